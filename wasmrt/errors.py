@@ -1,0 +1,28 @@
+"""Errors users see. Each names the file, op, node or tensor involved, never just a code."""
+
+from __future__ import annotations
+
+
+class WasmrtError(Exception):
+    """Base of every error wasmrt raises on purpose."""
+
+
+class ModelFormatError(WasmrtError):
+    """A model file is corrupt, truncated, of the wrong kind or internally inconsistent."""
+
+
+class UnsupportedOpError(WasmrtError):
+    """The source model uses an op (or an op variant) that wasmrt cannot convert."""
+
+    def __init__(self, op_type: str, node: str, source: str, detail: str = "") -> None:
+        self.op_type, self.node, self.source = op_type, node, source
+        msg = f"{source}: unsupported op {op_type!r} (node {node!r})"
+        super().__init__(msg + (f": {detail}" if detail else ""))
+
+
+class ConversionError(WasmrtError):
+    """The source model is valid but cannot be converted as it is (for example a dynamic shape left unset)."""
+
+
+class InputError(WasmrtError):
+    """A run was given a wrong input: unknown name, wrong shape or wrong dtype."""

@@ -1,0 +1,150 @@
+"""The in-memory graph both importers produce and every pass, the planner and the writer consume.
+
+Ops and attributes are those of python_ref/opdefs.py, with the layout conventions documented there (NHWC for
+spatial ops, OHWI convolution weights, explicit pads). Shapes are static: importers resolve dynamic dimensions
+from the user's --input-shape before building the graph.
+"""
+
+from __future__ import annotations
+
+import itertools
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+
+from python_ref import shapes
+from python_ref.opdefs import OPS
+
+
+@dataclass
+class Tensor:
+    name: str
+    shape: tuple[int, ...]
+    dtype: np.dtype
+    data: np.ndarray | None = None  # set for constants
+
+    @property
+    def is_const(self) -> bool:
+        return self.data is not None
+
+    @property
+    def nbytes(self) -> int:
+        return int(np.prod(self.shape, dtype=np.int64)) * self.dtype.itemsize
+
+
+@dataclass
+class Node:
+    op: str
+    inputs: list[str]  # "" marks an absent optional input
+    outputs: list[str]
+    attrs: dict[str, Any]
+    name: str = ""
+
+
+@dataclass
+class Preprocess:
+    """How to turn an image into this input tensor: pixel (0..255) -> (pixel - mean) / std, per channel."""
+
+    layout: str = "NHWC"  # layout of the graph input: NHWC or NCHW
+    color: str = "RGB"  # RGB or BGR
+    mean: tuple[float, ...] = (0.0, 0.0, 0.0)
+    std: tuple[float, ...] = (1.0, 1.0, 1.0)
+    resize: str = "stretch"  # stretch | letterbox | crop (centre crop of crop_fraction, then stretch)
+    crop_fraction: float = 1.0
+
+
+@dataclass
+class Metadata:
+    source: str = ""  # file name of the model this was converted from
+    producer: str = ""  # what made the source (e.g. "onnx opset 13", "tflite v3")
+    preprocess: dict[str, Preprocess] = field(default_factory=dict)  # graph input name -> hints
+    labels: list[str] = field(default_factory=list)
+    props: dict[str, str] = field(default_factory=dict)
+
+
+@dataclass
+class Graph:
+    tensors: dict[str, Tensor] = field(default_factory=dict)
+    nodes: list[Node] = field(default_factory=list)
+    inputs: list[str] = field(default_factory=list)
+    outputs: list[str] = field(default_factory=list)
+    metadata: Metadata = field(default_factory=Metadata)
+    _counter: itertools.count = field(default_factory=itertools.count, repr=False)
+
+    # -- building ------------------------------------------------------------------------------------------------
+    def unique_name(self, base: str) -> str:
+        name = base
+        while name in self.tensors:
+            name = f"{base}_{next(self._counter)}"
+        return name
+
+    def add_input(self, name: str, shape: tuple[int, ...], dtype: Any = np.float32) -> str:
+        self.tensors[name] = Tensor(name, tuple(int(d) for d in shape), np.dtype(dtype))
+        self.inputs.append(name)
+        return name
+
+    def add_const(self, name: str, value: Any, dtype: Any = None) -> str:
+        arr = np.ascontiguousarray(np.asarray(value, dtype=dtype))
+        name = self.unique_name(name)
+        self.tensors[name] = Tensor(name, tuple(arr.shape), arr.dtype, arr)
+        return name
+
+    def add_node(self, op: str, inputs: list[str], attrs: dict[str, Any] | None = None, name: str = "",
+                 outputs: list[str] | None = None) -> list[str]:
+        """Append a node, fill defaults for missing attributes and infer its output shapes and dtypes."""
+        opdef = OPS[op]
+        full = opdef.defaults()
+        unknown = set(attrs or {}) - set(full)
+        if unknown:
+            raise ValueError(f"{op}: unknown attributes {sorted(unknown)}")
+        full.update(attrs or {})
+        ins = [self.tensors[i] if i else None for i in inputs]
+        out_specs = shapes.infer(op, [(t.shape, t.dtype) if t else None for t in ins], full)
+        names = outputs or [self.unique_name(f"{name or op.lower()}:{k}") for k in range(len(out_specs))]
+        for n, (shape, dtype) in zip(names, out_specs, strict=True):
+            self.tensors[n] = Tensor(n, tuple(int(d) for d in shape), np.dtype(dtype))
+        self.nodes.append(Node(op, list(inputs), list(names), full, name or names[0]))
+        return names
+
+    # -- queries -------------------------------------------------------------------------------------------------
+    def producers(self) -> dict[str, Node]:
+        return {o: n for n in self.nodes for o in n.outputs}
+
+    def consumers(self) -> dict[str, list[Node]]:
+        out: dict[str, list[Node]] = {}
+        for n in self.nodes:
+            for i in n.inputs:
+                if i:
+                    out.setdefault(i, []).append(n)
+        return out
+
+    def const(self, name: str) -> np.ndarray | None:
+        t = self.tensors.get(name) if name else None
+        return None if t is None else t.data
+
+    def prune(self) -> None:
+        """Drop nodes whose outputs nobody uses and tensors no node or graph port refers to."""
+        live = set(self.outputs)
+        kept: list[Node] = []
+        for n in reversed(self.nodes):
+            if any(o in live for o in n.outputs):
+                kept.append(n)
+                live.update(i for i in n.inputs if i)
+        self.nodes = kept[::-1]
+        live.update(self.inputs)
+        self.tensors = {k: v for k, v in self.tensors.items() if k in live}
+
+    def validate(self) -> None:
+        """Check that the graph is well formed: topological order, known ops, consistent references."""
+        known = set(self.inputs) | {k for k, t in self.tensors.items() if t.is_const}
+        for n in self.nodes:
+            if n.op not in OPS:
+                raise ValueError(f"node {n.name!r}: unknown op {n.op}")
+            for i in n.inputs:
+                if i and i not in known:
+                    raise ValueError(f"node {n.name!r} ({n.op}) reads {i!r} before it is produced")
+            known.update(n.outputs)
+        for o in self.outputs:
+            if o not in known:
+                raise ValueError(f"graph output {o!r} is never produced")
