@@ -2,13 +2,9 @@
 
 from __future__ import annotations
 
+from python_ref.errors import InputError, ModelFormatError, WasmrtError
 
-class WasmrtError(Exception):
-    """Base of every error wasmrt raises on purpose."""
-
-
-class ModelFormatError(WasmrtError):
-    """A model file is corrupt, truncated, of the wrong kind or internally inconsistent."""
+__all__ = ["ConversionError", "InputError", "ModelFormatError", "UnsupportedOpError", "WasmrtError"]
 
 
 class UnsupportedOpError(WasmrtError):
@@ -22,7 +18,3 @@ class UnsupportedOpError(WasmrtError):
 
 class ConversionError(WasmrtError):
     """The source model is valid but cannot be converted as it is (for example a dynamic shape left unset)."""
-
-
-class InputError(WasmrtError):
-    """A run was given a wrong input: unknown name, wrong shape or wrong dtype."""

@@ -1,0 +1,77 @@
+"""Run a .wrt model with the reference ops: the oracle every other engine is checked against."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from python_ref import ops
+from python_ref.errors import InputError
+from python_ref.wrt_file import WrtModel, read_wrt
+
+
+@dataclass(frozen=True)
+class TensorSpec:
+    name: str
+    shape: tuple[int, ...]
+    dtype: np.dtype
+
+
+class Interpreter:
+    """Interpreter(path_or_bytes).run({input_name: array}) -> {output_name: array}."""
+
+    def __init__(self, model: bytes | str | Path | WrtModel, name: str | None = None) -> None:
+        self.model = model if isinstance(model, WrtModel) else read_wrt(model, name)
+        t = self.model.tensors
+        self.inputs = [TensorSpec(t[i].name, t[i].shape, t[i].dtype) for i in self.model.inputs]
+        self.outputs = [TensorSpec(t[i].name, t[i].shape, t[i].dtype) for i in self.model.outputs]
+        self.metadata: dict[str, Any] = self.model.metadata
+        # Free each activation after its last reader, so large models run in bounded memory.
+        self._last_use: dict[int, int] = {}
+        for k, op in enumerate(self.model.ops):
+            for i in op.inputs:
+                if i >= 0:
+                    self._last_use[i] = k
+
+    def check_feeds(self, feeds: dict[str, Any]) -> dict[int, np.ndarray]:
+        by_name = {s.name: (i, s) for i, s in zip(self.model.inputs, self.inputs, strict=True)}
+        unknown = sorted(set(feeds) - set(by_name))
+        if unknown:
+            raise InputError(f"unknown input {unknown[0]!r}; the model's inputs are {sorted(by_name)}")
+        values: dict[int, np.ndarray] = {}
+        for name, (i, spec) in by_name.items():
+            if name not in feeds:
+                raise InputError(f"missing input {name!r} (shape {list(spec.shape)}, {spec.dtype})")
+            arr = np.asarray(feeds[name])
+            if arr.dtype != spec.dtype:
+                raise InputError(f"input {name!r}: dtype {arr.dtype}, expected {spec.dtype}")
+            if arr.shape != spec.shape:
+                raise InputError(f"input {name!r}: shape {list(arr.shape)}, expected {list(spec.shape)}")
+            values[i] = arr
+        return values
+
+    def run(self, feeds: dict[str, Any]) -> dict[str, np.ndarray]:
+        values: dict[int, np.ndarray] = self.check_feeds(feeds)
+        tensors = self.model.tensors
+        keep = set(self.model.outputs)
+
+        def get(i: int) -> np.ndarray | None:
+            if i < 0:
+                return None
+            return tensors[i].data if tensors[i].data is not None else values[i]
+
+        for k, op in enumerate(self.model.ops):
+            results = ops.run(op.op, [get(i) for i in op.inputs], op.attrs)
+            for i, r in zip(op.outputs, results, strict=True):
+                spec = tensors[i]
+                if r.shape != spec.shape:
+                    raise RuntimeError(f"op {k} ({op.op} {op.name!r}) produced {r.shape} for tensor "
+                                       f"{spec.name!r}, the model says {spec.shape}")
+                values[i] = r.astype(spec.dtype, copy=False)
+            for i in op.inputs:
+                if i >= 0 and self._last_use.get(i) == k and i not in keep:
+                    values.pop(i, None)
+        return {tensors[i].name: values[i] for i in self.model.outputs}

@@ -1,0 +1,222 @@
+"""Read a .wrt file into plain Python objects, verifying it completely first.
+
+A model file is untrusted input: every index, size and offset is checked here, and any failure, including one
+inside the FlatBuffers accessors on a corrupt file, becomes a ModelFormatError that names the file and the problem.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from python_ref import opdefs
+from python_ref._fb import wrt_generated as fb
+from python_ref.errors import ModelFormatError
+
+FORMAT_VERSION = 1
+IDENTIFIER = b"WRT0"
+MAX_RANK = 8
+MAX_ELEMENTS = 1 << 31
+
+DTYPES: dict[int, np.dtype] = {
+    fb.DType.FLOAT32: np.dtype("<f4"), fb.DType.FLOAT16: np.dtype("<f2"), fb.DType.INT8: np.dtype("i1"),
+    fb.DType.UINT8: np.dtype("u1"), fb.DType.INT32: np.dtype("<i4"), fb.DType.INT64: np.dtype("<i8"),
+    fb.DType.BOOL: np.dtype("?"),
+}
+DTYPE_CODES: dict[np.dtype, int] = {v.newbyteorder("="): k for k, v in DTYPES.items()}
+
+
+@dataclass
+class TensorInfo:
+    name: str
+    shape: tuple[int, ...]
+    dtype: np.dtype
+    data: np.ndarray | None = None  # constants only
+    arena_offset: int = -1  # activations only
+    quant: dict[str, Any] | None = None
+
+    @property
+    def nbytes(self) -> int:
+        return int(np.prod(self.shape, dtype=np.int64)) * self.dtype.itemsize
+
+
+@dataclass
+class OpInfo:
+    op: str
+    inputs: list[int]  # -1 = absent optional input
+    outputs: list[int]
+    attrs: dict[str, Any]
+    name: str
+
+
+@dataclass
+class WrtModel:
+    version: int
+    tensors: list[TensorInfo]
+    ops: list[OpInfo]
+    inputs: list[int]
+    outputs: list[int]
+    arena_size: int
+    arena_alignment: int
+    lower_bound: int
+    metadata: dict[str, Any] = field(default_factory=dict)
+
+
+def camel(name: str) -> str:
+    """FlatBuffers' Python object API names fields in camelCase."""
+    head, *rest = name.split("_")
+    return head + "".join(p.capitalize() for p in rest)
+
+
+def read_wrt(source: bytes | bytearray | memoryview | str | Path, name: str | None = None) -> WrtModel:
+    """Parse and verify a .wrt model from bytes or a path."""
+    if isinstance(source, str | Path):
+        label = name or str(source)
+        try:
+            data = Path(source).read_bytes()
+        except OSError as e:
+            raise ModelFormatError(f"{label}: cannot read model file: {e.strerror}") from None
+    else:
+        label, data = name or "<bytes>", bytes(source)
+    if len(data) < 8:
+        raise ModelFormatError(f"{label}: not a .wrt model (only {len(data)} bytes)")
+    if data[4:8] != IDENTIFIER:
+        raise ModelFormatError(f"{label}: not a .wrt model (file identifier {data[4:8]!r}, expected {IDENTIFIER!r})")
+    try:
+        root = fb.ModelT.InitFromPackedBuf(data, 0)
+    except Exception as e:  # the generated accessors raise whatever struct/index error a corrupt offset causes
+        raise ModelFormatError(f"{label}: corrupt or truncated .wrt file ({type(e).__name__}: {e})") from None
+    try:
+        return _verify(root, len(data))
+    except ModelFormatError as e:
+        raise ModelFormatError(f"{label}: {e}") from None
+    except Exception as e:
+        raise ModelFormatError(f"{label}: corrupt .wrt file ({type(e).__name__}: {e})") from None
+
+
+def _check(cond: bool, msg: str) -> None:
+    if not cond:
+        raise ModelFormatError(msg)
+
+
+def _verify(m: fb.ModelT, file_size: int) -> WrtModel:
+    _check(m.version == FORMAT_VERSION, f"format version {m.version}, this reader knows {FORMAT_VERSION}")
+    buffers = [b.data for b in (m.buffers or [])]
+    tensors = [_tensor(i, t, buffers) for i, t in enumerate(m.tensors or [])]
+    nt = len(tensors)
+    plan = m.plan or fb.MemoryPlanT()
+    _check(plan.alignment in (16, 32, 64, 128), f"arena alignment {plan.alignment} is not 16, 32, 64 or 128")
+    for i, t in enumerate(tensors):
+        if t.data is None:
+            _check(t.arena_offset >= 0 and t.arena_offset % plan.alignment == 0
+                   and t.arena_offset + t.nbytes <= plan.arenaSize,
+                   f"tensor {i} ({t.name!r}): arena offset {t.arena_offset} + {t.nbytes} bytes outside the "
+                   f"{plan.arenaSize}-byte arena or misaligned")
+    inputs, outputs = list(m.inputs if m.inputs is not None else []), list(m.outputs if m.outputs is not None else [])
+    for kind, idx in (("input", inputs), ("output", outputs)):
+        _check(len(idx) > 0, f"model has no {kind}s")
+        for i in idx:
+            _check(0 <= i < nt, f"graph {kind} refers to tensor {i}, but the model has {nt} tensors")
+    ops = [_op(k, o, nt) for k, o in enumerate(m.operators or [])]
+    _check_order(ops, tensors, inputs, outputs)
+    return WrtModel(m.version, tensors, ops, inputs, outputs, int(plan.arenaSize), int(plan.alignment),
+                    int(plan.lowerBound), _metadata(m.metadata, inputs))
+
+
+def _tensor(i: int, t: fb.TensorT, buffers: list[Any]) -> TensorInfo:
+    name = (t.name or b"").decode("utf-8", "replace") if isinstance(t.name, bytes) else (t.name or "")
+    shape = tuple(int(d) for d in (t.shape if t.shape is not None else []))
+    _check(len(shape) <= MAX_RANK, f"tensor {i} ({name!r}): rank {len(shape)} exceeds {MAX_RANK}")
+    _check(all(d >= 0 for d in shape), f"tensor {i} ({name!r}): negative dimension in {shape}")
+    _check(int(np.prod(shape, dtype=object)) <= MAX_ELEMENTS, f"tensor {i} ({name!r}): absurd shape {shape}")
+    _check(t.dtype in DTYPES, f"tensor {i} ({name!r}): unknown dtype code {t.dtype}")
+    dtype = DTYPES[t.dtype]
+    info = TensorInfo(name, shape, dtype.newbyteorder("="), arena_offset=int(t.arenaOffset))
+    if t.buffer != 0:
+        _check(t.buffer < len(buffers), f"tensor {i} ({name!r}): buffer {t.buffer} of {len(buffers)}")
+        raw = buffers[t.buffer]
+        raw = np.zeros(0, np.uint8) if raw is None else np.asarray(raw, dtype=np.uint8)
+        _check(raw.size == info.nbytes, f"tensor {i} ({name!r}): constant holds {raw.size} bytes, shape {shape} "
+                                        f"of {dtype.name} needs {info.nbytes}")
+        info.data = raw.view(dtype).astype(info.dtype, copy=False).reshape(shape)
+        info.arena_offset = -1
+    if t.quant is not None:
+        info.quant = {"scale": list(t.quant.scale or []), "zero_point": list(t.quant.zeroPoint or []),
+                      "axis": t.quant.axis}
+    return info
+
+
+def _op(k: int, o: fb.OperatorT, nt: int) -> OpInfo:
+    _check(o.type in opdefs.BY_CODE, f"operator {k}: unknown op type code {o.type}")
+    d = opdefs.BY_CODE[o.type]
+    name = o.name.decode("utf-8", "replace") if isinstance(o.name, bytes) else (o.name or f"op{k}")
+    where = f"operator {k} ({d.name} {name!r})"
+    ins = [int(i) for i in (o.inputs if o.inputs is not None else [])]
+    outs = [int(i) for i in (o.outputs if o.outputs is not None else [])]
+    _check(len(ins) >= d.min_inputs and (d.variadic or len(ins) <= len(d.inputs)),
+           f"{where}: {len(ins)} inputs, expected {d.min_inputs}..{len(d.inputs)}")
+    _check(len(outs) == len(d.outputs), f"{where}: {len(outs)} outputs, expected {len(d.outputs)}")
+    for i in ins:
+        _check(-1 <= i < nt, f"{where}: input tensor index {i} out of range (0..{nt - 1})")
+    for i in ins[: d.min_inputs]:
+        _check(i >= 0, f"{where}: required input missing")
+    for i in outs:
+        _check(0 <= i < nt, f"{where}: output tensor index {i} out of range (0..{nt - 1})")
+    return OpInfo(d.name, ins, outs, _attrs(d, o, where), name)
+
+
+def _attrs(d: opdefs.OpDef, o: fb.OperatorT, where: str) -> dict[str, Any]:
+    attrs = d.defaults()
+    if d.options is None:
+        return attrs
+    expected = getattr(fb.Options, d.options)
+    _check(o.optionsType == expected and o.options is not None,
+           f"{where}: options of type {o.optionsType}, expected {d.options}")
+    for a in d.attrs:
+        v = getattr(o.options, camel(a.name))
+        if a.kind in ("ints", "floats"):
+            v = a.default if v is None else tuple(int(x) if a.kind == "ints" else float(x) for x in v)
+        elif a.kind in opdefs.ENUMS:
+            enum_cls = opdefs.ENUMS[a.kind]
+            _check(v in {int(m) for m in enum_cls}, f"{where}: {a.name} = {v} is not a valid {a.kind}")
+            v = enum_cls(v)
+        elif a.kind == "bool":
+            v = bool(v)
+        elif a.kind == "int":
+            v = int(v)
+        attrs[a.name] = v
+    return attrs
+
+
+def _check_order(ops: list[OpInfo], tensors: list[TensorInfo], inputs: list[int], outputs: list[int]) -> None:
+    """Every op reads only constants, graph inputs or outputs of earlier ops; every tensor is written once."""
+    ready = set(inputs) | {i for i, t in enumerate(tensors) if t.data is not None}
+    for k, o in enumerate(ops):
+        for i in o.inputs:
+            _check(i < 0 or i in ready, f"operator {k} ({o.op} {o.name!r}) reads tensor {i} "
+                                        f"({tensors[i].name!r}) before any op writes it")
+        for i in o.outputs:
+            _check(i not in ready, f"operator {k} ({o.op} {o.name!r}) writes tensor {i} "
+                                   f"({tensors[i].name!r}), which is already a constant, input or earlier output")
+            ready.add(i)
+    for i in outputs:
+        _check(i in ready, f"graph output tensor {i} ({tensors[i].name!r}) is never written")
+
+
+def _s(v: Any) -> str:
+    return v.decode("utf-8", "replace") if isinstance(v, bytes) else (v or "")
+
+
+def _metadata(md: fb.MetadataT | None, inputs: list[int]) -> dict[str, Any]:
+    if md is None:
+        return {"source": "", "producer": "", "preprocess": {}, "labels": [], "props": {}}
+    pre = {}
+    for p in md.preprocess or []:
+        _check(0 <= p.input < len(inputs), f"preprocess hint for input #{p.input} of {len(inputs)}")
+        pre[p.input] = {"layout": _s(p.layout), "color": _s(p.color), "mean": tuple(p.mean or ()),
+                        "std": tuple(p.std or ()), "resize": _s(p.resize), "crop_fraction": p.cropFraction}
+    return {"source": _s(md.source), "producer": _s(md.producer), "preprocess": pre,
+            "labels": [_s(x) for x in md.labels or []], "props": {_s(kv.key): _s(kv.value) for kv in md.props or []}}

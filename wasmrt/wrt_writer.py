@@ -1,0 +1,116 @@
+"""Serialize a planned Graph to .wrt bytes with the official FlatBuffers runtime (object API)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import flatbuffers
+import numpy as np
+
+from python_ref import opdefs
+from python_ref._fb import wrt_generated as fb
+from python_ref.wrt_file import DTYPE_CODES, FORMAT_VERSION, IDENTIFIER, camel
+from wasmrt.ir import Graph
+from wasmrt.planner import MemoryPlan
+
+DATA_ALIGNMENT = 64  # constant data starts on a cache line, so any SIMD load of packed weights is aligned
+
+
+class _AlignedBufferT(fb.BufferT):
+    """A Buffer whose data vector starts DATA_ALIGNMENT-aligned (Python's flatc output ignores force_align)."""
+
+    def __init__(self, data: bytes) -> None:
+        super().__init__()
+        self.raw = data
+
+    def Pack(self, builder: flatbuffers.Builder) -> int:
+        n = len(self.raw)
+        builder.StartVector(1, n, DATA_ALIGNMENT)
+        builder.head -= n
+        builder.Bytes[builder.head: builder.head + n] = self.raw
+        vec = builder.EndVector()
+        fb.BufferStart(builder)
+        fb.BufferAddData(builder, vec)
+        return fb.BufferEnd(builder)
+
+
+def _options(op: str, attrs: dict[str, Any]) -> tuple[int, Any]:
+    d = opdefs.OPS[op]
+    if d.options is None:
+        return fb.Options.NONE, None
+    obj = getattr(fb, d.options + "T")()
+    for a in d.attrs:
+        v = attrs[a.name]
+        if a.kind == "ints":
+            v = [int(x) for x in v]
+        elif a.kind == "floats":
+            v = [float(x) for x in v]
+        elif a.kind in opdefs.ENUMS or a.kind == "int":
+            v = int(v)
+        elif a.kind == "float":
+            v = float(v)
+        else:
+            v = bool(v)
+        setattr(obj, camel(a.name), v)
+    return getattr(fb.Options, d.options), obj
+
+
+def write_wrt(graph: Graph, plan: MemoryPlan) -> bytes:
+    index = {name: i for i, name in enumerate(graph.tensors)}
+    model = fb.ModelT()
+    model.version = FORMAT_VERSION
+    model.buffers = [_AlignedBufferT(b"")]
+    model.tensors = []
+    for name, t in graph.tensors.items():
+        ft = fb.TensorT()
+        ft.name = name
+        ft.shape = [int(d) for d in t.shape]
+        dtype = np.dtype(t.dtype).newbyteorder("=")
+        if dtype not in DTYPE_CODES:
+            raise ValueError(f"tensor {name!r}: dtype {dtype} has no .wrt encoding")
+        ft.dtype = DTYPE_CODES[dtype]
+        if t.data is not None:
+            ft.buffer = len(model.buffers)
+            model.buffers.append(_AlignedBufferT(np.ascontiguousarray(t.data, dtype.newbyteorder("<")).tobytes()))
+        else:
+            ft.arenaOffset = plan.offsets[name]
+        model.tensors.append(ft)
+    model.operators = []
+    for n in graph.nodes:
+        o = fb.OperatorT()
+        o.type = opdefs.OPS[n.op].code
+        o.inputs = [index[i] if i else -1 for i in n.inputs]
+        o.outputs = [index[i] for i in n.outputs]
+        o.optionsType, o.options = _options(n.op, n.attrs)
+        o.name = n.name
+        model.operators.append(o)
+    model.inputs = [index[i] for i in graph.inputs]
+    model.outputs = [index[i] for i in graph.outputs]
+    model.plan = fb.MemoryPlanT()
+    model.plan.arenaSize, model.plan.alignment, model.plan.lowerBound = plan.arena_size, plan.alignment, \
+        plan.lower_bound
+    model.metadata = _metadata(graph)
+    builder = flatbuffers.Builder(1 << 20)
+    builder.Finish(model.Pack(builder), file_identifier=IDENTIFIER)
+    return bytes(builder.Output())
+
+
+def _metadata(graph: Graph) -> fb.MetadataT:
+    md = graph.metadata
+    out = fb.MetadataT()
+    out.source, out.producer = md.source, md.producer
+    out.labels = list(md.labels)
+    out.preprocess = []
+    for name, p in md.preprocess.items():
+        fp = fb.PreprocessT()
+        fp.input = graph.inputs.index(name)
+        fp.layout, fp.color, fp.resize = p.layout, p.color, p.resize
+        fp.mean, fp.std = [float(x) for x in p.mean], [float(x) for x in p.std]
+        fp.cropFraction = float(p.crop_fraction)
+        out.preprocess.append(fp)
+    out.props = []
+    for k, v in md.props.items():
+        kv = fb.KeyValueT()
+        kv.key, kv.value = k, v
+        out.props.append(kv)
+    return out
