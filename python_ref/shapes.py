@@ -1,14 +1,407 @@
-"""Output shape and dtype of every op, from input shapes, dtypes and attributes (no data needed)."""
+"""Output shape and dtype of every op, from input shapes, dtypes and attributes (no data needed).
+
+This module is also the validator of the op set: every rule an op's inputs and attributes must satisfy is checked
+here and reported as a ValueError that names the op and the problem. python_ref.ops calls it before computing.
+"""
 
 from __future__ import annotations
 
+import math
+from collections.abc import Callable
 from typing import Any
 
 import numpy as np
 
+from python_ref.opdefs import OPS, DepthToSpaceMode, NearestMode, PadMode, ResizeMode
+
 Spec = tuple[tuple[int, ...], np.dtype]
+Shape = tuple[int, ...]
+
+_FLOAT_ONLY = {"CONV_2D", "CONV_TRANSPOSE_2D", "FULLY_CONNECTED", "POW", "PRELU", "LEAKY_RELU", "HARD_SWISH",
+               "HARD_SIGMOID", "SIGMOID", "TANH", "EXP", "SQRT", "MAX_POOL_2D", "AVERAGE_POOL_2D", "MEAN",
+               "SOFTMAX", "RESIZE"}
+_INT_INDEX = (np.dtype(np.int32), np.dtype(np.int64))
+
+
+class _Err:
+    """Raises ValueError messages prefixed with the op name."""
+
+    def __init__(self, op: str) -> None:
+        self.op = op
+
+    def __call__(self, msg: str) -> ValueError:
+        return ValueError(f"{self.op}: {msg}")
+
+    def check(self, cond: bool, msg: str) -> None:
+        if not cond:
+            raise self(msg)
+
+
+def full_attrs(op: str, attrs: dict[str, Any]) -> dict[str, Any]:
+    """attrs completed with the op's defaults; unknown attribute names are an error."""
+    if op not in OPS:
+        raise ValueError(f"unknown op {op!r}")
+    full = OPS[op].defaults()
+    unknown = set(attrs) - set(full)
+    if unknown:
+        raise ValueError(f"{op}: unknown attributes {sorted(unknown)}")
+    full.update(attrs)
+    return full
 
 
 def infer(op: str, inputs: list[Spec | None], attrs: dict[str, Any]) -> list[Spec]:
     """Shapes and dtypes of op's outputs. inputs holds None for an absent optional input."""
-    raise NotImplementedError(op)
+    a = full_attrs(op, attrs)
+    err = _Err(op)
+    specs = [None if s is None else (tuple(int(d) for d in s[0]), np.dtype(s[1])) for s in inputs]
+    _check_arity(op, specs, err)
+    x = specs[0]
+    if op in _FLOAT_ONLY and x is not None:
+        err.check(x[1].kind == "f", f"input dtype {x[1]} is not a floating-point type")
+    _check_act(a, err)
+    out = _RULES[op](specs, a, err)
+    return [out]
+
+
+# -- helpers ---------------------------------------------------------------------------------------------------------
+def _check_arity(op: str, specs: list[Spec | None], err: _Err) -> None:
+    d = OPS[op]
+    n = len(specs)
+    if d.variadic:
+        err.check(n >= 1 and all(s is not None for s in specs), f"needs at least one input, got {n}")
+        return
+    err.check(d.min_inputs <= n <= len(d.inputs), f"takes {d.min_inputs}..{len(d.inputs)} inputs, got {n}")
+    for k, s in enumerate(specs):
+        if s is None and not d.inputs[k].endswith("?"):
+            raise err(f"required input {d.inputs[k]!r} is missing")
+
+
+def _check_act(a: dict[str, Any], err: _Err) -> None:
+    if "act_min" in a:
+        err.check(float(a["act_min"]) <= float(a["act_max"]),
+                  f"act_min {a['act_min']} is greater than act_max {a['act_max']}")
+
+
+def _rank(spec: Spec, rank: int, what: str, err: _Err) -> Shape:
+    err.check(len(spec[0]) == rank, f"{what} must have rank {rank}, got shape {list(spec[0])}")
+    return spec[0]
+
+
+def _same_dtype(specs: list[Spec | None], err: _Err) -> np.dtype:
+    dts = {s[1] for s in specs if s is not None}
+    err.check(len(dts) == 1, f"inputs have different dtypes {sorted(str(d) for d in dts)}")
+    return dts.pop()
+
+
+def _ints(a: dict[str, Any], name: str, n: int, lo: int, err: _Err) -> tuple[int, ...]:
+    v = tuple(int(i) for i in a[name])
+    err.check(len(v) == n, f"{name} must have {n} values, got {list(v)}")
+    err.check(all(i >= lo for i in v), f"{name} must all be >= {lo}, got {list(v)}")
+    return v
+
+
+def _axis(axis: int, rank: int, err: _Err, what: str = "axis") -> int:
+    err.check(-rank <= axis < rank, f"{what} {axis} is out of range for rank {rank}")
+    return axis % rank
+
+
+def _broadcast(a: Shape, b: Shape, err: _Err) -> Shape:
+    try:
+        return tuple(np.broadcast_shapes(a, b))
+    except ValueError:
+        raise err(f"shapes {list(a)} and {list(b)} do not broadcast") from None
+
+
+def conv_out(size: int, k: int, s: int, d: int, p0: int, p1: int) -> int:
+    """Output size of a convolution along one axis (floor rounding)."""
+    return (size + p0 + p1 - d * (k - 1) - 1) // s + 1
+
+
+def pool_out(size: int, k: int, s: int, d: int, p0: int, p1: int, ceil_mode: bool) -> int:
+    """Output size of a pooling along one axis; with ceil_mode, a last window starting past input+p0 is dropped."""
+    span = size + p0 + p1 - d * (k - 1) - 1
+    if not ceil_mode:
+        return span // s + 1
+    out = -(-span // s) + 1
+    if (out - 1) * s >= size + p0:
+        out -= 1
+    return out
+
+
+def _spatial(a: dict[str, Any], err: _Err) -> tuple[tuple[int, ...], tuple[int, ...], tuple[int, ...]]:
+    return _ints(a, "strides", 2, 1, err), _ints(a, "dilations", 2, 1, err), _ints(a, "pads", 4, 0, err)
+
+
+# -- convolution and dense -------------------------------------------------------------------------------------------
+def _conv_weights(specs: list[Spec | None], a: dict[str, Any], err: _Err) -> tuple[Shape, Shape, int]:
+    x = _rank(specs[0], 4, "input x (NHWC)", err)
+    w = _rank(specs[1], 4, "weights w (OHWI)", err)
+    _same_dtype(specs, err)
+    g = int(a["groups"])
+    err.check(g >= 1, f"groups must be >= 1, got {g}")
+    err.check(w[0] % g == 0, f"{w[0]} output channels are not divisible by groups={g}")
+    b = specs[2] if len(specs) > 2 else None
+    if b is not None:
+        err.check(b[0] == (w[0],), f"bias has shape {list(b[0])}, expected [{w[0]}]")
+    err.check(w[1] >= 1 and w[2] >= 1 and w[3] >= 1, f"weights have an empty dimension: {list(w)}")
+    return x, w, g
+
+
+def _conv2d(specs: list[Spec | None], a: dict[str, Any], err: _Err) -> Spec:
+    x, w, g = _conv_weights(specs, a, err)
+    err.check(x[3] % g == 0, f"input has {x[3]} channels, not divisible by groups={g}")
+    err.check(x[3] == w[3] * g, f"input has {x[3]} channels but weights expect {w[3] * g} (groups={g})")
+    (sh, sw), (dh, dw), (pt, pl, pb, pr) = _spatial(a, err)
+    oh, ow = conv_out(x[1], w[1], sh, dh, pt, pb), conv_out(x[2], w[2], sw, dw, pl, pr)
+    err.check(oh >= 1 and ow >= 1, f"output would be empty ({oh}x{ow}): kernel {w[1]}x{w[2]} with dilation "
+              f"{dh}x{dw} does not fit input {x[1]}x{x[2]} padded by {[pt, pl, pb, pr]}")
+    return (x[0], oh, ow, w[0]), specs[0][1]
+
+
+def _conv_transpose2d(specs: list[Spec | None], a: dict[str, Any], err: _Err) -> Spec:
+    x, w, g = _conv_weights(specs, a, err)
+    err.check(x[3] == w[3] * g, f"input has {x[3]} channels but weights expect {w[3] * g} (groups={g})")
+    (sh, sw), (dh, dw), (pt, pl, pb, pr) = _spatial(a, err)
+    oph, opw = _ints(a, "output_padding", 2, 0, err)
+    err.check(oph < max(sh, dh) and opw < max(sw, dw),
+              f"output_padding {[oph, opw]} must be smaller than the stride or the dilation")
+    oh = (x[1] - 1) * sh - pt - pb + dh * (w[1] - 1) + 1 + oph
+    ow = (x[2] - 1) * sw - pl - pr + dw * (w[2] - 1) + 1 + opw
+    err.check(oh >= 1 and ow >= 1, f"output would be empty ({oh}x{ow}): pads {[pt, pl, pb, pr]} are too large")
+    return (x[0], oh, ow, w[0]), specs[0][1]
+
+
+def _fully_connected(specs: list[Spec | None], a: dict[str, Any], err: _Err) -> Spec:
+    x = specs[0][0]
+    w = _rank(specs[1], 2, "weights w [N, K]", err)
+    _same_dtype(specs, err)
+    err.check(len(x) >= 1, "input must have rank >= 1")
+    err.check(x[-1] == w[1], f"input has K={x[-1]} features but weights expect {w[1]}")
+    b = specs[2] if len(specs) > 2 else None
+    if b is not None:
+        err.check(b[0] == (w[0],), f"bias has shape {list(b[0])}, expected [{w[0]}]")
+    return (*x[:-1], w[0]), specs[0][1]
+
+
+def _matmul(specs: list[Spec | None], a: dict[str, Any], err: _Err) -> Spec:
+    sa, sb = specs[0][0], specs[1][0]
+    dt = _same_dtype(specs, err)
+    err.check(len(sa) >= 1 and len(sb) >= 1, "inputs must have rank >= 1")
+    a2 = (1, *sa) if len(sa) == 1 else sa  # numpy promotes 1-D operands, then drops the added axis
+    b2 = (*sb, 1) if len(sb) == 1 else sb
+    err.check(a2[-1] == b2[-2], f"inner dimensions differ: {list(sa)} @ {list(sb)}")
+    batch = _broadcast(a2[:-2], b2[:-2], err)
+    out = (*batch, *((a2[-2],) if len(sa) > 1 else ()), *((b2[-1],) if len(sb) > 1 else ()))
+    return out, dt
+
+
+# -- element-wise ----------------------------------------------------------------------------------------------------
+def _binary(specs: list[Spec | None], a: dict[str, Any], err: _Err) -> Spec:
+    dt = _same_dtype(specs, err)
+    return _broadcast(specs[0][0], specs[1][0], err), dt
+
+
+def _prelu(specs: list[Spec | None], a: dict[str, Any], err: _Err) -> Spec:
+    dt = _same_dtype(specs, err)
+    x, s = specs[0][0], specs[1][0]
+    err.check(_broadcast(x, s, err) == x, f"slope shape {list(s)} does not broadcast to input shape {list(x)}")
+    return x, dt
+
+
+def _unary(specs: list[Spec | None], a: dict[str, Any], err: _Err) -> Spec:
+    return specs[0]
+
+
+def _clip(specs: list[Spec | None], a: dict[str, Any], err: _Err) -> Spec:
+    err.check(float(a["min"]) <= float(a["max"]), f"min {a['min']} is greater than max {a['max']}")
+    return specs[0]
+
+
+# -- pooling and reductions ------------------------------------------------------------------------------------------
+def _pool(specs: list[Spec | None], a: dict[str, Any], err: _Err) -> Spec:
+    x = _rank(specs[0], 4, "input x (NHWC)", err)
+    kh, kw = _ints(a, "kernel", 2, 1, err)
+    (sh, sw), (dh, dw), (pt, pl, pb, pr) = _spatial(a, err)
+    ceil = bool(a["ceil_mode"])
+    oh, ow = pool_out(x[1], kh, sh, dh, pt, pb, ceil), pool_out(x[2], kw, sw, dw, pl, pr, ceil)
+    err.check(oh >= 1 and ow >= 1, f"output would be empty ({oh}x{ow}): kernel {kh}x{kw} with dilation {dh}x{dw} "
+              f"does not fit input {x[1]}x{x[2]} padded by {[pt, pl, pb, pr]}")
+    err.check(pt < dh * (kh - 1) + 1 and pb < dh * (kh - 1) + 1 and pl < dw * (kw - 1) + 1
+              and pr < dw * (kw - 1) + 1, f"pads {[pt, pl, pb, pr]} must be smaller than the kernel extent")
+    return (x[0], oh, ow, x[3]), specs[0][1]
+
+
+def reduce_axes(axes: Any, rank: int, err: _Err | None = None) -> tuple[int, ...]:
+    """Normalized, sorted reduction axes; empty means every axis."""
+    err = err or _Err("REDUCE")
+    if len(axes) == 0:
+        return tuple(range(rank))
+    norm = tuple(sorted(_axis(int(ax), rank, err) for ax in axes))
+    err.check(len(set(norm)) == len(norm), f"axes {list(axes)} repeat an axis")
+    return norm
+
+
+def _reduce(specs: list[Spec | None], a: dict[str, Any], err: _Err) -> Spec:
+    x = specs[0][0]
+    axes = reduce_axes(a["axes"], len(x), err)
+    for ax in axes:
+        err.check(x[ax] > 0 or err.op != "REDUCE_MAX", f"cannot reduce the empty axis {ax}")
+    if a["keepdims"]:
+        return tuple(1 if i in axes else d for i, d in enumerate(x)), specs[0][1]
+    return tuple(d for i, d in enumerate(x) if i not in axes), specs[0][1]
+
+
+def _softmax(specs: list[Spec | None], a: dict[str, Any], err: _Err) -> Spec:
+    x = specs[0][0]
+    err.check(len(x) >= 1, "input must have rank >= 1")
+    _axis(int(a["axis"]), len(x), err)
+    return specs[0]
+
+
+# -- data movement ---------------------------------------------------------------------------------------------------
+def reshape_target(shape: Shape, target: Any, err: _Err | None = None) -> Shape:
+    """The resolved RESHAPE target: at most one -1 (inferred), every other entry >= 1."""
+    err = err or _Err("RESHAPE")
+    t = [int(d) for d in target]
+    size = math.prod(shape)
+    err.check(t.count(-1) <= 1, f"shape {t} has more than one -1")
+    err.check(all(d >= 1 or d == -1 for d in t),
+              f"shape {t} has an entry < 1 other than -1 (importers resolve ONNX's 0 = copy)")
+    if -1 in t:
+        known = math.prod(d for d in t if d != -1)
+        err.check(size % known == 0, f"cannot reshape {list(shape)} ({size} elements) to {t}")
+        t[t.index(-1)] = size // known
+    err.check(math.prod(t) == size, f"cannot reshape {list(shape)} ({size} elements) to {t}")
+    return tuple(t)
+
+
+def _reshape(specs: list[Spec | None], a: dict[str, Any], err: _Err) -> Spec:
+    return reshape_target(specs[0][0], a["shape"], err), specs[0][1]
+
+
+def transpose_perm(rank: int, perm: Any, err: _Err | None = None) -> tuple[int, ...]:
+    """perm as a tuple; empty means reverse the axes (ONNX default)."""
+    err = err or _Err("TRANSPOSE")
+    p = tuple(int(i) for i in perm) or tuple(range(rank - 1, -1, -1))
+    err.check(sorted(p) == list(range(rank)), f"perm {list(p)} is not a permutation of {rank} axes")
+    return p
+
+
+def _transpose(specs: list[Spec | None], a: dict[str, Any], err: _Err) -> Spec:
+    x = specs[0][0]
+    p = transpose_perm(len(x), a["perm"], err)
+    return tuple(x[i] for i in p), specs[0][1]
+
+
+def _concatenation(specs: list[Spec | None], a: dict[str, Any], err: _Err) -> Spec:
+    dt = _same_dtype(specs, err)
+    first = specs[0][0]
+    axis = int(a["axis"])
+    err.check(0 <= axis < len(first), f"axis {axis} must be in [0, {len(first)})")
+    total = 0
+    for k, (s, _) in enumerate(specs):
+        same = len(s) == len(first) and all(d == e for i, (d, e) in enumerate(zip(s, first, strict=True)) if i != axis)
+        err.check(same, f"input {k} has shape {list(s)}, incompatible with {list(first)} on axis {axis}")
+        total += s[axis]
+    if a["act_min"] != -math.inf or a["act_max"] != math.inf:
+        err.check(dt.kind == "f", "a fused activation needs a floating-point input")
+    return (*first[:axis], total, *first[axis + 1:]), dt
+
+
+def slice_params(shape: Shape, a: dict[str, Any], err: _Err | None = None) -> list[tuple[int, int, int, int]]:
+    """Per axis (start, end, step, length), checked against the already-clamped ranges of the spec."""
+    err = err or _Err("SLICE")
+    r = len(shape)
+    starts, ends, steps = (tuple(int(v) for v in a[k]) for k in ("starts", "ends", "steps"))
+    err.check(len(starts) == len(ends) == len(steps) == r,
+              f"starts/ends/steps must each have {r} values (one per axis), got {len(starts)}/{len(ends)}/{len(steps)}")
+    out = []
+    for ax, (b, e, s, d) in enumerate(zip(starts, ends, steps, shape, strict=True)):
+        err.check(s != 0, f"step of axis {ax} is 0")
+        if s > 0:
+            err.check(0 <= b <= d and 0 <= e <= d, f"axis {ax}: start {b} / end {e} not clamped to [0, {d}]")
+            n = max(0, -(-(e - b) // s))
+        else:
+            err.check((0 <= b <= d - 1 and -1 <= e <= d - 1) or d == 0,
+                      f"axis {ax}: with step {s}, start {b} must be in [0, {d - 1}] and end {e} in [-1, {d - 1}]")
+            n = max(0, -(-(b - e) // -s)) if d > 0 else 0
+        out.append((b, e, s, n))
+    return out
+
+
+def _slice(specs: list[Spec | None], a: dict[str, Any], err: _Err) -> Spec:
+    return tuple(p[3] for p in slice_params(specs[0][0], a, err)), specs[0][1]
+
+
+def _pad(specs: list[Spec | None], a: dict[str, Any], err: _Err) -> Spec:
+    x = specs[0][0]
+    r = len(x)
+    pads = _ints(a, "pads", 2 * r, 0, err)
+    mode = PadMode(int(a["mode"]))
+    for ax, d in enumerate(x):
+        lo, hi = pads[ax], pads[ax + r]
+        if mode == PadMode.REFLECT:
+            err.check(lo <= d - 1 and hi <= d - 1, f"reflect pads {lo},{hi} of axis {ax} must be < its size {d}")
+        elif mode == PadMode.EDGE:
+            err.check(d > 0 or lo == hi == 0, f"edge padding of the empty axis {ax}")
+    return tuple(d + pads[i] + pads[i + r] for i, d in enumerate(x)), specs[0][1]
+
+
+def _resize(specs: list[Spec | None], a: dict[str, Any], err: _Err) -> Spec:
+    x = _rank(specs[0], 4, "input x (NHWC)", err)
+    oh, ow = _ints(a, "size", 2, 1, err)
+    sc = tuple(float(s) for s in a["scales"])
+    err.check(len(sc) == 2 and all(s >= 0 for s in sc), f"scales must be 2 values >= 0, got {list(sc)}")
+    ResizeMode(int(a["mode"]))
+    NearestMode(int(a["nearest"]))
+    err.check(x[1] >= 1 and x[2] >= 1, f"input spatial size {x[1]}x{x[2]} is empty")
+    return (x[0], oh, ow, x[3]), specs[0][1]
+
+
+def _depth_to_space(specs: list[Spec | None], a: dict[str, Any], err: _Err) -> Spec:
+    x = _rank(specs[0], 4, "input x (NHWC)", err)
+    b = int(a["block"])
+    DepthToSpaceMode(int(a["mode"]))
+    err.check(b >= 1, f"block must be >= 1, got {b}")
+    err.check(x[3] % (b * b) == 0, f"{x[3]} channels are not divisible by block*block = {b * b}")
+    return (x[0], x[1] * b, x[2] * b, x[3] // (b * b)), specs[0][1]
+
+
+def _gather(specs: list[Spec | None], a: dict[str, Any], err: _Err) -> Spec:
+    x, (ind, idt) = specs[0][0], specs[1]
+    err.check(len(x) >= 1, "input must have rank >= 1")
+    err.check(idt in _INT_INDEX, f"indices must be int32 or int64, got {idt}")
+    ax = _axis(int(a["axis"]), len(x), err)
+    return (*x[:ax], *ind, *x[ax + 1:]), specs[0][1]
+
+
+_Rule = Callable[[list[Spec | None], dict[str, Any], _Err], Spec]
+_RULES: dict[str, _Rule] = {
+    "CONV_2D": _conv2d,
+    "CONV_TRANSPOSE_2D": _conv_transpose2d,
+    "FULLY_CONNECTED": _fully_connected,
+    "MATMUL": _matmul,
+    **{k: _binary for k in ("ADD", "SUB", "MUL", "DIV", "MAXIMUM", "MINIMUM", "POW")},
+    "PRELU": _prelu,
+    **{k: _unary for k in ("RELU", "LEAKY_RELU", "HARD_SWISH", "HARD_SIGMOID", "SIGMOID", "TANH", "EXP", "SQRT",
+                           "ABS", "NEG")},
+    "CLIP": _clip,
+    "MAX_POOL_2D": _pool,
+    "AVERAGE_POOL_2D": _pool,
+    "MEAN": _reduce,
+    "REDUCE_MAX": _reduce,
+    "REDUCE_SUM": _reduce,
+    "SOFTMAX": _softmax,
+    "RESHAPE": _reshape,
+    "TRANSPOSE": _transpose,
+    "CONCATENATION": _concatenation,
+    "SLICE": _slice,
+    "PAD": _pad,
+    "RESIZE": _resize,
+    "DEPTH_TO_SPACE": _depth_to_space,
+    "GATHER": _gather,
+}
+
+missing = set(OPS) - set(_RULES)
+assert not missing, f"shape rules missing for {sorted(missing)}"
+del missing
