@@ -1,0 +1,73 @@
+"""Source model (ONNX or TFLite) -> graph IR -> passes -> memory plan -> .wrt bytes."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+
+from wasmrt.errors import ModelFormatError
+from wasmrt.ir import Graph, Preprocess
+from wasmrt.passes import optimize
+from wasmrt.planner import MemoryPlan, plan_memory
+from wasmrt.wrt_writer import write_wrt
+
+
+@dataclass
+class Converted:
+    data: bytes
+    graph: Graph
+    plan: MemoryPlan
+    pass_counts: dict[str, int]
+
+
+def source_kind(path: Path) -> str:
+    """'tflite' or 'onnx', from the file's bytes rather than its name."""
+    try:
+        with open(path, "rb") as f:
+            head = f.read(8)
+    except OSError as e:
+        raise ModelFormatError(f"{path}: cannot read model file: {e.strerror}") from None
+    if len(head) >= 8 and head[4:8] == b"TFL3":
+        return "tflite"
+    if head[:1] == b"\x08":  # protobuf field 1 (ir_version), varint: every ONNX ModelProto starts so
+        return "onnx"
+    if path.suffix.lower() in (".onnx", ".tflite"):
+        return path.suffix.lower()[1:]
+    raise ModelFormatError(f"{path}: neither an ONNX nor a TFLite model (starts with {head[:8]!r})")
+
+
+def load_graph(path: str | Path, input_shapes: dict[str, tuple[int, ...]] | None = None) -> Graph:
+    path = Path(path)
+    if source_kind(path) == "tflite":
+        from wasmrt.importers.tflite_import import import_tflite
+
+        return import_tflite(path, input_shapes=input_shapes)
+    from wasmrt.importers.onnx_import import import_onnx
+
+    return import_onnx(path, input_shapes=input_shapes)
+
+
+def convert(src: str | Path | Graph, *, input_shapes: dict[str, tuple[int, ...]] | None = None,
+            preprocess: dict[str, Preprocess] | None = None, labels: list[str] | None = None,
+            log: Callable[[str], None] | None = None) -> Converted:
+    """Convert a model file (or an already imported graph) to .wrt bytes."""
+    say = log or (lambda _msg: None)
+    if isinstance(src, Graph):
+        graph = src
+    else:
+        say(f"importing {Path(src).name}")
+        graph = load_graph(src, input_shapes)
+    say(f"imported: {len(graph.nodes)} ops, {len(graph.tensors)} tensors")
+    if preprocess:
+        unknown = set(preprocess) - set(graph.inputs)
+        if unknown:
+            raise ValueError(f"preprocessing given for unknown inputs {sorted(unknown)}; inputs: {graph.inputs}")
+        graph.metadata.preprocess.update(preprocess)
+    if labels:
+        graph.metadata.labels = list(labels)
+    counts = optimize(graph, say)
+    say(f"optimized: {len(graph.nodes)} ops")
+    plan = plan_memory(graph)
+    say(f"memory plan: arena {plan.arena_size} bytes, lower bound {plan.lower_bound}")
+    return Converted(write_wrt(graph, plan), graph, plan, counts)

@@ -1,0 +1,214 @@
+"""Graph passes run by the converter, in this order (see optimize()):
+
+1. fold_constants     ops whose inputs are all constant are evaluated now, with the reference ops
+2. drop_noops         identity reshapes/transposes/slices/pads, clips to (-inf, inf), single-input concats
+3. simplify_transposes   transpose pairs compose (and vanish when they cancel); a transpose that only moves
+                      size-1 axes is a reshape (the NCHW flatten after a global pool, for example)
+4. fold_affine        x*s+t with per-channel constants after a conv or fully-connected layer (inference
+                      BatchNormalization, which importers emit as MUL and ADD) goes into its weights and bias
+5. fuse_activations   RELU/CLIP after a producer that has a fused clamp becomes its act_min/act_max
+6. prune              drop what no graph output depends on
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+import numpy as np
+
+from python_ref import ops as ref_ops
+from wasmrt.ir import Graph, Node
+
+INF = float("inf")
+CLAMPED_OPS = {"CONV_2D", "CONV_TRANSPOSE_2D", "FULLY_CONNECTED", "ADD", "SUB", "MUL", "DIV", "MAXIMUM", "MINIMUM",
+               "MAX_POOL_2D", "AVERAGE_POOL_2D", "CONCATENATION"}
+AFFINE_TARGETS = {"CONV_2D", "CONV_TRANSPOSE_2D", "FULLY_CONNECTED"}
+
+
+def _replace_uses(graph: Graph, old: str, new: str) -> None:
+    for n in graph.nodes:
+        n.inputs = [new if i == old else i for i in n.inputs]
+
+
+def _bypass(graph: Graph, node: Node) -> bool:
+    """Remove a node whose output equals its first input. Graph outputs keep their names, so those stay."""
+    out, src = node.outputs[0], node.inputs[0]
+    if out in graph.outputs:
+        return False
+    _replace_uses(graph, out, src)
+    graph.nodes.remove(node)
+    return True
+
+
+def fold_constants(graph: Graph) -> int:
+    folded = 0
+    for n in list(graph.nodes):
+        ins = [graph.tensors[i] if i else None for i in n.inputs]
+        if not all(t is None or t.is_const for t in ins) or not any(t is not None for t in ins):
+            continue
+        if any(o in graph.outputs for o in n.outputs):
+            continue
+        results = ref_ops.run(n.op, [t.data if t else None for t in ins], n.attrs)
+        for name, value in zip(n.outputs, results, strict=True):
+            t = graph.tensors[name]
+            t.data = np.ascontiguousarray(value.astype(t.dtype, copy=False))
+        graph.nodes.remove(n)
+        folded += 1
+    return folded
+
+
+def _is_noop(graph: Graph, n: Node) -> bool:
+    x = graph.tensors[n.inputs[0]] if n.inputs and n.inputs[0] else None
+    if x is None or len(n.outputs) != 1 or graph.tensors[n.outputs[0]].shape != x.shape:
+        return False
+    a = n.attrs
+    if n.op == "RESHAPE":
+        return True
+    if n.op == "TRANSPOSE":
+        return list(a["perm"]) == sorted(a["perm"])
+    if n.op == "SLICE":
+        return all(s == 1 for s in a["steps"])
+    if n.op == "PAD":
+        return not any(a["pads"])
+    if n.op == "CLIP":
+        return a["min"] == -INF and a["max"] == INF
+    if n.op == "CONCATENATION":
+        return len(n.inputs) == 1
+    return False
+
+
+def drop_noops(graph: Graph) -> int:
+    return sum(_bypass(graph, n) for n in list(graph.nodes) if _is_noop(graph, n))
+
+
+def _single_consumer(graph: Graph, name: str) -> Node | None:
+    users = graph.consumers().get(name, [])
+    if len(users) != 1 or name in graph.outputs:
+        return None
+    return users[0]
+
+
+def simplify_transposes(graph: Graph) -> int:
+    changed = 0
+    for n in list(graph.nodes):
+        if n.op != "TRANSPOSE" or n not in graph.nodes:
+            continue
+        perm = list(n.attrs["perm"])
+        producer = graph.producers().get(n.inputs[0])
+        if producer is not None and producer.op == "TRANSPOSE" and _single_consumer(graph, producer.outputs[0]):
+            # y = transpose(transpose(x, p1), p2) = transpose(x, p1[p2])
+            inner = list(producer.attrs["perm"])
+            n.attrs["perm"] = tuple(inner[p] for p in perm)
+            n.inputs[0] = producer.inputs[0]
+            graph.nodes.remove(producer)
+            changed += 1
+            perm = list(n.attrs["perm"])
+        shape = graph.tensors[n.inputs[0]].shape
+        moved = [p for p in perm if shape[p] != 1]
+        if moved == sorted(moved):  # only size-1 axes move: the bytes stay in order
+            n.op, n.attrs = "RESHAPE", {"shape": graph.tensors[n.outputs[0]].shape}
+            changed += 1
+    return changed
+
+
+def _channel_vector(graph: Graph, name: str, channels: int, out_rank: int) -> np.ndarray | None:
+    """The constant as a per-last-axis vector of length channels, if it broadcasts only along that axis."""
+    c = graph.const(name)
+    if c is None or c.ndim > out_rank or c.dtype != np.float32:
+        return None
+    if any(d != 1 for d in c.shape[:-1]) or (c.ndim and c.shape[-1] not in (1, channels)):
+        return None
+    return np.broadcast_to(c.reshape(-1) if c.ndim else c, (channels,)).astype(np.float64)
+
+
+def fold_affine(graph: Graph) -> int:
+    folded = 0
+    for n in list(graph.nodes):
+        if n.op not in ("MUL", "ADD", "SUB", "DIV") or n not in graph.nodes:
+            continue
+        x, k = n.inputs
+        if graph.const(x) is not None and n.op in ("MUL", "ADD"):
+            x, k = k, x
+        p = graph.producers().get(x)
+        if p is None or p.op not in AFFINE_TARGETS or _single_consumer(graph, x) is not n:
+            continue
+        if p.attrs["act_min"] != -INF or p.attrs["act_max"] != INF or n.attrs["act_min"] != -INF \
+                or n.attrs["act_max"] != INF:
+            continue
+        w = graph.const(p.inputs[1])
+        out = graph.tensors[n.outputs[0]]
+        if w is None or out.shape != graph.tensors[x].shape:
+            continue
+        vec = _channel_vector(graph, k, w.shape[0], len(out.shape))
+        if vec is None:
+            continue
+        bias_name = p.inputs[2] if len(p.inputs) > 2 else ""
+        b = graph.const(bias_name) if bias_name else np.zeros(w.shape[0], np.float32)
+        if b is None:
+            continue
+        b = b.astype(np.float64)
+        if n.op in ("MUL", "DIV"):
+            s = vec if n.op == "MUL" else 1.0 / vec
+            w = (w.astype(np.float64) * s.reshape((-1,) + (1,) * (w.ndim - 1))).astype(np.float32)
+            b = b * s
+            p.inputs[1] = graph.add_const(p.inputs[1] + "_scaled", w)
+        else:
+            b = b + vec if n.op == "ADD" else b - vec
+        new_b = graph.add_const((bias_name or p.name + "_bias") + "_folded", b.astype(np.float32))
+        p.inputs = [p.inputs[0], p.inputs[1], new_b]
+        # The producer now writes the MUL/ADD's output tensor directly.
+        graph.tensors.pop(x, None)
+        p.outputs = [n.outputs[0]]
+        graph.nodes.remove(n)
+        folded += 1
+    return folded
+
+
+def fuse_activations(graph: Graph) -> int:
+    fused = 0
+    for n in list(graph.nodes):
+        if n.op == "RELU":
+            lo, hi = 0.0, INF
+        elif n.op == "CLIP":
+            lo, hi = n.attrs["min"], n.attrs["max"]
+        else:
+            continue
+        p = graph.producers().get(n.inputs[0])
+        if p is None or p.op not in CLAMPED_OPS or _single_consumer(graph, n.inputs[0]) is not n:
+            continue
+        if graph.tensors[p.outputs[0]].dtype != np.float32:
+            continue
+        p.attrs["act_min"] = max(p.attrs["act_min"], lo)
+        p.attrs["act_max"] = min(p.attrs["act_max"], hi)
+        graph.tensors.pop(p.outputs[0], None)
+        p.outputs = [n.outputs[0]]
+        graph.nodes.remove(n)
+        fused += 1
+    return fused
+
+
+PASSES: list[tuple[str, Callable[[Graph], int]]] = [
+    ("fold_constants", fold_constants),
+    ("drop_noops", drop_noops),
+    ("simplify_transposes", simplify_transposes),
+    ("fold_affine", fold_affine),
+    ("fuse_activations", fuse_activations),
+]
+
+
+def optimize(graph: Graph, log: Callable[[str], None] | None = None) -> dict[str, int]:
+    """Run the passes to a fixed point; returns how often each one changed the graph."""
+    counts = {name: 0 for name, _ in PASSES}
+    for _ in range(10):
+        changed = 0
+        for name, fn in PASSES:
+            c = fn(graph)
+            counts[name] += c
+            changed += c
+        graph.prune()
+        if not changed:
+            break
+    if log:
+        log("passes: " + ", ".join(f"{k} {v}" for k, v in counts.items() if v))
+    graph.validate()
+    return counts

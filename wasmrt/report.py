@@ -1,0 +1,66 @@
+"""`wasmrt inspect`: what a .wrt file holds, as text."""
+
+from __future__ import annotations
+
+from collections import Counter
+from pathlib import Path
+
+import numpy as np
+
+from python_ref.wrt_file import WrtModel, read_wrt
+
+
+def macs(model: WrtModel) -> int:
+    """Multiply-accumulates of the convolution and dense layers (the usual FLOP count is twice this)."""
+    total = 0
+    for op in model.ops:
+        if op.op in ("CONV_2D", "CONV_TRANSPOSE_2D"):
+            # One MAC per weight per output pixel (conv) or per input pixel (transposed conv), weights OHWI/g.
+            pixels = model.tensors[op.outputs[0] if op.op == "CONV_2D" else op.inputs[0]].shape[:3]
+            total += int(np.prod(pixels)) * int(np.prod(model.tensors[op.inputs[1]].shape))
+        elif op.op in ("FULLY_CONNECTED", "MATMUL"):
+            out = model.tensors[op.outputs[0]].shape
+            k = model.tensors[op.inputs[0]].shape[-1]
+            total += int(np.prod(out)) * k
+    return total
+
+
+def _fmt_shape(shape: tuple[int, ...]) -> str:
+    return "[" + ",".join(str(d) for d in shape) + "]"
+
+
+def _kib(n: int) -> str:
+    return f"{n / 1024:,.1f} KiB" if n < 1 << 20 else f"{n / (1 << 20):,.2f} MiB"
+
+
+def describe(path: str | Path) -> str:
+    data = Path(path).read_bytes() if not isinstance(path, bytes) else path
+    m = read_wrt(data, str(path))
+    md = m.metadata
+    lines = [f"{Path(path).name}: .wrt format v{m.version}, {_kib(len(data))}"]
+    if md["source"]:
+        lines.append(f"source: {md['source']}" + (f" ({md['producer']})" if md["producer"] else ""))
+    lines.append("inputs:")
+    for k, i in enumerate(m.inputs):
+        t = m.tensors[i]
+        line = f"  {t.name}  {_fmt_shape(t.shape)} {t.dtype}"
+        pre = md["preprocess"].get(k)
+        if pre:
+            mean = ",".join(f"{v:g}" for v in pre["mean"])
+            std = ",".join(f"{v:g}" for v in pre["std"])
+            line += (f"   image: {pre['color']} {pre['layout']}, (pixel - [{mean}]) / [{std}], {pre['resize']}"
+                     + (f" {pre['crop_fraction']:g}" if pre["resize"] == "crop" else ""))
+        lines.append(line)
+    lines.append("outputs:")
+    lines += [f"  {m.tensors[i].name}  {_fmt_shape(m.tensors[i].shape)} {m.tensors[i].dtype}" for i in m.outputs]
+    counts = Counter(op.op for op in m.ops)
+    lines.append(f"ops: {len(m.ops)}  (" + ", ".join(f"{k} {v}" for k, v in counts.most_common()) + ")")
+    consts = [t for t in m.tensors if t.data is not None]
+    params = sum(int(np.prod(t.shape)) for t in consts)
+    lines.append(f"params: {params:,} in {len(consts)} constants ({_kib(sum(t.nbytes for t in consts))})")
+    lines.append(f"compute: {macs(m) / 1e6:,.1f} M multiply-adds")
+    ratio = m.arena_size / m.lower_bound if m.lower_bound else 1.0
+    lines.append(f"arena: {m.arena_size:,} bytes, lower bound {m.lower_bound:,} bytes ({ratio:.3f}x)")
+    if md["labels"]:
+        lines.append(f"labels: {len(md['labels'])} ({', '.join(md['labels'][:3])}, ...)")
+    return "\n".join(lines)
