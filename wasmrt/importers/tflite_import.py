@@ -1,0 +1,196 @@
+"""TFLite -> wasmrt Graph.
+
+TFLite already uses our layouts (NHWC activations, OHWI convolution weights), so the importer maps ops one to one
+(depthwise weights aside), turns SAME/VALID into explicit pads and fused activations into act_min/act_max, and
+folds every op whose inputs are all constant (fp16 weights behind DEQUANTIZE, weight transposes, shape arithmetic)
+with the reference implementation. The per-op rules live in tflite_ops.py; the FlatBuffer decoding in
+tflite_reader.py.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+import numpy as np
+
+from python_ref import ops as ref_ops
+from python_ref.opdefs import OPS
+from wasmrt.errors import ConversionError, ModelFormatError, UnsupportedOpError
+from wasmrt.importers.tflite_ops import HANDLERS
+from wasmrt.importers.tflite_reader import TflModel, TflOp, TflTensor, read_model
+from wasmrt.ir import Graph
+
+# Tensor types an op may read or write; FLOAT16 only as the constant input of a DEQUANTIZE (folded to float32).
+_PLAIN_TYPES = ("FLOAT32", "INT32", "INT64", "BOOL")
+
+
+def import_tflite(path_or_bytes: str | os.PathLike[str] | bytes,
+                  input_shapes: Mapping[str, Sequence[int]] | None = None) -> Graph:
+    """Convert a float TFLite model (fp16 weights allowed) to a Graph.
+
+    input_shapes overrides the shape of graph inputs by name (needed when the file leaves a dimension dynamic).
+    """
+    if isinstance(path_or_bytes, bytes | bytearray | memoryview):
+        data, source = bytes(path_or_bytes), "<tflite bytes>"
+    else:
+        source = os.path.basename(os.fspath(path_or_bytes))
+        try:
+            with open(path_or_bytes, "rb") as f:
+                data = f.read()
+        except OSError as e:
+            raise ModelFormatError(f"{source}: cannot read the file ({e.strerror})") from e
+    model = read_model(data, source)
+    return Converter(model, dict(input_shapes or {})).convert()
+
+
+class Converter:
+    """State of one import: the graph being built and where each TFLite tensor ended up in it."""
+
+    def __init__(self, model: TflModel, input_shapes: dict[str, Sequence[int]]) -> None:
+        self.model = model
+        self.source = model.source
+        self.input_shapes = input_shapes
+        self.graph = Graph()
+        self.names: dict[int, str] = {}  # TFLite tensor index -> graph tensor name
+        self.shapes_overridden = False  # when set, the file's recorded intermediate shapes may be stale
+
+    # -- driver --------------------------------------------------------------------------------------------------
+    def convert(self) -> Graph:
+        g = self.graph
+        g.metadata.source = self.source
+        g.metadata.producer = f"tflite schema v{self.model.version}, {self.model.description}".rstrip(", ")
+        self._add_inputs()
+        for op in self.model.ops:
+            self._check_types(op)
+            handler = HANDLERS.get(op.custom_code if op.name == "CUSTOM" else op.name)
+            if handler is None:
+                kind = f"custom op {op.custom_code!r}" if op.name == "CUSTOM" else "this TFLite builtin"
+                raise UnsupportedOpError(self.op_label(op), self.node_name(op), self.source,
+                                         f"wasmrt has no conversion for {kind}")
+            handler(self, op)
+            self._check_output_shapes(op)
+        for i in self.model.outputs:
+            if i not in self.names and self.model.tensors[i].data is None:
+                raise ModelFormatError(f"{self.source}: graph output {self.model.tensors[i].name!r} is never produced")
+        g.outputs = [self.name(i) for i in self.model.outputs]
+        g.prune()
+        g.validate()
+        return g
+
+    def _add_inputs(self) -> None:
+        by_name = {self.model.tensors[i].name: i for i in self.model.inputs}
+        unknown = set(self.input_shapes) - set(by_name)
+        if unknown:
+            raise ConversionError(f"{self.source}: input_shapes names unknown inputs {sorted(unknown)}; "
+                                  f"the model's inputs are {sorted(by_name)}")
+        for name, i in by_name.items():
+            t = self.model.tensors[i]
+            if t.quantized or t.type_name not in ("FLOAT32", "INT32"):
+                raise UnsupportedOpError("input", name, self.source,
+                                         f"graph input of type {t.type_name}{' (quantized)' if t.quantized else ''};"
+                                         " only float32 models (optionally with fp16 weights) are supported for now")
+            shape = tuple(int(d) for d in self.input_shapes.get(name, t.shape))
+            if any(d <= 0 for d in shape):
+                raise ConversionError(f"{self.source}: input {name!r} has dynamic shape {t.signature or t.shape}; "
+                                      f"pass input_shapes={{{name!r}: (...)}}")
+            self.shapes_overridden |= shape != t.shape
+            self.names[i] = self.graph.add_input(self.graph.unique_name(name), shape, t.dtype)
+
+    def _check_types(self, op: TflOp) -> None:
+        for k, i in enumerate(op.inputs + op.outputs):
+            if i < 0:
+                continue
+            t = self.model.tensors[i]
+            fp16_weight = op.name == "DEQUANTIZE" and k == 0 and t.type_name == "FLOAT16" and t.data is not None
+            if t.quantized:
+                raise UnsupportedOpError(self.op_label(op), self.node_name(op), self.source,
+                                         f"tensor {t.name!r} is quantized ({t.type_name}, scale {t.quant_scale[:4]}); "
+                                         "quantized TFLite models are not supported yet, use a float32 model")
+            if t.type_name not in _PLAIN_TYPES and not fp16_weight:
+                raise UnsupportedOpError(self.op_label(op), self.node_name(op), self.source,
+                                         f"tensor {t.name!r} has type {t.type_name}")
+            if t.is_sparse or t.is_variable:
+                raise UnsupportedOpError(self.op_label(op), self.node_name(op), self.source,
+                                         f"tensor {t.name!r} is {'sparse' if t.is_sparse else 'a variable'}")
+
+    def _check_output_shapes(self, op: TflOp) -> None:
+        """Our shape inference must reproduce the shapes recorded in the file; a mismatch is a conversion bug."""
+        if self.shapes_overridden:
+            return
+        for i in op.outputs:
+            t = self.model.tensors[i]
+            ours = self.graph.tensors[self.names[i]].shape
+            if ours != t.shape and (t.shape or not ours):
+                raise ConversionError(f"{self.source}: {self.op_label(op)} node {t.name!r}: the file records output "
+                                      f"shape {t.shape}, the conversion gives {ours}")
+
+    # -- helpers for the op handlers -----------------------------------------------------------------------------
+    @staticmethod
+    def op_label(op: TflOp) -> str:
+        return f"CUSTOM:{op.custom_code}" if op.name == "CUSTOM" else op.name
+
+    def node_name(self, op: TflOp) -> str:
+        return self.model.tensors[op.outputs[0]].name if op.outputs else f"operator_{op.index}"
+
+    def unsupported(self, op: TflOp, detail: str) -> UnsupportedOpError:
+        return UnsupportedOpError(self.op_label(op), self.node_name(op), self.source, detail)
+
+    def tensor(self, op: TflOp, k: int) -> TflTensor | None:
+        """The TFLite tensor of op input k, or None when the optional input is absent."""
+        i = op.inputs[k] if k < len(op.inputs) else -1
+        return self.model.tensors[i] if i >= 0 else None
+
+    def name(self, index: int) -> str:
+        """Graph name of TFLite tensor `index`, adding constants to the graph on first use."""
+        if index not in self.names:
+            t = self.model.tensors[index]
+            if t.data is None:
+                raise ModelFormatError(f"{self.source}: tensor {t.name!r} is read before any operator produces it")
+            self.names[index] = self.graph.add_const(t.name, t.data)
+        return self.names[index]
+
+    def input(self, op: TflOp, k: int) -> str:
+        """Graph name of op input k; "" when the optional input is absent."""
+        i = op.inputs[k] if k < len(op.inputs) else -1
+        return self.name(i) if i >= 0 else ""
+
+    def shape(self, name: str) -> tuple[int, ...]:
+        return self.graph.tensors[name].shape
+
+    def const(self, op: TflOp, k: int, what: str) -> np.ndarray:
+        """Value of op input k, which must be constant (possibly after folding)."""
+        name = self.input(op, k)
+        value = self.graph.const(name) if name else None
+        if value is None:
+            raise self.unsupported(op, f"{what} (input {k}) must be constant")
+        return value
+
+    def emit(self, op: TflOp, kind: str, inputs: list[str], attrs: dict[str, Any] | None = None,
+             final: bool = False) -> str:
+        """Add one of our ops (or its folded value). final binds the result to the TFLite op's output tensor."""
+        out_tensor = self.model.tensors[op.outputs[0]]
+        base = out_tensor.name if final else f"{out_tensor.name}/{kind.lower()}"
+        if inputs and all(self.graph.const(i) is not None for i in inputs if i):
+            name = self._fold(kind, inputs, attrs or {}, base)
+        else:
+            try:
+                (name,) = self.graph.add_node(kind, inputs, attrs, name=base,
+                                              outputs=[self.graph.unique_name(base)])
+            except ValueError as e:  # shape inference rejects what the file describes
+                raise ModelFormatError(f"{self.source}: {self.op_label(op)} node {out_tensor.name!r}: {e}") from e
+        if final:
+            self.names[op.outputs[0]] = name
+        return name
+
+    def bind(self, op: TflOp, value: np.ndarray) -> None:
+        """The TFLite op's output is the constant `value`."""
+        self.names[op.outputs[0]] = self.graph.add_const(self.node_name(op), value)
+
+    def _fold(self, kind: str, inputs: list[str], attrs: dict[str, Any], base: str) -> str:
+        full = OPS[kind].defaults()
+        full.update(attrs)
+        values = [self.graph.const(i) if i else None for i in inputs]
+        (value,) = ref_ops.run(kind, values, full)
+        return self.graph.add_const(base, value)
