@@ -144,7 +144,7 @@ def _tensor(i: int, t: fb.TensorT, buffers: list[Any]) -> TensorInfo:
         info.data = raw.view(dtype).astype(info.dtype, copy=False).reshape(shape)
         info.arena_offset = -1
     if t.quant is not None:
-        info.quant = {"scale": list(t.quant.scale or []), "zero_point": list(t.quant.zeroPoint or []),
+        info.quant = {"scale": _floats(t.quant.scale), "zero_point": [int(z) for z in _seq(t.quant.zeroPoint)],
                       "axis": t.quant.axis}
     return info
 
@@ -206,6 +206,15 @@ def _check_order(ops: list[OpInfo], tensors: list[TensorInfo], inputs: list[int]
         _check(i in ready, f"graph output tensor {i} ({tensors[i].name!r}) is never written")
 
 
+def _seq(v: Any) -> Any:
+    """A FlatBuffers vector from the object API: None when absent, else a list or a numpy array."""
+    return [] if v is None else v
+
+
+def _floats(v: Any) -> list[float]:
+    return [float(x) for x in _seq(v)]
+
+
 def _s(v: Any) -> str:
     return v.decode("utf-8", "replace") if isinstance(v, bytes) else (v or "")
 
@@ -216,7 +225,7 @@ def _metadata(md: fb.MetadataT | None, inputs: list[int]) -> dict[str, Any]:
     pre = {}
     for p in md.preprocess or []:
         _check(0 <= p.input < len(inputs), f"preprocess hint for input #{p.input} of {len(inputs)}")
-        pre[p.input] = {"layout": _s(p.layout), "color": _s(p.color), "mean": tuple(p.mean or ()),
-                        "std": tuple(p.std or ()), "resize": _s(p.resize), "crop_fraction": p.cropFraction}
+        pre[p.input] = {"layout": _s(p.layout), "color": _s(p.color), "mean": tuple(_floats(p.mean)),
+                        "std": tuple(_floats(p.std)), "resize": _s(p.resize), "crop_fraction": p.cropFraction}
     return {"source": _s(md.source), "producer": _s(md.producer), "preprocess": pre,
             "labels": [_s(x) for x in md.labels or []], "props": {_s(kv.key): _s(kv.value) for kv in md.props or []}}
