@@ -24,11 +24,12 @@ import tarfile
 import tempfile
 import zipfile
 from collections.abc import Callable
-from dataclasses import asdict, dataclass, field
+from dataclasses import dataclass, field
 from pathlib import Path
 from types import ModuleType
 
 from wasmrt.ir import Preprocess
+from wasmrt.preprocess import to_dict
 
 ROOT = Path(__file__).resolve().parent.parent
 CACHE = Path(os.environ.get("WASMRT_MODEL_CACHE", ROOT / "models" / "cache"))
@@ -316,12 +317,9 @@ def _tool(name: str) -> ModuleType:
     if spec is None or spec.loader is None:
         raise ImportError(f"tools/{name}.py not found")
     module = importlib.util.module_from_spec(spec)
+    sys.modules[spec.name] = module  # dataclasses look their module up while the class is created
     spec.loader.exec_module(module)
     return module
-
-
-def preprocess_json(pre: Preprocess) -> dict:
-    return {k: list(v) if isinstance(v, tuple) else v for k, v in asdict(pre).items()}
 
 
 def labels_path() -> Path:
@@ -338,7 +336,7 @@ def load_labels(name: str = "imagenet_labels.json") -> list[str]:
 
 def _generator_stamp(tool: str, model: BundledModel) -> str:
     """Changes whenever the tool script, the embedded preprocessing or the embedded labels change."""
-    pre = json.dumps({k: preprocess_json(v) for k, v in model.preprocess.items()}, sort_keys=True)
+    pre = json.dumps({k: to_dict(v) for k, v in model.preprocess.items()}, sort_keys=True)
     return _stamp_of((ROOT / "tools" / f"{tool}.py").read_bytes(), pre.encode(), labels_path().read_bytes())
 
 
@@ -349,7 +347,7 @@ def _efficientnet_onnx() -> Path:
 
     def build(dest: Path) -> None:
         _tool("export_efficientnet_lite0").export(pth, dest, labels=labels,
-                                                  preprocess=preprocess_json(m.preprocess["input"]))
+                                                  preprocess=to_dict(m.preprocess["input"]))
 
     stamp = _stamp_of(SOURCE_FILES[pth.name].sha256.encode(), _generator_stamp("export_efficientnet_lite0", m).encode())
     return _generated(CACHE / m.source, stamp, build)
@@ -360,7 +358,7 @@ def _mobilenet_onnx() -> Path:
     m = BUNDLED["mobilenet_v2"]
 
     def build(dest: Path) -> None:
-        _tool("build_mobilenet_v2").build(dest, labels=labels, preprocess=preprocess_json(m.preprocess["input"]))
+        _tool("build_mobilenet_v2").build(dest, labels=labels, preprocess=to_dict(m.preprocess["input"]))
 
     return _generated(CACHE / m.source, _generator_stamp("build_mobilenet_v2", m), build)
 
