@@ -25,8 +25,10 @@ def run(op: str, inputs: list[np.ndarray | None], attrs: dict[str, Any]) -> list
     a = shapes.full_attrs(op, attrs)
     xs = [None if x is None else np.asarray(x) for x in inputs]
     specs = shapes.infer(op, [None if x is None else (x.shape, x.dtype) for x in xs], a)
-    y = _KERNELS[op](xs, a)
-    return [np.ascontiguousarray(y, dtype=specs[0][1])]
+    y = np.asarray(_KERNELS[op](xs, a), dtype=specs[0][1])
+    if y.shape != specs[0][0]:
+        raise AssertionError(f"{op}: kernel produced shape {y.shape}, shape inference says {specs[0][0]}")
+    return [y if y.flags.c_contiguous else y.copy()]
 
 
 # -- helpers ---------------------------------------------------------------------------------------------------------
