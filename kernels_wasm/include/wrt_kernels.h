@@ -1,0 +1,109 @@
+/* wasmrt kernel ABI: the contract between the generated micro-kernels (kernels_wasm/gen -> kernels_wasm/generated)
+ * and the engine core (kernels_wasm/engine). Every target (scalar, wasm SIMD128, wasm relaxed SIMD, x86-64 AVX2+FMA,
+ * x86-64 AVX-512, aarch64 NEON) provides one `wrt_target` table; the engine picks one at load (native: run-time CPU
+ * dispatch; wasm: the variant that was compiled) and packs weights for that table's tile sizes.
+ *
+ * Conventions
+ * - f32 only for now. Activations NHWC, channels contiguous. Strides are in BYTES unless named *_count.
+ * - Every kernel applies the fused clamp: y = min(max(y, clamp->min), clamp->max) (min=-INF, max=+INF for none).
+ * - Kernels never read or write outside the ranges stated below (no over-read past the last channel), so the engine
+ *   needs no padding around tensors. Packed weights are padded by the engine as stated (zeros), so kernels MAY read
+ *   whole tiles of packed weights.
+ * - Kernels use no libc, no globals, no allocation. Headers: <stddef.h>, <stdint.h> and the target's intrinsics.
+ * - Numerics: accumulate in f32 in the order the kernel chooses (tolerances vs python_ref are documented per op);
+ *   with FMA targets results may differ from scalar in the last bits.
+ */
+#ifndef WRT_KERNELS_H
+#define WRT_KERNELS_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+typedef struct {
+  float min, max;
+} wrt_clamp;
+
+/* GEMM on packed weights: for i < mr, j < nc
+ *   c[i][j] = clamp(bias[j] + sum_{k < kc} a[i][k] * w[k][j])
+ * a: row i starts at (const char*)a + i*a_stride, kc floats. c: row i at (char*)c + i*c_stride, nc floats written.
+ * packed_w: one panel of NR columns: NR bias floats, then kc groups of NR floats (w[k][0..NR)), columns >= nc are 0.
+ * 1 <= mr <= MR, 1 <= nc <= NR, kc >= 1. The engine loops panels over N and row blocks over M.
+ */
+typedef void (*wrt_gemm_fn)(size_t mr, size_t nc, size_t kc, const float* a, size_t a_stride, const float* packed_w,
+                            float* c, size_t c_stride, const wrt_clamp* clamp);
+
+/* Indirect GEMM for KxK convolution (NHWC, groups == 1, or per group with kc = Cin/groups):
+ *   c[i][j] = clamp(bias[j] + sum_{t < ks} sum_{k < kc} ind[t*mr + i][k] * w[t][k][j])
+ * ind: ks*mr pointers, tap-major; each points to kc contiguous input floats of output pixel i at tap t, or to
+ * `zero` (a buffer of at least kc zeros) where the tap falls in padding.
+ * packed_w: NR bias floats, then for each tap t: kc groups of NR floats. Same mr/nc/c rules as GEMM.
+ */
+typedef void (*wrt_igemm_fn)(size_t mr, size_t nc, size_t kc, size_t ks, const float* const* ind,
+                             const float* packed_w, float* c, size_t c_stride, const wrt_clamp* clamp);
+
+/* Depthwise convolution (groups == channels, multiplier 1) over one output row:
+ * for each output pixel p < width, for each channel ch < channels:
+ *   out_p[ch] = clamp(bias[ch] + sum_{t < ks} in[p*ks + t][ch] * w[t][ch])
+ * in: width*ks pointers (pixel-major), each to `channels` contiguous floats (or to a zero buffer of >= channels).
+ * out_p starts at (char*)out + p*out_stride.
+ * packed_w: for each tile of CT channels: CT bias floats, then ks groups of CT weights (zero padded past channels).
+ * ks is the kernel size the function was generated for (wrt_dwconv_entry.ks); a generic entry has ks = 0 and takes
+ * the actual ks from its argument.
+ */
+typedef void (*wrt_dwconv_fn)(size_t channels, size_t width, size_t ks, const float* const* in, const float* packed_w,
+                              float* out, size_t out_stride, const wrt_clamp* clamp);
+
+/* Element-wise binary on n floats: y[i] = clamp(a[i] OP b[i]); the *_scalar form uses b[0] for every i.
+ * y may alias a or b. */
+typedef void (*wrt_vbinary_fn)(size_t n, const float* a, const float* b, float* y, const wrt_clamp* clamp);
+
+/* Element-wise unary on n floats, y may alias x. params: op-specific (leaky: p[0]=alpha; hard_sigmoid: alpha, beta;
+ * clip: min, max). */
+typedef void (*wrt_vunary_fn)(size_t n, const float* x, float* y, const float* params);
+
+/* Per-channel pooling over one output pixel: for ch < channels, y[ch] = clamp(reduce_{t < ks} in[t][ch])
+ * (max, or sum times scale[0] for average; the engine computes the divisor per pixel). in: ks pointers, padding
+ * taps point to a buffer of -INF (max) or 0 (average). */
+typedef void (*wrt_pool_fn)(size_t channels, size_t ks, const float* const* in, float* y, float scale,
+                            const wrt_clamp* clamp);
+
+enum {
+  WRT_BIN_ADD, WRT_BIN_SUB, WRT_BIN_RSUB, WRT_BIN_MUL, WRT_BIN_DIV, WRT_BIN_RDIV, WRT_BIN_MAX, WRT_BIN_MIN,
+  WRT_BIN_COUNT
+};
+
+enum {
+  WRT_UN_RELU, WRT_UN_CLIP, WRT_UN_LEAKY_RELU, WRT_UN_HARD_SWISH, WRT_UN_HARD_SIGMOID, WRT_UN_SIGMOID, WRT_UN_TANH,
+  WRT_UN_EXP, WRT_UN_SQRT, WRT_UN_ABS, WRT_UN_NEG, WRT_UN_COUNT
+};
+
+typedef struct {
+  uint8_t ks;  /* kernel taps this entry is specialized for; 0 = any */
+  uint8_t ct;  /* channel tile of its packed weights */
+  wrt_dwconv_fn fn;
+} wrt_dwconv_entry;
+
+#define WRT_MAX_DWCONV 4
+
+/* One target's kernels and tile sizes. */
+typedef struct {
+  const char* name;        /* "scalar", "wasm_simd128", "wasm_relaxed", "avx2", "avx512", "neon" */
+  uint8_t gemm_mr, gemm_nr;
+  wrt_gemm_fn gemm;
+  wrt_igemm_fn igemm;      /* same MR/NR and packing rule (bias, then taps) as gemm */
+  wrt_dwconv_entry dwconv[WRT_MAX_DWCONV]; /* first match by ks wins; a ks == 0 entry must be present last */
+  wrt_vbinary_fn vbinary[WRT_BIN_COUNT];
+  wrt_vbinary_fn vbinary_scalar[WRT_BIN_COUNT];
+  wrt_vunary_fn vunary[WRT_UN_COUNT];
+  wrt_pool_fn maxpool, avgpool;
+} wrt_target;
+
+/* Provided by the generated sources, one per compiled target (absent ones are not linked). */
+extern const wrt_target wrt_target_scalar;
+extern const wrt_target wrt_target_wasm_simd128;
+extern const wrt_target wrt_target_wasm_relaxed;
+extern const wrt_target wrt_target_avx2;
+extern const wrt_target wrt_target_avx512;
+extern const wrt_target wrt_target_neon;
+
+#endif
