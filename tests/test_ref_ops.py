@@ -257,6 +257,8 @@ POOL_CASES = [
     ((1, 6, 6, 2), (3, 3), (2, 2), (1, 1), (1, 0, 0, 1), True, True),  # ceil, asymmetric pads, include pad
     ((1, 5, 5, 3), (2, 2), (2, 2), (1, 1), (1, 1, 1, 1), True, True),  # ceil window starting in the bottom pad
     ((1, 5, 5, 3), (2, 2), (2, 2), (1, 1), (1, 1, 1, 1), True, False),
+    ((1, 6, 6, 2), (3, 3), (2, 2), (1, 1), (0, 0, 0, 0), True, True),  # ceil overhang is not in the divisor
+    ((1, 8, 6, 2), (3, 3), (2, 2), (1, 1), (1, 0, 1, 0), True, True),  # window over explicit pad and overhang
     ((2, 9, 10, 4), (3, 2), (1, 3), (1, 1), (2, 0, 1, 1), False, True),
     ((1, 11, 11, 3), (3, 3), (2, 2), (2, 2), (2, 1, 1, 2), True, False),  # dilation
     ((1, 11, 11, 3), (3, 3), (3, 3), (2, 1), (1, 0, 2, 1), True, True),  # dilation, ceil, include pad
