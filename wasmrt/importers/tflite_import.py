@@ -17,7 +17,7 @@ import numpy as np
 
 from python_ref import ops as ref_ops
 from python_ref.opdefs import OPS
-from wasmrt.errors import ConversionError, ModelFormatError, UnsupportedOpError
+from wasmrt.errors import ConversionError, ModelFormatError, UnsupportedOpError, WasmrtError
 from wasmrt.importers.tflite_ops import HANDLERS
 from wasmrt.importers.tflite_reader import TflModel, TflOp, TflTensor, read_model
 from wasmrt.ir import Graph
@@ -69,7 +69,7 @@ class Converter:
                 kind = f"custom op {op.custom_code!r}" if op.name == "CUSTOM" else "this TFLite builtin"
                 raise UnsupportedOpError(self.op_label(op), self.node_name(op), self.source,
                                          f"wasmrt has no conversion for {kind}")
-            handler(self, op)
+            self._run_handler(handler, op)
             self._check_output_shapes(op)
         for i in self.model.outputs:
             if i not in self.names and self.model.tensors[i].data is None:
@@ -78,6 +78,16 @@ class Converter:
         g.prune()
         g.validate()
         return g
+
+    def _run_handler(self, handler: Any, op: TflOp) -> None:
+        try:
+            handler(self, op)
+        except WasmrtError:
+            raise
+        except (IndexError, KeyError, ValueError, TypeError, ZeroDivisionError) as e:
+            # A corrupt file can decode into any combination of fields: report it as such, with the node.
+            raise ModelFormatError(f"{self.source}: {self.op_label(op)} node {self.node_name(op)!r}: malformed "
+                                   f"operator ({type(e).__name__}: {e})") from e
 
     def _add_inputs(self) -> None:
         by_name = {self.model.tensors[i].name: i for i in self.model.inputs}
@@ -116,15 +126,16 @@ class Converter:
                                          f"tensor {t.name!r} is {'sparse' if t.is_sparse else 'a variable'}")
 
     def _check_output_shapes(self, op: TflOp) -> None:
-        """Our shape inference must reproduce the shapes recorded in the file; a mismatch is a conversion bug."""
+        """Our shape inference must reproduce the shapes the file records: a mismatch means a corrupt file (or an
+        importer bug), and converting on would only fail later and further from the cause."""
         if self.shapes_overridden:
             return
         for i in op.outputs:
             t = self.model.tensors[i]
             ours = self.graph.tensors[self.names[i]].shape
             if ours != t.shape and (t.shape or not ours):
-                raise ConversionError(f"{self.source}: {self.op_label(op)} node {t.name!r}: the file records output "
-                                      f"shape {t.shape}, the conversion gives {ours}")
+                raise ModelFormatError(f"{self.source}: {self.op_label(op)} node {t.name!r}: inconsistent model: "
+                                       f"the file records output shape {t.shape}, its inputs give {ours}")
 
     # -- helpers for the op handlers -----------------------------------------------------------------------------
     @staticmethod
@@ -151,9 +162,12 @@ class Converter:
             self.names[index] = self.graph.add_const(t.name, t.data)
         return self.names[index]
 
-    def input(self, op: TflOp, k: int) -> str:
-        """Graph name of op input k; "" when the optional input is absent."""
+    def input(self, op: TflOp, k: int, optional: bool = False) -> str:
+        """Graph name of op input k; "" when an optional input is absent."""
         i = op.inputs[k] if k < len(op.inputs) else -1
+        if i < 0 and not optional:
+            raise ModelFormatError(f"{self.source}: {self.op_label(op)} node {self.node_name(op)!r}: "
+                                   f"required input {k} is missing")
         return self.name(i) if i >= 0 else ""
 
     def shape(self, name: str) -> tuple[int, ...]:
@@ -161,7 +175,7 @@ class Converter:
 
     def const(self, op: TflOp, k: int, what: str) -> np.ndarray:
         """Value of op input k, which must be constant (possibly after folding)."""
-        name = self.input(op, k)
+        name = self.input(op, k, optional=True)
         value = self.graph.const(name) if name else None
         if value is None:
             raise self.unsupported(op, f"{what} (input {k}) must be constant")
@@ -172,14 +186,14 @@ class Converter:
         """Add one of our ops (or its folded value). final binds the result to the TFLite op's output tensor."""
         out_tensor = self.model.tensors[op.outputs[0]]
         base = out_tensor.name if final else f"{out_tensor.name}/{kind.lower()}"
-        if inputs and all(self.graph.const(i) is not None for i in inputs if i):
-            name = self._fold(kind, inputs, attrs or {}, base)
-        else:
-            try:
+        try:
+            if inputs and all(self.graph.const(i) is not None for i in inputs if i):
+                name = self._fold(kind, inputs, attrs or {}, base)
+            else:
                 (name,) = self.graph.add_node(kind, inputs, attrs, name=base,
                                               outputs=[self.graph.unique_name(base)])
-            except ValueError as e:  # shape inference rejects what the file describes
-                raise ModelFormatError(f"{self.source}: {self.op_label(op)} node {out_tensor.name!r}: {e}") from e
+        except ValueError as e:  # shape inference rejects what the file describes
+            raise ModelFormatError(f"{self.source}: {self.op_label(op)} node {out_tensor.name!r}: {e}") from e
         if final:
             self.names[op.outputs[0]] = name
         return name

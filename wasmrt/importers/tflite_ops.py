@@ -101,7 +101,7 @@ def reshape(cv: Converter, op: TflOp, x: str, target: list[int], final: bool = T
 # -- convolution and dense ----------------------------------------------------------------------------------------
 @handles("CONV_2D")
 def conv_2d(cv: Converter, op: TflOp) -> None:
-    x, w, b = cv.input(op, 0), cv.input(op, 1), cv.input(op, 2)
+    x, w, b = cv.input(op, 0), cv.input(op, 1), cv.input(op, 2, optional=True)
     cin, (_, kh, kw, cg) = cv.shape(x)[3], cv.shape(w)
     if cg <= 0 or cin % cg:
         raise ModelFormatError(f"{cv.source}: CONV_2D node {cv.node_name(op)!r}: {cin} input channels, "
@@ -114,7 +114,7 @@ def conv_2d(cv: Converter, op: TflOp) -> None:
 def depthwise_conv_2d(cv: Converter, op: TflOp) -> None:
     # Weights [1, KH, KW, Cin * multiplier] -> OHWI [Cout, KH, KW, 1]; output channel c reads input c // multiplier
     # in both layouts, so a transpose is all it takes.
-    x, w, b = cv.input(op, 0), cv.input(op, 1), cv.input(op, 2)
+    x, w, b = cv.input(op, 0), cv.input(op, 1), cv.input(op, 2, optional=True)
     cin, (_, kh, kw, cout) = cv.shape(x)[3], cv.shape(w)
     if cout % cin:
         raise ModelFormatError(f"{cv.source}: DEPTHWISE_CONV_2D node {cv.node_name(op)!r}: {cout} output channels "
@@ -148,7 +148,7 @@ def transpose_conv(cv: Converter, op: TflOp, x: str, w: str, b: str, out_hw: tup
 @handles("TRANSPOSE_CONV")
 def transpose_conv_builtin(cv: Converter, op: TflOp) -> None:
     out_shape = ints(cv.const(op, 0, "output_shape"))
-    w, x, b = cv.input(op, 1), cv.input(op, 2), cv.input(op, 3)
+    w, x, b = cv.input(op, 1), cv.input(op, 2), cv.input(op, 3, optional=True)
     o = op.options
     if o["Padding"] not in (_SAME, _VALID):
         raise ModelFormatError(f"{cv.source}: TRANSPOSE_CONV node {cv.node_name(op)!r}: unknown padding")
@@ -170,7 +170,7 @@ def mediapipe_transpose_conv_bias(cv: Converter, op: TflOp) -> None:
     if padding not in (1, 2) or stride_w < 1 or stride_h < 1:
         raise ModelFormatError(f"{cv.source}: Convolution2DTransposeBias node {cv.node_name(op)!r}: invalid "
                                f"options padding={padding} strides=({stride_h}, {stride_w})")
-    x, w, b = cv.input(op, 0), cv.input(op, 1), cv.input(op, 2)
+    x, w, b = cv.input(op, 0), cv.input(op, 1), cv.input(op, 2, optional=True)
     same = padding == 1
     (h, wd), (kh, kw) = cv.shape(x)[1:3], cv.shape(w)[1:3]
     out_hw = (h * stride_h, wd * stride_w) if same else ((h - 1) * stride_h + kh, (wd - 1) * stride_w + kw)
@@ -179,7 +179,7 @@ def mediapipe_transpose_conv_bias(cv: Converter, op: TflOp) -> None:
 
 @handles("FULLY_CONNECTED")
 def fully_connected(cv: Converter, op: TflOp) -> None:
-    x, w, b = cv.input(op, 0), cv.input(op, 1), cv.input(op, 2)
+    x, w, b = cv.input(op, 0), cv.input(op, 1), cv.input(op, 2, optional=True)
     if op.options.get("WeightsFormat", 0) != 0:
         raise cv.unsupported(op, "shuffled weights format")
     k = cv.shape(w)[1]
