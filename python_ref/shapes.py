@@ -6,13 +6,14 @@ here and reported as a ValueError that names the op and the problem. python_ref.
 
 from __future__ import annotations
 
+import enum
 import math
 from collections.abc import Callable
 from typing import Any
 
 import numpy as np
 
-from python_ref.opdefs import OPS, DepthToSpaceMode, NearestMode, PadMode, ResizeMode
+from python_ref.opdefs import OPS, CoordMode, DepthToSpaceMode, NearestMode, PadMode, ResizeMode
 
 Spec = tuple[tuple[int, ...], np.dtype]
 Shape = tuple[int, ...]
@@ -98,6 +99,13 @@ def _ints(a: dict[str, Any], name: str, n: int, lo: int, err: _Err) -> tuple[int
     err.check(len(v) == n, f"{name} must have {n} values, got {list(v)}")
     err.check(all(i >= lo for i in v), f"{name} must all be >= {lo}, got {list(v)}")
     return v
+
+
+def _enum(cls: type[enum.IntEnum], a: dict[str, Any], name: str, err: _Err) -> enum.IntEnum:
+    try:
+        return cls(int(a[name]))
+    except ValueError:
+        raise err(f"{name} = {a[name]!r} is not one of {[m.name for m in cls]}") from None
 
 
 def _axis(axis: int, rank: int, err: _Err, what: str = "axis") -> int:
@@ -337,7 +345,7 @@ def _pad(specs: list[Spec | None], a: dict[str, Any], err: _Err) -> Spec:
     x = specs[0][0]
     r = len(x)
     pads = _ints(a, "pads", 2 * r, 0, err)
-    mode = PadMode(int(a["mode"]))
+    mode = _enum(PadMode, a, "mode", err)
     for ax, d in enumerate(x):
         lo, hi = pads[ax], pads[ax + r]
         if mode == PadMode.REFLECT:
@@ -352,8 +360,8 @@ def _resize(specs: list[Spec | None], a: dict[str, Any], err: _Err) -> Spec:
     oh, ow = _ints(a, "size", 2, 1, err)
     sc = tuple(float(s) for s in a["scales"])
     err.check(len(sc) == 2 and all(s >= 0 for s in sc), f"scales must be 2 values >= 0, got {list(sc)}")
-    ResizeMode(int(a["mode"]))
-    NearestMode(int(a["nearest"]))
+    for cls, name in ((ResizeMode, "mode"), (CoordMode, "coord"), (NearestMode, "nearest")):
+        _enum(cls, a, name, err)
     err.check(x[1] >= 1 and x[2] >= 1, f"input spatial size {x[1]}x{x[2]} is empty")
     return (x[0], oh, ow, x[3]), specs[0][1]
 
@@ -361,7 +369,7 @@ def _resize(specs: list[Spec | None], a: dict[str, Any], err: _Err) -> Spec:
 def _depth_to_space(specs: list[Spec | None], a: dict[str, Any], err: _Err) -> Spec:
     x = _rank(specs[0], 4, "input x (NHWC)", err)
     b = int(a["block"])
-    DepthToSpaceMode(int(a["mode"]))
+    _enum(DepthToSpaceMode, a, "mode", err)
     err.check(b >= 1, f"block must be >= 1, got {b}")
     err.check(x[3] % (b * b) == 0, f"{x[3]} channels are not divisible by block*block = {b * b}")
     return (x[0], x[1] * b, x[2] * b, x[3] // (b * b)), specs[0][1]

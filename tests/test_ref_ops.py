@@ -496,11 +496,21 @@ def test_shape_inference_matches_kernels(op: str) -> None:
     ("CONCATENATION", [(2, 3), (3, 3)], {"axis": 1}, "incompatible"),
     ("MAX_POOL_2D", [(1, 4, 4, 1)], {"kernel": (2, 2), "pads": (2, 0, 0, 0)}, "smaller than the kernel"),
     ("CONV_2D", [(1, 4, 4, 3)], {}, "takes 2..3 inputs, got 1"),
+    ("RESIZE", [(1, 2, 2, 1)], {"size": (3, 3), "coord": 9}, "coord = 9 is not one of"),
+    ("SOFTMAX", [(2, 3)], {"axis": 2}, "axis 2 is out of range for rank 2"),
+    ("CONV_TRANSPOSE_2D", [(1, 2, 2, 3), (3, 2, 2, 3)], {"strides": (2, 2), "output_padding": (2, 0)},
+     "output_padding [2, 0] must be smaller"),
+    ("HARD_SWISH", [(2,)], {"bogus": 1}, "unknown attributes ['bogus']"),
 ])
 def test_infer_rejects(op: str, inputs: list[tuple[int, ...]], attrs: dict[str, Any], message: str) -> None:
     with pytest.raises(ValueError, match=f"^{op}: .*") as exc:
         shapes.infer(op, [(s, np.float32) for s in inputs], attrs)
     assert message in str(exc.value)
+
+
+def test_infer_rejects_integer_input_to_float_op() -> None:
+    with pytest.raises(ValueError, match="SIGMOID: input dtype int32 is not a floating-point type"):
+        shapes.infer("SIGMOID", [((3,), np.int32)], {})
 
 
 def test_infer_rejects_mixed_dtypes() -> None:
