@@ -1,0 +1,50 @@
+"""Convert every bundled real model (wasmrt.models.BUNDLED) into models/*.wrt, as the quick start's main job does.
+
+    python -m wasmrt.bundle [--out models] [NAME ...]
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+import time
+from pathlib import Path
+
+from wasmrt.converter import convert
+from wasmrt.models import BUNDLED, BundledModel, load_labels, model_path
+
+ROOT = Path(__file__).resolve().parent.parent
+
+
+def convert_bundled(model: BundledModel, out_dir: Path, log=print) -> Path:
+    src = model_path(model.name)
+    labels = load_labels(model.labels) if model.labels else None
+    t0 = time.perf_counter()
+    result = convert(src, input_shapes=model.input_shapes, preprocess=model.preprocess, labels=labels)
+    out = out_dir / model.wrt
+    out.parent.mkdir(parents=True, exist_ok=True)
+    out.write_bytes(result.data)
+    plan = result.plan
+    log(f"{model.wrt:<26s} {len(result.data) / 1024:>8,.0f} KiB  {len(result.graph.nodes):>4d} ops  "
+        f"arena {plan.arena_size / 1024:>7,.0f} KiB = {plan.arena_size / max(plan.lower_bound, 1):.3f} x lower bound"
+        f"  ({time.perf_counter() - t0:.1f} s)")
+    return out
+
+
+def main(argv: list[str] | None = None) -> int:
+    ap = argparse.ArgumentParser(prog="python -m wasmrt.bundle", description=__doc__.splitlines()[0])
+    ap.add_argument("--out", default=str(ROOT / "models"), help="output directory (default: models/)")
+    ap.add_argument("names", nargs="*", help=f"models to convert (default: all of {', '.join(BUNDLED)})")
+    args = ap.parse_args(argv)
+    names = args.names or list(BUNDLED)
+    unknown = [n for n in names if n not in BUNDLED]
+    if unknown:
+        ap.error(f"unknown model {unknown[0]!r}; bundled: {', '.join(BUNDLED)}")
+    for k, name in enumerate(names, 1):
+        print(f"[{k}/{len(names)}] ", end="", flush=True)
+        convert_bundled(BUNDLED[name], Path(args.out))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
