@@ -66,26 +66,42 @@ def _conv2d(xs: list[np.ndarray | None], a: Attrs) -> np.ndarray:
     x, w, b = xs[0], xs[1], xs[2] if len(xs) > 2 else None
     (sh, sw), (dh, dw), (pt, pl, pb, pr) = a["strides"], a["dilations"], a["pads"]
     g = int(a["groups"])
-    cout, kh, kw, cg = w.shape
+    _, kh, kw, cg = w.shape
     oh = shapes.conv_out(x.shape[1], kh, sh, dh, pt, pb)
     ow = shapes.conv_out(x.shape[2], kw, sw, dw, pl, pr)
     xp = _pad_hw(_f64(x), pt, pl, pb, pr, 0.0)
     w64 = _f64(w)
-    n = x.shape[0]
     if cg == 1 and g > 1:
         y = _depthwise(xp, w64, g, oh, ow, (sh, sw), (dh, dw))
     else:
-        # im2col: [N*OH*OW, KH*KW, G, Cg], then one matmul per group against w [G, Og, KH*KW*Cg]
-        cols = np.empty((n, oh, ow, kh * kw, x.shape[3]), F64)
-        for i in range(kh):
-            for j in range(kw):
-                cols[:, :, :, i * kw + j] = _tap(xp, i * dh, j * dw, oh, ow, sh, sw)
-        cols = cols.reshape(n * oh * ow, kh * kw, g, cg).transpose(2, 0, 1, 3).reshape(g, n * oh * ow, kh * kw * cg)
-        wg = w64.reshape(g, cout // g, kh * kw * cg)
-        y = np.matmul(cols, wg.transpose(0, 2, 1)).transpose(1, 0, 2).reshape(n, oh, ow, cout)
+        y = _im2col_conv(xp, w64, g, oh, ow, (sh, sw), (dh, dw))
     if b is not None:
         y = y + _f64(b)
     return _act(y.astype(x.dtype), a)
+
+
+_IM2COL_BYTES = 64 << 20  # bound on the float64 patch matrix; larger outputs are done in bands of rows
+
+
+def _im2col_conv(xp: np.ndarray, w: np.ndarray, g: int, oh: int, ow: int, s: tuple[int, int],
+                 d: tuple[int, int]) -> np.ndarray:
+    """Patches [N*rows*OW, G, KH*KW*Cg] times w [G, Og, KH*KW*Cg], one band of output rows at a time."""
+    cout, kh, kw, cg = w.shape
+    n = xp.shape[0]
+    wg = w.reshape(g, cout // g, kh * kw * cg).transpose(0, 2, 1)  # [G, KH*KW*Cg, Og]
+    y = np.empty((n, oh, ow, cout), F64)
+    band = max(1, _IM2COL_BYTES // (8 * n * ow * kh * kw * cg * g))
+    for r0 in range(0, oh, band):
+        rows = min(band, oh - r0)
+        xb = xp[:, r0 * s[0]:]
+        cols = np.empty((n, rows, ow, kh * kw, g * cg), F64)
+        for i in range(kh):
+            for j in range(kw):
+                cols[:, :, :, i * kw + j] = _tap(xb, i * d[0], j * d[1], rows, ow, s[0], s[1])
+        m = n * rows * ow
+        cols = cols.reshape(m, kh * kw, g, cg).transpose(2, 0, 1, 3).reshape(g, m, kh * kw * cg)
+        y[:, r0:r0 + rows] = np.matmul(cols, wg).transpose(1, 0, 2).reshape(n, rows, ow, cout)
+    return y
 
 
 def _depthwise(xp: np.ndarray, w: np.ndarray, g: int, oh: int, ow: int, s: tuple[int, int],

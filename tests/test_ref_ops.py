@@ -116,6 +116,15 @@ def test_conv2d(case: tuple) -> None:
     assert_close(clamped, np.clip(nhwc(want), 0.0, 0.5), rtol=1e-5)
 
 
+def test_conv2d_in_row_bands(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Large outputs are computed in bands of rows: force tiny bands and compare with one-shot."""
+    x, wt, b = rand(2, 9, 7, 6), rand(4, 3, 3, 3), rand(4)
+    attrs = {"strides": (2, 1), "dilations": (1, 2), "pads": (1, 2, 1, 1), "groups": 2}
+    whole = ref("CONV_2D", [x, wt, b], **attrs)
+    monkeypatch.setattr(ops, "_IM2COL_BYTES", 1)
+    np.testing.assert_array_equal(ref("CONV_2D", [x, wt, b], **attrs), whole)
+
+
 def _onnx_convtranspose_weights(w: np.ndarray, g: int) -> np.ndarray:
     """Our [Cout, KH, KW, Cin/g] -> ONNX [Cin, Cout/g, KH, KW]."""
     cout, kh, kw, cg = w.shape
