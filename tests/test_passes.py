@@ -1,0 +1,87 @@
+"""Graph passes: each rewrites what it should and the optimized graph computes the same values."""
+
+from __future__ import annotations
+
+import numpy as np
+from graphs import conv_bn_relu_graph
+
+from python_ref import ops
+from wasmrt.ir import Graph
+from wasmrt.passes import optimize
+
+
+def _run(g: Graph, feeds: dict[str, np.ndarray]) -> dict[str, np.ndarray]:
+    values = dict(feeds)
+    for n in g.nodes:
+        ins = [(values[i] if i in values else g.tensors[i].data) if i else None for i in n.inputs]
+        values.update(zip(n.outputs, ops.run(n.op, ins, n.attrs), strict=True))
+    return {o: values[o] for o in g.outputs}
+
+
+def _same_after_optimize(build, feeds: dict[str, np.ndarray]) -> Graph:
+    before = _run(build(), feeds)
+    g = build()
+    optimize(g)
+    after = _run(g, feeds)
+    for k, v in before.items():
+        np.testing.assert_allclose(after[k], v, rtol=1e-5, atol=1e-5)
+    return g
+
+
+def test_batchnorm_and_relu_fold_into_the_conv() -> None:
+    x = np.random.default_rng(0).standard_normal((1, 9, 9, 5)).astype(np.float32)
+    g = _same_after_optimize(conv_bn_relu_graph, {"input": x})
+    assert [n.op for n in g.nodes] == ["CONV_2D", "RESHAPE", "FULLY_CONNECTED"]
+    assert g.nodes[0].attrs["act_min"] == 0.0 and g.outputs == ["logits"]
+
+
+def _transposes() -> Graph:
+    g = Graph()
+    x = g.add_input("x", (1, 4, 5, 6))
+    (y,) = g.add_node("TRANSPOSE", [x], {"perm": (0, 3, 1, 2)})
+    (y,) = g.add_node("TRANSPOSE", [y], {"perm": (0, 2, 3, 1)})  # cancels the first
+    (y,) = g.add_node("SIGMOID", [y])
+    (p,) = g.add_node("MEAN", [y], {"axes": (1, 2), "keepdims": True})  # [1,1,1,6]
+    (p,) = g.add_node("TRANSPOSE", [p], {"perm": (0, 3, 1, 2)})  # NHWC -> NCHW of a 1x1 map: a reshape
+    g.outputs = [p]
+    return g
+
+
+def test_transpose_pairs_cancel_and_size1_moves_become_reshapes() -> None:
+    x = np.random.default_rng(1).standard_normal((1, 4, 5, 6)).astype(np.float32)
+    g = _same_after_optimize(_transposes, {"x": x})
+    assert [n.op for n in g.nodes] == ["SIGMOID", "MEAN", "RESHAPE"]
+
+
+def _consts_and_noops() -> Graph:
+    g = Graph()
+    x = g.add_input("x", (2, 3))
+    a = g.add_const("a", np.arange(6, dtype=np.float32).reshape(2, 3))
+    (c,) = g.add_node("MUL", [a, g.add_const("two", np.float32(2))])  # constant: folded
+    (y,) = g.add_node("ADD", [x, c])
+    (y,) = g.add_node("RESHAPE", [y], {"shape": (2, 3)})  # identity: dropped
+    (y,) = g.add_node("CLIP", [y], {"min": 0.0, "max": 6.0})  # fused into ADD
+    g.outputs = [y]
+    return g
+
+
+def test_constants_fold_noops_vanish_and_clip_fuses() -> None:
+    x = np.random.default_rng(2).standard_normal((2, 3)).astype(np.float32) * 8
+    g = _same_after_optimize(_consts_and_noops, {"x": x})
+    assert [n.op for n in g.nodes] == ["ADD"]
+    assert (g.nodes[0].attrs["act_min"], g.nodes[0].attrs["act_max"]) == (0.0, 6.0)
+
+
+def test_affine_is_not_folded_across_a_shared_output() -> None:
+    """A conv output read by two ops must stay as it is: folding the MUL into it would change the other reader."""
+
+    def build() -> Graph:
+        g = conv_bn_relu_graph()
+        conv_out = g.nodes[0].outputs[0]
+        (extra,) = g.add_node("SIGMOID", [conv_out])
+        g.outputs.append(extra)
+        return g
+
+    x = np.random.default_rng(3).standard_normal((1, 9, 9, 5)).astype(np.float32)
+    g = _same_after_optimize(build, {"input": x})
+    assert "MUL" in [n.op for n in g.nodes]
