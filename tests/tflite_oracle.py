@@ -13,6 +13,7 @@ shape recorded in the model is used as output_shape, so a misread stride would m
 from __future__ import annotations
 
 import struct
+import warnings
 from typing import Any
 
 import flatbuffers
@@ -86,7 +87,9 @@ def run_litert(data: bytes, feeds: list[np.ndarray], extra: tuple[str, ...] = ()
 
     extra names intermediate tensors to return after the outputs (kept alive by preserve_all_tensors).
     """
-    interp = Interpreter(model_content=data, num_threads=1, experimental_preserve_all_tensors=bool(extra))
+    with warnings.catch_warnings():  # preserve_all_tensors warns that it is meant for debugging: it is, here
+        warnings.simplefilter("ignore", UserWarning)
+        interp = Interpreter(model_content=data, num_threads=1, experimental_preserve_all_tensors=bool(extra))
     interp.allocate_tensors()
     for detail, x in zip(interp.get_input_details(), feeds, strict=True):
         interp.set_tensor(detail["index"], x)

@@ -442,9 +442,9 @@ def gather(cv: Converter, op: TflOp) -> None:
     axis = axis_of(cv, op, op.options.get("Axis", 0), rank)
     indices = np.asarray(cv.const(op, 1, "indices")).astype(np.int64)
     n = cv.shape(x)[axis]
-    if ((indices < -n) | (indices >= n)).any():
-        raise ModelFormatError(f"{cv.source}: GATHER node {cv.node_name(op)!r}: indices out of range for {n}")
-    idx = cv.graph.add_const(f"{cv.node_name(op)}/indices", (indices % n).astype(np.int32))
+    if ((indices < 0) | (indices >= n)).any():  # TFLite rejects negative indices too
+        raise ModelFormatError(f"{cv.source}: GATHER node {cv.node_name(op)!r}: indices out of range [0, {n})")
+    idx = cv.graph.add_const(f"{cv.node_name(op)}/indices", indices.astype(np.int32))
     cv.emit(op, "GATHER", [x, idx], {"axis": axis}, final=True)
 
 
