@@ -37,7 +37,7 @@ def _input_arg(text: str) -> tuple[str, str]:
 
 def cmd_convert(args: argparse.Namespace) -> int:
     from wasmrt.converter import convert
-    from wasmrt.models import preset_for
+    from wasmrt.models import load_labels, preset_for
 
     src = Path(args.model)
     shapes = dict(args.input_shape or [])
@@ -46,7 +46,8 @@ def cmd_convert(args: argparse.Namespace) -> int:
     if preset is not None and not args.no_preset:
         print(f"using the bundled preset for {src.name} (input shapes, preprocessing, labels; --no-preset to skip)")
         shapes = {**preset.input_shapes, **shapes}
-        preprocess, labels = preset.preprocess, preset.labels()
+        preprocess = preset.preprocess
+        labels = load_labels(preset.labels) if preset.labels else None
     if args.labels:
         labels = [ln.strip() for ln in Path(args.labels).read_text().splitlines() if ln.strip()]
     t0 = time.perf_counter()

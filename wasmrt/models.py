@@ -410,3 +410,8 @@ def main(argv: list[str] | None = None) -> int:
 
 if __name__ == "__main__":
     raise SystemExit(main())
+
+
+def preset_for(filename: str) -> BundledModel | None:
+    """The bundled model whose source file has this name, so `wasmrt convert` can apply its preset."""
+    return next((m for m in BUNDLED.values() if m.source == filename), None)

@@ -24,6 +24,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import asdict, dataclass
+from pathlib import Path
 from typing import Any
 
 import numpy as np
@@ -160,3 +161,16 @@ def from_dict(d: dict[str, Any]) -> Preprocess:
     known = set(Preprocess.__dataclass_fields__)
     kwargs = {k: tuple(v) if isinstance(v, list) else v for k, v in d.items() if k in known}
     return Preprocess(**kwargs)
+
+
+def read_image(path: str | Path) -> np.ndarray:
+    """An image file as HxWx3 uint8 RGB (alpha dropped, grey expanded)."""
+    try:
+        from PIL import Image
+    except ImportError:  # pragma: no cover - Pillow comes with the package's dependencies
+        raise ImportError("reading images needs Pillow: pip install pillow") from None
+    try:
+        with Image.open(path) as im:
+            return np.asarray(im.convert("RGB"))
+    except OSError as e:
+        raise ValueError(f"{path}: cannot read image ({e})") from None
