@@ -18,7 +18,7 @@ import numpy as np
 from python_ref import ops as ref_ops
 from python_ref.opdefs import OPS
 from wasmrt.errors import ConversionError, ModelFormatError, UnsupportedOpError, WasmrtError
-from wasmrt.importers.tflite_ops import HANDLERS
+from wasmrt.importers.tflite_ops import HANDLERS, Handler
 from wasmrt.importers.tflite_reader import TflModel, TflOp, TflTensor, read_model
 from wasmrt.ir import Graph
 
@@ -79,7 +79,7 @@ class Converter:
         g.validate()
         return g
 
-    def _run_handler(self, handler: Any, op: TflOp) -> None:
+    def _run_handler(self, handler: Handler, op: TflOp) -> None:
         try:
             handler(self, op)
         except WasmrtError:
