@@ -1,0 +1,120 @@
+"""Acceptance of the converter and the reference engine on the bundled real models.
+
+Every model is converted to .wrt and run by python_ref.Interpreter; the original model runs in onnxruntime (ONNX)
+or LiteRT (TFLite). Tolerance: max|ref - oracle| <= 1e-4 * max|oracle| per output, on a seeded random input and
+on a real photo preprocessed with the hints stored in the model. The memory plan must stay within 1.1x of its
+lower bound.
+"""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+from functools import cache
+from pathlib import Path
+
+import numpy as np
+import pytest
+from skimage import data as skdata
+
+from python_ref import Interpreter
+from wasmrt.converter import Converted, convert
+from wasmrt.ir import Preprocess
+from wasmrt.models import BUNDLED, load_labels, model_path
+from wasmrt.preprocess import image_to_tensor
+
+pytestmark = pytest.mark.slow
+REL_TOL = 1e-4
+PHOTO = {"face_detector": "astronaut", "face_landmark": "astronaut", "selfie_segmentation": "astronaut",
+         "efficientnet_lite0": "chelsea", "mobilenet_v2": "coffee", "ppocr_det": "text", "ppocr_cls": "text"}
+
+
+@cache
+def converted(name: str) -> Converted:
+    try:
+        src = model_path(name)
+    except Exception as e:  # no network and no cache: say so instead of failing on an unrelated error
+        pytest.skip(f"{name}: model not available ({e})")
+    m = BUNDLED[name]
+    labels = load_labels(m.labels) if m.labels else None
+    return convert(src, input_shapes=m.input_shapes, preprocess=m.preprocess, labels=labels)
+
+
+def oracle(name: str, feeds: dict[str, np.ndarray]) -> dict[str, np.ndarray]:
+    src = model_path(name)
+    if src.suffix == ".onnx":
+        import onnxruntime as ort
+
+        opts = ort.SessionOptions()
+        opts.intra_op_num_threads = 1
+        sess = ort.InferenceSession(str(src), opts, providers=["CPUExecutionProvider"])
+        names = [o.name for o in sess.get_outputs()]
+        return dict(zip(names, sess.run(names, feeds), strict=True))
+    from ai_edge_litert.interpreter import Interpreter as LiteRT
+    from tflite_oracle import litert_compatible, run_litert
+
+    data = litert_compatible(src.read_bytes())
+    interp = LiteRT(model_content=data)
+    ins = [feeds[d["name"]] for d in interp.get_input_details()]
+    outs = [d["name"] for d in interp.get_output_details()]
+    return dict(zip(outs, run_litert(data, ins), strict=True))
+
+
+def photo(name: str) -> np.ndarray:
+    kind = PHOTO[name]
+    if kind == "text":  # dark text lines on paper: what the OCR models expect
+        img = np.full((240, 640, 3), 235, np.uint8)
+        for row in range(3):
+            for k in range(14):
+                y, x = 40 + row * 70, 30 + k * 42
+                img[y:y + 30, x:x + 6] = 20
+                img[y:y + 6, x:x + 26] = 20
+                img[y + 24:y + 30, x:x + 26] = 20
+        return img
+    return getattr(skdata, kind)()
+
+
+def _feeds(name: str, interp: Interpreter, real: bool) -> dict[str, np.ndarray]:
+    rng = np.random.default_rng(1234)
+    feeds = {}
+    for k, spec in enumerate(interp.inputs):
+        pre = interp.metadata["preprocess"].get(k)
+        if real and pre:
+            feeds[spec.name] = image_to_tensor(photo(name), Preprocess(**pre), spec.shape)
+        else:
+            feeds[spec.name] = rng.uniform(-1, 1, spec.shape).astype(spec.dtype)
+    return feeds
+
+
+@pytest.mark.parametrize("real", [False, True], ids=["random", "photo"])
+@pytest.mark.parametrize("name", list(BUNDLED))
+def test_reference_matches_oracle(name: str, real: bool) -> None:
+    interp = Interpreter(converted(name).data)
+    feeds = _feeds(name, interp, real)
+    ours = interp.run(feeds)
+    theirs = oracle(name, feeds)
+    assert set(ours) == set(theirs)
+    for out, want in theirs.items():
+        got = ours[out].reshape(want.shape)
+        err = np.abs(got - want).max() / np.abs(want).max()
+        assert err <= REL_TOL, f"{name}/{out}: max|ref - oracle| = {err:.2e} x max|oracle|"
+
+
+@pytest.mark.parametrize("name", list(BUNDLED))
+def test_arena_within_10_percent_of_lower_bound(name: str) -> None:
+    plan = converted(name).plan
+    assert plan.lower_bound > 0
+    assert plan.arena_size <= 1.1 * plan.lower_bound, (plan.arena_size, plan.lower_bound)
+
+
+@pytest.mark.parametrize(("image", "classes"), [("chelsea", range(281, 286)), ("coffee", [967])])
+def test_efficientnet_cli_classifies_photos(image: str, classes, tmp_path: Path) -> None:
+    """Acceptance 2: `wasmrt run --engine ref` with the preprocessing from the model's metadata."""
+    wrt = tmp_path / "efficientnet_lite0.wrt"
+    wrt.write_bytes(converted("efficientnet_lite0").data)
+    png = Path(skdata.__file__).parent / f"{image}.png"
+    r = subprocess.run([sys.executable, "-m", "wasmrt.cli", "run", str(wrt), "--engine", "ref",
+                        "--input", f"input={png}", "-o", str(tmp_path / "out")], capture_output=True, text=True)
+    assert r.returncode == 0, r.stderr
+    logits = np.load(tmp_path / "out" / "logits.npy").reshape(-1)
+    assert int(np.argmax(logits)) in classes, r.stdout
