@@ -1,0 +1,692 @@
+"""ONNX op -> wasmrt IR converters for data-dependent nodes (constant nodes are folded before they get here).
+
+Each converter reads its node's inputs from the Context (constants as numpy arrays, runtime tensors as IR names
+in the layout it asks for), emits IR nodes and binds the node's outputs. See onnx_import.py for the layout policy.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable
+from typing import Any
+
+import numpy as np
+import onnx
+
+from python_ref.opdefs import CoordMode, DepthToSpaceMode, NearestMode, PadMode, ResizeMode
+from wasmrt.importers.onnx_context import Context, Value, cl_inverse, cl_perm, ir_axis
+from wasmrt.importers.onnx_shapes import explicit_pads, reshape_target, slice_params
+
+Converter = Callable[[Context, onnx.NodeProto, dict[str, Any]], None]
+CONVERTERS: dict[str, Converter] = {}
+
+# Inputs (by index) that must be known at import time; the conformance test freezes these.
+CONSTANT_INPUTS: dict[str, tuple[int, ...]] = {
+    "Conv": (1, 2), "ConvTranspose": (1, 2), "BatchNormalization": (1, 2, 3, 4), "Clip": (1, 2),
+    "Pad": (1, 2, 3), "Reshape": (1,), "Slice": (1, 2, 3, 4), "Split": (1,), "Squeeze": (1,), "Unsqueeze": (1,),
+    "ReduceMean": (1,), "ReduceMax": (1,), "ReduceMin": (1,), "ReduceSum": (1,), "ReduceL1": (1,),
+    "ReduceL2": (1,), "ReduceSumSquare": (1,), "Resize": (1, 2, 3), "Upsample": (1,), "Gather": (1,),
+    "Expand": (1,), "Tile": (1,), "Dropout": (1, 2),
+}
+F32 = np.float32
+
+
+def _converter(*ops: str) -> Callable[[Converter], Converter]:
+    def register(fn: Converter) -> Converter:
+        for op in ops:
+            CONVERTERS[op] = fn
+        return fn
+
+    return register
+
+
+# -- shared helpers ------------------------------------------------------------------------------------------------
+def _x(ctx: Context, node: onnx.NodeProto) -> Value:
+    return ctx.value(node.input[0])
+
+
+def _ints(a: Any, n: int, fill: int) -> tuple[int, ...]:
+    return tuple(int(v) for v in a) if a is not None and len(a) else (fill,) * n
+
+
+def _in_ir_order(vals: list, rank: int, channels_last: bool) -> list:
+    """Reorder a per-ONNX-axis list into the order of the IR tensor's axes."""
+    return [vals[a] for a in cl_perm(rank)] if channels_last else list(vals)
+
+
+def _broadcast(ctx: Context, names: list[str]) -> tuple[list[str], bool]:
+    """IR operands of an element-wise op with numpy broadcasting, choosing channels-last when a runtime operand
+    already is and every other runtime operand can follow (constants are broadcast and permuted to match)."""
+    vals = [ctx.value(n) for n in names]
+    rank = max(v.rank for v in vals)
+    dyn = [v for v in vals if not v.is_const]
+    cl = any(v.channels_last for v in dyn) and all(v.rank == rank or math.prod(v.shape) == 1 for v in dyn)
+    irs = []
+    for n, v in zip(names, vals, strict=True):
+        if v.is_const:
+            irs.append(ctx.const_ir(v.const.astype(F32), n, cl, rank))
+        else:  # a size-1 runtime operand of lower rank broadcasts the same in either layout
+            irs.append(ctx.ir(n, cl and v.rank == rank))
+    return irs, cl
+
+
+def _elementwise(ctx: Context, node: onnx.NodeProto, op: str, names: list[str], out: str,
+                 attrs: dict[str, Any] | None = None) -> None:
+    irs, cl = _broadcast(ctx, names)
+    ctx.bind(out, ctx.emit(op, irs, attrs, out, _label(node)), cl)
+
+
+def _label(node: onnx.NodeProto) -> str:
+    from wasmrt.importers.onnx_context import node_name
+
+    return node_name(node)
+
+
+def _unary(ctx: Context, node: onnx.NodeProto, op: str, attrs: dict[str, Any] | None = None) -> None:
+    x = _x(ctx, node)
+    ctx.emit_value(op, [ctx.ir(node.input[0], x.channels_last)], attrs, node, channels_last=x.channels_last)
+
+
+def _reshape(ctx: Context, node: onnx.NodeProto, shape: tuple[int, ...], out_index: int = 0) -> None:
+    ctx.emit_value("RESHAPE", [ctx.ir(node.input[0])], {"shape": tuple(shape)}, node, out_index)
+
+
+def _slice_value(ctx: Context, src: str, params: list[tuple[int, int, int]], out: str, label: str) -> None:
+    """SLICE a value (any layout) with per-ONNX-axis (start, end, step); the result keeps the layout."""
+    v = ctx.value(src)
+    p = _in_ir_order(params, v.rank, v.channels_last)
+    attrs = {"starts": tuple(s for s, _, _ in p), "ends": tuple(e for _, e, _ in p), "steps": tuple(s for *_, s in p)}
+    ctx.bind(out, ctx.emit("SLICE", [ctx.ir(src, v.channels_last)], attrs, out, label), v.channels_last)
+
+
+# -- element-wise ----------------------------------------------------------------------------------------------------
+_BINARY = {"Add": "ADD", "Sub": "SUB", "Mul": "MUL", "Div": "DIV", "Pow": "POW", "PRelu": "PRELU"}
+_VARIADIC = {"Max": "MAXIMUM", "Min": "MINIMUM", "Sum": "ADD", "Mean": "ADD"}
+_UNARY = {"Relu": "RELU", "Sigmoid": "SIGMOID", "Tanh": "TANH", "Exp": "EXP", "Sqrt": "SQRT", "Abs": "ABS",
+          "Neg": "NEG", "HardSwish": "HARD_SWISH"}
+
+
+@_converter(*_BINARY)
+def _binary(ctx: Context, node: onnx.NodeProto, a: dict) -> None:
+    _elementwise(ctx, node, _BINARY[node.op_type], list(node.input[:2]), node.output[0])
+
+
+@_converter(*_VARIADIC)
+def _variadic(ctx: Context, node: onnx.NodeProto, a: dict) -> None:
+    names = [n for n in node.input if n]
+    acc, out = names[0], node.output[0]
+    for k, name in enumerate(names[1:]):
+        target = out if k == len(names) - 2 and node.op_type != "Mean" else f"{out}/partial{k}"
+        _elementwise(ctx, node, _VARIADIC[node.op_type], [acc, name], target)
+        acc = target
+    if node.op_type == "Mean":
+        ctx.set_const(f"{out}/count", np.array(1.0 / len(names), F32))
+        _elementwise(ctx, node, "MUL", [acc, f"{out}/count"], out)
+    elif len(names) == 1:
+        ctx.alias(out, acc)
+
+
+@_converter(*_UNARY)
+def _simple_unary(ctx: Context, node: onnx.NodeProto, a: dict) -> None:
+    _unary(ctx, node, _UNARY[node.op_type])
+
+
+@_converter("Reciprocal")
+def _reciprocal(ctx: Context, node: onnx.NodeProto, a: dict) -> None:
+    ctx.set_const(f"{node.output[0]}/one", np.array(1.0, F32))
+    _elementwise(ctx, node, "DIV", [f"{node.output[0]}/one", node.input[0]], node.output[0])
+
+
+@_converter("LeakyRelu")
+def _leaky_relu(ctx: Context, node: onnx.NodeProto, a: dict) -> None:
+    _unary(ctx, node, "LEAKY_RELU", {"alpha": float(a.get("alpha", 0.01))})
+
+
+@_converter("HardSigmoid")
+def _hard_sigmoid(ctx: Context, node: onnx.NodeProto, a: dict) -> None:
+    _unary(ctx, node, "HARD_SIGMOID", {"alpha": float(a.get("alpha", 0.2)), "beta": float(a.get("beta", 0.5))})
+
+
+@_converter("Clip")
+def _clip(ctx: Context, node: onnx.NodeProto, a: dict) -> None:
+    if ctx.opset < 11:
+        lo, hi = a.get("min", -math.inf), a.get("max", math.inf)
+    else:
+        lo_arr, hi_arr = ctx.opt_const(node, 1, "min"), ctx.opt_const(node, 2, "max")
+        lo = -math.inf if lo_arr is None else float(lo_arr)
+        hi = math.inf if hi_arr is None else float(hi_arr)
+    _unary(ctx, node, "CLIP", {"min": float(lo), "max": float(hi)})
+
+
+@_converter("Identity", "Dropout", "Cast", "CastLike")
+def _passthrough(ctx: Context, node: onnx.NodeProto, a: dict) -> None:
+    if node.op_type == "Cast" and onnx.helper.tensor_dtype_to_np_dtype(a["to"]).kind != "f":
+        raise ctx.unsupported(node, "a runtime tensor can only be cast between float types")
+    if node.op_type == "CastLike" and ctx.const(node, 1, "the type template").dtype.kind != "f":
+        raise ctx.unsupported(node, "a runtime tensor can only be cast between float types")
+    if node.op_type == "Dropout" and ctx.has(node, 2) and bool(ctx.const(node, 2, "training_mode")):
+        raise ctx.unsupported(node, "training-mode Dropout")
+    ctx.alias(node.output[0], node.input[0])
+    if node.op_type == "Dropout" and len(node.output) > 1 and node.output[1]:
+        ctx.set_const(node.output[1], np.ones(ctx.shape(node.input[0]), bool))
+
+
+@_converter("BatchNormalization")
+def _batch_norm(ctx: Context, node: onnx.NodeProto, a: dict) -> None:
+    if a.get("training_mode", 0) or any(node.output[1:]):
+        raise ctx.unsupported(node, "training-mode BatchNormalization (only inference is supported)")
+    scale, bias, mean, var = (ctx.const(node, i).astype(np.float64) for i in range(1, 5))
+    mul = scale / np.sqrt(var + a.get("epsilon", 1e-5))
+    add = bias - mean * mul
+    per_channel = (-1,) + (1,) * (_x(ctx, node).rank - 2)
+    out = node.output[0]
+    ctx.set_const(f"{out}/bn_scale", mul.astype(F32).reshape(per_channel))
+    ctx.set_const(f"{out}/bn_shift", add.astype(F32).reshape(per_channel))
+    _elementwise(ctx, node, "MUL", [node.input[0], f"{out}/bn_scale"], f"{out}/bn_mul")
+    _elementwise(ctx, node, "ADD", [f"{out}/bn_mul", f"{out}/bn_shift"], out)
+
+
+# -- convolution and dense ---------------------------------------------------------------------------------------------
+def _spatial_in(ctx: Context, node: onnx.NodeProto) -> tuple[str, tuple[int, ...]]:
+    """The input as a 4-D NHWC IR tensor (a 1-D signal [N,C,L] becomes [N,1,L,C]) and its ONNX spatial dims."""
+    x = _x(ctx, node)
+    if x.rank == 4:
+        return ctx.ir(node.input[0], True), x.shape[2:]
+    if x.rank == 3:
+        n, c, length = x.shape
+        ir = ctx.emit("RESHAPE", [ctx.ir(node.input[0], True)], {"shape": (n, 1, length, c)},
+                      node.input[0] + "/as_2d")
+        return ir, x.shape[2:]
+    raise ctx.unsupported(node, f"only 1-D and 2-D spatial inputs are supported, got rank {x.rank}")
+
+
+def _spatial_out(ctx: Context, node: onnx.NodeProto, op: str, inputs: list[str], attrs: dict[str, Any],
+                 one_d: bool) -> None:
+    if not one_d:
+        ctx.emit_value(op, inputs, attrs, node, channels_last=True)
+        return
+    y = ctx.emit(op, inputs, attrs, node.output[0] + "/2d", _label(node))
+    n, _, length, c = ctx.graph.tensors[y].shape
+    ctx.emit_value("RESHAPE", [y], {"shape": (n, length, c)}, node, channels_last=True)
+
+
+def _lift(vals: tuple[int, ...] | list[int], fill: int) -> tuple[int, ...]:
+    """Spatial parameters of a 1-D op as those of a 2-D op over a height-1 image."""
+    return (fill, *vals) if len(vals) == 1 else tuple(vals)
+
+
+def _lift_pads(pads: list[int]) -> tuple[int, ...]:
+    return (0, pads[0], 0, pads[1]) if len(pads) == 2 else tuple(pads)
+
+
+def _spatial_attrs(a: dict, n: int) -> tuple[tuple[int, ...], tuple[int, ...]]:
+    return _ints(a.get("strides"), n, 1), _ints(a.get("dilations"), n, 1)
+
+
+@_converter("Conv")
+def _conv(ctx: Context, node: onnx.NodeProto, a: dict) -> None:
+    w = ctx.const(node, 1, "the weights (input 1)").astype(F32)
+    if w.ndim not in (3, 4):
+        raise ctx.unsupported(node, f"only 1-D and 2-D convolutions are supported (weights of rank {w.ndim})")
+    x_ir, spatial = _spatial_in(ctx, node)
+    n = w.ndim - 2
+    strides, dilations = _spatial_attrs(a, n)
+    pads = explicit_pads(a, spatial, w.shape[2:], strides, dilations)
+    if n == 1:
+        w = w[:, :, None, :]
+    inputs = [x_ir, ctx.const_ir(w.transpose(0, 2, 3, 1), node.input[1] + "/ohwi")]
+    if ctx.has(node, 2):
+        inputs.append(ctx.const_ir(ctx.const(node, 2, "the bias (input 2)").astype(F32), node.input[2]))
+    attrs = {"strides": _lift(strides, 1), "dilations": _lift(dilations, 1), "pads": _lift_pads(pads),
+             "groups": int(a.get("group", 1))}
+    _spatial_out(ctx, node, "CONV_2D", inputs, attrs, n == 1)
+
+
+def _conv_transpose_pads(a: dict, spatial: tuple[int, ...], kernel: tuple[int, ...], strides: tuple[int, ...],
+                         dilations: tuple[int, ...], out_pad: list[int]) -> list[int]:
+    """Explicit pads of a ConvTranspose from pads, auto_pad or output_shape (extra output_padding when needed)."""
+    n = len(kernel)
+    auto = a.get("auto_pad", "NOTSET")
+    target = list(a["output_shape"])[-n:] if a.get("output_shape") else None
+    if target is None and auto in ("SAME_UPPER", "SAME_LOWER"):
+        target = [spatial[i] * strides[i] for i in range(n)]
+    if target is None:
+        return [0] * (2 * n) if auto == "VALID" else [int(p) for p in a.get("pads", [0] * (2 * n))]
+    begins, ends = [], []
+    for i in range(n):
+        full = strides[i] * (spatial[i] - 1) + out_pad[i] + (kernel[i] - 1) * dilations[i] + 1
+        total = full - int(target[i])
+        if total < 0:  # asked for more rows than the transposed conv yields: extend with output_padding
+            out_pad[i] -= total
+            total = 0
+        # onnx's specification (and its reference): SAME_UPPER puts the odd pixel at the end, anything else
+        # (including NOTSET with output_shape) at the beginning.
+        small, big = total // 2, total - total // 2
+        begins.append(small if auto == "SAME_UPPER" else big)
+        ends.append(big if auto == "SAME_UPPER" else small)
+    return begins + ends
+
+
+@_converter("ConvTranspose")
+def _conv_transpose(ctx: Context, node: onnx.NodeProto, a: dict) -> None:
+    w = ctx.const(node, 1, "the weights (input 1)").astype(F32)
+    if w.ndim not in (3, 4):
+        raise ctx.unsupported(node, f"only 1-D and 2-D transposed convolutions are supported (rank {w.ndim})")
+    x_ir, spatial = _spatial_in(ctx, node)
+    n, groups = w.ndim - 2, int(a.get("group", 1))
+    strides, dilations = _spatial_attrs(a, n)
+    out_pad = list(_ints(a.get("output_padding"), n, 0))
+    pads = _conv_transpose_pads(a, spatial, w.shape[2:], strides, dilations, out_pad)
+    if n == 1:
+        w = w[:, :, None, :]
+    cin, cout_g, kh, kw = w.shape
+    # ONNX [Cin, Cout/g, KH, KW] -> ours [Cout, KH, KW, Cin/g], group by group
+    w = w.reshape(groups, cin // groups, cout_g, kh, kw).transpose(0, 2, 3, 4, 1).reshape(-1, kh, kw, cin // groups)
+    inputs = [x_ir, ctx.const_ir(w, node.input[1] + "/ohwi")]
+    if ctx.has(node, 2):
+        inputs.append(ctx.const_ir(ctx.const(node, 2, "the bias (input 2)").astype(F32), node.input[2]))
+    attrs = {"strides": _lift(strides, 1), "dilations": _lift(dilations, 1), "pads": _lift_pads(pads),
+             "groups": groups, "output_padding": _lift(out_pad, 0)}
+    _spatial_out(ctx, node, "CONV_TRANSPOSE_2D", inputs, attrs, n == 1)
+
+
+def _add_bias(ctx: Context, node: onnx.NodeProto, y_name: str, c: str, beta: float) -> None:
+    """out = y + beta * C, with C constant or runtime."""
+    out = node.output[0]
+    if beta != 1.0:
+        if ctx.is_const(c):
+            ctx.set_const(f"{out}/beta_c", (ctx.value(c).const * beta).astype(F32))
+        else:
+            ctx.set_const(f"{out}/beta", np.array(beta, F32))
+            _elementwise(ctx, node, "MUL", [c, f"{out}/beta"], f"{out}/beta_c")
+        c = f"{out}/beta_c"
+    _elementwise(ctx, node, "ADD", [y_name, c], out)
+
+
+@_converter("Gemm")
+def _gemm(ctx: Context, node: onnx.NodeProto, a: dict) -> None:
+    alpha, beta = float(a.get("alpha", 1.0)), float(a.get("beta", 1.0))
+    out, label = node.output[0], _label(node)
+    a_ir = ctx.ir(node.input[0])
+    if a.get("transA", 0):
+        a_ir = ctx.emit("TRANSPOSE", [a_ir], {"perm": (1, 0)}, node.input[0] + "/T")
+    has_c = ctx.has(node, 2) and beta != 0.0
+    b_name = node.input[1]
+    if ctx.is_const(b_name):  # FULLY_CONNECTED with alpha folded into the weights and beta * C as its bias
+        b = ctx.value(b_name).const.astype(np.float64)
+        w = (b if a.get("transB", 0) else b.T) * alpha
+        inputs = [a_ir, ctx.const_ir(w.astype(F32), b_name + "/fc")]
+        c_vec = _bias_vector(ctx, node.input[2], w.shape[0], beta) if has_c else None
+        if c_vec is not None:
+            inputs.append(ctx.const_ir(c_vec, node.input[2] + "/fc_bias"))
+        if not has_c or c_vec is not None:
+            ctx.emit_value("FULLY_CONNECTED", inputs, None, node)
+            return
+        y = ctx.emit("FULLY_CONNECTED", inputs, None, f"{out}/ab", label)
+    else:
+        b_ir = ctx.ir(b_name)
+        if a.get("transB", 0):
+            b_ir = ctx.emit("TRANSPOSE", [b_ir], {"perm": (1, 0)}, b_name + "/T")
+        y = ctx.emit("MATMUL", [a_ir, b_ir], None, f"{out}/ab", label)
+        if alpha != 1.0:
+            y = ctx.emit("MUL", [y, ctx.const_ir(np.array(alpha, F32), f"{out}/alpha")], None, f"{out}/ab", label)
+    ctx.bind(f"{out}/ab", y, False)
+    if has_c:
+        _add_bias(ctx, node, f"{out}/ab", node.input[2], beta)
+    else:
+        ctx.alias(out, f"{out}/ab")
+
+
+def _bias_vector(ctx: Context, c: str, n: int, beta: float) -> np.ndarray | None:
+    """beta * C as a [N] bias when C is constant and broadcasts along rows only."""
+    v = ctx.value(c)
+    if not v.is_const or v.const.ndim > 2 or (v.const.ndim == 2 and v.const.shape[0] != 1):
+        return None
+    if v.const.size not in (1, n):
+        return None
+    return np.broadcast_to(v.const.reshape(-1) * beta, (n,)).astype(F32)
+
+
+@_converter("MatMul")
+def _matmul(ctx: Context, node: onnx.NodeProto, a: dict) -> None:
+    va, vb = ctx.value(node.input[0]), ctx.value(node.input[1])
+    out_shape = np.broadcast_shapes(va.shape[:-2], vb.shape[:-2]) if va.rank > 1 and vb.rank > 1 else ()
+    out_shape = (*out_shape, *va.shape[-2:-1], *(vb.shape[-1:] if vb.rank > 1 else ()))
+    a_ir = ctx.ir(node.input[0])
+    if va.rank == 1:
+        a_ir = ctx.emit("RESHAPE", [a_ir], {"shape": (1, va.shape[0])}, node.input[0] + "/row")
+    if vb.is_const and vb.rank == 2:
+        y = ctx.emit("FULLY_CONNECTED", [a_ir, ctx.const_ir(vb.const.T.astype(F32), node.input[1] + "/fc")], None,
+                     node.output[0], _label(node))
+    else:
+        b_ir = ctx.ir(node.input[1])
+        if vb.rank == 1:
+            b_ir = ctx.emit("RESHAPE", [b_ir], {"shape": (vb.shape[0], 1)}, node.input[1] + "/col")
+        y = ctx.emit("MATMUL", [a_ir, b_ir], None, node.output[0], _label(node))
+    if ctx.graph.tensors[y].shape != tuple(out_shape):
+        y = ctx.emit("RESHAPE", [y], {"shape": tuple(out_shape)}, node.output[0], _label(node))
+    ctx.bind(node.output[0], y, False)
+
+
+# -- pooling and reductions --------------------------------------------------------------------------------------------
+@_converter("MaxPool", "AveragePool")
+def _pool(ctx: Context, node: onnx.NodeProto, a: dict) -> None:
+    if len(node.output) > 1 and node.output[1]:
+        raise ctx.unsupported(node, "the indices output of MaxPool is not supported")
+    kernel = tuple(int(k) for k in a["kernel_shape"])
+    x_ir, spatial = _spatial_in(ctx, node)
+    if len(kernel) != len(spatial):
+        raise ctx.unsupported(node, f"kernel_shape {kernel} does not match the input's spatial rank")
+    strides, dilations = _spatial_attrs(a, len(kernel))
+    pads = explicit_pads(a, spatial, kernel, strides, dilations)
+    same = a.get("auto_pad", "NOTSET") in ("SAME_UPPER", "SAME_LOWER")
+    attrs = {"kernel": _lift(kernel, 1), "strides": _lift(strides, 1), "dilations": _lift(dilations, 1),
+             "pads": _lift_pads(pads), "ceil_mode": bool(a.get("ceil_mode", 0)) and not same,
+             "count_include_pad": bool(a.get("count_include_pad", 0))}
+    op = "MAX_POOL_2D" if node.op_type == "MaxPool" else "AVERAGE_POOL_2D"
+    _spatial_out(ctx, node, op, [x_ir], attrs, len(kernel) == 1)
+
+
+@_converter("GlobalAveragePool", "GlobalMaxPool")
+def _global_pool(ctx: Context, node: onnx.NodeProto, a: dict) -> None:
+    x = _x(ctx, node)
+    if x.rank < 3:
+        raise ctx.unsupported(node, f"input of rank {x.rank} has no spatial axes")
+    op = "MEAN" if node.op_type == "GlobalAveragePool" else "REDUCE_MAX"
+    attrs = {"axes": tuple(range(1, x.rank - 1)), "keepdims": True}
+    ctx.emit_value(op, [ctx.ir(node.input[0], True)], attrs, node, channels_last=True)
+
+
+_REDUCE = {"ReduceMean": "MEAN", "ReduceMax": "REDUCE_MAX", "ReduceSum": "REDUCE_SUM", "ReduceMin": "REDUCE_MAX",
+           "ReduceL1": "REDUCE_SUM", "ReduceL2": "REDUCE_SUM", "ReduceSumSquare": "REDUCE_SUM"}
+
+
+@_converter(*_REDUCE)
+def _reduce(ctx: Context, node: onnx.NodeProto, a: dict) -> None:
+    x = _x(ctx, node)
+    axes = ctx.opt_const(node, 1, "axes") if len(node.input) > 1 else a.get("axes")
+    if axes is None or len(axes) == 0:
+        if a.get("noop_with_empty_axes", 0):
+            ctx.alias(node.output[0], node.input[0])
+            return
+        axes = range(x.rank)
+    keep = bool(a.get("keepdims", 1))
+    cl = x.channels_last and keep
+    ir_axes = tuple(sorted(ir_axis(int(ax), x.rank, cl) for ax in axes))
+    src, op, out = ctx.ir(node.input[0], cl), _REDUCE[node.op_type], node.output[0]
+    # min = -max(-x); L1 = sum|x|; L2 = sqrt(sum x^2)
+    pre = {"ReduceMin": "NEG", "ReduceL1": "ABS"}.get(node.op_type)
+    if pre:
+        src = ctx.emit(pre, [src], None, f"{out}/pre", _label(node))
+    if node.op_type in ("ReduceL2", "ReduceSumSquare"):
+        src = ctx.emit("MUL", [src, src], None, f"{out}/sq", _label(node))
+    post = {"ReduceMin": "NEG", "ReduceL2": "SQRT"}.get(node.op_type)
+    y = ctx.emit(op, [src], {"axes": ir_axes, "keepdims": keep}, out + "/r" if post else out, _label(node))
+    if post:
+        y = ctx.emit(post, [y], None, out, _label(node))
+    ctx.bind(out, y, cl)
+
+
+@_converter("Softmax")
+def _softmax(ctx: Context, node: onnx.NodeProto, a: dict) -> None:
+    x = _x(ctx, node)
+    axis = int(a.get("axis", 1 if ctx.opset < 13 else -1)) % max(x.rank, 1)
+    if ctx.opset >= 13 or axis == x.rank - 1:
+        ir_ax = ir_axis(axis, x.rank, x.channels_last)
+        ctx.emit_value("SOFTMAX", [ctx.ir(node.input[0], x.channels_last)], {"axis": ir_ax}, node,
+                       channels_last=x.channels_last)
+        return
+    # Before opset 13 the input is coerced to 2-D at `axis` and softmax runs over the flattened tail.
+    out = node.output[0]
+    flat = (math.prod(x.shape[:axis]), math.prod(x.shape[axis:]))
+    y = ctx.emit("RESHAPE", [ctx.ir(node.input[0])], {"shape": flat}, f"{out}/2d", _label(node))
+    y = ctx.emit("SOFTMAX", [y], {"axis": 1}, f"{out}/softmax2d", _label(node))
+    ctx.emit_value("RESHAPE", [y], {"shape": x.shape}, node)
+
+
+# -- data movement -----------------------------------------------------------------------------------------------------
+@_converter("Reshape")
+def _reshape_op(ctx: Context, node: onnx.NodeProto, a: dict) -> None:
+    x = _x(ctx, node)
+    shape = ctx.const(node, 1, "the target shape")
+    try:
+        target = reshape_target(x.shape, shape, bool(a.get("allowzero", 0)))
+    except ValueError as e:
+        raise ctx.unsupported(node, str(e)) from None
+    _reshape(ctx, node, target)
+
+
+@_converter("Flatten")
+def _flatten(ctx: Context, node: onnx.NodeProto, a: dict) -> None:
+    x = _x(ctx, node)
+    axis = int(a.get("axis", 1))
+    axis = axis + x.rank if axis < 0 else axis
+    _reshape(ctx, node, (math.prod(x.shape[:axis]), math.prod(x.shape[axis:])))
+
+
+@_converter("Squeeze")
+def _squeeze(ctx: Context, node: onnx.NodeProto, a: dict) -> None:
+    x = _x(ctx, node)
+    axes = ctx.opt_const(node, 1, "axes") if len(node.input) > 1 else a.get("axes")
+    drop = {i for i, d in enumerate(x.shape) if d == 1} if axes is None else {int(v) % x.rank for v in axes}
+    _reshape(ctx, node, tuple(d for i, d in enumerate(x.shape) if i not in drop))
+
+
+@_converter("Unsqueeze")
+def _unsqueeze(ctx: Context, node: onnx.NodeProto, a: dict) -> None:
+    x = _x(ctx, node)
+    axes = ctx.const(node, 1, "axes") if len(node.input) > 1 else a["axes"]
+    rank = x.rank + len(axes)
+    new = {int(v) % rank for v in axes}
+    dims = iter(x.shape)
+    _reshape(ctx, node, tuple(1 if i in new else next(dims) for i in range(rank)))
+
+
+@_converter("Transpose")
+def _transpose(ctx: Context, node: onnx.NodeProto, a: dict) -> None:
+    x = _x(ctx, node)
+    perm = [int(p) for p in a.get("perm", range(x.rank - 1, -1, -1))]
+    # Compose with the stored layout: ONNX axis perm[i] lives at IR axis where[perm[i]].
+    where = cl_inverse(x.rank) if x.channels_last else tuple(range(x.rank))
+    ir_perm = tuple(where[p] for p in perm)
+    src = ctx.ir(node.input[0], x.channels_last)
+    if ir_perm == tuple(range(x.rank)):
+        ctx.bind(node.output[0], src, False)
+    else:
+        ctx.emit_value("TRANSPOSE", [src], {"perm": ir_perm}, node)
+
+
+@_converter("Concat")
+def _concat(ctx: Context, node: onnx.NodeProto, a: dict) -> None:
+    names = [n for n in node.input if n and math.prod(ctx.shape(n)) > 0]
+    vals = [ctx.value(n) for n in names]
+    rank = vals[0].rank
+    axis = int(a["axis"]) % rank
+    cl = rank >= 3 and any(v.channels_last for v in vals if not v.is_const)
+    irs = [ctx.ir(n, cl) for n in names]
+    if len(irs) == 1:
+        ctx.bind(node.output[0], irs[0], cl)
+        return
+    ctx.emit_value("CONCATENATION", irs, {"axis": ir_axis(axis, rank, cl)}, node, channels_last=cl)
+
+
+@_converter("Slice")
+def _slice(ctx: Context, node: onnx.NodeProto, a: dict) -> None:
+    x = _x(ctx, node)
+    if ctx.opset < 10:
+        starts, ends, axes, steps = a["starts"], a["ends"], a.get("axes"), None
+    else:
+        starts, ends = ctx.const(node, 1, "starts"), ctx.const(node, 2, "ends")
+        axes, steps = ctx.opt_const(node, 3, "axes"), ctx.opt_const(node, 4, "steps")
+    params = slice_params(x.shape, starts, ends, axes, steps)
+    _slice_value(ctx, node.input[0], params, node.output[0], _label(node))
+
+
+@_converter("Split")
+def _split(ctx: Context, node: onnx.NodeProto, a: dict) -> None:
+    x = _x(ctx, node)
+    axis = int(a.get("axis", 0)) % x.rank
+    dim = x.shape[axis]
+    sizes = ctx.opt_const(node, 1, "split") if len(node.input) > 1 else a.get("split")
+    if sizes is None or len(sizes) == 0:
+        parts = int(a.get("num_outputs", len(node.output)))
+        chunk = -(-dim // parts)
+        sizes = [min(chunk, dim - k * chunk) for k in range(parts)]
+    offset = 0
+    for out, size in zip(node.output, sizes, strict=True):
+        params = [(0, d, 1) for d in x.shape]
+        params[axis] = (offset, offset + int(size), 1)
+        offset += int(size)
+        if out:
+            _slice_value(ctx, node.input[0], params, out, _label(node))
+
+
+_PAD_MODES = {"constant": PadMode.CONSTANT, "reflect": PadMode.REFLECT, "edge": PadMode.EDGE}
+
+
+@_converter("Pad")
+def _pad(ctx: Context, node: onnx.NodeProto, a: dict) -> None:
+    x = _x(ctx, node)
+    mode = a.get("mode", "constant")
+    if mode not in _PAD_MODES:
+        raise ctx.unsupported(node, f"pad mode {mode!r}")
+    if ctx.opset < 11:
+        pads, value = list(a["pads"]), float(a.get("value", 0.0))
+    else:
+        pads = [int(p) for p in ctx.const(node, 1, "pads")]
+        v = ctx.opt_const(node, 2, "constant_value")
+        value = 0.0 if v is None or v.size == 0 else float(v.reshape(-1)[0])
+    axes = ctx.opt_const(node, 3, "axes")
+    axes = list(range(x.rank)) if axes is None else [int(ax) % x.rank for ax in axes]
+    begin, end = [0] * x.rank, [0] * x.rank
+    for k, ax in enumerate(axes):
+        begin[ax], end[ax] = int(pads[k]), int(pads[k + len(axes)])
+    src, out = node.input[0], node.output[0]
+    if min(begin + end) < 0:  # negative pads crop
+        params = [(max(-b, 0), d - max(-e, 0), 1) for b, e, d in zip(begin, end, x.shape, strict=True)]
+        _slice_value(ctx, src, params, f"{out}/crop", _label(node))
+        src, begin, end = f"{out}/crop", [max(b, 0) for b in begin], [max(e, 0) for e in end]
+    if not any(begin + end):
+        ctx.alias(out, src)
+        return
+    cl = ctx.value(src).channels_last
+    ir_pads = tuple(_in_ir_order(begin, x.rank, cl) + _in_ir_order(end, x.rank, cl))
+    ctx.bind(out, ctx.emit("PAD", [ctx.ir(src, cl)], {"pads": ir_pads, "mode": _PAD_MODES[mode], "value": value},
+                           out, _label(node)), cl)
+
+
+@_converter("Gather")
+def _gather(ctx: Context, node: onnx.NodeProto, a: dict) -> None:
+    x = _x(ctx, node)
+    axis = int(a.get("axis", 0)) % x.rank
+    idx = ctx.const(node, 1, "the indices").astype(np.int64)
+    idx = np.where(idx < 0, idx + x.shape[axis], idx).astype(np.int32)
+    cl = x.channels_last and idx.ndim == 1  # rank unchanged: the layout can stay
+    inputs = [ctx.ir(node.input[0], cl), ctx.const_ir(idx, node.input[1] + "/i32")]
+    ctx.emit_value("GATHER", inputs, {"axis": ir_axis(axis, x.rank, cl)}, node, channels_last=cl)
+
+
+@_converter("Expand")
+def _expand(ctx: Context, node: onnx.NodeProto, a: dict) -> None:
+    x = _x(ctx, node)
+    shape = np.broadcast_shapes(x.shape, tuple(int(d) for d in ctx.const(node, 1, "the shape")))
+    if shape == x.shape:
+        ctx.alias(node.output[0], node.input[0])
+        return
+    # x + zeros broadcasts x; the zeros only need the axes x lacks
+    padded = (1,) * (len(shape) - x.rank) + x.shape
+    zeros_shape = tuple(s if p == 1 else 1 for s, p in zip(shape, padded, strict=True))
+    ctx.set_const(node.output[0] + "/zeros", np.zeros(zeros_shape, F32))
+    _elementwise(ctx, node, "ADD", [node.input[0], node.output[0] + "/zeros"], node.output[0])
+
+
+@_converter("Tile")
+def _tile(ctx: Context, node: onnx.NodeProto, a: dict) -> None:
+    x = _x(ctx, node)
+    repeats = [int(r) for r in ctx.const(node, 1, "repeats")]
+    src = ctx.ir(node.input[0], x.channels_last)
+    for ax, r in enumerate(repeats):
+        if r != 1:
+            src = ctx.emit("CONCATENATION", [src] * r, {"axis": ir_axis(ax, x.rank, x.channels_last)},
+                           f"{node.output[0]}/tile{ax}", _label(node))
+    ctx.bind(node.output[0], src, x.channels_last)
+
+
+@_converter("DepthToSpace")
+def _depth_to_space(ctx: Context, node: onnx.NodeProto, a: dict) -> None:
+    mode = DepthToSpaceMode.CRD if a.get("mode", "DCR") == "CRD" else DepthToSpaceMode.DCR
+    attrs = {"block": int(a["blocksize"]), "mode": mode}
+    ctx.emit_value("DEPTH_TO_SPACE", [ctx.ir(node.input[0], True)], attrs, node, channels_last=True)
+
+
+# -- Resize ------------------------------------------------------------------------------------------------------
+_COORD = {"half_pixel": CoordMode.HALF_PIXEL, "align_corners": CoordMode.ALIGN_CORNERS,
+          "asymmetric": CoordMode.ASYMMETRIC, "pytorch_half_pixel": CoordMode.PYTORCH_HALF_PIXEL,
+          "tf_half_pixel_for_nn": CoordMode.TF_HALF_PIXEL_FOR_NN, "half_pixel_symmetric": CoordMode.HALF_PIXEL}
+_NEAREST = {"round_prefer_floor": NearestMode.ROUND_PREFER_FLOOR, "round_prefer_ceil": NearestMode.ROUND_PREFER_CEIL,
+            "floor": NearestMode.FLOOR, "ceil": NearestMode.CEIL}
+
+
+def _resize_inputs(ctx: Context, node: onnx.NodeProto, a: dict) -> tuple[np.ndarray | None, np.ndarray | None]:
+    """(scales, sizes) over every axis of the input, from whichever form this op version uses."""
+    if node.op_type == "Upsample" or ctx.opset < 11:
+        scales = ctx.const(node, 1, "scales") if len(node.input) > 1 else np.asarray(a["scales"])
+        return np.asarray(scales, np.float64), None
+    scales = ctx.opt_const(node, 2, "scales")
+    sizes = ctx.opt_const(node, 3, "sizes")
+    scales = None if scales is None or scales.size == 0 else scales.astype(np.float64)
+    sizes = None if sizes is None or sizes.size == 0 else sizes.astype(np.int64)
+    rank = _x(ctx, node).rank
+    axes = [int(ax) % rank for ax in a.get("axes", range(rank))]
+    if scales is not None:
+        full = np.ones(rank)
+        full[axes] = scales
+        return full, None
+    if sizes is None:
+        raise ctx.unsupported(node, "neither scales nor sizes given")
+    full_sizes = np.array(_x(ctx, node).shape, np.int64)
+    full_sizes[axes] = sizes
+    return None, full_sizes
+
+
+@_converter("Resize", "Upsample")
+def _resize(ctx: Context, node: onnx.NodeProto, a: dict) -> None:
+    x = _x(ctx, node)
+    mode = a.get("mode", "nearest")
+    if mode not in ("nearest", "linear", "bilinear"):
+        raise ctx.unsupported(node, f"{mode} interpolation (only nearest and linear are supported)")
+    if a.get("antialias", 0) and mode != "nearest":
+        raise ctx.unsupported(node, "antialiased resizing")
+    legacy = node.op_type == "Upsample" or ctx.opset < 11
+    coord_name = "asymmetric" if legacy else a.get("coordinate_transformation_mode", "half_pixel")
+    if coord_name not in _COORD:
+        raise ctx.unsupported(node, f"coordinate_transformation_mode {coord_name!r}")
+    nearest = "floor" if legacy else a.get("nearest_mode", "round_prefer_floor")
+    if x.rank != 4:
+        raise ctx.unsupported(node, f"only 4-D inputs resize (rank {x.rank})")
+    scales, sizes = _resize_inputs(ctx, node, a)
+    n, c, h, w = x.shape
+    coord_scales: tuple[float, float] = (0.0, 0.0)  # 0: the coordinate map uses out/in
+    if scales is not None:
+        if scales[0] != 1 or scales[1] != 1:
+            raise ctx.unsupported(node, f"resizing the batch or channel axis (scales {scales.tolist()})")
+        # output size rounds down, computed from the float32 scale the model holds
+        coord_scales = (float(np.float32(scales[2])), float(np.float32(scales[3])))
+        out_hw = (math.floor(h * coord_scales[0]), math.floor(w * coord_scales[1]))
+    else:
+        policy = a.get("keep_aspect_ratio_policy", "stretch")
+        if policy != "stretch":
+            ratio = [sizes[2] / h, sizes[3] / w]
+            s = min(ratio) if policy == "not_larger" else max(ratio)
+            out_hw = (int(s * h + 0.5), int(s * w + 0.5))
+            coord_scales = (s, s)
+        else:
+            out_hw = (int(sizes[2]), int(sizes[3]))
+        if sizes[0] != n or sizes[1] != c:
+            raise ctx.unsupported(node, f"resizing the batch or channel axis (sizes {sizes.tolist()})")
+    if coord_name == "half_pixel_symmetric" and scales is not None and any(
+            o != d * s for o, d, s in zip(out_hw, (h, w), coord_scales, strict=True)):
+        raise ctx.unsupported(node, "half_pixel_symmetric with a fractional output size")
+    attrs = {"size": out_hw, "scales": coord_scales, "mode": ResizeMode.NEAREST if mode == "nearest" else
+             ResizeMode.BILINEAR, "coord": _COORD[coord_name], "nearest": _NEAREST[nearest]}
+    ctx.emit_value("RESIZE", [ctx.ir(node.input[0], True)], attrs, node, channels_last=True)
