@@ -109,11 +109,11 @@ def _op(name: str, code: int, inputs: tuple[str, ...], attrs: tuple[Attr, ...] =
 
 
 # --- convolution and dense -------------------------------------------------------------------------------------
-_op("CONV_2D", 1, ("x", "w", "b?"), SPATIAL + (Attr("groups", "int", 1),) + ACT, "Conv2DOptions",
+_op("CONV_2D", 1, ("x", "w", "b?"), (*SPATIAL, Attr("groups", "int", 1), *ACT), "Conv2DOptions",
     "y[n,oh,ow,o] = b[o] + sum_{kh,kw,i} x[n, oh*sh - pt + kh*dh, ow*sw - pl + kw*dw, g*Cg + i] * w[o,kh,kw,i]; "
     "out-of-range input positions read 0. OH = floor((H + pt + pb - dh*(KH-1) - 1) / sh) + 1.")
 _op("CONV_TRANSPOSE_2D", 2, ("x", "w", "b?"),
-    SPATIAL + (Attr("groups", "int", 1), Attr("output_padding", "ints", (0, 0))) + ACT, "ConvTranspose2DOptions",
+    (*SPATIAL, Attr("groups", "int", 1), Attr("output_padding", "ints", (0, 0)), *ACT), "ConvTranspose2DOptions",
     "Gradient of CONV_2D; w is [Cout, KH, KW, Cin/groups]. OH = (H-1)*sh - pt - pb + dh*(KH-1) + 1 + oph.")
 _op("FULLY_CONNECTED", 3, ("x", "w", "b?"), ACT, "FullyConnectedOptions",
     "x [..., K] times w [N, K] transposed plus b [N] -> [..., N].")
@@ -140,8 +140,8 @@ _op("ABS", 29, ("x",))
 _op("NEG", 30, ("x",))
 
 # --- pooling and reductions --------------------------------------------------------------------------------------
-_POOL = (Attr("kernel", "ints", (1, 1)),) + SPATIAL + (Attr("ceil_mode", "bool", False),
-                                                       Attr("count_include_pad", "bool", False)) + ACT
+_POOL = (Attr("kernel", "ints", (1, 1)), *SPATIAL, Attr("ceil_mode", "bool", False),
+         Attr("count_include_pad", "bool", False), *ACT)
 _op("MAX_POOL_2D", 40, ("x",), _POOL, "Pool2DOptions",
     "NHWC window max; padded positions are ignored. ceil_mode rounds the output size up; a window that starts "
     "inside the input or the top/left padding is kept.")
@@ -156,7 +156,7 @@ _op("SOFTMAX", 45, ("x",), (Attr("axis", "int", -1),), doc="exp(x - max) / sum, 
 # --- data movement -------------------------------------------------------------------------------------------------
 _op("RESHAPE", 50, ("x",), (Attr("shape", "ints", ()),), doc="row-major reinterpretation; never copies in engines")
 _op("TRANSPOSE", 51, ("x",), (Attr("perm", "ints", ()),))
-_op("CONCATENATION", 52, ("xs...",), (Attr("axis", "int", 0),) + ACT,
+_op("CONCATENATION", 52, ("xs...",), (Attr("axis", "int", 0), *ACT),
     doc="variadic inputs; axis is non-negative")
 _op("SLICE", 53, ("x",), (Attr("starts", "ints", ()), Attr("ends", "ints", ()), Attr("steps", "ints", ())),
     doc="per-axis start/end/step over every axis, already clamped; with a negative step end may be -1, "
