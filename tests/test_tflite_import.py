@@ -15,10 +15,6 @@ from wasmrt.errors import ModelFormatError, UnsupportedOpError, WasmrtError
 from wasmrt.importers.tflite_import import import_tflite
 from wasmrt.ir import Graph
 
-# Where the MediaPipe models may already be unpacked (wasmrt.models' cache first, then a manual unpack).
-_MEDIAPIPE_DIRS = ("face_detection", "face_landmark", "selfie_segmentation")
-_FALLBACK_ROOT = Path("/tmp/dl/x/mediapipe/modules")
-
 # model file -> (input value range of the real-image input, intermediate tensors also compared)
 REAL_MODELS = {
     "face_detection_short_range.tflite": ((-1.0, 1.0), ()),
@@ -30,19 +26,13 @@ TOLERANCE = 1e-4  # max|ours - litert| <= TOLERANCE * max|litert|, per output
 
 
 def model_file(name: str) -> Path:
-    candidates = []
-    try:
-        from wasmrt import models
+    """A MediaPipe model from wasmrt.models' cache (fetched by scripts/setup.sh)."""
+    from wasmrt import models
 
-        candidates.append(models.CACHE / name)
-    except ImportError:
-        pass
-    candidates += [_FALLBACK_ROOT / d / name for d in _MEDIAPIPE_DIRS]
-    for path in candidates:
-        if path.is_file():
-            return path
-    pytest.skip(f"{name} not found (looked in {', '.join(map(str, candidates))}); "
-                "run `python -m wasmrt.models fetch` to download it")
+    try:
+        return models.model_path(name)
+    except Exception as e:  # offline without a cache: say what to run instead of failing elsewhere
+        pytest.skip(f"{name} not available ({e}); run `python -m wasmrt.models fetch`")
 
 
 def run_graph(g: Graph, feeds: list[np.ndarray]) -> dict[str, np.ndarray]:
