@@ -85,7 +85,8 @@ class Graph:
         return name
 
     def add_const(self, name: str, value: Any, dtype: Any = None) -> str:
-        arr = np.ascontiguousarray(np.asarray(value, dtype=dtype))
+        arr = np.asarray(value, dtype=dtype)
+        arr = np.ascontiguousarray(arr) if arr.ndim else arr.copy()  # ascontiguousarray turns 0-d into 1-d
         name = self.unique_name(name)
         self.tensors[name] = Tensor(name, tuple(arr.shape), arr.dtype, arr)
         return name

@@ -26,7 +26,7 @@ CONSTANT_INPUTS: dict[str, tuple[int, ...]] = {
     "Pad": (1, 2, 3), "Reshape": (1,), "Slice": (1, 2, 3, 4), "Split": (1,), "Squeeze": (1,), "Unsqueeze": (1,),
     "ReduceMean": (1,), "ReduceMax": (1,), "ReduceMin": (1,), "ReduceSum": (1,), "ReduceL1": (1,),
     "ReduceL2": (1,), "ReduceSumSquare": (1,), "Resize": (1, 2, 3), "Upsample": (1,), "Gather": (1,),
-    "Expand": (1,), "Tile": (1,), "Dropout": (1, 2),
+    "Expand": (1,), "Tile": (1,), "Dropout": (1, 2), "CastLike": (1,),
 }
 F32 = np.float32
 
@@ -147,28 +147,52 @@ def _hard_sigmoid(ctx: Context, node: onnx.NodeProto, a: dict) -> None:
     _unary(ctx, node, "HARD_SIGMOID", {"alpha": float(a.get("alpha", 0.2)), "beta": float(a.get("beta", 0.5))})
 
 
+def _scalar(ctx: Context, node: onnx.NodeProto, arr: np.ndarray, what: str) -> float:
+    if arr.size != 1:  # exporters sometimes write shape [1] where ONNX says scalar: accept any single value
+        raise ctx.unsupported(node, f"{what} must be a single value, got shape {list(arr.shape)}")
+    return float(arr.reshape(-1)[0])
+
+
 @_converter("Clip")
 def _clip(ctx: Context, node: onnx.NodeProto, a: dict) -> None:
     if ctx.opset < 11:
-        lo, hi = a.get("min", -math.inf), a.get("max", math.inf)
+        lo, hi = float(a.get("min", -math.inf)), float(a.get("max", math.inf))
     else:
         lo_arr, hi_arr = ctx.opt_const(node, 1, "min"), ctx.opt_const(node, 2, "max")
-        lo = -math.inf if lo_arr is None else float(lo_arr)
-        hi = math.inf if hi_arr is None else float(hi_arr)
-    _unary(ctx, node, "CLIP", {"min": float(lo), "max": float(hi)})
+        lo = -math.inf if lo_arr is None else _scalar(ctx, node, lo_arr, "min")
+        hi = math.inf if hi_arr is None else _scalar(ctx, node, hi_arr, "max")
+    lo = min(lo, hi)  # ONNX: with min > max every value becomes max
+    _unary(ctx, node, "CLIP", {"min": lo, "max": hi})
+
+
+_RUNTIME_FLOATS = (np.dtype(np.float16), np.dtype(np.float32), np.dtype(np.float64))
 
 
 @_converter("Identity", "Dropout", "Cast", "CastLike")
 def _passthrough(ctx: Context, node: onnx.NodeProto, a: dict) -> None:
-    if node.op_type == "Cast" and onnx.helper.tensor_dtype_to_np_dtype(a["to"]).kind != "f":
-        raise ctx.unsupported(node, "a runtime tensor can only be cast between float types")
-    if node.op_type == "CastLike" and ctx.const(node, 1, "the type template").dtype.kind != "f":
-        raise ctx.unsupported(node, "a runtime tensor can only be cast between float types")
+    if node.op_type in ("Cast", "CastLike"):
+        _cast(ctx, node, a)
+        return
     if node.op_type == "Dropout" and ctx.has(node, 2) and bool(ctx.const(node, 2, "training_mode")):
         raise ctx.unsupported(node, "training-mode Dropout")
     ctx.alias(node.output[0], node.input[0])
     if node.op_type == "Dropout" and len(node.output) > 1 and node.output[1]:
         ctx.set_const(node.output[1], np.ones(ctx.shape(node.input[0]), bool))
+
+
+def _cast(ctx: Context, node: onnx.NodeProto, a: dict) -> None:
+    if node.op_type == "Cast":
+        to = np.dtype(onnx.helper.tensor_dtype_to_np_dtype(a["to"]))
+    else:  # CastLike: only the template's dtype matters; runtime tensors are float32
+        template = ctx.value(node.input[1])
+        to = template.const.dtype if template.is_const else np.dtype(np.float32)
+    x = _x(ctx, node)
+    if x.is_const:
+        ctx.set_const(node.output[0], x.const.astype(to))
+    elif to in _RUNTIME_FLOATS:  # float -> float: computed in float32 anyway
+        ctx.alias(node.output[0], node.input[0])
+    else:
+        raise ctx.unsupported(node, f"cast of a runtime tensor to {to} (only float16/32/64 targets, as no-ops)")
 
 
 @_converter("BatchNormalization")
@@ -347,11 +371,22 @@ def _bias_vector(ctx: Context, c: str, n: int, beta: float) -> np.ndarray | None
     return np.broadcast_to(v.const.reshape(-1) * beta, (n,)).astype(F32)
 
 
+def _matmul_shape(a: tuple[int, ...], b: tuple[int, ...]) -> tuple[int, ...]:
+    """numpy.matmul's result shape: a 1-D operand gains a unit dim that the result drops again."""
+    a2 = a if len(a) > 1 else (1, *a)
+    b2 = b if len(b) > 1 else (*b, 1)
+    out = (*np.broadcast_shapes(a2[:-2], b2[:-2]), a2[-2], b2[-1])
+    if len(b) == 1:
+        out = out[:-1]
+    if len(a) == 1:
+        out = out[:-2] + out[-1:] if len(b) > 1 else out[:-1]
+    return out
+
+
 @_converter("MatMul")
 def _matmul(ctx: Context, node: onnx.NodeProto, a: dict) -> None:
     va, vb = ctx.value(node.input[0]), ctx.value(node.input[1])
-    out_shape = np.broadcast_shapes(va.shape[:-2], vb.shape[:-2]) if va.rank > 1 and vb.rank > 1 else ()
-    out_shape = (*out_shape, *va.shape[-2:-1], *(vb.shape[-1:] if vb.rank > 1 else ()))
+    out_shape = _matmul_shape(va.shape, vb.shape)
     a_ir = ctx.ir(node.input[0])
     if va.rank == 1:
         a_ir = ctx.emit("RESHAPE", [a_ir], {"shape": (1, va.shape[0])}, node.input[0] + "/row")
