@@ -62,5 +62,5 @@ def describe(path: str | Path) -> str:
     ratio = m.arena_size / m.lower_bound if m.lower_bound else 1.0
     lines.append(f"arena: {m.arena_size:,} bytes, lower bound {m.lower_bound:,} bytes ({ratio:.3f}x)")
     if md["labels"]:
-        lines.append(f"labels: {len(md['labels'])} ({', '.join(md['labels'][:3])}, ...)")
+        lines.append(f"labels: {len(md['labels'])} (" + ", ".join(repr(x) for x in md["labels"][:3]) + ", ...)")
     return "\n".join(lines)
