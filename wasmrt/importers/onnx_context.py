@@ -57,7 +57,7 @@ class Context:
         self.graph, self.source, self.opset = graph, source, opset
         self.values: dict[str, Value] = {}
         self._layout_cache: dict[tuple[str, bool], str] = {}
-        self._const_cache: dict[tuple[int, bool, str], str] = {}
+        self._const_cache: dict[tuple[bytes, tuple[int, ...], str], str] = {}
 
     # -- errors ----------------------------------------------------------------------------------------------------
     def unsupported(self, node: onnx.NodeProto, detail: str) -> UnsupportedOpError:
@@ -118,14 +118,12 @@ class Context:
         if channels_last:
             rank = max(rank, arr.ndim)
             arr = arr.reshape((1,) * (rank - arr.ndim) + arr.shape).transpose(cl_perm(rank))
-        key = (id(arr) if arr.size > 64 else hash((arr.tobytes(), arr.shape)), channels_last, str(arr.dtype))
-        # Small constants are shared by content; big ones are rarely reused and hashing them costs time.
-        if arr.size <= 64 and key in self._const_cache:
-            return self._const_cache[key]
-        name = self.graph.add_const(base, arr)
-        if arr.size <= 64:
-            self._const_cache[key] = name
-        return name
+        if arr.size > 64:  # weights: rarely shared, and hashing them costs time
+            return self.graph.add_const(base, arr)
+        key = (arr.tobytes(), arr.shape, str(arr.dtype))  # small constants (scalars, shapes) are shared by content
+        if key not in self._const_cache:
+            self._const_cache[key] = self.graph.add_const(base, arr)
+        return self._const_cache[key]
 
     # -- emitting nodes --------------------------------------------------------------------------------------------
     def emit(self, op: str, inputs: list[str], attrs: dict[str, Any] | None, out_name: str, node_label: str = ""

@@ -14,7 +14,7 @@ import numpy as np
 import onnx
 
 from python_ref.opdefs import CoordMode, DepthToSpaceMode, NearestMode, PadMode, ResizeMode
-from wasmrt.importers.onnx_context import Context, Value, cl_inverse, cl_perm, ir_axis
+from wasmrt.importers.onnx_context import Context, Value, cl_inverse, cl_perm, ir_axis, node_name
 from wasmrt.importers.onnx_shapes import explicit_pads, reshape_target, slice_params
 
 Converter = Callable[[Context, onnx.NodeProto, dict[str, Any]], None]
@@ -77,8 +77,6 @@ def _elementwise(ctx: Context, node: onnx.NodeProto, op: str, names: list[str], 
 
 
 def _label(node: onnx.NodeProto) -> str:
-    from wasmrt.importers.onnx_context import node_name
-
     return node_name(node)
 
 
