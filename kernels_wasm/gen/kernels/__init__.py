@@ -1,0 +1,1 @@
+"""Kernel definitions, each written once against the Isa vector-ops table."""

@@ -1,0 +1,118 @@
+"""Element-wise kernels: binary (vector and scalar-broadcast b, fused clamp) and unary activations.
+
+One loop shape for all: U vectors per step, then single vectors, then a partial vector (masked on AVX-512, through a
+small stack buffer elsewhere) so tails use the same arithmetic as the body and nothing is read past n.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+from kernels_wasm.gen.cwriter import Code
+from kernels_wasm.gen.isa import Isa
+from kernels_wasm.gen.kernels import approx
+
+BINARY: dict[str, Callable[[Isa, str, str], str]] = {  # enum order of WRT_BIN_*
+    "add": lambda i, a, b: i.add(a, b),
+    "sub": lambda i, a, b: i.sub(a, b),
+    "rsub": lambda i, a, b: i.sub(b, a),
+    "mul": lambda i, a, b: i.mul(a, b),
+    "div": lambda i, a, b: i.div(a, b),
+    "rdiv": lambda i, a, b: i.div(b, a),
+    "max": lambda i, a, b: i.max(a, b),
+    "min": lambda i, a, b: i.min(a, b),
+}
+
+# unary op -> (constants it needs, params it reads, body(isa, x, y) -> lines declaring y)
+Body = Callable[[Isa, str, str], list[str]]
+
+
+def _one(expr: Callable[[Isa, str], str]) -> Body:
+    return lambda i, x, y: [i.decl(y, expr(i, x), const=False)]
+
+
+UNARY: dict[str, tuple[tuple[str, ...], int, Body]] = {  # enum order of WRT_UN_*
+    "relu": (("zero",), 0, _one(lambda i, x: i.max(x, "k_zero"))),
+    "clip": ((), 2, _one(lambda i, x: i.clamp(x, "k_p0", "k_p1"))),
+    "leaky_relu": (("zero",), 1, _one(lambda i, x: i.sel_lt(x, "k_zero", i.mul(x, "k_p0"), x))),
+    "hard_swish": (("zero", "three", "six", "sixth"), 0, _one(lambda i, x: i.mul(
+        i.mul(x, "k_sixth"), i.min(i.max(i.add(x, "k_three"), "k_zero"), "k_six")))),
+    "hard_sigmoid": (("zero", "one"), 2, _one(lambda i, x: i.clamp(i.fma(x, "k_p0", "k_p1"), "k_zero", "k_one"))),
+    "sigmoid": (("log2e", "magic", "ln2_hi", "ln2_lo", "exp_lo", "zero", "one", "q1", "q2", "q3", "q4", "q5"), 0,
+                approx.sigmoid),
+    "tanh": (("log2e", "magic", "ln2_hi", "ln2_lo", "exp_lo", "zero", "one", "q1", "q2", "q3", "q4", "q5",
+              "t1", "t2", "t3", "t4", "t5", "tanh_small", "tanh_clamp", "minus_two"), 0, approx.tanh),
+    "exp": (("log2e", "magic", "ln2_hi", "ln2_lo", "exp_lo", "exp_hi", "n_max", "inf", "zero", "one",
+             "q1", "q2", "q3", "q4", "q5"), 0, approx.exp),
+    "sqrt": ((), 0, _one(lambda i, x: i.op("sqrt", x))),
+    "abs": ((), 0, _one(lambda i, x: i.op("abs", x))),
+    "neg": ((), 0, _one(lambda i, x: i.op("neg", x))),
+}
+
+
+def binary_name(isa: Isa, op: str, scalar_b: bool) -> str:
+    return f"wrt_{isa.name}_v{op}{'c' if scalar_b else ''}"
+
+
+def unary_name(isa: Isa, op: str) -> str:
+    return f"wrt_{isa.name}_{op}"
+
+
+def _map_loop(c: Code, isa: Isa, inputs: list[str], body: Callable[[list[str], str], list[str]],
+              clamp: bool) -> None:
+    """y[i] = body(inputs[i]) over n floats. inputs: names of float pointers (advanced here)."""
+    vl, u = isa.vl, isa.unroll
+    step = vl * u
+
+    def emit(nvec: int, tail: bool) -> None:
+        for k in range(nvec):
+            for j, p in enumerate(inputs):
+                if tail:
+                    c(*isa.load_tail(f"v{j}_{k}", p, "n"))
+                else:
+                    c(isa.decl(f"v{j}_{k}", isa.load(f"{p} + {k * vl}")))
+            c(*body([f"v{j}_{k}" for j in range(len(inputs))], f"y{k}"))
+            if clamp:
+                c(f"y{k} = {isa.clamp(f'y{k}', 'vmin', 'vmax')};")
+        if tail:
+            c(*isa.store_tail("y", "y0", "n"))
+        else:
+            c(*(isa.store(f"y + {k * vl}", f"y{k}") for k in range(nvec)))
+            c(*(f"{p} += {nvec * vl};" for p in [*inputs, "y"]))
+
+    with c.block(f"for (; n >= {step}; n -= {step})"):
+        emit(u, False)
+    if step > vl:
+        with c.block(f"for (; n >= {vl}; n -= {vl})"):
+            emit(1, False)
+    if vl > 1:
+        with c.block("if (n != 0)"):
+            emit(1, True)
+
+
+def binary(isa: Isa, op: str, scalar_b: bool) -> str:
+    c = Code()
+    sig = (f"void {binary_name(isa, op, scalar_b)}(size_t n, const float* a, const float* b, float* y, "
+           "const wrt_clamp* clamp)")
+    fn = BINARY[op]
+    with c.block(isa.fn(sig)):
+        c(isa.decl("vmin", isa.dup("clamp->min")), isa.decl("vmax", isa.dup("clamp->max")))
+        if scalar_b:
+            c(isa.decl("vb", isa.dup("b[0]")))
+            _map_loop(c, isa, ["a"], lambda v, y: [isa.decl(y, fn(isa, v[0], "vb"), const=False)], True)
+        else:
+            _map_loop(c, isa, ["a", "b"], lambda v, y: [isa.decl(y, fn(isa, v[0], v[1]), const=False)], True)
+    return c.text()
+
+
+def unary(isa: Isa, op: str) -> str:
+    consts, nparams, body = UNARY[op]
+    c = Code()
+    sig = f"void {unary_name(isa, op)}(size_t n, const float* x, float* y, const float* params)"
+    with c.block(isa.fn(sig)):
+        if nparams == 0:
+            c("(void)params;")
+        c(*(isa.decl(f"k_p{j}", isa.dup(f"params[{j}]")) for j in range(nparams)))
+        c(*(isa.decl(f"k_{k}", isa.dup(approx.CONSTS[k])) for k in consts))
+        _map_loop(c, isa, ["x"], lambda v, y: body(isa, v[0], y), False)
+    return c.text()

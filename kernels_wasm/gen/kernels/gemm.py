@@ -1,0 +1,96 @@
+"""GEMM and indirect GEMM (KxK convolution) micro-kernels: an MR x NR register tile, NR = NV vectors.
+
+Per k step: NV vector loads of packed weights, MR broadcasts of A, MR*NV multiply-adds. Rows past mr alias the
+previous row (same inputs, same outputs), so the tile loop has no branches; columns past nc are computed from the
+zero-padded panel and dropped by the partial store.
+"""
+
+from __future__ import annotations
+
+from kernels_wasm.gen.cwriter import Code
+from kernels_wasm.gen.isa import Isa
+
+
+def gemm_name(isa: Isa, mr: int, nr: int, indirect: bool = False) -> str:
+    return f"wrt_{isa.name}_{'igemm' if indirect else 'gemm'}_{mr}x{nr}"
+
+
+def _row_ptrs(c: Code, mr: int) -> None:
+    """c0..c{MR-1}: output rows; a row past mr aliases the one before it."""
+    c("float* c0 = c;")
+    for i in range(1, mr):
+        c(f"float* c{i} = (float*)((char*)c{i - 1} + c_stride);")
+        c(f"if (mr <= {i}) c{i} = c{i - 1};")
+
+
+def _init_acc(c: Code, isa: Isa, mr: int, nv: int) -> None:
+    for v in range(nv):
+        c(isa.decl(f"acc0_{v}", isa.load(f"w + {v * isa.vl}"), const=False))
+    for i in range(1, mr):
+        c(*(isa.decl(f"acc{i}_{v}", f"acc0_{v}", const=False) for v in range(nv)))
+    c(f"w += {nv * isa.vl};")
+
+
+def _k_step(c: Code, isa: Isa, mr: int, nv: int) -> None:
+    c(*(isa.decl(f"w{v}", isa.load(f"w + {v * isa.vl}")) for v in range(nv)))
+    c(f"w += {nv * isa.vl};")
+    for i in range(mr):
+        c(isa.decl(f"x{i}", isa.loaddup(f"a{i}")), f"a{i} += 1;")
+        c(*(f"acc{i}_{v} = {isa.fma(f'x{i}', f'w{v}', f'acc{i}_{v}')};" for v in range(nv)))
+
+
+def _store_tile(c: Code, isa: Isa, mr: int, nv: int) -> None:
+    """Clamp, then full-tile stores or the nc < NR path (whole vectors, then a partial one)."""
+    c(isa.decl("vmin", isa.dup("clamp->min")), isa.decl("vmax", isa.dup("clamp->max")))
+    for i in range(mr):
+        c(*(f"acc{i}_{v} = {isa.clamp(f'acc{i}_{v}', 'vmin', 'vmax')};" for v in range(nv)))
+    with c.block(f"if (nc >= {nv * isa.vl})"):
+        for i in reversed(range(mr)):  # the last (valid) row is written last when rows alias
+            c(*(isa.store(f"c{i} + {v * isa.vl}", f"acc{i}_{v}") for v in range(nv)))
+    if nv * isa.vl == 1:
+        return
+    with c.block("else"):
+        for i in reversed(range(mr)):
+            with c.block(""):
+                c(f"float* p = c{i};", "size_t n = nc;", isa.decl("t", f"acc{i}_0", const=False))
+                for v in range(1, nv):
+                    c(f"if (n >= {isa.vl}) {{ {isa.store('p', 't')} p += {isa.vl}; n -= {isa.vl}; t = acc{i}_{v}; }}")
+                c(*isa.store_tail("p", "t", "n"))
+
+
+def gemm(isa: Isa, mr: int, nr: int) -> str:
+    nv = nr // isa.vl
+    assert nv * isa.vl == nr
+    c = Code()
+    sig = (f"void {gemm_name(isa, mr, nr)}(size_t mr, size_t nc, size_t kc, const float* a, size_t a_stride, "
+           "const float* restrict w, float* c, size_t c_stride, const wrt_clamp* clamp)")
+    with c.block(isa.fn(sig)):
+        c("const float* a0 = a;")
+        for i in range(1, mr):
+            c(f"const float* a{i} = (const float*)((const char*)a{i - 1} + a_stride);")
+            c(f"if (mr <= {i}) a{i} = a{i - 1};")
+        _row_ptrs(c, mr)
+        _init_acc(c, isa, mr, nv)
+        with c.block("for (size_t k = kc; k != 0; k--)"):
+            _k_step(c, isa, mr, nv)
+        _store_tile(c, isa, mr, nv)
+    return c.text()
+
+
+def igemm(isa: Isa, mr: int, nr: int) -> str:
+    nv = nr // isa.vl
+    c = Code()
+    sig = (f"void {gemm_name(isa, mr, nr, True)}(size_t mr, size_t nc, size_t kc, size_t ks, "
+           "const float* const* ind, const float* restrict w, float* c, size_t c_stride, const wrt_clamp* clamp)")
+    with c.block(isa.fn(sig)):
+        _row_ptrs(c, mr)
+        _init_acc(c, isa, mr, nv)
+        with c.block("for (size_t t = ks; t != 0; t--)"):
+            c("const float* a0 = ind[0];")
+            for i in range(1, mr):
+                c(f"const float* a{i} = mr > {i} ? ind[{i}] : a{i - 1};")
+            c("ind += mr;")
+            with c.block("for (size_t k = kc; k != 0; k--)"):
+                _k_step(c, isa, mr, nv)
+        _store_tile(c, isa, mr, nv)
+    return c.text()
