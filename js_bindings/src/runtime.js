@@ -1,0 +1,252 @@
+// Runtime = one instantiated engine (one wasm memory); Model = one loaded .wrt inside it.
+// Everything crossing into wasm goes through the C API of kernels_wasm/engine/wasmrt.h.
+
+import { ERROR_CODES, errorFromCode, InputError, OutOfMemoryError, WasmrtError } from "./errors.js";
+import { readMetadata } from "./metadata.js";
+import { arrayTypeOf, DTYPES, dtypeOfArray, sizeOf, Tensor } from "./tensor.js";
+
+const REQUIRED_EXPORTS = [
+  "memory", "wrt_alloc", "wrt_free", "wrt_load", "wrt_release", "wrt_run", "wrt_error_message",
+  "wrt_num_inputs", "wrt_num_outputs", "wrt_tensor_name", "wrt_tensor_rank", "wrt_tensor_dim",
+  "wrt_tensor_dtype", "wrt_tensor_bytes", "wrt_input_ptr", "wrt_output_ptr",
+];
+
+const utf8 = new TextDecoder("utf-8");
+
+// Models dropped without release() give their engine memory back when collected.
+const finalizer = typeof FinalizationRegistry === "function"
+  ? new FinalizationRegistry(({ runtime, handle }) => runtime._releaseHandle(handle))
+  : null;
+
+export class Runtime {
+  /** Use wasmrt.init(); this wraps an already instantiated engine. */
+  constructor(instance, { variant, reason, features, host }) {
+    const ex = instance.exports;
+    const missing = REQUIRED_EXPORTS.filter((k) => !(k in ex));
+    if (missing.length) {
+      throw new WasmrtError(`the ${variant} engine module lacks the exports ${missing.join(", ")} (wrong .wasm file?)`);
+    }
+    this._ex = ex;
+    this._broken = null;
+    this._live = new Set(); // handles of loaded models
+    /** "relaxed" | "simd" | "scalar" */
+    this.variant = variant;
+    /** Why this variant was picked (and why better ones were not). */
+    this.reason = reason;
+    /** What the probes found: {simd: {available, reason}, relaxed: {available, reason}} */
+    this.features = features;
+    this.host = host.name;
+    this._hostAdapter = host;
+  }
+
+  /** Bytes of wasm linear memory (it grows as needed and never shrinks). */
+  get memoryBytes() { return this._ex.memory.buffer.byteLength; }
+
+  /** The kernel target the engine reports (e.g. "wasm-simd128"), when the module exports it. */
+  get target() { return this._ex.wrt_target_name ? this._cstr(this._ex.wrt_target_name()) : this.variant; }
+
+  /**
+   * Load a model: a URL or path string, a URL, an ArrayBuffer, a typed array, or a Blob/File.
+   * The bytes are copied into the engine and not kept.
+   */
+  async load(source, options = {}) {
+    return this.loadBytes(await readSource(source, options.host ?? this._hostAdapter), options);
+  }
+
+  /** Synchronous load from bytes already in memory. */
+  loadBytes(bytes, { name } = {}) {
+    this._usable();
+    bytes = toBytes(bytes);
+    if (!bytes) throw new InputError("loadBytes needs an ArrayBuffer or a typed array");
+    const ex = this._ex;
+    const ptr = this._alloc(bytes.length || 1, "the model file");
+    const errPtr = this._alloc(4, "an error code");
+    let handle = 0, code = 0;
+    try {
+      new Uint8Array(ex.memory.buffer, ptr, bytes.length).set(bytes);
+      handle = this._call(() => ex.wrt_load(ptr, bytes.length, errPtr));
+      code = new Int32Array(ex.memory.buffer, errPtr, 1)[0];
+    } finally {
+      ex.wrt_free(ptr);
+      ex.wrt_free(errPtr);
+    }
+    if (!handle) throw errorFromCode(code || ERROR_CODES.FORMAT, this._message());
+    try {
+      return new Model(this, handle, readMetadata(bytes), name);
+    } catch (e) {
+      ex.wrt_release(handle);
+      throw e;
+    }
+  }
+
+  // -- internals shared with Model --------------------------------------------------------------------------
+
+  _usable() {
+    if (this._broken) {
+      throw new WasmrtError(`this runtime stopped after an engine crash (${this._broken}); create a new one with init()`);
+    }
+  }
+
+  // Engine-reported errors leave the engine consistent; a trap (a bug) may not, so the runtime refuses further work.
+  _call(fn) {
+    try {
+      return fn();
+    } catch (e) {
+      if (e instanceof WebAssembly.RuntimeError) {
+        this._broken = e.message;
+        throw new WasmrtError(`the engine crashed: ${e.message} (please report this with the model)`, { cause: e });
+      }
+      throw e;
+    }
+  }
+
+  _alloc(n, what) {
+    const p = this._call(() => this._ex.wrt_alloc(n));
+    if (!p) throw new OutOfMemoryError(`cannot allocate ${n} bytes for ${what} (wasm memory ${this.memoryBytes} bytes)`);
+    return p;
+  }
+
+  _cstr(ptr) {
+    if (!ptr) return "";
+    const mem = new Uint8Array(this._ex.memory.buffer);
+    let end = ptr;
+    while (end < mem.length && mem[end] !== 0) end++;
+    return utf8.decode(mem.subarray(ptr, end));
+  }
+
+  _message() { return this._cstr(this._ex.wrt_error_message()); }
+
+  _releaseHandle(handle) {
+    if (this._live.delete(handle) && !this._broken) this._ex.wrt_release(handle);
+  }
+}
+
+function toBytes(x) {
+  if (x instanceof Uint8Array) return x;
+  if (ArrayBuffer.isView(x)) return new Uint8Array(x.buffer, x.byteOffset, x.byteLength);
+  if (x instanceof ArrayBuffer) return new Uint8Array(x);
+  return null;
+}
+
+async function readSource(source, host) {
+  const bytes = toBytes(source);
+  if (bytes) return bytes;
+  if (typeof Blob !== "undefined" && source instanceof Blob) return new Uint8Array(await source.arrayBuffer());
+  if (typeof source === "string" || source instanceof URL) return host.readBytes(source);
+  throw new InputError(`cannot load a model from ${source?.constructor?.name ?? typeof source}: ` +
+    "give a URL or path, an ArrayBuffer, a typed array or a Blob");
+}
+
+function tensorInfo(rt, handle, which, i) {
+  const ex = rt._ex;
+  const rank = ex.wrt_tensor_rank(handle, which, i);
+  const shape = [];
+  for (let a = 0; a < rank; a++) shape.push(ex.wrt_tensor_dim(handle, which, i, a));
+  const code = ex.wrt_tensor_dtype(handle, which, i);
+  return Object.freeze({
+    name: rt._cstr(ex.wrt_tensor_name(handle, which, i)),
+    shape: Object.freeze(shape),
+    dtype: DTYPES[code] ?? `dtype#${code}`,
+  });
+}
+
+const describe = (t) => `${t.dtype} [${t.shape.join(", ")}]`;
+
+export class Model {
+  constructor(runtime, handle, metadata, name) {
+    this._rt = runtime;
+    this._h = handle;
+    const ex = runtime._ex;
+    this.inputs = Object.freeze(Array.from({ length: ex.wrt_num_inputs(handle) }, (_, i) => tensorInfo(runtime, handle, 0, i)));
+    this.outputs = Object.freeze(Array.from({ length: ex.wrt_num_outputs(handle) }, (_, i) => tensorInfo(runtime, handle, 1, i)));
+    /** {source, producer, preprocess: {inputIndex: hints}, labels, props} from the model file */
+    this.metadata = metadata;
+    this.name = name ?? metadata.source ?? "";
+    runtime._live.add(handle);
+    finalizer?.register(this, { runtime, handle }, this);
+  }
+
+  /** Class names stored in the model (empty when it has none). */
+  get labels() { return this.metadata.labels; }
+
+  get released() { return this._h === 0; }
+
+  /** Run the model. Resolves to {outputName: Tensor}; outputs are copies, safe to keep. */
+  async run(feeds) { return this.runSync(feeds); }
+
+  runSync(feeds) {
+    if (!this._h) throw new WasmrtError("this model was released");
+    const rt = this._rt;
+    rt._usable();
+    const values = this._feedsByIndex(feeds);
+    const ex = rt._ex;
+    values.forEach((data, i) => {
+      const T = arrayTypeOf(this.inputs[i].dtype);
+      new T(ex.memory.buffer, ex.wrt_input_ptr(this._h, i), data.length).set(data);
+    });
+    const code = rt._call(() => ex.wrt_run(this._h));
+    if (code !== ERROR_CODES.OK) throw errorFromCode(code, rt._message());
+    const out = {};
+    this.outputs.forEach((o, i) => {
+      const T = arrayTypeOf(o.dtype);
+      const ptr = ex.wrt_output_ptr(this._h, i);
+      const n = sizeOf(o.shape);
+      out[o.name] = new Tensor(o.dtype, new T(ex.memory.buffer.slice(ptr, ptr + n * T.BYTES_PER_ELEMENT)), o.shape.slice());
+    });
+    return out;
+  }
+
+  /** Free the model's engine memory (weights, arena). Further run() calls throw. Safe to call twice. */
+  release() {
+    if (!this._h) return;
+    finalizer?.unregister(this);
+    this._rt._releaseHandle(this._h);
+    this._h = 0;
+  }
+
+  // Validate feeds against the model's inputs; returns the typed arrays in input order.
+  _feedsByIndex(feeds) {
+    const names = this.inputs.map((t) => t.name);
+    const single = feeds instanceof Tensor || ArrayBuffer.isView(feeds) || Array.isArray(feeds);
+    if (single) {
+      if (this.inputs.length !== 1) {
+        throw new InputError(`this model has ${this.inputs.length} inputs (${names.join(", ")}): pass {name: tensor}`);
+      }
+      feeds = { [names[0]]: feeds };
+    }
+    if (feeds === null || typeof feeds !== "object") {
+      throw new InputError("run() takes {inputName: tensor}, a wasmrt.Tensor or a typed array");
+    }
+    for (const k of Object.keys(feeds)) {
+      if (!names.includes(k)) throw new InputError(`unknown input '${k}'; the model's inputs are ${JSON.stringify(names)}`);
+    }
+    return this.inputs.map((spec) => {
+      const v = feeds[spec.name];
+      if (v === undefined || v === null) throw new InputError(`missing input '${spec.name}' (${describe(spec)})`);
+      return checkFeed(spec, v);
+    });
+  }
+}
+
+function checkFeed(spec, v) {
+  let data, shape, dtype;
+  if (ArrayBuffer.isView(v) || Array.isArray(v)) [data, shape] = [v, spec.shape];
+  else ({ data, shape, dtype } = v);
+  if (!ArrayBuffer.isView(data) && !Array.isArray(data)) {
+    throw new InputError(`input '${spec.name}': expected a typed array, {data, shape} or a wasmrt.Tensor`);
+  }
+  shape ??= spec.shape;
+  if (!Array.isArray(shape) || shape.length !== spec.shape.length || shape.some((d, a) => d !== spec.shape[a])) {
+    throw new InputError(`input '${spec.name}': shape [${shape}] does not match the model's [${spec.shape.join(", ")}]`);
+  }
+  const got = Array.isArray(data) ? spec.dtype : dtypeOfArray(data);
+  if ((dtype && dtype !== spec.dtype) || got !== spec.dtype) {
+    throw new InputError(`input '${spec.name}': expected ${spec.dtype} data, got ${dtype ?? data.constructor.name}`);
+  }
+  if (Array.isArray(data)) data = arrayTypeOf(spec.dtype).from(data);
+  if (data.length !== sizeOf(spec.shape)) {
+    throw new InputError(`input '${spec.name}': ${data.length} elements given, shape [${spec.shape.join(", ")}] ` +
+      `needs ${sizeOf(spec.shape)}`);
+  }
+  return data;
+}
