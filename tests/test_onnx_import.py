@@ -128,6 +128,7 @@ def test_conv_1d_and_dilated() -> None:
     {"strides": [2, 2], "output_padding": [1, 0], "pads": [1, 0, 0, 1]},
     {"strides": [2, 2], "group": 2},
     {"strides": [2, 2], "output_shape": [13, 12]},
+    {"strides": [2, 2], "output_shape": [10, 9]},  # odd total padding: the extra pixel goes to the beginning
     {"strides": [2, 1], "auto_pad": "SAME_UPPER", "dilations": [1, 2]},
 ])
 def test_conv_transpose(kw: dict[str, Any]) -> None:
@@ -242,6 +243,28 @@ def test_resize(mode: str, coord: str, nearest: str, use_sizes: bool) -> None:
                             coordinate_transformation_mode=coord, nearest_mode=nearest)
     g = check(make_model([node], {"x": [1, 3, 4, 5]}, ["y"], inits))
     assert "RESIZE" in op_counts(g)
+
+
+@pytest.mark.parametrize("scales", [[1, 1, 0.6, 0.6], [1, 1, 2, 3], [1, 1, 0.5, 1]])
+@pytest.mark.parametrize("mode", ["nearest", "linear"])
+def test_resize_opset10(mode: str, scales: list[float]) -> None:
+    node = helper.make_node("Resize", ["x", "s"], ["y"], mode=mode)
+    check(make_model([node], {"x": [1, 2, 5, 7]}, ["y"], {"s": np.array(scales, np.float32)}, opset=10))
+
+
+def test_legacy_opset_attribute_forms() -> None:
+    """Opset 9: Clip/Pad/Slice/Squeeze/Unsqueeze/ReduceMean take attributes, Upsample exists, Softmax coerces."""
+    nodes = [
+        helper.make_node("Clip", ["x"], ["a"], min=-0.5, max=0.5),
+        helper.make_node("Pad", ["a"], ["b"], pads=[0, 0, 1, 0, 0, 0, 0, 2], mode="edge"),
+        helper.make_node("Slice", ["b"], ["c"], starts=[1], ends=[-1], axes=[2]),
+        helper.make_node("Upsample", ["c", "scales"], ["d"], mode="nearest"),
+        helper.make_node("ReduceMean", ["d"], ["e"], axes=[3], keepdims=0),
+        helper.make_node("Unsqueeze", ["e"], ["f"], axes=[0]),
+        helper.make_node("Squeeze", ["f"], ["g"], axes=[0]),
+        helper.make_node("Softmax", ["g"], ["y"]),
+    ]
+    check(make_model(nodes, {"x": [1, 3, 4, 5]}, ["y"], {"scales": np.array([1, 1, 2, 2], np.float32)}, opset=9))
 
 
 def test_resize_cubic_is_unsupported_with_reason() -> None:

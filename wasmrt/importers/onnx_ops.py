@@ -682,6 +682,14 @@ def _resize_inputs(ctx: Context, node: onnx.NodeProto, a: dict) -> tuple[np.ndar
     return None, full_sizes
 
 
+def _legacy_nearest(ctx: Context, node: onnx.NodeProto, scales: np.ndarray) -> str:
+    """Upsample and Resize-10 (as onnxruntime runs them): truncate when enlarging, round up when shrinking."""
+    hw = scales[2:]
+    if np.any(hw < 1) and np.any(hw > 1):
+        raise ctx.unsupported(node, "opset < 11 nearest resize that enlarges one axis and shrinks the other")
+    return "ceil" if np.any(hw < 1) else "floor"
+
+
 @_converter("Resize", "Upsample")
 def _resize(ctx: Context, node: onnx.NodeProto, a: dict) -> None:
     x = _x(ctx, node)
@@ -694,10 +702,10 @@ def _resize(ctx: Context, node: onnx.NodeProto, a: dict) -> None:
     coord_name = "asymmetric" if legacy else a.get("coordinate_transformation_mode", "half_pixel")
     if coord_name not in _COORD:
         raise ctx.unsupported(node, f"coordinate_transformation_mode {coord_name!r}")
-    nearest = "floor" if legacy else a.get("nearest_mode", "round_prefer_floor")
     if x.rank != 4:
         raise ctx.unsupported(node, f"only 4-D inputs resize (rank {x.rank})")
     scales, sizes = _resize_inputs(ctx, node, a)
+    nearest = _legacy_nearest(ctx, node, scales) if legacy else a.get("nearest_mode", "round_prefer_floor")
     n, c, h, w = x.shape
     coord_scales: tuple[float, float] = (0.0, 0.0)  # 0: the coordinate map uses out/in
     if scales is not None:
