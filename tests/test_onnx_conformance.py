@@ -1,6 +1,7 @@
 """ONNX backend conformance: every node test case shipped with onnx (onnx/backend/test/data/node/test_*) whose
 model uses a single op type the importer claims (onnx_import.SUPPORTED_OPS) is imported, run with python_ref
-and compared with the expected outputs.
+and compared with the expected outputs. Ops the importer only evaluates at import time (CONSTANT_ONLY_OPS:
+Equal, Where, Range, ConstantOfShape, ...) are checked too, with every input frozen.
 
 Inputs that are not float32 (shape, axes, pads, indices tensors) and inputs the importer needs constant
 (onnx_ops.CONSTANT_INPUTS, e.g. conv weights) are frozen into the graph with freeze_inputs.
@@ -27,7 +28,7 @@ from onnx import numpy_helper
 
 from python_ref import ops
 from wasmrt.errors import WasmrtError
-from wasmrt.importers.onnx_import import CONSTANT_INPUTS, SUPPORTED_OPS, import_onnx
+from wasmrt.importers.onnx_import import CONSTANT_INPUTS, CONSTANT_ONLY_OPS, SUPPORTED_OPS, import_onnx
 from wasmrt.ir import Graph
 
 NODE_DIR = Path(onnx.__file__).parent / "backend" / "test" / "data" / "node"
@@ -49,12 +50,12 @@ CASE_TOLERANCE = {
 # -- the cases -----------------------------------------------------------------------------------------------------
 @cache
 def cases() -> list[str]:
-    """Names of node test cases whose model uses exactly one op type, a supported one."""
+    """Names of node test cases whose model uses exactly one op type, a supported or constant-only one."""
     names = []
     for d in sorted(NODE_DIR.glob("test_*")):
         model = onnx.load(d / "model.onnx", load_external_data=False)
         ops_used = {n.op_type for n in model.graph.node}
-        if len(ops_used) == 1 and ops_used <= SUPPORTED_OPS:
+        if len(ops_used) == 1 and ops_used <= SUPPORTED_OPS | CONSTANT_ONLY_OPS:
             names.append(d.name)
     return names
 
@@ -95,9 +96,11 @@ def _load_pb(path: Path) -> np.ndarray:
 
 
 def _frozen_inputs(model: onnx.ModelProto, feeds: dict[str, np.ndarray]) -> set[str]:
-    """Graph inputs to turn into constants: non-float ones, and those the op needs constant."""
+    """Graph inputs to turn into constants: non-float ones, those the op needs constant, all for constant-only ops."""
     need: set[str] = set()
     for node in model.graph.node:
+        if node.op_type in CONSTANT_ONLY_OPS:
+            need.update(node.input)
         for i in CONSTANT_INPUTS.get(node.op_type, ()):
             if i < len(node.input) and node.input[i]:
                 need.add(node.input[i])

@@ -531,7 +531,7 @@ def _transpose(ctx: Context, node: onnx.NodeProto, a: dict) -> None:
 
 @_converter("Concat")
 def _concat(ctx: Context, node: onnx.NodeProto, a: dict) -> None:
-    names = [n for n in node.input if n and math.prod(ctx.shape(n)) > 0]
+    names = [n for n in node.input if n and math.prod(ctx.shape(n)) > 0] or [node.input[0]]  # drop empty parts
     vals = [ctx.value(n) for n in names]
     rank = vals[0].rank
     axis = int(a["axis"]) % rank
