@@ -130,6 +130,12 @@ def cmd_run(args: argparse.Namespace) -> int:
     return 0
 
 
+def cmd_demo(args: argparse.Namespace) -> int:
+    from wasmrt.demo_server import serve
+
+    return serve(port=args.port, host=args.host, build=not args.no_build, verbose=args.verbose, url_file=args.url_file)
+
+
 def build_parser() -> argparse.ArgumentParser:
     ap = argparse.ArgumentParser(prog="wasmrt", description="Convert and run neural-network models.")
     sub = ap.add_subparsers(dest="command", required=True)
@@ -156,6 +162,14 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--seed", type=int, default=0, help="seed for random inputs")
     p.add_argument("-o", "--output", help="directory for NAME.npy per output")
     p.set_defaults(fn=cmd_run)
+
+    p = sub.add_parser("demo", help="build what is missing and serve the browser model playground on 127.0.0.1")
+    p.add_argument("--port", type=int, default=8000, help="port (0: any free port; default 8000)")
+    p.add_argument("--host", default="127.0.0.1")
+    p.add_argument("--no-build", action="store_true", help="serve as is, without building missing wasm or models")
+    p.add_argument("--url-file", help="write the page URL to this file once serving (for scripts and tests)")
+    p.add_argument("--verbose", action="store_true", help="log every request")
+    p.set_defaults(fn=cmd_demo)
     return ap
 
 

@@ -59,10 +59,10 @@ export async function init(options = {}) {
     if (e instanceof WasmrtError) {
       throw new WasmrtError(`cannot load the ${variant} engine: ${e.message}`, { cause: e });
     }
-    throw new WasmrtError(`cannot instantiate the ${variant} engine from ${source}: ${e.message}`, { cause: e });
+    const from = typeof source === "string" || source instanceof URL ? ` from ${source}` : "";
+    throw new WasmrtError(`cannot instantiate the ${variant} engine${from}: ${e.message}`, { cause: e });
   }
   return new Runtime(instance, { variant, reason, features, host });
 }
 
 export const version = "0.1.0";
-export { VARIANTS as variants };

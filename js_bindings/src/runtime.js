@@ -207,7 +207,8 @@ export class Model {
   // Validate feeds against the model's inputs; returns the typed arrays in input order.
   _feedsByIndex(feeds) {
     const names = this.inputs.map((t) => t.name);
-    const single = feeds instanceof Tensor || ArrayBuffer.isView(feeds) || Array.isArray(feeds);
+    const tensorLike = ArrayBuffer.isView(feeds?.data) && Array.isArray(feeds?.shape) && !names.includes("data");
+    const single = feeds instanceof Tensor || tensorLike || ArrayBuffer.isView(feeds) || Array.isArray(feeds);
     if (single) {
       if (this.inputs.length !== 1) {
         throw new InputError(`this model has ${this.inputs.length} inputs (${names.join(", ")}): pass {name: tensor}`);

@@ -1,0 +1,146 @@
+// Types of the wasmrt package (ES module "wasmrt").
+
+export type Variant = "relaxed" | "simd" | "scalar";
+export type DType = "float32" | "float16" | "int8" | "uint8" | "int32" | "int64" | "bool";
+export type TypedArray =
+  | Float32Array | Uint16Array | Int8Array | Uint8Array | Uint8ClampedArray | Int32Array | BigInt64Array;
+
+export class WasmrtError extends Error {}
+/** The bytes are not a valid .wrt model. */
+export class ModelFormatError extends WasmrtError {}
+/** A valid model using an op/dtype/attribute this engine cannot run. */
+export class UnsupportedOpError extends WasmrtError {}
+/** Wrong input name, shape, dtype or data. */
+export class InputError extends WasmrtError {}
+/** The engine could not allocate memory. */
+export class OutOfMemoryError extends WasmrtError {}
+export const ERROR_CODES: Readonly<{ OK: 0; FORMAT: 1; UNSUPPORTED: 2; NOMEM: 3; INPUT: 4 }>;
+
+export interface Feature { available: boolean; reason: string }
+export interface Features { scalar: Feature; simd: Feature; relaxed: Feature }
+
+/** A platform adapter: how wasm is instantiated and files are read (browsers, Node, mini-programs). */
+export interface HostAdapter {
+  name: string;
+  /** WebAssembly.validate, or undefined when the host cannot tell. */
+  validate?(bytes: Uint8Array): boolean | undefined;
+  /** Skip probing: what the host is known to support. */
+  features?: { simd?: boolean; relaxed?: boolean };
+  instantiate(source: string | URL | Uint8Array | ArrayBuffer, imports: WebAssembly.Imports): Promise<WebAssembly.Instance>;
+  readBytes(source: string | URL): Promise<Uint8Array>;
+}
+export const webHost: HostAdapter;
+export const nodeHost: HostAdapter;
+export function defaultHost(): HostAdapter;
+
+export type WasmSource = string | URL | Uint8Array | ArrayBuffer;
+export interface InitOptions {
+  /** "auto" (default) picks relaxed > simd > scalar by feature probes; naming one forces it (error if unavailable). */
+  variant?: Variant | "auto";
+  /** Folder (URL or path) holding wasmrt-{relaxed,simd,scalar}.wasm, or one source per variant. */
+  wasmPaths?: string | URL | Partial<Record<Variant, WasmSource>>;
+  host?: HostAdapter;
+}
+
+export interface TensorInfo { readonly name: string; readonly shape: readonly number[]; readonly dtype: DType }
+
+export interface PreprocessHints {
+  layout: "NHWC" | "NCHW";
+  color: "RGB" | "BGR";
+  mean: number[];
+  std: number[];
+  resize: "stretch" | "crop" | "letterbox";
+  cropFraction: number;
+}
+
+export interface Metadata {
+  source: string;
+  producer: string;
+  /** Image preprocessing hints by input index. */
+  preprocess: Record<number, PreprocessHints>;
+  labels: string[];
+  props: Record<string, string>;
+}
+
+/** Where an image landed in a tensor (image.toTensor): source box (image pixels) -> content box (tensor pixels). */
+export interface Geometry {
+  srcTop: number; srcLeft: number; srcH: number; srcW: number;
+  dstTop: number; dstLeft: number; dstH: number; dstW: number;
+  imageWidth?: number; imageHeight?: number;
+}
+
+export class Tensor<T extends TypedArray = TypedArray> {
+  constructor(data: T | ArrayLike<number>, shape: number[]);
+  constructor(dtype: DType, data: T | ArrayLike<number>, shape: number[]);
+  readonly dtype: DType;
+  readonly data: T;
+  readonly shape: number[];
+  readonly size: number;
+  /** Set by image.toTensor. */
+  geometry?: Geometry;
+}
+export const DTYPES: readonly DType[];
+
+export type Feed = Tensor | TypedArray | number[] | { data: TypedArray | number[]; shape?: number[]; dtype?: DType };
+export type Feeds = Record<string, Feed> | Tensor | TypedArray;
+export type Outputs = Record<string, Tensor>;
+
+export interface ModelLike {
+  readonly inputs: readonly TensorInfo[];
+  readonly outputs: readonly TensorInfo[];
+  readonly metadata: Metadata;
+  readonly labels: string[];
+  readonly name: string;
+}
+
+export class Model implements ModelLike {
+  readonly inputs: readonly TensorInfo[];
+  readonly outputs: readonly TensorInfo[];
+  readonly metadata: Metadata;
+  readonly labels: string[];
+  readonly name: string;
+  readonly released: boolean;
+  /** Run the model; outputs are copies, safe to keep. Throws InputError for bad feeds. */
+  run(feeds: Feeds): Promise<Outputs>;
+  runSync(feeds: Feeds): Outputs;
+  /** Free the model's engine memory; safe to call twice. */
+  release(): void;
+}
+
+export type ModelSource = string | URL | ArrayBuffer | ArrayBufferView | Blob;
+
+export class Runtime {
+  readonly variant: Variant;
+  /** Why this variant was picked, and why better ones were not. */
+  readonly reason: string;
+  readonly features: Features;
+  readonly host: string;
+  /** Bytes of wasm linear memory (grows as needed, never shrinks; released models' memory is reused). */
+  readonly memoryBytes: number;
+  readonly target: string;
+  load(source: ModelSource, options?: { name?: string; host?: HostAdapter }): Promise<Model>;
+  loadBytes(bytes: ArrayBuffer | ArrayBufferView, options?: { name?: string }): Model;
+}
+
+/** Instantiate the engine (one wasm memory; load any number of models into it). */
+export function init(options?: InitOptions): Promise<Runtime>;
+export function probe(host: HostAdapter): Features;
+export function readMetadata(bytes: Uint8Array): Metadata;
+export const VARIANTS: readonly Variant[];
+export const version: string;
+
+export namespace image {
+  interface Pixels { data: ArrayLike<number> & ArrayBufferView; width: number; height: number; channels?: 3 | 4 }
+  type ImageSource =
+    | Pixels | ImageData | ImageBitmap | HTMLImageElement | HTMLVideoElement | HTMLCanvasElement | OffscreenCanvas
+    | VideoFrame | Blob;
+  interface ToTensorOptions { input?: string | number; preprocess?: PreprocessHints }
+  /** Image -> float32 tensor for a model input, using the model's preprocessing hints (bit-exact with Python). */
+  function toTensor(source: ImageSource, model: ModelLike, options?: ToTensorOptions): Promise<Tensor<Float32Array>>;
+  function pixelsToTensor(pixels: Pixels, pre: PreprocessHints, shape: number[]): Tensor<Float32Array>;
+  /** RGBA pixels of any image source (Blobs are decoded without colour management). */
+  function getPixels(source: ImageSource): Promise<Pixels>;
+  function plan(imageH: number, imageW: number, pre: PreprocessHints, outH: number, outW: number): Geometry;
+  /** Tensor pixel coordinate -> image pixel coordinate. */
+  function toSource(g: Geometry, x: number, y: number): [number, number];
+}

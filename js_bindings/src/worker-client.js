@@ -1,0 +1,134 @@
+// wasmrt in a Worker: the same API as init()/load()/run(), with the engine on another thread.
+//   import { initWorker } from "wasmrt/worker";
+//   const rt = await initWorker({ variant: "simd" });     // Web Worker in pages, worker_threads in Node
+//   const model = await rt.load("model.wrt");
+//   const out = await model.run(feeds, { transfer: true }); // transfer: hand the input buffers over (no copy)
+
+import { ERROR_CLASSES, WasmrtError } from "./errors.js";
+import { Tensor } from "./tensor.js";
+
+const isNode = typeof process !== "undefined" && !!process.versions?.node && typeof window === "undefined";
+
+// One shape for both Worker kinds: post(msg, transfer), onMessage(fn), terminate().
+async function spawn(url) {
+  if (isNode) {
+    const { Worker } = await import(/* webpackIgnore: true */ "node:worker_threads");
+    const w = new Worker(url);
+    w.unref?.(); // an idle worker must not keep Node alive; pending calls hold it with ref()
+    return {
+      post: (m, t) => w.postMessage(m, t), onMessage: (fn) => w.on("message", fn),
+      onError: (fn) => w.on("error", fn), terminate: () => w.terminate(), ref: () => w.ref(), unref: () => w.unref(),
+    };
+  }
+  const w = new Worker(url, { type: "module" });
+  return {
+    post: (m, t) => w.postMessage(m, t), onMessage: (fn) => { w.onmessage = (e) => fn(e.data); },
+    onError: (fn) => { w.onerror = (e) => fn(new Error(e.message || "worker failed to start")); },
+    terminate: () => w.terminate(), ref() {}, unref() {},
+  };
+}
+
+function revive(error) {
+  const Cls = ERROR_CLASSES[error.name] ?? WasmrtError;
+  return new Cls(error.message);
+}
+
+// A typed array may be transferred only when it owns its whole buffer.
+const ownsBuffer = (a) => ArrayBuffer.isView(a) && a.byteOffset === 0 && a.byteLength === a.buffer.byteLength;
+
+class WorkerRuntime {
+  constructor(port, info) {
+    this._port = port;
+    Object.assign(this, info); // variant, reason, features, host
+    this.host = `${info.host} (worker)`;
+  }
+
+  async load(source, options = {}) {
+    if (typeof source === "string" && !isNode && typeof location !== "undefined") {
+      source = new URL(source, location.href).href; // relative to the page, not to the worker script
+    } else if (source instanceof URL) {
+      source = source.href;
+    }
+    const info = await this._port.call("load", { source, name: options.name });
+    return new WorkerModel(this._port, info);
+  }
+
+  /** {memoryBytes, models} of the worker's engine. */
+  stats() { return this._port.call("stats"); }
+
+  terminate() { this._port.close(); }
+}
+
+class WorkerModel {
+  constructor(port, { id, inputs, outputs, metadata, name }) {
+    this._port = port;
+    this._id = id;
+    Object.assign(this, { inputs, outputs, metadata, name });
+  }
+
+  get labels() { return this.metadata.labels; }
+
+  async run(feeds, { transfer = false } = {}) {
+    if (!this._id) throw new WasmrtError("this model was released");
+    const buffers = [];
+    if (transfer) {
+      const arrays = ArrayBuffer.isView(feeds) ? [feeds] : feeds instanceof Tensor ? [feeds.data]
+        : Object.values(feeds).map((v) => (ArrayBuffer.isView(v) ? v : v?.data));
+      for (const a of arrays) if (ownsBuffer(a) && !buffers.includes(a.buffer)) buffers.push(a.buffer);
+    }
+    const plain = await this._port.call("run", { model: this._id, feeds }, buffers);
+    const out = {};
+    for (const [k, t] of Object.entries(plain)) out[k] = new Tensor(t.dtype, t.data, t.shape);
+    return out;
+  }
+
+  async release() {
+    if (!this._id) return;
+    const id = this._id;
+    this._id = 0;
+    await this._port.call("release", { model: id });
+  }
+}
+
+/**
+ * Start a Worker running wasmrt and initialize it. options: those of init() (variant, wasmPaths; not host),
+ * plus workerUrl to serve worker.js from elsewhere.
+ */
+export async function initWorker(options = {}) {
+  const { workerUrl, ...initOptions } = options;
+  const port = await spawn(workerUrl ?? new URL("./worker.js", import.meta.url));
+  const pending = new Map();
+  let next = 1, dead = null;
+  const failAll = (err) => {
+    dead = err;
+    for (const { reject } of pending.values()) reject(err);
+    pending.clear();
+    port.unref();
+  };
+  port.onMessage((m) => {
+    const p = pending.get(m.id);
+    if (!p) return;
+    pending.delete(m.id);
+    if (!pending.size) port.unref();
+    if (m.ok) p.resolve(m.result);
+    else p.reject(revive(m.error));
+  });
+  port.onError((e) => failAll(new WasmrtError(`the wasmrt worker failed: ${e.message}`, { cause: e })));
+  const rpc = {
+    call(op, args, transfer = []) {
+      if (dead) return Promise.reject(dead);
+      const id = next++;
+      port.ref();
+      return new Promise((resolve, reject) => {
+        pending.set(id, { resolve, reject });
+        port.post({ id, op, args }, transfer);
+      });
+    },
+    close() {
+      port.terminate();
+      failAll(new WasmrtError("the wasmrt worker was terminated"));
+    },
+  };
+  const info = await rpc.call("init", initOptions);
+  return new WorkerRuntime(rpc, info);
+}

@@ -1,0 +1,183 @@
+"""`wasmrt demo`: build what is missing, then serve the model playground on 127.0.0.1.
+
+Serves demo/, js_bindings/ and the converted models/*.wrt from the repository root with the headers a
+cross-origin-isolated page needs (COOP/COEP, so wasm threads can use SharedArrayBuffer) and the MIME types
+WebAssembly.instantiateStreaming and ES modules require. Tests start and stop it in-process:
+
+    with DemoServer(port=0) as server:     # port 0 = any free port
+        page.goto(server.url)
+"""
+
+from __future__ import annotations
+
+import functools
+import shutil
+import subprocess
+import sys
+import threading
+from http import HTTPStatus
+from http.server import SimpleHTTPRequestHandler, ThreadingHTTPServer
+from pathlib import Path
+from typing import ClassVar
+
+ROOT = Path(__file__).resolve().parent.parent
+DEMO_MODELS = ("efficientnet_lite0", "face_detector", "face_landmark", "selfie_segmentation")
+WASM_VARIANTS = ("scalar", "simd", "relaxed")
+SAMPLES = ("chelsea.png", "coffee.png", "astronaut.png")  # scikit-image test images (CC0 / public domain)
+SAMPLES_DIR = ROOT / "demo" / "web" / "samples"  # gitignored: copied from the installed skimage package
+SERVED = ("demo/", "js_bindings/", "models/")  # URL prefixes; everything else is 404
+PAGE = "/demo/web/"
+
+MIME = {
+    ".wasm": "application/wasm", ".js": "text/javascript", ".mjs": "text/javascript", ".json": "application/json",
+    ".html": "text/html; charset=utf-8", ".css": "text/css", ".wrt": "application/octet-stream",
+    ".png": "image/png", ".jpg": "image/jpeg", ".svg": "image/svg+xml", ".ts": "text/plain; charset=utf-8",
+}
+
+
+# -- building what is missing ----------------------------------------------------------------------------------
+
+
+def missing_wasm(root: Path = ROOT) -> list[str]:
+    return [v for v in WASM_VARIANTS if not (root / "js_bindings" / "dist" / f"wasmrt-{v}.wasm").exists()]
+
+
+def missing_models(root: Path = ROOT) -> list[str]:
+    return [m for m in DEMO_MODELS if not (root / "models" / f"{m}.wrt").exists()]
+
+
+def copy_samples(dest: Path = SAMPLES_DIR) -> list[Path]:
+    """Copy the sample photos from the installed scikit-image package (skipped when already there)."""
+    try:
+        import skimage
+    except ImportError:
+        print("demo: scikit-image is not installed: no sample images (pip install scikit-image)", file=sys.stderr)
+        return []
+    src = Path(skimage.__file__).parent / "data"
+    dest.mkdir(parents=True, exist_ok=True)
+    out = []
+    for name in SAMPLES:
+        if not (dest / name).exists() and (src / name).exists():
+            shutil.copyfile(src / name, dest / name)
+        if (dest / name).exists():
+            out.append(dest / name)
+    return out
+
+
+def prepare(build: bool = True, log=print) -> None:
+    """Build the wasm engines and convert the demo models when they are missing; copy the sample images."""
+    if build and missing_wasm():
+        log(f"demo: building the wasm engines (missing: {', '.join(missing_wasm())})")
+        subprocess.run([sys.executable, "-m", "wasmrt.cli", "build"], cwd=ROOT, check=True)
+    if build and missing_models():
+        log(f"demo: converting the demo models (missing: {', '.join(missing_models())})")
+        subprocess.run([sys.executable, "-m", "wasmrt.bundle", *missing_models()], cwd=ROOT, check=True)
+    copy_samples()
+    for what, names in (("wasm engines", missing_wasm()), ("models", missing_models())):
+        if names:
+            log(f"demo: warning: {what} still missing: {', '.join(names)} (the page will say so)")
+
+
+# -- serving ---------------------------------------------------------------------------------------------------
+
+
+class Handler(SimpleHTTPRequestHandler):
+    """Static files under SERVED prefixes only, with isolation headers and no caching (the files change while
+    developing; a stale .wasm would be confusing)."""
+
+    extensions_map: ClassVar[dict[str, str]] = {**SimpleHTTPRequestHandler.extensions_map, **MIME}
+    quiet = True
+
+    def _allowed(self) -> bool:
+        path = self.path.split("?", 1)[0].split("#", 1)[0]
+        if path.startswith("/models/") and "/cache" in path:
+            return False  # the raw source models and wheels are not part of the demo
+        return any(path.startswith("/" + p) for p in SERVED) and ".." not in path
+
+    def do_GET(self) -> None:
+        if self.path in ("/", "/index.html", "/demo", "/demo/", "/demo/web"):
+            self.send_response(HTTPStatus.FOUND)
+            self.send_header("Location", PAGE)
+            self.end_headers()
+            return
+        if not self._allowed():
+            self.send_error(HTTPStatus.NOT_FOUND, "not part of the demo")
+            return
+        super().do_GET()
+
+    def do_HEAD(self) -> None:
+        if not self._allowed():
+            self.send_error(HTTPStatus.NOT_FOUND)
+            return
+        super().do_HEAD()
+
+    def end_headers(self) -> None:
+        self.send_header("Cross-Origin-Opener-Policy", "same-origin")
+        self.send_header("Cross-Origin-Embedder-Policy", "require-corp")
+        self.send_header("Cross-Origin-Resource-Policy", "same-origin")
+        self.send_header("Cache-Control", "no-cache")
+        super().end_headers()
+
+    def log_message(self, format: str, *args) -> None:
+        if not self.quiet:
+            super().log_message(format, *args)
+
+
+class DemoServer:
+    """The demo HTTP server in a background thread: start()/stop() or a `with` block."""
+
+    def __init__(self, port: int = 0, host: str = "127.0.0.1", root: Path = ROOT, quiet: bool = True) -> None:
+        handler = type("DemoHandler", (Handler,), {"quiet": quiet})
+        self.httpd = ThreadingHTTPServer((host, port), functools.partial(handler, directory=str(root)))
+        self.httpd.daemon_threads = True
+        self._thread: threading.Thread | None = None
+
+    @property
+    def origin(self) -> str:
+        host, port = self.httpd.server_address[:2]
+        return f"http://{host}:{port}"
+
+    @property
+    def url(self) -> str:
+        return self.origin + PAGE
+
+    def start(self) -> DemoServer:
+        self._thread = threading.Thread(target=self.httpd.serve_forever, name="wasmrt-demo", daemon=True)
+        self._thread.start()
+        return self
+
+    def stop(self) -> None:
+        self.httpd.shutdown()
+        self.httpd.server_close()
+        if self._thread:
+            self._thread.join(timeout=5)
+
+    def __enter__(self) -> DemoServer:
+        return self.start()
+
+    def __exit__(self, *exc: object) -> None:
+        self.stop()
+
+
+def serve(port: int = 8000, host: str = "127.0.0.1", build: bool = True, verbose: bool = False,
+          url_file: str | None = None) -> int:
+    """The `wasmrt demo` command: prepare, serve until Ctrl-C (or SIGTERM), print the URL."""
+    import signal
+
+    prepare(build=build)
+    server = DemoServer(port, host, quiet=not verbose)
+    print(f"wasmrt demo: serving the model playground at {server.url}  (Ctrl-C to stop)", flush=True)
+    if url_file:  # for scripts that start the server in the background and need to know the port
+        Path(url_file).write_text(server.url + "\n")
+
+    def stop(*_: object) -> None:
+        raise KeyboardInterrupt
+
+    signal.signal(signal.SIGTERM, stop)
+    try:
+        server.httpd.serve_forever()
+    except KeyboardInterrupt:
+        pass
+    finally:
+        server.httpd.server_close()
+    return 0
