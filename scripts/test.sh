@@ -7,4 +7,4 @@ export OPENBLAS_NUM_THREADS=1 OMP_NUM_THREADS=1
 echo "[test] ruff"
 .venv/bin/ruff check .
 echo "[test] pytest"
-.venv/bin/python -m pytest -q -ra "$@"
+.venv/bin/python -m pytest -q -rfEs "$@"
