@@ -77,13 +77,16 @@ def _run(cmd: list[str], **kw: object) -> None:
         raise RuntimeError(f"{' '.join(cmd)}\n{r.stdout}{r.stderr}")
 
 
-def build(plat: Platform, extra_sources: dict[str, str] | None = None, defines: tuple[str, ...] = ()) -> Path:
-    """Compile the driver (+ generated targets, + extra C sources) for plat; returns the artefact path (cached)."""
-    sources = {f"{t}.c": generate_all()[f"{t}.c"] for t in plat.targets}
-    sources["driver.c"] = DRIVER.read_text()
-    sources.update(extra_sources or {})
-    tlist = ",".join(f"&wrt_target_{t}" for t in plat.targets)
-    flags = [*CFLAGS, *plat.cflags, f"-DDRV_TARGETS={tlist}", *defines]
+def build(plat: Platform, sources: dict[str, str] | None = None, tables: list[str] | None = None) -> Path:
+    """Compile the driver with C sources (default: the generated files of plat's targets) exposing `tables`
+    (default: wrt_target_<t> for plat's targets); returns the cached artefact path."""
+    if sources is None:
+        sources = {f"{t}.c": generate_all()[f"{t}.c"] for t in plat.targets}
+    tables = tables or [f"wrt_target_{t}" for t in plat.targets]
+    decls = "".join(f"extern const wrt_target {t};\n" for t in tables)
+    sources = {**sources, "driver.c": f'#include "wrt_kernels.h"\n{decls}' + DRIVER.read_text()}
+    tlist = ",".join(f"&{t}" for t in tables)
+    flags = [*CFLAGS, *plat.cflags, f"-DDRV_TARGETS={tlist}"]
     h = hashlib.sha256(repr((plat, flags, sorted(sources.items()), (INCLUDE / "wrt_kernels.h").read_text())).encode())
     out = BUILD / f"{plat.name}-{h.hexdigest()[:16]}"
     art = out / {"native": "driver.so", "wasm": "driver.wasm", "qemu": "driver"}[plat.kind]
@@ -240,8 +243,8 @@ class QemuRunner(Runner):
         return struct.unpack("<i", r.stdout[:4])[0], r.stdout[4:]
 
 
-def runner(name: str) -> Runner:
+def runner(name: str, art: Path | None = None) -> Runner:
     plat = PLATFORMS[name]
-    art = build(plat)
+    art = art or build(plat)
     cls = {"native": NativeRunner, "wasm": WasmRunner, "qemu": QemuRunner}[plat.kind]
     return cls(plat, art)

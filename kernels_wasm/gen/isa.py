@@ -136,26 +136,32 @@ _HALVING: dict[str, Callable[[Expr, Expr, Expr], list[str]]] = {
 # -- the tables --------------------------------------------------------------------------------------------------------
 _SCALAR_PRELUDE = """\
 /* 2^n from a magic-biased float: the low mantissa bits hold n + 127 (type pun through a union, valid C11). */
-static inline float wrt_shl23(float x) {
+__attribute__((unused)) static inline float wrt_shl23(float x) {
   union { float f; uint32_t u; } v = { x };
   v.u <<= 23;
   return v.f;
 }
 
 /* sqrt without the errno path gcc adds to __builtin_sqrtf (it would call libm's sqrtf for x < 0). */
+__attribute__((unused)) static inline float wrt_sqrtf(float x) {
 #if defined(__clang__) && __has_builtin(__builtin_elementwise_sqrt)
-static inline float wrt_sqrtf(float x) { return __builtin_elementwise_sqrt(x); }
+  return __builtin_elementwise_sqrt(x);
 #elif defined(__GNUC__) && defined(__x86_64__)
-static inline float wrt_sqrtf(float x) { float y; __asm__("sqrtss %1, %0" : "=x"(y) : "x"(x)); return y; }
+  float y;
+  __asm__("sqrtss %1, %0" : "=x"(y) : "x"(x));
+  return y;
 #elif defined(__GNUC__) && defined(__aarch64__)
-static inline float wrt_sqrtf(float x) { float y; __asm__("fsqrt %s0, %s1" : "=w"(y) : "w"(x)); return y; }
+  float y;
+  __asm__("fsqrt %s0, %s1" : "=w"(y) : "w"(x));
+  return y;
 #else
-static inline float wrt_sqrtf(float x) { return __builtin_sqrtf(x); }
+  return __builtin_sqrtf(x);
 #endif
+}
 """
 
 SCALAR = Isa(
-    name="scalar", vl=1, vtype="float", tail="none", gemm_tile=(4, 4), dw_ct=1, unroll=4,
+    name="scalar", vl=1, vtype="float", tail="none", gemm_tile=(2, 4), dw_ct=1, unroll=4,
     ops={
         "zero": "0.0f", "dup": "{0}", "load": "*({0})", "loaddup": "*({0})", "store": "*({0}) = {1}",
         "fma": "({0} * {1} + {2})", "add": "({0} + {1})", "sub": "({0} - {1})", "mul": "({0} * {1})",
@@ -179,13 +185,13 @@ _WASM_OPS = {
 }
 
 WASM_SIMD128 = Isa(
-    name="wasm_simd128", vl=4, vtype="v128_t", includes=("wasm_simd128.h",), gemm_tile=(6, 8), dw_ct=8,
+    name="wasm_simd128", vl=4, vtype="v128_t", includes=("wasm_simd128.h",), gemm_tile=(4, 8), dw_ct=8,
     ops=_WASM_OPS,
     notes=("f32x4.pmin/pmax for clamps (one minps/maxps on x86 hosts)", "multiply-add = f32x4.mul + f32x4.add"),
 )
 
 WASM_RELAXED = Isa(
-    name="wasm_relaxed", vl=4, vtype="v128_t", includes=("wasm_simd128.h",), gemm_tile=(6, 8), dw_ct=8,
+    name="wasm_relaxed", vl=4, vtype="v128_t", includes=("wasm_simd128.h",), gemm_tile=(4, 8), dw_ct=8,
     ops={**_WASM_OPS,
          "fma": "wasm_f32x4_relaxed_madd({0}, {1}, {2})",
          # the mask is all-ones/all-zeros per lane, where laneselect is defined (blendvps on x86)
