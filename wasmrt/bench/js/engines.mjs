@@ -1,0 +1,159 @@
+// Engine adapters for `wasmrt bench`, shared by the Node runner and the Chromium page.
+// Every adapter is { id, load(), run(inputs) -> outputs } where one run = copy the inputs in, run the model, read the
+// outputs back into JS arrays: what an application pays per frame, and what peers.md defines as one timed run.
+// `libs` carries the already imported peer libraries (imported differently by each host), `readBytes(path)` the
+// host's way to read a model file.
+
+const F32 = Float32Array;
+
+function copyOut(view) {
+  return new F32(view); // outputs must outlive the next run: copy out of the engine's memory
+}
+
+async function ortEngine(spec, libs, readBytes) {
+  const ort = libs.ort;
+  ort.env.wasm.numThreads = 1; // the bench compares single-threaded engines
+  ort.env.logLevel = "error";
+  const session = await ort.InferenceSession.create(await readBytes(spec.model), {
+    executionProviders: ["wasm"], graphOptimizationLevel: "all",
+  });
+  return {
+    async run(inputs, outputNames) {
+      const feeds = {};
+      for (const x of inputs) feeds[x.name] = new ort.Tensor("float32", x.data, x.shape);
+      const res = await session.run(feeds);
+      return outputNames.map((n) => copyOut(res[n].data));
+    },
+    info: { version: ort.env.versions?.web ?? "" },
+    release: () => session.release(),
+  };
+}
+
+async function tfjsEngine(spec, libs, readBytes) {
+  const { tf, tfconv } = libs;
+  const json = JSON.parse(new TextDecoder().decode(await readBytes(spec.model)));
+  const dir = spec.model.slice(0, spec.model.lastIndexOf("/") + 1);
+  const weights = await readBytes(dir + json.weightsManifest[0].paths[0]);
+  const model = await tfconv.loadGraphModel(tf.io.fromMemory({
+    modelTopology: json.modelTopology,
+    weightSpecs: json.weightsManifest[0].weights,
+    weightData: weights.buffer.slice(weights.byteOffset, weights.byteOffset + weights.byteLength),
+  }));
+  const names = json.userDefinedMetadata.wasmrt;
+  return {
+    async run(inputs, outputNames) {
+      const feeds = {};
+      for (const x of inputs) feeds[names.inputs[x.name]] = tf.tensor(x.data, x.shape, "float32");
+      let ys = model.execute(feeds, outputNames.map((n) => names.outputs[n]));
+      if (!Array.isArray(ys)) ys = [ys];
+      const out = [];
+      for (const y of ys) out.push(copyOut(await y.data()));
+      tf.dispose([...Object.values(feeds), ...ys]);
+      return out;
+    },
+    info: { version: tf.version_core, backend: tf.getBackend() },
+    release: () => model.dispose(),
+  };
+}
+
+async function litertEngine(spec, libs, readBytes) {
+  // LiteRT.js keeps its runtime in a module-level global: each wasm build (plain SIMD "compat", relaxed SIMD) gets
+  // its own instance of the module, so both can be interleaved in one process.
+  const lib = await libs.litertModule(spec.variant);
+  const model = await lib.loadAndCompile(await readBytes(spec.model), { accelerator: "wasm" });
+  const { Tensor } = lib;
+  return {
+    async run(inputs, outputNames) {
+      const tensors = inputs.map((x) => new Tensor(x.data, x.shape));
+      const results = await model.run(tensors);
+      const list = Array.isArray(results) ? results : Object.values(results);
+      const out = list.slice(0, outputNames.length).map((t) => copyOut(t.toTypedArray()));
+      for (const t of [...tensors, ...list]) t.delete();
+      return out;
+    },
+    info: { variant: spec.variant },
+    release: () => model.delete(),
+  };
+}
+
+async function wasmrtEngine(spec, libs, readBytes) {
+  const session = await libs.wasmrt.load(await readBytes(spec.model), spec.variant);
+  return {
+    async run(inputs, outputNames) {
+      return session.run(inputs, outputNames);
+    },
+    info: { variant: session.variant ?? spec.variant },
+    release: () => session.release?.(),
+    profile: session.profile ? (inputs) => session.profile(inputs) : undefined,
+  };
+}
+
+const KINDS = { ort: ortEngine, tfjs: tfjsEngine, litert: litertEngine, wasmrt: wasmrtEngine };
+
+export async function makeEngine(spec, libs, readBytes) {
+  const make = KINDS[spec.kind];
+  if (!make) throw new Error(`unknown engine kind ${spec.kind}`);
+  const t0 = performance.now();
+  const engine = await make(spec, libs, readBytes);
+  return { id: spec.id, ...engine, loadMs: performance.now() - t0 };
+}
+
+function b64(f32) {
+  const bytes = new Uint8Array(f32.buffer, f32.byteOffset, f32.byteLength);
+  let s = "";
+  for (let i = 0; i < bytes.length; i += 0x8000) s += String.fromCharCode(...bytes.subarray(i, i + 0x8000));
+  return btoa(s);
+}
+
+// Load every engine, warm each up, then time `rounds` rounds; in each round every engine runs once, in an order
+// rotated by one per round so no engine always runs first after the others have cooled the caches.
+export async function runJob(job, libs, readBytes, progress = () => {}) {
+  const inputs = [];
+  for (const x of job.inputs) {
+    const bytes = await readBytes(x.file);
+    inputs.push({ name: x.name, shape: x.shape, data: new F32(bytes.buffer, bytes.byteOffset, bytes.byteLength / 4) });
+  }
+  const results = {};
+  const engines = [];
+  for (const spec of job.engines) {
+    progress({ stage: "load", engine: spec.id });
+    try {
+      const e = await makeEngine(spec, libs, readBytes);
+      const outputs = await e.run(inputs, job.outputs); // first run: also the output to cross-check
+      results[spec.id] = { load_ms: e.loadMs, info: e.info, outputs: outputs.map(b64), times_ms: [] };
+      engines.push(e);
+    } catch (err) {
+      results[spec.id] = { error: String(err?.stack ?? err).slice(0, 2000) };
+    }
+  }
+  const total = engines.length * (job.warmup + job.rounds);
+  let done = 0;
+  for (let w = 0; w < job.warmup; w++) {
+    for (const e of engines) {
+      await e.run(inputs, job.outputs);
+      progress({ stage: "warmup", done: ++done, total });
+    }
+  }
+  for (let r = 0; r < job.rounds; r++) {
+    for (let k = 0; k < engines.length; k++) {
+      const e = engines[(k + r) % engines.length];
+      const t0 = performance.now();
+      await e.run(inputs, job.outputs);
+      results[e.id].times_ms.push(performance.now() - t0);
+      progress({ stage: "round", done: ++done, total });
+    }
+  }
+  if (job.profile) {
+    for (const e of engines) {
+      if (e.profile) results[e.id].profile = await e.profile(inputs);
+    }
+  }
+  for (const e of engines) {
+    try {
+      await e.release?.();
+    } catch {
+      // releasing is best effort: the process ends anyway
+    }
+  }
+  return results;
+}
