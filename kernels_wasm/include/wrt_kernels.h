@@ -62,7 +62,7 @@ typedef void (*wrt_vbinary_fn)(size_t n, const float* a, const float* b, float* 
 typedef void (*wrt_vunary_fn)(size_t n, const float* x, float* y, const float* params);
 
 /* Per-channel pooling over one output pixel: for ch < channels, y[ch] = clamp(reduce_{t < ks} in[t][ch])
- * (max, or sum times scale[0] for average; the engine computes the divisor per pixel). in: ks pointers, padding
+ * (max, or sum times `scale` for average; the engine computes 1/divisor per pixel). in: ks pointers, padding
  * taps point to a buffer of -INF (max) or 0 (average). */
 typedef void (*wrt_pool_fn)(size_t channels, size_t ks, const float* const* in, float* y, float scale,
                             const wrt_clamp* clamp);
