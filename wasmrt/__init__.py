@@ -1,3 +1,7 @@
 """wasmrt: convert ONNX and TFLite models to .wrt and run them (reference, native, WebAssembly)."""
 
 __version__ = "0.1.0"
+
+from wasmrt.engines import Model, load
+
+__all__ = ["Model", "__version__", "load"]

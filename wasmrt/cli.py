@@ -99,10 +99,12 @@ def _summarize(name: str, value: np.ndarray, labels: list[str]) -> str:
 
 def cmd_run(args: argparse.Namespace) -> int:
     from python_ref import Interpreter
+    from wasmrt.engines import load
 
-    if args.engine != "ref":
-        raise WasmrtError(f"engine {args.engine!r} is not available yet; use --engine ref")
-    model = Interpreter(args.model)
+    if args.variant and args.engine == "ref":
+        raise WasmrtError("--variant applies to --engine native or wasm")
+    model = Interpreter(args.model)  # the reference reader gives the metadata (labels, preprocessing hints)
+    engine = model if args.engine == "ref" else load(args.model, args.engine, args.variant)
     given = dict(args.input or [])
     unknown = sorted(set(given) - {s.name for s in model.inputs})
     if unknown:
@@ -116,8 +118,9 @@ def cmd_run(args: argparse.Namespace) -> int:
             print(f"random input {spec.name!r} {list(spec.shape)} {spec.dtype} (seed {args.seed})")
             feeds[spec.name] = rng.standard_normal(spec.shape).astype(spec.dtype)
     t0 = time.perf_counter()
-    outputs = model.run(feeds)
-    print(f"ran {Path(args.model).name} on the {args.engine} engine in {(time.perf_counter() - t0) * 1e3:.1f} ms")
+    outputs = engine.run(feeds)
+    where = f"{args.engine} engine" + (f" ({engine.variant} kernels)" if args.engine != "ref" else "")
+    print(f"ran {Path(args.model).name} on the {where} in {(time.perf_counter() - t0) * 1e3:.1f} ms")
     labels = model.metadata["labels"]
     for name, value in outputs.items():
         print(_summarize(name, value, labels))
@@ -134,6 +137,13 @@ def cmd_demo(args: argparse.Namespace) -> int:
     from wasmrt.demo_server import serve
 
     return serve(port=args.port, host=args.host, build=not args.no_build, verbose=args.verbose, url_file=args.url_file)
+
+
+def cmd_build(args: argparse.Namespace) -> int:
+    from wasmrt.build import build_all
+
+    build_all(args.only, args.force)
+    return 0
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -156,12 +166,19 @@ def build_parser() -> argparse.ArgumentParser:
     p = sub.add_parser("run", help="run a .wrt model")
     p.add_argument("model")
     p.add_argument("--engine", default="ref", choices=["ref", "native", "wasm"])
+    p.add_argument("--variant", choices=["scalar", "avx2", "avx512", "simd", "relaxed"],
+                   help="kernels: native scalar|avx2|avx512 (default: best for this CPU), wasm scalar|simd|relaxed")
     p.add_argument("--input", action="append", type=_input_arg, metavar="NAME=FILE",
                    help="input from a .npy file, or an image preprocessed by the model's hints (repeatable); "
                         "inputs not given are random")
     p.add_argument("--seed", type=int, default=0, help="seed for random inputs")
     p.add_argument("-o", "--output", help="directory for NAME.npy per output")
     p.set_defaults(fn=cmd_run)
+
+    p = sub.add_parser("build", help="compile the C engine: wasm modules, native library, test drivers")
+    p.add_argument("--only", choices=["wasm", "native", "aarch64", "asan"])
+    p.add_argument("--force", action="store_true", help="rebuild even when the sources are unchanged")
+    p.set_defaults(fn=cmd_build)
 
     p = sub.add_parser("demo", help="build what is missing and serve the browser model playground on 127.0.0.1")
     p.add_argument("--port", type=int, default=8000, help="port (0: any free port; default 8000)")

@@ -1,0 +1,258 @@
+/* CONV_2D (GEMM for 1x1, indirect GEMM for KxK, depthwise tiles, per-group igemm) and CONV_TRANSPOSE_2D
+ * (GEMM into columns, then a col2im scatter). Weights are packed for the target's tiles at load; the indirection
+ * buffers point into the arena, whose address is fixed for the model's lifetime. */
+#include "engine.h"
+
+enum { CONV_GEMM = 1, CONV_IGEMM, CONV_DW, CONV_GROUPED };
+
+/* p[] layout for convolutions */
+enum { P_N, P_H, P_W, P_C, P_OH, P_OW, P_CO, P_KH, P_KW, P_G, P_PIX, P_KS, P_GPACK };
+
+static int64_t conv_geometry(wrt_model* m, wrt_op* op) {
+  const wrt_tensor *x = &m->t[op->in[0]], *w = &m->t[op->in[1]], *y = &m->t[op->out];
+  op->p[P_N] = x->dims[0];
+  op->p[P_H] = x->dims[1];
+  op->p[P_W] = x->dims[2];
+  op->p[P_C] = x->dims[3];
+  op->p[P_OH] = y->dims[1];
+  op->p[P_OW] = y->dims[2];
+  op->p[P_CO] = y->dims[3];
+  op->p[P_KH] = w->dims[1];
+  op->p[P_KW] = w->dims[2];
+  op->p[P_G] = op->a.groups;
+  op->p[P_KS] = (int64_t)w->dims[1] * w->dims[2];
+  return op->p[P_PIX] = (int64_t)y->dims[0] * y->dims[1] * y->dims[2];
+}
+
+static const float* bias_of(wrt_model* m, const wrt_op* op) {
+  return op->n_in > 2 && op->in[2] >= 0 ? (const float*)m->t[op->in[2]].file_data : 0;
+}
+
+/* indirection for igemm: per block of MR output pixels, ks*mr pointers, tap-major */
+static int build_igemm_indirection(wrt_model* m, wrt_op* op) {
+  const wrt_attrs* a = &op->a;
+  size_t P = (size_t)op->p[P_PIX], ks = (size_t)op->p[P_KS], MR = m->tg->gemm_mr;
+  size_t OH = (size_t)op->p[P_OH], OW = (size_t)op->p[P_OW], H = (size_t)op->p[P_H], W = (size_t)op->p[P_W];
+  size_t C = (size_t)op->p[P_C], KW = (size_t)op->p[P_KW];
+  if (ks && P > ((size_t)1 << 30) / ks / sizeof(void*))
+    return op_fail(op, WRT_ERR_UNSUPPORTED, "indirection buffer of %z pointers is too large", P * ks);
+  const float** ind = m_alloc(m, P * ks * sizeof(void*) + 1);
+  if (!ind) return rt_error(WRT_ERR_NOMEM, "out of memory building the indirection buffer of operator %d", op->index);
+  const float* x = tf(m, op->in[0]);
+  for (size_t p0 = 0; p0 < P; p0 += MR) {
+    size_t mr = P - p0 < MR ? P - p0 : MR;
+    const float** base = ind + p0 * ks;
+    for (size_t t = 0; t < ks; t++) {
+      int64_t kh = (int64_t)(t / KW), kw = (int64_t)(t % KW);
+      for (size_t i = 0; i < mr; i++) {
+        size_t p = p0 + i, n = p / (OH * OW), r = p % (OH * OW), oh = r / OW, ow = r % OW;
+        int64_t ih = (int64_t)oh * a->strides[0] - a->pads[0] + kh * a->dilations[0];
+        int64_t iw = (int64_t)ow * a->strides[1] - a->pads[1] + kw * a->dilations[1];
+        base[t * mr + i] = ih >= 0 && ih < (int64_t)H && iw >= 0 && iw < (int64_t)W
+                               ? x + ((n * H + (size_t)ih) * W + (size_t)iw) * C
+                               : m->zeros;
+      }
+    }
+  }
+  op->ind = ind;
+  return WRT_OK;
+}
+
+/* indirection for depthwise and pooling: per output pixel, ks pointers (pixel-major) */
+int build_pixel_indirection(wrt_model* m, wrt_op* op, const float* pad_src, int64_t kh_n, int64_t kw_n);
+int build_pixel_indirection(wrt_model* m, wrt_op* op, const float* pad_src, int64_t kh_n, int64_t kw_n) {
+  const wrt_attrs* a = &op->a;
+  const wrt_tensor *x = &m->t[op->in[0]], *y = &m->t[op->out];
+  size_t N = (size_t)y->dims[0], OH = (size_t)y->dims[1], OW = (size_t)y->dims[2];
+  size_t H = (size_t)x->dims[1], W = (size_t)x->dims[2], C = (size_t)x->dims[3], ks = (size_t)(kh_n * kw_n);
+  size_t P = N * OH * OW;
+  if (ks && P > ((size_t)1 << 30) / ks / sizeof(void*))
+    return op_fail(op, WRT_ERR_UNSUPPORTED, "indirection buffer of %z pointers is too large", P * ks);
+  const float** ind = m_alloc(m, P * ks * sizeof(void*) + 1);
+  if (!ind) return rt_error(WRT_ERR_NOMEM, "out of memory building the indirection buffer of operator %d", op->index);
+  const float* xd = tf(m, op->in[0]);
+  const float** o = ind;
+  for (size_t n = 0; n < N; n++)
+    for (size_t oh = 0; oh < OH; oh++)
+      for (size_t ow = 0; ow < OW; ow++)
+        for (int64_t kh = 0; kh < kh_n; kh++)
+          for (int64_t kw = 0; kw < kw_n; kw++) {
+            int64_t ih = (int64_t)oh * a->strides[0] - a->pads[0] + kh * a->dilations[0];
+            int64_t iw = (int64_t)ow * a->strides[1] - a->pads[1] + kw * a->dilations[1];
+            *o++ = ih >= 0 && ih < (int64_t)H && iw >= 0 && iw < (int64_t)W
+                       ? xd + ((n * H + (size_t)ih) * W + (size_t)iw) * C
+                       : pad_src;
+          }
+  op->ind = ind;
+  return WRT_OK;
+}
+
+static const wrt_dwconv_entry* pick_dwconv(const wrt_target* tg, size_t ks) {
+  for (int i = 0; i < WRT_MAX_DWCONV; i++) {
+    const wrt_dwconv_entry* e = &tg->dwconv[i];
+    if (e->fn && e->ct && (e->ks == ks || e->ks == 0)) return e;
+  }
+  return 0;
+}
+
+int prepare_conv(wrt_model* m, wrt_op* op) {
+  const wrt_tensor* w = &m->t[op->in[1]];
+  if (!w->is_const) return op_fail(op, WRT_ERR_UNSUPPORTED, "weights that are not constants are not supported");
+  if (op->n_in > 2 && op->in[2] >= 0 && !m->t[op->in[2]].is_const)
+    return op_fail(op, WRT_ERR_UNSUPPORTED, "a bias that is not a constant is not supported");
+  conv_geometry(m, op);
+  const wrt_attrs* a = &op->a;
+  const float* W = (const float*)w->file_data;
+  const float* bias = bias_of(m, op);
+  size_t C = (size_t)op->p[P_C], CO = (size_t)op->p[P_CO], ks = (size_t)op->p[P_KS], G = (size_t)op->p[P_G];
+  size_t cg = C / G, og = CO / G;
+  const wrt_dwconv_entry* dw = G == C && og == 1 ? pick_dwconv(m->tg, ks) : 0;
+  if (dw) {
+    size_t ct = dw->ct, tiles = (C + ct - 1) / ct, floats = tiles * ct * (1 + ks);
+    float* pk = m_alloc(m, floats * sizeof(float));
+    if (!pk) return rt_error(WRT_ERR_NOMEM, "out of memory packing weights");
+    m->weights_bytes += floats * sizeof(float);
+    float* o = pk;
+    for (size_t t0 = 0; t0 < C; t0 += ct) {
+      for (size_t j = 0; j < ct; j++) *o++ = t0 + j < C && bias ? bias[t0 + j] : 0.0f;
+      for (size_t t = 0; t < ks; t++)
+        for (size_t j = 0; j < ct; j++) *o++ = t0 + j < C ? W[(t0 + j) * ks + t] : 0.0f;
+    }
+    op->packed = pk;
+    op->dw = dw;
+    op->path = CONV_DW;
+    return build_pixel_indirection(m, op, m->zeros, op->p[P_KH], op->p[P_KW]);
+  }
+  /* GEMM-shaped: per group, k = ks*cg rows (tap-major, then channel), og columns; OHWI is already that order */
+  size_t k = ks * cg, per_group = gemm_packed_floats(m->tg, og, k);
+  float* pk = m_alloc(m, per_group * G * sizeof(float));
+  if (!pk) return rt_error(WRT_ERR_NOMEM, "out of memory packing weights");
+  m->weights_bytes += per_group * G * sizeof(float);
+  for (size_t g = 0; g < G; g++)
+    pack_gemm(m->tg, og, k, W + g * og * k, 1, k, bias ? bias + g * og : 0, pk + g * per_group);
+  op->packed = pk;
+  op->p[P_GPACK] = (int64_t)per_group;
+  int pointwise = ks == 1 && a->strides[0] == 1 && a->strides[1] == 1 && a->pads[0] == 0 && a->pads[1] == 0 &&
+                  a->pads[2] == 0 && a->pads[3] == 0;
+  if (G == 1 && pointwise) {
+    op->path = CONV_GEMM;
+    return WRT_OK;
+  }
+  op->path = G == 1 ? CONV_IGEMM : CONV_GROUPED;
+  if (G > 1) need_scratch(m, (size_t)op->p[P_PIX] * ks * sizeof(void*));
+  return build_igemm_indirection(m, op);
+}
+
+int run_conv(wrt_model* m, wrt_op* op) {
+  const wrt_target* tg = m->tg;
+  float* y = tf(m, op->out);
+  size_t P = (size_t)op->p[P_PIX], C = (size_t)op->p[P_C], CO = (size_t)op->p[P_CO], ks = (size_t)op->p[P_KS];
+  size_t G = (size_t)op->p[P_G], cg = C / G, og = CO / G, MR = tg->gemm_mr, NR = tg->gemm_nr;
+  switch (op->path) {
+    case CONV_GEMM:
+      run_gemm(tg, P, CO, C, tf(m, op->in[0]), C * sizeof(float), op->packed, y, CO * sizeof(float), &op->clamp);
+      return WRT_OK;
+    case CONV_DW: {
+      size_t rows = (size_t)(op->p[P_N] * op->p[P_OH]), OW = (size_t)op->p[P_OW];
+      for (size_t r = 0; r < rows; r++)
+        op->dw->fn(C, OW, ks, op->ind + r * OW * ks, op->packed, y + r * OW * CO, CO * sizeof(float), &op->clamp);
+      return WRT_OK;
+    }
+    case CONV_IGEMM:
+    case CONV_GROUPED: {
+      size_t per_group = (size_t)op->p[P_GPACK];
+      for (size_t g = 0; g < G; g++) {
+        const float** ind = (const float**)op->ind;
+        if (g > 0) { /* the same taps, shifted to this group's channels; padding still reads zeros */
+          const float** s = (const float**)(void*)m->scratch;
+          for (size_t i = 0; i < P * ks; i++) s[i] = ind[i] == m->zeros ? m->zeros : ind[i] + g * cg;
+          ind = s;
+        }
+        const float* pk = op->packed + g * per_group;
+        for (size_t p0 = 0; p0 < P; p0 += MR) {
+          size_t mr = P - p0 < MR ? P - p0 : MR;
+          for (size_t n0 = 0; n0 < og; n0 += NR) {
+            size_t nc = og - n0 < NR ? og - n0 : NR;
+            tg->igemm(mr, nc, cg, ks, ind + p0 * ks, pk + (n0 / NR) * NR * (1 + ks * cg),
+                      y + p0 * CO + g * og + n0, CO * sizeof(float), &op->clamp);
+          }
+        }
+      }
+      return WRT_OK;
+    }
+  }
+  return op_fail(op, WRT_ERR_UNSUPPORTED, "internal: no convolution path");
+}
+
+/* ---- CONV_TRANSPOSE_2D ------------------------------------------------------------------------------------------ */
+enum { T_CHUNK = P_GPACK + 1 };
+
+int prepare_conv_transpose(wrt_model* m, wrt_op* op) {
+  const wrt_tensor *x = &m->t[op->in[0]], *w = &m->t[op->in[1]];
+  if (!w->is_const) return op_fail(op, WRT_ERR_UNSUPPORTED, "weights that are not constants are not supported");
+  if (op->n_in > 2 && op->in[2] >= 0 && !const_data(m, op->in[2]))
+    return rt_error(WRT_ERR_NOMEM, "out of memory");
+  conv_geometry(m, op);
+  op->p[P_PIX] = (int64_t)x->dims[0] * x->dims[1] * x->dims[2]; /* GEMM rows = input pixels */
+  size_t C = (size_t)op->p[P_C], CO = (size_t)op->p[P_CO], ks = (size_t)op->p[P_KS], G = (size_t)op->p[P_G];
+  size_t cg = C / G, og = CO / G, J = ks * og;
+  size_t per_group = gemm_packed_floats(m->tg, J, cg);
+  float* pk = m_alloc(m, per_group * G * sizeof(float));
+  float* tmp = rt_alloc(cg * J * sizeof(float) + 1);
+  if (!pk || !tmp) {
+    rt_free(tmp);
+    return rt_error(WRT_ERR_NOMEM, "out of memory packing weights");
+  }
+  m->weights_bytes += per_group * G * sizeof(float);
+  const float* W = (const float*)w->file_data;
+  for (size_t g = 0; g < G; g++) {
+    /* B[c][t*og + o] = W[g*og + o][t][c] */
+    for (size_t o = 0; o < og; o++)
+      for (size_t t = 0; t < ks; t++)
+        for (size_t c = 0; c < cg; c++) tmp[c * J + t * og + o] = W[((g * og + o) * ks + t) * cg + c];
+    pack_gemm(m->tg, J, cg, tmp, J, 1, 0, pk + g * per_group);
+  }
+  rt_free(tmp);
+  op->packed = pk;
+  op->p[P_GPACK] = (int64_t)per_group;
+  size_t chunk = (size_t)(256 * 1024) / (J * sizeof(float) + 1);
+  chunk = chunk < m->tg->gemm_mr ? m->tg->gemm_mr : chunk;
+  op->p[T_CHUNK] = (int64_t)chunk;
+  need_scratch(m, chunk * J * sizeof(float));
+  return WRT_OK;
+}
+
+int run_conv_transpose(wrt_model* m, wrt_op* op) {
+  const wrt_attrs* a = &op->a;
+  const float* x = tf(m, op->in[0]);
+  float* y = tf(m, op->out);
+  const float* bias = op->n_in > 2 && op->in[2] >= 0 ? tf(m, op->in[2]) : 0;
+  size_t C = (size_t)op->p[P_C], CO = (size_t)op->p[P_CO], ks = (size_t)op->p[P_KS], G = (size_t)op->p[P_G];
+  size_t cg = C / G, og = CO / G, J = ks * og, P = (size_t)op->p[P_PIX], chunk = (size_t)op->p[T_CHUNK];
+  size_t H = (size_t)op->p[P_H], W = (size_t)op->p[P_W], OH = (size_t)op->p[P_OH], OW = (size_t)op->p[P_OW];
+  size_t KW = (size_t)op->p[P_KW], opix = (size_t)op->p[P_N] * OH * OW;
+  for (size_t p = 0; p < opix; p++)
+    for (size_t c = 0; c < CO; c++) y[p * CO + c] = bias ? bias[c] : 0.0f;
+  wrt_clamp none = {-__builtin_inff(), __builtin_inff()};
+  float* cols = m->scratch;
+  for (size_t g = 0; g < G; g++) {
+    const float* pk = op->packed + g * (size_t)op->p[P_GPACK];
+    for (size_t p0 = 0; p0 < P; p0 += chunk) {
+      size_t rows = P - p0 < chunk ? P - p0 : chunk;
+      run_gemm(m->tg, rows, J, cg, x + p0 * C + g * cg, C * sizeof(float), pk, cols, J * sizeof(float), &none);
+      for (size_t r = 0; r < rows; r++) {
+        size_t p = p0 + r, n = p / (H * W), ih = (p / W) % H, iw = p % W;
+        for (size_t t = 0; t < ks; t++) {
+          int64_t oh = (int64_t)ih * a->strides[0] + (int64_t)(t / KW) * a->dilations[0] - a->pads[0];
+          int64_t ow = (int64_t)iw * a->strides[1] + (int64_t)(t % KW) * a->dilations[1] - a->pads[1];
+          if (oh < 0 || oh >= (int64_t)OH || ow < 0 || ow >= (int64_t)OW) continue;
+          float* dst = y + ((n * OH + (size_t)oh) * OW + (size_t)ow) * CO + g * og;
+          const float* src = cols + r * J + t * og;
+          for (size_t o = 0; o < og; o++) dst[o] += src[o];
+        }
+      }
+    }
+  }
+  if (!is_unclamped(&op->clamp)) clamp_inplace(y, opix * CO, &op->clamp);
+  return WRT_OK;
+}

@@ -1,0 +1,324 @@
+/* Data movement for any element size: RESHAPE, TRANSPOSE, CONCATENATION, SLICE, PAD, RESIZE, DEPTH_TO_SPACE,
+ * GATHER. Most are one strided copy (a view of the input with per-axis strides) into the output. */
+#include "engine.h"
+
+/* dst[idx] = src[sum idx_i * sstr_i] over `dims`, dst contiguous unless dstr is given; strides in elements */
+static void strided_copy(uint8_t* dst, const uint8_t* src, size_t es, int rank, const size_t* dims,
+                         const int64_t* sstr, const int64_t* dstr) {
+  size_t total = 1;
+  for (int i = 0; i < rank; i++) total *= dims[i];
+  if (total == 0) return;
+  if (rank == 0) {
+    rt_copy(dst, src, es);
+    return;
+  }
+  int last = rank - 1;
+  size_t n = dims[last], rows = total / n, idx[WRT_MAX_RANK + 2] = {0};
+  int64_t cs[WRT_MAX_RANK + 2];
+  size_t acc = 1;
+  for (int i = rank - 1; i >= 0; i--) { /* contiguous destination strides */
+    cs[i] = dstr ? dstr[i] : (int64_t)acc;
+    acc *= dims[i];
+  }
+  int64_t ss = sstr[last], ds = cs[last];
+  for (size_t row = 0; row < rows; row++) {
+    int64_t so = 0, dof = 0;
+    for (int i = 0; i < last; i++) {
+      so += (int64_t)idx[i] * sstr[i];
+      dof += (int64_t)idx[i] * cs[i];
+    }
+    const uint8_t* s = src + so * (int64_t)es;
+    uint8_t* d = dst + dof * (int64_t)es;
+    if (ss == 1 && ds == 1) rt_copy(d, s, n * es);
+    else if (es == 4)
+      for (size_t j = 0; j < n; j++) ((uint32_t*)(void*)d)[(int64_t)j * ds] = ((const uint32_t*)(const void*)s)[(int64_t)j * ss];
+    else
+      for (size_t j = 0; j < n; j++) rt_copy(d + (int64_t)j * ds * (int64_t)es, s + (int64_t)j * ss * (int64_t)es, es);
+    for (int i = last - 1; i >= 0; i--) {
+      if (++idx[i] < dims[i]) break;
+      idx[i] = 0;
+    }
+  }
+}
+
+static void contiguous_strides(const wrt_tensor* t, int64_t* s) {
+  int64_t acc = 1;
+  for (int i = t->rank - 1; i >= 0; i--) {
+    s[i] = acc;
+    acc *= t->dims[i];
+  }
+}
+
+/* ---- RESIZE tables, built at load ------------------------------------------------------------------------------- */
+typedef struct {
+  int32_t i0, i1;
+  double f;
+} lerp;
+
+/* the input coordinate of output index xo, in float32 as python_ref (and onnxruntime) compute it */
+static float resize_coord(int xo, int out, int in, float scale, int coord) {
+  float s = scale > 0 ? scale : (float)out / (float)in;
+  float x = (float)xo;
+  switch (coord) {
+    case 0: return (x + 0.5f) / s - 0.5f;
+    case 3: return out > 1 ? (x + 0.5f) / s - 0.5f : 0.0f;
+    case 1: return out > 1 ? x * (float)(in - 1) / (float)(out - 1) : 0.0f;
+    case 2: return x / s;
+    default: return (x + 0.5f) / s;
+  }
+}
+
+static int32_t nearest_index(float x, int in, int mode) {
+  float fl = (float)rt_floor(x);
+  int tie = (x - fl) == 0.5f;
+  float idx;
+  if (mode == 0) idx = tie ? fl : (float)rt_floor(x + 0.5f);
+  else if (mode == 1) idx = tie ? fl + 1 : (float)rt_floor(x + 0.5f);
+  else if (mode == 2) idx = fl;
+  else idx = (float)rt_ceil(x);
+  if (!(idx >= 0)) idx = 0; /* also NaN */
+  if (idx > (float)(in - 1)) idx = (float)(in - 1);
+  return (int32_t)idx;
+}
+
+static lerp* resize_axis(wrt_model* m, int out, int in, float scale, const wrt_attrs* a) {
+  lerp* t = m_alloc(m, sizeof(lerp) * (size_t)out);
+  if (!t) return 0;
+  for (int i = 0; i < out; i++) {
+    float c = resize_coord(i, out, in, scale, a->coord);
+    if (a->mode == 0) {
+      t[i].i0 = t[i].i1 = nearest_index(c, in, a->nearest);
+      t[i].f = 0;
+    } else {
+      double x = c;
+      if (!(x >= 0)) x = 0;
+      if (x > in - 1) x = in - 1;
+      int32_t i0 = (int32_t)rt_floor(x);
+      t[i].i0 = i0;
+      t[i].i1 = i0 + 1 < in ? i0 + 1 : in - 1;
+      t[i].f = x - i0;
+    }
+  }
+  return t;
+}
+
+/* ---- PAD index maps --------------------------------------------------------------------------------------------- */
+static int32_t pad_source(int64_t o, int64_t lo, int64_t d, int mode) {
+  int64_t i = o - lo;
+  if (i >= 0 && i < d) return (int32_t)i;
+  if (mode == 0 || d == 0) return -1;
+  if (mode == 2) return (int32_t)(i < 0 ? 0 : d - 1);
+  if (d == 1) return 0;
+  int64_t period = 2 * (d - 1); /* reflect without repeating the edge */
+  i %= period;
+  if (i < 0) i += period;
+  return (int32_t)(i < d ? i : period - i);
+}
+
+int prepare_data(wrt_model* m, wrt_op* op) {
+  for (int i = 0; i < op->n_in; i++)
+    if (op->in[i] >= 0 && m->t[op->in[i]].is_const && !const_data(m, op->in[i]))
+      return rt_error(WRT_ERR_NOMEM, "out of memory");
+  const wrt_tensor *x = &m->t[op->in[0]], *y = &m->t[op->out];
+  if (op->type == OP_RESIZE) {
+    lerp* th = resize_axis(m, y->dims[1], x->dims[1], op->a.scales[0], &op->a);
+    lerp* tw = resize_axis(m, y->dims[2], x->dims[2], op->a.scales[1], &op->a);
+    if (!th || !tw) return rt_error(WRT_ERR_NOMEM, "out of memory");
+    op->ind = (const float**)(void*)th;
+    op->packed = (float*)(void*)tw;
+  } else if (op->type == OP_PAD) {
+    size_t total = 0;
+    for (int i = 0; i < y->rank; i++) total += (size_t)y->dims[i];
+    int32_t* maps = m_alloc(m, sizeof(int32_t) * (total + 1));
+    if (!maps) return rt_error(WRT_ERR_NOMEM, "out of memory");
+    int32_t* o = maps;
+    for (int i = 0; i < y->rank; i++)
+      for (int64_t k = 0; k < y->dims[i]; k++) *o++ = pad_source(k, op->a.list[i], x->dims[i], op->a.mode);
+    op->packed = (float*)(void*)maps;
+    if (x->dtype == WRT_F16 && op->a.value != 0)
+      return op_fail(op, WRT_ERR_UNSUPPORTED, "a non-zero float16 pad value is not supported");
+  } else if (op->type == OP_GATHER && m->t[op->in[1]].is_const) {
+    int ax = op->a.axis < 0 ? op->a.axis + x->rank : op->a.axis;
+    const wrt_tensor* it = &m->t[op->in[1]];
+    for (size_t k = 0; k < it->count; k++) {
+      int64_t v = it->dtype == WRT_I32 ? ((const int32_t*)it->data)[k] : ((const int64_t*)it->data)[k];
+      if (v < -(int64_t)x->dims[ax] || v >= x->dims[ax])
+        return op_fail(op, WRT_ERR_FORMAT, "index %l out of range [%d, %d) on axis %d", v, -x->dims[ax], x->dims[ax], ax);
+    }
+  }
+  return WRT_OK;
+}
+
+static void pad_value_bytes(const wrt_tensor* t, float v, uint8_t* out) {
+  rt_zero(out, 8);
+  switch (t->dtype) {
+    case WRT_F32: __builtin_memcpy(out, &v, 4); break;
+    case WRT_I8: case WRT_U8: out[0] = (uint8_t)(int64_t)v; break;
+    case WRT_BOOL: out[0] = v != 0; break;
+    case WRT_I32: { int32_t i = (int32_t)(int64_t)v; __builtin_memcpy(out, &i, 4); break; }
+    case WRT_I64: { int64_t i = (int64_t)v; __builtin_memcpy(out, &i, 8); break; }
+    default: break; /* float16: only 0 is accepted at load */
+  }
+}
+
+static int run_pad(wrt_model* m, wrt_op* op) {
+  const wrt_tensor *x = &m->t[op->in[0]], *y = &m->t[op->out];
+  size_t es = x->esize;
+  int r = y->rank;
+  uint8_t val[8];
+  pad_value_bytes(x, op->a.value, val);
+  const int32_t* map[WRT_MAX_RANK];
+  const int32_t* p = (const int32_t*)(const void*)op->packed;
+  for (int i = 0; i < r; i++) {
+    map[i] = p;
+    p += y->dims[i];
+  }
+  int64_t xs[WRT_MAX_RANK];
+  contiguous_strides(x, xs);
+  const uint8_t* src = x->data;
+  uint8_t* dst = y->data;
+  if (y->count == 0) return WRT_OK;
+  if (r == 0) {
+    rt_copy(dst, src, es);
+    return WRT_OK;
+  }
+  size_t n = (size_t)y->dims[r - 1], rows = (size_t)y->count / n, idx[WRT_MAX_RANK] = {0};
+  for (size_t row = 0; row < rows; row++) {
+    int64_t so = 0;
+    int valid = 1;
+    for (int i = 0; i < r - 1; i++) {
+      int32_t s = map[i][idx[i]];
+      if (s < 0) valid = 0;
+      so += (int64_t)s * xs[i];
+    }
+    uint8_t* d = dst + row * n * es;
+    for (size_t j = 0; j < n; j++) {
+      int32_t s = map[r - 1][j];
+      rt_copy(d + j * es, valid && s >= 0 ? src + (so + s) * (int64_t)es : val, es);
+    }
+    for (int i = r - 2; i >= 0; i--) {
+      if (++idx[i] < (size_t)y->dims[i]) break;
+      idx[i] = 0;
+    }
+  }
+  return WRT_OK;
+}
+
+static int run_resize(wrt_model* m, wrt_op* op) {
+  const wrt_tensor *x = &m->t[op->in[0]], *y = &m->t[op->out];
+  const lerp* th = (const lerp*)(const void*)op->ind;
+  const lerp* tw = (const lerp*)(const void*)op->packed;
+  size_t N = (size_t)y->dims[0], OH = (size_t)y->dims[1], OW = (size_t)y->dims[2], C = (size_t)y->dims[3];
+  size_t H = (size_t)x->dims[1], W = (size_t)x->dims[2];
+  const float* xd = tf(m, op->in[0]);
+  float* yd = tf(m, op->out);
+  for (size_t n = 0; n < N; n++)
+    for (size_t oh = 0; oh < OH; oh++) {
+      const lerp* h = &th[oh];
+      for (size_t ow = 0; ow < OW; ow++) {
+        const lerp* w = &tw[ow];
+        float* o = yd + ((n * OH + oh) * OW + ow) * C;
+        const float* p00 = xd + ((n * H + (size_t)h->i0) * W + (size_t)w->i0) * C;
+        if (op->a.mode == 0) {
+          rt_copy(o, p00, C * sizeof(float));
+          continue;
+        }
+        const float* p10 = xd + ((n * H + (size_t)h->i1) * W + (size_t)w->i0) * C;
+        const float* p01 = xd + ((n * H + (size_t)h->i0) * W + (size_t)w->i1) * C;
+        const float* p11 = xd + ((n * H + (size_t)h->i1) * W + (size_t)w->i1) * C;
+        double fh = h->f, fw = w->f;
+        for (size_t c = 0; c < C; c++) { /* along H, then along W, in double: python_ref's order */
+          double r0 = (double)p00[c] * (1.0 - fh) + (double)p10[c] * fh;
+          double r1 = (double)p01[c] * (1.0 - fh) + (double)p11[c] * fh;
+          o[c] = (float)(r0 * (1.0 - fw) + r1 * fw);
+        }
+      }
+    }
+  return WRT_OK;
+}
+
+static int run_gather(wrt_model* m, wrt_op* op) {
+  const wrt_tensor *x = &m->t[op->in[0]], *it = &m->t[op->in[1]];
+  int ax = op->a.axis < 0 ? op->a.axis + x->rank : op->a.axis;
+  size_t outer = 1, inner = 1, D = (size_t)x->dims[ax], K = (size_t)it->count, es = x->esize;
+  for (int i = 0; i < ax; i++) outer *= (size_t)x->dims[i];
+  for (int i = ax + 1; i < x->rank; i++) inner *= (size_t)x->dims[i];
+  const uint8_t* src = x->data;
+  uint8_t* dst = m->t[op->out].data;
+  for (size_t k = 0; k < K; k++) { /* run-time indices are checked before anything is written */
+    int64_t v = it->dtype == WRT_I32 ? ((const int32_t*)it->data)[k] : ((const int64_t*)it->data)[k];
+    if (v < -(int64_t)D || v >= (int64_t)D)
+      return op_fail(op, WRT_ERR_INPUT, "index %l out of range [%l, %l) on axis %d", v, -(int64_t)D, (int64_t)D, ax);
+  }
+  for (size_t o = 0; o < outer; o++)
+    for (size_t k = 0; k < K; k++) {
+      int64_t v = it->dtype == WRT_I32 ? ((const int32_t*)it->data)[k] : ((const int64_t*)it->data)[k];
+      if (v < 0) v += (int64_t)D;
+      rt_copy(dst + ((o * K + k) * inner) * es, src + ((o * D + (size_t)v) * inner) * es, inner * es);
+    }
+  return WRT_OK;
+}
+
+int run_data(wrt_model* m, wrt_op* op) {
+  const wrt_tensor *x = &m->t[op->in[0]], *y = &m->t[op->out];
+  size_t es = x->esize;
+  int64_t xs[WRT_MAX_RANK];
+  contiguous_strides(x, xs);
+  switch (op->type) {
+    case OP_RESHAPE:
+      if (y->data != x->data) rt_copy(y->data, x->data, (size_t)x->nbytes); /* the planner normally aliases them */
+      return WRT_OK;
+    case OP_TRANSPOSE: {
+      size_t dims[WRT_MAX_RANK];
+      int64_t ss[WRT_MAX_RANK];
+      for (int i = 0; i < y->rank; i++) {
+        int p = op->a.n_list ? op->a.list[i] : x->rank - 1 - i;
+        dims[i] = (size_t)y->dims[i];
+        ss[i] = xs[p];
+      }
+      strided_copy(y->data, x->data, es, y->rank, dims, ss, 0);
+      return WRT_OK;
+    }
+    case OP_SLICE: {
+      size_t dims[WRT_MAX_RANK];
+      int64_t ss[WRT_MAX_RANK], base = 0;
+      for (int i = 0; i < y->rank; i++) {
+        dims[i] = (size_t)y->dims[i];
+        ss[i] = xs[i] * op->a.steps[i];
+        if (y->dims[i]) base += xs[i] * op->a.starts[i];
+      }
+      strided_copy(y->data, (const uint8_t*)x->data + base * (int64_t)es, es, y->rank, dims, ss, 0);
+      return WRT_OK;
+    }
+    case OP_DEPTH_TO_SPACE: {
+      size_t b = (size_t)op->a.block, N = (size_t)x->dims[0], H = (size_t)x->dims[1], W = (size_t)x->dims[2];
+      size_t C = (size_t)x->dims[3], co = C / (b * b);
+      size_t dims[6] = {N, H, b, W, b, co};
+      int64_t ss[6] = {(int64_t)(H * W * C), (int64_t)(W * C), 0, (int64_t)C, 0, 0};
+      if (op->a.mode == 0) { ss[2] = (int64_t)(b * co); ss[4] = (int64_t)co; ss[5] = 1; }  /* DCR */
+      else { ss[2] = (int64_t)b; ss[4] = 1; ss[5] = (int64_t)(b * b); }                   /* CRD */
+      strided_copy(y->data, x->data, es, 6, dims, ss, 0);
+      return WRT_OK;
+    }
+    case OP_CONCATENATION: {
+      int ax = op->a.axis;
+      size_t outer = 1, inner = 1;
+      for (int i = 0; i < ax; i++) outer *= (size_t)y->dims[i];
+      for (int i = ax + 1; i < y->rank; i++) inner *= (size_t)y->dims[i];
+      size_t row = (size_t)y->dims[ax] * inner * es, off = 0;
+      for (int k = 0; k < op->n_in; k++) {
+        const wrt_tensor* t = &m->t[op->in[k]];
+        size_t chunk = (size_t)t->dims[ax] * inner * es;
+        for (size_t o = 0; o < outer; o++)
+          rt_copy((uint8_t*)y->data + o * row + off, (const uint8_t*)t->data + o * chunk, chunk);
+        off += chunk;
+      }
+      if (!is_unclamped(&op->clamp)) clamp_inplace(y->data, (size_t)y->count, &op->clamp);
+      return WRT_OK;
+    }
+    case OP_PAD: return run_pad(m, op);
+    case OP_RESIZE: return run_resize(m, op);
+    case OP_GATHER: return run_gather(m, op);
+  }
+  return op_fail(op, WRT_ERR_UNSUPPORTED, "internal: not a data movement op");
+}

@@ -1,0 +1,130 @@
+/* The engine's model representation: verified tensors and ops, the prepared execution state, and the op modules. */
+#ifndef WRT_ENGINE_H
+#define WRT_ENGINE_H
+
+#include "../include/wrt_kernels.h"
+#include "fb.h"
+#include "rt.h"
+
+#define WRT_MAX_RANK 8
+#define WRT_FORMAT_VERSION 1
+
+enum {
+  OP_CONV_2D = 1, OP_CONV_TRANSPOSE_2D = 2, OP_FULLY_CONNECTED = 3, OP_MATMUL = 4,
+  OP_ADD = 10, OP_SUB = 11, OP_MUL = 12, OP_DIV = 13, OP_MAXIMUM = 14, OP_MINIMUM = 15, OP_POW = 16, OP_PRELU = 17,
+  OP_RELU = 20, OP_CLIP = 21, OP_LEAKY_RELU = 22, OP_HARD_SWISH = 23, OP_HARD_SIGMOID = 24, OP_SIGMOID = 25,
+  OP_TANH = 26, OP_EXP = 27, OP_SQRT = 28, OP_ABS = 29, OP_NEG = 30,
+  OP_MAX_POOL_2D = 40, OP_AVERAGE_POOL_2D = 41, OP_MEAN = 42, OP_REDUCE_MAX = 43, OP_REDUCE_SUM = 44, OP_SOFTMAX = 45,
+  OP_RESHAPE = 50, OP_TRANSPOSE = 51, OP_CONCATENATION = 52, OP_SLICE = 53, OP_PAD = 54, OP_RESIZE = 55,
+  OP_DEPTH_TO_SPACE = 56, OP_GATHER = 57, OP_MAX_CODE = 58
+};
+
+typedef struct {
+  const char* name;
+  uint8_t min_in, max_in; /* max_in 255 = variadic */
+  uint8_t options;        /* Options union type, 0 = none */
+} wrt_opdef;
+
+const wrt_opdef* wrt_opdef_of(int code); /* NULL for unknown codes */
+
+typedef struct {
+  const char* name;
+  int32_t rank;
+  int32_t dims[WRT_MAX_RANK];
+  uint8_t dtype, esize, is_const;
+  uint64_t count, nbytes;
+  int64_t arena_offset;      /* -1 for constants */
+  const uint8_t* file_data;  /* constants: the bytes in the model file (valid during wrt_load only) */
+  void* data;                /* at run time: arena address, or an owned copy of the constant (NULL if unused) */
+} wrt_tensor;
+
+typedef struct {
+  int32_t strides[2], dilations[2], pads[4], groups, output_padding[2], kernel[2];
+  uint8_t ceil_mode, count_include_pad, keepdims, mode, coord, nearest;
+  float act_min, act_max, min, max, alpha, beta, value;
+  int32_t axis, block;
+  int32_t list[16]; /* axes (reductions), shape (RESHAPE), perm (TRANSPOSE), pads (PAD) */
+  int n_list;
+  int32_t starts[WRT_MAX_RANK], ends[WRT_MAX_RANK], steps[WRT_MAX_RANK];
+  int32_t size[2];
+  float scales[2];
+} wrt_attrs;
+
+typedef struct wrt_op {
+  uint16_t type;
+  const char* name;
+  int index;
+  int n_in;
+  int32_t* in; /* -1 = absent optional input */
+  int32_t out;
+  wrt_attrs a;
+  /* prepared at load */
+  int path;               /* which implementation runs it */
+  wrt_clamp clamp;
+  float* packed;          /* packed weights (GEMM panels, igemm taps, dwconv tiles) */
+  const float** ind;      /* indirection pointers */
+  const wrt_dwconv_entry* dw;
+  int64_t p[24];          /* op-specific integers computed at load */
+} wrt_op;
+
+typedef struct alloc_node alloc_node;
+
+struct wrt_model {
+  const wrt_target* tg;
+  int n_tensors, n_ops, n_inputs, n_outputs;
+  wrt_tensor* t;
+  wrt_op* ops;
+  int32_t *inputs, *outputs;
+  uint8_t* arena;
+  size_t arena_size;
+  float* scratch;          /* per-op temporary memory, shared by all ops */
+  size_t scratch_bytes;
+  float *zeros, *neg_inf;  /* padding sources for indirection: >= pad_floats each */
+  size_t pad_floats;
+  size_t weights_bytes;
+  alloc_node* allocs;      /* every allocation of this model, freed by wrt_release */
+};
+
+/* model-owned allocation (freed with the model) */
+void* m_alloc(wrt_model* m, size_t n);
+void m_free_all(wrt_model* m);
+
+/* stages of wrt_load */
+int read_model(wrt_model* m, fb_buf f);        /* model_read.c: tensors, ops, attributes, graph checks */
+int check_shapes(wrt_model* m);                /* shape_check.c: every op's output shape/dtype as python_ref infers */
+int run_op(wrt_model* m, wrt_op* op);          /* model.c */
+
+/* helpers shared by the op modules */
+const char* op_name(const wrt_op* op);  /* "CONV_2D" */
+int op_fail(const wrt_op* op, int code, const char* fmt, ...); /* "operator 3 (CONV_2D 'conv1'): ..." */
+const void* const_data(wrt_model* m, int ti); /* owned, aligned copy of a constant (made on first use) */
+static inline float* tf(wrt_model* m, int ti) { return (float*)m->t[ti].data; }
+static inline int is_unclamped(const wrt_clamp* c) { return c->min == -__builtin_inff() && c->max == __builtin_inff(); }
+void clamp_inplace(float* y, size_t n, const wrt_clamp* c);
+void need_scratch(wrt_model* m, size_t bytes);
+
+/* op modules: prepare_* runs at load (packs weights, builds indirection, sizes scratch), run_* per inference */
+int prepare_conv(wrt_model* m, wrt_op* op);
+int run_conv(wrt_model* m, wrt_op* op);
+int prepare_conv_transpose(wrt_model* m, wrt_op* op);
+int run_conv_transpose(wrt_model* m, wrt_op* op);
+int prepare_dense(wrt_model* m, wrt_op* op); /* FULLY_CONNECTED, MATMUL */
+int run_dense(wrt_model* m, wrt_op* op);
+int prepare_pool(wrt_model* m, wrt_op* op);
+int run_pool(wrt_model* m, wrt_op* op);
+int run_elementwise(wrt_model* m, wrt_op* op);  /* binary, unary, PRELU, POW */
+int run_reduce(wrt_model* m, wrt_op* op);       /* MEAN, REDUCE_MAX, REDUCE_SUM, SOFTMAX */
+int prepare_reduce(wrt_model* m, wrt_op* op);
+int run_data(wrt_model* m, wrt_op* op);         /* data movement ops */
+int prepare_data(wrt_model* m, wrt_op* op);
+
+/* GEMM packing into panels of NR columns: w(k, j) read via strides (in floats) from src; bias may be NULL */
+size_t gemm_packed_floats(const wrt_target* tg, size_t n, size_t kc_total);
+void pack_gemm(const wrt_target* tg, size_t n, size_t k, const float* w, size_t w_k_stride, size_t w_n_stride,
+               const float* bias, float* out);
+void run_gemm(const wrt_target* tg, size_t m, size_t n, size_t k, const float* a, size_t a_stride_bytes,
+              const float* packed, float* c, size_t c_stride_bytes, const wrt_clamp* clamp);
+
+const wrt_target* pick_target(void);
+
+#endif

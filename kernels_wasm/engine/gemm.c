@@ -1,0 +1,166 @@
+/* GEMM driver over the target's micro-kernel, weight packing, and the dense ops (FULLY_CONNECTED, MATMUL). */
+#include "engine.h"
+
+size_t gemm_packed_floats(const wrt_target* tg, size_t n, size_t kc_total) {
+  size_t nr = tg->gemm_nr, panels = (n + nr - 1) / nr;
+  return panels * nr * (1 + kc_total);
+}
+
+/* Panels of NR columns: NR bias floats, then k rows of NR weights; w(kk, j) = w[kk*w_k_stride + j*w_n_stride]. */
+void pack_gemm(const wrt_target* tg, size_t n, size_t k, const float* w, size_t w_k_stride, size_t w_n_stride,
+               const float* bias, float* out) {
+  size_t nr = tg->gemm_nr;
+  for (size_t p = 0; p < n; p += nr) {
+    size_t nc = n - p < nr ? n - p : nr;
+    for (size_t j = 0; j < nr; j++) *out++ = j < nc && bias ? bias[p + j] : 0.0f;
+    for (size_t kk = 0; kk < k; kk++) {
+      const float* row = w + kk * w_k_stride + p * w_n_stride;
+      for (size_t j = 0; j < nc; j++) out[j] = row[j * w_n_stride];
+      for (size_t j = nc; j < nr; j++) out[j] = 0.0f;
+      out += nr;
+    }
+  }
+}
+
+/* c[M, N] = a[M, K] x packed; rows in blocks that keep A in cache while the panels stream past */
+void run_gemm(const wrt_target* tg, size_t m, size_t n, size_t k, const float* a, size_t a_stride, const float* packed,
+              float* c, size_t c_stride, const wrt_clamp* clamp) {
+  size_t mr = tg->gemm_mr, nr = tg->gemm_nr;
+  size_t block = (size_t)(128 * 1024) / (k * sizeof(float) + 1);
+  block = block < mr ? mr : block / mr * mr;
+  size_t panel_floats = nr * (1 + k);
+  for (size_t r0 = 0; r0 < m; r0 += block) {
+    size_t r1 = m - r0 < block ? m : r0 + block;
+    for (size_t p = 0; p < n; p += nr) {
+      size_t nc = n - p < nr ? n - p : nr;
+      const float* panel = packed + (p / nr) * panel_floats;
+      for (size_t i = r0; i < r1; i += mr) {
+        size_t rows = r1 - i < mr ? r1 - i : mr;
+        tg->gemm(rows, nc, k, (const float*)((const char*)a + i * a_stride), a_stride, panel,
+                 (float*)((char*)c + i * c_stride) + p, c_stride, clamp);
+      }
+    }
+  }
+}
+
+/* ---- FULLY_CONNECTED and MATMUL -------------------------------------------------------------------------------- */
+enum { DENSE_PACKED = 1, DENSE_RUNTIME = 2 };
+
+int prepare_dense(wrt_model* m, wrt_op* op) {
+  const wrt_tensor* x = &m->t[op->in[0]];
+  const wrt_tensor* w = &m->t[op->in[1]];
+  int has_bias = op->n_in > 2 && op->in[2] >= 0;
+  if (op->type == OP_FULLY_CONNECTED) {
+    size_t n = (size_t)w->dims[0], k = (size_t)w->dims[1];
+    op->p[0] = n;
+    op->p[1] = k;
+    op->p[2] = k ? (int64_t)(x->count / k) : 0;
+    int const_all = w->is_const && (!has_bias || m->t[op->in[2]].is_const);
+    size_t floats = gemm_packed_floats(m->tg, n, k);
+    if (const_all) {
+      op->packed = m_alloc(m, floats * sizeof(float));
+      if (!op->packed) return rt_error(WRT_ERR_NOMEM, "out of memory packing weights");
+      m->weights_bytes += floats * sizeof(float);
+      pack_gemm(m->tg, n, k, (const float*)w->file_data, 1, k,
+                has_bias ? (const float*)m->t[op->in[2]].file_data : 0, op->packed);
+      op->path = DENSE_PACKED;
+    } else {
+      for (int i = 1; i < op->n_in; i++)
+        if (op->in[i] >= 0 && m->t[op->in[i]].is_const && !const_data(m, op->in[i]))
+          return rt_error(WRT_ERR_NOMEM, "out of memory");
+      need_scratch(m, floats * sizeof(float));
+      op->path = DENSE_RUNTIME;
+    }
+    return WRT_OK;
+  }
+  /* MATMUL: numpy semantics; 1-D operands are promoted */
+  const wrt_tensor* y = &m->t[op->out];
+  int ra = x->rank, rb = w->rank;
+  int64_t M = ra == 1 ? 1 : x->dims[ra - 2], K = x->dims[ra - 1], N = rb == 1 ? 1 : w->dims[rb - 1];
+  op->p[0] = N;
+  op->p[1] = K;
+  op->p[2] = M;
+  /* batch strides (in matrices) of a and b, broadcast against the output batch dims */
+  int rbatch = y->rank - (ra > 1) - (rb > 1);
+  op->p[3] = rbatch;
+  int64_t sa = 1, sb = 1;
+  for (int i = rbatch - 1; i >= 0; i--) {
+    int ia = i - (rbatch - (ra > 2 ? ra - 2 : 0)), ib = i - (rbatch - (rb > 2 ? rb - 2 : 0));
+    int64_t da = ia >= 0 ? x->dims[ia] : 1, db = ib >= 0 ? w->dims[ib] : 1;
+    op->p[4 + i] = y->dims[i];
+    op->p[12 + i] = da == 1 ? 0 : sa; /* p[12..19]: a strides, p[4..11] dims; b strides recomputed at run */
+    sa *= da;
+    (void)db;
+    (void)sb;
+  }
+  int b_batched = rb > 2;
+  size_t floats = gemm_packed_floats(m->tg, (size_t)N, (size_t)K);
+  if (w->is_const && !b_batched) {
+    op->packed = m_alloc(m, floats * sizeof(float));
+    if (!op->packed) return rt_error(WRT_ERR_NOMEM, "out of memory packing weights");
+    m->weights_bytes += floats * sizeof(float);
+    pack_gemm(m->tg, (size_t)N, (size_t)K, (const float*)w->file_data, (size_t)N, 1, 0, op->packed);
+    op->path = DENSE_PACKED;
+  } else {
+    if (w->is_const && !const_data(m, op->in[1])) return rt_error(WRT_ERR_NOMEM, "out of memory");
+    if (x->is_const && !const_data(m, op->in[0])) return rt_error(WRT_ERR_NOMEM, "out of memory");
+    need_scratch(m, floats * sizeof(float));
+    op->path = DENSE_RUNTIME;
+  }
+  if (x->is_const && !const_data(m, op->in[0])) return rt_error(WRT_ERR_NOMEM, "out of memory");
+  return WRT_OK;
+}
+
+int run_dense(wrt_model* m, wrt_op* op) {
+  const wrt_tensor* x = &m->t[op->in[0]];
+  const wrt_tensor* w = &m->t[op->in[1]];
+  size_t N = (size_t)op->p[0], K = (size_t)op->p[1];
+  float* y = tf(m, op->out);
+  if (op->type == OP_FULLY_CONNECTED) {
+    size_t M = (size_t)op->p[2];
+    const float* packed = op->packed;
+    if (op->path == DENSE_RUNTIME) {
+      int has_bias = op->n_in > 2 && op->in[2] >= 0;
+      pack_gemm(m->tg, N, K, (const float*)w->data, 1, K, has_bias ? tf(m, op->in[2]) : 0, m->scratch);
+      packed = m->scratch;
+    }
+    if (M && N) run_gemm(m->tg, M, N, K, (const float*)x->data, K * sizeof(float), packed, y, N * sizeof(float), &op->clamp);
+    return WRT_OK;
+  }
+  size_t M = (size_t)op->p[2];
+  int rbatch = (int)op->p[3];
+  int ra = x->rank, rb = w->rank;
+  size_t nbatch = 1;
+  for (int i = 0; i < rbatch; i++) nbatch *= (size_t)op->p[4 + i];
+  if (!M || !N || !nbatch) return WRT_OK;
+  /* b's batch strides against the output batch dims */
+  size_t bstride[WRT_MAX_RANK] = {0}, s = 1;
+  for (int i = rbatch - 1; i >= 0; i--) {
+    int ib = i - (rbatch - (rb > 2 ? rb - 2 : 0));
+    size_t db = ib >= 0 ? (size_t)w->dims[ib] : 1;
+    bstride[i] = db == 1 ? 0 : s;
+    s *= db;
+  }
+  const float* xa = (const float*)x->data;
+  const float* wb = (const float*)w->data;
+  size_t idx[WRT_MAX_RANK] = {0};
+  for (size_t b = 0; b < nbatch; b++) {
+    size_t ao = 0, bo = 0;
+    for (int i = 0; i < rbatch; i++) {
+      ao += idx[i] * (size_t)op->p[12 + i];
+      bo += idx[i] * bstride[i];
+    }
+    const float* packed = op->packed;
+    if (op->path == DENSE_RUNTIME) {
+      pack_gemm(m->tg, N, K, wb + bo * K * N, N, 1, 0, m->scratch);
+      packed = m->scratch;
+    }
+    (void)ra;
+    run_gemm(m->tg, M, N, K, xa + ao * M * K, K * sizeof(float), packed, y + b * M * N, N * sizeof(float), &op->clamp);
+    for (int i = rbatch - 1; i >= 0; i--) {
+      if (++idx[i] < (size_t)op->p[4 + i]) break;
+      idx[i] = 0;
+    }
+  }
+  return WRT_OK;
+}

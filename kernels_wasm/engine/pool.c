@@ -1,0 +1,50 @@
+/* MAX_POOL_2D and AVERAGE_POOL_2D through the pool kernels, one output pixel per call, with the divisor rules of
+ * python_ref: valid taps (or taps inside input + explicit pads with count_include_pad); the ceil_mode overhang
+ * beyond the explicit pads never counts, and never wins a max. */
+#include "engine.h"
+
+int build_pixel_indirection(wrt_model* m, wrt_op* op, const float* pad_src, int64_t kh_n, int64_t kw_n);
+
+int prepare_pool(wrt_model* m, wrt_op* op) {
+  int is_max = op->type == OP_MAX_POOL_2D;
+  if (!(is_max ? m->tg->maxpool : m->tg->avgpool)) return op_fail(op, WRT_ERR_UNSUPPORTED, "no pool kernel");
+  return build_pixel_indirection(m, op, is_max ? m->neg_inf : m->zeros, op->a.kernel[0], op->a.kernel[1]);
+}
+
+/* taps of one window along one axis that land in [lo, hi) */
+static int64_t taps_inside(int64_t start, int64_t k, int64_t d, int64_t lo, int64_t hi) {
+  int64_t n = 0;
+  for (int64_t i = 0; i < k; i++) n += start + i * d >= lo && start + i * d < hi;
+  return n;
+}
+
+int run_pool(wrt_model* m, wrt_op* op) {
+  const wrt_attrs* a = &op->a;
+  const wrt_tensor *x = &m->t[op->in[0]], *yt = &m->t[op->out];
+  size_t N = (size_t)yt->dims[0], OH = (size_t)yt->dims[1], OW = (size_t)yt->dims[2], C = (size_t)yt->dims[3];
+  int64_t H = x->dims[1], W = x->dims[2];
+  size_t ks = (size_t)a->kernel[0] * (size_t)a->kernel[1];
+  float* y = tf(m, op->out);
+  const float** ind = op->ind;
+  int is_max = op->type == OP_MAX_POOL_2D;
+  int64_t lo_h = a->count_include_pad ? -a->pads[0] : 0, hi_h = a->count_include_pad ? H + a->pads[2] : H;
+  int64_t lo_w = a->count_include_pad ? -a->pads[1] : 0, hi_w = a->count_include_pad ? W + a->pads[3] : W;
+  for (size_t n = 0; n < N; n++)
+    for (size_t oh = 0; oh < OH; oh++) {
+      int64_t ch = is_max ? 1
+                          : taps_inside((int64_t)oh * a->strides[0] - a->pads[0], a->kernel[0], a->dilations[0], lo_h, hi_h);
+      for (size_t ow = 0; ow < OW; ow++) {
+        size_t p = (n * OH + oh) * OW + ow;
+        if (is_max) {
+          m->tg->maxpool(C, ks, ind + p * ks, y + p * C, 1.0f, &op->clamp);
+        } else {
+          int64_t cw = taps_inside((int64_t)ow * a->strides[1] - a->pads[1], a->kernel[1], a->dilations[1], lo_w, hi_w);
+          int64_t cnt = ch * cw;
+          /* python_ref divides by 0 only if a window misses the input entirely, which the shape checks exclude */
+          float scale = cnt > 0 ? (float)(1.0 / (double)cnt) : __builtin_nanf("");
+          m->tg->avgpool(C, ks, ind + p * ks, y + p * C, scale, &op->clamp);
+        }
+      }
+    }
+  return WRT_OK;
+}

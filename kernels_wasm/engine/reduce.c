@@ -1,0 +1,101 @@
+/* MEAN, REDUCE_SUM, REDUCE_MAX over any set of axes, and SOFTMAX; sums and exponentials in double, as python_ref. */
+#include "engine.h"
+
+int prepare_reduce(wrt_model* m, wrt_op* op) {
+  const wrt_tensor* x = &m->t[op->in[0]];
+  if (op->type == OP_SOFTMAX) {
+    int ax = op->a.axis < 0 ? op->a.axis + x->rank : op->a.axis;
+    need_scratch(m, (size_t)x->dims[ax] * sizeof(double));
+  } else {
+    need_scratch(m, (size_t)m->t[op->out].count * sizeof(double));
+  }
+  return WRT_OK;
+}
+
+static int run_softmax(wrt_model* m, wrt_op* op) {
+  const wrt_tensor* xt = &m->t[op->in[0]];
+  int ax = op->a.axis < 0 ? op->a.axis + xt->rank : op->a.axis;
+  size_t outer = 1, inner = 1, L = (size_t)xt->dims[ax];
+  for (int i = 0; i < ax; i++) outer *= (size_t)xt->dims[i];
+  for (int i = ax + 1; i < xt->rank; i++) inner *= (size_t)xt->dims[i];
+  const float* x = tf(m, op->in[0]);
+  float* y = tf(m, op->out);
+  double* e = (double*)(void*)m->scratch;
+  for (size_t o = 0; o < outer; o++)
+    for (size_t i = 0; i < inner; i++) {
+      const float* xs = x + o * L * inner + i;
+      float* ys = y + o * L * inner + i;
+      float mx = -__builtin_inff();
+      for (size_t l = 0; l < L; l++) mx = rt_maxf(mx, xs[l * inner]);
+      double sum = 0;
+      for (size_t l = 0; l < L; l++) sum += e[l] = rt_exp((double)xs[l * inner] - (double)mx);
+      for (size_t l = 0; l < L; l++) ys[l * inner] = (float)(e[l] / sum);
+    }
+  return WRT_OK;
+}
+
+int run_reduce(wrt_model* m, wrt_op* op) {
+  if (op->type == OP_SOFTMAX) return run_softmax(m, op);
+  const wrt_tensor* xt = &m->t[op->in[0]];
+  const wrt_tensor* yt = &m->t[op->out];
+  const float* x = tf(m, op->in[0]);
+  float* y = tf(m, op->out);
+  int r = xt->rank;
+  uint8_t red[WRT_MAX_RANK] = {0};
+  for (int i = 0; i < r; i++) red[i] = op->a.n_list == 0;
+  for (int i = 0; i < op->a.n_list; i++) red[op->a.list[i] < 0 ? op->a.list[i] + r : op->a.list[i]] = 1;
+  /* output strides over the input axes: 0 on reduced axes */
+  size_t ostride[WRT_MAX_RANK], s = 1, reduced = 1;
+  for (int i = r - 1; i >= 0; i--) {
+    ostride[i] = red[i] ? 0 : s;
+    if (red[i]) reduced *= (size_t)xt->dims[i];
+    else s *= (size_t)xt->dims[i];
+  }
+  size_t nout = (size_t)yt->count;
+  int is_max = op->type == OP_REDUCE_MAX;
+  double* acc = (double*)(void*)m->scratch;
+  for (size_t i = 0; i < nout; i++) {
+    if (is_max) y[i] = -__builtin_inff();
+    else acc[i] = 0;
+  }
+  if (xt->count == 0) goto done;
+  if (r == 0) { /* a scalar reduces to itself */
+    if (is_max) y[0] = x[0];
+    else acc[0] = x[0];
+    goto done;
+  }
+  {
+    size_t n = (size_t)xt->dims[r - 1], rows = (size_t)xt->count / n, idx[WRT_MAX_RANK] = {0};
+    int last_red = red[r - 1];
+    for (size_t row = 0; row < rows; row++) {
+      size_t o = 0;
+      for (int i = 0; i < r - 1; i++) o += idx[i] * ostride[i];
+      const float* xr = x + row * n;
+      if (is_max) {
+        if (last_red) {
+          float v = y[o];
+          for (size_t j = 0; j < n; j++) v = rt_maxf(v, xr[j]);
+          y[o] = v;
+        } else {
+          for (size_t j = 0; j < n; j++) y[o + j] = rt_maxf(y[o + j], xr[j]);
+        }
+      } else if (last_red) {
+        double v = 0;
+        for (size_t j = 0; j < n; j++) v += xr[j];
+        acc[o] += v;
+      } else {
+        for (size_t j = 0; j < n; j++) acc[o + j] += xr[j];
+      }
+      for (int i = r - 2; i >= 0; i--) {
+        if (++idx[i] < (size_t)xt->dims[i]) break;
+        idx[i] = 0;
+      }
+    }
+  }
+done:
+  if (!is_max) {
+    double div = op->type == OP_MEAN ? (double)(reduced ? reduced : 1) : 1.0;
+    for (size_t i = 0; i < nout; i++) y[i] = (float)(acc[i] / div);
+  }
+  return WRT_OK;
+}

@@ -1,0 +1,397 @@
+/* Every op's output shape and dtype, inferred from its inputs and attributes as python_ref/shapes.py does, and
+ * compared with the shape the file declares. The kernels trust these shapes, so this is where a hostile file that
+ * declares a too-small output (or inconsistent attributes) is stopped. */
+#include "engine.h"
+
+const char* dtype_name(int d);
+
+typedef struct {
+  int rank;
+  int64_t d[WRT_MAX_RANK];
+} shp;
+
+static shp of(const wrt_tensor* t) {
+  shp s = {t->rank, {0}};
+  for (int i = 0; i < t->rank; i++) s.d[i] = t->dims[i];
+  return s;
+}
+
+static void fmt_shape(char* out, size_t cap, const shp* s) {
+  size_t n = rt_format(out, cap, "[");
+  for (int i = 0; i < s->rank && n < cap; i++) n += rt_format(out + n, cap - n, i ? ", %l" : "%l", s->d[i]);
+  if (n < cap) rt_format(out + n, cap - n, "]");
+}
+
+#define FAIL(...) return op_fail(op, WRT_ERR_FORMAT, __VA_ARGS__)
+#define CHECK(c, ...) \
+  do {                \
+    if (!(c)) FAIL(__VA_ARGS__); \
+  } while (0)
+
+static int rank_is(const wrt_op* op, const wrt_tensor* t, int r, const char* what) {
+  if (t->rank == r) return 0;
+  char b[96];
+  shp s = of(t);
+  fmt_shape(b, sizeof b, &s);
+  FAIL("%s must have rank %d, got shape %s", what, r, b);
+}
+
+static int broadcast(const wrt_op* op, const shp* a, const shp* b, shp* out) {
+  int r = a->rank > b->rank ? a->rank : b->rank;
+  out->rank = r;
+  for (int i = 0; i < r; i++) {
+    int ia = i - (r - a->rank), ib = i - (r - b->rank);
+    int64_t da = ia >= 0 ? a->d[ia] : 1, db = ib >= 0 ? b->d[ib] : 1;
+    if (da != db && da != 1 && db != 1) {
+      char x[96], y[96];
+      fmt_shape(x, sizeof x, a);
+      fmt_shape(y, sizeof y, b);
+      FAIL("shapes %s and %s do not broadcast", x, y);
+    }
+    out->d[i] = da == 1 ? db : da;
+  }
+  return 0;
+}
+
+int64_t conv_out_size(int64_t size, int64_t k, int64_t s, int64_t d, int64_t p0, int64_t p1);
+int64_t conv_out_size(int64_t size, int64_t k, int64_t s, int64_t d, int64_t p0, int64_t p1) {
+  int64_t span = size + p0 + p1 - d * (k - 1) - 1;
+  return span < 0 ? (span - s + 1) / s + 1 : span / s + 1; /* floor division */
+}
+
+int64_t pool_out_size(int64_t size, int64_t k, int64_t s, int64_t d, int64_t p0, int64_t p1, int ceil_mode);
+int64_t pool_out_size(int64_t size, int64_t k, int64_t s, int64_t d, int64_t p0, int64_t p1, int ceil_mode) {
+  int64_t span = size + p0 + p1 - d * (k - 1) - 1;
+  if (!ceil_mode) return conv_out_size(size, k, s, d, p0, p1);
+  int64_t out = (span >= 0 ? (span + s - 1) / s : -((-span) / s)) + 1;
+  if ((out - 1) * s >= size + p0) out--;
+  return out;
+}
+
+static int spatial_ok(const wrt_op* op) {
+  const wrt_attrs* a = &op->a;
+  for (int i = 0; i < 2; i++) {
+    CHECK(a->strides[i] >= 1 && a->strides[i] <= (1 << 16), "strides must all be >= 1, got [%d, %d]", a->strides[0],
+          a->strides[1]);
+    CHECK(a->dilations[i] >= 1 && a->dilations[i] <= (1 << 16), "dilations must all be >= 1, got [%d, %d]",
+          a->dilations[0], a->dilations[1]);
+  }
+  for (int i = 0; i < 4; i++)
+    CHECK(a->pads[i] >= 0 && a->pads[i] <= (1 << 20), "pads must all be >= 0, got [%d, %d, %d, %d]", a->pads[0],
+          a->pads[1], a->pads[2], a->pads[3]);
+  return 0;
+}
+
+static int conv_weights(wrt_model* m, const wrt_op* op, int* g) {
+  const wrt_tensor *x = &m->t[op->in[0]], *w = &m->t[op->in[1]];
+  int r;
+  if ((r = rank_is(op, x, 4, "input x (NHWC)")) || (r = rank_is(op, w, 4, "weights w (OHWI)"))) return r;
+  *g = op->a.groups;
+  CHECK(*g >= 1, "groups must be >= 1, got %d", *g);
+  CHECK(w->dims[0] % *g == 0, "%d output channels are not divisible by groups=%d", w->dims[0], *g);
+  CHECK(w->dims[1] >= 1 && w->dims[2] >= 1 && w->dims[3] >= 1, "weights have an empty dimension");
+  if (op->n_in > 2 && op->in[2] >= 0) {
+    const wrt_tensor* b = &m->t[op->in[2]];
+    CHECK(b->rank == 1 && b->dims[0] == w->dims[0], "bias must have shape [%d]", w->dims[0]);
+  }
+  CHECK((int64_t)x->dims[3] == (int64_t)w->dims[3] * *g, "input has %d channels but weights expect %l (groups=%d)",
+        x->dims[3], (int64_t)w->dims[3] * *g, *g);
+  return spatial_ok(op);
+}
+
+static int infer(wrt_model* m, wrt_op* op, shp* out) {
+  const wrt_attrs* a = &op->a;
+  const wrt_tensor* x = &m->t[op->in[0]];
+  shp xs = of(x);
+  int r, g;
+  switch (op->type) {
+    case OP_CONV_2D: {
+      if ((r = conv_weights(m, op, &g))) return r;
+      const wrt_tensor* w = &m->t[op->in[1]];
+      int64_t oh = conv_out_size(x->dims[1], w->dims[1], a->strides[0], a->dilations[0], a->pads[0], a->pads[2]);
+      int64_t ow = conv_out_size(x->dims[2], w->dims[2], a->strides[1], a->dilations[1], a->pads[1], a->pads[3]);
+      CHECK(oh >= 1 && ow >= 1, "output would be empty (%lx%l)", oh, ow);
+      *out = (shp){4, {x->dims[0], oh, ow, w->dims[0]}};
+      return 0;
+    }
+    case OP_CONV_TRANSPOSE_2D: {
+      if ((r = conv_weights(m, op, &g))) return r;
+      const wrt_tensor* w = &m->t[op->in[1]];
+      for (int i = 0; i < 2; i++) {
+        int lim = a->strides[i] > a->dilations[i] ? a->strides[i] : a->dilations[i];
+        CHECK(a->output_padding[i] >= 0 && a->output_padding[i] < lim,
+              "output_padding [%d, %d] must be smaller than the stride or the dilation", a->output_padding[0],
+              a->output_padding[1]);
+      }
+      int64_t oh = (int64_t)(x->dims[1] - 1) * a->strides[0] - a->pads[0] - a->pads[2] +
+                   (int64_t)a->dilations[0] * (w->dims[1] - 1) + 1 + a->output_padding[0];
+      int64_t ow = (int64_t)(x->dims[2] - 1) * a->strides[1] - a->pads[1] - a->pads[3] +
+                   (int64_t)a->dilations[1] * (w->dims[2] - 1) + 1 + a->output_padding[1];
+      CHECK(x->dims[1] >= 1 && x->dims[2] >= 1, "input spatial size is empty");
+      CHECK(oh >= 1 && ow >= 1, "output would be empty (%lx%l): pads are too large", oh, ow);
+      *out = (shp){4, {x->dims[0], oh, ow, w->dims[0]}};
+      return 0;
+    }
+    case OP_FULLY_CONNECTED: {
+      const wrt_tensor* w = &m->t[op->in[1]];
+      if ((r = rank_is(op, w, 2, "weights w [N, K]"))) return r;
+      CHECK(x->rank >= 1, "input must have rank >= 1");
+      CHECK(x->dims[x->rank - 1] == w->dims[1], "input has K=%d features but weights expect %d",
+            x->dims[x->rank - 1], w->dims[1]);
+      if (op->n_in > 2 && op->in[2] >= 0) {
+        const wrt_tensor* b = &m->t[op->in[2]];
+        CHECK(b->rank == 1 && b->dims[0] == w->dims[0], "bias must have shape [%d]", w->dims[0]);
+      }
+      *out = xs;
+      out->d[x->rank - 1] = w->dims[0];
+      return 0;
+    }
+    case OP_MATMUL: {
+      shp sa = xs, sb = of(&m->t[op->in[1]]);
+      CHECK(sa.rank >= 1 && sb.rank >= 1, "inputs must have rank >= 1");
+      shp a2 = sa, b2 = sb;
+      if (sa.rank == 1) { a2.rank = 2; a2.d[0] = 1; a2.d[1] = sa.d[0]; }
+      if (sb.rank == 1) { b2.rank = 2; b2.d[0] = sb.d[0]; b2.d[1] = 1; }
+      CHECK(a2.d[a2.rank - 1] == b2.d[b2.rank - 2], "inner dimensions differ: %l vs %l", a2.d[a2.rank - 1],
+            b2.d[b2.rank - 2]);
+      shp ba = a2, bb = b2, batch;
+      ba.rank -= 2;
+      bb.rank -= 2;
+      if ((r = broadcast(op, &ba, &bb, &batch))) return r;
+      *out = batch;
+      if (sa.rank > 1) out->d[out->rank++] = a2.d[a2.rank - 2];
+      if (sb.rank > 1) out->d[out->rank++] = b2.d[b2.rank - 1];
+      CHECK(out->rank <= WRT_MAX_RANK, "result rank exceeds %d", WRT_MAX_RANK);
+      return 0;
+    }
+    case OP_ADD: case OP_SUB: case OP_MUL: case OP_DIV: case OP_MAXIMUM: case OP_MINIMUM: case OP_POW: {
+      shp b = of(&m->t[op->in[1]]);
+      return broadcast(op, &xs, &b, out);
+    }
+    case OP_PRELU: {
+      shp s = of(&m->t[op->in[1]]), bc;
+      if ((r = broadcast(op, &xs, &s, &bc))) return r;
+      CHECK(bc.rank == xs.rank && __builtin_memcmp(bc.d, xs.d, sizeof(int64_t) * (size_t)xs.rank) == 0,
+            "slope shape does not broadcast to the input shape");
+      *out = xs;
+      return 0;
+    }
+    case OP_CLIP:
+      CHECK(!(a->min > a->max), "min %f is greater than max %f", (double)a->min, (double)a->max);
+      *out = xs;
+      return 0;
+    case OP_RELU: case OP_LEAKY_RELU: case OP_HARD_SWISH: case OP_HARD_SIGMOID: case OP_SIGMOID: case OP_TANH:
+    case OP_EXP: case OP_SQRT: case OP_ABS: case OP_NEG:
+      *out = xs;
+      return 0;
+    case OP_MAX_POOL_2D: case OP_AVERAGE_POOL_2D: {
+      if ((r = rank_is(op, x, 4, "input x (NHWC)"))) return r;
+      CHECK(a->kernel[0] >= 1 && a->kernel[1] >= 1 && a->kernel[0] <= 4096 && a->kernel[1] <= 4096,
+            "kernel must all be >= 1, got [%d, %d]", a->kernel[0], a->kernel[1]);
+      if ((r = spatial_ok(op))) return r;
+      int64_t kh = (int64_t)a->dilations[0] * (a->kernel[0] - 1) + 1, kw = (int64_t)a->dilations[1] * (a->kernel[1] - 1) + 1;
+      int64_t oh = pool_out_size(x->dims[1], a->kernel[0], a->strides[0], a->dilations[0], a->pads[0], a->pads[2], a->ceil_mode);
+      int64_t ow = pool_out_size(x->dims[2], a->kernel[1], a->strides[1], a->dilations[1], a->pads[1], a->pads[3], a->ceil_mode);
+      CHECK(oh >= 1 && ow >= 1, "output would be empty (%lx%l)", oh, ow);
+      CHECK(a->pads[0] < kh && a->pads[2] < kh && a->pads[1] < kw && a->pads[3] < kw,
+            "pads [%d, %d, %d, %d] must be smaller than the kernel extent", a->pads[0], a->pads[1], a->pads[2], a->pads[3]);
+      *out = (shp){4, {x->dims[0], oh, ow, x->dims[3]}};
+      return 0;
+    }
+    case OP_MEAN: case OP_REDUCE_MAX: case OP_REDUCE_SUM: {
+      uint8_t red[WRT_MAX_RANK] = {0};
+      if (a->n_list == 0)
+        for (int i = 0; i < x->rank; i++) red[i] = 1;
+      for (int i = 0; i < a->n_list; i++) {
+        int ax = a->list[i];
+        CHECK(ax >= -x->rank && ax < x->rank, "axis %d is out of range for rank %d", ax, x->rank);
+        ax = ax < 0 ? ax + x->rank : ax;
+        CHECK(!red[ax], "axes repeat axis %d", ax);
+        red[ax] = 1;
+      }
+      out->rank = 0;
+      for (int i = 0; i < x->rank; i++) {
+        CHECK(!(red[i] && x->dims[i] == 0 && op->type == OP_REDUCE_MAX), "cannot reduce the empty axis %d", i);
+        if (!red[i]) out->d[out->rank++] = x->dims[i];
+        else if (a->keepdims) out->d[out->rank++] = 1;
+      }
+      return 0;
+    }
+    case OP_SOFTMAX:
+      CHECK(x->rank >= 1, "input must have rank >= 1");
+      CHECK(a->axis >= -x->rank && a->axis < x->rank, "axis %d is out of range for rank %d", a->axis, x->rank);
+      *out = xs;
+      return 0;
+    case OP_RESHAPE: {
+      int neg = -1;
+      int64_t known = 1;
+      out->rank = a->n_list;
+      for (int i = 0; i < a->n_list; i++) {
+        int32_t d = a->list[i];
+        CHECK(d >= 1 || d == -1, "shape has an entry %d < 1 other than -1", d);
+        if (d == -1) {
+          CHECK(neg < 0, "shape has more than one -1");
+          neg = i;
+        } else {
+          known *= d;
+          CHECK(known <= ((int64_t)1 << 32), "shape is absurd");
+        }
+        out->d[i] = d;
+      }
+      if (neg >= 0) {
+        CHECK((int64_t)x->count % known == 0, "cannot reshape %l elements", (int64_t)x->count);
+        out->d[neg] = (int64_t)x->count / known;
+      } else {
+        CHECK(known == (int64_t)x->count, "cannot reshape %l elements to %l", (int64_t)x->count, known);
+      }
+      return 0;
+    }
+    case OP_TRANSPOSE: {
+      int32_t p[WRT_MAX_RANK];
+      int n = a->n_list ? a->n_list : x->rank;
+      CHECK(n == x->rank, "perm has %d entries for %d axes", a->n_list, x->rank);
+      uint8_t seen[WRT_MAX_RANK] = {0};
+      for (int i = 0; i < n; i++) {
+        p[i] = a->n_list ? a->list[i] : n - 1 - i;
+        CHECK(p[i] >= 0 && p[i] < n && !seen[p[i]], "perm is not a permutation of %d axes", n);
+        seen[p[i]] = 1;
+      }
+      out->rank = n;
+      for (int i = 0; i < n; i++) out->d[i] = x->dims[p[i]];
+      return 0;
+    }
+    case OP_CONCATENATION: {
+      int ax = a->axis;
+      CHECK(ax >= 0 && ax < x->rank, "axis %d must be in [0, %d)", ax, x->rank);
+      *out = xs;
+      out->d[ax] = 0;
+      for (int k = 0; k < op->n_in; k++) {
+        const wrt_tensor* t = &m->t[op->in[k]];
+        CHECK(t->dtype == x->dtype, "inputs have different dtypes");
+        int same = t->rank == x->rank;
+        for (int i = 0; same && i < x->rank; i++) same = i == ax || t->dims[i] == x->dims[i];
+        CHECK(same, "input %d is incompatible with input 0 on axis %d", k, ax);
+        out->d[ax] += t->dims[ax];
+      }
+      return 0;
+    }
+    case OP_SLICE: {
+      CHECK(a->n_list == x->rank, "starts/ends/steps must each have %d values (one per axis), got %d", x->rank,
+            a->n_list);
+      out->rank = x->rank;
+      for (int i = 0; i < x->rank; i++) {
+        int64_t b = a->starts[i], e = a->ends[i], s = a->steps[i], d = x->dims[i], n;
+        CHECK(s != 0, "step of axis %d is 0", i);
+        if (s > 0) {
+          CHECK(0 <= b && b <= d && 0 <= e && e <= d, "axis %d: start %l / end %l not clamped to [0, %l]", i, b, e, d);
+          n = e > b ? (e - b + s - 1) / s : 0;
+        } else {
+          CHECK((0 <= b && b <= d - 1 && -1 <= e && e <= d - 1) || d == 0,
+                "axis %d: with step %l, start %l must be in [0, %l] and end %l in [-1, %l]", i, s, b, d - 1, e, d - 1);
+          n = d > 0 && b > e ? (b - e + (-s) - 1) / (-s) : 0;
+        }
+        out->d[i] = n;
+      }
+      return 0;
+    }
+    case OP_PAD: {
+      int rk = x->rank;
+      CHECK(a->n_list == 2 * rk, "pads must have %d values, got %d", 2 * rk, a->n_list);
+      out->rank = rk;
+      for (int i = 0; i < rk; i++) {
+        int64_t lo = a->list[i], hi = a->list[i + rk], d = x->dims[i];
+        CHECK(lo >= 0 && hi >= 0 && lo <= (1 << 24) && hi <= (1 << 24), "pads must all be >= 0");
+        if (a->mode == 1) CHECK(lo <= d - 1 && hi <= d - 1, "reflect pads %l,%l of axis %d must be < its size %l", lo, hi, i, d);
+        if (a->mode == 2) CHECK(d > 0 || (lo == 0 && hi == 0), "edge padding of the empty axis %d", i);
+        out->d[i] = d + lo + hi;
+      }
+      return 0;
+    }
+    case OP_RESIZE:
+      if ((r = rank_is(op, x, 4, "input x (NHWC)"))) return r;
+      CHECK(a->size[0] >= 1 && a->size[1] >= 1, "size must all be >= 1, got [%d, %d]", a->size[0], a->size[1]);
+      CHECK(a->scales[0] >= 0 && a->scales[1] >= 0, "scales must be 2 values >= 0");
+      CHECK(x->dims[1] >= 1 && x->dims[2] >= 1, "input spatial size %dx%d is empty", x->dims[1], x->dims[2]);
+      *out = (shp){4, {x->dims[0], a->size[0], a->size[1], x->dims[3]}};
+      return 0;
+    case OP_DEPTH_TO_SPACE: {
+      if ((r = rank_is(op, x, 4, "input x (NHWC)"))) return r;
+      int64_t b = a->block;
+      CHECK(b >= 1 && b <= 4096, "block must be >= 1, got %l", b);
+      CHECK(x->dims[3] % (b * b) == 0, "%d channels are not divisible by block*block = %l", x->dims[3], b * b);
+      *out = (shp){4, {x->dims[0], x->dims[1] * b, x->dims[2] * b, x->dims[3] / (b * b)}};
+      return 0;
+    }
+    case OP_GATHER: {
+      const wrt_tensor* ind = &m->t[op->in[1]];
+      CHECK(x->rank >= 1, "input must have rank >= 1");
+      CHECK(ind->dtype == WRT_I32 || ind->dtype == WRT_I64, "indices must be int32 or int64, got %s",
+            dtype_name(ind->dtype));
+      int ax = a->axis;
+      CHECK(ax >= -x->rank && ax < x->rank, "axis %d is out of range for rank %d", ax, x->rank);
+      ax = ax < 0 ? ax + x->rank : ax;
+      CHECK(x->rank - 1 + ind->rank <= WRT_MAX_RANK, "result rank exceeds %d", WRT_MAX_RANK);
+      out->rank = 0;
+      for (int i = 0; i < ax; i++) out->d[out->rank++] = x->dims[i];
+      for (int i = 0; i < ind->rank; i++) out->d[out->rank++] = ind->dims[i];
+      for (int i = ax + 1; i < x->rank; i++) out->d[out->rank++] = x->dims[i];
+      return 0;
+    }
+  }
+  FAIL("internal: no shape rule");
+}
+
+/* float32-only ops; data movement handles any element size */
+static int is_data_op(int type) {
+  return type == OP_RESHAPE || type == OP_TRANSPOSE || type == OP_CONCATENATION || type == OP_SLICE ||
+         type == OP_PAD || type == OP_DEPTH_TO_SPACE || type == OP_GATHER;
+}
+
+static int has_act(int type) {
+  return type == OP_CONV_2D || type == OP_CONV_TRANSPOSE_2D || type == OP_FULLY_CONNECTED ||
+         (type >= OP_ADD && type <= OP_MINIMUM) || type == OP_MAX_POOL_2D || type == OP_AVERAGE_POOL_2D ||
+         type == OP_CONCATENATION;
+}
+
+static int check_op(wrt_model* m, wrt_op* op) {
+  const wrt_tensor* x = &m->t[op->in[0]];
+  const wrt_tensor* y = &m->t[op->out];
+  if (has_act(op->type))
+    CHECK(!(op->a.act_min > op->a.act_max), "act_min %f is greater than act_max %f", (double)op->a.act_min,
+          (double)op->a.act_max);
+  for (int i = 0; i < op->n_in; i++) {
+    int ti = op->in[i];
+    if (ti < 0 || (op->type == OP_GATHER && i == 1)) continue;
+    CHECK(m->t[ti].dtype == x->dtype, "inputs have different dtypes (%s and %s)", dtype_name(x->dtype),
+          dtype_name(m->t[ti].dtype));
+  }
+  shp out;
+  int r = infer(m, op, &out);
+  if (r) return r;
+  shp decl = of(y);
+  int same = decl.rank == out.rank;
+  for (int i = 0; same && i < out.rank; i++) same = decl.d[i] == out.d[i];
+  if (!same) {
+    char b1[128], b2[128];
+    fmt_shape(b1, sizeof b1, &decl);
+    fmt_shape(b2, sizeof b2, &out);
+    FAIL("output tensor %d ('%s') is declared with shape %s, but the op produces %s", op->out, y->name, b1, b2);
+  }
+  CHECK(y->dtype == x->dtype, "output dtype %s differs from the input dtype %s", dtype_name(y->dtype),
+        dtype_name(x->dtype));
+  if (!is_data_op(op->type) || (op->type == OP_CONCATENATION && (op->a.act_min > -__builtin_inff() ||
+                                                                  op->a.act_max < __builtin_inff()))) {
+    if (x->dtype != WRT_F32)
+      return op_fail(op, WRT_ERR_UNSUPPORTED, "%s inputs are not supported by the C engine (float32 only for this op)",
+                     dtype_name(x->dtype));
+  }
+  return 0;
+}
+
+int check_shapes(wrt_model* m) {
+  for (int k = 0; k < m->n_ops; k++) {
+    int r = check_op(m, &m->ops[k]);
+    if (r) return r;
+  }
+  return WRT_OK;
+}

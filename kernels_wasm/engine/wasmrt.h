@@ -1,0 +1,60 @@
+/* wasmrt C API: load a .wrt model, fill its inputs, run it, read its outputs.
+ *
+ * The same API is exported by the WebAssembly modules (plus wrt_alloc/wrt_free so the host can copy model bytes
+ * into linear memory) and by the native shared library. The model bytes are fully verified by wrt_load and are not
+ * referenced afterwards: the caller may free them once wrt_load returns.
+ * Errors: a non-zero code plus a message naming the problem (wrt_error_message), kept per thread natively.
+ */
+#ifndef WASMRT_H
+#define WASMRT_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+enum {
+  WRT_OK = 0,
+  WRT_ERR_FORMAT = 1,      /* the file is not a valid .wrt model */
+  WRT_ERR_UNSUPPORTED = 2, /* valid, but uses something this engine cannot run */
+  WRT_ERR_NOMEM = 3,
+  WRT_ERR_INPUT = 4,       /* bad argument or bad input data found while running */
+};
+
+/* dtype codes: those of the .wrt format (schema/wrt.fbs DType) */
+enum { WRT_F32 = 0, WRT_F16 = 1, WRT_I8 = 2, WRT_U8 = 3, WRT_I32 = 4, WRT_I64 = 5, WRT_BOOL = 6 };
+
+typedef struct wrt_model wrt_model;
+
+#define WRT_API __attribute__((visibility("default")))
+
+WRT_API wrt_model* wrt_load(const void* data, size_t size, int* err);
+WRT_API void wrt_release(wrt_model* m);
+WRT_API int wrt_run(wrt_model* m);
+WRT_API const char* wrt_error_message(void);
+WRT_API const char* wrt_target_name(void);    /* the kernel target new models will use */
+WRT_API const char* wrt_model_target(const wrt_model* m);
+
+WRT_API int wrt_num_inputs(const wrt_model* m);
+WRT_API int wrt_num_outputs(const wrt_model* m);
+/* which: 0 = inputs, 1 = outputs */
+WRT_API const char* wrt_tensor_name(const wrt_model* m, int which, int i);
+WRT_API int wrt_tensor_rank(const wrt_model* m, int which, int i);
+WRT_API int wrt_tensor_dim(const wrt_model* m, int which, int i, int axis);
+WRT_API int wrt_tensor_dtype(const wrt_model* m, int which, int i);
+WRT_API size_t wrt_tensor_bytes(const wrt_model* m, int which, int i);
+WRT_API float* wrt_input_ptr(wrt_model* m, int i);
+WRT_API const float* wrt_output_ptr(const wrt_model* m, int i);
+
+WRT_API size_t wrt_arena_size(const wrt_model* m);
+WRT_API size_t wrt_weights_size(const wrt_model* m);
+
+WRT_API void* wrt_alloc(size_t n);
+WRT_API void wrt_free(void* p);
+
+#ifdef __cplusplus
+}
+#endif
+#endif

@@ -1,0 +1,259 @@
+"""Build the C engine: the three WebAssembly variants, the native x86-64 library, and test binaries.
+
+    wasmrt build [--only wasm|native|aarch64|asan] [--force]
+
+- js_bindings/dist/wasmrt-{scalar,simd,relaxed}.wasm: clang-19 --target=wasm32, freestanding (no libc, no
+  emscripten), compiled and linked in two steps (a one-step clang link runs an old wasm-opt that rejects relaxed
+  SIMD). The files are also copied into wasmrt/engines/dist/ so the Python package ships them.
+- build/native/libwasmrt.so: engine + scalar/AVX2/AVX-512 kernels, picked at run time (WASMRT_FORCE_TARGET).
+- build/aarch64/wrt_driver: static aarch64 test driver (NEON kernels) for qemu-aarch64.
+- build/asan/wrt_driver: the native test driver under AddressSanitizer + UBSan (gcc, which ships libasan here).
+
+Each artefact is rebuilt only when a hash of its sources, flags and compiler changes.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import shutil
+import subprocess
+import sys
+import tempfile
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from wasmrt.errors import WasmrtError
+
+ROOT = Path(__file__).resolve().parent.parent
+ENGINE = ROOT / "kernels_wasm" / "engine"
+GENERATED = ROOT / "kernels_wasm" / "generated"
+INCLUDE = ROOT / "kernels_wasm" / "include"
+PROVISIONAL = ENGINE / "test" / "provisional_scalar.c"
+DRIVER = ENGINE / "test" / "driver.c"
+BUILD = ROOT / "build"
+DIST = ROOT / "js_bindings" / "dist"
+PACKAGE_DIST = ROOT / "wasmrt" / "engines" / "dist"
+SIMD_WASM_LIMIT = 200 * 1024
+
+EXPORTS = (
+    "wrt_load", "wrt_release", "wrt_run", "wrt_error_message", "wrt_target_name", "wrt_model_target",
+    "wrt_num_inputs", "wrt_num_outputs", "wrt_tensor_name", "wrt_tensor_rank", "wrt_tensor_dim", "wrt_tensor_dtype",
+    "wrt_tensor_bytes", "wrt_input_ptr", "wrt_output_ptr", "wrt_arena_size", "wrt_weights_size", "wrt_alloc",
+    "wrt_free",
+)
+CFLAGS = ("-std=c11", "-O3", "-Wall", "-Wextra", "-Werror", "-ffp-contract=off", "-fno-math-errno")
+
+
+@dataclass(frozen=True)
+class WasmVariant:
+    name: str  # file suffix: wasmrt-<name>.wasm
+    target: str  # wrt_target_<target> from kernels_wasm/generated/<target>.c
+    flags: tuple[str, ...]
+
+
+# The scalar module avoids every post-MVP feature, so it runs on the oldest hosts (mini-programs, old WebViews).
+WASM_VARIANTS: dict[str, WasmVariant] = {v.name: v for v in (
+    WasmVariant("scalar", "scalar", ("-mcpu=mvp",)),
+    WasmVariant("simd", "wasm_simd128", ("-msimd128",)),
+    WasmVariant("relaxed", "wasm_relaxed", ("-msimd128", "-mrelaxed-simd")),
+)}
+NATIVE_TARGETS = ("scalar", "avx2", "avx512")
+
+
+@dataclass
+class Artefact:
+    path: Path
+    built: bool  # False: up to date, skipped
+    notes: list[str] = field(default_factory=list)
+
+    @property
+    def size(self) -> int:
+        return self.path.stat().st_size
+
+
+def engine_sources() -> list[Path]:
+    return sorted(ENGINE.glob("*.c"))
+
+
+def kernel_source(target: str) -> tuple[Path, tuple[str, ...], str | None]:
+    """The generated kernels of a target, or the provisional scalar table standing in for it (with a note)."""
+    gen = GENERATED / f"{target}.c"
+    if gen.is_file():
+        return gen, (), None
+    defines = (f"-DWRT_PROVISIONAL_SYMBOL=wrt_target_{target}", f'-DWRT_PROVISIONAL_NAME="{target}"')
+    return PROVISIONAL, defines, f"kernels_wasm/generated/{target}.c is missing: using the provisional scalar table"
+
+
+def _tool(*names: str) -> str:
+    for n in names:
+        if shutil.which(n):
+            return n
+    raise WasmrtError(f"compiler not found: install {' or '.join(names)} (see notes/toolchain.md)")
+
+
+def _run(cmd: list[str]) -> None:
+    r = subprocess.run(cmd, capture_output=True, text=True)
+    if r.returncode != 0:
+        raise WasmrtError(f"build command failed ({r.returncode}): {' '.join(cmd)}\n{r.stderr.strip()}")
+
+
+def _stamp(sources: list[Path], *flags: object) -> str:
+    h = hashlib.sha256()
+    for p in sorted(set(sources)):
+        h.update(str(p.relative_to(ROOT)).encode())
+        h.update(p.read_bytes())
+    for header in [*sorted(ENGINE.glob("*.h")), INCLUDE / "wrt_kernels.h"]:
+        h.update(header.read_bytes())
+    h.update(repr(flags).encode())
+    return h.hexdigest()
+
+
+def _cached(out: Path, stamp: str, force: bool, make: Callable[[Path], None]) -> bool:
+    """Run make(tmp) and move the result to out unless out's stamp matches; True when built."""
+    stamp_file = out.with_name(out.name + ".hash")
+    if not force and out.is_file() and stamp_file.is_file() and stamp_file.read_text().strip() == stamp:
+        return False
+    out.parent.mkdir(parents=True, exist_ok=True)
+    tmp = out.with_name(out.name + ".tmp")
+    make(tmp)
+    tmp.replace(out)
+    stamp_file.write_text(stamp + "\n")
+    return True
+
+
+# -- WebAssembly -------------------------------------------------------------------------------------------------
+
+
+def build_wasm(variant: str, force: bool = False) -> Artefact:
+    v = WASM_VARIANTS[variant]
+    kern, kdefs, note = kernel_source(v.target)
+    sources = [*engine_sources(), kern]
+    cc = _tool("clang-19")
+    compile_flags = [*CFLAGS, "--target=wasm32", "-ffreestanding", "-nostdlib", *v.flags, *kdefs,
+                     f"-DWRT_WASM_TARGET=wrt_target_{v.target}", "-I", str(INCLUDE)]
+    link_flags = ["--target=wasm32", "-nostdlib", "-Wl,--no-entry", "-Wl,--strip-all", "-Wl,-z,stack-size=262144",
+                  *(f"-Wl,--export={e}" for e in EXPORTS)]
+    out = DIST / f"wasmrt-{variant}.wasm"
+
+    def make(tmp: Path) -> None:
+        with tempfile.TemporaryDirectory() as d:
+            objs = []
+            for i, src in enumerate(sources):
+                obj = Path(d) / f"{i}_{src.stem}.o"
+                _run([cc, *compile_flags, "-c", str(src), "-o", str(obj)])
+                objs.append(str(obj))
+            _run([cc, *link_flags, *objs, "-o", str(tmp)])
+
+    built = _cached(out, _stamp(sources, compile_flags, link_flags, cc), force, make)
+    PACKAGE_DIST.mkdir(parents=True, exist_ok=True)
+    pkg = PACKAGE_DIST / out.name
+    if built or not pkg.is_file() or pkg.read_bytes() != out.read_bytes():
+        shutil.copyfile(out, pkg)
+    art = Artefact(out, built, [note] if note else [])
+    if variant == "simd" and art.size > SIMD_WASM_LIMIT:
+        raise WasmrtError(f"{out.name} is {art.size:,} bytes, over the {SIMD_WASM_LIMIT:,}-byte budget")
+    return art
+
+
+# -- native -------------------------------------------------------------------------------------------------------
+
+
+def _native_kernels() -> tuple[list[Path], list[str], list[str]]:
+    srcs, defs, notes = [], [], []
+    for t in NATIVE_TARGETS:
+        gen = GENERATED / f"{t}.c"
+        if gen.is_file():
+            srcs.append(gen)
+            if t != "scalar":
+                defs.append(f"-DWRT_HAVE_{t.upper()}")
+        elif t == "scalar":
+            srcs.append(PROVISIONAL)
+            notes.append(kernel_source(t)[2] or "")
+        else:
+            notes.append(f"kernels_wasm/generated/{t}.c is missing: the {t} path is not built")
+    return srcs, defs, notes
+
+
+def build_native(force: bool = False) -> Artefact:
+    """build/native/libwasmrt.so with run-time dispatch over the x86-64 targets."""
+    cc = _tool("clang-19", "gcc")
+    ksrcs, kdefs, notes = _native_kernels()
+    sources = [*engine_sources(), *ksrcs]
+    flags = [*CFLAGS, "-fPIC", "-fvisibility=hidden", *kdefs, "-I", str(INCLUDE)]
+    out = BUILD / "native" / "libwasmrt.so"
+
+    def make(tmp: Path) -> None:
+        _run([cc, *flags, "-shared", *map(str, sources), "-o", str(tmp), "-lm"])
+
+    return Artefact(out, _cached(out, _stamp(sources, flags, cc), force, make), notes)
+
+
+def build_asan_driver(force: bool = False) -> Artefact:
+    """The test driver (load/run model files) with AddressSanitizer and UBSan, aborting on the first report."""
+    cc = _tool("gcc")
+    ksrcs, kdefs, notes = _native_kernels()
+    sources = [*engine_sources(), *ksrcs, DRIVER]
+    flags = [*CFLAGS[:1], "-O1", "-g", *CFLAGS[2:], "-fsanitize=address,undefined", "-fno-sanitize-recover=all",
+             "-fno-omit-frame-pointer", *kdefs, "-I", str(INCLUDE)]
+    out = BUILD / "asan" / "wrt_driver"
+
+    def make(tmp: Path) -> None:
+        _run([cc, *flags, *map(str, sources), "-o", str(tmp), "-lm"])
+
+    return Artefact(out, _cached(out, _stamp(sources, flags, cc), force, make), notes)
+
+
+def build_aarch64(force: bool = False) -> Artefact:
+    """Static aarch64 test driver with the NEON kernels, for qemu-aarch64."""
+    cc = _tool("aarch64-linux-gnu-gcc")
+    kern = [GENERATED / "scalar.c" if (GENERATED / "scalar.c").is_file() else PROVISIONAL]
+    defs = []
+    if (GENERATED / "neon.c").is_file():
+        kern.append(GENERATED / "neon.c")
+        defs.append("-DWRT_HAVE_NEON")
+    sources = [*engine_sources(), *kern, DRIVER]
+    flags = [*CFLAGS, "-march=armv8.2-a+fp16+dotprod", "-static", *defs, "-I", str(INCLUDE)]
+    out = BUILD / "aarch64" / "wrt_driver"
+
+    def make(tmp: Path) -> None:
+        _run([cc, *flags, *map(str, sources), "-o", str(tmp), "-lm"])
+
+    notes = [] if defs else ["kernels_wasm/generated/neon.c is missing: scalar kernels only"]
+    return Artefact(out, _cached(out, _stamp(sources, flags, cc), force, make), notes)
+
+
+def build_all(only: str | None = None, force: bool = False,
+              log: Callable[[str], None] = print) -> dict[str, Artefact]:
+    steps: dict[str, Callable[[], Artefact]] = {
+        **{f"wasm-{v}": (lambda v=v: build_wasm(v, force)) for v in WASM_VARIANTS},
+        "native": lambda: build_native(force),
+        "aarch64": lambda: build_aarch64(force),
+        "asan": lambda: build_asan_driver(force),
+    }
+    out = {}
+    for name, step in steps.items():
+        if only and not name.startswith(only):
+            continue
+        art = step()
+        for n in art.notes:
+            log(f"  note: {n}")
+        state = "built" if art.built else "up to date"
+        log(f"{name:14s} {art.size:>10,d} bytes  {state:10s} {art.path.relative_to(ROOT)}")
+        out[name] = art
+    return out
+
+
+def main(argv: list[str] | None = None) -> int:
+    import argparse
+
+    ap = argparse.ArgumentParser(prog="wasmrt build", description=__doc__.splitlines()[0])
+    ap.add_argument("--only", choices=["wasm", "native", "aarch64", "asan"])
+    ap.add_argument("--force", action="store_true")
+    args = ap.parse_args(argv)
+    build_all(args.only, args.force)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,145 @@
+"""The C engine as a native shared library (build/native/libwasmrt.so), through ctypes.
+
+The library picks its kernels at load time from the CPU (AVX-512 > AVX2+FMA > scalar); `variant` (or the
+WASMRT_FORCE_TARGET environment variable) forces one, which must be available on this CPU.
+"""
+
+from __future__ import annotations
+
+import ctypes
+import os
+import threading
+from pathlib import Path
+
+import numpy as np
+
+from wasmrt.engines.base import DTYPES, Model, TensorSpec
+from wasmrt.engines.errors import engine_error
+from wasmrt.errors import WasmrtError
+
+VARIANTS = ("scalar", "avx2", "avx512")
+_lib: ctypes.CDLL | None = None
+_lock = threading.Lock()
+
+
+def library_path() -> Path:
+    from wasmrt import build
+
+    return build.BUILD / "native" / "libwasmrt.so"
+
+
+def _declare(lib: ctypes.CDLL) -> None:
+    c = ctypes
+    sig = {
+        "wrt_load": (c.c_void_p, [c.c_void_p, c.c_size_t, c.POINTER(c.c_int)]),
+        "wrt_release": (None, [c.c_void_p]),
+        "wrt_run": (c.c_int, [c.c_void_p]),
+        "wrt_error_message": (c.c_char_p, []),
+        "wrt_target_name": (c.c_char_p, []),
+        "wrt_model_target": (c.c_char_p, [c.c_void_p]),
+        "wrt_num_inputs": (c.c_int, [c.c_void_p]),
+        "wrt_num_outputs": (c.c_int, [c.c_void_p]),
+        "wrt_tensor_name": (c.c_char_p, [c.c_void_p, c.c_int, c.c_int]),
+        "wrt_tensor_rank": (c.c_int, [c.c_void_p, c.c_int, c.c_int]),
+        "wrt_tensor_dim": (c.c_int, [c.c_void_p, c.c_int, c.c_int, c.c_int]),
+        "wrt_tensor_dtype": (c.c_int, [c.c_void_p, c.c_int, c.c_int]),
+        "wrt_tensor_bytes": (c.c_size_t, [c.c_void_p, c.c_int, c.c_int]),
+        "wrt_input_ptr": (c.c_void_p, [c.c_void_p, c.c_int]),
+        "wrt_output_ptr": (c.c_void_p, [c.c_void_p, c.c_int]),
+        "wrt_arena_size": (c.c_size_t, [c.c_void_p]),
+        "wrt_weights_size": (c.c_size_t, [c.c_void_p]),
+    }
+    for name, (res, args) in sig.items():
+        fn = getattr(lib, name)
+        fn.restype, fn.argtypes = res, args
+
+
+def library() -> ctypes.CDLL:
+    """The loaded library, built first when the sources changed and a compiler is available."""
+    global _lib
+    with _lock:
+        if _lib is None:
+            from wasmrt import build
+
+            path = library_path()
+            try:
+                build.build_native()
+            except WasmrtError:
+                if not path.is_file():
+                    raise
+            _lib = ctypes.CDLL(str(path))
+            _declare(_lib)
+        return _lib
+
+
+class NativeModel(Model):
+    engine = "native"
+
+    def __init__(self, data: bytes, name: str = "", variant: str | None = None) -> None:
+        lib = library()
+        self._lib = lib
+        self._ptr: int | None = None
+        if variant is not None and variant not in VARIANTS:
+            raise ValueError(f"native variant {variant!r}: expected one of {', '.join(VARIANTS)}")
+        err = ctypes.c_int(0)
+        buf = ctypes.create_string_buffer(bytes(data), len(data))
+        with _lock:  # the forced target is read from the environment during wrt_load
+            old = os.environ.get("WASMRT_FORCE_TARGET")
+            if variant is not None:
+                os.environ["WASMRT_FORCE_TARGET"] = variant
+            try:
+                ptr = lib.wrt_load(buf, len(data), ctypes.byref(err))
+                message = lib.wrt_error_message().decode("utf-8", "replace")
+            finally:
+                if variant is not None:
+                    if old is None:
+                        os.environ.pop("WASMRT_FORCE_TARGET", None)
+                    else:
+                        os.environ["WASMRT_FORCE_TARGET"] = old
+        if not ptr:
+            raise engine_error(err.value, message, name)
+        self._ptr = ptr
+        self.variant = lib.wrt_model_target(ptr).decode()
+        if variant is not None and self.variant != variant:
+            self.release()
+            raise WasmrtError(f"native variant {variant!r} is not available on this CPU or build "
+                              f"(would run {lib.wrt_target_name().decode()!r})")
+        super().__init__(self._specs(0), self._specs(1))
+        self.arena_size = int(lib.wrt_arena_size(ptr))
+        self.weights_size = int(lib.wrt_weights_size(ptr))
+
+    def _specs(self, which: int) -> list[TensorSpec]:
+        lib, p = self._lib, self._ptr
+        count = lib.wrt_num_inputs(p) if which == 0 else lib.wrt_num_outputs(p)
+        specs = []
+        for i in range(count):
+            rank = lib.wrt_tensor_rank(p, which, i)
+            shape = tuple(lib.wrt_tensor_dim(p, which, i, a) for a in range(rank))
+            specs.append(TensorSpec(lib.wrt_tensor_name(p, which, i).decode("utf-8", "replace"), shape,
+                                    DTYPES[lib.wrt_tensor_dtype(p, which, i)]))
+        return specs
+
+    def _run(self, arrays: list[np.ndarray]) -> list[np.ndarray]:
+        if self._ptr is None:
+            raise WasmrtError("the model was released")
+        lib, p = self._lib, self._ptr
+        for i, a in enumerate(arrays):
+            ctypes.memmove(lib.wrt_input_ptr(p, i), a.ctypes.data, a.nbytes)
+        code = lib.wrt_run(p)
+        if code:
+            raise engine_error(code, lib.wrt_error_message().decode("utf-8", "replace"), "")
+        outs = []
+        for i, spec in enumerate(self.outputs):
+            y = np.empty(spec.shape, spec.dtype)
+            ctypes.memmove(y.ctypes.data, lib.wrt_output_ptr(p, i), y.nbytes)
+            outs.append(y)
+        return outs
+
+    def release(self) -> None:
+        if self._ptr is not None:
+            self._lib.wrt_release(self._ptr)
+            self._ptr = None
+
+    def __del__(self) -> None:
+        if getattr(self, "_ptr", None) is not None:
+            self.release()

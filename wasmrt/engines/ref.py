@@ -1,0 +1,23 @@
+"""The numpy reference engine (python_ref) behind the common Model interface."""
+
+from __future__ import annotations
+
+import numpy as np
+
+from python_ref import Interpreter
+from wasmrt.engines.base import Model, TensorSpec
+
+
+class RefModel(Model):
+    engine = "ref"
+    variant = "numpy"
+
+    def __init__(self, data: bytes, name: str | None = None) -> None:
+        self.interp = Interpreter(data, name)
+        self.metadata = self.interp.metadata
+        super().__init__([TensorSpec(s.name, s.shape, s.dtype) for s in self.interp.inputs],
+                         [TensorSpec(s.name, s.shape, s.dtype) for s in self.interp.outputs])
+
+    def _run(self, arrays: list[np.ndarray]) -> list[np.ndarray]:
+        res = self.interp.run({s.name: a for s, a in zip(self.inputs, arrays, strict=True)})
+        return [res[s.name] for s in self.outputs]

@@ -1,0 +1,169 @@
+"""The C engine compiled to WebAssembly, run by wasmtime (scalar, SIMD128 or relaxed SIMD module).
+
+Each Model gets its own instance (its own linear memory) unless one is passed in; WasmInstance is also the
+low-level handle the memory-reuse tests drive directly.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import ctypes
+import threading
+from pathlib import Path
+
+import numpy as np
+
+from wasmrt.engines.base import DTYPES, Model, TensorSpec
+from wasmrt.engines.errors import engine_error
+from wasmrt.errors import WasmrtError
+
+VARIANTS = ("scalar", "simd", "relaxed")
+DEFAULT_VARIANT = "relaxed"
+_lock = threading.Lock()
+_engine = None
+_modules: dict[str, object] = {}
+
+
+def wasm_path(variant: str) -> Path:
+    """The module file: rebuilt from source when a compiler is present, else the copy shipped in the package."""
+    from wasmrt import build
+
+    if variant not in VARIANTS:
+        raise ValueError(f"wasm variant {variant!r}: expected one of {', '.join(VARIANTS)}")
+    shipped = build.PACKAGE_DIST / f"wasmrt-{variant}.wasm"
+    try:
+        return build.build_wasm(variant).path
+    except WasmrtError:
+        if shipped.is_file():
+            return shipped
+        raise
+
+
+def _module(variant: str):  # -> wasmtime.Module
+    global _engine
+    import wasmtime
+
+    with _lock:
+        if _engine is None:
+            cfg = wasmtime.Config()
+            cfg.wasm_simd = True
+            cfg.wasm_relaxed_simd = True
+            _engine = wasmtime.Engine(cfg)
+        if variant not in _modules:
+            _modules[variant] = wasmtime.Module(_engine, wasm_path(variant).read_bytes())
+        return _engine, _modules[variant]
+
+
+class WasmInstance:
+    """One instance of a wasmrt module: its exports and linear memory."""
+
+    def __init__(self, variant: str = DEFAULT_VARIANT) -> None:
+        import wasmtime
+
+        engine, module = _module(variant)
+        self.variant_name = variant
+        self.store = wasmtime.Store(engine)
+        self.instance = wasmtime.Instance(self.store, module, [])
+        self.exports = self.instance.exports(self.store)
+        self.memory = self.exports["memory"]
+
+    def call(self, name: str, *args: int) -> int:
+        r = self.exports[name](self.store, *args)
+        return 0 if r is None else int(r)
+
+    def ptr(self, name: str, *args: int) -> int:
+        return self.call(name, *args) & 0xFFFFFFFF
+
+    @property
+    def pages(self) -> int:
+        return int(self.memory.size(self.store))
+
+    def _base(self, ptr: int, n: int) -> int:
+        if ptr < 0 or ptr + n > self.memory.data_len(self.store):
+            raise WasmrtError(f"wasm memory access [{ptr}, {ptr + n}) out of bounds")
+        return ctypes.cast(self.memory.data_ptr(self.store), ctypes.c_void_p).value + ptr
+
+    def write(self, ptr: int, data: bytes | np.ndarray) -> None:
+        if isinstance(data, np.ndarray):
+            ctypes.memmove(self._base(ptr, data.nbytes), data.ctypes.data, data.nbytes)
+        else:
+            ctypes.memmove(self._base(ptr, len(data)), data, len(data))
+
+    def read_into(self, ptr: int, out: np.ndarray) -> None:
+        ctypes.memmove(out.ctypes.data, self._base(ptr, out.nbytes), out.nbytes)
+
+    def cstr(self, ptr: int) -> str:
+        if not ptr:
+            return ""
+        raw = bytes(self.memory.read(self.store, ptr, min(ptr + 4096, self.memory.data_len(self.store))))
+        return raw.split(b"\0", 1)[0].decode("utf-8", "replace")
+
+    def error_message(self) -> str:
+        return self.cstr(self.ptr("wrt_error_message"))
+
+    def load(self, data: bytes, name: str = "") -> int:
+        """wrt_load on a copy of data in linear memory; returns the model pointer or raises the engine's error."""
+        buf = self.ptr("wrt_alloc", len(data) + 8)
+        if not buf:
+            raise WasmrtError(f"{name}: out of wasm memory for the {len(data):,}-byte model")
+        try:
+            self.write(buf, data)
+            err_at = buf + len(data) + (-len(data) % 4)  # an int for the error code, after the bytes
+            model = self.ptr("wrt_load", buf, len(data), err_at)
+            code = int(np.frombuffer(bytes(self.memory.read(self.store, err_at, err_at + 4)), "<i4")[0])
+        finally:
+            self.call("wrt_free", buf)
+        if not model:
+            raise engine_error(code, self.error_message(), name)
+        return model
+
+
+class WasmModel(Model):
+    engine = "wasm"
+
+    def __init__(self, data: bytes, name: str = "", variant: str | None = None,
+                 instance: WasmInstance | None = None) -> None:
+        self.wasm = instance or WasmInstance(variant or DEFAULT_VARIANT)
+        self._ptr: int | None = None
+        self._ptr = self.wasm.load(bytes(data), name)
+        self.variant = self.wasm.cstr(self.wasm.ptr("wrt_model_target", self._ptr))
+        super().__init__(self._specs(0), self._specs(1))
+        self.arena_size = self.wasm.ptr("wrt_arena_size", self._ptr)
+        self.weights_size = self.wasm.ptr("wrt_weights_size", self._ptr)
+
+    def _specs(self, which: int) -> list[TensorSpec]:
+        w, p = self.wasm, self._ptr
+        count = w.call("wrt_num_inputs" if which == 0 else "wrt_num_outputs", p)
+        specs = []
+        for i in range(count):
+            rank = w.call("wrt_tensor_rank", p, which, i)
+            shape = tuple(w.call("wrt_tensor_dim", p, which, i, a) for a in range(rank))
+            specs.append(TensorSpec(w.cstr(w.ptr("wrt_tensor_name", p, which, i)), shape,
+                                    DTYPES[w.call("wrt_tensor_dtype", p, which, i)]))
+        return specs
+
+    def _run(self, arrays: list[np.ndarray]) -> list[np.ndarray]:
+        if self._ptr is None:
+            raise WasmrtError("the model was released")
+        w, p = self.wasm, self._ptr
+        for i, a in enumerate(arrays):
+            w.write(w.ptr("wrt_input_ptr", p, i), a)
+        code = w.call("wrt_run", p)
+        if code:
+            raise engine_error(code, w.error_message(), "")
+        outs = []
+        for i, spec in enumerate(self.outputs):
+            y = np.empty(spec.shape, spec.dtype)
+            w.read_into(w.ptr("wrt_output_ptr", p, i), y)
+            outs.append(y)
+        return outs
+
+    def release(self) -> None:
+        if self._ptr is not None:
+            self.wasm.call("wrt_release", self._ptr)
+            self._ptr = None
+
+    def __del__(self) -> None:
+        if getattr(self, "_ptr", None) is not None:
+            with contextlib.suppress(Exception):  # interpreter shutdown: the instance may already be gone
+                self.release()
