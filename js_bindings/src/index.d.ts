@@ -144,3 +144,6 @@ export namespace image {
   /** Tensor pixel coordinate -> image pixel coordinate. */
   function toSource(g: Geometry, x: number, y: number): [number, number];
 }
+
+/** The AR face pipeline (FaceMesh) and the lipstick try-on (paintLips): js_bindings/vision. */
+export * as vision from "../vision/index.js";

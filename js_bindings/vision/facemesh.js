@@ -1,0 +1,144 @@
+// FaceMesh: BlazeFace detector + 468-point landmark model, tracking from the previous frame's landmarks so the
+// detector runs only when tracking is lost. The per-frame rules are those of python_ref/vision/facemesh.py.
+
+import { decode, letterbox, sigmoid, weightedNms } from "./detect.js";
+import { LANDMARK_INPUT, mapLandmarks, roiFromDetection, roiFromLandmarks, roiIsSane, warpRoi } from "./roi.js";
+
+// Landmark-derived keypoints in the detector's order: eyes (two corners), nose tip, mouth (13, 14), ears.
+const KEYPOINT_LANDMARKS = [[33, 133], [263, 362], [1], [13, 14], [234], [454]];
+const now = () => globalThis.performance?.now?.() ?? Date.now();
+
+/** Default model files: the repository's models/ folder next to js_bindings/ (as `wasmrt demo` serves it). */
+export const DEFAULT_MODEL_BASE = new URL("../../models/", import.meta.url);
+
+function faceFromLandmarks(lm, score, roi, detection) {
+  let x0 = Infinity, y0 = Infinity, x1 = -Infinity, y1 = -Infinity;
+  for (let i = 0; i < lm.length; i += 3) {
+    x0 = Math.min(x0, lm[i]); x1 = Math.max(x1, lm[i]);
+    y0 = Math.min(y0, lm[i + 1]); y1 = Math.max(y1, lm[i + 1]);
+  }
+  const keypoints = KEYPOINT_LANDMARKS.map((ix) => {
+    let x = 0, y = 0;
+    for (const k of ix) { x += lm[3 * k]; y += lm[3 * k + 1]; }
+    return [x / ix.length, y / ix.length];
+  });
+  return {
+    box: { xMin: x0, yMin: y0, xMax: x1, yMax: y1, width: x1 - x0, height: y1 - y0 },
+    keypoints,
+    score,
+    landmarks: Float32Array.from(lm),
+    roi,
+    detection: detection
+      ? { box: detection.box.slice(), keypoints: Array.from(detection.keypoints), score: detection.score }
+      : null,
+  };
+}
+
+function pixelsOf(image) {
+  if (!image || !ArrayBuffer.isView(image.data) || !(image.width > 0 && image.height > 0)) {
+    throw new TypeError("FaceMesh.detect needs ImageData or {data: RGBA bytes, width, height}");
+  }
+  const channels = image.channels ?? (image.data.length === image.width * image.height * 3 ? 3 : 4);
+  if (image.data.length < image.width * image.height * channels) {
+    throw new TypeError(`expected ${image.width}x${image.height}x${channels} bytes, got ${image.data.length}`);
+  }
+  return { data: image.data, width: image.width, height: image.height, channels };
+}
+
+export class FaceMesh {
+  /**
+   * Load the bundled detector and landmark models into a runtime (wasmrt.init() or initWorker()).
+   * options: detectorModel, landmarkModel (URL, path or bytes), modelBase (folder holding face_detector.wrt and
+   * face_landmark.wrt), maxFaces (1), minDetectionScore (0.5), minPresence (0.5), tracking (true).
+   */
+  static async create(rt, options = {}) {
+    const base = options.modelBase ?? DEFAULT_MODEL_BASE;
+    const at = (name) => (typeof base === "string" ? base.replace(/\/?$/, "/") + name : new URL(name, base));
+    const [detector, landmarker] = await Promise.all([
+      rt.load(options.detectorModel ?? at("face_detector.wrt"), { name: "face_detector" }),
+      rt.load(options.landmarkModel ?? at("face_landmark.wrt"), { name: "face_landmark" }),
+    ]);
+    return new FaceMesh(detector, landmarker, options);
+  }
+
+  /** detector, landmarker: loaded models (anything with async run(feeds) -> {name: {data}}). */
+  constructor(detector, landmarker, { maxFaces = 1, minDetectionScore = 0.5, minPresence = 0.5, tracking = true } = {}) {
+    Object.assign(this, { detector, landmarker, maxFaces, minDetectionScore, minPresence, tracking });
+    this.tracked = []; // Rois for the next frame
+  }
+
+  /** Forget tracked faces: the next frame runs the detector. */
+  reset() { this.tracked = []; }
+
+  /** Detector alone: [{box: [x0, y0, x1, y1], keypoints: Float64Array(12), score}] after NMS, image pixels. */
+  async detectFaces(image, ms = {}) {
+    const pixels = pixelsOf(image);
+    const t0 = now();
+    const tensor = letterbox(pixels);
+    const t1 = now();
+    const out = await this.detector.run({ input: { data: tensor.data, shape: tensor.shape } });
+    const t2 = now();
+    const dets = weightedNms(decode(out.regressors.data, out.classificators.data, tensor.geometry, this.minDetectionScore));
+    ms.detectorPre = (ms.detectorPre ?? 0) + (t1 - t0);
+    ms.detector = (ms.detector ?? 0) + (t2 - t1);
+    ms.detectorPost = (ms.detectorPost ?? 0) + (now() - t2);
+    return dets;
+  }
+
+  /** Landmarks (Float64Array(468*3), image pixels) and presence score for one crop. */
+  async landmarksIn(image, roi, ms = {}) {
+    const pixels = pixelsOf(image);
+    const t0 = now();
+    const crop = warpRoi(pixels, roi, LANDMARK_INPUT, new Float32Array(LANDMARK_INPUT * LANDMARK_INPUT * 3));
+    const t1 = now();
+    const out = await this.landmarker.run({ input_1: { data: crop, shape: [1, LANDMARK_INPUT, LANDMARK_INPUT, 3] } });
+    const t2 = now();
+    const presence = sigmoid(out.conv2d_31.data[0]);
+    const lm = mapLandmarks(out.conv2d_21.data, roi);
+    ms.warp = (ms.warp ?? 0) + (t1 - t0);
+    ms.landmarks = (ms.landmarks ?? 0) + (t2 - t1);
+    ms.landmarksPost = (ms.landmarksPost ?? 0) + (now() - t2);
+    return { landmarks: lm, presence };
+  }
+
+  /**
+   * One frame: {faces, ranDetector, ms}. faces: [{box, keypoints, score, landmarks, roi, detection}];
+   * landmarks = Float32Array(468*3) (x, y image pixels, z); box/keypoints come from the landmarks; score is the
+   * landmark model's face presence; detection is the detector's output when it ran for this face on this frame.
+   */
+  async detect(image) {
+    const pixels = pixelsOf(image);
+    const { width: w, height: h } = pixels;
+    const ms = {};
+    const t0 = now();
+    const faces = [], full = []; // full: float64 landmarks of each face, for tracking
+    const keep = (lm, presence, roi, det) => { faces.push(faceFromLandmarks(lm, presence, roi, det)); full.push(lm); };
+    for (const roi of this.tracking ? this.tracked : []) {
+      const { landmarks, presence } = await this.landmarksIn(pixels, roi, ms);
+      if (presence >= this.minPresence && roiIsSane(roiFromLandmarks(landmarks), roi, w, h)) {
+        keep(landmarks, presence, roi, null);
+      }
+    }
+    let ranDetector = false;
+    if (faces.length < this.maxFaces) {
+      ranDetector = true;
+      for (const det of await this.detectFaces(pixels, ms)) {
+        if (faces.length >= this.maxFaces) break;
+        const cx = (det.box[0] + det.box[2]) / 2, cy = (det.box[1] + det.box[3]) / 2;
+        if (faces.some((f) => f.box.xMin <= cx && cx <= f.box.xMax && f.box.yMin <= cy && cy <= f.box.yMax)) continue;
+        const roi = roiFromDetection(det);
+        const { landmarks, presence } = await this.landmarksIn(pixels, roi, ms);
+        if (presence >= this.minPresence) keep(landmarks, presence, roi, det);
+      }
+    }
+    this.tracked = this.tracking ? full.map(roiFromLandmarks) : [];
+    ms.total = now() - t0;
+    return { faces, ranDetector, ms };
+  }
+
+  /** Release both models' engine memory. */
+  async release() {
+    await this.detector.release?.();
+    await this.landmarker.release?.();
+  }
+}

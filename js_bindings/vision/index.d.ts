@@ -1,0 +1,117 @@
+// Types of wasmrt.vision: the AR face pipeline (FaceMesh) and the lipstick try-on (paintLips).
+// Coordinates are image pixels: x right, y down, (0, 0) the top-left corner of the top-left pixel.
+
+/** ImageData, or any RGBA (or RGB with channels: 3) pixel buffer. */
+export interface Pixels {
+  data: Uint8Array | Uint8ClampedArray | ArrayLike<number>;
+  width: number;
+  height: number;
+  channels?: 3 | 4;
+}
+
+/** Anything with async run(feeds) -> {outputName: {data}}: a wasmrt Model or a Worker model. */
+export interface RunnableModel {
+  run(feeds: Record<string, { data: Float32Array; shape: number[] }>): Promise<Record<string, { data: Float32Array }>>;
+  release?(): void | Promise<void>;
+}
+export interface ModelLoader { load(source: string | URL | Uint8Array | ArrayBuffer, options?: { name?: string }): Promise<RunnableModel> }
+
+/** Rotated square crop: centre, side (pixels), angle of the eye line (radians, y down). */
+export interface Roi { cx: number; cy: number; side: number; angle: number }
+
+export interface Detection {
+  /** [xMin, yMin, xMax, yMax] */
+  box: number[];
+  /** 6 (x, y) pairs: right eye, left eye, nose tip, mouth centre, right ear, left ear (the subject's) */
+  keypoints: ArrayLike<number>;
+  score: number;
+}
+
+export interface Face {
+  box: { xMin: number; yMin: number; xMax: number; yMax: number; width: number; height: number };
+  /** The detector's 6 keypoints, derived from the landmarks: [[x, y], ...] */
+  keypoints: [number, number][];
+  /** Face presence from the landmark model, in [0, 1]. */
+  score: number;
+  /** 468 points: x, y in image pixels, z (same scale, relative depth). */
+  landmarks: Float32Array;
+  roi: Roi;
+  /** The detector's output when it ran for this face on this frame (null when tracked). */
+  detection: Detection | null;
+}
+
+/** Milliseconds per stage of one frame. */
+export interface StageMs {
+  detectorPre?: number; detector?: number; detectorPost?: number;
+  warp?: number; landmarks?: number; landmarksPost?: number; total: number;
+}
+
+export interface FaceMeshOptions {
+  /** Folder (URL or path) with face_detector.wrt and face_landmark.wrt; default: the repository's models/. */
+  modelBase?: string | URL;
+  detectorModel?: string | URL | Uint8Array | ArrayBuffer;
+  landmarkModel?: string | URL | Uint8Array | ArrayBuffer;
+  maxFaces?: number;
+  minDetectionScore?: number;
+  minPresence?: number;
+  /** Follow faces from the previous frame's landmarks; the detector runs only when tracking is lost. */
+  tracking?: boolean;
+}
+
+export class FaceMesh {
+  static create(rt: ModelLoader, options?: FaceMeshOptions): Promise<FaceMesh>;
+  constructor(detector: RunnableModel, landmarker: RunnableModel, options?: FaceMeshOptions);
+  tracked: Roi[];
+  detect(image: Pixels): Promise<{ faces: Face[]; ranDetector: boolean; ms: StageMs }>;
+  detectFaces(image: Pixels, ms?: StageMs): Promise<Detection[]>;
+  landmarksIn(image: Pixels, roi: Roi, ms?: StageMs): Promise<{ landmarks: Float64Array; presence: number }>;
+  reset(): void;
+  release(): Promise<void>;
+}
+export const DEFAULT_MODEL_BASE: URL;
+
+export interface PaintOptions {
+  /** "#rrggbb", "#rgb" or [r, g, b] */
+  color?: string | [number, number, number];
+  /** 0..1 (default 0.6) */
+  intensity?: number;
+}
+/** A region of the image with one value per pixel. */
+export interface Region<T> { x0: number; y0: number; w: number; h: number; data: T }
+type LandmarkSource = Face | ArrayLike<number>;
+
+/** Recolour the lips on a 2D canvas that shows the image at natural size. Returns the feathered alpha used. */
+export function paintLips(ctx: CanvasRenderingContext2D | OffscreenCanvasRenderingContext2D, face: Face | null | undefined,
+  options?: PaintOptions): Region<Float64Array> | null;
+/** The same on RGBA pixels (ImageData or a Node buffer), in place. */
+export function recolorLips<P extends Pixels>(pixels: P, face: LandmarkSource, options?: PaintOptions): P;
+export function recolor<P extends Pixels>(pixels: P, alpha: Region<Float64Array>, color: PaintOptions["color"],
+  intensity: number, ox?: number, oy?: number): P;
+/** 0/1 lips (outer ring minus inner ring; pixel centres, even-odd rule). */
+export function lipMask(face: LandmarkSource, width: number, height: number,
+  region?: { x0: number; y0: number; w: number; h: number }): Region<Uint8Array>;
+export function lipAlpha(face: LandmarkSource, width: number, height: number): Region<Float64Array>;
+export function lipRegion(landmarks: ArrayLike<number>, width: number, height: number, grow?: number):
+  { x0: number; y0: number; w: number; h: number };
+export function featherRadius(landmarks: ArrayLike<number>): number;
+export function parseColor(color: string | number[]): [number, number, number];
+export const LIPS_OUTER: number[];
+export const LIPS_INNER: number[];
+
+export const DETECTOR_INPUT: 128;
+export const LANDMARK_INPUT: 192;
+export function ssdAnchors(): Float64Array;
+export function letterbox(pixels: Pixels): { data: Float32Array; shape: number[]; geometry: Record<string, number> };
+export function decode(regressors: ArrayLike<number>, logits: ArrayLike<number>, geometry: Record<string, number>,
+  minScore?: number): Detection[];
+export function iou(a: number[], b: number[]): number;
+export function weightedNms(dets: Detection[], iouThreshold?: number): Detection[];
+export function roiFromDetection(det: Detection): Roi;
+export function roiFromLandmarks(landmarks: ArrayLike<number>): Roi;
+export function roiIsSane(roi: Roi, previous: Roi | null | undefined, width: number, height: number): boolean;
+export function warpRoi(pixels: Pixels, roi: Roi, n?: number, out?: Float32Array): Float32Array;
+export function mapLandmarks(raw: ArrayLike<number>, roi: Roi, n?: number): Float64Array;
+
+/** Frame t of n of the deterministic test clip (python_ref/vision/clip.py). */
+export function clipFrame(image: Pixels, t: number, n: number, size?: number): { data: Uint8ClampedArray; width: number; height: number };
+export function clipParams(t: number, n: number): { angle: number; scale: number; sx: number; sy: number };
