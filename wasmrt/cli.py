@@ -146,6 +146,12 @@ def cmd_build(args: argparse.Namespace) -> int:
     return 0
 
 
+def cmd_bench(args: argparse.Namespace) -> int:
+    from wasmrt.bench.run import run
+
+    return run(args)
+
+
 def build_parser() -> argparse.ArgumentParser:
     ap = argparse.ArgumentParser(prog="wasmrt", description="Convert and run neural-network models.")
     sub = ap.add_subparsers(dest="command", required=True)
@@ -187,6 +193,11 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--url-file", help="write the page URL to this file once serving (for scripts and tests)")
     p.add_argument("--verbose", action="store_true", help="log every request")
     p.set_defaults(fn=cmd_demo)
+    from wasmrt.bench.run import add_arguments as bench_arguments
+
+    p = sub.add_parser("bench", help="time our engine natively and as wasm, optionally against the peers")
+    bench_arguments(p)
+    p.set_defaults(fn=cmd_bench)
     return ap
 
 

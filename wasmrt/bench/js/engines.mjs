@@ -5,10 +5,7 @@
 // host's way to read a model file.
 
 const F32 = Float32Array;
-
-function copyOut(view) {
-  return new F32(view); // outputs must outlive the next run: copy out of the engine's memory
-}
+// Every library below already returns outputs as fresh JS copies (not views of wasm memory), so they are used as is.
 
 async function ortEngine(spec, libs, readBytes) {
   const ort = libs.ort;
@@ -22,7 +19,7 @@ async function ortEngine(spec, libs, readBytes) {
       const feeds = {};
       for (const x of inputs) feeds[x.name] = new ort.Tensor("float32", x.data, x.shape);
       const res = await session.run(feeds);
-      return outputNames.map((n) => copyOut(res[n].data));
+      return outputNames.map((n) => res[n].data);
     },
     info: { version: ort.env.versions?.web ?? "" },
     release: () => session.release(),
@@ -47,7 +44,7 @@ async function tfjsEngine(spec, libs, readBytes) {
       let ys = model.execute(feeds, outputNames.map((n) => names.outputs[n]));
       if (!Array.isArray(ys)) ys = [ys];
       const out = [];
-      for (const y of ys) out.push(copyOut(await y.data()));
+      for (const y of ys) out.push(await y.data());
       tf.dispose([...Object.values(feeds), ...ys]);
       return out;
     },
@@ -67,7 +64,7 @@ async function litertEngine(spec, libs, readBytes) {
       const tensors = inputs.map((x) => new Tensor(x.data, x.shape));
       const results = await model.run(tensors);
       const list = Array.isArray(results) ? results : Object.values(results);
-      const out = list.slice(0, outputNames.length).map((t) => copyOut(t.toTypedArray()));
+      const out = list.slice(0, outputNames.length).map((t) => t.toTypedArray());
       for (const t of [...tensors, ...list]) t.delete();
       return out;
     },
@@ -77,14 +74,18 @@ async function litertEngine(spec, libs, readBytes) {
 }
 
 async function wasmrtEngine(spec, libs, readBytes) {
-  const session = await libs.wasmrt.load(await readBytes(spec.model), spec.variant);
+  const rt = await libs.wasmrt.init({ variant: spec.variant, ...libs.wasmrtOptions });
+  const model = rt.loadBytes(await readBytes(spec.model));
   return {
     async run(inputs, outputNames) {
-      return session.run(inputs, outputNames);
+      const feeds = {};
+      for (const x of inputs) feeds[x.name] = { data: x.data, shape: x.shape };
+      const res = model.runSync(feeds);
+      const list = Object.values(res);
+      return outputNames.map((n, i) => (res[n] ?? list[i]).data);
     },
-    info: { variant: session.variant ?? spec.variant },
-    release: () => session.release?.(),
-    profile: session.profile ? (inputs) => session.profile(inputs) : undefined,
+    info: { variant: rt.variant, target: rt.target },
+    release: () => model.release(),
   };
 }
 
@@ -141,11 +142,6 @@ export async function runJob(job, libs, readBytes, progress = () => {}) {
       await e.run(inputs, job.outputs);
       results[e.id].times_ms.push(performance.now() - t0);
       progress({ stage: "round", done: ++done, total });
-    }
-  }
-  if (job.profile) {
-    for (const e of engines) {
-      if (e.profile) results[e.id].profile = await e.profile(inputs);
     }
   }
   for (const e of engines) {

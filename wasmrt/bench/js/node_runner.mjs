@@ -53,8 +53,8 @@ if (kinds.has("litert")) {
   };
 }
 if (kinds.has("wasmrt")) {
-  const { nodeSession } = await import(pathToFileURL(path.join(job.wasmrt_adapter_dir, "wasmrt_adapter.mjs")).href);
-  libs.wasmrt = { load: (bytes, variant) => nodeSession(bytes, variant, job.wasmrt) };
+  libs.wasmrt = await import(pathToFileURL(job.wasmrt_module).href); // our JS binding, js_bindings/src/index.js
+  libs.wasmrtOptions = { wasmPaths: job.wasmrt_wasm_dir };
 }
 
 const progress = (p) => process.stderr.write(`@progress ${JSON.stringify(p)}\n`);

@@ -1,0 +1,89 @@
+"""The wasm hosts: one Node process, or one headless Chromium page, running our wasm variants and the wasm peers
+interleaved round by round (wasmrt/bench/js/engines.mjs). Results come back as JSON; progress as stderr lines."""
+
+from __future__ import annotations
+
+import base64
+import json
+import subprocess
+from collections.abc import Callable
+from pathlib import Path
+
+import numpy as np
+
+from wasmrt.bench import peers as peer_setup
+from wasmrt.bench.prepare import Prepared
+from wasmrt.errors import WasmrtError
+
+ROOT = Path(__file__).resolve().parent.parent.parent
+WASM_PEERS = (  # (id, kind, model file key, variant)
+    ("onnxruntime-web", "ort", "onnx", None),
+    ("tfjs-wasm", "tfjs", "tfjs", None),
+    ("litert.js", "litert", "tflite", "relaxed"),
+    ("litert.js-simd", "litert", "tflite", "compat"),
+)
+
+
+def _wasm_dir() -> Path:
+    """js_bindings/dist with the three engine builds (built on demand)."""
+    from wasmrt import build
+
+    dist = ROOT / "js_bindings" / "dist"
+    for variant in build.WASM_VARIANTS:
+        if not (dist / f"wasmrt-{variant}.wasm").is_file():
+            build.build_wasm(variant)
+    return dist
+
+
+def job_for(prep: Prepared, host: str, variants: list[str], peers: bool, warmup: int, rounds: int) -> dict:
+    engines = [{"id": f"wasmrt-{v}", "kind": "wasmrt", "variant": v, "model": "model.wrt"} for v in variants]
+    if peers:
+        for eid, kind, key, variant in WASM_PEERS:
+            f = prep.peer_files.get(key)
+            if f is None:
+                continue
+            engines.append({"id": eid, "kind": kind, "variant": variant, "model": str(Path(f).relative_to(prep.dir))})
+    job = {"inputs": prep.inputs, "outputs": prep.outputs, "engines": engines, "warmup": warmup, "rounds": rounds,
+           "wasmrt_root": str(ROOT / "js_bindings")}
+    if variants:
+        job["wasmrt_module"] = str(ROOT / "js_bindings" / "src" / "index.js")
+        job["wasmrt_wasm_dir"] = str(_wasm_dir())
+    if host == "chromium":
+        job["chromium"] = peer_setup.chromium_path()
+    return job
+
+
+def run_wasm_host(prep: Prepared, host: str, variants: list[str], peers: bool, warmup: int, rounds: int,
+                  progress: Callable[[int, int], None], log: Callable[[str], None]) -> tuple[dict, dict, list[str]]:
+    """({engine id: result}, host info, notes) for host "node" or "chromium"."""
+    peers_dir = peer_setup.ensure_npm_peers(log)
+    job = job_for(prep, host, variants, peers, warmup, rounds)
+    job_path = prep.dir / f"job-{host}.json"
+    result_path = prep.dir / f"result-{host}.json"
+    job_path.write_text(json.dumps(job, indent=1))
+    result_path.unlink(missing_ok=True)
+    script = "node_runner.mjs" if host == "node" else "chromium_driver.mjs"
+    cmd = [*peer_setup.node_command(), str(peers_dir / "bench" / script), str(job_path), str(result_path)]
+    log_path = prep.dir / f"log-{host}.txt"
+    with open(log_path, "w") as logf:
+        proc = subprocess.Popen(cmd, cwd=peers_dir / "bench", stdout=logf, stderr=subprocess.PIPE, text=True)
+        assert proc.stderr is not None
+        for line in proc.stderr:  # "@progress {...}" lines drive the bar; the rest is the engines' own chatter
+            if line.startswith("@progress "):
+                p = json.loads(line[len("@progress "):])
+                if "total" in p:
+                    progress(p["done"], p["total"])
+            else:
+                logf.write(line)
+        code = proc.wait()
+    if code != 0 or not result_path.is_file():
+        tail = log_path.read_text()[-1500:]
+        raise WasmrtError(f"the {host} host failed (exit {code}); log: {log_path}\n{tail}")
+    data = json.loads(result_path.read_text())
+    notes = []
+    for eid, r in data["engines"].items():
+        if "outputs" in r:
+            r["outputs"] = [np.frombuffer(base64.b64decode(o), np.float32) for o in r["outputs"]]
+        if "error" in r:
+            notes.append(f"{host} {eid}: {r['error'].splitlines()[0]}")
+    return data["engines"], data["host"], notes

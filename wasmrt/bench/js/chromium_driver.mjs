@@ -1,0 +1,58 @@
+// Chromium host of `wasmrt bench`: node chromium_driver.mjs JOB.json RESULT.json
+// Serves build/peers (/peers/), the job folder (/job/) and our JS binding (/wasmrt/) cross-origin isolated
+// (COOP/COEP, so timers are precise and wasm runs as in a production page), opens bench/page.html in headless
+// Chromium through playwright-core (Debian's browser, no download) and runs the job there.
+import fs from "node:fs";
+import http from "node:http";
+import path from "node:path";
+import { chromium } from "playwright-core";
+
+const [jobPath, resultPath] = process.argv.slice(2);
+const job = JSON.parse(fs.readFileSync(jobPath, "utf8"));
+const here = path.dirname(new URL(import.meta.url).pathname);
+const roots = { "/peers/": path.resolve(here, ".."), "/job/": path.dirname(path.resolve(jobPath)), "/wasmrt/": job.wasmrt_root };
+const MIME = { ".js": "text/javascript", ".mjs": "text/javascript", ".html": "text/html", ".json": "application/json",
+  ".wasm": "application/wasm", ".bin": "application/octet-stream" };
+
+const server = http.createServer((req, res) => {
+  const url = new URL(req.url, "http://x");
+  const prefix = Object.keys(roots).find((p) => url.pathname.startsWith(p));
+  const file = prefix && roots[prefix] && path.join(roots[prefix], decodeURIComponent(url.pathname.slice(prefix.length)));
+  if (!file || !file.startsWith(roots[prefix]) || !fs.existsSync(file) || fs.statSync(file).isDirectory()) {
+    res.writeHead(404).end();
+    return;
+  }
+  res.writeHead(200, {
+    "Content-Type": MIME[path.extname(file)] ?? "application/octet-stream",
+    "Cross-Origin-Opener-Policy": "same-origin",
+    "Cross-Origin-Embedder-Policy": "require-corp",
+    "Cross-Origin-Resource-Policy": "same-origin",
+    "Cache-Control": "no-store",
+  });
+  fs.createReadStream(file).pipe(res);
+});
+await new Promise((r) => server.listen(0, "127.0.0.1", r));
+const origin = `http://127.0.0.1:${server.address().port}`;
+
+const userDataDir = fs.mkdtempSync(path.join(path.dirname(path.resolve(resultPath)), "chromium-profile-"));
+const context = await chromium.launchPersistentContext(userDataDir, {
+  executablePath: job.chromium ?? "/usr/bin/chromium",
+  headless: true,
+  args: ["--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run", "--disable-background-networking",
+    "--disable-component-update", "--disable-sync"],
+});
+let result;
+try {
+  const page = await context.newPage();
+  page.on("console", (m) => process.stderr.write(`${m.text()}\n`));
+  page.on("pageerror", (e) => process.stderr.write(`pageerror: ${e.message}\n`));
+  await page.goto(`${origin}/peers/bench/page.html`);
+  await page.waitForFunction(() => typeof globalThis.runBench === "function", null, { timeout: 60000 });
+  result = await page.evaluate((j) => globalThis.runBench(j), job);
+  result.host.version = context.browser()?.version() ?? "";
+} finally {
+  await context.close();
+  server.close();
+  fs.rmSync(userDataDir, { recursive: true, force: true });
+}
+fs.writeFileSync(resultPath, JSON.stringify(result));

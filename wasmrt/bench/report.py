@@ -1,0 +1,147 @@
+"""Bench results -> rows (median, min, GFLOP/s, ratios, cross-check), a text table, JSON and a PNG chart."""
+
+from __future__ import annotations
+
+import importlib.util
+import json
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from wasmrt.export.common import max_rel_error
+
+TOLERANCE = 1e-3  # max |got - ref| / max |ref| per output: fp32 engines summing in other orders stay far below
+OURS = "wasmrt"
+
+
+def rows_for(model: str, macs: int, host: str, results: dict[str, dict], outputs: list[str],
+             reference: dict[str, np.ndarray]) -> list[dict[str, Any]]:
+    rows = []
+    for eid, r in results.items():
+        row: dict[str, Any] = {"model": model, "host": host, "engine": eid, "ours": eid.startswith(OURS),
+                               "info": r.get("info", {})}
+        if "error" in r:
+            row.update(error=r["error"].splitlines()[0][:300], ok=False)
+            rows.append(row)
+            continue
+        errs = [max_rel_error(got, reference[name]) for got, name in zip(r["outputs"], outputs, strict=False)]
+        times = np.asarray(r["times_ms"], np.float64)
+        median = float(np.median(times)) if times.size else float("nan")
+        row.update(
+            median_ms=median, min_ms=float(times.min()) if times.size else float("nan"), runs=int(times.size),
+            gflops=2.0 * macs / (median * 1e6) if times.size and median > 0 else float("nan"),
+            max_rel_err=max(errs) if errs else float("nan"),
+        )
+        row["ok"] = bool(errs) and row["max_rel_err"] <= TOLERANCE and len(errs) == len(outputs)
+        if "load_ms" in r:
+            row["load_ms"] = r["load_ms"]
+        rows.append(row)
+    return rows
+
+
+def add_ratios(rows: list[dict[str, Any]]) -> None:
+    """vs_native: median / our native median (same model); vs_best_peer: median / the fastest peer on the same
+    host (and vs_best_peer_any: / the fastest peer of any host)."""
+    for model in {r["model"] for r in rows}:
+        mine = [r for r in rows if r["model"] == model and "median_ms" in r]
+        native = next((r["median_ms"] for r in mine if r["host"] == "native" and r["ours"]), None)
+        peers = [r for r in mine if not r["ours"]]
+        best_any = min((r["median_ms"] for r in peers), default=None)
+        for r in mine:
+            r["vs_native"] = r["median_ms"] / native if native else None
+            same = [p["median_ms"] for p in peers if p["host"] == r["host"]]
+            r["vs_best_peer"] = r["median_ms"] / min(same) if same else None
+            r["vs_best_peer_any"] = r["median_ms"] / best_any if best_any else None
+
+
+def _f(v: Any, fmt: str) -> str:
+    return "-" if v is None or (isinstance(v, float) and np.isnan(v)) else format(v, fmt)
+
+
+def table(rows: list[dict[str, Any]]) -> str:
+    head = ("model", "host", "engine", "median ms", "min ms", "GFLOP/s", "x native", "x best peer", "max rel err", "")
+    lines = []
+    for r in rows:
+        if "error" in r:
+            lines.append((r["model"], r["host"], r["engine"], *("-",) * 6, "FAILED: " + r["error"][:70]))
+            continue
+        lines.append((r["model"], r["host"], r["engine"], _f(r["median_ms"], ".2f"), _f(r["min_ms"], ".2f"),
+                      _f(r["gflops"], ".1f"), _f(r.get("vs_native"), ".2f"), _f(r.get("vs_best_peer"), ".2f"),
+                      _f(r["max_rel_err"], ".1e"), "" if r["ok"] else "MISMATCH"))
+    widths = [max(len(str(x[i])) for x in [head, *lines]) for i in range(len(head))]
+    numeric = {3, 4, 5, 6, 7, 8}
+
+    def fmt(cells: tuple) -> str:
+        return "  ".join(str(c).rjust(w) if i in numeric else str(c).ljust(w)
+                         for i, (c, w) in enumerate(zip(cells, widths, strict=True))).rstrip()
+
+    out = [fmt(head), "  ".join("-" * w for w in widths).rstrip()]
+    prev = None
+    for r, cells in zip(rows, lines, strict=True):
+        if prev is not None and (r["model"], r["host"]) != prev:
+            out.append("")
+        prev = (r["model"], r["host"])
+        out.append(fmt(cells))
+    return "\n".join(out)
+
+
+def save_json(path: Path, doc: dict[str, Any]) -> None:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(json.dumps(doc, indent=1, default=_jsonable))
+
+
+def _jsonable(v: Any) -> Any:
+    if isinstance(v, np.generic):
+        return v.item()
+    if isinstance(v, np.ndarray):
+        return v.tolist()
+    if isinstance(v, Path):
+        return str(v)
+    raise TypeError(f"not JSON serializable: {type(v).__name__}")
+
+
+def _matplotlib(log: Any) -> Any:
+    if importlib.util.find_spec("matplotlib") is None:
+        log("installing matplotlib for the chart (pip, once)")
+        r = subprocess.run([sys.executable, "-m", "pip", "install", "-q", "matplotlib"], capture_output=True,
+                           text=True)
+        if r.returncode != 0:
+            return None
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    return plt
+
+
+def save_chart(path: Path, rows: list[dict[str, Any]], log: Any) -> bool:
+    """One panel per model: median ms per engine (bars), min ms (ticks), grouped by host; ours highlighted."""
+    plt = _matplotlib(log)
+    if plt is None:
+        log("matplotlib is not available: no chart")
+        return False
+    models = list(dict.fromkeys(r["model"] for r in rows))
+    height = sum(0.9 + 0.3 * sum(1 for r in rows if r["model"] == m and "median_ms" in r) for m in models)
+    fig, axes = plt.subplots(len(models), 1, figsize=(10, height), squeeze=False)
+    for ax, model in zip(axes[:, 0], models, strict=True):
+        rs = [r for r in rows if r["model"] == model and "median_ms" in r]
+        labels = [f"{r['host']} · {r['engine']}" for r in rs]
+        y = np.arange(len(rs))[::-1]
+        colors = ["#d9480f" if r["ours"] else "#868e96" for r in rs]
+        ax.barh(y, [r["median_ms"] for r in rs], color=colors)
+        ax.plot([r["min_ms"] for r in rs], y, "k|", markersize=10)
+        for yi, r in zip(y, rs, strict=True):
+            ax.text(r["median_ms"], yi, f" {r['median_ms']:.1f} ms, {r['gflops']:.0f} GFLOP/s", va="center",
+                    fontsize=7)
+        ax.set_yticks(y, labels, fontsize=7)
+        ax.set_xlabel("ms per run (bar: median, tick: min; orange: wasmrt)", fontsize=8)
+        ax.set_title(model, fontsize=9)
+        ax.set_xlim(0, max(r["median_ms"] for r in rs) * 1.35)
+    fig.tight_layout()
+    fig.savefig(path, dpi=110)
+    plt.close(fig)
+    return True

@@ -1,0 +1,121 @@
+"""`wasmrt bench`: our engine natively and as wasm (Node, headless Chromium), and with --peers the same graph in
+LiteRT, onnxruntime, onnxruntime-web, TF.js (wasm backend) and LiteRT.js; one thread each, warm-up first, engines
+interleaved round by round, outputs cross-checked against python_ref. Prints a table, saves JSON and a PNG chart."""
+
+from __future__ import annotations
+
+import argparse
+import platform
+import time
+from datetime import datetime
+from pathlib import Path
+
+from wasmrt.errors import InputError
+
+DEFAULT_MODELS = ("mobilenet_v2", "efficientnet_lite0", "face_landmark")
+HOSTS = ("native", "node", "chromium")
+VARIANTS = ("scalar", "simd", "relaxed")
+
+
+def _csv(text: str, allowed: tuple[str, ...], what: str) -> list[str]:
+    items = [t.strip() for t in text.split(",") if t.strip()]
+    bad = [t for t in items if t not in allowed]
+    if bad:
+        raise InputError(f"unknown {what} {bad[0]!r}; choose from {', '.join(allowed)}")
+    return items
+
+
+def add_arguments(p: argparse.ArgumentParser) -> None:
+    p.add_argument("models", nargs="*", help="model.onnx, model.tflite, model.wrt or a bundled model name "
+                                             f"(default: {', '.join(DEFAULT_MODELS)})")
+    p.add_argument("--hosts", default=",".join(HOSTS), help="comma list of native, node, chromium (default: all)")
+    p.add_argument("--variants", default=",".join(VARIANTS), help="wasm builds: scalar, simd, relaxed (default: all)")
+    p.add_argument("--peers", action="store_true", help="also run LiteRT, onnxruntime, onnxruntime-web, TF.js wasm "
+                                                        "and LiteRT.js (installed on first use)")
+    p.add_argument("--rounds", type=int, default=None, help="timed rounds per engine (default 30, --quick 5)")
+    p.add_argument("--warmup", type=int, default=None, help="untimed runs per engine first (default 5, --quick 1)")
+    p.add_argument("--quick", action="store_true", help="few rounds: a smoke test, not a measurement")
+    p.add_argument("--profile", action="store_true", help="per-op time and GFLOP/s, native and wasm side by side")
+    p.add_argument("-o", "--output", help="JSON path (default build/bench/<timestamp>.json; the chart goes next to it)")
+    p.add_argument("--no-chart", action="store_true", help="skip the PNG chart")
+
+
+def run(args: argparse.Namespace) -> int:
+    from wasmrt.bench import report
+    from wasmrt.bench.prepare import WORK, prepare
+    from wasmrt.bench.progress import Progress
+
+    hosts = _csv(args.hosts, HOSTS, "host")
+    variants = _csv(args.variants, VARIANTS, "variant")
+    rounds = args.rounds if args.rounds is not None else (5 if args.quick else 30)
+    warmup = args.warmup if args.warmup is not None else (1 if args.quick else 5)
+    if rounds < 1 or warmup < 0:
+        raise InputError("--rounds must be >= 1 and --warmup >= 0")
+    models = args.models or list(DEFAULT_MODELS)
+    stamp = datetime.now().strftime("%Y%m%d-%H%M%S")
+    out = Path(args.output) if args.output else WORK / f"{stamp}.json"
+    bar = Progress()
+    if args.peers:
+        from wasmrt.bench.peers import ensure_python_peers
+
+        ensure_python_peers(bar.log)
+    rows: list[dict] = []
+    doc: dict = {"created": stamp, "machine": {"platform": platform.platform(), "cpu": platform.processor(),
+                                               "python": platform.python_version()},
+                 "settings": {"hosts": hosts, "variants": variants, "peers": args.peers, "rounds": rounds,
+                              "warmup": warmup, "threads": 1, "tolerance": report.TOLERANCE},
+                 "models": {}, "hosts": {}, "notes": []}
+    t_start = time.monotonic()
+    for model in models:
+        bar.stage(f"{model}: preparing")
+        prep = prepare(model, args.peers, bar.log)
+        doc["models"][prep.name] = {"macs": prep.macs, "gflop": 2 * prep.macs / 1e9, "outputs": prep.outputs,
+                                    "inputs": [{"name": i["name"], "shape": i["shape"]} for i in prep.inputs],
+                                    "files": {"wrt": prep.wrt, **prep.peer_files}}
+        doc["notes"] += [f"{prep.name}: {n}" for n in prep.notes]
+        for host in hosts:
+            bar.stage(f"{prep.name} on {host}")
+            if host == "native":
+                from wasmrt.bench.native import run_native
+
+                results, notes = run_native(prep, args.peers, warmup, rounds, bar.update)
+                info = {"kind": "native", "python": platform.python_version()}
+            else:
+                from wasmrt.bench.hosts import run_wasm_host
+
+                if not variants and not args.peers:
+                    continue
+                results, info, notes = run_wasm_host(prep, host, variants, args.peers, warmup, rounds, bar.update,
+                                                     bar.log)
+            doc["hosts"][host] = info
+            doc["notes"] += [f"{prep.name}: {n}" for n in notes]
+            rows += report.rows_for(prep.name, prep.macs, host, results, prep.outputs, prep.reference)
+        if args.profile:
+            from wasmrt.bench.profile import profile_model
+
+            bar.stage(f"{prep.name}: per-op profile")
+            doc.setdefault("profile", {})[prep.name] = profile_model(prep, hosts, variants, bar)
+    bar.close()
+    report.add_ratios(rows)
+    doc["rows"] = rows
+    doc["seconds"] = round(time.monotonic() - t_start, 1)
+    print(report.table(rows))
+    if "profile" in doc:
+        from wasmrt.bench.profile import profile_table
+
+        for name, prof in doc["profile"].items():
+            print(f"\nper-op profile of {name}\n" + profile_table(prof))
+    for n in doc["notes"]:
+        print(f"note: {n}")
+    if not args.no_chart:
+        chart = out.with_suffix(".png")
+        if report.save_chart(chart, rows, bar.log):
+            doc["chart"] = chart
+            print(f"chart: {chart}")
+    report.save_json(out, doc)
+    print(f"results: {out}")
+    failed = [r for r in rows if not r["ok"] and "error" not in r]
+    if failed:
+        print("cross-check FAILED for: " + ", ".join(f"{r['model']}/{r['host']}/{r['engine']}" for r in failed))
+        return 1
+    return 0
