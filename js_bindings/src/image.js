@@ -12,7 +12,7 @@ export function plan(imageH, imageW, pre, outH, outW) {
   const [h, w, oh, ow] = [imageH, imageW, outH, outW];
   const resize = pre.resize || "stretch";
   const geom = (srcTop, srcLeft, srcH, srcW, dstTop, dstLeft, dstH, dstW) =>
-    ({ srcTop, srcLeft, srcH, srcW, dstTop, dstLeft, dstH, dstW });
+    ({ srcTop, srcLeft, srcH, srcW, dstTop, dstLeft, dstH, dstW, outH: oh, outW: ow });
   if (resize === "stretch") return geom(0, 0, h, w, 0, 0, oh, ow);
   if (resize === "crop") {
     const f = pre.cropFraction ?? 1;

@@ -66,6 +66,8 @@ export interface Metadata {
 export interface Geometry {
   srcTop: number; srcLeft: number; srcH: number; srcW: number;
   dstTop: number; dstLeft: number; dstH: number; dstW: number;
+  /** Tensor height and width. */
+  outH: number; outW: number;
   imageWidth?: number; imageHeight?: number;
 }
 

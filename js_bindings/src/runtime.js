@@ -133,7 +133,8 @@ async function readSource(source, host) {
   if (bytes) return bytes;
   if (typeof Blob !== "undefined" && source instanceof Blob) return new Uint8Array(await source.arrayBuffer());
   if (typeof source === "string" || source instanceof URL) return host.readBytes(source);
-  throw new InputError(`cannot load a model from ${source?.constructor?.name ?? typeof source}: ` +
+  const what = source && typeof source === "object" ? source.constructor?.name ?? "object" : typeof source;
+  throw new InputError(`cannot load a model from ${what}: ` +
     "give a URL or path, an ArrayBuffer, a typed array or a Blob");
 }
 

@@ -1,0 +1,34 @@
+// The try-on's Worker: the wasm engine and the whole face pipeline (FaceMesh) run here, off the page's thread.
+// Messages {id, op, args} -> {id, ok, result | error}; frames arrive as transferred RGBA buffers and go back with
+// the result, so the page can reuse them.
+import { init } from "../../js_bindings/src/index.js";
+import { FaceMesh } from "../../js_bindings/vision/index.js";
+
+let rt = null, mesh = null;
+
+const ops = {
+  async init({ variant = "auto", modelBase = new URL("../../models/", import.meta.url).href, tracking = true }) {
+    rt = await init({ variant });
+    mesh = await FaceMesh.create(rt, { modelBase, tracking });
+    return { variant: rt.variant, reason: rt.reason };
+  },
+  async frame({ buffer, width, height }) {
+    const r = await mesh.detect({ data: new Uint8ClampedArray(buffer), width, height });
+    return [{ faces: r.faces, ranDetector: r.ranDetector, ms: r.ms, buffer }, [buffer]];
+  },
+  tracking({ on }) {
+    mesh.tracking = !!on;
+    mesh.reset();
+  },
+  reset() { mesh.reset(); },
+};
+
+self.onmessage = async ({ data: { id, op, args } }) => {
+  try {
+    let result = await ops[op](args ?? {}), transfer = [];
+    if (op === "frame") [result, transfer] = result;
+    self.postMessage({ id, ok: true, result }, transfer);
+  } catch (e) {
+    self.postMessage({ id, ok: false, error: `${e?.name ?? "Error"}: ${e?.message ?? e}` });
+  }
+};

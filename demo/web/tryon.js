@@ -1,0 +1,232 @@
+// The lipstick try-on page: frames from the camera (or a photo / a generated clip) go to a Worker that runs the
+// face pipeline in wasm; the page recolours the lips with wasmrt.vision.paintLips and shows per-stage times.
+// Tests drive it through window.tryon (see tests/test_tryon.py).
+import { getPixels } from "../../js_bindings/src/image.js";
+import * as vision from "../../js_bindings/vision/index.js";
+
+const $ = (id) => document.getElementById(id);
+const params = new URLSearchParams(location.search);
+const SWATCHES = ["#c2185b", "#d32f2f", "#ad1457", "#8e24aa", "#e57373", "#ff7043", "#6d4c41", "#5d4037"];
+const CLIP_FRAMES = 48, CLIP_SIZE = 384;
+const canvas = $("view");
+const ctx = canvas.getContext("2d", { willReadFrequently: true });
+
+const state = { color: SWATCHES[0], intensity: 0.6, showMesh: false, source: null, running: false, generation: 0 };
+
+// -- the worker ---------------------------------------------------------------------------------------------
+
+const worker = new Worker(new URL("./tryon-worker.js", import.meta.url), { type: "module" });
+const pending = new Map();
+let nextId = 1;
+worker.onmessage = ({ data: { id, ok, result, error } }) => {
+  const p = pending.get(id);
+  pending.delete(id);
+  if (ok) p.resolve(result); else p.reject(new Error(error));
+};
+worker.onerror = (e) => showError(`the worker failed: ${e.message}`);
+const call = (op, args, transfer = []) => new Promise((resolve, reject) => {
+  const id = nextId++;
+  pending.set(id, { resolve, reject });
+  worker.postMessage({ id, op, args }, transfer);
+});
+
+// -- sources: each gives the next frame as ImageData-like RGBA pixels ------------------------------------------
+
+let astronautPixels = null;
+async function astronaut() {
+  if (!astronautPixels) {
+    const res = await fetch(new URL("./samples/astronaut.png", import.meta.url));
+    if (!res.ok) throw new Error("samples/astronaut.png is missing: start the page with `wasmrt demo`, which copies it");
+    astronautPixels = await getPixels(await res.blob());
+  }
+  return astronautPixels;
+}
+
+const clipCache = [];
+const SOURCES = {
+  async astronaut() {
+    const img = await astronaut();
+    return { note: "scikit-image's astronaut (public domain)", next: () => img, mirror: false };
+  },
+  async clip() {
+    const img = await astronaut();
+    let t = 0;
+    return {
+      note: `a ${CLIP_FRAMES}-frame clip generated from the photo (moving, turning, zooming)`,
+      mirror: false,
+      next: () => {
+        const k = t++ % CLIP_FRAMES;
+        return (clipCache[k] ??= vision.clipFrame(img, k, CLIP_FRAMES, CLIP_SIZE));
+      },
+    };
+  },
+  async camera() {
+    if (!navigator.mediaDevices?.getUserMedia) throw new Error("no camera API here (it needs https or localhost)");
+    const video = $("video");
+    const stream = await navigator.mediaDevices.getUserMedia({ video: { facingMode: "user", width: 640, height: 480 }, audio: false });
+    video.srcObject = stream;
+    await video.play();
+    return {
+      note: "your camera (mirrored); frames stay on this device",
+      mirror: true,
+      video,
+      stop: () => stream.getTracks().forEach((tr) => tr.stop()),
+      next: () => video, // drawn straight onto the canvas
+    };
+  },
+};
+
+// -- per-stage statistics --------------------------------------------------------------------------------------
+
+const WINDOW = 60;
+const series = { detector: [], warp: [], landmarks: [], worker: [], paint: [], frame: [], ran: [], stamps: [] };
+const push = (k, v) => { series[k].push(v); if (series[k].length > WINDOW) series[k].shift(); };
+const mean = (a) => (a.length ? a.reduce((x, y) => x + y, 0) / a.length : NaN);
+const fmt = (v) => (Number.isFinite(v) ? `${v.toFixed(1)} ms` : "–");
+
+function stats() {
+  const s = series.stamps;
+  const fps = s.length > 1 ? (1000 * (s.length - 1)) / (s[s.length - 1] - s[0]) : NaN;
+  return {
+    fps, detector: mean(series.detector), detectorRuns: mean(series.ran), warp: mean(series.warp),
+    landmarks: mean(series.landmarks), worker: mean(series.worker), paint: mean(series.paint), frame: mean(series.frame),
+    frames: series.ran.length,
+  };
+}
+
+function showStats() {
+  const s = stats();
+  $("s-fps").textContent = Number.isFinite(s.fps) ? s.fps.toFixed(1) : "–";
+  $("s-detector").textContent = fmt(s.detector);
+  $("s-runs").textContent = Number.isFinite(s.detectorRuns) ? `${(100 * s.detectorRuns).toFixed(0)}% of frames` : "–";
+  for (const k of ["warp", "landmarks", "worker", "paint", "frame"]) $(`s-${k}`).textContent = fmt(s[k]);
+}
+
+// -- one frame -------------------------------------------------------------------------------------------------
+
+function drawFrame(frame) {
+  const w = frame.videoWidth || frame.width, h = frame.videoHeight || frame.height;
+  if (canvas.width !== w || canvas.height !== h) Object.assign(canvas, { width: w, height: h });
+  if (frame instanceof HTMLVideoElement) ctx.drawImage(frame, 0, 0, w, h);
+  else ctx.putImageData(frame instanceof ImageData ? frame : new ImageData(new Uint8ClampedArray(frame.data), w, h), 0, 0);
+}
+
+function drawMesh(face) {
+  ctx.fillStyle = "rgba(0, 230, 118, 0.9)";
+  const lm = face.landmarks;
+  for (let i = 0; i < lm.length; i += 3) ctx.fillRect(lm[i] - 0.75, lm[i + 1] - 0.75, 1.5, 1.5);
+}
+
+/** Run the pipeline on the frame now on the canvas, paint the lips; returns the worker's result. */
+async function processCanvas() {
+  const t0 = performance.now();
+  const img = ctx.getImageData(0, 0, canvas.width, canvas.height);
+  const res = await call("frame", { buffer: img.data.buffer, width: img.width, height: img.height }, [img.data.buffer]);
+  const t1 = performance.now();
+  for (const face of res.faces) {
+    vision.paintLips(ctx, face, { color: state.color, intensity: state.intensity });
+    if (state.showMesh) drawMesh(face);
+  }
+  const t2 = performance.now();
+  if (res.ranDetector) push("detector", (res.ms.detectorPre ?? 0) + (res.ms.detector ?? 0) + (res.ms.detectorPost ?? 0));
+  push("ran", res.ranDetector ? 1 : 0);
+  push("warp", res.ms.warp ?? 0);
+  push("landmarks", (res.ms.landmarks ?? 0) + (res.ms.landmarksPost ?? 0));
+  push("worker", t1 - t0 - res.ms.total);
+  push("paint", t2 - t1);
+  push("frame", t2 - t0);
+  push("stamps", t2);
+  return res;
+}
+
+async function loop(gen) {
+  while (state.running && gen === state.generation) {
+    drawFrame(state.source.next());
+    await processCanvas();
+    showStats();
+    await new Promise((r) => requestAnimationFrame(r));
+  }
+}
+
+async function setSource(name) {
+  state.generation++;
+  state.source?.stop?.();
+  for (const b of document.querySelectorAll("#sources button")) b.classList.toggle("active", b.dataset.source === name);
+  try {
+    state.source = await SOURCES[name]();
+  } catch (e) {
+    $("source-note").textContent = `${name}: ${e.message}`;
+    if (name === "camera") return setSource("clip"); // no camera: the generated clip instead
+    throw e;
+  }
+  $("source-note").textContent = state.source.note;
+  canvas.classList.toggle("mirror", !!state.source.mirror);
+  await call("reset");
+  for (const k of Object.keys(series)) series[k].length = 0;
+  state.running = true;
+  loop(state.generation).catch(showError);
+}
+
+function stop() {
+  state.running = false;
+  state.generation++;
+}
+
+function showError(e) {
+  const el = $("error");
+  el.hidden = false;
+  el.textContent = String(e?.message ?? e);
+  $("status").dataset.state = "error";
+}
+
+// -- controls --------------------------------------------------------------------------------------------------
+
+function buildControls() {
+  for (const color of SWATCHES) {
+    const b = Object.assign(document.createElement("button"), { className: "swatch", title: color });
+    b.style.background = color;
+    b.dataset.color = color;
+    b.onclick = () => {
+      state.color = color;
+      for (const s of document.querySelectorAll(".swatch")) s.classList.toggle("active", s === b);
+    };
+    $("swatches").append(b);
+  }
+  $("swatches").firstChild.classList.add("active");
+  $("intensity").oninput = (e) => {
+    state.intensity = e.target.value / 100;
+    $("intensity-out").textContent = `${e.target.value}%`;
+  };
+  $("show-mesh").onchange = (e) => { state.showMesh = e.target.checked; };
+  $("tracking").onchange = (e) => call("tracking", { on: e.target.checked });
+  for (const b of document.querySelectorAll("#sources button")) b.onclick = () => setSource(b.dataset.source).catch(showError);
+  $("variant").value = params.get("variant") ?? "auto";
+  $("variant").onchange = (e) => { params.set("variant", e.target.value); location.search = params.toString(); };
+}
+
+async function start() {
+  buildControls();
+  const info = await call("init", { variant: params.get("variant") ?? "auto" });
+  $("engine-info").textContent = `engine: ${info.variant} (${info.reason})`;
+  $("status").dataset.state = "ready";
+  $("status").textContent = "ready";
+  const source = params.get("source") ?? "camera";
+  if (source !== "none") await setSource(source);
+  return info;
+}
+
+const ready = start();
+ready.catch(showError);
+
+// For tests and the curious: run the pipeline on given pixels, switch sources, read the statistics.
+window.tryon = {
+  ready, vision, stats, stop, setSource,
+  setColor(color, intensity) { state.color = color; if (intensity !== undefined) state.intensity = intensity; },
+  async process(pixels) {
+    stop();
+    drawFrame(pixels);
+    return processCanvas();
+  },
+  reset: () => call("reset"),
+  setTracking: (on) => call("tracking", { on }),
+};

