@@ -158,8 +158,9 @@ static int rd_ints(const wrt_op* op, fb_buf f, size_t tab, int slot, const char*
   return WRT_OK;
 }
 
-static int rd_enum(const wrt_op* op, fb_buf f, size_t tab, int slot, const char* what, int count, uint8_t* dst) {
-  int8_t v = (int8_t)fb_u8(f, tab, slot, 0);
+static int rd_enum(const wrt_op* op, fb_buf f, size_t tab, int slot, const char* what, int count, uint8_t def,
+                   uint8_t* dst) {
+  int8_t v = (int8_t)fb_u8(f, tab, slot, def); /* absent = the schema default, which writers omit */
   if (v < 0 || v >= count) return op_fail(op, WRT_ERR_FORMAT, "%s = %d is not a valid %s", what, v, what);
   *dst = (uint8_t)v;
   return WRT_OK;
@@ -238,7 +239,7 @@ static int read_options(wrt_op* op, fb_buf f, size_t ot) {
     }
     case 15:
       if ((r = rd_ints(op, f, ot, 0, "pads", a->list, 2 * WRT_MAX_RANK, &a->n_list, ZEROS, 0)) ||
-          (r = rd_enum(op, f, ot, 1, "PadMode", 3, &a->mode)))
+          (r = rd_enum(op, f, ot, 1, "PadMode", 3, 0, &a->mode)))
         return r;
       a->value = fb_f32(f, ot, 2, 0.0f);
       break;
@@ -251,14 +252,14 @@ static int read_options(wrt_op* op, fb_buf f, size_t ot) {
         a->scales[0] = fb_vf32(f, sv, 0);
         a->scales[1] = fb_vf32(f, sv, 1);
       }
-      if ((r = rd_enum(op, f, ot, 2, "ResizeMode", 2, &a->mode)) || (r = rd_enum(op, f, ot, 3, "CoordMode", 5, &a->coord)) ||
-          (r = rd_enum(op, f, ot, 4, "NearestMode", 4, &a->nearest)))
+      if ((r = rd_enum(op, f, ot, 2, "ResizeMode", 2, 1, &a->mode)) || (r = rd_enum(op, f, ot, 3, "CoordMode", 5, 0, &a->coord)) ||
+          (r = rd_enum(op, f, ot, 4, "NearestMode", 4, 0, &a->nearest)))
         return r;
       break;
     }
     case 17:
       a->block = fb_i32(f, ot, 0, 2);
-      return rd_enum(op, f, ot, 1, "DepthToSpaceMode", 2, &a->mode);
+      return rd_enum(op, f, ot, 1, "DepthToSpaceMode", 2, 0, &a->mode);
     case 18: a->axis = fb_i32(f, ot, 0, 0); break;
     default: break;
   }

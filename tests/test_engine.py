@@ -1,0 +1,355 @@
+"""The C engine vs python_ref, op by op: small hand-built graphs run on every native kernel path (scalar, AVX2,
+AVX-512) and every wasm variant (scalar, SIMD128, relaxed SIMD), plus the aarch64 build under qemu."""
+
+from __future__ import annotations
+
+import functools
+import shutil
+import subprocess
+from collections.abc import Callable
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from python_ref import Interpreter
+from wasmrt import build
+from wasmrt.converter import convert
+from wasmrt.engines import load
+from wasmrt.errors import InputError, ModelFormatError, WasmrtError
+from wasmrt.ir import Graph
+
+ENGINES = [("native", "scalar"), ("native", "avx2"), ("native", "avx512"), ("wasm", "scalar"), ("wasm", "simd"),
+           ("wasm", "relaxed")]
+ENGINE_IDS = [f"{e}-{v}" for e, v in ENGINES]
+RTOL, ATOL = 2e-5, 2e-6
+
+Case = Callable[[np.random.Generator], tuple[Graph, dict[str, np.ndarray]]]
+CASES: dict[str, Case] = {}
+
+
+def case(name: str) -> Callable[[Case], Case]:
+    def reg(fn: Case) -> Case:
+        assert name not in CASES
+        CASES[name] = fn
+        return fn
+    return reg
+
+
+def f32(rng: np.random.Generator, *shape: int, lo: float = -1.0, hi: float = 1.0) -> np.ndarray:
+    return rng.uniform(lo, hi, shape).astype(np.float32)
+
+
+def single(op: str, shape: tuple[int, ...], attrs: dict | None = None, consts: tuple = (), lo: float = -2.0,
+           hi: float = 2.0, const_first: bool = False) -> Case:
+    """input -> op(input, *consts) -> output"""
+    def build_graph(rng: np.random.Generator) -> tuple[Graph, dict[str, np.ndarray]]:
+        g = Graph()
+        x = g.add_input("x", shape)
+        cs = [g.add_const(f"c{i}", c) for i, c in enumerate(consts)]
+        ins = [*cs, x] if const_first else [x, *cs]
+        (y,) = g.add_node(op, ins, attrs or {}, name=op.lower(), outputs=["y"])
+        g.outputs.append(y)
+        return g, {"x": f32(rng, *shape, lo=lo, hi=hi)}
+    return build_graph
+
+
+def two_inputs(op: str, sa: tuple[int, ...], sb: tuple[int, ...], attrs: dict | None = None, lo: float = -2.0,
+               hi: float = 2.0, lo_b: float | None = None) -> Case:
+    def build_graph(rng: np.random.Generator) -> tuple[Graph, dict[str, np.ndarray]]:
+        g = Graph()
+        a, b = g.add_input("a", sa), g.add_input("b", sb)
+        (y,) = g.add_node(op, [a, b], attrs or {}, name=op.lower(), outputs=["y"])
+        g.outputs.append(y)
+        return g, {"a": f32(rng, *sa, lo=lo, hi=hi), "b": f32(rng, *sb, lo=lo if lo_b is None else lo_b, hi=hi)}
+    return build_graph
+
+
+R = np.random.default_rng(1234)  # constants of the case table (inputs come from each test's own generator)
+
+
+def w(*shape: int, scale: float = 0.5) -> np.ndarray:
+    return (R.standard_normal(shape) * scale).astype(np.float32)
+
+
+# -- convolutions -------------------------------------------------------------------------------------------------
+RELU6 = {"act_min": 0.0, "act_max": 6.0}
+case("conv1x1_gemm")(single("CONV_2D", (1, 7, 6, 5), RELU6, (w(13, 1, 1, 5), w(13))))
+case("conv1x1_batch2_wide")(single("CONV_2D", (2, 5, 4, 37), {}, (w(70, 1, 1, 37), w(70))))
+case("conv1x1_stride2")(single("CONV_2D", (1, 9, 8, 6), {"strides": (2, 2)}, (w(11, 1, 1, 6), w(11))))
+case("conv3x3_pad1")(single("CONV_2D", (1, 8, 7, 4), {"pads": (1, 1, 1, 1)}, (w(17, 3, 3, 4), w(17))))
+case("conv3x3_s2_asym")(single("CONV_2D", (1, 11, 10, 3), {"strides": (2, 2), "pads": (0, 1, 1, 0),
+                                                              "act_min": -0.5, "act_max": 0.5},
+                               (w(16, 3, 3, 3), w(16))))
+case("conv3x3_dilated_nobias")(single("CONV_2D", (1, 10, 9, 6), {"dilations": (2, 2), "pads": (2, 1, 2, 3)},
+                                      (w(9, 3, 3, 6),)))
+case("conv5x2_stride21")(single("CONV_2D", (2, 9, 8, 5), {"strides": (2, 1), "pads": (2, 0, 2, 1)},
+                                (w(8, 5, 2, 5), w(8))))
+case("dw3x3")(single("CONV_2D", (1, 9, 8, 20), {"groups": 20, "pads": (1, 1, 1, 1), **RELU6},
+                     (w(20, 3, 3, 1), w(20))))
+case("dw3x3_s2_odd")(single("CONV_2D", (2, 9, 11, 13), {"groups": 13, "strides": (2, 2), "pads": (0, 0, 1, 1)},
+                            (w(13, 3, 3, 1), w(13))))
+case("dw5x5_s2")(single("CONV_2D", (1, 12, 12, 24), {"groups": 24, "strides": (2, 2), "pads": (1, 1, 2, 2)},
+                        (w(24, 5, 5, 1), w(24))))
+case("dw3x3_dilated")(single("CONV_2D", (1, 10, 10, 8), {"groups": 8, "dilations": (2, 2), "pads": (2, 2, 2, 2)},
+                             (w(8, 3, 3, 1),)))
+case("dw2x2_generic")(single("CONV_2D", (1, 7, 7, 9), {"groups": 9}, (w(9, 2, 2, 1), w(9))))
+case("dw_multiplier2")(single("CONV_2D", (1, 6, 6, 5), {"groups": 5, "pads": (1, 1, 1, 1)},
+                              (w(10, 3, 3, 1), w(10))))
+case("grouped_conv")(single("CONV_2D", (1, 7, 7, 8), {"groups": 2, "pads": (1, 1, 1, 1)}, (w(6, 3, 3, 4), w(6))))
+case("grouped_pointwise")(single("CONV_2D", (1, 5, 5, 12), {"groups": 3}, (w(9, 1, 1, 4), w(9))))
+case("deconv2x2_s2")(single("CONV_TRANSPOSE_2D", (1, 5, 4, 6), {"strides": (2, 2)}, (w(7, 2, 2, 6), w(7))))
+case("deconv3x3_s2_outpad")(single("CONV_TRANSPOSE_2D", (2, 4, 5, 3), {"strides": (2, 2), "pads": (1, 1, 1, 1),
+                                                                       "output_padding": (1, 1), **RELU6},
+                                   (w(5, 3, 3, 3), w(5))))
+case("deconv_grouped_dilated")(single("CONV_TRANSPOSE_2D", (1, 4, 4, 4), {"groups": 2, "dilations": (2, 2),
+                                                                          "pads": (0, 1, 2, 0)},
+                                      (w(6, 3, 3, 2),)))
+
+# -- dense --------------------------------------------------------------------------------------------------------
+case("fc")(single("FULLY_CONNECTED", (3, 10), {}, (w(7, 10), w(7))))
+case("fc_rank3_clamp")(single("FULLY_CONNECTED", (2, 3, 33), {"act_min": -1.0, "act_max": 1.0}, (w(19, 33),)))
+case("matmul_const_b")(single("MATMUL", (2, 3, 4), {}, (w(4, 9),)))
+case("matmul_batched")(two_inputs("MATMUL", (2, 3, 4), (2, 4, 5)))
+case("matmul_broadcast")(two_inputs("MATMUL", (2, 1, 3, 4), (3, 4, 2)))
+case("matmul_vec_left")(two_inputs("MATMUL", (4,), (2, 4, 3)))
+case("matmul_vec_right")(two_inputs("MATMUL", (2, 3, 4), (4,)))
+
+# -- element-wise -------------------------------------------------------------------------------------------------
+for _op in ("ADD", "SUB", "MUL", "DIV", "MAXIMUM", "MINIMUM"):
+    lo = 0.5 if _op == "DIV" else -2.0
+    case(f"{_op.lower()}_same")(two_inputs(_op, (2, 3, 4, 5), (2, 3, 4, 5), lo_b=lo if _op == "DIV" else None))
+    case(f"{_op.lower()}_scalar")(single(_op, (2, 5, 3), {}, (np.float32(1.75),)))
+    case(f"{_op.lower()}_scalar_left")(single(_op, (2, 5, 3), {}, (np.float32(-0.75),), lo=0.5, const_first=True))
+    case(f"{_op.lower()}_channel")(single(_op, (1, 4, 3, 6), {"act_min": -1.5, "act_max": 2.0},
+                                          (R.uniform(0.5, 2, 6).astype(np.float32),)))
+    case(f"{_op.lower()}_channel_left")(single(_op, (1, 4, 3, 6), {}, (R.uniform(0.5, 2, 6).astype(np.float32),),
+                                               lo=0.5, const_first=True))
+    case(f"{_op.lower()}_general")(two_inputs(_op, (2, 1, 4, 1), (1, 3, 1, 5), lo_b=lo if _op == "DIV" else None))
+case("add_rank_mismatch")(two_inputs("ADD", (3, 1, 2), (4, 1)))
+case("pow_square")(single("POW", (3, 7), {}, (np.float32(2.0),)))
+case("pow_sqrt")(single("POW", (3, 7), {}, (np.float32(0.5),), lo=0.0, hi=3.0))
+case("pow_general")(two_inputs("POW", (4, 5), (4, 5), lo=0.1, hi=2.0, lo_b=-2.0))
+case("prelu_channel")(single("PRELU", (1, 5, 4, 7), {}, (R.uniform(0, 0.5, 7).astype(np.float32),)))
+case("prelu_full")(single("PRELU", (1, 3, 3, 2), {}, (R.uniform(0, 0.5, (1, 3, 3, 2)).astype(np.float32),)))
+case("prelu_scalar")(single("PRELU", (2, 9), {}, (np.array([0.25], np.float32),)))
+for _op, _attrs, _lo, _hi in (
+        ("RELU", {}, -2, 2), ("CLIP", {"min": -0.5, "max": 1.25}, -2, 2), ("LEAKY_RELU", {"alpha": 0.2}, -2, 2),
+        ("HARD_SWISH", {}, -5, 5), ("HARD_SIGMOID", {"alpha": 0.3, "beta": 0.4}, -4, 4), ("SIGMOID", {}, -12, 12),
+        ("TANH", {}, -6, 6), ("EXP", {}, -10, 10), ("SQRT", {}, 0, 9), ("ABS", {}, -3, 3), ("NEG", {}, -3, 3)):
+    case(_op.lower())(single(_op, (3, 5, 67), _attrs, lo=_lo, hi=_hi))
+
+# -- pooling and reductions ---------------------------------------------------------------------------------------
+POOLS: list[tuple[str, dict]] = [
+    ("s2p1", {"kernel": (3, 3), "strides": (2, 2), "pads": (1, 1, 1, 1)}),
+    ("ceil", {"kernel": (3, 3), "strides": (2, 2), "ceil_mode": True}),
+    ("ceil_pads", {"kernel": (3, 3), "strides": (2, 2), "pads": (1, 1, 1, 1), "ceil_mode": True}),
+    ("incl_pad", {"kernel": (3, 3), "pads": (1, 1, 1, 1), "count_include_pad": True}),
+    ("incl_pad_ceil", {"kernel": (2, 3), "strides": (2, 2), "pads": (0, 1, 1, 1), "count_include_pad": True,
+                       "ceil_mode": True}),
+    ("dilated", {"kernel": (2, 2), "dilations": (2, 2), "pads": (1, 0, 1, 1), "act_min": -0.5, "act_max": 0.5}),
+    ("global", {"kernel": (7, 8)}),
+]
+for _k, _a in POOLS:
+    case(f"maxpool_{_k}")(single("MAX_POOL_2D", (2, 7, 8, 11), _a))
+    case(f"avgpool_{_k}")(single("AVERAGE_POOL_2D", (2, 7, 8, 11), _a))
+case("mean_hw")(single("MEAN", (2, 5, 6, 7), {"axes": (1, 2)}))
+case("mean_all")(single("MEAN", (2, 5, 6), {"axes": (), "keepdims": False}))
+case("reduce_max_last")(single("REDUCE_MAX", (2, 5, 6), {"axes": (-1,), "keepdims": False}))
+case("reduce_sum_0_2")(single("REDUCE_SUM", (3, 4, 5, 2), {"axes": (0, 2)}))
+case("softmax_last")(single("SOFTMAX", (3, 1000), {}, lo=-8, hi=8))
+case("softmax_axis1")(single("SOFTMAX", (2, 5, 3, 4), {"axis": 1}, lo=-8, hi=8))
+
+# -- data movement ------------------------------------------------------------------------------------------------
+
+
+def _reshape_chain(rng: np.random.Generator) -> tuple[Graph, dict[str, np.ndarray]]:
+    g = Graph()
+    x = g.add_input("x", (2, 3, 4, 5))
+    (y,) = g.add_node("RELU", [x], name="r1")
+    (y,) = g.add_node("RESHAPE", [y], {"shape": (6, -1)}, name="reshape")
+    (y,) = g.add_node("TANH", [y], name="t", outputs=["y"])
+    g.outputs.append(y)
+    return g, {"x": f32(rng, 2, 3, 4, 5)}
+
+
+def _concat(act: dict) -> Case:
+    def build_graph(rng: np.random.Generator) -> tuple[Graph, dict[str, np.ndarray]]:
+        g = Graph()
+        a, b = g.add_input("a", (1, 4, 3, 5)), g.add_input("b", (1, 4, 3, 2))
+        c = g.add_const("c", w(1, 4, 3, 3))
+        (y,) = g.add_node("CONCATENATION", [a, c, b], {"axis": 3, **act}, name="cat", outputs=["y"])
+        g.outputs.append(y)
+        return g, {"a": f32(rng, 1, 4, 3, 5), "b": f32(rng, 1, 4, 3, 2)}
+    return build_graph
+
+
+def _gather_runtime(rng: np.random.Generator) -> tuple[Graph, dict[str, np.ndarray]]:
+    g = Graph()
+    x, i = g.add_input("x", (5, 4, 3)), g.add_input("i", (2, 3), np.int32)
+    (y,) = g.add_node("GATHER", [x, i], {"axis": 1}, name="gather", outputs=["y"])
+    g.outputs.append(y)
+    return g, {"x": f32(rng, 5, 4, 3), "i": rng.integers(-4, 4, (2, 3)).astype(np.int32)}
+
+
+case("reshape_aliased")(_reshape_chain)
+case("transpose_nchw")(single("TRANSPOSE", (2, 5, 4, 3), {"perm": (0, 3, 1, 2)}))
+case("transpose_reverse")(single("TRANSPOSE", (2, 5, 4), {"perm": ()}))
+case("concat_channels")(_concat({}))
+case("concat_clamped")(_concat({"act_min": -0.25, "act_max": 0.5}))
+case("concat_axis1")(two_inputs("CONCATENATION", (2, 3, 4), (2, 5, 4), {"axis": 1}))
+case("slice_steps")(single("SLICE", (4, 9, 7), {"starts": (1, 0, 2), "ends": (4, 9, 7), "steps": (1, 2, 3)}))
+case("slice_negative")(single("SLICE", (4, 9, 7), {"starts": (3, 8, 5), "ends": (-1, 1, 0), "steps": (-1, -3, -2)}))
+case("pad_constant")(single("PAD", (1, 4, 5, 3), {"pads": (0, 1, 2, 0, 0, 2, 1, 1), "value": 1.5}))
+case("pad_reflect")(single("PAD", (1, 4, 5, 3), {"pads": (0, 3, 2, 0, 0, 2, 4, 0), "mode": 1}))
+case("pad_edge")(single("PAD", (3, 5), {"pads": (2, 1, 3, 4), "mode": 2}))
+for _coord in range(5):
+    case(f"resize_bilinear_up_c{_coord}")(single("RESIZE", (1, 5, 4, 3), {"size": (11, 9), "mode": 1,
+                                                                           "coord": _coord}))
+    case(f"resize_bilinear_down_c{_coord}")(single("RESIZE", (2, 9, 8, 2), {"size": (4, 3), "mode": 1,
+                                                                             "coord": _coord}))
+    for _nm in range(4):
+        case(f"resize_nearest_c{_coord}_n{_nm}")(single("RESIZE", (1, 4, 6, 2), {"size": (9, 3), "mode": 0,
+                                                                                  "coord": _coord, "nearest": _nm}))
+case("resize_nearest_scales")(single("RESIZE", (1, 3, 5, 2), {"size": (6, 10), "scales": (2.0, 2.0), "mode": 0,
+                                                                "coord": 2, "nearest": 2}))
+case("resize_bilinear_scales")(single("RESIZE", (1, 3, 5, 2), {"size": (7, 12), "scales": (2.5, 2.5), "mode": 1}))
+case("depth_to_space_dcr")(single("DEPTH_TO_SPACE", (2, 3, 4, 12), {"block": 2, "mode": 0}))
+case("depth_to_space_crd")(single("DEPTH_TO_SPACE", (1, 2, 3, 18), {"block": 3, "mode": 1}))
+case("gather_const")(single("GATHER", (6, 4, 3), {"axis": 0}, (np.array([5, 0, -1, 2], np.int32),)))
+case("gather_int64_axis2")(single("GATHER", (2, 4, 7), {"axis": 2}, (np.array([[6, -7], [3, 3]], np.int64),)))
+case("gather_runtime")(_gather_runtime)
+
+
+# -- running ------------------------------------------------------------------------------------------------------
+
+
+@functools.cache
+def converted(name: str) -> tuple[bytes, dict[str, np.ndarray], dict[str, np.ndarray]]:
+    graph, feeds = CASES[name](np.random.default_rng(7))
+    data = convert(graph).data
+    return data, feeds, Interpreter(data).run(feeds)
+
+
+def close(got: np.ndarray, ref: np.ndarray, rtol: float = RTOL, atol: float = ATOL) -> float:
+    """Max abs error, asserted within rtol * max|ref| + atol (python_ref/README.md's comparison)."""
+    assert got.shape == ref.shape and got.dtype == ref.dtype
+    if ref.size == 0:
+        return 0.0
+    err = float(np.max(np.abs(got.astype(np.float64) - ref.astype(np.float64))))
+    bound = rtol * float(np.max(np.abs(ref))) + atol
+    assert err <= bound, f"max error {err:.3g} > {bound:.3g}"
+    return err
+
+
+def engine_model(data: bytes, engine: str, variant: str):
+    try:
+        return load(data, engine, variant)
+    except WasmrtError as e:
+        if "not available" in str(e) or "compiler not found" in str(e):
+            pytest.skip(str(e))
+        raise
+
+
+@pytest.mark.parametrize(("engine", "variant"), ENGINES, ids=ENGINE_IDS)
+@pytest.mark.parametrize("name", sorted(CASES))
+def test_op_matches_reference(name: str, engine: str, variant: str) -> None:
+    data, feeds, ref = converted(name)
+    m = engine_model(data, engine, variant)
+    got = m.run(feeds)
+    for k in ref:
+        close(got[k], ref[k])
+    got2 = m.run(feeds)  # a second run gives the same answer (no state left in the arena)
+    for k in ref:
+        np.testing.assert_array_equal(got2[k], got[k])
+
+
+def test_forced_native_paths_are_distinct() -> None:
+    data, _, _ = converted("conv3x3_pad1")
+    seen = set()
+    for v in ("scalar", "avx2", "avx512"):
+        try:
+            seen.add(load(data, "native", v).variant)
+        except WasmrtError:
+            continue
+    assert "scalar" in seen and len(seen) >= 2
+
+
+def test_wasm_variants_report_their_kernels() -> None:
+    data, _, _ = converted("conv3x3_pad1")
+    assert [load(data, "wasm", v).variant for v in ("scalar", "simd", "relaxed")] == \
+        ["scalar", "wasm_simd128", "wasm_relaxed"]
+
+
+@pytest.mark.parametrize("engine", ["native", "wasm"])
+def test_specs_and_input_errors(engine: str) -> None:
+    data, feeds, _ = converted("conv3x3_pad1")
+    m = load(data, engine)
+    assert [(s.name, s.shape, s.dtype) for s in m.inputs] == [("x", (1, 8, 7, 4), np.dtype(np.float32))]
+    assert [(s.name, s.shape) for s in m.outputs] == [("y", (1, 8, 7, 17))]
+    with pytest.raises(InputError, match="shape"):
+        m.run({"x": np.zeros((1, 8, 7, 5), np.float32)})
+    with pytest.raises(InputError, match="unknown input"):
+        m.run({**feeds, "z": feeds["x"]})
+    m.release()
+    with pytest.raises(WasmrtError, match="released"):
+        m.run(feeds)
+
+
+@pytest.mark.parametrize("engine", ["native", "wasm"])
+def test_runtime_gather_index_error_is_an_input_error(engine: str) -> None:
+    data, feeds, _ = converted("gather_runtime")
+    m = load(data, engine)
+    with pytest.raises(InputError, match=r"GATHER 'gather'.*index 9 out of range"):
+        m.run({**feeds, "i": np.full((2, 3), 9, np.int32)})
+
+
+def test_unsupported_dtype_is_named() -> None:
+    g = Graph()
+    x = g.add_input("x", (4,), np.int32)
+    (y,) = g.add_node("ABS", [x], name="abs_int", outputs=["y"])
+    g.outputs.append(y)
+    data = convert(g).data
+    for engine in ("native", "wasm"):
+        with pytest.raises(ModelFormatError, match=r"operator 0 \(ABS 'abs_int'\): int32 inputs are not supported"):
+            load(data, engine)
+
+
+# -- aarch64 under qemu -------------------------------------------------------------------------------------------
+AARCH64_CASES = ["conv1x1_gemm", "conv3x3_s2_asym", "dw3x3", "dw5x5_s2", "grouped_conv", "deconv3x3_s2_outpad",
+                 "fc", "matmul_batched", "add_channel", "div_general", "sigmoid", "hard_swish", "maxpool_ceil_pads",
+                 "avgpool_incl_pad_ceil", "mean_hw", "softmax_last", "resize_bilinear_up_c0", "pad_reflect",
+                 "concat_channels", "depth_to_space_dcr", "transpose_nchw"]
+
+
+@pytest.fixture(scope="module")
+def aarch64_driver() -> Path:
+    if not shutil.which("qemu-aarch64"):
+        pytest.skip("qemu-aarch64 not installed")
+    try:
+        return build.build_aarch64().path
+    except WasmrtError as e:
+        pytest.skip(str(e))
+
+
+@pytest.mark.parametrize("cpu", ["max", "cortex-a53"])
+def test_aarch64_under_qemu(aarch64_driver: Path, tmp_path: Path, cpu: str) -> None:
+    """NEON kernels on an emulated armv8.2 CPU (max); cortex-a53 has no dotprod/fp16 but runs the f32 NEON path."""
+    for name in AARCH64_CASES:
+        data, feeds, ref = converted(name)
+        d = tmp_path / name
+        d.mkdir()
+        (d / "m.wrt").write_bytes(data)
+        spec = Interpreter(data)
+        ins = []
+        for k, s in enumerate(spec.inputs):
+            p = d / f"in{k}.bin"
+            p.write_bytes(np.ascontiguousarray(feeds[s.name]).tobytes())
+            ins.append(str(p))
+        r = subprocess.run(["qemu-aarch64", "-cpu", cpu, str(aarch64_driver), "run", str(d / "m.wrt"), str(d), *ins],
+                           capture_output=True, text=True, timeout=120)
+        assert r.returncode == 0, f"{name}: {r.stderr}"
+        assert r.stdout.strip() == "neon", r.stdout
+        for k, s in enumerate(spec.outputs):
+            got = np.fromfile(d / f"out{k}.bin", s.dtype).reshape(s.shape)
+            close(got, ref[s.name])
