@@ -1,0 +1,106 @@
+"""The try-on page (demo/web/tryon.html) in headless Chromium against python_ref.vision: landmarks within 0.5 px,
+lip mask IoU >= 0.95, tracking on the generated clip, a screenshot and per-stage timings in build/artifacts/."""
+
+from __future__ import annotations
+
+import json
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+sys.path.insert(0, str(Path(__file__).parent / "js"))
+import vision_fixtures
+
+ROOT = Path(__file__).resolve().parent.parent
+NODE = shutil.which("node")
+CHROMIUM = shutil.which("chromium") or "/usr/bin/chromium"
+ARTIFACTS = vision_fixtures.ARTIFACTS
+
+
+def _missing() -> str | None:
+    if NODE is None or not Path(CHROMIUM).exists():
+        return "needs node and Debian's chromium"
+    if not (ROOT / "node_modules" / "playwright-core").is_dir():
+        return "node_modules is missing: run scripts/setup.sh (npm ci)"
+    from wasmrt.demo_server import missing_models, missing_wasm
+
+    if missing_wasm() or missing_models():
+        return f"missing {missing_wasm() + missing_models()}: run `wasmrt build` and `python -m wasmrt.bundle`"
+    return None
+
+
+pytestmark = pytest.mark.skipif(_missing() is not None, reason=str(_missing()))
+
+
+@pytest.fixture(scope="module")
+def fixtures(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    out = tmp_path_factory.mktemp("tryon")
+    vision_fixtures.write(out)
+    return out
+
+
+def _lm_err(a, b) -> float:
+    a, b = np.asarray(a, dtype=np.float64).reshape(-1, 3), np.asarray(b, dtype=np.float64).reshape(-1, 3)
+    return float(np.hypot(*(a[:, :2] - b[:, :2]).T).mean())
+
+
+@pytest.fixture(scope="module")
+def browser_run(fixtures: Path) -> dict:
+    from wasmrt.demo_server import DemoServer, copy_samples
+
+    copy_samples()
+    ARTIFACTS.mkdir(parents=True, exist_ok=True)
+    cfg = fixtures / "browser.json"
+    res = fixtures / "browser-results.json"
+    with DemoServer(port=0) as server:
+        cfg.write_text(json.dumps({"origin": server.origin, "variant": "simd", "fixtures": str(fixtures),
+                                   "artifacts": str(ARTIFACTS), "chromium": CHROMIUM, "perfSeconds": 6}))
+        r = subprocess.run([NODE, "tests/js/vision_tryon_browser.mjs", str(cfg), str(res)], cwd=ROOT,
+                           capture_output=True, text=True, timeout=600)
+    assert r.returncode == 0, f"{r.stdout[-4000:]}\n{r.stderr[-4000:]}"
+    return json.loads(res.read_text())
+
+
+def test_browser_landmarks_and_lip_mask_match_python(browser_run: dict, fixtures: Path) -> None:
+    m = json.loads((fixtures / "vision.json").read_text())
+    a = browser_run["astronaut"]
+    assert a["faces"] == 1 and a["ranDetector"]
+    err = _lm_err(a["landmarks"], m["astronaut"]["landmarks"])
+    py_mask = np.fromfile(fixtures / m["astronaut"]["mask"], dtype=np.uint8).reshape(512, 512).astype(bool)
+    js_mask = np.zeros_like(py_mask)
+    mk = a["mask"]
+    js_mask[mk["y0"]:mk["y0"] + mk["h"], mk["x0"]:mk["x0"] + mk["w"]] = np.asarray(mk["data"]).reshape(mk["h"], mk["w"])
+    iou = float((js_mask & py_mask).sum() / (js_mask | py_mask).sum())
+    summary = {"meanPx": err, "iou": iou, "maskPixels": int(js_mask.sum()), "ms": a["ms"],
+               "engine": browser_run["engine"]}
+    (ARTIFACTS / "tryon-astronaut.json").write_text(json.dumps(summary, indent=1))
+    assert err < 0.5 and iou >= 0.95, summary
+    assert (ARTIFACTS / "tryon-astronaut-simd.png").stat().st_size > 10_000
+
+
+def test_browser_tracking_on_the_clip(browser_run: dict, fixtures: Path) -> None:
+    m = json.loads((fixtures / "vision.json").read_text())
+    c = browser_run["clip"]
+    n = m["clip"]["frames"]
+    assert all(x is not None for x in c["tracked"]["landmarks"] + c["every"]["landmarks"])
+    fraction = sum(c["tracked"]["ran"]) / n
+    vs_every = float(np.mean([_lm_err(a, b) for a, b in zip(c["tracked"]["landmarks"], c["every"]["landmarks"],
+                                                            strict=True)]))
+    py_every = np.fromfile(fixtures / m["clip"]["every"], dtype=np.float64).reshape(n, -1)
+    vs_python = float(np.mean([_lm_err(a, b) for a, b in zip(c["every"]["landmarks"], py_every, strict=True)]))
+    summary = {"detectorFraction": fraction, "meanPxTrackedVsEveryFrame": vs_every,
+               "meanPxEveryFrameVsPython": vs_python}
+    (ARTIFACTS / "tryon-tracking.json").write_text(json.dumps(summary, indent=1))
+    assert fraction < 0.2 and vs_every < 1.0 and vs_python < 0.5, summary
+
+
+def test_browser_live_loop_reports_fps_and_stages(browser_run: dict) -> None:
+    p = browser_run["perf"]
+    (ARTIFACTS / "tryon-perf.json").write_text(json.dumps(p, indent=1))
+    assert p["frames"] > 10 and p["fps"] > 1, p
+    for k in ("warp", "landmarks", "paint", "frame"):
+        assert p[k] >= 0, p
