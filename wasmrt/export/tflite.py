@@ -61,6 +61,7 @@ class _Writer:
         self.ops: list[fb.OperatorT] = []
         self.codes: dict[int, int] = {}
         self.opcodes: list[fb.OperatorCodeT] = []
+        self.pending: tuple[int, float, float, str] | None = None  # a clamp to emit right after the next op
 
     # -- tensors ------------------------------------------------------------------------------------------------
     def tensor(self, name: str, shape: tuple[int, ...], dtype: np.dtype, data: np.ndarray | None = None) -> int:
@@ -105,6 +106,10 @@ class _Writer:
         o.opcodeIndex, o.inputs, o.outputs = self.codes[code], inputs, outputs
         o.builtinOptionsType, o.builtinOptions = opt_type, options
         self.ops.append(o)
+        if self.pending is not None:  # operators must stay in execution order: the clamp follows its producer
+            raw, lo, hi, out = self.pending
+            self.pending = None
+            self.clamp(raw, lo, hi, out)
 
     def fused(self, node: Node, out: str) -> tuple[int, int]:
         """(fused activation code, tensor the op itself writes): a clamp TFLite cannot fuse follows as ops."""
@@ -113,7 +118,7 @@ class _Writer:
             return _FUSED[(lo, hi)], self.ref(out)
         t = self.g.tensors[out]
         raw = self.temp(out, t.shape, t.dtype)
-        self.clamp(raw, lo, hi, out)
+        self.pending = (raw, lo, hi, out)
         return ACT.NONE, raw
 
     def clamp(self, src: int, lo: float, hi: float, out: str) -> None:

@@ -1,0 +1,85 @@
+"""`wasmrt bench` end to end on a small model, one round: the JSON has its fields and every engine's outputs match
+python_ref. (The full bench on the real models is a manual run, not CI.)"""
+
+from __future__ import annotations
+
+import json
+import shutil
+
+import pytest
+
+from tests.test_export import vision_graph
+from wasmrt.cli import main
+from wasmrt.export.tflite import export_tflite
+
+ROW_FIELDS = {"model", "host", "engine", "ours", "median_ms", "min_ms", "runs", "gflops", "max_rel_err", "ok",
+              "vs_native", "vs_best_peer"}
+
+
+@pytest.fixture(scope="module")
+def small_model(tmp_path_factory):
+    path = tmp_path_factory.mktemp("bench") / "small.tflite"
+    export_tflite(vision_graph(), path)
+    return path
+
+
+def _bench(tmp_path, model, *extra):
+    out = tmp_path / "bench.json"
+    code = main(["bench", str(model), "--rounds", "1", "--warmup", "0", "-o", str(out), "--no-chart", *extra])
+    return code, json.loads(out.read_text())
+
+
+def _needs_node():
+    if shutil.which("npm") is None or shutil.which("node") is None:
+        pytest.skip("Node.js and npm are needed for the wasm hosts")
+
+
+def test_bench_native_and_node_with_peers(tmp_path, small_model, capsys):
+    _needs_node()
+    code, doc = _bench(tmp_path, small_model, "--hosts", "native,node", "--variants", "scalar,relaxed", "--peers")
+    assert code == 0, capsys.readouterr().out
+    assert doc["settings"]["rounds"] == 1 and doc["settings"]["threads"] == 1
+    model = doc["models"]["small"]
+    assert model["macs"] > 0 and model["outputs"] == ["logits", "probs"]
+    engines = {(r["host"], r["engine"]) for r in doc["rows"]}
+    assert {("node", "wasmrt-scalar"), ("node", "wasmrt-relaxed"), ("native", "litert"), ("native", "onnxruntime"),
+            ("node", "onnxruntime-web"), ("node", "tfjs-wasm"), ("node", "litert.js")} <= engines
+    assert any(h == "native" and e.startswith("wasmrt-") for h, e in engines)
+    for row in doc["rows"]:
+        assert "error" not in row, row
+        assert set(row) >= ROW_FIELDS, row
+        assert row["ok"] and row["max_rel_err"] < 1e-3, row
+        assert row["runs"] == 1 and row["median_ms"] > 0
+    ours_native = next(r for r in doc["rows"] if r["host"] == "native" and r["ours"])
+    assert ours_native["vs_native"] == pytest.approx(1.0)
+    printed = capsys.readouterr().out
+    assert "median ms" in printed and "x best peer" in printed
+
+
+def test_bench_profile_lists_every_op(tmp_path, small_model, capsys):
+    _needs_node()
+    code, doc = _bench(tmp_path, small_model, "--hosts", "native,node", "--variants", "simd", "--profile")
+    assert code == 0
+    ops = doc["profile"]["small"]["ops"]
+    assert len(ops) >= 10
+    convs = [o for o in ops if o["macs"] > 0]
+    assert convs and all(o["native_ms"] > 0 and o["wasm_ms"]["simd"] > 0 for o in convs)
+    assert "by op type" in capsys.readouterr().out
+
+
+@pytest.mark.slow
+def test_bench_chromium(tmp_path, small_model):
+    _needs_node()
+    if shutil.which("chromium") is None:
+        pytest.skip("Chromium is not installed")
+    code, doc = _bench(tmp_path, small_model, "--hosts", "chromium", "--variants", "simd", "--peers")
+    assert code == 0
+    rows = {r["engine"]: r for r in doc["rows"]}
+    assert {"wasmrt-simd", "onnxruntime-web", "tfjs-wasm", "litert.js"} <= set(rows)
+    assert all(r["ok"] for r in rows.values())
+    assert doc["hosts"]["chromium"]["crossOriginIsolated"] is True
+
+
+def test_bench_rejects_unknown_host(tmp_path, small_model, capsys):
+    assert main(["bench", str(small_model), "--hosts", "native,safari"]) == 2
+    assert "unknown host 'safari'" in capsys.readouterr().err
