@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 
 sys.path.insert(0, str(Path(__file__).parent / "js"))
-import support  # noqa: E402
+import js_fixtures as support
 
 TESTS = Path(__file__).parent / "js"
 NODE_TESTS = sorted(str(p) for p in TESTS.glob("*.test.mjs"))

@@ -95,7 +95,7 @@ class Handler(SimpleHTTPRequestHandler):
         return any(path.startswith("/" + p) for p in SERVED) and ".." not in path
 
     def do_GET(self) -> None:
-        if self.path in ("/", "/index.html", "/demo", "/demo/", "/demo/web"):
+        if self.path.split("?", 1)[0] in ("/", "/index.html", "/demo", "/demo/", "/demo/web"):
             self.send_response(HTTPStatus.FOUND)
             self.send_header("Location", PAGE)
             self.end_headers()
@@ -106,7 +106,7 @@ class Handler(SimpleHTTPRequestHandler):
         super().do_GET()
 
     def do_HEAD(self) -> None:
-        if not self._allowed():
+        if not self._allowed():  # (no redirect for HEAD /: browsers GET it)
             self.send_error(HTTPStatus.NOT_FOUND)
             return
         super().do_HEAD()
