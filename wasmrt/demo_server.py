@@ -68,7 +68,7 @@ def prepare(build: bool = True, log=print) -> None:
     """Build the wasm engines and convert the demo models when they are missing; copy the sample images."""
     if build and missing_wasm():
         log(f"demo: building the wasm engines (missing: {', '.join(missing_wasm())})")
-        subprocess.run([sys.executable, "-m", "wasmrt.cli", "build"], cwd=ROOT, check=True)
+        subprocess.run([sys.executable, "-m", "wasmrt.cli", "build", "--only", "wasm"], cwd=ROOT, check=True)
     if build and missing_models():
         log(f"demo: converting the demo models (missing: {', '.join(missing_models())})")
         subprocess.run([sys.executable, "-m", "wasmrt.bundle", *missing_models()], cwd=ROOT, check=True)

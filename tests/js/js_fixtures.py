@@ -6,6 +6,7 @@ from __future__ import annotations
 import json
 import os
 import shutil
+import sys
 from pathlib import Path
 
 import flatbuffers
@@ -37,15 +38,14 @@ def skimage_dir() -> Path:
 
 
 def missing_prerequisites() -> str | None:
-    """Why the JS tests cannot run here (None when they can)."""
+    """Why the JS tests cannot run here (None when they can). Builds the wasm engines and converts the demo
+    models when they are missing (as `wasmrt demo` does)."""
     if not (ROOT / "node_modules" / "playwright-core").is_dir():
         return "node_modules is missing: run scripts/setup.sh (npm ci)"
-    from wasmrt.demo_server import missing_models, missing_wasm
+    from wasmrt.demo_server import missing_models, missing_wasm, prepare
 
-    if missing_wasm():
-        return f"js_bindings/dist lacks {missing_wasm()}: run `wasmrt build`"
-    if missing_models():
-        return f"models/ lacks {missing_models()}: run `python -m wasmrt.bundle`"
+    prepare(build=True, log=lambda m: print(m, file=sys.stderr))
+    assert not missing_wasm() and not missing_models(), (missing_wasm(), missing_models())
     return None
 
 
