@@ -281,6 +281,24 @@ def test_wasm_variants_report_their_kernels() -> None:
         ["scalar", "wasm_simd128", "wasm_relaxed"]
 
 
+@pytest.mark.parametrize("variant", ["scalar", "simd", "relaxed"])
+def test_wasm_module_is_freestanding(variant: str) -> None:
+    """No imports (no libc, no JS glue), the C API exported, and the scalar module valid without SIMD support."""
+    import wasmtime
+
+    art = build.build_wasm(variant)
+    print(f"wasmrt-{variant}.wasm: {art.size:,} bytes")
+    cfg = wasmtime.Config()
+    cfg.wasm_simd = variant != "scalar"
+    cfg.wasm_relaxed_simd = variant == "relaxed"
+    module = wasmtime.Module(wasmtime.Engine(cfg), art.path.read_bytes())
+    assert module.imports == []
+    assert set(build.EXPORTS) | {"memory"} <= {e.name for e in module.exports}
+    assert art.path.read_bytes() == (build.PACKAGE_DIST / art.path.name).read_bytes()  # shipped in the package
+    if variant == "simd":
+        assert art.size <= build.SIMD_WASM_LIMIT
+
+
 @pytest.mark.parametrize("engine", ["native", "wasm"])
 def test_specs_and_input_errors(engine: str) -> None:
     data, feeds, _ = converted("conv3x3_pad1")

@@ -77,6 +77,23 @@ def test_model_matches_reference(name: str, engine: str, variant: str | None) ->
     m.release()
 
 
+def test_wasm_memory_flat_over_model_reloads() -> None:
+    """Reloading a real model (18 MB of weights) in one instance reuses the memory of the previous load."""
+    from wasmrt.engines.wasm import WasmInstance, WasmModel
+
+    data = converted("efficientnet_lite0")
+    feeds, _ = reference("efficientnet_lite0")
+    inst = WasmInstance("simd")
+    pages = []
+    for _ in range(5):
+        m = WasmModel(data, instance=inst)
+        m.run(feeds)
+        m.release()
+        pages.append(inst.pages)
+    print(f"efficientnet_lite0: wasm pages after each of 5 load/run/release cycles: {pages}")
+    assert len(set(pages)) == 1, pages
+
+
 # -- EfficientNet-Lite0 on real photos ---------------------------------------------------------------------------
 PHOTOS = {"chelsea": set(range(281, 286)), "coffee": {967}}  # cats (tabby .. Egyptian cat), espresso
 

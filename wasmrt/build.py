@@ -15,6 +15,7 @@ Each artefact is rebuilt only when a hash of its sources, flags and compiler cha
 from __future__ import annotations
 
 import hashlib
+import os
 import shutil
 import subprocess
 import sys
@@ -111,11 +112,12 @@ def _stamp(sources: list[Path], *flags: object) -> str:
 
 def _cached(out: Path, stamp: str, force: bool, make: Callable[[Path], None]) -> bool:
     """Run make(tmp) and move the result to out unless out's stamp matches; True when built."""
-    stamp_file = out.with_name(out.name + ".hash")
+    stamp_file = BUILD / "stamps" / (str(out.relative_to(ROOT)).replace("/", "_") + ".hash")
     if not force and out.is_file() and stamp_file.is_file() and stamp_file.read_text().strip() == stamp:
         return False
     out.parent.mkdir(parents=True, exist_ok=True)
-    tmp = out.with_name(out.name + ".tmp")
+    stamp_file.parent.mkdir(parents=True, exist_ok=True)
+    tmp = out.with_name(f"{out.name}.{os.getpid()}.tmp")  # concurrent builds never share a temporary
     make(tmp)
     tmp.replace(out)
     stamp_file.write_text(stamp + "\n")

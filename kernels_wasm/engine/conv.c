@@ -36,7 +36,7 @@ static int build_igemm_indirection(wrt_model* m, wrt_op* op) {
   size_t C = (size_t)op->p[P_C], KW = (size_t)op->p[P_KW];
   if (ks && P > ((size_t)1 << 30) / ks / sizeof(void*))
     return op_fail(op, WRT_ERR_UNSUPPORTED, "indirection buffer of %z pointers is too large", P * ks);
-  const float** ind = m_alloc(m, P * ks * sizeof(void*) + 1);
+  const float** ind = m_alloc(m, (uint64_t)P * ks * sizeof(void*) + 1);
   if (!ind) return rt_error(WRT_ERR_NOMEM, "out of memory building the indirection buffer of operator %d", op->index);
   const float* x = tf(m, op->in[0]);
   for (size_t p0 = 0; p0 < P; p0 += MR) {
@@ -68,7 +68,7 @@ int build_pixel_indirection(wrt_model* m, wrt_op* op, const float* pad_src, int6
   size_t P = N * OH * OW;
   if (ks && P > ((size_t)1 << 30) / ks / sizeof(void*))
     return op_fail(op, WRT_ERR_UNSUPPORTED, "indirection buffer of %z pointers is too large", P * ks);
-  const float** ind = m_alloc(m, P * ks * sizeof(void*) + 1);
+  const float** ind = m_alloc(m, (uint64_t)P * ks * sizeof(void*) + 1);
   if (!ind) return rt_error(WRT_ERR_NOMEM, "out of memory building the indirection buffer of operator %d", op->index);
   const float* xd = tf(m, op->in[0]);
   const float** o = ind;
@@ -108,12 +108,12 @@ int prepare_conv(wrt_model* m, wrt_op* op) {
   size_t cg = C / G, og = CO / G;
   const wrt_dwconv_entry* dw = G == C && og == 1 ? pick_dwconv(m->tg, ks) : 0;
   if (dw) {
-    size_t ct = dw->ct, tiles = (C + ct - 1) / ct, floats = tiles * ct * (1 + ks);
+    uint64_t ct = dw->ct, tiles = (C + ct - 1) / ct, floats = tiles * ct * (1 + ks);
     float* pk = m_alloc(m, floats * sizeof(float));
     if (!pk) return rt_error(WRT_ERR_NOMEM, "out of memory packing weights");
-    m->weights_bytes += floats * sizeof(float);
+    m->weights_bytes += (size_t)floats * sizeof(float);
     float* o = pk;
-    for (size_t t0 = 0; t0 < C; t0 += ct) {
+    for (size_t t0 = 0; t0 < C; t0 += (size_t)ct) {
       for (size_t j = 0; j < ct; j++) *o++ = t0 + j < C && bias ? bias[t0 + j] : 0.0f;
       for (size_t t = 0; t < ks; t++)
         for (size_t j = 0; j < ct; j++) *o++ = t0 + j < C ? W[(t0 + j) * ks + t] : 0.0f;
@@ -124,8 +124,8 @@ int prepare_conv(wrt_model* m, wrt_op* op) {
     return build_pixel_indirection(m, op, m->zeros, op->p[P_KH], op->p[P_KW]);
   }
   /* GEMM-shaped: per group, k = ks*cg rows (tap-major, then channel), og columns; OHWI is already that order */
-  size_t k = ks * cg, per_group = gemm_packed_floats(m->tg, og, k);
-  float* pk = m_alloc(m, per_group * G * sizeof(float));
+  size_t k = ks * cg, per_group = (size_t)gemm_packed_floats(m->tg, og, k);
+  float* pk = m_alloc(m, gemm_packed_floats(m->tg, og, k) * G * sizeof(float));
   if (!pk) return rt_error(WRT_ERR_NOMEM, "out of memory packing weights");
   m->weights_bytes += per_group * G * sizeof(float);
   for (size_t g = 0; g < G; g++)
@@ -139,7 +139,7 @@ int prepare_conv(wrt_model* m, wrt_op* op) {
     return WRT_OK;
   }
   op->path = G == 1 ? CONV_IGEMM : CONV_GROUPED;
-  if (G > 1) need_scratch(m, (size_t)op->p[P_PIX] * ks * sizeof(void*));
+  if (G > 1) need_scratch(m, (uint64_t)op->p[P_PIX] * ks * sizeof(void*));
   return build_igemm_indirection(m, op);
 }
 
@@ -196,9 +196,10 @@ int prepare_conv_transpose(wrt_model* m, wrt_op* op) {
   op->p[P_PIX] = (int64_t)x->dims[0] * x->dims[1] * x->dims[2]; /* GEMM rows = input pixels */
   size_t C = (size_t)op->p[P_C], CO = (size_t)op->p[P_CO], ks = (size_t)op->p[P_KS], G = (size_t)op->p[P_G];
   size_t cg = C / G, og = CO / G, J = ks * og;
-  size_t per_group = gemm_packed_floats(m->tg, J, cg);
-  float* pk = m_alloc(m, per_group * G * sizeof(float));
-  float* tmp = rt_alloc(cg * J * sizeof(float) + 1);
+  size_t per_group = (size_t)gemm_packed_floats(m->tg, J, cg);
+  float* pk = m_alloc(m, gemm_packed_floats(m->tg, J, cg) * G * sizeof(float));
+  uint64_t tmp_bytes = (uint64_t)cg * J * sizeof(float) + 1;
+  float* tmp = tmp_bytes < ((uint64_t)1 << 31) ? rt_alloc((size_t)tmp_bytes) : 0;
   if (!pk || !tmp) {
     rt_free(tmp);
     return rt_error(WRT_ERR_NOMEM, "out of memory packing weights");
@@ -218,7 +219,7 @@ int prepare_conv_transpose(wrt_model* m, wrt_op* op) {
   size_t chunk = (size_t)(256 * 1024) / (J * sizeof(float) + 1);
   chunk = chunk < m->tg->gemm_mr ? m->tg->gemm_mr : chunk;
   op->p[T_CHUNK] = (int64_t)chunk;
-  need_scratch(m, chunk * J * sizeof(float));
+  need_scratch(m, (uint64_t)chunk * J * sizeof(float));
   return WRT_OK;
 }
 

@@ -82,7 +82,7 @@ static int32_t nearest_index(float x, int in, int mode) {
 }
 
 static lerp* resize_axis(wrt_model* m, int out, int in, float scale, const wrt_attrs* a) {
-  lerp* t = m_alloc(m, sizeof(lerp) * (size_t)out);
+  lerp* t = m_alloc(m, sizeof(lerp) * (uint64_t)out);
   if (!t) return 0;
   for (int i = 0; i < out; i++) {
     float c = resize_coord(i, out, in, scale, a->coord);
@@ -127,8 +127,8 @@ int prepare_data(wrt_model* m, wrt_op* op) {
     op->ind = (const float**)(void*)th;
     op->packed = (float*)(void*)tw;
   } else if (op->type == OP_PAD) {
-    size_t total = 0;
-    for (int i = 0; i < y->rank; i++) total += (size_t)y->dims[i];
+    uint64_t total = 0;
+    for (int i = 0; i < y->rank; i++) total += (uint64_t)y->dims[i];
     int32_t* maps = m_alloc(m, sizeof(int32_t) * (total + 1));
     if (!maps) return rt_error(WRT_ERR_NOMEM, "out of memory");
     int32_t* o = maps;

@@ -78,7 +78,7 @@ struct wrt_model {
   uint8_t* arena;
   size_t arena_size;
   float* scratch;          /* per-op temporary memory, shared by all ops */
-  size_t scratch_bytes;
+  uint64_t scratch_bytes_wide;
   float *zeros, *neg_inf;  /* padding sources for indirection: >= pad_floats each */
   size_t pad_floats;
   size_t weights_bytes;
@@ -86,7 +86,7 @@ struct wrt_model {
 };
 
 /* model-owned allocation (freed with the model) */
-void* m_alloc(wrt_model* m, size_t n);
+void* m_alloc(wrt_model* m, uint64_t n); /* NULL beyond 2 GiB: sizes are computed in 64 bits */
 void m_free_all(wrt_model* m);
 
 /* stages of wrt_load */
@@ -101,7 +101,7 @@ const void* const_data(wrt_model* m, int ti); /* owned, aligned copy of a consta
 static inline float* tf(wrt_model* m, int ti) { return (float*)m->t[ti].data; }
 static inline int is_unclamped(const wrt_clamp* c) { return c->min == -__builtin_inff() && c->max == __builtin_inff(); }
 void clamp_inplace(float* y, size_t n, const wrt_clamp* c);
-void need_scratch(wrt_model* m, size_t bytes);
+void need_scratch(wrt_model* m, uint64_t bytes);
 
 /* op modules: prepare_* runs at load (packs weights, builds indirection, sizes scratch), run_* per inference */
 int prepare_conv(wrt_model* m, wrt_op* op);
@@ -119,7 +119,7 @@ int run_data(wrt_model* m, wrt_op* op);         /* data movement ops */
 int prepare_data(wrt_model* m, wrt_op* op);
 
 /* GEMM packing into panels of NR columns: w(k, j) read via strides (in floats) from src; bias may be NULL */
-size_t gemm_packed_floats(const wrt_target* tg, size_t n, size_t kc_total);
+uint64_t gemm_packed_floats(const wrt_target* tg, uint64_t n, uint64_t kc_total);
 void pack_gemm(const wrt_target* tg, size_t n, size_t k, const float* w, size_t w_k_stride, size_t w_n_stride,
                const float* bias, float* out);
 void run_gemm(const wrt_target* tg, size_t m, size_t n, size_t k, const float* a, size_t a_stride_bytes,

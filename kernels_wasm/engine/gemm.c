@@ -1,8 +1,8 @@
 /* GEMM driver over the target's micro-kernel, weight packing, and the dense ops (FULLY_CONNECTED, MATMUL). */
 #include "engine.h"
 
-size_t gemm_packed_floats(const wrt_target* tg, size_t n, size_t kc_total) {
-  size_t nr = tg->gemm_nr, panels = (n + nr - 1) / nr;
+uint64_t gemm_packed_floats(const wrt_target* tg, uint64_t n, uint64_t kc_total) {
+  uint64_t nr = tg->gemm_nr, panels = (n + nr - 1) / nr;
   return panels * nr * (1 + kc_total);
 }
 
@@ -56,11 +56,11 @@ int prepare_dense(wrt_model* m, wrt_op* op) {
     op->p[1] = k;
     op->p[2] = k ? (int64_t)(x->count / k) : 0;
     int const_all = w->is_const && (!has_bias || m->t[op->in[2]].is_const);
-    size_t floats = gemm_packed_floats(m->tg, n, k);
+    uint64_t floats = gemm_packed_floats(m->tg, n, k);
     if (const_all) {
       op->packed = m_alloc(m, floats * sizeof(float));
       if (!op->packed) return rt_error(WRT_ERR_NOMEM, "out of memory packing weights");
-      m->weights_bytes += floats * sizeof(float);
+      m->weights_bytes += (size_t)floats * sizeof(float);
       pack_gemm(m->tg, n, k, (const float*)w->file_data, 1, k,
                 has_bias ? (const float*)m->t[op->in[2]].file_data : 0, op->packed);
       op->path = DENSE_PACKED;
@@ -94,11 +94,11 @@ int prepare_dense(wrt_model* m, wrt_op* op) {
     (void)sb;
   }
   int b_batched = rb > 2;
-  size_t floats = gemm_packed_floats(m->tg, (size_t)N, (size_t)K);
+  uint64_t floats = gemm_packed_floats(m->tg, (size_t)N, (size_t)K);
   if (w->is_const && !b_batched) {
     op->packed = m_alloc(m, floats * sizeof(float));
     if (!op->packed) return rt_error(WRT_ERR_NOMEM, "out of memory packing weights");
-    m->weights_bytes += floats * sizeof(float);
+    m->weights_bytes += (size_t)floats * sizeof(float);
     pack_gemm(m->tg, (size_t)N, (size_t)K, (const float*)w->file_data, (size_t)N, 1, 0, op->packed);
     op->path = DENSE_PACKED;
   } else {

@@ -6,9 +6,9 @@ struct alloc_node {
 };
 
 /* Each model allocation carries a 64-byte link header, so release frees everything without bookkeeping arrays. */
-void* m_alloc(wrt_model* m, size_t n) {
-  if (n > ((size_t)1 << 31) - WRT_ALIGN) return 0;
-  uint8_t* p = rt_alloc(n + WRT_ALIGN);
+void* m_alloc(wrt_model* m, uint64_t n) {
+  if (n > ((uint64_t)1 << 31) - WRT_ALIGN) return 0;
+  uint8_t* p = rt_alloc((size_t)n + WRT_ALIGN);
   if (!p) return 0;
   alloc_node* a = (alloc_node*)(void*)p;
   a->next = m->allocs;
@@ -28,7 +28,7 @@ void m_free_all(wrt_model* m) {
 const void* const_data(wrt_model* m, int ti) {
   wrt_tensor* t = &m->t[ti];
   if (!t->data) {
-    t->data = m_alloc(m, (size_t)t->nbytes + 1);
+    t->data = m_alloc(m, t->nbytes + 1);
     if (!t->data) return 0;
     if (t->nbytes) rt_copy(t->data, t->file_data, (size_t)t->nbytes);
     m->weights_bytes += (size_t)t->nbytes;
@@ -36,8 +36,9 @@ const void* const_data(wrt_model* m, int ti) {
   return t->data;
 }
 
-void need_scratch(wrt_model* m, size_t bytes) {
-  if (bytes > m->scratch_bytes) m->scratch_bytes = bytes;
+void need_scratch(wrt_model* m, uint64_t bytes) {
+  if (bytes > ((uint64_t)1 << 31)) bytes = (uint64_t)1 << 32; /* m_alloc refuses it: an out-of-memory error */
+  if (bytes > m->scratch_bytes_wide) m->scratch_bytes_wide = bytes;
 }
 
 static int prepare_op(wrt_model* m, wrt_op* op) {
@@ -117,9 +118,10 @@ static int load(wrt_model* m, const void* data, size_t size) {
     if (!m->t[i].is_const) m->t[i].data = m->arena + m->t[i].arena_offset;
   for (int k = 0; k < m->n_ops; k++)
     if ((r = prepare_op(m, &m->ops[k]))) return r;
-  if (m->scratch_bytes) {
-    m->scratch = m_alloc(m, m->scratch_bytes);
-    if (!m->scratch) return rt_error(WRT_ERR_NOMEM, "out of memory allocating %z bytes of scratch", m->scratch_bytes);
+  if (m->scratch_bytes_wide) {
+    m->scratch = m_alloc(m, m->scratch_bytes_wide);
+    if (!m->scratch)
+      return rt_error(WRT_ERR_NOMEM, "out of memory allocating %l bytes of scratch", (int64_t)m->scratch_bytes_wide);
   }
   for (int i = 0; i < m->n_tensors; i++) m->t[i].file_data = 0; /* the caller may free the model bytes now */
   return WRT_OK;

@@ -343,7 +343,13 @@ static int read_io_and_order(wrt_model* m, fb_buf f, size_t root) {
     if (w == 0) { m->inputs = dst; m->n_inputs = (int)n; }
     else { m->outputs = dst; m->n_outputs = (int)n; }
   }
-  uint8_t* ready = m_alloc(m, (size_t)nt + 1);
+  size_t pre = fb_ref(f, fb_ref(f, root, 7), 2); /* Metadata.preprocess: hints must name a graph input */
+  for (uint32_t i = 0; i < fb_vlen(f, pre); i++) {
+    int32_t in = fb_i32(f, fb_vref(f, pre, i), 0, 0);
+    if (in < 0 || in >= m->n_inputs)
+      return rt_error(WRT_ERR_FORMAT, "preprocess hint for input #%d of %d", in, m->n_inputs);
+  }
+  uint8_t* ready = m_alloc(m, (uint64_t)nt + 1);
   if (!ready) return rt_error(WRT_ERR_NOMEM, "out of memory");
   for (int i = 0; i < nt; i++) ready[i] = m->t[i].is_const;
   for (int i = 0; i < m->n_inputs; i++) ready[m->inputs[i]] = 1;

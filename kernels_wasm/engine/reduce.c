@@ -5,9 +5,9 @@ int prepare_reduce(wrt_model* m, wrt_op* op) {
   const wrt_tensor* x = &m->t[op->in[0]];
   if (op->type == OP_SOFTMAX) {
     int ax = op->a.axis < 0 ? op->a.axis + x->rank : op->a.axis;
-    need_scratch(m, (size_t)x->dims[ax] * sizeof(double));
+    need_scratch(m, (uint64_t)x->dims[ax] * sizeof(double));
   } else {
-    need_scratch(m, (size_t)m->t[op->out].count * sizeof(double));
+    need_scratch(m, m->t[op->out].count * sizeof(double));
   }
   return WRT_OK;
 }
