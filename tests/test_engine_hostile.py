@@ -54,9 +54,84 @@ def kitchen_sink() -> Graph:
     return g
 
 
+def kitchen_sink_2() -> Graph:
+    """The other ops: transposed convolution, runtime MATMUL, slices, reductions, element-wise with broadcasting."""
+    rng = np.random.default_rng(6)
+    g = Graph()
+
+    def c(name: str, *shape: int, lo: float = -0.5, hi: float = 0.5) -> str:
+        return g.add_const(name, rng.uniform(lo, hi, shape).astype(np.float32))
+
+    x, v = g.add_input("x", (1, 6, 6, 4)), g.add_input("v", (2, 8, 3))
+    (y,) = g.add_node("CONV_TRANSPOSE_2D", [x, c("tw", 6, 3, 3, 2)], {"groups": 2, "strides": (2, 2),
+                                                                       "pads": (1, 1, 1, 1), "output_padding": (1, 1)},
+                      name="deconv")
+    (y,) = g.add_node("AVERAGE_POOL_2D", [y], {"kernel": (3, 3), "strides": (2, 2), "pads": (1, 1, 1, 1),
+                                               "count_include_pad": True, "ceil_mode": True}, name="avg")
+    (y,) = g.add_node("PRELU", [y, c("slope", 6)], name="prelu")
+    (y,) = g.add_node("SLICE", [y], {"starts": (0, 5, 0, 5), "ends": (1, -1, 6, -1), "steps": (1, -2, 2, -1)},
+                      name="slice")
+    (y,) = g.add_node("MEAN", [y], {"axes": (1,), "keepdims": False}, name="mean")  # [1, 3, 6]
+    (z,) = g.add_node("MATMUL", [v, y], name="matmul")  # [2,8,3] @ [1,3,6] -> [2,8,6]
+    (z,) = g.add_node("ABS", [z], name="abs")
+    (z,) = g.add_node("POW", [z, c("p", 6, lo=1.0, hi=2.0)], name="pow")
+    (z,) = g.add_node("LEAKY_RELU", [z], {"alpha": 0.1}, name="leaky")
+    (z,) = g.add_node("DIV", [z, c("d", 8, 1, lo=1.0, hi=2.0)], name="div")
+    (z,) = g.add_node("REDUCE_MAX", [z], {"axes": (0, -1)}, name="rmax")  # [1, 8, 1]
+    (z,) = g.add_node("CLIP", [z], {"min": -1.0, "max": 1.0}, name="clip", outputs=["out"])
+    g.outputs.append(z)
+    return g
+
+
 @functools.cache
 def base() -> bytes:
     return convert(kitchen_sink()).data
+
+
+@functools.cache
+def base2() -> bytes:
+    return convert(kitchen_sink_2()).data
+
+
+def semantic_mutations(count: int = 500) -> list[bytes]:
+    """Structurally valid files with one attribute, shape or tensor index changed to a random small value: these
+    pass the FlatBuffers verifier, so only the semantic checks stand between them and the kernels."""
+    rng = np.random.default_rng(77)
+    out = []
+    for i in range(count):
+        root = fb.ModelT.InitFromPackedBuf(base() if i % 2 else base2(), 0)
+        kind = rng.integers(0, 4)
+        if kind == 0:  # an option field
+            op = root.operators[rng.integers(len(root.operators))]
+            if op.options is None:
+                continue
+            fields = [f for f in vars(op.options) if not f.startswith("_")]
+            f = fields[rng.integers(len(fields))]
+            old = getattr(op.options, f)
+            if isinstance(old, list | np.ndarray) or old is None:
+                new = [int(v) for v in rng.integers(-3, 12, rng.integers(0, 6))]
+            elif isinstance(old, float):
+                new = float(rng.choice([-1e30, -2.0, 0.0, 0.5, 3.0, np.inf, np.nan]))
+            else:
+                new = int(rng.integers(-3, 12))
+            setattr(op.options, f, new)
+        elif kind == 1:  # a tensor shape
+            t = root.tensors[rng.integers(len(root.tensors))]
+            t.shape = [int(v) for v in rng.integers(0, 14, rng.integers(0, 6))]
+        elif kind == 2:  # an operator input
+            op = root.operators[rng.integers(len(root.operators))]
+            ins = list(op.inputs)
+            ins[rng.integers(len(ins))] = int(rng.integers(-1, len(root.tensors)))
+            op.inputs = ins
+        else:  # the arena plan
+            t = root.tensors[rng.integers(len(root.tensors))]
+            if t.buffer == 0:
+                t.arenaOffset = int(rng.integers(0, 64)) * 64
+        try:
+            out.append(repack(root))
+        except (TypeError, ValueError, OverflowError):  # a value the field's type cannot hold (bool, unsigned)
+            continue
+    return out
 
 
 def repack(root: fb.ModelT) -> bytes:
@@ -150,7 +225,7 @@ def flips(count: int = 400) -> list[bytes]:
 
 
 def all_hostile() -> list[bytes]:
-    return [b for _, b, _ in targeted()] + truncations() + flips()
+    return [b for _, b, _ in targeted()] + truncations() + flips() + semantic_mutations()
 
 
 def python_verdict(data: bytes) -> bool:
@@ -190,7 +265,7 @@ def test_truncated_and_flipped_files(engine: str) -> None:
     """Every file either loads and runs, or fails with ModelFormatError; whatever python_ref rejects, so does C."""
     wasm = WasmInstance("simd") if engine == "wasm" else None
     counts = {"ok": 0, "error": 0}
-    files = truncations() + flips()
+    files = truncations() + flips() + semantic_mutations()
     for data in files:
         msg = run_one(data, engine, wasm)
         counts["ok" if msg == "ok" else "error"] += 1
