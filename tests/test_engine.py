@@ -371,3 +371,27 @@ def test_aarch64_under_qemu(aarch64_driver: Path, tmp_path: Path, cpu: str) -> N
         for k, s in enumerate(spec.outputs):
             got = np.fromfile(d / f"out{k}.bin", s.dtype).reshape(s.shape)
             close(got, ref[s.name])
+
+
+@pytest.mark.parametrize(("engine", "variant"), [("native", None), ("wasm", "scalar"), ("wasm", "relaxed")])
+def test_cli_run_on_c_engines(tmp_path: Path, capsys: pytest.CaptureFixture[str], engine: str,
+                              variant: str | None) -> None:
+    from wasmrt.cli import main
+
+    data, feeds, ref = converted("conv3x3_pad1")
+    model, x = tmp_path / "m.wrt", tmp_path / "x.npy"
+    model.write_bytes(data)
+    np.save(x, feeds["x"])
+    args = ["run", str(model), "--engine", engine, "--input", f"x={x}", "-o", str(tmp_path / "out")]
+    assert main([*args, *(["--variant", variant] if variant else [])]) == 0
+    assert f"on the {engine} engine" in capsys.readouterr().out
+    close(np.load(tmp_path / "out" / "y.npy"), ref["y"])
+
+
+def test_cli_build_is_incremental(capsys: pytest.CaptureFixture[str]) -> None:
+    from wasmrt.cli import main
+
+    build.build_wasm("simd")
+    assert main(["build", "--only", "wasm"]) == 0
+    out = capsys.readouterr().out
+    assert out.count("up to date") == 3 and "wasmrt-simd.wasm" in out
