@@ -44,6 +44,11 @@ def _jobs() -> list[dict]:
                  "steps": [{"upload": {"selector": "#model-file", "name": "corrupt.wrt",
                                        "b64": base64.b64encode(corrupt).decode()}, "until": "error"},
                            {"click": "[data-model=selfie_segmentation]", "until": "done"}]})
+    jobs.append({"id": "webcam-selfie_segmentation", "params": {"model": "selfie_segmentation", "image": "chelsea.png",
+                                                          "runs": "1"},
+                 "steps": [{"click": "#webcam",
+                            "waitFor": "window.playground.state.last?.image === 'webcam' && "
+                                       "window.playground.state.last.model === 'selfie_segmentation'"}]})
     return jobs
 
 
@@ -78,7 +83,7 @@ def _arrays(tensors: dict) -> dict[str, np.ndarray]:
     return {k: np.frombuffer(base64.b64decode(t["b64"]), "<f4").reshape(t["shape"]) for k, t in tensors.items()}
 
 
-def _check_against_reference(snap: dict, model: str) -> dict[str, float]:
+def _check_against_reference(snap: dict, model: str, tol: float = support.REL_TOL) -> dict[str, float]:
     """Outputs of the page vs python_ref on the page's own input; returns relative errors."""
     inputs, outputs = _arrays(snap["inputs"]), _arrays(snap["outputs"])
     ref = support.reference(model, inputs)
@@ -88,7 +93,7 @@ def _check_against_reference(snap: dict, model: str) -> dict[str, float]:
         assert got.shape == want.shape, k
         scale = float(np.abs(want).max()) or 1.0
         errs[k] = float(np.abs(got - want).max()) / scale
-        assert errs[k] <= support.REL_TOL, f"{model} {k}: max error {errs[k]:.2e} x max|ref|"
+        assert errs[k] <= tol, f"{model} {k}: max error {errs[k]:.2e} x max|ref|"
     return errs
 
 
@@ -159,3 +164,14 @@ def test_corrupt_model_shows_error_then_next_model_runs(browser_results: dict) -
     assert after["state"] == "done" and after["error"] is None
     assert after["last"]["model"] == "selfie_segmentation"
     _check_against_reference(after, "selfie_segmentation")
+
+
+def test_webcam(browser_results: dict) -> None:
+    """Chromium's synthetic camera through getUserMedia -> <video> -> image.toTensor(video) -> the model."""
+    s = _snap(browser_results, "webcam-selfie_segmentation", 1)
+    assert s["last"]["image"] == "webcam"
+    shape = next(iter(s["inputs"].values()))["shape"]
+    assert shape == [1, 256, 256, 3]
+    # The synthetic frames are flat colour fields where the engine's selfie error reaches 1e-4..5e-4 of the
+    # reference (LiteRT: 2e-6; reported to the engine); this test is about the video path, so a looser bound.
+    _check_against_reference(s, "selfie_segmentation", tol=1e-3)

@@ -71,3 +71,12 @@ def test_node20_simd_and_scalar(js_fixtures: Path) -> None:
     entries = _run_node(node, js_fixtures, "node20", WASMRT_CYCLES="200")
     assert {e["variant"] for e in entries if e["kind"] == "node-run"} == {"simd", "scalar"}
     print("\n" + _summary(entries))
+
+
+def test_types_check() -> None:
+    """The .d.ts files parse and describe the README's usage (tsc --noEmit on tests/js/types-check.ts)."""
+    tsc = support.ROOT / "node_modules" / ".bin" / "tsc"
+    if not tsc.exists():
+        pytest.skip("typescript is not installed: run scripts/setup.sh")
+    r = subprocess.run([str(tsc), "-p", str(TESTS / "tsconfig.json")], cwd=support.ROOT, capture_output=True, text=True)
+    assert r.returncode == 0, r.stdout + r.stderr

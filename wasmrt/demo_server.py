@@ -11,10 +11,12 @@ WebAssembly.instantiateStreaming and ES modules require. Tests start and stop it
 from __future__ import annotations
 
 import functools
+import posixpath
 import shutil
 import subprocess
 import sys
 import threading
+import urllib.parse
 from http import HTTPStatus
 from http.server import SimpleHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
@@ -89,10 +91,11 @@ class Handler(SimpleHTTPRequestHandler):
     quiet = True
 
     def _allowed(self) -> bool:
-        path = self.path.split("?", 1)[0].split("#", 1)[0]
-        if path.startswith("/models/") and "/cache" in path:
+        # judge the path as translate_path will see it (decoded, normalized), so %2e%2e cannot climb out
+        path = posixpath.normpath(urllib.parse.unquote(self.path.split("?", 1)[0].split("#", 1)[0]))
+        if path.startswith("/models/cache"):
             return False  # the raw source models and wheels are not part of the demo
-        return any(path.startswith("/" + p) for p in SERVED) and ".." not in path
+        return any(path.startswith("/" + p) for p in SERVED)
 
     def do_GET(self) -> None:
         if self.path.split("?", 1)[0] in ("/", "/index.html", "/demo", "/demo/", "/demo/web"):

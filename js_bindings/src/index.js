@@ -63,6 +63,8 @@ export async function init(options = {}) {
     const from = typeof source === "string" || source instanceof URL ? ` from ${source}` : "";
     throw new WasmrtError(`cannot instantiate the ${variant} engine${from}: ${e.message}`, { cause: e });
   }
+  // Some mini-program hosts resolve to {instance} instead of an Instance
+  if (!instance?.exports && instance?.instance) instance = instance.instance;
   return new Runtime(instance, { variant, reason, features, host });
 }
 

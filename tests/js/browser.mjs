@@ -12,7 +12,9 @@ const browser = await chromium.launch({
   executablePath,
   headless: true,
   args: ["--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run", "--disable-background-networking",
-    "--disable-component-update", "--disable-sync"],
+    "--disable-component-update", "--disable-sync",
+    // the webcam job: Chromium's synthetic camera, permission granted without a prompt
+    "--use-fake-device-for-media-stream", "--use-fake-ui-for-media-stream"],
 });
 
 const STATE = () => document.getElementById("status").dataset.state;
@@ -64,7 +66,8 @@ for (const job of jobs) {
           buffer: Buffer.from(step.upload.b64, "base64") });
       }
       if (step.click) await page.click(step.click);
-      await page.waitForFunction((s) => document.getElementById("status").dataset.state === s, step.until, { timeout: 120000, polling: 50 });
+      if (step.waitFor) await page.waitForFunction(step.waitFor, null, { timeout: 120000, polling: 50 });
+      else await page.waitForFunction((s) => document.getElementById("status").dataset.state === s, step.until, { timeout: 120000, polling: 50 });
       entry.snapshots.push(await snapshot(page, `${job.id}-${k + 1}`));
     }
   } catch (e) {

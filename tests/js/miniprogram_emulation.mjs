@@ -1,0 +1,181 @@
+// The real mini-program page and worker (demo/miniprogram, built by build.mjs) on the emulated WeChat and Alipay
+// hosts (tests/js/miniprogram_emulator.mjs), fed astronaut camera frames; results must equal the browser pipeline's
+// (wasmrt.vision on the standard host, same engine variant). Run by tests/test_miniprogram.py.
+import assert from "node:assert/strict";
+import { mkdirSync, mkdtempSync, readFileSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join, relative } from "node:path";
+import { after, test } from "node:test";
+
+import { build } from "../../demo/miniprogram/build.mjs";
+import { init } from "../../js_bindings/src/index.js";
+import { clipFrame, FaceMesh, recolorLips } from "../../js_bindings/vision/index.js";
+import { miniProgramHost } from "../../js_bindings/hosts/miniprogram.js";
+import { MiniProgram, moduleGraph } from "./miniprogram_emulator.mjs";
+
+const DIR = process.env.VISION_FIXTURES;
+if (!DIR) throw new Error("VISION_FIXTURES is not set: run through tests/test_miniprogram.py");
+const M = JSON.parse(readFileSync(join(DIR, "vision.json"), "utf8"));
+const report = (kind, data) => console.log(`VISION_REPORT ${JSON.stringify({ kind, ...data })}`);
+const raw = readFileSync(join(DIR, M.astronaut.file));
+const ASTRO = { data: new Uint8Array(raw.buffer, raw.byteOffset, raw.length), width: M.astronaut.width, height: M.astronaut.height };
+const WORK = mkdtempSync(join(tmpdir(), "wasmrt-mp-"));
+const open = [];
+after(() => { for (const mp of open) mp.close(); });
+
+const until = async (pred, what, ms = 60000) => {
+  const t0 = Date.now();
+  while (!pred()) {
+    if (Date.now() - t0 > ms) throw new Error(`timed out waiting for ${what}`);
+    await new Promise((r) => setTimeout(r, 5));
+  }
+};
+
+function lmErr(a, b) {
+  let sum = 0, max = 0;
+  for (let i = 0; i < 468; i++) {
+    const d = Math.hypot(a[3 * i] - b[3 * i], a[3 * i + 1] - b[3 * i + 1]);
+    sum += d; max = Math.max(max, d);
+  }
+  return { mean: sum / 468, max };
+}
+
+/** The browser pipeline on the standard host: wasmrt.init + wasmrt.vision, same variant, same frame sequence. */
+async function reference(variant, frames) {
+  const rt = await init({ variant });
+  const mesh = await FaceMesh.create(rt, { modelBase: M.models + "/" });
+  const out = [];
+  for (const f of frames) out.push(await mesh.detect(f));
+  await mesh.release();
+  return out;
+}
+
+async function session(name, platform, { brotli = false, device = {} } = {}) {
+  const apps = build({ brotli, only: [platform], target: join(WORK, name) });
+  const mp = new MiniProgram({ platform, root: apps[platform], device });
+  open.push(mp);
+  const page = await mp.open("pages/tryon/tryon");
+  await until(() => page.data.status !== "loading models…" && (page.ctx || page.data.status.startsWith("error")), `${name}: page ready`);
+  assert.equal(page.data.status, "ready", `${name}: ${page.data.status}`);
+  const run = async (frame) => {
+    const before = page.results;
+    mp.cameraFrame(frame.data, frame.width, frame.height);
+    await until(() => page.results > before || page.data.status.startsWith("error"), `${name}: a result`);
+    assert.ok(!page.data.status.startsWith("error"), page.data.status);
+    return page.lastResult;
+  };
+  return { mp, page, run, root: apps[platform] };
+}
+
+test("the projects' code only uses what a mini-program has", () => {
+  const apps = build({ only: ["wechat", "alipay"], target: join(WORK, "scan") });
+  for (const [platform, root] of Object.entries(apps)) {
+    const worker = moduleGraph(join(root, "workers/facemesh/index.js"));
+    const page = moduleGraph(join(root, "pages/tryon/tryon.js"));
+    for (const { file, src, deps } of [...worker, ...page]) {
+      const where = `${platform}: ${relative(root, file)}`;
+      assert.ok(!/import\.meta|\bimport\s*\(|require\s*\(/.test(src), `${where}: import.meta, dynamic import or require`);
+      for (const d of deps) assert.ok(d.startsWith("./") || d.startsWith("../"), `${where}: bare import ${d}`);
+    }
+    for (const { file } of worker) {
+      assert.ok(!relative(join(root, "workers"), file).startsWith(".."), `${platform}: the worker loads ${file} outside workers/`);
+    }
+    report("worker-graph", { platform, files: worker.length });
+  }
+});
+
+test("the host adapter refuses bytes and URLs and has no validate", async () => {
+  const seen = [];
+  const wasm = { instantiate: async (src) => { seen.push(src); throw new Error("no such file"); } };
+  const host = miniProgramHost({ platform: "wechat", wasm, fs: null });
+  assert.equal(host.validate, undefined);
+  await assert.rejects(host.instantiate(new Uint8Array(8), {}), /code package path.*not bytes/);
+  await assert.rejects(host.instantiate("https://example.com/x.wasm", {}), /only paths inside the code package/);
+  assert.deepEqual(seen, []);
+  await assert.rejects(host.instantiate("/wasm/x.wasm", {}), /no such file/);
+});
+
+test("emulated host rules: subpackages, one worker, WXWebAssembly without validate", async () => {
+  const apps = build({ only: ["wechat"], target: join(WORK, "rules") });
+  const root = apps.wechat;
+  mkdirSync(join(root, "workers/probe"), { recursive: true });
+  writeFileSync(join(root, "workers/probe/index.js"), `
+    const w = WXWebAssembly, out = { validate: typeof w.validate, compile: typeof w.compile, webassembly: typeof WebAssembly };
+    const attempt = (src) => w.instantiate(src, { env: {} }).then((i) => "ok " + typeof (i.exports ?? i.instance?.exports), (e) => "rejected: " + e.message);
+    Promise.all([attempt(new Uint8Array([0, 97, 115, 109, 1, 0, 0, 0])), attempt("https://x.invalid/a.wasm"), attempt("/wasm/wasmrt-scalar.wasm"),
+      attempt("/wasm/missing.wasm")]).then((r) => worker.postMessage({ ...out, results: r }));`);
+  const mp = new MiniProgram({ platform: "wechat", root });
+  open.push(mp);
+  const fs = mp.api.getFileSystemManager();
+  assert.ok(fs.readFileSync("/models/face_detector.wrt") instanceof ArrayBuffer);
+  assert.equal(typeof fs.readFileSync("app.json", "utf8"), "string");
+  assert.throws(() => fs.readFileSync("/landmarks1/data/face_landmark.wrt.0"), /no such file/); // not loaded yet
+  await new Promise((resolve, reject) => mp.api.loadSubpackage({ name: "landmarks1", success: resolve, fail: reject }));
+  assert.ok(fs.readFileSync("/landmarks1/data/face_landmark.wrt.0").byteLength > 0);
+  const w = mp.api.createWorker("workers/probe/index.js");
+  assert.throws(() => mp.api.createWorker("workers/probe/index.js"), /max concurrent workers/);
+  const msg = await new Promise((resolve) => w.onMessage(resolve));
+  w.terminate();
+  mp.worker = null;
+  assert.equal(msg.validate, "undefined");
+  assert.equal(msg.compile, "undefined");
+  assert.equal(msg.webassembly, "undefined");
+  assert.match(msg.results[0], /rejected: .*path/);
+  assert.match(msg.results[1], /rejected: .*only code package paths/);
+  assert.equal(msg.results[2], "ok object");
+  assert.match(msg.results[3], /rejected: .*no such file/);
+});
+
+const frames = [ASTRO, ...Array.from({ length: M.clip.frames }, (_, t) => clipFrame(ASTRO, t, M.clip.frames, M.clip.size))];
+let simdRef = null;
+
+test("WeChat (SIMD device): astronaut and the clip equal the browser pipeline", async () => {
+  simdRef ??= await reference("simd", frames);
+  const { page, run, mp } = await session("wechat-simd", "wechat");
+  assert.match(page.data.variant, /^simd/);
+  let ran = 0, tracked = 0;
+  for (let k = 0; k < frames.length; k++) {
+    const got = await run(frames[k]);
+    const want = simdRef[k];
+    assert.equal(got.faces.length, want.faces.length, `frame ${k}`);
+    assert.deepEqual(got.faces[0].landmarks, Array.from(want.faces[0].landmarks), `frame ${k}: landmarks differ`);
+    assert.equal(got.ranDetector, want.ranDetector, `frame ${k}`);
+    if (k > 0) { ran += got.ranDetector; tracked++; }
+    if (k === 0) {
+      const painted = { data: new Uint8ClampedArray(ASTRO.data), width: ASTRO.width, height: ASTRO.height };
+      recolorLips(painted, want.faces[0], { color: "#c2185b", intensity: 0.6 });
+      const canvas = mp.canvases.out;
+      assert.equal(canvas.width, ASTRO.width);
+      assert.deepEqual(canvas.pixels, painted.data, "the canvas shows the browser pipeline's recoloured frame");
+      const e = lmErr(got.faces[0].landmarks, M.astronaut.landmarks);
+      assert.ok(e.mean < 0.5, `vs python_ref: ${e.mean} px`);
+      report("miniprogram-astronaut", { platform: "wechat", variant: "simd", meanPxVsPython: e.mean, ms: got.ms });
+    }
+  }
+  assert.ok(ran / tracked < 0.2, `detector on ${ran}/${tracked} clip frames`);
+  report("miniprogram-clip", { platform: "wechat", detectorFraction: ran / tracked, stats: page.data.stages, fps: page.data.fps });
+  page.onUnload();
+});
+
+test("WeChat (no SIMD, brotli .wasm.br, instantiate resolving {instance}): falls back to scalar", async () => {
+  const scalarRef = await reference("scalar", [ASTRO]);
+  const { page, run } = await session("wechat-scalar", "wechat", { brotli: true, device: { simd: false, instantiateResult: "object" } });
+  assert.match(page.data.variant, /^scalar/);
+  assert.match(page.data.variant, /no simd: .*v128/);
+  const got = await run(ASTRO);
+  assert.deepEqual(got.faces[0].landmarks, Array.from(scalarRef[0].faces[0].landmarks));
+  report("miniprogram-fallback", { platform: "wechat", variant: "scalar", reason: page.data.variant });
+  page.onUnload();
+});
+
+test("Alipay: path instantiate, and the bytes fallback of builds that only take bytes", async () => {
+  simdRef ??= await reference("simd", frames);
+  for (const instantiate of ["path", "bytes"]) {
+    const { page, run } = await session(`alipay-${instantiate}`, "alipay", { device: { instantiate } });
+    assert.match(page.data.variant, /^simd/);
+    const got = await run(ASTRO);
+    assert.deepEqual(got.faces[0].landmarks, Array.from(simdRef[0].faces[0].landmarks));
+    report("miniprogram-alipay", { instantiate, variant: page.data.variant });
+    page.onUnload();
+  }
+});

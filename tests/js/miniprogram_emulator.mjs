@@ -1,0 +1,194 @@
+// A faithful-as-documented emulation of the WeChat and Alipay mini-program hosts (notes/hosts.md) to run the real
+// try-on page and worker of demo/miniprogram in Node:
+//   - files: getFileSystemManager().readFile({filePath, encoding?, success, fail}) / readFileSync(path, encoding?)
+//     return a fresh ArrayBuffer without encoding; code package paths only (plus USER_DATA_PATH); files of a
+//     subpackage are readable once it is loaded (WeChat: wx.loadSubpackage; Alipay: preloadRule of the open page)
+//   - Worker: createWorker(path) inside app.json's "workers" folder, one at a time; messages are copied (structured
+//     clone across threads); in the Worker: worker.onMessage/postMessage and XXWebAssembly.instantiate(path) only
+//   - camera: createCameraContext().onCameraFrame(cb) -> listener.start()/stop(); frames {width, height, data:
+//     RGBA ArrayBuffer}, the buffer is reused (overwritten) after the callback returns
+//   - canvas type="2d" through createSelectorQuery().select("#id").node().exec(cb)
+import { existsSync, readFileSync } from "node:fs";
+import { join, normalize } from "node:path";
+import { Worker } from "node:worker_threads";
+
+const PLATFORM = {
+  wechat: { api: "wx", wasmName: "WXWebAssembly", subpackages: "subpackages", userData: "wxfile://usr" },
+  alipay: { api: "my", wasmName: "MYWebAssembly", subpackages: "subPackages", userData: "https://usr" },
+};
+
+class Canvas2D {
+  constructor(canvas) { this.canvas = canvas; }
+  createImageData(w, h) { return { width: w, height: h, data: new Uint8ClampedArray(w * h * 4) }; }
+  putImageData(img, x, y) {
+    const c = this.canvas;
+    for (let r = 0; r < img.height; r++) {
+      const dy = y + r;
+      if (dy < 0 || dy >= c.height) continue;
+      c.pixels.set(img.data.subarray(r * img.width * 4, (r + 1) * img.width * 4), (dy * c.width + x) * 4);
+    }
+    c.puts++;
+  }
+  getImageData(x, y, w, h) {
+    const img = this.createImageData(w, h), c = this.canvas;
+    for (let r = 0; r < h; r++) img.data.set(c.pixels.subarray(((y + r) * c.width + x) * 4, ((y + r) * c.width + x + w) * 4), r * w * 4);
+    return img;
+  }
+}
+
+class CanvasNode {
+  constructor(width = 300, height = 150) { this._w = width; this._h = height; this.puts = 0; this._alloc(); }
+  _alloc() { this.pixels = new Uint8ClampedArray(this._w * this._h * 4); }
+  get width() { return this._w; }
+  set width(v) { this._w = v; this._alloc(); }
+  get height() { return this._h; }
+  set height(v) { this._h = v; this._alloc(); }
+  getContext(kind) { if (kind !== "2d") throw new Error(`canvas: only "2d" here, not ${kind}`); return (this._ctx ??= new Canvas2D(this)); }
+}
+
+export class MiniProgram {
+  /**
+   * platform: "wechat" | "alipay"; root: the built project (app.json); device: {simd, brotli, ios, instantiate:
+   * "path" | "bytes", instantiateResult: "instance" | "object"}.
+   */
+  constructor({ platform, root, device = {} }) {
+    this.platform = platform;
+    this.p = PLATFORM[platform];
+    this.root = root;
+    this.device = { simd: true, brotli: true, ios: false, instantiate: "path", instantiateResult: "instance", ...device };
+    this.app = JSON.parse(readFileSync(join(root, "app.json"), "utf8"));
+    this.subRoots = (this.app[this.p.subpackages] ?? []).map((s) => s.root);
+    this.loaded = new Set();
+    this.worker = null;
+    this.canvases = { out: new CanvasNode() };
+    this.cameraCallbacks = [];
+    this.api = this._api();
+  }
+
+  _packageOf(rel) { return this.subRoots.find((r) => rel === r || rel.startsWith(r + "/")) ?? null; }
+
+  _read(filePath, encoding) {
+    const fail = (why) => { throw Object.assign(new Error(`readFile:fail ${why}, open ${filePath}`), { errMsg: `readFile:fail ${why}, open ${filePath}` }); };
+    if (typeof filePath !== "string") fail("invalid filePath");
+    if (filePath.startsWith(this.p.userData)) fail("no such file or directory");
+    if (/^[a-z][a-z0-9+.-]*:/i.test(filePath)) fail("permission denied");
+    const rel = normalize(filePath.replace(/^\/+/, ""));
+    if (rel.startsWith("..")) fail("permission denied");
+    const sub = this._packageOf(rel);
+    if (sub && !this.loaded.has(sub)) fail("no such file or directory"); // subpackage not downloaded yet
+    const file = join(this.root, rel);
+    if (!existsSync(file)) fail("no such file or directory");
+    const buf = readFileSync(file);
+    if (encoding) return buf.toString(encoding === "utf-8" ? "utf8" : encoding);
+    return buf.buffer.slice(buf.byteOffset, buf.byteOffset + buf.byteLength); // a fresh ArrayBuffer
+  }
+
+  _api() {
+    const fsm = {
+      readFile: ({ filePath, encoding, success, fail, complete }) => {
+        setTimeout(() => {
+          let res;
+          try { res = { data: this._read(filePath, encoding), errMsg: "readFile:ok" }; } catch (e) { fail?.({ errMsg: e.errMsg }); complete?.(); return; }
+          success?.(res); complete?.(res);
+        }, 0);
+      },
+      readFileSync: (filePath, encoding) => this._read(filePath, encoding),
+    };
+    const api = {
+      env: { USER_DATA_PATH: this.p.userData },
+      getFileSystemManager: () => fsm,
+      createWorker: (scriptPath) => this._createWorker(scriptPath),
+      createCameraContext: () => ({
+        onCameraFrame: (cb) => {
+          const entry = { cb, on: false };
+          this.cameraCallbacks.push(entry);
+          return { start: (o) => { entry.on = true; o?.success?.(); }, stop: (o) => { entry.on = false; o?.success?.(); } };
+        },
+      }),
+      createSelectorQuery: () => {
+        const q = [];
+        const chain = {
+          select: (sel) => ({ node: () => { q.push(sel); return chain; }, fields: () => { q.push(sel); return chain; } }),
+          exec: (cb) => setTimeout(() => cb(q.map((sel) => ({ node: this.canvases[sel.replace(/^#/, "")] ?? null }))), 0),
+        };
+        return chain;
+      },
+    };
+    if (this.platform === "wechat") {
+      api.loadSubpackage = ({ name, success, fail, complete }) => {
+        setTimeout(() => {
+          if (!this.subRoots.includes(name)) { fail?.({ errMsg: `loadSubpackage:fail subpackage ${name} not found` }); complete?.(); return; }
+          this.loaded.add(name);
+          success?.({ errMsg: "loadSubpackage:ok" }); complete?.();
+        }, 0);
+        return { onProgressUpdate() {} };
+      };
+    }
+    return api;
+  }
+
+  _createWorker(scriptPath) {
+    if (this.worker) throw new Error("createWorker:fail exceed max concurrent workers limit 1");
+    const dir = this.app.workers;
+    const rel = normalize(String(scriptPath).replace(/^\/+/, ""));
+    if (!dir || !rel.startsWith(dir + "/")) throw new Error(`createWorker:fail ${scriptPath} is not in the workers folder (${dir})`);
+    if (!existsSync(join(this.root, rel))) throw new Error(`createWorker:fail ${scriptPath} not found`);
+    const w = new Worker(new URL("./miniprogram_worker_host.mjs", import.meta.url), {
+      workerData: { root: this.root, entry: rel, workerDir: dir, wasmName: this.p.wasmName, device: this.device },
+    });
+    const listeners = [];
+    w.on("message", (m) => { for (const fn of listeners) fn(m); });
+    w.on("error", (e) => { this.workerError = e; });
+    this.worker = w;
+    return {
+      postMessage: (m) => w.postMessage(m),
+      onMessage: (fn) => listeners.push(fn),
+      terminate: () => { w.terminate(); this.worker = null; },
+    };
+  }
+
+  /** Open a page: its module calls Page(options); returns the page instance after onLoad and onReady. */
+  async open(pagePath) {
+    const g = globalThis;
+    let options = null;
+    g.Page = (o) => { options = o; };
+    g[this.p.api] = this.api;
+    if (this.platform === "alipay") { // preloadRule downloads these subpackages when the page opens
+      for (const name of this.app.preloadRule?.[pagePath]?.packages ?? []) this.loaded.add(name);
+    }
+    await import(new URL(`file://${join(this.root, pagePath)}.js`).href);
+    if (!options) throw new Error(`${pagePath}.js did not call Page()`);
+    const page = Object.create(options);
+    page.data = structuredClone(options.data ?? {});
+    page.setData = (patch, cb) => { Object.assign(page.data, structuredClone(patch)); cb?.(); };
+    page.route = pagePath;
+    page.onLoad?.({});
+    page.onReady?.();
+    return page;
+  }
+
+  /** Deliver one camera frame (RGBA bytes) to the listeners; the buffer is reused afterwards, as on devices. */
+  cameraFrame(rgba, width, height) {
+    const data = new ArrayBuffer(width * height * 4);
+    new Uint8Array(data).set(rgba.subarray(0, width * height * 4));
+    for (const { cb, on } of this.cameraCallbacks) if (on) cb({ width, height, data });
+    new Uint8Array(data).fill(0x5a); // the native side writes the next frame into the same buffer
+  }
+
+  close() { this.worker?.terminate(); this.worker = null; }
+}
+
+/** Every file a module graph loads (relative imports only), from an entry file. */
+export function moduleGraph(entry) {
+  const seen = new Set(), out = [];
+  const visit = (file) => {
+    if (seen.has(file)) return;
+    seen.add(file);
+    const src = readFileSync(file, "utf8");
+    const deps = [...src.matchAll(/(?:^|\n)\s*(?:import|export)\s[^;]*?from\s+"([^"]+)"|(?:^|\n)\s*import\s+"([^"]+)"/g)].map((m) => m[1] ?? m[2]);
+    out.push({ file, src, deps });
+    for (const d of deps) if (d.startsWith(".")) visit(join(file, "..", d));
+  };
+  visit(entry);
+  return out;
+}

@@ -1,0 +1,35 @@
+// Compiled with `tsc --noEmit` by tests/test_js_node.py: the README's usage must type-check against the .d.ts files.
+import * as wasmrt from "wasmrt";
+import { initWorker } from "wasmrt/worker";
+
+async function main(img: HTMLImageElement): Promise<string> {
+  const rt: wasmrt.Runtime = await wasmrt.init({ variant: "auto", wasmPaths: "/static/wasm/" });
+  const why: string = rt.reason;
+  const v: wasmrt.Variant = rt.variant;
+  const model = await rt.load("models/efficientnet_lite0.wrt");
+  const shapes: readonly number[][] = model.inputs.map((t) => [...t.shape]);
+  const x = await wasmrt.image.toTensor(img, model, { input: 0 });
+  const out = await model.run({ input: x });
+  const out2 = await model.run({ input: { data: new Float32Array(3 * 224 * 224), shape: [1, 3, 224, 224] } });
+  const logits = out.logits.data as Float32Array;
+  const g: wasmrt.Geometry | undefined = x.geometry;
+  model.release();
+  try {
+    await rt.load(new Uint8Array(8));
+  } catch (e) {
+    if (e instanceof wasmrt.ModelFormatError) return e.message;
+  }
+  const w = await initWorker({ variant: "simd" });
+  const wm = await w.load(new Blob([]));
+  const wo: wasmrt.Outputs = await wm.run(new Float32Array(4), { transfer: true });
+  await wm.release();
+  w.terminate();
+  const host: wasmrt.HostAdapter = {
+    name: "wx", features: { simd: true },
+    instantiate: async (src, imports) => (await WebAssembly.instantiate(new Uint8Array(0), imports)).instance,
+    readBytes: async () => new Uint8Array(0),
+  };
+  await wasmrt.init({ host, wasmPaths: { simd: "/wasm/wasmrt-simd.wasm" } });
+  return `${why} ${v} ${shapes} ${logits[0]} ${g?.srcW} ${out2} ${wo}`;
+}
+export { main };
