@@ -74,7 +74,10 @@ class Artefact:
 
 
 def engine_sources() -> list[Path]:
-    return sorted(ENGINE.glob("*.c"))
+    srcs = sorted(ENGINE.glob("*.c"))
+    if not srcs:  # an installed package ships the built .wasm, not the C sources
+        raise WasmrtError(f"the C engine sources are not here ({ENGINE}): build from a source checkout")
+    return srcs
 
 
 def kernel_source(target: str) -> tuple[Path, tuple[str, ...], str | None]:
