@@ -4,6 +4,8 @@
  * into linear memory) and by the native shared library. The model bytes are fully verified by wrt_load and are not
  * referenced afterwards: the caller may free them once wrt_load returns.
  * Errors: a non-zero code plus a message naming the problem (wrt_error_message), kept per thread natively.
+ * Inputs live in the model's arena, whose memory the plan may reuse once an input is consumed: write every input
+ * before each wrt_run. Output pointers stay valid until the next wrt_run or wrt_release.
  */
 #ifndef WASMRT_H
 #define WASMRT_H
