@@ -120,3 +120,31 @@ def test_efficientnet_top1_on_photos(engine: str, variant: str | None) -> None:
         (logits,) = m.run({m.inputs[0].name: x}).values()
         top = int(np.argmax(logits.reshape(-1)))
         assert top in classes, f"{photo}: top-1 class {top} on {engine}-{m.variant}, expected one of {sorted(classes)}"
+
+
+def test_models_under_asan(tmp_path) -> None:
+    """Every bundled model loaded and run by the native engine built with AddressSanitizer + UBSan."""
+    import subprocess
+
+    from wasmrt import build
+
+    try:
+        driver = build.build_asan_driver().path
+    except WasmrtError as e:
+        pytest.skip(str(e))
+    paths = []
+    for name in models.BUNDLED:
+        try:
+            data = converted(name)
+        except pytest.skip.Exception:
+            continue
+        p = tmp_path / f"{name}.wrt"
+        p.write_bytes(data)
+        paths.append(str(p))
+    if not paths:
+        pytest.skip("no bundled model available")
+    for force in ("scalar", "avx2", "avx512"):
+        r = subprocess.run([str(driver), "check", *paths], capture_output=True, text=True, timeout=600,
+                           env={"PATH": "/usr/bin:/bin", "WASMRT_FORCE_TARGET": force})
+        assert "AddressSanitizer" not in r.stderr and "runtime error" not in r.stderr, r.stderr[-4000:]
+        assert r.returncode == 0 and r.stdout.splitlines() == ["0\tok"] * len(paths), (force, r.stdout)
