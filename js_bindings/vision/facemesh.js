@@ -8,8 +8,9 @@ import { LANDMARK_INPUT, mapLandmarks, roiFromDetection, roiFromLandmarks, roiIs
 const KEYPOINT_LANDMARKS = [[33, 133], [263, 362], [1], [13, 14], [234], [454]];
 const now = () => globalThis.performance?.now?.() ?? Date.now();
 
-/** Default model files: the repository's models/ folder next to js_bindings/ (as `wasmrt demo` serves it). */
-export const DEFAULT_MODEL_BASE = new URL("../../models/", import.meta.url);
+// Where FaceMesh.create finds the models by default; vision/index.js sets it, so this module has no module-URL
+// lookup and mini-program builds can copy it as is.
+export const defaults = { modelBase: null };
 
 function faceFromLandmarks(lm, score, roi, detection) {
   let x0 = Infinity, y0 = Infinity, x1 = -Infinity, y1 = -Infinity;
@@ -52,7 +53,10 @@ export class FaceMesh {
    * face_landmark.wrt), maxFaces (1), minDetectionScore (0.5), minPresence (0.5), tracking (true).
    */
   static async create(rt, options = {}) {
-    const base = options.modelBase ?? DEFAULT_MODEL_BASE;
+    const base = options.modelBase ?? defaults.modelBase;
+    if (!base && !(options.detectorModel && options.landmarkModel)) {
+      throw new TypeError("FaceMesh.create needs options.modelBase or both detectorModel and landmarkModel");
+    }
     const at = (name) => (typeof base === "string" ? base.replace(/\/?$/, "/") + name : new URL(name, base));
     const [detector, landmarker] = await Promise.all([
       rt.load(options.detectorModel ?? at("face_detector.wrt"), { name: "face_detector" }),

@@ -69,10 +69,11 @@ const wasmApi = {
 };
 globalThis[wasmName] = wasmApi;
 
-const listeners = [];
-parentPort.on("message", (m) => { for (const fn of listeners) fn(m); });
+// Messages that arrive before the script registered its listener wait for it (the script loads asynchronously).
+const listeners = [], early = [];
+parentPort.on("message", (m) => { if (!listeners.length) early.push(m); for (const fn of listeners) fn(m); });
 globalThis.worker = {
-  onMessage(fn) { listeners.push(fn); },
+  onMessage(fn) { listeners.push(fn); for (const m of early.splice(0)) fn(m); },
   postMessage(m) { parentPort.postMessage(m); },
 };
 

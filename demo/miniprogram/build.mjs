@@ -1,0 +1,89 @@
+// Fill the mini-program projects (wechat/, alipay/) with what they need beside their own pages:
+//   - the wasm engine, SIMD128 + scalar, in wasm/ (outside the worker folder, as WeChat requires);
+//     --brotli writes .wasm.br instead (WeChat base library 2.14+, Douyin 2.92+)
+//   - the models: face_detector.wrt in the main package, face_landmark.wrt split over the subpackages
+//     landmarks1/ and landmarks2/ (every package must stay under 2 MB), and lib/models.js describing them
+//   - the library: wasmrt's runtime, wasmrt.vision and the mini-program host in workers/facemesh/lib/ (a Worker
+//     can only load files of its own folder), the page's lips.js and tryon-page.js in lib/
+//   node demo/miniprogram/build.mjs [--brotli] [--only wechat|alipay] [--target DIR (a built copy, not in place)]
+import { copyFileSync, cpSync, mkdirSync, readFileSync, rmSync, statSync, writeFileSync } from "node:fs";
+import { dirname, join } from "node:path";
+import { fileURLToPath } from "node:url";
+import { brotliCompressSync, constants } from "node:zlib";
+
+const HERE = dirname(fileURLToPath(import.meta.url));
+const ROOT = join(HERE, "..", "..");
+const LIB = join(ROOT, "js_bindings");
+export const PACKAGE_LIMIT = 2 * 1024 * 1024;
+export const PLATFORMS = ["wechat", "alipay"];
+const SUBPACKAGES = ["landmarks1", "landmarks2"];
+const WORKER_LIB = [
+  "src/errors.js", "src/metadata.js", "src/tensor.js", "src/runtime.js", "src/image.js",
+  "vision/facemesh.js", "vision/detect.js", "vision/roi.js",
+  "hosts/miniprogram.js", "hosts/miniprogram-polyfills.js",
+];
+
+function copy(src, dst) {
+  mkdirSync(dirname(dst), { recursive: true });
+  copyFileSync(src, dst);
+}
+
+/** target: build into target/<platform>/ (a copy of the project) instead of in place. Returns the app folders. */
+export function build({ brotli = false, only = PLATFORMS, models = join(ROOT, "models"), dist = join(LIB, "dist"), target } = {}) {
+  const detector = join(models, "face_detector.wrt"), landmark = join(models, "face_landmark.wrt");
+  for (const f of [detector, landmark, join(dist, "wasmrt-simd.wasm"), join(dist, "wasmrt-scalar.wasm")]) {
+    try { statSync(f); } catch { throw new Error(`${f} is missing: run \`wasmrt build\` and \`python -m wasmrt.bundle\``); }
+  }
+  const lm = readFileSync(landmark);
+  const partSize = Math.ceil(lm.length / SUBPACKAGES.length);
+  if (partSize > PACKAGE_LIMIT - 64 * 1024) {
+    throw new Error(`face_landmark.wrt (${lm.length} bytes) does not fit ${SUBPACKAGES.length} subpackages of 2 MB`);
+  }
+  const apps = {};
+  for (const platform of only) {
+    let app = join(HERE, platform);
+    if (target) {
+      cpSync(app, join(target, platform), { recursive: true });
+      app = join(target, platform);
+    }
+    apps[platform] = app;
+    for (const d of ["wasm", "models", "lib", "workers/facemesh/lib", ...SUBPACKAGES.map((s) => `${s}/data`)]) {
+      rmSync(join(app, d), { recursive: true, force: true });
+    }
+    mkdirSync(join(app, "wasm"), { recursive: true });
+    for (const v of ["simd", "scalar"]) {
+      const bytes = readFileSync(join(dist, `wasmrt-${v}.wasm`));
+      if (brotli) {
+        const br = brotliCompressSync(bytes, { params: { [constants.BROTLI_PARAM_QUALITY]: 11 } });
+        writeFileSync(join(app, "wasm", `wasmrt-${v}.wasm.br`), br);
+      } else {
+        writeFileSync(join(app, "wasm", `wasmrt-${v}.wasm`), bytes);
+      }
+    }
+    copy(detector, join(app, "models", "face_detector.wrt"));
+    const parts = SUBPACKAGES.map((s, k) => {
+      const rel = `${s}/data/face_landmark.wrt.${k}`;
+      mkdirSync(join(app, s, "data"), { recursive: true });
+      writeFileSync(join(app, rel), lm.subarray(k * partSize, (k + 1) * partSize));
+      return `/${rel}`;
+    });
+    for (const f of WORKER_LIB) copy(join(LIB, f), join(app, "workers/facemesh/lib", f));
+    copy(join(HERE, "shared", "worker-main.js"), join(app, "workers/facemesh/worker-main.js"));
+    copy(join(LIB, "vision", "lips.js"), join(app, "lib", "lips.js"));
+    copy(join(HERE, "shared", "tryon-page.js"), join(app, "lib", "tryon-page.js"));
+    const manifest = {
+      wasmDir: "/wasm", brotli, detector: "/models/face_detector.wrt", landmarkParts: parts,
+      landmarkBytes: lm.length, subpackages: SUBPACKAGES,
+    };
+    writeFileSync(join(app, "lib", "models.js"),
+      `// Written by demo/miniprogram/build.mjs.\nexport const MODELS = ${JSON.stringify(manifest, null, 2)};\n`);
+  }
+  return apps;
+}
+
+if (process.argv[1] && fileURLToPath(import.meta.url) === process.argv[1]) {
+  const args = process.argv.slice(2);
+  const opt = (name) => (args.includes(name) ? args[args.indexOf(name) + 1] : undefined);
+  build({ brotli: args.includes("--brotli"), only: opt("--only") ? [opt("--only")] : PLATFORMS, target: opt("--target") });
+  console.log(`mini-programs built in ${HERE} (${args.includes("--brotli") ? "brotli wasm" : "plain wasm"})`);
+}

@@ -1,0 +1,134 @@
+// The try-on page of the mini-programs (copied into lib/ by build.mjs), shared by WeChat (api = wx) and Alipay
+// (api = my): camera frames go to the Worker, the result is painted into a type="2d" canvas with the lips
+// recoloured. One frame is in flight at a time; frames arriving meanwhile are dropped.
+import { recolorLips } from "./lips.js";
+import { MODELS } from "./models.js";
+
+const COLORS = ["#c2185b", "#d32f2f", "#ad1457", "#8e24aa", "#e57373", "#6d4c41"];
+const WORKER = "workers/facemesh/index.js";
+const now = () => Date.now();
+
+function readFile(fs, filePath) {
+  return new Promise((resolve, reject) => fs.readFile({
+    filePath,
+    success: (res) => resolve(res.data),
+    fail: (e) => reject(new Error(`cannot read ${filePath}: ${e?.errMsg ?? e?.errorMessage ?? JSON.stringify(e)}`)),
+  }));
+}
+
+function loadSubpackage(api, name) {
+  if (typeof api.loadSubpackage !== "function") return Promise.resolve(); // preloaded by app.json's preloadRule
+  return new Promise((resolve, reject) => api.loadSubpackage({
+    name, success: () => resolve(), fail: (e) => reject(new Error(`cannot load subpackage ${name}: ${e?.errMsg ?? e}`)),
+  }));
+}
+
+/** The landmark model is split across subpackages (2 MB per package): read and join its parts. */
+async function readModels(api, platform) {
+  const fs = api.getFileSystemManager();
+  for (const name of MODELS.subpackages) await loadSubpackage(api, name);
+  const detector = await readFile(fs, MODELS.detector);
+  const parts = [];
+  for (const p of MODELS.landmarkParts) parts.push(new Uint8Array(await readFile(fs, p)));
+  const landmark = new Uint8Array(parts.reduce((n, p) => n + p.length, 0));
+  let off = 0;
+  for (const p of parts) { landmark.set(p, off); off += p.length; }
+  if (landmark.length !== MODELS.landmarkBytes) throw new Error(`face_landmark.wrt: ${landmark.length} bytes, expected ${MODELS.landmarkBytes}`);
+  const out = { detector, landmark: landmark.buffer };
+  if (platform === "alipay" && !MODELS.brotli) { // for Alipay builds whose instantiate only takes bytes
+    out.wasmBytes = {};
+    for (const v of ["simd", "scalar"]) {
+      const path = `${MODELS.wasmDir}/wasmrt-${v}.wasm`;
+      out.wasmBytes[path] = await readFile(fs, path);
+    }
+  }
+  return out;
+}
+
+const avg = (a) => (a.length ? a.reduce((x, y) => x + y, 0) / a.length : 0);
+
+export function createTryonPage(api, { platform }) {
+  return {
+    data: { status: "loading models…", variant: "", colors: COLORS, color: COLORS[0], intensity: 60, fps: "–", stages: "" },
+
+    onLoad() {
+      this.busy = false;
+      this.frameId = 0;
+      this.history = []; // {t, ms, paint, ranDetector}
+      this.results = 0;
+    },
+
+    onReady() {
+      this.ready = this.start().catch((e) => this.setData({ status: `error: ${e.message}` }));
+    },
+
+    onUnload() {
+      this.listener?.stop?.();
+      this.worker?.terminate();
+    },
+
+    async start() {
+      const models = await readModels(api, platform);
+      this.worker = api.createWorker(WORKER);
+      this.worker.onMessage((msg) => this.onWorkerMessage(msg));
+      const ready = new Promise((resolve, reject) => { this.onReadyMsg = resolve; this.onInitError = reject; });
+      this.worker.postMessage({ type: "init", wasmDir: MODELS.wasmDir, brotli: MODELS.brotli, ...models });
+      const info = await ready;
+      this.setData({ status: "ready", variant: `${info.variant} (${info.reason})` });
+      this.canvas = await new Promise((resolve) => api.createSelectorQuery().select("#out").node().exec((res) => resolve(res[0].node)));
+      this.ctx = this.canvas.getContext("2d");
+      this.listener = api.createCameraContext().onCameraFrame((frame) => this.onCameraFrame(frame));
+      this.listener.start();
+    },
+
+    onCameraFrame(frame) {
+      if (this.busy || !this.ctx) return; // one frame in flight; the camera buffer is reused after we return
+      this.busy = true;
+      const id = ++this.frameId;
+      this.pending = { id, width: frame.width, height: frame.height, pixels: frame.data.slice(0), t0: now() };
+      this.worker.postMessage({ type: "frame", id, width: frame.width, height: frame.height, data: this.pending.pixels });
+    },
+
+    onWorkerMessage(msg) {
+      if (msg.type === "ready") return this.onReadyMsg(msg);
+      if (msg.type === "error") {
+        this.busy = false;
+        if (this.onInitError && !this.ctx) this.onInitError(new Error(msg.message));
+        return this.setData({ status: `error: ${msg.message}` });
+      }
+      if (msg.type !== "result" || msg.id !== this.pending?.id) return;
+      const { width, height, pixels, t0 } = this.pending;
+      const t1 = now();
+      const image = { data: new Uint8ClampedArray(pixels), width, height };
+      for (const face of msg.faces) recolorLips(image, face, { color: this.data.color, intensity: this.data.intensity / 100 });
+      if (this.canvas.width !== width || this.canvas.height !== height) Object.assign(this.canvas, { width, height });
+      const out = this.ctx.createImageData(width, height);
+      out.data.set(image.data);
+      this.ctx.putImageData(out, 0, 0);
+      const t2 = now();
+      this.lastResult = msg;
+      this.results++;
+      this.history.push({ t: t2, total: t2 - t0, paint: t2 - t1, ms: msg.ms, ranDetector: msg.ranDetector });
+      if (this.history.length > 30) this.history.shift();
+      this.busy = false;
+      this.showStats();
+    },
+
+    showStats() {
+      const h = this.history;
+      const fps = h.length > 1 ? (1000 * (h.length - 1)) / Math.max(1, h[h.length - 1].t - h[0].t) : 0;
+      const det = h.filter((x) => x.ranDetector).map((x) => (x.ms.detector ?? 0) + (x.ms.detectorPre ?? 0));
+      this.setData({
+        fps: fps.toFixed(1),
+        stages: `landmarks ${avg(h.map((x) => x.ms.landmarks ?? 0)).toFixed(1)} ms · warp ${avg(h.map((x) => x.ms.warp ?? 0)).toFixed(1)} ms · ` +
+          `detector ${det.length ? avg(det).toFixed(1) + " ms" : "–"} (${h.filter((x) => x.ranDetector).length}/${h.length} frames) · ` +
+          `paint ${avg(h.map((x) => x.paint)).toFixed(1)} ms · frame ${avg(h.map((x) => x.total)).toFixed(1)} ms`,
+      });
+    },
+
+    onColorTap(e) { this.setData({ color: e.currentTarget.dataset.color }); },
+    onIntensityChange(e) { this.setData({ intensity: e.detail.value }); },
+    onCameraError(e) { this.setData({ status: `camera: ${e.detail?.errMsg ?? "not available"}` }); },
+    platform,
+  };
+}

@@ -1,0 +1,82 @@
+"""The mini-programs (demo/miniprogram): the real page and worker on emulated WeChat/Alipay hosts in Node
+(tests/js/miniprogram_emulation.mjs), and the 2 MB package limit."""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+sys.path.insert(0, str(Path(__file__).parent / "js"))
+import vision_fixtures
+
+ROOT = Path(__file__).resolve().parent.parent
+NODE = shutil.which("node")
+LIMIT = 2 * 1024 * 1024
+
+
+def _missing() -> str | None:
+    if NODE is None:
+        return "needs node"
+    from wasmrt.demo_server import missing_models, missing_wasm
+
+    if missing_wasm() or missing_models():
+        return f"missing {missing_wasm() + missing_models()}: run `wasmrt build` and `python -m wasmrt.bundle`"
+    return None
+
+
+pytestmark = pytest.mark.skipif(_missing() is not None, reason=str(_missing()))
+
+
+@pytest.fixture(scope="module")
+def fixtures(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    out = tmp_path_factory.mktemp("mp")
+    vision_fixtures.write(out)
+    return out
+
+
+def package_sizes(app: Path) -> dict[str, int]:
+    """Bytes per package: each subpackage root, and the main package (everything else)."""
+    conf = json.loads((app / "app.json").read_text())
+    subs = [s["root"] for s in conf.get("subpackages", conf.get("subPackages", []))]
+    sizes = {"main": 0, **dict.fromkeys(subs, 0)}
+    for f in app.rglob("*"):
+        if f.is_file():
+            top = f.relative_to(app).parts[0]
+            sizes[top if top in subs else "main"] += f.stat().st_size
+    return sizes
+
+
+@pytest.mark.parametrize("brotli", [False, True])
+def test_every_package_is_under_2_mb(tmp_path: Path, brotli: bool) -> None:
+    args = [NODE, "demo/miniprogram/build.mjs", "--target", str(tmp_path)] + (["--brotli"] if brotli else [])
+    subprocess.run(args, cwd=ROOT, check=True, capture_output=True, timeout=120)
+    report = {}
+    for platform in ("wechat", "alipay"):
+        app = tmp_path / platform
+        sizes = package_sizes(app)
+        report[platform] = sizes
+        assert all(v < LIMIT for v in sizes.values()), sizes
+        wasm = sorted(p.relative_to(app).as_posix() for p in app.rglob("*.wasm*"))
+        assert wasm and not any(p.startswith("workers/") for p in wasm), wasm  # .wasm outside the worker folder
+    vision_fixtures.ARTIFACTS.mkdir(parents=True, exist_ok=True)
+    name = "miniprogram-sizes-br.json" if brotli else "miniprogram-sizes.json"
+    (vision_fixtures.ARTIFACTS / name).write_text(json.dumps(report, indent=1))
+
+
+def test_miniprogram_pages_on_emulated_hosts(fixtures: Path) -> None:
+    env = {**os.environ, "VISION_FIXTURES": str(fixtures)}
+    r = subprocess.run([NODE, "--test", "--test-reporter=spec", "tests/js/miniprogram_emulation.mjs"], cwd=ROOT,
+                       env=env, capture_output=True, text=True, timeout=900)
+    reports = [json.loads(line.split(" ", 1)[1]) for line in r.stdout.splitlines()
+               if line.startswith("VISION_REPORT ")]
+    vision_fixtures.ARTIFACTS.mkdir(parents=True, exist_ok=True)
+    (vision_fixtures.ARTIFACTS / "miniprogram-emulation.json").write_text(json.dumps(reports, indent=1))
+    assert r.returncode == 0, f"{r.stdout[-10000:]}\n{r.stderr[-3000:]}"
+    kinds = {e["kind"] for e in reports}
+    assert {"miniprogram-astronaut", "miniprogram-clip", "miniprogram-fallback", "miniprogram-alipay"} <= kinds
