@@ -5,7 +5,8 @@ Rasterization (the same rule in JS): pixel (row i, column j) is inside a polygon
   x = p.x + (yc - p.y) * (q.x - p.x) / (q.y - p.y); the crossings are sorted and each pair [xa, xb) fills the
   columns j = ceil(xa - 0.5) .. ceil(xb - 0.5) - 1. Lips = inside(outer ring) and not inside(inner ring).
 Feathering: radius r = max(1, floor(FEATHER * mouth width + 0.5)), mouth width = |landmark 291 - landmark 61|;
-  the 0/1 mask is box-blurred twice with a (2r + 1)-tap box, rows then columns each time, zeros outside the image.
+  the 0/1 mask is box-blurred twice with a (2r + 1)-tap box (taps summed left to right / top to bottom, zeros
+  outside the image), rows then columns each time.
 Colour (per pixel, float64): sRGB -> linear -> Oklab (L, a, b). The lipstick keeps the lips' lightness texture:
   L' = L + (Lt - Lm) * LIGHTNESS_SHIFT where Lm is the alpha-weighted mean L over the lips and Lt the colour's L,
   and takes the colour's chroma: (a', b') = (at, bt). Back to linear RGB (clamped to [0, 1]), mixed with the original
@@ -53,13 +54,15 @@ def lip_mask(landmarks: np.ndarray, h: int, w: int) -> np.ndarray:
 
 
 def _box_blur(a: np.ndarray, r: int, axis: int) -> np.ndarray:
-    pad = [(0, 0)] * a.ndim
-    pad[axis] = (r + 1, r)
-    c = np.cumsum(np.pad(a, pad), axis=axis)
+    """out[j] = (in[j - r] + ... + in[j + r]) / (2r + 1), summed left to right, zeros outside."""
     n = a.shape[axis]
-    hi = np.take(c, np.arange(2 * r + 1, 2 * r + 1 + n), axis=axis)
-    lo = np.take(c, np.arange(0, n), axis=axis)
-    return (hi - lo) / (2 * r + 1)
+    pad = [(0, 0)] * a.ndim
+    pad[axis] = (r, r)
+    p = np.pad(a, pad)
+    acc = np.take(p, np.arange(0, n), axis=axis)
+    for k in range(1, 2 * r + 1):
+        acc = acc + np.take(p, np.arange(k, k + n), axis=axis)
+    return acc / (2 * r + 1)
 
 
 def feather_radius(landmarks: np.ndarray) -> int:
