@@ -43,3 +43,13 @@ def test_js_vision_matches_python(vision_dir: Path) -> None:
     assert r.returncode == 0, f"{r.stdout[-8000:]}\n{r.stderr[-3000:]}"
     kinds = {e["kind"] for e in reports}
     assert {"clip-bytes", "paint-parity", "bridge-astronaut", "bridge-tracking"} <= kinds
+
+
+def test_vision_and_miniprogram_types_check() -> None:
+    """js_bindings/vision/index.d.ts and hosts/miniprogram.d.ts describe the documented usage (tsc --noEmit)."""
+    tsc = ROOT / "node_modules" / ".bin" / "tsc"
+    if not tsc.exists():
+        pytest.skip("typescript is not installed (npm ci)")
+    r = subprocess.run([str(tsc), "-p", "tests/js/vision-tsconfig.json"], cwd=ROOT, capture_output=True, text=True,
+                       timeout=300)
+    assert r.returncode == 0, r.stdout + r.stderr

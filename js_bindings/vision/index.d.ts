@@ -11,7 +11,7 @@ export interface Pixels {
 
 /** Anything with async run(feeds) -> {outputName: {data}}: a wasmrt Model or a Worker model. */
 export interface RunnableModel {
-  run(feeds: Record<string, { data: Float32Array; shape: number[] }>): Promise<Record<string, { data: Float32Array }>>;
+  run(feeds: Record<string, { data: Float32Array; shape: number[] }>): Promise<Record<string, { data: ArrayLike<number> | ArrayLike<bigint> }>>;
   release?(): void | Promise<void>;
 }
 export interface ModelLoader { load(source: string | URL | Uint8Array | ArrayBuffer, options?: { name?: string }): Promise<RunnableModel> }

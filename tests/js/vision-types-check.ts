@@ -1,0 +1,23 @@
+import * as wasmrt from "wasmrt";
+async function main() {
+  const rt = await wasmrt.init();
+  const face = await wasmrt.vision.FaceMesh.create(rt);
+  const img = { data: new Uint8ClampedArray(4), width: 1, height: 1 };
+  const { faces, ms } = await face.detect(img);
+  const c = document.createElement("canvas").getContext("2d")!;
+  wasmrt.vision.paintLips(c, faces[0], { color: "#c2185b", intensity: 0.6 });
+  const lm: Float32Array = faces[0].landmarks;
+  console.log(ms.total, lm.length);
+}
+main();
+
+import { initMiniProgram } from "wasmrt/hosts/miniprogram";
+import * as vision from "wasmrt/vision";
+async function mini() {
+  const rt = await initMiniProgram({ platform: "wechat", wasmDir: "/wasm", brotli: true });
+  const mesh = new vision.FaceMesh(rt.loadBytes(new ArrayBuffer(8)), rt.loadBytes(new ArrayBuffer(8)), { tracking: true });
+  const pixels = { data: new Uint8Array(16), width: 2, height: 2 };
+  const { faces } = await mesh.detect(pixels);
+  vision.recolorLips(pixels, faces[0], { color: [194, 24, 91], intensity: 0.5 });
+}
+mini();
