@@ -104,3 +104,9 @@ def test_browser_live_loop_reports_fps_and_stages(browser_run: dict) -> None:
     assert p["frames"] > 10 and p["fps"] > 1, p
     for k in ("warp", "landmarks", "paint", "frame"):
         assert p[k] >= 0, p
+
+
+def test_browser_camera_source_runs(browser_run: dict) -> None:
+    cam = browser_run["camera"]
+    assert "camera" in cam["note"] and cam["stats"]["frames"] > 5, cam
+    assert cam["stats"]["detectorRuns"] == 1.0, cam  # the fake camera shows no face: the detector runs every frame

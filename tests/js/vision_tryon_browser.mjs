@@ -14,7 +14,7 @@ const browser = await chromium.launch({
   executablePath: cfg.chromium ?? "/usr/bin/chromium",
   headless: true,
   args: ["--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run", "--disable-background-networking",
-    "--disable-component-update", "--disable-sync"],
+    "--disable-component-update", "--disable-sync", "--use-fake-device-for-media-stream", "--use-fake-ui-for-media-stream"],
 });
 const results = { variant: cfg.variant };
 try {
@@ -76,6 +76,13 @@ try {
   results.perf = await page.evaluate(() => window.tryon.stats());
   await page.screenshot({ path: join(cfg.artifacts, `tryon-clip-${cfg.variant}.png`) });
   await page.evaluate(() => window.tryon.stop());
+
+  // 4. the camera path, with Chromium's fake camera (a test pattern: no face, so the detector runs every frame)
+  const cam = await browser.newPage({ viewport: { width: 1280, height: 860 } });
+  await cam.goto(`${cfg.origin}/demo/web/tryon.html?source=camera&variant=${cfg.variant}`);
+  await cam.evaluate(() => window.tryon.ready);
+  await cam.waitForTimeout(3000);
+  results.camera = await cam.evaluate(() => ({ stats: window.tryon.stats(), note: document.getElementById("source-note").textContent }));
   results.logs = logs;
 } finally {
   await browser.close();
