@@ -4,28 +4,11 @@
 
 #include "../include/wrt_kernels.h"
 #include "fb.h"
+#include "generated/wrt_ops.h" /* OP_* codes, wrt_opdef, options tables: from python_ref/opdefs.py */
 #include "rt.h"
 
 #define WRT_MAX_RANK 8
 #define WRT_FORMAT_VERSION 1
-
-enum {
-  OP_CONV_2D = 1, OP_CONV_TRANSPOSE_2D = 2, OP_FULLY_CONNECTED = 3, OP_MATMUL = 4,
-  OP_ADD = 10, OP_SUB = 11, OP_MUL = 12, OP_DIV = 13, OP_MAXIMUM = 14, OP_MINIMUM = 15, OP_POW = 16, OP_PRELU = 17,
-  OP_RELU = 20, OP_CLIP = 21, OP_LEAKY_RELU = 22, OP_HARD_SWISH = 23, OP_HARD_SIGMOID = 24, OP_SIGMOID = 25,
-  OP_TANH = 26, OP_EXP = 27, OP_SQRT = 28, OP_ABS = 29, OP_NEG = 30,
-  OP_MAX_POOL_2D = 40, OP_AVERAGE_POOL_2D = 41, OP_MEAN = 42, OP_REDUCE_MAX = 43, OP_REDUCE_SUM = 44, OP_SOFTMAX = 45,
-  OP_RESHAPE = 50, OP_TRANSPOSE = 51, OP_CONCATENATION = 52, OP_SLICE = 53, OP_PAD = 54, OP_RESIZE = 55,
-  OP_DEPTH_TO_SPACE = 56, OP_GATHER = 57, OP_MAX_CODE = 58
-};
-
-typedef struct {
-  const char* name;
-  uint8_t min_in, max_in; /* max_in 255 = variadic */
-  uint8_t options;        /* Options union type, 0 = none */
-} wrt_opdef;
-
-const wrt_opdef* wrt_opdef_of(int code); /* NULL for unknown codes */
 
 typedef struct {
   const char* name;

@@ -1,7 +1,9 @@
-/* FlatBuffers verification for schema/wrt.fbs, driven by a field table per FlatBuffers table below.
- * Keep the descriptors in the slot order of schema/wrt.fbs (a union takes two slots: its type, then its value). */
+/* FlatBuffers verification for schema/wrt.fbs, driven by a field table per FlatBuffers table.
+ * The model-level tables are described below, in the slot order of schema/wrt.fbs (a union takes two slots: its
+ * type, then its value); the options tables of union Options come from generated/wrt_ops.h (python_ref/opdefs.py). */
 #include "fb.h"
 
+#include "generated/wrt_ops.h"
 #include "rt.h"
 
 enum { K_SCALAR, K_STRING, K_VEC, K_VEC_STRING, K_VEC_TABLE, K_TABLE, K_UNION_TYPE, K_UNION };
@@ -21,59 +23,6 @@ struct fb_tdesc {
 };
 
 #define TD(var, fields) static const fb_tdesc var = {#var, (int)(sizeof fields / sizeof fields[0]), fields}
-
-static const fb_fdesc conv_f[] = {{"strides", K_VEC, 4, 0}, {"dilations", K_VEC, 4, 0}, {"pads", K_VEC, 4, 0},
-                                  {"groups", K_SCALAR, 4, 0}, {"act_min", K_SCALAR, 4, 0}, {"act_max", K_SCALAR, 4, 0}};
-static const fb_fdesc convt_f[] = {{"strides", K_VEC, 4, 0},        {"dilations", K_VEC, 4, 0},
-                                   {"pads", K_VEC, 4, 0},           {"groups", K_SCALAR, 4, 0},
-                                   {"output_padding", K_VEC, 4, 0}, {"act_min", K_SCALAR, 4, 0},
-                                   {"act_max", K_SCALAR, 4, 0}};
-static const fb_fdesc act_f[] = {{"act_min", K_SCALAR, 4, 0}, {"act_max", K_SCALAR, 4, 0}};
-static const fb_fdesc clip_f[] = {{"min", K_SCALAR, 4, 0}, {"max", K_SCALAR, 4, 0}};
-static const fb_fdesc leaky_f[] = {{"alpha", K_SCALAR, 4, 0}};
-static const fb_fdesc hsig_f[] = {{"alpha", K_SCALAR, 4, 0}, {"beta", K_SCALAR, 4, 0}};
-static const fb_fdesc pool_f[] = {{"kernel", K_VEC, 4, 0},          {"strides", K_VEC, 4, 0},
-                                  {"dilations", K_VEC, 4, 0},       {"pads", K_VEC, 4, 0},
-                                  {"ceil_mode", K_SCALAR, 1, 0},    {"count_include_pad", K_SCALAR, 1, 0},
-                                  {"act_min", K_SCALAR, 4, 0},      {"act_max", K_SCALAR, 4, 0}};
-static const fb_fdesc reduce_f[] = {{"axes", K_VEC, 4, 0}, {"keepdims", K_SCALAR, 1, 0}};
-static const fb_fdesc softmax_f[] = {{"axis", K_SCALAR, 4, 0}};
-static const fb_fdesc reshape_f[] = {{"shape", K_VEC, 4, 0}};
-static const fb_fdesc transpose_f[] = {{"perm", K_VEC, 4, 0}};
-static const fb_fdesc concat_f[] = {{"axis", K_SCALAR, 4, 0}, {"act_min", K_SCALAR, 4, 0}, {"act_max", K_SCALAR, 4, 0}};
-static const fb_fdesc slice_f[] = {{"starts", K_VEC, 4, 0}, {"ends", K_VEC, 4, 0}, {"steps", K_VEC, 4, 0}};
-static const fb_fdesc pad_f[] = {{"pads", K_VEC, 4, 0}, {"mode", K_SCALAR, 1, 0}, {"value", K_SCALAR, 4, 0}};
-static const fb_fdesc resize_f[] = {{"size", K_VEC, 4, 0},     {"scales", K_VEC, 4, 0},  {"mode", K_SCALAR, 1, 0},
-                                    {"coord", K_SCALAR, 1, 0}, {"nearest", K_SCALAR, 1, 0}};
-static const fb_fdesc d2s_f[] = {{"block", K_SCALAR, 4, 0}, {"mode", K_SCALAR, 1, 0}};
-static const fb_fdesc gather_f[] = {{"axis", K_SCALAR, 4, 0}};
-
-TD(Conv2DOptions, conv_f);
-TD(ConvTranspose2DOptions, convt_f);
-TD(FullyConnectedOptions, act_f);
-TD(BinaryOptions, act_f);
-TD(ClipOptions, clip_f);
-TD(LeakyReluOptions, leaky_f);
-TD(HardSigmoidOptions, hsig_f);
-TD(Pool2DOptions, pool_f);
-TD(ReduceOptions, reduce_f);
-TD(SoftmaxOptions, softmax_f);
-TD(ReshapeOptions, reshape_f);
-TD(TransposeOptions, transpose_f);
-TD(ConcatenationOptions, concat_f);
-TD(SliceOptions, slice_f);
-TD(PadOptions, pad_f);
-TD(ResizeOptions, resize_f);
-TD(DepthToSpaceOptions, d2s_f);
-TD(GatherOptions, gather_f);
-
-/* union Options, in schema order (type 0 = NONE) */
-static const fb_tdesc* const options_union[] = {
-    0, &Conv2DOptions, &ConvTranspose2DOptions, &FullyConnectedOptions, &BinaryOptions, &ClipOptions,
-    &LeakyReluOptions, &HardSigmoidOptions, &Pool2DOptions, &ReduceOptions, &SoftmaxOptions, &ReshapeOptions,
-    &TransposeOptions, &ConcatenationOptions, &SliceOptions, &PadOptions, &ResizeOptions, &DepthToSpaceOptions,
-    &GatherOptions};
-#define N_OPTIONS (int)(sizeof options_union / sizeof options_union[0])
 
 static const fb_fdesc quant_f[] = {{"scale", K_VEC, 4, 0}, {"zero_point", K_VEC, 8, 0}, {"axis", K_SCALAR, 4, 0}};
 TD(QuantParams, quant_f);
@@ -167,8 +116,9 @@ static int verify_string(vctx* c, size_t pos) {
 }
 
 static int verify_table(vctx* c, size_t pos, const fb_tdesc* d, int depth);
+static int verify_options(vctx* c, size_t pos, const wrt_optionsdef* od, int depth);
 
-static int verify_field(vctx* c, size_t tab, size_t at, const fb_fdesc* fd, int slot, const fb_tdesc* d, int depth) {
+static int verify_field(vctx* c, size_t tab, size_t at, const fb_fdesc* fd, int slot, int depth) {
   size_t pos;
   uint32_t len;
   switch (fd->kind) {
@@ -202,20 +152,26 @@ static int verify_field(vctx* c, size_t tab, size_t at, const fb_fdesc* fd, int 
     case K_UNION: {
       uint8_t type = fb_u8(c->f, tab, slot - 1, 0);
       if (type == 0) return 0;
-      if (type >= N_OPTIONS) {
+      if (type >= OPTIONS_COUNT) {
         char msg[64];
         rt_format(msg, sizeof msg, "unknown union type %d", (int)type);
         return fail(c, msg);
       }
       if (deref(c, at, 4, &pos)) return WRT_ERR_FORMAT;
-      (void)d;
-      return verify_table(c, pos, options_union[type], depth + 1);
+      return verify_options(c, pos, &WRT_OPTIONS[type], depth + 1);
     }
   }
   return fail(c, "internal: unknown field kind");
 }
 
-static int verify_table(vctx* c, size_t pos, const fb_tdesc* d, int depth) {
+/* the table header at `pos`: vtable and table sizes inside the file */
+typedef struct {
+  size_t pos;
+  int64_t vt;
+  uint16_t vsize, tsize;
+} tab_hdr;
+
+static int table_header(vctx* c, size_t pos, int depth, tab_hdr* h) {
   const fb_buf f = c->f;
   if (depth > MAX_DEPTH) return fail(c, "tables nested too deeply");
   if (++c->tables > MAX_TABLES) return fail(c, "too many tables");
@@ -225,19 +181,46 @@ static int verify_table(vctx* c, size_t pos, const fb_tdesc* d, int depth) {
   uint16_t vsize = rd16(f.b + vt), tsize = rd16(f.b + vt + 2);
   if (vsize < 4 || vsize % 2 || (uint64_t)vt + vsize > f.n) return fail(c, "vtable size out of bounds");
   if (tsize < 4 || (uint64_t)pos + tsize > f.n) return fail(c, "table size out of bounds");
+  *h = (tab_hdr){pos, vt, vsize, tsize};
+  return 0;
+}
+
+/* the field in `slot` (vtable entry at byte 4 + 2 * slot), when present */
+static int verify_slot(vctx* c, const tab_hdr* h, const fb_fdesc* fd, int slot, int depth) {
+  size_t slot_at = 4 + 2 * (size_t)slot;
+  uint16_t off = slot_at + 2 <= h->vsize ? rd16(c->f.b + h->vt + slot_at) : 0;
+  if (!off) return 0;
   size_t base = c->plen;
+  size_t need = fd->kind == K_SCALAR || fd->kind == K_UNION_TYPE ? fd->size : 4;
+  path_push(c, base ? ".%s" : "%s", fd->name);
+  if (off < 4 || (size_t)off + need > h->tsize) return fail(c, "field outside its table");
+  int r = verify_field(c, h->pos, h->pos + off, fd, slot, depth);
+  if (r) return r;
+  c->plen = base;
+  c->path[base] = 0;
+  return 0;
+}
+
+static int verify_table(vctx* c, size_t pos, const fb_tdesc* d, int depth) {
+  tab_hdr h;
+  if (table_header(c, pos, depth, &h)) return WRT_ERR_FORMAT;
   for (int s = 0; s < d->nfields; s++) {
-    const fb_fdesc* fd = &d->f[s];
-    size_t slot_at = 4 + 2 * (size_t)s;
-    uint16_t off = slot_at + 2 <= vsize ? rd16(f.b + vt + slot_at) : 0;
-    if (!off) continue;
-    size_t need = fd->kind == K_SCALAR || fd->kind == K_UNION_TYPE ? fd->size : 4;
-    path_push(c, base ? ".%s" : "%s", fd->name);
-    if (off < 4 || (size_t)off + need > tsize) return fail(c, "field outside its table");
-    int r = verify_field(c, pos, pos + off, fd, s, d, depth);
+    int r = verify_slot(c, &h, &d->f[s], s, depth);
     if (r) return r;
-    c->plen = base;
-    c->path[base] = 0;
+  }
+  return 0;
+}
+
+/* an options table of union Options, from its generated field list */
+static int verify_options(vctx* c, size_t pos, const wrt_optionsdef* od, int depth) {
+  tab_hdr h;
+  if (table_header(c, pos, depth, &h)) return WRT_ERR_FORMAT;
+  for (int k = 0; k < od->n_fields; k++) {
+    const wrt_fielddef* g = &od->fields[k];
+    int vec = g->kind == WRT_ATTR_INTS || g->kind == WRT_ATTR_FLOATS;
+    fb_fdesc fd = {g->name, (uint8_t)(vec ? K_VEC : K_SCALAR), g->size, 0};
+    int r = verify_slot(c, &h, &fd, g->slot, depth);
+    if (r) return r;
   }
   return 0;
 }

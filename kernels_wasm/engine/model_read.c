@@ -1,57 +1,14 @@
-/* .wrt -> verified tensors and ops, with the checks of python_ref/wrt_file.py (same wording where possible). */
+/* .wrt -> verified tensors and ops, with the checks of python_ref/wrt_file.py (same wording where possible).
+ * What the format says about ops (codes, arity, options tables, field slots, defaults, enum ranges) comes from
+ * generated/wrt_ops.h, whose tables are defined here; where the engine keeps each attribute is ATTR_HOME below. */
+#define WRT_OPS_DEFINE_TABLES
 #include "engine.h"
 
-static const wrt_opdef OPDEFS[OP_MAX_CODE] = {
-    [OP_CONV_2D] = {"CONV_2D", 2, 3, 1},
-    [OP_CONV_TRANSPOSE_2D] = {"CONV_TRANSPOSE_2D", 2, 3, 2},
-    [OP_FULLY_CONNECTED] = {"FULLY_CONNECTED", 2, 3, 3},
-    [OP_MATMUL] = {"MATMUL", 2, 2, 0},
-    [OP_ADD] = {"ADD", 2, 2, 4},
-    [OP_SUB] = {"SUB", 2, 2, 4},
-    [OP_MUL] = {"MUL", 2, 2, 4},
-    [OP_DIV] = {"DIV", 2, 2, 4},
-    [OP_MAXIMUM] = {"MAXIMUM", 2, 2, 4},
-    [OP_MINIMUM] = {"MINIMUM", 2, 2, 4},
-    [OP_POW] = {"POW", 2, 2, 0},
-    [OP_PRELU] = {"PRELU", 2, 2, 0},
-    [OP_RELU] = {"RELU", 1, 1, 0},
-    [OP_CLIP] = {"CLIP", 1, 1, 5},
-    [OP_LEAKY_RELU] = {"LEAKY_RELU", 1, 1, 6},
-    [OP_HARD_SWISH] = {"HARD_SWISH", 1, 1, 0},
-    [OP_HARD_SIGMOID] = {"HARD_SIGMOID", 1, 1, 7},
-    [OP_SIGMOID] = {"SIGMOID", 1, 1, 0},
-    [OP_TANH] = {"TANH", 1, 1, 0},
-    [OP_EXP] = {"EXP", 1, 1, 0},
-    [OP_SQRT] = {"SQRT", 1, 1, 0},
-    [OP_ABS] = {"ABS", 1, 1, 0},
-    [OP_NEG] = {"NEG", 1, 1, 0},
-    [OP_MAX_POOL_2D] = {"MAX_POOL_2D", 1, 1, 8},
-    [OP_AVERAGE_POOL_2D] = {"AVERAGE_POOL_2D", 1, 1, 8},
-    [OP_MEAN] = {"MEAN", 1, 1, 9},
-    [OP_REDUCE_MAX] = {"REDUCE_MAX", 1, 1, 9},
-    [OP_REDUCE_SUM] = {"REDUCE_SUM", 1, 1, 9},
-    [OP_SOFTMAX] = {"SOFTMAX", 1, 1, 10},
-    [OP_RESHAPE] = {"RESHAPE", 1, 1, 11},
-    [OP_TRANSPOSE] = {"TRANSPOSE", 1, 1, 12},
-    [OP_CONCATENATION] = {"CONCATENATION", 1, 255, 13},
-    [OP_SLICE] = {"SLICE", 1, 1, 14},
-    [OP_PAD] = {"PAD", 1, 1, 15},
-    [OP_RESIZE] = {"RESIZE", 1, 1, 16},
-    [OP_DEPTH_TO_SPACE] = {"DEPTH_TO_SPACE", 1, 1, 17},
-    [OP_GATHER] = {"GATHER", 2, 2, 18},
-};
-
-static const char* const OPTION_NAMES[] = {
-    "NONE", "Conv2DOptions", "ConvTranspose2DOptions", "FullyConnectedOptions", "BinaryOptions", "ClipOptions",
-    "LeakyReluOptions", "HardSigmoidOptions", "Pool2DOptions", "ReduceOptions", "SoftmaxOptions", "ReshapeOptions",
-    "TransposeOptions", "ConcatenationOptions", "SliceOptions", "PadOptions", "ResizeOptions", "DepthToSpaceOptions",
-    "GatherOptions"};
-
 const wrt_opdef* wrt_opdef_of(int code) {
-  return code > 0 && code < OP_MAX_CODE && OPDEFS[code].name ? &OPDEFS[code] : 0;
+  return code > 0 && code < OP_MAX_CODE && WRT_OPDEFS[code].name ? &WRT_OPDEFS[code] : 0;
 }
 
-const char* op_name(const wrt_op* op) { return OPDEFS[op->type].name; }
+const char* op_name(const wrt_op* op) { return WRT_OPDEFS[op->type].name; }
 
 int op_fail(const wrt_op* op, int code, const char* fmt, ...) {
   char msg[384];
@@ -142,128 +99,118 @@ static int read_tensors(wrt_model* m, fb_buf f, size_t root) {
 }
 
 /* ---- attributes ------------------------------------------------------------------------------------------------- */
-static int rd_ints(const wrt_op* op, fb_buf f, size_t tab, int slot, const char* what, int32_t* dst, int cap,
-                   int* n, const int32_t* def, int ndef) {
-  size_t v = fb_ref(f, tab, slot);
+/* Where the engine keeps each attribute of the format (generated/wrt_ops.h): its C type and place in wrt_attrs.
+ * Fixed-length lists (those with a non-empty default: strides, pads, kernel, size, scales, ...) must have exactly
+ * def_len values; variable-length lists (empty default) hold up to `cap` and store their length in n_list when
+ * `counted`. An attribute without a home makes its op unsupported by the C engine. */
+typedef struct {
+  uint8_t kind;     /* wrt_attr_kind the engine expects; WRT_ATTR_BOOL and WRT_ATTR_ENUM are kept as uint8_t */
+  uint8_t cap;      /* lists: values the destination holds */
+  uint8_t counted;  /* variable-length list: the number of values goes to n_list */
+  uint16_t at;      /* offsetof(wrt_attrs, ...) */
+} attr_home;
+
+#define HOME(kind, field, cap, counted) {kind, cap, counted, (uint16_t)offsetof(wrt_attrs, field)}
+static const attr_home ATTR_HOME[WRT_NUM_ATTRS] = {
+    [ATTR_strides] = HOME(WRT_ATTR_INTS, strides, 2, 0),
+    [ATTR_dilations] = HOME(WRT_ATTR_INTS, dilations, 2, 0),
+    [ATTR_pads] = HOME(WRT_ATTR_INTS, pads, 4, 0), /* PadOptions.pads: PAD_PADS */
+    [ATTR_groups] = HOME(WRT_ATTR_INT, groups, 1, 0),
+    [ATTR_output_padding] = HOME(WRT_ATTR_INTS, output_padding, 2, 0),
+    [ATTR_kernel] = HOME(WRT_ATTR_INTS, kernel, 2, 0),
+    [ATTR_act_min] = HOME(WRT_ATTR_FLOAT, act_min, 1, 0),
+    [ATTR_act_max] = HOME(WRT_ATTR_FLOAT, act_max, 1, 0),
+    [ATTR_min] = HOME(WRT_ATTR_FLOAT, min, 1, 0),
+    [ATTR_max] = HOME(WRT_ATTR_FLOAT, max, 1, 0),
+    [ATTR_alpha] = HOME(WRT_ATTR_FLOAT, alpha, 1, 0),
+    [ATTR_beta] = HOME(WRT_ATTR_FLOAT, beta, 1, 0),
+    [ATTR_value] = HOME(WRT_ATTR_FLOAT, value, 1, 0),
+    [ATTR_ceil_mode] = HOME(WRT_ATTR_BOOL, ceil_mode, 1, 0),
+    [ATTR_count_include_pad] = HOME(WRT_ATTR_BOOL, count_include_pad, 1, 0),
+    [ATTR_keepdims] = HOME(WRT_ATTR_BOOL, keepdims, 1, 0),
+    [ATTR_mode] = HOME(WRT_ATTR_ENUM, mode, 1, 0),
+    [ATTR_coord] = HOME(WRT_ATTR_ENUM, coord, 1, 0),
+    [ATTR_nearest] = HOME(WRT_ATTR_ENUM, nearest, 1, 0),
+    [ATTR_axis] = HOME(WRT_ATTR_INT, axis, 1, 0),
+    [ATTR_block] = HOME(WRT_ATTR_INT, block, 1, 0),
+    [ATTR_axes] = HOME(WRT_ATTR_INTS, list, WRT_MAX_RANK, 1),
+    [ATTR_shape] = HOME(WRT_ATTR_INTS, list, WRT_MAX_RANK, 1),
+    [ATTR_perm] = HOME(WRT_ATTR_INTS, list, WRT_MAX_RANK, 1),
+    [ATTR_starts] = HOME(WRT_ATTR_INTS, starts, WRT_MAX_RANK, 0), /* lengths checked together below */
+    [ATTR_ends] = HOME(WRT_ATTR_INTS, ends, WRT_MAX_RANK, 0),
+    [ATTR_steps] = HOME(WRT_ATTR_INTS, steps, WRT_MAX_RANK, 0),
+    [ATTR_size] = HOME(WRT_ATTR_INTS, size, 2, 0),
+    [ATTR_scales] = HOME(WRT_ATTR_FLOATS, scales, 2, 0),
+};
+static const attr_home PAD_PADS = HOME(WRT_ATTR_INTS, list, 2 * WRT_MAX_RANK, 1); /* [begin_0.., end_0..] */
+
+static const char* const KIND_NAMES[] = {"int", "float", "bool", "ints", "floats", "enum"};
+
+/* a list attribute: absent = its default; `len` = the number of values */
+static int rd_list(const wrt_op* op, fb_buf f, size_t tab, const wrt_fielddef* fd, const attr_home* h, void* dst,
+                   int* len) {
+  size_t v = fb_ref(f, tab, fd->slot);
   if (!v) {
-    for (int i = 0; i < ndef; i++) dst[i] = def[i];
-    if (n) *n = ndef;
+    for (int i = 0; i < fd->def_len; i++) {
+      if (fd->kind == WRT_ATTR_INTS) ((int32_t*)dst)[i] = fd->def_ints[i];
+      else ((float*)dst)[i] = fd->def_floats[i];
+    }
+    *len = fd->def_len;
     return WRT_OK;
   }
-  uint32_t len = fb_vlen(f, v);
-  if (len > (uint32_t)cap) return op_fail(op, WRT_ERR_FORMAT, "%s has %u values, at most %d allowed", what, len, cap);
-  for (uint32_t i = 0; i < len; i++) dst[i] = fb_vi32(f, v, i);
-  if (n) *n = (int)len;
-  else if ((int)len != ndef) return op_fail(op, WRT_ERR_FORMAT, "%s must have %d values, got %u", what, ndef, len);
-  return WRT_OK;
-}
-
-static int rd_enum(const wrt_op* op, fb_buf f, size_t tab, int slot, const char* what, int count, uint8_t def,
-                   uint8_t* dst) {
-  int8_t v = (int8_t)fb_u8(f, tab, slot, def); /* absent = the schema default, which writers omit */
-  if (v < 0 || v >= count) return op_fail(op, WRT_ERR_FORMAT, "%s = %d is not a valid %s", what, v, what);
-  *dst = (uint8_t)v;
-  return WRT_OK;
-}
-
-static int read_options(wrt_op* op, fb_buf f, size_t ot) {
-  static const int32_t ONES[2] = {1, 1}, ZEROS[4] = {0, 0, 0, 0};
-  const float inf = __builtin_inff();
-  wrt_attrs* a = &op->a;
-  a->act_min = -inf;
-  a->act_max = inf;
-  int r = WRT_OK;
-  int n = 0;
-  switch (wrt_opdef_of(op->type)->options) {
-    case 1: /* Conv2DOptions */
-    case 2: /* ConvTranspose2DOptions */
-      if ((r = rd_ints(op, f, ot, 0, "strides", a->strides, 2, 0, ONES, 2)) ||
-          (r = rd_ints(op, f, ot, 1, "dilations", a->dilations, 2, 0, ONES, 2)) ||
-          (r = rd_ints(op, f, ot, 2, "pads", a->pads, 4, 0, ZEROS, 4)))
-        return r;
-      a->groups = fb_i32(f, ot, 3, 1);
-      if (op->type == OP_CONV_TRANSPOSE_2D) {
-        if ((r = rd_ints(op, f, ot, 4, "output_padding", a->output_padding, 2, 0, ZEROS, 2))) return r;
-        n = 1;
-      }
-      a->act_min = fb_f32(f, ot, 4 + n, -inf);
-      a->act_max = fb_f32(f, ot, 5 + n, inf);
-      break;
-    case 3: /* FullyConnectedOptions */
-    case 4: /* BinaryOptions */
-      a->act_min = fb_f32(f, ot, 0, -inf);
-      a->act_max = fb_f32(f, ot, 1, inf);
-      break;
-    case 5:
-      a->min = fb_f32(f, ot, 0, -inf);
-      a->max = fb_f32(f, ot, 1, inf);
-      break;
-    case 6: a->alpha = fb_f32(f, ot, 0, 0.01f); break;
-    case 7:
-      a->alpha = fb_f32(f, ot, 0, 0.2f);
-      a->beta = fb_f32(f, ot, 1, 0.5f);
-      break;
-    case 8: /* Pool2DOptions */
-      if ((r = rd_ints(op, f, ot, 0, "kernel", a->kernel, 2, 0, ONES, 2)) ||
-          (r = rd_ints(op, f, ot, 1, "strides", a->strides, 2, 0, ONES, 2)) ||
-          (r = rd_ints(op, f, ot, 2, "dilations", a->dilations, 2, 0, ONES, 2)) ||
-          (r = rd_ints(op, f, ot, 3, "pads", a->pads, 4, 0, ZEROS, 4)))
-        return r;
-      a->ceil_mode = fb_u8(f, ot, 4, 0) != 0;
-      a->count_include_pad = fb_u8(f, ot, 5, 0) != 0;
-      a->act_min = fb_f32(f, ot, 6, -inf);
-      a->act_max = fb_f32(f, ot, 7, inf);
-      break;
-    case 9:
-      if ((r = rd_ints(op, f, ot, 0, "axes", a->list, WRT_MAX_RANK, &a->n_list, ZEROS, 0))) return r;
-      a->keepdims = fb_u8(f, ot, 1, 1) != 0;
-      break;
-    case 10: a->axis = fb_i32(f, ot, 0, -1); break;
-    case 11: return rd_ints(op, f, ot, 0, "shape", a->list, WRT_MAX_RANK, &a->n_list, ZEROS, 0);
-    case 12: return rd_ints(op, f, ot, 0, "perm", a->list, WRT_MAX_RANK, &a->n_list, ZEROS, 0);
-    case 13:
-      a->axis = fb_i32(f, ot, 0, 0);
-      a->act_min = fb_f32(f, ot, 1, -inf);
-      a->act_max = fb_f32(f, ot, 2, inf);
-      break;
-    case 14: {
-      int n0 = 0, n1 = 0, n2 = 0;
-      if ((r = rd_ints(op, f, ot, 0, "starts", a->starts, WRT_MAX_RANK, &n0, ZEROS, 0)) ||
-          (r = rd_ints(op, f, ot, 1, "ends", a->ends, WRT_MAX_RANK, &n1, ZEROS, 0)) ||
-          (r = rd_ints(op, f, ot, 2, "steps", a->steps, WRT_MAX_RANK, &n2, ZEROS, 0)))
-        return r;
-      if (n0 != n1 || n1 != n2)
-        return op_fail(op, WRT_ERR_FORMAT, "starts/ends/steps have %d/%d/%d values", n0, n1, n2);
-      a->n_list = n0;
-      break;
-    }
-    case 15:
-      if ((r = rd_ints(op, f, ot, 0, "pads", a->list, 2 * WRT_MAX_RANK, &a->n_list, ZEROS, 0)) ||
-          (r = rd_enum(op, f, ot, 1, "PadMode", 3, 0, &a->mode)))
-        return r;
-      a->value = fb_f32(f, ot, 2, 0.0f);
-      break;
-    case 16: {
-      static const int32_t SZ[2] = {0, 0};
-      if ((r = rd_ints(op, f, ot, 0, "size", a->size, 2, 0, SZ, 2))) return r;
-      size_t sv = fb_ref(f, ot, 1);
-      if (sv) {
-        if (fb_vlen(f, sv) != 2) return op_fail(op, WRT_ERR_FORMAT, "scales must have 2 values, got %u", fb_vlen(f, sv));
-        a->scales[0] = fb_vf32(f, sv, 0);
-        a->scales[1] = fb_vf32(f, sv, 1);
-      }
-      if ((r = rd_enum(op, f, ot, 2, "ResizeMode", 2, 1, &a->mode)) || (r = rd_enum(op, f, ot, 3, "CoordMode", 5, 0, &a->coord)) ||
-          (r = rd_enum(op, f, ot, 4, "NearestMode", 4, 0, &a->nearest)))
-        return r;
-      break;
-    }
-    case 17:
-      a->block = fb_i32(f, ot, 0, 2);
-      return rd_enum(op, f, ot, 1, "DepthToSpaceMode", 2, 0, &a->mode);
-    case 18: a->axis = fb_i32(f, ot, 0, 0); break;
-    default: break;
+  uint32_t n = fb_vlen(f, v);
+  if (fd->kind == WRT_ATTR_INTS && n > h->cap)
+    return op_fail(op, WRT_ERR_FORMAT, "%s has %u values, at most %d allowed", fd->name, n, h->cap);
+  if (fd->def_len && n != fd->def_len)
+    return op_fail(op, WRT_ERR_FORMAT, "%s must have %d values, got %u", fd->name, fd->def_len, n);
+  if (n > h->cap) return op_fail(op, WRT_ERR_FORMAT, "%s has %u values, at most %d allowed", fd->name, n, h->cap);
+  for (uint32_t i = 0; i < n; i++) {
+    if (fd->kind == WRT_ATTR_INTS) ((int32_t*)dst)[i] = fb_vi32(f, v, i);
+    else ((float*)dst)[i] = fb_vf32(f, v, i);
   }
-  return r;
+  *len = (int)n;
+  return WRT_OK;
+}
+
+/* every field of the op's options table (ot = 0: no table, every field at its default) into op->a */
+static int read_options(wrt_op* op, fb_buf f, size_t ot, int options) {
+  wrt_attrs* a = &op->a;
+  a->act_min = -__builtin_inff();
+  a->act_max = __builtin_inff();
+  const wrt_optionsdef* od = &WRT_OPTIONS[options];
+  int len[WRT_NUM_ATTRS] = {0}; /* values of each list attribute */
+  for (int k = 0; k < od->n_fields; k++) {
+    const wrt_fielddef* fd = &od->fields[k];
+    const attr_home* h = options == OPTIONS_PadOptions && fd->attr == ATTR_pads ? &PAD_PADS : &ATTR_HOME[fd->attr];
+    if (!h->cap || h->kind != fd->kind)
+      return op_fail(op, WRT_ERR_UNSUPPORTED, "attribute %s (%s) of %s is not implemented by the C engine", fd->name,
+                     KIND_NAMES[fd->kind], od->name);
+    uint8_t* dst = (uint8_t*)a + h->at;
+    int r;
+    switch (fd->kind) {
+      case WRT_ATTR_INT: *(int32_t*)(void*)dst = fb_i32(f, ot, fd->slot, fd->def_int); break;
+      case WRT_ATTR_FLOAT: *(float*)(void*)dst = fb_f32(f, ot, fd->slot, fd->def_float); break;
+      case WRT_ATTR_BOOL: *dst = fb_u8(f, ot, fd->slot, (uint8_t)fd->def_int) != 0; break;
+      case WRT_ATTR_ENUM: {
+        /* absent = the schema default, which writers omit */
+        int8_t v = (int8_t)fb_u8(f, ot, fd->slot, (uint8_t)fd->def_int);
+        const wrt_enumdef* e = &WRT_ENUMS[fd->enum_id];
+        if (v < e->min || v > e->max) return op_fail(op, WRT_ERR_FORMAT, "%s = %d is not a valid %s", e->name, v, e->name);
+        *dst = (uint8_t)v;
+        break;
+      }
+      default: /* WRT_ATTR_INTS, WRT_ATTR_FLOATS */
+        if ((r = rd_list(op, f, ot, fd, h, dst, &len[fd->attr]))) return r;
+        if (h->counted) a->n_list = len[fd->attr];
+        break;
+    }
+  }
+  if (options == OPTIONS_SliceOptions) { /* starts, ends, steps: one value per axis each */
+    int n0 = len[ATTR_starts], n1 = len[ATTR_ends], n2 = len[ATTR_steps];
+    if (n0 != n1 || n1 != n2) return op_fail(op, WRT_ERR_FORMAT, "starts/ends/steps have %d/%d/%d values", n0, n1, n2);
+    a->n_list = n0;
+  }
+  return WRT_OK;
 }
 
 /* ---- operators -------------------------------------------------------------------------------------------------- */
@@ -291,11 +238,13 @@ static int read_ops(wrt_model* m, fb_buf f, size_t root) {
     if (!op->name) return rt_error(WRT_ERR_NOMEM, "out of memory");
     size_t iv = fb_ref(f, ot, 1), outv = fb_ref(f, ot, 2);
     uint32_t ni = fb_vlen(f, iv), nout = fb_vlen(f, outv);
-    if (ni < d->min_in || (d->max_in != 255 && ni > d->max_in) || ni > 4096) {
-      if (d->max_in == 255) return op_fail(op, WRT_ERR_FORMAT, "%u inputs, expected at least %d", ni, d->min_in);
+    if (ni < d->min_in || (!d->variadic && ni > d->max_in) || ni > 4096) {
+      if (d->variadic) return op_fail(op, WRT_ERR_FORMAT, "%u inputs, expected at least %d", ni, d->min_in);
       return op_fail(op, WRT_ERR_FORMAT, "%u inputs, expected %d..%d", ni, d->min_in, d->max_in);
     }
-    if (nout != 1) return op_fail(op, WRT_ERR_FORMAT, "%u outputs, expected 1", nout);
+    if (nout != d->n_out) return op_fail(op, WRT_ERR_FORMAT, "%u outputs, expected %d", nout, d->n_out);
+    if (d->n_out != 1)
+      return op_fail(op, WRT_ERR_UNSUPPORTED, "ops with %d outputs are not implemented by the C engine", d->n_out);
     op->n_in = (int)ni;
     op->in = m_alloc(m, sizeof(int32_t) * (ni ? ni : 1));
     if (!op->in) return rt_error(WRT_ERR_NOMEM, "out of memory");
@@ -303,7 +252,7 @@ static int read_ops(wrt_model* m, fb_buf f, size_t root) {
       int32_t ti = fb_vi32(f, iv, i);
       if (ti < -1 || ti >= nt)
         return op_fail(op, WRT_ERR_FORMAT, "input tensor index %d out of range (0..%d)", ti, nt - 1);
-      if (ti < 0 && (i < d->min_in || d->max_in == 255)) return op_fail(op, WRT_ERR_FORMAT, "required input missing");
+      if (ti < 0 && (i < d->min_in || d->variadic)) return op_fail(op, WRT_ERR_FORMAT, "required input missing");
       op->in[i] = ti;
     }
     op->out = fb_vi32(f, outv, 0);
@@ -313,9 +262,8 @@ static int read_ops(wrt_model* m, fb_buf f, size_t root) {
     size_t opts = fb_ref(f, ot, 4);
     if (d->options && (otype != d->options || !opts))
       return op_fail(op, WRT_ERR_FORMAT, "options of type %d (%s), expected %s", otype,
-                     otype < sizeof OPTION_NAMES / sizeof OPTION_NAMES[0] ? OPTION_NAMES[otype] : "?",
-                     OPTION_NAMES[d->options]);
-    int r = read_options(op, f, d->options ? opts : 0);
+                     otype < OPTIONS_COUNT ? WRT_OPTIONS[otype].name : "?", WRT_OPTIONS[d->options].name);
+    int r = read_options(op, f, d->options ? opts : 0, d->options);
     if (r) return r;
   }
   return WRT_OK;

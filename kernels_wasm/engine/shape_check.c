@@ -301,8 +301,9 @@ static int infer(wrt_model* m, wrt_op* op, shp* out) {
       for (int i = 0; i < rk; i++) {
         int64_t lo = a->list[i], hi = a->list[i + rk], d = x->dims[i];
         CHECK(lo >= 0 && hi >= 0 && lo <= (1 << 24) && hi <= (1 << 24), "pads must all be >= 0");
-        if (a->mode == 1) CHECK(lo <= d - 1 && hi <= d - 1, "reflect pads %l,%l of axis %d must be < its size %l", lo, hi, i, d);
-        if (a->mode == 2) CHECK(d > 0 || (lo == 0 && hi == 0), "edge padding of the empty axis %d", i);
+        if (a->mode == WRT_PadMode_REFLECT)
+          CHECK(lo <= d - 1 && hi <= d - 1, "reflect pads %l,%l of axis %d must be < its size %l", lo, hi, i, d);
+        if (a->mode == WRT_PadMode_EDGE) CHECK(d > 0 || (lo == 0 && hi == 0), "edge padding of the empty axis %d", i);
         out->d[i] = d + lo + hi;
       }
       return 0;
@@ -338,7 +339,8 @@ static int infer(wrt_model* m, wrt_op* op, shp* out) {
       return 0;
     }
   }
-  FAIL("internal: no shape rule");
+  /* an op of the format (generated/wrt_ops.h) without a shape rule, and so without a kernel, here */
+  return op_fail(op, WRT_ERR_UNSUPPORTED, "%s is not implemented by the C engine", op_name(op));
 }
 
 /* float32-only ops; data movement handles any element size */
@@ -347,10 +349,12 @@ static int is_data_op(int type) {
          type == OP_PAD || type == OP_DEPTH_TO_SPACE || type == OP_GATHER;
 }
 
+/* ops with a fused output clamp: their options table has act_min */
 static int has_act(int type) {
-  return type == OP_CONV_2D || type == OP_CONV_TRANSPOSE_2D || type == OP_FULLY_CONNECTED ||
-         (type >= OP_ADD && type <= OP_MINIMUM) || type == OP_MAX_POOL_2D || type == OP_AVERAGE_POOL_2D ||
-         type == OP_CONCATENATION;
+  const wrt_optionsdef* od = &WRT_OPTIONS[WRT_OPDEFS[type].options];
+  for (int k = 0; k < od->n_fields; k++)
+    if (od->fields[k].attr == ATTR_act_min) return 1;
+  return 0;
 }
 
 static int check_op(wrt_model* m, wrt_op* op) {

@@ -1,0 +1,340 @@
+/* GENERATED from python_ref/opdefs.py by tools/gen_schema.py (tools/gen_c_tables.py): do not edit.
+ * The op set of the .wrt format as the C engine reads it: op codes and arity, the union Options type
+ * ids, each options table's FlatBuffers fields (slot = declaration index, vtable entry at byte
+ * 4 + 2 * slot; kind; default), attribute names and enum ranges. Regenerate: python tools/gen_schema.py
+ * The tables are defined where WRT_OPS_DEFINE_TABLES is defined (model_read.c). */
+#ifndef WRT_GENERATED_OPS_H
+#define WRT_GENERATED_OPS_H
+
+#include <stdint.h>
+
+/* enum OpType */
+enum {
+  OP_CONV_2D = 1,
+  OP_CONV_TRANSPOSE_2D = 2,
+  OP_FULLY_CONNECTED = 3,
+  OP_MATMUL = 4,
+  OP_ADD = 10,
+  OP_SUB = 11,
+  OP_MUL = 12,
+  OP_DIV = 13,
+  OP_MAXIMUM = 14,
+  OP_MINIMUM = 15,
+  OP_POW = 16,
+  OP_PRELU = 17,
+  OP_RELU = 20,
+  OP_CLIP = 21,
+  OP_LEAKY_RELU = 22,
+  OP_HARD_SWISH = 23,
+  OP_HARD_SIGMOID = 24,
+  OP_SIGMOID = 25,
+  OP_TANH = 26,
+  OP_EXP = 27,
+  OP_SQRT = 28,
+  OP_ABS = 29,
+  OP_NEG = 30,
+  OP_MAX_POOL_2D = 40,
+  OP_AVERAGE_POOL_2D = 41,
+  OP_MEAN = 42,
+  OP_REDUCE_MAX = 43,
+  OP_REDUCE_SUM = 44,
+  OP_SOFTMAX = 45,
+  OP_RESHAPE = 50,
+  OP_TRANSPOSE = 51,
+  OP_CONCATENATION = 52,
+  OP_SLICE = 53,
+  OP_PAD = 54,
+  OP_RESIZE = 55,
+  OP_DEPTH_TO_SPACE = 56,
+  OP_GATHER = 57,
+  OP_MAX_CODE = 58 /* one past the largest op code */
+};
+#define WRT_NUM_OPS 37
+
+/* union Options type ids, in schema declaration order */
+enum {
+  OPTIONS_NONE = 0,
+  OPTIONS_Conv2DOptions = 1,
+  OPTIONS_ConvTranspose2DOptions = 2,
+  OPTIONS_FullyConnectedOptions = 3,
+  OPTIONS_BinaryOptions = 4,
+  OPTIONS_ClipOptions = 5,
+  OPTIONS_LeakyReluOptions = 6,
+  OPTIONS_HardSigmoidOptions = 7,
+  OPTIONS_Pool2DOptions = 8,
+  OPTIONS_ReduceOptions = 9,
+  OPTIONS_SoftmaxOptions = 10,
+  OPTIONS_ReshapeOptions = 11,
+  OPTIONS_TransposeOptions = 12,
+  OPTIONS_ConcatenationOptions = 13,
+  OPTIONS_SliceOptions = 14,
+  OPTIONS_PadOptions = 15,
+  OPTIONS_ResizeOptions = 16,
+  OPTIONS_DepthToSpaceOptions = 17,
+  OPTIONS_GatherOptions = 18,
+  OPTIONS_COUNT = 19
+};
+
+/* attribute names of every options table */
+enum {
+  ATTR_strides = 0,
+  ATTR_dilations = 1,
+  ATTR_pads = 2,
+  ATTR_groups = 3,
+  ATTR_act_min = 4,
+  ATTR_act_max = 5,
+  ATTR_output_padding = 6,
+  ATTR_min = 7,
+  ATTR_max = 8,
+  ATTR_alpha = 9,
+  ATTR_beta = 10,
+  ATTR_kernel = 11,
+  ATTR_ceil_mode = 12,
+  ATTR_count_include_pad = 13,
+  ATTR_axes = 14,
+  ATTR_keepdims = 15,
+  ATTR_axis = 16,
+  ATTR_shape = 17,
+  ATTR_perm = 18,
+  ATTR_starts = 19,
+  ATTR_ends = 20,
+  ATTR_steps = 21,
+  ATTR_mode = 22,
+  ATTR_value = 23,
+  ATTR_size = 24,
+  ATTR_scales = 25,
+  ATTR_coord = 26,
+  ATTR_nearest = 27,
+  ATTR_block = 28,
+  WRT_NUM_ATTRS = 29
+};
+
+/* enums of attributes */
+enum {
+  WRT_ENUM_PadMode = 0,
+  WRT_ENUM_ResizeMode = 1,
+  WRT_ENUM_CoordMode = 2,
+  WRT_ENUM_NearestMode = 3,
+  WRT_ENUM_DepthToSpaceMode = 4,
+  WRT_NUM_ENUMS = 5
+};
+enum { WRT_PadMode_CONSTANT = 0, WRT_PadMode_REFLECT = 1, WRT_PadMode_EDGE = 2 };
+enum { WRT_ResizeMode_NEAREST = 0, WRT_ResizeMode_BILINEAR = 1 };
+enum { WRT_CoordMode_HALF_PIXEL = 0, WRT_CoordMode_ALIGN_CORNERS = 1, WRT_CoordMode_ASYMMETRIC = 2, WRT_CoordMode_PYTORCH_HALF_PIXEL = 3, WRT_CoordMode_TF_HALF_PIXEL_FOR_NN = 4 };
+enum { WRT_NearestMode_ROUND_PREFER_FLOOR = 0, WRT_NearestMode_ROUND_PREFER_CEIL = 1, WRT_NearestMode_FLOOR = 2, WRT_NearestMode_CEIL = 3 };
+enum { WRT_DepthToSpaceMode_DCR = 0, WRT_DepthToSpaceMode_CRD = 1 };
+
+typedef enum { WRT_ATTR_INT, WRT_ATTR_FLOAT, WRT_ATTR_BOOL, WRT_ATTR_INTS, WRT_ATTR_FLOATS, WRT_ATTR_ENUM } wrt_attr_kind;
+
+typedef struct {
+  const char* name;
+  uint16_t code;
+  uint8_t min_in;   /* required inputs (a variadic input is required once) */
+  uint8_t max_in;   /* declared inputs (trailing ones optional); variadic: the last one repeats */
+  uint8_t variadic; /* any number >= min_in, all present */
+  uint8_t n_out;
+  uint8_t options;  /* OPTIONS_* type id, OPTIONS_NONE for an op without attributes */
+} wrt_opdef;
+
+typedef struct {
+  const char* name;          /* as in opdefs.py */
+  uint8_t attr;              /* ATTR_* */
+  uint8_t slot;              /* FlatBuffers field index: vtable entry at byte 4 + 2 * slot */
+  uint8_t kind;              /* wrt_attr_kind */
+  uint8_t size;              /* bytes of the scalar, or of one vector element */
+  int8_t enum_id;            /* WRT_ENUM_* for WRT_ATTR_ENUM, else -1 */
+  int32_t def_int;           /* default of an int, bool or enum field (absent = default) */
+  float def_float;           /* default of a float field */
+  uint8_t def_len;           /* ints/floats: default values; > 0: the vector has exactly this many */
+  const int32_t* def_ints;
+  const float* def_floats;
+} wrt_fielddef;
+
+typedef struct {
+  const char* name;
+  uint8_t n_fields;
+  const wrt_fielddef* fields; /* in slot order */
+} wrt_optionsdef;
+
+typedef struct {
+  const char* name;
+  int32_t min, max; /* valid values */
+} wrt_enumdef;
+
+extern const wrt_opdef WRT_OPDEFS[OP_MAX_CODE];         /* by op code; name NULL for unused codes */
+extern const wrt_optionsdef WRT_OPTIONS[OPTIONS_COUNT]; /* by union type id; [0] = NONE */
+extern const wrt_enumdef WRT_ENUMS[WRT_NUM_ENUMS];
+const wrt_opdef* wrt_opdef_of(int code);                /* NULL for unknown codes */
+
+#ifdef WRT_OPS_DEFINE_TABLES
+const wrt_opdef WRT_OPDEFS[OP_MAX_CODE] = {
+    [OP_CONV_2D] = {"CONV_2D", 1, 2, 3, 0, 1, OPTIONS_Conv2DOptions},
+    [OP_CONV_TRANSPOSE_2D] = {"CONV_TRANSPOSE_2D", 2, 2, 3, 0, 1, OPTIONS_ConvTranspose2DOptions},
+    [OP_FULLY_CONNECTED] = {"FULLY_CONNECTED", 3, 2, 3, 0, 1, OPTIONS_FullyConnectedOptions},
+    [OP_MATMUL] = {"MATMUL", 4, 2, 2, 0, 1, OPTIONS_NONE},
+    [OP_ADD] = {"ADD", 10, 2, 2, 0, 1, OPTIONS_BinaryOptions},
+    [OP_SUB] = {"SUB", 11, 2, 2, 0, 1, OPTIONS_BinaryOptions},
+    [OP_MUL] = {"MUL", 12, 2, 2, 0, 1, OPTIONS_BinaryOptions},
+    [OP_DIV] = {"DIV", 13, 2, 2, 0, 1, OPTIONS_BinaryOptions},
+    [OP_MAXIMUM] = {"MAXIMUM", 14, 2, 2, 0, 1, OPTIONS_BinaryOptions},
+    [OP_MINIMUM] = {"MINIMUM", 15, 2, 2, 0, 1, OPTIONS_BinaryOptions},
+    [OP_POW] = {"POW", 16, 2, 2, 0, 1, OPTIONS_NONE},
+    [OP_PRELU] = {"PRELU", 17, 2, 2, 0, 1, OPTIONS_NONE},
+    [OP_RELU] = {"RELU", 20, 1, 1, 0, 1, OPTIONS_NONE},
+    [OP_CLIP] = {"CLIP", 21, 1, 1, 0, 1, OPTIONS_ClipOptions},
+    [OP_LEAKY_RELU] = {"LEAKY_RELU", 22, 1, 1, 0, 1, OPTIONS_LeakyReluOptions},
+    [OP_HARD_SWISH] = {"HARD_SWISH", 23, 1, 1, 0, 1, OPTIONS_NONE},
+    [OP_HARD_SIGMOID] = {"HARD_SIGMOID", 24, 1, 1, 0, 1, OPTIONS_HardSigmoidOptions},
+    [OP_SIGMOID] = {"SIGMOID", 25, 1, 1, 0, 1, OPTIONS_NONE},
+    [OP_TANH] = {"TANH", 26, 1, 1, 0, 1, OPTIONS_NONE},
+    [OP_EXP] = {"EXP", 27, 1, 1, 0, 1, OPTIONS_NONE},
+    [OP_SQRT] = {"SQRT", 28, 1, 1, 0, 1, OPTIONS_NONE},
+    [OP_ABS] = {"ABS", 29, 1, 1, 0, 1, OPTIONS_NONE},
+    [OP_NEG] = {"NEG", 30, 1, 1, 0, 1, OPTIONS_NONE},
+    [OP_MAX_POOL_2D] = {"MAX_POOL_2D", 40, 1, 1, 0, 1, OPTIONS_Pool2DOptions},
+    [OP_AVERAGE_POOL_2D] = {"AVERAGE_POOL_2D", 41, 1, 1, 0, 1, OPTIONS_Pool2DOptions},
+    [OP_MEAN] = {"MEAN", 42, 1, 1, 0, 1, OPTIONS_ReduceOptions},
+    [OP_REDUCE_MAX] = {"REDUCE_MAX", 43, 1, 1, 0, 1, OPTIONS_ReduceOptions},
+    [OP_REDUCE_SUM] = {"REDUCE_SUM", 44, 1, 1, 0, 1, OPTIONS_ReduceOptions},
+    [OP_SOFTMAX] = {"SOFTMAX", 45, 1, 1, 0, 1, OPTIONS_SoftmaxOptions},
+    [OP_RESHAPE] = {"RESHAPE", 50, 1, 1, 0, 1, OPTIONS_ReshapeOptions},
+    [OP_TRANSPOSE] = {"TRANSPOSE", 51, 1, 1, 0, 1, OPTIONS_TransposeOptions},
+    [OP_CONCATENATION] = {"CONCATENATION", 52, 1, 1, 1, 1, OPTIONS_ConcatenationOptions},
+    [OP_SLICE] = {"SLICE", 53, 1, 1, 0, 1, OPTIONS_SliceOptions},
+    [OP_PAD] = {"PAD", 54, 1, 1, 0, 1, OPTIONS_PadOptions},
+    [OP_RESIZE] = {"RESIZE", 55, 1, 1, 0, 1, OPTIONS_ResizeOptions},
+    [OP_DEPTH_TO_SPACE] = {"DEPTH_TO_SPACE", 56, 1, 1, 0, 1, OPTIONS_DepthToSpaceOptions},
+    [OP_GATHER] = {"GATHER", 57, 2, 2, 0, 1, OPTIONS_GatherOptions},
+};
+static const int32_t wrt_def_Conv2DOptions_strides[2] = {1, 1};
+static const int32_t wrt_def_Conv2DOptions_dilations[2] = {1, 1};
+static const int32_t wrt_def_Conv2DOptions_pads[4] = {0, 0, 0, 0};
+static const wrt_fielddef wrt_fields_Conv2DOptions[6] = {
+    {"strides", ATTR_strides, 0, WRT_ATTR_INTS, 4, -1, 0, 0.0f, 2, wrt_def_Conv2DOptions_strides, 0},
+    {"dilations", ATTR_dilations, 1, WRT_ATTR_INTS, 4, -1, 0, 0.0f, 2, wrt_def_Conv2DOptions_dilations, 0},
+    {"pads", ATTR_pads, 2, WRT_ATTR_INTS, 4, -1, 0, 0.0f, 4, wrt_def_Conv2DOptions_pads, 0},
+    {"groups", ATTR_groups, 3, WRT_ATTR_INT, 4, -1, 1, 0.0f, 0, 0, 0},
+    {"act_min", ATTR_act_min, 4, WRT_ATTR_FLOAT, 4, -1, 0, -__builtin_inff(), 0, 0, 0},
+    {"act_max", ATTR_act_max, 5, WRT_ATTR_FLOAT, 4, -1, 0, __builtin_inff(), 0, 0, 0},
+};
+static const int32_t wrt_def_ConvTranspose2DOptions_strides[2] = {1, 1};
+static const int32_t wrt_def_ConvTranspose2DOptions_dilations[2] = {1, 1};
+static const int32_t wrt_def_ConvTranspose2DOptions_pads[4] = {0, 0, 0, 0};
+static const int32_t wrt_def_ConvTranspose2DOptions_output_padding[2] = {0, 0};
+static const wrt_fielddef wrt_fields_ConvTranspose2DOptions[7] = {
+    {"strides", ATTR_strides, 0, WRT_ATTR_INTS, 4, -1, 0, 0.0f, 2, wrt_def_ConvTranspose2DOptions_strides, 0},
+    {"dilations", ATTR_dilations, 1, WRT_ATTR_INTS, 4, -1, 0, 0.0f, 2, wrt_def_ConvTranspose2DOptions_dilations, 0},
+    {"pads", ATTR_pads, 2, WRT_ATTR_INTS, 4, -1, 0, 0.0f, 4, wrt_def_ConvTranspose2DOptions_pads, 0},
+    {"groups", ATTR_groups, 3, WRT_ATTR_INT, 4, -1, 1, 0.0f, 0, 0, 0},
+    {"output_padding", ATTR_output_padding, 4, WRT_ATTR_INTS, 4, -1, 0, 0.0f, 2, wrt_def_ConvTranspose2DOptions_output_padding, 0},
+    {"act_min", ATTR_act_min, 5, WRT_ATTR_FLOAT, 4, -1, 0, -__builtin_inff(), 0, 0, 0},
+    {"act_max", ATTR_act_max, 6, WRT_ATTR_FLOAT, 4, -1, 0, __builtin_inff(), 0, 0, 0},
+};
+static const wrt_fielddef wrt_fields_FullyConnectedOptions[2] = {
+    {"act_min", ATTR_act_min, 0, WRT_ATTR_FLOAT, 4, -1, 0, -__builtin_inff(), 0, 0, 0},
+    {"act_max", ATTR_act_max, 1, WRT_ATTR_FLOAT, 4, -1, 0, __builtin_inff(), 0, 0, 0},
+};
+static const wrt_fielddef wrt_fields_BinaryOptions[2] = {
+    {"act_min", ATTR_act_min, 0, WRT_ATTR_FLOAT, 4, -1, 0, -__builtin_inff(), 0, 0, 0},
+    {"act_max", ATTR_act_max, 1, WRT_ATTR_FLOAT, 4, -1, 0, __builtin_inff(), 0, 0, 0},
+};
+static const wrt_fielddef wrt_fields_ClipOptions[2] = {
+    {"min", ATTR_min, 0, WRT_ATTR_FLOAT, 4, -1, 0, -__builtin_inff(), 0, 0, 0},
+    {"max", ATTR_max, 1, WRT_ATTR_FLOAT, 4, -1, 0, __builtin_inff(), 0, 0, 0},
+};
+static const wrt_fielddef wrt_fields_LeakyReluOptions[1] = {
+    {"alpha", ATTR_alpha, 0, WRT_ATTR_FLOAT, 4, -1, 0, 0.01f, 0, 0, 0},
+};
+static const wrt_fielddef wrt_fields_HardSigmoidOptions[2] = {
+    {"alpha", ATTR_alpha, 0, WRT_ATTR_FLOAT, 4, -1, 0, 0.2f, 0, 0, 0},
+    {"beta", ATTR_beta, 1, WRT_ATTR_FLOAT, 4, -1, 0, 0.5f, 0, 0, 0},
+};
+static const int32_t wrt_def_Pool2DOptions_kernel[2] = {1, 1};
+static const int32_t wrt_def_Pool2DOptions_strides[2] = {1, 1};
+static const int32_t wrt_def_Pool2DOptions_dilations[2] = {1, 1};
+static const int32_t wrt_def_Pool2DOptions_pads[4] = {0, 0, 0, 0};
+static const wrt_fielddef wrt_fields_Pool2DOptions[8] = {
+    {"kernel", ATTR_kernel, 0, WRT_ATTR_INTS, 4, -1, 0, 0.0f, 2, wrt_def_Pool2DOptions_kernel, 0},
+    {"strides", ATTR_strides, 1, WRT_ATTR_INTS, 4, -1, 0, 0.0f, 2, wrt_def_Pool2DOptions_strides, 0},
+    {"dilations", ATTR_dilations, 2, WRT_ATTR_INTS, 4, -1, 0, 0.0f, 2, wrt_def_Pool2DOptions_dilations, 0},
+    {"pads", ATTR_pads, 3, WRT_ATTR_INTS, 4, -1, 0, 0.0f, 4, wrt_def_Pool2DOptions_pads, 0},
+    {"ceil_mode", ATTR_ceil_mode, 4, WRT_ATTR_BOOL, 1, -1, 0, 0.0f, 0, 0, 0},
+    {"count_include_pad", ATTR_count_include_pad, 5, WRT_ATTR_BOOL, 1, -1, 0, 0.0f, 0, 0, 0},
+    {"act_min", ATTR_act_min, 6, WRT_ATTR_FLOAT, 4, -1, 0, -__builtin_inff(), 0, 0, 0},
+    {"act_max", ATTR_act_max, 7, WRT_ATTR_FLOAT, 4, -1, 0, __builtin_inff(), 0, 0, 0},
+};
+static const wrt_fielddef wrt_fields_ReduceOptions[2] = {
+    {"axes", ATTR_axes, 0, WRT_ATTR_INTS, 4, -1, 0, 0.0f, 0, 0, 0},
+    {"keepdims", ATTR_keepdims, 1, WRT_ATTR_BOOL, 1, -1, 1, 0.0f, 0, 0, 0},
+};
+static const wrt_fielddef wrt_fields_SoftmaxOptions[1] = {
+    {"axis", ATTR_axis, 0, WRT_ATTR_INT, 4, -1, -1, 0.0f, 0, 0, 0},
+};
+static const wrt_fielddef wrt_fields_ReshapeOptions[1] = {
+    {"shape", ATTR_shape, 0, WRT_ATTR_INTS, 4, -1, 0, 0.0f, 0, 0, 0},
+};
+static const wrt_fielddef wrt_fields_TransposeOptions[1] = {
+    {"perm", ATTR_perm, 0, WRT_ATTR_INTS, 4, -1, 0, 0.0f, 0, 0, 0},
+};
+static const wrt_fielddef wrt_fields_ConcatenationOptions[3] = {
+    {"axis", ATTR_axis, 0, WRT_ATTR_INT, 4, -1, 0, 0.0f, 0, 0, 0},
+    {"act_min", ATTR_act_min, 1, WRT_ATTR_FLOAT, 4, -1, 0, -__builtin_inff(), 0, 0, 0},
+    {"act_max", ATTR_act_max, 2, WRT_ATTR_FLOAT, 4, -1, 0, __builtin_inff(), 0, 0, 0},
+};
+static const wrt_fielddef wrt_fields_SliceOptions[3] = {
+    {"starts", ATTR_starts, 0, WRT_ATTR_INTS, 4, -1, 0, 0.0f, 0, 0, 0},
+    {"ends", ATTR_ends, 1, WRT_ATTR_INTS, 4, -1, 0, 0.0f, 0, 0, 0},
+    {"steps", ATTR_steps, 2, WRT_ATTR_INTS, 4, -1, 0, 0.0f, 0, 0, 0},
+};
+static const wrt_fielddef wrt_fields_PadOptions[3] = {
+    {"pads", ATTR_pads, 0, WRT_ATTR_INTS, 4, -1, 0, 0.0f, 0, 0, 0},
+    {"mode", ATTR_mode, 1, WRT_ATTR_ENUM, 1, WRT_ENUM_PadMode, 0, 0.0f, 0, 0, 0},
+    {"value", ATTR_value, 2, WRT_ATTR_FLOAT, 4, -1, 0, 0.0f, 0, 0, 0},
+};
+static const int32_t wrt_def_ResizeOptions_size[2] = {0, 0};
+static const float wrt_def_ResizeOptions_scales[2] = {0.0f, 0.0f};
+static const wrt_fielddef wrt_fields_ResizeOptions[5] = {
+    {"size", ATTR_size, 0, WRT_ATTR_INTS, 4, -1, 0, 0.0f, 2, wrt_def_ResizeOptions_size, 0},
+    {"scales", ATTR_scales, 1, WRT_ATTR_FLOATS, 4, -1, 0, 0.0f, 2, 0, wrt_def_ResizeOptions_scales},
+    {"mode", ATTR_mode, 2, WRT_ATTR_ENUM, 1, WRT_ENUM_ResizeMode, 1, 0.0f, 0, 0, 0},
+    {"coord", ATTR_coord, 3, WRT_ATTR_ENUM, 1, WRT_ENUM_CoordMode, 0, 0.0f, 0, 0, 0},
+    {"nearest", ATTR_nearest, 4, WRT_ATTR_ENUM, 1, WRT_ENUM_NearestMode, 0, 0.0f, 0, 0, 0},
+};
+static const wrt_fielddef wrt_fields_DepthToSpaceOptions[2] = {
+    {"block", ATTR_block, 0, WRT_ATTR_INT, 4, -1, 2, 0.0f, 0, 0, 0},
+    {"mode", ATTR_mode, 1, WRT_ATTR_ENUM, 1, WRT_ENUM_DepthToSpaceMode, 0, 0.0f, 0, 0, 0},
+};
+static const wrt_fielddef wrt_fields_GatherOptions[1] = {
+    {"axis", ATTR_axis, 0, WRT_ATTR_INT, 4, -1, 0, 0.0f, 0, 0, 0},
+};
+const wrt_optionsdef WRT_OPTIONS[OPTIONS_COUNT] = {
+    [OPTIONS_NONE] = {"NONE", 0, 0},
+    [OPTIONS_Conv2DOptions] = {"Conv2DOptions", 6, wrt_fields_Conv2DOptions},
+    [OPTIONS_ConvTranspose2DOptions] = {"ConvTranspose2DOptions", 7, wrt_fields_ConvTranspose2DOptions},
+    [OPTIONS_FullyConnectedOptions] = {"FullyConnectedOptions", 2, wrt_fields_FullyConnectedOptions},
+    [OPTIONS_BinaryOptions] = {"BinaryOptions", 2, wrt_fields_BinaryOptions},
+    [OPTIONS_ClipOptions] = {"ClipOptions", 2, wrt_fields_ClipOptions},
+    [OPTIONS_LeakyReluOptions] = {"LeakyReluOptions", 1, wrt_fields_LeakyReluOptions},
+    [OPTIONS_HardSigmoidOptions] = {"HardSigmoidOptions", 2, wrt_fields_HardSigmoidOptions},
+    [OPTIONS_Pool2DOptions] = {"Pool2DOptions", 8, wrt_fields_Pool2DOptions},
+    [OPTIONS_ReduceOptions] = {"ReduceOptions", 2, wrt_fields_ReduceOptions},
+    [OPTIONS_SoftmaxOptions] = {"SoftmaxOptions", 1, wrt_fields_SoftmaxOptions},
+    [OPTIONS_ReshapeOptions] = {"ReshapeOptions", 1, wrt_fields_ReshapeOptions},
+    [OPTIONS_TransposeOptions] = {"TransposeOptions", 1, wrt_fields_TransposeOptions},
+    [OPTIONS_ConcatenationOptions] = {"ConcatenationOptions", 3, wrt_fields_ConcatenationOptions},
+    [OPTIONS_SliceOptions] = {"SliceOptions", 3, wrt_fields_SliceOptions},
+    [OPTIONS_PadOptions] = {"PadOptions", 3, wrt_fields_PadOptions},
+    [OPTIONS_ResizeOptions] = {"ResizeOptions", 5, wrt_fields_ResizeOptions},
+    [OPTIONS_DepthToSpaceOptions] = {"DepthToSpaceOptions", 2, wrt_fields_DepthToSpaceOptions},
+    [OPTIONS_GatherOptions] = {"GatherOptions", 1, wrt_fields_GatherOptions},
+};
+const wrt_enumdef WRT_ENUMS[WRT_NUM_ENUMS] = {
+    [WRT_ENUM_PadMode] = {"PadMode", 0, 2},
+    [WRT_ENUM_ResizeMode] = {"ResizeMode", 0, 1},
+    [WRT_ENUM_CoordMode] = {"CoordMode", 0, 4},
+    [WRT_ENUM_NearestMode] = {"NearestMode", 0, 3},
+    [WRT_ENUM_DepthToSpaceMode] = {"DepthToSpaceMode", 0, 1},
+};
+#endif /* WRT_OPS_DEFINE_TABLES */
+
+#endif

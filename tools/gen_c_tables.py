@@ -1,0 +1,166 @@
+"""The C engine's op tables (kernels_wasm/engine/generated/wrt_ops.h), generated from python_ref/opdefs.py.
+
+Called by tools/gen_schema.py (which writes the file and covers it with `--check`); not a command of its own.
+The header holds what the C reader needs to know about the format's op set, so adding an op never means editing
+C tables by hand:
+
+- op codes (`OP_<NAME>`), names, input arity (min, declared, variadic), output count, options union type id;
+- union Options type ids (`OPTIONS_<Table>`, NONE = 0) in the order of the schema's `union Options` declaration;
+- per options table, its fields: FlatBuffers slot (declaration order: vtable entry at byte 4 + 2 * slot), kind,
+  scalar/element size, default; an ints/floats attribute with a non-empty default has exactly that many values;
+- attribute names (`ATTR_<name>`) and enums (`WRT_ENUM_<Name>`, values `WRT_<Name>_<VALUE>`, valid range).
+
+The declarations are always visible; the table definitions are compiled where WRT_OPS_DEFINE_TABLES is defined
+(kernels_wasm/engine/model_read.c), once.
+"""
+
+from __future__ import annotations
+
+import math
+from typing import Any
+
+from python_ref import opdefs
+
+C_HEADER_PATH = "kernels_wasm/engine/generated/wrt_ops.h"
+
+KINDS = {"int": "WRT_ATTR_INT", "float": "WRT_ATTR_FLOAT", "bool": "WRT_ATTR_BOOL", "ints": "WRT_ATTR_INTS",
+         "floats": "WRT_ATTR_FLOATS"}
+SIZES = {"int": 4, "float": 4, "bool": 1, "ints": 4, "floats": 4}  # FlatBuffers scalar / vector element bytes
+ENUM_SIZE = 1  # the schema declares every attribute enum as `: byte`
+
+
+def options_union() -> list[tuple[str, tuple[opdefs.Attr, ...]]]:
+    """The members of `union Options`, in declaration order: type id = index + 1 (0 is NONE)."""
+    return list(opdefs.options_tables().items())
+
+
+def _float(v: float) -> str:
+    if math.isinf(v):
+        return "__builtin_inff()" if v > 0 else "-__builtin_inff()"
+    if math.isnan(v):
+        raise ValueError("NaN defaults are not representable")
+    return f"{float(v)!r}f"
+
+
+def _attr_names(union: list[tuple[str, tuple[opdefs.Attr, ...]]]) -> list[str]:
+    names: list[str] = []
+    for _, attrs in union:
+        names += [a.name for a in attrs if a.name not in names]
+    return names
+
+
+def _field(table: str, slot: int, a: opdefs.Attr) -> tuple[str, str | None]:
+    """One wrt_fielddef initializer, and the definition of its default vector (if any)."""
+    is_enum = a.kind in opdefs.ENUMS
+    kind = "WRT_ATTR_ENUM" if is_enum else KINDS[a.kind]
+    size = ENUM_SIZE if is_enum else SIZES[a.kind]
+    def_int, def_float, def_len, vec, vec_def = "0", "0.0f", 0, "0", None
+    if a.kind in ("ints", "floats"):
+        values: tuple[Any, ...] = tuple(a.default or ())
+        def_len = len(values)
+        if values:
+            ctype, fmt = ("int32_t", lambda x: str(int(x))) if a.kind == "ints" else ("float", _float)
+            vec = f"wrt_def_{table}_{a.name}"
+            vec_def = f"static const {ctype} {vec}[{def_len}] = {{{', '.join(fmt(x) for x in values)}}};"
+    elif a.kind == "float":
+        def_float = _float(a.default)
+    else:  # int, bool, enum
+        def_int = str(int(a.default))
+    ints, floats = (vec, "0") if a.kind == "ints" else ("0", vec)
+    enum_id = f"WRT_ENUM_{a.kind}" if is_enum else "-1"
+    init = (f"{{\"{a.name}\", ATTR_{a.name}, {slot}, {kind}, {size}, {enum_id}, "
+            f"{def_int}, {def_float}, {def_len}, {ints}, {floats}}}")
+    return init, vec_def
+
+
+def header_text() -> str:
+    ops = sorted(opdefs.OPS.values(), key=lambda d: d.code)
+    union = options_union()
+    union_id = {name: i + 1 for i, (name, _) in enumerate(union)}
+    enum_ids = {name: i for i, name in enumerate(opdefs.ENUMS)}
+    attr_names = _attr_names(union)
+    for d in ops:
+        if len(d.inputs) > 254 or len(d.outputs) > 255:
+            raise ValueError(f"{d.name}: too many inputs or outputs for the C tables")
+
+    out = ["/* GENERATED from python_ref/opdefs.py by tools/gen_schema.py (tools/gen_c_tables.py): do not edit.",
+           " * The op set of the .wrt format as the C engine reads it: op codes and arity, the union Options type",
+           " * ids, each options table's FlatBuffers fields (slot = declaration index, vtable entry at byte",
+           " * 4 + 2 * slot; kind; default), attribute names and enum ranges. Regenerate: python tools/gen_schema.py",
+           " * The tables are defined where WRT_OPS_DEFINE_TABLES is defined (model_read.c). */",
+           "#ifndef WRT_GENERATED_OPS_H", "#define WRT_GENERATED_OPS_H", "", "#include <stdint.h>", "",
+           "/* enum OpType */", "enum {"]
+    out += [f"  OP_{d.name} = {d.code}," for d in ops]
+    out += [f"  OP_MAX_CODE = {ops[-1].code + 1} /* one past the largest op code */", "};",
+            f"#define WRT_NUM_OPS {len(ops)}", "",
+            "/* union Options type ids, in schema declaration order */", "enum {", "  OPTIONS_NONE = 0,"]
+    out += [f"  OPTIONS_{name} = {union_id[name]}," for name, _ in union]
+    out += [f"  OPTIONS_COUNT = {len(union) + 1}", "};", "",
+            "/* attribute names of every options table */", "enum {"]
+    out += [f"  ATTR_{n} = {i}," for i, n in enumerate(attr_names)]
+    out += [f"  WRT_NUM_ATTRS = {len(attr_names)}", "};", "", "/* enums of attributes */", "enum {"]
+    out += [f"  WRT_ENUM_{n} = {i}," for n, i in enum_ids.items()]
+    out += [f"  WRT_NUM_ENUMS = {len(enum_ids)}", "};"]
+    for name, cls in opdefs.ENUMS.items():
+        out.append("enum { " + ", ".join(f"WRT_{name}_{m.name} = {int(m)}" for m in cls) + " };")
+    out += ["", "typedef enum { WRT_ATTR_INT, WRT_ATTR_FLOAT, WRT_ATTR_BOOL, WRT_ATTR_INTS, WRT_ATTR_FLOATS, "
+                "WRT_ATTR_ENUM } wrt_attr_kind;", "",
+            "typedef struct {",
+            "  const char* name;",
+            "  uint16_t code;",
+            "  uint8_t min_in;   /* required inputs (a variadic input is required once) */",
+            "  uint8_t max_in;   /* declared inputs (trailing ones optional); variadic: the last one repeats */",
+            "  uint8_t variadic; /* any number >= min_in, all present */",
+            "  uint8_t n_out;",
+            "  uint8_t options;  /* OPTIONS_* type id, OPTIONS_NONE for an op without attributes */",
+            "} wrt_opdef;", "",
+            "typedef struct {",
+            "  const char* name;          /* as in opdefs.py */",
+            "  uint8_t attr;              /* ATTR_* */",
+            "  uint8_t slot;              /* FlatBuffers field index: vtable entry at byte 4 + 2 * slot */",
+            "  uint8_t kind;              /* wrt_attr_kind */",
+            "  uint8_t size;              /* bytes of the scalar, or of one vector element */",
+            "  int8_t enum_id;            /* WRT_ENUM_* for WRT_ATTR_ENUM, else -1 */",
+            "  int32_t def_int;           /* default of an int, bool or enum field (absent = default) */",
+            "  float def_float;           /* default of a float field */",
+            "  uint8_t def_len;           /* ints/floats: default values; > 0: the vector has exactly this many */",
+            "  const int32_t* def_ints;",
+            "  const float* def_floats;",
+            "} wrt_fielddef;", "",
+            "typedef struct {",
+            "  const char* name;",
+            "  uint8_t n_fields;",
+            "  const wrt_fielddef* fields; /* in slot order */",
+            "} wrt_optionsdef;", "",
+            "typedef struct {",
+            "  const char* name;",
+            "  int32_t min, max; /* valid values */",
+            "} wrt_enumdef;", "",
+            "extern const wrt_opdef WRT_OPDEFS[OP_MAX_CODE];         /* by op code; name NULL for unused codes */",
+            "extern const wrt_optionsdef WRT_OPTIONS[OPTIONS_COUNT]; /* by union type id; [0] = NONE */",
+            "extern const wrt_enumdef WRT_ENUMS[WRT_NUM_ENUMS];",
+            "const wrt_opdef* wrt_opdef_of(int code);                /* NULL for unknown codes */", "",
+            "#ifdef WRT_OPS_DEFINE_TABLES", "const wrt_opdef WRT_OPDEFS[OP_MAX_CODE] = {"]
+    for d in ops:
+        opt = f"OPTIONS_{d.options}" if d.options else "OPTIONS_NONE"
+        min_in = d.min_inputs + int(d.variadic)  # 'xs...': one or more
+        out.append(f"    [OP_{d.name}] = {{\"{d.name}\", {d.code}, {min_in}, {len(d.inputs)}, "
+                   f"{int(d.variadic)}, {len(d.outputs)}, {opt}}},")
+    out.append("};")
+    tables = []
+    for name, attrs in union:
+        inits, vecs = zip(*(_field(name, slot, a) for slot, a in enumerate(attrs)), strict=True)
+        out += [v for v in vecs if v]
+        out.append(f"static const wrt_fielddef wrt_fields_{name}[{len(attrs)}] = {{")
+        out += [f"    {i}," for i in inits]
+        out.append("};")
+        tables.append(f"    [OPTIONS_{name}] = {{\"{name}\", {len(attrs)}, wrt_fields_{name}}},")
+    out += ["const wrt_optionsdef WRT_OPTIONS[OPTIONS_COUNT] = {", '    [OPTIONS_NONE] = {"NONE", 0, 0},', *tables,
+            "};", "const wrt_enumdef WRT_ENUMS[WRT_NUM_ENUMS] = {"]
+    for name, cls in opdefs.ENUMS.items():
+        values = [int(m) for m in cls]
+        if values != list(range(min(values), max(values) + 1)):
+            raise ValueError(f"enum {name}: values must be contiguous for the C range check")
+        out.append(f"    [WRT_ENUM_{name}] = {{\"{name}\", {min(values)}, {max(values)}}},")
+    out += ["};", "#endif /* WRT_OPS_DEFINE_TABLES */", "", "#endif", ""]
+    return "\n".join(out)
