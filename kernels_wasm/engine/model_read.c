@@ -195,7 +195,8 @@ static int read_options(wrt_op* op, fb_buf f, size_t ot, int options) {
         /* absent = the schema default, which writers omit */
         int8_t v = (int8_t)fb_u8(f, ot, fd->slot, (uint8_t)fd->def_int);
         const wrt_enumdef* e = &WRT_ENUMS[fd->enum_id];
-        if (v < e->min || v > e->max) return op_fail(op, WRT_ERR_FORMAT, "%s = %d is not a valid %s", e->name, v, e->name);
+        if (v < e->min || v > e->max)
+          return op_fail(op, WRT_ERR_FORMAT, "%s = %d is not a valid %s", e->name, v, e->name);
         *dst = (uint8_t)v;
         break;
       }
