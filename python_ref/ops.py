@@ -259,7 +259,8 @@ def _max_pool2d(xs: list[np.ndarray | None], a: Attrs) -> np.ndarray:
     x = xs[0]
     oh, ow, taps, (pt, pl, eb, er) = _pool_geometry(x, a)
     sh, sw = a["strides"]
-    xp = _pad_hw(x, pt, pl, eb, er, -np.inf)  # padded positions never win
+    lowest = -np.inf if x.dtype.kind == "f" else np.iinfo(x.dtype).min
+    xp = _pad_hw(x, pt, pl, eb, er, lowest)  # padded positions never win
     y = None
     for i, j in taps:
         t = _tap(xp, i, j, oh, ow, sh, sw)
