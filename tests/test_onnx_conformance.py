@@ -26,10 +26,8 @@ import onnx
 import pytest
 from onnx import numpy_helper
 
-from python_ref import ops
 from wasmrt.errors import WasmrtError
 from wasmrt.importers.onnx_import import CONSTANT_INPUTS, CONSTANT_ONLY_OPS, SUPPORTED_OPS, import_onnx
-from wasmrt.ir import Graph
 
 NODE_DIR = Path(onnx.__file__).parent / "backend" / "test" / "data" / "node"
 DEVIATIONS_FILE = Path(__file__).with_name("onnx_known_deviations.txt")
@@ -69,21 +67,6 @@ def known_deviations() -> dict[str, str]:
             name, _, reason = line.partition(" ")
             out[name] = reason.strip()
     return out
-
-
-def run_graph(graph: Graph, feeds: dict[str, np.ndarray]) -> dict[str, np.ndarray]:
-    env = dict(feeds)
-
-    def get(name: str) -> np.ndarray | None:
-        if not name:
-            return None
-        t = graph.tensors[name]
-        return t.data if t.is_const else env[name]
-
-    for node in graph.nodes:
-        for name, r in zip(node.outputs, ops.run(node.op, [get(i) for i in node.inputs], node.attrs), strict=True):
-            env[name] = r
-    return {o: get(o) for o in graph.outputs}
 
 
 def _load_pb(path: Path) -> np.ndarray:
@@ -152,7 +135,8 @@ def run_case(case: str) -> str | None:
         try:
             graph = import_onnx(model, input_shapes={n: a.shape for n, a in feeds.items() if n not in frozen},
                                 freeze_inputs={n: feeds[n] for n in frozen})
-            ours = run_graph(graph, {n: a for n, a in feeds.items() if n not in frozen})
+            values = graph.evaluate({n: a for n, a in feeds.items() if n not in frozen})
+            ours = {o: values[o] for o in graph.outputs}
         except WasmrtError as e:
             return f"{type(e).__name__}: {e}"
         except Exception as e:  # a bug somewhere: report it like a failure, with its type

@@ -12,7 +12,6 @@ import onnx
 import pytest
 from onnx import TensorProto, helper, numpy_helper
 
-from python_ref import ops
 from wasmrt.errors import ConversionError, ModelFormatError, UnsupportedOpError
 from wasmrt.importers.onnx_import import import_onnx
 from wasmrt.ir import Graph
@@ -23,22 +22,9 @@ RNG = np.random.default_rng(7)
 
 
 # -- helpers ------------------------------------------------------------------------------------------------------
-def run_graph(graph: Graph, feeds: dict[str, np.ndarray]) -> dict[str, np.ndarray]:
-    """The smallest interpreter: nodes in order, python_ref.ops.run for each."""
-    env = dict(feeds)
-
-    def get(name: str) -> np.ndarray | None:
-        if not name:
-            return None
-        t = graph.tensors[name]
-        return t.data if t.is_const else env[name]
-
-    for node in graph.nodes:
-        results = ops.run(node.op, [get(i) for i in node.inputs], node.attrs)
-        for name, r in zip(node.outputs, results, strict=True):
-            assert r.shape == graph.tensors[name].shape, f"{node.name}: {r.shape} vs {graph.tensors[name].shape}"
-            env[name] = r
-    return {o: get(o) for o in graph.outputs}
+def evaluate(graph: Graph, feeds: dict[str, np.ndarray]) -> dict[str, np.ndarray]:
+    values = graph.evaluate(feeds)
+    return {o: values[o] for o in graph.outputs}
 
 
 def make_model(nodes: list[onnx.NodeProto], inputs: dict[str, list[Any]], outputs: list[str],
@@ -70,7 +56,7 @@ def check(model: onnx.ModelProto, feeds: dict[str, np.ndarray] | None = None, **
     graph = import_onnx(model, **kw)
     if feeds is None:
         feeds = {i: RNG.standard_normal(graph.tensors[i].shape).astype(np.float32) for i in graph.inputs}
-    ours = run_graph(graph, feeds)
+    ours = evaluate(graph, feeds)
     refs = ort_run(model, feeds)
     for out, ref in zip(model.graph.output, refs, strict=True):
         assert_close(ours[out.name], ref, out.name)
@@ -392,7 +378,7 @@ def test_identity_output_and_constant_output() -> None:
                           [helper.make_tensor_value_info("y", TensorProto.FLOAT, None),
                            helper.make_tensor_value_info("s", TensorProto.INT64, None)])
     graph = import_onnx(helper.make_model(g, opset_imports=[helper.make_opsetid("", 13)]))
-    out = run_graph(graph, {"x": rand(2, 3)})
+    out = evaluate(graph, {"x": rand(2, 3)})
     assert graph.outputs == ["y", "s"] and out["s"].tolist() == [2, 3]
 
 
@@ -450,7 +436,7 @@ def test_ppocr_models(name: str, shape: tuple[int, ...]) -> None:
     graph = import_onnx(path, input_shapes={"x": shape})
     assert graph.metadata.source == name and graph.metadata.producer.startswith("onnx opset 1")
     x = _text_image(shape[2], shape[3])
-    ours = run_graph(graph, {"x": x})
+    ours = evaluate(graph, {"x": x})
     refs = ort_run(path, {"x": x})
     assert float(np.abs(refs[0]).max()) > 0.1  # the image must actually excite the model
     for out, ref in zip(graph.outputs, refs, strict=True):

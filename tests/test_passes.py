@@ -5,24 +5,16 @@ from __future__ import annotations
 import numpy as np
 from graphs import conv_bn_relu_graph
 
-from python_ref import ops
 from wasmrt.ir import Graph
 from wasmrt.passes import optimize
 
 
-def _run(g: Graph, feeds: dict[str, np.ndarray]) -> dict[str, np.ndarray]:
-    values = dict(feeds)
-    for n in g.nodes:
-        ins = [(values[i] if i in values else g.tensors[i].data) if i else None for i in n.inputs]
-        values.update(zip(n.outputs, ops.run(n.op, ins, n.attrs), strict=True))
-    return {o: values[o] for o in g.outputs}
-
-
 def _same_after_optimize(build, feeds: dict[str, np.ndarray]) -> Graph:
-    before = _run(build(), feeds)
+    g = build()
+    before = {o: v for o, v in g.evaluate(feeds).items() if o in g.outputs}
     g = build()
     optimize(g)
-    after = _run(g, feeds)
+    after = g.evaluate(feeds)
     for k, v in before.items():
         np.testing.assert_allclose(after[k], v, rtol=1e-5, atol=1e-5)
     return g

@@ -10,7 +10,6 @@ import numpy as np
 import pytest
 from tflite_oracle import ModelBuilder, litert_compatible, options, run_litert
 
-from python_ref import ops as ref_ops
 from wasmrt.errors import ModelFormatError, UnsupportedOpError, WasmrtError
 from wasmrt.importers.tflite_import import import_tflite
 from wasmrt.ir import Graph
@@ -33,16 +32,6 @@ def model_file(name: str) -> Path:
         return models.model_path(name)
     except Exception as e:  # offline without a cache: say what to run instead of failing elsewhere
         pytest.skip(f"{name} not available ({e}); run `python -m wasmrt.models fetch`")
-
-
-def run_graph(g: Graph, feeds: list[np.ndarray]) -> dict[str, np.ndarray]:
-    """A minimal interpreter: nodes are in topological order, each runs through python_ref.ops.run."""
-    values = {name: t.data for name, t in g.tensors.items() if t.is_const}
-    values.update(zip(g.inputs, feeds, strict=True))
-    for node in g.nodes:
-        outs = ref_ops.run(node.op, [values[i] if i else None for i in node.inputs], node.attrs)
-        values.update(zip(node.outputs, outs, strict=True))
-    return values
 
 
 def assert_close(ours: np.ndarray, ref: np.ndarray, what: str, tol: float = TOLERANCE) -> float:
@@ -75,7 +64,7 @@ def test_real_model_matches_litert(name: str, image: str) -> None:
     else:
         x = astronaut(shape, lo, hi)
     refs = run_litert(litert_compatible(path.read_bytes()), [x], extra)
-    values = run_graph(g, [x])
+    values = g.evaluate(dict(zip(g.inputs, [x], strict=True)))
     for out, ref in zip(g.outputs + list(extra), refs, strict=True):
         assert_close(values[out], ref, f"{name} {image} {out}")
 
@@ -106,7 +95,7 @@ def check(builder: ModelBuilder, seed: int = 0) -> Graph:
     rng = np.random.default_rng(seed)
     feeds = [rng.standard_normal(g.tensors[n].shape).astype(np.float32) for n in g.inputs]
     refs = run_litert(data, feeds)
-    values = run_graph(g, feeds)
+    values = g.evaluate(dict(zip(g.inputs, feeds, strict=True)))
     for out, ref in zip(g.outputs, refs, strict=True):
         assert_close(values[out], ref, out, tol=1e-5)
     return g
@@ -173,7 +162,7 @@ def test_mediapipe_transpose_conv_bias_rewrite() -> None:
     g = import_tflite(data)
     feeds = [np.random.default_rng(5).standard_normal((1, 4, 5, 3)).astype(np.float32)]
     (ref,) = run_litert(litert_compatible(data), feeds)
-    assert_close(run_graph(g, feeds)[g.outputs[0]], ref, "y", tol=1e-5)
+    assert_close(g.evaluate(dict(zip(g.inputs, feeds, strict=True)))[g.outputs[0]], ref, "y", tol=1e-5)
 
 
 def test_fully_connected_softmax_beta_reshape() -> None:

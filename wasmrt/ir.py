@@ -136,6 +136,22 @@ class Graph:
         live.update(self.inputs)
         self.tensors = {k: v for k, v in self.tensors.items() if k in live}
 
+    def evaluate(self, feeds: dict[str, np.ndarray]) -> dict[str, np.ndarray]:
+        """Every tensor's value for these inputs, with the reference ops: for tests and for debugging a conversion
+        before it is written. Each result's shape is checked against the graph's."""
+        from python_ref import ops
+
+        values = {name: t.data for name, t in self.tensors.items() if t.data is not None}
+        values.update(feeds)
+        for n in self.nodes:
+            results = ops.run(n.op, [values[i] if i else None for i in n.inputs], n.attrs)
+            for name, r in zip(n.outputs, results, strict=True):
+                if r.shape != self.tensors[name].shape:
+                    raise AssertionError(f"{n.name} ({n.op}): {name} is {r.shape}, the graph says "
+                                         f"{self.tensors[name].shape}")
+                values[name] = r
+        return values
+
     def validate(self) -> None:
         """Check that the graph is well formed: topological order, known ops, consistent references."""
         known = set(self.inputs) | {k for k, t in self.tensors.items() if t.is_const}
