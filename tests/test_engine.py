@@ -335,6 +335,33 @@ def test_unsupported_dtype_is_named() -> None:
             load(data, engine)
 
 
+# -- long reductions on near-constant data -------------------------------------------------------------------------
+# A float32 running sum over 4096 taps drifts by ~2e-4 relative on flat camera-like frames (selfie_segmentation's
+# squeeze-excite global pool); python_ref sums in float64. The engine must stay within 1e-5 of it.
+FLAT_REDUCTIONS: dict[str, tuple[str, tuple[int, ...], dict]] = {
+    "avgpool_global_64": ("AVERAGE_POOL_2D", (1, 64, 64, 19), {"kernel": (64, 64)}),
+    "avgpool_global_96x80": ("AVERAGE_POOL_2D", (1, 96, 80, 3), {"kernel": (96, 80)}),
+    "avgpool_strided_large": ("AVERAGE_POOL_2D", (1, 40, 40, 5), {"kernel": (20, 20), "strides": (20, 20)}),
+    "mean_hw_64": ("MEAN", (1, 64, 64, 19), {"axes": (1, 2)}),
+    "reduce_sum_all": ("REDUCE_SUM", (1, 64, 64, 3), {"axes": ()}),
+    "softmax_4096": ("SOFTMAX", (2, 4096), {}),
+}
+
+
+@pytest.mark.parametrize(("engine", "variant"), ENGINES, ids=ENGINE_IDS)
+@pytest.mark.parametrize("name", sorted(FLAT_REDUCTIONS))
+def test_long_reduction_on_near_constant_data(name: str, engine: str, variant: str) -> None:
+    op, shape, attrs = FLAT_REDUCTIONS[name]
+    g, _ = single(op, shape, attrs)(np.random.default_rng(0))
+    data = convert(g).data
+    rng = np.random.default_rng(3)
+    x = np.broadcast_to(rng.uniform(0.2, 0.9, shape[-1]), shape).astype(np.float32)  # a flat frame: constant
+    x[..., :2, :] += rng.uniform(-0.1, 0.1, x[..., :2, :].shape).astype(np.float32)  # per channel, a busy edge
+    ref = Interpreter(data).run({"x": x})["y"]
+    got = engine_model(data, engine, variant).run({"x": x})["y"]
+    close(got, ref, rtol=1e-5, atol=0.0)
+
+
 # -- aarch64 under qemu -------------------------------------------------------------------------------------------
 AARCH64_CASES = ["conv1x1_gemm", "conv3x3_s2_asym", "dw3x3", "dw5x5_s2", "grouped_conv", "deconv3x3_s2_outpad",
                  "fc", "matmul_batched", "add_channel", "div_general", "sigmoid", "hard_swish", "maxpool_ceil_pads",

@@ -10,7 +10,8 @@ Tolerances (max |y - ref| with ref in float64, as in python_ref):
   walks like sqrt(K) ulps; FMA and non-FMA orders both fit).
 - element-wise add/sub/mul/div/min/max, relu, clip, abs, neg, sqrt, max pool: exact; leaky relu 1.2e-7 |y|
   (alpha is passed as float32).
-- average pool: 1.2e-7 * (ks + 2) * mean|x| (float32 sum of ks taps, times a rounded 1/count).
+- average pool: 1.2e-7 * (ks + 2) * mean|x| (float32 sum of ks taps, times a rounded 1/count); compensated sums
+  keep a 64x64 global pool of near-constant data within 4 ulp of the mean.
 - hard-swish: 4e-7 |y| + 1.2e-7 |x| (x+3 rounds in float32); hard-sigmoid: 1.2e-7 absolute.
 - sigmoid, tanh, exp: kernels_wasm/gen/accuracy.py BOUNDS (relative), special values exact.
 """
@@ -282,6 +283,22 @@ def test_pool(case: Case) -> None:
             mag = ops.run("AVERAGE_POOL_2D", [np.abs(x)], {**attrs, "act_min": -INF, "act_max": INF})[0]
             tol = 1.2e-7 * (k * k + 2) * mag.astype(np.float64) + 1e-30
         check_close(y, ref, tol, f"{'avg' if avg else 'max'}pool x{x.shape} k{k} s{s} p{pads}")
+
+
+def test_avgpool_long_window_near_constant(case: Case) -> None:
+    """A 64x64 global pool of a flat frame: a plain float32 running sum drifts by ~1e-5 of the mean here."""
+    rng = np.random.default_rng(5)
+    hw, c = (16, 5) if case.small else (64, 19)
+    x = (0.6 + 1e-3 * rng.standard_normal((1, hw, hw, c))).astype(np.float32)
+    b = Batch()
+    xo = b.put(x)
+    pad = b.put(np.zeros(c, np.float32))
+    taps = tap_offsets(xo, hw, hw, c, hw, hw, 1, 1, (0, 0, 0, 0), pad)
+    yo = b.out(c)
+    b.cmd("pool", case.t, 1, c, hw * hw, b.ptrs(taps[0]), yo, harness.f32_bits(1.0 / (hw * hw)), clamp=(-INF, INF))
+    y = case.r.run(b).f32(yo, c)
+    ref = x.astype(np.float64).mean(axis=(0, 1, 2))
+    check_close(y, ref, 4 * 1.2e-7 * np.abs(ref), f"global avgpool {hw}x{hw}x{c}")
 
 
 # -- element-wise ------------------------------------------------------------------------------------------------------

@@ -2167,12 +2167,20 @@ static __attribute__((target("avx2,fma"))) void wrt_avx2_avgpool(size_t channels
   for (; ch >= 16; ch -= 16) {
     __m256 acc0 = _mm256_setzero_ps();
     __m256 acc1 = _mm256_setzero_ps();
+    __m256 err0 = _mm256_setzero_ps();
+    __m256 err1 = _mm256_setzero_ps();
     for (size_t t = 0; t < ks; t++) {
       const float* it = in[t];
       const __m256 x0 = _mm256_loadu_ps(it + off + 0);
-      acc0 = _mm256_add_ps(acc0, x0);
+      const __m256 y0 = _mm256_sub_ps(x0, err0);
+      const __m256 s0 = _mm256_add_ps(acc0, y0);
+      err0 = _mm256_sub_ps(_mm256_sub_ps(s0, acc0), y0);
+      acc0 = s0;
       const __m256 x1 = _mm256_loadu_ps(it + off + 8);
-      acc1 = _mm256_add_ps(acc1, x1);
+      const __m256 y1 = _mm256_sub_ps(x1, err1);
+      const __m256 s1 = _mm256_add_ps(acc1, y1);
+      err1 = _mm256_sub_ps(_mm256_sub_ps(s1, acc1), y1);
+      acc1 = s1;
     }
     acc0 = _mm256_mul_ps(acc0, vscale);
     acc1 = _mm256_mul_ps(acc1, vscale);
@@ -2184,10 +2192,14 @@ static __attribute__((target("avx2,fma"))) void wrt_avx2_avgpool(size_t channels
   }
   for (; ch >= 8; ch -= 8) {
     __m256 acc0 = _mm256_setzero_ps();
+    __m256 err0 = _mm256_setzero_ps();
     for (size_t t = 0; t < ks; t++) {
       const float* it = in[t];
       const __m256 x0 = _mm256_loadu_ps(it + off + 0);
-      acc0 = _mm256_add_ps(acc0, x0);
+      const __m256 y0 = _mm256_sub_ps(x0, err0);
+      const __m256 s0 = _mm256_add_ps(acc0, y0);
+      err0 = _mm256_sub_ps(_mm256_sub_ps(s0, acc0), y0);
+      acc0 = s0;
     }
     acc0 = _mm256_mul_ps(acc0, vscale);
     acc0 = _mm256_min_ps(vmax, _mm256_max_ps(vmin, acc0));
@@ -2196,12 +2208,16 @@ static __attribute__((target("avx2,fma"))) void wrt_avx2_avgpool(size_t channels
   }
   if (ch != 0) {
     __m256 acc0 = _mm256_setzero_ps();
+    __m256 err0 = _mm256_setzero_ps();
     for (size_t t = 0; t < ks; t++) {
       const float* it = in[t];
       float x0_buf[8];
       for (size_t l = 0; l < 8; l++) x0_buf[l] = l < ch ? (it + off)[l] : 0.0f;
       const __m256 x0 = _mm256_loadu_ps(x0_buf);
-      acc0 = _mm256_add_ps(acc0, x0);
+      const __m256 y0 = _mm256_sub_ps(x0, err0);
+      const __m256 s0 = _mm256_add_ps(acc0, y0);
+      err0 = _mm256_sub_ps(_mm256_sub_ps(s0, acc0), y0);
+      acc0 = s0;
     }
     acc0 = _mm256_mul_ps(acc0, vscale);
     acc0 = _mm256_min_ps(vmax, _mm256_max_ps(vmin, acc0));

@@ -1848,12 +1848,20 @@ static __attribute__((target("avx512f,avx512bw,avx512vl,avx2,fma"))) void wrt_av
   for (; ch >= 32; ch -= 32) {
     __m512 acc0 = _mm512_setzero_ps();
     __m512 acc1 = _mm512_setzero_ps();
+    __m512 err0 = _mm512_setzero_ps();
+    __m512 err1 = _mm512_setzero_ps();
     for (size_t t = 0; t < ks; t++) {
       const float* it = in[t];
       const __m512 x0 = _mm512_loadu_ps(it + off + 0);
-      acc0 = _mm512_add_ps(acc0, x0);
+      const __m512 y0 = _mm512_sub_ps(x0, err0);
+      const __m512 s0 = _mm512_add_ps(acc0, y0);
+      err0 = _mm512_sub_ps(_mm512_sub_ps(s0, acc0), y0);
+      acc0 = s0;
       const __m512 x1 = _mm512_loadu_ps(it + off + 16);
-      acc1 = _mm512_add_ps(acc1, x1);
+      const __m512 y1 = _mm512_sub_ps(x1, err1);
+      const __m512 s1 = _mm512_add_ps(acc1, y1);
+      err1 = _mm512_sub_ps(_mm512_sub_ps(s1, acc1), y1);
+      acc1 = s1;
     }
     acc0 = _mm512_mul_ps(acc0, vscale);
     acc1 = _mm512_mul_ps(acc1, vscale);
@@ -1865,10 +1873,14 @@ static __attribute__((target("avx512f,avx512bw,avx512vl,avx2,fma"))) void wrt_av
   }
   for (; ch >= 16; ch -= 16) {
     __m512 acc0 = _mm512_setzero_ps();
+    __m512 err0 = _mm512_setzero_ps();
     for (size_t t = 0; t < ks; t++) {
       const float* it = in[t];
       const __m512 x0 = _mm512_loadu_ps(it + off + 0);
-      acc0 = _mm512_add_ps(acc0, x0);
+      const __m512 y0 = _mm512_sub_ps(x0, err0);
+      const __m512 s0 = _mm512_add_ps(acc0, y0);
+      err0 = _mm512_sub_ps(_mm512_sub_ps(s0, acc0), y0);
+      acc0 = s0;
     }
     acc0 = _mm512_mul_ps(acc0, vscale);
     acc0 = _mm512_min_ps(vmax, _mm512_max_ps(vmin, acc0));
@@ -1877,10 +1889,14 @@ static __attribute__((target("avx512f,avx512bw,avx512vl,avx2,fma"))) void wrt_av
   }
   if (ch != 0) {
     __m512 acc0 = _mm512_setzero_ps();
+    __m512 err0 = _mm512_setzero_ps();
     for (size_t t = 0; t < ks; t++) {
       const float* it = in[t];
       const __m512 x0 = _mm512_maskz_loadu_ps(_cvtu32_mask16((1u << ch) - 1u), it + off);
-      acc0 = _mm512_add_ps(acc0, x0);
+      const __m512 y0 = _mm512_sub_ps(x0, err0);
+      const __m512 s0 = _mm512_add_ps(acc0, y0);
+      err0 = _mm512_sub_ps(_mm512_sub_ps(s0, acc0), y0);
+      acc0 = s0;
     }
     acc0 = _mm512_mul_ps(acc0, vscale);
     acc0 = _mm512_min_ps(vmax, _mm512_max_ps(vmin, acc0));

@@ -2228,12 +2228,20 @@ static void wrt_neon_avgpool(size_t channels, size_t ks, const float* const* in,
   for (; ch >= 8; ch -= 8) {
     float32x4_t acc0 = vdupq_n_f32(0.0f);
     float32x4_t acc1 = vdupq_n_f32(0.0f);
+    float32x4_t err0 = vdupq_n_f32(0.0f);
+    float32x4_t err1 = vdupq_n_f32(0.0f);
     for (size_t t = 0; t < ks; t++) {
       const float* it = in[t];
       const float32x4_t x0 = vld1q_f32(it + off + 0);
-      acc0 = vaddq_f32(acc0, x0);
+      const float32x4_t y0 = vsubq_f32(x0, err0);
+      const float32x4_t s0 = vaddq_f32(acc0, y0);
+      err0 = vsubq_f32(vsubq_f32(s0, acc0), y0);
+      acc0 = s0;
       const float32x4_t x1 = vld1q_f32(it + off + 4);
-      acc1 = vaddq_f32(acc1, x1);
+      const float32x4_t y1 = vsubq_f32(x1, err1);
+      const float32x4_t s1 = vaddq_f32(acc1, y1);
+      err1 = vsubq_f32(vsubq_f32(s1, acc1), y1);
+      acc1 = s1;
     }
     acc0 = vmulq_f32(acc0, vscale);
     acc1 = vmulq_f32(acc1, vscale);
@@ -2245,10 +2253,14 @@ static void wrt_neon_avgpool(size_t channels, size_t ks, const float* const* in,
   }
   for (; ch >= 4; ch -= 4) {
     float32x4_t acc0 = vdupq_n_f32(0.0f);
+    float32x4_t err0 = vdupq_n_f32(0.0f);
     for (size_t t = 0; t < ks; t++) {
       const float* it = in[t];
       const float32x4_t x0 = vld1q_f32(it + off + 0);
-      acc0 = vaddq_f32(acc0, x0);
+      const float32x4_t y0 = vsubq_f32(x0, err0);
+      const float32x4_t s0 = vaddq_f32(acc0, y0);
+      err0 = vsubq_f32(vsubq_f32(s0, acc0), y0);
+      acc0 = s0;
     }
     acc0 = vmulq_f32(acc0, vscale);
     acc0 = vminq_f32(vmaxq_f32(acc0, vmin), vmax);
@@ -2257,12 +2269,16 @@ static void wrt_neon_avgpool(size_t channels, size_t ks, const float* const* in,
   }
   if (ch != 0) {
     float32x4_t acc0 = vdupq_n_f32(0.0f);
+    float32x4_t err0 = vdupq_n_f32(0.0f);
     for (size_t t = 0; t < ks; t++) {
       const float* it = in[t];
       float x0_buf[4];
       for (size_t l = 0; l < 4; l++) x0_buf[l] = l < ch ? (it + off)[l] : 0.0f;
       const float32x4_t x0 = vld1q_f32(x0_buf);
-      acc0 = vaddq_f32(acc0, x0);
+      const float32x4_t y0 = vsubq_f32(x0, err0);
+      const float32x4_t s0 = vaddq_f32(acc0, y0);
+      err0 = vsubq_f32(vsubq_f32(s0, acc0), y0);
+      acc0 = s0;
     }
     acc0 = vmulq_f32(acc0, vscale);
     acc0 = vminq_f32(vmaxq_f32(acc0, vmin), vmax);

@@ -1479,16 +1479,32 @@ static void wrt_scalar_avgpool(size_t channels, size_t ks, const float* const* i
     float acc1 = 0.0f;
     float acc2 = 0.0f;
     float acc3 = 0.0f;
+    float err0 = 0.0f;
+    float err1 = 0.0f;
+    float err2 = 0.0f;
+    float err3 = 0.0f;
     for (size_t t = 0; t < ks; t++) {
       const float* it = in[t];
       const float x0 = *(it + off + 0);
-      acc0 = (acc0 + x0);
+      const float y0 = (x0 - err0);
+      const float s0 = (acc0 + y0);
+      err0 = ((s0 - acc0) - y0);
+      acc0 = s0;
       const float x1 = *(it + off + 1);
-      acc1 = (acc1 + x1);
+      const float y1 = (x1 - err1);
+      const float s1 = (acc1 + y1);
+      err1 = ((s1 - acc1) - y1);
+      acc1 = s1;
       const float x2 = *(it + off + 2);
-      acc2 = (acc2 + x2);
+      const float y2 = (x2 - err2);
+      const float s2 = (acc2 + y2);
+      err2 = ((s2 - acc2) - y2);
+      acc2 = s2;
       const float x3 = *(it + off + 3);
-      acc3 = (acc3 + x3);
+      const float y3 = (x3 - err3);
+      const float s3 = (acc3 + y3);
+      err3 = ((s3 - acc3) - y3);
+      acc3 = s3;
     }
     acc0 = (acc0 * vscale);
     acc1 = (acc1 * vscale);
@@ -1506,10 +1522,14 @@ static void wrt_scalar_avgpool(size_t channels, size_t ks, const float* const* i
   }
   for (; ch >= 1; ch -= 1) {
     float acc0 = 0.0f;
+    float err0 = 0.0f;
     for (size_t t = 0; t < ks; t++) {
       const float* it = in[t];
       const float x0 = *(it + off + 0);
-      acc0 = (acc0 + x0);
+      const float y0 = (x0 - err0);
+      const float s0 = (acc0 + y0);
+      err0 = ((s0 - acc0) - y0);
+      acc0 = s0;
     }
     acc0 = (acc0 * vscale);
     acc0 = (vmax < (acc0 < vmin ? vmin : acc0) ? vmax : (acc0 < vmin ? vmin : acc0));

@@ -2024,12 +2024,20 @@ static void wrt_wasm_simd128_avgpool(size_t channels, size_t ks, const float* co
   for (; ch >= 8; ch -= 8) {
     v128_t acc0 = wasm_f32x4_const_splat(0.0f);
     v128_t acc1 = wasm_f32x4_const_splat(0.0f);
+    v128_t err0 = wasm_f32x4_const_splat(0.0f);
+    v128_t err1 = wasm_f32x4_const_splat(0.0f);
     for (size_t t = 0; t < ks; t++) {
       const float* it = in[t];
       const v128_t x0 = wasm_v128_load(it + off + 0);
-      acc0 = wasm_f32x4_add(acc0, x0);
+      const v128_t y0 = wasm_f32x4_sub(x0, err0);
+      const v128_t s0 = wasm_f32x4_add(acc0, y0);
+      err0 = wasm_f32x4_sub(wasm_f32x4_sub(s0, acc0), y0);
+      acc0 = s0;
       const v128_t x1 = wasm_v128_load(it + off + 4);
-      acc1 = wasm_f32x4_add(acc1, x1);
+      const v128_t y1 = wasm_f32x4_sub(x1, err1);
+      const v128_t s1 = wasm_f32x4_add(acc1, y1);
+      err1 = wasm_f32x4_sub(wasm_f32x4_sub(s1, acc1), y1);
+      acc1 = s1;
     }
     acc0 = wasm_f32x4_mul(acc0, vscale);
     acc1 = wasm_f32x4_mul(acc1, vscale);
@@ -2041,10 +2049,14 @@ static void wrt_wasm_simd128_avgpool(size_t channels, size_t ks, const float* co
   }
   for (; ch >= 4; ch -= 4) {
     v128_t acc0 = wasm_f32x4_const_splat(0.0f);
+    v128_t err0 = wasm_f32x4_const_splat(0.0f);
     for (size_t t = 0; t < ks; t++) {
       const float* it = in[t];
       const v128_t x0 = wasm_v128_load(it + off + 0);
-      acc0 = wasm_f32x4_add(acc0, x0);
+      const v128_t y0 = wasm_f32x4_sub(x0, err0);
+      const v128_t s0 = wasm_f32x4_add(acc0, y0);
+      err0 = wasm_f32x4_sub(wasm_f32x4_sub(s0, acc0), y0);
+      acc0 = s0;
     }
     acc0 = wasm_f32x4_mul(acc0, vscale);
     acc0 = wasm_f32x4_pmin(wasm_f32x4_pmax(acc0, vmin), vmax);
@@ -2053,12 +2065,16 @@ static void wrt_wasm_simd128_avgpool(size_t channels, size_t ks, const float* co
   }
   if (ch != 0) {
     v128_t acc0 = wasm_f32x4_const_splat(0.0f);
+    v128_t err0 = wasm_f32x4_const_splat(0.0f);
     for (size_t t = 0; t < ks; t++) {
       const float* it = in[t];
       float x0_buf[4];
       for (size_t l = 0; l < 4; l++) x0_buf[l] = l < ch ? (it + off)[l] : 0.0f;
       const v128_t x0 = wasm_v128_load(x0_buf);
-      acc0 = wasm_f32x4_add(acc0, x0);
+      const v128_t y0 = wasm_f32x4_sub(x0, err0);
+      const v128_t s0 = wasm_f32x4_add(acc0, y0);
+      err0 = wasm_f32x4_sub(wasm_f32x4_sub(s0, acc0), y0);
+      acc0 = s0;
     }
     acc0 = wasm_f32x4_mul(acc0, vscale);
     acc0 = wasm_f32x4_pmin(wasm_f32x4_pmax(acc0, vmin), vmax);

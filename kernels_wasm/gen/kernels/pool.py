@@ -31,11 +31,18 @@ def pool(isa: Isa, kind: str) -> str:
                 for u in range(n):
                     c(*load("it", u, f"x{u}", True), f"acc{u} = {isa.max(f'acc{u}', f'x{u}')};")
         else:
+            # Compensated (Kahan) sum: a float32 running sum over a 64x64 global pool drifts by ~ks/2 ulp on
+            # near-constant data, which squeeze-excite branches amplify; the compensation keeps it at ~2 ulp.
             c(*(isa.decl(f"acc{u}", isa.zero(), const=False) for u in range(n)))
+            c(*(isa.decl(f"err{u}", isa.zero(), const=False) for u in range(n)))
             with c.block("for (size_t t = 0; t < ks; t++)"):
                 c("const float* it = in[t];")
                 for u in range(n):
-                    c(*load("it", u, f"x{u}", True), f"acc{u} = {isa.add(f'acc{u}', f'x{u}')};")
+                    c(*load("it", u, f"x{u}", True),
+                      isa.decl(f"y{u}", isa.sub(f"x{u}", f"err{u}")),
+                      isa.decl(f"s{u}", isa.add(f"acc{u}", f"y{u}")),
+                      f"err{u} = {isa.sub(isa.sub(f's{u}', f'acc{u}'), f'y{u}')};",
+                      f"acc{u} = s{u};")
             c(*(f"acc{u} = {isa.mul(f'acc{u}', 'vscale')};" for u in range(n)))
         c(*(f"acc{u} = {isa.clamp(f'acc{u}', 'vmin', 'vmax')};" for u in range(n)))
 
