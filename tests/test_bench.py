@@ -60,11 +60,30 @@ def test_bench_profile_lists_every_op(tmp_path, small_model, capsys):
     _needs_node()
     code, doc = _bench(tmp_path, small_model, "--hosts", "native,node", "--variants", "simd", "--profile")
     assert code == 0
-    ops = doc["profile"]["small"]["ops"]
-    assert len(ops) >= 10
-    convs = [o for o in ops if o["macs"] > 0]
-    assert convs and all(o["native_ms"] > 0 and o["wasm_ms"]["simd"] > 0 for o in convs)
-    assert "by op type" in capsys.readouterr().out
+    prof = doc["profile"]["small"]
+    ops, cols = prof["ops"], {c["id"]: c for c in prof["columns"]}
+    assert len(ops) >= 10 and set(cols) == {"native", "node-simd"}, prof["errors"]
+    for c in cols.values():  # in-graph times: one per op, summing to about the whole run
+        assert len(c["ms"]) == len(ops) and all(t >= 0 for t in c["ms"])
+        assert 0.5 * c["whole_ms"] <= sum(c["ms"]) <= 1.5 * c["whole_ms"] + 0.05
+    convs = [k for k, o in enumerate(ops) if o["macs"] > 0]
+    assert convs and all(cols["native"]["ms"][k] > 0 and cols["node-simd"]["ms"][k] > 0 for k in convs)
+    assert all(ops[k]["kernel"]["native"] for k in convs)
+    out = capsys.readouterr().out
+    assert "by op type" in out and "by op kind" in out and "x nat" in out
+
+
+def test_bench_profile_of_a_wrt_file(tmp_path, capsys):
+    """A .wrt alone is enough: the profile reads the ops from the file, not from a source graph."""
+    from tests.test_engine import CASES
+    from wasmrt.converter import convert
+
+    path = tmp_path / "dw.wrt"
+    path.write_bytes(convert(CASES["dw3x3"](__import__("numpy").random.default_rng(0))[0]).data)
+    code, doc = _bench(tmp_path, path, "--hosts", "native", "--profile")
+    assert code == 0
+    prof = doc["profile"]["dw"]
+    assert [o["type"] for o in prof["ops"]] == ["CONV_2D"] and prof["ops"][0]["kernel"]["native"] == "dwconv 3x3"
 
 
 @pytest.mark.slow

@@ -143,6 +143,16 @@ int prepare_conv(wrt_model* m, wrt_op* op) {
   return build_igemm_indirection(m, op);
 }
 
+const char* conv_kernel_name(const wrt_op* op) {
+  switch (op->path) {
+    case CONV_GEMM: return "gemm 1x1";
+    case CONV_IGEMM: return "igemm";
+    case CONV_DW: return op->dw && op->dw->ks ? (op->dw->ks == 9 ? "dwconv 3x3" : "dwconv 5x5") : "dwconv any";
+    case CONV_GROUPED: return "igemm per group";
+  }
+  return "?";
+}
+
 int run_conv(wrt_model* m, wrt_op* op) {
   const wrt_target* tg = m->tg;
   float* y = tf(m, op->out);

@@ -76,6 +76,8 @@ void m_free_all(wrt_model* m);
 int read_model(wrt_model* m, fb_buf f);        /* model_read.c: tensors, ops, attributes, graph checks */
 int check_shapes(wrt_model* m);                /* shape_check.c: every op's output shape/dtype as python_ref infers */
 int run_op(wrt_model* m, wrt_op* op);          /* model.c */
+const char* op_kernel_name(const wrt_op* op);  /* model.c: the implementation path, for profiles */
+const char* conv_kernel_name(const wrt_op* op); /* conv.c */
 
 /* helpers shared by the op modules */
 const char* op_name(const wrt_op* op);  /* "CONV_2D" */

@@ -72,6 +72,20 @@ static int prepare_op(wrt_model* m, wrt_op* op) {
   }
 }
 
+const char* op_kernel_name(const wrt_op* op) {
+  switch (op->type) {
+    case OP_CONV_2D: return conv_kernel_name(op);
+    case OP_CONV_TRANSPOSE_2D: return "gemm + col2im";
+    case OP_FULLY_CONNECTED: case OP_MATMUL: return op->packed ? "gemm" : "pack + gemm";
+    case OP_MAX_POOL_2D: case OP_AVERAGE_POOL_2D: return "pool";
+    case OP_MEAN: case OP_REDUCE_MAX: case OP_REDUCE_SUM: case OP_SOFTMAX: return "reduce (double)";
+    case OP_RESHAPE: case OP_TRANSPOSE: case OP_CONCATENATION: case OP_SLICE: case OP_PAD: case OP_RESIZE:
+    case OP_DEPTH_TO_SPACE: case OP_GATHER:
+      return "copy";
+    default: return "elementwise";
+  }
+}
+
 int run_op(wrt_model* m, wrt_op* op) {
   switch (op->type) {
     case OP_CONV_2D: return run_conv(m, op);
@@ -152,11 +166,7 @@ void wrt_release(wrt_model* m) {
 
 int wrt_run(wrt_model* m) {
   if (!m) return rt_error(WRT_ERR_INPUT, "wrt_run: model is NULL");
-  for (int k = 0; k < m->n_ops; k++) {
-    int r = run_op(m, &m->ops[k]);
-    if (r) return r;
-  }
-  return WRT_OK;
+  return wrt_run_ops(m, 0, m->n_ops);
 }
 
 static const wrt_tensor* io(const wrt_model* m, int which, int i) {

@@ -53,6 +53,19 @@ WRT_API const float* wrt_output_ptr(const wrt_model* m, int i);
 WRT_API size_t wrt_arena_size(const wrt_model* m);
 WRT_API size_t wrt_weights_size(const wrt_model* m);
 
+/* Profiling: the ops in execution order. type: "CONV_2D", ...; name: the op's name in the model; kernel: the path
+ * that runs it ("dwconv 3x3 rows", "gemm", ...). NULL for an index out of range. */
+WRT_API int wrt_num_ops(const wrt_model* m);
+WRT_API const char* wrt_op_type(const wrt_model* m, int i);
+WRT_API const char* wrt_op_name(const wrt_model* m, int i);
+WRT_API const char* wrt_op_kernel(const wrt_model* m, int i);
+/* Run ops [begin, end) only (inputs written before op 0, as for wrt_run): hosts time each step with their clock. */
+WRT_API int wrt_run_ops(wrt_model* m, int begin, int end);
+#if !defined(__wasm__)
+/* Run once, timing every op with the engine's clock: ms[i] for op i < cap; returns the op count, or -error code. */
+WRT_API int wrt_run_profiled(wrt_model* m, double* ms, int cap);
+#endif
+
 WRT_API void* wrt_alloc(size_t n);
 WRT_API void wrt_free(void* p);
 

@@ -35,7 +35,8 @@ def _wasm_dir() -> Path:
     return dist
 
 
-def job_for(prep: Prepared, host: str, variants: list[str], peers: bool, warmup: int, rounds: int) -> dict:
+def job_for(prep: Prepared, host: str, variants: list[str], peers: bool, warmup: int, rounds: int,
+            profile_runs: int = 0) -> dict:
     engines = [{"id": f"wasmrt-{v}", "kind": "wasmrt", "variant": v, "model": "model.wrt"} for v in variants]
     if peers:
         for eid, kind, key, variant in WASM_PEERS:
@@ -44,7 +45,7 @@ def job_for(prep: Prepared, host: str, variants: list[str], peers: bool, warmup:
                 continue
             engines.append({"id": eid, "kind": kind, "variant": variant, "model": str(Path(f).relative_to(prep.dir))})
     job = {"inputs": prep.inputs, "outputs": prep.outputs, "engines": engines, "warmup": warmup, "rounds": rounds,
-           "wasmrt_root": str(ROOT / "js_bindings")}
+           "wasmrt_root": str(ROOT / "js_bindings"), "profile_runs": profile_runs}
     if variants:
         job["wasmrt_module"] = str(ROOT / "js_bindings" / "src" / "index.js")
         job["wasmrt_wasm_dir"] = str(_wasm_dir())
@@ -54,17 +55,20 @@ def job_for(prep: Prepared, host: str, variants: list[str], peers: bool, warmup:
 
 
 def run_wasm_host(prep: Prepared, host: str, variants: list[str], peers: bool, warmup: int, rounds: int,
-                  progress: Callable[[int, int], None], log: Callable[[str], None]) -> tuple[dict, dict, list[str]]:
-    """({engine id: result}, host info, notes) for host "node" or "chromium"."""
+                  progress: Callable[[int, int], None], log: Callable[[str], None],
+                  profile_runs: int = 0) -> tuple[dict, dict, list[str]]:
+    """({engine id: result}, host info, notes) for host "node" or "chromium"; with profile_runs, our engines also
+    return per-op samples of that many in-graph runs (engines.mjs profileOps)."""
     peers_dir = peer_setup.ensure_npm_peers(log)
-    job = job_for(prep, host, variants, peers, warmup, rounds)
-    job_path = prep.dir / f"job-{host}.json"
-    result_path = prep.dir / f"result-{host}.json"
+    job = job_for(prep, host, variants, peers, warmup, rounds, profile_runs)
+    tag = f"{host}-profile" if profile_runs else host
+    job_path = prep.dir / f"job-{tag}.json"
+    result_path = prep.dir / f"result-{tag}.json"
     job_path.write_text(json.dumps(job, indent=1))
     result_path.unlink(missing_ok=True)
     script = "node_runner.mjs" if host == "node" else "chromium_driver.mjs"
     cmd = [*peer_setup.node_command(), str(peers_dir / "bench" / script), str(job_path), str(result_path)]
-    log_path = prep.dir / f"log-{host}.txt"
+    log_path = prep.dir / f"log-{tag}.txt"
     with open(log_path, "w") as logf:
         proc = subprocess.Popen(cmd, cwd=peers_dir / "bench", stdout=logf, stderr=subprocess.PIPE, text=True)
         assert proc.stderr is not None

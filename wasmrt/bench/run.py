@@ -93,7 +93,6 @@ def run(args: argparse.Namespace) -> int:
         if args.profile:
             from wasmrt.bench.profile import profile_model
 
-            bar.stage(f"{prep.name}: per-op profile")
             doc.setdefault("profile", {})[prep.name] = profile_model(prep, hosts, variants, bar)
     bar.close()
     report.add_ratios(rows)

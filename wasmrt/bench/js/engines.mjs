@@ -86,7 +86,36 @@ async function wasmrtEngine(spec, libs, readBytes) {
     },
     info: { variant: rt.variant, target: rt.target },
     release: () => model.release(),
+    profile: (inputs, runs) => profileOps(rt, model, inputs, runs),
   };
+}
+
+// Per-op times inside the whole graph: the engine runs op by op (wrt_run_ops) and this host's clock times each
+// step, so the module needs no clock import. Inputs are written before every run, as wrt_run requires.
+function profileOps(rt, model, inputs, runs) {
+  const ex = rt._ex;
+  const h = model._h;
+  const n = ex.wrt_num_ops(h);
+  const ops = Array.from({ length: n }, (_, i) => ({
+    type: rt._cstr(ex.wrt_op_type(h, i)), name: rt._cstr(ex.wrt_op_name(h, i)), kernel: rt._cstr(ex.wrt_op_kernel(h, i)),
+  }));
+  const samples = Array.from({ length: n }, () => new Float64Array(runs));
+  const whole = new Float64Array(runs);
+  const write = () => inputs.forEach((x, i) => new F32(ex.memory.buffer, ex.wrt_input_ptr(h, i), x.data.length).set(x.data));
+  for (let r = 0; r < runs; r++) {
+    write();
+    const start = performance.now();
+    let t0 = start;
+    for (let i = 0; i < n; i++) {
+      const code = ex.wrt_run_ops(h, i, i + 1);
+      const t1 = performance.now();
+      if (code !== 0) throw new Error(`op ${i} (${ops[i].type}) failed: ${rt._message()}`);
+      samples[i][r] = t1 - t0;
+      t0 = t1;
+    }
+    whole[r] = t0 - start;
+  }
+  return { ops, samples: samples.map((s) => Array.from(s)), whole_ms: Array.from(whole) };
 }
 
 const KINDS = { ort: ortEngine, tfjs: tfjsEngine, litert: litertEngine, wasmrt: wasmrtEngine };
@@ -142,6 +171,17 @@ export async function runJob(job, libs, readBytes, progress = () => {}) {
       await e.run(inputs, job.outputs);
       results[e.id].times_ms.push(performance.now() - t0);
       progress({ stage: "round", done: ++done, total });
+    }
+  }
+  if (job.profile_runs) {
+    for (const e of engines) {
+      if (!e.profile) continue;
+      progress({ stage: "profile", engine: e.id });
+      try {
+        results[e.id].profile = e.profile(inputs, job.profile_runs);
+      } catch (err) {
+        results[e.id].profile = { error: String(err?.stack ?? err).slice(0, 2000) };
+      }
     }
   }
   for (const e of engines) {
