@@ -133,6 +133,8 @@ case("pow_general")(two_inputs("POW", (4, 5), (4, 5), lo=0.1, hi=2.0, lo_b=-2.0)
 case("prelu_channel")(single("PRELU", (1, 5, 4, 7), {}, (R.uniform(0, 0.5, 7).astype(np.float32),)))
 case("prelu_full")(single("PRELU", (1, 3, 3, 2), {}, (R.uniform(0, 0.5, (1, 3, 3, 2)).astype(np.float32),)))
 case("prelu_scalar")(single("PRELU", (2, 9), {}, (np.array([0.25], np.float32),)))
+case("prelu_channel_wide")(single("PRELU", (1, 6, 5, 67), {}, (R.uniform(-0.5, 0.5, (1, 1, 67)).astype(np.float32),)))
+case("prelu_slope_broadcast_over_w")(single("PRELU", (1, 4, 5, 3), {}, (R.uniform(0, 1, (4, 1, 3)).astype(np.float32),)))
 for _op, _attrs, _lo, _hi in (
         ("RELU", {}, -2, 2), ("CLIP", {"min": -0.5, "max": 1.25}, -2, 2), ("LEAKY_RELU", {"alpha": 0.2}, -2, 2),
         ("HARD_SWISH", {}, -5, 5), ("HARD_SIGMOID", {"alpha": 0.3, "beta": 0.4}, -4, 4), ("SIGMOID", {}, -12, 12),
@@ -203,6 +205,8 @@ case("slice_negative")(single("SLICE", (4, 9, 7), {"starts": (3, 8, 5), "ends": 
 case("pad_constant")(single("PAD", (1, 4, 5, 3), {"pads": (0, 1, 2, 0, 0, 2, 1, 1), "value": 1.5}))
 case("pad_reflect")(single("PAD", (1, 4, 5, 3), {"pads": (0, 3, 2, 0, 0, 2, 4, 0), "mode": 1}))
 case("pad_edge")(single("PAD", (3, 5), {"pads": (2, 1, 3, 4), "mode": 2}))
+case("pad_channels")(single("PAD", (1, 6, 5, 16), {"pads": (0, 0, 0, 0, 0, 0, 0, 16)}))
+case("pad_channels_and_rows")(single("PAD", (1, 3, 4, 5), {"pads": (0, 1, 0, 2, 0, 2, 0, 3), "value": -2.0}))
 for _coord in range(5):
     case(f"resize_bilinear_up_c{_coord}")(single("RESIZE", (1, 5, 4, 3), {"size": (11, 9), "mode": 1,
                                                                            "coord": _coord}))

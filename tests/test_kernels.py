@@ -311,7 +311,8 @@ def sizes(case: Case) -> list[int]:
 def test_vbinary(case: Case) -> None:
     rng = np.random.default_rng(5)
     fns = {"add": np.add, "sub": np.subtract, "rsub": lambda a, b: b - a, "mul": np.multiply, "div": np.divide,
-           "rdiv": lambda a, b: b / a, "max": np.maximum, "min": np.minimum}
+           "rdiv": lambda a, b: b / a, "max": np.maximum, "min": np.minimum,
+           "prelu": lambda a, b: np.where(a >= 0, a, a * b)}
     b = Batch()
     jobs = []
     for op_i, op in enumerate(BINARY):

@@ -161,6 +161,17 @@ static void pad_value_bytes(const wrt_tensor* t, float v, uint8_t* out) {
   }
 }
 
+/* n elements of es bytes, each the pad value */
+static void fill(uint8_t* d, size_t n, const uint8_t* val, size_t es) {
+  if (es == 4) {
+    uint32_t v;
+    __builtin_memcpy(&v, val, 4);
+    for (size_t j = 0; j < n; j++) ((uint32_t*)(void*)d)[j] = v;
+  } else {
+    for (size_t j = 0; j < n; j++) rt_copy(d + j * es, val, es);
+  }
+}
+
 static int run_pad(wrt_model* m, wrt_op* op) {
   const wrt_tensor *x = &m->t[op->in[0]], *y = &m->t[op->out];
   size_t es = x->esize;
@@ -183,6 +194,9 @@ static int run_pad(wrt_model* m, wrt_op* op) {
     return WRT_OK;
   }
   size_t n = (size_t)y->dims[r - 1], rows = (size_t)y->count / n, idx[WRT_MAX_RANK] = {0};
+  /* constant mode: each output row is [lo fill | the source row | hi fill], two fills and one copy */
+  size_t lo = (size_t)op->a.list[r - 1], mid = (size_t)x->dims[r - 1];
+  int runs = op->a.mode == 0 && lo + mid <= n;
   for (size_t row = 0; row < rows; row++) {
     int64_t so = 0;
     int valid = 1;
@@ -192,9 +206,19 @@ static int run_pad(wrt_model* m, wrt_op* op) {
       so += (int64_t)s * xs[i];
     }
     uint8_t* d = dst + row * n * es;
-    for (size_t j = 0; j < n; j++) {
-      int32_t s = map[r - 1][j];
-      rt_copy(d + j * es, valid && s >= 0 ? src + (so + s) * (int64_t)es : val, es);
+    if (runs) {
+      if (!valid) {
+        fill(d, n, val, es);
+      } else {
+        fill(d, lo, val, es);
+        rt_copy(d + lo * es, src + so * (int64_t)es, mid * es);
+        fill(d + (lo + mid) * es, n - lo - mid, val, es);
+      }
+    } else {
+      for (size_t j = 0; j < n; j++) {
+        int32_t s = map[r - 1][j];
+        rt_copy(d + j * es, valid && s >= 0 ? src + (so + s) * (int64_t)es : val, es);
+      }
     }
     for (int i = r - 2; i >= 0; i--) {
       if (++idx[i] < (size_t)y->dims[i]) break;

@@ -82,6 +82,7 @@ static float bin_scalar(int code, float a, float b) {
     case WRT_BIN_DIV: return a / b;
     case WRT_BIN_RDIV: return b / a;
     case WRT_BIN_MAX: return rt_maxf(a, b);
+    case WRT_BIN_PRELU: return a >= 0 ? a : a * b; /* the float product of floats: python_ref's, rounded once */
     default: return rt_minf(a, b);
   }
 }
@@ -94,20 +95,12 @@ static float clampf(float v, const wrt_clamp* c) {
 static void bin_row(size_t n, const float* a, size_t sa, const float* b, size_t sb, float* y, const void* vctx) {
   const bin_ctx* c = vctx;
   wrt_vbinary_fn full = c->tg->vbinary[c->code], sc = c->tg->vbinary_scalar[c->code];
-  wrt_vbinary_fn rsc = c->tg->vbinary_scalar[c->rev];
+  wrt_vbinary_fn rsc = c->rev >= 0 ? c->tg->vbinary_scalar[c->rev] : 0;
   if (sa == 1 && sb == 1 && full) full(n, a, b, y, c->clamp);
   else if (sa == 1 && sb == 0 && sc) sc(n, a, b, y, c->clamp);
   else if (sa == 0 && sb == 1 && rsc) rsc(n, b, a, y, c->clamp);
   else
     for (size_t i = 0; i < n; i++) y[i] = clampf(bin_scalar(c->code, a[i * sa], b[i * sb]), c->clamp);
-}
-
-static void prelu_row(size_t n, const float* a, size_t sa, const float* b, size_t sb, float* y, const void* ctx) {
-  (void)ctx;
-  for (size_t i = 0; i < n; i++) {
-    float x = a[i * sa];
-    y[i] = x >= 0 ? x : (float)((double)b[i * sb] * (double)x);
-  }
 }
 
 static void pow_row(size_t n, const float* a, size_t sa, const float* b, size_t sb, float* y, const void* ctx) {
@@ -160,6 +153,7 @@ static int binary_code(int type, int* rev) {
     case OP_MUL: *rev = WRT_BIN_MUL; return WRT_BIN_MUL;
     case OP_DIV: *rev = WRT_BIN_RDIV; return WRT_BIN_DIV;
     case OP_MAXIMUM: *rev = WRT_BIN_MAX; return WRT_BIN_MAX;
+    case OP_PRELU: *rev = -1; return WRT_BIN_PRELU; /* no reversed form: x broadcast over a slope row runs scalar */
     default: *rev = WRT_BIN_MIN; return WRT_BIN_MIN;
   }
 }
@@ -183,8 +177,7 @@ int run_elementwise(wrt_model* m, wrt_op* op) {
   bcast bc;
   bcast_setup(&m->t[op->in[0]], &m->t[op->in[1]], y, &bc);
   const float* b = tf(m, op->in[1]);
-  if (op->type == OP_PRELU) bcast_run(&bc, x, b, yd, prelu_row, 0);
-  else if (op->type == OP_POW) bcast_run(&bc, x, b, yd, pow_row, 0);
+  if (op->type == OP_POW) bcast_run(&bc, x, b, yd, pow_row, 0);
   else {
     bin_ctx c = {m->tg, 0, 0, &op->clamp};
     c.code = binary_code(op->type, &c.rev);

@@ -1223,6 +1223,54 @@ static __attribute__((target("avx2,fma"))) void wrt_avx2_vmin(size_t n, const fl
   }
 }
 
+static __attribute__((target("avx2,fma"))) void wrt_avx2_vprelu(size_t n, const float* a, const float* b, float* y, const wrt_clamp* clamp) {
+  const __m256 vmin = _mm256_set1_ps(clamp->min);
+  const __m256 vmax = _mm256_set1_ps(clamp->max);
+  const __m256 vzero = _mm256_setzero_ps();
+  for (; n >= 16; n -= 16) {
+    const __m256 v0_0 = _mm256_loadu_ps(a + 0);
+    const __m256 v1_0 = _mm256_loadu_ps(b + 0);
+    __m256 y0 = _mm256_blendv_ps(v0_0, _mm256_mul_ps(v0_0, v1_0), _mm256_cmp_ps(v0_0, vzero, _CMP_LT_OQ));
+    y0 = _mm256_min_ps(vmax, _mm256_max_ps(vmin, y0));
+    const __m256 v0_1 = _mm256_loadu_ps(a + 8);
+    const __m256 v1_1 = _mm256_loadu_ps(b + 8);
+    __m256 y1 = _mm256_blendv_ps(v0_1, _mm256_mul_ps(v0_1, v1_1), _mm256_cmp_ps(v0_1, vzero, _CMP_LT_OQ));
+    y1 = _mm256_min_ps(vmax, _mm256_max_ps(vmin, y1));
+    _mm256_storeu_ps(y + 0, y0);
+    _mm256_storeu_ps(y + 8, y1);
+    a += 16;
+    b += 16;
+    y += 16;
+  }
+  for (; n >= 8; n -= 8) {
+    const __m256 v0_0 = _mm256_loadu_ps(a + 0);
+    const __m256 v1_0 = _mm256_loadu_ps(b + 0);
+    __m256 y0 = _mm256_blendv_ps(v0_0, _mm256_mul_ps(v0_0, v1_0), _mm256_cmp_ps(v0_0, vzero, _CMP_LT_OQ));
+    y0 = _mm256_min_ps(vmax, _mm256_max_ps(vmin, y0));
+    _mm256_storeu_ps(y + 0, y0);
+    a += 8;
+    b += 8;
+    y += 8;
+  }
+  if (n != 0) {
+    float v0_0_buf[8];
+    for (size_t l = 0; l < 8; l++) v0_0_buf[l] = l < n ? (a)[l] : 0.0f;
+    const __m256 v0_0 = _mm256_loadu_ps(v0_0_buf);
+    float v1_0_buf[8];
+    for (size_t l = 0; l < 8; l++) v1_0_buf[l] = l < n ? (b)[l] : 0.0f;
+    const __m256 v1_0 = _mm256_loadu_ps(v1_0_buf);
+    __m256 y0 = _mm256_blendv_ps(v0_0, _mm256_mul_ps(v0_0, v1_0), _mm256_cmp_ps(v0_0, vzero, _CMP_LT_OQ));
+    y0 = _mm256_min_ps(vmax, _mm256_max_ps(vmin, y0));
+    {
+      float* tp = y;
+      __m128 th = _mm256_castps256_ps128(y0);
+      if (n & 4) { _mm_storeu_ps(tp, th); th = _mm256_extractf128_ps(y0, 1); tp += 4; }
+      if (n & 2) { _mm_storel_pi((__m64*)tp, th); th = _mm_movehl_ps(th, th); tp += 2; }
+      if (n & 1) _mm_store_ss(tp, th);
+    }
+  }
+}
+
 static __attribute__((target("avx2,fma"))) void wrt_avx2_vaddc(size_t n, const float* a, const float* b, float* y, const wrt_clamp* clamp) {
   const __m256 vmin = _mm256_set1_ps(clamp->min);
   const __m256 vmax = _mm256_set1_ps(clamp->max);
@@ -1532,6 +1580,47 @@ static __attribute__((target("avx2,fma"))) void wrt_avx2_vminc(size_t n, const f
     for (size_t l = 0; l < 8; l++) v0_0_buf[l] = l < n ? (a)[l] : 0.0f;
     const __m256 v0_0 = _mm256_loadu_ps(v0_0_buf);
     __m256 y0 = _mm256_min_ps(vb, v0_0);
+    y0 = _mm256_min_ps(vmax, _mm256_max_ps(vmin, y0));
+    {
+      float* tp = y;
+      __m128 th = _mm256_castps256_ps128(y0);
+      if (n & 4) { _mm_storeu_ps(tp, th); th = _mm256_extractf128_ps(y0, 1); tp += 4; }
+      if (n & 2) { _mm_storel_pi((__m64*)tp, th); th = _mm_movehl_ps(th, th); tp += 2; }
+      if (n & 1) _mm_store_ss(tp, th);
+    }
+  }
+}
+
+static __attribute__((target("avx2,fma"))) void wrt_avx2_vpreluc(size_t n, const float* a, const float* b, float* y, const wrt_clamp* clamp) {
+  const __m256 vmin = _mm256_set1_ps(clamp->min);
+  const __m256 vmax = _mm256_set1_ps(clamp->max);
+  const __m256 vzero = _mm256_setzero_ps();
+  const __m256 vb = _mm256_set1_ps(b[0]);
+  for (; n >= 16; n -= 16) {
+    const __m256 v0_0 = _mm256_loadu_ps(a + 0);
+    __m256 y0 = _mm256_blendv_ps(v0_0, _mm256_mul_ps(v0_0, vb), _mm256_cmp_ps(v0_0, vzero, _CMP_LT_OQ));
+    y0 = _mm256_min_ps(vmax, _mm256_max_ps(vmin, y0));
+    const __m256 v0_1 = _mm256_loadu_ps(a + 8);
+    __m256 y1 = _mm256_blendv_ps(v0_1, _mm256_mul_ps(v0_1, vb), _mm256_cmp_ps(v0_1, vzero, _CMP_LT_OQ));
+    y1 = _mm256_min_ps(vmax, _mm256_max_ps(vmin, y1));
+    _mm256_storeu_ps(y + 0, y0);
+    _mm256_storeu_ps(y + 8, y1);
+    a += 16;
+    y += 16;
+  }
+  for (; n >= 8; n -= 8) {
+    const __m256 v0_0 = _mm256_loadu_ps(a + 0);
+    __m256 y0 = _mm256_blendv_ps(v0_0, _mm256_mul_ps(v0_0, vb), _mm256_cmp_ps(v0_0, vzero, _CMP_LT_OQ));
+    y0 = _mm256_min_ps(vmax, _mm256_max_ps(vmin, y0));
+    _mm256_storeu_ps(y + 0, y0);
+    a += 8;
+    y += 8;
+  }
+  if (n != 0) {
+    float v0_0_buf[8];
+    for (size_t l = 0; l < 8; l++) v0_0_buf[l] = l < n ? (a)[l] : 0.0f;
+    const __m256 v0_0 = _mm256_loadu_ps(v0_0_buf);
+    __m256 y0 = _mm256_blendv_ps(v0_0, _mm256_mul_ps(v0_0, vb), _mm256_cmp_ps(v0_0, vzero, _CMP_LT_OQ));
     y0 = _mm256_min_ps(vmax, _mm256_max_ps(vmin, y0));
     {
       float* tp = y;
@@ -2250,6 +2339,7 @@ const wrt_target wrt_target_avx2 = {
     wrt_avx2_vrdiv,
     wrt_avx2_vmax,
     wrt_avx2_vmin,
+    wrt_avx2_vprelu,
   },
   .vbinary_scalar = {
     wrt_avx2_vaddc,
@@ -2260,6 +2350,7 @@ const wrt_target wrt_target_avx2 = {
     wrt_avx2_vrdivc,
     wrt_avx2_vmaxc,
     wrt_avx2_vminc,
+    wrt_avx2_vpreluc,
   },
   .vunary = {
     wrt_avx2_relu,

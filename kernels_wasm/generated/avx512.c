@@ -1066,6 +1066,44 @@ static __attribute__((target("avx512f,avx512bw,avx512vl,avx2,fma"))) void wrt_av
   }
 }
 
+static __attribute__((target("avx512f,avx512bw,avx512vl,avx2,fma"))) void wrt_avx512_vprelu(size_t n, const float* a, const float* b, float* y, const wrt_clamp* clamp) {
+  const __m512 vmin = _mm512_set1_ps(clamp->min);
+  const __m512 vmax = _mm512_set1_ps(clamp->max);
+  const __m512 vzero = _mm512_setzero_ps();
+  for (; n >= 32; n -= 32) {
+    const __m512 v0_0 = _mm512_loadu_ps(a + 0);
+    const __m512 v1_0 = _mm512_loadu_ps(b + 0);
+    __m512 y0 = _mm512_mask_blend_ps(_mm512_cmp_ps_mask(v0_0, vzero, _CMP_LT_OQ), v0_0, _mm512_mul_ps(v0_0, v1_0));
+    y0 = _mm512_min_ps(vmax, _mm512_max_ps(vmin, y0));
+    const __m512 v0_1 = _mm512_loadu_ps(a + 16);
+    const __m512 v1_1 = _mm512_loadu_ps(b + 16);
+    __m512 y1 = _mm512_mask_blend_ps(_mm512_cmp_ps_mask(v0_1, vzero, _CMP_LT_OQ), v0_1, _mm512_mul_ps(v0_1, v1_1));
+    y1 = _mm512_min_ps(vmax, _mm512_max_ps(vmin, y1));
+    _mm512_storeu_ps(y + 0, y0);
+    _mm512_storeu_ps(y + 16, y1);
+    a += 32;
+    b += 32;
+    y += 32;
+  }
+  for (; n >= 16; n -= 16) {
+    const __m512 v0_0 = _mm512_loadu_ps(a + 0);
+    const __m512 v1_0 = _mm512_loadu_ps(b + 0);
+    __m512 y0 = _mm512_mask_blend_ps(_mm512_cmp_ps_mask(v0_0, vzero, _CMP_LT_OQ), v0_0, _mm512_mul_ps(v0_0, v1_0));
+    y0 = _mm512_min_ps(vmax, _mm512_max_ps(vmin, y0));
+    _mm512_storeu_ps(y + 0, y0);
+    a += 16;
+    b += 16;
+    y += 16;
+  }
+  if (n != 0) {
+    const __m512 v0_0 = _mm512_maskz_loadu_ps(_cvtu32_mask16((1u << n) - 1u), a);
+    const __m512 v1_0 = _mm512_maskz_loadu_ps(_cvtu32_mask16((1u << n) - 1u), b);
+    __m512 y0 = _mm512_mask_blend_ps(_mm512_cmp_ps_mask(v0_0, vzero, _CMP_LT_OQ), v0_0, _mm512_mul_ps(v0_0, v1_0));
+    y0 = _mm512_min_ps(vmax, _mm512_max_ps(vmin, y0));
+    _mm512_mask_storeu_ps(y, _cvtu32_mask16((1u << n) - 1u), y0);
+  }
+}
+
 static __attribute__((target("avx512f,avx512bw,avx512vl,avx2,fma"))) void wrt_avx512_vaddc(size_t n, const float* a, const float* b, float* y, const wrt_clamp* clamp) {
   const __m512 vmin = _mm512_set1_ps(clamp->min);
   const __m512 vmax = _mm512_set1_ps(clamp->max);
@@ -1317,6 +1355,39 @@ static __attribute__((target("avx512f,avx512bw,avx512vl,avx2,fma"))) void wrt_av
   if (n != 0) {
     const __m512 v0_0 = _mm512_maskz_loadu_ps(_cvtu32_mask16((1u << n) - 1u), a);
     __m512 y0 = _mm512_min_ps(vb, v0_0);
+    y0 = _mm512_min_ps(vmax, _mm512_max_ps(vmin, y0));
+    _mm512_mask_storeu_ps(y, _cvtu32_mask16((1u << n) - 1u), y0);
+  }
+}
+
+static __attribute__((target("avx512f,avx512bw,avx512vl,avx2,fma"))) void wrt_avx512_vpreluc(size_t n, const float* a, const float* b, float* y, const wrt_clamp* clamp) {
+  const __m512 vmin = _mm512_set1_ps(clamp->min);
+  const __m512 vmax = _mm512_set1_ps(clamp->max);
+  const __m512 vzero = _mm512_setzero_ps();
+  const __m512 vb = _mm512_set1_ps(b[0]);
+  for (; n >= 32; n -= 32) {
+    const __m512 v0_0 = _mm512_loadu_ps(a + 0);
+    __m512 y0 = _mm512_mask_blend_ps(_mm512_cmp_ps_mask(v0_0, vzero, _CMP_LT_OQ), v0_0, _mm512_mul_ps(v0_0, vb));
+    y0 = _mm512_min_ps(vmax, _mm512_max_ps(vmin, y0));
+    const __m512 v0_1 = _mm512_loadu_ps(a + 16);
+    __m512 y1 = _mm512_mask_blend_ps(_mm512_cmp_ps_mask(v0_1, vzero, _CMP_LT_OQ), v0_1, _mm512_mul_ps(v0_1, vb));
+    y1 = _mm512_min_ps(vmax, _mm512_max_ps(vmin, y1));
+    _mm512_storeu_ps(y + 0, y0);
+    _mm512_storeu_ps(y + 16, y1);
+    a += 32;
+    y += 32;
+  }
+  for (; n >= 16; n -= 16) {
+    const __m512 v0_0 = _mm512_loadu_ps(a + 0);
+    __m512 y0 = _mm512_mask_blend_ps(_mm512_cmp_ps_mask(v0_0, vzero, _CMP_LT_OQ), v0_0, _mm512_mul_ps(v0_0, vb));
+    y0 = _mm512_min_ps(vmax, _mm512_max_ps(vmin, y0));
+    _mm512_storeu_ps(y + 0, y0);
+    a += 16;
+    y += 16;
+  }
+  if (n != 0) {
+    const __m512 v0_0 = _mm512_maskz_loadu_ps(_cvtu32_mask16((1u << n) - 1u), a);
+    __m512 y0 = _mm512_mask_blend_ps(_mm512_cmp_ps_mask(v0_0, vzero, _CMP_LT_OQ), v0_0, _mm512_mul_ps(v0_0, vb));
     y0 = _mm512_min_ps(vmax, _mm512_max_ps(vmin, y0));
     _mm512_mask_storeu_ps(y, _cvtu32_mask16((1u << n) - 1u), y0);
   }
@@ -1923,6 +1994,7 @@ const wrt_target wrt_target_avx512 = {
     wrt_avx512_vrdiv,
     wrt_avx512_vmax,
     wrt_avx512_vmin,
+    wrt_avx512_vprelu,
   },
   .vbinary_scalar = {
     wrt_avx512_vaddc,
@@ -1933,6 +2005,7 @@ const wrt_target wrt_target_avx512 = {
     wrt_avx512_vrdivc,
     wrt_avx512_vmaxc,
     wrt_avx512_vminc,
+    wrt_avx512_vpreluc,
   },
   .vunary = {
     wrt_avx512_relu,

@@ -1304,6 +1304,53 @@ static void wrt_neon_vmin(size_t n, const float* a, const float* b, float* y, co
   }
 }
 
+static void wrt_neon_vprelu(size_t n, const float* a, const float* b, float* y, const wrt_clamp* clamp) {
+  const float32x4_t vmin = vdupq_n_f32(clamp->min);
+  const float32x4_t vmax = vdupq_n_f32(clamp->max);
+  const float32x4_t vzero = vdupq_n_f32(0.0f);
+  for (; n >= 8; n -= 8) {
+    const float32x4_t v0_0 = vld1q_f32(a + 0);
+    const float32x4_t v1_0 = vld1q_f32(b + 0);
+    float32x4_t y0 = vbslq_f32(vcltq_f32(v0_0, vzero), vmulq_f32(v0_0, v1_0), v0_0);
+    y0 = vminq_f32(vmaxq_f32(y0, vmin), vmax);
+    const float32x4_t v0_1 = vld1q_f32(a + 4);
+    const float32x4_t v1_1 = vld1q_f32(b + 4);
+    float32x4_t y1 = vbslq_f32(vcltq_f32(v0_1, vzero), vmulq_f32(v0_1, v1_1), v0_1);
+    y1 = vminq_f32(vmaxq_f32(y1, vmin), vmax);
+    vst1q_f32(y + 0, y0);
+    vst1q_f32(y + 4, y1);
+    a += 8;
+    b += 8;
+    y += 8;
+  }
+  for (; n >= 4; n -= 4) {
+    const float32x4_t v0_0 = vld1q_f32(a + 0);
+    const float32x4_t v1_0 = vld1q_f32(b + 0);
+    float32x4_t y0 = vbslq_f32(vcltq_f32(v0_0, vzero), vmulq_f32(v0_0, v1_0), v0_0);
+    y0 = vminq_f32(vmaxq_f32(y0, vmin), vmax);
+    vst1q_f32(y + 0, y0);
+    a += 4;
+    b += 4;
+    y += 4;
+  }
+  if (n != 0) {
+    float v0_0_buf[4];
+    for (size_t l = 0; l < 4; l++) v0_0_buf[l] = l < n ? (a)[l] : 0.0f;
+    const float32x4_t v0_0 = vld1q_f32(v0_0_buf);
+    float v1_0_buf[4];
+    for (size_t l = 0; l < 4; l++) v1_0_buf[l] = l < n ? (b)[l] : 0.0f;
+    const float32x4_t v1_0 = vld1q_f32(v1_0_buf);
+    float32x4_t y0 = vbslq_f32(vcltq_f32(v0_0, vzero), vmulq_f32(v0_0, v1_0), v0_0);
+    y0 = vminq_f32(vmaxq_f32(y0, vmin), vmax);
+    {
+      float* tp = y;
+      float32x2_t th = vget_low_f32(y0);
+      if (n & 2) { vst1_f32(tp, th); th = vget_high_f32(y0); tp += 2; }
+      if (n & 1) vst1_lane_f32(tp, th, 0);
+    }
+  }
+}
+
 static void wrt_neon_vaddc(size_t n, const float* a, const float* b, float* y, const wrt_clamp* clamp) {
   const float32x4_t vmin = vdupq_n_f32(clamp->min);
   const float32x4_t vmax = vdupq_n_f32(clamp->max);
@@ -1606,6 +1653,46 @@ static void wrt_neon_vminc(size_t n, const float* a, const float* b, float* y, c
     for (size_t l = 0; l < 4; l++) v0_0_buf[l] = l < n ? (a)[l] : 0.0f;
     const float32x4_t v0_0 = vld1q_f32(v0_0_buf);
     float32x4_t y0 = vminq_f32(v0_0, vb);
+    y0 = vminq_f32(vmaxq_f32(y0, vmin), vmax);
+    {
+      float* tp = y;
+      float32x2_t th = vget_low_f32(y0);
+      if (n & 2) { vst1_f32(tp, th); th = vget_high_f32(y0); tp += 2; }
+      if (n & 1) vst1_lane_f32(tp, th, 0);
+    }
+  }
+}
+
+static void wrt_neon_vpreluc(size_t n, const float* a, const float* b, float* y, const wrt_clamp* clamp) {
+  const float32x4_t vmin = vdupq_n_f32(clamp->min);
+  const float32x4_t vmax = vdupq_n_f32(clamp->max);
+  const float32x4_t vzero = vdupq_n_f32(0.0f);
+  const float32x4_t vb = vdupq_n_f32(b[0]);
+  for (; n >= 8; n -= 8) {
+    const float32x4_t v0_0 = vld1q_f32(a + 0);
+    float32x4_t y0 = vbslq_f32(vcltq_f32(v0_0, vzero), vmulq_f32(v0_0, vb), v0_0);
+    y0 = vminq_f32(vmaxq_f32(y0, vmin), vmax);
+    const float32x4_t v0_1 = vld1q_f32(a + 4);
+    float32x4_t y1 = vbslq_f32(vcltq_f32(v0_1, vzero), vmulq_f32(v0_1, vb), v0_1);
+    y1 = vminq_f32(vmaxq_f32(y1, vmin), vmax);
+    vst1q_f32(y + 0, y0);
+    vst1q_f32(y + 4, y1);
+    a += 8;
+    y += 8;
+  }
+  for (; n >= 4; n -= 4) {
+    const float32x4_t v0_0 = vld1q_f32(a + 0);
+    float32x4_t y0 = vbslq_f32(vcltq_f32(v0_0, vzero), vmulq_f32(v0_0, vb), v0_0);
+    y0 = vminq_f32(vmaxq_f32(y0, vmin), vmax);
+    vst1q_f32(y + 0, y0);
+    a += 4;
+    y += 4;
+  }
+  if (n != 0) {
+    float v0_0_buf[4];
+    for (size_t l = 0; l < 4; l++) v0_0_buf[l] = l < n ? (a)[l] : 0.0f;
+    const float32x4_t v0_0 = vld1q_f32(v0_0_buf);
+    float32x4_t y0 = vbslq_f32(vcltq_f32(v0_0, vzero), vmulq_f32(v0_0, vb), v0_0);
     y0 = vminq_f32(vmaxq_f32(y0, vmin), vmax);
     {
       float* tp = y;
@@ -2310,6 +2397,7 @@ const wrt_target wrt_target_neon = {
     wrt_neon_vrdiv,
     wrt_neon_vmax,
     wrt_neon_vmin,
+    wrt_neon_vprelu,
   },
   .vbinary_scalar = {
     wrt_neon_vaddc,
@@ -2320,6 +2408,7 @@ const wrt_target wrt_target_neon = {
     wrt_neon_vrdivc,
     wrt_neon_vmaxc,
     wrt_neon_vminc,
+    wrt_neon_vpreluc,
   },
   .vunary = {
     wrt_neon_relu,

@@ -637,6 +637,47 @@ static void wrt_scalar_vmin(size_t n, const float* a, const float* b, float* y, 
   }
 }
 
+static void wrt_scalar_vprelu(size_t n, const float* a, const float* b, float* y, const wrt_clamp* clamp) {
+  const float vmin = clamp->min;
+  const float vmax = clamp->max;
+  const float vzero = 0.0f;
+  for (; n >= 4; n -= 4) {
+    const float v0_0 = *(a + 0);
+    const float v1_0 = *(b + 0);
+    float y0 = (v0_0 < vzero ? (v0_0 * v1_0) : v0_0);
+    y0 = (vmax < (y0 < vmin ? vmin : y0) ? vmax : (y0 < vmin ? vmin : y0));
+    const float v0_1 = *(a + 1);
+    const float v1_1 = *(b + 1);
+    float y1 = (v0_1 < vzero ? (v0_1 * v1_1) : v0_1);
+    y1 = (vmax < (y1 < vmin ? vmin : y1) ? vmax : (y1 < vmin ? vmin : y1));
+    const float v0_2 = *(a + 2);
+    const float v1_2 = *(b + 2);
+    float y2 = (v0_2 < vzero ? (v0_2 * v1_2) : v0_2);
+    y2 = (vmax < (y2 < vmin ? vmin : y2) ? vmax : (y2 < vmin ? vmin : y2));
+    const float v0_3 = *(a + 3);
+    const float v1_3 = *(b + 3);
+    float y3 = (v0_3 < vzero ? (v0_3 * v1_3) : v0_3);
+    y3 = (vmax < (y3 < vmin ? vmin : y3) ? vmax : (y3 < vmin ? vmin : y3));
+    *(y + 0) = y0;
+    *(y + 1) = y1;
+    *(y + 2) = y2;
+    *(y + 3) = y3;
+    a += 4;
+    b += 4;
+    y += 4;
+  }
+  for (; n >= 1; n -= 1) {
+    const float v0_0 = *(a + 0);
+    const float v1_0 = *(b + 0);
+    float y0 = (v0_0 < vzero ? (v0_0 * v1_0) : v0_0);
+    y0 = (vmax < (y0 < vmin ? vmin : y0) ? vmax : (y0 < vmin ? vmin : y0));
+    *(y + 0) = y0;
+    a += 1;
+    b += 1;
+    y += 1;
+  }
+}
+
 static void wrt_scalar_vaddc(size_t n, const float* a, const float* b, float* y, const wrt_clamp* clamp) {
   const float vmin = clamp->min;
   const float vmax = clamp->max;
@@ -902,6 +943,41 @@ static void wrt_scalar_vminc(size_t n, const float* a, const float* b, float* y,
   for (; n >= 1; n -= 1) {
     const float v0_0 = *(a + 0);
     float y0 = (vb < v0_0 ? vb : v0_0);
+    y0 = (vmax < (y0 < vmin ? vmin : y0) ? vmax : (y0 < vmin ? vmin : y0));
+    *(y + 0) = y0;
+    a += 1;
+    y += 1;
+  }
+}
+
+static void wrt_scalar_vpreluc(size_t n, const float* a, const float* b, float* y, const wrt_clamp* clamp) {
+  const float vmin = clamp->min;
+  const float vmax = clamp->max;
+  const float vzero = 0.0f;
+  const float vb = b[0];
+  for (; n >= 4; n -= 4) {
+    const float v0_0 = *(a + 0);
+    float y0 = (v0_0 < vzero ? (v0_0 * vb) : v0_0);
+    y0 = (vmax < (y0 < vmin ? vmin : y0) ? vmax : (y0 < vmin ? vmin : y0));
+    const float v0_1 = *(a + 1);
+    float y1 = (v0_1 < vzero ? (v0_1 * vb) : v0_1);
+    y1 = (vmax < (y1 < vmin ? vmin : y1) ? vmax : (y1 < vmin ? vmin : y1));
+    const float v0_2 = *(a + 2);
+    float y2 = (v0_2 < vzero ? (v0_2 * vb) : v0_2);
+    y2 = (vmax < (y2 < vmin ? vmin : y2) ? vmax : (y2 < vmin ? vmin : y2));
+    const float v0_3 = *(a + 3);
+    float y3 = (v0_3 < vzero ? (v0_3 * vb) : v0_3);
+    y3 = (vmax < (y3 < vmin ? vmin : y3) ? vmax : (y3 < vmin ? vmin : y3));
+    *(y + 0) = y0;
+    *(y + 1) = y1;
+    *(y + 2) = y2;
+    *(y + 3) = y3;
+    a += 4;
+    y += 4;
+  }
+  for (; n >= 1; n -= 1) {
+    const float v0_0 = *(a + 0);
+    float y0 = (v0_0 < vzero ? (v0_0 * vb) : v0_0);
     y0 = (vmax < (y0 < vmin ? vmin : y0) ? vmax : (y0 < vmin ? vmin : y0));
     *(y + 0) = y0;
     a += 1;
@@ -1557,6 +1633,7 @@ const wrt_target wrt_target_scalar = {
     wrt_scalar_vrdiv,
     wrt_scalar_vmax,
     wrt_scalar_vmin,
+    wrt_scalar_vprelu,
   },
   .vbinary_scalar = {
     wrt_scalar_vaddc,
@@ -1567,6 +1644,7 @@ const wrt_target wrt_target_scalar = {
     wrt_scalar_vrdivc,
     wrt_scalar_vmaxc,
     wrt_scalar_vminc,
+    wrt_scalar_vpreluc,
   },
   .vunary = {
     wrt_scalar_relu,

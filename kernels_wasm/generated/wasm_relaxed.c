@@ -1099,6 +1099,53 @@ static void wrt_wasm_relaxed_vmin(size_t n, const float* a, const float* b, floa
   }
 }
 
+static void wrt_wasm_relaxed_vprelu(size_t n, const float* a, const float* b, float* y, const wrt_clamp* clamp) {
+  const v128_t vmin = wasm_f32x4_splat(clamp->min);
+  const v128_t vmax = wasm_f32x4_splat(clamp->max);
+  const v128_t vzero = wasm_f32x4_const_splat(0.0f);
+  for (; n >= 8; n -= 8) {
+    const v128_t v0_0 = wasm_v128_load(a + 0);
+    const v128_t v1_0 = wasm_v128_load(b + 0);
+    v128_t y0 = wasm_i32x4_relaxed_laneselect(wasm_f32x4_mul(v0_0, v1_0), v0_0, wasm_f32x4_lt(v0_0, vzero));
+    y0 = wasm_f32x4_pmin(wasm_f32x4_pmax(y0, vmin), vmax);
+    const v128_t v0_1 = wasm_v128_load(a + 4);
+    const v128_t v1_1 = wasm_v128_load(b + 4);
+    v128_t y1 = wasm_i32x4_relaxed_laneselect(wasm_f32x4_mul(v0_1, v1_1), v0_1, wasm_f32x4_lt(v0_1, vzero));
+    y1 = wasm_f32x4_pmin(wasm_f32x4_pmax(y1, vmin), vmax);
+    wasm_v128_store(y + 0, y0);
+    wasm_v128_store(y + 4, y1);
+    a += 8;
+    b += 8;
+    y += 8;
+  }
+  for (; n >= 4; n -= 4) {
+    const v128_t v0_0 = wasm_v128_load(a + 0);
+    const v128_t v1_0 = wasm_v128_load(b + 0);
+    v128_t y0 = wasm_i32x4_relaxed_laneselect(wasm_f32x4_mul(v0_0, v1_0), v0_0, wasm_f32x4_lt(v0_0, vzero));
+    y0 = wasm_f32x4_pmin(wasm_f32x4_pmax(y0, vmin), vmax);
+    wasm_v128_store(y + 0, y0);
+    a += 4;
+    b += 4;
+    y += 4;
+  }
+  if (n != 0) {
+    float v0_0_buf[4];
+    for (size_t l = 0; l < 4; l++) v0_0_buf[l] = l < n ? (a)[l] : 0.0f;
+    const v128_t v0_0 = wasm_v128_load(v0_0_buf);
+    float v1_0_buf[4];
+    for (size_t l = 0; l < 4; l++) v1_0_buf[l] = l < n ? (b)[l] : 0.0f;
+    const v128_t v1_0 = wasm_v128_load(v1_0_buf);
+    v128_t y0 = wasm_i32x4_relaxed_laneselect(wasm_f32x4_mul(v0_0, v1_0), v0_0, wasm_f32x4_lt(v0_0, vzero));
+    y0 = wasm_f32x4_pmin(wasm_f32x4_pmax(y0, vmin), vmax);
+    {
+      float* tp = y;
+      v128_t tv = y0;
+      if (n & 2) { wasm_v128_store64_lane(tp, tv, 0); tv = wasm_i64x2_shuffle(tv, tv, 1, 1); tp += 2; }
+      if (n & 1) wasm_v128_store32_lane(tp, tv, 0);
+    }
+  }
+}
+
 static void wrt_wasm_relaxed_vaddc(size_t n, const float* a, const float* b, float* y, const wrt_clamp* clamp) {
   const v128_t vmin = wasm_f32x4_splat(clamp->min);
   const v128_t vmax = wasm_f32x4_splat(clamp->max);
@@ -1401,6 +1448,46 @@ static void wrt_wasm_relaxed_vminc(size_t n, const float* a, const float* b, flo
     for (size_t l = 0; l < 4; l++) v0_0_buf[l] = l < n ? (a)[l] : 0.0f;
     const v128_t v0_0 = wasm_v128_load(v0_0_buf);
     v128_t y0 = wasm_f32x4_pmin(v0_0, vb);
+    y0 = wasm_f32x4_pmin(wasm_f32x4_pmax(y0, vmin), vmax);
+    {
+      float* tp = y;
+      v128_t tv = y0;
+      if (n & 2) { wasm_v128_store64_lane(tp, tv, 0); tv = wasm_i64x2_shuffle(tv, tv, 1, 1); tp += 2; }
+      if (n & 1) wasm_v128_store32_lane(tp, tv, 0);
+    }
+  }
+}
+
+static void wrt_wasm_relaxed_vpreluc(size_t n, const float* a, const float* b, float* y, const wrt_clamp* clamp) {
+  const v128_t vmin = wasm_f32x4_splat(clamp->min);
+  const v128_t vmax = wasm_f32x4_splat(clamp->max);
+  const v128_t vzero = wasm_f32x4_const_splat(0.0f);
+  const v128_t vb = wasm_f32x4_splat(b[0]);
+  for (; n >= 8; n -= 8) {
+    const v128_t v0_0 = wasm_v128_load(a + 0);
+    v128_t y0 = wasm_i32x4_relaxed_laneselect(wasm_f32x4_mul(v0_0, vb), v0_0, wasm_f32x4_lt(v0_0, vzero));
+    y0 = wasm_f32x4_pmin(wasm_f32x4_pmax(y0, vmin), vmax);
+    const v128_t v0_1 = wasm_v128_load(a + 4);
+    v128_t y1 = wasm_i32x4_relaxed_laneselect(wasm_f32x4_mul(v0_1, vb), v0_1, wasm_f32x4_lt(v0_1, vzero));
+    y1 = wasm_f32x4_pmin(wasm_f32x4_pmax(y1, vmin), vmax);
+    wasm_v128_store(y + 0, y0);
+    wasm_v128_store(y + 4, y1);
+    a += 8;
+    y += 8;
+  }
+  for (; n >= 4; n -= 4) {
+    const v128_t v0_0 = wasm_v128_load(a + 0);
+    v128_t y0 = wasm_i32x4_relaxed_laneselect(wasm_f32x4_mul(v0_0, vb), v0_0, wasm_f32x4_lt(v0_0, vzero));
+    y0 = wasm_f32x4_pmin(wasm_f32x4_pmax(y0, vmin), vmax);
+    wasm_v128_store(y + 0, y0);
+    a += 4;
+    y += 4;
+  }
+  if (n != 0) {
+    float v0_0_buf[4];
+    for (size_t l = 0; l < 4; l++) v0_0_buf[l] = l < n ? (a)[l] : 0.0f;
+    const v128_t v0_0 = wasm_v128_load(v0_0_buf);
+    v128_t y0 = wasm_i32x4_relaxed_laneselect(wasm_f32x4_mul(v0_0, vb), v0_0, wasm_f32x4_lt(v0_0, vzero));
     y0 = wasm_f32x4_pmin(wasm_f32x4_pmax(y0, vmin), vmax);
     {
       float* tp = y;
@@ -2105,6 +2192,7 @@ const wrt_target wrt_target_wasm_relaxed = {
     wrt_wasm_relaxed_vrdiv,
     wrt_wasm_relaxed_vmax,
     wrt_wasm_relaxed_vmin,
+    wrt_wasm_relaxed_vprelu,
   },
   .vbinary_scalar = {
     wrt_wasm_relaxed_vaddc,
@@ -2115,6 +2203,7 @@ const wrt_target wrt_target_wasm_relaxed = {
     wrt_wasm_relaxed_vrdivc,
     wrt_wasm_relaxed_vmaxc,
     wrt_wasm_relaxed_vminc,
+    wrt_wasm_relaxed_vpreluc,
   },
   .vunary = {
     wrt_wasm_relaxed_relu,

@@ -69,6 +69,7 @@ typedef void (*wrt_pool_fn)(size_t channels, size_t ks, const float* const* in, 
 
 enum {
   WRT_BIN_ADD, WRT_BIN_SUB, WRT_BIN_RSUB, WRT_BIN_MUL, WRT_BIN_DIV, WRT_BIN_RDIV, WRT_BIN_MAX, WRT_BIN_MIN,
+  WRT_BIN_PRELU, /* a >= 0 ? a : a * b (b: the slope) */
   WRT_BIN_COUNT
 };
 

@@ -21,6 +21,8 @@ BINARY: dict[str, Callable[[Isa, str, str], str]] = {  # enum order of WRT_BIN_*
     "rdiv": lambda i, a, b: i.div(b, a),
     "max": lambda i, a, b: i.max(a, b),
     "min": lambda i, a, b: i.min(a, b),
+    # x >= 0 ? x : x * slope; a float32 product is python_ref's double product rounded once
+    "prelu": lambda i, a, b: i.sel_lt(a, "vzero", i.mul(a, b), a),
 }
 
 # unary op -> (constants it needs, params it reads, body(isa, x, y) -> lines declaring y)
@@ -97,6 +99,8 @@ def binary(isa: Isa, op: str, scalar_b: bool) -> str:
     fn = BINARY[op]
     with c.block(isa.fn(sig)):
         c(isa.decl("vmin", isa.dup("clamp->min")), isa.decl("vmax", isa.dup("clamp->max")))
+        if op == "prelu":
+            c(isa.decl("vzero", isa.zero()))
         if scalar_b:
             c(isa.decl("vb", isa.dup("b[0]")))
             _map_loop(c, isa, ["a"], lambda v, y: [isa.decl(y, fn(isa, v[0], "vb"), const=False)], True)
