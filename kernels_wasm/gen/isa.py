@@ -28,6 +28,8 @@ class Isa:
     prelude: str = ""         # target helpers emitted once per file
     gemm_tile: tuple[int, int] = (4, 4)    # MR, NR
     dw_ct: int = 4                          # depthwise channel tile (packed weights)
+    dw_px: int = 4                          # depthwise output pixels per step (independent accumulator chains)
+    dw_unroll: bool = True                  # unroll the taps of the 3x3/5x5 depthwise entries
     unroll: int = 2                         # vectors per main-loop step of element-wise/pool kernels
     tail: str = "halving"                   # partial store: "none" (VL 1), "mask" (AVX-512), "halving"
     notes: tuple[str, ...] = field(default_factory=tuple)
@@ -161,7 +163,7 @@ __attribute__((unused)) static inline float wrt_sqrtf(float x) {
 """
 
 SCALAR = Isa(
-    name="scalar", vl=1, vtype="float", tail="none", gemm_tile=(2, 4), dw_ct=1, unroll=4,
+    name="scalar", vl=1, vtype="float", tail="none", gemm_tile=(2, 4), dw_ct=1, dw_px=2, unroll=4,
     ops={
         "zero": "0.0f", "dup": "{0}", "load": "*({0})", "loaddup": "*({0})", "store": "*({0}) = {1}",
         "fma": "({0} * {1} + {2})", "add": "({0} + {1})", "sub": "({0} - {1})", "mul": "({0} * {1})",
@@ -186,12 +188,14 @@ _WASM_OPS = {
 
 WASM_SIMD128 = Isa(
     name="wasm_simd128", vl=4, vtype="v128_t", includes=("wasm_simd128.h",), gemm_tile=(4, 8), dw_ct=8,
+    dw_px=3, dw_unroll=False,
     ops=_WASM_OPS,
     notes=("f32x4.pmin/pmax for clamps (one minps/maxps on x86 hosts)", "multiply-add = f32x4.mul + f32x4.add"),
 )
 
 WASM_RELAXED = Isa(
     name="wasm_relaxed", vl=4, vtype="v128_t", includes=("wasm_simd128.h",), gemm_tile=(4, 8), dw_ct=8,
+    dw_px=3, dw_unroll=False,
     ops={**_WASM_OPS,
          "fma": "wasm_f32x4_relaxed_madd({0}, {1}, {2})",
          # the mask is all-ones/all-zeros per lane, where laneselect is defined (blendvps on x86)

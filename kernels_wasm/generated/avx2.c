@@ -355,134 +355,725 @@ static __attribute__((target("avx2,fma"))) void wrt_avx2_dwconv_9_c16(size_t cha
   (void)ks;
   const __m256 vmin = _mm256_set1_ps(clamp->min);
   const __m256 vmax = _mm256_set1_ps(clamp->max);
-  for (; width != 0; width--) {
-    const float* i0 = in[0];
-    const float* i1 = in[1];
-    const float* i2 = in[2];
-    const float* i3 = in[3];
-    const float* i4 = in[4];
-    const float* i5 = in[5];
-    const float* i6 = in[6];
-    const float* i7 = in[7];
-    const float* i8 = in[8];
-    in += 9;
+  for (; width >= 4; width -= 4) {
     const float* wp = w;
-    float* o = out;
     size_t off = 0;
     size_t ch = channels;
     for (; ch >= 16; ch -= 16) {
-      __m256 acc0 = _mm256_loadu_ps(wp + 0);
-      __m256 acc1 = _mm256_loadu_ps(wp + 8);
-      acc0 = _mm256_fmadd_ps(_mm256_loadu_ps(i0 + off + 0), _mm256_loadu_ps(wp + 16 + 0 * 16 + 0), acc0);
-      acc1 = _mm256_fmadd_ps(_mm256_loadu_ps(i0 + off + 8), _mm256_loadu_ps(wp + 16 + 0 * 16 + 8), acc1);
-      acc0 = _mm256_fmadd_ps(_mm256_loadu_ps(i1 + off + 0), _mm256_loadu_ps(wp + 16 + 1 * 16 + 0), acc0);
-      acc1 = _mm256_fmadd_ps(_mm256_loadu_ps(i1 + off + 8), _mm256_loadu_ps(wp + 16 + 1 * 16 + 8), acc1);
-      acc0 = _mm256_fmadd_ps(_mm256_loadu_ps(i2 + off + 0), _mm256_loadu_ps(wp + 16 + 2 * 16 + 0), acc0);
-      acc1 = _mm256_fmadd_ps(_mm256_loadu_ps(i2 + off + 8), _mm256_loadu_ps(wp + 16 + 2 * 16 + 8), acc1);
-      acc0 = _mm256_fmadd_ps(_mm256_loadu_ps(i3 + off + 0), _mm256_loadu_ps(wp + 16 + 3 * 16 + 0), acc0);
-      acc1 = _mm256_fmadd_ps(_mm256_loadu_ps(i3 + off + 8), _mm256_loadu_ps(wp + 16 + 3 * 16 + 8), acc1);
-      acc0 = _mm256_fmadd_ps(_mm256_loadu_ps(i4 + off + 0), _mm256_loadu_ps(wp + 16 + 4 * 16 + 0), acc0);
-      acc1 = _mm256_fmadd_ps(_mm256_loadu_ps(i4 + off + 8), _mm256_loadu_ps(wp + 16 + 4 * 16 + 8), acc1);
-      acc0 = _mm256_fmadd_ps(_mm256_loadu_ps(i5 + off + 0), _mm256_loadu_ps(wp + 16 + 5 * 16 + 0), acc0);
-      acc1 = _mm256_fmadd_ps(_mm256_loadu_ps(i5 + off + 8), _mm256_loadu_ps(wp + 16 + 5 * 16 + 8), acc1);
-      acc0 = _mm256_fmadd_ps(_mm256_loadu_ps(i6 + off + 0), _mm256_loadu_ps(wp + 16 + 6 * 16 + 0), acc0);
-      acc1 = _mm256_fmadd_ps(_mm256_loadu_ps(i6 + off + 8), _mm256_loadu_ps(wp + 16 + 6 * 16 + 8), acc1);
-      acc0 = _mm256_fmadd_ps(_mm256_loadu_ps(i7 + off + 0), _mm256_loadu_ps(wp + 16 + 7 * 16 + 0), acc0);
-      acc1 = _mm256_fmadd_ps(_mm256_loadu_ps(i7 + off + 8), _mm256_loadu_ps(wp + 16 + 7 * 16 + 8), acc1);
-      acc0 = _mm256_fmadd_ps(_mm256_loadu_ps(i8 + off + 0), _mm256_loadu_ps(wp + 16 + 8 * 16 + 0), acc0);
-      acc1 = _mm256_fmadd_ps(_mm256_loadu_ps(i8 + off + 8), _mm256_loadu_ps(wp + 16 + 8 * 16 + 8), acc1);
-      acc0 = _mm256_min_ps(vmax, _mm256_max_ps(vmin, acc0));
-      _mm256_storeu_ps(o + 0, acc0);
-      acc1 = _mm256_min_ps(vmax, _mm256_max_ps(vmin, acc1));
-      _mm256_storeu_ps(o + 8, acc1);
-      o += 16;
+      const __m256 b0 = _mm256_loadu_ps(wp + 0);
+      __m256 acc0_0 = b0;
+      __m256 acc1_0 = b0;
+      __m256 acc2_0 = b0;
+      __m256 acc3_0 = b0;
+      const __m256 b1 = _mm256_loadu_ps(wp + 8);
+      __m256 acc0_1 = b1;
+      __m256 acc1_1 = b1;
+      __m256 acc2_1 = b1;
+      __m256 acc3_1 = b1;
+      {
+        const __m256 w0 = _mm256_loadu_ps(wp + 16 + 0 * 16 + 0);
+        const __m256 w1 = _mm256_loadu_ps(wp + 16 + 0 * 16 + 8);
+        acc0_0 = _mm256_fmadd_ps(_mm256_loadu_ps(in[0] + off + 0), w0, acc0_0);
+        acc0_1 = _mm256_fmadd_ps(_mm256_loadu_ps(in[0] + off + 8), w1, acc0_1);
+        acc1_0 = _mm256_fmadd_ps(_mm256_loadu_ps(in[1 * 9 + 0] + off + 0), w0, acc1_0);
+        acc1_1 = _mm256_fmadd_ps(_mm256_loadu_ps(in[1 * 9 + 0] + off + 8), w1, acc1_1);
+        acc2_0 = _mm256_fmadd_ps(_mm256_loadu_ps(in[2 * 9 + 0] + off + 0), w0, acc2_0);
+        acc2_1 = _mm256_fmadd_ps(_mm256_loadu_ps(in[2 * 9 + 0] + off + 8), w1, acc2_1);
+        acc3_0 = _mm256_fmadd_ps(_mm256_loadu_ps(in[3 * 9 + 0] + off + 0), w0, acc3_0);
+        acc3_1 = _mm256_fmadd_ps(_mm256_loadu_ps(in[3 * 9 + 0] + off + 8), w1, acc3_1);
+      }
+      {
+        const __m256 w0 = _mm256_loadu_ps(wp + 16 + 1 * 16 + 0);
+        const __m256 w1 = _mm256_loadu_ps(wp + 16 + 1 * 16 + 8);
+        acc0_0 = _mm256_fmadd_ps(_mm256_loadu_ps(in[1] + off + 0), w0, acc0_0);
+        acc0_1 = _mm256_fmadd_ps(_mm256_loadu_ps(in[1] + off + 8), w1, acc0_1);
+        acc1_0 = _mm256_fmadd_ps(_mm256_loadu_ps(in[1 * 9 + 1] + off + 0), w0, acc1_0);
+        acc1_1 = _mm256_fmadd_ps(_mm256_loadu_ps(in[1 * 9 + 1] + off + 8), w1, acc1_1);
+        acc2_0 = _mm256_fmadd_ps(_mm256_loadu_ps(in[2 * 9 + 1] + off + 0), w0, acc2_0);
+        acc2_1 = _mm256_fmadd_ps(_mm256_loadu_ps(in[2 * 9 + 1] + off + 8), w1, acc2_1);
+        acc3_0 = _mm256_fmadd_ps(_mm256_loadu_ps(in[3 * 9 + 1] + off + 0), w0, acc3_0);
+        acc3_1 = _mm256_fmadd_ps(_mm256_loadu_ps(in[3 * 9 + 1] + off + 8), w1, acc3_1);
+      }
+      {
+        const __m256 w0 = _mm256_loadu_ps(wp + 16 + 2 * 16 + 0);
+        const __m256 w1 = _mm256_loadu_ps(wp + 16 + 2 * 16 + 8);
+        acc0_0 = _mm256_fmadd_ps(_mm256_loadu_ps(in[2] + off + 0), w0, acc0_0);
+        acc0_1 = _mm256_fmadd_ps(_mm256_loadu_ps(in[2] + off + 8), w1, acc0_1);
+        acc1_0 = _mm256_fmadd_ps(_mm256_loadu_ps(in[1 * 9 + 2] + off + 0), w0, acc1_0);
+        acc1_1 = _mm256_fmadd_ps(_mm256_loadu_ps(in[1 * 9 + 2] + off + 8), w1, acc1_1);
+        acc2_0 = _mm256_fmadd_ps(_mm256_loadu_ps(in[2 * 9 + 2] + off + 0), w0, acc2_0);
+        acc2_1 = _mm256_fmadd_ps(_mm256_loadu_ps(in[2 * 9 + 2] + off + 8), w1, acc2_1);
+        acc3_0 = _mm256_fmadd_ps(_mm256_loadu_ps(in[3 * 9 + 2] + off + 0), w0, acc3_0);
+        acc3_1 = _mm256_fmadd_ps(_mm256_loadu_ps(in[3 * 9 + 2] + off + 8), w1, acc3_1);
+      }
+      {
+        const __m256 w0 = _mm256_loadu_ps(wp + 16 + 3 * 16 + 0);
+        const __m256 w1 = _mm256_loadu_ps(wp + 16 + 3 * 16 + 8);
+        acc0_0 = _mm256_fmadd_ps(_mm256_loadu_ps(in[3] + off + 0), w0, acc0_0);
+        acc0_1 = _mm256_fmadd_ps(_mm256_loadu_ps(in[3] + off + 8), w1, acc0_1);
+        acc1_0 = _mm256_fmadd_ps(_mm256_loadu_ps(in[1 * 9 + 3] + off + 0), w0, acc1_0);
+        acc1_1 = _mm256_fmadd_ps(_mm256_loadu_ps(in[1 * 9 + 3] + off + 8), w1, acc1_1);
+        acc2_0 = _mm256_fmadd_ps(_mm256_loadu_ps(in[2 * 9 + 3] + off + 0), w0, acc2_0);
+        acc2_1 = _mm256_fmadd_ps(_mm256_loadu_ps(in[2 * 9 + 3] + off + 8), w1, acc2_1);
+        acc3_0 = _mm256_fmadd_ps(_mm256_loadu_ps(in[3 * 9 + 3] + off + 0), w0, acc3_0);
+        acc3_1 = _mm256_fmadd_ps(_mm256_loadu_ps(in[3 * 9 + 3] + off + 8), w1, acc3_1);
+      }
+      {
+        const __m256 w0 = _mm256_loadu_ps(wp + 16 + 4 * 16 + 0);
+        const __m256 w1 = _mm256_loadu_ps(wp + 16 + 4 * 16 + 8);
+        acc0_0 = _mm256_fmadd_ps(_mm256_loadu_ps(in[4] + off + 0), w0, acc0_0);
+        acc0_1 = _mm256_fmadd_ps(_mm256_loadu_ps(in[4] + off + 8), w1, acc0_1);
+        acc1_0 = _mm256_fmadd_ps(_mm256_loadu_ps(in[1 * 9 + 4] + off + 0), w0, acc1_0);
+        acc1_1 = _mm256_fmadd_ps(_mm256_loadu_ps(in[1 * 9 + 4] + off + 8), w1, acc1_1);
+        acc2_0 = _mm256_fmadd_ps(_mm256_loadu_ps(in[2 * 9 + 4] + off + 0), w0, acc2_0);
+        acc2_1 = _mm256_fmadd_ps(_mm256_loadu_ps(in[2 * 9 + 4] + off + 8), w1, acc2_1);
+        acc3_0 = _mm256_fmadd_ps(_mm256_loadu_ps(in[3 * 9 + 4] + off + 0), w0, acc3_0);
+        acc3_1 = _mm256_fmadd_ps(_mm256_loadu_ps(in[3 * 9 + 4] + off + 8), w1, acc3_1);
+      }
+      {
+        const __m256 w0 = _mm256_loadu_ps(wp + 16 + 5 * 16 + 0);
+        const __m256 w1 = _mm256_loadu_ps(wp + 16 + 5 * 16 + 8);
+        acc0_0 = _mm256_fmadd_ps(_mm256_loadu_ps(in[5] + off + 0), w0, acc0_0);
+        acc0_1 = _mm256_fmadd_ps(_mm256_loadu_ps(in[5] + off + 8), w1, acc0_1);
+        acc1_0 = _mm256_fmadd_ps(_mm256_loadu_ps(in[1 * 9 + 5] + off + 0), w0, acc1_0);
+        acc1_1 = _mm256_fmadd_ps(_mm256_loadu_ps(in[1 * 9 + 5] + off + 8), w1, acc1_1);
+        acc2_0 = _mm256_fmadd_ps(_mm256_loadu_ps(in[2 * 9 + 5] + off + 0), w0, acc2_0);
+        acc2_1 = _mm256_fmadd_ps(_mm256_loadu_ps(in[2 * 9 + 5] + off + 8), w1, acc2_1);
+        acc3_0 = _mm256_fmadd_ps(_mm256_loadu_ps(in[3 * 9 + 5] + off + 0), w0, acc3_0);
+        acc3_1 = _mm256_fmadd_ps(_mm256_loadu_ps(in[3 * 9 + 5] + off + 8), w1, acc3_1);
+      }
+      {
+        const __m256 w0 = _mm256_loadu_ps(wp + 16 + 6 * 16 + 0);
+        const __m256 w1 = _mm256_loadu_ps(wp + 16 + 6 * 16 + 8);
+        acc0_0 = _mm256_fmadd_ps(_mm256_loadu_ps(in[6] + off + 0), w0, acc0_0);
+        acc0_1 = _mm256_fmadd_ps(_mm256_loadu_ps(in[6] + off + 8), w1, acc0_1);
+        acc1_0 = _mm256_fmadd_ps(_mm256_loadu_ps(in[1 * 9 + 6] + off + 0), w0, acc1_0);
+        acc1_1 = _mm256_fmadd_ps(_mm256_loadu_ps(in[1 * 9 + 6] + off + 8), w1, acc1_1);
+        acc2_0 = _mm256_fmadd_ps(_mm256_loadu_ps(in[2 * 9 + 6] + off + 0), w0, acc2_0);
+        acc2_1 = _mm256_fmadd_ps(_mm256_loadu_ps(in[2 * 9 + 6] + off + 8), w1, acc2_1);
+        acc3_0 = _mm256_fmadd_ps(_mm256_loadu_ps(in[3 * 9 + 6] + off + 0), w0, acc3_0);
+        acc3_1 = _mm256_fmadd_ps(_mm256_loadu_ps(in[3 * 9 + 6] + off + 8), w1, acc3_1);
+      }
+      {
+        const __m256 w0 = _mm256_loadu_ps(wp + 16 + 7 * 16 + 0);
+        const __m256 w1 = _mm256_loadu_ps(wp + 16 + 7 * 16 + 8);
+        acc0_0 = _mm256_fmadd_ps(_mm256_loadu_ps(in[7] + off + 0), w0, acc0_0);
+        acc0_1 = _mm256_fmadd_ps(_mm256_loadu_ps(in[7] + off + 8), w1, acc0_1);
+        acc1_0 = _mm256_fmadd_ps(_mm256_loadu_ps(in[1 * 9 + 7] + off + 0), w0, acc1_0);
+        acc1_1 = _mm256_fmadd_ps(_mm256_loadu_ps(in[1 * 9 + 7] + off + 8), w1, acc1_1);
+        acc2_0 = _mm256_fmadd_ps(_mm256_loadu_ps(in[2 * 9 + 7] + off + 0), w0, acc2_0);
+        acc2_1 = _mm256_fmadd_ps(_mm256_loadu_ps(in[2 * 9 + 7] + off + 8), w1, acc2_1);
+        acc3_0 = _mm256_fmadd_ps(_mm256_loadu_ps(in[3 * 9 + 7] + off + 0), w0, acc3_0);
+        acc3_1 = _mm256_fmadd_ps(_mm256_loadu_ps(in[3 * 9 + 7] + off + 8), w1, acc3_1);
+      }
+      {
+        const __m256 w0 = _mm256_loadu_ps(wp + 16 + 8 * 16 + 0);
+        const __m256 w1 = _mm256_loadu_ps(wp + 16 + 8 * 16 + 8);
+        acc0_0 = _mm256_fmadd_ps(_mm256_loadu_ps(in[8] + off + 0), w0, acc0_0);
+        acc0_1 = _mm256_fmadd_ps(_mm256_loadu_ps(in[8] + off + 8), w1, acc0_1);
+        acc1_0 = _mm256_fmadd_ps(_mm256_loadu_ps(in[1 * 9 + 8] + off + 0), w0, acc1_0);
+        acc1_1 = _mm256_fmadd_ps(_mm256_loadu_ps(in[1 * 9 + 8] + off + 8), w1, acc1_1);
+        acc2_0 = _mm256_fmadd_ps(_mm256_loadu_ps(in[2 * 9 + 8] + off + 0), w0, acc2_0);
+        acc2_1 = _mm256_fmadd_ps(_mm256_loadu_ps(in[2 * 9 + 8] + off + 8), w1, acc2_1);
+        acc3_0 = _mm256_fmadd_ps(_mm256_loadu_ps(in[3 * 9 + 8] + off + 0), w0, acc3_0);
+        acc3_1 = _mm256_fmadd_ps(_mm256_loadu_ps(in[3 * 9 + 8] + off + 8), w1, acc3_1);
+      }
+      acc0_0 = _mm256_min_ps(vmax, _mm256_max_ps(vmin, acc0_0));
+      _mm256_storeu_ps(out + off + 0, acc0_0);
+      acc0_1 = _mm256_min_ps(vmax, _mm256_max_ps(vmin, acc0_1));
+      _mm256_storeu_ps(out + off + 8, acc0_1);
+      acc1_0 = _mm256_min_ps(vmax, _mm256_max_ps(vmin, acc1_0));
+      _mm256_storeu_ps((float*)((char*)out + 1 * out_stride) + off + 0, acc1_0);
+      acc1_1 = _mm256_min_ps(vmax, _mm256_max_ps(vmin, acc1_1));
+      _mm256_storeu_ps((float*)((char*)out + 1 * out_stride) + off + 8, acc1_1);
+      acc2_0 = _mm256_min_ps(vmax, _mm256_max_ps(vmin, acc2_0));
+      _mm256_storeu_ps((float*)((char*)out + 2 * out_stride) + off + 0, acc2_0);
+      acc2_1 = _mm256_min_ps(vmax, _mm256_max_ps(vmin, acc2_1));
+      _mm256_storeu_ps((float*)((char*)out + 2 * out_stride) + off + 8, acc2_1);
+      acc3_0 = _mm256_min_ps(vmax, _mm256_max_ps(vmin, acc3_0));
+      _mm256_storeu_ps((float*)((char*)out + 3 * out_stride) + off + 0, acc3_0);
+      acc3_1 = _mm256_min_ps(vmax, _mm256_max_ps(vmin, acc3_1));
+      _mm256_storeu_ps((float*)((char*)out + 3 * out_stride) + off + 8, acc3_1);
       off += 16;
       wp += 160;
     }
     if (ch != 0) {
       for (; ch >= 8; ch -= 8) {
-        __m256 acc = _mm256_loadu_ps(wp);
-        acc = _mm256_fmadd_ps(_mm256_loadu_ps(i0 + off), _mm256_loadu_ps(wp + 16 + 0 * 16), acc);
-        acc = _mm256_fmadd_ps(_mm256_loadu_ps(i1 + off), _mm256_loadu_ps(wp + 16 + 1 * 16), acc);
-        acc = _mm256_fmadd_ps(_mm256_loadu_ps(i2 + off), _mm256_loadu_ps(wp + 16 + 2 * 16), acc);
-        acc = _mm256_fmadd_ps(_mm256_loadu_ps(i3 + off), _mm256_loadu_ps(wp + 16 + 3 * 16), acc);
-        acc = _mm256_fmadd_ps(_mm256_loadu_ps(i4 + off), _mm256_loadu_ps(wp + 16 + 4 * 16), acc);
-        acc = _mm256_fmadd_ps(_mm256_loadu_ps(i5 + off), _mm256_loadu_ps(wp + 16 + 5 * 16), acc);
-        acc = _mm256_fmadd_ps(_mm256_loadu_ps(i6 + off), _mm256_loadu_ps(wp + 16 + 6 * 16), acc);
-        acc = _mm256_fmadd_ps(_mm256_loadu_ps(i7 + off), _mm256_loadu_ps(wp + 16 + 7 * 16), acc);
-        acc = _mm256_fmadd_ps(_mm256_loadu_ps(i8 + off), _mm256_loadu_ps(wp + 16 + 8 * 16), acc);
-        acc = _mm256_min_ps(vmax, _mm256_max_ps(vmin, acc));
-        _mm256_storeu_ps(o, acc);
-        o += 8;
+        const __m256 b0 = _mm256_loadu_ps(wp + 0);
+        __m256 acc0_0 = b0;
+        __m256 acc1_0 = b0;
+        __m256 acc2_0 = b0;
+        __m256 acc3_0 = b0;
+        {
+          const __m256 w0 = _mm256_loadu_ps(wp + 16 + 0 * 16 + 0);
+          acc0_0 = _mm256_fmadd_ps(_mm256_loadu_ps(in[0] + off + 0), w0, acc0_0);
+          acc1_0 = _mm256_fmadd_ps(_mm256_loadu_ps(in[1 * 9 + 0] + off + 0), w0, acc1_0);
+          acc2_0 = _mm256_fmadd_ps(_mm256_loadu_ps(in[2 * 9 + 0] + off + 0), w0, acc2_0);
+          acc3_0 = _mm256_fmadd_ps(_mm256_loadu_ps(in[3 * 9 + 0] + off + 0), w0, acc3_0);
+        }
+        {
+          const __m256 w0 = _mm256_loadu_ps(wp + 16 + 1 * 16 + 0);
+          acc0_0 = _mm256_fmadd_ps(_mm256_loadu_ps(in[1] + off + 0), w0, acc0_0);
+          acc1_0 = _mm256_fmadd_ps(_mm256_loadu_ps(in[1 * 9 + 1] + off + 0), w0, acc1_0);
+          acc2_0 = _mm256_fmadd_ps(_mm256_loadu_ps(in[2 * 9 + 1] + off + 0), w0, acc2_0);
+          acc3_0 = _mm256_fmadd_ps(_mm256_loadu_ps(in[3 * 9 + 1] + off + 0), w0, acc3_0);
+        }
+        {
+          const __m256 w0 = _mm256_loadu_ps(wp + 16 + 2 * 16 + 0);
+          acc0_0 = _mm256_fmadd_ps(_mm256_loadu_ps(in[2] + off + 0), w0, acc0_0);
+          acc1_0 = _mm256_fmadd_ps(_mm256_loadu_ps(in[1 * 9 + 2] + off + 0), w0, acc1_0);
+          acc2_0 = _mm256_fmadd_ps(_mm256_loadu_ps(in[2 * 9 + 2] + off + 0), w0, acc2_0);
+          acc3_0 = _mm256_fmadd_ps(_mm256_loadu_ps(in[3 * 9 + 2] + off + 0), w0, acc3_0);
+        }
+        {
+          const __m256 w0 = _mm256_loadu_ps(wp + 16 + 3 * 16 + 0);
+          acc0_0 = _mm256_fmadd_ps(_mm256_loadu_ps(in[3] + off + 0), w0, acc0_0);
+          acc1_0 = _mm256_fmadd_ps(_mm256_loadu_ps(in[1 * 9 + 3] + off + 0), w0, acc1_0);
+          acc2_0 = _mm256_fmadd_ps(_mm256_loadu_ps(in[2 * 9 + 3] + off + 0), w0, acc2_0);
+          acc3_0 = _mm256_fmadd_ps(_mm256_loadu_ps(in[3 * 9 + 3] + off + 0), w0, acc3_0);
+        }
+        {
+          const __m256 w0 = _mm256_loadu_ps(wp + 16 + 4 * 16 + 0);
+          acc0_0 = _mm256_fmadd_ps(_mm256_loadu_ps(in[4] + off + 0), w0, acc0_0);
+          acc1_0 = _mm256_fmadd_ps(_mm256_loadu_ps(in[1 * 9 + 4] + off + 0), w0, acc1_0);
+          acc2_0 = _mm256_fmadd_ps(_mm256_loadu_ps(in[2 * 9 + 4] + off + 0), w0, acc2_0);
+          acc3_0 = _mm256_fmadd_ps(_mm256_loadu_ps(in[3 * 9 + 4] + off + 0), w0, acc3_0);
+        }
+        {
+          const __m256 w0 = _mm256_loadu_ps(wp + 16 + 5 * 16 + 0);
+          acc0_0 = _mm256_fmadd_ps(_mm256_loadu_ps(in[5] + off + 0), w0, acc0_0);
+          acc1_0 = _mm256_fmadd_ps(_mm256_loadu_ps(in[1 * 9 + 5] + off + 0), w0, acc1_0);
+          acc2_0 = _mm256_fmadd_ps(_mm256_loadu_ps(in[2 * 9 + 5] + off + 0), w0, acc2_0);
+          acc3_0 = _mm256_fmadd_ps(_mm256_loadu_ps(in[3 * 9 + 5] + off + 0), w0, acc3_0);
+        }
+        {
+          const __m256 w0 = _mm256_loadu_ps(wp + 16 + 6 * 16 + 0);
+          acc0_0 = _mm256_fmadd_ps(_mm256_loadu_ps(in[6] + off + 0), w0, acc0_0);
+          acc1_0 = _mm256_fmadd_ps(_mm256_loadu_ps(in[1 * 9 + 6] + off + 0), w0, acc1_0);
+          acc2_0 = _mm256_fmadd_ps(_mm256_loadu_ps(in[2 * 9 + 6] + off + 0), w0, acc2_0);
+          acc3_0 = _mm256_fmadd_ps(_mm256_loadu_ps(in[3 * 9 + 6] + off + 0), w0, acc3_0);
+        }
+        {
+          const __m256 w0 = _mm256_loadu_ps(wp + 16 + 7 * 16 + 0);
+          acc0_0 = _mm256_fmadd_ps(_mm256_loadu_ps(in[7] + off + 0), w0, acc0_0);
+          acc1_0 = _mm256_fmadd_ps(_mm256_loadu_ps(in[1 * 9 + 7] + off + 0), w0, acc1_0);
+          acc2_0 = _mm256_fmadd_ps(_mm256_loadu_ps(in[2 * 9 + 7] + off + 0), w0, acc2_0);
+          acc3_0 = _mm256_fmadd_ps(_mm256_loadu_ps(in[3 * 9 + 7] + off + 0), w0, acc3_0);
+        }
+        {
+          const __m256 w0 = _mm256_loadu_ps(wp + 16 + 8 * 16 + 0);
+          acc0_0 = _mm256_fmadd_ps(_mm256_loadu_ps(in[8] + off + 0), w0, acc0_0);
+          acc1_0 = _mm256_fmadd_ps(_mm256_loadu_ps(in[1 * 9 + 8] + off + 0), w0, acc1_0);
+          acc2_0 = _mm256_fmadd_ps(_mm256_loadu_ps(in[2 * 9 + 8] + off + 0), w0, acc2_0);
+          acc3_0 = _mm256_fmadd_ps(_mm256_loadu_ps(in[3 * 9 + 8] + off + 0), w0, acc3_0);
+        }
+        acc0_0 = _mm256_min_ps(vmax, _mm256_max_ps(vmin, acc0_0));
+        _mm256_storeu_ps(out + off + 0, acc0_0);
+        acc1_0 = _mm256_min_ps(vmax, _mm256_max_ps(vmin, acc1_0));
+        _mm256_storeu_ps((float*)((char*)out + 1 * out_stride) + off + 0, acc1_0);
+        acc2_0 = _mm256_min_ps(vmax, _mm256_max_ps(vmin, acc2_0));
+        _mm256_storeu_ps((float*)((char*)out + 2 * out_stride) + off + 0, acc2_0);
+        acc3_0 = _mm256_min_ps(vmax, _mm256_max_ps(vmin, acc3_0));
+        _mm256_storeu_ps((float*)((char*)out + 3 * out_stride) + off + 0, acc3_0);
         off += 8;
         wp += 8;
       }
       if (ch != 0) {
-        __m256 acc = _mm256_loadu_ps(wp);
+        const __m256 b0 = _mm256_loadu_ps(wp + 0);
+        __m256 acc0_0 = b0;
+        __m256 acc1_0 = b0;
+        __m256 acc2_0 = b0;
+        __m256 acc3_0 = b0;
         {
-          float x_buf[8];
-          for (size_t l = 0; l < 8; l++) x_buf[l] = l < ch ? (i0 + off)[l] : 0.0f;
-          const __m256 x = _mm256_loadu_ps(x_buf);
-          acc = _mm256_fmadd_ps(x, _mm256_loadu_ps(wp + 16 + 0 * 16), acc);
+          const __m256 w0 = _mm256_loadu_ps(wp + 16 + 0 * 16 + 0);
+          {
+            float x_buf[8];
+            for (size_t l = 0; l < 8; l++) x_buf[l] = l < ch ? (in[0] + off)[l] : 0.0f;
+            const __m256 x = _mm256_loadu_ps(x_buf);
+            acc0_0 = _mm256_fmadd_ps(x, w0, acc0_0);
+          }
+          {
+            float x_buf[8];
+            for (size_t l = 0; l < 8; l++) x_buf[l] = l < ch ? (in[1 * 9 + 0] + off)[l] : 0.0f;
+            const __m256 x = _mm256_loadu_ps(x_buf);
+            acc1_0 = _mm256_fmadd_ps(x, w0, acc1_0);
+          }
+          {
+            float x_buf[8];
+            for (size_t l = 0; l < 8; l++) x_buf[l] = l < ch ? (in[2 * 9 + 0] + off)[l] : 0.0f;
+            const __m256 x = _mm256_loadu_ps(x_buf);
+            acc2_0 = _mm256_fmadd_ps(x, w0, acc2_0);
+          }
+          {
+            float x_buf[8];
+            for (size_t l = 0; l < 8; l++) x_buf[l] = l < ch ? (in[3 * 9 + 0] + off)[l] : 0.0f;
+            const __m256 x = _mm256_loadu_ps(x_buf);
+            acc3_0 = _mm256_fmadd_ps(x, w0, acc3_0);
+          }
         }
         {
-          float x_buf[8];
-          for (size_t l = 0; l < 8; l++) x_buf[l] = l < ch ? (i1 + off)[l] : 0.0f;
-          const __m256 x = _mm256_loadu_ps(x_buf);
-          acc = _mm256_fmadd_ps(x, _mm256_loadu_ps(wp + 16 + 1 * 16), acc);
+          const __m256 w0 = _mm256_loadu_ps(wp + 16 + 1 * 16 + 0);
+          {
+            float x_buf[8];
+            for (size_t l = 0; l < 8; l++) x_buf[l] = l < ch ? (in[1] + off)[l] : 0.0f;
+            const __m256 x = _mm256_loadu_ps(x_buf);
+            acc0_0 = _mm256_fmadd_ps(x, w0, acc0_0);
+          }
+          {
+            float x_buf[8];
+            for (size_t l = 0; l < 8; l++) x_buf[l] = l < ch ? (in[1 * 9 + 1] + off)[l] : 0.0f;
+            const __m256 x = _mm256_loadu_ps(x_buf);
+            acc1_0 = _mm256_fmadd_ps(x, w0, acc1_0);
+          }
+          {
+            float x_buf[8];
+            for (size_t l = 0; l < 8; l++) x_buf[l] = l < ch ? (in[2 * 9 + 1] + off)[l] : 0.0f;
+            const __m256 x = _mm256_loadu_ps(x_buf);
+            acc2_0 = _mm256_fmadd_ps(x, w0, acc2_0);
+          }
+          {
+            float x_buf[8];
+            for (size_t l = 0; l < 8; l++) x_buf[l] = l < ch ? (in[3 * 9 + 1] + off)[l] : 0.0f;
+            const __m256 x = _mm256_loadu_ps(x_buf);
+            acc3_0 = _mm256_fmadd_ps(x, w0, acc3_0);
+          }
         }
         {
-          float x_buf[8];
-          for (size_t l = 0; l < 8; l++) x_buf[l] = l < ch ? (i2 + off)[l] : 0.0f;
-          const __m256 x = _mm256_loadu_ps(x_buf);
-          acc = _mm256_fmadd_ps(x, _mm256_loadu_ps(wp + 16 + 2 * 16), acc);
+          const __m256 w0 = _mm256_loadu_ps(wp + 16 + 2 * 16 + 0);
+          {
+            float x_buf[8];
+            for (size_t l = 0; l < 8; l++) x_buf[l] = l < ch ? (in[2] + off)[l] : 0.0f;
+            const __m256 x = _mm256_loadu_ps(x_buf);
+            acc0_0 = _mm256_fmadd_ps(x, w0, acc0_0);
+          }
+          {
+            float x_buf[8];
+            for (size_t l = 0; l < 8; l++) x_buf[l] = l < ch ? (in[1 * 9 + 2] + off)[l] : 0.0f;
+            const __m256 x = _mm256_loadu_ps(x_buf);
+            acc1_0 = _mm256_fmadd_ps(x, w0, acc1_0);
+          }
+          {
+            float x_buf[8];
+            for (size_t l = 0; l < 8; l++) x_buf[l] = l < ch ? (in[2 * 9 + 2] + off)[l] : 0.0f;
+            const __m256 x = _mm256_loadu_ps(x_buf);
+            acc2_0 = _mm256_fmadd_ps(x, w0, acc2_0);
+          }
+          {
+            float x_buf[8];
+            for (size_t l = 0; l < 8; l++) x_buf[l] = l < ch ? (in[3 * 9 + 2] + off)[l] : 0.0f;
+            const __m256 x = _mm256_loadu_ps(x_buf);
+            acc3_0 = _mm256_fmadd_ps(x, w0, acc3_0);
+          }
         }
         {
-          float x_buf[8];
-          for (size_t l = 0; l < 8; l++) x_buf[l] = l < ch ? (i3 + off)[l] : 0.0f;
-          const __m256 x = _mm256_loadu_ps(x_buf);
-          acc = _mm256_fmadd_ps(x, _mm256_loadu_ps(wp + 16 + 3 * 16), acc);
+          const __m256 w0 = _mm256_loadu_ps(wp + 16 + 3 * 16 + 0);
+          {
+            float x_buf[8];
+            for (size_t l = 0; l < 8; l++) x_buf[l] = l < ch ? (in[3] + off)[l] : 0.0f;
+            const __m256 x = _mm256_loadu_ps(x_buf);
+            acc0_0 = _mm256_fmadd_ps(x, w0, acc0_0);
+          }
+          {
+            float x_buf[8];
+            for (size_t l = 0; l < 8; l++) x_buf[l] = l < ch ? (in[1 * 9 + 3] + off)[l] : 0.0f;
+            const __m256 x = _mm256_loadu_ps(x_buf);
+            acc1_0 = _mm256_fmadd_ps(x, w0, acc1_0);
+          }
+          {
+            float x_buf[8];
+            for (size_t l = 0; l < 8; l++) x_buf[l] = l < ch ? (in[2 * 9 + 3] + off)[l] : 0.0f;
+            const __m256 x = _mm256_loadu_ps(x_buf);
+            acc2_0 = _mm256_fmadd_ps(x, w0, acc2_0);
+          }
+          {
+            float x_buf[8];
+            for (size_t l = 0; l < 8; l++) x_buf[l] = l < ch ? (in[3 * 9 + 3] + off)[l] : 0.0f;
+            const __m256 x = _mm256_loadu_ps(x_buf);
+            acc3_0 = _mm256_fmadd_ps(x, w0, acc3_0);
+          }
         }
         {
-          float x_buf[8];
-          for (size_t l = 0; l < 8; l++) x_buf[l] = l < ch ? (i4 + off)[l] : 0.0f;
-          const __m256 x = _mm256_loadu_ps(x_buf);
-          acc = _mm256_fmadd_ps(x, _mm256_loadu_ps(wp + 16 + 4 * 16), acc);
+          const __m256 w0 = _mm256_loadu_ps(wp + 16 + 4 * 16 + 0);
+          {
+            float x_buf[8];
+            for (size_t l = 0; l < 8; l++) x_buf[l] = l < ch ? (in[4] + off)[l] : 0.0f;
+            const __m256 x = _mm256_loadu_ps(x_buf);
+            acc0_0 = _mm256_fmadd_ps(x, w0, acc0_0);
+          }
+          {
+            float x_buf[8];
+            for (size_t l = 0; l < 8; l++) x_buf[l] = l < ch ? (in[1 * 9 + 4] + off)[l] : 0.0f;
+            const __m256 x = _mm256_loadu_ps(x_buf);
+            acc1_0 = _mm256_fmadd_ps(x, w0, acc1_0);
+          }
+          {
+            float x_buf[8];
+            for (size_t l = 0; l < 8; l++) x_buf[l] = l < ch ? (in[2 * 9 + 4] + off)[l] : 0.0f;
+            const __m256 x = _mm256_loadu_ps(x_buf);
+            acc2_0 = _mm256_fmadd_ps(x, w0, acc2_0);
+          }
+          {
+            float x_buf[8];
+            for (size_t l = 0; l < 8; l++) x_buf[l] = l < ch ? (in[3 * 9 + 4] + off)[l] : 0.0f;
+            const __m256 x = _mm256_loadu_ps(x_buf);
+            acc3_0 = _mm256_fmadd_ps(x, w0, acc3_0);
+          }
         }
         {
-          float x_buf[8];
-          for (size_t l = 0; l < 8; l++) x_buf[l] = l < ch ? (i5 + off)[l] : 0.0f;
-          const __m256 x = _mm256_loadu_ps(x_buf);
-          acc = _mm256_fmadd_ps(x, _mm256_loadu_ps(wp + 16 + 5 * 16), acc);
+          const __m256 w0 = _mm256_loadu_ps(wp + 16 + 5 * 16 + 0);
+          {
+            float x_buf[8];
+            for (size_t l = 0; l < 8; l++) x_buf[l] = l < ch ? (in[5] + off)[l] : 0.0f;
+            const __m256 x = _mm256_loadu_ps(x_buf);
+            acc0_0 = _mm256_fmadd_ps(x, w0, acc0_0);
+          }
+          {
+            float x_buf[8];
+            for (size_t l = 0; l < 8; l++) x_buf[l] = l < ch ? (in[1 * 9 + 5] + off)[l] : 0.0f;
+            const __m256 x = _mm256_loadu_ps(x_buf);
+            acc1_0 = _mm256_fmadd_ps(x, w0, acc1_0);
+          }
+          {
+            float x_buf[8];
+            for (size_t l = 0; l < 8; l++) x_buf[l] = l < ch ? (in[2 * 9 + 5] + off)[l] : 0.0f;
+            const __m256 x = _mm256_loadu_ps(x_buf);
+            acc2_0 = _mm256_fmadd_ps(x, w0, acc2_0);
+          }
+          {
+            float x_buf[8];
+            for (size_t l = 0; l < 8; l++) x_buf[l] = l < ch ? (in[3 * 9 + 5] + off)[l] : 0.0f;
+            const __m256 x = _mm256_loadu_ps(x_buf);
+            acc3_0 = _mm256_fmadd_ps(x, w0, acc3_0);
+          }
         }
         {
-          float x_buf[8];
-          for (size_t l = 0; l < 8; l++) x_buf[l] = l < ch ? (i6 + off)[l] : 0.0f;
-          const __m256 x = _mm256_loadu_ps(x_buf);
-          acc = _mm256_fmadd_ps(x, _mm256_loadu_ps(wp + 16 + 6 * 16), acc);
+          const __m256 w0 = _mm256_loadu_ps(wp + 16 + 6 * 16 + 0);
+          {
+            float x_buf[8];
+            for (size_t l = 0; l < 8; l++) x_buf[l] = l < ch ? (in[6] + off)[l] : 0.0f;
+            const __m256 x = _mm256_loadu_ps(x_buf);
+            acc0_0 = _mm256_fmadd_ps(x, w0, acc0_0);
+          }
+          {
+            float x_buf[8];
+            for (size_t l = 0; l < 8; l++) x_buf[l] = l < ch ? (in[1 * 9 + 6] + off)[l] : 0.0f;
+            const __m256 x = _mm256_loadu_ps(x_buf);
+            acc1_0 = _mm256_fmadd_ps(x, w0, acc1_0);
+          }
+          {
+            float x_buf[8];
+            for (size_t l = 0; l < 8; l++) x_buf[l] = l < ch ? (in[2 * 9 + 6] + off)[l] : 0.0f;
+            const __m256 x = _mm256_loadu_ps(x_buf);
+            acc2_0 = _mm256_fmadd_ps(x, w0, acc2_0);
+          }
+          {
+            float x_buf[8];
+            for (size_t l = 0; l < 8; l++) x_buf[l] = l < ch ? (in[3 * 9 + 6] + off)[l] : 0.0f;
+            const __m256 x = _mm256_loadu_ps(x_buf);
+            acc3_0 = _mm256_fmadd_ps(x, w0, acc3_0);
+          }
         }
         {
-          float x_buf[8];
-          for (size_t l = 0; l < 8; l++) x_buf[l] = l < ch ? (i7 + off)[l] : 0.0f;
-          const __m256 x = _mm256_loadu_ps(x_buf);
-          acc = _mm256_fmadd_ps(x, _mm256_loadu_ps(wp + 16 + 7 * 16), acc);
+          const __m256 w0 = _mm256_loadu_ps(wp + 16 + 7 * 16 + 0);
+          {
+            float x_buf[8];
+            for (size_t l = 0; l < 8; l++) x_buf[l] = l < ch ? (in[7] + off)[l] : 0.0f;
+            const __m256 x = _mm256_loadu_ps(x_buf);
+            acc0_0 = _mm256_fmadd_ps(x, w0, acc0_0);
+          }
+          {
+            float x_buf[8];
+            for (size_t l = 0; l < 8; l++) x_buf[l] = l < ch ? (in[1 * 9 + 7] + off)[l] : 0.0f;
+            const __m256 x = _mm256_loadu_ps(x_buf);
+            acc1_0 = _mm256_fmadd_ps(x, w0, acc1_0);
+          }
+          {
+            float x_buf[8];
+            for (size_t l = 0; l < 8; l++) x_buf[l] = l < ch ? (in[2 * 9 + 7] + off)[l] : 0.0f;
+            const __m256 x = _mm256_loadu_ps(x_buf);
+            acc2_0 = _mm256_fmadd_ps(x, w0, acc2_0);
+          }
+          {
+            float x_buf[8];
+            for (size_t l = 0; l < 8; l++) x_buf[l] = l < ch ? (in[3 * 9 + 7] + off)[l] : 0.0f;
+            const __m256 x = _mm256_loadu_ps(x_buf);
+            acc3_0 = _mm256_fmadd_ps(x, w0, acc3_0);
+          }
         }
         {
-          float x_buf[8];
-          for (size_t l = 0; l < 8; l++) x_buf[l] = l < ch ? (i8 + off)[l] : 0.0f;
-          const __m256 x = _mm256_loadu_ps(x_buf);
-          acc = _mm256_fmadd_ps(x, _mm256_loadu_ps(wp + 16 + 8 * 16), acc);
+          const __m256 w0 = _mm256_loadu_ps(wp + 16 + 8 * 16 + 0);
+          {
+            float x_buf[8];
+            for (size_t l = 0; l < 8; l++) x_buf[l] = l < ch ? (in[8] + off)[l] : 0.0f;
+            const __m256 x = _mm256_loadu_ps(x_buf);
+            acc0_0 = _mm256_fmadd_ps(x, w0, acc0_0);
+          }
+          {
+            float x_buf[8];
+            for (size_t l = 0; l < 8; l++) x_buf[l] = l < ch ? (in[1 * 9 + 8] + off)[l] : 0.0f;
+            const __m256 x = _mm256_loadu_ps(x_buf);
+            acc1_0 = _mm256_fmadd_ps(x, w0, acc1_0);
+          }
+          {
+            float x_buf[8];
+            for (size_t l = 0; l < 8; l++) x_buf[l] = l < ch ? (in[2 * 9 + 8] + off)[l] : 0.0f;
+            const __m256 x = _mm256_loadu_ps(x_buf);
+            acc2_0 = _mm256_fmadd_ps(x, w0, acc2_0);
+          }
+          {
+            float x_buf[8];
+            for (size_t l = 0; l < 8; l++) x_buf[l] = l < ch ? (in[3 * 9 + 8] + off)[l] : 0.0f;
+            const __m256 x = _mm256_loadu_ps(x_buf);
+            acc3_0 = _mm256_fmadd_ps(x, w0, acc3_0);
+          }
         }
-        acc = _mm256_min_ps(vmax, _mm256_max_ps(vmin, acc));
+        acc0_0 = _mm256_min_ps(vmax, _mm256_max_ps(vmin, acc0_0));
         {
-          float* tp = o;
-          __m128 th = _mm256_castps256_ps128(acc);
-          if (ch & 4) { _mm_storeu_ps(tp, th); th = _mm256_extractf128_ps(acc, 1); tp += 4; }
+          float* tp = out + off;
+          __m128 th = _mm256_castps256_ps128(acc0_0);
+          if (ch & 4) { _mm_storeu_ps(tp, th); th = _mm256_extractf128_ps(acc0_0, 1); tp += 4; }
+          if (ch & 2) { _mm_storel_pi((__m64*)tp, th); th = _mm_movehl_ps(th, th); tp += 2; }
+          if (ch & 1) _mm_store_ss(tp, th);
+        }
+        acc1_0 = _mm256_min_ps(vmax, _mm256_max_ps(vmin, acc1_0));
+        {
+          float* tp = (float*)((char*)out + 1 * out_stride) + off;
+          __m128 th = _mm256_castps256_ps128(acc1_0);
+          if (ch & 4) { _mm_storeu_ps(tp, th); th = _mm256_extractf128_ps(acc1_0, 1); tp += 4; }
+          if (ch & 2) { _mm_storel_pi((__m64*)tp, th); th = _mm_movehl_ps(th, th); tp += 2; }
+          if (ch & 1) _mm_store_ss(tp, th);
+        }
+        acc2_0 = _mm256_min_ps(vmax, _mm256_max_ps(vmin, acc2_0));
+        {
+          float* tp = (float*)((char*)out + 2 * out_stride) + off;
+          __m128 th = _mm256_castps256_ps128(acc2_0);
+          if (ch & 4) { _mm_storeu_ps(tp, th); th = _mm256_extractf128_ps(acc2_0, 1); tp += 4; }
+          if (ch & 2) { _mm_storel_pi((__m64*)tp, th); th = _mm_movehl_ps(th, th); tp += 2; }
+          if (ch & 1) _mm_store_ss(tp, th);
+        }
+        acc3_0 = _mm256_min_ps(vmax, _mm256_max_ps(vmin, acc3_0));
+        {
+          float* tp = (float*)((char*)out + 3 * out_stride) + off;
+          __m128 th = _mm256_castps256_ps128(acc3_0);
+          if (ch & 4) { _mm_storeu_ps(tp, th); th = _mm256_extractf128_ps(acc3_0, 1); tp += 4; }
           if (ch & 2) { _mm_storel_pi((__m64*)tp, th); th = _mm_movehl_ps(th, th); tp += 2; }
           if (ch & 1) _mm_store_ss(tp, th);
         }
       }
     }
+    in += 4 * 9;
+    out = (float*)((char*)out + 4 * out_stride);
+  }
+  for (; width != 0; width--) {
+    const float* wp = w;
+    size_t off = 0;
+    size_t ch = channels;
+    for (; ch >= 16; ch -= 16) {
+      const __m256 b0 = _mm256_loadu_ps(wp + 0);
+      __m256 acc0_0 = b0;
+      const __m256 b1 = _mm256_loadu_ps(wp + 8);
+      __m256 acc0_1 = b1;
+      {
+        const __m256 w0 = _mm256_loadu_ps(wp + 16 + 0 * 16 + 0);
+        const __m256 w1 = _mm256_loadu_ps(wp + 16 + 0 * 16 + 8);
+        acc0_0 = _mm256_fmadd_ps(_mm256_loadu_ps(in[0] + off + 0), w0, acc0_0);
+        acc0_1 = _mm256_fmadd_ps(_mm256_loadu_ps(in[0] + off + 8), w1, acc0_1);
+      }
+      {
+        const __m256 w0 = _mm256_loadu_ps(wp + 16 + 1 * 16 + 0);
+        const __m256 w1 = _mm256_loadu_ps(wp + 16 + 1 * 16 + 8);
+        acc0_0 = _mm256_fmadd_ps(_mm256_loadu_ps(in[1] + off + 0), w0, acc0_0);
+        acc0_1 = _mm256_fmadd_ps(_mm256_loadu_ps(in[1] + off + 8), w1, acc0_1);
+      }
+      {
+        const __m256 w0 = _mm256_loadu_ps(wp + 16 + 2 * 16 + 0);
+        const __m256 w1 = _mm256_loadu_ps(wp + 16 + 2 * 16 + 8);
+        acc0_0 = _mm256_fmadd_ps(_mm256_loadu_ps(in[2] + off + 0), w0, acc0_0);
+        acc0_1 = _mm256_fmadd_ps(_mm256_loadu_ps(in[2] + off + 8), w1, acc0_1);
+      }
+      {
+        const __m256 w0 = _mm256_loadu_ps(wp + 16 + 3 * 16 + 0);
+        const __m256 w1 = _mm256_loadu_ps(wp + 16 + 3 * 16 + 8);
+        acc0_0 = _mm256_fmadd_ps(_mm256_loadu_ps(in[3] + off + 0), w0, acc0_0);
+        acc0_1 = _mm256_fmadd_ps(_mm256_loadu_ps(in[3] + off + 8), w1, acc0_1);
+      }
+      {
+        const __m256 w0 = _mm256_loadu_ps(wp + 16 + 4 * 16 + 0);
+        const __m256 w1 = _mm256_loadu_ps(wp + 16 + 4 * 16 + 8);
+        acc0_0 = _mm256_fmadd_ps(_mm256_loadu_ps(in[4] + off + 0), w0, acc0_0);
+        acc0_1 = _mm256_fmadd_ps(_mm256_loadu_ps(in[4] + off + 8), w1, acc0_1);
+      }
+      {
+        const __m256 w0 = _mm256_loadu_ps(wp + 16 + 5 * 16 + 0);
+        const __m256 w1 = _mm256_loadu_ps(wp + 16 + 5 * 16 + 8);
+        acc0_0 = _mm256_fmadd_ps(_mm256_loadu_ps(in[5] + off + 0), w0, acc0_0);
+        acc0_1 = _mm256_fmadd_ps(_mm256_loadu_ps(in[5] + off + 8), w1, acc0_1);
+      }
+      {
+        const __m256 w0 = _mm256_loadu_ps(wp + 16 + 6 * 16 + 0);
+        const __m256 w1 = _mm256_loadu_ps(wp + 16 + 6 * 16 + 8);
+        acc0_0 = _mm256_fmadd_ps(_mm256_loadu_ps(in[6] + off + 0), w0, acc0_0);
+        acc0_1 = _mm256_fmadd_ps(_mm256_loadu_ps(in[6] + off + 8), w1, acc0_1);
+      }
+      {
+        const __m256 w0 = _mm256_loadu_ps(wp + 16 + 7 * 16 + 0);
+        const __m256 w1 = _mm256_loadu_ps(wp + 16 + 7 * 16 + 8);
+        acc0_0 = _mm256_fmadd_ps(_mm256_loadu_ps(in[7] + off + 0), w0, acc0_0);
+        acc0_1 = _mm256_fmadd_ps(_mm256_loadu_ps(in[7] + off + 8), w1, acc0_1);
+      }
+      {
+        const __m256 w0 = _mm256_loadu_ps(wp + 16 + 8 * 16 + 0);
+        const __m256 w1 = _mm256_loadu_ps(wp + 16 + 8 * 16 + 8);
+        acc0_0 = _mm256_fmadd_ps(_mm256_loadu_ps(in[8] + off + 0), w0, acc0_0);
+        acc0_1 = _mm256_fmadd_ps(_mm256_loadu_ps(in[8] + off + 8), w1, acc0_1);
+      }
+      acc0_0 = _mm256_min_ps(vmax, _mm256_max_ps(vmin, acc0_0));
+      _mm256_storeu_ps(out + off + 0, acc0_0);
+      acc0_1 = _mm256_min_ps(vmax, _mm256_max_ps(vmin, acc0_1));
+      _mm256_storeu_ps(out + off + 8, acc0_1);
+      off += 16;
+      wp += 160;
+    }
+    if (ch != 0) {
+      for (; ch >= 8; ch -= 8) {
+        const __m256 b0 = _mm256_loadu_ps(wp + 0);
+        __m256 acc0_0 = b0;
+        {
+          const __m256 w0 = _mm256_loadu_ps(wp + 16 + 0 * 16 + 0);
+          acc0_0 = _mm256_fmadd_ps(_mm256_loadu_ps(in[0] + off + 0), w0, acc0_0);
+        }
+        {
+          const __m256 w0 = _mm256_loadu_ps(wp + 16 + 1 * 16 + 0);
+          acc0_0 = _mm256_fmadd_ps(_mm256_loadu_ps(in[1] + off + 0), w0, acc0_0);
+        }
+        {
+          const __m256 w0 = _mm256_loadu_ps(wp + 16 + 2 * 16 + 0);
+          acc0_0 = _mm256_fmadd_ps(_mm256_loadu_ps(in[2] + off + 0), w0, acc0_0);
+        }
+        {
+          const __m256 w0 = _mm256_loadu_ps(wp + 16 + 3 * 16 + 0);
+          acc0_0 = _mm256_fmadd_ps(_mm256_loadu_ps(in[3] + off + 0), w0, acc0_0);
+        }
+        {
+          const __m256 w0 = _mm256_loadu_ps(wp + 16 + 4 * 16 + 0);
+          acc0_0 = _mm256_fmadd_ps(_mm256_loadu_ps(in[4] + off + 0), w0, acc0_0);
+        }
+        {
+          const __m256 w0 = _mm256_loadu_ps(wp + 16 + 5 * 16 + 0);
+          acc0_0 = _mm256_fmadd_ps(_mm256_loadu_ps(in[5] + off + 0), w0, acc0_0);
+        }
+        {
+          const __m256 w0 = _mm256_loadu_ps(wp + 16 + 6 * 16 + 0);
+          acc0_0 = _mm256_fmadd_ps(_mm256_loadu_ps(in[6] + off + 0), w0, acc0_0);
+        }
+        {
+          const __m256 w0 = _mm256_loadu_ps(wp + 16 + 7 * 16 + 0);
+          acc0_0 = _mm256_fmadd_ps(_mm256_loadu_ps(in[7] + off + 0), w0, acc0_0);
+        }
+        {
+          const __m256 w0 = _mm256_loadu_ps(wp + 16 + 8 * 16 + 0);
+          acc0_0 = _mm256_fmadd_ps(_mm256_loadu_ps(in[8] + off + 0), w0, acc0_0);
+        }
+        acc0_0 = _mm256_min_ps(vmax, _mm256_max_ps(vmin, acc0_0));
+        _mm256_storeu_ps(out + off + 0, acc0_0);
+        off += 8;
+        wp += 8;
+      }
+      if (ch != 0) {
+        const __m256 b0 = _mm256_loadu_ps(wp + 0);
+        __m256 acc0_0 = b0;
+        {
+          const __m256 w0 = _mm256_loadu_ps(wp + 16 + 0 * 16 + 0);
+          {
+            float x_buf[8];
+            for (size_t l = 0; l < 8; l++) x_buf[l] = l < ch ? (in[0] + off)[l] : 0.0f;
+            const __m256 x = _mm256_loadu_ps(x_buf);
+            acc0_0 = _mm256_fmadd_ps(x, w0, acc0_0);
+          }
+        }
+        {
+          const __m256 w0 = _mm256_loadu_ps(wp + 16 + 1 * 16 + 0);
+          {
+            float x_buf[8];
+            for (size_t l = 0; l < 8; l++) x_buf[l] = l < ch ? (in[1] + off)[l] : 0.0f;
+            const __m256 x = _mm256_loadu_ps(x_buf);
+            acc0_0 = _mm256_fmadd_ps(x, w0, acc0_0);
+          }
+        }
+        {
+          const __m256 w0 = _mm256_loadu_ps(wp + 16 + 2 * 16 + 0);
+          {
+            float x_buf[8];
+            for (size_t l = 0; l < 8; l++) x_buf[l] = l < ch ? (in[2] + off)[l] : 0.0f;
+            const __m256 x = _mm256_loadu_ps(x_buf);
+            acc0_0 = _mm256_fmadd_ps(x, w0, acc0_0);
+          }
+        }
+        {
+          const __m256 w0 = _mm256_loadu_ps(wp + 16 + 3 * 16 + 0);
+          {
+            float x_buf[8];
+            for (size_t l = 0; l < 8; l++) x_buf[l] = l < ch ? (in[3] + off)[l] : 0.0f;
+            const __m256 x = _mm256_loadu_ps(x_buf);
+            acc0_0 = _mm256_fmadd_ps(x, w0, acc0_0);
+          }
+        }
+        {
+          const __m256 w0 = _mm256_loadu_ps(wp + 16 + 4 * 16 + 0);
+          {
+            float x_buf[8];
+            for (size_t l = 0; l < 8; l++) x_buf[l] = l < ch ? (in[4] + off)[l] : 0.0f;
+            const __m256 x = _mm256_loadu_ps(x_buf);
+            acc0_0 = _mm256_fmadd_ps(x, w0, acc0_0);
+          }
+        }
+        {
+          const __m256 w0 = _mm256_loadu_ps(wp + 16 + 5 * 16 + 0);
+          {
+            float x_buf[8];
+            for (size_t l = 0; l < 8; l++) x_buf[l] = l < ch ? (in[5] + off)[l] : 0.0f;
+            const __m256 x = _mm256_loadu_ps(x_buf);
+            acc0_0 = _mm256_fmadd_ps(x, w0, acc0_0);
+          }
+        }
+        {
+          const __m256 w0 = _mm256_loadu_ps(wp + 16 + 6 * 16 + 0);
+          {
+            float x_buf[8];
+            for (size_t l = 0; l < 8; l++) x_buf[l] = l < ch ? (in[6] + off)[l] : 0.0f;
+            const __m256 x = _mm256_loadu_ps(x_buf);
+            acc0_0 = _mm256_fmadd_ps(x, w0, acc0_0);
+          }
+        }
+        {
+          const __m256 w0 = _mm256_loadu_ps(wp + 16 + 7 * 16 + 0);
+          {
+            float x_buf[8];
+            for (size_t l = 0; l < 8; l++) x_buf[l] = l < ch ? (in[7] + off)[l] : 0.0f;
+            const __m256 x = _mm256_loadu_ps(x_buf);
+            acc0_0 = _mm256_fmadd_ps(x, w0, acc0_0);
+          }
+        }
+        {
+          const __m256 w0 = _mm256_loadu_ps(wp + 16 + 8 * 16 + 0);
+          {
+            float x_buf[8];
+            for (size_t l = 0; l < 8; l++) x_buf[l] = l < ch ? (in[8] + off)[l] : 0.0f;
+            const __m256 x = _mm256_loadu_ps(x_buf);
+            acc0_0 = _mm256_fmadd_ps(x, w0, acc0_0);
+          }
+        }
+        acc0_0 = _mm256_min_ps(vmax, _mm256_max_ps(vmin, acc0_0));
+        {
+          float* tp = out + off;
+          __m128 th = _mm256_castps256_ps128(acc0_0);
+          if (ch & 4) { _mm_storeu_ps(tp, th); th = _mm256_extractf128_ps(acc0_0, 1); tp += 4; }
+          if (ch & 2) { _mm_storel_pi((__m64*)tp, th); th = _mm_movehl_ps(th, th); tp += 2; }
+          if (ch & 1) _mm_store_ss(tp, th);
+        }
+      }
+    }
+    in += 9;
     out = (float*)((char*)out + out_stride);
   }
 }
@@ -491,294 +1082,1765 @@ static __attribute__((target("avx2,fma"))) void wrt_avx2_dwconv_25_c16(size_t ch
   (void)ks;
   const __m256 vmin = _mm256_set1_ps(clamp->min);
   const __m256 vmax = _mm256_set1_ps(clamp->max);
-  for (; width != 0; width--) {
-    const float* i0 = in[0];
-    const float* i1 = in[1];
-    const float* i2 = in[2];
-    const float* i3 = in[3];
-    const float* i4 = in[4];
-    const float* i5 = in[5];
-    const float* i6 = in[6];
-    const float* i7 = in[7];
-    const float* i8 = in[8];
-    const float* i9 = in[9];
-    const float* i10 = in[10];
-    const float* i11 = in[11];
-    const float* i12 = in[12];
-    const float* i13 = in[13];
-    const float* i14 = in[14];
-    const float* i15 = in[15];
-    const float* i16 = in[16];
-    const float* i17 = in[17];
-    const float* i18 = in[18];
-    const float* i19 = in[19];
-    const float* i20 = in[20];
-    const float* i21 = in[21];
-    const float* i22 = in[22];
-    const float* i23 = in[23];
-    const float* i24 = in[24];
-    in += 25;
+  for (; width >= 4; width -= 4) {
     const float* wp = w;
-    float* o = out;
     size_t off = 0;
     size_t ch = channels;
     for (; ch >= 16; ch -= 16) {
-      __m256 acc0 = _mm256_loadu_ps(wp + 0);
-      __m256 acc1 = _mm256_loadu_ps(wp + 8);
-      acc0 = _mm256_fmadd_ps(_mm256_loadu_ps(i0 + off + 0), _mm256_loadu_ps(wp + 16 + 0 * 16 + 0), acc0);
-      acc1 = _mm256_fmadd_ps(_mm256_loadu_ps(i0 + off + 8), _mm256_loadu_ps(wp + 16 + 0 * 16 + 8), acc1);
-      acc0 = _mm256_fmadd_ps(_mm256_loadu_ps(i1 + off + 0), _mm256_loadu_ps(wp + 16 + 1 * 16 + 0), acc0);
-      acc1 = _mm256_fmadd_ps(_mm256_loadu_ps(i1 + off + 8), _mm256_loadu_ps(wp + 16 + 1 * 16 + 8), acc1);
-      acc0 = _mm256_fmadd_ps(_mm256_loadu_ps(i2 + off + 0), _mm256_loadu_ps(wp + 16 + 2 * 16 + 0), acc0);
-      acc1 = _mm256_fmadd_ps(_mm256_loadu_ps(i2 + off + 8), _mm256_loadu_ps(wp + 16 + 2 * 16 + 8), acc1);
-      acc0 = _mm256_fmadd_ps(_mm256_loadu_ps(i3 + off + 0), _mm256_loadu_ps(wp + 16 + 3 * 16 + 0), acc0);
-      acc1 = _mm256_fmadd_ps(_mm256_loadu_ps(i3 + off + 8), _mm256_loadu_ps(wp + 16 + 3 * 16 + 8), acc1);
-      acc0 = _mm256_fmadd_ps(_mm256_loadu_ps(i4 + off + 0), _mm256_loadu_ps(wp + 16 + 4 * 16 + 0), acc0);
-      acc1 = _mm256_fmadd_ps(_mm256_loadu_ps(i4 + off + 8), _mm256_loadu_ps(wp + 16 + 4 * 16 + 8), acc1);
-      acc0 = _mm256_fmadd_ps(_mm256_loadu_ps(i5 + off + 0), _mm256_loadu_ps(wp + 16 + 5 * 16 + 0), acc0);
-      acc1 = _mm256_fmadd_ps(_mm256_loadu_ps(i5 + off + 8), _mm256_loadu_ps(wp + 16 + 5 * 16 + 8), acc1);
-      acc0 = _mm256_fmadd_ps(_mm256_loadu_ps(i6 + off + 0), _mm256_loadu_ps(wp + 16 + 6 * 16 + 0), acc0);
-      acc1 = _mm256_fmadd_ps(_mm256_loadu_ps(i6 + off + 8), _mm256_loadu_ps(wp + 16 + 6 * 16 + 8), acc1);
-      acc0 = _mm256_fmadd_ps(_mm256_loadu_ps(i7 + off + 0), _mm256_loadu_ps(wp + 16 + 7 * 16 + 0), acc0);
-      acc1 = _mm256_fmadd_ps(_mm256_loadu_ps(i7 + off + 8), _mm256_loadu_ps(wp + 16 + 7 * 16 + 8), acc1);
-      acc0 = _mm256_fmadd_ps(_mm256_loadu_ps(i8 + off + 0), _mm256_loadu_ps(wp + 16 + 8 * 16 + 0), acc0);
-      acc1 = _mm256_fmadd_ps(_mm256_loadu_ps(i8 + off + 8), _mm256_loadu_ps(wp + 16 + 8 * 16 + 8), acc1);
-      acc0 = _mm256_fmadd_ps(_mm256_loadu_ps(i9 + off + 0), _mm256_loadu_ps(wp + 16 + 9 * 16 + 0), acc0);
-      acc1 = _mm256_fmadd_ps(_mm256_loadu_ps(i9 + off + 8), _mm256_loadu_ps(wp + 16 + 9 * 16 + 8), acc1);
-      acc0 = _mm256_fmadd_ps(_mm256_loadu_ps(i10 + off + 0), _mm256_loadu_ps(wp + 16 + 10 * 16 + 0), acc0);
-      acc1 = _mm256_fmadd_ps(_mm256_loadu_ps(i10 + off + 8), _mm256_loadu_ps(wp + 16 + 10 * 16 + 8), acc1);
-      acc0 = _mm256_fmadd_ps(_mm256_loadu_ps(i11 + off + 0), _mm256_loadu_ps(wp + 16 + 11 * 16 + 0), acc0);
-      acc1 = _mm256_fmadd_ps(_mm256_loadu_ps(i11 + off + 8), _mm256_loadu_ps(wp + 16 + 11 * 16 + 8), acc1);
-      acc0 = _mm256_fmadd_ps(_mm256_loadu_ps(i12 + off + 0), _mm256_loadu_ps(wp + 16 + 12 * 16 + 0), acc0);
-      acc1 = _mm256_fmadd_ps(_mm256_loadu_ps(i12 + off + 8), _mm256_loadu_ps(wp + 16 + 12 * 16 + 8), acc1);
-      acc0 = _mm256_fmadd_ps(_mm256_loadu_ps(i13 + off + 0), _mm256_loadu_ps(wp + 16 + 13 * 16 + 0), acc0);
-      acc1 = _mm256_fmadd_ps(_mm256_loadu_ps(i13 + off + 8), _mm256_loadu_ps(wp + 16 + 13 * 16 + 8), acc1);
-      acc0 = _mm256_fmadd_ps(_mm256_loadu_ps(i14 + off + 0), _mm256_loadu_ps(wp + 16 + 14 * 16 + 0), acc0);
-      acc1 = _mm256_fmadd_ps(_mm256_loadu_ps(i14 + off + 8), _mm256_loadu_ps(wp + 16 + 14 * 16 + 8), acc1);
-      acc0 = _mm256_fmadd_ps(_mm256_loadu_ps(i15 + off + 0), _mm256_loadu_ps(wp + 16 + 15 * 16 + 0), acc0);
-      acc1 = _mm256_fmadd_ps(_mm256_loadu_ps(i15 + off + 8), _mm256_loadu_ps(wp + 16 + 15 * 16 + 8), acc1);
-      acc0 = _mm256_fmadd_ps(_mm256_loadu_ps(i16 + off + 0), _mm256_loadu_ps(wp + 16 + 16 * 16 + 0), acc0);
-      acc1 = _mm256_fmadd_ps(_mm256_loadu_ps(i16 + off + 8), _mm256_loadu_ps(wp + 16 + 16 * 16 + 8), acc1);
-      acc0 = _mm256_fmadd_ps(_mm256_loadu_ps(i17 + off + 0), _mm256_loadu_ps(wp + 16 + 17 * 16 + 0), acc0);
-      acc1 = _mm256_fmadd_ps(_mm256_loadu_ps(i17 + off + 8), _mm256_loadu_ps(wp + 16 + 17 * 16 + 8), acc1);
-      acc0 = _mm256_fmadd_ps(_mm256_loadu_ps(i18 + off + 0), _mm256_loadu_ps(wp + 16 + 18 * 16 + 0), acc0);
-      acc1 = _mm256_fmadd_ps(_mm256_loadu_ps(i18 + off + 8), _mm256_loadu_ps(wp + 16 + 18 * 16 + 8), acc1);
-      acc0 = _mm256_fmadd_ps(_mm256_loadu_ps(i19 + off + 0), _mm256_loadu_ps(wp + 16 + 19 * 16 + 0), acc0);
-      acc1 = _mm256_fmadd_ps(_mm256_loadu_ps(i19 + off + 8), _mm256_loadu_ps(wp + 16 + 19 * 16 + 8), acc1);
-      acc0 = _mm256_fmadd_ps(_mm256_loadu_ps(i20 + off + 0), _mm256_loadu_ps(wp + 16 + 20 * 16 + 0), acc0);
-      acc1 = _mm256_fmadd_ps(_mm256_loadu_ps(i20 + off + 8), _mm256_loadu_ps(wp + 16 + 20 * 16 + 8), acc1);
-      acc0 = _mm256_fmadd_ps(_mm256_loadu_ps(i21 + off + 0), _mm256_loadu_ps(wp + 16 + 21 * 16 + 0), acc0);
-      acc1 = _mm256_fmadd_ps(_mm256_loadu_ps(i21 + off + 8), _mm256_loadu_ps(wp + 16 + 21 * 16 + 8), acc1);
-      acc0 = _mm256_fmadd_ps(_mm256_loadu_ps(i22 + off + 0), _mm256_loadu_ps(wp + 16 + 22 * 16 + 0), acc0);
-      acc1 = _mm256_fmadd_ps(_mm256_loadu_ps(i22 + off + 8), _mm256_loadu_ps(wp + 16 + 22 * 16 + 8), acc1);
-      acc0 = _mm256_fmadd_ps(_mm256_loadu_ps(i23 + off + 0), _mm256_loadu_ps(wp + 16 + 23 * 16 + 0), acc0);
-      acc1 = _mm256_fmadd_ps(_mm256_loadu_ps(i23 + off + 8), _mm256_loadu_ps(wp + 16 + 23 * 16 + 8), acc1);
-      acc0 = _mm256_fmadd_ps(_mm256_loadu_ps(i24 + off + 0), _mm256_loadu_ps(wp + 16 + 24 * 16 + 0), acc0);
-      acc1 = _mm256_fmadd_ps(_mm256_loadu_ps(i24 + off + 8), _mm256_loadu_ps(wp + 16 + 24 * 16 + 8), acc1);
-      acc0 = _mm256_min_ps(vmax, _mm256_max_ps(vmin, acc0));
-      _mm256_storeu_ps(o + 0, acc0);
-      acc1 = _mm256_min_ps(vmax, _mm256_max_ps(vmin, acc1));
-      _mm256_storeu_ps(o + 8, acc1);
-      o += 16;
+      const __m256 b0 = _mm256_loadu_ps(wp + 0);
+      __m256 acc0_0 = b0;
+      __m256 acc1_0 = b0;
+      __m256 acc2_0 = b0;
+      __m256 acc3_0 = b0;
+      const __m256 b1 = _mm256_loadu_ps(wp + 8);
+      __m256 acc0_1 = b1;
+      __m256 acc1_1 = b1;
+      __m256 acc2_1 = b1;
+      __m256 acc3_1 = b1;
+      {
+        const __m256 w0 = _mm256_loadu_ps(wp + 16 + 0 * 16 + 0);
+        const __m256 w1 = _mm256_loadu_ps(wp + 16 + 0 * 16 + 8);
+        acc0_0 = _mm256_fmadd_ps(_mm256_loadu_ps(in[0] + off + 0), w0, acc0_0);
+        acc0_1 = _mm256_fmadd_ps(_mm256_loadu_ps(in[0] + off + 8), w1, acc0_1);
+        acc1_0 = _mm256_fmadd_ps(_mm256_loadu_ps(in[1 * 25 + 0] + off + 0), w0, acc1_0);
+        acc1_1 = _mm256_fmadd_ps(_mm256_loadu_ps(in[1 * 25 + 0] + off + 8), w1, acc1_1);
+        acc2_0 = _mm256_fmadd_ps(_mm256_loadu_ps(in[2 * 25 + 0] + off + 0), w0, acc2_0);
+        acc2_1 = _mm256_fmadd_ps(_mm256_loadu_ps(in[2 * 25 + 0] + off + 8), w1, acc2_1);
+        acc3_0 = _mm256_fmadd_ps(_mm256_loadu_ps(in[3 * 25 + 0] + off + 0), w0, acc3_0);
+        acc3_1 = _mm256_fmadd_ps(_mm256_loadu_ps(in[3 * 25 + 0] + off + 8), w1, acc3_1);
+      }
+      {
+        const __m256 w0 = _mm256_loadu_ps(wp + 16 + 1 * 16 + 0);
+        const __m256 w1 = _mm256_loadu_ps(wp + 16 + 1 * 16 + 8);
+        acc0_0 = _mm256_fmadd_ps(_mm256_loadu_ps(in[1] + off + 0), w0, acc0_0);
+        acc0_1 = _mm256_fmadd_ps(_mm256_loadu_ps(in[1] + off + 8), w1, acc0_1);
+        acc1_0 = _mm256_fmadd_ps(_mm256_loadu_ps(in[1 * 25 + 1] + off + 0), w0, acc1_0);
+        acc1_1 = _mm256_fmadd_ps(_mm256_loadu_ps(in[1 * 25 + 1] + off + 8), w1, acc1_1);
+        acc2_0 = _mm256_fmadd_ps(_mm256_loadu_ps(in[2 * 25 + 1] + off + 0), w0, acc2_0);
+        acc2_1 = _mm256_fmadd_ps(_mm256_loadu_ps(in[2 * 25 + 1] + off + 8), w1, acc2_1);
+        acc3_0 = _mm256_fmadd_ps(_mm256_loadu_ps(in[3 * 25 + 1] + off + 0), w0, acc3_0);
+        acc3_1 = _mm256_fmadd_ps(_mm256_loadu_ps(in[3 * 25 + 1] + off + 8), w1, acc3_1);
+      }
+      {
+        const __m256 w0 = _mm256_loadu_ps(wp + 16 + 2 * 16 + 0);
+        const __m256 w1 = _mm256_loadu_ps(wp + 16 + 2 * 16 + 8);
+        acc0_0 = _mm256_fmadd_ps(_mm256_loadu_ps(in[2] + off + 0), w0, acc0_0);
+        acc0_1 = _mm256_fmadd_ps(_mm256_loadu_ps(in[2] + off + 8), w1, acc0_1);
+        acc1_0 = _mm256_fmadd_ps(_mm256_loadu_ps(in[1 * 25 + 2] + off + 0), w0, acc1_0);
+        acc1_1 = _mm256_fmadd_ps(_mm256_loadu_ps(in[1 * 25 + 2] + off + 8), w1, acc1_1);
+        acc2_0 = _mm256_fmadd_ps(_mm256_loadu_ps(in[2 * 25 + 2] + off + 0), w0, acc2_0);
+        acc2_1 = _mm256_fmadd_ps(_mm256_loadu_ps(in[2 * 25 + 2] + off + 8), w1, acc2_1);
+        acc3_0 = _mm256_fmadd_ps(_mm256_loadu_ps(in[3 * 25 + 2] + off + 0), w0, acc3_0);
+        acc3_1 = _mm256_fmadd_ps(_mm256_loadu_ps(in[3 * 25 + 2] + off + 8), w1, acc3_1);
+      }
+      {
+        const __m256 w0 = _mm256_loadu_ps(wp + 16 + 3 * 16 + 0);
+        const __m256 w1 = _mm256_loadu_ps(wp + 16 + 3 * 16 + 8);
+        acc0_0 = _mm256_fmadd_ps(_mm256_loadu_ps(in[3] + off + 0), w0, acc0_0);
+        acc0_1 = _mm256_fmadd_ps(_mm256_loadu_ps(in[3] + off + 8), w1, acc0_1);
+        acc1_0 = _mm256_fmadd_ps(_mm256_loadu_ps(in[1 * 25 + 3] + off + 0), w0, acc1_0);
+        acc1_1 = _mm256_fmadd_ps(_mm256_loadu_ps(in[1 * 25 + 3] + off + 8), w1, acc1_1);
+        acc2_0 = _mm256_fmadd_ps(_mm256_loadu_ps(in[2 * 25 + 3] + off + 0), w0, acc2_0);
+        acc2_1 = _mm256_fmadd_ps(_mm256_loadu_ps(in[2 * 25 + 3] + off + 8), w1, acc2_1);
+        acc3_0 = _mm256_fmadd_ps(_mm256_loadu_ps(in[3 * 25 + 3] + off + 0), w0, acc3_0);
+        acc3_1 = _mm256_fmadd_ps(_mm256_loadu_ps(in[3 * 25 + 3] + off + 8), w1, acc3_1);
+      }
+      {
+        const __m256 w0 = _mm256_loadu_ps(wp + 16 + 4 * 16 + 0);
+        const __m256 w1 = _mm256_loadu_ps(wp + 16 + 4 * 16 + 8);
+        acc0_0 = _mm256_fmadd_ps(_mm256_loadu_ps(in[4] + off + 0), w0, acc0_0);
+        acc0_1 = _mm256_fmadd_ps(_mm256_loadu_ps(in[4] + off + 8), w1, acc0_1);
+        acc1_0 = _mm256_fmadd_ps(_mm256_loadu_ps(in[1 * 25 + 4] + off + 0), w0, acc1_0);
+        acc1_1 = _mm256_fmadd_ps(_mm256_loadu_ps(in[1 * 25 + 4] + off + 8), w1, acc1_1);
+        acc2_0 = _mm256_fmadd_ps(_mm256_loadu_ps(in[2 * 25 + 4] + off + 0), w0, acc2_0);
+        acc2_1 = _mm256_fmadd_ps(_mm256_loadu_ps(in[2 * 25 + 4] + off + 8), w1, acc2_1);
+        acc3_0 = _mm256_fmadd_ps(_mm256_loadu_ps(in[3 * 25 + 4] + off + 0), w0, acc3_0);
+        acc3_1 = _mm256_fmadd_ps(_mm256_loadu_ps(in[3 * 25 + 4] + off + 8), w1, acc3_1);
+      }
+      {
+        const __m256 w0 = _mm256_loadu_ps(wp + 16 + 5 * 16 + 0);
+        const __m256 w1 = _mm256_loadu_ps(wp + 16 + 5 * 16 + 8);
+        acc0_0 = _mm256_fmadd_ps(_mm256_loadu_ps(in[5] + off + 0), w0, acc0_0);
+        acc0_1 = _mm256_fmadd_ps(_mm256_loadu_ps(in[5] + off + 8), w1, acc0_1);
+        acc1_0 = _mm256_fmadd_ps(_mm256_loadu_ps(in[1 * 25 + 5] + off + 0), w0, acc1_0);
+        acc1_1 = _mm256_fmadd_ps(_mm256_loadu_ps(in[1 * 25 + 5] + off + 8), w1, acc1_1);
+        acc2_0 = _mm256_fmadd_ps(_mm256_loadu_ps(in[2 * 25 + 5] + off + 0), w0, acc2_0);
+        acc2_1 = _mm256_fmadd_ps(_mm256_loadu_ps(in[2 * 25 + 5] + off + 8), w1, acc2_1);
+        acc3_0 = _mm256_fmadd_ps(_mm256_loadu_ps(in[3 * 25 + 5] + off + 0), w0, acc3_0);
+        acc3_1 = _mm256_fmadd_ps(_mm256_loadu_ps(in[3 * 25 + 5] + off + 8), w1, acc3_1);
+      }
+      {
+        const __m256 w0 = _mm256_loadu_ps(wp + 16 + 6 * 16 + 0);
+        const __m256 w1 = _mm256_loadu_ps(wp + 16 + 6 * 16 + 8);
+        acc0_0 = _mm256_fmadd_ps(_mm256_loadu_ps(in[6] + off + 0), w0, acc0_0);
+        acc0_1 = _mm256_fmadd_ps(_mm256_loadu_ps(in[6] + off + 8), w1, acc0_1);
+        acc1_0 = _mm256_fmadd_ps(_mm256_loadu_ps(in[1 * 25 + 6] + off + 0), w0, acc1_0);
+        acc1_1 = _mm256_fmadd_ps(_mm256_loadu_ps(in[1 * 25 + 6] + off + 8), w1, acc1_1);
+        acc2_0 = _mm256_fmadd_ps(_mm256_loadu_ps(in[2 * 25 + 6] + off + 0), w0, acc2_0);
+        acc2_1 = _mm256_fmadd_ps(_mm256_loadu_ps(in[2 * 25 + 6] + off + 8), w1, acc2_1);
+        acc3_0 = _mm256_fmadd_ps(_mm256_loadu_ps(in[3 * 25 + 6] + off + 0), w0, acc3_0);
+        acc3_1 = _mm256_fmadd_ps(_mm256_loadu_ps(in[3 * 25 + 6] + off + 8), w1, acc3_1);
+      }
+      {
+        const __m256 w0 = _mm256_loadu_ps(wp + 16 + 7 * 16 + 0);
+        const __m256 w1 = _mm256_loadu_ps(wp + 16 + 7 * 16 + 8);
+        acc0_0 = _mm256_fmadd_ps(_mm256_loadu_ps(in[7] + off + 0), w0, acc0_0);
+        acc0_1 = _mm256_fmadd_ps(_mm256_loadu_ps(in[7] + off + 8), w1, acc0_1);
+        acc1_0 = _mm256_fmadd_ps(_mm256_loadu_ps(in[1 * 25 + 7] + off + 0), w0, acc1_0);
+        acc1_1 = _mm256_fmadd_ps(_mm256_loadu_ps(in[1 * 25 + 7] + off + 8), w1, acc1_1);
+        acc2_0 = _mm256_fmadd_ps(_mm256_loadu_ps(in[2 * 25 + 7] + off + 0), w0, acc2_0);
+        acc2_1 = _mm256_fmadd_ps(_mm256_loadu_ps(in[2 * 25 + 7] + off + 8), w1, acc2_1);
+        acc3_0 = _mm256_fmadd_ps(_mm256_loadu_ps(in[3 * 25 + 7] + off + 0), w0, acc3_0);
+        acc3_1 = _mm256_fmadd_ps(_mm256_loadu_ps(in[3 * 25 + 7] + off + 8), w1, acc3_1);
+      }
+      {
+        const __m256 w0 = _mm256_loadu_ps(wp + 16 + 8 * 16 + 0);
+        const __m256 w1 = _mm256_loadu_ps(wp + 16 + 8 * 16 + 8);
+        acc0_0 = _mm256_fmadd_ps(_mm256_loadu_ps(in[8] + off + 0), w0, acc0_0);
+        acc0_1 = _mm256_fmadd_ps(_mm256_loadu_ps(in[8] + off + 8), w1, acc0_1);
+        acc1_0 = _mm256_fmadd_ps(_mm256_loadu_ps(in[1 * 25 + 8] + off + 0), w0, acc1_0);
+        acc1_1 = _mm256_fmadd_ps(_mm256_loadu_ps(in[1 * 25 + 8] + off + 8), w1, acc1_1);
+        acc2_0 = _mm256_fmadd_ps(_mm256_loadu_ps(in[2 * 25 + 8] + off + 0), w0, acc2_0);
+        acc2_1 = _mm256_fmadd_ps(_mm256_loadu_ps(in[2 * 25 + 8] + off + 8), w1, acc2_1);
+        acc3_0 = _mm256_fmadd_ps(_mm256_loadu_ps(in[3 * 25 + 8] + off + 0), w0, acc3_0);
+        acc3_1 = _mm256_fmadd_ps(_mm256_loadu_ps(in[3 * 25 + 8] + off + 8), w1, acc3_1);
+      }
+      {
+        const __m256 w0 = _mm256_loadu_ps(wp + 16 + 9 * 16 + 0);
+        const __m256 w1 = _mm256_loadu_ps(wp + 16 + 9 * 16 + 8);
+        acc0_0 = _mm256_fmadd_ps(_mm256_loadu_ps(in[9] + off + 0), w0, acc0_0);
+        acc0_1 = _mm256_fmadd_ps(_mm256_loadu_ps(in[9] + off + 8), w1, acc0_1);
+        acc1_0 = _mm256_fmadd_ps(_mm256_loadu_ps(in[1 * 25 + 9] + off + 0), w0, acc1_0);
+        acc1_1 = _mm256_fmadd_ps(_mm256_loadu_ps(in[1 * 25 + 9] + off + 8), w1, acc1_1);
+        acc2_0 = _mm256_fmadd_ps(_mm256_loadu_ps(in[2 * 25 + 9] + off + 0), w0, acc2_0);
+        acc2_1 = _mm256_fmadd_ps(_mm256_loadu_ps(in[2 * 25 + 9] + off + 8), w1, acc2_1);
+        acc3_0 = _mm256_fmadd_ps(_mm256_loadu_ps(in[3 * 25 + 9] + off + 0), w0, acc3_0);
+        acc3_1 = _mm256_fmadd_ps(_mm256_loadu_ps(in[3 * 25 + 9] + off + 8), w1, acc3_1);
+      }
+      {
+        const __m256 w0 = _mm256_loadu_ps(wp + 16 + 10 * 16 + 0);
+        const __m256 w1 = _mm256_loadu_ps(wp + 16 + 10 * 16 + 8);
+        acc0_0 = _mm256_fmadd_ps(_mm256_loadu_ps(in[10] + off + 0), w0, acc0_0);
+        acc0_1 = _mm256_fmadd_ps(_mm256_loadu_ps(in[10] + off + 8), w1, acc0_1);
+        acc1_0 = _mm256_fmadd_ps(_mm256_loadu_ps(in[1 * 25 + 10] + off + 0), w0, acc1_0);
+        acc1_1 = _mm256_fmadd_ps(_mm256_loadu_ps(in[1 * 25 + 10] + off + 8), w1, acc1_1);
+        acc2_0 = _mm256_fmadd_ps(_mm256_loadu_ps(in[2 * 25 + 10] + off + 0), w0, acc2_0);
+        acc2_1 = _mm256_fmadd_ps(_mm256_loadu_ps(in[2 * 25 + 10] + off + 8), w1, acc2_1);
+        acc3_0 = _mm256_fmadd_ps(_mm256_loadu_ps(in[3 * 25 + 10] + off + 0), w0, acc3_0);
+        acc3_1 = _mm256_fmadd_ps(_mm256_loadu_ps(in[3 * 25 + 10] + off + 8), w1, acc3_1);
+      }
+      {
+        const __m256 w0 = _mm256_loadu_ps(wp + 16 + 11 * 16 + 0);
+        const __m256 w1 = _mm256_loadu_ps(wp + 16 + 11 * 16 + 8);
+        acc0_0 = _mm256_fmadd_ps(_mm256_loadu_ps(in[11] + off + 0), w0, acc0_0);
+        acc0_1 = _mm256_fmadd_ps(_mm256_loadu_ps(in[11] + off + 8), w1, acc0_1);
+        acc1_0 = _mm256_fmadd_ps(_mm256_loadu_ps(in[1 * 25 + 11] + off + 0), w0, acc1_0);
+        acc1_1 = _mm256_fmadd_ps(_mm256_loadu_ps(in[1 * 25 + 11] + off + 8), w1, acc1_1);
+        acc2_0 = _mm256_fmadd_ps(_mm256_loadu_ps(in[2 * 25 + 11] + off + 0), w0, acc2_0);
+        acc2_1 = _mm256_fmadd_ps(_mm256_loadu_ps(in[2 * 25 + 11] + off + 8), w1, acc2_1);
+        acc3_0 = _mm256_fmadd_ps(_mm256_loadu_ps(in[3 * 25 + 11] + off + 0), w0, acc3_0);
+        acc3_1 = _mm256_fmadd_ps(_mm256_loadu_ps(in[3 * 25 + 11] + off + 8), w1, acc3_1);
+      }
+      {
+        const __m256 w0 = _mm256_loadu_ps(wp + 16 + 12 * 16 + 0);
+        const __m256 w1 = _mm256_loadu_ps(wp + 16 + 12 * 16 + 8);
+        acc0_0 = _mm256_fmadd_ps(_mm256_loadu_ps(in[12] + off + 0), w0, acc0_0);
+        acc0_1 = _mm256_fmadd_ps(_mm256_loadu_ps(in[12] + off + 8), w1, acc0_1);
+        acc1_0 = _mm256_fmadd_ps(_mm256_loadu_ps(in[1 * 25 + 12] + off + 0), w0, acc1_0);
+        acc1_1 = _mm256_fmadd_ps(_mm256_loadu_ps(in[1 * 25 + 12] + off + 8), w1, acc1_1);
+        acc2_0 = _mm256_fmadd_ps(_mm256_loadu_ps(in[2 * 25 + 12] + off + 0), w0, acc2_0);
+        acc2_1 = _mm256_fmadd_ps(_mm256_loadu_ps(in[2 * 25 + 12] + off + 8), w1, acc2_1);
+        acc3_0 = _mm256_fmadd_ps(_mm256_loadu_ps(in[3 * 25 + 12] + off + 0), w0, acc3_0);
+        acc3_1 = _mm256_fmadd_ps(_mm256_loadu_ps(in[3 * 25 + 12] + off + 8), w1, acc3_1);
+      }
+      {
+        const __m256 w0 = _mm256_loadu_ps(wp + 16 + 13 * 16 + 0);
+        const __m256 w1 = _mm256_loadu_ps(wp + 16 + 13 * 16 + 8);
+        acc0_0 = _mm256_fmadd_ps(_mm256_loadu_ps(in[13] + off + 0), w0, acc0_0);
+        acc0_1 = _mm256_fmadd_ps(_mm256_loadu_ps(in[13] + off + 8), w1, acc0_1);
+        acc1_0 = _mm256_fmadd_ps(_mm256_loadu_ps(in[1 * 25 + 13] + off + 0), w0, acc1_0);
+        acc1_1 = _mm256_fmadd_ps(_mm256_loadu_ps(in[1 * 25 + 13] + off + 8), w1, acc1_1);
+        acc2_0 = _mm256_fmadd_ps(_mm256_loadu_ps(in[2 * 25 + 13] + off + 0), w0, acc2_0);
+        acc2_1 = _mm256_fmadd_ps(_mm256_loadu_ps(in[2 * 25 + 13] + off + 8), w1, acc2_1);
+        acc3_0 = _mm256_fmadd_ps(_mm256_loadu_ps(in[3 * 25 + 13] + off + 0), w0, acc3_0);
+        acc3_1 = _mm256_fmadd_ps(_mm256_loadu_ps(in[3 * 25 + 13] + off + 8), w1, acc3_1);
+      }
+      {
+        const __m256 w0 = _mm256_loadu_ps(wp + 16 + 14 * 16 + 0);
+        const __m256 w1 = _mm256_loadu_ps(wp + 16 + 14 * 16 + 8);
+        acc0_0 = _mm256_fmadd_ps(_mm256_loadu_ps(in[14] + off + 0), w0, acc0_0);
+        acc0_1 = _mm256_fmadd_ps(_mm256_loadu_ps(in[14] + off + 8), w1, acc0_1);
+        acc1_0 = _mm256_fmadd_ps(_mm256_loadu_ps(in[1 * 25 + 14] + off + 0), w0, acc1_0);
+        acc1_1 = _mm256_fmadd_ps(_mm256_loadu_ps(in[1 * 25 + 14] + off + 8), w1, acc1_1);
+        acc2_0 = _mm256_fmadd_ps(_mm256_loadu_ps(in[2 * 25 + 14] + off + 0), w0, acc2_0);
+        acc2_1 = _mm256_fmadd_ps(_mm256_loadu_ps(in[2 * 25 + 14] + off + 8), w1, acc2_1);
+        acc3_0 = _mm256_fmadd_ps(_mm256_loadu_ps(in[3 * 25 + 14] + off + 0), w0, acc3_0);
+        acc3_1 = _mm256_fmadd_ps(_mm256_loadu_ps(in[3 * 25 + 14] + off + 8), w1, acc3_1);
+      }
+      {
+        const __m256 w0 = _mm256_loadu_ps(wp + 16 + 15 * 16 + 0);
+        const __m256 w1 = _mm256_loadu_ps(wp + 16 + 15 * 16 + 8);
+        acc0_0 = _mm256_fmadd_ps(_mm256_loadu_ps(in[15] + off + 0), w0, acc0_0);
+        acc0_1 = _mm256_fmadd_ps(_mm256_loadu_ps(in[15] + off + 8), w1, acc0_1);
+        acc1_0 = _mm256_fmadd_ps(_mm256_loadu_ps(in[1 * 25 + 15] + off + 0), w0, acc1_0);
+        acc1_1 = _mm256_fmadd_ps(_mm256_loadu_ps(in[1 * 25 + 15] + off + 8), w1, acc1_1);
+        acc2_0 = _mm256_fmadd_ps(_mm256_loadu_ps(in[2 * 25 + 15] + off + 0), w0, acc2_0);
+        acc2_1 = _mm256_fmadd_ps(_mm256_loadu_ps(in[2 * 25 + 15] + off + 8), w1, acc2_1);
+        acc3_0 = _mm256_fmadd_ps(_mm256_loadu_ps(in[3 * 25 + 15] + off + 0), w0, acc3_0);
+        acc3_1 = _mm256_fmadd_ps(_mm256_loadu_ps(in[3 * 25 + 15] + off + 8), w1, acc3_1);
+      }
+      {
+        const __m256 w0 = _mm256_loadu_ps(wp + 16 + 16 * 16 + 0);
+        const __m256 w1 = _mm256_loadu_ps(wp + 16 + 16 * 16 + 8);
+        acc0_0 = _mm256_fmadd_ps(_mm256_loadu_ps(in[16] + off + 0), w0, acc0_0);
+        acc0_1 = _mm256_fmadd_ps(_mm256_loadu_ps(in[16] + off + 8), w1, acc0_1);
+        acc1_0 = _mm256_fmadd_ps(_mm256_loadu_ps(in[1 * 25 + 16] + off + 0), w0, acc1_0);
+        acc1_1 = _mm256_fmadd_ps(_mm256_loadu_ps(in[1 * 25 + 16] + off + 8), w1, acc1_1);
+        acc2_0 = _mm256_fmadd_ps(_mm256_loadu_ps(in[2 * 25 + 16] + off + 0), w0, acc2_0);
+        acc2_1 = _mm256_fmadd_ps(_mm256_loadu_ps(in[2 * 25 + 16] + off + 8), w1, acc2_1);
+        acc3_0 = _mm256_fmadd_ps(_mm256_loadu_ps(in[3 * 25 + 16] + off + 0), w0, acc3_0);
+        acc3_1 = _mm256_fmadd_ps(_mm256_loadu_ps(in[3 * 25 + 16] + off + 8), w1, acc3_1);
+      }
+      {
+        const __m256 w0 = _mm256_loadu_ps(wp + 16 + 17 * 16 + 0);
+        const __m256 w1 = _mm256_loadu_ps(wp + 16 + 17 * 16 + 8);
+        acc0_0 = _mm256_fmadd_ps(_mm256_loadu_ps(in[17] + off + 0), w0, acc0_0);
+        acc0_1 = _mm256_fmadd_ps(_mm256_loadu_ps(in[17] + off + 8), w1, acc0_1);
+        acc1_0 = _mm256_fmadd_ps(_mm256_loadu_ps(in[1 * 25 + 17] + off + 0), w0, acc1_0);
+        acc1_1 = _mm256_fmadd_ps(_mm256_loadu_ps(in[1 * 25 + 17] + off + 8), w1, acc1_1);
+        acc2_0 = _mm256_fmadd_ps(_mm256_loadu_ps(in[2 * 25 + 17] + off + 0), w0, acc2_0);
+        acc2_1 = _mm256_fmadd_ps(_mm256_loadu_ps(in[2 * 25 + 17] + off + 8), w1, acc2_1);
+        acc3_0 = _mm256_fmadd_ps(_mm256_loadu_ps(in[3 * 25 + 17] + off + 0), w0, acc3_0);
+        acc3_1 = _mm256_fmadd_ps(_mm256_loadu_ps(in[3 * 25 + 17] + off + 8), w1, acc3_1);
+      }
+      {
+        const __m256 w0 = _mm256_loadu_ps(wp + 16 + 18 * 16 + 0);
+        const __m256 w1 = _mm256_loadu_ps(wp + 16 + 18 * 16 + 8);
+        acc0_0 = _mm256_fmadd_ps(_mm256_loadu_ps(in[18] + off + 0), w0, acc0_0);
+        acc0_1 = _mm256_fmadd_ps(_mm256_loadu_ps(in[18] + off + 8), w1, acc0_1);
+        acc1_0 = _mm256_fmadd_ps(_mm256_loadu_ps(in[1 * 25 + 18] + off + 0), w0, acc1_0);
+        acc1_1 = _mm256_fmadd_ps(_mm256_loadu_ps(in[1 * 25 + 18] + off + 8), w1, acc1_1);
+        acc2_0 = _mm256_fmadd_ps(_mm256_loadu_ps(in[2 * 25 + 18] + off + 0), w0, acc2_0);
+        acc2_1 = _mm256_fmadd_ps(_mm256_loadu_ps(in[2 * 25 + 18] + off + 8), w1, acc2_1);
+        acc3_0 = _mm256_fmadd_ps(_mm256_loadu_ps(in[3 * 25 + 18] + off + 0), w0, acc3_0);
+        acc3_1 = _mm256_fmadd_ps(_mm256_loadu_ps(in[3 * 25 + 18] + off + 8), w1, acc3_1);
+      }
+      {
+        const __m256 w0 = _mm256_loadu_ps(wp + 16 + 19 * 16 + 0);
+        const __m256 w1 = _mm256_loadu_ps(wp + 16 + 19 * 16 + 8);
+        acc0_0 = _mm256_fmadd_ps(_mm256_loadu_ps(in[19] + off + 0), w0, acc0_0);
+        acc0_1 = _mm256_fmadd_ps(_mm256_loadu_ps(in[19] + off + 8), w1, acc0_1);
+        acc1_0 = _mm256_fmadd_ps(_mm256_loadu_ps(in[1 * 25 + 19] + off + 0), w0, acc1_0);
+        acc1_1 = _mm256_fmadd_ps(_mm256_loadu_ps(in[1 * 25 + 19] + off + 8), w1, acc1_1);
+        acc2_0 = _mm256_fmadd_ps(_mm256_loadu_ps(in[2 * 25 + 19] + off + 0), w0, acc2_0);
+        acc2_1 = _mm256_fmadd_ps(_mm256_loadu_ps(in[2 * 25 + 19] + off + 8), w1, acc2_1);
+        acc3_0 = _mm256_fmadd_ps(_mm256_loadu_ps(in[3 * 25 + 19] + off + 0), w0, acc3_0);
+        acc3_1 = _mm256_fmadd_ps(_mm256_loadu_ps(in[3 * 25 + 19] + off + 8), w1, acc3_1);
+      }
+      {
+        const __m256 w0 = _mm256_loadu_ps(wp + 16 + 20 * 16 + 0);
+        const __m256 w1 = _mm256_loadu_ps(wp + 16 + 20 * 16 + 8);
+        acc0_0 = _mm256_fmadd_ps(_mm256_loadu_ps(in[20] + off + 0), w0, acc0_0);
+        acc0_1 = _mm256_fmadd_ps(_mm256_loadu_ps(in[20] + off + 8), w1, acc0_1);
+        acc1_0 = _mm256_fmadd_ps(_mm256_loadu_ps(in[1 * 25 + 20] + off + 0), w0, acc1_0);
+        acc1_1 = _mm256_fmadd_ps(_mm256_loadu_ps(in[1 * 25 + 20] + off + 8), w1, acc1_1);
+        acc2_0 = _mm256_fmadd_ps(_mm256_loadu_ps(in[2 * 25 + 20] + off + 0), w0, acc2_0);
+        acc2_1 = _mm256_fmadd_ps(_mm256_loadu_ps(in[2 * 25 + 20] + off + 8), w1, acc2_1);
+        acc3_0 = _mm256_fmadd_ps(_mm256_loadu_ps(in[3 * 25 + 20] + off + 0), w0, acc3_0);
+        acc3_1 = _mm256_fmadd_ps(_mm256_loadu_ps(in[3 * 25 + 20] + off + 8), w1, acc3_1);
+      }
+      {
+        const __m256 w0 = _mm256_loadu_ps(wp + 16 + 21 * 16 + 0);
+        const __m256 w1 = _mm256_loadu_ps(wp + 16 + 21 * 16 + 8);
+        acc0_0 = _mm256_fmadd_ps(_mm256_loadu_ps(in[21] + off + 0), w0, acc0_0);
+        acc0_1 = _mm256_fmadd_ps(_mm256_loadu_ps(in[21] + off + 8), w1, acc0_1);
+        acc1_0 = _mm256_fmadd_ps(_mm256_loadu_ps(in[1 * 25 + 21] + off + 0), w0, acc1_0);
+        acc1_1 = _mm256_fmadd_ps(_mm256_loadu_ps(in[1 * 25 + 21] + off + 8), w1, acc1_1);
+        acc2_0 = _mm256_fmadd_ps(_mm256_loadu_ps(in[2 * 25 + 21] + off + 0), w0, acc2_0);
+        acc2_1 = _mm256_fmadd_ps(_mm256_loadu_ps(in[2 * 25 + 21] + off + 8), w1, acc2_1);
+        acc3_0 = _mm256_fmadd_ps(_mm256_loadu_ps(in[3 * 25 + 21] + off + 0), w0, acc3_0);
+        acc3_1 = _mm256_fmadd_ps(_mm256_loadu_ps(in[3 * 25 + 21] + off + 8), w1, acc3_1);
+      }
+      {
+        const __m256 w0 = _mm256_loadu_ps(wp + 16 + 22 * 16 + 0);
+        const __m256 w1 = _mm256_loadu_ps(wp + 16 + 22 * 16 + 8);
+        acc0_0 = _mm256_fmadd_ps(_mm256_loadu_ps(in[22] + off + 0), w0, acc0_0);
+        acc0_1 = _mm256_fmadd_ps(_mm256_loadu_ps(in[22] + off + 8), w1, acc0_1);
+        acc1_0 = _mm256_fmadd_ps(_mm256_loadu_ps(in[1 * 25 + 22] + off + 0), w0, acc1_0);
+        acc1_1 = _mm256_fmadd_ps(_mm256_loadu_ps(in[1 * 25 + 22] + off + 8), w1, acc1_1);
+        acc2_0 = _mm256_fmadd_ps(_mm256_loadu_ps(in[2 * 25 + 22] + off + 0), w0, acc2_0);
+        acc2_1 = _mm256_fmadd_ps(_mm256_loadu_ps(in[2 * 25 + 22] + off + 8), w1, acc2_1);
+        acc3_0 = _mm256_fmadd_ps(_mm256_loadu_ps(in[3 * 25 + 22] + off + 0), w0, acc3_0);
+        acc3_1 = _mm256_fmadd_ps(_mm256_loadu_ps(in[3 * 25 + 22] + off + 8), w1, acc3_1);
+      }
+      {
+        const __m256 w0 = _mm256_loadu_ps(wp + 16 + 23 * 16 + 0);
+        const __m256 w1 = _mm256_loadu_ps(wp + 16 + 23 * 16 + 8);
+        acc0_0 = _mm256_fmadd_ps(_mm256_loadu_ps(in[23] + off + 0), w0, acc0_0);
+        acc0_1 = _mm256_fmadd_ps(_mm256_loadu_ps(in[23] + off + 8), w1, acc0_1);
+        acc1_0 = _mm256_fmadd_ps(_mm256_loadu_ps(in[1 * 25 + 23] + off + 0), w0, acc1_0);
+        acc1_1 = _mm256_fmadd_ps(_mm256_loadu_ps(in[1 * 25 + 23] + off + 8), w1, acc1_1);
+        acc2_0 = _mm256_fmadd_ps(_mm256_loadu_ps(in[2 * 25 + 23] + off + 0), w0, acc2_0);
+        acc2_1 = _mm256_fmadd_ps(_mm256_loadu_ps(in[2 * 25 + 23] + off + 8), w1, acc2_1);
+        acc3_0 = _mm256_fmadd_ps(_mm256_loadu_ps(in[3 * 25 + 23] + off + 0), w0, acc3_0);
+        acc3_1 = _mm256_fmadd_ps(_mm256_loadu_ps(in[3 * 25 + 23] + off + 8), w1, acc3_1);
+      }
+      {
+        const __m256 w0 = _mm256_loadu_ps(wp + 16 + 24 * 16 + 0);
+        const __m256 w1 = _mm256_loadu_ps(wp + 16 + 24 * 16 + 8);
+        acc0_0 = _mm256_fmadd_ps(_mm256_loadu_ps(in[24] + off + 0), w0, acc0_0);
+        acc0_1 = _mm256_fmadd_ps(_mm256_loadu_ps(in[24] + off + 8), w1, acc0_1);
+        acc1_0 = _mm256_fmadd_ps(_mm256_loadu_ps(in[1 * 25 + 24] + off + 0), w0, acc1_0);
+        acc1_1 = _mm256_fmadd_ps(_mm256_loadu_ps(in[1 * 25 + 24] + off + 8), w1, acc1_1);
+        acc2_0 = _mm256_fmadd_ps(_mm256_loadu_ps(in[2 * 25 + 24] + off + 0), w0, acc2_0);
+        acc2_1 = _mm256_fmadd_ps(_mm256_loadu_ps(in[2 * 25 + 24] + off + 8), w1, acc2_1);
+        acc3_0 = _mm256_fmadd_ps(_mm256_loadu_ps(in[3 * 25 + 24] + off + 0), w0, acc3_0);
+        acc3_1 = _mm256_fmadd_ps(_mm256_loadu_ps(in[3 * 25 + 24] + off + 8), w1, acc3_1);
+      }
+      acc0_0 = _mm256_min_ps(vmax, _mm256_max_ps(vmin, acc0_0));
+      _mm256_storeu_ps(out + off + 0, acc0_0);
+      acc0_1 = _mm256_min_ps(vmax, _mm256_max_ps(vmin, acc0_1));
+      _mm256_storeu_ps(out + off + 8, acc0_1);
+      acc1_0 = _mm256_min_ps(vmax, _mm256_max_ps(vmin, acc1_0));
+      _mm256_storeu_ps((float*)((char*)out + 1 * out_stride) + off + 0, acc1_0);
+      acc1_1 = _mm256_min_ps(vmax, _mm256_max_ps(vmin, acc1_1));
+      _mm256_storeu_ps((float*)((char*)out + 1 * out_stride) + off + 8, acc1_1);
+      acc2_0 = _mm256_min_ps(vmax, _mm256_max_ps(vmin, acc2_0));
+      _mm256_storeu_ps((float*)((char*)out + 2 * out_stride) + off + 0, acc2_0);
+      acc2_1 = _mm256_min_ps(vmax, _mm256_max_ps(vmin, acc2_1));
+      _mm256_storeu_ps((float*)((char*)out + 2 * out_stride) + off + 8, acc2_1);
+      acc3_0 = _mm256_min_ps(vmax, _mm256_max_ps(vmin, acc3_0));
+      _mm256_storeu_ps((float*)((char*)out + 3 * out_stride) + off + 0, acc3_0);
+      acc3_1 = _mm256_min_ps(vmax, _mm256_max_ps(vmin, acc3_1));
+      _mm256_storeu_ps((float*)((char*)out + 3 * out_stride) + off + 8, acc3_1);
       off += 16;
       wp += 416;
     }
     if (ch != 0) {
       for (; ch >= 8; ch -= 8) {
-        __m256 acc = _mm256_loadu_ps(wp);
-        acc = _mm256_fmadd_ps(_mm256_loadu_ps(i0 + off), _mm256_loadu_ps(wp + 16 + 0 * 16), acc);
-        acc = _mm256_fmadd_ps(_mm256_loadu_ps(i1 + off), _mm256_loadu_ps(wp + 16 + 1 * 16), acc);
-        acc = _mm256_fmadd_ps(_mm256_loadu_ps(i2 + off), _mm256_loadu_ps(wp + 16 + 2 * 16), acc);
-        acc = _mm256_fmadd_ps(_mm256_loadu_ps(i3 + off), _mm256_loadu_ps(wp + 16 + 3 * 16), acc);
-        acc = _mm256_fmadd_ps(_mm256_loadu_ps(i4 + off), _mm256_loadu_ps(wp + 16 + 4 * 16), acc);
-        acc = _mm256_fmadd_ps(_mm256_loadu_ps(i5 + off), _mm256_loadu_ps(wp + 16 + 5 * 16), acc);
-        acc = _mm256_fmadd_ps(_mm256_loadu_ps(i6 + off), _mm256_loadu_ps(wp + 16 + 6 * 16), acc);
-        acc = _mm256_fmadd_ps(_mm256_loadu_ps(i7 + off), _mm256_loadu_ps(wp + 16 + 7 * 16), acc);
-        acc = _mm256_fmadd_ps(_mm256_loadu_ps(i8 + off), _mm256_loadu_ps(wp + 16 + 8 * 16), acc);
-        acc = _mm256_fmadd_ps(_mm256_loadu_ps(i9 + off), _mm256_loadu_ps(wp + 16 + 9 * 16), acc);
-        acc = _mm256_fmadd_ps(_mm256_loadu_ps(i10 + off), _mm256_loadu_ps(wp + 16 + 10 * 16), acc);
-        acc = _mm256_fmadd_ps(_mm256_loadu_ps(i11 + off), _mm256_loadu_ps(wp + 16 + 11 * 16), acc);
-        acc = _mm256_fmadd_ps(_mm256_loadu_ps(i12 + off), _mm256_loadu_ps(wp + 16 + 12 * 16), acc);
-        acc = _mm256_fmadd_ps(_mm256_loadu_ps(i13 + off), _mm256_loadu_ps(wp + 16 + 13 * 16), acc);
-        acc = _mm256_fmadd_ps(_mm256_loadu_ps(i14 + off), _mm256_loadu_ps(wp + 16 + 14 * 16), acc);
-        acc = _mm256_fmadd_ps(_mm256_loadu_ps(i15 + off), _mm256_loadu_ps(wp + 16 + 15 * 16), acc);
-        acc = _mm256_fmadd_ps(_mm256_loadu_ps(i16 + off), _mm256_loadu_ps(wp + 16 + 16 * 16), acc);
-        acc = _mm256_fmadd_ps(_mm256_loadu_ps(i17 + off), _mm256_loadu_ps(wp + 16 + 17 * 16), acc);
-        acc = _mm256_fmadd_ps(_mm256_loadu_ps(i18 + off), _mm256_loadu_ps(wp + 16 + 18 * 16), acc);
-        acc = _mm256_fmadd_ps(_mm256_loadu_ps(i19 + off), _mm256_loadu_ps(wp + 16 + 19 * 16), acc);
-        acc = _mm256_fmadd_ps(_mm256_loadu_ps(i20 + off), _mm256_loadu_ps(wp + 16 + 20 * 16), acc);
-        acc = _mm256_fmadd_ps(_mm256_loadu_ps(i21 + off), _mm256_loadu_ps(wp + 16 + 21 * 16), acc);
-        acc = _mm256_fmadd_ps(_mm256_loadu_ps(i22 + off), _mm256_loadu_ps(wp + 16 + 22 * 16), acc);
-        acc = _mm256_fmadd_ps(_mm256_loadu_ps(i23 + off), _mm256_loadu_ps(wp + 16 + 23 * 16), acc);
-        acc = _mm256_fmadd_ps(_mm256_loadu_ps(i24 + off), _mm256_loadu_ps(wp + 16 + 24 * 16), acc);
-        acc = _mm256_min_ps(vmax, _mm256_max_ps(vmin, acc));
-        _mm256_storeu_ps(o, acc);
-        o += 8;
+        const __m256 b0 = _mm256_loadu_ps(wp + 0);
+        __m256 acc0_0 = b0;
+        __m256 acc1_0 = b0;
+        __m256 acc2_0 = b0;
+        __m256 acc3_0 = b0;
+        {
+          const __m256 w0 = _mm256_loadu_ps(wp + 16 + 0 * 16 + 0);
+          acc0_0 = _mm256_fmadd_ps(_mm256_loadu_ps(in[0] + off + 0), w0, acc0_0);
+          acc1_0 = _mm256_fmadd_ps(_mm256_loadu_ps(in[1 * 25 + 0] + off + 0), w0, acc1_0);
+          acc2_0 = _mm256_fmadd_ps(_mm256_loadu_ps(in[2 * 25 + 0] + off + 0), w0, acc2_0);
+          acc3_0 = _mm256_fmadd_ps(_mm256_loadu_ps(in[3 * 25 + 0] + off + 0), w0, acc3_0);
+        }
+        {
+          const __m256 w0 = _mm256_loadu_ps(wp + 16 + 1 * 16 + 0);
+          acc0_0 = _mm256_fmadd_ps(_mm256_loadu_ps(in[1] + off + 0), w0, acc0_0);
+          acc1_0 = _mm256_fmadd_ps(_mm256_loadu_ps(in[1 * 25 + 1] + off + 0), w0, acc1_0);
+          acc2_0 = _mm256_fmadd_ps(_mm256_loadu_ps(in[2 * 25 + 1] + off + 0), w0, acc2_0);
+          acc3_0 = _mm256_fmadd_ps(_mm256_loadu_ps(in[3 * 25 + 1] + off + 0), w0, acc3_0);
+        }
+        {
+          const __m256 w0 = _mm256_loadu_ps(wp + 16 + 2 * 16 + 0);
+          acc0_0 = _mm256_fmadd_ps(_mm256_loadu_ps(in[2] + off + 0), w0, acc0_0);
+          acc1_0 = _mm256_fmadd_ps(_mm256_loadu_ps(in[1 * 25 + 2] + off + 0), w0, acc1_0);
+          acc2_0 = _mm256_fmadd_ps(_mm256_loadu_ps(in[2 * 25 + 2] + off + 0), w0, acc2_0);
+          acc3_0 = _mm256_fmadd_ps(_mm256_loadu_ps(in[3 * 25 + 2] + off + 0), w0, acc3_0);
+        }
+        {
+          const __m256 w0 = _mm256_loadu_ps(wp + 16 + 3 * 16 + 0);
+          acc0_0 = _mm256_fmadd_ps(_mm256_loadu_ps(in[3] + off + 0), w0, acc0_0);
+          acc1_0 = _mm256_fmadd_ps(_mm256_loadu_ps(in[1 * 25 + 3] + off + 0), w0, acc1_0);
+          acc2_0 = _mm256_fmadd_ps(_mm256_loadu_ps(in[2 * 25 + 3] + off + 0), w0, acc2_0);
+          acc3_0 = _mm256_fmadd_ps(_mm256_loadu_ps(in[3 * 25 + 3] + off + 0), w0, acc3_0);
+        }
+        {
+          const __m256 w0 = _mm256_loadu_ps(wp + 16 + 4 * 16 + 0);
+          acc0_0 = _mm256_fmadd_ps(_mm256_loadu_ps(in[4] + off + 0), w0, acc0_0);
+          acc1_0 = _mm256_fmadd_ps(_mm256_loadu_ps(in[1 * 25 + 4] + off + 0), w0, acc1_0);
+          acc2_0 = _mm256_fmadd_ps(_mm256_loadu_ps(in[2 * 25 + 4] + off + 0), w0, acc2_0);
+          acc3_0 = _mm256_fmadd_ps(_mm256_loadu_ps(in[3 * 25 + 4] + off + 0), w0, acc3_0);
+        }
+        {
+          const __m256 w0 = _mm256_loadu_ps(wp + 16 + 5 * 16 + 0);
+          acc0_0 = _mm256_fmadd_ps(_mm256_loadu_ps(in[5] + off + 0), w0, acc0_0);
+          acc1_0 = _mm256_fmadd_ps(_mm256_loadu_ps(in[1 * 25 + 5] + off + 0), w0, acc1_0);
+          acc2_0 = _mm256_fmadd_ps(_mm256_loadu_ps(in[2 * 25 + 5] + off + 0), w0, acc2_0);
+          acc3_0 = _mm256_fmadd_ps(_mm256_loadu_ps(in[3 * 25 + 5] + off + 0), w0, acc3_0);
+        }
+        {
+          const __m256 w0 = _mm256_loadu_ps(wp + 16 + 6 * 16 + 0);
+          acc0_0 = _mm256_fmadd_ps(_mm256_loadu_ps(in[6] + off + 0), w0, acc0_0);
+          acc1_0 = _mm256_fmadd_ps(_mm256_loadu_ps(in[1 * 25 + 6] + off + 0), w0, acc1_0);
+          acc2_0 = _mm256_fmadd_ps(_mm256_loadu_ps(in[2 * 25 + 6] + off + 0), w0, acc2_0);
+          acc3_0 = _mm256_fmadd_ps(_mm256_loadu_ps(in[3 * 25 + 6] + off + 0), w0, acc3_0);
+        }
+        {
+          const __m256 w0 = _mm256_loadu_ps(wp + 16 + 7 * 16 + 0);
+          acc0_0 = _mm256_fmadd_ps(_mm256_loadu_ps(in[7] + off + 0), w0, acc0_0);
+          acc1_0 = _mm256_fmadd_ps(_mm256_loadu_ps(in[1 * 25 + 7] + off + 0), w0, acc1_0);
+          acc2_0 = _mm256_fmadd_ps(_mm256_loadu_ps(in[2 * 25 + 7] + off + 0), w0, acc2_0);
+          acc3_0 = _mm256_fmadd_ps(_mm256_loadu_ps(in[3 * 25 + 7] + off + 0), w0, acc3_0);
+        }
+        {
+          const __m256 w0 = _mm256_loadu_ps(wp + 16 + 8 * 16 + 0);
+          acc0_0 = _mm256_fmadd_ps(_mm256_loadu_ps(in[8] + off + 0), w0, acc0_0);
+          acc1_0 = _mm256_fmadd_ps(_mm256_loadu_ps(in[1 * 25 + 8] + off + 0), w0, acc1_0);
+          acc2_0 = _mm256_fmadd_ps(_mm256_loadu_ps(in[2 * 25 + 8] + off + 0), w0, acc2_0);
+          acc3_0 = _mm256_fmadd_ps(_mm256_loadu_ps(in[3 * 25 + 8] + off + 0), w0, acc3_0);
+        }
+        {
+          const __m256 w0 = _mm256_loadu_ps(wp + 16 + 9 * 16 + 0);
+          acc0_0 = _mm256_fmadd_ps(_mm256_loadu_ps(in[9] + off + 0), w0, acc0_0);
+          acc1_0 = _mm256_fmadd_ps(_mm256_loadu_ps(in[1 * 25 + 9] + off + 0), w0, acc1_0);
+          acc2_0 = _mm256_fmadd_ps(_mm256_loadu_ps(in[2 * 25 + 9] + off + 0), w0, acc2_0);
+          acc3_0 = _mm256_fmadd_ps(_mm256_loadu_ps(in[3 * 25 + 9] + off + 0), w0, acc3_0);
+        }
+        {
+          const __m256 w0 = _mm256_loadu_ps(wp + 16 + 10 * 16 + 0);
+          acc0_0 = _mm256_fmadd_ps(_mm256_loadu_ps(in[10] + off + 0), w0, acc0_0);
+          acc1_0 = _mm256_fmadd_ps(_mm256_loadu_ps(in[1 * 25 + 10] + off + 0), w0, acc1_0);
+          acc2_0 = _mm256_fmadd_ps(_mm256_loadu_ps(in[2 * 25 + 10] + off + 0), w0, acc2_0);
+          acc3_0 = _mm256_fmadd_ps(_mm256_loadu_ps(in[3 * 25 + 10] + off + 0), w0, acc3_0);
+        }
+        {
+          const __m256 w0 = _mm256_loadu_ps(wp + 16 + 11 * 16 + 0);
+          acc0_0 = _mm256_fmadd_ps(_mm256_loadu_ps(in[11] + off + 0), w0, acc0_0);
+          acc1_0 = _mm256_fmadd_ps(_mm256_loadu_ps(in[1 * 25 + 11] + off + 0), w0, acc1_0);
+          acc2_0 = _mm256_fmadd_ps(_mm256_loadu_ps(in[2 * 25 + 11] + off + 0), w0, acc2_0);
+          acc3_0 = _mm256_fmadd_ps(_mm256_loadu_ps(in[3 * 25 + 11] + off + 0), w0, acc3_0);
+        }
+        {
+          const __m256 w0 = _mm256_loadu_ps(wp + 16 + 12 * 16 + 0);
+          acc0_0 = _mm256_fmadd_ps(_mm256_loadu_ps(in[12] + off + 0), w0, acc0_0);
+          acc1_0 = _mm256_fmadd_ps(_mm256_loadu_ps(in[1 * 25 + 12] + off + 0), w0, acc1_0);
+          acc2_0 = _mm256_fmadd_ps(_mm256_loadu_ps(in[2 * 25 + 12] + off + 0), w0, acc2_0);
+          acc3_0 = _mm256_fmadd_ps(_mm256_loadu_ps(in[3 * 25 + 12] + off + 0), w0, acc3_0);
+        }
+        {
+          const __m256 w0 = _mm256_loadu_ps(wp + 16 + 13 * 16 + 0);
+          acc0_0 = _mm256_fmadd_ps(_mm256_loadu_ps(in[13] + off + 0), w0, acc0_0);
+          acc1_0 = _mm256_fmadd_ps(_mm256_loadu_ps(in[1 * 25 + 13] + off + 0), w0, acc1_0);
+          acc2_0 = _mm256_fmadd_ps(_mm256_loadu_ps(in[2 * 25 + 13] + off + 0), w0, acc2_0);
+          acc3_0 = _mm256_fmadd_ps(_mm256_loadu_ps(in[3 * 25 + 13] + off + 0), w0, acc3_0);
+        }
+        {
+          const __m256 w0 = _mm256_loadu_ps(wp + 16 + 14 * 16 + 0);
+          acc0_0 = _mm256_fmadd_ps(_mm256_loadu_ps(in[14] + off + 0), w0, acc0_0);
+          acc1_0 = _mm256_fmadd_ps(_mm256_loadu_ps(in[1 * 25 + 14] + off + 0), w0, acc1_0);
+          acc2_0 = _mm256_fmadd_ps(_mm256_loadu_ps(in[2 * 25 + 14] + off + 0), w0, acc2_0);
+          acc3_0 = _mm256_fmadd_ps(_mm256_loadu_ps(in[3 * 25 + 14] + off + 0), w0, acc3_0);
+        }
+        {
+          const __m256 w0 = _mm256_loadu_ps(wp + 16 + 15 * 16 + 0);
+          acc0_0 = _mm256_fmadd_ps(_mm256_loadu_ps(in[15] + off + 0), w0, acc0_0);
+          acc1_0 = _mm256_fmadd_ps(_mm256_loadu_ps(in[1 * 25 + 15] + off + 0), w0, acc1_0);
+          acc2_0 = _mm256_fmadd_ps(_mm256_loadu_ps(in[2 * 25 + 15] + off + 0), w0, acc2_0);
+          acc3_0 = _mm256_fmadd_ps(_mm256_loadu_ps(in[3 * 25 + 15] + off + 0), w0, acc3_0);
+        }
+        {
+          const __m256 w0 = _mm256_loadu_ps(wp + 16 + 16 * 16 + 0);
+          acc0_0 = _mm256_fmadd_ps(_mm256_loadu_ps(in[16] + off + 0), w0, acc0_0);
+          acc1_0 = _mm256_fmadd_ps(_mm256_loadu_ps(in[1 * 25 + 16] + off + 0), w0, acc1_0);
+          acc2_0 = _mm256_fmadd_ps(_mm256_loadu_ps(in[2 * 25 + 16] + off + 0), w0, acc2_0);
+          acc3_0 = _mm256_fmadd_ps(_mm256_loadu_ps(in[3 * 25 + 16] + off + 0), w0, acc3_0);
+        }
+        {
+          const __m256 w0 = _mm256_loadu_ps(wp + 16 + 17 * 16 + 0);
+          acc0_0 = _mm256_fmadd_ps(_mm256_loadu_ps(in[17] + off + 0), w0, acc0_0);
+          acc1_0 = _mm256_fmadd_ps(_mm256_loadu_ps(in[1 * 25 + 17] + off + 0), w0, acc1_0);
+          acc2_0 = _mm256_fmadd_ps(_mm256_loadu_ps(in[2 * 25 + 17] + off + 0), w0, acc2_0);
+          acc3_0 = _mm256_fmadd_ps(_mm256_loadu_ps(in[3 * 25 + 17] + off + 0), w0, acc3_0);
+        }
+        {
+          const __m256 w0 = _mm256_loadu_ps(wp + 16 + 18 * 16 + 0);
+          acc0_0 = _mm256_fmadd_ps(_mm256_loadu_ps(in[18] + off + 0), w0, acc0_0);
+          acc1_0 = _mm256_fmadd_ps(_mm256_loadu_ps(in[1 * 25 + 18] + off + 0), w0, acc1_0);
+          acc2_0 = _mm256_fmadd_ps(_mm256_loadu_ps(in[2 * 25 + 18] + off + 0), w0, acc2_0);
+          acc3_0 = _mm256_fmadd_ps(_mm256_loadu_ps(in[3 * 25 + 18] + off + 0), w0, acc3_0);
+        }
+        {
+          const __m256 w0 = _mm256_loadu_ps(wp + 16 + 19 * 16 + 0);
+          acc0_0 = _mm256_fmadd_ps(_mm256_loadu_ps(in[19] + off + 0), w0, acc0_0);
+          acc1_0 = _mm256_fmadd_ps(_mm256_loadu_ps(in[1 * 25 + 19] + off + 0), w0, acc1_0);
+          acc2_0 = _mm256_fmadd_ps(_mm256_loadu_ps(in[2 * 25 + 19] + off + 0), w0, acc2_0);
+          acc3_0 = _mm256_fmadd_ps(_mm256_loadu_ps(in[3 * 25 + 19] + off + 0), w0, acc3_0);
+        }
+        {
+          const __m256 w0 = _mm256_loadu_ps(wp + 16 + 20 * 16 + 0);
+          acc0_0 = _mm256_fmadd_ps(_mm256_loadu_ps(in[20] + off + 0), w0, acc0_0);
+          acc1_0 = _mm256_fmadd_ps(_mm256_loadu_ps(in[1 * 25 + 20] + off + 0), w0, acc1_0);
+          acc2_0 = _mm256_fmadd_ps(_mm256_loadu_ps(in[2 * 25 + 20] + off + 0), w0, acc2_0);
+          acc3_0 = _mm256_fmadd_ps(_mm256_loadu_ps(in[3 * 25 + 20] + off + 0), w0, acc3_0);
+        }
+        {
+          const __m256 w0 = _mm256_loadu_ps(wp + 16 + 21 * 16 + 0);
+          acc0_0 = _mm256_fmadd_ps(_mm256_loadu_ps(in[21] + off + 0), w0, acc0_0);
+          acc1_0 = _mm256_fmadd_ps(_mm256_loadu_ps(in[1 * 25 + 21] + off + 0), w0, acc1_0);
+          acc2_0 = _mm256_fmadd_ps(_mm256_loadu_ps(in[2 * 25 + 21] + off + 0), w0, acc2_0);
+          acc3_0 = _mm256_fmadd_ps(_mm256_loadu_ps(in[3 * 25 + 21] + off + 0), w0, acc3_0);
+        }
+        {
+          const __m256 w0 = _mm256_loadu_ps(wp + 16 + 22 * 16 + 0);
+          acc0_0 = _mm256_fmadd_ps(_mm256_loadu_ps(in[22] + off + 0), w0, acc0_0);
+          acc1_0 = _mm256_fmadd_ps(_mm256_loadu_ps(in[1 * 25 + 22] + off + 0), w0, acc1_0);
+          acc2_0 = _mm256_fmadd_ps(_mm256_loadu_ps(in[2 * 25 + 22] + off + 0), w0, acc2_0);
+          acc3_0 = _mm256_fmadd_ps(_mm256_loadu_ps(in[3 * 25 + 22] + off + 0), w0, acc3_0);
+        }
+        {
+          const __m256 w0 = _mm256_loadu_ps(wp + 16 + 23 * 16 + 0);
+          acc0_0 = _mm256_fmadd_ps(_mm256_loadu_ps(in[23] + off + 0), w0, acc0_0);
+          acc1_0 = _mm256_fmadd_ps(_mm256_loadu_ps(in[1 * 25 + 23] + off + 0), w0, acc1_0);
+          acc2_0 = _mm256_fmadd_ps(_mm256_loadu_ps(in[2 * 25 + 23] + off + 0), w0, acc2_0);
+          acc3_0 = _mm256_fmadd_ps(_mm256_loadu_ps(in[3 * 25 + 23] + off + 0), w0, acc3_0);
+        }
+        {
+          const __m256 w0 = _mm256_loadu_ps(wp + 16 + 24 * 16 + 0);
+          acc0_0 = _mm256_fmadd_ps(_mm256_loadu_ps(in[24] + off + 0), w0, acc0_0);
+          acc1_0 = _mm256_fmadd_ps(_mm256_loadu_ps(in[1 * 25 + 24] + off + 0), w0, acc1_0);
+          acc2_0 = _mm256_fmadd_ps(_mm256_loadu_ps(in[2 * 25 + 24] + off + 0), w0, acc2_0);
+          acc3_0 = _mm256_fmadd_ps(_mm256_loadu_ps(in[3 * 25 + 24] + off + 0), w0, acc3_0);
+        }
+        acc0_0 = _mm256_min_ps(vmax, _mm256_max_ps(vmin, acc0_0));
+        _mm256_storeu_ps(out + off + 0, acc0_0);
+        acc1_0 = _mm256_min_ps(vmax, _mm256_max_ps(vmin, acc1_0));
+        _mm256_storeu_ps((float*)((char*)out + 1 * out_stride) + off + 0, acc1_0);
+        acc2_0 = _mm256_min_ps(vmax, _mm256_max_ps(vmin, acc2_0));
+        _mm256_storeu_ps((float*)((char*)out + 2 * out_stride) + off + 0, acc2_0);
+        acc3_0 = _mm256_min_ps(vmax, _mm256_max_ps(vmin, acc3_0));
+        _mm256_storeu_ps((float*)((char*)out + 3 * out_stride) + off + 0, acc3_0);
         off += 8;
         wp += 8;
       }
       if (ch != 0) {
-        __m256 acc = _mm256_loadu_ps(wp);
+        const __m256 b0 = _mm256_loadu_ps(wp + 0);
+        __m256 acc0_0 = b0;
+        __m256 acc1_0 = b0;
+        __m256 acc2_0 = b0;
+        __m256 acc3_0 = b0;
         {
-          float x_buf[8];
-          for (size_t l = 0; l < 8; l++) x_buf[l] = l < ch ? (i0 + off)[l] : 0.0f;
-          const __m256 x = _mm256_loadu_ps(x_buf);
-          acc = _mm256_fmadd_ps(x, _mm256_loadu_ps(wp + 16 + 0 * 16), acc);
+          const __m256 w0 = _mm256_loadu_ps(wp + 16 + 0 * 16 + 0);
+          {
+            float x_buf[8];
+            for (size_t l = 0; l < 8; l++) x_buf[l] = l < ch ? (in[0] + off)[l] : 0.0f;
+            const __m256 x = _mm256_loadu_ps(x_buf);
+            acc0_0 = _mm256_fmadd_ps(x, w0, acc0_0);
+          }
+          {
+            float x_buf[8];
+            for (size_t l = 0; l < 8; l++) x_buf[l] = l < ch ? (in[1 * 25 + 0] + off)[l] : 0.0f;
+            const __m256 x = _mm256_loadu_ps(x_buf);
+            acc1_0 = _mm256_fmadd_ps(x, w0, acc1_0);
+          }
+          {
+            float x_buf[8];
+            for (size_t l = 0; l < 8; l++) x_buf[l] = l < ch ? (in[2 * 25 + 0] + off)[l] : 0.0f;
+            const __m256 x = _mm256_loadu_ps(x_buf);
+            acc2_0 = _mm256_fmadd_ps(x, w0, acc2_0);
+          }
+          {
+            float x_buf[8];
+            for (size_t l = 0; l < 8; l++) x_buf[l] = l < ch ? (in[3 * 25 + 0] + off)[l] : 0.0f;
+            const __m256 x = _mm256_loadu_ps(x_buf);
+            acc3_0 = _mm256_fmadd_ps(x, w0, acc3_0);
+          }
         }
         {
-          float x_buf[8];
-          for (size_t l = 0; l < 8; l++) x_buf[l] = l < ch ? (i1 + off)[l] : 0.0f;
-          const __m256 x = _mm256_loadu_ps(x_buf);
-          acc = _mm256_fmadd_ps(x, _mm256_loadu_ps(wp + 16 + 1 * 16), acc);
+          const __m256 w0 = _mm256_loadu_ps(wp + 16 + 1 * 16 + 0);
+          {
+            float x_buf[8];
+            for (size_t l = 0; l < 8; l++) x_buf[l] = l < ch ? (in[1] + off)[l] : 0.0f;
+            const __m256 x = _mm256_loadu_ps(x_buf);
+            acc0_0 = _mm256_fmadd_ps(x, w0, acc0_0);
+          }
+          {
+            float x_buf[8];
+            for (size_t l = 0; l < 8; l++) x_buf[l] = l < ch ? (in[1 * 25 + 1] + off)[l] : 0.0f;
+            const __m256 x = _mm256_loadu_ps(x_buf);
+            acc1_0 = _mm256_fmadd_ps(x, w0, acc1_0);
+          }
+          {
+            float x_buf[8];
+            for (size_t l = 0; l < 8; l++) x_buf[l] = l < ch ? (in[2 * 25 + 1] + off)[l] : 0.0f;
+            const __m256 x = _mm256_loadu_ps(x_buf);
+            acc2_0 = _mm256_fmadd_ps(x, w0, acc2_0);
+          }
+          {
+            float x_buf[8];
+            for (size_t l = 0; l < 8; l++) x_buf[l] = l < ch ? (in[3 * 25 + 1] + off)[l] : 0.0f;
+            const __m256 x = _mm256_loadu_ps(x_buf);
+            acc3_0 = _mm256_fmadd_ps(x, w0, acc3_0);
+          }
         }
         {
-          float x_buf[8];
-          for (size_t l = 0; l < 8; l++) x_buf[l] = l < ch ? (i2 + off)[l] : 0.0f;
-          const __m256 x = _mm256_loadu_ps(x_buf);
-          acc = _mm256_fmadd_ps(x, _mm256_loadu_ps(wp + 16 + 2 * 16), acc);
+          const __m256 w0 = _mm256_loadu_ps(wp + 16 + 2 * 16 + 0);
+          {
+            float x_buf[8];
+            for (size_t l = 0; l < 8; l++) x_buf[l] = l < ch ? (in[2] + off)[l] : 0.0f;
+            const __m256 x = _mm256_loadu_ps(x_buf);
+            acc0_0 = _mm256_fmadd_ps(x, w0, acc0_0);
+          }
+          {
+            float x_buf[8];
+            for (size_t l = 0; l < 8; l++) x_buf[l] = l < ch ? (in[1 * 25 + 2] + off)[l] : 0.0f;
+            const __m256 x = _mm256_loadu_ps(x_buf);
+            acc1_0 = _mm256_fmadd_ps(x, w0, acc1_0);
+          }
+          {
+            float x_buf[8];
+            for (size_t l = 0; l < 8; l++) x_buf[l] = l < ch ? (in[2 * 25 + 2] + off)[l] : 0.0f;
+            const __m256 x = _mm256_loadu_ps(x_buf);
+            acc2_0 = _mm256_fmadd_ps(x, w0, acc2_0);
+          }
+          {
+            float x_buf[8];
+            for (size_t l = 0; l < 8; l++) x_buf[l] = l < ch ? (in[3 * 25 + 2] + off)[l] : 0.0f;
+            const __m256 x = _mm256_loadu_ps(x_buf);
+            acc3_0 = _mm256_fmadd_ps(x, w0, acc3_0);
+          }
         }
         {
-          float x_buf[8];
-          for (size_t l = 0; l < 8; l++) x_buf[l] = l < ch ? (i3 + off)[l] : 0.0f;
-          const __m256 x = _mm256_loadu_ps(x_buf);
-          acc = _mm256_fmadd_ps(x, _mm256_loadu_ps(wp + 16 + 3 * 16), acc);
+          const __m256 w0 = _mm256_loadu_ps(wp + 16 + 3 * 16 + 0);
+          {
+            float x_buf[8];
+            for (size_t l = 0; l < 8; l++) x_buf[l] = l < ch ? (in[3] + off)[l] : 0.0f;
+            const __m256 x = _mm256_loadu_ps(x_buf);
+            acc0_0 = _mm256_fmadd_ps(x, w0, acc0_0);
+          }
+          {
+            float x_buf[8];
+            for (size_t l = 0; l < 8; l++) x_buf[l] = l < ch ? (in[1 * 25 + 3] + off)[l] : 0.0f;
+            const __m256 x = _mm256_loadu_ps(x_buf);
+            acc1_0 = _mm256_fmadd_ps(x, w0, acc1_0);
+          }
+          {
+            float x_buf[8];
+            for (size_t l = 0; l < 8; l++) x_buf[l] = l < ch ? (in[2 * 25 + 3] + off)[l] : 0.0f;
+            const __m256 x = _mm256_loadu_ps(x_buf);
+            acc2_0 = _mm256_fmadd_ps(x, w0, acc2_0);
+          }
+          {
+            float x_buf[8];
+            for (size_t l = 0; l < 8; l++) x_buf[l] = l < ch ? (in[3 * 25 + 3] + off)[l] : 0.0f;
+            const __m256 x = _mm256_loadu_ps(x_buf);
+            acc3_0 = _mm256_fmadd_ps(x, w0, acc3_0);
+          }
         }
         {
-          float x_buf[8];
-          for (size_t l = 0; l < 8; l++) x_buf[l] = l < ch ? (i4 + off)[l] : 0.0f;
-          const __m256 x = _mm256_loadu_ps(x_buf);
-          acc = _mm256_fmadd_ps(x, _mm256_loadu_ps(wp + 16 + 4 * 16), acc);
+          const __m256 w0 = _mm256_loadu_ps(wp + 16 + 4 * 16 + 0);
+          {
+            float x_buf[8];
+            for (size_t l = 0; l < 8; l++) x_buf[l] = l < ch ? (in[4] + off)[l] : 0.0f;
+            const __m256 x = _mm256_loadu_ps(x_buf);
+            acc0_0 = _mm256_fmadd_ps(x, w0, acc0_0);
+          }
+          {
+            float x_buf[8];
+            for (size_t l = 0; l < 8; l++) x_buf[l] = l < ch ? (in[1 * 25 + 4] + off)[l] : 0.0f;
+            const __m256 x = _mm256_loadu_ps(x_buf);
+            acc1_0 = _mm256_fmadd_ps(x, w0, acc1_0);
+          }
+          {
+            float x_buf[8];
+            for (size_t l = 0; l < 8; l++) x_buf[l] = l < ch ? (in[2 * 25 + 4] + off)[l] : 0.0f;
+            const __m256 x = _mm256_loadu_ps(x_buf);
+            acc2_0 = _mm256_fmadd_ps(x, w0, acc2_0);
+          }
+          {
+            float x_buf[8];
+            for (size_t l = 0; l < 8; l++) x_buf[l] = l < ch ? (in[3 * 25 + 4] + off)[l] : 0.0f;
+            const __m256 x = _mm256_loadu_ps(x_buf);
+            acc3_0 = _mm256_fmadd_ps(x, w0, acc3_0);
+          }
         }
         {
-          float x_buf[8];
-          for (size_t l = 0; l < 8; l++) x_buf[l] = l < ch ? (i5 + off)[l] : 0.0f;
-          const __m256 x = _mm256_loadu_ps(x_buf);
-          acc = _mm256_fmadd_ps(x, _mm256_loadu_ps(wp + 16 + 5 * 16), acc);
+          const __m256 w0 = _mm256_loadu_ps(wp + 16 + 5 * 16 + 0);
+          {
+            float x_buf[8];
+            for (size_t l = 0; l < 8; l++) x_buf[l] = l < ch ? (in[5] + off)[l] : 0.0f;
+            const __m256 x = _mm256_loadu_ps(x_buf);
+            acc0_0 = _mm256_fmadd_ps(x, w0, acc0_0);
+          }
+          {
+            float x_buf[8];
+            for (size_t l = 0; l < 8; l++) x_buf[l] = l < ch ? (in[1 * 25 + 5] + off)[l] : 0.0f;
+            const __m256 x = _mm256_loadu_ps(x_buf);
+            acc1_0 = _mm256_fmadd_ps(x, w0, acc1_0);
+          }
+          {
+            float x_buf[8];
+            for (size_t l = 0; l < 8; l++) x_buf[l] = l < ch ? (in[2 * 25 + 5] + off)[l] : 0.0f;
+            const __m256 x = _mm256_loadu_ps(x_buf);
+            acc2_0 = _mm256_fmadd_ps(x, w0, acc2_0);
+          }
+          {
+            float x_buf[8];
+            for (size_t l = 0; l < 8; l++) x_buf[l] = l < ch ? (in[3 * 25 + 5] + off)[l] : 0.0f;
+            const __m256 x = _mm256_loadu_ps(x_buf);
+            acc3_0 = _mm256_fmadd_ps(x, w0, acc3_0);
+          }
         }
         {
-          float x_buf[8];
-          for (size_t l = 0; l < 8; l++) x_buf[l] = l < ch ? (i6 + off)[l] : 0.0f;
-          const __m256 x = _mm256_loadu_ps(x_buf);
-          acc = _mm256_fmadd_ps(x, _mm256_loadu_ps(wp + 16 + 6 * 16), acc);
+          const __m256 w0 = _mm256_loadu_ps(wp + 16 + 6 * 16 + 0);
+          {
+            float x_buf[8];
+            for (size_t l = 0; l < 8; l++) x_buf[l] = l < ch ? (in[6] + off)[l] : 0.0f;
+            const __m256 x = _mm256_loadu_ps(x_buf);
+            acc0_0 = _mm256_fmadd_ps(x, w0, acc0_0);
+          }
+          {
+            float x_buf[8];
+            for (size_t l = 0; l < 8; l++) x_buf[l] = l < ch ? (in[1 * 25 + 6] + off)[l] : 0.0f;
+            const __m256 x = _mm256_loadu_ps(x_buf);
+            acc1_0 = _mm256_fmadd_ps(x, w0, acc1_0);
+          }
+          {
+            float x_buf[8];
+            for (size_t l = 0; l < 8; l++) x_buf[l] = l < ch ? (in[2 * 25 + 6] + off)[l] : 0.0f;
+            const __m256 x = _mm256_loadu_ps(x_buf);
+            acc2_0 = _mm256_fmadd_ps(x, w0, acc2_0);
+          }
+          {
+            float x_buf[8];
+            for (size_t l = 0; l < 8; l++) x_buf[l] = l < ch ? (in[3 * 25 + 6] + off)[l] : 0.0f;
+            const __m256 x = _mm256_loadu_ps(x_buf);
+            acc3_0 = _mm256_fmadd_ps(x, w0, acc3_0);
+          }
         }
         {
-          float x_buf[8];
-          for (size_t l = 0; l < 8; l++) x_buf[l] = l < ch ? (i7 + off)[l] : 0.0f;
-          const __m256 x = _mm256_loadu_ps(x_buf);
-          acc = _mm256_fmadd_ps(x, _mm256_loadu_ps(wp + 16 + 7 * 16), acc);
+          const __m256 w0 = _mm256_loadu_ps(wp + 16 + 7 * 16 + 0);
+          {
+            float x_buf[8];
+            for (size_t l = 0; l < 8; l++) x_buf[l] = l < ch ? (in[7] + off)[l] : 0.0f;
+            const __m256 x = _mm256_loadu_ps(x_buf);
+            acc0_0 = _mm256_fmadd_ps(x, w0, acc0_0);
+          }
+          {
+            float x_buf[8];
+            for (size_t l = 0; l < 8; l++) x_buf[l] = l < ch ? (in[1 * 25 + 7] + off)[l] : 0.0f;
+            const __m256 x = _mm256_loadu_ps(x_buf);
+            acc1_0 = _mm256_fmadd_ps(x, w0, acc1_0);
+          }
+          {
+            float x_buf[8];
+            for (size_t l = 0; l < 8; l++) x_buf[l] = l < ch ? (in[2 * 25 + 7] + off)[l] : 0.0f;
+            const __m256 x = _mm256_loadu_ps(x_buf);
+            acc2_0 = _mm256_fmadd_ps(x, w0, acc2_0);
+          }
+          {
+            float x_buf[8];
+            for (size_t l = 0; l < 8; l++) x_buf[l] = l < ch ? (in[3 * 25 + 7] + off)[l] : 0.0f;
+            const __m256 x = _mm256_loadu_ps(x_buf);
+            acc3_0 = _mm256_fmadd_ps(x, w0, acc3_0);
+          }
         }
         {
-          float x_buf[8];
-          for (size_t l = 0; l < 8; l++) x_buf[l] = l < ch ? (i8 + off)[l] : 0.0f;
-          const __m256 x = _mm256_loadu_ps(x_buf);
-          acc = _mm256_fmadd_ps(x, _mm256_loadu_ps(wp + 16 + 8 * 16), acc);
+          const __m256 w0 = _mm256_loadu_ps(wp + 16 + 8 * 16 + 0);
+          {
+            float x_buf[8];
+            for (size_t l = 0; l < 8; l++) x_buf[l] = l < ch ? (in[8] + off)[l] : 0.0f;
+            const __m256 x = _mm256_loadu_ps(x_buf);
+            acc0_0 = _mm256_fmadd_ps(x, w0, acc0_0);
+          }
+          {
+            float x_buf[8];
+            for (size_t l = 0; l < 8; l++) x_buf[l] = l < ch ? (in[1 * 25 + 8] + off)[l] : 0.0f;
+            const __m256 x = _mm256_loadu_ps(x_buf);
+            acc1_0 = _mm256_fmadd_ps(x, w0, acc1_0);
+          }
+          {
+            float x_buf[8];
+            for (size_t l = 0; l < 8; l++) x_buf[l] = l < ch ? (in[2 * 25 + 8] + off)[l] : 0.0f;
+            const __m256 x = _mm256_loadu_ps(x_buf);
+            acc2_0 = _mm256_fmadd_ps(x, w0, acc2_0);
+          }
+          {
+            float x_buf[8];
+            for (size_t l = 0; l < 8; l++) x_buf[l] = l < ch ? (in[3 * 25 + 8] + off)[l] : 0.0f;
+            const __m256 x = _mm256_loadu_ps(x_buf);
+            acc3_0 = _mm256_fmadd_ps(x, w0, acc3_0);
+          }
         }
         {
-          float x_buf[8];
-          for (size_t l = 0; l < 8; l++) x_buf[l] = l < ch ? (i9 + off)[l] : 0.0f;
-          const __m256 x = _mm256_loadu_ps(x_buf);
-          acc = _mm256_fmadd_ps(x, _mm256_loadu_ps(wp + 16 + 9 * 16), acc);
+          const __m256 w0 = _mm256_loadu_ps(wp + 16 + 9 * 16 + 0);
+          {
+            float x_buf[8];
+            for (size_t l = 0; l < 8; l++) x_buf[l] = l < ch ? (in[9] + off)[l] : 0.0f;
+            const __m256 x = _mm256_loadu_ps(x_buf);
+            acc0_0 = _mm256_fmadd_ps(x, w0, acc0_0);
+          }
+          {
+            float x_buf[8];
+            for (size_t l = 0; l < 8; l++) x_buf[l] = l < ch ? (in[1 * 25 + 9] + off)[l] : 0.0f;
+            const __m256 x = _mm256_loadu_ps(x_buf);
+            acc1_0 = _mm256_fmadd_ps(x, w0, acc1_0);
+          }
+          {
+            float x_buf[8];
+            for (size_t l = 0; l < 8; l++) x_buf[l] = l < ch ? (in[2 * 25 + 9] + off)[l] : 0.0f;
+            const __m256 x = _mm256_loadu_ps(x_buf);
+            acc2_0 = _mm256_fmadd_ps(x, w0, acc2_0);
+          }
+          {
+            float x_buf[8];
+            for (size_t l = 0; l < 8; l++) x_buf[l] = l < ch ? (in[3 * 25 + 9] + off)[l] : 0.0f;
+            const __m256 x = _mm256_loadu_ps(x_buf);
+            acc3_0 = _mm256_fmadd_ps(x, w0, acc3_0);
+          }
         }
         {
-          float x_buf[8];
-          for (size_t l = 0; l < 8; l++) x_buf[l] = l < ch ? (i10 + off)[l] : 0.0f;
-          const __m256 x = _mm256_loadu_ps(x_buf);
-          acc = _mm256_fmadd_ps(x, _mm256_loadu_ps(wp + 16 + 10 * 16), acc);
+          const __m256 w0 = _mm256_loadu_ps(wp + 16 + 10 * 16 + 0);
+          {
+            float x_buf[8];
+            for (size_t l = 0; l < 8; l++) x_buf[l] = l < ch ? (in[10] + off)[l] : 0.0f;
+            const __m256 x = _mm256_loadu_ps(x_buf);
+            acc0_0 = _mm256_fmadd_ps(x, w0, acc0_0);
+          }
+          {
+            float x_buf[8];
+            for (size_t l = 0; l < 8; l++) x_buf[l] = l < ch ? (in[1 * 25 + 10] + off)[l] : 0.0f;
+            const __m256 x = _mm256_loadu_ps(x_buf);
+            acc1_0 = _mm256_fmadd_ps(x, w0, acc1_0);
+          }
+          {
+            float x_buf[8];
+            for (size_t l = 0; l < 8; l++) x_buf[l] = l < ch ? (in[2 * 25 + 10] + off)[l] : 0.0f;
+            const __m256 x = _mm256_loadu_ps(x_buf);
+            acc2_0 = _mm256_fmadd_ps(x, w0, acc2_0);
+          }
+          {
+            float x_buf[8];
+            for (size_t l = 0; l < 8; l++) x_buf[l] = l < ch ? (in[3 * 25 + 10] + off)[l] : 0.0f;
+            const __m256 x = _mm256_loadu_ps(x_buf);
+            acc3_0 = _mm256_fmadd_ps(x, w0, acc3_0);
+          }
         }
         {
-          float x_buf[8];
-          for (size_t l = 0; l < 8; l++) x_buf[l] = l < ch ? (i11 + off)[l] : 0.0f;
-          const __m256 x = _mm256_loadu_ps(x_buf);
-          acc = _mm256_fmadd_ps(x, _mm256_loadu_ps(wp + 16 + 11 * 16), acc);
+          const __m256 w0 = _mm256_loadu_ps(wp + 16 + 11 * 16 + 0);
+          {
+            float x_buf[8];
+            for (size_t l = 0; l < 8; l++) x_buf[l] = l < ch ? (in[11] + off)[l] : 0.0f;
+            const __m256 x = _mm256_loadu_ps(x_buf);
+            acc0_0 = _mm256_fmadd_ps(x, w0, acc0_0);
+          }
+          {
+            float x_buf[8];
+            for (size_t l = 0; l < 8; l++) x_buf[l] = l < ch ? (in[1 * 25 + 11] + off)[l] : 0.0f;
+            const __m256 x = _mm256_loadu_ps(x_buf);
+            acc1_0 = _mm256_fmadd_ps(x, w0, acc1_0);
+          }
+          {
+            float x_buf[8];
+            for (size_t l = 0; l < 8; l++) x_buf[l] = l < ch ? (in[2 * 25 + 11] + off)[l] : 0.0f;
+            const __m256 x = _mm256_loadu_ps(x_buf);
+            acc2_0 = _mm256_fmadd_ps(x, w0, acc2_0);
+          }
+          {
+            float x_buf[8];
+            for (size_t l = 0; l < 8; l++) x_buf[l] = l < ch ? (in[3 * 25 + 11] + off)[l] : 0.0f;
+            const __m256 x = _mm256_loadu_ps(x_buf);
+            acc3_0 = _mm256_fmadd_ps(x, w0, acc3_0);
+          }
         }
         {
-          float x_buf[8];
-          for (size_t l = 0; l < 8; l++) x_buf[l] = l < ch ? (i12 + off)[l] : 0.0f;
-          const __m256 x = _mm256_loadu_ps(x_buf);
-          acc = _mm256_fmadd_ps(x, _mm256_loadu_ps(wp + 16 + 12 * 16), acc);
+          const __m256 w0 = _mm256_loadu_ps(wp + 16 + 12 * 16 + 0);
+          {
+            float x_buf[8];
+            for (size_t l = 0; l < 8; l++) x_buf[l] = l < ch ? (in[12] + off)[l] : 0.0f;
+            const __m256 x = _mm256_loadu_ps(x_buf);
+            acc0_0 = _mm256_fmadd_ps(x, w0, acc0_0);
+          }
+          {
+            float x_buf[8];
+            for (size_t l = 0; l < 8; l++) x_buf[l] = l < ch ? (in[1 * 25 + 12] + off)[l] : 0.0f;
+            const __m256 x = _mm256_loadu_ps(x_buf);
+            acc1_0 = _mm256_fmadd_ps(x, w0, acc1_0);
+          }
+          {
+            float x_buf[8];
+            for (size_t l = 0; l < 8; l++) x_buf[l] = l < ch ? (in[2 * 25 + 12] + off)[l] : 0.0f;
+            const __m256 x = _mm256_loadu_ps(x_buf);
+            acc2_0 = _mm256_fmadd_ps(x, w0, acc2_0);
+          }
+          {
+            float x_buf[8];
+            for (size_t l = 0; l < 8; l++) x_buf[l] = l < ch ? (in[3 * 25 + 12] + off)[l] : 0.0f;
+            const __m256 x = _mm256_loadu_ps(x_buf);
+            acc3_0 = _mm256_fmadd_ps(x, w0, acc3_0);
+          }
         }
         {
-          float x_buf[8];
-          for (size_t l = 0; l < 8; l++) x_buf[l] = l < ch ? (i13 + off)[l] : 0.0f;
-          const __m256 x = _mm256_loadu_ps(x_buf);
-          acc = _mm256_fmadd_ps(x, _mm256_loadu_ps(wp + 16 + 13 * 16), acc);
+          const __m256 w0 = _mm256_loadu_ps(wp + 16 + 13 * 16 + 0);
+          {
+            float x_buf[8];
+            for (size_t l = 0; l < 8; l++) x_buf[l] = l < ch ? (in[13] + off)[l] : 0.0f;
+            const __m256 x = _mm256_loadu_ps(x_buf);
+            acc0_0 = _mm256_fmadd_ps(x, w0, acc0_0);
+          }
+          {
+            float x_buf[8];
+            for (size_t l = 0; l < 8; l++) x_buf[l] = l < ch ? (in[1 * 25 + 13] + off)[l] : 0.0f;
+            const __m256 x = _mm256_loadu_ps(x_buf);
+            acc1_0 = _mm256_fmadd_ps(x, w0, acc1_0);
+          }
+          {
+            float x_buf[8];
+            for (size_t l = 0; l < 8; l++) x_buf[l] = l < ch ? (in[2 * 25 + 13] + off)[l] : 0.0f;
+            const __m256 x = _mm256_loadu_ps(x_buf);
+            acc2_0 = _mm256_fmadd_ps(x, w0, acc2_0);
+          }
+          {
+            float x_buf[8];
+            for (size_t l = 0; l < 8; l++) x_buf[l] = l < ch ? (in[3 * 25 + 13] + off)[l] : 0.0f;
+            const __m256 x = _mm256_loadu_ps(x_buf);
+            acc3_0 = _mm256_fmadd_ps(x, w0, acc3_0);
+          }
         }
         {
-          float x_buf[8];
-          for (size_t l = 0; l < 8; l++) x_buf[l] = l < ch ? (i14 + off)[l] : 0.0f;
-          const __m256 x = _mm256_loadu_ps(x_buf);
-          acc = _mm256_fmadd_ps(x, _mm256_loadu_ps(wp + 16 + 14 * 16), acc);
+          const __m256 w0 = _mm256_loadu_ps(wp + 16 + 14 * 16 + 0);
+          {
+            float x_buf[8];
+            for (size_t l = 0; l < 8; l++) x_buf[l] = l < ch ? (in[14] + off)[l] : 0.0f;
+            const __m256 x = _mm256_loadu_ps(x_buf);
+            acc0_0 = _mm256_fmadd_ps(x, w0, acc0_0);
+          }
+          {
+            float x_buf[8];
+            for (size_t l = 0; l < 8; l++) x_buf[l] = l < ch ? (in[1 * 25 + 14] + off)[l] : 0.0f;
+            const __m256 x = _mm256_loadu_ps(x_buf);
+            acc1_0 = _mm256_fmadd_ps(x, w0, acc1_0);
+          }
+          {
+            float x_buf[8];
+            for (size_t l = 0; l < 8; l++) x_buf[l] = l < ch ? (in[2 * 25 + 14] + off)[l] : 0.0f;
+            const __m256 x = _mm256_loadu_ps(x_buf);
+            acc2_0 = _mm256_fmadd_ps(x, w0, acc2_0);
+          }
+          {
+            float x_buf[8];
+            for (size_t l = 0; l < 8; l++) x_buf[l] = l < ch ? (in[3 * 25 + 14] + off)[l] : 0.0f;
+            const __m256 x = _mm256_loadu_ps(x_buf);
+            acc3_0 = _mm256_fmadd_ps(x, w0, acc3_0);
+          }
         }
         {
-          float x_buf[8];
-          for (size_t l = 0; l < 8; l++) x_buf[l] = l < ch ? (i15 + off)[l] : 0.0f;
-          const __m256 x = _mm256_loadu_ps(x_buf);
-          acc = _mm256_fmadd_ps(x, _mm256_loadu_ps(wp + 16 + 15 * 16), acc);
+          const __m256 w0 = _mm256_loadu_ps(wp + 16 + 15 * 16 + 0);
+          {
+            float x_buf[8];
+            for (size_t l = 0; l < 8; l++) x_buf[l] = l < ch ? (in[15] + off)[l] : 0.0f;
+            const __m256 x = _mm256_loadu_ps(x_buf);
+            acc0_0 = _mm256_fmadd_ps(x, w0, acc0_0);
+          }
+          {
+            float x_buf[8];
+            for (size_t l = 0; l < 8; l++) x_buf[l] = l < ch ? (in[1 * 25 + 15] + off)[l] : 0.0f;
+            const __m256 x = _mm256_loadu_ps(x_buf);
+            acc1_0 = _mm256_fmadd_ps(x, w0, acc1_0);
+          }
+          {
+            float x_buf[8];
+            for (size_t l = 0; l < 8; l++) x_buf[l] = l < ch ? (in[2 * 25 + 15] + off)[l] : 0.0f;
+            const __m256 x = _mm256_loadu_ps(x_buf);
+            acc2_0 = _mm256_fmadd_ps(x, w0, acc2_0);
+          }
+          {
+            float x_buf[8];
+            for (size_t l = 0; l < 8; l++) x_buf[l] = l < ch ? (in[3 * 25 + 15] + off)[l] : 0.0f;
+            const __m256 x = _mm256_loadu_ps(x_buf);
+            acc3_0 = _mm256_fmadd_ps(x, w0, acc3_0);
+          }
         }
         {
-          float x_buf[8];
-          for (size_t l = 0; l < 8; l++) x_buf[l] = l < ch ? (i16 + off)[l] : 0.0f;
-          const __m256 x = _mm256_loadu_ps(x_buf);
-          acc = _mm256_fmadd_ps(x, _mm256_loadu_ps(wp + 16 + 16 * 16), acc);
+          const __m256 w0 = _mm256_loadu_ps(wp + 16 + 16 * 16 + 0);
+          {
+            float x_buf[8];
+            for (size_t l = 0; l < 8; l++) x_buf[l] = l < ch ? (in[16] + off)[l] : 0.0f;
+            const __m256 x = _mm256_loadu_ps(x_buf);
+            acc0_0 = _mm256_fmadd_ps(x, w0, acc0_0);
+          }
+          {
+            float x_buf[8];
+            for (size_t l = 0; l < 8; l++) x_buf[l] = l < ch ? (in[1 * 25 + 16] + off)[l] : 0.0f;
+            const __m256 x = _mm256_loadu_ps(x_buf);
+            acc1_0 = _mm256_fmadd_ps(x, w0, acc1_0);
+          }
+          {
+            float x_buf[8];
+            for (size_t l = 0; l < 8; l++) x_buf[l] = l < ch ? (in[2 * 25 + 16] + off)[l] : 0.0f;
+            const __m256 x = _mm256_loadu_ps(x_buf);
+            acc2_0 = _mm256_fmadd_ps(x, w0, acc2_0);
+          }
+          {
+            float x_buf[8];
+            for (size_t l = 0; l < 8; l++) x_buf[l] = l < ch ? (in[3 * 25 + 16] + off)[l] : 0.0f;
+            const __m256 x = _mm256_loadu_ps(x_buf);
+            acc3_0 = _mm256_fmadd_ps(x, w0, acc3_0);
+          }
         }
         {
-          float x_buf[8];
-          for (size_t l = 0; l < 8; l++) x_buf[l] = l < ch ? (i17 + off)[l] : 0.0f;
-          const __m256 x = _mm256_loadu_ps(x_buf);
-          acc = _mm256_fmadd_ps(x, _mm256_loadu_ps(wp + 16 + 17 * 16), acc);
+          const __m256 w0 = _mm256_loadu_ps(wp + 16 + 17 * 16 + 0);
+          {
+            float x_buf[8];
+            for (size_t l = 0; l < 8; l++) x_buf[l] = l < ch ? (in[17] + off)[l] : 0.0f;
+            const __m256 x = _mm256_loadu_ps(x_buf);
+            acc0_0 = _mm256_fmadd_ps(x, w0, acc0_0);
+          }
+          {
+            float x_buf[8];
+            for (size_t l = 0; l < 8; l++) x_buf[l] = l < ch ? (in[1 * 25 + 17] + off)[l] : 0.0f;
+            const __m256 x = _mm256_loadu_ps(x_buf);
+            acc1_0 = _mm256_fmadd_ps(x, w0, acc1_0);
+          }
+          {
+            float x_buf[8];
+            for (size_t l = 0; l < 8; l++) x_buf[l] = l < ch ? (in[2 * 25 + 17] + off)[l] : 0.0f;
+            const __m256 x = _mm256_loadu_ps(x_buf);
+            acc2_0 = _mm256_fmadd_ps(x, w0, acc2_0);
+          }
+          {
+            float x_buf[8];
+            for (size_t l = 0; l < 8; l++) x_buf[l] = l < ch ? (in[3 * 25 + 17] + off)[l] : 0.0f;
+            const __m256 x = _mm256_loadu_ps(x_buf);
+            acc3_0 = _mm256_fmadd_ps(x, w0, acc3_0);
+          }
         }
         {
-          float x_buf[8];
-          for (size_t l = 0; l < 8; l++) x_buf[l] = l < ch ? (i18 + off)[l] : 0.0f;
-          const __m256 x = _mm256_loadu_ps(x_buf);
-          acc = _mm256_fmadd_ps(x, _mm256_loadu_ps(wp + 16 + 18 * 16), acc);
+          const __m256 w0 = _mm256_loadu_ps(wp + 16 + 18 * 16 + 0);
+          {
+            float x_buf[8];
+            for (size_t l = 0; l < 8; l++) x_buf[l] = l < ch ? (in[18] + off)[l] : 0.0f;
+            const __m256 x = _mm256_loadu_ps(x_buf);
+            acc0_0 = _mm256_fmadd_ps(x, w0, acc0_0);
+          }
+          {
+            float x_buf[8];
+            for (size_t l = 0; l < 8; l++) x_buf[l] = l < ch ? (in[1 * 25 + 18] + off)[l] : 0.0f;
+            const __m256 x = _mm256_loadu_ps(x_buf);
+            acc1_0 = _mm256_fmadd_ps(x, w0, acc1_0);
+          }
+          {
+            float x_buf[8];
+            for (size_t l = 0; l < 8; l++) x_buf[l] = l < ch ? (in[2 * 25 + 18] + off)[l] : 0.0f;
+            const __m256 x = _mm256_loadu_ps(x_buf);
+            acc2_0 = _mm256_fmadd_ps(x, w0, acc2_0);
+          }
+          {
+            float x_buf[8];
+            for (size_t l = 0; l < 8; l++) x_buf[l] = l < ch ? (in[3 * 25 + 18] + off)[l] : 0.0f;
+            const __m256 x = _mm256_loadu_ps(x_buf);
+            acc3_0 = _mm256_fmadd_ps(x, w0, acc3_0);
+          }
         }
         {
-          float x_buf[8];
-          for (size_t l = 0; l < 8; l++) x_buf[l] = l < ch ? (i19 + off)[l] : 0.0f;
-          const __m256 x = _mm256_loadu_ps(x_buf);
-          acc = _mm256_fmadd_ps(x, _mm256_loadu_ps(wp + 16 + 19 * 16), acc);
+          const __m256 w0 = _mm256_loadu_ps(wp + 16 + 19 * 16 + 0);
+          {
+            float x_buf[8];
+            for (size_t l = 0; l < 8; l++) x_buf[l] = l < ch ? (in[19] + off)[l] : 0.0f;
+            const __m256 x = _mm256_loadu_ps(x_buf);
+            acc0_0 = _mm256_fmadd_ps(x, w0, acc0_0);
+          }
+          {
+            float x_buf[8];
+            for (size_t l = 0; l < 8; l++) x_buf[l] = l < ch ? (in[1 * 25 + 19] + off)[l] : 0.0f;
+            const __m256 x = _mm256_loadu_ps(x_buf);
+            acc1_0 = _mm256_fmadd_ps(x, w0, acc1_0);
+          }
+          {
+            float x_buf[8];
+            for (size_t l = 0; l < 8; l++) x_buf[l] = l < ch ? (in[2 * 25 + 19] + off)[l] : 0.0f;
+            const __m256 x = _mm256_loadu_ps(x_buf);
+            acc2_0 = _mm256_fmadd_ps(x, w0, acc2_0);
+          }
+          {
+            float x_buf[8];
+            for (size_t l = 0; l < 8; l++) x_buf[l] = l < ch ? (in[3 * 25 + 19] + off)[l] : 0.0f;
+            const __m256 x = _mm256_loadu_ps(x_buf);
+            acc3_0 = _mm256_fmadd_ps(x, w0, acc3_0);
+          }
         }
         {
-          float x_buf[8];
-          for (size_t l = 0; l < 8; l++) x_buf[l] = l < ch ? (i20 + off)[l] : 0.0f;
-          const __m256 x = _mm256_loadu_ps(x_buf);
-          acc = _mm256_fmadd_ps(x, _mm256_loadu_ps(wp + 16 + 20 * 16), acc);
+          const __m256 w0 = _mm256_loadu_ps(wp + 16 + 20 * 16 + 0);
+          {
+            float x_buf[8];
+            for (size_t l = 0; l < 8; l++) x_buf[l] = l < ch ? (in[20] + off)[l] : 0.0f;
+            const __m256 x = _mm256_loadu_ps(x_buf);
+            acc0_0 = _mm256_fmadd_ps(x, w0, acc0_0);
+          }
+          {
+            float x_buf[8];
+            for (size_t l = 0; l < 8; l++) x_buf[l] = l < ch ? (in[1 * 25 + 20] + off)[l] : 0.0f;
+            const __m256 x = _mm256_loadu_ps(x_buf);
+            acc1_0 = _mm256_fmadd_ps(x, w0, acc1_0);
+          }
+          {
+            float x_buf[8];
+            for (size_t l = 0; l < 8; l++) x_buf[l] = l < ch ? (in[2 * 25 + 20] + off)[l] : 0.0f;
+            const __m256 x = _mm256_loadu_ps(x_buf);
+            acc2_0 = _mm256_fmadd_ps(x, w0, acc2_0);
+          }
+          {
+            float x_buf[8];
+            for (size_t l = 0; l < 8; l++) x_buf[l] = l < ch ? (in[3 * 25 + 20] + off)[l] : 0.0f;
+            const __m256 x = _mm256_loadu_ps(x_buf);
+            acc3_0 = _mm256_fmadd_ps(x, w0, acc3_0);
+          }
         }
         {
-          float x_buf[8];
-          for (size_t l = 0; l < 8; l++) x_buf[l] = l < ch ? (i21 + off)[l] : 0.0f;
-          const __m256 x = _mm256_loadu_ps(x_buf);
-          acc = _mm256_fmadd_ps(x, _mm256_loadu_ps(wp + 16 + 21 * 16), acc);
+          const __m256 w0 = _mm256_loadu_ps(wp + 16 + 21 * 16 + 0);
+          {
+            float x_buf[8];
+            for (size_t l = 0; l < 8; l++) x_buf[l] = l < ch ? (in[21] + off)[l] : 0.0f;
+            const __m256 x = _mm256_loadu_ps(x_buf);
+            acc0_0 = _mm256_fmadd_ps(x, w0, acc0_0);
+          }
+          {
+            float x_buf[8];
+            for (size_t l = 0; l < 8; l++) x_buf[l] = l < ch ? (in[1 * 25 + 21] + off)[l] : 0.0f;
+            const __m256 x = _mm256_loadu_ps(x_buf);
+            acc1_0 = _mm256_fmadd_ps(x, w0, acc1_0);
+          }
+          {
+            float x_buf[8];
+            for (size_t l = 0; l < 8; l++) x_buf[l] = l < ch ? (in[2 * 25 + 21] + off)[l] : 0.0f;
+            const __m256 x = _mm256_loadu_ps(x_buf);
+            acc2_0 = _mm256_fmadd_ps(x, w0, acc2_0);
+          }
+          {
+            float x_buf[8];
+            for (size_t l = 0; l < 8; l++) x_buf[l] = l < ch ? (in[3 * 25 + 21] + off)[l] : 0.0f;
+            const __m256 x = _mm256_loadu_ps(x_buf);
+            acc3_0 = _mm256_fmadd_ps(x, w0, acc3_0);
+          }
         }
         {
-          float x_buf[8];
-          for (size_t l = 0; l < 8; l++) x_buf[l] = l < ch ? (i22 + off)[l] : 0.0f;
-          const __m256 x = _mm256_loadu_ps(x_buf);
-          acc = _mm256_fmadd_ps(x, _mm256_loadu_ps(wp + 16 + 22 * 16), acc);
+          const __m256 w0 = _mm256_loadu_ps(wp + 16 + 22 * 16 + 0);
+          {
+            float x_buf[8];
+            for (size_t l = 0; l < 8; l++) x_buf[l] = l < ch ? (in[22] + off)[l] : 0.0f;
+            const __m256 x = _mm256_loadu_ps(x_buf);
+            acc0_0 = _mm256_fmadd_ps(x, w0, acc0_0);
+          }
+          {
+            float x_buf[8];
+            for (size_t l = 0; l < 8; l++) x_buf[l] = l < ch ? (in[1 * 25 + 22] + off)[l] : 0.0f;
+            const __m256 x = _mm256_loadu_ps(x_buf);
+            acc1_0 = _mm256_fmadd_ps(x, w0, acc1_0);
+          }
+          {
+            float x_buf[8];
+            for (size_t l = 0; l < 8; l++) x_buf[l] = l < ch ? (in[2 * 25 + 22] + off)[l] : 0.0f;
+            const __m256 x = _mm256_loadu_ps(x_buf);
+            acc2_0 = _mm256_fmadd_ps(x, w0, acc2_0);
+          }
+          {
+            float x_buf[8];
+            for (size_t l = 0; l < 8; l++) x_buf[l] = l < ch ? (in[3 * 25 + 22] + off)[l] : 0.0f;
+            const __m256 x = _mm256_loadu_ps(x_buf);
+            acc3_0 = _mm256_fmadd_ps(x, w0, acc3_0);
+          }
         }
         {
-          float x_buf[8];
-          for (size_t l = 0; l < 8; l++) x_buf[l] = l < ch ? (i23 + off)[l] : 0.0f;
-          const __m256 x = _mm256_loadu_ps(x_buf);
-          acc = _mm256_fmadd_ps(x, _mm256_loadu_ps(wp + 16 + 23 * 16), acc);
+          const __m256 w0 = _mm256_loadu_ps(wp + 16 + 23 * 16 + 0);
+          {
+            float x_buf[8];
+            for (size_t l = 0; l < 8; l++) x_buf[l] = l < ch ? (in[23] + off)[l] : 0.0f;
+            const __m256 x = _mm256_loadu_ps(x_buf);
+            acc0_0 = _mm256_fmadd_ps(x, w0, acc0_0);
+          }
+          {
+            float x_buf[8];
+            for (size_t l = 0; l < 8; l++) x_buf[l] = l < ch ? (in[1 * 25 + 23] + off)[l] : 0.0f;
+            const __m256 x = _mm256_loadu_ps(x_buf);
+            acc1_0 = _mm256_fmadd_ps(x, w0, acc1_0);
+          }
+          {
+            float x_buf[8];
+            for (size_t l = 0; l < 8; l++) x_buf[l] = l < ch ? (in[2 * 25 + 23] + off)[l] : 0.0f;
+            const __m256 x = _mm256_loadu_ps(x_buf);
+            acc2_0 = _mm256_fmadd_ps(x, w0, acc2_0);
+          }
+          {
+            float x_buf[8];
+            for (size_t l = 0; l < 8; l++) x_buf[l] = l < ch ? (in[3 * 25 + 23] + off)[l] : 0.0f;
+            const __m256 x = _mm256_loadu_ps(x_buf);
+            acc3_0 = _mm256_fmadd_ps(x, w0, acc3_0);
+          }
         }
         {
-          float x_buf[8];
-          for (size_t l = 0; l < 8; l++) x_buf[l] = l < ch ? (i24 + off)[l] : 0.0f;
-          const __m256 x = _mm256_loadu_ps(x_buf);
-          acc = _mm256_fmadd_ps(x, _mm256_loadu_ps(wp + 16 + 24 * 16), acc);
+          const __m256 w0 = _mm256_loadu_ps(wp + 16 + 24 * 16 + 0);
+          {
+            float x_buf[8];
+            for (size_t l = 0; l < 8; l++) x_buf[l] = l < ch ? (in[24] + off)[l] : 0.0f;
+            const __m256 x = _mm256_loadu_ps(x_buf);
+            acc0_0 = _mm256_fmadd_ps(x, w0, acc0_0);
+          }
+          {
+            float x_buf[8];
+            for (size_t l = 0; l < 8; l++) x_buf[l] = l < ch ? (in[1 * 25 + 24] + off)[l] : 0.0f;
+            const __m256 x = _mm256_loadu_ps(x_buf);
+            acc1_0 = _mm256_fmadd_ps(x, w0, acc1_0);
+          }
+          {
+            float x_buf[8];
+            for (size_t l = 0; l < 8; l++) x_buf[l] = l < ch ? (in[2 * 25 + 24] + off)[l] : 0.0f;
+            const __m256 x = _mm256_loadu_ps(x_buf);
+            acc2_0 = _mm256_fmadd_ps(x, w0, acc2_0);
+          }
+          {
+            float x_buf[8];
+            for (size_t l = 0; l < 8; l++) x_buf[l] = l < ch ? (in[3 * 25 + 24] + off)[l] : 0.0f;
+            const __m256 x = _mm256_loadu_ps(x_buf);
+            acc3_0 = _mm256_fmadd_ps(x, w0, acc3_0);
+          }
         }
-        acc = _mm256_min_ps(vmax, _mm256_max_ps(vmin, acc));
+        acc0_0 = _mm256_min_ps(vmax, _mm256_max_ps(vmin, acc0_0));
         {
-          float* tp = o;
-          __m128 th = _mm256_castps256_ps128(acc);
-          if (ch & 4) { _mm_storeu_ps(tp, th); th = _mm256_extractf128_ps(acc, 1); tp += 4; }
+          float* tp = out + off;
+          __m128 th = _mm256_castps256_ps128(acc0_0);
+          if (ch & 4) { _mm_storeu_ps(tp, th); th = _mm256_extractf128_ps(acc0_0, 1); tp += 4; }
+          if (ch & 2) { _mm_storel_pi((__m64*)tp, th); th = _mm_movehl_ps(th, th); tp += 2; }
+          if (ch & 1) _mm_store_ss(tp, th);
+        }
+        acc1_0 = _mm256_min_ps(vmax, _mm256_max_ps(vmin, acc1_0));
+        {
+          float* tp = (float*)((char*)out + 1 * out_stride) + off;
+          __m128 th = _mm256_castps256_ps128(acc1_0);
+          if (ch & 4) { _mm_storeu_ps(tp, th); th = _mm256_extractf128_ps(acc1_0, 1); tp += 4; }
+          if (ch & 2) { _mm_storel_pi((__m64*)tp, th); th = _mm_movehl_ps(th, th); tp += 2; }
+          if (ch & 1) _mm_store_ss(tp, th);
+        }
+        acc2_0 = _mm256_min_ps(vmax, _mm256_max_ps(vmin, acc2_0));
+        {
+          float* tp = (float*)((char*)out + 2 * out_stride) + off;
+          __m128 th = _mm256_castps256_ps128(acc2_0);
+          if (ch & 4) { _mm_storeu_ps(tp, th); th = _mm256_extractf128_ps(acc2_0, 1); tp += 4; }
+          if (ch & 2) { _mm_storel_pi((__m64*)tp, th); th = _mm_movehl_ps(th, th); tp += 2; }
+          if (ch & 1) _mm_store_ss(tp, th);
+        }
+        acc3_0 = _mm256_min_ps(vmax, _mm256_max_ps(vmin, acc3_0));
+        {
+          float* tp = (float*)((char*)out + 3 * out_stride) + off;
+          __m128 th = _mm256_castps256_ps128(acc3_0);
+          if (ch & 4) { _mm_storeu_ps(tp, th); th = _mm256_extractf128_ps(acc3_0, 1); tp += 4; }
           if (ch & 2) { _mm_storel_pi((__m64*)tp, th); th = _mm_movehl_ps(th, th); tp += 2; }
           if (ch & 1) _mm_store_ss(tp, th);
         }
       }
     }
+    in += 4 * 25;
+    out = (float*)((char*)out + 4 * out_stride);
+  }
+  for (; width != 0; width--) {
+    const float* wp = w;
+    size_t off = 0;
+    size_t ch = channels;
+    for (; ch >= 16; ch -= 16) {
+      const __m256 b0 = _mm256_loadu_ps(wp + 0);
+      __m256 acc0_0 = b0;
+      const __m256 b1 = _mm256_loadu_ps(wp + 8);
+      __m256 acc0_1 = b1;
+      {
+        const __m256 w0 = _mm256_loadu_ps(wp + 16 + 0 * 16 + 0);
+        const __m256 w1 = _mm256_loadu_ps(wp + 16 + 0 * 16 + 8);
+        acc0_0 = _mm256_fmadd_ps(_mm256_loadu_ps(in[0] + off + 0), w0, acc0_0);
+        acc0_1 = _mm256_fmadd_ps(_mm256_loadu_ps(in[0] + off + 8), w1, acc0_1);
+      }
+      {
+        const __m256 w0 = _mm256_loadu_ps(wp + 16 + 1 * 16 + 0);
+        const __m256 w1 = _mm256_loadu_ps(wp + 16 + 1 * 16 + 8);
+        acc0_0 = _mm256_fmadd_ps(_mm256_loadu_ps(in[1] + off + 0), w0, acc0_0);
+        acc0_1 = _mm256_fmadd_ps(_mm256_loadu_ps(in[1] + off + 8), w1, acc0_1);
+      }
+      {
+        const __m256 w0 = _mm256_loadu_ps(wp + 16 + 2 * 16 + 0);
+        const __m256 w1 = _mm256_loadu_ps(wp + 16 + 2 * 16 + 8);
+        acc0_0 = _mm256_fmadd_ps(_mm256_loadu_ps(in[2] + off + 0), w0, acc0_0);
+        acc0_1 = _mm256_fmadd_ps(_mm256_loadu_ps(in[2] + off + 8), w1, acc0_1);
+      }
+      {
+        const __m256 w0 = _mm256_loadu_ps(wp + 16 + 3 * 16 + 0);
+        const __m256 w1 = _mm256_loadu_ps(wp + 16 + 3 * 16 + 8);
+        acc0_0 = _mm256_fmadd_ps(_mm256_loadu_ps(in[3] + off + 0), w0, acc0_0);
+        acc0_1 = _mm256_fmadd_ps(_mm256_loadu_ps(in[3] + off + 8), w1, acc0_1);
+      }
+      {
+        const __m256 w0 = _mm256_loadu_ps(wp + 16 + 4 * 16 + 0);
+        const __m256 w1 = _mm256_loadu_ps(wp + 16 + 4 * 16 + 8);
+        acc0_0 = _mm256_fmadd_ps(_mm256_loadu_ps(in[4] + off + 0), w0, acc0_0);
+        acc0_1 = _mm256_fmadd_ps(_mm256_loadu_ps(in[4] + off + 8), w1, acc0_1);
+      }
+      {
+        const __m256 w0 = _mm256_loadu_ps(wp + 16 + 5 * 16 + 0);
+        const __m256 w1 = _mm256_loadu_ps(wp + 16 + 5 * 16 + 8);
+        acc0_0 = _mm256_fmadd_ps(_mm256_loadu_ps(in[5] + off + 0), w0, acc0_0);
+        acc0_1 = _mm256_fmadd_ps(_mm256_loadu_ps(in[5] + off + 8), w1, acc0_1);
+      }
+      {
+        const __m256 w0 = _mm256_loadu_ps(wp + 16 + 6 * 16 + 0);
+        const __m256 w1 = _mm256_loadu_ps(wp + 16 + 6 * 16 + 8);
+        acc0_0 = _mm256_fmadd_ps(_mm256_loadu_ps(in[6] + off + 0), w0, acc0_0);
+        acc0_1 = _mm256_fmadd_ps(_mm256_loadu_ps(in[6] + off + 8), w1, acc0_1);
+      }
+      {
+        const __m256 w0 = _mm256_loadu_ps(wp + 16 + 7 * 16 + 0);
+        const __m256 w1 = _mm256_loadu_ps(wp + 16 + 7 * 16 + 8);
+        acc0_0 = _mm256_fmadd_ps(_mm256_loadu_ps(in[7] + off + 0), w0, acc0_0);
+        acc0_1 = _mm256_fmadd_ps(_mm256_loadu_ps(in[7] + off + 8), w1, acc0_1);
+      }
+      {
+        const __m256 w0 = _mm256_loadu_ps(wp + 16 + 8 * 16 + 0);
+        const __m256 w1 = _mm256_loadu_ps(wp + 16 + 8 * 16 + 8);
+        acc0_0 = _mm256_fmadd_ps(_mm256_loadu_ps(in[8] + off + 0), w0, acc0_0);
+        acc0_1 = _mm256_fmadd_ps(_mm256_loadu_ps(in[8] + off + 8), w1, acc0_1);
+      }
+      {
+        const __m256 w0 = _mm256_loadu_ps(wp + 16 + 9 * 16 + 0);
+        const __m256 w1 = _mm256_loadu_ps(wp + 16 + 9 * 16 + 8);
+        acc0_0 = _mm256_fmadd_ps(_mm256_loadu_ps(in[9] + off + 0), w0, acc0_0);
+        acc0_1 = _mm256_fmadd_ps(_mm256_loadu_ps(in[9] + off + 8), w1, acc0_1);
+      }
+      {
+        const __m256 w0 = _mm256_loadu_ps(wp + 16 + 10 * 16 + 0);
+        const __m256 w1 = _mm256_loadu_ps(wp + 16 + 10 * 16 + 8);
+        acc0_0 = _mm256_fmadd_ps(_mm256_loadu_ps(in[10] + off + 0), w0, acc0_0);
+        acc0_1 = _mm256_fmadd_ps(_mm256_loadu_ps(in[10] + off + 8), w1, acc0_1);
+      }
+      {
+        const __m256 w0 = _mm256_loadu_ps(wp + 16 + 11 * 16 + 0);
+        const __m256 w1 = _mm256_loadu_ps(wp + 16 + 11 * 16 + 8);
+        acc0_0 = _mm256_fmadd_ps(_mm256_loadu_ps(in[11] + off + 0), w0, acc0_0);
+        acc0_1 = _mm256_fmadd_ps(_mm256_loadu_ps(in[11] + off + 8), w1, acc0_1);
+      }
+      {
+        const __m256 w0 = _mm256_loadu_ps(wp + 16 + 12 * 16 + 0);
+        const __m256 w1 = _mm256_loadu_ps(wp + 16 + 12 * 16 + 8);
+        acc0_0 = _mm256_fmadd_ps(_mm256_loadu_ps(in[12] + off + 0), w0, acc0_0);
+        acc0_1 = _mm256_fmadd_ps(_mm256_loadu_ps(in[12] + off + 8), w1, acc0_1);
+      }
+      {
+        const __m256 w0 = _mm256_loadu_ps(wp + 16 + 13 * 16 + 0);
+        const __m256 w1 = _mm256_loadu_ps(wp + 16 + 13 * 16 + 8);
+        acc0_0 = _mm256_fmadd_ps(_mm256_loadu_ps(in[13] + off + 0), w0, acc0_0);
+        acc0_1 = _mm256_fmadd_ps(_mm256_loadu_ps(in[13] + off + 8), w1, acc0_1);
+      }
+      {
+        const __m256 w0 = _mm256_loadu_ps(wp + 16 + 14 * 16 + 0);
+        const __m256 w1 = _mm256_loadu_ps(wp + 16 + 14 * 16 + 8);
+        acc0_0 = _mm256_fmadd_ps(_mm256_loadu_ps(in[14] + off + 0), w0, acc0_0);
+        acc0_1 = _mm256_fmadd_ps(_mm256_loadu_ps(in[14] + off + 8), w1, acc0_1);
+      }
+      {
+        const __m256 w0 = _mm256_loadu_ps(wp + 16 + 15 * 16 + 0);
+        const __m256 w1 = _mm256_loadu_ps(wp + 16 + 15 * 16 + 8);
+        acc0_0 = _mm256_fmadd_ps(_mm256_loadu_ps(in[15] + off + 0), w0, acc0_0);
+        acc0_1 = _mm256_fmadd_ps(_mm256_loadu_ps(in[15] + off + 8), w1, acc0_1);
+      }
+      {
+        const __m256 w0 = _mm256_loadu_ps(wp + 16 + 16 * 16 + 0);
+        const __m256 w1 = _mm256_loadu_ps(wp + 16 + 16 * 16 + 8);
+        acc0_0 = _mm256_fmadd_ps(_mm256_loadu_ps(in[16] + off + 0), w0, acc0_0);
+        acc0_1 = _mm256_fmadd_ps(_mm256_loadu_ps(in[16] + off + 8), w1, acc0_1);
+      }
+      {
+        const __m256 w0 = _mm256_loadu_ps(wp + 16 + 17 * 16 + 0);
+        const __m256 w1 = _mm256_loadu_ps(wp + 16 + 17 * 16 + 8);
+        acc0_0 = _mm256_fmadd_ps(_mm256_loadu_ps(in[17] + off + 0), w0, acc0_0);
+        acc0_1 = _mm256_fmadd_ps(_mm256_loadu_ps(in[17] + off + 8), w1, acc0_1);
+      }
+      {
+        const __m256 w0 = _mm256_loadu_ps(wp + 16 + 18 * 16 + 0);
+        const __m256 w1 = _mm256_loadu_ps(wp + 16 + 18 * 16 + 8);
+        acc0_0 = _mm256_fmadd_ps(_mm256_loadu_ps(in[18] + off + 0), w0, acc0_0);
+        acc0_1 = _mm256_fmadd_ps(_mm256_loadu_ps(in[18] + off + 8), w1, acc0_1);
+      }
+      {
+        const __m256 w0 = _mm256_loadu_ps(wp + 16 + 19 * 16 + 0);
+        const __m256 w1 = _mm256_loadu_ps(wp + 16 + 19 * 16 + 8);
+        acc0_0 = _mm256_fmadd_ps(_mm256_loadu_ps(in[19] + off + 0), w0, acc0_0);
+        acc0_1 = _mm256_fmadd_ps(_mm256_loadu_ps(in[19] + off + 8), w1, acc0_1);
+      }
+      {
+        const __m256 w0 = _mm256_loadu_ps(wp + 16 + 20 * 16 + 0);
+        const __m256 w1 = _mm256_loadu_ps(wp + 16 + 20 * 16 + 8);
+        acc0_0 = _mm256_fmadd_ps(_mm256_loadu_ps(in[20] + off + 0), w0, acc0_0);
+        acc0_1 = _mm256_fmadd_ps(_mm256_loadu_ps(in[20] + off + 8), w1, acc0_1);
+      }
+      {
+        const __m256 w0 = _mm256_loadu_ps(wp + 16 + 21 * 16 + 0);
+        const __m256 w1 = _mm256_loadu_ps(wp + 16 + 21 * 16 + 8);
+        acc0_0 = _mm256_fmadd_ps(_mm256_loadu_ps(in[21] + off + 0), w0, acc0_0);
+        acc0_1 = _mm256_fmadd_ps(_mm256_loadu_ps(in[21] + off + 8), w1, acc0_1);
+      }
+      {
+        const __m256 w0 = _mm256_loadu_ps(wp + 16 + 22 * 16 + 0);
+        const __m256 w1 = _mm256_loadu_ps(wp + 16 + 22 * 16 + 8);
+        acc0_0 = _mm256_fmadd_ps(_mm256_loadu_ps(in[22] + off + 0), w0, acc0_0);
+        acc0_1 = _mm256_fmadd_ps(_mm256_loadu_ps(in[22] + off + 8), w1, acc0_1);
+      }
+      {
+        const __m256 w0 = _mm256_loadu_ps(wp + 16 + 23 * 16 + 0);
+        const __m256 w1 = _mm256_loadu_ps(wp + 16 + 23 * 16 + 8);
+        acc0_0 = _mm256_fmadd_ps(_mm256_loadu_ps(in[23] + off + 0), w0, acc0_0);
+        acc0_1 = _mm256_fmadd_ps(_mm256_loadu_ps(in[23] + off + 8), w1, acc0_1);
+      }
+      {
+        const __m256 w0 = _mm256_loadu_ps(wp + 16 + 24 * 16 + 0);
+        const __m256 w1 = _mm256_loadu_ps(wp + 16 + 24 * 16 + 8);
+        acc0_0 = _mm256_fmadd_ps(_mm256_loadu_ps(in[24] + off + 0), w0, acc0_0);
+        acc0_1 = _mm256_fmadd_ps(_mm256_loadu_ps(in[24] + off + 8), w1, acc0_1);
+      }
+      acc0_0 = _mm256_min_ps(vmax, _mm256_max_ps(vmin, acc0_0));
+      _mm256_storeu_ps(out + off + 0, acc0_0);
+      acc0_1 = _mm256_min_ps(vmax, _mm256_max_ps(vmin, acc0_1));
+      _mm256_storeu_ps(out + off + 8, acc0_1);
+      off += 16;
+      wp += 416;
+    }
+    if (ch != 0) {
+      for (; ch >= 8; ch -= 8) {
+        const __m256 b0 = _mm256_loadu_ps(wp + 0);
+        __m256 acc0_0 = b0;
+        {
+          const __m256 w0 = _mm256_loadu_ps(wp + 16 + 0 * 16 + 0);
+          acc0_0 = _mm256_fmadd_ps(_mm256_loadu_ps(in[0] + off + 0), w0, acc0_0);
+        }
+        {
+          const __m256 w0 = _mm256_loadu_ps(wp + 16 + 1 * 16 + 0);
+          acc0_0 = _mm256_fmadd_ps(_mm256_loadu_ps(in[1] + off + 0), w0, acc0_0);
+        }
+        {
+          const __m256 w0 = _mm256_loadu_ps(wp + 16 + 2 * 16 + 0);
+          acc0_0 = _mm256_fmadd_ps(_mm256_loadu_ps(in[2] + off + 0), w0, acc0_0);
+        }
+        {
+          const __m256 w0 = _mm256_loadu_ps(wp + 16 + 3 * 16 + 0);
+          acc0_0 = _mm256_fmadd_ps(_mm256_loadu_ps(in[3] + off + 0), w0, acc0_0);
+        }
+        {
+          const __m256 w0 = _mm256_loadu_ps(wp + 16 + 4 * 16 + 0);
+          acc0_0 = _mm256_fmadd_ps(_mm256_loadu_ps(in[4] + off + 0), w0, acc0_0);
+        }
+        {
+          const __m256 w0 = _mm256_loadu_ps(wp + 16 + 5 * 16 + 0);
+          acc0_0 = _mm256_fmadd_ps(_mm256_loadu_ps(in[5] + off + 0), w0, acc0_0);
+        }
+        {
+          const __m256 w0 = _mm256_loadu_ps(wp + 16 + 6 * 16 + 0);
+          acc0_0 = _mm256_fmadd_ps(_mm256_loadu_ps(in[6] + off + 0), w0, acc0_0);
+        }
+        {
+          const __m256 w0 = _mm256_loadu_ps(wp + 16 + 7 * 16 + 0);
+          acc0_0 = _mm256_fmadd_ps(_mm256_loadu_ps(in[7] + off + 0), w0, acc0_0);
+        }
+        {
+          const __m256 w0 = _mm256_loadu_ps(wp + 16 + 8 * 16 + 0);
+          acc0_0 = _mm256_fmadd_ps(_mm256_loadu_ps(in[8] + off + 0), w0, acc0_0);
+        }
+        {
+          const __m256 w0 = _mm256_loadu_ps(wp + 16 + 9 * 16 + 0);
+          acc0_0 = _mm256_fmadd_ps(_mm256_loadu_ps(in[9] + off + 0), w0, acc0_0);
+        }
+        {
+          const __m256 w0 = _mm256_loadu_ps(wp + 16 + 10 * 16 + 0);
+          acc0_0 = _mm256_fmadd_ps(_mm256_loadu_ps(in[10] + off + 0), w0, acc0_0);
+        }
+        {
+          const __m256 w0 = _mm256_loadu_ps(wp + 16 + 11 * 16 + 0);
+          acc0_0 = _mm256_fmadd_ps(_mm256_loadu_ps(in[11] + off + 0), w0, acc0_0);
+        }
+        {
+          const __m256 w0 = _mm256_loadu_ps(wp + 16 + 12 * 16 + 0);
+          acc0_0 = _mm256_fmadd_ps(_mm256_loadu_ps(in[12] + off + 0), w0, acc0_0);
+        }
+        {
+          const __m256 w0 = _mm256_loadu_ps(wp + 16 + 13 * 16 + 0);
+          acc0_0 = _mm256_fmadd_ps(_mm256_loadu_ps(in[13] + off + 0), w0, acc0_0);
+        }
+        {
+          const __m256 w0 = _mm256_loadu_ps(wp + 16 + 14 * 16 + 0);
+          acc0_0 = _mm256_fmadd_ps(_mm256_loadu_ps(in[14] + off + 0), w0, acc0_0);
+        }
+        {
+          const __m256 w0 = _mm256_loadu_ps(wp + 16 + 15 * 16 + 0);
+          acc0_0 = _mm256_fmadd_ps(_mm256_loadu_ps(in[15] + off + 0), w0, acc0_0);
+        }
+        {
+          const __m256 w0 = _mm256_loadu_ps(wp + 16 + 16 * 16 + 0);
+          acc0_0 = _mm256_fmadd_ps(_mm256_loadu_ps(in[16] + off + 0), w0, acc0_0);
+        }
+        {
+          const __m256 w0 = _mm256_loadu_ps(wp + 16 + 17 * 16 + 0);
+          acc0_0 = _mm256_fmadd_ps(_mm256_loadu_ps(in[17] + off + 0), w0, acc0_0);
+        }
+        {
+          const __m256 w0 = _mm256_loadu_ps(wp + 16 + 18 * 16 + 0);
+          acc0_0 = _mm256_fmadd_ps(_mm256_loadu_ps(in[18] + off + 0), w0, acc0_0);
+        }
+        {
+          const __m256 w0 = _mm256_loadu_ps(wp + 16 + 19 * 16 + 0);
+          acc0_0 = _mm256_fmadd_ps(_mm256_loadu_ps(in[19] + off + 0), w0, acc0_0);
+        }
+        {
+          const __m256 w0 = _mm256_loadu_ps(wp + 16 + 20 * 16 + 0);
+          acc0_0 = _mm256_fmadd_ps(_mm256_loadu_ps(in[20] + off + 0), w0, acc0_0);
+        }
+        {
+          const __m256 w0 = _mm256_loadu_ps(wp + 16 + 21 * 16 + 0);
+          acc0_0 = _mm256_fmadd_ps(_mm256_loadu_ps(in[21] + off + 0), w0, acc0_0);
+        }
+        {
+          const __m256 w0 = _mm256_loadu_ps(wp + 16 + 22 * 16 + 0);
+          acc0_0 = _mm256_fmadd_ps(_mm256_loadu_ps(in[22] + off + 0), w0, acc0_0);
+        }
+        {
+          const __m256 w0 = _mm256_loadu_ps(wp + 16 + 23 * 16 + 0);
+          acc0_0 = _mm256_fmadd_ps(_mm256_loadu_ps(in[23] + off + 0), w0, acc0_0);
+        }
+        {
+          const __m256 w0 = _mm256_loadu_ps(wp + 16 + 24 * 16 + 0);
+          acc0_0 = _mm256_fmadd_ps(_mm256_loadu_ps(in[24] + off + 0), w0, acc0_0);
+        }
+        acc0_0 = _mm256_min_ps(vmax, _mm256_max_ps(vmin, acc0_0));
+        _mm256_storeu_ps(out + off + 0, acc0_0);
+        off += 8;
+        wp += 8;
+      }
+      if (ch != 0) {
+        const __m256 b0 = _mm256_loadu_ps(wp + 0);
+        __m256 acc0_0 = b0;
+        {
+          const __m256 w0 = _mm256_loadu_ps(wp + 16 + 0 * 16 + 0);
+          {
+            float x_buf[8];
+            for (size_t l = 0; l < 8; l++) x_buf[l] = l < ch ? (in[0] + off)[l] : 0.0f;
+            const __m256 x = _mm256_loadu_ps(x_buf);
+            acc0_0 = _mm256_fmadd_ps(x, w0, acc0_0);
+          }
+        }
+        {
+          const __m256 w0 = _mm256_loadu_ps(wp + 16 + 1 * 16 + 0);
+          {
+            float x_buf[8];
+            for (size_t l = 0; l < 8; l++) x_buf[l] = l < ch ? (in[1] + off)[l] : 0.0f;
+            const __m256 x = _mm256_loadu_ps(x_buf);
+            acc0_0 = _mm256_fmadd_ps(x, w0, acc0_0);
+          }
+        }
+        {
+          const __m256 w0 = _mm256_loadu_ps(wp + 16 + 2 * 16 + 0);
+          {
+            float x_buf[8];
+            for (size_t l = 0; l < 8; l++) x_buf[l] = l < ch ? (in[2] + off)[l] : 0.0f;
+            const __m256 x = _mm256_loadu_ps(x_buf);
+            acc0_0 = _mm256_fmadd_ps(x, w0, acc0_0);
+          }
+        }
+        {
+          const __m256 w0 = _mm256_loadu_ps(wp + 16 + 3 * 16 + 0);
+          {
+            float x_buf[8];
+            for (size_t l = 0; l < 8; l++) x_buf[l] = l < ch ? (in[3] + off)[l] : 0.0f;
+            const __m256 x = _mm256_loadu_ps(x_buf);
+            acc0_0 = _mm256_fmadd_ps(x, w0, acc0_0);
+          }
+        }
+        {
+          const __m256 w0 = _mm256_loadu_ps(wp + 16 + 4 * 16 + 0);
+          {
+            float x_buf[8];
+            for (size_t l = 0; l < 8; l++) x_buf[l] = l < ch ? (in[4] + off)[l] : 0.0f;
+            const __m256 x = _mm256_loadu_ps(x_buf);
+            acc0_0 = _mm256_fmadd_ps(x, w0, acc0_0);
+          }
+        }
+        {
+          const __m256 w0 = _mm256_loadu_ps(wp + 16 + 5 * 16 + 0);
+          {
+            float x_buf[8];
+            for (size_t l = 0; l < 8; l++) x_buf[l] = l < ch ? (in[5] + off)[l] : 0.0f;
+            const __m256 x = _mm256_loadu_ps(x_buf);
+            acc0_0 = _mm256_fmadd_ps(x, w0, acc0_0);
+          }
+        }
+        {
+          const __m256 w0 = _mm256_loadu_ps(wp + 16 + 6 * 16 + 0);
+          {
+            float x_buf[8];
+            for (size_t l = 0; l < 8; l++) x_buf[l] = l < ch ? (in[6] + off)[l] : 0.0f;
+            const __m256 x = _mm256_loadu_ps(x_buf);
+            acc0_0 = _mm256_fmadd_ps(x, w0, acc0_0);
+          }
+        }
+        {
+          const __m256 w0 = _mm256_loadu_ps(wp + 16 + 7 * 16 + 0);
+          {
+            float x_buf[8];
+            for (size_t l = 0; l < 8; l++) x_buf[l] = l < ch ? (in[7] + off)[l] : 0.0f;
+            const __m256 x = _mm256_loadu_ps(x_buf);
+            acc0_0 = _mm256_fmadd_ps(x, w0, acc0_0);
+          }
+        }
+        {
+          const __m256 w0 = _mm256_loadu_ps(wp + 16 + 8 * 16 + 0);
+          {
+            float x_buf[8];
+            for (size_t l = 0; l < 8; l++) x_buf[l] = l < ch ? (in[8] + off)[l] : 0.0f;
+            const __m256 x = _mm256_loadu_ps(x_buf);
+            acc0_0 = _mm256_fmadd_ps(x, w0, acc0_0);
+          }
+        }
+        {
+          const __m256 w0 = _mm256_loadu_ps(wp + 16 + 9 * 16 + 0);
+          {
+            float x_buf[8];
+            for (size_t l = 0; l < 8; l++) x_buf[l] = l < ch ? (in[9] + off)[l] : 0.0f;
+            const __m256 x = _mm256_loadu_ps(x_buf);
+            acc0_0 = _mm256_fmadd_ps(x, w0, acc0_0);
+          }
+        }
+        {
+          const __m256 w0 = _mm256_loadu_ps(wp + 16 + 10 * 16 + 0);
+          {
+            float x_buf[8];
+            for (size_t l = 0; l < 8; l++) x_buf[l] = l < ch ? (in[10] + off)[l] : 0.0f;
+            const __m256 x = _mm256_loadu_ps(x_buf);
+            acc0_0 = _mm256_fmadd_ps(x, w0, acc0_0);
+          }
+        }
+        {
+          const __m256 w0 = _mm256_loadu_ps(wp + 16 + 11 * 16 + 0);
+          {
+            float x_buf[8];
+            for (size_t l = 0; l < 8; l++) x_buf[l] = l < ch ? (in[11] + off)[l] : 0.0f;
+            const __m256 x = _mm256_loadu_ps(x_buf);
+            acc0_0 = _mm256_fmadd_ps(x, w0, acc0_0);
+          }
+        }
+        {
+          const __m256 w0 = _mm256_loadu_ps(wp + 16 + 12 * 16 + 0);
+          {
+            float x_buf[8];
+            for (size_t l = 0; l < 8; l++) x_buf[l] = l < ch ? (in[12] + off)[l] : 0.0f;
+            const __m256 x = _mm256_loadu_ps(x_buf);
+            acc0_0 = _mm256_fmadd_ps(x, w0, acc0_0);
+          }
+        }
+        {
+          const __m256 w0 = _mm256_loadu_ps(wp + 16 + 13 * 16 + 0);
+          {
+            float x_buf[8];
+            for (size_t l = 0; l < 8; l++) x_buf[l] = l < ch ? (in[13] + off)[l] : 0.0f;
+            const __m256 x = _mm256_loadu_ps(x_buf);
+            acc0_0 = _mm256_fmadd_ps(x, w0, acc0_0);
+          }
+        }
+        {
+          const __m256 w0 = _mm256_loadu_ps(wp + 16 + 14 * 16 + 0);
+          {
+            float x_buf[8];
+            for (size_t l = 0; l < 8; l++) x_buf[l] = l < ch ? (in[14] + off)[l] : 0.0f;
+            const __m256 x = _mm256_loadu_ps(x_buf);
+            acc0_0 = _mm256_fmadd_ps(x, w0, acc0_0);
+          }
+        }
+        {
+          const __m256 w0 = _mm256_loadu_ps(wp + 16 + 15 * 16 + 0);
+          {
+            float x_buf[8];
+            for (size_t l = 0; l < 8; l++) x_buf[l] = l < ch ? (in[15] + off)[l] : 0.0f;
+            const __m256 x = _mm256_loadu_ps(x_buf);
+            acc0_0 = _mm256_fmadd_ps(x, w0, acc0_0);
+          }
+        }
+        {
+          const __m256 w0 = _mm256_loadu_ps(wp + 16 + 16 * 16 + 0);
+          {
+            float x_buf[8];
+            for (size_t l = 0; l < 8; l++) x_buf[l] = l < ch ? (in[16] + off)[l] : 0.0f;
+            const __m256 x = _mm256_loadu_ps(x_buf);
+            acc0_0 = _mm256_fmadd_ps(x, w0, acc0_0);
+          }
+        }
+        {
+          const __m256 w0 = _mm256_loadu_ps(wp + 16 + 17 * 16 + 0);
+          {
+            float x_buf[8];
+            for (size_t l = 0; l < 8; l++) x_buf[l] = l < ch ? (in[17] + off)[l] : 0.0f;
+            const __m256 x = _mm256_loadu_ps(x_buf);
+            acc0_0 = _mm256_fmadd_ps(x, w0, acc0_0);
+          }
+        }
+        {
+          const __m256 w0 = _mm256_loadu_ps(wp + 16 + 18 * 16 + 0);
+          {
+            float x_buf[8];
+            for (size_t l = 0; l < 8; l++) x_buf[l] = l < ch ? (in[18] + off)[l] : 0.0f;
+            const __m256 x = _mm256_loadu_ps(x_buf);
+            acc0_0 = _mm256_fmadd_ps(x, w0, acc0_0);
+          }
+        }
+        {
+          const __m256 w0 = _mm256_loadu_ps(wp + 16 + 19 * 16 + 0);
+          {
+            float x_buf[8];
+            for (size_t l = 0; l < 8; l++) x_buf[l] = l < ch ? (in[19] + off)[l] : 0.0f;
+            const __m256 x = _mm256_loadu_ps(x_buf);
+            acc0_0 = _mm256_fmadd_ps(x, w0, acc0_0);
+          }
+        }
+        {
+          const __m256 w0 = _mm256_loadu_ps(wp + 16 + 20 * 16 + 0);
+          {
+            float x_buf[8];
+            for (size_t l = 0; l < 8; l++) x_buf[l] = l < ch ? (in[20] + off)[l] : 0.0f;
+            const __m256 x = _mm256_loadu_ps(x_buf);
+            acc0_0 = _mm256_fmadd_ps(x, w0, acc0_0);
+          }
+        }
+        {
+          const __m256 w0 = _mm256_loadu_ps(wp + 16 + 21 * 16 + 0);
+          {
+            float x_buf[8];
+            for (size_t l = 0; l < 8; l++) x_buf[l] = l < ch ? (in[21] + off)[l] : 0.0f;
+            const __m256 x = _mm256_loadu_ps(x_buf);
+            acc0_0 = _mm256_fmadd_ps(x, w0, acc0_0);
+          }
+        }
+        {
+          const __m256 w0 = _mm256_loadu_ps(wp + 16 + 22 * 16 + 0);
+          {
+            float x_buf[8];
+            for (size_t l = 0; l < 8; l++) x_buf[l] = l < ch ? (in[22] + off)[l] : 0.0f;
+            const __m256 x = _mm256_loadu_ps(x_buf);
+            acc0_0 = _mm256_fmadd_ps(x, w0, acc0_0);
+          }
+        }
+        {
+          const __m256 w0 = _mm256_loadu_ps(wp + 16 + 23 * 16 + 0);
+          {
+            float x_buf[8];
+            for (size_t l = 0; l < 8; l++) x_buf[l] = l < ch ? (in[23] + off)[l] : 0.0f;
+            const __m256 x = _mm256_loadu_ps(x_buf);
+            acc0_0 = _mm256_fmadd_ps(x, w0, acc0_0);
+          }
+        }
+        {
+          const __m256 w0 = _mm256_loadu_ps(wp + 16 + 24 * 16 + 0);
+          {
+            float x_buf[8];
+            for (size_t l = 0; l < 8; l++) x_buf[l] = l < ch ? (in[24] + off)[l] : 0.0f;
+            const __m256 x = _mm256_loadu_ps(x_buf);
+            acc0_0 = _mm256_fmadd_ps(x, w0, acc0_0);
+          }
+        }
+        acc0_0 = _mm256_min_ps(vmax, _mm256_max_ps(vmin, acc0_0));
+        {
+          float* tp = out + off;
+          __m128 th = _mm256_castps256_ps128(acc0_0);
+          if (ch & 4) { _mm_storeu_ps(tp, th); th = _mm256_extractf128_ps(acc0_0, 1); tp += 4; }
+          if (ch & 2) { _mm_storel_pi((__m64*)tp, th); th = _mm_movehl_ps(th, th); tp += 2; }
+          if (ch & 1) _mm_store_ss(tp, th);
+        }
+      }
+    }
+    in += 25;
     out = (float*)((char*)out + out_stride);
   }
 }
@@ -786,63 +2848,205 @@ static __attribute__((target("avx2,fma"))) void wrt_avx2_dwconv_25_c16(size_t ch
 static __attribute__((target("avx2,fma"))) void wrt_avx2_dwconv_any_c16(size_t channels, size_t width, size_t ks, const float* const* in, const float* restrict w, float* out, size_t out_stride, const wrt_clamp* clamp) {
   const __m256 vmin = _mm256_set1_ps(clamp->min);
   const __m256 vmax = _mm256_set1_ps(clamp->max);
-  for (; width != 0; width--) {
-    const float* const* ip = in;
-    in += ks;
+  for (; width >= 4; width -= 4) {
     const float* wp = w;
-    float* o = out;
     size_t off = 0;
     size_t ch = channels;
     for (; ch >= 16; ch -= 16) {
-      __m256 acc0 = _mm256_loadu_ps(wp + 0);
-      __m256 acc1 = _mm256_loadu_ps(wp + 8);
+      const __m256 b0 = _mm256_loadu_ps(wp + 0);
+      __m256 acc0_0 = b0;
+      __m256 acc1_0 = b0;
+      __m256 acc2_0 = b0;
+      __m256 acc3_0 = b0;
+      const __m256 b1 = _mm256_loadu_ps(wp + 8);
+      __m256 acc0_1 = b1;
+      __m256 acc1_1 = b1;
+      __m256 acc2_1 = b1;
+      __m256 acc3_1 = b1;
       for (size_t t = 0; t < ks; t++) {
-        const float* it = ip[t];
-        acc0 = _mm256_fmadd_ps(_mm256_loadu_ps(it + off + 0), _mm256_loadu_ps(wp + 16 + t * 16 + 0), acc0);
-        acc1 = _mm256_fmadd_ps(_mm256_loadu_ps(it + off + 8), _mm256_loadu_ps(wp + 16 + t * 16 + 8), acc1);
+        const __m256 w0 = _mm256_loadu_ps(wp + 16 + t * 16 + 0);
+        const __m256 w1 = _mm256_loadu_ps(wp + 16 + t * 16 + 8);
+        acc0_0 = _mm256_fmadd_ps(_mm256_loadu_ps(in[t] + off + 0), w0, acc0_0);
+        acc0_1 = _mm256_fmadd_ps(_mm256_loadu_ps(in[t] + off + 8), w1, acc0_1);
+        acc1_0 = _mm256_fmadd_ps(_mm256_loadu_ps(in[1 * ks + t] + off + 0), w0, acc1_0);
+        acc1_1 = _mm256_fmadd_ps(_mm256_loadu_ps(in[1 * ks + t] + off + 8), w1, acc1_1);
+        acc2_0 = _mm256_fmadd_ps(_mm256_loadu_ps(in[2 * ks + t] + off + 0), w0, acc2_0);
+        acc2_1 = _mm256_fmadd_ps(_mm256_loadu_ps(in[2 * ks + t] + off + 8), w1, acc2_1);
+        acc3_0 = _mm256_fmadd_ps(_mm256_loadu_ps(in[3 * ks + t] + off + 0), w0, acc3_0);
+        acc3_1 = _mm256_fmadd_ps(_mm256_loadu_ps(in[3 * ks + t] + off + 8), w1, acc3_1);
       }
-      acc0 = _mm256_min_ps(vmax, _mm256_max_ps(vmin, acc0));
-      _mm256_storeu_ps(o + 0, acc0);
-      acc1 = _mm256_min_ps(vmax, _mm256_max_ps(vmin, acc1));
-      _mm256_storeu_ps(o + 8, acc1);
-      o += 16;
+      acc0_0 = _mm256_min_ps(vmax, _mm256_max_ps(vmin, acc0_0));
+      _mm256_storeu_ps(out + off + 0, acc0_0);
+      acc0_1 = _mm256_min_ps(vmax, _mm256_max_ps(vmin, acc0_1));
+      _mm256_storeu_ps(out + off + 8, acc0_1);
+      acc1_0 = _mm256_min_ps(vmax, _mm256_max_ps(vmin, acc1_0));
+      _mm256_storeu_ps((float*)((char*)out + 1 * out_stride) + off + 0, acc1_0);
+      acc1_1 = _mm256_min_ps(vmax, _mm256_max_ps(vmin, acc1_1));
+      _mm256_storeu_ps((float*)((char*)out + 1 * out_stride) + off + 8, acc1_1);
+      acc2_0 = _mm256_min_ps(vmax, _mm256_max_ps(vmin, acc2_0));
+      _mm256_storeu_ps((float*)((char*)out + 2 * out_stride) + off + 0, acc2_0);
+      acc2_1 = _mm256_min_ps(vmax, _mm256_max_ps(vmin, acc2_1));
+      _mm256_storeu_ps((float*)((char*)out + 2 * out_stride) + off + 8, acc2_1);
+      acc3_0 = _mm256_min_ps(vmax, _mm256_max_ps(vmin, acc3_0));
+      _mm256_storeu_ps((float*)((char*)out + 3 * out_stride) + off + 0, acc3_0);
+      acc3_1 = _mm256_min_ps(vmax, _mm256_max_ps(vmin, acc3_1));
+      _mm256_storeu_ps((float*)((char*)out + 3 * out_stride) + off + 8, acc3_1);
       off += 16;
       wp += 16 + ks * 16;
     }
     if (ch != 0) {
       for (; ch >= 8; ch -= 8) {
-        __m256 acc = _mm256_loadu_ps(wp);
+        const __m256 b0 = _mm256_loadu_ps(wp + 0);
+        __m256 acc0_0 = b0;
+        __m256 acc1_0 = b0;
+        __m256 acc2_0 = b0;
+        __m256 acc3_0 = b0;
         for (size_t t = 0; t < ks; t++) {
-          const float* it = ip[t];
-          acc = _mm256_fmadd_ps(_mm256_loadu_ps(it + off), _mm256_loadu_ps(wp + 16 + t * 16), acc);
+          const __m256 w0 = _mm256_loadu_ps(wp + 16 + t * 16 + 0);
+          acc0_0 = _mm256_fmadd_ps(_mm256_loadu_ps(in[t] + off + 0), w0, acc0_0);
+          acc1_0 = _mm256_fmadd_ps(_mm256_loadu_ps(in[1 * ks + t] + off + 0), w0, acc1_0);
+          acc2_0 = _mm256_fmadd_ps(_mm256_loadu_ps(in[2 * ks + t] + off + 0), w0, acc2_0);
+          acc3_0 = _mm256_fmadd_ps(_mm256_loadu_ps(in[3 * ks + t] + off + 0), w0, acc3_0);
         }
-        acc = _mm256_min_ps(vmax, _mm256_max_ps(vmin, acc));
-        _mm256_storeu_ps(o, acc);
-        o += 8;
+        acc0_0 = _mm256_min_ps(vmax, _mm256_max_ps(vmin, acc0_0));
+        _mm256_storeu_ps(out + off + 0, acc0_0);
+        acc1_0 = _mm256_min_ps(vmax, _mm256_max_ps(vmin, acc1_0));
+        _mm256_storeu_ps((float*)((char*)out + 1 * out_stride) + off + 0, acc1_0);
+        acc2_0 = _mm256_min_ps(vmax, _mm256_max_ps(vmin, acc2_0));
+        _mm256_storeu_ps((float*)((char*)out + 2 * out_stride) + off + 0, acc2_0);
+        acc3_0 = _mm256_min_ps(vmax, _mm256_max_ps(vmin, acc3_0));
+        _mm256_storeu_ps((float*)((char*)out + 3 * out_stride) + off + 0, acc3_0);
         off += 8;
         wp += 8;
       }
       if (ch != 0) {
-        __m256 acc = _mm256_loadu_ps(wp);
+        const __m256 b0 = _mm256_loadu_ps(wp + 0);
+        __m256 acc0_0 = b0;
+        __m256 acc1_0 = b0;
+        __m256 acc2_0 = b0;
+        __m256 acc3_0 = b0;
         for (size_t t = 0; t < ks; t++) {
-          const float* it = ip[t];
+          const __m256 w0 = _mm256_loadu_ps(wp + 16 + t * 16 + 0);
           {
             float x_buf[8];
-            for (size_t l = 0; l < 8; l++) x_buf[l] = l < ch ? (it + off)[l] : 0.0f;
+            for (size_t l = 0; l < 8; l++) x_buf[l] = l < ch ? (in[t] + off)[l] : 0.0f;
             const __m256 x = _mm256_loadu_ps(x_buf);
-            acc = _mm256_fmadd_ps(x, _mm256_loadu_ps(wp + 16 + t * 16), acc);
+            acc0_0 = _mm256_fmadd_ps(x, w0, acc0_0);
+          }
+          {
+            float x_buf[8];
+            for (size_t l = 0; l < 8; l++) x_buf[l] = l < ch ? (in[1 * ks + t] + off)[l] : 0.0f;
+            const __m256 x = _mm256_loadu_ps(x_buf);
+            acc1_0 = _mm256_fmadd_ps(x, w0, acc1_0);
+          }
+          {
+            float x_buf[8];
+            for (size_t l = 0; l < 8; l++) x_buf[l] = l < ch ? (in[2 * ks + t] + off)[l] : 0.0f;
+            const __m256 x = _mm256_loadu_ps(x_buf);
+            acc2_0 = _mm256_fmadd_ps(x, w0, acc2_0);
+          }
+          {
+            float x_buf[8];
+            for (size_t l = 0; l < 8; l++) x_buf[l] = l < ch ? (in[3 * ks + t] + off)[l] : 0.0f;
+            const __m256 x = _mm256_loadu_ps(x_buf);
+            acc3_0 = _mm256_fmadd_ps(x, w0, acc3_0);
           }
         }
-        acc = _mm256_min_ps(vmax, _mm256_max_ps(vmin, acc));
+        acc0_0 = _mm256_min_ps(vmax, _mm256_max_ps(vmin, acc0_0));
         {
-          float* tp = o;
-          __m128 th = _mm256_castps256_ps128(acc);
-          if (ch & 4) { _mm_storeu_ps(tp, th); th = _mm256_extractf128_ps(acc, 1); tp += 4; }
+          float* tp = out + off;
+          __m128 th = _mm256_castps256_ps128(acc0_0);
+          if (ch & 4) { _mm_storeu_ps(tp, th); th = _mm256_extractf128_ps(acc0_0, 1); tp += 4; }
+          if (ch & 2) { _mm_storel_pi((__m64*)tp, th); th = _mm_movehl_ps(th, th); tp += 2; }
+          if (ch & 1) _mm_store_ss(tp, th);
+        }
+        acc1_0 = _mm256_min_ps(vmax, _mm256_max_ps(vmin, acc1_0));
+        {
+          float* tp = (float*)((char*)out + 1 * out_stride) + off;
+          __m128 th = _mm256_castps256_ps128(acc1_0);
+          if (ch & 4) { _mm_storeu_ps(tp, th); th = _mm256_extractf128_ps(acc1_0, 1); tp += 4; }
+          if (ch & 2) { _mm_storel_pi((__m64*)tp, th); th = _mm_movehl_ps(th, th); tp += 2; }
+          if (ch & 1) _mm_store_ss(tp, th);
+        }
+        acc2_0 = _mm256_min_ps(vmax, _mm256_max_ps(vmin, acc2_0));
+        {
+          float* tp = (float*)((char*)out + 2 * out_stride) + off;
+          __m128 th = _mm256_castps256_ps128(acc2_0);
+          if (ch & 4) { _mm_storeu_ps(tp, th); th = _mm256_extractf128_ps(acc2_0, 1); tp += 4; }
+          if (ch & 2) { _mm_storel_pi((__m64*)tp, th); th = _mm_movehl_ps(th, th); tp += 2; }
+          if (ch & 1) _mm_store_ss(tp, th);
+        }
+        acc3_0 = _mm256_min_ps(vmax, _mm256_max_ps(vmin, acc3_0));
+        {
+          float* tp = (float*)((char*)out + 3 * out_stride) + off;
+          __m128 th = _mm256_castps256_ps128(acc3_0);
+          if (ch & 4) { _mm_storeu_ps(tp, th); th = _mm256_extractf128_ps(acc3_0, 1); tp += 4; }
           if (ch & 2) { _mm_storel_pi((__m64*)tp, th); th = _mm_movehl_ps(th, th); tp += 2; }
           if (ch & 1) _mm_store_ss(tp, th);
         }
       }
     }
+    in += 4 * ks;
+    out = (float*)((char*)out + 4 * out_stride);
+  }
+  for (; width != 0; width--) {
+    const float* wp = w;
+    size_t off = 0;
+    size_t ch = channels;
+    for (; ch >= 16; ch -= 16) {
+      const __m256 b0 = _mm256_loadu_ps(wp + 0);
+      __m256 acc0_0 = b0;
+      const __m256 b1 = _mm256_loadu_ps(wp + 8);
+      __m256 acc0_1 = b1;
+      for (size_t t = 0; t < ks; t++) {
+        const __m256 w0 = _mm256_loadu_ps(wp + 16 + t * 16 + 0);
+        const __m256 w1 = _mm256_loadu_ps(wp + 16 + t * 16 + 8);
+        acc0_0 = _mm256_fmadd_ps(_mm256_loadu_ps(in[t] + off + 0), w0, acc0_0);
+        acc0_1 = _mm256_fmadd_ps(_mm256_loadu_ps(in[t] + off + 8), w1, acc0_1);
+      }
+      acc0_0 = _mm256_min_ps(vmax, _mm256_max_ps(vmin, acc0_0));
+      _mm256_storeu_ps(out + off + 0, acc0_0);
+      acc0_1 = _mm256_min_ps(vmax, _mm256_max_ps(vmin, acc0_1));
+      _mm256_storeu_ps(out + off + 8, acc0_1);
+      off += 16;
+      wp += 16 + ks * 16;
+    }
+    if (ch != 0) {
+      for (; ch >= 8; ch -= 8) {
+        const __m256 b0 = _mm256_loadu_ps(wp + 0);
+        __m256 acc0_0 = b0;
+        for (size_t t = 0; t < ks; t++) {
+          const __m256 w0 = _mm256_loadu_ps(wp + 16 + t * 16 + 0);
+          acc0_0 = _mm256_fmadd_ps(_mm256_loadu_ps(in[t] + off + 0), w0, acc0_0);
+        }
+        acc0_0 = _mm256_min_ps(vmax, _mm256_max_ps(vmin, acc0_0));
+        _mm256_storeu_ps(out + off + 0, acc0_0);
+        off += 8;
+        wp += 8;
+      }
+      if (ch != 0) {
+        const __m256 b0 = _mm256_loadu_ps(wp + 0);
+        __m256 acc0_0 = b0;
+        for (size_t t = 0; t < ks; t++) {
+          const __m256 w0 = _mm256_loadu_ps(wp + 16 + t * 16 + 0);
+          {
+            float x_buf[8];
+            for (size_t l = 0; l < 8; l++) x_buf[l] = l < ch ? (in[t] + off)[l] : 0.0f;
+            const __m256 x = _mm256_loadu_ps(x_buf);
+            acc0_0 = _mm256_fmadd_ps(x, w0, acc0_0);
+          }
+        }
+        acc0_0 = _mm256_min_ps(vmax, _mm256_max_ps(vmin, acc0_0));
+        {
+          float* tp = out + off;
+          __m128 th = _mm256_castps256_ps128(acc0_0);
+          if (ch & 4) { _mm_storeu_ps(tp, th); th = _mm256_extractf128_ps(acc0_0, 1); tp += 4; }
+          if (ch & 2) { _mm_storel_pi((__m64*)tp, th); th = _mm_movehl_ps(th, th); tp += 2; }
+          if (ch & 1) _mm_store_ss(tp, th);
+        }
+      }
+    }
+    in += ks;
     out = (float*)((char*)out + out_stride);
   }
 }

@@ -366,110 +366,605 @@ static __attribute__((target("avx512f,avx512bw,avx512vl,avx2,fma"))) void wrt_av
   (void)ks;
   const __m512 vmin = _mm512_set1_ps(clamp->min);
   const __m512 vmax = _mm512_set1_ps(clamp->max);
-  for (; width != 0; width--) {
-    const float* i0 = in[0];
-    const float* i1 = in[1];
-    const float* i2 = in[2];
-    const float* i3 = in[3];
-    const float* i4 = in[4];
-    const float* i5 = in[5];
-    const float* i6 = in[6];
-    const float* i7 = in[7];
-    const float* i8 = in[8];
-    in += 9;
+  for (; width >= 4; width -= 4) {
     const float* wp = w;
-    float* o = out;
     size_t off = 0;
     size_t ch = channels;
     for (; ch >= 32; ch -= 32) {
-      __m512 acc0 = _mm512_loadu_ps(wp + 0);
-      __m512 acc1 = _mm512_loadu_ps(wp + 16);
-      acc0 = _mm512_fmadd_ps(_mm512_loadu_ps(i0 + off + 0), _mm512_loadu_ps(wp + 32 + 0 * 32 + 0), acc0);
-      acc1 = _mm512_fmadd_ps(_mm512_loadu_ps(i0 + off + 16), _mm512_loadu_ps(wp + 32 + 0 * 32 + 16), acc1);
-      acc0 = _mm512_fmadd_ps(_mm512_loadu_ps(i1 + off + 0), _mm512_loadu_ps(wp + 32 + 1 * 32 + 0), acc0);
-      acc1 = _mm512_fmadd_ps(_mm512_loadu_ps(i1 + off + 16), _mm512_loadu_ps(wp + 32 + 1 * 32 + 16), acc1);
-      acc0 = _mm512_fmadd_ps(_mm512_loadu_ps(i2 + off + 0), _mm512_loadu_ps(wp + 32 + 2 * 32 + 0), acc0);
-      acc1 = _mm512_fmadd_ps(_mm512_loadu_ps(i2 + off + 16), _mm512_loadu_ps(wp + 32 + 2 * 32 + 16), acc1);
-      acc0 = _mm512_fmadd_ps(_mm512_loadu_ps(i3 + off + 0), _mm512_loadu_ps(wp + 32 + 3 * 32 + 0), acc0);
-      acc1 = _mm512_fmadd_ps(_mm512_loadu_ps(i3 + off + 16), _mm512_loadu_ps(wp + 32 + 3 * 32 + 16), acc1);
-      acc0 = _mm512_fmadd_ps(_mm512_loadu_ps(i4 + off + 0), _mm512_loadu_ps(wp + 32 + 4 * 32 + 0), acc0);
-      acc1 = _mm512_fmadd_ps(_mm512_loadu_ps(i4 + off + 16), _mm512_loadu_ps(wp + 32 + 4 * 32 + 16), acc1);
-      acc0 = _mm512_fmadd_ps(_mm512_loadu_ps(i5 + off + 0), _mm512_loadu_ps(wp + 32 + 5 * 32 + 0), acc0);
-      acc1 = _mm512_fmadd_ps(_mm512_loadu_ps(i5 + off + 16), _mm512_loadu_ps(wp + 32 + 5 * 32 + 16), acc1);
-      acc0 = _mm512_fmadd_ps(_mm512_loadu_ps(i6 + off + 0), _mm512_loadu_ps(wp + 32 + 6 * 32 + 0), acc0);
-      acc1 = _mm512_fmadd_ps(_mm512_loadu_ps(i6 + off + 16), _mm512_loadu_ps(wp + 32 + 6 * 32 + 16), acc1);
-      acc0 = _mm512_fmadd_ps(_mm512_loadu_ps(i7 + off + 0), _mm512_loadu_ps(wp + 32 + 7 * 32 + 0), acc0);
-      acc1 = _mm512_fmadd_ps(_mm512_loadu_ps(i7 + off + 16), _mm512_loadu_ps(wp + 32 + 7 * 32 + 16), acc1);
-      acc0 = _mm512_fmadd_ps(_mm512_loadu_ps(i8 + off + 0), _mm512_loadu_ps(wp + 32 + 8 * 32 + 0), acc0);
-      acc1 = _mm512_fmadd_ps(_mm512_loadu_ps(i8 + off + 16), _mm512_loadu_ps(wp + 32 + 8 * 32 + 16), acc1);
-      acc0 = _mm512_min_ps(vmax, _mm512_max_ps(vmin, acc0));
-      _mm512_storeu_ps(o + 0, acc0);
-      acc1 = _mm512_min_ps(vmax, _mm512_max_ps(vmin, acc1));
-      _mm512_storeu_ps(o + 16, acc1);
-      o += 32;
+      const __m512 b0 = _mm512_loadu_ps(wp + 0);
+      __m512 acc0_0 = b0;
+      __m512 acc1_0 = b0;
+      __m512 acc2_0 = b0;
+      __m512 acc3_0 = b0;
+      const __m512 b1 = _mm512_loadu_ps(wp + 16);
+      __m512 acc0_1 = b1;
+      __m512 acc1_1 = b1;
+      __m512 acc2_1 = b1;
+      __m512 acc3_1 = b1;
+      {
+        const __m512 w0 = _mm512_loadu_ps(wp + 32 + 0 * 32 + 0);
+        const __m512 w1 = _mm512_loadu_ps(wp + 32 + 0 * 32 + 16);
+        acc0_0 = _mm512_fmadd_ps(_mm512_loadu_ps(in[0] + off + 0), w0, acc0_0);
+        acc0_1 = _mm512_fmadd_ps(_mm512_loadu_ps(in[0] + off + 16), w1, acc0_1);
+        acc1_0 = _mm512_fmadd_ps(_mm512_loadu_ps(in[1 * 9 + 0] + off + 0), w0, acc1_0);
+        acc1_1 = _mm512_fmadd_ps(_mm512_loadu_ps(in[1 * 9 + 0] + off + 16), w1, acc1_1);
+        acc2_0 = _mm512_fmadd_ps(_mm512_loadu_ps(in[2 * 9 + 0] + off + 0), w0, acc2_0);
+        acc2_1 = _mm512_fmadd_ps(_mm512_loadu_ps(in[2 * 9 + 0] + off + 16), w1, acc2_1);
+        acc3_0 = _mm512_fmadd_ps(_mm512_loadu_ps(in[3 * 9 + 0] + off + 0), w0, acc3_0);
+        acc3_1 = _mm512_fmadd_ps(_mm512_loadu_ps(in[3 * 9 + 0] + off + 16), w1, acc3_1);
+      }
+      {
+        const __m512 w0 = _mm512_loadu_ps(wp + 32 + 1 * 32 + 0);
+        const __m512 w1 = _mm512_loadu_ps(wp + 32 + 1 * 32 + 16);
+        acc0_0 = _mm512_fmadd_ps(_mm512_loadu_ps(in[1] + off + 0), w0, acc0_0);
+        acc0_1 = _mm512_fmadd_ps(_mm512_loadu_ps(in[1] + off + 16), w1, acc0_1);
+        acc1_0 = _mm512_fmadd_ps(_mm512_loadu_ps(in[1 * 9 + 1] + off + 0), w0, acc1_0);
+        acc1_1 = _mm512_fmadd_ps(_mm512_loadu_ps(in[1 * 9 + 1] + off + 16), w1, acc1_1);
+        acc2_0 = _mm512_fmadd_ps(_mm512_loadu_ps(in[2 * 9 + 1] + off + 0), w0, acc2_0);
+        acc2_1 = _mm512_fmadd_ps(_mm512_loadu_ps(in[2 * 9 + 1] + off + 16), w1, acc2_1);
+        acc3_0 = _mm512_fmadd_ps(_mm512_loadu_ps(in[3 * 9 + 1] + off + 0), w0, acc3_0);
+        acc3_1 = _mm512_fmadd_ps(_mm512_loadu_ps(in[3 * 9 + 1] + off + 16), w1, acc3_1);
+      }
+      {
+        const __m512 w0 = _mm512_loadu_ps(wp + 32 + 2 * 32 + 0);
+        const __m512 w1 = _mm512_loadu_ps(wp + 32 + 2 * 32 + 16);
+        acc0_0 = _mm512_fmadd_ps(_mm512_loadu_ps(in[2] + off + 0), w0, acc0_0);
+        acc0_1 = _mm512_fmadd_ps(_mm512_loadu_ps(in[2] + off + 16), w1, acc0_1);
+        acc1_0 = _mm512_fmadd_ps(_mm512_loadu_ps(in[1 * 9 + 2] + off + 0), w0, acc1_0);
+        acc1_1 = _mm512_fmadd_ps(_mm512_loadu_ps(in[1 * 9 + 2] + off + 16), w1, acc1_1);
+        acc2_0 = _mm512_fmadd_ps(_mm512_loadu_ps(in[2 * 9 + 2] + off + 0), w0, acc2_0);
+        acc2_1 = _mm512_fmadd_ps(_mm512_loadu_ps(in[2 * 9 + 2] + off + 16), w1, acc2_1);
+        acc3_0 = _mm512_fmadd_ps(_mm512_loadu_ps(in[3 * 9 + 2] + off + 0), w0, acc3_0);
+        acc3_1 = _mm512_fmadd_ps(_mm512_loadu_ps(in[3 * 9 + 2] + off + 16), w1, acc3_1);
+      }
+      {
+        const __m512 w0 = _mm512_loadu_ps(wp + 32 + 3 * 32 + 0);
+        const __m512 w1 = _mm512_loadu_ps(wp + 32 + 3 * 32 + 16);
+        acc0_0 = _mm512_fmadd_ps(_mm512_loadu_ps(in[3] + off + 0), w0, acc0_0);
+        acc0_1 = _mm512_fmadd_ps(_mm512_loadu_ps(in[3] + off + 16), w1, acc0_1);
+        acc1_0 = _mm512_fmadd_ps(_mm512_loadu_ps(in[1 * 9 + 3] + off + 0), w0, acc1_0);
+        acc1_1 = _mm512_fmadd_ps(_mm512_loadu_ps(in[1 * 9 + 3] + off + 16), w1, acc1_1);
+        acc2_0 = _mm512_fmadd_ps(_mm512_loadu_ps(in[2 * 9 + 3] + off + 0), w0, acc2_0);
+        acc2_1 = _mm512_fmadd_ps(_mm512_loadu_ps(in[2 * 9 + 3] + off + 16), w1, acc2_1);
+        acc3_0 = _mm512_fmadd_ps(_mm512_loadu_ps(in[3 * 9 + 3] + off + 0), w0, acc3_0);
+        acc3_1 = _mm512_fmadd_ps(_mm512_loadu_ps(in[3 * 9 + 3] + off + 16), w1, acc3_1);
+      }
+      {
+        const __m512 w0 = _mm512_loadu_ps(wp + 32 + 4 * 32 + 0);
+        const __m512 w1 = _mm512_loadu_ps(wp + 32 + 4 * 32 + 16);
+        acc0_0 = _mm512_fmadd_ps(_mm512_loadu_ps(in[4] + off + 0), w0, acc0_0);
+        acc0_1 = _mm512_fmadd_ps(_mm512_loadu_ps(in[4] + off + 16), w1, acc0_1);
+        acc1_0 = _mm512_fmadd_ps(_mm512_loadu_ps(in[1 * 9 + 4] + off + 0), w0, acc1_0);
+        acc1_1 = _mm512_fmadd_ps(_mm512_loadu_ps(in[1 * 9 + 4] + off + 16), w1, acc1_1);
+        acc2_0 = _mm512_fmadd_ps(_mm512_loadu_ps(in[2 * 9 + 4] + off + 0), w0, acc2_0);
+        acc2_1 = _mm512_fmadd_ps(_mm512_loadu_ps(in[2 * 9 + 4] + off + 16), w1, acc2_1);
+        acc3_0 = _mm512_fmadd_ps(_mm512_loadu_ps(in[3 * 9 + 4] + off + 0), w0, acc3_0);
+        acc3_1 = _mm512_fmadd_ps(_mm512_loadu_ps(in[3 * 9 + 4] + off + 16), w1, acc3_1);
+      }
+      {
+        const __m512 w0 = _mm512_loadu_ps(wp + 32 + 5 * 32 + 0);
+        const __m512 w1 = _mm512_loadu_ps(wp + 32 + 5 * 32 + 16);
+        acc0_0 = _mm512_fmadd_ps(_mm512_loadu_ps(in[5] + off + 0), w0, acc0_0);
+        acc0_1 = _mm512_fmadd_ps(_mm512_loadu_ps(in[5] + off + 16), w1, acc0_1);
+        acc1_0 = _mm512_fmadd_ps(_mm512_loadu_ps(in[1 * 9 + 5] + off + 0), w0, acc1_0);
+        acc1_1 = _mm512_fmadd_ps(_mm512_loadu_ps(in[1 * 9 + 5] + off + 16), w1, acc1_1);
+        acc2_0 = _mm512_fmadd_ps(_mm512_loadu_ps(in[2 * 9 + 5] + off + 0), w0, acc2_0);
+        acc2_1 = _mm512_fmadd_ps(_mm512_loadu_ps(in[2 * 9 + 5] + off + 16), w1, acc2_1);
+        acc3_0 = _mm512_fmadd_ps(_mm512_loadu_ps(in[3 * 9 + 5] + off + 0), w0, acc3_0);
+        acc3_1 = _mm512_fmadd_ps(_mm512_loadu_ps(in[3 * 9 + 5] + off + 16), w1, acc3_1);
+      }
+      {
+        const __m512 w0 = _mm512_loadu_ps(wp + 32 + 6 * 32 + 0);
+        const __m512 w1 = _mm512_loadu_ps(wp + 32 + 6 * 32 + 16);
+        acc0_0 = _mm512_fmadd_ps(_mm512_loadu_ps(in[6] + off + 0), w0, acc0_0);
+        acc0_1 = _mm512_fmadd_ps(_mm512_loadu_ps(in[6] + off + 16), w1, acc0_1);
+        acc1_0 = _mm512_fmadd_ps(_mm512_loadu_ps(in[1 * 9 + 6] + off + 0), w0, acc1_0);
+        acc1_1 = _mm512_fmadd_ps(_mm512_loadu_ps(in[1 * 9 + 6] + off + 16), w1, acc1_1);
+        acc2_0 = _mm512_fmadd_ps(_mm512_loadu_ps(in[2 * 9 + 6] + off + 0), w0, acc2_0);
+        acc2_1 = _mm512_fmadd_ps(_mm512_loadu_ps(in[2 * 9 + 6] + off + 16), w1, acc2_1);
+        acc3_0 = _mm512_fmadd_ps(_mm512_loadu_ps(in[3 * 9 + 6] + off + 0), w0, acc3_0);
+        acc3_1 = _mm512_fmadd_ps(_mm512_loadu_ps(in[3 * 9 + 6] + off + 16), w1, acc3_1);
+      }
+      {
+        const __m512 w0 = _mm512_loadu_ps(wp + 32 + 7 * 32 + 0);
+        const __m512 w1 = _mm512_loadu_ps(wp + 32 + 7 * 32 + 16);
+        acc0_0 = _mm512_fmadd_ps(_mm512_loadu_ps(in[7] + off + 0), w0, acc0_0);
+        acc0_1 = _mm512_fmadd_ps(_mm512_loadu_ps(in[7] + off + 16), w1, acc0_1);
+        acc1_0 = _mm512_fmadd_ps(_mm512_loadu_ps(in[1 * 9 + 7] + off + 0), w0, acc1_0);
+        acc1_1 = _mm512_fmadd_ps(_mm512_loadu_ps(in[1 * 9 + 7] + off + 16), w1, acc1_1);
+        acc2_0 = _mm512_fmadd_ps(_mm512_loadu_ps(in[2 * 9 + 7] + off + 0), w0, acc2_0);
+        acc2_1 = _mm512_fmadd_ps(_mm512_loadu_ps(in[2 * 9 + 7] + off + 16), w1, acc2_1);
+        acc3_0 = _mm512_fmadd_ps(_mm512_loadu_ps(in[3 * 9 + 7] + off + 0), w0, acc3_0);
+        acc3_1 = _mm512_fmadd_ps(_mm512_loadu_ps(in[3 * 9 + 7] + off + 16), w1, acc3_1);
+      }
+      {
+        const __m512 w0 = _mm512_loadu_ps(wp + 32 + 8 * 32 + 0);
+        const __m512 w1 = _mm512_loadu_ps(wp + 32 + 8 * 32 + 16);
+        acc0_0 = _mm512_fmadd_ps(_mm512_loadu_ps(in[8] + off + 0), w0, acc0_0);
+        acc0_1 = _mm512_fmadd_ps(_mm512_loadu_ps(in[8] + off + 16), w1, acc0_1);
+        acc1_0 = _mm512_fmadd_ps(_mm512_loadu_ps(in[1 * 9 + 8] + off + 0), w0, acc1_0);
+        acc1_1 = _mm512_fmadd_ps(_mm512_loadu_ps(in[1 * 9 + 8] + off + 16), w1, acc1_1);
+        acc2_0 = _mm512_fmadd_ps(_mm512_loadu_ps(in[2 * 9 + 8] + off + 0), w0, acc2_0);
+        acc2_1 = _mm512_fmadd_ps(_mm512_loadu_ps(in[2 * 9 + 8] + off + 16), w1, acc2_1);
+        acc3_0 = _mm512_fmadd_ps(_mm512_loadu_ps(in[3 * 9 + 8] + off + 0), w0, acc3_0);
+        acc3_1 = _mm512_fmadd_ps(_mm512_loadu_ps(in[3 * 9 + 8] + off + 16), w1, acc3_1);
+      }
+      acc0_0 = _mm512_min_ps(vmax, _mm512_max_ps(vmin, acc0_0));
+      _mm512_storeu_ps(out + off + 0, acc0_0);
+      acc0_1 = _mm512_min_ps(vmax, _mm512_max_ps(vmin, acc0_1));
+      _mm512_storeu_ps(out + off + 16, acc0_1);
+      acc1_0 = _mm512_min_ps(vmax, _mm512_max_ps(vmin, acc1_0));
+      _mm512_storeu_ps((float*)((char*)out + 1 * out_stride) + off + 0, acc1_0);
+      acc1_1 = _mm512_min_ps(vmax, _mm512_max_ps(vmin, acc1_1));
+      _mm512_storeu_ps((float*)((char*)out + 1 * out_stride) + off + 16, acc1_1);
+      acc2_0 = _mm512_min_ps(vmax, _mm512_max_ps(vmin, acc2_0));
+      _mm512_storeu_ps((float*)((char*)out + 2 * out_stride) + off + 0, acc2_0);
+      acc2_1 = _mm512_min_ps(vmax, _mm512_max_ps(vmin, acc2_1));
+      _mm512_storeu_ps((float*)((char*)out + 2 * out_stride) + off + 16, acc2_1);
+      acc3_0 = _mm512_min_ps(vmax, _mm512_max_ps(vmin, acc3_0));
+      _mm512_storeu_ps((float*)((char*)out + 3 * out_stride) + off + 0, acc3_0);
+      acc3_1 = _mm512_min_ps(vmax, _mm512_max_ps(vmin, acc3_1));
+      _mm512_storeu_ps((float*)((char*)out + 3 * out_stride) + off + 16, acc3_1);
       off += 32;
       wp += 320;
     }
     if (ch != 0) {
       for (; ch >= 16; ch -= 16) {
-        __m512 acc = _mm512_loadu_ps(wp);
-        acc = _mm512_fmadd_ps(_mm512_loadu_ps(i0 + off), _mm512_loadu_ps(wp + 32 + 0 * 32), acc);
-        acc = _mm512_fmadd_ps(_mm512_loadu_ps(i1 + off), _mm512_loadu_ps(wp + 32 + 1 * 32), acc);
-        acc = _mm512_fmadd_ps(_mm512_loadu_ps(i2 + off), _mm512_loadu_ps(wp + 32 + 2 * 32), acc);
-        acc = _mm512_fmadd_ps(_mm512_loadu_ps(i3 + off), _mm512_loadu_ps(wp + 32 + 3 * 32), acc);
-        acc = _mm512_fmadd_ps(_mm512_loadu_ps(i4 + off), _mm512_loadu_ps(wp + 32 + 4 * 32), acc);
-        acc = _mm512_fmadd_ps(_mm512_loadu_ps(i5 + off), _mm512_loadu_ps(wp + 32 + 5 * 32), acc);
-        acc = _mm512_fmadd_ps(_mm512_loadu_ps(i6 + off), _mm512_loadu_ps(wp + 32 + 6 * 32), acc);
-        acc = _mm512_fmadd_ps(_mm512_loadu_ps(i7 + off), _mm512_loadu_ps(wp + 32 + 7 * 32), acc);
-        acc = _mm512_fmadd_ps(_mm512_loadu_ps(i8 + off), _mm512_loadu_ps(wp + 32 + 8 * 32), acc);
-        acc = _mm512_min_ps(vmax, _mm512_max_ps(vmin, acc));
-        _mm512_storeu_ps(o, acc);
-        o += 16;
+        const __m512 b0 = _mm512_loadu_ps(wp + 0);
+        __m512 acc0_0 = b0;
+        __m512 acc1_0 = b0;
+        __m512 acc2_0 = b0;
+        __m512 acc3_0 = b0;
+        {
+          const __m512 w0 = _mm512_loadu_ps(wp + 32 + 0 * 32 + 0);
+          acc0_0 = _mm512_fmadd_ps(_mm512_loadu_ps(in[0] + off + 0), w0, acc0_0);
+          acc1_0 = _mm512_fmadd_ps(_mm512_loadu_ps(in[1 * 9 + 0] + off + 0), w0, acc1_0);
+          acc2_0 = _mm512_fmadd_ps(_mm512_loadu_ps(in[2 * 9 + 0] + off + 0), w0, acc2_0);
+          acc3_0 = _mm512_fmadd_ps(_mm512_loadu_ps(in[3 * 9 + 0] + off + 0), w0, acc3_0);
+        }
+        {
+          const __m512 w0 = _mm512_loadu_ps(wp + 32 + 1 * 32 + 0);
+          acc0_0 = _mm512_fmadd_ps(_mm512_loadu_ps(in[1] + off + 0), w0, acc0_0);
+          acc1_0 = _mm512_fmadd_ps(_mm512_loadu_ps(in[1 * 9 + 1] + off + 0), w0, acc1_0);
+          acc2_0 = _mm512_fmadd_ps(_mm512_loadu_ps(in[2 * 9 + 1] + off + 0), w0, acc2_0);
+          acc3_0 = _mm512_fmadd_ps(_mm512_loadu_ps(in[3 * 9 + 1] + off + 0), w0, acc3_0);
+        }
+        {
+          const __m512 w0 = _mm512_loadu_ps(wp + 32 + 2 * 32 + 0);
+          acc0_0 = _mm512_fmadd_ps(_mm512_loadu_ps(in[2] + off + 0), w0, acc0_0);
+          acc1_0 = _mm512_fmadd_ps(_mm512_loadu_ps(in[1 * 9 + 2] + off + 0), w0, acc1_0);
+          acc2_0 = _mm512_fmadd_ps(_mm512_loadu_ps(in[2 * 9 + 2] + off + 0), w0, acc2_0);
+          acc3_0 = _mm512_fmadd_ps(_mm512_loadu_ps(in[3 * 9 + 2] + off + 0), w0, acc3_0);
+        }
+        {
+          const __m512 w0 = _mm512_loadu_ps(wp + 32 + 3 * 32 + 0);
+          acc0_0 = _mm512_fmadd_ps(_mm512_loadu_ps(in[3] + off + 0), w0, acc0_0);
+          acc1_0 = _mm512_fmadd_ps(_mm512_loadu_ps(in[1 * 9 + 3] + off + 0), w0, acc1_0);
+          acc2_0 = _mm512_fmadd_ps(_mm512_loadu_ps(in[2 * 9 + 3] + off + 0), w0, acc2_0);
+          acc3_0 = _mm512_fmadd_ps(_mm512_loadu_ps(in[3 * 9 + 3] + off + 0), w0, acc3_0);
+        }
+        {
+          const __m512 w0 = _mm512_loadu_ps(wp + 32 + 4 * 32 + 0);
+          acc0_0 = _mm512_fmadd_ps(_mm512_loadu_ps(in[4] + off + 0), w0, acc0_0);
+          acc1_0 = _mm512_fmadd_ps(_mm512_loadu_ps(in[1 * 9 + 4] + off + 0), w0, acc1_0);
+          acc2_0 = _mm512_fmadd_ps(_mm512_loadu_ps(in[2 * 9 + 4] + off + 0), w0, acc2_0);
+          acc3_0 = _mm512_fmadd_ps(_mm512_loadu_ps(in[3 * 9 + 4] + off + 0), w0, acc3_0);
+        }
+        {
+          const __m512 w0 = _mm512_loadu_ps(wp + 32 + 5 * 32 + 0);
+          acc0_0 = _mm512_fmadd_ps(_mm512_loadu_ps(in[5] + off + 0), w0, acc0_0);
+          acc1_0 = _mm512_fmadd_ps(_mm512_loadu_ps(in[1 * 9 + 5] + off + 0), w0, acc1_0);
+          acc2_0 = _mm512_fmadd_ps(_mm512_loadu_ps(in[2 * 9 + 5] + off + 0), w0, acc2_0);
+          acc3_0 = _mm512_fmadd_ps(_mm512_loadu_ps(in[3 * 9 + 5] + off + 0), w0, acc3_0);
+        }
+        {
+          const __m512 w0 = _mm512_loadu_ps(wp + 32 + 6 * 32 + 0);
+          acc0_0 = _mm512_fmadd_ps(_mm512_loadu_ps(in[6] + off + 0), w0, acc0_0);
+          acc1_0 = _mm512_fmadd_ps(_mm512_loadu_ps(in[1 * 9 + 6] + off + 0), w0, acc1_0);
+          acc2_0 = _mm512_fmadd_ps(_mm512_loadu_ps(in[2 * 9 + 6] + off + 0), w0, acc2_0);
+          acc3_0 = _mm512_fmadd_ps(_mm512_loadu_ps(in[3 * 9 + 6] + off + 0), w0, acc3_0);
+        }
+        {
+          const __m512 w0 = _mm512_loadu_ps(wp + 32 + 7 * 32 + 0);
+          acc0_0 = _mm512_fmadd_ps(_mm512_loadu_ps(in[7] + off + 0), w0, acc0_0);
+          acc1_0 = _mm512_fmadd_ps(_mm512_loadu_ps(in[1 * 9 + 7] + off + 0), w0, acc1_0);
+          acc2_0 = _mm512_fmadd_ps(_mm512_loadu_ps(in[2 * 9 + 7] + off + 0), w0, acc2_0);
+          acc3_0 = _mm512_fmadd_ps(_mm512_loadu_ps(in[3 * 9 + 7] + off + 0), w0, acc3_0);
+        }
+        {
+          const __m512 w0 = _mm512_loadu_ps(wp + 32 + 8 * 32 + 0);
+          acc0_0 = _mm512_fmadd_ps(_mm512_loadu_ps(in[8] + off + 0), w0, acc0_0);
+          acc1_0 = _mm512_fmadd_ps(_mm512_loadu_ps(in[1 * 9 + 8] + off + 0), w0, acc1_0);
+          acc2_0 = _mm512_fmadd_ps(_mm512_loadu_ps(in[2 * 9 + 8] + off + 0), w0, acc2_0);
+          acc3_0 = _mm512_fmadd_ps(_mm512_loadu_ps(in[3 * 9 + 8] + off + 0), w0, acc3_0);
+        }
+        acc0_0 = _mm512_min_ps(vmax, _mm512_max_ps(vmin, acc0_0));
+        _mm512_storeu_ps(out + off + 0, acc0_0);
+        acc1_0 = _mm512_min_ps(vmax, _mm512_max_ps(vmin, acc1_0));
+        _mm512_storeu_ps((float*)((char*)out + 1 * out_stride) + off + 0, acc1_0);
+        acc2_0 = _mm512_min_ps(vmax, _mm512_max_ps(vmin, acc2_0));
+        _mm512_storeu_ps((float*)((char*)out + 2 * out_stride) + off + 0, acc2_0);
+        acc3_0 = _mm512_min_ps(vmax, _mm512_max_ps(vmin, acc3_0));
+        _mm512_storeu_ps((float*)((char*)out + 3 * out_stride) + off + 0, acc3_0);
         off += 16;
         wp += 16;
       }
       if (ch != 0) {
-        __m512 acc = _mm512_loadu_ps(wp);
+        const __m512 b0 = _mm512_loadu_ps(wp + 0);
+        __m512 acc0_0 = b0;
+        __m512 acc1_0 = b0;
+        __m512 acc2_0 = b0;
+        __m512 acc3_0 = b0;
         {
-          const __m512 x = _mm512_maskz_loadu_ps(_cvtu32_mask16((1u << ch) - 1u), i0 + off);
-          acc = _mm512_fmadd_ps(x, _mm512_loadu_ps(wp + 32 + 0 * 32), acc);
+          const __m512 w0 = _mm512_loadu_ps(wp + 32 + 0 * 32 + 0);
+          {
+            const __m512 x = _mm512_maskz_loadu_ps(_cvtu32_mask16((1u << ch) - 1u), in[0] + off);
+            acc0_0 = _mm512_fmadd_ps(x, w0, acc0_0);
+          }
+          {
+            const __m512 x = _mm512_maskz_loadu_ps(_cvtu32_mask16((1u << ch) - 1u), in[1 * 9 + 0] + off);
+            acc1_0 = _mm512_fmadd_ps(x, w0, acc1_0);
+          }
+          {
+            const __m512 x = _mm512_maskz_loadu_ps(_cvtu32_mask16((1u << ch) - 1u), in[2 * 9 + 0] + off);
+            acc2_0 = _mm512_fmadd_ps(x, w0, acc2_0);
+          }
+          {
+            const __m512 x = _mm512_maskz_loadu_ps(_cvtu32_mask16((1u << ch) - 1u), in[3 * 9 + 0] + off);
+            acc3_0 = _mm512_fmadd_ps(x, w0, acc3_0);
+          }
         }
         {
-          const __m512 x = _mm512_maskz_loadu_ps(_cvtu32_mask16((1u << ch) - 1u), i1 + off);
-          acc = _mm512_fmadd_ps(x, _mm512_loadu_ps(wp + 32 + 1 * 32), acc);
+          const __m512 w0 = _mm512_loadu_ps(wp + 32 + 1 * 32 + 0);
+          {
+            const __m512 x = _mm512_maskz_loadu_ps(_cvtu32_mask16((1u << ch) - 1u), in[1] + off);
+            acc0_0 = _mm512_fmadd_ps(x, w0, acc0_0);
+          }
+          {
+            const __m512 x = _mm512_maskz_loadu_ps(_cvtu32_mask16((1u << ch) - 1u), in[1 * 9 + 1] + off);
+            acc1_0 = _mm512_fmadd_ps(x, w0, acc1_0);
+          }
+          {
+            const __m512 x = _mm512_maskz_loadu_ps(_cvtu32_mask16((1u << ch) - 1u), in[2 * 9 + 1] + off);
+            acc2_0 = _mm512_fmadd_ps(x, w0, acc2_0);
+          }
+          {
+            const __m512 x = _mm512_maskz_loadu_ps(_cvtu32_mask16((1u << ch) - 1u), in[3 * 9 + 1] + off);
+            acc3_0 = _mm512_fmadd_ps(x, w0, acc3_0);
+          }
         }
         {
-          const __m512 x = _mm512_maskz_loadu_ps(_cvtu32_mask16((1u << ch) - 1u), i2 + off);
-          acc = _mm512_fmadd_ps(x, _mm512_loadu_ps(wp + 32 + 2 * 32), acc);
+          const __m512 w0 = _mm512_loadu_ps(wp + 32 + 2 * 32 + 0);
+          {
+            const __m512 x = _mm512_maskz_loadu_ps(_cvtu32_mask16((1u << ch) - 1u), in[2] + off);
+            acc0_0 = _mm512_fmadd_ps(x, w0, acc0_0);
+          }
+          {
+            const __m512 x = _mm512_maskz_loadu_ps(_cvtu32_mask16((1u << ch) - 1u), in[1 * 9 + 2] + off);
+            acc1_0 = _mm512_fmadd_ps(x, w0, acc1_0);
+          }
+          {
+            const __m512 x = _mm512_maskz_loadu_ps(_cvtu32_mask16((1u << ch) - 1u), in[2 * 9 + 2] + off);
+            acc2_0 = _mm512_fmadd_ps(x, w0, acc2_0);
+          }
+          {
+            const __m512 x = _mm512_maskz_loadu_ps(_cvtu32_mask16((1u << ch) - 1u), in[3 * 9 + 2] + off);
+            acc3_0 = _mm512_fmadd_ps(x, w0, acc3_0);
+          }
         }
         {
-          const __m512 x = _mm512_maskz_loadu_ps(_cvtu32_mask16((1u << ch) - 1u), i3 + off);
-          acc = _mm512_fmadd_ps(x, _mm512_loadu_ps(wp + 32 + 3 * 32), acc);
+          const __m512 w0 = _mm512_loadu_ps(wp + 32 + 3 * 32 + 0);
+          {
+            const __m512 x = _mm512_maskz_loadu_ps(_cvtu32_mask16((1u << ch) - 1u), in[3] + off);
+            acc0_0 = _mm512_fmadd_ps(x, w0, acc0_0);
+          }
+          {
+            const __m512 x = _mm512_maskz_loadu_ps(_cvtu32_mask16((1u << ch) - 1u), in[1 * 9 + 3] + off);
+            acc1_0 = _mm512_fmadd_ps(x, w0, acc1_0);
+          }
+          {
+            const __m512 x = _mm512_maskz_loadu_ps(_cvtu32_mask16((1u << ch) - 1u), in[2 * 9 + 3] + off);
+            acc2_0 = _mm512_fmadd_ps(x, w0, acc2_0);
+          }
+          {
+            const __m512 x = _mm512_maskz_loadu_ps(_cvtu32_mask16((1u << ch) - 1u), in[3 * 9 + 3] + off);
+            acc3_0 = _mm512_fmadd_ps(x, w0, acc3_0);
+          }
         }
         {
-          const __m512 x = _mm512_maskz_loadu_ps(_cvtu32_mask16((1u << ch) - 1u), i4 + off);
-          acc = _mm512_fmadd_ps(x, _mm512_loadu_ps(wp + 32 + 4 * 32), acc);
+          const __m512 w0 = _mm512_loadu_ps(wp + 32 + 4 * 32 + 0);
+          {
+            const __m512 x = _mm512_maskz_loadu_ps(_cvtu32_mask16((1u << ch) - 1u), in[4] + off);
+            acc0_0 = _mm512_fmadd_ps(x, w0, acc0_0);
+          }
+          {
+            const __m512 x = _mm512_maskz_loadu_ps(_cvtu32_mask16((1u << ch) - 1u), in[1 * 9 + 4] + off);
+            acc1_0 = _mm512_fmadd_ps(x, w0, acc1_0);
+          }
+          {
+            const __m512 x = _mm512_maskz_loadu_ps(_cvtu32_mask16((1u << ch) - 1u), in[2 * 9 + 4] + off);
+            acc2_0 = _mm512_fmadd_ps(x, w0, acc2_0);
+          }
+          {
+            const __m512 x = _mm512_maskz_loadu_ps(_cvtu32_mask16((1u << ch) - 1u), in[3 * 9 + 4] + off);
+            acc3_0 = _mm512_fmadd_ps(x, w0, acc3_0);
+          }
         }
         {
-          const __m512 x = _mm512_maskz_loadu_ps(_cvtu32_mask16((1u << ch) - 1u), i5 + off);
-          acc = _mm512_fmadd_ps(x, _mm512_loadu_ps(wp + 32 + 5 * 32), acc);
+          const __m512 w0 = _mm512_loadu_ps(wp + 32 + 5 * 32 + 0);
+          {
+            const __m512 x = _mm512_maskz_loadu_ps(_cvtu32_mask16((1u << ch) - 1u), in[5] + off);
+            acc0_0 = _mm512_fmadd_ps(x, w0, acc0_0);
+          }
+          {
+            const __m512 x = _mm512_maskz_loadu_ps(_cvtu32_mask16((1u << ch) - 1u), in[1 * 9 + 5] + off);
+            acc1_0 = _mm512_fmadd_ps(x, w0, acc1_0);
+          }
+          {
+            const __m512 x = _mm512_maskz_loadu_ps(_cvtu32_mask16((1u << ch) - 1u), in[2 * 9 + 5] + off);
+            acc2_0 = _mm512_fmadd_ps(x, w0, acc2_0);
+          }
+          {
+            const __m512 x = _mm512_maskz_loadu_ps(_cvtu32_mask16((1u << ch) - 1u), in[3 * 9 + 5] + off);
+            acc3_0 = _mm512_fmadd_ps(x, w0, acc3_0);
+          }
         }
         {
-          const __m512 x = _mm512_maskz_loadu_ps(_cvtu32_mask16((1u << ch) - 1u), i6 + off);
-          acc = _mm512_fmadd_ps(x, _mm512_loadu_ps(wp + 32 + 6 * 32), acc);
+          const __m512 w0 = _mm512_loadu_ps(wp + 32 + 6 * 32 + 0);
+          {
+            const __m512 x = _mm512_maskz_loadu_ps(_cvtu32_mask16((1u << ch) - 1u), in[6] + off);
+            acc0_0 = _mm512_fmadd_ps(x, w0, acc0_0);
+          }
+          {
+            const __m512 x = _mm512_maskz_loadu_ps(_cvtu32_mask16((1u << ch) - 1u), in[1 * 9 + 6] + off);
+            acc1_0 = _mm512_fmadd_ps(x, w0, acc1_0);
+          }
+          {
+            const __m512 x = _mm512_maskz_loadu_ps(_cvtu32_mask16((1u << ch) - 1u), in[2 * 9 + 6] + off);
+            acc2_0 = _mm512_fmadd_ps(x, w0, acc2_0);
+          }
+          {
+            const __m512 x = _mm512_maskz_loadu_ps(_cvtu32_mask16((1u << ch) - 1u), in[3 * 9 + 6] + off);
+            acc3_0 = _mm512_fmadd_ps(x, w0, acc3_0);
+          }
         }
         {
-          const __m512 x = _mm512_maskz_loadu_ps(_cvtu32_mask16((1u << ch) - 1u), i7 + off);
-          acc = _mm512_fmadd_ps(x, _mm512_loadu_ps(wp + 32 + 7 * 32), acc);
+          const __m512 w0 = _mm512_loadu_ps(wp + 32 + 7 * 32 + 0);
+          {
+            const __m512 x = _mm512_maskz_loadu_ps(_cvtu32_mask16((1u << ch) - 1u), in[7] + off);
+            acc0_0 = _mm512_fmadd_ps(x, w0, acc0_0);
+          }
+          {
+            const __m512 x = _mm512_maskz_loadu_ps(_cvtu32_mask16((1u << ch) - 1u), in[1 * 9 + 7] + off);
+            acc1_0 = _mm512_fmadd_ps(x, w0, acc1_0);
+          }
+          {
+            const __m512 x = _mm512_maskz_loadu_ps(_cvtu32_mask16((1u << ch) - 1u), in[2 * 9 + 7] + off);
+            acc2_0 = _mm512_fmadd_ps(x, w0, acc2_0);
+          }
+          {
+            const __m512 x = _mm512_maskz_loadu_ps(_cvtu32_mask16((1u << ch) - 1u), in[3 * 9 + 7] + off);
+            acc3_0 = _mm512_fmadd_ps(x, w0, acc3_0);
+          }
         }
         {
-          const __m512 x = _mm512_maskz_loadu_ps(_cvtu32_mask16((1u << ch) - 1u), i8 + off);
-          acc = _mm512_fmadd_ps(x, _mm512_loadu_ps(wp + 32 + 8 * 32), acc);
+          const __m512 w0 = _mm512_loadu_ps(wp + 32 + 8 * 32 + 0);
+          {
+            const __m512 x = _mm512_maskz_loadu_ps(_cvtu32_mask16((1u << ch) - 1u), in[8] + off);
+            acc0_0 = _mm512_fmadd_ps(x, w0, acc0_0);
+          }
+          {
+            const __m512 x = _mm512_maskz_loadu_ps(_cvtu32_mask16((1u << ch) - 1u), in[1 * 9 + 8] + off);
+            acc1_0 = _mm512_fmadd_ps(x, w0, acc1_0);
+          }
+          {
+            const __m512 x = _mm512_maskz_loadu_ps(_cvtu32_mask16((1u << ch) - 1u), in[2 * 9 + 8] + off);
+            acc2_0 = _mm512_fmadd_ps(x, w0, acc2_0);
+          }
+          {
+            const __m512 x = _mm512_maskz_loadu_ps(_cvtu32_mask16((1u << ch) - 1u), in[3 * 9 + 8] + off);
+            acc3_0 = _mm512_fmadd_ps(x, w0, acc3_0);
+          }
         }
-        acc = _mm512_min_ps(vmax, _mm512_max_ps(vmin, acc));
-        _mm512_mask_storeu_ps(o, _cvtu32_mask16((1u << ch) - 1u), acc);
+        acc0_0 = _mm512_min_ps(vmax, _mm512_max_ps(vmin, acc0_0));
+        _mm512_mask_storeu_ps(out + off, _cvtu32_mask16((1u << ch) - 1u), acc0_0);
+        acc1_0 = _mm512_min_ps(vmax, _mm512_max_ps(vmin, acc1_0));
+        _mm512_mask_storeu_ps((float*)((char*)out + 1 * out_stride) + off, _cvtu32_mask16((1u << ch) - 1u), acc1_0);
+        acc2_0 = _mm512_min_ps(vmax, _mm512_max_ps(vmin, acc2_0));
+        _mm512_mask_storeu_ps((float*)((char*)out + 2 * out_stride) + off, _cvtu32_mask16((1u << ch) - 1u), acc2_0);
+        acc3_0 = _mm512_min_ps(vmax, _mm512_max_ps(vmin, acc3_0));
+        _mm512_mask_storeu_ps((float*)((char*)out + 3 * out_stride) + off, _cvtu32_mask16((1u << ch) - 1u), acc3_0);
       }
     }
+    in += 4 * 9;
+    out = (float*)((char*)out + 4 * out_stride);
+  }
+  for (; width != 0; width--) {
+    const float* wp = w;
+    size_t off = 0;
+    size_t ch = channels;
+    for (; ch >= 32; ch -= 32) {
+      const __m512 b0 = _mm512_loadu_ps(wp + 0);
+      __m512 acc0_0 = b0;
+      const __m512 b1 = _mm512_loadu_ps(wp + 16);
+      __m512 acc0_1 = b1;
+      {
+        const __m512 w0 = _mm512_loadu_ps(wp + 32 + 0 * 32 + 0);
+        const __m512 w1 = _mm512_loadu_ps(wp + 32 + 0 * 32 + 16);
+        acc0_0 = _mm512_fmadd_ps(_mm512_loadu_ps(in[0] + off + 0), w0, acc0_0);
+        acc0_1 = _mm512_fmadd_ps(_mm512_loadu_ps(in[0] + off + 16), w1, acc0_1);
+      }
+      {
+        const __m512 w0 = _mm512_loadu_ps(wp + 32 + 1 * 32 + 0);
+        const __m512 w1 = _mm512_loadu_ps(wp + 32 + 1 * 32 + 16);
+        acc0_0 = _mm512_fmadd_ps(_mm512_loadu_ps(in[1] + off + 0), w0, acc0_0);
+        acc0_1 = _mm512_fmadd_ps(_mm512_loadu_ps(in[1] + off + 16), w1, acc0_1);
+      }
+      {
+        const __m512 w0 = _mm512_loadu_ps(wp + 32 + 2 * 32 + 0);
+        const __m512 w1 = _mm512_loadu_ps(wp + 32 + 2 * 32 + 16);
+        acc0_0 = _mm512_fmadd_ps(_mm512_loadu_ps(in[2] + off + 0), w0, acc0_0);
+        acc0_1 = _mm512_fmadd_ps(_mm512_loadu_ps(in[2] + off + 16), w1, acc0_1);
+      }
+      {
+        const __m512 w0 = _mm512_loadu_ps(wp + 32 + 3 * 32 + 0);
+        const __m512 w1 = _mm512_loadu_ps(wp + 32 + 3 * 32 + 16);
+        acc0_0 = _mm512_fmadd_ps(_mm512_loadu_ps(in[3] + off + 0), w0, acc0_0);
+        acc0_1 = _mm512_fmadd_ps(_mm512_loadu_ps(in[3] + off + 16), w1, acc0_1);
+      }
+      {
+        const __m512 w0 = _mm512_loadu_ps(wp + 32 + 4 * 32 + 0);
+        const __m512 w1 = _mm512_loadu_ps(wp + 32 + 4 * 32 + 16);
+        acc0_0 = _mm512_fmadd_ps(_mm512_loadu_ps(in[4] + off + 0), w0, acc0_0);
+        acc0_1 = _mm512_fmadd_ps(_mm512_loadu_ps(in[4] + off + 16), w1, acc0_1);
+      }
+      {
+        const __m512 w0 = _mm512_loadu_ps(wp + 32 + 5 * 32 + 0);
+        const __m512 w1 = _mm512_loadu_ps(wp + 32 + 5 * 32 + 16);
+        acc0_0 = _mm512_fmadd_ps(_mm512_loadu_ps(in[5] + off + 0), w0, acc0_0);
+        acc0_1 = _mm512_fmadd_ps(_mm512_loadu_ps(in[5] + off + 16), w1, acc0_1);
+      }
+      {
+        const __m512 w0 = _mm512_loadu_ps(wp + 32 + 6 * 32 + 0);
+        const __m512 w1 = _mm512_loadu_ps(wp + 32 + 6 * 32 + 16);
+        acc0_0 = _mm512_fmadd_ps(_mm512_loadu_ps(in[6] + off + 0), w0, acc0_0);
+        acc0_1 = _mm512_fmadd_ps(_mm512_loadu_ps(in[6] + off + 16), w1, acc0_1);
+      }
+      {
+        const __m512 w0 = _mm512_loadu_ps(wp + 32 + 7 * 32 + 0);
+        const __m512 w1 = _mm512_loadu_ps(wp + 32 + 7 * 32 + 16);
+        acc0_0 = _mm512_fmadd_ps(_mm512_loadu_ps(in[7] + off + 0), w0, acc0_0);
+        acc0_1 = _mm512_fmadd_ps(_mm512_loadu_ps(in[7] + off + 16), w1, acc0_1);
+      }
+      {
+        const __m512 w0 = _mm512_loadu_ps(wp + 32 + 8 * 32 + 0);
+        const __m512 w1 = _mm512_loadu_ps(wp + 32 + 8 * 32 + 16);
+        acc0_0 = _mm512_fmadd_ps(_mm512_loadu_ps(in[8] + off + 0), w0, acc0_0);
+        acc0_1 = _mm512_fmadd_ps(_mm512_loadu_ps(in[8] + off + 16), w1, acc0_1);
+      }
+      acc0_0 = _mm512_min_ps(vmax, _mm512_max_ps(vmin, acc0_0));
+      _mm512_storeu_ps(out + off + 0, acc0_0);
+      acc0_1 = _mm512_min_ps(vmax, _mm512_max_ps(vmin, acc0_1));
+      _mm512_storeu_ps(out + off + 16, acc0_1);
+      off += 32;
+      wp += 320;
+    }
+    if (ch != 0) {
+      for (; ch >= 16; ch -= 16) {
+        const __m512 b0 = _mm512_loadu_ps(wp + 0);
+        __m512 acc0_0 = b0;
+        {
+          const __m512 w0 = _mm512_loadu_ps(wp + 32 + 0 * 32 + 0);
+          acc0_0 = _mm512_fmadd_ps(_mm512_loadu_ps(in[0] + off + 0), w0, acc0_0);
+        }
+        {
+          const __m512 w0 = _mm512_loadu_ps(wp + 32 + 1 * 32 + 0);
+          acc0_0 = _mm512_fmadd_ps(_mm512_loadu_ps(in[1] + off + 0), w0, acc0_0);
+        }
+        {
+          const __m512 w0 = _mm512_loadu_ps(wp + 32 + 2 * 32 + 0);
+          acc0_0 = _mm512_fmadd_ps(_mm512_loadu_ps(in[2] + off + 0), w0, acc0_0);
+        }
+        {
+          const __m512 w0 = _mm512_loadu_ps(wp + 32 + 3 * 32 + 0);
+          acc0_0 = _mm512_fmadd_ps(_mm512_loadu_ps(in[3] + off + 0), w0, acc0_0);
+        }
+        {
+          const __m512 w0 = _mm512_loadu_ps(wp + 32 + 4 * 32 + 0);
+          acc0_0 = _mm512_fmadd_ps(_mm512_loadu_ps(in[4] + off + 0), w0, acc0_0);
+        }
+        {
+          const __m512 w0 = _mm512_loadu_ps(wp + 32 + 5 * 32 + 0);
+          acc0_0 = _mm512_fmadd_ps(_mm512_loadu_ps(in[5] + off + 0), w0, acc0_0);
+        }
+        {
+          const __m512 w0 = _mm512_loadu_ps(wp + 32 + 6 * 32 + 0);
+          acc0_0 = _mm512_fmadd_ps(_mm512_loadu_ps(in[6] + off + 0), w0, acc0_0);
+        }
+        {
+          const __m512 w0 = _mm512_loadu_ps(wp + 32 + 7 * 32 + 0);
+          acc0_0 = _mm512_fmadd_ps(_mm512_loadu_ps(in[7] + off + 0), w0, acc0_0);
+        }
+        {
+          const __m512 w0 = _mm512_loadu_ps(wp + 32 + 8 * 32 + 0);
+          acc0_0 = _mm512_fmadd_ps(_mm512_loadu_ps(in[8] + off + 0), w0, acc0_0);
+        }
+        acc0_0 = _mm512_min_ps(vmax, _mm512_max_ps(vmin, acc0_0));
+        _mm512_storeu_ps(out + off + 0, acc0_0);
+        off += 16;
+        wp += 16;
+      }
+      if (ch != 0) {
+        const __m512 b0 = _mm512_loadu_ps(wp + 0);
+        __m512 acc0_0 = b0;
+        {
+          const __m512 w0 = _mm512_loadu_ps(wp + 32 + 0 * 32 + 0);
+          {
+            const __m512 x = _mm512_maskz_loadu_ps(_cvtu32_mask16((1u << ch) - 1u), in[0] + off);
+            acc0_0 = _mm512_fmadd_ps(x, w0, acc0_0);
+          }
+        }
+        {
+          const __m512 w0 = _mm512_loadu_ps(wp + 32 + 1 * 32 + 0);
+          {
+            const __m512 x = _mm512_maskz_loadu_ps(_cvtu32_mask16((1u << ch) - 1u), in[1] + off);
+            acc0_0 = _mm512_fmadd_ps(x, w0, acc0_0);
+          }
+        }
+        {
+          const __m512 w0 = _mm512_loadu_ps(wp + 32 + 2 * 32 + 0);
+          {
+            const __m512 x = _mm512_maskz_loadu_ps(_cvtu32_mask16((1u << ch) - 1u), in[2] + off);
+            acc0_0 = _mm512_fmadd_ps(x, w0, acc0_0);
+          }
+        }
+        {
+          const __m512 w0 = _mm512_loadu_ps(wp + 32 + 3 * 32 + 0);
+          {
+            const __m512 x = _mm512_maskz_loadu_ps(_cvtu32_mask16((1u << ch) - 1u), in[3] + off);
+            acc0_0 = _mm512_fmadd_ps(x, w0, acc0_0);
+          }
+        }
+        {
+          const __m512 w0 = _mm512_loadu_ps(wp + 32 + 4 * 32 + 0);
+          {
+            const __m512 x = _mm512_maskz_loadu_ps(_cvtu32_mask16((1u << ch) - 1u), in[4] + off);
+            acc0_0 = _mm512_fmadd_ps(x, w0, acc0_0);
+          }
+        }
+        {
+          const __m512 w0 = _mm512_loadu_ps(wp + 32 + 5 * 32 + 0);
+          {
+            const __m512 x = _mm512_maskz_loadu_ps(_cvtu32_mask16((1u << ch) - 1u), in[5] + off);
+            acc0_0 = _mm512_fmadd_ps(x, w0, acc0_0);
+          }
+        }
+        {
+          const __m512 w0 = _mm512_loadu_ps(wp + 32 + 6 * 32 + 0);
+          {
+            const __m512 x = _mm512_maskz_loadu_ps(_cvtu32_mask16((1u << ch) - 1u), in[6] + off);
+            acc0_0 = _mm512_fmadd_ps(x, w0, acc0_0);
+          }
+        }
+        {
+          const __m512 w0 = _mm512_loadu_ps(wp + 32 + 7 * 32 + 0);
+          {
+            const __m512 x = _mm512_maskz_loadu_ps(_cvtu32_mask16((1u << ch) - 1u), in[7] + off);
+            acc0_0 = _mm512_fmadd_ps(x, w0, acc0_0);
+          }
+        }
+        {
+          const __m512 w0 = _mm512_loadu_ps(wp + 32 + 8 * 32 + 0);
+          {
+            const __m512 x = _mm512_maskz_loadu_ps(_cvtu32_mask16((1u << ch) - 1u), in[8] + off);
+            acc0_0 = _mm512_fmadd_ps(x, w0, acc0_0);
+          }
+        }
+        acc0_0 = _mm512_min_ps(vmax, _mm512_max_ps(vmin, acc0_0));
+        _mm512_mask_storeu_ps(out + off, _cvtu32_mask16((1u << ch) - 1u), acc0_0);
+      }
+    }
+    in += 9;
     out = (float*)((char*)out + out_stride);
   }
 }
@@ -478,238 +973,1485 @@ static __attribute__((target("avx512f,avx512bw,avx512vl,avx2,fma"))) void wrt_av
   (void)ks;
   const __m512 vmin = _mm512_set1_ps(clamp->min);
   const __m512 vmax = _mm512_set1_ps(clamp->max);
-  for (; width != 0; width--) {
-    const float* i0 = in[0];
-    const float* i1 = in[1];
-    const float* i2 = in[2];
-    const float* i3 = in[3];
-    const float* i4 = in[4];
-    const float* i5 = in[5];
-    const float* i6 = in[6];
-    const float* i7 = in[7];
-    const float* i8 = in[8];
-    const float* i9 = in[9];
-    const float* i10 = in[10];
-    const float* i11 = in[11];
-    const float* i12 = in[12];
-    const float* i13 = in[13];
-    const float* i14 = in[14];
-    const float* i15 = in[15];
-    const float* i16 = in[16];
-    const float* i17 = in[17];
-    const float* i18 = in[18];
-    const float* i19 = in[19];
-    const float* i20 = in[20];
-    const float* i21 = in[21];
-    const float* i22 = in[22];
-    const float* i23 = in[23];
-    const float* i24 = in[24];
-    in += 25;
+  for (; width >= 4; width -= 4) {
     const float* wp = w;
-    float* o = out;
     size_t off = 0;
     size_t ch = channels;
     for (; ch >= 32; ch -= 32) {
-      __m512 acc0 = _mm512_loadu_ps(wp + 0);
-      __m512 acc1 = _mm512_loadu_ps(wp + 16);
-      acc0 = _mm512_fmadd_ps(_mm512_loadu_ps(i0 + off + 0), _mm512_loadu_ps(wp + 32 + 0 * 32 + 0), acc0);
-      acc1 = _mm512_fmadd_ps(_mm512_loadu_ps(i0 + off + 16), _mm512_loadu_ps(wp + 32 + 0 * 32 + 16), acc1);
-      acc0 = _mm512_fmadd_ps(_mm512_loadu_ps(i1 + off + 0), _mm512_loadu_ps(wp + 32 + 1 * 32 + 0), acc0);
-      acc1 = _mm512_fmadd_ps(_mm512_loadu_ps(i1 + off + 16), _mm512_loadu_ps(wp + 32 + 1 * 32 + 16), acc1);
-      acc0 = _mm512_fmadd_ps(_mm512_loadu_ps(i2 + off + 0), _mm512_loadu_ps(wp + 32 + 2 * 32 + 0), acc0);
-      acc1 = _mm512_fmadd_ps(_mm512_loadu_ps(i2 + off + 16), _mm512_loadu_ps(wp + 32 + 2 * 32 + 16), acc1);
-      acc0 = _mm512_fmadd_ps(_mm512_loadu_ps(i3 + off + 0), _mm512_loadu_ps(wp + 32 + 3 * 32 + 0), acc0);
-      acc1 = _mm512_fmadd_ps(_mm512_loadu_ps(i3 + off + 16), _mm512_loadu_ps(wp + 32 + 3 * 32 + 16), acc1);
-      acc0 = _mm512_fmadd_ps(_mm512_loadu_ps(i4 + off + 0), _mm512_loadu_ps(wp + 32 + 4 * 32 + 0), acc0);
-      acc1 = _mm512_fmadd_ps(_mm512_loadu_ps(i4 + off + 16), _mm512_loadu_ps(wp + 32 + 4 * 32 + 16), acc1);
-      acc0 = _mm512_fmadd_ps(_mm512_loadu_ps(i5 + off + 0), _mm512_loadu_ps(wp + 32 + 5 * 32 + 0), acc0);
-      acc1 = _mm512_fmadd_ps(_mm512_loadu_ps(i5 + off + 16), _mm512_loadu_ps(wp + 32 + 5 * 32 + 16), acc1);
-      acc0 = _mm512_fmadd_ps(_mm512_loadu_ps(i6 + off + 0), _mm512_loadu_ps(wp + 32 + 6 * 32 + 0), acc0);
-      acc1 = _mm512_fmadd_ps(_mm512_loadu_ps(i6 + off + 16), _mm512_loadu_ps(wp + 32 + 6 * 32 + 16), acc1);
-      acc0 = _mm512_fmadd_ps(_mm512_loadu_ps(i7 + off + 0), _mm512_loadu_ps(wp + 32 + 7 * 32 + 0), acc0);
-      acc1 = _mm512_fmadd_ps(_mm512_loadu_ps(i7 + off + 16), _mm512_loadu_ps(wp + 32 + 7 * 32 + 16), acc1);
-      acc0 = _mm512_fmadd_ps(_mm512_loadu_ps(i8 + off + 0), _mm512_loadu_ps(wp + 32 + 8 * 32 + 0), acc0);
-      acc1 = _mm512_fmadd_ps(_mm512_loadu_ps(i8 + off + 16), _mm512_loadu_ps(wp + 32 + 8 * 32 + 16), acc1);
-      acc0 = _mm512_fmadd_ps(_mm512_loadu_ps(i9 + off + 0), _mm512_loadu_ps(wp + 32 + 9 * 32 + 0), acc0);
-      acc1 = _mm512_fmadd_ps(_mm512_loadu_ps(i9 + off + 16), _mm512_loadu_ps(wp + 32 + 9 * 32 + 16), acc1);
-      acc0 = _mm512_fmadd_ps(_mm512_loadu_ps(i10 + off + 0), _mm512_loadu_ps(wp + 32 + 10 * 32 + 0), acc0);
-      acc1 = _mm512_fmadd_ps(_mm512_loadu_ps(i10 + off + 16), _mm512_loadu_ps(wp + 32 + 10 * 32 + 16), acc1);
-      acc0 = _mm512_fmadd_ps(_mm512_loadu_ps(i11 + off + 0), _mm512_loadu_ps(wp + 32 + 11 * 32 + 0), acc0);
-      acc1 = _mm512_fmadd_ps(_mm512_loadu_ps(i11 + off + 16), _mm512_loadu_ps(wp + 32 + 11 * 32 + 16), acc1);
-      acc0 = _mm512_fmadd_ps(_mm512_loadu_ps(i12 + off + 0), _mm512_loadu_ps(wp + 32 + 12 * 32 + 0), acc0);
-      acc1 = _mm512_fmadd_ps(_mm512_loadu_ps(i12 + off + 16), _mm512_loadu_ps(wp + 32 + 12 * 32 + 16), acc1);
-      acc0 = _mm512_fmadd_ps(_mm512_loadu_ps(i13 + off + 0), _mm512_loadu_ps(wp + 32 + 13 * 32 + 0), acc0);
-      acc1 = _mm512_fmadd_ps(_mm512_loadu_ps(i13 + off + 16), _mm512_loadu_ps(wp + 32 + 13 * 32 + 16), acc1);
-      acc0 = _mm512_fmadd_ps(_mm512_loadu_ps(i14 + off + 0), _mm512_loadu_ps(wp + 32 + 14 * 32 + 0), acc0);
-      acc1 = _mm512_fmadd_ps(_mm512_loadu_ps(i14 + off + 16), _mm512_loadu_ps(wp + 32 + 14 * 32 + 16), acc1);
-      acc0 = _mm512_fmadd_ps(_mm512_loadu_ps(i15 + off + 0), _mm512_loadu_ps(wp + 32 + 15 * 32 + 0), acc0);
-      acc1 = _mm512_fmadd_ps(_mm512_loadu_ps(i15 + off + 16), _mm512_loadu_ps(wp + 32 + 15 * 32 + 16), acc1);
-      acc0 = _mm512_fmadd_ps(_mm512_loadu_ps(i16 + off + 0), _mm512_loadu_ps(wp + 32 + 16 * 32 + 0), acc0);
-      acc1 = _mm512_fmadd_ps(_mm512_loadu_ps(i16 + off + 16), _mm512_loadu_ps(wp + 32 + 16 * 32 + 16), acc1);
-      acc0 = _mm512_fmadd_ps(_mm512_loadu_ps(i17 + off + 0), _mm512_loadu_ps(wp + 32 + 17 * 32 + 0), acc0);
-      acc1 = _mm512_fmadd_ps(_mm512_loadu_ps(i17 + off + 16), _mm512_loadu_ps(wp + 32 + 17 * 32 + 16), acc1);
-      acc0 = _mm512_fmadd_ps(_mm512_loadu_ps(i18 + off + 0), _mm512_loadu_ps(wp + 32 + 18 * 32 + 0), acc0);
-      acc1 = _mm512_fmadd_ps(_mm512_loadu_ps(i18 + off + 16), _mm512_loadu_ps(wp + 32 + 18 * 32 + 16), acc1);
-      acc0 = _mm512_fmadd_ps(_mm512_loadu_ps(i19 + off + 0), _mm512_loadu_ps(wp + 32 + 19 * 32 + 0), acc0);
-      acc1 = _mm512_fmadd_ps(_mm512_loadu_ps(i19 + off + 16), _mm512_loadu_ps(wp + 32 + 19 * 32 + 16), acc1);
-      acc0 = _mm512_fmadd_ps(_mm512_loadu_ps(i20 + off + 0), _mm512_loadu_ps(wp + 32 + 20 * 32 + 0), acc0);
-      acc1 = _mm512_fmadd_ps(_mm512_loadu_ps(i20 + off + 16), _mm512_loadu_ps(wp + 32 + 20 * 32 + 16), acc1);
-      acc0 = _mm512_fmadd_ps(_mm512_loadu_ps(i21 + off + 0), _mm512_loadu_ps(wp + 32 + 21 * 32 + 0), acc0);
-      acc1 = _mm512_fmadd_ps(_mm512_loadu_ps(i21 + off + 16), _mm512_loadu_ps(wp + 32 + 21 * 32 + 16), acc1);
-      acc0 = _mm512_fmadd_ps(_mm512_loadu_ps(i22 + off + 0), _mm512_loadu_ps(wp + 32 + 22 * 32 + 0), acc0);
-      acc1 = _mm512_fmadd_ps(_mm512_loadu_ps(i22 + off + 16), _mm512_loadu_ps(wp + 32 + 22 * 32 + 16), acc1);
-      acc0 = _mm512_fmadd_ps(_mm512_loadu_ps(i23 + off + 0), _mm512_loadu_ps(wp + 32 + 23 * 32 + 0), acc0);
-      acc1 = _mm512_fmadd_ps(_mm512_loadu_ps(i23 + off + 16), _mm512_loadu_ps(wp + 32 + 23 * 32 + 16), acc1);
-      acc0 = _mm512_fmadd_ps(_mm512_loadu_ps(i24 + off + 0), _mm512_loadu_ps(wp + 32 + 24 * 32 + 0), acc0);
-      acc1 = _mm512_fmadd_ps(_mm512_loadu_ps(i24 + off + 16), _mm512_loadu_ps(wp + 32 + 24 * 32 + 16), acc1);
-      acc0 = _mm512_min_ps(vmax, _mm512_max_ps(vmin, acc0));
-      _mm512_storeu_ps(o + 0, acc0);
-      acc1 = _mm512_min_ps(vmax, _mm512_max_ps(vmin, acc1));
-      _mm512_storeu_ps(o + 16, acc1);
-      o += 32;
+      const __m512 b0 = _mm512_loadu_ps(wp + 0);
+      __m512 acc0_0 = b0;
+      __m512 acc1_0 = b0;
+      __m512 acc2_0 = b0;
+      __m512 acc3_0 = b0;
+      const __m512 b1 = _mm512_loadu_ps(wp + 16);
+      __m512 acc0_1 = b1;
+      __m512 acc1_1 = b1;
+      __m512 acc2_1 = b1;
+      __m512 acc3_1 = b1;
+      {
+        const __m512 w0 = _mm512_loadu_ps(wp + 32 + 0 * 32 + 0);
+        const __m512 w1 = _mm512_loadu_ps(wp + 32 + 0 * 32 + 16);
+        acc0_0 = _mm512_fmadd_ps(_mm512_loadu_ps(in[0] + off + 0), w0, acc0_0);
+        acc0_1 = _mm512_fmadd_ps(_mm512_loadu_ps(in[0] + off + 16), w1, acc0_1);
+        acc1_0 = _mm512_fmadd_ps(_mm512_loadu_ps(in[1 * 25 + 0] + off + 0), w0, acc1_0);
+        acc1_1 = _mm512_fmadd_ps(_mm512_loadu_ps(in[1 * 25 + 0] + off + 16), w1, acc1_1);
+        acc2_0 = _mm512_fmadd_ps(_mm512_loadu_ps(in[2 * 25 + 0] + off + 0), w0, acc2_0);
+        acc2_1 = _mm512_fmadd_ps(_mm512_loadu_ps(in[2 * 25 + 0] + off + 16), w1, acc2_1);
+        acc3_0 = _mm512_fmadd_ps(_mm512_loadu_ps(in[3 * 25 + 0] + off + 0), w0, acc3_0);
+        acc3_1 = _mm512_fmadd_ps(_mm512_loadu_ps(in[3 * 25 + 0] + off + 16), w1, acc3_1);
+      }
+      {
+        const __m512 w0 = _mm512_loadu_ps(wp + 32 + 1 * 32 + 0);
+        const __m512 w1 = _mm512_loadu_ps(wp + 32 + 1 * 32 + 16);
+        acc0_0 = _mm512_fmadd_ps(_mm512_loadu_ps(in[1] + off + 0), w0, acc0_0);
+        acc0_1 = _mm512_fmadd_ps(_mm512_loadu_ps(in[1] + off + 16), w1, acc0_1);
+        acc1_0 = _mm512_fmadd_ps(_mm512_loadu_ps(in[1 * 25 + 1] + off + 0), w0, acc1_0);
+        acc1_1 = _mm512_fmadd_ps(_mm512_loadu_ps(in[1 * 25 + 1] + off + 16), w1, acc1_1);
+        acc2_0 = _mm512_fmadd_ps(_mm512_loadu_ps(in[2 * 25 + 1] + off + 0), w0, acc2_0);
+        acc2_1 = _mm512_fmadd_ps(_mm512_loadu_ps(in[2 * 25 + 1] + off + 16), w1, acc2_1);
+        acc3_0 = _mm512_fmadd_ps(_mm512_loadu_ps(in[3 * 25 + 1] + off + 0), w0, acc3_0);
+        acc3_1 = _mm512_fmadd_ps(_mm512_loadu_ps(in[3 * 25 + 1] + off + 16), w1, acc3_1);
+      }
+      {
+        const __m512 w0 = _mm512_loadu_ps(wp + 32 + 2 * 32 + 0);
+        const __m512 w1 = _mm512_loadu_ps(wp + 32 + 2 * 32 + 16);
+        acc0_0 = _mm512_fmadd_ps(_mm512_loadu_ps(in[2] + off + 0), w0, acc0_0);
+        acc0_1 = _mm512_fmadd_ps(_mm512_loadu_ps(in[2] + off + 16), w1, acc0_1);
+        acc1_0 = _mm512_fmadd_ps(_mm512_loadu_ps(in[1 * 25 + 2] + off + 0), w0, acc1_0);
+        acc1_1 = _mm512_fmadd_ps(_mm512_loadu_ps(in[1 * 25 + 2] + off + 16), w1, acc1_1);
+        acc2_0 = _mm512_fmadd_ps(_mm512_loadu_ps(in[2 * 25 + 2] + off + 0), w0, acc2_0);
+        acc2_1 = _mm512_fmadd_ps(_mm512_loadu_ps(in[2 * 25 + 2] + off + 16), w1, acc2_1);
+        acc3_0 = _mm512_fmadd_ps(_mm512_loadu_ps(in[3 * 25 + 2] + off + 0), w0, acc3_0);
+        acc3_1 = _mm512_fmadd_ps(_mm512_loadu_ps(in[3 * 25 + 2] + off + 16), w1, acc3_1);
+      }
+      {
+        const __m512 w0 = _mm512_loadu_ps(wp + 32 + 3 * 32 + 0);
+        const __m512 w1 = _mm512_loadu_ps(wp + 32 + 3 * 32 + 16);
+        acc0_0 = _mm512_fmadd_ps(_mm512_loadu_ps(in[3] + off + 0), w0, acc0_0);
+        acc0_1 = _mm512_fmadd_ps(_mm512_loadu_ps(in[3] + off + 16), w1, acc0_1);
+        acc1_0 = _mm512_fmadd_ps(_mm512_loadu_ps(in[1 * 25 + 3] + off + 0), w0, acc1_0);
+        acc1_1 = _mm512_fmadd_ps(_mm512_loadu_ps(in[1 * 25 + 3] + off + 16), w1, acc1_1);
+        acc2_0 = _mm512_fmadd_ps(_mm512_loadu_ps(in[2 * 25 + 3] + off + 0), w0, acc2_0);
+        acc2_1 = _mm512_fmadd_ps(_mm512_loadu_ps(in[2 * 25 + 3] + off + 16), w1, acc2_1);
+        acc3_0 = _mm512_fmadd_ps(_mm512_loadu_ps(in[3 * 25 + 3] + off + 0), w0, acc3_0);
+        acc3_1 = _mm512_fmadd_ps(_mm512_loadu_ps(in[3 * 25 + 3] + off + 16), w1, acc3_1);
+      }
+      {
+        const __m512 w0 = _mm512_loadu_ps(wp + 32 + 4 * 32 + 0);
+        const __m512 w1 = _mm512_loadu_ps(wp + 32 + 4 * 32 + 16);
+        acc0_0 = _mm512_fmadd_ps(_mm512_loadu_ps(in[4] + off + 0), w0, acc0_0);
+        acc0_1 = _mm512_fmadd_ps(_mm512_loadu_ps(in[4] + off + 16), w1, acc0_1);
+        acc1_0 = _mm512_fmadd_ps(_mm512_loadu_ps(in[1 * 25 + 4] + off + 0), w0, acc1_0);
+        acc1_1 = _mm512_fmadd_ps(_mm512_loadu_ps(in[1 * 25 + 4] + off + 16), w1, acc1_1);
+        acc2_0 = _mm512_fmadd_ps(_mm512_loadu_ps(in[2 * 25 + 4] + off + 0), w0, acc2_0);
+        acc2_1 = _mm512_fmadd_ps(_mm512_loadu_ps(in[2 * 25 + 4] + off + 16), w1, acc2_1);
+        acc3_0 = _mm512_fmadd_ps(_mm512_loadu_ps(in[3 * 25 + 4] + off + 0), w0, acc3_0);
+        acc3_1 = _mm512_fmadd_ps(_mm512_loadu_ps(in[3 * 25 + 4] + off + 16), w1, acc3_1);
+      }
+      {
+        const __m512 w0 = _mm512_loadu_ps(wp + 32 + 5 * 32 + 0);
+        const __m512 w1 = _mm512_loadu_ps(wp + 32 + 5 * 32 + 16);
+        acc0_0 = _mm512_fmadd_ps(_mm512_loadu_ps(in[5] + off + 0), w0, acc0_0);
+        acc0_1 = _mm512_fmadd_ps(_mm512_loadu_ps(in[5] + off + 16), w1, acc0_1);
+        acc1_0 = _mm512_fmadd_ps(_mm512_loadu_ps(in[1 * 25 + 5] + off + 0), w0, acc1_0);
+        acc1_1 = _mm512_fmadd_ps(_mm512_loadu_ps(in[1 * 25 + 5] + off + 16), w1, acc1_1);
+        acc2_0 = _mm512_fmadd_ps(_mm512_loadu_ps(in[2 * 25 + 5] + off + 0), w0, acc2_0);
+        acc2_1 = _mm512_fmadd_ps(_mm512_loadu_ps(in[2 * 25 + 5] + off + 16), w1, acc2_1);
+        acc3_0 = _mm512_fmadd_ps(_mm512_loadu_ps(in[3 * 25 + 5] + off + 0), w0, acc3_0);
+        acc3_1 = _mm512_fmadd_ps(_mm512_loadu_ps(in[3 * 25 + 5] + off + 16), w1, acc3_1);
+      }
+      {
+        const __m512 w0 = _mm512_loadu_ps(wp + 32 + 6 * 32 + 0);
+        const __m512 w1 = _mm512_loadu_ps(wp + 32 + 6 * 32 + 16);
+        acc0_0 = _mm512_fmadd_ps(_mm512_loadu_ps(in[6] + off + 0), w0, acc0_0);
+        acc0_1 = _mm512_fmadd_ps(_mm512_loadu_ps(in[6] + off + 16), w1, acc0_1);
+        acc1_0 = _mm512_fmadd_ps(_mm512_loadu_ps(in[1 * 25 + 6] + off + 0), w0, acc1_0);
+        acc1_1 = _mm512_fmadd_ps(_mm512_loadu_ps(in[1 * 25 + 6] + off + 16), w1, acc1_1);
+        acc2_0 = _mm512_fmadd_ps(_mm512_loadu_ps(in[2 * 25 + 6] + off + 0), w0, acc2_0);
+        acc2_1 = _mm512_fmadd_ps(_mm512_loadu_ps(in[2 * 25 + 6] + off + 16), w1, acc2_1);
+        acc3_0 = _mm512_fmadd_ps(_mm512_loadu_ps(in[3 * 25 + 6] + off + 0), w0, acc3_0);
+        acc3_1 = _mm512_fmadd_ps(_mm512_loadu_ps(in[3 * 25 + 6] + off + 16), w1, acc3_1);
+      }
+      {
+        const __m512 w0 = _mm512_loadu_ps(wp + 32 + 7 * 32 + 0);
+        const __m512 w1 = _mm512_loadu_ps(wp + 32 + 7 * 32 + 16);
+        acc0_0 = _mm512_fmadd_ps(_mm512_loadu_ps(in[7] + off + 0), w0, acc0_0);
+        acc0_1 = _mm512_fmadd_ps(_mm512_loadu_ps(in[7] + off + 16), w1, acc0_1);
+        acc1_0 = _mm512_fmadd_ps(_mm512_loadu_ps(in[1 * 25 + 7] + off + 0), w0, acc1_0);
+        acc1_1 = _mm512_fmadd_ps(_mm512_loadu_ps(in[1 * 25 + 7] + off + 16), w1, acc1_1);
+        acc2_0 = _mm512_fmadd_ps(_mm512_loadu_ps(in[2 * 25 + 7] + off + 0), w0, acc2_0);
+        acc2_1 = _mm512_fmadd_ps(_mm512_loadu_ps(in[2 * 25 + 7] + off + 16), w1, acc2_1);
+        acc3_0 = _mm512_fmadd_ps(_mm512_loadu_ps(in[3 * 25 + 7] + off + 0), w0, acc3_0);
+        acc3_1 = _mm512_fmadd_ps(_mm512_loadu_ps(in[3 * 25 + 7] + off + 16), w1, acc3_1);
+      }
+      {
+        const __m512 w0 = _mm512_loadu_ps(wp + 32 + 8 * 32 + 0);
+        const __m512 w1 = _mm512_loadu_ps(wp + 32 + 8 * 32 + 16);
+        acc0_0 = _mm512_fmadd_ps(_mm512_loadu_ps(in[8] + off + 0), w0, acc0_0);
+        acc0_1 = _mm512_fmadd_ps(_mm512_loadu_ps(in[8] + off + 16), w1, acc0_1);
+        acc1_0 = _mm512_fmadd_ps(_mm512_loadu_ps(in[1 * 25 + 8] + off + 0), w0, acc1_0);
+        acc1_1 = _mm512_fmadd_ps(_mm512_loadu_ps(in[1 * 25 + 8] + off + 16), w1, acc1_1);
+        acc2_0 = _mm512_fmadd_ps(_mm512_loadu_ps(in[2 * 25 + 8] + off + 0), w0, acc2_0);
+        acc2_1 = _mm512_fmadd_ps(_mm512_loadu_ps(in[2 * 25 + 8] + off + 16), w1, acc2_1);
+        acc3_0 = _mm512_fmadd_ps(_mm512_loadu_ps(in[3 * 25 + 8] + off + 0), w0, acc3_0);
+        acc3_1 = _mm512_fmadd_ps(_mm512_loadu_ps(in[3 * 25 + 8] + off + 16), w1, acc3_1);
+      }
+      {
+        const __m512 w0 = _mm512_loadu_ps(wp + 32 + 9 * 32 + 0);
+        const __m512 w1 = _mm512_loadu_ps(wp + 32 + 9 * 32 + 16);
+        acc0_0 = _mm512_fmadd_ps(_mm512_loadu_ps(in[9] + off + 0), w0, acc0_0);
+        acc0_1 = _mm512_fmadd_ps(_mm512_loadu_ps(in[9] + off + 16), w1, acc0_1);
+        acc1_0 = _mm512_fmadd_ps(_mm512_loadu_ps(in[1 * 25 + 9] + off + 0), w0, acc1_0);
+        acc1_1 = _mm512_fmadd_ps(_mm512_loadu_ps(in[1 * 25 + 9] + off + 16), w1, acc1_1);
+        acc2_0 = _mm512_fmadd_ps(_mm512_loadu_ps(in[2 * 25 + 9] + off + 0), w0, acc2_0);
+        acc2_1 = _mm512_fmadd_ps(_mm512_loadu_ps(in[2 * 25 + 9] + off + 16), w1, acc2_1);
+        acc3_0 = _mm512_fmadd_ps(_mm512_loadu_ps(in[3 * 25 + 9] + off + 0), w0, acc3_0);
+        acc3_1 = _mm512_fmadd_ps(_mm512_loadu_ps(in[3 * 25 + 9] + off + 16), w1, acc3_1);
+      }
+      {
+        const __m512 w0 = _mm512_loadu_ps(wp + 32 + 10 * 32 + 0);
+        const __m512 w1 = _mm512_loadu_ps(wp + 32 + 10 * 32 + 16);
+        acc0_0 = _mm512_fmadd_ps(_mm512_loadu_ps(in[10] + off + 0), w0, acc0_0);
+        acc0_1 = _mm512_fmadd_ps(_mm512_loadu_ps(in[10] + off + 16), w1, acc0_1);
+        acc1_0 = _mm512_fmadd_ps(_mm512_loadu_ps(in[1 * 25 + 10] + off + 0), w0, acc1_0);
+        acc1_1 = _mm512_fmadd_ps(_mm512_loadu_ps(in[1 * 25 + 10] + off + 16), w1, acc1_1);
+        acc2_0 = _mm512_fmadd_ps(_mm512_loadu_ps(in[2 * 25 + 10] + off + 0), w0, acc2_0);
+        acc2_1 = _mm512_fmadd_ps(_mm512_loadu_ps(in[2 * 25 + 10] + off + 16), w1, acc2_1);
+        acc3_0 = _mm512_fmadd_ps(_mm512_loadu_ps(in[3 * 25 + 10] + off + 0), w0, acc3_0);
+        acc3_1 = _mm512_fmadd_ps(_mm512_loadu_ps(in[3 * 25 + 10] + off + 16), w1, acc3_1);
+      }
+      {
+        const __m512 w0 = _mm512_loadu_ps(wp + 32 + 11 * 32 + 0);
+        const __m512 w1 = _mm512_loadu_ps(wp + 32 + 11 * 32 + 16);
+        acc0_0 = _mm512_fmadd_ps(_mm512_loadu_ps(in[11] + off + 0), w0, acc0_0);
+        acc0_1 = _mm512_fmadd_ps(_mm512_loadu_ps(in[11] + off + 16), w1, acc0_1);
+        acc1_0 = _mm512_fmadd_ps(_mm512_loadu_ps(in[1 * 25 + 11] + off + 0), w0, acc1_0);
+        acc1_1 = _mm512_fmadd_ps(_mm512_loadu_ps(in[1 * 25 + 11] + off + 16), w1, acc1_1);
+        acc2_0 = _mm512_fmadd_ps(_mm512_loadu_ps(in[2 * 25 + 11] + off + 0), w0, acc2_0);
+        acc2_1 = _mm512_fmadd_ps(_mm512_loadu_ps(in[2 * 25 + 11] + off + 16), w1, acc2_1);
+        acc3_0 = _mm512_fmadd_ps(_mm512_loadu_ps(in[3 * 25 + 11] + off + 0), w0, acc3_0);
+        acc3_1 = _mm512_fmadd_ps(_mm512_loadu_ps(in[3 * 25 + 11] + off + 16), w1, acc3_1);
+      }
+      {
+        const __m512 w0 = _mm512_loadu_ps(wp + 32 + 12 * 32 + 0);
+        const __m512 w1 = _mm512_loadu_ps(wp + 32 + 12 * 32 + 16);
+        acc0_0 = _mm512_fmadd_ps(_mm512_loadu_ps(in[12] + off + 0), w0, acc0_0);
+        acc0_1 = _mm512_fmadd_ps(_mm512_loadu_ps(in[12] + off + 16), w1, acc0_1);
+        acc1_0 = _mm512_fmadd_ps(_mm512_loadu_ps(in[1 * 25 + 12] + off + 0), w0, acc1_0);
+        acc1_1 = _mm512_fmadd_ps(_mm512_loadu_ps(in[1 * 25 + 12] + off + 16), w1, acc1_1);
+        acc2_0 = _mm512_fmadd_ps(_mm512_loadu_ps(in[2 * 25 + 12] + off + 0), w0, acc2_0);
+        acc2_1 = _mm512_fmadd_ps(_mm512_loadu_ps(in[2 * 25 + 12] + off + 16), w1, acc2_1);
+        acc3_0 = _mm512_fmadd_ps(_mm512_loadu_ps(in[3 * 25 + 12] + off + 0), w0, acc3_0);
+        acc3_1 = _mm512_fmadd_ps(_mm512_loadu_ps(in[3 * 25 + 12] + off + 16), w1, acc3_1);
+      }
+      {
+        const __m512 w0 = _mm512_loadu_ps(wp + 32 + 13 * 32 + 0);
+        const __m512 w1 = _mm512_loadu_ps(wp + 32 + 13 * 32 + 16);
+        acc0_0 = _mm512_fmadd_ps(_mm512_loadu_ps(in[13] + off + 0), w0, acc0_0);
+        acc0_1 = _mm512_fmadd_ps(_mm512_loadu_ps(in[13] + off + 16), w1, acc0_1);
+        acc1_0 = _mm512_fmadd_ps(_mm512_loadu_ps(in[1 * 25 + 13] + off + 0), w0, acc1_0);
+        acc1_1 = _mm512_fmadd_ps(_mm512_loadu_ps(in[1 * 25 + 13] + off + 16), w1, acc1_1);
+        acc2_0 = _mm512_fmadd_ps(_mm512_loadu_ps(in[2 * 25 + 13] + off + 0), w0, acc2_0);
+        acc2_1 = _mm512_fmadd_ps(_mm512_loadu_ps(in[2 * 25 + 13] + off + 16), w1, acc2_1);
+        acc3_0 = _mm512_fmadd_ps(_mm512_loadu_ps(in[3 * 25 + 13] + off + 0), w0, acc3_0);
+        acc3_1 = _mm512_fmadd_ps(_mm512_loadu_ps(in[3 * 25 + 13] + off + 16), w1, acc3_1);
+      }
+      {
+        const __m512 w0 = _mm512_loadu_ps(wp + 32 + 14 * 32 + 0);
+        const __m512 w1 = _mm512_loadu_ps(wp + 32 + 14 * 32 + 16);
+        acc0_0 = _mm512_fmadd_ps(_mm512_loadu_ps(in[14] + off + 0), w0, acc0_0);
+        acc0_1 = _mm512_fmadd_ps(_mm512_loadu_ps(in[14] + off + 16), w1, acc0_1);
+        acc1_0 = _mm512_fmadd_ps(_mm512_loadu_ps(in[1 * 25 + 14] + off + 0), w0, acc1_0);
+        acc1_1 = _mm512_fmadd_ps(_mm512_loadu_ps(in[1 * 25 + 14] + off + 16), w1, acc1_1);
+        acc2_0 = _mm512_fmadd_ps(_mm512_loadu_ps(in[2 * 25 + 14] + off + 0), w0, acc2_0);
+        acc2_1 = _mm512_fmadd_ps(_mm512_loadu_ps(in[2 * 25 + 14] + off + 16), w1, acc2_1);
+        acc3_0 = _mm512_fmadd_ps(_mm512_loadu_ps(in[3 * 25 + 14] + off + 0), w0, acc3_0);
+        acc3_1 = _mm512_fmadd_ps(_mm512_loadu_ps(in[3 * 25 + 14] + off + 16), w1, acc3_1);
+      }
+      {
+        const __m512 w0 = _mm512_loadu_ps(wp + 32 + 15 * 32 + 0);
+        const __m512 w1 = _mm512_loadu_ps(wp + 32 + 15 * 32 + 16);
+        acc0_0 = _mm512_fmadd_ps(_mm512_loadu_ps(in[15] + off + 0), w0, acc0_0);
+        acc0_1 = _mm512_fmadd_ps(_mm512_loadu_ps(in[15] + off + 16), w1, acc0_1);
+        acc1_0 = _mm512_fmadd_ps(_mm512_loadu_ps(in[1 * 25 + 15] + off + 0), w0, acc1_0);
+        acc1_1 = _mm512_fmadd_ps(_mm512_loadu_ps(in[1 * 25 + 15] + off + 16), w1, acc1_1);
+        acc2_0 = _mm512_fmadd_ps(_mm512_loadu_ps(in[2 * 25 + 15] + off + 0), w0, acc2_0);
+        acc2_1 = _mm512_fmadd_ps(_mm512_loadu_ps(in[2 * 25 + 15] + off + 16), w1, acc2_1);
+        acc3_0 = _mm512_fmadd_ps(_mm512_loadu_ps(in[3 * 25 + 15] + off + 0), w0, acc3_0);
+        acc3_1 = _mm512_fmadd_ps(_mm512_loadu_ps(in[3 * 25 + 15] + off + 16), w1, acc3_1);
+      }
+      {
+        const __m512 w0 = _mm512_loadu_ps(wp + 32 + 16 * 32 + 0);
+        const __m512 w1 = _mm512_loadu_ps(wp + 32 + 16 * 32 + 16);
+        acc0_0 = _mm512_fmadd_ps(_mm512_loadu_ps(in[16] + off + 0), w0, acc0_0);
+        acc0_1 = _mm512_fmadd_ps(_mm512_loadu_ps(in[16] + off + 16), w1, acc0_1);
+        acc1_0 = _mm512_fmadd_ps(_mm512_loadu_ps(in[1 * 25 + 16] + off + 0), w0, acc1_0);
+        acc1_1 = _mm512_fmadd_ps(_mm512_loadu_ps(in[1 * 25 + 16] + off + 16), w1, acc1_1);
+        acc2_0 = _mm512_fmadd_ps(_mm512_loadu_ps(in[2 * 25 + 16] + off + 0), w0, acc2_0);
+        acc2_1 = _mm512_fmadd_ps(_mm512_loadu_ps(in[2 * 25 + 16] + off + 16), w1, acc2_1);
+        acc3_0 = _mm512_fmadd_ps(_mm512_loadu_ps(in[3 * 25 + 16] + off + 0), w0, acc3_0);
+        acc3_1 = _mm512_fmadd_ps(_mm512_loadu_ps(in[3 * 25 + 16] + off + 16), w1, acc3_1);
+      }
+      {
+        const __m512 w0 = _mm512_loadu_ps(wp + 32 + 17 * 32 + 0);
+        const __m512 w1 = _mm512_loadu_ps(wp + 32 + 17 * 32 + 16);
+        acc0_0 = _mm512_fmadd_ps(_mm512_loadu_ps(in[17] + off + 0), w0, acc0_0);
+        acc0_1 = _mm512_fmadd_ps(_mm512_loadu_ps(in[17] + off + 16), w1, acc0_1);
+        acc1_0 = _mm512_fmadd_ps(_mm512_loadu_ps(in[1 * 25 + 17] + off + 0), w0, acc1_0);
+        acc1_1 = _mm512_fmadd_ps(_mm512_loadu_ps(in[1 * 25 + 17] + off + 16), w1, acc1_1);
+        acc2_0 = _mm512_fmadd_ps(_mm512_loadu_ps(in[2 * 25 + 17] + off + 0), w0, acc2_0);
+        acc2_1 = _mm512_fmadd_ps(_mm512_loadu_ps(in[2 * 25 + 17] + off + 16), w1, acc2_1);
+        acc3_0 = _mm512_fmadd_ps(_mm512_loadu_ps(in[3 * 25 + 17] + off + 0), w0, acc3_0);
+        acc3_1 = _mm512_fmadd_ps(_mm512_loadu_ps(in[3 * 25 + 17] + off + 16), w1, acc3_1);
+      }
+      {
+        const __m512 w0 = _mm512_loadu_ps(wp + 32 + 18 * 32 + 0);
+        const __m512 w1 = _mm512_loadu_ps(wp + 32 + 18 * 32 + 16);
+        acc0_0 = _mm512_fmadd_ps(_mm512_loadu_ps(in[18] + off + 0), w0, acc0_0);
+        acc0_1 = _mm512_fmadd_ps(_mm512_loadu_ps(in[18] + off + 16), w1, acc0_1);
+        acc1_0 = _mm512_fmadd_ps(_mm512_loadu_ps(in[1 * 25 + 18] + off + 0), w0, acc1_0);
+        acc1_1 = _mm512_fmadd_ps(_mm512_loadu_ps(in[1 * 25 + 18] + off + 16), w1, acc1_1);
+        acc2_0 = _mm512_fmadd_ps(_mm512_loadu_ps(in[2 * 25 + 18] + off + 0), w0, acc2_0);
+        acc2_1 = _mm512_fmadd_ps(_mm512_loadu_ps(in[2 * 25 + 18] + off + 16), w1, acc2_1);
+        acc3_0 = _mm512_fmadd_ps(_mm512_loadu_ps(in[3 * 25 + 18] + off + 0), w0, acc3_0);
+        acc3_1 = _mm512_fmadd_ps(_mm512_loadu_ps(in[3 * 25 + 18] + off + 16), w1, acc3_1);
+      }
+      {
+        const __m512 w0 = _mm512_loadu_ps(wp + 32 + 19 * 32 + 0);
+        const __m512 w1 = _mm512_loadu_ps(wp + 32 + 19 * 32 + 16);
+        acc0_0 = _mm512_fmadd_ps(_mm512_loadu_ps(in[19] + off + 0), w0, acc0_0);
+        acc0_1 = _mm512_fmadd_ps(_mm512_loadu_ps(in[19] + off + 16), w1, acc0_1);
+        acc1_0 = _mm512_fmadd_ps(_mm512_loadu_ps(in[1 * 25 + 19] + off + 0), w0, acc1_0);
+        acc1_1 = _mm512_fmadd_ps(_mm512_loadu_ps(in[1 * 25 + 19] + off + 16), w1, acc1_1);
+        acc2_0 = _mm512_fmadd_ps(_mm512_loadu_ps(in[2 * 25 + 19] + off + 0), w0, acc2_0);
+        acc2_1 = _mm512_fmadd_ps(_mm512_loadu_ps(in[2 * 25 + 19] + off + 16), w1, acc2_1);
+        acc3_0 = _mm512_fmadd_ps(_mm512_loadu_ps(in[3 * 25 + 19] + off + 0), w0, acc3_0);
+        acc3_1 = _mm512_fmadd_ps(_mm512_loadu_ps(in[3 * 25 + 19] + off + 16), w1, acc3_1);
+      }
+      {
+        const __m512 w0 = _mm512_loadu_ps(wp + 32 + 20 * 32 + 0);
+        const __m512 w1 = _mm512_loadu_ps(wp + 32 + 20 * 32 + 16);
+        acc0_0 = _mm512_fmadd_ps(_mm512_loadu_ps(in[20] + off + 0), w0, acc0_0);
+        acc0_1 = _mm512_fmadd_ps(_mm512_loadu_ps(in[20] + off + 16), w1, acc0_1);
+        acc1_0 = _mm512_fmadd_ps(_mm512_loadu_ps(in[1 * 25 + 20] + off + 0), w0, acc1_0);
+        acc1_1 = _mm512_fmadd_ps(_mm512_loadu_ps(in[1 * 25 + 20] + off + 16), w1, acc1_1);
+        acc2_0 = _mm512_fmadd_ps(_mm512_loadu_ps(in[2 * 25 + 20] + off + 0), w0, acc2_0);
+        acc2_1 = _mm512_fmadd_ps(_mm512_loadu_ps(in[2 * 25 + 20] + off + 16), w1, acc2_1);
+        acc3_0 = _mm512_fmadd_ps(_mm512_loadu_ps(in[3 * 25 + 20] + off + 0), w0, acc3_0);
+        acc3_1 = _mm512_fmadd_ps(_mm512_loadu_ps(in[3 * 25 + 20] + off + 16), w1, acc3_1);
+      }
+      {
+        const __m512 w0 = _mm512_loadu_ps(wp + 32 + 21 * 32 + 0);
+        const __m512 w1 = _mm512_loadu_ps(wp + 32 + 21 * 32 + 16);
+        acc0_0 = _mm512_fmadd_ps(_mm512_loadu_ps(in[21] + off + 0), w0, acc0_0);
+        acc0_1 = _mm512_fmadd_ps(_mm512_loadu_ps(in[21] + off + 16), w1, acc0_1);
+        acc1_0 = _mm512_fmadd_ps(_mm512_loadu_ps(in[1 * 25 + 21] + off + 0), w0, acc1_0);
+        acc1_1 = _mm512_fmadd_ps(_mm512_loadu_ps(in[1 * 25 + 21] + off + 16), w1, acc1_1);
+        acc2_0 = _mm512_fmadd_ps(_mm512_loadu_ps(in[2 * 25 + 21] + off + 0), w0, acc2_0);
+        acc2_1 = _mm512_fmadd_ps(_mm512_loadu_ps(in[2 * 25 + 21] + off + 16), w1, acc2_1);
+        acc3_0 = _mm512_fmadd_ps(_mm512_loadu_ps(in[3 * 25 + 21] + off + 0), w0, acc3_0);
+        acc3_1 = _mm512_fmadd_ps(_mm512_loadu_ps(in[3 * 25 + 21] + off + 16), w1, acc3_1);
+      }
+      {
+        const __m512 w0 = _mm512_loadu_ps(wp + 32 + 22 * 32 + 0);
+        const __m512 w1 = _mm512_loadu_ps(wp + 32 + 22 * 32 + 16);
+        acc0_0 = _mm512_fmadd_ps(_mm512_loadu_ps(in[22] + off + 0), w0, acc0_0);
+        acc0_1 = _mm512_fmadd_ps(_mm512_loadu_ps(in[22] + off + 16), w1, acc0_1);
+        acc1_0 = _mm512_fmadd_ps(_mm512_loadu_ps(in[1 * 25 + 22] + off + 0), w0, acc1_0);
+        acc1_1 = _mm512_fmadd_ps(_mm512_loadu_ps(in[1 * 25 + 22] + off + 16), w1, acc1_1);
+        acc2_0 = _mm512_fmadd_ps(_mm512_loadu_ps(in[2 * 25 + 22] + off + 0), w0, acc2_0);
+        acc2_1 = _mm512_fmadd_ps(_mm512_loadu_ps(in[2 * 25 + 22] + off + 16), w1, acc2_1);
+        acc3_0 = _mm512_fmadd_ps(_mm512_loadu_ps(in[3 * 25 + 22] + off + 0), w0, acc3_0);
+        acc3_1 = _mm512_fmadd_ps(_mm512_loadu_ps(in[3 * 25 + 22] + off + 16), w1, acc3_1);
+      }
+      {
+        const __m512 w0 = _mm512_loadu_ps(wp + 32 + 23 * 32 + 0);
+        const __m512 w1 = _mm512_loadu_ps(wp + 32 + 23 * 32 + 16);
+        acc0_0 = _mm512_fmadd_ps(_mm512_loadu_ps(in[23] + off + 0), w0, acc0_0);
+        acc0_1 = _mm512_fmadd_ps(_mm512_loadu_ps(in[23] + off + 16), w1, acc0_1);
+        acc1_0 = _mm512_fmadd_ps(_mm512_loadu_ps(in[1 * 25 + 23] + off + 0), w0, acc1_0);
+        acc1_1 = _mm512_fmadd_ps(_mm512_loadu_ps(in[1 * 25 + 23] + off + 16), w1, acc1_1);
+        acc2_0 = _mm512_fmadd_ps(_mm512_loadu_ps(in[2 * 25 + 23] + off + 0), w0, acc2_0);
+        acc2_1 = _mm512_fmadd_ps(_mm512_loadu_ps(in[2 * 25 + 23] + off + 16), w1, acc2_1);
+        acc3_0 = _mm512_fmadd_ps(_mm512_loadu_ps(in[3 * 25 + 23] + off + 0), w0, acc3_0);
+        acc3_1 = _mm512_fmadd_ps(_mm512_loadu_ps(in[3 * 25 + 23] + off + 16), w1, acc3_1);
+      }
+      {
+        const __m512 w0 = _mm512_loadu_ps(wp + 32 + 24 * 32 + 0);
+        const __m512 w1 = _mm512_loadu_ps(wp + 32 + 24 * 32 + 16);
+        acc0_0 = _mm512_fmadd_ps(_mm512_loadu_ps(in[24] + off + 0), w0, acc0_0);
+        acc0_1 = _mm512_fmadd_ps(_mm512_loadu_ps(in[24] + off + 16), w1, acc0_1);
+        acc1_0 = _mm512_fmadd_ps(_mm512_loadu_ps(in[1 * 25 + 24] + off + 0), w0, acc1_0);
+        acc1_1 = _mm512_fmadd_ps(_mm512_loadu_ps(in[1 * 25 + 24] + off + 16), w1, acc1_1);
+        acc2_0 = _mm512_fmadd_ps(_mm512_loadu_ps(in[2 * 25 + 24] + off + 0), w0, acc2_0);
+        acc2_1 = _mm512_fmadd_ps(_mm512_loadu_ps(in[2 * 25 + 24] + off + 16), w1, acc2_1);
+        acc3_0 = _mm512_fmadd_ps(_mm512_loadu_ps(in[3 * 25 + 24] + off + 0), w0, acc3_0);
+        acc3_1 = _mm512_fmadd_ps(_mm512_loadu_ps(in[3 * 25 + 24] + off + 16), w1, acc3_1);
+      }
+      acc0_0 = _mm512_min_ps(vmax, _mm512_max_ps(vmin, acc0_0));
+      _mm512_storeu_ps(out + off + 0, acc0_0);
+      acc0_1 = _mm512_min_ps(vmax, _mm512_max_ps(vmin, acc0_1));
+      _mm512_storeu_ps(out + off + 16, acc0_1);
+      acc1_0 = _mm512_min_ps(vmax, _mm512_max_ps(vmin, acc1_0));
+      _mm512_storeu_ps((float*)((char*)out + 1 * out_stride) + off + 0, acc1_0);
+      acc1_1 = _mm512_min_ps(vmax, _mm512_max_ps(vmin, acc1_1));
+      _mm512_storeu_ps((float*)((char*)out + 1 * out_stride) + off + 16, acc1_1);
+      acc2_0 = _mm512_min_ps(vmax, _mm512_max_ps(vmin, acc2_0));
+      _mm512_storeu_ps((float*)((char*)out + 2 * out_stride) + off + 0, acc2_0);
+      acc2_1 = _mm512_min_ps(vmax, _mm512_max_ps(vmin, acc2_1));
+      _mm512_storeu_ps((float*)((char*)out + 2 * out_stride) + off + 16, acc2_1);
+      acc3_0 = _mm512_min_ps(vmax, _mm512_max_ps(vmin, acc3_0));
+      _mm512_storeu_ps((float*)((char*)out + 3 * out_stride) + off + 0, acc3_0);
+      acc3_1 = _mm512_min_ps(vmax, _mm512_max_ps(vmin, acc3_1));
+      _mm512_storeu_ps((float*)((char*)out + 3 * out_stride) + off + 16, acc3_1);
       off += 32;
       wp += 832;
     }
     if (ch != 0) {
       for (; ch >= 16; ch -= 16) {
-        __m512 acc = _mm512_loadu_ps(wp);
-        acc = _mm512_fmadd_ps(_mm512_loadu_ps(i0 + off), _mm512_loadu_ps(wp + 32 + 0 * 32), acc);
-        acc = _mm512_fmadd_ps(_mm512_loadu_ps(i1 + off), _mm512_loadu_ps(wp + 32 + 1 * 32), acc);
-        acc = _mm512_fmadd_ps(_mm512_loadu_ps(i2 + off), _mm512_loadu_ps(wp + 32 + 2 * 32), acc);
-        acc = _mm512_fmadd_ps(_mm512_loadu_ps(i3 + off), _mm512_loadu_ps(wp + 32 + 3 * 32), acc);
-        acc = _mm512_fmadd_ps(_mm512_loadu_ps(i4 + off), _mm512_loadu_ps(wp + 32 + 4 * 32), acc);
-        acc = _mm512_fmadd_ps(_mm512_loadu_ps(i5 + off), _mm512_loadu_ps(wp + 32 + 5 * 32), acc);
-        acc = _mm512_fmadd_ps(_mm512_loadu_ps(i6 + off), _mm512_loadu_ps(wp + 32 + 6 * 32), acc);
-        acc = _mm512_fmadd_ps(_mm512_loadu_ps(i7 + off), _mm512_loadu_ps(wp + 32 + 7 * 32), acc);
-        acc = _mm512_fmadd_ps(_mm512_loadu_ps(i8 + off), _mm512_loadu_ps(wp + 32 + 8 * 32), acc);
-        acc = _mm512_fmadd_ps(_mm512_loadu_ps(i9 + off), _mm512_loadu_ps(wp + 32 + 9 * 32), acc);
-        acc = _mm512_fmadd_ps(_mm512_loadu_ps(i10 + off), _mm512_loadu_ps(wp + 32 + 10 * 32), acc);
-        acc = _mm512_fmadd_ps(_mm512_loadu_ps(i11 + off), _mm512_loadu_ps(wp + 32 + 11 * 32), acc);
-        acc = _mm512_fmadd_ps(_mm512_loadu_ps(i12 + off), _mm512_loadu_ps(wp + 32 + 12 * 32), acc);
-        acc = _mm512_fmadd_ps(_mm512_loadu_ps(i13 + off), _mm512_loadu_ps(wp + 32 + 13 * 32), acc);
-        acc = _mm512_fmadd_ps(_mm512_loadu_ps(i14 + off), _mm512_loadu_ps(wp + 32 + 14 * 32), acc);
-        acc = _mm512_fmadd_ps(_mm512_loadu_ps(i15 + off), _mm512_loadu_ps(wp + 32 + 15 * 32), acc);
-        acc = _mm512_fmadd_ps(_mm512_loadu_ps(i16 + off), _mm512_loadu_ps(wp + 32 + 16 * 32), acc);
-        acc = _mm512_fmadd_ps(_mm512_loadu_ps(i17 + off), _mm512_loadu_ps(wp + 32 + 17 * 32), acc);
-        acc = _mm512_fmadd_ps(_mm512_loadu_ps(i18 + off), _mm512_loadu_ps(wp + 32 + 18 * 32), acc);
-        acc = _mm512_fmadd_ps(_mm512_loadu_ps(i19 + off), _mm512_loadu_ps(wp + 32 + 19 * 32), acc);
-        acc = _mm512_fmadd_ps(_mm512_loadu_ps(i20 + off), _mm512_loadu_ps(wp + 32 + 20 * 32), acc);
-        acc = _mm512_fmadd_ps(_mm512_loadu_ps(i21 + off), _mm512_loadu_ps(wp + 32 + 21 * 32), acc);
-        acc = _mm512_fmadd_ps(_mm512_loadu_ps(i22 + off), _mm512_loadu_ps(wp + 32 + 22 * 32), acc);
-        acc = _mm512_fmadd_ps(_mm512_loadu_ps(i23 + off), _mm512_loadu_ps(wp + 32 + 23 * 32), acc);
-        acc = _mm512_fmadd_ps(_mm512_loadu_ps(i24 + off), _mm512_loadu_ps(wp + 32 + 24 * 32), acc);
-        acc = _mm512_min_ps(vmax, _mm512_max_ps(vmin, acc));
-        _mm512_storeu_ps(o, acc);
-        o += 16;
+        const __m512 b0 = _mm512_loadu_ps(wp + 0);
+        __m512 acc0_0 = b0;
+        __m512 acc1_0 = b0;
+        __m512 acc2_0 = b0;
+        __m512 acc3_0 = b0;
+        {
+          const __m512 w0 = _mm512_loadu_ps(wp + 32 + 0 * 32 + 0);
+          acc0_0 = _mm512_fmadd_ps(_mm512_loadu_ps(in[0] + off + 0), w0, acc0_0);
+          acc1_0 = _mm512_fmadd_ps(_mm512_loadu_ps(in[1 * 25 + 0] + off + 0), w0, acc1_0);
+          acc2_0 = _mm512_fmadd_ps(_mm512_loadu_ps(in[2 * 25 + 0] + off + 0), w0, acc2_0);
+          acc3_0 = _mm512_fmadd_ps(_mm512_loadu_ps(in[3 * 25 + 0] + off + 0), w0, acc3_0);
+        }
+        {
+          const __m512 w0 = _mm512_loadu_ps(wp + 32 + 1 * 32 + 0);
+          acc0_0 = _mm512_fmadd_ps(_mm512_loadu_ps(in[1] + off + 0), w0, acc0_0);
+          acc1_0 = _mm512_fmadd_ps(_mm512_loadu_ps(in[1 * 25 + 1] + off + 0), w0, acc1_0);
+          acc2_0 = _mm512_fmadd_ps(_mm512_loadu_ps(in[2 * 25 + 1] + off + 0), w0, acc2_0);
+          acc3_0 = _mm512_fmadd_ps(_mm512_loadu_ps(in[3 * 25 + 1] + off + 0), w0, acc3_0);
+        }
+        {
+          const __m512 w0 = _mm512_loadu_ps(wp + 32 + 2 * 32 + 0);
+          acc0_0 = _mm512_fmadd_ps(_mm512_loadu_ps(in[2] + off + 0), w0, acc0_0);
+          acc1_0 = _mm512_fmadd_ps(_mm512_loadu_ps(in[1 * 25 + 2] + off + 0), w0, acc1_0);
+          acc2_0 = _mm512_fmadd_ps(_mm512_loadu_ps(in[2 * 25 + 2] + off + 0), w0, acc2_0);
+          acc3_0 = _mm512_fmadd_ps(_mm512_loadu_ps(in[3 * 25 + 2] + off + 0), w0, acc3_0);
+        }
+        {
+          const __m512 w0 = _mm512_loadu_ps(wp + 32 + 3 * 32 + 0);
+          acc0_0 = _mm512_fmadd_ps(_mm512_loadu_ps(in[3] + off + 0), w0, acc0_0);
+          acc1_0 = _mm512_fmadd_ps(_mm512_loadu_ps(in[1 * 25 + 3] + off + 0), w0, acc1_0);
+          acc2_0 = _mm512_fmadd_ps(_mm512_loadu_ps(in[2 * 25 + 3] + off + 0), w0, acc2_0);
+          acc3_0 = _mm512_fmadd_ps(_mm512_loadu_ps(in[3 * 25 + 3] + off + 0), w0, acc3_0);
+        }
+        {
+          const __m512 w0 = _mm512_loadu_ps(wp + 32 + 4 * 32 + 0);
+          acc0_0 = _mm512_fmadd_ps(_mm512_loadu_ps(in[4] + off + 0), w0, acc0_0);
+          acc1_0 = _mm512_fmadd_ps(_mm512_loadu_ps(in[1 * 25 + 4] + off + 0), w0, acc1_0);
+          acc2_0 = _mm512_fmadd_ps(_mm512_loadu_ps(in[2 * 25 + 4] + off + 0), w0, acc2_0);
+          acc3_0 = _mm512_fmadd_ps(_mm512_loadu_ps(in[3 * 25 + 4] + off + 0), w0, acc3_0);
+        }
+        {
+          const __m512 w0 = _mm512_loadu_ps(wp + 32 + 5 * 32 + 0);
+          acc0_0 = _mm512_fmadd_ps(_mm512_loadu_ps(in[5] + off + 0), w0, acc0_0);
+          acc1_0 = _mm512_fmadd_ps(_mm512_loadu_ps(in[1 * 25 + 5] + off + 0), w0, acc1_0);
+          acc2_0 = _mm512_fmadd_ps(_mm512_loadu_ps(in[2 * 25 + 5] + off + 0), w0, acc2_0);
+          acc3_0 = _mm512_fmadd_ps(_mm512_loadu_ps(in[3 * 25 + 5] + off + 0), w0, acc3_0);
+        }
+        {
+          const __m512 w0 = _mm512_loadu_ps(wp + 32 + 6 * 32 + 0);
+          acc0_0 = _mm512_fmadd_ps(_mm512_loadu_ps(in[6] + off + 0), w0, acc0_0);
+          acc1_0 = _mm512_fmadd_ps(_mm512_loadu_ps(in[1 * 25 + 6] + off + 0), w0, acc1_0);
+          acc2_0 = _mm512_fmadd_ps(_mm512_loadu_ps(in[2 * 25 + 6] + off + 0), w0, acc2_0);
+          acc3_0 = _mm512_fmadd_ps(_mm512_loadu_ps(in[3 * 25 + 6] + off + 0), w0, acc3_0);
+        }
+        {
+          const __m512 w0 = _mm512_loadu_ps(wp + 32 + 7 * 32 + 0);
+          acc0_0 = _mm512_fmadd_ps(_mm512_loadu_ps(in[7] + off + 0), w0, acc0_0);
+          acc1_0 = _mm512_fmadd_ps(_mm512_loadu_ps(in[1 * 25 + 7] + off + 0), w0, acc1_0);
+          acc2_0 = _mm512_fmadd_ps(_mm512_loadu_ps(in[2 * 25 + 7] + off + 0), w0, acc2_0);
+          acc3_0 = _mm512_fmadd_ps(_mm512_loadu_ps(in[3 * 25 + 7] + off + 0), w0, acc3_0);
+        }
+        {
+          const __m512 w0 = _mm512_loadu_ps(wp + 32 + 8 * 32 + 0);
+          acc0_0 = _mm512_fmadd_ps(_mm512_loadu_ps(in[8] + off + 0), w0, acc0_0);
+          acc1_0 = _mm512_fmadd_ps(_mm512_loadu_ps(in[1 * 25 + 8] + off + 0), w0, acc1_0);
+          acc2_0 = _mm512_fmadd_ps(_mm512_loadu_ps(in[2 * 25 + 8] + off + 0), w0, acc2_0);
+          acc3_0 = _mm512_fmadd_ps(_mm512_loadu_ps(in[3 * 25 + 8] + off + 0), w0, acc3_0);
+        }
+        {
+          const __m512 w0 = _mm512_loadu_ps(wp + 32 + 9 * 32 + 0);
+          acc0_0 = _mm512_fmadd_ps(_mm512_loadu_ps(in[9] + off + 0), w0, acc0_0);
+          acc1_0 = _mm512_fmadd_ps(_mm512_loadu_ps(in[1 * 25 + 9] + off + 0), w0, acc1_0);
+          acc2_0 = _mm512_fmadd_ps(_mm512_loadu_ps(in[2 * 25 + 9] + off + 0), w0, acc2_0);
+          acc3_0 = _mm512_fmadd_ps(_mm512_loadu_ps(in[3 * 25 + 9] + off + 0), w0, acc3_0);
+        }
+        {
+          const __m512 w0 = _mm512_loadu_ps(wp + 32 + 10 * 32 + 0);
+          acc0_0 = _mm512_fmadd_ps(_mm512_loadu_ps(in[10] + off + 0), w0, acc0_0);
+          acc1_0 = _mm512_fmadd_ps(_mm512_loadu_ps(in[1 * 25 + 10] + off + 0), w0, acc1_0);
+          acc2_0 = _mm512_fmadd_ps(_mm512_loadu_ps(in[2 * 25 + 10] + off + 0), w0, acc2_0);
+          acc3_0 = _mm512_fmadd_ps(_mm512_loadu_ps(in[3 * 25 + 10] + off + 0), w0, acc3_0);
+        }
+        {
+          const __m512 w0 = _mm512_loadu_ps(wp + 32 + 11 * 32 + 0);
+          acc0_0 = _mm512_fmadd_ps(_mm512_loadu_ps(in[11] + off + 0), w0, acc0_0);
+          acc1_0 = _mm512_fmadd_ps(_mm512_loadu_ps(in[1 * 25 + 11] + off + 0), w0, acc1_0);
+          acc2_0 = _mm512_fmadd_ps(_mm512_loadu_ps(in[2 * 25 + 11] + off + 0), w0, acc2_0);
+          acc3_0 = _mm512_fmadd_ps(_mm512_loadu_ps(in[3 * 25 + 11] + off + 0), w0, acc3_0);
+        }
+        {
+          const __m512 w0 = _mm512_loadu_ps(wp + 32 + 12 * 32 + 0);
+          acc0_0 = _mm512_fmadd_ps(_mm512_loadu_ps(in[12] + off + 0), w0, acc0_0);
+          acc1_0 = _mm512_fmadd_ps(_mm512_loadu_ps(in[1 * 25 + 12] + off + 0), w0, acc1_0);
+          acc2_0 = _mm512_fmadd_ps(_mm512_loadu_ps(in[2 * 25 + 12] + off + 0), w0, acc2_0);
+          acc3_0 = _mm512_fmadd_ps(_mm512_loadu_ps(in[3 * 25 + 12] + off + 0), w0, acc3_0);
+        }
+        {
+          const __m512 w0 = _mm512_loadu_ps(wp + 32 + 13 * 32 + 0);
+          acc0_0 = _mm512_fmadd_ps(_mm512_loadu_ps(in[13] + off + 0), w0, acc0_0);
+          acc1_0 = _mm512_fmadd_ps(_mm512_loadu_ps(in[1 * 25 + 13] + off + 0), w0, acc1_0);
+          acc2_0 = _mm512_fmadd_ps(_mm512_loadu_ps(in[2 * 25 + 13] + off + 0), w0, acc2_0);
+          acc3_0 = _mm512_fmadd_ps(_mm512_loadu_ps(in[3 * 25 + 13] + off + 0), w0, acc3_0);
+        }
+        {
+          const __m512 w0 = _mm512_loadu_ps(wp + 32 + 14 * 32 + 0);
+          acc0_0 = _mm512_fmadd_ps(_mm512_loadu_ps(in[14] + off + 0), w0, acc0_0);
+          acc1_0 = _mm512_fmadd_ps(_mm512_loadu_ps(in[1 * 25 + 14] + off + 0), w0, acc1_0);
+          acc2_0 = _mm512_fmadd_ps(_mm512_loadu_ps(in[2 * 25 + 14] + off + 0), w0, acc2_0);
+          acc3_0 = _mm512_fmadd_ps(_mm512_loadu_ps(in[3 * 25 + 14] + off + 0), w0, acc3_0);
+        }
+        {
+          const __m512 w0 = _mm512_loadu_ps(wp + 32 + 15 * 32 + 0);
+          acc0_0 = _mm512_fmadd_ps(_mm512_loadu_ps(in[15] + off + 0), w0, acc0_0);
+          acc1_0 = _mm512_fmadd_ps(_mm512_loadu_ps(in[1 * 25 + 15] + off + 0), w0, acc1_0);
+          acc2_0 = _mm512_fmadd_ps(_mm512_loadu_ps(in[2 * 25 + 15] + off + 0), w0, acc2_0);
+          acc3_0 = _mm512_fmadd_ps(_mm512_loadu_ps(in[3 * 25 + 15] + off + 0), w0, acc3_0);
+        }
+        {
+          const __m512 w0 = _mm512_loadu_ps(wp + 32 + 16 * 32 + 0);
+          acc0_0 = _mm512_fmadd_ps(_mm512_loadu_ps(in[16] + off + 0), w0, acc0_0);
+          acc1_0 = _mm512_fmadd_ps(_mm512_loadu_ps(in[1 * 25 + 16] + off + 0), w0, acc1_0);
+          acc2_0 = _mm512_fmadd_ps(_mm512_loadu_ps(in[2 * 25 + 16] + off + 0), w0, acc2_0);
+          acc3_0 = _mm512_fmadd_ps(_mm512_loadu_ps(in[3 * 25 + 16] + off + 0), w0, acc3_0);
+        }
+        {
+          const __m512 w0 = _mm512_loadu_ps(wp + 32 + 17 * 32 + 0);
+          acc0_0 = _mm512_fmadd_ps(_mm512_loadu_ps(in[17] + off + 0), w0, acc0_0);
+          acc1_0 = _mm512_fmadd_ps(_mm512_loadu_ps(in[1 * 25 + 17] + off + 0), w0, acc1_0);
+          acc2_0 = _mm512_fmadd_ps(_mm512_loadu_ps(in[2 * 25 + 17] + off + 0), w0, acc2_0);
+          acc3_0 = _mm512_fmadd_ps(_mm512_loadu_ps(in[3 * 25 + 17] + off + 0), w0, acc3_0);
+        }
+        {
+          const __m512 w0 = _mm512_loadu_ps(wp + 32 + 18 * 32 + 0);
+          acc0_0 = _mm512_fmadd_ps(_mm512_loadu_ps(in[18] + off + 0), w0, acc0_0);
+          acc1_0 = _mm512_fmadd_ps(_mm512_loadu_ps(in[1 * 25 + 18] + off + 0), w0, acc1_0);
+          acc2_0 = _mm512_fmadd_ps(_mm512_loadu_ps(in[2 * 25 + 18] + off + 0), w0, acc2_0);
+          acc3_0 = _mm512_fmadd_ps(_mm512_loadu_ps(in[3 * 25 + 18] + off + 0), w0, acc3_0);
+        }
+        {
+          const __m512 w0 = _mm512_loadu_ps(wp + 32 + 19 * 32 + 0);
+          acc0_0 = _mm512_fmadd_ps(_mm512_loadu_ps(in[19] + off + 0), w0, acc0_0);
+          acc1_0 = _mm512_fmadd_ps(_mm512_loadu_ps(in[1 * 25 + 19] + off + 0), w0, acc1_0);
+          acc2_0 = _mm512_fmadd_ps(_mm512_loadu_ps(in[2 * 25 + 19] + off + 0), w0, acc2_0);
+          acc3_0 = _mm512_fmadd_ps(_mm512_loadu_ps(in[3 * 25 + 19] + off + 0), w0, acc3_0);
+        }
+        {
+          const __m512 w0 = _mm512_loadu_ps(wp + 32 + 20 * 32 + 0);
+          acc0_0 = _mm512_fmadd_ps(_mm512_loadu_ps(in[20] + off + 0), w0, acc0_0);
+          acc1_0 = _mm512_fmadd_ps(_mm512_loadu_ps(in[1 * 25 + 20] + off + 0), w0, acc1_0);
+          acc2_0 = _mm512_fmadd_ps(_mm512_loadu_ps(in[2 * 25 + 20] + off + 0), w0, acc2_0);
+          acc3_0 = _mm512_fmadd_ps(_mm512_loadu_ps(in[3 * 25 + 20] + off + 0), w0, acc3_0);
+        }
+        {
+          const __m512 w0 = _mm512_loadu_ps(wp + 32 + 21 * 32 + 0);
+          acc0_0 = _mm512_fmadd_ps(_mm512_loadu_ps(in[21] + off + 0), w0, acc0_0);
+          acc1_0 = _mm512_fmadd_ps(_mm512_loadu_ps(in[1 * 25 + 21] + off + 0), w0, acc1_0);
+          acc2_0 = _mm512_fmadd_ps(_mm512_loadu_ps(in[2 * 25 + 21] + off + 0), w0, acc2_0);
+          acc3_0 = _mm512_fmadd_ps(_mm512_loadu_ps(in[3 * 25 + 21] + off + 0), w0, acc3_0);
+        }
+        {
+          const __m512 w0 = _mm512_loadu_ps(wp + 32 + 22 * 32 + 0);
+          acc0_0 = _mm512_fmadd_ps(_mm512_loadu_ps(in[22] + off + 0), w0, acc0_0);
+          acc1_0 = _mm512_fmadd_ps(_mm512_loadu_ps(in[1 * 25 + 22] + off + 0), w0, acc1_0);
+          acc2_0 = _mm512_fmadd_ps(_mm512_loadu_ps(in[2 * 25 + 22] + off + 0), w0, acc2_0);
+          acc3_0 = _mm512_fmadd_ps(_mm512_loadu_ps(in[3 * 25 + 22] + off + 0), w0, acc3_0);
+        }
+        {
+          const __m512 w0 = _mm512_loadu_ps(wp + 32 + 23 * 32 + 0);
+          acc0_0 = _mm512_fmadd_ps(_mm512_loadu_ps(in[23] + off + 0), w0, acc0_0);
+          acc1_0 = _mm512_fmadd_ps(_mm512_loadu_ps(in[1 * 25 + 23] + off + 0), w0, acc1_0);
+          acc2_0 = _mm512_fmadd_ps(_mm512_loadu_ps(in[2 * 25 + 23] + off + 0), w0, acc2_0);
+          acc3_0 = _mm512_fmadd_ps(_mm512_loadu_ps(in[3 * 25 + 23] + off + 0), w0, acc3_0);
+        }
+        {
+          const __m512 w0 = _mm512_loadu_ps(wp + 32 + 24 * 32 + 0);
+          acc0_0 = _mm512_fmadd_ps(_mm512_loadu_ps(in[24] + off + 0), w0, acc0_0);
+          acc1_0 = _mm512_fmadd_ps(_mm512_loadu_ps(in[1 * 25 + 24] + off + 0), w0, acc1_0);
+          acc2_0 = _mm512_fmadd_ps(_mm512_loadu_ps(in[2 * 25 + 24] + off + 0), w0, acc2_0);
+          acc3_0 = _mm512_fmadd_ps(_mm512_loadu_ps(in[3 * 25 + 24] + off + 0), w0, acc3_0);
+        }
+        acc0_0 = _mm512_min_ps(vmax, _mm512_max_ps(vmin, acc0_0));
+        _mm512_storeu_ps(out + off + 0, acc0_0);
+        acc1_0 = _mm512_min_ps(vmax, _mm512_max_ps(vmin, acc1_0));
+        _mm512_storeu_ps((float*)((char*)out + 1 * out_stride) + off + 0, acc1_0);
+        acc2_0 = _mm512_min_ps(vmax, _mm512_max_ps(vmin, acc2_0));
+        _mm512_storeu_ps((float*)((char*)out + 2 * out_stride) + off + 0, acc2_0);
+        acc3_0 = _mm512_min_ps(vmax, _mm512_max_ps(vmin, acc3_0));
+        _mm512_storeu_ps((float*)((char*)out + 3 * out_stride) + off + 0, acc3_0);
         off += 16;
         wp += 16;
       }
       if (ch != 0) {
-        __m512 acc = _mm512_loadu_ps(wp);
+        const __m512 b0 = _mm512_loadu_ps(wp + 0);
+        __m512 acc0_0 = b0;
+        __m512 acc1_0 = b0;
+        __m512 acc2_0 = b0;
+        __m512 acc3_0 = b0;
         {
-          const __m512 x = _mm512_maskz_loadu_ps(_cvtu32_mask16((1u << ch) - 1u), i0 + off);
-          acc = _mm512_fmadd_ps(x, _mm512_loadu_ps(wp + 32 + 0 * 32), acc);
+          const __m512 w0 = _mm512_loadu_ps(wp + 32 + 0 * 32 + 0);
+          {
+            const __m512 x = _mm512_maskz_loadu_ps(_cvtu32_mask16((1u << ch) - 1u), in[0] + off);
+            acc0_0 = _mm512_fmadd_ps(x, w0, acc0_0);
+          }
+          {
+            const __m512 x = _mm512_maskz_loadu_ps(_cvtu32_mask16((1u << ch) - 1u), in[1 * 25 + 0] + off);
+            acc1_0 = _mm512_fmadd_ps(x, w0, acc1_0);
+          }
+          {
+            const __m512 x = _mm512_maskz_loadu_ps(_cvtu32_mask16((1u << ch) - 1u), in[2 * 25 + 0] + off);
+            acc2_0 = _mm512_fmadd_ps(x, w0, acc2_0);
+          }
+          {
+            const __m512 x = _mm512_maskz_loadu_ps(_cvtu32_mask16((1u << ch) - 1u), in[3 * 25 + 0] + off);
+            acc3_0 = _mm512_fmadd_ps(x, w0, acc3_0);
+          }
         }
         {
-          const __m512 x = _mm512_maskz_loadu_ps(_cvtu32_mask16((1u << ch) - 1u), i1 + off);
-          acc = _mm512_fmadd_ps(x, _mm512_loadu_ps(wp + 32 + 1 * 32), acc);
+          const __m512 w0 = _mm512_loadu_ps(wp + 32 + 1 * 32 + 0);
+          {
+            const __m512 x = _mm512_maskz_loadu_ps(_cvtu32_mask16((1u << ch) - 1u), in[1] + off);
+            acc0_0 = _mm512_fmadd_ps(x, w0, acc0_0);
+          }
+          {
+            const __m512 x = _mm512_maskz_loadu_ps(_cvtu32_mask16((1u << ch) - 1u), in[1 * 25 + 1] + off);
+            acc1_0 = _mm512_fmadd_ps(x, w0, acc1_0);
+          }
+          {
+            const __m512 x = _mm512_maskz_loadu_ps(_cvtu32_mask16((1u << ch) - 1u), in[2 * 25 + 1] + off);
+            acc2_0 = _mm512_fmadd_ps(x, w0, acc2_0);
+          }
+          {
+            const __m512 x = _mm512_maskz_loadu_ps(_cvtu32_mask16((1u << ch) - 1u), in[3 * 25 + 1] + off);
+            acc3_0 = _mm512_fmadd_ps(x, w0, acc3_0);
+          }
         }
         {
-          const __m512 x = _mm512_maskz_loadu_ps(_cvtu32_mask16((1u << ch) - 1u), i2 + off);
-          acc = _mm512_fmadd_ps(x, _mm512_loadu_ps(wp + 32 + 2 * 32), acc);
+          const __m512 w0 = _mm512_loadu_ps(wp + 32 + 2 * 32 + 0);
+          {
+            const __m512 x = _mm512_maskz_loadu_ps(_cvtu32_mask16((1u << ch) - 1u), in[2] + off);
+            acc0_0 = _mm512_fmadd_ps(x, w0, acc0_0);
+          }
+          {
+            const __m512 x = _mm512_maskz_loadu_ps(_cvtu32_mask16((1u << ch) - 1u), in[1 * 25 + 2] + off);
+            acc1_0 = _mm512_fmadd_ps(x, w0, acc1_0);
+          }
+          {
+            const __m512 x = _mm512_maskz_loadu_ps(_cvtu32_mask16((1u << ch) - 1u), in[2 * 25 + 2] + off);
+            acc2_0 = _mm512_fmadd_ps(x, w0, acc2_0);
+          }
+          {
+            const __m512 x = _mm512_maskz_loadu_ps(_cvtu32_mask16((1u << ch) - 1u), in[3 * 25 + 2] + off);
+            acc3_0 = _mm512_fmadd_ps(x, w0, acc3_0);
+          }
         }
         {
-          const __m512 x = _mm512_maskz_loadu_ps(_cvtu32_mask16((1u << ch) - 1u), i3 + off);
-          acc = _mm512_fmadd_ps(x, _mm512_loadu_ps(wp + 32 + 3 * 32), acc);
+          const __m512 w0 = _mm512_loadu_ps(wp + 32 + 3 * 32 + 0);
+          {
+            const __m512 x = _mm512_maskz_loadu_ps(_cvtu32_mask16((1u << ch) - 1u), in[3] + off);
+            acc0_0 = _mm512_fmadd_ps(x, w0, acc0_0);
+          }
+          {
+            const __m512 x = _mm512_maskz_loadu_ps(_cvtu32_mask16((1u << ch) - 1u), in[1 * 25 + 3] + off);
+            acc1_0 = _mm512_fmadd_ps(x, w0, acc1_0);
+          }
+          {
+            const __m512 x = _mm512_maskz_loadu_ps(_cvtu32_mask16((1u << ch) - 1u), in[2 * 25 + 3] + off);
+            acc2_0 = _mm512_fmadd_ps(x, w0, acc2_0);
+          }
+          {
+            const __m512 x = _mm512_maskz_loadu_ps(_cvtu32_mask16((1u << ch) - 1u), in[3 * 25 + 3] + off);
+            acc3_0 = _mm512_fmadd_ps(x, w0, acc3_0);
+          }
         }
         {
-          const __m512 x = _mm512_maskz_loadu_ps(_cvtu32_mask16((1u << ch) - 1u), i4 + off);
-          acc = _mm512_fmadd_ps(x, _mm512_loadu_ps(wp + 32 + 4 * 32), acc);
+          const __m512 w0 = _mm512_loadu_ps(wp + 32 + 4 * 32 + 0);
+          {
+            const __m512 x = _mm512_maskz_loadu_ps(_cvtu32_mask16((1u << ch) - 1u), in[4] + off);
+            acc0_0 = _mm512_fmadd_ps(x, w0, acc0_0);
+          }
+          {
+            const __m512 x = _mm512_maskz_loadu_ps(_cvtu32_mask16((1u << ch) - 1u), in[1 * 25 + 4] + off);
+            acc1_0 = _mm512_fmadd_ps(x, w0, acc1_0);
+          }
+          {
+            const __m512 x = _mm512_maskz_loadu_ps(_cvtu32_mask16((1u << ch) - 1u), in[2 * 25 + 4] + off);
+            acc2_0 = _mm512_fmadd_ps(x, w0, acc2_0);
+          }
+          {
+            const __m512 x = _mm512_maskz_loadu_ps(_cvtu32_mask16((1u << ch) - 1u), in[3 * 25 + 4] + off);
+            acc3_0 = _mm512_fmadd_ps(x, w0, acc3_0);
+          }
         }
         {
-          const __m512 x = _mm512_maskz_loadu_ps(_cvtu32_mask16((1u << ch) - 1u), i5 + off);
-          acc = _mm512_fmadd_ps(x, _mm512_loadu_ps(wp + 32 + 5 * 32), acc);
+          const __m512 w0 = _mm512_loadu_ps(wp + 32 + 5 * 32 + 0);
+          {
+            const __m512 x = _mm512_maskz_loadu_ps(_cvtu32_mask16((1u << ch) - 1u), in[5] + off);
+            acc0_0 = _mm512_fmadd_ps(x, w0, acc0_0);
+          }
+          {
+            const __m512 x = _mm512_maskz_loadu_ps(_cvtu32_mask16((1u << ch) - 1u), in[1 * 25 + 5] + off);
+            acc1_0 = _mm512_fmadd_ps(x, w0, acc1_0);
+          }
+          {
+            const __m512 x = _mm512_maskz_loadu_ps(_cvtu32_mask16((1u << ch) - 1u), in[2 * 25 + 5] + off);
+            acc2_0 = _mm512_fmadd_ps(x, w0, acc2_0);
+          }
+          {
+            const __m512 x = _mm512_maskz_loadu_ps(_cvtu32_mask16((1u << ch) - 1u), in[3 * 25 + 5] + off);
+            acc3_0 = _mm512_fmadd_ps(x, w0, acc3_0);
+          }
         }
         {
-          const __m512 x = _mm512_maskz_loadu_ps(_cvtu32_mask16((1u << ch) - 1u), i6 + off);
-          acc = _mm512_fmadd_ps(x, _mm512_loadu_ps(wp + 32 + 6 * 32), acc);
+          const __m512 w0 = _mm512_loadu_ps(wp + 32 + 6 * 32 + 0);
+          {
+            const __m512 x = _mm512_maskz_loadu_ps(_cvtu32_mask16((1u << ch) - 1u), in[6] + off);
+            acc0_0 = _mm512_fmadd_ps(x, w0, acc0_0);
+          }
+          {
+            const __m512 x = _mm512_maskz_loadu_ps(_cvtu32_mask16((1u << ch) - 1u), in[1 * 25 + 6] + off);
+            acc1_0 = _mm512_fmadd_ps(x, w0, acc1_0);
+          }
+          {
+            const __m512 x = _mm512_maskz_loadu_ps(_cvtu32_mask16((1u << ch) - 1u), in[2 * 25 + 6] + off);
+            acc2_0 = _mm512_fmadd_ps(x, w0, acc2_0);
+          }
+          {
+            const __m512 x = _mm512_maskz_loadu_ps(_cvtu32_mask16((1u << ch) - 1u), in[3 * 25 + 6] + off);
+            acc3_0 = _mm512_fmadd_ps(x, w0, acc3_0);
+          }
         }
         {
-          const __m512 x = _mm512_maskz_loadu_ps(_cvtu32_mask16((1u << ch) - 1u), i7 + off);
-          acc = _mm512_fmadd_ps(x, _mm512_loadu_ps(wp + 32 + 7 * 32), acc);
+          const __m512 w0 = _mm512_loadu_ps(wp + 32 + 7 * 32 + 0);
+          {
+            const __m512 x = _mm512_maskz_loadu_ps(_cvtu32_mask16((1u << ch) - 1u), in[7] + off);
+            acc0_0 = _mm512_fmadd_ps(x, w0, acc0_0);
+          }
+          {
+            const __m512 x = _mm512_maskz_loadu_ps(_cvtu32_mask16((1u << ch) - 1u), in[1 * 25 + 7] + off);
+            acc1_0 = _mm512_fmadd_ps(x, w0, acc1_0);
+          }
+          {
+            const __m512 x = _mm512_maskz_loadu_ps(_cvtu32_mask16((1u << ch) - 1u), in[2 * 25 + 7] + off);
+            acc2_0 = _mm512_fmadd_ps(x, w0, acc2_0);
+          }
+          {
+            const __m512 x = _mm512_maskz_loadu_ps(_cvtu32_mask16((1u << ch) - 1u), in[3 * 25 + 7] + off);
+            acc3_0 = _mm512_fmadd_ps(x, w0, acc3_0);
+          }
         }
         {
-          const __m512 x = _mm512_maskz_loadu_ps(_cvtu32_mask16((1u << ch) - 1u), i8 + off);
-          acc = _mm512_fmadd_ps(x, _mm512_loadu_ps(wp + 32 + 8 * 32), acc);
+          const __m512 w0 = _mm512_loadu_ps(wp + 32 + 8 * 32 + 0);
+          {
+            const __m512 x = _mm512_maskz_loadu_ps(_cvtu32_mask16((1u << ch) - 1u), in[8] + off);
+            acc0_0 = _mm512_fmadd_ps(x, w0, acc0_0);
+          }
+          {
+            const __m512 x = _mm512_maskz_loadu_ps(_cvtu32_mask16((1u << ch) - 1u), in[1 * 25 + 8] + off);
+            acc1_0 = _mm512_fmadd_ps(x, w0, acc1_0);
+          }
+          {
+            const __m512 x = _mm512_maskz_loadu_ps(_cvtu32_mask16((1u << ch) - 1u), in[2 * 25 + 8] + off);
+            acc2_0 = _mm512_fmadd_ps(x, w0, acc2_0);
+          }
+          {
+            const __m512 x = _mm512_maskz_loadu_ps(_cvtu32_mask16((1u << ch) - 1u), in[3 * 25 + 8] + off);
+            acc3_0 = _mm512_fmadd_ps(x, w0, acc3_0);
+          }
         }
         {
-          const __m512 x = _mm512_maskz_loadu_ps(_cvtu32_mask16((1u << ch) - 1u), i9 + off);
-          acc = _mm512_fmadd_ps(x, _mm512_loadu_ps(wp + 32 + 9 * 32), acc);
+          const __m512 w0 = _mm512_loadu_ps(wp + 32 + 9 * 32 + 0);
+          {
+            const __m512 x = _mm512_maskz_loadu_ps(_cvtu32_mask16((1u << ch) - 1u), in[9] + off);
+            acc0_0 = _mm512_fmadd_ps(x, w0, acc0_0);
+          }
+          {
+            const __m512 x = _mm512_maskz_loadu_ps(_cvtu32_mask16((1u << ch) - 1u), in[1 * 25 + 9] + off);
+            acc1_0 = _mm512_fmadd_ps(x, w0, acc1_0);
+          }
+          {
+            const __m512 x = _mm512_maskz_loadu_ps(_cvtu32_mask16((1u << ch) - 1u), in[2 * 25 + 9] + off);
+            acc2_0 = _mm512_fmadd_ps(x, w0, acc2_0);
+          }
+          {
+            const __m512 x = _mm512_maskz_loadu_ps(_cvtu32_mask16((1u << ch) - 1u), in[3 * 25 + 9] + off);
+            acc3_0 = _mm512_fmadd_ps(x, w0, acc3_0);
+          }
         }
         {
-          const __m512 x = _mm512_maskz_loadu_ps(_cvtu32_mask16((1u << ch) - 1u), i10 + off);
-          acc = _mm512_fmadd_ps(x, _mm512_loadu_ps(wp + 32 + 10 * 32), acc);
+          const __m512 w0 = _mm512_loadu_ps(wp + 32 + 10 * 32 + 0);
+          {
+            const __m512 x = _mm512_maskz_loadu_ps(_cvtu32_mask16((1u << ch) - 1u), in[10] + off);
+            acc0_0 = _mm512_fmadd_ps(x, w0, acc0_0);
+          }
+          {
+            const __m512 x = _mm512_maskz_loadu_ps(_cvtu32_mask16((1u << ch) - 1u), in[1 * 25 + 10] + off);
+            acc1_0 = _mm512_fmadd_ps(x, w0, acc1_0);
+          }
+          {
+            const __m512 x = _mm512_maskz_loadu_ps(_cvtu32_mask16((1u << ch) - 1u), in[2 * 25 + 10] + off);
+            acc2_0 = _mm512_fmadd_ps(x, w0, acc2_0);
+          }
+          {
+            const __m512 x = _mm512_maskz_loadu_ps(_cvtu32_mask16((1u << ch) - 1u), in[3 * 25 + 10] + off);
+            acc3_0 = _mm512_fmadd_ps(x, w0, acc3_0);
+          }
         }
         {
-          const __m512 x = _mm512_maskz_loadu_ps(_cvtu32_mask16((1u << ch) - 1u), i11 + off);
-          acc = _mm512_fmadd_ps(x, _mm512_loadu_ps(wp + 32 + 11 * 32), acc);
+          const __m512 w0 = _mm512_loadu_ps(wp + 32 + 11 * 32 + 0);
+          {
+            const __m512 x = _mm512_maskz_loadu_ps(_cvtu32_mask16((1u << ch) - 1u), in[11] + off);
+            acc0_0 = _mm512_fmadd_ps(x, w0, acc0_0);
+          }
+          {
+            const __m512 x = _mm512_maskz_loadu_ps(_cvtu32_mask16((1u << ch) - 1u), in[1 * 25 + 11] + off);
+            acc1_0 = _mm512_fmadd_ps(x, w0, acc1_0);
+          }
+          {
+            const __m512 x = _mm512_maskz_loadu_ps(_cvtu32_mask16((1u << ch) - 1u), in[2 * 25 + 11] + off);
+            acc2_0 = _mm512_fmadd_ps(x, w0, acc2_0);
+          }
+          {
+            const __m512 x = _mm512_maskz_loadu_ps(_cvtu32_mask16((1u << ch) - 1u), in[3 * 25 + 11] + off);
+            acc3_0 = _mm512_fmadd_ps(x, w0, acc3_0);
+          }
         }
         {
-          const __m512 x = _mm512_maskz_loadu_ps(_cvtu32_mask16((1u << ch) - 1u), i12 + off);
-          acc = _mm512_fmadd_ps(x, _mm512_loadu_ps(wp + 32 + 12 * 32), acc);
+          const __m512 w0 = _mm512_loadu_ps(wp + 32 + 12 * 32 + 0);
+          {
+            const __m512 x = _mm512_maskz_loadu_ps(_cvtu32_mask16((1u << ch) - 1u), in[12] + off);
+            acc0_0 = _mm512_fmadd_ps(x, w0, acc0_0);
+          }
+          {
+            const __m512 x = _mm512_maskz_loadu_ps(_cvtu32_mask16((1u << ch) - 1u), in[1 * 25 + 12] + off);
+            acc1_0 = _mm512_fmadd_ps(x, w0, acc1_0);
+          }
+          {
+            const __m512 x = _mm512_maskz_loadu_ps(_cvtu32_mask16((1u << ch) - 1u), in[2 * 25 + 12] + off);
+            acc2_0 = _mm512_fmadd_ps(x, w0, acc2_0);
+          }
+          {
+            const __m512 x = _mm512_maskz_loadu_ps(_cvtu32_mask16((1u << ch) - 1u), in[3 * 25 + 12] + off);
+            acc3_0 = _mm512_fmadd_ps(x, w0, acc3_0);
+          }
         }
         {
-          const __m512 x = _mm512_maskz_loadu_ps(_cvtu32_mask16((1u << ch) - 1u), i13 + off);
-          acc = _mm512_fmadd_ps(x, _mm512_loadu_ps(wp + 32 + 13 * 32), acc);
+          const __m512 w0 = _mm512_loadu_ps(wp + 32 + 13 * 32 + 0);
+          {
+            const __m512 x = _mm512_maskz_loadu_ps(_cvtu32_mask16((1u << ch) - 1u), in[13] + off);
+            acc0_0 = _mm512_fmadd_ps(x, w0, acc0_0);
+          }
+          {
+            const __m512 x = _mm512_maskz_loadu_ps(_cvtu32_mask16((1u << ch) - 1u), in[1 * 25 + 13] + off);
+            acc1_0 = _mm512_fmadd_ps(x, w0, acc1_0);
+          }
+          {
+            const __m512 x = _mm512_maskz_loadu_ps(_cvtu32_mask16((1u << ch) - 1u), in[2 * 25 + 13] + off);
+            acc2_0 = _mm512_fmadd_ps(x, w0, acc2_0);
+          }
+          {
+            const __m512 x = _mm512_maskz_loadu_ps(_cvtu32_mask16((1u << ch) - 1u), in[3 * 25 + 13] + off);
+            acc3_0 = _mm512_fmadd_ps(x, w0, acc3_0);
+          }
         }
         {
-          const __m512 x = _mm512_maskz_loadu_ps(_cvtu32_mask16((1u << ch) - 1u), i14 + off);
-          acc = _mm512_fmadd_ps(x, _mm512_loadu_ps(wp + 32 + 14 * 32), acc);
+          const __m512 w0 = _mm512_loadu_ps(wp + 32 + 14 * 32 + 0);
+          {
+            const __m512 x = _mm512_maskz_loadu_ps(_cvtu32_mask16((1u << ch) - 1u), in[14] + off);
+            acc0_0 = _mm512_fmadd_ps(x, w0, acc0_0);
+          }
+          {
+            const __m512 x = _mm512_maskz_loadu_ps(_cvtu32_mask16((1u << ch) - 1u), in[1 * 25 + 14] + off);
+            acc1_0 = _mm512_fmadd_ps(x, w0, acc1_0);
+          }
+          {
+            const __m512 x = _mm512_maskz_loadu_ps(_cvtu32_mask16((1u << ch) - 1u), in[2 * 25 + 14] + off);
+            acc2_0 = _mm512_fmadd_ps(x, w0, acc2_0);
+          }
+          {
+            const __m512 x = _mm512_maskz_loadu_ps(_cvtu32_mask16((1u << ch) - 1u), in[3 * 25 + 14] + off);
+            acc3_0 = _mm512_fmadd_ps(x, w0, acc3_0);
+          }
         }
         {
-          const __m512 x = _mm512_maskz_loadu_ps(_cvtu32_mask16((1u << ch) - 1u), i15 + off);
-          acc = _mm512_fmadd_ps(x, _mm512_loadu_ps(wp + 32 + 15 * 32), acc);
+          const __m512 w0 = _mm512_loadu_ps(wp + 32 + 15 * 32 + 0);
+          {
+            const __m512 x = _mm512_maskz_loadu_ps(_cvtu32_mask16((1u << ch) - 1u), in[15] + off);
+            acc0_0 = _mm512_fmadd_ps(x, w0, acc0_0);
+          }
+          {
+            const __m512 x = _mm512_maskz_loadu_ps(_cvtu32_mask16((1u << ch) - 1u), in[1 * 25 + 15] + off);
+            acc1_0 = _mm512_fmadd_ps(x, w0, acc1_0);
+          }
+          {
+            const __m512 x = _mm512_maskz_loadu_ps(_cvtu32_mask16((1u << ch) - 1u), in[2 * 25 + 15] + off);
+            acc2_0 = _mm512_fmadd_ps(x, w0, acc2_0);
+          }
+          {
+            const __m512 x = _mm512_maskz_loadu_ps(_cvtu32_mask16((1u << ch) - 1u), in[3 * 25 + 15] + off);
+            acc3_0 = _mm512_fmadd_ps(x, w0, acc3_0);
+          }
         }
         {
-          const __m512 x = _mm512_maskz_loadu_ps(_cvtu32_mask16((1u << ch) - 1u), i16 + off);
-          acc = _mm512_fmadd_ps(x, _mm512_loadu_ps(wp + 32 + 16 * 32), acc);
+          const __m512 w0 = _mm512_loadu_ps(wp + 32 + 16 * 32 + 0);
+          {
+            const __m512 x = _mm512_maskz_loadu_ps(_cvtu32_mask16((1u << ch) - 1u), in[16] + off);
+            acc0_0 = _mm512_fmadd_ps(x, w0, acc0_0);
+          }
+          {
+            const __m512 x = _mm512_maskz_loadu_ps(_cvtu32_mask16((1u << ch) - 1u), in[1 * 25 + 16] + off);
+            acc1_0 = _mm512_fmadd_ps(x, w0, acc1_0);
+          }
+          {
+            const __m512 x = _mm512_maskz_loadu_ps(_cvtu32_mask16((1u << ch) - 1u), in[2 * 25 + 16] + off);
+            acc2_0 = _mm512_fmadd_ps(x, w0, acc2_0);
+          }
+          {
+            const __m512 x = _mm512_maskz_loadu_ps(_cvtu32_mask16((1u << ch) - 1u), in[3 * 25 + 16] + off);
+            acc3_0 = _mm512_fmadd_ps(x, w0, acc3_0);
+          }
         }
         {
-          const __m512 x = _mm512_maskz_loadu_ps(_cvtu32_mask16((1u << ch) - 1u), i17 + off);
-          acc = _mm512_fmadd_ps(x, _mm512_loadu_ps(wp + 32 + 17 * 32), acc);
+          const __m512 w0 = _mm512_loadu_ps(wp + 32 + 17 * 32 + 0);
+          {
+            const __m512 x = _mm512_maskz_loadu_ps(_cvtu32_mask16((1u << ch) - 1u), in[17] + off);
+            acc0_0 = _mm512_fmadd_ps(x, w0, acc0_0);
+          }
+          {
+            const __m512 x = _mm512_maskz_loadu_ps(_cvtu32_mask16((1u << ch) - 1u), in[1 * 25 + 17] + off);
+            acc1_0 = _mm512_fmadd_ps(x, w0, acc1_0);
+          }
+          {
+            const __m512 x = _mm512_maskz_loadu_ps(_cvtu32_mask16((1u << ch) - 1u), in[2 * 25 + 17] + off);
+            acc2_0 = _mm512_fmadd_ps(x, w0, acc2_0);
+          }
+          {
+            const __m512 x = _mm512_maskz_loadu_ps(_cvtu32_mask16((1u << ch) - 1u), in[3 * 25 + 17] + off);
+            acc3_0 = _mm512_fmadd_ps(x, w0, acc3_0);
+          }
         }
         {
-          const __m512 x = _mm512_maskz_loadu_ps(_cvtu32_mask16((1u << ch) - 1u), i18 + off);
-          acc = _mm512_fmadd_ps(x, _mm512_loadu_ps(wp + 32 + 18 * 32), acc);
+          const __m512 w0 = _mm512_loadu_ps(wp + 32 + 18 * 32 + 0);
+          {
+            const __m512 x = _mm512_maskz_loadu_ps(_cvtu32_mask16((1u << ch) - 1u), in[18] + off);
+            acc0_0 = _mm512_fmadd_ps(x, w0, acc0_0);
+          }
+          {
+            const __m512 x = _mm512_maskz_loadu_ps(_cvtu32_mask16((1u << ch) - 1u), in[1 * 25 + 18] + off);
+            acc1_0 = _mm512_fmadd_ps(x, w0, acc1_0);
+          }
+          {
+            const __m512 x = _mm512_maskz_loadu_ps(_cvtu32_mask16((1u << ch) - 1u), in[2 * 25 + 18] + off);
+            acc2_0 = _mm512_fmadd_ps(x, w0, acc2_0);
+          }
+          {
+            const __m512 x = _mm512_maskz_loadu_ps(_cvtu32_mask16((1u << ch) - 1u), in[3 * 25 + 18] + off);
+            acc3_0 = _mm512_fmadd_ps(x, w0, acc3_0);
+          }
         }
         {
-          const __m512 x = _mm512_maskz_loadu_ps(_cvtu32_mask16((1u << ch) - 1u), i19 + off);
-          acc = _mm512_fmadd_ps(x, _mm512_loadu_ps(wp + 32 + 19 * 32), acc);
+          const __m512 w0 = _mm512_loadu_ps(wp + 32 + 19 * 32 + 0);
+          {
+            const __m512 x = _mm512_maskz_loadu_ps(_cvtu32_mask16((1u << ch) - 1u), in[19] + off);
+            acc0_0 = _mm512_fmadd_ps(x, w0, acc0_0);
+          }
+          {
+            const __m512 x = _mm512_maskz_loadu_ps(_cvtu32_mask16((1u << ch) - 1u), in[1 * 25 + 19] + off);
+            acc1_0 = _mm512_fmadd_ps(x, w0, acc1_0);
+          }
+          {
+            const __m512 x = _mm512_maskz_loadu_ps(_cvtu32_mask16((1u << ch) - 1u), in[2 * 25 + 19] + off);
+            acc2_0 = _mm512_fmadd_ps(x, w0, acc2_0);
+          }
+          {
+            const __m512 x = _mm512_maskz_loadu_ps(_cvtu32_mask16((1u << ch) - 1u), in[3 * 25 + 19] + off);
+            acc3_0 = _mm512_fmadd_ps(x, w0, acc3_0);
+          }
         }
         {
-          const __m512 x = _mm512_maskz_loadu_ps(_cvtu32_mask16((1u << ch) - 1u), i20 + off);
-          acc = _mm512_fmadd_ps(x, _mm512_loadu_ps(wp + 32 + 20 * 32), acc);
+          const __m512 w0 = _mm512_loadu_ps(wp + 32 + 20 * 32 + 0);
+          {
+            const __m512 x = _mm512_maskz_loadu_ps(_cvtu32_mask16((1u << ch) - 1u), in[20] + off);
+            acc0_0 = _mm512_fmadd_ps(x, w0, acc0_0);
+          }
+          {
+            const __m512 x = _mm512_maskz_loadu_ps(_cvtu32_mask16((1u << ch) - 1u), in[1 * 25 + 20] + off);
+            acc1_0 = _mm512_fmadd_ps(x, w0, acc1_0);
+          }
+          {
+            const __m512 x = _mm512_maskz_loadu_ps(_cvtu32_mask16((1u << ch) - 1u), in[2 * 25 + 20] + off);
+            acc2_0 = _mm512_fmadd_ps(x, w0, acc2_0);
+          }
+          {
+            const __m512 x = _mm512_maskz_loadu_ps(_cvtu32_mask16((1u << ch) - 1u), in[3 * 25 + 20] + off);
+            acc3_0 = _mm512_fmadd_ps(x, w0, acc3_0);
+          }
         }
         {
-          const __m512 x = _mm512_maskz_loadu_ps(_cvtu32_mask16((1u << ch) - 1u), i21 + off);
-          acc = _mm512_fmadd_ps(x, _mm512_loadu_ps(wp + 32 + 21 * 32), acc);
+          const __m512 w0 = _mm512_loadu_ps(wp + 32 + 21 * 32 + 0);
+          {
+            const __m512 x = _mm512_maskz_loadu_ps(_cvtu32_mask16((1u << ch) - 1u), in[21] + off);
+            acc0_0 = _mm512_fmadd_ps(x, w0, acc0_0);
+          }
+          {
+            const __m512 x = _mm512_maskz_loadu_ps(_cvtu32_mask16((1u << ch) - 1u), in[1 * 25 + 21] + off);
+            acc1_0 = _mm512_fmadd_ps(x, w0, acc1_0);
+          }
+          {
+            const __m512 x = _mm512_maskz_loadu_ps(_cvtu32_mask16((1u << ch) - 1u), in[2 * 25 + 21] + off);
+            acc2_0 = _mm512_fmadd_ps(x, w0, acc2_0);
+          }
+          {
+            const __m512 x = _mm512_maskz_loadu_ps(_cvtu32_mask16((1u << ch) - 1u), in[3 * 25 + 21] + off);
+            acc3_0 = _mm512_fmadd_ps(x, w0, acc3_0);
+          }
         }
         {
-          const __m512 x = _mm512_maskz_loadu_ps(_cvtu32_mask16((1u << ch) - 1u), i22 + off);
-          acc = _mm512_fmadd_ps(x, _mm512_loadu_ps(wp + 32 + 22 * 32), acc);
+          const __m512 w0 = _mm512_loadu_ps(wp + 32 + 22 * 32 + 0);
+          {
+            const __m512 x = _mm512_maskz_loadu_ps(_cvtu32_mask16((1u << ch) - 1u), in[22] + off);
+            acc0_0 = _mm512_fmadd_ps(x, w0, acc0_0);
+          }
+          {
+            const __m512 x = _mm512_maskz_loadu_ps(_cvtu32_mask16((1u << ch) - 1u), in[1 * 25 + 22] + off);
+            acc1_0 = _mm512_fmadd_ps(x, w0, acc1_0);
+          }
+          {
+            const __m512 x = _mm512_maskz_loadu_ps(_cvtu32_mask16((1u << ch) - 1u), in[2 * 25 + 22] + off);
+            acc2_0 = _mm512_fmadd_ps(x, w0, acc2_0);
+          }
+          {
+            const __m512 x = _mm512_maskz_loadu_ps(_cvtu32_mask16((1u << ch) - 1u), in[3 * 25 + 22] + off);
+            acc3_0 = _mm512_fmadd_ps(x, w0, acc3_0);
+          }
         }
         {
-          const __m512 x = _mm512_maskz_loadu_ps(_cvtu32_mask16((1u << ch) - 1u), i23 + off);
-          acc = _mm512_fmadd_ps(x, _mm512_loadu_ps(wp + 32 + 23 * 32), acc);
+          const __m512 w0 = _mm512_loadu_ps(wp + 32 + 23 * 32 + 0);
+          {
+            const __m512 x = _mm512_maskz_loadu_ps(_cvtu32_mask16((1u << ch) - 1u), in[23] + off);
+            acc0_0 = _mm512_fmadd_ps(x, w0, acc0_0);
+          }
+          {
+            const __m512 x = _mm512_maskz_loadu_ps(_cvtu32_mask16((1u << ch) - 1u), in[1 * 25 + 23] + off);
+            acc1_0 = _mm512_fmadd_ps(x, w0, acc1_0);
+          }
+          {
+            const __m512 x = _mm512_maskz_loadu_ps(_cvtu32_mask16((1u << ch) - 1u), in[2 * 25 + 23] + off);
+            acc2_0 = _mm512_fmadd_ps(x, w0, acc2_0);
+          }
+          {
+            const __m512 x = _mm512_maskz_loadu_ps(_cvtu32_mask16((1u << ch) - 1u), in[3 * 25 + 23] + off);
+            acc3_0 = _mm512_fmadd_ps(x, w0, acc3_0);
+          }
         }
         {
-          const __m512 x = _mm512_maskz_loadu_ps(_cvtu32_mask16((1u << ch) - 1u), i24 + off);
-          acc = _mm512_fmadd_ps(x, _mm512_loadu_ps(wp + 32 + 24 * 32), acc);
+          const __m512 w0 = _mm512_loadu_ps(wp + 32 + 24 * 32 + 0);
+          {
+            const __m512 x = _mm512_maskz_loadu_ps(_cvtu32_mask16((1u << ch) - 1u), in[24] + off);
+            acc0_0 = _mm512_fmadd_ps(x, w0, acc0_0);
+          }
+          {
+            const __m512 x = _mm512_maskz_loadu_ps(_cvtu32_mask16((1u << ch) - 1u), in[1 * 25 + 24] + off);
+            acc1_0 = _mm512_fmadd_ps(x, w0, acc1_0);
+          }
+          {
+            const __m512 x = _mm512_maskz_loadu_ps(_cvtu32_mask16((1u << ch) - 1u), in[2 * 25 + 24] + off);
+            acc2_0 = _mm512_fmadd_ps(x, w0, acc2_0);
+          }
+          {
+            const __m512 x = _mm512_maskz_loadu_ps(_cvtu32_mask16((1u << ch) - 1u), in[3 * 25 + 24] + off);
+            acc3_0 = _mm512_fmadd_ps(x, w0, acc3_0);
+          }
         }
-        acc = _mm512_min_ps(vmax, _mm512_max_ps(vmin, acc));
-        _mm512_mask_storeu_ps(o, _cvtu32_mask16((1u << ch) - 1u), acc);
+        acc0_0 = _mm512_min_ps(vmax, _mm512_max_ps(vmin, acc0_0));
+        _mm512_mask_storeu_ps(out + off, _cvtu32_mask16((1u << ch) - 1u), acc0_0);
+        acc1_0 = _mm512_min_ps(vmax, _mm512_max_ps(vmin, acc1_0));
+        _mm512_mask_storeu_ps((float*)((char*)out + 1 * out_stride) + off, _cvtu32_mask16((1u << ch) - 1u), acc1_0);
+        acc2_0 = _mm512_min_ps(vmax, _mm512_max_ps(vmin, acc2_0));
+        _mm512_mask_storeu_ps((float*)((char*)out + 2 * out_stride) + off, _cvtu32_mask16((1u << ch) - 1u), acc2_0);
+        acc3_0 = _mm512_min_ps(vmax, _mm512_max_ps(vmin, acc3_0));
+        _mm512_mask_storeu_ps((float*)((char*)out + 3 * out_stride) + off, _cvtu32_mask16((1u << ch) - 1u), acc3_0);
       }
     }
+    in += 4 * 25;
+    out = (float*)((char*)out + 4 * out_stride);
+  }
+  for (; width != 0; width--) {
+    const float* wp = w;
+    size_t off = 0;
+    size_t ch = channels;
+    for (; ch >= 32; ch -= 32) {
+      const __m512 b0 = _mm512_loadu_ps(wp + 0);
+      __m512 acc0_0 = b0;
+      const __m512 b1 = _mm512_loadu_ps(wp + 16);
+      __m512 acc0_1 = b1;
+      {
+        const __m512 w0 = _mm512_loadu_ps(wp + 32 + 0 * 32 + 0);
+        const __m512 w1 = _mm512_loadu_ps(wp + 32 + 0 * 32 + 16);
+        acc0_0 = _mm512_fmadd_ps(_mm512_loadu_ps(in[0] + off + 0), w0, acc0_0);
+        acc0_1 = _mm512_fmadd_ps(_mm512_loadu_ps(in[0] + off + 16), w1, acc0_1);
+      }
+      {
+        const __m512 w0 = _mm512_loadu_ps(wp + 32 + 1 * 32 + 0);
+        const __m512 w1 = _mm512_loadu_ps(wp + 32 + 1 * 32 + 16);
+        acc0_0 = _mm512_fmadd_ps(_mm512_loadu_ps(in[1] + off + 0), w0, acc0_0);
+        acc0_1 = _mm512_fmadd_ps(_mm512_loadu_ps(in[1] + off + 16), w1, acc0_1);
+      }
+      {
+        const __m512 w0 = _mm512_loadu_ps(wp + 32 + 2 * 32 + 0);
+        const __m512 w1 = _mm512_loadu_ps(wp + 32 + 2 * 32 + 16);
+        acc0_0 = _mm512_fmadd_ps(_mm512_loadu_ps(in[2] + off + 0), w0, acc0_0);
+        acc0_1 = _mm512_fmadd_ps(_mm512_loadu_ps(in[2] + off + 16), w1, acc0_1);
+      }
+      {
+        const __m512 w0 = _mm512_loadu_ps(wp + 32 + 3 * 32 + 0);
+        const __m512 w1 = _mm512_loadu_ps(wp + 32 + 3 * 32 + 16);
+        acc0_0 = _mm512_fmadd_ps(_mm512_loadu_ps(in[3] + off + 0), w0, acc0_0);
+        acc0_1 = _mm512_fmadd_ps(_mm512_loadu_ps(in[3] + off + 16), w1, acc0_1);
+      }
+      {
+        const __m512 w0 = _mm512_loadu_ps(wp + 32 + 4 * 32 + 0);
+        const __m512 w1 = _mm512_loadu_ps(wp + 32 + 4 * 32 + 16);
+        acc0_0 = _mm512_fmadd_ps(_mm512_loadu_ps(in[4] + off + 0), w0, acc0_0);
+        acc0_1 = _mm512_fmadd_ps(_mm512_loadu_ps(in[4] + off + 16), w1, acc0_1);
+      }
+      {
+        const __m512 w0 = _mm512_loadu_ps(wp + 32 + 5 * 32 + 0);
+        const __m512 w1 = _mm512_loadu_ps(wp + 32 + 5 * 32 + 16);
+        acc0_0 = _mm512_fmadd_ps(_mm512_loadu_ps(in[5] + off + 0), w0, acc0_0);
+        acc0_1 = _mm512_fmadd_ps(_mm512_loadu_ps(in[5] + off + 16), w1, acc0_1);
+      }
+      {
+        const __m512 w0 = _mm512_loadu_ps(wp + 32 + 6 * 32 + 0);
+        const __m512 w1 = _mm512_loadu_ps(wp + 32 + 6 * 32 + 16);
+        acc0_0 = _mm512_fmadd_ps(_mm512_loadu_ps(in[6] + off + 0), w0, acc0_0);
+        acc0_1 = _mm512_fmadd_ps(_mm512_loadu_ps(in[6] + off + 16), w1, acc0_1);
+      }
+      {
+        const __m512 w0 = _mm512_loadu_ps(wp + 32 + 7 * 32 + 0);
+        const __m512 w1 = _mm512_loadu_ps(wp + 32 + 7 * 32 + 16);
+        acc0_0 = _mm512_fmadd_ps(_mm512_loadu_ps(in[7] + off + 0), w0, acc0_0);
+        acc0_1 = _mm512_fmadd_ps(_mm512_loadu_ps(in[7] + off + 16), w1, acc0_1);
+      }
+      {
+        const __m512 w0 = _mm512_loadu_ps(wp + 32 + 8 * 32 + 0);
+        const __m512 w1 = _mm512_loadu_ps(wp + 32 + 8 * 32 + 16);
+        acc0_0 = _mm512_fmadd_ps(_mm512_loadu_ps(in[8] + off + 0), w0, acc0_0);
+        acc0_1 = _mm512_fmadd_ps(_mm512_loadu_ps(in[8] + off + 16), w1, acc0_1);
+      }
+      {
+        const __m512 w0 = _mm512_loadu_ps(wp + 32 + 9 * 32 + 0);
+        const __m512 w1 = _mm512_loadu_ps(wp + 32 + 9 * 32 + 16);
+        acc0_0 = _mm512_fmadd_ps(_mm512_loadu_ps(in[9] + off + 0), w0, acc0_0);
+        acc0_1 = _mm512_fmadd_ps(_mm512_loadu_ps(in[9] + off + 16), w1, acc0_1);
+      }
+      {
+        const __m512 w0 = _mm512_loadu_ps(wp + 32 + 10 * 32 + 0);
+        const __m512 w1 = _mm512_loadu_ps(wp + 32 + 10 * 32 + 16);
+        acc0_0 = _mm512_fmadd_ps(_mm512_loadu_ps(in[10] + off + 0), w0, acc0_0);
+        acc0_1 = _mm512_fmadd_ps(_mm512_loadu_ps(in[10] + off + 16), w1, acc0_1);
+      }
+      {
+        const __m512 w0 = _mm512_loadu_ps(wp + 32 + 11 * 32 + 0);
+        const __m512 w1 = _mm512_loadu_ps(wp + 32 + 11 * 32 + 16);
+        acc0_0 = _mm512_fmadd_ps(_mm512_loadu_ps(in[11] + off + 0), w0, acc0_0);
+        acc0_1 = _mm512_fmadd_ps(_mm512_loadu_ps(in[11] + off + 16), w1, acc0_1);
+      }
+      {
+        const __m512 w0 = _mm512_loadu_ps(wp + 32 + 12 * 32 + 0);
+        const __m512 w1 = _mm512_loadu_ps(wp + 32 + 12 * 32 + 16);
+        acc0_0 = _mm512_fmadd_ps(_mm512_loadu_ps(in[12] + off + 0), w0, acc0_0);
+        acc0_1 = _mm512_fmadd_ps(_mm512_loadu_ps(in[12] + off + 16), w1, acc0_1);
+      }
+      {
+        const __m512 w0 = _mm512_loadu_ps(wp + 32 + 13 * 32 + 0);
+        const __m512 w1 = _mm512_loadu_ps(wp + 32 + 13 * 32 + 16);
+        acc0_0 = _mm512_fmadd_ps(_mm512_loadu_ps(in[13] + off + 0), w0, acc0_0);
+        acc0_1 = _mm512_fmadd_ps(_mm512_loadu_ps(in[13] + off + 16), w1, acc0_1);
+      }
+      {
+        const __m512 w0 = _mm512_loadu_ps(wp + 32 + 14 * 32 + 0);
+        const __m512 w1 = _mm512_loadu_ps(wp + 32 + 14 * 32 + 16);
+        acc0_0 = _mm512_fmadd_ps(_mm512_loadu_ps(in[14] + off + 0), w0, acc0_0);
+        acc0_1 = _mm512_fmadd_ps(_mm512_loadu_ps(in[14] + off + 16), w1, acc0_1);
+      }
+      {
+        const __m512 w0 = _mm512_loadu_ps(wp + 32 + 15 * 32 + 0);
+        const __m512 w1 = _mm512_loadu_ps(wp + 32 + 15 * 32 + 16);
+        acc0_0 = _mm512_fmadd_ps(_mm512_loadu_ps(in[15] + off + 0), w0, acc0_0);
+        acc0_1 = _mm512_fmadd_ps(_mm512_loadu_ps(in[15] + off + 16), w1, acc0_1);
+      }
+      {
+        const __m512 w0 = _mm512_loadu_ps(wp + 32 + 16 * 32 + 0);
+        const __m512 w1 = _mm512_loadu_ps(wp + 32 + 16 * 32 + 16);
+        acc0_0 = _mm512_fmadd_ps(_mm512_loadu_ps(in[16] + off + 0), w0, acc0_0);
+        acc0_1 = _mm512_fmadd_ps(_mm512_loadu_ps(in[16] + off + 16), w1, acc0_1);
+      }
+      {
+        const __m512 w0 = _mm512_loadu_ps(wp + 32 + 17 * 32 + 0);
+        const __m512 w1 = _mm512_loadu_ps(wp + 32 + 17 * 32 + 16);
+        acc0_0 = _mm512_fmadd_ps(_mm512_loadu_ps(in[17] + off + 0), w0, acc0_0);
+        acc0_1 = _mm512_fmadd_ps(_mm512_loadu_ps(in[17] + off + 16), w1, acc0_1);
+      }
+      {
+        const __m512 w0 = _mm512_loadu_ps(wp + 32 + 18 * 32 + 0);
+        const __m512 w1 = _mm512_loadu_ps(wp + 32 + 18 * 32 + 16);
+        acc0_0 = _mm512_fmadd_ps(_mm512_loadu_ps(in[18] + off + 0), w0, acc0_0);
+        acc0_1 = _mm512_fmadd_ps(_mm512_loadu_ps(in[18] + off + 16), w1, acc0_1);
+      }
+      {
+        const __m512 w0 = _mm512_loadu_ps(wp + 32 + 19 * 32 + 0);
+        const __m512 w1 = _mm512_loadu_ps(wp + 32 + 19 * 32 + 16);
+        acc0_0 = _mm512_fmadd_ps(_mm512_loadu_ps(in[19] + off + 0), w0, acc0_0);
+        acc0_1 = _mm512_fmadd_ps(_mm512_loadu_ps(in[19] + off + 16), w1, acc0_1);
+      }
+      {
+        const __m512 w0 = _mm512_loadu_ps(wp + 32 + 20 * 32 + 0);
+        const __m512 w1 = _mm512_loadu_ps(wp + 32 + 20 * 32 + 16);
+        acc0_0 = _mm512_fmadd_ps(_mm512_loadu_ps(in[20] + off + 0), w0, acc0_0);
+        acc0_1 = _mm512_fmadd_ps(_mm512_loadu_ps(in[20] + off + 16), w1, acc0_1);
+      }
+      {
+        const __m512 w0 = _mm512_loadu_ps(wp + 32 + 21 * 32 + 0);
+        const __m512 w1 = _mm512_loadu_ps(wp + 32 + 21 * 32 + 16);
+        acc0_0 = _mm512_fmadd_ps(_mm512_loadu_ps(in[21] + off + 0), w0, acc0_0);
+        acc0_1 = _mm512_fmadd_ps(_mm512_loadu_ps(in[21] + off + 16), w1, acc0_1);
+      }
+      {
+        const __m512 w0 = _mm512_loadu_ps(wp + 32 + 22 * 32 + 0);
+        const __m512 w1 = _mm512_loadu_ps(wp + 32 + 22 * 32 + 16);
+        acc0_0 = _mm512_fmadd_ps(_mm512_loadu_ps(in[22] + off + 0), w0, acc0_0);
+        acc0_1 = _mm512_fmadd_ps(_mm512_loadu_ps(in[22] + off + 16), w1, acc0_1);
+      }
+      {
+        const __m512 w0 = _mm512_loadu_ps(wp + 32 + 23 * 32 + 0);
+        const __m512 w1 = _mm512_loadu_ps(wp + 32 + 23 * 32 + 16);
+        acc0_0 = _mm512_fmadd_ps(_mm512_loadu_ps(in[23] + off + 0), w0, acc0_0);
+        acc0_1 = _mm512_fmadd_ps(_mm512_loadu_ps(in[23] + off + 16), w1, acc0_1);
+      }
+      {
+        const __m512 w0 = _mm512_loadu_ps(wp + 32 + 24 * 32 + 0);
+        const __m512 w1 = _mm512_loadu_ps(wp + 32 + 24 * 32 + 16);
+        acc0_0 = _mm512_fmadd_ps(_mm512_loadu_ps(in[24] + off + 0), w0, acc0_0);
+        acc0_1 = _mm512_fmadd_ps(_mm512_loadu_ps(in[24] + off + 16), w1, acc0_1);
+      }
+      acc0_0 = _mm512_min_ps(vmax, _mm512_max_ps(vmin, acc0_0));
+      _mm512_storeu_ps(out + off + 0, acc0_0);
+      acc0_1 = _mm512_min_ps(vmax, _mm512_max_ps(vmin, acc0_1));
+      _mm512_storeu_ps(out + off + 16, acc0_1);
+      off += 32;
+      wp += 832;
+    }
+    if (ch != 0) {
+      for (; ch >= 16; ch -= 16) {
+        const __m512 b0 = _mm512_loadu_ps(wp + 0);
+        __m512 acc0_0 = b0;
+        {
+          const __m512 w0 = _mm512_loadu_ps(wp + 32 + 0 * 32 + 0);
+          acc0_0 = _mm512_fmadd_ps(_mm512_loadu_ps(in[0] + off + 0), w0, acc0_0);
+        }
+        {
+          const __m512 w0 = _mm512_loadu_ps(wp + 32 + 1 * 32 + 0);
+          acc0_0 = _mm512_fmadd_ps(_mm512_loadu_ps(in[1] + off + 0), w0, acc0_0);
+        }
+        {
+          const __m512 w0 = _mm512_loadu_ps(wp + 32 + 2 * 32 + 0);
+          acc0_0 = _mm512_fmadd_ps(_mm512_loadu_ps(in[2] + off + 0), w0, acc0_0);
+        }
+        {
+          const __m512 w0 = _mm512_loadu_ps(wp + 32 + 3 * 32 + 0);
+          acc0_0 = _mm512_fmadd_ps(_mm512_loadu_ps(in[3] + off + 0), w0, acc0_0);
+        }
+        {
+          const __m512 w0 = _mm512_loadu_ps(wp + 32 + 4 * 32 + 0);
+          acc0_0 = _mm512_fmadd_ps(_mm512_loadu_ps(in[4] + off + 0), w0, acc0_0);
+        }
+        {
+          const __m512 w0 = _mm512_loadu_ps(wp + 32 + 5 * 32 + 0);
+          acc0_0 = _mm512_fmadd_ps(_mm512_loadu_ps(in[5] + off + 0), w0, acc0_0);
+        }
+        {
+          const __m512 w0 = _mm512_loadu_ps(wp + 32 + 6 * 32 + 0);
+          acc0_0 = _mm512_fmadd_ps(_mm512_loadu_ps(in[6] + off + 0), w0, acc0_0);
+        }
+        {
+          const __m512 w0 = _mm512_loadu_ps(wp + 32 + 7 * 32 + 0);
+          acc0_0 = _mm512_fmadd_ps(_mm512_loadu_ps(in[7] + off + 0), w0, acc0_0);
+        }
+        {
+          const __m512 w0 = _mm512_loadu_ps(wp + 32 + 8 * 32 + 0);
+          acc0_0 = _mm512_fmadd_ps(_mm512_loadu_ps(in[8] + off + 0), w0, acc0_0);
+        }
+        {
+          const __m512 w0 = _mm512_loadu_ps(wp + 32 + 9 * 32 + 0);
+          acc0_0 = _mm512_fmadd_ps(_mm512_loadu_ps(in[9] + off + 0), w0, acc0_0);
+        }
+        {
+          const __m512 w0 = _mm512_loadu_ps(wp + 32 + 10 * 32 + 0);
+          acc0_0 = _mm512_fmadd_ps(_mm512_loadu_ps(in[10] + off + 0), w0, acc0_0);
+        }
+        {
+          const __m512 w0 = _mm512_loadu_ps(wp + 32 + 11 * 32 + 0);
+          acc0_0 = _mm512_fmadd_ps(_mm512_loadu_ps(in[11] + off + 0), w0, acc0_0);
+        }
+        {
+          const __m512 w0 = _mm512_loadu_ps(wp + 32 + 12 * 32 + 0);
+          acc0_0 = _mm512_fmadd_ps(_mm512_loadu_ps(in[12] + off + 0), w0, acc0_0);
+        }
+        {
+          const __m512 w0 = _mm512_loadu_ps(wp + 32 + 13 * 32 + 0);
+          acc0_0 = _mm512_fmadd_ps(_mm512_loadu_ps(in[13] + off + 0), w0, acc0_0);
+        }
+        {
+          const __m512 w0 = _mm512_loadu_ps(wp + 32 + 14 * 32 + 0);
+          acc0_0 = _mm512_fmadd_ps(_mm512_loadu_ps(in[14] + off + 0), w0, acc0_0);
+        }
+        {
+          const __m512 w0 = _mm512_loadu_ps(wp + 32 + 15 * 32 + 0);
+          acc0_0 = _mm512_fmadd_ps(_mm512_loadu_ps(in[15] + off + 0), w0, acc0_0);
+        }
+        {
+          const __m512 w0 = _mm512_loadu_ps(wp + 32 + 16 * 32 + 0);
+          acc0_0 = _mm512_fmadd_ps(_mm512_loadu_ps(in[16] + off + 0), w0, acc0_0);
+        }
+        {
+          const __m512 w0 = _mm512_loadu_ps(wp + 32 + 17 * 32 + 0);
+          acc0_0 = _mm512_fmadd_ps(_mm512_loadu_ps(in[17] + off + 0), w0, acc0_0);
+        }
+        {
+          const __m512 w0 = _mm512_loadu_ps(wp + 32 + 18 * 32 + 0);
+          acc0_0 = _mm512_fmadd_ps(_mm512_loadu_ps(in[18] + off + 0), w0, acc0_0);
+        }
+        {
+          const __m512 w0 = _mm512_loadu_ps(wp + 32 + 19 * 32 + 0);
+          acc0_0 = _mm512_fmadd_ps(_mm512_loadu_ps(in[19] + off + 0), w0, acc0_0);
+        }
+        {
+          const __m512 w0 = _mm512_loadu_ps(wp + 32 + 20 * 32 + 0);
+          acc0_0 = _mm512_fmadd_ps(_mm512_loadu_ps(in[20] + off + 0), w0, acc0_0);
+        }
+        {
+          const __m512 w0 = _mm512_loadu_ps(wp + 32 + 21 * 32 + 0);
+          acc0_0 = _mm512_fmadd_ps(_mm512_loadu_ps(in[21] + off + 0), w0, acc0_0);
+        }
+        {
+          const __m512 w0 = _mm512_loadu_ps(wp + 32 + 22 * 32 + 0);
+          acc0_0 = _mm512_fmadd_ps(_mm512_loadu_ps(in[22] + off + 0), w0, acc0_0);
+        }
+        {
+          const __m512 w0 = _mm512_loadu_ps(wp + 32 + 23 * 32 + 0);
+          acc0_0 = _mm512_fmadd_ps(_mm512_loadu_ps(in[23] + off + 0), w0, acc0_0);
+        }
+        {
+          const __m512 w0 = _mm512_loadu_ps(wp + 32 + 24 * 32 + 0);
+          acc0_0 = _mm512_fmadd_ps(_mm512_loadu_ps(in[24] + off + 0), w0, acc0_0);
+        }
+        acc0_0 = _mm512_min_ps(vmax, _mm512_max_ps(vmin, acc0_0));
+        _mm512_storeu_ps(out + off + 0, acc0_0);
+        off += 16;
+        wp += 16;
+      }
+      if (ch != 0) {
+        const __m512 b0 = _mm512_loadu_ps(wp + 0);
+        __m512 acc0_0 = b0;
+        {
+          const __m512 w0 = _mm512_loadu_ps(wp + 32 + 0 * 32 + 0);
+          {
+            const __m512 x = _mm512_maskz_loadu_ps(_cvtu32_mask16((1u << ch) - 1u), in[0] + off);
+            acc0_0 = _mm512_fmadd_ps(x, w0, acc0_0);
+          }
+        }
+        {
+          const __m512 w0 = _mm512_loadu_ps(wp + 32 + 1 * 32 + 0);
+          {
+            const __m512 x = _mm512_maskz_loadu_ps(_cvtu32_mask16((1u << ch) - 1u), in[1] + off);
+            acc0_0 = _mm512_fmadd_ps(x, w0, acc0_0);
+          }
+        }
+        {
+          const __m512 w0 = _mm512_loadu_ps(wp + 32 + 2 * 32 + 0);
+          {
+            const __m512 x = _mm512_maskz_loadu_ps(_cvtu32_mask16((1u << ch) - 1u), in[2] + off);
+            acc0_0 = _mm512_fmadd_ps(x, w0, acc0_0);
+          }
+        }
+        {
+          const __m512 w0 = _mm512_loadu_ps(wp + 32 + 3 * 32 + 0);
+          {
+            const __m512 x = _mm512_maskz_loadu_ps(_cvtu32_mask16((1u << ch) - 1u), in[3] + off);
+            acc0_0 = _mm512_fmadd_ps(x, w0, acc0_0);
+          }
+        }
+        {
+          const __m512 w0 = _mm512_loadu_ps(wp + 32 + 4 * 32 + 0);
+          {
+            const __m512 x = _mm512_maskz_loadu_ps(_cvtu32_mask16((1u << ch) - 1u), in[4] + off);
+            acc0_0 = _mm512_fmadd_ps(x, w0, acc0_0);
+          }
+        }
+        {
+          const __m512 w0 = _mm512_loadu_ps(wp + 32 + 5 * 32 + 0);
+          {
+            const __m512 x = _mm512_maskz_loadu_ps(_cvtu32_mask16((1u << ch) - 1u), in[5] + off);
+            acc0_0 = _mm512_fmadd_ps(x, w0, acc0_0);
+          }
+        }
+        {
+          const __m512 w0 = _mm512_loadu_ps(wp + 32 + 6 * 32 + 0);
+          {
+            const __m512 x = _mm512_maskz_loadu_ps(_cvtu32_mask16((1u << ch) - 1u), in[6] + off);
+            acc0_0 = _mm512_fmadd_ps(x, w0, acc0_0);
+          }
+        }
+        {
+          const __m512 w0 = _mm512_loadu_ps(wp + 32 + 7 * 32 + 0);
+          {
+            const __m512 x = _mm512_maskz_loadu_ps(_cvtu32_mask16((1u << ch) - 1u), in[7] + off);
+            acc0_0 = _mm512_fmadd_ps(x, w0, acc0_0);
+          }
+        }
+        {
+          const __m512 w0 = _mm512_loadu_ps(wp + 32 + 8 * 32 + 0);
+          {
+            const __m512 x = _mm512_maskz_loadu_ps(_cvtu32_mask16((1u << ch) - 1u), in[8] + off);
+            acc0_0 = _mm512_fmadd_ps(x, w0, acc0_0);
+          }
+        }
+        {
+          const __m512 w0 = _mm512_loadu_ps(wp + 32 + 9 * 32 + 0);
+          {
+            const __m512 x = _mm512_maskz_loadu_ps(_cvtu32_mask16((1u << ch) - 1u), in[9] + off);
+            acc0_0 = _mm512_fmadd_ps(x, w0, acc0_0);
+          }
+        }
+        {
+          const __m512 w0 = _mm512_loadu_ps(wp + 32 + 10 * 32 + 0);
+          {
+            const __m512 x = _mm512_maskz_loadu_ps(_cvtu32_mask16((1u << ch) - 1u), in[10] + off);
+            acc0_0 = _mm512_fmadd_ps(x, w0, acc0_0);
+          }
+        }
+        {
+          const __m512 w0 = _mm512_loadu_ps(wp + 32 + 11 * 32 + 0);
+          {
+            const __m512 x = _mm512_maskz_loadu_ps(_cvtu32_mask16((1u << ch) - 1u), in[11] + off);
+            acc0_0 = _mm512_fmadd_ps(x, w0, acc0_0);
+          }
+        }
+        {
+          const __m512 w0 = _mm512_loadu_ps(wp + 32 + 12 * 32 + 0);
+          {
+            const __m512 x = _mm512_maskz_loadu_ps(_cvtu32_mask16((1u << ch) - 1u), in[12] + off);
+            acc0_0 = _mm512_fmadd_ps(x, w0, acc0_0);
+          }
+        }
+        {
+          const __m512 w0 = _mm512_loadu_ps(wp + 32 + 13 * 32 + 0);
+          {
+            const __m512 x = _mm512_maskz_loadu_ps(_cvtu32_mask16((1u << ch) - 1u), in[13] + off);
+            acc0_0 = _mm512_fmadd_ps(x, w0, acc0_0);
+          }
+        }
+        {
+          const __m512 w0 = _mm512_loadu_ps(wp + 32 + 14 * 32 + 0);
+          {
+            const __m512 x = _mm512_maskz_loadu_ps(_cvtu32_mask16((1u << ch) - 1u), in[14] + off);
+            acc0_0 = _mm512_fmadd_ps(x, w0, acc0_0);
+          }
+        }
+        {
+          const __m512 w0 = _mm512_loadu_ps(wp + 32 + 15 * 32 + 0);
+          {
+            const __m512 x = _mm512_maskz_loadu_ps(_cvtu32_mask16((1u << ch) - 1u), in[15] + off);
+            acc0_0 = _mm512_fmadd_ps(x, w0, acc0_0);
+          }
+        }
+        {
+          const __m512 w0 = _mm512_loadu_ps(wp + 32 + 16 * 32 + 0);
+          {
+            const __m512 x = _mm512_maskz_loadu_ps(_cvtu32_mask16((1u << ch) - 1u), in[16] + off);
+            acc0_0 = _mm512_fmadd_ps(x, w0, acc0_0);
+          }
+        }
+        {
+          const __m512 w0 = _mm512_loadu_ps(wp + 32 + 17 * 32 + 0);
+          {
+            const __m512 x = _mm512_maskz_loadu_ps(_cvtu32_mask16((1u << ch) - 1u), in[17] + off);
+            acc0_0 = _mm512_fmadd_ps(x, w0, acc0_0);
+          }
+        }
+        {
+          const __m512 w0 = _mm512_loadu_ps(wp + 32 + 18 * 32 + 0);
+          {
+            const __m512 x = _mm512_maskz_loadu_ps(_cvtu32_mask16((1u << ch) - 1u), in[18] + off);
+            acc0_0 = _mm512_fmadd_ps(x, w0, acc0_0);
+          }
+        }
+        {
+          const __m512 w0 = _mm512_loadu_ps(wp + 32 + 19 * 32 + 0);
+          {
+            const __m512 x = _mm512_maskz_loadu_ps(_cvtu32_mask16((1u << ch) - 1u), in[19] + off);
+            acc0_0 = _mm512_fmadd_ps(x, w0, acc0_0);
+          }
+        }
+        {
+          const __m512 w0 = _mm512_loadu_ps(wp + 32 + 20 * 32 + 0);
+          {
+            const __m512 x = _mm512_maskz_loadu_ps(_cvtu32_mask16((1u << ch) - 1u), in[20] + off);
+            acc0_0 = _mm512_fmadd_ps(x, w0, acc0_0);
+          }
+        }
+        {
+          const __m512 w0 = _mm512_loadu_ps(wp + 32 + 21 * 32 + 0);
+          {
+            const __m512 x = _mm512_maskz_loadu_ps(_cvtu32_mask16((1u << ch) - 1u), in[21] + off);
+            acc0_0 = _mm512_fmadd_ps(x, w0, acc0_0);
+          }
+        }
+        {
+          const __m512 w0 = _mm512_loadu_ps(wp + 32 + 22 * 32 + 0);
+          {
+            const __m512 x = _mm512_maskz_loadu_ps(_cvtu32_mask16((1u << ch) - 1u), in[22] + off);
+            acc0_0 = _mm512_fmadd_ps(x, w0, acc0_0);
+          }
+        }
+        {
+          const __m512 w0 = _mm512_loadu_ps(wp + 32 + 23 * 32 + 0);
+          {
+            const __m512 x = _mm512_maskz_loadu_ps(_cvtu32_mask16((1u << ch) - 1u), in[23] + off);
+            acc0_0 = _mm512_fmadd_ps(x, w0, acc0_0);
+          }
+        }
+        {
+          const __m512 w0 = _mm512_loadu_ps(wp + 32 + 24 * 32 + 0);
+          {
+            const __m512 x = _mm512_maskz_loadu_ps(_cvtu32_mask16((1u << ch) - 1u), in[24] + off);
+            acc0_0 = _mm512_fmadd_ps(x, w0, acc0_0);
+          }
+        }
+        acc0_0 = _mm512_min_ps(vmax, _mm512_max_ps(vmin, acc0_0));
+        _mm512_mask_storeu_ps(out + off, _cvtu32_mask16((1u << ch) - 1u), acc0_0);
+      }
+    }
+    in += 25;
     out = (float*)((char*)out + out_stride);
   }
 }
@@ -717,55 +2459,165 @@ static __attribute__((target("avx512f,avx512bw,avx512vl,avx2,fma"))) void wrt_av
 static __attribute__((target("avx512f,avx512bw,avx512vl,avx2,fma"))) void wrt_avx512_dwconv_any_c32(size_t channels, size_t width, size_t ks, const float* const* in, const float* restrict w, float* out, size_t out_stride, const wrt_clamp* clamp) {
   const __m512 vmin = _mm512_set1_ps(clamp->min);
   const __m512 vmax = _mm512_set1_ps(clamp->max);
-  for (; width != 0; width--) {
-    const float* const* ip = in;
-    in += ks;
+  for (; width >= 4; width -= 4) {
     const float* wp = w;
-    float* o = out;
     size_t off = 0;
     size_t ch = channels;
     for (; ch >= 32; ch -= 32) {
-      __m512 acc0 = _mm512_loadu_ps(wp + 0);
-      __m512 acc1 = _mm512_loadu_ps(wp + 16);
+      const __m512 b0 = _mm512_loadu_ps(wp + 0);
+      __m512 acc0_0 = b0;
+      __m512 acc1_0 = b0;
+      __m512 acc2_0 = b0;
+      __m512 acc3_0 = b0;
+      const __m512 b1 = _mm512_loadu_ps(wp + 16);
+      __m512 acc0_1 = b1;
+      __m512 acc1_1 = b1;
+      __m512 acc2_1 = b1;
+      __m512 acc3_1 = b1;
       for (size_t t = 0; t < ks; t++) {
-        const float* it = ip[t];
-        acc0 = _mm512_fmadd_ps(_mm512_loadu_ps(it + off + 0), _mm512_loadu_ps(wp + 32 + t * 32 + 0), acc0);
-        acc1 = _mm512_fmadd_ps(_mm512_loadu_ps(it + off + 16), _mm512_loadu_ps(wp + 32 + t * 32 + 16), acc1);
+        const __m512 w0 = _mm512_loadu_ps(wp + 32 + t * 32 + 0);
+        const __m512 w1 = _mm512_loadu_ps(wp + 32 + t * 32 + 16);
+        acc0_0 = _mm512_fmadd_ps(_mm512_loadu_ps(in[t] + off + 0), w0, acc0_0);
+        acc0_1 = _mm512_fmadd_ps(_mm512_loadu_ps(in[t] + off + 16), w1, acc0_1);
+        acc1_0 = _mm512_fmadd_ps(_mm512_loadu_ps(in[1 * ks + t] + off + 0), w0, acc1_0);
+        acc1_1 = _mm512_fmadd_ps(_mm512_loadu_ps(in[1 * ks + t] + off + 16), w1, acc1_1);
+        acc2_0 = _mm512_fmadd_ps(_mm512_loadu_ps(in[2 * ks + t] + off + 0), w0, acc2_0);
+        acc2_1 = _mm512_fmadd_ps(_mm512_loadu_ps(in[2 * ks + t] + off + 16), w1, acc2_1);
+        acc3_0 = _mm512_fmadd_ps(_mm512_loadu_ps(in[3 * ks + t] + off + 0), w0, acc3_0);
+        acc3_1 = _mm512_fmadd_ps(_mm512_loadu_ps(in[3 * ks + t] + off + 16), w1, acc3_1);
       }
-      acc0 = _mm512_min_ps(vmax, _mm512_max_ps(vmin, acc0));
-      _mm512_storeu_ps(o + 0, acc0);
-      acc1 = _mm512_min_ps(vmax, _mm512_max_ps(vmin, acc1));
-      _mm512_storeu_ps(o + 16, acc1);
-      o += 32;
+      acc0_0 = _mm512_min_ps(vmax, _mm512_max_ps(vmin, acc0_0));
+      _mm512_storeu_ps(out + off + 0, acc0_0);
+      acc0_1 = _mm512_min_ps(vmax, _mm512_max_ps(vmin, acc0_1));
+      _mm512_storeu_ps(out + off + 16, acc0_1);
+      acc1_0 = _mm512_min_ps(vmax, _mm512_max_ps(vmin, acc1_0));
+      _mm512_storeu_ps((float*)((char*)out + 1 * out_stride) + off + 0, acc1_0);
+      acc1_1 = _mm512_min_ps(vmax, _mm512_max_ps(vmin, acc1_1));
+      _mm512_storeu_ps((float*)((char*)out + 1 * out_stride) + off + 16, acc1_1);
+      acc2_0 = _mm512_min_ps(vmax, _mm512_max_ps(vmin, acc2_0));
+      _mm512_storeu_ps((float*)((char*)out + 2 * out_stride) + off + 0, acc2_0);
+      acc2_1 = _mm512_min_ps(vmax, _mm512_max_ps(vmin, acc2_1));
+      _mm512_storeu_ps((float*)((char*)out + 2 * out_stride) + off + 16, acc2_1);
+      acc3_0 = _mm512_min_ps(vmax, _mm512_max_ps(vmin, acc3_0));
+      _mm512_storeu_ps((float*)((char*)out + 3 * out_stride) + off + 0, acc3_0);
+      acc3_1 = _mm512_min_ps(vmax, _mm512_max_ps(vmin, acc3_1));
+      _mm512_storeu_ps((float*)((char*)out + 3 * out_stride) + off + 16, acc3_1);
       off += 32;
       wp += 32 + ks * 32;
     }
     if (ch != 0) {
       for (; ch >= 16; ch -= 16) {
-        __m512 acc = _mm512_loadu_ps(wp);
+        const __m512 b0 = _mm512_loadu_ps(wp + 0);
+        __m512 acc0_0 = b0;
+        __m512 acc1_0 = b0;
+        __m512 acc2_0 = b0;
+        __m512 acc3_0 = b0;
         for (size_t t = 0; t < ks; t++) {
-          const float* it = ip[t];
-          acc = _mm512_fmadd_ps(_mm512_loadu_ps(it + off), _mm512_loadu_ps(wp + 32 + t * 32), acc);
+          const __m512 w0 = _mm512_loadu_ps(wp + 32 + t * 32 + 0);
+          acc0_0 = _mm512_fmadd_ps(_mm512_loadu_ps(in[t] + off + 0), w0, acc0_0);
+          acc1_0 = _mm512_fmadd_ps(_mm512_loadu_ps(in[1 * ks + t] + off + 0), w0, acc1_0);
+          acc2_0 = _mm512_fmadd_ps(_mm512_loadu_ps(in[2 * ks + t] + off + 0), w0, acc2_0);
+          acc3_0 = _mm512_fmadd_ps(_mm512_loadu_ps(in[3 * ks + t] + off + 0), w0, acc3_0);
         }
-        acc = _mm512_min_ps(vmax, _mm512_max_ps(vmin, acc));
-        _mm512_storeu_ps(o, acc);
-        o += 16;
+        acc0_0 = _mm512_min_ps(vmax, _mm512_max_ps(vmin, acc0_0));
+        _mm512_storeu_ps(out + off + 0, acc0_0);
+        acc1_0 = _mm512_min_ps(vmax, _mm512_max_ps(vmin, acc1_0));
+        _mm512_storeu_ps((float*)((char*)out + 1 * out_stride) + off + 0, acc1_0);
+        acc2_0 = _mm512_min_ps(vmax, _mm512_max_ps(vmin, acc2_0));
+        _mm512_storeu_ps((float*)((char*)out + 2 * out_stride) + off + 0, acc2_0);
+        acc3_0 = _mm512_min_ps(vmax, _mm512_max_ps(vmin, acc3_0));
+        _mm512_storeu_ps((float*)((char*)out + 3 * out_stride) + off + 0, acc3_0);
         off += 16;
         wp += 16;
       }
       if (ch != 0) {
-        __m512 acc = _mm512_loadu_ps(wp);
+        const __m512 b0 = _mm512_loadu_ps(wp + 0);
+        __m512 acc0_0 = b0;
+        __m512 acc1_0 = b0;
+        __m512 acc2_0 = b0;
+        __m512 acc3_0 = b0;
         for (size_t t = 0; t < ks; t++) {
-          const float* it = ip[t];
+          const __m512 w0 = _mm512_loadu_ps(wp + 32 + t * 32 + 0);
           {
-            const __m512 x = _mm512_maskz_loadu_ps(_cvtu32_mask16((1u << ch) - 1u), it + off);
-            acc = _mm512_fmadd_ps(x, _mm512_loadu_ps(wp + 32 + t * 32), acc);
+            const __m512 x = _mm512_maskz_loadu_ps(_cvtu32_mask16((1u << ch) - 1u), in[t] + off);
+            acc0_0 = _mm512_fmadd_ps(x, w0, acc0_0);
+          }
+          {
+            const __m512 x = _mm512_maskz_loadu_ps(_cvtu32_mask16((1u << ch) - 1u), in[1 * ks + t] + off);
+            acc1_0 = _mm512_fmadd_ps(x, w0, acc1_0);
+          }
+          {
+            const __m512 x = _mm512_maskz_loadu_ps(_cvtu32_mask16((1u << ch) - 1u), in[2 * ks + t] + off);
+            acc2_0 = _mm512_fmadd_ps(x, w0, acc2_0);
+          }
+          {
+            const __m512 x = _mm512_maskz_loadu_ps(_cvtu32_mask16((1u << ch) - 1u), in[3 * ks + t] + off);
+            acc3_0 = _mm512_fmadd_ps(x, w0, acc3_0);
           }
         }
-        acc = _mm512_min_ps(vmax, _mm512_max_ps(vmin, acc));
-        _mm512_mask_storeu_ps(o, _cvtu32_mask16((1u << ch) - 1u), acc);
+        acc0_0 = _mm512_min_ps(vmax, _mm512_max_ps(vmin, acc0_0));
+        _mm512_mask_storeu_ps(out + off, _cvtu32_mask16((1u << ch) - 1u), acc0_0);
+        acc1_0 = _mm512_min_ps(vmax, _mm512_max_ps(vmin, acc1_0));
+        _mm512_mask_storeu_ps((float*)((char*)out + 1 * out_stride) + off, _cvtu32_mask16((1u << ch) - 1u), acc1_0);
+        acc2_0 = _mm512_min_ps(vmax, _mm512_max_ps(vmin, acc2_0));
+        _mm512_mask_storeu_ps((float*)((char*)out + 2 * out_stride) + off, _cvtu32_mask16((1u << ch) - 1u), acc2_0);
+        acc3_0 = _mm512_min_ps(vmax, _mm512_max_ps(vmin, acc3_0));
+        _mm512_mask_storeu_ps((float*)((char*)out + 3 * out_stride) + off, _cvtu32_mask16((1u << ch) - 1u), acc3_0);
       }
     }
+    in += 4 * ks;
+    out = (float*)((char*)out + 4 * out_stride);
+  }
+  for (; width != 0; width--) {
+    const float* wp = w;
+    size_t off = 0;
+    size_t ch = channels;
+    for (; ch >= 32; ch -= 32) {
+      const __m512 b0 = _mm512_loadu_ps(wp + 0);
+      __m512 acc0_0 = b0;
+      const __m512 b1 = _mm512_loadu_ps(wp + 16);
+      __m512 acc0_1 = b1;
+      for (size_t t = 0; t < ks; t++) {
+        const __m512 w0 = _mm512_loadu_ps(wp + 32 + t * 32 + 0);
+        const __m512 w1 = _mm512_loadu_ps(wp + 32 + t * 32 + 16);
+        acc0_0 = _mm512_fmadd_ps(_mm512_loadu_ps(in[t] + off + 0), w0, acc0_0);
+        acc0_1 = _mm512_fmadd_ps(_mm512_loadu_ps(in[t] + off + 16), w1, acc0_1);
+      }
+      acc0_0 = _mm512_min_ps(vmax, _mm512_max_ps(vmin, acc0_0));
+      _mm512_storeu_ps(out + off + 0, acc0_0);
+      acc0_1 = _mm512_min_ps(vmax, _mm512_max_ps(vmin, acc0_1));
+      _mm512_storeu_ps(out + off + 16, acc0_1);
+      off += 32;
+      wp += 32 + ks * 32;
+    }
+    if (ch != 0) {
+      for (; ch >= 16; ch -= 16) {
+        const __m512 b0 = _mm512_loadu_ps(wp + 0);
+        __m512 acc0_0 = b0;
+        for (size_t t = 0; t < ks; t++) {
+          const __m512 w0 = _mm512_loadu_ps(wp + 32 + t * 32 + 0);
+          acc0_0 = _mm512_fmadd_ps(_mm512_loadu_ps(in[t] + off + 0), w0, acc0_0);
+        }
+        acc0_0 = _mm512_min_ps(vmax, _mm512_max_ps(vmin, acc0_0));
+        _mm512_storeu_ps(out + off + 0, acc0_0);
+        off += 16;
+        wp += 16;
+      }
+      if (ch != 0) {
+        const __m512 b0 = _mm512_loadu_ps(wp + 0);
+        __m512 acc0_0 = b0;
+        for (size_t t = 0; t < ks; t++) {
+          const __m512 w0 = _mm512_loadu_ps(wp + 32 + t * 32 + 0);
+          {
+            const __m512 x = _mm512_maskz_loadu_ps(_cvtu32_mask16((1u << ch) - 1u), in[t] + off);
+            acc0_0 = _mm512_fmadd_ps(x, w0, acc0_0);
+          }
+        }
+        acc0_0 = _mm512_min_ps(vmax, _mm512_max_ps(vmin, acc0_0));
+        _mm512_mask_storeu_ps(out + off, _cvtu32_mask16((1u << ch) - 1u), acc0_0);
+      }
+    }
+    in += ks;
     out = (float*)((char*)out + out_stride);
   }
 }

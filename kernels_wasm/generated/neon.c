@@ -447,133 +447,720 @@ static void wrt_neon_dwconv_9_c8(size_t channels, size_t width, size_t ks, const
   (void)ks;
   const float32x4_t vmin = vdupq_n_f32(clamp->min);
   const float32x4_t vmax = vdupq_n_f32(clamp->max);
-  for (; width != 0; width--) {
-    const float* i0 = in[0];
-    const float* i1 = in[1];
-    const float* i2 = in[2];
-    const float* i3 = in[3];
-    const float* i4 = in[4];
-    const float* i5 = in[5];
-    const float* i6 = in[6];
-    const float* i7 = in[7];
-    const float* i8 = in[8];
-    in += 9;
+  for (; width >= 4; width -= 4) {
     const float* wp = w;
-    float* o = out;
     size_t off = 0;
     size_t ch = channels;
     for (; ch >= 8; ch -= 8) {
-      float32x4_t acc0 = vld1q_f32(wp + 0);
-      float32x4_t acc1 = vld1q_f32(wp + 4);
-      acc0 = vfmaq_f32(acc0, vld1q_f32(i0 + off + 0), vld1q_f32(wp + 8 + 0 * 8 + 0));
-      acc1 = vfmaq_f32(acc1, vld1q_f32(i0 + off + 4), vld1q_f32(wp + 8 + 0 * 8 + 4));
-      acc0 = vfmaq_f32(acc0, vld1q_f32(i1 + off + 0), vld1q_f32(wp + 8 + 1 * 8 + 0));
-      acc1 = vfmaq_f32(acc1, vld1q_f32(i1 + off + 4), vld1q_f32(wp + 8 + 1 * 8 + 4));
-      acc0 = vfmaq_f32(acc0, vld1q_f32(i2 + off + 0), vld1q_f32(wp + 8 + 2 * 8 + 0));
-      acc1 = vfmaq_f32(acc1, vld1q_f32(i2 + off + 4), vld1q_f32(wp + 8 + 2 * 8 + 4));
-      acc0 = vfmaq_f32(acc0, vld1q_f32(i3 + off + 0), vld1q_f32(wp + 8 + 3 * 8 + 0));
-      acc1 = vfmaq_f32(acc1, vld1q_f32(i3 + off + 4), vld1q_f32(wp + 8 + 3 * 8 + 4));
-      acc0 = vfmaq_f32(acc0, vld1q_f32(i4 + off + 0), vld1q_f32(wp + 8 + 4 * 8 + 0));
-      acc1 = vfmaq_f32(acc1, vld1q_f32(i4 + off + 4), vld1q_f32(wp + 8 + 4 * 8 + 4));
-      acc0 = vfmaq_f32(acc0, vld1q_f32(i5 + off + 0), vld1q_f32(wp + 8 + 5 * 8 + 0));
-      acc1 = vfmaq_f32(acc1, vld1q_f32(i5 + off + 4), vld1q_f32(wp + 8 + 5 * 8 + 4));
-      acc0 = vfmaq_f32(acc0, vld1q_f32(i6 + off + 0), vld1q_f32(wp + 8 + 6 * 8 + 0));
-      acc1 = vfmaq_f32(acc1, vld1q_f32(i6 + off + 4), vld1q_f32(wp + 8 + 6 * 8 + 4));
-      acc0 = vfmaq_f32(acc0, vld1q_f32(i7 + off + 0), vld1q_f32(wp + 8 + 7 * 8 + 0));
-      acc1 = vfmaq_f32(acc1, vld1q_f32(i7 + off + 4), vld1q_f32(wp + 8 + 7 * 8 + 4));
-      acc0 = vfmaq_f32(acc0, vld1q_f32(i8 + off + 0), vld1q_f32(wp + 8 + 8 * 8 + 0));
-      acc1 = vfmaq_f32(acc1, vld1q_f32(i8 + off + 4), vld1q_f32(wp + 8 + 8 * 8 + 4));
-      acc0 = vminq_f32(vmaxq_f32(acc0, vmin), vmax);
-      vst1q_f32(o + 0, acc0);
-      acc1 = vminq_f32(vmaxq_f32(acc1, vmin), vmax);
-      vst1q_f32(o + 4, acc1);
-      o += 8;
+      const float32x4_t b0 = vld1q_f32(wp + 0);
+      float32x4_t acc0_0 = b0;
+      float32x4_t acc1_0 = b0;
+      float32x4_t acc2_0 = b0;
+      float32x4_t acc3_0 = b0;
+      const float32x4_t b1 = vld1q_f32(wp + 4);
+      float32x4_t acc0_1 = b1;
+      float32x4_t acc1_1 = b1;
+      float32x4_t acc2_1 = b1;
+      float32x4_t acc3_1 = b1;
+      {
+        const float32x4_t w0 = vld1q_f32(wp + 8 + 0 * 8 + 0);
+        const float32x4_t w1 = vld1q_f32(wp + 8 + 0 * 8 + 4);
+        acc0_0 = vfmaq_f32(acc0_0, vld1q_f32(in[0] + off + 0), w0);
+        acc0_1 = vfmaq_f32(acc0_1, vld1q_f32(in[0] + off + 4), w1);
+        acc1_0 = vfmaq_f32(acc1_0, vld1q_f32(in[1 * 9 + 0] + off + 0), w0);
+        acc1_1 = vfmaq_f32(acc1_1, vld1q_f32(in[1 * 9 + 0] + off + 4), w1);
+        acc2_0 = vfmaq_f32(acc2_0, vld1q_f32(in[2 * 9 + 0] + off + 0), w0);
+        acc2_1 = vfmaq_f32(acc2_1, vld1q_f32(in[2 * 9 + 0] + off + 4), w1);
+        acc3_0 = vfmaq_f32(acc3_0, vld1q_f32(in[3 * 9 + 0] + off + 0), w0);
+        acc3_1 = vfmaq_f32(acc3_1, vld1q_f32(in[3 * 9 + 0] + off + 4), w1);
+      }
+      {
+        const float32x4_t w0 = vld1q_f32(wp + 8 + 1 * 8 + 0);
+        const float32x4_t w1 = vld1q_f32(wp + 8 + 1 * 8 + 4);
+        acc0_0 = vfmaq_f32(acc0_0, vld1q_f32(in[1] + off + 0), w0);
+        acc0_1 = vfmaq_f32(acc0_1, vld1q_f32(in[1] + off + 4), w1);
+        acc1_0 = vfmaq_f32(acc1_0, vld1q_f32(in[1 * 9 + 1] + off + 0), w0);
+        acc1_1 = vfmaq_f32(acc1_1, vld1q_f32(in[1 * 9 + 1] + off + 4), w1);
+        acc2_0 = vfmaq_f32(acc2_0, vld1q_f32(in[2 * 9 + 1] + off + 0), w0);
+        acc2_1 = vfmaq_f32(acc2_1, vld1q_f32(in[2 * 9 + 1] + off + 4), w1);
+        acc3_0 = vfmaq_f32(acc3_0, vld1q_f32(in[3 * 9 + 1] + off + 0), w0);
+        acc3_1 = vfmaq_f32(acc3_1, vld1q_f32(in[3 * 9 + 1] + off + 4), w1);
+      }
+      {
+        const float32x4_t w0 = vld1q_f32(wp + 8 + 2 * 8 + 0);
+        const float32x4_t w1 = vld1q_f32(wp + 8 + 2 * 8 + 4);
+        acc0_0 = vfmaq_f32(acc0_0, vld1q_f32(in[2] + off + 0), w0);
+        acc0_1 = vfmaq_f32(acc0_1, vld1q_f32(in[2] + off + 4), w1);
+        acc1_0 = vfmaq_f32(acc1_0, vld1q_f32(in[1 * 9 + 2] + off + 0), w0);
+        acc1_1 = vfmaq_f32(acc1_1, vld1q_f32(in[1 * 9 + 2] + off + 4), w1);
+        acc2_0 = vfmaq_f32(acc2_0, vld1q_f32(in[2 * 9 + 2] + off + 0), w0);
+        acc2_1 = vfmaq_f32(acc2_1, vld1q_f32(in[2 * 9 + 2] + off + 4), w1);
+        acc3_0 = vfmaq_f32(acc3_0, vld1q_f32(in[3 * 9 + 2] + off + 0), w0);
+        acc3_1 = vfmaq_f32(acc3_1, vld1q_f32(in[3 * 9 + 2] + off + 4), w1);
+      }
+      {
+        const float32x4_t w0 = vld1q_f32(wp + 8 + 3 * 8 + 0);
+        const float32x4_t w1 = vld1q_f32(wp + 8 + 3 * 8 + 4);
+        acc0_0 = vfmaq_f32(acc0_0, vld1q_f32(in[3] + off + 0), w0);
+        acc0_1 = vfmaq_f32(acc0_1, vld1q_f32(in[3] + off + 4), w1);
+        acc1_0 = vfmaq_f32(acc1_0, vld1q_f32(in[1 * 9 + 3] + off + 0), w0);
+        acc1_1 = vfmaq_f32(acc1_1, vld1q_f32(in[1 * 9 + 3] + off + 4), w1);
+        acc2_0 = vfmaq_f32(acc2_0, vld1q_f32(in[2 * 9 + 3] + off + 0), w0);
+        acc2_1 = vfmaq_f32(acc2_1, vld1q_f32(in[2 * 9 + 3] + off + 4), w1);
+        acc3_0 = vfmaq_f32(acc3_0, vld1q_f32(in[3 * 9 + 3] + off + 0), w0);
+        acc3_1 = vfmaq_f32(acc3_1, vld1q_f32(in[3 * 9 + 3] + off + 4), w1);
+      }
+      {
+        const float32x4_t w0 = vld1q_f32(wp + 8 + 4 * 8 + 0);
+        const float32x4_t w1 = vld1q_f32(wp + 8 + 4 * 8 + 4);
+        acc0_0 = vfmaq_f32(acc0_0, vld1q_f32(in[4] + off + 0), w0);
+        acc0_1 = vfmaq_f32(acc0_1, vld1q_f32(in[4] + off + 4), w1);
+        acc1_0 = vfmaq_f32(acc1_0, vld1q_f32(in[1 * 9 + 4] + off + 0), w0);
+        acc1_1 = vfmaq_f32(acc1_1, vld1q_f32(in[1 * 9 + 4] + off + 4), w1);
+        acc2_0 = vfmaq_f32(acc2_0, vld1q_f32(in[2 * 9 + 4] + off + 0), w0);
+        acc2_1 = vfmaq_f32(acc2_1, vld1q_f32(in[2 * 9 + 4] + off + 4), w1);
+        acc3_0 = vfmaq_f32(acc3_0, vld1q_f32(in[3 * 9 + 4] + off + 0), w0);
+        acc3_1 = vfmaq_f32(acc3_1, vld1q_f32(in[3 * 9 + 4] + off + 4), w1);
+      }
+      {
+        const float32x4_t w0 = vld1q_f32(wp + 8 + 5 * 8 + 0);
+        const float32x4_t w1 = vld1q_f32(wp + 8 + 5 * 8 + 4);
+        acc0_0 = vfmaq_f32(acc0_0, vld1q_f32(in[5] + off + 0), w0);
+        acc0_1 = vfmaq_f32(acc0_1, vld1q_f32(in[5] + off + 4), w1);
+        acc1_0 = vfmaq_f32(acc1_0, vld1q_f32(in[1 * 9 + 5] + off + 0), w0);
+        acc1_1 = vfmaq_f32(acc1_1, vld1q_f32(in[1 * 9 + 5] + off + 4), w1);
+        acc2_0 = vfmaq_f32(acc2_0, vld1q_f32(in[2 * 9 + 5] + off + 0), w0);
+        acc2_1 = vfmaq_f32(acc2_1, vld1q_f32(in[2 * 9 + 5] + off + 4), w1);
+        acc3_0 = vfmaq_f32(acc3_0, vld1q_f32(in[3 * 9 + 5] + off + 0), w0);
+        acc3_1 = vfmaq_f32(acc3_1, vld1q_f32(in[3 * 9 + 5] + off + 4), w1);
+      }
+      {
+        const float32x4_t w0 = vld1q_f32(wp + 8 + 6 * 8 + 0);
+        const float32x4_t w1 = vld1q_f32(wp + 8 + 6 * 8 + 4);
+        acc0_0 = vfmaq_f32(acc0_0, vld1q_f32(in[6] + off + 0), w0);
+        acc0_1 = vfmaq_f32(acc0_1, vld1q_f32(in[6] + off + 4), w1);
+        acc1_0 = vfmaq_f32(acc1_0, vld1q_f32(in[1 * 9 + 6] + off + 0), w0);
+        acc1_1 = vfmaq_f32(acc1_1, vld1q_f32(in[1 * 9 + 6] + off + 4), w1);
+        acc2_0 = vfmaq_f32(acc2_0, vld1q_f32(in[2 * 9 + 6] + off + 0), w0);
+        acc2_1 = vfmaq_f32(acc2_1, vld1q_f32(in[2 * 9 + 6] + off + 4), w1);
+        acc3_0 = vfmaq_f32(acc3_0, vld1q_f32(in[3 * 9 + 6] + off + 0), w0);
+        acc3_1 = vfmaq_f32(acc3_1, vld1q_f32(in[3 * 9 + 6] + off + 4), w1);
+      }
+      {
+        const float32x4_t w0 = vld1q_f32(wp + 8 + 7 * 8 + 0);
+        const float32x4_t w1 = vld1q_f32(wp + 8 + 7 * 8 + 4);
+        acc0_0 = vfmaq_f32(acc0_0, vld1q_f32(in[7] + off + 0), w0);
+        acc0_1 = vfmaq_f32(acc0_1, vld1q_f32(in[7] + off + 4), w1);
+        acc1_0 = vfmaq_f32(acc1_0, vld1q_f32(in[1 * 9 + 7] + off + 0), w0);
+        acc1_1 = vfmaq_f32(acc1_1, vld1q_f32(in[1 * 9 + 7] + off + 4), w1);
+        acc2_0 = vfmaq_f32(acc2_0, vld1q_f32(in[2 * 9 + 7] + off + 0), w0);
+        acc2_1 = vfmaq_f32(acc2_1, vld1q_f32(in[2 * 9 + 7] + off + 4), w1);
+        acc3_0 = vfmaq_f32(acc3_0, vld1q_f32(in[3 * 9 + 7] + off + 0), w0);
+        acc3_1 = vfmaq_f32(acc3_1, vld1q_f32(in[3 * 9 + 7] + off + 4), w1);
+      }
+      {
+        const float32x4_t w0 = vld1q_f32(wp + 8 + 8 * 8 + 0);
+        const float32x4_t w1 = vld1q_f32(wp + 8 + 8 * 8 + 4);
+        acc0_0 = vfmaq_f32(acc0_0, vld1q_f32(in[8] + off + 0), w0);
+        acc0_1 = vfmaq_f32(acc0_1, vld1q_f32(in[8] + off + 4), w1);
+        acc1_0 = vfmaq_f32(acc1_0, vld1q_f32(in[1 * 9 + 8] + off + 0), w0);
+        acc1_1 = vfmaq_f32(acc1_1, vld1q_f32(in[1 * 9 + 8] + off + 4), w1);
+        acc2_0 = vfmaq_f32(acc2_0, vld1q_f32(in[2 * 9 + 8] + off + 0), w0);
+        acc2_1 = vfmaq_f32(acc2_1, vld1q_f32(in[2 * 9 + 8] + off + 4), w1);
+        acc3_0 = vfmaq_f32(acc3_0, vld1q_f32(in[3 * 9 + 8] + off + 0), w0);
+        acc3_1 = vfmaq_f32(acc3_1, vld1q_f32(in[3 * 9 + 8] + off + 4), w1);
+      }
+      acc0_0 = vminq_f32(vmaxq_f32(acc0_0, vmin), vmax);
+      vst1q_f32(out + off + 0, acc0_0);
+      acc0_1 = vminq_f32(vmaxq_f32(acc0_1, vmin), vmax);
+      vst1q_f32(out + off + 4, acc0_1);
+      acc1_0 = vminq_f32(vmaxq_f32(acc1_0, vmin), vmax);
+      vst1q_f32((float*)((char*)out + 1 * out_stride) + off + 0, acc1_0);
+      acc1_1 = vminq_f32(vmaxq_f32(acc1_1, vmin), vmax);
+      vst1q_f32((float*)((char*)out + 1 * out_stride) + off + 4, acc1_1);
+      acc2_0 = vminq_f32(vmaxq_f32(acc2_0, vmin), vmax);
+      vst1q_f32((float*)((char*)out + 2 * out_stride) + off + 0, acc2_0);
+      acc2_1 = vminq_f32(vmaxq_f32(acc2_1, vmin), vmax);
+      vst1q_f32((float*)((char*)out + 2 * out_stride) + off + 4, acc2_1);
+      acc3_0 = vminq_f32(vmaxq_f32(acc3_0, vmin), vmax);
+      vst1q_f32((float*)((char*)out + 3 * out_stride) + off + 0, acc3_0);
+      acc3_1 = vminq_f32(vmaxq_f32(acc3_1, vmin), vmax);
+      vst1q_f32((float*)((char*)out + 3 * out_stride) + off + 4, acc3_1);
       off += 8;
       wp += 80;
     }
     if (ch != 0) {
       for (; ch >= 4; ch -= 4) {
-        float32x4_t acc = vld1q_f32(wp);
-        acc = vfmaq_f32(acc, vld1q_f32(i0 + off), vld1q_f32(wp + 8 + 0 * 8));
-        acc = vfmaq_f32(acc, vld1q_f32(i1 + off), vld1q_f32(wp + 8 + 1 * 8));
-        acc = vfmaq_f32(acc, vld1q_f32(i2 + off), vld1q_f32(wp + 8 + 2 * 8));
-        acc = vfmaq_f32(acc, vld1q_f32(i3 + off), vld1q_f32(wp + 8 + 3 * 8));
-        acc = vfmaq_f32(acc, vld1q_f32(i4 + off), vld1q_f32(wp + 8 + 4 * 8));
-        acc = vfmaq_f32(acc, vld1q_f32(i5 + off), vld1q_f32(wp + 8 + 5 * 8));
-        acc = vfmaq_f32(acc, vld1q_f32(i6 + off), vld1q_f32(wp + 8 + 6 * 8));
-        acc = vfmaq_f32(acc, vld1q_f32(i7 + off), vld1q_f32(wp + 8 + 7 * 8));
-        acc = vfmaq_f32(acc, vld1q_f32(i8 + off), vld1q_f32(wp + 8 + 8 * 8));
-        acc = vminq_f32(vmaxq_f32(acc, vmin), vmax);
-        vst1q_f32(o, acc);
-        o += 4;
+        const float32x4_t b0 = vld1q_f32(wp + 0);
+        float32x4_t acc0_0 = b0;
+        float32x4_t acc1_0 = b0;
+        float32x4_t acc2_0 = b0;
+        float32x4_t acc3_0 = b0;
+        {
+          const float32x4_t w0 = vld1q_f32(wp + 8 + 0 * 8 + 0);
+          acc0_0 = vfmaq_f32(acc0_0, vld1q_f32(in[0] + off + 0), w0);
+          acc1_0 = vfmaq_f32(acc1_0, vld1q_f32(in[1 * 9 + 0] + off + 0), w0);
+          acc2_0 = vfmaq_f32(acc2_0, vld1q_f32(in[2 * 9 + 0] + off + 0), w0);
+          acc3_0 = vfmaq_f32(acc3_0, vld1q_f32(in[3 * 9 + 0] + off + 0), w0);
+        }
+        {
+          const float32x4_t w0 = vld1q_f32(wp + 8 + 1 * 8 + 0);
+          acc0_0 = vfmaq_f32(acc0_0, vld1q_f32(in[1] + off + 0), w0);
+          acc1_0 = vfmaq_f32(acc1_0, vld1q_f32(in[1 * 9 + 1] + off + 0), w0);
+          acc2_0 = vfmaq_f32(acc2_0, vld1q_f32(in[2 * 9 + 1] + off + 0), w0);
+          acc3_0 = vfmaq_f32(acc3_0, vld1q_f32(in[3 * 9 + 1] + off + 0), w0);
+        }
+        {
+          const float32x4_t w0 = vld1q_f32(wp + 8 + 2 * 8 + 0);
+          acc0_0 = vfmaq_f32(acc0_0, vld1q_f32(in[2] + off + 0), w0);
+          acc1_0 = vfmaq_f32(acc1_0, vld1q_f32(in[1 * 9 + 2] + off + 0), w0);
+          acc2_0 = vfmaq_f32(acc2_0, vld1q_f32(in[2 * 9 + 2] + off + 0), w0);
+          acc3_0 = vfmaq_f32(acc3_0, vld1q_f32(in[3 * 9 + 2] + off + 0), w0);
+        }
+        {
+          const float32x4_t w0 = vld1q_f32(wp + 8 + 3 * 8 + 0);
+          acc0_0 = vfmaq_f32(acc0_0, vld1q_f32(in[3] + off + 0), w0);
+          acc1_0 = vfmaq_f32(acc1_0, vld1q_f32(in[1 * 9 + 3] + off + 0), w0);
+          acc2_0 = vfmaq_f32(acc2_0, vld1q_f32(in[2 * 9 + 3] + off + 0), w0);
+          acc3_0 = vfmaq_f32(acc3_0, vld1q_f32(in[3 * 9 + 3] + off + 0), w0);
+        }
+        {
+          const float32x4_t w0 = vld1q_f32(wp + 8 + 4 * 8 + 0);
+          acc0_0 = vfmaq_f32(acc0_0, vld1q_f32(in[4] + off + 0), w0);
+          acc1_0 = vfmaq_f32(acc1_0, vld1q_f32(in[1 * 9 + 4] + off + 0), w0);
+          acc2_0 = vfmaq_f32(acc2_0, vld1q_f32(in[2 * 9 + 4] + off + 0), w0);
+          acc3_0 = vfmaq_f32(acc3_0, vld1q_f32(in[3 * 9 + 4] + off + 0), w0);
+        }
+        {
+          const float32x4_t w0 = vld1q_f32(wp + 8 + 5 * 8 + 0);
+          acc0_0 = vfmaq_f32(acc0_0, vld1q_f32(in[5] + off + 0), w0);
+          acc1_0 = vfmaq_f32(acc1_0, vld1q_f32(in[1 * 9 + 5] + off + 0), w0);
+          acc2_0 = vfmaq_f32(acc2_0, vld1q_f32(in[2 * 9 + 5] + off + 0), w0);
+          acc3_0 = vfmaq_f32(acc3_0, vld1q_f32(in[3 * 9 + 5] + off + 0), w0);
+        }
+        {
+          const float32x4_t w0 = vld1q_f32(wp + 8 + 6 * 8 + 0);
+          acc0_0 = vfmaq_f32(acc0_0, vld1q_f32(in[6] + off + 0), w0);
+          acc1_0 = vfmaq_f32(acc1_0, vld1q_f32(in[1 * 9 + 6] + off + 0), w0);
+          acc2_0 = vfmaq_f32(acc2_0, vld1q_f32(in[2 * 9 + 6] + off + 0), w0);
+          acc3_0 = vfmaq_f32(acc3_0, vld1q_f32(in[3 * 9 + 6] + off + 0), w0);
+        }
+        {
+          const float32x4_t w0 = vld1q_f32(wp + 8 + 7 * 8 + 0);
+          acc0_0 = vfmaq_f32(acc0_0, vld1q_f32(in[7] + off + 0), w0);
+          acc1_0 = vfmaq_f32(acc1_0, vld1q_f32(in[1 * 9 + 7] + off + 0), w0);
+          acc2_0 = vfmaq_f32(acc2_0, vld1q_f32(in[2 * 9 + 7] + off + 0), w0);
+          acc3_0 = vfmaq_f32(acc3_0, vld1q_f32(in[3 * 9 + 7] + off + 0), w0);
+        }
+        {
+          const float32x4_t w0 = vld1q_f32(wp + 8 + 8 * 8 + 0);
+          acc0_0 = vfmaq_f32(acc0_0, vld1q_f32(in[8] + off + 0), w0);
+          acc1_0 = vfmaq_f32(acc1_0, vld1q_f32(in[1 * 9 + 8] + off + 0), w0);
+          acc2_0 = vfmaq_f32(acc2_0, vld1q_f32(in[2 * 9 + 8] + off + 0), w0);
+          acc3_0 = vfmaq_f32(acc3_0, vld1q_f32(in[3 * 9 + 8] + off + 0), w0);
+        }
+        acc0_0 = vminq_f32(vmaxq_f32(acc0_0, vmin), vmax);
+        vst1q_f32(out + off + 0, acc0_0);
+        acc1_0 = vminq_f32(vmaxq_f32(acc1_0, vmin), vmax);
+        vst1q_f32((float*)((char*)out + 1 * out_stride) + off + 0, acc1_0);
+        acc2_0 = vminq_f32(vmaxq_f32(acc2_0, vmin), vmax);
+        vst1q_f32((float*)((char*)out + 2 * out_stride) + off + 0, acc2_0);
+        acc3_0 = vminq_f32(vmaxq_f32(acc3_0, vmin), vmax);
+        vst1q_f32((float*)((char*)out + 3 * out_stride) + off + 0, acc3_0);
         off += 4;
         wp += 4;
       }
       if (ch != 0) {
-        float32x4_t acc = vld1q_f32(wp);
+        const float32x4_t b0 = vld1q_f32(wp + 0);
+        float32x4_t acc0_0 = b0;
+        float32x4_t acc1_0 = b0;
+        float32x4_t acc2_0 = b0;
+        float32x4_t acc3_0 = b0;
         {
-          float x_buf[4];
-          for (size_t l = 0; l < 4; l++) x_buf[l] = l < ch ? (i0 + off)[l] : 0.0f;
-          const float32x4_t x = vld1q_f32(x_buf);
-          acc = vfmaq_f32(acc, x, vld1q_f32(wp + 8 + 0 * 8));
+          const float32x4_t w0 = vld1q_f32(wp + 8 + 0 * 8 + 0);
+          {
+            float x_buf[4];
+            for (size_t l = 0; l < 4; l++) x_buf[l] = l < ch ? (in[0] + off)[l] : 0.0f;
+            const float32x4_t x = vld1q_f32(x_buf);
+            acc0_0 = vfmaq_f32(acc0_0, x, w0);
+          }
+          {
+            float x_buf[4];
+            for (size_t l = 0; l < 4; l++) x_buf[l] = l < ch ? (in[1 * 9 + 0] + off)[l] : 0.0f;
+            const float32x4_t x = vld1q_f32(x_buf);
+            acc1_0 = vfmaq_f32(acc1_0, x, w0);
+          }
+          {
+            float x_buf[4];
+            for (size_t l = 0; l < 4; l++) x_buf[l] = l < ch ? (in[2 * 9 + 0] + off)[l] : 0.0f;
+            const float32x4_t x = vld1q_f32(x_buf);
+            acc2_0 = vfmaq_f32(acc2_0, x, w0);
+          }
+          {
+            float x_buf[4];
+            for (size_t l = 0; l < 4; l++) x_buf[l] = l < ch ? (in[3 * 9 + 0] + off)[l] : 0.0f;
+            const float32x4_t x = vld1q_f32(x_buf);
+            acc3_0 = vfmaq_f32(acc3_0, x, w0);
+          }
         }
         {
-          float x_buf[4];
-          for (size_t l = 0; l < 4; l++) x_buf[l] = l < ch ? (i1 + off)[l] : 0.0f;
-          const float32x4_t x = vld1q_f32(x_buf);
-          acc = vfmaq_f32(acc, x, vld1q_f32(wp + 8 + 1 * 8));
+          const float32x4_t w0 = vld1q_f32(wp + 8 + 1 * 8 + 0);
+          {
+            float x_buf[4];
+            for (size_t l = 0; l < 4; l++) x_buf[l] = l < ch ? (in[1] + off)[l] : 0.0f;
+            const float32x4_t x = vld1q_f32(x_buf);
+            acc0_0 = vfmaq_f32(acc0_0, x, w0);
+          }
+          {
+            float x_buf[4];
+            for (size_t l = 0; l < 4; l++) x_buf[l] = l < ch ? (in[1 * 9 + 1] + off)[l] : 0.0f;
+            const float32x4_t x = vld1q_f32(x_buf);
+            acc1_0 = vfmaq_f32(acc1_0, x, w0);
+          }
+          {
+            float x_buf[4];
+            for (size_t l = 0; l < 4; l++) x_buf[l] = l < ch ? (in[2 * 9 + 1] + off)[l] : 0.0f;
+            const float32x4_t x = vld1q_f32(x_buf);
+            acc2_0 = vfmaq_f32(acc2_0, x, w0);
+          }
+          {
+            float x_buf[4];
+            for (size_t l = 0; l < 4; l++) x_buf[l] = l < ch ? (in[3 * 9 + 1] + off)[l] : 0.0f;
+            const float32x4_t x = vld1q_f32(x_buf);
+            acc3_0 = vfmaq_f32(acc3_0, x, w0);
+          }
         }
         {
-          float x_buf[4];
-          for (size_t l = 0; l < 4; l++) x_buf[l] = l < ch ? (i2 + off)[l] : 0.0f;
-          const float32x4_t x = vld1q_f32(x_buf);
-          acc = vfmaq_f32(acc, x, vld1q_f32(wp + 8 + 2 * 8));
+          const float32x4_t w0 = vld1q_f32(wp + 8 + 2 * 8 + 0);
+          {
+            float x_buf[4];
+            for (size_t l = 0; l < 4; l++) x_buf[l] = l < ch ? (in[2] + off)[l] : 0.0f;
+            const float32x4_t x = vld1q_f32(x_buf);
+            acc0_0 = vfmaq_f32(acc0_0, x, w0);
+          }
+          {
+            float x_buf[4];
+            for (size_t l = 0; l < 4; l++) x_buf[l] = l < ch ? (in[1 * 9 + 2] + off)[l] : 0.0f;
+            const float32x4_t x = vld1q_f32(x_buf);
+            acc1_0 = vfmaq_f32(acc1_0, x, w0);
+          }
+          {
+            float x_buf[4];
+            for (size_t l = 0; l < 4; l++) x_buf[l] = l < ch ? (in[2 * 9 + 2] + off)[l] : 0.0f;
+            const float32x4_t x = vld1q_f32(x_buf);
+            acc2_0 = vfmaq_f32(acc2_0, x, w0);
+          }
+          {
+            float x_buf[4];
+            for (size_t l = 0; l < 4; l++) x_buf[l] = l < ch ? (in[3 * 9 + 2] + off)[l] : 0.0f;
+            const float32x4_t x = vld1q_f32(x_buf);
+            acc3_0 = vfmaq_f32(acc3_0, x, w0);
+          }
         }
         {
-          float x_buf[4];
-          for (size_t l = 0; l < 4; l++) x_buf[l] = l < ch ? (i3 + off)[l] : 0.0f;
-          const float32x4_t x = vld1q_f32(x_buf);
-          acc = vfmaq_f32(acc, x, vld1q_f32(wp + 8 + 3 * 8));
+          const float32x4_t w0 = vld1q_f32(wp + 8 + 3 * 8 + 0);
+          {
+            float x_buf[4];
+            for (size_t l = 0; l < 4; l++) x_buf[l] = l < ch ? (in[3] + off)[l] : 0.0f;
+            const float32x4_t x = vld1q_f32(x_buf);
+            acc0_0 = vfmaq_f32(acc0_0, x, w0);
+          }
+          {
+            float x_buf[4];
+            for (size_t l = 0; l < 4; l++) x_buf[l] = l < ch ? (in[1 * 9 + 3] + off)[l] : 0.0f;
+            const float32x4_t x = vld1q_f32(x_buf);
+            acc1_0 = vfmaq_f32(acc1_0, x, w0);
+          }
+          {
+            float x_buf[4];
+            for (size_t l = 0; l < 4; l++) x_buf[l] = l < ch ? (in[2 * 9 + 3] + off)[l] : 0.0f;
+            const float32x4_t x = vld1q_f32(x_buf);
+            acc2_0 = vfmaq_f32(acc2_0, x, w0);
+          }
+          {
+            float x_buf[4];
+            for (size_t l = 0; l < 4; l++) x_buf[l] = l < ch ? (in[3 * 9 + 3] + off)[l] : 0.0f;
+            const float32x4_t x = vld1q_f32(x_buf);
+            acc3_0 = vfmaq_f32(acc3_0, x, w0);
+          }
         }
         {
-          float x_buf[4];
-          for (size_t l = 0; l < 4; l++) x_buf[l] = l < ch ? (i4 + off)[l] : 0.0f;
-          const float32x4_t x = vld1q_f32(x_buf);
-          acc = vfmaq_f32(acc, x, vld1q_f32(wp + 8 + 4 * 8));
+          const float32x4_t w0 = vld1q_f32(wp + 8 + 4 * 8 + 0);
+          {
+            float x_buf[4];
+            for (size_t l = 0; l < 4; l++) x_buf[l] = l < ch ? (in[4] + off)[l] : 0.0f;
+            const float32x4_t x = vld1q_f32(x_buf);
+            acc0_0 = vfmaq_f32(acc0_0, x, w0);
+          }
+          {
+            float x_buf[4];
+            for (size_t l = 0; l < 4; l++) x_buf[l] = l < ch ? (in[1 * 9 + 4] + off)[l] : 0.0f;
+            const float32x4_t x = vld1q_f32(x_buf);
+            acc1_0 = vfmaq_f32(acc1_0, x, w0);
+          }
+          {
+            float x_buf[4];
+            for (size_t l = 0; l < 4; l++) x_buf[l] = l < ch ? (in[2 * 9 + 4] + off)[l] : 0.0f;
+            const float32x4_t x = vld1q_f32(x_buf);
+            acc2_0 = vfmaq_f32(acc2_0, x, w0);
+          }
+          {
+            float x_buf[4];
+            for (size_t l = 0; l < 4; l++) x_buf[l] = l < ch ? (in[3 * 9 + 4] + off)[l] : 0.0f;
+            const float32x4_t x = vld1q_f32(x_buf);
+            acc3_0 = vfmaq_f32(acc3_0, x, w0);
+          }
         }
         {
-          float x_buf[4];
-          for (size_t l = 0; l < 4; l++) x_buf[l] = l < ch ? (i5 + off)[l] : 0.0f;
-          const float32x4_t x = vld1q_f32(x_buf);
-          acc = vfmaq_f32(acc, x, vld1q_f32(wp + 8 + 5 * 8));
+          const float32x4_t w0 = vld1q_f32(wp + 8 + 5 * 8 + 0);
+          {
+            float x_buf[4];
+            for (size_t l = 0; l < 4; l++) x_buf[l] = l < ch ? (in[5] + off)[l] : 0.0f;
+            const float32x4_t x = vld1q_f32(x_buf);
+            acc0_0 = vfmaq_f32(acc0_0, x, w0);
+          }
+          {
+            float x_buf[4];
+            for (size_t l = 0; l < 4; l++) x_buf[l] = l < ch ? (in[1 * 9 + 5] + off)[l] : 0.0f;
+            const float32x4_t x = vld1q_f32(x_buf);
+            acc1_0 = vfmaq_f32(acc1_0, x, w0);
+          }
+          {
+            float x_buf[4];
+            for (size_t l = 0; l < 4; l++) x_buf[l] = l < ch ? (in[2 * 9 + 5] + off)[l] : 0.0f;
+            const float32x4_t x = vld1q_f32(x_buf);
+            acc2_0 = vfmaq_f32(acc2_0, x, w0);
+          }
+          {
+            float x_buf[4];
+            for (size_t l = 0; l < 4; l++) x_buf[l] = l < ch ? (in[3 * 9 + 5] + off)[l] : 0.0f;
+            const float32x4_t x = vld1q_f32(x_buf);
+            acc3_0 = vfmaq_f32(acc3_0, x, w0);
+          }
         }
         {
-          float x_buf[4];
-          for (size_t l = 0; l < 4; l++) x_buf[l] = l < ch ? (i6 + off)[l] : 0.0f;
-          const float32x4_t x = vld1q_f32(x_buf);
-          acc = vfmaq_f32(acc, x, vld1q_f32(wp + 8 + 6 * 8));
+          const float32x4_t w0 = vld1q_f32(wp + 8 + 6 * 8 + 0);
+          {
+            float x_buf[4];
+            for (size_t l = 0; l < 4; l++) x_buf[l] = l < ch ? (in[6] + off)[l] : 0.0f;
+            const float32x4_t x = vld1q_f32(x_buf);
+            acc0_0 = vfmaq_f32(acc0_0, x, w0);
+          }
+          {
+            float x_buf[4];
+            for (size_t l = 0; l < 4; l++) x_buf[l] = l < ch ? (in[1 * 9 + 6] + off)[l] : 0.0f;
+            const float32x4_t x = vld1q_f32(x_buf);
+            acc1_0 = vfmaq_f32(acc1_0, x, w0);
+          }
+          {
+            float x_buf[4];
+            for (size_t l = 0; l < 4; l++) x_buf[l] = l < ch ? (in[2 * 9 + 6] + off)[l] : 0.0f;
+            const float32x4_t x = vld1q_f32(x_buf);
+            acc2_0 = vfmaq_f32(acc2_0, x, w0);
+          }
+          {
+            float x_buf[4];
+            for (size_t l = 0; l < 4; l++) x_buf[l] = l < ch ? (in[3 * 9 + 6] + off)[l] : 0.0f;
+            const float32x4_t x = vld1q_f32(x_buf);
+            acc3_0 = vfmaq_f32(acc3_0, x, w0);
+          }
         }
         {
-          float x_buf[4];
-          for (size_t l = 0; l < 4; l++) x_buf[l] = l < ch ? (i7 + off)[l] : 0.0f;
-          const float32x4_t x = vld1q_f32(x_buf);
-          acc = vfmaq_f32(acc, x, vld1q_f32(wp + 8 + 7 * 8));
+          const float32x4_t w0 = vld1q_f32(wp + 8 + 7 * 8 + 0);
+          {
+            float x_buf[4];
+            for (size_t l = 0; l < 4; l++) x_buf[l] = l < ch ? (in[7] + off)[l] : 0.0f;
+            const float32x4_t x = vld1q_f32(x_buf);
+            acc0_0 = vfmaq_f32(acc0_0, x, w0);
+          }
+          {
+            float x_buf[4];
+            for (size_t l = 0; l < 4; l++) x_buf[l] = l < ch ? (in[1 * 9 + 7] + off)[l] : 0.0f;
+            const float32x4_t x = vld1q_f32(x_buf);
+            acc1_0 = vfmaq_f32(acc1_0, x, w0);
+          }
+          {
+            float x_buf[4];
+            for (size_t l = 0; l < 4; l++) x_buf[l] = l < ch ? (in[2 * 9 + 7] + off)[l] : 0.0f;
+            const float32x4_t x = vld1q_f32(x_buf);
+            acc2_0 = vfmaq_f32(acc2_0, x, w0);
+          }
+          {
+            float x_buf[4];
+            for (size_t l = 0; l < 4; l++) x_buf[l] = l < ch ? (in[3 * 9 + 7] + off)[l] : 0.0f;
+            const float32x4_t x = vld1q_f32(x_buf);
+            acc3_0 = vfmaq_f32(acc3_0, x, w0);
+          }
         }
         {
-          float x_buf[4];
-          for (size_t l = 0; l < 4; l++) x_buf[l] = l < ch ? (i8 + off)[l] : 0.0f;
-          const float32x4_t x = vld1q_f32(x_buf);
-          acc = vfmaq_f32(acc, x, vld1q_f32(wp + 8 + 8 * 8));
+          const float32x4_t w0 = vld1q_f32(wp + 8 + 8 * 8 + 0);
+          {
+            float x_buf[4];
+            for (size_t l = 0; l < 4; l++) x_buf[l] = l < ch ? (in[8] + off)[l] : 0.0f;
+            const float32x4_t x = vld1q_f32(x_buf);
+            acc0_0 = vfmaq_f32(acc0_0, x, w0);
+          }
+          {
+            float x_buf[4];
+            for (size_t l = 0; l < 4; l++) x_buf[l] = l < ch ? (in[1 * 9 + 8] + off)[l] : 0.0f;
+            const float32x4_t x = vld1q_f32(x_buf);
+            acc1_0 = vfmaq_f32(acc1_0, x, w0);
+          }
+          {
+            float x_buf[4];
+            for (size_t l = 0; l < 4; l++) x_buf[l] = l < ch ? (in[2 * 9 + 8] + off)[l] : 0.0f;
+            const float32x4_t x = vld1q_f32(x_buf);
+            acc2_0 = vfmaq_f32(acc2_0, x, w0);
+          }
+          {
+            float x_buf[4];
+            for (size_t l = 0; l < 4; l++) x_buf[l] = l < ch ? (in[3 * 9 + 8] + off)[l] : 0.0f;
+            const float32x4_t x = vld1q_f32(x_buf);
+            acc3_0 = vfmaq_f32(acc3_0, x, w0);
+          }
         }
-        acc = vminq_f32(vmaxq_f32(acc, vmin), vmax);
+        acc0_0 = vminq_f32(vmaxq_f32(acc0_0, vmin), vmax);
         {
-          float* tp = o;
-          float32x2_t th = vget_low_f32(acc);
-          if (ch & 2) { vst1_f32(tp, th); th = vget_high_f32(acc); tp += 2; }
+          float* tp = out + off;
+          float32x2_t th = vget_low_f32(acc0_0);
+          if (ch & 2) { vst1_f32(tp, th); th = vget_high_f32(acc0_0); tp += 2; }
+          if (ch & 1) vst1_lane_f32(tp, th, 0);
+        }
+        acc1_0 = vminq_f32(vmaxq_f32(acc1_0, vmin), vmax);
+        {
+          float* tp = (float*)((char*)out + 1 * out_stride) + off;
+          float32x2_t th = vget_low_f32(acc1_0);
+          if (ch & 2) { vst1_f32(tp, th); th = vget_high_f32(acc1_0); tp += 2; }
+          if (ch & 1) vst1_lane_f32(tp, th, 0);
+        }
+        acc2_0 = vminq_f32(vmaxq_f32(acc2_0, vmin), vmax);
+        {
+          float* tp = (float*)((char*)out + 2 * out_stride) + off;
+          float32x2_t th = vget_low_f32(acc2_0);
+          if (ch & 2) { vst1_f32(tp, th); th = vget_high_f32(acc2_0); tp += 2; }
+          if (ch & 1) vst1_lane_f32(tp, th, 0);
+        }
+        acc3_0 = vminq_f32(vmaxq_f32(acc3_0, vmin), vmax);
+        {
+          float* tp = (float*)((char*)out + 3 * out_stride) + off;
+          float32x2_t th = vget_low_f32(acc3_0);
+          if (ch & 2) { vst1_f32(tp, th); th = vget_high_f32(acc3_0); tp += 2; }
           if (ch & 1) vst1_lane_f32(tp, th, 0);
         }
       }
     }
+    in += 4 * 9;
+    out = (float*)((char*)out + 4 * out_stride);
+  }
+  for (; width != 0; width--) {
+    const float* wp = w;
+    size_t off = 0;
+    size_t ch = channels;
+    for (; ch >= 8; ch -= 8) {
+      const float32x4_t b0 = vld1q_f32(wp + 0);
+      float32x4_t acc0_0 = b0;
+      const float32x4_t b1 = vld1q_f32(wp + 4);
+      float32x4_t acc0_1 = b1;
+      {
+        const float32x4_t w0 = vld1q_f32(wp + 8 + 0 * 8 + 0);
+        const float32x4_t w1 = vld1q_f32(wp + 8 + 0 * 8 + 4);
+        acc0_0 = vfmaq_f32(acc0_0, vld1q_f32(in[0] + off + 0), w0);
+        acc0_1 = vfmaq_f32(acc0_1, vld1q_f32(in[0] + off + 4), w1);
+      }
+      {
+        const float32x4_t w0 = vld1q_f32(wp + 8 + 1 * 8 + 0);
+        const float32x4_t w1 = vld1q_f32(wp + 8 + 1 * 8 + 4);
+        acc0_0 = vfmaq_f32(acc0_0, vld1q_f32(in[1] + off + 0), w0);
+        acc0_1 = vfmaq_f32(acc0_1, vld1q_f32(in[1] + off + 4), w1);
+      }
+      {
+        const float32x4_t w0 = vld1q_f32(wp + 8 + 2 * 8 + 0);
+        const float32x4_t w1 = vld1q_f32(wp + 8 + 2 * 8 + 4);
+        acc0_0 = vfmaq_f32(acc0_0, vld1q_f32(in[2] + off + 0), w0);
+        acc0_1 = vfmaq_f32(acc0_1, vld1q_f32(in[2] + off + 4), w1);
+      }
+      {
+        const float32x4_t w0 = vld1q_f32(wp + 8 + 3 * 8 + 0);
+        const float32x4_t w1 = vld1q_f32(wp + 8 + 3 * 8 + 4);
+        acc0_0 = vfmaq_f32(acc0_0, vld1q_f32(in[3] + off + 0), w0);
+        acc0_1 = vfmaq_f32(acc0_1, vld1q_f32(in[3] + off + 4), w1);
+      }
+      {
+        const float32x4_t w0 = vld1q_f32(wp + 8 + 4 * 8 + 0);
+        const float32x4_t w1 = vld1q_f32(wp + 8 + 4 * 8 + 4);
+        acc0_0 = vfmaq_f32(acc0_0, vld1q_f32(in[4] + off + 0), w0);
+        acc0_1 = vfmaq_f32(acc0_1, vld1q_f32(in[4] + off + 4), w1);
+      }
+      {
+        const float32x4_t w0 = vld1q_f32(wp + 8 + 5 * 8 + 0);
+        const float32x4_t w1 = vld1q_f32(wp + 8 + 5 * 8 + 4);
+        acc0_0 = vfmaq_f32(acc0_0, vld1q_f32(in[5] + off + 0), w0);
+        acc0_1 = vfmaq_f32(acc0_1, vld1q_f32(in[5] + off + 4), w1);
+      }
+      {
+        const float32x4_t w0 = vld1q_f32(wp + 8 + 6 * 8 + 0);
+        const float32x4_t w1 = vld1q_f32(wp + 8 + 6 * 8 + 4);
+        acc0_0 = vfmaq_f32(acc0_0, vld1q_f32(in[6] + off + 0), w0);
+        acc0_1 = vfmaq_f32(acc0_1, vld1q_f32(in[6] + off + 4), w1);
+      }
+      {
+        const float32x4_t w0 = vld1q_f32(wp + 8 + 7 * 8 + 0);
+        const float32x4_t w1 = vld1q_f32(wp + 8 + 7 * 8 + 4);
+        acc0_0 = vfmaq_f32(acc0_0, vld1q_f32(in[7] + off + 0), w0);
+        acc0_1 = vfmaq_f32(acc0_1, vld1q_f32(in[7] + off + 4), w1);
+      }
+      {
+        const float32x4_t w0 = vld1q_f32(wp + 8 + 8 * 8 + 0);
+        const float32x4_t w1 = vld1q_f32(wp + 8 + 8 * 8 + 4);
+        acc0_0 = vfmaq_f32(acc0_0, vld1q_f32(in[8] + off + 0), w0);
+        acc0_1 = vfmaq_f32(acc0_1, vld1q_f32(in[8] + off + 4), w1);
+      }
+      acc0_0 = vminq_f32(vmaxq_f32(acc0_0, vmin), vmax);
+      vst1q_f32(out + off + 0, acc0_0);
+      acc0_1 = vminq_f32(vmaxq_f32(acc0_1, vmin), vmax);
+      vst1q_f32(out + off + 4, acc0_1);
+      off += 8;
+      wp += 80;
+    }
+    if (ch != 0) {
+      for (; ch >= 4; ch -= 4) {
+        const float32x4_t b0 = vld1q_f32(wp + 0);
+        float32x4_t acc0_0 = b0;
+        {
+          const float32x4_t w0 = vld1q_f32(wp + 8 + 0 * 8 + 0);
+          acc0_0 = vfmaq_f32(acc0_0, vld1q_f32(in[0] + off + 0), w0);
+        }
+        {
+          const float32x4_t w0 = vld1q_f32(wp + 8 + 1 * 8 + 0);
+          acc0_0 = vfmaq_f32(acc0_0, vld1q_f32(in[1] + off + 0), w0);
+        }
+        {
+          const float32x4_t w0 = vld1q_f32(wp + 8 + 2 * 8 + 0);
+          acc0_0 = vfmaq_f32(acc0_0, vld1q_f32(in[2] + off + 0), w0);
+        }
+        {
+          const float32x4_t w0 = vld1q_f32(wp + 8 + 3 * 8 + 0);
+          acc0_0 = vfmaq_f32(acc0_0, vld1q_f32(in[3] + off + 0), w0);
+        }
+        {
+          const float32x4_t w0 = vld1q_f32(wp + 8 + 4 * 8 + 0);
+          acc0_0 = vfmaq_f32(acc0_0, vld1q_f32(in[4] + off + 0), w0);
+        }
+        {
+          const float32x4_t w0 = vld1q_f32(wp + 8 + 5 * 8 + 0);
+          acc0_0 = vfmaq_f32(acc0_0, vld1q_f32(in[5] + off + 0), w0);
+        }
+        {
+          const float32x4_t w0 = vld1q_f32(wp + 8 + 6 * 8 + 0);
+          acc0_0 = vfmaq_f32(acc0_0, vld1q_f32(in[6] + off + 0), w0);
+        }
+        {
+          const float32x4_t w0 = vld1q_f32(wp + 8 + 7 * 8 + 0);
+          acc0_0 = vfmaq_f32(acc0_0, vld1q_f32(in[7] + off + 0), w0);
+        }
+        {
+          const float32x4_t w0 = vld1q_f32(wp + 8 + 8 * 8 + 0);
+          acc0_0 = vfmaq_f32(acc0_0, vld1q_f32(in[8] + off + 0), w0);
+        }
+        acc0_0 = vminq_f32(vmaxq_f32(acc0_0, vmin), vmax);
+        vst1q_f32(out + off + 0, acc0_0);
+        off += 4;
+        wp += 4;
+      }
+      if (ch != 0) {
+        const float32x4_t b0 = vld1q_f32(wp + 0);
+        float32x4_t acc0_0 = b0;
+        {
+          const float32x4_t w0 = vld1q_f32(wp + 8 + 0 * 8 + 0);
+          {
+            float x_buf[4];
+            for (size_t l = 0; l < 4; l++) x_buf[l] = l < ch ? (in[0] + off)[l] : 0.0f;
+            const float32x4_t x = vld1q_f32(x_buf);
+            acc0_0 = vfmaq_f32(acc0_0, x, w0);
+          }
+        }
+        {
+          const float32x4_t w0 = vld1q_f32(wp + 8 + 1 * 8 + 0);
+          {
+            float x_buf[4];
+            for (size_t l = 0; l < 4; l++) x_buf[l] = l < ch ? (in[1] + off)[l] : 0.0f;
+            const float32x4_t x = vld1q_f32(x_buf);
+            acc0_0 = vfmaq_f32(acc0_0, x, w0);
+          }
+        }
+        {
+          const float32x4_t w0 = vld1q_f32(wp + 8 + 2 * 8 + 0);
+          {
+            float x_buf[4];
+            for (size_t l = 0; l < 4; l++) x_buf[l] = l < ch ? (in[2] + off)[l] : 0.0f;
+            const float32x4_t x = vld1q_f32(x_buf);
+            acc0_0 = vfmaq_f32(acc0_0, x, w0);
+          }
+        }
+        {
+          const float32x4_t w0 = vld1q_f32(wp + 8 + 3 * 8 + 0);
+          {
+            float x_buf[4];
+            for (size_t l = 0; l < 4; l++) x_buf[l] = l < ch ? (in[3] + off)[l] : 0.0f;
+            const float32x4_t x = vld1q_f32(x_buf);
+            acc0_0 = vfmaq_f32(acc0_0, x, w0);
+          }
+        }
+        {
+          const float32x4_t w0 = vld1q_f32(wp + 8 + 4 * 8 + 0);
+          {
+            float x_buf[4];
+            for (size_t l = 0; l < 4; l++) x_buf[l] = l < ch ? (in[4] + off)[l] : 0.0f;
+            const float32x4_t x = vld1q_f32(x_buf);
+            acc0_0 = vfmaq_f32(acc0_0, x, w0);
+          }
+        }
+        {
+          const float32x4_t w0 = vld1q_f32(wp + 8 + 5 * 8 + 0);
+          {
+            float x_buf[4];
+            for (size_t l = 0; l < 4; l++) x_buf[l] = l < ch ? (in[5] + off)[l] : 0.0f;
+            const float32x4_t x = vld1q_f32(x_buf);
+            acc0_0 = vfmaq_f32(acc0_0, x, w0);
+          }
+        }
+        {
+          const float32x4_t w0 = vld1q_f32(wp + 8 + 6 * 8 + 0);
+          {
+            float x_buf[4];
+            for (size_t l = 0; l < 4; l++) x_buf[l] = l < ch ? (in[6] + off)[l] : 0.0f;
+            const float32x4_t x = vld1q_f32(x_buf);
+            acc0_0 = vfmaq_f32(acc0_0, x, w0);
+          }
+        }
+        {
+          const float32x4_t w0 = vld1q_f32(wp + 8 + 7 * 8 + 0);
+          {
+            float x_buf[4];
+            for (size_t l = 0; l < 4; l++) x_buf[l] = l < ch ? (in[7] + off)[l] : 0.0f;
+            const float32x4_t x = vld1q_f32(x_buf);
+            acc0_0 = vfmaq_f32(acc0_0, x, w0);
+          }
+        }
+        {
+          const float32x4_t w0 = vld1q_f32(wp + 8 + 8 * 8 + 0);
+          {
+            float x_buf[4];
+            for (size_t l = 0; l < 4; l++) x_buf[l] = l < ch ? (in[8] + off)[l] : 0.0f;
+            const float32x4_t x = vld1q_f32(x_buf);
+            acc0_0 = vfmaq_f32(acc0_0, x, w0);
+          }
+        }
+        acc0_0 = vminq_f32(vmaxq_f32(acc0_0, vmin), vmax);
+        {
+          float* tp = out + off;
+          float32x2_t th = vget_low_f32(acc0_0);
+          if (ch & 2) { vst1_f32(tp, th); th = vget_high_f32(acc0_0); tp += 2; }
+          if (ch & 1) vst1_lane_f32(tp, th, 0);
+        }
+      }
+    }
+    in += 9;
     out = (float*)((char*)out + out_stride);
   }
 }
@@ -582,293 +1169,1760 @@ static void wrt_neon_dwconv_25_c8(size_t channels, size_t width, size_t ks, cons
   (void)ks;
   const float32x4_t vmin = vdupq_n_f32(clamp->min);
   const float32x4_t vmax = vdupq_n_f32(clamp->max);
-  for (; width != 0; width--) {
-    const float* i0 = in[0];
-    const float* i1 = in[1];
-    const float* i2 = in[2];
-    const float* i3 = in[3];
-    const float* i4 = in[4];
-    const float* i5 = in[5];
-    const float* i6 = in[6];
-    const float* i7 = in[7];
-    const float* i8 = in[8];
-    const float* i9 = in[9];
-    const float* i10 = in[10];
-    const float* i11 = in[11];
-    const float* i12 = in[12];
-    const float* i13 = in[13];
-    const float* i14 = in[14];
-    const float* i15 = in[15];
-    const float* i16 = in[16];
-    const float* i17 = in[17];
-    const float* i18 = in[18];
-    const float* i19 = in[19];
-    const float* i20 = in[20];
-    const float* i21 = in[21];
-    const float* i22 = in[22];
-    const float* i23 = in[23];
-    const float* i24 = in[24];
-    in += 25;
+  for (; width >= 4; width -= 4) {
     const float* wp = w;
-    float* o = out;
     size_t off = 0;
     size_t ch = channels;
     for (; ch >= 8; ch -= 8) {
-      float32x4_t acc0 = vld1q_f32(wp + 0);
-      float32x4_t acc1 = vld1q_f32(wp + 4);
-      acc0 = vfmaq_f32(acc0, vld1q_f32(i0 + off + 0), vld1q_f32(wp + 8 + 0 * 8 + 0));
-      acc1 = vfmaq_f32(acc1, vld1q_f32(i0 + off + 4), vld1q_f32(wp + 8 + 0 * 8 + 4));
-      acc0 = vfmaq_f32(acc0, vld1q_f32(i1 + off + 0), vld1q_f32(wp + 8 + 1 * 8 + 0));
-      acc1 = vfmaq_f32(acc1, vld1q_f32(i1 + off + 4), vld1q_f32(wp + 8 + 1 * 8 + 4));
-      acc0 = vfmaq_f32(acc0, vld1q_f32(i2 + off + 0), vld1q_f32(wp + 8 + 2 * 8 + 0));
-      acc1 = vfmaq_f32(acc1, vld1q_f32(i2 + off + 4), vld1q_f32(wp + 8 + 2 * 8 + 4));
-      acc0 = vfmaq_f32(acc0, vld1q_f32(i3 + off + 0), vld1q_f32(wp + 8 + 3 * 8 + 0));
-      acc1 = vfmaq_f32(acc1, vld1q_f32(i3 + off + 4), vld1q_f32(wp + 8 + 3 * 8 + 4));
-      acc0 = vfmaq_f32(acc0, vld1q_f32(i4 + off + 0), vld1q_f32(wp + 8 + 4 * 8 + 0));
-      acc1 = vfmaq_f32(acc1, vld1q_f32(i4 + off + 4), vld1q_f32(wp + 8 + 4 * 8 + 4));
-      acc0 = vfmaq_f32(acc0, vld1q_f32(i5 + off + 0), vld1q_f32(wp + 8 + 5 * 8 + 0));
-      acc1 = vfmaq_f32(acc1, vld1q_f32(i5 + off + 4), vld1q_f32(wp + 8 + 5 * 8 + 4));
-      acc0 = vfmaq_f32(acc0, vld1q_f32(i6 + off + 0), vld1q_f32(wp + 8 + 6 * 8 + 0));
-      acc1 = vfmaq_f32(acc1, vld1q_f32(i6 + off + 4), vld1q_f32(wp + 8 + 6 * 8 + 4));
-      acc0 = vfmaq_f32(acc0, vld1q_f32(i7 + off + 0), vld1q_f32(wp + 8 + 7 * 8 + 0));
-      acc1 = vfmaq_f32(acc1, vld1q_f32(i7 + off + 4), vld1q_f32(wp + 8 + 7 * 8 + 4));
-      acc0 = vfmaq_f32(acc0, vld1q_f32(i8 + off + 0), vld1q_f32(wp + 8 + 8 * 8 + 0));
-      acc1 = vfmaq_f32(acc1, vld1q_f32(i8 + off + 4), vld1q_f32(wp + 8 + 8 * 8 + 4));
-      acc0 = vfmaq_f32(acc0, vld1q_f32(i9 + off + 0), vld1q_f32(wp + 8 + 9 * 8 + 0));
-      acc1 = vfmaq_f32(acc1, vld1q_f32(i9 + off + 4), vld1q_f32(wp + 8 + 9 * 8 + 4));
-      acc0 = vfmaq_f32(acc0, vld1q_f32(i10 + off + 0), vld1q_f32(wp + 8 + 10 * 8 + 0));
-      acc1 = vfmaq_f32(acc1, vld1q_f32(i10 + off + 4), vld1q_f32(wp + 8 + 10 * 8 + 4));
-      acc0 = vfmaq_f32(acc0, vld1q_f32(i11 + off + 0), vld1q_f32(wp + 8 + 11 * 8 + 0));
-      acc1 = vfmaq_f32(acc1, vld1q_f32(i11 + off + 4), vld1q_f32(wp + 8 + 11 * 8 + 4));
-      acc0 = vfmaq_f32(acc0, vld1q_f32(i12 + off + 0), vld1q_f32(wp + 8 + 12 * 8 + 0));
-      acc1 = vfmaq_f32(acc1, vld1q_f32(i12 + off + 4), vld1q_f32(wp + 8 + 12 * 8 + 4));
-      acc0 = vfmaq_f32(acc0, vld1q_f32(i13 + off + 0), vld1q_f32(wp + 8 + 13 * 8 + 0));
-      acc1 = vfmaq_f32(acc1, vld1q_f32(i13 + off + 4), vld1q_f32(wp + 8 + 13 * 8 + 4));
-      acc0 = vfmaq_f32(acc0, vld1q_f32(i14 + off + 0), vld1q_f32(wp + 8 + 14 * 8 + 0));
-      acc1 = vfmaq_f32(acc1, vld1q_f32(i14 + off + 4), vld1q_f32(wp + 8 + 14 * 8 + 4));
-      acc0 = vfmaq_f32(acc0, vld1q_f32(i15 + off + 0), vld1q_f32(wp + 8 + 15 * 8 + 0));
-      acc1 = vfmaq_f32(acc1, vld1q_f32(i15 + off + 4), vld1q_f32(wp + 8 + 15 * 8 + 4));
-      acc0 = vfmaq_f32(acc0, vld1q_f32(i16 + off + 0), vld1q_f32(wp + 8 + 16 * 8 + 0));
-      acc1 = vfmaq_f32(acc1, vld1q_f32(i16 + off + 4), vld1q_f32(wp + 8 + 16 * 8 + 4));
-      acc0 = vfmaq_f32(acc0, vld1q_f32(i17 + off + 0), vld1q_f32(wp + 8 + 17 * 8 + 0));
-      acc1 = vfmaq_f32(acc1, vld1q_f32(i17 + off + 4), vld1q_f32(wp + 8 + 17 * 8 + 4));
-      acc0 = vfmaq_f32(acc0, vld1q_f32(i18 + off + 0), vld1q_f32(wp + 8 + 18 * 8 + 0));
-      acc1 = vfmaq_f32(acc1, vld1q_f32(i18 + off + 4), vld1q_f32(wp + 8 + 18 * 8 + 4));
-      acc0 = vfmaq_f32(acc0, vld1q_f32(i19 + off + 0), vld1q_f32(wp + 8 + 19 * 8 + 0));
-      acc1 = vfmaq_f32(acc1, vld1q_f32(i19 + off + 4), vld1q_f32(wp + 8 + 19 * 8 + 4));
-      acc0 = vfmaq_f32(acc0, vld1q_f32(i20 + off + 0), vld1q_f32(wp + 8 + 20 * 8 + 0));
-      acc1 = vfmaq_f32(acc1, vld1q_f32(i20 + off + 4), vld1q_f32(wp + 8 + 20 * 8 + 4));
-      acc0 = vfmaq_f32(acc0, vld1q_f32(i21 + off + 0), vld1q_f32(wp + 8 + 21 * 8 + 0));
-      acc1 = vfmaq_f32(acc1, vld1q_f32(i21 + off + 4), vld1q_f32(wp + 8 + 21 * 8 + 4));
-      acc0 = vfmaq_f32(acc0, vld1q_f32(i22 + off + 0), vld1q_f32(wp + 8 + 22 * 8 + 0));
-      acc1 = vfmaq_f32(acc1, vld1q_f32(i22 + off + 4), vld1q_f32(wp + 8 + 22 * 8 + 4));
-      acc0 = vfmaq_f32(acc0, vld1q_f32(i23 + off + 0), vld1q_f32(wp + 8 + 23 * 8 + 0));
-      acc1 = vfmaq_f32(acc1, vld1q_f32(i23 + off + 4), vld1q_f32(wp + 8 + 23 * 8 + 4));
-      acc0 = vfmaq_f32(acc0, vld1q_f32(i24 + off + 0), vld1q_f32(wp + 8 + 24 * 8 + 0));
-      acc1 = vfmaq_f32(acc1, vld1q_f32(i24 + off + 4), vld1q_f32(wp + 8 + 24 * 8 + 4));
-      acc0 = vminq_f32(vmaxq_f32(acc0, vmin), vmax);
-      vst1q_f32(o + 0, acc0);
-      acc1 = vminq_f32(vmaxq_f32(acc1, vmin), vmax);
-      vst1q_f32(o + 4, acc1);
-      o += 8;
+      const float32x4_t b0 = vld1q_f32(wp + 0);
+      float32x4_t acc0_0 = b0;
+      float32x4_t acc1_0 = b0;
+      float32x4_t acc2_0 = b0;
+      float32x4_t acc3_0 = b0;
+      const float32x4_t b1 = vld1q_f32(wp + 4);
+      float32x4_t acc0_1 = b1;
+      float32x4_t acc1_1 = b1;
+      float32x4_t acc2_1 = b1;
+      float32x4_t acc3_1 = b1;
+      {
+        const float32x4_t w0 = vld1q_f32(wp + 8 + 0 * 8 + 0);
+        const float32x4_t w1 = vld1q_f32(wp + 8 + 0 * 8 + 4);
+        acc0_0 = vfmaq_f32(acc0_0, vld1q_f32(in[0] + off + 0), w0);
+        acc0_1 = vfmaq_f32(acc0_1, vld1q_f32(in[0] + off + 4), w1);
+        acc1_0 = vfmaq_f32(acc1_0, vld1q_f32(in[1 * 25 + 0] + off + 0), w0);
+        acc1_1 = vfmaq_f32(acc1_1, vld1q_f32(in[1 * 25 + 0] + off + 4), w1);
+        acc2_0 = vfmaq_f32(acc2_0, vld1q_f32(in[2 * 25 + 0] + off + 0), w0);
+        acc2_1 = vfmaq_f32(acc2_1, vld1q_f32(in[2 * 25 + 0] + off + 4), w1);
+        acc3_0 = vfmaq_f32(acc3_0, vld1q_f32(in[3 * 25 + 0] + off + 0), w0);
+        acc3_1 = vfmaq_f32(acc3_1, vld1q_f32(in[3 * 25 + 0] + off + 4), w1);
+      }
+      {
+        const float32x4_t w0 = vld1q_f32(wp + 8 + 1 * 8 + 0);
+        const float32x4_t w1 = vld1q_f32(wp + 8 + 1 * 8 + 4);
+        acc0_0 = vfmaq_f32(acc0_0, vld1q_f32(in[1] + off + 0), w0);
+        acc0_1 = vfmaq_f32(acc0_1, vld1q_f32(in[1] + off + 4), w1);
+        acc1_0 = vfmaq_f32(acc1_0, vld1q_f32(in[1 * 25 + 1] + off + 0), w0);
+        acc1_1 = vfmaq_f32(acc1_1, vld1q_f32(in[1 * 25 + 1] + off + 4), w1);
+        acc2_0 = vfmaq_f32(acc2_0, vld1q_f32(in[2 * 25 + 1] + off + 0), w0);
+        acc2_1 = vfmaq_f32(acc2_1, vld1q_f32(in[2 * 25 + 1] + off + 4), w1);
+        acc3_0 = vfmaq_f32(acc3_0, vld1q_f32(in[3 * 25 + 1] + off + 0), w0);
+        acc3_1 = vfmaq_f32(acc3_1, vld1q_f32(in[3 * 25 + 1] + off + 4), w1);
+      }
+      {
+        const float32x4_t w0 = vld1q_f32(wp + 8 + 2 * 8 + 0);
+        const float32x4_t w1 = vld1q_f32(wp + 8 + 2 * 8 + 4);
+        acc0_0 = vfmaq_f32(acc0_0, vld1q_f32(in[2] + off + 0), w0);
+        acc0_1 = vfmaq_f32(acc0_1, vld1q_f32(in[2] + off + 4), w1);
+        acc1_0 = vfmaq_f32(acc1_0, vld1q_f32(in[1 * 25 + 2] + off + 0), w0);
+        acc1_1 = vfmaq_f32(acc1_1, vld1q_f32(in[1 * 25 + 2] + off + 4), w1);
+        acc2_0 = vfmaq_f32(acc2_0, vld1q_f32(in[2 * 25 + 2] + off + 0), w0);
+        acc2_1 = vfmaq_f32(acc2_1, vld1q_f32(in[2 * 25 + 2] + off + 4), w1);
+        acc3_0 = vfmaq_f32(acc3_0, vld1q_f32(in[3 * 25 + 2] + off + 0), w0);
+        acc3_1 = vfmaq_f32(acc3_1, vld1q_f32(in[3 * 25 + 2] + off + 4), w1);
+      }
+      {
+        const float32x4_t w0 = vld1q_f32(wp + 8 + 3 * 8 + 0);
+        const float32x4_t w1 = vld1q_f32(wp + 8 + 3 * 8 + 4);
+        acc0_0 = vfmaq_f32(acc0_0, vld1q_f32(in[3] + off + 0), w0);
+        acc0_1 = vfmaq_f32(acc0_1, vld1q_f32(in[3] + off + 4), w1);
+        acc1_0 = vfmaq_f32(acc1_0, vld1q_f32(in[1 * 25 + 3] + off + 0), w0);
+        acc1_1 = vfmaq_f32(acc1_1, vld1q_f32(in[1 * 25 + 3] + off + 4), w1);
+        acc2_0 = vfmaq_f32(acc2_0, vld1q_f32(in[2 * 25 + 3] + off + 0), w0);
+        acc2_1 = vfmaq_f32(acc2_1, vld1q_f32(in[2 * 25 + 3] + off + 4), w1);
+        acc3_0 = vfmaq_f32(acc3_0, vld1q_f32(in[3 * 25 + 3] + off + 0), w0);
+        acc3_1 = vfmaq_f32(acc3_1, vld1q_f32(in[3 * 25 + 3] + off + 4), w1);
+      }
+      {
+        const float32x4_t w0 = vld1q_f32(wp + 8 + 4 * 8 + 0);
+        const float32x4_t w1 = vld1q_f32(wp + 8 + 4 * 8 + 4);
+        acc0_0 = vfmaq_f32(acc0_0, vld1q_f32(in[4] + off + 0), w0);
+        acc0_1 = vfmaq_f32(acc0_1, vld1q_f32(in[4] + off + 4), w1);
+        acc1_0 = vfmaq_f32(acc1_0, vld1q_f32(in[1 * 25 + 4] + off + 0), w0);
+        acc1_1 = vfmaq_f32(acc1_1, vld1q_f32(in[1 * 25 + 4] + off + 4), w1);
+        acc2_0 = vfmaq_f32(acc2_0, vld1q_f32(in[2 * 25 + 4] + off + 0), w0);
+        acc2_1 = vfmaq_f32(acc2_1, vld1q_f32(in[2 * 25 + 4] + off + 4), w1);
+        acc3_0 = vfmaq_f32(acc3_0, vld1q_f32(in[3 * 25 + 4] + off + 0), w0);
+        acc3_1 = vfmaq_f32(acc3_1, vld1q_f32(in[3 * 25 + 4] + off + 4), w1);
+      }
+      {
+        const float32x4_t w0 = vld1q_f32(wp + 8 + 5 * 8 + 0);
+        const float32x4_t w1 = vld1q_f32(wp + 8 + 5 * 8 + 4);
+        acc0_0 = vfmaq_f32(acc0_0, vld1q_f32(in[5] + off + 0), w0);
+        acc0_1 = vfmaq_f32(acc0_1, vld1q_f32(in[5] + off + 4), w1);
+        acc1_0 = vfmaq_f32(acc1_0, vld1q_f32(in[1 * 25 + 5] + off + 0), w0);
+        acc1_1 = vfmaq_f32(acc1_1, vld1q_f32(in[1 * 25 + 5] + off + 4), w1);
+        acc2_0 = vfmaq_f32(acc2_0, vld1q_f32(in[2 * 25 + 5] + off + 0), w0);
+        acc2_1 = vfmaq_f32(acc2_1, vld1q_f32(in[2 * 25 + 5] + off + 4), w1);
+        acc3_0 = vfmaq_f32(acc3_0, vld1q_f32(in[3 * 25 + 5] + off + 0), w0);
+        acc3_1 = vfmaq_f32(acc3_1, vld1q_f32(in[3 * 25 + 5] + off + 4), w1);
+      }
+      {
+        const float32x4_t w0 = vld1q_f32(wp + 8 + 6 * 8 + 0);
+        const float32x4_t w1 = vld1q_f32(wp + 8 + 6 * 8 + 4);
+        acc0_0 = vfmaq_f32(acc0_0, vld1q_f32(in[6] + off + 0), w0);
+        acc0_1 = vfmaq_f32(acc0_1, vld1q_f32(in[6] + off + 4), w1);
+        acc1_0 = vfmaq_f32(acc1_0, vld1q_f32(in[1 * 25 + 6] + off + 0), w0);
+        acc1_1 = vfmaq_f32(acc1_1, vld1q_f32(in[1 * 25 + 6] + off + 4), w1);
+        acc2_0 = vfmaq_f32(acc2_0, vld1q_f32(in[2 * 25 + 6] + off + 0), w0);
+        acc2_1 = vfmaq_f32(acc2_1, vld1q_f32(in[2 * 25 + 6] + off + 4), w1);
+        acc3_0 = vfmaq_f32(acc3_0, vld1q_f32(in[3 * 25 + 6] + off + 0), w0);
+        acc3_1 = vfmaq_f32(acc3_1, vld1q_f32(in[3 * 25 + 6] + off + 4), w1);
+      }
+      {
+        const float32x4_t w0 = vld1q_f32(wp + 8 + 7 * 8 + 0);
+        const float32x4_t w1 = vld1q_f32(wp + 8 + 7 * 8 + 4);
+        acc0_0 = vfmaq_f32(acc0_0, vld1q_f32(in[7] + off + 0), w0);
+        acc0_1 = vfmaq_f32(acc0_1, vld1q_f32(in[7] + off + 4), w1);
+        acc1_0 = vfmaq_f32(acc1_0, vld1q_f32(in[1 * 25 + 7] + off + 0), w0);
+        acc1_1 = vfmaq_f32(acc1_1, vld1q_f32(in[1 * 25 + 7] + off + 4), w1);
+        acc2_0 = vfmaq_f32(acc2_0, vld1q_f32(in[2 * 25 + 7] + off + 0), w0);
+        acc2_1 = vfmaq_f32(acc2_1, vld1q_f32(in[2 * 25 + 7] + off + 4), w1);
+        acc3_0 = vfmaq_f32(acc3_0, vld1q_f32(in[3 * 25 + 7] + off + 0), w0);
+        acc3_1 = vfmaq_f32(acc3_1, vld1q_f32(in[3 * 25 + 7] + off + 4), w1);
+      }
+      {
+        const float32x4_t w0 = vld1q_f32(wp + 8 + 8 * 8 + 0);
+        const float32x4_t w1 = vld1q_f32(wp + 8 + 8 * 8 + 4);
+        acc0_0 = vfmaq_f32(acc0_0, vld1q_f32(in[8] + off + 0), w0);
+        acc0_1 = vfmaq_f32(acc0_1, vld1q_f32(in[8] + off + 4), w1);
+        acc1_0 = vfmaq_f32(acc1_0, vld1q_f32(in[1 * 25 + 8] + off + 0), w0);
+        acc1_1 = vfmaq_f32(acc1_1, vld1q_f32(in[1 * 25 + 8] + off + 4), w1);
+        acc2_0 = vfmaq_f32(acc2_0, vld1q_f32(in[2 * 25 + 8] + off + 0), w0);
+        acc2_1 = vfmaq_f32(acc2_1, vld1q_f32(in[2 * 25 + 8] + off + 4), w1);
+        acc3_0 = vfmaq_f32(acc3_0, vld1q_f32(in[3 * 25 + 8] + off + 0), w0);
+        acc3_1 = vfmaq_f32(acc3_1, vld1q_f32(in[3 * 25 + 8] + off + 4), w1);
+      }
+      {
+        const float32x4_t w0 = vld1q_f32(wp + 8 + 9 * 8 + 0);
+        const float32x4_t w1 = vld1q_f32(wp + 8 + 9 * 8 + 4);
+        acc0_0 = vfmaq_f32(acc0_0, vld1q_f32(in[9] + off + 0), w0);
+        acc0_1 = vfmaq_f32(acc0_1, vld1q_f32(in[9] + off + 4), w1);
+        acc1_0 = vfmaq_f32(acc1_0, vld1q_f32(in[1 * 25 + 9] + off + 0), w0);
+        acc1_1 = vfmaq_f32(acc1_1, vld1q_f32(in[1 * 25 + 9] + off + 4), w1);
+        acc2_0 = vfmaq_f32(acc2_0, vld1q_f32(in[2 * 25 + 9] + off + 0), w0);
+        acc2_1 = vfmaq_f32(acc2_1, vld1q_f32(in[2 * 25 + 9] + off + 4), w1);
+        acc3_0 = vfmaq_f32(acc3_0, vld1q_f32(in[3 * 25 + 9] + off + 0), w0);
+        acc3_1 = vfmaq_f32(acc3_1, vld1q_f32(in[3 * 25 + 9] + off + 4), w1);
+      }
+      {
+        const float32x4_t w0 = vld1q_f32(wp + 8 + 10 * 8 + 0);
+        const float32x4_t w1 = vld1q_f32(wp + 8 + 10 * 8 + 4);
+        acc0_0 = vfmaq_f32(acc0_0, vld1q_f32(in[10] + off + 0), w0);
+        acc0_1 = vfmaq_f32(acc0_1, vld1q_f32(in[10] + off + 4), w1);
+        acc1_0 = vfmaq_f32(acc1_0, vld1q_f32(in[1 * 25 + 10] + off + 0), w0);
+        acc1_1 = vfmaq_f32(acc1_1, vld1q_f32(in[1 * 25 + 10] + off + 4), w1);
+        acc2_0 = vfmaq_f32(acc2_0, vld1q_f32(in[2 * 25 + 10] + off + 0), w0);
+        acc2_1 = vfmaq_f32(acc2_1, vld1q_f32(in[2 * 25 + 10] + off + 4), w1);
+        acc3_0 = vfmaq_f32(acc3_0, vld1q_f32(in[3 * 25 + 10] + off + 0), w0);
+        acc3_1 = vfmaq_f32(acc3_1, vld1q_f32(in[3 * 25 + 10] + off + 4), w1);
+      }
+      {
+        const float32x4_t w0 = vld1q_f32(wp + 8 + 11 * 8 + 0);
+        const float32x4_t w1 = vld1q_f32(wp + 8 + 11 * 8 + 4);
+        acc0_0 = vfmaq_f32(acc0_0, vld1q_f32(in[11] + off + 0), w0);
+        acc0_1 = vfmaq_f32(acc0_1, vld1q_f32(in[11] + off + 4), w1);
+        acc1_0 = vfmaq_f32(acc1_0, vld1q_f32(in[1 * 25 + 11] + off + 0), w0);
+        acc1_1 = vfmaq_f32(acc1_1, vld1q_f32(in[1 * 25 + 11] + off + 4), w1);
+        acc2_0 = vfmaq_f32(acc2_0, vld1q_f32(in[2 * 25 + 11] + off + 0), w0);
+        acc2_1 = vfmaq_f32(acc2_1, vld1q_f32(in[2 * 25 + 11] + off + 4), w1);
+        acc3_0 = vfmaq_f32(acc3_0, vld1q_f32(in[3 * 25 + 11] + off + 0), w0);
+        acc3_1 = vfmaq_f32(acc3_1, vld1q_f32(in[3 * 25 + 11] + off + 4), w1);
+      }
+      {
+        const float32x4_t w0 = vld1q_f32(wp + 8 + 12 * 8 + 0);
+        const float32x4_t w1 = vld1q_f32(wp + 8 + 12 * 8 + 4);
+        acc0_0 = vfmaq_f32(acc0_0, vld1q_f32(in[12] + off + 0), w0);
+        acc0_1 = vfmaq_f32(acc0_1, vld1q_f32(in[12] + off + 4), w1);
+        acc1_0 = vfmaq_f32(acc1_0, vld1q_f32(in[1 * 25 + 12] + off + 0), w0);
+        acc1_1 = vfmaq_f32(acc1_1, vld1q_f32(in[1 * 25 + 12] + off + 4), w1);
+        acc2_0 = vfmaq_f32(acc2_0, vld1q_f32(in[2 * 25 + 12] + off + 0), w0);
+        acc2_1 = vfmaq_f32(acc2_1, vld1q_f32(in[2 * 25 + 12] + off + 4), w1);
+        acc3_0 = vfmaq_f32(acc3_0, vld1q_f32(in[3 * 25 + 12] + off + 0), w0);
+        acc3_1 = vfmaq_f32(acc3_1, vld1q_f32(in[3 * 25 + 12] + off + 4), w1);
+      }
+      {
+        const float32x4_t w0 = vld1q_f32(wp + 8 + 13 * 8 + 0);
+        const float32x4_t w1 = vld1q_f32(wp + 8 + 13 * 8 + 4);
+        acc0_0 = vfmaq_f32(acc0_0, vld1q_f32(in[13] + off + 0), w0);
+        acc0_1 = vfmaq_f32(acc0_1, vld1q_f32(in[13] + off + 4), w1);
+        acc1_0 = vfmaq_f32(acc1_0, vld1q_f32(in[1 * 25 + 13] + off + 0), w0);
+        acc1_1 = vfmaq_f32(acc1_1, vld1q_f32(in[1 * 25 + 13] + off + 4), w1);
+        acc2_0 = vfmaq_f32(acc2_0, vld1q_f32(in[2 * 25 + 13] + off + 0), w0);
+        acc2_1 = vfmaq_f32(acc2_1, vld1q_f32(in[2 * 25 + 13] + off + 4), w1);
+        acc3_0 = vfmaq_f32(acc3_0, vld1q_f32(in[3 * 25 + 13] + off + 0), w0);
+        acc3_1 = vfmaq_f32(acc3_1, vld1q_f32(in[3 * 25 + 13] + off + 4), w1);
+      }
+      {
+        const float32x4_t w0 = vld1q_f32(wp + 8 + 14 * 8 + 0);
+        const float32x4_t w1 = vld1q_f32(wp + 8 + 14 * 8 + 4);
+        acc0_0 = vfmaq_f32(acc0_0, vld1q_f32(in[14] + off + 0), w0);
+        acc0_1 = vfmaq_f32(acc0_1, vld1q_f32(in[14] + off + 4), w1);
+        acc1_0 = vfmaq_f32(acc1_0, vld1q_f32(in[1 * 25 + 14] + off + 0), w0);
+        acc1_1 = vfmaq_f32(acc1_1, vld1q_f32(in[1 * 25 + 14] + off + 4), w1);
+        acc2_0 = vfmaq_f32(acc2_0, vld1q_f32(in[2 * 25 + 14] + off + 0), w0);
+        acc2_1 = vfmaq_f32(acc2_1, vld1q_f32(in[2 * 25 + 14] + off + 4), w1);
+        acc3_0 = vfmaq_f32(acc3_0, vld1q_f32(in[3 * 25 + 14] + off + 0), w0);
+        acc3_1 = vfmaq_f32(acc3_1, vld1q_f32(in[3 * 25 + 14] + off + 4), w1);
+      }
+      {
+        const float32x4_t w0 = vld1q_f32(wp + 8 + 15 * 8 + 0);
+        const float32x4_t w1 = vld1q_f32(wp + 8 + 15 * 8 + 4);
+        acc0_0 = vfmaq_f32(acc0_0, vld1q_f32(in[15] + off + 0), w0);
+        acc0_1 = vfmaq_f32(acc0_1, vld1q_f32(in[15] + off + 4), w1);
+        acc1_0 = vfmaq_f32(acc1_0, vld1q_f32(in[1 * 25 + 15] + off + 0), w0);
+        acc1_1 = vfmaq_f32(acc1_1, vld1q_f32(in[1 * 25 + 15] + off + 4), w1);
+        acc2_0 = vfmaq_f32(acc2_0, vld1q_f32(in[2 * 25 + 15] + off + 0), w0);
+        acc2_1 = vfmaq_f32(acc2_1, vld1q_f32(in[2 * 25 + 15] + off + 4), w1);
+        acc3_0 = vfmaq_f32(acc3_0, vld1q_f32(in[3 * 25 + 15] + off + 0), w0);
+        acc3_1 = vfmaq_f32(acc3_1, vld1q_f32(in[3 * 25 + 15] + off + 4), w1);
+      }
+      {
+        const float32x4_t w0 = vld1q_f32(wp + 8 + 16 * 8 + 0);
+        const float32x4_t w1 = vld1q_f32(wp + 8 + 16 * 8 + 4);
+        acc0_0 = vfmaq_f32(acc0_0, vld1q_f32(in[16] + off + 0), w0);
+        acc0_1 = vfmaq_f32(acc0_1, vld1q_f32(in[16] + off + 4), w1);
+        acc1_0 = vfmaq_f32(acc1_0, vld1q_f32(in[1 * 25 + 16] + off + 0), w0);
+        acc1_1 = vfmaq_f32(acc1_1, vld1q_f32(in[1 * 25 + 16] + off + 4), w1);
+        acc2_0 = vfmaq_f32(acc2_0, vld1q_f32(in[2 * 25 + 16] + off + 0), w0);
+        acc2_1 = vfmaq_f32(acc2_1, vld1q_f32(in[2 * 25 + 16] + off + 4), w1);
+        acc3_0 = vfmaq_f32(acc3_0, vld1q_f32(in[3 * 25 + 16] + off + 0), w0);
+        acc3_1 = vfmaq_f32(acc3_1, vld1q_f32(in[3 * 25 + 16] + off + 4), w1);
+      }
+      {
+        const float32x4_t w0 = vld1q_f32(wp + 8 + 17 * 8 + 0);
+        const float32x4_t w1 = vld1q_f32(wp + 8 + 17 * 8 + 4);
+        acc0_0 = vfmaq_f32(acc0_0, vld1q_f32(in[17] + off + 0), w0);
+        acc0_1 = vfmaq_f32(acc0_1, vld1q_f32(in[17] + off + 4), w1);
+        acc1_0 = vfmaq_f32(acc1_0, vld1q_f32(in[1 * 25 + 17] + off + 0), w0);
+        acc1_1 = vfmaq_f32(acc1_1, vld1q_f32(in[1 * 25 + 17] + off + 4), w1);
+        acc2_0 = vfmaq_f32(acc2_0, vld1q_f32(in[2 * 25 + 17] + off + 0), w0);
+        acc2_1 = vfmaq_f32(acc2_1, vld1q_f32(in[2 * 25 + 17] + off + 4), w1);
+        acc3_0 = vfmaq_f32(acc3_0, vld1q_f32(in[3 * 25 + 17] + off + 0), w0);
+        acc3_1 = vfmaq_f32(acc3_1, vld1q_f32(in[3 * 25 + 17] + off + 4), w1);
+      }
+      {
+        const float32x4_t w0 = vld1q_f32(wp + 8 + 18 * 8 + 0);
+        const float32x4_t w1 = vld1q_f32(wp + 8 + 18 * 8 + 4);
+        acc0_0 = vfmaq_f32(acc0_0, vld1q_f32(in[18] + off + 0), w0);
+        acc0_1 = vfmaq_f32(acc0_1, vld1q_f32(in[18] + off + 4), w1);
+        acc1_0 = vfmaq_f32(acc1_0, vld1q_f32(in[1 * 25 + 18] + off + 0), w0);
+        acc1_1 = vfmaq_f32(acc1_1, vld1q_f32(in[1 * 25 + 18] + off + 4), w1);
+        acc2_0 = vfmaq_f32(acc2_0, vld1q_f32(in[2 * 25 + 18] + off + 0), w0);
+        acc2_1 = vfmaq_f32(acc2_1, vld1q_f32(in[2 * 25 + 18] + off + 4), w1);
+        acc3_0 = vfmaq_f32(acc3_0, vld1q_f32(in[3 * 25 + 18] + off + 0), w0);
+        acc3_1 = vfmaq_f32(acc3_1, vld1q_f32(in[3 * 25 + 18] + off + 4), w1);
+      }
+      {
+        const float32x4_t w0 = vld1q_f32(wp + 8 + 19 * 8 + 0);
+        const float32x4_t w1 = vld1q_f32(wp + 8 + 19 * 8 + 4);
+        acc0_0 = vfmaq_f32(acc0_0, vld1q_f32(in[19] + off + 0), w0);
+        acc0_1 = vfmaq_f32(acc0_1, vld1q_f32(in[19] + off + 4), w1);
+        acc1_0 = vfmaq_f32(acc1_0, vld1q_f32(in[1 * 25 + 19] + off + 0), w0);
+        acc1_1 = vfmaq_f32(acc1_1, vld1q_f32(in[1 * 25 + 19] + off + 4), w1);
+        acc2_0 = vfmaq_f32(acc2_0, vld1q_f32(in[2 * 25 + 19] + off + 0), w0);
+        acc2_1 = vfmaq_f32(acc2_1, vld1q_f32(in[2 * 25 + 19] + off + 4), w1);
+        acc3_0 = vfmaq_f32(acc3_0, vld1q_f32(in[3 * 25 + 19] + off + 0), w0);
+        acc3_1 = vfmaq_f32(acc3_1, vld1q_f32(in[3 * 25 + 19] + off + 4), w1);
+      }
+      {
+        const float32x4_t w0 = vld1q_f32(wp + 8 + 20 * 8 + 0);
+        const float32x4_t w1 = vld1q_f32(wp + 8 + 20 * 8 + 4);
+        acc0_0 = vfmaq_f32(acc0_0, vld1q_f32(in[20] + off + 0), w0);
+        acc0_1 = vfmaq_f32(acc0_1, vld1q_f32(in[20] + off + 4), w1);
+        acc1_0 = vfmaq_f32(acc1_0, vld1q_f32(in[1 * 25 + 20] + off + 0), w0);
+        acc1_1 = vfmaq_f32(acc1_1, vld1q_f32(in[1 * 25 + 20] + off + 4), w1);
+        acc2_0 = vfmaq_f32(acc2_0, vld1q_f32(in[2 * 25 + 20] + off + 0), w0);
+        acc2_1 = vfmaq_f32(acc2_1, vld1q_f32(in[2 * 25 + 20] + off + 4), w1);
+        acc3_0 = vfmaq_f32(acc3_0, vld1q_f32(in[3 * 25 + 20] + off + 0), w0);
+        acc3_1 = vfmaq_f32(acc3_1, vld1q_f32(in[3 * 25 + 20] + off + 4), w1);
+      }
+      {
+        const float32x4_t w0 = vld1q_f32(wp + 8 + 21 * 8 + 0);
+        const float32x4_t w1 = vld1q_f32(wp + 8 + 21 * 8 + 4);
+        acc0_0 = vfmaq_f32(acc0_0, vld1q_f32(in[21] + off + 0), w0);
+        acc0_1 = vfmaq_f32(acc0_1, vld1q_f32(in[21] + off + 4), w1);
+        acc1_0 = vfmaq_f32(acc1_0, vld1q_f32(in[1 * 25 + 21] + off + 0), w0);
+        acc1_1 = vfmaq_f32(acc1_1, vld1q_f32(in[1 * 25 + 21] + off + 4), w1);
+        acc2_0 = vfmaq_f32(acc2_0, vld1q_f32(in[2 * 25 + 21] + off + 0), w0);
+        acc2_1 = vfmaq_f32(acc2_1, vld1q_f32(in[2 * 25 + 21] + off + 4), w1);
+        acc3_0 = vfmaq_f32(acc3_0, vld1q_f32(in[3 * 25 + 21] + off + 0), w0);
+        acc3_1 = vfmaq_f32(acc3_1, vld1q_f32(in[3 * 25 + 21] + off + 4), w1);
+      }
+      {
+        const float32x4_t w0 = vld1q_f32(wp + 8 + 22 * 8 + 0);
+        const float32x4_t w1 = vld1q_f32(wp + 8 + 22 * 8 + 4);
+        acc0_0 = vfmaq_f32(acc0_0, vld1q_f32(in[22] + off + 0), w0);
+        acc0_1 = vfmaq_f32(acc0_1, vld1q_f32(in[22] + off + 4), w1);
+        acc1_0 = vfmaq_f32(acc1_0, vld1q_f32(in[1 * 25 + 22] + off + 0), w0);
+        acc1_1 = vfmaq_f32(acc1_1, vld1q_f32(in[1 * 25 + 22] + off + 4), w1);
+        acc2_0 = vfmaq_f32(acc2_0, vld1q_f32(in[2 * 25 + 22] + off + 0), w0);
+        acc2_1 = vfmaq_f32(acc2_1, vld1q_f32(in[2 * 25 + 22] + off + 4), w1);
+        acc3_0 = vfmaq_f32(acc3_0, vld1q_f32(in[3 * 25 + 22] + off + 0), w0);
+        acc3_1 = vfmaq_f32(acc3_1, vld1q_f32(in[3 * 25 + 22] + off + 4), w1);
+      }
+      {
+        const float32x4_t w0 = vld1q_f32(wp + 8 + 23 * 8 + 0);
+        const float32x4_t w1 = vld1q_f32(wp + 8 + 23 * 8 + 4);
+        acc0_0 = vfmaq_f32(acc0_0, vld1q_f32(in[23] + off + 0), w0);
+        acc0_1 = vfmaq_f32(acc0_1, vld1q_f32(in[23] + off + 4), w1);
+        acc1_0 = vfmaq_f32(acc1_0, vld1q_f32(in[1 * 25 + 23] + off + 0), w0);
+        acc1_1 = vfmaq_f32(acc1_1, vld1q_f32(in[1 * 25 + 23] + off + 4), w1);
+        acc2_0 = vfmaq_f32(acc2_0, vld1q_f32(in[2 * 25 + 23] + off + 0), w0);
+        acc2_1 = vfmaq_f32(acc2_1, vld1q_f32(in[2 * 25 + 23] + off + 4), w1);
+        acc3_0 = vfmaq_f32(acc3_0, vld1q_f32(in[3 * 25 + 23] + off + 0), w0);
+        acc3_1 = vfmaq_f32(acc3_1, vld1q_f32(in[3 * 25 + 23] + off + 4), w1);
+      }
+      {
+        const float32x4_t w0 = vld1q_f32(wp + 8 + 24 * 8 + 0);
+        const float32x4_t w1 = vld1q_f32(wp + 8 + 24 * 8 + 4);
+        acc0_0 = vfmaq_f32(acc0_0, vld1q_f32(in[24] + off + 0), w0);
+        acc0_1 = vfmaq_f32(acc0_1, vld1q_f32(in[24] + off + 4), w1);
+        acc1_0 = vfmaq_f32(acc1_0, vld1q_f32(in[1 * 25 + 24] + off + 0), w0);
+        acc1_1 = vfmaq_f32(acc1_1, vld1q_f32(in[1 * 25 + 24] + off + 4), w1);
+        acc2_0 = vfmaq_f32(acc2_0, vld1q_f32(in[2 * 25 + 24] + off + 0), w0);
+        acc2_1 = vfmaq_f32(acc2_1, vld1q_f32(in[2 * 25 + 24] + off + 4), w1);
+        acc3_0 = vfmaq_f32(acc3_0, vld1q_f32(in[3 * 25 + 24] + off + 0), w0);
+        acc3_1 = vfmaq_f32(acc3_1, vld1q_f32(in[3 * 25 + 24] + off + 4), w1);
+      }
+      acc0_0 = vminq_f32(vmaxq_f32(acc0_0, vmin), vmax);
+      vst1q_f32(out + off + 0, acc0_0);
+      acc0_1 = vminq_f32(vmaxq_f32(acc0_1, vmin), vmax);
+      vst1q_f32(out + off + 4, acc0_1);
+      acc1_0 = vminq_f32(vmaxq_f32(acc1_0, vmin), vmax);
+      vst1q_f32((float*)((char*)out + 1 * out_stride) + off + 0, acc1_0);
+      acc1_1 = vminq_f32(vmaxq_f32(acc1_1, vmin), vmax);
+      vst1q_f32((float*)((char*)out + 1 * out_stride) + off + 4, acc1_1);
+      acc2_0 = vminq_f32(vmaxq_f32(acc2_0, vmin), vmax);
+      vst1q_f32((float*)((char*)out + 2 * out_stride) + off + 0, acc2_0);
+      acc2_1 = vminq_f32(vmaxq_f32(acc2_1, vmin), vmax);
+      vst1q_f32((float*)((char*)out + 2 * out_stride) + off + 4, acc2_1);
+      acc3_0 = vminq_f32(vmaxq_f32(acc3_0, vmin), vmax);
+      vst1q_f32((float*)((char*)out + 3 * out_stride) + off + 0, acc3_0);
+      acc3_1 = vminq_f32(vmaxq_f32(acc3_1, vmin), vmax);
+      vst1q_f32((float*)((char*)out + 3 * out_stride) + off + 4, acc3_1);
       off += 8;
       wp += 208;
     }
     if (ch != 0) {
       for (; ch >= 4; ch -= 4) {
-        float32x4_t acc = vld1q_f32(wp);
-        acc = vfmaq_f32(acc, vld1q_f32(i0 + off), vld1q_f32(wp + 8 + 0 * 8));
-        acc = vfmaq_f32(acc, vld1q_f32(i1 + off), vld1q_f32(wp + 8 + 1 * 8));
-        acc = vfmaq_f32(acc, vld1q_f32(i2 + off), vld1q_f32(wp + 8 + 2 * 8));
-        acc = vfmaq_f32(acc, vld1q_f32(i3 + off), vld1q_f32(wp + 8 + 3 * 8));
-        acc = vfmaq_f32(acc, vld1q_f32(i4 + off), vld1q_f32(wp + 8 + 4 * 8));
-        acc = vfmaq_f32(acc, vld1q_f32(i5 + off), vld1q_f32(wp + 8 + 5 * 8));
-        acc = vfmaq_f32(acc, vld1q_f32(i6 + off), vld1q_f32(wp + 8 + 6 * 8));
-        acc = vfmaq_f32(acc, vld1q_f32(i7 + off), vld1q_f32(wp + 8 + 7 * 8));
-        acc = vfmaq_f32(acc, vld1q_f32(i8 + off), vld1q_f32(wp + 8 + 8 * 8));
-        acc = vfmaq_f32(acc, vld1q_f32(i9 + off), vld1q_f32(wp + 8 + 9 * 8));
-        acc = vfmaq_f32(acc, vld1q_f32(i10 + off), vld1q_f32(wp + 8 + 10 * 8));
-        acc = vfmaq_f32(acc, vld1q_f32(i11 + off), vld1q_f32(wp + 8 + 11 * 8));
-        acc = vfmaq_f32(acc, vld1q_f32(i12 + off), vld1q_f32(wp + 8 + 12 * 8));
-        acc = vfmaq_f32(acc, vld1q_f32(i13 + off), vld1q_f32(wp + 8 + 13 * 8));
-        acc = vfmaq_f32(acc, vld1q_f32(i14 + off), vld1q_f32(wp + 8 + 14 * 8));
-        acc = vfmaq_f32(acc, vld1q_f32(i15 + off), vld1q_f32(wp + 8 + 15 * 8));
-        acc = vfmaq_f32(acc, vld1q_f32(i16 + off), vld1q_f32(wp + 8 + 16 * 8));
-        acc = vfmaq_f32(acc, vld1q_f32(i17 + off), vld1q_f32(wp + 8 + 17 * 8));
-        acc = vfmaq_f32(acc, vld1q_f32(i18 + off), vld1q_f32(wp + 8 + 18 * 8));
-        acc = vfmaq_f32(acc, vld1q_f32(i19 + off), vld1q_f32(wp + 8 + 19 * 8));
-        acc = vfmaq_f32(acc, vld1q_f32(i20 + off), vld1q_f32(wp + 8 + 20 * 8));
-        acc = vfmaq_f32(acc, vld1q_f32(i21 + off), vld1q_f32(wp + 8 + 21 * 8));
-        acc = vfmaq_f32(acc, vld1q_f32(i22 + off), vld1q_f32(wp + 8 + 22 * 8));
-        acc = vfmaq_f32(acc, vld1q_f32(i23 + off), vld1q_f32(wp + 8 + 23 * 8));
-        acc = vfmaq_f32(acc, vld1q_f32(i24 + off), vld1q_f32(wp + 8 + 24 * 8));
-        acc = vminq_f32(vmaxq_f32(acc, vmin), vmax);
-        vst1q_f32(o, acc);
-        o += 4;
+        const float32x4_t b0 = vld1q_f32(wp + 0);
+        float32x4_t acc0_0 = b0;
+        float32x4_t acc1_0 = b0;
+        float32x4_t acc2_0 = b0;
+        float32x4_t acc3_0 = b0;
+        {
+          const float32x4_t w0 = vld1q_f32(wp + 8 + 0 * 8 + 0);
+          acc0_0 = vfmaq_f32(acc0_0, vld1q_f32(in[0] + off + 0), w0);
+          acc1_0 = vfmaq_f32(acc1_0, vld1q_f32(in[1 * 25 + 0] + off + 0), w0);
+          acc2_0 = vfmaq_f32(acc2_0, vld1q_f32(in[2 * 25 + 0] + off + 0), w0);
+          acc3_0 = vfmaq_f32(acc3_0, vld1q_f32(in[3 * 25 + 0] + off + 0), w0);
+        }
+        {
+          const float32x4_t w0 = vld1q_f32(wp + 8 + 1 * 8 + 0);
+          acc0_0 = vfmaq_f32(acc0_0, vld1q_f32(in[1] + off + 0), w0);
+          acc1_0 = vfmaq_f32(acc1_0, vld1q_f32(in[1 * 25 + 1] + off + 0), w0);
+          acc2_0 = vfmaq_f32(acc2_0, vld1q_f32(in[2 * 25 + 1] + off + 0), w0);
+          acc3_0 = vfmaq_f32(acc3_0, vld1q_f32(in[3 * 25 + 1] + off + 0), w0);
+        }
+        {
+          const float32x4_t w0 = vld1q_f32(wp + 8 + 2 * 8 + 0);
+          acc0_0 = vfmaq_f32(acc0_0, vld1q_f32(in[2] + off + 0), w0);
+          acc1_0 = vfmaq_f32(acc1_0, vld1q_f32(in[1 * 25 + 2] + off + 0), w0);
+          acc2_0 = vfmaq_f32(acc2_0, vld1q_f32(in[2 * 25 + 2] + off + 0), w0);
+          acc3_0 = vfmaq_f32(acc3_0, vld1q_f32(in[3 * 25 + 2] + off + 0), w0);
+        }
+        {
+          const float32x4_t w0 = vld1q_f32(wp + 8 + 3 * 8 + 0);
+          acc0_0 = vfmaq_f32(acc0_0, vld1q_f32(in[3] + off + 0), w0);
+          acc1_0 = vfmaq_f32(acc1_0, vld1q_f32(in[1 * 25 + 3] + off + 0), w0);
+          acc2_0 = vfmaq_f32(acc2_0, vld1q_f32(in[2 * 25 + 3] + off + 0), w0);
+          acc3_0 = vfmaq_f32(acc3_0, vld1q_f32(in[3 * 25 + 3] + off + 0), w0);
+        }
+        {
+          const float32x4_t w0 = vld1q_f32(wp + 8 + 4 * 8 + 0);
+          acc0_0 = vfmaq_f32(acc0_0, vld1q_f32(in[4] + off + 0), w0);
+          acc1_0 = vfmaq_f32(acc1_0, vld1q_f32(in[1 * 25 + 4] + off + 0), w0);
+          acc2_0 = vfmaq_f32(acc2_0, vld1q_f32(in[2 * 25 + 4] + off + 0), w0);
+          acc3_0 = vfmaq_f32(acc3_0, vld1q_f32(in[3 * 25 + 4] + off + 0), w0);
+        }
+        {
+          const float32x4_t w0 = vld1q_f32(wp + 8 + 5 * 8 + 0);
+          acc0_0 = vfmaq_f32(acc0_0, vld1q_f32(in[5] + off + 0), w0);
+          acc1_0 = vfmaq_f32(acc1_0, vld1q_f32(in[1 * 25 + 5] + off + 0), w0);
+          acc2_0 = vfmaq_f32(acc2_0, vld1q_f32(in[2 * 25 + 5] + off + 0), w0);
+          acc3_0 = vfmaq_f32(acc3_0, vld1q_f32(in[3 * 25 + 5] + off + 0), w0);
+        }
+        {
+          const float32x4_t w0 = vld1q_f32(wp + 8 + 6 * 8 + 0);
+          acc0_0 = vfmaq_f32(acc0_0, vld1q_f32(in[6] + off + 0), w0);
+          acc1_0 = vfmaq_f32(acc1_0, vld1q_f32(in[1 * 25 + 6] + off + 0), w0);
+          acc2_0 = vfmaq_f32(acc2_0, vld1q_f32(in[2 * 25 + 6] + off + 0), w0);
+          acc3_0 = vfmaq_f32(acc3_0, vld1q_f32(in[3 * 25 + 6] + off + 0), w0);
+        }
+        {
+          const float32x4_t w0 = vld1q_f32(wp + 8 + 7 * 8 + 0);
+          acc0_0 = vfmaq_f32(acc0_0, vld1q_f32(in[7] + off + 0), w0);
+          acc1_0 = vfmaq_f32(acc1_0, vld1q_f32(in[1 * 25 + 7] + off + 0), w0);
+          acc2_0 = vfmaq_f32(acc2_0, vld1q_f32(in[2 * 25 + 7] + off + 0), w0);
+          acc3_0 = vfmaq_f32(acc3_0, vld1q_f32(in[3 * 25 + 7] + off + 0), w0);
+        }
+        {
+          const float32x4_t w0 = vld1q_f32(wp + 8 + 8 * 8 + 0);
+          acc0_0 = vfmaq_f32(acc0_0, vld1q_f32(in[8] + off + 0), w0);
+          acc1_0 = vfmaq_f32(acc1_0, vld1q_f32(in[1 * 25 + 8] + off + 0), w0);
+          acc2_0 = vfmaq_f32(acc2_0, vld1q_f32(in[2 * 25 + 8] + off + 0), w0);
+          acc3_0 = vfmaq_f32(acc3_0, vld1q_f32(in[3 * 25 + 8] + off + 0), w0);
+        }
+        {
+          const float32x4_t w0 = vld1q_f32(wp + 8 + 9 * 8 + 0);
+          acc0_0 = vfmaq_f32(acc0_0, vld1q_f32(in[9] + off + 0), w0);
+          acc1_0 = vfmaq_f32(acc1_0, vld1q_f32(in[1 * 25 + 9] + off + 0), w0);
+          acc2_0 = vfmaq_f32(acc2_0, vld1q_f32(in[2 * 25 + 9] + off + 0), w0);
+          acc3_0 = vfmaq_f32(acc3_0, vld1q_f32(in[3 * 25 + 9] + off + 0), w0);
+        }
+        {
+          const float32x4_t w0 = vld1q_f32(wp + 8 + 10 * 8 + 0);
+          acc0_0 = vfmaq_f32(acc0_0, vld1q_f32(in[10] + off + 0), w0);
+          acc1_0 = vfmaq_f32(acc1_0, vld1q_f32(in[1 * 25 + 10] + off + 0), w0);
+          acc2_0 = vfmaq_f32(acc2_0, vld1q_f32(in[2 * 25 + 10] + off + 0), w0);
+          acc3_0 = vfmaq_f32(acc3_0, vld1q_f32(in[3 * 25 + 10] + off + 0), w0);
+        }
+        {
+          const float32x4_t w0 = vld1q_f32(wp + 8 + 11 * 8 + 0);
+          acc0_0 = vfmaq_f32(acc0_0, vld1q_f32(in[11] + off + 0), w0);
+          acc1_0 = vfmaq_f32(acc1_0, vld1q_f32(in[1 * 25 + 11] + off + 0), w0);
+          acc2_0 = vfmaq_f32(acc2_0, vld1q_f32(in[2 * 25 + 11] + off + 0), w0);
+          acc3_0 = vfmaq_f32(acc3_0, vld1q_f32(in[3 * 25 + 11] + off + 0), w0);
+        }
+        {
+          const float32x4_t w0 = vld1q_f32(wp + 8 + 12 * 8 + 0);
+          acc0_0 = vfmaq_f32(acc0_0, vld1q_f32(in[12] + off + 0), w0);
+          acc1_0 = vfmaq_f32(acc1_0, vld1q_f32(in[1 * 25 + 12] + off + 0), w0);
+          acc2_0 = vfmaq_f32(acc2_0, vld1q_f32(in[2 * 25 + 12] + off + 0), w0);
+          acc3_0 = vfmaq_f32(acc3_0, vld1q_f32(in[3 * 25 + 12] + off + 0), w0);
+        }
+        {
+          const float32x4_t w0 = vld1q_f32(wp + 8 + 13 * 8 + 0);
+          acc0_0 = vfmaq_f32(acc0_0, vld1q_f32(in[13] + off + 0), w0);
+          acc1_0 = vfmaq_f32(acc1_0, vld1q_f32(in[1 * 25 + 13] + off + 0), w0);
+          acc2_0 = vfmaq_f32(acc2_0, vld1q_f32(in[2 * 25 + 13] + off + 0), w0);
+          acc3_0 = vfmaq_f32(acc3_0, vld1q_f32(in[3 * 25 + 13] + off + 0), w0);
+        }
+        {
+          const float32x4_t w0 = vld1q_f32(wp + 8 + 14 * 8 + 0);
+          acc0_0 = vfmaq_f32(acc0_0, vld1q_f32(in[14] + off + 0), w0);
+          acc1_0 = vfmaq_f32(acc1_0, vld1q_f32(in[1 * 25 + 14] + off + 0), w0);
+          acc2_0 = vfmaq_f32(acc2_0, vld1q_f32(in[2 * 25 + 14] + off + 0), w0);
+          acc3_0 = vfmaq_f32(acc3_0, vld1q_f32(in[3 * 25 + 14] + off + 0), w0);
+        }
+        {
+          const float32x4_t w0 = vld1q_f32(wp + 8 + 15 * 8 + 0);
+          acc0_0 = vfmaq_f32(acc0_0, vld1q_f32(in[15] + off + 0), w0);
+          acc1_0 = vfmaq_f32(acc1_0, vld1q_f32(in[1 * 25 + 15] + off + 0), w0);
+          acc2_0 = vfmaq_f32(acc2_0, vld1q_f32(in[2 * 25 + 15] + off + 0), w0);
+          acc3_0 = vfmaq_f32(acc3_0, vld1q_f32(in[3 * 25 + 15] + off + 0), w0);
+        }
+        {
+          const float32x4_t w0 = vld1q_f32(wp + 8 + 16 * 8 + 0);
+          acc0_0 = vfmaq_f32(acc0_0, vld1q_f32(in[16] + off + 0), w0);
+          acc1_0 = vfmaq_f32(acc1_0, vld1q_f32(in[1 * 25 + 16] + off + 0), w0);
+          acc2_0 = vfmaq_f32(acc2_0, vld1q_f32(in[2 * 25 + 16] + off + 0), w0);
+          acc3_0 = vfmaq_f32(acc3_0, vld1q_f32(in[3 * 25 + 16] + off + 0), w0);
+        }
+        {
+          const float32x4_t w0 = vld1q_f32(wp + 8 + 17 * 8 + 0);
+          acc0_0 = vfmaq_f32(acc0_0, vld1q_f32(in[17] + off + 0), w0);
+          acc1_0 = vfmaq_f32(acc1_0, vld1q_f32(in[1 * 25 + 17] + off + 0), w0);
+          acc2_0 = vfmaq_f32(acc2_0, vld1q_f32(in[2 * 25 + 17] + off + 0), w0);
+          acc3_0 = vfmaq_f32(acc3_0, vld1q_f32(in[3 * 25 + 17] + off + 0), w0);
+        }
+        {
+          const float32x4_t w0 = vld1q_f32(wp + 8 + 18 * 8 + 0);
+          acc0_0 = vfmaq_f32(acc0_0, vld1q_f32(in[18] + off + 0), w0);
+          acc1_0 = vfmaq_f32(acc1_0, vld1q_f32(in[1 * 25 + 18] + off + 0), w0);
+          acc2_0 = vfmaq_f32(acc2_0, vld1q_f32(in[2 * 25 + 18] + off + 0), w0);
+          acc3_0 = vfmaq_f32(acc3_0, vld1q_f32(in[3 * 25 + 18] + off + 0), w0);
+        }
+        {
+          const float32x4_t w0 = vld1q_f32(wp + 8 + 19 * 8 + 0);
+          acc0_0 = vfmaq_f32(acc0_0, vld1q_f32(in[19] + off + 0), w0);
+          acc1_0 = vfmaq_f32(acc1_0, vld1q_f32(in[1 * 25 + 19] + off + 0), w0);
+          acc2_0 = vfmaq_f32(acc2_0, vld1q_f32(in[2 * 25 + 19] + off + 0), w0);
+          acc3_0 = vfmaq_f32(acc3_0, vld1q_f32(in[3 * 25 + 19] + off + 0), w0);
+        }
+        {
+          const float32x4_t w0 = vld1q_f32(wp + 8 + 20 * 8 + 0);
+          acc0_0 = vfmaq_f32(acc0_0, vld1q_f32(in[20] + off + 0), w0);
+          acc1_0 = vfmaq_f32(acc1_0, vld1q_f32(in[1 * 25 + 20] + off + 0), w0);
+          acc2_0 = vfmaq_f32(acc2_0, vld1q_f32(in[2 * 25 + 20] + off + 0), w0);
+          acc3_0 = vfmaq_f32(acc3_0, vld1q_f32(in[3 * 25 + 20] + off + 0), w0);
+        }
+        {
+          const float32x4_t w0 = vld1q_f32(wp + 8 + 21 * 8 + 0);
+          acc0_0 = vfmaq_f32(acc0_0, vld1q_f32(in[21] + off + 0), w0);
+          acc1_0 = vfmaq_f32(acc1_0, vld1q_f32(in[1 * 25 + 21] + off + 0), w0);
+          acc2_0 = vfmaq_f32(acc2_0, vld1q_f32(in[2 * 25 + 21] + off + 0), w0);
+          acc3_0 = vfmaq_f32(acc3_0, vld1q_f32(in[3 * 25 + 21] + off + 0), w0);
+        }
+        {
+          const float32x4_t w0 = vld1q_f32(wp + 8 + 22 * 8 + 0);
+          acc0_0 = vfmaq_f32(acc0_0, vld1q_f32(in[22] + off + 0), w0);
+          acc1_0 = vfmaq_f32(acc1_0, vld1q_f32(in[1 * 25 + 22] + off + 0), w0);
+          acc2_0 = vfmaq_f32(acc2_0, vld1q_f32(in[2 * 25 + 22] + off + 0), w0);
+          acc3_0 = vfmaq_f32(acc3_0, vld1q_f32(in[3 * 25 + 22] + off + 0), w0);
+        }
+        {
+          const float32x4_t w0 = vld1q_f32(wp + 8 + 23 * 8 + 0);
+          acc0_0 = vfmaq_f32(acc0_0, vld1q_f32(in[23] + off + 0), w0);
+          acc1_0 = vfmaq_f32(acc1_0, vld1q_f32(in[1 * 25 + 23] + off + 0), w0);
+          acc2_0 = vfmaq_f32(acc2_0, vld1q_f32(in[2 * 25 + 23] + off + 0), w0);
+          acc3_0 = vfmaq_f32(acc3_0, vld1q_f32(in[3 * 25 + 23] + off + 0), w0);
+        }
+        {
+          const float32x4_t w0 = vld1q_f32(wp + 8 + 24 * 8 + 0);
+          acc0_0 = vfmaq_f32(acc0_0, vld1q_f32(in[24] + off + 0), w0);
+          acc1_0 = vfmaq_f32(acc1_0, vld1q_f32(in[1 * 25 + 24] + off + 0), w0);
+          acc2_0 = vfmaq_f32(acc2_0, vld1q_f32(in[2 * 25 + 24] + off + 0), w0);
+          acc3_0 = vfmaq_f32(acc3_0, vld1q_f32(in[3 * 25 + 24] + off + 0), w0);
+        }
+        acc0_0 = vminq_f32(vmaxq_f32(acc0_0, vmin), vmax);
+        vst1q_f32(out + off + 0, acc0_0);
+        acc1_0 = vminq_f32(vmaxq_f32(acc1_0, vmin), vmax);
+        vst1q_f32((float*)((char*)out + 1 * out_stride) + off + 0, acc1_0);
+        acc2_0 = vminq_f32(vmaxq_f32(acc2_0, vmin), vmax);
+        vst1q_f32((float*)((char*)out + 2 * out_stride) + off + 0, acc2_0);
+        acc3_0 = vminq_f32(vmaxq_f32(acc3_0, vmin), vmax);
+        vst1q_f32((float*)((char*)out + 3 * out_stride) + off + 0, acc3_0);
         off += 4;
         wp += 4;
       }
       if (ch != 0) {
-        float32x4_t acc = vld1q_f32(wp);
+        const float32x4_t b0 = vld1q_f32(wp + 0);
+        float32x4_t acc0_0 = b0;
+        float32x4_t acc1_0 = b0;
+        float32x4_t acc2_0 = b0;
+        float32x4_t acc3_0 = b0;
         {
-          float x_buf[4];
-          for (size_t l = 0; l < 4; l++) x_buf[l] = l < ch ? (i0 + off)[l] : 0.0f;
-          const float32x4_t x = vld1q_f32(x_buf);
-          acc = vfmaq_f32(acc, x, vld1q_f32(wp + 8 + 0 * 8));
+          const float32x4_t w0 = vld1q_f32(wp + 8 + 0 * 8 + 0);
+          {
+            float x_buf[4];
+            for (size_t l = 0; l < 4; l++) x_buf[l] = l < ch ? (in[0] + off)[l] : 0.0f;
+            const float32x4_t x = vld1q_f32(x_buf);
+            acc0_0 = vfmaq_f32(acc0_0, x, w0);
+          }
+          {
+            float x_buf[4];
+            for (size_t l = 0; l < 4; l++) x_buf[l] = l < ch ? (in[1 * 25 + 0] + off)[l] : 0.0f;
+            const float32x4_t x = vld1q_f32(x_buf);
+            acc1_0 = vfmaq_f32(acc1_0, x, w0);
+          }
+          {
+            float x_buf[4];
+            for (size_t l = 0; l < 4; l++) x_buf[l] = l < ch ? (in[2 * 25 + 0] + off)[l] : 0.0f;
+            const float32x4_t x = vld1q_f32(x_buf);
+            acc2_0 = vfmaq_f32(acc2_0, x, w0);
+          }
+          {
+            float x_buf[4];
+            for (size_t l = 0; l < 4; l++) x_buf[l] = l < ch ? (in[3 * 25 + 0] + off)[l] : 0.0f;
+            const float32x4_t x = vld1q_f32(x_buf);
+            acc3_0 = vfmaq_f32(acc3_0, x, w0);
+          }
         }
         {
-          float x_buf[4];
-          for (size_t l = 0; l < 4; l++) x_buf[l] = l < ch ? (i1 + off)[l] : 0.0f;
-          const float32x4_t x = vld1q_f32(x_buf);
-          acc = vfmaq_f32(acc, x, vld1q_f32(wp + 8 + 1 * 8));
+          const float32x4_t w0 = vld1q_f32(wp + 8 + 1 * 8 + 0);
+          {
+            float x_buf[4];
+            for (size_t l = 0; l < 4; l++) x_buf[l] = l < ch ? (in[1] + off)[l] : 0.0f;
+            const float32x4_t x = vld1q_f32(x_buf);
+            acc0_0 = vfmaq_f32(acc0_0, x, w0);
+          }
+          {
+            float x_buf[4];
+            for (size_t l = 0; l < 4; l++) x_buf[l] = l < ch ? (in[1 * 25 + 1] + off)[l] : 0.0f;
+            const float32x4_t x = vld1q_f32(x_buf);
+            acc1_0 = vfmaq_f32(acc1_0, x, w0);
+          }
+          {
+            float x_buf[4];
+            for (size_t l = 0; l < 4; l++) x_buf[l] = l < ch ? (in[2 * 25 + 1] + off)[l] : 0.0f;
+            const float32x4_t x = vld1q_f32(x_buf);
+            acc2_0 = vfmaq_f32(acc2_0, x, w0);
+          }
+          {
+            float x_buf[4];
+            for (size_t l = 0; l < 4; l++) x_buf[l] = l < ch ? (in[3 * 25 + 1] + off)[l] : 0.0f;
+            const float32x4_t x = vld1q_f32(x_buf);
+            acc3_0 = vfmaq_f32(acc3_0, x, w0);
+          }
         }
         {
-          float x_buf[4];
-          for (size_t l = 0; l < 4; l++) x_buf[l] = l < ch ? (i2 + off)[l] : 0.0f;
-          const float32x4_t x = vld1q_f32(x_buf);
-          acc = vfmaq_f32(acc, x, vld1q_f32(wp + 8 + 2 * 8));
+          const float32x4_t w0 = vld1q_f32(wp + 8 + 2 * 8 + 0);
+          {
+            float x_buf[4];
+            for (size_t l = 0; l < 4; l++) x_buf[l] = l < ch ? (in[2] + off)[l] : 0.0f;
+            const float32x4_t x = vld1q_f32(x_buf);
+            acc0_0 = vfmaq_f32(acc0_0, x, w0);
+          }
+          {
+            float x_buf[4];
+            for (size_t l = 0; l < 4; l++) x_buf[l] = l < ch ? (in[1 * 25 + 2] + off)[l] : 0.0f;
+            const float32x4_t x = vld1q_f32(x_buf);
+            acc1_0 = vfmaq_f32(acc1_0, x, w0);
+          }
+          {
+            float x_buf[4];
+            for (size_t l = 0; l < 4; l++) x_buf[l] = l < ch ? (in[2 * 25 + 2] + off)[l] : 0.0f;
+            const float32x4_t x = vld1q_f32(x_buf);
+            acc2_0 = vfmaq_f32(acc2_0, x, w0);
+          }
+          {
+            float x_buf[4];
+            for (size_t l = 0; l < 4; l++) x_buf[l] = l < ch ? (in[3 * 25 + 2] + off)[l] : 0.0f;
+            const float32x4_t x = vld1q_f32(x_buf);
+            acc3_0 = vfmaq_f32(acc3_0, x, w0);
+          }
         }
         {
-          float x_buf[4];
-          for (size_t l = 0; l < 4; l++) x_buf[l] = l < ch ? (i3 + off)[l] : 0.0f;
-          const float32x4_t x = vld1q_f32(x_buf);
-          acc = vfmaq_f32(acc, x, vld1q_f32(wp + 8 + 3 * 8));
+          const float32x4_t w0 = vld1q_f32(wp + 8 + 3 * 8 + 0);
+          {
+            float x_buf[4];
+            for (size_t l = 0; l < 4; l++) x_buf[l] = l < ch ? (in[3] + off)[l] : 0.0f;
+            const float32x4_t x = vld1q_f32(x_buf);
+            acc0_0 = vfmaq_f32(acc0_0, x, w0);
+          }
+          {
+            float x_buf[4];
+            for (size_t l = 0; l < 4; l++) x_buf[l] = l < ch ? (in[1 * 25 + 3] + off)[l] : 0.0f;
+            const float32x4_t x = vld1q_f32(x_buf);
+            acc1_0 = vfmaq_f32(acc1_0, x, w0);
+          }
+          {
+            float x_buf[4];
+            for (size_t l = 0; l < 4; l++) x_buf[l] = l < ch ? (in[2 * 25 + 3] + off)[l] : 0.0f;
+            const float32x4_t x = vld1q_f32(x_buf);
+            acc2_0 = vfmaq_f32(acc2_0, x, w0);
+          }
+          {
+            float x_buf[4];
+            for (size_t l = 0; l < 4; l++) x_buf[l] = l < ch ? (in[3 * 25 + 3] + off)[l] : 0.0f;
+            const float32x4_t x = vld1q_f32(x_buf);
+            acc3_0 = vfmaq_f32(acc3_0, x, w0);
+          }
         }
         {
-          float x_buf[4];
-          for (size_t l = 0; l < 4; l++) x_buf[l] = l < ch ? (i4 + off)[l] : 0.0f;
-          const float32x4_t x = vld1q_f32(x_buf);
-          acc = vfmaq_f32(acc, x, vld1q_f32(wp + 8 + 4 * 8));
+          const float32x4_t w0 = vld1q_f32(wp + 8 + 4 * 8 + 0);
+          {
+            float x_buf[4];
+            for (size_t l = 0; l < 4; l++) x_buf[l] = l < ch ? (in[4] + off)[l] : 0.0f;
+            const float32x4_t x = vld1q_f32(x_buf);
+            acc0_0 = vfmaq_f32(acc0_0, x, w0);
+          }
+          {
+            float x_buf[4];
+            for (size_t l = 0; l < 4; l++) x_buf[l] = l < ch ? (in[1 * 25 + 4] + off)[l] : 0.0f;
+            const float32x4_t x = vld1q_f32(x_buf);
+            acc1_0 = vfmaq_f32(acc1_0, x, w0);
+          }
+          {
+            float x_buf[4];
+            for (size_t l = 0; l < 4; l++) x_buf[l] = l < ch ? (in[2 * 25 + 4] + off)[l] : 0.0f;
+            const float32x4_t x = vld1q_f32(x_buf);
+            acc2_0 = vfmaq_f32(acc2_0, x, w0);
+          }
+          {
+            float x_buf[4];
+            for (size_t l = 0; l < 4; l++) x_buf[l] = l < ch ? (in[3 * 25 + 4] + off)[l] : 0.0f;
+            const float32x4_t x = vld1q_f32(x_buf);
+            acc3_0 = vfmaq_f32(acc3_0, x, w0);
+          }
         }
         {
-          float x_buf[4];
-          for (size_t l = 0; l < 4; l++) x_buf[l] = l < ch ? (i5 + off)[l] : 0.0f;
-          const float32x4_t x = vld1q_f32(x_buf);
-          acc = vfmaq_f32(acc, x, vld1q_f32(wp + 8 + 5 * 8));
+          const float32x4_t w0 = vld1q_f32(wp + 8 + 5 * 8 + 0);
+          {
+            float x_buf[4];
+            for (size_t l = 0; l < 4; l++) x_buf[l] = l < ch ? (in[5] + off)[l] : 0.0f;
+            const float32x4_t x = vld1q_f32(x_buf);
+            acc0_0 = vfmaq_f32(acc0_0, x, w0);
+          }
+          {
+            float x_buf[4];
+            for (size_t l = 0; l < 4; l++) x_buf[l] = l < ch ? (in[1 * 25 + 5] + off)[l] : 0.0f;
+            const float32x4_t x = vld1q_f32(x_buf);
+            acc1_0 = vfmaq_f32(acc1_0, x, w0);
+          }
+          {
+            float x_buf[4];
+            for (size_t l = 0; l < 4; l++) x_buf[l] = l < ch ? (in[2 * 25 + 5] + off)[l] : 0.0f;
+            const float32x4_t x = vld1q_f32(x_buf);
+            acc2_0 = vfmaq_f32(acc2_0, x, w0);
+          }
+          {
+            float x_buf[4];
+            for (size_t l = 0; l < 4; l++) x_buf[l] = l < ch ? (in[3 * 25 + 5] + off)[l] : 0.0f;
+            const float32x4_t x = vld1q_f32(x_buf);
+            acc3_0 = vfmaq_f32(acc3_0, x, w0);
+          }
         }
         {
-          float x_buf[4];
-          for (size_t l = 0; l < 4; l++) x_buf[l] = l < ch ? (i6 + off)[l] : 0.0f;
-          const float32x4_t x = vld1q_f32(x_buf);
-          acc = vfmaq_f32(acc, x, vld1q_f32(wp + 8 + 6 * 8));
+          const float32x4_t w0 = vld1q_f32(wp + 8 + 6 * 8 + 0);
+          {
+            float x_buf[4];
+            for (size_t l = 0; l < 4; l++) x_buf[l] = l < ch ? (in[6] + off)[l] : 0.0f;
+            const float32x4_t x = vld1q_f32(x_buf);
+            acc0_0 = vfmaq_f32(acc0_0, x, w0);
+          }
+          {
+            float x_buf[4];
+            for (size_t l = 0; l < 4; l++) x_buf[l] = l < ch ? (in[1 * 25 + 6] + off)[l] : 0.0f;
+            const float32x4_t x = vld1q_f32(x_buf);
+            acc1_0 = vfmaq_f32(acc1_0, x, w0);
+          }
+          {
+            float x_buf[4];
+            for (size_t l = 0; l < 4; l++) x_buf[l] = l < ch ? (in[2 * 25 + 6] + off)[l] : 0.0f;
+            const float32x4_t x = vld1q_f32(x_buf);
+            acc2_0 = vfmaq_f32(acc2_0, x, w0);
+          }
+          {
+            float x_buf[4];
+            for (size_t l = 0; l < 4; l++) x_buf[l] = l < ch ? (in[3 * 25 + 6] + off)[l] : 0.0f;
+            const float32x4_t x = vld1q_f32(x_buf);
+            acc3_0 = vfmaq_f32(acc3_0, x, w0);
+          }
         }
         {
-          float x_buf[4];
-          for (size_t l = 0; l < 4; l++) x_buf[l] = l < ch ? (i7 + off)[l] : 0.0f;
-          const float32x4_t x = vld1q_f32(x_buf);
-          acc = vfmaq_f32(acc, x, vld1q_f32(wp + 8 + 7 * 8));
+          const float32x4_t w0 = vld1q_f32(wp + 8 + 7 * 8 + 0);
+          {
+            float x_buf[4];
+            for (size_t l = 0; l < 4; l++) x_buf[l] = l < ch ? (in[7] + off)[l] : 0.0f;
+            const float32x4_t x = vld1q_f32(x_buf);
+            acc0_0 = vfmaq_f32(acc0_0, x, w0);
+          }
+          {
+            float x_buf[4];
+            for (size_t l = 0; l < 4; l++) x_buf[l] = l < ch ? (in[1 * 25 + 7] + off)[l] : 0.0f;
+            const float32x4_t x = vld1q_f32(x_buf);
+            acc1_0 = vfmaq_f32(acc1_0, x, w0);
+          }
+          {
+            float x_buf[4];
+            for (size_t l = 0; l < 4; l++) x_buf[l] = l < ch ? (in[2 * 25 + 7] + off)[l] : 0.0f;
+            const float32x4_t x = vld1q_f32(x_buf);
+            acc2_0 = vfmaq_f32(acc2_0, x, w0);
+          }
+          {
+            float x_buf[4];
+            for (size_t l = 0; l < 4; l++) x_buf[l] = l < ch ? (in[3 * 25 + 7] + off)[l] : 0.0f;
+            const float32x4_t x = vld1q_f32(x_buf);
+            acc3_0 = vfmaq_f32(acc3_0, x, w0);
+          }
         }
         {
-          float x_buf[4];
-          for (size_t l = 0; l < 4; l++) x_buf[l] = l < ch ? (i8 + off)[l] : 0.0f;
-          const float32x4_t x = vld1q_f32(x_buf);
-          acc = vfmaq_f32(acc, x, vld1q_f32(wp + 8 + 8 * 8));
+          const float32x4_t w0 = vld1q_f32(wp + 8 + 8 * 8 + 0);
+          {
+            float x_buf[4];
+            for (size_t l = 0; l < 4; l++) x_buf[l] = l < ch ? (in[8] + off)[l] : 0.0f;
+            const float32x4_t x = vld1q_f32(x_buf);
+            acc0_0 = vfmaq_f32(acc0_0, x, w0);
+          }
+          {
+            float x_buf[4];
+            for (size_t l = 0; l < 4; l++) x_buf[l] = l < ch ? (in[1 * 25 + 8] + off)[l] : 0.0f;
+            const float32x4_t x = vld1q_f32(x_buf);
+            acc1_0 = vfmaq_f32(acc1_0, x, w0);
+          }
+          {
+            float x_buf[4];
+            for (size_t l = 0; l < 4; l++) x_buf[l] = l < ch ? (in[2 * 25 + 8] + off)[l] : 0.0f;
+            const float32x4_t x = vld1q_f32(x_buf);
+            acc2_0 = vfmaq_f32(acc2_0, x, w0);
+          }
+          {
+            float x_buf[4];
+            for (size_t l = 0; l < 4; l++) x_buf[l] = l < ch ? (in[3 * 25 + 8] + off)[l] : 0.0f;
+            const float32x4_t x = vld1q_f32(x_buf);
+            acc3_0 = vfmaq_f32(acc3_0, x, w0);
+          }
         }
         {
-          float x_buf[4];
-          for (size_t l = 0; l < 4; l++) x_buf[l] = l < ch ? (i9 + off)[l] : 0.0f;
-          const float32x4_t x = vld1q_f32(x_buf);
-          acc = vfmaq_f32(acc, x, vld1q_f32(wp + 8 + 9 * 8));
+          const float32x4_t w0 = vld1q_f32(wp + 8 + 9 * 8 + 0);
+          {
+            float x_buf[4];
+            for (size_t l = 0; l < 4; l++) x_buf[l] = l < ch ? (in[9] + off)[l] : 0.0f;
+            const float32x4_t x = vld1q_f32(x_buf);
+            acc0_0 = vfmaq_f32(acc0_0, x, w0);
+          }
+          {
+            float x_buf[4];
+            for (size_t l = 0; l < 4; l++) x_buf[l] = l < ch ? (in[1 * 25 + 9] + off)[l] : 0.0f;
+            const float32x4_t x = vld1q_f32(x_buf);
+            acc1_0 = vfmaq_f32(acc1_0, x, w0);
+          }
+          {
+            float x_buf[4];
+            for (size_t l = 0; l < 4; l++) x_buf[l] = l < ch ? (in[2 * 25 + 9] + off)[l] : 0.0f;
+            const float32x4_t x = vld1q_f32(x_buf);
+            acc2_0 = vfmaq_f32(acc2_0, x, w0);
+          }
+          {
+            float x_buf[4];
+            for (size_t l = 0; l < 4; l++) x_buf[l] = l < ch ? (in[3 * 25 + 9] + off)[l] : 0.0f;
+            const float32x4_t x = vld1q_f32(x_buf);
+            acc3_0 = vfmaq_f32(acc3_0, x, w0);
+          }
         }
         {
-          float x_buf[4];
-          for (size_t l = 0; l < 4; l++) x_buf[l] = l < ch ? (i10 + off)[l] : 0.0f;
-          const float32x4_t x = vld1q_f32(x_buf);
-          acc = vfmaq_f32(acc, x, vld1q_f32(wp + 8 + 10 * 8));
+          const float32x4_t w0 = vld1q_f32(wp + 8 + 10 * 8 + 0);
+          {
+            float x_buf[4];
+            for (size_t l = 0; l < 4; l++) x_buf[l] = l < ch ? (in[10] + off)[l] : 0.0f;
+            const float32x4_t x = vld1q_f32(x_buf);
+            acc0_0 = vfmaq_f32(acc0_0, x, w0);
+          }
+          {
+            float x_buf[4];
+            for (size_t l = 0; l < 4; l++) x_buf[l] = l < ch ? (in[1 * 25 + 10] + off)[l] : 0.0f;
+            const float32x4_t x = vld1q_f32(x_buf);
+            acc1_0 = vfmaq_f32(acc1_0, x, w0);
+          }
+          {
+            float x_buf[4];
+            for (size_t l = 0; l < 4; l++) x_buf[l] = l < ch ? (in[2 * 25 + 10] + off)[l] : 0.0f;
+            const float32x4_t x = vld1q_f32(x_buf);
+            acc2_0 = vfmaq_f32(acc2_0, x, w0);
+          }
+          {
+            float x_buf[4];
+            for (size_t l = 0; l < 4; l++) x_buf[l] = l < ch ? (in[3 * 25 + 10] + off)[l] : 0.0f;
+            const float32x4_t x = vld1q_f32(x_buf);
+            acc3_0 = vfmaq_f32(acc3_0, x, w0);
+          }
         }
         {
-          float x_buf[4];
-          for (size_t l = 0; l < 4; l++) x_buf[l] = l < ch ? (i11 + off)[l] : 0.0f;
-          const float32x4_t x = vld1q_f32(x_buf);
-          acc = vfmaq_f32(acc, x, vld1q_f32(wp + 8 + 11 * 8));
+          const float32x4_t w0 = vld1q_f32(wp + 8 + 11 * 8 + 0);
+          {
+            float x_buf[4];
+            for (size_t l = 0; l < 4; l++) x_buf[l] = l < ch ? (in[11] + off)[l] : 0.0f;
+            const float32x4_t x = vld1q_f32(x_buf);
+            acc0_0 = vfmaq_f32(acc0_0, x, w0);
+          }
+          {
+            float x_buf[4];
+            for (size_t l = 0; l < 4; l++) x_buf[l] = l < ch ? (in[1 * 25 + 11] + off)[l] : 0.0f;
+            const float32x4_t x = vld1q_f32(x_buf);
+            acc1_0 = vfmaq_f32(acc1_0, x, w0);
+          }
+          {
+            float x_buf[4];
+            for (size_t l = 0; l < 4; l++) x_buf[l] = l < ch ? (in[2 * 25 + 11] + off)[l] : 0.0f;
+            const float32x4_t x = vld1q_f32(x_buf);
+            acc2_0 = vfmaq_f32(acc2_0, x, w0);
+          }
+          {
+            float x_buf[4];
+            for (size_t l = 0; l < 4; l++) x_buf[l] = l < ch ? (in[3 * 25 + 11] + off)[l] : 0.0f;
+            const float32x4_t x = vld1q_f32(x_buf);
+            acc3_0 = vfmaq_f32(acc3_0, x, w0);
+          }
         }
         {
-          float x_buf[4];
-          for (size_t l = 0; l < 4; l++) x_buf[l] = l < ch ? (i12 + off)[l] : 0.0f;
-          const float32x4_t x = vld1q_f32(x_buf);
-          acc = vfmaq_f32(acc, x, vld1q_f32(wp + 8 + 12 * 8));
+          const float32x4_t w0 = vld1q_f32(wp + 8 + 12 * 8 + 0);
+          {
+            float x_buf[4];
+            for (size_t l = 0; l < 4; l++) x_buf[l] = l < ch ? (in[12] + off)[l] : 0.0f;
+            const float32x4_t x = vld1q_f32(x_buf);
+            acc0_0 = vfmaq_f32(acc0_0, x, w0);
+          }
+          {
+            float x_buf[4];
+            for (size_t l = 0; l < 4; l++) x_buf[l] = l < ch ? (in[1 * 25 + 12] + off)[l] : 0.0f;
+            const float32x4_t x = vld1q_f32(x_buf);
+            acc1_0 = vfmaq_f32(acc1_0, x, w0);
+          }
+          {
+            float x_buf[4];
+            for (size_t l = 0; l < 4; l++) x_buf[l] = l < ch ? (in[2 * 25 + 12] + off)[l] : 0.0f;
+            const float32x4_t x = vld1q_f32(x_buf);
+            acc2_0 = vfmaq_f32(acc2_0, x, w0);
+          }
+          {
+            float x_buf[4];
+            for (size_t l = 0; l < 4; l++) x_buf[l] = l < ch ? (in[3 * 25 + 12] + off)[l] : 0.0f;
+            const float32x4_t x = vld1q_f32(x_buf);
+            acc3_0 = vfmaq_f32(acc3_0, x, w0);
+          }
         }
         {
-          float x_buf[4];
-          for (size_t l = 0; l < 4; l++) x_buf[l] = l < ch ? (i13 + off)[l] : 0.0f;
-          const float32x4_t x = vld1q_f32(x_buf);
-          acc = vfmaq_f32(acc, x, vld1q_f32(wp + 8 + 13 * 8));
+          const float32x4_t w0 = vld1q_f32(wp + 8 + 13 * 8 + 0);
+          {
+            float x_buf[4];
+            for (size_t l = 0; l < 4; l++) x_buf[l] = l < ch ? (in[13] + off)[l] : 0.0f;
+            const float32x4_t x = vld1q_f32(x_buf);
+            acc0_0 = vfmaq_f32(acc0_0, x, w0);
+          }
+          {
+            float x_buf[4];
+            for (size_t l = 0; l < 4; l++) x_buf[l] = l < ch ? (in[1 * 25 + 13] + off)[l] : 0.0f;
+            const float32x4_t x = vld1q_f32(x_buf);
+            acc1_0 = vfmaq_f32(acc1_0, x, w0);
+          }
+          {
+            float x_buf[4];
+            for (size_t l = 0; l < 4; l++) x_buf[l] = l < ch ? (in[2 * 25 + 13] + off)[l] : 0.0f;
+            const float32x4_t x = vld1q_f32(x_buf);
+            acc2_0 = vfmaq_f32(acc2_0, x, w0);
+          }
+          {
+            float x_buf[4];
+            for (size_t l = 0; l < 4; l++) x_buf[l] = l < ch ? (in[3 * 25 + 13] + off)[l] : 0.0f;
+            const float32x4_t x = vld1q_f32(x_buf);
+            acc3_0 = vfmaq_f32(acc3_0, x, w0);
+          }
         }
         {
-          float x_buf[4];
-          for (size_t l = 0; l < 4; l++) x_buf[l] = l < ch ? (i14 + off)[l] : 0.0f;
-          const float32x4_t x = vld1q_f32(x_buf);
-          acc = vfmaq_f32(acc, x, vld1q_f32(wp + 8 + 14 * 8));
+          const float32x4_t w0 = vld1q_f32(wp + 8 + 14 * 8 + 0);
+          {
+            float x_buf[4];
+            for (size_t l = 0; l < 4; l++) x_buf[l] = l < ch ? (in[14] + off)[l] : 0.0f;
+            const float32x4_t x = vld1q_f32(x_buf);
+            acc0_0 = vfmaq_f32(acc0_0, x, w0);
+          }
+          {
+            float x_buf[4];
+            for (size_t l = 0; l < 4; l++) x_buf[l] = l < ch ? (in[1 * 25 + 14] + off)[l] : 0.0f;
+            const float32x4_t x = vld1q_f32(x_buf);
+            acc1_0 = vfmaq_f32(acc1_0, x, w0);
+          }
+          {
+            float x_buf[4];
+            for (size_t l = 0; l < 4; l++) x_buf[l] = l < ch ? (in[2 * 25 + 14] + off)[l] : 0.0f;
+            const float32x4_t x = vld1q_f32(x_buf);
+            acc2_0 = vfmaq_f32(acc2_0, x, w0);
+          }
+          {
+            float x_buf[4];
+            for (size_t l = 0; l < 4; l++) x_buf[l] = l < ch ? (in[3 * 25 + 14] + off)[l] : 0.0f;
+            const float32x4_t x = vld1q_f32(x_buf);
+            acc3_0 = vfmaq_f32(acc3_0, x, w0);
+          }
         }
         {
-          float x_buf[4];
-          for (size_t l = 0; l < 4; l++) x_buf[l] = l < ch ? (i15 + off)[l] : 0.0f;
-          const float32x4_t x = vld1q_f32(x_buf);
-          acc = vfmaq_f32(acc, x, vld1q_f32(wp + 8 + 15 * 8));
+          const float32x4_t w0 = vld1q_f32(wp + 8 + 15 * 8 + 0);
+          {
+            float x_buf[4];
+            for (size_t l = 0; l < 4; l++) x_buf[l] = l < ch ? (in[15] + off)[l] : 0.0f;
+            const float32x4_t x = vld1q_f32(x_buf);
+            acc0_0 = vfmaq_f32(acc0_0, x, w0);
+          }
+          {
+            float x_buf[4];
+            for (size_t l = 0; l < 4; l++) x_buf[l] = l < ch ? (in[1 * 25 + 15] + off)[l] : 0.0f;
+            const float32x4_t x = vld1q_f32(x_buf);
+            acc1_0 = vfmaq_f32(acc1_0, x, w0);
+          }
+          {
+            float x_buf[4];
+            for (size_t l = 0; l < 4; l++) x_buf[l] = l < ch ? (in[2 * 25 + 15] + off)[l] : 0.0f;
+            const float32x4_t x = vld1q_f32(x_buf);
+            acc2_0 = vfmaq_f32(acc2_0, x, w0);
+          }
+          {
+            float x_buf[4];
+            for (size_t l = 0; l < 4; l++) x_buf[l] = l < ch ? (in[3 * 25 + 15] + off)[l] : 0.0f;
+            const float32x4_t x = vld1q_f32(x_buf);
+            acc3_0 = vfmaq_f32(acc3_0, x, w0);
+          }
         }
         {
-          float x_buf[4];
-          for (size_t l = 0; l < 4; l++) x_buf[l] = l < ch ? (i16 + off)[l] : 0.0f;
-          const float32x4_t x = vld1q_f32(x_buf);
-          acc = vfmaq_f32(acc, x, vld1q_f32(wp + 8 + 16 * 8));
+          const float32x4_t w0 = vld1q_f32(wp + 8 + 16 * 8 + 0);
+          {
+            float x_buf[4];
+            for (size_t l = 0; l < 4; l++) x_buf[l] = l < ch ? (in[16] + off)[l] : 0.0f;
+            const float32x4_t x = vld1q_f32(x_buf);
+            acc0_0 = vfmaq_f32(acc0_0, x, w0);
+          }
+          {
+            float x_buf[4];
+            for (size_t l = 0; l < 4; l++) x_buf[l] = l < ch ? (in[1 * 25 + 16] + off)[l] : 0.0f;
+            const float32x4_t x = vld1q_f32(x_buf);
+            acc1_0 = vfmaq_f32(acc1_0, x, w0);
+          }
+          {
+            float x_buf[4];
+            for (size_t l = 0; l < 4; l++) x_buf[l] = l < ch ? (in[2 * 25 + 16] + off)[l] : 0.0f;
+            const float32x4_t x = vld1q_f32(x_buf);
+            acc2_0 = vfmaq_f32(acc2_0, x, w0);
+          }
+          {
+            float x_buf[4];
+            for (size_t l = 0; l < 4; l++) x_buf[l] = l < ch ? (in[3 * 25 + 16] + off)[l] : 0.0f;
+            const float32x4_t x = vld1q_f32(x_buf);
+            acc3_0 = vfmaq_f32(acc3_0, x, w0);
+          }
         }
         {
-          float x_buf[4];
-          for (size_t l = 0; l < 4; l++) x_buf[l] = l < ch ? (i17 + off)[l] : 0.0f;
-          const float32x4_t x = vld1q_f32(x_buf);
-          acc = vfmaq_f32(acc, x, vld1q_f32(wp + 8 + 17 * 8));
+          const float32x4_t w0 = vld1q_f32(wp + 8 + 17 * 8 + 0);
+          {
+            float x_buf[4];
+            for (size_t l = 0; l < 4; l++) x_buf[l] = l < ch ? (in[17] + off)[l] : 0.0f;
+            const float32x4_t x = vld1q_f32(x_buf);
+            acc0_0 = vfmaq_f32(acc0_0, x, w0);
+          }
+          {
+            float x_buf[4];
+            for (size_t l = 0; l < 4; l++) x_buf[l] = l < ch ? (in[1 * 25 + 17] + off)[l] : 0.0f;
+            const float32x4_t x = vld1q_f32(x_buf);
+            acc1_0 = vfmaq_f32(acc1_0, x, w0);
+          }
+          {
+            float x_buf[4];
+            for (size_t l = 0; l < 4; l++) x_buf[l] = l < ch ? (in[2 * 25 + 17] + off)[l] : 0.0f;
+            const float32x4_t x = vld1q_f32(x_buf);
+            acc2_0 = vfmaq_f32(acc2_0, x, w0);
+          }
+          {
+            float x_buf[4];
+            for (size_t l = 0; l < 4; l++) x_buf[l] = l < ch ? (in[3 * 25 + 17] + off)[l] : 0.0f;
+            const float32x4_t x = vld1q_f32(x_buf);
+            acc3_0 = vfmaq_f32(acc3_0, x, w0);
+          }
         }
         {
-          float x_buf[4];
-          for (size_t l = 0; l < 4; l++) x_buf[l] = l < ch ? (i18 + off)[l] : 0.0f;
-          const float32x4_t x = vld1q_f32(x_buf);
-          acc = vfmaq_f32(acc, x, vld1q_f32(wp + 8 + 18 * 8));
+          const float32x4_t w0 = vld1q_f32(wp + 8 + 18 * 8 + 0);
+          {
+            float x_buf[4];
+            for (size_t l = 0; l < 4; l++) x_buf[l] = l < ch ? (in[18] + off)[l] : 0.0f;
+            const float32x4_t x = vld1q_f32(x_buf);
+            acc0_0 = vfmaq_f32(acc0_0, x, w0);
+          }
+          {
+            float x_buf[4];
+            for (size_t l = 0; l < 4; l++) x_buf[l] = l < ch ? (in[1 * 25 + 18] + off)[l] : 0.0f;
+            const float32x4_t x = vld1q_f32(x_buf);
+            acc1_0 = vfmaq_f32(acc1_0, x, w0);
+          }
+          {
+            float x_buf[4];
+            for (size_t l = 0; l < 4; l++) x_buf[l] = l < ch ? (in[2 * 25 + 18] + off)[l] : 0.0f;
+            const float32x4_t x = vld1q_f32(x_buf);
+            acc2_0 = vfmaq_f32(acc2_0, x, w0);
+          }
+          {
+            float x_buf[4];
+            for (size_t l = 0; l < 4; l++) x_buf[l] = l < ch ? (in[3 * 25 + 18] + off)[l] : 0.0f;
+            const float32x4_t x = vld1q_f32(x_buf);
+            acc3_0 = vfmaq_f32(acc3_0, x, w0);
+          }
         }
         {
-          float x_buf[4];
-          for (size_t l = 0; l < 4; l++) x_buf[l] = l < ch ? (i19 + off)[l] : 0.0f;
-          const float32x4_t x = vld1q_f32(x_buf);
-          acc = vfmaq_f32(acc, x, vld1q_f32(wp + 8 + 19 * 8));
+          const float32x4_t w0 = vld1q_f32(wp + 8 + 19 * 8 + 0);
+          {
+            float x_buf[4];
+            for (size_t l = 0; l < 4; l++) x_buf[l] = l < ch ? (in[19] + off)[l] : 0.0f;
+            const float32x4_t x = vld1q_f32(x_buf);
+            acc0_0 = vfmaq_f32(acc0_0, x, w0);
+          }
+          {
+            float x_buf[4];
+            for (size_t l = 0; l < 4; l++) x_buf[l] = l < ch ? (in[1 * 25 + 19] + off)[l] : 0.0f;
+            const float32x4_t x = vld1q_f32(x_buf);
+            acc1_0 = vfmaq_f32(acc1_0, x, w0);
+          }
+          {
+            float x_buf[4];
+            for (size_t l = 0; l < 4; l++) x_buf[l] = l < ch ? (in[2 * 25 + 19] + off)[l] : 0.0f;
+            const float32x4_t x = vld1q_f32(x_buf);
+            acc2_0 = vfmaq_f32(acc2_0, x, w0);
+          }
+          {
+            float x_buf[4];
+            for (size_t l = 0; l < 4; l++) x_buf[l] = l < ch ? (in[3 * 25 + 19] + off)[l] : 0.0f;
+            const float32x4_t x = vld1q_f32(x_buf);
+            acc3_0 = vfmaq_f32(acc3_0, x, w0);
+          }
         }
         {
-          float x_buf[4];
-          for (size_t l = 0; l < 4; l++) x_buf[l] = l < ch ? (i20 + off)[l] : 0.0f;
-          const float32x4_t x = vld1q_f32(x_buf);
-          acc = vfmaq_f32(acc, x, vld1q_f32(wp + 8 + 20 * 8));
+          const float32x4_t w0 = vld1q_f32(wp + 8 + 20 * 8 + 0);
+          {
+            float x_buf[4];
+            for (size_t l = 0; l < 4; l++) x_buf[l] = l < ch ? (in[20] + off)[l] : 0.0f;
+            const float32x4_t x = vld1q_f32(x_buf);
+            acc0_0 = vfmaq_f32(acc0_0, x, w0);
+          }
+          {
+            float x_buf[4];
+            for (size_t l = 0; l < 4; l++) x_buf[l] = l < ch ? (in[1 * 25 + 20] + off)[l] : 0.0f;
+            const float32x4_t x = vld1q_f32(x_buf);
+            acc1_0 = vfmaq_f32(acc1_0, x, w0);
+          }
+          {
+            float x_buf[4];
+            for (size_t l = 0; l < 4; l++) x_buf[l] = l < ch ? (in[2 * 25 + 20] + off)[l] : 0.0f;
+            const float32x4_t x = vld1q_f32(x_buf);
+            acc2_0 = vfmaq_f32(acc2_0, x, w0);
+          }
+          {
+            float x_buf[4];
+            for (size_t l = 0; l < 4; l++) x_buf[l] = l < ch ? (in[3 * 25 + 20] + off)[l] : 0.0f;
+            const float32x4_t x = vld1q_f32(x_buf);
+            acc3_0 = vfmaq_f32(acc3_0, x, w0);
+          }
         }
         {
-          float x_buf[4];
-          for (size_t l = 0; l < 4; l++) x_buf[l] = l < ch ? (i21 + off)[l] : 0.0f;
-          const float32x4_t x = vld1q_f32(x_buf);
-          acc = vfmaq_f32(acc, x, vld1q_f32(wp + 8 + 21 * 8));
+          const float32x4_t w0 = vld1q_f32(wp + 8 + 21 * 8 + 0);
+          {
+            float x_buf[4];
+            for (size_t l = 0; l < 4; l++) x_buf[l] = l < ch ? (in[21] + off)[l] : 0.0f;
+            const float32x4_t x = vld1q_f32(x_buf);
+            acc0_0 = vfmaq_f32(acc0_0, x, w0);
+          }
+          {
+            float x_buf[4];
+            for (size_t l = 0; l < 4; l++) x_buf[l] = l < ch ? (in[1 * 25 + 21] + off)[l] : 0.0f;
+            const float32x4_t x = vld1q_f32(x_buf);
+            acc1_0 = vfmaq_f32(acc1_0, x, w0);
+          }
+          {
+            float x_buf[4];
+            for (size_t l = 0; l < 4; l++) x_buf[l] = l < ch ? (in[2 * 25 + 21] + off)[l] : 0.0f;
+            const float32x4_t x = vld1q_f32(x_buf);
+            acc2_0 = vfmaq_f32(acc2_0, x, w0);
+          }
+          {
+            float x_buf[4];
+            for (size_t l = 0; l < 4; l++) x_buf[l] = l < ch ? (in[3 * 25 + 21] + off)[l] : 0.0f;
+            const float32x4_t x = vld1q_f32(x_buf);
+            acc3_0 = vfmaq_f32(acc3_0, x, w0);
+          }
         }
         {
-          float x_buf[4];
-          for (size_t l = 0; l < 4; l++) x_buf[l] = l < ch ? (i22 + off)[l] : 0.0f;
-          const float32x4_t x = vld1q_f32(x_buf);
-          acc = vfmaq_f32(acc, x, vld1q_f32(wp + 8 + 22 * 8));
+          const float32x4_t w0 = vld1q_f32(wp + 8 + 22 * 8 + 0);
+          {
+            float x_buf[4];
+            for (size_t l = 0; l < 4; l++) x_buf[l] = l < ch ? (in[22] + off)[l] : 0.0f;
+            const float32x4_t x = vld1q_f32(x_buf);
+            acc0_0 = vfmaq_f32(acc0_0, x, w0);
+          }
+          {
+            float x_buf[4];
+            for (size_t l = 0; l < 4; l++) x_buf[l] = l < ch ? (in[1 * 25 + 22] + off)[l] : 0.0f;
+            const float32x4_t x = vld1q_f32(x_buf);
+            acc1_0 = vfmaq_f32(acc1_0, x, w0);
+          }
+          {
+            float x_buf[4];
+            for (size_t l = 0; l < 4; l++) x_buf[l] = l < ch ? (in[2 * 25 + 22] + off)[l] : 0.0f;
+            const float32x4_t x = vld1q_f32(x_buf);
+            acc2_0 = vfmaq_f32(acc2_0, x, w0);
+          }
+          {
+            float x_buf[4];
+            for (size_t l = 0; l < 4; l++) x_buf[l] = l < ch ? (in[3 * 25 + 22] + off)[l] : 0.0f;
+            const float32x4_t x = vld1q_f32(x_buf);
+            acc3_0 = vfmaq_f32(acc3_0, x, w0);
+          }
         }
         {
-          float x_buf[4];
-          for (size_t l = 0; l < 4; l++) x_buf[l] = l < ch ? (i23 + off)[l] : 0.0f;
-          const float32x4_t x = vld1q_f32(x_buf);
-          acc = vfmaq_f32(acc, x, vld1q_f32(wp + 8 + 23 * 8));
+          const float32x4_t w0 = vld1q_f32(wp + 8 + 23 * 8 + 0);
+          {
+            float x_buf[4];
+            for (size_t l = 0; l < 4; l++) x_buf[l] = l < ch ? (in[23] + off)[l] : 0.0f;
+            const float32x4_t x = vld1q_f32(x_buf);
+            acc0_0 = vfmaq_f32(acc0_0, x, w0);
+          }
+          {
+            float x_buf[4];
+            for (size_t l = 0; l < 4; l++) x_buf[l] = l < ch ? (in[1 * 25 + 23] + off)[l] : 0.0f;
+            const float32x4_t x = vld1q_f32(x_buf);
+            acc1_0 = vfmaq_f32(acc1_0, x, w0);
+          }
+          {
+            float x_buf[4];
+            for (size_t l = 0; l < 4; l++) x_buf[l] = l < ch ? (in[2 * 25 + 23] + off)[l] : 0.0f;
+            const float32x4_t x = vld1q_f32(x_buf);
+            acc2_0 = vfmaq_f32(acc2_0, x, w0);
+          }
+          {
+            float x_buf[4];
+            for (size_t l = 0; l < 4; l++) x_buf[l] = l < ch ? (in[3 * 25 + 23] + off)[l] : 0.0f;
+            const float32x4_t x = vld1q_f32(x_buf);
+            acc3_0 = vfmaq_f32(acc3_0, x, w0);
+          }
         }
         {
-          float x_buf[4];
-          for (size_t l = 0; l < 4; l++) x_buf[l] = l < ch ? (i24 + off)[l] : 0.0f;
-          const float32x4_t x = vld1q_f32(x_buf);
-          acc = vfmaq_f32(acc, x, vld1q_f32(wp + 8 + 24 * 8));
+          const float32x4_t w0 = vld1q_f32(wp + 8 + 24 * 8 + 0);
+          {
+            float x_buf[4];
+            for (size_t l = 0; l < 4; l++) x_buf[l] = l < ch ? (in[24] + off)[l] : 0.0f;
+            const float32x4_t x = vld1q_f32(x_buf);
+            acc0_0 = vfmaq_f32(acc0_0, x, w0);
+          }
+          {
+            float x_buf[4];
+            for (size_t l = 0; l < 4; l++) x_buf[l] = l < ch ? (in[1 * 25 + 24] + off)[l] : 0.0f;
+            const float32x4_t x = vld1q_f32(x_buf);
+            acc1_0 = vfmaq_f32(acc1_0, x, w0);
+          }
+          {
+            float x_buf[4];
+            for (size_t l = 0; l < 4; l++) x_buf[l] = l < ch ? (in[2 * 25 + 24] + off)[l] : 0.0f;
+            const float32x4_t x = vld1q_f32(x_buf);
+            acc2_0 = vfmaq_f32(acc2_0, x, w0);
+          }
+          {
+            float x_buf[4];
+            for (size_t l = 0; l < 4; l++) x_buf[l] = l < ch ? (in[3 * 25 + 24] + off)[l] : 0.0f;
+            const float32x4_t x = vld1q_f32(x_buf);
+            acc3_0 = vfmaq_f32(acc3_0, x, w0);
+          }
         }
-        acc = vminq_f32(vmaxq_f32(acc, vmin), vmax);
+        acc0_0 = vminq_f32(vmaxq_f32(acc0_0, vmin), vmax);
         {
-          float* tp = o;
-          float32x2_t th = vget_low_f32(acc);
-          if (ch & 2) { vst1_f32(tp, th); th = vget_high_f32(acc); tp += 2; }
+          float* tp = out + off;
+          float32x2_t th = vget_low_f32(acc0_0);
+          if (ch & 2) { vst1_f32(tp, th); th = vget_high_f32(acc0_0); tp += 2; }
+          if (ch & 1) vst1_lane_f32(tp, th, 0);
+        }
+        acc1_0 = vminq_f32(vmaxq_f32(acc1_0, vmin), vmax);
+        {
+          float* tp = (float*)((char*)out + 1 * out_stride) + off;
+          float32x2_t th = vget_low_f32(acc1_0);
+          if (ch & 2) { vst1_f32(tp, th); th = vget_high_f32(acc1_0); tp += 2; }
+          if (ch & 1) vst1_lane_f32(tp, th, 0);
+        }
+        acc2_0 = vminq_f32(vmaxq_f32(acc2_0, vmin), vmax);
+        {
+          float* tp = (float*)((char*)out + 2 * out_stride) + off;
+          float32x2_t th = vget_low_f32(acc2_0);
+          if (ch & 2) { vst1_f32(tp, th); th = vget_high_f32(acc2_0); tp += 2; }
+          if (ch & 1) vst1_lane_f32(tp, th, 0);
+        }
+        acc3_0 = vminq_f32(vmaxq_f32(acc3_0, vmin), vmax);
+        {
+          float* tp = (float*)((char*)out + 3 * out_stride) + off;
+          float32x2_t th = vget_low_f32(acc3_0);
+          if (ch & 2) { vst1_f32(tp, th); th = vget_high_f32(acc3_0); tp += 2; }
           if (ch & 1) vst1_lane_f32(tp, th, 0);
         }
       }
     }
+    in += 4 * 25;
+    out = (float*)((char*)out + 4 * out_stride);
+  }
+  for (; width != 0; width--) {
+    const float* wp = w;
+    size_t off = 0;
+    size_t ch = channels;
+    for (; ch >= 8; ch -= 8) {
+      const float32x4_t b0 = vld1q_f32(wp + 0);
+      float32x4_t acc0_0 = b0;
+      const float32x4_t b1 = vld1q_f32(wp + 4);
+      float32x4_t acc0_1 = b1;
+      {
+        const float32x4_t w0 = vld1q_f32(wp + 8 + 0 * 8 + 0);
+        const float32x4_t w1 = vld1q_f32(wp + 8 + 0 * 8 + 4);
+        acc0_0 = vfmaq_f32(acc0_0, vld1q_f32(in[0] + off + 0), w0);
+        acc0_1 = vfmaq_f32(acc0_1, vld1q_f32(in[0] + off + 4), w1);
+      }
+      {
+        const float32x4_t w0 = vld1q_f32(wp + 8 + 1 * 8 + 0);
+        const float32x4_t w1 = vld1q_f32(wp + 8 + 1 * 8 + 4);
+        acc0_0 = vfmaq_f32(acc0_0, vld1q_f32(in[1] + off + 0), w0);
+        acc0_1 = vfmaq_f32(acc0_1, vld1q_f32(in[1] + off + 4), w1);
+      }
+      {
+        const float32x4_t w0 = vld1q_f32(wp + 8 + 2 * 8 + 0);
+        const float32x4_t w1 = vld1q_f32(wp + 8 + 2 * 8 + 4);
+        acc0_0 = vfmaq_f32(acc0_0, vld1q_f32(in[2] + off + 0), w0);
+        acc0_1 = vfmaq_f32(acc0_1, vld1q_f32(in[2] + off + 4), w1);
+      }
+      {
+        const float32x4_t w0 = vld1q_f32(wp + 8 + 3 * 8 + 0);
+        const float32x4_t w1 = vld1q_f32(wp + 8 + 3 * 8 + 4);
+        acc0_0 = vfmaq_f32(acc0_0, vld1q_f32(in[3] + off + 0), w0);
+        acc0_1 = vfmaq_f32(acc0_1, vld1q_f32(in[3] + off + 4), w1);
+      }
+      {
+        const float32x4_t w0 = vld1q_f32(wp + 8 + 4 * 8 + 0);
+        const float32x4_t w1 = vld1q_f32(wp + 8 + 4 * 8 + 4);
+        acc0_0 = vfmaq_f32(acc0_0, vld1q_f32(in[4] + off + 0), w0);
+        acc0_1 = vfmaq_f32(acc0_1, vld1q_f32(in[4] + off + 4), w1);
+      }
+      {
+        const float32x4_t w0 = vld1q_f32(wp + 8 + 5 * 8 + 0);
+        const float32x4_t w1 = vld1q_f32(wp + 8 + 5 * 8 + 4);
+        acc0_0 = vfmaq_f32(acc0_0, vld1q_f32(in[5] + off + 0), w0);
+        acc0_1 = vfmaq_f32(acc0_1, vld1q_f32(in[5] + off + 4), w1);
+      }
+      {
+        const float32x4_t w0 = vld1q_f32(wp + 8 + 6 * 8 + 0);
+        const float32x4_t w1 = vld1q_f32(wp + 8 + 6 * 8 + 4);
+        acc0_0 = vfmaq_f32(acc0_0, vld1q_f32(in[6] + off + 0), w0);
+        acc0_1 = vfmaq_f32(acc0_1, vld1q_f32(in[6] + off + 4), w1);
+      }
+      {
+        const float32x4_t w0 = vld1q_f32(wp + 8 + 7 * 8 + 0);
+        const float32x4_t w1 = vld1q_f32(wp + 8 + 7 * 8 + 4);
+        acc0_0 = vfmaq_f32(acc0_0, vld1q_f32(in[7] + off + 0), w0);
+        acc0_1 = vfmaq_f32(acc0_1, vld1q_f32(in[7] + off + 4), w1);
+      }
+      {
+        const float32x4_t w0 = vld1q_f32(wp + 8 + 8 * 8 + 0);
+        const float32x4_t w1 = vld1q_f32(wp + 8 + 8 * 8 + 4);
+        acc0_0 = vfmaq_f32(acc0_0, vld1q_f32(in[8] + off + 0), w0);
+        acc0_1 = vfmaq_f32(acc0_1, vld1q_f32(in[8] + off + 4), w1);
+      }
+      {
+        const float32x4_t w0 = vld1q_f32(wp + 8 + 9 * 8 + 0);
+        const float32x4_t w1 = vld1q_f32(wp + 8 + 9 * 8 + 4);
+        acc0_0 = vfmaq_f32(acc0_0, vld1q_f32(in[9] + off + 0), w0);
+        acc0_1 = vfmaq_f32(acc0_1, vld1q_f32(in[9] + off + 4), w1);
+      }
+      {
+        const float32x4_t w0 = vld1q_f32(wp + 8 + 10 * 8 + 0);
+        const float32x4_t w1 = vld1q_f32(wp + 8 + 10 * 8 + 4);
+        acc0_0 = vfmaq_f32(acc0_0, vld1q_f32(in[10] + off + 0), w0);
+        acc0_1 = vfmaq_f32(acc0_1, vld1q_f32(in[10] + off + 4), w1);
+      }
+      {
+        const float32x4_t w0 = vld1q_f32(wp + 8 + 11 * 8 + 0);
+        const float32x4_t w1 = vld1q_f32(wp + 8 + 11 * 8 + 4);
+        acc0_0 = vfmaq_f32(acc0_0, vld1q_f32(in[11] + off + 0), w0);
+        acc0_1 = vfmaq_f32(acc0_1, vld1q_f32(in[11] + off + 4), w1);
+      }
+      {
+        const float32x4_t w0 = vld1q_f32(wp + 8 + 12 * 8 + 0);
+        const float32x4_t w1 = vld1q_f32(wp + 8 + 12 * 8 + 4);
+        acc0_0 = vfmaq_f32(acc0_0, vld1q_f32(in[12] + off + 0), w0);
+        acc0_1 = vfmaq_f32(acc0_1, vld1q_f32(in[12] + off + 4), w1);
+      }
+      {
+        const float32x4_t w0 = vld1q_f32(wp + 8 + 13 * 8 + 0);
+        const float32x4_t w1 = vld1q_f32(wp + 8 + 13 * 8 + 4);
+        acc0_0 = vfmaq_f32(acc0_0, vld1q_f32(in[13] + off + 0), w0);
+        acc0_1 = vfmaq_f32(acc0_1, vld1q_f32(in[13] + off + 4), w1);
+      }
+      {
+        const float32x4_t w0 = vld1q_f32(wp + 8 + 14 * 8 + 0);
+        const float32x4_t w1 = vld1q_f32(wp + 8 + 14 * 8 + 4);
+        acc0_0 = vfmaq_f32(acc0_0, vld1q_f32(in[14] + off + 0), w0);
+        acc0_1 = vfmaq_f32(acc0_1, vld1q_f32(in[14] + off + 4), w1);
+      }
+      {
+        const float32x4_t w0 = vld1q_f32(wp + 8 + 15 * 8 + 0);
+        const float32x4_t w1 = vld1q_f32(wp + 8 + 15 * 8 + 4);
+        acc0_0 = vfmaq_f32(acc0_0, vld1q_f32(in[15] + off + 0), w0);
+        acc0_1 = vfmaq_f32(acc0_1, vld1q_f32(in[15] + off + 4), w1);
+      }
+      {
+        const float32x4_t w0 = vld1q_f32(wp + 8 + 16 * 8 + 0);
+        const float32x4_t w1 = vld1q_f32(wp + 8 + 16 * 8 + 4);
+        acc0_0 = vfmaq_f32(acc0_0, vld1q_f32(in[16] + off + 0), w0);
+        acc0_1 = vfmaq_f32(acc0_1, vld1q_f32(in[16] + off + 4), w1);
+      }
+      {
+        const float32x4_t w0 = vld1q_f32(wp + 8 + 17 * 8 + 0);
+        const float32x4_t w1 = vld1q_f32(wp + 8 + 17 * 8 + 4);
+        acc0_0 = vfmaq_f32(acc0_0, vld1q_f32(in[17] + off + 0), w0);
+        acc0_1 = vfmaq_f32(acc0_1, vld1q_f32(in[17] + off + 4), w1);
+      }
+      {
+        const float32x4_t w0 = vld1q_f32(wp + 8 + 18 * 8 + 0);
+        const float32x4_t w1 = vld1q_f32(wp + 8 + 18 * 8 + 4);
+        acc0_0 = vfmaq_f32(acc0_0, vld1q_f32(in[18] + off + 0), w0);
+        acc0_1 = vfmaq_f32(acc0_1, vld1q_f32(in[18] + off + 4), w1);
+      }
+      {
+        const float32x4_t w0 = vld1q_f32(wp + 8 + 19 * 8 + 0);
+        const float32x4_t w1 = vld1q_f32(wp + 8 + 19 * 8 + 4);
+        acc0_0 = vfmaq_f32(acc0_0, vld1q_f32(in[19] + off + 0), w0);
+        acc0_1 = vfmaq_f32(acc0_1, vld1q_f32(in[19] + off + 4), w1);
+      }
+      {
+        const float32x4_t w0 = vld1q_f32(wp + 8 + 20 * 8 + 0);
+        const float32x4_t w1 = vld1q_f32(wp + 8 + 20 * 8 + 4);
+        acc0_0 = vfmaq_f32(acc0_0, vld1q_f32(in[20] + off + 0), w0);
+        acc0_1 = vfmaq_f32(acc0_1, vld1q_f32(in[20] + off + 4), w1);
+      }
+      {
+        const float32x4_t w0 = vld1q_f32(wp + 8 + 21 * 8 + 0);
+        const float32x4_t w1 = vld1q_f32(wp + 8 + 21 * 8 + 4);
+        acc0_0 = vfmaq_f32(acc0_0, vld1q_f32(in[21] + off + 0), w0);
+        acc0_1 = vfmaq_f32(acc0_1, vld1q_f32(in[21] + off + 4), w1);
+      }
+      {
+        const float32x4_t w0 = vld1q_f32(wp + 8 + 22 * 8 + 0);
+        const float32x4_t w1 = vld1q_f32(wp + 8 + 22 * 8 + 4);
+        acc0_0 = vfmaq_f32(acc0_0, vld1q_f32(in[22] + off + 0), w0);
+        acc0_1 = vfmaq_f32(acc0_1, vld1q_f32(in[22] + off + 4), w1);
+      }
+      {
+        const float32x4_t w0 = vld1q_f32(wp + 8 + 23 * 8 + 0);
+        const float32x4_t w1 = vld1q_f32(wp + 8 + 23 * 8 + 4);
+        acc0_0 = vfmaq_f32(acc0_0, vld1q_f32(in[23] + off + 0), w0);
+        acc0_1 = vfmaq_f32(acc0_1, vld1q_f32(in[23] + off + 4), w1);
+      }
+      {
+        const float32x4_t w0 = vld1q_f32(wp + 8 + 24 * 8 + 0);
+        const float32x4_t w1 = vld1q_f32(wp + 8 + 24 * 8 + 4);
+        acc0_0 = vfmaq_f32(acc0_0, vld1q_f32(in[24] + off + 0), w0);
+        acc0_1 = vfmaq_f32(acc0_1, vld1q_f32(in[24] + off + 4), w1);
+      }
+      acc0_0 = vminq_f32(vmaxq_f32(acc0_0, vmin), vmax);
+      vst1q_f32(out + off + 0, acc0_0);
+      acc0_1 = vminq_f32(vmaxq_f32(acc0_1, vmin), vmax);
+      vst1q_f32(out + off + 4, acc0_1);
+      off += 8;
+      wp += 208;
+    }
+    if (ch != 0) {
+      for (; ch >= 4; ch -= 4) {
+        const float32x4_t b0 = vld1q_f32(wp + 0);
+        float32x4_t acc0_0 = b0;
+        {
+          const float32x4_t w0 = vld1q_f32(wp + 8 + 0 * 8 + 0);
+          acc0_0 = vfmaq_f32(acc0_0, vld1q_f32(in[0] + off + 0), w0);
+        }
+        {
+          const float32x4_t w0 = vld1q_f32(wp + 8 + 1 * 8 + 0);
+          acc0_0 = vfmaq_f32(acc0_0, vld1q_f32(in[1] + off + 0), w0);
+        }
+        {
+          const float32x4_t w0 = vld1q_f32(wp + 8 + 2 * 8 + 0);
+          acc0_0 = vfmaq_f32(acc0_0, vld1q_f32(in[2] + off + 0), w0);
+        }
+        {
+          const float32x4_t w0 = vld1q_f32(wp + 8 + 3 * 8 + 0);
+          acc0_0 = vfmaq_f32(acc0_0, vld1q_f32(in[3] + off + 0), w0);
+        }
+        {
+          const float32x4_t w0 = vld1q_f32(wp + 8 + 4 * 8 + 0);
+          acc0_0 = vfmaq_f32(acc0_0, vld1q_f32(in[4] + off + 0), w0);
+        }
+        {
+          const float32x4_t w0 = vld1q_f32(wp + 8 + 5 * 8 + 0);
+          acc0_0 = vfmaq_f32(acc0_0, vld1q_f32(in[5] + off + 0), w0);
+        }
+        {
+          const float32x4_t w0 = vld1q_f32(wp + 8 + 6 * 8 + 0);
+          acc0_0 = vfmaq_f32(acc0_0, vld1q_f32(in[6] + off + 0), w0);
+        }
+        {
+          const float32x4_t w0 = vld1q_f32(wp + 8 + 7 * 8 + 0);
+          acc0_0 = vfmaq_f32(acc0_0, vld1q_f32(in[7] + off + 0), w0);
+        }
+        {
+          const float32x4_t w0 = vld1q_f32(wp + 8 + 8 * 8 + 0);
+          acc0_0 = vfmaq_f32(acc0_0, vld1q_f32(in[8] + off + 0), w0);
+        }
+        {
+          const float32x4_t w0 = vld1q_f32(wp + 8 + 9 * 8 + 0);
+          acc0_0 = vfmaq_f32(acc0_0, vld1q_f32(in[9] + off + 0), w0);
+        }
+        {
+          const float32x4_t w0 = vld1q_f32(wp + 8 + 10 * 8 + 0);
+          acc0_0 = vfmaq_f32(acc0_0, vld1q_f32(in[10] + off + 0), w0);
+        }
+        {
+          const float32x4_t w0 = vld1q_f32(wp + 8 + 11 * 8 + 0);
+          acc0_0 = vfmaq_f32(acc0_0, vld1q_f32(in[11] + off + 0), w0);
+        }
+        {
+          const float32x4_t w0 = vld1q_f32(wp + 8 + 12 * 8 + 0);
+          acc0_0 = vfmaq_f32(acc0_0, vld1q_f32(in[12] + off + 0), w0);
+        }
+        {
+          const float32x4_t w0 = vld1q_f32(wp + 8 + 13 * 8 + 0);
+          acc0_0 = vfmaq_f32(acc0_0, vld1q_f32(in[13] + off + 0), w0);
+        }
+        {
+          const float32x4_t w0 = vld1q_f32(wp + 8 + 14 * 8 + 0);
+          acc0_0 = vfmaq_f32(acc0_0, vld1q_f32(in[14] + off + 0), w0);
+        }
+        {
+          const float32x4_t w0 = vld1q_f32(wp + 8 + 15 * 8 + 0);
+          acc0_0 = vfmaq_f32(acc0_0, vld1q_f32(in[15] + off + 0), w0);
+        }
+        {
+          const float32x4_t w0 = vld1q_f32(wp + 8 + 16 * 8 + 0);
+          acc0_0 = vfmaq_f32(acc0_0, vld1q_f32(in[16] + off + 0), w0);
+        }
+        {
+          const float32x4_t w0 = vld1q_f32(wp + 8 + 17 * 8 + 0);
+          acc0_0 = vfmaq_f32(acc0_0, vld1q_f32(in[17] + off + 0), w0);
+        }
+        {
+          const float32x4_t w0 = vld1q_f32(wp + 8 + 18 * 8 + 0);
+          acc0_0 = vfmaq_f32(acc0_0, vld1q_f32(in[18] + off + 0), w0);
+        }
+        {
+          const float32x4_t w0 = vld1q_f32(wp + 8 + 19 * 8 + 0);
+          acc0_0 = vfmaq_f32(acc0_0, vld1q_f32(in[19] + off + 0), w0);
+        }
+        {
+          const float32x4_t w0 = vld1q_f32(wp + 8 + 20 * 8 + 0);
+          acc0_0 = vfmaq_f32(acc0_0, vld1q_f32(in[20] + off + 0), w0);
+        }
+        {
+          const float32x4_t w0 = vld1q_f32(wp + 8 + 21 * 8 + 0);
+          acc0_0 = vfmaq_f32(acc0_0, vld1q_f32(in[21] + off + 0), w0);
+        }
+        {
+          const float32x4_t w0 = vld1q_f32(wp + 8 + 22 * 8 + 0);
+          acc0_0 = vfmaq_f32(acc0_0, vld1q_f32(in[22] + off + 0), w0);
+        }
+        {
+          const float32x4_t w0 = vld1q_f32(wp + 8 + 23 * 8 + 0);
+          acc0_0 = vfmaq_f32(acc0_0, vld1q_f32(in[23] + off + 0), w0);
+        }
+        {
+          const float32x4_t w0 = vld1q_f32(wp + 8 + 24 * 8 + 0);
+          acc0_0 = vfmaq_f32(acc0_0, vld1q_f32(in[24] + off + 0), w0);
+        }
+        acc0_0 = vminq_f32(vmaxq_f32(acc0_0, vmin), vmax);
+        vst1q_f32(out + off + 0, acc0_0);
+        off += 4;
+        wp += 4;
+      }
+      if (ch != 0) {
+        const float32x4_t b0 = vld1q_f32(wp + 0);
+        float32x4_t acc0_0 = b0;
+        {
+          const float32x4_t w0 = vld1q_f32(wp + 8 + 0 * 8 + 0);
+          {
+            float x_buf[4];
+            for (size_t l = 0; l < 4; l++) x_buf[l] = l < ch ? (in[0] + off)[l] : 0.0f;
+            const float32x4_t x = vld1q_f32(x_buf);
+            acc0_0 = vfmaq_f32(acc0_0, x, w0);
+          }
+        }
+        {
+          const float32x4_t w0 = vld1q_f32(wp + 8 + 1 * 8 + 0);
+          {
+            float x_buf[4];
+            for (size_t l = 0; l < 4; l++) x_buf[l] = l < ch ? (in[1] + off)[l] : 0.0f;
+            const float32x4_t x = vld1q_f32(x_buf);
+            acc0_0 = vfmaq_f32(acc0_0, x, w0);
+          }
+        }
+        {
+          const float32x4_t w0 = vld1q_f32(wp + 8 + 2 * 8 + 0);
+          {
+            float x_buf[4];
+            for (size_t l = 0; l < 4; l++) x_buf[l] = l < ch ? (in[2] + off)[l] : 0.0f;
+            const float32x4_t x = vld1q_f32(x_buf);
+            acc0_0 = vfmaq_f32(acc0_0, x, w0);
+          }
+        }
+        {
+          const float32x4_t w0 = vld1q_f32(wp + 8 + 3 * 8 + 0);
+          {
+            float x_buf[4];
+            for (size_t l = 0; l < 4; l++) x_buf[l] = l < ch ? (in[3] + off)[l] : 0.0f;
+            const float32x4_t x = vld1q_f32(x_buf);
+            acc0_0 = vfmaq_f32(acc0_0, x, w0);
+          }
+        }
+        {
+          const float32x4_t w0 = vld1q_f32(wp + 8 + 4 * 8 + 0);
+          {
+            float x_buf[4];
+            for (size_t l = 0; l < 4; l++) x_buf[l] = l < ch ? (in[4] + off)[l] : 0.0f;
+            const float32x4_t x = vld1q_f32(x_buf);
+            acc0_0 = vfmaq_f32(acc0_0, x, w0);
+          }
+        }
+        {
+          const float32x4_t w0 = vld1q_f32(wp + 8 + 5 * 8 + 0);
+          {
+            float x_buf[4];
+            for (size_t l = 0; l < 4; l++) x_buf[l] = l < ch ? (in[5] + off)[l] : 0.0f;
+            const float32x4_t x = vld1q_f32(x_buf);
+            acc0_0 = vfmaq_f32(acc0_0, x, w0);
+          }
+        }
+        {
+          const float32x4_t w0 = vld1q_f32(wp + 8 + 6 * 8 + 0);
+          {
+            float x_buf[4];
+            for (size_t l = 0; l < 4; l++) x_buf[l] = l < ch ? (in[6] + off)[l] : 0.0f;
+            const float32x4_t x = vld1q_f32(x_buf);
+            acc0_0 = vfmaq_f32(acc0_0, x, w0);
+          }
+        }
+        {
+          const float32x4_t w0 = vld1q_f32(wp + 8 + 7 * 8 + 0);
+          {
+            float x_buf[4];
+            for (size_t l = 0; l < 4; l++) x_buf[l] = l < ch ? (in[7] + off)[l] : 0.0f;
+            const float32x4_t x = vld1q_f32(x_buf);
+            acc0_0 = vfmaq_f32(acc0_0, x, w0);
+          }
+        }
+        {
+          const float32x4_t w0 = vld1q_f32(wp + 8 + 8 * 8 + 0);
+          {
+            float x_buf[4];
+            for (size_t l = 0; l < 4; l++) x_buf[l] = l < ch ? (in[8] + off)[l] : 0.0f;
+            const float32x4_t x = vld1q_f32(x_buf);
+            acc0_0 = vfmaq_f32(acc0_0, x, w0);
+          }
+        }
+        {
+          const float32x4_t w0 = vld1q_f32(wp + 8 + 9 * 8 + 0);
+          {
+            float x_buf[4];
+            for (size_t l = 0; l < 4; l++) x_buf[l] = l < ch ? (in[9] + off)[l] : 0.0f;
+            const float32x4_t x = vld1q_f32(x_buf);
+            acc0_0 = vfmaq_f32(acc0_0, x, w0);
+          }
+        }
+        {
+          const float32x4_t w0 = vld1q_f32(wp + 8 + 10 * 8 + 0);
+          {
+            float x_buf[4];
+            for (size_t l = 0; l < 4; l++) x_buf[l] = l < ch ? (in[10] + off)[l] : 0.0f;
+            const float32x4_t x = vld1q_f32(x_buf);
+            acc0_0 = vfmaq_f32(acc0_0, x, w0);
+          }
+        }
+        {
+          const float32x4_t w0 = vld1q_f32(wp + 8 + 11 * 8 + 0);
+          {
+            float x_buf[4];
+            for (size_t l = 0; l < 4; l++) x_buf[l] = l < ch ? (in[11] + off)[l] : 0.0f;
+            const float32x4_t x = vld1q_f32(x_buf);
+            acc0_0 = vfmaq_f32(acc0_0, x, w0);
+          }
+        }
+        {
+          const float32x4_t w0 = vld1q_f32(wp + 8 + 12 * 8 + 0);
+          {
+            float x_buf[4];
+            for (size_t l = 0; l < 4; l++) x_buf[l] = l < ch ? (in[12] + off)[l] : 0.0f;
+            const float32x4_t x = vld1q_f32(x_buf);
+            acc0_0 = vfmaq_f32(acc0_0, x, w0);
+          }
+        }
+        {
+          const float32x4_t w0 = vld1q_f32(wp + 8 + 13 * 8 + 0);
+          {
+            float x_buf[4];
+            for (size_t l = 0; l < 4; l++) x_buf[l] = l < ch ? (in[13] + off)[l] : 0.0f;
+            const float32x4_t x = vld1q_f32(x_buf);
+            acc0_0 = vfmaq_f32(acc0_0, x, w0);
+          }
+        }
+        {
+          const float32x4_t w0 = vld1q_f32(wp + 8 + 14 * 8 + 0);
+          {
+            float x_buf[4];
+            for (size_t l = 0; l < 4; l++) x_buf[l] = l < ch ? (in[14] + off)[l] : 0.0f;
+            const float32x4_t x = vld1q_f32(x_buf);
+            acc0_0 = vfmaq_f32(acc0_0, x, w0);
+          }
+        }
+        {
+          const float32x4_t w0 = vld1q_f32(wp + 8 + 15 * 8 + 0);
+          {
+            float x_buf[4];
+            for (size_t l = 0; l < 4; l++) x_buf[l] = l < ch ? (in[15] + off)[l] : 0.0f;
+            const float32x4_t x = vld1q_f32(x_buf);
+            acc0_0 = vfmaq_f32(acc0_0, x, w0);
+          }
+        }
+        {
+          const float32x4_t w0 = vld1q_f32(wp + 8 + 16 * 8 + 0);
+          {
+            float x_buf[4];
+            for (size_t l = 0; l < 4; l++) x_buf[l] = l < ch ? (in[16] + off)[l] : 0.0f;
+            const float32x4_t x = vld1q_f32(x_buf);
+            acc0_0 = vfmaq_f32(acc0_0, x, w0);
+          }
+        }
+        {
+          const float32x4_t w0 = vld1q_f32(wp + 8 + 17 * 8 + 0);
+          {
+            float x_buf[4];
+            for (size_t l = 0; l < 4; l++) x_buf[l] = l < ch ? (in[17] + off)[l] : 0.0f;
+            const float32x4_t x = vld1q_f32(x_buf);
+            acc0_0 = vfmaq_f32(acc0_0, x, w0);
+          }
+        }
+        {
+          const float32x4_t w0 = vld1q_f32(wp + 8 + 18 * 8 + 0);
+          {
+            float x_buf[4];
+            for (size_t l = 0; l < 4; l++) x_buf[l] = l < ch ? (in[18] + off)[l] : 0.0f;
+            const float32x4_t x = vld1q_f32(x_buf);
+            acc0_0 = vfmaq_f32(acc0_0, x, w0);
+          }
+        }
+        {
+          const float32x4_t w0 = vld1q_f32(wp + 8 + 19 * 8 + 0);
+          {
+            float x_buf[4];
+            for (size_t l = 0; l < 4; l++) x_buf[l] = l < ch ? (in[19] + off)[l] : 0.0f;
+            const float32x4_t x = vld1q_f32(x_buf);
+            acc0_0 = vfmaq_f32(acc0_0, x, w0);
+          }
+        }
+        {
+          const float32x4_t w0 = vld1q_f32(wp + 8 + 20 * 8 + 0);
+          {
+            float x_buf[4];
+            for (size_t l = 0; l < 4; l++) x_buf[l] = l < ch ? (in[20] + off)[l] : 0.0f;
+            const float32x4_t x = vld1q_f32(x_buf);
+            acc0_0 = vfmaq_f32(acc0_0, x, w0);
+          }
+        }
+        {
+          const float32x4_t w0 = vld1q_f32(wp + 8 + 21 * 8 + 0);
+          {
+            float x_buf[4];
+            for (size_t l = 0; l < 4; l++) x_buf[l] = l < ch ? (in[21] + off)[l] : 0.0f;
+            const float32x4_t x = vld1q_f32(x_buf);
+            acc0_0 = vfmaq_f32(acc0_0, x, w0);
+          }
+        }
+        {
+          const float32x4_t w0 = vld1q_f32(wp + 8 + 22 * 8 + 0);
+          {
+            float x_buf[4];
+            for (size_t l = 0; l < 4; l++) x_buf[l] = l < ch ? (in[22] + off)[l] : 0.0f;
+            const float32x4_t x = vld1q_f32(x_buf);
+            acc0_0 = vfmaq_f32(acc0_0, x, w0);
+          }
+        }
+        {
+          const float32x4_t w0 = vld1q_f32(wp + 8 + 23 * 8 + 0);
+          {
+            float x_buf[4];
+            for (size_t l = 0; l < 4; l++) x_buf[l] = l < ch ? (in[23] + off)[l] : 0.0f;
+            const float32x4_t x = vld1q_f32(x_buf);
+            acc0_0 = vfmaq_f32(acc0_0, x, w0);
+          }
+        }
+        {
+          const float32x4_t w0 = vld1q_f32(wp + 8 + 24 * 8 + 0);
+          {
+            float x_buf[4];
+            for (size_t l = 0; l < 4; l++) x_buf[l] = l < ch ? (in[24] + off)[l] : 0.0f;
+            const float32x4_t x = vld1q_f32(x_buf);
+            acc0_0 = vfmaq_f32(acc0_0, x, w0);
+          }
+        }
+        acc0_0 = vminq_f32(vmaxq_f32(acc0_0, vmin), vmax);
+        {
+          float* tp = out + off;
+          float32x2_t th = vget_low_f32(acc0_0);
+          if (ch & 2) { vst1_f32(tp, th); th = vget_high_f32(acc0_0); tp += 2; }
+          if (ch & 1) vst1_lane_f32(tp, th, 0);
+        }
+      }
+    }
+    in += 25;
     out = (float*)((char*)out + out_stride);
   }
 }
@@ -876,62 +2930,200 @@ static void wrt_neon_dwconv_25_c8(size_t channels, size_t width, size_t ks, cons
 static void wrt_neon_dwconv_any_c8(size_t channels, size_t width, size_t ks, const float* const* in, const float* restrict w, float* out, size_t out_stride, const wrt_clamp* clamp) {
   const float32x4_t vmin = vdupq_n_f32(clamp->min);
   const float32x4_t vmax = vdupq_n_f32(clamp->max);
-  for (; width != 0; width--) {
-    const float* const* ip = in;
-    in += ks;
+  for (; width >= 4; width -= 4) {
     const float* wp = w;
-    float* o = out;
     size_t off = 0;
     size_t ch = channels;
     for (; ch >= 8; ch -= 8) {
-      float32x4_t acc0 = vld1q_f32(wp + 0);
-      float32x4_t acc1 = vld1q_f32(wp + 4);
+      const float32x4_t b0 = vld1q_f32(wp + 0);
+      float32x4_t acc0_0 = b0;
+      float32x4_t acc1_0 = b0;
+      float32x4_t acc2_0 = b0;
+      float32x4_t acc3_0 = b0;
+      const float32x4_t b1 = vld1q_f32(wp + 4);
+      float32x4_t acc0_1 = b1;
+      float32x4_t acc1_1 = b1;
+      float32x4_t acc2_1 = b1;
+      float32x4_t acc3_1 = b1;
       for (size_t t = 0; t < ks; t++) {
-        const float* it = ip[t];
-        acc0 = vfmaq_f32(acc0, vld1q_f32(it + off + 0), vld1q_f32(wp + 8 + t * 8 + 0));
-        acc1 = vfmaq_f32(acc1, vld1q_f32(it + off + 4), vld1q_f32(wp + 8 + t * 8 + 4));
+        const float32x4_t w0 = vld1q_f32(wp + 8 + t * 8 + 0);
+        const float32x4_t w1 = vld1q_f32(wp + 8 + t * 8 + 4);
+        acc0_0 = vfmaq_f32(acc0_0, vld1q_f32(in[t] + off + 0), w0);
+        acc0_1 = vfmaq_f32(acc0_1, vld1q_f32(in[t] + off + 4), w1);
+        acc1_0 = vfmaq_f32(acc1_0, vld1q_f32(in[1 * ks + t] + off + 0), w0);
+        acc1_1 = vfmaq_f32(acc1_1, vld1q_f32(in[1 * ks + t] + off + 4), w1);
+        acc2_0 = vfmaq_f32(acc2_0, vld1q_f32(in[2 * ks + t] + off + 0), w0);
+        acc2_1 = vfmaq_f32(acc2_1, vld1q_f32(in[2 * ks + t] + off + 4), w1);
+        acc3_0 = vfmaq_f32(acc3_0, vld1q_f32(in[3 * ks + t] + off + 0), w0);
+        acc3_1 = vfmaq_f32(acc3_1, vld1q_f32(in[3 * ks + t] + off + 4), w1);
       }
-      acc0 = vminq_f32(vmaxq_f32(acc0, vmin), vmax);
-      vst1q_f32(o + 0, acc0);
-      acc1 = vminq_f32(vmaxq_f32(acc1, vmin), vmax);
-      vst1q_f32(o + 4, acc1);
-      o += 8;
+      acc0_0 = vminq_f32(vmaxq_f32(acc0_0, vmin), vmax);
+      vst1q_f32(out + off + 0, acc0_0);
+      acc0_1 = vminq_f32(vmaxq_f32(acc0_1, vmin), vmax);
+      vst1q_f32(out + off + 4, acc0_1);
+      acc1_0 = vminq_f32(vmaxq_f32(acc1_0, vmin), vmax);
+      vst1q_f32((float*)((char*)out + 1 * out_stride) + off + 0, acc1_0);
+      acc1_1 = vminq_f32(vmaxq_f32(acc1_1, vmin), vmax);
+      vst1q_f32((float*)((char*)out + 1 * out_stride) + off + 4, acc1_1);
+      acc2_0 = vminq_f32(vmaxq_f32(acc2_0, vmin), vmax);
+      vst1q_f32((float*)((char*)out + 2 * out_stride) + off + 0, acc2_0);
+      acc2_1 = vminq_f32(vmaxq_f32(acc2_1, vmin), vmax);
+      vst1q_f32((float*)((char*)out + 2 * out_stride) + off + 4, acc2_1);
+      acc3_0 = vminq_f32(vmaxq_f32(acc3_0, vmin), vmax);
+      vst1q_f32((float*)((char*)out + 3 * out_stride) + off + 0, acc3_0);
+      acc3_1 = vminq_f32(vmaxq_f32(acc3_1, vmin), vmax);
+      vst1q_f32((float*)((char*)out + 3 * out_stride) + off + 4, acc3_1);
       off += 8;
       wp += 8 + ks * 8;
     }
     if (ch != 0) {
       for (; ch >= 4; ch -= 4) {
-        float32x4_t acc = vld1q_f32(wp);
+        const float32x4_t b0 = vld1q_f32(wp + 0);
+        float32x4_t acc0_0 = b0;
+        float32x4_t acc1_0 = b0;
+        float32x4_t acc2_0 = b0;
+        float32x4_t acc3_0 = b0;
         for (size_t t = 0; t < ks; t++) {
-          const float* it = ip[t];
-          acc = vfmaq_f32(acc, vld1q_f32(it + off), vld1q_f32(wp + 8 + t * 8));
+          const float32x4_t w0 = vld1q_f32(wp + 8 + t * 8 + 0);
+          acc0_0 = vfmaq_f32(acc0_0, vld1q_f32(in[t] + off + 0), w0);
+          acc1_0 = vfmaq_f32(acc1_0, vld1q_f32(in[1 * ks + t] + off + 0), w0);
+          acc2_0 = vfmaq_f32(acc2_0, vld1q_f32(in[2 * ks + t] + off + 0), w0);
+          acc3_0 = vfmaq_f32(acc3_0, vld1q_f32(in[3 * ks + t] + off + 0), w0);
         }
-        acc = vminq_f32(vmaxq_f32(acc, vmin), vmax);
-        vst1q_f32(o, acc);
-        o += 4;
+        acc0_0 = vminq_f32(vmaxq_f32(acc0_0, vmin), vmax);
+        vst1q_f32(out + off + 0, acc0_0);
+        acc1_0 = vminq_f32(vmaxq_f32(acc1_0, vmin), vmax);
+        vst1q_f32((float*)((char*)out + 1 * out_stride) + off + 0, acc1_0);
+        acc2_0 = vminq_f32(vmaxq_f32(acc2_0, vmin), vmax);
+        vst1q_f32((float*)((char*)out + 2 * out_stride) + off + 0, acc2_0);
+        acc3_0 = vminq_f32(vmaxq_f32(acc3_0, vmin), vmax);
+        vst1q_f32((float*)((char*)out + 3 * out_stride) + off + 0, acc3_0);
         off += 4;
         wp += 4;
       }
       if (ch != 0) {
-        float32x4_t acc = vld1q_f32(wp);
+        const float32x4_t b0 = vld1q_f32(wp + 0);
+        float32x4_t acc0_0 = b0;
+        float32x4_t acc1_0 = b0;
+        float32x4_t acc2_0 = b0;
+        float32x4_t acc3_0 = b0;
         for (size_t t = 0; t < ks; t++) {
-          const float* it = ip[t];
+          const float32x4_t w0 = vld1q_f32(wp + 8 + t * 8 + 0);
           {
             float x_buf[4];
-            for (size_t l = 0; l < 4; l++) x_buf[l] = l < ch ? (it + off)[l] : 0.0f;
+            for (size_t l = 0; l < 4; l++) x_buf[l] = l < ch ? (in[t] + off)[l] : 0.0f;
             const float32x4_t x = vld1q_f32(x_buf);
-            acc = vfmaq_f32(acc, x, vld1q_f32(wp + 8 + t * 8));
+            acc0_0 = vfmaq_f32(acc0_0, x, w0);
+          }
+          {
+            float x_buf[4];
+            for (size_t l = 0; l < 4; l++) x_buf[l] = l < ch ? (in[1 * ks + t] + off)[l] : 0.0f;
+            const float32x4_t x = vld1q_f32(x_buf);
+            acc1_0 = vfmaq_f32(acc1_0, x, w0);
+          }
+          {
+            float x_buf[4];
+            for (size_t l = 0; l < 4; l++) x_buf[l] = l < ch ? (in[2 * ks + t] + off)[l] : 0.0f;
+            const float32x4_t x = vld1q_f32(x_buf);
+            acc2_0 = vfmaq_f32(acc2_0, x, w0);
+          }
+          {
+            float x_buf[4];
+            for (size_t l = 0; l < 4; l++) x_buf[l] = l < ch ? (in[3 * ks + t] + off)[l] : 0.0f;
+            const float32x4_t x = vld1q_f32(x_buf);
+            acc3_0 = vfmaq_f32(acc3_0, x, w0);
           }
         }
-        acc = vminq_f32(vmaxq_f32(acc, vmin), vmax);
+        acc0_0 = vminq_f32(vmaxq_f32(acc0_0, vmin), vmax);
         {
-          float* tp = o;
-          float32x2_t th = vget_low_f32(acc);
-          if (ch & 2) { vst1_f32(tp, th); th = vget_high_f32(acc); tp += 2; }
+          float* tp = out + off;
+          float32x2_t th = vget_low_f32(acc0_0);
+          if (ch & 2) { vst1_f32(tp, th); th = vget_high_f32(acc0_0); tp += 2; }
+          if (ch & 1) vst1_lane_f32(tp, th, 0);
+        }
+        acc1_0 = vminq_f32(vmaxq_f32(acc1_0, vmin), vmax);
+        {
+          float* tp = (float*)((char*)out + 1 * out_stride) + off;
+          float32x2_t th = vget_low_f32(acc1_0);
+          if (ch & 2) { vst1_f32(tp, th); th = vget_high_f32(acc1_0); tp += 2; }
+          if (ch & 1) vst1_lane_f32(tp, th, 0);
+        }
+        acc2_0 = vminq_f32(vmaxq_f32(acc2_0, vmin), vmax);
+        {
+          float* tp = (float*)((char*)out + 2 * out_stride) + off;
+          float32x2_t th = vget_low_f32(acc2_0);
+          if (ch & 2) { vst1_f32(tp, th); th = vget_high_f32(acc2_0); tp += 2; }
+          if (ch & 1) vst1_lane_f32(tp, th, 0);
+        }
+        acc3_0 = vminq_f32(vmaxq_f32(acc3_0, vmin), vmax);
+        {
+          float* tp = (float*)((char*)out + 3 * out_stride) + off;
+          float32x2_t th = vget_low_f32(acc3_0);
+          if (ch & 2) { vst1_f32(tp, th); th = vget_high_f32(acc3_0); tp += 2; }
           if (ch & 1) vst1_lane_f32(tp, th, 0);
         }
       }
     }
+    in += 4 * ks;
+    out = (float*)((char*)out + 4 * out_stride);
+  }
+  for (; width != 0; width--) {
+    const float* wp = w;
+    size_t off = 0;
+    size_t ch = channels;
+    for (; ch >= 8; ch -= 8) {
+      const float32x4_t b0 = vld1q_f32(wp + 0);
+      float32x4_t acc0_0 = b0;
+      const float32x4_t b1 = vld1q_f32(wp + 4);
+      float32x4_t acc0_1 = b1;
+      for (size_t t = 0; t < ks; t++) {
+        const float32x4_t w0 = vld1q_f32(wp + 8 + t * 8 + 0);
+        const float32x4_t w1 = vld1q_f32(wp + 8 + t * 8 + 4);
+        acc0_0 = vfmaq_f32(acc0_0, vld1q_f32(in[t] + off + 0), w0);
+        acc0_1 = vfmaq_f32(acc0_1, vld1q_f32(in[t] + off + 4), w1);
+      }
+      acc0_0 = vminq_f32(vmaxq_f32(acc0_0, vmin), vmax);
+      vst1q_f32(out + off + 0, acc0_0);
+      acc0_1 = vminq_f32(vmaxq_f32(acc0_1, vmin), vmax);
+      vst1q_f32(out + off + 4, acc0_1);
+      off += 8;
+      wp += 8 + ks * 8;
+    }
+    if (ch != 0) {
+      for (; ch >= 4; ch -= 4) {
+        const float32x4_t b0 = vld1q_f32(wp + 0);
+        float32x4_t acc0_0 = b0;
+        for (size_t t = 0; t < ks; t++) {
+          const float32x4_t w0 = vld1q_f32(wp + 8 + t * 8 + 0);
+          acc0_0 = vfmaq_f32(acc0_0, vld1q_f32(in[t] + off + 0), w0);
+        }
+        acc0_0 = vminq_f32(vmaxq_f32(acc0_0, vmin), vmax);
+        vst1q_f32(out + off + 0, acc0_0);
+        off += 4;
+        wp += 4;
+      }
+      if (ch != 0) {
+        const float32x4_t b0 = vld1q_f32(wp + 0);
+        float32x4_t acc0_0 = b0;
+        for (size_t t = 0; t < ks; t++) {
+          const float32x4_t w0 = vld1q_f32(wp + 8 + t * 8 + 0);
+          {
+            float x_buf[4];
+            for (size_t l = 0; l < 4; l++) x_buf[l] = l < ch ? (in[t] + off)[l] : 0.0f;
+            const float32x4_t x = vld1q_f32(x_buf);
+            acc0_0 = vfmaq_f32(acc0_0, x, w0);
+          }
+        }
+        acc0_0 = vminq_f32(vmaxq_f32(acc0_0, vmin), vmax);
+        {
+          float* tp = out + off;
+          float32x2_t th = vget_low_f32(acc0_0);
+          if (ch & 2) { vst1_f32(tp, th); th = vget_high_f32(acc0_0); tp += 2; }
+          if (ch & 1) vst1_lane_f32(tp, th, 0);
+        }
+      }
+    }
+    in += ks;
     out = (float*)((char*)out + out_stride);
   }
 }

@@ -183,38 +183,118 @@ static void wrt_scalar_dwconv_9_c1(size_t channels, size_t width, size_t ks, con
   (void)ks;
   const float vmin = clamp->min;
   const float vmax = clamp->max;
-  for (; width != 0; width--) {
-    const float* i0 = in[0];
-    const float* i1 = in[1];
-    const float* i2 = in[2];
-    const float* i3 = in[3];
-    const float* i4 = in[4];
-    const float* i5 = in[5];
-    const float* i6 = in[6];
-    const float* i7 = in[7];
-    const float* i8 = in[8];
-    in += 9;
+  for (; width >= 2; width -= 2) {
     const float* wp = w;
-    float* o = out;
     size_t off = 0;
     size_t ch = channels;
     for (; ch >= 1; ch -= 1) {
-      float acc0 = *(wp + 0);
-      acc0 = (*(i0 + off + 0) * *(wp + 1 + 0 * 1 + 0) + acc0);
-      acc0 = (*(i1 + off + 0) * *(wp + 1 + 1 * 1 + 0) + acc0);
-      acc0 = (*(i2 + off + 0) * *(wp + 1 + 2 * 1 + 0) + acc0);
-      acc0 = (*(i3 + off + 0) * *(wp + 1 + 3 * 1 + 0) + acc0);
-      acc0 = (*(i4 + off + 0) * *(wp + 1 + 4 * 1 + 0) + acc0);
-      acc0 = (*(i5 + off + 0) * *(wp + 1 + 5 * 1 + 0) + acc0);
-      acc0 = (*(i6 + off + 0) * *(wp + 1 + 6 * 1 + 0) + acc0);
-      acc0 = (*(i7 + off + 0) * *(wp + 1 + 7 * 1 + 0) + acc0);
-      acc0 = (*(i8 + off + 0) * *(wp + 1 + 8 * 1 + 0) + acc0);
-      acc0 = (vmax < (acc0 < vmin ? vmin : acc0) ? vmax : (acc0 < vmin ? vmin : acc0));
-      *(o + 0) = acc0;
-      o += 1;
+      const float b0 = *(wp + 0);
+      float acc0_0 = b0;
+      float acc1_0 = b0;
+      {
+        const float w0 = *(wp + 1 + 0 * 1 + 0);
+        acc0_0 = (*(in[0] + off + 0) * w0 + acc0_0);
+        acc1_0 = (*(in[1 * 9 + 0] + off + 0) * w0 + acc1_0);
+      }
+      {
+        const float w0 = *(wp + 1 + 1 * 1 + 0);
+        acc0_0 = (*(in[1] + off + 0) * w0 + acc0_0);
+        acc1_0 = (*(in[1 * 9 + 1] + off + 0) * w0 + acc1_0);
+      }
+      {
+        const float w0 = *(wp + 1 + 2 * 1 + 0);
+        acc0_0 = (*(in[2] + off + 0) * w0 + acc0_0);
+        acc1_0 = (*(in[1 * 9 + 2] + off + 0) * w0 + acc1_0);
+      }
+      {
+        const float w0 = *(wp + 1 + 3 * 1 + 0);
+        acc0_0 = (*(in[3] + off + 0) * w0 + acc0_0);
+        acc1_0 = (*(in[1 * 9 + 3] + off + 0) * w0 + acc1_0);
+      }
+      {
+        const float w0 = *(wp + 1 + 4 * 1 + 0);
+        acc0_0 = (*(in[4] + off + 0) * w0 + acc0_0);
+        acc1_0 = (*(in[1 * 9 + 4] + off + 0) * w0 + acc1_0);
+      }
+      {
+        const float w0 = *(wp + 1 + 5 * 1 + 0);
+        acc0_0 = (*(in[5] + off + 0) * w0 + acc0_0);
+        acc1_0 = (*(in[1 * 9 + 5] + off + 0) * w0 + acc1_0);
+      }
+      {
+        const float w0 = *(wp + 1 + 6 * 1 + 0);
+        acc0_0 = (*(in[6] + off + 0) * w0 + acc0_0);
+        acc1_0 = (*(in[1 * 9 + 6] + off + 0) * w0 + acc1_0);
+      }
+      {
+        const float w0 = *(wp + 1 + 7 * 1 + 0);
+        acc0_0 = (*(in[7] + off + 0) * w0 + acc0_0);
+        acc1_0 = (*(in[1 * 9 + 7] + off + 0) * w0 + acc1_0);
+      }
+      {
+        const float w0 = *(wp + 1 + 8 * 1 + 0);
+        acc0_0 = (*(in[8] + off + 0) * w0 + acc0_0);
+        acc1_0 = (*(in[1 * 9 + 8] + off + 0) * w0 + acc1_0);
+      }
+      acc0_0 = (vmax < (acc0_0 < vmin ? vmin : acc0_0) ? vmax : (acc0_0 < vmin ? vmin : acc0_0));
+      *(out + off + 0) = acc0_0;
+      acc1_0 = (vmax < (acc1_0 < vmin ? vmin : acc1_0) ? vmax : (acc1_0 < vmin ? vmin : acc1_0));
+      *((float*)((char*)out + 1 * out_stride) + off + 0) = acc1_0;
       off += 1;
       wp += 10;
     }
+    in += 2 * 9;
+    out = (float*)((char*)out + 2 * out_stride);
+  }
+  for (; width != 0; width--) {
+    const float* wp = w;
+    size_t off = 0;
+    size_t ch = channels;
+    for (; ch >= 1; ch -= 1) {
+      const float b0 = *(wp + 0);
+      float acc0_0 = b0;
+      {
+        const float w0 = *(wp + 1 + 0 * 1 + 0);
+        acc0_0 = (*(in[0] + off + 0) * w0 + acc0_0);
+      }
+      {
+        const float w0 = *(wp + 1 + 1 * 1 + 0);
+        acc0_0 = (*(in[1] + off + 0) * w0 + acc0_0);
+      }
+      {
+        const float w0 = *(wp + 1 + 2 * 1 + 0);
+        acc0_0 = (*(in[2] + off + 0) * w0 + acc0_0);
+      }
+      {
+        const float w0 = *(wp + 1 + 3 * 1 + 0);
+        acc0_0 = (*(in[3] + off + 0) * w0 + acc0_0);
+      }
+      {
+        const float w0 = *(wp + 1 + 4 * 1 + 0);
+        acc0_0 = (*(in[4] + off + 0) * w0 + acc0_0);
+      }
+      {
+        const float w0 = *(wp + 1 + 5 * 1 + 0);
+        acc0_0 = (*(in[5] + off + 0) * w0 + acc0_0);
+      }
+      {
+        const float w0 = *(wp + 1 + 6 * 1 + 0);
+        acc0_0 = (*(in[6] + off + 0) * w0 + acc0_0);
+      }
+      {
+        const float w0 = *(wp + 1 + 7 * 1 + 0);
+        acc0_0 = (*(in[7] + off + 0) * w0 + acc0_0);
+      }
+      {
+        const float w0 = *(wp + 1 + 8 * 1 + 0);
+        acc0_0 = (*(in[8] + off + 0) * w0 + acc0_0);
+      }
+      acc0_0 = (vmax < (acc0_0 < vmin ? vmin : acc0_0) ? vmax : (acc0_0 < vmin ? vmin : acc0_0));
+      *(out + off + 0) = acc0_0;
+      off += 1;
+      wp += 10;
+    }
+    in += 9;
     out = (float*)((char*)out + out_stride);
   }
 }
@@ -223,70 +303,262 @@ static void wrt_scalar_dwconv_25_c1(size_t channels, size_t width, size_t ks, co
   (void)ks;
   const float vmin = clamp->min;
   const float vmax = clamp->max;
-  for (; width != 0; width--) {
-    const float* i0 = in[0];
-    const float* i1 = in[1];
-    const float* i2 = in[2];
-    const float* i3 = in[3];
-    const float* i4 = in[4];
-    const float* i5 = in[5];
-    const float* i6 = in[6];
-    const float* i7 = in[7];
-    const float* i8 = in[8];
-    const float* i9 = in[9];
-    const float* i10 = in[10];
-    const float* i11 = in[11];
-    const float* i12 = in[12];
-    const float* i13 = in[13];
-    const float* i14 = in[14];
-    const float* i15 = in[15];
-    const float* i16 = in[16];
-    const float* i17 = in[17];
-    const float* i18 = in[18];
-    const float* i19 = in[19];
-    const float* i20 = in[20];
-    const float* i21 = in[21];
-    const float* i22 = in[22];
-    const float* i23 = in[23];
-    const float* i24 = in[24];
-    in += 25;
+  for (; width >= 2; width -= 2) {
     const float* wp = w;
-    float* o = out;
     size_t off = 0;
     size_t ch = channels;
     for (; ch >= 1; ch -= 1) {
-      float acc0 = *(wp + 0);
-      acc0 = (*(i0 + off + 0) * *(wp + 1 + 0 * 1 + 0) + acc0);
-      acc0 = (*(i1 + off + 0) * *(wp + 1 + 1 * 1 + 0) + acc0);
-      acc0 = (*(i2 + off + 0) * *(wp + 1 + 2 * 1 + 0) + acc0);
-      acc0 = (*(i3 + off + 0) * *(wp + 1 + 3 * 1 + 0) + acc0);
-      acc0 = (*(i4 + off + 0) * *(wp + 1 + 4 * 1 + 0) + acc0);
-      acc0 = (*(i5 + off + 0) * *(wp + 1 + 5 * 1 + 0) + acc0);
-      acc0 = (*(i6 + off + 0) * *(wp + 1 + 6 * 1 + 0) + acc0);
-      acc0 = (*(i7 + off + 0) * *(wp + 1 + 7 * 1 + 0) + acc0);
-      acc0 = (*(i8 + off + 0) * *(wp + 1 + 8 * 1 + 0) + acc0);
-      acc0 = (*(i9 + off + 0) * *(wp + 1 + 9 * 1 + 0) + acc0);
-      acc0 = (*(i10 + off + 0) * *(wp + 1 + 10 * 1 + 0) + acc0);
-      acc0 = (*(i11 + off + 0) * *(wp + 1 + 11 * 1 + 0) + acc0);
-      acc0 = (*(i12 + off + 0) * *(wp + 1 + 12 * 1 + 0) + acc0);
-      acc0 = (*(i13 + off + 0) * *(wp + 1 + 13 * 1 + 0) + acc0);
-      acc0 = (*(i14 + off + 0) * *(wp + 1 + 14 * 1 + 0) + acc0);
-      acc0 = (*(i15 + off + 0) * *(wp + 1 + 15 * 1 + 0) + acc0);
-      acc0 = (*(i16 + off + 0) * *(wp + 1 + 16 * 1 + 0) + acc0);
-      acc0 = (*(i17 + off + 0) * *(wp + 1 + 17 * 1 + 0) + acc0);
-      acc0 = (*(i18 + off + 0) * *(wp + 1 + 18 * 1 + 0) + acc0);
-      acc0 = (*(i19 + off + 0) * *(wp + 1 + 19 * 1 + 0) + acc0);
-      acc0 = (*(i20 + off + 0) * *(wp + 1 + 20 * 1 + 0) + acc0);
-      acc0 = (*(i21 + off + 0) * *(wp + 1 + 21 * 1 + 0) + acc0);
-      acc0 = (*(i22 + off + 0) * *(wp + 1 + 22 * 1 + 0) + acc0);
-      acc0 = (*(i23 + off + 0) * *(wp + 1 + 23 * 1 + 0) + acc0);
-      acc0 = (*(i24 + off + 0) * *(wp + 1 + 24 * 1 + 0) + acc0);
-      acc0 = (vmax < (acc0 < vmin ? vmin : acc0) ? vmax : (acc0 < vmin ? vmin : acc0));
-      *(o + 0) = acc0;
-      o += 1;
+      const float b0 = *(wp + 0);
+      float acc0_0 = b0;
+      float acc1_0 = b0;
+      {
+        const float w0 = *(wp + 1 + 0 * 1 + 0);
+        acc0_0 = (*(in[0] + off + 0) * w0 + acc0_0);
+        acc1_0 = (*(in[1 * 25 + 0] + off + 0) * w0 + acc1_0);
+      }
+      {
+        const float w0 = *(wp + 1 + 1 * 1 + 0);
+        acc0_0 = (*(in[1] + off + 0) * w0 + acc0_0);
+        acc1_0 = (*(in[1 * 25 + 1] + off + 0) * w0 + acc1_0);
+      }
+      {
+        const float w0 = *(wp + 1 + 2 * 1 + 0);
+        acc0_0 = (*(in[2] + off + 0) * w0 + acc0_0);
+        acc1_0 = (*(in[1 * 25 + 2] + off + 0) * w0 + acc1_0);
+      }
+      {
+        const float w0 = *(wp + 1 + 3 * 1 + 0);
+        acc0_0 = (*(in[3] + off + 0) * w0 + acc0_0);
+        acc1_0 = (*(in[1 * 25 + 3] + off + 0) * w0 + acc1_0);
+      }
+      {
+        const float w0 = *(wp + 1 + 4 * 1 + 0);
+        acc0_0 = (*(in[4] + off + 0) * w0 + acc0_0);
+        acc1_0 = (*(in[1 * 25 + 4] + off + 0) * w0 + acc1_0);
+      }
+      {
+        const float w0 = *(wp + 1 + 5 * 1 + 0);
+        acc0_0 = (*(in[5] + off + 0) * w0 + acc0_0);
+        acc1_0 = (*(in[1 * 25 + 5] + off + 0) * w0 + acc1_0);
+      }
+      {
+        const float w0 = *(wp + 1 + 6 * 1 + 0);
+        acc0_0 = (*(in[6] + off + 0) * w0 + acc0_0);
+        acc1_0 = (*(in[1 * 25 + 6] + off + 0) * w0 + acc1_0);
+      }
+      {
+        const float w0 = *(wp + 1 + 7 * 1 + 0);
+        acc0_0 = (*(in[7] + off + 0) * w0 + acc0_0);
+        acc1_0 = (*(in[1 * 25 + 7] + off + 0) * w0 + acc1_0);
+      }
+      {
+        const float w0 = *(wp + 1 + 8 * 1 + 0);
+        acc0_0 = (*(in[8] + off + 0) * w0 + acc0_0);
+        acc1_0 = (*(in[1 * 25 + 8] + off + 0) * w0 + acc1_0);
+      }
+      {
+        const float w0 = *(wp + 1 + 9 * 1 + 0);
+        acc0_0 = (*(in[9] + off + 0) * w0 + acc0_0);
+        acc1_0 = (*(in[1 * 25 + 9] + off + 0) * w0 + acc1_0);
+      }
+      {
+        const float w0 = *(wp + 1 + 10 * 1 + 0);
+        acc0_0 = (*(in[10] + off + 0) * w0 + acc0_0);
+        acc1_0 = (*(in[1 * 25 + 10] + off + 0) * w0 + acc1_0);
+      }
+      {
+        const float w0 = *(wp + 1 + 11 * 1 + 0);
+        acc0_0 = (*(in[11] + off + 0) * w0 + acc0_0);
+        acc1_0 = (*(in[1 * 25 + 11] + off + 0) * w0 + acc1_0);
+      }
+      {
+        const float w0 = *(wp + 1 + 12 * 1 + 0);
+        acc0_0 = (*(in[12] + off + 0) * w0 + acc0_0);
+        acc1_0 = (*(in[1 * 25 + 12] + off + 0) * w0 + acc1_0);
+      }
+      {
+        const float w0 = *(wp + 1 + 13 * 1 + 0);
+        acc0_0 = (*(in[13] + off + 0) * w0 + acc0_0);
+        acc1_0 = (*(in[1 * 25 + 13] + off + 0) * w0 + acc1_0);
+      }
+      {
+        const float w0 = *(wp + 1 + 14 * 1 + 0);
+        acc0_0 = (*(in[14] + off + 0) * w0 + acc0_0);
+        acc1_0 = (*(in[1 * 25 + 14] + off + 0) * w0 + acc1_0);
+      }
+      {
+        const float w0 = *(wp + 1 + 15 * 1 + 0);
+        acc0_0 = (*(in[15] + off + 0) * w0 + acc0_0);
+        acc1_0 = (*(in[1 * 25 + 15] + off + 0) * w0 + acc1_0);
+      }
+      {
+        const float w0 = *(wp + 1 + 16 * 1 + 0);
+        acc0_0 = (*(in[16] + off + 0) * w0 + acc0_0);
+        acc1_0 = (*(in[1 * 25 + 16] + off + 0) * w0 + acc1_0);
+      }
+      {
+        const float w0 = *(wp + 1 + 17 * 1 + 0);
+        acc0_0 = (*(in[17] + off + 0) * w0 + acc0_0);
+        acc1_0 = (*(in[1 * 25 + 17] + off + 0) * w0 + acc1_0);
+      }
+      {
+        const float w0 = *(wp + 1 + 18 * 1 + 0);
+        acc0_0 = (*(in[18] + off + 0) * w0 + acc0_0);
+        acc1_0 = (*(in[1 * 25 + 18] + off + 0) * w0 + acc1_0);
+      }
+      {
+        const float w0 = *(wp + 1 + 19 * 1 + 0);
+        acc0_0 = (*(in[19] + off + 0) * w0 + acc0_0);
+        acc1_0 = (*(in[1 * 25 + 19] + off + 0) * w0 + acc1_0);
+      }
+      {
+        const float w0 = *(wp + 1 + 20 * 1 + 0);
+        acc0_0 = (*(in[20] + off + 0) * w0 + acc0_0);
+        acc1_0 = (*(in[1 * 25 + 20] + off + 0) * w0 + acc1_0);
+      }
+      {
+        const float w0 = *(wp + 1 + 21 * 1 + 0);
+        acc0_0 = (*(in[21] + off + 0) * w0 + acc0_0);
+        acc1_0 = (*(in[1 * 25 + 21] + off + 0) * w0 + acc1_0);
+      }
+      {
+        const float w0 = *(wp + 1 + 22 * 1 + 0);
+        acc0_0 = (*(in[22] + off + 0) * w0 + acc0_0);
+        acc1_0 = (*(in[1 * 25 + 22] + off + 0) * w0 + acc1_0);
+      }
+      {
+        const float w0 = *(wp + 1 + 23 * 1 + 0);
+        acc0_0 = (*(in[23] + off + 0) * w0 + acc0_0);
+        acc1_0 = (*(in[1 * 25 + 23] + off + 0) * w0 + acc1_0);
+      }
+      {
+        const float w0 = *(wp + 1 + 24 * 1 + 0);
+        acc0_0 = (*(in[24] + off + 0) * w0 + acc0_0);
+        acc1_0 = (*(in[1 * 25 + 24] + off + 0) * w0 + acc1_0);
+      }
+      acc0_0 = (vmax < (acc0_0 < vmin ? vmin : acc0_0) ? vmax : (acc0_0 < vmin ? vmin : acc0_0));
+      *(out + off + 0) = acc0_0;
+      acc1_0 = (vmax < (acc1_0 < vmin ? vmin : acc1_0) ? vmax : (acc1_0 < vmin ? vmin : acc1_0));
+      *((float*)((char*)out + 1 * out_stride) + off + 0) = acc1_0;
       off += 1;
       wp += 26;
     }
+    in += 2 * 25;
+    out = (float*)((char*)out + 2 * out_stride);
+  }
+  for (; width != 0; width--) {
+    const float* wp = w;
+    size_t off = 0;
+    size_t ch = channels;
+    for (; ch >= 1; ch -= 1) {
+      const float b0 = *(wp + 0);
+      float acc0_0 = b0;
+      {
+        const float w0 = *(wp + 1 + 0 * 1 + 0);
+        acc0_0 = (*(in[0] + off + 0) * w0 + acc0_0);
+      }
+      {
+        const float w0 = *(wp + 1 + 1 * 1 + 0);
+        acc0_0 = (*(in[1] + off + 0) * w0 + acc0_0);
+      }
+      {
+        const float w0 = *(wp + 1 + 2 * 1 + 0);
+        acc0_0 = (*(in[2] + off + 0) * w0 + acc0_0);
+      }
+      {
+        const float w0 = *(wp + 1 + 3 * 1 + 0);
+        acc0_0 = (*(in[3] + off + 0) * w0 + acc0_0);
+      }
+      {
+        const float w0 = *(wp + 1 + 4 * 1 + 0);
+        acc0_0 = (*(in[4] + off + 0) * w0 + acc0_0);
+      }
+      {
+        const float w0 = *(wp + 1 + 5 * 1 + 0);
+        acc0_0 = (*(in[5] + off + 0) * w0 + acc0_0);
+      }
+      {
+        const float w0 = *(wp + 1 + 6 * 1 + 0);
+        acc0_0 = (*(in[6] + off + 0) * w0 + acc0_0);
+      }
+      {
+        const float w0 = *(wp + 1 + 7 * 1 + 0);
+        acc0_0 = (*(in[7] + off + 0) * w0 + acc0_0);
+      }
+      {
+        const float w0 = *(wp + 1 + 8 * 1 + 0);
+        acc0_0 = (*(in[8] + off + 0) * w0 + acc0_0);
+      }
+      {
+        const float w0 = *(wp + 1 + 9 * 1 + 0);
+        acc0_0 = (*(in[9] + off + 0) * w0 + acc0_0);
+      }
+      {
+        const float w0 = *(wp + 1 + 10 * 1 + 0);
+        acc0_0 = (*(in[10] + off + 0) * w0 + acc0_0);
+      }
+      {
+        const float w0 = *(wp + 1 + 11 * 1 + 0);
+        acc0_0 = (*(in[11] + off + 0) * w0 + acc0_0);
+      }
+      {
+        const float w0 = *(wp + 1 + 12 * 1 + 0);
+        acc0_0 = (*(in[12] + off + 0) * w0 + acc0_0);
+      }
+      {
+        const float w0 = *(wp + 1 + 13 * 1 + 0);
+        acc0_0 = (*(in[13] + off + 0) * w0 + acc0_0);
+      }
+      {
+        const float w0 = *(wp + 1 + 14 * 1 + 0);
+        acc0_0 = (*(in[14] + off + 0) * w0 + acc0_0);
+      }
+      {
+        const float w0 = *(wp + 1 + 15 * 1 + 0);
+        acc0_0 = (*(in[15] + off + 0) * w0 + acc0_0);
+      }
+      {
+        const float w0 = *(wp + 1 + 16 * 1 + 0);
+        acc0_0 = (*(in[16] + off + 0) * w0 + acc0_0);
+      }
+      {
+        const float w0 = *(wp + 1 + 17 * 1 + 0);
+        acc0_0 = (*(in[17] + off + 0) * w0 + acc0_0);
+      }
+      {
+        const float w0 = *(wp + 1 + 18 * 1 + 0);
+        acc0_0 = (*(in[18] + off + 0) * w0 + acc0_0);
+      }
+      {
+        const float w0 = *(wp + 1 + 19 * 1 + 0);
+        acc0_0 = (*(in[19] + off + 0) * w0 + acc0_0);
+      }
+      {
+        const float w0 = *(wp + 1 + 20 * 1 + 0);
+        acc0_0 = (*(in[20] + off + 0) * w0 + acc0_0);
+      }
+      {
+        const float w0 = *(wp + 1 + 21 * 1 + 0);
+        acc0_0 = (*(in[21] + off + 0) * w0 + acc0_0);
+      }
+      {
+        const float w0 = *(wp + 1 + 22 * 1 + 0);
+        acc0_0 = (*(in[22] + off + 0) * w0 + acc0_0);
+      }
+      {
+        const float w0 = *(wp + 1 + 23 * 1 + 0);
+        acc0_0 = (*(in[23] + off + 0) * w0 + acc0_0);
+      }
+      {
+        const float w0 = *(wp + 1 + 24 * 1 + 0);
+        acc0_0 = (*(in[24] + off + 0) * w0 + acc0_0);
+      }
+      acc0_0 = (vmax < (acc0_0 < vmin ? vmin : acc0_0) ? vmax : (acc0_0 < vmin ? vmin : acc0_0));
+      *(out + off + 0) = acc0_0;
+      off += 1;
+      wp += 26;
+    }
+    in += 25;
     out = (float*)((char*)out + out_stride);
   }
 }
@@ -294,25 +566,46 @@ static void wrt_scalar_dwconv_25_c1(size_t channels, size_t width, size_t ks, co
 static void wrt_scalar_dwconv_any_c1(size_t channels, size_t width, size_t ks, const float* const* in, const float* restrict w, float* out, size_t out_stride, const wrt_clamp* clamp) {
   const float vmin = clamp->min;
   const float vmax = clamp->max;
-  for (; width != 0; width--) {
-    const float* const* ip = in;
-    in += ks;
+  for (; width >= 2; width -= 2) {
     const float* wp = w;
-    float* o = out;
     size_t off = 0;
     size_t ch = channels;
     for (; ch >= 1; ch -= 1) {
-      float acc0 = *(wp + 0);
+      const float b0 = *(wp + 0);
+      float acc0_0 = b0;
+      float acc1_0 = b0;
       for (size_t t = 0; t < ks; t++) {
-        const float* it = ip[t];
-        acc0 = (*(it + off + 0) * *(wp + 1 + t * 1 + 0) + acc0);
+        const float w0 = *(wp + 1 + t * 1 + 0);
+        acc0_0 = (*(in[t] + off + 0) * w0 + acc0_0);
+        acc1_0 = (*(in[1 * ks + t] + off + 0) * w0 + acc1_0);
       }
-      acc0 = (vmax < (acc0 < vmin ? vmin : acc0) ? vmax : (acc0 < vmin ? vmin : acc0));
-      *(o + 0) = acc0;
-      o += 1;
+      acc0_0 = (vmax < (acc0_0 < vmin ? vmin : acc0_0) ? vmax : (acc0_0 < vmin ? vmin : acc0_0));
+      *(out + off + 0) = acc0_0;
+      acc1_0 = (vmax < (acc1_0 < vmin ? vmin : acc1_0) ? vmax : (acc1_0 < vmin ? vmin : acc1_0));
+      *((float*)((char*)out + 1 * out_stride) + off + 0) = acc1_0;
       off += 1;
       wp += 1 + ks * 1;
     }
+    in += 2 * ks;
+    out = (float*)((char*)out + 2 * out_stride);
+  }
+  for (; width != 0; width--) {
+    const float* wp = w;
+    size_t off = 0;
+    size_t ch = channels;
+    for (; ch >= 1; ch -= 1) {
+      const float b0 = *(wp + 0);
+      float acc0_0 = b0;
+      for (size_t t = 0; t < ks; t++) {
+        const float w0 = *(wp + 1 + t * 1 + 0);
+        acc0_0 = (*(in[t] + off + 0) * w0 + acc0_0);
+      }
+      acc0_0 = (vmax < (acc0_0 < vmin ? vmin : acc0_0) ? vmax : (acc0_0 < vmin ? vmin : acc0_0));
+      *(out + off + 0) = acc0_0;
+      off += 1;
+      wp += 1 + ks * 1;
+    }
+    in += ks;
     out = (float*)((char*)out + out_stride);
   }
 }

@@ -243,133 +243,180 @@ static void wrt_wasm_simd128_dwconv_9_c8(size_t channels, size_t width, size_t k
   (void)ks;
   const v128_t vmin = wasm_f32x4_splat(clamp->min);
   const v128_t vmax = wasm_f32x4_splat(clamp->max);
-  for (; width != 0; width--) {
-    const float* i0 = in[0];
-    const float* i1 = in[1];
-    const float* i2 = in[2];
-    const float* i3 = in[3];
-    const float* i4 = in[4];
-    const float* i5 = in[5];
-    const float* i6 = in[6];
-    const float* i7 = in[7];
-    const float* i8 = in[8];
-    in += 9;
+  for (; width >= 3; width -= 3) {
     const float* wp = w;
-    float* o = out;
     size_t off = 0;
     size_t ch = channels;
     for (; ch >= 8; ch -= 8) {
-      v128_t acc0 = wasm_v128_load(wp + 0);
-      v128_t acc1 = wasm_v128_load(wp + 4);
-      acc0 = wasm_f32x4_add(wasm_f32x4_mul(wasm_v128_load(i0 + off + 0), wasm_v128_load(wp + 8 + 0 * 8 + 0)), acc0);
-      acc1 = wasm_f32x4_add(wasm_f32x4_mul(wasm_v128_load(i0 + off + 4), wasm_v128_load(wp + 8 + 0 * 8 + 4)), acc1);
-      acc0 = wasm_f32x4_add(wasm_f32x4_mul(wasm_v128_load(i1 + off + 0), wasm_v128_load(wp + 8 + 1 * 8 + 0)), acc0);
-      acc1 = wasm_f32x4_add(wasm_f32x4_mul(wasm_v128_load(i1 + off + 4), wasm_v128_load(wp + 8 + 1 * 8 + 4)), acc1);
-      acc0 = wasm_f32x4_add(wasm_f32x4_mul(wasm_v128_load(i2 + off + 0), wasm_v128_load(wp + 8 + 2 * 8 + 0)), acc0);
-      acc1 = wasm_f32x4_add(wasm_f32x4_mul(wasm_v128_load(i2 + off + 4), wasm_v128_load(wp + 8 + 2 * 8 + 4)), acc1);
-      acc0 = wasm_f32x4_add(wasm_f32x4_mul(wasm_v128_load(i3 + off + 0), wasm_v128_load(wp + 8 + 3 * 8 + 0)), acc0);
-      acc1 = wasm_f32x4_add(wasm_f32x4_mul(wasm_v128_load(i3 + off + 4), wasm_v128_load(wp + 8 + 3 * 8 + 4)), acc1);
-      acc0 = wasm_f32x4_add(wasm_f32x4_mul(wasm_v128_load(i4 + off + 0), wasm_v128_load(wp + 8 + 4 * 8 + 0)), acc0);
-      acc1 = wasm_f32x4_add(wasm_f32x4_mul(wasm_v128_load(i4 + off + 4), wasm_v128_load(wp + 8 + 4 * 8 + 4)), acc1);
-      acc0 = wasm_f32x4_add(wasm_f32x4_mul(wasm_v128_load(i5 + off + 0), wasm_v128_load(wp + 8 + 5 * 8 + 0)), acc0);
-      acc1 = wasm_f32x4_add(wasm_f32x4_mul(wasm_v128_load(i5 + off + 4), wasm_v128_load(wp + 8 + 5 * 8 + 4)), acc1);
-      acc0 = wasm_f32x4_add(wasm_f32x4_mul(wasm_v128_load(i6 + off + 0), wasm_v128_load(wp + 8 + 6 * 8 + 0)), acc0);
-      acc1 = wasm_f32x4_add(wasm_f32x4_mul(wasm_v128_load(i6 + off + 4), wasm_v128_load(wp + 8 + 6 * 8 + 4)), acc1);
-      acc0 = wasm_f32x4_add(wasm_f32x4_mul(wasm_v128_load(i7 + off + 0), wasm_v128_load(wp + 8 + 7 * 8 + 0)), acc0);
-      acc1 = wasm_f32x4_add(wasm_f32x4_mul(wasm_v128_load(i7 + off + 4), wasm_v128_load(wp + 8 + 7 * 8 + 4)), acc1);
-      acc0 = wasm_f32x4_add(wasm_f32x4_mul(wasm_v128_load(i8 + off + 0), wasm_v128_load(wp + 8 + 8 * 8 + 0)), acc0);
-      acc1 = wasm_f32x4_add(wasm_f32x4_mul(wasm_v128_load(i8 + off + 4), wasm_v128_load(wp + 8 + 8 * 8 + 4)), acc1);
-      acc0 = wasm_f32x4_pmin(wasm_f32x4_pmax(acc0, vmin), vmax);
-      wasm_v128_store(o + 0, acc0);
-      acc1 = wasm_f32x4_pmin(wasm_f32x4_pmax(acc1, vmin), vmax);
-      wasm_v128_store(o + 4, acc1);
-      o += 8;
+      const v128_t b0 = wasm_v128_load(wp + 0);
+      v128_t acc0_0 = b0;
+      v128_t acc1_0 = b0;
+      v128_t acc2_0 = b0;
+      const v128_t b1 = wasm_v128_load(wp + 4);
+      v128_t acc0_1 = b1;
+      v128_t acc1_1 = b1;
+      v128_t acc2_1 = b1;
+      #pragma clang loop unroll(disable)
+      for (size_t t = 0; t < 9; t++) {
+        const v128_t w0 = wasm_v128_load(wp + 8 + t * 8 + 0);
+        const v128_t w1 = wasm_v128_load(wp + 8 + t * 8 + 4);
+        acc0_0 = wasm_f32x4_add(wasm_f32x4_mul(wasm_v128_load(in[t] + off + 0), w0), acc0_0);
+        acc0_1 = wasm_f32x4_add(wasm_f32x4_mul(wasm_v128_load(in[t] + off + 4), w1), acc0_1);
+        acc1_0 = wasm_f32x4_add(wasm_f32x4_mul(wasm_v128_load(in[1 * 9 + t] + off + 0), w0), acc1_0);
+        acc1_1 = wasm_f32x4_add(wasm_f32x4_mul(wasm_v128_load(in[1 * 9 + t] + off + 4), w1), acc1_1);
+        acc2_0 = wasm_f32x4_add(wasm_f32x4_mul(wasm_v128_load(in[2 * 9 + t] + off + 0), w0), acc2_0);
+        acc2_1 = wasm_f32x4_add(wasm_f32x4_mul(wasm_v128_load(in[2 * 9 + t] + off + 4), w1), acc2_1);
+      }
+      acc0_0 = wasm_f32x4_pmin(wasm_f32x4_pmax(acc0_0, vmin), vmax);
+      wasm_v128_store(out + off + 0, acc0_0);
+      acc0_1 = wasm_f32x4_pmin(wasm_f32x4_pmax(acc0_1, vmin), vmax);
+      wasm_v128_store(out + off + 4, acc0_1);
+      acc1_0 = wasm_f32x4_pmin(wasm_f32x4_pmax(acc1_0, vmin), vmax);
+      wasm_v128_store((float*)((char*)out + 1 * out_stride) + off + 0, acc1_0);
+      acc1_1 = wasm_f32x4_pmin(wasm_f32x4_pmax(acc1_1, vmin), vmax);
+      wasm_v128_store((float*)((char*)out + 1 * out_stride) + off + 4, acc1_1);
+      acc2_0 = wasm_f32x4_pmin(wasm_f32x4_pmax(acc2_0, vmin), vmax);
+      wasm_v128_store((float*)((char*)out + 2 * out_stride) + off + 0, acc2_0);
+      acc2_1 = wasm_f32x4_pmin(wasm_f32x4_pmax(acc2_1, vmin), vmax);
+      wasm_v128_store((float*)((char*)out + 2 * out_stride) + off + 4, acc2_1);
       off += 8;
       wp += 80;
     }
     if (ch != 0) {
       for (; ch >= 4; ch -= 4) {
-        v128_t acc = wasm_v128_load(wp);
-        acc = wasm_f32x4_add(wasm_f32x4_mul(wasm_v128_load(i0 + off), wasm_v128_load(wp + 8 + 0 * 8)), acc);
-        acc = wasm_f32x4_add(wasm_f32x4_mul(wasm_v128_load(i1 + off), wasm_v128_load(wp + 8 + 1 * 8)), acc);
-        acc = wasm_f32x4_add(wasm_f32x4_mul(wasm_v128_load(i2 + off), wasm_v128_load(wp + 8 + 2 * 8)), acc);
-        acc = wasm_f32x4_add(wasm_f32x4_mul(wasm_v128_load(i3 + off), wasm_v128_load(wp + 8 + 3 * 8)), acc);
-        acc = wasm_f32x4_add(wasm_f32x4_mul(wasm_v128_load(i4 + off), wasm_v128_load(wp + 8 + 4 * 8)), acc);
-        acc = wasm_f32x4_add(wasm_f32x4_mul(wasm_v128_load(i5 + off), wasm_v128_load(wp + 8 + 5 * 8)), acc);
-        acc = wasm_f32x4_add(wasm_f32x4_mul(wasm_v128_load(i6 + off), wasm_v128_load(wp + 8 + 6 * 8)), acc);
-        acc = wasm_f32x4_add(wasm_f32x4_mul(wasm_v128_load(i7 + off), wasm_v128_load(wp + 8 + 7 * 8)), acc);
-        acc = wasm_f32x4_add(wasm_f32x4_mul(wasm_v128_load(i8 + off), wasm_v128_load(wp + 8 + 8 * 8)), acc);
-        acc = wasm_f32x4_pmin(wasm_f32x4_pmax(acc, vmin), vmax);
-        wasm_v128_store(o, acc);
-        o += 4;
+        const v128_t b0 = wasm_v128_load(wp + 0);
+        v128_t acc0_0 = b0;
+        v128_t acc1_0 = b0;
+        v128_t acc2_0 = b0;
+        #pragma clang loop unroll(disable)
+        for (size_t t = 0; t < 9; t++) {
+          const v128_t w0 = wasm_v128_load(wp + 8 + t * 8 + 0);
+          acc0_0 = wasm_f32x4_add(wasm_f32x4_mul(wasm_v128_load(in[t] + off + 0), w0), acc0_0);
+          acc1_0 = wasm_f32x4_add(wasm_f32x4_mul(wasm_v128_load(in[1 * 9 + t] + off + 0), w0), acc1_0);
+          acc2_0 = wasm_f32x4_add(wasm_f32x4_mul(wasm_v128_load(in[2 * 9 + t] + off + 0), w0), acc2_0);
+        }
+        acc0_0 = wasm_f32x4_pmin(wasm_f32x4_pmax(acc0_0, vmin), vmax);
+        wasm_v128_store(out + off + 0, acc0_0);
+        acc1_0 = wasm_f32x4_pmin(wasm_f32x4_pmax(acc1_0, vmin), vmax);
+        wasm_v128_store((float*)((char*)out + 1 * out_stride) + off + 0, acc1_0);
+        acc2_0 = wasm_f32x4_pmin(wasm_f32x4_pmax(acc2_0, vmin), vmax);
+        wasm_v128_store((float*)((char*)out + 2 * out_stride) + off + 0, acc2_0);
         off += 4;
         wp += 4;
       }
       if (ch != 0) {
-        v128_t acc = wasm_v128_load(wp);
-        {
-          float x_buf[4];
-          for (size_t l = 0; l < 4; l++) x_buf[l] = l < ch ? (i0 + off)[l] : 0.0f;
-          const v128_t x = wasm_v128_load(x_buf);
-          acc = wasm_f32x4_add(wasm_f32x4_mul(x, wasm_v128_load(wp + 8 + 0 * 8)), acc);
+        const v128_t b0 = wasm_v128_load(wp + 0);
+        v128_t acc0_0 = b0;
+        v128_t acc1_0 = b0;
+        v128_t acc2_0 = b0;
+        #pragma clang loop unroll(disable)
+        for (size_t t = 0; t < 9; t++) {
+          const v128_t w0 = wasm_v128_load(wp + 8 + t * 8 + 0);
+          {
+            float x_buf[4];
+            for (size_t l = 0; l < 4; l++) x_buf[l] = l < ch ? (in[t] + off)[l] : 0.0f;
+            const v128_t x = wasm_v128_load(x_buf);
+            acc0_0 = wasm_f32x4_add(wasm_f32x4_mul(x, w0), acc0_0);
+          }
+          {
+            float x_buf[4];
+            for (size_t l = 0; l < 4; l++) x_buf[l] = l < ch ? (in[1 * 9 + t] + off)[l] : 0.0f;
+            const v128_t x = wasm_v128_load(x_buf);
+            acc1_0 = wasm_f32x4_add(wasm_f32x4_mul(x, w0), acc1_0);
+          }
+          {
+            float x_buf[4];
+            for (size_t l = 0; l < 4; l++) x_buf[l] = l < ch ? (in[2 * 9 + t] + off)[l] : 0.0f;
+            const v128_t x = wasm_v128_load(x_buf);
+            acc2_0 = wasm_f32x4_add(wasm_f32x4_mul(x, w0), acc2_0);
+          }
         }
+        acc0_0 = wasm_f32x4_pmin(wasm_f32x4_pmax(acc0_0, vmin), vmax);
         {
-          float x_buf[4];
-          for (size_t l = 0; l < 4; l++) x_buf[l] = l < ch ? (i1 + off)[l] : 0.0f;
-          const v128_t x = wasm_v128_load(x_buf);
-          acc = wasm_f32x4_add(wasm_f32x4_mul(x, wasm_v128_load(wp + 8 + 1 * 8)), acc);
+          float* tp = out + off;
+          v128_t tv = acc0_0;
+          if (ch & 2) { wasm_v128_store64_lane(tp, tv, 0); tv = wasm_i64x2_shuffle(tv, tv, 1, 1); tp += 2; }
+          if (ch & 1) wasm_v128_store32_lane(tp, tv, 0);
         }
+        acc1_0 = wasm_f32x4_pmin(wasm_f32x4_pmax(acc1_0, vmin), vmax);
         {
-          float x_buf[4];
-          for (size_t l = 0; l < 4; l++) x_buf[l] = l < ch ? (i2 + off)[l] : 0.0f;
-          const v128_t x = wasm_v128_load(x_buf);
-          acc = wasm_f32x4_add(wasm_f32x4_mul(x, wasm_v128_load(wp + 8 + 2 * 8)), acc);
+          float* tp = (float*)((char*)out + 1 * out_stride) + off;
+          v128_t tv = acc1_0;
+          if (ch & 2) { wasm_v128_store64_lane(tp, tv, 0); tv = wasm_i64x2_shuffle(tv, tv, 1, 1); tp += 2; }
+          if (ch & 1) wasm_v128_store32_lane(tp, tv, 0);
         }
+        acc2_0 = wasm_f32x4_pmin(wasm_f32x4_pmax(acc2_0, vmin), vmax);
         {
-          float x_buf[4];
-          for (size_t l = 0; l < 4; l++) x_buf[l] = l < ch ? (i3 + off)[l] : 0.0f;
-          const v128_t x = wasm_v128_load(x_buf);
-          acc = wasm_f32x4_add(wasm_f32x4_mul(x, wasm_v128_load(wp + 8 + 3 * 8)), acc);
-        }
-        {
-          float x_buf[4];
-          for (size_t l = 0; l < 4; l++) x_buf[l] = l < ch ? (i4 + off)[l] : 0.0f;
-          const v128_t x = wasm_v128_load(x_buf);
-          acc = wasm_f32x4_add(wasm_f32x4_mul(x, wasm_v128_load(wp + 8 + 4 * 8)), acc);
-        }
-        {
-          float x_buf[4];
-          for (size_t l = 0; l < 4; l++) x_buf[l] = l < ch ? (i5 + off)[l] : 0.0f;
-          const v128_t x = wasm_v128_load(x_buf);
-          acc = wasm_f32x4_add(wasm_f32x4_mul(x, wasm_v128_load(wp + 8 + 5 * 8)), acc);
-        }
-        {
-          float x_buf[4];
-          for (size_t l = 0; l < 4; l++) x_buf[l] = l < ch ? (i6 + off)[l] : 0.0f;
-          const v128_t x = wasm_v128_load(x_buf);
-          acc = wasm_f32x4_add(wasm_f32x4_mul(x, wasm_v128_load(wp + 8 + 6 * 8)), acc);
-        }
-        {
-          float x_buf[4];
-          for (size_t l = 0; l < 4; l++) x_buf[l] = l < ch ? (i7 + off)[l] : 0.0f;
-          const v128_t x = wasm_v128_load(x_buf);
-          acc = wasm_f32x4_add(wasm_f32x4_mul(x, wasm_v128_load(wp + 8 + 7 * 8)), acc);
-        }
-        {
-          float x_buf[4];
-          for (size_t l = 0; l < 4; l++) x_buf[l] = l < ch ? (i8 + off)[l] : 0.0f;
-          const v128_t x = wasm_v128_load(x_buf);
-          acc = wasm_f32x4_add(wasm_f32x4_mul(x, wasm_v128_load(wp + 8 + 8 * 8)), acc);
-        }
-        acc = wasm_f32x4_pmin(wasm_f32x4_pmax(acc, vmin), vmax);
-        {
-          float* tp = o;
-          v128_t tv = acc;
+          float* tp = (float*)((char*)out + 2 * out_stride) + off;
+          v128_t tv = acc2_0;
           if (ch & 2) { wasm_v128_store64_lane(tp, tv, 0); tv = wasm_i64x2_shuffle(tv, tv, 1, 1); tp += 2; }
           if (ch & 1) wasm_v128_store32_lane(tp, tv, 0);
         }
       }
     }
+    in += 3 * 9;
+    out = (float*)((char*)out + 3 * out_stride);
+  }
+  for (; width != 0; width--) {
+    const float* wp = w;
+    size_t off = 0;
+    size_t ch = channels;
+    for (; ch >= 8; ch -= 8) {
+      const v128_t b0 = wasm_v128_load(wp + 0);
+      v128_t acc0_0 = b0;
+      const v128_t b1 = wasm_v128_load(wp + 4);
+      v128_t acc0_1 = b1;
+      #pragma clang loop unroll(disable)
+      for (size_t t = 0; t < 9; t++) {
+        const v128_t w0 = wasm_v128_load(wp + 8 + t * 8 + 0);
+        const v128_t w1 = wasm_v128_load(wp + 8 + t * 8 + 4);
+        acc0_0 = wasm_f32x4_add(wasm_f32x4_mul(wasm_v128_load(in[t] + off + 0), w0), acc0_0);
+        acc0_1 = wasm_f32x4_add(wasm_f32x4_mul(wasm_v128_load(in[t] + off + 4), w1), acc0_1);
+      }
+      acc0_0 = wasm_f32x4_pmin(wasm_f32x4_pmax(acc0_0, vmin), vmax);
+      wasm_v128_store(out + off + 0, acc0_0);
+      acc0_1 = wasm_f32x4_pmin(wasm_f32x4_pmax(acc0_1, vmin), vmax);
+      wasm_v128_store(out + off + 4, acc0_1);
+      off += 8;
+      wp += 80;
+    }
+    if (ch != 0) {
+      for (; ch >= 4; ch -= 4) {
+        const v128_t b0 = wasm_v128_load(wp + 0);
+        v128_t acc0_0 = b0;
+        #pragma clang loop unroll(disable)
+        for (size_t t = 0; t < 9; t++) {
+          const v128_t w0 = wasm_v128_load(wp + 8 + t * 8 + 0);
+          acc0_0 = wasm_f32x4_add(wasm_f32x4_mul(wasm_v128_load(in[t] + off + 0), w0), acc0_0);
+        }
+        acc0_0 = wasm_f32x4_pmin(wasm_f32x4_pmax(acc0_0, vmin), vmax);
+        wasm_v128_store(out + off + 0, acc0_0);
+        off += 4;
+        wp += 4;
+      }
+      if (ch != 0) {
+        const v128_t b0 = wasm_v128_load(wp + 0);
+        v128_t acc0_0 = b0;
+        #pragma clang loop unroll(disable)
+        for (size_t t = 0; t < 9; t++) {
+          const v128_t w0 = wasm_v128_load(wp + 8 + t * 8 + 0);
+          {
+            float x_buf[4];
+            for (size_t l = 0; l < 4; l++) x_buf[l] = l < ch ? (in[t] + off)[l] : 0.0f;
+            const v128_t x = wasm_v128_load(x_buf);
+            acc0_0 = wasm_f32x4_add(wasm_f32x4_mul(x, w0), acc0_0);
+          }
+        }
+        acc0_0 = wasm_f32x4_pmin(wasm_f32x4_pmax(acc0_0, vmin), vmax);
+        {
+          float* tp = out + off;
+          v128_t tv = acc0_0;
+          if (ch & 2) { wasm_v128_store64_lane(tp, tv, 0); tv = wasm_i64x2_shuffle(tv, tv, 1, 1); tp += 2; }
+          if (ch & 1) wasm_v128_store32_lane(tp, tv, 0);
+        }
+      }
+    }
+    in += 9;
     out = (float*)((char*)out + out_stride);
   }
 }
@@ -378,293 +425,180 @@ static void wrt_wasm_simd128_dwconv_25_c8(size_t channels, size_t width, size_t 
   (void)ks;
   const v128_t vmin = wasm_f32x4_splat(clamp->min);
   const v128_t vmax = wasm_f32x4_splat(clamp->max);
-  for (; width != 0; width--) {
-    const float* i0 = in[0];
-    const float* i1 = in[1];
-    const float* i2 = in[2];
-    const float* i3 = in[3];
-    const float* i4 = in[4];
-    const float* i5 = in[5];
-    const float* i6 = in[6];
-    const float* i7 = in[7];
-    const float* i8 = in[8];
-    const float* i9 = in[9];
-    const float* i10 = in[10];
-    const float* i11 = in[11];
-    const float* i12 = in[12];
-    const float* i13 = in[13];
-    const float* i14 = in[14];
-    const float* i15 = in[15];
-    const float* i16 = in[16];
-    const float* i17 = in[17];
-    const float* i18 = in[18];
-    const float* i19 = in[19];
-    const float* i20 = in[20];
-    const float* i21 = in[21];
-    const float* i22 = in[22];
-    const float* i23 = in[23];
-    const float* i24 = in[24];
-    in += 25;
+  for (; width >= 3; width -= 3) {
     const float* wp = w;
-    float* o = out;
     size_t off = 0;
     size_t ch = channels;
     for (; ch >= 8; ch -= 8) {
-      v128_t acc0 = wasm_v128_load(wp + 0);
-      v128_t acc1 = wasm_v128_load(wp + 4);
-      acc0 = wasm_f32x4_add(wasm_f32x4_mul(wasm_v128_load(i0 + off + 0), wasm_v128_load(wp + 8 + 0 * 8 + 0)), acc0);
-      acc1 = wasm_f32x4_add(wasm_f32x4_mul(wasm_v128_load(i0 + off + 4), wasm_v128_load(wp + 8 + 0 * 8 + 4)), acc1);
-      acc0 = wasm_f32x4_add(wasm_f32x4_mul(wasm_v128_load(i1 + off + 0), wasm_v128_load(wp + 8 + 1 * 8 + 0)), acc0);
-      acc1 = wasm_f32x4_add(wasm_f32x4_mul(wasm_v128_load(i1 + off + 4), wasm_v128_load(wp + 8 + 1 * 8 + 4)), acc1);
-      acc0 = wasm_f32x4_add(wasm_f32x4_mul(wasm_v128_load(i2 + off + 0), wasm_v128_load(wp + 8 + 2 * 8 + 0)), acc0);
-      acc1 = wasm_f32x4_add(wasm_f32x4_mul(wasm_v128_load(i2 + off + 4), wasm_v128_load(wp + 8 + 2 * 8 + 4)), acc1);
-      acc0 = wasm_f32x4_add(wasm_f32x4_mul(wasm_v128_load(i3 + off + 0), wasm_v128_load(wp + 8 + 3 * 8 + 0)), acc0);
-      acc1 = wasm_f32x4_add(wasm_f32x4_mul(wasm_v128_load(i3 + off + 4), wasm_v128_load(wp + 8 + 3 * 8 + 4)), acc1);
-      acc0 = wasm_f32x4_add(wasm_f32x4_mul(wasm_v128_load(i4 + off + 0), wasm_v128_load(wp + 8 + 4 * 8 + 0)), acc0);
-      acc1 = wasm_f32x4_add(wasm_f32x4_mul(wasm_v128_load(i4 + off + 4), wasm_v128_load(wp + 8 + 4 * 8 + 4)), acc1);
-      acc0 = wasm_f32x4_add(wasm_f32x4_mul(wasm_v128_load(i5 + off + 0), wasm_v128_load(wp + 8 + 5 * 8 + 0)), acc0);
-      acc1 = wasm_f32x4_add(wasm_f32x4_mul(wasm_v128_load(i5 + off + 4), wasm_v128_load(wp + 8 + 5 * 8 + 4)), acc1);
-      acc0 = wasm_f32x4_add(wasm_f32x4_mul(wasm_v128_load(i6 + off + 0), wasm_v128_load(wp + 8 + 6 * 8 + 0)), acc0);
-      acc1 = wasm_f32x4_add(wasm_f32x4_mul(wasm_v128_load(i6 + off + 4), wasm_v128_load(wp + 8 + 6 * 8 + 4)), acc1);
-      acc0 = wasm_f32x4_add(wasm_f32x4_mul(wasm_v128_load(i7 + off + 0), wasm_v128_load(wp + 8 + 7 * 8 + 0)), acc0);
-      acc1 = wasm_f32x4_add(wasm_f32x4_mul(wasm_v128_load(i7 + off + 4), wasm_v128_load(wp + 8 + 7 * 8 + 4)), acc1);
-      acc0 = wasm_f32x4_add(wasm_f32x4_mul(wasm_v128_load(i8 + off + 0), wasm_v128_load(wp + 8 + 8 * 8 + 0)), acc0);
-      acc1 = wasm_f32x4_add(wasm_f32x4_mul(wasm_v128_load(i8 + off + 4), wasm_v128_load(wp + 8 + 8 * 8 + 4)), acc1);
-      acc0 = wasm_f32x4_add(wasm_f32x4_mul(wasm_v128_load(i9 + off + 0), wasm_v128_load(wp + 8 + 9 * 8 + 0)), acc0);
-      acc1 = wasm_f32x4_add(wasm_f32x4_mul(wasm_v128_load(i9 + off + 4), wasm_v128_load(wp + 8 + 9 * 8 + 4)), acc1);
-      acc0 = wasm_f32x4_add(wasm_f32x4_mul(wasm_v128_load(i10 + off + 0), wasm_v128_load(wp + 8 + 10 * 8 + 0)), acc0);
-      acc1 = wasm_f32x4_add(wasm_f32x4_mul(wasm_v128_load(i10 + off + 4), wasm_v128_load(wp + 8 + 10 * 8 + 4)), acc1);
-      acc0 = wasm_f32x4_add(wasm_f32x4_mul(wasm_v128_load(i11 + off + 0), wasm_v128_load(wp + 8 + 11 * 8 + 0)), acc0);
-      acc1 = wasm_f32x4_add(wasm_f32x4_mul(wasm_v128_load(i11 + off + 4), wasm_v128_load(wp + 8 + 11 * 8 + 4)), acc1);
-      acc0 = wasm_f32x4_add(wasm_f32x4_mul(wasm_v128_load(i12 + off + 0), wasm_v128_load(wp + 8 + 12 * 8 + 0)), acc0);
-      acc1 = wasm_f32x4_add(wasm_f32x4_mul(wasm_v128_load(i12 + off + 4), wasm_v128_load(wp + 8 + 12 * 8 + 4)), acc1);
-      acc0 = wasm_f32x4_add(wasm_f32x4_mul(wasm_v128_load(i13 + off + 0), wasm_v128_load(wp + 8 + 13 * 8 + 0)), acc0);
-      acc1 = wasm_f32x4_add(wasm_f32x4_mul(wasm_v128_load(i13 + off + 4), wasm_v128_load(wp + 8 + 13 * 8 + 4)), acc1);
-      acc0 = wasm_f32x4_add(wasm_f32x4_mul(wasm_v128_load(i14 + off + 0), wasm_v128_load(wp + 8 + 14 * 8 + 0)), acc0);
-      acc1 = wasm_f32x4_add(wasm_f32x4_mul(wasm_v128_load(i14 + off + 4), wasm_v128_load(wp + 8 + 14 * 8 + 4)), acc1);
-      acc0 = wasm_f32x4_add(wasm_f32x4_mul(wasm_v128_load(i15 + off + 0), wasm_v128_load(wp + 8 + 15 * 8 + 0)), acc0);
-      acc1 = wasm_f32x4_add(wasm_f32x4_mul(wasm_v128_load(i15 + off + 4), wasm_v128_load(wp + 8 + 15 * 8 + 4)), acc1);
-      acc0 = wasm_f32x4_add(wasm_f32x4_mul(wasm_v128_load(i16 + off + 0), wasm_v128_load(wp + 8 + 16 * 8 + 0)), acc0);
-      acc1 = wasm_f32x4_add(wasm_f32x4_mul(wasm_v128_load(i16 + off + 4), wasm_v128_load(wp + 8 + 16 * 8 + 4)), acc1);
-      acc0 = wasm_f32x4_add(wasm_f32x4_mul(wasm_v128_load(i17 + off + 0), wasm_v128_load(wp + 8 + 17 * 8 + 0)), acc0);
-      acc1 = wasm_f32x4_add(wasm_f32x4_mul(wasm_v128_load(i17 + off + 4), wasm_v128_load(wp + 8 + 17 * 8 + 4)), acc1);
-      acc0 = wasm_f32x4_add(wasm_f32x4_mul(wasm_v128_load(i18 + off + 0), wasm_v128_load(wp + 8 + 18 * 8 + 0)), acc0);
-      acc1 = wasm_f32x4_add(wasm_f32x4_mul(wasm_v128_load(i18 + off + 4), wasm_v128_load(wp + 8 + 18 * 8 + 4)), acc1);
-      acc0 = wasm_f32x4_add(wasm_f32x4_mul(wasm_v128_load(i19 + off + 0), wasm_v128_load(wp + 8 + 19 * 8 + 0)), acc0);
-      acc1 = wasm_f32x4_add(wasm_f32x4_mul(wasm_v128_load(i19 + off + 4), wasm_v128_load(wp + 8 + 19 * 8 + 4)), acc1);
-      acc0 = wasm_f32x4_add(wasm_f32x4_mul(wasm_v128_load(i20 + off + 0), wasm_v128_load(wp + 8 + 20 * 8 + 0)), acc0);
-      acc1 = wasm_f32x4_add(wasm_f32x4_mul(wasm_v128_load(i20 + off + 4), wasm_v128_load(wp + 8 + 20 * 8 + 4)), acc1);
-      acc0 = wasm_f32x4_add(wasm_f32x4_mul(wasm_v128_load(i21 + off + 0), wasm_v128_load(wp + 8 + 21 * 8 + 0)), acc0);
-      acc1 = wasm_f32x4_add(wasm_f32x4_mul(wasm_v128_load(i21 + off + 4), wasm_v128_load(wp + 8 + 21 * 8 + 4)), acc1);
-      acc0 = wasm_f32x4_add(wasm_f32x4_mul(wasm_v128_load(i22 + off + 0), wasm_v128_load(wp + 8 + 22 * 8 + 0)), acc0);
-      acc1 = wasm_f32x4_add(wasm_f32x4_mul(wasm_v128_load(i22 + off + 4), wasm_v128_load(wp + 8 + 22 * 8 + 4)), acc1);
-      acc0 = wasm_f32x4_add(wasm_f32x4_mul(wasm_v128_load(i23 + off + 0), wasm_v128_load(wp + 8 + 23 * 8 + 0)), acc0);
-      acc1 = wasm_f32x4_add(wasm_f32x4_mul(wasm_v128_load(i23 + off + 4), wasm_v128_load(wp + 8 + 23 * 8 + 4)), acc1);
-      acc0 = wasm_f32x4_add(wasm_f32x4_mul(wasm_v128_load(i24 + off + 0), wasm_v128_load(wp + 8 + 24 * 8 + 0)), acc0);
-      acc1 = wasm_f32x4_add(wasm_f32x4_mul(wasm_v128_load(i24 + off + 4), wasm_v128_load(wp + 8 + 24 * 8 + 4)), acc1);
-      acc0 = wasm_f32x4_pmin(wasm_f32x4_pmax(acc0, vmin), vmax);
-      wasm_v128_store(o + 0, acc0);
-      acc1 = wasm_f32x4_pmin(wasm_f32x4_pmax(acc1, vmin), vmax);
-      wasm_v128_store(o + 4, acc1);
-      o += 8;
+      const v128_t b0 = wasm_v128_load(wp + 0);
+      v128_t acc0_0 = b0;
+      v128_t acc1_0 = b0;
+      v128_t acc2_0 = b0;
+      const v128_t b1 = wasm_v128_load(wp + 4);
+      v128_t acc0_1 = b1;
+      v128_t acc1_1 = b1;
+      v128_t acc2_1 = b1;
+      #pragma clang loop unroll(disable)
+      for (size_t t = 0; t < 25; t++) {
+        const v128_t w0 = wasm_v128_load(wp + 8 + t * 8 + 0);
+        const v128_t w1 = wasm_v128_load(wp + 8 + t * 8 + 4);
+        acc0_0 = wasm_f32x4_add(wasm_f32x4_mul(wasm_v128_load(in[t] + off + 0), w0), acc0_0);
+        acc0_1 = wasm_f32x4_add(wasm_f32x4_mul(wasm_v128_load(in[t] + off + 4), w1), acc0_1);
+        acc1_0 = wasm_f32x4_add(wasm_f32x4_mul(wasm_v128_load(in[1 * 25 + t] + off + 0), w0), acc1_0);
+        acc1_1 = wasm_f32x4_add(wasm_f32x4_mul(wasm_v128_load(in[1 * 25 + t] + off + 4), w1), acc1_1);
+        acc2_0 = wasm_f32x4_add(wasm_f32x4_mul(wasm_v128_load(in[2 * 25 + t] + off + 0), w0), acc2_0);
+        acc2_1 = wasm_f32x4_add(wasm_f32x4_mul(wasm_v128_load(in[2 * 25 + t] + off + 4), w1), acc2_1);
+      }
+      acc0_0 = wasm_f32x4_pmin(wasm_f32x4_pmax(acc0_0, vmin), vmax);
+      wasm_v128_store(out + off + 0, acc0_0);
+      acc0_1 = wasm_f32x4_pmin(wasm_f32x4_pmax(acc0_1, vmin), vmax);
+      wasm_v128_store(out + off + 4, acc0_1);
+      acc1_0 = wasm_f32x4_pmin(wasm_f32x4_pmax(acc1_0, vmin), vmax);
+      wasm_v128_store((float*)((char*)out + 1 * out_stride) + off + 0, acc1_0);
+      acc1_1 = wasm_f32x4_pmin(wasm_f32x4_pmax(acc1_1, vmin), vmax);
+      wasm_v128_store((float*)((char*)out + 1 * out_stride) + off + 4, acc1_1);
+      acc2_0 = wasm_f32x4_pmin(wasm_f32x4_pmax(acc2_0, vmin), vmax);
+      wasm_v128_store((float*)((char*)out + 2 * out_stride) + off + 0, acc2_0);
+      acc2_1 = wasm_f32x4_pmin(wasm_f32x4_pmax(acc2_1, vmin), vmax);
+      wasm_v128_store((float*)((char*)out + 2 * out_stride) + off + 4, acc2_1);
       off += 8;
       wp += 208;
     }
     if (ch != 0) {
       for (; ch >= 4; ch -= 4) {
-        v128_t acc = wasm_v128_load(wp);
-        acc = wasm_f32x4_add(wasm_f32x4_mul(wasm_v128_load(i0 + off), wasm_v128_load(wp + 8 + 0 * 8)), acc);
-        acc = wasm_f32x4_add(wasm_f32x4_mul(wasm_v128_load(i1 + off), wasm_v128_load(wp + 8 + 1 * 8)), acc);
-        acc = wasm_f32x4_add(wasm_f32x4_mul(wasm_v128_load(i2 + off), wasm_v128_load(wp + 8 + 2 * 8)), acc);
-        acc = wasm_f32x4_add(wasm_f32x4_mul(wasm_v128_load(i3 + off), wasm_v128_load(wp + 8 + 3 * 8)), acc);
-        acc = wasm_f32x4_add(wasm_f32x4_mul(wasm_v128_load(i4 + off), wasm_v128_load(wp + 8 + 4 * 8)), acc);
-        acc = wasm_f32x4_add(wasm_f32x4_mul(wasm_v128_load(i5 + off), wasm_v128_load(wp + 8 + 5 * 8)), acc);
-        acc = wasm_f32x4_add(wasm_f32x4_mul(wasm_v128_load(i6 + off), wasm_v128_load(wp + 8 + 6 * 8)), acc);
-        acc = wasm_f32x4_add(wasm_f32x4_mul(wasm_v128_load(i7 + off), wasm_v128_load(wp + 8 + 7 * 8)), acc);
-        acc = wasm_f32x4_add(wasm_f32x4_mul(wasm_v128_load(i8 + off), wasm_v128_load(wp + 8 + 8 * 8)), acc);
-        acc = wasm_f32x4_add(wasm_f32x4_mul(wasm_v128_load(i9 + off), wasm_v128_load(wp + 8 + 9 * 8)), acc);
-        acc = wasm_f32x4_add(wasm_f32x4_mul(wasm_v128_load(i10 + off), wasm_v128_load(wp + 8 + 10 * 8)), acc);
-        acc = wasm_f32x4_add(wasm_f32x4_mul(wasm_v128_load(i11 + off), wasm_v128_load(wp + 8 + 11 * 8)), acc);
-        acc = wasm_f32x4_add(wasm_f32x4_mul(wasm_v128_load(i12 + off), wasm_v128_load(wp + 8 + 12 * 8)), acc);
-        acc = wasm_f32x4_add(wasm_f32x4_mul(wasm_v128_load(i13 + off), wasm_v128_load(wp + 8 + 13 * 8)), acc);
-        acc = wasm_f32x4_add(wasm_f32x4_mul(wasm_v128_load(i14 + off), wasm_v128_load(wp + 8 + 14 * 8)), acc);
-        acc = wasm_f32x4_add(wasm_f32x4_mul(wasm_v128_load(i15 + off), wasm_v128_load(wp + 8 + 15 * 8)), acc);
-        acc = wasm_f32x4_add(wasm_f32x4_mul(wasm_v128_load(i16 + off), wasm_v128_load(wp + 8 + 16 * 8)), acc);
-        acc = wasm_f32x4_add(wasm_f32x4_mul(wasm_v128_load(i17 + off), wasm_v128_load(wp + 8 + 17 * 8)), acc);
-        acc = wasm_f32x4_add(wasm_f32x4_mul(wasm_v128_load(i18 + off), wasm_v128_load(wp + 8 + 18 * 8)), acc);
-        acc = wasm_f32x4_add(wasm_f32x4_mul(wasm_v128_load(i19 + off), wasm_v128_load(wp + 8 + 19 * 8)), acc);
-        acc = wasm_f32x4_add(wasm_f32x4_mul(wasm_v128_load(i20 + off), wasm_v128_load(wp + 8 + 20 * 8)), acc);
-        acc = wasm_f32x4_add(wasm_f32x4_mul(wasm_v128_load(i21 + off), wasm_v128_load(wp + 8 + 21 * 8)), acc);
-        acc = wasm_f32x4_add(wasm_f32x4_mul(wasm_v128_load(i22 + off), wasm_v128_load(wp + 8 + 22 * 8)), acc);
-        acc = wasm_f32x4_add(wasm_f32x4_mul(wasm_v128_load(i23 + off), wasm_v128_load(wp + 8 + 23 * 8)), acc);
-        acc = wasm_f32x4_add(wasm_f32x4_mul(wasm_v128_load(i24 + off), wasm_v128_load(wp + 8 + 24 * 8)), acc);
-        acc = wasm_f32x4_pmin(wasm_f32x4_pmax(acc, vmin), vmax);
-        wasm_v128_store(o, acc);
-        o += 4;
+        const v128_t b0 = wasm_v128_load(wp + 0);
+        v128_t acc0_0 = b0;
+        v128_t acc1_0 = b0;
+        v128_t acc2_0 = b0;
+        #pragma clang loop unroll(disable)
+        for (size_t t = 0; t < 25; t++) {
+          const v128_t w0 = wasm_v128_load(wp + 8 + t * 8 + 0);
+          acc0_0 = wasm_f32x4_add(wasm_f32x4_mul(wasm_v128_load(in[t] + off + 0), w0), acc0_0);
+          acc1_0 = wasm_f32x4_add(wasm_f32x4_mul(wasm_v128_load(in[1 * 25 + t] + off + 0), w0), acc1_0);
+          acc2_0 = wasm_f32x4_add(wasm_f32x4_mul(wasm_v128_load(in[2 * 25 + t] + off + 0), w0), acc2_0);
+        }
+        acc0_0 = wasm_f32x4_pmin(wasm_f32x4_pmax(acc0_0, vmin), vmax);
+        wasm_v128_store(out + off + 0, acc0_0);
+        acc1_0 = wasm_f32x4_pmin(wasm_f32x4_pmax(acc1_0, vmin), vmax);
+        wasm_v128_store((float*)((char*)out + 1 * out_stride) + off + 0, acc1_0);
+        acc2_0 = wasm_f32x4_pmin(wasm_f32x4_pmax(acc2_0, vmin), vmax);
+        wasm_v128_store((float*)((char*)out + 2 * out_stride) + off + 0, acc2_0);
         off += 4;
         wp += 4;
       }
       if (ch != 0) {
-        v128_t acc = wasm_v128_load(wp);
-        {
-          float x_buf[4];
-          for (size_t l = 0; l < 4; l++) x_buf[l] = l < ch ? (i0 + off)[l] : 0.0f;
-          const v128_t x = wasm_v128_load(x_buf);
-          acc = wasm_f32x4_add(wasm_f32x4_mul(x, wasm_v128_load(wp + 8 + 0 * 8)), acc);
+        const v128_t b0 = wasm_v128_load(wp + 0);
+        v128_t acc0_0 = b0;
+        v128_t acc1_0 = b0;
+        v128_t acc2_0 = b0;
+        #pragma clang loop unroll(disable)
+        for (size_t t = 0; t < 25; t++) {
+          const v128_t w0 = wasm_v128_load(wp + 8 + t * 8 + 0);
+          {
+            float x_buf[4];
+            for (size_t l = 0; l < 4; l++) x_buf[l] = l < ch ? (in[t] + off)[l] : 0.0f;
+            const v128_t x = wasm_v128_load(x_buf);
+            acc0_0 = wasm_f32x4_add(wasm_f32x4_mul(x, w0), acc0_0);
+          }
+          {
+            float x_buf[4];
+            for (size_t l = 0; l < 4; l++) x_buf[l] = l < ch ? (in[1 * 25 + t] + off)[l] : 0.0f;
+            const v128_t x = wasm_v128_load(x_buf);
+            acc1_0 = wasm_f32x4_add(wasm_f32x4_mul(x, w0), acc1_0);
+          }
+          {
+            float x_buf[4];
+            for (size_t l = 0; l < 4; l++) x_buf[l] = l < ch ? (in[2 * 25 + t] + off)[l] : 0.0f;
+            const v128_t x = wasm_v128_load(x_buf);
+            acc2_0 = wasm_f32x4_add(wasm_f32x4_mul(x, w0), acc2_0);
+          }
         }
+        acc0_0 = wasm_f32x4_pmin(wasm_f32x4_pmax(acc0_0, vmin), vmax);
         {
-          float x_buf[4];
-          for (size_t l = 0; l < 4; l++) x_buf[l] = l < ch ? (i1 + off)[l] : 0.0f;
-          const v128_t x = wasm_v128_load(x_buf);
-          acc = wasm_f32x4_add(wasm_f32x4_mul(x, wasm_v128_load(wp + 8 + 1 * 8)), acc);
+          float* tp = out + off;
+          v128_t tv = acc0_0;
+          if (ch & 2) { wasm_v128_store64_lane(tp, tv, 0); tv = wasm_i64x2_shuffle(tv, tv, 1, 1); tp += 2; }
+          if (ch & 1) wasm_v128_store32_lane(tp, tv, 0);
         }
+        acc1_0 = wasm_f32x4_pmin(wasm_f32x4_pmax(acc1_0, vmin), vmax);
         {
-          float x_buf[4];
-          for (size_t l = 0; l < 4; l++) x_buf[l] = l < ch ? (i2 + off)[l] : 0.0f;
-          const v128_t x = wasm_v128_load(x_buf);
-          acc = wasm_f32x4_add(wasm_f32x4_mul(x, wasm_v128_load(wp + 8 + 2 * 8)), acc);
+          float* tp = (float*)((char*)out + 1 * out_stride) + off;
+          v128_t tv = acc1_0;
+          if (ch & 2) { wasm_v128_store64_lane(tp, tv, 0); tv = wasm_i64x2_shuffle(tv, tv, 1, 1); tp += 2; }
+          if (ch & 1) wasm_v128_store32_lane(tp, tv, 0);
         }
+        acc2_0 = wasm_f32x4_pmin(wasm_f32x4_pmax(acc2_0, vmin), vmax);
         {
-          float x_buf[4];
-          for (size_t l = 0; l < 4; l++) x_buf[l] = l < ch ? (i3 + off)[l] : 0.0f;
-          const v128_t x = wasm_v128_load(x_buf);
-          acc = wasm_f32x4_add(wasm_f32x4_mul(x, wasm_v128_load(wp + 8 + 3 * 8)), acc);
-        }
-        {
-          float x_buf[4];
-          for (size_t l = 0; l < 4; l++) x_buf[l] = l < ch ? (i4 + off)[l] : 0.0f;
-          const v128_t x = wasm_v128_load(x_buf);
-          acc = wasm_f32x4_add(wasm_f32x4_mul(x, wasm_v128_load(wp + 8 + 4 * 8)), acc);
-        }
-        {
-          float x_buf[4];
-          for (size_t l = 0; l < 4; l++) x_buf[l] = l < ch ? (i5 + off)[l] : 0.0f;
-          const v128_t x = wasm_v128_load(x_buf);
-          acc = wasm_f32x4_add(wasm_f32x4_mul(x, wasm_v128_load(wp + 8 + 5 * 8)), acc);
-        }
-        {
-          float x_buf[4];
-          for (size_t l = 0; l < 4; l++) x_buf[l] = l < ch ? (i6 + off)[l] : 0.0f;
-          const v128_t x = wasm_v128_load(x_buf);
-          acc = wasm_f32x4_add(wasm_f32x4_mul(x, wasm_v128_load(wp + 8 + 6 * 8)), acc);
-        }
-        {
-          float x_buf[4];
-          for (size_t l = 0; l < 4; l++) x_buf[l] = l < ch ? (i7 + off)[l] : 0.0f;
-          const v128_t x = wasm_v128_load(x_buf);
-          acc = wasm_f32x4_add(wasm_f32x4_mul(x, wasm_v128_load(wp + 8 + 7 * 8)), acc);
-        }
-        {
-          float x_buf[4];
-          for (size_t l = 0; l < 4; l++) x_buf[l] = l < ch ? (i8 + off)[l] : 0.0f;
-          const v128_t x = wasm_v128_load(x_buf);
-          acc = wasm_f32x4_add(wasm_f32x4_mul(x, wasm_v128_load(wp + 8 + 8 * 8)), acc);
-        }
-        {
-          float x_buf[4];
-          for (size_t l = 0; l < 4; l++) x_buf[l] = l < ch ? (i9 + off)[l] : 0.0f;
-          const v128_t x = wasm_v128_load(x_buf);
-          acc = wasm_f32x4_add(wasm_f32x4_mul(x, wasm_v128_load(wp + 8 + 9 * 8)), acc);
-        }
-        {
-          float x_buf[4];
-          for (size_t l = 0; l < 4; l++) x_buf[l] = l < ch ? (i10 + off)[l] : 0.0f;
-          const v128_t x = wasm_v128_load(x_buf);
-          acc = wasm_f32x4_add(wasm_f32x4_mul(x, wasm_v128_load(wp + 8 + 10 * 8)), acc);
-        }
-        {
-          float x_buf[4];
-          for (size_t l = 0; l < 4; l++) x_buf[l] = l < ch ? (i11 + off)[l] : 0.0f;
-          const v128_t x = wasm_v128_load(x_buf);
-          acc = wasm_f32x4_add(wasm_f32x4_mul(x, wasm_v128_load(wp + 8 + 11 * 8)), acc);
-        }
-        {
-          float x_buf[4];
-          for (size_t l = 0; l < 4; l++) x_buf[l] = l < ch ? (i12 + off)[l] : 0.0f;
-          const v128_t x = wasm_v128_load(x_buf);
-          acc = wasm_f32x4_add(wasm_f32x4_mul(x, wasm_v128_load(wp + 8 + 12 * 8)), acc);
-        }
-        {
-          float x_buf[4];
-          for (size_t l = 0; l < 4; l++) x_buf[l] = l < ch ? (i13 + off)[l] : 0.0f;
-          const v128_t x = wasm_v128_load(x_buf);
-          acc = wasm_f32x4_add(wasm_f32x4_mul(x, wasm_v128_load(wp + 8 + 13 * 8)), acc);
-        }
-        {
-          float x_buf[4];
-          for (size_t l = 0; l < 4; l++) x_buf[l] = l < ch ? (i14 + off)[l] : 0.0f;
-          const v128_t x = wasm_v128_load(x_buf);
-          acc = wasm_f32x4_add(wasm_f32x4_mul(x, wasm_v128_load(wp + 8 + 14 * 8)), acc);
-        }
-        {
-          float x_buf[4];
-          for (size_t l = 0; l < 4; l++) x_buf[l] = l < ch ? (i15 + off)[l] : 0.0f;
-          const v128_t x = wasm_v128_load(x_buf);
-          acc = wasm_f32x4_add(wasm_f32x4_mul(x, wasm_v128_load(wp + 8 + 15 * 8)), acc);
-        }
-        {
-          float x_buf[4];
-          for (size_t l = 0; l < 4; l++) x_buf[l] = l < ch ? (i16 + off)[l] : 0.0f;
-          const v128_t x = wasm_v128_load(x_buf);
-          acc = wasm_f32x4_add(wasm_f32x4_mul(x, wasm_v128_load(wp + 8 + 16 * 8)), acc);
-        }
-        {
-          float x_buf[4];
-          for (size_t l = 0; l < 4; l++) x_buf[l] = l < ch ? (i17 + off)[l] : 0.0f;
-          const v128_t x = wasm_v128_load(x_buf);
-          acc = wasm_f32x4_add(wasm_f32x4_mul(x, wasm_v128_load(wp + 8 + 17 * 8)), acc);
-        }
-        {
-          float x_buf[4];
-          for (size_t l = 0; l < 4; l++) x_buf[l] = l < ch ? (i18 + off)[l] : 0.0f;
-          const v128_t x = wasm_v128_load(x_buf);
-          acc = wasm_f32x4_add(wasm_f32x4_mul(x, wasm_v128_load(wp + 8 + 18 * 8)), acc);
-        }
-        {
-          float x_buf[4];
-          for (size_t l = 0; l < 4; l++) x_buf[l] = l < ch ? (i19 + off)[l] : 0.0f;
-          const v128_t x = wasm_v128_load(x_buf);
-          acc = wasm_f32x4_add(wasm_f32x4_mul(x, wasm_v128_load(wp + 8 + 19 * 8)), acc);
-        }
-        {
-          float x_buf[4];
-          for (size_t l = 0; l < 4; l++) x_buf[l] = l < ch ? (i20 + off)[l] : 0.0f;
-          const v128_t x = wasm_v128_load(x_buf);
-          acc = wasm_f32x4_add(wasm_f32x4_mul(x, wasm_v128_load(wp + 8 + 20 * 8)), acc);
-        }
-        {
-          float x_buf[4];
-          for (size_t l = 0; l < 4; l++) x_buf[l] = l < ch ? (i21 + off)[l] : 0.0f;
-          const v128_t x = wasm_v128_load(x_buf);
-          acc = wasm_f32x4_add(wasm_f32x4_mul(x, wasm_v128_load(wp + 8 + 21 * 8)), acc);
-        }
-        {
-          float x_buf[4];
-          for (size_t l = 0; l < 4; l++) x_buf[l] = l < ch ? (i22 + off)[l] : 0.0f;
-          const v128_t x = wasm_v128_load(x_buf);
-          acc = wasm_f32x4_add(wasm_f32x4_mul(x, wasm_v128_load(wp + 8 + 22 * 8)), acc);
-        }
-        {
-          float x_buf[4];
-          for (size_t l = 0; l < 4; l++) x_buf[l] = l < ch ? (i23 + off)[l] : 0.0f;
-          const v128_t x = wasm_v128_load(x_buf);
-          acc = wasm_f32x4_add(wasm_f32x4_mul(x, wasm_v128_load(wp + 8 + 23 * 8)), acc);
-        }
-        {
-          float x_buf[4];
-          for (size_t l = 0; l < 4; l++) x_buf[l] = l < ch ? (i24 + off)[l] : 0.0f;
-          const v128_t x = wasm_v128_load(x_buf);
-          acc = wasm_f32x4_add(wasm_f32x4_mul(x, wasm_v128_load(wp + 8 + 24 * 8)), acc);
-        }
-        acc = wasm_f32x4_pmin(wasm_f32x4_pmax(acc, vmin), vmax);
-        {
-          float* tp = o;
-          v128_t tv = acc;
+          float* tp = (float*)((char*)out + 2 * out_stride) + off;
+          v128_t tv = acc2_0;
           if (ch & 2) { wasm_v128_store64_lane(tp, tv, 0); tv = wasm_i64x2_shuffle(tv, tv, 1, 1); tp += 2; }
           if (ch & 1) wasm_v128_store32_lane(tp, tv, 0);
         }
       }
     }
+    in += 3 * 25;
+    out = (float*)((char*)out + 3 * out_stride);
+  }
+  for (; width != 0; width--) {
+    const float* wp = w;
+    size_t off = 0;
+    size_t ch = channels;
+    for (; ch >= 8; ch -= 8) {
+      const v128_t b0 = wasm_v128_load(wp + 0);
+      v128_t acc0_0 = b0;
+      const v128_t b1 = wasm_v128_load(wp + 4);
+      v128_t acc0_1 = b1;
+      #pragma clang loop unroll(disable)
+      for (size_t t = 0; t < 25; t++) {
+        const v128_t w0 = wasm_v128_load(wp + 8 + t * 8 + 0);
+        const v128_t w1 = wasm_v128_load(wp + 8 + t * 8 + 4);
+        acc0_0 = wasm_f32x4_add(wasm_f32x4_mul(wasm_v128_load(in[t] + off + 0), w0), acc0_0);
+        acc0_1 = wasm_f32x4_add(wasm_f32x4_mul(wasm_v128_load(in[t] + off + 4), w1), acc0_1);
+      }
+      acc0_0 = wasm_f32x4_pmin(wasm_f32x4_pmax(acc0_0, vmin), vmax);
+      wasm_v128_store(out + off + 0, acc0_0);
+      acc0_1 = wasm_f32x4_pmin(wasm_f32x4_pmax(acc0_1, vmin), vmax);
+      wasm_v128_store(out + off + 4, acc0_1);
+      off += 8;
+      wp += 208;
+    }
+    if (ch != 0) {
+      for (; ch >= 4; ch -= 4) {
+        const v128_t b0 = wasm_v128_load(wp + 0);
+        v128_t acc0_0 = b0;
+        #pragma clang loop unroll(disable)
+        for (size_t t = 0; t < 25; t++) {
+          const v128_t w0 = wasm_v128_load(wp + 8 + t * 8 + 0);
+          acc0_0 = wasm_f32x4_add(wasm_f32x4_mul(wasm_v128_load(in[t] + off + 0), w0), acc0_0);
+        }
+        acc0_0 = wasm_f32x4_pmin(wasm_f32x4_pmax(acc0_0, vmin), vmax);
+        wasm_v128_store(out + off + 0, acc0_0);
+        off += 4;
+        wp += 4;
+      }
+      if (ch != 0) {
+        const v128_t b0 = wasm_v128_load(wp + 0);
+        v128_t acc0_0 = b0;
+        #pragma clang loop unroll(disable)
+        for (size_t t = 0; t < 25; t++) {
+          const v128_t w0 = wasm_v128_load(wp + 8 + t * 8 + 0);
+          {
+            float x_buf[4];
+            for (size_t l = 0; l < 4; l++) x_buf[l] = l < ch ? (in[t] + off)[l] : 0.0f;
+            const v128_t x = wasm_v128_load(x_buf);
+            acc0_0 = wasm_f32x4_add(wasm_f32x4_mul(x, w0), acc0_0);
+          }
+        }
+        acc0_0 = wasm_f32x4_pmin(wasm_f32x4_pmax(acc0_0, vmin), vmax);
+        {
+          float* tp = out + off;
+          v128_t tv = acc0_0;
+          if (ch & 2) { wasm_v128_store64_lane(tp, tv, 0); tv = wasm_i64x2_shuffle(tv, tv, 1, 1); tp += 2; }
+          if (ch & 1) wasm_v128_store32_lane(tp, tv, 0);
+        }
+      }
+    }
+    in += 25;
     out = (float*)((char*)out + out_stride);
   }
 }
@@ -672,62 +606,174 @@ static void wrt_wasm_simd128_dwconv_25_c8(size_t channels, size_t width, size_t 
 static void wrt_wasm_simd128_dwconv_any_c8(size_t channels, size_t width, size_t ks, const float* const* in, const float* restrict w, float* out, size_t out_stride, const wrt_clamp* clamp) {
   const v128_t vmin = wasm_f32x4_splat(clamp->min);
   const v128_t vmax = wasm_f32x4_splat(clamp->max);
-  for (; width != 0; width--) {
-    const float* const* ip = in;
-    in += ks;
+  for (; width >= 3; width -= 3) {
     const float* wp = w;
-    float* o = out;
     size_t off = 0;
     size_t ch = channels;
     for (; ch >= 8; ch -= 8) {
-      v128_t acc0 = wasm_v128_load(wp + 0);
-      v128_t acc1 = wasm_v128_load(wp + 4);
+      const v128_t b0 = wasm_v128_load(wp + 0);
+      v128_t acc0_0 = b0;
+      v128_t acc1_0 = b0;
+      v128_t acc2_0 = b0;
+      const v128_t b1 = wasm_v128_load(wp + 4);
+      v128_t acc0_1 = b1;
+      v128_t acc1_1 = b1;
+      v128_t acc2_1 = b1;
       for (size_t t = 0; t < ks; t++) {
-        const float* it = ip[t];
-        acc0 = wasm_f32x4_add(wasm_f32x4_mul(wasm_v128_load(it + off + 0), wasm_v128_load(wp + 8 + t * 8 + 0)), acc0);
-        acc1 = wasm_f32x4_add(wasm_f32x4_mul(wasm_v128_load(it + off + 4), wasm_v128_load(wp + 8 + t * 8 + 4)), acc1);
+        const v128_t w0 = wasm_v128_load(wp + 8 + t * 8 + 0);
+        const v128_t w1 = wasm_v128_load(wp + 8 + t * 8 + 4);
+        acc0_0 = wasm_f32x4_add(wasm_f32x4_mul(wasm_v128_load(in[t] + off + 0), w0), acc0_0);
+        acc0_1 = wasm_f32x4_add(wasm_f32x4_mul(wasm_v128_load(in[t] + off + 4), w1), acc0_1);
+        acc1_0 = wasm_f32x4_add(wasm_f32x4_mul(wasm_v128_load(in[1 * ks + t] + off + 0), w0), acc1_0);
+        acc1_1 = wasm_f32x4_add(wasm_f32x4_mul(wasm_v128_load(in[1 * ks + t] + off + 4), w1), acc1_1);
+        acc2_0 = wasm_f32x4_add(wasm_f32x4_mul(wasm_v128_load(in[2 * ks + t] + off + 0), w0), acc2_0);
+        acc2_1 = wasm_f32x4_add(wasm_f32x4_mul(wasm_v128_load(in[2 * ks + t] + off + 4), w1), acc2_1);
       }
-      acc0 = wasm_f32x4_pmin(wasm_f32x4_pmax(acc0, vmin), vmax);
-      wasm_v128_store(o + 0, acc0);
-      acc1 = wasm_f32x4_pmin(wasm_f32x4_pmax(acc1, vmin), vmax);
-      wasm_v128_store(o + 4, acc1);
-      o += 8;
+      acc0_0 = wasm_f32x4_pmin(wasm_f32x4_pmax(acc0_0, vmin), vmax);
+      wasm_v128_store(out + off + 0, acc0_0);
+      acc0_1 = wasm_f32x4_pmin(wasm_f32x4_pmax(acc0_1, vmin), vmax);
+      wasm_v128_store(out + off + 4, acc0_1);
+      acc1_0 = wasm_f32x4_pmin(wasm_f32x4_pmax(acc1_0, vmin), vmax);
+      wasm_v128_store((float*)((char*)out + 1 * out_stride) + off + 0, acc1_0);
+      acc1_1 = wasm_f32x4_pmin(wasm_f32x4_pmax(acc1_1, vmin), vmax);
+      wasm_v128_store((float*)((char*)out + 1 * out_stride) + off + 4, acc1_1);
+      acc2_0 = wasm_f32x4_pmin(wasm_f32x4_pmax(acc2_0, vmin), vmax);
+      wasm_v128_store((float*)((char*)out + 2 * out_stride) + off + 0, acc2_0);
+      acc2_1 = wasm_f32x4_pmin(wasm_f32x4_pmax(acc2_1, vmin), vmax);
+      wasm_v128_store((float*)((char*)out + 2 * out_stride) + off + 4, acc2_1);
       off += 8;
       wp += 8 + ks * 8;
     }
     if (ch != 0) {
       for (; ch >= 4; ch -= 4) {
-        v128_t acc = wasm_v128_load(wp);
+        const v128_t b0 = wasm_v128_load(wp + 0);
+        v128_t acc0_0 = b0;
+        v128_t acc1_0 = b0;
+        v128_t acc2_0 = b0;
         for (size_t t = 0; t < ks; t++) {
-          const float* it = ip[t];
-          acc = wasm_f32x4_add(wasm_f32x4_mul(wasm_v128_load(it + off), wasm_v128_load(wp + 8 + t * 8)), acc);
+          const v128_t w0 = wasm_v128_load(wp + 8 + t * 8 + 0);
+          acc0_0 = wasm_f32x4_add(wasm_f32x4_mul(wasm_v128_load(in[t] + off + 0), w0), acc0_0);
+          acc1_0 = wasm_f32x4_add(wasm_f32x4_mul(wasm_v128_load(in[1 * ks + t] + off + 0), w0), acc1_0);
+          acc2_0 = wasm_f32x4_add(wasm_f32x4_mul(wasm_v128_load(in[2 * ks + t] + off + 0), w0), acc2_0);
         }
-        acc = wasm_f32x4_pmin(wasm_f32x4_pmax(acc, vmin), vmax);
-        wasm_v128_store(o, acc);
-        o += 4;
+        acc0_0 = wasm_f32x4_pmin(wasm_f32x4_pmax(acc0_0, vmin), vmax);
+        wasm_v128_store(out + off + 0, acc0_0);
+        acc1_0 = wasm_f32x4_pmin(wasm_f32x4_pmax(acc1_0, vmin), vmax);
+        wasm_v128_store((float*)((char*)out + 1 * out_stride) + off + 0, acc1_0);
+        acc2_0 = wasm_f32x4_pmin(wasm_f32x4_pmax(acc2_0, vmin), vmax);
+        wasm_v128_store((float*)((char*)out + 2 * out_stride) + off + 0, acc2_0);
         off += 4;
         wp += 4;
       }
       if (ch != 0) {
-        v128_t acc = wasm_v128_load(wp);
+        const v128_t b0 = wasm_v128_load(wp + 0);
+        v128_t acc0_0 = b0;
+        v128_t acc1_0 = b0;
+        v128_t acc2_0 = b0;
         for (size_t t = 0; t < ks; t++) {
-          const float* it = ip[t];
+          const v128_t w0 = wasm_v128_load(wp + 8 + t * 8 + 0);
           {
             float x_buf[4];
-            for (size_t l = 0; l < 4; l++) x_buf[l] = l < ch ? (it + off)[l] : 0.0f;
+            for (size_t l = 0; l < 4; l++) x_buf[l] = l < ch ? (in[t] + off)[l] : 0.0f;
             const v128_t x = wasm_v128_load(x_buf);
-            acc = wasm_f32x4_add(wasm_f32x4_mul(x, wasm_v128_load(wp + 8 + t * 8)), acc);
+            acc0_0 = wasm_f32x4_add(wasm_f32x4_mul(x, w0), acc0_0);
+          }
+          {
+            float x_buf[4];
+            for (size_t l = 0; l < 4; l++) x_buf[l] = l < ch ? (in[1 * ks + t] + off)[l] : 0.0f;
+            const v128_t x = wasm_v128_load(x_buf);
+            acc1_0 = wasm_f32x4_add(wasm_f32x4_mul(x, w0), acc1_0);
+          }
+          {
+            float x_buf[4];
+            for (size_t l = 0; l < 4; l++) x_buf[l] = l < ch ? (in[2 * ks + t] + off)[l] : 0.0f;
+            const v128_t x = wasm_v128_load(x_buf);
+            acc2_0 = wasm_f32x4_add(wasm_f32x4_mul(x, w0), acc2_0);
           }
         }
-        acc = wasm_f32x4_pmin(wasm_f32x4_pmax(acc, vmin), vmax);
+        acc0_0 = wasm_f32x4_pmin(wasm_f32x4_pmax(acc0_0, vmin), vmax);
         {
-          float* tp = o;
-          v128_t tv = acc;
+          float* tp = out + off;
+          v128_t tv = acc0_0;
+          if (ch & 2) { wasm_v128_store64_lane(tp, tv, 0); tv = wasm_i64x2_shuffle(tv, tv, 1, 1); tp += 2; }
+          if (ch & 1) wasm_v128_store32_lane(tp, tv, 0);
+        }
+        acc1_0 = wasm_f32x4_pmin(wasm_f32x4_pmax(acc1_0, vmin), vmax);
+        {
+          float* tp = (float*)((char*)out + 1 * out_stride) + off;
+          v128_t tv = acc1_0;
+          if (ch & 2) { wasm_v128_store64_lane(tp, tv, 0); tv = wasm_i64x2_shuffle(tv, tv, 1, 1); tp += 2; }
+          if (ch & 1) wasm_v128_store32_lane(tp, tv, 0);
+        }
+        acc2_0 = wasm_f32x4_pmin(wasm_f32x4_pmax(acc2_0, vmin), vmax);
+        {
+          float* tp = (float*)((char*)out + 2 * out_stride) + off;
+          v128_t tv = acc2_0;
           if (ch & 2) { wasm_v128_store64_lane(tp, tv, 0); tv = wasm_i64x2_shuffle(tv, tv, 1, 1); tp += 2; }
           if (ch & 1) wasm_v128_store32_lane(tp, tv, 0);
         }
       }
     }
+    in += 3 * ks;
+    out = (float*)((char*)out + 3 * out_stride);
+  }
+  for (; width != 0; width--) {
+    const float* wp = w;
+    size_t off = 0;
+    size_t ch = channels;
+    for (; ch >= 8; ch -= 8) {
+      const v128_t b0 = wasm_v128_load(wp + 0);
+      v128_t acc0_0 = b0;
+      const v128_t b1 = wasm_v128_load(wp + 4);
+      v128_t acc0_1 = b1;
+      for (size_t t = 0; t < ks; t++) {
+        const v128_t w0 = wasm_v128_load(wp + 8 + t * 8 + 0);
+        const v128_t w1 = wasm_v128_load(wp + 8 + t * 8 + 4);
+        acc0_0 = wasm_f32x4_add(wasm_f32x4_mul(wasm_v128_load(in[t] + off + 0), w0), acc0_0);
+        acc0_1 = wasm_f32x4_add(wasm_f32x4_mul(wasm_v128_load(in[t] + off + 4), w1), acc0_1);
+      }
+      acc0_0 = wasm_f32x4_pmin(wasm_f32x4_pmax(acc0_0, vmin), vmax);
+      wasm_v128_store(out + off + 0, acc0_0);
+      acc0_1 = wasm_f32x4_pmin(wasm_f32x4_pmax(acc0_1, vmin), vmax);
+      wasm_v128_store(out + off + 4, acc0_1);
+      off += 8;
+      wp += 8 + ks * 8;
+    }
+    if (ch != 0) {
+      for (; ch >= 4; ch -= 4) {
+        const v128_t b0 = wasm_v128_load(wp + 0);
+        v128_t acc0_0 = b0;
+        for (size_t t = 0; t < ks; t++) {
+          const v128_t w0 = wasm_v128_load(wp + 8 + t * 8 + 0);
+          acc0_0 = wasm_f32x4_add(wasm_f32x4_mul(wasm_v128_load(in[t] + off + 0), w0), acc0_0);
+        }
+        acc0_0 = wasm_f32x4_pmin(wasm_f32x4_pmax(acc0_0, vmin), vmax);
+        wasm_v128_store(out + off + 0, acc0_0);
+        off += 4;
+        wp += 4;
+      }
+      if (ch != 0) {
+        const v128_t b0 = wasm_v128_load(wp + 0);
+        v128_t acc0_0 = b0;
+        for (size_t t = 0; t < ks; t++) {
+          const v128_t w0 = wasm_v128_load(wp + 8 + t * 8 + 0);
+          {
+            float x_buf[4];
+            for (size_t l = 0; l < 4; l++) x_buf[l] = l < ch ? (in[t] + off)[l] : 0.0f;
+            const v128_t x = wasm_v128_load(x_buf);
+            acc0_0 = wasm_f32x4_add(wasm_f32x4_mul(x, w0), acc0_0);
+          }
+        }
+        acc0_0 = wasm_f32x4_pmin(wasm_f32x4_pmax(acc0_0, vmin), vmax);
+        {
+          float* tp = out + off;
+          v128_t tv = acc0_0;
+          if (ch & 2) { wasm_v128_store64_lane(tp, tv, 0); tv = wasm_i64x2_shuffle(tv, tv, 1, 1); tp += 2; }
+          if (ch & 1) wasm_v128_store32_lane(tp, tv, 0);
+        }
+      }
+    }
+    in += ks;
     out = (float*)((char*)out + out_stride);
   }
 }
