@@ -41,6 +41,19 @@ static void strided_copy(uint8_t* dst, const uint8_t* src, size_t es, int rank, 
   }
 }
 
+/* y[r][c] = x[c][r] for r < R, c < C, in 16 x 16 tiles so reads and writes both stay within a few cache lines */
+static void transpose2d(uint32_t* y, const uint32_t* x, size_t R, size_t C) {
+  enum { T = 16 };
+  for (size_t r0 = 0; r0 < R; r0 += T) {
+    size_t r1 = R - r0 < T ? R : r0 + T;
+    for (size_t c0 = 0; c0 < C; c0 += T) {
+      size_t c1 = C - c0 < T ? C : c0 + T;
+      for (size_t r = r0; r < r1; r++)
+        for (size_t c = c0; c < c1; c++) y[r * C + c] = x[c * R + r];
+    }
+  }
+}
+
 static void contiguous_strides(const wrt_tensor* t, int64_t* s) {
   int64_t acc = 1;
   for (int i = t->rank - 1; i >= 0; i--) {
@@ -295,12 +308,28 @@ int run_data(wrt_model* m, wrt_op* op) {
     case OP_TRANSPOSE: {
       size_t dims[WRT_MAX_RANK];
       int64_t ss[WRT_MAX_RANK];
-      for (int i = 0; i < y->rank; i++) {
+      int r = 0;
+      for (int i = 0; i < y->rank; i++) { /* drop size-1 axes; merge axes that stay adjacent in the source */
         int p = op->a.n_list ? op->a.list[i] : x->rank - 1 - i;
-        dims[i] = (size_t)y->dims[i];
-        ss[i] = xs[p];
+        if (y->dims[i] == 1) continue;
+        if (r > 0 && ss[r - 1] == xs[p] * y->dims[i]) {
+          dims[r - 1] *= (size_t)y->dims[i];
+          ss[r - 1] = xs[p];
+          continue;
+        }
+        dims[r] = (size_t)y->dims[i];
+        ss[r++] = xs[p];
       }
-      strided_copy(y->data, x->data, es, y->rank, dims, ss, 0);
+      /* [B,] R x C output read from a [B,] C x R source (NCHW -> NHWC and back): a tiled 2-D transpose */
+      int b = r == 3;
+      if (es == 4 && (r == 2 || r == 3) && ss[b] == 1 && ss[b + 1] == (int64_t)dims[b] &&
+          (!b || ss[0] == (int64_t)(dims[1] * dims[2]))) {
+        size_t R = dims[b], C = dims[b + 1], batches = b ? dims[0] : 1;
+        for (size_t k = 0; k < batches; k++)
+          transpose2d((uint32_t*)y->data + k * R * C, (const uint32_t*)x->data + k * R * C, R, C);
+        return WRT_OK;
+      }
+      strided_copy(y->data, x->data, es, r, dims, ss, 0);
       return WRT_OK;
     }
     case OP_SLICE: {
