@@ -172,6 +172,9 @@ def test_webcam(browser_results: dict) -> None:
     assert s["last"]["image"] == "webcam"
     shape = next(iter(s["inputs"].values()))["shape"]
     assert shape == [1, 256, 256, 3]
-    # The synthetic frames are flat colour fields where the engine's selfie error reaches 1e-4..5e-4 of the
-    # reference (LiteRT: 2e-6; reported to the engine); this test is about the video path, so a looser bound.
+    # The synthetic frames are flat colour fields. A float32 running sum in the 64x64 global average pool of the
+    # squeeze-excite branch drifted up to 6e-3 of the reference here; the pool sums with compensation now. What is
+    # left is the model's conditioning on such frames: one rounding in an early 1x1 conv moves the mask by up to
+    # 2.5e-4, and LiteRT (XNNPACK) itself differs from python_ref by 1.7e-4..3.4e-4 on the same frames (ours:
+    # 7e-5..4.4e-4 depending on the frame and the kernel target). Hence 1e-3 here, 1e-4 on natural images.
     _check_against_reference(s, "selfie_segmentation", tol=1e-3)
