@@ -25,6 +25,7 @@ import pytest
 
 from kernels_wasm.gen import accuracy, harness
 from kernels_wasm.gen.__main__ import GENERATED, check
+from kernels_wasm.gen.emit import half_nr
 from kernels_wasm.gen.harness import Batch, Runner
 from kernels_wasm.gen.isa import TARGETS
 from kernels_wasm.gen.kernels.eltwise import BINARY, UNARY
@@ -64,11 +65,12 @@ def test_table_matches_generator(case: Case) -> None:
     b = Batch()
     o = b.out(32, 0.0)
     b.cmd("info", case.t, o)
-    info = case.r.run(b).i64(o, 15)
+    info = case.r.run(b).i64(o, 16)
     assert tuple(info[:2]) == case.isa.gemm_tile
     assert [tuple(info[2 + 3 * i: 5 + 3 * i]) for i in range(4)] == [
         (9, case.isa.dw_ct, 1), (25, case.isa.dw_ct, 1), (0, case.isa.dw_ct, 1), (0, 0, 0)]
     assert info[14] == (1 << (4 + len(BINARY) + len(UNARY))) - 1, "a kernel pointer is NULL"
+    assert info[15] == half_nr(case.isa)
 
 
 # -- GEMM --------------------------------------------------------------------------------------------------------------
@@ -90,11 +92,12 @@ def check_close(y: np.ndarray, ref: np.ndarray, tol: np.ndarray | float, what: s
 
 def test_gemm(case: Case) -> None:
     rng = np.random.default_rng(1)
-    mr_max, nr = case.isa.gemm_tile
+    mr_max, nr_full = case.isa.gemm_tile
     kcs = (1, 3, 16) if case.small else (1, 2, 5, 16, 67)
     b = Batch()
     jobs = []
-    for mr in sorted({1, 2, mr_max - 1, mr_max} - {0}):
+    tiles = [(0, nr_full)] + ([(1, half_nr(case.isa))] if half_nr(case.isa) else [])  # the narrow last-panel tile
+    for (half, nr), mr in ((t, m) for t in tiles for m in sorted({1, 2, mr_max - 1, mr_max} - {0})):
         for nc in sorted({1, nr // 2 + 1, nr - 1, nr} - {0}):
             for kc in kcs:
                 pad_a, pad_c = int(rng.integers(0, 3)), int(rng.integers(0, 3))
@@ -104,7 +107,7 @@ def test_gemm(case: Case) -> None:
                 clamp = (-INF, INF) if (mr + nc + kc) % 3 else (-0.5, 0.75)
                 ao, wo = b.put(a), b.put(pack_panel(w, bias, nr))
                 co = b.out(mr * (nc + pad_c))
-                b.cmd("gemm", case.t, mr, nc, kc, ao, 4 * (kc + pad_a), wo, co, 4 * (nc + pad_c), clamp=clamp)
+                b.cmd("gemm", case.t, mr, nc, kc, ao, 4 * (kc + pad_a), wo, co, 4 * (nc + pad_c), half, clamp=clamp)
                 jobs.append((a[:, :kc], w, bias, clamp, co, mr, nc, pad_c))
     res = case.r.run(b)
     for a, w, bias, clamp, co, mr, nc, pad_c in jobs:
@@ -125,6 +128,7 @@ CONV = [  # H, W, Cin, Cout, KH, KW, stride, dilation, pads (t, l, b, r), groups
     (6, 5, 8, 12, 3, 3, 1, 1, (1, 0, 2, 1), 2),      # grouped
     (6, 7, 7, 3, 2, 2, 1, 2, (1, 1, 0, 1), 1),       # dilation
     (3, 3, 2, 37, 3, 3, 1, 1, (1, 1, 1, 1), 1),      # Cout past several panels
+    (4, 4, 3, 42, 3, 3, 1, 1, (1, 1, 1, 1), 1),      # a last panel of 10 or 2 columns (narrow on some targets)
 ]
 
 
@@ -175,13 +179,14 @@ def test_conv_igemm(case: Case) -> None:
             taps = tap_offsets(xo, h, w, cin, kh, kw, s, d, pads, zero, gi * cg)
             for j in range(0, og, nr):
                 nc = min(nr, og - j)
+                half = int(0 < nc <= half_nr(case.isa))  # a narrow last panel, as the engine packs it
                 wg = wt[gi * og + j: gi * og + j + nc].reshape(nc, ks * cg).T  # [taps*Cg, nc], tap-major
-                wo = b.put(pack_panel(wg, bias[gi * og + j: gi * og + j + nc], nr))
+                wo = b.put(pack_panel(wg, bias[gi * og + j: gi * og + j + nc], half_nr(case.isa) if half else nr))
                 for p0 in range(0, oh * ow, mr):
                     m = min(mr, oh * ow - p0)
                     ind = b.ptrs(taps[p0:p0 + m].T.ravel())  # tap-major: ind[t*mr + i]
                     b.cmd("igemm", case.t, m, nc, cg, ks, ind, wo, yo + 4 * (p0 * cout + gi * og + j), 4 * cout,
-                          clamp=clamp)
+                          half, clamp=clamp)
         jobs.append((x, wt, bias, s, d, pads, g, clamp, yo, (1, oh, ow, cout)))
     res = case.r.run(b)
     for x, wt, bias, s, d, pads, g, clamp, yo, shape in jobs:

@@ -183,8 +183,9 @@ int run_conv(wrt_model* m, wrt_op* op) {
           size_t mr = P - p0 < MR ? P - p0 : MR;
           for (size_t n0 = 0; n0 < og; n0 += NR) {
             size_t nc = og - n0 < NR ? og - n0 : NR;
-            tg->igemm(mr, nc, cg, ks, ind + p0 * ks, pk + (n0 / NR) * NR * (1 + ks * cg),
-                      y + p0 * CO + g * og + n0, CO * sizeof(float), &op->clamp);
+            wrt_igemm_fn fn = gemm_panel_width(tg, nc) == NR ? tg->igemm : tg->igemm_half;
+            fn(mr, nc, cg, ks, ind + p0 * ks, pk + (n0 / NR) * NR * (1 + ks * cg),
+               y + p0 * CO + g * og + n0, CO * sizeof(float), &op->clamp);
           }
         }
       }

@@ -105,6 +105,7 @@ int prepare_data(wrt_model* m, wrt_op* op);
 
 /* GEMM packing into panels of NR columns: w(k, j) read via strides (in floats) from src; bias may be NULL */
 uint64_t gemm_packed_floats(const wrt_target* tg, uint64_t n, uint64_t kc_total);
+size_t gemm_panel_width(const wrt_target* tg, size_t nc); /* NR, or NR/2 for a narrow last panel */
 void pack_gemm(const wrt_target* tg, size_t n, size_t k, const float* w, size_t w_k_stride, size_t w_n_stride,
                const float* bias, float* out);
 void run_gemm(const wrt_target* tg, size_t m, size_t n, size_t k, const float* a, size_t a_stride_bytes,

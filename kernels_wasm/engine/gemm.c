@@ -6,12 +6,17 @@ uint64_t gemm_packed_floats(const wrt_target* tg, uint64_t n, uint64_t kc_total)
   return panels * nr * (1 + kc_total);
 }
 
+/* The panel width for nc columns: NR, or NR/2 for a narrow last panel when the target has that tile. Panel p
+ * still starts at p * NR * (1 + k), so only the last panel's size changes. */
+size_t gemm_panel_width(const wrt_target* tg, size_t nc) {
+  return tg->gemm_half && tg->igemm_half && nc <= tg->gemm_nr_half ? tg->gemm_nr_half : tg->gemm_nr;
+}
+
 /* Panels of NR columns: NR bias floats, then k rows of NR weights; w(kk, j) = w[kk*w_k_stride + j*w_n_stride]. */
 void pack_gemm(const wrt_target* tg, size_t n, size_t k, const float* w, size_t w_k_stride, size_t w_n_stride,
                const float* bias, float* out) {
-  size_t nr = tg->gemm_nr;
-  for (size_t p = 0; p < n; p += nr) {
-    size_t nc = n - p < nr ? n - p : nr;
+  for (size_t p = 0; p < n; p += tg->gemm_nr) {
+    size_t nc = n - p < tg->gemm_nr ? n - p : tg->gemm_nr, nr = gemm_panel_width(tg, nc);
     for (size_t j = 0; j < nr; j++) *out++ = j < nc && bias ? bias[p + j] : 0.0f;
     for (size_t kk = 0; kk < k; kk++) {
       const float* row = w + kk * w_k_stride + p * w_n_stride;
@@ -34,9 +39,10 @@ void run_gemm(const wrt_target* tg, size_t m, size_t n, size_t k, const float* a
     for (size_t p = 0; p < n; p += nr) {
       size_t nc = n - p < nr ? n - p : nr;
       const float* panel = packed + (p / nr) * panel_floats;
+      wrt_gemm_fn fn = gemm_panel_width(tg, nc) == nr ? tg->gemm : tg->gemm_half;
       for (size_t i = r0; i < r1; i += mr) {
         size_t rows = r1 - i < mr ? r1 - i : mr;
-        tg->gemm(rows, nc, k, (const float*)((const char*)a + i * a_stride), a_stride, panel,
+        fn(rows, nc, k, (const float*)((const char*)a + i * a_stride), a_stride, panel,
                  (float*)((char*)c + i * c_stride) + p, c_stride, clamp);
       }
     }

@@ -17,9 +17,17 @@ BUILD_HINT = {
 }
 
 
+def half_nr(isa: Isa) -> int:
+    """NR/2 of the narrow last-panel tile, or 0 when the target has none (it must be whole vectors)."""
+    nr = isa.gemm_tile[1]
+    return nr // 2 if isa.vl > 1 and nr % (2 * isa.vl) == 0 else 0
+
+
 def kernel_bodies(isa: Isa) -> list[str]:
     mr, nr = isa.gemm_tile
     parts = [gemm.gemm(isa, mr, nr), gemm.igemm(isa, mr, nr)]
+    if half_nr(isa):
+        parts += [gemm.gemm(isa, mr, half_nr(isa)), gemm.igemm(isa, mr, half_nr(isa))]
     parts += [dwconv.dwconv(isa, ks) for ks in (*dwconv.SPECIALIZED_KS, 0)]
     parts += [eltwise.binary(isa, op, s) for s in (False, True) for op in eltwise.BINARY]
     parts += [eltwise.unary(isa, op) for op in eltwise.UNARY]
@@ -49,6 +57,8 @@ def table(isa: Isa) -> str:
         f"  .gemm_mr = {mr}, .gemm_nr = {nr},",
         f"  .gemm = {gemm.gemm_name(isa, mr, nr)},",
         f"  .igemm = {gemm.gemm_name(isa, mr, nr, True)},",
+        *([f"  .gemm_nr_half = {half_nr(isa)},", f"  .gemm_half = {gemm.gemm_name(isa, mr, half_nr(isa))},",
+           f"  .igemm_half = {gemm.gemm_name(isa, mr, half_nr(isa), True)},"] if half_nr(isa) else []),
         "  .dwconv = {", *dw, "  },",
         f"  .vbinary = {{{vb}\n  }},",
         f"  .vbinary_scalar = {{{vbs}\n  }},",

@@ -351,6 +351,290 @@ static __attribute__((target("avx2,fma"))) void wrt_avx2_igemm_6x16(size_t mr, s
   }
 }
 
+static __attribute__((target("avx2,fma"))) void wrt_avx2_gemm_6x8(size_t mr, size_t nc, size_t kc, const float* a, size_t a_stride, const float* restrict w, float* c, size_t c_stride, const wrt_clamp* clamp) {
+  const float* a0 = a;
+  const float* a1 = (const float*)((const char*)a0 + a_stride);
+  if (mr <= 1) a1 = a0;
+  const float* a2 = (const float*)((const char*)a1 + a_stride);
+  if (mr <= 2) a2 = a1;
+  const float* a3 = (const float*)((const char*)a2 + a_stride);
+  if (mr <= 3) a3 = a2;
+  const float* a4 = (const float*)((const char*)a3 + a_stride);
+  if (mr <= 4) a4 = a3;
+  const float* a5 = (const float*)((const char*)a4 + a_stride);
+  if (mr <= 5) a5 = a4;
+  float* c0 = c;
+  float* c1 = (float*)((char*)c0 + c_stride);
+  if (mr <= 1) c1 = c0;
+  float* c2 = (float*)((char*)c1 + c_stride);
+  if (mr <= 2) c2 = c1;
+  float* c3 = (float*)((char*)c2 + c_stride);
+  if (mr <= 3) c3 = c2;
+  float* c4 = (float*)((char*)c3 + c_stride);
+  if (mr <= 4) c4 = c3;
+  float* c5 = (float*)((char*)c4 + c_stride);
+  if (mr <= 5) c5 = c4;
+  __m256 acc0_0 = _mm256_loadu_ps(w + 0);
+  __m256 acc1_0 = acc0_0;
+  __m256 acc2_0 = acc0_0;
+  __m256 acc3_0 = acc0_0;
+  __m256 acc4_0 = acc0_0;
+  __m256 acc5_0 = acc0_0;
+  w += 8;
+  for (size_t k = kc; k != 0; k--) {
+    const __m256 w0 = _mm256_loadu_ps(w + 0);
+    w += 8;
+    const __m256 x0 = _mm256_broadcast_ss(a0);
+    a0 += 1;
+    acc0_0 = _mm256_fmadd_ps(x0, w0, acc0_0);
+    const __m256 x1 = _mm256_broadcast_ss(a1);
+    a1 += 1;
+    acc1_0 = _mm256_fmadd_ps(x1, w0, acc1_0);
+    const __m256 x2 = _mm256_broadcast_ss(a2);
+    a2 += 1;
+    acc2_0 = _mm256_fmadd_ps(x2, w0, acc2_0);
+    const __m256 x3 = _mm256_broadcast_ss(a3);
+    a3 += 1;
+    acc3_0 = _mm256_fmadd_ps(x3, w0, acc3_0);
+    const __m256 x4 = _mm256_broadcast_ss(a4);
+    a4 += 1;
+    acc4_0 = _mm256_fmadd_ps(x4, w0, acc4_0);
+    const __m256 x5 = _mm256_broadcast_ss(a5);
+    a5 += 1;
+    acc5_0 = _mm256_fmadd_ps(x5, w0, acc5_0);
+  }
+  const __m256 vmin = _mm256_set1_ps(clamp->min);
+  const __m256 vmax = _mm256_set1_ps(clamp->max);
+  acc0_0 = _mm256_min_ps(vmax, _mm256_max_ps(vmin, acc0_0));
+  acc1_0 = _mm256_min_ps(vmax, _mm256_max_ps(vmin, acc1_0));
+  acc2_0 = _mm256_min_ps(vmax, _mm256_max_ps(vmin, acc2_0));
+  acc3_0 = _mm256_min_ps(vmax, _mm256_max_ps(vmin, acc3_0));
+  acc4_0 = _mm256_min_ps(vmax, _mm256_max_ps(vmin, acc4_0));
+  acc5_0 = _mm256_min_ps(vmax, _mm256_max_ps(vmin, acc5_0));
+  if (nc >= 8) {
+    _mm256_storeu_ps(c5 + 0, acc5_0);
+    _mm256_storeu_ps(c4 + 0, acc4_0);
+    _mm256_storeu_ps(c3 + 0, acc3_0);
+    _mm256_storeu_ps(c2 + 0, acc2_0);
+    _mm256_storeu_ps(c1 + 0, acc1_0);
+    _mm256_storeu_ps(c0 + 0, acc0_0);
+  } else {
+    {
+      float* p = c5;
+      size_t n = nc;
+      __m256 t = acc5_0;
+      {
+        float* tp = p;
+        __m128 th = _mm256_castps256_ps128(t);
+        if (n & 4) { _mm_storeu_ps(tp, th); th = _mm256_extractf128_ps(t, 1); tp += 4; }
+        if (n & 2) { _mm_storel_pi((__m64*)tp, th); th = _mm_movehl_ps(th, th); tp += 2; }
+        if (n & 1) _mm_store_ss(tp, th);
+      }
+    }
+    {
+      float* p = c4;
+      size_t n = nc;
+      __m256 t = acc4_0;
+      {
+        float* tp = p;
+        __m128 th = _mm256_castps256_ps128(t);
+        if (n & 4) { _mm_storeu_ps(tp, th); th = _mm256_extractf128_ps(t, 1); tp += 4; }
+        if (n & 2) { _mm_storel_pi((__m64*)tp, th); th = _mm_movehl_ps(th, th); tp += 2; }
+        if (n & 1) _mm_store_ss(tp, th);
+      }
+    }
+    {
+      float* p = c3;
+      size_t n = nc;
+      __m256 t = acc3_0;
+      {
+        float* tp = p;
+        __m128 th = _mm256_castps256_ps128(t);
+        if (n & 4) { _mm_storeu_ps(tp, th); th = _mm256_extractf128_ps(t, 1); tp += 4; }
+        if (n & 2) { _mm_storel_pi((__m64*)tp, th); th = _mm_movehl_ps(th, th); tp += 2; }
+        if (n & 1) _mm_store_ss(tp, th);
+      }
+    }
+    {
+      float* p = c2;
+      size_t n = nc;
+      __m256 t = acc2_0;
+      {
+        float* tp = p;
+        __m128 th = _mm256_castps256_ps128(t);
+        if (n & 4) { _mm_storeu_ps(tp, th); th = _mm256_extractf128_ps(t, 1); tp += 4; }
+        if (n & 2) { _mm_storel_pi((__m64*)tp, th); th = _mm_movehl_ps(th, th); tp += 2; }
+        if (n & 1) _mm_store_ss(tp, th);
+      }
+    }
+    {
+      float* p = c1;
+      size_t n = nc;
+      __m256 t = acc1_0;
+      {
+        float* tp = p;
+        __m128 th = _mm256_castps256_ps128(t);
+        if (n & 4) { _mm_storeu_ps(tp, th); th = _mm256_extractf128_ps(t, 1); tp += 4; }
+        if (n & 2) { _mm_storel_pi((__m64*)tp, th); th = _mm_movehl_ps(th, th); tp += 2; }
+        if (n & 1) _mm_store_ss(tp, th);
+      }
+    }
+    {
+      float* p = c0;
+      size_t n = nc;
+      __m256 t = acc0_0;
+      {
+        float* tp = p;
+        __m128 th = _mm256_castps256_ps128(t);
+        if (n & 4) { _mm_storeu_ps(tp, th); th = _mm256_extractf128_ps(t, 1); tp += 4; }
+        if (n & 2) { _mm_storel_pi((__m64*)tp, th); th = _mm_movehl_ps(th, th); tp += 2; }
+        if (n & 1) _mm_store_ss(tp, th);
+      }
+    }
+  }
+}
+
+static __attribute__((target("avx2,fma"))) void wrt_avx2_igemm_6x8(size_t mr, size_t nc, size_t kc, size_t ks, const float* const* ind, const float* restrict w, float* c, size_t c_stride, const wrt_clamp* clamp) {
+  float* c0 = c;
+  float* c1 = (float*)((char*)c0 + c_stride);
+  if (mr <= 1) c1 = c0;
+  float* c2 = (float*)((char*)c1 + c_stride);
+  if (mr <= 2) c2 = c1;
+  float* c3 = (float*)((char*)c2 + c_stride);
+  if (mr <= 3) c3 = c2;
+  float* c4 = (float*)((char*)c3 + c_stride);
+  if (mr <= 4) c4 = c3;
+  float* c5 = (float*)((char*)c4 + c_stride);
+  if (mr <= 5) c5 = c4;
+  __m256 acc0_0 = _mm256_loadu_ps(w + 0);
+  __m256 acc1_0 = acc0_0;
+  __m256 acc2_0 = acc0_0;
+  __m256 acc3_0 = acc0_0;
+  __m256 acc4_0 = acc0_0;
+  __m256 acc5_0 = acc0_0;
+  w += 8;
+  for (size_t t = ks; t != 0; t--) {
+    const float* a0 = ind[0];
+    const float* a1 = mr > 1 ? ind[1] : a0;
+    const float* a2 = mr > 2 ? ind[2] : a1;
+    const float* a3 = mr > 3 ? ind[3] : a2;
+    const float* a4 = mr > 4 ? ind[4] : a3;
+    const float* a5 = mr > 5 ? ind[5] : a4;
+    ind += mr;
+    for (size_t k = kc; k != 0; k--) {
+      const __m256 w0 = _mm256_loadu_ps(w + 0);
+      w += 8;
+      const __m256 x0 = _mm256_broadcast_ss(a0);
+      a0 += 1;
+      acc0_0 = _mm256_fmadd_ps(x0, w0, acc0_0);
+      const __m256 x1 = _mm256_broadcast_ss(a1);
+      a1 += 1;
+      acc1_0 = _mm256_fmadd_ps(x1, w0, acc1_0);
+      const __m256 x2 = _mm256_broadcast_ss(a2);
+      a2 += 1;
+      acc2_0 = _mm256_fmadd_ps(x2, w0, acc2_0);
+      const __m256 x3 = _mm256_broadcast_ss(a3);
+      a3 += 1;
+      acc3_0 = _mm256_fmadd_ps(x3, w0, acc3_0);
+      const __m256 x4 = _mm256_broadcast_ss(a4);
+      a4 += 1;
+      acc4_0 = _mm256_fmadd_ps(x4, w0, acc4_0);
+      const __m256 x5 = _mm256_broadcast_ss(a5);
+      a5 += 1;
+      acc5_0 = _mm256_fmadd_ps(x5, w0, acc5_0);
+    }
+  }
+  const __m256 vmin = _mm256_set1_ps(clamp->min);
+  const __m256 vmax = _mm256_set1_ps(clamp->max);
+  acc0_0 = _mm256_min_ps(vmax, _mm256_max_ps(vmin, acc0_0));
+  acc1_0 = _mm256_min_ps(vmax, _mm256_max_ps(vmin, acc1_0));
+  acc2_0 = _mm256_min_ps(vmax, _mm256_max_ps(vmin, acc2_0));
+  acc3_0 = _mm256_min_ps(vmax, _mm256_max_ps(vmin, acc3_0));
+  acc4_0 = _mm256_min_ps(vmax, _mm256_max_ps(vmin, acc4_0));
+  acc5_0 = _mm256_min_ps(vmax, _mm256_max_ps(vmin, acc5_0));
+  if (nc >= 8) {
+    _mm256_storeu_ps(c5 + 0, acc5_0);
+    _mm256_storeu_ps(c4 + 0, acc4_0);
+    _mm256_storeu_ps(c3 + 0, acc3_0);
+    _mm256_storeu_ps(c2 + 0, acc2_0);
+    _mm256_storeu_ps(c1 + 0, acc1_0);
+    _mm256_storeu_ps(c0 + 0, acc0_0);
+  } else {
+    {
+      float* p = c5;
+      size_t n = nc;
+      __m256 t = acc5_0;
+      {
+        float* tp = p;
+        __m128 th = _mm256_castps256_ps128(t);
+        if (n & 4) { _mm_storeu_ps(tp, th); th = _mm256_extractf128_ps(t, 1); tp += 4; }
+        if (n & 2) { _mm_storel_pi((__m64*)tp, th); th = _mm_movehl_ps(th, th); tp += 2; }
+        if (n & 1) _mm_store_ss(tp, th);
+      }
+    }
+    {
+      float* p = c4;
+      size_t n = nc;
+      __m256 t = acc4_0;
+      {
+        float* tp = p;
+        __m128 th = _mm256_castps256_ps128(t);
+        if (n & 4) { _mm_storeu_ps(tp, th); th = _mm256_extractf128_ps(t, 1); tp += 4; }
+        if (n & 2) { _mm_storel_pi((__m64*)tp, th); th = _mm_movehl_ps(th, th); tp += 2; }
+        if (n & 1) _mm_store_ss(tp, th);
+      }
+    }
+    {
+      float* p = c3;
+      size_t n = nc;
+      __m256 t = acc3_0;
+      {
+        float* tp = p;
+        __m128 th = _mm256_castps256_ps128(t);
+        if (n & 4) { _mm_storeu_ps(tp, th); th = _mm256_extractf128_ps(t, 1); tp += 4; }
+        if (n & 2) { _mm_storel_pi((__m64*)tp, th); th = _mm_movehl_ps(th, th); tp += 2; }
+        if (n & 1) _mm_store_ss(tp, th);
+      }
+    }
+    {
+      float* p = c2;
+      size_t n = nc;
+      __m256 t = acc2_0;
+      {
+        float* tp = p;
+        __m128 th = _mm256_castps256_ps128(t);
+        if (n & 4) { _mm_storeu_ps(tp, th); th = _mm256_extractf128_ps(t, 1); tp += 4; }
+        if (n & 2) { _mm_storel_pi((__m64*)tp, th); th = _mm_movehl_ps(th, th); tp += 2; }
+        if (n & 1) _mm_store_ss(tp, th);
+      }
+    }
+    {
+      float* p = c1;
+      size_t n = nc;
+      __m256 t = acc1_0;
+      {
+        float* tp = p;
+        __m128 th = _mm256_castps256_ps128(t);
+        if (n & 4) { _mm_storeu_ps(tp, th); th = _mm256_extractf128_ps(t, 1); tp += 4; }
+        if (n & 2) { _mm_storel_pi((__m64*)tp, th); th = _mm_movehl_ps(th, th); tp += 2; }
+        if (n & 1) _mm_store_ss(tp, th);
+      }
+    }
+    {
+      float* p = c0;
+      size_t n = nc;
+      __m256 t = acc0_0;
+      {
+        float* tp = p;
+        __m128 th = _mm256_castps256_ps128(t);
+        if (n & 4) { _mm_storeu_ps(tp, th); th = _mm256_extractf128_ps(t, 1); tp += 4; }
+        if (n & 2) { _mm_storel_pi((__m64*)tp, th); th = _mm_movehl_ps(th, th); tp += 2; }
+        if (n & 1) _mm_store_ss(tp, th);
+      }
+    }
+  }
+}
+
 static __attribute__((target("avx2,fma"))) void wrt_avx2_dwconv_9_c16(size_t channels, size_t width, size_t ks, const float* const* in, const float* restrict w, float* out, size_t out_stride, const wrt_clamp* clamp) {
   (void)ks;
   const __m256 vmin = _mm256_set1_ps(clamp->min);
@@ -4529,6 +4813,9 @@ const wrt_target wrt_target_avx2 = {
   .gemm_mr = 6, .gemm_nr = 16,
   .gemm = wrt_avx2_gemm_6x16,
   .igemm = wrt_avx2_igemm_6x16,
+  .gemm_nr_half = 8,
+  .gemm_half = wrt_avx2_gemm_6x8,
+  .igemm_half = wrt_avx2_igemm_6x8,
   .dwconv = {
     {9, 16, wrt_avx2_dwconv_9_c16},
     {25, 16, wrt_avx2_dwconv_25_c16},

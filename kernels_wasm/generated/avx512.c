@@ -362,6 +362,280 @@ static __attribute__((target("avx512f,avx512bw,avx512vl,avx2,fma"))) void wrt_av
   }
 }
 
+static __attribute__((target("avx512f,avx512bw,avx512vl,avx2,fma"))) void wrt_avx512_gemm_8x16(size_t mr, size_t nc, size_t kc, const float* a, size_t a_stride, const float* restrict w, float* c, size_t c_stride, const wrt_clamp* clamp) {
+  const float* a0 = a;
+  const float* a1 = (const float*)((const char*)a0 + a_stride);
+  if (mr <= 1) a1 = a0;
+  const float* a2 = (const float*)((const char*)a1 + a_stride);
+  if (mr <= 2) a2 = a1;
+  const float* a3 = (const float*)((const char*)a2 + a_stride);
+  if (mr <= 3) a3 = a2;
+  const float* a4 = (const float*)((const char*)a3 + a_stride);
+  if (mr <= 4) a4 = a3;
+  const float* a5 = (const float*)((const char*)a4 + a_stride);
+  if (mr <= 5) a5 = a4;
+  const float* a6 = (const float*)((const char*)a5 + a_stride);
+  if (mr <= 6) a6 = a5;
+  const float* a7 = (const float*)((const char*)a6 + a_stride);
+  if (mr <= 7) a7 = a6;
+  float* c0 = c;
+  float* c1 = (float*)((char*)c0 + c_stride);
+  if (mr <= 1) c1 = c0;
+  float* c2 = (float*)((char*)c1 + c_stride);
+  if (mr <= 2) c2 = c1;
+  float* c3 = (float*)((char*)c2 + c_stride);
+  if (mr <= 3) c3 = c2;
+  float* c4 = (float*)((char*)c3 + c_stride);
+  if (mr <= 4) c4 = c3;
+  float* c5 = (float*)((char*)c4 + c_stride);
+  if (mr <= 5) c5 = c4;
+  float* c6 = (float*)((char*)c5 + c_stride);
+  if (mr <= 6) c6 = c5;
+  float* c7 = (float*)((char*)c6 + c_stride);
+  if (mr <= 7) c7 = c6;
+  __m512 acc0_0 = _mm512_loadu_ps(w + 0);
+  __m512 acc1_0 = acc0_0;
+  __m512 acc2_0 = acc0_0;
+  __m512 acc3_0 = acc0_0;
+  __m512 acc4_0 = acc0_0;
+  __m512 acc5_0 = acc0_0;
+  __m512 acc6_0 = acc0_0;
+  __m512 acc7_0 = acc0_0;
+  w += 16;
+  for (size_t k = kc; k != 0; k--) {
+    const __m512 w0 = _mm512_loadu_ps(w + 0);
+    w += 16;
+    const __m512 x0 = _mm512_set1_ps(*(a0));
+    a0 += 1;
+    acc0_0 = _mm512_fmadd_ps(x0, w0, acc0_0);
+    const __m512 x1 = _mm512_set1_ps(*(a1));
+    a1 += 1;
+    acc1_0 = _mm512_fmadd_ps(x1, w0, acc1_0);
+    const __m512 x2 = _mm512_set1_ps(*(a2));
+    a2 += 1;
+    acc2_0 = _mm512_fmadd_ps(x2, w0, acc2_0);
+    const __m512 x3 = _mm512_set1_ps(*(a3));
+    a3 += 1;
+    acc3_0 = _mm512_fmadd_ps(x3, w0, acc3_0);
+    const __m512 x4 = _mm512_set1_ps(*(a4));
+    a4 += 1;
+    acc4_0 = _mm512_fmadd_ps(x4, w0, acc4_0);
+    const __m512 x5 = _mm512_set1_ps(*(a5));
+    a5 += 1;
+    acc5_0 = _mm512_fmadd_ps(x5, w0, acc5_0);
+    const __m512 x6 = _mm512_set1_ps(*(a6));
+    a6 += 1;
+    acc6_0 = _mm512_fmadd_ps(x6, w0, acc6_0);
+    const __m512 x7 = _mm512_set1_ps(*(a7));
+    a7 += 1;
+    acc7_0 = _mm512_fmadd_ps(x7, w0, acc7_0);
+  }
+  const __m512 vmin = _mm512_set1_ps(clamp->min);
+  const __m512 vmax = _mm512_set1_ps(clamp->max);
+  acc0_0 = _mm512_min_ps(vmax, _mm512_max_ps(vmin, acc0_0));
+  acc1_0 = _mm512_min_ps(vmax, _mm512_max_ps(vmin, acc1_0));
+  acc2_0 = _mm512_min_ps(vmax, _mm512_max_ps(vmin, acc2_0));
+  acc3_0 = _mm512_min_ps(vmax, _mm512_max_ps(vmin, acc3_0));
+  acc4_0 = _mm512_min_ps(vmax, _mm512_max_ps(vmin, acc4_0));
+  acc5_0 = _mm512_min_ps(vmax, _mm512_max_ps(vmin, acc5_0));
+  acc6_0 = _mm512_min_ps(vmax, _mm512_max_ps(vmin, acc6_0));
+  acc7_0 = _mm512_min_ps(vmax, _mm512_max_ps(vmin, acc7_0));
+  if (nc >= 16) {
+    _mm512_storeu_ps(c7 + 0, acc7_0);
+    _mm512_storeu_ps(c6 + 0, acc6_0);
+    _mm512_storeu_ps(c5 + 0, acc5_0);
+    _mm512_storeu_ps(c4 + 0, acc4_0);
+    _mm512_storeu_ps(c3 + 0, acc3_0);
+    _mm512_storeu_ps(c2 + 0, acc2_0);
+    _mm512_storeu_ps(c1 + 0, acc1_0);
+    _mm512_storeu_ps(c0 + 0, acc0_0);
+  } else {
+    {
+      float* p = c7;
+      size_t n = nc;
+      __m512 t = acc7_0;
+      _mm512_mask_storeu_ps(p, _cvtu32_mask16((1u << n) - 1u), t);
+    }
+    {
+      float* p = c6;
+      size_t n = nc;
+      __m512 t = acc6_0;
+      _mm512_mask_storeu_ps(p, _cvtu32_mask16((1u << n) - 1u), t);
+    }
+    {
+      float* p = c5;
+      size_t n = nc;
+      __m512 t = acc5_0;
+      _mm512_mask_storeu_ps(p, _cvtu32_mask16((1u << n) - 1u), t);
+    }
+    {
+      float* p = c4;
+      size_t n = nc;
+      __m512 t = acc4_0;
+      _mm512_mask_storeu_ps(p, _cvtu32_mask16((1u << n) - 1u), t);
+    }
+    {
+      float* p = c3;
+      size_t n = nc;
+      __m512 t = acc3_0;
+      _mm512_mask_storeu_ps(p, _cvtu32_mask16((1u << n) - 1u), t);
+    }
+    {
+      float* p = c2;
+      size_t n = nc;
+      __m512 t = acc2_0;
+      _mm512_mask_storeu_ps(p, _cvtu32_mask16((1u << n) - 1u), t);
+    }
+    {
+      float* p = c1;
+      size_t n = nc;
+      __m512 t = acc1_0;
+      _mm512_mask_storeu_ps(p, _cvtu32_mask16((1u << n) - 1u), t);
+    }
+    {
+      float* p = c0;
+      size_t n = nc;
+      __m512 t = acc0_0;
+      _mm512_mask_storeu_ps(p, _cvtu32_mask16((1u << n) - 1u), t);
+    }
+  }
+}
+
+static __attribute__((target("avx512f,avx512bw,avx512vl,avx2,fma"))) void wrt_avx512_igemm_8x16(size_t mr, size_t nc, size_t kc, size_t ks, const float* const* ind, const float* restrict w, float* c, size_t c_stride, const wrt_clamp* clamp) {
+  float* c0 = c;
+  float* c1 = (float*)((char*)c0 + c_stride);
+  if (mr <= 1) c1 = c0;
+  float* c2 = (float*)((char*)c1 + c_stride);
+  if (mr <= 2) c2 = c1;
+  float* c3 = (float*)((char*)c2 + c_stride);
+  if (mr <= 3) c3 = c2;
+  float* c4 = (float*)((char*)c3 + c_stride);
+  if (mr <= 4) c4 = c3;
+  float* c5 = (float*)((char*)c4 + c_stride);
+  if (mr <= 5) c5 = c4;
+  float* c6 = (float*)((char*)c5 + c_stride);
+  if (mr <= 6) c6 = c5;
+  float* c7 = (float*)((char*)c6 + c_stride);
+  if (mr <= 7) c7 = c6;
+  __m512 acc0_0 = _mm512_loadu_ps(w + 0);
+  __m512 acc1_0 = acc0_0;
+  __m512 acc2_0 = acc0_0;
+  __m512 acc3_0 = acc0_0;
+  __m512 acc4_0 = acc0_0;
+  __m512 acc5_0 = acc0_0;
+  __m512 acc6_0 = acc0_0;
+  __m512 acc7_0 = acc0_0;
+  w += 16;
+  for (size_t t = ks; t != 0; t--) {
+    const float* a0 = ind[0];
+    const float* a1 = mr > 1 ? ind[1] : a0;
+    const float* a2 = mr > 2 ? ind[2] : a1;
+    const float* a3 = mr > 3 ? ind[3] : a2;
+    const float* a4 = mr > 4 ? ind[4] : a3;
+    const float* a5 = mr > 5 ? ind[5] : a4;
+    const float* a6 = mr > 6 ? ind[6] : a5;
+    const float* a7 = mr > 7 ? ind[7] : a6;
+    ind += mr;
+    for (size_t k = kc; k != 0; k--) {
+      const __m512 w0 = _mm512_loadu_ps(w + 0);
+      w += 16;
+      const __m512 x0 = _mm512_set1_ps(*(a0));
+      a0 += 1;
+      acc0_0 = _mm512_fmadd_ps(x0, w0, acc0_0);
+      const __m512 x1 = _mm512_set1_ps(*(a1));
+      a1 += 1;
+      acc1_0 = _mm512_fmadd_ps(x1, w0, acc1_0);
+      const __m512 x2 = _mm512_set1_ps(*(a2));
+      a2 += 1;
+      acc2_0 = _mm512_fmadd_ps(x2, w0, acc2_0);
+      const __m512 x3 = _mm512_set1_ps(*(a3));
+      a3 += 1;
+      acc3_0 = _mm512_fmadd_ps(x3, w0, acc3_0);
+      const __m512 x4 = _mm512_set1_ps(*(a4));
+      a4 += 1;
+      acc4_0 = _mm512_fmadd_ps(x4, w0, acc4_0);
+      const __m512 x5 = _mm512_set1_ps(*(a5));
+      a5 += 1;
+      acc5_0 = _mm512_fmadd_ps(x5, w0, acc5_0);
+      const __m512 x6 = _mm512_set1_ps(*(a6));
+      a6 += 1;
+      acc6_0 = _mm512_fmadd_ps(x6, w0, acc6_0);
+      const __m512 x7 = _mm512_set1_ps(*(a7));
+      a7 += 1;
+      acc7_0 = _mm512_fmadd_ps(x7, w0, acc7_0);
+    }
+  }
+  const __m512 vmin = _mm512_set1_ps(clamp->min);
+  const __m512 vmax = _mm512_set1_ps(clamp->max);
+  acc0_0 = _mm512_min_ps(vmax, _mm512_max_ps(vmin, acc0_0));
+  acc1_0 = _mm512_min_ps(vmax, _mm512_max_ps(vmin, acc1_0));
+  acc2_0 = _mm512_min_ps(vmax, _mm512_max_ps(vmin, acc2_0));
+  acc3_0 = _mm512_min_ps(vmax, _mm512_max_ps(vmin, acc3_0));
+  acc4_0 = _mm512_min_ps(vmax, _mm512_max_ps(vmin, acc4_0));
+  acc5_0 = _mm512_min_ps(vmax, _mm512_max_ps(vmin, acc5_0));
+  acc6_0 = _mm512_min_ps(vmax, _mm512_max_ps(vmin, acc6_0));
+  acc7_0 = _mm512_min_ps(vmax, _mm512_max_ps(vmin, acc7_0));
+  if (nc >= 16) {
+    _mm512_storeu_ps(c7 + 0, acc7_0);
+    _mm512_storeu_ps(c6 + 0, acc6_0);
+    _mm512_storeu_ps(c5 + 0, acc5_0);
+    _mm512_storeu_ps(c4 + 0, acc4_0);
+    _mm512_storeu_ps(c3 + 0, acc3_0);
+    _mm512_storeu_ps(c2 + 0, acc2_0);
+    _mm512_storeu_ps(c1 + 0, acc1_0);
+    _mm512_storeu_ps(c0 + 0, acc0_0);
+  } else {
+    {
+      float* p = c7;
+      size_t n = nc;
+      __m512 t = acc7_0;
+      _mm512_mask_storeu_ps(p, _cvtu32_mask16((1u << n) - 1u), t);
+    }
+    {
+      float* p = c6;
+      size_t n = nc;
+      __m512 t = acc6_0;
+      _mm512_mask_storeu_ps(p, _cvtu32_mask16((1u << n) - 1u), t);
+    }
+    {
+      float* p = c5;
+      size_t n = nc;
+      __m512 t = acc5_0;
+      _mm512_mask_storeu_ps(p, _cvtu32_mask16((1u << n) - 1u), t);
+    }
+    {
+      float* p = c4;
+      size_t n = nc;
+      __m512 t = acc4_0;
+      _mm512_mask_storeu_ps(p, _cvtu32_mask16((1u << n) - 1u), t);
+    }
+    {
+      float* p = c3;
+      size_t n = nc;
+      __m512 t = acc3_0;
+      _mm512_mask_storeu_ps(p, _cvtu32_mask16((1u << n) - 1u), t);
+    }
+    {
+      float* p = c2;
+      size_t n = nc;
+      __m512 t = acc2_0;
+      _mm512_mask_storeu_ps(p, _cvtu32_mask16((1u << n) - 1u), t);
+    }
+    {
+      float* p = c1;
+      size_t n = nc;
+      __m512 t = acc1_0;
+      _mm512_mask_storeu_ps(p, _cvtu32_mask16((1u << n) - 1u), t);
+    }
+    {
+      float* p = c0;
+      size_t n = nc;
+      __m512 t = acc0_0;
+      _mm512_mask_storeu_ps(p, _cvtu32_mask16((1u << n) - 1u), t);
+    }
+  }
+}
+
 static __attribute__((target("avx512f,avx512bw,avx512vl,avx2,fma"))) void wrt_avx512_dwconv_9_c32(size_t channels, size_t width, size_t ks, const float* const* in, const float* restrict w, float* out, size_t out_stride, const wrt_clamp* clamp) {
   (void)ks;
   const __m512 vmin = _mm512_set1_ps(clamp->min);
@@ -3832,6 +4106,9 @@ const wrt_target wrt_target_avx512 = {
   .gemm_mr = 8, .gemm_nr = 32,
   .gemm = wrt_avx512_gemm_8x32,
   .igemm = wrt_avx512_igemm_8x32,
+  .gemm_nr_half = 16,
+  .gemm_half = wrt_avx512_gemm_8x16,
+  .igemm_half = wrt_avx512_igemm_8x16,
   .dwconv = {
     {9, 32, wrt_avx512_dwconv_9_c32},
     {25, 32, wrt_avx512_dwconv_25_c32},

@@ -443,6 +443,360 @@ static void wrt_neon_igemm_8x8(size_t mr, size_t nc, size_t kc, size_t ks, const
   }
 }
 
+static void wrt_neon_gemm_8x4(size_t mr, size_t nc, size_t kc, const float* a, size_t a_stride, const float* restrict w, float* c, size_t c_stride, const wrt_clamp* clamp) {
+  const float* a0 = a;
+  const float* a1 = (const float*)((const char*)a0 + a_stride);
+  if (mr <= 1) a1 = a0;
+  const float* a2 = (const float*)((const char*)a1 + a_stride);
+  if (mr <= 2) a2 = a1;
+  const float* a3 = (const float*)((const char*)a2 + a_stride);
+  if (mr <= 3) a3 = a2;
+  const float* a4 = (const float*)((const char*)a3 + a_stride);
+  if (mr <= 4) a4 = a3;
+  const float* a5 = (const float*)((const char*)a4 + a_stride);
+  if (mr <= 5) a5 = a4;
+  const float* a6 = (const float*)((const char*)a5 + a_stride);
+  if (mr <= 6) a6 = a5;
+  const float* a7 = (const float*)((const char*)a6 + a_stride);
+  if (mr <= 7) a7 = a6;
+  float* c0 = c;
+  float* c1 = (float*)((char*)c0 + c_stride);
+  if (mr <= 1) c1 = c0;
+  float* c2 = (float*)((char*)c1 + c_stride);
+  if (mr <= 2) c2 = c1;
+  float* c3 = (float*)((char*)c2 + c_stride);
+  if (mr <= 3) c3 = c2;
+  float* c4 = (float*)((char*)c3 + c_stride);
+  if (mr <= 4) c4 = c3;
+  float* c5 = (float*)((char*)c4 + c_stride);
+  if (mr <= 5) c5 = c4;
+  float* c6 = (float*)((char*)c5 + c_stride);
+  if (mr <= 6) c6 = c5;
+  float* c7 = (float*)((char*)c6 + c_stride);
+  if (mr <= 7) c7 = c6;
+  float32x4_t acc0_0 = vld1q_f32(w + 0);
+  float32x4_t acc1_0 = acc0_0;
+  float32x4_t acc2_0 = acc0_0;
+  float32x4_t acc3_0 = acc0_0;
+  float32x4_t acc4_0 = acc0_0;
+  float32x4_t acc5_0 = acc0_0;
+  float32x4_t acc6_0 = acc0_0;
+  float32x4_t acc7_0 = acc0_0;
+  w += 4;
+  for (size_t k = kc; k != 0; k--) {
+    const float32x4_t w0 = vld1q_f32(w + 0);
+    w += 4;
+    const float32x4_t x0 = vld1q_dup_f32(a0);
+    a0 += 1;
+    acc0_0 = vfmaq_f32(acc0_0, x0, w0);
+    const float32x4_t x1 = vld1q_dup_f32(a1);
+    a1 += 1;
+    acc1_0 = vfmaq_f32(acc1_0, x1, w0);
+    const float32x4_t x2 = vld1q_dup_f32(a2);
+    a2 += 1;
+    acc2_0 = vfmaq_f32(acc2_0, x2, w0);
+    const float32x4_t x3 = vld1q_dup_f32(a3);
+    a3 += 1;
+    acc3_0 = vfmaq_f32(acc3_0, x3, w0);
+    const float32x4_t x4 = vld1q_dup_f32(a4);
+    a4 += 1;
+    acc4_0 = vfmaq_f32(acc4_0, x4, w0);
+    const float32x4_t x5 = vld1q_dup_f32(a5);
+    a5 += 1;
+    acc5_0 = vfmaq_f32(acc5_0, x5, w0);
+    const float32x4_t x6 = vld1q_dup_f32(a6);
+    a6 += 1;
+    acc6_0 = vfmaq_f32(acc6_0, x6, w0);
+    const float32x4_t x7 = vld1q_dup_f32(a7);
+    a7 += 1;
+    acc7_0 = vfmaq_f32(acc7_0, x7, w0);
+  }
+  const float32x4_t vmin = vdupq_n_f32(clamp->min);
+  const float32x4_t vmax = vdupq_n_f32(clamp->max);
+  acc0_0 = vminq_f32(vmaxq_f32(acc0_0, vmin), vmax);
+  acc1_0 = vminq_f32(vmaxq_f32(acc1_0, vmin), vmax);
+  acc2_0 = vminq_f32(vmaxq_f32(acc2_0, vmin), vmax);
+  acc3_0 = vminq_f32(vmaxq_f32(acc3_0, vmin), vmax);
+  acc4_0 = vminq_f32(vmaxq_f32(acc4_0, vmin), vmax);
+  acc5_0 = vminq_f32(vmaxq_f32(acc5_0, vmin), vmax);
+  acc6_0 = vminq_f32(vmaxq_f32(acc6_0, vmin), vmax);
+  acc7_0 = vminq_f32(vmaxq_f32(acc7_0, vmin), vmax);
+  if (nc >= 4) {
+    vst1q_f32(c7 + 0, acc7_0);
+    vst1q_f32(c6 + 0, acc6_0);
+    vst1q_f32(c5 + 0, acc5_0);
+    vst1q_f32(c4 + 0, acc4_0);
+    vst1q_f32(c3 + 0, acc3_0);
+    vst1q_f32(c2 + 0, acc2_0);
+    vst1q_f32(c1 + 0, acc1_0);
+    vst1q_f32(c0 + 0, acc0_0);
+  } else {
+    {
+      float* p = c7;
+      size_t n = nc;
+      float32x4_t t = acc7_0;
+      {
+        float* tp = p;
+        float32x2_t th = vget_low_f32(t);
+        if (n & 2) { vst1_f32(tp, th); th = vget_high_f32(t); tp += 2; }
+        if (n & 1) vst1_lane_f32(tp, th, 0);
+      }
+    }
+    {
+      float* p = c6;
+      size_t n = nc;
+      float32x4_t t = acc6_0;
+      {
+        float* tp = p;
+        float32x2_t th = vget_low_f32(t);
+        if (n & 2) { vst1_f32(tp, th); th = vget_high_f32(t); tp += 2; }
+        if (n & 1) vst1_lane_f32(tp, th, 0);
+      }
+    }
+    {
+      float* p = c5;
+      size_t n = nc;
+      float32x4_t t = acc5_0;
+      {
+        float* tp = p;
+        float32x2_t th = vget_low_f32(t);
+        if (n & 2) { vst1_f32(tp, th); th = vget_high_f32(t); tp += 2; }
+        if (n & 1) vst1_lane_f32(tp, th, 0);
+      }
+    }
+    {
+      float* p = c4;
+      size_t n = nc;
+      float32x4_t t = acc4_0;
+      {
+        float* tp = p;
+        float32x2_t th = vget_low_f32(t);
+        if (n & 2) { vst1_f32(tp, th); th = vget_high_f32(t); tp += 2; }
+        if (n & 1) vst1_lane_f32(tp, th, 0);
+      }
+    }
+    {
+      float* p = c3;
+      size_t n = nc;
+      float32x4_t t = acc3_0;
+      {
+        float* tp = p;
+        float32x2_t th = vget_low_f32(t);
+        if (n & 2) { vst1_f32(tp, th); th = vget_high_f32(t); tp += 2; }
+        if (n & 1) vst1_lane_f32(tp, th, 0);
+      }
+    }
+    {
+      float* p = c2;
+      size_t n = nc;
+      float32x4_t t = acc2_0;
+      {
+        float* tp = p;
+        float32x2_t th = vget_low_f32(t);
+        if (n & 2) { vst1_f32(tp, th); th = vget_high_f32(t); tp += 2; }
+        if (n & 1) vst1_lane_f32(tp, th, 0);
+      }
+    }
+    {
+      float* p = c1;
+      size_t n = nc;
+      float32x4_t t = acc1_0;
+      {
+        float* tp = p;
+        float32x2_t th = vget_low_f32(t);
+        if (n & 2) { vst1_f32(tp, th); th = vget_high_f32(t); tp += 2; }
+        if (n & 1) vst1_lane_f32(tp, th, 0);
+      }
+    }
+    {
+      float* p = c0;
+      size_t n = nc;
+      float32x4_t t = acc0_0;
+      {
+        float* tp = p;
+        float32x2_t th = vget_low_f32(t);
+        if (n & 2) { vst1_f32(tp, th); th = vget_high_f32(t); tp += 2; }
+        if (n & 1) vst1_lane_f32(tp, th, 0);
+      }
+    }
+  }
+}
+
+static void wrt_neon_igemm_8x4(size_t mr, size_t nc, size_t kc, size_t ks, const float* const* ind, const float* restrict w, float* c, size_t c_stride, const wrt_clamp* clamp) {
+  float* c0 = c;
+  float* c1 = (float*)((char*)c0 + c_stride);
+  if (mr <= 1) c1 = c0;
+  float* c2 = (float*)((char*)c1 + c_stride);
+  if (mr <= 2) c2 = c1;
+  float* c3 = (float*)((char*)c2 + c_stride);
+  if (mr <= 3) c3 = c2;
+  float* c4 = (float*)((char*)c3 + c_stride);
+  if (mr <= 4) c4 = c3;
+  float* c5 = (float*)((char*)c4 + c_stride);
+  if (mr <= 5) c5 = c4;
+  float* c6 = (float*)((char*)c5 + c_stride);
+  if (mr <= 6) c6 = c5;
+  float* c7 = (float*)((char*)c6 + c_stride);
+  if (mr <= 7) c7 = c6;
+  float32x4_t acc0_0 = vld1q_f32(w + 0);
+  float32x4_t acc1_0 = acc0_0;
+  float32x4_t acc2_0 = acc0_0;
+  float32x4_t acc3_0 = acc0_0;
+  float32x4_t acc4_0 = acc0_0;
+  float32x4_t acc5_0 = acc0_0;
+  float32x4_t acc6_0 = acc0_0;
+  float32x4_t acc7_0 = acc0_0;
+  w += 4;
+  for (size_t t = ks; t != 0; t--) {
+    const float* a0 = ind[0];
+    const float* a1 = mr > 1 ? ind[1] : a0;
+    const float* a2 = mr > 2 ? ind[2] : a1;
+    const float* a3 = mr > 3 ? ind[3] : a2;
+    const float* a4 = mr > 4 ? ind[4] : a3;
+    const float* a5 = mr > 5 ? ind[5] : a4;
+    const float* a6 = mr > 6 ? ind[6] : a5;
+    const float* a7 = mr > 7 ? ind[7] : a6;
+    ind += mr;
+    for (size_t k = kc; k != 0; k--) {
+      const float32x4_t w0 = vld1q_f32(w + 0);
+      w += 4;
+      const float32x4_t x0 = vld1q_dup_f32(a0);
+      a0 += 1;
+      acc0_0 = vfmaq_f32(acc0_0, x0, w0);
+      const float32x4_t x1 = vld1q_dup_f32(a1);
+      a1 += 1;
+      acc1_0 = vfmaq_f32(acc1_0, x1, w0);
+      const float32x4_t x2 = vld1q_dup_f32(a2);
+      a2 += 1;
+      acc2_0 = vfmaq_f32(acc2_0, x2, w0);
+      const float32x4_t x3 = vld1q_dup_f32(a3);
+      a3 += 1;
+      acc3_0 = vfmaq_f32(acc3_0, x3, w0);
+      const float32x4_t x4 = vld1q_dup_f32(a4);
+      a4 += 1;
+      acc4_0 = vfmaq_f32(acc4_0, x4, w0);
+      const float32x4_t x5 = vld1q_dup_f32(a5);
+      a5 += 1;
+      acc5_0 = vfmaq_f32(acc5_0, x5, w0);
+      const float32x4_t x6 = vld1q_dup_f32(a6);
+      a6 += 1;
+      acc6_0 = vfmaq_f32(acc6_0, x6, w0);
+      const float32x4_t x7 = vld1q_dup_f32(a7);
+      a7 += 1;
+      acc7_0 = vfmaq_f32(acc7_0, x7, w0);
+    }
+  }
+  const float32x4_t vmin = vdupq_n_f32(clamp->min);
+  const float32x4_t vmax = vdupq_n_f32(clamp->max);
+  acc0_0 = vminq_f32(vmaxq_f32(acc0_0, vmin), vmax);
+  acc1_0 = vminq_f32(vmaxq_f32(acc1_0, vmin), vmax);
+  acc2_0 = vminq_f32(vmaxq_f32(acc2_0, vmin), vmax);
+  acc3_0 = vminq_f32(vmaxq_f32(acc3_0, vmin), vmax);
+  acc4_0 = vminq_f32(vmaxq_f32(acc4_0, vmin), vmax);
+  acc5_0 = vminq_f32(vmaxq_f32(acc5_0, vmin), vmax);
+  acc6_0 = vminq_f32(vmaxq_f32(acc6_0, vmin), vmax);
+  acc7_0 = vminq_f32(vmaxq_f32(acc7_0, vmin), vmax);
+  if (nc >= 4) {
+    vst1q_f32(c7 + 0, acc7_0);
+    vst1q_f32(c6 + 0, acc6_0);
+    vst1q_f32(c5 + 0, acc5_0);
+    vst1q_f32(c4 + 0, acc4_0);
+    vst1q_f32(c3 + 0, acc3_0);
+    vst1q_f32(c2 + 0, acc2_0);
+    vst1q_f32(c1 + 0, acc1_0);
+    vst1q_f32(c0 + 0, acc0_0);
+  } else {
+    {
+      float* p = c7;
+      size_t n = nc;
+      float32x4_t t = acc7_0;
+      {
+        float* tp = p;
+        float32x2_t th = vget_low_f32(t);
+        if (n & 2) { vst1_f32(tp, th); th = vget_high_f32(t); tp += 2; }
+        if (n & 1) vst1_lane_f32(tp, th, 0);
+      }
+    }
+    {
+      float* p = c6;
+      size_t n = nc;
+      float32x4_t t = acc6_0;
+      {
+        float* tp = p;
+        float32x2_t th = vget_low_f32(t);
+        if (n & 2) { vst1_f32(tp, th); th = vget_high_f32(t); tp += 2; }
+        if (n & 1) vst1_lane_f32(tp, th, 0);
+      }
+    }
+    {
+      float* p = c5;
+      size_t n = nc;
+      float32x4_t t = acc5_0;
+      {
+        float* tp = p;
+        float32x2_t th = vget_low_f32(t);
+        if (n & 2) { vst1_f32(tp, th); th = vget_high_f32(t); tp += 2; }
+        if (n & 1) vst1_lane_f32(tp, th, 0);
+      }
+    }
+    {
+      float* p = c4;
+      size_t n = nc;
+      float32x4_t t = acc4_0;
+      {
+        float* tp = p;
+        float32x2_t th = vget_low_f32(t);
+        if (n & 2) { vst1_f32(tp, th); th = vget_high_f32(t); tp += 2; }
+        if (n & 1) vst1_lane_f32(tp, th, 0);
+      }
+    }
+    {
+      float* p = c3;
+      size_t n = nc;
+      float32x4_t t = acc3_0;
+      {
+        float* tp = p;
+        float32x2_t th = vget_low_f32(t);
+        if (n & 2) { vst1_f32(tp, th); th = vget_high_f32(t); tp += 2; }
+        if (n & 1) vst1_lane_f32(tp, th, 0);
+      }
+    }
+    {
+      float* p = c2;
+      size_t n = nc;
+      float32x4_t t = acc2_0;
+      {
+        float* tp = p;
+        float32x2_t th = vget_low_f32(t);
+        if (n & 2) { vst1_f32(tp, th); th = vget_high_f32(t); tp += 2; }
+        if (n & 1) vst1_lane_f32(tp, th, 0);
+      }
+    }
+    {
+      float* p = c1;
+      size_t n = nc;
+      float32x4_t t = acc1_0;
+      {
+        float* tp = p;
+        float32x2_t th = vget_low_f32(t);
+        if (n & 2) { vst1_f32(tp, th); th = vget_high_f32(t); tp += 2; }
+        if (n & 1) vst1_lane_f32(tp, th, 0);
+      }
+    }
+    {
+      float* p = c0;
+      size_t n = nc;
+      float32x4_t t = acc0_0;
+      {
+        float* tp = p;
+        float32x2_t th = vget_low_f32(t);
+        if (n & 2) { vst1_f32(tp, th); th = vget_high_f32(t); tp += 2; }
+        if (n & 1) vst1_lane_f32(tp, th, 0);
+      }
+    }
+  }
+}
+
 static void wrt_neon_dwconv_9_c8(size_t channels, size_t width, size_t ks, const float* const* in, const float* restrict w, float* out, size_t out_stride, const wrt_clamp* clamp) {
   (void)ks;
   const float32x4_t vmin = vdupq_n_f32(clamp->min);
@@ -4575,6 +4929,9 @@ const wrt_target wrt_target_neon = {
   .gemm_mr = 8, .gemm_nr = 8,
   .gemm = wrt_neon_gemm_8x8,
   .igemm = wrt_neon_igemm_8x8,
+  .gemm_nr_half = 4,
+  .gemm_half = wrt_neon_gemm_8x4,
+  .igemm_half = wrt_neon_igemm_8x4,
   .dwconv = {
     {9, 8, wrt_neon_dwconv_9_c8},
     {25, 8, wrt_neon_dwconv_25_c8},

@@ -238,6 +238,196 @@ static void wrt_wasm_relaxed_igemm_4x8(size_t mr, size_t nc, size_t kc, size_t k
   }
 }
 
+static void wrt_wasm_relaxed_gemm_4x4(size_t mr, size_t nc, size_t kc, const float* a, size_t a_stride, const float* restrict w, float* c, size_t c_stride, const wrt_clamp* clamp) {
+  const float* a0 = a;
+  const float* a1 = (const float*)((const char*)a0 + a_stride);
+  if (mr <= 1) a1 = a0;
+  const float* a2 = (const float*)((const char*)a1 + a_stride);
+  if (mr <= 2) a2 = a1;
+  const float* a3 = (const float*)((const char*)a2 + a_stride);
+  if (mr <= 3) a3 = a2;
+  float* c0 = c;
+  float* c1 = (float*)((char*)c0 + c_stride);
+  if (mr <= 1) c1 = c0;
+  float* c2 = (float*)((char*)c1 + c_stride);
+  if (mr <= 2) c2 = c1;
+  float* c3 = (float*)((char*)c2 + c_stride);
+  if (mr <= 3) c3 = c2;
+  v128_t acc0_0 = wasm_v128_load(w + 0);
+  v128_t acc1_0 = acc0_0;
+  v128_t acc2_0 = acc0_0;
+  v128_t acc3_0 = acc0_0;
+  w += 4;
+  for (size_t k = kc; k != 0; k--) {
+    const v128_t w0 = wasm_v128_load(w + 0);
+    w += 4;
+    const v128_t x0 = wasm_v128_load32_splat(a0);
+    a0 += 1;
+    acc0_0 = wasm_f32x4_relaxed_madd(x0, w0, acc0_0);
+    const v128_t x1 = wasm_v128_load32_splat(a1);
+    a1 += 1;
+    acc1_0 = wasm_f32x4_relaxed_madd(x1, w0, acc1_0);
+    const v128_t x2 = wasm_v128_load32_splat(a2);
+    a2 += 1;
+    acc2_0 = wasm_f32x4_relaxed_madd(x2, w0, acc2_0);
+    const v128_t x3 = wasm_v128_load32_splat(a3);
+    a3 += 1;
+    acc3_0 = wasm_f32x4_relaxed_madd(x3, w0, acc3_0);
+  }
+  const v128_t vmin = wasm_f32x4_splat(clamp->min);
+  const v128_t vmax = wasm_f32x4_splat(clamp->max);
+  acc0_0 = wasm_f32x4_pmin(wasm_f32x4_pmax(acc0_0, vmin), vmax);
+  acc1_0 = wasm_f32x4_pmin(wasm_f32x4_pmax(acc1_0, vmin), vmax);
+  acc2_0 = wasm_f32x4_pmin(wasm_f32x4_pmax(acc2_0, vmin), vmax);
+  acc3_0 = wasm_f32x4_pmin(wasm_f32x4_pmax(acc3_0, vmin), vmax);
+  if (nc >= 4) {
+    wasm_v128_store(c3 + 0, acc3_0);
+    wasm_v128_store(c2 + 0, acc2_0);
+    wasm_v128_store(c1 + 0, acc1_0);
+    wasm_v128_store(c0 + 0, acc0_0);
+  } else {
+    {
+      float* p = c3;
+      size_t n = nc;
+      v128_t t = acc3_0;
+      {
+        float* tp = p;
+        v128_t tv = t;
+        if (n & 2) { wasm_v128_store64_lane(tp, tv, 0); tv = wasm_i64x2_shuffle(tv, tv, 1, 1); tp += 2; }
+        if (n & 1) wasm_v128_store32_lane(tp, tv, 0);
+      }
+    }
+    {
+      float* p = c2;
+      size_t n = nc;
+      v128_t t = acc2_0;
+      {
+        float* tp = p;
+        v128_t tv = t;
+        if (n & 2) { wasm_v128_store64_lane(tp, tv, 0); tv = wasm_i64x2_shuffle(tv, tv, 1, 1); tp += 2; }
+        if (n & 1) wasm_v128_store32_lane(tp, tv, 0);
+      }
+    }
+    {
+      float* p = c1;
+      size_t n = nc;
+      v128_t t = acc1_0;
+      {
+        float* tp = p;
+        v128_t tv = t;
+        if (n & 2) { wasm_v128_store64_lane(tp, tv, 0); tv = wasm_i64x2_shuffle(tv, tv, 1, 1); tp += 2; }
+        if (n & 1) wasm_v128_store32_lane(tp, tv, 0);
+      }
+    }
+    {
+      float* p = c0;
+      size_t n = nc;
+      v128_t t = acc0_0;
+      {
+        float* tp = p;
+        v128_t tv = t;
+        if (n & 2) { wasm_v128_store64_lane(tp, tv, 0); tv = wasm_i64x2_shuffle(tv, tv, 1, 1); tp += 2; }
+        if (n & 1) wasm_v128_store32_lane(tp, tv, 0);
+      }
+    }
+  }
+}
+
+static void wrt_wasm_relaxed_igemm_4x4(size_t mr, size_t nc, size_t kc, size_t ks, const float* const* ind, const float* restrict w, float* c, size_t c_stride, const wrt_clamp* clamp) {
+  float* c0 = c;
+  float* c1 = (float*)((char*)c0 + c_stride);
+  if (mr <= 1) c1 = c0;
+  float* c2 = (float*)((char*)c1 + c_stride);
+  if (mr <= 2) c2 = c1;
+  float* c3 = (float*)((char*)c2 + c_stride);
+  if (mr <= 3) c3 = c2;
+  v128_t acc0_0 = wasm_v128_load(w + 0);
+  v128_t acc1_0 = acc0_0;
+  v128_t acc2_0 = acc0_0;
+  v128_t acc3_0 = acc0_0;
+  w += 4;
+  for (size_t t = ks; t != 0; t--) {
+    const float* a0 = ind[0];
+    const float* a1 = mr > 1 ? ind[1] : a0;
+    const float* a2 = mr > 2 ? ind[2] : a1;
+    const float* a3 = mr > 3 ? ind[3] : a2;
+    ind += mr;
+    for (size_t k = kc; k != 0; k--) {
+      const v128_t w0 = wasm_v128_load(w + 0);
+      w += 4;
+      const v128_t x0 = wasm_v128_load32_splat(a0);
+      a0 += 1;
+      acc0_0 = wasm_f32x4_relaxed_madd(x0, w0, acc0_0);
+      const v128_t x1 = wasm_v128_load32_splat(a1);
+      a1 += 1;
+      acc1_0 = wasm_f32x4_relaxed_madd(x1, w0, acc1_0);
+      const v128_t x2 = wasm_v128_load32_splat(a2);
+      a2 += 1;
+      acc2_0 = wasm_f32x4_relaxed_madd(x2, w0, acc2_0);
+      const v128_t x3 = wasm_v128_load32_splat(a3);
+      a3 += 1;
+      acc3_0 = wasm_f32x4_relaxed_madd(x3, w0, acc3_0);
+    }
+  }
+  const v128_t vmin = wasm_f32x4_splat(clamp->min);
+  const v128_t vmax = wasm_f32x4_splat(clamp->max);
+  acc0_0 = wasm_f32x4_pmin(wasm_f32x4_pmax(acc0_0, vmin), vmax);
+  acc1_0 = wasm_f32x4_pmin(wasm_f32x4_pmax(acc1_0, vmin), vmax);
+  acc2_0 = wasm_f32x4_pmin(wasm_f32x4_pmax(acc2_0, vmin), vmax);
+  acc3_0 = wasm_f32x4_pmin(wasm_f32x4_pmax(acc3_0, vmin), vmax);
+  if (nc >= 4) {
+    wasm_v128_store(c3 + 0, acc3_0);
+    wasm_v128_store(c2 + 0, acc2_0);
+    wasm_v128_store(c1 + 0, acc1_0);
+    wasm_v128_store(c0 + 0, acc0_0);
+  } else {
+    {
+      float* p = c3;
+      size_t n = nc;
+      v128_t t = acc3_0;
+      {
+        float* tp = p;
+        v128_t tv = t;
+        if (n & 2) { wasm_v128_store64_lane(tp, tv, 0); tv = wasm_i64x2_shuffle(tv, tv, 1, 1); tp += 2; }
+        if (n & 1) wasm_v128_store32_lane(tp, tv, 0);
+      }
+    }
+    {
+      float* p = c2;
+      size_t n = nc;
+      v128_t t = acc2_0;
+      {
+        float* tp = p;
+        v128_t tv = t;
+        if (n & 2) { wasm_v128_store64_lane(tp, tv, 0); tv = wasm_i64x2_shuffle(tv, tv, 1, 1); tp += 2; }
+        if (n & 1) wasm_v128_store32_lane(tp, tv, 0);
+      }
+    }
+    {
+      float* p = c1;
+      size_t n = nc;
+      v128_t t = acc1_0;
+      {
+        float* tp = p;
+        v128_t tv = t;
+        if (n & 2) { wasm_v128_store64_lane(tp, tv, 0); tv = wasm_i64x2_shuffle(tv, tv, 1, 1); tp += 2; }
+        if (n & 1) wasm_v128_store32_lane(tp, tv, 0);
+      }
+    }
+    {
+      float* p = c0;
+      size_t n = nc;
+      v128_t t = acc0_0;
+      {
+        float* tp = p;
+        v128_t tv = t;
+        if (n & 2) { wasm_v128_store64_lane(tp, tv, 0); tv = wasm_i64x2_shuffle(tv, tv, 1, 1); tp += 2; }
+        if (n & 1) wasm_v128_store32_lane(tp, tv, 0);
+      }
+    }
+  }
+}
+
 static void wrt_wasm_relaxed_dwconv_9_c8(size_t channels, size_t width, size_t ks, const float* const* in, const float* restrict w, float* out, size_t out_stride, const wrt_clamp* clamp) {
   (void)ks;
   const v128_t vmin = wasm_f32x4_splat(clamp->min);
@@ -2224,6 +2414,9 @@ const wrt_target wrt_target_wasm_relaxed = {
   .gemm_mr = 4, .gemm_nr = 8,
   .gemm = wrt_wasm_relaxed_gemm_4x8,
   .igemm = wrt_wasm_relaxed_igemm_4x8,
+  .gemm_nr_half = 4,
+  .gemm_half = wrt_wasm_relaxed_gemm_4x4,
+  .igemm_half = wrt_wasm_relaxed_igemm_4x4,
   .dwconv = {
     {9, 8, wrt_wasm_relaxed_dwconv_9_c8},
     {25, 8, wrt_wasm_relaxed_dwconv_25_c8},

@@ -92,6 +92,11 @@ typedef struct {
   uint8_t gemm_mr, gemm_nr;
   wrt_gemm_fn gemm;
   wrt_igemm_fn igemm;      /* same MR/NR and packing rule (bias, then taps) as gemm */
+  /* Optional MR x NR/2 tiles for a last panel of at most NR/2 columns, which the engine then packs NR/2 wide (same
+   * rules otherwise): Cout = 16, 24, 40, 80 ... waste up to half of an AVX-512 32-wide tile. NULL: none. */
+  uint8_t gemm_nr_half;
+  wrt_gemm_fn gemm_half;
+  wrt_igemm_fn igemm_half;
   wrt_dwconv_entry dwconv[WRT_MAX_DWCONV]; /* first match by ks wins; a ks == 0 entry must be present last */
   wrt_vbinary_fn vbinary[WRT_BIN_COUNT];
   wrt_vbinary_fn vbinary_scalar[WRT_BIN_COUNT];

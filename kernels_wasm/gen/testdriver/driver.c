@@ -53,6 +53,7 @@ static void info(const wrt_target* t, int64_t* out) {
   }
   for (int i = 0; i < WRT_UN_COUNT; i++) mask |= (int64_t)(t->vunary[i] != NULL) << (4 + WRT_BIN_COUNT + i);
   out[2 + 3 * WRT_MAX_DWCONV] = mask;
+  out[3 + 3 * WRT_MAX_DWCONV] = t->gemm_half && t->igemm_half ? t->gemm_nr_half : 0;
 }
 
 /* A whole GEMM M x N x K on packed panels (the probe's inner loop): a row-major, packed panels back to back. */
@@ -85,11 +86,11 @@ int drv_run(size_t cmd_off, size_t ncmd) {
       case CMD_INFO:
         info(t, (int64_t*)(void*)(drv_arena + a[0]));
         break;
-      case CMD_GEMM: /* mr nc kc a a_stride w c c_stride */
-        t->gemm((size_t)a[0], (size_t)a[1], (size_t)a[2], F(a[3]), (size_t)a[4], F(a[5]), F(a[6]), (size_t)a[7], &cl);
+      case CMD_GEMM: /* mr nc kc a a_stride w c c_stride half */
+        (a[8] ? t->gemm_half : t->gemm)((size_t)a[0], (size_t)a[1], (size_t)a[2], F(a[3]), (size_t)a[4], F(a[5]), F(a[6]), (size_t)a[7], &cl);
         break;
-      case CMD_IGEMM: /* mr nc kc ks ind w c c_stride */
-        t->igemm((size_t)a[0], (size_t)a[1], (size_t)a[2], (size_t)a[3], ptrs(a[4], (size_t)(a[0] * a[3]), 0),
+      case CMD_IGEMM: /* mr nc kc ks ind w c c_stride half */
+        (a[8] ? t->igemm_half : t->igemm)((size_t)a[0], (size_t)a[1], (size_t)a[2], (size_t)a[3], ptrs(a[4], (size_t)(a[0] * a[3]), 0),
                  F(a[5]), F(a[6]), (size_t)a[7], &cl);
         break;
       case CMD_DWCONV: /* slot channels width ks in w out out_stride */
