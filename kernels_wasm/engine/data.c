@@ -44,6 +44,15 @@ static void strided_copy(uint8_t* dst, const uint8_t* src, size_t es, int rank, 
 /* y[r][c] = x[c][r] for r < R, c < C, in 16 x 16 tiles so reads and writes both stay within a few cache lines */
 static void transpose2d(uint32_t* y, const uint32_t* x, size_t R, size_t C) {
   enum { T = 16 };
+  if (C == 3) { /* RGB planes -> pixels, the usual graph input: three read streams, one write stream */
+    const uint32_t *x0 = x, *x1 = x + R, *x2 = x + 2 * R;
+    for (size_t r = 0; r < R; r++, y += 3) {
+      y[0] = x0[r];
+      y[1] = x1[r];
+      y[2] = x2[r];
+    }
+    return;
+  }
   for (size_t r0 = 0; r0 < R; r0 += T) {
     size_t r1 = R - r0 < T ? R : r0 + T;
     for (size_t c0 = 0; c0 < C; c0 += T) {
