@@ -134,7 +134,7 @@ case("prelu_channel")(single("PRELU", (1, 5, 4, 7), {}, (R.uniform(0, 0.5, 7).as
 case("prelu_full")(single("PRELU", (1, 3, 3, 2), {}, (R.uniform(0, 0.5, (1, 3, 3, 2)).astype(np.float32),)))
 case("prelu_scalar")(single("PRELU", (2, 9), {}, (np.array([0.25], np.float32),)))
 case("prelu_channel_wide")(single("PRELU", (1, 6, 5, 67), {}, (R.uniform(-0.5, 0.5, (1, 1, 67)).astype(np.float32),)))
-case("prelu_slope_broadcast_over_w")(single("PRELU", (1, 4, 5, 3), {}, (R.uniform(0, 1, (4, 1, 3)).astype(np.float32),)))
+case("prelu_slope_over_w")(single("PRELU", (1, 4, 5, 3), {}, (R.uniform(0, 1, (4, 1, 3)).astype(np.float32),)))
 for _op, _attrs, _lo, _hi in (
         ("RELU", {}, -2, 2), ("CLIP", {"min": -0.5, "max": 1.25}, -2, 2), ("LEAKY_RELU", {"alpha": 0.2}, -2, 2),
         ("HARD_SWISH", {}, -5, 5), ("HARD_SIGMOID", {"alpha": 0.3, "beta": 0.4}, -4, 4), ("SIGMOID", {}, -12, 12),
