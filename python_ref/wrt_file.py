@@ -37,6 +37,7 @@ class TensorInfo:
     data: np.ndarray | None = None  # constants only
     arena_offset: int = -1  # activations only
     quant: dict[str, Any] | None = None
+    stored_dtype: np.dtype | None = None  # constants: the dtype in the file (FLOAT16 weights widen to float32)
 
     @property
     def nbytes(self) -> int:
@@ -142,7 +143,9 @@ def _tensor(i: int, t: fb.TensorT, buffers: list[Any]) -> TensorInfo:
         _check(raw.size == info.nbytes, f"tensor {i} ({name!r}): constant holds {raw.size} bytes, shape {shape} "
                                         f"of {dtype.name} needs {info.nbytes}")
         info.data = raw.view(dtype).astype(info.dtype, copy=False).reshape(shape)
-        info.arena_offset = -1
+        info.stored_dtype, info.arena_offset = info.dtype, -1
+        if info.dtype == np.float16:  # fp16-stored weights compute in float32 (the format's rule)
+            info.data, info.dtype = info.data.astype(np.float32), np.dtype(np.float32)
     if t.quant is not None:
         info.quant = {"scale": _floats(t.quant.scale), "zero_point": [int(z) for z in _seq(t.quant.zeroPoint)],
                       "axis": t.quant.axis}

@@ -13,6 +13,7 @@ import numpy as np
 import pytest
 
 from python_ref import Interpreter
+from python_ref.wrt_file import read_wrt
 from wasmrt import build
 from wasmrt.converter import convert
 from wasmrt.engines import load
@@ -431,3 +432,22 @@ def test_cli_build_is_incremental(capsys: pytest.CaptureFixture[str]) -> None:
     assert main(["build", "--only", "wasm"]) == 0
     out = capsys.readouterr().out
     assert out.count("up to date") == 3 and "wasmrt-simd.wasm" in out
+
+
+@pytest.mark.parametrize(("engine", "variant"), ENGINES, ids=ENGINE_IDS)
+def test_fp16_stored_weights_widen_exactly(engine: str, variant: str) -> None:
+    """Weights stored as FLOAT16 (lossless 'auto' storage) widen to the same float32 values the reference uses,
+    including fp16 subnormals, signed zeros and the largest finite value."""
+    special = np.array([0.0, -0.0, 2.0**-24, -(2.0**-24), 2.0**-15, 6.1e-5, 65504.0, -65504.0, 1.0, -2.5], np.float16)
+    wts = np.resize(special, (4, 3, 3, 5)).astype(np.float32) * np.float32(1e-4)
+    wts[..., 0] = np.resize(special, (4, 3, 3)).astype(np.float32)  # exact fp16 values, unscaled
+    wts = wts.astype(np.float16).astype(np.float32)
+    g = Graph()
+    x = g.add_input("x", (1, 5, 5, 5))
+    (y,) = g.add_node("CONV_2D", [x, g.add_const("w", wts)], {"pads": (1, 1, 1, 1)}, outputs=["y"])
+    g.outputs.append(y)
+    data = convert(g).data
+    assert next(t for t in read_wrt(data).tensors if t.name == "w").stored_dtype == np.float16
+    feeds = {"x": np.random.default_rng(5).uniform(-1, 1, (1, 5, 5, 5)).astype(np.float32)}
+    ref = Interpreter(data).run(feeds)["y"]
+    close(engine_model(data, engine, variant).run(feeds)["y"], ref)

@@ -128,3 +128,35 @@ def test_wrong_input_shape_and_name_are_clear(wrt: bytes) -> None:
         m.run({"input": np.zeros((1, 9, 9, 5))})
     with pytest.raises(InputError, match="unknown input 'x'"):
         m.run({"x": np.zeros((1, 9, 9, 5), np.float32)})
+
+
+def _fp16_graph(weights: np.ndarray) -> object:
+    from wasmrt.ir import Graph
+
+    g = Graph()
+    x = g.add_input("x", (1, 4, 4, weights.shape[-1]))
+    (y,) = g.add_node("CONV_2D", [x, g.add_const("w", weights)], outputs=["y"])
+    g.outputs.append(y)
+    return g
+
+
+def test_weights_exact_in_fp16_are_stored_as_fp16_losslessly() -> None:
+    w = np.random.default_rng(3).standard_normal((8, 3, 3, 5)).astype(np.float16).astype(np.float32)
+    m = read_wrt(convert(_fp16_graph(w)).data)
+    t = next(t for t in m.tensors if t.name == "w")
+    assert t.stored_dtype == np.float16 and t.dtype == np.float32
+    np.testing.assert_array_equal(t.data, w)
+    kept = next(t for t in read_wrt(convert(_fp16_graph(w), weights="fp32").data).tensors if t.name == "w")
+    assert kept.stored_dtype == np.float32
+
+
+def test_fp16_weights_mode_is_lossy_but_bounded_and_auto_keeps_fp32_weights() -> None:
+    w = np.random.default_rng(4).standard_normal((8, 3, 3, 5)).astype(np.float32)
+    auto = next(t for t in read_wrt(convert(_fp16_graph(w)).data).tensors if t.name == "w")
+    assert auto.stored_dtype == np.float32  # not exactly representable: auto keeps float32
+    half = next(t for t in read_wrt(convert(_fp16_graph(w), weights="fp16").data).tensors if t.name == "w")
+    assert half.stored_dtype == np.float16
+    assert np.abs(half.data - w).max() <= 2 ** -11 * np.abs(w).max()
+    huge = np.full((8, 1, 1, 5), 1e6, np.float32)  # would overflow fp16: stays float32 even when asked
+    t = next(t for t in read_wrt(convert(_fp16_graph(huge), weights="fp16").data).tensors if t.name == "w")
+    assert t.stored_dtype == np.float32

@@ -51,7 +51,8 @@ def cmd_convert(args: argparse.Namespace) -> int:
     if args.labels:
         labels = [ln.strip() for ln in Path(args.labels).read_text().splitlines() if ln.strip()]
     t0 = time.perf_counter()
-    result = convert(src, input_shapes=shapes, preprocess=preprocess, labels=labels, log=lambda m: print("  " + m))
+    result = convert(src, input_shapes=shapes, preprocess=preprocess, labels=labels, weights=args.weights,
+                     log=lambda m: print("  " + m))
     out = Path(args.output or src.with_suffix(".wrt").name)
     out.parent.mkdir(parents=True, exist_ok=True)
     out.write_bytes(result.data)
@@ -163,6 +164,9 @@ def build_parser() -> argparse.ArgumentParser:
                    help="static shape for an input with dynamic dimensions (repeatable)")
     p.add_argument("--labels", help="text file with one class label per line, stored in the model")
     p.add_argument("--no-preset", action="store_true", help="ignore the bundled preset for known model files")
+    p.add_argument("--weights", choices=["auto", "fp16", "fp32"], default="auto",
+                   help="float weight storage: auto = fp16 where that is lossless (default), fp16 = always "
+                        "(lossy, half the size), fp32 = never")
     p.set_defaults(fn=cmd_convert)
 
     p = sub.add_parser("inspect", help="show a .wrt model's inputs, outputs, ops, parameters and memory plan")

@@ -50,8 +50,9 @@ def load_graph(path: str | Path, input_shapes: dict[str, tuple[int, ...]] | None
 
 def convert(src: str | Path | Graph, *, input_shapes: dict[str, tuple[int, ...]] | None = None,
             preprocess: dict[str, Preprocess] | None = None, labels: list[str] | None = None,
-            log: Callable[[str], None] | None = None) -> Converted:
-    """Convert a model file (or an already imported graph) to .wrt bytes."""
+            weights: str = "auto", log: Callable[[str], None] | None = None) -> Converted:
+    """Convert a model file (or an already imported graph) to .wrt bytes. weights: how float constants are stored,
+    see wrt_writer.stored_constant ("auto" = fp16 where lossless)."""
     say = log or (lambda _msg: None)
     if isinstance(src, Graph):
         graph = src
@@ -70,4 +71,4 @@ def convert(src: str | Path | Graph, *, input_shapes: dict[str, tuple[int, ...]]
     say(f"optimized: {len(graph.nodes)} ops")
     plan = plan_memory(graph)
     say(f"memory plan: arena {plan.arena_size} bytes, lower bound {plan.lower_bound}")
-    return Converted(write_wrt(graph, plan), graph, plan, counts)
+    return Converted(write_wrt(graph, plan, weights), graph, plan, counts)

@@ -57,7 +57,10 @@ def describe(path: str | Path) -> str:
     lines.append(f"ops: {len(m.ops)}  (" + ", ".join(f"{k} {v}" for k, v in counts.most_common()) + ")")
     consts = [t for t in m.tensors if t.data is not None]
     params = sum(int(np.prod(t.shape)) for t in consts)
-    lines.append(f"params: {params:,} in {len(consts)} constants ({_kib(sum(t.nbytes for t in consts))})")
+    stored = sum(int(np.prod(t.shape)) * (t.stored_dtype or t.dtype).itemsize for t in consts)
+    halves = sum(1 for t in consts if t.stored_dtype == np.float16)
+    lines.append(f"params: {params:,} in {len(consts)} constants ({_kib(stored)} stored"
+                 + (f", {halves} of them as fp16)" if halves else ")"))
     lines.append(f"compute: {macs(m) / 1e6:,.1f} M multiply-adds")
     ratio = m.arena_size / m.lower_bound if m.lower_bound else 1.0
     lines.append(f"arena: {m.arena_size:,} bytes, lower bound {m.lower_bound:,} bytes ({ratio:.3f}x)")

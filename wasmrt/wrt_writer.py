@@ -14,6 +14,29 @@ from wasmrt.ir import Graph
 from wasmrt.planner import MemoryPlan
 
 DATA_ALIGNMENT = 64  # constant data starts on a cache line, so any SIMD load of packed weights is aligned
+WEIGHT_MODES = ("auto", "fp16", "fp32")
+MIN_FP16_ELEMENTS = 16  # tiny constants are not worth a conversion at load
+
+
+def stored_constant(data: np.ndarray, weights: str) -> np.ndarray:
+    """How a float32 constant goes into the file. Readers widen FLOAT16 constants back to float32 at load.
+
+    auto: as fp16 when every value survives the round trip exactly (lossless: MediaPipe ships fp16 weights,
+          which the TFLite importer dequantizes), else fp32. Halves such models' download.
+    fp16: as fp16 unless a value would overflow it (lossy: about 3 significant digits).
+    fp32: always fp32.
+    """
+    if weights not in WEIGHT_MODES:
+        raise ValueError(f"weights must be one of {WEIGHT_MODES}, got {weights!r}")
+    if data.dtype != np.float32 or data.size < MIN_FP16_ELEMENTS or weights == "fp32":
+        return data
+    with np.errstate(over="ignore"):
+        half = data.astype(np.float16)
+    if not np.isfinite(half[np.isfinite(data)]).all():
+        return data
+    if weights == "fp16" or np.array_equal(half.astype(np.float32), data, equal_nan=True):
+        return half
+    return data
 
 
 class _AlignedBufferT(fb.BufferT):
@@ -55,7 +78,7 @@ def _options(op: str, attrs: dict[str, Any]) -> tuple[int, Any]:
     return getattr(fb.Options, d.options), obj
 
 
-def write_wrt(graph: Graph, plan: MemoryPlan) -> bytes:
+def write_wrt(graph: Graph, plan: MemoryPlan, weights: str = "auto") -> bytes:
     index = {name: i for i, name in enumerate(graph.tensors)}
     model = fb.ModelT()
     model.version = FORMAT_VERSION
@@ -65,13 +88,14 @@ def write_wrt(graph: Graph, plan: MemoryPlan) -> bytes:
         ft = fb.TensorT()
         ft.name = name
         ft.shape = [int(d) for d in t.shape]
-        dtype = np.dtype(t.dtype).newbyteorder("=")
+        data = None if t.data is None else stored_constant(np.asarray(t.data, t.dtype), weights)
+        dtype = np.dtype(t.dtype if data is None else data.dtype).newbyteorder("=")
         if dtype not in DTYPE_CODES:
             raise ValueError(f"tensor {name!r}: dtype {dtype} has no .wrt encoding")
         ft.dtype = DTYPE_CODES[dtype]
-        if t.data is not None:
+        if data is not None:
             ft.buffer = len(model.buffers)
-            model.buffers.append(_AlignedBufferT(np.ascontiguousarray(t.data, dtype.newbyteorder("<")).tobytes()))
+            model.buffers.append(_AlignedBufferT(np.ascontiguousarray(data, dtype.newbyteorder("<")).tobytes()))
         else:
             ft.arenaOffset = plan.offsets[name]
         model.tensors.append(ft)

@@ -21,6 +21,41 @@ int op_fail(const wrt_op* op, int code, const char* fmt, ...) {
 
 static const uint8_t ESIZE[] = {4, 2, 1, 1, 4, 8, 1};
 static const char* const DTYPE_NAMES[] = {"float32", "float16", "int8", "uint8", "int32", "int64", "bool"};
+/* FLOAT16 constants (weights stored at half size) compute as float32: widen them once, here, so every op and the
+ * weight packing see float32. Exact: every fp16 value is a float32 value. */
+static float half_to_float(uint16_t h) {
+  uint32_t sign = (uint32_t)(h >> 15) << 31, exp = (h >> 10) & 0x1f, mant = h & 0x3ffu, bits;
+  if (exp == 0x1f) {
+    bits = sign | 0x7f800000u | (mant << 13); /* inf, nan */
+  } else if (exp != 0) {
+    bits = sign | ((exp + 112) << 23) | (mant << 13); /* normal: rebias 15 -> 127 */
+  } else if (mant == 0) {
+    bits = sign; /* signed zero */
+  } else {        /* subnormal: normalize */
+    int e = -1;
+    do {
+      mant <<= 1;
+      e++;
+    } while (!(mant & 0x400u));
+    bits = sign | ((uint32_t)(112 - e) << 23) | ((mant & 0x3ffu) << 13);
+  }
+  float x;
+  rt_copy(&x, &bits, 4);
+  return x;
+}
+
+static int widen_f16(wrt_model* m, wrt_tensor* t) {
+  float* w = (float*)m_alloc(m, t->count * 4 + 1);
+  if (!w) return WRT_ERR_NOMEM;
+  for (uint64_t i = 0; i < t->count; i++)
+    w[i] = half_to_float((uint16_t)(t->file_data[2 * i] | (t->file_data[2 * i + 1] << 8)));
+  t->file_data = (const uint8_t*)w;
+  t->dtype = WRT_F32;
+  t->esize = 4;
+  t->nbytes = t->count * 4;
+  return WRT_OK;
+}
+
 const char* dtype_name(int d);
 const char* dtype_name(int d) { return d >= 0 && d < 7 ? DTYPE_NAMES[d] : "?"; }
 
@@ -87,6 +122,7 @@ static int read_tensors(wrt_model* m, fb_buf f, size_t root) {
       t->is_const = 1;
       t->arena_offset = -1;
       t->file_data = len ? fb_vdata(f, dv) : 0;
+      if (t->dtype == WRT_F16 && widen_f16(m, t) != WRT_OK) return rt_error(WRT_ERR_NOMEM, "out of memory");
     } else {
       int64_t off = t->arena_offset;
       if (off < 0 || off % align != 0 || (uint64_t)off > arena || t->nbytes > arena - (uint64_t)off)
