@@ -1,8 +1,9 @@
 // Fill the mini-program projects (wechat/, alipay/) with what they need beside their own pages:
 //   - the wasm engine, SIMD128 + scalar, in wasm/ (outside the worker folder, as WeChat requires);
 //     --brotli writes .wasm.br instead (WeChat base library 2.14+, Douyin 2.92+)
-//   - the models: face_detector.wrt in the main package, face_landmark.wrt split over the subpackages
-//     landmarks1/ and landmarks2/ (every package must stay under 2 MB), and lib/models.js describing them
+//   - the models: face_detector.wrt in the main package, face_landmark.wrt in the subpackage landmarks/ (split
+//     into parts over several subpackages when a model outgrows one: every package must stay under 2 MB), and
+//     lib/models.js describing them
 //   - the library: wasmrt's runtime, wasmrt.vision and the mini-program host in workers/facemesh/lib/ (a Worker
 //     can only load files of its own folder), the page's lips.js and tryon-page.js in lib/
 //   node demo/miniprogram/build.mjs [--brotli] [--only wechat|alipay] [--target DIR (a built copy, not in place)]
@@ -16,7 +17,7 @@ const ROOT = join(HERE, "..", "..");
 const LIB = join(ROOT, "js_bindings");
 export const PACKAGE_LIMIT = 2 * 1024 * 1024;
 export const PLATFORMS = ["wechat", "alipay"];
-const SUBPACKAGES = ["landmarks1", "landmarks2"];
+const SUBPACKAGES = ["landmarks"]; // add names to split a larger model over more subpackages
 const WORKER_LIB = [
   "src/errors.js", "src/metadata.js", "src/tensor.js", "src/runtime.js", "src/image.js",
   "vision/facemesh.js", "vision/detect.js", "vision/roi.js",

@@ -109,9 +109,9 @@ test("emulated host rules: subpackages, one worker, WXWebAssembly without valida
   const fs = mp.api.getFileSystemManager();
   assert.ok(fs.readFileSync("/models/face_detector.wrt") instanceof ArrayBuffer);
   assert.equal(typeof fs.readFileSync("app.json", "utf8"), "string");
-  assert.throws(() => fs.readFileSync("/landmarks1/data/face_landmark.wrt.0"), /no such file/); // not loaded yet
-  await new Promise((resolve, reject) => mp.api.loadSubpackage({ name: "landmarks1", success: resolve, fail: reject }));
-  assert.ok(fs.readFileSync("/landmarks1/data/face_landmark.wrt.0").byteLength > 0);
+  assert.throws(() => fs.readFileSync("/landmarks/data/face_landmark.wrt.0"), /no such file/); // not loaded yet
+  await new Promise((resolve, reject) => mp.api.loadSubpackage({ name: "landmarks", success: resolve, fail: reject }));
+  assert.ok(fs.readFileSync("/landmarks/data/face_landmark.wrt.0").byteLength > 0);
   const w = mp.api.createWorker("workers/probe/index.js");
   assert.throws(() => mp.api.createWorker("workers/probe/index.js"), /max concurrent workers/);
   const msg = await new Promise((resolve) => w.onMessage(resolve));
