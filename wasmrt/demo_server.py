@@ -11,11 +11,13 @@ WebAssembly.instantiateStreaming and ES modules require. Tests start and stop it
 from __future__ import annotations
 
 import functools
+import json
 import posixpath
 import shutil
 import subprocess
 import sys
 import threading
+import time
 import urllib.parse
 from http import HTTPStatus
 from http.server import SimpleHTTPRequestHandler, ThreadingHTTPServer
@@ -29,6 +31,8 @@ SAMPLES = ("chelsea.png", "coffee.png", "astronaut.png")  # scikit-image test im
 SAMPLES_DIR = ROOT / "demo" / "web" / "samples"  # gitignored: copied from the installed skimage package
 SERVED = ("demo/", "js_bindings/", "models/")  # URL prefixes; everything else is 404
 PAGE = "/demo/web/"
+SPEED_MODELS = ("mobilenet_v2", "efficientnet_lite0", "face_landmark")  # the speed page's choice (models/*.wrt)
+MAX_ROUNDS, MAX_WARMUP = 200, 50  # a request must not keep the server busy for minutes
 
 MIME = {
     ".wasm": "application/wasm", ".js": "text/javascript", ".mjs": "text/javascript", ".json": "application/json",
@@ -80,6 +84,76 @@ def prepare(build: bool = True, log=print) -> None:
             log(f"demo: warning: {what} still missing: {', '.join(names)} (the page will say so)")
 
 
+# -- the speed page's API: native timings of the bundled models ------------------------------------------------
+
+_native_lock = threading.Lock()  # one native timing at a time: concurrent runs would share the cores and skew both
+
+
+class ApiError(Exception):
+    """A request the API refuses: answered 400 with the message."""
+
+
+@functools.cache
+def _model_info(name: str, mtime: float) -> dict:
+    """MACs and tensor shapes of models/NAME.wrt (cached per file version; mtime is only the cache key)."""
+    from python_ref.wrt_file import read_wrt
+    from wasmrt.report import macs
+
+    m = read_wrt((ROOT / "models" / f"{name}.wrt").read_bytes(), f"{name}.wrt")
+    tensors = [{"name": m.tensors[i].name, "shape": list(m.tensors[i].shape)} for i in m.inputs]
+    return {"name": name, "macs": macs(m), "inputs": tensors}
+
+
+def models_info() -> list[dict]:
+    """The speed page's models that are converted (models/NAME.wrt exists)."""
+    files = [(n, ROOT / "models" / f"{n}.wrt") for n in SPEED_MODELS]
+    return [_model_info(n, f.stat().st_mtime) for n, f in files if f.is_file()]
+
+
+def _int_param(query: dict[str, list[str]], key: str, default: int, lo: int, hi: int) -> int:
+    raw = query.get(key, [str(default)])[-1]
+    try:
+        value = int(raw)
+    except ValueError:
+        raise ApiError(f"{key}={raw!r}: expected an integer") from None
+    if not lo <= value <= hi:
+        raise ApiError(f"{key}={value}: expected {lo}..{hi}")
+    return value
+
+
+def time_native(name: str, rounds: int, warmup: int) -> dict:
+    """Time the native engine on models/NAME.wrt as `wasmrt bench` does: one run = copy the inputs in + run + read
+    the outputs; random inputs in [-1, 1], warm-up runs first."""
+    import numpy as np
+
+    import wasmrt
+
+    if name not in SPEED_MODELS:
+        raise ApiError(f"unknown model {name!r}: choose one of {', '.join(SPEED_MODELS)}")
+    path = ROOT / "models" / f"{name}.wrt"
+    if not path.is_file():
+        raise ApiError(f"models/{name}.wrt is not converted: run `python -m wasmrt.bundle {name}`")
+    info = _model_info(name, path.stat().st_mtime)
+    with _native_lock:
+        model = wasmrt.load(path, engine="native")
+        try:
+            rng = np.random.default_rng(0)
+            feeds = {t.name: rng.uniform(-1.0, 1.0, t.shape).astype(t.dtype) for t in model.inputs}
+            for _ in range(warmup):
+                model.run(feeds)
+            times = []
+            for _ in range(rounds):
+                t0 = time.perf_counter()
+                model.run(feeds)
+                times.append((time.perf_counter() - t0) * 1e3)
+            target = model.variant
+        finally:
+            model.release()
+    median = float(np.median(times))
+    return {"model": name, "target": target, "median_ms": median, "min_ms": min(times), "macs": info["macs"],
+            "gflops": 2 * info["macs"] / (median * 1e6), "rounds": rounds, "warmup": warmup, "times_ms": times}
+
+
 # -- serving ---------------------------------------------------------------------------------------------------
 
 
@@ -97,7 +171,35 @@ class Handler(SimpleHTTPRequestHandler):
             return False  # the raw source models and wheels are not part of the demo
         return any(path.startswith("/" + p) for p in SERVED)
 
+    def _send_json(self, status: HTTPStatus, body: object) -> None:
+        data = json.dumps(body).encode()
+        self.send_response(status)
+        self.send_header("Content-Type", "application/json")
+        self.send_header("Content-Length", str(len(data)))
+        self.end_headers()
+        self.wfile.write(data)
+
+    def _api(self, route: str, query: dict[str, list[str]]) -> None:
+        try:
+            if route == "/api/models":
+                self._send_json(HTTPStatus.OK, {"models": models_info()})
+            elif route == "/api/native":
+                name = query.get("model", [""])[-1]
+                rounds = _int_param(query, "rounds", 20, 1, MAX_ROUNDS)
+                warmup = _int_param(query, "warmup", 3, 0, MAX_WARMUP)
+                self._send_json(HTTPStatus.OK, time_native(name, rounds, warmup))
+            else:
+                self._send_json(HTTPStatus.NOT_FOUND, {"error": f"no such API: {route}"})
+        except ApiError as e:
+            self._send_json(HTTPStatus.BAD_REQUEST, {"error": str(e)})
+        except Exception as e:  # the engine failed (no native library, a bad file): say so instead of a reset
+            self._send_json(HTTPStatus.INTERNAL_SERVER_ERROR, {"error": f"{type(e).__name__}: {e}"})
+
     def do_GET(self) -> None:
+        route, _, query = self.path.partition("?")
+        if route.startswith("/api/"):
+            self._api(route, urllib.parse.parse_qs(query.split("#", 1)[0]))
+            return
         if self.path.split("?", 1)[0] in ("/", "/index.html", "/demo", "/demo/", "/demo/web"):
             self.send_response(HTTPStatus.FOUND)
             self.send_header("Location", PAGE)
