@@ -49,7 +49,9 @@ def missing_wasm(root: Path = ROOT) -> list[str]:
 
 
 def missing_models(root: Path = ROOT) -> list[str]:
-    return [m for m in DEMO_MODELS if not (root / "models" / f"{m}.wrt").exists()]
+    """Models the pages use (playground, try-on, speed page) that are not converted yet."""
+    wanted = dict.fromkeys((*DEMO_MODELS, *SPEED_MODELS))
+    return [m for m in wanted if not (root / "models" / f"{m}.wrt").exists()]
 
 
 def copy_samples(dest: Path = SAMPLES_DIR) -> list[Path]:
