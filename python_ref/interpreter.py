@@ -20,6 +20,26 @@ class TensorSpec:
     dtype: np.dtype
 
 
+def check_feeds(specs: list[TensorSpec], feeds: dict[str, Any]) -> list[np.ndarray]:
+    """Feeds in input order, contiguous, with exactly the dtype and shape each input declares (every engine's
+    rule: no silent casts or reshapes). Raises InputError naming the input and what is wrong."""
+    names = [s.name for s in specs]
+    unknown = sorted(set(feeds) - set(names))
+    if unknown:
+        raise InputError(f"unknown input {unknown[0]!r}; the model's inputs are {sorted(names)}")
+    out = []
+    for spec in specs:
+        if spec.name not in feeds:
+            raise InputError(f"missing input {spec.name!r} (shape {list(spec.shape)}, {spec.dtype})")
+        arr = np.asarray(feeds[spec.name])
+        if arr.dtype != spec.dtype:
+            raise InputError(f"input {spec.name!r}: dtype {arr.dtype}, expected {spec.dtype}")
+        if arr.shape != spec.shape:
+            raise InputError(f"input {spec.name!r}: shape {list(arr.shape)}, expected {list(spec.shape)}")
+        out.append(np.ascontiguousarray(arr))
+    return out
+
+
 class Interpreter:
     """Interpreter(path_or_bytes).run({input_name: array}) -> {output_name: array}."""
 
@@ -37,21 +57,7 @@ class Interpreter:
                     self._last_use[i] = k
 
     def check_feeds(self, feeds: dict[str, Any]) -> dict[int, np.ndarray]:
-        by_name = {s.name: (i, s) for i, s in zip(self.model.inputs, self.inputs, strict=True)}
-        unknown = sorted(set(feeds) - set(by_name))
-        if unknown:
-            raise InputError(f"unknown input {unknown[0]!r}; the model's inputs are {sorted(by_name)}")
-        values: dict[int, np.ndarray] = {}
-        for name, (i, spec) in by_name.items():
-            if name not in feeds:
-                raise InputError(f"missing input {name!r} (shape {list(spec.shape)}, {spec.dtype})")
-            arr = np.asarray(feeds[name])
-            if arr.dtype != spec.dtype:
-                raise InputError(f"input {name!r}: dtype {arr.dtype}, expected {spec.dtype}")
-            if arr.shape != spec.shape:
-                raise InputError(f"input {name!r}: shape {list(arr.shape)}, expected {list(spec.shape)}")
-            values[i] = arr
-        return values
+        return dict(zip(self.model.inputs, check_feeds(self.inputs, feeds), strict=True))
 
     def run(self, feeds: dict[str, Any]) -> dict[str, np.ndarray]:
         values: dict[int, np.ndarray] = self.check_feeds(feeds)

@@ -7,8 +7,8 @@ import json
 import shutil
 
 import pytest
+from test_export import vision_graph
 
-from tests.test_export import vision_graph
 from wasmrt.cli import main
 from wasmrt.export.tflite import export_tflite
 
@@ -75,7 +75,8 @@ def test_bench_profile_lists_every_op(tmp_path, small_model, capsys):
 
 def test_bench_profile_of_a_wrt_file(tmp_path, capsys):
     """A .wrt alone is enough: the profile reads the ops from the file, not from a source graph."""
-    from tests.test_engine import CASES
+    from test_engine import CASES
+
     from wasmrt.converter import convert
 
     path = tmp_path / "dw.wrt"

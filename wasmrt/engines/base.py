@@ -2,27 +2,17 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
 
-from wasmrt.errors import InputError
+from python_ref.interpreter import TensorSpec, check_feeds
+from python_ref.wrt_file import DTYPES
 
-# .wrt dtype codes (schema/wrt.fbs DType)
-DTYPES: dict[int, np.dtype] = {0: np.dtype(np.float32), 1: np.dtype(np.float16), 2: np.dtype(np.int8),
-                               3: np.dtype(np.uint8), 4: np.dtype(np.int32), 5: np.dtype(np.int64),
-                               6: np.dtype(np.bool_)}
+__all__ = ["DTYPES", "ERR_FORMAT", "ERR_INPUT", "ERR_NOMEM", "ERR_UNSUPPORTED", "Model", "TensorSpec"]
 
 # C engine error codes (kernels_wasm/engine/wasmrt.h)
 ERR_FORMAT, ERR_UNSUPPORTED, ERR_NOMEM, ERR_INPUT = 1, 2, 3, 4
-
-
-@dataclass(frozen=True)
-class TensorSpec:
-    name: str
-    shape: tuple[int, ...]
-    dtype: np.dtype
 
 
 class Model:
@@ -37,21 +27,7 @@ class Model:
 
     def check_feeds(self, feeds: dict[str, Any]) -> list[np.ndarray]:
         """Feeds in input order, contiguous, with the exact dtype and shape the model declares."""
-        names = [s.name for s in self.inputs]
-        unknown = sorted(set(feeds) - set(names))
-        if unknown:
-            raise InputError(f"unknown input {unknown[0]!r}; the model's inputs are {sorted(names)}")
-        out = []
-        for spec in self.inputs:
-            if spec.name not in feeds:
-                raise InputError(f"missing input {spec.name!r} (shape {list(spec.shape)}, {spec.dtype})")
-            arr = np.asarray(feeds[spec.name])
-            if arr.dtype != spec.dtype:
-                raise InputError(f"input {spec.name!r}: dtype {arr.dtype}, expected {spec.dtype}")
-            if arr.shape != spec.shape:
-                raise InputError(f"input {spec.name!r}: shape {list(arr.shape)}, expected {list(spec.shape)}")
-            out.append(np.ascontiguousarray(arr))
-        return out
+        return check_feeds(self.inputs, feeds)
 
     def run(self, feeds: dict[str, Any]) -> dict[str, np.ndarray]:
         arrays = self.check_feeds(feeds)

@@ -5,7 +5,7 @@ from __future__ import annotations
 import numpy as np
 
 from python_ref import Interpreter
-from wasmrt.engines.base import Model, TensorSpec
+from wasmrt.engines.base import Model
 
 
 class RefModel(Model):
@@ -15,8 +15,7 @@ class RefModel(Model):
     def __init__(self, data: bytes, name: str | None = None) -> None:
         self.interp = Interpreter(data, name)
         self.metadata = self.interp.metadata
-        super().__init__([TensorSpec(s.name, s.shape, s.dtype) for s in self.interp.inputs],
-                         [TensorSpec(s.name, s.shape, s.dtype) for s in self.interp.outputs])
+        super().__init__(self.interp.inputs, self.interp.outputs)
 
     def _run(self, arrays: list[np.ndarray]) -> list[np.ndarray]:
         res = self.interp.run({s.name: a for s, a in zip(self.inputs, arrays, strict=True)})
