@@ -8,11 +8,11 @@ import time
 
 import numpy as np
 import pytest
+from test_engine import engine_model
 
 from python_ref import Interpreter
 from wasmrt import models
 from wasmrt.converter import convert
-from wasmrt.engines import load
 from wasmrt.errors import WasmrtError
 
 pytestmark = pytest.mark.slow
@@ -46,15 +46,6 @@ def reference(name: str) -> tuple[dict[str, np.ndarray], dict[str, np.ndarray]]:
     rng = np.random.default_rng(11)
     feeds = {s.name: rng.uniform(-1, 1, s.shape).astype(s.dtype) for s in interp.inputs}
     return feeds, interp.run(feeds)
-
-
-def engine_model(data: bytes, engine: str, variant: str | None):
-    try:
-        return load(data, engine, variant)
-    except WasmrtError as e:
-        if "not available" in str(e) or "compiler not found" in str(e):
-            pytest.skip(str(e))
-        raise
 
 
 @pytest.mark.parametrize(("engine", "variant"), ENGINES, ids=ENGINE_IDS)
