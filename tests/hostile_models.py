@@ -31,6 +31,13 @@ class Case:
     python_rejects: bool = False  # python_ref's reader refuses it with the same message
 
 
+def feeds_for(inputs) -> dict[str, np.ndarray]:
+    """The fixed input every engine runs a case with (TensorSpec list -> arrays)."""
+    rng = np.random.default_rng(3)
+    return {s.name: (rng.uniform(-1, 1, s.shape) if s.dtype.kind == "f" else np.zeros(s.shape)).astype(s.dtype)
+            for s in inputs}
+
+
 def write(g: Graph) -> bytes:
     """The graph as it stands (no passes: constant folding would remove the point of most cases)."""
     return write_wrt(g, plan_memory(g), "fp32")
