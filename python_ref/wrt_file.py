@@ -13,7 +13,7 @@ from typing import Any
 import flatbuffers
 import numpy as np
 
-from python_ref import opdefs, shapes
+from python_ref import opdefs, shapes, sparse
 from python_ref._fb import wrt_generated as fb
 from python_ref.errors import ModelFormatError
 
@@ -44,6 +44,7 @@ class TensorInfo:
     arena_offset: int = -1  # activations only
     quant: dict[str, Any] | None = None
     stored_dtype: np.dtype | None = None  # constants: the dtype in the file (FLOAT16 weights widen to float32)
+    sparse: sparse.BlockSparse | None = None  # block-sparse in the file (data is its dense expansion)
 
     @property
     def nbytes(self) -> int:
@@ -122,6 +123,14 @@ def _structure_problem(data: bytes) -> str | None:
         return tab.VectorLen(o) if o else 0
 
     names = sum(strlen(m.Tensors(i)._tab, 0) for i in range(nt))
+    expanded = 0  # elements of each block-sparse tensor, saturating at 2^40 (as the C reader counts)
+    for i in range(nt):
+        t = m.Tensors(i)
+        if t.Sparsity() is not None:
+            dims = [] if t.ShapeIsNone() else [max(int(d), 0) for d in t.ShapeAsNumpy()]
+            expanded += 4 * min(int(np.prod(dims, dtype=object)), 1 << 40)
+    if expanded > sparse.MAX_EXPANDED_BYTES:
+        return f"block-sparse constants expand to {expanded} bytes in all (limit {sparse.MAX_EXPANDED_BYTES})"
     inputs = 0
     for k in range(no):
         op = m.Operators(k)
@@ -160,6 +169,7 @@ def _verify(m: fb.ModelT, file_size: int) -> WrtModel:
             _check(0 <= i < nt, f"graph {kind} refers to tensor {i}, but the model has {nt} tensors")
             _check(tensors[i].data is None, f"graph {kind} tensor {i} ({tensors[i].name!r}) is a constant")
     ops = [_op(k, o, nt) for k, o in enumerate(m.operators or [])]
+    _check_sparse_uses(ops, tensors)
     _check_order(ops, tensors, inputs, outputs)
     _check_shapes(ops, tensors)
     return WrtModel(m.version, tensors, ops, inputs, outputs, int(plan.arenaSize), int(plan.alignment),
@@ -175,13 +185,21 @@ def _tensor(i: int, t: fb.TensorT, buffers: list[Any]) -> TensorInfo:
     _check(t.dtype in DTYPES, f"tensor {i} ({name!r}): unknown dtype code {t.dtype}")
     dtype = DTYPES[t.dtype]
     info = TensorInfo(name, shape, dtype.newbyteorder("="), arena_offset=int(t.arenaOffset))
+    if t.sparsity is not None:
+        _check(t.buffer != 0, f"tensor {i} ({name!r}): block-sparse, but not a constant")
+        _check(dtype in (np.float32, np.float16),
+               f"tensor {i} ({name!r}): block-sparse tensors must be float32 or float16, not {dtype.name}")
     if t.buffer != 0:
         _check(t.buffer < len(buffers), f"tensor {i} ({name!r}): buffer {t.buffer} of {len(buffers)}")
         raw = buffers[t.buffer]
         raw = np.zeros(0, np.uint8) if raw is None else np.asarray(raw, dtype=np.uint8)
-        _check(raw.size == info.nbytes, f"tensor {i} ({name!r}): constant holds {raw.size} bytes, shape {shape} "
-                                        f"of {dtype.name} needs {info.nbytes}")
-        info.data = raw.view(dtype).astype(info.dtype, copy=False).reshape(shape)
+        if t.sparsity is not None:
+            info.sparse = _sparse(f"tensor {i} ({name!r})", shape, t.sparsity, raw, dtype)
+            info.data = sparse.expand(shape, info.sparse).astype(info.dtype, copy=False)
+        else:
+            _check(raw.size == info.nbytes, f"tensor {i} ({name!r}): constant holds {raw.size} bytes, shape "
+                                            f"{shape} of {dtype.name} needs {info.nbytes}")
+            info.data = raw.view(dtype).astype(info.dtype, copy=False).reshape(shape)
         info.stored_dtype, info.arena_offset = info.dtype, -1
         if info.dtype == np.float16:  # fp16-stored weights compute in float32 (the format's rule)
             info.data, info.dtype = info.data.astype(np.float32), np.dtype(np.float32)
@@ -189,6 +207,28 @@ def _tensor(i: int, t: fb.TensorT, buffers: list[Any]) -> TensorInfo:
         info.quant = {"scale": _floats(t.quant.scale), "zero_point": [int(z) for z in _seq(t.quant.zeroPoint)],
                       "axis": t.quant.axis}
     return info
+
+
+def _sparse(where: str, shape: tuple[int, ...], sp: fb.BlockSparsityT, raw: np.ndarray,
+            dtype: np.dtype) -> sparse.BlockSparse:
+    starts = np.asarray(_seq(sp.rowStarts), np.int64).reshape(-1)
+    cols = np.asarray(_seq(sp.columns), np.int64).reshape(-1)
+    problem = sparse.check(shape, starts, cols, raw.size, dtype.itemsize, dtype.name)
+    _check(problem is None, f"{where}: {problem}")
+    s = sparse.BlockSparse(starts, cols, raw.view(dtype).reshape(len(cols), sparse.BLOCK))
+    problem = sparse.check_padding(shape, s)
+    _check(problem is None, f"{where}: {problem}")
+    return s
+
+
+def _check_sparse_uses(ops: list[OpInfo], tensors: list[TensorInfo]) -> None:
+    """Block-sparse constants may only be the weights of the ops that have a sparse variant."""
+    for k, o in enumerate(ops):
+        for slot, i in enumerate(o.inputs):
+            if i >= 0 and tensors[i].sparse is not None and not (slot == 1 and o.op in sparse.SPARSE_OPS):
+                raise ModelFormatError(f"operator {k} ({o.op} {o.name!r}): input {slot} (tensor {i} "
+                                       f"{tensors[i].name!r}) is block-sparse; only the weights of "
+                                       f"{' and '.join(sparse.SPARSE_OPS)} may be")
 
 
 def _op(k: int, o: fb.OperatorT, nt: int) -> OpInfo:

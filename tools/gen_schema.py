@@ -49,6 +49,15 @@ table QuantParams {
   axis:int = -1;
 }
 
+// A block-sparse constant (python_ref/sparse.py): the tensor seen as a matrix [shape[0], prod(shape[1:])] (for OHWI
+// weights: output channels x (kh, kw, ci)) is cut into blocks of 4 consecutive rows x 1 column, and only blocks
+// holding a non-zero are stored. The tensor's buffer holds their values, 4 per block, block by block in block-row
+// order (values of rows past shape[0] are 0). Only the weights (input 1) of CONV_2D and FULLY_CONNECTED may be sparse.
+table BlockSparsity {
+  row_starts:[int];         // ceil(shape[0] / 4) + 1 entries: block row r holds stored blocks row_starts[r] ..< [r+1]
+  columns:[int];            // the column of each stored block, increasing within a block row
+}
+
 table Tensor {
   name:string;
   shape:[int];
@@ -56,6 +65,7 @@ table Tensor {
   buffer:uint;              // index into Model.buffers; 0 (always empty) = no constant data
   arena_offset:long = -1;   // byte offset in the arena for activations, -1 for constants
   quant:QuantParams;
+  sparsity:BlockSparsity;   // set: the buffer holds the stored blocks' values only
 }
 
 // Constant data, little-endian, row-major, in the canonical layout of python_ref/opdefs.py.

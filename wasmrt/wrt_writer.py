@@ -2,12 +2,13 @@
 
 from __future__ import annotations
 
+from collections.abc import Collection
 from typing import Any
 
 import flatbuffers
 import numpy as np
 
-from python_ref import opdefs
+from python_ref import opdefs, sparse
 from python_ref._fb import wrt_generated as fb
 from python_ref.wrt_file import DTYPE_CODES, FORMAT_VERSION, IDENTIFIER, camel
 from wasmrt.ir import Graph
@@ -78,7 +79,18 @@ def _options(op: str, attrs: dict[str, Any]) -> tuple[int, Any]:
     return getattr(fb.Options, d.options), obj
 
 
-def write_wrt(graph: Graph, plan: MemoryPlan, weights: str = "auto") -> bytes:
+def _sparse_tensor(ft: fb.TensorT, data: np.ndarray, weights: str) -> np.ndarray:
+    """Set ft.sparsity from a float constant; returns the stored blocks' values (fp16 where `weights` says)."""
+    enc = sparse.encode(np.asarray(data, np.float32))
+    ft.sparsity = fb.BlockSparsityT()
+    ft.sparsity.rowStarts = [int(v) for v in enc.row_starts]
+    ft.sparsity.columns = [int(v) for v in enc.columns]
+    return stored_constant(enc.values, weights)
+
+
+def write_wrt(graph: Graph, plan: MemoryPlan, weights: str = "auto", sparse_tensors: Collection[str] = ()) -> bytes:
+    """The planned graph as .wrt bytes. sparse_tensors: constants to store block-sparse (wasmrt.sparsity picks
+    them: weights of CONV_2D / FULLY_CONNECTED whose 1x4 blocks are mostly zero)."""
     index = {name: i for i, name in enumerate(graph.tensors)}
     model = fb.ModelT()
     model.version = FORMAT_VERSION
@@ -88,7 +100,10 @@ def write_wrt(graph: Graph, plan: MemoryPlan, weights: str = "auto") -> bytes:
         ft = fb.TensorT()
         ft.name = name
         ft.shape = [int(d) for d in t.shape]
-        data = None if t.data is None else stored_constant(np.asarray(t.data, t.dtype), weights)
+        if t.data is not None and name in sparse_tensors:
+            data = _sparse_tensor(ft, t.data, weights)
+        else:
+            data = None if t.data is None else stored_constant(np.asarray(t.data, t.dtype), weights)
         dtype = np.dtype(t.dtype if data is None else data.dtype).newbyteorder("=")
         if dtype not in DTYPE_CODES:
             raise ValueError(f"tensor {name!r}: dtype {dtype} has no .wrt encoding")

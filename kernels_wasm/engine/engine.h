@@ -3,6 +3,7 @@
  *   ops.c                           the op table: {plan, prepare, run, kernel} per (op type, dtype class)
  *   model_read.c, shape_check.c     loader stages: verified tensors/ops/attributes, inferred shapes
  *   conv.c, pool.c, gemm.c, ...     op modules (conv.c and pool.c use gemm.c and indirection.c)
+ *   sparse.c                        the block-sparse variant of CONV_2D and FULLY_CONNECTED
  *   support.c, rt_*.c, fb.c         allocation, constants, errors and names; libc replacements; FlatBuffers
  */
 #ifndef WRT_ENGINE_H
@@ -20,6 +21,7 @@
 #define WRT_MAX_OPS (1 << 20)
 #define WRT_MAX_OP_INPUTS (1 << 24)   /* all operators' inputs together */
 #define WRT_MAX_NAME_BYTES (1 << 26)  /* all tensor and operator names together, counting repeats */
+#define WRT_MAX_SPARSE_BYTES ((uint64_t)1 << 30) /* all block-sparse constants expanded (float32), python_ref/sparse.py */
 
 typedef struct {
   const char* name;
@@ -30,6 +32,11 @@ typedef struct {
   uint64_t count, nbytes;
   int64_t arena_offset;      /* -1 for constants */
   const uint8_t* file_data;  /* constants: the bytes in the model file (valid during wrt_load only) */
+  /* block-sparse constants (python_ref/sparse.py): file_data holds the stored blocks' values (float32), sp_starts and
+   * sp_cols the row starts and columns (little-endian int32 in the model file, valid during wrt_load only) */
+  uint8_t sparse;
+  uint32_t sp_blocks;
+  const uint8_t *sp_starts, *sp_cols;
   void* data;                /* at run time: arena address, or an owned copy of the constant (NULL if unused) */
 } wrt_tensor;
 
@@ -77,6 +84,14 @@ typedef struct {
   const int32_t* maps;   /* PAD: per output axis, the source index of each position (-1: the pad value) */
 } wrt_data_plan;
 
+typedef struct {
+  int64_t pix, k, n, kc, ks; /* GEMM rows (output pixels), columns (ks taps x kc channels), outputs */
+  int mode;                  /* how a tile's input is read (sparse.c) */
+  int32_t *nnz, *offs;       /* stored blocks per block row; byte offset of each block's column in the input tile */
+  float* w;                  /* per block row: 4 biases, then the 4 weights of each stored block */
+  const float** ind;         /* convolutions that gather rows: per tile of spmm_mr pixels, ks*mr tap pointers */
+} wrt_sparse_plan;
+
 typedef struct wrt_op_impl wrt_op_impl;
 
 typedef struct wrt_op {
@@ -92,12 +107,14 @@ typedef struct wrt_op {
   int path;                /* which path of it runs (the module's own enum) */
   uint8_t packed_in;       /* bit i: input i is consumed at load (packed); every other constant input is copied */
   uint8_t skip;            /* the output is empty: nothing to prepare or run */
+  uint8_t expand_in;       /* bit i: input i is block-sparse and expanded to dense for a dense path's prepare */
   wrt_clamp clamp;
   union {
     wrt_conv_plan conv;
     wrt_dense_plan dense;
     wrt_pool_plan pool;
     wrt_data_plan data;
+    wrt_sparse_plan sparse;
   } u;
 } wrt_op;
 
@@ -140,8 +157,9 @@ struct wrt_model {
 };
 
 /* ---- the op table (ops.c) --------------------------------------------------------------------------------------- */
-/* Dtype classes: an op's implementation is chosen by its type and by the class of its first input. */
-enum { WRT_DC_F32, WRT_DC_QS8, WRT_DC_OTHER, WRT_DC_COUNT };
+/* Dtype classes: an op's implementation is chosen by its type and by the class of its first input; float32 ops whose
+ * weights (input 1) are block-sparse form their own class. */
+enum { WRT_DC_F32, WRT_DC_QS8, WRT_DC_OTHER, WRT_DC_F32_SPARSE, WRT_DC_COUNT };
 
 struct wrt_op_impl {
   int (*plan)(wrt_model* m, wrt_op* op, wrt_cost* c); /* choose the path, fill the plan, state the cost */
@@ -205,9 +223,15 @@ int run_reduce(wrt_model* m, wrt_op* op);      /* MEAN, REDUCE_MAX, REDUCE_SUM, 
 int plan_data(wrt_model* m, wrt_op* op, wrt_cost* c);
 int prepare_data(wrt_model* m, wrt_op* op);
 int run_data(wrt_model* m, wrt_op* op);        /* data movement, any element size */
+int plan_sparse(wrt_model* m, wrt_op* op, wrt_cost* c); /* CONV_2D, FULLY_CONNECTED with block-sparse weights */
+int prepare_sparse(wrt_model* m, wrt_op* op);
+int run_sparse(wrt_model* m, wrt_op* op);
+const char* sparse_kernel(const wrt_op* op);
+void sparse_expand(const wrt_tensor* t, float* out); /* the dense equivalent of a block-sparse constant */
 
 /* indirection buffers (indirection.c): pointers into the arena, whose address is fixed for the model's lifetime */
 int build_igemm_indirection(wrt_model* m, wrt_op* op, wrt_conv_plan* p);      /* per MR pixels, tap-major */
+const float** build_tile_indirection(wrt_model* m, wrt_op* op, size_t mr);    /* the same for tiles of mr pixels */
 const float** build_pixel_indirection(wrt_model* m, wrt_op* op, const float* pad_src, int64_t kh_n, int64_t kw_n);
 
 /* GEMM (gemm.c): packing into panels of NR columns, w(k, j) read via strides (in floats); bias may be NULL */

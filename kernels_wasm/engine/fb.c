@@ -26,9 +26,12 @@ struct fb_tdesc {
 
 static const fb_fdesc quant_f[] = {{"scale", K_VEC, 4, 0}, {"zero_point", K_VEC, 8, 0}, {"axis", K_SCALAR, 4, 0}};
 TD(QuantParams, quant_f);
+static const fb_fdesc sparsity_f[] = {{"row_starts", K_VEC, 4, 0}, {"columns", K_VEC, 4, 0}};
+TD(BlockSparsity, sparsity_f);
 static const fb_fdesc tensor_f[] = {{"name", K_STRING, 0, 0},        {"shape", K_VEC, 4, 0},
                                     {"dtype", K_SCALAR, 1, 0},       {"buffer", K_SCALAR, 4, 0},
-                                    {"arena_offset", K_SCALAR, 8, 0}, {"quant", K_TABLE, 0, &QuantParams}};
+                                    {"arena_offset", K_SCALAR, 8, 0}, {"quant", K_TABLE, 0, &QuantParams},
+                                    {"sparsity", K_TABLE, 0, &BlockSparsity}};
 TD(Tensor, tensor_f);
 static const fb_fdesc buffer_f[] = {{"data", K_VEC, 1, 0}};
 TD(Buffer, buffer_f);

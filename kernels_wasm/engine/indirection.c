@@ -3,15 +3,20 @@
  * whose address is fixed for the model's lifetime. */
 #include "engine.h"
 
-/* igemm: per block of MR output pixels, ks*mr pointers, tap-major */
-int build_igemm_indirection(wrt_model* m, wrt_op* op, wrt_conv_plan* p) {
+/* per tile of mr output pixels, ks*mr pointers, tap-major (igemm, the sparse GEMM); NULL (error set) when out of
+ * memory. Every pointer is into the arena or the zero padding row. */
+const float** build_tile_indirection(wrt_model* m, wrt_op* op, size_t MR) {
   const wrt_attrs* a = &op->a;
-  size_t P = (size_t)p->pix, ks = (size_t)p->ks, MR = m->tg->gemm_mr;
-  size_t OH = (size_t)p->oh, OW = (size_t)p->ow, H = (size_t)p->h, W = (size_t)p->w, C = (size_t)p->c;
-  size_t KW = (size_t)p->kw;
+  const wrt_tensor *x = &m->t[op->in[0]], *w = &m->t[op->in[1]], *y = &m->t[op->out];
+  size_t OH = (size_t)y->dims[1], OW = (size_t)y->dims[2], P = (size_t)y->dims[0] * OH * OW;
+  size_t H = (size_t)x->dims[1], W = (size_t)x->dims[2], C = (size_t)x->dims[3];
+  size_t KW = (size_t)w->dims[2], ks = (size_t)w->dims[1] * KW;
   const float** ind = m_alloc(m, ptr_bytes((uint64_t)P * ks) + 1);
-  if (!ind) return m_alloc_fail(m, op, "the indirection buffer", ptr_bytes((uint64_t)P * ks) + 1);
-  const float* x = t_f32(m, op->in[0]);
+  if (!ind) {
+    m_alloc_fail(m, op, "the indirection buffer", ptr_bytes((uint64_t)P * ks) + 1);
+    return 0;
+  }
+  const float* xd = t_f32(m, op->in[0]);
   for (size_t p0 = 0; p0 < P; p0 += MR) {
     size_t mr = P - p0 < MR ? P - p0 : MR;
     const float** base = ind + p0 * ks;
@@ -22,13 +27,18 @@ int build_igemm_indirection(wrt_model* m, wrt_op* op, wrt_conv_plan* p) {
         int64_t ih = (int64_t)oh * a->strides[0] - a->pads[0] + kh * a->dilations[0];
         int64_t iw = (int64_t)ow * a->strides[1] - a->pads[1] + kw * a->dilations[1];
         base[t * mr + i] = ih >= 0 && ih < (int64_t)H && iw >= 0 && iw < (int64_t)W
-                               ? x + ((n * H + (size_t)ih) * W + (size_t)iw) * C
+                               ? xd + ((n * H + (size_t)ih) * W + (size_t)iw) * C
                                : m->zeros;
       }
     }
   }
-  p->ind = ind;
-  return WRT_OK;
+  return ind;
+}
+
+/* igemm: per block of MR output pixels of the target's GEMM tile */
+int build_igemm_indirection(wrt_model* m, wrt_op* op, wrt_conv_plan* p) {
+  p->ind = build_tile_indirection(m, op, m->tg->gemm_mr);
+  return p->ind ? WRT_OK : WRT_ERR_NOMEM;
 }
 
 /* depthwise and pooling: per output pixel, ks pointers (pixel-major); NULL (error set) when out of memory */

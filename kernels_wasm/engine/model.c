@@ -3,7 +3,7 @@
  * (ops.c) and checks the plan against the model's limits, then allocates and prepares. */
 #include "engine.h"
 
-static int prepare_op(wrt_model* m, wrt_op* op) {
+static int prepare_inputs(wrt_model* m, wrt_op* op) {
   /* first, every constant the op reads at run time gets an owned copy (so no kernel, and no indirection buffer
    * built below, ever sees a NULL tensor); the inputs it packs (plan: packed_in) are read from the file */
   for (int i = 0; i < op->n_in; i++) {
@@ -12,6 +12,33 @@ static int prepare_op(wrt_model* m, wrt_op* op) {
       return m_alloc_fail(m, op, "a constant input", m->t[ti].nbytes);
   }
   return op->impl->prepare ? op->impl->prepare(m, op) : WRT_OK;
+}
+
+/* A dense path over block-sparse weights (plan: expand_in) reads their dense expansion, made here for the time of
+ * its prepare (the plan counted it): the file's bytes are what every prepare reads. */
+static int prepare_op(wrt_model* m, wrt_op* op) {
+  const uint8_t* saved[8] = {0};
+  float* dense[8] = {0};
+  int r = WRT_OK;
+  for (int i = 0; i < op->n_in && i < 8 && r == WRT_OK; i++) {
+    if (!(op->expand_in >> i & 1)) continue;
+    wrt_tensor* t = &m->t[op->in[i]];
+    dense[i] = rt_alloc((size_t)t->count * sizeof(float) + 1);
+    if (!dense[i]) {
+      r = m_alloc_fail(m, op, "expanding block-sparse weights", t->count * sizeof(float) + 1);
+      break;
+    }
+    sparse_expand(t, dense[i]);
+    saved[i] = t->file_data;
+    t->file_data = (const uint8_t*)dense[i];
+  }
+  if (r == WRT_OK) r = prepare_inputs(m, op);
+  for (int i = 0; i < op->n_in && i < 8; i++)
+    if (dense[i]) {
+      m->t[op->in[i]].file_data = saved[i];
+      rt_free(dense[i]);
+    }
+  return r;
 }
 
 /* The model being loaded or run on this thread: after a trap the host asks which op was at work. */

@@ -27,15 +27,84 @@ static float half_to_float(uint16_t h) {
   return x;
 }
 
-static int widen_f16(wrt_model* m, wrt_tensor* t) {
-  float* w = (float*)m_alloc(m, t->count * 4 + 1);
+/* n values (the tensor's elements, or a sparse tensor's stored block values) */
+static int widen_f16(wrt_model* m, wrt_tensor* t, uint64_t n) {
+  float* w = (float*)m_alloc(m, n * 4 + 1);
   if (!w) return WRT_ERR_NOMEM;
-  for (uint64_t i = 0; i < t->count; i++)
+  for (uint64_t i = 0; i < n; i++)
     w[i] = half_to_float((uint16_t)(t->file_data[2 * i] | (t->file_data[2 * i + 1] << 8)));
   t->file_data = (const uint8_t*)w;
   t->dtype = WRT_F32;
   t->esize = 4;
   t->nbytes = t->count * 4;
+  return WRT_OK;
+}
+
+/* ---- block-sparse constants (python_ref/sparse.py: the same checks, the same words) --------------------------- */
+static int sparse_fail(uint32_t i, const wrt_tensor* t, const char* msg) {
+  return rt_error(WRT_ERR_FORMAT, "tensor %u ('%s'): %s", i, t->name, msg);
+}
+
+/* the encoding in table sp against the tensor's shape and its buffer of `len` bytes */
+static int read_sparsity(fb_buf f, size_t sp, uint32_t i, wrt_tensor* t, uint32_t len) {
+  char msg[200];
+  if (t->rank == 0) return sparse_fail(i, t, "a block-sparse tensor needs rank 1 or more");
+  uint64_t rows = (uint64_t)t->dims[0], cols = rows ? t->count / rows : 1;
+  if (!rows) /* python_ref: prod(shape[1:]) */
+    for (int d = 1; d < t->rank; d++) cols *= (uint64_t)t->dims[d];
+  uint64_t br = (rows + 3) / 4;
+  size_t sv = fb_ref(f, sp, 0), cv = fb_ref(f, sp, 1);
+  uint32_t ns = fb_vlen(f, sv), nb = fb_vlen(f, cv);
+  if (ns != br + 1) {
+    rt_format(msg, sizeof msg, "block-sparse: %u row starts, expected %l (one per block of 4 rows, and one more)", ns,
+              (int64_t)(br + 1));
+    return sparse_fail(i, t, msg);
+  }
+  int32_t prev = fb_vi32(f, sv, 0);
+  int bad = prev != 0;
+  for (uint32_t r = 1; r < ns && !bad; r++) {
+    int32_t s = fb_vi32(f, sv, r);
+    bad = s < prev;
+    prev = s;
+  }
+  if (bad || (uint32_t)prev != nb) {
+    rt_format(msg, sizeof msg, "block-sparse: row starts must begin at 0, never decrease and end at the %u stored blocks",
+              nb);
+    return sparse_fail(i, t, msg);
+  }
+  for (uint32_t r = 0; r + 1 < ns; r++) {
+    uint32_t b0 = (uint32_t)fb_vi32(f, sv, r), b1 = (uint32_t)fb_vi32(f, sv, r + 1);
+    for (uint32_t b = b0; b < b1; b++) {
+      int32_t c = fb_vi32(f, cv, b);
+      if (c < 0 || (uint64_t)c >= cols || (b > b0 && c <= fb_vi32(f, cv, b - 1))) {
+        rt_format(msg, sizeof msg, "block-sparse: block %u (block row %u) is in column %d; columns must increase "
+                  "within a block row and stay below %l", b, r, c, (int64_t)cols);
+        return sparse_fail(i, t, msg);
+      }
+    }
+  }
+  uint64_t need = (uint64_t)nb * 4 * t->esize;
+  if (len != need) {
+    rt_format(msg, sizeof msg, "block-sparse: the buffer holds %u bytes, %u blocks of 4 %s values need %l", len, nb,
+              dtype_name(t->dtype), (int64_t)need);
+    return sparse_fail(i, t, msg);
+  }
+  if (rows % 4) { /* values of rows past shape[0] must be 0 (fp16: +-0 only) */
+    uint32_t b0 = (uint32_t)fb_vi32(f, sv, ns - 2);
+    for (uint32_t b = b0; b < nb; b++)
+      for (uint64_t j = rows % 4; j < 4; j++) {
+        const uint8_t* v = t->file_data + (b * 4 + j) * t->esize;
+        uint32_t bits = t->esize == 4 ? fb_rd32(v) & 0x7fffffffu : (uint32_t)((v[0] | v[1] << 8) & 0x7fff);
+        if (bits) {
+          rt_format(msg, sizeof msg, "block-sparse: block %u has a non-zero value past row %l", b, (int64_t)rows - 1);
+          return sparse_fail(i, t, msg);
+        }
+      }
+  }
+  t->sparse = 1;
+  t->sp_blocks = nb;
+  t->sp_starts = fb_vdata(f, sv);
+  t->sp_cols = fb_vdata(f, cv);
   return WRT_OK;
 }
 
@@ -129,17 +198,25 @@ static int read_tensors(wrt_model* m, fb_buf f, size_t root, name_pool* np) {
     t->nbytes = count * t->esize;
     uint32_t buf = fb_u32(f, tt, 3, 0);
     t->arena_offset = fb_i64(f, tt, 4, -1);
+    size_t sp = fb_ref(f, tt, 6);
+    if (sp && !buf) return rt_error(WRT_ERR_FORMAT, "tensor %u ('%s'): block-sparse, but not a constant", i, t->name);
+    if (sp && t->dtype != WRT_F32 && t->dtype != WRT_F16)
+      return rt_error(WRT_ERR_FORMAT, "tensor %u ('%s'): block-sparse tensors must be float32 or float16, not %s", i,
+                      t->name, dtype_name(t->dtype));
     if (buf != 0) {
       if (buf >= nb) return rt_error(WRT_ERR_FORMAT, "tensor %u ('%s'): buffer %u of %u", i, t->name, buf, nb);
       size_t dv = fb_ref(f, fb_vref(f, bv, buf), 0);
       uint32_t len = fb_vlen(f, dv);
-      if (len != t->nbytes)
+      if (len != t->nbytes && !sp)
         return rt_error(WRT_ERR_FORMAT, "tensor %u ('%s'): constant holds %u bytes, shape needs %l", i, t->name, len,
                         (int64_t)t->nbytes);
       t->is_const = 1;
       t->arena_offset = -1;
       t->file_data = len ? fb_vdata(f, dv) : 0;
-      if (t->dtype == WRT_F16 && widen_f16(m, t) != WRT_OK) return m_alloc_fail(m, 0, "float16 weights", t->count * 4);
+      if (sp && read_sparsity(f, sp, i, t, len) != WRT_OK) return WRT_ERR_FORMAT;
+      uint64_t values = sp ? (uint64_t)t->sp_blocks * 4 : t->count;
+      if (t->dtype == WRT_F16 && widen_f16(m, t, values) != WRT_OK)
+        return m_alloc_fail(m, 0, "float16 weights", values * 4);
     } else {
       int64_t off = t->arena_offset;
       if (off < 0 || off % align != 0 || (uint64_t)off > arena || t->nbytes > arena - (uint64_t)off)
@@ -307,6 +384,9 @@ static int read_ops(wrt_model* m, fb_buf f, size_t root, name_pool* np) {
       if (ti < 0 && (i < d->min_in || d->variadic)) return op_fail(op, WRT_ERR_FORMAT, "required input missing");
       if (ti >= 0 && i < 8 && (d->const_in >> i & 1) && !m->t[ti].is_const)
         return op_fail(op, WRT_ERR_FORMAT, "input %u (tensor %d '%s') must be a constant", i, ti, m->t[ti].name);
+      if (ti >= 0 && m->t[ti].sparse && !(i == 1 && (code == OP_CONV_2D || code == OP_FULLY_CONNECTED)))
+        return op_fail(op, WRT_ERR_FORMAT, "input %u (tensor %d '%s') is block-sparse; only the weights of CONV_2D "
+                       "and FULLY_CONNECTED may be", i, ti, m->t[ti].name);
       op->in[i] = ti;
     }
     op->out = fb_vi32(f, outv, 0);
@@ -390,8 +470,21 @@ static int check_structure(wrt_model* m, fb_buf f, size_t root) {
   uint32_t nt = fb_vlen(f, tv), no = fb_vlen(f, ov);
   if (nt > WRT_MAX_TENSORS) return rt_error(WRT_ERR_FORMAT, "model has %u tensors (limit %d)", nt, WRT_MAX_TENSORS);
   if (no > WRT_MAX_OPS) return rt_error(WRT_ERR_FORMAT, "model has %u operators (limit %d)", no, WRT_MAX_OPS);
-  uint64_t names = 0, inputs = 0;
-  for (uint32_t i = 0; i < nt; i++) names += fb_vlen(f, fb_ref(f, fb_vref(f, tv, i), 0));
+  uint64_t names = 0, inputs = 0, expanded = 0;
+  for (uint32_t i = 0; i < nt; i++) {
+    size_t tt = fb_vref(f, tv, i), sv = fb_ref(f, tt, 1);
+    names += fb_vlen(f, fb_ref(f, tt, 0));
+    if (!fb_ref(f, tt, 6)) continue;
+    uint64_t elems = 1; /* saturating at 2^40, as python_ref counts */
+    for (uint32_t d = 0; d < fb_vlen(f, sv); d++) {
+      int32_t v = fb_vi32(f, sv, d);
+      elems = v <= 0 ? 0 : elems > ((uint64_t)1 << 40) / (uint64_t)v ? (uint64_t)1 << 40 : elems * (uint64_t)v;
+    }
+    expanded += 4 * elems;
+  }
+  if (expanded > WRT_MAX_SPARSE_BYTES)
+    return rt_error(WRT_ERR_FORMAT, "block-sparse constants expand to %l bytes in all (limit %l)", (int64_t)expanded,
+                    (int64_t)WRT_MAX_SPARSE_BYTES);
   for (uint32_t k = 0; k < no; k++) {
     size_t ot = fb_vref(f, ov, k);
     inputs += fb_vlen(f, fb_ref(f, ot, 1));

@@ -18,6 +18,7 @@ static const wrt_op_impl ELTWISE = IMPL(plan_elementwise, 0, run_elementwise, k_
 static const wrt_op_impl POOL = IMPL(plan_pool, prepare_pool, run_pool, k_pool);
 static const wrt_op_impl REDUCE = IMPL(plan_reduce, 0, run_reduce, k_reduce);
 static const wrt_op_impl DATA = IMPL(plan_data, prepare_data, run_data, k_copy);
+static const wrt_op_impl SPARSE = IMPL(plan_sparse, prepare_sparse, run_sparse, sparse_kernel);
 
 /* float32 only */
 #define F32(impl) {[WRT_DC_F32] = &impl}
@@ -25,9 +26,9 @@ static const wrt_op_impl DATA = IMPL(plan_data, prepare_data, run_data, k_copy);
 #define ANY(impl) {[WRT_DC_F32] = &impl, [WRT_DC_QS8] = &impl, [WRT_DC_OTHER] = &impl}
 
 static const wrt_op_impl* const TABLE[OP_MAX_CODE][WRT_DC_COUNT] = {
-    [OP_CONV_2D] = F32(CONV),
+    [OP_CONV_2D] = {[WRT_DC_F32] = &CONV, [WRT_DC_F32_SPARSE] = &SPARSE},
     [OP_CONV_TRANSPOSE_2D] = F32(CONV_T),
-    [OP_FULLY_CONNECTED] = F32(DENSE),
+    [OP_FULLY_CONNECTED] = {[WRT_DC_F32] = &DENSE, [WRT_DC_F32_SPARSE] = &SPARSE},
     [OP_MATMUL] = F32(DENSE),
     [OP_ADD] = F32(ELTWISE),
     [OP_SUB] = F32(ELTWISE),
@@ -65,7 +66,8 @@ static const wrt_op_impl* const TABLE[OP_MAX_CODE][WRT_DC_COUNT] = {
 };
 
 int dtype_class(const wrt_model* m, const wrt_op* op) {
-  return m->t[op->in[0]].dtype == WRT_F32 ? WRT_DC_F32 : WRT_DC_OTHER;
+  if (m->t[op->in[0]].dtype != WRT_F32) return WRT_DC_OTHER;
+  return op->n_in > 1 && op->in[1] >= 0 && m->t[op->in[1]].sparse ? WRT_DC_F32_SPARSE : WRT_DC_F32;
 }
 
 const wrt_op_impl* op_impl(int type, int dclass) {

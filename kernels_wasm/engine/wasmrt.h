@@ -78,6 +78,13 @@ WRT_API int wrt_run_ops(wrt_model* m, int begin, int end);
 WRT_API int wrt_run_profiled(wrt_model* m, double* ms, int cap);
 #endif
 
+/* Block-sparse weights: which kernels run them (for benchmarks and tests; applies to models loaded afterwards, in
+ * the whole process). WRT_SPARSE_AUTO (default): the sparse kernels where the layer's block sparsity reaches the
+ * target's measured break-even, dense below it; WRT_SPARSE_ALWAYS: sparse wherever they can; WRT_SPARSE_NEVER: dense
+ * (the weights expanded at load). Results are the same within the float tolerance. Returns the previous policy. */
+enum { WRT_SPARSE_AUTO = 0, WRT_SPARSE_ALWAYS = 1, WRT_SPARSE_NEVER = 2 };
+WRT_API int wrt_set_sparse_policy(int policy);
+
 WRT_API void* wrt_alloc(size_t n);
 WRT_API void wrt_free(void* p);
 

@@ -4101,6 +4101,504 @@ static __attribute__((target("avx512f,avx512bw,avx512vl,avx2,fma"))) void wrt_av
   }
 }
 
+static __attribute__((target("avx512f,avx512bw,avx512vl,avx2,fma"))) void wrt_avx512_spmm_32(size_t mr, size_t n, const float* x, size_t x_stride, const int32_t* restrict nnz, const int32_t* restrict offs, const float* restrict w, float* y, size_t y_stride, const wrt_clamp* clamp) {
+  const __m512i spread = _mm512_setr_epi32(0, 0, 0, 0, 1, 1, 1, 1, 2, 2, 2, 2, 3, 3, 3, 3);
+  const __m512i pixmajor = _mm512_setr_epi32(0, 4, 8, 12, 1, 5, 9, 13, 2, 6, 10, 14, 3, 7, 11, 15);
+  const __m128 qmin = _mm_set1_ps(clamp->min), qmax = _mm_set1_ps(clamp->max);
+  const char* x0 = (const char*)x;
+  const char* x1 = mr > 4 ? x0 + x_stride : x0;
+  const char* x2 = mr > 8 ? x1 + x_stride : x1;
+  const char* x3 = mr > 12 ? x2 + x_stride : x2;
+  const char* x4 = mr > 16 ? x3 + x_stride : x3;
+  const char* x5 = mr > 20 ? x4 + x_stride : x4;
+  const char* x6 = mr > 24 ? x5 + x_stride : x5;
+  const char* x7 = mr > 28 ? x6 + x_stride : x6;
+  for (size_t r = 0; r < n; r += 4) {
+    const __m512 bias = _mm512_permutexvar_ps(spread, _mm512_castps128_ps512(_mm_loadu_ps(w)));
+    w += 4;
+    __m512 acc0 = bias;
+    __m512 acc1 = bias;
+    __m512 acc2 = bias;
+    __m512 acc3 = bias;
+    __m512 acc4 = bias;
+    __m512 acc5 = bias;
+    __m512 acc6 = bias;
+    __m512 acc7 = bias;
+    for (int32_t k = *nnz++; k > 0; k--) {
+      const size_t off = (size_t)*offs++;
+      const __m512 wv = _mm512_permutexvar_ps(spread, _mm512_castps128_ps512(_mm_loadu_ps(w)));
+      w += 4;
+      acc0 = _mm512_fmadd_ps(_mm512_broadcast_f32x4(_mm_loadu_ps((const float*)(const void*)(x0 + off))), wv, acc0);
+      acc1 = _mm512_fmadd_ps(_mm512_broadcast_f32x4(_mm_loadu_ps((const float*)(const void*)(x1 + off))), wv, acc1);
+      acc2 = _mm512_fmadd_ps(_mm512_broadcast_f32x4(_mm_loadu_ps((const float*)(const void*)(x2 + off))), wv, acc2);
+      acc3 = _mm512_fmadd_ps(_mm512_broadcast_f32x4(_mm_loadu_ps((const float*)(const void*)(x3 + off))), wv, acc3);
+      acc4 = _mm512_fmadd_ps(_mm512_broadcast_f32x4(_mm_loadu_ps((const float*)(const void*)(x4 + off))), wv, acc4);
+      acc5 = _mm512_fmadd_ps(_mm512_broadcast_f32x4(_mm_loadu_ps((const float*)(const void*)(x5 + off))), wv, acc5);
+      acc6 = _mm512_fmadd_ps(_mm512_broadcast_f32x4(_mm_loadu_ps((const float*)(const void*)(x6 + off))), wv, acc6);
+      acc7 = _mm512_fmadd_ps(_mm512_broadcast_f32x4(_mm_loadu_ps((const float*)(const void*)(x7 + off))), wv, acc7);
+    }
+    const size_t nleft = n - r;
+    char* yo = (char*)(y + r);
+    acc0 = _mm512_permutexvar_ps(pixmajor, acc0);
+    if (mr > 0) {
+      const __m128 o = _mm_min_ps(qmax, _mm_max_ps(qmin, _mm512_castps512_ps128(acc0)));
+      if (nleft >= 4) {
+        _mm_storeu_ps((float*)(void*)yo, o);
+      } else {
+        float* tp = (float*)(void*)yo;
+        __m128 tv = o;
+        if (nleft & 2) { _mm_storel_pi((__m64*)(void*)tp, tv); tv = _mm_movehl_ps(tv, tv); tp += 2; }
+        if (nleft & 1) _mm_store_ss(tp, tv);
+      }
+    }
+    yo += y_stride;
+    if (mr > 1) {
+      const __m128 o = _mm_min_ps(qmax, _mm_max_ps(qmin, _mm512_extractf32x4_ps(acc0, 1)));
+      if (nleft >= 4) {
+        _mm_storeu_ps((float*)(void*)yo, o);
+      } else {
+        float* tp = (float*)(void*)yo;
+        __m128 tv = o;
+        if (nleft & 2) { _mm_storel_pi((__m64*)(void*)tp, tv); tv = _mm_movehl_ps(tv, tv); tp += 2; }
+        if (nleft & 1) _mm_store_ss(tp, tv);
+      }
+    }
+    yo += y_stride;
+    if (mr > 2) {
+      const __m128 o = _mm_min_ps(qmax, _mm_max_ps(qmin, _mm512_extractf32x4_ps(acc0, 2)));
+      if (nleft >= 4) {
+        _mm_storeu_ps((float*)(void*)yo, o);
+      } else {
+        float* tp = (float*)(void*)yo;
+        __m128 tv = o;
+        if (nleft & 2) { _mm_storel_pi((__m64*)(void*)tp, tv); tv = _mm_movehl_ps(tv, tv); tp += 2; }
+        if (nleft & 1) _mm_store_ss(tp, tv);
+      }
+    }
+    yo += y_stride;
+    if (mr > 3) {
+      const __m128 o = _mm_min_ps(qmax, _mm_max_ps(qmin, _mm512_extractf32x4_ps(acc0, 3)));
+      if (nleft >= 4) {
+        _mm_storeu_ps((float*)(void*)yo, o);
+      } else {
+        float* tp = (float*)(void*)yo;
+        __m128 tv = o;
+        if (nleft & 2) { _mm_storel_pi((__m64*)(void*)tp, tv); tv = _mm_movehl_ps(tv, tv); tp += 2; }
+        if (nleft & 1) _mm_store_ss(tp, tv);
+      }
+    }
+    yo += y_stride;
+    acc1 = _mm512_permutexvar_ps(pixmajor, acc1);
+    if (mr > 4) {
+      const __m128 o = _mm_min_ps(qmax, _mm_max_ps(qmin, _mm512_castps512_ps128(acc1)));
+      if (nleft >= 4) {
+        _mm_storeu_ps((float*)(void*)yo, o);
+      } else {
+        float* tp = (float*)(void*)yo;
+        __m128 tv = o;
+        if (nleft & 2) { _mm_storel_pi((__m64*)(void*)tp, tv); tv = _mm_movehl_ps(tv, tv); tp += 2; }
+        if (nleft & 1) _mm_store_ss(tp, tv);
+      }
+    }
+    yo += y_stride;
+    if (mr > 5) {
+      const __m128 o = _mm_min_ps(qmax, _mm_max_ps(qmin, _mm512_extractf32x4_ps(acc1, 1)));
+      if (nleft >= 4) {
+        _mm_storeu_ps((float*)(void*)yo, o);
+      } else {
+        float* tp = (float*)(void*)yo;
+        __m128 tv = o;
+        if (nleft & 2) { _mm_storel_pi((__m64*)(void*)tp, tv); tv = _mm_movehl_ps(tv, tv); tp += 2; }
+        if (nleft & 1) _mm_store_ss(tp, tv);
+      }
+    }
+    yo += y_stride;
+    if (mr > 6) {
+      const __m128 o = _mm_min_ps(qmax, _mm_max_ps(qmin, _mm512_extractf32x4_ps(acc1, 2)));
+      if (nleft >= 4) {
+        _mm_storeu_ps((float*)(void*)yo, o);
+      } else {
+        float* tp = (float*)(void*)yo;
+        __m128 tv = o;
+        if (nleft & 2) { _mm_storel_pi((__m64*)(void*)tp, tv); tv = _mm_movehl_ps(tv, tv); tp += 2; }
+        if (nleft & 1) _mm_store_ss(tp, tv);
+      }
+    }
+    yo += y_stride;
+    if (mr > 7) {
+      const __m128 o = _mm_min_ps(qmax, _mm_max_ps(qmin, _mm512_extractf32x4_ps(acc1, 3)));
+      if (nleft >= 4) {
+        _mm_storeu_ps((float*)(void*)yo, o);
+      } else {
+        float* tp = (float*)(void*)yo;
+        __m128 tv = o;
+        if (nleft & 2) { _mm_storel_pi((__m64*)(void*)tp, tv); tv = _mm_movehl_ps(tv, tv); tp += 2; }
+        if (nleft & 1) _mm_store_ss(tp, tv);
+      }
+    }
+    yo += y_stride;
+    acc2 = _mm512_permutexvar_ps(pixmajor, acc2);
+    if (mr > 8) {
+      const __m128 o = _mm_min_ps(qmax, _mm_max_ps(qmin, _mm512_castps512_ps128(acc2)));
+      if (nleft >= 4) {
+        _mm_storeu_ps((float*)(void*)yo, o);
+      } else {
+        float* tp = (float*)(void*)yo;
+        __m128 tv = o;
+        if (nleft & 2) { _mm_storel_pi((__m64*)(void*)tp, tv); tv = _mm_movehl_ps(tv, tv); tp += 2; }
+        if (nleft & 1) _mm_store_ss(tp, tv);
+      }
+    }
+    yo += y_stride;
+    if (mr > 9) {
+      const __m128 o = _mm_min_ps(qmax, _mm_max_ps(qmin, _mm512_extractf32x4_ps(acc2, 1)));
+      if (nleft >= 4) {
+        _mm_storeu_ps((float*)(void*)yo, o);
+      } else {
+        float* tp = (float*)(void*)yo;
+        __m128 tv = o;
+        if (nleft & 2) { _mm_storel_pi((__m64*)(void*)tp, tv); tv = _mm_movehl_ps(tv, tv); tp += 2; }
+        if (nleft & 1) _mm_store_ss(tp, tv);
+      }
+    }
+    yo += y_stride;
+    if (mr > 10) {
+      const __m128 o = _mm_min_ps(qmax, _mm_max_ps(qmin, _mm512_extractf32x4_ps(acc2, 2)));
+      if (nleft >= 4) {
+        _mm_storeu_ps((float*)(void*)yo, o);
+      } else {
+        float* tp = (float*)(void*)yo;
+        __m128 tv = o;
+        if (nleft & 2) { _mm_storel_pi((__m64*)(void*)tp, tv); tv = _mm_movehl_ps(tv, tv); tp += 2; }
+        if (nleft & 1) _mm_store_ss(tp, tv);
+      }
+    }
+    yo += y_stride;
+    if (mr > 11) {
+      const __m128 o = _mm_min_ps(qmax, _mm_max_ps(qmin, _mm512_extractf32x4_ps(acc2, 3)));
+      if (nleft >= 4) {
+        _mm_storeu_ps((float*)(void*)yo, o);
+      } else {
+        float* tp = (float*)(void*)yo;
+        __m128 tv = o;
+        if (nleft & 2) { _mm_storel_pi((__m64*)(void*)tp, tv); tv = _mm_movehl_ps(tv, tv); tp += 2; }
+        if (nleft & 1) _mm_store_ss(tp, tv);
+      }
+    }
+    yo += y_stride;
+    acc3 = _mm512_permutexvar_ps(pixmajor, acc3);
+    if (mr > 12) {
+      const __m128 o = _mm_min_ps(qmax, _mm_max_ps(qmin, _mm512_castps512_ps128(acc3)));
+      if (nleft >= 4) {
+        _mm_storeu_ps((float*)(void*)yo, o);
+      } else {
+        float* tp = (float*)(void*)yo;
+        __m128 tv = o;
+        if (nleft & 2) { _mm_storel_pi((__m64*)(void*)tp, tv); tv = _mm_movehl_ps(tv, tv); tp += 2; }
+        if (nleft & 1) _mm_store_ss(tp, tv);
+      }
+    }
+    yo += y_stride;
+    if (mr > 13) {
+      const __m128 o = _mm_min_ps(qmax, _mm_max_ps(qmin, _mm512_extractf32x4_ps(acc3, 1)));
+      if (nleft >= 4) {
+        _mm_storeu_ps((float*)(void*)yo, o);
+      } else {
+        float* tp = (float*)(void*)yo;
+        __m128 tv = o;
+        if (nleft & 2) { _mm_storel_pi((__m64*)(void*)tp, tv); tv = _mm_movehl_ps(tv, tv); tp += 2; }
+        if (nleft & 1) _mm_store_ss(tp, tv);
+      }
+    }
+    yo += y_stride;
+    if (mr > 14) {
+      const __m128 o = _mm_min_ps(qmax, _mm_max_ps(qmin, _mm512_extractf32x4_ps(acc3, 2)));
+      if (nleft >= 4) {
+        _mm_storeu_ps((float*)(void*)yo, o);
+      } else {
+        float* tp = (float*)(void*)yo;
+        __m128 tv = o;
+        if (nleft & 2) { _mm_storel_pi((__m64*)(void*)tp, tv); tv = _mm_movehl_ps(tv, tv); tp += 2; }
+        if (nleft & 1) _mm_store_ss(tp, tv);
+      }
+    }
+    yo += y_stride;
+    if (mr > 15) {
+      const __m128 o = _mm_min_ps(qmax, _mm_max_ps(qmin, _mm512_extractf32x4_ps(acc3, 3)));
+      if (nleft >= 4) {
+        _mm_storeu_ps((float*)(void*)yo, o);
+      } else {
+        float* tp = (float*)(void*)yo;
+        __m128 tv = o;
+        if (nleft & 2) { _mm_storel_pi((__m64*)(void*)tp, tv); tv = _mm_movehl_ps(tv, tv); tp += 2; }
+        if (nleft & 1) _mm_store_ss(tp, tv);
+      }
+    }
+    yo += y_stride;
+    acc4 = _mm512_permutexvar_ps(pixmajor, acc4);
+    if (mr > 16) {
+      const __m128 o = _mm_min_ps(qmax, _mm_max_ps(qmin, _mm512_castps512_ps128(acc4)));
+      if (nleft >= 4) {
+        _mm_storeu_ps((float*)(void*)yo, o);
+      } else {
+        float* tp = (float*)(void*)yo;
+        __m128 tv = o;
+        if (nleft & 2) { _mm_storel_pi((__m64*)(void*)tp, tv); tv = _mm_movehl_ps(tv, tv); tp += 2; }
+        if (nleft & 1) _mm_store_ss(tp, tv);
+      }
+    }
+    yo += y_stride;
+    if (mr > 17) {
+      const __m128 o = _mm_min_ps(qmax, _mm_max_ps(qmin, _mm512_extractf32x4_ps(acc4, 1)));
+      if (nleft >= 4) {
+        _mm_storeu_ps((float*)(void*)yo, o);
+      } else {
+        float* tp = (float*)(void*)yo;
+        __m128 tv = o;
+        if (nleft & 2) { _mm_storel_pi((__m64*)(void*)tp, tv); tv = _mm_movehl_ps(tv, tv); tp += 2; }
+        if (nleft & 1) _mm_store_ss(tp, tv);
+      }
+    }
+    yo += y_stride;
+    if (mr > 18) {
+      const __m128 o = _mm_min_ps(qmax, _mm_max_ps(qmin, _mm512_extractf32x4_ps(acc4, 2)));
+      if (nleft >= 4) {
+        _mm_storeu_ps((float*)(void*)yo, o);
+      } else {
+        float* tp = (float*)(void*)yo;
+        __m128 tv = o;
+        if (nleft & 2) { _mm_storel_pi((__m64*)(void*)tp, tv); tv = _mm_movehl_ps(tv, tv); tp += 2; }
+        if (nleft & 1) _mm_store_ss(tp, tv);
+      }
+    }
+    yo += y_stride;
+    if (mr > 19) {
+      const __m128 o = _mm_min_ps(qmax, _mm_max_ps(qmin, _mm512_extractf32x4_ps(acc4, 3)));
+      if (nleft >= 4) {
+        _mm_storeu_ps((float*)(void*)yo, o);
+      } else {
+        float* tp = (float*)(void*)yo;
+        __m128 tv = o;
+        if (nleft & 2) { _mm_storel_pi((__m64*)(void*)tp, tv); tv = _mm_movehl_ps(tv, tv); tp += 2; }
+        if (nleft & 1) _mm_store_ss(tp, tv);
+      }
+    }
+    yo += y_stride;
+    acc5 = _mm512_permutexvar_ps(pixmajor, acc5);
+    if (mr > 20) {
+      const __m128 o = _mm_min_ps(qmax, _mm_max_ps(qmin, _mm512_castps512_ps128(acc5)));
+      if (nleft >= 4) {
+        _mm_storeu_ps((float*)(void*)yo, o);
+      } else {
+        float* tp = (float*)(void*)yo;
+        __m128 tv = o;
+        if (nleft & 2) { _mm_storel_pi((__m64*)(void*)tp, tv); tv = _mm_movehl_ps(tv, tv); tp += 2; }
+        if (nleft & 1) _mm_store_ss(tp, tv);
+      }
+    }
+    yo += y_stride;
+    if (mr > 21) {
+      const __m128 o = _mm_min_ps(qmax, _mm_max_ps(qmin, _mm512_extractf32x4_ps(acc5, 1)));
+      if (nleft >= 4) {
+        _mm_storeu_ps((float*)(void*)yo, o);
+      } else {
+        float* tp = (float*)(void*)yo;
+        __m128 tv = o;
+        if (nleft & 2) { _mm_storel_pi((__m64*)(void*)tp, tv); tv = _mm_movehl_ps(tv, tv); tp += 2; }
+        if (nleft & 1) _mm_store_ss(tp, tv);
+      }
+    }
+    yo += y_stride;
+    if (mr > 22) {
+      const __m128 o = _mm_min_ps(qmax, _mm_max_ps(qmin, _mm512_extractf32x4_ps(acc5, 2)));
+      if (nleft >= 4) {
+        _mm_storeu_ps((float*)(void*)yo, o);
+      } else {
+        float* tp = (float*)(void*)yo;
+        __m128 tv = o;
+        if (nleft & 2) { _mm_storel_pi((__m64*)(void*)tp, tv); tv = _mm_movehl_ps(tv, tv); tp += 2; }
+        if (nleft & 1) _mm_store_ss(tp, tv);
+      }
+    }
+    yo += y_stride;
+    if (mr > 23) {
+      const __m128 o = _mm_min_ps(qmax, _mm_max_ps(qmin, _mm512_extractf32x4_ps(acc5, 3)));
+      if (nleft >= 4) {
+        _mm_storeu_ps((float*)(void*)yo, o);
+      } else {
+        float* tp = (float*)(void*)yo;
+        __m128 tv = o;
+        if (nleft & 2) { _mm_storel_pi((__m64*)(void*)tp, tv); tv = _mm_movehl_ps(tv, tv); tp += 2; }
+        if (nleft & 1) _mm_store_ss(tp, tv);
+      }
+    }
+    yo += y_stride;
+    acc6 = _mm512_permutexvar_ps(pixmajor, acc6);
+    if (mr > 24) {
+      const __m128 o = _mm_min_ps(qmax, _mm_max_ps(qmin, _mm512_castps512_ps128(acc6)));
+      if (nleft >= 4) {
+        _mm_storeu_ps((float*)(void*)yo, o);
+      } else {
+        float* tp = (float*)(void*)yo;
+        __m128 tv = o;
+        if (nleft & 2) { _mm_storel_pi((__m64*)(void*)tp, tv); tv = _mm_movehl_ps(tv, tv); tp += 2; }
+        if (nleft & 1) _mm_store_ss(tp, tv);
+      }
+    }
+    yo += y_stride;
+    if (mr > 25) {
+      const __m128 o = _mm_min_ps(qmax, _mm_max_ps(qmin, _mm512_extractf32x4_ps(acc6, 1)));
+      if (nleft >= 4) {
+        _mm_storeu_ps((float*)(void*)yo, o);
+      } else {
+        float* tp = (float*)(void*)yo;
+        __m128 tv = o;
+        if (nleft & 2) { _mm_storel_pi((__m64*)(void*)tp, tv); tv = _mm_movehl_ps(tv, tv); tp += 2; }
+        if (nleft & 1) _mm_store_ss(tp, tv);
+      }
+    }
+    yo += y_stride;
+    if (mr > 26) {
+      const __m128 o = _mm_min_ps(qmax, _mm_max_ps(qmin, _mm512_extractf32x4_ps(acc6, 2)));
+      if (nleft >= 4) {
+        _mm_storeu_ps((float*)(void*)yo, o);
+      } else {
+        float* tp = (float*)(void*)yo;
+        __m128 tv = o;
+        if (nleft & 2) { _mm_storel_pi((__m64*)(void*)tp, tv); tv = _mm_movehl_ps(tv, tv); tp += 2; }
+        if (nleft & 1) _mm_store_ss(tp, tv);
+      }
+    }
+    yo += y_stride;
+    if (mr > 27) {
+      const __m128 o = _mm_min_ps(qmax, _mm_max_ps(qmin, _mm512_extractf32x4_ps(acc6, 3)));
+      if (nleft >= 4) {
+        _mm_storeu_ps((float*)(void*)yo, o);
+      } else {
+        float* tp = (float*)(void*)yo;
+        __m128 tv = o;
+        if (nleft & 2) { _mm_storel_pi((__m64*)(void*)tp, tv); tv = _mm_movehl_ps(tv, tv); tp += 2; }
+        if (nleft & 1) _mm_store_ss(tp, tv);
+      }
+    }
+    yo += y_stride;
+    acc7 = _mm512_permutexvar_ps(pixmajor, acc7);
+    if (mr > 28) {
+      const __m128 o = _mm_min_ps(qmax, _mm_max_ps(qmin, _mm512_castps512_ps128(acc7)));
+      if (nleft >= 4) {
+        _mm_storeu_ps((float*)(void*)yo, o);
+      } else {
+        float* tp = (float*)(void*)yo;
+        __m128 tv = o;
+        if (nleft & 2) { _mm_storel_pi((__m64*)(void*)tp, tv); tv = _mm_movehl_ps(tv, tv); tp += 2; }
+        if (nleft & 1) _mm_store_ss(tp, tv);
+      }
+    }
+    yo += y_stride;
+    if (mr > 29) {
+      const __m128 o = _mm_min_ps(qmax, _mm_max_ps(qmin, _mm512_extractf32x4_ps(acc7, 1)));
+      if (nleft >= 4) {
+        _mm_storeu_ps((float*)(void*)yo, o);
+      } else {
+        float* tp = (float*)(void*)yo;
+        __m128 tv = o;
+        if (nleft & 2) { _mm_storel_pi((__m64*)(void*)tp, tv); tv = _mm_movehl_ps(tv, tv); tp += 2; }
+        if (nleft & 1) _mm_store_ss(tp, tv);
+      }
+    }
+    yo += y_stride;
+    if (mr > 30) {
+      const __m128 o = _mm_min_ps(qmax, _mm_max_ps(qmin, _mm512_extractf32x4_ps(acc7, 2)));
+      if (nleft >= 4) {
+        _mm_storeu_ps((float*)(void*)yo, o);
+      } else {
+        float* tp = (float*)(void*)yo;
+        __m128 tv = o;
+        if (nleft & 2) { _mm_storel_pi((__m64*)(void*)tp, tv); tv = _mm_movehl_ps(tv, tv); tp += 2; }
+        if (nleft & 1) _mm_store_ss(tp, tv);
+      }
+    }
+    yo += y_stride;
+    if (mr > 31) {
+      const __m128 o = _mm_min_ps(qmax, _mm_max_ps(qmin, _mm512_extractf32x4_ps(acc7, 3)));
+      if (nleft >= 4) {
+        _mm_storeu_ps((float*)(void*)yo, o);
+      } else {
+        float* tp = (float*)(void*)yo;
+        __m128 tv = o;
+        if (nleft & 2) { _mm_storel_pi((__m64*)(void*)tp, tv); tv = _mm_movehl_ps(tv, tv); tp += 2; }
+        if (nleft & 1) _mm_store_ss(tp, tv);
+      }
+    }
+    yo += y_stride;
+  }
+}
+
+static __attribute__((target("avx512f,avx512bw,avx512vl,avx2,fma"))) void wrt_avx512_spmv(size_t n, const float* x, const int32_t* restrict nnz, const int32_t* restrict offs, const float* restrict w, float* y, const wrt_clamp* clamp) {
+  const char* xb = (const char*)x;
+  const __m128 qmin = _mm_set1_ps(clamp->min), qmax = _mm_set1_ps(clamp->max);
+  for (size_t r = 0; r < n; r += 4) {
+    __m128 s0 = _mm_loadu_ps(w);
+    __m128 s1 = _mm_set1_ps(0.0f);
+    __m128 s2 = _mm_set1_ps(0.0f);
+    __m128 s3 = _mm_set1_ps(0.0f);
+    w += 4;
+    int32_t k = *nnz++;
+    for (; k >= 4; k -= 4) {
+      s0 = _mm_fmadd_ps(_mm_broadcast_ss((const float*)(const void*)(xb + (size_t)offs[0])), _mm_loadu_ps(w + 0), s0);
+      s1 = _mm_fmadd_ps(_mm_broadcast_ss((const float*)(const void*)(xb + (size_t)offs[1])), _mm_loadu_ps(w + 4), s1);
+      s2 = _mm_fmadd_ps(_mm_broadcast_ss((const float*)(const void*)(xb + (size_t)offs[2])), _mm_loadu_ps(w + 8), s2);
+      s3 = _mm_fmadd_ps(_mm_broadcast_ss((const float*)(const void*)(xb + (size_t)offs[3])), _mm_loadu_ps(w + 12), s3);
+      offs += 4;
+      w += 16;
+    }
+    for (; k > 0; k--) {
+      s0 = _mm_fmadd_ps(_mm_broadcast_ss((const float*)(const void*)(xb + (size_t)*offs++)), _mm_loadu_ps(w), s0);
+      w += 4;
+    }
+    const __m128 o = _mm_min_ps(qmax, _mm_max_ps(qmin, _mm_add_ps(_mm_add_ps(_mm_add_ps(s0, s1), s2), s3)));
+    const size_t nleft = n - r;
+    if (nleft >= 4) {
+      _mm_storeu_ps(y + r, o);
+    } else {
+      float* tp = y + r;
+      __m128 tv = o;
+      if (nleft & 2) { _mm_storel_pi((__m64*)(void*)tp, tv); tv = _mm_movehl_ps(tv, tv); tp += 2; }
+      if (nleft & 1) _mm_store_ss(tp, tv);
+    }
+  }
+}
+
+static __attribute__((target("avx512f,avx512bw,avx512vl,avx2,fma"))) void wrt_avx512_sppack_32(size_t mr, size_t kc, size_t ks, const float* const* ind, float* restrict out) {
+  for (size_t t = 0; t < ks; t++, ind += mr) {
+    float* o = out + t * kc * 32;
+    for (size_t i0 = 0; i0 < 32; i0 += 4) {
+      const float* r0 = ind[i0 + 0 < mr ? i0 + 0 : mr - 1];
+      const float* r1 = ind[i0 + 1 < mr ? i0 + 1 : mr - 1];
+      const float* r2 = ind[i0 + 2 < mr ? i0 + 2 : mr - 1];
+      const float* r3 = ind[i0 + 3 < mr ? i0 + 3 : mr - 1];
+      size_t k = 0;
+      for (; k + 4 <= kc; k += 4) {
+        __m128 v0 = _mm_loadu_ps(r0 + k);
+        __m128 v1 = _mm_loadu_ps(r1 + k);
+        __m128 v2 = _mm_loadu_ps(r2 + k);
+        __m128 v3 = _mm_loadu_ps(r3 + k);
+        _MM_TRANSPOSE4_PS(v0, v1, v2, v3);
+        _mm_storeu_ps(o + (k + 0) * 32 + i0, v0);
+        _mm_storeu_ps(o + (k + 1) * 32 + i0, v1);
+        _mm_storeu_ps(o + (k + 2) * 32 + i0, v2);
+        _mm_storeu_ps(o + (k + 3) * 32 + i0, v3);
+      }
+      for (; k < kc; k++) {
+        o[k * 32 + i0 + 0] = r0[k];
+        o[k * 32 + i0 + 1] = r1[k];
+        o[k * 32 + i0 + 2] = r2[k];
+        o[k * 32 + i0 + 3] = r3[k];
+      }
+    }
+  }
+}
+
 const wrt_target wrt_target_avx512 = {
   .name = "avx512",
   .gemm_mr = 8, .gemm_nr = 32,
@@ -4150,4 +4648,7 @@ const wrt_target wrt_target_avx512 = {
     [WRT_UN_NEG] = wrt_avx512_neg,
   },
   .maxpool = wrt_avx512_maxpool, .avgpool = wrt_avx512_avgpool,
+  .spmm_mr = 32, .spmm_g = 4, .spmm_min_sparsity = 0.3f,
+  .spmm = wrt_avx512_spmm_32, .spmv = wrt_avx512_spmv,
+  .sppack = wrt_avx512_sppack_32,
 };

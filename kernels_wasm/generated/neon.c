@@ -4924,6 +4924,296 @@ static void wrt_neon_avgpool(size_t channels, size_t ks, const float* const* in,
   }
 }
 
+static void wrt_neon_spmm_16(size_t mr, size_t n, const float* x, size_t x_stride, const int32_t* restrict nnz, const int32_t* restrict offs, const float* restrict w, float* y, size_t y_stride, const wrt_clamp* clamp) {
+  const float32x4_t qmin = vdupq_n_f32(clamp->min), qmax = vdupq_n_f32(clamp->max);
+  const char* x0 = (const char*)x;
+  const char* x1 = mr > 1 ? x0 + x_stride : x0;
+  const char* x2 = mr > 2 ? x1 + x_stride : x1;
+  const char* x3 = mr > 3 ? x2 + x_stride : x2;
+  const char* x4 = mr > 4 ? x3 + x_stride : x3;
+  const char* x5 = mr > 5 ? x4 + x_stride : x4;
+  const char* x6 = mr > 6 ? x5 + x_stride : x5;
+  const char* x7 = mr > 7 ? x6 + x_stride : x6;
+  const char* x8 = mr > 8 ? x7 + x_stride : x7;
+  const char* x9 = mr > 9 ? x8 + x_stride : x8;
+  const char* x10 = mr > 10 ? x9 + x_stride : x9;
+  const char* x11 = mr > 11 ? x10 + x_stride : x10;
+  const char* x12 = mr > 12 ? x11 + x_stride : x11;
+  const char* x13 = mr > 13 ? x12 + x_stride : x12;
+  const char* x14 = mr > 14 ? x13 + x_stride : x13;
+  const char* x15 = mr > 15 ? x14 + x_stride : x14;
+  for (size_t r = 0; r < n; r += 4) {
+    const float32x4_t bias = vld1q_f32(w);
+    w += 4;
+    float32x4_t acc0 = bias;
+    float32x4_t acc1 = bias;
+    float32x4_t acc2 = bias;
+    float32x4_t acc3 = bias;
+    float32x4_t acc4 = bias;
+    float32x4_t acc5 = bias;
+    float32x4_t acc6 = bias;
+    float32x4_t acc7 = bias;
+    float32x4_t acc8 = bias;
+    float32x4_t acc9 = bias;
+    float32x4_t acc10 = bias;
+    float32x4_t acc11 = bias;
+    float32x4_t acc12 = bias;
+    float32x4_t acc13 = bias;
+    float32x4_t acc14 = bias;
+    float32x4_t acc15 = bias;
+    for (int32_t k = *nnz++; k > 0; k--) {
+      const size_t off = (size_t)*offs++;
+      const float32x4_t wv = vld1q_f32(w);
+      w += 4;
+      acc0 = vfmaq_f32(acc0, vld1q_dup_f32((const float*)(const void*)(x0 + off)), wv);
+      acc1 = vfmaq_f32(acc1, vld1q_dup_f32((const float*)(const void*)(x1 + off)), wv);
+      acc2 = vfmaq_f32(acc2, vld1q_dup_f32((const float*)(const void*)(x2 + off)), wv);
+      acc3 = vfmaq_f32(acc3, vld1q_dup_f32((const float*)(const void*)(x3 + off)), wv);
+      acc4 = vfmaq_f32(acc4, vld1q_dup_f32((const float*)(const void*)(x4 + off)), wv);
+      acc5 = vfmaq_f32(acc5, vld1q_dup_f32((const float*)(const void*)(x5 + off)), wv);
+      acc6 = vfmaq_f32(acc6, vld1q_dup_f32((const float*)(const void*)(x6 + off)), wv);
+      acc7 = vfmaq_f32(acc7, vld1q_dup_f32((const float*)(const void*)(x7 + off)), wv);
+      acc8 = vfmaq_f32(acc8, vld1q_dup_f32((const float*)(const void*)(x8 + off)), wv);
+      acc9 = vfmaq_f32(acc9, vld1q_dup_f32((const float*)(const void*)(x9 + off)), wv);
+      acc10 = vfmaq_f32(acc10, vld1q_dup_f32((const float*)(const void*)(x10 + off)), wv);
+      acc11 = vfmaq_f32(acc11, vld1q_dup_f32((const float*)(const void*)(x11 + off)), wv);
+      acc12 = vfmaq_f32(acc12, vld1q_dup_f32((const float*)(const void*)(x12 + off)), wv);
+      acc13 = vfmaq_f32(acc13, vld1q_dup_f32((const float*)(const void*)(x13 + off)), wv);
+      acc14 = vfmaq_f32(acc14, vld1q_dup_f32((const float*)(const void*)(x14 + off)), wv);
+      acc15 = vfmaq_f32(acc15, vld1q_dup_f32((const float*)(const void*)(x15 + off)), wv);
+    }
+    const size_t nleft = n - r;
+    char* yo = (char*)(y + r);
+    if (mr > 0) {
+      acc0 = vminq_f32(vmaxq_f32(acc0, qmin), qmax);
+      if (nleft >= 4) {
+        vst1q_f32((float*)(void*)yo, acc0);
+      } else {
+        float* tp = (float*)(void*)yo;
+        float32x2_t th = vget_low_f32(acc0);
+        if (nleft & 2) { vst1_f32(tp, th); th = vget_high_f32(acc0); tp += 2; }
+        if (nleft & 1) vst1_lane_f32(tp, th, 0);
+      }
+    }
+    yo += y_stride;
+    if (mr > 1) {
+      acc1 = vminq_f32(vmaxq_f32(acc1, qmin), qmax);
+      if (nleft >= 4) {
+        vst1q_f32((float*)(void*)yo, acc1);
+      } else {
+        float* tp = (float*)(void*)yo;
+        float32x2_t th = vget_low_f32(acc1);
+        if (nleft & 2) { vst1_f32(tp, th); th = vget_high_f32(acc1); tp += 2; }
+        if (nleft & 1) vst1_lane_f32(tp, th, 0);
+      }
+    }
+    yo += y_stride;
+    if (mr > 2) {
+      acc2 = vminq_f32(vmaxq_f32(acc2, qmin), qmax);
+      if (nleft >= 4) {
+        vst1q_f32((float*)(void*)yo, acc2);
+      } else {
+        float* tp = (float*)(void*)yo;
+        float32x2_t th = vget_low_f32(acc2);
+        if (nleft & 2) { vst1_f32(tp, th); th = vget_high_f32(acc2); tp += 2; }
+        if (nleft & 1) vst1_lane_f32(tp, th, 0);
+      }
+    }
+    yo += y_stride;
+    if (mr > 3) {
+      acc3 = vminq_f32(vmaxq_f32(acc3, qmin), qmax);
+      if (nleft >= 4) {
+        vst1q_f32((float*)(void*)yo, acc3);
+      } else {
+        float* tp = (float*)(void*)yo;
+        float32x2_t th = vget_low_f32(acc3);
+        if (nleft & 2) { vst1_f32(tp, th); th = vget_high_f32(acc3); tp += 2; }
+        if (nleft & 1) vst1_lane_f32(tp, th, 0);
+      }
+    }
+    yo += y_stride;
+    if (mr > 4) {
+      acc4 = vminq_f32(vmaxq_f32(acc4, qmin), qmax);
+      if (nleft >= 4) {
+        vst1q_f32((float*)(void*)yo, acc4);
+      } else {
+        float* tp = (float*)(void*)yo;
+        float32x2_t th = vget_low_f32(acc4);
+        if (nleft & 2) { vst1_f32(tp, th); th = vget_high_f32(acc4); tp += 2; }
+        if (nleft & 1) vst1_lane_f32(tp, th, 0);
+      }
+    }
+    yo += y_stride;
+    if (mr > 5) {
+      acc5 = vminq_f32(vmaxq_f32(acc5, qmin), qmax);
+      if (nleft >= 4) {
+        vst1q_f32((float*)(void*)yo, acc5);
+      } else {
+        float* tp = (float*)(void*)yo;
+        float32x2_t th = vget_low_f32(acc5);
+        if (nleft & 2) { vst1_f32(tp, th); th = vget_high_f32(acc5); tp += 2; }
+        if (nleft & 1) vst1_lane_f32(tp, th, 0);
+      }
+    }
+    yo += y_stride;
+    if (mr > 6) {
+      acc6 = vminq_f32(vmaxq_f32(acc6, qmin), qmax);
+      if (nleft >= 4) {
+        vst1q_f32((float*)(void*)yo, acc6);
+      } else {
+        float* tp = (float*)(void*)yo;
+        float32x2_t th = vget_low_f32(acc6);
+        if (nleft & 2) { vst1_f32(tp, th); th = vget_high_f32(acc6); tp += 2; }
+        if (nleft & 1) vst1_lane_f32(tp, th, 0);
+      }
+    }
+    yo += y_stride;
+    if (mr > 7) {
+      acc7 = vminq_f32(vmaxq_f32(acc7, qmin), qmax);
+      if (nleft >= 4) {
+        vst1q_f32((float*)(void*)yo, acc7);
+      } else {
+        float* tp = (float*)(void*)yo;
+        float32x2_t th = vget_low_f32(acc7);
+        if (nleft & 2) { vst1_f32(tp, th); th = vget_high_f32(acc7); tp += 2; }
+        if (nleft & 1) vst1_lane_f32(tp, th, 0);
+      }
+    }
+    yo += y_stride;
+    if (mr > 8) {
+      acc8 = vminq_f32(vmaxq_f32(acc8, qmin), qmax);
+      if (nleft >= 4) {
+        vst1q_f32((float*)(void*)yo, acc8);
+      } else {
+        float* tp = (float*)(void*)yo;
+        float32x2_t th = vget_low_f32(acc8);
+        if (nleft & 2) { vst1_f32(tp, th); th = vget_high_f32(acc8); tp += 2; }
+        if (nleft & 1) vst1_lane_f32(tp, th, 0);
+      }
+    }
+    yo += y_stride;
+    if (mr > 9) {
+      acc9 = vminq_f32(vmaxq_f32(acc9, qmin), qmax);
+      if (nleft >= 4) {
+        vst1q_f32((float*)(void*)yo, acc9);
+      } else {
+        float* tp = (float*)(void*)yo;
+        float32x2_t th = vget_low_f32(acc9);
+        if (nleft & 2) { vst1_f32(tp, th); th = vget_high_f32(acc9); tp += 2; }
+        if (nleft & 1) vst1_lane_f32(tp, th, 0);
+      }
+    }
+    yo += y_stride;
+    if (mr > 10) {
+      acc10 = vminq_f32(vmaxq_f32(acc10, qmin), qmax);
+      if (nleft >= 4) {
+        vst1q_f32((float*)(void*)yo, acc10);
+      } else {
+        float* tp = (float*)(void*)yo;
+        float32x2_t th = vget_low_f32(acc10);
+        if (nleft & 2) { vst1_f32(tp, th); th = vget_high_f32(acc10); tp += 2; }
+        if (nleft & 1) vst1_lane_f32(tp, th, 0);
+      }
+    }
+    yo += y_stride;
+    if (mr > 11) {
+      acc11 = vminq_f32(vmaxq_f32(acc11, qmin), qmax);
+      if (nleft >= 4) {
+        vst1q_f32((float*)(void*)yo, acc11);
+      } else {
+        float* tp = (float*)(void*)yo;
+        float32x2_t th = vget_low_f32(acc11);
+        if (nleft & 2) { vst1_f32(tp, th); th = vget_high_f32(acc11); tp += 2; }
+        if (nleft & 1) vst1_lane_f32(tp, th, 0);
+      }
+    }
+    yo += y_stride;
+    if (mr > 12) {
+      acc12 = vminq_f32(vmaxq_f32(acc12, qmin), qmax);
+      if (nleft >= 4) {
+        vst1q_f32((float*)(void*)yo, acc12);
+      } else {
+        float* tp = (float*)(void*)yo;
+        float32x2_t th = vget_low_f32(acc12);
+        if (nleft & 2) { vst1_f32(tp, th); th = vget_high_f32(acc12); tp += 2; }
+        if (nleft & 1) vst1_lane_f32(tp, th, 0);
+      }
+    }
+    yo += y_stride;
+    if (mr > 13) {
+      acc13 = vminq_f32(vmaxq_f32(acc13, qmin), qmax);
+      if (nleft >= 4) {
+        vst1q_f32((float*)(void*)yo, acc13);
+      } else {
+        float* tp = (float*)(void*)yo;
+        float32x2_t th = vget_low_f32(acc13);
+        if (nleft & 2) { vst1_f32(tp, th); th = vget_high_f32(acc13); tp += 2; }
+        if (nleft & 1) vst1_lane_f32(tp, th, 0);
+      }
+    }
+    yo += y_stride;
+    if (mr > 14) {
+      acc14 = vminq_f32(vmaxq_f32(acc14, qmin), qmax);
+      if (nleft >= 4) {
+        vst1q_f32((float*)(void*)yo, acc14);
+      } else {
+        float* tp = (float*)(void*)yo;
+        float32x2_t th = vget_low_f32(acc14);
+        if (nleft & 2) { vst1_f32(tp, th); th = vget_high_f32(acc14); tp += 2; }
+        if (nleft & 1) vst1_lane_f32(tp, th, 0);
+      }
+    }
+    yo += y_stride;
+    if (mr > 15) {
+      acc15 = vminq_f32(vmaxq_f32(acc15, qmin), qmax);
+      if (nleft >= 4) {
+        vst1q_f32((float*)(void*)yo, acc15);
+      } else {
+        float* tp = (float*)(void*)yo;
+        float32x2_t th = vget_low_f32(acc15);
+        if (nleft & 2) { vst1_f32(tp, th); th = vget_high_f32(acc15); tp += 2; }
+        if (nleft & 1) vst1_lane_f32(tp, th, 0);
+      }
+    }
+    yo += y_stride;
+  }
+}
+
+static void wrt_neon_spmv(size_t n, const float* x, const int32_t* restrict nnz, const int32_t* restrict offs, const float* restrict w, float* y, const wrt_clamp* clamp) {
+  const char* xb = (const char*)x;
+  const float32x4_t qmin = vdupq_n_f32(clamp->min), qmax = vdupq_n_f32(clamp->max);
+  for (size_t r = 0; r < n; r += 4) {
+    float32x4_t s0 = vld1q_f32(w);
+    float32x4_t s1 = vdupq_n_f32(0.0f);
+    float32x4_t s2 = vdupq_n_f32(0.0f);
+    float32x4_t s3 = vdupq_n_f32(0.0f);
+    w += 4;
+    int32_t k = *nnz++;
+    for (; k >= 4; k -= 4) {
+      s0 = vfmaq_f32(s0, vld1q_dup_f32((const float*)(const void*)(xb + (size_t)offs[0])), vld1q_f32(w + 0));
+      s1 = vfmaq_f32(s1, vld1q_dup_f32((const float*)(const void*)(xb + (size_t)offs[1])), vld1q_f32(w + 4));
+      s2 = vfmaq_f32(s2, vld1q_dup_f32((const float*)(const void*)(xb + (size_t)offs[2])), vld1q_f32(w + 8));
+      s3 = vfmaq_f32(s3, vld1q_dup_f32((const float*)(const void*)(xb + (size_t)offs[3])), vld1q_f32(w + 12));
+      offs += 4;
+      w += 16;
+    }
+    for (; k > 0; k--) {
+      s0 = vfmaq_f32(s0, vld1q_dup_f32((const float*)(const void*)(xb + (size_t)*offs++)), vld1q_f32(w));
+      w += 4;
+    }
+    const float32x4_t o = vminq_f32(vmaxq_f32(vaddq_f32(vaddq_f32(vaddq_f32(s0, s1), s2), s3), qmin), qmax);
+    const size_t nleft = n - r;
+    if (nleft >= 4) {
+      vst1q_f32(y + r, o);
+    } else {
+      float* tp = y + r;
+      float32x2_t th = vget_low_f32(o);
+      if (nleft & 2) { vst1_f32(tp, th); th = vget_high_f32(o); tp += 2; }
+      if (nleft & 1) vst1_lane_f32(tp, th, 0);
+    }
+  }
+}
+
 const wrt_target wrt_target_neon = {
   .name = "neon",
   .gemm_mr = 8, .gemm_nr = 8,
@@ -4973,4 +5263,7 @@ const wrt_target wrt_target_neon = {
     [WRT_UN_NEG] = wrt_neon_neg,
   },
   .maxpool = wrt_neon_maxpool, .avgpool = wrt_neon_avgpool,
+  .spmm_mr = 16, .spmm_g = 1, .spmm_min_sparsity = 0.3f,
+  .spmm = wrt_neon_spmm_16, .spmv = wrt_neon_spmv,
+  .sppack = NULL,
 };

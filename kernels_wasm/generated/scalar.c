@@ -1907,6 +1907,130 @@ static void wrt_scalar_avgpool(size_t channels, size_t ks, const float* const* i
   }
 }
 
+static void wrt_scalar_spmm_2(size_t mr, size_t n, const float* x, size_t x_stride, const int32_t* restrict nnz, const int32_t* restrict offs, const float* restrict w, float* y, size_t y_stride, const wrt_clamp* clamp) {
+  const char* x0 = (const char*)x;
+  const char* x1 = mr > 1 ? x0 + x_stride : x0;
+  const float lo = clamp->min, hi = clamp->max;
+  for (size_t r = 0; r < n; r += 4) {
+    float acc0_0 = w[0];
+    float acc0_1 = w[1];
+    float acc0_2 = w[2];
+    float acc0_3 = w[3];
+    float acc1_0 = w[0];
+    float acc1_1 = w[1];
+    float acc1_2 = w[2];
+    float acc1_3 = w[3];
+    w += 4;
+    for (int32_t k = *nnz++; k > 0; k--) {
+      const size_t off = (size_t)*offs++;
+      const float w0 = w[0];
+      const float w1 = w[1];
+      const float w2 = w[2];
+      const float w3 = w[3];
+      w += 4;
+      const float xv0 = *(const float*)(const void*)(x0 + off);
+      acc0_0 += xv0 * w0;
+      acc0_1 += xv0 * w1;
+      acc0_2 += xv0 * w2;
+      acc0_3 += xv0 * w3;
+      const float xv1 = *(const float*)(const void*)(x1 + off);
+      acc1_0 += xv1 * w0;
+      acc1_1 += xv1 * w1;
+      acc1_2 += xv1 * w2;
+      acc1_3 += xv1 * w3;
+    }
+    const size_t nleft = n - r;
+    char* yo = (char*)(y + r);
+    if (mr > 0) {
+      float* o = (float*)(void*)yo;
+      acc0_0 = acc0_0 < lo ? lo : acc0_0;
+      acc0_0 = acc0_0 > hi ? hi : acc0_0;
+      if (nleft > 0) o[0] = acc0_0;
+      acc0_1 = acc0_1 < lo ? lo : acc0_1;
+      acc0_1 = acc0_1 > hi ? hi : acc0_1;
+      if (nleft > 1) o[1] = acc0_1;
+      acc0_2 = acc0_2 < lo ? lo : acc0_2;
+      acc0_2 = acc0_2 > hi ? hi : acc0_2;
+      if (nleft > 2) o[2] = acc0_2;
+      acc0_3 = acc0_3 < lo ? lo : acc0_3;
+      acc0_3 = acc0_3 > hi ? hi : acc0_3;
+      if (nleft > 3) o[3] = acc0_3;
+    }
+    yo += y_stride;
+    if (mr > 1) {
+      float* o = (float*)(void*)yo;
+      acc1_0 = acc1_0 < lo ? lo : acc1_0;
+      acc1_0 = acc1_0 > hi ? hi : acc1_0;
+      if (nleft > 0) o[0] = acc1_0;
+      acc1_1 = acc1_1 < lo ? lo : acc1_1;
+      acc1_1 = acc1_1 > hi ? hi : acc1_1;
+      if (nleft > 1) o[1] = acc1_1;
+      acc1_2 = acc1_2 < lo ? lo : acc1_2;
+      acc1_2 = acc1_2 > hi ? hi : acc1_2;
+      if (nleft > 2) o[2] = acc1_2;
+      acc1_3 = acc1_3 < lo ? lo : acc1_3;
+      acc1_3 = acc1_3 > hi ? hi : acc1_3;
+      if (nleft > 3) o[3] = acc1_3;
+    }
+    yo += y_stride;
+  }
+}
+
+static void wrt_scalar_spmv(size_t n, const float* x, const int32_t* restrict nnz, const int32_t* restrict offs, const float* restrict w, float* y, const wrt_clamp* clamp) {
+  const char* xb = (const char*)x;
+  const float lo = clamp->min, hi = clamp->max;
+  for (size_t r = 0; r < n; r += 4) {
+    float s0_0 = w[0];
+    float s0_1 = w[1];
+    float s0_2 = w[2];
+    float s0_3 = w[3];
+    float s1_0 = 0.0f;
+    float s1_1 = 0.0f;
+    float s1_2 = 0.0f;
+    float s1_3 = 0.0f;
+    w += 4;
+    int32_t k = *nnz++;
+    for (; k >= 2; k -= 2) {
+      const float x0 = *(const float*)(const void*)(xb + (size_t)offs[0]);
+      s0_0 += x0 * w[0];
+      s0_1 += x0 * w[1];
+      s0_2 += x0 * w[2];
+      s0_3 += x0 * w[3];
+      const float x1 = *(const float*)(const void*)(xb + (size_t)offs[1]);
+      s1_0 += x1 * w[4];
+      s1_1 += x1 * w[5];
+      s1_2 += x1 * w[6];
+      s1_3 += x1 * w[7];
+      offs += 2;
+      w += 8;
+    }
+    for (; k > 0; k--) {
+      const float x0 = *(const float*)(const void*)(xb + (size_t)*offs++);
+      s0_0 += x0 * w[0];
+      s0_1 += x0 * w[1];
+      s0_2 += x0 * w[2];
+      s0_3 += x0 * w[3];
+      w += 4;
+    }
+    float o0 = s0_0 + s1_0;
+    o0 = o0 < lo ? lo : o0;
+    o0 = o0 > hi ? hi : o0;
+    if (n - r > 0) y[r + 0] = o0;
+    float o1 = s0_1 + s1_1;
+    o1 = o1 < lo ? lo : o1;
+    o1 = o1 > hi ? hi : o1;
+    if (n - r > 1) y[r + 1] = o1;
+    float o2 = s0_2 + s1_2;
+    o2 = o2 < lo ? lo : o2;
+    o2 = o2 > hi ? hi : o2;
+    if (n - r > 2) y[r + 2] = o2;
+    float o3 = s0_3 + s1_3;
+    o3 = o3 < lo ? lo : o3;
+    o3 = o3 > hi ? hi : o3;
+    if (n - r > 3) y[r + 3] = o3;
+  }
+}
+
 const wrt_target wrt_target_scalar = {
   .name = "scalar",
   .gemm_mr = 2, .gemm_nr = 4,
@@ -1953,4 +2077,7 @@ const wrt_target wrt_target_scalar = {
     [WRT_UN_NEG] = wrt_scalar_neg,
   },
   .maxpool = wrt_scalar_maxpool, .avgpool = wrt_scalar_avgpool,
+  .spmm_mr = 2, .spmm_g = 1, .spmm_min_sparsity = 0.3f,
+  .spmm = wrt_scalar_spmm_2, .spmv = wrt_scalar_spmv,
+  .sppack = NULL,
 };

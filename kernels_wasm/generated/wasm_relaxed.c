@@ -2409,6 +2409,176 @@ static void wrt_wasm_relaxed_avgpool(size_t channels, size_t ks, const float* co
   }
 }
 
+static void wrt_wasm_relaxed_spmm_8(size_t mr, size_t n, const float* x, size_t x_stride, const int32_t* restrict nnz, const int32_t* restrict offs, const float* restrict w, float* y, size_t y_stride, const wrt_clamp* clamp) {
+  const v128_t qmin = wasm_f32x4_splat(clamp->min), qmax = wasm_f32x4_splat(clamp->max);
+  const char* x0 = (const char*)x;
+  const char* x1 = mr > 1 ? x0 + x_stride : x0;
+  const char* x2 = mr > 2 ? x1 + x_stride : x1;
+  const char* x3 = mr > 3 ? x2 + x_stride : x2;
+  const char* x4 = mr > 4 ? x3 + x_stride : x3;
+  const char* x5 = mr > 5 ? x4 + x_stride : x4;
+  const char* x6 = mr > 6 ? x5 + x_stride : x5;
+  const char* x7 = mr > 7 ? x6 + x_stride : x6;
+  for (size_t r = 0; r < n; r += 4) {
+    const v128_t bias = wasm_v128_load(w);
+    w += 4;
+    v128_t acc0 = bias;
+    v128_t acc1 = bias;
+    v128_t acc2 = bias;
+    v128_t acc3 = bias;
+    v128_t acc4 = bias;
+    v128_t acc5 = bias;
+    v128_t acc6 = bias;
+    v128_t acc7 = bias;
+    for (int32_t k = *nnz++; k > 0; k--) {
+      const size_t off = (size_t)*offs++;
+      const v128_t wv = wasm_v128_load(w);
+      w += 4;
+      acc0 = wasm_f32x4_relaxed_madd(wasm_v128_load32_splat((const float*)(const void*)(x0 + off)), wv, acc0);
+      acc1 = wasm_f32x4_relaxed_madd(wasm_v128_load32_splat((const float*)(const void*)(x1 + off)), wv, acc1);
+      acc2 = wasm_f32x4_relaxed_madd(wasm_v128_load32_splat((const float*)(const void*)(x2 + off)), wv, acc2);
+      acc3 = wasm_f32x4_relaxed_madd(wasm_v128_load32_splat((const float*)(const void*)(x3 + off)), wv, acc3);
+      acc4 = wasm_f32x4_relaxed_madd(wasm_v128_load32_splat((const float*)(const void*)(x4 + off)), wv, acc4);
+      acc5 = wasm_f32x4_relaxed_madd(wasm_v128_load32_splat((const float*)(const void*)(x5 + off)), wv, acc5);
+      acc6 = wasm_f32x4_relaxed_madd(wasm_v128_load32_splat((const float*)(const void*)(x6 + off)), wv, acc6);
+      acc7 = wasm_f32x4_relaxed_madd(wasm_v128_load32_splat((const float*)(const void*)(x7 + off)), wv, acc7);
+    }
+    const size_t nleft = n - r;
+    char* yo = (char*)(y + r);
+    if (mr > 0) {
+      acc0 = wasm_f32x4_pmin(wasm_f32x4_pmax(acc0, qmin), qmax);
+      if (nleft >= 4) {
+        wasm_v128_store((float*)(void*)yo, acc0);
+      } else {
+        float* tp = (float*)(void*)yo;
+        v128_t tv = acc0;
+        if (nleft & 2) { wasm_v128_store64_lane(tp, tv, 0); tv = wasm_i64x2_shuffle(tv, tv, 1, 1); tp += 2; }
+        if (nleft & 1) wasm_v128_store32_lane(tp, tv, 0);
+      }
+    }
+    yo += y_stride;
+    if (mr > 1) {
+      acc1 = wasm_f32x4_pmin(wasm_f32x4_pmax(acc1, qmin), qmax);
+      if (nleft >= 4) {
+        wasm_v128_store((float*)(void*)yo, acc1);
+      } else {
+        float* tp = (float*)(void*)yo;
+        v128_t tv = acc1;
+        if (nleft & 2) { wasm_v128_store64_lane(tp, tv, 0); tv = wasm_i64x2_shuffle(tv, tv, 1, 1); tp += 2; }
+        if (nleft & 1) wasm_v128_store32_lane(tp, tv, 0);
+      }
+    }
+    yo += y_stride;
+    if (mr > 2) {
+      acc2 = wasm_f32x4_pmin(wasm_f32x4_pmax(acc2, qmin), qmax);
+      if (nleft >= 4) {
+        wasm_v128_store((float*)(void*)yo, acc2);
+      } else {
+        float* tp = (float*)(void*)yo;
+        v128_t tv = acc2;
+        if (nleft & 2) { wasm_v128_store64_lane(tp, tv, 0); tv = wasm_i64x2_shuffle(tv, tv, 1, 1); tp += 2; }
+        if (nleft & 1) wasm_v128_store32_lane(tp, tv, 0);
+      }
+    }
+    yo += y_stride;
+    if (mr > 3) {
+      acc3 = wasm_f32x4_pmin(wasm_f32x4_pmax(acc3, qmin), qmax);
+      if (nleft >= 4) {
+        wasm_v128_store((float*)(void*)yo, acc3);
+      } else {
+        float* tp = (float*)(void*)yo;
+        v128_t tv = acc3;
+        if (nleft & 2) { wasm_v128_store64_lane(tp, tv, 0); tv = wasm_i64x2_shuffle(tv, tv, 1, 1); tp += 2; }
+        if (nleft & 1) wasm_v128_store32_lane(tp, tv, 0);
+      }
+    }
+    yo += y_stride;
+    if (mr > 4) {
+      acc4 = wasm_f32x4_pmin(wasm_f32x4_pmax(acc4, qmin), qmax);
+      if (nleft >= 4) {
+        wasm_v128_store((float*)(void*)yo, acc4);
+      } else {
+        float* tp = (float*)(void*)yo;
+        v128_t tv = acc4;
+        if (nleft & 2) { wasm_v128_store64_lane(tp, tv, 0); tv = wasm_i64x2_shuffle(tv, tv, 1, 1); tp += 2; }
+        if (nleft & 1) wasm_v128_store32_lane(tp, tv, 0);
+      }
+    }
+    yo += y_stride;
+    if (mr > 5) {
+      acc5 = wasm_f32x4_pmin(wasm_f32x4_pmax(acc5, qmin), qmax);
+      if (nleft >= 4) {
+        wasm_v128_store((float*)(void*)yo, acc5);
+      } else {
+        float* tp = (float*)(void*)yo;
+        v128_t tv = acc5;
+        if (nleft & 2) { wasm_v128_store64_lane(tp, tv, 0); tv = wasm_i64x2_shuffle(tv, tv, 1, 1); tp += 2; }
+        if (nleft & 1) wasm_v128_store32_lane(tp, tv, 0);
+      }
+    }
+    yo += y_stride;
+    if (mr > 6) {
+      acc6 = wasm_f32x4_pmin(wasm_f32x4_pmax(acc6, qmin), qmax);
+      if (nleft >= 4) {
+        wasm_v128_store((float*)(void*)yo, acc6);
+      } else {
+        float* tp = (float*)(void*)yo;
+        v128_t tv = acc6;
+        if (nleft & 2) { wasm_v128_store64_lane(tp, tv, 0); tv = wasm_i64x2_shuffle(tv, tv, 1, 1); tp += 2; }
+        if (nleft & 1) wasm_v128_store32_lane(tp, tv, 0);
+      }
+    }
+    yo += y_stride;
+    if (mr > 7) {
+      acc7 = wasm_f32x4_pmin(wasm_f32x4_pmax(acc7, qmin), qmax);
+      if (nleft >= 4) {
+        wasm_v128_store((float*)(void*)yo, acc7);
+      } else {
+        float* tp = (float*)(void*)yo;
+        v128_t tv = acc7;
+        if (nleft & 2) { wasm_v128_store64_lane(tp, tv, 0); tv = wasm_i64x2_shuffle(tv, tv, 1, 1); tp += 2; }
+        if (nleft & 1) wasm_v128_store32_lane(tp, tv, 0);
+      }
+    }
+    yo += y_stride;
+  }
+}
+
+static void wrt_wasm_relaxed_spmv(size_t n, const float* x, const int32_t* restrict nnz, const int32_t* restrict offs, const float* restrict w, float* y, const wrt_clamp* clamp) {
+  const char* xb = (const char*)x;
+  const v128_t qmin = wasm_f32x4_splat(clamp->min), qmax = wasm_f32x4_splat(clamp->max);
+  for (size_t r = 0; r < n; r += 4) {
+    v128_t s0 = wasm_v128_load(w);
+    v128_t s1 = wasm_f32x4_splat(0.0f);
+    v128_t s2 = wasm_f32x4_splat(0.0f);
+    v128_t s3 = wasm_f32x4_splat(0.0f);
+    w += 4;
+    int32_t k = *nnz++;
+    for (; k >= 4; k -= 4) {
+      s0 = wasm_f32x4_relaxed_madd(wasm_v128_load32_splat((const float*)(const void*)(xb + (size_t)offs[0])), wasm_v128_load(w + 0), s0);
+      s1 = wasm_f32x4_relaxed_madd(wasm_v128_load32_splat((const float*)(const void*)(xb + (size_t)offs[1])), wasm_v128_load(w + 4), s1);
+      s2 = wasm_f32x4_relaxed_madd(wasm_v128_load32_splat((const float*)(const void*)(xb + (size_t)offs[2])), wasm_v128_load(w + 8), s2);
+      s3 = wasm_f32x4_relaxed_madd(wasm_v128_load32_splat((const float*)(const void*)(xb + (size_t)offs[3])), wasm_v128_load(w + 12), s3);
+      offs += 4;
+      w += 16;
+    }
+    for (; k > 0; k--) {
+      s0 = wasm_f32x4_relaxed_madd(wasm_v128_load32_splat((const float*)(const void*)(xb + (size_t)*offs++)), wasm_v128_load(w), s0);
+      w += 4;
+    }
+    const v128_t o = wasm_f32x4_pmin(wasm_f32x4_pmax(wasm_f32x4_add(wasm_f32x4_add(wasm_f32x4_add(s0, s1), s2), s3), qmin), qmax);
+    const size_t nleft = n - r;
+    if (nleft >= 4) {
+      wasm_v128_store(y + r, o);
+    } else {
+      float* tp = y + r;
+      v128_t tv = o;
+      if (nleft & 2) { wasm_v128_store64_lane(tp, tv, 0); tv = wasm_i64x2_shuffle(tv, tv, 1, 1); tp += 2; }
+      if (nleft & 1) wasm_v128_store32_lane(tp, tv, 0);
+    }
+  }
+}
+
 const wrt_target wrt_target_wasm_relaxed = {
   .name = "wasm_relaxed",
   .gemm_mr = 4, .gemm_nr = 8,
@@ -2458,4 +2628,7 @@ const wrt_target wrt_target_wasm_relaxed = {
     [WRT_UN_NEG] = wrt_wasm_relaxed_neg,
   },
   .maxpool = wrt_wasm_relaxed_maxpool, .avgpool = wrt_wasm_relaxed_avgpool,
+  .spmm_mr = 8, .spmm_g = 1, .spmm_min_sparsity = 0.3f,
+  .spmm = wrt_wasm_relaxed_spmm_8, .spmv = wrt_wasm_relaxed_spmv,
+  .sppack = NULL,
 };

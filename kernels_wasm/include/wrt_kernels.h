@@ -67,6 +67,23 @@ typedef void (*wrt_vunary_fn)(size_t n, const float* x, float* y, const float* p
 typedef void (*wrt_pool_fn)(size_t channels, size_t ks, const float* const* in, float* y, float scale,
                             const wrt_clamp* clamp);
 
+/* Block-sparse GEMM (weights in 1x4 blocks: 4 output channels x 1 input column, python_ref/sparse.py), for pixel
+ * i < mr and output channel j < n:
+ *   y_i[j] = clamp(bias[j] + sum over the stored blocks b of block row j/4: w_b[j % 4] * x(i, b))
+ * x(i, b) = *(const float*)((const char*)x + (i / G) * x_stride + (i % G) * 4 + offs[b]), G = wrt_target.spmm_g:
+ * G = 1: rows of the input (or of an im2col copy), offs = column * 4; G > 1: a tile packed by sppack, x_stride = 4G,
+ * offs = column * 4 * MR. Weights per block row: 4 bias floats, then 4 per stored block (rows past n are 0); nnz[r]:
+ * the stored blocks of block row r; offs: one int32 per block, all block rows in order. y_i at (char*)y + i*y_stride,
+ * n floats written (never more). 1 <= mr <= spmm_mr.
+ */
+typedef void (*wrt_spmm_fn)(size_t mr, size_t n, const float* x, size_t x_stride, const int32_t* nnz,
+                            const int32_t* offs, const float* w, float* y, size_t y_stride, const wrt_clamp* clamp);
+/* The same for one pixel (mr = 1, offs = column * 4 from x): y[j] for j < n. */
+typedef void (*wrt_spmv_fn)(size_t n, const float* x, const int32_t* nnz, const int32_t* offs, const float* w,
+                            float* y, const wrt_clamp* clamp);
+/* Pack a tile for spmm with G > 1: out[(t*kc + k)*MR + i] = ind[t*mr + min(i, mr-1)][k] for t < ks, k < kc, i < MR. */
+typedef void (*wrt_sppack_fn)(size_t mr, size_t kc, size_t ks, const float* const* ind, float* out);
+
 /* WRT_BIN_* and WRT_UN_*: generated from the kernel definitions (kernels_wasm/gen/kernels/eltwise.py) */
 #include "../generated/wrt_eltwise.h"
 
@@ -94,6 +111,13 @@ typedef struct {
   wrt_vbinary_fn vbinary_scalar[WRT_BIN_COUNT];
   wrt_vunary_fn vunary[WRT_UN_COUNT];
   wrt_pool_fn maxpool, avgpool;
+  /* block-sparse weights: pixels per spmm tile, pixels per vector (G), the block sparsity from which the sparse
+   * kernels beat the dense ones here (measured, kernels_wasm/README.md); sppack only where G > 1 */
+  uint8_t spmm_mr, spmm_g;
+  float spmm_min_sparsity;
+  wrt_spmm_fn spmm;
+  wrt_spmv_fn spmv;
+  wrt_sppack_fn sppack;
 } wrt_target;
 
 /* Provided by the generated sources, one per compiled target (absent ones are not linked). */

@@ -3052,6 +3052,180 @@ class QuantParamsT(object):
         return quantParams
 
 
+class BlockSparsity(object):
+    __slots__ = ['_tab']
+
+    @classmethod
+    def GetRootAs(cls, buf, offset=0):
+        n = flatbuffers.encode.Get(flatbuffers.packer.uoffset, buf, offset)
+        x = BlockSparsity()
+        x.Init(buf, n + offset)
+        return x
+
+    @classmethod
+    def GetRootAsBlockSparsity(cls, buf, offset=0):
+        """This method is deprecated. Please switch to GetRootAs."""
+        return cls.GetRootAs(buf, offset)
+    @classmethod
+    def BlockSparsityBufferHasIdentifier(cls, buf, offset, size_prefixed=False):
+        return flatbuffers.util.BufferHasIdentifier(buf, offset, b"\x57\x52\x54\x30", size_prefixed=size_prefixed)
+
+    # BlockSparsity
+    def Init(self, buf, pos):
+        self._tab = flatbuffers.table.Table(buf, pos)
+
+    # BlockSparsity
+    def RowStarts(self, j):
+        o = flatbuffers.number_types.UOffsetTFlags.py_type(self._tab.Offset(4))
+        if o != 0:
+            a = self._tab.Vector(o)
+            return self._tab.Get(flatbuffers.number_types.Int32Flags, a + flatbuffers.number_types.UOffsetTFlags.py_type(j * 4))
+        return 0
+
+    # BlockSparsity
+    def RowStartsAsNumpy(self):
+        o = flatbuffers.number_types.UOffsetTFlags.py_type(self._tab.Offset(4))
+        if o != 0:
+            return self._tab.GetVectorAsNumpy(flatbuffers.number_types.Int32Flags, o)
+        return 0
+
+    # BlockSparsity
+    def RowStartsLength(self):
+        o = flatbuffers.number_types.UOffsetTFlags.py_type(self._tab.Offset(4))
+        if o != 0:
+            return self._tab.VectorLen(o)
+        return 0
+
+    # BlockSparsity
+    def RowStartsIsNone(self):
+        o = flatbuffers.number_types.UOffsetTFlags.py_type(self._tab.Offset(4))
+        return o == 0
+
+    # BlockSparsity
+    def Columns(self, j):
+        o = flatbuffers.number_types.UOffsetTFlags.py_type(self._tab.Offset(6))
+        if o != 0:
+            a = self._tab.Vector(o)
+            return self._tab.Get(flatbuffers.number_types.Int32Flags, a + flatbuffers.number_types.UOffsetTFlags.py_type(j * 4))
+        return 0
+
+    # BlockSparsity
+    def ColumnsAsNumpy(self):
+        o = flatbuffers.number_types.UOffsetTFlags.py_type(self._tab.Offset(6))
+        if o != 0:
+            return self._tab.GetVectorAsNumpy(flatbuffers.number_types.Int32Flags, o)
+        return 0
+
+    # BlockSparsity
+    def ColumnsLength(self):
+        o = flatbuffers.number_types.UOffsetTFlags.py_type(self._tab.Offset(6))
+        if o != 0:
+            return self._tab.VectorLen(o)
+        return 0
+
+    # BlockSparsity
+    def ColumnsIsNone(self):
+        o = flatbuffers.number_types.UOffsetTFlags.py_type(self._tab.Offset(6))
+        return o == 0
+
+def BlockSparsityStart(builder):
+    builder.StartObject(2)
+
+def BlockSparsityAddRowStarts(builder, rowStarts):
+    builder.PrependUOffsetTRelativeSlot(0, flatbuffers.number_types.UOffsetTFlags.py_type(rowStarts), 0)
+
+def BlockSparsityStartRowStartsVector(builder, numElems):
+    return builder.StartVector(4, numElems, 4)
+
+def BlockSparsityAddColumns(builder, columns):
+    builder.PrependUOffsetTRelativeSlot(1, flatbuffers.number_types.UOffsetTFlags.py_type(columns), 0)
+
+def BlockSparsityStartColumnsVector(builder, numElems):
+    return builder.StartVector(4, numElems, 4)
+
+def BlockSparsityEnd(builder):
+    return builder.EndObject()
+
+
+try:
+    from typing import List
+except:
+    pass
+
+class BlockSparsityT(object):
+
+    # BlockSparsityT
+    def __init__(
+        self,
+        rowStarts = None,
+        columns = None,
+    ):
+        self.rowStarts = rowStarts  # type: Optional[List[int]]
+        self.columns = columns  # type: Optional[List[int]]
+
+    @classmethod
+    def InitFromBuf(cls, buf, pos):
+        blockSparsity = BlockSparsity()
+        blockSparsity.Init(buf, pos)
+        return cls.InitFromObj(blockSparsity)
+
+    @classmethod
+    def InitFromPackedBuf(cls, buf, pos=0):
+        n = flatbuffers.encode.Get(flatbuffers.packer.uoffset, buf, pos)
+        return cls.InitFromBuf(buf, pos+n)
+
+    @classmethod
+    def InitFromObj(cls, blockSparsity):
+        x = BlockSparsityT()
+        x._UnPack(blockSparsity)
+        return x
+
+    # BlockSparsityT
+    def _UnPack(self, blockSparsity):
+        if blockSparsity is None:
+            return
+        if not blockSparsity.RowStartsIsNone():
+            if np is None:
+                self.rowStarts = []
+                for i in range(blockSparsity.RowStartsLength()):
+                    self.rowStarts.append(blockSparsity.RowStarts(i))
+            else:
+                self.rowStarts = blockSparsity.RowStartsAsNumpy()
+        if not blockSparsity.ColumnsIsNone():
+            if np is None:
+                self.columns = []
+                for i in range(blockSparsity.ColumnsLength()):
+                    self.columns.append(blockSparsity.Columns(i))
+            else:
+                self.columns = blockSparsity.ColumnsAsNumpy()
+
+    # BlockSparsityT
+    def Pack(self, builder):
+        if self.rowStarts is not None:
+            if np is not None and type(self.rowStarts) is np.ndarray:
+                rowStarts = builder.CreateNumpyVector(self.rowStarts)
+            else:
+                BlockSparsityStartRowStartsVector(builder, len(self.rowStarts))
+                for i in reversed(range(len(self.rowStarts))):
+                    builder.PrependInt32(self.rowStarts[i])
+                rowStarts = builder.EndVector()
+        if self.columns is not None:
+            if np is not None and type(self.columns) is np.ndarray:
+                columns = builder.CreateNumpyVector(self.columns)
+            else:
+                BlockSparsityStartColumnsVector(builder, len(self.columns))
+                for i in reversed(range(len(self.columns))):
+                    builder.PrependInt32(self.columns[i])
+                columns = builder.EndVector()
+        BlockSparsityStart(builder)
+        if self.rowStarts is not None:
+            BlockSparsityAddRowStarts(builder, rowStarts)
+        if self.columns is not None:
+            BlockSparsityAddColumns(builder, columns)
+        blockSparsity = BlockSparsityEnd(builder)
+        return blockSparsity
+
+
 class Tensor(object):
     __slots__ = ['_tab']
 
@@ -3139,8 +3313,18 @@ class Tensor(object):
             return obj
         return None
 
+    # Tensor
+    def Sparsity(self):
+        o = flatbuffers.number_types.UOffsetTFlags.py_type(self._tab.Offset(16))
+        if o != 0:
+            x = self._tab.Indirect(o + self._tab.Pos)
+            obj = BlockSparsity()
+            obj.Init(self._tab.Bytes, x)
+            return obj
+        return None
+
 def TensorStart(builder):
-    builder.StartObject(6)
+    builder.StartObject(7)
 
 def TensorAddName(builder, name):
     builder.PrependUOffsetTRelativeSlot(0, flatbuffers.number_types.UOffsetTFlags.py_type(name), 0)
@@ -3163,6 +3347,9 @@ def TensorAddArenaOffset(builder, arenaOffset):
 def TensorAddQuant(builder, quant):
     builder.PrependUOffsetTRelativeSlot(5, flatbuffers.number_types.UOffsetTFlags.py_type(quant), 0)
 
+def TensorAddSparsity(builder, sparsity):
+    builder.PrependUOffsetTRelativeSlot(6, flatbuffers.number_types.UOffsetTFlags.py_type(sparsity), 0)
+
 def TensorEnd(builder):
     return builder.EndObject()
 
@@ -3183,6 +3370,7 @@ class TensorT(object):
         buffer = 0,
         arenaOffset = -1,
         quant = None,
+        sparsity = None,
     ):
         self.name = name  # type: Optional[str]
         self.shape = shape  # type: Optional[List[int]]
@@ -3190,6 +3378,7 @@ class TensorT(object):
         self.buffer = buffer  # type: int
         self.arenaOffset = arenaOffset  # type: int
         self.quant = quant  # type: Optional[QuantParamsT]
+        self.sparsity = sparsity  # type: Optional[BlockSparsityT]
 
     @classmethod
     def InitFromBuf(cls, buf, pos):
@@ -3225,6 +3414,8 @@ class TensorT(object):
         self.arenaOffset = tensor.ArenaOffset()
         if tensor.Quant() is not None:
             self.quant = QuantParamsT.InitFromObj(tensor.Quant())
+        if tensor.Sparsity() is not None:
+            self.sparsity = BlockSparsityT.InitFromObj(tensor.Sparsity())
 
     # TensorT
     def Pack(self, builder):
@@ -3240,6 +3431,8 @@ class TensorT(object):
                 shape = builder.EndVector()
         if self.quant is not None:
             quant = self.quant.Pack(builder)
+        if self.sparsity is not None:
+            sparsity = self.sparsity.Pack(builder)
         TensorStart(builder)
         if self.name is not None:
             TensorAddName(builder, name)
@@ -3250,6 +3443,8 @@ class TensorT(object):
         TensorAddArenaOffset(builder, self.arenaOffset)
         if self.quant is not None:
             TensorAddQuant(builder, quant)
+        if self.sparsity is not None:
+            TensorAddSparsity(builder, sparsity)
         tensor = TensorEnd(builder)
         return tensor
 

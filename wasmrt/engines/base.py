@@ -14,7 +14,7 @@ from python_ref.errors import InputError
 from python_ref.interpreter import TensorSpec, check_feeds
 from python_ref.wrt_file import DTYPES
 
-__all__ = ["DEFAULT_LIMITS", "DTYPES", "ERR_FORMAT", "ERR_INPUT", "ERR_LIMIT", "ERR_NOMEM", "ERR_UNSUPPORTED", "Limits",
+__all__ = ["DEFAULT_LIMITS", "DTYPES", "SPARSE_POLICIES", "sparse_policy", "ERR_FORMAT", "ERR_INPUT", "ERR_LIMIT", "ERR_NOMEM", "ERR_UNSUPPORTED", "Limits",
            "Model", "TensorSpec"]
 
 # C engine error codes (kernels_wasm/engine/wasmrt.h)
@@ -37,6 +37,14 @@ class Limits:
 
 
 DEFAULT_LIMITS = Limits()
+# which kernels run block-sparse weights (wrt_set_sparse_policy): at the target's break-even, always, or never
+SPARSE_POLICIES = {"auto": 0, "always": 1, "never": 2}
+
+
+def sparse_policy(sparse: str) -> int:
+    if sparse not in SPARSE_POLICIES:
+        raise ValueError(f"sparse must be one of {', '.join(SPARSE_POLICIES)}, got {sparse!r}")
+    return SPARSE_POLICIES[sparse]
 
 
 class Model:

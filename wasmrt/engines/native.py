@@ -13,7 +13,7 @@ from pathlib import Path
 
 import numpy as np
 
-from wasmrt.engines.base import DEFAULT_LIMITS, DTYPES, Limits, Model, TensorSpec
+from wasmrt.engines.base import DEFAULT_LIMITS, DTYPES, Limits, Model, TensorSpec, sparse_policy
 from wasmrt.engines.errors import engine_error
 from wasmrt.errors import WasmrtError
 
@@ -51,6 +51,7 @@ def _declare(lib: ctypes.CDLL) -> None:
         "wrt_load_with_limits": (c.c_void_p, [c.c_void_p, c.c_size_t, c.c_double, c.c_double, c.POINTER(c.c_int)]),
         "wrt_memory_size": (c.c_size_t, [c.c_void_p]),
         "wrt_work_estimate": (c.c_double, [c.c_void_p]),
+        "wrt_set_sparse_policy": (c.c_int, [c.c_int]),
     }
     for name, (res, args) in sig.items():
         fn = getattr(lib, name)
@@ -79,22 +80,25 @@ class NativeModel(Model):
     engine = "native"
 
     def __init__(self, data: bytes, name: str = "", variant: str | None = None,
-                 limits: Limits = DEFAULT_LIMITS) -> None:
+                 limits: Limits = DEFAULT_LIMITS, sparse: str = "auto") -> None:
         lib = library()
+        policy = sparse_policy(sparse)
         self._lib = lib
         self._ptr: int | None = None
         if variant is not None and variant not in VARIANTS:
             raise ValueError(f"native variant {variant!r}: expected one of {', '.join(VARIANTS)}")
         err = ctypes.c_int(0)
         buf = ctypes.create_string_buffer(bytes(data), len(data))
-        with _lock:  # the forced target is read from the environment during wrt_load
+        with _lock:  # the forced target and the sparse policy are read during wrt_load
             old = os.environ.get("WASMRT_FORCE_TARGET")
             if variant is not None:
                 os.environ["WASMRT_FORCE_TARGET"] = variant
+            old_policy = lib.wrt_set_sparse_policy(policy)
             try:
                 ptr = lib.wrt_load_with_limits(buf, len(data), limits.max_memory, limits.max_work, ctypes.byref(err))
                 message = lib.wrt_error_message().decode("utf-8", "replace")
             finally:
+                lib.wrt_set_sparse_policy(old_policy)
                 if variant is not None:
                     if old is None:
                         os.environ.pop("WASMRT_FORCE_TARGET", None)

@@ -14,7 +14,7 @@ from pathlib import Path
 
 import numpy as np
 
-from wasmrt.engines.base import DEFAULT_LIMITS, DTYPES, Limits, Model, TensorSpec
+from wasmrt.engines.base import DEFAULT_LIMITS, DTYPES, Limits, Model, TensorSpec, sparse_policy
 from wasmrt.engines.errors import engine_error
 from wasmrt.errors import WasmrtError
 
@@ -120,9 +120,11 @@ class WasmInstance:
     def error_message(self) -> str:
         return self.cstr(self.ptr("wrt_error_message"))
 
-    def load(self, data: bytes, name: str = "", limits: Limits = DEFAULT_LIMITS) -> int:
+    def load(self, data: bytes, name: str = "", limits: Limits = DEFAULT_LIMITS, sparse: str = "auto") -> int:
         """wrt_load on a copy of data in linear memory; returns the model pointer or raises the engine's error."""
+        policy = sparse_policy(sparse)
         with self.lock:
+            old_policy = self.call("wrt_set_sparse_policy", policy)
             buf = self.ptr("wrt_alloc", len(data) + 8)
             if not buf:
                 raise WasmrtError(f"{name}: out of wasm memory for the {len(data):,}-byte model")
@@ -134,6 +136,7 @@ class WasmInstance:
             finally:
                 if not self.broken:
                     self.call("wrt_free", buf)
+                    self.call("wrt_set_sparse_policy", old_policy)
         if not model:
             raise engine_error(code, self.error_message(), name)
         return model
@@ -143,10 +146,10 @@ class WasmModel(Model):
     engine = "wasm"
 
     def __init__(self, data: bytes, name: str = "", variant: str | None = None,
-                 instance: WasmInstance | None = None, limits: Limits = DEFAULT_LIMITS) -> None:
+                 instance: WasmInstance | None = None, limits: Limits = DEFAULT_LIMITS, sparse: str = "auto") -> None:
         self.wasm = instance or WasmInstance(variant or DEFAULT_VARIANT)
         self._ptr: int | None = None
-        self._ptr = self.wasm.load(bytes(data), name, limits)
+        self._ptr = self.wasm.load(bytes(data), name, limits, sparse)
         self.variant = self.wasm.cstr(self.wasm.ptr("wrt_model_target", self._ptr))
         super().__init__(self._specs(0), self._specs(1))
         self.arena_size = self.wasm.ptr("wrt_arena_size", self._ptr)

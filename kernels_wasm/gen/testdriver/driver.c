@@ -18,7 +18,8 @@ static const wrt_target* const drv_targets[] = {DRV_TARGETS};
 static _Alignas(64) unsigned char drv_arena[DRV_ARENA];
 static const float* drv_ptrs[1 << 16];
 
-enum { CMD_INFO = 1, CMD_GEMM, CMD_IGEMM, CMD_DWCONV, CMD_VBINARY, CMD_VUNARY, CMD_POOL, CMD_GEMM_LOOP };
+enum { CMD_INFO = 1, CMD_GEMM, CMD_IGEMM, CMD_DWCONV, CMD_VBINARY, CMD_VUNARY, CMD_POOL, CMD_GEMM_LOOP, CMD_SPMM, CMD_SPMV,
+       CMD_SPPACK };
 
 unsigned char* drv_base(void) { return drv_arena; }
 size_t drv_arena_size(void) { return DRV_ARENA; }
@@ -54,6 +55,9 @@ static void info(const wrt_target* t, int64_t* out) {
   for (int i = 0; i < WRT_UN_COUNT; i++) mask |= (int64_t)(t->vunary[i] != NULL) << (4 + WRT_BIN_COUNT + i);
   out[2 + 3 * WRT_MAX_DWCONV] = mask;
   out[3 + 3 * WRT_MAX_DWCONV] = t->gemm_half && t->igemm_half ? t->gemm_nr_half : 0;
+  out[4 + 3 * WRT_MAX_DWCONV] = t->spmm_mr;
+  out[5 + 3 * WRT_MAX_DWCONV] = t->spmm_g;
+  out[6 + 3 * WRT_MAX_DWCONV] = (t->spmm != NULL) | (t->spmv != NULL) << 1 | (t->sppack != NULL) << 2;
 }
 
 /* A whole GEMM M x N x K on packed panels (the probe's inner loop): a row-major, packed panels back to back. */
@@ -109,6 +113,18 @@ int drv_run(size_t cmd_off, size_t ncmd) {
         break;
       case CMD_GEMM_LOOP:
         gemm_loop(t, a, &cl);
+        break;
+      case CMD_SPMM: /* mr n x x_stride nnz offs w y y_stride */
+        t->spmm((size_t)a[0], (size_t)a[1], F(a[2]), (size_t)a[3], (const int32_t*)(const void*)F(a[4]),
+                (const int32_t*)(const void*)F(a[5]), F(a[6]), F(a[7]), (size_t)a[8], &cl);
+        break;
+      case CMD_SPMV: /* n x nnz offs w y */
+        t->spmv((size_t)a[0], F(a[1]), (const int32_t*)(const void*)F(a[2]), (const int32_t*)(const void*)F(a[3]),
+                F(a[4]), F(a[5]), &cl);
+        break;
+      case CMD_SPPACK: /* mr kc ks ind out */
+        if (!t->sppack) return (int)i + 1;
+        t->sppack((size_t)a[0], (size_t)a[1], (size_t)a[2], ptrs(a[3], (size_t)(a[0] * a[2]), 0), F(a[4]));
         break;
       default:
         return (int)i + 1;

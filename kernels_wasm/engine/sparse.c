@@ -1,0 +1,173 @@
+/* CONV_2D and FULLY_CONNECTED whose weights are block-sparse (python_ref/sparse.py: 1x4 blocks of 4 output channels
+ * x 1 column of the weight matrix [Cout, KH*KW*Cin]). The plan runs a layer with the sparse kernels when its block
+ * sparsity reaches the target's measured break-even (wrt_target.spmm_min_sparsity), and otherwise hands it to the
+ * dense implementation over the expanded weights (model.c expands them for its prepare), so a sparse file is never
+ * slower than a dense one.
+ *
+ * The sparse GEMM runs tiles of spmm_mr output pixels against all block rows; a tile's input is read:
+ *   SP_ROWS    in place (G = 1; FULLY_CONNECTED, 1x1 stride-1 unpadded convolution): row i at x + i * row stride
+ *   SP_IM2COL  gathered into scratch [mr][K] through the indirection buffer (G = 1; other convolutions)
+ *   SP_PACKED  transposed into scratch [K][MR] by the target's sppack (G > 1: AVX2, AVX-512)
+ *   SP_ONE     one output pixel (batch-1 FULLY_CONNECTED, 1x1 outputs): spmv on the row, gathered if need be
+ */
+#include "engine.h"
+
+enum { SP_ROWS = 1, SP_IM2COL, SP_PACKED, SP_ONE };
+
+static int policy = WRT_SPARSE_AUTO;
+
+int wrt_set_sparse_policy(int p) {
+  int old = policy;
+  if (p >= WRT_SPARSE_AUTO && p <= WRT_SPARSE_NEVER) policy = p;
+  return old;
+}
+
+static uint32_t rd_start(const wrt_tensor* t, uint64_t r) { return fb_rd32(t->sp_starts + 4 * r); }
+
+void sparse_expand(const wrt_tensor* t, float* out) {
+  uint64_t rows = (uint64_t)t->dims[0], cols = rows ? t->count / rows : 0;
+  const float* v = (const float*)(const void*)t->file_data;
+  for (uint64_t i = 0; i < t->count; i++) out[i] = 0.0f;
+  for (uint64_t r = 0; r < (rows + 3) / 4; r++)
+    for (uint32_t b = rd_start(t, r), e = rd_start(t, r + 1); b < e; b++) {
+      uint64_t col = fb_rd32(t->sp_cols + 4 * (size_t)b);
+      for (uint64_t j = 0; j < 4 && 4 * r + j < rows; j++) out[(4 * r + j) * cols + col] = v[4 * (size_t)b + j];
+    }
+}
+
+/* a 1x1 convolution with stride 1 and no padding reads its input rows in place */
+static int pointwise_conv(const wrt_model* m, const wrt_op* op) {
+  const wrt_tensor* w = &m->t[op->in[1]];
+  const wrt_attrs* a = &op->a;
+  return w->dims[1] == 1 && w->dims[2] == 1 && a->strides[0] == 1 && a->strides[1] == 1 && !a->pads[0] &&
+         !a->pads[1] && !a->pads[2] && !a->pads[3];
+}
+
+static int has_bias(const wrt_op* op) { return op->n_in > 2 && op->in[2] >= 0; }
+
+/* the sparse kernels can run it (else the dense path does) */
+static int sparse_possible(const wrt_model* m, const wrt_op* op, uint64_t k) {
+  const wrt_tensor* w = &m->t[op->in[1]];
+  if (op->type == OP_CONV_2D && op->a.groups != 1) return 0; /* grouped and depthwise: dense */
+  if (has_bias(op) && !m->t[op->in[2]].is_const) return 0;    /* the bias is packed with the weights */
+  if (w->rank < 2 || !m->tg->spmm || !m->tg->spmv || (m->tg->spmm_g > 1 && !m->tg->sppack)) return 0;
+  return k * m->tg->spmm_mr * sizeof(float) < ((uint64_t)1 << 31); /* block offsets are int32 bytes */
+}
+
+int plan_sparse(wrt_model* m, wrt_op* op, wrt_cost* c) {
+  const wrt_tensor *x = &m->t[op->in[0]], *w = &m->t[op->in[1]], *y = &m->t[op->out];
+  wrt_sparse_plan* p = &op->u.sparse;
+  uint64_t n = (uint64_t)w->dims[0], k = n ? w->count / n : 0, br = (n + 3) / 4, nb = w->sp_blocks;
+  double sparsity = br && k ? 1.0 - (double)nb / ((double)br * (double)k) : 0.0;
+  int sparse = policy != WRT_SPARSE_NEVER && sparse_possible(m, op, k) &&
+               (policy == WRT_SPARSE_ALWAYS || sparsity >= m->tg->spmm_min_sparsity);
+  if (!sparse) { /* the dense implementation, over the weights expanded for its prepare */
+    op->impl = op_impl(op->type, WRT_DC_F32);
+    op->expand_in = 0x2;
+    c->bytes += w->count * sizeof(float) + 1;
+    return op->impl->plan(m, op, c);
+  }
+  uint64_t MR = m->tg->spmm_mr, pix = y->count / (n ? n : 1);
+  p->n = (int64_t)n;
+  p->k = (int64_t)k;
+  p->pix = (int64_t)pix;
+  p->ks = op->type == OP_CONV_2D ? (int64_t)w->dims[1] * w->dims[2] : 1;
+  p->kc = (int64_t)k / p->ks;
+  int rows = op->type == OP_FULLY_CONNECTED || pointwise_conv(m, op);
+  p->mode = pix == 1 ? SP_ONE : m->tg->spmm_g > 1 ? SP_PACKED : rows ? SP_ROWS : SP_IM2COL;
+  op->packed_in = 0x6; /* weights and bias, packed together */
+  if (op->type == OP_CONV_2D && (uint64_t)x->dims[3] + 16 > m->pad_floats) m->pad_floats = (size_t)x->dims[3] + 16;
+  c->bytes += br * 4 + nb * 4 + (br + nb) * 4 * sizeof(float) + 3;
+  if (op->type == OP_CONV_2D && !rows) c->bytes += ptr_bytes(pix * (uint64_t)p->ks) + 1; /* indirection */
+  c->scratch = p->mode == SP_ONE ? (rows ? 0 : k * sizeof(float)) : p->mode == SP_ROWS ? 0 : MR * k * sizeof(float);
+  c->work += sat_mul(pix, nb * 4) + (p->mode == SP_ROWS ? 0 : WORK_COPY * sat_mul(pix, k));
+  return WRT_OK;
+}
+
+int prepare_sparse(wrt_model* m, wrt_op* op) {
+  wrt_sparse_plan* p = &op->u.sparse;
+  const wrt_tensor* w = &m->t[op->in[1]];
+  uint64_t n = (uint64_t)p->n, br = (n + 3) / 4, nb = w->sp_blocks;
+  uint64_t col_bytes = p->mode == SP_PACKED ? m->tg->spmm_mr * sizeof(float) : sizeof(float);
+  p->nnz = m_alloc(m, br * 4 + 1);
+  p->offs = m_alloc(m, nb * 4 + 1);
+  p->w = m_alloc(m, (br + nb) * 4 * sizeof(float) + 1);
+  if (!p->nnz || !p->offs || !p->w) return m_alloc_fail(m, op, "packing the sparse weights", (br + nb) * 24 + 3);
+  m->weights_bytes += (size_t)((br + nb) * 4 * sizeof(float) + br * 4 + nb * 4);
+  const float* v = (const float*)(const void*)w->file_data;
+  const float* bias = has_bias(op) ? (const float*)(const void*)m->t[op->in[2]].file_data : 0;
+  float* o = p->w;
+  for (uint64_t r = 0; r < br; r++) {
+    uint32_t b0 = rd_start(w, r), b1 = rd_start(w, r + 1);
+    p->nnz[r] = (int32_t)(b1 - b0);
+    for (uint64_t j = 0; j < 4; j++) *o++ = bias && 4 * r + j < n ? bias[4 * r + j] : 0.0f;
+    for (uint32_t b = b0; b < b1; b++) {
+      p->offs[b] = (int32_t)(fb_rd32(w->sp_cols + 4 * (size_t)b) * col_bytes);
+      for (int j = 0; j < 4; j++) *o++ = v[4 * (size_t)b + j];
+    }
+  }
+  if (op->type == OP_CONV_2D && !pointwise_conv(m, op)) {
+    p->ind = build_tile_indirection(m, op, m->tg->spmm_mr);
+    if (!p->ind) return WRT_ERR_NOMEM;
+  }
+  return WRT_OK;
+}
+
+const char* sparse_kernel(const wrt_op* op) {
+  switch (op->u.sparse.mode) {
+    case SP_ROWS: return "sparse gemm";
+    case SP_IM2COL: return "sparse gemm (im2col)";
+    case SP_PACKED: return "sparse gemm (packed)";
+    case SP_ONE: return "sparse gemv";
+  }
+  return "?";
+}
+
+/* scratch[i][t*kc + c] = tap t of pixel i (ind: ks*mr pointers, tap-major) */
+static void im2col(const float* const* ind, size_t mr, size_t ks, size_t kc, float* out) {
+  for (size_t i = 0; i < mr; i++)
+    for (size_t t = 0; t < ks; t++) rt_copy(out + (i * ks + t) * kc, ind[t * mr + i], kc * sizeof(float));
+}
+
+int run_sparse(wrt_model* m, wrt_op* op) {
+  const wrt_sparse_plan* p = &op->u.sparse;
+  const wrt_target* tg = m->tg;
+  const float* x = t_f32(m, op->in[0]);
+  float* y = t_f32(m, op->out);
+  size_t n = (size_t)p->n, K = (size_t)p->k, P = (size_t)p->pix, ks = (size_t)p->ks, kc = (size_t)p->kc;
+  size_t MR = tg->spmm_mr, G = tg->spmm_g;
+  float* scratch = m->scratch;
+  if (p->mode == SP_ONE) {
+    const float* row = x;
+    if (p->ind) {
+      im2col(p->ind, 1, ks, kc, scratch);
+      row = scratch;
+    }
+    tg->spmv(n, row, p->nnz, p->offs, p->w, y, &op->clamp);
+    return WRT_OK;
+  }
+  const float* rows[256]; /* SP_PACKED without indirection: this tile's input rows */
+  for (size_t p0 = 0; p0 < P; p0 += MR) {
+    size_t mr = P - p0 < MR ? P - p0 : MR;
+    const float* const* ind = p->ind ? p->ind + p0 * ks : 0;
+    float* out = y + p0 * n;
+    switch (p->mode) {
+      case SP_ROWS:
+        tg->spmm(mr, n, x + p0 * K, K * sizeof(float), p->nnz, p->offs, p->w, out, n * sizeof(float), &op->clamp);
+        break;
+      case SP_IM2COL:
+        im2col(ind, mr, ks, kc, scratch);
+        tg->spmm(mr, n, scratch, K * sizeof(float), p->nnz, p->offs, p->w, out, n * sizeof(float), &op->clamp);
+        break;
+      default: /* SP_PACKED */
+        if (!ind) {
+          for (size_t i = 0; i < mr; i++) rows[i] = x + (p0 + i) * K;
+          ind = rows;
+        }
+        tg->sppack(mr, kc, ks, ind, scratch);
+        tg->spmm(mr, n, scratch, G * sizeof(float), p->nnz, p->offs, p->w, out, n * sizeof(float), &op->clamp);
+        break;
+    }
+  }
+  return WRT_OK;
+}

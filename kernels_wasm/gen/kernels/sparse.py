@@ -1,0 +1,331 @@
+"""Block-sparse GEMM micro-kernels: weights in 1x4 blocks (4 output channels x 1 input column, python_ref/sparse.py),
+activations NHWC.
+
+spmm: a tile of MR pixels against every block row. A vector holds the 4 output channels of a block for G = VL/4
+pixels (lane l = channel l / G of pixel l % G), so per stored block the kernel loads the block's 4 weights once
+(spread to the G pixel groups), and per group of G pixels broadcasts their input value in that column and does one
+multiply-add: NV = MR/G independent accumulator chains. At the end of a block row the lanes are permuted
+pixel-major and each pixel's 4 channels stored with one 128-bit store.
+- G = 1 (wasm SIMD128, relaxed, NEON; scalar keeps 4 scalars per pixel): the input is read where it lies, row i at
+  x + i * x_stride (rows of the NHWC input, or an im2col copy for KxK), x(i, k) = one broadcast load.
+- G > 1 (AVX2, AVX-512): the G pixels of a group must be contiguous per column, so the engine packs each tile
+  transposed, [K][MR] (sppack below, 4x4 transposes), and x_stride = 4*G; one broadcast-G load per group.
+spmv: one pixel (FULLY_CONNECTED with batch 1, 1x1 spatial outputs): 4 lanes = the block's 4 channels, U partial
+sums over alternate blocks (independent chains), added at the end.
+
+Per block row r of n/4: 4 bias floats, then 4 weights per stored block; nnz[r] blocks; offs[] holds each block's
+byte offset of its column in the input tile (column * 4 for G = 1, column * 4 * MR when packed).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from kernels_wasm.gen.cwriter import Code
+from kernels_wasm.gen.isa import Isa
+
+SSE_ATTR = {"avx2": '__attribute__((target("avx2,fma")))',
+            "avx512": '__attribute__((target("avx512f,avx512bw,avx512vl,avx2,fma")))'}
+
+
+@dataclass(frozen=True)
+class SparseTile:
+    lanes: int  # f32 lanes of the vectors the spmm uses (4 = 128-bit: G = 1)
+    mr: int  # pixels per tile
+    spmv_u: int  # partial sums of the one-pixel kernel
+    min_sparsity: float  # measured break-even: below it the engine runs the layer dense (kernels_wasm/README.md)
+
+
+TILES: dict[str, SparseTile] = {
+    "scalar": SparseTile(1, 2, 2, 0.3),
+    "wasm_simd128": SparseTile(4, 8, 4, 0.3),
+    "wasm_relaxed": SparseTile(4, 8, 4, 0.3),
+    "avx2": SparseTile(8, 16, 4, 0.3),
+    "avx512": SparseTile(16, 32, 4, 0.3),
+    "neon": SparseTile(4, 16, 4, 0.3),
+}
+
+
+def groups(isa: Isa) -> int:
+    """G: pixels per vector of the spmm."""
+    return max(1, TILES[isa.name].lanes // 4)
+
+
+def spmm_name(isa: Isa) -> str:
+    return f"wrt_{isa.name}_spmm_{TILES[isa.name].mr}"
+
+
+def spmv_name(isa: Isa) -> str:
+    return f"wrt_{isa.name}_spmv"
+
+
+def sppack_name(isa: Isa) -> str:
+    return f"wrt_{isa.name}_sppack_{TILES[isa.name].mr}"
+
+
+# -- 4-lane (128-bit) operations: the chunks every target stores, and the whole vector where G = 1 ------------------
+_Q_OPS = {  # target -> (vtype, load, dup(scalar), loaddup, fma(a, b, c) = a*b+c, add, min, max, store)
+    "wasm_simd128": ("v128_t", "wasm_v128_load({0})", "wasm_f32x4_splat({0})", "wasm_v128_load32_splat({0})",
+                     "wasm_f32x4_add(wasm_f32x4_mul({0}, {1}), {2})", "wasm_f32x4_add({0}, {1})",
+                     "wasm_f32x4_pmin({0}, {1})", "wasm_f32x4_pmax({0}, {1})", "wasm_v128_store({0}, {1})"),
+    "neon": ("float32x4_t", "vld1q_f32({0})", "vdupq_n_f32({0})", "vld1q_dup_f32({0})", "vfmaq_f32({2}, {0}, {1})",
+             "vaddq_f32({0}, {1})", "vminq_f32({0}, {1})", "vmaxq_f32({0}, {1})", "vst1q_f32({0}, {1})"),
+    "sse": ("__m128", "_mm_loadu_ps({0})", "_mm_set1_ps({0})", "_mm_broadcast_ss({0})", "_mm_fmadd_ps({0}, {1}, {2})",
+            "_mm_add_ps({0}, {1})", "_mm_min_ps({1}, {0})", "_mm_max_ps({1}, {0})", "_mm_storeu_ps({0}, {1})"),
+}
+_Q_OPS["wasm_relaxed"] = (*_Q_OPS["wasm_simd128"][:4], "wasm_f32x4_relaxed_madd({0}, {1}, {2})",
+                          *_Q_OPS["wasm_simd128"][5:])
+
+
+class Quad:
+    """4-lane operations of a target (x86 targets use SSE with FMA inside their own ISA attribute)."""
+
+    def __init__(self, isa: Isa) -> None:
+        self.name = "sse" if isa.name in SSE_ATTR else isa.name
+        (self.vtype, self._load, self._dup, self._loaddup, self._fma, self._add, self._min, self._max,
+         self._store) = _Q_OPS[self.name]
+
+    def load(self, p: str) -> str:
+        return self._load.format(p)
+
+    def dup(self, x: str) -> str:
+        return self._dup.format(x)
+
+    def loaddup(self, p: str) -> str:
+        return self._loaddup.format(p)
+
+    def fma(self, a: str, b: str, c: str) -> str:
+        return self._fma.format(a, b, c)
+
+    def add(self, a: str, b: str) -> str:
+        return self._add.format(a, b)
+
+    def clamp(self, v: str) -> str:
+        return self._min.format(self._max.format(v, "qmin"), "qmax")
+
+    def store(self, p: str, v: str) -> str:
+        return self._store.format(p, v) + ";"
+
+    def store_part(self, p: str, v: str, n: str) -> list[str]:
+        """The first n (1..3) lanes of v at p, lane-wise."""
+        if self.name == "sse":
+            return [f"float* tp = {p};", f"__m128 tv = {v};",
+                    f"if ({n} & 2) {{ _mm_storel_pi((__m64*)(void*)tp, tv); tv = _mm_movehl_ps(tv, tv); tp += 2; }}",
+                    f"if ({n} & 1) _mm_store_ss(tp, tv);"]
+        if self.name == "neon":
+            return [f"float* tp = {p};", f"float32x2_t th = vget_low_f32({v});",
+                    f"if ({n} & 2) {{ vst1_f32(tp, th); th = vget_high_f32({v}); tp += 2; }}",
+                    f"if ({n} & 1) vst1_lane_f32(tp, th, 0);"]
+        return [f"float* tp = {p};", f"v128_t tv = {v};",
+                f"if ({n} & 2) {{ wasm_v128_store64_lane(tp, tv, 0); tv = wasm_i64x2_shuffle(tv, tv, 1, 1); tp += 2; }}",
+                f"if ({n} & 1) wasm_v128_store32_lane(tp, tv, 0);"]
+
+
+def _attr(isa: Isa) -> str:
+    return SSE_ATTR.get(isa.name, isa.attr)
+
+
+def _fn(isa: Isa, sig: str) -> str:
+    return " ".join(x for x in ("static", _attr(isa), sig) if x)
+
+
+# -- wide vectors (G > 1): broadcast G pixels, spread 4 weights, permute pixel-major ---------------------------------
+_WIDE = {  # lanes -> (vtype, bcast_g(p), spread4(idx, p), permute(idx, v), chunk(v, q), idx type, set idx, fma, min, max, dup)
+    8: dict(vtype="__m256", bcast="_mm256_castpd_ps(_mm256_broadcast_sd((const double*)(const void*)({0})))",
+            spread="_mm256_permutevar8x32_ps(_mm256_castps128_ps256(_mm_loadu_ps({1})), {0})",
+            permute="_mm256_permutevar8x32_ps({1}, {0})",
+            chunk=lambda v, q: f"_mm256_castps256_ps128({v})" if q == 0 else f"_mm256_extractf128_ps({v}, 1)",
+            itype="__m256i", iset="_mm256_setr_epi32({0})"),
+    16: dict(vtype="__m512", bcast="_mm512_broadcast_f32x4(_mm_loadu_ps({0}))",
+             spread="_mm512_permutexvar_ps({0}, _mm512_castps128_ps512(_mm_loadu_ps({1})))",
+             permute="_mm512_permutexvar_ps({0}, {1})",
+             chunk=lambda v, q: f"_mm512_castps512_ps128({v})" if q == 0 else f"_mm512_extractf32x4_ps({v}, {q})",
+             itype="__m512i", iset="_mm512_setr_epi32({0})"),
+}
+
+
+def _store_pixel(c: Code, q: Quad, ptr: str, v: str) -> None:
+    """Store the 4 channels in v at ptr, or the n - r < 4 that exist."""
+    with c.block("if (nleft >= 4)"):
+        c(q.store(ptr, v))
+    with c.block("else"):
+        c(*q.store_part(ptr, v, "nleft"))
+
+
+def _spmm_wide(isa: Isa, t: SparseTile, c: Code) -> None:
+    g, lanes, nv = t.lanes // 4, t.lanes, t.mr // (t.lanes // 4)
+    wd, q = _WIDE[lanes], Quad(isa)
+    spread_idx = ", ".join(str(lane // g) for lane in range(lanes))
+    perm_idx = ", ".join(str(g * (i % 4) + i // 4) for i in range(lanes))  # chunk q, lane j <- lane g*j + q
+    c(f"const {wd['itype']} spread = {wd['iset'].format(spread_idx)};",
+      f"const {wd['itype']} pixmajor = {wd['iset'].format(perm_idx)};")
+    c(f"const {q.vtype} qmin = {q.dup('clamp->min')}, qmax = {q.dup('clamp->max')};")
+    _x_ptrs(c, nv, g)
+    with c.block("for (size_t r = 0; r < n; r += 4)"):
+        c(f"const {wd['vtype']} bias = {wd['spread'].format('spread', 'w')};", "w += 4;")
+        c(*(f"{wd['vtype']} acc{v} = bias;" for v in range(nv)))
+        with c.block("for (int32_t k = *nnz++; k > 0; k--)"):
+            c("const size_t off = (size_t)*offs++;",
+              f"const {wd['vtype']} wv = {wd['spread'].format('spread', 'w')};", "w += 4;")
+            for v in range(nv):
+                c(f"acc{v} = {isa.fma(wd['bcast'].format(f'(const float*)(const void*)(x{v} + off)'), 'wv', f'acc{v}')};")
+        c("const size_t nleft = n - r;", "char* yo = (char*)(y + r);")
+        for v in range(nv):
+            c(f"acc{v} = {wd['permute'].format('pixmajor', f'acc{v}')};")
+            for j in range(g):
+                i = v * g + j
+                with c.block(f"if (mr > {i})"):
+                    c(f"const {q.vtype} o = {q.clamp(wd['chunk'](f'acc{v}', j))};")
+                    _store_pixel(c, q, "(float*)(void*)yo", "o")
+                c("yo += y_stride;")
+
+
+def _x_ptrs(c: Code, nv: int, g: int) -> None:
+    """x0..x{nv-1}: input groups; a group past mr aliases the one before it (never read past the input)."""
+    c("const char* x0 = (const char*)x;")
+    for v in range(1, nv):
+        c(f"const char* x{v} = mr > {v * g} ? x{v - 1} + x_stride : x{v - 1};")
+
+
+def _spmm_quad(isa: Isa, t: SparseTile, c: Code) -> None:
+    """G = 1 with 4-lane vectors (wasm, NEON)."""
+    q, nv = Quad(isa), t.mr
+    c(f"const {q.vtype} qmin = {q.dup('clamp->min')}, qmax = {q.dup('clamp->max')};")
+    _x_ptrs(c, nv, 1)
+    with c.block("for (size_t r = 0; r < n; r += 4)"):
+        c(f"const {q.vtype} bias = {q.load('w')};", "w += 4;")
+        c(*(f"{q.vtype} acc{v} = bias;" for v in range(nv)))
+        with c.block("for (int32_t k = *nnz++; k > 0; k--)"):
+            c("const size_t off = (size_t)*offs++;", f"const {q.vtype} wv = {q.load('w')};", "w += 4;")
+            for v in range(nv):
+                c(f"acc{v} = {q.fma(q.loaddup(f'(const float*)(const void*)(x{v} + off)'), 'wv', f'acc{v}')};")
+        c("const size_t nleft = n - r;", "char* yo = (char*)(y + r);")
+        for v in range(nv):
+            with c.block(f"if (mr > {v})"):
+                c(f"acc{v} = {q.clamp(f'acc{v}')};")
+                _store_pixel(c, q, "(float*)(void*)yo", f"acc{v}")
+            c("yo += y_stride;")
+
+
+def _spmm_scalar(t: SparseTile, c: Code) -> None:
+    nv = t.mr
+    _x_ptrs(c, nv, 1)
+    c("const float lo = clamp->min, hi = clamp->max;")
+    with c.block("for (size_t r = 0; r < n; r += 4)"):
+        for v in range(nv):
+            c(*(f"float acc{v}_{j} = w[{j}];" for j in range(4)))
+        c("w += 4;")
+        with c.block("for (int32_t k = *nnz++; k > 0; k--)"):
+            c("const size_t off = (size_t)*offs++;")
+            c(*(f"const float w{j} = w[{j}];" for j in range(4)), "w += 4;")
+            for v in range(nv):
+                c(f"const float xv{v} = *(const float*)(const void*)(x{v} + off);")
+                c(*(f"acc{v}_{j} += xv{v} * w{j};" for j in range(4)))
+        c("const size_t nleft = n - r;", "char* yo = (char*)(y + r);")
+        for v in range(nv):
+            with c.block(f"if (mr > {v})"):
+                c("float* o = (float*)(void*)yo;")
+                for j in range(4):
+                    c(f"acc{v}_{j} = acc{v}_{j} < lo ? lo : acc{v}_{j};", f"acc{v}_{j} = acc{v}_{j} > hi ? hi : acc{v}_{j};")
+                    c(f"if (nleft > {j}) o[{j}] = acc{v}_{j};")
+            c("yo += y_stride;")
+
+
+SPMM_SIG = ("void {name}(size_t mr, size_t n, const float* x, size_t x_stride, const int32_t* restrict nnz, "
+            "const int32_t* restrict offs, const float* restrict w, float* y, size_t y_stride, const wrt_clamp* clamp)")
+
+
+def spmm(isa: Isa) -> str:
+    t = TILES[isa.name]
+    c = Code()
+    with c.block(_fn(isa, SPMM_SIG.format(name=spmm_name(isa)))):
+        if isa.vl == 1:
+            _spmm_scalar(t, c)
+        elif t.lanes == 4:
+            _spmm_quad(isa, t, c)
+        else:
+            _spmm_wide(isa, t, c)
+    return c.text()
+
+
+def spmv(isa: Isa) -> str:
+    """One pixel: U partial sums per block row, over alternate blocks."""
+    t = TILES[isa.name]
+    u = t.spmv_u
+    c = Code()
+    sig = ("void {name}(size_t n, const float* x, const int32_t* restrict nnz, const int32_t* restrict offs, "
+           "const float* restrict w, float* y, const wrt_clamp* clamp)").format(name=spmv_name(isa))
+    with c.block(_fn(isa, sig)):
+        c("const char* xb = (const char*)x;")
+        if isa.vl == 1:
+            c("const float lo = clamp->min, hi = clamp->max;")
+            with c.block("for (size_t r = 0; r < n; r += 4)"):
+                c(*(f"float s{p}_{j} = {f'w[{j}]' if p == 0 else '0.0f'};" for p in range(u) for j in range(4)))
+                c("w += 4;", "int32_t k = *nnz++;")
+                with c.block(f"for (; k >= {u}; k -= {u})"):
+                    for p in range(u):
+                        c(f"const float x{p} = *(const float*)(const void*)(xb + (size_t)offs[{p}]);")
+                        c(*(f"s{p}_{j} += x{p} * w[{4 * p + j}];" for j in range(4)))
+                    c(f"offs += {u};", f"w += {4 * u};")
+                with c.block("for (; k > 0; k--)"):
+                    c("const float x0 = *(const float*)(const void*)(xb + (size_t)*offs++);")
+                    c(*(f"s0_{j} += x0 * w[{j}];" for j in range(4)), "w += 4;")
+                for j in range(4):
+                    total = " + ".join(f"s{p}_{j}" for p in range(u))
+                    c(f"float o{j} = {total};", f"o{j} = o{j} < lo ? lo : o{j};", f"o{j} = o{j} > hi ? hi : o{j};")
+                    c(f"if (n - r > {j}) y[r + {j}] = o{j};")
+        else:
+            q = Quad(isa)
+            c(f"const {q.vtype} qmin = {q.dup('clamp->min')}, qmax = {q.dup('clamp->max')};")
+            with c.block("for (size_t r = 0; r < n; r += 4)"):
+                c(f"{q.vtype} s0 = {q.load('w')};", *(f"{q.vtype} s{p} = {q.dup('0.0f')};" for p in range(1, u)))
+                c("w += 4;", "int32_t k = *nnz++;")
+                with c.block(f"for (; k >= {u}; k -= {u})"):
+                    for p in range(u):
+                        x = q.loaddup(f"(const float*)(const void*)(xb + (size_t)offs[{p}])")
+                        c(f"s{p} = {q.fma(x, q.load(f'w + {4 * p}'), f's{p}')};")
+                    c(f"offs += {u};", f"w += {4 * u};")
+                with c.block("for (; k > 0; k--)"):
+                    c(f"s0 = {q.fma(q.loaddup('(const float*)(const void*)(xb + (size_t)*offs++)'), q.load('w'), 's0')};",
+                      "w += 4;")
+                total = "s0"
+                for p in range(1, u):
+                    total = q.add(total, f"s{p}")
+                c(f"const {q.vtype} o = {q.clamp(total)};", "const size_t nleft = n - r;")
+                _store_pixel(c, q, "y + r", "o")
+    return c.text()
+
+
+def sppack(isa: Isa) -> str:
+    """[ks*kc][MR] from ks*mr tap pointers (ind[t*mr + i]): 4x4 SSE transposes; pixels past mr repeat the last."""
+    mr = TILES[isa.name].mr
+    c = Code()
+    sig = (f"void {sppack_name(isa)}(size_t mr, size_t kc, size_t ks, const float* const* ind, "
+           "float* restrict out)")
+    with c.block(_fn(isa, sig)):
+        with c.block("for (size_t t = 0; t < ks; t++, ind += mr)"):
+            c(f"float* o = out + t * kc * {mr};")
+            with c.block(f"for (size_t i0 = 0; i0 < {mr}; i0 += 4)"):
+                c(*(f"const float* r{j} = ind[i0 + {j} < mr ? i0 + {j} : mr - 1];" for j in range(4)))
+                c("size_t k = 0;")
+                with c.block("for (; k + 4 <= kc; k += 4)"):
+                    c(*(f"__m128 v{j} = _mm_loadu_ps(r{j} + k);" for j in range(4)))
+                    c("_MM_TRANSPOSE4_PS(v0, v1, v2, v3);")
+                    c(*(f"_mm_storeu_ps(o + (k + {j}) * {mr} + i0, v{j});" for j in range(4)))
+                with c.block("for (; k < kc; k++)"):
+                    c(*(f"o[k * {mr} + i0 + {j}] = r{j}[k];" for j in range(4)))
+    return c.text()
+
+
+def kernel_bodies(isa: Isa) -> list[str]:
+    parts = [spmm(isa), spmv(isa)]
+    if groups(isa) > 1:
+        parts.append(sppack(isa))
+    return parts
+
+
+def table_fields(isa: Isa) -> list[str]:
+    t = TILES[isa.name]
+    return [f"  .spmm_mr = {t.mr}, .spmm_g = {groups(isa)}, .spmm_min_sparsity = {t.min_sparsity}f,",
+            f"  .spmm = {spmm_name(isa)}, .spmv = {spmv_name(isa)},",
+            f"  .sppack = {sppack_name(isa) if groups(isa) > 1 else 'NULL'},"]
