@@ -10,6 +10,7 @@ from wasmrt.errors import ModelFormatError
 from wasmrt.ir import Graph, Preprocess
 from wasmrt.passes import optimize
 from wasmrt.planner import MemoryPlan, plan_memory
+from wasmrt.sparsity import sparse_tensors
 from wasmrt.wrt_writer import write_wrt
 
 
@@ -50,9 +51,10 @@ def load_graph(path: str | Path, input_shapes: dict[str, tuple[int, ...]] | None
 
 def convert(src: str | Path | Graph, *, input_shapes: dict[str, tuple[int, ...]] | None = None,
             preprocess: dict[str, Preprocess] | None = None, labels: list[str] | None = None,
-            weights: str = "auto", log: Callable[[str], None] | None = None) -> Converted:
+            weights: str = "auto", sparse: bool = True, log: Callable[[str], None] | None = None) -> Converted:
     """Convert a model file (or an already imported graph) to .wrt bytes. weights: how float constants are stored,
-    see wrt_writer.stored_constant ("auto" = fp16 where lossless)."""
+    see wrt_writer.stored_constant ("auto" = fp16 where lossless); sparse: store weights whose 1x4 blocks are mostly
+    zero block-sparse (wasmrt.sparsity.sparse_tensors)."""
     say = log or (lambda _msg: None)
     if isinstance(src, Graph):
         graph = src
@@ -71,4 +73,7 @@ def convert(src: str | Path | Graph, *, input_shapes: dict[str, tuple[int, ...]]
     say(f"optimized: {len(graph.nodes)} ops")
     plan = plan_memory(graph)
     say(f"memory plan: arena {plan.arena_size} bytes, lower bound {plan.lower_bound}")
-    return Converted(write_wrt(graph, plan, weights), graph, plan, counts)
+    stored_sparse = sparse_tensors(graph) if sparse else set()
+    if stored_sparse:
+        say(f"block-sparse weights: {len(stored_sparse)} layers (1x4 blocks)")
+    return Converted(write_wrt(graph, plan, weights, stored_sparse), graph, plan, counts)

@@ -119,6 +119,9 @@ export interface LoadOptions {
   maxMemory?: number;
   /** Estimated work of one run, in multiply-adds; 0 or absent: 2^33. */
   maxWork?: number;
+  /** Which kernels run block-sparse weights: "auto" (default: sparse from the build's measured break-even
+   * sparsity, dense below it), "always" or "never". For benchmarks; results agree within float tolerance. */
+  sparse?: "auto" | "always" | "never";
 }
 
 export class Runtime {

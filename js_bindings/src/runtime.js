@@ -13,6 +13,7 @@ const REQUIRED_EXPORTS = [
   "wrt_tensor_dtype", "wrt_tensor_bytes", "wrt_input_ptr", "wrt_output_ptr",
 ];
 
+const SPARSE_POLICIES = { auto: 0, always: 1, never: 2 }; // wrt_set_sparse_policy
 const utf8 = new TextDecoder("utf-8");
 const u32 = (p) => p >>> 0;
 
@@ -52,27 +53,36 @@ export class Runtime {
    * Load a model: a URL or path string, a URL, an ArrayBuffer, a typed array, or a Blob/File.
    * The bytes are copied into the engine and not kept. Options: name; maxMemory (bytes the model may claim,
    * default 1 GiB) and maxWork (estimated multiply-adds of one run, default 2^33): a model beyond them is refused
-   * before anything large is allocated (OutOfMemoryError / ResourceLimitError naming the limit).
+   * before anything large is allocated (OutOfMemoryError / ResourceLimitError naming the limit); sparse: which
+   * kernels run block-sparse weights, "auto" (default), "always" or "never" (for benchmarks).
    */
   async load(source, options = {}) {
     return this.loadBytes(await readSource(source, options.host ?? this._hostAdapter), options);
   }
 
   /** Synchronous load from bytes already in memory. */
-  loadBytes(bytes, { name, maxMemory = 0, maxWork = 0 } = {}) {
+  loadBytes(bytes, { name, maxMemory = 0, maxWork = 0, sparse = "auto" } = {}) {
     this._usable();
     bytes = toBytes(bytes);
     if (!bytes) throw new InputError("loadBytes needs an ArrayBuffer or a typed array");
     for (const [k, v] of [["maxMemory", maxMemory], ["maxWork", maxWork]]) {
       if (typeof v !== "number" || !(v >= 0)) throw new InputError(`${k} must be a number >= 0 (0: the default), got ${v}`);
     }
+    if (!(sparse in SPARSE_POLICIES)) throw new InputError(`sparse must be "auto", "always" or "never", got ${sparse}`);
     const ex = this._ex;
+    const policy = SPARSE_POLICIES[sparse];
+    if (policy && !ex.wrt_set_sparse_policy) throw new InputError(`this engine build has no sparse option (${sparse})`);
     const ptr = this._alloc(bytes.length || 1, "the model file");
     const errPtr = this._alloc(4, "an error code");
     let handle = 0, code = 0;
     try {
       new Uint8Array(ex.memory.buffer, ptr, bytes.length).set(bytes);
-      handle = u32(this._call(() => ex.wrt_load_with_limits(ptr, bytes.length, maxMemory, maxWork, errPtr)));
+      const old = ex.wrt_set_sparse_policy?.(policy);
+      try {
+        handle = u32(this._call(() => ex.wrt_load_with_limits(ptr, bytes.length, maxMemory, maxWork, errPtr)));
+      } finally {
+        if (!this._broken && old !== undefined) ex.wrt_set_sparse_policy(old);
+      }
       code = new Int32Array(ex.memory.buffer, errPtr, 1)[0];
     } finally {
       if (!this._broken) {

@@ -48,9 +48,14 @@ def job_for(prep: Prepared, host: str, variants: list[str], peers: bool, warmup:
             if f is None:
                 continue
             engines.append({"id": eid, "kind": kind, "variant": variant, "model": str(Path(f).relative_to(prep.dir))})
-    job = {"inputs": prep.inputs, "outputs": prep.outputs, "engines": engines, "warmup": warmup, "rounds": rounds,
-           "wasmrt_root": str(ROOT / "js_bindings"), "profile_runs": profile_runs}
-    if variants:
+    return {"inputs": prep.inputs, "outputs": prep.outputs, "engines": engines, "warmup": warmup, "rounds": rounds,
+            "profile_runs": profile_runs, **host_fields(host, bool(variants), baseline)}
+
+
+def host_fields(host: str, ours: bool, baseline: Path | None = None) -> dict:
+    """What a job needs to find our binding and wasm builds (ours: it runs them) and the browser."""
+    job: dict = {"wasmrt_root": str(ROOT / "js_bindings")}
+    if ours:
         job["wasmrt_module"] = str(ROOT / "js_bindings" / "src" / "index.js")
         job["wasmrt_wasm_dir"] = str(_wasm_dir())
     if host == "chromium":
@@ -64,16 +69,21 @@ def run_wasm_host(prep: Prepared, host: str, variants: list[str], peers: bool, w
                   profile_runs: int = 0, baseline: Path | None = None) -> tuple[dict, dict, list[str]]:
     """({engine id: result}, host info, notes) for host "node" or "chromium"; with profile_runs, our engines also
     return per-op samples of that many in-graph runs (engines.mjs profileOps)."""
-    peers_dir = peer_setup.ensure_npm_peers(log)
     job = job_for(prep, host, variants, peers, warmup, rounds, profile_runs, baseline)
-    tag = f"{host}-profile" if profile_runs else host
-    job_path = prep.dir / f"job-{tag}.json"
-    result_path = prep.dir / f"result-{tag}.json"
+    return run_job(job, prep.dir, host, f"{host}-profile" if profile_runs else host, progress, log)
+
+
+def run_job(job: dict, folder: Path, host: str, tag: str, progress: Callable[[int, int], None],
+            log: Callable[[str], None]) -> tuple[dict, dict, list[str]]:
+    """Run a job (engines.mjs runJob: files relative to `folder`) in Node or Chromium."""
+    peers_dir = peer_setup.ensure_npm_peers(log)
+    job_path = folder / f"job-{tag}.json"
+    result_path = folder / f"result-{tag}.json"
     job_path.write_text(json.dumps(job, indent=1))
     result_path.unlink(missing_ok=True)
     script = "node_runner.mjs" if host == "node" else "chromium_driver.mjs"
     cmd = [*peer_setup.node_command(), str(peers_dir / "bench" / script), str(job_path), str(result_path)]
-    log_path = prep.dir / f"log-{tag}.txt"
+    log_path = folder / f"log-{tag}.txt"
     with open(log_path, "w") as logf:
         proc = subprocess.Popen(cmd, cwd=peers_dir / "bench", stdout=logf, stderr=subprocess.PIPE, text=True)
         assert proc.stderr is not None

@@ -77,7 +77,7 @@ async function wasmrtEngine(spec, libs, readBytes) {
   // spec.wasmPaths: a baseline build's .wasm files (bench --baseline), else the current build
   const rt = await libs.wasmrt.init({ variant: spec.variant, ...libs.wasmrtOptions,
     ...(spec.wasmPaths ? { wasmPaths: spec.wasmPaths } : {}) });
-  const model = rt.loadBytes(await readBytes(spec.model));
+  const model = rt.loadBytes(await readBytes(spec.model), spec.sparse ? { sparse: spec.sparse } : {});
   return {
     async run(inputs, outputNames) {
       const feeds = {};
