@@ -73,7 +73,7 @@ def convert(src: str | Path | Graph, *, input_shapes: dict[str, tuple[int, ...]]
     say(f"optimized: {len(graph.nodes)} ops")
     plan = plan_memory(graph)
     say(f"memory plan: arena {plan.arena_size} bytes, lower bound {plan.lower_bound}")
-    stored_sparse = sparse_tensors(graph) if sparse else set()
+    stored_sparse = sparse_tensors(graph, weights) if sparse else set()
     if stored_sparse:
         say(f"block-sparse weights: {len(stored_sparse)} layers (1x4 blocks)")
     return Converted(write_wrt(graph, plan, weights, stored_sparse), graph, plan, counts)

@@ -97,6 +97,12 @@ SOURCE_FILES: dict[str, SourceFile] = {f.name: f for f in [
     SourceFile("selfie_segmentation.tflite", "mediapipe",
                "mediapipe/modules/selfie_segmentation/selfie_segmentation.tflite",
                "9ee168ec7c8f2a16c56fe8e1cfbc514974cbbb7e434051b455635f1bd1462f5c", "Apache-2.0"),
+    # MediaPipe's models with TFLite sparse weights (fp16, SparsityParameters + DENSIFY): tests of the sparse import
+    SourceFile("face_detection_full_range_sparse.tflite", "mediapipe",
+               "mediapipe/modules/face_detection/face_detection_full_range_sparse.tflite",
+               "2c3728e6da56f21e21a320433396fb06d40d9088f2247c05e5635a688d45dfe1", "Apache-2.0"),
+    SourceFile("pose_detection.tflite", "mediapipe", "mediapipe/modules/pose_detection/pose_detection.tflite",
+               "9ba9dd3d42efaaba86b4ff0122b06f29c4122e756b329d89dca1e297fd8f866c", "Apache-2.0"),
     SourceFile("ch_PP-OCRv4_det_infer.onnx", "rapidocr", "rapidocr_onnxruntime/models/ch_PP-OCRv4_det_infer.onnx",
                "d2a7720d45a54257208b1e13e36a8479894cb74155a5efe29462512d42f49da9", "Apache-2.0"),
     SourceFile("ch_ppocr_mobile_v2.0_cls_infer.onnx", "rapidocr",

@@ -7,7 +7,8 @@ from pathlib import Path
 
 import numpy as np
 
-from python_ref.wrt_file import WrtModel, read_wrt
+from python_ref import sparse
+from python_ref.wrt_file import TensorInfo, WrtModel, read_wrt
 
 
 def macs(model: WrtModel) -> int:
@@ -33,7 +34,33 @@ def _kib(n: int) -> str:
     return f"{n / 1024:,.1f} KiB" if n < 1 << 20 else f"{n / (1 << 20):,.2f} MiB"
 
 
-def describe(path: str | Path) -> str:
+def stored_bytes(t: TensorInfo) -> int:
+    """Bytes a constant takes in the file (block-sparse: values, columns and row starts)."""
+    item = (t.stored_dtype or t.dtype).itemsize
+    if t.sparse is not None:
+        return t.sparse.values.size * item + 4 * (len(t.sparse.columns) + len(t.sparse.row_starts))
+    return int(np.prod(t.shape)) * item
+
+
+def layer_table(m: WrtModel) -> list[str]:
+    """One line per CONV_2D / FULLY_CONNECTED: its weight stored dense or block-sparse, block sparsity, bytes."""
+    lines = []
+    for op in m.ops:
+        if op.op not in sparse.SPARSE_OPS:
+            continue
+        w = m.tensors[op.inputs[1]]
+        if w.data is None:
+            continue
+        kind = "fc" if op.op == "FULLY_CONNECTED" else (
+            f"{'dw' if op.attrs['groups'] > 1 else 'conv'} {w.shape[1]}x{w.shape[2]}")
+        how = "sparse 1x4" if w.sparse is not None else "dense"
+        lines.append(f"  {op.name:<28} {kind:<9} {_fmt_shape(w.shape):<18} {how:<10} "
+                     f"{sparse.block_sparsity(w.data):6.1%}  {_kib(stored_bytes(w)):>12}"
+                     f"  {(w.stored_dtype or w.dtype).name}")
+    return lines
+
+
+def describe(path: str | Path, layers: bool = False) -> str:
     data = Path(path).read_bytes() if not isinstance(path, bytes) else path
     m = read_wrt(data, str(path))
     md = m.metadata
@@ -57,13 +84,18 @@ def describe(path: str | Path) -> str:
     lines.append(f"ops: {len(m.ops)}  (" + ", ".join(f"{k} {v}" for k, v in counts.most_common()) + ")")
     consts = [t for t in m.tensors if t.data is not None]
     params = sum(int(np.prod(t.shape)) for t in consts)
-    stored = sum(int(np.prod(t.shape)) * (t.stored_dtype or t.dtype).itemsize for t in consts)
+    stored = sum(stored_bytes(t) for t in consts)
     halves = sum(1 for t in consts if t.stored_dtype == np.float16)
+    sparse_n = sum(1 for t in consts if t.sparse is not None)
     lines.append(f"params: {params:,} in {len(consts)} constants ({_kib(stored)} stored"
-                 + (f", {halves} of them as fp16)" if halves else ")"))
+                 + (f", {halves} of them as fp16" if halves else "")
+                 + (f", {sparse_n} block-sparse" if sparse_n else "") + ")")
     lines.append(f"compute: {macs(m) / 1e6:,.1f} M multiply-adds")
     ratio = m.arena_size / m.lower_bound if m.lower_bound else 1.0
     lines.append(f"arena: {m.arena_size:,} bytes, lower bound {m.lower_bound:,} bytes ({ratio:.3f}x)")
     if md["labels"]:
         lines.append(f"labels: {len(md['labels'])} (" + ", ".join(repr(x) for x in md["labels"][:3]) + ", ...)")
+    if layers or sparse_n:
+        lines.append("layers (weights: stored dense or block-sparse in 1x4 blocks, block sparsity, bytes in the file):")
+        lines += layer_table(m)
     return "\n".join(lines)

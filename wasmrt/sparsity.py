@@ -16,6 +16,7 @@ import numpy as np
 
 from python_ref import sparse
 from wasmrt.ir import Graph, Node
+from wasmrt.wrt_writer import stored_constant
 
 BLOCKS = ("1x4",)  # 1 input column x 4 output channels
 # the block sparsity from which a weight is stored sparse, per op kind (the engines then decide per target whether the
@@ -32,8 +33,8 @@ class Layer:
     weight: str
     shape: tuple[int, ...]
     sparsity: float  # fraction of 1x4 blocks that are all zero
-    dense_bytes: int  # float32
-    sparse_bytes: int  # float32 values + int32 columns and row starts
+    dense_bytes: int  # in the file, stored dense (fp16 where the weights mode stores it so)
+    sparse_bytes: int  # in the file, stored block-sparse: values, int32 columns and row starts
 
     @property
     def prunable(self) -> bool:
@@ -49,14 +50,16 @@ def _kind(g: Graph, n: Node) -> str:
     return "conv 1x1" if w[1] == w[2] == 1 else "conv KxK"
 
 
-def encoded_bytes(w: np.ndarray, itemsize: int = 4) -> int:
-    """Bytes of the block-sparse encoding: values, one int32 column per block, the row starts."""
-    mask = sparse.block_mask(w)
-    nb = int(mask.sum())
-    return nb * (sparse.BLOCK * itemsize + 4) + 4 * (mask.shape[0] + 1)
+def file_bytes(w: np.ndarray, weights: str = "auto") -> tuple[int, int]:
+    """Bytes w takes in a .wrt stored dense and stored block-sparse (values, one int32 column per block, the row
+    starts), each as the writer stores it under `weights` (fp16 where lossless with "auto")."""
+    enc = sparse.encode(w)
+    values = stored_constant(enc.values, weights)
+    return (stored_constant(w, weights).nbytes,
+            values.nbytes + 4 * enc.n_blocks + 4 * len(enc.row_starts))
 
 
-def layers(g: Graph) -> list[Layer]:
+def layers(g: Graph, weights: str = "auto") -> list[Layer]:
     """The weights that may be stored block-sparse: float32 constants read only as input 1 of CONV_2D or
     FULLY_CONNECTED (the format's rule), with their op and block sparsity."""
     uses: dict[str, list[tuple[Node, int]]] = {}
@@ -70,19 +73,18 @@ def layers(g: Graph) -> list[Layer]:
         if (t.data is None or t.dtype != np.float32 or len(t.shape) < 2 or not us or name in g.outputs
                 or any(n.op not in sparse.SPARSE_OPS or slot != 1 for n, slot in us)):
             continue
-        out.append(_layer(g, us[0][0], name))
+        out.append(_layer(g, us[0][0], name, weights))
     return out
 
 
-def _layer(g: Graph, n: Node, weight: str) -> Layer:
+def _layer(g: Graph, n: Node, weight: str, weights: str = "auto") -> Layer:
     w = np.asarray(g.tensors[weight].data)
-    return Layer(n.name, n.op, _kind(g, n), weight, tuple(w.shape), sparse.block_sparsity(w), w.size * 4,
-                 encoded_bytes(w))
+    return Layer(n.name, n.op, _kind(g, n), weight, tuple(w.shape), sparse.block_sparsity(w), *file_bytes(w, weights))
 
 
-def sparse_tensors(g: Graph) -> set[str]:
+def sparse_tensors(g: Graph, weights: str = "auto") -> set[str]:
     """Constants worth storing block-sparse: at or above their kind's threshold, and smaller so."""
-    return {ly.weight for ly in layers(g)
+    return {ly.weight for ly in layers(g, weights)
             if ly.sparsity >= STORE_THRESHOLD[ly.kind] and ly.sparse_bytes < ly.dense_bytes}
 
 

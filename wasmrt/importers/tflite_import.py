@@ -113,7 +113,9 @@ class Converter:
             if i < 0:
                 continue
             t = self.model.tensors[i]
-            fp16_weight = op.name == "DEQUANTIZE" and k == 0 and t.type_name == "FLOAT16" and t.data is not None
+            const = t.data is not None or (i in self.names and self.graph.const(self.names[i]) is not None)
+            fp16_weight = t.type_name == "FLOAT16" and (  # fp16 weights, possibly sparse: DENSIFY, then DEQUANTIZE
+                (op.name == "DEQUANTIZE" and k == 0 and const) or (op.name == "DENSIFY" and (k == 1 or const)))
             if t.quantized:
                 raise UnsupportedOpError(self.op_label(op), self.node_name(op), self.source,
                                          f"tensor {t.name!r} is quantized ({t.type_name}, scale {t.quant_scale[:4]}); "
@@ -121,9 +123,12 @@ class Converter:
             if t.type_name not in _PLAIN_TYPES and not fp16_weight:
                 raise UnsupportedOpError(self.op_label(op), self.node_name(op), self.source,
                                          f"tensor {t.name!r} has type {t.type_name}")
-            if t.is_sparse or t.is_variable:
+            if t.is_variable:
                 raise UnsupportedOpError(self.op_label(op), self.node_name(op), self.source,
-                                         f"tensor {t.name!r} is {'sparse' if t.is_sparse else 'a variable'}")
+                                         f"tensor {t.name!r} is a variable")
+            if t.is_sparse and not (op.name == "DENSIFY" and k == 0 and t.data is not None):
+                raise UnsupportedOpError(self.op_label(op), self.node_name(op), self.source,
+                                         f"tensor {t.name!r} is sparse; TFLite reads sparse tensors through DENSIFY")
 
     def _check_output_shapes(self, op: TflOp) -> None:
         """Our shape inference must reproduce the shapes the file records: a mismatch means a corrupt file (or an

@@ -448,10 +448,16 @@ def gather(cv: Converter, op: TflOp) -> None:
     cv.emit(op, "GATHER", [x, idx], {"axis": axis}, final=True)
 
 
+@handles("DENSIFY")
+def densify(cv: Converter, op: TflOp) -> None:
+    # The reader already expanded the sparse constant (tflite_sparse.densify): DENSIFY is the identity on it.
+    t = cv.tensor(op, 0)
+    if t is None or t.data is None or not t.is_sparse:
+        raise cv.unsupported(op, "DENSIFY of a tensor that is not a sparse constant")
+    cv.bind(op, t.data)
+
+
 @handles("DEQUANTIZE")
 def dequantize(cv: Converter, op: TflOp) -> None:
     # Only fp16 weights reach here (quantized tensors are rejected before): fold them to float32 constants.
-    t = cv.tensor(op, 0)
-    if t is None or t.data is None:
-        raise cv.unsupported(op, "DEQUANTIZE of a non-constant tensor")
-    cv.bind(op, t.data.astype(np.float32))
+    cv.bind(op, np.asarray(cv.const(op, 0, "DEQUANTIZE of a non-constant tensor: its input")).astype(np.float32))

@@ -14,6 +14,7 @@ import numpy as np
 import tflite
 
 from wasmrt.errors import ModelFormatError
+from wasmrt.importers.tflite_sparse import densify, read_sparsity
 
 FILE_IDENTIFIER = b"TFL3"
 
@@ -137,7 +138,16 @@ def _read_tensor(t: Any, index: int, buffers: list[bytes], source: str) -> TflTe
     if not 0 <= b < max(len(buffers), 1):
         raise ModelFormatError(f"{source}: tensor {name!r} refers to buffer {b} of {len(buffers)}")
     raw = buffers[b] if buffers else b""
-    if raw and not tensor.is_sparse:
+    if raw and tensor.is_sparse:  # stored sparse (TACO-style SparsityParameters): expanded to its dense value
+        if tensor.dtype is None or tensor.quantized:
+            raise ModelFormatError(f"{source}: sparse tensor {name!r} has unsupported type {tensor.type_name}")
+        if len(raw) % tensor.dtype.itemsize:
+            raise ModelFormatError(f"{source}: sparse tensor {name!r}: {len(raw)} bytes is not a whole number of "
+                                   f"{tensor.type_name} values")
+        values = np.frombuffer(raw, tensor.dtype).astype(tensor.dtype.newbyteorder("="))
+        where = f"{source}: sparse tensor {name!r}"
+        tensor.data = densify(read_sparsity(t.Sparsity(), where), shape, values, where)
+    elif raw:
         tensor.data = _const_array(raw, tensor, source)
     return tensor
 
