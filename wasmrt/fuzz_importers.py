@@ -127,7 +127,7 @@ def worker(target: str, seconds: float | None, runs: int | None, corpus: Path, f
             convert_bytes(target, data)
         except WasmrtError as e:
             exc = e
-        except BaseException as e:  # noqa: BLE001 - everything else is what we are looking for
+        except BaseException as e:
             if isinstance(e, KeyboardInterrupt):
                 raise
             exc = e

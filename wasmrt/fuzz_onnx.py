@@ -194,7 +194,7 @@ class OnnxGen:
         if not self.runtime or r.random() < 0.1:
             return self.graph_input()
         if self.evil():
-            return r.choice(self.names + ["missing"])
+            return r.choice([*self.names, "missing"])
         return self.runtime[-1] if r.random() < 0.7 else r.choice(self.runtime)
 
     # -- attributes ------------------------------------------------------------------------------------------------
@@ -287,7 +287,7 @@ class OnnxGen:
             self.node()
         outs = [self.runtime[-1]] if self.runtime else ["nothing"]
         if self.evil():
-            outs.append(r.choice(self.names + ["nothing"]))
+            outs.append(r.choice([*self.names, "nothing"]))
         outputs = [helper.make_tensor_value_info(o, TensorProto.FLOAT, None) for o in outs]
         graph = helper.make_graph(self.nodes, self.name("g"), self.inputs, outputs, self.inits)
         opset = r.choice((13, 13, 17, 11, 21)) if not self.evil() else r.choice((1, 6, 7, 9, 10, 22, 30, 10**6))
