@@ -185,7 +185,7 @@ def run_engine(seconds: float | None = None, runs: int | None = None, corpus: Pa
 _REPORT = re.compile(r"==wrt-fuzz== FINDING: (.*)|ERROR: (AddressSanitizer: [\w-]+)|runtime error: (.*)|"
                      r"ERROR: libFuzzer: ([\w-]+)|(Out-of-memory) \(used|==\d+== ERROR: libFuzzer: (timeout)")
 _ALLOCATORS = {"m_alloc", "rt_alloc", "rt_calloc", "const_data"}
-_FRAME = re.compile(r"#\d+ 0x[0-9a-f]+ in (\w+) .*?(kernels_wasm/(?:engine|generated)/[\w/.]+:\d+)")
+_FRAME = re.compile(r"#\d+ 0x[0-9a-f]+ in (\w+) .*?(kernels_wasm/(?:engine|generated|fuzz)/[\w/.]+:\d+)")
 
 
 def triage(binary: Path, artifact: Path, timeout_s: float = 60) -> Finding:
@@ -208,6 +208,8 @@ def triage(binary: Path, artifact: Path, timeout_s: float = 60) -> Finding:
         summary += " at " + " < ".join(f"{fn} ({loc})" for fn, loc in frames)
     if "memory bomb" in summary:
         kind = "memory bomb"
+    if frames and "kernels_wasm/fuzz/" in frames[0][1]:
+        kind = "harness bug"  # the generator or the target itself, not the engine
     return Finding(str(artifact), kind, re.sub(r"\s+", " ", summary).strip())
 
 

@@ -13,7 +13,8 @@
 #define MAXT 160           /* distinct tensors */
 #define MAXOPS 40
 #define MAX_IN 4096        /* the format's limit on the inputs of one op */
-#define CONST_BUDGET (4u << 20)
+#define CONST_BUDGET (256u << 10) /* constant bytes in a file, usually: big files are slow to fuzz */
+#define CONST_BUDGET_BIG (4u << 20) /* in one recipe of 64: enough for a depthwise conv with 2^20 groups */
 #define FILE_LIMIT (24u << 20)
 #define RANK_MAX 8
 
@@ -66,7 +67,7 @@ typedef struct {
   gbuf bufs[MAXT + 1];
   int nbufs;
   int inputs[16], nin, outputs[16], nout;
-  uint64_t const_bytes;
+  uint64_t const_bytes, const_budget;
 } G;
 
 /* ---- reading the recipe ------------------------------------------------------------------------------------------ */
@@ -151,7 +152,8 @@ static int add_const(G* g, int rank, const int32_t* d, uint8_t dtype, uint8_t fi
   int ti = add_tensor(g, rank, d, dtype, K_CONST);
   if (ti < 0) return -1;
   gt* t = &g->t[ti];
-  while (count_of(t) * ESIZE[dtype] > CONST_BUDGET - g->const_bytes) {
+  uint64_t room = g->const_bytes < g->const_budget ? g->const_budget - g->const_bytes : 0;
+  while (count_of(t) * ESIZE[dtype] > room && count_of(t) > 1) { /* scalars may overrun by a few bytes */
     int big = 0;
     for (int i = 1; i < rank; i++)
       if (t->d[i] > t->d[big]) big = i;
@@ -589,7 +591,8 @@ static void gen_d2s(G* g, gop* op) {
   if (rare(g, 64)) seti(op, ATTR_mode, 1);
   int x = data_input(g, 4);
   if (g->t[x].rank == 4 && g->t[x].d[3] % (blk * blk) && u8(g) < 200) { /* a fresh input with fitting channels */
-    int32_t d[4] = {1, dimk(g, 4), dimk(g, 4), blk * blk * dimk(g, 3)};
+    int64_t c = (int64_t)blk * blk * dimk(g, 3);
+    int32_t d[4] = {1, dimk(g, 4), dimk(g, 4), c > 0x7fffffff ? blk * blk : (int32_t)c};
     int y = add_input(g, 4, d, DT_F32);
     if (y >= 0) x = y;
   }
@@ -721,7 +724,7 @@ static int infer(const G* g, const gop* op, int* rank, int64_t* o) {
       for (int i = 0; i < n && i < RANK_MAX; i++) {
         o[i] = list[i];
         if (list[i] == -1) neg = i;
-        else known *= list[i] > 0 ? list[i] : 1;
+        else if (list[i] > 0 && known <= ((int64_t)1 << 40)) known *= list[i];
       }
       if (neg >= 0 && put(o, neg, known ? count / known : 0)) return -1;
       *rank = n;
@@ -847,7 +850,10 @@ static int gen_op(G* g) {
   } else {
     rank = new_shape(g, pick_rank(g), d, 8);
   }
-  if (rare(g, 8) && rank) d[below(g, rank)] += u8(g) < 128 ? 1 : -1;
+  if (rare(g, 8) && rank) {
+    int i = below(g, rank);
+    d[i] = u8(g) < 128 ? (d[i] < 0x7fffffff ? d[i] + 1 : 0) : d[i] - (d[i] > 0);
+  }
   uint8_t dt = op->n_in && op->in[0] >= 0 ? g->t[op->in[0]].dtype : DT_F32;
   if (rare(g, 6)) dt = (uint8_t)below(g, 7);
   op->out = rare(g, 4) ? below(g, g->nt) : add_tensor(g, rank, d, dt, K_ACT);
@@ -1148,6 +1154,7 @@ int wrt_gen(const uint8_t* recipe, size_t n, wrt_gen_out* out) {
   out->input_mode = below(g, 3);
   out->input_seed = u32(g);
   out->runs = 1 + rare(g, 32);
+  g->const_budget = rare(g, 4) ? CONST_BUDGET_BIG : CONST_BUDGET;
   unsigned b = u8(g);
   int nops = b < 200 ? 1 + (int)(b % 6) : b < 248 ? 1 + (int)(b % 16) : MAXOPS;
   for (int k = 0; k < nops; k++)
