@@ -167,6 +167,8 @@ def _add_inputs(ctx: Context, g: onnx.GraphProto, shapes: dict[str, tuple[int, .
         elem = inp.type.tensor_type.elem_type
         if not inp.type.HasField("tensor_type"):
             raise ConversionError(f"{ctx.source}: input {inp.name!r} is not a tensor (sequence/map/optional)")
+        if elem and elem not in helper.get_all_tensor_dtypes():
+            raise ModelFormatError(f"{ctx.source}: input {inp.name!r} has the unknown element type {elem}")
         dtype = helper.tensor_dtype_to_np_dtype(elem) if elem else np.dtype(np.float32)
         if dtype != np.float32:
             raise ConversionError(f"{ctx.source}: input {inp.name!r} is {dtype}; wasmrt runs float32 tensors "

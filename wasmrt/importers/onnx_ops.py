@@ -14,7 +14,16 @@ import numpy as np
 import onnx
 
 from python_ref.opdefs import CoordMode, DepthToSpaceMode, NearestMode, PadMode, ResizeMode
-from wasmrt.importers.onnx_context import MAX_CONCAT, Context, Value, cl_inverse, cl_perm, ir_axis, node_name
+from wasmrt.importers.onnx_context import (
+    MAX_CONCAT,
+    MAX_CONST_ELEMENTS,
+    Context,
+    Value,
+    cl_inverse,
+    cl_perm,
+    ir_axis,
+    node_name,
+)
 from wasmrt.importers.onnx_shapes import explicit_pads, reshape_target, slice_params
 
 Converter = Callable[[Context, onnx.NodeProto, dict[str, Any]], None]
@@ -632,6 +641,7 @@ def _expand(ctx: Context, node: onnx.NodeProto, a: dict) -> None:
     padded = (1,) * (len(shape) - x.rank) + x.shape
     zeros_shape = tuple(s if p == 1 else 1 for s, p in zip(shape, padded, strict=True))
     ctx.check_size(node, shape, "the expanded result")
+    ctx.check_size(node, zeros_shape, "the broadcast constant", MAX_CONST_ELEMENTS)
     ctx.set_const(node.output[0] + "/zeros", np.zeros(zeros_shape, F32))
     _elementwise(ctx, node, "ADD", [node.input[0], node.output[0] + "/zeros"], node.output[0])
 
