@@ -90,6 +90,46 @@ def signature(exc: BaseException | None, data_ok: bool) -> str:
     return f"{type(exc).__name__}:{msg[:120]}"
 
 
+def _cap_memory(target: str) -> None:
+    """The memory budget: the address space once the converter is loaded, plus the budget (and room for its
+    temporaries)."""
+    import wasmrt.converter
+    import wasmrt.importers.onnx_import
+    import wasmrt.importers.tflite_import  # noqa: F401
+
+    generator(target)
+    vm = int(re.search(r"VmSize:\s+(\d+)", Path("/proc/self/status").read_text())[1]) * 1024
+    resource.setrlimit(resource.RLIMIT_AS, (vm + MAX_MEMORY + (256 << 20), resource.RLIM_INFINITY))
+
+
+def check_file(target: str, data: bytes) -> dict[str, object]:
+    """One conversion under the watchdog: {"outcome": ok | error | finding, "message", "seconds"}."""
+    from wasmrt.errors import WasmrtError
+
+    start = time.monotonic()
+    signal.setitimer(signal.ITIMER_REAL, TIMEOUT_S)
+    try:
+        convert_bytes(target, data)
+        outcome, message = "ok", ""
+    except WasmrtError as e:
+        outcome, message = "error", f"{type(e).__name__}: {e}"
+    except Exception as e:
+        outcome, message = "finding", classify(e)[1]
+    finally:
+        signal.setitimer(signal.ITIMER_REAL, 0)
+    return {"outcome": outcome, "message": message, "seconds": round(time.monotonic() - start, 3)}
+
+
+def check_files(target: str, paths: list[Path]) -> list[dict[str, object]]:
+    """Reproducers converted in a separate, memory-capped process (a regression must not swap the machine)."""
+    r = subprocess.run([sys.executable, "-m", "wasmrt.fuzz_importers", "check", target, *map(str, paths)],
+                       capture_output=True, text=True, cwd=ROOT, env={**os.environ, "OPENBLAS_NUM_THREADS": "1"})
+    rows = [json.loads(ln) for ln in r.stdout.splitlines() if ln.startswith("{")]
+    if r.returncode or len(rows) != len(paths):
+        raise RuntimeError(f"the check process failed ({r.returncode}): {r.stderr[-2000:]}")
+    return rows
+
+
 def worker(target: str, seconds: float | None, runs: int | None, corpus: Path, findings: Path, seed: int) -> None:
     from wasmrt.errors import WasmrtError
 
@@ -100,9 +140,7 @@ def worker(target: str, seconds: float | None, runs: int | None, corpus: Path, f
     seed_dir = SEEDS / target
     if seed_dir.is_dir():
         pool += [p.read_bytes() for p in sorted(seed_dir.iterdir()) if p.is_file()]
-    # the memory budget: the address space as it is now, plus the budget
-    vm = int(re.search(r"VmSize:\s+(\d+)", Path("/proc/self/status").read_text())[1]) * 1024
-    resource.setrlimit(resource.RLIMIT_AS, (vm + MAX_MEMORY + (256 << 20), resource.RLIM_INFINITY))
+    _cap_memory(target)
     signal.signal(signal.SIGALRM, _on_alarm)
     rng = random.Random(seed)
     seen: set[str] = set()
@@ -219,7 +257,16 @@ def main(argv: list[str]) -> int:
     w.add_argument("seed", type=int)
     w.add_argument("--time", type=float)
     w.add_argument("--runs", type=int)
+    c = sub.add_parser("check", help="convert files one by one, print one JSON line each")
+    c.add_argument("target", choices=sorted(SUFFIX))
+    c.add_argument("files", nargs="+", type=Path)
     args = ap.parse_args(argv)
+    if args.cmd == "check":
+        _cap_memory(args.target)
+        signal.signal(signal.SIGALRM, _on_alarm)
+        for p in args.files:
+            print(json.dumps({"path": str(p), **check_file(args.target, p.read_bytes())}), flush=True)
+        return 0
     worker(args.target, args.time, args.runs, args.corpus, args.findings, args.seed)
     return 0
 

@@ -17,6 +17,7 @@ import numpy as np
 from python_ref import shapes
 from python_ref.opdefs import OPS
 from python_ref.wrt_file import MAX_ELEMENTS
+from wasmrt.errors import ConversionError
 
 INT32_MIN, INT32_MAX = -(2**31), 2**31 - 1
 
@@ -86,8 +87,8 @@ class Graph:
     def add_input(self, name: str, shape: tuple[int, ...], dtype: Any = np.float32) -> str:
         shape = tuple(int(d) for d in shape)
         if any(not 0 <= d <= INT32_MAX for d in shape) or math.prod(shape) > MAX_ELEMENTS:
-            raise ValueError(f"input {name!r}: shape {list(shape)} is not storable (dims 0..2^31-1, at most "
-                             f"{MAX_ELEMENTS:,} elements)")
+            raise ConversionError(f"input {name!r}: shape {list(shape)} is not storable (dims 0..2^31-1, at most "
+                                  f"{MAX_ELEMENTS:,} elements)")
         self.tensors[name] = Tensor(name, shape, np.dtype(dtype))
         self.inputs.append(name)
         return name

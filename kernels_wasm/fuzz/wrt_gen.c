@@ -120,8 +120,8 @@ static float hostile_float(G* g) {
 static uint64_t count_of(const gt* t) {
   uint64_t c = 1;
   for (int i = 0; i < t->rank; i++) {
-    c *= (uint64_t)(uint32_t)t->d[i];
-    if (c > ((uint64_t)1 << 40)) c = (uint64_t)1 << 40; /* saturate: anything this big is refused anyway */
+    uint64_t d = (uint64_t)(uint32_t)t->d[i];
+    c = d && c > ((uint64_t)1 << 40) / d ? (uint64_t)1 << 40 : c * d; /* saturate: this big is refused anyway */
   }
   return c;
 }
@@ -263,7 +263,8 @@ static int32_t geti(const gop* op, int attr) {
   if (k < 0) return 0;
   return op->a[k].set ? op->a[k].i : optdef(op->type)->fields[k].def_int;
 }
-/* a list attribute (its default when unset); returns the number of values */
+/* a list attribute (its default when unset) into out[LIST_CAP]; returns the number of values */
+#define LIST_CAP 24
 static int getv(const gop* op, int attr, int32_t* out) {
   int k = fidx(op, attr);
   if (k < 0) return 0;
@@ -310,7 +311,7 @@ static void spatial_attrs(G* g, gop* op, int32_t kh, int32_t kw, int pool) {
     int32_t p[4];
     for (int i = 0; i < 4; i++) p[i] = small(g, 0, 2);
     if (pool) { /* pads smaller than the kernel extent */
-      int32_t dl[2];
+      int32_t dl[LIST_CAP];
       getv(op, ATTR_dilations, dl);
       for (int i = 0; i < 4; i++) {
         int32_t ext = (i % 2 ? kw - 1 : kh - 1) * dl[i % 2] + 1;
@@ -355,7 +356,7 @@ static void gen_conv(G* g, gop* op) {
   if (groups != 1 || rare(g, 16)) seti(op, ATTR_groups, groups);
   spatial_attrs(g, op, kh, kw, 0);
   if (op->type == OP_CONV_TRANSPOSE_2D && rare(g, 64)) {
-    int32_t s[2], dl[2];
+    int32_t s[LIST_CAP], dl[LIST_CAP];
     getv(op, ATTR_strides, s);
     getv(op, ATTR_dilations, dl);
     int32_t lim0 = s[0] > dl[0] ? s[0] : dl[0], lim1 = s[1] > dl[1] ? s[1] : dl[1];
@@ -647,7 +648,7 @@ static int infer(const G* g, const gop* op, int* rank, int64_t* o) {
   if (op->n_in < 1 || op->in[0] < 0) return -1;
   const gt* x = &g->t[op->in[0]];
   const gt* w = op->n_in > 1 && op->in[1] >= 0 ? &g->t[op->in[1]] : 0;
-  int32_t s[2], dl[2], p[4], k[2], list[24];
+  int32_t s[LIST_CAP], dl[LIST_CAP], p[LIST_CAP], k[LIST_CAP], list[LIST_CAP];
   *rank = x->rank;
   for (int i = 0; i < x->rank; i++) o[i] = x->d[i];
   switch (op->type) {
@@ -665,7 +666,7 @@ static int infer(const G* g, const gop* op, int* rank, int64_t* o) {
       for (int i = 0; i < 2; i++) {
         int64_t v;
         if (op->type == OP_CONV_TRANSPOSE_2D) {
-          int32_t opad[2];
+          int32_t opad[LIST_CAP];
           if (getv(op, ATTR_output_padding, opad) != 2) return -1;
           v = (int64_t)(x->d[1 + i] - 1) * s[i] - p[i] - p[i + 2] + (int64_t)dl[i] * (k[i] - 1) + 1 + opad[i];
         } else {
@@ -724,7 +725,7 @@ static int infer(const G* g, const gop* op, int* rank, int64_t* o) {
       for (int i = 0; i < n && i < RANK_MAX; i++) {
         o[i] = list[i];
         if (list[i] == -1) neg = i;
-        else if (list[i] > 0 && known <= ((int64_t)1 << 40)) known *= list[i];
+        else if (list[i] > 0 && known <= ((int64_t)1 << 31)) known *= list[i]; /* stays below 2^62 */
       }
       if (neg >= 0 && put(o, neg, known ? count / known : 0)) return -1;
       *rank = n;
@@ -748,7 +749,7 @@ static int infer(const G* g, const gop* op, int* rank, int64_t* o) {
       return put(o, ax, sum);
     }
     case OP_SLICE: {
-      int32_t st[24], en[24], sp[24];
+      int32_t st[LIST_CAP], en[LIST_CAP], sp[LIST_CAP];
       int n = getv(op, ATTR_starts, st);
       if (getv(op, ATTR_ends, en) != n || getv(op, ATTR_steps, sp) != n || n != x->rank) return -1;
       for (int i = 0; i < n; i++) {
