@@ -314,8 +314,8 @@ static void spatial_attrs(G* g, gop* op, int32_t kh, int32_t kw, int pool) {
       int32_t dl[LIST_CAP];
       getv(op, ATTR_dilations, dl);
       for (int i = 0; i < 4; i++) {
-        int32_t ext = (i % 2 ? kw - 1 : kh - 1) * dl[i % 2] + 1;
-        if (p[i] >= ext) p[i] = ext - 1;
+        int64_t ext = (int64_t)(i % 2 ? kw - 1 : kh - 1) * dl[i % 2] + 1;
+        if (p[i] >= ext) p[i] = (int32_t)(ext - 1);
       }
     }
     setv(op, ATTR_pads, p, 4);
