@@ -9,6 +9,11 @@
 
 #define WRT_MAX_RANK 8
 #define WRT_FORMAT_VERSION 1
+/* format limits (python_ref/wrt_file.py has the same) */
+#define WRT_MAX_TENSORS (1 << 20)
+#define WRT_MAX_OPS (1 << 20)
+#define WRT_MAX_OP_INPUTS (1 << 24)   /* all operators' inputs together */
+#define WRT_MAX_NAME_BYTES (1 << 26)  /* all tensor and operator names together, counting repeats */
 
 typedef struct {
   const char* name;
