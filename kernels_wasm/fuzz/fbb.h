@@ -1,6 +1,6 @@
 /* A small FlatBuffers builder (back to front, as the reference builder writes), for the fuzz harness: it lets the
  * harness write any .wrt a recipe describes, including files no converter would write (one table referenced from
- * many places, shared strings, vectors of a million offsets), while every file stays well formed. */
+ * many places, shared strings, vectors of a quarter million offsets), while every file stays well formed. */
 #ifndef WRT_FUZZ_FBB_H
 #define WRT_FUZZ_FBB_H
 

@@ -14,8 +14,8 @@
 #define MAXOPS 40
 #define MAX_IN 4096        /* the format's limit on the inputs of one op */
 #define CONST_BUDGET (256u << 10) /* constant bytes in a file, usually: big files are slow to fuzz */
-#define CONST_BUDGET_BIG (4u << 20) /* in one recipe of 64: enough for a depthwise conv with 2^20 groups */
-#define FILE_LIMIT (24u << 20)
+#define CONST_BUDGET_BIG (768u << 10) /* in one recipe of 64 */
+#define FILE_LIMIT (1u << 20) /* the scope: any file under 1 MB is refused or runs well under 1 s */
 #define RANK_MAX 8
 
 enum { DT_F32 = 0, DT_F16 = 1, DT_I8 = 2, DT_U8 = 3, DT_I32 = 4, DT_I64 = 5, DT_BOOL = 6 };
@@ -1053,7 +1053,7 @@ static fbb_ref write_model(G* g, fbb* b) {
   size_t ntref = (size_t)g->nt;
   int alias = -1;
   if (rare(g, 10) && g->nt) {
-    static const size_t MANY[] = {2, 100, 4096, 65536, 1 << 20, (1 << 20) + 1};
+    static const size_t MANY[] = {2, 100, 4096, 65536, 200000, 250000}; /* 1 MB of offsets at most */
     alias = below(g, g->nt);
     ntref += MANY[below(g, 6)];
   }

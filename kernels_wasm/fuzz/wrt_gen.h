@@ -5,7 +5,7 @@
  * times), which attributes (coherent with the input shapes most of the time, hostile values otherwise: zeros,
  * 2^20 groups, 2^24 pads, NaN, out-of-range enums), which shapes (zeros, huge dimensions), how the arena is planned
  * (sequential, everything at offset 0, exactly 2^31 bytes) and how tables are shared (one Tensor table referenced a
- * million times, one name string for every tensor). A recipe of zero bytes is a valid one-op model; every recipe
+ * quarter million times, one name string for every tensor). A recipe of zero bytes is a valid one-op model; every recipe
  * gives a FlatBuffer that passes the verifier: the attack is on the meaning, not on the bytes. */
 #ifndef WRT_FUZZ_GEN_H
 #define WRT_FUZZ_GEN_H
