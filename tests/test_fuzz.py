@@ -89,11 +89,13 @@ def test_reproducer_on_wasm_and_python_ref(path: Path) -> None:
     assert finding is None, f"{finding.kind}: {finding.summary}"
 
 
-def test_onnx_reproducers() -> None:
-    """Every ONNX file that once crashed, hung or exhausted memory in the importer now gets a clear error (or
-    converts), under a second, in a memory-capped process; errors name the node or the input."""
-    paths = sorted((REGRESSIONS / "onnx").glob("*.onnx"))
-    rows = check_files("onnx", paths)
+@pytest.mark.parametrize("target", ["onnx", "tflite"])
+def test_importer_reproducers(target: str) -> None:
+    """Every file that once crashed, hung or exhausted memory in an importer now gets a clear error (or converts),
+    under a second, in a memory-capped process; errors name the node or the input."""
+    paths = sorted((REGRESSIONS / target).glob(f"*.{target}"))
+    assert paths
+    rows = check_files(target, paths)
     bad = [r for r in rows if r["outcome"] == "finding" or r["seconds"] > fuzz.TIMEOUT_S]
     assert not bad, bad
     for r in rows:
