@@ -1,26 +1,9 @@
 /* .wrt -> verified tensors and ops, with the checks of python_ref/wrt_file.py (same wording where possible).
  * What the format says about ops (codes, arity, options tables, field slots, defaults, enum ranges) comes from
- * generated/wrt_ops.h, whose tables are defined here; where the engine keeps each attribute is ATTR_HOME below. */
-#define WRT_OPS_DEFINE_TABLES
+ * generated/wrt_ops.h (its tables are defined in support.c); where the engine keeps each attribute is ATTR_HOME below. */
 #include "engine.h"
 
-const wrt_opdef* wrt_opdef_of(int code) {
-  return code > 0 && code < OP_MAX_CODE && WRT_OPDEFS[code].name ? &WRT_OPDEFS[code] : 0;
-}
-
-const char* op_name(const wrt_op* op) { return WRT_OPDEFS[op->type].name; }
-
-int op_fail(const wrt_op* op, int code, const char* fmt, ...) {
-  char msg[384];
-  va_list ap;
-  va_start(ap, fmt);
-  rt_vformat(msg, sizeof msg, fmt, ap);
-  va_end(ap);
-  return rt_error(code, "operator %d (%s '%s'): %s", op->index, op_name(op), op->name, msg);
-}
-
 static const uint8_t ESIZE[] = {4, 2, 1, 1, 4, 8, 1};
-static const char* const DTYPE_NAMES[] = {"float32", "float16", "int8", "uint8", "int32", "int64", "bool"};
 /* FLOAT16 constants (weights stored at half size) compute as float32: widen them once, here, so every op and the
  * weight packing see float32. Exact: every fp16 value is a float32 value. */
 static float half_to_float(uint16_t h) {
@@ -55,9 +38,6 @@ static int widen_f16(wrt_model* m, wrt_tensor* t) {
   t->nbytes = t->count * 4;
   return WRT_OK;
 }
-
-const char* dtype_name(int d);
-const char* dtype_name(int d) { return d >= 0 && d < 7 ? DTYPE_NAMES[d] : "?"; }
 
 /* ---- names ----------------------------------------------------------------------------------------------------- */
 /* Names are interned by their position in the file: a string shared by many tables (a hostile file can point a
@@ -383,7 +363,7 @@ static int read_io_and_order(wrt_model* m, fb_buf f, size_t root) {
       if (ti < 0 || ti >= nt)
         return rt_error(WRT_ERR_FORMAT, "graph %s refers to tensor %d, but the model has %d tensors", kinds[w], ti, nt);
       if (m->t[ti].is_const)
-        return rt_error(WRT_ERR_UNSUPPORTED, "graph %s tensor %d ('%s') is a constant", kinds[w], ti, m->t[ti].name);
+        return rt_error(WRT_ERR_FORMAT, "graph %s tensor %d ('%s') is a constant", kinds[w], ti, m->t[ti].name);
       dst[i] = ti;
     }
     if (w == 0) { m->inputs = dst; m->n_inputs = (int)n; }
