@@ -49,7 +49,7 @@ def _blocks(w: np.ndarray) -> np.ndarray:
     rows, cols = matrix_shape(w.shape)
     m = np.zeros((block_rows(rows) * BLOCK, cols), w.dtype)
     m[:rows] = w.reshape(rows, cols)
-    return m.reshape(-1, BLOCK, cols)
+    return m.reshape(block_rows(rows), BLOCK, cols)
 
 
 def block_mask(w: np.ndarray) -> np.ndarray:

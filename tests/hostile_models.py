@@ -275,5 +275,114 @@ def limit_cases() -> list[Case]:
                  r"one run would take about \d+ operations \(the largest, operator 0 \(CONV_2D 'huge_conv'\)")]
 
 
+def _sparse_fc(n: int = 10, k: int = 12, density: float = 0.4, op: str = "FULLY_CONNECTED") -> bytes:
+    """x [2, k] -> op with a block-sparse weight [n, k] (4 rows per block; the last block row partial)."""
+    rng = _rng()
+    keep = np.repeat(rng.random((-(-n // 4), k)) < density, 4, axis=0)[:n]
+    w = (rng.uniform(-1, 1, (n, k)) * keep).astype(np.float32)
+    g = Graph()
+    x = g.add_input("x", (2, k) if op == "FULLY_CONNECTED" else (n, k))
+    (y,) = g.add_node(op, [x, g.add_const("w", w)], name=op.lower(), outputs=["y"])
+    g.outputs.append(y)
+    return write_wrt(g, plan_memory(g), "fp32", {"w"})
+
+
+def _edit_w(data: bytes, fn: Callable[[fb.TensorT], None]) -> bytes:
+    def edit(m: fb.ModelT) -> None:
+        fn(next(t for t in m.tensors if bytes(t.name) == b"w"))
+    return patched(data, edit)
+
+
+def _edit_w_values(data: bytes, fn: Callable[[bytearray], bytes]) -> bytes:
+    def edit(m: fb.ModelT) -> None:
+        t = next(t for t in m.tensors if bytes(t.name) == b"w")
+        m.buffers[t.buffer] = _AlignedBufferT(fn(bytearray(m.buffers[t.buffer].raw)))
+    return patched(data, edit)
+
+
+def _nonzero_padding(raw: bytearray) -> bytes:
+    raw[-4:] = np.float32(1.0).tobytes()  # 10 rows: the last value of the last block is row 11's
+    return bytes(raw)
+
+
+def _big_sparse(rows: int, cols: int, op: str = "FULLY_CONNECTED", groups: int = 1) -> bytes:
+    """A weight [rows, cols] (conv: [rows, 1, 1, cols]) stored with no blocks at all: a file of a few KiB that
+    stands for rows * cols zeros."""
+    g = Graph()
+    if op == "FULLY_CONNECTED":
+        x = g.add_input("x", (1, 4))
+        w = g.add_const("w", np.ones((4, 4), np.float32))
+        (y,) = g.add_node(op, [x, w], name="big", outputs=["y"])
+    else:
+        x = g.add_input("x", (1, 1, 1, 4 * groups))
+        w = g.add_const("w", np.ones((4 * groups, 1, 1, 4), np.float32))
+        (y,) = g.add_node(op, [x, w], {"groups": groups}, name="big", outputs=["y"])
+    g.outputs.append(y)
+
+    def edit(m: fb.ModelT) -> None:
+        names = {bytes(t.name): t for t in m.tensors}
+        w, x, y = names[b"w"], names[b"x"], names[b"y"]
+        w.shape = [rows, cols] if op == "FULLY_CONNECTED" else [rows, 1, 1, cols]
+        w.sparsity = fb.BlockSparsityT()
+        w.sparsity.rowStarts, w.sparsity.columns = [0] * (-(-rows // 4) + 1), []
+        m.buffers[w.buffer] = _AlignedBufferT(b"")
+        x.shape = [1, cols * groups] if op == "FULLY_CONNECTED" else [1, 1, 1, cols * groups]
+        y.shape = [1, rows] if op == "FULLY_CONNECTED" else [1, 1, 1, rows]
+        x.arenaOffset, y.arenaOffset = 0, 4 * cols * groups + (-4 * cols * groups) % 64
+        m.plan.arenaSize = y.arenaOffset + 4 * rows
+    return patched(write(g), edit)
+
+
+def sparse_cases() -> list[Case]:
+    """Block-sparse weights (python_ref/sparse.py): encodings that lie, and sizes that would expand to gigabytes."""
+    base = _sparse_fc()
+    fmt = r"tensor \d+ \('w'\): .*"  # the exact words: python_ref must say the same (python_rejects)
+
+    def starts(f: Callable) -> Callable:  # edit the row starts with f(list)
+        return lambda t: setattr(t.sparsity, "rowStarts", f(list(t.sparsity.rowStarts)))
+
+    def cols(f: Callable) -> Callable:
+        return lambda t: setattr(t.sparsity, "columns", f(list(t.sparsity.columns)))
+
+    bad = [
+        ("sparse_row_starts_count", _edit_w(base, starts(lambda s: s[:-1])), "block-sparse: 3 row starts, expected 4"),
+        ("sparse_row_starts_decrease", _edit_w(base, starts(lambda s: [s[0], s[2], s[1], s[3]])),
+         r"row starts must begin at 0, never decrease and end at the \d+ stored blocks"),
+        ("sparse_row_starts_past_blocks", _edit_w(base, starts(lambda s: [*s[:-1], s[-1] + 1])),
+         r"row starts must begin at 0, never decrease and end at the \d+ stored blocks"),
+        ("sparse_column_out_of_range", _edit_w(base, cols(lambda c: [*c[:-1], 12])),
+         "is in column 12; columns must increase"),
+        ("sparse_column_negative", _edit_w(base, cols(lambda c: [-1, *c[1:]])),
+         "is in column -1; columns must increase"),
+        ("sparse_columns_not_increasing", _edit_w(base, cols(lambda c: [c[0], c[0], *c[2:]])),
+         "columns must increase within a block row and stay below 12"),
+        ("sparse_values_short", _edit_w_values(base, lambda raw: bytes(raw[:-16])),
+         r"block-sparse: the buffer holds \d+ bytes, \d+ blocks of 4 float32 values need \d+"),
+        ("sparse_padding_nonzero", _edit_w_values(base, _nonzero_padding), "has a non-zero value past row 9"),
+        ("sparse_not_a_constant", _edit_w(base, lambda t: (setattr(t, "buffer", 0), setattr(t, "arenaOffset", 0))),
+         "block-sparse, but not a constant"),
+        ("sparse_int32", _edit_w(base, lambda t: setattr(t, "dtype", fb.DType.INT32)),
+         "block-sparse tensors must be float32 or float16, not int32"),
+        ("sparse_rank_0", _edit_w(base, lambda t: setattr(t, "shape", [])),
+         "a block-sparse tensor needs rank 1 or more"),
+    ]
+    cases = [Case(name, "format", data, fmt + msg, python_rejects=True) for name, data, msg in bad]
+    # a sparse tensor read where no sparse variant exists
+    cases.append(Case("sparse_input_of_add", "format", _sparse_fc(op="ADD"),
+                      "operator 0 \\(ADD 'add'\\): input 1 \\(tensor \\d+ 'w'\\) is block-sparse; only the weights of "
+                      "CONV_2D and FULLY_CONNECTED may be", python_rejects=True))
+    # a few KiB standing for 8 GiB of zeros: refused from the lengths, before anything is expanded
+    cases.append(Case("sparse_expansion_bomb", "memory", _big_sparse(1 << 16, 1 << 15),
+                      "block-sparse constants expand to 8589934592 bytes in all \\(limit 1073741824\\)",
+                      python_rejects=True))
+    # 64 MiB of zeros run sparse: output = bias, nothing expanded
+    cases.append(Case("sparse_empty_weight_64mib", "memory", _big_sparse(1 << 14, 1 << 10), "ok"))
+    # a grouped convolution runs dense: its expansion (512 MiB) and packing count against max_memory
+    cases.append(Case("sparse_dense_fallback_beyond_memory", "memory",
+                      _big_sparse(1 << 14, 1 << 13, "CONV_2D", groups=2),
+                      "beyond its memory limit of 1073741824 bytes \\(max_memory\\)"))
+    return cases
+
+
 def all_cases() -> list[Case]:
-    return [*const_input_cases(), *memory_cases(), *hang_cases(), *limit_cases()]
+    return [*const_input_cases(), *memory_cases(), *hang_cases(), *limit_cases(), *sparse_cases()]
