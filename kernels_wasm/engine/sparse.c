@@ -1,6 +1,7 @@
 /* CONV_2D and FULLY_CONNECTED whose weights are block-sparse (python_ref/sparse.py: 1x4 blocks of 4 output channels
  * x 1 column of the weight matrix [Cout, KH*KW*Cin]). The plan runs a layer with the sparse kernels when its block
- * sparsity reaches the target's measured break-even (wrt_target.spmm_min_sparsity), and otherwise hands it to the
+ * sparsity reaches the target's measured break-even (wrt_target: spmm_min_sparsity + spmm_k_penalty / K columns,
+ * spmv_min_sparsity for one output pixel), and otherwise hands it to the
  * dense implementation over the expanded weights (model.c expands them for its prepare), so a sparse file is never
  * slower than a dense one.
  *
@@ -58,16 +59,19 @@ int plan_sparse(wrt_model* m, wrt_op* op, wrt_cost* c) {
   const wrt_tensor *x = &m->t[op->in[0]], *w = &m->t[op->in[1]], *y = &m->t[op->out];
   wrt_sparse_plan* p = &op->u.sparse;
   uint64_t n = (uint64_t)w->dims[0], k = n ? w->count / n : 0, br = (n + 3) / 4, nb = w->sp_blocks;
+  uint64_t pix = y->count / (n ? n : 1);
   double sparsity = br && k ? 1.0 - (double)nb / ((double)br * (double)k) : 0.0;
+  double break_even = pix == 1 ? m->tg->spmv_min_sparsity
+                               : m->tg->spmm_min_sparsity + m->tg->spmm_k_penalty / (double)(k ? k : 1);
   int sparse = policy != WRT_SPARSE_NEVER && sparse_possible(m, op, k) &&
-               (policy == WRT_SPARSE_ALWAYS || sparsity >= m->tg->spmm_min_sparsity);
+               (policy == WRT_SPARSE_ALWAYS || sparsity >= break_even);
   if (!sparse) { /* the dense implementation, over the weights expanded for its prepare */
     op->impl = op_impl(op->type, WRT_DC_F32);
     op->expand_in = 0x2;
     c->bytes += w->count * sizeof(float) + 1;
     return op->impl->plan(m, op, c);
   }
-  uint64_t MR = m->tg->spmm_mr, pix = y->count / (n ? n : 1);
+  uint64_t MR = m->tg->spmm_mr;
   p->n = (int64_t)n;
   p->k = (int64_t)k;
   p->pix = (int64_t)pix;

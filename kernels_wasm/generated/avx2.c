@@ -4811,15 +4811,10 @@ static __attribute__((target("avx2,fma"))) void wrt_avx2_avgpool(size_t channels
 static __attribute__((target("avx2,fma"))) void wrt_avx2_spmm_16(size_t mr, size_t n, const float* x, size_t x_stride, const int32_t* restrict nnz, const int32_t* restrict offs, const float* restrict w, float* y, size_t y_stride, const wrt_clamp* clamp) {
   const __m256i spread = _mm256_setr_epi32(0, 0, 1, 1, 2, 2, 3, 3);
   const __m256i pixmajor = _mm256_setr_epi32(0, 2, 4, 6, 1, 3, 5, 7);
-  const __m128 qmin = _mm_set1_ps(clamp->min), qmax = _mm_set1_ps(clamp->max);
-  const char* x0 = (const char*)x;
-  const char* x1 = mr > 2 ? x0 + x_stride : x0;
-  const char* x2 = mr > 4 ? x1 + x_stride : x1;
-  const char* x3 = mr > 6 ? x2 + x_stride : x2;
-  const char* x4 = mr > 8 ? x3 + x_stride : x3;
-  const char* x5 = mr > 10 ? x4 + x_stride : x4;
-  const char* x6 = mr > 12 ? x5 + x_stride : x5;
-  const char* x7 = mr > 14 ? x6 + x_stride : x6;
+  const __m256 vmin = _mm256_set1_ps(clamp->min);
+  const __m256 vmax = _mm256_set1_ps(clamp->max);
+  const char* xb = (const char*)x;
+  (void)x_stride;
   for (size_t r = 0; r < n; r += 4) {
     const __m256 bias = _mm256_permutevar8x32_ps(_mm256_castps128_ps256(_mm_loadu_ps(w)), spread);
     w += 4;
@@ -4832,220 +4827,238 @@ static __attribute__((target("avx2,fma"))) void wrt_avx2_spmm_16(size_t mr, size
     __m256 acc6 = bias;
     __m256 acc7 = bias;
     for (int32_t k = *nnz++; k > 0; k--) {
-      const size_t off = (size_t)*offs++;
+      const char* xo = xb + (size_t)*offs++;
       const __m256 wv = _mm256_permutevar8x32_ps(_mm256_castps128_ps256(_mm_loadu_ps(w)), spread);
       w += 4;
-      acc0 = _mm256_fmadd_ps(_mm256_castpd_ps(_mm256_broadcast_sd((const double*)(const void*)((const float*)(const void*)(x0 + off)))), wv, acc0);
-      acc1 = _mm256_fmadd_ps(_mm256_castpd_ps(_mm256_broadcast_sd((const double*)(const void*)((const float*)(const void*)(x1 + off)))), wv, acc1);
-      acc2 = _mm256_fmadd_ps(_mm256_castpd_ps(_mm256_broadcast_sd((const double*)(const void*)((const float*)(const void*)(x2 + off)))), wv, acc2);
-      acc3 = _mm256_fmadd_ps(_mm256_castpd_ps(_mm256_broadcast_sd((const double*)(const void*)((const float*)(const void*)(x3 + off)))), wv, acc3);
-      acc4 = _mm256_fmadd_ps(_mm256_castpd_ps(_mm256_broadcast_sd((const double*)(const void*)((const float*)(const void*)(x4 + off)))), wv, acc4);
-      acc5 = _mm256_fmadd_ps(_mm256_castpd_ps(_mm256_broadcast_sd((const double*)(const void*)((const float*)(const void*)(x5 + off)))), wv, acc5);
-      acc6 = _mm256_fmadd_ps(_mm256_castpd_ps(_mm256_broadcast_sd((const double*)(const void*)((const float*)(const void*)(x6 + off)))), wv, acc6);
-      acc7 = _mm256_fmadd_ps(_mm256_castpd_ps(_mm256_broadcast_sd((const double*)(const void*)((const float*)(const void*)(x7 + off)))), wv, acc7);
+      acc0 = _mm256_fmadd_ps(_mm256_castpd_ps(_mm256_broadcast_sd((const double*)(const void*)((const float*)(const void*)(xo + 0)))), wv, acc0);
+      acc1 = _mm256_fmadd_ps(_mm256_castpd_ps(_mm256_broadcast_sd((const double*)(const void*)((const float*)(const void*)(xo + 8)))), wv, acc1);
+      acc2 = _mm256_fmadd_ps(_mm256_castpd_ps(_mm256_broadcast_sd((const double*)(const void*)((const float*)(const void*)(xo + 16)))), wv, acc2);
+      acc3 = _mm256_fmadd_ps(_mm256_castpd_ps(_mm256_broadcast_sd((const double*)(const void*)((const float*)(const void*)(xo + 24)))), wv, acc3);
+      acc4 = _mm256_fmadd_ps(_mm256_castpd_ps(_mm256_broadcast_sd((const double*)(const void*)((const float*)(const void*)(xo + 32)))), wv, acc4);
+      acc5 = _mm256_fmadd_ps(_mm256_castpd_ps(_mm256_broadcast_sd((const double*)(const void*)((const float*)(const void*)(xo + 40)))), wv, acc5);
+      acc6 = _mm256_fmadd_ps(_mm256_castpd_ps(_mm256_broadcast_sd((const double*)(const void*)((const float*)(const void*)(xo + 48)))), wv, acc6);
+      acc7 = _mm256_fmadd_ps(_mm256_castpd_ps(_mm256_broadcast_sd((const double*)(const void*)((const float*)(const void*)(xo + 56)))), wv, acc7);
     }
+    acc0 = _mm256_permutevar8x32_ps(_mm256_min_ps(vmax, _mm256_max_ps(vmin, acc0)), pixmajor);
+    acc1 = _mm256_permutevar8x32_ps(_mm256_min_ps(vmax, _mm256_max_ps(vmin, acc1)), pixmajor);
+    acc2 = _mm256_permutevar8x32_ps(_mm256_min_ps(vmax, _mm256_max_ps(vmin, acc2)), pixmajor);
+    acc3 = _mm256_permutevar8x32_ps(_mm256_min_ps(vmax, _mm256_max_ps(vmin, acc3)), pixmajor);
+    acc4 = _mm256_permutevar8x32_ps(_mm256_min_ps(vmax, _mm256_max_ps(vmin, acc4)), pixmajor);
+    acc5 = _mm256_permutevar8x32_ps(_mm256_min_ps(vmax, _mm256_max_ps(vmin, acc5)), pixmajor);
+    acc6 = _mm256_permutevar8x32_ps(_mm256_min_ps(vmax, _mm256_max_ps(vmin, acc6)), pixmajor);
+    acc7 = _mm256_permutevar8x32_ps(_mm256_min_ps(vmax, _mm256_max_ps(vmin, acc7)), pixmajor);
     const size_t nleft = n - r;
-    char* yo = (char*)(y + r);
-    acc0 = _mm256_permutevar8x32_ps(acc0, pixmajor);
-    if (mr > 0) {
-      const __m128 o = _mm_min_ps(qmax, _mm_max_ps(qmin, _mm256_castps256_ps128(acc0)));
-      if (nleft >= 4) {
-        _mm_storeu_ps((float*)(void*)yo, o);
-      } else {
-        float* tp = (float*)(void*)yo;
-        __m128 tv = o;
-        if (nleft & 2) { _mm_storel_pi((__m64*)(void*)tp, tv); tv = _mm_movehl_ps(tv, tv); tp += 2; }
-        if (nleft & 1) _mm_store_ss(tp, tv);
+    if (mr == 16 && nleft >= 4) {
+      char* yo = (char*)(y + r);
+      _mm_storeu_ps((float*)(void*)yo, _mm256_castps256_ps128(acc0));
+      yo += y_stride;
+      _mm_storeu_ps((float*)(void*)yo, _mm256_extractf128_ps(acc0, 1));
+      yo += y_stride;
+      _mm_storeu_ps((float*)(void*)yo, _mm256_castps256_ps128(acc1));
+      yo += y_stride;
+      _mm_storeu_ps((float*)(void*)yo, _mm256_extractf128_ps(acc1, 1));
+      yo += y_stride;
+      _mm_storeu_ps((float*)(void*)yo, _mm256_castps256_ps128(acc2));
+      yo += y_stride;
+      _mm_storeu_ps((float*)(void*)yo, _mm256_extractf128_ps(acc2, 1));
+      yo += y_stride;
+      _mm_storeu_ps((float*)(void*)yo, _mm256_castps256_ps128(acc3));
+      yo += y_stride;
+      _mm_storeu_ps((float*)(void*)yo, _mm256_extractf128_ps(acc3, 1));
+      yo += y_stride;
+      _mm_storeu_ps((float*)(void*)yo, _mm256_castps256_ps128(acc4));
+      yo += y_stride;
+      _mm_storeu_ps((float*)(void*)yo, _mm256_extractf128_ps(acc4, 1));
+      yo += y_stride;
+      _mm_storeu_ps((float*)(void*)yo, _mm256_castps256_ps128(acc5));
+      yo += y_stride;
+      _mm_storeu_ps((float*)(void*)yo, _mm256_extractf128_ps(acc5, 1));
+      yo += y_stride;
+      _mm_storeu_ps((float*)(void*)yo, _mm256_castps256_ps128(acc6));
+      yo += y_stride;
+      _mm_storeu_ps((float*)(void*)yo, _mm256_extractf128_ps(acc6, 1));
+      yo += y_stride;
+      _mm_storeu_ps((float*)(void*)yo, _mm256_castps256_ps128(acc7));
+      yo += y_stride;
+      _mm_storeu_ps((float*)(void*)yo, _mm256_extractf128_ps(acc7, 1));
+    } else {
+      char* yo = (char*)(y + r);
+      if (mr > 0) {
+        if (nleft >= 4) {
+          _mm_storeu_ps((float*)(void*)yo, _mm256_castps256_ps128(acc0));
+        } else {
+          float* tp = (float*)(void*)yo;
+          __m128 tv = _mm256_castps256_ps128(acc0);
+          if (nleft & 2) { _mm_storel_pi((__m64*)(void*)tp, tv); tv = _mm_movehl_ps(tv, tv); tp += 2; }
+          if (nleft & 1) _mm_store_ss(tp, tv);
+        }
+      }
+      yo += y_stride;
+      if (mr > 1) {
+        if (nleft >= 4) {
+          _mm_storeu_ps((float*)(void*)yo, _mm256_extractf128_ps(acc0, 1));
+        } else {
+          float* tp = (float*)(void*)yo;
+          __m128 tv = _mm256_extractf128_ps(acc0, 1);
+          if (nleft & 2) { _mm_storel_pi((__m64*)(void*)tp, tv); tv = _mm_movehl_ps(tv, tv); tp += 2; }
+          if (nleft & 1) _mm_store_ss(tp, tv);
+        }
+      }
+      yo += y_stride;
+      if (mr > 2) {
+        if (nleft >= 4) {
+          _mm_storeu_ps((float*)(void*)yo, _mm256_castps256_ps128(acc1));
+        } else {
+          float* tp = (float*)(void*)yo;
+          __m128 tv = _mm256_castps256_ps128(acc1);
+          if (nleft & 2) { _mm_storel_pi((__m64*)(void*)tp, tv); tv = _mm_movehl_ps(tv, tv); tp += 2; }
+          if (nleft & 1) _mm_store_ss(tp, tv);
+        }
+      }
+      yo += y_stride;
+      if (mr > 3) {
+        if (nleft >= 4) {
+          _mm_storeu_ps((float*)(void*)yo, _mm256_extractf128_ps(acc1, 1));
+        } else {
+          float* tp = (float*)(void*)yo;
+          __m128 tv = _mm256_extractf128_ps(acc1, 1);
+          if (nleft & 2) { _mm_storel_pi((__m64*)(void*)tp, tv); tv = _mm_movehl_ps(tv, tv); tp += 2; }
+          if (nleft & 1) _mm_store_ss(tp, tv);
+        }
+      }
+      yo += y_stride;
+      if (mr > 4) {
+        if (nleft >= 4) {
+          _mm_storeu_ps((float*)(void*)yo, _mm256_castps256_ps128(acc2));
+        } else {
+          float* tp = (float*)(void*)yo;
+          __m128 tv = _mm256_castps256_ps128(acc2);
+          if (nleft & 2) { _mm_storel_pi((__m64*)(void*)tp, tv); tv = _mm_movehl_ps(tv, tv); tp += 2; }
+          if (nleft & 1) _mm_store_ss(tp, tv);
+        }
+      }
+      yo += y_stride;
+      if (mr > 5) {
+        if (nleft >= 4) {
+          _mm_storeu_ps((float*)(void*)yo, _mm256_extractf128_ps(acc2, 1));
+        } else {
+          float* tp = (float*)(void*)yo;
+          __m128 tv = _mm256_extractf128_ps(acc2, 1);
+          if (nleft & 2) { _mm_storel_pi((__m64*)(void*)tp, tv); tv = _mm_movehl_ps(tv, tv); tp += 2; }
+          if (nleft & 1) _mm_store_ss(tp, tv);
+        }
+      }
+      yo += y_stride;
+      if (mr > 6) {
+        if (nleft >= 4) {
+          _mm_storeu_ps((float*)(void*)yo, _mm256_castps256_ps128(acc3));
+        } else {
+          float* tp = (float*)(void*)yo;
+          __m128 tv = _mm256_castps256_ps128(acc3);
+          if (nleft & 2) { _mm_storel_pi((__m64*)(void*)tp, tv); tv = _mm_movehl_ps(tv, tv); tp += 2; }
+          if (nleft & 1) _mm_store_ss(tp, tv);
+        }
+      }
+      yo += y_stride;
+      if (mr > 7) {
+        if (nleft >= 4) {
+          _mm_storeu_ps((float*)(void*)yo, _mm256_extractf128_ps(acc3, 1));
+        } else {
+          float* tp = (float*)(void*)yo;
+          __m128 tv = _mm256_extractf128_ps(acc3, 1);
+          if (nleft & 2) { _mm_storel_pi((__m64*)(void*)tp, tv); tv = _mm_movehl_ps(tv, tv); tp += 2; }
+          if (nleft & 1) _mm_store_ss(tp, tv);
+        }
+      }
+      yo += y_stride;
+      if (mr > 8) {
+        if (nleft >= 4) {
+          _mm_storeu_ps((float*)(void*)yo, _mm256_castps256_ps128(acc4));
+        } else {
+          float* tp = (float*)(void*)yo;
+          __m128 tv = _mm256_castps256_ps128(acc4);
+          if (nleft & 2) { _mm_storel_pi((__m64*)(void*)tp, tv); tv = _mm_movehl_ps(tv, tv); tp += 2; }
+          if (nleft & 1) _mm_store_ss(tp, tv);
+        }
+      }
+      yo += y_stride;
+      if (mr > 9) {
+        if (nleft >= 4) {
+          _mm_storeu_ps((float*)(void*)yo, _mm256_extractf128_ps(acc4, 1));
+        } else {
+          float* tp = (float*)(void*)yo;
+          __m128 tv = _mm256_extractf128_ps(acc4, 1);
+          if (nleft & 2) { _mm_storel_pi((__m64*)(void*)tp, tv); tv = _mm_movehl_ps(tv, tv); tp += 2; }
+          if (nleft & 1) _mm_store_ss(tp, tv);
+        }
+      }
+      yo += y_stride;
+      if (mr > 10) {
+        if (nleft >= 4) {
+          _mm_storeu_ps((float*)(void*)yo, _mm256_castps256_ps128(acc5));
+        } else {
+          float* tp = (float*)(void*)yo;
+          __m128 tv = _mm256_castps256_ps128(acc5);
+          if (nleft & 2) { _mm_storel_pi((__m64*)(void*)tp, tv); tv = _mm_movehl_ps(tv, tv); tp += 2; }
+          if (nleft & 1) _mm_store_ss(tp, tv);
+        }
+      }
+      yo += y_stride;
+      if (mr > 11) {
+        if (nleft >= 4) {
+          _mm_storeu_ps((float*)(void*)yo, _mm256_extractf128_ps(acc5, 1));
+        } else {
+          float* tp = (float*)(void*)yo;
+          __m128 tv = _mm256_extractf128_ps(acc5, 1);
+          if (nleft & 2) { _mm_storel_pi((__m64*)(void*)tp, tv); tv = _mm_movehl_ps(tv, tv); tp += 2; }
+          if (nleft & 1) _mm_store_ss(tp, tv);
+        }
+      }
+      yo += y_stride;
+      if (mr > 12) {
+        if (nleft >= 4) {
+          _mm_storeu_ps((float*)(void*)yo, _mm256_castps256_ps128(acc6));
+        } else {
+          float* tp = (float*)(void*)yo;
+          __m128 tv = _mm256_castps256_ps128(acc6);
+          if (nleft & 2) { _mm_storel_pi((__m64*)(void*)tp, tv); tv = _mm_movehl_ps(tv, tv); tp += 2; }
+          if (nleft & 1) _mm_store_ss(tp, tv);
+        }
+      }
+      yo += y_stride;
+      if (mr > 13) {
+        if (nleft >= 4) {
+          _mm_storeu_ps((float*)(void*)yo, _mm256_extractf128_ps(acc6, 1));
+        } else {
+          float* tp = (float*)(void*)yo;
+          __m128 tv = _mm256_extractf128_ps(acc6, 1);
+          if (nleft & 2) { _mm_storel_pi((__m64*)(void*)tp, tv); tv = _mm_movehl_ps(tv, tv); tp += 2; }
+          if (nleft & 1) _mm_store_ss(tp, tv);
+        }
+      }
+      yo += y_stride;
+      if (mr > 14) {
+        if (nleft >= 4) {
+          _mm_storeu_ps((float*)(void*)yo, _mm256_castps256_ps128(acc7));
+        } else {
+          float* tp = (float*)(void*)yo;
+          __m128 tv = _mm256_castps256_ps128(acc7);
+          if (nleft & 2) { _mm_storel_pi((__m64*)(void*)tp, tv); tv = _mm_movehl_ps(tv, tv); tp += 2; }
+          if (nleft & 1) _mm_store_ss(tp, tv);
+        }
+      }
+      yo += y_stride;
+      if (mr > 15) {
+        if (nleft >= 4) {
+          _mm_storeu_ps((float*)(void*)yo, _mm256_extractf128_ps(acc7, 1));
+        } else {
+          float* tp = (float*)(void*)yo;
+          __m128 tv = _mm256_extractf128_ps(acc7, 1);
+          if (nleft & 2) { _mm_storel_pi((__m64*)(void*)tp, tv); tv = _mm_movehl_ps(tv, tv); tp += 2; }
+          if (nleft & 1) _mm_store_ss(tp, tv);
+        }
       }
     }
-    yo += y_stride;
-    if (mr > 1) {
-      const __m128 o = _mm_min_ps(qmax, _mm_max_ps(qmin, _mm256_extractf128_ps(acc0, 1)));
-      if (nleft >= 4) {
-        _mm_storeu_ps((float*)(void*)yo, o);
-      } else {
-        float* tp = (float*)(void*)yo;
-        __m128 tv = o;
-        if (nleft & 2) { _mm_storel_pi((__m64*)(void*)tp, tv); tv = _mm_movehl_ps(tv, tv); tp += 2; }
-        if (nleft & 1) _mm_store_ss(tp, tv);
-      }
-    }
-    yo += y_stride;
-    acc1 = _mm256_permutevar8x32_ps(acc1, pixmajor);
-    if (mr > 2) {
-      const __m128 o = _mm_min_ps(qmax, _mm_max_ps(qmin, _mm256_castps256_ps128(acc1)));
-      if (nleft >= 4) {
-        _mm_storeu_ps((float*)(void*)yo, o);
-      } else {
-        float* tp = (float*)(void*)yo;
-        __m128 tv = o;
-        if (nleft & 2) { _mm_storel_pi((__m64*)(void*)tp, tv); tv = _mm_movehl_ps(tv, tv); tp += 2; }
-        if (nleft & 1) _mm_store_ss(tp, tv);
-      }
-    }
-    yo += y_stride;
-    if (mr > 3) {
-      const __m128 o = _mm_min_ps(qmax, _mm_max_ps(qmin, _mm256_extractf128_ps(acc1, 1)));
-      if (nleft >= 4) {
-        _mm_storeu_ps((float*)(void*)yo, o);
-      } else {
-        float* tp = (float*)(void*)yo;
-        __m128 tv = o;
-        if (nleft & 2) { _mm_storel_pi((__m64*)(void*)tp, tv); tv = _mm_movehl_ps(tv, tv); tp += 2; }
-        if (nleft & 1) _mm_store_ss(tp, tv);
-      }
-    }
-    yo += y_stride;
-    acc2 = _mm256_permutevar8x32_ps(acc2, pixmajor);
-    if (mr > 4) {
-      const __m128 o = _mm_min_ps(qmax, _mm_max_ps(qmin, _mm256_castps256_ps128(acc2)));
-      if (nleft >= 4) {
-        _mm_storeu_ps((float*)(void*)yo, o);
-      } else {
-        float* tp = (float*)(void*)yo;
-        __m128 tv = o;
-        if (nleft & 2) { _mm_storel_pi((__m64*)(void*)tp, tv); tv = _mm_movehl_ps(tv, tv); tp += 2; }
-        if (nleft & 1) _mm_store_ss(tp, tv);
-      }
-    }
-    yo += y_stride;
-    if (mr > 5) {
-      const __m128 o = _mm_min_ps(qmax, _mm_max_ps(qmin, _mm256_extractf128_ps(acc2, 1)));
-      if (nleft >= 4) {
-        _mm_storeu_ps((float*)(void*)yo, o);
-      } else {
-        float* tp = (float*)(void*)yo;
-        __m128 tv = o;
-        if (nleft & 2) { _mm_storel_pi((__m64*)(void*)tp, tv); tv = _mm_movehl_ps(tv, tv); tp += 2; }
-        if (nleft & 1) _mm_store_ss(tp, tv);
-      }
-    }
-    yo += y_stride;
-    acc3 = _mm256_permutevar8x32_ps(acc3, pixmajor);
-    if (mr > 6) {
-      const __m128 o = _mm_min_ps(qmax, _mm_max_ps(qmin, _mm256_castps256_ps128(acc3)));
-      if (nleft >= 4) {
-        _mm_storeu_ps((float*)(void*)yo, o);
-      } else {
-        float* tp = (float*)(void*)yo;
-        __m128 tv = o;
-        if (nleft & 2) { _mm_storel_pi((__m64*)(void*)tp, tv); tv = _mm_movehl_ps(tv, tv); tp += 2; }
-        if (nleft & 1) _mm_store_ss(tp, tv);
-      }
-    }
-    yo += y_stride;
-    if (mr > 7) {
-      const __m128 o = _mm_min_ps(qmax, _mm_max_ps(qmin, _mm256_extractf128_ps(acc3, 1)));
-      if (nleft >= 4) {
-        _mm_storeu_ps((float*)(void*)yo, o);
-      } else {
-        float* tp = (float*)(void*)yo;
-        __m128 tv = o;
-        if (nleft & 2) { _mm_storel_pi((__m64*)(void*)tp, tv); tv = _mm_movehl_ps(tv, tv); tp += 2; }
-        if (nleft & 1) _mm_store_ss(tp, tv);
-      }
-    }
-    yo += y_stride;
-    acc4 = _mm256_permutevar8x32_ps(acc4, pixmajor);
-    if (mr > 8) {
-      const __m128 o = _mm_min_ps(qmax, _mm_max_ps(qmin, _mm256_castps256_ps128(acc4)));
-      if (nleft >= 4) {
-        _mm_storeu_ps((float*)(void*)yo, o);
-      } else {
-        float* tp = (float*)(void*)yo;
-        __m128 tv = o;
-        if (nleft & 2) { _mm_storel_pi((__m64*)(void*)tp, tv); tv = _mm_movehl_ps(tv, tv); tp += 2; }
-        if (nleft & 1) _mm_store_ss(tp, tv);
-      }
-    }
-    yo += y_stride;
-    if (mr > 9) {
-      const __m128 o = _mm_min_ps(qmax, _mm_max_ps(qmin, _mm256_extractf128_ps(acc4, 1)));
-      if (nleft >= 4) {
-        _mm_storeu_ps((float*)(void*)yo, o);
-      } else {
-        float* tp = (float*)(void*)yo;
-        __m128 tv = o;
-        if (nleft & 2) { _mm_storel_pi((__m64*)(void*)tp, tv); tv = _mm_movehl_ps(tv, tv); tp += 2; }
-        if (nleft & 1) _mm_store_ss(tp, tv);
-      }
-    }
-    yo += y_stride;
-    acc5 = _mm256_permutevar8x32_ps(acc5, pixmajor);
-    if (mr > 10) {
-      const __m128 o = _mm_min_ps(qmax, _mm_max_ps(qmin, _mm256_castps256_ps128(acc5)));
-      if (nleft >= 4) {
-        _mm_storeu_ps((float*)(void*)yo, o);
-      } else {
-        float* tp = (float*)(void*)yo;
-        __m128 tv = o;
-        if (nleft & 2) { _mm_storel_pi((__m64*)(void*)tp, tv); tv = _mm_movehl_ps(tv, tv); tp += 2; }
-        if (nleft & 1) _mm_store_ss(tp, tv);
-      }
-    }
-    yo += y_stride;
-    if (mr > 11) {
-      const __m128 o = _mm_min_ps(qmax, _mm_max_ps(qmin, _mm256_extractf128_ps(acc5, 1)));
-      if (nleft >= 4) {
-        _mm_storeu_ps((float*)(void*)yo, o);
-      } else {
-        float* tp = (float*)(void*)yo;
-        __m128 tv = o;
-        if (nleft & 2) { _mm_storel_pi((__m64*)(void*)tp, tv); tv = _mm_movehl_ps(tv, tv); tp += 2; }
-        if (nleft & 1) _mm_store_ss(tp, tv);
-      }
-    }
-    yo += y_stride;
-    acc6 = _mm256_permutevar8x32_ps(acc6, pixmajor);
-    if (mr > 12) {
-      const __m128 o = _mm_min_ps(qmax, _mm_max_ps(qmin, _mm256_castps256_ps128(acc6)));
-      if (nleft >= 4) {
-        _mm_storeu_ps((float*)(void*)yo, o);
-      } else {
-        float* tp = (float*)(void*)yo;
-        __m128 tv = o;
-        if (nleft & 2) { _mm_storel_pi((__m64*)(void*)tp, tv); tv = _mm_movehl_ps(tv, tv); tp += 2; }
-        if (nleft & 1) _mm_store_ss(tp, tv);
-      }
-    }
-    yo += y_stride;
-    if (mr > 13) {
-      const __m128 o = _mm_min_ps(qmax, _mm_max_ps(qmin, _mm256_extractf128_ps(acc6, 1)));
-      if (nleft >= 4) {
-        _mm_storeu_ps((float*)(void*)yo, o);
-      } else {
-        float* tp = (float*)(void*)yo;
-        __m128 tv = o;
-        if (nleft & 2) { _mm_storel_pi((__m64*)(void*)tp, tv); tv = _mm_movehl_ps(tv, tv); tp += 2; }
-        if (nleft & 1) _mm_store_ss(tp, tv);
-      }
-    }
-    yo += y_stride;
-    acc7 = _mm256_permutevar8x32_ps(acc7, pixmajor);
-    if (mr > 14) {
-      const __m128 o = _mm_min_ps(qmax, _mm_max_ps(qmin, _mm256_castps256_ps128(acc7)));
-      if (nleft >= 4) {
-        _mm_storeu_ps((float*)(void*)yo, o);
-      } else {
-        float* tp = (float*)(void*)yo;
-        __m128 tv = o;
-        if (nleft & 2) { _mm_storel_pi((__m64*)(void*)tp, tv); tv = _mm_movehl_ps(tv, tv); tp += 2; }
-        if (nleft & 1) _mm_store_ss(tp, tv);
-      }
-    }
-    yo += y_stride;
-    if (mr > 15) {
-      const __m128 o = _mm_min_ps(qmax, _mm_max_ps(qmin, _mm256_extractf128_ps(acc7, 1)));
-      if (nleft >= 4) {
-        _mm_storeu_ps((float*)(void*)yo, o);
-      } else {
-        float* tp = (float*)(void*)yo;
-        __m128 tv = o;
-        if (nleft & 2) { _mm_storel_pi((__m64*)(void*)tp, tv); tv = _mm_movehl_ps(tv, tv); tp += 2; }
-        if (nleft & 1) _mm_store_ss(tp, tv);
-      }
-    }
-    yo += y_stride;
   }
 }
 
@@ -5163,7 +5176,8 @@ const wrt_target wrt_target_avx2 = {
     [WRT_UN_NEG] = wrt_avx2_neg,
   },
   .maxpool = wrt_avx2_maxpool, .avgpool = wrt_avx2_avgpool,
-  .spmm_mr = 16, .spmm_g = 2, .spmm_min_sparsity = 0.3f,
+  .spmm_mr = 16, .spmm_g = 2,
+  .spmm_min_sparsity = 0.35f, .spmm_k_penalty = 4.0f, .spmv_min_sparsity = 0.2f,
   .spmm = wrt_avx2_spmm_16, .spmv = wrt_avx2_spmv,
   .sppack = wrt_avx2_sppack_16,
 };

@@ -4104,15 +4104,10 @@ static __attribute__((target("avx512f,avx512bw,avx512vl,avx2,fma"))) void wrt_av
 static __attribute__((target("avx512f,avx512bw,avx512vl,avx2,fma"))) void wrt_avx512_spmm_32(size_t mr, size_t n, const float* x, size_t x_stride, const int32_t* restrict nnz, const int32_t* restrict offs, const float* restrict w, float* y, size_t y_stride, const wrt_clamp* clamp) {
   const __m512i spread = _mm512_setr_epi32(0, 0, 0, 0, 1, 1, 1, 1, 2, 2, 2, 2, 3, 3, 3, 3);
   const __m512i pixmajor = _mm512_setr_epi32(0, 4, 8, 12, 1, 5, 9, 13, 2, 6, 10, 14, 3, 7, 11, 15);
-  const __m128 qmin = _mm_set1_ps(clamp->min), qmax = _mm_set1_ps(clamp->max);
-  const char* x0 = (const char*)x;
-  const char* x1 = mr > 4 ? x0 + x_stride : x0;
-  const char* x2 = mr > 8 ? x1 + x_stride : x1;
-  const char* x3 = mr > 12 ? x2 + x_stride : x2;
-  const char* x4 = mr > 16 ? x3 + x_stride : x3;
-  const char* x5 = mr > 20 ? x4 + x_stride : x4;
-  const char* x6 = mr > 24 ? x5 + x_stride : x5;
-  const char* x7 = mr > 28 ? x6 + x_stride : x6;
+  const __m512 vmin = _mm512_set1_ps(clamp->min);
+  const __m512 vmax = _mm512_set1_ps(clamp->max);
+  const char* xb = (const char*)x;
+  (void)x_stride;
   for (size_t r = 0; r < n; r += 4) {
     const __m512 bias = _mm512_permutexvar_ps(spread, _mm512_castps128_ps512(_mm_loadu_ps(w)));
     w += 4;
@@ -4125,412 +4120,446 @@ static __attribute__((target("avx512f,avx512bw,avx512vl,avx2,fma"))) void wrt_av
     __m512 acc6 = bias;
     __m512 acc7 = bias;
     for (int32_t k = *nnz++; k > 0; k--) {
-      const size_t off = (size_t)*offs++;
+      const char* xo = xb + (size_t)*offs++;
       const __m512 wv = _mm512_permutexvar_ps(spread, _mm512_castps128_ps512(_mm_loadu_ps(w)));
       w += 4;
-      acc0 = _mm512_fmadd_ps(_mm512_broadcast_f32x4(_mm_loadu_ps((const float*)(const void*)(x0 + off))), wv, acc0);
-      acc1 = _mm512_fmadd_ps(_mm512_broadcast_f32x4(_mm_loadu_ps((const float*)(const void*)(x1 + off))), wv, acc1);
-      acc2 = _mm512_fmadd_ps(_mm512_broadcast_f32x4(_mm_loadu_ps((const float*)(const void*)(x2 + off))), wv, acc2);
-      acc3 = _mm512_fmadd_ps(_mm512_broadcast_f32x4(_mm_loadu_ps((const float*)(const void*)(x3 + off))), wv, acc3);
-      acc4 = _mm512_fmadd_ps(_mm512_broadcast_f32x4(_mm_loadu_ps((const float*)(const void*)(x4 + off))), wv, acc4);
-      acc5 = _mm512_fmadd_ps(_mm512_broadcast_f32x4(_mm_loadu_ps((const float*)(const void*)(x5 + off))), wv, acc5);
-      acc6 = _mm512_fmadd_ps(_mm512_broadcast_f32x4(_mm_loadu_ps((const float*)(const void*)(x6 + off))), wv, acc6);
-      acc7 = _mm512_fmadd_ps(_mm512_broadcast_f32x4(_mm_loadu_ps((const float*)(const void*)(x7 + off))), wv, acc7);
+      acc0 = _mm512_fmadd_ps(_mm512_broadcast_f32x4(_mm_loadu_ps((const float*)(const void*)(xo + 0))), wv, acc0);
+      acc1 = _mm512_fmadd_ps(_mm512_broadcast_f32x4(_mm_loadu_ps((const float*)(const void*)(xo + 16))), wv, acc1);
+      acc2 = _mm512_fmadd_ps(_mm512_broadcast_f32x4(_mm_loadu_ps((const float*)(const void*)(xo + 32))), wv, acc2);
+      acc3 = _mm512_fmadd_ps(_mm512_broadcast_f32x4(_mm_loadu_ps((const float*)(const void*)(xo + 48))), wv, acc3);
+      acc4 = _mm512_fmadd_ps(_mm512_broadcast_f32x4(_mm_loadu_ps((const float*)(const void*)(xo + 64))), wv, acc4);
+      acc5 = _mm512_fmadd_ps(_mm512_broadcast_f32x4(_mm_loadu_ps((const float*)(const void*)(xo + 80))), wv, acc5);
+      acc6 = _mm512_fmadd_ps(_mm512_broadcast_f32x4(_mm_loadu_ps((const float*)(const void*)(xo + 96))), wv, acc6);
+      acc7 = _mm512_fmadd_ps(_mm512_broadcast_f32x4(_mm_loadu_ps((const float*)(const void*)(xo + 112))), wv, acc7);
     }
+    acc0 = _mm512_permutexvar_ps(pixmajor, _mm512_min_ps(vmax, _mm512_max_ps(vmin, acc0)));
+    acc1 = _mm512_permutexvar_ps(pixmajor, _mm512_min_ps(vmax, _mm512_max_ps(vmin, acc1)));
+    acc2 = _mm512_permutexvar_ps(pixmajor, _mm512_min_ps(vmax, _mm512_max_ps(vmin, acc2)));
+    acc3 = _mm512_permutexvar_ps(pixmajor, _mm512_min_ps(vmax, _mm512_max_ps(vmin, acc3)));
+    acc4 = _mm512_permutexvar_ps(pixmajor, _mm512_min_ps(vmax, _mm512_max_ps(vmin, acc4)));
+    acc5 = _mm512_permutexvar_ps(pixmajor, _mm512_min_ps(vmax, _mm512_max_ps(vmin, acc5)));
+    acc6 = _mm512_permutexvar_ps(pixmajor, _mm512_min_ps(vmax, _mm512_max_ps(vmin, acc6)));
+    acc7 = _mm512_permutexvar_ps(pixmajor, _mm512_min_ps(vmax, _mm512_max_ps(vmin, acc7)));
     const size_t nleft = n - r;
-    char* yo = (char*)(y + r);
-    acc0 = _mm512_permutexvar_ps(pixmajor, acc0);
-    if (mr > 0) {
-      const __m128 o = _mm_min_ps(qmax, _mm_max_ps(qmin, _mm512_castps512_ps128(acc0)));
-      if (nleft >= 4) {
-        _mm_storeu_ps((float*)(void*)yo, o);
-      } else {
-        float* tp = (float*)(void*)yo;
-        __m128 tv = o;
-        if (nleft & 2) { _mm_storel_pi((__m64*)(void*)tp, tv); tv = _mm_movehl_ps(tv, tv); tp += 2; }
-        if (nleft & 1) _mm_store_ss(tp, tv);
+    if (mr == 32 && nleft >= 4) {
+      char* yo = (char*)(y + r);
+      _mm_storeu_ps((float*)(void*)yo, _mm512_castps512_ps128(acc0));
+      yo += y_stride;
+      _mm_storeu_ps((float*)(void*)yo, _mm512_extractf32x4_ps(acc0, 1));
+      yo += y_stride;
+      _mm_storeu_ps((float*)(void*)yo, _mm512_extractf32x4_ps(acc0, 2));
+      yo += y_stride;
+      _mm_storeu_ps((float*)(void*)yo, _mm512_extractf32x4_ps(acc0, 3));
+      yo += y_stride;
+      _mm_storeu_ps((float*)(void*)yo, _mm512_castps512_ps128(acc1));
+      yo += y_stride;
+      _mm_storeu_ps((float*)(void*)yo, _mm512_extractf32x4_ps(acc1, 1));
+      yo += y_stride;
+      _mm_storeu_ps((float*)(void*)yo, _mm512_extractf32x4_ps(acc1, 2));
+      yo += y_stride;
+      _mm_storeu_ps((float*)(void*)yo, _mm512_extractf32x4_ps(acc1, 3));
+      yo += y_stride;
+      _mm_storeu_ps((float*)(void*)yo, _mm512_castps512_ps128(acc2));
+      yo += y_stride;
+      _mm_storeu_ps((float*)(void*)yo, _mm512_extractf32x4_ps(acc2, 1));
+      yo += y_stride;
+      _mm_storeu_ps((float*)(void*)yo, _mm512_extractf32x4_ps(acc2, 2));
+      yo += y_stride;
+      _mm_storeu_ps((float*)(void*)yo, _mm512_extractf32x4_ps(acc2, 3));
+      yo += y_stride;
+      _mm_storeu_ps((float*)(void*)yo, _mm512_castps512_ps128(acc3));
+      yo += y_stride;
+      _mm_storeu_ps((float*)(void*)yo, _mm512_extractf32x4_ps(acc3, 1));
+      yo += y_stride;
+      _mm_storeu_ps((float*)(void*)yo, _mm512_extractf32x4_ps(acc3, 2));
+      yo += y_stride;
+      _mm_storeu_ps((float*)(void*)yo, _mm512_extractf32x4_ps(acc3, 3));
+      yo += y_stride;
+      _mm_storeu_ps((float*)(void*)yo, _mm512_castps512_ps128(acc4));
+      yo += y_stride;
+      _mm_storeu_ps((float*)(void*)yo, _mm512_extractf32x4_ps(acc4, 1));
+      yo += y_stride;
+      _mm_storeu_ps((float*)(void*)yo, _mm512_extractf32x4_ps(acc4, 2));
+      yo += y_stride;
+      _mm_storeu_ps((float*)(void*)yo, _mm512_extractf32x4_ps(acc4, 3));
+      yo += y_stride;
+      _mm_storeu_ps((float*)(void*)yo, _mm512_castps512_ps128(acc5));
+      yo += y_stride;
+      _mm_storeu_ps((float*)(void*)yo, _mm512_extractf32x4_ps(acc5, 1));
+      yo += y_stride;
+      _mm_storeu_ps((float*)(void*)yo, _mm512_extractf32x4_ps(acc5, 2));
+      yo += y_stride;
+      _mm_storeu_ps((float*)(void*)yo, _mm512_extractf32x4_ps(acc5, 3));
+      yo += y_stride;
+      _mm_storeu_ps((float*)(void*)yo, _mm512_castps512_ps128(acc6));
+      yo += y_stride;
+      _mm_storeu_ps((float*)(void*)yo, _mm512_extractf32x4_ps(acc6, 1));
+      yo += y_stride;
+      _mm_storeu_ps((float*)(void*)yo, _mm512_extractf32x4_ps(acc6, 2));
+      yo += y_stride;
+      _mm_storeu_ps((float*)(void*)yo, _mm512_extractf32x4_ps(acc6, 3));
+      yo += y_stride;
+      _mm_storeu_ps((float*)(void*)yo, _mm512_castps512_ps128(acc7));
+      yo += y_stride;
+      _mm_storeu_ps((float*)(void*)yo, _mm512_extractf32x4_ps(acc7, 1));
+      yo += y_stride;
+      _mm_storeu_ps((float*)(void*)yo, _mm512_extractf32x4_ps(acc7, 2));
+      yo += y_stride;
+      _mm_storeu_ps((float*)(void*)yo, _mm512_extractf32x4_ps(acc7, 3));
+    } else {
+      char* yo = (char*)(y + r);
+      if (mr > 0) {
+        if (nleft >= 4) {
+          _mm_storeu_ps((float*)(void*)yo, _mm512_castps512_ps128(acc0));
+        } else {
+          float* tp = (float*)(void*)yo;
+          __m128 tv = _mm512_castps512_ps128(acc0);
+          if (nleft & 2) { _mm_storel_pi((__m64*)(void*)tp, tv); tv = _mm_movehl_ps(tv, tv); tp += 2; }
+          if (nleft & 1) _mm_store_ss(tp, tv);
+        }
+      }
+      yo += y_stride;
+      if (mr > 1) {
+        if (nleft >= 4) {
+          _mm_storeu_ps((float*)(void*)yo, _mm512_extractf32x4_ps(acc0, 1));
+        } else {
+          float* tp = (float*)(void*)yo;
+          __m128 tv = _mm512_extractf32x4_ps(acc0, 1);
+          if (nleft & 2) { _mm_storel_pi((__m64*)(void*)tp, tv); tv = _mm_movehl_ps(tv, tv); tp += 2; }
+          if (nleft & 1) _mm_store_ss(tp, tv);
+        }
+      }
+      yo += y_stride;
+      if (mr > 2) {
+        if (nleft >= 4) {
+          _mm_storeu_ps((float*)(void*)yo, _mm512_extractf32x4_ps(acc0, 2));
+        } else {
+          float* tp = (float*)(void*)yo;
+          __m128 tv = _mm512_extractf32x4_ps(acc0, 2);
+          if (nleft & 2) { _mm_storel_pi((__m64*)(void*)tp, tv); tv = _mm_movehl_ps(tv, tv); tp += 2; }
+          if (nleft & 1) _mm_store_ss(tp, tv);
+        }
+      }
+      yo += y_stride;
+      if (mr > 3) {
+        if (nleft >= 4) {
+          _mm_storeu_ps((float*)(void*)yo, _mm512_extractf32x4_ps(acc0, 3));
+        } else {
+          float* tp = (float*)(void*)yo;
+          __m128 tv = _mm512_extractf32x4_ps(acc0, 3);
+          if (nleft & 2) { _mm_storel_pi((__m64*)(void*)tp, tv); tv = _mm_movehl_ps(tv, tv); tp += 2; }
+          if (nleft & 1) _mm_store_ss(tp, tv);
+        }
+      }
+      yo += y_stride;
+      if (mr > 4) {
+        if (nleft >= 4) {
+          _mm_storeu_ps((float*)(void*)yo, _mm512_castps512_ps128(acc1));
+        } else {
+          float* tp = (float*)(void*)yo;
+          __m128 tv = _mm512_castps512_ps128(acc1);
+          if (nleft & 2) { _mm_storel_pi((__m64*)(void*)tp, tv); tv = _mm_movehl_ps(tv, tv); tp += 2; }
+          if (nleft & 1) _mm_store_ss(tp, tv);
+        }
+      }
+      yo += y_stride;
+      if (mr > 5) {
+        if (nleft >= 4) {
+          _mm_storeu_ps((float*)(void*)yo, _mm512_extractf32x4_ps(acc1, 1));
+        } else {
+          float* tp = (float*)(void*)yo;
+          __m128 tv = _mm512_extractf32x4_ps(acc1, 1);
+          if (nleft & 2) { _mm_storel_pi((__m64*)(void*)tp, tv); tv = _mm_movehl_ps(tv, tv); tp += 2; }
+          if (nleft & 1) _mm_store_ss(tp, tv);
+        }
+      }
+      yo += y_stride;
+      if (mr > 6) {
+        if (nleft >= 4) {
+          _mm_storeu_ps((float*)(void*)yo, _mm512_extractf32x4_ps(acc1, 2));
+        } else {
+          float* tp = (float*)(void*)yo;
+          __m128 tv = _mm512_extractf32x4_ps(acc1, 2);
+          if (nleft & 2) { _mm_storel_pi((__m64*)(void*)tp, tv); tv = _mm_movehl_ps(tv, tv); tp += 2; }
+          if (nleft & 1) _mm_store_ss(tp, tv);
+        }
+      }
+      yo += y_stride;
+      if (mr > 7) {
+        if (nleft >= 4) {
+          _mm_storeu_ps((float*)(void*)yo, _mm512_extractf32x4_ps(acc1, 3));
+        } else {
+          float* tp = (float*)(void*)yo;
+          __m128 tv = _mm512_extractf32x4_ps(acc1, 3);
+          if (nleft & 2) { _mm_storel_pi((__m64*)(void*)tp, tv); tv = _mm_movehl_ps(tv, tv); tp += 2; }
+          if (nleft & 1) _mm_store_ss(tp, tv);
+        }
+      }
+      yo += y_stride;
+      if (mr > 8) {
+        if (nleft >= 4) {
+          _mm_storeu_ps((float*)(void*)yo, _mm512_castps512_ps128(acc2));
+        } else {
+          float* tp = (float*)(void*)yo;
+          __m128 tv = _mm512_castps512_ps128(acc2);
+          if (nleft & 2) { _mm_storel_pi((__m64*)(void*)tp, tv); tv = _mm_movehl_ps(tv, tv); tp += 2; }
+          if (nleft & 1) _mm_store_ss(tp, tv);
+        }
+      }
+      yo += y_stride;
+      if (mr > 9) {
+        if (nleft >= 4) {
+          _mm_storeu_ps((float*)(void*)yo, _mm512_extractf32x4_ps(acc2, 1));
+        } else {
+          float* tp = (float*)(void*)yo;
+          __m128 tv = _mm512_extractf32x4_ps(acc2, 1);
+          if (nleft & 2) { _mm_storel_pi((__m64*)(void*)tp, tv); tv = _mm_movehl_ps(tv, tv); tp += 2; }
+          if (nleft & 1) _mm_store_ss(tp, tv);
+        }
+      }
+      yo += y_stride;
+      if (mr > 10) {
+        if (nleft >= 4) {
+          _mm_storeu_ps((float*)(void*)yo, _mm512_extractf32x4_ps(acc2, 2));
+        } else {
+          float* tp = (float*)(void*)yo;
+          __m128 tv = _mm512_extractf32x4_ps(acc2, 2);
+          if (nleft & 2) { _mm_storel_pi((__m64*)(void*)tp, tv); tv = _mm_movehl_ps(tv, tv); tp += 2; }
+          if (nleft & 1) _mm_store_ss(tp, tv);
+        }
+      }
+      yo += y_stride;
+      if (mr > 11) {
+        if (nleft >= 4) {
+          _mm_storeu_ps((float*)(void*)yo, _mm512_extractf32x4_ps(acc2, 3));
+        } else {
+          float* tp = (float*)(void*)yo;
+          __m128 tv = _mm512_extractf32x4_ps(acc2, 3);
+          if (nleft & 2) { _mm_storel_pi((__m64*)(void*)tp, tv); tv = _mm_movehl_ps(tv, tv); tp += 2; }
+          if (nleft & 1) _mm_store_ss(tp, tv);
+        }
+      }
+      yo += y_stride;
+      if (mr > 12) {
+        if (nleft >= 4) {
+          _mm_storeu_ps((float*)(void*)yo, _mm512_castps512_ps128(acc3));
+        } else {
+          float* tp = (float*)(void*)yo;
+          __m128 tv = _mm512_castps512_ps128(acc3);
+          if (nleft & 2) { _mm_storel_pi((__m64*)(void*)tp, tv); tv = _mm_movehl_ps(tv, tv); tp += 2; }
+          if (nleft & 1) _mm_store_ss(tp, tv);
+        }
+      }
+      yo += y_stride;
+      if (mr > 13) {
+        if (nleft >= 4) {
+          _mm_storeu_ps((float*)(void*)yo, _mm512_extractf32x4_ps(acc3, 1));
+        } else {
+          float* tp = (float*)(void*)yo;
+          __m128 tv = _mm512_extractf32x4_ps(acc3, 1);
+          if (nleft & 2) { _mm_storel_pi((__m64*)(void*)tp, tv); tv = _mm_movehl_ps(tv, tv); tp += 2; }
+          if (nleft & 1) _mm_store_ss(tp, tv);
+        }
+      }
+      yo += y_stride;
+      if (mr > 14) {
+        if (nleft >= 4) {
+          _mm_storeu_ps((float*)(void*)yo, _mm512_extractf32x4_ps(acc3, 2));
+        } else {
+          float* tp = (float*)(void*)yo;
+          __m128 tv = _mm512_extractf32x4_ps(acc3, 2);
+          if (nleft & 2) { _mm_storel_pi((__m64*)(void*)tp, tv); tv = _mm_movehl_ps(tv, tv); tp += 2; }
+          if (nleft & 1) _mm_store_ss(tp, tv);
+        }
+      }
+      yo += y_stride;
+      if (mr > 15) {
+        if (nleft >= 4) {
+          _mm_storeu_ps((float*)(void*)yo, _mm512_extractf32x4_ps(acc3, 3));
+        } else {
+          float* tp = (float*)(void*)yo;
+          __m128 tv = _mm512_extractf32x4_ps(acc3, 3);
+          if (nleft & 2) { _mm_storel_pi((__m64*)(void*)tp, tv); tv = _mm_movehl_ps(tv, tv); tp += 2; }
+          if (nleft & 1) _mm_store_ss(tp, tv);
+        }
+      }
+      yo += y_stride;
+      if (mr > 16) {
+        if (nleft >= 4) {
+          _mm_storeu_ps((float*)(void*)yo, _mm512_castps512_ps128(acc4));
+        } else {
+          float* tp = (float*)(void*)yo;
+          __m128 tv = _mm512_castps512_ps128(acc4);
+          if (nleft & 2) { _mm_storel_pi((__m64*)(void*)tp, tv); tv = _mm_movehl_ps(tv, tv); tp += 2; }
+          if (nleft & 1) _mm_store_ss(tp, tv);
+        }
+      }
+      yo += y_stride;
+      if (mr > 17) {
+        if (nleft >= 4) {
+          _mm_storeu_ps((float*)(void*)yo, _mm512_extractf32x4_ps(acc4, 1));
+        } else {
+          float* tp = (float*)(void*)yo;
+          __m128 tv = _mm512_extractf32x4_ps(acc4, 1);
+          if (nleft & 2) { _mm_storel_pi((__m64*)(void*)tp, tv); tv = _mm_movehl_ps(tv, tv); tp += 2; }
+          if (nleft & 1) _mm_store_ss(tp, tv);
+        }
+      }
+      yo += y_stride;
+      if (mr > 18) {
+        if (nleft >= 4) {
+          _mm_storeu_ps((float*)(void*)yo, _mm512_extractf32x4_ps(acc4, 2));
+        } else {
+          float* tp = (float*)(void*)yo;
+          __m128 tv = _mm512_extractf32x4_ps(acc4, 2);
+          if (nleft & 2) { _mm_storel_pi((__m64*)(void*)tp, tv); tv = _mm_movehl_ps(tv, tv); tp += 2; }
+          if (nleft & 1) _mm_store_ss(tp, tv);
+        }
+      }
+      yo += y_stride;
+      if (mr > 19) {
+        if (nleft >= 4) {
+          _mm_storeu_ps((float*)(void*)yo, _mm512_extractf32x4_ps(acc4, 3));
+        } else {
+          float* tp = (float*)(void*)yo;
+          __m128 tv = _mm512_extractf32x4_ps(acc4, 3);
+          if (nleft & 2) { _mm_storel_pi((__m64*)(void*)tp, tv); tv = _mm_movehl_ps(tv, tv); tp += 2; }
+          if (nleft & 1) _mm_store_ss(tp, tv);
+        }
+      }
+      yo += y_stride;
+      if (mr > 20) {
+        if (nleft >= 4) {
+          _mm_storeu_ps((float*)(void*)yo, _mm512_castps512_ps128(acc5));
+        } else {
+          float* tp = (float*)(void*)yo;
+          __m128 tv = _mm512_castps512_ps128(acc5);
+          if (nleft & 2) { _mm_storel_pi((__m64*)(void*)tp, tv); tv = _mm_movehl_ps(tv, tv); tp += 2; }
+          if (nleft & 1) _mm_store_ss(tp, tv);
+        }
+      }
+      yo += y_stride;
+      if (mr > 21) {
+        if (nleft >= 4) {
+          _mm_storeu_ps((float*)(void*)yo, _mm512_extractf32x4_ps(acc5, 1));
+        } else {
+          float* tp = (float*)(void*)yo;
+          __m128 tv = _mm512_extractf32x4_ps(acc5, 1);
+          if (nleft & 2) { _mm_storel_pi((__m64*)(void*)tp, tv); tv = _mm_movehl_ps(tv, tv); tp += 2; }
+          if (nleft & 1) _mm_store_ss(tp, tv);
+        }
+      }
+      yo += y_stride;
+      if (mr > 22) {
+        if (nleft >= 4) {
+          _mm_storeu_ps((float*)(void*)yo, _mm512_extractf32x4_ps(acc5, 2));
+        } else {
+          float* tp = (float*)(void*)yo;
+          __m128 tv = _mm512_extractf32x4_ps(acc5, 2);
+          if (nleft & 2) { _mm_storel_pi((__m64*)(void*)tp, tv); tv = _mm_movehl_ps(tv, tv); tp += 2; }
+          if (nleft & 1) _mm_store_ss(tp, tv);
+        }
+      }
+      yo += y_stride;
+      if (mr > 23) {
+        if (nleft >= 4) {
+          _mm_storeu_ps((float*)(void*)yo, _mm512_extractf32x4_ps(acc5, 3));
+        } else {
+          float* tp = (float*)(void*)yo;
+          __m128 tv = _mm512_extractf32x4_ps(acc5, 3);
+          if (nleft & 2) { _mm_storel_pi((__m64*)(void*)tp, tv); tv = _mm_movehl_ps(tv, tv); tp += 2; }
+          if (nleft & 1) _mm_store_ss(tp, tv);
+        }
+      }
+      yo += y_stride;
+      if (mr > 24) {
+        if (nleft >= 4) {
+          _mm_storeu_ps((float*)(void*)yo, _mm512_castps512_ps128(acc6));
+        } else {
+          float* tp = (float*)(void*)yo;
+          __m128 tv = _mm512_castps512_ps128(acc6);
+          if (nleft & 2) { _mm_storel_pi((__m64*)(void*)tp, tv); tv = _mm_movehl_ps(tv, tv); tp += 2; }
+          if (nleft & 1) _mm_store_ss(tp, tv);
+        }
+      }
+      yo += y_stride;
+      if (mr > 25) {
+        if (nleft >= 4) {
+          _mm_storeu_ps((float*)(void*)yo, _mm512_extractf32x4_ps(acc6, 1));
+        } else {
+          float* tp = (float*)(void*)yo;
+          __m128 tv = _mm512_extractf32x4_ps(acc6, 1);
+          if (nleft & 2) { _mm_storel_pi((__m64*)(void*)tp, tv); tv = _mm_movehl_ps(tv, tv); tp += 2; }
+          if (nleft & 1) _mm_store_ss(tp, tv);
+        }
+      }
+      yo += y_stride;
+      if (mr > 26) {
+        if (nleft >= 4) {
+          _mm_storeu_ps((float*)(void*)yo, _mm512_extractf32x4_ps(acc6, 2));
+        } else {
+          float* tp = (float*)(void*)yo;
+          __m128 tv = _mm512_extractf32x4_ps(acc6, 2);
+          if (nleft & 2) { _mm_storel_pi((__m64*)(void*)tp, tv); tv = _mm_movehl_ps(tv, tv); tp += 2; }
+          if (nleft & 1) _mm_store_ss(tp, tv);
+        }
+      }
+      yo += y_stride;
+      if (mr > 27) {
+        if (nleft >= 4) {
+          _mm_storeu_ps((float*)(void*)yo, _mm512_extractf32x4_ps(acc6, 3));
+        } else {
+          float* tp = (float*)(void*)yo;
+          __m128 tv = _mm512_extractf32x4_ps(acc6, 3);
+          if (nleft & 2) { _mm_storel_pi((__m64*)(void*)tp, tv); tv = _mm_movehl_ps(tv, tv); tp += 2; }
+          if (nleft & 1) _mm_store_ss(tp, tv);
+        }
+      }
+      yo += y_stride;
+      if (mr > 28) {
+        if (nleft >= 4) {
+          _mm_storeu_ps((float*)(void*)yo, _mm512_castps512_ps128(acc7));
+        } else {
+          float* tp = (float*)(void*)yo;
+          __m128 tv = _mm512_castps512_ps128(acc7);
+          if (nleft & 2) { _mm_storel_pi((__m64*)(void*)tp, tv); tv = _mm_movehl_ps(tv, tv); tp += 2; }
+          if (nleft & 1) _mm_store_ss(tp, tv);
+        }
+      }
+      yo += y_stride;
+      if (mr > 29) {
+        if (nleft >= 4) {
+          _mm_storeu_ps((float*)(void*)yo, _mm512_extractf32x4_ps(acc7, 1));
+        } else {
+          float* tp = (float*)(void*)yo;
+          __m128 tv = _mm512_extractf32x4_ps(acc7, 1);
+          if (nleft & 2) { _mm_storel_pi((__m64*)(void*)tp, tv); tv = _mm_movehl_ps(tv, tv); tp += 2; }
+          if (nleft & 1) _mm_store_ss(tp, tv);
+        }
+      }
+      yo += y_stride;
+      if (mr > 30) {
+        if (nleft >= 4) {
+          _mm_storeu_ps((float*)(void*)yo, _mm512_extractf32x4_ps(acc7, 2));
+        } else {
+          float* tp = (float*)(void*)yo;
+          __m128 tv = _mm512_extractf32x4_ps(acc7, 2);
+          if (nleft & 2) { _mm_storel_pi((__m64*)(void*)tp, tv); tv = _mm_movehl_ps(tv, tv); tp += 2; }
+          if (nleft & 1) _mm_store_ss(tp, tv);
+        }
+      }
+      yo += y_stride;
+      if (mr > 31) {
+        if (nleft >= 4) {
+          _mm_storeu_ps((float*)(void*)yo, _mm512_extractf32x4_ps(acc7, 3));
+        } else {
+          float* tp = (float*)(void*)yo;
+          __m128 tv = _mm512_extractf32x4_ps(acc7, 3);
+          if (nleft & 2) { _mm_storel_pi((__m64*)(void*)tp, tv); tv = _mm_movehl_ps(tv, tv); tp += 2; }
+          if (nleft & 1) _mm_store_ss(tp, tv);
+        }
       }
     }
-    yo += y_stride;
-    if (mr > 1) {
-      const __m128 o = _mm_min_ps(qmax, _mm_max_ps(qmin, _mm512_extractf32x4_ps(acc0, 1)));
-      if (nleft >= 4) {
-        _mm_storeu_ps((float*)(void*)yo, o);
-      } else {
-        float* tp = (float*)(void*)yo;
-        __m128 tv = o;
-        if (nleft & 2) { _mm_storel_pi((__m64*)(void*)tp, tv); tv = _mm_movehl_ps(tv, tv); tp += 2; }
-        if (nleft & 1) _mm_store_ss(tp, tv);
-      }
-    }
-    yo += y_stride;
-    if (mr > 2) {
-      const __m128 o = _mm_min_ps(qmax, _mm_max_ps(qmin, _mm512_extractf32x4_ps(acc0, 2)));
-      if (nleft >= 4) {
-        _mm_storeu_ps((float*)(void*)yo, o);
-      } else {
-        float* tp = (float*)(void*)yo;
-        __m128 tv = o;
-        if (nleft & 2) { _mm_storel_pi((__m64*)(void*)tp, tv); tv = _mm_movehl_ps(tv, tv); tp += 2; }
-        if (nleft & 1) _mm_store_ss(tp, tv);
-      }
-    }
-    yo += y_stride;
-    if (mr > 3) {
-      const __m128 o = _mm_min_ps(qmax, _mm_max_ps(qmin, _mm512_extractf32x4_ps(acc0, 3)));
-      if (nleft >= 4) {
-        _mm_storeu_ps((float*)(void*)yo, o);
-      } else {
-        float* tp = (float*)(void*)yo;
-        __m128 tv = o;
-        if (nleft & 2) { _mm_storel_pi((__m64*)(void*)tp, tv); tv = _mm_movehl_ps(tv, tv); tp += 2; }
-        if (nleft & 1) _mm_store_ss(tp, tv);
-      }
-    }
-    yo += y_stride;
-    acc1 = _mm512_permutexvar_ps(pixmajor, acc1);
-    if (mr > 4) {
-      const __m128 o = _mm_min_ps(qmax, _mm_max_ps(qmin, _mm512_castps512_ps128(acc1)));
-      if (nleft >= 4) {
-        _mm_storeu_ps((float*)(void*)yo, o);
-      } else {
-        float* tp = (float*)(void*)yo;
-        __m128 tv = o;
-        if (nleft & 2) { _mm_storel_pi((__m64*)(void*)tp, tv); tv = _mm_movehl_ps(tv, tv); tp += 2; }
-        if (nleft & 1) _mm_store_ss(tp, tv);
-      }
-    }
-    yo += y_stride;
-    if (mr > 5) {
-      const __m128 o = _mm_min_ps(qmax, _mm_max_ps(qmin, _mm512_extractf32x4_ps(acc1, 1)));
-      if (nleft >= 4) {
-        _mm_storeu_ps((float*)(void*)yo, o);
-      } else {
-        float* tp = (float*)(void*)yo;
-        __m128 tv = o;
-        if (nleft & 2) { _mm_storel_pi((__m64*)(void*)tp, tv); tv = _mm_movehl_ps(tv, tv); tp += 2; }
-        if (nleft & 1) _mm_store_ss(tp, tv);
-      }
-    }
-    yo += y_stride;
-    if (mr > 6) {
-      const __m128 o = _mm_min_ps(qmax, _mm_max_ps(qmin, _mm512_extractf32x4_ps(acc1, 2)));
-      if (nleft >= 4) {
-        _mm_storeu_ps((float*)(void*)yo, o);
-      } else {
-        float* tp = (float*)(void*)yo;
-        __m128 tv = o;
-        if (nleft & 2) { _mm_storel_pi((__m64*)(void*)tp, tv); tv = _mm_movehl_ps(tv, tv); tp += 2; }
-        if (nleft & 1) _mm_store_ss(tp, tv);
-      }
-    }
-    yo += y_stride;
-    if (mr > 7) {
-      const __m128 o = _mm_min_ps(qmax, _mm_max_ps(qmin, _mm512_extractf32x4_ps(acc1, 3)));
-      if (nleft >= 4) {
-        _mm_storeu_ps((float*)(void*)yo, o);
-      } else {
-        float* tp = (float*)(void*)yo;
-        __m128 tv = o;
-        if (nleft & 2) { _mm_storel_pi((__m64*)(void*)tp, tv); tv = _mm_movehl_ps(tv, tv); tp += 2; }
-        if (nleft & 1) _mm_store_ss(tp, tv);
-      }
-    }
-    yo += y_stride;
-    acc2 = _mm512_permutexvar_ps(pixmajor, acc2);
-    if (mr > 8) {
-      const __m128 o = _mm_min_ps(qmax, _mm_max_ps(qmin, _mm512_castps512_ps128(acc2)));
-      if (nleft >= 4) {
-        _mm_storeu_ps((float*)(void*)yo, o);
-      } else {
-        float* tp = (float*)(void*)yo;
-        __m128 tv = o;
-        if (nleft & 2) { _mm_storel_pi((__m64*)(void*)tp, tv); tv = _mm_movehl_ps(tv, tv); tp += 2; }
-        if (nleft & 1) _mm_store_ss(tp, tv);
-      }
-    }
-    yo += y_stride;
-    if (mr > 9) {
-      const __m128 o = _mm_min_ps(qmax, _mm_max_ps(qmin, _mm512_extractf32x4_ps(acc2, 1)));
-      if (nleft >= 4) {
-        _mm_storeu_ps((float*)(void*)yo, o);
-      } else {
-        float* tp = (float*)(void*)yo;
-        __m128 tv = o;
-        if (nleft & 2) { _mm_storel_pi((__m64*)(void*)tp, tv); tv = _mm_movehl_ps(tv, tv); tp += 2; }
-        if (nleft & 1) _mm_store_ss(tp, tv);
-      }
-    }
-    yo += y_stride;
-    if (mr > 10) {
-      const __m128 o = _mm_min_ps(qmax, _mm_max_ps(qmin, _mm512_extractf32x4_ps(acc2, 2)));
-      if (nleft >= 4) {
-        _mm_storeu_ps((float*)(void*)yo, o);
-      } else {
-        float* tp = (float*)(void*)yo;
-        __m128 tv = o;
-        if (nleft & 2) { _mm_storel_pi((__m64*)(void*)tp, tv); tv = _mm_movehl_ps(tv, tv); tp += 2; }
-        if (nleft & 1) _mm_store_ss(tp, tv);
-      }
-    }
-    yo += y_stride;
-    if (mr > 11) {
-      const __m128 o = _mm_min_ps(qmax, _mm_max_ps(qmin, _mm512_extractf32x4_ps(acc2, 3)));
-      if (nleft >= 4) {
-        _mm_storeu_ps((float*)(void*)yo, o);
-      } else {
-        float* tp = (float*)(void*)yo;
-        __m128 tv = o;
-        if (nleft & 2) { _mm_storel_pi((__m64*)(void*)tp, tv); tv = _mm_movehl_ps(tv, tv); tp += 2; }
-        if (nleft & 1) _mm_store_ss(tp, tv);
-      }
-    }
-    yo += y_stride;
-    acc3 = _mm512_permutexvar_ps(pixmajor, acc3);
-    if (mr > 12) {
-      const __m128 o = _mm_min_ps(qmax, _mm_max_ps(qmin, _mm512_castps512_ps128(acc3)));
-      if (nleft >= 4) {
-        _mm_storeu_ps((float*)(void*)yo, o);
-      } else {
-        float* tp = (float*)(void*)yo;
-        __m128 tv = o;
-        if (nleft & 2) { _mm_storel_pi((__m64*)(void*)tp, tv); tv = _mm_movehl_ps(tv, tv); tp += 2; }
-        if (nleft & 1) _mm_store_ss(tp, tv);
-      }
-    }
-    yo += y_stride;
-    if (mr > 13) {
-      const __m128 o = _mm_min_ps(qmax, _mm_max_ps(qmin, _mm512_extractf32x4_ps(acc3, 1)));
-      if (nleft >= 4) {
-        _mm_storeu_ps((float*)(void*)yo, o);
-      } else {
-        float* tp = (float*)(void*)yo;
-        __m128 tv = o;
-        if (nleft & 2) { _mm_storel_pi((__m64*)(void*)tp, tv); tv = _mm_movehl_ps(tv, tv); tp += 2; }
-        if (nleft & 1) _mm_store_ss(tp, tv);
-      }
-    }
-    yo += y_stride;
-    if (mr > 14) {
-      const __m128 o = _mm_min_ps(qmax, _mm_max_ps(qmin, _mm512_extractf32x4_ps(acc3, 2)));
-      if (nleft >= 4) {
-        _mm_storeu_ps((float*)(void*)yo, o);
-      } else {
-        float* tp = (float*)(void*)yo;
-        __m128 tv = o;
-        if (nleft & 2) { _mm_storel_pi((__m64*)(void*)tp, tv); tv = _mm_movehl_ps(tv, tv); tp += 2; }
-        if (nleft & 1) _mm_store_ss(tp, tv);
-      }
-    }
-    yo += y_stride;
-    if (mr > 15) {
-      const __m128 o = _mm_min_ps(qmax, _mm_max_ps(qmin, _mm512_extractf32x4_ps(acc3, 3)));
-      if (nleft >= 4) {
-        _mm_storeu_ps((float*)(void*)yo, o);
-      } else {
-        float* tp = (float*)(void*)yo;
-        __m128 tv = o;
-        if (nleft & 2) { _mm_storel_pi((__m64*)(void*)tp, tv); tv = _mm_movehl_ps(tv, tv); tp += 2; }
-        if (nleft & 1) _mm_store_ss(tp, tv);
-      }
-    }
-    yo += y_stride;
-    acc4 = _mm512_permutexvar_ps(pixmajor, acc4);
-    if (mr > 16) {
-      const __m128 o = _mm_min_ps(qmax, _mm_max_ps(qmin, _mm512_castps512_ps128(acc4)));
-      if (nleft >= 4) {
-        _mm_storeu_ps((float*)(void*)yo, o);
-      } else {
-        float* tp = (float*)(void*)yo;
-        __m128 tv = o;
-        if (nleft & 2) { _mm_storel_pi((__m64*)(void*)tp, tv); tv = _mm_movehl_ps(tv, tv); tp += 2; }
-        if (nleft & 1) _mm_store_ss(tp, tv);
-      }
-    }
-    yo += y_stride;
-    if (mr > 17) {
-      const __m128 o = _mm_min_ps(qmax, _mm_max_ps(qmin, _mm512_extractf32x4_ps(acc4, 1)));
-      if (nleft >= 4) {
-        _mm_storeu_ps((float*)(void*)yo, o);
-      } else {
-        float* tp = (float*)(void*)yo;
-        __m128 tv = o;
-        if (nleft & 2) { _mm_storel_pi((__m64*)(void*)tp, tv); tv = _mm_movehl_ps(tv, tv); tp += 2; }
-        if (nleft & 1) _mm_store_ss(tp, tv);
-      }
-    }
-    yo += y_stride;
-    if (mr > 18) {
-      const __m128 o = _mm_min_ps(qmax, _mm_max_ps(qmin, _mm512_extractf32x4_ps(acc4, 2)));
-      if (nleft >= 4) {
-        _mm_storeu_ps((float*)(void*)yo, o);
-      } else {
-        float* tp = (float*)(void*)yo;
-        __m128 tv = o;
-        if (nleft & 2) { _mm_storel_pi((__m64*)(void*)tp, tv); tv = _mm_movehl_ps(tv, tv); tp += 2; }
-        if (nleft & 1) _mm_store_ss(tp, tv);
-      }
-    }
-    yo += y_stride;
-    if (mr > 19) {
-      const __m128 o = _mm_min_ps(qmax, _mm_max_ps(qmin, _mm512_extractf32x4_ps(acc4, 3)));
-      if (nleft >= 4) {
-        _mm_storeu_ps((float*)(void*)yo, o);
-      } else {
-        float* tp = (float*)(void*)yo;
-        __m128 tv = o;
-        if (nleft & 2) { _mm_storel_pi((__m64*)(void*)tp, tv); tv = _mm_movehl_ps(tv, tv); tp += 2; }
-        if (nleft & 1) _mm_store_ss(tp, tv);
-      }
-    }
-    yo += y_stride;
-    acc5 = _mm512_permutexvar_ps(pixmajor, acc5);
-    if (mr > 20) {
-      const __m128 o = _mm_min_ps(qmax, _mm_max_ps(qmin, _mm512_castps512_ps128(acc5)));
-      if (nleft >= 4) {
-        _mm_storeu_ps((float*)(void*)yo, o);
-      } else {
-        float* tp = (float*)(void*)yo;
-        __m128 tv = o;
-        if (nleft & 2) { _mm_storel_pi((__m64*)(void*)tp, tv); tv = _mm_movehl_ps(tv, tv); tp += 2; }
-        if (nleft & 1) _mm_store_ss(tp, tv);
-      }
-    }
-    yo += y_stride;
-    if (mr > 21) {
-      const __m128 o = _mm_min_ps(qmax, _mm_max_ps(qmin, _mm512_extractf32x4_ps(acc5, 1)));
-      if (nleft >= 4) {
-        _mm_storeu_ps((float*)(void*)yo, o);
-      } else {
-        float* tp = (float*)(void*)yo;
-        __m128 tv = o;
-        if (nleft & 2) { _mm_storel_pi((__m64*)(void*)tp, tv); tv = _mm_movehl_ps(tv, tv); tp += 2; }
-        if (nleft & 1) _mm_store_ss(tp, tv);
-      }
-    }
-    yo += y_stride;
-    if (mr > 22) {
-      const __m128 o = _mm_min_ps(qmax, _mm_max_ps(qmin, _mm512_extractf32x4_ps(acc5, 2)));
-      if (nleft >= 4) {
-        _mm_storeu_ps((float*)(void*)yo, o);
-      } else {
-        float* tp = (float*)(void*)yo;
-        __m128 tv = o;
-        if (nleft & 2) { _mm_storel_pi((__m64*)(void*)tp, tv); tv = _mm_movehl_ps(tv, tv); tp += 2; }
-        if (nleft & 1) _mm_store_ss(tp, tv);
-      }
-    }
-    yo += y_stride;
-    if (mr > 23) {
-      const __m128 o = _mm_min_ps(qmax, _mm_max_ps(qmin, _mm512_extractf32x4_ps(acc5, 3)));
-      if (nleft >= 4) {
-        _mm_storeu_ps((float*)(void*)yo, o);
-      } else {
-        float* tp = (float*)(void*)yo;
-        __m128 tv = o;
-        if (nleft & 2) { _mm_storel_pi((__m64*)(void*)tp, tv); tv = _mm_movehl_ps(tv, tv); tp += 2; }
-        if (nleft & 1) _mm_store_ss(tp, tv);
-      }
-    }
-    yo += y_stride;
-    acc6 = _mm512_permutexvar_ps(pixmajor, acc6);
-    if (mr > 24) {
-      const __m128 o = _mm_min_ps(qmax, _mm_max_ps(qmin, _mm512_castps512_ps128(acc6)));
-      if (nleft >= 4) {
-        _mm_storeu_ps((float*)(void*)yo, o);
-      } else {
-        float* tp = (float*)(void*)yo;
-        __m128 tv = o;
-        if (nleft & 2) { _mm_storel_pi((__m64*)(void*)tp, tv); tv = _mm_movehl_ps(tv, tv); tp += 2; }
-        if (nleft & 1) _mm_store_ss(tp, tv);
-      }
-    }
-    yo += y_stride;
-    if (mr > 25) {
-      const __m128 o = _mm_min_ps(qmax, _mm_max_ps(qmin, _mm512_extractf32x4_ps(acc6, 1)));
-      if (nleft >= 4) {
-        _mm_storeu_ps((float*)(void*)yo, o);
-      } else {
-        float* tp = (float*)(void*)yo;
-        __m128 tv = o;
-        if (nleft & 2) { _mm_storel_pi((__m64*)(void*)tp, tv); tv = _mm_movehl_ps(tv, tv); tp += 2; }
-        if (nleft & 1) _mm_store_ss(tp, tv);
-      }
-    }
-    yo += y_stride;
-    if (mr > 26) {
-      const __m128 o = _mm_min_ps(qmax, _mm_max_ps(qmin, _mm512_extractf32x4_ps(acc6, 2)));
-      if (nleft >= 4) {
-        _mm_storeu_ps((float*)(void*)yo, o);
-      } else {
-        float* tp = (float*)(void*)yo;
-        __m128 tv = o;
-        if (nleft & 2) { _mm_storel_pi((__m64*)(void*)tp, tv); tv = _mm_movehl_ps(tv, tv); tp += 2; }
-        if (nleft & 1) _mm_store_ss(tp, tv);
-      }
-    }
-    yo += y_stride;
-    if (mr > 27) {
-      const __m128 o = _mm_min_ps(qmax, _mm_max_ps(qmin, _mm512_extractf32x4_ps(acc6, 3)));
-      if (nleft >= 4) {
-        _mm_storeu_ps((float*)(void*)yo, o);
-      } else {
-        float* tp = (float*)(void*)yo;
-        __m128 tv = o;
-        if (nleft & 2) { _mm_storel_pi((__m64*)(void*)tp, tv); tv = _mm_movehl_ps(tv, tv); tp += 2; }
-        if (nleft & 1) _mm_store_ss(tp, tv);
-      }
-    }
-    yo += y_stride;
-    acc7 = _mm512_permutexvar_ps(pixmajor, acc7);
-    if (mr > 28) {
-      const __m128 o = _mm_min_ps(qmax, _mm_max_ps(qmin, _mm512_castps512_ps128(acc7)));
-      if (nleft >= 4) {
-        _mm_storeu_ps((float*)(void*)yo, o);
-      } else {
-        float* tp = (float*)(void*)yo;
-        __m128 tv = o;
-        if (nleft & 2) { _mm_storel_pi((__m64*)(void*)tp, tv); tv = _mm_movehl_ps(tv, tv); tp += 2; }
-        if (nleft & 1) _mm_store_ss(tp, tv);
-      }
-    }
-    yo += y_stride;
-    if (mr > 29) {
-      const __m128 o = _mm_min_ps(qmax, _mm_max_ps(qmin, _mm512_extractf32x4_ps(acc7, 1)));
-      if (nleft >= 4) {
-        _mm_storeu_ps((float*)(void*)yo, o);
-      } else {
-        float* tp = (float*)(void*)yo;
-        __m128 tv = o;
-        if (nleft & 2) { _mm_storel_pi((__m64*)(void*)tp, tv); tv = _mm_movehl_ps(tv, tv); tp += 2; }
-        if (nleft & 1) _mm_store_ss(tp, tv);
-      }
-    }
-    yo += y_stride;
-    if (mr > 30) {
-      const __m128 o = _mm_min_ps(qmax, _mm_max_ps(qmin, _mm512_extractf32x4_ps(acc7, 2)));
-      if (nleft >= 4) {
-        _mm_storeu_ps((float*)(void*)yo, o);
-      } else {
-        float* tp = (float*)(void*)yo;
-        __m128 tv = o;
-        if (nleft & 2) { _mm_storel_pi((__m64*)(void*)tp, tv); tv = _mm_movehl_ps(tv, tv); tp += 2; }
-        if (nleft & 1) _mm_store_ss(tp, tv);
-      }
-    }
-    yo += y_stride;
-    if (mr > 31) {
-      const __m128 o = _mm_min_ps(qmax, _mm_max_ps(qmin, _mm512_extractf32x4_ps(acc7, 3)));
-      if (nleft >= 4) {
-        _mm_storeu_ps((float*)(void*)yo, o);
-      } else {
-        float* tp = (float*)(void*)yo;
-        __m128 tv = o;
-        if (nleft & 2) { _mm_storel_pi((__m64*)(void*)tp, tv); tv = _mm_movehl_ps(tv, tv); tp += 2; }
-        if (nleft & 1) _mm_store_ss(tp, tv);
-      }
-    }
-    yo += y_stride;
   }
 }
 
@@ -4648,7 +4677,8 @@ const wrt_target wrt_target_avx512 = {
     [WRT_UN_NEG] = wrt_avx512_neg,
   },
   .maxpool = wrt_avx512_maxpool, .avgpool = wrt_avx512_avgpool,
-  .spmm_mr = 32, .spmm_g = 4, .spmm_min_sparsity = 0.3f,
+  .spmm_mr = 32, .spmm_g = 4,
+  .spmm_min_sparsity = 0.52f, .spmm_k_penalty = 10.0f, .spmv_min_sparsity = 0.2f,
   .spmm = wrt_avx512_spmm_32, .spmv = wrt_avx512_spmv,
   .sppack = wrt_avx512_sppack_32,
 };

@@ -4982,200 +4982,234 @@ static void wrt_neon_spmm_16(size_t mr, size_t n, const float* x, size_t x_strid
       acc14 = vfmaq_f32(acc14, vld1q_dup_f32((const float*)(const void*)(x14 + off)), wv);
       acc15 = vfmaq_f32(acc15, vld1q_dup_f32((const float*)(const void*)(x15 + off)), wv);
     }
+    acc0 = vminq_f32(vmaxq_f32(acc0, qmin), qmax);
+    acc1 = vminq_f32(vmaxq_f32(acc1, qmin), qmax);
+    acc2 = vminq_f32(vmaxq_f32(acc2, qmin), qmax);
+    acc3 = vminq_f32(vmaxq_f32(acc3, qmin), qmax);
+    acc4 = vminq_f32(vmaxq_f32(acc4, qmin), qmax);
+    acc5 = vminq_f32(vmaxq_f32(acc5, qmin), qmax);
+    acc6 = vminq_f32(vmaxq_f32(acc6, qmin), qmax);
+    acc7 = vminq_f32(vmaxq_f32(acc7, qmin), qmax);
+    acc8 = vminq_f32(vmaxq_f32(acc8, qmin), qmax);
+    acc9 = vminq_f32(vmaxq_f32(acc9, qmin), qmax);
+    acc10 = vminq_f32(vmaxq_f32(acc10, qmin), qmax);
+    acc11 = vminq_f32(vmaxq_f32(acc11, qmin), qmax);
+    acc12 = vminq_f32(vmaxq_f32(acc12, qmin), qmax);
+    acc13 = vminq_f32(vmaxq_f32(acc13, qmin), qmax);
+    acc14 = vminq_f32(vmaxq_f32(acc14, qmin), qmax);
+    acc15 = vminq_f32(vmaxq_f32(acc15, qmin), qmax);
     const size_t nleft = n - r;
-    char* yo = (char*)(y + r);
-    if (mr > 0) {
-      acc0 = vminq_f32(vmaxq_f32(acc0, qmin), qmax);
-      if (nleft >= 4) {
-        vst1q_f32((float*)(void*)yo, acc0);
-      } else {
-        float* tp = (float*)(void*)yo;
-        float32x2_t th = vget_low_f32(acc0);
-        if (nleft & 2) { vst1_f32(tp, th); th = vget_high_f32(acc0); tp += 2; }
-        if (nleft & 1) vst1_lane_f32(tp, th, 0);
+    if (mr == 16 && nleft >= 4) {
+      char* yo = (char*)(y + r);
+      vst1q_f32((float*)(void*)yo, acc0);
+      yo += y_stride;
+      vst1q_f32((float*)(void*)yo, acc1);
+      yo += y_stride;
+      vst1q_f32((float*)(void*)yo, acc2);
+      yo += y_stride;
+      vst1q_f32((float*)(void*)yo, acc3);
+      yo += y_stride;
+      vst1q_f32((float*)(void*)yo, acc4);
+      yo += y_stride;
+      vst1q_f32((float*)(void*)yo, acc5);
+      yo += y_stride;
+      vst1q_f32((float*)(void*)yo, acc6);
+      yo += y_stride;
+      vst1q_f32((float*)(void*)yo, acc7);
+      yo += y_stride;
+      vst1q_f32((float*)(void*)yo, acc8);
+      yo += y_stride;
+      vst1q_f32((float*)(void*)yo, acc9);
+      yo += y_stride;
+      vst1q_f32((float*)(void*)yo, acc10);
+      yo += y_stride;
+      vst1q_f32((float*)(void*)yo, acc11);
+      yo += y_stride;
+      vst1q_f32((float*)(void*)yo, acc12);
+      yo += y_stride;
+      vst1q_f32((float*)(void*)yo, acc13);
+      yo += y_stride;
+      vst1q_f32((float*)(void*)yo, acc14);
+      yo += y_stride;
+      vst1q_f32((float*)(void*)yo, acc15);
+    } else {
+      char* yo = (char*)(y + r);
+      if (mr > 0) {
+        if (nleft >= 4) {
+          vst1q_f32((float*)(void*)yo, acc0);
+        } else {
+          float* tp = (float*)(void*)yo;
+          float32x2_t th = vget_low_f32(acc0);
+          if (nleft & 2) { vst1_f32(tp, th); th = vget_high_f32(acc0); tp += 2; }
+          if (nleft & 1) vst1_lane_f32(tp, th, 0);
+        }
+      }
+      yo += y_stride;
+      if (mr > 1) {
+        if (nleft >= 4) {
+          vst1q_f32((float*)(void*)yo, acc1);
+        } else {
+          float* tp = (float*)(void*)yo;
+          float32x2_t th = vget_low_f32(acc1);
+          if (nleft & 2) { vst1_f32(tp, th); th = vget_high_f32(acc1); tp += 2; }
+          if (nleft & 1) vst1_lane_f32(tp, th, 0);
+        }
+      }
+      yo += y_stride;
+      if (mr > 2) {
+        if (nleft >= 4) {
+          vst1q_f32((float*)(void*)yo, acc2);
+        } else {
+          float* tp = (float*)(void*)yo;
+          float32x2_t th = vget_low_f32(acc2);
+          if (nleft & 2) { vst1_f32(tp, th); th = vget_high_f32(acc2); tp += 2; }
+          if (nleft & 1) vst1_lane_f32(tp, th, 0);
+        }
+      }
+      yo += y_stride;
+      if (mr > 3) {
+        if (nleft >= 4) {
+          vst1q_f32((float*)(void*)yo, acc3);
+        } else {
+          float* tp = (float*)(void*)yo;
+          float32x2_t th = vget_low_f32(acc3);
+          if (nleft & 2) { vst1_f32(tp, th); th = vget_high_f32(acc3); tp += 2; }
+          if (nleft & 1) vst1_lane_f32(tp, th, 0);
+        }
+      }
+      yo += y_stride;
+      if (mr > 4) {
+        if (nleft >= 4) {
+          vst1q_f32((float*)(void*)yo, acc4);
+        } else {
+          float* tp = (float*)(void*)yo;
+          float32x2_t th = vget_low_f32(acc4);
+          if (nleft & 2) { vst1_f32(tp, th); th = vget_high_f32(acc4); tp += 2; }
+          if (nleft & 1) vst1_lane_f32(tp, th, 0);
+        }
+      }
+      yo += y_stride;
+      if (mr > 5) {
+        if (nleft >= 4) {
+          vst1q_f32((float*)(void*)yo, acc5);
+        } else {
+          float* tp = (float*)(void*)yo;
+          float32x2_t th = vget_low_f32(acc5);
+          if (nleft & 2) { vst1_f32(tp, th); th = vget_high_f32(acc5); tp += 2; }
+          if (nleft & 1) vst1_lane_f32(tp, th, 0);
+        }
+      }
+      yo += y_stride;
+      if (mr > 6) {
+        if (nleft >= 4) {
+          vst1q_f32((float*)(void*)yo, acc6);
+        } else {
+          float* tp = (float*)(void*)yo;
+          float32x2_t th = vget_low_f32(acc6);
+          if (nleft & 2) { vst1_f32(tp, th); th = vget_high_f32(acc6); tp += 2; }
+          if (nleft & 1) vst1_lane_f32(tp, th, 0);
+        }
+      }
+      yo += y_stride;
+      if (mr > 7) {
+        if (nleft >= 4) {
+          vst1q_f32((float*)(void*)yo, acc7);
+        } else {
+          float* tp = (float*)(void*)yo;
+          float32x2_t th = vget_low_f32(acc7);
+          if (nleft & 2) { vst1_f32(tp, th); th = vget_high_f32(acc7); tp += 2; }
+          if (nleft & 1) vst1_lane_f32(tp, th, 0);
+        }
+      }
+      yo += y_stride;
+      if (mr > 8) {
+        if (nleft >= 4) {
+          vst1q_f32((float*)(void*)yo, acc8);
+        } else {
+          float* tp = (float*)(void*)yo;
+          float32x2_t th = vget_low_f32(acc8);
+          if (nleft & 2) { vst1_f32(tp, th); th = vget_high_f32(acc8); tp += 2; }
+          if (nleft & 1) vst1_lane_f32(tp, th, 0);
+        }
+      }
+      yo += y_stride;
+      if (mr > 9) {
+        if (nleft >= 4) {
+          vst1q_f32((float*)(void*)yo, acc9);
+        } else {
+          float* tp = (float*)(void*)yo;
+          float32x2_t th = vget_low_f32(acc9);
+          if (nleft & 2) { vst1_f32(tp, th); th = vget_high_f32(acc9); tp += 2; }
+          if (nleft & 1) vst1_lane_f32(tp, th, 0);
+        }
+      }
+      yo += y_stride;
+      if (mr > 10) {
+        if (nleft >= 4) {
+          vst1q_f32((float*)(void*)yo, acc10);
+        } else {
+          float* tp = (float*)(void*)yo;
+          float32x2_t th = vget_low_f32(acc10);
+          if (nleft & 2) { vst1_f32(tp, th); th = vget_high_f32(acc10); tp += 2; }
+          if (nleft & 1) vst1_lane_f32(tp, th, 0);
+        }
+      }
+      yo += y_stride;
+      if (mr > 11) {
+        if (nleft >= 4) {
+          vst1q_f32((float*)(void*)yo, acc11);
+        } else {
+          float* tp = (float*)(void*)yo;
+          float32x2_t th = vget_low_f32(acc11);
+          if (nleft & 2) { vst1_f32(tp, th); th = vget_high_f32(acc11); tp += 2; }
+          if (nleft & 1) vst1_lane_f32(tp, th, 0);
+        }
+      }
+      yo += y_stride;
+      if (mr > 12) {
+        if (nleft >= 4) {
+          vst1q_f32((float*)(void*)yo, acc12);
+        } else {
+          float* tp = (float*)(void*)yo;
+          float32x2_t th = vget_low_f32(acc12);
+          if (nleft & 2) { vst1_f32(tp, th); th = vget_high_f32(acc12); tp += 2; }
+          if (nleft & 1) vst1_lane_f32(tp, th, 0);
+        }
+      }
+      yo += y_stride;
+      if (mr > 13) {
+        if (nleft >= 4) {
+          vst1q_f32((float*)(void*)yo, acc13);
+        } else {
+          float* tp = (float*)(void*)yo;
+          float32x2_t th = vget_low_f32(acc13);
+          if (nleft & 2) { vst1_f32(tp, th); th = vget_high_f32(acc13); tp += 2; }
+          if (nleft & 1) vst1_lane_f32(tp, th, 0);
+        }
+      }
+      yo += y_stride;
+      if (mr > 14) {
+        if (nleft >= 4) {
+          vst1q_f32((float*)(void*)yo, acc14);
+        } else {
+          float* tp = (float*)(void*)yo;
+          float32x2_t th = vget_low_f32(acc14);
+          if (nleft & 2) { vst1_f32(tp, th); th = vget_high_f32(acc14); tp += 2; }
+          if (nleft & 1) vst1_lane_f32(tp, th, 0);
+        }
+      }
+      yo += y_stride;
+      if (mr > 15) {
+        if (nleft >= 4) {
+          vst1q_f32((float*)(void*)yo, acc15);
+        } else {
+          float* tp = (float*)(void*)yo;
+          float32x2_t th = vget_low_f32(acc15);
+          if (nleft & 2) { vst1_f32(tp, th); th = vget_high_f32(acc15); tp += 2; }
+          if (nleft & 1) vst1_lane_f32(tp, th, 0);
+        }
       }
     }
-    yo += y_stride;
-    if (mr > 1) {
-      acc1 = vminq_f32(vmaxq_f32(acc1, qmin), qmax);
-      if (nleft >= 4) {
-        vst1q_f32((float*)(void*)yo, acc1);
-      } else {
-        float* tp = (float*)(void*)yo;
-        float32x2_t th = vget_low_f32(acc1);
-        if (nleft & 2) { vst1_f32(tp, th); th = vget_high_f32(acc1); tp += 2; }
-        if (nleft & 1) vst1_lane_f32(tp, th, 0);
-      }
-    }
-    yo += y_stride;
-    if (mr > 2) {
-      acc2 = vminq_f32(vmaxq_f32(acc2, qmin), qmax);
-      if (nleft >= 4) {
-        vst1q_f32((float*)(void*)yo, acc2);
-      } else {
-        float* tp = (float*)(void*)yo;
-        float32x2_t th = vget_low_f32(acc2);
-        if (nleft & 2) { vst1_f32(tp, th); th = vget_high_f32(acc2); tp += 2; }
-        if (nleft & 1) vst1_lane_f32(tp, th, 0);
-      }
-    }
-    yo += y_stride;
-    if (mr > 3) {
-      acc3 = vminq_f32(vmaxq_f32(acc3, qmin), qmax);
-      if (nleft >= 4) {
-        vst1q_f32((float*)(void*)yo, acc3);
-      } else {
-        float* tp = (float*)(void*)yo;
-        float32x2_t th = vget_low_f32(acc3);
-        if (nleft & 2) { vst1_f32(tp, th); th = vget_high_f32(acc3); tp += 2; }
-        if (nleft & 1) vst1_lane_f32(tp, th, 0);
-      }
-    }
-    yo += y_stride;
-    if (mr > 4) {
-      acc4 = vminq_f32(vmaxq_f32(acc4, qmin), qmax);
-      if (nleft >= 4) {
-        vst1q_f32((float*)(void*)yo, acc4);
-      } else {
-        float* tp = (float*)(void*)yo;
-        float32x2_t th = vget_low_f32(acc4);
-        if (nleft & 2) { vst1_f32(tp, th); th = vget_high_f32(acc4); tp += 2; }
-        if (nleft & 1) vst1_lane_f32(tp, th, 0);
-      }
-    }
-    yo += y_stride;
-    if (mr > 5) {
-      acc5 = vminq_f32(vmaxq_f32(acc5, qmin), qmax);
-      if (nleft >= 4) {
-        vst1q_f32((float*)(void*)yo, acc5);
-      } else {
-        float* tp = (float*)(void*)yo;
-        float32x2_t th = vget_low_f32(acc5);
-        if (nleft & 2) { vst1_f32(tp, th); th = vget_high_f32(acc5); tp += 2; }
-        if (nleft & 1) vst1_lane_f32(tp, th, 0);
-      }
-    }
-    yo += y_stride;
-    if (mr > 6) {
-      acc6 = vminq_f32(vmaxq_f32(acc6, qmin), qmax);
-      if (nleft >= 4) {
-        vst1q_f32((float*)(void*)yo, acc6);
-      } else {
-        float* tp = (float*)(void*)yo;
-        float32x2_t th = vget_low_f32(acc6);
-        if (nleft & 2) { vst1_f32(tp, th); th = vget_high_f32(acc6); tp += 2; }
-        if (nleft & 1) vst1_lane_f32(tp, th, 0);
-      }
-    }
-    yo += y_stride;
-    if (mr > 7) {
-      acc7 = vminq_f32(vmaxq_f32(acc7, qmin), qmax);
-      if (nleft >= 4) {
-        vst1q_f32((float*)(void*)yo, acc7);
-      } else {
-        float* tp = (float*)(void*)yo;
-        float32x2_t th = vget_low_f32(acc7);
-        if (nleft & 2) { vst1_f32(tp, th); th = vget_high_f32(acc7); tp += 2; }
-        if (nleft & 1) vst1_lane_f32(tp, th, 0);
-      }
-    }
-    yo += y_stride;
-    if (mr > 8) {
-      acc8 = vminq_f32(vmaxq_f32(acc8, qmin), qmax);
-      if (nleft >= 4) {
-        vst1q_f32((float*)(void*)yo, acc8);
-      } else {
-        float* tp = (float*)(void*)yo;
-        float32x2_t th = vget_low_f32(acc8);
-        if (nleft & 2) { vst1_f32(tp, th); th = vget_high_f32(acc8); tp += 2; }
-        if (nleft & 1) vst1_lane_f32(tp, th, 0);
-      }
-    }
-    yo += y_stride;
-    if (mr > 9) {
-      acc9 = vminq_f32(vmaxq_f32(acc9, qmin), qmax);
-      if (nleft >= 4) {
-        vst1q_f32((float*)(void*)yo, acc9);
-      } else {
-        float* tp = (float*)(void*)yo;
-        float32x2_t th = vget_low_f32(acc9);
-        if (nleft & 2) { vst1_f32(tp, th); th = vget_high_f32(acc9); tp += 2; }
-        if (nleft & 1) vst1_lane_f32(tp, th, 0);
-      }
-    }
-    yo += y_stride;
-    if (mr > 10) {
-      acc10 = vminq_f32(vmaxq_f32(acc10, qmin), qmax);
-      if (nleft >= 4) {
-        vst1q_f32((float*)(void*)yo, acc10);
-      } else {
-        float* tp = (float*)(void*)yo;
-        float32x2_t th = vget_low_f32(acc10);
-        if (nleft & 2) { vst1_f32(tp, th); th = vget_high_f32(acc10); tp += 2; }
-        if (nleft & 1) vst1_lane_f32(tp, th, 0);
-      }
-    }
-    yo += y_stride;
-    if (mr > 11) {
-      acc11 = vminq_f32(vmaxq_f32(acc11, qmin), qmax);
-      if (nleft >= 4) {
-        vst1q_f32((float*)(void*)yo, acc11);
-      } else {
-        float* tp = (float*)(void*)yo;
-        float32x2_t th = vget_low_f32(acc11);
-        if (nleft & 2) { vst1_f32(tp, th); th = vget_high_f32(acc11); tp += 2; }
-        if (nleft & 1) vst1_lane_f32(tp, th, 0);
-      }
-    }
-    yo += y_stride;
-    if (mr > 12) {
-      acc12 = vminq_f32(vmaxq_f32(acc12, qmin), qmax);
-      if (nleft >= 4) {
-        vst1q_f32((float*)(void*)yo, acc12);
-      } else {
-        float* tp = (float*)(void*)yo;
-        float32x2_t th = vget_low_f32(acc12);
-        if (nleft & 2) { vst1_f32(tp, th); th = vget_high_f32(acc12); tp += 2; }
-        if (nleft & 1) vst1_lane_f32(tp, th, 0);
-      }
-    }
-    yo += y_stride;
-    if (mr > 13) {
-      acc13 = vminq_f32(vmaxq_f32(acc13, qmin), qmax);
-      if (nleft >= 4) {
-        vst1q_f32((float*)(void*)yo, acc13);
-      } else {
-        float* tp = (float*)(void*)yo;
-        float32x2_t th = vget_low_f32(acc13);
-        if (nleft & 2) { vst1_f32(tp, th); th = vget_high_f32(acc13); tp += 2; }
-        if (nleft & 1) vst1_lane_f32(tp, th, 0);
-      }
-    }
-    yo += y_stride;
-    if (mr > 14) {
-      acc14 = vminq_f32(vmaxq_f32(acc14, qmin), qmax);
-      if (nleft >= 4) {
-        vst1q_f32((float*)(void*)yo, acc14);
-      } else {
-        float* tp = (float*)(void*)yo;
-        float32x2_t th = vget_low_f32(acc14);
-        if (nleft & 2) { vst1_f32(tp, th); th = vget_high_f32(acc14); tp += 2; }
-        if (nleft & 1) vst1_lane_f32(tp, th, 0);
-      }
-    }
-    yo += y_stride;
-    if (mr > 15) {
-      acc15 = vminq_f32(vmaxq_f32(acc15, qmin), qmax);
-      if (nleft >= 4) {
-        vst1q_f32((float*)(void*)yo, acc15);
-      } else {
-        float* tp = (float*)(void*)yo;
-        float32x2_t th = vget_low_f32(acc15);
-        if (nleft & 2) { vst1_f32(tp, th); th = vget_high_f32(acc15); tp += 2; }
-        if (nleft & 1) vst1_lane_f32(tp, th, 0);
-      }
-    }
-    yo += y_stride;
   }
 }
 
@@ -5263,7 +5297,8 @@ const wrt_target wrt_target_neon = {
     [WRT_UN_NEG] = wrt_neon_neg,
   },
   .maxpool = wrt_neon_maxpool, .avgpool = wrt_neon_avgpool,
-  .spmm_mr = 16, .spmm_g = 1, .spmm_min_sparsity = 0.3f,
+  .spmm_mr = 16, .spmm_g = 1,
+  .spmm_min_sparsity = 0.38f, .spmm_k_penalty = 6.0f, .spmv_min_sparsity = 0.2f,
   .spmm = wrt_neon_spmm_16, .spmv = wrt_neon_spmv,
   .sppack = NULL,
 };

@@ -1939,40 +1939,62 @@ static void wrt_scalar_spmm_2(size_t mr, size_t n, const float* x, size_t x_stri
       acc1_2 += xv1 * w2;
       acc1_3 += xv1 * w3;
     }
+    acc0_0 = acc0_0 < lo ? lo : acc0_0;
+    acc0_0 = acc0_0 > hi ? hi : acc0_0;
+    acc0_1 = acc0_1 < lo ? lo : acc0_1;
+    acc0_1 = acc0_1 > hi ? hi : acc0_1;
+    acc0_2 = acc0_2 < lo ? lo : acc0_2;
+    acc0_2 = acc0_2 > hi ? hi : acc0_2;
+    acc0_3 = acc0_3 < lo ? lo : acc0_3;
+    acc0_3 = acc0_3 > hi ? hi : acc0_3;
+    acc1_0 = acc1_0 < lo ? lo : acc1_0;
+    acc1_0 = acc1_0 > hi ? hi : acc1_0;
+    acc1_1 = acc1_1 < lo ? lo : acc1_1;
+    acc1_1 = acc1_1 > hi ? hi : acc1_1;
+    acc1_2 = acc1_2 < lo ? lo : acc1_2;
+    acc1_2 = acc1_2 > hi ? hi : acc1_2;
+    acc1_3 = acc1_3 < lo ? lo : acc1_3;
+    acc1_3 = acc1_3 > hi ? hi : acc1_3;
     const size_t nleft = n - r;
-    char* yo = (char*)(y + r);
-    if (mr > 0) {
-      float* o = (float*)(void*)yo;
-      acc0_0 = acc0_0 < lo ? lo : acc0_0;
-      acc0_0 = acc0_0 > hi ? hi : acc0_0;
-      if (nleft > 0) o[0] = acc0_0;
-      acc0_1 = acc0_1 < lo ? lo : acc0_1;
-      acc0_1 = acc0_1 > hi ? hi : acc0_1;
-      if (nleft > 1) o[1] = acc0_1;
-      acc0_2 = acc0_2 < lo ? lo : acc0_2;
-      acc0_2 = acc0_2 > hi ? hi : acc0_2;
-      if (nleft > 2) o[2] = acc0_2;
-      acc0_3 = acc0_3 < lo ? lo : acc0_3;
-      acc0_3 = acc0_3 > hi ? hi : acc0_3;
-      if (nleft > 3) o[3] = acc0_3;
+    if (mr == 2 && nleft >= 4) {
+      char* yo = (char*)(y + r);
+      {
+        float* o = (float*)(void*)yo;
+        o[0] = acc0_0;
+        o[1] = acc0_1;
+        o[2] = acc0_2;
+        o[3] = acc0_3;
+      }
+      yo += y_stride;
+      {
+        float* o = (float*)(void*)yo;
+        o[0] = acc1_0;
+        o[1] = acc1_1;
+        o[2] = acc1_2;
+        o[3] = acc1_3;
+      }
+    } else {
+      char* yo = (char*)(y + r);
+      if (mr > 0) {
+        {
+          float* o = (float*)(void*)yo;
+          if (nleft > 0) o[0] = acc0_0;
+          if (nleft > 1) o[1] = acc0_1;
+          if (nleft > 2) o[2] = acc0_2;
+          if (nleft > 3) o[3] = acc0_3;
+        }
+      }
+      yo += y_stride;
+      if (mr > 1) {
+        {
+          float* o = (float*)(void*)yo;
+          if (nleft > 0) o[0] = acc1_0;
+          if (nleft > 1) o[1] = acc1_1;
+          if (nleft > 2) o[2] = acc1_2;
+          if (nleft > 3) o[3] = acc1_3;
+        }
+      }
     }
-    yo += y_stride;
-    if (mr > 1) {
-      float* o = (float*)(void*)yo;
-      acc1_0 = acc1_0 < lo ? lo : acc1_0;
-      acc1_0 = acc1_0 > hi ? hi : acc1_0;
-      if (nleft > 0) o[0] = acc1_0;
-      acc1_1 = acc1_1 < lo ? lo : acc1_1;
-      acc1_1 = acc1_1 > hi ? hi : acc1_1;
-      if (nleft > 1) o[1] = acc1_1;
-      acc1_2 = acc1_2 < lo ? lo : acc1_2;
-      acc1_2 = acc1_2 > hi ? hi : acc1_2;
-      if (nleft > 2) o[2] = acc1_2;
-      acc1_3 = acc1_3 < lo ? lo : acc1_3;
-      acc1_3 = acc1_3 > hi ? hi : acc1_3;
-      if (nleft > 3) o[3] = acc1_3;
-    }
-    yo += y_stride;
   }
 }
 
@@ -2077,7 +2099,8 @@ const wrt_target wrt_target_scalar = {
     [WRT_UN_NEG] = wrt_scalar_neg,
   },
   .maxpool = wrt_scalar_maxpool, .avgpool = wrt_scalar_avgpool,
-  .spmm_mr = 2, .spmm_g = 1, .spmm_min_sparsity = 0.3f,
+  .spmm_mr = 2, .spmm_g = 1,
+  .spmm_min_sparsity = 0.2f, .spmm_k_penalty = 0.0f, .spmv_min_sparsity = 0.2f,
   .spmm = wrt_scalar_spmm_2, .spmv = wrt_scalar_spmv,
   .sppack = NULL,
 };

@@ -2443,104 +2443,122 @@ static void wrt_wasm_relaxed_spmm_8(size_t mr, size_t n, const float* x, size_t 
       acc6 = wasm_f32x4_relaxed_madd(wasm_v128_load32_splat((const float*)(const void*)(x6 + off)), wv, acc6);
       acc7 = wasm_f32x4_relaxed_madd(wasm_v128_load32_splat((const float*)(const void*)(x7 + off)), wv, acc7);
     }
+    acc0 = wasm_f32x4_pmin(wasm_f32x4_pmax(acc0, qmin), qmax);
+    acc1 = wasm_f32x4_pmin(wasm_f32x4_pmax(acc1, qmin), qmax);
+    acc2 = wasm_f32x4_pmin(wasm_f32x4_pmax(acc2, qmin), qmax);
+    acc3 = wasm_f32x4_pmin(wasm_f32x4_pmax(acc3, qmin), qmax);
+    acc4 = wasm_f32x4_pmin(wasm_f32x4_pmax(acc4, qmin), qmax);
+    acc5 = wasm_f32x4_pmin(wasm_f32x4_pmax(acc5, qmin), qmax);
+    acc6 = wasm_f32x4_pmin(wasm_f32x4_pmax(acc6, qmin), qmax);
+    acc7 = wasm_f32x4_pmin(wasm_f32x4_pmax(acc7, qmin), qmax);
     const size_t nleft = n - r;
-    char* yo = (char*)(y + r);
-    if (mr > 0) {
-      acc0 = wasm_f32x4_pmin(wasm_f32x4_pmax(acc0, qmin), qmax);
-      if (nleft >= 4) {
-        wasm_v128_store((float*)(void*)yo, acc0);
-      } else {
-        float* tp = (float*)(void*)yo;
-        v128_t tv = acc0;
-        if (nleft & 2) { wasm_v128_store64_lane(tp, tv, 0); tv = wasm_i64x2_shuffle(tv, tv, 1, 1); tp += 2; }
-        if (nleft & 1) wasm_v128_store32_lane(tp, tv, 0);
+    if (mr == 8 && nleft >= 4) {
+      char* yo = (char*)(y + r);
+      wasm_v128_store((float*)(void*)yo, acc0);
+      yo += y_stride;
+      wasm_v128_store((float*)(void*)yo, acc1);
+      yo += y_stride;
+      wasm_v128_store((float*)(void*)yo, acc2);
+      yo += y_stride;
+      wasm_v128_store((float*)(void*)yo, acc3);
+      yo += y_stride;
+      wasm_v128_store((float*)(void*)yo, acc4);
+      yo += y_stride;
+      wasm_v128_store((float*)(void*)yo, acc5);
+      yo += y_stride;
+      wasm_v128_store((float*)(void*)yo, acc6);
+      yo += y_stride;
+      wasm_v128_store((float*)(void*)yo, acc7);
+    } else {
+      char* yo = (char*)(y + r);
+      if (mr > 0) {
+        if (nleft >= 4) {
+          wasm_v128_store((float*)(void*)yo, acc0);
+        } else {
+          float* tp = (float*)(void*)yo;
+          v128_t tv = acc0;
+          if (nleft & 2) { wasm_v128_store64_lane(tp, tv, 0); tv = wasm_i64x2_shuffle(tv, tv, 1, 1); tp += 2; }
+          if (nleft & 1) wasm_v128_store32_lane(tp, tv, 0);
+        }
+      }
+      yo += y_stride;
+      if (mr > 1) {
+        if (nleft >= 4) {
+          wasm_v128_store((float*)(void*)yo, acc1);
+        } else {
+          float* tp = (float*)(void*)yo;
+          v128_t tv = acc1;
+          if (nleft & 2) { wasm_v128_store64_lane(tp, tv, 0); tv = wasm_i64x2_shuffle(tv, tv, 1, 1); tp += 2; }
+          if (nleft & 1) wasm_v128_store32_lane(tp, tv, 0);
+        }
+      }
+      yo += y_stride;
+      if (mr > 2) {
+        if (nleft >= 4) {
+          wasm_v128_store((float*)(void*)yo, acc2);
+        } else {
+          float* tp = (float*)(void*)yo;
+          v128_t tv = acc2;
+          if (nleft & 2) { wasm_v128_store64_lane(tp, tv, 0); tv = wasm_i64x2_shuffle(tv, tv, 1, 1); tp += 2; }
+          if (nleft & 1) wasm_v128_store32_lane(tp, tv, 0);
+        }
+      }
+      yo += y_stride;
+      if (mr > 3) {
+        if (nleft >= 4) {
+          wasm_v128_store((float*)(void*)yo, acc3);
+        } else {
+          float* tp = (float*)(void*)yo;
+          v128_t tv = acc3;
+          if (nleft & 2) { wasm_v128_store64_lane(tp, tv, 0); tv = wasm_i64x2_shuffle(tv, tv, 1, 1); tp += 2; }
+          if (nleft & 1) wasm_v128_store32_lane(tp, tv, 0);
+        }
+      }
+      yo += y_stride;
+      if (mr > 4) {
+        if (nleft >= 4) {
+          wasm_v128_store((float*)(void*)yo, acc4);
+        } else {
+          float* tp = (float*)(void*)yo;
+          v128_t tv = acc4;
+          if (nleft & 2) { wasm_v128_store64_lane(tp, tv, 0); tv = wasm_i64x2_shuffle(tv, tv, 1, 1); tp += 2; }
+          if (nleft & 1) wasm_v128_store32_lane(tp, tv, 0);
+        }
+      }
+      yo += y_stride;
+      if (mr > 5) {
+        if (nleft >= 4) {
+          wasm_v128_store((float*)(void*)yo, acc5);
+        } else {
+          float* tp = (float*)(void*)yo;
+          v128_t tv = acc5;
+          if (nleft & 2) { wasm_v128_store64_lane(tp, tv, 0); tv = wasm_i64x2_shuffle(tv, tv, 1, 1); tp += 2; }
+          if (nleft & 1) wasm_v128_store32_lane(tp, tv, 0);
+        }
+      }
+      yo += y_stride;
+      if (mr > 6) {
+        if (nleft >= 4) {
+          wasm_v128_store((float*)(void*)yo, acc6);
+        } else {
+          float* tp = (float*)(void*)yo;
+          v128_t tv = acc6;
+          if (nleft & 2) { wasm_v128_store64_lane(tp, tv, 0); tv = wasm_i64x2_shuffle(tv, tv, 1, 1); tp += 2; }
+          if (nleft & 1) wasm_v128_store32_lane(tp, tv, 0);
+        }
+      }
+      yo += y_stride;
+      if (mr > 7) {
+        if (nleft >= 4) {
+          wasm_v128_store((float*)(void*)yo, acc7);
+        } else {
+          float* tp = (float*)(void*)yo;
+          v128_t tv = acc7;
+          if (nleft & 2) { wasm_v128_store64_lane(tp, tv, 0); tv = wasm_i64x2_shuffle(tv, tv, 1, 1); tp += 2; }
+          if (nleft & 1) wasm_v128_store32_lane(tp, tv, 0);
+        }
       }
     }
-    yo += y_stride;
-    if (mr > 1) {
-      acc1 = wasm_f32x4_pmin(wasm_f32x4_pmax(acc1, qmin), qmax);
-      if (nleft >= 4) {
-        wasm_v128_store((float*)(void*)yo, acc1);
-      } else {
-        float* tp = (float*)(void*)yo;
-        v128_t tv = acc1;
-        if (nleft & 2) { wasm_v128_store64_lane(tp, tv, 0); tv = wasm_i64x2_shuffle(tv, tv, 1, 1); tp += 2; }
-        if (nleft & 1) wasm_v128_store32_lane(tp, tv, 0);
-      }
-    }
-    yo += y_stride;
-    if (mr > 2) {
-      acc2 = wasm_f32x4_pmin(wasm_f32x4_pmax(acc2, qmin), qmax);
-      if (nleft >= 4) {
-        wasm_v128_store((float*)(void*)yo, acc2);
-      } else {
-        float* tp = (float*)(void*)yo;
-        v128_t tv = acc2;
-        if (nleft & 2) { wasm_v128_store64_lane(tp, tv, 0); tv = wasm_i64x2_shuffle(tv, tv, 1, 1); tp += 2; }
-        if (nleft & 1) wasm_v128_store32_lane(tp, tv, 0);
-      }
-    }
-    yo += y_stride;
-    if (mr > 3) {
-      acc3 = wasm_f32x4_pmin(wasm_f32x4_pmax(acc3, qmin), qmax);
-      if (nleft >= 4) {
-        wasm_v128_store((float*)(void*)yo, acc3);
-      } else {
-        float* tp = (float*)(void*)yo;
-        v128_t tv = acc3;
-        if (nleft & 2) { wasm_v128_store64_lane(tp, tv, 0); tv = wasm_i64x2_shuffle(tv, tv, 1, 1); tp += 2; }
-        if (nleft & 1) wasm_v128_store32_lane(tp, tv, 0);
-      }
-    }
-    yo += y_stride;
-    if (mr > 4) {
-      acc4 = wasm_f32x4_pmin(wasm_f32x4_pmax(acc4, qmin), qmax);
-      if (nleft >= 4) {
-        wasm_v128_store((float*)(void*)yo, acc4);
-      } else {
-        float* tp = (float*)(void*)yo;
-        v128_t tv = acc4;
-        if (nleft & 2) { wasm_v128_store64_lane(tp, tv, 0); tv = wasm_i64x2_shuffle(tv, tv, 1, 1); tp += 2; }
-        if (nleft & 1) wasm_v128_store32_lane(tp, tv, 0);
-      }
-    }
-    yo += y_stride;
-    if (mr > 5) {
-      acc5 = wasm_f32x4_pmin(wasm_f32x4_pmax(acc5, qmin), qmax);
-      if (nleft >= 4) {
-        wasm_v128_store((float*)(void*)yo, acc5);
-      } else {
-        float* tp = (float*)(void*)yo;
-        v128_t tv = acc5;
-        if (nleft & 2) { wasm_v128_store64_lane(tp, tv, 0); tv = wasm_i64x2_shuffle(tv, tv, 1, 1); tp += 2; }
-        if (nleft & 1) wasm_v128_store32_lane(tp, tv, 0);
-      }
-    }
-    yo += y_stride;
-    if (mr > 6) {
-      acc6 = wasm_f32x4_pmin(wasm_f32x4_pmax(acc6, qmin), qmax);
-      if (nleft >= 4) {
-        wasm_v128_store((float*)(void*)yo, acc6);
-      } else {
-        float* tp = (float*)(void*)yo;
-        v128_t tv = acc6;
-        if (nleft & 2) { wasm_v128_store64_lane(tp, tv, 0); tv = wasm_i64x2_shuffle(tv, tv, 1, 1); tp += 2; }
-        if (nleft & 1) wasm_v128_store32_lane(tp, tv, 0);
-      }
-    }
-    yo += y_stride;
-    if (mr > 7) {
-      acc7 = wasm_f32x4_pmin(wasm_f32x4_pmax(acc7, qmin), qmax);
-      if (nleft >= 4) {
-        wasm_v128_store((float*)(void*)yo, acc7);
-      } else {
-        float* tp = (float*)(void*)yo;
-        v128_t tv = acc7;
-        if (nleft & 2) { wasm_v128_store64_lane(tp, tv, 0); tv = wasm_i64x2_shuffle(tv, tv, 1, 1); tp += 2; }
-        if (nleft & 1) wasm_v128_store32_lane(tp, tv, 0);
-      }
-    }
-    yo += y_stride;
   }
 }
 
@@ -2628,7 +2646,8 @@ const wrt_target wrt_target_wasm_relaxed = {
     [WRT_UN_NEG] = wrt_wasm_relaxed_neg,
   },
   .maxpool = wrt_wasm_relaxed_maxpool, .avgpool = wrt_wasm_relaxed_avgpool,
-  .spmm_mr = 8, .spmm_g = 1, .spmm_min_sparsity = 0.3f,
+  .spmm_mr = 8, .spmm_g = 1,
+  .spmm_min_sparsity = 0.38f, .spmm_k_penalty = 6.0f, .spmv_min_sparsity = 0.2f,
   .spmm = wrt_wasm_relaxed_spmm_8, .spmv = wrt_wasm_relaxed_spmv,
   .sppack = NULL,
 };

@@ -111,10 +111,11 @@ typedef struct {
   wrt_vbinary_fn vbinary_scalar[WRT_BIN_COUNT];
   wrt_vunary_fn vunary[WRT_UN_COUNT];
   wrt_pool_fn maxpool, avgpool;
-  /* block-sparse weights: pixels per spmm tile, pixels per vector (G), the block sparsity from which the sparse
-   * kernels beat the dense ones here (measured, kernels_wasm/README.md); sppack only where G > 1 */
+  /* block-sparse weights: pixels per spmm tile, pixels per vector (G); the block sparsity from which the sparse
+   * kernels beat the dense ones here (measured, kernels_wasm/README.md): min + k_penalty / K for a layer of K columns,
+   * spmv_min for one pixel; sppack only where G > 1 */
   uint8_t spmm_mr, spmm_g;
-  float spmm_min_sparsity;
+  float spmm_min_sparsity, spmm_k_penalty, spmv_min_sparsity;
   wrt_spmm_fn spmm;
   wrt_spmv_fn spmv;
   wrt_sppack_fn sppack;

@@ -48,12 +48,29 @@ def mobilenet_v1(size: int = 224, classes: int = 1000, seed: int = SEED) -> Grap
     return g
 
 
-def conv3x3_layer(size: int = 28, channels: int = 128, seed: int = SEED) -> Graph:
-    """One 3x3 convolution (stride 1, SAME, ReLU6) over a size x size x channels input: the KxK case of the sweep."""
-    rng = np.random.default_rng(seed)
+def _layer(name: str, shape: tuple[int, ...]) -> tuple[Graph, str, np.random.Generator]:
     g = Graph()
-    g.metadata.source = f"conv3x3 {size}x{size}x{channels} (random weights, built in code)"
-    x = g.add_input("input", (1, size, size, channels))
-    x = _conv(g, rng, x, "conv3x3", channels, 3, 1, 1)
-    g.outputs.append(x)
+    g.metadata.source = f"{name} (random weights, built in code)"
+    return g, g.add_input("input", shape), np.random.default_rng(SEED)
+
+
+def conv3x3_layer(size: int = 28, channels: int = 128) -> Graph:
+    """One 3x3 convolution (stride 1, SAME, ReLU6) over a size x size x channels input: the KxK case of the sweep."""
+    g, x, rng = _layer(f"conv3x3 {size}x{size}x{channels}", (1, size, size, channels))
+    g.outputs.append(_conv(g, rng, x, "conv3x3", channels, 3, 1, 1))
+    return g
+
+
+def pointwise_layer(size: int, cin: int, cout: int) -> Graph:
+    g, x, rng = _layer(f"conv1x1 {size}x{size}x{cin}->{cout}", (1, size, size, cin))
+    g.outputs.append(_conv(g, rng, x, "conv1x1", cout, 1, 1, 1))
+    return g
+
+
+def fc_layer(k: int, n: int) -> Graph:
+    g, x, rng = _layer(f"fc {k}->{n}", (1, k))
+    w = rng.normal(0.0, np.sqrt(1.0 / k), (n, k)).astype(np.float32)
+    (y,) = g.add_node("FULLY_CONNECTED", [x, g.add_const("fc/w", w), g.add_const("fc/b", np.zeros(n, np.float32))],
+                      name="fc", outputs=["y"])
+    g.outputs.append(y)
     return g

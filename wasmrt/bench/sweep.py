@@ -34,6 +34,7 @@ class SweepFile:
     path: Path
     reference: dict[str, np.ndarray]
     pruned: list[str] = field(default_factory=list)  # names of the pruned layers
+    stored_sparse: int = 0  # weights the converter stored block-sparse
 
 
 @dataclass
@@ -46,8 +47,19 @@ class Base:
     files: list[SweepFile]
 
 
+def layer_bases() -> list[tuple[str, Graph, bool]]:
+    """MobileNetV1's pruned layer shapes, one model each (for break-evens per layer)."""
+    from wasmrt.bench.mobilenet_v1 import conv3x3_layer, fc_layer, pointwise_layer
+
+    shapes = [(112, 32, 64), (56, 64, 128), (56, 128, 128), (28, 256, 256), (14, 512, 512), (7, 1024, 1024)]
+    return ([(f"pw{s}x{c}-{o}", pointwise_layer(s, c, o), True) for s, c, o in shapes]
+            + [("conv3x3-28x128", conv3x3_layer(28, 128), True), ("fc1024-1000", fc_layer(1024, 1000), True)])
+
+
 def _bases(models: list[str], log: Any) -> list[tuple[str, Graph, bool]]:
     """(name, optimized graph, prune the first layer too) per base model."""
+    if models == ["layers"]:
+        return layer_bases()
     if not models:
         from wasmrt.bench.mobilenet_v1 import conv3x3_layer, mobilenet_v1
 
@@ -93,7 +105,9 @@ def build(models: list[str], sparsities: list[float], root: Path, log: Any) -> l
             path = folder / f"{fid}.wrt"
             path.write_bytes(convert(g).data)
             log(f"{name}: {fid}.wrt, {path.stat().st_size:,} bytes; python_ref outputs")
-            files.append(SweepFile(fid, s, path, Interpreter(str(path)).run(feeds), pruned))
+            interp = Interpreter(str(path))
+            files.append(SweepFile(fid, s, path, interp.run(feeds), pruned,
+                                   sum(t.sparse is not None for t in interp.model.tensors)))
         bases.append(Base(name, folder, feeds, list(graph.outputs), _macs(files[0].path.read_bytes()), files))
     return bases
 
@@ -169,13 +183,30 @@ def summarize(base: Base, column: str, results: dict[str, dict], prefix: str = "
         err = max(max_rel_error(got, files[f.id].reference[o]) for got, o in zip(r["outputs"], base.outputs,
                                                                               strict=True))
         t = np.asarray(r["times_ms"], np.float64)
-        rows[eid] = {"sparsity": f.sparsity or 0.0, "policy": policy, "median_ms": float(np.median(t)),
+        rows[eid] = {"sparsity": f.sparsity or 0.0, "policy": policy, "stored_sparse": f.stored_sparse,
+                     "median_ms": float(np.median(t)),
                      "min_ms": float(t.min()), "max_rel_err": err, "ok": err <= TOLERANCE}
     dense = rows.get("dense", {}).get("median_ms")
     for r in rows.values():
         if dense and "median_ms" in r:
             r["speedup"] = dense / r["median_ms"]
-    return {"column": column, "rows": rows}
+    return {"column": column, "rows": rows, "break_even": break_even(rows)}
+
+
+def break_even(rows: dict[str, Any]) -> float | None:
+    """The sparsity from which the sparse kernels (forced) beat the dense model, interpolated between the swept
+    points; 0 when they win at every point, None when they never do."""
+    pts = sorted((r["sparsity"], r["speedup"]) for r in rows.values()
+                 if r.get("policy") == "always" and r.get("stored_sparse") and "speedup" in r)
+    prev = None
+    for s, x in pts:
+        if x >= 1.0:
+            if prev is None:
+                return 0.0
+            (s0, x0) = prev
+            return s0 + (s - s0) * (1.0 - x0) / (x - x0)
+        prev = (s, x)
+    return None
 
 
 def profile_pruned(bases: list[Base], hosts: list[str], variants: list[str], bar: Progress) -> dict[str, Any] | None:
@@ -239,6 +270,8 @@ def table(summaries: list[dict[str, Any]], bases: list[Base]) -> str:
                 flag = "" if r["ok"] else " MISMATCH"
                 cells += f"{r['median_ms']:>13.3f} ({r.get('speedup', 0):5.2f}x){flag}"
             lines.append(f"{label:<14}{sizes[fid] if not eid.endswith('-sparse') else '':>12}{cells}")
+        lines.append(f"{'break-even':<26}" + "".join(
+            f"{'-' if c['break_even'] is None else format(c['break_even'], '.2f'):>24}" for c in cols))
     return "\n".join(lines)
 
 

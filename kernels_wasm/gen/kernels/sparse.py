@@ -19,6 +19,7 @@ byte offset of its column in the input tile (column * 4 for G = 1, column * 4 * 
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
 
 from kernels_wasm.gen.cwriter import Code
@@ -30,19 +31,26 @@ SSE_ATTR = {"avx2": '__attribute__((target("avx2,fma")))',
 
 @dataclass(frozen=True)
 class SparseTile:
+    """Tile sizes, and where the sparse kernels start to beat the dense ones on this target (measured with
+    `wasmrt bench --sparsity-sweep layers`, kernels_wasm/README.md): a layer of K columns runs sparse from a block
+    sparsity of min_sparsity + k_penalty / K on (the pack and the per-output stores weigh more when K is small),
+    a one-pixel layer (spmv) from spmv_min_sparsity."""
+
     lanes: int  # f32 lanes of the vectors the spmm uses (4 = 128-bit: G = 1)
     mr: int  # pixels per tile
     spmv_u: int  # partial sums of the one-pixel kernel
-    min_sparsity: float  # measured break-even: below it the engine runs the layer dense (kernels_wasm/README.md)
+    min_sparsity: float
+    k_penalty: float
+    spmv_min_sparsity: float = 0.2
 
 
 TILES: dict[str, SparseTile] = {
-    "scalar": SparseTile(1, 2, 2, 0.3),
-    "wasm_simd128": SparseTile(4, 8, 4, 0.3),
-    "wasm_relaxed": SparseTile(4, 8, 4, 0.3),
-    "avx2": SparseTile(8, 16, 4, 0.3),
-    "avx512": SparseTile(16, 32, 4, 0.3),
-    "neon": SparseTile(4, 16, 4, 0.3),
+    "scalar": SparseTile(1, 2, 2, 0.2, 0.0),
+    "wasm_simd128": SparseTile(4, 8, 4, 0.34, 2.0),
+    "wasm_relaxed": SparseTile(4, 8, 4, 0.38, 6.0),
+    "avx2": SparseTile(8, 16, 4, 0.35, 4.0),
+    "avx512": SparseTile(16, 32, 4, 0.52, 10.0),
+    "neon": SparseTile(4, 16, 4, 0.38, 6.0),  # not measured (qemu): as wasm relaxed, the same kernel shape with FMA
 }
 
 
@@ -144,12 +152,32 @@ _WIDE = {  # lanes -> (vtype, bcast_g(p), spread4(idx, p), permute(idx, v), chun
 }
 
 
-def _store_pixel(c: Code, q: Quad, ptr: str, v: str) -> None:
-    """Store the 4 channels in v at ptr, or the n - r < 4 that exist."""
+def _store_pixel(c: Code, q: Quad, ptr: str, v: str, full: bool) -> None:
+    """Store the 4 channels in v at ptr (full: known to exist), or the n - r < 4 that exist."""
+    if full:
+        c(q.store(ptr, v))
+        return
     with c.block("if (nleft >= 4)"):
         c(q.store(ptr, v))
     with c.block("else"):
         c(*q.store_part(ptr, v, "nleft"))
+
+
+def _epilogue(c: Code, mr: int, pixel: Callable[[int, bool], None]) -> None:
+    """Store a block row's outputs, pixel by pixel (pixel(i, full) emits pixel i's stores at yo): unguarded for a
+    whole tile of 4 channels, the common case; else only the mr pixels and nleft channels that exist."""
+    c("const size_t nleft = n - r;")
+    for full in (True, False):
+        with c.block(f"if (mr == {mr} && nleft >= 4)" if full else "else"):
+            c("char* yo = (char*)(y + r);")
+            for i in range(mr):
+                if full:
+                    pixel(i, True)
+                else:
+                    with c.block(f"if (mr > {i})"):
+                        pixel(i, False)
+                if i + 1 < mr:
+                    c("yo += y_stride;")
 
 
 def _spmm_wide(isa: Isa, t: SparseTile, c: Code) -> None:
@@ -159,25 +187,23 @@ def _spmm_wide(isa: Isa, t: SparseTile, c: Code) -> None:
     perm_idx = ", ".join(str(g * (i % 4) + i // 4) for i in range(lanes))  # chunk q, lane j <- lane g*j + q
     c(f"const {wd['itype']} spread = {wd['iset'].format(spread_idx)};",
       f"const {wd['itype']} pixmajor = {wd['iset'].format(perm_idx)};")
-    c(f"const {q.vtype} qmin = {q.dup('clamp->min')}, qmax = {q.dup('clamp->max')};")
-    _x_ptrs(c, nv, g)
+    c(isa.decl("vmin", isa.dup("clamp->min")), isa.decl("vmax", isa.dup("clamp->max")))
+    # the packed tile is MR pixels wide (pixels past mr repeat the last): group v is at a fixed offset, one base
+    # register for all (x_stride is 4G by the ABI)
+    c("const char* xb = (const char*)x;", "(void)x_stride;")
     with c.block("for (size_t r = 0; r < n; r += 4)"):
         c(f"const {wd['vtype']} bias = {wd['spread'].format('spread', 'w')};", "w += 4;")
         c(*(f"{wd['vtype']} acc{v} = bias;" for v in range(nv)))
         with c.block("for (int32_t k = *nnz++; k > 0; k--)"):
-            c("const size_t off = (size_t)*offs++;",
+            c("const char* xo = xb + (size_t)*offs++;",
               f"const {wd['vtype']} wv = {wd['spread'].format('spread', 'w')};", "w += 4;")
             for v in range(nv):
-                c(f"acc{v} = {isa.fma(wd['bcast'].format(f'(const float*)(const void*)(x{v} + off)'), 'wv', f'acc{v}')};")
-        c("const size_t nleft = n - r;", "char* yo = (char*)(y + r);")
+                x = wd["bcast"].format(f"(const float*)(const void*)(xo + {4 * g * v})")
+                c(f"acc{v} = {isa.fma(x, 'wv', f'acc{v}')};")
         for v in range(nv):
-            c(f"acc{v} = {wd['permute'].format('pixmajor', f'acc{v}')};")
-            for j in range(g):
-                i = v * g + j
-                with c.block(f"if (mr > {i})"):
-                    c(f"const {q.vtype} o = {q.clamp(wd['chunk'](f'acc{v}', j))};")
-                    _store_pixel(c, q, "(float*)(void*)yo", "o")
-                c("yo += y_stride;")
+            c(f"acc{v} = {wd['permute'].format('pixmajor', isa.clamp(f'acc{v}', 'vmin', 'vmax'))};")
+        _epilogue(c, t.mr, lambda i, full: _store_pixel(c, q, "(float*)(void*)yo", wd["chunk"](f"acc{i // g}", i % g),
+                                                        full))
 
 
 def _x_ptrs(c: Code, nv: int, g: int) -> None:
@@ -199,12 +225,8 @@ def _spmm_quad(isa: Isa, t: SparseTile, c: Code) -> None:
             c("const size_t off = (size_t)*offs++;", f"const {q.vtype} wv = {q.load('w')};", "w += 4;")
             for v in range(nv):
                 c(f"acc{v} = {q.fma(q.loaddup(f'(const float*)(const void*)(x{v} + off)'), 'wv', f'acc{v}')};")
-        c("const size_t nleft = n - r;", "char* yo = (char*)(y + r);")
-        for v in range(nv):
-            with c.block(f"if (mr > {v})"):
-                c(f"acc{v} = {q.clamp(f'acc{v}')};")
-                _store_pixel(c, q, "(float*)(void*)yo", f"acc{v}")
-            c("yo += y_stride;")
+        c(*(f"acc{v} = {q.clamp(f'acc{v}')};" for v in range(nv)))
+        _epilogue(c, t.mr, lambda i, full: _store_pixel(c, q, "(float*)(void*)yo", f"acc{i}", full))
 
 
 def _spmm_scalar(t: SparseTile, c: Code) -> None:
@@ -221,14 +243,15 @@ def _spmm_scalar(t: SparseTile, c: Code) -> None:
             for v in range(nv):
                 c(f"const float xv{v} = *(const float*)(const void*)(x{v} + off);")
                 c(*(f"acc{v}_{j} += xv{v} * w{j};" for j in range(4)))
-        c("const size_t nleft = n - r;", "char* yo = (char*)(y + r);")
         for v in range(nv):
-            with c.block(f"if (mr > {v})"):
+            for j in range(4):
+                c(f"acc{v}_{j} = acc{v}_{j} < lo ? lo : acc{v}_{j};", f"acc{v}_{j} = acc{v}_{j} > hi ? hi : acc{v}_{j};")
+
+        def pixel(i: int, full: bool) -> None:
+            with c.block(""):
                 c("float* o = (float*)(void*)yo;")
-                for j in range(4):
-                    c(f"acc{v}_{j} = acc{v}_{j} < lo ? lo : acc{v}_{j};", f"acc{v}_{j} = acc{v}_{j} > hi ? hi : acc{v}_{j};")
-                    c(f"if (nleft > {j}) o[{j}] = acc{v}_{j};")
-            c("yo += y_stride;")
+                c(*(f"o[{j}] = acc{i}_{j};" if full else f"if (nleft > {j}) o[{j}] = acc{i}_{j};" for j in range(4)))
+        _epilogue(c, t.mr, pixel)
 
 
 SPMM_SIG = ("void {name}(size_t mr, size_t n, const float* x, size_t x_stride, const int32_t* restrict nnz, "
@@ -292,7 +315,7 @@ def spmv(isa: Isa) -> str:
                 for p in range(1, u):
                     total = q.add(total, f"s{p}")
                 c(f"const {q.vtype} o = {q.clamp(total)};", "const size_t nleft = n - r;")
-                _store_pixel(c, q, "y + r", "o")
+                _store_pixel(c, q, "y + r", "o", False)
     return c.text()
 
 
@@ -326,6 +349,8 @@ def kernel_bodies(isa: Isa) -> list[str]:
 
 def table_fields(isa: Isa) -> list[str]:
     t = TILES[isa.name]
-    return [f"  .spmm_mr = {t.mr}, .spmm_g = {groups(isa)}, .spmm_min_sparsity = {t.min_sparsity}f,",
+    return [f"  .spmm_mr = {t.mr}, .spmm_g = {groups(isa)},",
+            f"  .spmm_min_sparsity = {t.min_sparsity}f, .spmm_k_penalty = {t.k_penalty}f,"
+            f" .spmv_min_sparsity = {t.spmv_min_sparsity}f,",
             f"  .spmm = {spmm_name(isa)}, .spmv = {spmv_name(isa)},",
             f"  .sppack = {sppack_name(isa) if groups(isa) > 1 else 'NULL'},"]
