@@ -115,8 +115,40 @@ def write_fixtures(out: Path) -> dict:
         (out / f"{key}.wrt").write_bytes(_patched(det, lambda m, n=size: setattr(m.plan, "arenaSize", n)))
         manifest["bad_models"][key] = str(out / f"{key}.wrt")
     manifest["hostile"] = write_hostile(out)
+    manifest["sparse"] = write_sparse(out)
     (out / "manifest.json").write_text(json.dumps(manifest, indent=1))
     return manifest
+
+
+def write_sparse(out: Path) -> dict:
+    """A small model pruned to 80% in 1x4 blocks (stored block-sparse), a fixed input and python_ref's outputs."""
+    from python_ref import Interpreter
+    from wasmrt.bench.mobilenet_v1 import _conv
+    from wasmrt.converter import convert
+    from wasmrt.ir import Graph
+    from wasmrt.sparsity import prune
+
+    rng = np.random.default_rng(5)
+    g = Graph()
+    x = g.add_input("input", (1, 16, 16, 8))
+    for name, (cout, k, stride) in {"c1": (24, 3, 2), "c2": (32, 1, 1), "c3": (36, 3, 1)}.items():
+        x = _conv(g, rng, x, name, cout, k, stride, 1)
+    (x,) = g.add_node("MEAN", [x], {"axes": (1, 2), "keepdims": False}, name="pool")
+    w = g.add_const("fc/w", rng.normal(0, 0.2, (10, 36)).astype(np.float32))
+    (y,) = g.add_node("FULLY_CONNECTED", [x, w], name="fc", outputs=["logits"])
+    g.outputs.append(y)
+    prune(g, 0.8, include_first=True)
+    path = out / "sparse.wrt"
+    path.write_bytes(convert(g).data)
+    interp = Interpreter(path.read_bytes())
+    assert sum(t.sparse is not None for t in interp.model.tensors) == 4
+    feeds = {"input": rng.uniform(-1, 1, (1, 16, 16, 8)).astype(np.float32)}
+    entry: dict = {"path": str(path), "inputs": {}, "outputs": {}}
+    for key, arrays in (("inputs", feeds), ("outputs", interp.run(feeds))):
+        for k, v in arrays.items():
+            entry[key][k] = {"file": f"sparse.{key}.{k}.f32", "shape": list(v.shape)}
+            (out / entry[key][k]["file"]).write_bytes(np.ascontiguousarray(v, "<f4").tobytes())
+    return entry
 
 
 def write_hostile(out: Path) -> list[dict]:
