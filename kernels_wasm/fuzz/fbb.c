@@ -72,16 +72,26 @@ fbb_ref fbb_string(fbb* b, const char* s, size_t n) {
   return (fbb_ref)b->used;
 }
 
-fbb_ref fbb_vec_fill(fbb* b, size_t esize, size_t n, size_t align,
-                     void (*fill)(void* ctx, size_t i, uint8_t* dst), void* ctx) {
+static fbb_ref vec_fill(fbb* b, size_t esize, size_t n, size_t align, size_t len,
+                        void (*fill)(void* ctx, size_t i, uint8_t* dst), void* ctx) {
   prep(b, 4, esize * n);
   prep(b, align < esize ? esize : align, esize * n);
   uint8_t* p = push(b, esize * n);
   if (p)
     for (size_t i = 0; i < n; i++) fill(ctx, i, p + i * esize);
   p = push(b, 4);
-  if (p) put32(p, (uint32_t)n);
+  if (p) put32(p, (uint32_t)len);
   return (fbb_ref)b->used;
+}
+
+fbb_ref fbb_vec_fill(fbb* b, size_t esize, size_t n, size_t align,
+                     void (*fill)(void* ctx, size_t i, uint8_t* dst), void* ctx) {
+  return vec_fill(b, esize, n, align, n, fill, ctx);
+}
+
+fbb_ref fbb_bytes_fill(fbb* b, size_t esize, size_t n, size_t align,
+                       void (*fill)(void* ctx, size_t i, uint8_t* dst), void* ctx) {
+  return vec_fill(b, esize, n, align, esize * n, fill, ctx);
 }
 
 typedef struct {

@@ -27,6 +27,8 @@ typedef struct {
   int rank;
   int32_t d[RANK_MAX];
   uint8_t dtype, kind, quant;
+  uint8_t sp;      /* block-sparse constant: 0 no, 1 a coherent encoding, 2..6 one lie (sparse_plan) */
+  uint32_t sp_per; /* stored blocks per block row */
   int buf; /* constants: index into bufs (>= 1) */
   int64_t off;
 } gt;
@@ -145,6 +147,8 @@ static int add_input(G* g, int rank, const int32_t* d, uint8_t dtype) {
   return ti;
 }
 
+static void sparse_plan(gt* t, gbuf* b);
+
 /* a constant; its data is generated while the file is written. Shapes over the constant budget are shrunk (the
  * shape then no longer fits its op, which the engine must refuse), so files stay a few MiB at most. */
 static int add_const(G* g, int rank, const int32_t* d, uint8_t dtype, uint8_t fill, int32_t span) {
@@ -164,7 +168,53 @@ static int add_const(G* g, int rank, const int32_t* d, uint8_t dtype, uint8_t fi
   gbuf* b = &g->bufs[++g->nbufs];
   *b = (gbuf){dtype, fill, c, u32(g), span > 0 ? span : 1, (uint8_t)rare(g, 64)};
   t->buf = g->nbufs;
+  sparse_plan(t, b);
   return ti;
+}
+
+/* Block-sparse constants (python_ref/sparse.py). Decided from the buffer's seed, so that recipes read as they did
+ * before sparse tensors existed: one float constant in 16, a coherent encoding (blocks spread evenly over the
+ * columns, the buffer sized to them) mostly, else one lie: 2 a row start missing (also for huge shapes, whose few
+ * bytes stand for gigabytes), 3 row starts that decrease, 4 a column past the end, 5 a column repeated, 6 a buffer
+ * one block too long. */
+static void sparse_plan(gt* t, gbuf* b) {
+  if (t->rank < 1 || (b->dtype != DT_F32 && b->dtype != DT_F16) || b->seed % 16) return;
+  uint32_t h = wrt_gen_hash(b->seed, 0x5a5a);
+  uint64_t rows = (uint32_t)t->d[0], cols = 1;
+  for (int i = 1; i < t->rank; i++) cols = (uint64_t)(uint32_t)t->d[i] && cols > ((uint64_t)1 << 40) / (uint32_t)t->d[i]
+                                               ? (uint64_t)1 << 40 : cols * (uint32_t)t->d[i];
+  uint64_t br = (rows + 3) / 4;
+  t->sp = (uint8_t)(h % 8 ? 1 : 2 + (h >> 3) % 5);
+  if (br > 4096 || cols > 0x7fffffff) {
+    t->sp = 2, t->sp_per = 0, b->count = 0;
+    return;
+  }
+  t->sp_per = (uint32_t)(cols < 1 + (h >> 8) % 4 ? cols : 1 + (h >> 8) % 4);
+  b->count = br * t->sp_per * 4 + (t->sp == 6 ? 4 : 0);
+  if (rows % 4 && t->sp == 1 && (h & 16)) b->fill = FILL_ZERO; /* padding rows must hold 0: let some run */
+}
+
+/* the BlockSparsity table of a sparse constant (slot 6 of Tensor) */
+static fbb_ref write_sparsity(fbb* b, const gt* t) {
+  uint64_t rows = (uint32_t)t->d[0], cols = 1, per = t->sp_per;
+  for (int i = 1; i < t->rank; i++) cols *= (uint32_t)t->d[i];
+  uint32_t br = rows > 4 * 4096 ? 0 : (uint32_t)((rows + 3) / 4), nrs = br + 1, nb = (uint32_t)(br * per);
+  int32_t* rs = malloc(sizeof(int32_t) * (nrs + 1)); /* huge shapes: one row start, no blocks (sparse_plan) */
+  int32_t* cs = malloc(sizeof(int32_t) * (nb + 1));
+  if (!rs || !cs) return free(rs), free(cs), 0;
+  for (uint32_t r = 0; r <= br; r++) rs[r] = (int32_t)(r * per);
+  for (uint32_t k = 0; k < nb; k++) cs[k] = (int32_t)((k % per) * (cols / per));
+  if (t->sp == 2) nrs = br ? br : 1;
+  if (t->sp == 3 && br >= 2) rs[1] = rs[2] + 1;
+  if (t->sp == 4 && nb) cs[nb - 1] = (int32_t)cols;
+  if (t->sp == 5 && nb) cs[nb - 1] = per > 1 ? cs[nb - 2] : -1;
+  fbb_ref rv = fbb_vec(b, rs, 4, nrs, 4), cv = fbb_vec(b, cs, 4, nb, 4);
+  free(rs);
+  free(cs);
+  fbb_table(b);
+  fbb_add_ref(b, 0, rv);
+  fbb_add_ref(b, 1, cv);
+  return fbb_end(b);
 }
 
 static uint8_t pick_dtype(G* g) {
@@ -976,7 +1026,7 @@ static fbb_ref write_tensor(G* g, fbb* b, int i, int name_mode, fbb_ref shared_n
   const gt* t = &g->t[i];
   fbb_ref name = name_mode == 2 ? 0 : name_ref(g, b, name_mode, shared_name, "t", i);
   fbb_ref shape = fbb_vec(b, t->d, 4, (size_t)t->rank, 4);
-  fbb_ref quant = 0;
+  fbb_ref quant = 0, sparsity = t->kind == K_CONST && t->sp ? write_sparsity(b, t) : 0;
   if (t->quant) {
     float scale[2] = {0.5f, hostile_float(g)};
     int64_t zp[2] = {0, (int64_t)hostile_int(g)};
@@ -1001,6 +1051,7 @@ static fbb_ref write_tensor(G* g, fbb* b, int i, int name_mode, fbb_ref shared_n
     fbb_add(b, 4, &t->off, 8);
   }
   if (quant) fbb_add_ref(b, 5, quant);
+  if (sparsity) fbb_add_ref(b, 6, sparsity);
   return fbb_end(b);
 }
 
@@ -1029,7 +1080,7 @@ static fbb_ref write_model(G* g, fbb* b) {
     fbb_ref data = 0;
     if (i) {
       fill_ctx c = {&g->bufs[i]};
-      data = fbb_vec_fill(b, ESIZE[g->bufs[i].dtype], (size_t)g->bufs[i].count, 64, fill_elem, &c);
+      data = fbb_bytes_fill(b, ESIZE[g->bufs[i].dtype], (size_t)g->bufs[i].count, 64, fill_elem, &c);
     }
     fbb_table(b);
     if (data) fbb_add_ref(b, 0, data);
