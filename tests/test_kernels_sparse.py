@@ -125,7 +125,7 @@ def test_sppack(case: Case) -> None:  # noqa: F811
         b.cmd("sppack", case.t, mr, kc, ks, b.ptrs(offs), oo)
         jobs.append((src, mr, kc, ks, oo))
     res = case.r.run(b)
-    for src, mr, kc, ks, oo in jobs:
+    for src, _mr, kc, ks, oo in jobs:
         got = res.f32(oo, ks * kc * t.mr).reshape(ks, kc, t.mr)
         for tt in range(ks):
             np.testing.assert_array_equal(got[tt], pack_tile(src[tt, :, :kc], t.mr), err_msg=f"sppack tap {tt}")

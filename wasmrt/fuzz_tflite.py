@@ -39,7 +39,7 @@ OPS: dict[str, tuple[tuple[str, ...], str | None]] = {
     "RSQRT": (("x",), None), "ABS": (("x",), None), "NEG": (("x",), None), "HARD_SWISH": (("x",), None),
     "LEAKY_RELU": (("x",), "LeakyReluOptions"),
     "SOFTMAX": (("x",), "SoftmaxOptions"),
-    "DEQUANTIZE": (("x",), None),
+    "DEQUANTIZE": (("x",), None), "DENSIFY": (("x",), None),
     "CONCATENATION": (("x", "x*"), "ConcatenationOptions"),
     "RESHAPE": (("x", "i?"), "ReshapeOptions"),
     "SQUEEZE": (("x",), "SqueezeOptions"),
@@ -130,6 +130,45 @@ class TflGen:
             data = data[: r.choice((0, 1, 3, len(data)))]
         return self.tensor(shape, type_name, data)
 
+    def sparse_const(self, shape: list[int]) -> int:
+        """Weights stored sparse (SparsityParameters: dense dimensions, the last CSR, maybe 4x1 or 2x1 blocks),
+        read through DENSIFY; sometimes with one lie in the encoding. Returns DENSIFY's output."""
+        from wasmrt.importers.tflite_sparse import encode
+
+        fb, r = self.fb, self.r
+        if len(shape) < 1 or not all(0 <= d <= 64 for d in shape) or len(shape) > 5:
+            return self.const(shape)
+        dense = np.array([r.uniform(-1, 1) if r.random() < 0.3 else 0.0 for _ in range(int(np.prod(shape)))],
+                         np.float32).reshape(shape)
+        block = r.choice([b for b in (0, 0, 2, 4) if b == 0 or shape[0] % b == 0])
+        sp, values = encode(fb, dense, block, r.choice(("int32", "uint16", "uint8")) if np.prod(shape) < 256
+                            else "int32")
+        if self.evil(2):
+            lie = r.randrange(5)
+            last = sp.dimMetadata[len(shape) - 1]
+            if lie == 0 and len(last.arraySegments.values):
+                last.arraySegments.values = last.arraySegments.values[::-1].copy()
+            elif lie == 1 and len(last.arrayIndices.values):
+                last.arrayIndices.values[-1] = last.arrayIndices.values.dtype.type(min(shape[-1] + r.choice((0, 7)),
+                                                                                     255))
+            elif lie == 2:
+                values = values[: r.choice((0, max(len(values) - 1, 0)))]
+            elif lie == 3:
+                sp.traversalOrder = list(reversed(sp.traversalOrder))
+            else:
+                sp.blockMap = [r.choice(HOSTILE) % 7]
+        dtype = "FLOAT16" if self.evil(3) else "FLOAT32"
+        t = self.tensor(shape, dtype, values.astype("<f2" if dtype == "FLOAT16" else "<f4").tobytes())
+        self.g.tensors[t].sparsity = sp
+        out = self.tensor(shape, dtype)
+        op = fb.OperatorT()
+        oc = fb.OperatorCodeT()
+        oc.builtinCode, oc.deprecatedBuiltinCode, oc.version = fb.BuiltinOperator.DENSIFY, fb.BuiltinOperator.DENSIFY, 1
+        self.m.operatorCodes.append(oc)
+        op.opcodeIndex, op.inputs, op.outputs = len(self.m.operatorCodes) - 1, [t], [out]
+        self.g.operators.append(op)
+        return out
+
     def data(self) -> int:
         r = self.r
         if not self.runtime or r.random() < 0.1:
@@ -178,7 +217,8 @@ class TflGen:
             return self.data() if r.random() < 0.5 else self.const(xs if r.random() < 0.5 else xs[-1:])
         if kind == "w":
             k = r.choice((1, 3))
-            return self.const([self.dim(), k, k, max(c, 0)] if not self.evil() else self.shape())
+            shape = [self.dim(), k, k, max(c, 0)] if not self.evil() else self.shape()
+            return self.sparse_const(shape) if r.random() < 0.15 else self.const(shape)
         if kind == "c":
             return self.const([c] if not self.evil() else self.shape())
         if kind == "s":

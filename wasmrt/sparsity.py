@@ -101,7 +101,7 @@ def prune_weight(w: np.ndarray, sparsity: float) -> np.ndarray:
     m = np.zeros((br * sparse.BLOCK, cols), np.float64)
     m[:rows] = w.reshape(rows, cols)
     norms = np.sqrt((m.reshape(br, sparse.BLOCK, cols) ** 2).sum(axis=1)).reshape(-1)
-    k = int(round(sparsity * norms.size))
+    k = round(sparsity * norms.size)
     keep = np.ones(norms.size, bool)
     keep[np.argsort(norms, kind="stable")[:k]] = False
     mask = np.repeat(keep.reshape(br, cols), sparse.BLOCK, axis=0)[:rows]

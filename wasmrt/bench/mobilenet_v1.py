@@ -42,8 +42,8 @@ def mobilenet_v1(size: int = 224, classes: int = 1000, seed: int = SEED) -> Grap
         x = _conv(g, rng, x, f"pw{i}", cout, 1, 1, 1)
     (x,) = g.add_node("MEAN", [x], {"axes": (1, 2), "keepdims": False}, name="pool")
     w = rng.normal(0.0, np.sqrt(1.0 / 1024), (classes, 1024)).astype(np.float32)
-    (y,) = g.add_node("FULLY_CONNECTED", [x, g.add_const("fc/w", w), g.add_const("fc/b", np.zeros(classes, np.float32))],
-                      name="fc", outputs=["logits"])
+    wb = [g.add_const("fc/w", w), g.add_const("fc/b", np.zeros(classes, np.float32))]
+    (y,) = g.add_node("FULLY_CONNECTED", [x, *wb], name="fc", outputs=["logits"])
     g.outputs.append(y)
     return g
 

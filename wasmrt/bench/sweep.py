@@ -156,7 +156,8 @@ def run_wasm(base: Base, host: str, variants: list[str], warmup: int, rounds: in
     """{f"{variant}:{engine id}": result} from one Node or Chromium run of every engine."""
     from wasmrt.bench.hosts import host_fields, run_job
 
-    inputs = [{"name": n, "shape": list(v.shape), "file": f"input{k}.bin"} for k, (n, v) in enumerate(base.feeds.items())]
+    inputs = [{"name": n, "shape": list(v.shape), "file": f"input{k}.bin"}
+              for k, (n, v) in enumerate(base.feeds.items())]
     engines = [{"id": f"{v}:{eid}", "kind": "wasmrt", "variant": v, "model": f.path.name, "sparse": policy}
                for v in variants for eid, f, policy in engines_of(base) if only is None or eid in only]
     job = {"inputs": inputs, "outputs": base.outputs, "engines": engines, "warmup": warmup, "rounds": rounds,
@@ -217,7 +218,8 @@ def profile_pruned(bases: list[Base], hosts: list[str], variants: list[str], bar
     sparse_file = next((f for f in base.files if f.sparsity == PROFILE_SPARSITY), None)
     if sparse_file is None:
         return None
-    inputs = [{"name": n, "shape": list(v.shape), "file": f"input{k}.bin"} for k, (n, v) in enumerate(base.feeds.items())]
+    inputs = [{"name": n, "shape": list(v.shape), "file": f"input{k}.bin"}
+              for k, (n, v) in enumerate(base.feeds.items())]
     profiles = {}
     for f in (base.files[0], sparse_file):
         d = base.folder / f"profile-{f.id}"

@@ -138,7 +138,8 @@ def _read_tensor(t: Any, index: int, buffers: list[bytes], source: str) -> TflTe
     if not 0 <= b < max(len(buffers), 1):
         raise ModelFormatError(f"{source}: tensor {name!r} refers to buffer {b} of {len(buffers)}")
     raw = buffers[b] if buffers else b""
-    if raw and tensor.is_sparse:  # stored sparse (TACO-style SparsityParameters): expanded to its dense value
+    if tensor.is_sparse:  # stored sparse (TACO-style SparsityParameters): expanded to its dense value (all zeros:
+        # no values at all)
         if tensor.dtype is None or tensor.quantized:
             raise ModelFormatError(f"{source}: sparse tensor {name!r} has unsupported type {tensor.type_name}")
         if len(raw) % tensor.dtype.itemsize:

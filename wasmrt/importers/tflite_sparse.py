@@ -67,6 +67,8 @@ def densify(sp: Sparsity, shape: tuple[int, ...], values: np.ndarray, where: str
     """The dense tensor of `shape` that the sparse encoding describes (values: the buffer, in traversal order)."""
     n, k = len(shape), len(sp.block_map)
     order = sp.traversal_order
+    if any(d < 0 for d in shape):
+        raise ModelFormatError(f"{where}: a sparse constant needs a static shape, not {list(shape)}")
     if len(order) != n + k or sorted(order) != list(range(n + k)) or sorted(order[:n]) != list(range(n)):
         raise ModelFormatError(f"{where}: traversal order {order} is not a permutation of the {n} dimensions "
                                f"followed by the {k} block dimensions")
@@ -132,3 +134,48 @@ def densify(sp: Sparsity, shape: tuple[int, ...], values: np.ndarray, where: str
     dense = np.zeros(int(np.prod(shape, dtype=np.int64)), values.dtype)
     dense[flat] = values  # leaf positions are 0, 1, ... in traversal order: the buffer's order
     return dense.reshape(shape)
+
+
+def encode(fb: Any, dense: np.ndarray, block: int = 0, index_type: str = "int32") -> tuple[Any, np.ndarray]:
+    """The inverse of densify, for tests and the importer fuzzer: (SparsityParametersT of the TFLite schema module
+    `fb`, the values in traversal order). Every dimension is dense but the last, which is CSR (TFLite's usual
+    encoding of sparse weights); block > 0 splits dimension 0 into blocks of that many rows (a trailing dense block
+    dimension, as TFLite encodes 4x1 blocks)."""
+    n = dense.ndim
+    e = dense
+    if block:
+        e = dense.reshape(dense.shape[0] // block, block, *dense.shape[1:])
+        e = np.moveaxis(e, 1, -1)  # [O/b, d1 .. d_{n-1}, b]
+    lead = e.shape[: n - 1]
+    b_size = block or 1
+    m = e.reshape(int(np.prod(lead, dtype=np.int64)), dense.shape[-1], b_size)
+    nz = (m != 0).any(axis=2)
+    segments = np.concatenate([[0], np.cumsum(nz.sum(axis=1))])
+    p, i = np.nonzero(nz)
+    values = m[p, i].reshape(-1)
+    kinds = {"int32": (fb.SparseIndexVector.Int32Vector, fb.Int32VectorT, np.int32),
+             "uint16": (fb.SparseIndexVector.Uint16Vector, fb.Uint16VectorT, np.uint16),
+             "uint8": (fb.SparseIndexVector.Uint8Vector, fb.Uint8VectorT, np.uint8)}
+    kind, cls, dt = kinds[index_type]
+
+    def vec(a: np.ndarray) -> Any:
+        v = cls()
+        v.values = a.astype(dt)
+        return v
+
+    levels = []
+    for d in range(n + (1 if block else 0)):
+        dm = fb.DimensionMetadataT()
+        if d == n - 1:
+            dm.format = fb.DimensionType.SPARSE_CSR
+            dm.arraySegmentsType, dm.arraySegments = kind, vec(segments)
+            dm.arrayIndicesType, dm.arrayIndices = kind, vec(i)
+        else:
+            dm.format = fb.DimensionType.DENSE
+            dm.denseSize = int(e.shape[d])
+        levels.append(dm)
+    sp = fb.SparsityParametersT()
+    sp.traversalOrder = list(range(n + (1 if block else 0)))
+    sp.blockMap = [0] if block else []
+    sp.dimMetadata = levels
+    return sp, values

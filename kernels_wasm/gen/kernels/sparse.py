@@ -125,7 +125,8 @@ class Quad:
                     f"if ({n} & 2) {{ vst1_f32(tp, th); th = vget_high_f32({v}); tp += 2; }}",
                     f"if ({n} & 1) vst1_lane_f32(tp, th, 0);"]
         return [f"float* tp = {p};", f"v128_t tv = {v};",
-                f"if ({n} & 2) {{ wasm_v128_store64_lane(tp, tv, 0); tv = wasm_i64x2_shuffle(tv, tv, 1, 1); tp += 2; }}",
+                f"if ({n} & 2) {{ wasm_v128_store64_lane(tp, tv, 0); "
+                "tv = wasm_i64x2_shuffle(tv, tv, 1, 1); tp += 2; }}",
                 f"if ({n} & 1) wasm_v128_store32_lane(tp, tv, 0);"]
 
 
@@ -138,7 +139,8 @@ def _fn(isa: Isa, sig: str) -> str:
 
 
 # -- wide vectors (G > 1): broadcast G pixels, spread 4 weights, permute pixel-major ---------------------------------
-_WIDE = {  # lanes -> (vtype, bcast_g(p), spread4(idx, p), permute(idx, v), chunk(v, q), idx type, set idx, fma, min, max, dup)
+# lanes -> (vtype, bcast_g(p), spread4(idx, p), permute(idx, v), chunk(v, q), idx type, set idx, fma, min, max, dup)
+_WIDE = {
     8: dict(vtype="__m256", bcast="_mm256_castpd_ps(_mm256_broadcast_sd((const double*)(const void*)({0})))",
             spread="_mm256_permutevar8x32_ps(_mm256_castps128_ps256(_mm_loadu_ps({1})), {0})",
             permute="_mm256_permutevar8x32_ps({1}, {0})",
@@ -245,7 +247,8 @@ def _spmm_scalar(t: SparseTile, c: Code) -> None:
                 c(*(f"acc{v}_{j} += xv{v} * w{j};" for j in range(4)))
         for v in range(nv):
             for j in range(4):
-                c(f"acc{v}_{j} = acc{v}_{j} < lo ? lo : acc{v}_{j};", f"acc{v}_{j} = acc{v}_{j} > hi ? hi : acc{v}_{j};")
+                a = f"acc{v}_{j}"
+                c(f"{a} = {a} < lo ? lo : {a};", f"{a} = {a} > hi ? hi : {a};")
 
         def pixel(i: int, full: bool) -> None:
             with c.block(""):
@@ -276,8 +279,9 @@ def spmv(isa: Isa) -> str:
     t = TILES[isa.name]
     u = t.spmv_u
     c = Code()
-    sig = ("void {name}(size_t n, const float* x, const int32_t* restrict nnz, const int32_t* restrict offs, "
-           "const float* restrict w, float* y, const wrt_clamp* clamp)").format(name=spmv_name(isa))
+    sig = (f"void {spmv_name(isa)}(size_t n, const float* x, const int32_t* restrict nnz, "
+           "const int32_t* restrict offs, "
+           "const float* restrict w, float* y, const wrt_clamp* clamp)")
     with c.block(_fn(isa, sig)):
         c("const char* xb = (const char*)x;")
         if isa.vl == 1:
@@ -309,7 +313,8 @@ def spmv(isa: Isa) -> str:
                         c(f"s{p} = {q.fma(x, q.load(f'w + {4 * p}'), f's{p}')};")
                     c(f"offs += {u};", f"w += {4 * u};")
                 with c.block("for (; k > 0; k--)"):
-                    c(f"s0 = {q.fma(q.loaddup('(const float*)(const void*)(xb + (size_t)*offs++)'), q.load('w'), 's0')};",
+                    xk = q.loaddup('(const float*)(const void*)(xb + (size_t)*offs++)')
+                    c(f"s0 = {q.fma(xk, q.load('w'), 's0')};",
                       "w += 4;")
                 total = "s0"
                 for p in range(1, u):
@@ -325,18 +330,17 @@ def sppack(isa: Isa) -> str:
     c = Code()
     sig = (f"void {sppack_name(isa)}(size_t mr, size_t kc, size_t ks, const float* const* ind, "
            "float* restrict out)")
-    with c.block(_fn(isa, sig)):
-        with c.block("for (size_t t = 0; t < ks; t++, ind += mr)"):
-            c(f"float* o = out + t * kc * {mr};")
-            with c.block(f"for (size_t i0 = 0; i0 < {mr}; i0 += 4)"):
-                c(*(f"const float* r{j} = ind[i0 + {j} < mr ? i0 + {j} : mr - 1];" for j in range(4)))
-                c("size_t k = 0;")
-                with c.block("for (; k + 4 <= kc; k += 4)"):
-                    c(*(f"__m128 v{j} = _mm_loadu_ps(r{j} + k);" for j in range(4)))
-                    c("_MM_TRANSPOSE4_PS(v0, v1, v2, v3);")
-                    c(*(f"_mm_storeu_ps(o + (k + {j}) * {mr} + i0, v{j});" for j in range(4)))
-                with c.block("for (; k < kc; k++)"):
-                    c(*(f"o[k * {mr} + i0 + {j}] = r{j}[k];" for j in range(4)))
+    with c.block(_fn(isa, sig)), c.block("for (size_t t = 0; t < ks; t++, ind += mr)"):
+        c(f"float* o = out + t * kc * {mr};")
+        with c.block(f"for (size_t i0 = 0; i0 < {mr}; i0 += 4)"):
+            c(*(f"const float* r{j} = ind[i0 + {j} < mr ? i0 + {j} : mr - 1];" for j in range(4)))
+            c("size_t k = 0;")
+            with c.block("for (; k + 4 <= kc; k += 4)"):
+                c(*(f"__m128 v{j} = _mm_loadu_ps(r{j} + k);" for j in range(4)))
+                c("_MM_TRANSPOSE4_PS(v0, v1, v2, v3);")
+                c(*(f"_mm_storeu_ps(o + (k + {j}) * {mr} + i0, v{j});" for j in range(4)))
+            with c.block("for (; k < kc; k++)"):
+                c(*(f"o[k * {mr} + i0 + {j}] = r{j}[k];" for j in range(4)))
     return c.text()
 
 
