@@ -70,7 +70,8 @@ class Interpreter:
             return tensors[i].data if tensors[i].data is not None else values[i]
 
         for k, op in enumerate(self.model.ops):
-            results = ops.run(op.op, [get(i) for i in op.inputs], op.attrs)
+            quant = ([tensors[i].quant if i >= 0 else None for i in op.inputs], [tensors[i].quant for i in op.outputs])
+            results = ops.run(op.op, [get(i) for i in op.inputs], op.attrs, quant)
             for i, r in zip(op.outputs, results, strict=True):
                 spec = tensors[i]
                 if r.shape != spec.shape:

@@ -48,7 +48,7 @@ def fold_constants(graph: Graph) -> int:
             continue
         if any(o in graph.outputs for o in n.outputs):
             continue
-        results = ref_ops.run(n.op, [t.data if t else None for t in ins], n.attrs)
+        results = ref_ops.run(n.op, [t.data if t else None for t in ins], n.attrs, graph.quant_of(n))
         for name, value in zip(n.outputs, results, strict=True):
             t = graph.tensors[name]
             t.data = np.ascontiguousarray(value.astype(t.dtype, copy=False))
@@ -60,6 +60,8 @@ def fold_constants(graph: Graph) -> int:
 def _is_noop(graph: Graph, n: Node) -> bool:
     x = graph.tensors[n.inputs[0]] if n.inputs and n.inputs[0] else None
     if x is None or len(n.outputs) != 1 or graph.tensors[n.outputs[0]].shape != x.shape:
+        return False
+    if x.quant != graph.tensors[n.outputs[0]].quant:  # a requantization is never a no-op
         return False
     a = n.attrs
     if n.op == "RESHAPE":
