@@ -32,9 +32,9 @@ def run(op: str, inputs: list[np.ndarray | None], attrs: dict[str, Any],
     specs = shapes.infer(op, [None if x is None else (x.shape, x.dtype) for x in xs], a)
     qin, qout = quant or ([None] * len(xs), [None] * len(specs))
     qin = list(qin) + [None] * (len(xs) - len(qin))
+    ins = [None if x is None else (x.shape, x.dtype, q) for x, q in zip(xs, qin, strict=True)]
     try:
-        quantized = qrules.check_op(op, [None if x is None else (x.shape, x.dtype, q) for x, q in zip(xs, qin)],
-                                    [(s, d, q) for (s, d), q in zip(specs, qout, strict=True)], a, xs)
+        quantized = qrules.check_op(op, ins, [(s, d, q) for (s, d), q in zip(specs, qout, strict=True)], a, xs)
     except ValueError as e:
         raise ValueError(f"{op}: {e}") from None
     if quantized:
@@ -497,6 +497,11 @@ _KERNELS: dict[str, _Kernel] = {
     "GATHER": _gather,
 }
 _QUANTIZED_ONLY = ("QUANTIZE", "DEQUANTIZE", "LOOKUP")  # python_ref/qops.py computes them
+
+
+def compute(op: str, xs: list[np.ndarray | None], attrs: Attrs) -> np.ndarray:
+    """The float (or plain-integer) kernel alone, without checks: for quantized kernels that move integers."""
+    return _KERNELS[op](xs, shapes.full_attrs(op, attrs))
 
 _missing = set(shapes.OPS) - set(_KERNELS) - set(_QUANTIZED_ONLY)
 assert not _missing, f"reference kernels missing for {sorted(_missing)}"

@@ -148,7 +148,7 @@ def _lookup(xs: Xs, a: Attrs, qin: Qs, qout: Qs, dtype: np.dtype) -> np.ndarray:
 # -- pooling and reductions --------------------------------------------------------------------------------------
 @kernel("MAX_POOL_2D")
 def _max_pool2d(xs: Xs, a: Attrs, qin: Qs, qout: Qs, dtype: np.dtype) -> np.ndarray:
-    m = fops.run("MAX_POOL_2D", [xs[0]], {k: v for k, v in a.items() if not k.startswith("act_")})[0]
+    m = fops.compute("MAX_POOL_2D", [xs[0]], {k: v for k, v in a.items() if not k.startswith("act_")})
     return qm.rescale(m, qin[0], qout[0], *qm.act_bounds(a, qout[0], dtype))
 
 
@@ -190,7 +190,7 @@ def _softmax(xs: Xs, a: Attrs, qin: Qs, qout: Qs, dtype: np.dtype) -> np.ndarray
 # -- data movement -----------------------------------------------------------------------------------------------
 def _copy(name: str) -> _Kernel:
     """Data movement: the float op's copy (the checks require equal input and output parameters)."""
-    return lambda xs, a, qin, qout, dtype: fops.run(name, xs, a)[0]
+    return lambda xs, a, qin, qout, dtype: fops.compute(name, xs, a)
 
 
 for _name in ("RESHAPE", "TRANSPOSE", "SLICE", "DEPTH_TO_SPACE", "GATHER"):
@@ -201,7 +201,7 @@ for _name in ("RESHAPE", "TRANSPOSE", "SLICE", "DEPTH_TO_SPACE", "GATHER"):
 def _pad(xs: Xs, a: Attrs, qin: Qs, qout: Qs, dtype: np.dtype) -> np.ndarray:
     x = xs[0]
     if PadMode(int(a["mode"])) != PadMode.CONSTANT:
-        return fops.run("PAD", [x], a)[0]
+        return fops.compute("PAD", [x], a)
     fill = int(qm.quantize(np.float32(a["value"]), qout[0], dtype))  # the real value, quantized
     r = x.ndim
     p = [int(v) for v in a["pads"]]
@@ -230,7 +230,7 @@ def _resize(xs: Xs, a: Attrs, qin: Qs, qout: Qs, dtype: np.dtype) -> np.ndarray:
     v = top*(2^11 - ah) + bottom*ah and y = (v + 2^21) >> 22 (round half up); equal in/out parameters."""
     x = xs[0]
     if ResizeMode(int(a["mode"])) == ResizeMode.NEAREST:
-        return fops.run("RESIZE", [x], a)[0]
+        return fops.compute("RESIZE", [x], a)
     (oh, ow), (sh, sw) = a["size"], a["scales"]
     one = 1 << BILINEAR_BITS
     h0, h1, ah = _bilinear_axis(int(oh), x.shape[1], float(sh), a["coord"])

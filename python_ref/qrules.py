@@ -81,6 +81,9 @@ def check_op(op: str, inputs: list[Spec | None], outputs: list[Spec], attrs: dic
         if op in NEEDS_QUANT and x is not None and x[1] in QUANT_DTYPES:
             raise ValueError(f"input 0 ({x[1]}) has no quantization parameters; {op} takes integers only as "
                              "quantized tensors")
+        if op == "CONCATENATION" and x is not None and x[1].kind != "f" and (
+                float(attrs["act_min"]) != -math.inf or float(attrs["act_max"]) != math.inf):
+            raise ValueError("a fused clamp on plain (unquantized) integers")
         for k, s in enumerate(inputs):
             if s is not None and s[2] is not None and not (op in WEIGHTED and k > 0):
                 raise ValueError(f"input {k} is quantized but input 0 is not: mixing quantized and plain tensors")

@@ -355,7 +355,7 @@ def _concatenation(specs: list[Spec | None], a: dict[str, Any], err: _Err) -> Sp
         err.check(same, f"input {k} has shape {list(s)}, incompatible with {list(first)} on axis {axis}")
         total += s[axis]
     if a["act_min"] != -math.inf or a["act_max"] != math.inf:
-        err.check(dt.kind == "f", "a fused activation needs a floating-point input")
+        err.check(dt.kind == "f" or dt in QUANT_DTYPES, "a fused activation needs a floating-point or quantized input")
     return (*first[:axis], total, *first[axis + 1:]), dt
 
 

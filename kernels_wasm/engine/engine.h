@@ -14,7 +14,7 @@ typedef struct {
   const char* name;
   int32_t rank;
   int32_t dims[WRT_MAX_RANK];
-  uint8_t dtype, esize, is_const;
+  uint8_t dtype, esize, is_const, quantized; /* quantized: the tensor has QuantParams (no int8 kernels yet) */
   uint64_t count, nbytes;
   int64_t arena_offset;      /* -1 for constants */
   const uint8_t* file_data;  /* constants: the bytes in the model file (valid during wrt_load only) */
