@@ -45,7 +45,8 @@ def check_tensor(where: str, shape: tuple[int, ...], dtype: np.dtype, q: QuantPa
                                                   "and int32 tensors are quantized)")
     n = q.scale.size
     check(n >= 1, "quantization with no scale")
-    check(q.zero_point.size == n, f"{n} scales but {q.zero_point.size} zero points")
+    check(q.zero_point.size in (0, 1, n), f"{n} scales but {q.zero_point.size} zero points (expected {n}, one "
+                                          "shared by every channel, or none for all zeros)")
     check(bool(np.all(np.isfinite(q.scale)) and np.all(q.scale > 0)),
           f"scales must be finite and > 0, got {_few(q.scale)}")
     if q.axis < 0:

@@ -156,6 +156,8 @@ def _tensor(i: int, t: fb.TensorT, buffers: list[Any]) -> TensorInfo:
             qrules.check_tensor(f"tensor {i} ({name!r})", shape, info.stored_dtype or info.dtype, info.quant)
         except ValueError as e:
             raise ModelFormatError(str(e)) from None
+        info.quant = QuantParams.make(info.quant.scale, info.quant.zero_point if info.quant.zero_point.size else 0,
+                                      info.quant.axis)
     return info
 
 

@@ -12,6 +12,7 @@ from python_ref import qops
 from python_ref.opdefs import PadMode, QuantType, ResizeMode
 from python_ref.quant import QuantParams
 from wasmrt.ir import Graph
+from wasmrt.quantizer import softmax_table
 
 QP = QuantParams.make
 
@@ -32,12 +33,6 @@ def _weights(g: Graph, rng: np.random.Generator, shape: tuple[int, ...], per_cha
 
 def _bias(g: Graph, rng: np.random.Generator, n: int) -> str:
     return g.add_const("b", rng.integers(-3000, 3000, n).astype(np.int32))
-
-
-def softmax_table(scale: float, n: int) -> np.ndarray:
-    """The int32 exponential table a converter writes: round(exp(-scale * d) * 2^k), k as large as int32 allows."""
-    k = min(24, 30 - int(np.ceil(np.log2(max(n, 1)))))
-    return np.rint(np.exp(-float(scale) * np.arange(256)) * 2.0 ** k).astype(np.int32)
 
 
 Builder = Callable[[Graph, np.random.Generator], tuple[str, list[str], dict, QuantParams | None]]

@@ -96,7 +96,8 @@ def write_wrt(graph: Graph, plan: MemoryPlan, weights: str = "auto") -> bytes:
         if t.quant is not None:
             ft.quant = fb.QuantParamsT()
             ft.quant.scale = [float(v) for v in t.quant.scale]
-            ft.quant.zeroPoint = [int(v) for v in t.quant.zero_point]
+            if np.any(t.quant.zero_point != 0):  # absent = all zero (symmetric weights: saves 8 bytes a channel)
+                ft.quant.zeroPoint = [int(v) for v in t.quant.zero_point]
             ft.quant.axis = int(t.quant.axis)
         if data is not None:
             ft.buffer = len(model.buffers)
