@@ -50,30 +50,28 @@ def _bias(acc: np.ndarray, b: np.ndarray | None) -> np.ndarray:
     return acc if b is None else qm.wrap32(acc + b.astype(np.int64))
 
 
-def _weighted(xs: list[np.ndarray | None], a: Attrs, qin: list[Q], qout: list[Q], dtype: np.dtype,
-              sums: Callable[[np.ndarray, np.ndarray], np.ndarray]) -> np.ndarray:
-    """CONV_2D, CONV_TRANSPOSE_2D, FULLY_CONNECTED: acc = b + sum (x - zx)(w - zw[o]), requantized per channel."""
-    x, w, b = xs[0], xs[1], xs[2] if len(xs) > 2 else None
+_SUMS: dict[str, Callable[[np.ndarray, np.ndarray, Attrs], np.ndarray]] = {
+    "CONV_2D": fops.conv2d_sums,
+    "CONV_TRANSPOSE_2D": fops.conv_transpose2d_sums,
+    "FULLY_CONNECTED": lambda x, w, a: x @ w.T,
+}
+
+
+def accumulate(op: str, xs: Xs, a: Attrs, qin: Qs) -> np.ndarray:
+    """The int32 accumulators of CONV_2D, CONV_TRANSPOSE_2D or FULLY_CONNECTED: b + sum (x - zx)(w - zw[o])."""
+    b = xs[2] if len(xs) > 2 else None
+    return _bias(_SUMS[op](_centered(xs[0], qin[0]), _centered(xs[1], qin[1]), a), b)
+
+
+def _weighted(xs: Xs, a: Attrs, qin: Qs, qout: Qs, dtype: np.dtype, op: str) -> np.ndarray:
+    """acc requantized per output channel with m[o] = f32(f32(sx * sw[o]) / sy)."""
     qx, qw, qy = qin[0], qin[1], qout[0]
-    acc = _bias(sums(_centered(x, qx), _centered(w, qw)), b)
-    m = qm.conv_scale(qx.s, qw.scale if not qw.per_tensor else qw.s, qy.s)  # one multiplier per output channel
-    lo, hi = qm.act_bounds(a, qy, dtype)
-    return qm.requantize(acc, m, qy, lo, hi)
+    m = qm.conv_scale(qx.s, qw.scale if not qw.per_tensor else qw.s, qy.s)
+    return qm.requantize(accumulate(op, xs, a, qin), m, qy, *qm.act_bounds(a, qy, dtype))
 
 
-@kernel("CONV_2D")
-def _conv2d(xs: Xs, a: Attrs, qin: Qs, qout: Qs, dtype: np.dtype) -> np.ndarray:
-    return _weighted(xs, a, qin, qout, dtype, lambda x, w: fops.conv2d_sums(x, w, a))
-
-
-@kernel("CONV_TRANSPOSE_2D")
-def _conv_transpose2d(xs: Xs, a: Attrs, qin: Qs, qout: Qs, dtype: np.dtype) -> np.ndarray:
-    return _weighted(xs, a, qin, qout, dtype, lambda x, w: fops.conv_transpose2d_sums(x, w, a))
-
-
-@kernel("FULLY_CONNECTED")
-def _fully_connected(xs: Xs, a: Attrs, qin: Qs, qout: Qs, dtype: np.dtype) -> np.ndarray:
-    return _weighted(xs, a, qin, qout, dtype, lambda x, w: x @ w.T)
+for _name in _SUMS:
+    KERNELS[_name] = (lambda op: lambda xs, a, qin, qout, dtype: _weighted(xs, a, qin, qout, dtype, op))(_name)
 
 
 @kernel("MATMUL")

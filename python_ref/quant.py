@@ -182,16 +182,28 @@ def params_for_range(lo: float, hi: float, dtype: Any = np.int8) -> QuantParams:
     return QuantParams.make(scale, z)
 
 
-def symmetric_weights(w: np.ndarray, axis: int = 0, bits_max: int = 127) -> tuple[np.ndarray, QuantParams]:
-    """int8 weights in [-127, 127] with one symmetric scale per index of `axis` (zero point 0)."""
+def symmetric_weights(w: np.ndarray, axis: int = 0, bits_max: int = 127, min_scale: Any = 0.0
+                      ) -> tuple[np.ndarray, QuantParams]:
+    """int8 weights in [-127, 127] with one symmetric scale per index of `axis` (zero point 0), each scale at
+    least min_scale (per channel: see bias_min_scale)."""
     w = np.asarray(w, np.float64)
     moved = np.moveaxis(w, axis, 0).reshape(w.shape[axis], -1)
     amax = np.max(np.abs(moved), axis=1) if moved.shape[1] else np.zeros(w.shape[axis])
-    scale = np.where(amax > 0, amax / bits_max, 1.0).astype(F32)
+    scale = np.maximum(amax / bits_max, np.asarray(min_scale, np.float64))
+    scale = np.where(scale > 0, scale, 1.0).astype(F32)
     view = [1] * w.ndim
     view[axis] = -1
     q = np.clip(np.rint(w / scale.astype(np.float64).reshape(view)), -bits_max, bits_max).astype(np.int8)
     return q, QuantParams.make(scale, np.zeros(scale.size, np.int64), axis)
+
+
+BIAS_LIMIT = float(1 << 30)  # a quantized bias leaves room in int32 for the products it is added to
+
+
+def bias_min_scale(b: np.ndarray, sx: Any) -> np.ndarray:
+    """The smallest weight scale per channel that keeps |b / (sx * sw)| <= 2^30: a channel whose weights are
+    (almost) all zero but whose bias is not would otherwise overflow int32 (TFLite widens the weight scale too)."""
+    return np.abs(np.asarray(b, np.float64)) / (float(sx) * BIAS_LIMIT)
 
 
 def bias_int32(b: np.ndarray, sx: Any, sw: np.ndarray) -> np.ndarray:

@@ -160,7 +160,9 @@ def collect(trace: Tracer, samples: list[dict[str, np.ndarray]], method: str,
                     stats[n].add_hist(v)
             if progress:
                 progress(f"calibration ({p})", k + 1, len(samples))
-    return {n: choose_range(s, method) for n, s in stats.items()}
+    # graph outputs keep their whole range: clipping a classifier's top logit changes its answer
+    outputs = set(trace.graph.outputs)
+    return {n: choose_range(s, "minmax" if n in outputs else method) for n, s in stats.items()}
 
 
 def choose_range(s: Stats, method: str) -> tuple[float, float]:
@@ -177,21 +179,23 @@ def choose_range(s: Stats, method: str) -> tuple[float, float]:
 
 
 def kl_threshold(hist: np.ndarray, levels: int) -> int:
-    """Index of the last histogram bin kept: the clipping whose `levels`-level quantization of the histogram
-    diverges least (KL) from the clipped histogram (outliers folded into the last bin)."""
+    """Index of the last histogram bin kept (TensorRT's entropy calibration): the reference P is the histogram
+    clipped there with the outliers folded into its last bin; the candidate Q is the clipped histogram without
+    them, merged into `levels` groups and spread back evenly over each group's non-empty bins; the clip with the
+    smallest KL(P || Q) wins."""
     hist = hist.astype(np.float64)
+    hist[0] = 0.0  # values near 0 (the ReLU spike) quantize well at any clip; left in, they pull it to 0
     best, best_i = np.inf, len(hist) - 1
     for i in range(levels, len(hist) + 1, max(1, (len(hist) - levels) // 256)):
         p = hist[:i].copy()
         p[-1] += hist[i:].sum()
-        nz = p > 0
-        # merge into `levels` groups, spread each group's mass evenly over its non-empty bins
-        groups = np.array_split(np.arange(i), levels)
+        nz = hist[:i] > 0
         q = np.zeros(i)
-        for grp in groups:
+        for grp in np.array_split(np.arange(i), levels):
             mask = nz[grp]
             if mask.any():
-                q[grp[mask]] = p[grp].sum() / mask.sum()
+                q[grp[mask]] = hist[grp].sum() / mask.sum()
+        nz = p > 0
         ps, qs = p[nz] / p.sum(), q[nz] / q.sum()
         d = float(np.sum(ps * np.log(ps / np.maximum(qs, 1e-30))))
         if d < best:

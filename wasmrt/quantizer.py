@@ -41,6 +41,7 @@ class Plan:
     """What the quantizer did: node name -> "int8" or the reason it stayed float."""
 
     decisions: dict[str, str] = field(default_factory=dict)
+    int8: dict[str, str] = field(default_factory=dict)  # source tensor -> its int8 version in the new graph
 
     @property
     def quantized(self) -> list[str]:
@@ -87,6 +88,7 @@ class _Quantizer:
         for o in src.outputs:
             self._output(o)
         g.validate()
+        self.plan.int8 = {k: v for k, v in self.qver.items() if not self.src.tensors[k].is_const}
         return g, self.plan
 
     # -- tensors in the new graph -----------------------------------------------------------------------------
@@ -158,9 +160,10 @@ class _Quantizer:
         if op in WEIGHTED:
             qx = self.g.tensors[x].quant
             w = self.src.tensors[node.inputs[1]].data
-            wq, qw = qm.symmetric_weights(w, axis=0)
-            inputs.append(self.g.add_const(f"{node.inputs[1]}:int8", wq, quant=qw))
             b = node.inputs[2] if len(node.inputs) > 2 else ""
+            floor = qm.bias_min_scale(self.src.tensors[b].data, qx.s) if b else 0.0
+            wq, qw = qm.symmetric_weights(w, axis=0, min_scale=floor)
+            inputs.append(self.g.add_const(f"{node.inputs[1]}:int8", wq, quant=qw))
             if b:
                 bq = qm.bias_int32(self.src.tensors[b].data, qx.s, qw.scale)
                 inputs.append(self.g.add_const(f"{b}:int32", bq))
