@@ -10,6 +10,7 @@ from wasmrt.errors import ModelFormatError
 from wasmrt.ir import Graph, Metadata, Node, Preprocess, Tensor
 from wasmrt.passes import optimize
 from wasmrt.planner import MemoryPlan, plan_memory
+from wasmrt.qdq import has_qdq, quantize_qdq
 from wasmrt.wrt_writer import write_wrt
 
 
@@ -93,6 +94,9 @@ def convert(src: str | Path | Graph, *, input_shapes: dict[str, tuple[int, ...]]
         graph.metadata.preprocess.update(preprocess)
     if labels:
         graph.metadata.labels = list(labels)
+    if has_qdq(graph):
+        say("quantized in QDQ form: turning float ops between QUANTIZE/DEQUANTIZE into int8 ops")
+        graph = quantize_qdq(graph)
     counts = optimize(graph, say)
     say(f"optimized: {len(graph.nodes)} ops")
     plan = plan_memory(graph)

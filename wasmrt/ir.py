@@ -25,6 +25,9 @@ class Tensor:
     dtype: np.dtype
     data: np.ndarray | None = None  # set for constants
     quant: QuantParams | None = None  # integer tensors holding quantized reals (python_ref/quant.py)
+    # float constants of an imported quantized model: the parameters they were dequantized with (per tensor, or
+    # per channel on axis 0), so the quantizer can recover the model's own integers (wasmrt.quantizer)
+    source_q: QuantParams | None = None
 
     @property
     def is_const(self) -> bool:

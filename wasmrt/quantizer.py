@@ -22,7 +22,7 @@ import numpy as np
 from python_ref import ops as ref_ops
 from python_ref import quant as qm
 from python_ref.quant import QuantParams
-from wasmrt.ir import Graph, Node
+from wasmrt.ir import Graph, Node, Tensor
 
 WEIGHTED = {"CONV_2D", "CONV_TRANSPOSE_2D", "FULLY_CONNECTED"}
 # output keeps the input's parameters: the op only moves or selects values
@@ -52,15 +52,18 @@ class Plan:
         return {k: v for k, v in self.decisions.items() if v != "int8"}
 
 
-def quantize_graph(graph: Graph, ranges: dict[str, tuple[float, float]], skip: set[str] | None = None
-                   ) -> tuple[Graph, Plan]:
-    """The int8 version of an optimized float graph. ranges: [lo, hi] of every float activation (calibrate.py)."""
-    return _Quantizer(graph, ranges, set(skip or ())).run()
+def quantize_graph(graph: Graph, ranges: dict[str, tuple[float, float]] | None = None, skip: set[str] | None = None,
+                   given: dict[str, QuantParams] | None = None) -> tuple[Graph, Plan]:
+    """The int8 version of an optimized float graph. ranges: [lo, hi] of every float activation (calibrate.py);
+    or given: the parameters a quantized model (QDQ) states per tensor, in which case an op is quantized only
+    where the model quantizes its inputs and output, and weights keep the integers they came from."""
+    return _Quantizer(graph, ranges or {}, set(skip or ()), dict(given) if given is not None else None).run()
 
 
 class _Quantizer:
-    def __init__(self, graph: Graph, ranges: dict[str, tuple[float, float]], skip: set[str]) -> None:
-        self.src, self.ranges, self.skip = graph, ranges, skip
+    def __init__(self, graph: Graph, ranges: dict[str, tuple[float, float]], skip: set[str],
+                 given: dict[str, QuantParams] | None = None) -> None:
+        self.src, self.ranges, self.skip, self.given = graph, ranges, skip, given
         self.g = Graph(metadata=copy.deepcopy(graph.metadata))
         self.fver: dict[str, str] = {}  # source tensor -> float tensor in the new graph
         self.qver: dict[str, str] = {}  # source tensor -> int8 tensor in the new graph
@@ -73,7 +76,7 @@ class _Quantizer:
         src, g = self.src, self.g
         for name in src.inputs:
             t = src.tensors[name]
-            self.fver[name] = g.add_input(name, t.shape, t.dtype)
+            (self.fver if t.quant is None else self.qver)[name] = g.add_input(name, t.shape, t.dtype, t.quant)
         for node in src.nodes:
             reason = self._reason_to_keep_float(node)
             if reason is None:
@@ -93,9 +96,17 @@ class _Quantizer:
 
     # -- tensors in the new graph -----------------------------------------------------------------------------
     def params(self, name: str) -> QuantParams:
+        if self.given is not None:
+            if name not in self.given:
+                raise _KeepFloat(f"the model does not quantize {name!r}")
+            return self.given[name]
         if name not in self.ranges:
             raise _KeepFloat(f"no calibrated range for {name!r}")
         return qm.params_for_range(*self.ranges[name])
+
+    def fixed(self, op: str, out: str) -> QuantParams:
+        """Outputs of known range (sigmoid, softmax, ...) take TFLite's parameters unless the model states some."""
+        return self.params(out) if self.given is not None else QuantParams.make(*FIXED[op])
 
     def q(self, name: str) -> str:
         """The int8 version of source tensor `name` (QUANTIZE inserted after a float producer)."""
@@ -115,7 +126,7 @@ class _Quantizer:
         if name not in self.fver:
             t = self.src.tensors[name]
             if t.is_const:
-                self.fver[name] = self.g.add_const(name, t.data)
+                self.fver[name] = self.g.add_const(name, t.data, quant=t.quant)
             else:
                 out = name if name in self.src.outputs else self.g.unique_name(f"{name}:float")
                 (self.fver[name],) = self.g.add_node("DEQUANTIZE", [self.qver[name]], name=f"{name}:dequantize",
@@ -142,13 +153,24 @@ class _Quantizer:
             return "indices are not constant"
         if node.op == "PAD" and not np.isfinite(node.attrs["value"]):
             return "pads with an infinite value"
+        if self.given is not None:
+            runtime = [i for i in node.inputs[: 1 if node.op in WEIGHTED else None] if i
+                       and not self.src.tensors[i].is_const]
+            missing = [t for t in [*runtime, node.outputs[0]] if t not in self.given
+                       and not (node.op in SHARED and t == node.outputs[0])]
+            if missing:
+                return f"the model does not quantize {missing[0]!r}"
         return None
 
     def _float(self, node: Node) -> None:
-        ins = [self.f(i) if i else "" for i in node.inputs]
+        """The op as it is: float, or one of the model's own QUANTIZE/DEQUANTIZE at an integer border."""
+        integer_in = node.op == "DEQUANTIZE" or (node.op == "QUANTIZE" and self.src.tensors[node.inputs[0]].quant)
+        ins = [(self.q(i) if integer_in else self.f(i)) if i else "" for i in node.inputs]
         outs = self.g.add_node(node.op, ins, dict(node.attrs), name=node.name,
-                               outputs=[self.g.unique_name(o) for o in node.outputs])
-        self.fver.update(zip(node.outputs, outs, strict=True))
+                               outputs=[self.g.unique_name(o) for o in node.outputs],
+                               quant=[self.src.tensors[o].quant for o in node.outputs])
+        for o, n in zip(node.outputs, outs, strict=True):
+            (self.fver if self.src.tensors[o].quant is None else self.qver)[o] = n
 
     def _quantized(self, node: Node) -> None:
         op, a, out = node.op, dict(node.attrs), node.outputs[0]
@@ -159,23 +181,27 @@ class _Quantizer:
         inputs = [x]
         if op in WEIGHTED:
             qx = self.g.tensors[x].quant
-            w = self.src.tensors[node.inputs[1]].data
+            w = self.src.tensors[node.inputs[1]]
             b = node.inputs[2] if len(node.inputs) > 2 else ""
-            floor = qm.bias_min_scale(self.src.tensors[b].data, qx.s) if b else 0.0
-            wq, qw = qm.symmetric_weights(w, axis=0, min_scale=floor)
+            wq, qw = stated_integers(w) or qm.symmetric_weights(
+                w.data, axis=0, min_scale=qm.bias_min_scale(self.src.tensors[b].data, qx.s) if b else 0.0)
             inputs.append(self.g.add_const(f"{node.inputs[1]}:int8", wq, quant=qw))
             if b:
-                bq = qm.bias_int32(self.src.tensors[b].data, qx.s, qw.scale)
-                inputs.append(self.g.add_const(f"{b}:int32", bq))
+                inputs.append(self.g.add_const(f"{b}:int32", bias_integers(self.src.tensors[b], qx.s, qw)))
             qy = self.params(out)
         elif op in SHARED:
             inputs += [self.src_const_or_q(i, op) for i in node.inputs[1:]]
             qy = self.g.tensors[x].quant
+            if self.given is not None and out in self.given and self.given[out] != qy:
+                self._requantized(node, inputs, qy)
+                return
+            if self.given is not None:
+                self.given[out] = qy  # what the op moves keeps its parameters, for the ops that read it
         elif op == "SOFTMAX":
             n = self.src.tensors[node.inputs[0]].shape[int(a["axis"])]
             table = softmax_table(float(self.g.tensors[x].quant.s), n)
             inputs.append(self.g.add_const(f"{node.name}:exp_table", table))
-            qy = QuantParams.make(*FIXED[op])
+            qy = self.fixed(op, out)
         elif op == "PRELU":
             inputs.append(self._slope(node.inputs[1], self.src.tensors[node.inputs[0]].shape))
             qy = self.params(out)
@@ -184,6 +210,14 @@ class _Quantizer:
             qy = self.params(out)
         (y,) = self.g.add_node(op, inputs, a, name=node.name, outputs=[self.out_name(out)], quant=[qy])
         self.qver[out] = y
+
+    def _requantized(self, node: Node, inputs: list[str], qx: QuantParams) -> None:
+        """A data-movement op whose output the model quantizes differently from its input: move, then QUANTIZE."""
+        out = node.outputs[0]
+        (moved,) = self.g.add_node(node.op, inputs, dict(node.attrs), name=node.name, quant=[qx],
+                                   outputs=[self.g.unique_name(f"{out}:moved")])
+        (self.qver[out],) = self.g.add_node("QUANTIZE", [moved], name=f"{node.name}:requantize",
+                                            outputs=[self.out_name(out)], quant=[self.given[out]])
 
     def src_const_or_q(self, name: str, op: str) -> str:
         """Secondary inputs of data-movement ops: integer constants (GATHER indices) as they are."""
@@ -211,7 +245,7 @@ class _Quantizer:
         x = self.q(node.inputs[0])
         qx = self.g.tensors[x].quant
         out = node.outputs[0]
-        qy = QuantParams.make(*FIXED[node.op]) if node.op in FIXED else self.params(out)
+        qy = self.fixed(node.op, out) if node.op in FIXED else self.params(out)
         table = lookup_table(node.op, node.attrs, qx, qy)
         t = self.g.add_const(f"{node.name}:table", table)
         (y,) = self.g.add_node("LOOKUP", [x, t], name=node.name, outputs=[self.out_name(out)], quant=[qy])
@@ -231,6 +265,28 @@ class _Quantizer:
 
 class _KeepFloat(Exception):
     """The op cannot be quantized after all; the message says why."""
+
+
+def stated_integers(t: Tensor) -> tuple[np.ndarray, QuantParams] | None:
+    """The int8 weights a float constant was dequantized from, when the model stated them (Tensor.source_q, set
+    by importers of quantized models): recovered exactly, since each float is f32(f32(q - z) * scale)."""
+    q = t.source_q
+    if q is None or t.data is None:
+        return None
+    z, s = q.along(t.shape, q.zero_point), q.along(t.shape, q.scale).astype(np.float64)
+    ints = np.rint(t.data.astype(np.float64) / s) + z
+    if np.any(ints < -128) or np.any(ints > 127) or not np.array_equal(qm.dequantize(ints.astype(np.int8), q), t.data):
+        return None
+    return ints.astype(np.int8), q
+
+
+def bias_integers(t: Tensor, sx: np.float32, qw: QuantParams) -> np.ndarray:
+    """int32 bias in units of f32(sx * sw[c]): the model's own integers when it stated them in those units."""
+    unit = qm.mul_scale(sx, qw.scale)
+    q = t.source_q
+    if q is not None and np.array_equal(q.along((unit.size,), q.scale) * np.ones(unit.size, np.float32), unit):
+        return np.rint(t.data.astype(np.float64) / unit.astype(np.float64)).astype(np.int32)
+    return qm.bias_int32(t.data, sx, qw.scale)
 
 
 def _quantize_const(v: np.ndarray) -> tuple[np.ndarray, QuantParams]:

@@ -45,6 +45,7 @@ from google.protobuf.message import DecodeError
 from onnx import helper, numpy_helper
 
 from wasmrt.errors import ConversionError, ModelFormatError, UnsupportedOpError, WasmrtError
+from wasmrt.importers import onnx_quant
 from wasmrt.importers.onnx_context import Context, Value, attributes, node_name
 from wasmrt.importers.onnx_fold import _FOLDERS, fold
 from wasmrt.importers.onnx_ops import CONSTANT_INPUTS, CONVERTERS
@@ -232,7 +233,8 @@ def _convert_node(ctx: Context, node: onnx.NodeProto) -> None:
         if name and name not in ctx.values:
             raise ModelFormatError(f"{ctx.source}: node {node_name(node)!r} reads {name!r}, which is neither an "
                                    "input, an initializer nor produced by an earlier node")
-    if node.domain not in ("", "ai.onnx"):
+    if node.domain not in ("", "ai.onnx") and not (node.domain == onnx_quant.MS_DOMAIN
+                                                   and node.op_type in onnx_quant.MS_OPS):
         raise ctx.unsupported(node, f"custom domain {node.domain!r}")
     if any(a.type in (onnx.AttributeProto.GRAPH, onnx.AttributeProto.GRAPHS) for a in node.attribute):
         raise ctx.unsupported(node, "control flow (sub-graphs) is not supported")
@@ -263,6 +265,8 @@ def _convert_node(ctx: Context, node: onnx.NodeProto) -> None:
 
 
 def _fold_node(ctx: Context, node: onnx.NodeProto, attrs: dict[str, Any]) -> None:
+    if onnx_quant.fold_dequantize(ctx, node, attrs):
+        return
     inputs = [ctx.value(n).const if n else None for n in node.input]
     try:
         outs = fold(node, inputs, attrs, ctx.opset)
