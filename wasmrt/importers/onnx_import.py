@@ -45,6 +45,8 @@ from google.protobuf.message import DecodeError
 from onnx import helper, numpy_helper
 
 from wasmrt.errors import ConversionError, ModelFormatError, UnsupportedOpError, WasmrtError
+from python_ref.opdefs import QuantType
+from python_ref.quant import QuantParams
 from wasmrt.importers import onnx_quant
 from wasmrt.importers.onnx_context import Context, Value, attributes, node_name
 from wasmrt.importers.onnx_fold import _FOLDERS, fold
@@ -206,7 +208,13 @@ def _add_outputs(ctx: Context, g: onnx.GraphProto) -> None:
             raise ModelFormatError(f"{ctx.source}: graph output {out.name!r} is never produced")
         v = ctx.values[out.name]
         ir = ctx.const_ir(v.const, out.name) if v.is_const else ctx.ir(out.name)
-        if ir in graph.inputs or ir in graph.outputs:  # an output needs its own tensor: copy
+        q = graph.tensors[ir].quant
+        if q is not None and out.type.tensor_type.elem_type == onnx.TensorProto.UINT8:
+            # uint8 runs as int8 inside: the model's uint8 output comes back with its own zero point
+            up = QuantParams.make(q.scale, q.zero_point + 128)
+            (ir,) = graph.add_node("QUANTIZE", [ir], {"dtype": QuantType.UINT8}, quant=[up],
+                                   outputs=[graph.unique_name(out.name + "/uint8")])
+        elif ir in graph.inputs or ir in graph.outputs:  # an output needs its own tensor: copy
             ir = ctx.emit("RESHAPE", [ir], {"shape": graph.tensors[ir].shape}, out.name)
         if ir != out.name:
             _rename(graph, ir, out.name)

@@ -27,6 +27,8 @@ CONSTANT_INPUTS: dict[str, tuple[int, ...]] = {
     "ReduceMean": (1,), "ReduceMax": (1,), "ReduceMin": (1,), "ReduceSum": (1,), "ReduceL1": (1,),
     "ReduceL2": (1,), "ReduceSumSquare": (1,), "Resize": (1, 2, 3), "Upsample": (1,), "Gather": (1,),
     "Expand": (1,), "Tile": (1,), "Dropout": (1, 2), "CastLike": (1,),
+    "QuantizeLinear": (1, 2), "DequantizeLinear": (1, 2), "QLinearConv": (1, 2, 3, 4, 5, 6, 7, 8),
+    "QLinearMatMul": (1, 2, 4, 5, 6, 7), "ConvInteger": (1, 2, 3), "MatMulInteger": (2, 3),
 }
 F32 = np.float32
 

@@ -79,6 +79,8 @@ def fold_dequantize(ctx: Context, node: onnx.NodeProto, a: dict[str, Any]) -> bo
     if node.op_type != "DequantizeLinear" or node.domain not in ("", "ai.onnx"):
         return False
     x = np.asarray(ctx.const(node, 0, "the integers"))
+    if x.dtype not in (np.dtype(np.int8), np.dtype(np.uint8), np.dtype(np.int32)):
+        raise ctx.unsupported(node, f"{x.dtype} quantization (wasmrt reads int8, uint8 and int32)")
     q, _ = params(ctx, node, 1, 2, a.get("axis", 1) % max(x.ndim, 1))
     if not q.per_tensor and x.shape[q.axis] != q.scale.size:
         raise ctx.unsupported(node, f"{q.scale.size} scales for axis {q.axis} of shape {list(x.shape)}")
