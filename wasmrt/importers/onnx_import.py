@@ -44,9 +44,9 @@ import onnx
 from google.protobuf.message import DecodeError
 from onnx import helper, numpy_helper
 
-from wasmrt.errors import ConversionError, ModelFormatError, UnsupportedOpError, WasmrtError
 from python_ref.opdefs import QuantType
 from python_ref.quant import QuantParams
+from wasmrt.errors import ConversionError, ModelFormatError, UnsupportedOpError, WasmrtError
 from wasmrt.importers import onnx_quant
 from wasmrt.importers.onnx_context import Context, Value, attributes, node_name
 from wasmrt.importers.onnx_fold import _FOLDERS, fold
