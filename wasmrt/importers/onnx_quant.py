@@ -5,8 +5,8 @@ them (python_ref/README.md, "Quantized int8").
   DEQUANTIZE; a DequantizeLinear of constant integers (weights, int32 biases) folds to the float constant it stands
   for, and its parameters are kept (Context.qsources) so the weights keep their integers.
 - QOperator models: QLinearConv, QLinearMatMul and onnxruntime's com.microsoft QLinearAdd, QLinearMul,
-  QLinearSigmoid, QLinearLeakyRelu, QLinearAveragePool, QLinearGlobalAveragePool, QLinearConcat and QLinearSoftmax
-  are imported as DEQUANTIZE -> the float op -> QUANTIZE.
+  QLinearSigmoid, QLinearLeakyRelu, QLinearAveragePool, QLinearGlobalAveragePool, QLinearConcat, QLinearSoftmax
+  and QGemm are imported as DEQUANTIZE -> the float op -> QUANTIZE.
 - ConvInteger / MatMulInteger compute their exact integer sums as a float conv / matmul of x - x_zp and w - w_zp
   (the int32 result then goes through Cast and a scale multiply, which stay float).
 - DynamicQuantizeLinear quantizes with a range measured at run time, which has no static int8 form: its output is
@@ -90,14 +90,14 @@ def fold_dequantize(ctx: Context, node: onnx.NodeProto, a: dict[str, Any]) -> bo
 
 
 # -- QOperator: DEQUANTIZE -> float op -> QUANTIZE ------------------------------------------------------------
-def _float_input(ctx: Context, node: onnx.NodeProto, x_i: int, s_i: int, z_i: int, tag: str) -> str:
-    """The real value of a quantized operand, as an ONNX name in ctx: constants dequantized (parameters kept),
-    run-time tensors through DEQUANTIZE."""
+def _float_input(ctx: Context, node: onnx.NodeProto, x_i: int, s_i: int, z_i: int, tag: str, axis: int = 0) -> str:
+    """The real value of a quantized operand, as an ONNX name in ctx: constants dequantized (parameters kept;
+    per-channel scales on `axis`, negative counting from the end), run-time tensors through DEQUANTIZE."""
     name = f"{node.output[0]}/{tag}"
     x = node.input[x_i]
     if ctx.is_const(x):
-        q, _ = params(ctx, node, s_i, z_i, 0)
         v = np.asarray(ctx.value(x).const)
+        q, _ = params(ctx, node, s_i, z_i, axis % max(v.ndim, 1))
         ctx.set_const(name, dequantize(v.astype(np.int64) - (128 if v.dtype == np.uint8 else 0), q))
         ctx.qsources[name] = q
         return name
@@ -122,15 +122,21 @@ def _quantized_output(ctx: Context, node: onnx.NodeProto, y: str, s_i: int, z_i:
     ctx.emit_quantized("QUANTIZE", [ctx.ir(y, cl)], node, q, cl)
 
 
-def _qlinear(op_type: str, operands: list[tuple[int, int, int]], out: tuple[int, int], extra: tuple[int, ...] = ()
+def _qlinear(op_type: str, operands: list[tuple[int, ...]], out: tuple[int, int], extra: tuple[int, ...] = ()
              ) -> Any:
+    """operands: (x, scale, zero point[, per-channel axis]) input indices; out: (scale, zero point) of y (absent
+    in QGemm: a float output)."""
     def convert(ctx: Context, node: onnx.NodeProto, a: dict[str, Any]) -> None:
-        ins = [_float_input(ctx, node, *o, f"x{k}") for k, o in enumerate(operands)]
+        ins = [_float_input(ctx, node, *o[:3], f"x{k}", *o[3:]) for k, o in enumerate(operands)]
         for i in extra:  # an int32 bias in units of x_scale * w_scale
             if ctx.has(node, i):
                 ins.append(_bias(ctx, node, i))
         attrs = {k: v for k, v in a.items() if k != "channels_last"}
-        _quantized_output(ctx, node, _float_op(ctx, node, op_type, ins, attrs), *out)
+        y = _float_op(ctx, node, op_type, ins, attrs)
+        if ctx.has(node, out[0]):
+            _quantized_output(ctx, node, y, *out)
+        else:
+            ctx.alias(node.output[0], y)
     return convert
 
 
@@ -146,7 +152,7 @@ def _bias(ctx: Context, node: onnx.NodeProto, i: int) -> str:
 
 
 CONVERTERS["QLinearConv"] = _qlinear("Conv", [(0, 1, 2), (3, 4, 5)], (6, 7), extra=(8,))
-CONVERTERS["QLinearMatMul"] = _qlinear("MatMul", [(0, 1, 2), (3, 4, 5)], (6, 7))
+CONVERTERS["QLinearMatMul"] = _qlinear("MatMul", [(0, 1, 2), (3, 4, 5, -1)], (6, 7))
 MS_OPS = {
     "QLinearAdd": _qlinear("Add", [(0, 1, 2), (3, 4, 5)], (6, 7)),
     "QLinearMul": _qlinear("Mul", [(0, 1, 2), (3, 4, 5)], (6, 7)),
@@ -155,7 +161,13 @@ MS_OPS = {
     "QLinearAveragePool": _qlinear("AveragePool", [(0, 1, 2)], (3, 4)),
     "QLinearGlobalAveragePool": _qlinear("GlobalAveragePool", [(0, 1, 2)], (3, 4)),
     "QLinearSoftmax": _qlinear("Softmax", [(0, 1, 2)], (3, 4)),
+    "QGemm": None,  # below: the weights' channel axis depends on transB
 }
+
+
+def _qgemm(ctx: Context, node: onnx.NodeProto, a: dict[str, Any]) -> None:
+    axis = 0 if a.get("transB", 0) else -1
+    _qlinear("Gemm", [(0, 1, 2), (3, 4, 5, axis)], (7, 8), extra=(6,))(ctx, node, a)
 
 
 def _qlinear_concat(ctx: Context, node: onnx.NodeProto, a: dict[str, Any]) -> None:
@@ -165,6 +177,7 @@ def _qlinear_concat(ctx: Context, node: onnx.NodeProto, a: dict[str, Any]) -> No
 
 
 MS_OPS["QLinearConcat"] = _qlinear_concat
+MS_OPS["QGemm"] = _qgemm
 CONVERTERS.update(MS_OPS)
 
 
