@@ -64,8 +64,10 @@ def infer(op: str, inputs: list[Spec | None], attrs: dict[str, Any]) -> list[Spe
     _check_arity(op, specs, err)
     x = specs[0]
     if op in _FLOAT_ONLY and x is not None:
+        hint = " (quantized element-wise functions are LOOKUP tables, made by the converters)" \
+            if x[1] in QUANT_DTYPES else ""
         err.check(x[1].kind == "f" or (op in _QUANTIZABLE and x[1] in QUANT_DTYPES),
-                  f"input dtype {x[1]} is not a floating-point type")
+                  f"input dtype {x[1]} is not a floating-point type{hint}")
     _check_act(a, err)
     out = _RULES[op](specs, a, err)
     return [out]
