@@ -42,7 +42,7 @@ def _run(case: str) -> tuple[object, dict, np.ndarray]:
 
 @pytest.mark.parametrize("case", sorted(CASES))
 def test_every_case_runs_and_stays_in_range(case: str) -> None:
-    g, feeds, y = _run(case)
+    g, _feeds, y = _run(case)
     t = g.tensors["y"]
     assert y.dtype == t.dtype and y.shape == t.shape
     if t.quant is not None:
@@ -102,7 +102,7 @@ def test_softmax_element_by_element() -> None:
 
 
 def test_resize_bilinear_element_by_element() -> None:
-    g, feeds, y = _run("resize_bilinear")
+    _g, feeds, y = _run("resize_bilinear")
     x = feeds["x"].astype(np.int64)
     (h, w), (oh, ow) = x.shape[1:3], y.shape[1:3]
 
