@@ -185,7 +185,7 @@ def test_op_rules_are_checked_on_load() -> None:
 
 def test_quantized_ops_refuse_missing_parameters() -> None:
     x = np.zeros((1, 3, 3, 2), np.int8)
-    with pytest.raises(ValueError, match="MEAN: input 0 .* has no quantization parameters"):
+    with pytest.raises(ValueError, match=r"MEAN: input 0 .* has no quantization parameters"):
         ops.run("MEAN", [x], {"axes": (1, 2)})
-    with pytest.raises(ValueError, match="SIGMOID: .*LOOKUP"):
+    with pytest.raises(ValueError, match=r"SIGMOID: .*LOOKUP"):
         ops.run("SIGMOID", [x], {}, ([QuantParams.make(0.1)], [QuantParams.make(0.1)]))
