@@ -18,8 +18,10 @@ from wasmrt.ir import Graph
 
 
 def has_qdq(graph: Graph) -> bool:
-    """Does the graph compute in float between QUANTIZE/DEQUANTIZE pairs (rather than with int8 ops)?"""
-    return any(n.op == "DEQUANTIZE" and not graph.tensors[n.inputs[0]].is_const for n in graph.nodes)
+    """Does the graph hold QUANTIZE -> DEQUANTIZE pairs on float tensors (rather than int8 ops)?"""
+    producers = graph.producers()
+    return any(n.op == "DEQUANTIZE" and (p := producers.get(n.inputs[0])) is not None and p.op == "QUANTIZE"
+               and graph.tensors[p.inputs[0]].dtype == np.float32 for n in graph.nodes)
 
 
 def strip_pairs(graph: Graph) -> dict[str, QuantParams]:
