@@ -81,17 +81,17 @@ def _matmul(xs: Xs, a: Attrs, qin: Qs, qout: Qs, dtype: np.dtype) -> np.ndarray:
 
 
 # -- element-wise ------------------------------------------------------------------------------------------------
-def _scaled(x: np.ndarray, q: QuantParams, qy: QuantParams) -> np.ndarray:
-    """f32(f32(x - zx) * f32(sx / sy)): an operand of ADD/SUB in output units."""
-    return np.multiply((x.astype(np.int64) - q.z).astype(F32), qm.div_scale(q.s, qy.s), dtype=F32)
-
-
 def _add_sub(sub: bool) -> _Kernel:
+    """XNNPACK's fixed-point add: ra = f32(sa / sy), rb = +-f32(sb / sy) -> multipliers ma, mb and shift
+    (quant.add_params); acc = 2^(shift-1) - ma*za - mb*zb + ma*a + mb*b (int32); y = zy + clamp(acc >> shift)."""
     def k(xs: Xs, a: Attrs, qin: Qs, qout: Qs, dtype: np.dtype) -> np.ndarray:
-        qy = qout[0]
-        ta, tb = _scaled(xs[0], qin[0], qy), _scaled(xs[1], qin[1], qy)
-        v = np.subtract(ta, tb, dtype=F32) if sub else np.add(ta, tb, dtype=F32)
-        return qm.finish(v, qy, *qm.act_bounds(a, qy, dtype))
+        qa, qb, qy = qin[0], qin[1], qout[0]
+        rb = qm.div_scale(qb.s, qy.s)
+        ma, mb, shift = qm.add_params(qm.div_scale(qa.s, qy.s), -rb if sub else rb)
+        bias = (1 << (shift - 1)) - ma * qa.z - mb * qb.z
+        acc = qm.wrap32(bias + ma * xs[0].astype(np.int64) + mb * xs[1].astype(np.int64))
+        lo, hi = qm.act_bounds(a, qy, dtype)
+        return qy.z + np.clip(acc >> shift, lo - qy.z, hi - qy.z)
     return k
 
 

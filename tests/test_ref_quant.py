@@ -70,14 +70,19 @@ def test_conv_element_by_element() -> None:
                 assert y[0, oh, ow, c] == requant(acc, m, qy.z, lo, hi), (oh, ow, c)
 
 
-def test_add_element_by_element() -> None:
-    g, feeds, y = _run("add")
+@pytest.mark.parametrize("case", ["add", "sub"])
+def test_add_sub_element_by_element(case: str) -> None:
+    g, feeds, y = _run(case)
     qa, qb, qy = (g.tensors[n].quant for n in ("a", "b", "y"))
     lo, hi = bound(-1.0, qy.s, qy.z), bound(2.5, qy.s, qy.z)
+    ra, rb = F(qa.s / qy.s), F(qb.s / qy.s) * (-1 if case == "sub" else 1)
+    shift = 20 - (int(np.float32(max(abs(ra), abs(rb))).view(np.uint32)) >> 23) + 127
+    ma = int(np.sign(ra)) * rne(F(abs(ra) * F(2.0**shift)))
+    mb = int(np.sign(rb)) * rne(F(abs(rb) * F(2.0**shift)))
     a, b = np.broadcast_arrays(feeds["a"], feeds["b"])
     for idx in np.ndindex(y.shape):
-        v = F(F(F(int(a[idx]) - qa.z) * F(qa.s / qy.s)) + F(F(int(b[idx]) - qb.z) * F(qb.s / qy.s)))
-        assert y[idx] == qy.z + min(max(rne(v), lo - qy.z), hi - qy.z), idx
+        acc = 2 ** (shift - 1) - ma * qa.z - mb * qb.z + ma * int(a[idx]) + mb * int(b[idx])
+        assert y[idx] == qy.z + min(max(acc >> shift, lo - qy.z), hi - qy.z), idx
 
 
 def test_average_pool_and_mean_element_by_element() -> None:

@@ -208,6 +208,11 @@ class _Quantizer:
         else:
             inputs += [self.q(i) for i in node.inputs[1:]]
             qy = self.params(out)
+            if op in ("ADD", "SUB"):
+                try:
+                    qm.add_params(*(qm.div_scale(self.g.tensors[i].quant.s, qy.s) for i in inputs))
+                except ValueError as e:
+                    raise _KeepFloat(str(e)) from None
         (y,) = self.g.add_node(op, inputs, a, name=node.name, outputs=[self.out_name(out)], quant=[qy])
         self.qver[out] = y
 
