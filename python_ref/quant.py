@@ -132,7 +132,7 @@ def add_params(ra: np.float32, rb: np.float32) -> tuple[int, int, int]:
     rb = f32(sb / sy) (rb < 0 for SUB): shift = 20 - exponent(max(|ra|, |rb|)), each multiplier
     rne(|r| * 2^shift) (exact exponent arithmetic, one rounding) with r's sign. Needs 2^-10 <= max < 2^8."""
     big = max(abs(float(ra)), abs(float(rb)))
-    exponent = int((np.float32(big).view(np.uint32) >> 23)) - 127
+    exponent = int(np.float32(big).view(np.uint32) >> 23) - 127
     shift = ADD_MULTIPLIER_BITS - exponent
     if not 12 <= shift <= 30:
         raise ValueError(f"ADD/SUB scale ratio {big:.6g} outside [2^-10, 2^8)")
