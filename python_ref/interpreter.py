@@ -36,7 +36,7 @@ def check_feeds(specs: list[TensorSpec], feeds: dict[str, Any]) -> list[np.ndarr
             raise InputError(f"input {spec.name!r}: dtype {arr.dtype}, expected {spec.dtype}")
         if arr.shape != spec.shape:
             raise InputError(f"input {spec.name!r}: shape {list(arr.shape)}, expected {list(spec.shape)}")
-        out.append(np.ascontiguousarray(arr))
+        out.append(arr if arr.flags.c_contiguous else arr.copy(order="C"))  # (ascontiguousarray makes 0-d 1-d)
     return out
 
 
@@ -70,8 +70,12 @@ class Interpreter:
             return tensors[i].data if tensors[i].data is not None else values[i]
 
         for k, op in enumerate(self.model.ops):
-            quant = ([tensors[i].quant if i >= 0 else None for i in op.inputs], [tensors[i].quant for i in op.outputs])
-            results = ops.run(op.op, [get(i) for i in op.inputs], op.attrs, quant)
+            if all(0 in tensors[i].shape for i in op.outputs):  # nothing to compute (engines skip these ops too)
+                results = [np.zeros(tensors[i].shape, tensors[i].dtype) for i in op.outputs]
+            else:
+                quant = ([tensors[i].quant if i >= 0 else None for i in op.inputs],
+                         [tensors[i].quant for i in op.outputs])
+                results = ops.run(op.op, [get(i) for i in op.inputs], op.attrs, quant)
             for i, r in zip(op.outputs, results, strict=True):
                 spec = tensors[i]
                 if r.shape != spec.shape:

@@ -10,9 +10,10 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+import flatbuffers
 import numpy as np
 
-from python_ref import opdefs, qrules
+from python_ref import opdefs, qrules, shapes
 from python_ref._fb import wrt_generated as fb
 from python_ref.errors import ModelFormatError
 from python_ref.quant import QuantParams
@@ -21,6 +22,11 @@ FORMAT_VERSION = 1
 IDENTIFIER = b"WRT0"
 MAX_RANK = 8
 MAX_ELEMENTS = 1 << 31
+# limits on what a file unpacks to (the C reader has the same): tables may share vectors and strings, so a small
+# file could otherwise unpack to gigabytes
+MAX_TENSORS = MAX_OPS = 1 << 20
+MAX_OP_INPUTS = 1 << 24  # all operators' inputs together
+MAX_NAME_BYTES = 1 << 26  # all tensor and operator names together, counting repeats
 
 DTYPES: dict[int, np.dtype] = {
     fb.DType.FLOAT32: np.dtype("<f4"), fb.DType.FLOAT16: np.dtype("<f2"), fb.DType.INT8: np.dtype("i1"),
@@ -88,15 +94,45 @@ def read_wrt(source: bytes | bytearray | memoryview | str | Path, name: str | No
     if data[4:8] != IDENTIFIER:
         raise ModelFormatError(f"{label}: not a .wrt model (file identifier {data[4:8]!r}, expected {IDENTIFIER!r})")
     try:
-        root = fb.ModelT.InitFromPackedBuf(data, 0)
+        problem = _structure_problem(data)
+        root = None if problem else fb.ModelT.InitFromPackedBuf(data, 0)
     except Exception as e:  # the generated accessors raise whatever struct/index error a corrupt offset causes
         raise ModelFormatError(f"{label}: corrupt or truncated .wrt file ({type(e).__name__}: {e})") from None
+    if problem:
+        raise ModelFormatError(f"{label}: {problem}")
     try:
         return _verify(root, len(data))
     except ModelFormatError as e:
         raise ModelFormatError(f"{label}: {e}") from None
     except Exception as e:
         raise ModelFormatError(f"{label}: corrupt .wrt file ({type(e).__name__}: {e})") from None
+
+
+def _structure_problem(data: bytes) -> str | None:
+    """What is wrong with the size of the model's tables, read from the lengths in the file before anything is
+    unpacked (string and vector lengths only, so shared strings cost nothing here)."""
+    m = fb.Model.GetRootAs(data, 0)
+    nt, no = m.TensorsLength(), m.OperatorsLength()
+    if nt > MAX_TENSORS:
+        return f"model has {nt} tensors (limit {MAX_TENSORS})"
+    if no > MAX_OPS:
+        return f"model has {no} operators (limit {MAX_OPS})"
+
+    def strlen(tab: flatbuffers.table.Table, slot: int) -> int:
+        o = tab.Offset(4 + 2 * slot)
+        return tab.VectorLen(o) if o else 0
+
+    names = sum(strlen(m.Tensors(i)._tab, 0) for i in range(nt))
+    inputs = 0
+    for k in range(no):
+        op = m.Operators(k)
+        inputs += op.InputsLength()
+        names += strlen(op._tab, 5)
+    if inputs > MAX_OP_INPUTS:
+        return f"the operators have {inputs} inputs in all (limit {MAX_OP_INPUTS})"
+    if names > MAX_NAME_BYTES:
+        return f"tensor and operator names take {names} bytes in all (limit {MAX_NAME_BYTES})"
+    return None
 
 
 def _check(cond: bool, msg: str) -> None:
@@ -120,10 +156,13 @@ def _verify(m: fb.ModelT, file_size: int) -> WrtModel:
     inputs, outputs = list(m.inputs if m.inputs is not None else []), list(m.outputs if m.outputs is not None else [])
     for kind, idx in (("input", inputs), ("output", outputs)):
         _check(len(idx) > 0, f"model has no {kind}s")
+        _check(len(idx) <= 4096, f"model has {len(idx)} {kind}s (limit 4096)")
         for i in idx:
             _check(0 <= i < nt, f"graph {kind} refers to tensor {i}, but the model has {nt} tensors")
+            _check(tensors[i].data is None, f"graph {kind} tensor {i} ({tensors[i].name!r}) is a constant")
     ops = [_op(k, o, nt) for k, o in enumerate(m.operators or [])]
     _check_order(ops, tensors, inputs, outputs)
+    _check_shapes(ops, tensors)
     for k, o in enumerate(ops):
         _check_quant(k, o, tensors)
     return WrtModel(m.version, tensors, ops, inputs, outputs, int(plan.arenaSize), int(plan.alignment),
@@ -210,8 +249,8 @@ def _check_order(ops: list[OpInfo], tensors: list[TensorInfo], inputs: list[int]
         d = opdefs.OPS[o.op]
         for slot, i in enumerate(o.inputs):
             if i >= 0 and d.const_mask >> slot & 1 and tensors[i].data is None:
-                raise ModelFormatError(f"operator {k} ({o.op} {o.name!r}): input {d.inputs[slot].rstrip('?')} "
-                                       f"(tensor {i} {tensors[i].name!r}) must be a constant")
+                raise ModelFormatError(f"operator {k} ({o.op} {o.name!r}): input {slot} (tensor {i} "
+                                       f"{tensors[i].name!r}) must be a constant")
         for i in o.inputs:
             _check(i < 0 or i in ready, f"operator {k} ({o.op} {o.name!r}) reads tensor {i} "
                                         f"({tensors[i].name!r}) before any op writes it")
@@ -221,6 +260,23 @@ def _check_order(ops: list[OpInfo], tensors: list[TensorInfo], inputs: list[int]
             ready.add(i)
     for i in outputs:
         _check(i in ready, f"graph output tensor {i} ({tensors[i].name!r}) is never written")
+
+
+def _check_shapes(ops: list[OpInfo], tensors: list[TensorInfo]) -> None:
+    """Every op's rules (python_ref/shapes.py) hold and its outputs have the shapes and dtypes it produces, as the C
+    engine checks before running anything (kernels_wasm/engine/shape_check.c)."""
+    for k, o in enumerate(ops):
+        where = f"operator {k} ({o.op} {o.name!r})"
+        specs = [None if i < 0 else (tensors[i].shape, tensors[i].dtype) for i in o.inputs]
+        try:
+            produced = shapes.infer(o.op, specs, o.attrs)
+        except ValueError as e:
+            raise ModelFormatError(f"{where}: {str(e).removeprefix(f'{o.op}: ')}") from None
+        for i, (shape, dtype) in zip(o.outputs, produced, strict=True):
+            t = tensors[i]
+            _check(t.shape == tuple(shape), f"{where}: output tensor {i} ({t.name!r}) is declared with shape "
+                                            f"{list(t.shape)}, but the op produces {list(shape)}")
+            _check(t.dtype == dtype, f"{where}: output dtype {t.dtype} differs from the input dtype {dtype}")
 
 
 def _check_quant(k: int, o: OpInfo, tensors: list[TensorInfo]) -> None:

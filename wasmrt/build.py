@@ -108,7 +108,8 @@ def _stamp(sources: list[Path], *flags: object) -> str:
     for p in sorted(set(sources)):
         h.update(str(p.relative_to(ROOT)).encode())
         h.update(p.read_bytes())
-    for header in [*sorted(ENGINE.glob("*.h")), *sorted(ENGINE.glob("generated/*.h")), INCLUDE / "wrt_kernels.h"]:
+    for header in [*sorted(ENGINE.glob("*.h")), *sorted(ENGINE.glob("generated/*.h")), INCLUDE / "wrt_kernels.h",
+                   *sorted(GENERATED.glob("*.h"))]:
         h.update(header.read_bytes())
     h.update(repr(flags).encode())
     return h.hexdigest()

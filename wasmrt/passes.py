@@ -17,11 +17,11 @@ from collections.abc import Callable
 import numpy as np
 
 from python_ref import ops as ref_ops
+from python_ref.opdefs import OPS
 from wasmrt.ir import Graph, Node
 
 INF = float("inf")
-CLAMPED_OPS = {"CONV_2D", "CONV_TRANSPOSE_2D", "FULLY_CONNECTED", "ADD", "SUB", "MUL", "DIV", "MAXIMUM", "MINIMUM",
-               "MAX_POOL_2D", "AVERAGE_POOL_2D", "CONCATENATION"}
+CLAMPED_OPS = {d.name for d in OPS.values() if d.has_clamp}  # the engines derive the same set from opdefs
 AFFINE_TARGETS = {"CONV_2D", "CONV_TRANSPOSE_2D", "FULLY_CONNECTED"}
 
 

@@ -1,5 +1,6 @@
 // Chromium host of `wasmrt bench`: node chromium_driver.mjs JOB.json RESULT.json
-// Serves build/peers (/peers/), the job folder (/job/) and our JS binding (/wasmrt/) cross-origin isolated
+// Serves build/peers (/peers/), the job folder (/job/), our JS binding (/wasmrt/) and a baseline build (/baseline/)
+// cross-origin isolated
 // (COOP/COEP, so timers are precise and wasm runs as in a production page), opens bench/page.html in headless
 // Chromium through playwright-core (Debian's browser, no download) and runs the job there.
 import fs from "node:fs";
@@ -10,7 +11,8 @@ import { chromium } from "playwright-core";
 const [jobPath, resultPath] = process.argv.slice(2);
 const job = JSON.parse(fs.readFileSync(jobPath, "utf8"));
 const here = path.dirname(new URL(import.meta.url).pathname);
-const roots = { "/peers/": path.resolve(here, ".."), "/job/": path.dirname(path.resolve(jobPath)), "/wasmrt/": job.wasmrt_root };
+const roots = { "/peers/": path.resolve(here, ".."), "/job/": path.dirname(path.resolve(jobPath)), "/wasmrt/": job.wasmrt_root,
+  "/baseline/": job.baseline_dir };
 const MIME = { ".js": "text/javascript", ".mjs": "text/javascript", ".html": "text/html", ".json": "application/json",
   ".wasm": "application/wasm", ".bin": "application/octet-stream" };
 
