@@ -142,10 +142,24 @@ def _output_step(it: Interpreter) -> float:
     return float(m.tensors[op.inputs[0]].quant.s)
 
 
+def ensure_aeq() -> str | None:
+    """build/aeq-venv with ai-edge-quantizer (its own pins of protobuf and ml_dtypes); None when it is ready."""
+    if AEQ_PYTHON.is_file():
+        return None
+    log("creating build/aeq-venv with ai-edge-quantizer (pip, once)")
+    try:
+        subprocess.run([sys.executable, "-m", "venv", str(AEQ_PYTHON.parents[1])], check=True, capture_output=True)
+        subprocess.run([str(AEQ_PYTHON), "-m", "pip", "install", "-q", "ai-edge-quantizer"], check=True,
+                       capture_output=True)
+    except (subprocess.CalledProcessError, OSError) as e:
+        return f"cannot install ai-edge-quantizer into {AEQ_PYTHON.parents[1]}: {e}"
+    return None
+
+
 def _litert(g: Graph, ev: list[dict[str, np.ndarray]]) -> dict:
-    if not AEQ_PYTHON.is_file():
-        return {"skipped": f"{AEQ_PYTHON} missing (python -m venv build/aeq-venv && "
-                           "build/aeq-venv/bin/pip install ai-edge-quantizer)"}
+    problem = ensure_aeq()
+    if problem:
+        return {"skipped": problem}
     from ai_edge_litert.interpreter import Interpreter as LiteRT
 
     from wasmrt.export.tflite import export_tflite
