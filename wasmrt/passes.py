@@ -70,7 +70,7 @@ def fold_constants(graph: Graph) -> int:
         outs = [graph.tensors[o].shape for o in n.outputs]
         if fold_work(n.op, [t.data if t else None for t in ins], n.attrs, outs) > MAX_FOLD_WORK:
             continue
-        results = ref_ops.run(n.op, [t.data if t else None for t in ins], n.attrs)
+        results = ref_ops.run(n.op, [t.data if t else None for t in ins], n.attrs, graph.quant_of(n))
         for name, value in zip(n.outputs, results, strict=True):
             t = graph.tensors[name]
             t.data = np.ascontiguousarray(value.astype(t.dtype, copy=False))
@@ -82,6 +82,8 @@ def fold_constants(graph: Graph) -> int:
 def _is_noop(graph: Graph, n: Node) -> bool:
     x = graph.tensors[n.inputs[0]] if n.inputs and n.inputs[0] else None
     if x is None or len(n.outputs) != 1 or graph.tensors[n.outputs[0]].shape != x.shape:
+        return False
+    if x.quant != graph.tensors[n.outputs[0]].quant:  # a requantization is never a no-op
         return False
     a = n.attrs
     if n.op == "RESHAPE":

@@ -27,6 +27,7 @@ typedef struct {
   int32_t dims[WRT_MAX_RANK];
   uint8_t dtype, esize, is_const;
   uint8_t planned;           /* load: its owned copy is already counted in the plan */
+  uint8_t quantized;         /* the tensor has QuantParams: no int8 kernels yet, ops on it are refused */
   uint64_t count, nbytes;
   int64_t arena_offset;      /* -1 for constants */
   const uint8_t* file_data;  /* constants: the bytes in the model file (valid during wrt_load only) */

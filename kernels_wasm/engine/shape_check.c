@@ -351,6 +351,11 @@ static int infer(wrt_model* m, wrt_op* op, shp* out) {
 static int check_op(wrt_model* m, wrt_op* op) {
   const wrt_tensor* x = &m->t[op->in[0]];
   const wrt_tensor* y = &m->t[op->out];
+  /* quantized (int8) semantics (python_ref/README.md) have no kernels here yet: refuse rather than copy bytes */
+  int quantized = y->quantized;
+  for (int i = 0; i < op->n_in; i++) quantized |= op->in[i] >= 0 && m->t[op->in[i]].quantized;
+  if (quantized)
+    return op_fail(op, WRT_ERR_UNSUPPORTED, "quantized (int8) %s is not implemented by the C engine yet", op_name(op));
   if (op_has_clamp(op->type))
     CHECK(op->a.act_min <= op->a.act_max, "act_min %f is greater than act_max %f", (double)op->a.act_min,
           (double)op->a.act_max); /* NaN bounds fail too, as in python_ref */
