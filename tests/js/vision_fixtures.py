@@ -16,6 +16,8 @@ ARTIFACTS = ROOT / "build" / "artifacts"
 CLIP_FRAMES, CLIP_SIZE = 48, 384
 CLIP_CHECK = (0, 5, 17, 31)  # frames whose bytes are compared with the JS generator
 PAINT = {"color": "#c2185b", "intensity": 0.8}
+LIVE_PAINT = {"color": "#8e24aa", "intensity": 0.8}  # purple: a hue no natural lip has, so a look can tell
+CAMERA_SIZE, CAMERA_OFFSET = (640, 480), (128, 48)  # the fake camera shows the clip on grey at this offset
 
 
 def rgba(rgb: np.ndarray) -> np.ndarray:
@@ -49,6 +51,8 @@ def write(out: Path) -> dict:
         ran.append(tracked.stats.ran_detector)
     np.asarray(lm_every, dtype=np.float64).tofile(out / "clip_every.f64")
     np.asarray(lm_tracked, dtype=np.float64).tofile(out / "clip_tracked.f64")
+    np.stack([lip_mask(lm, CLIP_SIZE, CLIP_SIZE) for lm in lm_every]).astype(np.uint8).tofile(out / "clip_masks.u8")
+    np.stack(frames).tofile(out / "clip_frames.rgba")
 
     det = face.detection
     manifest = {
@@ -60,10 +64,71 @@ def write(out: Path) -> dict:
                       "roi": [face.roi.cx, face.roi.cy, face.roi.side, face.roi.angle],
                       "presence": face.score, "landmarks": face.landmarks.reshape(-1).tolist()},
         "clip": {"frames": CLIP_FRAMES, "size": CLIP_SIZE, "check": list(CLIP_CHECK), "every": "clip_every.f64",
-                 "tracked": "clip_tracked.f64", "ranDetector": ran},
+                 "tracked": "clip_tracked.f64", "ranDetector": ran, "masks": "clip_masks.u8",
+                 "all": "clip_frames.rgba"},
+        "livePaint": LIVE_PAINT,
     }
     (out / "vision.json").write_text(json.dumps(manifest))
     return manifest
+
+
+# -- what a person sees: is the lipstick on the lips? --------------------------------------------------------------
+
+
+def _erode(mask: np.ndarray) -> np.ndarray:
+    """One pixel off the mask's edge (3x3): what is left is lip for sure, whatever the edge's resampling did."""
+    m = np.pad(mask, 1)
+    out = mask.copy()
+    for dy in (0, 1, 2):
+        for dx in (0, 1, 2):
+            out &= m[dy:dy + mask.shape[0], dx:dx + mask.shape[1]]
+    return out
+
+
+def lipstick_share(rgb: np.ndarray, mask: np.ndarray, color: str) -> float:
+    """Share of the lip pixels (python_ref's mask, eroded by one pixel) that show the lipstick's colour: Oklab hue
+    within 30 degrees of the colour's and at least a third of its chroma. An unpainted face scores 0 for purple."""
+    from python_ref.vision.lips import linear_to_oklab, parse_color, srgb_to_linear
+
+    inner = _erode(mask.astype(bool))
+    if not inner.any():
+        return 0.0
+    lab = linear_to_oklab(srgb_to_linear(rgb[inner][:, :3].astype(np.float64) / 255))
+    target = linear_to_oklab(srgb_to_linear(np.asarray(parse_color(color), np.float64) / 255)[None])[0]
+    dhue = np.angle(np.exp(1j * (np.arctan2(lab[:, 2], lab[:, 1]) - np.arctan2(target[2], target[1]))))
+    chroma = np.hypot(lab[:, 1], lab[:, 2])
+    return float(((np.abs(dhue) < np.radians(30)) & (chroma > np.hypot(target[1], target[2]) / 3)).mean())
+
+
+def nearest_frame(shot: np.ndarray, frames: np.ndarray) -> int:
+    """Index of the frame (frames [n, h, w, >=3]) that the screenshot (h, w, >=3) shows."""
+    a = shot[::4, ::4, :3].astype(np.int32)
+    return int(np.argmin([np.abs(f[::4, ::4, :3].astype(np.int32) - a).mean() for f in frames]))
+
+
+def camera_frames(frames: np.ndarray) -> np.ndarray:
+    """The clip as the fake camera shows it: each frame on mid-grey at CAMERA_OFFSET of a CAMERA_SIZE picture."""
+    (w, h), (x, y) = CAMERA_SIZE, CAMERA_OFFSET
+    out = np.full((len(frames), h, w, 3), 128, np.uint8)
+    out[:, y:y + frames.shape[1], x:x + frames.shape[2]] = frames[..., :3]
+    return out
+
+
+def write_y4m(path: Path, frames: np.ndarray, fps: int = 30) -> None:
+    """frames [n, h, w, 3] sRGB as a YUV4MPEG2 4:2:0 file (BT.601, studio range): Chromium's fake camera input."""
+    n, h, w, _ = frames.shape
+    rgb = frames.astype(np.float64) / 255
+    r, g, b = rgb[..., 0], rgb[..., 1], rgb[..., 2]
+    y = 16 + 65.481 * r + 128.553 * g + 24.966 * b
+    cb = 128 - 37.797 * r - 74.203 * g + 112.0 * b
+    cr = 128 + 112.0 * r - 93.786 * g - 18.214 * b
+    planes = [np.clip(np.floor(c + 0.5), 0, 255).astype(np.uint8)
+              for c in (y, cb.reshape(n, h // 2, 2, w // 2, 2).mean(axis=(2, 4)),
+                        cr.reshape(n, h // 2, 2, w // 2, 2).mean(axis=(2, 4)))]
+    with open(path, "wb") as f:
+        f.write(f"YUV4MPEG2 W{w} H{h} F{fps}:1 Ip A1:1 C420jpeg\n".encode())
+        for k in range(n):
+            f.write(b"FRAME\n" + b"".join(p[k].tobytes() for p in planes))
 
 
 if __name__ == "__main__":
