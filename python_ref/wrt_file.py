@@ -88,8 +88,9 @@ def read_wrt(source: bytes | bytearray | memoryview | str | Path, name: str | No
         raise ModelFormatError(f"{label}: not a .wrt model (file identifier {data[4:8]!r}, expected {IDENTIFIER!r})")
     try:
         root = fb.ModelT.InitFromPackedBuf(data, 0)
-    except Exception as e:  # the generated accessors raise whatever struct/index error a corrupt offset causes
-        raise ModelFormatError(f"{label}: corrupt or truncated .wrt file ({type(e).__name__}: {e})") from None
+    except Exception:  # the generated accessors raise whatever struct/index error a corrupt offset causes
+        raise ModelFormatError(f"{label}: truncated or corrupt .wrt file: {len(data):,} bytes, and its tables "
+                               "point outside them") from None
     try:
         return _verify(root, len(data))
     except ModelFormatError as e:

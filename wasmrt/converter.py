@@ -6,7 +6,9 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
-from wasmrt.errors import ModelFormatError
+import numpy as np
+
+from wasmrt.errors import ConversionError, ModelFormatError
 from wasmrt.ir import Graph, Preprocess
 from wasmrt.passes import optimize
 from wasmrt.planner import MemoryPlan, plan_memory
@@ -37,15 +39,19 @@ def source_kind(path: Path) -> str:
     raise ModelFormatError(f"{path}: neither an ONNX nor a TFLite model (starts with {head[:8]!r})")
 
 
-def load_graph(path: str | Path, input_shapes: dict[str, tuple[int, ...]] | None = None) -> Graph:
+def load_graph(path: str | Path, input_shapes: dict[str, tuple[int, ...]] | None = None,
+               freeze_inputs: dict[str, np.ndarray] | None = None) -> Graph:
+    """Import a model file. freeze_inputs (ONNX only): inputs that become constants of the given values."""
     path = Path(path)
     if source_kind(path) == "tflite":
+        if freeze_inputs:
+            raise ConversionError(f"{path}: freezing inputs works on ONNX models only")
         from wasmrt.importers.tflite_import import import_tflite
 
         return import_tflite(path, input_shapes=input_shapes)
     from wasmrt.importers.onnx_import import import_onnx
 
-    return import_onnx(path, input_shapes=input_shapes)
+    return import_onnx(path, input_shapes=input_shapes, freeze_inputs=freeze_inputs)
 
 
 def convert(src: str | Path | Graph, *, input_shapes: dict[str, tuple[int, ...]] | None = None,

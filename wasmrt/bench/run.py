@@ -36,7 +36,8 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--warmup", type=int, default=None, help="untimed runs per engine first (default 5, --quick 1)")
     p.add_argument("--quick", action="store_true", help="few rounds: a smoke test, not a measurement")
     p.add_argument("--profile", action="store_true", help="per-op time and GFLOP/s, native and wasm side by side")
-    p.add_argument("-o", "--output", help="JSON path (default build/bench/<timestamp>.json; the chart goes next to it)")
+    p.add_argument("-o", "--output", help="JSON path (default build/bench/<timestamp>.json in a checkout; "
+                                          "the chart goes next to it)")
     p.add_argument("--no-chart", action="store_true", help="skip the PNG chart")
 
 
