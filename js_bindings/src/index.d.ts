@@ -147,5 +147,3 @@ export namespace image {
   function toSource(g: Geometry, x: number, y: number): [number, number];
 }
 
-/** The AR face pipeline (FaceMesh) and the lipstick try-on (paintLips): js_bindings/vision. */
-export * as vision from "../vision/index.js";
