@@ -126,7 +126,8 @@ def _model_info(name: str, mtime: float) -> dict:
 
     m = read_wrt((paths.models_dir() / f"{name}.wrt").read_bytes(), f"{name}.wrt")
     tensors = [{"name": m.tensors[i].name, "shape": list(m.tensors[i].shape)} for i in m.inputs]
-    return {"name": name, "macs": macs(m), "inputs": tensors}
+    random = "random weights" in m.metadata["props"].get("note", "")  # the speed model: timings, not answers
+    return {"name": name, "macs": macs(m), "inputs": tensors, "randomWeights": random}
 
 
 def models_info() -> list[dict]:

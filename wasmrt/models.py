@@ -171,7 +171,8 @@ BUNDLED: dict[str, BundledModel] = {m.name: m for m in [
         note="text-line orientation [0, 180]; rapidocr resizes to height 48 keeping aspect and pads the right with 0",
     ),
     BundledModel(
-        "mobilenet_v2", "mobilenet_v2.onnx", "mobilenet_v2.wrt", "built by wasmrt/builders/mobilenet_v2.py",
+        "mobilenet_v2", "mobilenet_v2.onnx", "mobilenet_v2.wrt",
+        "built by wasmrt/builders/mobilenet_v2.py with random weights",
         "Apache-2.0 (generated)", preprocess={"input": CLASSIFIER_224},
         # no registry package ships MobileNetV2's ImageNet weights: no labels, its classes would be noise
         note="MobileNetV2 1.0 224 architecture with random weights (seeded): for speed and layout tests only",

@@ -3,6 +3,7 @@
 // and shows frame and lips together, with per-stage times.
 // Tests drive it through window.tryon (see tests/test_tryon.py).
 import { getPixels } from "../../js_bindings/src/image.js";
+import { describeVariant } from "../../js_bindings/src/variants.js";
 import * as vision from "../../js_bindings/vision/index.js";
 
 const $ = (id) => document.getElementById(id);
@@ -227,7 +228,7 @@ function buildControls() {
 async function start() {
   buildControls();
   const info = await call("init", { variant: params.get("variant") ?? "auto" });
-  $("engine-info").textContent = `engine: ${info.variant} (${info.reason})`;
+  $("engine-info").textContent = `engine: the ${describeVariant(info.variant)} build (${info.reason})`;
   $("status").dataset.state = "ready";
   $("status").textContent = "ready";
   const source = params.get("source") ?? "camera";

@@ -129,6 +129,8 @@ export function init(options?: InitOptions): Promise<Runtime>;
 export function probe(host: HostAdapter): Features;
 export function readMetadata(bytes: Uint8Array): Metadata;
 export const VARIANTS: readonly Variant[];
+/** A build's name for people: "relaxed SIMD", "SIMD128", "scalar (no SIMD)". */
+export function describeVariant(variant: Variant): string;
 export const version: string;
 
 export namespace image {

@@ -13,7 +13,7 @@ export { defaultHost, nodeHost, webHost } from "./host.js";
 export { readMetadata } from "./metadata.js";
 export { Model, Runtime } from "./runtime.js";
 export { DTYPES, Tensor } from "./tensor.js";
-export { probe, VARIANTS } from "./variants.js";
+export { describeVariant, probe, VARIANTS } from "./variants.js";
 export * as image from "./image.js";
 // The face pipeline and the try-on are their own entry point: import { FaceMesh } from "wasmrt/vision".
 
