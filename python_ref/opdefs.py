@@ -71,6 +71,7 @@ class OpDef:
     attrs: tuple[Attr, ...] = ()
     options: str | None = None  # FlatBuffers options table; ops with identical attrs share one
     doc: str = ""
+    const_inputs: tuple[str, ...] = ()  # inputs that must be constants (engines pack them at load)
 
     @property
     def min_inputs(self) -> int:
@@ -79,6 +80,12 @@ class OpDef:
     @property
     def variadic(self) -> bool:
         return self.inputs[-1].endswith("...")
+
+    @property
+    def const_mask(self) -> int:
+        """Bit i set: input i must be a constant tensor (a format rule every reader enforces)."""
+        names = [i.rstrip("?.") for i in self.inputs]
+        return sum(1 << names.index(n) for n in self.const_inputs)
 
     def attr(self, name: str) -> Attr:
         for a in self.attrs:
@@ -102,19 +109,20 @@ _DEFS: list[OpDef] = []
 
 
 def _op(name: str, code: int, inputs: tuple[str, ...], attrs: tuple[Attr, ...] = (), options: str | None = None,
-        doc: str = "", outputs: tuple[str, ...] = ("y",)) -> None:
+        doc: str = "", outputs: tuple[str, ...] = ("y",), const: tuple[str, ...] = ()) -> None:
     if attrs and options is None:
         options = "".join(p.capitalize() for p in name.split("_")) + "Options"
-    _DEFS.append(OpDef(name, code, inputs, outputs, attrs, options, doc))
+    _DEFS.append(OpDef(name, code, inputs, outputs, attrs, options, doc, const))
 
 
 # --- convolution and dense -------------------------------------------------------------------------------------
 _op("CONV_2D", 1, ("x", "w", "b?"), (*SPATIAL, Attr("groups", "int", 1), *ACT), "Conv2DOptions",
     "y[n,oh,ow,o] = b[o] + sum_{kh,kw,i} x[n, oh*sh - pt + kh*dh, ow*sw - pl + kw*dw, g*Cg + i] * w[o,kh,kw,i]; "
-    "out-of-range input positions read 0. OH = floor((H + pt + pb - dh*(KH-1) - 1) / sh) + 1.")
+    "out-of-range input positions read 0. OH = floor((H + pt + pb - dh*(KH-1) - 1) / sh) + 1.", const=("w", "b"))
 _op("CONV_TRANSPOSE_2D", 2, ("x", "w", "b?"),
     (*SPATIAL, Attr("groups", "int", 1), Attr("output_padding", "ints", (0, 0)), *ACT), "ConvTranspose2DOptions",
-    "Gradient of CONV_2D; w is [Cout, KH, KW, Cin/groups]. OH = (H-1)*sh - pt - pb + dh*(KH-1) + 1 + oph.")
+    "Gradient of CONV_2D; w is [Cout, KH, KW, Cin/groups]. OH = (H-1)*sh - pt - pb + dh*(KH-1) + 1 + oph.",
+    const=("w", "b"))
 _op("FULLY_CONNECTED", 3, ("x", "w", "b?"), ACT, "FullyConnectedOptions",
     "x [..., K] times w [N, K] transposed plus b [N] -> [..., N].")
 _op("MATMUL", 4, ("a", "b"), doc="numpy.matmul semantics, batch dimensions broadcast.")

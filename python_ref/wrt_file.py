@@ -199,6 +199,11 @@ def _check_order(ops: list[OpInfo], tensors: list[TensorInfo], inputs: list[int]
     """Every op reads only constants, graph inputs or outputs of earlier ops; every tensor is written once."""
     ready = set(inputs) | {i for i, t in enumerate(tensors) if t.data is not None}
     for k, o in enumerate(ops):
+        d = opdefs.OPS[o.op]
+        for slot, i in enumerate(o.inputs):
+            if i >= 0 and d.const_mask >> slot & 1 and tensors[i].data is None:
+                raise ModelFormatError(f"operator {k} ({o.op} {o.name!r}): input {d.inputs[slot].rstrip('?')} "
+                                       f"(tensor {i} {tensors[i].name!r}) must be a constant")
         for i in o.inputs:
             _check(i < 0 or i in ready, f"operator {k} ({o.op} {o.name!r}) reads tensor {i} "
                                         f"({tensors[i].name!r}) before any op writes it")

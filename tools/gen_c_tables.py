@@ -113,6 +113,7 @@ def header_text() -> str:
             "  uint8_t variadic; /* any number >= min_in, all present */",
             "  uint8_t n_out;",
             "  uint8_t options;  /* OPTIONS_* type id, OPTIONS_NONE for an op without attributes */",
+            "  uint8_t const_in; /* bit i: input i must be a constant (packed at load) */",
             "} wrt_opdef;", "",
             "typedef struct {",
             "  const char* name;          /* as in opdefs.py */",
@@ -145,7 +146,7 @@ def header_text() -> str:
         opt = f"OPTIONS_{d.options}" if d.options else "OPTIONS_NONE"
         min_in = d.min_inputs + int(d.variadic)  # 'xs...': one or more
         out.append(f"    [OP_{d.name}] = {{\"{d.name}\", {d.code}, {min_in}, {len(d.inputs)}, "
-                   f"{int(d.variadic)}, {len(d.outputs)}, {opt}}},")
+                   f"{int(d.variadic)}, {len(d.outputs)}, {opt}, {d.const_mask}}},")
     out.append("};")
     tables = []
     for name, attrs in union:

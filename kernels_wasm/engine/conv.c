@@ -6,7 +6,7 @@
 enum { CONV_GEMM = 1, CONV_IGEMM, CONV_DW, CONV_GROUPED };
 
 /* p[] layout for convolutions */
-enum { P_N, P_H, P_W, P_C, P_OH, P_OW, P_CO, P_KH, P_KW, P_G, P_PIX, P_KS, P_GPACK };
+enum { P_N, P_H, P_W, P_C, P_OH, P_OW, P_CO, P_KH, P_KW, P_G, P_PIX, P_KS, P_GPACK, T_CHUNK };
 
 static int64_t conv_geometry(wrt_model* m, wrt_op* op) {
   const wrt_tensor *x = &m->t[op->in[0]], *w = &m->t[op->in[1]], *y = &m->t[op->out];
@@ -34,10 +34,8 @@ static int build_igemm_indirection(wrt_model* m, wrt_op* op) {
   size_t P = (size_t)op->p[P_PIX], ks = (size_t)op->p[P_KS], MR = m->tg->gemm_mr;
   size_t OH = (size_t)op->p[P_OH], OW = (size_t)op->p[P_OW], H = (size_t)op->p[P_H], W = (size_t)op->p[P_W];
   size_t C = (size_t)op->p[P_C], KW = (size_t)op->p[P_KW];
-  if (ks && P > ((size_t)1 << 30) / ks / sizeof(void*))
-    return op_fail(op, WRT_ERR_UNSUPPORTED, "indirection buffer of %z pointers is too large", P * ks);
-  const float** ind = m_alloc(m, (uint64_t)P * ks * sizeof(void*) + 1);
-  if (!ind) return rt_error(WRT_ERR_NOMEM, "out of memory building the indirection buffer of operator %d", op->index);
+  const float** ind = m_alloc(m, ptr_bytes((uint64_t)P * ks) + 1);
+  if (!ind) return m_alloc_fail(m, op, "the indirection buffer", ptr_bytes((uint64_t)P * ks) + 1);
   const float* x = tf(m, op->in[0]);
   for (size_t p0 = 0; p0 < P; p0 += MR) {
     size_t mr = P - p0 < MR ? P - p0 : MR;
@@ -66,10 +64,8 @@ int build_pixel_indirection(wrt_model* m, wrt_op* op, const float* pad_src, int6
   size_t N = (size_t)y->dims[0], OH = (size_t)y->dims[1], OW = (size_t)y->dims[2];
   size_t H = (size_t)x->dims[1], W = (size_t)x->dims[2], C = (size_t)x->dims[3], ks = (size_t)(kh_n * kw_n);
   size_t P = N * OH * OW;
-  if (ks && P > ((size_t)1 << 30) / ks / sizeof(void*))
-    return op_fail(op, WRT_ERR_UNSUPPORTED, "indirection buffer of %z pointers is too large", P * ks);
-  const float** ind = m_alloc(m, (uint64_t)P * ks * sizeof(void*) + 1);
-  if (!ind) return rt_error(WRT_ERR_NOMEM, "out of memory building the indirection buffer of operator %d", op->index);
+  const float** ind = m_alloc(m, ptr_bytes((uint64_t)P * ks) + 1);
+  if (!ind) return m_alloc_fail(m, op, "the indirection buffer", ptr_bytes((uint64_t)P * ks) + 1);
   const float* xd = tf(m, op->in[0]);
   const float** o = ind;
   for (size_t n = 0; n < N; n++)
@@ -95,22 +91,50 @@ static const wrt_dwconv_entry* pick_dwconv(const wrt_target* tg, size_t ks) {
   return 0;
 }
 
-int prepare_conv(wrt_model* m, wrt_op* op) {
-  const wrt_tensor* w = &m->t[op->in[1]];
-  if (!w->is_const) return op_fail(op, WRT_ERR_UNSUPPORTED, "weights that are not constants are not supported");
-  if (op->n_in > 2 && op->in[2] >= 0 && !m->t[op->in[2]].is_const)
-    return op_fail(op, WRT_ERR_UNSUPPORTED, "a bias that is not a constant is not supported");
-  conv_geometry(m, op);
+static int pointwise(const wrt_op* op) {
   const wrt_attrs* a = &op->a;
-  const float* W = (const float*)w->file_data;
+  return op->p[P_KS] == 1 && a->strides[0] == 1 && a->strides[1] == 1 && a->pads[0] == 0 && a->pads[1] == 0 &&
+         a->pads[2] == 0 && a->pads[3] == 0;
+}
+
+int plan_conv(wrt_model* m, wrt_op* op, wrt_cost* c) {
+  conv_geometry(m, op);
+  uint64_t P = (uint64_t)op->p[P_PIX], C = (uint64_t)op->p[P_C], CO = (uint64_t)op->p[P_CO];
+  uint64_t ks = (uint64_t)op->p[P_KS], G = (uint64_t)op->p[P_G], cg = C / G, og = CO / G;
+  op->packed_in = 0x6; /* weights, bias */
+  if (C + 16 > m->pad_floats) m->pad_floats = (size_t)C + 16;
+  op->dw = G == C && og == 1 ? pick_dwconv(m->tg, (size_t)ks) : 0;
+  if (op->dw) {
+    uint64_t ct = op->dw->ct;
+    op->path = CONV_DW;
+    c->bytes += ((C + ct - 1) / ct) * ct * (1 + ks) * sizeof(float) + ptr_bytes(P * ks) + 1;
+    c->work += WORK_DW * sat_mul(P * C, ks);
+    return WRT_OK;
+  }
+  c->bytes += gemm_packed_floats(m->tg, og, ks * cg) * G * sizeof(float);
+  c->work += sat_mul(P * CO, ks * cg);
+  if (G == 1 && pointwise(op)) {
+    op->path = CONV_GEMM;
+    return WRT_OK;
+  }
+  op->path = G == 1 ? CONV_IGEMM : CONV_GROUPED;
+  c->bytes += ptr_bytes(P * ks) + 1;
+  if (G > 1) { /* each group's taps are shifted into scratch at run time */
+    c->scratch = ptr_bytes(P * ks);
+    c->work += WORK_COPY * sat_mul(G, P * ks);
+  }
+  return WRT_OK;
+}
+
+int prepare_conv(wrt_model* m, wrt_op* op) {
+  const float* W = (const float*)m->t[op->in[1]].file_data;
   const float* bias = bias_of(m, op);
   size_t C = (size_t)op->p[P_C], CO = (size_t)op->p[P_CO], ks = (size_t)op->p[P_KS], G = (size_t)op->p[P_G];
   size_t cg = C / G, og = CO / G;
-  const wrt_dwconv_entry* dw = G == C && og == 1 ? pick_dwconv(m->tg, ks) : 0;
-  if (dw) {
-    uint64_t ct = dw->ct, tiles = (C + ct - 1) / ct, floats = tiles * ct * (1 + ks);
+  if (op->path == CONV_DW) {
+    uint64_t ct = op->dw->ct, tiles = (C + ct - 1) / ct, floats = tiles * ct * (1 + ks);
     float* pk = m_alloc(m, floats * sizeof(float));
-    if (!pk) return rt_error(WRT_ERR_NOMEM, "out of memory packing weights");
+    if (!pk) return m_alloc_fail(m, op, "packing the weights", floats * sizeof(float));
     m->weights_bytes += (size_t)floats * sizeof(float);
     float* o = pk;
     for (size_t t0 = 0; t0 < C; t0 += (size_t)ct) {
@@ -119,28 +143,19 @@ int prepare_conv(wrt_model* m, wrt_op* op) {
         for (size_t j = 0; j < ct; j++) *o++ = t0 + j < C ? W[(t0 + j) * ks + t] : 0.0f;
     }
     op->packed = pk;
-    op->dw = dw;
-    op->path = CONV_DW;
     return build_pixel_indirection(m, op, m->zeros, op->p[P_KH], op->p[P_KW]);
   }
   /* GEMM-shaped: per group, k = ks*cg rows (tap-major, then channel), og columns; OHWI is already that order */
   size_t k = ks * cg, per_group = (size_t)gemm_packed_floats(m->tg, og, k);
-  float* pk = m_alloc(m, gemm_packed_floats(m->tg, og, k) * G * sizeof(float));
-  if (!pk) return rt_error(WRT_ERR_NOMEM, "out of memory packing weights");
-  m->weights_bytes += per_group * G * sizeof(float);
+  uint64_t bytes = (uint64_t)per_group * G * sizeof(float);
+  float* pk = m_alloc(m, bytes);
+  if (!pk) return m_alloc_fail(m, op, "packing the weights", bytes);
+  m->weights_bytes += (size_t)bytes;
   for (size_t g = 0; g < G; g++)
     pack_gemm(m->tg, og, k, W + g * og * k, 1, k, bias ? bias + g * og : 0, pk + g * per_group);
   op->packed = pk;
   op->p[P_GPACK] = (int64_t)per_group;
-  int pointwise = ks == 1 && a->strides[0] == 1 && a->strides[1] == 1 && a->pads[0] == 0 && a->pads[1] == 0 &&
-                  a->pads[2] == 0 && a->pads[3] == 0;
-  if (G == 1 && pointwise) {
-    op->path = CONV_GEMM;
-    return WRT_OK;
-  }
-  op->path = G == 1 ? CONV_IGEMM : CONV_GROUPED;
-  if (G > 1) need_scratch(m, (uint64_t)op->p[P_PIX] * ks * sizeof(void*));
-  return build_igemm_indirection(m, op);
+  return op->path == CONV_GEMM ? WRT_OK : build_igemm_indirection(m, op);
 }
 
 const char* conv_kernel_name(const wrt_op* op) {
@@ -196,27 +211,35 @@ int run_conv(wrt_model* m, wrt_op* op) {
 }
 
 /* ---- CONV_TRANSPOSE_2D ------------------------------------------------------------------------------------------ */
-enum { T_CHUNK = P_GPACK + 1 };
-
-int prepare_conv_transpose(wrt_model* m, wrt_op* op) {
-  const wrt_tensor *x = &m->t[op->in[0]], *w = &m->t[op->in[1]];
-  if (!w->is_const) return op_fail(op, WRT_ERR_UNSUPPORTED, "weights that are not constants are not supported");
-  if (op->n_in > 2 && op->in[2] >= 0 && !const_data(m, op->in[2]))
-    return rt_error(WRT_ERR_NOMEM, "out of memory");
+int plan_conv_transpose(wrt_model* m, wrt_op* op, wrt_cost* c) {
+  const wrt_tensor* x = &m->t[op->in[0]];
   conv_geometry(m, op);
   op->p[P_PIX] = (int64_t)x->dims[0] * x->dims[1] * x->dims[2]; /* GEMM rows = input pixels */
+  op->packed_in = 0x2;                                           /* the bias is added at run time */
+  uint64_t P = (uint64_t)op->p[P_PIX], C = (uint64_t)op->p[P_C], CO = (uint64_t)op->p[P_CO];
+  uint64_t ks = (uint64_t)op->p[P_KS], G = (uint64_t)op->p[P_G], cg = C / G, og = CO / G, J = ks * og;
+  uint64_t chunk = (uint64_t)(256 * 1024) / (J * sizeof(float) + 1);
+  chunk = chunk < m->tg->gemm_mr ? m->tg->gemm_mr : chunk;
+  op->p[T_CHUNK] = (int64_t)chunk;
+  /* packed panels, plus the transposed weights of one group while packing (freed at once) */
+  c->bytes += gemm_packed_floats(m->tg, J, cg) * G * sizeof(float) + cg * J * sizeof(float) + 1;
+  c->scratch = chunk * J * sizeof(float);
+  uint64_t opix = (uint64_t)m->t[op->out].count / (CO ? CO : 1);
+  c->work += sat_mul(G * P, J * cg) + WORK_SCALAR * sat_mul(G * P, ks * og) + WORK_COPY * opix * CO;
+  return WRT_OK;
+}
+
+int prepare_conv_transpose(wrt_model* m, wrt_op* op) {
   size_t C = (size_t)op->p[P_C], CO = (size_t)op->p[P_CO], ks = (size_t)op->p[P_KS], G = (size_t)op->p[P_G];
   size_t cg = C / G, og = CO / G, J = ks * og;
   size_t per_group = (size_t)gemm_packed_floats(m->tg, J, cg);
-  float* pk = m_alloc(m, gemm_packed_floats(m->tg, J, cg) * G * sizeof(float));
-  uint64_t tmp_bytes = (uint64_t)cg * J * sizeof(float) + 1;
-  float* tmp = tmp_bytes < ((uint64_t)1 << 31) ? rt_alloc((size_t)tmp_bytes) : 0;
-  if (!pk || !tmp) {
-    rt_free(tmp);
-    return rt_error(WRT_ERR_NOMEM, "out of memory packing weights");
-  }
-  m->weights_bytes += per_group * G * sizeof(float);
-  const float* W = (const float*)w->file_data;
+  uint64_t bytes = (uint64_t)per_group * G * sizeof(float), tmp_bytes = (uint64_t)cg * J * sizeof(float) + 1;
+  float* pk = m_alloc(m, bytes);
+  if (!pk) return m_alloc_fail(m, op, "packing the weights", bytes);
+  float* tmp = rt_alloc((size_t)tmp_bytes); /* transient (counted in the plan) */
+  if (!tmp) return m_alloc_fail(m, op, "transposing the weights", tmp_bytes);
+  m->weights_bytes += (size_t)bytes;
+  const float* W = (const float*)m->t[op->in[1]].file_data;
   for (size_t g = 0; g < G; g++) {
     /* B[c][t*og + o] = W[g*og + o][t][c] */
     for (size_t o = 0; o < og; o++)
@@ -227,10 +250,6 @@ int prepare_conv_transpose(wrt_model* m, wrt_op* op) {
   rt_free(tmp);
   op->packed = pk;
   op->p[P_GPACK] = (int64_t)per_group;
-  size_t chunk = (size_t)(256 * 1024) / (J * sizeof(float) + 1);
-  chunk = chunk < m->tg->gemm_mr ? m->tg->gemm_mr : chunk;
-  op->p[T_CHUNK] = (int64_t)chunk;
-  need_scratch(m, (uint64_t)chunk * J * sizeof(float));
   return WRT_OK;
 }
 

@@ -137,36 +137,65 @@ static int32_t pad_source(int64_t o, int64_t lo, int64_t d, int mode) {
   return (int32_t)(i < d ? i : period - i);
 }
 
+int plan_data(wrt_model* m, wrt_op* op, wrt_cost* c) {
+  const wrt_tensor *x = &m->t[op->in[0]], *y = &m->t[op->out];
+  c->work += WORK_COPY * y->count;
+  switch (op->type) {
+    case OP_RESIZE:
+      c->bytes += sizeof(lerp) * ((uint64_t)y->dims[1] + (uint64_t)y->dims[2]);
+      if (op->a.mode != 0) c->work += WORK_SCALAR * y->count;
+      break;
+    case OP_PAD:
+      for (int i = 0; i < y->rank; i++) c->bytes += sizeof(int32_t) * (uint64_t)y->dims[i];
+      c->bytes += sizeof(int32_t);
+      if (x->dtype == WRT_F16 && op->a.value != 0)
+        return op_fail(op, WRT_ERR_UNSUPPORTED, "a non-zero float16 pad value is not supported");
+      break;
+    case OP_CONCATENATION: { /* one copy per input and outer index, even where an input is empty on the axis */
+      uint64_t outer = 1;
+      for (int i = 0; i < op->a.axis; i++) outer *= (uint64_t)y->dims[i];
+      c->work += WORK_COPY * outer * (uint64_t)op->n_in;
+      break;
+    }
+    case OP_GATHER: { /* run-time indices are checked on every run */
+      const wrt_tensor* it = &m->t[op->in[1]];
+      c->work += WORK_COPY * it->count;
+      if (it->is_const) { /* constant indices are checked once, here */
+        int ax = op->a.axis < 0 ? op->a.axis + x->rank : op->a.axis;
+        for (uint64_t k = 0; k < it->count; k++) {
+          int64_t v;
+          if (it->dtype == WRT_I32) v = (int32_t)fb_rd32(it->file_data + 4 * k);
+          else v = (int64_t)fb_rd64(it->file_data + 8 * k);
+          if (v < -(int64_t)x->dims[ax] || v >= x->dims[ax])
+            return op_fail(op, WRT_ERR_FORMAT, "index %l out of range [%d, %d) on axis %d", v, -x->dims[ax],
+                           x->dims[ax], ax);
+        }
+      }
+      break;
+    }
+    default: break;
+  }
+  return WRT_OK;
+}
+
 int prepare_data(wrt_model* m, wrt_op* op) {
-  for (int i = 0; i < op->n_in; i++)
-    if (op->in[i] >= 0 && m->t[op->in[i]].is_const && !const_data(m, op->in[i]))
-      return rt_error(WRT_ERR_NOMEM, "out of memory");
   const wrt_tensor *x = &m->t[op->in[0]], *y = &m->t[op->out];
   if (op->type == OP_RESIZE) {
     lerp* th = resize_axis(m, y->dims[1], x->dims[1], op->a.scales[0], &op->a);
     lerp* tw = resize_axis(m, y->dims[2], x->dims[2], op->a.scales[1], &op->a);
-    if (!th || !tw) return rt_error(WRT_ERR_NOMEM, "out of memory");
+    if (!th || !tw)
+      return m_alloc_fail(m, op, "the resize tables", sizeof(lerp) * ((uint64_t)y->dims[1] + (uint64_t)y->dims[2]));
     op->ind = (const float**)(void*)th;
     op->packed = (float*)(void*)tw;
   } else if (op->type == OP_PAD) {
     uint64_t total = 0;
     for (int i = 0; i < y->rank; i++) total += (uint64_t)y->dims[i];
     int32_t* maps = m_alloc(m, sizeof(int32_t) * (total + 1));
-    if (!maps) return rt_error(WRT_ERR_NOMEM, "out of memory");
+    if (!maps) return m_alloc_fail(m, op, "the pad index maps", sizeof(int32_t) * (total + 1));
     int32_t* o = maps;
     for (int i = 0; i < y->rank; i++)
       for (int64_t k = 0; k < y->dims[i]; k++) *o++ = pad_source(k, op->a.list[i], x->dims[i], op->a.mode);
     op->packed = (float*)(void*)maps;
-    if (x->dtype == WRT_F16 && op->a.value != 0)
-      return op_fail(op, WRT_ERR_UNSUPPORTED, "a non-zero float16 pad value is not supported");
-  } else if (op->type == OP_GATHER && m->t[op->in[1]].is_const) {
-    int ax = op->a.axis < 0 ? op->a.axis + x->rank : op->a.axis;
-    const wrt_tensor* it = &m->t[op->in[1]];
-    for (size_t k = 0; k < it->count; k++) {
-      int64_t v = it->dtype == WRT_I32 ? ((const int32_t*)it->data)[k] : ((const int64_t*)it->data)[k];
-      if (v < -(int64_t)x->dims[ax] || v >= x->dims[ax])
-        return op_fail(op, WRT_ERR_FORMAT, "index %l out of range [%d, %d) on axis %d", v, -x->dims[ax], x->dims[ax], ax);
-    }
   }
   return WRT_OK;
 }

@@ -158,6 +158,12 @@ static int binary_code(int type, int* rev) {
   }
 }
 
+void plan_elementwise(wrt_model* m, wrt_op* op, wrt_cost* c) {
+  /* POW, and unary ops without a vector kernel, compute in double */
+  int slow = op->type == OP_POW || (op->n_in == 1 && !m->tg->vunary[unary_code(op->type)]);
+  c->work += (slow ? WORK_LIBM : WORK_VEC) * m->t[op->out].count;
+}
+
 int run_elementwise(wrt_model* m, wrt_op* op) {
   const wrt_tensor* y = &m->t[op->out];
   float* yd = tf(m, op->out);

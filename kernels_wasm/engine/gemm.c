@@ -52,68 +52,68 @@ void run_gemm(const wrt_target* tg, size_t m, size_t n, size_t k, const float* a
 /* ---- FULLY_CONNECTED and MATMUL -------------------------------------------------------------------------------- */
 enum { DENSE_PACKED = 1, DENSE_RUNTIME = 2 };
 
-int prepare_dense(wrt_model* m, wrt_op* op) {
-  const wrt_tensor* x = &m->t[op->in[0]];
-  const wrt_tensor* w = &m->t[op->in[1]];
+int plan_dense(wrt_model* m, wrt_op* op, wrt_cost* c) {
+  const wrt_tensor *x = &m->t[op->in[0]], *w = &m->t[op->in[1]], *y = &m->t[op->out];
   int has_bias = op->n_in > 2 && op->in[2] >= 0;
+  if (w->dims[w->rank - 1 - (op->type == OP_MATMUL && w->rank > 1)] == 0)
+    return op_fail(op, WRT_ERR_UNSUPPORTED, "an empty reduction dimension is not supported");
+  uint64_t N, K, M, batches = 1;
+  int packed;
   if (op->type == OP_FULLY_CONNECTED) {
-    size_t n = (size_t)w->dims[0], k = (size_t)w->dims[1];
-    op->p[0] = n;
-    op->p[1] = k;
-    op->p[2] = k ? (int64_t)(x->count / k) : 0;
-    int const_all = w->is_const && (!has_bias || m->t[op->in[2]].is_const);
-    uint64_t floats = gemm_packed_floats(m->tg, n, k);
-    if (const_all) {
-      op->packed = m_alloc(m, floats * sizeof(float));
-      if (!op->packed) return rt_error(WRT_ERR_NOMEM, "out of memory packing weights");
-      m->weights_bytes += (size_t)floats * sizeof(float);
-      pack_gemm(m->tg, n, k, (const float*)w->file_data, 1, k,
-                has_bias ? (const float*)m->t[op->in[2]].file_data : 0, op->packed);
-      op->path = DENSE_PACKED;
-    } else {
-      for (int i = 1; i < op->n_in; i++)
-        if (op->in[i] >= 0 && m->t[op->in[i]].is_const && !const_data(m, op->in[i]))
-          return rt_error(WRT_ERR_NOMEM, "out of memory");
-      need_scratch(m, floats * sizeof(float));
-      op->path = DENSE_RUNTIME;
+    N = (uint64_t)w->dims[0];
+    K = (uint64_t)w->dims[1];
+    M = x->count / K;
+    op->p[0] = (int64_t)N;
+    op->p[1] = (int64_t)K;
+    op->p[2] = (int64_t)M;
+    packed = w->is_const && (!has_bias || m->t[op->in[2]].is_const);
+    op->packed_in = packed ? 0x6 : 0;
+  } else { /* MATMUL: numpy semantics; 1-D operands are promoted */
+    int ra = x->rank, rb = w->rank;
+    M = ra == 1 ? 1 : (uint64_t)x->dims[ra - 2];
+    K = (uint64_t)x->dims[ra - 1];
+    N = rb == 1 ? 1 : (uint64_t)w->dims[rb - 1];
+    op->p[0] = (int64_t)N;
+    op->p[1] = (int64_t)K;
+    op->p[2] = (int64_t)M;
+    /* batch dims of the output, and a's batch strides (in matrices) broadcast against them */
+    int rbatch = y->rank - (ra > 1) - (rb > 1);
+    op->p[3] = rbatch;
+    int64_t sa = 1;
+    for (int i = rbatch - 1; i >= 0; i--) {
+      int ia = i - (rbatch - (ra > 2 ? ra - 2 : 0));
+      int64_t da = ia >= 0 ? x->dims[ia] : 1;
+      op->p[4 + i] = y->dims[i];
+      op->p[12 + i] = da == 1 ? 0 : sa; /* p[12..19]: a strides, p[4..11] dims; b strides recomputed at run */
+      sa *= da;
+      batches *= (uint64_t)y->dims[i];
     }
-    return WRT_OK;
+    packed = w->is_const && rb <= 2;
+    op->packed_in = packed ? 0x2 : 0;
   }
-  /* MATMUL: numpy semantics; 1-D operands are promoted */
-  const wrt_tensor* y = &m->t[op->out];
-  int ra = x->rank, rb = w->rank;
-  int64_t M = ra == 1 ? 1 : x->dims[ra - 2], K = x->dims[ra - 1], N = rb == 1 ? 1 : w->dims[rb - 1];
-  op->p[0] = N;
-  op->p[1] = K;
-  op->p[2] = M;
-  /* batch strides (in matrices) of a and b, broadcast against the output batch dims */
-  int rbatch = y->rank - (ra > 1) - (rb > 1);
-  op->p[3] = rbatch;
-  int64_t sa = 1, sb = 1;
-  for (int i = rbatch - 1; i >= 0; i--) {
-    int ia = i - (rbatch - (ra > 2 ? ra - 2 : 0)), ib = i - (rbatch - (rb > 2 ? rb - 2 : 0));
-    int64_t da = ia >= 0 ? x->dims[ia] : 1, db = ib >= 0 ? w->dims[ib] : 1;
-    op->p[4 + i] = y->dims[i];
-    op->p[12 + i] = da == 1 ? 0 : sa; /* p[12..19]: a strides, p[4..11] dims; b strides recomputed at run */
-    sa *= da;
-    (void)db;
-    (void)sb;
-  }
-  int b_batched = rb > 2;
-  uint64_t floats = gemm_packed_floats(m->tg, (size_t)N, (size_t)K);
-  if (w->is_const && !b_batched) {
-    op->packed = m_alloc(m, floats * sizeof(float));
-    if (!op->packed) return rt_error(WRT_ERR_NOMEM, "out of memory packing weights");
-    m->weights_bytes += (size_t)floats * sizeof(float);
-    pack_gemm(m->tg, (size_t)N, (size_t)K, (const float*)w->file_data, (size_t)N, 1, 0, op->packed);
-    op->path = DENSE_PACKED;
+  uint64_t floats = gemm_packed_floats(m->tg, N, K);
+  op->path = packed ? DENSE_PACKED : DENSE_RUNTIME;
+  if (packed) c->bytes += floats * sizeof(float);
+  else c->scratch = floats * sizeof(float);
+  c->work += sat_mul(batches, sat_mul(M * N, K) + (packed ? 0 : WORK_COPY * N * K));
+  return WRT_OK;
+}
+
+int prepare_dense(wrt_model* m, wrt_op* op) {
+  if (op->path != DENSE_PACKED) return WRT_OK;
+  const wrt_tensor* w = &m->t[op->in[1]];
+  size_t N = (size_t)op->p[0], K = (size_t)op->p[1];
+  uint64_t bytes = gemm_packed_floats(m->tg, N, K) * sizeof(float);
+  op->packed = m_alloc(m, bytes);
+  if (!op->packed) return m_alloc_fail(m, op, "packing the weights", bytes);
+  m->weights_bytes += (size_t)bytes;
+  if (op->type == OP_FULLY_CONNECTED) {
+    int has_bias = op->n_in > 2 && op->in[2] >= 0;
+    pack_gemm(m->tg, N, K, (const float*)w->file_data, 1, K, has_bias ? (const float*)m->t[op->in[2]].file_data : 0,
+              op->packed);
   } else {
-    if (w->is_const && !const_data(m, op->in[1])) return rt_error(WRT_ERR_NOMEM, "out of memory");
-    if (x->is_const && !const_data(m, op->in[0])) return rt_error(WRT_ERR_NOMEM, "out of memory");
-    need_scratch(m, floats * sizeof(float));
-    op->path = DENSE_RUNTIME;
+    pack_gemm(m->tg, N, K, (const float*)w->file_data, N, 1, 0, op->packed);
   }
-  if (x->is_const && !const_data(m, op->in[0])) return rt_error(WRT_ERR_NOMEM, "out of memory");
   return WRT_OK;
 }
 

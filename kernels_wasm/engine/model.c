@@ -5,11 +5,13 @@ struct alloc_node {
   alloc_node* next;
 };
 
-/* Each model allocation carries a 64-byte link header, so release frees everything without bookkeeping arrays. */
+/* Each model allocation carries a 64-byte link header, so release frees everything without bookkeeping arrays.
+ * Every byte counts against the model's budget (mem_limit), which load() checks against the plan beforehand. */
 void* m_alloc(wrt_model* m, uint64_t n) {
-  if (n > ((uint64_t)1 << 31) - WRT_ALIGN) return 0;
-  uint8_t* p = rt_alloc((size_t)n + WRT_ALIGN);
+  if (n > m->mem_limit || m->mem_used > m->mem_limit - n) return 0;
+  uint8_t* p = rt_calloc((size_t)n + WRT_ALIGN);
   if (!p) return 0;
+  m->mem_used += n;
   alloc_node* a = (alloc_node*)(void*)p;
   a->next = m->allocs;
   m->allocs = a;
@@ -25,6 +27,16 @@ void m_free_all(wrt_model* m) {
   m->allocs = 0;
 }
 
+int m_alloc_fail(wrt_model* m, const wrt_op* op, const char* what, uint64_t bytes) {
+  char msg[160];
+  if (bytes > m->mem_limit || m->mem_used > m->mem_limit - bytes)
+    rt_format(msg, sizeof msg, "%s needs %l bytes, beyond the model's memory limit of %l bytes (max_memory)", what,
+              (int64_t)bytes, (int64_t)m->mem_limit);
+  else
+    rt_format(msg, sizeof msg, "out of memory: %s needs %l bytes", what, (int64_t)bytes);
+  return op ? op_fail(op, WRT_ERR_NOMEM, "%s", msg) : rt_error(WRT_ERR_NOMEM, "%s", msg);
+}
+
 const void* const_data(wrt_model* m, int ti) {
   wrt_tensor* t = &m->t[ti];
   if (!t->data) {
@@ -36,43 +48,55 @@ const void* const_data(wrt_model* m, int ti) {
   return t->data;
 }
 
-void need_scratch(wrt_model* m, uint64_t bytes) {
-  if (bytes > ((uint64_t)1 << 31)) bytes = (uint64_t)1 << 32; /* m_alloc refuses it: an out-of-memory error */
-  if (bytes > m->scratch_bytes_wide) m->scratch_bytes_wide = bytes;
+/* ops with a fused output clamp: their options table has act_min (python_ref/opdefs.py's ACT) */
+static int has_clamp(int type) {
+  const wrt_optionsdef* od = &WRT_OPTIONS[WRT_OPDEFS[type].options];
+  for (int k = 0; k < od->n_fields; k++)
+    if (od->fields[k].attr == ATTR_act_min) return 1;
+  return 0;
+}
+
+/* The op's path and cost; nothing is allocated. */
+static int plan_op(wrt_model* m, wrt_op* op, wrt_cost* c) {
+  op->clamp.min = has_clamp(op->type) ? op->a.act_min : -__builtin_inff();
+  op->clamp.max = has_clamp(op->type) ? op->a.act_max : __builtin_inff();
+  switch (op->type) {
+    case OP_CONV_2D: return plan_conv(m, op, c);
+    case OP_CONV_TRANSPOSE_2D: return plan_conv_transpose(m, op, c);
+    case OP_FULLY_CONNECTED: case OP_MATMUL: return plan_dense(m, op, c);
+    case OP_MAX_POOL_2D: case OP_AVERAGE_POOL_2D: return plan_pool(m, op, c);
+    case OP_MEAN: case OP_REDUCE_MAX: case OP_REDUCE_SUM: case OP_SOFTMAX: plan_reduce(m, op, c); return WRT_OK;
+    case OP_RESHAPE: case OP_TRANSPOSE: case OP_CONCATENATION: case OP_SLICE: case OP_PAD: case OP_RESIZE:
+    case OP_DEPTH_TO_SPACE: case OP_GATHER:
+      return plan_data(m, op, c);
+    default: plan_elementwise(m, op, c); return WRT_OK;
+  }
 }
 
 static int prepare_op(wrt_model* m, wrt_op* op) {
-  op->clamp.min = -__builtin_inff();
-  op->clamp.max = __builtin_inff();
+  int r = WRT_OK;
   switch (op->type) {
-    case OP_CONV_2D: case OP_CONV_TRANSPOSE_2D: case OP_FULLY_CONNECTED: case OP_ADD: case OP_SUB: case OP_MUL:
-    case OP_DIV: case OP_MAXIMUM: case OP_MINIMUM: case OP_MAX_POOL_2D: case OP_AVERAGE_POOL_2D: case OP_CONCATENATION:
-      op->clamp.min = op->a.act_min;
-      op->clamp.max = op->a.act_max;
+    case OP_CONV_2D: r = prepare_conv(m, op); break;
+    case OP_CONV_TRANSPOSE_2D: r = prepare_conv_transpose(m, op); break;
+    case OP_FULLY_CONNECTED: case OP_MATMUL: r = prepare_dense(m, op); break;
+    case OP_MAX_POOL_2D: case OP_AVERAGE_POOL_2D: r = prepare_pool(m, op); break;
+    case OP_RESHAPE: case OP_TRANSPOSE: case OP_CONCATENATION: case OP_SLICE: case OP_PAD: case OP_RESIZE:
+    case OP_DEPTH_TO_SPACE: case OP_GATHER:
+      r = prepare_data(m, op);
       break;
     default: break;
   }
-  switch (op->type) {
-    case OP_CONV_2D: return prepare_conv(m, op);
-    case OP_CONV_TRANSPOSE_2D: return prepare_conv_transpose(m, op);
-    case OP_FULLY_CONNECTED: case OP_MATMUL:
-      if (m->t[op->in[1]].dims[m->t[op->in[1]].rank - 1 - (op->type == OP_MATMUL && m->t[op->in[1]].rank > 1)] == 0)
-        return op_fail(op, WRT_ERR_UNSUPPORTED, "an empty reduction dimension is not supported");
-      return prepare_dense(m, op);
-    case OP_MAX_POOL_2D: case OP_AVERAGE_POOL_2D: return prepare_pool(m, op);
-    case OP_MEAN: case OP_REDUCE_MAX: case OP_REDUCE_SUM: case OP_SOFTMAX: return prepare_reduce(m, op);
-    case OP_RESHAPE: case OP_TRANSPOSE: case OP_CONCATENATION: case OP_SLICE: case OP_PAD: case OP_RESIZE:
-    case OP_DEPTH_TO_SPACE: case OP_GATHER:
-      return prepare_data(m, op);
-    default: /* element-wise: constant operands are read directly */
-      for (int i = 0; i < op->n_in; i++)
-        if (op->in[i] >= 0 && m->t[op->in[i]].is_const && !const_data(m, op->in[i]))
-          return rt_error(WRT_ERR_NOMEM, "out of memory");
-      return WRT_OK;
+  /* every constant the op reads at run time gets an owned copy, so no kernel ever sees a NULL tensor */
+  for (int i = 0; !r && i < op->n_in; i++) {
+    int ti = op->in[i];
+    if (ti >= 0 && m->t[ti].is_const && !(i < 8 && (op->packed_in >> i & 1)) && !const_data(m, ti))
+      r = m_alloc_fail(m, op, "a constant input", m->t[ti].nbytes);
   }
+  return r;
 }
 
 const char* op_kernel_name(const wrt_op* op) {
+  if (op->skip) return "skipped (empty output)";
   switch (op->type) {
     case OP_CONV_2D: return conv_kernel_name(op);
     case OP_CONV_TRANSPOSE_2D: return "gemm + col2im";
@@ -100,6 +124,88 @@ int run_op(wrt_model* m, wrt_op* op) {
   }
 }
 
+static void describe_op(char* out, size_t cap, const wrt_op* op) {
+  rt_format(out, cap, "operator %d (%s '%s')", op->index, op_name(op), op->name);
+}
+
+/* The model being loaded or run on this thread: after a trap the host asks which op was at work. */
+static WRT_TLS wrt_model* active;
+
+const char* wrt_active_op(void) {
+  static WRT_TLS char buf[192];
+  buf[0] = 0;
+  if (active && active->cur_op >= 0 && active->cur_op < active->n_ops)
+    describe_op(buf, sizeof buf, &active->ops[active->cur_op]);
+  return buf;
+}
+
+int run_ops(wrt_model* m, int begin, int end) {
+  active = m;
+  for (int k = begin; k < end; k++) {
+    wrt_op* op = &m->ops[k];
+    if (op->skip) continue;
+    m->cur_op = k;
+    int r = run_op(m, op);
+    if (r) return r;
+  }
+  m->cur_op = -1;
+  active = 0;
+  return WRT_OK;
+}
+
+
+/* Plan every op, then check the whole model's memory and work against its limits before allocating anything. */
+static int plan_model(wrt_model* m, uint64_t* need) {
+  uint64_t bytes = 0, scratch = 0, heavy_work = 0;
+  int heavy = -1;
+  m->pad_floats = 16;
+  for (int k = 0; k < m->n_ops; k++) {
+    wrt_op* op = &m->ops[k];
+    op->skip = m->t[op->out].count == 0;
+    if (op->skip) continue;
+    m->cur_op = k;
+    wrt_cost c = {0, 0, 1};
+    int r = plan_op(m, op, &c);
+    if (r) return r;
+    /* constants the op reads at run time are copied once each (const_data) */
+    for (int i = 0; i < op->n_in; i++) {
+      wrt_tensor* t = op->in[i] >= 0 ? &m->t[op->in[i]] : 0;
+      if (t && t->is_const && !(i < 8 && (op->packed_in >> i & 1)) && !t->data && !t->planned) {
+        t->planned = 1;
+        c.bytes += t->nbytes + 1;
+      }
+    }
+    bytes = bytes + c.bytes < bytes ? UINT64_MAX : bytes + c.bytes;
+    scratch = c.scratch > scratch ? c.scratch : scratch;
+    m->work = m->work + c.work < m->work ? UINT64_MAX : m->work + c.work;
+    if (c.work > heavy_work) { heavy_work = c.work; heavy = k; }
+  }
+  m->cur_op = -1;
+  m->scratch_bytes_wide = scratch;
+  uint64_t pad = 2 * (uint64_t)m->pad_floats * sizeof(float), arena = m->arena_size ? m->arena_size : 1;
+  uint64_t total = m->mem_used;
+  const uint64_t parts[4] = {arena, pad, bytes, scratch};
+  for (int i = 0; i < 4; i++) total = total + parts[i] < total ? UINT64_MAX : total + parts[i];
+  if (total > m->mem_limit)
+    return rt_error(WRT_ERR_NOMEM,
+                    "the model needs %l bytes (arena %l, weights and tables %l, scratch %l, structure %l), beyond its "
+                    "memory limit of %l bytes (max_memory)",
+                    (int64_t)(total > INT64_MAX ? INT64_MAX : total), (int64_t)arena,
+                    (int64_t)(bytes > INT64_MAX ? INT64_MAX : bytes), (int64_t)scratch, (int64_t)m->mem_used,
+                    (int64_t)m->mem_limit);
+  if (m->work > m->work_limit) {
+    char where[160] = "";
+    if (heavy >= 0) describe_op(where, sizeof where, &m->ops[heavy]);
+    return rt_error(WRT_ERR_UNSUPPORTED,
+                    "one run would take about %l operations (the largest, %s, %l), beyond the model's work limit of "
+                    "%l (max_work)",
+                    (int64_t)(m->work > INT64_MAX ? INT64_MAX : m->work), where, (int64_t)heavy_work,
+                    (int64_t)m->work_limit);
+  }
+  *need = total;
+  return WRT_OK;
+}
+
 static int load(wrt_model* m, const void* data, size_t size) {
   if (!data && size) return rt_error(WRT_ERR_INPUT, "model data is NULL");
   fb_buf f = {(const uint8_t*)data, size};
@@ -110,46 +216,54 @@ static int load(wrt_model* m, const void* data, size_t size) {
   m->tg = pick_target();
   if (!m->tg || !m->tg->gemm || !m->tg->igemm)
     return rt_error(WRT_ERR_UNSUPPORTED, "kernel target '%s' lacks GEMM kernels", m->tg ? m->tg->name : "none");
-  /* padding sources for indirection: as long as the widest channel row of any activation */
-  size_t pad = 16;
-  for (int i = 0; i < m->n_tensors; i++) {
-    const wrt_tensor* t = &m->t[i];
-    size_t c = t->rank ? (size_t)t->dims[t->rank - 1] : 1;
-    if (!t->is_const && c + 16 > pad) pad = c + 16;
-  }
-  m->pad_floats = pad;
+  uint64_t need = 0;
+  if ((r = plan_model(m, &need))) return r;
+  /* padding sources for indirection (as long as the widest channel row a convolution or pool reads), the arena */
+  size_t pad = m->pad_floats;
   m->zeros = m_alloc(m, pad * sizeof(float));
   m->neg_inf = m_alloc(m, pad * sizeof(float));
+  if (!m->zeros || !m->neg_inf) return m_alloc_fail(m, 0, "the padding buffers", 2 * pad * sizeof(float));
+  for (size_t i = 0; i < pad; i++) m->neg_inf[i] = -__builtin_inff();
   m->arena = m_alloc(m, m->arena_size ? m->arena_size : 1);
-  if (!m->zeros || !m->neg_inf || !m->arena)
-    return rt_error(WRT_ERR_NOMEM, "out of memory allocating the %z-byte arena", m->arena_size);
-  for (size_t i = 0; i < pad; i++) {
-    m->zeros[i] = 0.0f;
-    m->neg_inf[i] = -__builtin_inff();
-  }
-  /* the arena is not cleared: every op writes its whole output before anyone reads it */
+  if (!m->arena) return m_alloc_fail(m, 0, "the arena", m->arena_size);
   for (int i = 0; i < m->n_tensors; i++)
     if (!m->t[i].is_const) m->t[i].data = m->arena + m->t[i].arena_offset;
-  for (int k = 0; k < m->n_ops; k++)
+  for (int k = 0; k < m->n_ops; k++) {
+    if (m->ops[k].skip) continue;
+    m->cur_op = k;
     if ((r = prepare_op(m, &m->ops[k]))) return r;
+  }
+  m->cur_op = -1;
   if (m->scratch_bytes_wide) {
     m->scratch = m_alloc(m, m->scratch_bytes_wide);
-    if (!m->scratch)
-      return rt_error(WRT_ERR_NOMEM, "out of memory allocating %l bytes of scratch", (int64_t)m->scratch_bytes_wide);
+    if (!m->scratch) return m_alloc_fail(m, 0, "the scratch buffer", m->scratch_bytes_wide);
   }
+  if (m->mem_used > need)
+    return rt_error(WRT_ERR_UNSUPPORTED, "internal error: the model claimed %l bytes, %l were planned",
+                    (int64_t)m->mem_used, (int64_t)need);
   for (int i = 0; i < m->n_tensors; i++) m->t[i].file_data = 0; /* the caller may free the model bytes now */
   return WRT_OK;
 }
 
-wrt_model* wrt_load(const void* data, size_t size, int* err) {
+static uint64_t limit_or_default(double v, uint64_t def, uint64_t cap) {
+  if (!(v > 0)) return def; /* 0, negative or NaN: the default */
+  return v >= (double)cap ? cap : (uint64_t)v;
+}
+
+wrt_model* wrt_load_with_limits(const void* data, size_t size, double max_memory, double max_work, int* err) {
   rt_clear_error();
-  wrt_model* m = rt_alloc(sizeof(wrt_model));
+  wrt_model* m = rt_calloc(sizeof(wrt_model));
   if (!m) {
     if (err) *err = rt_error(WRT_ERR_NOMEM, "out of memory");
     return 0;
   }
-  rt_zero(m, sizeof *m);
+  /* a model's allocations stay addressable by size_t (4 GiB in wasm32, less the allocator's headers) */
+  m->mem_limit = limit_or_default(max_memory, WRT_DEFAULT_MAX_MEMORY, (uint64_t)(SIZE_MAX >> 1) + ((uint64_t)1 << 30));
+  m->work_limit = limit_or_default(max_work, WRT_DEFAULT_MAX_WORK, UINT64_MAX >> 1);
+  m->cur_op = -1;
+  active = m;
   int r = load(m, data, size);
+  active = 0;
   if (err) *err = r;
   if (r) {
     wrt_release(m);
@@ -157,6 +271,8 @@ wrt_model* wrt_load(const void* data, size_t size, int* err) {
   }
   return m;
 }
+
+wrt_model* wrt_load(const void* data, size_t size, int* err) { return wrt_load_with_limits(data, size, 0, 0, err); }
 
 void wrt_release(wrt_model* m) {
   if (!m) return;
@@ -166,8 +282,13 @@ void wrt_release(wrt_model* m) {
 
 int wrt_run(wrt_model* m) {
   if (!m) return rt_error(WRT_ERR_INPUT, "wrt_run: model is NULL");
-  return wrt_run_ops(m, 0, m->n_ops);
+  return run_ops(m, 0, m->n_ops);
 }
+
+size_t wrt_memory_size(const wrt_model* m) { return m ? (size_t)m->mem_used : 0; }
+double wrt_work_estimate(const wrt_model* m) { return m ? (double)m->work : 0; }
+
+int wrt_current_op(const wrt_model* m) { return m ? m->cur_op : -1; }
 
 static const wrt_tensor* io(const wrt_model* m, int which, int i) {
   if (!m) return 0;

@@ -59,18 +59,54 @@ static int widen_f16(wrt_model* m, wrt_tensor* t) {
 const char* dtype_name(int d);
 const char* dtype_name(int d) { return d >= 0 && d < 7 ? DTYPE_NAMES[d] : "?"; }
 
-/* ---- owned strings ---------------------------------------------------------------------------------------------- */
-static const char* dup_str(wrt_model* m, const char* s) {
-  size_t n = 0;
-  while (s[n]) n++;
-  char* d = m_alloc(m, n + 1);
-  if (!d) return 0;
-  rt_copy(d, s, n + 1);
+/* ---- names ----------------------------------------------------------------------------------------------------- */
+/* Names are interned by their position in the file: a string shared by many tables (a hostile file can point a
+ * million tensors at one name) is copied once, into chunks owned by the model. */
+typedef struct {
+  size_t pos;
+  const char* s;
+} name_slot;
+
+typedef struct {
+  name_slot* slots; /* open addressing, mask + 1 entries (at least twice the names to intern) */
+  size_t mask;
+  char* chunk;
+  size_t left;
+} name_pool;
+
+static const char* pool_copy(wrt_model* m, name_pool* np, const char* src, size_t n) {
+  if (n + 1 > np->left) {
+    size_t size = n + 1 > 65536 ? n + 1 : 65536;
+    np->chunk = m_alloc(m, size);
+    if (!np->chunk) return 0;
+    np->left = size;
+  }
+  char* d = np->chunk;
+  rt_copy(d, src, n);
+  d[n] = 0;
+  np->chunk += n + 1;
+  np->left -= n + 1;
   return d;
 }
 
+/* the string at position pos (0: absent, ""), verified by fb_verify_model; NULL when out of memory */
+static const char* intern(wrt_model* m, name_pool* np, fb_buf f, size_t pos) {
+  if (!pos) return "";
+  for (size_t i = (pos * 2654435761u) & np->mask;; i = (i + 1) & np->mask) {
+    name_slot* sl = &np->slots[i];
+    if (sl->s && sl->pos == pos) return sl->s;
+    if (sl->s) continue;
+    const char* src = (const char*)f.b + pos + 4;
+    size_t len = fb_rd32(f.b + pos), n = 0;
+    while (n < len && src[n]) n++;
+    sl->s = pool_copy(m, np, src, n);
+    sl->pos = pos;
+    return sl->s;
+  }
+}
+
 /* ---- tensors ---------------------------------------------------------------------------------------------------- */
-static int read_tensors(wrt_model* m, fb_buf f, size_t root) {
+static int read_tensors(wrt_model* m, fb_buf f, size_t root, name_pool* np) {
   size_t tv = fb_ref(f, root, 1), bv = fb_ref(f, root, 5), plan = fb_ref(f, root, 6);
   uint32_t nt = fb_vlen(f, tv), nb = fb_vlen(f, bv);
   if (nt > (1u << 20)) return rt_error(WRT_ERR_FORMAT, "model has %u tensors (limit 1048576)", nt);
@@ -83,13 +119,12 @@ static int read_tensors(wrt_model* m, fb_buf f, size_t root) {
   m->arena_size = (size_t)arena;
   m->n_tensors = (int)nt;
   m->t = m_alloc(m, sizeof(wrt_tensor) * (nt ? nt : 1));
-  if (!m->t) return rt_error(WRT_ERR_NOMEM, "out of memory reading %u tensors", nt);
-  rt_zero(m->t, sizeof(wrt_tensor) * (nt ? nt : 1));
+  if (!m->t) return m_alloc_fail(m, 0, "the tensor table", sizeof(wrt_tensor) * (uint64_t)nt);
   for (uint32_t i = 0; i < nt; i++) {
     size_t tt = fb_vref(f, tv, i);
     wrt_tensor* t = &m->t[i];
-    t->name = dup_str(m, fb_str(f, fb_ref(f, tt, 0)));
-    if (!t->name) return rt_error(WRT_ERR_NOMEM, "out of memory");
+    t->name = intern(m, np, f, fb_ref(f, tt, 0));
+    if (!t->name) return m_alloc_fail(m, 0, "tensor names", 65536);
     size_t sv = fb_ref(f, tt, 1);
     uint32_t rank = fb_vlen(f, sv);
     if (rank > WRT_MAX_RANK)
@@ -122,7 +157,7 @@ static int read_tensors(wrt_model* m, fb_buf f, size_t root) {
       t->is_const = 1;
       t->arena_offset = -1;
       t->file_data = len ? fb_vdata(f, dv) : 0;
-      if (t->dtype == WRT_F16 && widen_f16(m, t) != WRT_OK) return rt_error(WRT_ERR_NOMEM, "out of memory");
+      if (t->dtype == WRT_F16 && widen_f16(m, t) != WRT_OK) return m_alloc_fail(m, 0, "float16 weights", t->count * 4);
     } else {
       int64_t off = t->arena_offset;
       if (off < 0 || off % align != 0 || (uint64_t)off > arena || t->nbytes > arena - (uint64_t)off)
@@ -251,14 +286,13 @@ static int read_options(wrt_op* op, fb_buf f, size_t ot, int options) {
 }
 
 /* ---- operators -------------------------------------------------------------------------------------------------- */
-static int read_ops(wrt_model* m, fb_buf f, size_t root) {
+static int read_ops(wrt_model* m, fb_buf f, size_t root, name_pool* np) {
   size_t ov = fb_ref(f, root, 2);
   uint32_t no = fb_vlen(f, ov);
   if (no > (1u << 20)) return rt_error(WRT_ERR_FORMAT, "model has %u operators (limit 1048576)", no);
   m->n_ops = (int)no;
   m->ops = m_alloc(m, sizeof(wrt_op) * (no ? no : 1));
-  if (!m->ops) return rt_error(WRT_ERR_NOMEM, "out of memory reading %u operators", no);
-  rt_zero(m->ops, sizeof(wrt_op) * (no ? no : 1));
+  if (!m->ops) return m_alloc_fail(m, 0, "the operator table", sizeof(wrt_op) * (uint64_t)no);
   int nt = m->n_tensors;
   for (uint32_t k = 0; k < no; k++) {
     size_t ot = fb_vref(f, ov, k);
@@ -270,9 +304,9 @@ static int read_ops(wrt_model* m, fb_buf f, size_t root) {
     op->type = code;
     size_t name = fb_ref(f, ot, 5);
     char fallback[24];
-    rt_format(fallback, sizeof fallback, "op%u", k);
-    op->name = dup_str(m, name ? fb_str(f, name) : fallback);
-    if (!op->name) return rt_error(WRT_ERR_NOMEM, "out of memory");
+    size_t flen = rt_format(fallback, sizeof fallback, "op%u", k);
+    op->name = name ? intern(m, np, f, name) : pool_copy(m, np, fallback, flen);
+    if (!op->name) return m_alloc_fail(m, 0, "operator names", 65536);
     size_t iv = fb_ref(f, ot, 1), outv = fb_ref(f, ot, 2);
     uint32_t ni = fb_vlen(f, iv), nout = fb_vlen(f, outv);
     if (ni < d->min_in || (!d->variadic && ni > d->max_in) || ni > 4096) {
@@ -284,12 +318,14 @@ static int read_ops(wrt_model* m, fb_buf f, size_t root) {
       return op_fail(op, WRT_ERR_UNSUPPORTED, "ops with %d outputs are not implemented by the C engine", d->n_out);
     op->n_in = (int)ni;
     op->in = m_alloc(m, sizeof(int32_t) * (ni ? ni : 1));
-    if (!op->in) return rt_error(WRT_ERR_NOMEM, "out of memory");
+    if (!op->in) return m_alloc_fail(m, op, "the input list", sizeof(int32_t) * (uint64_t)ni);
     for (uint32_t i = 0; i < ni; i++) {
       int32_t ti = fb_vi32(f, iv, i);
       if (ti < -1 || ti >= nt)
         return op_fail(op, WRT_ERR_FORMAT, "input tensor index %d out of range (0..%d)", ti, nt - 1);
       if (ti < 0 && (i < d->min_in || d->variadic)) return op_fail(op, WRT_ERR_FORMAT, "required input missing");
+      if (ti >= 0 && i < 8 && (d->const_in >> i & 1) && !m->t[ti].is_const)
+        return op_fail(op, WRT_ERR_FORMAT, "input %u (tensor %d '%s') must be a constant", i, ti, m->t[ti].name);
       op->in[i] = ti;
     }
     op->out = fb_vi32(f, outv, 0);
@@ -306,36 +342,9 @@ static int read_ops(wrt_model* m, fb_buf f, size_t root) {
   return WRT_OK;
 }
 
-/* graph inputs/outputs, then: every op reads only constants, graph inputs or earlier outputs; one writer per tensor */
-static int read_io_and_order(wrt_model* m, fb_buf f, size_t root) {
+/* every op reads only constants, graph inputs or earlier outputs; one writer per tensor (ready: nt zeroed bytes) */
+static int check_order(wrt_model* m, uint8_t* ready) {
   int nt = m->n_tensors;
-  const char* kinds[2] = {"input", "output"};
-  for (int w = 0; w < 2; w++) {
-    size_t v = fb_ref(f, root, 3 + w);
-    uint32_t n = fb_vlen(f, v);
-    if (n == 0) return rt_error(WRT_ERR_FORMAT, "model has no %ss", kinds[w]);
-    if (n > 4096) return rt_error(WRT_ERR_FORMAT, "model has %u %ss (limit 4096)", n, kinds[w]);
-    int32_t* dst = m_alloc(m, sizeof(int32_t) * n);
-    if (!dst) return rt_error(WRT_ERR_NOMEM, "out of memory");
-    for (uint32_t i = 0; i < n; i++) {
-      int32_t ti = fb_vi32(f, v, i);
-      if (ti < 0 || ti >= nt)
-        return rt_error(WRT_ERR_FORMAT, "graph %s refers to tensor %d, but the model has %d tensors", kinds[w], ti, nt);
-      if (m->t[ti].is_const)
-        return rt_error(WRT_ERR_UNSUPPORTED, "graph %s tensor %d ('%s') is a constant", kinds[w], ti, m->t[ti].name);
-      dst[i] = ti;
-    }
-    if (w == 0) { m->inputs = dst; m->n_inputs = (int)n; }
-    else { m->outputs = dst; m->n_outputs = (int)n; }
-  }
-  size_t pre = fb_ref(f, fb_ref(f, root, 7), 2); /* Metadata.preprocess: hints must name a graph input */
-  for (uint32_t i = 0; i < fb_vlen(f, pre); i++) {
-    int32_t in = fb_i32(f, fb_vref(f, pre, i), 0, 0);
-    if (in < 0 || in >= m->n_inputs)
-      return rt_error(WRT_ERR_FORMAT, "preprocess hint for input #%d of %d", in, m->n_inputs);
-  }
-  uint8_t* ready = m_alloc(m, (uint64_t)nt + 1);
-  if (!ready) return rt_error(WRT_ERR_NOMEM, "out of memory");
   for (int i = 0; i < nt; i++) ready[i] = m->t[i].is_const;
   for (int i = 0; i < m->n_inputs; i++) ready[m->inputs[i]] = 1;
   for (int k = 0; k < m->n_ops; k++) {
@@ -357,13 +366,57 @@ static int read_io_and_order(wrt_model* m, fb_buf f, size_t root) {
   return WRT_OK;
 }
 
+/* graph inputs/outputs and preprocess hints, then the op order */
+static int read_io_and_order(wrt_model* m, fb_buf f, size_t root) {
+  int nt = m->n_tensors;
+  const char* kinds[2] = {"input", "output"};
+  for (int w = 0; w < 2; w++) {
+    size_t v = fb_ref(f, root, 3 + w);
+    uint32_t n = fb_vlen(f, v);
+    if (n == 0) return rt_error(WRT_ERR_FORMAT, "model has no %ss", kinds[w]);
+    if (n > 4096) return rt_error(WRT_ERR_FORMAT, "model has %u %ss (limit 4096)", n, kinds[w]);
+    int32_t* dst = m_alloc(m, sizeof(int32_t) * n);
+    if (!dst) return m_alloc_fail(m, 0, "the graph inputs and outputs", sizeof(int32_t) * n);
+    for (uint32_t i = 0; i < n; i++) {
+      int32_t ti = fb_vi32(f, v, i);
+      if (ti < 0 || ti >= nt)
+        return rt_error(WRT_ERR_FORMAT, "graph %s refers to tensor %d, but the model has %d tensors", kinds[w], ti, nt);
+      if (m->t[ti].is_const)
+        return rt_error(WRT_ERR_UNSUPPORTED, "graph %s tensor %d ('%s') is a constant", kinds[w], ti, m->t[ti].name);
+      dst[i] = ti;
+    }
+    if (w == 0) { m->inputs = dst; m->n_inputs = (int)n; }
+    else { m->outputs = dst; m->n_outputs = (int)n; }
+  }
+  size_t pre = fb_ref(f, fb_ref(f, root, 7), 2); /* Metadata.preprocess: hints must name a graph input */
+  for (uint32_t i = 0; i < fb_vlen(f, pre); i++) {
+    int32_t in = fb_i32(f, fb_vref(f, pre, i), 0, 0);
+    if (in < 0 || in >= m->n_inputs)
+      return rt_error(WRT_ERR_FORMAT, "preprocess hint for input #%d of %d", in, m->n_inputs);
+  }
+  uint8_t* ready = rt_calloc((size_t)nt + 1);
+  if (!ready) return rt_error(WRT_ERR_NOMEM, "out of memory checking the op order");
+  int r = check_order(m, ready);
+  rt_free(ready);
+  return r;
+}
+
 int read_model(wrt_model* m, fb_buf f) {
   size_t root = fb_root(f);
   uint32_t version = fb_u32(f, root, 0, 0);
   if (version != WRT_FORMAT_VERSION)
     return rt_error(WRT_ERR_FORMAT, "format version %u, this reader knows %d", version, WRT_FORMAT_VERSION);
-  int r = read_tensors(m, f, root);
-  if (!r) r = read_ops(m, f, root);
+  /* the name table: twice the names there can be (tensors + ops + 1), a power of two; both counts are at most
+   * 2^20 (checked when read), and each needs 4 bytes of file, so the table stays proportional to the file */
+  uint64_t names = (uint64_t)fb_vlen(f, fb_ref(f, root, 1)) + fb_vlen(f, fb_ref(f, root, 2)) + 1, cap = 16;
+  if (names > ((uint64_t)1 << 21)) names = (uint64_t)1 << 21;
+  while (cap < 2 * names) cap *= 2;
+  name_pool np = {rt_calloc((size_t)cap * sizeof(name_slot)), (size_t)cap - 1, 0, 0};
+  if (!np.slots) return rt_error(WRT_ERR_NOMEM, "out of memory: the name table needs %l bytes",
+                                 (int64_t)(cap * sizeof(name_slot)));
+  int r = read_tensors(m, f, root, &np);
+  if (!r) r = read_ops(m, f, root, &np);
+  rt_free(np.slots);
   if (!r) r = read_io_and_order(m, f, root);
   return r;
 }

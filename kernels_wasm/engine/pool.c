@@ -5,9 +5,19 @@
 
 int build_pixel_indirection(wrt_model* m, wrt_op* op, const float* pad_src, int64_t kh_n, int64_t kw_n);
 
+int plan_pool(wrt_model* m, wrt_op* op, wrt_cost* c) {
+  if (!(op->type == OP_MAX_POOL_2D ? m->tg->maxpool : m->tg->avgpool))
+    return op_fail(op, WRT_ERR_UNSUPPORTED, "no pool kernel");
+  const wrt_tensor *x = &m->t[op->in[0]], *y = &m->t[op->out];
+  uint64_t P = y->count / (uint64_t)y->dims[3], ks = (uint64_t)op->a.kernel[0] * (uint64_t)op->a.kernel[1];
+  if ((uint64_t)x->dims[3] + 16 > m->pad_floats) m->pad_floats = (size_t)x->dims[3] + 16;
+  c->bytes += ptr_bytes(P * ks) + 1;
+  c->work += WORK_DW * sat_mul(y->count, ks) + WORK_SCALAR * P * ((uint64_t)op->a.kernel[0] + (uint64_t)op->a.kernel[1]);
+  return WRT_OK;
+}
+
 int prepare_pool(wrt_model* m, wrt_op* op) {
   int is_max = op->type == OP_MAX_POOL_2D;
-  if (!(is_max ? m->tg->maxpool : m->tg->avgpool)) return op_fail(op, WRT_ERR_UNSUPPORTED, "no pool kernel");
   return build_pixel_indirection(m, op, is_max ? m->neg_inf : m->zeros, op->a.kernel[0], op->a.kernel[1]);
 }
 

@@ -29,11 +29,7 @@ int wrt_run_ops(wrt_model* m, int begin, int end) {
   if (!m) return rt_error(WRT_ERR_INPUT, "wrt_run_ops: model is NULL");
   if (begin < 0 || end > m->n_ops || begin > end)
     return rt_error(WRT_ERR_INPUT, "wrt_run_ops: ops [%d, %d) outside [0, %d)", begin, end, m->n_ops);
-  for (int k = begin; k < end; k++) {
-    int r = run_op(m, &m->ops[k]);
-    if (r) return r;
-  }
-  return WRT_OK;
+  return run_ops(m, begin, end);
 }
 
 #if !defined(__wasm__)
@@ -49,7 +45,7 @@ int wrt_run_profiled(wrt_model* m, double* ms, int cap) {
   if (!m) return -rt_error(WRT_ERR_INPUT, "wrt_run_profiled: model is NULL");
   double t0 = now_ms();
   for (int k = 0; k < m->n_ops; k++) {
-    int r = run_op(m, &m->ops[k]);
+    int r = run_ops(m, k, k + 1);
     if (r) return -r;
     double t1 = now_ms();
     if (ms && k < cap) ms[k] = t1 - t0;

@@ -1,15 +1,16 @@
 /* MEAN, REDUCE_SUM, REDUCE_MAX over any set of axes, and SOFTMAX; sums and exponentials in double, as python_ref. */
 #include "engine.h"
 
-int prepare_reduce(wrt_model* m, wrt_op* op) {
-  const wrt_tensor* x = &m->t[op->in[0]];
-  if (op->type == OP_SOFTMAX) {
+void plan_reduce(wrt_model* m, wrt_op* op, wrt_cost* c) {
+  const wrt_tensor *x = &m->t[op->in[0]], *y = &m->t[op->out];
+  if (op->type == OP_SOFTMAX) { /* an exp in double per element: a few dozen units each */
     int ax = op->a.axis < 0 ? op->a.axis + x->rank : op->a.axis;
-    need_scratch(m, (uint64_t)x->dims[ax] * sizeof(double));
+    c->scratch = (uint64_t)x->dims[ax] * sizeof(double);
+    c->work += WORK_LIBM * x->count;
   } else {
-    need_scratch(m, m->t[op->out].count * sizeof(double));
+    c->scratch = y->count * sizeof(double);
+    c->work += WORK_SCALAR * (x->count + y->count);
   }
-  return WRT_OK;
 }
 
 static int run_softmax(wrt_model* m, wrt_op* op) {

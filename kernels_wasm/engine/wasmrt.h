@@ -33,6 +33,12 @@ typedef struct wrt_model wrt_model;
 #define WRT_API __attribute__((visibility("default")))
 
 WRT_API wrt_model* wrt_load(const void* data, size_t size, int* err);
+/* Load with resource limits (0 = the default): max_memory, the bytes the model may claim in all (arena, packed
+ * weights, indirection, tables, scratch, names; default 1 GiB), and max_work, the estimated work of one run in units
+ * of one multiply-add of a SIMD GEMM (default 2^33: about 0.1-0.2 s natively, under a second in wasm SIMD; the
+ * bundled models need 0.04-2.3 G). Both are checked before anything large is allocated, so a small hostile file
+ * cannot make the engine claim gigabytes or run for minutes. */
+WRT_API wrt_model* wrt_load_with_limits(const void* data, size_t size, double max_memory, double max_work, int* err);
 WRT_API void wrt_release(wrt_model* m);
 WRT_API int wrt_run(wrt_model* m);
 WRT_API const char* wrt_error_message(void);
@@ -52,6 +58,11 @@ WRT_API const float* wrt_output_ptr(const wrt_model* m, int i);
 
 WRT_API size_t wrt_arena_size(const wrt_model* m);
 WRT_API size_t wrt_weights_size(const wrt_model* m);
+WRT_API size_t wrt_memory_size(const wrt_model* m);   /* every byte the model claimed */
+WRT_API double wrt_work_estimate(const wrt_model* m); /* the estimated work of one run (see wrt_load_with_limits) */
+/* After a trap (a bug: please report it), the op that was being prepared or run: "operator 3 (CONV_2D 'c1')". */
+WRT_API const char* wrt_active_op(void);
+WRT_API int wrt_current_op(const wrt_model* m);
 
 /* Profiling: the ops in execution order. type: "CONV_2D", ...; name: the op's name in the model; kernel: the path
  * that runs it ("dwconv 3x3 rows", "gemm", ...). NULL for an index out of range. */

@@ -5,21 +5,27 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from wasmrt.engines.base import Model, TensorSpec
+from wasmrt.engines.base import Limits, Model, TensorSpec
 from wasmrt.errors import ModelFormatError
 
 ENGINES = ("ref", "native", "wasm")
 
-__all__ = ["ENGINES", "Model", "TensorSpec", "load"]
+__all__ = ["ENGINES", "Limits", "Model", "TensorSpec", "load"]
 
 
 def load(source: str | Path | bytes | bytearray | memoryview, engine: str = "ref",
-         variant: str | None = None) -> Model:
+         variant: str | None = None, *, max_memory: int | None = None, max_work: float | None = None) -> Model:
     """Load a .wrt model from a path or bytes on one engine.
 
     variant: native: "scalar" | "avx2" | "avx512" (default: the best the CPU runs); wasm: "scalar" | "simd" |
     "relaxed" (default "relaxed"); ref: ignored.
+    max_memory, max_work (native and wasm): the model's resource limits, checked at load before anything large is
+    allocated: the bytes it may claim (default 1 GiB) and the estimated work of one run in multiply-adds (default
+    2^33). A model beyond them is refused with an error naming the limit.
     """
+    if not isinstance(source, str | Path | bytes | bytearray | memoryview):
+        raise TypeError(f"wasmrt.load: expected a path (str or Path) or the model's bytes, got {type(source).__name__}")
+    limits = Limits.of(max_memory, max_work)
     if isinstance(source, str | Path):
         name = str(source)
         try:
@@ -35,9 +41,9 @@ def load(source: str | Path | bytes | bytearray | memoryview, engine: str = "ref
     if engine == "native":
         from wasmrt.engines.native import NativeModel
 
-        return NativeModel(data, name, variant)
+        return NativeModel(data, name, variant, limits=limits)
     if engine == "wasm":
         from wasmrt.engines.wasm import WasmModel
 
-        return WasmModel(data, name, variant)
+        return WasmModel(data, name, variant, limits=limits)
     raise ValueError(f"unknown engine {engine!r}; expected one of {', '.join(ENGINES)}")

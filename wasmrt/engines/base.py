@@ -2,17 +2,41 @@
 
 from __future__ import annotations
 
+import contextlib
+import threading
+from collections.abc import Sequence
+from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
 
+from python_ref.errors import InputError
 from python_ref.interpreter import TensorSpec, check_feeds
 from python_ref.wrt_file import DTYPES
 
-__all__ = ["DTYPES", "ERR_FORMAT", "ERR_INPUT", "ERR_NOMEM", "ERR_UNSUPPORTED", "Model", "TensorSpec"]
+__all__ = ["DEFAULT_LIMITS", "DTYPES", "ERR_FORMAT", "ERR_INPUT", "ERR_NOMEM", "ERR_UNSUPPORTED", "Limits", "Model",
+           "TensorSpec"]
 
 # C engine error codes (kernels_wasm/engine/wasmrt.h)
 ERR_FORMAT, ERR_UNSUPPORTED, ERR_NOMEM, ERR_INPUT = 1, 2, 3, 4
+
+
+@dataclass(frozen=True)
+class Limits:
+    """A model's resource limits for the C engine (wrt_load_with_limits); 0 = the engine's default."""
+
+    max_memory: float = 0.0
+    max_work: float = 0.0
+
+    @staticmethod
+    def of(max_memory: float | None, max_work: float | None) -> Limits:
+        for name, v in (("max_memory", max_memory), ("max_work", max_work)):
+            if v is not None and not (isinstance(v, int | float) and v > 0):
+                raise ValueError(f"{name} must be a positive number, got {v!r}")
+        return Limits(float(max_memory or 0), float(max_work or 0))
+
+
+DEFAULT_LIMITS = Limits()
 
 
 class Model:
@@ -24,20 +48,45 @@ class Model:
     def __init__(self, inputs: list[TensorSpec], outputs: list[TensorSpec]) -> None:
         self.inputs = inputs
         self.outputs = outputs
+        # One run at a time per model (its arena holds one run's tensors); release() waits for a run to finish.
+        self._lock = threading.Lock()
 
-    def check_feeds(self, feeds: dict[str, Any]) -> list[np.ndarray]:
-        """Feeds in input order, contiguous, with the exact dtype and shape the model declares."""
+    def check_feeds(self, feeds: dict[str, Any] | Sequence[Any] | np.ndarray) -> list[np.ndarray]:
+        """Feeds in input order, contiguous, with the exact dtype and shape the model declares. Takes {name: array},
+        a list of arrays in input order, or one array for a model with one input."""
+        names = [s.name for s in self.inputs]
+        if isinstance(feeds, np.ndarray):
+            if len(names) != 1:
+                raise InputError(f"run() got one array, but the model has {len(names)} inputs {names}: "
+                                 "pass {name: array}")
+            feeds = {names[0]: feeds}
+        elif isinstance(feeds, list | tuple):
+            if len(feeds) != len(names):
+                raise InputError(f"run() got {len(feeds)} arrays, the model has {len(names)} inputs {names}")
+            feeds = dict(zip(names, feeds, strict=True))
+        elif not isinstance(feeds, dict):
+            raise InputError(f"run() takes {{input name: array}}, a list of arrays in input order or one array, "
+                             f"not {type(feeds).__name__}")
         return check_feeds(self.inputs, feeds)
 
-    def run(self, feeds: dict[str, Any]) -> dict[str, np.ndarray]:
+    def run(self, feeds: dict[str, Any] | Sequence[Any] | np.ndarray) -> dict[str, np.ndarray]:
         arrays = self.check_feeds(feeds)
-        return dict(zip((s.name for s in self.outputs), self._run(arrays), strict=True))
+        with self._lock:
+            outs = self._run(arrays)
+        return dict(zip((s.name for s in self.outputs), outs, strict=True))
 
     def _run(self, arrays: list[np.ndarray]) -> list[np.ndarray]:
         raise NotImplementedError
 
     def release(self) -> None:
-        """Free the engine's memory now (also done when the object is garbage collected)."""
+        """Free the engine's memory now (also done when the object is garbage collected). Waits for a run in
+        another thread to finish; later runs raise an error."""
+        lock = self.__dict__.get("_lock")  # absent when __init__ failed early
+        with lock if lock is not None else contextlib.nullcontext():
+            self._free()
+
+    def _free(self) -> None:
+        """Free the engine's memory (called under the model's lock)."""
 
     def __enter__(self) -> Model:
         return self

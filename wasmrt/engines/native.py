@@ -14,7 +14,7 @@ from pathlib import Path
 
 import numpy as np
 
-from wasmrt.engines.base import DTYPES, Model, TensorSpec
+from wasmrt.engines.base import DEFAULT_LIMITS, DTYPES, Limits, Model, TensorSpec
 from wasmrt.engines.errors import engine_error
 from wasmrt.errors import WasmrtError
 
@@ -49,6 +49,9 @@ def _declare(lib: ctypes.CDLL) -> None:
         "wrt_output_ptr": (c.c_void_p, [c.c_void_p, c.c_int]),
         "wrt_arena_size": (c.c_size_t, [c.c_void_p]),
         "wrt_weights_size": (c.c_size_t, [c.c_void_p]),
+        "wrt_load_with_limits": (c.c_void_p, [c.c_void_p, c.c_size_t, c.c_double, c.c_double, c.POINTER(c.c_int)]),
+        "wrt_memory_size": (c.c_size_t, [c.c_void_p]),
+        "wrt_work_estimate": (c.c_double, [c.c_void_p]),
     }
     for name, (res, args) in sig.items():
         fn = getattr(lib, name)
@@ -76,7 +79,8 @@ def library() -> ctypes.CDLL:
 class NativeModel(Model):
     engine = "native"
 
-    def __init__(self, data: bytes, name: str = "", variant: str | None = None) -> None:
+    def __init__(self, data: bytes, name: str = "", variant: str | None = None,
+                 limits: Limits = DEFAULT_LIMITS) -> None:
         lib = library()
         self._lib = lib
         self._ptr: int | None = None
@@ -89,7 +93,7 @@ class NativeModel(Model):
             if variant is not None:
                 os.environ["WASMRT_FORCE_TARGET"] = variant
             try:
-                ptr = lib.wrt_load(buf, len(data), ctypes.byref(err))
+                ptr = lib.wrt_load_with_limits(buf, len(data), limits.max_memory, limits.max_work, ctypes.byref(err))
                 message = lib.wrt_error_message().decode("utf-8", "replace")
             finally:
                 if variant is not None:
@@ -108,6 +112,8 @@ class NativeModel(Model):
         super().__init__(self._specs(0), self._specs(1))
         self.arena_size = int(lib.wrt_arena_size(ptr))
         self.weights_size = int(lib.wrt_weights_size(ptr))
+        self.memory_size = int(lib.wrt_memory_size(ptr))
+        self.work = float(lib.wrt_work_estimate(ptr))
 
     def _specs(self, which: int) -> list[TensorSpec]:
         lib, p = self._lib, self._ptr
@@ -136,7 +142,7 @@ class NativeModel(Model):
             outs.append(y)
         return outs
 
-    def release(self) -> None:
+    def _free(self) -> None:
         if self._ptr is not None:
             self._lib.wrt_release(self._ptr)
             self._ptr = None

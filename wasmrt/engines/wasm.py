@@ -1,7 +1,8 @@
 """The C engine compiled to WebAssembly, run by wasmtime (scalar, SIMD128 or relaxed SIMD module).
 
 Each Model gets its own instance (its own linear memory) unless one is passed in; WasmInstance is also the
-low-level handle the memory-reuse tests drive directly.
+low-level handle the memory-reuse tests drive directly. An instance is used by one thread at a time (its lock);
+after a trap (an engine bug) it refuses further calls, since its memory may be inconsistent.
 """
 
 from __future__ import annotations
@@ -13,7 +14,7 @@ from pathlib import Path
 
 import numpy as np
 
-from wasmrt.engines.base import DTYPES, Model, TensorSpec
+from wasmrt.engines.base import DEFAULT_LIMITS, DTYPES, Limits, Model, TensorSpec
 from wasmrt.engines.errors import engine_error
 from wasmrt.errors import WasmrtError
 
@@ -66,12 +67,26 @@ class WasmInstance:
         self.instance = wasmtime.Instance(self.store, module, [])
         self.exports = self.instance.exports(self.store)
         self.memory = self.exports["memory"]
+        self.lock = threading.RLock()
+        self.broken: str | None = None
 
-    def call(self, name: str, *args: int) -> int:
-        r = self.exports[name](self.store, *args)
+    def call(self, name: str, *args: float) -> int:
+        import wasmtime
+
+        with self.lock:
+            if self.broken:
+                raise WasmrtError(f"this wasm engine instance stopped after a crash ({self.broken}); load the model "
+                                  "again")
+            try:
+                r = self.exports[name](self.store, *args)
+            except wasmtime.Trap as e:
+                where = self.cstr(int(self.exports["wrt_active_op"](self.store)) & 0xFFFFFFFF)
+                self.broken = f"{e.message.splitlines()[0]}" + (f" in {where}" if where else "")
+                raise WasmrtError(f"the engine crashed in {name}: {self.broken} (please report this with the "
+                                  "model)") from None
         return 0 if r is None else int(r)
 
-    def ptr(self, name: str, *args: int) -> int:
+    def ptr(self, name: str, *args: float) -> int:
         return self.call(name, *args) & 0xFFFFFFFF
 
     @property
@@ -101,18 +116,20 @@ class WasmInstance:
     def error_message(self) -> str:
         return self.cstr(self.ptr("wrt_error_message"))
 
-    def load(self, data: bytes, name: str = "") -> int:
+    def load(self, data: bytes, name: str = "", limits: Limits = DEFAULT_LIMITS) -> int:
         """wrt_load on a copy of data in linear memory; returns the model pointer or raises the engine's error."""
-        buf = self.ptr("wrt_alloc", len(data) + 8)
-        if not buf:
-            raise WasmrtError(f"{name}: out of wasm memory for the {len(data):,}-byte model")
-        try:
-            self.write(buf, data)
-            err_at = buf + len(data) + (-len(data) % 4)  # an int for the error code, after the bytes
-            model = self.ptr("wrt_load", buf, len(data), err_at)
-            code = int(np.frombuffer(bytes(self.memory.read(self.store, err_at, err_at + 4)), "<i4")[0])
-        finally:
-            self.call("wrt_free", buf)
+        with self.lock:
+            buf = self.ptr("wrt_alloc", len(data) + 8)
+            if not buf:
+                raise WasmrtError(f"{name}: out of wasm memory for the {len(data):,}-byte model")
+            try:
+                self.write(buf, data)
+                err_at = buf + len(data) + (-len(data) % 4)  # an int for the error code, after the bytes
+                model = self.ptr("wrt_load_with_limits", buf, len(data), limits.max_memory, limits.max_work, err_at)
+                code = int(np.frombuffer(bytes(self.memory.read(self.store, err_at, err_at + 4)), "<i4")[0])
+            finally:
+                if not self.broken:
+                    self.call("wrt_free", buf)
         if not model:
             raise engine_error(code, self.error_message(), name)
         return model
@@ -122,14 +139,15 @@ class WasmModel(Model):
     engine = "wasm"
 
     def __init__(self, data: bytes, name: str = "", variant: str | None = None,
-                 instance: WasmInstance | None = None) -> None:
+                 instance: WasmInstance | None = None, limits: Limits = DEFAULT_LIMITS) -> None:
         self.wasm = instance or WasmInstance(variant or DEFAULT_VARIANT)
         self._ptr: int | None = None
-        self._ptr = self.wasm.load(bytes(data), name)
+        self._ptr = self.wasm.load(bytes(data), name, limits)
         self.variant = self.wasm.cstr(self.wasm.ptr("wrt_model_target", self._ptr))
         super().__init__(self._specs(0), self._specs(1))
         self.arena_size = self.wasm.ptr("wrt_arena_size", self._ptr)
         self.weights_size = self.wasm.ptr("wrt_weights_size", self._ptr)
+        self.memory_size = self.wasm.ptr("wrt_memory_size", self._ptr)
 
     def _specs(self, which: int) -> list[TensorSpec]:
         w, p = self.wasm, self._ptr
@@ -143,6 +161,10 @@ class WasmModel(Model):
         return specs
 
     def _run(self, arrays: list[np.ndarray]) -> list[np.ndarray]:
+        with self.wasm.lock:  # models sharing an instance share its memory and its error message
+            return self._run_locked(arrays)
+
+    def _run_locked(self, arrays: list[np.ndarray]) -> list[np.ndarray]:
         if self._ptr is None:
             raise WasmrtError("the model was released")
         w, p = self.wasm, self._ptr
@@ -158,10 +180,11 @@ class WasmModel(Model):
             outs.append(y)
         return outs
 
-    def release(self) -> None:
+    def _free(self) -> None:
         if self._ptr is not None:
-            self.wasm.call("wrt_release", self._ptr)
-            self._ptr = None
+            ptr, self._ptr = self._ptr, None
+            if not self.wasm.broken:
+                self.wasm.call("wrt_release", ptr)
 
     def __del__(self) -> None:
         if getattr(self, "_ptr", None) is not None:
