@@ -202,8 +202,8 @@ def _check_order(ops: list[OpInfo], tensors: list[TensorInfo], inputs: list[int]
         d = opdefs.OPS[o.op]
         for slot, i in enumerate(o.inputs):
             if i >= 0 and d.const_mask >> slot & 1 and tensors[i].data is None:
-                raise ModelFormatError(f"operator {k} ({o.op} {o.name!r}): input {d.inputs[slot].rstrip('?')} "
-                                       f"(tensor {i} {tensors[i].name!r}) must be a constant")
+                raise ModelFormatError(f"operator {k} ({o.op} {o.name!r}): input {slot} (tensor {i} "
+                                       f"{tensors[i].name!r}) must be a constant")
         for i in o.inputs:
             _check(i < 0 or i in ready, f"operator {k} ({o.op} {o.name!r}) reads tensor {i} "
                                         f"({tensors[i].name!r}) before any op writes it")

@@ -4,7 +4,8 @@ from __future__ import annotations
 
 from python_ref.errors import InputError, ModelFormatError, WasmrtError
 
-__all__ = ["ConversionError", "InputError", "ModelFormatError", "UnsupportedOpError", "WasmrtError"]
+__all__ = ["ConversionError", "InputError", "ModelFormatError", "OutOfMemoryError", "ResourceLimitError",
+           "UnsupportedOpError", "WasmrtError"]
 
 
 class UnsupportedOpError(WasmrtError):
@@ -14,6 +15,14 @@ class UnsupportedOpError(WasmrtError):
         self.op_type, self.node, self.source = op_type, node, source
         msg = f"{source}: unsupported op {op_type!r} (node {node!r})"
         super().__init__(msg + (f": {detail}" if detail else ""))
+
+
+class OutOfMemoryError(WasmrtError):
+    """An engine could not allocate memory, or the model needs more than its memory limit (max_memory)."""
+
+
+class ResourceLimitError(WasmrtError):
+    """A run of the model would take more work than its limit allows (max_work)."""
 
 
 class ConversionError(WasmrtError):

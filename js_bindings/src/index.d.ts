@@ -12,9 +12,11 @@ export class ModelFormatError extends WasmrtError {}
 export class UnsupportedOpError extends WasmrtError {}
 /** Wrong input name, shape, dtype or data. */
 export class InputError extends WasmrtError {}
-/** The engine could not allocate memory. */
+/** The engine could not allocate memory, or the model needs more than its limit (load option maxMemory). */
 export class OutOfMemoryError extends WasmrtError {}
-export const ERROR_CODES: Readonly<{ OK: 0; FORMAT: 1; UNSUPPORTED: 2; NOMEM: 3; INPUT: 4 }>;
+/** A run would take more work than the model's limit (load option maxWork). */
+export class ResourceLimitError extends WasmrtError {}
+export const ERROR_CODES: Readonly<{ OK: 0; FORMAT: 1; UNSUPPORTED: 2; NOMEM: 3; INPUT: 4; LIMIT: 5 }>;
 
 export interface Feature { available: boolean; reason: string }
 export interface Features { scalar: Feature; simd: Feature; relaxed: Feature }
@@ -111,6 +113,14 @@ export class Model implements ModelLike {
 
 export type ModelSource = string | URL | ArrayBuffer | ArrayBufferView | Blob;
 
+export interface LoadOptions {
+  name?: string;
+  /** Bytes the model may claim in all (arena, packed weights, tables, scratch); 0 or absent: 1 GiB. */
+  maxMemory?: number;
+  /** Estimated work of one run, in multiply-adds; 0 or absent: 2^33. */
+  maxWork?: number;
+}
+
 export class Runtime {
   readonly variant: Variant;
   /** Why this variant was picked, and why better ones were not. */
@@ -120,8 +130,10 @@ export class Runtime {
   /** Bytes of wasm linear memory (grows as needed, never shrinks; released models' memory is reused). */
   readonly memoryBytes: number;
   readonly target: string;
-  load(source: ModelSource, options?: { name?: string; host?: HostAdapter }): Promise<Model>;
-  loadBytes(bytes: ArrayBuffer | ArrayBufferView, options?: { name?: string }): Model;
+  /** Options: maxMemory (bytes the model may claim; default 1 GiB) and maxWork (estimated multiply-adds of one run;
+   * default 2^33) are checked before anything large is allocated; 0 means the default. */
+  load(source: ModelSource, options?: LoadOptions & { host?: HostAdapter }): Promise<Model>;
+  loadBytes(bytes: ArrayBuffer | ArrayBufferView, options?: LoadOptions): Model;
 }
 
 /** Instantiate the engine (one wasm memory; load any number of models into it). */

@@ -8,7 +8,9 @@ import { defaultHost } from "./host.js";
 import { Runtime } from "./runtime.js";
 import { chooseVariant, probe, VARIANTS } from "./variants.js";
 
-export { ERROR_CODES, InputError, ModelFormatError, OutOfMemoryError, UnsupportedOpError, WasmrtError } from "./errors.js";
+export {
+  ERROR_CODES, InputError, ModelFormatError, OutOfMemoryError, ResourceLimitError, UnsupportedOpError, WasmrtError,
+} from "./errors.js";
 export { defaultHost, nodeHost, webHost } from "./host.js";
 export { readMetadata } from "./metadata.js";
 export { Model, Runtime } from "./runtime.js";

@@ -1,17 +1,20 @@
 // Runtime = one instantiated engine (one wasm memory); Model = one loaded .wrt inside it.
-// Everything crossing into wasm goes through the C API of kernels_wasm/engine/wasmrt.h.
+// Everything crossing into wasm goes through the C API of kernels_wasm/engine/wasmrt.h. Pointers come back from
+// wasm as signed i32: `>>> 0` makes them unsigned, so the whole 4 GiB address space works.
 
 import { ERROR_CODES, errorFromCode, InputError, OutOfMemoryError, WasmrtError } from "./errors.js";
 import { readMetadata } from "./metadata.js";
 import { arrayTypeOf, DTYPES, dtypeOfArray, sizeOf, Tensor } from "./tensor.js";
 
 const REQUIRED_EXPORTS = [
-  "memory", "wrt_alloc", "wrt_free", "wrt_load", "wrt_release", "wrt_run", "wrt_error_message",
+  "memory", "wrt_alloc", "wrt_free", "wrt_load_with_limits", "wrt_release", "wrt_run", "wrt_error_message",
+  "wrt_active_op",
   "wrt_num_inputs", "wrt_num_outputs", "wrt_tensor_name", "wrt_tensor_rank", "wrt_tensor_dim",
   "wrt_tensor_dtype", "wrt_tensor_bytes", "wrt_input_ptr", "wrt_output_ptr",
 ];
 
 const utf8 = new TextDecoder("utf-8");
+const u32 = (p) => p >>> 0;
 
 // Models dropped without release() give their engine memory back when collected.
 const finalizer = typeof FinalizationRegistry === "function"
@@ -43,32 +46,39 @@ export class Runtime {
   get memoryBytes() { return this._ex.memory.buffer.byteLength; }
 
   /** The kernel target the engine reports (e.g. "wasm-simd128"), when the module exports it. */
-  get target() { return this._ex.wrt_target_name ? this._cstr(this._ex.wrt_target_name()) : this.variant; }
+  get target() { return this._ex.wrt_target_name ? this._cstr(u32(this._ex.wrt_target_name())) : this.variant; }
 
   /**
    * Load a model: a URL or path string, a URL, an ArrayBuffer, a typed array, or a Blob/File.
-   * The bytes are copied into the engine and not kept.
+   * The bytes are copied into the engine and not kept. Options: name; maxMemory (bytes the model may claim,
+   * default 1 GiB) and maxWork (estimated multiply-adds of one run, default 2^33): a model beyond them is refused
+   * before anything large is allocated (OutOfMemoryError / ResourceLimitError naming the limit).
    */
   async load(source, options = {}) {
     return this.loadBytes(await readSource(source, options.host ?? this._hostAdapter), options);
   }
 
   /** Synchronous load from bytes already in memory. */
-  loadBytes(bytes, { name } = {}) {
+  loadBytes(bytes, { name, maxMemory = 0, maxWork = 0 } = {}) {
     this._usable();
     bytes = toBytes(bytes);
     if (!bytes) throw new InputError("loadBytes needs an ArrayBuffer or a typed array");
+    for (const [k, v] of [["maxMemory", maxMemory], ["maxWork", maxWork]]) {
+      if (typeof v !== "number" || !(v >= 0)) throw new InputError(`${k} must be a number >= 0 (0: the default), got ${v}`);
+    }
     const ex = this._ex;
     const ptr = this._alloc(bytes.length || 1, "the model file");
     const errPtr = this._alloc(4, "an error code");
     let handle = 0, code = 0;
     try {
       new Uint8Array(ex.memory.buffer, ptr, bytes.length).set(bytes);
-      handle = this._call(() => ex.wrt_load(ptr, bytes.length, errPtr));
+      handle = u32(this._call(() => ex.wrt_load_with_limits(ptr, bytes.length, maxMemory, maxWork, errPtr)));
       code = new Int32Array(ex.memory.buffer, errPtr, 1)[0];
     } finally {
-      ex.wrt_free(ptr);
-      ex.wrt_free(errPtr);
+      if (!this._broken) {
+        ex.wrt_free(ptr);
+        ex.wrt_free(errPtr);
+      }
     }
     if (!handle) throw errorFromCode(code || ERROR_CODES.FORMAT, this._message());
     try {
@@ -93,15 +103,17 @@ export class Runtime {
       return fn();
     } catch (e) {
       if (e instanceof WebAssembly.RuntimeError) {
-        this._broken = e.message;
-        throw new WasmrtError(`the engine crashed: ${e.message} (please report this with the model)`, { cause: e });
+        let where = "";
+        try { where = this._cstr(u32(this._ex.wrt_active_op())); } catch { /* the op is unknown */ }
+        this._broken = where ? `${e.message} in ${where}` : e.message;
+        throw new WasmrtError(`the engine crashed: ${this._broken} (please report this with the model)`, { cause: e });
       }
       throw e;
     }
   }
 
   _alloc(n, what) {
-    const p = this._call(() => this._ex.wrt_alloc(n));
+    const p = u32(this._call(() => this._ex.wrt_alloc(n)));
     if (!p) throw new OutOfMemoryError(`cannot allocate ${n} bytes for ${what} (wasm memory ${this.memoryBytes} bytes)`);
     return p;
   }
@@ -114,7 +126,7 @@ export class Runtime {
     return utf8.decode(mem.subarray(ptr, end));
   }
 
-  _message() { return this._cstr(this._ex.wrt_error_message()); }
+  _message() { return this._cstr(u32(this._ex.wrt_error_message())); }
 
   _releaseHandle(handle) {
     if (this._live.delete(handle) && !this._broken) this._ex.wrt_release(handle);
@@ -145,7 +157,7 @@ function tensorInfo(rt, handle, which, i) {
   for (let a = 0; a < rank; a++) shape.push(ex.wrt_tensor_dim(handle, which, i, a));
   const code = ex.wrt_tensor_dtype(handle, which, i);
   return Object.freeze({
-    name: rt._cstr(ex.wrt_tensor_name(handle, which, i)),
+    name: rt._cstr(u32(ex.wrt_tensor_name(handle, which, i))),
     shape: Object.freeze(shape),
     dtype: DTYPES[code] ?? `dtype#${code}`,
   });
@@ -183,14 +195,14 @@ export class Model {
     const ex = rt._ex;
     values.forEach((data, i) => {
       const T = arrayTypeOf(this.inputs[i].dtype);
-      new T(ex.memory.buffer, ex.wrt_input_ptr(this._h, i), data.length).set(data);
+      new T(ex.memory.buffer, u32(ex.wrt_input_ptr(this._h, i)), data.length).set(data);
     });
     const code = rt._call(() => ex.wrt_run(this._h));
     if (code !== ERROR_CODES.OK) throw errorFromCode(code, rt._message());
     const out = {};
     this.outputs.forEach((o, i) => {
       const T = arrayTypeOf(o.dtype);
-      const ptr = ex.wrt_output_ptr(this._h, i);
+      const ptr = u32(ex.wrt_output_ptr(this._h, i));
       const n = sizeOf(o.shape);
       out[o.name] = new Tensor(o.dtype, new T(ex.memory.buffer.slice(ptr, ptr + n * T.BYTES_PER_ELEMENT)), o.shape.slice());
     });

@@ -1,4 +1,6 @@
-import type { Features, Feeds, InitOptions, Metadata, ModelLike, ModelSource, Outputs, TensorInfo, Variant } from "./index.js";
+import type {
+  Features, Feeds, InitOptions, LoadOptions, Metadata, ModelLike, ModelSource, Outputs, TensorInfo, Variant,
+} from "./index.js";
 
 export interface WorkerInitOptions extends Omit<InitOptions, "host"> {
   /** Where worker.js is served from (default: next to this module). */
@@ -19,7 +21,7 @@ export interface WorkerRuntime {
   readonly reason: string;
   readonly features: Features;
   readonly host: string;
-  load(source: ModelSource, options?: { name?: string }): Promise<WorkerModel>;
+  load(source: ModelSource, options?: LoadOptions): Promise<WorkerModel>;
   stats(): Promise<{ memoryBytes: number; models: number }>;
   terminate(): void;
 }

@@ -49,7 +49,8 @@ class WorkerRuntime {
     } else if (source instanceof URL) {
       source = source.href;
     }
-    const info = await this._port.call("load", { source, name: options.name });
+    const { name, maxMemory, maxWork } = options;
+    const info = await this._port.call("load", { source, name, maxMemory, maxWork });
     return new WorkerModel(this._port, info);
   }
 

@@ -14,8 +14,8 @@ const ops = {
     runtime = await init(options);
     return { variant: runtime.variant, reason: runtime.reason, features: runtime.features, host: runtime.host };
   },
-  async load({ source, name }) {
-    const model = await need().load(source, { name });
+  async load({ source, name, maxMemory, maxWork }) {
+    const model = await need().load(source, { name, maxMemory, maxWork });
     const id = nextModel++;
     models.set(id, model);
     return { id, ...summary(model) };

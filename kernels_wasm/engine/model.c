@@ -74,25 +74,23 @@ static int plan_op(wrt_model* m, wrt_op* op, wrt_cost* c) {
 }
 
 static int prepare_op(wrt_model* m, wrt_op* op) {
-  int r = WRT_OK;
-  switch (op->type) {
-    case OP_CONV_2D: r = prepare_conv(m, op); break;
-    case OP_CONV_TRANSPOSE_2D: r = prepare_conv_transpose(m, op); break;
-    case OP_FULLY_CONNECTED: case OP_MATMUL: r = prepare_dense(m, op); break;
-    case OP_MAX_POOL_2D: case OP_AVERAGE_POOL_2D: r = prepare_pool(m, op); break;
-    case OP_RESHAPE: case OP_TRANSPOSE: case OP_CONCATENATION: case OP_SLICE: case OP_PAD: case OP_RESIZE:
-    case OP_DEPTH_TO_SPACE: case OP_GATHER:
-      r = prepare_data(m, op);
-      break;
-    default: break;
-  }
-  /* every constant the op reads at run time gets an owned copy, so no kernel ever sees a NULL tensor */
-  for (int i = 0; !r && i < op->n_in; i++) {
+  /* first, every constant the op reads at run time gets an owned copy (so no kernel, and no indirection buffer
+   * built below, ever sees a NULL tensor); the inputs it packs (plan_*: packed_in) are read from the file */
+  for (int i = 0; i < op->n_in; i++) {
     int ti = op->in[i];
     if (ti >= 0 && m->t[ti].is_const && !(i < 8 && (op->packed_in >> i & 1)) && !const_data(m, ti))
-      r = m_alloc_fail(m, op, "a constant input", m->t[ti].nbytes);
+      return m_alloc_fail(m, op, "a constant input", m->t[ti].nbytes);
   }
-  return r;
+  switch (op->type) {
+    case OP_CONV_2D: return prepare_conv(m, op);
+    case OP_CONV_TRANSPOSE_2D: return prepare_conv_transpose(m, op);
+    case OP_FULLY_CONNECTED: case OP_MATMUL: return prepare_dense(m, op);
+    case OP_MAX_POOL_2D: case OP_AVERAGE_POOL_2D: return prepare_pool(m, op);
+    case OP_RESHAPE: case OP_TRANSPOSE: case OP_CONCATENATION: case OP_SLICE: case OP_PAD: case OP_RESIZE:
+    case OP_DEPTH_TO_SPACE: case OP_GATHER:
+      return prepare_data(m, op);
+    default: return WRT_OK;
+  }
 }
 
 const char* op_kernel_name(const wrt_op* op) {
@@ -196,7 +194,7 @@ static int plan_model(wrt_model* m, uint64_t* need) {
   if (m->work > m->work_limit) {
     char where[160] = "";
     if (heavy >= 0) describe_op(where, sizeof where, &m->ops[heavy]);
-    return rt_error(WRT_ERR_UNSUPPORTED,
+    return rt_error(WRT_ERR_LIMIT,
                     "one run would take about %l operations (the largest, %s, %l), beyond the model's work limit of "
                     "%l (max_work)",
                     (int64_t)(m->work > INT64_MAX ? INT64_MAX : m->work), where, (int64_t)heavy_work,

@@ -131,12 +131,15 @@ static int read_tensors(wrt_model* m, fb_buf f, size_t root, name_pool* np) {
       return rt_error(WRT_ERR_FORMAT, "tensor %u ('%s'): rank %u exceeds %d", i, t->name, rank, WRT_MAX_RANK);
     t->rank = (int32_t)rank;
     uint64_t count = 1;
+    int empty = 0;
     for (uint32_t d = 0; d < rank; d++) {
       int32_t v = fb_vi32(f, sv, d);
       if (v < 0) return rt_error(WRT_ERR_FORMAT, "tensor %u ('%s'): negative dimension %d", i, t->name, v);
       t->dims[d] = v;
+      empty |= v == 0;
       count = count > ((uint64_t)1 << 32) ? count : count * (uint64_t)v; /* saturates, checked below */
     }
+    if (empty) count = 0; /* exact, as python_ref: a zero dimension empties any shape */
     if (count > ((uint64_t)1 << 31))
       return rt_error(WRT_ERR_FORMAT, "tensor %u ('%s'): absurd shape (%l elements)", i, t->name, (int64_t)count);
     int8_t dt = (int8_t)fb_u8(f, tt, 2, 0);

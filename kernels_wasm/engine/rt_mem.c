@@ -1,6 +1,8 @@
-/* Memory. Natively: libc malloc (so ASan and the system allocator see everything). In wasm: a first-fit free-list
- * allocator over memory.grow that coalesces freed neighbours, so a load/run/release cycle returns every byte for
- * the next one (wasm memory never shrinks; an allocator that only grows would "leak" across model reloads). */
+/* Memory. Natively: libc malloc/calloc (so ASan and the system allocator see everything). In wasm: a first-fit
+ * free-list allocator over memory.grow that coalesces freed neighbours, so a load/run/release cycle returns every
+ * byte for the next one (wasm memory never shrinks; an allocator that only grows would "leak" across model reloads).
+ * rt_calloc clears what it hands out, so no model sees bytes another model (or the host) left behind; it touches
+ * only memory that was used before (fresh wasm pages and large native blocks are already zero). */
 #include "rt.h"
 
 #if defined(__wasm__)
@@ -96,7 +98,7 @@ static void insert_free(blk* b) {
   }
 }
 
-void* rt_alloc(size_t n) {
+static void* alloc_block(size_t n, int zero) {
   if (!heap_start) heap_start = heap_end = ((uintptr_t)&__heap_base + WRT_ALIGN - 1) & ~(uintptr_t)(WRT_ALIGN - 1);
   if (n > ((size_t)1 << 31)) return 0;
   size_t need = (n + HDR + WRT_ALIGN - 1) & ~(size_t)(WRT_ALIGN - 1);
@@ -114,6 +116,7 @@ void* rt_alloc(size_t n) {
       *pp = b->next;
     }
     b->free = 0;
+    if (zero) rt_zero((char*)b + HDR, n);
     return (char*)b + HDR;
   }
   /* nothing fits: extend the heap, absorbing a free block that ends at the top */
@@ -123,14 +126,19 @@ void* rt_alloc(size_t n) {
   uintptr_t start = heap_end;
   if (last && (uintptr_t)last + last->size == heap_end) start = (uintptr_t)last;
   if (start + need < start || !grow_to(start + need)) return 0;
+  uintptr_t fresh = heap_end; /* pages past the old heap end were never used: memory.grow gives zeros */
   if (start != heap_end) *lastp = last->next;
   heap_end = start + need;
   blk* b = (blk*)start;
   b->size = need;
   b->free = 0;
   b->next = 0;
+  if (zero && fresh > start + HDR) rt_zero((char*)b + HDR, fresh - (start + HDR) < n ? fresh - (start + HDR) : n);
   return (char*)b + HDR;
 }
+
+void* rt_alloc(size_t n) { return alloc_block(n, 0); }
+void* rt_calloc(size_t n) { return alloc_block(n, 1); }
 
 void rt_free(void* p) {
   if (!p) return;
@@ -149,22 +157,28 @@ const char* rt_getenv(const char* name) {
 #include <stdlib.h>
 #include <string.h>
 
-void* rt_alloc(size_t n) {
-  if (n > ((size_t)1 << 40)) return 0;
-  return aligned_alloc(WRT_ALIGN, (n + WRT_ALIGN - 1) / WRT_ALIGN * WRT_ALIGN + WRT_ALIGN * !n);
+/* 64-byte aligned blocks cut from malloc/calloc blocks; the distance to the block start sits just before them */
+static void* aligned(unsigned char* raw) {
+  if (!raw) return 0;
+  unsigned char* p = (unsigned char*)(((uintptr_t)raw + sizeof(size_t) + WRT_ALIGN - 1) & ~(uintptr_t)(WRT_ALIGN - 1));
+  size_t off = (size_t)(p - raw);
+  memcpy(p - sizeof(size_t), &off, sizeof off);
+  return p;
 }
 
-void rt_free(void* p) { free(p); }
+void* rt_alloc(size_t n) { return n > ((size_t)1 << 40) ? 0 : aligned(malloc(n + WRT_ALIGN + sizeof(size_t))); }
+void* rt_calloc(size_t n) { return n > ((size_t)1 << 40) ? 0 : aligned(calloc(1, n + WRT_ALIGN + sizeof(size_t))); }
+
+void rt_free(void* p) {
+  if (!p) return;
+  size_t off;
+  memcpy(&off, (unsigned char*)p - sizeof(size_t), sizeof off);
+  free((unsigned char*)p - off);
+}
 
 const char* rt_getenv(const char* name) { return getenv(name); }
 
 #endif
-
-void* rt_calloc(size_t n) {
-  void* p = rt_alloc(n);
-  if (p) rt_zero(p, n);
-  return p;
-}
 
 void rt_copy(void* dst, const void* src, size_t n) {
   if (n) __builtin_memmove(dst, src, n);

@@ -23,6 +23,7 @@ enum {
   WRT_ERR_UNSUPPORTED = 2, /* valid, but uses something this engine cannot run */
   WRT_ERR_NOMEM = 3,
   WRT_ERR_INPUT = 4,       /* bad argument or bad input data found while running */
+  WRT_ERR_LIMIT = 5,       /* the model is beyond a resource limit (max_work) */
 };
 
 /* dtype codes: those of the .wrt format (schema/wrt.fbs DType) */

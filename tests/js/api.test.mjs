@@ -174,11 +174,15 @@ test("out of memory is an OutOfMemoryError, and releasing models makes room agai
   const rt = await wasmrt.init({ variant: variants()[0] });
   const big = [];
   let error = null;
+  // beyond the default 1 GiB budget: refused before allocating, naming the limit
+  await assert.rejects(rt.load(manifest.bad_models.arena_1_9g), (e) => e instanceof wasmrt.OutOfMemoryError &&
+    /beyond its memory limit of 1073741824 bytes \(max_memory\)/.test(e.message));
   for (let i = 0; i < 3 && !error; i++) { // 1.9 GiB arenas: the third cannot fit in 4 GiB of wasm memory
-    try { big.push(await rt.load(manifest.bad_models.arena_1_9g)); } catch (e) { error = e; }
+    try { big.push(await rt.load(manifest.bad_models.arena_1_9g, { maxMemory: 3e9 })); } catch (e) { error = e; }
   }
+  assert.equal(big.length, 2); // the second lives above 2 GiB: pointers are unsigned
   assert.ok(error instanceof wasmrt.OutOfMemoryError, `got ${error?.name}: ${error?.message}`);
-  assert.match(error.message, /out of memory allocating the \d+-byte arena/);
+  assert.match(error.message, /out of memory: the arena needs \d+ bytes/);
   big.forEach((m) => m.release());
   const m = await rt.load(modelPath("face_detector"));
   checkOutputs(assert, "face_detector", await m.run(feeds("face_detector")), "after out of memory");

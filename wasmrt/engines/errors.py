@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
-from wasmrt.engines.base import ERR_FORMAT, ERR_INPUT, ERR_NOMEM, ERR_UNSUPPORTED
-from wasmrt.errors import InputError, ModelFormatError, WasmrtError
+from wasmrt.engines.base import ERR_FORMAT, ERR_INPUT, ERR_LIMIT, ERR_NOMEM, ERR_UNSUPPORTED
+from wasmrt.errors import InputError, ModelFormatError, OutOfMemoryError, ResourceLimitError, WasmrtError
 
 
 def engine_error(code: int, message: str, label: str) -> WasmrtError:
@@ -13,5 +13,7 @@ def engine_error(code: int, message: str, label: str) -> WasmrtError:
     if code == ERR_INPUT:
         return InputError(text)
     if code == ERR_NOMEM:
-        return WasmrtError(f"{text} (out of memory)" if "memory" not in message else text)
+        return OutOfMemoryError(f"{text} (out of memory)" if "memory" not in message else text)
+    if code == ERR_LIMIT:
+        return ResourceLimitError(text)
     return WasmrtError(f"{text} (engine error code {code})")

@@ -80,8 +80,12 @@ class WasmInstance:
             try:
                 r = self.exports[name](self.store, *args)
             except wasmtime.Trap as e:
-                where = self.cstr(int(self.exports["wrt_active_op"](self.store)) & 0xFFFFFFFF)
-                self.broken = f"{e.message.splitlines()[0]}" + (f" in {where}" if where else "")
+                try:
+                    where = self.cstr(int(self.exports["wrt_active_op"](self.store)) & 0xFFFFFFFF)
+                except wasmtime.Trap:  # the engine's state is too damaged to say
+                    where = ""
+                reason = e.message.strip().splitlines()[-1].strip()  # "1: wasm trap: out of bounds memory access"
+                self.broken = reason.split(": ", 1)[-1] + (f" in {where}" if where else "")
                 raise WasmrtError(f"the engine crashed in {name}: {self.broken} (please report this with the "
                                   "model)") from None
         return 0 if r is None else int(r)

@@ -97,11 +97,11 @@ function profileOps(rt, model, inputs, runs) {
   const h = model._h;
   const n = ex.wrt_num_ops(h);
   const ops = Array.from({ length: n }, (_, i) => ({
-    type: rt._cstr(ex.wrt_op_type(h, i)), name: rt._cstr(ex.wrt_op_name(h, i)), kernel: rt._cstr(ex.wrt_op_kernel(h, i)),
+    type: rt._cstr(ex.wrt_op_type(h, i) >>> 0), name: rt._cstr(ex.wrt_op_name(h, i) >>> 0), kernel: rt._cstr(ex.wrt_op_kernel(h, i) >>> 0),
   }));
   const samples = Array.from({ length: n }, () => new Float64Array(runs));
   const whole = new Float64Array(runs);
-  const write = () => inputs.forEach((x, i) => new F32(ex.memory.buffer, ex.wrt_input_ptr(h, i), x.data.length).set(x.data));
+  const write = () => inputs.forEach((x, i) => new F32(ex.memory.buffer, ex.wrt_input_ptr(h, i) >>> 0, x.data.length).set(x.data));
   for (let r = 0; r < runs; r++) {
     write();
     const start = performance.now();

@@ -1,0 +1,258 @@
+"""Well-formed .wrt files with hostile meaning, one or more per class of attack found against the engine: they pass
+the FlatBuffers verifier, so only the engine's semantic checks and resource budgets stand between them and a crash,
+a hang, a memory bomb or another model's data. Used by tests/test_hostile_models.py (native, wasm, python_ref,
+ASan+UBSan) and by the Node tests (tests/js/hostile.test.mjs, through js_fixtures.py).
+
+Each case says what must happen: "ok" (loads, runs, and equals python_ref), or an error pattern the C engines'
+message must match (and, for format errors, python_ref's too).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+
+import flatbuffers
+import numpy as np
+
+from python_ref._fb import wrt_generated as fb
+from python_ref.wrt_file import IDENTIFIER
+from wasmrt.ir import Graph
+from wasmrt.planner import plan_memory
+from wasmrt.wrt_writer import _AlignedBufferT, write_wrt
+
+
+@dataclass(frozen=True)
+class Case:
+    name: str
+    kind: str  # the attack class: const-input, memory, hang, limits, format
+    data: bytes
+    expect: str  # "ok", or a regex the C engine's error must match
+    python_rejects: bool = False  # python_ref's reader refuses it with the same message
+
+
+def write(g: Graph) -> bytes:
+    """The graph as it stands (no passes: constant folding would remove the point of most cases)."""
+    return write_wrt(g, plan_memory(g), "fp32")
+
+
+def patched(data: bytes, fn: Callable[[fb.ModelT], None]) -> bytes:
+    """A model re-serialized after fn(ModelT) changed it: shapes, plans and attributes no writer would produce."""
+    m = fb.ModelT.InitFromPackedBuf(bytearray(data), 0)
+    m.buffers = [_AlignedBufferT(b"" if b.data is None else bytes(bytearray(b.data))) for b in m.buffers]
+    fn(m)
+    b = flatbuffers.Builder(len(data) + 4096)
+    b.Finish(m.Pack(b), file_identifier=IDENTIFIER)
+    return bytes(b.Output())
+
+
+def _rng() -> np.random.Generator:
+    return np.random.default_rng(9)
+
+
+def const_input(op: str, shape: tuple[int, ...], attrs: dict | None = None, extra: list[np.ndarray] | None = None,
+                size_bytes: int = 0) -> bytes:
+    """op applied to a constant where an activation usually is, plus a graph input added to the result: engines
+    must copy the constant in (it used to stay a NULL pointer: address 0 of wasm memory, another model's data)."""
+    rng = _rng()
+    g = Graph()
+    if size_bytes:  # a big constant (the leak case: the engine read this much from address 0)
+        n = size_bytes // 4 // int(np.prod(shape[1:]))
+        shape = (n, *shape[1:]) if op not in ("CONV_2D", "MAX_POOL_2D", "AVERAGE_POOL_2D") else shape
+    c = g.add_const("data", rng.uniform(-1, 1, shape).astype(np.float32))
+    ins = [c] + [g.add_const(f"p{i}", e) for i, e in enumerate(extra or [])]
+    (y,) = g.add_node(op, ins, attrs or {}, name=f"{op.lower()}_of_const")
+    x = g.add_input("x", g.tensors[y].shape)
+    (z,) = g.add_node("ADD", [y, x], name="plus_input", outputs=["out"])
+    g.outputs.append(z)
+    return write(g)
+
+
+def const_input_cases() -> list[Case]:
+    rng = _rng()
+    w_dw = rng.uniform(-1, 1, (8, 3, 3, 1)).astype(np.float32)
+    w_1x1 = rng.uniform(-1, 1, (4, 1, 1, 8)).astype(np.float32)
+    specs = [
+        ("CONV_2D", (1, 6, 6, 8), {"groups": 8, "pads": (1, 1, 1, 1)}, [w_dw]),  # depthwise (the crash in run_conv)
+        ("CONV_2D", (1, 6, 6, 8), {}, [w_1x1]),  # 1x1 GEMM
+        ("MAX_POOL_2D", (1, 6, 6, 8), {"kernel": (2, 2), "strides": (2, 2)}, []),
+        ("AVERAGE_POOL_2D", (1, 6, 6, 8), {"kernel": (3, 3), "pads": (1, 1, 1, 1)}, []),
+        ("FULLY_CONNECTED", (3, 8), {}, [rng.uniform(-1, 1, (5, 8)).astype(np.float32)]),
+        ("SOFTMAX", (2, 7), {}, []),
+        ("MEAN", (2, 3, 4), {"axes": (1,)}, []),
+        ("REDUCE_MAX", (2, 3, 4), {"axes": (2,)}, []),
+        ("RESIZE", (1, 3, 3, 2), {"size": (5, 7)}, []),
+        ("TRANSPOSE", (2, 3, 4), {"perm": (2, 0, 1)}, []),
+        ("SIGMOID", (4, 5), {}, []),
+    ]
+    cases = [Case(f"const_{op.lower()}_{i}", "const-input", const_input(op, shape, attrs, extra), "ok")
+             for i, (op, shape, attrs, extra) in enumerate(specs)]
+    # the 2 MiB file that returned 4 MiB of linear memory: a softmax over a 2 MiB constant
+    cases.append(Case("const_softmax_2mib", "const-input", const_input("SOFTMAX", (1, 1024), size_bytes=2 << 20),
+                      "ok"))
+    # convolution weights that are an activation: a format error, the same in every reader
+    g = Graph()
+    x = g.add_input("x", (1, 4, 4, 2))
+    w = g.add_input("w", (3, 1, 1, 2))
+    (y,) = g.add_node("CONV_2D", [x, w], name="conv", outputs=["y"])
+    g.outputs.append(y)
+    cases.append(Case("conv_weights_activation", "const-input", write(g),
+                      r"operator 0 \(CONV_2D 'conv'\): input 1 \(tensor \d+ 'w'\) must be a constant",
+                      python_rejects=True))
+    return cases
+
+
+def _tiny(op: str, x_shape: tuple[int, ...], attrs: dict, declared: tuple[int, ...] | None = None,
+          extra: list[np.ndarray] | None = None, x_edit: tuple[int, ...] | None = None) -> bytes:
+    """A one-op graph, then its input (and output) shapes replaced by hostile ones in the file."""
+    g = Graph()
+    x = g.add_input("x", x_shape)
+    ins = [x] + [g.add_const(f"p{i}", e) for i, e in enumerate(extra or [])]
+    (y,) = g.add_node(op, ins, attrs, name=op.lower(), outputs=["y"])
+    g.outputs.append(y)
+    data = write(g)
+    if x_edit is None and declared is None:
+        return data
+
+    def edit(m: fb.ModelT) -> None:
+        names = {(t.name.decode() if isinstance(t.name, bytes) else t.name): t for t in m.tensors}
+        if x_edit is not None:
+            names["x"].shape = list(x_edit)
+        if declared is not None:  # empty tensors: everything at offset 0 of a small arena
+            names["y"].shape = list(declared)
+            names["y"].arenaOffset = 0
+            names["x"].arenaOffset = 0
+            m.plan.arenaSize = 1 << 16
+    return patched(data, edit)
+
+
+def memory_cases() -> list[Case]:
+    big = (1 << 31) - 1
+    cases = [
+        # zero elements, huge other dimensions: used to size the padding buffers (2 x 8 GiB)
+        Case("zero_elements_huge_channels_pool", "memory",
+             _tiny("MAX_POOL_2D", (1, 2, 2, 4), {"kernel": (2, 2)}, declared=(0, 1, 1, big),
+                   x_edit=(0, 2, 2, big)), "ok"),
+        Case("zero_elements_huge_channels_dwconv", "memory",
+             _tiny("CONV_2D", (1, 3, 3, 2), {"groups": 2, "pads": (1, 1, 1, 1)}, declared=(1, 3, 3, 0),
+                   x_edit=(1, 3, 3, 0), extra=[np.ones((2, 3, 3, 1), np.float32)]), r"input has 0 channels"),
+        # resize/pad tables sized from an empty output's other dimensions
+        Case("resize_empty_output_huge_size", "memory",
+             _tiny("RESIZE", (1, 2, 2, 1), {"size": (1 << 20, 1 << 20)}, declared=(1, 1 << 20, 1 << 20, 0),
+                   x_edit=(1, 2, 2, 0)), "ok"),
+        Case("pad_empty_output_huge_pads", "memory",
+             _tiny("PAD", (2, 3), {"pads": (1 << 24, 0, 1 << 24, 0)}, declared=((1 << 25) + 2, 0),
+                   x_edit=(2, 0)), "ok"),
+        # a legitimate-looking plan beyond the memory budget: refused before allocating, naming the limit
+        Case("resize_1gib_output", "memory", _tiny("RESIZE", (1, 2, 2, 1), {"size": (1 << 14, 1 << 14)}),
+             r"beyond its memory limit of 1073741824 bytes \(max_memory\)"),
+        Case("arena_2gib", "memory",
+             patched(_tiny("RELU", (1, 4), {}), lambda m: setattr(m.plan, "arenaSize", 1 << 31)),
+             r"the arena|beyond its memory limit of 1073741824 bytes \(max_memory\)"),
+        Case("shared_tensor_table", "memory", shared_tensor_table(1 << 16), "ok"),
+    ]
+    return cases
+
+
+def shared_tensor_table(n: int) -> bytes:
+    """One Tensor table (with a 2 KB name) referenced n times: tensor i of the model is always that table. The op
+    list is RELU chains over tensors 0 -> 1; names used to be copied once per reference (n x 2 KB)."""
+    b = flatbuffers.Builder(4 * n + 8192)
+    name = b.CreateString("t" * 2048)
+    fb.TensorStartShapeVector(b, 2)
+    b.PrependInt32(4)
+    b.PrependInt32(1)
+    shape = b.EndVector()
+    fb.TensorStart(b)
+    fb.TensorAddName(b, name)
+    fb.TensorAddShape(b, shape)
+    fb.TensorAddArenaOffset(b, 0)
+    tensor = fb.TensorEnd(b)
+    fb.ModelStartTensorsVector(b, n)
+    for _ in range(n):
+        b.PrependUOffsetTRelative(tensor)
+    tensors = b.EndVector()
+
+    def ivec(start: Callable[[flatbuffers.Builder, int], None], vals: list[int]) -> int:
+        start(b, len(vals))
+        for v in reversed(vals):
+            b.PrependInt32(v)
+        return b.EndVector()
+
+    ins, outs = ivec(fb.OperatorStartInputsVector, [0]), ivec(fb.OperatorStartOutputsVector, [1])
+    fb.OperatorStart(b)
+    fb.OperatorAddType(b, fb.OpType.RELU)
+    fb.OperatorAddInputs(b, ins)
+    fb.OperatorAddOutputs(b, outs)
+    op = fb.OperatorEnd(b)
+    fb.ModelStartOperatorsVector(b, 1)
+    b.PrependUOffsetTRelative(op)
+    ops = b.EndVector()
+    gin, gout = ivec(fb.ModelStartInputsVector, [0]), ivec(fb.ModelStartOutputsVector, [1])
+    fb.MemoryPlanStart(b)
+    fb.MemoryPlanAddArenaSize(b, 64)
+    fb.MemoryPlanAddAlignment(b, 64)
+    plan = fb.MemoryPlanEnd(b)
+    fb.ModelStart(b)
+    fb.ModelAddVersion(b, 1)
+    fb.ModelAddTensors(b, tensors)
+    fb.ModelAddOperators(b, ops)
+    fb.ModelAddInputs(b, gin)
+    fb.ModelAddOutputs(b, gout)
+    fb.ModelAddPlan(b, plan)
+    b.Finish(fb.ModelEnd(b), file_identifier=IDENTIFIER)
+    return bytes(b.Output())
+
+
+def hang_cases() -> list[Case]:
+    ones = np.ones((1 << 10, 1, 1, 1), np.float16)  # weights stay small: 2 KiB
+    return [
+        # 512 groups of a grouped convolution over an empty batch
+        Case("grouped_conv_empty_output", "hang",
+             _tiny("CONV_2D", (1, 2, 2, 512), {"groups": 512}, extra=[ones.astype(np.float32)],
+                   declared=(0, 2, 2, 1024), x_edit=(0, 2, 2, 512)), "ok"),
+        # CONCATENATION of 4000 inputs empty on the axis, over 2^20 rows: 2^32 zero-byte copies per run
+        Case("concat_many_empty_inputs", "hang", concat_many_empty(4000, 1 << 20),
+             r"beyond the model's work limit of \d+ \(max_work\)"),
+        # GATHER of 2^22 run-time indices into rows of zero bytes: the output is empty
+        Case("gather_empty_rows", "hang", gather_empty_rows(1 << 22), "ok"),
+    ]
+
+
+def gather_empty_rows(k: int) -> bytes:
+    g = Graph()
+    x = g.add_input("x", (4, 1))
+    i = g.add_input("i", (16,), np.int32)
+    (y,) = g.add_node("GATHER", [x, i], {"axis": 0}, name="gather", outputs=["y"])
+    g.outputs.append(y)
+
+    def edit(m: fb.ModelT) -> None:
+        for t in m.tensors:
+            t.arenaOffset = 0
+            t.shape = {b"x": [4, 0], b"i": [k], b"y": [k, 0]}[bytes(t.name)]
+        m.plan.arenaSize = 4 * k
+    return patched(write(g), edit)
+
+
+def concat_many_empty(n: int, rows: int) -> bytes:
+    g = Graph()
+    x = g.add_input("x", (rows, 1))
+    e = g.add_input("e", (rows, 0))
+    (y,) = g.add_node("CONCATENATION", [x] + [e] * n, {"axis": 1}, name="cat", outputs=["y"])
+    g.outputs.append(y)
+    return write(g)
+
+
+def limit_cases() -> list[Case]:
+    """Real work, but more than the default budget allows: refused at load, naming the op."""
+    g = Graph()
+    x = g.add_input("x", (1, 1024, 1024, 32))
+    w = g.add_const("w", np.zeros((32, 9, 9, 32), np.float32))
+    (y,) = g.add_node("CONV_2D", [x, w], {"pads": (4, 4, 4, 4)}, name="huge_conv", outputs=["y"])
+    g.outputs.append(y)
+    return [Case("conv_beyond_work_limit", "limits", write(g),
+                 r"one run would take about \d+ operations \(the largest, operator 0 \(CONV_2D 'huge_conv'\)")]
+
+
+def all_cases() -> list[Case]:
+    return [*const_input_cases(), *memory_cases(), *hang_cases(), *limit_cases()]
