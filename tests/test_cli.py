@@ -243,3 +243,14 @@ def test_a_closed_pipe_is_one_line(tiny_onnx: Path, tmp_path: Path) -> None:
     err = proc.stderr.read()
     assert proc.wait(timeout=120) == 1
     assert err == "wasmrt: stopped: the output pipe was closed\n", err
+
+
+def test_mobilenet_says_random_weights_and_has_no_labels(tmp_path: Path) -> None:
+    """No registry package ships MobileNetV2's ImageNet weights: the bundled one says so and names no classes."""
+    from wasmrt.models import model_path
+
+    assert wasmrt("convert", str(model_path("mobilenet_v2")), "-o", "m.wrt", cwd=tmp_path).returncode == 0
+    assert "note: random weights" in wasmrt("inspect", "m.wrt", cwd=tmp_path).stdout
+    r = wasmrt("run", "m.wrt", cwd=tmp_path)
+    assert r.returncode == 0 and "note: random weights" in r.stdout and "labels" not in r.stdout
+    assert "score" not in r.stdout  # no top-5 class list
