@@ -10,6 +10,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+import flatbuffers
 import numpy as np
 
 from python_ref import opdefs
@@ -20,6 +21,11 @@ FORMAT_VERSION = 1
 IDENTIFIER = b"WRT0"
 MAX_RANK = 8
 MAX_ELEMENTS = 1 << 31
+# limits on what a file unpacks to (the C reader has the same): tables may share vectors and strings, so a small
+# file could otherwise unpack to gigabytes
+MAX_TENSORS = MAX_OPS = 1 << 20
+MAX_OP_INPUTS = 1 << 24  # all operators' inputs together
+MAX_NAME_BYTES = 1 << 26  # all tensor and operator names together, counting repeats
 
 DTYPES: dict[int, np.dtype] = {
     fb.DType.FLOAT32: np.dtype("<f4"), fb.DType.FLOAT16: np.dtype("<f2"), fb.DType.INT8: np.dtype("i1"),
@@ -87,16 +93,46 @@ def read_wrt(source: bytes | bytearray | memoryview | str | Path, name: str | No
     if data[4:8] != IDENTIFIER:
         raise ModelFormatError(f"{label}: not a .wrt model (file identifier {data[4:8]!r}, expected {IDENTIFIER!r})")
     try:
-        root = fb.ModelT.InitFromPackedBuf(data, 0)
+        problem = _structure_problem(data)
+        root = None if problem else fb.ModelT.InitFromPackedBuf(data, 0)
     except Exception:  # the generated accessors raise whatever struct/index error a corrupt offset causes
         raise ModelFormatError(f"{label}: truncated or corrupt .wrt file: {len(data):,} bytes, and its tables "
                                "point outside them") from None
+    if problem:
+        raise ModelFormatError(f"{label}: {problem}")
     try:
         return _verify(root, len(data))
     except ModelFormatError as e:
         raise ModelFormatError(f"{label}: {e}") from None
     except Exception as e:
         raise ModelFormatError(f"{label}: corrupt .wrt file ({type(e).__name__}: {e})") from None
+
+
+def _structure_problem(data: bytes) -> str | None:
+    """What is wrong with the size of the model's tables, read from the lengths in the file before anything is
+    unpacked (string and vector lengths only, so shared strings cost nothing here)."""
+    m = fb.Model.GetRootAs(data, 0)
+    nt, no = m.TensorsLength(), m.OperatorsLength()
+    if nt > MAX_TENSORS:
+        return f"model has {nt} tensors (limit {MAX_TENSORS})"
+    if no > MAX_OPS:
+        return f"model has {no} operators (limit {MAX_OPS})"
+
+    def strlen(tab: flatbuffers.table.Table, slot: int) -> int:
+        o = tab.Offset(4 + 2 * slot)
+        return tab.VectorLen(o) if o else 0
+
+    names = sum(strlen(m.Tensors(i)._tab, 0) for i in range(nt))
+    inputs = 0
+    for k in range(no):
+        op = m.Operators(k)
+        inputs += op.InputsLength()
+        names += strlen(op._tab, 5)
+    if inputs > MAX_OP_INPUTS:
+        return f"the operators have {inputs} inputs in all (limit {MAX_OP_INPUTS})"
+    if names > MAX_NAME_BYTES:
+        return f"tensor and operator names take {names} bytes in all (limit {MAX_NAME_BYTES})"
+    return None
 
 
 def _check(cond: bool, msg: str) -> None:
@@ -120,6 +156,7 @@ def _verify(m: fb.ModelT, file_size: int) -> WrtModel:
     inputs, outputs = list(m.inputs if m.inputs is not None else []), list(m.outputs if m.outputs is not None else [])
     for kind, idx in (("input", inputs), ("output", outputs)):
         _check(len(idx) > 0, f"model has no {kind}s")
+        _check(len(idx) <= 4096, f"model has {len(idx)} {kind}s (limit 4096)")
         for i in idx:
             _check(0 <= i < nt, f"graph {kind} refers to tensor {i}, but the model has {nt} tensors")
     ops = [_op(k, o, nt) for k, o in enumerate(m.operators or [])]

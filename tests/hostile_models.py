@@ -31,6 +31,13 @@ class Case:
     python_rejects: bool = False  # python_ref's reader refuses it with the same message
 
 
+def feeds_for(inputs) -> dict[str, np.ndarray]:
+    """The fixed input every engine runs a case with (TensorSpec list -> arrays)."""
+    rng = np.random.default_rng(3)
+    return {s.name: (rng.uniform(-1, 1, s.shape) if s.dtype.kind == "f" else np.zeros(s.shape)).astype(s.dtype)
+            for s in inputs}
+
+
 def write(g: Graph) -> bytes:
     """The graph as it stands (no passes: constant folding would remove the point of most cases)."""
     return write_wrt(g, plan_memory(g), "fp32")
@@ -149,16 +156,22 @@ def memory_cases() -> list[Case]:
         Case("arena_2gib", "memory",
              patched(_tiny("RELU", (1, 4), {}), lambda m: setattr(m.plan, "arenaSize", 1 << 31)),
              r"the arena|beyond its memory limit of 1073741824 bytes \(max_memory\)"),
-        Case("shared_tensor_table", "memory", shared_tensor_table(1 << 16), "ok"),
+        Case("shared_tensor_table", "memory", shared_tensor_table(1 << 14), "ok"),
+        # shared tables that would unpack to gigabytes: refused from their lengths, by every reader alike
+        Case("shared_name_bomb", "memory", shared_tensor_table(1 << 15, name_len=1 << 12),
+             r"tensor and operator names take 134217728 bytes in all \(limit 67108864\)", python_rejects=True),
+        Case("shared_inputs_bomb", "memory", shared_tensor_table(2, n_ops=1 << 13, n_inputs=4096),
+             r"the operators have 33554432 inputs in all \(limit 16777216\)", python_rejects=True),
     ]
     return cases
 
 
-def shared_tensor_table(n: int) -> bytes:
-    """One Tensor table (with a 2 KB name) referenced n times: tensor i of the model is always that table. The op
-    list is RELU chains over tensors 0 -> 1; names used to be copied once per reference (n x 2 KB)."""
-    b = flatbuffers.Builder(4 * n + 8192)
-    name = b.CreateString("t" * 2048)
+def shared_tensor_table(n: int, name_len: int = 2048, n_ops: int = 1, n_inputs: int = 1) -> bytes:
+    """One Tensor table (with a long name) referenced n times: tensor i of the model is always that table; one
+    Operator table referenced n_ops times, reading tensor 0 n_inputs times (a CONCATENATION when n_inputs > 1, else
+    a RELU). Names and input lists used to be copied once per reference."""
+    b = flatbuffers.Builder(4 * (n + n_ops) + name_len + 8192)
+    name = b.CreateString("t" * name_len)
     fb.TensorStartShapeVector(b, 2)
     b.PrependInt32(4)
     b.PrependInt32(1)
@@ -179,14 +192,22 @@ def shared_tensor_table(n: int) -> bytes:
             b.PrependInt32(v)
         return b.EndVector()
 
-    ins, outs = ivec(fb.OperatorStartInputsVector, [0]), ivec(fb.OperatorStartOutputsVector, [1])
+    ins, outs = ivec(fb.OperatorStartInputsVector, [0] * n_inputs), ivec(fb.OperatorStartOutputsVector, [1])
+    opts = 0
+    if n_inputs > 1:
+        fb.ConcatenationOptionsStart(b)
+        opts = fb.ConcatenationOptionsEnd(b)
     fb.OperatorStart(b)
-    fb.OperatorAddType(b, fb.OpType.RELU)
+    fb.OperatorAddType(b, fb.OpType.RELU if n_inputs == 1 else fb.OpType.CONCATENATION)
     fb.OperatorAddInputs(b, ins)
     fb.OperatorAddOutputs(b, outs)
+    if opts:
+        fb.OperatorAddOptionsType(b, fb.Options.ConcatenationOptions)
+        fb.OperatorAddOptions(b, opts)
     op = fb.OperatorEnd(b)
-    fb.ModelStartOperatorsVector(b, 1)
-    b.PrependUOffsetTRelative(op)
+    fb.ModelStartOperatorsVector(b, n_ops)
+    for _ in range(n_ops):
+        b.PrependUOffsetTRelative(op)
     ops = b.EndVector()
     gin, gout = ivec(fb.ModelStartInputsVector, [0]), ivec(fb.ModelStartOutputsVector, [1])
     fb.MemoryPlanStart(b)

@@ -13,7 +13,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-from hostile_models import Case, all_cases
+from hostile_models import Case, all_cases, feeds_for
 
 from python_ref import Interpreter
 from python_ref.wrt_file import read_wrt
@@ -25,12 +25,6 @@ from wasmrt.errors import InputError, ModelFormatError, OutOfMemoryError, Resour
 ROOT = Path(__file__).resolve().parents[1]
 CASES = all_cases()
 RTOL, ATOL = 2e-5, 2e-6  # the engine's per-op tolerance (kernels_wasm/engine/README.md)
-
-
-def feeds_for(inputs) -> dict[str, np.ndarray]:
-    rng = np.random.default_rng(3)
-    return {s.name: (rng.uniform(-1, 1, s.shape) if s.dtype.kind == "f" else np.zeros(s.shape)).astype(s.dtype)
-            for s in inputs}
 
 
 def verdict(case: Case, engine: str) -> str:

@@ -193,20 +193,22 @@ export class Model {
     rt._usable();
     const values = this._feedsByIndex(feeds);
     const ex = rt._ex;
-    values.forEach((data, i) => {
-      const T = arrayTypeOf(this.inputs[i].dtype);
-      new T(ex.memory.buffer, u32(ex.wrt_input_ptr(this._h, i)), data.length).set(data);
+    return rt._call(() => { // every call into the engine: a trap becomes a WasmrtError
+      values.forEach((data, i) => {
+        const T = arrayTypeOf(this.inputs[i].dtype);
+        new T(ex.memory.buffer, u32(ex.wrt_input_ptr(this._h, i)), data.length).set(data);
+      });
+      const code = ex.wrt_run(this._h);
+      if (code !== ERROR_CODES.OK) throw errorFromCode(code, rt._message());
+      const out = {};
+      this.outputs.forEach((o, i) => {
+        const T = arrayTypeOf(o.dtype);
+        const ptr = u32(ex.wrt_output_ptr(this._h, i));
+        const n = sizeOf(o.shape);
+        out[o.name] = new Tensor(o.dtype, new T(ex.memory.buffer.slice(ptr, ptr + n * T.BYTES_PER_ELEMENT)), o.shape.slice());
+      });
+      return out;
     });
-    const code = rt._call(() => ex.wrt_run(this._h));
-    if (code !== ERROR_CODES.OK) throw errorFromCode(code, rt._message());
-    const out = {};
-    this.outputs.forEach((o, i) => {
-      const T = arrayTypeOf(o.dtype);
-      const ptr = u32(ex.wrt_output_ptr(this._h, i));
-      const n = sizeOf(o.shape);
-      out[o.name] = new Tensor(o.dtype, new T(ex.memory.buffer.slice(ptr, ptr + n * T.BYTES_PER_ELEMENT)), o.shape.slice());
-    });
-    return out;
   }
 
   /** Free the model's engine memory (weights, arena). Further run() calls throw. Safe to call twice. */

@@ -5,82 +5,24 @@
 
 enum { CONV_GEMM = 1, CONV_IGEMM, CONV_DW, CONV_GROUPED };
 
-/* p[] layout for convolutions */
-enum { P_N, P_H, P_W, P_C, P_OH, P_OW, P_CO, P_KH, P_KW, P_G, P_PIX, P_KS, P_GPACK, T_CHUNK };
-
-static int64_t conv_geometry(wrt_model* m, wrt_op* op) {
+static void conv_geometry(wrt_model* m, wrt_op* op, wrt_conv_plan* p) {
   const wrt_tensor *x = &m->t[op->in[0]], *w = &m->t[op->in[1]], *y = &m->t[op->out];
-  op->p[P_N] = x->dims[0];
-  op->p[P_H] = x->dims[1];
-  op->p[P_W] = x->dims[2];
-  op->p[P_C] = x->dims[3];
-  op->p[P_OH] = y->dims[1];
-  op->p[P_OW] = y->dims[2];
-  op->p[P_CO] = y->dims[3];
-  op->p[P_KH] = w->dims[1];
-  op->p[P_KW] = w->dims[2];
-  op->p[P_G] = op->a.groups;
-  op->p[P_KS] = (int64_t)w->dims[1] * w->dims[2];
-  return op->p[P_PIX] = (int64_t)y->dims[0] * y->dims[1] * y->dims[2];
+  p->n = x->dims[0];
+  p->h = x->dims[1];
+  p->w = x->dims[2];
+  p->c = x->dims[3];
+  p->oh = y->dims[1];
+  p->ow = y->dims[2];
+  p->co = y->dims[3];
+  p->kh = w->dims[1];
+  p->kw = w->dims[2];
+  p->groups = op->a.groups;
+  p->ks = (int64_t)w->dims[1] * w->dims[2];
+  p->pix = (int64_t)y->dims[0] * y->dims[1] * y->dims[2];
 }
 
 static const float* bias_of(wrt_model* m, const wrt_op* op) {
   return op->n_in > 2 && op->in[2] >= 0 ? (const float*)m->t[op->in[2]].file_data : 0;
-}
-
-/* indirection for igemm: per block of MR output pixels, ks*mr pointers, tap-major */
-static int build_igemm_indirection(wrt_model* m, wrt_op* op) {
-  const wrt_attrs* a = &op->a;
-  size_t P = (size_t)op->p[P_PIX], ks = (size_t)op->p[P_KS], MR = m->tg->gemm_mr;
-  size_t OH = (size_t)op->p[P_OH], OW = (size_t)op->p[P_OW], H = (size_t)op->p[P_H], W = (size_t)op->p[P_W];
-  size_t C = (size_t)op->p[P_C], KW = (size_t)op->p[P_KW];
-  const float** ind = m_alloc(m, ptr_bytes((uint64_t)P * ks) + 1);
-  if (!ind) return m_alloc_fail(m, op, "the indirection buffer", ptr_bytes((uint64_t)P * ks) + 1);
-  const float* x = tf(m, op->in[0]);
-  for (size_t p0 = 0; p0 < P; p0 += MR) {
-    size_t mr = P - p0 < MR ? P - p0 : MR;
-    const float** base = ind + p0 * ks;
-    for (size_t t = 0; t < ks; t++) {
-      int64_t kh = (int64_t)(t / KW), kw = (int64_t)(t % KW);
-      for (size_t i = 0; i < mr; i++) {
-        size_t p = p0 + i, n = p / (OH * OW), r = p % (OH * OW), oh = r / OW, ow = r % OW;
-        int64_t ih = (int64_t)oh * a->strides[0] - a->pads[0] + kh * a->dilations[0];
-        int64_t iw = (int64_t)ow * a->strides[1] - a->pads[1] + kw * a->dilations[1];
-        base[t * mr + i] = ih >= 0 && ih < (int64_t)H && iw >= 0 && iw < (int64_t)W
-                               ? x + ((n * H + (size_t)ih) * W + (size_t)iw) * C
-                               : m->zeros;
-      }
-    }
-  }
-  op->ind = ind;
-  return WRT_OK;
-}
-
-/* indirection for depthwise and pooling: per output pixel, ks pointers (pixel-major) */
-int build_pixel_indirection(wrt_model* m, wrt_op* op, const float* pad_src, int64_t kh_n, int64_t kw_n);
-int build_pixel_indirection(wrt_model* m, wrt_op* op, const float* pad_src, int64_t kh_n, int64_t kw_n) {
-  const wrt_attrs* a = &op->a;
-  const wrt_tensor *x = &m->t[op->in[0]], *y = &m->t[op->out];
-  size_t N = (size_t)y->dims[0], OH = (size_t)y->dims[1], OW = (size_t)y->dims[2];
-  size_t H = (size_t)x->dims[1], W = (size_t)x->dims[2], C = (size_t)x->dims[3], ks = (size_t)(kh_n * kw_n);
-  size_t P = N * OH * OW;
-  const float** ind = m_alloc(m, ptr_bytes((uint64_t)P * ks) + 1);
-  if (!ind) return m_alloc_fail(m, op, "the indirection buffer", ptr_bytes((uint64_t)P * ks) + 1);
-  const float* xd = tf(m, op->in[0]);
-  const float** o = ind;
-  for (size_t n = 0; n < N; n++)
-    for (size_t oh = 0; oh < OH; oh++)
-      for (size_t ow = 0; ow < OW; ow++)
-        for (int64_t kh = 0; kh < kh_n; kh++)
-          for (int64_t kw = 0; kw < kw_n; kw++) {
-            int64_t ih = (int64_t)oh * a->strides[0] - a->pads[0] + kh * a->dilations[0];
-            int64_t iw = (int64_t)ow * a->strides[1] - a->pads[1] + kw * a->dilations[1];
-            *o++ = ih >= 0 && ih < (int64_t)H && iw >= 0 && iw < (int64_t)W
-                       ? xd + ((n * H + (size_t)ih) * W + (size_t)iw) * C
-                       : pad_src;
-          }
-  op->ind = ind;
-  return WRT_OK;
 }
 
 static const wrt_dwconv_entry* pick_dwconv(const wrt_target* tg, size_t ks) {
@@ -93,19 +35,20 @@ static const wrt_dwconv_entry* pick_dwconv(const wrt_target* tg, size_t ks) {
 
 static int pointwise(const wrt_op* op) {
   const wrt_attrs* a = &op->a;
-  return op->p[P_KS] == 1 && a->strides[0] == 1 && a->strides[1] == 1 && a->pads[0] == 0 && a->pads[1] == 0 &&
+  return op->u.conv.ks == 1 && a->strides[0] == 1 && a->strides[1] == 1 && a->pads[0] == 0 && a->pads[1] == 0 &&
          a->pads[2] == 0 && a->pads[3] == 0;
 }
 
 int plan_conv(wrt_model* m, wrt_op* op, wrt_cost* c) {
-  conv_geometry(m, op);
-  uint64_t P = (uint64_t)op->p[P_PIX], C = (uint64_t)op->p[P_C], CO = (uint64_t)op->p[P_CO];
-  uint64_t ks = (uint64_t)op->p[P_KS], G = (uint64_t)op->p[P_G], cg = C / G, og = CO / G;
+  wrt_conv_plan* p = &op->u.conv;
+  conv_geometry(m, op, p);
+  uint64_t P = (uint64_t)p->pix, C = (uint64_t)p->c, CO = (uint64_t)p->co;
+  uint64_t ks = (uint64_t)p->ks, G = (uint64_t)p->groups, cg = C / G, og = CO / G;
   op->packed_in = 0x6; /* weights, bias */
   if (C + 16 > m->pad_floats) m->pad_floats = (size_t)C + 16;
-  op->dw = G == C && og == 1 ? pick_dwconv(m->tg, (size_t)ks) : 0;
-  if (op->dw) {
-    uint64_t ct = op->dw->ct;
+  p->dw = G == C && og == 1 ? pick_dwconv(m->tg, (size_t)ks) : 0;
+  if (p->dw) {
+    uint64_t ct = p->dw->ct;
     op->path = CONV_DW;
     c->bytes += ((C + ct - 1) / ct) * ct * (1 + ks) * sizeof(float) + ptr_bytes(P * ks) + 1;
     c->work += WORK_DW * sat_mul(P * C, ks);
@@ -127,12 +70,13 @@ int plan_conv(wrt_model* m, wrt_op* op, wrt_cost* c) {
 }
 
 int prepare_conv(wrt_model* m, wrt_op* op) {
+  wrt_conv_plan* p = &op->u.conv;
   const float* W = (const float*)m->t[op->in[1]].file_data;
   const float* bias = bias_of(m, op);
-  size_t C = (size_t)op->p[P_C], CO = (size_t)op->p[P_CO], ks = (size_t)op->p[P_KS], G = (size_t)op->p[P_G];
+  size_t C = (size_t)p->c, CO = (size_t)p->co, ks = (size_t)p->ks, G = (size_t)p->groups;
   size_t cg = C / G, og = CO / G;
   if (op->path == CONV_DW) {
-    uint64_t ct = op->dw->ct, tiles = (C + ct - 1) / ct, floats = tiles * ct * (1 + ks);
+    uint64_t ct = p->dw->ct, tiles = (C + ct - 1) / ct, floats = tiles * ct * (1 + ks);
     float* pk = m_alloc(m, floats * sizeof(float));
     if (!pk) return m_alloc_fail(m, op, "packing the weights", floats * sizeof(float));
     m->weights_bytes += (size_t)floats * sizeof(float);
@@ -142,8 +86,9 @@ int prepare_conv(wrt_model* m, wrt_op* op) {
       for (size_t t = 0; t < ks; t++)
         for (size_t j = 0; j < ct; j++) *o++ = t0 + j < C ? W[(t0 + j) * ks + t] : 0.0f;
     }
-    op->packed = pk;
-    return build_pixel_indirection(m, op, m->zeros, op->p[P_KH], op->p[P_KW]);
+    p->packed = pk;
+    p->ind = build_pixel_indirection(m, op, m->zeros, p->kh, p->kw);
+    return p->ind ? WRT_OK : WRT_ERR_NOMEM;
   }
   /* GEMM-shaped: per group, k = ks*cg rows (tap-major, then channel), og columns; OHWI is already that order */
   size_t k = ks * cg, per_group = (size_t)gemm_packed_floats(m->tg, og, k);
@@ -153,47 +98,49 @@ int prepare_conv(wrt_model* m, wrt_op* op) {
   m->weights_bytes += (size_t)bytes;
   for (size_t g = 0; g < G; g++)
     pack_gemm(m->tg, og, k, W + g * og * k, 1, k, bias ? bias + g * og : 0, pk + g * per_group);
-  op->packed = pk;
-  op->p[P_GPACK] = (int64_t)per_group;
-  return op->path == CONV_GEMM ? WRT_OK : build_igemm_indirection(m, op);
+  p->packed = pk;
+  p->gpack = (int64_t)per_group;
+  return op->path == CONV_GEMM ? WRT_OK : build_igemm_indirection(m, op, p);
 }
 
-const char* conv_kernel_name(const wrt_op* op) {
+const char* conv_kernel(const wrt_op* op) {
+  const wrt_dwconv_entry* dw = op->u.conv.dw;
   switch (op->path) {
     case CONV_GEMM: return "gemm 1x1";
     case CONV_IGEMM: return "igemm";
-    case CONV_DW: return op->dw && op->dw->ks ? (op->dw->ks == 9 ? "dwconv 3x3" : "dwconv 5x5") : "dwconv any";
+    case CONV_DW: return dw && dw->ks ? (dw->ks == 9 ? "dwconv 3x3" : "dwconv 5x5") : "dwconv any";
     case CONV_GROUPED: return "igemm per group";
   }
   return "?";
 }
 
 int run_conv(wrt_model* m, wrt_op* op) {
+  const wrt_conv_plan* p = &op->u.conv;
   const wrt_target* tg = m->tg;
-  float* y = tf(m, op->out);
-  size_t P = (size_t)op->p[P_PIX], C = (size_t)op->p[P_C], CO = (size_t)op->p[P_CO], ks = (size_t)op->p[P_KS];
-  size_t G = (size_t)op->p[P_G], cg = C / G, og = CO / G, MR = tg->gemm_mr, NR = tg->gemm_nr;
+  float* y = t_f32(m, op->out);
+  size_t P = (size_t)p->pix, C = (size_t)p->c, CO = (size_t)p->co, ks = (size_t)p->ks;
+  size_t G = (size_t)p->groups, cg = C / G, og = CO / G, MR = tg->gemm_mr, NR = tg->gemm_nr;
   switch (op->path) {
     case CONV_GEMM:
-      run_gemm(tg, P, CO, C, tf(m, op->in[0]), C * sizeof(float), op->packed, y, CO * sizeof(float), &op->clamp);
+      run_gemm(tg, P, CO, C, t_f32(m, op->in[0]), C * sizeof(float), p->packed, y, CO * sizeof(float), &op->clamp);
       return WRT_OK;
     case CONV_DW: {
-      size_t rows = (size_t)(op->p[P_N] * op->p[P_OH]), OW = (size_t)op->p[P_OW];
+      size_t rows = (size_t)(p->n * p->oh), OW = (size_t)p->ow;
       for (size_t r = 0; r < rows; r++)
-        op->dw->fn(C, OW, ks, op->ind + r * OW * ks, op->packed, y + r * OW * CO, CO * sizeof(float), &op->clamp);
+        p->dw->fn(C, OW, ks, p->ind + r * OW * ks, p->packed, y + r * OW * CO, CO * sizeof(float), &op->clamp);
       return WRT_OK;
     }
     case CONV_IGEMM:
     case CONV_GROUPED: {
-      size_t per_group = (size_t)op->p[P_GPACK];
+      size_t per_group = (size_t)p->gpack;
       for (size_t g = 0; g < G; g++) {
-        const float** ind = (const float**)op->ind;
+        const float** ind = (const float**)p->ind;
         if (g > 0) { /* the same taps, shifted to this group's channels; padding still reads zeros */
           const float** s = (const float**)(void*)m->scratch;
           for (size_t i = 0; i < P * ks; i++) s[i] = ind[i] == m->zeros ? m->zeros : ind[i] + g * cg;
           ind = s;
         }
-        const float* pk = op->packed + g * per_group;
+        const float* pk = p->packed + g * per_group;
         for (size_t p0 = 0; p0 < P; p0 += MR) {
           size_t mr = P - p0 < MR ? P - p0 : MR;
           for (size_t n0 = 0; n0 < og; n0 += NR) {
@@ -213,14 +160,15 @@ int run_conv(wrt_model* m, wrt_op* op) {
 /* ---- CONV_TRANSPOSE_2D ------------------------------------------------------------------------------------------ */
 int plan_conv_transpose(wrt_model* m, wrt_op* op, wrt_cost* c) {
   const wrt_tensor* x = &m->t[op->in[0]];
-  conv_geometry(m, op);
-  op->p[P_PIX] = (int64_t)x->dims[0] * x->dims[1] * x->dims[2]; /* GEMM rows = input pixels */
-  op->packed_in = 0x2;                                           /* the bias is added at run time */
-  uint64_t P = (uint64_t)op->p[P_PIX], C = (uint64_t)op->p[P_C], CO = (uint64_t)op->p[P_CO];
-  uint64_t ks = (uint64_t)op->p[P_KS], G = (uint64_t)op->p[P_G], cg = C / G, og = CO / G, J = ks * og;
+  wrt_conv_plan* p = &op->u.conv;
+  conv_geometry(m, op, p);
+  p->pix = (int64_t)x->dims[0] * x->dims[1] * x->dims[2]; /* GEMM rows = input pixels */
+  op->packed_in = 0x2;                                     /* the bias is added at run time */
+  uint64_t P = (uint64_t)p->pix, C = (uint64_t)p->c, CO = (uint64_t)p->co;
+  uint64_t ks = (uint64_t)p->ks, G = (uint64_t)p->groups, cg = C / G, og = CO / G, J = ks * og;
   uint64_t chunk = (uint64_t)(256 * 1024) / (J * sizeof(float) + 1);
   chunk = chunk < m->tg->gemm_mr ? m->tg->gemm_mr : chunk;
-  op->p[T_CHUNK] = (int64_t)chunk;
+  p->chunk = (int64_t)chunk;
   /* packed panels, plus the transposed weights of one group while packing (freed at once) */
   c->bytes += gemm_packed_floats(m->tg, J, cg) * G * sizeof(float) + cg * J * sizeof(float) + 1;
   c->scratch = chunk * J * sizeof(float);
@@ -230,7 +178,8 @@ int plan_conv_transpose(wrt_model* m, wrt_op* op, wrt_cost* c) {
 }
 
 int prepare_conv_transpose(wrt_model* m, wrt_op* op) {
-  size_t C = (size_t)op->p[P_C], CO = (size_t)op->p[P_CO], ks = (size_t)op->p[P_KS], G = (size_t)op->p[P_G];
+  wrt_conv_plan* p = &op->u.conv;
+  size_t C = (size_t)p->c, CO = (size_t)p->co, ks = (size_t)p->ks, G = (size_t)p->groups;
   size_t cg = C / G, og = CO / G, J = ks * og;
   size_t per_group = (size_t)gemm_packed_floats(m->tg, J, cg);
   uint64_t bytes = (uint64_t)per_group * G * sizeof(float), tmp_bytes = (uint64_t)cg * J * sizeof(float) + 1;
@@ -248,26 +197,27 @@ int prepare_conv_transpose(wrt_model* m, wrt_op* op) {
     pack_gemm(m->tg, J, cg, tmp, J, 1, 0, pk + g * per_group);
   }
   rt_free(tmp);
-  op->packed = pk;
-  op->p[P_GPACK] = (int64_t)per_group;
+  p->packed = pk;
+  p->gpack = (int64_t)per_group;
   return WRT_OK;
 }
 
 int run_conv_transpose(wrt_model* m, wrt_op* op) {
   const wrt_attrs* a = &op->a;
-  const float* x = tf(m, op->in[0]);
-  float* y = tf(m, op->out);
-  const float* bias = op->n_in > 2 && op->in[2] >= 0 ? tf(m, op->in[2]) : 0;
-  size_t C = (size_t)op->p[P_C], CO = (size_t)op->p[P_CO], ks = (size_t)op->p[P_KS], G = (size_t)op->p[P_G];
-  size_t cg = C / G, og = CO / G, J = ks * og, P = (size_t)op->p[P_PIX], chunk = (size_t)op->p[T_CHUNK];
-  size_t H = (size_t)op->p[P_H], W = (size_t)op->p[P_W], OH = (size_t)op->p[P_OH], OW = (size_t)op->p[P_OW];
-  size_t KW = (size_t)op->p[P_KW], opix = (size_t)op->p[P_N] * OH * OW;
+  const wrt_conv_plan* p = &op->u.conv;
+  const float* x = t_f32(m, op->in[0]);
+  float* y = t_f32(m, op->out);
+  const float* bias = op->n_in > 2 && op->in[2] >= 0 ? t_f32(m, op->in[2]) : 0;
+  size_t C = (size_t)p->c, CO = (size_t)p->co, ks = (size_t)p->ks, G = (size_t)p->groups;
+  size_t cg = C / G, og = CO / G, J = ks * og, P = (size_t)p->pix, chunk = (size_t)p->chunk;
+  size_t H = (size_t)p->h, W = (size_t)p->w, OH = (size_t)p->oh, OW = (size_t)p->ow;
+  size_t KW = (size_t)p->kw, opix = (size_t)p->n * OH * OW;
   for (size_t p = 0; p < opix; p++)
     for (size_t c = 0; c < CO; c++) y[p * CO + c] = bias ? bias[c] : 0.0f;
   wrt_clamp none = {-__builtin_inff(), __builtin_inff()};
   float* cols = m->scratch;
   for (size_t g = 0; g < G; g++) {
-    const float* pk = op->packed + g * (size_t)op->p[P_GPACK];
+    const float* pk = p->packed + g * (size_t)p->gpack;
     for (size_t p0 = 0; p0 < P; p0 += chunk) {
       size_t rows = P - p0 < chunk ? P - p0 : chunk;
       run_gemm(m->tg, rows, J, cg, x + p0 * C + g * cg, C * sizeof(float), pk, cols, J * sizeof(float), &none);

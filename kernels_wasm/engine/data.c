@@ -72,10 +72,7 @@ static void contiguous_strides(const wrt_tensor* t, int64_t* s) {
 }
 
 /* ---- RESIZE tables, built at load ------------------------------------------------------------------------------- */
-typedef struct {
-  int32_t i0, i1;
-  double f;
-} lerp;
+typedef wrt_lerp lerp;
 
 /* the input coordinate of output index xo, in float32 as python_ref (and onnxruntime) compute it */
 static float resize_coord(int xo, int out, int in, float scale, int coord) {
@@ -139,6 +136,9 @@ static int32_t pad_source(int64_t o, int64_t lo, int64_t d, int mode) {
 
 int plan_data(wrt_model* m, wrt_op* op, wrt_cost* c) {
   const wrt_tensor *x = &m->t[op->in[0]], *y = &m->t[op->out];
+  if (!is_unclamped(&op->clamp) && x->dtype != WRT_F32)
+    return op_fail(op, WRT_ERR_UNSUPPORTED, "a fused clamp on %s data is not implemented by the C engine",
+                   dtype_name(x->dtype));
   c->work += WORK_COPY * y->count;
   switch (op->type) {
     case OP_RESIZE:
@@ -185,8 +185,8 @@ int prepare_data(wrt_model* m, wrt_op* op) {
     lerp* tw = resize_axis(m, y->dims[2], x->dims[2], op->a.scales[1], &op->a);
     if (!th || !tw)
       return m_alloc_fail(m, op, "the resize tables", sizeof(lerp) * ((uint64_t)y->dims[1] + (uint64_t)y->dims[2]));
-    op->ind = (const float**)(void*)th;
-    op->packed = (float*)(void*)tw;
+    op->u.data.h = th;
+    op->u.data.w = tw;
   } else if (op->type == OP_PAD) {
     uint64_t total = 0;
     for (int i = 0; i < y->rank; i++) total += (uint64_t)y->dims[i];
@@ -195,7 +195,7 @@ int prepare_data(wrt_model* m, wrt_op* op) {
     int32_t* o = maps;
     for (int i = 0; i < y->rank; i++)
       for (int64_t k = 0; k < y->dims[i]; k++) *o++ = pad_source(k, op->a.list[i], x->dims[i], op->a.mode);
-    op->packed = (float*)(void*)maps;
+    op->u.data.maps = maps;
   }
   return WRT_OK;
 }
@@ -230,7 +230,7 @@ static int run_pad(wrt_model* m, wrt_op* op) {
   uint8_t val[8];
   pad_value_bytes(x, op->a.value, val);
   const int32_t* map[WRT_MAX_RANK];
-  const int32_t* p = (const int32_t*)(const void*)op->packed;
+  const int32_t* p = op->u.data.maps;
   for (int i = 0; i < r; i++) {
     map[i] = p;
     p += y->dims[i];
@@ -281,12 +281,11 @@ static int run_pad(wrt_model* m, wrt_op* op) {
 
 static int run_resize(wrt_model* m, wrt_op* op) {
   const wrt_tensor *x = &m->t[op->in[0]], *y = &m->t[op->out];
-  const lerp* th = (const lerp*)(const void*)op->ind;
-  const lerp* tw = (const lerp*)(const void*)op->packed;
+  const lerp *th = op->u.data.h, *tw = op->u.data.w;
   size_t N = (size_t)y->dims[0], OH = (size_t)y->dims[1], OW = (size_t)y->dims[2], C = (size_t)y->dims[3];
   size_t H = (size_t)x->dims[1], W = (size_t)x->dims[2];
-  const float* xd = tf(m, op->in[0]);
-  float* yd = tf(m, op->out);
+  const float* xd = t_f32(m, op->in[0]);
+  float* yd = t_f32(m, op->out);
   for (size_t n = 0; n < N; n++)
     for (size_t oh = 0; oh < OH; oh++) {
       const lerp* h = &th[oh];

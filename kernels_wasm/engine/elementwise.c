@@ -108,9 +108,6 @@ static void pow_row(size_t n, const float* a, size_t sa, const float* b, size_t 
   for (size_t i = 0; i < n; i++) y[i] = (float)rt_pow(a[i * sa], b[i * sb]);
 }
 
-void clamp_inplace(float* y, size_t n, const wrt_clamp* c) {
-  for (size_t i = 0; i < n; i++) y[i] = clampf(y[i], c);
-}
 
 /* ---- unary ------------------------------------------------------------------------------------------------------ */
 static float unary_scalar(int code, float x, const float* p) {
@@ -158,16 +155,17 @@ static int binary_code(int type, int* rev) {
   }
 }
 
-void plan_elementwise(wrt_model* m, wrt_op* op, wrt_cost* c) {
+int plan_elementwise(wrt_model* m, wrt_op* op, wrt_cost* c) {
   /* POW, and unary ops without a vector kernel, compute in double */
   int slow = op->type == OP_POW || (op->n_in == 1 && !m->tg->vunary[unary_code(op->type)]);
   c->work += (slow ? WORK_LIBM : WORK_VEC) * m->t[op->out].count;
+  return WRT_OK;
 }
 
 int run_elementwise(wrt_model* m, wrt_op* op) {
   const wrt_tensor* y = &m->t[op->out];
-  float* yd = tf(m, op->out);
-  const float* x = tf(m, op->in[0]);
+  float* yd = t_f32(m, op->out);
+  const float* x = t_f32(m, op->in[0]);
   if (op->n_in == 1) {
     float params[2] = {0, 0};
     if (op->type == OP_CLIP) { params[0] = op->a.min; params[1] = op->a.max; }
@@ -182,7 +180,7 @@ int run_elementwise(wrt_model* m, wrt_op* op) {
   }
   bcast bc;
   bcast_setup(&m->t[op->in[0]], &m->t[op->in[1]], y, &bc);
-  const float* b = tf(m, op->in[1]);
+  const float* b = t_f32(m, op->in[1]);
   if (op->type == OP_POW) bcast_run(&bc, x, b, yd, pow_row, 0);
   else {
     bin_ctx c = {m->tg, 0, 0, &op->clamp};

@@ -1,4 +1,10 @@
-/* The engine's model representation: verified tensors and ops, the prepared execution state, and the op modules. */
+/* The engine's model representation and every internal prototype, by layer (each layer calls only those below):
+ *   model.c                         wrt_load / wrt_run / wrt_release, the tensor-info API, the run loop
+ *   ops.c                           the op table: {plan, prepare, run, kernel} per (op type, dtype class)
+ *   model_read.c, shape_check.c     loader stages: verified tensors/ops/attributes, inferred shapes
+ *   conv.c, pool.c, gemm.c, ...     op modules (conv.c and pool.c use gemm.c and indirection.c)
+ *   support.c, rt_*.c, fb.c         allocation, constants, errors and names; libc replacements; FlatBuffers
+ */
 #ifndef WRT_ENGINE_H
 #define WRT_ENGINE_H
 
@@ -9,6 +15,11 @@
 
 #define WRT_MAX_RANK 8
 #define WRT_FORMAT_VERSION 1
+/* format limits (python_ref/wrt_file.py has the same) */
+#define WRT_MAX_TENSORS (1 << 20)
+#define WRT_MAX_OPS (1 << 20)
+#define WRT_MAX_OP_INPUTS (1 << 24)   /* all operators' inputs together */
+#define WRT_MAX_NAME_BYTES (1 << 26)  /* all tensor and operator names together, counting repeats */
 
 typedef struct {
   const char* name;
@@ -34,6 +45,40 @@ typedef struct {
   float scales[2];
 } wrt_attrs;
 
+/* ---- per-op plans: what plan_* decides at load, one struct per op family ------------------------------------- */
+typedef struct {
+  int64_t n, h, w, c, oh, ow, co, kh, kw, groups, ks; /* ks = kh * kw taps */
+  int64_t pix;      /* GEMM rows: output pixels (CONV_2D) or input pixels (CONV_TRANSPOSE_2D) */
+  int64_t gpack;    /* packed floats per group */
+  int64_t chunk;    /* CONV_TRANSPOSE_2D: GEMM rows per col2im pass */
+  float* packed;    /* packed weights (GEMM panels, igemm taps, dwconv tiles) */
+  const float** ind; /* indirection pointers into the arena (igemm, dwconv) */
+  const wrt_dwconv_entry* dw;
+} wrt_conv_plan;
+
+typedef struct {
+  int64_t n, k, m;  /* GEMM: m rows of k, n columns */
+  int rbatch;       /* MATMUL: output batch axes */
+  int64_t bdims[WRT_MAX_RANK], astride[WRT_MAX_RANK]; /* their sizes, and a's stride (in matrices) along each */
+  float* packed;
+} wrt_dense_plan;
+
+typedef struct {
+  const float** ind; /* per output pixel, kernel taps pointers */
+} wrt_pool_plan;
+
+typedef struct {
+  int32_t i0, i1;
+  double f;
+} wrt_lerp;
+
+typedef struct {
+  const wrt_lerp *h, *w; /* RESIZE: per output row / column, the input indices and weight */
+  const int32_t* maps;   /* PAD: per output axis, the source index of each position (-1: the pad value) */
+} wrt_data_plan;
+
+typedef struct wrt_op_impl wrt_op_impl;
+
 typedef struct wrt_op {
   uint16_t type;
   const char* name;
@@ -42,20 +87,23 @@ typedef struct wrt_op {
   int32_t* in; /* -1 = absent optional input */
   int32_t out;
   wrt_attrs a;
-  /* planned at load (plan_*: no allocation), then prepared (prepare_*) */
-  int path;               /* which implementation runs it */
-  uint8_t packed_in;      /* bit i: input i is consumed at load (packed); every other constant input is copied */
-  uint8_t skip;           /* the output is empty: nothing to prepare or run */
+  /* planned at load (plan: no allocation), then prepared */
+  const wrt_op_impl* impl; /* ops.c: the implementation for this op type and dtype class */
+  int path;                /* which path of it runs (the module's own enum) */
+  uint8_t packed_in;       /* bit i: input i is consumed at load (packed); every other constant input is copied */
+  uint8_t skip;            /* the output is empty: nothing to prepare or run */
   wrt_clamp clamp;
-  float* packed;          /* packed weights (GEMM panels, igemm taps, dwconv tiles) */
-  const float** ind;      /* indirection pointers */
-  const wrt_dwconv_entry* dw;
-  int64_t p[24];          /* op-specific integers computed at load */
+  union {
+    wrt_conv_plan conv;
+    wrt_dense_plan dense;
+    wrt_pool_plan pool;
+    wrt_data_plan data;
+  } u;
 } wrt_op;
 
 typedef struct alloc_node alloc_node;
 
-/* What an op claims, computed by its plan_* function before anything is allocated: model-owned bytes (packed
+/* What an op claims, computed by its plan function before anything is allocated: model-owned bytes (packed
  * weights, indirection, tables), the shared scratch it needs, and the work of one run, so a hostile file is refused
  * before it can claim memory or time. Work is in units of one multiply-add of a SIMD GEMM (tens of picoseconds
  * natively); the WORK_* weights below scale other kinds of work to it (measured on the bundled models). */
@@ -80,7 +128,7 @@ struct wrt_model {
   int32_t *inputs, *outputs;
   uint8_t* arena;
   size_t arena_size;
-  float* scratch;          /* per-op temporary memory, shared by all ops */
+  void* scratch;           /* per-op temporary memory, shared by all ops */
   uint64_t scratch_bytes_wide;
   float *zeros, *neg_inf;  /* padding sources for indirection: >= pad_floats each */
   size_t pad_floats;
@@ -91,49 +139,43 @@ struct wrt_model {
   int cur_op;              /* the op being prepared or run (-1: none), for error reports after a trap */
 };
 
-/* model-owned allocation (freed with the model); NULL past the model's memory budget or when out of memory.
+/* ---- the op table (ops.c) --------------------------------------------------------------------------------------- */
+/* Dtype classes: an op's implementation is chosen by its type and by the class of its first input. */
+enum { WRT_DC_F32, WRT_DC_QS8, WRT_DC_OTHER, WRT_DC_COUNT };
+
+struct wrt_op_impl {
+  int (*plan)(wrt_model* m, wrt_op* op, wrt_cost* c); /* choose the path, fill the plan, state the cost */
+  int (*prepare)(wrt_model* m, wrt_op* op);           /* pack weights, build indirection and tables; may be NULL */
+  int (*run)(wrt_model* m, wrt_op* op);
+  const char* (*kernel)(const wrt_op* op);            /* the path that runs it, for profiles */
+};
+
+int dtype_class(const wrt_model* m, const wrt_op* op);
+const wrt_op_impl* op_impl(int type, int dclass); /* NULL: this engine has no such variant */
+
+/* ---- loader stages ---------------------------------------------------------------------------------------------- */
+int read_model(wrt_model* m, fb_buf f); /* model_read.c: tensors, ops, attributes, graph checks */
+int check_shapes(wrt_model* m);         /* shape_check.c: every op's output shape/dtype as python_ref infers */
+int run_ops(wrt_model* m, int begin, int end); /* model.c: ops [begin, end), skipping those with empty outputs */
+
+/* ---- support (support.c) ---------------------------------------------------------------------------------------- */
+/* model-owned allocation (freed with the model), zeroed; NULL past the model's memory budget or when out of memory.
  * Sizes are computed in 64 bits, so nothing wraps in wasm32. */
 void* m_alloc(wrt_model* m, uint64_t n);
 void m_free_all(wrt_model* m);
 int m_alloc_fail(wrt_model* m, const wrt_op* op, const char* what, uint64_t bytes); /* the error for a NULL m_alloc */
-
-/* stages of wrt_load */
-int read_model(wrt_model* m, fb_buf f);        /* model_read.c: tensors, ops, attributes, graph checks */
-int check_shapes(wrt_model* m);                /* shape_check.c: every op's output shape/dtype as python_ref infers */
-int run_op(wrt_model* m, wrt_op* op);          /* model.c */
-int run_ops(wrt_model* m, int begin, int end); /* model.c: ops [begin, end), skipping those with empty outputs */
-const char* op_kernel_name(const wrt_op* op);  /* model.c: the implementation path, for profiles */
-const char* conv_kernel_name(const wrt_op* op); /* conv.c */
-
-/* helpers shared by the op modules */
-const char* op_name(const wrt_op* op);  /* "CONV_2D" */
-int op_fail(const wrt_op* op, int code, const char* fmt, ...); /* "operator 3 (CONV_2D 'conv1'): ..." */
 const void* const_data(wrt_model* m, int ti); /* owned, aligned copy of a constant (made on first use) */
-static inline float* tf(wrt_model* m, int ti) { return (float*)m->t[ti].data; }
-static inline int is_unclamped(const wrt_clamp* c) { return c->min == -__builtin_inff() && c->max == __builtin_inff(); }
+const char* op_name(const wrt_op* op);        /* "CONV_2D" */
+int op_has_clamp(int type);                   /* the op has a fused output clamp (act_min, act_max) */
+const char* dtype_name(int dtype);            /* "float32" */
+int op_fail(const wrt_op* op, int code, const char* fmt, ...); /* "operator 3 (CONV_2D 'conv1'): ..." */
+void describe_op(char* out, size_t cap, const wrt_op* op);      /* "operator 3 (CONV_2D 'conv1')" */
 void clamp_inplace(float* y, size_t n, const wrt_clamp* c);
+static inline int is_unclamped(const wrt_clamp* c) { return c->min == -__builtin_inff() && c->max == __builtin_inff(); }
 
-/* op modules, three stages: plan_* at load chooses the path and adds the op's cost (nothing allocated);
- * prepare_* at load packs weights and builds indirection and tables; run_* per inference. */
-int plan_conv(wrt_model* m, wrt_op* op, wrt_cost* c);
-int prepare_conv(wrt_model* m, wrt_op* op);
-int run_conv(wrt_model* m, wrt_op* op);
-int plan_conv_transpose(wrt_model* m, wrt_op* op, wrt_cost* c);
-int prepare_conv_transpose(wrt_model* m, wrt_op* op);
-int run_conv_transpose(wrt_model* m, wrt_op* op);
-int plan_dense(wrt_model* m, wrt_op* op, wrt_cost* c); /* FULLY_CONNECTED, MATMUL */
-int prepare_dense(wrt_model* m, wrt_op* op);
-int run_dense(wrt_model* m, wrt_op* op);
-int plan_pool(wrt_model* m, wrt_op* op, wrt_cost* c);
-int prepare_pool(wrt_model* m, wrt_op* op);
-int run_pool(wrt_model* m, wrt_op* op);
-void plan_elementwise(wrt_model* m, wrt_op* op, wrt_cost* c);
-int run_elementwise(wrt_model* m, wrt_op* op);  /* binary, unary, PRELU, POW */
-void plan_reduce(wrt_model* m, wrt_op* op, wrt_cost* c);
-int run_reduce(wrt_model* m, wrt_op* op);       /* MEAN, REDUCE_MAX, REDUCE_SUM, SOFTMAX */
-int plan_data(wrt_model* m, wrt_op* op, wrt_cost* c);
-int prepare_data(wrt_model* m, wrt_op* op);
-int run_data(wrt_model* m, wrt_op* op);         /* data movement ops */
+/* tensor data by element type */
+static inline float* t_f32(const wrt_model* m, int ti) { return (float*)m->t[ti].data; }
+static inline uint8_t* t_bytes(const wrt_model* m, int ti) { return (uint8_t*)m->t[ti].data; }
 
 /* cost helpers */
 static inline uint64_t ptr_bytes(uint64_t n) { return n * (uint64_t)sizeof(void*); }
@@ -141,7 +183,34 @@ static inline uint64_t sat_mul(uint64_t a, uint64_t b) { /* saturating: costs of
   return (double)a * (double)b >= 1.8e19 ? UINT64_MAX : a * b; /* (a 128-bit check would need libcalls in wasm) */
 }
 
-/* GEMM packing into panels of NR columns: w(k, j) read via strides (in floats) from src; bias may be NULL */
+/* ---- op modules: plan_* / prepare_* at load, run_* per inference, *_kernel for profiles ------------------------ */
+int plan_conv(wrt_model* m, wrt_op* op, wrt_cost* c);
+int prepare_conv(wrt_model* m, wrt_op* op);
+int run_conv(wrt_model* m, wrt_op* op);
+const char* conv_kernel(const wrt_op* op);
+int plan_conv_transpose(wrt_model* m, wrt_op* op, wrt_cost* c);
+int prepare_conv_transpose(wrt_model* m, wrt_op* op);
+int run_conv_transpose(wrt_model* m, wrt_op* op);
+int plan_dense(wrt_model* m, wrt_op* op, wrt_cost* c); /* FULLY_CONNECTED, MATMUL */
+int prepare_dense(wrt_model* m, wrt_op* op);
+int run_dense(wrt_model* m, wrt_op* op);
+const char* dense_kernel(const wrt_op* op);
+int plan_pool(wrt_model* m, wrt_op* op, wrt_cost* c);
+int prepare_pool(wrt_model* m, wrt_op* op);
+int run_pool(wrt_model* m, wrt_op* op);
+int plan_elementwise(wrt_model* m, wrt_op* op, wrt_cost* c);
+int run_elementwise(wrt_model* m, wrt_op* op); /* binary, unary, PRELU, POW */
+int plan_reduce(wrt_model* m, wrt_op* op, wrt_cost* c);
+int run_reduce(wrt_model* m, wrt_op* op);      /* MEAN, REDUCE_MAX, REDUCE_SUM, SOFTMAX */
+int plan_data(wrt_model* m, wrt_op* op, wrt_cost* c);
+int prepare_data(wrt_model* m, wrt_op* op);
+int run_data(wrt_model* m, wrt_op* op);        /* data movement, any element size */
+
+/* indirection buffers (indirection.c): pointers into the arena, whose address is fixed for the model's lifetime */
+int build_igemm_indirection(wrt_model* m, wrt_op* op, wrt_conv_plan* p);      /* per MR pixels, tap-major */
+const float** build_pixel_indirection(wrt_model* m, wrt_op* op, const float* pad_src, int64_t kh_n, int64_t kw_n);
+
+/* GEMM (gemm.c): packing into panels of NR columns, w(k, j) read via strides (in floats); bias may be NULL */
 uint64_t gemm_packed_floats(const wrt_target* tg, uint64_t n, uint64_t kc_total);
 size_t gemm_panel_width(const wrt_target* tg, size_t nc); /* NR, or NR/2 for a narrow last panel */
 void pack_gemm(const wrt_target* tg, size_t n, size_t k, const float* w, size_t w_k_stride, size_t w_n_stride,
@@ -149,6 +218,10 @@ void pack_gemm(const wrt_target* tg, size_t n, size_t k, const float* w, size_t 
 void run_gemm(const wrt_target* tg, size_t m, size_t n, size_t k, const float* a, size_t a_stride_bytes,
               const float* packed, float* c, size_t c_stride_bytes, const wrt_clamp* clamp);
 
-const wrt_target* pick_target(void);
+/* shape helpers (shape_check.c), shared with python_ref's rules */
+int64_t conv_out_size(int64_t size, int64_t k, int64_t s, int64_t d, int64_t p0, int64_t p1);
+int64_t pool_out_size(int64_t size, int64_t k, int64_t s, int64_t d, int64_t p0, int64_t p1, int ceil_mode);
+
+const wrt_target* pick_target(void); /* target.c */
 
 #endif

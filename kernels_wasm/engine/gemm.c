@@ -54,43 +54,38 @@ enum { DENSE_PACKED = 1, DENSE_RUNTIME = 2 };
 
 int plan_dense(wrt_model* m, wrt_op* op, wrt_cost* c) {
   const wrt_tensor *x = &m->t[op->in[0]], *w = &m->t[op->in[1]], *y = &m->t[op->out];
+  wrt_dense_plan* p = &op->u.dense;
   int has_bias = op->n_in > 2 && op->in[2] >= 0;
   if (w->dims[w->rank - 1 - (op->type == OP_MATMUL && w->rank > 1)] == 0)
     return op_fail(op, WRT_ERR_UNSUPPORTED, "an empty reduction dimension is not supported");
-  uint64_t N, K, M, batches = 1;
+  uint64_t batches = 1;
   int packed;
   if (op->type == OP_FULLY_CONNECTED) {
-    N = (uint64_t)w->dims[0];
-    K = (uint64_t)w->dims[1];
-    M = x->count / K;
-    op->p[0] = (int64_t)N;
-    op->p[1] = (int64_t)K;
-    op->p[2] = (int64_t)M;
+    p->n = w->dims[0];
+    p->k = w->dims[1];
+    p->m = (int64_t)(x->count / (uint64_t)p->k);
     packed = w->is_const && (!has_bias || m->t[op->in[2]].is_const);
     op->packed_in = packed ? 0x6 : 0;
   } else { /* MATMUL: numpy semantics; 1-D operands are promoted */
     int ra = x->rank, rb = w->rank;
-    M = ra == 1 ? 1 : (uint64_t)x->dims[ra - 2];
-    K = (uint64_t)x->dims[ra - 1];
-    N = rb == 1 ? 1 : (uint64_t)w->dims[rb - 1];
-    op->p[0] = (int64_t)N;
-    op->p[1] = (int64_t)K;
-    op->p[2] = (int64_t)M;
+    p->m = ra == 1 ? 1 : x->dims[ra - 2];
+    p->k = x->dims[ra - 1];
+    p->n = rb == 1 ? 1 : w->dims[rb - 1];
     /* batch dims of the output, and a's batch strides (in matrices) broadcast against them */
-    int rbatch = y->rank - (ra > 1) - (rb > 1);
-    op->p[3] = rbatch;
+    p->rbatch = y->rank - (ra > 1) - (rb > 1);
     int64_t sa = 1;
-    for (int i = rbatch - 1; i >= 0; i--) {
-      int ia = i - (rbatch - (ra > 2 ? ra - 2 : 0));
+    for (int i = p->rbatch - 1; i >= 0; i--) {
+      int ia = i - (p->rbatch - (ra > 2 ? ra - 2 : 0));
       int64_t da = ia >= 0 ? x->dims[ia] : 1;
-      op->p[4 + i] = y->dims[i];
-      op->p[12 + i] = da == 1 ? 0 : sa; /* p[12..19]: a strides, p[4..11] dims; b strides recomputed at run */
+      p->bdims[i] = y->dims[i];
+      p->astride[i] = da == 1 ? 0 : sa; /* b's strides are recomputed at run */
       sa *= da;
       batches *= (uint64_t)y->dims[i];
     }
     packed = w->is_const && rb <= 2;
     op->packed_in = packed ? 0x2 : 0;
   }
+  uint64_t N = (uint64_t)p->n, K = (uint64_t)p->k, M = (uint64_t)p->m;
   uint64_t floats = gemm_packed_floats(m->tg, N, K);
   op->path = packed ? DENSE_PACKED : DENSE_RUNTIME;
   if (packed) c->bytes += floats * sizeof(float);
@@ -100,44 +95,45 @@ int plan_dense(wrt_model* m, wrt_op* op, wrt_cost* c) {
 }
 
 int prepare_dense(wrt_model* m, wrt_op* op) {
+  wrt_dense_plan* p = &op->u.dense;
   if (op->path != DENSE_PACKED) return WRT_OK;
   const wrt_tensor* w = &m->t[op->in[1]];
-  size_t N = (size_t)op->p[0], K = (size_t)op->p[1];
+  size_t N = (size_t)p->n, K = (size_t)p->k;
   uint64_t bytes = gemm_packed_floats(m->tg, N, K) * sizeof(float);
-  op->packed = m_alloc(m, bytes);
-  if (!op->packed) return m_alloc_fail(m, op, "packing the weights", bytes);
+  p->packed = m_alloc(m, bytes);
+  if (!p->packed) return m_alloc_fail(m, op, "packing the weights", bytes);
   m->weights_bytes += (size_t)bytes;
   if (op->type == OP_FULLY_CONNECTED) {
     int has_bias = op->n_in > 2 && op->in[2] >= 0;
     pack_gemm(m->tg, N, K, (const float*)w->file_data, 1, K, has_bias ? (const float*)m->t[op->in[2]].file_data : 0,
-              op->packed);
+              p->packed);
   } else {
-    pack_gemm(m->tg, N, K, (const float*)w->file_data, N, 1, 0, op->packed);
+    pack_gemm(m->tg, N, K, (const float*)w->file_data, N, 1, 0, p->packed);
   }
   return WRT_OK;
 }
 
+const char* dense_kernel(const wrt_op* op) { return op->path == DENSE_PACKED ? "gemm" : "pack + gemm"; }
+
 int run_dense(wrt_model* m, wrt_op* op) {
-  const wrt_tensor* x = &m->t[op->in[0]];
+  const wrt_dense_plan* p = &op->u.dense;
   const wrt_tensor* w = &m->t[op->in[1]];
-  size_t N = (size_t)op->p[0], K = (size_t)op->p[1];
-  float* y = tf(m, op->out);
+  size_t N = (size_t)p->n, K = (size_t)p->k, M = (size_t)p->m;
+  const float* x = t_f32(m, op->in[0]);
+  float* y = t_f32(m, op->out);
   if (op->type == OP_FULLY_CONNECTED) {
-    size_t M = (size_t)op->p[2];
-    const float* packed = op->packed;
+    const float* packed = p->packed;
     if (op->path == DENSE_RUNTIME) {
       int has_bias = op->n_in > 2 && op->in[2] >= 0;
-      pack_gemm(m->tg, N, K, (const float*)w->data, 1, K, has_bias ? tf(m, op->in[2]) : 0, m->scratch);
+      pack_gemm(m->tg, N, K, t_f32(m, op->in[1]), 1, K, has_bias ? t_f32(m, op->in[2]) : 0, m->scratch);
       packed = m->scratch;
     }
-    if (M && N) run_gemm(m->tg, M, N, K, (const float*)x->data, K * sizeof(float), packed, y, N * sizeof(float), &op->clamp);
+    if (M && N) run_gemm(m->tg, M, N, K, x, K * sizeof(float), packed, y, N * sizeof(float), &op->clamp);
     return WRT_OK;
   }
-  size_t M = (size_t)op->p[2];
-  int rbatch = (int)op->p[3];
-  int ra = x->rank, rb = w->rank;
+  int rbatch = p->rbatch, rb = w->rank;
   size_t nbatch = 1;
-  for (int i = 0; i < rbatch; i++) nbatch *= (size_t)op->p[4 + i];
+  for (int i = 0; i < rbatch; i++) nbatch *= (size_t)p->bdims[i];
   if (!M || !N || !nbatch) return WRT_OK;
   /* b's batch strides against the output batch dims */
   size_t bstride[WRT_MAX_RANK] = {0}, s = 1;
@@ -147,24 +143,22 @@ int run_dense(wrt_model* m, wrt_op* op) {
     bstride[i] = db == 1 ? 0 : s;
     s *= db;
   }
-  const float* xa = (const float*)x->data;
-  const float* wb = (const float*)w->data;
+  const float* wb = t_f32(m, op->in[1]);
   size_t idx[WRT_MAX_RANK] = {0};
   for (size_t b = 0; b < nbatch; b++) {
     size_t ao = 0, bo = 0;
     for (int i = 0; i < rbatch; i++) {
-      ao += idx[i] * (size_t)op->p[12 + i];
+      ao += idx[i] * (size_t)p->astride[i];
       bo += idx[i] * bstride[i];
     }
-    const float* packed = op->packed;
+    const float* packed = p->packed;
     if (op->path == DENSE_RUNTIME) {
       pack_gemm(m->tg, N, K, wb + bo * K * N, N, 1, 0, m->scratch);
       packed = m->scratch;
     }
-    (void)ra;
-    run_gemm(m->tg, M, N, K, xa + ao * M * K, K * sizeof(float), packed, y + b * M * N, N * sizeof(float), &op->clamp);
+    run_gemm(m->tg, M, N, K, x + ao * M * K, K * sizeof(float), packed, y + b * M * N, N * sizeof(float), &op->clamp);
     for (int i = rbatch - 1; i >= 0; i--) {
-      if (++idx[i] < (size_t)op->p[4 + i]) break;
+      if (++idx[i] < (size_t)p->bdims[i]) break;
       idx[i] = 0;
     }
   }

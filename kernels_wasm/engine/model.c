@@ -1,129 +1,17 @@
-/* wrt_load / wrt_run / wrt_release and the tensor-info API. */
+/* wrt_load / wrt_run / wrt_release, the run loop and the tensor-info API: the top of the engine. A load verifies the
+ * file (fb.c), reads it (model_read.c), checks every shape (shape_check.c), plans every op through the op table
+ * (ops.c) and checks the plan against the model's limits, then allocates and prepares. */
 #include "engine.h"
-
-struct alloc_node {
-  alloc_node* next;
-};
-
-/* Each model allocation carries a 64-byte link header, so release frees everything without bookkeeping arrays.
- * Every byte counts against the model's budget (mem_limit), which load() checks against the plan beforehand. */
-void* m_alloc(wrt_model* m, uint64_t n) {
-  if (n > m->mem_limit || m->mem_used > m->mem_limit - n) return 0;
-  uint8_t* p = rt_calloc((size_t)n + WRT_ALIGN);
-  if (!p) return 0;
-  m->mem_used += n;
-  alloc_node* a = (alloc_node*)(void*)p;
-  a->next = m->allocs;
-  m->allocs = a;
-  return p + WRT_ALIGN;
-}
-
-void m_free_all(wrt_model* m) {
-  for (alloc_node* a = m->allocs; a;) {
-    alloc_node* next = a->next;
-    rt_free(a);
-    a = next;
-  }
-  m->allocs = 0;
-}
-
-int m_alloc_fail(wrt_model* m, const wrt_op* op, const char* what, uint64_t bytes) {
-  char msg[160];
-  if (bytes > m->mem_limit || m->mem_used > m->mem_limit - bytes)
-    rt_format(msg, sizeof msg, "%s needs %l bytes, beyond the model's memory limit of %l bytes (max_memory)", what,
-              (int64_t)bytes, (int64_t)m->mem_limit);
-  else
-    rt_format(msg, sizeof msg, "out of memory: %s needs %l bytes", what, (int64_t)bytes);
-  return op ? op_fail(op, WRT_ERR_NOMEM, "%s", msg) : rt_error(WRT_ERR_NOMEM, "%s", msg);
-}
-
-const void* const_data(wrt_model* m, int ti) {
-  wrt_tensor* t = &m->t[ti];
-  if (!t->data) {
-    t->data = m_alloc(m, t->nbytes + 1);
-    if (!t->data) return 0;
-    if (t->nbytes) rt_copy(t->data, t->file_data, (size_t)t->nbytes);
-    m->weights_bytes += (size_t)t->nbytes;
-  }
-  return t->data;
-}
-
-/* ops with a fused output clamp: their options table has act_min (python_ref/opdefs.py's ACT) */
-static int has_clamp(int type) {
-  const wrt_optionsdef* od = &WRT_OPTIONS[WRT_OPDEFS[type].options];
-  for (int k = 0; k < od->n_fields; k++)
-    if (od->fields[k].attr == ATTR_act_min) return 1;
-  return 0;
-}
-
-/* The op's path and cost; nothing is allocated. */
-static int plan_op(wrt_model* m, wrt_op* op, wrt_cost* c) {
-  op->clamp.min = has_clamp(op->type) ? op->a.act_min : -__builtin_inff();
-  op->clamp.max = has_clamp(op->type) ? op->a.act_max : __builtin_inff();
-  switch (op->type) {
-    case OP_CONV_2D: return plan_conv(m, op, c);
-    case OP_CONV_TRANSPOSE_2D: return plan_conv_transpose(m, op, c);
-    case OP_FULLY_CONNECTED: case OP_MATMUL: return plan_dense(m, op, c);
-    case OP_MAX_POOL_2D: case OP_AVERAGE_POOL_2D: return plan_pool(m, op, c);
-    case OP_MEAN: case OP_REDUCE_MAX: case OP_REDUCE_SUM: case OP_SOFTMAX: plan_reduce(m, op, c); return WRT_OK;
-    case OP_RESHAPE: case OP_TRANSPOSE: case OP_CONCATENATION: case OP_SLICE: case OP_PAD: case OP_RESIZE:
-    case OP_DEPTH_TO_SPACE: case OP_GATHER:
-      return plan_data(m, op, c);
-    default: plan_elementwise(m, op, c); return WRT_OK;
-  }
-}
 
 static int prepare_op(wrt_model* m, wrt_op* op) {
   /* first, every constant the op reads at run time gets an owned copy (so no kernel, and no indirection buffer
-   * built below, ever sees a NULL tensor); the inputs it packs (plan_*: packed_in) are read from the file */
+   * built below, ever sees a NULL tensor); the inputs it packs (plan: packed_in) are read from the file */
   for (int i = 0; i < op->n_in; i++) {
     int ti = op->in[i];
     if (ti >= 0 && m->t[ti].is_const && !(i < 8 && (op->packed_in >> i & 1)) && !const_data(m, ti))
       return m_alloc_fail(m, op, "a constant input", m->t[ti].nbytes);
   }
-  switch (op->type) {
-    case OP_CONV_2D: return prepare_conv(m, op);
-    case OP_CONV_TRANSPOSE_2D: return prepare_conv_transpose(m, op);
-    case OP_FULLY_CONNECTED: case OP_MATMUL: return prepare_dense(m, op);
-    case OP_MAX_POOL_2D: case OP_AVERAGE_POOL_2D: return prepare_pool(m, op);
-    case OP_RESHAPE: case OP_TRANSPOSE: case OP_CONCATENATION: case OP_SLICE: case OP_PAD: case OP_RESIZE:
-    case OP_DEPTH_TO_SPACE: case OP_GATHER:
-      return prepare_data(m, op);
-    default: return WRT_OK;
-  }
-}
-
-const char* op_kernel_name(const wrt_op* op) {
-  if (op->skip) return "skipped (empty output)";
-  switch (op->type) {
-    case OP_CONV_2D: return conv_kernel_name(op);
-    case OP_CONV_TRANSPOSE_2D: return "gemm + col2im";
-    case OP_FULLY_CONNECTED: case OP_MATMUL: return op->packed ? "gemm" : "pack + gemm";
-    case OP_MAX_POOL_2D: case OP_AVERAGE_POOL_2D: return "pool";
-    case OP_MEAN: case OP_REDUCE_MAX: case OP_REDUCE_SUM: case OP_SOFTMAX: return "reduce (double)";
-    case OP_RESHAPE: case OP_TRANSPOSE: case OP_CONCATENATION: case OP_SLICE: case OP_PAD: case OP_RESIZE:
-    case OP_DEPTH_TO_SPACE: case OP_GATHER:
-      return "copy";
-    default: return "elementwise";
-  }
-}
-
-int run_op(wrt_model* m, wrt_op* op) {
-  switch (op->type) {
-    case OP_CONV_2D: return run_conv(m, op);
-    case OP_CONV_TRANSPOSE_2D: return run_conv_transpose(m, op);
-    case OP_FULLY_CONNECTED: case OP_MATMUL: return run_dense(m, op);
-    case OP_MAX_POOL_2D: case OP_AVERAGE_POOL_2D: return run_pool(m, op);
-    case OP_MEAN: case OP_REDUCE_MAX: case OP_REDUCE_SUM: case OP_SOFTMAX: return run_reduce(m, op);
-    case OP_RESHAPE: case OP_TRANSPOSE: case OP_CONCATENATION: case OP_SLICE: case OP_PAD: case OP_RESIZE:
-    case OP_DEPTH_TO_SPACE: case OP_GATHER:
-      return run_data(m, op);
-    default: return run_elementwise(m, op);
-  }
-}
-
-static void describe_op(char* out, size_t cap, const wrt_op* op) {
-  rt_format(out, cap, "operator %d (%s '%s')", op->index, op_name(op), op->name);
+  return op->impl->prepare ? op->impl->prepare(m, op) : WRT_OK;
 }
 
 /* The model being loaded or run on this thread: after a trap the host asks which op was at work. */
@@ -143,7 +31,7 @@ int run_ops(wrt_model* m, int begin, int end) {
     wrt_op* op = &m->ops[k];
     if (op->skip) continue;
     m->cur_op = k;
-    int r = run_op(m, op);
+    int r = op->impl->run(m, op);
     if (r) return r;
   }
   m->cur_op = -1;
@@ -162,8 +50,15 @@ static int plan_model(wrt_model* m, uint64_t* need) {
     op->skip = m->t[op->out].count == 0;
     if (op->skip) continue;
     m->cur_op = k;
+    op->impl = op_impl(op->type, dtype_class(m, op));
+    if (!op->impl)
+      return op_fail(op, WRT_ERR_UNSUPPORTED, "%s inputs are not supported by the C engine (%s has no %s variant)",
+                     dtype_name(m->t[op->in[0]].dtype), op_name(op), dtype_name(m->t[op->in[0]].dtype));
+    int clamped = op_has_clamp(op->type);
+    op->clamp.min = clamped ? op->a.act_min : -__builtin_inff();
+    op->clamp.max = clamped ? op->a.act_max : __builtin_inff();
     wrt_cost c = {0, 0, 1};
-    int r = plan_op(m, op, &c);
+    int r = op->impl->plan(m, op, &c);
     if (r) return r;
     /* constants the op reads at run time are copied once each (const_data) */
     for (int i = 0; i < op->n_in; i++) {

@@ -1,26 +1,9 @@
 /* .wrt -> verified tensors and ops, with the checks of python_ref/wrt_file.py (same wording where possible).
  * What the format says about ops (codes, arity, options tables, field slots, defaults, enum ranges) comes from
- * generated/wrt_ops.h, whose tables are defined here; where the engine keeps each attribute is ATTR_HOME below. */
-#define WRT_OPS_DEFINE_TABLES
+ * generated/wrt_ops.h (its tables are defined in support.c); where the engine keeps each attribute is ATTR_HOME below. */
 #include "engine.h"
 
-const wrt_opdef* wrt_opdef_of(int code) {
-  return code > 0 && code < OP_MAX_CODE && WRT_OPDEFS[code].name ? &WRT_OPDEFS[code] : 0;
-}
-
-const char* op_name(const wrt_op* op) { return WRT_OPDEFS[op->type].name; }
-
-int op_fail(const wrt_op* op, int code, const char* fmt, ...) {
-  char msg[384];
-  va_list ap;
-  va_start(ap, fmt);
-  rt_vformat(msg, sizeof msg, fmt, ap);
-  va_end(ap);
-  return rt_error(code, "operator %d (%s '%s'): %s", op->index, op_name(op), op->name, msg);
-}
-
 static const uint8_t ESIZE[] = {4, 2, 1, 1, 4, 8, 1};
-static const char* const DTYPE_NAMES[] = {"float32", "float16", "int8", "uint8", "int32", "int64", "bool"};
 /* FLOAT16 constants (weights stored at half size) compute as float32: widen them once, here, so every op and the
  * weight packing see float32. Exact: every fp16 value is a float32 value. */
 static float half_to_float(uint16_t h) {
@@ -55,9 +38,6 @@ static int widen_f16(wrt_model* m, wrt_tensor* t) {
   t->nbytes = t->count * 4;
   return WRT_OK;
 }
-
-const char* dtype_name(int d);
-const char* dtype_name(int d) { return d >= 0 && d < 7 ? DTYPE_NAMES[d] : "?"; }
 
 /* ---- names ----------------------------------------------------------------------------------------------------- */
 /* Names are interned by their position in the file: a string shared by many tables (a hostile file can point a
@@ -109,7 +89,6 @@ static const char* intern(wrt_model* m, name_pool* np, fb_buf f, size_t pos) {
 static int read_tensors(wrt_model* m, fb_buf f, size_t root, name_pool* np) {
   size_t tv = fb_ref(f, root, 1), bv = fb_ref(f, root, 5), plan = fb_ref(f, root, 6);
   uint32_t nt = fb_vlen(f, tv), nb = fb_vlen(f, bv);
-  if (nt > (1u << 20)) return rt_error(WRT_ERR_FORMAT, "model has %u tensors (limit 1048576)", nt);
   uint64_t arena = fb_u64(f, plan, 0, 0);
   uint32_t align = fb_u32(f, plan, 1, 64);
   if (align != 16 && align != 32 && align != 64 && align != 128)
@@ -292,7 +271,6 @@ static int read_options(wrt_op* op, fb_buf f, size_t ot, int options) {
 static int read_ops(wrt_model* m, fb_buf f, size_t root, name_pool* np) {
   size_t ov = fb_ref(f, root, 2);
   uint32_t no = fb_vlen(f, ov);
-  if (no > (1u << 20)) return rt_error(WRT_ERR_FORMAT, "model has %u operators (limit 1048576)", no);
   m->n_ops = (int)no;
   m->ops = m_alloc(m, sizeof(wrt_op) * (no ? no : 1));
   if (!m->ops) return m_alloc_fail(m, 0, "the operator table", sizeof(wrt_op) * (uint64_t)no);
@@ -404,20 +382,47 @@ static int read_io_and_order(wrt_model* m, fb_buf f, size_t root) {
   return r;
 }
 
+/* The size of the model's tables, from the lengths in the file, before any is copied: a file can point many tables
+ * at one shared vector or string, so what it unpacks to is bounded here, not by its size. (python_ref/wrt_file.py
+ * applies the same limits with the same words.) */
+static int check_structure(wrt_model* m, fb_buf f, size_t root) {
+  size_t tv = fb_ref(f, root, 1), ov = fb_ref(f, root, 2);
+  uint32_t nt = fb_vlen(f, tv), no = fb_vlen(f, ov);
+  if (nt > WRT_MAX_TENSORS) return rt_error(WRT_ERR_FORMAT, "model has %u tensors (limit %d)", nt, WRT_MAX_TENSORS);
+  if (no > WRT_MAX_OPS) return rt_error(WRT_ERR_FORMAT, "model has %u operators (limit %d)", no, WRT_MAX_OPS);
+  uint64_t names = 0, inputs = 0;
+  for (uint32_t i = 0; i < nt; i++) names += fb_vlen(f, fb_ref(f, fb_vref(f, tv, i), 0));
+  for (uint32_t k = 0; k < no; k++) {
+    size_t ot = fb_vref(f, ov, k);
+    inputs += fb_vlen(f, fb_ref(f, ot, 1));
+    names += fb_vlen(f, fb_ref(f, ot, 5));
+  }
+  if (inputs > WRT_MAX_OP_INPUTS)
+    return rt_error(WRT_ERR_FORMAT, "the operators have %l inputs in all (limit %d)", (int64_t)inputs, WRT_MAX_OP_INPUTS);
+  if (names > WRT_MAX_NAME_BYTES)
+    return rt_error(WRT_ERR_FORMAT, "tensor and operator names take %l bytes in all (limit %d)", (int64_t)names,
+                    WRT_MAX_NAME_BYTES);
+  uint64_t bytes = (uint64_t)nt * sizeof(wrt_tensor) + (uint64_t)no * sizeof(wrt_op) + inputs * sizeof(int32_t);
+  if (bytes > m->mem_limit)
+    return rt_error(WRT_ERR_NOMEM, "the model's tables need %l bytes, beyond its memory limit of %l bytes (max_memory)",
+                    (int64_t)bytes, (int64_t)m->mem_limit);
+  return WRT_OK;
+}
+
 int read_model(wrt_model* m, fb_buf f) {
   size_t root = fb_root(f);
   uint32_t version = fb_u32(f, root, 0, 0);
   if (version != WRT_FORMAT_VERSION)
     return rt_error(WRT_ERR_FORMAT, "format version %u, this reader knows %d", version, WRT_FORMAT_VERSION);
-  /* the name table: twice the names there can be (tensors + ops + 1), a power of two; both counts are at most
-   * 2^20 (checked when read), and each needs 4 bytes of file, so the table stays proportional to the file */
+  int r = check_structure(m, f, root);
+  if (r) return r;
+  /* the name table: twice the names there can be (tensors + ops + 1), a power of two */
   uint64_t names = (uint64_t)fb_vlen(f, fb_ref(f, root, 1)) + fb_vlen(f, fb_ref(f, root, 2)) + 1, cap = 16;
-  if (names > ((uint64_t)1 << 21)) names = (uint64_t)1 << 21;
   while (cap < 2 * names) cap *= 2;
   name_pool np = {rt_calloc((size_t)cap * sizeof(name_slot)), (size_t)cap - 1, 0, 0};
   if (!np.slots) return rt_error(WRT_ERR_NOMEM, "out of memory: the name table needs %l bytes",
                                  (int64_t)(cap * sizeof(name_slot)));
-  int r = read_tensors(m, f, root, &np);
+  r = read_tensors(m, f, root, &np);
   if (!r) r = read_ops(m, f, root, &np);
   rt_free(np.slots);
   if (!r) r = read_io_and_order(m, f, root);

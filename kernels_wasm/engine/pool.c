@@ -3,8 +3,6 @@
  * beyond the explicit pads never counts, and never wins a max. */
 #include "engine.h"
 
-int build_pixel_indirection(wrt_model* m, wrt_op* op, const float* pad_src, int64_t kh_n, int64_t kw_n);
-
 int plan_pool(wrt_model* m, wrt_op* op, wrt_cost* c) {
   if (!(op->type == OP_MAX_POOL_2D ? m->tg->maxpool : m->tg->avgpool))
     return op_fail(op, WRT_ERR_UNSUPPORTED, "no pool kernel");
@@ -17,8 +15,9 @@ int plan_pool(wrt_model* m, wrt_op* op, wrt_cost* c) {
 }
 
 int prepare_pool(wrt_model* m, wrt_op* op) {
-  int is_max = op->type == OP_MAX_POOL_2D;
-  return build_pixel_indirection(m, op, is_max ? m->neg_inf : m->zeros, op->a.kernel[0], op->a.kernel[1]);
+  const float* pad_src = op->type == OP_MAX_POOL_2D ? m->neg_inf : m->zeros;
+  op->u.pool.ind = build_pixel_indirection(m, op, pad_src, op->a.kernel[0], op->a.kernel[1]);
+  return op->u.pool.ind ? WRT_OK : WRT_ERR_NOMEM;
 }
 
 /* taps of one window along one axis that land in [lo, hi) */
@@ -34,8 +33,8 @@ int run_pool(wrt_model* m, wrt_op* op) {
   size_t N = (size_t)yt->dims[0], OH = (size_t)yt->dims[1], OW = (size_t)yt->dims[2], C = (size_t)yt->dims[3];
   int64_t H = x->dims[1], W = x->dims[2];
   size_t ks = (size_t)a->kernel[0] * (size_t)a->kernel[1];
-  float* y = tf(m, op->out);
-  const float** ind = op->ind;
+  float* y = t_f32(m, op->out);
+  const float** ind = op->u.pool.ind;
   int is_max = op->type == OP_MAX_POOL_2D;
   int64_t lo_h = a->count_include_pad ? -a->pads[0] : 0, hi_h = a->count_include_pad ? H + a->pads[2] : H;
   int64_t lo_w = a->count_include_pad ? -a->pads[1] : 0, hi_w = a->count_include_pad ? W + a->pads[3] : W;

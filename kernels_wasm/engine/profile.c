@@ -22,7 +22,8 @@ const char* wrt_op_name(const wrt_model* m, int i) {
 
 const char* wrt_op_kernel(const wrt_model* m, int i) {
   const wrt_op* op = op_at(m, i);
-  return op ? op_kernel_name(op) : 0;
+  if (!op) return 0;
+  return op->skip ? "skipped (empty output)" : op->impl ? op->impl->kernel(op) : "?";
 }
 
 int wrt_run_ops(wrt_model* m, int begin, int end) {

@@ -1,7 +1,7 @@
 /* MEAN, REDUCE_SUM, REDUCE_MAX over any set of axes, and SOFTMAX; sums and exponentials in double, as python_ref. */
 #include "engine.h"
 
-void plan_reduce(wrt_model* m, wrt_op* op, wrt_cost* c) {
+int plan_reduce(wrt_model* m, wrt_op* op, wrt_cost* c) {
   const wrt_tensor *x = &m->t[op->in[0]], *y = &m->t[op->out];
   if (op->type == OP_SOFTMAX) { /* an exp in double per element: a few dozen units each */
     int ax = op->a.axis < 0 ? op->a.axis + x->rank : op->a.axis;
@@ -11,6 +11,7 @@ void plan_reduce(wrt_model* m, wrt_op* op, wrt_cost* c) {
     c->scratch = y->count * sizeof(double);
     c->work += WORK_SCALAR * (x->count + y->count);
   }
+  return WRT_OK;
 }
 
 static int run_softmax(wrt_model* m, wrt_op* op) {
@@ -19,9 +20,9 @@ static int run_softmax(wrt_model* m, wrt_op* op) {
   size_t outer = 1, inner = 1, L = (size_t)xt->dims[ax];
   for (int i = 0; i < ax; i++) outer *= (size_t)xt->dims[i];
   for (int i = ax + 1; i < xt->rank; i++) inner *= (size_t)xt->dims[i];
-  const float* x = tf(m, op->in[0]);
-  float* y = tf(m, op->out);
-  double* e = (double*)(void*)m->scratch;
+  const float* x = t_f32(m, op->in[0]);
+  float* y = t_f32(m, op->out);
+  double* e = (double*)m->scratch;
   for (size_t o = 0; o < outer; o++)
     for (size_t i = 0; i < inner; i++) {
       const float* xs = x + o * L * inner + i;
@@ -39,8 +40,8 @@ int run_reduce(wrt_model* m, wrt_op* op) {
   if (op->type == OP_SOFTMAX) return run_softmax(m, op);
   const wrt_tensor* xt = &m->t[op->in[0]];
   const wrt_tensor* yt = &m->t[op->out];
-  const float* x = tf(m, op->in[0]);
-  float* y = tf(m, op->out);
+  const float* x = t_f32(m, op->in[0]);
+  float* y = t_f32(m, op->out);
   int r = xt->rank;
   uint8_t red[WRT_MAX_RANK] = {0};
   for (int i = 0; i < r; i++) red[i] = op->a.n_list == 0;
@@ -54,7 +55,7 @@ int run_reduce(wrt_model* m, wrt_op* op) {
   }
   size_t nout = (size_t)yt->count;
   int is_max = op->type == OP_REDUCE_MAX;
-  double* acc = (double*)(void*)m->scratch;
+  double* acc = (double*)m->scratch;
   for (size_t i = 0; i < nout; i++) {
     if (is_max) y[i] = -__builtin_inff();
     else acc[i] = 0;

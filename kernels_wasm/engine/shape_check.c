@@ -3,8 +3,6 @@
  * declares a too-small output (or inconsistent attributes) is stopped. */
 #include "engine.h"
 
-const char* dtype_name(int d);
-
 typedef struct {
   int rank;
   int64_t d[WRT_MAX_RANK];
@@ -53,13 +51,11 @@ static int broadcast(const wrt_op* op, const shp* a, const shp* b, shp* out) {
   return 0;
 }
 
-int64_t conv_out_size(int64_t size, int64_t k, int64_t s, int64_t d, int64_t p0, int64_t p1);
 int64_t conv_out_size(int64_t size, int64_t k, int64_t s, int64_t d, int64_t p0, int64_t p1) {
   int64_t span = size + p0 + p1 - d * (k - 1) - 1;
   return span < 0 ? (span - s + 1) / s + 1 : span / s + 1; /* floor division */
 }
 
-int64_t pool_out_size(int64_t size, int64_t k, int64_t s, int64_t d, int64_t p0, int64_t p1, int ceil_mode);
 int64_t pool_out_size(int64_t size, int64_t k, int64_t s, int64_t d, int64_t p0, int64_t p1, int ceil_mode) {
   int64_t span = size + p0 + p1 - d * (k - 1) - 1;
   if (!ceil_mode) return conv_out_size(size, k, s, d, p0, p1);
@@ -343,24 +339,10 @@ static int infer(wrt_model* m, wrt_op* op, shp* out) {
   return op_fail(op, WRT_ERR_UNSUPPORTED, "%s is not implemented by the C engine", op_name(op));
 }
 
-/* float32-only ops; data movement handles any element size */
-static int is_data_op(int type) {
-  return type == OP_RESHAPE || type == OP_TRANSPOSE || type == OP_CONCATENATION || type == OP_SLICE ||
-         type == OP_PAD || type == OP_DEPTH_TO_SPACE || type == OP_GATHER;
-}
-
-/* ops with a fused output clamp: their options table has act_min */
-static int has_act(int type) {
-  const wrt_optionsdef* od = &WRT_OPTIONS[WRT_OPDEFS[type].options];
-  for (int k = 0; k < od->n_fields; k++)
-    if (od->fields[k].attr == ATTR_act_min) return 1;
-  return 0;
-}
-
 static int check_op(wrt_model* m, wrt_op* op) {
   const wrt_tensor* x = &m->t[op->in[0]];
   const wrt_tensor* y = &m->t[op->out];
-  if (has_act(op->type))
+  if (op_has_clamp(op->type))
     CHECK(!(op->a.act_min > op->a.act_max), "act_min %f is greater than act_max %f", (double)op->a.act_min,
           (double)op->a.act_max);
   for (int i = 0; i < op->n_in; i++) {
@@ -383,12 +365,6 @@ static int check_op(wrt_model* m, wrt_op* op) {
   }
   CHECK(y->dtype == x->dtype, "output dtype %s differs from the input dtype %s", dtype_name(y->dtype),
         dtype_name(x->dtype));
-  if (!is_data_op(op->type) || (op->type == OP_CONCATENATION && (op->a.act_min > -__builtin_inff() ||
-                                                                  op->a.act_max < __builtin_inff()))) {
-    if (x->dtype != WRT_F32)
-      return op_fail(op, WRT_ERR_UNSUPPORTED, "%s inputs are not supported by the C engine (float32 only for this op)",
-                     dtype_name(x->dtype));
-  }
   return 0;
 }
 

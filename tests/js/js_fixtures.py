@@ -114,8 +114,34 @@ def write_fixtures(out: Path) -> dict:
     for key, size in (("arena_3g", 3 << 30), ("arena_1_9g", 1900 << 20)):
         (out / f"{key}.wrt").write_bytes(_patched(det, lambda m, n=size: setattr(m.plan, "arenaSize", n)))
         manifest["bad_models"][key] = str(out / f"{key}.wrt")
+    manifest["hostile"] = write_hostile(out)
     (out / "manifest.json").write_text(json.dumps(manifest, indent=1))
     return manifest
+
+
+def write_hostile(out: Path) -> list[dict]:
+    """The hostile-model catalogue (tests/hostile_models.py) for the Node tests: each file, what must happen, and
+    for those that must run, a fixed input and python_ref's outputs."""
+    sys.path.insert(0, str(ROOT / "tests"))
+    from hostile_models import all_cases, feeds_for
+
+    from python_ref import Interpreter
+
+    cases = []
+    for c in all_cases():
+        entry = {"name": c.name, "kind": c.kind, "path": str(out / f"hostile.{c.name}.wrt"), "expect": c.expect,
+                 "inputs": {}, "outputs": {}}
+        Path(entry["path"]).write_bytes(c.data)
+        if c.expect == "ok":
+            interp = Interpreter(c.data)
+            feeds = feeds_for(interp.inputs)
+            for key, arrays in (("inputs", feeds), ("outputs", interp.run(feeds))):
+                for i, (k, v) in enumerate(arrays.items()):
+                    f = f"hostile.{c.name}.{key}{i}.bin"
+                    (out / f).write_bytes(np.ascontiguousarray(v).tobytes())
+                    entry[key][k] = {"file": f, "shape": list(v.shape), "dtype": str(v.dtype)}
+        cases.append(entry)
+    return cases
 
 
 def node_env(fixtures: Path, report: Path, **extra: str) -> dict[str, str]:

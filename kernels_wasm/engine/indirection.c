@@ -1,0 +1,60 @@
+/* Indirection buffers: for each output pixel and kernel tap, a pointer to the input row it reads (or to a padding
+ * row of zeros / -INF), so convolution and pooling kernels never compute coordinates. They point into the arena,
+ * whose address is fixed for the model's lifetime. */
+#include "engine.h"
+
+/* igemm: per block of MR output pixels, ks*mr pointers, tap-major */
+int build_igemm_indirection(wrt_model* m, wrt_op* op, wrt_conv_plan* p) {
+  const wrt_attrs* a = &op->a;
+  size_t P = (size_t)p->pix, ks = (size_t)p->ks, MR = m->tg->gemm_mr;
+  size_t OH = (size_t)p->oh, OW = (size_t)p->ow, H = (size_t)p->h, W = (size_t)p->w, C = (size_t)p->c;
+  size_t KW = (size_t)p->kw;
+  const float** ind = m_alloc(m, ptr_bytes((uint64_t)P * ks) + 1);
+  if (!ind) return m_alloc_fail(m, op, "the indirection buffer", ptr_bytes((uint64_t)P * ks) + 1);
+  const float* x = t_f32(m, op->in[0]);
+  for (size_t p0 = 0; p0 < P; p0 += MR) {
+    size_t mr = P - p0 < MR ? P - p0 : MR;
+    const float** base = ind + p0 * ks;
+    for (size_t t = 0; t < ks; t++) {
+      int64_t kh = (int64_t)(t / KW), kw = (int64_t)(t % KW);
+      for (size_t i = 0; i < mr; i++) {
+        size_t px = p0 + i, n = px / (OH * OW), r = px % (OH * OW), oh = r / OW, ow = r % OW;
+        int64_t ih = (int64_t)oh * a->strides[0] - a->pads[0] + kh * a->dilations[0];
+        int64_t iw = (int64_t)ow * a->strides[1] - a->pads[1] + kw * a->dilations[1];
+        base[t * mr + i] = ih >= 0 && ih < (int64_t)H && iw >= 0 && iw < (int64_t)W
+                               ? x + ((n * H + (size_t)ih) * W + (size_t)iw) * C
+                               : m->zeros;
+      }
+    }
+  }
+  p->ind = ind;
+  return WRT_OK;
+}
+
+/* depthwise and pooling: per output pixel, ks pointers (pixel-major); NULL (error set) when out of memory */
+const float** build_pixel_indirection(wrt_model* m, wrt_op* op, const float* pad_src, int64_t kh_n, int64_t kw_n) {
+  const wrt_attrs* a = &op->a;
+  const wrt_tensor *x = &m->t[op->in[0]], *y = &m->t[op->out];
+  size_t N = (size_t)y->dims[0], OH = (size_t)y->dims[1], OW = (size_t)y->dims[2];
+  size_t H = (size_t)x->dims[1], W = (size_t)x->dims[2], C = (size_t)x->dims[3], ks = (size_t)(kh_n * kw_n);
+  size_t P = N * OH * OW;
+  const float** ind = m_alloc(m, ptr_bytes((uint64_t)P * ks) + 1);
+  if (!ind) {
+    m_alloc_fail(m, op, "the indirection buffer", ptr_bytes((uint64_t)P * ks) + 1);
+    return 0;
+  }
+  const float* xd = t_f32(m, op->in[0]);
+  const float** o = ind;
+  for (size_t n = 0; n < N; n++)
+    for (size_t oh = 0; oh < OH; oh++)
+      for (size_t ow = 0; ow < OW; ow++)
+        for (int64_t kh = 0; kh < kh_n; kh++)
+          for (int64_t kw = 0; kw < kw_n; kw++) {
+            int64_t ih = (int64_t)oh * a->strides[0] - a->pads[0] + kh * a->dilations[0];
+            int64_t iw = (int64_t)ow * a->strides[1] - a->pads[1] + kw * a->dilations[1];
+            *o++ = ih >= 0 && ih < (int64_t)H && iw >= 0 && iw < (int64_t)W
+                       ? xd + ((n * H + (size_t)ih) * W + (size_t)iw) * C
+                       : pad_src;
+          }
+  return ind;
+}

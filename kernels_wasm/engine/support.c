@@ -1,0 +1,89 @@
+/* What every op module and loader stage shares: model-owned allocation (counted against the model's budget and
+ * zeroed), owned copies of constants, error messages that name the op, and names of ops and dtypes. */
+#define WRT_OPS_DEFINE_TABLES /* the generated op tables live here, at the bottom of the engine */
+#include "engine.h"
+
+const wrt_opdef* wrt_opdef_of(int code) {
+  return code > 0 && code < OP_MAX_CODE && WRT_OPDEFS[code].name ? &WRT_OPDEFS[code] : 0;
+}
+
+/* ops with a fused output clamp: their options table has act_min (python_ref/opdefs.py's ACT) */
+int op_has_clamp(int type) {
+  const wrt_optionsdef* od = &WRT_OPTIONS[WRT_OPDEFS[type].options];
+  for (int k = 0; k < od->n_fields; k++)
+    if (od->fields[k].attr == ATTR_act_min) return 1;
+  return 0;
+}
+
+struct alloc_node {
+  alloc_node* next;
+};
+
+/* Each model allocation carries a 64-byte link header, so release frees everything without bookkeeping arrays.
+ * Every byte counts against the model's budget (mem_limit), which load() checks against the plan beforehand. */
+void* m_alloc(wrt_model* m, uint64_t n) {
+  if (n > m->mem_limit || m->mem_used > m->mem_limit - n) return 0;
+  uint8_t* p = rt_calloc((size_t)n + WRT_ALIGN);
+  if (!p) return 0;
+  m->mem_used += n;
+  alloc_node* a = (alloc_node*)(void*)p;
+  a->next = m->allocs;
+  m->allocs = a;
+  return p + WRT_ALIGN;
+}
+
+void m_free_all(wrt_model* m) {
+  for (alloc_node* a = m->allocs; a;) {
+    alloc_node* next = a->next;
+    rt_free(a);
+    a = next;
+  }
+  m->allocs = 0;
+}
+
+int m_alloc_fail(wrt_model* m, const wrt_op* op, const char* what, uint64_t bytes) {
+  char msg[160];
+  if (bytes > m->mem_limit || m->mem_used > m->mem_limit - bytes)
+    rt_format(msg, sizeof msg, "%s needs %l bytes, beyond the model's memory limit of %l bytes (max_memory)", what,
+              (int64_t)bytes, (int64_t)m->mem_limit);
+  else
+    rt_format(msg, sizeof msg, "out of memory: %s needs %l bytes", what, (int64_t)bytes);
+  return op ? op_fail(op, WRT_ERR_NOMEM, "%s", msg) : rt_error(WRT_ERR_NOMEM, "%s", msg);
+}
+
+const void* const_data(wrt_model* m, int ti) {
+  wrt_tensor* t = &m->t[ti];
+  if (!t->data) {
+    t->data = m_alloc(m, t->nbytes + 1);
+    if (!t->data) return 0;
+    if (t->nbytes) rt_copy(t->data, t->file_data, (size_t)t->nbytes);
+    m->weights_bytes += (size_t)t->nbytes;
+  }
+  return t->data;
+}
+
+const char* op_name(const wrt_op* op) { return WRT_OPDEFS[op->type].name; }
+
+static const char* const DTYPE_NAMES[] = {"float32", "float16", "int8", "uint8", "int32", "int64", "bool"};
+const char* dtype_name(int d) { return d >= 0 && d < 7 ? DTYPE_NAMES[d] : "?"; }
+
+void describe_op(char* out, size_t cap, const wrt_op* op) {
+  rt_format(out, cap, "operator %d (%s '%s')", op->index, op_name(op), op->name);
+}
+
+int op_fail(const wrt_op* op, int code, const char* fmt, ...) {
+  char msg[384], where[192];
+  va_list ap;
+  va_start(ap, fmt);
+  rt_vformat(msg, sizeof msg, fmt, ap);
+  va_end(ap);
+  describe_op(where, sizeof where, op);
+  return rt_error(code, "%s: %s", where, msg);
+}
+
+void clamp_inplace(float* y, size_t n, const wrt_clamp* c) {
+  for (size_t i = 0; i < n; i++) {
+    float v = y[i] < c->min ? c->min : y[i];
+    y[i] = v > c->max ? c->max : v;
+  }
+}
