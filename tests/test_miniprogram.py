@@ -97,7 +97,7 @@ def _check_live_samples(fixtures: Path) -> None:
     for s in json.loads((fixtures / "mp-live" / "samples.json").read_text()):
         rgba = np.fromfile(fixtures / "mp-live" / s["file"], np.uint8).reshape(s["height"], s["width"], 4)
         k = vision_fixtures.nearest_frame(rgba, frames)
-        shares.append(vision_fixtures.lipstick_share(rgba, masks[k], m["livePaint"]["color"]))
+        shares.append(vision_fixtures.lipstick_share(rgba, frames[k], masks[k], m["livePaint"]["color"]))
     seen = float(np.mean([s >= 0.6 for s in shares]))
     summary = {"frames": len(shares), "withLipstick": seen, "shares": [round(s, 3) for s in shares]}
     (vision_fixtures.ARTIFACTS / "miniprogram-live.json").write_text(json.dumps(summary, indent=1))

@@ -127,8 +127,8 @@ def live_run(fixtures: Path) -> dict:
     m = json.loads((fixtures / "vision.json").read_text())
     frames = np.fromfile(fixtures / m["clip"]["all"], np.uint8).reshape(m["clip"]["frames"], m["clip"]["size"],
                                                                           m["clip"]["size"], 4)
-    y4m = fixtures / "camera.y4m"
-    vision_fixtures.write_y4m(y4m, vision_fixtures.camera_frames(frames))
+    y4m = fixtures / "camera.y4m"  # the fake camera's input: the clip, looped
+    vision_fixtures.write_y4m(y4m, frames[..., :3])
     copy_samples()
     shots = fixtures / "live"
     shots.mkdir(exist_ok=True)
@@ -140,7 +140,9 @@ def live_run(fixtures: Path) -> dict:
         r = subprocess.run([NODE, "tests/js/tryon_live.mjs", str(cfg), str(res)], cwd=ROOT, capture_output=True,
                            text=True, timeout=600)
     assert r.returncode == 0, f"{r.stdout[-4000:]}\n{r.stderr[-4000:]}"
-    return {**json.loads(res.read_text()), "frames": frames, "manifest": m}
+    camera = vision_fixtures.camera_frames(frames)
+    return {**json.loads(res.read_text()), "frames": frames, "manifest": m, "camera": camera,
+            "cameraMasks": vision_fixtures.camera_masks(camera)}
 
 
 def _displayed(path: str, view: dict) -> np.ndarray:
@@ -159,25 +161,18 @@ def test_live_view_shows_the_lipstick(live_run: dict, fixtures: Path, source: st
     run = live_run["sources"][source]
     color = m["livePaint"]["color"]
     if source == "astronaut":
-        candidates = None
+        candidates = np.fromfile(fixtures / m["astronaut"]["file"], np.uint8).reshape(1, 512, 512, 4)
         masks = [np.fromfile(fixtures / m["astronaut"]["mask"], np.uint8).reshape(512, 512)]
-    else:
-        clip_masks = np.fromfile(fixtures / m["clip"]["masks"], np.uint8).reshape(frames.shape[:3])
-        if source == "clip":
-            candidates, masks = frames, list(clip_masks)
-        else:  # the same clip framed as the fake camera delivers it
-            candidates = vision_fixtures.camera_frames(frames)
-            (x, y), n = vision_fixtures.CAMERA_OFFSET, frames.shape[1]
-            masks = []
-            for mk in clip_masks:
-                full = np.zeros(candidates.shape[1:3], np.uint8)
-                full[y:y + n, x:x + n] = mk
-                masks.append(full)
+    elif source == "clip":
+        candidates = frames
+        masks = list(np.fromfile(fixtures / m["clip"]["masks"], np.uint8).reshape(frames.shape[:3]))
+    else:  # the same clip as the fake camera delivers it, with python_ref's masks on those very pixels
+        candidates, masks = live_run["camera"], list(live_run["cameraMasks"])
     shares = []
     for path in run["shots"]:
         rgb = _displayed(path, run["view"])
-        k = 0 if candidates is None else vision_fixtures.nearest_frame(rgb, candidates)
-        shares.append(vision_fixtures.lipstick_share(rgb, masks[k], color))
+        k = vision_fixtures.nearest_frame(rgb, candidates)
+        shares.append(vision_fixtures.lipstick_share(rgb, candidates[k], masks[k], color))
     seen = float(np.mean([s >= 0.6 for s in shares]))
     summary = {"source": source, "frames": len(shares), "withLipstick": seen, "shares": [round(s, 3) for s in shares],
                "view": run["view"], "stats": run["stats"]}
