@@ -82,6 +82,11 @@ class OpDef:
         return self.inputs[-1].endswith("...")
 
     @property
+    def has_clamp(self) -> bool:
+        """The op has a fused output clamp (act_min, act_max): Relu/Relu6/Clip after it fold into it."""
+        return any(a.name == "act_min" for a in self.attrs)
+
+    @property
     def const_mask(self) -> int:
         """Bit i set: input i must be a constant tensor (a format rule every reader enforces)."""
         names = [i.rstrip("?.") for i in self.inputs]

@@ -254,6 +254,7 @@ def test_new_op_needs_no_c_table_edit(tmp_path: Path, monkeypatch: pytest.Monkey
     engine = tmp_path / "kernels_wasm" / "engine"
     shutil.copytree(build.ENGINE, engine, ignore=shutil.ignore_patterns("*.md"))
     shutil.copytree(build.INCLUDE, tmp_path / "kernels_wasm" / "include")
+    shutil.copytree(build.GENERATED, tmp_path / "kernels_wasm" / "generated")
     (engine / "generated" / "wrt_ops.h").write_text(header)
     driver = tmp_path / "wrt_driver"
     r = subprocess.run([cc, *build.CFLAGS[:1], "-O1", *build.CFLAGS[2:], *map(str, sorted(engine.glob("*.c"))),

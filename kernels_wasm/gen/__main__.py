@@ -1,4 +1,5 @@
-"""python -m kernels_wasm.gen [--out DIR] [--check]: write (or verify) kernels_wasm/generated/<target>.c."""
+"""python -m kernels_wasm.gen [--out DIR] [--check]: write (or verify) kernels_wasm/generated/<target>.c and the
+element-wise op codes they share (wrt_eltwise.h)."""
 
 from __future__ import annotations
 
@@ -15,7 +16,7 @@ def check(out: Path) -> list[str]:
     """Names of files that are missing or differ from what the generator produces now."""
     bad = [name for name, text in generate_all().items()
            if not (out / name).is_file() or (out / name).read_text(encoding="utf-8") != text]
-    stale = {p.name for p in out.glob("*.c")} - set(generate_all())
+    stale = {p.name for p in [*out.glob("*.c"), *out.glob("*.h")]} - set(generate_all())
     return sorted(bad) + sorted(f"{n} (not generated any more)" for n in stale)
 
 

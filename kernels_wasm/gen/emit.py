@@ -48,9 +48,9 @@ def prelude(isa: Isa) -> str:
 def table(isa: Isa) -> str:
     mr, nr = isa.gemm_tile
     dw = [f"    {{{ks}, {isa.dw_ct}, {dwconv.dwconv_name(isa, ks)}}}," for ks in (*dwconv.SPECIALIZED_KS, 0)]
-    vb = "".join(f"\n    {eltwise.binary_name(isa, op, False)}," for op in eltwise.BINARY)
-    vbs = "".join(f"\n    {eltwise.binary_name(isa, op, True)}," for op in eltwise.BINARY)
-    un = "".join(f"\n    {eltwise.unary_name(isa, op)}," for op in eltwise.UNARY)
+    vb = "".join(f"\n    [{eltwise.binary_enum(op)}] = {eltwise.binary_name(isa, op, False)}," for op in eltwise.BINARY)
+    vbs = "".join(f"\n    [{eltwise.binary_enum(op)}] = {eltwise.binary_name(isa, op, True)}," for op in eltwise.BINARY)
+    un = "".join(f"\n    [{eltwise.unary_enum(op)}] = {eltwise.unary_name(isa, op)}," for op in eltwise.UNARY)
     return "\n".join([
         f"const wrt_target wrt_target_{isa.name} = {{",
         f'  .name = "{isa.name}",',
@@ -73,5 +73,5 @@ def generate_target(isa: Isa) -> str:
 
 
 def generate_all() -> dict[str, str]:
-    """File name -> contents for every target."""
-    return {f"{name}.c": generate_target(isa) for name, isa in TARGETS.items()}
+    """File name -> contents for every target, and the element-wise op codes all of them share."""
+    return {eltwise.HEADER: eltwise.header(), **{f"{name}.c": generate_target(isa) for name, isa in TARGETS.items()}}

@@ -67,16 +67,8 @@ typedef void (*wrt_vunary_fn)(size_t n, const float* x, float* y, const float* p
 typedef void (*wrt_pool_fn)(size_t channels, size_t ks, const float* const* in, float* y, float scale,
                             const wrt_clamp* clamp);
 
-enum {
-  WRT_BIN_ADD, WRT_BIN_SUB, WRT_BIN_RSUB, WRT_BIN_MUL, WRT_BIN_DIV, WRT_BIN_RDIV, WRT_BIN_MAX, WRT_BIN_MIN,
-  WRT_BIN_PRELU, /* a >= 0 ? a : a * b (b: the slope) */
-  WRT_BIN_COUNT
-};
-
-enum {
-  WRT_UN_RELU, WRT_UN_CLIP, WRT_UN_LEAKY_RELU, WRT_UN_HARD_SWISH, WRT_UN_HARD_SIGMOID, WRT_UN_SIGMOID, WRT_UN_TANH,
-  WRT_UN_EXP, WRT_UN_SQRT, WRT_UN_ABS, WRT_UN_NEG, WRT_UN_COUNT
-};
+/* WRT_BIN_* and WRT_UN_*: generated from the kernel definitions (kernels_wasm/gen/kernels/eltwise.py) */
+#include "../generated/wrt_eltwise.h"
 
 typedef struct {
   uint8_t ks;  /* kernel taps this entry is specialized for; 0 = any */

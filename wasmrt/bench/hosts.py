@@ -25,8 +25,12 @@ WASM_PEERS = (  # (id, kind, model file key, variant)
 
 
 def job_for(prep: Prepared, host: str, variants: list[str], peers: bool, warmup: int, rounds: int,
-            profile_runs: int = 0) -> dict:
+            profile_runs: int = 0, baseline: Path | None = None) -> dict:
     engines = [{"id": f"wasmrt-{v}", "kind": "wasmrt", "variant": v, "model": "model.wrt"} for v in variants]
+    if baseline is not None:  # the same variants from an earlier build, interleaved with the current one
+        where = "/baseline/" if host == "chromium" else str(baseline)
+        engines += [{"id": f"wasmrt-{v}@baseline", "kind": "wasmrt", "variant": v, "model": "model.wrt",
+                     "wasmPaths": where} for v in variants if (baseline / f"wasmrt-{v}.wasm").is_file()]
     if peers:
         for eid, kind, key, variant in WASM_PEERS:
             f = prep.peer_files.get(key)
@@ -40,16 +44,17 @@ def job_for(prep: Prepared, host: str, variants: list[str], peers: bool, warmup:
         job["wasmrt_wasm_dir"] = str(paths.wasm_dir())
     if host == "chromium":
         job["chromium"] = peer_setup.chromium_path()
+        job["baseline_dir"] = str(baseline) if baseline is not None else None
     return job
 
 
 def run_wasm_host(prep: Prepared, host: str, variants: list[str], peers: bool, warmup: int, rounds: int,
                   progress: Callable[[int, int], None], log: Callable[[str], None],
-                  profile_runs: int = 0) -> tuple[dict, dict, list[str]]:
+                  profile_runs: int = 0, baseline: Path | None = None) -> tuple[dict, dict, list[str]]:
     """({engine id: result}, host info, notes) for host "node" or "chromium"; with profile_runs, our engines also
     return per-op samples of that many in-graph runs (engines.mjs profileOps)."""
     bench_js = peer_setup.ensure_npm_peers(log, peers)
-    job = job_for(prep, host, variants, peers, warmup, rounds, profile_runs)
+    job = job_for(prep, host, variants, peers, warmup, rounds, profile_runs, baseline)
     tag = f"{host}-profile" if profile_runs else host
     job_path = prep.dir / f"job-{tag}.json"
     result_path = prep.dir / f"result-{tag}.json"

@@ -81,11 +81,11 @@ class _CEngine:
             raise WasmrtError(f"native engine run failed: {self.lib.wrt_error_message().decode()}")
 
 
-def _ours_via_ctypes(prep: Prepared) -> Engine:
+def _ours_via_ctypes(prep: Prepared, lib: Path | None = None) -> Engine:
+    """Our engine through a minimal binding; lib: an earlier build's library (bench --baseline)."""
     from wasmrt import build
 
-    lib = build.build_native().path
-    eng = _CEngine(lib, prep.wrt.read_bytes())
+    eng = _CEngine(lib or build.build_native().path, prep.wrt.read_bytes())
     ins, outs = eng.buffers(0), eng.buffers(1)
     feeds = [np.ascontiguousarray(prep.feeds[i["name"]]).reshape(-1) for i in prep.inputs]
 
@@ -95,7 +95,8 @@ def _ours_via_ctypes(prep: Prepared) -> Engine:
         eng.run()
         return [o.copy() for o in outs]
 
-    return Engine(f"wasmrt-{eng.target}", run, {"variant": eng.target, "binding": "ctypes"})
+    suffix = "@baseline" if lib is not None else ""
+    return Engine(f"wasmrt-{eng.target}{suffix}", run, {"variant": eng.target, "binding": "ctypes"})
 
 
 def _litert(prep: Prepared) -> Engine:
@@ -133,12 +134,17 @@ def _onnxruntime(prep: Prepared) -> Engine:
     return Engine("onnxruntime", run, {"version": ort.__version__})
 
 
-def make_engines(prep: Prepared, peers: bool, notes: list[str]) -> list[Engine]:
+def make_engines(prep: Prepared, peers: bool, notes: list[str], baseline: Path | None = None) -> list[Engine]:
     engines: list[Engine] = []
     try:
         engines.append(_ours_via_package(prep) or _ours_via_ctypes(prep))
     except Exception as e:  # the bench goes on with what runs, and says why something did not
         notes.append(f"native wasmrt: {e}")
+    if baseline is not None and (baseline / "libwasmrt.so").is_file():
+        try:
+            engines.append(_ours_via_ctypes(prep, baseline / "libwasmrt.so"))
+        except Exception as e:
+            notes.append(f"native wasmrt baseline: {e}")
     if peers:
         for kind, make in (("tflite", _litert), ("onnx", _onnxruntime)):
             if kind not in prep.peer_files:
@@ -150,12 +156,12 @@ def make_engines(prep: Prepared, peers: bool, notes: list[str]) -> list[Engine]:
     return engines
 
 
-def run_native(prep: Prepared, peers: bool, warmup: int, rounds: int,
-               progress: Callable[[int, int], None]) -> tuple[dict, list[str]]:
+def run_native(prep: Prepared, peers: bool, warmup: int, rounds: int, progress: Callable[[int, int], None],
+               baseline: Path | None = None) -> tuple[dict, list[str]]:
     """{engine id: {times_ms, outputs, info}} for the native host, plus notes on what could not run."""
     os.environ.setdefault("OMP_NUM_THREADS", "1")
     notes: list[str] = []
-    engines = make_engines(prep, peers, notes)
+    engines = make_engines(prep, peers, notes, baseline)
     results: dict[str, dict] = {}
     for e in engines:
         t0 = time.perf_counter()

@@ -36,6 +36,8 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--warmup", type=int, default=None, help="untimed runs per engine first (default 5, --quick 1)")
     p.add_argument("--quick", action="store_true", help="few rounds: a smoke test, not a measurement")
     p.add_argument("--profile", action="store_true", help="per-op time and GFLOP/s, native and wasm side by side")
+    p.add_argument("--baseline", metavar="DIR", help="also run an earlier build, interleaved with this one: a folder "
+                                                     "with its libwasmrt.so and wasmrt-<variant>.wasm files")
     p.add_argument("-o", "--output", help="JSON path (default build/bench/<timestamp>.json in a checkout; "
                                           "the chart goes next to it)")
     p.add_argument("--no-chart", action="store_true", help="skip the PNG chart")
@@ -53,6 +55,9 @@ def run(args: argparse.Namespace) -> int:
     if rounds < 1 or warmup < 0:
         raise InputError("--rounds must be >= 1 and --warmup >= 0")
     models = args.models or list(DEFAULT_MODELS)
+    baseline = Path(args.baseline).resolve() if args.baseline else None
+    if baseline is not None and not baseline.is_dir():
+        raise InputError(f"--baseline {args.baseline}: no such folder")
     stamp = datetime.now().strftime("%Y%m%d-%H%M%S")
     out = Path(args.output) if args.output else WORK / f"{stamp}.json"
     bar = Progress()
@@ -64,7 +69,8 @@ def run(args: argparse.Namespace) -> int:
     doc: dict = {"created": stamp, "machine": {"platform": platform.platform(), "cpu": platform.processor(),
                                                "python": platform.python_version()},
                  "settings": {"hosts": hosts, "variants": variants, "peers": args.peers, "rounds": rounds,
-                              "warmup": warmup, "threads": 1, "tolerance": report.TOLERANCE},
+                              "warmup": warmup, "threads": 1, "tolerance": report.TOLERANCE,
+                              "baseline": str(baseline) if baseline else None},
                  "models": {}, "hosts": {}, "notes": []}
     t_start = time.monotonic()
     for model in models:
@@ -79,7 +85,7 @@ def run(args: argparse.Namespace) -> int:
             if host == "native":
                 from wasmrt.bench.native import run_native
 
-                results, notes = run_native(prep, args.peers, warmup, rounds, bar.update)
+                results, notes = run_native(prep, args.peers, warmup, rounds, bar.update, baseline)
                 info = {"kind": "native", "python": platform.python_version()}
             else:
                 from wasmrt.bench.hosts import run_wasm_host
@@ -87,7 +93,7 @@ def run(args: argparse.Namespace) -> int:
                 if not variants and not args.peers:
                     continue
                 results, info, notes = run_wasm_host(prep, host, variants, args.peers, warmup, rounds, bar.update,
-                                                     bar.log)
+                                                     bar.log, baseline=baseline)
             doc["hosts"][host] = info
             doc["notes"] += [f"{prep.name}: {n}" for n in notes]
             rows += report.rows_for(prep.name, prep.macs, host, results, prep.outputs, prep.reference)

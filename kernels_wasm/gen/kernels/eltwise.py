@@ -12,7 +12,9 @@ from kernels_wasm.gen.cwriter import Code
 from kernels_wasm.gen.isa import Isa
 from kernels_wasm.gen.kernels import approx
 
-BINARY: dict[str, Callable[[Isa, str, str], str]] = {  # enum order of WRT_BIN_*
+# The op codes (WRT_BIN_<NAME>, WRT_UN_<NAME>) are generated from these dicts, in this order, into
+# kernels_wasm/generated/wrt_eltwise.h: the engine, the kernel tables and the test driver all index by them.
+BINARY: dict[str, Callable[[Isa, str, str], str]] = {
     "add": lambda i, a, b: i.add(a, b),
     "sub": lambda i, a, b: i.sub(a, b),
     "rsub": lambda i, a, b: i.sub(b, a),
@@ -33,7 +35,7 @@ def _one(expr: Callable[[Isa, str], str]) -> Body:
     return lambda i, x, y: [i.decl(y, expr(i, x), const=False)]
 
 
-UNARY: dict[str, tuple[tuple[str, ...], int, Body]] = {  # enum order of WRT_UN_*
+UNARY: dict[str, tuple[tuple[str, ...], int, Body]] = {
     "relu": (("zero",), 0, _one(lambda i, x: i.max(x, "k_zero"))),
     "clip": ((), 2, _one(lambda i, x: i.clamp(x, "k_p0", "k_p1"))),
     "leaky_relu": (("zero",), 1, _one(lambda i, x: i.sel_lt(x, "k_zero", i.mul(x, "k_p0"), x))),
@@ -50,6 +52,31 @@ UNARY: dict[str, tuple[tuple[str, ...], int, Body]] = {  # enum order of WRT_UN_
     "abs": ((), 0, _one(lambda i, x: i.op("abs", x))),
     "neg": ((), 0, _one(lambda i, x: i.op("neg", x))),
 }
+
+
+HEADER = "wrt_eltwise.h"
+
+
+def binary_enum(op: str) -> str:
+    return f"WRT_BIN_{op.upper()}"
+
+
+def unary_enum(op: str) -> str:
+    return f"WRT_UN_{op.upper()}"
+
+
+def header() -> str:
+    """kernels_wasm/generated/wrt_eltwise.h: the element-wise op codes, in the order of BINARY and UNARY."""
+    def enum(names: list[str], count: str) -> list[str]:
+        return ["enum {", *(f"  {n} = {i}," for i, n in enumerate(names)), f"  {count} = {len(names)}", "};"]
+
+    return "\n".join([
+        "/* GENERATED from kernels_wasm/gen/kernels/eltwise.py by python -m kernels_wasm.gen: do not edit.",
+        " * Element-wise op codes: the index of each op's kernel in wrt_target.vbinary / vbinary_scalar / vunary. */",
+        "#ifndef WRT_ELTWISE_H", "#define WRT_ELTWISE_H", "",
+        "/* binary: y = a OP b; RSUB, RDIV swap the operands; PRELU is a >= 0 ? a : a * b (b: the slope) */",
+        *enum([binary_enum(op) for op in BINARY], "WRT_BIN_COUNT"), "",
+        *enum([unary_enum(op) for op in UNARY], "WRT_UN_COUNT"), "", "#endif", ""])
 
 
 def binary_name(isa: Isa, op: str, scalar_b: bool) -> str:

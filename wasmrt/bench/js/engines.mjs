@@ -74,7 +74,9 @@ async function litertEngine(spec, libs, readBytes) {
 }
 
 async function wasmrtEngine(spec, libs, readBytes) {
-  const rt = await libs.wasmrt.init({ variant: spec.variant, ...libs.wasmrtOptions });
+  // spec.wasmPaths: a baseline build's .wasm files (bench --baseline), else the current build
+  const rt = await libs.wasmrt.init({ variant: spec.variant, ...libs.wasmrtOptions,
+    ...(spec.wasmPaths ? { wasmPaths: spec.wasmPaths } : {}) });
   const model = rt.loadBytes(await readBytes(spec.model));
   return {
     async run(inputs, outputNames) {

@@ -1,0 +1,203 @@
+"""The shape of the code: the C engine's files and the Python packages form no import loop, every engine function
+shared between files is declared in a header, and a dtype variant of an op is added the way the engine README says
+(one function set, one entry in the op table) and is dispatched while paths that lack it stay cleanly unsupported."""
+
+from __future__ import annotations
+
+import ast
+import re
+import shutil
+import subprocess
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from wasmrt import build
+from wasmrt.converter import convert
+from wasmrt.ir import Graph
+
+ROOT = Path(__file__).resolve().parents[1]
+ENGINE = build.ENGINE
+HEADERS = ("engine.h", "rt.h", "fb.h", "wasmrt.h", "generated/wrt_ops.h")
+LIBC = {"memcpy", "memmove", "memset", "memcmp"}  # rt_mem.c provides them to the compiler in wasm
+
+
+def _code(path: Path) -> str:
+    """C source without comments, strings and preprocessor lines."""
+    text = path.read_text()
+    text = re.sub(r"/\*.*?\*/|//[^\n]*", " ", text, flags=re.S)
+    text = re.sub(r'"(?:\\.|[^"\\])*"', '""', text)
+    return re.sub(r"^\s*#[^\n]*", "", text, flags=re.M)
+
+
+DEF = re.compile(r"^(static\s+)?(?:inline\s+)?[A-Za-z_][\w \t\*]*?\b(\w+)\s*\(([^;{}]*)\)\s*\{", re.M)
+
+
+def definitions(path: Path) -> tuple[set[str], set[str]]:
+    """(exported, static) function names defined at file level."""
+    exported, static = set(), set()
+    for m in DEF.finditer(_code(path)):
+        if m.group(2) in ("if", "for", "while", "switch", "return", "sizeof"):
+            continue
+        (static if m.group(1) else exported).add(m.group(2))
+    return exported, static
+
+
+def _find_cycle(graph: dict[str, set[str]]) -> list[str] | None:
+    state: dict[str, int] = {}
+    stack: list[str] = []
+
+    def visit(n: str) -> list[str] | None:
+        state[n] = 1
+        stack.append(n)
+        for d in sorted(graph.get(n, ())):
+            if state.get(d) == 1:
+                return [*stack[stack.index(d):], d]
+            if d not in state and (c := visit(d)):
+                return c
+        stack.pop()
+        state[n] = 2
+        return None
+
+    for n in sorted(graph):
+        if n not in state and (c := visit(n)):
+            return c
+    return None
+
+
+def test_engine_files_form_no_loop() -> None:
+    """File A depends on file B when A names a function B defines; the engine's files must be layered (model.c at
+    the top, op modules below, support at the bottom), so each reads in isolation from those below it."""
+    files = sorted(ENGINE.glob("*.c"))
+    owner = {}
+    for f in files:
+        for name in definitions(f)[0]:
+            assert name not in owner, f"{name} is defined in {owner.get(name)} and {f.name}"
+            owner[name] = f.name
+    graph: dict[str, set[str]] = {}
+    for f in files:
+        tokens = set(re.findall(r"\b\w+\b", _code(f)))
+        graph[f.name] = {owner[t] for t in tokens if t in owner and owner[t] != f.name}
+    cycle = _find_cycle(graph)
+    assert cycle is None, "engine files call each other in a loop: " + " -> ".join(cycle)
+    assert "model.c" not in set().union(*(graph[f] for f in graph if f not in ("profile.c",)))
+
+
+def test_shared_engine_functions_are_declared_in_headers_only() -> None:
+    headers = "".join(_code(ENGINE / h) for h in HEADERS)
+    for f in sorted(ENGINE.glob("*.c")):
+        exported, _ = definitions(f)
+        for name in sorted(exported - LIBC):
+            assert re.search(rf"\b{name}\s*\(", headers), f"{f.name}: {name} is not declared in a header"
+        code = _code(f)
+        for m in re.finditer(r"^[A-Za-z_][\w \t\*]*?\b(\w+)\s*\([^;{}]*\)\s*;", code, re.M):
+            if m.group(1) not in LIBC and not m.group(0).lstrip().startswith(("return", "static", "typedef")):
+                pytest.fail(f"{f.name} declares {m.group(1)} outside the headers: {m.group(0).strip()[:80]}")
+
+
+def _module_imports(path: Path, package_root: Path) -> set[str]:
+    """Modules of the project that `path` imports at module level (imports inside functions are deferred)."""
+    tree = ast.parse(path.read_text())
+    mod = ".".join(path.relative_to(package_root).with_suffix("").parts)
+    out = set()
+    for node in tree.body:
+        if isinstance(node, ast.Import):
+            out.update(a.name for a in node.names)
+        elif isinstance(node, ast.ImportFrom) and node.module:
+            base = node.module
+            if node.level:
+                parts = mod.split(".")[: -node.level]
+                base = ".".join([*parts, node.module])
+            out.add(base)
+            out.update(f"{base}.{a.name}" for a in node.names)
+        elif isinstance(node, ast.If):  # `if TYPE_CHECKING:` imports never run
+            continue
+    return out
+
+
+def test_python_modules_form_no_import_loop() -> None:
+    modules = {}
+    for pkg in ("wasmrt", "python_ref", "kernels_wasm"):
+        for p in (ROOT / pkg).rglob("*.py"):
+            if "_fb" in p.parts:
+                continue
+            name = ".".join(p.relative_to(ROOT).with_suffix("").parts).removesuffix(".__init__")
+            modules[name] = p
+    graph = {name: {m for m in _module_imports(p, ROOT) if m in modules and m != name}
+             for name, p in modules.items()}
+    cycle = _find_cycle(graph)
+    assert cycle is None, "modules import each other in a loop: " + " -> ".join(cycle)
+
+
+# -- adding a dtype variant of an op, as the engine README says ---------------------------------------------------
+
+NEG_I32 = """/* NEG on int32: a dtype variant added the README's way (one function set, one table entry). */
+#include "engine.h"
+
+static int plan_neg_i32(wrt_model* m, wrt_op* op, wrt_cost* c) {
+  c->work += WORK_VEC * m->t[op->out].count;
+  return WRT_OK;
+}
+
+static int run_neg_i32(wrt_model* m, wrt_op* op) {
+  const int32_t* x = (const int32_t*)m->t[op->in[0]].data;
+  int32_t* y = (int32_t*)m->t[op->out].data;
+  for (uint64_t i = 0; i < m->t[op->out].count; i++) y[i] = (int32_t)(0u - (uint32_t)x[i]);
+  return WRT_OK;
+}
+
+static const char* kernel_neg_i32(const wrt_op* op) {
+  (void)op;
+  return "neg int32";
+}
+
+const wrt_op_impl NEG_I32 = {plan_neg_i32, 0, run_neg_i32, kernel_neg_i32};
+"""
+
+
+def _int32_model(op: str) -> bytes:
+    g = Graph()
+    x = g.add_input("x", (5,), np.int32)
+    (y,) = g.add_node(op, [x], name=op.lower(), outputs=["y"])
+    g.outputs.append(y)
+    return convert(g).data
+
+
+def test_new_dtype_variant_through_the_op_table(tmp_path: Path) -> None:
+    cc = shutil.which("gcc") or shutil.which("clang-19")
+    if cc is None:
+        pytest.skip("no C compiler (gcc or clang-19)")
+    kw = tmp_path / "kernels_wasm"
+    shutil.copytree(ENGINE, kw / "engine", ignore=shutil.ignore_patterns("*.md"))
+    shutil.copytree(build.INCLUDE, kw / "include")
+    shutil.copytree(build.GENERATED, kw / "generated")
+    engine = kw / "engine"
+    (engine / "neg_i32.c").write_text(NEG_I32)
+    header = (engine / "engine.h").read_text()
+    (engine / "engine.h").write_text(header.replace("const wrt_target* pick_target(void);",
+                                                    "extern const wrt_op_impl NEG_I32;\n"
+                                                    "const wrt_target* pick_target(void);"))
+    ops = (engine / "ops.c").read_text()
+    row = "    [OP_NEG] = F32(ELTWISE),"
+    assert row in ops, "the op table changed shape: update this test and the engine README together"
+    variant = "    [OP_NEG] = {[WRT_DC_F32] = &ELTWISE, [WRT_DC_OTHER] = &NEG_I32},"
+    (engine / "ops.c").write_text(ops.replace(row, variant))
+    driver = tmp_path / "wrt_driver"
+    r = subprocess.run([cc, *build.CFLAGS[:1], "-O1", *build.CFLAGS[2:], "-I", str(kw / "include"),
+                        *map(str, sorted(engine.glob("*.c"))), str(kw / "generated" / "scalar.c"),
+                        str(engine / "test" / "driver.c"), "-o", str(driver), "-lm"], capture_output=True, text=True)
+    assert r.returncode == 0, r.stderr
+
+    (tmp_path / "neg.wrt").write_bytes(_int32_model("NEG"))
+    (tmp_path / "abs.wrt").write_bytes(_int32_model("ABS"))
+    x = np.array([3, -7, 0, 2**31 - 1, -(2**31)], np.int32)
+    (tmp_path / "x.bin").write_bytes(x.tobytes())
+    run = subprocess.run([str(driver), "run", str(tmp_path / "neg.wrt"), str(tmp_path), str(tmp_path / "x.bin")],
+                         capture_output=True, text=True)
+    assert run.returncode == 0, run.stderr
+    y = np.frombuffer((tmp_path / "out0.bin").read_bytes(), np.int32)
+    assert y.tolist() == [-3, 7, 0, -(2**31 - 1), -(2**31)]  # dispatched to the new variant (wrapping as numpy)
+    check = subprocess.run([str(driver), "check", str(tmp_path / "abs.wrt")], capture_output=True, text=True)
+    assert check.stdout.strip() == ("2\toperator 0 (ABS 'abs'): int32 inputs are not supported by the C engine "
+                                    "(ABS has no int32 variant)")
