@@ -15,7 +15,6 @@ import numpy as np
 from wasmrt.bench.prepare import Prepared
 from wasmrt.errors import WasmrtError
 
-ROOT = Path(__file__).resolve().parent.parent.parent
 Outputs = list[np.ndarray]
 
 

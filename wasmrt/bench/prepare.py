@@ -13,12 +13,12 @@ from pathlib import Path
 
 import numpy as np
 
+from wasmrt import paths
 from wasmrt.errors import InputError
 from wasmrt.export.common import ExportError, load_optimized, random_feeds, run_reference
 from wasmrt.ir import Graph
 
-ROOT = Path(__file__).resolve().parent.parent.parent
-WORK = ROOT / "build" / "bench"
+WORK = paths.work_dir() / "bench"
 
 
 @dataclass

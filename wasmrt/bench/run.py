@@ -38,7 +38,8 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--profile", action="store_true", help="per-op time and GFLOP/s, native and wasm side by side")
     p.add_argument("--baseline", metavar="DIR", help="also run an earlier build, interleaved with this one: a folder "
                                                      "with its libwasmrt.so and wasmrt-<variant>.wasm files")
-    p.add_argument("-o", "--output", help="JSON path (default build/bench/<timestamp>.json; the chart goes next to it)")
+    p.add_argument("-o", "--output", help="JSON path (default build/bench/<timestamp>.json in a checkout; "
+                                          "the chart goes next to it)")
     p.add_argument("--no-chart", action="store_true", help="skip the PNG chart")
 
 

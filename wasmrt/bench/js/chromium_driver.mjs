@@ -1,7 +1,7 @@
 // Chromium host of `wasmrt bench`: node chromium_driver.mjs JOB.json RESULT.json
-// Serves build/peers (/peers/), the job folder (/job/), our JS binding (/wasmrt/) and a baseline build (/baseline/)
-// cross-origin isolated
-// (COOP/COEP, so timers are precise and wasm runs as in a production page), opens bench/page.html in headless
+// Serves the peers folder this script sits in (/peers/: node_modules and this folder), the job folder (/job/), our
+// JS binding (/wasmrt/) and its wasm modules (/wasmrt/dist/), and a baseline build (/baseline/) cross-origin
+// isolated (COOP/COEP, so timers are precise and wasm runs as in a production page), opens page.html in headless
 // Chromium through playwright-core (Debian's browser, no download) and runs the job there.
 import fs from "node:fs";
 import http from "node:http";
@@ -11,8 +11,8 @@ import { chromium } from "playwright-core";
 const [jobPath, resultPath] = process.argv.slice(2);
 const job = JSON.parse(fs.readFileSync(jobPath, "utf8"));
 const here = path.dirname(new URL(import.meta.url).pathname);
-const roots = { "/peers/": path.resolve(here, ".."), "/job/": path.dirname(path.resolve(jobPath)), "/wasmrt/": job.wasmrt_root,
-  "/baseline/": job.baseline_dir };
+const roots = { "/peers/": path.resolve(here, ".."), "/job/": path.dirname(path.resolve(jobPath)),
+  "/wasmrt/dist/": job.wasmrt_wasm_dir, "/wasmrt/": job.wasmrt_root, "/baseline/": job.baseline_dir }; // first matching prefix wins
 const MIME = { ".js": "text/javascript", ".mjs": "text/javascript", ".html": "text/html", ".json": "application/json",
   ".wasm": "application/wasm", ".bin": "application/octet-stream" };
 
@@ -48,7 +48,7 @@ try {
   const page = await context.newPage();
   page.on("console", (m) => process.stderr.write(`${m.text()}\n`));
   page.on("pageerror", (e) => process.stderr.write(`pageerror: ${e.message}\n`));
-  await page.goto(`${origin}/peers/bench/page.html`);
+  await page.goto(`${origin}/peers/${path.basename(here)}/page.html`);
   await page.waitForFunction(() => typeof globalThis.runBench === "function", null, { timeout: 60000 });
   result = await page.evaluate((j) => globalThis.runBench(j), job);
   result.host.version = context.browser()?.version() ?? "";

@@ -1,5 +1,5 @@
 // Node host of `wasmrt bench`: node node_runner.mjs JOB.json RESULT.json
-// Runs from build/peers/bench/ (copied there by the Python side) so that the peers resolve from build/peers.
+// Runs from the peers folder's bench-<hash>/ (copied there by the Python side) so that the peers resolve from its node_modules.
 // Progress goes to stderr as "@progress {json}" lines, which the Python side turns into its progress bar.
 
 import fs from "node:fs";
