@@ -25,6 +25,11 @@ static const float* bias_of(wrt_model* m, const wrt_op* op) {
   return op->n_in > 2 && op->in[2] >= 0 ? (const float*)m->t[op->in[2]].file_data : 0;
 }
 
+/* the residual of a fused ADD (passes.fuse_residual_adds): same shape as the output, added before the clamp */
+static const float* residual_of(const wrt_model* m, const wrt_op* op) {
+  return op->n_in > 3 && op->in[3] >= 0 ? t_f32(m, op->in[3]) : 0;
+}
+
 static const wrt_dwconv_entry* pick_dwconv(const wrt_target* tg, size_t ks) {
   for (int i = 0; i < WRT_MAX_DWCONV; i++) {
     const wrt_dwconv_entry* e = &tg->dwconv[i];
@@ -46,6 +51,7 @@ int plan_conv(wrt_model* m, wrt_op* op, wrt_cost* c) {
   uint64_t ks = (uint64_t)p->ks, G = (uint64_t)p->groups, cg = C / G, og = CO / G;
   op->packed_in = 0x6; /* weights, bias */
   if (C + 16 > m->pad_floats) m->pad_floats = (size_t)C + 16;
+  if (op->n_in > 3 && op->in[3] >= 0) c->work += WORK_VEC * P * CO;
   p->dw = G == C && og == 1 ? pick_dwconv(m->tg, (size_t)ks) : 0;
   if (p->dw) {
     uint64_t ct = p->dw->ct;
@@ -105,11 +111,14 @@ int prepare_conv(wrt_model* m, wrt_op* op) {
 
 const char* conv_kernel(const wrt_op* op) {
   const wrt_dwconv_entry* dw = op->u.conv.dw;
+  int r = op->n_in > 3 && op->in[3] >= 0; /* "+ add": a fused residual */
   switch (op->path) {
-    case CONV_GEMM: return "gemm 1x1";
-    case CONV_IGEMM: return "igemm";
-    case CONV_DW: return dw && dw->ks ? (dw->ks == 9 ? "dwconv 3x3" : "dwconv 5x5") : "dwconv any";
-    case CONV_GROUPED: return "igemm per group";
+    case CONV_GEMM: return r ? "gemm 1x1 + add" : "gemm 1x1";
+    case CONV_IGEMM: return r ? "igemm + add" : "igemm";
+    case CONV_DW:
+      if (!dw || !dw->ks) return r ? "dwconv any + add" : "dwconv any";
+      return dw->ks == 9 ? (r ? "dwconv 3x3 + add" : "dwconv 3x3") : (r ? "dwconv 5x5 + add" : "dwconv 5x5");
+    case CONV_GROUPED: return r ? "igemm per group + add" : "igemm per group";
   }
   return "?";
 }
@@ -120,14 +129,21 @@ int run_conv(wrt_model* m, wrt_op* op) {
   float* y = t_f32(m, op->out);
   size_t P = (size_t)p->pix, C = (size_t)p->c, CO = (size_t)p->co, ks = (size_t)p->ks;
   size_t G = (size_t)p->groups, cg = C / G, og = CO / G, MR = tg->gemm_mr, NR = tg->gemm_nr;
+  /* with a residual, kernels write the plain sum and the residual add applies the clamp, each row block while
+   * it is still in cache */
+  const float* res = residual_of(m, op);
+  const wrt_clamp none = {-__builtin_inff(), __builtin_inff()}, *kc = res ? &none : &op->clamp;
   switch (op->path) {
     case CONV_GEMM:
-      run_gemm(tg, P, CO, C, t_f32(m, op->in[0]), C * sizeof(float), p->packed, y, CO * sizeof(float), &op->clamp);
+      run_gemm(tg, P, CO, C, t_f32(m, op->in[0]), C * sizeof(float), p->packed, y, CO * sizeof(float), &op->clamp,
+               res);
       return WRT_OK;
     case CONV_DW: {
       size_t rows = (size_t)(p->n * p->oh), OW = (size_t)p->ow;
-      for (size_t r = 0; r < rows; r++)
-        p->dw->fn(C, OW, ks, p->ind + r * OW * ks, p->packed, y + r * OW * CO, CO * sizeof(float), &op->clamp);
+      for (size_t r = 0; r < rows; r++) {
+        p->dw->fn(C, OW, ks, p->ind + r * OW * ks, p->packed, y + r * OW * CO, CO * sizeof(float), kc);
+        if (res) tg->vbinary[WRT_BIN_ADD](OW * CO, y + r * OW * CO, res + r * OW * CO, y + r * OW * CO, &op->clamp);
+      }
       return WRT_OK;
     }
     case CONV_IGEMM:
@@ -147,10 +163,11 @@ int run_conv(wrt_model* m, wrt_op* op) {
             size_t nc = og - n0 < NR ? og - n0 : NR;
             wrt_igemm_fn fn = gemm_panel_width(tg, nc) == NR ? tg->igemm : tg->igemm_half;
             fn(mr, nc, cg, ks, ind + p0 * ks, pk + (n0 / NR) * NR * (1 + ks * cg),
-               y + p0 * CO + g * og + n0, CO * sizeof(float), &op->clamp);
+               y + p0 * CO + g * og + n0, CO * sizeof(float), kc);
           }
         }
       }
+      if (res) tg->vbinary[WRT_BIN_ADD](P * CO, y, res, y, &op->clamp);
       return WRT_OK;
     }
   }
@@ -220,7 +237,7 @@ int run_conv_transpose(wrt_model* m, wrt_op* op) {
     const float* pk = p->packed + g * (size_t)p->gpack;
     for (size_t p0 = 0; p0 < P; p0 += chunk) {
       size_t rows = P - p0 < chunk ? P - p0 : chunk;
-      run_gemm(m->tg, rows, J, cg, x + p0 * C + g * cg, C * sizeof(float), pk, cols, J * sizeof(float), &none);
+      run_gemm(m->tg, rows, J, cg, x + p0 * C + g * cg, C * sizeof(float), pk, cols, J * sizeof(float), &none, 0);
       for (size_t r = 0; r < rows; r++) {
         size_t p = p0 + r, n = p / (H * W), ih = (p / W) % H, iw = p % W;
         for (size_t t = 0; t < ks; t++) {
