@@ -49,11 +49,17 @@ def test_bench_native_and_node_with_peers(tmp_path, small_model, capsys):
         assert "error" not in row, row
         assert set(row) >= ROW_FIELDS, row
         assert row["ok"] and row["max_rel_err"] < 1e-3, row
-        assert row["runs"] == 1 and row["median_ms"] > 0
+        assert row["runs"] == 3 and row["median_ms"] > 0  # three passes of one round
+        assert len(row["pass_median_ms"]) == 3 and len(row["pass_cpu_median_ms"]) == 3, row
     ours_native = next(r for r in doc["rows"] if r["host"] == "native" and r["ours"])
     assert ours_native["vs_native"] == pytest.approx(1.0)
+    assert doc["settings"]["passes"] == 3 and len(doc["settings"]["load_average"]) == 3
+    assert model["made_by"]["tflite"] == "the source model small.tflite"  # LiteRT runs the source file itself
+    assert model["made_by"]["onnx"].startswith("wasmrt's exporter")
     printed = capsys.readouterr().out
-    assert "median ms" in printed and "x best peer" in printed
+    assert "median ms" in printed and "x best peer" in printed and "cpu ms" in printed
+    assert "node  wasmrt-relaxed / litert.js:" in printed and "(spread " in printed
+    assert "LiteRT and LiteRT.js ran source.tflite, made by the source model small.tflite" in printed
 
 
 def test_bench_profile_lists_every_op(tmp_path, small_model, capsys):

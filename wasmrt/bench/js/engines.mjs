@@ -152,13 +152,15 @@ export async function runJob(job, libs, readBytes, progress = () => {}) {
     try {
       const e = await makeEngine(spec, libs, readBytes);
       const outputs = await e.run(inputs, job.outputs); // first run: also the output to cross-check
-      results[spec.id] = { load_ms: e.loadMs, info: e.info, outputs: outputs.map(b64), times_ms: [] };
+      results[spec.id] = { load_ms: e.loadMs, info: e.info, outputs: outputs.map(b64), times_ms: [], cpu_ms: [],
+        passes: job.passes ?? 1 };
       engines.push(e);
     } catch (err) {
       results[spec.id] = { error: String(err?.stack ?? err).slice(0, 2000) };
     }
   }
-  const total = engines.length * (job.warmup + job.rounds);
+  const passes = job.passes ?? 1;
+  const total = engines.length * (job.warmup + passes * job.rounds);
   let done = 0;
   for (let w = 0; w < job.warmup; w++) {
     for (const e of engines) {
@@ -166,12 +168,17 @@ export async function runJob(job, libs, readBytes, progress = () => {}) {
       progress({ stage: "warmup", done: ++done, total });
     }
   }
-  for (let r = 0; r < job.rounds; r++) {
+  // passes of `rounds` rounds, one after the other; libs.cpuMs (when the host has one): this thread's CPU time,
+  // which a loaded machine inflates far less than the wall clock
+  for (let r = 0; r < passes * job.rounds; r++) {
     for (let k = 0; k < engines.length; k++) {
       const e = engines[(k + r) % engines.length];
+      const c0 = libs.cpuMs ? await libs.cpuMs() : 0;
       const t0 = performance.now();
       await e.run(inputs, job.outputs);
-      results[e.id].times_ms.push(performance.now() - t0);
+      const t1 = performance.now();
+      if (libs.cpuMs) results[e.id].cpu_ms.push((await libs.cpuMs()) - c0);
+      results[e.id].times_ms.push(t1 - t0);
       progress({ stage: "round", done: ++done, total });
     }
   }

@@ -58,6 +58,9 @@ if (kinds.has("wasmrt")) {
 }
 
 const progress = (p) => process.stderr.write(`@progress ${JSON.stringify(p)}\n`);
+// CPU time of this thread (the whole process where Node has no per-thread clock): engines run single-threaded
+const cpuUsage = process.threadCpuUsage ?? process.cpuUsage;
+libs.cpuMs = () => { const u = cpuUsage(); return (u.user + u.system) / 1000; };
 const results = await runJob(job, libs, readBytes, progress);
 const host = { kind: "node", version: process.version, v8: process.versions.v8 };
 fs.writeFileSync(resultPath, JSON.stringify({ host, engines: results }));
