@@ -73,7 +73,9 @@ def test_bench_profile_lists_every_op(tmp_path, small_model, capsys):
         assert len(c["ms"]) == len(ops) and all(t >= 0 for t in c["ms"])
         assert 0.5 * c["whole_ms"] <= sum(c["ms"]) <= 1.5 * c["whole_ms"] + 0.05
     convs = [k for k, o in enumerate(ops) if o["macs"] > 0]
-    assert convs and all(cols["native"]["ms"][k] > 0 and cols["node-simd"]["ms"][k] > 0 for k in convs)
+    assert convs and all(cols["native"]["ms"][k] > 0 for k in convs)
+    # Node's clock is its thread's CPU time less what one reading costs: an op of a few us may come out as 0
+    assert sum(cols["node-simd"]["ms"][k] for k in convs) > 0
     assert all(ops[k]["kernel"]["native"] for k in convs)
     out = capsys.readouterr().out
     assert "by op type" in out and "by op kind" in out and "x nat" in out
