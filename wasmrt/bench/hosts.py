@@ -25,7 +25,7 @@ WASM_PEERS = (  # (id, kind, model file key, variant)
 
 
 def job_for(prep: Prepared, host: str, variants: list[str], peers: bool, warmup: int, rounds: int,
-            profile_runs: int = 0, baseline: Path | None = None) -> dict:
+            profile_runs: int = 0, baseline: Path | None = None, passes: int = 1) -> dict:
     engines = [{"id": f"wasmrt-{v}", "kind": "wasmrt", "variant": v, "model": "model.wrt"} for v in variants]
     if baseline is not None:  # the same variants from an earlier build, interleaved with the current one
         where = "/baseline/" if host == "chromium" else str(baseline)
@@ -38,6 +38,7 @@ def job_for(prep: Prepared, host: str, variants: list[str], peers: bool, warmup:
                 continue
             engines.append({"id": eid, "kind": kind, "variant": variant, "model": str(Path(f).relative_to(prep.dir))})
     job = {"inputs": prep.inputs, "outputs": prep.outputs, "engines": engines, "warmup": warmup, "rounds": rounds,
+           "passes": passes,
            "wasmrt_root": str(paths.js_bindings()), "profile_runs": profile_runs}
     if variants:
         job["wasmrt_module"] = str(paths.js_bindings() / "src" / "index.js")
@@ -50,11 +51,12 @@ def job_for(prep: Prepared, host: str, variants: list[str], peers: bool, warmup:
 
 def run_wasm_host(prep: Prepared, host: str, variants: list[str], peers: bool, warmup: int, rounds: int,
                   progress: Callable[[int, int], None], log: Callable[[str], None],
-                  profile_runs: int = 0, baseline: Path | None = None) -> tuple[dict, dict, list[str]]:
+                  profile_runs: int = 0, baseline: Path | None = None,
+                  passes: int = 1) -> tuple[dict, dict, list[str]]:
     """({engine id: result}, host info, notes) for host "node" or "chromium"; with profile_runs, our engines also
     return per-op samples of that many in-graph runs (engines.mjs profileOps)."""
     bench_js = peer_setup.ensure_npm_peers(log, peers)
-    job = job_for(prep, host, variants, peers, warmup, rounds, profile_runs, baseline)
+    job = job_for(prep, host, variants, peers, warmup, rounds, profile_runs, baseline, passes)
     tag = f"{host}-profile" if profile_runs else host
     job_path = prep.dir / f"job-{tag}.json"
     result_path = prep.dir / f"result-{tag}.json"

@@ -123,3 +123,47 @@ def chromium_path() -> str:
         if p:
             return p
     raise WasmrtError("Chromium is needed for the chromium host (apt install chromium)")
+
+
+TOOLCHAIN_VENV = PEERS_DIR / "toolchain-venv"
+TOOLCHAIN_SCRIPT = Path(__file__).with_name("toolchain_export.py")
+
+
+def ensure_toolchain(log: Log) -> Path:
+    """The Python of build/peers/toolchain-venv: torch + litert-torch + onnx, pinned in peers.json (installed once;
+    kept out of the project's own environment, whose dependencies it would otherwise pull in)."""
+    specs = manifest()["toolchain"]
+    py = TOOLCHAIN_VENV / "bin" / "python"
+    stamp_file = TOOLCHAIN_VENV / ".wasmrt-stamp"
+    stamp = _npm_stamp({s: "" for s in specs})
+    if py.is_file() and stamp_file.is_file() and stamp_file.read_text() == stamp:
+        return py
+    log(f"installing the peers' toolchains into {TOOLCHAIN_VENV.relative_to(ROOT)}: {' '.join(specs)} (pip, once)")
+    if not py.is_file():
+        r = subprocess.run([sys.executable, "-m", "venv", str(TOOLCHAIN_VENV)], capture_output=True, text=True)
+        if r.returncode != 0:
+            raise WasmrtError(f"cannot create {TOOLCHAIN_VENV}: {r.stderr.strip()[-1000:]}")
+    r = subprocess.run([str(py), "-m", "pip", "install", "-q", *specs], capture_output=True, text=True)
+    if r.returncode != 0:
+        raise WasmrtError(f"pip install {' '.join(specs)} failed:\n{r.stderr.strip()[-2000:]}")
+    stamp_file.write_text(stamp)
+    return py
+
+
+def toolchain_files(source: Path, log: Log) -> dict:
+    """{"tflite", "onnx", "versions", ...}: the source model's PyTorch module converted by litert-torch and
+    exported by torch.onnx (toolchain_export.py), cached by the source's content."""
+    digest = hashlib.sha256(source.read_bytes() + TOOLCHAIN_SCRIPT.read_bytes()).hexdigest()[:16]
+    out = PEERS_DIR / "toolchain" / f"{source.stem}-{digest}"
+    done = out / "result.json"
+    if done.is_file():
+        return json.loads(done.read_text())
+    py = ensure_toolchain(log)
+    log(f"{source.name}: the peers' toolchains (litert-torch, torch.onnx.export) on its PyTorch module")
+    # -P: the script's folder (wasmrt/bench, with its own profile.py) must not shadow the standard library
+    r = subprocess.run([str(py), "-P", str(TOOLCHAIN_SCRIPT), str(source), str(out)], capture_output=True, text=True)
+    if r.returncode != 0:
+        raise WasmrtError(f"the peers' toolchains failed on {source.name}:\n{r.stderr.strip()[-1500:]}")
+    result = json.loads(r.stdout.strip().splitlines()[-1])
+    done.write_text(json.dumps(result))
+    return result
