@@ -130,15 +130,15 @@ TOOLCHAIN_SCRIPT = Path(__file__).with_name("toolchain_export.py")
 
 
 def ensure_toolchain(log: Log) -> Path:
-    """The Python of build/peers/toolchain-venv: torch + litert-torch + onnx, pinned in peers.json (installed once;
+    """The Python of <cache>/peers/toolchain-venv: torch + litert-torch + onnx, pinned in peers.json (installed once;
     kept out of the project's own environment, whose dependencies it would otherwise pull in)."""
     specs = manifest()["toolchain"]
     py = TOOLCHAIN_VENV / "bin" / "python"
     stamp_file = TOOLCHAIN_VENV / ".wasmrt-stamp"
-    stamp = _npm_stamp({s: "" for s in specs})
+    stamp = hashlib.sha256(json.dumps(sorted(specs)).encode()).hexdigest()
     if py.is_file() and stamp_file.is_file() and stamp_file.read_text() == stamp:
         return py
-    log(f"installing the peers' toolchains into {TOOLCHAIN_VENV.relative_to(ROOT)}: {' '.join(specs)} (pip, once)")
+    log(f"installing the peers' toolchains into {TOOLCHAIN_VENV}: {' '.join(specs)} (pip, once)")
     if not py.is_file():
         r = subprocess.run([sys.executable, "-m", "venv", str(TOOLCHAIN_VENV)], capture_output=True, text=True)
         if r.returncode != 0:
