@@ -120,14 +120,20 @@ def sparse_graphs() -> dict[str, tuple[Graph, dict[str, np.ndarray]]]:
     rng = np.random.default_rng(6)
     out = {}
 
-    def conv(name: str, x_shape: tuple[int, ...], w_shape: tuple[int, ...], attrs: dict, s: float = 0.6) -> None:
+    def conv(name: str, x_shape: tuple[int, ...], w_shape: tuple[int, ...], attrs: dict, s: float = 0.6,
+             residual: tuple[int, ...] | None = None) -> None:
+        """residual: the output's shape, added as CONV_2D's input r (a fused residual ADD) before the clamp"""
         g = Graph()
         x = g.add_input("x", x_shape)
         w = g.add_const("w", block_sparse(rng, w_shape, s))
         b = g.add_const("b", rng.uniform(-1, 1, w_shape[0]).astype(np.float32))
-        (y,) = g.add_node("CONV_2D", [x, w, b], {"act_min": -1.0, "act_max": 1.5, **attrs}, name="c", outputs=["y"])
+        ins = [x, w, b] + ([g.add_input("r", residual)] if residual else [])
+        (y,) = g.add_node("CONV_2D", ins, {"act_min": -1.0, "act_max": 1.5, **attrs}, name="c", outputs=["y"])
         g.outputs.append(y)
-        out[name] = (g, {"x": rng.uniform(-1, 1, x_shape).astype(np.float32)})
+        feeds = {"x": rng.uniform(-1, 1, x_shape).astype(np.float32)}
+        if residual:
+            feeds["r"] = rng.uniform(-1, 1, residual).astype(np.float32)
+        out[name] = (g, feeds)
 
     def fc(name: str, x_shape: tuple[int, ...], n: int, s: float = 0.6, bias: bool = True) -> None:
         g = Graph()
@@ -150,6 +156,9 @@ def sparse_graphs() -> dict[str, tuple[Graph, dict[str, np.ndarray]]]:
     conv("pointwise_one_pixel", (1, 1, 1, 40), (30, 1, 1, 40), {})
     conv("depthwise", (1, 6, 6, 16), (16, 3, 3, 1), {"groups": 16, "pads": (1, 1, 1, 1)})  # runs dense
     conv("grouped", (1, 6, 6, 16), (24, 3, 3, 4), {"groups": 4, "pads": (1, 1, 1, 1)})  # runs dense
+    conv("pointwise_residual", (1, 7, 9, 24), (36, 1, 1, 24), {}, residual=(1, 7, 9, 36))
+    conv("conv3x3_residual", (1, 10, 11, 12), (19, 3, 3, 12), {"pads": (1, 1, 1, 1)}, residual=(1, 10, 11, 19))
+    conv("one_pixel_residual", (1, 1, 1, 40), (30, 1, 1, 40), {}, residual=(1, 1, 1, 30))
     conv("all_zero", (1, 4, 4, 8), (12, 1, 1, 8), {}, s=1.0)
     conv("dense_as_sparse", (1, 4, 4, 8), (12, 3, 3, 8), {"pads": (1, 1, 1, 1)}, s=0.0)
     fc("fc_batch1", (1, 70), 33)

@@ -198,6 +198,7 @@ static int read_tensors(wrt_model* m, fb_buf f, size_t root, name_pool* np) {
     t->nbytes = count * t->esize;
     uint32_t buf = fb_u32(f, tt, 3, 0);
     t->arena_offset = fb_i64(f, tt, 4, -1);
+    t->quantized = fb_ref(f, tt, 5) != 0;
     size_t sp = fb_ref(f, tt, 6);
     if (sp && !buf) return rt_error(WRT_ERR_FORMAT, "tensor %u ('%s'): block-sparse, but not a constant", i, t->name);
     if (sp && t->dtype != WRT_F32 && t->dtype != WRT_F16)

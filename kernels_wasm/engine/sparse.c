@@ -46,6 +46,12 @@ static int pointwise_conv(const wrt_model* m, const wrt_op* op) {
 
 static int has_bias(const wrt_op* op) { return op->n_in > 2 && op->in[2] >= 0; }
 
+/* CONV_2D's residual r (passes.fuse_residual_adds): the kernels write the plain sum, each tile then adds r and
+ * clamps while its rows are in cache, as the dense GEMM does */
+static const float* residual_of(const wrt_model* m, const wrt_op* op) {
+  return op->type == OP_CONV_2D && op->n_in > 3 && op->in[3] >= 0 ? t_f32(m, op->in[3]) : 0;
+}
+
 /* the sparse kernels can run it (else the dense path does) */
 static int sparse_possible(const wrt_model* m, const wrt_op* op, uint64_t k) {
   const wrt_tensor* w = &m->t[op->in[1]];
@@ -85,6 +91,7 @@ int plan_sparse(wrt_model* m, wrt_op* op, wrt_cost* c) {
   if (op->type == OP_CONV_2D && !rows) c->bytes += ptr_bytes(pix * (uint64_t)p->ks) + 1; /* indirection */
   c->scratch = p->mode == SP_ONE ? (rows ? 0 : k * sizeof(float)) : p->mode == SP_ROWS ? 0 : MR * k * sizeof(float);
   c->work += sat_mul(pix, nb * 4) + (p->mode == SP_ROWS ? 0 : WORK_COPY * sat_mul(pix, k));
+  if (residual_of(m, op)) c->work += WORK_VEC * pix * n;
   return WRT_OK;
 }
 
@@ -141,13 +148,16 @@ int run_sparse(wrt_model* m, wrt_op* op) {
   size_t n = (size_t)p->n, K = (size_t)p->k, P = (size_t)p->pix, ks = (size_t)p->ks, kc = (size_t)p->kc;
   size_t MR = tg->spmm_mr, G = tg->spmm_g;
   float* scratch = m->scratch;
+  const float* res = residual_of(m, op);
+  const wrt_clamp none = {-__builtin_inff(), __builtin_inff()}, *clamp = res ? &none : &op->clamp;
   if (p->mode == SP_ONE) {
     const float* row = x;
     if (p->ind) {
       im2col(p->ind, 1, ks, kc, scratch);
       row = scratch;
     }
-    tg->spmv(n, row, p->nnz, p->offs, p->w, y, &op->clamp);
+    tg->spmv(n, row, p->nnz, p->offs, p->w, y, clamp);
+    if (res) tg->vbinary[WRT_BIN_ADD](n, y, res, y, &op->clamp);
     return WRT_OK;
   }
   const float* rows[256]; /* SP_PACKED without indirection: this tile's input rows */
@@ -157,11 +167,11 @@ int run_sparse(wrt_model* m, wrt_op* op) {
     float* out = y + p0 * n;
     switch (p->mode) {
       case SP_ROWS:
-        tg->spmm(mr, n, x + p0 * K, K * sizeof(float), p->nnz, p->offs, p->w, out, n * sizeof(float), &op->clamp);
+        tg->spmm(mr, n, x + p0 * K, K * sizeof(float), p->nnz, p->offs, p->w, out, n * sizeof(float), clamp);
         break;
       case SP_IM2COL:
         im2col(ind, mr, ks, kc, scratch);
-        tg->spmm(mr, n, scratch, K * sizeof(float), p->nnz, p->offs, p->w, out, n * sizeof(float), &op->clamp);
+        tg->spmm(mr, n, scratch, K * sizeof(float), p->nnz, p->offs, p->w, out, n * sizeof(float), clamp);
         break;
       default: /* SP_PACKED */
         if (!ind) {
@@ -169,9 +179,10 @@ int run_sparse(wrt_model* m, wrt_op* op) {
           ind = rows;
         }
         tg->sppack(mr, kc, ks, ind, scratch);
-        tg->spmm(mr, n, scratch, G * sizeof(float), p->nnz, p->offs, p->w, out, n * sizeof(float), &op->clamp);
+        tg->spmm(mr, n, scratch, G * sizeof(float), p->nnz, p->offs, p->w, out, n * sizeof(float), clamp);
         break;
     }
+    if (res) tg->vbinary[WRT_BIN_ADD](mr * n, out, res + p0 * n, out, &op->clamp);
   }
   return WRT_OK;
 }

@@ -126,7 +126,7 @@ class Quad:
                     f"if ({n} & 1) vst1_lane_f32(tp, th, 0);"]
         return [f"float* tp = {p};", f"v128_t tv = {v};",
                 f"if ({n} & 2) {{ wasm_v128_store64_lane(tp, tv, 0); "
-                "tv = wasm_i64x2_shuffle(tv, tv, 1, 1); tp += 2; }}",
+                f"tv = wasm_i64x2_shuffle(tv, tv, 1, 1); tp += 2; }}",
                 f"if ({n} & 1) wasm_v128_store32_lane(tp, tv, 0);"]
 
 
