@@ -68,7 +68,7 @@ def run(args: argparse.Namespace) -> int:
     if rounds < 1 or warmup < 0 or passes < 1:
         raise InputError("--rounds and --passes must be >= 1 and --warmup >= 0")
     if args.sparsity_sweep:
-        return _sweep(args, hosts, variants, rounds, warmup)
+        return _sweep(args, hosts, variants, rounds, warmup, passes)
     if args.sparsities:
         raise InputError("--sparsities applies to --sparsity-sweep")
     models = args.models or list(DEFAULT_MODELS)
@@ -150,14 +150,15 @@ def run(args: argparse.Namespace) -> int:
     return 0
 
 
-def _sweep(args: argparse.Namespace, hosts: list[str], variants: list[str], rounds: int, warmup: int) -> int:
+def _sweep(args: argparse.Namespace, hosts: list[str], variants: list[str], rounds: int, warmup: int,
+           passes: int) -> int:
     from wasmrt.bench import report, sweep
 
     if args.peers or args.baseline:
         raise InputError("--sparsity-sweep times our engine only (no --peers, --baseline)")
     out = Path(args.output) if args.output else sweep.default_output()
     res = sweep.run_sweep(args.models, hosts, variants, warmup, rounds, sweep.parse_sparsities(args.sparsities),
-                          args.profile, out)
+                          args.profile, out, passes)
     doc = res["doc"]
     if not args.no_chart:
         chart = out.with_suffix(".png")

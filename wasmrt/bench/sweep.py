@@ -126,23 +126,25 @@ def engines_of(base: Base) -> list[tuple[str, SweepFile, str]]:
     return out
 
 
-def run_native(base: Base, warmup: int, rounds: int, bar: Progress) -> tuple[dict[str, dict], str]:
+def run_native(base: Base, warmup: int, rounds: int, passes: int, bar: Progress) -> tuple[dict[str, dict], str]:
     from wasmrt.engines import load
 
     engines = []
     for eid, f, policy in engines_of(base):
         m = load(f.path, "native", sparse=policy)
         engines.append((eid, m, m.run(base.feeds)))
-    results: dict[str, dict] = {eid: {"times_ms": [], "outputs": [out[o] for o in base.outputs]}
-                                for eid, _, out in engines}
-    total, done = len(engines) * (warmup + rounds), 0
-    for r in range(-warmup, rounds):
+    results: dict[str, dict] = {eid: {"times_ms": [], "cpu_ms": [], "passes": passes,
+                                      "outputs": [out[o] for o in base.outputs]} for eid, _, out in engines}
+    total, done = len(engines) * (warmup + passes * rounds), 0
+    for r in range(-warmup, passes * rounds):
         for k in range(len(engines)):
             eid, m, _ = engines[(k + r) % len(engines)]
-            t0 = time.perf_counter()
+            c0, t0 = time.thread_time_ns(), time.perf_counter()
             m.run(base.feeds)
+            t1, c1 = time.perf_counter(), time.thread_time_ns()
             if r >= 0:
-                results[eid]["times_ms"].append((time.perf_counter() - t0) * 1e3)
+                results[eid]["times_ms"].append((t1 - t0) * 1e3)
+                results[eid]["cpu_ms"].append((c1 - c0) / 1e6)
             done += 1
             bar.update(done, total)
     target = engines[0][1].variant
@@ -151,7 +153,7 @@ def run_native(base: Base, warmup: int, rounds: int, bar: Progress) -> tuple[dic
     return results, target
 
 
-def run_wasm(base: Base, host: str, variants: list[str], warmup: int, rounds: int, bar: Progress,
+def run_wasm(base: Base, host: str, variants: list[str], warmup: int, rounds: int, passes: int, bar: Progress,
              profile_runs: int = 0, only: list[str] | None = None) -> dict[str, dict]:
     """{f"{variant}:{engine id}": result} from one Node or Chromium run of every engine."""
     from wasmrt.bench.hosts import host_fields, run_job
@@ -161,7 +163,7 @@ def run_wasm(base: Base, host: str, variants: list[str], warmup: int, rounds: in
     engines = [{"id": f"{v}:{eid}", "kind": "wasmrt", "variant": v, "model": f.path.name, "sparse": policy}
                for v in variants for eid, f, policy in engines_of(base) if only is None or eid in only]
     job = {"inputs": inputs, "outputs": base.outputs, "engines": engines, "warmup": warmup, "rounds": rounds,
-           "profile_runs": profile_runs, **host_fields(host, True)}
+           "passes": passes, "profile_runs": profile_runs, **host_fields(host, True)}
     results, _, notes = run_job(job, base.folder, host, f"sweep-{host}{'-profile' if profile_runs else ''}",
                                 bar.update, bar.log)
     for n in notes:
@@ -183,15 +185,28 @@ def summarize(base: Base, column: str, results: dict[str, dict], prefix: str = "
             continue
         err = max(max_rel_error(got, files[f.id].reference[o]) for got, o in zip(r["outputs"], base.outputs,
                                                                               strict=True))
-        t = np.asarray(r["times_ms"], np.float64)
         rows[eid] = {"sparsity": f.sparsity or 0.0, "policy": policy, "stored_sparse": f.stored_sparse,
-                     "median_ms": float(np.median(t)),
-                     "min_ms": float(t.min()), "max_rel_err": err, "ok": err <= TOLERANCE}
-    dense = rows.get("dense", {}).get("median_ms")
+                     **pass_medians(r), "max_rel_err": err, "ok": err <= TOLERANCE}
+    dense = rows.get("dense", {}).get("pass_ms")
     for r in rows.values():
-        if dense and "median_ms" in r:
-            r["speedup"] = dense / r["median_ms"]
+        if dense and "pass_ms" in r:
+            ratios = [d / x for d, x in zip(dense, r["pass_ms"], strict=True)]
+            r["pass_speedups"] = ratios
+            r["speedup"] = float(np.median(ratios))
     return {"column": column, "rows": rows, "break_even": break_even(rows)}
+
+
+def pass_medians(r: dict[str, Any]) -> dict[str, Any]:
+    """The medians of each pass (rounds are interleaved across the engines, passes follow each other), on the CPU
+    clock where the host has one (this thread's CPU time, which a loaded machine inflates far less), else the wall
+    clock; a speedup is then the median of the passes' ratios, with their spread."""
+    wall = np.asarray(r["times_ms"], np.float64)
+    cpu = np.asarray(r.get("cpu_ms") or [], np.float64)
+    clock, t = ("cpu", cpu) if len(cpu) == len(wall) and len(cpu) and cpu.min() > 0 else ("wall", wall)
+    passes = max(int(r.get("passes", 1)), 1)
+    return {"clock": clock, "median_ms": float(np.median(t)), "min_ms": float(t.min()),
+            "wall_median_ms": float(np.median(wall)),
+            "pass_ms": [float(np.median(c)) for c in np.array_split(t, passes)]}
 
 
 def break_even(rows: dict[str, Any]) -> float | None:
@@ -256,9 +271,9 @@ def table(summaries: list[dict[str, Any]], bases: list[Base]) -> str:
     for base in bases:
         cols = [s for s in summaries if s["base"] == base.name]
         ids = [eid for eid, _, _ in engines_of(base)]
-        lines.append(f"\n{base.name}: median ms (speedup over dense); 'auto' = as loaded, 'sparse' = sparse kernels "
-                     "forced")
-        lines.append(f"{'file':<14}{'bytes':>12}" + "".join(f"{c['column']:>24}" for c in cols))
+        lines.append(f"\n{base.name}: median ms, speedup over dense (median of the passes' ratios) [spread over the "
+                     "passes]; CPU clock where the host has one; 'auto' = as loaded, 'sparse' = sparse kernels forced")
+        lines.append(f"{'file':<14}{'bytes':>12}" + "".join(f"{c['column']:>32}" for c in cols))
         sizes = {f.id: f.path.stat().st_size for f in base.files}
         for eid in ids:
             fid = eid.removesuffix("-sparse")
@@ -267,13 +282,14 @@ def table(summaries: list[dict[str, Any]], bases: list[Base]) -> str:
             for c in cols:
                 r = c["rows"].get(eid, {})
                 if "median_ms" not in r:
-                    cells += f"{'FAILED' if 'error' in r else '-':>24}"
+                    cells += f"{'FAILED' if 'error' in r else '-':>32}"
                     continue
                 flag = "" if r["ok"] else " MISMATCH"
-                cells += f"{r['median_ms']:>13.3f} ({r.get('speedup', 0):5.2f}x){flag}"
+                sp = r.get("pass_speedups") or [0.0]
+                cells += f"{r['median_ms']:>11.3f} {r.get('speedup', 0):5.2f}x [{min(sp):.2f}-{max(sp):.2f}]{flag}"
             lines.append(f"{label:<14}{sizes[fid] if not eid.endswith('-sparse') else '':>12}{cells}")
         lines.append(f"{'break-even':<26}" + "".join(
-            f"{'-' if c['break_even'] is None else format(c['break_even'], '.2f'):>24}" for c in cols))
+            f"{'-' if c['break_even'] is None else format(c['break_even'], '.2f'):>32}" for c in cols))
     return "\n".join(lines)
 
 
@@ -348,7 +364,7 @@ def parse_sparsities(text: str | None) -> list[float]:
 
 
 def run_sweep(models: list[str], hosts: list[str], variants: list[str], warmup: int, rounds: int,
-              sparsities: list[float], profile: bool, out: Path) -> dict[str, Any]:
+              sparsities: list[float], profile: bool, out: Path, passes: int = 1) -> dict[str, Any]:
     bar = Progress()
     root = out.with_suffix("")
     bases = build(models, sparsities, root, bar.log)
@@ -357,18 +373,18 @@ def run_sweep(models: list[str], hosts: list[str], variants: list[str], warmup: 
         for host in hosts:
             bar.stage(f"{base.name} on {host}")
             if host == "native":
-                results, target = run_native(base, warmup, rounds, bar)
+                results, target = run_native(base, warmup, rounds, passes, bar)
                 summaries.append({"base": base.name, **summarize(base, f"native {target}", results)})
                 continue
             if not variants:
                 continue
-            results = run_wasm(base, host, variants, warmup, rounds, bar)
+            results = run_wasm(base, host, variants, warmup, rounds, passes, bar)
             for v in variants:
                 summaries.append({"base": base.name, **summarize(base, f"{host} {v}", results, f"{v}:")})
     prof = profile_pruned(bases, hosts, variants, bar) if profile else None
     bar.close()
     doc = {"sparsities": sparsities, "settings": {"hosts": hosts, "variants": variants, "rounds": rounds,
-                                                  "warmup": warmup, "threads": 1},
+                                                  "passes": passes, "warmup": warmup, "threads": 1},
            "files": {b.name: {f.id: {"sparsity": f.sparsity, "bytes": f.path.stat().st_size, "path": f.path}
                               for f in b.files} for b in bases},
            "summaries": summaries, "profile": prof}
