@@ -156,7 +156,7 @@ def _sweep(args: argparse.Namespace, hosts: list[str], variants: list[str], roun
 
     if args.peers or args.baseline:
         raise InputError("--sparsity-sweep times our engine only (no --peers, --baseline)")
-    out = Path(args.output) if args.output else sweep.default_output()
+    out = Path(args.output).resolve() if args.output else sweep.default_output()  # the hosts run elsewhere
     res = sweep.run_sweep(args.models, hosts, variants, warmup, rounds, sweep.parse_sparsities(args.sparsities),
                           args.profile, out, passes)
     doc = res["doc"]
