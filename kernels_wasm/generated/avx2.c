@@ -5419,7 +5419,7 @@ const wrt_target wrt_target_avx2 = {
   },
   .maxpool = wrt_avx2_maxpool, .avgpool = wrt_avx2_avgpool,
   .spmm_mr = 16, .spmm_g = 2,
-  .spmm_min_sparsity = 0.35f, .spmm_k_penalty = 4.0f, .spmv_min_sparsity = 0.2f,
+  .spmm_min_sparsity = 0.35f, .spmm_k_penalty = 4.0f, .spmv_min_sparsity = 0.3f,
   .spmm = wrt_avx2_spmm_16, .spmv = wrt_avx2_spmv,
   .sppack = wrt_avx2_sppack_16,
 };

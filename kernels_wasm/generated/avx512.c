@@ -4909,7 +4909,7 @@ const wrt_target wrt_target_avx512 = {
   },
   .maxpool = wrt_avx512_maxpool, .avgpool = wrt_avx512_avgpool,
   .spmm_mr = 32, .spmm_g = 4,
-  .spmm_min_sparsity = 0.52f, .spmm_k_penalty = 10.0f, .spmv_min_sparsity = 0.2f,
+  .spmm_min_sparsity = 0.52f, .spmm_k_penalty = 10.0f, .spmv_min_sparsity = 0.45f,
   .spmm = wrt_avx512_spmm_32, .spmv = wrt_avx512_spmv,
   .sppack = wrt_avx512_sppack_32,
 };
