@@ -6,6 +6,8 @@ in tests/hostile_models.py)."""
 from __future__ import annotations
 
 import ctypes
+import re
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -248,3 +250,26 @@ def test_converted_pruned_model_stores_sparse_and_agrees() -> None:
     ref = g.evaluate(feeds)["y"]
     close(Interpreter(conv.data).run(feeds)["y"], ref)
     close(load(conv.data, "native").run(feeds)["y"], ref)
+
+
+def test_sparsify_command_prunes_reports_and_runs(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    from wasmrt.bench.mobilenet_v1 import mobilenet_v1
+    from wasmrt.cli import main
+
+    dense = tmp_path / "m.wrt"
+    dense.write_bytes(convert(mobilenet_v1(size=32, classes=16)).data)
+    out = tmp_path / "s.wrt"
+    assert main(["sparsify", str(dense), "-o", str(out), "--sparsity", "0.8", "--skip", "pw13"]) == 0
+    text = capsys.readouterr().out
+    assert "kept dense: conv0, dw1" in text and "pw13" in text and "fine-tuning" in text
+    assert re.search(r"pw1 +conv 1x1 +\[64,1,1,32\] +sparse 1x4 +80\.\d%", text)
+    m = read_wrt(out.read_bytes())
+    stored = {t.name: sparse.block_sparsity(t.data) for t in m.tensors if t.sparse is not None}
+    assert len(stored) == 13 and all(s == pytest.approx(0.8, abs=0.01) for s in stored.values())  # pw1..pw12, fc
+    assert out.stat().st_size < 0.6 * dense.stat().st_size  # pw13 (4 MiB) stays dense
+    feeds = {m.tensors[m.inputs[0]].name: np.random.default_rng(12).uniform(-1, 1, (1, 32, 32, 3)).astype(np.float32)}
+    close(load(out.read_bytes(), "native").run(feeds)["logits"], Interpreter(out.read_bytes()).run(feeds)["logits"])
+    assert main(["sparsify", str(dense), "--sparsity", "1.5"]) == 2
+    assert "--sparsity must be in [0, 1), got 1.5" in capsys.readouterr().err
+    assert main(["sparsify", str(dense), "--sparsity", "0.5", "--skip", "nope"]) == 2
+    assert "--skip names no layer of the model: ['nope']" in capsys.readouterr().err

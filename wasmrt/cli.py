@@ -255,8 +255,10 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--verbose", action="store_true", help="log every request")
     p.set_defaults(fn=cmd_demo)
     from wasmrt.cli_quantize import add_parser as add_quantize
+    from wasmrt.cli_sparsify import add_parser as add_sparsify
 
     add_quantize(sub)
+    add_sparsify(sub)
     from wasmrt.bench.run import add_arguments as bench_arguments
 
     p = sub.add_parser("bench", help="time our engine natively and as wasm, optionally against the peers")
