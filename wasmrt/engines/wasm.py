@@ -143,7 +143,7 @@ class WasmModel(Model):
     engine = "wasm"
 
     def __init__(self, data: bytes, name: str = "", variant: str | None = None,
-                 instance: WasmInstance | None = None, limits: Limits = DEFAULT_LIMITS) -> None:
+                 instance: WasmInstance | None = None, limits: Limits = DEFAULT_LIMITS, threads: int = 1) -> None:
         self.wasm = instance or WasmInstance(variant or DEFAULT_VARIANT)
         self._ptr: int | None = None
         self._ptr = self.wasm.load(bytes(data), name, limits)
