@@ -9,11 +9,11 @@ const isNode = typeof process !== "undefined" && !!process.versions?.node && typ
 export function threadsUnavailable(host, variant) {
   if (host.name !== "web" && host.name !== "node") return `the ${host.name} host has no shared memory`;
   if (variant === "scalar") return "the scalar build has no threaded variant";
-  if (typeof SharedArrayBuffer === "undefined") return "SharedArrayBuffer is not available";
   if (!isNode && globalThis.crossOriginIsolated !== true) {
     return "the page is not cross-origin isolated (serve it with Cross-Origin-Opener-Policy: same-origin and " +
       "Cross-Origin-Embedder-Policy: require-corp)";
   }
+  if (typeof SharedArrayBuffer === "undefined") return "SharedArrayBuffer is not available";
   if (!isNode && typeof Worker === "undefined") return "this context cannot start Workers";
   return null;
 }
@@ -35,12 +35,14 @@ async function spawn() {
     const { Worker } = await import(/* webpackIgnore: true */ "node:worker_threads");
     const w = new Worker(url);
     w.unref(); // a blocked engine thread must not keep Node alive
-    return { post: (m) => w.postMessage(m), once: (fn) => w.once("message", fn), terminate: () => w.terminate() };
+    return { post: (m) => w.postMessage(m), once: (fn) => w.once("message", fn), onError: (fn) => w.once("error", fn),
+      terminate: () => w.terminate() };
   }
   const w = new Worker(url, { type: "module" });
   return {
     post: (m) => w.postMessage(m),
     once: (fn) => w.addEventListener("message", (e) => fn(e.data), { once: true }),
+    onError: (fn) => w.addEventListener("error", (e) => fn(new Error(e.message || `cannot start ${url}`)), { once: true }),
     terminate: () => w.terminate(),
   };
 }
@@ -52,9 +54,18 @@ export async function startThreads(module, memory, exports, n) {
     const stack = exports.wrt_alloc(STACK_BYTES) >>> 0;
     if (!stack) break;
     const t = await spawn();
-    const ready = new Promise((resolve) => t.once(resolve));
+    const ready = new Promise((resolve, reject) => {
+      t.once(resolve);
+      t.onError(reject);
+    });
     t.post({ module, memory, stackTop: stack + STACK_BYTES });
-    await ready;
+    try {
+      await ready;
+    } catch (e) {
+      t.terminate();
+      threads.forEach((w) => w.terminate());
+      throw e;
+    }
     threads.push(t);
   }
   return threads;
