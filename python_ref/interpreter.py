@@ -73,7 +73,9 @@ class Interpreter:
             if all(0 in tensors[i].shape for i in op.outputs):  # nothing to compute (engines skip these ops too)
                 results = [np.zeros(tensors[i].shape, tensors[i].dtype) for i in op.outputs]
             else:
-                results = ops.run(op.op, [get(i) for i in op.inputs], op.attrs)
+                quant = ([tensors[i].quant if i >= 0 else None for i in op.inputs],
+                         [tensors[i].quant for i in op.outputs])
+                results = ops.run(op.op, [get(i) for i in op.inputs], op.attrs, quant)
             for i, r in zip(op.outputs, results, strict=True):
                 spec = tensors[i]
                 if r.shape != spec.shape:

@@ -47,9 +47,12 @@ enum {
   OP_RESIZE = 55,
   OP_DEPTH_TO_SPACE = 56,
   OP_GATHER = 57,
-  OP_MAX_CODE = 58 /* one past the largest op code */
+  OP_QUANTIZE = 100,
+  OP_DEQUANTIZE = 101,
+  OP_LOOKUP = 102,
+  OP_MAX_CODE = 103 /* one past the largest op code */
 };
-#define WRT_NUM_OPS 37
+#define WRT_NUM_OPS 40
 
 /* union Options type ids, in schema declaration order */
 enum {
@@ -72,7 +75,8 @@ enum {
   OPTIONS_ResizeOptions = 16,
   OPTIONS_DepthToSpaceOptions = 17,
   OPTIONS_GatherOptions = 18,
-  OPTIONS_COUNT = 19
+  OPTIONS_QuantizeOptions = 19,
+  OPTIONS_COUNT = 20
 };
 
 /* attribute names of every options table */
@@ -106,7 +110,8 @@ enum {
   ATTR_coord = 26,
   ATTR_nearest = 27,
   ATTR_block = 28,
-  WRT_NUM_ATTRS = 29
+  ATTR_dtype = 29,
+  WRT_NUM_ATTRS = 30
 };
 
 /* enums of attributes */
@@ -116,13 +121,15 @@ enum {
   WRT_ENUM_CoordMode = 2,
   WRT_ENUM_NearestMode = 3,
   WRT_ENUM_DepthToSpaceMode = 4,
-  WRT_NUM_ENUMS = 5
+  WRT_ENUM_QuantType = 5,
+  WRT_NUM_ENUMS = 6
 };
 enum { WRT_PadMode_CONSTANT = 0, WRT_PadMode_REFLECT = 1, WRT_PadMode_EDGE = 2 };
 enum { WRT_ResizeMode_NEAREST = 0, WRT_ResizeMode_BILINEAR = 1 };
 enum { WRT_CoordMode_HALF_PIXEL = 0, WRT_CoordMode_ALIGN_CORNERS = 1, WRT_CoordMode_ASYMMETRIC = 2, WRT_CoordMode_PYTORCH_HALF_PIXEL = 3, WRT_CoordMode_TF_HALF_PIXEL_FOR_NN = 4 };
 enum { WRT_NearestMode_ROUND_PREFER_FLOOR = 0, WRT_NearestMode_ROUND_PREFER_CEIL = 1, WRT_NearestMode_FLOOR = 2, WRT_NearestMode_CEIL = 3 };
 enum { WRT_DepthToSpaceMode_DCR = 0, WRT_DepthToSpaceMode_CRD = 1 };
+enum { WRT_QuantType_INT8 = 0, WRT_QuantType_UINT8 = 1 };
 
 typedef enum { WRT_ATTR_INT, WRT_ATTR_FLOAT, WRT_ATTR_BOOL, WRT_ATTR_INTS, WRT_ATTR_FLOATS, WRT_ATTR_ENUM } wrt_attr_kind;
 
@@ -169,7 +176,7 @@ const wrt_opdef* wrt_opdef_of(int code);                /* NULL for unknown code
 
 #ifdef WRT_OPS_DEFINE_TABLES
 const wrt_opdef WRT_OPDEFS[OP_MAX_CODE] = {
-    [OP_CONV_2D] = {"CONV_2D", 1, 2, 3, 0, 1, OPTIONS_Conv2DOptions, 6},
+    [OP_CONV_2D] = {"CONV_2D", 1, 2, 4, 0, 1, OPTIONS_Conv2DOptions, 6},
     [OP_CONV_TRANSPOSE_2D] = {"CONV_TRANSPOSE_2D", 2, 2, 3, 0, 1, OPTIONS_ConvTranspose2DOptions, 6},
     [OP_FULLY_CONNECTED] = {"FULLY_CONNECTED", 3, 2, 3, 0, 1, OPTIONS_FullyConnectedOptions, 0},
     [OP_MATMUL] = {"MATMUL", 4, 2, 2, 0, 1, OPTIONS_NONE, 0},
@@ -197,7 +204,7 @@ const wrt_opdef WRT_OPDEFS[OP_MAX_CODE] = {
     [OP_MEAN] = {"MEAN", 42, 1, 1, 0, 1, OPTIONS_ReduceOptions, 0},
     [OP_REDUCE_MAX] = {"REDUCE_MAX", 43, 1, 1, 0, 1, OPTIONS_ReduceOptions, 0},
     [OP_REDUCE_SUM] = {"REDUCE_SUM", 44, 1, 1, 0, 1, OPTIONS_ReduceOptions, 0},
-    [OP_SOFTMAX] = {"SOFTMAX", 45, 1, 1, 0, 1, OPTIONS_SoftmaxOptions, 0},
+    [OP_SOFTMAX] = {"SOFTMAX", 45, 1, 2, 0, 1, OPTIONS_SoftmaxOptions, 2},
     [OP_RESHAPE] = {"RESHAPE", 50, 1, 1, 0, 1, OPTIONS_ReshapeOptions, 0},
     [OP_TRANSPOSE] = {"TRANSPOSE", 51, 1, 1, 0, 1, OPTIONS_TransposeOptions, 0},
     [OP_CONCATENATION] = {"CONCATENATION", 52, 1, 1, 1, 1, OPTIONS_ConcatenationOptions, 0},
@@ -206,6 +213,9 @@ const wrt_opdef WRT_OPDEFS[OP_MAX_CODE] = {
     [OP_RESIZE] = {"RESIZE", 55, 1, 1, 0, 1, OPTIONS_ResizeOptions, 0},
     [OP_DEPTH_TO_SPACE] = {"DEPTH_TO_SPACE", 56, 1, 1, 0, 1, OPTIONS_DepthToSpaceOptions, 0},
     [OP_GATHER] = {"GATHER", 57, 2, 2, 0, 1, OPTIONS_GatherOptions, 0},
+    [OP_QUANTIZE] = {"QUANTIZE", 100, 1, 1, 0, 1, OPTIONS_QuantizeOptions, 0},
+    [OP_DEQUANTIZE] = {"DEQUANTIZE", 101, 1, 1, 0, 1, OPTIONS_NONE, 0},
+    [OP_LOOKUP] = {"LOOKUP", 102, 2, 2, 0, 1, OPTIONS_NONE, 2},
 };
 static const int32_t wrt_def_Conv2DOptions_strides[2] = {1, 1};
 static const int32_t wrt_def_Conv2DOptions_dilations[2] = {1, 1};
@@ -308,6 +318,9 @@ static const wrt_fielddef wrt_fields_DepthToSpaceOptions[2] = {
 static const wrt_fielddef wrt_fields_GatherOptions[1] = {
     {"axis", ATTR_axis, 0, WRT_ATTR_INT, 4, -1, 0, 0.0f, 0, 0, 0},
 };
+static const wrt_fielddef wrt_fields_QuantizeOptions[1] = {
+    {"dtype", ATTR_dtype, 0, WRT_ATTR_ENUM, 1, WRT_ENUM_QuantType, 0, 0.0f, 0, 0, 0},
+};
 const wrt_optionsdef WRT_OPTIONS[OPTIONS_COUNT] = {
     [OPTIONS_NONE] = {"NONE", 0, 0},
     [OPTIONS_Conv2DOptions] = {"Conv2DOptions", 6, wrt_fields_Conv2DOptions},
@@ -328,6 +341,7 @@ const wrt_optionsdef WRT_OPTIONS[OPTIONS_COUNT] = {
     [OPTIONS_ResizeOptions] = {"ResizeOptions", 5, wrt_fields_ResizeOptions},
     [OPTIONS_DepthToSpaceOptions] = {"DepthToSpaceOptions", 2, wrt_fields_DepthToSpaceOptions},
     [OPTIONS_GatherOptions] = {"GatherOptions", 1, wrt_fields_GatherOptions},
+    [OPTIONS_QuantizeOptions] = {"QuantizeOptions", 1, wrt_fields_QuantizeOptions},
 };
 const wrt_enumdef WRT_ENUMS[WRT_NUM_ENUMS] = {
     [WRT_ENUM_PadMode] = {"PadMode", 0, 2},
@@ -335,6 +349,7 @@ const wrt_enumdef WRT_ENUMS[WRT_NUM_ENUMS] = {
     [WRT_ENUM_CoordMode] = {"CoordMode", 0, 4},
     [WRT_ENUM_NearestMode] = {"NearestMode", 0, 3},
     [WRT_ENUM_DepthToSpaceMode] = {"DepthToSpaceMode", 0, 1},
+    [WRT_ENUM_QuantType] = {"QuantType", 0, 1},
 };
 #endif /* WRT_OPS_DEFINE_TABLES */
 
