@@ -72,3 +72,16 @@ test("the Worker API runs threads too", async () => {
   checkOutputs(assert, "face_landmark", await m.run(feeds("face_landmark")), "worker, 2 threads");
   rt.terminate();
 });
+
+test("the threaded build's 2 GiB shared memory: a model beyond it is an OutOfMemoryError, the runtime goes on", async () => {
+  const rt = await wasmrt.init({ variant: THREADED[0], threads: 2 });
+  assert.equal(rt.threads, 2, rt.reason);
+  const big = await rt.load(manifest.bad_models.arena_1_9g, { maxMemory: 3e9 });
+  await assert.rejects(rt.load(manifest.bad_models.arena_1_9g, { maxMemory: 3e9 }), (e) =>
+    e instanceof wasmrt.OutOfMemoryError && /bytes/.test(e.message));
+  big.release();
+  const m = await rt.load(modelPath("face_detector"));
+  checkOutputs(assert, "face_detector", await m.run(feeds("face_detector")), "after the refused model");
+  m.release();
+  rt.close();
+});
