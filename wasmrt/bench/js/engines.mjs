@@ -157,7 +157,8 @@ export async function runJob(job, libs, readBytes, progress = () => {}) {
     try {
       const e = await makeEngine(spec, libs, readBytes);
       const outputs = await e.run(inputs, job.outputs); // first run: also the output to cross-check
-      results[spec.id] = { load_ms: e.loadMs, info: e.info, outputs: outputs.map(b64), times_ms: [], cpu_ms: [],
+      const info = { threads: spec.threads ?? 1, ...e.info };
+      results[spec.id] = { load_ms: e.loadMs, info, outputs: outputs.map(b64), times_ms: [], cpu_ms: [],
         passes: job.passes ?? 1 };
       // the main thread's CPU time says nothing about a run spread over threads: wall clock only for those
       e.single = (spec.threads ?? 1) === 1;
