@@ -273,3 +273,33 @@ def test_sparsify_command_prunes_reports_and_runs(tmp_path: Path, capsys: pytest
     assert "--sparsity must be in [0, 1), got 1.5" in capsys.readouterr().err
     assert main(["sparsify", str(dense), "--sparsity", "0.5", "--skip", "nope"]) == 2
     assert "--skip names no layer of the model: ['nope']" in capsys.readouterr().err
+
+
+@pytest.mark.parametrize(("engine", "variant"), [("native", "scalar"), ("native", "avx2"), ("native", "avx512"),
+                                                 ("wasm", "simd"), ("wasm", "relaxed")])
+def test_sparse_kernels_give_the_same_bytes_on_any_thread_count(engine: str, variant: str) -> None:
+    """Layers big enough to run in parallel tasks: rows read in place (tiles as tasks), gathered 3x3 and one-pixel
+    layers (one thread), a fused residual; sparse forced."""
+    rng = np.random.default_rng(13)
+    g = Graph()
+    x = g.add_input("x", (1, 40, 40, 64))
+    (a,) = g.add_node("CONV_2D", [x, g.add_const("w1", block_sparse(rng, (64, 1, 1, 64), 0.6))],
+                      {"act_min": 0.0, "act_max": 6.0}, name="pw")
+    (b,) = g.add_node("CONV_2D", [a, g.add_const("w2", block_sparse(rng, (64, 3, 3, 64), 0.7)), None, x],
+                      {"pads": (1, 1, 1, 1)}, name="conv3x3")
+    (c,) = g.add_node("MEAN", [b], {"axes": (1, 2), "keepdims": False}, name="pool")
+    (y,) = g.add_node("FULLY_CONNECTED", [c, g.add_const("w3", block_sparse(rng, (100, 64), 0.5))], name="fc",
+                      outputs=["y"])
+    g.outputs.append(y)
+    data = write_wrt(g, plan_memory(g), "fp32", {"w1", "w2", "w3"})
+    feeds = {"x": rng.uniform(-1, 1, (1, 40, 40, 64)).astype(np.float32)}
+    one = engine_model(data, engine, variant)  # skips a target this host lacks
+    one.release()
+    one = load(data, engine, variant, sparse="always")
+    want = one.run(feeds)["y"]
+    close(want, Interpreter(data).run(feeds)["y"])
+    for n in (2, 3) if engine == "native" else (2,):
+        m = load(data, engine, variant, sparse="always", threads=n)
+        assert m.threads == n
+        assert m.run(feeds)["y"].tobytes() == want.tobytes(), f"{n} threads"
+        m.release()

@@ -10,6 +10,10 @@
  *   SP_IM2COL  gathered into scratch [mr][K] through the indirection buffer (G = 1; other convolutions)
  *   SP_PACKED  transposed into scratch [K][MR] by the target's sppack (G > 1: AVX2, AVX-512)
  *   SP_ONE     one output pixel (batch-1 FULLY_CONNECTED, 1x1 outputs): spmv on the row, gathered if need be
+ *
+ * Threads: SP_ROWS runs its tiles as parallel tasks (whole tiles of MR pixels, each computed as on one thread, so
+ * the bytes are the same for any thread count); the other modes gather each tile into the one shared scratch and
+ * stay on one thread.
  */
 #include "engine.h"
 
@@ -140,6 +144,29 @@ static void im2col(const float* const* ind, size_t mr, size_t ks, size_t kc, flo
     for (size_t t = 0; t < ks; t++) rt_copy(out + (i * ks + t) * kc, ind[t * mr + i], kc * sizeof(float));
 }
 
+typedef struct {
+  const wrt_model* m;
+  const wrt_op* op;
+  const float* x;
+  const float* res;
+  const wrt_clamp* clamp;
+  float* y;
+} rows_job;
+
+/* SP_ROWS tiles [t0, t1): input rows read in place */
+static void sparse_rows(void* ctx, size_t t0, size_t t1) {
+  const rows_job* j = ctx;
+  const wrt_sparse_plan* p = &j->op->u.sparse;
+  const wrt_target* tg = j->m->tg;
+  size_t n = (size_t)p->n, K = (size_t)p->k, P = (size_t)p->pix, MR = tg->spmm_mr;
+  for (size_t t = t0; t < t1; t++) {
+    size_t p0 = t * MR, mr = P - p0 < MR ? P - p0 : MR;
+    float* out = j->y + p0 * n;
+    tg->spmm(mr, n, j->x + p0 * K, K * sizeof(float), p->nnz, p->offs, p->w, out, n * sizeof(float), j->clamp);
+    if (j->res) tg->vbinary[WRT_BIN_ADD](mr * n, out, j->res + p0 * n, out, &j->op->clamp);
+  }
+}
+
 int run_sparse(wrt_model* m, wrt_op* op) {
   const wrt_sparse_plan* p = &op->u.sparse;
   const wrt_target* tg = m->tg;
@@ -160,15 +187,17 @@ int run_sparse(wrt_model* m, wrt_op* op) {
     if (res) tg->vbinary[WRT_BIN_ADD](n, y, res, y, &op->clamp);
     return WRT_OK;
   }
+  if (p->mode == SP_ROWS) {
+    rows_job j = {m, op, x, res, clamp, y};
+    op_parallel_rows(m, op, (P + MR - 1) / MR, sparse_rows, &j);
+    return WRT_OK;
+  }
   const float* rows[256]; /* SP_PACKED without indirection: this tile's input rows */
   for (size_t p0 = 0; p0 < P; p0 += MR) {
     size_t mr = P - p0 < MR ? P - p0 : MR;
     const float* const* ind = p->ind ? p->ind + p0 * ks : 0;
     float* out = y + p0 * n;
     switch (p->mode) {
-      case SP_ROWS:
-        tg->spmm(mr, n, x + p0 * K, K * sizeof(float), p->nnz, p->offs, p->w, out, n * sizeof(float), clamp);
-        break;
       case SP_IM2COL:
         im2col(ind, mr, ks, kc, scratch);
         tg->spmm(mr, n, scratch, K * sizeof(float), p->nnz, p->offs, p->w, out, n * sizeof(float), clamp);

@@ -53,6 +53,7 @@ def _declare(lib: ctypes.CDLL) -> None:
         "wrt_memory_size": (c.c_size_t, [c.c_void_p]),
         "wrt_work_estimate": (c.c_double, [c.c_void_p]),
         "wrt_set_sparse_policy": (c.c_int, [c.c_int]),
+        "wrt_set_threads": (c.c_int, [c.c_void_p, c.c_int]),
     }
     for name, (res, args) in sig.items():
         fn = getattr(lib, name)
@@ -81,7 +82,7 @@ class NativeModel(Model):
     engine = "native"
 
     def __init__(self, data: bytes, name: str = "", variant: str | None = None,
-                 limits: Limits = DEFAULT_LIMITS, sparse: str = "auto") -> None:
+                 limits: Limits = DEFAULT_LIMITS, threads: int = 1, sparse: str = "auto") -> None:
         lib = library()
         policy = sparse_policy(sparse)
         self._lib = lib
@@ -117,6 +118,7 @@ class NativeModel(Model):
         self.arena_size = int(lib.wrt_arena_size(ptr))
         self.weights_size = int(lib.wrt_weights_size(ptr))
         self.memory_size = int(lib.wrt_memory_size(ptr))
+        self.threads = int(lib.wrt_set_threads(ptr, threads))
         self.work = float(lib.wrt_work_estimate(ptr))
 
     def _specs(self, which: int) -> list[TensorSpec]:
