@@ -187,10 +187,10 @@ class WasmInstance:
         """wrt_load on a copy of data in linear memory; returns the model pointer or raises the engine's error."""
         policy = sparse_policy(sparse)
         with self.lock:
-            old_policy = self.call("wrt_set_sparse_policy", policy)
             buf = self.ptr("wrt_alloc", len(data) + 8)
             if not buf:
                 raise WasmrtError(f"{name}: out of wasm memory for the {len(data):,}-byte model")
+            old_policy = self.call("wrt_set_sparse_policy", policy)
             try:
                 self.write(buf, data)
                 err_at = buf + len(data) + (-len(data) % 4)  # an int for the error code, after the bytes
