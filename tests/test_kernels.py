@@ -28,6 +28,7 @@ from kernels_wasm.gen.__main__ import GENERATED, check
 from kernels_wasm.gen.emit import half_nr
 from kernels_wasm.gen.harness import Batch, Runner
 from kernels_wasm.gen.isa import TARGETS
+from kernels_wasm.gen.kernels import sparse as sparse_kernels
 from kernels_wasm.gen.kernels.eltwise import BINARY, UNARY
 from python_ref import ops
 
@@ -63,14 +64,17 @@ def test_generated_files_are_up_to_date() -> None:
 
 def test_table_matches_generator(case: Case) -> None:
     b = Batch()
-    o = b.out(32, 0.0)
+    o = b.out(38, 0.0)  # 19 int64
     b.cmd("info", case.t, o)
-    info = case.r.run(b).i64(o, 16)
+    info = case.r.run(b).i64(o, 19)
     assert tuple(info[:2]) == case.isa.gemm_tile
     assert [tuple(info[2 + 3 * i: 5 + 3 * i]) for i in range(4)] == [
         (9, case.isa.dw_ct, 1), (25, case.isa.dw_ct, 1), (0, case.isa.dw_ct, 1), (0, 0, 0)]
     assert info[14] == (1 << (4 + len(BINARY) + len(UNARY))) - 1, "a kernel pointer is NULL"
     assert info[15] == half_nr(case.isa)
+    tile = sparse_kernels.TILES[case.isa.name]
+    assert (info[16], info[17]) == (tile.mr, sparse_kernels.groups(case.isa))
+    assert info[18] == (0b111 if info[17] > 1 else 0b011), "sparse kernels: spmm, spmv, and sppack where G > 1"
 
 
 # -- GEMM --------------------------------------------------------------------------------------------------------------

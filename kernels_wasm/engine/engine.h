@@ -235,6 +235,7 @@ int plan_data(wrt_model* m, wrt_op* op, wrt_cost* c);
 int prepare_data(wrt_model* m, wrt_op* op);
 int run_data(wrt_model* m, wrt_op* op);        /* data movement, any element size */
 int plan_sparse(wrt_model* m, wrt_op* op, wrt_cost* c); /* CONV_2D, FULLY_CONNECTED with block-sparse weights */
+#define WRT_PLAN_DENSE (-1) /* plan_sparse: below the break-even, the layer runs on the float32 implementation */
 int prepare_sparse(wrt_model* m, wrt_op* op);
 int run_sparse(wrt_model* m, wrt_op* op);
 const char* sparse_kernel(const wrt_op* op);

@@ -18,7 +18,15 @@ static const wrt_op_impl ELTWISE = IMPL(plan_elementwise, 0, run_elementwise, k_
 static const wrt_op_impl POOL = IMPL(plan_pool, prepare_pool, run_pool, k_pool);
 static const wrt_op_impl REDUCE = IMPL(plan_reduce, 0, run_reduce, k_reduce);
 static const wrt_op_impl DATA = IMPL(plan_data, prepare_data, run_data, k_copy);
-static const wrt_op_impl SPARSE = IMPL(plan_sparse, prepare_sparse, run_sparse, sparse_kernel);
+
+/* block-sparse weights: the sparse kernels, or below the target's break-even the float32 implementation */
+static int plan_sparse_or_dense(wrt_model* m, wrt_op* op, wrt_cost* c) {
+  int r = plan_sparse(m, op, c);
+  if (r != WRT_PLAN_DENSE) return r;
+  op->impl = op_impl(op->type, WRT_DC_F32);
+  return op->impl->plan(m, op, c);
+}
+static const wrt_op_impl SPARSE = IMPL(plan_sparse_or_dense, prepare_sparse, run_sparse, sparse_kernel);
 
 /* float32 only */
 #define F32(impl) {[WRT_DC_F32] = &impl}

@@ -75,11 +75,10 @@ int plan_sparse(wrt_model* m, wrt_op* op, wrt_cost* c) {
                                : m->tg->spmm_min_sparsity + m->tg->spmm_k_penalty / (double)(k ? k : 1);
   int sparse = policy != WRT_SPARSE_NEVER && sparse_possible(m, op, k) &&
                (policy == WRT_SPARSE_ALWAYS || sparsity >= break_even);
-  if (!sparse) { /* the dense implementation, over the weights expanded for its prepare */
-    op->impl = op_impl(op->type, WRT_DC_F32);
+  if (!sparse) { /* the dense implementation (ops.c), over the weights expanded for its prepare */
     op->expand_in = 0x2;
     c->bytes += w->count * sizeof(float) + 1;
-    return op->impl->plan(m, op, c);
+    return WRT_PLAN_DENSE;
   }
   uint64_t MR = m->tg->spmm_mr;
   p->n = (int64_t)n;
