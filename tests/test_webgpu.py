@@ -1,0 +1,97 @@
+"""The webgpu engine (generated WGSL on wgpu-native; here Mesa's lavapipe) vs python_ref: every single-op case of
+test_engine.py (float32 cases run and match, the others are refused at load naming the op or dtype), every bundled
+real model within 1e-4 of the output range, and the refusals users see."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from test_engine import CASES, close, converted
+from test_engine_models import converted as converted_model
+from test_engine_models import reference
+
+from python_ref.wrt_file import read_wrt
+from wasmrt import models
+from wasmrt.engines import load
+from wasmrt.engines.webgpu import available
+from wasmrt.engines.webgpu_plan import SUPPORTED, kernel_table
+from wasmrt.errors import UnsupportedOpError
+from wasmrt.ir import Graph
+
+OK, WHY = available()
+pytestmark = pytest.mark.skipif(not OK, reason=f"no WebGPU adapter here: {WHY}")
+MODEL_RTOL = 1e-4
+
+
+def _runs_on_webgpu(data: bytes) -> str | None:
+    """None when every op has a WGSL kernel and every tensor is float32, else what the engine must name."""
+    m = read_wrt(data)
+    for op in m.ops:
+        if op.op not in SUPPORTED:
+            return op.op
+        for i in [*op.inputs, *op.outputs]:
+            if i >= 0 and m.tensors[i].dtype != np.float32:
+                return str(m.tensors[i].dtype)
+    return None
+
+
+@pytest.mark.parametrize("name", sorted(CASES))
+def test_op_case(name: str) -> None:
+    data, feeds, ref = converted(name)
+    refused = _runs_on_webgpu(data)
+    if refused is not None:
+        with pytest.raises(UnsupportedOpError, match=refused):
+            load(data, "webgpu")
+        return
+    m = load(data, "webgpu")
+    got = m.run(feeds)
+    for k in ref:
+        close(got[k], ref[k])
+    got2 = m.run(feeds)  # a second run gives the same answer
+    for k in ref:
+        np.testing.assert_array_equal(got2[k], got[k])
+    m.release()
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("name", list(models.BUNDLED))
+def test_bundled_model_matches_reference(name: str) -> None:
+    feeds, ref = reference(name)
+    m = load(converted_model(name), "webgpu")
+    got = m.run(feeds)
+    for k, r in ref.items():
+        err = float(np.max(np.abs(got[k].astype(np.float64) - r)))
+        scale = float(np.max(np.abs(r)))
+        print(f"{name} {k}: max error / max|ref| = {err / max(scale, 1e-30):.2e}")
+        assert err <= MODEL_RTOL * scale, f"{name} output {k!r}: max error {err:.3g}, output range {scale:.3g}"
+    m.release()
+
+
+def test_unsupported_op_is_refused_at_load_naming_it() -> None:
+    g = Graph()
+    a = g.add_input("a", (2, 3))
+    b = g.add_input("b", (3, 4))
+    (y,) = g.add_node("MATMUL", [a, b], {}, name="mm", outputs=["y"])
+    g.outputs.append(y)
+    from wasmrt.converter import convert
+
+    with pytest.raises(UnsupportedOpError, match=r"'MATMUL' \(node 'mm'\).*no WGSL kernel"):
+        load(convert(g).data, "webgpu")
+
+
+def test_released_model_refuses_runs() -> None:
+    data, feeds, _ = converted(sorted(CASES)[0])
+    if _runs_on_webgpu(data) is not None:
+        pytest.skip("first case does not run on webgpu")
+    m = load(data, "webgpu")
+    m.release()
+    with pytest.raises(Exception, match="released"):
+        m.run(feeds)
+
+
+def test_generated_kernels_compile() -> None:
+    """Every generated kernel is valid WGSL for this device (naga + the driver), not only the ones models use."""
+    from wasmrt.engines.webgpu import pipeline
+
+    for name in kernel_table()["kernels"]:
+        assert pipeline(name) is not None
