@@ -95,3 +95,46 @@ def test_generated_kernels_compile() -> None:
 
     for name in kernel_table()["kernels"]:
         assert pipeline(name) is not None
+
+
+@pytest.mark.parametrize(("rows", "k", "n"), [(1100, 136, 200), (1030, 7, 129), (64, 2048, 1000)])
+def test_dense_layer_tiles(rows: int, k: int, n: int) -> None:
+    """FULLY_CONNECTED through each GEMM tile (the 128x128 vector tile needs >= 1024 rows and >= 128 columns),
+    with partial tiles at every edge, against python_ref."""
+    from python_ref import Interpreter
+    from wasmrt.converter import convert
+
+    rng = np.random.default_rng(3)
+    g = Graph()
+    x = g.add_input("x", (rows, k))
+    w = g.add_const("w", rng.uniform(-1, 1, (n, k)).astype(np.float32))
+    b = g.add_const("b", rng.uniform(-1, 1, (n,)).astype(np.float32))
+    (y,) = g.add_node("FULLY_CONNECTED", [x, w, b], {"act_min": -0.5, "act_max": 3.0}, name="fc", outputs=["y"])
+    g.outputs.append(y)
+    data = convert(g).data
+    feeds = {"x": rng.uniform(-1, 1, (rows, k)).astype(np.float32)}
+    m = load(data, "webgpu")
+    assert m.plan.dispatches[0].kernel.startswith("gemm_")
+    close(m.run(feeds)["y"], Interpreter(data).run(feeds)["y"])
+
+
+def test_convolution_with_residual_on_the_large_tile() -> None:
+    """A 3x3 convolution with bias, fused residual and clamp on the 128x128 im2col tile."""
+    from python_ref import Interpreter
+    from wasmrt.converter import convert
+
+    rng = np.random.default_rng(4)
+    g = Graph()
+    x = g.add_input("x", (1, 40, 36, 24))
+    r = g.add_input("r", (1, 40, 36, 160))
+    w = g.add_const("w", rng.uniform(-0.3, 0.3, (160, 3, 3, 24)).astype(np.float32))
+    b = g.add_const("b", rng.uniform(-1, 1, (160,)).astype(np.float32))
+    (y,) = g.add_node("CONV_2D", [x, w, b, r], {"pads": (1, 1, 1, 1), "act_min": 0.0, "act_max": 6.0}, name="conv",
+                      outputs=["y"])
+    g.outputs.append(y)
+    data = convert(g).data
+    feeds = {"x": rng.uniform(-1, 1, (1, 40, 36, 24)).astype(np.float32),
+             "r": rng.uniform(-2, 2, (1, 40, 36, 160)).astype(np.float32)}
+    m = load(data, "webgpu")
+    assert [d.kernel for d in m.plan.dispatches] == ["conv_128x128"]
+    close(m.run(feeds)["y"], Interpreter(data).run(feeds)["y"])

@@ -87,7 +87,7 @@ def measure(path: Path, rounds: int, passes: int, warmup: int, native: bool, log
     feeds = {s.name: rng.uniform(-1, 1, s.shape).astype(s.dtype) for s in gpu.inputs}
     engines: dict[str, Any] = {"webgpu": gpu}
     if native:
-        engines["native"] = wasmrt.load(data, engine="native")
+        engines["native"] = wasmrt.load(data, engine="native", max_work=1e13)
     first = {k: e.run(feeds) for k, e in engines.items()}
     err = None
     if "native" in first:
@@ -133,13 +133,21 @@ def measure(path: Path, rounds: int, passes: int, warmup: int, native: bool, log
         res["native_ms"] = [_stats(p) for p in times["native"]]
         res["native_variant"] = engines["native"].variant
         res["speedup_vs_native"] = [n["median"] / g for n, g in zip(res["native_ms"], e2e, strict=True)]
+    prof: dict[str, dict[str, float]] = {}
+    for _, kernel, sec in gpu.profile(feeds):
+        p = prof.setdefault(kernel, {"ms": 0.0, "dispatches": 0})
+        p["ms"] += sec * 1e3
+        p["dispatches"] += 1
+    res["profile"] = dict(sorted(prof.items(), key=lambda kv: -kv[1]["ms"]))
     for e in engines.values():
         e.release()
     spd = res.get("speedup_vs_native")
     log(f"{path.name:<32s} gpu {min(e2e):8.2f}..{max(e2e):8.2f} ms  kernel {min(kms):8.2f}..{max(kms):8.2f} ms  "
         f"{len(gpu.plan.dispatches):4d} dispatches  {flops / 1e9:7.2f} GFLOP"
         + (f"  native {min(n['median'] for n in res['native_ms']):9.1f} ms  x{min(spd):.1f}..{max(spd):.1f}"
-           if spd else ""))
+           if spd else "")
+        + "\n  GPU time by kernel (a pass per dispatch): "
+        + ", ".join(f"{k} {v['ms']:.2f} ms/{v['dispatches']}" for k, v in list(res["profile"].items())[:6]))
     return res
 
 

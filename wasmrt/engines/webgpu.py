@@ -193,6 +193,33 @@ class WebGPUModel(Model):
         self.run_seconds = time.perf_counter() - t0
         return [o.copy() for o in outs]
 
+    def profile(self, feeds: dict[str, np.ndarray]) -> list[tuple[int, str, float]]:
+        """One run with each dispatch in its own timed compute pass: [(op index, kernel, GPU seconds)]. Slower than
+        run() (a pass per dispatch); for finding where the time goes."""
+        if "timestamp-query" not in _DEVICE["features"]:
+            raise WasmrtError("profile() needs the GPU's timestamp-query feature")
+        wgpu = _wgpu()
+        arrays = self.check_feeds(feeds)
+        n = len(self._steps)
+        qs = self._dev.create_query_set(type=wgpu.QueryType.timestamp, count=2 * n)
+        qbuf = self._dev.create_buffer(size=16 * n, usage=wgpu.BufferUsage.QUERY_RESOLVE | wgpu.BufferUsage.COPY_SRC)
+        with self._lock:
+            for (off, _), a in zip(self._in, arrays, strict=True):
+                self._dev.queue.write_buffer(self._arena, off, a.tobytes())
+            enc = self._dev.create_command_encoder()
+            for k, (pipe, bg, groups) in enumerate(self._steps):
+                cp = enc.begin_compute_pass(timestamp_writes={"query_set": qs, "beginning_of_pass_write_index": 2 * k,
+                                                              "end_of_pass_write_index": 2 * k + 1})
+                cp.set_pipeline(pipe)
+                cp.set_bind_group(0, bg)
+                cp.dispatch_workgroups(*groups)
+                cp.end()
+            enc.resolve_query_set(qs, 0, 2 * n, qbuf, 0)
+            self._dev.queue.submit([enc.finish()])
+            ts = np.frombuffer(bytes(self._dev.queue.read_buffer(qbuf)), np.uint64).reshape(n, 2)
+        qbuf.destroy()
+        return [(d.op, d.kernel, float(t1 - t0) * 1e-9) for d, (t0, t1) in zip(self.plan.dispatches, ts, strict=True)]
+
     def _free(self) -> None:
         for name in ("_arena", "_consts", "_uniforms", "_readback"):
             buf = self.__dict__.pop(name, None)

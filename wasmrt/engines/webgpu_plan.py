@@ -347,6 +347,10 @@ class Planner:
         _, h, w, c = x.shape
         _, oh, ow, _ = y.shape
         (kh, kw), (sh, sw), (dh, dw), (pt, pl, pb, pr) = a["kernel"], a["strides"], a["dilations"], a["pads"]
+        if oh == ow == 1 and (kh, kw) == (h, w) and not any(a["pads"]) and a["act_min"] == -math.inf \
+                and a["act_max"] == math.inf:  # a global pool: a workgroup per output, not one invocation
+            self.reduce(k, op, (1, 2), "mean" if kind == "avg" else "max")
+            return
         extra, groups = _grid1d(math.prod(y.shape))
         p = {"x": self.operand(op.inputs[0]), "y": y.arena_offset // 4, "H": h, "W": w, "C": c, "OH": oh, "OW": ow,
              "KH": kh, "KW": kw, "sh": sh, "sw": sw, "dh": dh, "dw": dw, "pt": pt, "pl": pl, "pb": pb, "pr": pr,
@@ -360,11 +364,14 @@ class Planner:
         self._pool(k, op, "avg")
 
     def op_reduce(self, k: int, op: OpInfo) -> None:
+        x = self.t(op.inputs[0])
+        if len(x.shape) > self.rank:
+            raise self.refuse(k, op, f"rank {len(x.shape)} > {self.rank}")
+        axes = shapes.reduce_axes(shapes.full_attrs(op.op, op.attrs)["axes"], len(x.shape))
+        self.reduce(k, op, axes, REDUCE[op.op])
+
+    def reduce(self, k: int, op: OpInfo, axes: tuple[int, ...], kind: str) -> None:
         x, y = self.t(op.inputs[0]), self.t(op.outputs[0])
-        r = len(x.shape)
-        if r > self.rank:
-            raise self.refuse(k, op, f"rank {r} > {self.rank}")
-        axes = shapes.reduce_axes(shapes.full_attrs(op.op, op.attrs)["axes"], r)
         sx = _strides(x.shape)
         kept = [1 if q in axes else d for q, d in enumerate(x.shape)]
         red = [d if q in axes else 1 for q, d in enumerate(x.shape)]
@@ -373,7 +380,7 @@ class Planner:
         p = {"x": self.operand(op.inputs[0]), "y": y.arena_offset // 4, "gx": gx, "n": nout, "nred": nred,
              "scale": 1.0 / max(1, nred), **_vec("d", _pad6(kept, 1)), **_vec("ds", _pad6(sx, 0)),
              **_vec("r", _pad6(red, 1)), **_vec("rs", _pad6(sx, 0))}
-        self.add(k, f"reduce_{REDUCE[op.op]}", p, (gx, -(-nout // gx), 1))
+        self.add(k, f"reduce_{kind}", p, (gx, -(-nout // gx), 1))
 
     def op_softmax(self, k: int, op: OpInfo) -> None:
         x, y = self.t(op.inputs[0]), self.t(op.outputs[0])

@@ -340,8 +340,25 @@ def conv_transpose() -> Kernel:
 
 
 # GEMM tiles: (BM, BN, BK, TM, TN); the workgroup is (BN / TN) x (BM / TM) invocations, each computing TM x TN
-# outputs strided by the workgroup's width/height (so neighbouring invocations write neighbouring addresses).
-GEMM_TILES = {"64x64": (64, 64, 16, 4, 4), "128x128": (128, 128, 8, 8, 8), "32x32": (32, 32, 16, 2, 2)}
+# outputs. Scalar tiles (TM or TN not a multiple of 4) stride an invocation's rows/columns by the workgroup's
+# height/width; vector tiles give it groups of 4 adjacent rows/columns, strided the same way, and read workgroup memory
+# as vec4 (4 loads feed 64 multiply-adds in the 8x8 tile). Workgroup rows are padded by one vec4 against bank
+# conflicts when the loads write them.
+GEMM_TILES = {"32x32": (32, 32, 16, 2, 2), "64x64": (64, 64, 16, 4, 4), "128x128": (128, 128, 16, 8, 8)}
+
+
+def _load_a(im2col: bool) -> str:
+    if not im2col:
+        return "      v = A[P_x() + m * P_CI() + g * P_cg() + k];"
+    return """\
+      let pix = m % (P_OH() * P_OW()); let b = m / (P_OH() * P_OW());
+      let oy = pix / P_OW(); let ox = pix % P_OW();
+      let c = k % P_cg(); let t = k / P_cg(); let kx = t % P_KW(); let ky = t / P_KW();
+      let iy = i32(oy * P_sh() + ky * P_dh()) - i32(P_pt());
+      let ix = i32(ox * P_sw() + kx * P_dw()) - i32(P_pl());
+      if (iy >= 0 && iy < i32(P_H()) && ix >= 0 && ix < i32(P_W())) {
+        v = A[P_x() + ((b * P_H() + u32(iy)) * P_W() + u32(ix)) * P_CI() + g * P_cg() + c];
+      }"""
 
 
 def gemm(tile: str, im2col: bool) -> Kernel:
@@ -354,39 +371,40 @@ def gemm(tile: str, im2col: bool) -> Kernel:
     nthreads = tx * ty
     assert (bm * bk) % nthreads == 0 and (bk * bn) % nthreads == 0
     la, lb = bm * bk // nthreads, bk * bn // nthreads
-    if im2col:
-        load_a = """\
-      let pix = m % (P_OH() * P_OW()); let b = m / (P_OH() * P_OW());
-      let oy = pix / P_OW(); let ox = pix % P_OW();
-      let c = k % P_cg(); let t = k / P_cg(); let kx = t % P_KW(); let ky = t / P_KW();
-      let iy = i32(oy * P_sh() + ky * P_dh()) - i32(P_pt());
-      let ix = i32(ox * P_sw() + kx * P_dw()) - i32(P_pl());
-      if (iy >= 0 && iy < i32(P_H()) && ix >= 0 && ix < i32(P_W())) {
-        v = A[P_x() + ((b * P_H() + u32(iy)) * P_W() + u32(ix)) * P_CI() + g * P_cg() + c];
-      }"""
+    vec = tm % 4 == 0 and tn % 4 == 0
+    if vec:
+        # row r of the tile (i-th of the invocation): group i // 4 of 4 rows, 4 * ty * group + 4 * ty_id + i % 4
+        ra, rb = bm // 4 + 1, bn // 4 + 1  # vec4s per padded row of As / Bs
+        rows = [f"{(i // 4) * 4 * ty + i % 4}u + 4u * ty" for i in range(tm)]
+        cols = [f"{(j // 4) * 4 * tx + j % 4}u + 4u * tx" for j in range(tn)]
+        decl = (f"var<workgroup> As: array<vec4<f32>, {bk * ra}>;\n"
+                f"var<workgroup> Bs: array<vec4<f32>, {bk * rb}>;\n")
+        st_a = f"As[kk * {ra}u + mm / 4u][mm % 4u] = v;"
+        st_b = f"Bs[kk * {rb}u + nn / 4u][nn % 4u] = v;"
+        inner = [f"      let va{q} = As[kk * {ra}u + {q * ty}u + ty];" for q in range(tm // 4)]
+        inner += [f"      let vb{q} = Bs[kk * {rb}u + {q * tx}u + tx];" for q in range(tn // 4)]
+        inner += [f"      let a{i} = va{i // 4}[{i % 4}];" for i in range(tm)]
+        inner += [f"      let b{j} = vb{j // 4}[{j % 4}];" for j in range(tn)]
     else:
-        load_a = "      v = A[P_x() + m * P_CI() + g * P_cg() + k];"
+        rows = [f"ty + {i * ty}u" for i in range(tm)]
+        cols = [f"tx + {j * tx}u" for j in range(tn)]
+        decl = f"var<workgroup> As: array<f32, {bm * bk}>;\nvar<workgroup> Bs: array<f32, {bk * bn}>;\n"
+        st_a = f"As[kk * {bm}u + mm] = v;"
+        st_b = f"Bs[kk * {bn}u + nn] = v;"
+        inner = [f"      let a{i} = As[kk * {bm}u + {rows[i]}];" for i in range(tm)]
+        inner += [f"      let b{j} = Bs[kk * {bn}u + {cols[j]}];" for j in range(tn)]
+    inner += [f"      acc{i}_{j} = fma(a{i}, b{j}, acc{i}_{j});" for i in range(tm) for j in range(tn)]
     acc_decl = "\n".join(f"  var acc{i}_{j}: f32 = 0.0;" for i in range(tm) for j in range(tn))
-    inner = []
-    for i in range(tm):
-        inner.append(f"      let a{i} = As[kk * {bm}u + ty + {i * ty}u];")
-    for j in range(tn):
-        inner.append(f"      let b{j} = Bs[kk * {bn}u + tx + {j * tx}u];")
-    for i in range(tm):
-        for j in range(tn):
-            inner.append(f"      acc{i}_{j} = fma(a{i}, b{j}, acc{i}_{j});")
     stores = []
     for i in range(tm):
-        stores.append(f"  {{ let m = m0 + ty + {i * ty}u;\n  if (m < M) {{")
+        stores.append(f"  {{ let m = m0 + {rows[i]};\n  if (m < M) {{")
         for j in range(tn):
             ep = _epilogue(f"acc{i}_{j}", "m", "n", "g").replace("\n", "\n      ")
-            stores.append(f"    {{ let n = n0 + tx + {j * tx}u;\n    if (n < P_og()) {{\n      {ep.rstrip()}\n"
+            stores.append(f"    {{ let n = n0 + {cols[j]};\n    if (n < P_og()) {{\n      {ep.rstrip()}\n"
                           "    } }")
         stores.append("  } }")
     body = f"""\
-var<workgroup> As: array<f32, {bm * bk}>;
-var<workgroup> Bs: array<f32, {bk * bn}>;
-@compute @workgroup_size({tx}, {ty})
+{decl}@compute @workgroup_size({tx}, {ty})
 fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(local_invocation_id) lid3: vec3<u32>,
         @builtin(local_invocation_index) lid: u32) {{
   let tx = lid3.x; let ty = lid3.y;
@@ -402,9 +420,9 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(local_invocation_id) lid
       let m = m0 + mm; let k = k0 + kk;
       var v: f32 = 0.0;
       if (m < M && k < K) {{
-{load_a}
+{_load_a(im2col)}
       }}
-      As[kk * {bm}u + mm] = v;
+      {st_a}
     }}
     for (var e = 0u; e < {lb}u; e++) {{
       let f = lid + e * {nthreads}u;
@@ -412,7 +430,7 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(local_invocation_id) lid
       let k = k0 + kk; let n = n0 + nn;
       var v: f32 = 0.0;
       if (k < K && n < P_og()) {{ v = W[wg + k * P_og() + n]; }}
-      Bs[kk * {bn}u + nn] = v;
+      {st_b}
     }}
     workgroupBarrier();
     for (var kk = 0u; kk < {bk}u; kk++) {{
