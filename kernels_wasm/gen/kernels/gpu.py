@@ -394,6 +394,8 @@ def gemm(tile: str, im2col: bool) -> Kernel:
         inner = [f"      let a{i} = As[kk * {bm}u + {rows[i]}];" for i in range(tm)]
         inner += [f"      let b{j} = Bs[kk * {bn}u + {cols[j]}];" for j in range(tn)]
     inner += [f"      acc{i}_{j} = fma(a{i}, b{j}, acc{i}_{j});" for i in range(tm) for j in range(tn)]
+    # the depth loop of a tile, unrolled: constant workgroup-memory addresses, no loop counter
+    unrolled = [f"    {{ let kk = {kk}u;\n" + "\n".join(x[2:] for x in inner) + "\n    }" for kk in range(bk)]
     acc_decl = "\n".join(f"  var acc{i}_{j}: f32 = 0.0;" for i in range(tm) for j in range(tn))
     stores = []
     for i in range(tm):
@@ -433,9 +435,7 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(local_invocation_id) lid
       {st_b}
     }}
     workgroupBarrier();
-    for (var kk = 0u; kk < {bk}u; kk++) {{
-{chr(10).join(inner)}
-    }}
+{chr(10).join(unrolled)}
     workgroupBarrier();
   }}
 {chr(10).join(stores)}
