@@ -15,6 +15,7 @@ from wasmrt.errors import InputError
 
 DEFAULT_MODELS = ("mobilenet_v2", "efficientnet_lite0", "face_landmark")
 HOSTS = ("native", "node", "chromium")
+ALL_HOSTS = (*HOSTS, "webgpu")  # webgpu: the WGSL kernels through wgpu-native (on request: a GPU or lavapipe)
 VARIANTS = ("scalar", "simd", "relaxed")
 
 
@@ -29,7 +30,8 @@ def _csv(text: str, allowed: tuple[str, ...], what: str) -> list[str]:
 def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("models", nargs="*", help="model.onnx, model.tflite, model.wrt or a bundled model name "
                                              f"(default: {', '.join(DEFAULT_MODELS)})")
-    p.add_argument("--hosts", default=",".join(HOSTS), help="comma list of native, node, chromium (default: all)")
+    p.add_argument("--hosts", default=",".join(HOSTS), help="comma list of native, node, chromium, webgpu (default: "
+                                                        "native,node,chromium)")
     p.add_argument("--variants", default=",".join(VARIANTS), help="wasm builds: scalar, simd, relaxed (default: all)")
     p.add_argument("--peers", action="store_true", help="also run LiteRT, onnxruntime, onnxruntime-web, TF.js wasm "
                                                         "and LiteRT.js (installed on first use)")
@@ -55,7 +57,7 @@ def run(args: argparse.Namespace) -> int:
     from wasmrt.bench.prepare import WORK, prepare
     from wasmrt.bench.progress import Progress
 
-    hosts = _csv(args.hosts, HOSTS, "host")
+    hosts = _csv(args.hosts, ALL_HOSTS, "host")
     variants = _csv(args.variants, VARIANTS, "variant")
     rounds = args.rounds if args.rounds is not None else (5 if args.quick else 30)
     warmup = args.warmup if args.warmup is not None else (1 if args.quick else 5)
@@ -98,6 +100,10 @@ def run(args: argparse.Namespace) -> int:
 
                 results, notes = run_native(prep, args.peers, warmup, rounds, bar.update, baseline, passes)
                 info = {"kind": "native", "python": platform.python_version()}
+            elif host == "webgpu":
+                from wasmrt.bench.gpu import run_webgpu
+
+                results, info, notes = run_webgpu(prep, warmup, rounds, bar.update, passes)
             else:
                 from wasmrt.bench.hosts import run_wasm_host
 
