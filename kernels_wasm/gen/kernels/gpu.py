@@ -11,7 +11,7 @@ element-wise op or a copy). Element-wise arithmetic comes from kernels/eltwise.p
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 
 from kernels_wasm.gen.kernels import eltwise
 from kernels_wasm.gen.wgsl_isa import WGSL, const_value
@@ -30,7 +30,6 @@ class Kernel:
     body: str                          # WGSL after the shared prelude
     workgroup: tuple[int, int, int] = (WG, 1, 1)
     tile: tuple[int, int] = (0, 0)     # GEMM kernels: output rows x columns per workgroup
-    notes: dict[str, int] = field(default_factory=dict)
 
     def source(self) -> str:
         n = len(self.params)
@@ -237,7 +236,7 @@ var<workgroup> s: array<f32, {RED_WG}>;
 fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(local_invocation_index) lid: u32) {{
   let i = wid.y * P_gx() + wid.x;
   let live = i < P_n();
-{_coords('d').replace('  ', '  ', 1)}  let base = {_dot('ds')};
+{_coords('d')}  let base = {_dot('ds')};
   var v: f32 = {init};
   for (var j = lid; live && j < P_nred(); j += {RED_WG}u) {{
 {chr(10).join(red_coords)}
