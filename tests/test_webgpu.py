@@ -138,3 +138,37 @@ def test_convolution_with_residual_on_the_large_tile() -> None:
     m = load(data, "webgpu")
     assert [d.kernel for d in m.plan.dispatches] == ["conv_128x128"]
     close(m.run(feeds)["y"], Interpreter(data).run(feeds)["y"])
+
+
+def test_js_plan_is_the_python_plan(tmp_path) -> None:
+    """The JS backend plans every bundled model exactly as this engine does: same kernels, grids, parameter bytes
+    and packed constants (the two planners are kept in step by this test)."""
+    import hashlib
+    import json
+    import shutil
+    import subprocess
+    from pathlib import Path
+
+    from wasmrt.engines.webgpu_plan import plan
+
+    node = shutil.which("node")
+    if node is None:
+        pytest.skip("node not found")
+    files = []
+    for name in models.BUNDLED:
+        f = tmp_path / f"{name}.wrt"
+        f.write_bytes(converted_model(name))
+        files.append(str(f))
+    script = Path(__file__).parent / "js" / "webgpu_plan.mjs"
+    r = subprocess.run([node, str(script), *files], capture_output=True, text=True, timeout=300)
+    assert r.returncode == 0, r.stderr[-3000:]
+    js = json.loads(r.stdout)
+    for f in files:
+        p = plan(read_wrt(Path(f).read_bytes()), f)
+        want = [[d.kernel, list(d.groups), d.packed().hex()] for d in p.dispatches]
+        got = js[f]["dispatches"]
+        assert len(got) == len(want), f"{f}: JS plans {len(got)} dispatches, Python {len(want)}"
+        for k, (g, w) in enumerate(zip(got, want, strict=True)):
+            assert g == w, f"{f}: dispatch {k} differs: JS {g[:2]}, Python {w[:2]}"
+        assert js[f]["constants"] == hashlib.sha256(p.constants.tobytes()).hexdigest(), f"{f}: packed constants differ"
+        assert js[f]["arena"] == p.arena_bytes
