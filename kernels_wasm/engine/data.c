@@ -32,6 +32,8 @@ static void strided_copy(uint8_t* dst, const uint8_t* src, size_t es, int rank, 
     if (ss == 1 && ds == 1) rt_copy(d, s, n * es);
     else if (es == 4)
       for (size_t j = 0; j < n; j++) ((uint32_t*)(void*)d)[(int64_t)j * ds] = ((const uint32_t*)(const void*)s)[(int64_t)j * ss];
+    else if (es == 1)
+      for (size_t j = 0; j < n; j++) d[(int64_t)j * ds] = s[(int64_t)j * ss];
     else
       for (size_t j = 0; j < n; j++) rt_copy(d + (int64_t)j * ds * (int64_t)es, s + (int64_t)j * ss * (int64_t)es, es);
     for (int i = last - 1; i >= 0; i--) {
@@ -75,7 +77,7 @@ static void contiguous_strides(const wrt_tensor* t, int64_t* s) {
 typedef wrt_lerp lerp;
 
 /* the input coordinate of output index xo, in float32 as python_ref (and onnxruntime) compute it */
-static float resize_coord(int xo, int out, int in, float scale, int coord) {
+float resize_coord(int xo, int out, int in, float scale, int coord) {
   float s = scale > 0 ? scale : (float)out / (float)in;
   float x = (float)xo;
   switch (coord) {
@@ -87,7 +89,7 @@ static float resize_coord(int xo, int out, int in, float scale, int coord) {
   }
 }
 
-static int32_t nearest_index(float x, int in, int mode) {
+int32_t nearest_index(float x, int in, int mode) {
   float fl = (float)rt_floor(x);
   int tie = (x - fl) == 0.5f;
   float idx;
@@ -202,6 +204,10 @@ int prepare_data(wrt_model* m, wrt_op* op) {
 
 static void pad_value_bytes(const wrt_tensor* t, float v, uint8_t* out) {
   rt_zero(out, 8);
+  if (t->q) { /* quantized: the real value, quantized (python_ref/qops.py) */
+    out[0] = (uint8_t)q_quantize_value(v, t->q, t->dtype);
+    return;
+  }
   switch (t->dtype) {
     case WRT_F32: __builtin_memcpy(out, &v, 4); break;
     case WRT_I8: case WRT_U8: out[0] = (uint8_t)(int64_t)v; break;
@@ -228,7 +234,7 @@ static int run_pad(wrt_model* m, wrt_op* op) {
   size_t es = x->esize;
   int r = y->rank;
   uint8_t val[8] = {0};
-  if (op->a.mode == WRT_PadMode_CONSTANT) pad_value_bytes(x, op->a.value, val); /* (checked representable at load) */
+  if (op->a.mode == WRT_PadMode_CONSTANT) pad_value_bytes(y, op->a.value, val); /* (checked representable at load) */
   const int32_t* map[WRT_MAX_RANK];
   const int32_t* p = op->u.data.maps;
   for (int i = 0; i < r; i++) {

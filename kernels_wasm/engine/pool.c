@@ -27,6 +27,15 @@ static int64_t taps_inside(int64_t start, int64_t k, int64_t d, int64_t lo, int6
   return n;
 }
 
+/* the average pool's divisor at output position (oh, ow) of an H x W input: taps inside the input (and on the
+ * explicit pads with count_include_pad), never the ceil_mode overhang */
+int64_t pool_divisor(const wrt_attrs* a, int64_t H, int64_t W, int64_t oh, int64_t ow) {
+  int64_t lo_h = a->count_include_pad ? -a->pads[0] : 0, hi_h = a->count_include_pad ? H + a->pads[2] : H;
+  int64_t lo_w = a->count_include_pad ? -a->pads[1] : 0, hi_w = a->count_include_pad ? W + a->pads[3] : W;
+  return taps_inside(oh * a->strides[0] - a->pads[0], a->kernel[0], a->dilations[0], lo_h, hi_h) *
+         taps_inside(ow * a->strides[1] - a->pads[1], a->kernel[1], a->dilations[1], lo_w, hi_w);
+}
+
 int run_pool(wrt_model* m, wrt_op* op) {
   const wrt_attrs* a = &op->a;
   const wrt_tensor *x = &m->t[op->in[0]], *yt = &m->t[op->out];
@@ -36,19 +45,14 @@ int run_pool(wrt_model* m, wrt_op* op) {
   float* y = t_f32(m, op->out);
   const float** ind = op->u.pool.ind;
   int is_max = op->type == OP_MAX_POOL_2D;
-  int64_t lo_h = a->count_include_pad ? -a->pads[0] : 0, hi_h = a->count_include_pad ? H + a->pads[2] : H;
-  int64_t lo_w = a->count_include_pad ? -a->pads[1] : 0, hi_w = a->count_include_pad ? W + a->pads[3] : W;
   for (size_t n = 0; n < N; n++)
     for (size_t oh = 0; oh < OH; oh++) {
-      int64_t ch = is_max ? 1
-                          : taps_inside((int64_t)oh * a->strides[0] - a->pads[0], a->kernel[0], a->dilations[0], lo_h, hi_h);
       for (size_t ow = 0; ow < OW; ow++) {
         size_t p = (n * OH + oh) * OW + ow;
         if (is_max) {
           m->tg->maxpool(C, ks, ind + p * ks, y + p * C, 1.0f, &op->clamp);
         } else {
-          int64_t cw = taps_inside((int64_t)ow * a->strides[1] - a->pads[1], a->kernel[1], a->dilations[1], lo_w, hi_w);
-          int64_t cnt = ch * cw;
+          int64_t cnt = pool_divisor(a, H, W, (int64_t)oh, (int64_t)ow);
           /* python_ref divides by 0 only if a window misses the input entirely, which the shape checks exclude */
           float scale = cnt > 0 ? (float)(1.0 / (double)cnt) : __builtin_nanf("");
           m->tg->avgpool(C, ks, ind + p * ks, y + p * C, scale, &op->clamp);
