@@ -128,9 +128,11 @@ def _op(name: str, code: int, inputs: tuple[str, ...], attrs: tuple[Attr, ...] =
 
 
 # --- convolution and dense -------------------------------------------------------------------------------------
-_op("CONV_2D", 1, ("x", "w", "b?"), (*SPATIAL, Attr("groups", "int", 1), *ACT), "Conv2DOptions",
+_op("CONV_2D", 1, ("x", "w", "b?", "r?"), (*SPATIAL, Attr("groups", "int", 1), *ACT), "Conv2DOptions",
     "y[n,oh,ow,o] = b[o] + sum_{kh,kw,i} x[n, oh*sh - pt + kh*dh, ow*sw - pl + kw*dw, g*Cg + i] * w[o,kh,kw,i]; "
-    "out-of-range input positions read 0. OH = floor((H + pt + pb - dh*(KH-1) - 1) / sh) + 1.", const=("w", "b"))
+    "out-of-range input positions read 0. OH = floor((H + pt + pb - dh*(KH-1) - 1) / sh) + 1. "
+    "r (optional, the output's shape): a residual added to the float32 result before the clamp, as a following "
+    "ADD would (passes.fuse_residual_adds).", const=("w", "b"))
 _op("CONV_TRANSPOSE_2D", 2, ("x", "w", "b?"),
     (*SPATIAL, Attr("groups", "int", 1), Attr("output_padding", "ints", (0, 0)), *ACT), "ConvTranspose2DOptions",
     "Gradient of CONV_2D; w is [Cout, KH, KW, Cin/groups]. OH = (H-1)*sh - pt - pb + dh*(KH-1) + 1 + oph.",

@@ -98,7 +98,10 @@ def _conv2d(xs: list[np.ndarray | None], a: Attrs) -> np.ndarray:
     y = conv2d_sums(x, w, a)
     if b is not None:
         y = y + _f64(b)
-    return _act(y.astype(x.dtype), a)
+    y = y.astype(x.dtype)
+    if len(xs) > 3 and xs[3] is not None:  # residual: added to the rounded result, as a separate ADD would
+        y = y + xs[3]
+    return _act(y, a)
 
 
 _IM2COL_BYTES = 64 << 20  # bound on the float64 patch matrix; larger outputs are done in bands of rows

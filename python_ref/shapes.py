@@ -183,7 +183,12 @@ def _conv2d(specs: list[Spec | None], a: dict[str, Any], err: _Err) -> Spec:
     oh, ow = conv_out(x[1], w[1], sh, dh, pt, pb), conv_out(x[2], w[2], sw, dw, pl, pr)
     err.check(oh >= 1 and ow >= 1, f"output would be empty ({oh}x{ow}): kernel {w[1]}x{w[2]} with dilation "
               f"{dh}x{dw} does not fit input {x[1]}x{x[2]} padded by {[pt, pl, pb, pr]}")
-    return (x[0], oh, ow, w[0]), specs[0][1]
+    y = (x[0], oh, ow, w[0])
+    r = specs[3] if len(specs) > 3 else None
+    if r is not None:
+        err.check(tuple(r[0]) == y and r[1] == specs[0][1],
+                  f"residual r is {list(r[0])} {r[1]}, but the output is {list(y)} {specs[0][1]}")
+    return y, specs[0][1]
 
 
 def _conv_transpose2d(specs: list[Spec | None], a: dict[str, Any], err: _Err) -> Spec:

@@ -97,8 +97,9 @@ def read_wrt(source: bytes | bytearray | memoryview | str | Path, name: str | No
     try:
         problem = _structure_problem(data)
         root = None if problem else fb.ModelT.InitFromPackedBuf(data, 0)
-    except Exception as e:  # the generated accessors raise whatever struct/index error a corrupt offset causes
-        raise ModelFormatError(f"{label}: corrupt or truncated .wrt file ({type(e).__name__}: {e})") from None
+    except Exception:  # the generated accessors raise whatever struct/index error a corrupt offset causes
+        raise ModelFormatError(f"{label}: truncated or corrupt .wrt file: {len(data):,} bytes, and its tables "
+                               "point outside them") from None
     if problem:
         raise ModelFormatError(f"{label}: {problem}")
     try:

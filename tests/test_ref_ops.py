@@ -514,7 +514,7 @@ def test_shape_inference_matches_kernels(op: str) -> None:
     ("DEPTH_TO_SPACE", [(1, 2, 2, 6)], {"block": 2}, "not divisible by block*block"),
     ("CONCATENATION", [(2, 3), (3, 3)], {"axis": 1}, "incompatible"),
     ("MAX_POOL_2D", [(1, 4, 4, 1)], {"kernel": (2, 2), "pads": (2, 0, 0, 0)}, "smaller than the kernel"),
-    ("CONV_2D", [(1, 4, 4, 3)], {}, "takes 2..3 inputs, got 1"),
+    ("CONV_2D", [(1, 4, 4, 3)], {}, "takes 2..4 inputs, got 1"),
     ("RESIZE", [(1, 2, 2, 1)], {"size": (3, 3), "coord": 9}, "coord = 9 is not one of"),
     ("SOFTMAX", [(2, 3)], {"axis": 2}, "axis 2 is out of range for rank 2"),
     ("CONV_TRANSPOSE_2D", [(1, 2, 2, 3), (3, 2, 2, 3)], {"strides": (2, 2), "output_padding": (2, 0)},

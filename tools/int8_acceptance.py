@@ -48,7 +48,7 @@ def float_graph(name: str) -> Graph:
     m = BUNDLED[name]
     g = load_graph(model_path(name), m.input_shapes)
     g.metadata.preprocess.update(m.preprocess)
-    optimize(g)
+    optimize(g, fuse_residuals=False)
     return g
 
 
@@ -195,6 +195,7 @@ def face_landmark(n_calib: int, n_eval: int) -> dict:
     g = float_graph("face_landmark")
     calib, ev = samples(g, "faces", "calib", n_calib), samples(g, "faces", "eval", n_eval)
     data = quantize(g, calib)
+    WORK.mkdir(parents=True, exist_ok=True)
     (WORK / "face_landmark_int8.wrt").write_bytes(data)
     native = calibrate.Tracer(g, g.outputs)
     it = Interpreter(data)

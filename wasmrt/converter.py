@@ -6,6 +6,8 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
+import numpy as np
+
 from wasmrt.errors import ConversionError, ModelFormatError
 from wasmrt.ir import Graph, Metadata, Node, Preprocess, Tensor
 from wasmrt.passes import optimize
@@ -63,9 +65,13 @@ def graph_from_wrt(source: str | Path | bytes) -> Graph:
     return g
 
 
-def load_graph(path: str | Path, input_shapes: dict[str, tuple[int, ...]] | None = None) -> Graph:
+def load_graph(path: str | Path, input_shapes: dict[str, tuple[int, ...]] | None = None,
+               freeze_inputs: dict[str, np.ndarray] | None = None) -> Graph:
+    """Import a model file. freeze_inputs (ONNX only): inputs that become constants of the given values."""
     path = Path(path)
     kind = source_kind(path)
+    if kind in ("wrt", "tflite") and freeze_inputs:
+        raise ConversionError(f"{path}: freezing inputs works on ONNX models only")
     if kind == "wrt":
         return graph_from_wrt(path)
     if kind == "tflite":
@@ -74,7 +80,7 @@ def load_graph(path: str | Path, input_shapes: dict[str, tuple[int, ...]] | None
         return import_tflite(path, input_shapes=input_shapes)
     from wasmrt.importers.onnx_import import import_onnx
 
-    return import_onnx(path, input_shapes=input_shapes)
+    return import_onnx(path, input_shapes=input_shapes, freeze_inputs=freeze_inputs)
 
 
 def convert(src: str | Path | Graph, *, input_shapes: dict[str, tuple[int, ...]] | None = None,

@@ -40,6 +40,8 @@ def describe(path: str | Path) -> str:
     lines = [f"{Path(path).name}: .wrt format v{m.version}, {_kib(len(data))}"]
     if md["source"]:
         lines.append(f"source: {md['source']}" + (f" ({md['producer']})" if md["producer"] else ""))
+    if md["props"].get("note"):
+        lines.append(f"note: {md['props']['note']}")  # e.g. MobileNetV2's random weights
     lines.append("inputs:")
     for k, i in enumerate(m.inputs):
         t = m.tensors[i]

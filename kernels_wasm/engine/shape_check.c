@@ -116,6 +116,12 @@ static int infer(wrt_model* m, wrt_op* op, shp* out) {
       int64_t ow = conv_out_size(x->dims[2], w->dims[2], a->strides[1], a->dilations[1], a->pads[1], a->pads[3]);
       CHECK(oh >= 1 && ow >= 1, "output would be empty (%lx%l)", oh, ow);
       *out = (shp){4, {x->dims[0], oh, ow, w->dims[0]}};
+      if (op->n_in > 3 && op->in[3] >= 0) { /* residual: the output's shape */
+        const wrt_tensor* res = &m->t[op->in[3]];
+        int same = res->rank == 4;
+        for (int i = 0; same && i < 4; i++) same = res->dims[i] == out->d[i];
+        CHECK(same, "residual r must have the output's shape [%l, %l, %l, %l]", out->d[0], oh, ow, out->d[3]);
+      }
       return 0;
     }
     case OP_CONV_TRANSPOSE_2D: {

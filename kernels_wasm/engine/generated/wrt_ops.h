@@ -176,7 +176,7 @@ const wrt_opdef* wrt_opdef_of(int code);                /* NULL for unknown code
 
 #ifdef WRT_OPS_DEFINE_TABLES
 const wrt_opdef WRT_OPDEFS[OP_MAX_CODE] = {
-    [OP_CONV_2D] = {"CONV_2D", 1, 2, 3, 0, 1, OPTIONS_Conv2DOptions, 6},
+    [OP_CONV_2D] = {"CONV_2D", 1, 2, 4, 0, 1, OPTIONS_Conv2DOptions, 6},
     [OP_CONV_TRANSPOSE_2D] = {"CONV_TRANSPOSE_2D", 2, 2, 3, 0, 1, OPTIONS_ConvTranspose2DOptions, 6},
     [OP_FULLY_CONNECTED] = {"FULLY_CONNECTED", 3, 2, 3, 0, 1, OPTIONS_FullyConnectedOptions, 0},
     [OP_MATMUL] = {"MATMUL", 4, 2, 2, 0, 1, OPTIONS_NONE, 0},
