@@ -151,11 +151,44 @@ CASES: dict[str, Builder] = {
 }
 
 
+def _sized_conv(x: tuple[int, ...], w: tuple[int, ...], attrs: dict, per_channel: bool = True,
+                bias: bool = True) -> Builder:
+    def build(g: Graph, rng: np.random.Generator) -> tuple:
+        xin = _input(g, "x", x, QX)
+        return "CONV_2D", [xin, _weights(g, rng, w, per_channel), _bias(g, rng, w[0]) if bias else ""], attrs, QY
+    return build
+
+
+def _sized_fc(x: tuple[int, ...], n: int) -> Builder:
+    def build(g: Graph, rng: np.random.Generator) -> tuple:
+        xin = _input(g, "x", x, QX)
+        return "FULLY_CONNECTED", [xin, _weights(g, rng, (n, x[-1])), _bias(g, rng, n)], {}, QP(0.2, 3)
+    return build
+
+
+# Shapes the int8 kernels tile (1x1 GEMM, KxK IGEMM, depthwise, dense): channel counts off every vector width,
+# several row blocks, edges and strides; the C engine must match python_ref bit for bit on each.
+KERNEL_CASES: dict[str, Builder] = {
+    "k_conv1x1": _sized_conv((1, 9, 7, 37), (70, 1, 1, 37), {"act_min": 0.0, "act_max": 6.0}),
+    "k_conv1x1_c16": _sized_conv((2, 8, 8, 16), (24, 1, 1, 16), {}, per_channel=False),
+    "k_conv1x1_s2": _sized_conv((1, 9, 9, 67), (33, 1, 1, 67), {"strides": (2, 2)}, bias=False),
+    "k_conv3x3": _sized_conv((1, 11, 10, 19), (45, 3, 3, 19), {"pads": (1, 1, 1, 1), "act_min": 0.0}),
+    "k_conv3x3_s2_rgb": _sized_conv((1, 17, 16, 3), (32, 3, 3, 3), {"strides": (2, 2), "pads": (0, 0, 1, 1)}),
+    "k_dw3x3": _sized_conv((1, 12, 11, 72), (72, 3, 3, 1), {"pads": (1, 1, 1, 1), "groups": 72,
+                                                            "act_min": 0.0, "act_max": 6.0}),
+    "k_dw5x5_s2": _sized_conv((1, 13, 14, 40), (40, 5, 5, 1), {"strides": (2, 2), "pads": (2, 2, 2, 2),
+                                                               "groups": 40}),
+    "k_dw3x3_c7": _sized_conv((1, 6, 5, 7), (7, 3, 3, 1), {"pads": (1, 1, 1, 1), "groups": 7}),
+    "k_fc": _sized_fc((3, 300), 77),
+}
+
+
 def quantized_op_graph(case: str, seed: int = 0) -> tuple[Graph, dict[str, np.ndarray]]:
-    """A one-op graph of CASES[case] with output "y", and random feeds over the inputs' whole integer range."""
+    """A one-op graph of CASES[case] (or KERNEL_CASES[case]) with output "y", and random feeds over the inputs'
+    whole integer range."""
     rng = np.random.default_rng(seed)
     g = Graph()
-    op, inputs, attrs, qy = CASES[case](g, rng)
+    op, inputs, attrs, qy = (CASES.get(case) or KERNEL_CASES[case])(g, rng)
     g.add_node(op, inputs, attrs, name=case, outputs=["y"], quant=[qy])
     g.outputs.append("y")
     feeds = {}
