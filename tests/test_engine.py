@@ -306,7 +306,11 @@ def quantized(name: str) -> tuple[bytes, dict[str, np.ndarray], dict[str, np.nda
     return data, feeds, Interpreter(data).run(feeds)
 
 
-@pytest.mark.parametrize(("engine", "variant"), ENGINES, ids=ENGINE_IDS)
+# AVX-512 VNNI differs from AVX-512 only in its int8 kernels
+QENGINES = [*ENGINES, ("native", "avx512vnni")]
+
+
+@pytest.mark.parametrize(("engine", "variant"), QENGINES, ids=[f"{e}-{v}" for e, v in QENGINES])
 @pytest.mark.parametrize("name", QUANTIZED)
 def test_quantized_op_is_bit_exact(name: str, engine: str, variant: str) -> None:
     """int8 has one right answer (python_ref's integer arithmetic and fp32 requantization): every path gives it."""

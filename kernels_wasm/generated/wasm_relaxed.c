@@ -6,6 +6,17 @@
 #include "wrt_kernels.h"
 #include <wasm_simd128.h>
 
+/* int8 activations x[0], x[1] as the int16 pair (x[0] low) of one int32, for pairwise int16 dot products */
+__attribute__((unused)) static inline int32_t wrt_q_pair(const int8_t* x) {
+  return (int32_t)((uint32_t)(uint16_t)(int16_t)x[0] | ((uint32_t)(uint16_t)(int16_t)x[1] << 16));
+}
+/* the first n < 4 bytes of x (zeros after) as one int32, for a short last block of a 4-byte dot product */
+__attribute__((unused)) static inline int32_t wrt_q_part(const int8_t* x, size_t n) {
+  uint32_t v = 0;
+  for (size_t i = 0; i < n; i++) v |= (uint32_t)(uint8_t)x[i] << (8 * i);
+  return (int32_t)v;
+}
+
 static void wrt_wasm_relaxed_gemm_4x8(size_t mr, size_t nc, size_t kc, const float* a, size_t a_stride, const float* restrict w, float* c, size_t c_stride, const wrt_clamp* clamp) {
   if (mr <= 1) {
     const float* a0 = a;
@@ -2479,6 +2490,284 @@ static void wrt_wasm_relaxed_avgpool(size_t channels, size_t ks, const float* co
   }
 }
 
+static void wrt_wasm_relaxed_qgemm_4x8(size_t mr, size_t nc, size_t kc, const int8_t* a, size_t a_stride, const void* packed_w, int8_t* c, size_t c_stride, const wrt_qparams* p) {
+  const int8_t* a0 = a;
+  const int8_t* a1 = a0 + a_stride;
+  if (mr <= 1) a1 = a0;
+  const int8_t* a2 = a1 + a_stride;
+  if (mr <= 2) a2 = a1;
+  const int8_t* a3 = a2 + a_stride;
+  if (mr <= 3) a3 = a2;
+  int8_t* c0 = c;
+  int8_t* c1 = c0 + c_stride;
+  if (mr <= 1) c1 = c0;
+  int8_t* c2 = c1 + c_stride;
+  if (mr <= 2) c2 = c1;
+  int8_t* c3 = c2 + c_stride;
+  if (mr <= 3) c3 = c2;
+  const int32_t* wb = (const int32_t*)packed_w;
+  v128_t acc0_0 = wasm_v128_load(wb + 0);
+  v128_t acc0_1 = wasm_v128_load(wb + 4);
+  v128_t acc1_0 = acc0_0;
+  v128_t acc1_1 = acc0_1;
+  v128_t acc2_0 = acc0_0;
+  v128_t acc2_1 = acc0_1;
+  v128_t acc3_0 = acc0_0;
+  v128_t acc3_1 = acc0_1;
+  const int8_t* w = (const int8_t*)packed_w + 64;
+  size_t k = kc;
+  for (; k >= 2; k -= 2) {
+    const v128_t wb0 = wasm_v128_load(w + 0);
+    const v128_t wq0 = wasm_i16x8_extend_low_i8x16(wb0);
+    const v128_t wq1 = wasm_i16x8_extend_high_i8x16(wb0);
+    w += 16;
+    const v128_t xa0 = wasm_i32x4_splat(wrt_q_pair(a0));
+    a0 += 2;
+    acc0_0 = wasm_i32x4_add(acc0_0, wasm_i32x4_dot_i16x8(wq0, xa0));
+    acc0_1 = wasm_i32x4_add(acc0_1, wasm_i32x4_dot_i16x8(wq1, xa0));
+    const v128_t xa1 = wasm_i32x4_splat(wrt_q_pair(a1));
+    a1 += 2;
+    acc1_0 = wasm_i32x4_add(acc1_0, wasm_i32x4_dot_i16x8(wq0, xa1));
+    acc1_1 = wasm_i32x4_add(acc1_1, wasm_i32x4_dot_i16x8(wq1, xa1));
+    const v128_t xa2 = wasm_i32x4_splat(wrt_q_pair(a2));
+    a2 += 2;
+    acc2_0 = wasm_i32x4_add(acc2_0, wasm_i32x4_dot_i16x8(wq0, xa2));
+    acc2_1 = wasm_i32x4_add(acc2_1, wasm_i32x4_dot_i16x8(wq1, xa2));
+    const v128_t xa3 = wasm_i32x4_splat(wrt_q_pair(a3));
+    a3 += 2;
+    acc3_0 = wasm_i32x4_add(acc3_0, wasm_i32x4_dot_i16x8(wq0, xa3));
+    acc3_1 = wasm_i32x4_add(acc3_1, wasm_i32x4_dot_i16x8(wq1, xa3));
+  }
+  if (k != 0) {
+    const v128_t wb0 = wasm_v128_load(w + 0);
+    const v128_t wq0 = wasm_i16x8_extend_low_i8x16(wb0);
+    const v128_t wq1 = wasm_i16x8_extend_high_i8x16(wb0);
+    w += 16;
+    const v128_t xa0 = wasm_i32x4_splat((int32_t)(uint32_t)(uint16_t)(int16_t)*a0);
+    acc0_0 = wasm_i32x4_add(acc0_0, wasm_i32x4_dot_i16x8(wq0, xa0));
+    acc0_1 = wasm_i32x4_add(acc0_1, wasm_i32x4_dot_i16x8(wq1, xa0));
+    const v128_t xa1 = wasm_i32x4_splat((int32_t)(uint32_t)(uint16_t)(int16_t)*a1);
+    acc1_0 = wasm_i32x4_add(acc1_0, wasm_i32x4_dot_i16x8(wq0, xa1));
+    acc1_1 = wasm_i32x4_add(acc1_1, wasm_i32x4_dot_i16x8(wq1, xa1));
+    const v128_t xa2 = wasm_i32x4_splat((int32_t)(uint32_t)(uint16_t)(int16_t)*a2);
+    acc2_0 = wasm_i32x4_add(acc2_0, wasm_i32x4_dot_i16x8(wq0, xa2));
+    acc2_1 = wasm_i32x4_add(acc2_1, wasm_i32x4_dot_i16x8(wq1, xa2));
+    const v128_t xa3 = wasm_i32x4_splat((int32_t)(uint32_t)(uint16_t)(int16_t)*a3);
+    acc3_0 = wasm_i32x4_add(acc3_0, wasm_i32x4_dot_i16x8(wq0, xa3));
+    acc3_1 = wasm_i32x4_add(acc3_1, wasm_i32x4_dot_i16x8(wq1, xa3));
+  }
+  const float* mp = (const float*)(const void*)((const char*)(packed_w) + 32);
+  const v128_t qlo = wasm_f32x4_splat(p->lo);
+  const v128_t qhi = wasm_f32x4_splat(p->hi);
+  const v128_t qzy = wasm_i32x4_splat(p->zy);
+  const v128_t mq0 = wasm_v128_load(mp + 0);
+  const v128_t mq1 = wasm_v128_load(mp + 4);
+  {
+    const v128_t q3_0 = wasm_i32x4_add(wasm_i32x4_trunc_sat_f32x4(wasm_f32x4_nearest(wasm_f32x4_min(wasm_f32x4_max(wasm_f32x4_mul(wasm_f32x4_convert_i32x4(acc3_0), mq0), qlo), qhi))), qzy);
+    const v128_t q3_1 = wasm_i32x4_add(wasm_i32x4_trunc_sat_f32x4(wasm_f32x4_nearest(wasm_f32x4_min(wasm_f32x4_max(wasm_f32x4_mul(wasm_f32x4_convert_i32x4(acc3_1), mq1), qlo), qhi))), qzy);
+    int8_t ob3[8];
+    wasm_v128_store64_lane(ob3 + 0, wasm_i8x16_narrow_i16x8(wasm_i16x8_narrow_i32x4(q3_0, q3_1), wasm_i16x8_narrow_i32x4(q3_0, q3_1)), 0);
+    if (nc == 8) {
+      for (size_t j = 0; j < 8; j++) c3[j] = ob3[j];
+    } else {
+      for (size_t j = 0; j < nc; j++) c3[j] = ob3[j];
+    }
+  }
+  {
+    const v128_t q2_0 = wasm_i32x4_add(wasm_i32x4_trunc_sat_f32x4(wasm_f32x4_nearest(wasm_f32x4_min(wasm_f32x4_max(wasm_f32x4_mul(wasm_f32x4_convert_i32x4(acc2_0), mq0), qlo), qhi))), qzy);
+    const v128_t q2_1 = wasm_i32x4_add(wasm_i32x4_trunc_sat_f32x4(wasm_f32x4_nearest(wasm_f32x4_min(wasm_f32x4_max(wasm_f32x4_mul(wasm_f32x4_convert_i32x4(acc2_1), mq1), qlo), qhi))), qzy);
+    int8_t ob2[8];
+    wasm_v128_store64_lane(ob2 + 0, wasm_i8x16_narrow_i16x8(wasm_i16x8_narrow_i32x4(q2_0, q2_1), wasm_i16x8_narrow_i32x4(q2_0, q2_1)), 0);
+    if (nc == 8) {
+      for (size_t j = 0; j < 8; j++) c2[j] = ob2[j];
+    } else {
+      for (size_t j = 0; j < nc; j++) c2[j] = ob2[j];
+    }
+  }
+  {
+    const v128_t q1_0 = wasm_i32x4_add(wasm_i32x4_trunc_sat_f32x4(wasm_f32x4_nearest(wasm_f32x4_min(wasm_f32x4_max(wasm_f32x4_mul(wasm_f32x4_convert_i32x4(acc1_0), mq0), qlo), qhi))), qzy);
+    const v128_t q1_1 = wasm_i32x4_add(wasm_i32x4_trunc_sat_f32x4(wasm_f32x4_nearest(wasm_f32x4_min(wasm_f32x4_max(wasm_f32x4_mul(wasm_f32x4_convert_i32x4(acc1_1), mq1), qlo), qhi))), qzy);
+    int8_t ob1[8];
+    wasm_v128_store64_lane(ob1 + 0, wasm_i8x16_narrow_i16x8(wasm_i16x8_narrow_i32x4(q1_0, q1_1), wasm_i16x8_narrow_i32x4(q1_0, q1_1)), 0);
+    if (nc == 8) {
+      for (size_t j = 0; j < 8; j++) c1[j] = ob1[j];
+    } else {
+      for (size_t j = 0; j < nc; j++) c1[j] = ob1[j];
+    }
+  }
+  {
+    const v128_t q0_0 = wasm_i32x4_add(wasm_i32x4_trunc_sat_f32x4(wasm_f32x4_nearest(wasm_f32x4_min(wasm_f32x4_max(wasm_f32x4_mul(wasm_f32x4_convert_i32x4(acc0_0), mq0), qlo), qhi))), qzy);
+    const v128_t q0_1 = wasm_i32x4_add(wasm_i32x4_trunc_sat_f32x4(wasm_f32x4_nearest(wasm_f32x4_min(wasm_f32x4_max(wasm_f32x4_mul(wasm_f32x4_convert_i32x4(acc0_1), mq1), qlo), qhi))), qzy);
+    int8_t ob0[8];
+    wasm_v128_store64_lane(ob0 + 0, wasm_i8x16_narrow_i16x8(wasm_i16x8_narrow_i32x4(q0_0, q0_1), wasm_i16x8_narrow_i32x4(q0_0, q0_1)), 0);
+    if (nc == 8) {
+      for (size_t j = 0; j < 8; j++) c0[j] = ob0[j];
+    } else {
+      for (size_t j = 0; j < nc; j++) c0[j] = ob0[j];
+    }
+  }
+}
+
+static void wrt_wasm_relaxed_qigemm_4x8(size_t mr, size_t nc, size_t kc, size_t ks, const int8_t* const* ind, const void* packed_w, int8_t* c, size_t c_stride, const wrt_qparams* p) {
+  int8_t* c0 = c;
+  int8_t* c1 = c0 + c_stride;
+  if (mr <= 1) c1 = c0;
+  int8_t* c2 = c1 + c_stride;
+  if (mr <= 2) c2 = c1;
+  int8_t* c3 = c2 + c_stride;
+  if (mr <= 3) c3 = c2;
+  const int32_t* wb = (const int32_t*)packed_w;
+  v128_t acc0_0 = wasm_v128_load(wb + 0);
+  v128_t acc0_1 = wasm_v128_load(wb + 4);
+  v128_t acc1_0 = acc0_0;
+  v128_t acc1_1 = acc0_1;
+  v128_t acc2_0 = acc0_0;
+  v128_t acc2_1 = acc0_1;
+  v128_t acc3_0 = acc0_0;
+  v128_t acc3_1 = acc0_1;
+  const int8_t* w = (const int8_t*)packed_w + 64;
+  for (size_t tap = ks; tap != 0; tap--) {
+    const int8_t* a0 = ind[0];
+    const int8_t* a1 = mr > 1 ? ind[1] : a0;
+    const int8_t* a2 = mr > 2 ? ind[2] : a1;
+    const int8_t* a3 = mr > 3 ? ind[3] : a2;
+    ind += mr;
+    size_t k = kc;
+    for (; k >= 2; k -= 2) {
+      const v128_t wb0 = wasm_v128_load(w + 0);
+      const v128_t wq0 = wasm_i16x8_extend_low_i8x16(wb0);
+      const v128_t wq1 = wasm_i16x8_extend_high_i8x16(wb0);
+      w += 16;
+      const v128_t xa0 = wasm_i32x4_splat(wrt_q_pair(a0));
+      a0 += 2;
+      acc0_0 = wasm_i32x4_add(acc0_0, wasm_i32x4_dot_i16x8(wq0, xa0));
+      acc0_1 = wasm_i32x4_add(acc0_1, wasm_i32x4_dot_i16x8(wq1, xa0));
+      const v128_t xa1 = wasm_i32x4_splat(wrt_q_pair(a1));
+      a1 += 2;
+      acc1_0 = wasm_i32x4_add(acc1_0, wasm_i32x4_dot_i16x8(wq0, xa1));
+      acc1_1 = wasm_i32x4_add(acc1_1, wasm_i32x4_dot_i16x8(wq1, xa1));
+      const v128_t xa2 = wasm_i32x4_splat(wrt_q_pair(a2));
+      a2 += 2;
+      acc2_0 = wasm_i32x4_add(acc2_0, wasm_i32x4_dot_i16x8(wq0, xa2));
+      acc2_1 = wasm_i32x4_add(acc2_1, wasm_i32x4_dot_i16x8(wq1, xa2));
+      const v128_t xa3 = wasm_i32x4_splat(wrt_q_pair(a3));
+      a3 += 2;
+      acc3_0 = wasm_i32x4_add(acc3_0, wasm_i32x4_dot_i16x8(wq0, xa3));
+      acc3_1 = wasm_i32x4_add(acc3_1, wasm_i32x4_dot_i16x8(wq1, xa3));
+    }
+    if (k != 0) {
+      const v128_t wb0 = wasm_v128_load(w + 0);
+      const v128_t wq0 = wasm_i16x8_extend_low_i8x16(wb0);
+      const v128_t wq1 = wasm_i16x8_extend_high_i8x16(wb0);
+      w += 16;
+      const v128_t xa0 = wasm_i32x4_splat((int32_t)(uint32_t)(uint16_t)(int16_t)*a0);
+      acc0_0 = wasm_i32x4_add(acc0_0, wasm_i32x4_dot_i16x8(wq0, xa0));
+      acc0_1 = wasm_i32x4_add(acc0_1, wasm_i32x4_dot_i16x8(wq1, xa0));
+      const v128_t xa1 = wasm_i32x4_splat((int32_t)(uint32_t)(uint16_t)(int16_t)*a1);
+      acc1_0 = wasm_i32x4_add(acc1_0, wasm_i32x4_dot_i16x8(wq0, xa1));
+      acc1_1 = wasm_i32x4_add(acc1_1, wasm_i32x4_dot_i16x8(wq1, xa1));
+      const v128_t xa2 = wasm_i32x4_splat((int32_t)(uint32_t)(uint16_t)(int16_t)*a2);
+      acc2_0 = wasm_i32x4_add(acc2_0, wasm_i32x4_dot_i16x8(wq0, xa2));
+      acc2_1 = wasm_i32x4_add(acc2_1, wasm_i32x4_dot_i16x8(wq1, xa2));
+      const v128_t xa3 = wasm_i32x4_splat((int32_t)(uint32_t)(uint16_t)(int16_t)*a3);
+      acc3_0 = wasm_i32x4_add(acc3_0, wasm_i32x4_dot_i16x8(wq0, xa3));
+      acc3_1 = wasm_i32x4_add(acc3_1, wasm_i32x4_dot_i16x8(wq1, xa3));
+    }
+  }
+  const float* mp = (const float*)(const void*)((const char*)(packed_w) + 32);
+  const v128_t qlo = wasm_f32x4_splat(p->lo);
+  const v128_t qhi = wasm_f32x4_splat(p->hi);
+  const v128_t qzy = wasm_i32x4_splat(p->zy);
+  const v128_t mq0 = wasm_v128_load(mp + 0);
+  const v128_t mq1 = wasm_v128_load(mp + 4);
+  {
+    const v128_t q3_0 = wasm_i32x4_add(wasm_i32x4_trunc_sat_f32x4(wasm_f32x4_nearest(wasm_f32x4_min(wasm_f32x4_max(wasm_f32x4_mul(wasm_f32x4_convert_i32x4(acc3_0), mq0), qlo), qhi))), qzy);
+    const v128_t q3_1 = wasm_i32x4_add(wasm_i32x4_trunc_sat_f32x4(wasm_f32x4_nearest(wasm_f32x4_min(wasm_f32x4_max(wasm_f32x4_mul(wasm_f32x4_convert_i32x4(acc3_1), mq1), qlo), qhi))), qzy);
+    int8_t ob3[8];
+    wasm_v128_store64_lane(ob3 + 0, wasm_i8x16_narrow_i16x8(wasm_i16x8_narrow_i32x4(q3_0, q3_1), wasm_i16x8_narrow_i32x4(q3_0, q3_1)), 0);
+    if (nc == 8) {
+      for (size_t j = 0; j < 8; j++) c3[j] = ob3[j];
+    } else {
+      for (size_t j = 0; j < nc; j++) c3[j] = ob3[j];
+    }
+  }
+  {
+    const v128_t q2_0 = wasm_i32x4_add(wasm_i32x4_trunc_sat_f32x4(wasm_f32x4_nearest(wasm_f32x4_min(wasm_f32x4_max(wasm_f32x4_mul(wasm_f32x4_convert_i32x4(acc2_0), mq0), qlo), qhi))), qzy);
+    const v128_t q2_1 = wasm_i32x4_add(wasm_i32x4_trunc_sat_f32x4(wasm_f32x4_nearest(wasm_f32x4_min(wasm_f32x4_max(wasm_f32x4_mul(wasm_f32x4_convert_i32x4(acc2_1), mq1), qlo), qhi))), qzy);
+    int8_t ob2[8];
+    wasm_v128_store64_lane(ob2 + 0, wasm_i8x16_narrow_i16x8(wasm_i16x8_narrow_i32x4(q2_0, q2_1), wasm_i16x8_narrow_i32x4(q2_0, q2_1)), 0);
+    if (nc == 8) {
+      for (size_t j = 0; j < 8; j++) c2[j] = ob2[j];
+    } else {
+      for (size_t j = 0; j < nc; j++) c2[j] = ob2[j];
+    }
+  }
+  {
+    const v128_t q1_0 = wasm_i32x4_add(wasm_i32x4_trunc_sat_f32x4(wasm_f32x4_nearest(wasm_f32x4_min(wasm_f32x4_max(wasm_f32x4_mul(wasm_f32x4_convert_i32x4(acc1_0), mq0), qlo), qhi))), qzy);
+    const v128_t q1_1 = wasm_i32x4_add(wasm_i32x4_trunc_sat_f32x4(wasm_f32x4_nearest(wasm_f32x4_min(wasm_f32x4_max(wasm_f32x4_mul(wasm_f32x4_convert_i32x4(acc1_1), mq1), qlo), qhi))), qzy);
+    int8_t ob1[8];
+    wasm_v128_store64_lane(ob1 + 0, wasm_i8x16_narrow_i16x8(wasm_i16x8_narrow_i32x4(q1_0, q1_1), wasm_i16x8_narrow_i32x4(q1_0, q1_1)), 0);
+    if (nc == 8) {
+      for (size_t j = 0; j < 8; j++) c1[j] = ob1[j];
+    } else {
+      for (size_t j = 0; j < nc; j++) c1[j] = ob1[j];
+    }
+  }
+  {
+    const v128_t q0_0 = wasm_i32x4_add(wasm_i32x4_trunc_sat_f32x4(wasm_f32x4_nearest(wasm_f32x4_min(wasm_f32x4_max(wasm_f32x4_mul(wasm_f32x4_convert_i32x4(acc0_0), mq0), qlo), qhi))), qzy);
+    const v128_t q0_1 = wasm_i32x4_add(wasm_i32x4_trunc_sat_f32x4(wasm_f32x4_nearest(wasm_f32x4_min(wasm_f32x4_max(wasm_f32x4_mul(wasm_f32x4_convert_i32x4(acc0_1), mq1), qlo), qhi))), qzy);
+    int8_t ob0[8];
+    wasm_v128_store64_lane(ob0 + 0, wasm_i8x16_narrow_i16x8(wasm_i16x8_narrow_i32x4(q0_0, q0_1), wasm_i16x8_narrow_i32x4(q0_0, q0_1)), 0);
+    if (nc == 8) {
+      for (size_t j = 0; j < 8; j++) c0[j] = ob0[j];
+    } else {
+      for (size_t j = 0; j < nc; j++) c0[j] = ob0[j];
+    }
+  }
+}
+
+static void wrt_wasm_relaxed_qdwconv_any_c8(size_t channels, size_t width, size_t ks, const int8_t* const* in, const void* packed_w, int8_t* out, size_t out_stride, const wrt_qparams* p) {
+  for (size_t px = 0; px < width; px++, in += ks, out += out_stride) {
+    const char* pw = (const char*)packed_w;
+    for (size_t c0 = 0; c0 < channels; c0 += 8, pw += 8 * (8 + 2 * ks)) {
+      const size_t rem = channels - c0 < 8 ? channels - c0 : 8;
+      const int32_t* wb = (const int32_t*)(const void*)pw;
+      v128_t acc0_0 = wasm_v128_load(wb + 0);
+      v128_t acc0_1 = wasm_v128_load(wb + 4);
+      const int16_t* wt = (const int16_t*)(const void*)(pw + 64);
+      if (rem == 8) {
+        for (size_t t = 0; t < ks; t++, wt += 8) {
+          const int8_t* x = in[t] + c0;
+          { const v128_t xv = wasm_i16x8_load8x8(x + 0);
+            const v128_t wv = wasm_v128_load(wt + 0);
+            acc0_0 = wasm_i32x4_add(acc0_0, wasm_i32x4_extmul_low_i16x8(xv, wv));
+            acc0_1 = wasm_i32x4_add(acc0_1, wasm_i32x4_extmul_high_i16x8(xv, wv)); }
+        }
+      } else {
+        for (size_t t = 0; t < ks; t++, wt += 8) {
+          int8_t xb[8];
+          for (size_t j = 0; j < 8; j++) xb[j] = j < rem ? in[t][c0 + j] : 0;
+          { const v128_t xv = wasm_i16x8_load8x8(xb + 0);
+            const v128_t wv = wasm_v128_load(wt + 0);
+            acc0_0 = wasm_i32x4_add(acc0_0, wasm_i32x4_extmul_low_i16x8(xv, wv));
+            acc0_1 = wasm_i32x4_add(acc0_1, wasm_i32x4_extmul_high_i16x8(xv, wv)); }
+        }
+      }
+      const float* mp = (const float*)(const void*)((const char*)(pw) + 32);
+      const v128_t qlo = wasm_f32x4_splat(p->lo);
+      const v128_t qhi = wasm_f32x4_splat(p->hi);
+      const v128_t qzy = wasm_i32x4_splat(p->zy);
+      const v128_t mq0 = wasm_v128_load(mp + 0);
+      const v128_t mq1 = wasm_v128_load(mp + 4);
+      const v128_t q0_0 = wasm_i32x4_add(wasm_i32x4_trunc_sat_f32x4(wasm_f32x4_nearest(wasm_f32x4_min(wasm_f32x4_max(wasm_f32x4_mul(wasm_f32x4_convert_i32x4(acc0_0), mq0), qlo), qhi))), qzy);
+      const v128_t q0_1 = wasm_i32x4_add(wasm_i32x4_trunc_sat_f32x4(wasm_f32x4_nearest(wasm_f32x4_min(wasm_f32x4_max(wasm_f32x4_mul(wasm_f32x4_convert_i32x4(acc0_1), mq1), qlo), qhi))), qzy);
+      int8_t ob0[8];
+      wasm_v128_store64_lane(ob0 + 0, wasm_i8x16_narrow_i16x8(wasm_i16x8_narrow_i32x4(q0_0, q0_1), wasm_i16x8_narrow_i32x4(q0_0, q0_1)), 0);
+      for (size_t j = 0; j < rem; j++) out[c0 + j] = ob0[j];
+    }
+  }
+}
+
 const wrt_target wrt_target_wasm_relaxed = {
   .name = "wasm_relaxed",
   .gemm_mr = 4, .gemm_nr = 8,
@@ -2528,4 +2817,8 @@ const wrt_target wrt_target_wasm_relaxed = {
     [WRT_UN_NEG] = wrt_wasm_relaxed_neg,
   },
   .maxpool = wrt_wasm_relaxed_maxpool, .avgpool = wrt_wasm_relaxed_avgpool,
+  .qgemm_mr = 4, .qgemm_nr = 8, .qgemm_kr = 2, .qgemm_xoff = 0,
+  .qgemm = wrt_wasm_relaxed_qgemm_4x8,
+  .qigemm = wrt_wasm_relaxed_qigemm_4x8,
+  .qdwconv = {{0, 8, wrt_wasm_relaxed_qdwconv_any_c8}},
 };

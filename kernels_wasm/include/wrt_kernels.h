@@ -124,7 +124,7 @@ typedef struct {
 
 /* One target's kernels and tile sizes. */
 typedef struct {
-  const char* name;        /* "scalar", "wasm_simd128", "wasm_relaxed", "avx2", "avx512", "neon" */
+  const char* name;        /* "scalar", "wasm_simd128", "wasm_relaxed", "avx2", "avx512", "avx512vnni", "neon" */
   uint8_t gemm_mr, gemm_nr;
   wrt_gemm_fn gemm;
   wrt_igemm_fn igemm;      /* same MR/NR and packing rule (bias, then taps) as gemm */
@@ -153,6 +153,7 @@ extern const wrt_target wrt_target_wasm_simd128;
 extern const wrt_target wrt_target_wasm_relaxed;
 extern const wrt_target wrt_target_avx2;
 extern const wrt_target wrt_target_avx512;
+extern const wrt_target wrt_target_avx512vnni; /* AVX-512's kernels with the int8 ones on VNNI dot products */
 extern const wrt_target wrt_target_neon;
 
 #endif

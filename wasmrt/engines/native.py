@@ -18,7 +18,7 @@ from wasmrt.engines.base import DEFAULT_LIMITS, DTYPES, Limits, Model, TensorSpe
 from wasmrt.engines.errors import engine_error
 from wasmrt.errors import WasmrtError
 
-VARIANTS = ("scalar", "avx2", "avx512")
+VARIANTS = ("scalar", "avx2", "avx512", "avx512vnni")
 _lib: ctypes.CDLL | None = None
 _lock = threading.Lock()
 
