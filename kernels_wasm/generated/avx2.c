@@ -9,6 +9,12 @@
 __attribute__((unused)) static inline int32_t wrt_q_pair(const int8_t* x) {
   return (int32_t)((uint32_t)(uint16_t)(int16_t)x[0] | ((uint32_t)(uint16_t)(int16_t)x[1] << 16));
 }
+/* 4 bytes of x as one int32 (an unaligned load) */
+__attribute__((unused)) static inline int32_t wrt_q_load4(const int8_t* x) {
+  int32_t v;
+  __builtin_memcpy(&v, x, 4);
+  return v;
+}
 /* the first n < 4 bytes of x (zeros after) as one int32, for a short last block of a 4-byte dot product */
 __attribute__((unused)) static inline int32_t wrt_q_part(const int8_t* x, size_t n) {
   uint32_t v = 0;
@@ -5087,6 +5093,45 @@ static __attribute__((target("avx2,fma"))) void wrt_avx2_qgemm_4x16(size_t mr, s
   __m256i acc3_1 = acc0_1;
   const int8_t* w = (const int8_t*)packed_w + 128;
   size_t k = kc;
+  for (; k >= 4; k -= 4) {
+    const __m256i wq0 = _mm256_cvtepi8_epi16(_mm_loadu_si128((const __m128i*)(w + 0)));
+    const __m256i wq1 = _mm256_cvtepi8_epi16(_mm_loadu_si128((const __m128i*)(w + 16)));
+    const __m256i wq0_1 = _mm256_cvtepi8_epi16(_mm_loadu_si128((const __m128i*)(w + 32 + 0)));
+    const __m256i wq1_1 = _mm256_cvtepi8_epi16(_mm_loadu_si128((const __m128i*)(w + 32 + 16)));
+    w += 64;
+    const __m128i xq0 = _mm_cvtepi8_epi16(_mm_cvtsi32_si128(wrt_q_load4(a0)));
+    const __m256i xa0 = _mm256_broadcastd_epi32(xq0);
+    const __m256i xa0_1 = _mm256_broadcastd_epi32(_mm_srli_epi64(xq0, 32));
+    a0 += 4;
+    acc0_0 = _mm256_add_epi32(acc0_0, _mm256_madd_epi16(wq0, xa0));
+    acc0_1 = _mm256_add_epi32(acc0_1, _mm256_madd_epi16(wq1, xa0));
+    acc0_0 = _mm256_add_epi32(acc0_0, _mm256_madd_epi16(wq0_1, xa0_1));
+    acc0_1 = _mm256_add_epi32(acc0_1, _mm256_madd_epi16(wq1_1, xa0_1));
+    const __m128i xq1 = _mm_cvtepi8_epi16(_mm_cvtsi32_si128(wrt_q_load4(a1)));
+    const __m256i xa1 = _mm256_broadcastd_epi32(xq1);
+    const __m256i xa1_1 = _mm256_broadcastd_epi32(_mm_srli_epi64(xq1, 32));
+    a1 += 4;
+    acc1_0 = _mm256_add_epi32(acc1_0, _mm256_madd_epi16(wq0, xa1));
+    acc1_1 = _mm256_add_epi32(acc1_1, _mm256_madd_epi16(wq1, xa1));
+    acc1_0 = _mm256_add_epi32(acc1_0, _mm256_madd_epi16(wq0_1, xa1_1));
+    acc1_1 = _mm256_add_epi32(acc1_1, _mm256_madd_epi16(wq1_1, xa1_1));
+    const __m128i xq2 = _mm_cvtepi8_epi16(_mm_cvtsi32_si128(wrt_q_load4(a2)));
+    const __m256i xa2 = _mm256_broadcastd_epi32(xq2);
+    const __m256i xa2_1 = _mm256_broadcastd_epi32(_mm_srli_epi64(xq2, 32));
+    a2 += 4;
+    acc2_0 = _mm256_add_epi32(acc2_0, _mm256_madd_epi16(wq0, xa2));
+    acc2_1 = _mm256_add_epi32(acc2_1, _mm256_madd_epi16(wq1, xa2));
+    acc2_0 = _mm256_add_epi32(acc2_0, _mm256_madd_epi16(wq0_1, xa2_1));
+    acc2_1 = _mm256_add_epi32(acc2_1, _mm256_madd_epi16(wq1_1, xa2_1));
+    const __m128i xq3 = _mm_cvtepi8_epi16(_mm_cvtsi32_si128(wrt_q_load4(a3)));
+    const __m256i xa3 = _mm256_broadcastd_epi32(xq3);
+    const __m256i xa3_1 = _mm256_broadcastd_epi32(_mm_srli_epi64(xq3, 32));
+    a3 += 4;
+    acc3_0 = _mm256_add_epi32(acc3_0, _mm256_madd_epi16(wq0, xa3));
+    acc3_1 = _mm256_add_epi32(acc3_1, _mm256_madd_epi16(wq1, xa3));
+    acc3_0 = _mm256_add_epi32(acc3_0, _mm256_madd_epi16(wq0_1, xa3_1));
+    acc3_1 = _mm256_add_epi32(acc3_1, _mm256_madd_epi16(wq1_1, xa3_1));
+  }
   for (; k >= 2; k -= 2) {
     const __m256i wq0 = _mm256_cvtepi8_epi16(_mm_loadu_si128((const __m128i*)(w + 0)));
     const __m256i wq1 = _mm256_cvtepi8_epi16(_mm_loadu_si128((const __m128i*)(w + 16)));
@@ -5125,10 +5170,10 @@ static __attribute__((target("avx2,fma"))) void wrt_avx2_qgemm_4x16(size_t mr, s
     acc3_0 = _mm256_add_epi32(acc3_0, _mm256_madd_epi16(wq0, xa3));
     acc3_1 = _mm256_add_epi32(acc3_1, _mm256_madd_epi16(wq1, xa3));
   }
-  const float* mp = (const float*)(const void*)((const char*)(packed_w) + 64);
   const __m256 qlo = _mm256_set1_ps(p->lo);
   const __m256 qhi = _mm256_set1_ps(p->hi);
   const __m256i qzy = _mm256_set1_epi32(p->zy);
+  const float* mp = (const float*)(const void*)((const char*)(packed_w) + 64);
   const __m256 mq0 = _mm256_loadu_ps(mp + 0);
   const __m256 mq1 = _mm256_loadu_ps(mp + 8);
   {
@@ -5206,6 +5251,45 @@ static __attribute__((target("avx2,fma"))) void wrt_avx2_qigemm_4x16(size_t mr, 
     const int8_t* a3 = mr > 3 ? ind[3] : a2;
     ind += mr;
     size_t k = kc;
+    for (; k >= 4; k -= 4) {
+      const __m256i wq0 = _mm256_cvtepi8_epi16(_mm_loadu_si128((const __m128i*)(w + 0)));
+      const __m256i wq1 = _mm256_cvtepi8_epi16(_mm_loadu_si128((const __m128i*)(w + 16)));
+      const __m256i wq0_1 = _mm256_cvtepi8_epi16(_mm_loadu_si128((const __m128i*)(w + 32 + 0)));
+      const __m256i wq1_1 = _mm256_cvtepi8_epi16(_mm_loadu_si128((const __m128i*)(w + 32 + 16)));
+      w += 64;
+      const __m128i xq0 = _mm_cvtepi8_epi16(_mm_cvtsi32_si128(wrt_q_load4(a0)));
+      const __m256i xa0 = _mm256_broadcastd_epi32(xq0);
+      const __m256i xa0_1 = _mm256_broadcastd_epi32(_mm_srli_epi64(xq0, 32));
+      a0 += 4;
+      acc0_0 = _mm256_add_epi32(acc0_0, _mm256_madd_epi16(wq0, xa0));
+      acc0_1 = _mm256_add_epi32(acc0_1, _mm256_madd_epi16(wq1, xa0));
+      acc0_0 = _mm256_add_epi32(acc0_0, _mm256_madd_epi16(wq0_1, xa0_1));
+      acc0_1 = _mm256_add_epi32(acc0_1, _mm256_madd_epi16(wq1_1, xa0_1));
+      const __m128i xq1 = _mm_cvtepi8_epi16(_mm_cvtsi32_si128(wrt_q_load4(a1)));
+      const __m256i xa1 = _mm256_broadcastd_epi32(xq1);
+      const __m256i xa1_1 = _mm256_broadcastd_epi32(_mm_srli_epi64(xq1, 32));
+      a1 += 4;
+      acc1_0 = _mm256_add_epi32(acc1_0, _mm256_madd_epi16(wq0, xa1));
+      acc1_1 = _mm256_add_epi32(acc1_1, _mm256_madd_epi16(wq1, xa1));
+      acc1_0 = _mm256_add_epi32(acc1_0, _mm256_madd_epi16(wq0_1, xa1_1));
+      acc1_1 = _mm256_add_epi32(acc1_1, _mm256_madd_epi16(wq1_1, xa1_1));
+      const __m128i xq2 = _mm_cvtepi8_epi16(_mm_cvtsi32_si128(wrt_q_load4(a2)));
+      const __m256i xa2 = _mm256_broadcastd_epi32(xq2);
+      const __m256i xa2_1 = _mm256_broadcastd_epi32(_mm_srli_epi64(xq2, 32));
+      a2 += 4;
+      acc2_0 = _mm256_add_epi32(acc2_0, _mm256_madd_epi16(wq0, xa2));
+      acc2_1 = _mm256_add_epi32(acc2_1, _mm256_madd_epi16(wq1, xa2));
+      acc2_0 = _mm256_add_epi32(acc2_0, _mm256_madd_epi16(wq0_1, xa2_1));
+      acc2_1 = _mm256_add_epi32(acc2_1, _mm256_madd_epi16(wq1_1, xa2_1));
+      const __m128i xq3 = _mm_cvtepi8_epi16(_mm_cvtsi32_si128(wrt_q_load4(a3)));
+      const __m256i xa3 = _mm256_broadcastd_epi32(xq3);
+      const __m256i xa3_1 = _mm256_broadcastd_epi32(_mm_srli_epi64(xq3, 32));
+      a3 += 4;
+      acc3_0 = _mm256_add_epi32(acc3_0, _mm256_madd_epi16(wq0, xa3));
+      acc3_1 = _mm256_add_epi32(acc3_1, _mm256_madd_epi16(wq1, xa3));
+      acc3_0 = _mm256_add_epi32(acc3_0, _mm256_madd_epi16(wq0_1, xa3_1));
+      acc3_1 = _mm256_add_epi32(acc3_1, _mm256_madd_epi16(wq1_1, xa3_1));
+    }
     for (; k >= 2; k -= 2) {
       const __m256i wq0 = _mm256_cvtepi8_epi16(_mm_loadu_si128((const __m128i*)(w + 0)));
       const __m256i wq1 = _mm256_cvtepi8_epi16(_mm_loadu_si128((const __m128i*)(w + 16)));
@@ -5245,10 +5329,10 @@ static __attribute__((target("avx2,fma"))) void wrt_avx2_qigemm_4x16(size_t mr, 
       acc3_1 = _mm256_add_epi32(acc3_1, _mm256_madd_epi16(wq1, xa3));
     }
   }
-  const float* mp = (const float*)(const void*)((const char*)(packed_w) + 64);
   const __m256 qlo = _mm256_set1_ps(p->lo);
   const __m256 qhi = _mm256_set1_ps(p->hi);
   const __m256i qzy = _mm256_set1_epi32(p->zy);
+  const float* mp = (const float*)(const void*)((const char*)(packed_w) + 64);
   const __m256 mq0 = _mm256_loadu_ps(mp + 0);
   const __m256 mq1 = _mm256_loadu_ps(mp + 8);
   {
@@ -5302,6 +5386,9 @@ static __attribute__((target("avx2,fma"))) void wrt_avx2_qigemm_4x16(size_t mr, 
 }
 
 static __attribute__((target("avx2,fma"))) void wrt_avx2_qdwconv_any_c16(size_t channels, size_t width, size_t ks, const int8_t* const* in, const void* packed_w, int8_t* out, size_t out_stride, const wrt_qparams* p) {
+  const __m256 qlo = _mm256_set1_ps(p->lo);
+  const __m256 qhi = _mm256_set1_ps(p->hi);
+  const __m256i qzy = _mm256_set1_epi32(p->zy);
   for (size_t px = 0; px < width; px++, in += ks, out += out_stride) {
     const char* pw = (const char*)packed_w;
     for (size_t c0 = 0; c0 < channels; c0 += 16, pw += 16 * (8 + 2 * ks)) {
@@ -5325,9 +5412,6 @@ static __attribute__((target("avx2,fma"))) void wrt_avx2_qdwconv_any_c16(size_t 
         }
       }
       const float* mp = (const float*)(const void*)((const char*)(pw) + 64);
-      const __m256 qlo = _mm256_set1_ps(p->lo);
-      const __m256 qhi = _mm256_set1_ps(p->hi);
-      const __m256i qzy = _mm256_set1_epi32(p->zy);
       const __m256 mq0 = _mm256_loadu_ps(mp + 0);
       const __m256 mq1 = _mm256_loadu_ps(mp + 8);
       const __m256i q0_0 = _mm256_add_epi32(_mm256_cvtps_epi32(_mm256_min_ps(_mm256_max_ps(_mm256_mul_ps(_mm256_cvtepi32_ps(acc0_0), mq0), qlo), qhi)), qzy);

@@ -10,6 +10,12 @@
 __attribute__((unused)) static inline int32_t wrt_q_pair(const int8_t* x) {
   return (int32_t)((uint32_t)(uint16_t)(int16_t)x[0] | ((uint32_t)(uint16_t)(int16_t)x[1] << 16));
 }
+/* 4 bytes of x as one int32 (an unaligned load) */
+__attribute__((unused)) static inline int32_t wrt_q_load4(const int8_t* x) {
+  int32_t v;
+  __builtin_memcpy(&v, x, 4);
+  return v;
+}
 /* the first n < 4 bytes of x (zeros after) as one int32, for a short last block of a 4-byte dot product */
 __attribute__((unused)) static inline int32_t wrt_q_part(const int8_t* x, size_t n) {
   uint32_t v = 0;
@@ -4381,6 +4387,61 @@ static __attribute__((target("avx512f,avx512bw,avx512vl,avx2,fma"))) void wrt_av
   __m512i acc5_1 = acc0_1;
   const int8_t* w = (const int8_t*)packed_w + 256;
   size_t k = kc;
+  for (; k >= 4; k -= 4) {
+    const __m512i wq0 = _mm512_cvtepi8_epi16(_mm256_loadu_si256((const __m256i*)(w + 0)));
+    const __m512i wq1 = _mm512_cvtepi8_epi16(_mm256_loadu_si256((const __m256i*)(w + 32)));
+    const __m512i wq0_1 = _mm512_cvtepi8_epi16(_mm256_loadu_si256((const __m256i*)(w + 64 + 0)));
+    const __m512i wq1_1 = _mm512_cvtepi8_epi16(_mm256_loadu_si256((const __m256i*)(w + 64 + 32)));
+    w += 128;
+    const __m128i xq0 = _mm_cvtepi8_epi16(_mm_cvtsi32_si128(wrt_q_load4(a0)));
+    const __m512i xa0 = _mm512_broadcastd_epi32(xq0);
+    const __m512i xa0_1 = _mm512_broadcastd_epi32(_mm_srli_epi64(xq0, 32));
+    a0 += 4;
+    acc0_0 = _mm512_add_epi32(acc0_0, _mm512_madd_epi16(wq0, xa0));
+    acc0_1 = _mm512_add_epi32(acc0_1, _mm512_madd_epi16(wq1, xa0));
+    acc0_0 = _mm512_add_epi32(acc0_0, _mm512_madd_epi16(wq0_1, xa0_1));
+    acc0_1 = _mm512_add_epi32(acc0_1, _mm512_madd_epi16(wq1_1, xa0_1));
+    const __m128i xq1 = _mm_cvtepi8_epi16(_mm_cvtsi32_si128(wrt_q_load4(a1)));
+    const __m512i xa1 = _mm512_broadcastd_epi32(xq1);
+    const __m512i xa1_1 = _mm512_broadcastd_epi32(_mm_srli_epi64(xq1, 32));
+    a1 += 4;
+    acc1_0 = _mm512_add_epi32(acc1_0, _mm512_madd_epi16(wq0, xa1));
+    acc1_1 = _mm512_add_epi32(acc1_1, _mm512_madd_epi16(wq1, xa1));
+    acc1_0 = _mm512_add_epi32(acc1_0, _mm512_madd_epi16(wq0_1, xa1_1));
+    acc1_1 = _mm512_add_epi32(acc1_1, _mm512_madd_epi16(wq1_1, xa1_1));
+    const __m128i xq2 = _mm_cvtepi8_epi16(_mm_cvtsi32_si128(wrt_q_load4(a2)));
+    const __m512i xa2 = _mm512_broadcastd_epi32(xq2);
+    const __m512i xa2_1 = _mm512_broadcastd_epi32(_mm_srli_epi64(xq2, 32));
+    a2 += 4;
+    acc2_0 = _mm512_add_epi32(acc2_0, _mm512_madd_epi16(wq0, xa2));
+    acc2_1 = _mm512_add_epi32(acc2_1, _mm512_madd_epi16(wq1, xa2));
+    acc2_0 = _mm512_add_epi32(acc2_0, _mm512_madd_epi16(wq0_1, xa2_1));
+    acc2_1 = _mm512_add_epi32(acc2_1, _mm512_madd_epi16(wq1_1, xa2_1));
+    const __m128i xq3 = _mm_cvtepi8_epi16(_mm_cvtsi32_si128(wrt_q_load4(a3)));
+    const __m512i xa3 = _mm512_broadcastd_epi32(xq3);
+    const __m512i xa3_1 = _mm512_broadcastd_epi32(_mm_srli_epi64(xq3, 32));
+    a3 += 4;
+    acc3_0 = _mm512_add_epi32(acc3_0, _mm512_madd_epi16(wq0, xa3));
+    acc3_1 = _mm512_add_epi32(acc3_1, _mm512_madd_epi16(wq1, xa3));
+    acc3_0 = _mm512_add_epi32(acc3_0, _mm512_madd_epi16(wq0_1, xa3_1));
+    acc3_1 = _mm512_add_epi32(acc3_1, _mm512_madd_epi16(wq1_1, xa3_1));
+    const __m128i xq4 = _mm_cvtepi8_epi16(_mm_cvtsi32_si128(wrt_q_load4(a4)));
+    const __m512i xa4 = _mm512_broadcastd_epi32(xq4);
+    const __m512i xa4_1 = _mm512_broadcastd_epi32(_mm_srli_epi64(xq4, 32));
+    a4 += 4;
+    acc4_0 = _mm512_add_epi32(acc4_0, _mm512_madd_epi16(wq0, xa4));
+    acc4_1 = _mm512_add_epi32(acc4_1, _mm512_madd_epi16(wq1, xa4));
+    acc4_0 = _mm512_add_epi32(acc4_0, _mm512_madd_epi16(wq0_1, xa4_1));
+    acc4_1 = _mm512_add_epi32(acc4_1, _mm512_madd_epi16(wq1_1, xa4_1));
+    const __m128i xq5 = _mm_cvtepi8_epi16(_mm_cvtsi32_si128(wrt_q_load4(a5)));
+    const __m512i xa5 = _mm512_broadcastd_epi32(xq5);
+    const __m512i xa5_1 = _mm512_broadcastd_epi32(_mm_srli_epi64(xq5, 32));
+    a5 += 4;
+    acc5_0 = _mm512_add_epi32(acc5_0, _mm512_madd_epi16(wq0, xa5));
+    acc5_1 = _mm512_add_epi32(acc5_1, _mm512_madd_epi16(wq1, xa5));
+    acc5_0 = _mm512_add_epi32(acc5_0, _mm512_madd_epi16(wq0_1, xa5_1));
+    acc5_1 = _mm512_add_epi32(acc5_1, _mm512_madd_epi16(wq1_1, xa5_1));
+  }
   for (; k >= 2; k -= 2) {
     const __m512i wq0 = _mm512_cvtepi8_epi16(_mm256_loadu_si256((const __m256i*)(w + 0)));
     const __m512i wq1 = _mm512_cvtepi8_epi16(_mm256_loadu_si256((const __m256i*)(w + 32)));
@@ -4433,10 +4494,10 @@ static __attribute__((target("avx512f,avx512bw,avx512vl,avx2,fma"))) void wrt_av
     acc5_0 = _mm512_add_epi32(acc5_0, _mm512_madd_epi16(wq0, xa5));
     acc5_1 = _mm512_add_epi32(acc5_1, _mm512_madd_epi16(wq1, xa5));
   }
-  const float* mp = (const float*)(const void*)((const char*)(packed_w) + 128);
   const __m512 qlo = _mm512_set1_ps(p->lo);
   const __m512 qhi = _mm512_set1_ps(p->hi);
   const __m512i qzy = _mm512_set1_epi32(p->zy);
+  const float* mp = (const float*)(const void*)((const char*)(packed_w) + 128);
   const __m512 mq0 = _mm512_loadu_ps(mp + 0);
   const __m512 mq1 = _mm512_loadu_ps(mp + 16);
   {
@@ -4548,6 +4609,61 @@ static __attribute__((target("avx512f,avx512bw,avx512vl,avx2,fma"))) void wrt_av
     const int8_t* a5 = mr > 5 ? ind[5] : a4;
     ind += mr;
     size_t k = kc;
+    for (; k >= 4; k -= 4) {
+      const __m512i wq0 = _mm512_cvtepi8_epi16(_mm256_loadu_si256((const __m256i*)(w + 0)));
+      const __m512i wq1 = _mm512_cvtepi8_epi16(_mm256_loadu_si256((const __m256i*)(w + 32)));
+      const __m512i wq0_1 = _mm512_cvtepi8_epi16(_mm256_loadu_si256((const __m256i*)(w + 64 + 0)));
+      const __m512i wq1_1 = _mm512_cvtepi8_epi16(_mm256_loadu_si256((const __m256i*)(w + 64 + 32)));
+      w += 128;
+      const __m128i xq0 = _mm_cvtepi8_epi16(_mm_cvtsi32_si128(wrt_q_load4(a0)));
+      const __m512i xa0 = _mm512_broadcastd_epi32(xq0);
+      const __m512i xa0_1 = _mm512_broadcastd_epi32(_mm_srli_epi64(xq0, 32));
+      a0 += 4;
+      acc0_0 = _mm512_add_epi32(acc0_0, _mm512_madd_epi16(wq0, xa0));
+      acc0_1 = _mm512_add_epi32(acc0_1, _mm512_madd_epi16(wq1, xa0));
+      acc0_0 = _mm512_add_epi32(acc0_0, _mm512_madd_epi16(wq0_1, xa0_1));
+      acc0_1 = _mm512_add_epi32(acc0_1, _mm512_madd_epi16(wq1_1, xa0_1));
+      const __m128i xq1 = _mm_cvtepi8_epi16(_mm_cvtsi32_si128(wrt_q_load4(a1)));
+      const __m512i xa1 = _mm512_broadcastd_epi32(xq1);
+      const __m512i xa1_1 = _mm512_broadcastd_epi32(_mm_srli_epi64(xq1, 32));
+      a1 += 4;
+      acc1_0 = _mm512_add_epi32(acc1_0, _mm512_madd_epi16(wq0, xa1));
+      acc1_1 = _mm512_add_epi32(acc1_1, _mm512_madd_epi16(wq1, xa1));
+      acc1_0 = _mm512_add_epi32(acc1_0, _mm512_madd_epi16(wq0_1, xa1_1));
+      acc1_1 = _mm512_add_epi32(acc1_1, _mm512_madd_epi16(wq1_1, xa1_1));
+      const __m128i xq2 = _mm_cvtepi8_epi16(_mm_cvtsi32_si128(wrt_q_load4(a2)));
+      const __m512i xa2 = _mm512_broadcastd_epi32(xq2);
+      const __m512i xa2_1 = _mm512_broadcastd_epi32(_mm_srli_epi64(xq2, 32));
+      a2 += 4;
+      acc2_0 = _mm512_add_epi32(acc2_0, _mm512_madd_epi16(wq0, xa2));
+      acc2_1 = _mm512_add_epi32(acc2_1, _mm512_madd_epi16(wq1, xa2));
+      acc2_0 = _mm512_add_epi32(acc2_0, _mm512_madd_epi16(wq0_1, xa2_1));
+      acc2_1 = _mm512_add_epi32(acc2_1, _mm512_madd_epi16(wq1_1, xa2_1));
+      const __m128i xq3 = _mm_cvtepi8_epi16(_mm_cvtsi32_si128(wrt_q_load4(a3)));
+      const __m512i xa3 = _mm512_broadcastd_epi32(xq3);
+      const __m512i xa3_1 = _mm512_broadcastd_epi32(_mm_srli_epi64(xq3, 32));
+      a3 += 4;
+      acc3_0 = _mm512_add_epi32(acc3_0, _mm512_madd_epi16(wq0, xa3));
+      acc3_1 = _mm512_add_epi32(acc3_1, _mm512_madd_epi16(wq1, xa3));
+      acc3_0 = _mm512_add_epi32(acc3_0, _mm512_madd_epi16(wq0_1, xa3_1));
+      acc3_1 = _mm512_add_epi32(acc3_1, _mm512_madd_epi16(wq1_1, xa3_1));
+      const __m128i xq4 = _mm_cvtepi8_epi16(_mm_cvtsi32_si128(wrt_q_load4(a4)));
+      const __m512i xa4 = _mm512_broadcastd_epi32(xq4);
+      const __m512i xa4_1 = _mm512_broadcastd_epi32(_mm_srli_epi64(xq4, 32));
+      a4 += 4;
+      acc4_0 = _mm512_add_epi32(acc4_0, _mm512_madd_epi16(wq0, xa4));
+      acc4_1 = _mm512_add_epi32(acc4_1, _mm512_madd_epi16(wq1, xa4));
+      acc4_0 = _mm512_add_epi32(acc4_0, _mm512_madd_epi16(wq0_1, xa4_1));
+      acc4_1 = _mm512_add_epi32(acc4_1, _mm512_madd_epi16(wq1_1, xa4_1));
+      const __m128i xq5 = _mm_cvtepi8_epi16(_mm_cvtsi32_si128(wrt_q_load4(a5)));
+      const __m512i xa5 = _mm512_broadcastd_epi32(xq5);
+      const __m512i xa5_1 = _mm512_broadcastd_epi32(_mm_srli_epi64(xq5, 32));
+      a5 += 4;
+      acc5_0 = _mm512_add_epi32(acc5_0, _mm512_madd_epi16(wq0, xa5));
+      acc5_1 = _mm512_add_epi32(acc5_1, _mm512_madd_epi16(wq1, xa5));
+      acc5_0 = _mm512_add_epi32(acc5_0, _mm512_madd_epi16(wq0_1, xa5_1));
+      acc5_1 = _mm512_add_epi32(acc5_1, _mm512_madd_epi16(wq1_1, xa5_1));
+    }
     for (; k >= 2; k -= 2) {
       const __m512i wq0 = _mm512_cvtepi8_epi16(_mm256_loadu_si256((const __m256i*)(w + 0)));
       const __m512i wq1 = _mm512_cvtepi8_epi16(_mm256_loadu_si256((const __m256i*)(w + 32)));
@@ -4601,10 +4717,10 @@ static __attribute__((target("avx512f,avx512bw,avx512vl,avx2,fma"))) void wrt_av
       acc5_1 = _mm512_add_epi32(acc5_1, _mm512_madd_epi16(wq1, xa5));
     }
   }
-  const float* mp = (const float*)(const void*)((const char*)(packed_w) + 128);
   const __m512 qlo = _mm512_set1_ps(p->lo);
   const __m512 qhi = _mm512_set1_ps(p->hi);
   const __m512i qzy = _mm512_set1_epi32(p->zy);
+  const float* mp = (const float*)(const void*)((const char*)(packed_w) + 128);
   const __m512 mq0 = _mm512_loadu_ps(mp + 0);
   const __m512 mq1 = _mm512_loadu_ps(mp + 16);
   {
@@ -4682,6 +4798,9 @@ static __attribute__((target("avx512f,avx512bw,avx512vl,avx2,fma"))) void wrt_av
 }
 
 static __attribute__((target("avx512f,avx512bw,avx512vl,avx2,fma"))) void wrt_avx512_qdwconv_any_c32(size_t channels, size_t width, size_t ks, const int8_t* const* in, const void* packed_w, int8_t* out, size_t out_stride, const wrt_qparams* p) {
+  const __m512 qlo = _mm512_set1_ps(p->lo);
+  const __m512 qhi = _mm512_set1_ps(p->hi);
+  const __m512i qzy = _mm512_set1_epi32(p->zy);
   for (size_t px = 0; px < width; px++, in += ks, out += out_stride) {
     const char* pw = (const char*)packed_w;
     for (size_t c0 = 0; c0 < channels; c0 += 32, pw += 32 * (8 + 2 * ks)) {
@@ -4705,9 +4824,6 @@ static __attribute__((target("avx512f,avx512bw,avx512vl,avx2,fma"))) void wrt_av
         }
       }
       const float* mp = (const float*)(const void*)((const char*)(pw) + 128);
-      const __m512 qlo = _mm512_set1_ps(p->lo);
-      const __m512 qhi = _mm512_set1_ps(p->hi);
-      const __m512i qzy = _mm512_set1_epi32(p->zy);
       const __m512 mq0 = _mm512_loadu_ps(mp + 0);
       const __m512 mq1 = _mm512_loadu_ps(mp + 16);
       const __m512i q0_0 = _mm512_add_epi32(_mm512_cvtps_epi32(_mm512_min_ps(_mm512_max_ps(_mm512_mul_ps(_mm512_cvtepi32_ps(acc0_0), mq0), qlo), qhi)), qzy);
@@ -4762,27 +4878,27 @@ static __attribute__((target("avx512f,avx512bw,avx512vl,avx512vnni,avx2,fma"))) 
     const __m512i wq0 = _mm512_loadu_si512(w + 0);
     const __m512i wq1 = _mm512_loadu_si512(w + 64);
     w += 128;
-    const __m512i xa0 = _mm512_set1_epi32((int32_t)((uint32_t)wrt_q_part(a0, 4) ^ 0x80808080u));
+    const __m512i xa0 = _mm512_set1_epi32((int32_t)((uint32_t)wrt_q_load4(a0) ^ 0x80808080u));
     a0 += 4;
     acc0_0 = _mm512_dpbusd_epi32(acc0_0, xa0, wq0);
     acc0_1 = _mm512_dpbusd_epi32(acc0_1, xa0, wq1);
-    const __m512i xa1 = _mm512_set1_epi32((int32_t)((uint32_t)wrt_q_part(a1, 4) ^ 0x80808080u));
+    const __m512i xa1 = _mm512_set1_epi32((int32_t)((uint32_t)wrt_q_load4(a1) ^ 0x80808080u));
     a1 += 4;
     acc1_0 = _mm512_dpbusd_epi32(acc1_0, xa1, wq0);
     acc1_1 = _mm512_dpbusd_epi32(acc1_1, xa1, wq1);
-    const __m512i xa2 = _mm512_set1_epi32((int32_t)((uint32_t)wrt_q_part(a2, 4) ^ 0x80808080u));
+    const __m512i xa2 = _mm512_set1_epi32((int32_t)((uint32_t)wrt_q_load4(a2) ^ 0x80808080u));
     a2 += 4;
     acc2_0 = _mm512_dpbusd_epi32(acc2_0, xa2, wq0);
     acc2_1 = _mm512_dpbusd_epi32(acc2_1, xa2, wq1);
-    const __m512i xa3 = _mm512_set1_epi32((int32_t)((uint32_t)wrt_q_part(a3, 4) ^ 0x80808080u));
+    const __m512i xa3 = _mm512_set1_epi32((int32_t)((uint32_t)wrt_q_load4(a3) ^ 0x80808080u));
     a3 += 4;
     acc3_0 = _mm512_dpbusd_epi32(acc3_0, xa3, wq0);
     acc3_1 = _mm512_dpbusd_epi32(acc3_1, xa3, wq1);
-    const __m512i xa4 = _mm512_set1_epi32((int32_t)((uint32_t)wrt_q_part(a4, 4) ^ 0x80808080u));
+    const __m512i xa4 = _mm512_set1_epi32((int32_t)((uint32_t)wrt_q_load4(a4) ^ 0x80808080u));
     a4 += 4;
     acc4_0 = _mm512_dpbusd_epi32(acc4_0, xa4, wq0);
     acc4_1 = _mm512_dpbusd_epi32(acc4_1, xa4, wq1);
-    const __m512i xa5 = _mm512_set1_epi32((int32_t)((uint32_t)wrt_q_part(a5, 4) ^ 0x80808080u));
+    const __m512i xa5 = _mm512_set1_epi32((int32_t)((uint32_t)wrt_q_load4(a5) ^ 0x80808080u));
     a5 += 4;
     acc5_0 = _mm512_dpbusd_epi32(acc5_0, xa5, wq0);
     acc5_1 = _mm512_dpbusd_epi32(acc5_1, xa5, wq1);
@@ -4810,10 +4926,10 @@ static __attribute__((target("avx512f,avx512bw,avx512vl,avx512vnni,avx2,fma"))) 
     acc5_0 = _mm512_dpbusd_epi32(acc5_0, xa5, wq0);
     acc5_1 = _mm512_dpbusd_epi32(acc5_1, xa5, wq1);
   }
-  const float* mp = (const float*)(const void*)((const char*)(packed_w) + 128);
   const __m512 qlo = _mm512_set1_ps(p->lo);
   const __m512 qhi = _mm512_set1_ps(p->hi);
   const __m512i qzy = _mm512_set1_epi32(p->zy);
+  const float* mp = (const float*)(const void*)((const char*)(packed_w) + 128);
   const __m512 mq0 = _mm512_loadu_ps(mp + 0);
   const __m512 mq1 = _mm512_loadu_ps(mp + 16);
   {
@@ -4929,27 +5045,27 @@ static __attribute__((target("avx512f,avx512bw,avx512vl,avx512vnni,avx2,fma"))) 
       const __m512i wq0 = _mm512_loadu_si512(w + 0);
       const __m512i wq1 = _mm512_loadu_si512(w + 64);
       w += 128;
-      const __m512i xa0 = _mm512_set1_epi32((int32_t)((uint32_t)wrt_q_part(a0, 4) ^ 0x80808080u));
+      const __m512i xa0 = _mm512_set1_epi32((int32_t)((uint32_t)wrt_q_load4(a0) ^ 0x80808080u));
       a0 += 4;
       acc0_0 = _mm512_dpbusd_epi32(acc0_0, xa0, wq0);
       acc0_1 = _mm512_dpbusd_epi32(acc0_1, xa0, wq1);
-      const __m512i xa1 = _mm512_set1_epi32((int32_t)((uint32_t)wrt_q_part(a1, 4) ^ 0x80808080u));
+      const __m512i xa1 = _mm512_set1_epi32((int32_t)((uint32_t)wrt_q_load4(a1) ^ 0x80808080u));
       a1 += 4;
       acc1_0 = _mm512_dpbusd_epi32(acc1_0, xa1, wq0);
       acc1_1 = _mm512_dpbusd_epi32(acc1_1, xa1, wq1);
-      const __m512i xa2 = _mm512_set1_epi32((int32_t)((uint32_t)wrt_q_part(a2, 4) ^ 0x80808080u));
+      const __m512i xa2 = _mm512_set1_epi32((int32_t)((uint32_t)wrt_q_load4(a2) ^ 0x80808080u));
       a2 += 4;
       acc2_0 = _mm512_dpbusd_epi32(acc2_0, xa2, wq0);
       acc2_1 = _mm512_dpbusd_epi32(acc2_1, xa2, wq1);
-      const __m512i xa3 = _mm512_set1_epi32((int32_t)((uint32_t)wrt_q_part(a3, 4) ^ 0x80808080u));
+      const __m512i xa3 = _mm512_set1_epi32((int32_t)((uint32_t)wrt_q_load4(a3) ^ 0x80808080u));
       a3 += 4;
       acc3_0 = _mm512_dpbusd_epi32(acc3_0, xa3, wq0);
       acc3_1 = _mm512_dpbusd_epi32(acc3_1, xa3, wq1);
-      const __m512i xa4 = _mm512_set1_epi32((int32_t)((uint32_t)wrt_q_part(a4, 4) ^ 0x80808080u));
+      const __m512i xa4 = _mm512_set1_epi32((int32_t)((uint32_t)wrt_q_load4(a4) ^ 0x80808080u));
       a4 += 4;
       acc4_0 = _mm512_dpbusd_epi32(acc4_0, xa4, wq0);
       acc4_1 = _mm512_dpbusd_epi32(acc4_1, xa4, wq1);
-      const __m512i xa5 = _mm512_set1_epi32((int32_t)((uint32_t)wrt_q_part(a5, 4) ^ 0x80808080u));
+      const __m512i xa5 = _mm512_set1_epi32((int32_t)((uint32_t)wrt_q_load4(a5) ^ 0x80808080u));
       a5 += 4;
       acc5_0 = _mm512_dpbusd_epi32(acc5_0, xa5, wq0);
       acc5_1 = _mm512_dpbusd_epi32(acc5_1, xa5, wq1);
@@ -4978,10 +5094,10 @@ static __attribute__((target("avx512f,avx512bw,avx512vl,avx512vnni,avx2,fma"))) 
       acc5_1 = _mm512_dpbusd_epi32(acc5_1, xa5, wq1);
     }
   }
-  const float* mp = (const float*)(const void*)((const char*)(packed_w) + 128);
   const __m512 qlo = _mm512_set1_ps(p->lo);
   const __m512 qhi = _mm512_set1_ps(p->hi);
   const __m512i qzy = _mm512_set1_epi32(p->zy);
+  const float* mp = (const float*)(const void*)((const char*)(packed_w) + 128);
   const __m512 mq0 = _mm512_loadu_ps(mp + 0);
   const __m512 mq1 = _mm512_loadu_ps(mp + 16);
   {
@@ -5059,6 +5175,9 @@ static __attribute__((target("avx512f,avx512bw,avx512vl,avx512vnni,avx2,fma"))) 
 }
 
 static __attribute__((target("avx512f,avx512bw,avx512vl,avx512vnni,avx2,fma"))) void wrt_avx512vnni_qdwconv_any_c32(size_t channels, size_t width, size_t ks, const int8_t* const* in, const void* packed_w, int8_t* out, size_t out_stride, const wrt_qparams* p) {
+  const __m512 qlo = _mm512_set1_ps(p->lo);
+  const __m512 qhi = _mm512_set1_ps(p->hi);
+  const __m512i qzy = _mm512_set1_epi32(p->zy);
   for (size_t px = 0; px < width; px++, in += ks, out += out_stride) {
     const char* pw = (const char*)packed_w;
     for (size_t c0 = 0; c0 < channels; c0 += 32, pw += 32 * (8 + 2 * ks)) {
@@ -5082,9 +5201,6 @@ static __attribute__((target("avx512f,avx512bw,avx512vl,avx512vnni,avx2,fma"))) 
         }
       }
       const float* mp = (const float*)(const void*)((const char*)(pw) + 128);
-      const __m512 qlo = _mm512_set1_ps(p->lo);
-      const __m512 qhi = _mm512_set1_ps(p->hi);
-      const __m512i qzy = _mm512_set1_epi32(p->zy);
       const __m512 mq0 = _mm512_loadu_ps(mp + 0);
       const __m512 mq1 = _mm512_loadu_ps(mp + 16);
       const __m512i q0_0 = _mm512_add_epi32(_mm512_cvtps_epi32(_mm512_min_ps(_mm512_max_ps(_mm512_mul_ps(_mm512_cvtepi32_ps(acc0_0), mq0), qlo), qhi)), qzy);

@@ -11,6 +11,12 @@
 __attribute__((unused)) static inline int32_t wrt_q_pair(const int8_t* x) {
   return (int32_t)((uint32_t)(uint16_t)(int16_t)x[0] | ((uint32_t)(uint16_t)(int16_t)x[1] << 16));
 }
+/* 4 bytes of x as one int32 (an unaligned load) */
+__attribute__((unused)) static inline int32_t wrt_q_load4(const int8_t* x) {
+  int32_t v;
+  __builtin_memcpy(&v, x, 4);
+  return v;
+}
 /* the first n < 4 bytes of x (zeros after) as one int32, for a short last block of a 4-byte dot product */
 __attribute__((unused)) static inline int32_t wrt_q_part(const int8_t* x, size_t n) {
   uint32_t v = 0;
@@ -5262,10 +5268,10 @@ static void wrt_neon_qgemm_4x8(size_t mr, size_t nc, size_t kc, const int8_t* a,
     acc3_0 = vmlal_n_s16(acc3_0, vget_low_s16(wq0), xa3);
     acc3_1 = vmlal_high_n_s16(acc3_1, wq0, xa3);
   }
-  const float* mp = (const float*)(const void*)((const char*)(packed_w) + 32);
   const float32x4_t qlo = vdupq_n_f32(p->lo);
   const float32x4_t qhi = vdupq_n_f32(p->hi);
   const int32x4_t qzy = vdupq_n_s32(p->zy);
+  const float* mp = (const float*)(const void*)((const char*)(packed_w) + 32);
   const float32x4_t mq0 = vld1q_f32(mp + 0);
   const float32x4_t mq1 = vld1q_f32(mp + 4);
   {
@@ -5360,10 +5366,10 @@ static void wrt_neon_qigemm_4x8(size_t mr, size_t nc, size_t kc, size_t ks, cons
       acc3_1 = vmlal_high_n_s16(acc3_1, wq0, xa3);
     }
   }
-  const float* mp = (const float*)(const void*)((const char*)(packed_w) + 32);
   const float32x4_t qlo = vdupq_n_f32(p->lo);
   const float32x4_t qhi = vdupq_n_f32(p->hi);
   const int32x4_t qzy = vdupq_n_s32(p->zy);
+  const float* mp = (const float*)(const void*)((const char*)(packed_w) + 32);
   const float32x4_t mq0 = vld1q_f32(mp + 0);
   const float32x4_t mq1 = vld1q_f32(mp + 4);
   {
@@ -5413,6 +5419,9 @@ static void wrt_neon_qigemm_4x8(size_t mr, size_t nc, size_t kc, size_t ks, cons
 }
 
 static void wrt_neon_qdwconv_any_c8(size_t channels, size_t width, size_t ks, const int8_t* const* in, const void* packed_w, int8_t* out, size_t out_stride, const wrt_qparams* p) {
+  const float32x4_t qlo = vdupq_n_f32(p->lo);
+  const float32x4_t qhi = vdupq_n_f32(p->hi);
+  const int32x4_t qzy = vdupq_n_s32(p->zy);
   for (size_t px = 0; px < width; px++, in += ks, out += out_stride) {
     const char* pw = (const char*)packed_w;
     for (size_t c0 = 0; c0 < channels; c0 += 8, pw += 8 * (8 + 2 * ks)) {
@@ -5440,9 +5449,6 @@ static void wrt_neon_qdwconv_any_c8(size_t channels, size_t width, size_t ks, co
         }
       }
       const float* mp = (const float*)(const void*)((const char*)(pw) + 32);
-      const float32x4_t qlo = vdupq_n_f32(p->lo);
-      const float32x4_t qhi = vdupq_n_f32(p->hi);
-      const int32x4_t qzy = vdupq_n_s32(p->zy);
       const float32x4_t mq0 = vld1q_f32(mp + 0);
       const float32x4_t mq1 = vld1q_f32(mp + 4);
       const int32x4_t q0_0 = vaddq_s32(vcvtnq_s32_f32(vminq_f32(vmaxq_f32(vmulq_f32(vcvtq_f32_s32(acc0_0), mq0), qlo), qhi)), qzy);

@@ -33,6 +33,12 @@ __attribute__((unused)) static inline float wrt_sqrtf(float x) {
 __attribute__((unused)) static inline int32_t wrt_q_pair(const int8_t* x) {
   return (int32_t)((uint32_t)(uint16_t)(int16_t)x[0] | ((uint32_t)(uint16_t)(int16_t)x[1] << 16));
 }
+/* 4 bytes of x as one int32 (an unaligned load) */
+__attribute__((unused)) static inline int32_t wrt_q_load4(const int8_t* x) {
+  int32_t v;
+  __builtin_memcpy(&v, x, 4);
+  return v;
+}
 /* the first n < 4 bytes of x (zeros after) as one int32, for a short last block of a 4-byte dot product */
 __attribute__((unused)) static inline int32_t wrt_q_part(const int8_t* x, size_t n) {
   uint32_t v = 0;
@@ -1999,8 +2005,8 @@ static void wrt_scalar_qgemm_2x4(size_t mr, size_t nc, size_t kc, const int8_t* 
     acc1_2 += xa1 * wq2;
     acc1_3 += xa1 * wq3;
   }
-  const float* mp = (const float*)(const void*)((const char*)(packed_w) + 16);
   const float qlo = p->lo, qhi = p->hi;
+  const float* mp = (const float*)(const void*)((const char*)(packed_w) + 16);
   const float mq0 = mp[0];
   const float mq1 = mp[1];
   const float mq2 = mp[2];
@@ -2110,8 +2116,8 @@ static void wrt_scalar_qigemm_2x4(size_t mr, size_t nc, size_t kc, size_t ks, co
       acc1_3 += xa1 * wq3;
     }
   }
-  const float* mp = (const float*)(const void*)((const char*)(packed_w) + 16);
   const float qlo = p->lo, qhi = p->hi;
+  const float* mp = (const float*)(const void*)((const char*)(packed_w) + 16);
   const float mq0 = mp[0];
   const float mq1 = mp[1];
   const float mq2 = mp[2];
@@ -2183,6 +2189,7 @@ static void wrt_scalar_qigemm_2x4(size_t mr, size_t nc, size_t kc, size_t ks, co
 }
 
 static void wrt_scalar_qdwconv_any_c1(size_t channels, size_t width, size_t ks, const int8_t* const* in, const void* packed_w, int8_t* out, size_t out_stride, const wrt_qparams* p) {
+  const float qlo = p->lo, qhi = p->hi;
   for (size_t px = 0; px < width; px++, in += ks, out += out_stride) {
     const char* pw = (const char*)packed_w;
     for (size_t c0 = 0; c0 < channels; c0 += 1, pw += 1 * (8 + 2 * ks)) {
@@ -2203,7 +2210,6 @@ static void wrt_scalar_qdwconv_any_c1(size_t channels, size_t width, size_t ks, 
         }
       }
       const float* mp = (const float*)(const void*)((const char*)(pw) + 4);
-      const float qlo = p->lo, qhi = p->hi;
       const float mq0 = mp[0];
       float f0_0 = (float)acc0_0 * mq0;
       f0_0 = f0_0 < qlo ? qlo : f0_0;

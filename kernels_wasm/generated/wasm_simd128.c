@@ -11,6 +11,12 @@
 __attribute__((unused)) static inline int32_t wrt_q_pair(const int8_t* x) {
   return (int32_t)((uint32_t)(uint16_t)(int16_t)x[0] | ((uint32_t)(uint16_t)(int16_t)x[1] << 16));
 }
+/* 4 bytes of x as one int32 (an unaligned load) */
+__attribute__((unused)) static inline int32_t wrt_q_load4(const int8_t* x) {
+  int32_t v;
+  __builtin_memcpy(&v, x, 4);
+  return v;
+}
 /* the first n < 4 bytes of x (zeros after) as one int32, for a short last block of a 4-byte dot product */
 __attribute__((unused)) static inline int32_t wrt_q_part(const int8_t* x, size_t n) {
   uint32_t v = 0;
@@ -2517,6 +2523,47 @@ static void wrt_wasm_simd128_qgemm_4x8(size_t mr, size_t nc, size_t kc, const in
   v128_t acc3_1 = acc0_1;
   const int8_t* w = (const int8_t*)packed_w + 64;
   size_t k = kc;
+  for (; k >= 4; k -= 4) {
+    const v128_t wb0 = wasm_v128_load(w + 0);
+    const v128_t wq0 = wasm_i16x8_extend_low_i8x16(wb0);
+    const v128_t wq1 = wasm_i16x8_extend_high_i8x16(wb0);
+    const v128_t wb0_1 = wasm_v128_load(w + 16 + 0);
+    const v128_t wq0_1 = wasm_i16x8_extend_low_i8x16(wb0_1);
+    const v128_t wq1_1 = wasm_i16x8_extend_high_i8x16(wb0_1);
+    w += 32;
+    const v128_t xq0 = wasm_i16x8_extend_low_i8x16(wasm_v128_load32_splat(a0));
+    const v128_t xa0 = wasm_i32x4_shuffle(xq0, xq0, 0, 0, 0, 0);
+    const v128_t xa0_1 = wasm_i32x4_shuffle(xq0, xq0, 1, 1, 1, 1);
+    a0 += 4;
+    acc0_0 = wasm_i32x4_add(acc0_0, wasm_i32x4_dot_i16x8(wq0, xa0));
+    acc0_1 = wasm_i32x4_add(acc0_1, wasm_i32x4_dot_i16x8(wq1, xa0));
+    acc0_0 = wasm_i32x4_add(acc0_0, wasm_i32x4_dot_i16x8(wq0_1, xa0_1));
+    acc0_1 = wasm_i32x4_add(acc0_1, wasm_i32x4_dot_i16x8(wq1_1, xa0_1));
+    const v128_t xq1 = wasm_i16x8_extend_low_i8x16(wasm_v128_load32_splat(a1));
+    const v128_t xa1 = wasm_i32x4_shuffle(xq1, xq1, 0, 0, 0, 0);
+    const v128_t xa1_1 = wasm_i32x4_shuffle(xq1, xq1, 1, 1, 1, 1);
+    a1 += 4;
+    acc1_0 = wasm_i32x4_add(acc1_0, wasm_i32x4_dot_i16x8(wq0, xa1));
+    acc1_1 = wasm_i32x4_add(acc1_1, wasm_i32x4_dot_i16x8(wq1, xa1));
+    acc1_0 = wasm_i32x4_add(acc1_0, wasm_i32x4_dot_i16x8(wq0_1, xa1_1));
+    acc1_1 = wasm_i32x4_add(acc1_1, wasm_i32x4_dot_i16x8(wq1_1, xa1_1));
+    const v128_t xq2 = wasm_i16x8_extend_low_i8x16(wasm_v128_load32_splat(a2));
+    const v128_t xa2 = wasm_i32x4_shuffle(xq2, xq2, 0, 0, 0, 0);
+    const v128_t xa2_1 = wasm_i32x4_shuffle(xq2, xq2, 1, 1, 1, 1);
+    a2 += 4;
+    acc2_0 = wasm_i32x4_add(acc2_0, wasm_i32x4_dot_i16x8(wq0, xa2));
+    acc2_1 = wasm_i32x4_add(acc2_1, wasm_i32x4_dot_i16x8(wq1, xa2));
+    acc2_0 = wasm_i32x4_add(acc2_0, wasm_i32x4_dot_i16x8(wq0_1, xa2_1));
+    acc2_1 = wasm_i32x4_add(acc2_1, wasm_i32x4_dot_i16x8(wq1_1, xa2_1));
+    const v128_t xq3 = wasm_i16x8_extend_low_i8x16(wasm_v128_load32_splat(a3));
+    const v128_t xa3 = wasm_i32x4_shuffle(xq3, xq3, 0, 0, 0, 0);
+    const v128_t xa3_1 = wasm_i32x4_shuffle(xq3, xq3, 1, 1, 1, 1);
+    a3 += 4;
+    acc3_0 = wasm_i32x4_add(acc3_0, wasm_i32x4_dot_i16x8(wq0, xa3));
+    acc3_1 = wasm_i32x4_add(acc3_1, wasm_i32x4_dot_i16x8(wq1, xa3));
+    acc3_0 = wasm_i32x4_add(acc3_0, wasm_i32x4_dot_i16x8(wq0_1, xa3_1));
+    acc3_1 = wasm_i32x4_add(acc3_1, wasm_i32x4_dot_i16x8(wq1_1, xa3_1));
+  }
   for (; k >= 2; k -= 2) {
     const v128_t wb0 = wasm_v128_load(w + 0);
     const v128_t wq0 = wasm_i16x8_extend_low_i8x16(wb0);
@@ -2557,10 +2604,10 @@ static void wrt_wasm_simd128_qgemm_4x8(size_t mr, size_t nc, size_t kc, const in
     acc3_0 = wasm_i32x4_add(acc3_0, wasm_i32x4_dot_i16x8(wq0, xa3));
     acc3_1 = wasm_i32x4_add(acc3_1, wasm_i32x4_dot_i16x8(wq1, xa3));
   }
-  const float* mp = (const float*)(const void*)((const char*)(packed_w) + 32);
   const v128_t qlo = wasm_f32x4_splat(p->lo);
   const v128_t qhi = wasm_f32x4_splat(p->hi);
   const v128_t qzy = wasm_i32x4_splat(p->zy);
+  const float* mp = (const float*)(const void*)((const char*)(packed_w) + 32);
   const v128_t mq0 = wasm_v128_load(mp + 0);
   const v128_t mq1 = wasm_v128_load(mp + 4);
   {
@@ -2634,6 +2681,47 @@ static void wrt_wasm_simd128_qigemm_4x8(size_t mr, size_t nc, size_t kc, size_t 
     const int8_t* a3 = mr > 3 ? ind[3] : a2;
     ind += mr;
     size_t k = kc;
+    for (; k >= 4; k -= 4) {
+      const v128_t wb0 = wasm_v128_load(w + 0);
+      const v128_t wq0 = wasm_i16x8_extend_low_i8x16(wb0);
+      const v128_t wq1 = wasm_i16x8_extend_high_i8x16(wb0);
+      const v128_t wb0_1 = wasm_v128_load(w + 16 + 0);
+      const v128_t wq0_1 = wasm_i16x8_extend_low_i8x16(wb0_1);
+      const v128_t wq1_1 = wasm_i16x8_extend_high_i8x16(wb0_1);
+      w += 32;
+      const v128_t xq0 = wasm_i16x8_extend_low_i8x16(wasm_v128_load32_splat(a0));
+      const v128_t xa0 = wasm_i32x4_shuffle(xq0, xq0, 0, 0, 0, 0);
+      const v128_t xa0_1 = wasm_i32x4_shuffle(xq0, xq0, 1, 1, 1, 1);
+      a0 += 4;
+      acc0_0 = wasm_i32x4_add(acc0_0, wasm_i32x4_dot_i16x8(wq0, xa0));
+      acc0_1 = wasm_i32x4_add(acc0_1, wasm_i32x4_dot_i16x8(wq1, xa0));
+      acc0_0 = wasm_i32x4_add(acc0_0, wasm_i32x4_dot_i16x8(wq0_1, xa0_1));
+      acc0_1 = wasm_i32x4_add(acc0_1, wasm_i32x4_dot_i16x8(wq1_1, xa0_1));
+      const v128_t xq1 = wasm_i16x8_extend_low_i8x16(wasm_v128_load32_splat(a1));
+      const v128_t xa1 = wasm_i32x4_shuffle(xq1, xq1, 0, 0, 0, 0);
+      const v128_t xa1_1 = wasm_i32x4_shuffle(xq1, xq1, 1, 1, 1, 1);
+      a1 += 4;
+      acc1_0 = wasm_i32x4_add(acc1_0, wasm_i32x4_dot_i16x8(wq0, xa1));
+      acc1_1 = wasm_i32x4_add(acc1_1, wasm_i32x4_dot_i16x8(wq1, xa1));
+      acc1_0 = wasm_i32x4_add(acc1_0, wasm_i32x4_dot_i16x8(wq0_1, xa1_1));
+      acc1_1 = wasm_i32x4_add(acc1_1, wasm_i32x4_dot_i16x8(wq1_1, xa1_1));
+      const v128_t xq2 = wasm_i16x8_extend_low_i8x16(wasm_v128_load32_splat(a2));
+      const v128_t xa2 = wasm_i32x4_shuffle(xq2, xq2, 0, 0, 0, 0);
+      const v128_t xa2_1 = wasm_i32x4_shuffle(xq2, xq2, 1, 1, 1, 1);
+      a2 += 4;
+      acc2_0 = wasm_i32x4_add(acc2_0, wasm_i32x4_dot_i16x8(wq0, xa2));
+      acc2_1 = wasm_i32x4_add(acc2_1, wasm_i32x4_dot_i16x8(wq1, xa2));
+      acc2_0 = wasm_i32x4_add(acc2_0, wasm_i32x4_dot_i16x8(wq0_1, xa2_1));
+      acc2_1 = wasm_i32x4_add(acc2_1, wasm_i32x4_dot_i16x8(wq1_1, xa2_1));
+      const v128_t xq3 = wasm_i16x8_extend_low_i8x16(wasm_v128_load32_splat(a3));
+      const v128_t xa3 = wasm_i32x4_shuffle(xq3, xq3, 0, 0, 0, 0);
+      const v128_t xa3_1 = wasm_i32x4_shuffle(xq3, xq3, 1, 1, 1, 1);
+      a3 += 4;
+      acc3_0 = wasm_i32x4_add(acc3_0, wasm_i32x4_dot_i16x8(wq0, xa3));
+      acc3_1 = wasm_i32x4_add(acc3_1, wasm_i32x4_dot_i16x8(wq1, xa3));
+      acc3_0 = wasm_i32x4_add(acc3_0, wasm_i32x4_dot_i16x8(wq0_1, xa3_1));
+      acc3_1 = wasm_i32x4_add(acc3_1, wasm_i32x4_dot_i16x8(wq1_1, xa3_1));
+    }
     for (; k >= 2; k -= 2) {
       const v128_t wb0 = wasm_v128_load(w + 0);
       const v128_t wq0 = wasm_i16x8_extend_low_i8x16(wb0);
@@ -2675,10 +2763,10 @@ static void wrt_wasm_simd128_qigemm_4x8(size_t mr, size_t nc, size_t kc, size_t 
       acc3_1 = wasm_i32x4_add(acc3_1, wasm_i32x4_dot_i16x8(wq1, xa3));
     }
   }
-  const float* mp = (const float*)(const void*)((const char*)(packed_w) + 32);
   const v128_t qlo = wasm_f32x4_splat(p->lo);
   const v128_t qhi = wasm_f32x4_splat(p->hi);
   const v128_t qzy = wasm_i32x4_splat(p->zy);
+  const float* mp = (const float*)(const void*)((const char*)(packed_w) + 32);
   const v128_t mq0 = wasm_v128_load(mp + 0);
   const v128_t mq1 = wasm_v128_load(mp + 4);
   {
@@ -2728,6 +2816,9 @@ static void wrt_wasm_simd128_qigemm_4x8(size_t mr, size_t nc, size_t kc, size_t 
 }
 
 static void wrt_wasm_simd128_qdwconv_any_c8(size_t channels, size_t width, size_t ks, const int8_t* const* in, const void* packed_w, int8_t* out, size_t out_stride, const wrt_qparams* p) {
+  const v128_t qlo = wasm_f32x4_splat(p->lo);
+  const v128_t qhi = wasm_f32x4_splat(p->hi);
+  const v128_t qzy = wasm_i32x4_splat(p->zy);
   for (size_t px = 0; px < width; px++, in += ks, out += out_stride) {
     const char* pw = (const char*)packed_w;
     for (size_t c0 = 0; c0 < channels; c0 += 8, pw += 8 * (8 + 2 * ks)) {
@@ -2755,9 +2846,6 @@ static void wrt_wasm_simd128_qdwconv_any_c8(size_t channels, size_t width, size_
         }
       }
       const float* mp = (const float*)(const void*)((const char*)(pw) + 32);
-      const v128_t qlo = wasm_f32x4_splat(p->lo);
-      const v128_t qhi = wasm_f32x4_splat(p->hi);
-      const v128_t qzy = wasm_i32x4_splat(p->zy);
       const v128_t mq0 = wasm_v128_load(mp + 0);
       const v128_t mq1 = wasm_v128_load(mp + 4);
       const v128_t q0_0 = wasm_i32x4_add(wasm_i32x4_trunc_sat_f32x4(wasm_f32x4_nearest(wasm_f32x4_min(wasm_f32x4_max(wasm_f32x4_mul(wasm_f32x4_convert_i32x4(acc0_0), mq0), qlo), qhi))), qzy);

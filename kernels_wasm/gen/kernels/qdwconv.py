@@ -9,7 +9,7 @@ A last, partial channel tile copies its < CT input bytes per tap into a zeroed b
 from __future__ import annotations
 
 from kernels_wasm.gen.cwriter import Code
-from kernels_wasm.gen.kernels.qgemm import QTile, _params, _requant, _store_row
+from kernels_wasm.gen.kernels.qgemm import QTile, _bounds, _mults, _requant, _store_row
 
 
 def qdwconv_name(t: QTile) -> str:
@@ -66,11 +66,18 @@ def _acc_init(d: QTile) -> list[str]:
 
 def qdwconv(t: QTile) -> str:
     d = dw_tile(t)
-    ct = d.nr
     c = Code()
     sig = (f"void {qdwconv_name(t)}(size_t channels, size_t width, size_t ks, const int8_t* const* in, "
            "const void* packed_w, int8_t* out, size_t out_stride, const wrt_qparams* p)")
-    with c.block(d.fn(sig)), c.block("for (size_t px = 0; px < width; px++, in += ks, out += out_stride)"):
+    with c.block(d.fn(sig)):
+        c(*_bounds(d))
+        _pixels(c, d)
+    return c.text()
+
+
+def _pixels(c: Code, d: QTile) -> None:
+    ct = d.nr
+    with c.block("for (size_t px = 0; px < width; px++, in += ks, out += out_stride)"):
         c("const char* pw = (const char*)packed_w;")
         with c.block(f"for (size_t c0 = 0; c0 < channels; c0 += {ct}, pw += {ct} * (8 + 2 * ks))"):
             c(f"const size_t rem = channels - c0 < {ct} ? channels - c0 : {ct};")
@@ -82,9 +89,8 @@ def qdwconv(t: QTile) -> str:
             with c.block("else"), c.block(f"for (size_t t = 0; t < ks; t++, wt += {ct})"):
                 c(f"int8_t xb[{ct}];", f"for (size_t j = 0; j < {ct}; j++) xb[j] = j < rem ? in[t][c0 + j] : 0;",
                   *_mac(d, "xb", "wt"))
-            c(*_params(d, "pw"))
+            c(*_mults(d, "pw"))
             for v in range(d.nv):
                 c(*_requant(d, 0, v))
             c(f"int8_t ob0[{ct}];")
             c(*_store_row(d, 0), "for (size_t j = 0; j < rem; j++) out[c0 + j] = ob0[j];")
-    return c.text()

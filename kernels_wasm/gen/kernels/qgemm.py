@@ -16,6 +16,7 @@ Rows past mr alias the previous row; columns past nc are computed and dropped (b
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
 
 from kernels_wasm.gen.cwriter import Code
@@ -49,6 +50,12 @@ QPRELUDE = """\
 __attribute__((unused)) static inline int32_t wrt_q_pair(const int8_t* x) {
   return (int32_t)((uint32_t)(uint16_t)(int16_t)x[0] | ((uint32_t)(uint16_t)(int16_t)x[1] << 16));
 }
+/* 4 bytes of x as one int32 (an unaligned load) */
+__attribute__((unused)) static inline int32_t wrt_q_load4(const int8_t* x) {
+  int32_t v;
+  __builtin_memcpy(&v, x, 4);
+  return v;
+}
 /* the first n < 4 bytes of x (zeros after) as one int32, for a short last block of a 4-byte dot product */
 __attribute__((unused)) static inline int32_t wrt_q_part(const int8_t* x, size_t n) {
   uint32_t v = 0;
@@ -63,8 +70,24 @@ def qgemm_name(t: QTile, indirect: bool = False) -> str:
 
 
 # -- per-target steps -------------------------------------------------------------------------------------------------
-def _weights(t: QTile) -> list[str]:
-    """Declare the weight operands wq0.. of one k block at w (NR * KR bytes)."""
+def _weights(t: QTile, blk: int = 0) -> list[str]:
+    """Declare the weight operands wq0.. (wq0_1.. for blk 1) of k block blk at w (NR * KR bytes each)."""
+    lines = _weights0(t)
+    if not blk:
+        return lines
+    off = t.nr * t.kr * blk
+    lines = [ln.replace("(w + ", f"(w + {off} + ").replace(" w + ", f" w + {off} + ") for ln in lines]
+    for name in sorted({tok for ln in lines for tok in ln.replace("(", " ").replace(")", " ").replace(",", " ").split()
+                        if tok[:2] in ("wq", "wb") and tok[2:].isdigit()}, key=len, reverse=True):
+        lines = [_rename(ln, name, f"{name}_{blk}") for ln in lines]
+    return lines
+
+
+def _rename(line: str, old: str, new: str) -> str:
+    return re.sub(rf"\b{old}\b", new, line)
+
+
+def _weights0(t: QTile) -> list[str]:
     n = t.name
     if n == "scalar":
         return [f"const int32_t wq{j} = w[{j}];" for j in range(t.nr)]
@@ -101,12 +124,34 @@ def _act(t: QTile, i: int, tail: bool) -> str:
     if n == "avx512":
         return f"const __m512i xa{i} = _mm512_set1_epi32({word});"
     if n == "avx512vnni":  # x + 128 as unsigned bytes: flip each sign bit
-        word = "wrt_q_part(" + a + ", k)" if tail else f"wrt_q_part({a}, 4)"
+        word = "wrt_q_part(" + a + ", k)" if tail else f"wrt_q_load4({a})"
         return f"const __m512i xa{i} = _mm512_set1_epi32((int32_t)((uint32_t){word} ^ 0x80808080u));"
     raise KeyError(n)
 
 
-def _dot(t: QTile, i: int, v: int) -> str:
+def _act_quad(t: QTile, i: int) -> list[str]:
+    """xa{i} and xa{i}_1: row i's two activation pairs of 4 bytes at a{i}, from one 4-byte load (KR = 2 targets)."""
+    n, a = t.name, f"a{i}"
+    if n.startswith("wasm"):
+        return [f"const v128_t xq{i} = wasm_i16x8_extend_low_i8x16(wasm_v128_load32_splat({a}));",
+                f"const v128_t xa{i} = wasm_i32x4_shuffle(xq{i}, xq{i}, 0, 0, 0, 0);",
+                f"const v128_t xa{i}_1 = wasm_i32x4_shuffle(xq{i}, xq{i}, 1, 1, 1, 1);"]
+    bc = {"avx2": ("__m256i", "_mm256_broadcastd_epi32"), "avx512": ("__m512i", "_mm512_broadcastd_epi32")}[n]
+    return [f"const __m128i xq{i} = _mm_cvtepi8_epi16(_mm_cvtsi32_si128(wrt_q_load4({a})));",
+            f"const {bc[0]} xa{i} = {bc[1]}(xq{i});",
+            f"const {bc[0]} xa{i}_1 = {bc[1]}(_mm_srli_epi64(xq{i}, 32));"]
+
+
+def _dot(t: QTile, i: int, v: int, blk: int = 0) -> str:
+    """acc{i}_{v} += row i's activations . column block v's weights (of k block blk: xa{i}_1, wq{v}_1)."""
+    line = _dot0(t, i, v)
+    if blk:
+        line = _rename(_rename(line, f"xa{i}", f"xa{i}_{blk}"), f"wq{v // 2 if t.name == 'neon' else v}",
+                       f"wq{v // 2 if t.name == 'neon' else v}_{blk}")
+    return line
+
+
+def _dot0(t: QTile, i: int, v: int) -> str:
     acc = f"acc{i}_{v}"
     n = t.name
     if n == "scalar":
@@ -186,21 +231,37 @@ def _store_row(t: QTile, i: int) -> list[str]:
 
 
 def _params(t: QTile, base: str = "packed_w") -> list[str]:
-    """Multipliers (after the NR biases at base), bounds and zero point as the requantization's operands."""
-    n = t.name
+    return _bounds(t) + _mults(t, base)
+
+
+def _bounds(t: QTile) -> list[str]:
+    """The output bounds and zero point as the requantization's operands."""
+    if t.name == "scalar":
+        return ["const float qlo = p->lo, qhi = p->hi;"]
+    _, dupf, dupi = _qops(t)
+    return [f"const {t.fvt} qlo = {dupf.format('p->lo')};", f"const {t.fvt} qhi = {dupf.format('p->hi')};",
+            f"const {t.ivt} qzy = {dupi.format('p->zy')};"]
+
+
+def _mults(t: QTile, base: str) -> list[str]:
+    """The multipliers of the tile's columns, after its NR biases at base."""
     mp = f"(const float*)(const void*)((const char*)({base}) + {4 * t.nr})"
-    if n == "scalar":
-        return [f"const float* mp = {mp};", "const float qlo = p->lo, qhi = p->hi;",
-                *(f"const float mq{v} = mp[{v}];" for v in range(t.nv))]
-    ld, dupf, dupi = {
+    if t.name == "scalar":
+        return [f"const float* mp = {mp};", *(f"const float mq{v} = mp[{v}];" for v in range(t.nv))]
+    ld = _qops(t)[0]
+    return [f"const float* mp = {mp};", *(f"const {t.fvt} mq{v} = {ld.format(f'mp + {v * t.vli}')};"
+                                          for v in range(t.nv))]
+
+
+def _qops(t: QTile) -> tuple[str, str, str]:
+    """load of floats, broadcast of a float, broadcast of an int32"""
+    n = t.name
+    return {
         "wasm": ("wasm_v128_load({})", "wasm_f32x4_splat({})", "wasm_i32x4_splat({})"),
         "avx2": ("_mm256_loadu_ps({})", "_mm256_set1_ps({})", "_mm256_set1_epi32({})"),
         "avx512": ("_mm512_loadu_ps({})", "_mm512_set1_ps({})", "_mm512_set1_epi32({})"),
         "neon": ("vld1q_f32({})", "vdupq_n_f32({})", "vdupq_n_s32({})"),
     }["wasm" if n.startswith("wasm") else "avx512" if n.startswith("avx512") else n]
-    return [f"const float* mp = {mp};", f"const {t.fvt} qlo = {dupf.format('p->lo')};",
-            f"const {t.fvt} qhi = {dupf.format('p->hi')};", f"const {t.ivt} qzy = {dupi.format('p->zy')};",
-            *(f"const {t.fvt} mq{v} = {ld.format(f'mp + {v * t.vli}')};" for v in range(t.nv))]
 
 
 # -- the kernels ------------------------------------------------------------------------------------------------------
@@ -213,6 +274,12 @@ def _head(c: Code, t: QTile) -> None:
 
 
 def _k_loop(c: Code, t: QTile) -> None:
+    if t.kr == 2:  # two k blocks per step: each row's 4 activation bytes in one load
+        with c.block("for (; k >= 4; k -= 4)"):
+            c(*_weights(t), *_weights(t, 1), f"w += {2 * t.nr * t.kr};")
+            for i in range(t.mr):
+                c(*_act_quad(t, i), f"a{i} += 4;", *(_dot(t, i, v) for v in range(t.nv)),
+                  *(_dot(t, i, v, 1) for v in range(t.nv)))
     with c.block(f"for (; k >= {t.kr}; k -= {t.kr})"):
         c(*_weights(t), f"w += {t.nr * t.kr};")
         for i in range(t.mr):
