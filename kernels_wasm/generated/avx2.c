@@ -5179,49 +5179,53 @@ static __attribute__((target("avx2,fma"))) void wrt_avx2_qgemm_4x16(size_t mr, s
   {
     const __m256i q3_0 = _mm256_add_epi32(_mm256_cvtps_epi32(_mm256_min_ps(_mm256_max_ps(_mm256_mul_ps(_mm256_cvtepi32_ps(acc3_0), mq0), qlo), qhi)), qzy);
     const __m256i q3_1 = _mm256_add_epi32(_mm256_cvtps_epi32(_mm256_min_ps(_mm256_max_ps(_mm256_mul_ps(_mm256_cvtepi32_ps(acc3_1), mq1), qlo), qhi)), qzy);
-    int8_t ob3[16];
-    { const __m256i h = _mm256_permute4x64_epi64(_mm256_packs_epi32(q3_0, q3_1), 0xD8);
-      _mm_storeu_si128((__m128i*)(ob3 + 0), _mm_packs_epi16(_mm256_castsi256_si128(h), _mm256_extracti128_si256(h, 1))); }
     if (nc == 16) {
-      for (size_t j = 0; j < 16; j++) c3[j] = ob3[j];
+      { const __m256i h = _mm256_permute4x64_epi64(_mm256_packs_epi32(q3_0, q3_1), 0xD8);
+        _mm_storeu_si128((__m128i*)(c3 + 0), _mm_packs_epi16(_mm256_castsi256_si128(h), _mm256_extracti128_si256(h, 1))); }
     } else {
-      for (size_t j = 0; j < nc; j++) c3[j] = ob3[j];
+      int8_t ob[16];
+      { const __m256i h = _mm256_permute4x64_epi64(_mm256_packs_epi32(q3_0, q3_1), 0xD8);
+        _mm_storeu_si128((__m128i*)(ob + 0), _mm_packs_epi16(_mm256_castsi256_si128(h), _mm256_extracti128_si256(h, 1))); }
+      for (size_t j = 0; j < nc; j++) c3[j] = ob[j];
     }
   }
   {
     const __m256i q2_0 = _mm256_add_epi32(_mm256_cvtps_epi32(_mm256_min_ps(_mm256_max_ps(_mm256_mul_ps(_mm256_cvtepi32_ps(acc2_0), mq0), qlo), qhi)), qzy);
     const __m256i q2_1 = _mm256_add_epi32(_mm256_cvtps_epi32(_mm256_min_ps(_mm256_max_ps(_mm256_mul_ps(_mm256_cvtepi32_ps(acc2_1), mq1), qlo), qhi)), qzy);
-    int8_t ob2[16];
-    { const __m256i h = _mm256_permute4x64_epi64(_mm256_packs_epi32(q2_0, q2_1), 0xD8);
-      _mm_storeu_si128((__m128i*)(ob2 + 0), _mm_packs_epi16(_mm256_castsi256_si128(h), _mm256_extracti128_si256(h, 1))); }
     if (nc == 16) {
-      for (size_t j = 0; j < 16; j++) c2[j] = ob2[j];
+      { const __m256i h = _mm256_permute4x64_epi64(_mm256_packs_epi32(q2_0, q2_1), 0xD8);
+        _mm_storeu_si128((__m128i*)(c2 + 0), _mm_packs_epi16(_mm256_castsi256_si128(h), _mm256_extracti128_si256(h, 1))); }
     } else {
-      for (size_t j = 0; j < nc; j++) c2[j] = ob2[j];
+      int8_t ob[16];
+      { const __m256i h = _mm256_permute4x64_epi64(_mm256_packs_epi32(q2_0, q2_1), 0xD8);
+        _mm_storeu_si128((__m128i*)(ob + 0), _mm_packs_epi16(_mm256_castsi256_si128(h), _mm256_extracti128_si256(h, 1))); }
+      for (size_t j = 0; j < nc; j++) c2[j] = ob[j];
     }
   }
   {
     const __m256i q1_0 = _mm256_add_epi32(_mm256_cvtps_epi32(_mm256_min_ps(_mm256_max_ps(_mm256_mul_ps(_mm256_cvtepi32_ps(acc1_0), mq0), qlo), qhi)), qzy);
     const __m256i q1_1 = _mm256_add_epi32(_mm256_cvtps_epi32(_mm256_min_ps(_mm256_max_ps(_mm256_mul_ps(_mm256_cvtepi32_ps(acc1_1), mq1), qlo), qhi)), qzy);
-    int8_t ob1[16];
-    { const __m256i h = _mm256_permute4x64_epi64(_mm256_packs_epi32(q1_0, q1_1), 0xD8);
-      _mm_storeu_si128((__m128i*)(ob1 + 0), _mm_packs_epi16(_mm256_castsi256_si128(h), _mm256_extracti128_si256(h, 1))); }
     if (nc == 16) {
-      for (size_t j = 0; j < 16; j++) c1[j] = ob1[j];
+      { const __m256i h = _mm256_permute4x64_epi64(_mm256_packs_epi32(q1_0, q1_1), 0xD8);
+        _mm_storeu_si128((__m128i*)(c1 + 0), _mm_packs_epi16(_mm256_castsi256_si128(h), _mm256_extracti128_si256(h, 1))); }
     } else {
-      for (size_t j = 0; j < nc; j++) c1[j] = ob1[j];
+      int8_t ob[16];
+      { const __m256i h = _mm256_permute4x64_epi64(_mm256_packs_epi32(q1_0, q1_1), 0xD8);
+        _mm_storeu_si128((__m128i*)(ob + 0), _mm_packs_epi16(_mm256_castsi256_si128(h), _mm256_extracti128_si256(h, 1))); }
+      for (size_t j = 0; j < nc; j++) c1[j] = ob[j];
     }
   }
   {
     const __m256i q0_0 = _mm256_add_epi32(_mm256_cvtps_epi32(_mm256_min_ps(_mm256_max_ps(_mm256_mul_ps(_mm256_cvtepi32_ps(acc0_0), mq0), qlo), qhi)), qzy);
     const __m256i q0_1 = _mm256_add_epi32(_mm256_cvtps_epi32(_mm256_min_ps(_mm256_max_ps(_mm256_mul_ps(_mm256_cvtepi32_ps(acc0_1), mq1), qlo), qhi)), qzy);
-    int8_t ob0[16];
-    { const __m256i h = _mm256_permute4x64_epi64(_mm256_packs_epi32(q0_0, q0_1), 0xD8);
-      _mm_storeu_si128((__m128i*)(ob0 + 0), _mm_packs_epi16(_mm256_castsi256_si128(h), _mm256_extracti128_si256(h, 1))); }
     if (nc == 16) {
-      for (size_t j = 0; j < 16; j++) c0[j] = ob0[j];
+      { const __m256i h = _mm256_permute4x64_epi64(_mm256_packs_epi32(q0_0, q0_1), 0xD8);
+        _mm_storeu_si128((__m128i*)(c0 + 0), _mm_packs_epi16(_mm256_castsi256_si128(h), _mm256_extracti128_si256(h, 1))); }
     } else {
-      for (size_t j = 0; j < nc; j++) c0[j] = ob0[j];
+      int8_t ob[16];
+      { const __m256i h = _mm256_permute4x64_epi64(_mm256_packs_epi32(q0_0, q0_1), 0xD8);
+        _mm_storeu_si128((__m128i*)(ob + 0), _mm_packs_epi16(_mm256_castsi256_si128(h), _mm256_extracti128_si256(h, 1))); }
+      for (size_t j = 0; j < nc; j++) c0[j] = ob[j];
     }
   }
 }
@@ -5338,49 +5342,53 @@ static __attribute__((target("avx2,fma"))) void wrt_avx2_qigemm_4x16(size_t mr, 
   {
     const __m256i q3_0 = _mm256_add_epi32(_mm256_cvtps_epi32(_mm256_min_ps(_mm256_max_ps(_mm256_mul_ps(_mm256_cvtepi32_ps(acc3_0), mq0), qlo), qhi)), qzy);
     const __m256i q3_1 = _mm256_add_epi32(_mm256_cvtps_epi32(_mm256_min_ps(_mm256_max_ps(_mm256_mul_ps(_mm256_cvtepi32_ps(acc3_1), mq1), qlo), qhi)), qzy);
-    int8_t ob3[16];
-    { const __m256i h = _mm256_permute4x64_epi64(_mm256_packs_epi32(q3_0, q3_1), 0xD8);
-      _mm_storeu_si128((__m128i*)(ob3 + 0), _mm_packs_epi16(_mm256_castsi256_si128(h), _mm256_extracti128_si256(h, 1))); }
     if (nc == 16) {
-      for (size_t j = 0; j < 16; j++) c3[j] = ob3[j];
+      { const __m256i h = _mm256_permute4x64_epi64(_mm256_packs_epi32(q3_0, q3_1), 0xD8);
+        _mm_storeu_si128((__m128i*)(c3 + 0), _mm_packs_epi16(_mm256_castsi256_si128(h), _mm256_extracti128_si256(h, 1))); }
     } else {
-      for (size_t j = 0; j < nc; j++) c3[j] = ob3[j];
+      int8_t ob[16];
+      { const __m256i h = _mm256_permute4x64_epi64(_mm256_packs_epi32(q3_0, q3_1), 0xD8);
+        _mm_storeu_si128((__m128i*)(ob + 0), _mm_packs_epi16(_mm256_castsi256_si128(h), _mm256_extracti128_si256(h, 1))); }
+      for (size_t j = 0; j < nc; j++) c3[j] = ob[j];
     }
   }
   {
     const __m256i q2_0 = _mm256_add_epi32(_mm256_cvtps_epi32(_mm256_min_ps(_mm256_max_ps(_mm256_mul_ps(_mm256_cvtepi32_ps(acc2_0), mq0), qlo), qhi)), qzy);
     const __m256i q2_1 = _mm256_add_epi32(_mm256_cvtps_epi32(_mm256_min_ps(_mm256_max_ps(_mm256_mul_ps(_mm256_cvtepi32_ps(acc2_1), mq1), qlo), qhi)), qzy);
-    int8_t ob2[16];
-    { const __m256i h = _mm256_permute4x64_epi64(_mm256_packs_epi32(q2_0, q2_1), 0xD8);
-      _mm_storeu_si128((__m128i*)(ob2 + 0), _mm_packs_epi16(_mm256_castsi256_si128(h), _mm256_extracti128_si256(h, 1))); }
     if (nc == 16) {
-      for (size_t j = 0; j < 16; j++) c2[j] = ob2[j];
+      { const __m256i h = _mm256_permute4x64_epi64(_mm256_packs_epi32(q2_0, q2_1), 0xD8);
+        _mm_storeu_si128((__m128i*)(c2 + 0), _mm_packs_epi16(_mm256_castsi256_si128(h), _mm256_extracti128_si256(h, 1))); }
     } else {
-      for (size_t j = 0; j < nc; j++) c2[j] = ob2[j];
+      int8_t ob[16];
+      { const __m256i h = _mm256_permute4x64_epi64(_mm256_packs_epi32(q2_0, q2_1), 0xD8);
+        _mm_storeu_si128((__m128i*)(ob + 0), _mm_packs_epi16(_mm256_castsi256_si128(h), _mm256_extracti128_si256(h, 1))); }
+      for (size_t j = 0; j < nc; j++) c2[j] = ob[j];
     }
   }
   {
     const __m256i q1_0 = _mm256_add_epi32(_mm256_cvtps_epi32(_mm256_min_ps(_mm256_max_ps(_mm256_mul_ps(_mm256_cvtepi32_ps(acc1_0), mq0), qlo), qhi)), qzy);
     const __m256i q1_1 = _mm256_add_epi32(_mm256_cvtps_epi32(_mm256_min_ps(_mm256_max_ps(_mm256_mul_ps(_mm256_cvtepi32_ps(acc1_1), mq1), qlo), qhi)), qzy);
-    int8_t ob1[16];
-    { const __m256i h = _mm256_permute4x64_epi64(_mm256_packs_epi32(q1_0, q1_1), 0xD8);
-      _mm_storeu_si128((__m128i*)(ob1 + 0), _mm_packs_epi16(_mm256_castsi256_si128(h), _mm256_extracti128_si256(h, 1))); }
     if (nc == 16) {
-      for (size_t j = 0; j < 16; j++) c1[j] = ob1[j];
+      { const __m256i h = _mm256_permute4x64_epi64(_mm256_packs_epi32(q1_0, q1_1), 0xD8);
+        _mm_storeu_si128((__m128i*)(c1 + 0), _mm_packs_epi16(_mm256_castsi256_si128(h), _mm256_extracti128_si256(h, 1))); }
     } else {
-      for (size_t j = 0; j < nc; j++) c1[j] = ob1[j];
+      int8_t ob[16];
+      { const __m256i h = _mm256_permute4x64_epi64(_mm256_packs_epi32(q1_0, q1_1), 0xD8);
+        _mm_storeu_si128((__m128i*)(ob + 0), _mm_packs_epi16(_mm256_castsi256_si128(h), _mm256_extracti128_si256(h, 1))); }
+      for (size_t j = 0; j < nc; j++) c1[j] = ob[j];
     }
   }
   {
     const __m256i q0_0 = _mm256_add_epi32(_mm256_cvtps_epi32(_mm256_min_ps(_mm256_max_ps(_mm256_mul_ps(_mm256_cvtepi32_ps(acc0_0), mq0), qlo), qhi)), qzy);
     const __m256i q0_1 = _mm256_add_epi32(_mm256_cvtps_epi32(_mm256_min_ps(_mm256_max_ps(_mm256_mul_ps(_mm256_cvtepi32_ps(acc0_1), mq1), qlo), qhi)), qzy);
-    int8_t ob0[16];
-    { const __m256i h = _mm256_permute4x64_epi64(_mm256_packs_epi32(q0_0, q0_1), 0xD8);
-      _mm_storeu_si128((__m128i*)(ob0 + 0), _mm_packs_epi16(_mm256_castsi256_si128(h), _mm256_extracti128_si256(h, 1))); }
     if (nc == 16) {
-      for (size_t j = 0; j < 16; j++) c0[j] = ob0[j];
+      { const __m256i h = _mm256_permute4x64_epi64(_mm256_packs_epi32(q0_0, q0_1), 0xD8);
+        _mm_storeu_si128((__m128i*)(c0 + 0), _mm_packs_epi16(_mm256_castsi256_si128(h), _mm256_extracti128_si256(h, 1))); }
     } else {
-      for (size_t j = 0; j < nc; j++) c0[j] = ob0[j];
+      int8_t ob[16];
+      { const __m256i h = _mm256_permute4x64_epi64(_mm256_packs_epi32(q0_0, q0_1), 0xD8);
+        _mm_storeu_si128((__m128i*)(ob + 0), _mm_packs_epi16(_mm256_castsi256_si128(h), _mm256_extracti128_si256(h, 1))); }
+      for (size_t j = 0; j < nc; j++) c0[j] = ob[j];
     }
   }
 }
@@ -5416,10 +5424,15 @@ static __attribute__((target("avx2,fma"))) void wrt_avx2_qdwconv_any_c16(size_t 
       const __m256 mq1 = _mm256_loadu_ps(mp + 8);
       const __m256i q0_0 = _mm256_add_epi32(_mm256_cvtps_epi32(_mm256_min_ps(_mm256_max_ps(_mm256_mul_ps(_mm256_cvtepi32_ps(acc0_0), mq0), qlo), qhi)), qzy);
       const __m256i q0_1 = _mm256_add_epi32(_mm256_cvtps_epi32(_mm256_min_ps(_mm256_max_ps(_mm256_mul_ps(_mm256_cvtepi32_ps(acc0_1), mq1), qlo), qhi)), qzy);
-      int8_t ob0[16];
-      { const __m256i h = _mm256_permute4x64_epi64(_mm256_packs_epi32(q0_0, q0_1), 0xD8);
-        _mm_storeu_si128((__m128i*)(ob0 + 0), _mm_packs_epi16(_mm256_castsi256_si128(h), _mm256_extracti128_si256(h, 1))); }
-      for (size_t j = 0; j < rem; j++) out[c0 + j] = ob0[j];
+      if (rem == 16) {
+        { const __m256i h = _mm256_permute4x64_epi64(_mm256_packs_epi32(q0_0, q0_1), 0xD8);
+          _mm_storeu_si128((__m128i*)((out + c0) + 0), _mm_packs_epi16(_mm256_castsi256_si128(h), _mm256_extracti128_si256(h, 1))); }
+      } else {
+        int8_t ob[16];
+        { const __m256i h = _mm256_permute4x64_epi64(_mm256_packs_epi32(q0_0, q0_1), 0xD8);
+          _mm_storeu_si128((__m128i*)(ob + 0), _mm_packs_epi16(_mm256_castsi256_si128(h), _mm256_extracti128_si256(h, 1))); }
+        for (size_t j = 0; j < rem; j++) out[c0 + j] = ob[j];
+      }
     }
   }
 }

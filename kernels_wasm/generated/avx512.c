@@ -4503,73 +4503,79 @@ static __attribute__((target("avx512f,avx512bw,avx512vl,avx2,fma"))) void wrt_av
   {
     const __m512i q5_0 = _mm512_add_epi32(_mm512_cvtps_epi32(_mm512_min_ps(_mm512_max_ps(_mm512_mul_ps(_mm512_cvtepi32_ps(acc5_0), mq0), qlo), qhi)), qzy);
     const __m512i q5_1 = _mm512_add_epi32(_mm512_cvtps_epi32(_mm512_min_ps(_mm512_max_ps(_mm512_mul_ps(_mm512_cvtepi32_ps(acc5_1), mq1), qlo), qhi)), qzy);
-    int8_t ob5[32];
-    _mm_storeu_si128((__m128i*)(ob5 + 0), _mm512_cvtsepi32_epi8(q5_0));
-    _mm_storeu_si128((__m128i*)(ob5 + 16), _mm512_cvtsepi32_epi8(q5_1));
     if (nc == 32) {
-      for (size_t j = 0; j < 32; j++) c5[j] = ob5[j];
+      _mm_storeu_si128((__m128i*)(c5 + 0), _mm512_cvtsepi32_epi8(q5_0));
+      _mm_storeu_si128((__m128i*)(c5 + 16), _mm512_cvtsepi32_epi8(q5_1));
     } else {
-      for (size_t j = 0; j < nc; j++) c5[j] = ob5[j];
+      int8_t ob[32];
+      _mm_storeu_si128((__m128i*)(ob + 0), _mm512_cvtsepi32_epi8(q5_0));
+      _mm_storeu_si128((__m128i*)(ob + 16), _mm512_cvtsepi32_epi8(q5_1));
+      for (size_t j = 0; j < nc; j++) c5[j] = ob[j];
     }
   }
   {
     const __m512i q4_0 = _mm512_add_epi32(_mm512_cvtps_epi32(_mm512_min_ps(_mm512_max_ps(_mm512_mul_ps(_mm512_cvtepi32_ps(acc4_0), mq0), qlo), qhi)), qzy);
     const __m512i q4_1 = _mm512_add_epi32(_mm512_cvtps_epi32(_mm512_min_ps(_mm512_max_ps(_mm512_mul_ps(_mm512_cvtepi32_ps(acc4_1), mq1), qlo), qhi)), qzy);
-    int8_t ob4[32];
-    _mm_storeu_si128((__m128i*)(ob4 + 0), _mm512_cvtsepi32_epi8(q4_0));
-    _mm_storeu_si128((__m128i*)(ob4 + 16), _mm512_cvtsepi32_epi8(q4_1));
     if (nc == 32) {
-      for (size_t j = 0; j < 32; j++) c4[j] = ob4[j];
+      _mm_storeu_si128((__m128i*)(c4 + 0), _mm512_cvtsepi32_epi8(q4_0));
+      _mm_storeu_si128((__m128i*)(c4 + 16), _mm512_cvtsepi32_epi8(q4_1));
     } else {
-      for (size_t j = 0; j < nc; j++) c4[j] = ob4[j];
+      int8_t ob[32];
+      _mm_storeu_si128((__m128i*)(ob + 0), _mm512_cvtsepi32_epi8(q4_0));
+      _mm_storeu_si128((__m128i*)(ob + 16), _mm512_cvtsepi32_epi8(q4_1));
+      for (size_t j = 0; j < nc; j++) c4[j] = ob[j];
     }
   }
   {
     const __m512i q3_0 = _mm512_add_epi32(_mm512_cvtps_epi32(_mm512_min_ps(_mm512_max_ps(_mm512_mul_ps(_mm512_cvtepi32_ps(acc3_0), mq0), qlo), qhi)), qzy);
     const __m512i q3_1 = _mm512_add_epi32(_mm512_cvtps_epi32(_mm512_min_ps(_mm512_max_ps(_mm512_mul_ps(_mm512_cvtepi32_ps(acc3_1), mq1), qlo), qhi)), qzy);
-    int8_t ob3[32];
-    _mm_storeu_si128((__m128i*)(ob3 + 0), _mm512_cvtsepi32_epi8(q3_0));
-    _mm_storeu_si128((__m128i*)(ob3 + 16), _mm512_cvtsepi32_epi8(q3_1));
     if (nc == 32) {
-      for (size_t j = 0; j < 32; j++) c3[j] = ob3[j];
+      _mm_storeu_si128((__m128i*)(c3 + 0), _mm512_cvtsepi32_epi8(q3_0));
+      _mm_storeu_si128((__m128i*)(c3 + 16), _mm512_cvtsepi32_epi8(q3_1));
     } else {
-      for (size_t j = 0; j < nc; j++) c3[j] = ob3[j];
+      int8_t ob[32];
+      _mm_storeu_si128((__m128i*)(ob + 0), _mm512_cvtsepi32_epi8(q3_0));
+      _mm_storeu_si128((__m128i*)(ob + 16), _mm512_cvtsepi32_epi8(q3_1));
+      for (size_t j = 0; j < nc; j++) c3[j] = ob[j];
     }
   }
   {
     const __m512i q2_0 = _mm512_add_epi32(_mm512_cvtps_epi32(_mm512_min_ps(_mm512_max_ps(_mm512_mul_ps(_mm512_cvtepi32_ps(acc2_0), mq0), qlo), qhi)), qzy);
     const __m512i q2_1 = _mm512_add_epi32(_mm512_cvtps_epi32(_mm512_min_ps(_mm512_max_ps(_mm512_mul_ps(_mm512_cvtepi32_ps(acc2_1), mq1), qlo), qhi)), qzy);
-    int8_t ob2[32];
-    _mm_storeu_si128((__m128i*)(ob2 + 0), _mm512_cvtsepi32_epi8(q2_0));
-    _mm_storeu_si128((__m128i*)(ob2 + 16), _mm512_cvtsepi32_epi8(q2_1));
     if (nc == 32) {
-      for (size_t j = 0; j < 32; j++) c2[j] = ob2[j];
+      _mm_storeu_si128((__m128i*)(c2 + 0), _mm512_cvtsepi32_epi8(q2_0));
+      _mm_storeu_si128((__m128i*)(c2 + 16), _mm512_cvtsepi32_epi8(q2_1));
     } else {
-      for (size_t j = 0; j < nc; j++) c2[j] = ob2[j];
+      int8_t ob[32];
+      _mm_storeu_si128((__m128i*)(ob + 0), _mm512_cvtsepi32_epi8(q2_0));
+      _mm_storeu_si128((__m128i*)(ob + 16), _mm512_cvtsepi32_epi8(q2_1));
+      for (size_t j = 0; j < nc; j++) c2[j] = ob[j];
     }
   }
   {
     const __m512i q1_0 = _mm512_add_epi32(_mm512_cvtps_epi32(_mm512_min_ps(_mm512_max_ps(_mm512_mul_ps(_mm512_cvtepi32_ps(acc1_0), mq0), qlo), qhi)), qzy);
     const __m512i q1_1 = _mm512_add_epi32(_mm512_cvtps_epi32(_mm512_min_ps(_mm512_max_ps(_mm512_mul_ps(_mm512_cvtepi32_ps(acc1_1), mq1), qlo), qhi)), qzy);
-    int8_t ob1[32];
-    _mm_storeu_si128((__m128i*)(ob1 + 0), _mm512_cvtsepi32_epi8(q1_0));
-    _mm_storeu_si128((__m128i*)(ob1 + 16), _mm512_cvtsepi32_epi8(q1_1));
     if (nc == 32) {
-      for (size_t j = 0; j < 32; j++) c1[j] = ob1[j];
+      _mm_storeu_si128((__m128i*)(c1 + 0), _mm512_cvtsepi32_epi8(q1_0));
+      _mm_storeu_si128((__m128i*)(c1 + 16), _mm512_cvtsepi32_epi8(q1_1));
     } else {
-      for (size_t j = 0; j < nc; j++) c1[j] = ob1[j];
+      int8_t ob[32];
+      _mm_storeu_si128((__m128i*)(ob + 0), _mm512_cvtsepi32_epi8(q1_0));
+      _mm_storeu_si128((__m128i*)(ob + 16), _mm512_cvtsepi32_epi8(q1_1));
+      for (size_t j = 0; j < nc; j++) c1[j] = ob[j];
     }
   }
   {
     const __m512i q0_0 = _mm512_add_epi32(_mm512_cvtps_epi32(_mm512_min_ps(_mm512_max_ps(_mm512_mul_ps(_mm512_cvtepi32_ps(acc0_0), mq0), qlo), qhi)), qzy);
     const __m512i q0_1 = _mm512_add_epi32(_mm512_cvtps_epi32(_mm512_min_ps(_mm512_max_ps(_mm512_mul_ps(_mm512_cvtepi32_ps(acc0_1), mq1), qlo), qhi)), qzy);
-    int8_t ob0[32];
-    _mm_storeu_si128((__m128i*)(ob0 + 0), _mm512_cvtsepi32_epi8(q0_0));
-    _mm_storeu_si128((__m128i*)(ob0 + 16), _mm512_cvtsepi32_epi8(q0_1));
     if (nc == 32) {
-      for (size_t j = 0; j < 32; j++) c0[j] = ob0[j];
+      _mm_storeu_si128((__m128i*)(c0 + 0), _mm512_cvtsepi32_epi8(q0_0));
+      _mm_storeu_si128((__m128i*)(c0 + 16), _mm512_cvtsepi32_epi8(q0_1));
     } else {
-      for (size_t j = 0; j < nc; j++) c0[j] = ob0[j];
+      int8_t ob[32];
+      _mm_storeu_si128((__m128i*)(ob + 0), _mm512_cvtsepi32_epi8(q0_0));
+      _mm_storeu_si128((__m128i*)(ob + 16), _mm512_cvtsepi32_epi8(q0_1));
+      for (size_t j = 0; j < nc; j++) c0[j] = ob[j];
     }
   }
 }
@@ -4726,73 +4732,79 @@ static __attribute__((target("avx512f,avx512bw,avx512vl,avx2,fma"))) void wrt_av
   {
     const __m512i q5_0 = _mm512_add_epi32(_mm512_cvtps_epi32(_mm512_min_ps(_mm512_max_ps(_mm512_mul_ps(_mm512_cvtepi32_ps(acc5_0), mq0), qlo), qhi)), qzy);
     const __m512i q5_1 = _mm512_add_epi32(_mm512_cvtps_epi32(_mm512_min_ps(_mm512_max_ps(_mm512_mul_ps(_mm512_cvtepi32_ps(acc5_1), mq1), qlo), qhi)), qzy);
-    int8_t ob5[32];
-    _mm_storeu_si128((__m128i*)(ob5 + 0), _mm512_cvtsepi32_epi8(q5_0));
-    _mm_storeu_si128((__m128i*)(ob5 + 16), _mm512_cvtsepi32_epi8(q5_1));
     if (nc == 32) {
-      for (size_t j = 0; j < 32; j++) c5[j] = ob5[j];
+      _mm_storeu_si128((__m128i*)(c5 + 0), _mm512_cvtsepi32_epi8(q5_0));
+      _mm_storeu_si128((__m128i*)(c5 + 16), _mm512_cvtsepi32_epi8(q5_1));
     } else {
-      for (size_t j = 0; j < nc; j++) c5[j] = ob5[j];
+      int8_t ob[32];
+      _mm_storeu_si128((__m128i*)(ob + 0), _mm512_cvtsepi32_epi8(q5_0));
+      _mm_storeu_si128((__m128i*)(ob + 16), _mm512_cvtsepi32_epi8(q5_1));
+      for (size_t j = 0; j < nc; j++) c5[j] = ob[j];
     }
   }
   {
     const __m512i q4_0 = _mm512_add_epi32(_mm512_cvtps_epi32(_mm512_min_ps(_mm512_max_ps(_mm512_mul_ps(_mm512_cvtepi32_ps(acc4_0), mq0), qlo), qhi)), qzy);
     const __m512i q4_1 = _mm512_add_epi32(_mm512_cvtps_epi32(_mm512_min_ps(_mm512_max_ps(_mm512_mul_ps(_mm512_cvtepi32_ps(acc4_1), mq1), qlo), qhi)), qzy);
-    int8_t ob4[32];
-    _mm_storeu_si128((__m128i*)(ob4 + 0), _mm512_cvtsepi32_epi8(q4_0));
-    _mm_storeu_si128((__m128i*)(ob4 + 16), _mm512_cvtsepi32_epi8(q4_1));
     if (nc == 32) {
-      for (size_t j = 0; j < 32; j++) c4[j] = ob4[j];
+      _mm_storeu_si128((__m128i*)(c4 + 0), _mm512_cvtsepi32_epi8(q4_0));
+      _mm_storeu_si128((__m128i*)(c4 + 16), _mm512_cvtsepi32_epi8(q4_1));
     } else {
-      for (size_t j = 0; j < nc; j++) c4[j] = ob4[j];
+      int8_t ob[32];
+      _mm_storeu_si128((__m128i*)(ob + 0), _mm512_cvtsepi32_epi8(q4_0));
+      _mm_storeu_si128((__m128i*)(ob + 16), _mm512_cvtsepi32_epi8(q4_1));
+      for (size_t j = 0; j < nc; j++) c4[j] = ob[j];
     }
   }
   {
     const __m512i q3_0 = _mm512_add_epi32(_mm512_cvtps_epi32(_mm512_min_ps(_mm512_max_ps(_mm512_mul_ps(_mm512_cvtepi32_ps(acc3_0), mq0), qlo), qhi)), qzy);
     const __m512i q3_1 = _mm512_add_epi32(_mm512_cvtps_epi32(_mm512_min_ps(_mm512_max_ps(_mm512_mul_ps(_mm512_cvtepi32_ps(acc3_1), mq1), qlo), qhi)), qzy);
-    int8_t ob3[32];
-    _mm_storeu_si128((__m128i*)(ob3 + 0), _mm512_cvtsepi32_epi8(q3_0));
-    _mm_storeu_si128((__m128i*)(ob3 + 16), _mm512_cvtsepi32_epi8(q3_1));
     if (nc == 32) {
-      for (size_t j = 0; j < 32; j++) c3[j] = ob3[j];
+      _mm_storeu_si128((__m128i*)(c3 + 0), _mm512_cvtsepi32_epi8(q3_0));
+      _mm_storeu_si128((__m128i*)(c3 + 16), _mm512_cvtsepi32_epi8(q3_1));
     } else {
-      for (size_t j = 0; j < nc; j++) c3[j] = ob3[j];
+      int8_t ob[32];
+      _mm_storeu_si128((__m128i*)(ob + 0), _mm512_cvtsepi32_epi8(q3_0));
+      _mm_storeu_si128((__m128i*)(ob + 16), _mm512_cvtsepi32_epi8(q3_1));
+      for (size_t j = 0; j < nc; j++) c3[j] = ob[j];
     }
   }
   {
     const __m512i q2_0 = _mm512_add_epi32(_mm512_cvtps_epi32(_mm512_min_ps(_mm512_max_ps(_mm512_mul_ps(_mm512_cvtepi32_ps(acc2_0), mq0), qlo), qhi)), qzy);
     const __m512i q2_1 = _mm512_add_epi32(_mm512_cvtps_epi32(_mm512_min_ps(_mm512_max_ps(_mm512_mul_ps(_mm512_cvtepi32_ps(acc2_1), mq1), qlo), qhi)), qzy);
-    int8_t ob2[32];
-    _mm_storeu_si128((__m128i*)(ob2 + 0), _mm512_cvtsepi32_epi8(q2_0));
-    _mm_storeu_si128((__m128i*)(ob2 + 16), _mm512_cvtsepi32_epi8(q2_1));
     if (nc == 32) {
-      for (size_t j = 0; j < 32; j++) c2[j] = ob2[j];
+      _mm_storeu_si128((__m128i*)(c2 + 0), _mm512_cvtsepi32_epi8(q2_0));
+      _mm_storeu_si128((__m128i*)(c2 + 16), _mm512_cvtsepi32_epi8(q2_1));
     } else {
-      for (size_t j = 0; j < nc; j++) c2[j] = ob2[j];
+      int8_t ob[32];
+      _mm_storeu_si128((__m128i*)(ob + 0), _mm512_cvtsepi32_epi8(q2_0));
+      _mm_storeu_si128((__m128i*)(ob + 16), _mm512_cvtsepi32_epi8(q2_1));
+      for (size_t j = 0; j < nc; j++) c2[j] = ob[j];
     }
   }
   {
     const __m512i q1_0 = _mm512_add_epi32(_mm512_cvtps_epi32(_mm512_min_ps(_mm512_max_ps(_mm512_mul_ps(_mm512_cvtepi32_ps(acc1_0), mq0), qlo), qhi)), qzy);
     const __m512i q1_1 = _mm512_add_epi32(_mm512_cvtps_epi32(_mm512_min_ps(_mm512_max_ps(_mm512_mul_ps(_mm512_cvtepi32_ps(acc1_1), mq1), qlo), qhi)), qzy);
-    int8_t ob1[32];
-    _mm_storeu_si128((__m128i*)(ob1 + 0), _mm512_cvtsepi32_epi8(q1_0));
-    _mm_storeu_si128((__m128i*)(ob1 + 16), _mm512_cvtsepi32_epi8(q1_1));
     if (nc == 32) {
-      for (size_t j = 0; j < 32; j++) c1[j] = ob1[j];
+      _mm_storeu_si128((__m128i*)(c1 + 0), _mm512_cvtsepi32_epi8(q1_0));
+      _mm_storeu_si128((__m128i*)(c1 + 16), _mm512_cvtsepi32_epi8(q1_1));
     } else {
-      for (size_t j = 0; j < nc; j++) c1[j] = ob1[j];
+      int8_t ob[32];
+      _mm_storeu_si128((__m128i*)(ob + 0), _mm512_cvtsepi32_epi8(q1_0));
+      _mm_storeu_si128((__m128i*)(ob + 16), _mm512_cvtsepi32_epi8(q1_1));
+      for (size_t j = 0; j < nc; j++) c1[j] = ob[j];
     }
   }
   {
     const __m512i q0_0 = _mm512_add_epi32(_mm512_cvtps_epi32(_mm512_min_ps(_mm512_max_ps(_mm512_mul_ps(_mm512_cvtepi32_ps(acc0_0), mq0), qlo), qhi)), qzy);
     const __m512i q0_1 = _mm512_add_epi32(_mm512_cvtps_epi32(_mm512_min_ps(_mm512_max_ps(_mm512_mul_ps(_mm512_cvtepi32_ps(acc0_1), mq1), qlo), qhi)), qzy);
-    int8_t ob0[32];
-    _mm_storeu_si128((__m128i*)(ob0 + 0), _mm512_cvtsepi32_epi8(q0_0));
-    _mm_storeu_si128((__m128i*)(ob0 + 16), _mm512_cvtsepi32_epi8(q0_1));
     if (nc == 32) {
-      for (size_t j = 0; j < 32; j++) c0[j] = ob0[j];
+      _mm_storeu_si128((__m128i*)(c0 + 0), _mm512_cvtsepi32_epi8(q0_0));
+      _mm_storeu_si128((__m128i*)(c0 + 16), _mm512_cvtsepi32_epi8(q0_1));
     } else {
-      for (size_t j = 0; j < nc; j++) c0[j] = ob0[j];
+      int8_t ob[32];
+      _mm_storeu_si128((__m128i*)(ob + 0), _mm512_cvtsepi32_epi8(q0_0));
+      _mm_storeu_si128((__m128i*)(ob + 16), _mm512_cvtsepi32_epi8(q0_1));
+      for (size_t j = 0; j < nc; j++) c0[j] = ob[j];
     }
   }
 }
@@ -4828,10 +4840,15 @@ static __attribute__((target("avx512f,avx512bw,avx512vl,avx2,fma"))) void wrt_av
       const __m512 mq1 = _mm512_loadu_ps(mp + 16);
       const __m512i q0_0 = _mm512_add_epi32(_mm512_cvtps_epi32(_mm512_min_ps(_mm512_max_ps(_mm512_mul_ps(_mm512_cvtepi32_ps(acc0_0), mq0), qlo), qhi)), qzy);
       const __m512i q0_1 = _mm512_add_epi32(_mm512_cvtps_epi32(_mm512_min_ps(_mm512_max_ps(_mm512_mul_ps(_mm512_cvtepi32_ps(acc0_1), mq1), qlo), qhi)), qzy);
-      int8_t ob0[32];
-      _mm_storeu_si128((__m128i*)(ob0 + 0), _mm512_cvtsepi32_epi8(q0_0));
-      _mm_storeu_si128((__m128i*)(ob0 + 16), _mm512_cvtsepi32_epi8(q0_1));
-      for (size_t j = 0; j < rem; j++) out[c0 + j] = ob0[j];
+      if (rem == 32) {
+        _mm_storeu_si128((__m128i*)((out + c0) + 0), _mm512_cvtsepi32_epi8(q0_0));
+        _mm_storeu_si128((__m128i*)((out + c0) + 16), _mm512_cvtsepi32_epi8(q0_1));
+      } else {
+        int8_t ob[32];
+        _mm_storeu_si128((__m128i*)(ob + 0), _mm512_cvtsepi32_epi8(q0_0));
+        _mm_storeu_si128((__m128i*)(ob + 16), _mm512_cvtsepi32_epi8(q0_1));
+        for (size_t j = 0; j < rem; j++) out[c0 + j] = ob[j];
+      }
     }
   }
 }
@@ -4935,73 +4952,79 @@ static __attribute__((target("avx512f,avx512bw,avx512vl,avx512vnni,avx2,fma"))) 
   {
     const __m512i q5_0 = _mm512_add_epi32(_mm512_cvtps_epi32(_mm512_min_ps(_mm512_max_ps(_mm512_mul_ps(_mm512_cvtepi32_ps(acc5_0), mq0), qlo), qhi)), qzy);
     const __m512i q5_1 = _mm512_add_epi32(_mm512_cvtps_epi32(_mm512_min_ps(_mm512_max_ps(_mm512_mul_ps(_mm512_cvtepi32_ps(acc5_1), mq1), qlo), qhi)), qzy);
-    int8_t ob5[32];
-    _mm_storeu_si128((__m128i*)(ob5 + 0), _mm512_cvtsepi32_epi8(q5_0));
-    _mm_storeu_si128((__m128i*)(ob5 + 16), _mm512_cvtsepi32_epi8(q5_1));
     if (nc == 32) {
-      for (size_t j = 0; j < 32; j++) c5[j] = ob5[j];
+      _mm_storeu_si128((__m128i*)(c5 + 0), _mm512_cvtsepi32_epi8(q5_0));
+      _mm_storeu_si128((__m128i*)(c5 + 16), _mm512_cvtsepi32_epi8(q5_1));
     } else {
-      for (size_t j = 0; j < nc; j++) c5[j] = ob5[j];
+      int8_t ob[32];
+      _mm_storeu_si128((__m128i*)(ob + 0), _mm512_cvtsepi32_epi8(q5_0));
+      _mm_storeu_si128((__m128i*)(ob + 16), _mm512_cvtsepi32_epi8(q5_1));
+      for (size_t j = 0; j < nc; j++) c5[j] = ob[j];
     }
   }
   {
     const __m512i q4_0 = _mm512_add_epi32(_mm512_cvtps_epi32(_mm512_min_ps(_mm512_max_ps(_mm512_mul_ps(_mm512_cvtepi32_ps(acc4_0), mq0), qlo), qhi)), qzy);
     const __m512i q4_1 = _mm512_add_epi32(_mm512_cvtps_epi32(_mm512_min_ps(_mm512_max_ps(_mm512_mul_ps(_mm512_cvtepi32_ps(acc4_1), mq1), qlo), qhi)), qzy);
-    int8_t ob4[32];
-    _mm_storeu_si128((__m128i*)(ob4 + 0), _mm512_cvtsepi32_epi8(q4_0));
-    _mm_storeu_si128((__m128i*)(ob4 + 16), _mm512_cvtsepi32_epi8(q4_1));
     if (nc == 32) {
-      for (size_t j = 0; j < 32; j++) c4[j] = ob4[j];
+      _mm_storeu_si128((__m128i*)(c4 + 0), _mm512_cvtsepi32_epi8(q4_0));
+      _mm_storeu_si128((__m128i*)(c4 + 16), _mm512_cvtsepi32_epi8(q4_1));
     } else {
-      for (size_t j = 0; j < nc; j++) c4[j] = ob4[j];
+      int8_t ob[32];
+      _mm_storeu_si128((__m128i*)(ob + 0), _mm512_cvtsepi32_epi8(q4_0));
+      _mm_storeu_si128((__m128i*)(ob + 16), _mm512_cvtsepi32_epi8(q4_1));
+      for (size_t j = 0; j < nc; j++) c4[j] = ob[j];
     }
   }
   {
     const __m512i q3_0 = _mm512_add_epi32(_mm512_cvtps_epi32(_mm512_min_ps(_mm512_max_ps(_mm512_mul_ps(_mm512_cvtepi32_ps(acc3_0), mq0), qlo), qhi)), qzy);
     const __m512i q3_1 = _mm512_add_epi32(_mm512_cvtps_epi32(_mm512_min_ps(_mm512_max_ps(_mm512_mul_ps(_mm512_cvtepi32_ps(acc3_1), mq1), qlo), qhi)), qzy);
-    int8_t ob3[32];
-    _mm_storeu_si128((__m128i*)(ob3 + 0), _mm512_cvtsepi32_epi8(q3_0));
-    _mm_storeu_si128((__m128i*)(ob3 + 16), _mm512_cvtsepi32_epi8(q3_1));
     if (nc == 32) {
-      for (size_t j = 0; j < 32; j++) c3[j] = ob3[j];
+      _mm_storeu_si128((__m128i*)(c3 + 0), _mm512_cvtsepi32_epi8(q3_0));
+      _mm_storeu_si128((__m128i*)(c3 + 16), _mm512_cvtsepi32_epi8(q3_1));
     } else {
-      for (size_t j = 0; j < nc; j++) c3[j] = ob3[j];
+      int8_t ob[32];
+      _mm_storeu_si128((__m128i*)(ob + 0), _mm512_cvtsepi32_epi8(q3_0));
+      _mm_storeu_si128((__m128i*)(ob + 16), _mm512_cvtsepi32_epi8(q3_1));
+      for (size_t j = 0; j < nc; j++) c3[j] = ob[j];
     }
   }
   {
     const __m512i q2_0 = _mm512_add_epi32(_mm512_cvtps_epi32(_mm512_min_ps(_mm512_max_ps(_mm512_mul_ps(_mm512_cvtepi32_ps(acc2_0), mq0), qlo), qhi)), qzy);
     const __m512i q2_1 = _mm512_add_epi32(_mm512_cvtps_epi32(_mm512_min_ps(_mm512_max_ps(_mm512_mul_ps(_mm512_cvtepi32_ps(acc2_1), mq1), qlo), qhi)), qzy);
-    int8_t ob2[32];
-    _mm_storeu_si128((__m128i*)(ob2 + 0), _mm512_cvtsepi32_epi8(q2_0));
-    _mm_storeu_si128((__m128i*)(ob2 + 16), _mm512_cvtsepi32_epi8(q2_1));
     if (nc == 32) {
-      for (size_t j = 0; j < 32; j++) c2[j] = ob2[j];
+      _mm_storeu_si128((__m128i*)(c2 + 0), _mm512_cvtsepi32_epi8(q2_0));
+      _mm_storeu_si128((__m128i*)(c2 + 16), _mm512_cvtsepi32_epi8(q2_1));
     } else {
-      for (size_t j = 0; j < nc; j++) c2[j] = ob2[j];
+      int8_t ob[32];
+      _mm_storeu_si128((__m128i*)(ob + 0), _mm512_cvtsepi32_epi8(q2_0));
+      _mm_storeu_si128((__m128i*)(ob + 16), _mm512_cvtsepi32_epi8(q2_1));
+      for (size_t j = 0; j < nc; j++) c2[j] = ob[j];
     }
   }
   {
     const __m512i q1_0 = _mm512_add_epi32(_mm512_cvtps_epi32(_mm512_min_ps(_mm512_max_ps(_mm512_mul_ps(_mm512_cvtepi32_ps(acc1_0), mq0), qlo), qhi)), qzy);
     const __m512i q1_1 = _mm512_add_epi32(_mm512_cvtps_epi32(_mm512_min_ps(_mm512_max_ps(_mm512_mul_ps(_mm512_cvtepi32_ps(acc1_1), mq1), qlo), qhi)), qzy);
-    int8_t ob1[32];
-    _mm_storeu_si128((__m128i*)(ob1 + 0), _mm512_cvtsepi32_epi8(q1_0));
-    _mm_storeu_si128((__m128i*)(ob1 + 16), _mm512_cvtsepi32_epi8(q1_1));
     if (nc == 32) {
-      for (size_t j = 0; j < 32; j++) c1[j] = ob1[j];
+      _mm_storeu_si128((__m128i*)(c1 + 0), _mm512_cvtsepi32_epi8(q1_0));
+      _mm_storeu_si128((__m128i*)(c1 + 16), _mm512_cvtsepi32_epi8(q1_1));
     } else {
-      for (size_t j = 0; j < nc; j++) c1[j] = ob1[j];
+      int8_t ob[32];
+      _mm_storeu_si128((__m128i*)(ob + 0), _mm512_cvtsepi32_epi8(q1_0));
+      _mm_storeu_si128((__m128i*)(ob + 16), _mm512_cvtsepi32_epi8(q1_1));
+      for (size_t j = 0; j < nc; j++) c1[j] = ob[j];
     }
   }
   {
     const __m512i q0_0 = _mm512_add_epi32(_mm512_cvtps_epi32(_mm512_min_ps(_mm512_max_ps(_mm512_mul_ps(_mm512_cvtepi32_ps(acc0_0), mq0), qlo), qhi)), qzy);
     const __m512i q0_1 = _mm512_add_epi32(_mm512_cvtps_epi32(_mm512_min_ps(_mm512_max_ps(_mm512_mul_ps(_mm512_cvtepi32_ps(acc0_1), mq1), qlo), qhi)), qzy);
-    int8_t ob0[32];
-    _mm_storeu_si128((__m128i*)(ob0 + 0), _mm512_cvtsepi32_epi8(q0_0));
-    _mm_storeu_si128((__m128i*)(ob0 + 16), _mm512_cvtsepi32_epi8(q0_1));
     if (nc == 32) {
-      for (size_t j = 0; j < 32; j++) c0[j] = ob0[j];
+      _mm_storeu_si128((__m128i*)(c0 + 0), _mm512_cvtsepi32_epi8(q0_0));
+      _mm_storeu_si128((__m128i*)(c0 + 16), _mm512_cvtsepi32_epi8(q0_1));
     } else {
-      for (size_t j = 0; j < nc; j++) c0[j] = ob0[j];
+      int8_t ob[32];
+      _mm_storeu_si128((__m128i*)(ob + 0), _mm512_cvtsepi32_epi8(q0_0));
+      _mm_storeu_si128((__m128i*)(ob + 16), _mm512_cvtsepi32_epi8(q0_1));
+      for (size_t j = 0; j < nc; j++) c0[j] = ob[j];
     }
   }
 }
@@ -5103,73 +5126,79 @@ static __attribute__((target("avx512f,avx512bw,avx512vl,avx512vnni,avx2,fma"))) 
   {
     const __m512i q5_0 = _mm512_add_epi32(_mm512_cvtps_epi32(_mm512_min_ps(_mm512_max_ps(_mm512_mul_ps(_mm512_cvtepi32_ps(acc5_0), mq0), qlo), qhi)), qzy);
     const __m512i q5_1 = _mm512_add_epi32(_mm512_cvtps_epi32(_mm512_min_ps(_mm512_max_ps(_mm512_mul_ps(_mm512_cvtepi32_ps(acc5_1), mq1), qlo), qhi)), qzy);
-    int8_t ob5[32];
-    _mm_storeu_si128((__m128i*)(ob5 + 0), _mm512_cvtsepi32_epi8(q5_0));
-    _mm_storeu_si128((__m128i*)(ob5 + 16), _mm512_cvtsepi32_epi8(q5_1));
     if (nc == 32) {
-      for (size_t j = 0; j < 32; j++) c5[j] = ob5[j];
+      _mm_storeu_si128((__m128i*)(c5 + 0), _mm512_cvtsepi32_epi8(q5_0));
+      _mm_storeu_si128((__m128i*)(c5 + 16), _mm512_cvtsepi32_epi8(q5_1));
     } else {
-      for (size_t j = 0; j < nc; j++) c5[j] = ob5[j];
+      int8_t ob[32];
+      _mm_storeu_si128((__m128i*)(ob + 0), _mm512_cvtsepi32_epi8(q5_0));
+      _mm_storeu_si128((__m128i*)(ob + 16), _mm512_cvtsepi32_epi8(q5_1));
+      for (size_t j = 0; j < nc; j++) c5[j] = ob[j];
     }
   }
   {
     const __m512i q4_0 = _mm512_add_epi32(_mm512_cvtps_epi32(_mm512_min_ps(_mm512_max_ps(_mm512_mul_ps(_mm512_cvtepi32_ps(acc4_0), mq0), qlo), qhi)), qzy);
     const __m512i q4_1 = _mm512_add_epi32(_mm512_cvtps_epi32(_mm512_min_ps(_mm512_max_ps(_mm512_mul_ps(_mm512_cvtepi32_ps(acc4_1), mq1), qlo), qhi)), qzy);
-    int8_t ob4[32];
-    _mm_storeu_si128((__m128i*)(ob4 + 0), _mm512_cvtsepi32_epi8(q4_0));
-    _mm_storeu_si128((__m128i*)(ob4 + 16), _mm512_cvtsepi32_epi8(q4_1));
     if (nc == 32) {
-      for (size_t j = 0; j < 32; j++) c4[j] = ob4[j];
+      _mm_storeu_si128((__m128i*)(c4 + 0), _mm512_cvtsepi32_epi8(q4_0));
+      _mm_storeu_si128((__m128i*)(c4 + 16), _mm512_cvtsepi32_epi8(q4_1));
     } else {
-      for (size_t j = 0; j < nc; j++) c4[j] = ob4[j];
+      int8_t ob[32];
+      _mm_storeu_si128((__m128i*)(ob + 0), _mm512_cvtsepi32_epi8(q4_0));
+      _mm_storeu_si128((__m128i*)(ob + 16), _mm512_cvtsepi32_epi8(q4_1));
+      for (size_t j = 0; j < nc; j++) c4[j] = ob[j];
     }
   }
   {
     const __m512i q3_0 = _mm512_add_epi32(_mm512_cvtps_epi32(_mm512_min_ps(_mm512_max_ps(_mm512_mul_ps(_mm512_cvtepi32_ps(acc3_0), mq0), qlo), qhi)), qzy);
     const __m512i q3_1 = _mm512_add_epi32(_mm512_cvtps_epi32(_mm512_min_ps(_mm512_max_ps(_mm512_mul_ps(_mm512_cvtepi32_ps(acc3_1), mq1), qlo), qhi)), qzy);
-    int8_t ob3[32];
-    _mm_storeu_si128((__m128i*)(ob3 + 0), _mm512_cvtsepi32_epi8(q3_0));
-    _mm_storeu_si128((__m128i*)(ob3 + 16), _mm512_cvtsepi32_epi8(q3_1));
     if (nc == 32) {
-      for (size_t j = 0; j < 32; j++) c3[j] = ob3[j];
+      _mm_storeu_si128((__m128i*)(c3 + 0), _mm512_cvtsepi32_epi8(q3_0));
+      _mm_storeu_si128((__m128i*)(c3 + 16), _mm512_cvtsepi32_epi8(q3_1));
     } else {
-      for (size_t j = 0; j < nc; j++) c3[j] = ob3[j];
+      int8_t ob[32];
+      _mm_storeu_si128((__m128i*)(ob + 0), _mm512_cvtsepi32_epi8(q3_0));
+      _mm_storeu_si128((__m128i*)(ob + 16), _mm512_cvtsepi32_epi8(q3_1));
+      for (size_t j = 0; j < nc; j++) c3[j] = ob[j];
     }
   }
   {
     const __m512i q2_0 = _mm512_add_epi32(_mm512_cvtps_epi32(_mm512_min_ps(_mm512_max_ps(_mm512_mul_ps(_mm512_cvtepi32_ps(acc2_0), mq0), qlo), qhi)), qzy);
     const __m512i q2_1 = _mm512_add_epi32(_mm512_cvtps_epi32(_mm512_min_ps(_mm512_max_ps(_mm512_mul_ps(_mm512_cvtepi32_ps(acc2_1), mq1), qlo), qhi)), qzy);
-    int8_t ob2[32];
-    _mm_storeu_si128((__m128i*)(ob2 + 0), _mm512_cvtsepi32_epi8(q2_0));
-    _mm_storeu_si128((__m128i*)(ob2 + 16), _mm512_cvtsepi32_epi8(q2_1));
     if (nc == 32) {
-      for (size_t j = 0; j < 32; j++) c2[j] = ob2[j];
+      _mm_storeu_si128((__m128i*)(c2 + 0), _mm512_cvtsepi32_epi8(q2_0));
+      _mm_storeu_si128((__m128i*)(c2 + 16), _mm512_cvtsepi32_epi8(q2_1));
     } else {
-      for (size_t j = 0; j < nc; j++) c2[j] = ob2[j];
+      int8_t ob[32];
+      _mm_storeu_si128((__m128i*)(ob + 0), _mm512_cvtsepi32_epi8(q2_0));
+      _mm_storeu_si128((__m128i*)(ob + 16), _mm512_cvtsepi32_epi8(q2_1));
+      for (size_t j = 0; j < nc; j++) c2[j] = ob[j];
     }
   }
   {
     const __m512i q1_0 = _mm512_add_epi32(_mm512_cvtps_epi32(_mm512_min_ps(_mm512_max_ps(_mm512_mul_ps(_mm512_cvtepi32_ps(acc1_0), mq0), qlo), qhi)), qzy);
     const __m512i q1_1 = _mm512_add_epi32(_mm512_cvtps_epi32(_mm512_min_ps(_mm512_max_ps(_mm512_mul_ps(_mm512_cvtepi32_ps(acc1_1), mq1), qlo), qhi)), qzy);
-    int8_t ob1[32];
-    _mm_storeu_si128((__m128i*)(ob1 + 0), _mm512_cvtsepi32_epi8(q1_0));
-    _mm_storeu_si128((__m128i*)(ob1 + 16), _mm512_cvtsepi32_epi8(q1_1));
     if (nc == 32) {
-      for (size_t j = 0; j < 32; j++) c1[j] = ob1[j];
+      _mm_storeu_si128((__m128i*)(c1 + 0), _mm512_cvtsepi32_epi8(q1_0));
+      _mm_storeu_si128((__m128i*)(c1 + 16), _mm512_cvtsepi32_epi8(q1_1));
     } else {
-      for (size_t j = 0; j < nc; j++) c1[j] = ob1[j];
+      int8_t ob[32];
+      _mm_storeu_si128((__m128i*)(ob + 0), _mm512_cvtsepi32_epi8(q1_0));
+      _mm_storeu_si128((__m128i*)(ob + 16), _mm512_cvtsepi32_epi8(q1_1));
+      for (size_t j = 0; j < nc; j++) c1[j] = ob[j];
     }
   }
   {
     const __m512i q0_0 = _mm512_add_epi32(_mm512_cvtps_epi32(_mm512_min_ps(_mm512_max_ps(_mm512_mul_ps(_mm512_cvtepi32_ps(acc0_0), mq0), qlo), qhi)), qzy);
     const __m512i q0_1 = _mm512_add_epi32(_mm512_cvtps_epi32(_mm512_min_ps(_mm512_max_ps(_mm512_mul_ps(_mm512_cvtepi32_ps(acc0_1), mq1), qlo), qhi)), qzy);
-    int8_t ob0[32];
-    _mm_storeu_si128((__m128i*)(ob0 + 0), _mm512_cvtsepi32_epi8(q0_0));
-    _mm_storeu_si128((__m128i*)(ob0 + 16), _mm512_cvtsepi32_epi8(q0_1));
     if (nc == 32) {
-      for (size_t j = 0; j < 32; j++) c0[j] = ob0[j];
+      _mm_storeu_si128((__m128i*)(c0 + 0), _mm512_cvtsepi32_epi8(q0_0));
+      _mm_storeu_si128((__m128i*)(c0 + 16), _mm512_cvtsepi32_epi8(q0_1));
     } else {
-      for (size_t j = 0; j < nc; j++) c0[j] = ob0[j];
+      int8_t ob[32];
+      _mm_storeu_si128((__m128i*)(ob + 0), _mm512_cvtsepi32_epi8(q0_0));
+      _mm_storeu_si128((__m128i*)(ob + 16), _mm512_cvtsepi32_epi8(q0_1));
+      for (size_t j = 0; j < nc; j++) c0[j] = ob[j];
     }
   }
 }
@@ -5205,10 +5234,15 @@ static __attribute__((target("avx512f,avx512bw,avx512vl,avx512vnni,avx2,fma"))) 
       const __m512 mq1 = _mm512_loadu_ps(mp + 16);
       const __m512i q0_0 = _mm512_add_epi32(_mm512_cvtps_epi32(_mm512_min_ps(_mm512_max_ps(_mm512_mul_ps(_mm512_cvtepi32_ps(acc0_0), mq0), qlo), qhi)), qzy);
       const __m512i q0_1 = _mm512_add_epi32(_mm512_cvtps_epi32(_mm512_min_ps(_mm512_max_ps(_mm512_mul_ps(_mm512_cvtepi32_ps(acc0_1), mq1), qlo), qhi)), qzy);
-      int8_t ob0[32];
-      _mm_storeu_si128((__m128i*)(ob0 + 0), _mm512_cvtsepi32_epi8(q0_0));
-      _mm_storeu_si128((__m128i*)(ob0 + 16), _mm512_cvtsepi32_epi8(q0_1));
-      for (size_t j = 0; j < rem; j++) out[c0 + j] = ob0[j];
+      if (rem == 32) {
+        _mm_storeu_si128((__m128i*)((out + c0) + 0), _mm512_cvtsepi32_epi8(q0_0));
+        _mm_storeu_si128((__m128i*)((out + c0) + 16), _mm512_cvtsepi32_epi8(q0_1));
+      } else {
+        int8_t ob[32];
+        _mm_storeu_si128((__m128i*)(ob + 0), _mm512_cvtsepi32_epi8(q0_0));
+        _mm_storeu_si128((__m128i*)(ob + 16), _mm512_cvtsepi32_epi8(q0_1));
+        for (size_t j = 0; j < rem; j++) out[c0 + j] = ob[j];
+      }
     }
   }
 }

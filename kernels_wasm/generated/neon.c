@@ -5277,45 +5277,45 @@ static void wrt_neon_qgemm_4x8(size_t mr, size_t nc, size_t kc, const int8_t* a,
   {
     const int32x4_t q3_0 = vaddq_s32(vcvtnq_s32_f32(vminq_f32(vmaxq_f32(vmulq_f32(vcvtq_f32_s32(acc3_0), mq0), qlo), qhi)), qzy);
     const int32x4_t q3_1 = vaddq_s32(vcvtnq_s32_f32(vminq_f32(vmaxq_f32(vmulq_f32(vcvtq_f32_s32(acc3_1), mq1), qlo), qhi)), qzy);
-    int8_t ob3[8];
-    vst1_s8(ob3 + 0, vqmovn_s16(vcombine_s16(vqmovn_s32(q3_0), vqmovn_s32(q3_1))));
     if (nc == 8) {
-      for (size_t j = 0; j < 8; j++) c3[j] = ob3[j];
+      vst1_s8(c3 + 0, vqmovn_s16(vcombine_s16(vqmovn_s32(q3_0), vqmovn_s32(q3_1))));
     } else {
-      for (size_t j = 0; j < nc; j++) c3[j] = ob3[j];
+      int8_t ob[8];
+      vst1_s8(ob + 0, vqmovn_s16(vcombine_s16(vqmovn_s32(q3_0), vqmovn_s32(q3_1))));
+      for (size_t j = 0; j < nc; j++) c3[j] = ob[j];
     }
   }
   {
     const int32x4_t q2_0 = vaddq_s32(vcvtnq_s32_f32(vminq_f32(vmaxq_f32(vmulq_f32(vcvtq_f32_s32(acc2_0), mq0), qlo), qhi)), qzy);
     const int32x4_t q2_1 = vaddq_s32(vcvtnq_s32_f32(vminq_f32(vmaxq_f32(vmulq_f32(vcvtq_f32_s32(acc2_1), mq1), qlo), qhi)), qzy);
-    int8_t ob2[8];
-    vst1_s8(ob2 + 0, vqmovn_s16(vcombine_s16(vqmovn_s32(q2_0), vqmovn_s32(q2_1))));
     if (nc == 8) {
-      for (size_t j = 0; j < 8; j++) c2[j] = ob2[j];
+      vst1_s8(c2 + 0, vqmovn_s16(vcombine_s16(vqmovn_s32(q2_0), vqmovn_s32(q2_1))));
     } else {
-      for (size_t j = 0; j < nc; j++) c2[j] = ob2[j];
+      int8_t ob[8];
+      vst1_s8(ob + 0, vqmovn_s16(vcombine_s16(vqmovn_s32(q2_0), vqmovn_s32(q2_1))));
+      for (size_t j = 0; j < nc; j++) c2[j] = ob[j];
     }
   }
   {
     const int32x4_t q1_0 = vaddq_s32(vcvtnq_s32_f32(vminq_f32(vmaxq_f32(vmulq_f32(vcvtq_f32_s32(acc1_0), mq0), qlo), qhi)), qzy);
     const int32x4_t q1_1 = vaddq_s32(vcvtnq_s32_f32(vminq_f32(vmaxq_f32(vmulq_f32(vcvtq_f32_s32(acc1_1), mq1), qlo), qhi)), qzy);
-    int8_t ob1[8];
-    vst1_s8(ob1 + 0, vqmovn_s16(vcombine_s16(vqmovn_s32(q1_0), vqmovn_s32(q1_1))));
     if (nc == 8) {
-      for (size_t j = 0; j < 8; j++) c1[j] = ob1[j];
+      vst1_s8(c1 + 0, vqmovn_s16(vcombine_s16(vqmovn_s32(q1_0), vqmovn_s32(q1_1))));
     } else {
-      for (size_t j = 0; j < nc; j++) c1[j] = ob1[j];
+      int8_t ob[8];
+      vst1_s8(ob + 0, vqmovn_s16(vcombine_s16(vqmovn_s32(q1_0), vqmovn_s32(q1_1))));
+      for (size_t j = 0; j < nc; j++) c1[j] = ob[j];
     }
   }
   {
     const int32x4_t q0_0 = vaddq_s32(vcvtnq_s32_f32(vminq_f32(vmaxq_f32(vmulq_f32(vcvtq_f32_s32(acc0_0), mq0), qlo), qhi)), qzy);
     const int32x4_t q0_1 = vaddq_s32(vcvtnq_s32_f32(vminq_f32(vmaxq_f32(vmulq_f32(vcvtq_f32_s32(acc0_1), mq1), qlo), qhi)), qzy);
-    int8_t ob0[8];
-    vst1_s8(ob0 + 0, vqmovn_s16(vcombine_s16(vqmovn_s32(q0_0), vqmovn_s32(q0_1))));
     if (nc == 8) {
-      for (size_t j = 0; j < 8; j++) c0[j] = ob0[j];
+      vst1_s8(c0 + 0, vqmovn_s16(vcombine_s16(vqmovn_s32(q0_0), vqmovn_s32(q0_1))));
     } else {
-      for (size_t j = 0; j < nc; j++) c0[j] = ob0[j];
+      int8_t ob[8];
+      vst1_s8(ob + 0, vqmovn_s16(vcombine_s16(vqmovn_s32(q0_0), vqmovn_s32(q0_1))));
+      for (size_t j = 0; j < nc; j++) c0[j] = ob[j];
     }
   }
 }
@@ -5375,45 +5375,45 @@ static void wrt_neon_qigemm_4x8(size_t mr, size_t nc, size_t kc, size_t ks, cons
   {
     const int32x4_t q3_0 = vaddq_s32(vcvtnq_s32_f32(vminq_f32(vmaxq_f32(vmulq_f32(vcvtq_f32_s32(acc3_0), mq0), qlo), qhi)), qzy);
     const int32x4_t q3_1 = vaddq_s32(vcvtnq_s32_f32(vminq_f32(vmaxq_f32(vmulq_f32(vcvtq_f32_s32(acc3_1), mq1), qlo), qhi)), qzy);
-    int8_t ob3[8];
-    vst1_s8(ob3 + 0, vqmovn_s16(vcombine_s16(vqmovn_s32(q3_0), vqmovn_s32(q3_1))));
     if (nc == 8) {
-      for (size_t j = 0; j < 8; j++) c3[j] = ob3[j];
+      vst1_s8(c3 + 0, vqmovn_s16(vcombine_s16(vqmovn_s32(q3_0), vqmovn_s32(q3_1))));
     } else {
-      for (size_t j = 0; j < nc; j++) c3[j] = ob3[j];
+      int8_t ob[8];
+      vst1_s8(ob + 0, vqmovn_s16(vcombine_s16(vqmovn_s32(q3_0), vqmovn_s32(q3_1))));
+      for (size_t j = 0; j < nc; j++) c3[j] = ob[j];
     }
   }
   {
     const int32x4_t q2_0 = vaddq_s32(vcvtnq_s32_f32(vminq_f32(vmaxq_f32(vmulq_f32(vcvtq_f32_s32(acc2_0), mq0), qlo), qhi)), qzy);
     const int32x4_t q2_1 = vaddq_s32(vcvtnq_s32_f32(vminq_f32(vmaxq_f32(vmulq_f32(vcvtq_f32_s32(acc2_1), mq1), qlo), qhi)), qzy);
-    int8_t ob2[8];
-    vst1_s8(ob2 + 0, vqmovn_s16(vcombine_s16(vqmovn_s32(q2_0), vqmovn_s32(q2_1))));
     if (nc == 8) {
-      for (size_t j = 0; j < 8; j++) c2[j] = ob2[j];
+      vst1_s8(c2 + 0, vqmovn_s16(vcombine_s16(vqmovn_s32(q2_0), vqmovn_s32(q2_1))));
     } else {
-      for (size_t j = 0; j < nc; j++) c2[j] = ob2[j];
+      int8_t ob[8];
+      vst1_s8(ob + 0, vqmovn_s16(vcombine_s16(vqmovn_s32(q2_0), vqmovn_s32(q2_1))));
+      for (size_t j = 0; j < nc; j++) c2[j] = ob[j];
     }
   }
   {
     const int32x4_t q1_0 = vaddq_s32(vcvtnq_s32_f32(vminq_f32(vmaxq_f32(vmulq_f32(vcvtq_f32_s32(acc1_0), mq0), qlo), qhi)), qzy);
     const int32x4_t q1_1 = vaddq_s32(vcvtnq_s32_f32(vminq_f32(vmaxq_f32(vmulq_f32(vcvtq_f32_s32(acc1_1), mq1), qlo), qhi)), qzy);
-    int8_t ob1[8];
-    vst1_s8(ob1 + 0, vqmovn_s16(vcombine_s16(vqmovn_s32(q1_0), vqmovn_s32(q1_1))));
     if (nc == 8) {
-      for (size_t j = 0; j < 8; j++) c1[j] = ob1[j];
+      vst1_s8(c1 + 0, vqmovn_s16(vcombine_s16(vqmovn_s32(q1_0), vqmovn_s32(q1_1))));
     } else {
-      for (size_t j = 0; j < nc; j++) c1[j] = ob1[j];
+      int8_t ob[8];
+      vst1_s8(ob + 0, vqmovn_s16(vcombine_s16(vqmovn_s32(q1_0), vqmovn_s32(q1_1))));
+      for (size_t j = 0; j < nc; j++) c1[j] = ob[j];
     }
   }
   {
     const int32x4_t q0_0 = vaddq_s32(vcvtnq_s32_f32(vminq_f32(vmaxq_f32(vmulq_f32(vcvtq_f32_s32(acc0_0), mq0), qlo), qhi)), qzy);
     const int32x4_t q0_1 = vaddq_s32(vcvtnq_s32_f32(vminq_f32(vmaxq_f32(vmulq_f32(vcvtq_f32_s32(acc0_1), mq1), qlo), qhi)), qzy);
-    int8_t ob0[8];
-    vst1_s8(ob0 + 0, vqmovn_s16(vcombine_s16(vqmovn_s32(q0_0), vqmovn_s32(q0_1))));
     if (nc == 8) {
-      for (size_t j = 0; j < 8; j++) c0[j] = ob0[j];
+      vst1_s8(c0 + 0, vqmovn_s16(vcombine_s16(vqmovn_s32(q0_0), vqmovn_s32(q0_1))));
     } else {
-      for (size_t j = 0; j < nc; j++) c0[j] = ob0[j];
+      int8_t ob[8];
+      vst1_s8(ob + 0, vqmovn_s16(vcombine_s16(vqmovn_s32(q0_0), vqmovn_s32(q0_1))));
+      for (size_t j = 0; j < nc; j++) c0[j] = ob[j];
     }
   }
 }
@@ -5453,9 +5453,13 @@ static void wrt_neon_qdwconv_any_c8(size_t channels, size_t width, size_t ks, co
       const float32x4_t mq1 = vld1q_f32(mp + 4);
       const int32x4_t q0_0 = vaddq_s32(vcvtnq_s32_f32(vminq_f32(vmaxq_f32(vmulq_f32(vcvtq_f32_s32(acc0_0), mq0), qlo), qhi)), qzy);
       const int32x4_t q0_1 = vaddq_s32(vcvtnq_s32_f32(vminq_f32(vmaxq_f32(vmulq_f32(vcvtq_f32_s32(acc0_1), mq1), qlo), qhi)), qzy);
-      int8_t ob0[8];
-      vst1_s8(ob0 + 0, vqmovn_s16(vcombine_s16(vqmovn_s32(q0_0), vqmovn_s32(q0_1))));
-      for (size_t j = 0; j < rem; j++) out[c0 + j] = ob0[j];
+      if (rem == 8) {
+        vst1_s8((out + c0) + 0, vqmovn_s16(vcombine_s16(vqmovn_s32(q0_0), vqmovn_s32(q0_1))));
+      } else {
+        int8_t ob[8];
+        vst1_s8(ob + 0, vqmovn_s16(vcombine_s16(vqmovn_s32(q0_0), vqmovn_s32(q0_1))));
+        for (size_t j = 0; j < rem; j++) out[c0 + j] = ob[j];
+      }
     }
   }
 }

@@ -2032,15 +2032,18 @@ static void wrt_scalar_qgemm_2x4(size_t mr, size_t nc, size_t kc, const int8_t* 
     f1_3 = f1_3 > qhi ? qhi : f1_3;
     const float r1_3 = f1_3 + 12582912.0f;
     const int32_t q1_3 = (int32_t)(r1_3 - 12582912.0f) + p->zy;
-    int8_t ob1[4];
-    ob1[0] = (int8_t)q1_0;
-    ob1[1] = (int8_t)q1_1;
-    ob1[2] = (int8_t)q1_2;
-    ob1[3] = (int8_t)q1_3;
     if (nc == 4) {
-      for (size_t j = 0; j < 4; j++) c1[j] = ob1[j];
+      c1[0] = (int8_t)q1_0;
+      c1[1] = (int8_t)q1_1;
+      c1[2] = (int8_t)q1_2;
+      c1[3] = (int8_t)q1_3;
     } else {
-      for (size_t j = 0; j < nc; j++) c1[j] = ob1[j];
+      int8_t ob[4];
+      ob[0] = (int8_t)q1_0;
+      ob[1] = (int8_t)q1_1;
+      ob[2] = (int8_t)q1_2;
+      ob[3] = (int8_t)q1_3;
+      for (size_t j = 0; j < nc; j++) c1[j] = ob[j];
     }
   }
   {
@@ -2064,15 +2067,18 @@ static void wrt_scalar_qgemm_2x4(size_t mr, size_t nc, size_t kc, const int8_t* 
     f0_3 = f0_3 > qhi ? qhi : f0_3;
     const float r0_3 = f0_3 + 12582912.0f;
     const int32_t q0_3 = (int32_t)(r0_3 - 12582912.0f) + p->zy;
-    int8_t ob0[4];
-    ob0[0] = (int8_t)q0_0;
-    ob0[1] = (int8_t)q0_1;
-    ob0[2] = (int8_t)q0_2;
-    ob0[3] = (int8_t)q0_3;
     if (nc == 4) {
-      for (size_t j = 0; j < 4; j++) c0[j] = ob0[j];
+      c0[0] = (int8_t)q0_0;
+      c0[1] = (int8_t)q0_1;
+      c0[2] = (int8_t)q0_2;
+      c0[3] = (int8_t)q0_3;
     } else {
-      for (size_t j = 0; j < nc; j++) c0[j] = ob0[j];
+      int8_t ob[4];
+      ob[0] = (int8_t)q0_0;
+      ob[1] = (int8_t)q0_1;
+      ob[2] = (int8_t)q0_2;
+      ob[3] = (int8_t)q0_3;
+      for (size_t j = 0; j < nc; j++) c0[j] = ob[j];
     }
   }
 }
@@ -2143,15 +2149,18 @@ static void wrt_scalar_qigemm_2x4(size_t mr, size_t nc, size_t kc, size_t ks, co
     f1_3 = f1_3 > qhi ? qhi : f1_3;
     const float r1_3 = f1_3 + 12582912.0f;
     const int32_t q1_3 = (int32_t)(r1_3 - 12582912.0f) + p->zy;
-    int8_t ob1[4];
-    ob1[0] = (int8_t)q1_0;
-    ob1[1] = (int8_t)q1_1;
-    ob1[2] = (int8_t)q1_2;
-    ob1[3] = (int8_t)q1_3;
     if (nc == 4) {
-      for (size_t j = 0; j < 4; j++) c1[j] = ob1[j];
+      c1[0] = (int8_t)q1_0;
+      c1[1] = (int8_t)q1_1;
+      c1[2] = (int8_t)q1_2;
+      c1[3] = (int8_t)q1_3;
     } else {
-      for (size_t j = 0; j < nc; j++) c1[j] = ob1[j];
+      int8_t ob[4];
+      ob[0] = (int8_t)q1_0;
+      ob[1] = (int8_t)q1_1;
+      ob[2] = (int8_t)q1_2;
+      ob[3] = (int8_t)q1_3;
+      for (size_t j = 0; j < nc; j++) c1[j] = ob[j];
     }
   }
   {
@@ -2175,15 +2184,18 @@ static void wrt_scalar_qigemm_2x4(size_t mr, size_t nc, size_t kc, size_t ks, co
     f0_3 = f0_3 > qhi ? qhi : f0_3;
     const float r0_3 = f0_3 + 12582912.0f;
     const int32_t q0_3 = (int32_t)(r0_3 - 12582912.0f) + p->zy;
-    int8_t ob0[4];
-    ob0[0] = (int8_t)q0_0;
-    ob0[1] = (int8_t)q0_1;
-    ob0[2] = (int8_t)q0_2;
-    ob0[3] = (int8_t)q0_3;
     if (nc == 4) {
-      for (size_t j = 0; j < 4; j++) c0[j] = ob0[j];
+      c0[0] = (int8_t)q0_0;
+      c0[1] = (int8_t)q0_1;
+      c0[2] = (int8_t)q0_2;
+      c0[3] = (int8_t)q0_3;
     } else {
-      for (size_t j = 0; j < nc; j++) c0[j] = ob0[j];
+      int8_t ob[4];
+      ob[0] = (int8_t)q0_0;
+      ob[1] = (int8_t)q0_1;
+      ob[2] = (int8_t)q0_2;
+      ob[3] = (int8_t)q0_3;
+      for (size_t j = 0; j < nc; j++) c0[j] = ob[j];
     }
   }
 }
@@ -2216,9 +2228,13 @@ static void wrt_scalar_qdwconv_any_c1(size_t channels, size_t width, size_t ks, 
       f0_0 = f0_0 > qhi ? qhi : f0_0;
       const float r0_0 = f0_0 + 12582912.0f;
       const int32_t q0_0 = (int32_t)(r0_0 - 12582912.0f) + p->zy;
-      int8_t ob0[1];
-      ob0[0] = (int8_t)q0_0;
-      for (size_t j = 0; j < rem; j++) out[c0 + j] = ob0[j];
+      if (rem == 1) {
+        (out + c0)[0] = (int8_t)q0_0;
+      } else {
+        int8_t ob[1];
+        ob[0] = (int8_t)q0_0;
+        for (size_t j = 0; j < rem; j++) out[c0 + j] = ob[j];
+      }
     }
   }
 }

@@ -92,5 +92,7 @@ def _pixels(c: Code, d: QTile) -> None:
             c(*_mults(d, "pw"))
             for v in range(d.nv):
                 c(*_requant(d, 0, v))
-            c(f"int8_t ob0[{ct}];")
-            c(*_store_row(d, 0), "for (size_t j = 0; j < rem; j++) out[c0 + j] = ob0[j];")
+            with c.block(f"if (rem == {ct})"):
+                c(*_store_row(d, 0, "(out + c0)"))
+            with c.block("else"):
+                c(f"int8_t ob[{ct}];", *_store_row(d, 0, "ob"), "for (size_t j = 0; j < rem; j++) out[c0 + j] = ob[j];")

@@ -202,30 +202,30 @@ def _requant(t: QTile, i: int, v: int) -> list[str]:
     raise KeyError(n)
 
 
-def _store_row(t: QTile, i: int) -> list[str]:
-    """Row i's NR bytes into ob{i} (int8_t[NR])."""
+def _store_row(t: QTile, i: int, dst: str) -> list[str]:
+    """Row i's NR bytes (q{i}_*) to dst."""
     n, qs = t.name, [f"q{i}_{v}" for v in range(t.nv)]
     if n == "scalar":
-        return [f"ob{i}[{v}] = (int8_t){q};" for v, q in enumerate(qs)]
+        return [f"{dst}[{v}] = (int8_t){q};" for v, q in enumerate(qs)]
     if n.startswith("wasm"):
         out = []
         for g in range(t.nv // 2):
             h = f"wasm_i16x8_narrow_i32x4({qs[2 * g]}, {qs[2 * g + 1]})"
-            out.append(f"wasm_v128_store64_lane(ob{i} + {8 * g}, wasm_i8x16_narrow_i16x8({h}, {h}), 0);")
+            out.append(f"wasm_v128_store64_lane({dst} + {8 * g}, wasm_i8x16_narrow_i16x8({h}, {h}), 0);")
         return out
     if n == "avx2":
         out = []
         for g in range(t.nv // 2):
             h = f"_mm256_permute4x64_epi64(_mm256_packs_epi32({qs[2 * g]}, {qs[2 * g + 1]}), 0xD8)"
             out += [f"{{ const __m256i h = {h};",
-                    f"  _mm_storeu_si128((__m128i*)(ob{i} + {16 * g}), "
+                    f"  _mm_storeu_si128((__m128i*)({dst} + {16 * g}), "
                     "_mm_packs_epi16(_mm256_castsi256_si128(h), _mm256_extracti128_si256(h, 1))); }"]
         return out
     if n.startswith("avx512"):
-        return [f"_mm_storeu_si128((__m128i*)(ob{i} + {16 * v}), _mm512_cvtsepi32_epi8({q}));"
+        return [f"_mm_storeu_si128((__m128i*)({dst} + {16 * v}), _mm512_cvtsepi32_epi8({q}));"
                 for v, q in enumerate(qs)]
     if n == "neon":
-        return [f"vst1_s8(ob{i} + {8 * g}, vqmovn_s16(vcombine_s16(vqmovn_s32({qs[2 * g]}), "
+        return [f"vst1_s8({dst} + {8 * g}, vqmovn_s16(vcombine_s16(vqmovn_s32({qs[2 * g]}), "
                 f"vqmovn_s32({qs[2 * g + 1]}))));" for g in range(t.nv // 2)]
     raise KeyError(n)
 
@@ -297,11 +297,10 @@ def _finish(c: Code, t: QTile) -> None:
         with c.block(""):
             for v in range(t.nv):
                 c(*_requant(t, i, v))
-            c(f"int8_t ob{i}[{t.nr}];", *_store_row(t, i))
             with c.block(f"if (nc == {t.nr})"):
-                c(f"for (size_t j = 0; j < {t.nr}; j++) c{i}[j] = ob{i}[j];")
+                c(*_store_row(t, i, f"c{i}"))
             with c.block("else"):
-                c(f"for (size_t j = 0; j < nc; j++) c{i}[j] = ob{i}[j];")
+                c(f"int8_t ob[{t.nr}];", *_store_row(t, i, "ob"), f"for (size_t j = 0; j < nc; j++) c{i}[j] = ob[j];")
 
 
 def _rows(c: Code, t: QTile) -> None:
