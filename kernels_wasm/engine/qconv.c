@@ -43,6 +43,13 @@ static inline int32_t wv(const wrt_tensor* w, size_t i) {
   return w->dtype == WRT_U8 ? (int32_t)w->file_data[i] - 128 : (int32_t)(int8_t)w->file_data[i];
 }
 
+/* no weight is -128: the depthwise kernels sum two taps' products in int16 (128 * 127 * 2 fits, 128 * 128 * 2 not) */
+static int weights_above_min(const wrt_tensor* w) {
+  for (uint64_t i = 0; i < w->count; i++)
+    if (wv(w, (size_t)i) == -128) return 0;
+  return 1;
+}
+
 static const wrt_qdwconv_entry* pick_qdw(const wrt_target* tg, size_t ks) {
   for (int i = 0; i < WRT_MAX_DWCONV; i++) {
     const wrt_qdwconv_entry* e = &tg->qdwconv[i];
@@ -159,7 +166,7 @@ int plan_qconv(wrt_model* m, wrt_op* op, wrt_cost* c) {
     return WRT_OK;
   }
   int fast = !u8 && weights_centered(w, (size_t)CO) && tg->qgemm && tg->qigemm;
-  p->dw = fast && G == C && og == 1 ? pick_qdw(tg, (size_t)ks) : 0;
+  p->dw = fast && G == C && og == 1 && weights_above_min(w) ? pick_qdw(tg, (size_t)ks) : 0;
   if (p->dw) {
     uint64_t ct = p->dw->ct;
     op->path = QC_DW;

@@ -5405,18 +5405,37 @@ static __attribute__((target("avx2,fma"))) void wrt_avx2_qdwconv_any_c16(size_t 
       __m256i acc0_0 = _mm256_loadu_si256((const __m256i*)(wb + 0));
       __m256i acc0_1 = _mm256_loadu_si256((const __m256i*)(wb + 8));
       const int16_t* wt = (const int16_t*)(const void*)(pw + 128);
+      size_t t = 0;
       if (rem == 16) {
-        for (size_t t = 0; t < ks; t++, wt += 16) {
-          const int8_t* x = in[t] + c0;
-          acc0_0 = _mm256_add_epi32(acc0_0, _mm256_mullo_epi32(_mm256_cvtepi8_epi32(_mm_loadl_epi64((const __m128i*)(x + 0))), _mm256_cvtepi16_epi32(_mm_loadu_si128((const __m128i*)(wt + 0)))));
-          acc0_1 = _mm256_add_epi32(acc0_1, _mm256_mullo_epi32(_mm256_cvtepi8_epi32(_mm_loadl_epi64((const __m128i*)(x + 8))), _mm256_cvtepi16_epi32(_mm_loadu_si128((const __m128i*)(wt + 8)))));
+        for (; t + 2 <= ks; t += 2, wt += 32) {
+          const int8_t* x0 = in[t + 0] + c0;
+          const int8_t* x1 = in[t + 1] + c0;
+          { const __m256i pr = _mm256_add_epi16(_mm256_mullo_epi16(_mm256_cvtepi8_epi16(_mm_loadu_si128((const __m128i*)(x0))), _mm256_loadu_si256((const __m256i*)(wt))), _mm256_mullo_epi16(_mm256_cvtepi8_epi16(_mm_loadu_si128((const __m128i*)(x1))), _mm256_loadu_si256((const __m256i*)(wt + 16))));
+            acc0_0 = _mm256_add_epi32(acc0_0, _mm256_cvtepi16_epi32(_mm256_castsi256_si128(pr)));
+            acc0_1 = _mm256_add_epi32(acc0_1, _mm256_cvtepi16_epi32(_mm256_extracti128_si256(pr, 1))); }
+        }
+        if (t < ks) {
+          const int8_t* x0 = in[t + 0] + c0;
+          { const __m256i pr = _mm256_mullo_epi16(_mm256_cvtepi8_epi16(_mm_loadu_si128((const __m128i*)(x0))), _mm256_loadu_si256((const __m256i*)(wt)));
+            acc0_0 = _mm256_add_epi32(acc0_0, _mm256_cvtepi16_epi32(_mm256_castsi256_si128(pr)));
+            acc0_1 = _mm256_add_epi32(acc0_1, _mm256_cvtepi16_epi32(_mm256_extracti128_si256(pr, 1))); }
         }
       } else {
-        for (size_t t = 0; t < ks; t++, wt += 16) {
-          int8_t xb[16];
-          for (size_t j = 0; j < 16; j++) xb[j] = j < rem ? in[t][c0 + j] : 0;
-          acc0_0 = _mm256_add_epi32(acc0_0, _mm256_mullo_epi32(_mm256_cvtepi8_epi32(_mm_loadl_epi64((const __m128i*)(xb + 0))), _mm256_cvtepi16_epi32(_mm_loadu_si128((const __m128i*)(wt + 0)))));
-          acc0_1 = _mm256_add_epi32(acc0_1, _mm256_mullo_epi32(_mm256_cvtepi8_epi32(_mm_loadl_epi64((const __m128i*)(xb + 8))), _mm256_cvtepi16_epi32(_mm_loadu_si128((const __m128i*)(wt + 8)))));
+        for (; t + 2 <= ks; t += 2, wt += 32) {
+          int8_t x0[16];
+          for (size_t j = 0; j < 16; j++) x0[j] = j < rem ? in[t + 0][c0 + j] : 0;
+          int8_t x1[16];
+          for (size_t j = 0; j < 16; j++) x1[j] = j < rem ? in[t + 1][c0 + j] : 0;
+          { const __m256i pr = _mm256_add_epi16(_mm256_mullo_epi16(_mm256_cvtepi8_epi16(_mm_loadu_si128((const __m128i*)(x0))), _mm256_loadu_si256((const __m256i*)(wt))), _mm256_mullo_epi16(_mm256_cvtepi8_epi16(_mm_loadu_si128((const __m128i*)(x1))), _mm256_loadu_si256((const __m256i*)(wt + 16))));
+            acc0_0 = _mm256_add_epi32(acc0_0, _mm256_cvtepi16_epi32(_mm256_castsi256_si128(pr)));
+            acc0_1 = _mm256_add_epi32(acc0_1, _mm256_cvtepi16_epi32(_mm256_extracti128_si256(pr, 1))); }
+        }
+        if (t < ks) {
+          int8_t x0[16];
+          for (size_t j = 0; j < 16; j++) x0[j] = j < rem ? in[t + 0][c0 + j] : 0;
+          { const __m256i pr = _mm256_mullo_epi16(_mm256_cvtepi8_epi16(_mm_loadu_si128((const __m128i*)(x0))), _mm256_loadu_si256((const __m256i*)(wt)));
+            acc0_0 = _mm256_add_epi32(acc0_0, _mm256_cvtepi16_epi32(_mm256_castsi256_si128(pr)));
+            acc0_1 = _mm256_add_epi32(acc0_1, _mm256_cvtepi16_epi32(_mm256_extracti128_si256(pr, 1))); }
         }
       }
       const float* mp = (const float*)(const void*)((const char*)(pw) + 64);

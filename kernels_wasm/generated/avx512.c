@@ -4821,18 +4821,37 @@ static __attribute__((target("avx512f,avx512bw,avx512vl,avx2,fma"))) void wrt_av
       __m512i acc0_0 = _mm512_loadu_si512(wb + 0);
       __m512i acc0_1 = _mm512_loadu_si512(wb + 16);
       const int16_t* wt = (const int16_t*)(const void*)(pw + 256);
+      size_t t = 0;
       if (rem == 32) {
-        for (size_t t = 0; t < ks; t++, wt += 32) {
-          const int8_t* x = in[t] + c0;
-          acc0_0 = _mm512_add_epi32(acc0_0, _mm512_mullo_epi32(_mm512_cvtepi8_epi32(_mm_loadu_si128((const __m128i*)(x + 0))), _mm512_cvtepi16_epi32(_mm256_loadu_si256((const __m256i*)(wt + 0)))));
-          acc0_1 = _mm512_add_epi32(acc0_1, _mm512_mullo_epi32(_mm512_cvtepi8_epi32(_mm_loadu_si128((const __m128i*)(x + 16))), _mm512_cvtepi16_epi32(_mm256_loadu_si256((const __m256i*)(wt + 16)))));
+        for (; t + 2 <= ks; t += 2, wt += 64) {
+          const int8_t* x0 = in[t + 0] + c0;
+          const int8_t* x1 = in[t + 1] + c0;
+          { const __m512i pr = _mm512_add_epi16(_mm512_mullo_epi16(_mm512_cvtepi8_epi16(_mm256_loadu_si256((const __m256i*)(x0))), _mm512_loadu_si512(wt)), _mm512_mullo_epi16(_mm512_cvtepi8_epi16(_mm256_loadu_si256((const __m256i*)(x1))), _mm512_loadu_si512(wt + 32)));
+            acc0_0 = _mm512_add_epi32(acc0_0, _mm512_cvtepi16_epi32(_mm512_castsi512_si256(pr)));
+            acc0_1 = _mm512_add_epi32(acc0_1, _mm512_cvtepi16_epi32(_mm512_extracti64x4_epi64(pr, 1))); }
+        }
+        if (t < ks) {
+          const int8_t* x0 = in[t + 0] + c0;
+          { const __m512i pr = _mm512_mullo_epi16(_mm512_cvtepi8_epi16(_mm256_loadu_si256((const __m256i*)(x0))), _mm512_loadu_si512(wt));
+            acc0_0 = _mm512_add_epi32(acc0_0, _mm512_cvtepi16_epi32(_mm512_castsi512_si256(pr)));
+            acc0_1 = _mm512_add_epi32(acc0_1, _mm512_cvtepi16_epi32(_mm512_extracti64x4_epi64(pr, 1))); }
         }
       } else {
-        for (size_t t = 0; t < ks; t++, wt += 32) {
-          int8_t xb[32];
-          for (size_t j = 0; j < 32; j++) xb[j] = j < rem ? in[t][c0 + j] : 0;
-          acc0_0 = _mm512_add_epi32(acc0_0, _mm512_mullo_epi32(_mm512_cvtepi8_epi32(_mm_loadu_si128((const __m128i*)(xb + 0))), _mm512_cvtepi16_epi32(_mm256_loadu_si256((const __m256i*)(wt + 0)))));
-          acc0_1 = _mm512_add_epi32(acc0_1, _mm512_mullo_epi32(_mm512_cvtepi8_epi32(_mm_loadu_si128((const __m128i*)(xb + 16))), _mm512_cvtepi16_epi32(_mm256_loadu_si256((const __m256i*)(wt + 16)))));
+        for (; t + 2 <= ks; t += 2, wt += 64) {
+          int8_t x0[32];
+          for (size_t j = 0; j < 32; j++) x0[j] = j < rem ? in[t + 0][c0 + j] : 0;
+          int8_t x1[32];
+          for (size_t j = 0; j < 32; j++) x1[j] = j < rem ? in[t + 1][c0 + j] : 0;
+          { const __m512i pr = _mm512_add_epi16(_mm512_mullo_epi16(_mm512_cvtepi8_epi16(_mm256_loadu_si256((const __m256i*)(x0))), _mm512_loadu_si512(wt)), _mm512_mullo_epi16(_mm512_cvtepi8_epi16(_mm256_loadu_si256((const __m256i*)(x1))), _mm512_loadu_si512(wt + 32)));
+            acc0_0 = _mm512_add_epi32(acc0_0, _mm512_cvtepi16_epi32(_mm512_castsi512_si256(pr)));
+            acc0_1 = _mm512_add_epi32(acc0_1, _mm512_cvtepi16_epi32(_mm512_extracti64x4_epi64(pr, 1))); }
+        }
+        if (t < ks) {
+          int8_t x0[32];
+          for (size_t j = 0; j < 32; j++) x0[j] = j < rem ? in[t + 0][c0 + j] : 0;
+          { const __m512i pr = _mm512_mullo_epi16(_mm512_cvtepi8_epi16(_mm256_loadu_si256((const __m256i*)(x0))), _mm512_loadu_si512(wt));
+            acc0_0 = _mm512_add_epi32(acc0_0, _mm512_cvtepi16_epi32(_mm512_castsi512_si256(pr)));
+            acc0_1 = _mm512_add_epi32(acc0_1, _mm512_cvtepi16_epi32(_mm512_extracti64x4_epi64(pr, 1))); }
         }
       }
       const float* mp = (const float*)(const void*)((const char*)(pw) + 128);
@@ -5215,18 +5234,37 @@ static __attribute__((target("avx512f,avx512bw,avx512vl,avx512vnni,avx2,fma"))) 
       __m512i acc0_0 = _mm512_loadu_si512(wb + 0);
       __m512i acc0_1 = _mm512_loadu_si512(wb + 16);
       const int16_t* wt = (const int16_t*)(const void*)(pw + 256);
+      size_t t = 0;
       if (rem == 32) {
-        for (size_t t = 0; t < ks; t++, wt += 32) {
-          const int8_t* x = in[t] + c0;
-          acc0_0 = _mm512_add_epi32(acc0_0, _mm512_mullo_epi32(_mm512_cvtepi8_epi32(_mm_loadu_si128((const __m128i*)(x + 0))), _mm512_cvtepi16_epi32(_mm256_loadu_si256((const __m256i*)(wt + 0)))));
-          acc0_1 = _mm512_add_epi32(acc0_1, _mm512_mullo_epi32(_mm512_cvtepi8_epi32(_mm_loadu_si128((const __m128i*)(x + 16))), _mm512_cvtepi16_epi32(_mm256_loadu_si256((const __m256i*)(wt + 16)))));
+        for (; t + 2 <= ks; t += 2, wt += 64) {
+          const int8_t* x0 = in[t + 0] + c0;
+          const int8_t* x1 = in[t + 1] + c0;
+          { const __m512i pr = _mm512_add_epi16(_mm512_mullo_epi16(_mm512_cvtepi8_epi16(_mm256_loadu_si256((const __m256i*)(x0))), _mm512_loadu_si512(wt)), _mm512_mullo_epi16(_mm512_cvtepi8_epi16(_mm256_loadu_si256((const __m256i*)(x1))), _mm512_loadu_si512(wt + 32)));
+            acc0_0 = _mm512_add_epi32(acc0_0, _mm512_cvtepi16_epi32(_mm512_castsi512_si256(pr)));
+            acc0_1 = _mm512_add_epi32(acc0_1, _mm512_cvtepi16_epi32(_mm512_extracti64x4_epi64(pr, 1))); }
+        }
+        if (t < ks) {
+          const int8_t* x0 = in[t + 0] + c0;
+          { const __m512i pr = _mm512_mullo_epi16(_mm512_cvtepi8_epi16(_mm256_loadu_si256((const __m256i*)(x0))), _mm512_loadu_si512(wt));
+            acc0_0 = _mm512_add_epi32(acc0_0, _mm512_cvtepi16_epi32(_mm512_castsi512_si256(pr)));
+            acc0_1 = _mm512_add_epi32(acc0_1, _mm512_cvtepi16_epi32(_mm512_extracti64x4_epi64(pr, 1))); }
         }
       } else {
-        for (size_t t = 0; t < ks; t++, wt += 32) {
-          int8_t xb[32];
-          for (size_t j = 0; j < 32; j++) xb[j] = j < rem ? in[t][c0 + j] : 0;
-          acc0_0 = _mm512_add_epi32(acc0_0, _mm512_mullo_epi32(_mm512_cvtepi8_epi32(_mm_loadu_si128((const __m128i*)(xb + 0))), _mm512_cvtepi16_epi32(_mm256_loadu_si256((const __m256i*)(wt + 0)))));
-          acc0_1 = _mm512_add_epi32(acc0_1, _mm512_mullo_epi32(_mm512_cvtepi8_epi32(_mm_loadu_si128((const __m128i*)(xb + 16))), _mm512_cvtepi16_epi32(_mm256_loadu_si256((const __m256i*)(wt + 16)))));
+        for (; t + 2 <= ks; t += 2, wt += 64) {
+          int8_t x0[32];
+          for (size_t j = 0; j < 32; j++) x0[j] = j < rem ? in[t + 0][c0 + j] : 0;
+          int8_t x1[32];
+          for (size_t j = 0; j < 32; j++) x1[j] = j < rem ? in[t + 1][c0 + j] : 0;
+          { const __m512i pr = _mm512_add_epi16(_mm512_mullo_epi16(_mm512_cvtepi8_epi16(_mm256_loadu_si256((const __m256i*)(x0))), _mm512_loadu_si512(wt)), _mm512_mullo_epi16(_mm512_cvtepi8_epi16(_mm256_loadu_si256((const __m256i*)(x1))), _mm512_loadu_si512(wt + 32)));
+            acc0_0 = _mm512_add_epi32(acc0_0, _mm512_cvtepi16_epi32(_mm512_castsi512_si256(pr)));
+            acc0_1 = _mm512_add_epi32(acc0_1, _mm512_cvtepi16_epi32(_mm512_extracti64x4_epi64(pr, 1))); }
+        }
+        if (t < ks) {
+          int8_t x0[32];
+          for (size_t j = 0; j < 32; j++) x0[j] = j < rem ? in[t + 0][c0 + j] : 0;
+          { const __m512i pr = _mm512_mullo_epi16(_mm512_cvtepi8_epi16(_mm256_loadu_si256((const __m256i*)(x0))), _mm512_loadu_si512(wt));
+            acc0_0 = _mm512_add_epi32(acc0_0, _mm512_cvtepi16_epi32(_mm512_castsi512_si256(pr)));
+            acc0_1 = _mm512_add_epi32(acc0_1, _mm512_cvtepi16_epi32(_mm512_extracti64x4_epi64(pr, 1))); }
         }
       }
       const float* mp = (const float*)(const void*)((const char*)(pw) + 128);

@@ -5430,22 +5430,37 @@ static void wrt_neon_qdwconv_any_c8(size_t channels, size_t width, size_t ks, co
       int32x4_t acc0_0 = vld1q_s32(wb + 0);
       int32x4_t acc0_1 = vld1q_s32(wb + 4);
       const int16_t* wt = (const int16_t*)(const void*)(pw + 64);
+      size_t t = 0;
       if (rem == 8) {
-        for (size_t t = 0; t < ks; t++, wt += 8) {
-          const int8_t* x = in[t] + c0;
-          { const int16x8_t xv = vmovl_s8(vld1_s8(x + 0));
-            const int16x8_t wv = vld1q_s16(wt + 0);
-            acc0_0 = vmlal_s16(acc0_0, vget_low_s16(xv), vget_low_s16(wv));
-            acc0_1 = vmlal_high_s16(acc0_1, xv, wv); }
+        for (; t + 2 <= ks; t += 2, wt += 16) {
+          const int8_t* x0 = in[t + 0] + c0;
+          const int8_t* x1 = in[t + 1] + c0;
+          { const int16x8_t pr = vmlaq_s16(vmulq_s16(vmovl_s8(vld1_s8(x0)), vld1q_s16(wt)), vmovl_s8(vld1_s8(x1)), vld1q_s16(wt + 8));
+            acc0_0 = vaddw_s16(acc0_0, vget_low_s16(pr));
+            acc0_1 = vaddw_high_s16(acc0_1, pr); }
+        }
+        if (t < ks) {
+          const int8_t* x0 = in[t + 0] + c0;
+          { const int16x8_t pr = vmulq_s16(vmovl_s8(vld1_s8(x0)), vld1q_s16(wt));
+            acc0_0 = vaddw_s16(acc0_0, vget_low_s16(pr));
+            acc0_1 = vaddw_high_s16(acc0_1, pr); }
         }
       } else {
-        for (size_t t = 0; t < ks; t++, wt += 8) {
-          int8_t xb[8];
-          for (size_t j = 0; j < 8; j++) xb[j] = j < rem ? in[t][c0 + j] : 0;
-          { const int16x8_t xv = vmovl_s8(vld1_s8(xb + 0));
-            const int16x8_t wv = vld1q_s16(wt + 0);
-            acc0_0 = vmlal_s16(acc0_0, vget_low_s16(xv), vget_low_s16(wv));
-            acc0_1 = vmlal_high_s16(acc0_1, xv, wv); }
+        for (; t + 2 <= ks; t += 2, wt += 16) {
+          int8_t x0[8];
+          for (size_t j = 0; j < 8; j++) x0[j] = j < rem ? in[t + 0][c0 + j] : 0;
+          int8_t x1[8];
+          for (size_t j = 0; j < 8; j++) x1[j] = j < rem ? in[t + 1][c0 + j] : 0;
+          { const int16x8_t pr = vmlaq_s16(vmulq_s16(vmovl_s8(vld1_s8(x0)), vld1q_s16(wt)), vmovl_s8(vld1_s8(x1)), vld1q_s16(wt + 8));
+            acc0_0 = vaddw_s16(acc0_0, vget_low_s16(pr));
+            acc0_1 = vaddw_high_s16(acc0_1, pr); }
+        }
+        if (t < ks) {
+          int8_t x0[8];
+          for (size_t j = 0; j < 8; j++) x0[j] = j < rem ? in[t + 0][c0 + j] : 0;
+          { const int16x8_t pr = vmulq_s16(vmovl_s8(vld1_s8(x0)), vld1q_s16(wt));
+            acc0_0 = vaddw_s16(acc0_0, vget_low_s16(pr));
+            acc0_1 = vaddw_high_s16(acc0_1, pr); }
         }
       }
       const float* mp = (const float*)(const void*)((const char*)(pw) + 32);

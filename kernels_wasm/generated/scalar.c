@@ -2209,16 +2209,29 @@ static void wrt_scalar_qdwconv_any_c1(size_t channels, size_t width, size_t ks, 
       const int32_t* wb = (const int32_t*)(const void*)pw;
       int32_t acc0_0 = wb[0];
       const int16_t* wt = (const int16_t*)(const void*)(pw + 8);
+      size_t t = 0;
       if (rem == 1) {
-        for (size_t t = 0; t < ks; t++, wt += 1) {
-          const int8_t* x = in[t] + c0;
-          acc0_0 += (int32_t)x[0] * (int32_t)wt[0];
+        for (; t + 2 <= ks; t += 2, wt += 2) {
+          const int8_t* x0 = in[t + 0] + c0;
+          const int8_t* x1 = in[t + 1] + c0;
+          acc0_0 += (int32_t)(x0)[0] * (int32_t)(wt)[0] + (int32_t)(x1)[0] * (int32_t)(wt + 1)[0];
+        }
+        if (t < ks) {
+          const int8_t* x0 = in[t + 0] + c0;
+          acc0_0 += (int32_t)(x0)[0] * (int32_t)(wt)[0];
         }
       } else {
-        for (size_t t = 0; t < ks; t++, wt += 1) {
-          int8_t xb[1];
-          for (size_t j = 0; j < 1; j++) xb[j] = j < rem ? in[t][c0 + j] : 0;
-          acc0_0 += (int32_t)xb[0] * (int32_t)wt[0];
+        for (; t + 2 <= ks; t += 2, wt += 2) {
+          int8_t x0[1];
+          for (size_t j = 0; j < 1; j++) x0[j] = j < rem ? in[t + 0][c0 + j] : 0;
+          int8_t x1[1];
+          for (size_t j = 0; j < 1; j++) x1[j] = j < rem ? in[t + 1][c0 + j] : 0;
+          acc0_0 += (int32_t)(x0)[0] * (int32_t)(wt)[0] + (int32_t)(x1)[0] * (int32_t)(wt + 1)[0];
+        }
+        if (t < ks) {
+          int8_t x0[1];
+          for (size_t j = 0; j < 1; j++) x0[j] = j < rem ? in[t + 0][c0 + j] : 0;
+          acc0_0 += (int32_t)(x0)[0] * (int32_t)(wt)[0];
         }
       }
       const float* mp = (const float*)(const void*)((const char*)(pw) + 4);

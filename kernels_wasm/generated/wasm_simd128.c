@@ -2827,22 +2827,37 @@ static void wrt_wasm_simd128_qdwconv_any_c8(size_t channels, size_t width, size_
       v128_t acc0_0 = wasm_v128_load(wb + 0);
       v128_t acc0_1 = wasm_v128_load(wb + 4);
       const int16_t* wt = (const int16_t*)(const void*)(pw + 64);
+      size_t t = 0;
       if (rem == 8) {
-        for (size_t t = 0; t < ks; t++, wt += 8) {
-          const int8_t* x = in[t] + c0;
-          { const v128_t xv = wasm_i16x8_load8x8(x + 0);
-            const v128_t wv = wasm_v128_load(wt + 0);
-            acc0_0 = wasm_i32x4_add(acc0_0, wasm_i32x4_extmul_low_i16x8(xv, wv));
-            acc0_1 = wasm_i32x4_add(acc0_1, wasm_i32x4_extmul_high_i16x8(xv, wv)); }
+        for (; t + 2 <= ks; t += 2, wt += 16) {
+          const int8_t* x0 = in[t + 0] + c0;
+          const int8_t* x1 = in[t + 1] + c0;
+          { const v128_t pr = wasm_i16x8_add(wasm_i16x8_mul(wasm_i16x8_load8x8(x0), wasm_v128_load(wt)), wasm_i16x8_mul(wasm_i16x8_load8x8(x1), wasm_v128_load(wt + 8)));
+            acc0_0 = wasm_i32x4_add(acc0_0, wasm_i32x4_extend_low_i16x8(pr));
+            acc0_1 = wasm_i32x4_add(acc0_1, wasm_i32x4_extend_high_i16x8(pr)); }
+        }
+        if (t < ks) {
+          const int8_t* x0 = in[t + 0] + c0;
+          { const v128_t pr = wasm_i16x8_mul(wasm_i16x8_load8x8(x0), wasm_v128_load(wt));
+            acc0_0 = wasm_i32x4_add(acc0_0, wasm_i32x4_extend_low_i16x8(pr));
+            acc0_1 = wasm_i32x4_add(acc0_1, wasm_i32x4_extend_high_i16x8(pr)); }
         }
       } else {
-        for (size_t t = 0; t < ks; t++, wt += 8) {
-          int8_t xb[8];
-          for (size_t j = 0; j < 8; j++) xb[j] = j < rem ? in[t][c0 + j] : 0;
-          { const v128_t xv = wasm_i16x8_load8x8(xb + 0);
-            const v128_t wv = wasm_v128_load(wt + 0);
-            acc0_0 = wasm_i32x4_add(acc0_0, wasm_i32x4_extmul_low_i16x8(xv, wv));
-            acc0_1 = wasm_i32x4_add(acc0_1, wasm_i32x4_extmul_high_i16x8(xv, wv)); }
+        for (; t + 2 <= ks; t += 2, wt += 16) {
+          int8_t x0[8];
+          for (size_t j = 0; j < 8; j++) x0[j] = j < rem ? in[t + 0][c0 + j] : 0;
+          int8_t x1[8];
+          for (size_t j = 0; j < 8; j++) x1[j] = j < rem ? in[t + 1][c0 + j] : 0;
+          { const v128_t pr = wasm_i16x8_add(wasm_i16x8_mul(wasm_i16x8_load8x8(x0), wasm_v128_load(wt)), wasm_i16x8_mul(wasm_i16x8_load8x8(x1), wasm_v128_load(wt + 8)));
+            acc0_0 = wasm_i32x4_add(acc0_0, wasm_i32x4_extend_low_i16x8(pr));
+            acc0_1 = wasm_i32x4_add(acc0_1, wasm_i32x4_extend_high_i16x8(pr)); }
+        }
+        if (t < ks) {
+          int8_t x0[8];
+          for (size_t j = 0; j < 8; j++) x0[j] = j < rem ? in[t + 0][c0 + j] : 0;
+          { const v128_t pr = wasm_i16x8_mul(wasm_i16x8_load8x8(x0), wasm_v128_load(wt));
+            acc0_0 = wasm_i32x4_add(acc0_0, wasm_i32x4_extend_low_i16x8(pr));
+            acc0_1 = wasm_i32x4_add(acc0_1, wasm_i32x4_extend_high_i16x8(pr)); }
         }
       }
       const float* mp = (const float*)(const void*)((const char*)(pw) + 32);

@@ -22,37 +22,56 @@ def dw_tile(t: QTile) -> QTile:
     return QTile(t.name, t.attr, 1, ct, 1, t.vli if ct > 1 else 1, t.ivt, t.fvt)
 
 
-def _mac(d: QTile, x: str, w: str) -> list[str]:
-    """acc0_v += x[ch] * w[ch] over the tile: x int8 bytes, w int16 weights (pointers)."""
+def _mac(d: QTile, x: list[str], w: list[str]) -> list[str]:
+    """acc0_v += sum over one or two taps of x[ch] * w[ch]: x int8 bytes, w int16 weights (pointers per tap).
+    Two taps' products are summed in int16 before widening: |x * w| <= 128 * 127, so the pair fits in int16 (the
+    engine sends weights of -128 to the portable path)."""
     n = d.name
     if n == "scalar":
-        return [f"acc0_0 += (int32_t){x}[0] * (int32_t){w}[0];"]
+        terms = [f"(int32_t)({a})[0] * (int32_t)({b})[0]" for a, b in zip(x, w, strict=True)]
+        return [f"acc0_0 += {' + '.join(terms)};"]
     if n.startswith("wasm"):
-        out = []
-        for g in range(d.nv // 2):
-            out += [f"{{ const v128_t xv = wasm_i16x8_load8x8({x} + {8 * g});",
-                    f"  const v128_t wv = wasm_v128_load({w} + {8 * g});",
-                    f"  acc0_{2 * g} = wasm_i32x4_add(acc0_{2 * g}, wasm_i32x4_extmul_low_i16x8(xv, wv));",
-                    f"  acc0_{2 * g + 1} = wasm_i32x4_add(acc0_{2 * g + 1}, wasm_i32x4_extmul_high_i16x8(xv, wv)); }}"]
-        return out
+        prods = [f"wasm_i16x8_mul(wasm_i16x8_load8x8({a}), wasm_v128_load({b}))" for a, b in zip(x, w, strict=True)]
+        s = prods[0] if len(prods) == 1 else f"wasm_i16x8_add({prods[0]}, {prods[1]})"
+        return [f"{{ const v128_t pr = {s};", "  acc0_0 = wasm_i32x4_add(acc0_0, wasm_i32x4_extend_low_i16x8(pr));",
+                "  acc0_1 = wasm_i32x4_add(acc0_1, wasm_i32x4_extend_high_i16x8(pr)); }"]
     if n == "avx2":
-        return [f"acc0_{v} = _mm256_add_epi32(acc0_{v}, _mm256_mullo_epi32("
-                f"_mm256_cvtepi8_epi32(_mm_loadl_epi64((const __m128i*)({x} + {8 * v}))), "
-                f"_mm256_cvtepi16_epi32(_mm_loadu_si128((const __m128i*)({w} + {8 * v})))));" for v in range(d.nv)]
+        prods = [f"_mm256_mullo_epi16(_mm256_cvtepi8_epi16(_mm_loadu_si128((const __m128i*)({a}))), "
+                 f"_mm256_loadu_si256((const __m256i*)({b})))" for a, b in zip(x, w, strict=True)]
+        s = prods[0] if len(prods) == 1 else f"_mm256_add_epi16({prods[0]}, {prods[1]})"
+        return [f"{{ const __m256i pr = {s};",
+                "  acc0_0 = _mm256_add_epi32(acc0_0, _mm256_cvtepi16_epi32(_mm256_castsi256_si128(pr)));",
+                "  acc0_1 = _mm256_add_epi32(acc0_1, _mm256_cvtepi16_epi32(_mm256_extracti128_si256(pr, 1))); }"]
     if n.startswith("avx512"):
-        return [f"acc0_{v} = _mm512_add_epi32(acc0_{v}, _mm512_mullo_epi32("
-                f"_mm512_cvtepi8_epi32(_mm_loadu_si128((const __m128i*)({x} + {16 * v}))), "
-                f"_mm512_cvtepi16_epi32(_mm256_loadu_si256((const __m256i*)({w} + {16 * v})))));"
-                for v in range(d.nv)]
+        prods = [f"_mm512_mullo_epi16(_mm512_cvtepi8_epi16(_mm256_loadu_si256((const __m256i*)({a}))), "
+                 f"_mm512_loadu_si512({b}))" for a, b in zip(x, w, strict=True)]
+        s = prods[0] if len(prods) == 1 else f"_mm512_add_epi16({prods[0]}, {prods[1]})"
+        return [f"{{ const __m512i pr = {s};",
+                "  acc0_0 = _mm512_add_epi32(acc0_0, _mm512_cvtepi16_epi32(_mm512_castsi512_si256(pr)));",
+                "  acc0_1 = _mm512_add_epi32(acc0_1, _mm512_cvtepi16_epi32(_mm512_extracti64x4_epi64(pr, 1))); }"]
     if n == "neon":
-        out = []
-        for g in range(d.nv // 2):
-            out += [f"{{ const int16x8_t xv = vmovl_s8(vld1_s8({x} + {8 * g}));",
-                    f"  const int16x8_t wv = vld1q_s16({w} + {8 * g});",
-                    f"  acc0_{2 * g} = vmlal_s16(acc0_{2 * g}, vget_low_s16(xv), vget_low_s16(wv));",
-                    f"  acc0_{2 * g + 1} = vmlal_high_s16(acc0_{2 * g + 1}, xv, wv); }}"]
-        return out
+        s = f"vmulq_s16(vmovl_s8(vld1_s8({x[0]})), vld1q_s16({w[0]}))"
+        if len(x) == 2:
+            s = f"vmlaq_s16({s}, vmovl_s8(vld1_s8({x[1]})), vld1q_s16({w[1]}))"
+        return [f"{{ const int16x8_t pr = {s};", "  acc0_0 = vaddw_s16(acc0_0, vget_low_s16(pr));",
+                "  acc0_1 = vaddw_high_s16(acc0_1, pr); }"]
     raise KeyError(n)
+
+
+def _taps(c: Code, d: QTile, partial: bool) -> None:
+    """The ks taps, two at a time, then the odd one; a partial tile reads its inputs through zeroed buffers."""
+    ct = d.nr
+
+    def src(k: int) -> str:
+        if not partial:
+            c(f"const int8_t* x{k} = in[t + {k}] + c0;")
+        else:
+            c(f"int8_t x{k}[{ct}];", f"for (size_t j = 0; j < {ct}; j++) x{k}[j] = j < rem ? in[t + {k}][c0 + j] : 0;")
+        return f"x{k}"
+    with c.block(f"for (; t + 2 <= ks; t += 2, wt += {2 * ct})"):
+        c(*_mac(d, [src(0), src(1)], ["wt", f"wt + {ct}"]))
+    with c.block("if (t < ks)"):
+        c(*_mac(d, [src(0)], ["wt"]))
 
 
 def _acc_init(d: QTile) -> list[str]:
@@ -84,11 +103,11 @@ def _pixels(c: Code, d: QTile) -> None:
             c("const int32_t* wb = (const int32_t*)(const void*)pw;")
             c(*_acc_init(d))
             c(f"const int16_t* wt = (const int16_t*)(const void*)(pw + {8 * ct});")
-            with c.block(f"if (rem == {ct})"), c.block(f"for (size_t t = 0; t < ks; t++, wt += {ct})"):
-                c("const int8_t* x = in[t] + c0;", *_mac(d, "x", "wt"))
-            with c.block("else"), c.block(f"for (size_t t = 0; t < ks; t++, wt += {ct})"):
-                c(f"int8_t xb[{ct}];", f"for (size_t j = 0; j < {ct}; j++) xb[j] = j < rem ? in[t][c0 + j] : 0;",
-                  *_mac(d, "xb", "wt"))
+            c("size_t t = 0;")
+            with c.block(f"if (rem == {ct})"):
+                _taps(c, d, False)
+            with c.block("else"):
+                _taps(c, d, True)
             c(*_mults(d, "pw"))
             for v in range(d.nv):
                 c(*_requant(d, 0, v))
