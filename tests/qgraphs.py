@@ -187,12 +187,20 @@ KERNEL_CASES: dict[str, Builder] = {
 }
 
 
+# Large enough for the engine to split them into tasks over threads (tests/test_threads.py)
+THREAD_CASES: dict[str, Builder] = {
+    "t_conv1x1": _sized_conv((1, 28, 28, 64), (96, 1, 1, 64), {"act_min": 0.0}),
+    "t_conv3x3": _sized_conv((1, 20, 20, 32), (48, 3, 3, 32), {"pads": (1, 1, 1, 1)}),
+    "t_dw3x3": _sized_conv((1, 40, 40, 96), (96, 3, 3, 1), {"pads": (1, 1, 1, 1), "groups": 96}),
+}
+
+
 def quantized_op_graph(case: str, seed: int = 0) -> tuple[Graph, dict[str, np.ndarray]]:
-    """A one-op graph of CASES[case] (or KERNEL_CASES[case]) with output "y", and random feeds over the inputs'
+    """A one-op graph of CASES[case] (or KERNEL_CASES, THREAD_CASES) with output "y", and random feeds over the inputs'
     whole integer range."""
     rng = np.random.default_rng(seed)
     g = Graph()
-    op, inputs, attrs, qy = (CASES.get(case) or KERNEL_CASES[case])(g, rng)
+    op, inputs, attrs, qy = {**CASES, **KERNEL_CASES, **THREAD_CASES}[case](g, rng)
     g.add_node(op, inputs, attrs, name=case, outputs=["y"], quant=[qy])
     g.outputs.append("y")
     feeds = {}

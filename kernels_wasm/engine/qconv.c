@@ -308,20 +308,67 @@ const char* qconv_kernel(const wrt_op* op) {
 }
 
 /* ---- running ---------------------------------------------------------------------------------------------------- */
-/* y[M, N] = requant(a[M, K] x packed), rows in blocks that keep A in cache while the panels stream past */
-static void run_qgemm(const wrt_target* tg, size_t M, size_t N, size_t K, const int8_t* a, const uint8_t* packed,
-                      int8_t* y, const wrt_qparams* rq) {
-  size_t mr = tg->qgemm_mr, nr = tg->qgemm_nr, pb = (size_t)panel_bytes(tg, 1, K);
-  size_t block = (size_t)(64 * 1024) / (K + 1);
-  block = block < mr ? mr : block / mr * mr;
-  for (size_t r0 = 0; r0 < M; r0 += block) {
-    size_t r1 = M - r0 < block ? M : r0 + block;
+/* Tasks of an int8 convolution run (the fixed partitions of op_parallel_rows: every output byte is the same for
+ * any thread count): GEMM and igemm, ranges of MR-row blocks; depthwise, ranges of output rows. */
+typedef struct {
+  const wrt_model* m;
+  const wrt_op* op;
+  const int8_t* a;      /* GEMM: the input rows */
+  size_t M, N, K;       /* GEMM: rows, columns, depth */
+  const int8_t** ind;   /* igemm: this group's taps */
+  const uint8_t* pk;    /* igemm: this group's packed weights */
+  size_t g;             /* igemm: the group */
+} qconv_job;
+
+/* y[M, N] = requant(a[M, K] x packed) for MR-row blocks [b0, b1), in runs that keep A in cache while the panels
+ * stream past */
+static void qgemm_blocks(void* ctx, size_t b0, size_t b1) {
+  const qconv_job* j = ctx;
+  const wrt_target* tg = j->m->tg;
+  const wrt_qplan* p = &j->op->u.q;
+  size_t M = j->M, N = j->N, K = j->K, mr = tg->qgemm_mr, nr = tg->qgemm_nr, pb = (size_t)panel_bytes(tg, 1, K);
+  size_t run = (size_t)(64 * 1024) / ((K + 1) * mr);
+  run = run ? run : 1;
+  int8_t* y = (int8_t*)j->m->t[j->op->out].data;
+  for (size_t s0 = b0; s0 < b1; s0 += run) {
+    size_t s1 = b1 - s0 < run ? b1 : s0 + run;
     for (size_t n0 = 0; n0 < N; n0 += nr) {
       size_t nc = N - n0 < nr ? N - n0 : nr;
-      for (size_t i = r0; i < r1; i += mr)
-        tg->qgemm(r1 - i < mr ? r1 - i : mr, nc, K, a + i * K, K, packed + (n0 / nr) * pb, y + i * N + n0, N, rq);
+      for (size_t b = s0; b < s1; b++) {
+        size_t i = b * mr;
+        tg->qgemm(M - i < mr ? M - i : mr, nc, K, j->a + i * K, K, p->packed + (n0 / nr) * pb, y + i * N + n0, N,
+                  &p->rq);
+      }
     }
   }
+}
+
+static void qigemm_blocks(void* ctx, size_t b0, size_t b1) {
+  const qconv_job* j = ctx;
+  const wrt_target* tg = j->m->tg;
+  const wrt_qplan* p = &j->op->u.q;
+  size_t P = (size_t)p->pix, CO = (size_t)p->co, ks = (size_t)p->ks, G = (size_t)p->groups;
+  size_t cg = (size_t)p->c / G, og = CO / G, MR = tg->qgemm_mr, NR = tg->qgemm_nr, pb = (size_t)panel_bytes(tg, ks, cg);
+  int8_t* y = (int8_t*)j->m->t[j->op->out].data;
+  for (size_t b = b0; b < b1; b++) {
+    size_t p0 = b * MR, mr = P - p0 < MR ? P - p0 : MR;
+    for (size_t n0 = 0; n0 < og; n0 += NR)
+      tg->qigemm(mr, og - n0 < NR ? og - n0 : NR, cg, ks, j->ind + p0 * ks, j->pk + (n0 / NR) * pb,
+                 y + p0 * CO + j->g * og + n0, CO, &p->rq);
+  }
+}
+
+static void qdw_rows(void* ctx, size_t r0, size_t r1) {
+  const qconv_job* j = ctx;
+  const wrt_qplan* p = &j->op->u.q;
+  size_t C = (size_t)p->c, CO = (size_t)p->co, ks = (size_t)p->ks, OW = (size_t)p->ow;
+  int8_t* y = (int8_t*)j->m->t[j->op->out].data;
+  for (size_t r = r0; r < r1; r++) p->dw->fn(C, OW, ks, p->ind + r * OW * ks, p->packed, y + r * OW * CO, CO, &p->rq);
+}
+
+static void run_qgemm(wrt_model* m, wrt_op* op, size_t M, size_t N, size_t K) {
+  qconv_job j = {m, op, (const int8_t*)m->t[op->in[0]].data, M, N, K, 0, 0, 0};
+  op_parallel_rows(m, op, (M + m->tg->qgemm_mr - 1) / m->tg->qgemm_mr, qgemm_blocks, &j);
 }
 
 static void run_generic_conv(wrt_model* m, wrt_op* op) {
@@ -449,39 +496,33 @@ static void run_matmul(wrt_model* m, wrt_op* op) {
 int run_qconv(wrt_model* m, wrt_op* op) {
   const wrt_qplan* p = &op->u.q;
   const wrt_target* tg = m->tg;
-  int8_t* y = (int8_t*)m->t[op->out].data;
   size_t P = (size_t)p->pix, C = (size_t)p->c, CO = (size_t)p->co, ks = (size_t)p->ks;
-  size_t G = (size_t)p->groups, cg = G ? C / G : 0, og = G ? CO / G : 0, MR = tg->qgemm_mr, NR = tg->qgemm_nr;
+  size_t G = (size_t)p->groups, cg = G ? C / G : 0;
   switch (op->path) {
     case QC_FC:
-      if (p->n) run_qgemm(tg, (size_t)p->n, CO, C, (const int8_t*)m->t[op->in[0]].data, p->packed, y, &p->rq);
+      if (p->n) run_qgemm(m, op, (size_t)p->n, CO, C);
       return WRT_OK;
     case QC_GEMM:
-      run_qgemm(tg, P, CO, C, (const int8_t*)m->t[op->in[0]].data, p->packed, y, &p->rq);
+      run_qgemm(m, op, P, CO, C);
       return WRT_OK;
     case QC_DW: {
-      size_t rows = (size_t)(p->n * p->oh), OW = (size_t)p->ow;
-      for (size_t r = 0; r < rows; r++)
-        p->dw->fn(C, OW, ks, p->ind + r * OW * ks, p->packed, y + r * OW * CO, CO, &p->rq);
+      qconv_job j = {m, op, 0, 0, 0, 0, 0, 0, 0};
+      op_parallel_rows(m, op, (size_t)(p->n * p->oh), qdw_rows, &j);
       return WRT_OK;
     }
     case QC_IGEMM:
     case QC_GROUPED: {
-      size_t pb = (size_t)panel_bytes(tg, ks, cg);
+      qconv_job j = {m, op, 0, 0, 0, 0, 0, 0, 0};
       for (size_t g = 0; g < G; g++) {
-        const int8_t** ind = p->ind;
+        j.g = g;
+        j.ind = p->ind;
         if (g > 0) { /* the same taps, shifted to this group's channels; padding still reads the zero point */
           const int8_t** s = (const int8_t**)(void*)m->scratch;
-          for (size_t i = 0; i < P * ks; i++) s[i] = ind[i] == p->pad ? p->pad : ind[i] + g * cg;
-          ind = s;
+          for (size_t i = 0; i < P * ks; i++) s[i] = p->ind[i] == p->pad ? p->pad : p->ind[i] + g * cg;
+          j.ind = s;
         }
-        const uint8_t* pk = p->packed + g * (size_t)p->gpack;
-        for (size_t p0 = 0; p0 < P; p0 += MR) {
-          size_t mr = P - p0 < MR ? P - p0 : MR;
-          for (size_t n0 = 0; n0 < og; n0 += NR)
-            tg->qigemm(mr, og - n0 < NR ? og - n0 : NR, cg, ks, ind + p0 * ks, pk + (n0 / NR) * pb,
-                       y + p0 * CO + g * og + n0, CO, &p->rq);
-        }
+        j.pk = p->packed + g * (size_t)p->gpack;
+        op_parallel_rows(m, op, (P + tg->qgemm_mr - 1) / tg->qgemm_mr, qigemm_blocks, &j);
       }
       return WRT_OK;
     }

@@ -52,6 +52,7 @@ def _declare(lib: ctypes.CDLL) -> None:
         "wrt_load_with_limits": (c.c_void_p, [c.c_void_p, c.c_size_t, c.c_double, c.c_double, c.POINTER(c.c_int)]),
         "wrt_memory_size": (c.c_size_t, [c.c_void_p]),
         "wrt_work_estimate": (c.c_double, [c.c_void_p]),
+        "wrt_set_threads": (c.c_int, [c.c_void_p, c.c_int]),
     }
     for name, (res, args) in sig.items():
         fn = getattr(lib, name)
@@ -80,7 +81,7 @@ class NativeModel(Model):
     engine = "native"
 
     def __init__(self, data: bytes, name: str = "", variant: str | None = None,
-                 limits: Limits = DEFAULT_LIMITS) -> None:
+                 limits: Limits = DEFAULT_LIMITS, threads: int = 1) -> None:
         lib = library()
         self._lib = lib
         self._ptr: int | None = None
@@ -113,6 +114,7 @@ class NativeModel(Model):
         self.arena_size = int(lib.wrt_arena_size(ptr))
         self.weights_size = int(lib.wrt_weights_size(ptr))
         self.memory_size = int(lib.wrt_memory_size(ptr))
+        self.threads = int(lib.wrt_set_threads(ptr, threads))
         self.work = float(lib.wrt_work_estimate(ptr))
 
     def _specs(self, which: int) -> list[TensorSpec]:
