@@ -184,6 +184,8 @@ KERNEL_CASES: dict[str, Builder] = {
     # weights of -128: two taps' products no longer fit int16, the engine takes its portable path
     "k_dw3x3_w128": _sized_conv((1, 5, 5, 16), (16, 3, 3, 1), {"pads": (1, 1, 1, 1), "groups": 16}, wmin=-128),
     "k_fc": _sized_fc((3, 300), 77),
+    "k_transpose_rgb": _same("TRANSPOSE", {"perm": (0, 2, 3, 1)}, (2, 3, 9, 8)),
+    "k_transpose_tiles": _same("TRANSPOSE", {"perm": (0, 3, 1, 2)}, (1, 20, 17, 35)),
 }
 
 

@@ -43,27 +43,31 @@ static void strided_copy(uint8_t* dst, const uint8_t* src, size_t es, int rank, 
   }
 }
 
-/* y[r][c] = x[c][r] for r < R, c < C, in 16 x 16 tiles so reads and writes both stay within a few cache lines */
-static void transpose2d(uint32_t* y, const uint32_t* x, size_t R, size_t C) {
-  enum { T = 16 };
-  if (C == 3) { /* RGB planes -> pixels, the usual graph input: three read streams, one write stream */
-    const uint32_t *x0 = x, *x1 = x + R, *x2 = x + 2 * R;
-    for (size_t r = 0; r < R; r++, y += 3) {
-      y[0] = x0[r];
-      y[1] = x1[r];
-      y[2] = x2[r];
-    }
-    return;
+/* y[r][c] = x[c][r] for r < R, c < C, in 16 x 16 tiles so reads and writes both stay within a few cache lines;
+ * for float32 and for int8 elements */
+#define TRANSPOSE2D(NAME, T)                                                                                     \
+  static void NAME(T* y, const T* x, size_t R, size_t C) {                                                      \
+    enum { TILE = 16 };                                                                                          \
+    if (C == 3) { /* RGB planes -> pixels, the usual graph input: three read streams, one write stream */       \
+      const T *x0 = x, *x1 = x + R, *x2 = x + 2 * R;                                                             \
+      for (size_t r = 0; r < R; r++, y += 3) {                                                                   \
+        y[0] = x0[r];                                                                                            \
+        y[1] = x1[r];                                                                                            \
+        y[2] = x2[r];                                                                                            \
+      }                                                                                                          \
+      return;                                                                                                    \
+    }                                                                                                            \
+    for (size_t r0 = 0; r0 < R; r0 += TILE) {                                                                    \
+      size_t r1 = R - r0 < TILE ? R : r0 + TILE;                                                                 \
+      for (size_t c0 = 0; c0 < C; c0 += TILE) {                                                                  \
+        size_t c1 = C - c0 < TILE ? C : c0 + TILE;                                                               \
+        for (size_t r = r0; r < r1; r++)                                                                         \
+          for (size_t c = c0; c < c1; c++) y[r * C + c] = x[c * R + r];                                          \
+      }                                                                                                          \
+    }                                                                                                            \
   }
-  for (size_t r0 = 0; r0 < R; r0 += T) {
-    size_t r1 = R - r0 < T ? R : r0 + T;
-    for (size_t c0 = 0; c0 < C; c0 += T) {
-      size_t c1 = C - c0 < T ? C : c0 + T;
-      for (size_t r = r0; r < r1; r++)
-        for (size_t c = c0; c < c1; c++) y[r * C + c] = x[c * R + r];
-    }
-  }
-}
+TRANSPOSE2D(transpose2d_f32, uint32_t)
+TRANSPOSE2D(transpose2d_i8, uint8_t)
 
 static void contiguous_strides(const wrt_tensor* t, int64_t* s) {
   int64_t acc = 1;
@@ -380,11 +384,12 @@ int run_data(wrt_model* m, wrt_op* op) {
       }
       /* [B,] R x C output read from a [B,] C x R source (NCHW -> NHWC and back): a tiled 2-D transpose */
       int b = r == 3;
-      if (es == 4 && (r == 2 || r == 3) && ss[b] == 1 && ss[b + 1] == (int64_t)dims[b] &&
+      if ((es == 4 || es == 1) && (r == 2 || r == 3) && ss[b] == 1 && ss[b + 1] == (int64_t)dims[b] &&
           (!b || ss[0] == (int64_t)(dims[1] * dims[2]))) {
         size_t R = dims[b], C = dims[b + 1], batches = b ? dims[0] : 1;
         for (size_t k = 0; k < batches; k++)
-          transpose2d((uint32_t*)y->data + k * R * C, (const uint32_t*)x->data + k * R * C, R, C);
+          if (es == 4) transpose2d_f32((uint32_t*)y->data + k * R * C, (const uint32_t*)x->data + k * R * C, R, C);
+          else transpose2d_i8((uint8_t*)y->data + k * R * C, (const uint8_t*)x->data + k * R * C, R, C);
         return WRT_OK;
       }
       strided_copy(y->data, x->data, es, r, dims, ss, 0);
