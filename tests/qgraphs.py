@@ -168,6 +168,10 @@ def _sized_fc(x: tuple[int, ...], n: int) -> Builder:
     return build
 
 
+def _sized_binary(op: str, sa: tuple[int, ...], sb: tuple[int, ...]) -> Builder:
+    return lambda g, rng: (op, [_input(g, "a", sa, QX), _input(g, "b", sb, QB)], {"act_min": -1.0, "act_max": 2.5}, QY)
+
+
 # Shapes the int8 kernels tile (1x1 GEMM, KxK IGEMM, depthwise, dense): channel counts off every vector width,
 # several row blocks, edges and strides; the C engine must match python_ref bit for bit on each.
 KERNEL_CASES: dict[str, Builder] = {
@@ -184,6 +188,9 @@ KERNEL_CASES: dict[str, Builder] = {
     # weights of -128: two taps' products no longer fit int16, the engine takes its portable path
     "k_dw3x3_w128": _sized_conv((1, 5, 5, 16), (16, 3, 3, 1), {"pads": (1, 1, 1, 1), "groups": 16}, wmin=-128),
     "k_fc": _sized_fc((3, 300), 77),
+    "k_add": _sized_binary("ADD", (1, 5, 7, 19), (1, 5, 7, 19)),
+    "k_sub_scalar": _sized_binary("SUB", (1, 5, 7, 19), (1, 1, 1, 1)),
+    "k_add_scalar_first": _sized_binary("ADD", (1, 1, 1, 1), (1, 5, 7, 19)),
     "k_transpose_rgb": _same("TRANSPOSE", {"perm": (0, 2, 3, 1)}, (2, 3, 9, 8)),
     "k_transpose_tiles": _same("TRANSPOSE", {"perm": (0, 3, 1, 2)}, (1, 20, 17, 35)),
 }

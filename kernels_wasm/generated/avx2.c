@@ -5456,6 +5456,54 @@ static __attribute__((target("avx2,fma"))) void wrt_avx2_qdwconv_any_c16(size_t 
   }
 }
 
+static __attribute__((target("avx2,fma"))) void wrt_avx2_qadd(size_t n, const int8_t* a, const int8_t* b, int8_t* y, const wrt_qadd_params* p) {
+  uint32_t bias = (uint32_t)p->bias;
+  size_t i = 0;
+  const __m256i vbias = _mm256_set1_epi32((int32_t)bias);
+  const __m256i vma = _mm256_set1_epi32(p->ma);
+  const __m256i vmb = _mm256_set1_epi32(p->mb);
+  const __m256i vlo = _mm256_set1_epi32(p->lo);
+  const __m256i vhi = _mm256_set1_epi32(p->hi);
+  const __m256i vzy = _mm256_set1_epi32(p->zy);
+  const __m128i sh = _mm_cvtsi32_si128(p->shift);
+  for (; i + 16 <= n; i += 16) {
+    const __m256i q0 = _mm256_add_epi32(_mm256_min_epi32(_mm256_max_epi32(_mm256_sra_epi32(_mm256_add_epi32(_mm256_add_epi32(vbias, _mm256_mullo_epi32(_mm256_cvtepi8_epi32(_mm_loadl_epi64((const __m128i*)(a + i + 0))), vma)), _mm256_mullo_epi32(_mm256_cvtepi8_epi32(_mm_loadl_epi64((const __m128i*)(b + i + 0))), vmb)), sh), vlo), vhi), vzy);
+    const __m256i q1 = _mm256_add_epi32(_mm256_min_epi32(_mm256_max_epi32(_mm256_sra_epi32(_mm256_add_epi32(_mm256_add_epi32(vbias, _mm256_mullo_epi32(_mm256_cvtepi8_epi32(_mm_loadl_epi64((const __m128i*)(a + i + 8))), vma)), _mm256_mullo_epi32(_mm256_cvtepi8_epi32(_mm_loadl_epi64((const __m128i*)(b + i + 8))), vmb)), sh), vlo), vhi), vzy);
+    const __m256i h = _mm256_permute4x64_epi64(_mm256_packs_epi32(q0, q1), 0xD8);
+    _mm_storeu_si128((__m128i*)(y + i), _mm_packs_epi16(_mm256_castsi256_si128(h), _mm256_extracti128_si256(h, 1)));
+  }
+  for (; i < n; i++) {
+    const uint32_t s = bias + (uint32_t)p->ma * (uint32_t)(int32_t)a[i] + (uint32_t)p->mb * (uint32_t)(int32_t)b[i];
+    int32_t v = (int32_t)s >> p->shift;
+    v = v < p->lo ? p->lo : v > p->hi ? p->hi : v;
+    y[i] = (int8_t)(v + p->zy);
+  }
+}
+
+static __attribute__((target("avx2,fma"))) void wrt_avx2_qadd_scalar(size_t n, const int8_t* a, const int8_t* b, int8_t* y, const wrt_qadd_params* p) {
+  uint32_t bias = (uint32_t)p->bias;
+  bias += (uint32_t)p->mb * (uint32_t)(int32_t)b[0];
+  size_t i = 0;
+  const __m256i vbias = _mm256_set1_epi32((int32_t)bias);
+  const __m256i vma = _mm256_set1_epi32(p->ma);
+  const __m256i vlo = _mm256_set1_epi32(p->lo);
+  const __m256i vhi = _mm256_set1_epi32(p->hi);
+  const __m256i vzy = _mm256_set1_epi32(p->zy);
+  const __m128i sh = _mm_cvtsi32_si128(p->shift);
+  for (; i + 16 <= n; i += 16) {
+    const __m256i q0 = _mm256_add_epi32(_mm256_min_epi32(_mm256_max_epi32(_mm256_sra_epi32(_mm256_add_epi32(vbias, _mm256_mullo_epi32(_mm256_cvtepi8_epi32(_mm_loadl_epi64((const __m128i*)(a + i + 0))), vma)), sh), vlo), vhi), vzy);
+    const __m256i q1 = _mm256_add_epi32(_mm256_min_epi32(_mm256_max_epi32(_mm256_sra_epi32(_mm256_add_epi32(vbias, _mm256_mullo_epi32(_mm256_cvtepi8_epi32(_mm_loadl_epi64((const __m128i*)(a + i + 8))), vma)), sh), vlo), vhi), vzy);
+    const __m256i h = _mm256_permute4x64_epi64(_mm256_packs_epi32(q0, q1), 0xD8);
+    _mm_storeu_si128((__m128i*)(y + i), _mm_packs_epi16(_mm256_castsi256_si128(h), _mm256_extracti128_si256(h, 1)));
+  }
+  for (; i < n; i++) {
+    const uint32_t s = bias + (uint32_t)p->ma * (uint32_t)(int32_t)a[i];
+    int32_t v = (int32_t)s >> p->shift;
+    v = v < p->lo ? p->lo : v > p->hi ? p->hi : v;
+    y[i] = (int8_t)(v + p->zy);
+  }
+}
+
 const wrt_target wrt_target_avx2 = {
   .name = "avx2",
   .gemm_mr = 6, .gemm_nr = 16,
@@ -5509,4 +5557,5 @@ const wrt_target wrt_target_avx2 = {
   .qgemm = wrt_avx2_qgemm_4x16,
   .qigemm = wrt_avx2_qigemm_4x16,
   .qdwconv = {{0, 16, wrt_avx2_qdwconv_any_c16}},
+  .qadd = wrt_avx2_qadd, .qadd_scalar = wrt_avx2_qadd_scalar,
 };

@@ -4872,6 +4872,50 @@ static __attribute__((target("avx512f,avx512bw,avx512vl,avx2,fma"))) void wrt_av
   }
 }
 
+static __attribute__((target("avx512f,avx512bw,avx512vl,avx2,fma"))) void wrt_avx512_qadd(size_t n, const int8_t* a, const int8_t* b, int8_t* y, const wrt_qadd_params* p) {
+  uint32_t bias = (uint32_t)p->bias;
+  size_t i = 0;
+  const __m512i vbias = _mm512_set1_epi32((int32_t)bias);
+  const __m512i vma = _mm512_set1_epi32(p->ma);
+  const __m512i vmb = _mm512_set1_epi32(p->mb);
+  const __m512i vlo = _mm512_set1_epi32(p->lo);
+  const __m512i vhi = _mm512_set1_epi32(p->hi);
+  const __m512i vzy = _mm512_set1_epi32(p->zy);
+  const __m128i sh = _mm_cvtsi32_si128(p->shift);
+  for (; i + 16 <= n; i += 16) {
+    const __m512i q = _mm512_add_epi32(_mm512_min_epi32(_mm512_max_epi32(_mm512_sra_epi32(_mm512_add_epi32(_mm512_add_epi32(vbias, _mm512_mullo_epi32(_mm512_cvtepi8_epi32(_mm_loadu_si128((const __m128i*)(a + i))), vma)), _mm512_mullo_epi32(_mm512_cvtepi8_epi32(_mm_loadu_si128((const __m128i*)(b + i))), vmb)), sh), vlo), vhi), vzy);
+    _mm_storeu_si128((__m128i*)(y + i), _mm512_cvtsepi32_epi8(q));
+  }
+  for (; i < n; i++) {
+    const uint32_t s = bias + (uint32_t)p->ma * (uint32_t)(int32_t)a[i] + (uint32_t)p->mb * (uint32_t)(int32_t)b[i];
+    int32_t v = (int32_t)s >> p->shift;
+    v = v < p->lo ? p->lo : v > p->hi ? p->hi : v;
+    y[i] = (int8_t)(v + p->zy);
+  }
+}
+
+static __attribute__((target("avx512f,avx512bw,avx512vl,avx2,fma"))) void wrt_avx512_qadd_scalar(size_t n, const int8_t* a, const int8_t* b, int8_t* y, const wrt_qadd_params* p) {
+  uint32_t bias = (uint32_t)p->bias;
+  bias += (uint32_t)p->mb * (uint32_t)(int32_t)b[0];
+  size_t i = 0;
+  const __m512i vbias = _mm512_set1_epi32((int32_t)bias);
+  const __m512i vma = _mm512_set1_epi32(p->ma);
+  const __m512i vlo = _mm512_set1_epi32(p->lo);
+  const __m512i vhi = _mm512_set1_epi32(p->hi);
+  const __m512i vzy = _mm512_set1_epi32(p->zy);
+  const __m128i sh = _mm_cvtsi32_si128(p->shift);
+  for (; i + 16 <= n; i += 16) {
+    const __m512i q = _mm512_add_epi32(_mm512_min_epi32(_mm512_max_epi32(_mm512_sra_epi32(_mm512_add_epi32(vbias, _mm512_mullo_epi32(_mm512_cvtepi8_epi32(_mm_loadu_si128((const __m128i*)(a + i))), vma)), sh), vlo), vhi), vzy);
+    _mm_storeu_si128((__m128i*)(y + i), _mm512_cvtsepi32_epi8(q));
+  }
+  for (; i < n; i++) {
+    const uint32_t s = bias + (uint32_t)p->ma * (uint32_t)(int32_t)a[i];
+    int32_t v = (int32_t)s >> p->shift;
+    v = v < p->lo ? p->lo : v > p->hi ? p->hi : v;
+    y[i] = (int8_t)(v + p->zy);
+  }
+}
+
 static __attribute__((target("avx512f,avx512bw,avx512vl,avx512vnni,avx2,fma"))) void wrt_avx512vnni_qgemm_6x32(size_t mr, size_t nc, size_t kc, const int8_t* a, size_t a_stride, const void* packed_w, int8_t* c, size_t c_stride, const wrt_qparams* p) {
   const int8_t* a0 = a;
   const int8_t* a1 = a0 + a_stride;
@@ -5285,6 +5329,50 @@ static __attribute__((target("avx512f,avx512bw,avx512vl,avx512vnni,avx2,fma"))) 
   }
 }
 
+static __attribute__((target("avx512f,avx512bw,avx512vl,avx512vnni,avx2,fma"))) void wrt_avx512vnni_qadd(size_t n, const int8_t* a, const int8_t* b, int8_t* y, const wrt_qadd_params* p) {
+  uint32_t bias = (uint32_t)p->bias;
+  size_t i = 0;
+  const __m512i vbias = _mm512_set1_epi32((int32_t)bias);
+  const __m512i vma = _mm512_set1_epi32(p->ma);
+  const __m512i vmb = _mm512_set1_epi32(p->mb);
+  const __m512i vlo = _mm512_set1_epi32(p->lo);
+  const __m512i vhi = _mm512_set1_epi32(p->hi);
+  const __m512i vzy = _mm512_set1_epi32(p->zy);
+  const __m128i sh = _mm_cvtsi32_si128(p->shift);
+  for (; i + 16 <= n; i += 16) {
+    const __m512i q = _mm512_add_epi32(_mm512_min_epi32(_mm512_max_epi32(_mm512_sra_epi32(_mm512_add_epi32(_mm512_add_epi32(vbias, _mm512_mullo_epi32(_mm512_cvtepi8_epi32(_mm_loadu_si128((const __m128i*)(a + i))), vma)), _mm512_mullo_epi32(_mm512_cvtepi8_epi32(_mm_loadu_si128((const __m128i*)(b + i))), vmb)), sh), vlo), vhi), vzy);
+    _mm_storeu_si128((__m128i*)(y + i), _mm512_cvtsepi32_epi8(q));
+  }
+  for (; i < n; i++) {
+    const uint32_t s = bias + (uint32_t)p->ma * (uint32_t)(int32_t)a[i] + (uint32_t)p->mb * (uint32_t)(int32_t)b[i];
+    int32_t v = (int32_t)s >> p->shift;
+    v = v < p->lo ? p->lo : v > p->hi ? p->hi : v;
+    y[i] = (int8_t)(v + p->zy);
+  }
+}
+
+static __attribute__((target("avx512f,avx512bw,avx512vl,avx512vnni,avx2,fma"))) void wrt_avx512vnni_qadd_scalar(size_t n, const int8_t* a, const int8_t* b, int8_t* y, const wrt_qadd_params* p) {
+  uint32_t bias = (uint32_t)p->bias;
+  bias += (uint32_t)p->mb * (uint32_t)(int32_t)b[0];
+  size_t i = 0;
+  const __m512i vbias = _mm512_set1_epi32((int32_t)bias);
+  const __m512i vma = _mm512_set1_epi32(p->ma);
+  const __m512i vlo = _mm512_set1_epi32(p->lo);
+  const __m512i vhi = _mm512_set1_epi32(p->hi);
+  const __m512i vzy = _mm512_set1_epi32(p->zy);
+  const __m128i sh = _mm_cvtsi32_si128(p->shift);
+  for (; i + 16 <= n; i += 16) {
+    const __m512i q = _mm512_add_epi32(_mm512_min_epi32(_mm512_max_epi32(_mm512_sra_epi32(_mm512_add_epi32(vbias, _mm512_mullo_epi32(_mm512_cvtepi8_epi32(_mm_loadu_si128((const __m128i*)(a + i))), vma)), sh), vlo), vhi), vzy);
+    _mm_storeu_si128((__m128i*)(y + i), _mm512_cvtsepi32_epi8(q));
+  }
+  for (; i < n; i++) {
+    const uint32_t s = bias + (uint32_t)p->ma * (uint32_t)(int32_t)a[i];
+    int32_t v = (int32_t)s >> p->shift;
+    v = v < p->lo ? p->lo : v > p->hi ? p->hi : v;
+    y[i] = (int8_t)(v + p->zy);
+  }
+}
+
 const wrt_target wrt_target_avx512 = {
   .name = "avx512",
   .gemm_mr = 8, .gemm_nr = 32,
@@ -5338,6 +5426,7 @@ const wrt_target wrt_target_avx512 = {
   .qgemm = wrt_avx512_qgemm_6x32,
   .qigemm = wrt_avx512_qigemm_6x32,
   .qdwconv = {{0, 32, wrt_avx512_qdwconv_any_c32}},
+  .qadd = wrt_avx512_qadd, .qadd_scalar = wrt_avx512_qadd_scalar,
 };
 
 const wrt_target wrt_target_avx512vnni = {
@@ -5393,4 +5482,5 @@ const wrt_target wrt_target_avx512vnni = {
   .qgemm = wrt_avx512vnni_qgemm_6x32,
   .qigemm = wrt_avx512vnni_qigemm_6x32,
   .qdwconv = {{0, 32, wrt_avx512vnni_qdwconv_any_c32}},
+  .qadd = wrt_avx512vnni_qadd, .qadd_scalar = wrt_avx512vnni_qadd_scalar,
 };

@@ -5479,6 +5479,55 @@ static void wrt_neon_qdwconv_any_c8(size_t channels, size_t width, size_t ks, co
   }
 }
 
+static void wrt_neon_qadd(size_t n, const int8_t* a, const int8_t* b, int8_t* y, const wrt_qadd_params* p) {
+  uint32_t bias = (uint32_t)p->bias;
+  size_t i = 0;
+  const int32x4_t vbias = vdupq_n_s32((int32_t)bias);
+  const int32x4_t vma = vdupq_n_s32(p->ma);
+  const int32x4_t vmb = vdupq_n_s32(p->mb);
+  const int32x4_t vlo = vdupq_n_s32(p->lo);
+  const int32x4_t vhi = vdupq_n_s32(p->hi);
+  const int32x4_t vzy = vdupq_n_s32(p->zy);
+  const int32x4_t vsh = vdupq_n_s32(-p->shift);
+  for (; i + 8 <= n; i += 8) {
+    const int16x8_t a16 = vmovl_s8(vld1_s8(a + i));
+    const int16x8_t b16 = vmovl_s8(vld1_s8(b + i));
+    const int32x4_t lo = vaddq_s32(vminq_s32(vmaxq_s32(vshlq_s32(vmlaq_s32(vmlaq_s32(vbias, vmovl_s16(vget_low_s16(a16)), vma), vmovl_s16(vget_low_s16(b16)), vmb), vsh), vlo), vhi), vzy);
+    const int32x4_t hi = vaddq_s32(vminq_s32(vmaxq_s32(vshlq_s32(vmlaq_s32(vmlaq_s32(vbias, vmovl_s16(vget_high_s16(a16)), vma), vmovl_s16(vget_high_s16(b16)), vmb), vsh), vlo), vhi), vzy);
+    vst1_s8(y + i, vqmovn_s16(vcombine_s16(vqmovn_s32(lo), vqmovn_s32(hi))));
+  }
+  for (; i < n; i++) {
+    const uint32_t s = bias + (uint32_t)p->ma * (uint32_t)(int32_t)a[i] + (uint32_t)p->mb * (uint32_t)(int32_t)b[i];
+    int32_t v = (int32_t)s >> p->shift;
+    v = v < p->lo ? p->lo : v > p->hi ? p->hi : v;
+    y[i] = (int8_t)(v + p->zy);
+  }
+}
+
+static void wrt_neon_qadd_scalar(size_t n, const int8_t* a, const int8_t* b, int8_t* y, const wrt_qadd_params* p) {
+  uint32_t bias = (uint32_t)p->bias;
+  bias += (uint32_t)p->mb * (uint32_t)(int32_t)b[0];
+  size_t i = 0;
+  const int32x4_t vbias = vdupq_n_s32((int32_t)bias);
+  const int32x4_t vma = vdupq_n_s32(p->ma);
+  const int32x4_t vlo = vdupq_n_s32(p->lo);
+  const int32x4_t vhi = vdupq_n_s32(p->hi);
+  const int32x4_t vzy = vdupq_n_s32(p->zy);
+  const int32x4_t vsh = vdupq_n_s32(-p->shift);
+  for (; i + 8 <= n; i += 8) {
+    const int16x8_t a16 = vmovl_s8(vld1_s8(a + i));
+    const int32x4_t lo = vaddq_s32(vminq_s32(vmaxq_s32(vshlq_s32(vmlaq_s32(vbias, vmovl_s16(vget_low_s16(a16)), vma), vsh), vlo), vhi), vzy);
+    const int32x4_t hi = vaddq_s32(vminq_s32(vmaxq_s32(vshlq_s32(vmlaq_s32(vbias, vmovl_s16(vget_high_s16(a16)), vma), vsh), vlo), vhi), vzy);
+    vst1_s8(y + i, vqmovn_s16(vcombine_s16(vqmovn_s32(lo), vqmovn_s32(hi))));
+  }
+  for (; i < n; i++) {
+    const uint32_t s = bias + (uint32_t)p->ma * (uint32_t)(int32_t)a[i];
+    int32_t v = (int32_t)s >> p->shift;
+    v = v < p->lo ? p->lo : v > p->hi ? p->hi : v;
+    y[i] = (int8_t)(v + p->zy);
+  }
+}
+
 const wrt_target wrt_target_neon = {
   .name = "neon",
   .gemm_mr = 8, .gemm_nr = 8,
@@ -5532,4 +5581,5 @@ const wrt_target wrt_target_neon = {
   .qgemm = wrt_neon_qgemm_4x8,
   .qigemm = wrt_neon_qigemm_4x8,
   .qdwconv = {{0, 8, wrt_neon_qdwconv_any_c8}},
+  .qadd = wrt_neon_qadd, .qadd_scalar = wrt_neon_qadd_scalar,
 };

@@ -2252,6 +2252,29 @@ static void wrt_scalar_qdwconv_any_c1(size_t channels, size_t width, size_t ks, 
   }
 }
 
+static void wrt_scalar_qadd(size_t n, const int8_t* a, const int8_t* b, int8_t* y, const wrt_qadd_params* p) {
+  uint32_t bias = (uint32_t)p->bias;
+  size_t i = 0;
+  for (; i < n; i++) {
+    const uint32_t s = bias + (uint32_t)p->ma * (uint32_t)(int32_t)a[i] + (uint32_t)p->mb * (uint32_t)(int32_t)b[i];
+    int32_t v = (int32_t)s >> p->shift;
+    v = v < p->lo ? p->lo : v > p->hi ? p->hi : v;
+    y[i] = (int8_t)(v + p->zy);
+  }
+}
+
+static void wrt_scalar_qadd_scalar(size_t n, const int8_t* a, const int8_t* b, int8_t* y, const wrt_qadd_params* p) {
+  uint32_t bias = (uint32_t)p->bias;
+  bias += (uint32_t)p->mb * (uint32_t)(int32_t)b[0];
+  size_t i = 0;
+  for (; i < n; i++) {
+    const uint32_t s = bias + (uint32_t)p->ma * (uint32_t)(int32_t)a[i];
+    int32_t v = (int32_t)s >> p->shift;
+    v = v < p->lo ? p->lo : v > p->hi ? p->hi : v;
+    y[i] = (int8_t)(v + p->zy);
+  }
+}
+
 const wrt_target wrt_target_scalar = {
   .name = "scalar",
   .gemm_mr = 2, .gemm_nr = 4,
@@ -2302,4 +2325,5 @@ const wrt_target wrt_target_scalar = {
   .qgemm = wrt_scalar_qgemm_2x4,
   .qigemm = wrt_scalar_qigemm_2x4,
   .qdwconv = {{0, 1, wrt_scalar_qdwconv_any_c1}},
+  .qadd = wrt_scalar_qadd, .qadd_scalar = wrt_scalar_qadd_scalar,
 };

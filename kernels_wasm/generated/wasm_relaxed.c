@@ -2875,6 +2875,57 @@ static void wrt_wasm_relaxed_qdwconv_any_c8(size_t channels, size_t width, size_
   }
 }
 
+static void wrt_wasm_relaxed_qadd(size_t n, const int8_t* a, const int8_t* b, int8_t* y, const wrt_qadd_params* p) {
+  uint32_t bias = (uint32_t)p->bias;
+  size_t i = 0;
+  const v128_t vbias = wasm_i32x4_splat((int32_t)bias);
+  const v128_t vma = wasm_i32x4_splat(p->ma);
+  const v128_t vmb = wasm_i32x4_splat(p->mb);
+  const v128_t vlo = wasm_i32x4_splat(p->lo);
+  const v128_t vhi = wasm_i32x4_splat(p->hi);
+  const v128_t vzy = wasm_i32x4_splat(p->zy);
+  const uint32_t sh = (uint32_t)p->shift;
+  for (; i + 8 <= n; i += 8) {
+    const v128_t a16 = wasm_i16x8_load8x8(a + i);
+    const v128_t b16 = wasm_i16x8_load8x8(b + i);
+    const v128_t lo = wasm_i32x4_add(wasm_i32x4_min(wasm_i32x4_max(wasm_i32x4_shr(wasm_i32x4_add(wasm_i32x4_add(vbias, wasm_i32x4_mul(wasm_i32x4_extend_low_i16x8(a16), vma)), wasm_i32x4_mul(wasm_i32x4_extend_low_i16x8(b16), vmb)), sh), vlo), vhi), vzy);
+    const v128_t hi = wasm_i32x4_add(wasm_i32x4_min(wasm_i32x4_max(wasm_i32x4_shr(wasm_i32x4_add(wasm_i32x4_add(vbias, wasm_i32x4_mul(wasm_i32x4_extend_high_i16x8(a16), vma)), wasm_i32x4_mul(wasm_i32x4_extend_high_i16x8(b16), vmb)), sh), vlo), vhi), vzy);
+    const v128_t h = wasm_i16x8_narrow_i32x4(lo, hi);
+    wasm_v128_store64_lane(y + i, wasm_i8x16_narrow_i16x8(h, h), 0);
+  }
+  for (; i < n; i++) {
+    const uint32_t s = bias + (uint32_t)p->ma * (uint32_t)(int32_t)a[i] + (uint32_t)p->mb * (uint32_t)(int32_t)b[i];
+    int32_t v = (int32_t)s >> p->shift;
+    v = v < p->lo ? p->lo : v > p->hi ? p->hi : v;
+    y[i] = (int8_t)(v + p->zy);
+  }
+}
+
+static void wrt_wasm_relaxed_qadd_scalar(size_t n, const int8_t* a, const int8_t* b, int8_t* y, const wrt_qadd_params* p) {
+  uint32_t bias = (uint32_t)p->bias;
+  bias += (uint32_t)p->mb * (uint32_t)(int32_t)b[0];
+  size_t i = 0;
+  const v128_t vbias = wasm_i32x4_splat((int32_t)bias);
+  const v128_t vma = wasm_i32x4_splat(p->ma);
+  const v128_t vlo = wasm_i32x4_splat(p->lo);
+  const v128_t vhi = wasm_i32x4_splat(p->hi);
+  const v128_t vzy = wasm_i32x4_splat(p->zy);
+  const uint32_t sh = (uint32_t)p->shift;
+  for (; i + 8 <= n; i += 8) {
+    const v128_t a16 = wasm_i16x8_load8x8(a + i);
+    const v128_t lo = wasm_i32x4_add(wasm_i32x4_min(wasm_i32x4_max(wasm_i32x4_shr(wasm_i32x4_add(vbias, wasm_i32x4_mul(wasm_i32x4_extend_low_i16x8(a16), vma)), sh), vlo), vhi), vzy);
+    const v128_t hi = wasm_i32x4_add(wasm_i32x4_min(wasm_i32x4_max(wasm_i32x4_shr(wasm_i32x4_add(vbias, wasm_i32x4_mul(wasm_i32x4_extend_high_i16x8(a16), vma)), sh), vlo), vhi), vzy);
+    const v128_t h = wasm_i16x8_narrow_i32x4(lo, hi);
+    wasm_v128_store64_lane(y + i, wasm_i8x16_narrow_i16x8(h, h), 0);
+  }
+  for (; i < n; i++) {
+    const uint32_t s = bias + (uint32_t)p->ma * (uint32_t)(int32_t)a[i];
+    int32_t v = (int32_t)s >> p->shift;
+    v = v < p->lo ? p->lo : v > p->hi ? p->hi : v;
+    y[i] = (int8_t)(v + p->zy);
+  }
+}
+
 const wrt_target wrt_target_wasm_relaxed = {
   .name = "wasm_relaxed",
   .gemm_mr = 4, .gemm_nr = 8,
@@ -2928,4 +2979,5 @@ const wrt_target wrt_target_wasm_relaxed = {
   .qgemm = wrt_wasm_relaxed_qgemm_4x8,
   .qigemm = wrt_wasm_relaxed_qigemm_4x8,
   .qdwconv = {{0, 8, wrt_wasm_relaxed_qdwconv_any_c8}},
+  .qadd = wrt_wasm_relaxed_qadd, .qadd_scalar = wrt_wasm_relaxed_qadd_scalar,
 };
