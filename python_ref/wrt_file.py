@@ -27,6 +27,7 @@ MAX_ELEMENTS = 1 << 31
 MAX_TENSORS = MAX_OPS = 1 << 20
 MAX_OP_INPUTS = 1 << 24  # all operators' inputs together
 MAX_NAME_BYTES = 1 << 26  # all tensor and operator names together, counting repeats
+MAX_QUANT_VALUES = 1 << 24  # all tensors' quantization scales and zero points together
 
 DTYPES: dict[int, np.dtype] = {
     fb.DType.FLOAT32: np.dtype("<f4"), fb.DType.FLOAT16: np.dtype("<f2"), fb.DType.INT8: np.dtype("i1"),
@@ -124,6 +125,13 @@ def _structure_problem(data: bytes) -> str | None:
         return tab.VectorLen(o) if o else 0
 
     names = sum(strlen(m.Tensors(i)._tab, 0) for i in range(nt))
+    qvalues = 0
+    for i in range(nt):
+        q = m.Tensors(i).Quant()
+        if q is not None:
+            qvalues += q.ScaleLength() + q.ZeroPointLength()
+    if qvalues > MAX_QUANT_VALUES:
+        return f"the tensors' quantization parameters hold {qvalues} values in all (limit {MAX_QUANT_VALUES})"
     inputs = 0
     for k in range(no):
         op = m.Operators(k)

@@ -51,6 +51,11 @@ EXPORTS = (
     "wrt_set_threads",
 )
 CFLAGS = ("-std=c11", "-O3", "-Wall", "-Wextra", "-Werror", "-ffp-contract=off", "-fno-math-errno")
+# The wasm modules must stay small (SIMD_WASM_LIMIT): code that runs once per load (reading and checking the file,
+# error words) is built for size, and the portable int8 paths (the fallbacks behind the generated kernels) at -O2,
+# whose loops -O3 would unroll and vectorize into several times the bytes.
+WASM_OPT_LEVEL = {"fb": "-Os", "model_read": "-Os", "shape_check": "-Os", "qrules": "-Os", "rt_err": "-Os",
+                  "qconv": "-O2", "qelt": "-O2", "qpool": "-O2", "qdata": "-O2", "qmath": "-O2"}
 NATIVE_THREADS = ("-DWRT_THREADS", "-pthread")  # native builds run parallel regions on a pthread pool
 # the shared libraries (in the manylinux_2_17 wheels) bind to pthread symbols every glibc since 2.17 has
 SHARED_THREADS = (*NATIVE_THREADS, "-DWRT_OLD_GLIBC_SYMBOLS")
@@ -166,11 +171,12 @@ def build_wasm(variant: str, force: bool = False) -> Artefact:
             objs = []
             for i, src in enumerate(sources):
                 obj = Path(d) / f"{i}_{src.stem}.o"
-                _run([cc, *compile_flags, "-c", str(src), "-o", str(obj)])
+                opt = WASM_OPT_LEVEL.get(src.stem) if src.parent == ENGINE else None
+                _run([cc, *compile_flags, *([opt] if opt else []), "-c", str(src), "-o", str(obj)])
                 objs.append(str(obj))
             _run([cc, *link_flags, *objs, "-o", str(tmp)])
 
-    built = _cached(out, _stamp(sources, compile_flags, link_flags, cc), force, make)
+    built = _cached(out, _stamp(sources, compile_flags, link_flags, cc, WASM_OPT_LEVEL), force, make)
     PACKAGE_DIST.mkdir(parents=True, exist_ok=True)
     pkg = PACKAGE_DIST / out.name
     if built or not pkg.is_file() or pkg.read_bytes() != out.read_bytes():

@@ -87,7 +87,7 @@ def _summarize(name: str, value: np.ndarray, labels: list[str]) -> str:
     return line
 
 
-NATIVE_VARIANTS, WASM_VARIANTS = ("avx2", "avx512"), ("simd", "relaxed")
+NATIVE_VARIANTS, WASM_VARIANTS = ("avx2", "avx512", "avx512vnni"), ("simd", "relaxed")
 
 
 def pick_engine(requested: str, variant: str | None) -> tuple[str, str]:
@@ -253,8 +253,9 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("model")
     p.add_argument("--engine", default="auto", choices=["auto", "ref", "native", "wasm"],
                    help="auto (default): the fastest available here, native > wasm > ref")
-    p.add_argument("--variant", choices=["scalar", "avx2", "avx512", "simd", "relaxed"],
-                   help="kernels: native scalar|avx2|avx512 (default: best for this CPU), wasm scalar|simd|relaxed")
+    p.add_argument("--variant", choices=["scalar", "avx2", "avx512", "avx512vnni", "simd", "relaxed"],
+                   help="kernels: native scalar|avx2|avx512|avx512vnni (default: best for this CPU), "
+                        "wasm scalar|simd|relaxed")
     p.add_argument("--input", action="append", type=_input_arg, metavar="NAME=FILE",
                    help="input from a .npy file, or an image preprocessed by the model's hints (repeatable); "
                         "inputs not given are random")

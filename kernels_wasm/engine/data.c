@@ -32,6 +32,8 @@ static void strided_copy(uint8_t* dst, const uint8_t* src, size_t es, int rank, 
     if (ss == 1 && ds == 1) rt_copy(d, s, n * es);
     else if (es == 4)
       for (size_t j = 0; j < n; j++) ((uint32_t*)(void*)d)[(int64_t)j * ds] = ((const uint32_t*)(const void*)s)[(int64_t)j * ss];
+    else if (es == 1)
+      for (size_t j = 0; j < n; j++) d[(int64_t)j * ds] = s[(int64_t)j * ss];
     else
       for (size_t j = 0; j < n; j++) rt_copy(d + (int64_t)j * ds * (int64_t)es, s + (int64_t)j * ss * (int64_t)es, es);
     for (int i = last - 1; i >= 0; i--) {
@@ -41,27 +43,31 @@ static void strided_copy(uint8_t* dst, const uint8_t* src, size_t es, int rank, 
   }
 }
 
-/* y[r][c] = x[c][r] for r < R, c < C, in 16 x 16 tiles so reads and writes both stay within a few cache lines */
-static void transpose2d(uint32_t* y, const uint32_t* x, size_t R, size_t C) {
-  enum { T = 16 };
-  if (C == 3) { /* RGB planes -> pixels, the usual graph input: three read streams, one write stream */
-    const uint32_t *x0 = x, *x1 = x + R, *x2 = x + 2 * R;
-    for (size_t r = 0; r < R; r++, y += 3) {
-      y[0] = x0[r];
-      y[1] = x1[r];
-      y[2] = x2[r];
-    }
-    return;
+/* y[r][c] = x[c][r] for r < R, c < C, in 16 x 16 tiles so reads and writes both stay within a few cache lines;
+ * for float32 and for int8 elements */
+#define TRANSPOSE2D(NAME, T)                                                                                     \
+  static void NAME(T* y, const T* x, size_t R, size_t C) {                                                      \
+    enum { TILE = 16 };                                                                                          \
+    if (C == 3) { /* RGB planes -> pixels, the usual graph input: three read streams, one write stream */       \
+      const T *x0 = x, *x1 = x + R, *x2 = x + 2 * R;                                                             \
+      for (size_t r = 0; r < R; r++, y += 3) {                                                                   \
+        y[0] = x0[r];                                                                                            \
+        y[1] = x1[r];                                                                                            \
+        y[2] = x2[r];                                                                                            \
+      }                                                                                                          \
+      return;                                                                                                    \
+    }                                                                                                            \
+    for (size_t r0 = 0; r0 < R; r0 += TILE) {                                                                    \
+      size_t r1 = R - r0 < TILE ? R : r0 + TILE;                                                                 \
+      for (size_t c0 = 0; c0 < C; c0 += TILE) {                                                                  \
+        size_t c1 = C - c0 < TILE ? C : c0 + TILE;                                                               \
+        for (size_t r = r0; r < r1; r++)                                                                         \
+          for (size_t c = c0; c < c1; c++) y[r * C + c] = x[c * R + r];                                          \
+      }                                                                                                          \
+    }                                                                                                            \
   }
-  for (size_t r0 = 0; r0 < R; r0 += T) {
-    size_t r1 = R - r0 < T ? R : r0 + T;
-    for (size_t c0 = 0; c0 < C; c0 += T) {
-      size_t c1 = C - c0 < T ? C : c0 + T;
-      for (size_t r = r0; r < r1; r++)
-        for (size_t c = c0; c < c1; c++) y[r * C + c] = x[c * R + r];
-    }
-  }
-}
+TRANSPOSE2D(transpose2d_f32, uint32_t)
+TRANSPOSE2D(transpose2d_i8, uint8_t)
 
 static void contiguous_strides(const wrt_tensor* t, int64_t* s) {
   int64_t acc = 1;
@@ -75,7 +81,7 @@ static void contiguous_strides(const wrt_tensor* t, int64_t* s) {
 typedef wrt_lerp lerp;
 
 /* the input coordinate of output index xo, in float32 as python_ref (and onnxruntime) compute it */
-static float resize_coord(int xo, int out, int in, float scale, int coord) {
+float resize_coord(int xo, int out, int in, float scale, int coord) {
   float s = scale > 0 ? scale : (float)out / (float)in;
   float x = (float)xo;
   switch (coord) {
@@ -87,7 +93,7 @@ static float resize_coord(int xo, int out, int in, float scale, int coord) {
   }
 }
 
-static int32_t nearest_index(float x, int in, int mode) {
+int32_t nearest_index(float x, int in, int mode) {
   float fl = (float)rt_floor(x);
   int tie = (x - fl) == 0.5f;
   float idx;
@@ -202,6 +208,10 @@ int prepare_data(wrt_model* m, wrt_op* op) {
 
 static void pad_value_bytes(const wrt_tensor* t, float v, uint8_t* out) {
   rt_zero(out, 8);
+  if (t->q) { /* quantized: the real value, quantized (python_ref/qops.py) */
+    out[0] = (uint8_t)q_quantize_value(v, t->q, t->dtype);
+    return;
+  }
   switch (t->dtype) {
     case WRT_F32: __builtin_memcpy(out, &v, 4); break;
     case WRT_I8: case WRT_U8: out[0] = (uint8_t)(int64_t)v; break;
@@ -228,7 +238,7 @@ static int run_pad(wrt_model* m, wrt_op* op) {
   size_t es = x->esize;
   int r = y->rank;
   uint8_t val[8] = {0};
-  if (op->a.mode == WRT_PadMode_CONSTANT) pad_value_bytes(x, op->a.value, val); /* (checked representable at load) */
+  if (op->a.mode == WRT_PadMode_CONSTANT) pad_value_bytes(y, op->a.value, val); /* (checked representable at load) */
   const int32_t* map[WRT_MAX_RANK];
   const int32_t* p = op->u.data.maps;
   for (int i = 0; i < r; i++) {
@@ -374,11 +384,12 @@ int run_data(wrt_model* m, wrt_op* op) {
       }
       /* [B,] R x C output read from a [B,] C x R source (NCHW -> NHWC and back): a tiled 2-D transpose */
       int b = r == 3;
-      if (es == 4 && (r == 2 || r == 3) && ss[b] == 1 && ss[b + 1] == (int64_t)dims[b] &&
+      if ((es == 4 || es == 1) && (r == 2 || r == 3) && ss[b] == 1 && ss[b + 1] == (int64_t)dims[b] &&
           (!b || ss[0] == (int64_t)(dims[1] * dims[2]))) {
         size_t R = dims[b], C = dims[b + 1], batches = b ? dims[0] : 1;
         for (size_t k = 0; k < batches; k++)
-          transpose2d((uint32_t*)y->data + k * R * C, (const uint32_t*)x->data + k * R * C, R, C);
+          if (es == 4) transpose2d_f32((uint32_t*)y->data + k * R * C, (const uint32_t*)x->data + k * R * C, R, C);
+          else transpose2d_i8((uint8_t*)y->data + k * R * C, (const uint8_t*)x->data + k * R * C, R, C);
         return WRT_OK;
       }
       strided_copy(y->data, x->data, es, r, dims, ss, 0);

@@ -3,10 +3,7 @@
  * per run, and anything else with an outer index loop. */
 #include "engine.h"
 
-typedef struct {
-  int rank;
-  size_t dim[WRT_MAX_RANK], sa[WRT_MAX_RANK], sb[WRT_MAX_RANK];
-} bcast;
+typedef wrt_bcast bcast;
 
 static void operand_strides(const wrt_tensor* t, const wrt_tensor* y, size_t* s) {
   size_t st = 1;
@@ -18,7 +15,7 @@ static void operand_strides(const wrt_tensor* t, const wrt_tensor* y, size_t* s)
   }
 }
 
-static void bcast_setup(const wrt_tensor* a, const wrt_tensor* b, const wrt_tensor* y, bcast* bc) {
+void bcast_setup(const wrt_tensor* a, const wrt_tensor* b, const wrt_tensor* y, bcast* bc) {
   size_t sa[WRT_MAX_RANK], sb[WRT_MAX_RANK];
   operand_strides(a, y, sa);
   operand_strides(b, y, sb);

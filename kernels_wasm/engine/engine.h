@@ -20,6 +20,17 @@
 #define WRT_MAX_OPS (1 << 20)
 #define WRT_MAX_OP_INPUTS (1 << 24)   /* all operators' inputs together */
 #define WRT_MAX_NAME_BYTES (1 << 26)  /* all tensor and operator names together, counting repeats */
+#define WRT_MAX_QUANT_VALUES (1 << 24) /* all tensors' quantization scales and zero points together */
+
+/* Quantization parameters of an int8/uint8/int32 tensor (python_ref/quant.py QuantParams): real = scale * (q - zp),
+ * per tensor (axis -1, n = 1) or per index of `axis`. Verified by read_quant (qrules.c). */
+typedef struct {
+  int32_t n, axis;
+  float s;            /* scale[0]: the scale of a per-tensor quantized tensor */
+  int32_t z;          /* zp[0] */
+  const float* scale; /* n values */
+  const int32_t* zp;  /* n values (a shared or absent zero point expanded) */
+} wrt_quant;
 
 typedef struct {
   const char* name;
@@ -27,16 +38,16 @@ typedef struct {
   int32_t dims[WRT_MAX_RANK];
   uint8_t dtype, esize, is_const;
   uint8_t planned;           /* load: its owned copy is already counted in the plan */
-  uint8_t quantized;         /* the tensor has QuantParams: no int8 kernels yet, ops on it are refused */
   uint64_t count, nbytes;
   int64_t arena_offset;      /* -1 for constants */
+  const wrt_quant* q;        /* quantization parameters, NULL when the tensor has none */
   const uint8_t* file_data;  /* constants: the bytes in the model file (valid during wrt_load only) */
   void* data;                /* at run time: arena address, or an owned copy of the constant (NULL if unused) */
 } wrt_tensor;
 
 typedef struct {
   int32_t strides[2], dilations[2], pads[4], groups, output_padding[2], kernel[2];
-  uint8_t ceil_mode, count_include_pad, keepdims, mode, coord, nearest;
+  uint8_t ceil_mode, count_include_pad, keepdims, mode, coord, nearest, qdtype; /* qdtype: QUANTIZE's output type */
   float act_min, act_max, min, max, alpha, beta, value;
   int32_t axis, block;
   int32_t list[16]; /* axes (reductions), shape (RESHAPE), perm (TRANSPOSE), pads (PAD) */
@@ -78,6 +89,25 @@ typedef struct {
   const int32_t* maps;   /* PAD: per output axis, the source index of each position (-1: the pad value) */
 } wrt_data_plan;
 
+/* int8 (QS8) ops: what their plan decided (qconv.c, qelt.c, qpool.c, qdata.c; python_ref/qops.py) */
+typedef struct {
+  int64_t n, h, w, c, oh, ow, co, kh, kw, groups, ks, pix; /* convolutions: as wrt_conv_plan */
+  int64_t gpack;           /* packed bytes per group */
+  uint8_t* packed;         /* weights packed for the kernels */
+  const int8_t** ind;      /* indirection into the arena (igemm, depthwise, pools) */
+  const wrt_qdwconv_entry* dw;
+  int8_t* pad;             /* a row of the input's zero point: where padding taps read */
+  wrt_qparams rq;          /* output requantization */
+  int32_t lo, hi;          /* integer output bounds */
+  int32_t za, zb, zw;      /* input zero points (zw: per-tensor weights) */
+  float ma, mb;            /* float multipliers */
+  wrt_qadd_params add;     /* ADD/SUB fixed point */
+  const float* mult;       /* per-channel multipliers */
+  const int32_t* bias;     /* generic convolution: biases; PRELU: slope minus its zero point */
+  uint8_t* table;          /* 256-byte tables indexed by the raw input byte (one per input for CONCATENATION) */
+  const void* aux;         /* op-specific: DEQUANTIZE float table, RESIZE weights, ... */
+} wrt_qplan;
+
 typedef struct wrt_op_impl wrt_op_impl;
 
 typedef struct wrt_op {
@@ -100,6 +130,7 @@ typedef struct wrt_op {
     wrt_dense_plan dense;
     wrt_pool_plan pool;
     wrt_data_plan data;
+    wrt_qplan q;
   } u;
 } wrt_op;
 
@@ -156,6 +187,13 @@ struct wrt_op_impl {
 int dtype_class(const wrt_model* m, const wrt_op* op);
 const wrt_op_impl* op_impl(int type, int dclass); /* NULL: this engine has no such variant */
 
+/* ---- quantization parameters and rules (qrules.c) ------------------------------------------------------------- */
+int read_quant(wrt_model* m, fb_buf f, size_t qt, wrt_tensor* t, uint32_t index); /* Tensor.quant, verified */
+int check_quant(wrt_model* m, wrt_op* op);            /* python_ref/qrules.py check_op */
+int op_is_quantized(const wrt_model* m, const wrt_op* op);
+int quant_equal(const wrt_quant* a, const wrt_quant* b);
+int qadd_params(float ra, float rb, int32_t* ma, int32_t* mb, int32_t* shift); /* nonzero: ratios out of range */
+
 /* ---- loader stages ---------------------------------------------------------------------------------------------- */
 int read_model(wrt_model* m, fb_buf f); /* model_read.c: tensors, ops, attributes, graph checks */
 int check_shapes(wrt_model* m);         /* shape_check.c: every op's output shape/dtype as python_ref infers */
@@ -207,8 +245,16 @@ int prepare_dense(wrt_model* m, wrt_op* op);
 int run_dense(wrt_model* m, wrt_op* op);
 const char* dense_kernel(const wrt_op* op);
 int plan_pool(wrt_model* m, wrt_op* op, wrt_cost* c);
+int64_t pool_divisor(const wrt_attrs* a, int64_t H, int64_t W, int64_t oh, int64_t ow); /* average pool's n */
 int prepare_pool(wrt_model* m, wrt_op* op);
 int run_pool(wrt_model* m, wrt_op* op);
+/* numpy broadcasting of a and b to y, collapsed: size-1 axes dropped, adjacent axes merged; strides in elements
+ * (0 where an operand is broadcast); the innermost axis is contiguous in y (elementwise.c) */
+typedef struct {
+  int rank;
+  size_t dim[WRT_MAX_RANK], sa[WRT_MAX_RANK], sb[WRT_MAX_RANK];
+} wrt_bcast;
+void bcast_setup(const wrt_tensor* a, const wrt_tensor* b, const wrt_tensor* y, wrt_bcast* bc);
 int plan_elementwise(wrt_model* m, wrt_op* op, wrt_cost* c);
 int run_elementwise(wrt_model* m, wrt_op* op); /* binary, unary, PRELU, POW */
 int plan_reduce(wrt_model* m, wrt_op* op, wrt_cost* c);
@@ -216,8 +262,58 @@ int run_reduce(wrt_model* m, wrt_op* op);      /* MEAN, REDUCE_MAX, REDUCE_SUM, 
 int plan_data(wrt_model* m, wrt_op* op, wrt_cost* c);
 int prepare_data(wrt_model* m, wrt_op* op);
 int run_data(wrt_model* m, wrt_op* op);        /* data movement, any element size */
+float resize_coord(int xo, int out, int in, float scale, int coord); /* RESIZE's input coordinate, in float32 */
+int32_t nearest_index(float x, int in, int mode);                    /* ... rounded by the nearest mode */
+
+/* int8 ops (qconv.c, qelt.c, qpool.c, qdata.c) */
+int plan_qconv(wrt_model* m, wrt_op* op, wrt_cost* c);      /* CONV_2D, CONV_TRANSPOSE_2D, FULLY_CONNECTED, MATMUL */
+int prepare_qconv(wrt_model* m, wrt_op* op);
+int run_qconv(wrt_model* m, wrt_op* op);
+const char* qconv_kernel(const wrt_op* op);
+int plan_qelt(wrt_model* m, wrt_op* op, wrt_cost* c);       /* element-wise, LOOKUP, QUANTIZE, DEQUANTIZE */
+int prepare_qelt(wrt_model* m, wrt_op* op);
+int run_qelt(wrt_model* m, wrt_op* op);
+const char* qelt_kernel(const wrt_op* op);
+int plan_qpool(wrt_model* m, wrt_op* op, wrt_cost* c);      /* pools, MEAN, REDUCE_MAX, SOFTMAX */
+int prepare_qpool(wrt_model* m, wrt_op* op);
+int run_qpool(wrt_model* m, wrt_op* op);
+int plan_qdata(wrt_model* m, wrt_op* op, wrt_cost* c);      /* CONCATENATION, PAD, RESIZE, TRANSPOSE */
+int prepare_qdata(wrt_model* m, wrt_op* op);
+int run_qdata(wrt_model* m, wrt_op* op);
+
+/* int8 arithmetic (qmath.c): the exact rules of python_ref/quant.py */
+static inline int is_q8(int dtype) { return dtype == WRT_I8 || dtype == WRT_U8; }
+static inline int qmin_of(int dtype) { return dtype == WRT_U8 ? 0 : -128; }
+static inline int qmax_of(int dtype) { return dtype == WRT_U8 ? 255 : 127; }
+/* the byte u as an int8 (u8 = 0) or uint8 (u8 = 1) integer; element i of such a tensor */
+static inline int32_t q_byte(unsigned u, int u8) { return u8 ? (int32_t)(u & 255u) : (int32_t)(int8_t)(uint8_t)u; }
+static inline int32_t q_at(const uint8_t* p, size_t i, int u8) { return q_byte(p[i], u8); }
+/* rne of a float32 already clamped to |v| < 2^22: the magic-number trick, exact on every target */
+static inline int32_t q_rne(float v) {
+  float t = v + 12582912.0f;
+  return (int32_t)(t - 12582912.0f);
+}
+static inline int32_t q_finish(float v, const wrt_qparams* p) {
+  v = v < p->lo ? p->lo : v;
+  v = v > p->hi ? p->hi : v;
+  return q_rne(v) + p->zy;
+}
+static inline int32_t q_requant(int32_t acc, float mult, const wrt_qparams* p) { return q_finish((float)acc * mult, p); }
+static inline int32_t q_wrap(int64_t v) { return (int32_t)(uint32_t)(uint64_t)v; } /* two's complement mod 2^32 */
+int32_t q_bound(float v, const wrt_quant* q, int dtype);   /* a real clamp bound as an integer of the output */
+/* the output's requantization: bounds from [lo, hi] real values (act_min/act_max, or +-inf: the dtype's range) */
+void q_out_params(const wrt_model* m, const wrt_op* op, float lo, float hi, wrt_qparams* p, int32_t* ilo, int32_t* ihi);
+int32_t q_quantize_value(float x, const wrt_quant* q, int dtype); /* QUANTIZE of one float */
+/* table[u] = rescale of the input byte u (an int8 or uint8 of dtype xdt, parameters qx) to qy with bounds */
+void q_rescale_table(uint8_t* table, int xdt, const wrt_quant* qx, const wrt_quant* qy, int32_t lo, int32_t hi);
+uint8_t* q_alloc_table(wrt_model* m, const wrt_op* op, size_t n); /* n bytes, model-owned; NULL: error set */
+int q_fill_pad(wrt_model* m, wrt_op* op, int32_t z, size_t bytes);  /* op->u.q.pad: a row of the zero point */
+void q_lookup(size_t n, const uint8_t* x, const uint8_t* table, uint8_t* y);
+int q_indirection(wrt_model* m, wrt_op* op, size_t MR); /* op->u.q.ind over its geometry; padding reads u.q.pad */
 
 /* indirection buffers (indirection.c): pointers into the arena, whose address is fixed for the model's lifetime */
+int64_t tap_input_pixel(const wrt_attrs* a, int64_t H, int64_t W, int64_t OH, int64_t OW, int64_t px, int64_t kh,
+                        int64_t kw); /* (n*H + ih)*W + iw, or -1 where the tap falls in the padding */
 int build_igemm_indirection(wrt_model* m, wrt_op* op, wrt_conv_plan* p);      /* per MR pixels, tap-major */
 const float** build_pixel_indirection(wrt_model* m, wrt_op* op, const float* pad_src, int64_t kh_n, int64_t kw_n);
 

@@ -3,6 +3,15 @@
  * whose address is fixed for the model's lifetime. */
 #include "engine.h"
 
+/* the input pixel (n*H + ih)*W + iw that output pixel px (of N x OH x OW) reads at tap (kh, kw), or -1 in padding */
+int64_t tap_input_pixel(const wrt_attrs* a, int64_t H, int64_t W, int64_t OH, int64_t OW, int64_t px, int64_t kh,
+                        int64_t kw) {
+  int64_t n = px / (OH * OW), r = px % (OH * OW), oh = r / OW, ow = r % OW;
+  int64_t ih = oh * a->strides[0] - a->pads[0] + kh * a->dilations[0];
+  int64_t iw = ow * a->strides[1] - a->pads[1] + kw * a->dilations[1];
+  return ih >= 0 && ih < H && iw >= 0 && iw < W ? (n * H + ih) * W + iw : -1;
+}
+
 /* igemm: per block of MR output pixels, ks*mr pointers, tap-major */
 int build_igemm_indirection(wrt_model* m, wrt_op* op, wrt_conv_plan* p) {
   const wrt_attrs* a = &op->a;
@@ -18,12 +27,8 @@ int build_igemm_indirection(wrt_model* m, wrt_op* op, wrt_conv_plan* p) {
     for (size_t t = 0; t < ks; t++) {
       int64_t kh = (int64_t)(t / KW), kw = (int64_t)(t % KW);
       for (size_t i = 0; i < mr; i++) {
-        size_t px = p0 + i, n = px / (OH * OW), r = px % (OH * OW), oh = r / OW, ow = r % OW;
-        int64_t ih = (int64_t)oh * a->strides[0] - a->pads[0] + kh * a->dilations[0];
-        int64_t iw = (int64_t)ow * a->strides[1] - a->pads[1] + kw * a->dilations[1];
-        base[t * mr + i] = ih >= 0 && ih < (int64_t)H && iw >= 0 && iw < (int64_t)W
-                               ? x + ((n * H + (size_t)ih) * W + (size_t)iw) * C
-                               : m->zeros;
+        int64_t src = tap_input_pixel(a, (int64_t)H, (int64_t)W, (int64_t)OH, (int64_t)OW, (int64_t)(p0 + i), kh, kw);
+        base[t * mr + i] = src >= 0 ? x + (size_t)src * C : m->zeros;
       }
     }
   }
@@ -45,16 +50,11 @@ const float** build_pixel_indirection(wrt_model* m, wrt_op* op, const float* pad
   }
   const float* xd = t_f32(m, op->in[0]);
   const float** o = ind;
-  for (size_t n = 0; n < N; n++)
-    for (size_t oh = 0; oh < OH; oh++)
-      for (size_t ow = 0; ow < OW; ow++)
-        for (int64_t kh = 0; kh < kh_n; kh++)
-          for (int64_t kw = 0; kw < kw_n; kw++) {
-            int64_t ih = (int64_t)oh * a->strides[0] - a->pads[0] + kh * a->dilations[0];
-            int64_t iw = (int64_t)ow * a->strides[1] - a->pads[1] + kw * a->dilations[1];
-            *o++ = ih >= 0 && ih < (int64_t)H && iw >= 0 && iw < (int64_t)W
-                       ? xd + ((n * H + (size_t)ih) * W + (size_t)iw) * C
-                       : pad_src;
-          }
+  for (size_t px = 0; px < P; px++)
+    for (int64_t kh = 0; kh < kh_n; kh++)
+      for (int64_t kw = 0; kw < kw_n; kw++) {
+        int64_t src = tap_input_pixel(a, (int64_t)H, (int64_t)W, (int64_t)OH, (int64_t)OW, (int64_t)px, kh, kw);
+        *o++ = src >= 0 ? xd + (size_t)src * C : pad_src;
+      }
   return ind;
 }

@@ -129,7 +129,6 @@ static int read_tensors(wrt_model* m, fb_buf f, size_t root, name_pool* np) {
     t->nbytes = count * t->esize;
     uint32_t buf = fb_u32(f, tt, 3, 0);
     t->arena_offset = fb_i64(f, tt, 4, -1);
-    t->quantized = fb_ref(f, tt, 5) != 0;
     if (buf != 0) {
       if (buf >= nb) return rt_error(WRT_ERR_FORMAT, "tensor %u ('%s'): buffer %u of %u", i, t->name, buf, nb);
       size_t dv = fb_ref(f, fb_vref(f, bv, buf), 0);
@@ -140,6 +139,11 @@ static int read_tensors(wrt_model* m, fb_buf f, size_t root, name_pool* np) {
       t->is_const = 1;
       t->arena_offset = -1;
       t->file_data = len ? fb_vdata(f, dv) : 0;
+    }
+    size_t qt = fb_ref(f, tt, 5);
+    int r = qt ? read_quant(m, f, qt, t, i) : WRT_OK;
+    if (r) return r;
+    if (buf != 0) {
       if (t->dtype == WRT_F16 && widen_f16(m, t) != WRT_OK) return m_alloc_fail(m, 0, "float16 weights", t->count * 4);
     } else {
       int64_t off = t->arena_offset;
@@ -195,6 +199,7 @@ static const attr_home ATTR_HOME[WRT_NUM_ATTRS] = {
     [ATTR_steps] = HOME(WRT_ATTR_INTS, steps, WRT_MAX_RANK, 0),
     [ATTR_size] = HOME(WRT_ATTR_INTS, size, 2, 0),
     [ATTR_scales] = HOME(WRT_ATTR_FLOATS, scales, 2, 0),
+    [ATTR_dtype] = HOME(WRT_ATTR_ENUM, qdtype, 1, 0),
 };
 static const attr_home PAD_PADS = HOME(WRT_ATTR_INTS, list, 2 * WRT_MAX_RANK, 1); /* [begin_0.., end_0..] */
 
@@ -391,13 +396,20 @@ static int check_structure(wrt_model* m, fb_buf f, size_t root) {
   uint32_t nt = fb_vlen(f, tv), no = fb_vlen(f, ov);
   if (nt > WRT_MAX_TENSORS) return rt_error(WRT_ERR_FORMAT, "model has %u tensors (limit %d)", nt, WRT_MAX_TENSORS);
   if (no > WRT_MAX_OPS) return rt_error(WRT_ERR_FORMAT, "model has %u operators (limit %d)", no, WRT_MAX_OPS);
-  uint64_t names = 0, inputs = 0;
-  for (uint32_t i = 0; i < nt; i++) names += fb_vlen(f, fb_ref(f, fb_vref(f, tv, i), 0));
+  uint64_t names = 0, inputs = 0, qvalues = 0;
+  for (uint32_t i = 0; i < nt; i++) {
+    size_t tt = fb_vref(f, tv, i), qt = fb_ref(f, tt, 5);
+    names += fb_vlen(f, fb_ref(f, tt, 0));
+    if (qt) qvalues += (uint64_t)fb_vlen(f, fb_ref(f, qt, 0)) + fb_vlen(f, fb_ref(f, qt, 1));
+  }
   for (uint32_t k = 0; k < no; k++) {
     size_t ot = fb_vref(f, ov, k);
     inputs += fb_vlen(f, fb_ref(f, ot, 1));
     names += fb_vlen(f, fb_ref(f, ot, 5));
   }
+  if (qvalues > WRT_MAX_QUANT_VALUES)
+    return rt_error(WRT_ERR_FORMAT, "the tensors' quantization parameters hold %l values in all (limit %d)",
+                    (int64_t)qvalues, WRT_MAX_QUANT_VALUES);
   if (inputs > WRT_MAX_OP_INPUTS)
     return rt_error(WRT_ERR_FORMAT, "the operators have %l inputs in all (limit %d)", (int64_t)inputs, WRT_MAX_OP_INPUTS);
   if (names > WRT_MAX_NAME_BYTES)

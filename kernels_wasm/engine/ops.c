@@ -18,27 +18,36 @@ static const wrt_op_impl ELTWISE = IMPL(plan_elementwise, 0, run_elementwise, k_
 static const wrt_op_impl POOL = IMPL(plan_pool, prepare_pool, run_pool, k_pool);
 static const wrt_op_impl REDUCE = IMPL(plan_reduce, 0, run_reduce, k_reduce);
 static const wrt_op_impl DATA = IMPL(plan_data, prepare_data, run_data, k_copy);
+/* int8 (QS8): python_ref/qops.py */
+static const char* k_qpool(const wrt_op* op) { (void)op; return "qs8 pool (portable)"; }
+static const char* k_qdata(const wrt_op* op) { (void)op; return "qs8 copy"; }
+static const wrt_op_impl QCONV = IMPL(plan_qconv, prepare_qconv, run_qconv, qconv_kernel);
+static const wrt_op_impl QELT = IMPL(plan_qelt, prepare_qelt, run_qelt, qelt_kernel);
+static const wrt_op_impl QPOOL = IMPL(plan_qpool, prepare_qpool, run_qpool, k_qpool);
+static const wrt_op_impl QDATA = IMPL(plan_qdata, prepare_qdata, run_qdata, k_qdata);
 
 /* float32 only */
 #define F32(impl) {[WRT_DC_F32] = &impl}
+/* float32 and int8 */
+#define F32_QS8(impl, qimpl) {[WRT_DC_F32] = &impl, [WRT_DC_QS8] = &qimpl}
 /* any element type: data movement copies bytes */
 #define ANY(impl) {[WRT_DC_F32] = &impl, [WRT_DC_QS8] = &impl, [WRT_DC_OTHER] = &impl}
 
 static const wrt_op_impl* const TABLE[OP_MAX_CODE][WRT_DC_COUNT] = {
-    [OP_CONV_2D] = F32(CONV),
-    [OP_CONV_TRANSPOSE_2D] = F32(CONV_T),
-    [OP_FULLY_CONNECTED] = F32(DENSE),
-    [OP_MATMUL] = F32(DENSE),
-    [OP_ADD] = F32(ELTWISE),
-    [OP_SUB] = F32(ELTWISE),
-    [OP_MUL] = F32(ELTWISE),
+    [OP_CONV_2D] = F32_QS8(CONV, QCONV),
+    [OP_CONV_TRANSPOSE_2D] = F32_QS8(CONV_T, QCONV),
+    [OP_FULLY_CONNECTED] = F32_QS8(DENSE, QCONV),
+    [OP_MATMUL] = F32_QS8(DENSE, QCONV),
+    [OP_ADD] = F32_QS8(ELTWISE, QELT),
+    [OP_SUB] = F32_QS8(ELTWISE, QELT),
+    [OP_MUL] = F32_QS8(ELTWISE, QELT),
     [OP_DIV] = F32(ELTWISE),
-    [OP_MAXIMUM] = F32(ELTWISE),
-    [OP_MINIMUM] = F32(ELTWISE),
+    [OP_MAXIMUM] = F32_QS8(ELTWISE, QELT),
+    [OP_MINIMUM] = F32_QS8(ELTWISE, QELT),
     [OP_POW] = F32(ELTWISE),
-    [OP_PRELU] = F32(ELTWISE),
-    [OP_RELU] = F32(ELTWISE),
-    [OP_CLIP] = F32(ELTWISE),
+    [OP_PRELU] = F32_QS8(ELTWISE, QELT),
+    [OP_RELU] = F32_QS8(ELTWISE, QELT),
+    [OP_CLIP] = F32_QS8(ELTWISE, QELT),
     [OP_LEAKY_RELU] = F32(ELTWISE),
     [OP_HARD_SWISH] = F32(ELTWISE),
     [OP_HARD_SIGMOID] = F32(ELTWISE),
@@ -48,23 +57,27 @@ static const wrt_op_impl* const TABLE[OP_MAX_CODE][WRT_DC_COUNT] = {
     [OP_SQRT] = F32(ELTWISE),
     [OP_ABS] = F32(ELTWISE),
     [OP_NEG] = F32(ELTWISE),
-    [OP_MAX_POOL_2D] = F32(POOL),
-    [OP_AVERAGE_POOL_2D] = F32(POOL),
-    [OP_MEAN] = F32(REDUCE),
-    [OP_REDUCE_MAX] = F32(REDUCE),
+    [OP_MAX_POOL_2D] = F32_QS8(POOL, QPOOL),
+    [OP_AVERAGE_POOL_2D] = F32_QS8(POOL, QPOOL),
+    [OP_MEAN] = F32_QS8(REDUCE, QPOOL),
+    [OP_REDUCE_MAX] = F32_QS8(REDUCE, QPOOL),
     [OP_REDUCE_SUM] = F32(REDUCE),
-    [OP_SOFTMAX] = F32(REDUCE),
+    [OP_SOFTMAX] = F32_QS8(REDUCE, QPOOL),
     [OP_RESHAPE] = ANY(DATA),
     [OP_TRANSPOSE] = ANY(DATA),
-    [OP_CONCATENATION] = ANY(DATA),
+    [OP_CONCATENATION] = {[WRT_DC_F32] = &DATA, [WRT_DC_QS8] = &QDATA, [WRT_DC_OTHER] = &DATA},
     [OP_SLICE] = ANY(DATA),
     [OP_PAD] = ANY(DATA),
-    [OP_RESIZE] = F32(DATA),
+    [OP_RESIZE] = F32_QS8(DATA, QDATA),
     [OP_DEPTH_TO_SPACE] = ANY(DATA),
     [OP_GATHER] = ANY(DATA),
+    [OP_QUANTIZE] = {[WRT_DC_QS8] = &QELT},
+    [OP_DEQUANTIZE] = {[WRT_DC_QS8] = &QELT},
+    [OP_LOOKUP] = {[WRT_DC_QS8] = &QELT},
 };
 
 int dtype_class(const wrt_model* m, const wrt_op* op) {
+  if (op_is_quantized(m, op)) return WRT_DC_QS8;
   return m->t[op->in[0]].dtype == WRT_F32 ? WRT_DC_F32 : WRT_DC_OTHER;
 }
 

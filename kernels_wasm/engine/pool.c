@@ -27,6 +27,15 @@ static int64_t taps_inside(int64_t start, int64_t k, int64_t d, int64_t lo, int6
   return n;
 }
 
+/* the average pool's divisor at output position (oh, ow) of an H x W input: taps inside the input (and on the
+ * explicit pads with count_include_pad), never the ceil_mode overhang */
+int64_t pool_divisor(const wrt_attrs* a, int64_t H, int64_t W, int64_t oh, int64_t ow) {
+  int64_t lo_h = a->count_include_pad ? -a->pads[0] : 0, hi_h = a->count_include_pad ? H + a->pads[2] : H;
+  int64_t lo_w = a->count_include_pad ? -a->pads[1] : 0, hi_w = a->count_include_pad ? W + a->pads[3] : W;
+  return taps_inside(oh * a->strides[0] - a->pads[0], a->kernel[0], a->dilations[0], lo_h, hi_h) *
+         taps_inside(ow * a->strides[1] - a->pads[1], a->kernel[1], a->dilations[1], lo_w, hi_w);
+}
+
 typedef struct {
   const wrt_model* m;
   const wrt_op* op;

@@ -26,6 +26,14 @@ static void fmt_shape(char* out, size_t cap, const shp* s) {
     if (!(c)) FAIL(__VA_ARGS__); \
   } while (0)
 
+/* "[256]" for messages (a static buffer: one use per message) */
+static const char* shape_text(const wrt_tensor* t) {
+  static WRT_TLS char b[96];
+  shp s = of(t);
+  fmt_shape(b, sizeof b, &s);
+  return b;
+}
+
 static int rank_is(const wrt_op* op, const wrt_tensor* t, int r, const char* what) {
   if (t->rank == r) return 0;
   char b[96];
@@ -219,11 +227,32 @@ static int infer(wrt_model* m, wrt_op* op, shp* out) {
       }
       return 0;
     }
-    case OP_SOFTMAX:
+    case OP_SOFTMAX: {
       CHECK(x->rank >= 1, "input must have rank >= 1");
       CHECK(a->axis >= -x->rank && a->axis < x->rank, "axis %d is out of range for rank %d", a->axis, x->rank);
+      int table = op->n_in > 1 && op->in[1] >= 0;
+      if (is_q8(x->dtype)) CHECK(table, "a quantized SOFTMAX needs its int32 exponential table (input 1)");
+      else CHECK(!table, "the table input is only for quantized (int8/uint8) inputs");
       *out = xs;
       return 0;
+    }
+    case OP_QUANTIZE:
+      CHECK(x->dtype == WRT_F32 || is_q8(x->dtype), "input must be float32, int8 or uint8, got %s",
+            dtype_name(x->dtype));
+      *out = xs;
+      return 0;
+    case OP_DEQUANTIZE:
+      CHECK(is_q8(x->dtype), "input must be int8 or uint8, got %s", dtype_name(x->dtype));
+      *out = xs;
+      return 0;
+    case OP_LOOKUP: {
+      const wrt_tensor* t = &m->t[op->in[1]];
+      CHECK(is_q8(x->dtype), "input must be int8 or uint8, got %s", dtype_name(x->dtype));
+      CHECK(t->rank == 1 && t->dims[0] == 256 && is_q8(t->dtype), "table must be [256] of int8 or uint8, got %s of %s",
+            shape_text(t), dtype_name(t->dtype));
+      *out = xs;
+      return 0;
+    }
     case OP_RESHAPE: {
       int neg = -1;
       int64_t known = 1;
@@ -354,26 +383,48 @@ static int infer(wrt_model* m, wrt_op* op, shp* out) {
   return op_fail(op, WRT_ERR_UNSUPPORTED, "%s is not implemented by the C engine", op_name(op));
 }
 
-static int check_op(wrt_model* m, wrt_op* op) {
+/* quantized CONV_2D / CONV_TRANSPOSE_2D / FULLY_CONNECTED: int8/uint8 weights, int32 bias (python_ref's
+ * _weight_dtypes); other ops: every input of one dtype, except indices and tables */
+static int check_dtypes(wrt_model* m, wrt_op* op) {
   const wrt_tensor* x = &m->t[op->in[0]];
-  const wrt_tensor* y = &m->t[op->out];
-  /* quantized (int8) semantics (python_ref/README.md) have no kernels here yet: refuse rather than copy bytes */
-  int quantized = y->quantized;
-  for (int i = 0; i < op->n_in; i++) quantized |= op->in[i] >= 0 && m->t[op->in[i]].quantized;
-  if (quantized)
-    return op_fail(op, WRT_ERR_UNSUPPORTED, "quantized (int8) %s is not implemented by the C engine yet", op_name(op));
-  if (op_has_clamp(op->type))
-    CHECK(op->a.act_min <= op->a.act_max, "act_min %f is greater than act_max %f", (double)op->a.act_min,
-          (double)op->a.act_max); /* NaN bounds fail too, as in python_ref */
+  int weighted = op->type == OP_CONV_2D || op->type == OP_CONV_TRANSPOSE_2D || op->type == OP_FULLY_CONNECTED;
+  if (weighted && is_q8(x->dtype)) {
+    const wrt_tensor* w = &m->t[op->in[1]];
+    CHECK(is_q8(w->dtype), "quantized input %s needs int8 or uint8 weights, got %s", dtype_name(x->dtype),
+          dtype_name(w->dtype));
+    if (op->n_in > 2 && op->in[2] >= 0)
+      CHECK(m->t[op->in[2]].dtype == WRT_I32, "the bias of a quantized op must be int32, got %s",
+            dtype_name(m->t[op->in[2]].dtype));
+    return 0;
+  }
   for (int i = 0; i < op->n_in; i++) {
     int ti = op->in[i];
-    if (ti < 0 || (op->type == OP_GATHER && i == 1)) continue;
+    if (ti < 0 || (i == 1 && (op->type == OP_GATHER || op->type == OP_LOOKUP || op->type == OP_SOFTMAX))) continue;
     CHECK(m->t[ti].dtype == x->dtype, "inputs have different dtypes (%s and %s)", dtype_name(x->dtype),
           dtype_name(m->t[ti].dtype));
   }
-  shp out;
-  int r = infer(m, op, &out);
+  return 0;
+}
+
+/* the element type the op produces: its input's, except for the ops that convert */
+static int out_dtype(const wrt_model* m, const wrt_op* op) {
+  switch (op->type) {
+    case OP_QUANTIZE: return op->a.qdtype == WRT_QuantType_UINT8 ? WRT_U8 : WRT_I8;
+    case OP_DEQUANTIZE: return WRT_F32;
+    case OP_LOOKUP: return m->t[op->in[1]].dtype;
+    default: return m->t[op->in[0]].dtype;
+  }
+}
+
+static int check_op(wrt_model* m, wrt_op* op) {
+  const wrt_tensor* y = &m->t[op->out];
+  if (op_has_clamp(op->type))
+    CHECK(op->a.act_min <= op->a.act_max, "act_min %f is greater than act_max %f", (double)op->a.act_min,
+          (double)op->a.act_max); /* NaN bounds fail too, as in python_ref */
+  int r = check_dtypes(m, op);
   if (r) return r;
+  shp out;
+  if ((r = infer(m, op, &out))) return r;
   shp decl = of(y);
   int same = decl.rank == out.rank;
   for (int i = 0; same && i < out.rank; i++) same = decl.d[i] == out.d[i];
@@ -383,14 +434,19 @@ static int check_op(wrt_model* m, wrt_op* op) {
     fmt_shape(b2, sizeof b2, &out);
     FAIL("output tensor %d ('%s') is declared with shape %s, but the op produces %s", op->out, y->name, b1, b2);
   }
-  CHECK(y->dtype == x->dtype, "output dtype %s differs from the input dtype %s", dtype_name(y->dtype),
-        dtype_name(x->dtype));
+  CHECK(y->dtype == out_dtype(m, op), "output dtype %s differs from the input dtype %s", dtype_name(y->dtype),
+        dtype_name(out_dtype(m, op)));
   return 0;
 }
 
+/* shapes and dtypes of every op, then the quantization rules of every op (python_ref's order) */
 int check_shapes(wrt_model* m) {
   for (int k = 0; k < m->n_ops; k++) {
     int r = check_op(m, &m->ops[k]);
+    if (r) return r;
+  }
+  for (int k = 0; k < m->n_ops; k++) {
+    int r = check_quant(m, &m->ops[k]);
     if (r) return r;
   }
   return WRT_OK;

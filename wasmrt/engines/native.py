@@ -1,7 +1,8 @@
 """The C engine as a native shared library (a checkout's build/native/libwasmrt.so, or the one a wheel ships),
 through ctypes.
 
-The library picks its kernels at load time from the CPU (AVX-512 > AVX2+FMA > scalar); `variant` (or the
+The library picks its kernels at load time from the CPU (AVX-512 VNNI > AVX-512 > AVX2+FMA > scalar; the VNNI table
+differs only in its int8 kernels); `variant` (or the
 WASMRT_FORCE_TARGET environment variable) forces one, which must be available on this CPU.
 """
 
@@ -18,7 +19,7 @@ from wasmrt.engines.base import DEFAULT_LIMITS, DTYPES, Limits, Model, TensorSpe
 from wasmrt.engines.errors import engine_error
 from wasmrt.errors import WasmrtError
 
-VARIANTS = ("scalar", "avx2", "avx512")
+VARIANTS = ("scalar", "avx2", "avx512", "avx512vnni")
 _lib: ctypes.CDLL | None = None
 _lock = threading.Lock()
 
