@@ -74,6 +74,9 @@ class Interpreter:
                 results = [np.zeros(tensors[i].shape, tensors[i].dtype) for i in op.outputs]
             else:
                 results = ops.run(op.op, [get(i) for i in op.inputs], op.attrs)
+                if len(results) != len(op.outputs):
+                    raise RuntimeError(f"op {k} ({op.op} {op.name!r}) produced {len(results)} outputs, the model "
+                                       f"lists {len(op.outputs)}")
             for i, r in zip(op.outputs, results, strict=True):
                 spec = tensors[i]
                 if r.shape != spec.shape:

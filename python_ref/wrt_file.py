@@ -24,8 +24,9 @@ MAX_ELEMENTS = 1 << 31
 # limits on what a file unpacks to (the C reader has the same): tables may share vectors and strings, so a small
 # file could otherwise unpack to gigabytes
 MAX_TENSORS = MAX_OPS = 1 << 20
-MAX_OP_INPUTS = 1 << 24  # all operators' inputs together
+MAX_OP_INPUTS = 1 << 24  # all operators' inputs and outputs together
 MAX_NAME_BYTES = 1 << 26  # all tensor and operator names together, counting repeats
+MAX_OP_OUTPUTS = 4096  # outputs of one op (SPLIT)
 
 DTYPES: dict[int, np.dtype] = {
     fb.DType.FLOAT32: np.dtype("<f4"), fb.DType.FLOAT16: np.dtype("<f2"), fb.DType.INT8: np.dtype("i1"),
@@ -125,10 +126,10 @@ def _structure_problem(data: bytes) -> str | None:
     inputs = 0
     for k in range(no):
         op = m.Operators(k)
-        inputs += op.InputsLength()
+        inputs += op.InputsLength() + op.OutputsLength()
         names += strlen(op._tab, 5)
     if inputs > MAX_OP_INPUTS:
-        return f"the operators have {inputs} inputs in all (limit {MAX_OP_INPUTS})"
+        return f"the operators have {inputs} inputs and outputs in all (limit {MAX_OP_INPUTS})"
     if names > MAX_NAME_BYTES:
         return f"tensor and operator names take {names} bytes in all (limit {MAX_NAME_BYTES})"
     return None
@@ -198,7 +199,10 @@ def _op(k: int, o: fb.OperatorT, nt: int) -> OpInfo:
     outs = [int(i) for i in (o.outputs if o.outputs is not None else [])]
     _check(len(ins) >= d.min_inputs and (d.variadic or len(ins) <= len(d.inputs)),
            f"{where}: {len(ins)} inputs, expected {d.min_inputs}..{len(d.inputs)}")
-    _check(len(outs) == len(d.outputs), f"{where}: {len(outs)} outputs, expected {len(d.outputs)}")
+    if d.variadic_outputs:
+        _check(1 <= len(outs) <= MAX_OP_OUTPUTS, f"{where}: {len(outs)} outputs, expected 1..{MAX_OP_OUTPUTS}")
+    else:
+        _check(len(outs) == len(d.outputs), f"{where}: {len(outs)} outputs, expected {len(d.outputs)}")
     for i in ins:
         _check(-1 <= i < nt, f"{where}: input tensor index {i} out of range (0..{nt - 1})")
     for i in ins[: d.min_inputs]:

@@ -19,6 +19,7 @@ from onnx import helper, numpy_helper
 
 from python_ref import ops, shapes
 from python_ref.opdefs import OPS, CoordMode, DepthToSpaceMode, NearestMode, PadMode, ResizeMode
+from tests.breadth_samples import breadth_samples
 
 RNG = np.random.default_rng(1234)
 OPSET = 19
@@ -479,6 +480,7 @@ SAMPLES: dict[str, list[tuple[list[np.ndarray | None], dict[str, Any]]]] = {
     "RESIZE": [([_f(1, 3, 5, 2)], {"size": (7, 2)})],
     "DEPTH_TO_SPACE": [([_f(1, 2, 3, 12)], {"block": 2, "mode": DepthToSpaceMode.CRD})],
     "GATHER": [([_f(3, 4), np.array([[0, 2], [1, -1]], np.int32)], {"axis": 1})],
+    **breadth_samples(_f),
 }
 
 

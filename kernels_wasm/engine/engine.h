@@ -18,8 +18,11 @@
 /* format limits (python_ref/wrt_file.py has the same) */
 #define WRT_MAX_TENSORS (1 << 20)
 #define WRT_MAX_OPS (1 << 20)
-#define WRT_MAX_OP_INPUTS (1 << 24)   /* all operators' inputs together */
+#define WRT_MAX_OP_INPUTS (1 << 24)   /* all operators' inputs and outputs together */
 #define WRT_MAX_NAME_BYTES (1 << 26)  /* all tensor and operator names together, counting repeats */
+#define WRT_MAX_OP_OUTPUTS 4096       /* outputs of one op (SPLIT) */
+#define WRT_MAX_LONG_LIST 4096        /* values of a long list attribute */
+#define WRT_MAX_ACTS 6                /* activations of a recurrent op: 3 per direction */
 
 typedef struct {
   const char* name;
@@ -43,6 +46,14 @@ typedef struct {
   int32_t starts[WRT_MAX_RANK], ends[WRT_MAX_RANK], steps[WRT_MAX_RANK];
   int32_t size[2];
   float scales[2];
+  float epsilon, clip, cell_clip, proj_clip, target_rotation, scale;
+  uint8_t to, reduction, direction, coupling, linear_before_reset, align_corners;
+  int32_t dimensions, rotation_idx[2];
+  int32_t acts[WRT_MAX_ACTS]; /* recurrent ops: activations, with their alpha and beta */
+  float alphas[WRT_MAX_ACTS], betas[WRT_MAX_ACTS];
+  int n_acts, n_alphas, n_betas;
+  const int32_t* ints; /* a long list: SPLIT sizes, LANDMARKS_TO_TRANSFORM_MATRIX subset (model-owned) */
+  int n_ints;
 } wrt_attrs;
 
 /* ---- per-op plans: what plan_* decides at load, one struct per op family ------------------------------------- */
@@ -77,6 +88,20 @@ typedef struct {
   const int32_t* maps;   /* PAD: per output axis, the source index of each position (-1: the pad value) */
 } wrt_data_plan;
 
+typedef struct {
+  int64_t t, b, i, d, h, p; /* steps, batch, input size, directions, hidden size, output (projection) size */
+  int gates, n_acts;        /* per direction */
+} wrt_rnn_dims;
+
+typedef struct {
+  wrt_rnn_dims g;
+  float* w[2];    /* per direction, packed input weights (gates * H columns) with the biases folded in */
+  float* r[2];    /* packed recurrence: all gates (LSTM, RNN) or z and r (GRU) */
+  float* rh[2];   /* GRU: the h gate's recurrence (bias Rbh when linear_before_reset) */
+  float* proj[2]; /* LSTM projection, with its bias */
+  float* bias[2]; /* LSTM with layer norm: the gate biases, added after the normalization */
+} wrt_rnn_plan;
+
 typedef struct wrt_op_impl wrt_op_impl;
 
 typedef struct wrt_op {
@@ -85,12 +110,14 @@ typedef struct wrt_op {
   int index;
   int n_in;
   int32_t* in; /* -1 = absent optional input */
-  int32_t out;
+  int32_t out;   /* the first output (most ops have one) */
+  int n_out;
+  int32_t* outs; /* every output */
   wrt_attrs a;
   /* planned at load (plan: no allocation), then prepared */
   const wrt_op_impl* impl; /* ops.c: the implementation for this op type and dtype class */
   int path;                /* which path of it runs (the module's own enum) */
-  uint8_t packed_in;       /* bit i: input i is consumed at load (packed); every other constant input is copied */
+  uint16_t packed_in;      /* bit i: input i is consumed at load (packed); every other constant input is copied */
   uint8_t skip;            /* the output is empty: nothing to prepare or run */
   wrt_clamp clamp;
   union {
@@ -98,6 +125,7 @@ typedef struct wrt_op {
     wrt_dense_plan dense;
     wrt_pool_plan pool;
     wrt_data_plan data;
+    wrt_rnn_plan rnn;
   } u;
 } wrt_op;
 
@@ -155,7 +183,9 @@ const wrt_op_impl* op_impl(int type, int dclass); /* NULL: this engine has no su
 
 /* ---- loader stages ---------------------------------------------------------------------------------------------- */
 int read_model(wrt_model* m, fb_buf f); /* model_read.c: tensors, ops, attributes, graph checks */
-int check_shapes(wrt_model* m);         /* shape_check.c: every op's output shape/dtype as python_ref infers */
+/* shape_check.c: every op's output shape/dtype as python_ref infers; assign: set them (a run-time shape change)
+ * instead of comparing them with the file's */
+int check_shapes(wrt_model* m, int assign);
 int run_ops(wrt_model* m, int begin, int end); /* model.c: ops [begin, end), skipping those with empty outputs */
 
 /* ---- support (support.c) ---------------------------------------------------------------------------------------- */
@@ -206,6 +236,14 @@ int plan_data(wrt_model* m, wrt_op* op, wrt_cost* c);
 int prepare_data(wrt_model* m, wrt_op* op);
 int run_data(wrt_model* m, wrt_op* op);        /* data movement, any element size */
 
+int plan_typed(wrt_model* m, wrt_op* op, wrt_cost* c);
+int run_typed(wrt_model* m, wrt_op* op);       /* comparisons, logic, WHERE, CAST, integer arithmetic */
+int plan_rnn(wrt_model* m, wrt_op* op, wrt_cost* c);
+int prepare_rnn(wrt_model* m, wrt_op* op);
+int run_rnn(wrt_model* m, wrt_op* op);         /* LSTM, GRU, RNN */
+int plan_mediapipe(wrt_model* m, wrt_op* op, wrt_cost* c);
+int run_mediapipe(wrt_model* m, wrt_op* op);   /* MediaPipe's attention mesh ops */
+
 /* indirection buffers (indirection.c): pointers into the arena, whose address is fixed for the model's lifetime */
 int build_igemm_indirection(wrt_model* m, wrt_op* op, wrt_conv_plan* p);      /* per MR pixels, tap-major */
 const float** build_pixel_indirection(wrt_model* m, wrt_op* op, const float* pad_src, int64_t kh_n, int64_t kw_n);
@@ -219,6 +257,7 @@ void run_gemm(const wrt_target* tg, size_t m, size_t n, size_t k, const float* a
               const float* packed, float* c, size_t c_stride_bytes, const wrt_clamp* clamp);
 
 /* shape helpers (shape_check.c), shared with python_ref's rules */
+int rnn_geometry(const wrt_model* m, const wrt_op* op, wrt_rnn_dims* g);
 int64_t conv_out_size(int64_t size, int64_t k, int64_t s, int64_t d, int64_t p0, int64_t p1);
 int64_t pool_out_size(int64_t size, int64_t k, int64_t s, int64_t d, int64_t p0, int64_t p1, int ceil_mode);
 

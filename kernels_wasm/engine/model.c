@@ -8,7 +8,7 @@ static int prepare_op(wrt_model* m, wrt_op* op) {
    * built below, ever sees a NULL tensor); the inputs it packs (plan: packed_in) are read from the file */
   for (int i = 0; i < op->n_in; i++) {
     int ti = op->in[i];
-    if (ti >= 0 && m->t[ti].is_const && !(i < 8 && (op->packed_in >> i & 1)) && !const_data(m, ti))
+    if (ti >= 0 && m->t[ti].is_const && !(i < 16 && (op->packed_in >> i & 1)) && !const_data(m, ti))
       return m_alloc_fail(m, op, "a constant input", m->t[ti].nbytes);
   }
   return op->impl->prepare ? op->impl->prepare(m, op) : WRT_OK;
@@ -47,7 +47,8 @@ static int plan_model(wrt_model* m, uint64_t* need) {
   m->pad_floats = 16;
   for (int k = 0; k < m->n_ops; k++) {
     wrt_op* op = &m->ops[k];
-    op->skip = m->t[op->out].count == 0;
+    op->skip = 1; /* nothing to compute when every output is empty */
+    for (int k = 0; k < op->n_out; k++) op->skip &= m->t[op->outs[k]].count == 0;
     if (op->skip) continue;
     m->cur_op = k;
     op->impl = op_impl(op->type, dtype_class(m, op));
@@ -63,7 +64,7 @@ static int plan_model(wrt_model* m, uint64_t* need) {
     /* constants the op reads at run time are copied once each (const_data) */
     for (int i = 0; i < op->n_in; i++) {
       wrt_tensor* t = op->in[i] >= 0 ? &m->t[op->in[i]] : 0;
-      if (t && t->is_const && !(i < 8 && (op->packed_in >> i & 1)) && !t->data && !t->planned) {
+      if (t && t->is_const && !(i < 16 && (op->packed_in >> i & 1)) && !t->data && !t->planned) {
         t->planned = 1;
         c.bytes += t->nbytes + 1;
       }
@@ -104,7 +105,7 @@ static int load(wrt_model* m, const void* data, size_t size) {
   fb_buf f = {(const uint8_t*)data, size};
   int r = fb_verify_model(f);
   if (!r) r = read_model(m, f);
-  if (!r) r = check_shapes(m);
+  if (!r) r = check_shapes(m, 0);
   if (r) return r;
   m->tg = pick_target();
   if (!m->tg || !m->tg->gemm || !m->tg->igemm)

@@ -10,6 +10,8 @@ static const char* k_pool(const wrt_op* op) { (void)op; return "pool"; }
 static const char* k_reduce(const wrt_op* op) { (void)op; return "reduce (double)"; }
 static const char* k_copy(const wrt_op* op) { (void)op; return "copy"; }
 static const char* k_col2im(const wrt_op* op) { (void)op; return "gemm + col2im"; }
+static const char* k_scalar(const wrt_op* op) { (void)op; return "scalar"; }
+static const char* k_rnn(const wrt_op* op) { (void)op; return "gemm + gates"; }
 
 static const wrt_op_impl CONV = IMPL(plan_conv, prepare_conv, run_conv, conv_kernel);
 static const wrt_op_impl CONV_T = IMPL(plan_conv_transpose, prepare_conv_transpose, run_conv_transpose, k_col2im);
@@ -18,23 +20,28 @@ static const wrt_op_impl ELTWISE = IMPL(plan_elementwise, 0, run_elementwise, k_
 static const wrt_op_impl POOL = IMPL(plan_pool, prepare_pool, run_pool, k_pool);
 static const wrt_op_impl REDUCE = IMPL(plan_reduce, 0, run_reduce, k_reduce);
 static const wrt_op_impl DATA = IMPL(plan_data, prepare_data, run_data, k_copy);
+static const wrt_op_impl TYPED = IMPL(plan_typed, 0, run_typed, k_scalar);
+static const wrt_op_impl RNN = IMPL(plan_rnn, prepare_rnn, run_rnn, k_rnn);
+static const wrt_op_impl MEDIAPIPE = IMPL(plan_mediapipe, 0, run_mediapipe, k_scalar);
 
 /* float32 only */
 #define F32(impl) {[WRT_DC_F32] = &impl}
 /* any element type: data movement copies bytes */
 #define ANY(impl) {[WRT_DC_F32] = &impl, [WRT_DC_QS8] = &impl, [WRT_DC_OTHER] = &impl}
+/* float32 through `impl`, integers through the typed scalar loops */
+#define F32_INT(impl) {[WRT_DC_F32] = &impl, [WRT_DC_OTHER] = &TYPED}
 
 static const wrt_op_impl* const TABLE[OP_MAX_CODE][WRT_DC_COUNT] = {
     [OP_CONV_2D] = F32(CONV),
     [OP_CONV_TRANSPOSE_2D] = F32(CONV_T),
     [OP_FULLY_CONNECTED] = F32(DENSE),
     [OP_MATMUL] = F32(DENSE),
-    [OP_ADD] = F32(ELTWISE),
-    [OP_SUB] = F32(ELTWISE),
-    [OP_MUL] = F32(ELTWISE),
-    [OP_DIV] = F32(ELTWISE),
-    [OP_MAXIMUM] = F32(ELTWISE),
-    [OP_MINIMUM] = F32(ELTWISE),
+    [OP_ADD] = F32_INT(ELTWISE),
+    [OP_SUB] = F32_INT(ELTWISE),
+    [OP_MUL] = F32_INT(ELTWISE),
+    [OP_DIV] = F32_INT(ELTWISE),
+    [OP_MAXIMUM] = F32_INT(ELTWISE),
+    [OP_MINIMUM] = F32_INT(ELTWISE),
     [OP_POW] = F32(ELTWISE),
     [OP_PRELU] = F32(ELTWISE),
     [OP_RELU] = F32(ELTWISE),
@@ -62,6 +69,32 @@ static const wrt_op_impl* const TABLE[OP_MAX_CODE][WRT_DC_COUNT] = {
     [OP_RESIZE] = F32(DATA),
     [OP_DEPTH_TO_SPACE] = ANY(DATA),
     [OP_GATHER] = ANY(DATA),
+    [OP_LAYER_NORM] = F32(REDUCE),
+    [OP_GELU] = F32(ELTWISE),
+    [OP_ERF] = F32(ELTWISE),
+    [OP_LOG] = F32(ELTWISE),
+    [OP_FLOOR] = F32(ELTWISE),
+    [OP_CEIL] = F32(ELTWISE),
+    [OP_WHERE] = ANY(TYPED),
+    [OP_EXPAND] = ANY(DATA),
+    [OP_CAST] = ANY(TYPED),
+    [OP_EQUAL] = ANY(TYPED),
+    [OP_LESS] = ANY(TYPED),
+    [OP_GREATER] = ANY(TYPED),
+    [OP_LESS_EQUAL] = ANY(TYPED),
+    [OP_GREATER_EQUAL] = ANY(TYPED),
+    [OP_NOT] = ANY(TYPED),
+    [OP_AND] = ANY(TYPED),
+    [OP_OR] = ANY(TYPED),
+    [OP_XOR] = ANY(TYPED),
+    [OP_SCATTER_ND] = ANY(DATA),
+    [OP_SPLIT] = ANY(DATA),
+    [OP_LSTM] = F32(RNN),
+    [OP_GRU] = F32(RNN),
+    [OP_RNN] = F32(RNN),
+    [OP_LANDMARKS_TO_TRANSFORM_MATRIX] = F32(MEDIAPIPE),
+    [OP_TRANSFORM_TENSOR_BILINEAR] = F32(MEDIAPIPE),
+    [OP_TRANSFORM_LANDMARKS] = F32(MEDIAPIPE),
 };
 
 int dtype_class(const wrt_model* m, const wrt_op* op) {
