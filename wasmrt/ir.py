@@ -132,6 +132,7 @@ class Graph:
             if any(o in live for o in n.outputs):
                 kept.append(n)
                 live.update(i for i in n.inputs if i)
+                live.update(n.outputs)  # a kept op writes all its outputs, used or not
         self.nodes = kept[::-1]
         live.update(self.inputs)
         self.tensors = {k: v for k, v in self.tensors.items() if k in live}
