@@ -36,7 +36,7 @@ def check_feeds(specs: list[TensorSpec], feeds: dict[str, Any]) -> list[np.ndarr
             raise InputError(f"input {spec.name!r}: dtype {arr.dtype}, expected {spec.dtype}")
         if arr.shape != spec.shape:
             raise InputError(f"input {spec.name!r}: shape {list(arr.shape)}, expected {list(spec.shape)}")
-        out.append(np.ascontiguousarray(arr))
+        out.append(arr if arr.flags.c_contiguous else arr.copy(order="C"))  # (ascontiguousarray makes 0-d 1-d)
     return out
 
 

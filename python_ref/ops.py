@@ -346,6 +346,8 @@ _NP_PAD = {PadMode.CONSTANT: "constant", PadMode.REFLECT: "reflect", PadMode.EDG
 def _pad(xs: list[np.ndarray | None], a: Attrs) -> np.ndarray:
     x = xs[0]
     r = x.ndim
+    if r == 0:  # nothing to pad (numpy's pad refuses 0-d arrays)
+        return x.copy()
     p = [int(v) for v in a["pads"]]
     width = [(p[i], p[i + r]) for i in range(r)]
     mode = PadMode(int(a["mode"]))

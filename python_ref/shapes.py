@@ -370,6 +370,12 @@ def _pad(specs: list[Spec | None], a: dict[str, Any], err: _Err) -> Spec:
             err.check(lo <= d - 1 and hi <= d - 1, f"reflect pads {lo},{hi} of axis {ax} must be < its size {d}")
         elif mode == PadMode.EDGE:
             err.check(d > 0 or lo == hi == 0, f"edge padding of the empty axis {ax}")
+    dt = specs[0][1]
+    if mode == PadMode.CONSTANT and dt.kind in "iub":  # the value must exist in the element type (truncated to 0)
+        lo, hi = (0, 1) if dt.kind == "b" else (np.iinfo(dt).min, np.iinfo(dt).max)
+        v = float(a["value"])
+        err.check(math.isfinite(v) and lo <= math.trunc(v) <= hi,
+                  f"pad value {a['value']} is not representable as {dt}")
     return tuple(d + pads[i] + pads[i + r] for i, d in enumerate(x)), specs[0][1]
 
 

@@ -13,7 +13,7 @@ from typing import Any
 import flatbuffers
 import numpy as np
 
-from python_ref import opdefs
+from python_ref import opdefs, shapes
 from python_ref._fb import wrt_generated as fb
 from python_ref.errors import ModelFormatError
 
@@ -159,8 +159,10 @@ def _verify(m: fb.ModelT, file_size: int) -> WrtModel:
         _check(len(idx) <= 4096, f"model has {len(idx)} {kind}s (limit 4096)")
         for i in idx:
             _check(0 <= i < nt, f"graph {kind} refers to tensor {i}, but the model has {nt} tensors")
+            _check(tensors[i].data is None, f"graph {kind} tensor {i} ({tensors[i].name!r}) is a constant")
     ops = [_op(k, o, nt) for k, o in enumerate(m.operators or [])]
     _check_order(ops, tensors, inputs, outputs)
+    _check_shapes(ops, tensors)
     return WrtModel(m.version, tensors, ops, inputs, outputs, int(plan.arenaSize), int(plan.alignment),
                     int(plan.lowerBound), _metadata(m.metadata, inputs))
 
@@ -253,6 +255,23 @@ def _check_order(ops: list[OpInfo], tensors: list[TensorInfo], inputs: list[int]
             ready.add(i)
     for i in outputs:
         _check(i in ready, f"graph output tensor {i} ({tensors[i].name!r}) is never written")
+
+
+def _check_shapes(ops: list[OpInfo], tensors: list[TensorInfo]) -> None:
+    """Every op's rules (python_ref/shapes.py) hold and its outputs have the shapes and dtypes it produces, as the C
+    engine checks before running anything (kernels_wasm/engine/shape_check.c)."""
+    for k, o in enumerate(ops):
+        where = f"operator {k} ({o.op} {o.name!r})"
+        specs = [None if i < 0 else (tensors[i].shape, tensors[i].dtype) for i in o.inputs]
+        try:
+            produced = shapes.infer(o.op, specs, o.attrs)
+        except ValueError as e:
+            raise ModelFormatError(f"{where}: {str(e).removeprefix(f'{o.op}: ')}") from None
+        for i, (shape, dtype) in zip(o.outputs, produced, strict=True):
+            t = tensors[i]
+            _check(t.shape == tuple(shape), f"{where}: output tensor {i} ({t.name!r}) is declared with shape "
+                                            f"{list(t.shape)}, but the op produces {list(shape)}")
+            _check(t.dtype == dtype, f"{where}: output dtype {t.dtype} differs from the input dtype {dtype}")
 
 
 def _seq(v: Any) -> Any:

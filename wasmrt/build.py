@@ -1,6 +1,6 @@
 """Build the C engine: the three WebAssembly variants, the native x86-64 library, and test binaries.
 
-    wasmrt build [--only wasm|native|aarch64|asan] [--force]
+    wasmrt build [--only wasm|native|aarch64|asan|fuzz] [--force]
 
 - js_bindings/dist/wasmrt-{scalar,simd,relaxed}.wasm: clang-19 --target=wasm32, freestanding (no libc, no
   emscripten), compiled and linked in two steps (a one-step clang link runs an old wasm-opt that rejects relaxed
@@ -8,6 +8,8 @@
 - build/native/libwasmrt.so: engine + scalar/AVX2/AVX-512 kernels, picked at run time (WASMRT_FORCE_TARGET).
 - build/aarch64/wrt_driver: static aarch64 test driver (NEON kernels) for qemu-aarch64.
 - build/asan/wrt_driver: the native test driver under AddressSanitizer + UBSan (gcc, which ships libasan here).
+- build/fuzz/wrt_fuzz_engine: the structure-aware libFuzzer target (kernels_wasm/fuzz/), clang-19 with
+  -fsanitize=fuzzer,address,undefined (libFuzzer from Debian's libclang-rt-19-dev). Run it with `wasmrt fuzz`.
 
 Each artefact is rebuilt only when a hash of its sources, flags and compiler changes.
 """
@@ -32,6 +34,7 @@ GENERATED = ROOT / "kernels_wasm" / "generated"
 INCLUDE = ROOT / "kernels_wasm" / "include"
 PROVISIONAL = ENGINE / "test" / "provisional_scalar.c"
 DRIVER = ENGINE / "test" / "driver.c"
+FUZZ = ROOT / "kernels_wasm" / "fuzz"
 BUILD = ROOT / "build"
 DIST = ROOT / "js_bindings" / "dist"
 PACKAGE_DIST = ROOT / "wasmrt" / "engines" / "dist"
@@ -211,6 +214,31 @@ def build_asan_driver(force: bool = False) -> Artefact:
     return Artefact(out, _cached(out, _stamp(sources, flags, cc), force, make), notes)
 
 
+def build_fuzz(force: bool = False) -> Artefact:
+    """The engine fuzzer: every engine source and native kernel, the recipe generator and the libFuzzer target, under
+    ASan + UBSan with -O1 (the sanitizers' usual trade of speed for clear reports)."""
+    cc = _tool("clang-19")
+    ksrcs, kdefs, notes = _native_kernels()
+    fuzz = sorted(FUZZ.glob("*.c"))
+    sources = [*engine_sources(), *ksrcs, *fuzz]
+    flags = [*CFLAGS[:1], "-O1", "-g", *CFLAGS[2:], "-fsanitize=fuzzer,address,undefined", "-fno-sanitize-recover=all",
+             "-fno-omit-frame-pointer", *kdefs, "-I", str(INCLUDE)]
+    out = BUILD / "fuzz" / "wrt_fuzz_engine"
+
+    def make(tmp: Path) -> None:
+        with tempfile.TemporaryDirectory() as d:  # one object per source: the kernels compile in parallel
+            objs = [Path(d) / f"{i}_{src.stem}.o" for i, src in enumerate(sources)]
+            procs = [subprocess.Popen([cc, *flags, "-c", str(src), "-o", str(obj)], stderr=subprocess.PIPE, text=True)
+                     for src, obj in zip(sources, objs, strict=True)]
+            errors = [p.communicate()[1] for p in procs if p.wait() != 0]
+            if errors:
+                raise WasmrtError(f"building the fuzzer failed:\n{errors[0].strip()}")
+            _run([cc, *flags, *map(str, objs), "-o", str(tmp), "-lm"])
+
+    stamp = _stamp([*sources, *FUZZ.glob("*.h")], flags, cc)
+    return Artefact(out, _cached(out, stamp, force, make), notes)
+
+
 def build_aarch64(force: bool = False) -> Artefact:
     """Static aarch64 test driver with the NEON kernels, for qemu-aarch64."""
     cc = _tool("aarch64-linux-gnu-gcc")
@@ -237,6 +265,7 @@ def build_all(only: str | None = None, force: bool = False,
         "native": lambda: build_native(force),
         "aarch64": lambda: build_aarch64(force),
         "asan": lambda: build_asan_driver(force),
+        "fuzz": lambda: build_fuzz(force),
     }
     out = {}
     for name, step in steps.items():
@@ -255,7 +284,7 @@ def main(argv: list[str] | None = None) -> int:
     import argparse
 
     ap = argparse.ArgumentParser(prog="wasmrt build", description=__doc__.splitlines()[0])
-    ap.add_argument("--only", choices=["wasm", "native", "aarch64", "asan"])
+    ap.add_argument("--only", choices=["wasm", "native", "aarch64", "asan", "fuzz"])
     ap.add_argument("--force", action="store_true")
     args = ap.parse_args(argv)
     build_all(args.only, args.force)

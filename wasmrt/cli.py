@@ -153,6 +153,12 @@ def cmd_bench(args: argparse.Namespace) -> int:
     return run(args)
 
 
+def cmd_fuzz(args: argparse.Namespace) -> int:
+    from wasmrt.fuzz import run
+
+    return run(args)
+
+
 def build_parser() -> argparse.ArgumentParser:
     ap = argparse.ArgumentParser(prog="wasmrt", description="Convert and run neural-network models.")
     sub = ap.add_subparsers(dest="command", required=True)
@@ -186,7 +192,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.set_defaults(fn=cmd_run)
 
     p = sub.add_parser("build", help="compile the C engine: wasm modules, native library, test drivers")
-    p.add_argument("--only", choices=["wasm", "native", "aarch64", "asan"])
+    p.add_argument("--only", choices=["wasm", "native", "aarch64", "asan", "fuzz"])
     p.add_argument("--force", action="store_true", help="rebuild even when the sources are unchanged")
     p.set_defaults(fn=cmd_build)
 
@@ -202,6 +208,11 @@ def build_parser() -> argparse.ArgumentParser:
     p = sub.add_parser("bench", help="time our engine natively and as wasm, optionally against the peers")
     bench_arguments(p)
     p.set_defaults(fn=cmd_bench)
+    from wasmrt.fuzz import add_arguments as fuzz_arguments
+
+    p = sub.add_parser("fuzz", help="fuzz the C engine and the importers with hostile models (progress, findings)")
+    fuzz_arguments(p)
+    p.set_defaults(fn=cmd_fuzz)
     return ap
 
 

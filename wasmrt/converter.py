@@ -6,11 +6,13 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
-from wasmrt.errors import ModelFormatError
+from wasmrt.errors import ConversionError, ModelFormatError
 from wasmrt.ir import Graph, Preprocess
 from wasmrt.passes import optimize
 from wasmrt.planner import MemoryPlan, plan_memory
 from wasmrt.wrt_writer import write_wrt
+
+MAX_ARENA = 1 << 62  # arena offsets are int64 in the format; engines refuse far smaller arenas themselves
 
 
 @dataclass
@@ -70,5 +72,8 @@ def convert(src: str | Path | Graph, *, input_shapes: dict[str, tuple[int, ...]]
     counts = optimize(graph, say)
     say(f"optimized: {len(graph.nodes)} ops")
     plan = plan_memory(graph)
+    if plan.arena_size > MAX_ARENA:
+        raise ConversionError(f"{graph.metadata.source or 'model'}: the activations need a {plan.arena_size:,}-byte "
+                              f"arena; the .wrt format holds at most {MAX_ARENA:,}")
     say(f"memory plan: arena {plan.arena_size} bytes, lower bound {plan.lower_bound}")
     return Converted(write_wrt(graph, plan, weights), graph, plan, counts)

@@ -8,6 +8,7 @@ from the user's --input-shape before building the graph.
 from __future__ import annotations
 
 import itertools
+import math
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -15,6 +16,10 @@ import numpy as np
 
 from python_ref import shapes
 from python_ref.opdefs import OPS
+from python_ref.wrt_file import MAX_ELEMENTS
+from wasmrt.errors import ConversionError
+
+INT32_MIN, INT32_MAX = -(2**31), 2**31 - 1
 
 
 @dataclass
@@ -80,7 +85,11 @@ class Graph:
         return name
 
     def add_input(self, name: str, shape: tuple[int, ...], dtype: Any = np.float32) -> str:
-        self.tensors[name] = Tensor(name, tuple(int(d) for d in shape), np.dtype(dtype))
+        shape = tuple(int(d) for d in shape)
+        if any(not 0 <= d <= INT32_MAX for d in shape) or math.prod(shape) > MAX_ELEMENTS:
+            raise ConversionError(f"input {name!r}: shape {list(shape)} is not storable (dims 0..2^31-1, at most "
+                                  f"{MAX_ELEMENTS:,} elements)")
+        self.tensors[name] = Tensor(name, shape, np.dtype(dtype))
         self.inputs.append(name)
         return name
 
@@ -100,9 +109,17 @@ class Graph:
         if unknown:
             raise ValueError(f"{op}: unknown attributes {sorted(unknown)}")
         full.update(attrs or {})
+        for a in opdef.attrs:  # the format stores ints as int32: a larger value would not survive the writer
+            if a.kind in ("int", "ints") and full[a.name] is not None:
+                vals = full[a.name] if a.kind == "ints" else (full[a.name],)
+                if any(not INT32_MIN <= int(v) <= INT32_MAX for v in vals):
+                    raise ValueError(f"{op}: attribute {a.name} = {full[a.name]} is out of the int32 range")
         ins = [self.tensors[i] if i else None for i in inputs]
         out_specs = shapes.infer(op, [(t.shape, t.dtype) if t else None for t in ins], full)
         names = outputs or [self.unique_name(f"{name or op.lower()}:{k}") for k in range(len(out_specs))]
+        for shape, _ in out_specs:  # (element counts are the readers' business: hostile test models need them)
+            if any(int(d) > INT32_MAX for d in shape):
+                raise ValueError(f"{op}: the output shape {list(shape)} has a dimension beyond int32")
         for n, (shape, dtype) in zip(names, out_specs, strict=True):
             self.tensors[n] = Tensor(n, tuple(int(d) for d in shape), np.dtype(dtype))
         self.nodes.append(Node(op, list(inputs), list(names), full, name or names[0]))

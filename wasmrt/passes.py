@@ -40,6 +40,25 @@ def _bypass(graph: Graph, node: Node) -> bool:
     return True
 
 
+# Folding runs the reference ops on an untrusted graph: a 2^31-tap pooling window on a small constant would take
+# hours. Nodes whose evaluation would touch more than this many values stay nodes (the engines' budgets judge them).
+MAX_FOLD_WORK = 1 << 24
+
+
+def fold_work(op: str, inputs: list[np.ndarray | None], attrs: dict, out_shapes: list[tuple[int, ...]]) -> float:
+    """Values the reference op touches, roughly: inputs plus outputs times the taps of a window or dot product."""
+    taps = 1.0
+    w = inputs[1] if len(inputs) > 1 else None
+    if op in ("MAX_POOL_2D", "AVERAGE_POOL_2D"):
+        taps = float(np.prod([max(int(k), 1) for k in attrs.get("kernel", (1, 1))], dtype=float))
+    elif op in ("CONV_2D", "CONV_TRANSPOSE_2D") and w is not None and w.ndim == 4:
+        taps = float(np.prod(w.shape[1:], dtype=float))
+    elif op in ("FULLY_CONNECTED", "MATMUL") and w is not None and w.ndim:
+        taps = float(w.shape[-1] if op == "FULLY_CONNECTED" else w.shape[0] if w.ndim == 1 else w.shape[-2])
+    outs = sum(float(np.prod(s, dtype=float)) for s in out_shapes)
+    return sum(float(x.size) for x in inputs if x is not None) + outs * max(taps, 1.0)
+
+
 def fold_constants(graph: Graph) -> int:
     folded = 0
     for n in list(graph.nodes):
@@ -47,6 +66,9 @@ def fold_constants(graph: Graph) -> int:
         if not all(t is None or t.is_const for t in ins) or not any(t is not None for t in ins):
             continue
         if any(o in graph.outputs for o in n.outputs):
+            continue
+        outs = [graph.tensors[o].shape for o in n.outputs]
+        if fold_work(n.op, [t.data if t else None for t in ins], n.attrs, outs) > MAX_FOLD_WORK:
             continue
         results = ref_ops.run(n.op, [t.data if t else None for t in ins], n.attrs)
         for name, value in zip(n.outputs, results, strict=True):

@@ -10,6 +10,7 @@ import numpy as np
 from python_ref import opdefs
 from python_ref._fb import wrt_generated as fb
 from python_ref.wrt_file import DTYPE_CODES, FORMAT_VERSION, IDENTIFIER, camel
+from wasmrt.errors import ConversionError
 from wasmrt.ir import Graph
 from wasmrt.planner import MemoryPlan
 
@@ -91,7 +92,7 @@ def write_wrt(graph: Graph, plan: MemoryPlan, weights: str = "auto") -> bytes:
         data = None if t.data is None else stored_constant(np.asarray(t.data, t.dtype), weights)
         dtype = np.dtype(t.dtype if data is None else data.dtype).newbyteorder("=")
         if dtype not in DTYPE_CODES:
-            raise ValueError(f"tensor {name!r}: dtype {dtype} has no .wrt encoding")
+            raise ConversionError(f"tensor {name!r}: dtype {dtype} has no .wrt encoding")
         ft.dtype = DTYPE_CODES[dtype]
         if data is not None:
             ft.buffer = len(model.buffers)
@@ -126,11 +127,16 @@ def _metadata(graph: Graph) -> fb.MetadataT:
     out.labels = list(md.labels)
     out.preprocess = []
     for name, p in md.preprocess.items():
+        if name not in graph.inputs:
+            raise ConversionError(f"preprocessing hints for {name!r}, which is not a graph input {graph.inputs}")
         fp = fb.PreprocessT()
         fp.input = graph.inputs.index(name)
-        fp.layout, fp.color, fp.resize = p.layout, p.color, p.resize
-        fp.mean, fp.std = [float(x) for x in p.mean], [float(x) for x in p.std]
-        fp.cropFraction = float(p.crop_fraction)
+        try:  # hints read from a source file's metadata: any JSON may stand in them
+            fp.layout, fp.color, fp.resize = str(p.layout), str(p.color), str(p.resize)
+            fp.mean, fp.std = [float(x) for x in p.mean], [float(x) for x in p.std]
+            fp.cropFraction = float(p.crop_fraction)
+        except (TypeError, ValueError) as e:
+            raise ConversionError(f"preprocessing hints for input {name!r} are invalid: {e}") from e
         out.preprocess.append(fp)
     out.props = []
     for k, v in md.props.items():

@@ -235,8 +235,8 @@ static int run_pad(wrt_model* m, wrt_op* op) {
   const wrt_tensor *x = &m->t[op->in[0]], *y = &m->t[op->out];
   size_t es = x->esize;
   int r = y->rank;
-  uint8_t val[8];
-  pad_value_bytes(x, op->a.value, val);
+  uint8_t val[8] = {0};
+  if (op->a.mode == WRT_PadMode_CONSTANT) pad_value_bytes(x, op->a.value, val); /* (checked representable at load) */
   const int32_t* map[WRT_MAX_RANK];
   const int32_t* p = op->u.data.maps;
   for (int i = 0; i < r; i++) {

@@ -408,7 +408,7 @@ static int read_io_and_order(wrt_model* m, fb_buf f, size_t root) {
       if (ti < 0 || ti >= nt)
         return rt_error(WRT_ERR_FORMAT, "graph %s refers to tensor %d, but the model has %d tensors", kinds[w], ti, nt);
       if (m->t[ti].is_const)
-        return rt_error(WRT_ERR_UNSUPPORTED, "graph %s tensor %d ('%s') is a constant", kinds[w], ti, m->t[ti].name);
+        return rt_error(WRT_ERR_FORMAT, "graph %s tensor %d ('%s') is a constant", kinds[w], ti, m->t[ti].name);
       dst[i] = ti;
     }
     if (w == 0) { m->inputs = dst; m->n_inputs = (int)n; }

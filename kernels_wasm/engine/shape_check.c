@@ -196,7 +196,7 @@ static int infer(wrt_model* m, wrt_op* op, int k, shp* out) {
       return 0;
     }
     case OP_CLIP:
-      CHECK(!(a->min > a->max), "min %f is greater than max %f", (double)a->min, (double)a->max);
+      CHECK(a->min <= a->max, "min %f is greater than max %f", (double)a->min, (double)a->max);
       *out = xs;
       return 0;
     case OP_RELU: case OP_LEAKY_RELU: case OP_HARD_SWISH: case OP_HARD_SIGMOID: case OP_SIGMOID: case OP_TANH:
@@ -324,6 +324,15 @@ static int infer(wrt_model* m, wrt_op* op, int k, shp* out) {
           CHECK(lo <= d - 1 && hi <= d - 1, "reflect pads %l,%l of axis %d must be < its size %l", lo, hi, i, d);
         if (a->mode == WRT_PadMode_EDGE) CHECK(d > 0 || (lo == 0 && hi == 0), "edge padding of the empty axis %d", i);
         out->d[i] = d + lo + hi;
+      }
+      if (a->mode == WRT_PadMode_CONSTANT && x->dtype != WRT_F32 && x->dtype != WRT_F16) {
+        /* an integer element type must hold the value once truncated toward zero: v in (lo - 1, hi + 1) */
+        double v = a->value, lo = -1, hi = 2; /* bool */
+        if (x->dtype == WRT_I8) lo = -129, hi = 128;
+        if (x->dtype == WRT_U8) lo = -1, hi = 256;
+        if (x->dtype == WRT_I32) lo = -2147483649.0, hi = 2147483648.0;
+        int ok = x->dtype == WRT_I64 ? v >= -9223372036854775808.0 && v < 9223372036854775808.0 : v > lo && v < hi;
+        CHECK(ok, "pad value %f is not representable as %s", (double)a->value, dtype_name(x->dtype));
       }
       return 0;
     }
@@ -589,8 +598,8 @@ static int dtypes(wrt_model* m, const wrt_op* op, int* out) {
  * with the shapes the file declares. */
 static int check_op(wrt_model* m, wrt_op* op, int assign) {
   if (op_has_clamp(op->type))
-    CHECK(!(op->a.act_min > op->a.act_max), "act_min %f is greater than act_max %f", (double)op->a.act_min,
-          (double)op->a.act_max);
+    CHECK(op->a.act_min <= op->a.act_max, "act_min %f is greater than act_max %f", (double)op->a.act_min,
+          (double)op->a.act_max); /* NaN bounds fail too, as in python_ref */
   int dt, r = dtypes(m, op, &dt);
   if (r) return r;
   for (int k = 0; k < op->n_out; k++) {

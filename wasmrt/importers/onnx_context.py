@@ -9,6 +9,7 @@ See onnx_import.py for the overall layout policy.
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
 from typing import Any
 
@@ -18,6 +19,10 @@ from onnx import helper
 
 from wasmrt.errors import ConversionError, UnsupportedOpError
 from wasmrt.ir import Graph
+
+MAX_ELEMENTS = 1 << 31  # elements of one tensor, the .wrt format's limit
+MAX_CONST_ELEMENTS = 1 << 26  # elements of one constant the importer builds itself (256 MiB of float32)
+MAX_CONCAT = 4096  # inputs of one CONCATENATION (the C engine's limit on an op's inputs)
 
 
 def cl_perm(rank: int) -> tuple[int, ...]:
@@ -86,6 +91,14 @@ class Context:
 
     def opt_const(self, node: onnx.NodeProto, i: int, what: str = "") -> np.ndarray | None:
         return self.const(node, i, what) if self.has(node, i) else None
+
+    def check_size(self, node: onnx.NodeProto, shape: tuple[int, ...], what: str, limit: int = MAX_ELEMENTS) -> None:
+        """Refuse a tensor the .wrt format cannot hold (limit: MAX_ELEMENTS) or a constant that would take gigabytes
+        to build (MAX_CONST_ELEMENTS), naming the node."""
+        count = math.prod(shape)
+        if count > limit or any(d < 0 for d in shape):
+            raise ConversionError(f"{self.source}: node {node_name(node)!r} ({node.op_type}): {what} would have shape "
+                                  f"{list(shape)} ({count:,} elements, the limit is {limit:,})")
 
     def set_const(self, name: str, arr: Any) -> None:
         arr = np.asarray(arr)

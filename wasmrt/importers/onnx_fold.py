@@ -15,6 +15,10 @@ import onnx
 from onnx import helper, numpy_helper
 
 Arrays = list[np.ndarray | None]
+# Folding evaluates untrusted graphs: a few bytes of ConstantOfShape or Range can ask for gigabytes, a Conv on
+# constants runs onnx's pure-Python reference. Results and inputs beyond these sizes are refused instead.
+MAX_FOLD_ELEMENTS = 1 << 24
+MAX_REFERENCE_ELEMENTS = 1 << 20
 _FOLDERS: dict[str, Callable[[Arrays, dict[str, Any], int], list[np.ndarray]]] = {}
 
 
@@ -30,9 +34,31 @@ def _folder(*ops: str) -> Callable:
 def fold(node: onnx.NodeProto, inputs: Arrays, attrs: dict[str, Any], opset: int) -> list[np.ndarray]:
     """Evaluate node on constant inputs (None for an absent optional input); one array per output."""
     fn = _FOLDERS.get(node.op_type) if node.domain in ("", "ai.onnx") else None
+    size = max([_result_size(node.op_type, inputs), *(a.size for a in inputs if a is not None)], default=0)
+    limit = MAX_FOLD_ELEMENTS if fn is not None else MAX_REFERENCE_ELEMENTS
+    if size > limit:
+        raise ValueError(f"folding it would handle {size:,} elements (limit {limit:,})")
     if fn is not None:
         return [np.asarray(o) for o in fn(inputs, attrs, opset)]
     return _reference(node, inputs, opset)
+
+
+def _result_size(op: str, x: Arrays) -> float:
+    """Elements of the result of the ops whose result can be far larger than their inputs (0: not one of them)."""
+    def ints(i: int) -> list[int]:
+        return [int(v) for v in np.atleast_1d(x[i]).reshape(-1)] if len(x) > i and x[i] is not None else []
+
+    if op == "ConstantOfShape":
+        return float(np.prod([max(d, 0) for d in ints(0)], dtype=float))
+    if op == "Range" and len(x) == 3 and all(v is not None and v.size == 1 for v in x):
+        start, limit, delta = (float(np.asarray(v).reshape(-1)[0]) for v in x)  # type: ignore[union-attr]
+        span = (limit - start) / delta if delta else float("inf")
+        return abs(span) if np.isfinite(span) else float("inf")
+    if op in ("Expand", "Tile") and len(x) > 1 and x[0] is not None:
+        other = ints(1)
+        dims = [a * b for a, b in zip(x[0].shape, other, strict=False)] if op == "Tile" else other + list(x[0].shape)
+        return float(np.prod([abs(d) for d in dims], dtype=float))
+    return 0.0
 
 
 def _reference(node: onnx.NodeProto, inputs: Arrays, opset: int) -> list[np.ndarray]:

@@ -68,6 +68,16 @@ def import_onnx(path_or_model: str | os.PathLike | bytes | onnx.ModelProto,
                 freeze_inputs: dict[str, np.ndarray] | None = None) -> Graph:
     """Convert an ONNX model (path, serialized bytes or ModelProto) into a static-shape wasmrt Graph."""
     model, source = _load(path_or_model)
+    try:
+        return _import(model, source, input_shapes, freeze_inputs)
+    except (WasmrtError, MemoryError, RecursionError):
+        raise
+    except Exception as e:  # a model whose parts contradict each other in a way no check above names
+        raise ModelFormatError(f"{source}: invalid model ({type(e).__name__}: {e})") from e
+
+
+def _import(model: onnx.ModelProto, source: str, input_shapes: dict[str, tuple[int, ...]] | None,
+            freeze_inputs: dict[str, np.ndarray] | None) -> Graph:
     opset = _default_opset(model, source)
     graph = Graph()
     graph.metadata.source = source
@@ -160,6 +170,8 @@ def _add_inputs(ctx: Context, g: onnx.GraphProto, shapes: dict[str, tuple[int, .
         elem = inp.type.tensor_type.elem_type
         if not inp.type.HasField("tensor_type"):
             raise ConversionError(f"{ctx.source}: input {inp.name!r} is not a tensor (sequence/map/optional)")
+        if elem and elem not in helper.get_all_tensor_dtypes():
+            raise ModelFormatError(f"{ctx.source}: input {inp.name!r} has the unknown element type {elem}")
         dtype = np.dtype(helper.tensor_dtype_to_np_dtype(elem) if elem else np.float32)
         if dtype not in RUNTIME_INPUT_DTYPES:
             raise ConversionError(f"{ctx.source}: input {inp.name!r} is {dtype}; wasmrt's graph inputs are "
@@ -257,10 +269,10 @@ def _convert_node(ctx: Context, node: onnx.NodeProto) -> None:
     elif node.op_type in CONVERTERS:
         try:
             CONVERTERS[node.op_type](ctx, node, attrs)
-        except WasmrtError:
+        except (WasmrtError, MemoryError, RecursionError):
             raise
-        except (ValueError, NotImplementedError) as e:  # e.g. shape inference rejecting the attributes
-            raise ConversionError(f"{ctx.source}: node {node_name(node)!r} ({node.op_type}): {e}") from e
+        except Exception as e:  # e.g. shape inference rejecting the attributes, or a required one missing
+            raise ConversionError(f"{ctx.source}: node {node_name(node)!r} ({node.op_type}): {_reason(e)}") from e
     else:
         hint = " (supported only when all its inputs are constant)" if node.op_type in CONSTANT_ONLY_OPS else ""
         raise ctx.unsupported(node, "no wasmrt equivalent" + hint)
@@ -272,6 +284,15 @@ def _check_outputs(ctx: Context, node: onnx.NodeProto) -> None:
         if name and name not in ctx.values:
             raise ConversionError(f"{ctx.source}: node {node_name(node)!r} ({node.op_type}) left output "
                                   f"{name!r} unset")
+
+
+def _reason(e: Exception) -> str:
+    """What a converter's exception means for the user: attributes and inputs a hostile file left out."""
+    if isinstance(e, KeyError):
+        return "a required input is omitted" if e.args == ("",) else f"missing attribute or input {e.args[0]!r}"
+    if isinstance(e, IndexError):
+        return f"too few inputs or attribute values ({e})"
+    return str(e) if isinstance(e, ValueError | NotImplementedError) else f"{type(e).__name__}: {e}"
 
 
 def _fold_node(ctx: Context, node: onnx.NodeProto, attrs: dict[str, Any]) -> None:

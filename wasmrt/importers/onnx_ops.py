@@ -27,7 +27,16 @@ from python_ref.opdefs import (
     ScatterReduction,
 )
 from python_ref.shapes import CAST_DTYPES
-from wasmrt.importers.onnx_context import Context, Value, cl_inverse, cl_perm, ir_axis, node_name
+from wasmrt.importers.onnx_context import (
+    MAX_CONCAT,
+    MAX_CONST_ELEMENTS,
+    Context,
+    Value,
+    cl_inverse,
+    cl_perm,
+    ir_axis,
+    node_name,
+)
 from wasmrt.importers.onnx_shapes import explicit_pads, reshape_target, slice_params
 
 Converter = Callable[[Context, onnx.NodeProto, dict[str, Any]], None]
@@ -587,7 +596,9 @@ def _split(ctx: Context, node: onnx.NodeProto, a: dict) -> None:
     dim = x.shape[axis]
     sizes = ctx.opt_const(node, 1, "split") if len(node.input) > 1 else a.get("split")
     if sizes is None or len(sizes) == 0:
-        parts = int(a.get("num_outputs", len(node.output)))
+        parts = len(node.output)
+        if int(a.get("num_outputs", parts)) != parts:
+            raise ValueError(f"num_outputs = {a['num_outputs']}, but the node has {parts} outputs")
         chunk = -(-dim // parts)
         sizes = [min(chunk, dim - k * chunk) for k in range(parts)]
     offset = 0
@@ -655,6 +666,7 @@ def _expand(ctx: Context, node: onnx.NodeProto, a: dict) -> None:
     if shape == x.shape:
         ctx.alias(node.output[0], node.input[0])
         return
+    ctx.check_size(node, shape, "the expanded result")
     ctx.emit_value("EXPAND", [ctx.ir(node.input[0], dtype=None)], {"shape": tuple(int(d) for d in shape)}, node)
 
 
@@ -662,6 +674,9 @@ def _expand(ctx: Context, node: onnx.NodeProto, a: dict) -> None:
 def _tile(ctx: Context, node: onnx.NodeProto, a: dict) -> None:
     x = _x(ctx, node)
     repeats = [int(r) for r in ctx.const(node, 1, "repeats")]
+    if len(repeats) != x.rank or not all(1 <= r <= MAX_CONCAT for r in repeats):
+        raise ValueError(f"repeats {repeats} must be {x.rank} values in [1, {MAX_CONCAT}]")
+    ctx.check_size(node, tuple(d * r for d, r in zip(x.shape, repeats, strict=True)), "the tiled result")
     src = ctx.ir(node.input[0], x.channels_last)
     for ax, r in enumerate(repeats):
         if r != 1:

@@ -16,12 +16,14 @@ from typing import Any
 import numpy as np
 
 from python_ref import ops as ref_ops
+from python_ref import shapes
 from python_ref.opdefs import OPS
 from wasmrt.errors import ConversionError, ModelFormatError, UnsupportedOpError, WasmrtError
 from wasmrt.importers import tflite_recurrent  # noqa: F401  (registers the LSTM handlers)
 from wasmrt.importers.tflite_ops import HANDLERS, STATEFUL_OPS, Handler
 from wasmrt.importers.tflite_reader import TflModel, TflOp, TflTensor, read_model
 from wasmrt.ir import Graph
+from wasmrt.passes import MAX_FOLD_WORK, fold_work
 
 # Tensor types an op may read or write; FLOAT16 only as the constant input of a DEQUANTIZE (folded to float32).
 _PLAIN_TYPES = ("FLOAT32", "INT32", "INT64", "BOOL")
@@ -197,7 +199,8 @@ class Converter:
         out_tensor = self.model.tensors[op.outputs[0]]
         base = out_tensor.name if final else f"{out_tensor.name}/{kind.lower()}"
         try:
-            if inputs and all(self.graph.const(i) is not None for i in inputs if i):
+            constant = inputs and all(self.graph.const(i) is not None for i in inputs if i)
+            if constant and self._cheap(kind, inputs, attrs):
                 name = self._fold(kind, inputs, attrs or {}, base)
             else:
                 (name,) = self.graph.add_node(kind, inputs, attrs, name=base,
@@ -233,6 +236,13 @@ class Converter:
     def bind(self, op: TflOp, value: np.ndarray) -> None:
         """The TFLite op's output is the constant `value`."""
         self.names[op.outputs[0]] = self.graph.add_const(self.node_name(op), value)
+
+    def _cheap(self, kind: str, inputs: list[str], attrs: dict[str, Any] | None) -> bool:
+        """Whether folding it now is cheap (else it stays a node: a hostile file must not make the import hang)."""
+        full = {**OPS[kind].defaults(), **(attrs or {})}
+        values = [self.graph.const(i) if i else None for i in inputs]
+        specs = shapes.infer(kind, [None if v is None else (v.shape, v.dtype) for v in values], full)
+        return fold_work(kind, values, full, [s for s, _ in specs]) <= MAX_FOLD_WORK
 
     def _fold(self, kind: str, inputs: list[str], attrs: dict[str, Any], base: str) -> str:
         full = OPS[kind].defaults()

@@ -1,0 +1,127 @@
+"""Fuzzing in the test suite (about two minutes): a short run of each fuzzer that fails on any new finding, every
+saved reproducer of an earlier finding, and the replay of the seed corpus on wasm and python_ref.
+
+The long campaigns are `wasmrt fuzz` (see kernels_wasm/fuzz/FUZZING.md). Reproducers of bugs not fixed yet are
+listed in tests/fuzz_regressions/OPEN.txt: they are expected to fail (strict), and short-run findings that match
+them are reported, not failed.
+"""
+
+from __future__ import annotations
+
+import re
+import shutil
+import subprocess
+from pathlib import Path
+
+import pytest
+
+from wasmrt import fuzz
+from wasmrt.fuzz_importers import check_files, run_importer
+from wasmrt.fuzz_replay import replay, replay_corpus, replay_file
+
+HERE = Path(__file__).parent
+REGRESSIONS = HERE / "fuzz_regressions"
+CORPUS = HERE / "fuzz_corpus"
+
+
+def open_entries() -> dict[str, re.Pattern[str]]:
+    rows = [ln.split("\t") for ln in (REGRESSIONS / "OPEN.txt").read_text().splitlines()
+            if ln.strip() and not ln.startswith("#")]
+    return {r[0] if r[0] != "-" else f"-{k}": re.compile(r[1]) for k, r in enumerate(rows)}
+
+
+OPEN = open_entries()
+
+
+def known(summary: str) -> bool:
+    return any(p.search(summary) for p in OPEN.values())
+
+
+def expect(path: Path) -> list:
+    rel = str(path.relative_to(REGRESSIONS))
+    return [pytest.mark.xfail(strict=True, reason=f"open: {rel}")] if rel in OPEN else []
+
+
+@pytest.fixture(scope="module")
+def fuzzer() -> Path:
+    return fuzz.fuzzer_binary()
+
+
+def test_open_list_names_real_files() -> None:
+    for rel in OPEN:
+        assert rel.startswith("-") or (REGRESSIONS / rel).is_file(), rel
+
+
+def test_engine_fuzz_short(fuzzer: Path, tmp_path: Path) -> None:
+    """40 s of the structure-aware engine fuzzer from the committed seeds: no crash, hang or memory bomb."""
+    corpus = tmp_path / "corpus"
+    shutil.copytree(CORPUS / "engine", corpus)
+    c = fuzz.run_engine(seconds=40, corpus=corpus, keep_going=True, say=print)
+    print(c.line())
+    assert c.execs > 2000 and c.cov > 1000, c.line()
+    new = [f for f in c.findings if not known(f.summary)]
+    assert not new, "\n".join(f"{f.kind}: {f.summary} ({f.path})" for f in new)
+
+
+@pytest.mark.parametrize("target", ["onnx", "tflite"])
+def test_importer_fuzz_short(target: str, tmp_path: Path) -> None:
+    """25 s per importer: every hostile model converts or fails with a WasmrtError, within 1 s and the budget."""
+    c = run_importer(target, seconds=25, corpus=tmp_path / "corpus", seed=1, say=print)
+    print(c.line(), c.notes)
+    assert c.execs > 2000 and c.notes["outcomes"].get("ok", 0) > 50, c.line()
+    assert not c.findings, "\n".join(f"{f.kind}: {f.summary} ({f.path})" for f in c.findings)
+
+
+@pytest.mark.parametrize("path", [pytest.param(p, marks=expect(p), id=p.name)
+                                  for p in sorted((REGRESSIONS / "engine").glob("*.recipe"))])
+def test_engine_reproducer(fuzzer: Path, path: Path) -> None:
+    """Each saved engine finding, natively under ASan + UBSan with the fuzzer's budgets: a clean verdict."""
+    r = subprocess.run([str(fuzzer), "-timeout=1", "-rss_limit_mb=2048", str(path)], capture_output=True, text=True,
+                       env=fuzz.engine_env(), timeout=120)
+    assert r.returncode == 0, fuzz.triage(fuzzer, path).summary
+
+
+@pytest.mark.parametrize("path", [pytest.param(p, marks=expect(p), id=f"{p.parent.name}/{p.name}")
+                                  for p in sorted(REGRESSIONS.glob("*/*.wrt"))])
+def test_reproducer_on_wasm_and_python_ref(path: Path) -> None:
+    """Saved findings as .wrt files: the wasm module neither traps nor disagrees with python_ref's verdict."""
+    finding = replay_file(path)
+    assert finding is None, f"{finding.kind}: {finding.summary}"
+
+
+@pytest.mark.parametrize("target", ["onnx", "tflite"])
+def test_importer_reproducers(target: str) -> None:
+    """Every file that once crashed, hung or exhausted memory in an importer now gets a clear error (or converts),
+    under a second, in a memory-capped process; errors name the node or the input."""
+    paths = sorted((REGRESSIONS / target).glob(f"*.{target}"))
+    assert paths
+    rows = check_files(target, paths)
+    bad = [r for r in rows if r["outcome"] == "finding" or r["seconds"] > fuzz.TIMEOUT_S]
+    assert not bad, bad
+    for r in rows:
+        if r["outcome"] == "error":
+            assert re.search(r"node '|input '|tensor '|hints", str(r["message"])), r
+
+
+def test_seed_corpus_replays_on_wasm_and_python_ref(fuzzer: Path) -> None:
+    """A sample of the committed seeds (recipes and .wrt files) through wasm and python_ref: no trap, verdicts
+    agree except where a known open finding explains it."""
+    findings, counts = replay_corpus(fuzzer, CORPUS / "engine", sample=80, seed=3)
+    print(counts)
+    assert counts.get("agree", 0) >= 40, counts
+    new = [f for f in findings if not known(f.summary)]
+    assert not new, "\n".join(f"{f.kind}: {f.summary} ({f.path})" for f in new[:10])
+
+
+def test_replay_flags_a_disagreement(tmp_path: Path) -> None:
+    """The replay is not blind: a file python_ref runs and the C engine calls corrupt is reported."""
+    seeds = sorted((CORPUS / "engine").glob("*-valid.wrt"))
+    assert seeds and replay(seeds[:5])[1].get("agree") == 5
+    from python_ref._fb import wrt_generated as fb
+    from wasmrt.fuzz_seeds import _pack
+
+    m = fb.ModelT.InitFromPackedBuf((CORPUS / "engine" / "relu-valid.wrt").read_bytes(), 0)
+    m.version = 7  # every reader refuses this: agreement
+    p = tmp_path / "v7.wrt"
+    p.write_bytes(_pack(m))
+    assert replay_file(p) is None

@@ -1,0 +1,275 @@
+"""The importer fuzzers behind `wasmrt fuzz --target onnx|tflite`.
+
+A worker process (`python -m wasmrt.fuzz_importers worker ...`) converts one hostile model after another end to end
+(import, passes, memory plan, .wrt writer, and python_ref's reader on the result). Inputs are fresh models from the
+structure-aware generators (wasmrt.fuzz_onnx, wasmrt.fuzz_tflite), or mutations of earlier inputs that gave a new
+outcome (a new error message pattern, or a successful conversion of a new op set): novelty stands in for coverage.
+
+The only acceptable failure is a WasmrtError (the importer's own clear error). Findings, one reproducer per class
+(exception type + innermost frame of ours) in build/fuzz/findings/<target>/:
+- any other exception (KeyError, IndexError, TypeError, numpy errors...);
+- a conversion over 1 s (checked by a timer while it runs and by the clock after);
+- a memory bomb: the worker's address space is capped at its size after start-up plus the budget, so an
+  allocation beyond it fails with MemoryError instead of swapping the machine.
+The worker reports progress and findings as JSON lines on stdout; run_importer turns them into a Campaign.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import random
+import re
+import resource
+import signal
+import subprocess
+import sys
+import time
+import traceback
+from collections.abc import Callable
+from datetime import datetime
+from pathlib import Path
+
+from wasmrt.fuzz import MAX_MEMORY, ROOT, SEEDS, TIMEOUT_S, WORK, Campaign, Finding
+
+SUFFIX = {"onnx": ".onnx", "tflite": ".tflite"}
+MAX_POOL = 2000  # mutation pool of novel inputs kept in memory (and written to the corpus directory)
+
+
+class Hang(Exception):
+    """Raised by the watchdog timer inside a conversion that runs past the limit."""
+
+
+def _on_alarm(signum: int, frame: object) -> None:
+    raise Hang(f"conversion still running after {TIMEOUT_S} s")
+
+
+def convert_bytes(target: str, data: bytes) -> bytes:
+    """The whole pipeline on one untrusted file: import, optimize, plan, write, read back."""
+    from python_ref.wrt_file import read_wrt
+    from wasmrt.converter import convert
+
+    if target == "onnx":
+        from wasmrt.importers.onnx_import import import_onnx
+
+        graph = import_onnx(data)
+    else:
+        from wasmrt.importers.tflite_import import import_tflite
+
+        graph = import_tflite(data)
+    out = convert(graph).data
+    read_wrt(out)
+    return out
+
+
+def generator(target: str) -> tuple[Callable[[int, float], bytes], Callable[[bytes, random.Random], bytes]]:
+    if target == "onnx":
+        from wasmrt import fuzz_onnx as mod
+    else:
+        from wasmrt import fuzz_tflite as mod  # type: ignore[no-redef]
+    return mod.generate, mod.mutate
+
+
+_OURS = re.compile(r"/(wasmrt|python_ref)/")
+
+
+def classify(exc: BaseException) -> tuple[str, str]:
+    """(class key, one-line summary): the exception type and the innermost frame in our code."""
+    frames = [f for f in traceback.extract_tb(exc.__traceback__) if _OURS.search(f.filename)]
+    where = f"{Path(frames[-1].filename).name}:{frames[-1].lineno}" if frames else "?"
+    name = type(exc).__name__
+    return f"{name}@{where}", f"{name} at {where}: {str(exc)[:200]}"
+
+
+def signature(exc: BaseException | None, data_ok: bool) -> str:
+    """An outcome, coarsely: numbers and quoted names removed, so 'new' means a new code path, mostly."""
+    if exc is None:
+        return "ok" if data_ok else "?"
+    msg = re.sub(r"'[^']*'|\"[^\"]*\"|-?\d+(\.\d+)?", "_", str(exc))
+    return f"{type(exc).__name__}:{msg[:120]}"
+
+
+def _cap_memory(target: str) -> None:
+    """The memory budget: the address space once the converter is loaded, plus the budget (and room for its
+    temporaries)."""
+    import wasmrt.converter
+    import wasmrt.importers.onnx_import
+    import wasmrt.importers.tflite_import  # noqa: F401
+
+    generator(target)
+    vm = int(re.search(r"VmSize:\s+(\d+)", Path("/proc/self/status").read_text())[1]) * 1024
+    resource.setrlimit(resource.RLIMIT_AS, (vm + MAX_MEMORY + (256 << 20), resource.RLIM_INFINITY))
+
+
+def check_file(target: str, data: bytes) -> dict[str, object]:
+    """One conversion under the watchdog: {"outcome": ok | error | finding, "message", "seconds"}."""
+    from wasmrt.errors import WasmrtError
+
+    start = time.monotonic()
+    signal.setitimer(signal.ITIMER_REAL, TIMEOUT_S)
+    try:
+        convert_bytes(target, data)
+        outcome, message = "ok", ""
+    except WasmrtError as e:
+        outcome, message = "error", f"{type(e).__name__}: {e}"
+    except Exception as e:
+        outcome, message = "finding", classify(e)[1]
+    finally:
+        signal.setitimer(signal.ITIMER_REAL, 0)
+    return {"outcome": outcome, "message": message, "seconds": round(time.monotonic() - start, 3)}
+
+
+def check_files(target: str, paths: list[Path]) -> list[dict[str, object]]:
+    """Reproducers converted in a separate, memory-capped process (a regression must not swap the machine)."""
+    r = subprocess.run([sys.executable, "-m", "wasmrt.fuzz_importers", "check", target, *map(str, paths)],
+                       capture_output=True, text=True, cwd=ROOT, env={**os.environ, "OPENBLAS_NUM_THREADS": "1"})
+    rows = [json.loads(ln) for ln in r.stdout.splitlines() if ln.startswith("{")]
+    if r.returncode or len(rows) != len(paths):
+        raise RuntimeError(f"the check process failed ({r.returncode}): {r.stderr[-2000:]}")
+    return rows
+
+
+def worker(target: str, seconds: float | None, runs: int | None, corpus: Path, findings: Path, seed: int) -> None:
+    from wasmrt.errors import WasmrtError
+
+    gen, mutate = generator(target)
+    corpus.mkdir(parents=True, exist_ok=True)
+    findings.mkdir(parents=True, exist_ok=True)
+    pool = [p.read_bytes() for p in sorted(corpus.iterdir())[:MAX_POOL] if p.is_file()]
+    seed_dir = SEEDS / target
+    if seed_dir.is_dir():
+        pool += [p.read_bytes() for p in sorted(seed_dir.iterdir()) if p.is_file()]
+    _cap_memory(target)
+    signal.signal(signal.SIGALRM, _on_alarm)
+    rng = random.Random(seed)
+    seen: set[str] = set()
+    classes: set[str] = set()
+    counts: dict[str, int] = {}
+    t0 = last = time.monotonic()
+    n = 0
+    slowest = 0.0
+
+    def emit(**kw: object) -> None:
+        sys.stdout.write(json.dumps(kw) + "\n")
+        sys.stdout.flush()
+
+    while (runs is None or n < runs) and (seconds is None or time.monotonic() - t0 < seconds):
+        n += 1
+        mutated = bool(pool) and rng.random() < 0.35
+        data = mutate(rng.choice(pool), rng) if mutated else gen(rng.getrandbits(48), rng.choice((0.03, 0.08, 0.2)))
+        exc: BaseException | None = None
+        start = time.monotonic()
+        signal.setitimer(signal.ITIMER_REAL, TIMEOUT_S)
+        try:
+            convert_bytes(target, data)
+        except WasmrtError as e:
+            exc = e
+        except BaseException as e:
+            if isinstance(e, KeyboardInterrupt):
+                raise
+            exc = e
+        finally:
+            signal.setitimer(signal.ITIMER_REAL, 0)
+        took = time.monotonic() - start
+        slowest = max(slowest, took)
+        bad = exc is not None and not isinstance(exc, WasmrtError)
+        if took > TIMEOUT_S and not bad:
+            exc, bad = Hang(f"conversion took {took:.2f} s"), True
+        if bad:
+            assert exc is not None
+            key, summary = classify(exc)
+            if isinstance(exc, MemoryError):
+                key, summary = "memory bomb@" + key, "memory bomb: " + summary
+            counts["finding"] = counts.get("finding", 0) + 1
+            if key not in classes:
+                classes.add(key)
+                digest = hashlib.sha1(data).hexdigest()[:12]
+                path = findings / f"{re.sub(r'[^A-Za-z0-9_.@-]', '_', key)}-{digest}{SUFFIX[target]}"
+                path.write_bytes(data)
+                path.with_suffix(".txt").write_text(
+                    summary + "\n\n" + "".join(traceback.format_exception(exc)))
+                emit(finding={"path": str(path), "kind": key, "summary": summary})
+        else:
+            kind = "ok" if exc is None else type(exc).__name__
+            counts[kind] = counts.get(kind, 0) + 1
+        sig = signature(exc, exc is None)
+        if sig not in seen and not bad:
+            seen.add(sig)
+            if len(pool) < MAX_POOL:
+                pool.append(data)
+                (corpus / (hashlib.sha1(data).hexdigest()[:16] + SUFFIX[target])).write_bytes(data)
+        if time.monotonic() - last >= 10:
+            last = time.monotonic()
+            emit(progress={"execs": n, "seconds": last - t0, "signatures": len(seen), "corpus": len(pool),
+                           "counts": counts})
+    emit(done={"execs": n, "seconds": time.monotonic() - t0, "signatures": len(seen), "corpus": len(pool),
+               "counts": counts, "slowest_s": round(slowest, 3)})
+
+
+def run_importer(target: str, seconds: float | None = None, runs: int | None = None, corpus: Path | None = None,
+                 seed: int = 0, say: Callable[[str], None] = print) -> Campaign:
+    corpus = corpus or WORK / "corpus" / target
+    findings = WORK / "findings" / target
+    c = Campaign(target, datetime.now().isoformat(timespec="seconds"))
+    cmd = [sys.executable, "-m", "wasmrt.fuzz_importers", "worker", target, str(corpus), str(findings),
+           str(seed or int(time.time()))]
+    cmd += ["--time", str(seconds)] if seconds is not None else ["--runs", str(runs)]
+    env = {**os.environ, "OPENBLAS_NUM_THREADS": "1", "PYTHONWARNINGS": "ignore"}
+    t0 = time.monotonic()
+    with subprocess.Popen(["nice", "-n", "10", *cmd], stdout=subprocess.PIPE, text=True, cwd=ROOT, env=env) as p:
+        assert p.stdout is not None
+        for line in p.stdout:
+            try:
+                msg = json.loads(line)
+            except ValueError:
+                continue
+            if "finding" in msg:
+                f = Finding(msg["finding"]["path"], msg["finding"]["kind"], msg["finding"]["summary"])
+                c.findings.append(f)
+                say(f"[fuzz {target}] FINDING {f.summary}  ({f.path})")
+            state = msg.get("progress") or msg.get("done")
+            if state:
+                c.execs, c.corpus = state["execs"], state["corpus"]
+                c.notes.update(signatures=state["signatures"], outcomes=state["counts"])
+                if "slowest_s" in state:
+                    c.notes["slowest_s"] = state["slowest_s"]
+                if "progress" in msg:
+                    say(f"[fuzz {target}] {c.execs:>10,} execs  {c.execs / state['seconds']:,.0f}/s  "
+                        f"outcomes {len(state['counts'])}  signatures {state['signatures']}  corpus {c.corpus}")
+    if p.returncode:
+        c.findings.append(Finding(" ".join(cmd), "worker died", f"exit code {p.returncode}"))
+    c.seconds = time.monotonic() - t0
+    files = [q for q in corpus.iterdir() if q.is_file()] if corpus.is_dir() else []
+    c.corpus_bytes = sum(q.stat().st_size for q in files)
+    return c
+
+
+def main(argv: list[str]) -> int:
+    import argparse
+
+    ap = argparse.ArgumentParser(prog="python -m wasmrt.fuzz_importers")
+    sub = ap.add_subparsers(dest="cmd", required=True)
+    w = sub.add_parser("worker")
+    w.add_argument("target", choices=sorted(SUFFIX))
+    w.add_argument("corpus", type=Path)
+    w.add_argument("findings", type=Path)
+    w.add_argument("seed", type=int)
+    w.add_argument("--time", type=float)
+    w.add_argument("--runs", type=int)
+    c = sub.add_parser("check", help="convert files one by one, print one JSON line each")
+    c.add_argument("target", choices=sorted(SUFFIX))
+    c.add_argument("files", nargs="+", type=Path)
+    args = ap.parse_args(argv)
+    if args.cmd == "check":
+        _cap_memory(args.target)
+        signal.signal(signal.SIGALRM, _on_alarm)
+        for p in args.files:
+            print(json.dumps({"path": str(p), **check_file(args.target, p.read_bytes())}), flush=True)
+        return 0
+    worker(args.target, args.time, args.runs, args.corpus, args.findings, args.seed)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))
