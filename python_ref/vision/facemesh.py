@@ -21,8 +21,8 @@ from pathlib import Path
 
 import numpy as np
 
-from python_ref.vision import refine
 from python_ref.vision.detect import Detection, detect_faces
+from python_ref.vision.refine import OUTPUTS, PRESENCE, refine_landmarks
 from python_ref.vision.roi import Roi, map_landmarks, roi_from_detection, roi_from_landmarks, roi_is_sane, warp_roi
 
 ModelRunner = Callable[[dict[str, np.ndarray]], dict[str, np.ndarray]]
@@ -101,14 +101,14 @@ class FaceMesh:
         t1 = time.perf_counter()
         out = self.landmarker({"input_1": tensor})
         t2 = time.perf_counter()
-        flag = out[refine.PRESENCE] if self.refine else out["conv2d_31"]
+        flag = out[PRESENCE] if self.refine else out["conv2d_31"]
         presence = float(1.0 / (1.0 + np.exp(-np.clip(float(flag.reshape(-1)[0]), -100.0, 100.0))))
         if self.refine:  # every region mapped to the image, then merged
-            mesh, *regions = (np.asarray(out[k], np.float64).reshape(-1, 3 if k == refine.OUTPUTS[0] else 2)
-                              for k in refine.OUTPUTS)
+            mesh, *regions = (np.asarray(out[k], np.float64).reshape(-1, 3 if k == OUTPUTS[0] else 2)
+                              for k in OUTPUTS)
             mesh = map_landmarks(mesh, roi)
             regions = [map_landmarks(np.c_[r, np.zeros(len(r))], roi)[:, :2] for r in regions]
-            lm = refine.refine_landmarks(mesh, *regions)
+            lm = refine_landmarks(mesh, *regions)
         else:
             lm = map_landmarks(out["conv2d_21"], roi)
         ms = self.stats.ms
