@@ -318,7 +318,7 @@ def test_freeze_inputs_and_input_shapes() -> None:
     model = helper.make_model(g, opset_imports=[helper.make_opsetid("", 13)])
     with pytest.raises(ConversionError, match=r"'x' dim 1 \('c'\)"):
         import_onnx(model, freeze_inputs={"shape": np.array([3, 2])})
-    with pytest.raises(UnsupportedOpError, match="Reshape.*the target shape must be a constant"):
+    with pytest.raises(UnsupportedOpError, match=r"Reshape.*the target shape must be a constant"):
         import_onnx(model, input_shapes={"x": (2, 3)})  # an int64 input is a run-time tensor
     graph = import_onnx(model, input_shapes={"x": (2, 3)}, freeze_inputs={"shape": np.array([3, 2])})
     assert graph.inputs == ["x"] and graph.tensors["y"].shape == (3, 2)

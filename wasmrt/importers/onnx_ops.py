@@ -29,7 +29,6 @@ from python_ref.opdefs import (
 from python_ref.shapes import CAST_DTYPES
 from wasmrt.importers.onnx_context import (
     MAX_CONCAT,
-    MAX_CONST_ELEMENTS,
     Context,
     Value,
     cl_inverse,
