@@ -403,7 +403,7 @@ def _linear_axis(x: np.ndarray, coords: np.ndarray, axis: int) -> np.ndarray:
 
 def _resize(xs: list[np.ndarray | None], a: Attrs) -> np.ndarray:
     x = xs[0]
-    (oh, ow), (sh, sw) = a["size"], a["scales"]
+    (oh, ow), (sh, sw) = shapes.resize_size(x.shape, a), a["scales"]
     coord, mode = CoordMode(int(a["coord"])), ResizeMode(int(a["mode"]))
     ch = resize_coords(int(oh), x.shape[1], float(sh), coord)
     cw = resize_coords(int(ow), x.shape[2], float(sw), coord)

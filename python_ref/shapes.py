@@ -286,15 +286,19 @@ def _softmax(specs: list[Spec | None], a: dict[str, Any], err: _Err) -> Spec:
 
 # -- data movement ---------------------------------------------------------------------------------------------------
 def reshape_target(shape: Shape, target: Any, err: _Err | None = None) -> Shape:
-    """The resolved RESHAPE target: at most one -1 (inferred), every other entry >= 1."""
+    """The resolved RESHAPE target: at most one -1 (inferred), 0 copies the input's dimension at the same index
+    (a dimension that changes at run time), every other entry >= 1."""
     err = err or _Err("RESHAPE")
     t = [int(d) for d in target]
     size = math.prod(shape)
     err.check(t.count(-1) <= 1, f"shape {t} has more than one -1")
-    err.check(all(d >= 1 or d == -1 for d in t),
-              f"shape {t} has an entry < 1 other than -1 (importers resolve ONNX's 0 = copy)")
+    err.check(all(d >= 0 or d == -1 for d in t), f"shape {t} has an entry < 0 other than -1")
+    err.check(all(d != 0 or i < len(shape) for i, d in enumerate(t)),
+              f"shape {t} copies (0) a dimension the input {list(shape)} does not have")
+    t = [shape[i] if d == 0 else d for i, d in enumerate(t)]
     if -1 in t:
         known = math.prod(d for d in t if d != -1)
+        err.check(known > 0, f"cannot infer the -1 of {t}: it has a zero dimension")
         err.check(size % known == 0, f"cannot reshape {list(shape)} ({size} elements) to {t}")
         t[t.index(-1)] = size // known
     err.check(math.prod(t) == size, f"cannot reshape {list(shape)} ({size} elements) to {t}")
@@ -335,7 +339,8 @@ def _concatenation(specs: list[Spec | None], a: dict[str, Any], err: _Err) -> Sp
 
 
 def slice_params(shape: Shape, a: dict[str, Any], err: _Err | None = None) -> list[tuple[int, int, int, int]]:
-    """Per axis (start, end, step, length), checked against the already-clamped ranges of the spec."""
+    """Per axis (start, end, step, length): values past the axis are clamped to it (a slice to the end of an axis
+    whose size changes at run time); negative values other than end = -1 with a negative step are errors."""
     err = err or _Err("SLICE")
     r = len(shape)
     starts, ends, steps = (tuple(int(v) for v in a[k]) for k in ("starts", "ends", "steps"))
@@ -345,11 +350,12 @@ def slice_params(shape: Shape, a: dict[str, Any], err: _Err | None = None) -> li
     for ax, (b, e, s, d) in enumerate(zip(starts, ends, steps, shape, strict=True)):
         err.check(s != 0, f"step of axis {ax} is 0")
         if s > 0:
-            err.check(0 <= b <= d and 0 <= e <= d, f"axis {ax}: start {b} / end {e} not clamped to [0, {d}]")
+            err.check(b >= 0 and e >= 0, f"axis {ax}: start {b} / end {e} must be >= 0")
+            b, e = min(b, d), min(e, d)
             n = max(0, -(-(e - b) // s))
         else:
-            err.check((0 <= b <= d - 1 and -1 <= e <= d - 1) or d == 0,
-                      f"axis {ax}: with step {s}, start {b} must be in [0, {d - 1}] and end {e} in [-1, {d - 1}]")
+            err.check(b >= 0 and e >= -1, f"axis {ax}: with step {s}, start {b} must be >= 0 and end {e} >= -1")
+            b, e = min(b, d - 1), min(e, d - 1)
             n = max(0, -(-(b - e) // -s)) if d > 0 else 0
         out.append((b, e, s, n))
     return out
@@ -381,13 +387,29 @@ def _pad(specs: list[Spec | None], a: dict[str, Any], err: _Err) -> Spec:
 
 def _resize(specs: list[Spec | None], a: dict[str, Any], err: _Err) -> Spec:
     x = _rank(specs[0], 4, "input x (NHWC)", err)
-    oh, ow = _ints(a, "size", 2, 1, err)
+    oh, ow = resize_size(x, a, err)
     sc = tuple(float(s) for s in a["scales"])
-    err.check(len(sc) == 2 and all(s >= 0 for s in sc), f"scales must be 2 values >= 0, got {list(sc)}")
     for cls, name in ((ResizeMode, "mode"), (CoordMode, "coord"), (NearestMode, "nearest")):
         _enum(cls, a, name, err)
     err.check(x[1] >= 1 and x[2] >= 1, f"input spatial size {x[1]}x{x[2]} is empty")
     return (x[0], oh, ow, x[3]), specs[0][1]
+
+
+def resize_size(x: Shape, a: dict[str, Any], err: _Err | None = None) -> tuple[int, int]:
+    """RESIZE's output (h, w): size, where an entry 0 means floor(in * scale) (an input size that changes at run
+    time)."""
+    err = err or _Err("RESIZE")
+    size = _ints(a, "size", 2, 0, err)
+    sc = tuple(float(s) for s in a["scales"])
+    err.check(len(sc) == 2 and all(s >= 0 for s in sc), f"scales must be 2 values >= 0, got {list(sc)}")
+    out = []
+    for k, (n, s) in enumerate(zip(size, sc, strict=True)):
+        if n == 0:
+            err.check(s > 0, f"size {k} is 0 (from the scale) but scales[{k}] is 0")
+            n = math.floor(x[1 + k] * float(np.float32(s)))  # the stored float32 scale, times in double
+        err.check(n >= 1, f"the output size {list(size)} is empty")
+        out.append(int(n))
+    return out[0], out[1]
 
 
 def _depth_to_space(specs: list[Spec | None], a: dict[str, Any], err: _Err) -> Spec:

@@ -102,6 +102,12 @@ graph_case("scatter_nd_elements_add", "SCATTER_ND", {"x": x(4, 5), "i": x(6, 2, 
 graph_case("scatter_nd_int_max", "SCATTER_ND", {"x": x(7, lo=-9, hi=9, dt="int64")},
            {"reduction": ScatterReduction.MAX},
            {"i": np.array([[1], [3], [1]], np.int64), "u": np.array([50, -50, 7], np.int64)})
+# generalized attributes of models with run-time input sizes: copied dims, slices to the end, sizes from scales
+graph_case("reshape_copy_dims", "RESHAPE", {"x": x(2, 3, 4, 5)}, {"shape": (0, 0, -1)})
+graph_case("slice_past_the_end", "SLICE", {"x": x(4, 9, 7)}, {"starts": (1, 0, 9), "ends": (2147483647, 5, 0),
+                                                             "steps": (1, 2, -2)})
+graph_case("resize_size_from_scales", "RESIZE", {"x": x(1, 5, 7, 3)}, {"size": (0, 0), "scales": (1.5, 2.0),
+                                                                       "mode": 1})
 graph_case("split3", "SPLIT", {"x": x(2, 9, 3)}, {"axis": 1, "sizes": (2, 4, 3)})
 graph_case("split_last_empty", "SPLIT", {"x": x(4, 6, lo=-9, hi=9, dt="int64")}, {"axis": -1, "sizes": (6, 0)})
 

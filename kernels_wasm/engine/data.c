@@ -439,9 +439,10 @@ int run_data(wrt_model* m, wrt_op* op) {
       size_t dims[WRT_MAX_RANK];
       int64_t ss[WRT_MAX_RANK], base = 0;
       for (int i = 0; i < y->rank; i++) {
+        int64_t last = op->a.steps[i] > 0 ? x->dims[i] : x->dims[i] - 1, b = op->a.starts[i];
         dims[i] = (size_t)y->dims[i];
         ss[i] = xs[i] * op->a.steps[i];
-        if (y->dims[i]) base += xs[i] * op->a.starts[i];
+        if (y->dims[i]) base += xs[i] * (b < last ? b : last); /* starts are clamped to the axis */
       }
       strided_copy(y->data, (const uint8_t*)x->data + base * (int64_t)es, es, y->rank, dims, ss, 0);
       return WRT_OK;

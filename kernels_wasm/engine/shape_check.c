@@ -246,8 +246,12 @@ static int infer(wrt_model* m, wrt_op* op, int k, shp* out) {
       int64_t known = 1;
       out->rank = a->n_list;
       for (int i = 0; i < a->n_list; i++) {
-        int32_t d = a->list[i];
-        CHECK(d >= 1 || d == -1, "shape has an entry %d < 1 other than -1", d);
+        int64_t d = a->list[i];
+        CHECK(d >= 0 || d == -1, "shape has an entry %l < 0 other than -1", d);
+        if (d == 0) { /* a copy of the input's dimension at this index */
+          CHECK(i < x->rank, "shape copies (0) a dimension the input does not have");
+          d = x->dims[i];
+        }
         if (d == -1) {
           CHECK(neg < 0, "shape has more than one -1");
           neg = i;
@@ -258,6 +262,7 @@ static int infer(wrt_model* m, wrt_op* op, int k, shp* out) {
         out->d[i] = d;
       }
       if (neg >= 0) {
+        CHECK(known > 0, "cannot infer the -1 of a shape with a zero dimension");
         CHECK((int64_t)x->count % known == 0, "cannot reshape %l elements", (int64_t)x->count);
         out->d[neg] = (int64_t)x->count / known;
       } else {
@@ -302,11 +307,14 @@ static int infer(wrt_model* m, wrt_op* op, int k, shp* out) {
         int64_t b = a->starts[i], e = a->ends[i], s = a->steps[i], d = x->dims[i], n;
         CHECK(s != 0, "step of axis %d is 0", i);
         if (s > 0) {
-          CHECK(0 <= b && b <= d && 0 <= e && e <= d, "axis %d: start %l / end %l not clamped to [0, %l]", i, b, e, d);
+          CHECK(b >= 0 && e >= 0, "axis %d: start %l / end %l must be >= 0", i, b, e);
+          b = b < d ? b : d; /* clamped to the axis (python_ref/shapes.py slice_params) */
+          e = e < d ? e : d;
           n = e > b ? (e - b + s - 1) / s : 0;
         } else {
-          CHECK((0 <= b && b <= d - 1 && -1 <= e && e <= d - 1) || d == 0,
-                "axis %d: with step %l, start %l must be in [0, %l] and end %l in [-1, %l]", i, s, b, d - 1, e, d - 1);
+          CHECK(b >= 0 && e >= -1, "axis %d: with step %l, start %l must be >= 0 and end %l >= -1", i, s, b, e);
+          b = b < d - 1 ? b : d - 1;
+          e = e < d - 1 ? e : d - 1;
           n = d > 0 && b > e ? (b - e + (-s) - 1) / (-s) : 0;
         }
         out->d[i] = n;
@@ -336,13 +344,21 @@ static int infer(wrt_model* m, wrt_op* op, int k, shp* out) {
       }
       return 0;
     }
-    case OP_RESIZE:
+    case OP_RESIZE: {
       if ((r = rank_is(op, x, 4, "input x (NHWC)"))) return r;
-      CHECK(a->size[0] >= 1 && a->size[1] >= 1, "size must all be >= 1, got [%d, %d]", a->size[0], a->size[1]);
       CHECK(a->scales[0] >= 0 && a->scales[1] >= 0, "scales must be 2 values >= 0");
+      int64_t hw[2];
+      for (int k = 0; k < 2; k++) { /* size 0: floor(in * scale), python_ref/shapes.py resize_size */
+        CHECK(a->size[k] >= 0, "size must all be >= 0, got [%d, %d]", a->size[0], a->size[1]);
+        CHECK(a->size[k] > 0 || a->scales[k] > 0, "size %d is 0 (from the scale) but scales[%d] is 0", k, k);
+        double v = a->size[k] ? (double)a->size[k] : rt_floor((double)x->dims[1 + k] * (double)a->scales[k]);
+        CHECK(v >= 1 && v <= (double)(1 << 30), "the output size is empty or absurd");
+        hw[k] = (int64_t)v;
+      }
       CHECK(x->dims[1] >= 1 && x->dims[2] >= 1, "input spatial size %dx%d is empty", x->dims[1], x->dims[2]);
-      *out = (shp){4, {x->dims[0], a->size[0], a->size[1], x->dims[3]}};
+      *out = (shp){4, {x->dims[0], hw[0], hw[1], x->dims[3]}};
       return 0;
+    }
     case OP_DEPTH_TO_SPACE: {
       if ((r = rank_is(op, x, 4, "input x (NHWC)"))) return r;
       int64_t b = a->block;

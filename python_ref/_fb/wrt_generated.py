@@ -5184,8 +5184,62 @@ class Tensor(object):
             return obj
         return None
 
+    # Tensor
+    def ShapeMin(self, j):
+        o = flatbuffers.number_types.UOffsetTFlags.py_type(self._tab.Offset(16))
+        if o != 0:
+            a = self._tab.Vector(o)
+            return self._tab.Get(flatbuffers.number_types.Int32Flags, a + flatbuffers.number_types.UOffsetTFlags.py_type(j * 4))
+        return 0
+
+    # Tensor
+    def ShapeMinAsNumpy(self):
+        o = flatbuffers.number_types.UOffsetTFlags.py_type(self._tab.Offset(16))
+        if o != 0:
+            return self._tab.GetVectorAsNumpy(flatbuffers.number_types.Int32Flags, o)
+        return 0
+
+    # Tensor
+    def ShapeMinLength(self):
+        o = flatbuffers.number_types.UOffsetTFlags.py_type(self._tab.Offset(16))
+        if o != 0:
+            return self._tab.VectorLen(o)
+        return 0
+
+    # Tensor
+    def ShapeMinIsNone(self):
+        o = flatbuffers.number_types.UOffsetTFlags.py_type(self._tab.Offset(16))
+        return o == 0
+
+    # Tensor
+    def ShapeMax(self, j):
+        o = flatbuffers.number_types.UOffsetTFlags.py_type(self._tab.Offset(18))
+        if o != 0:
+            a = self._tab.Vector(o)
+            return self._tab.Get(flatbuffers.number_types.Int32Flags, a + flatbuffers.number_types.UOffsetTFlags.py_type(j * 4))
+        return 0
+
+    # Tensor
+    def ShapeMaxAsNumpy(self):
+        o = flatbuffers.number_types.UOffsetTFlags.py_type(self._tab.Offset(18))
+        if o != 0:
+            return self._tab.GetVectorAsNumpy(flatbuffers.number_types.Int32Flags, o)
+        return 0
+
+    # Tensor
+    def ShapeMaxLength(self):
+        o = flatbuffers.number_types.UOffsetTFlags.py_type(self._tab.Offset(18))
+        if o != 0:
+            return self._tab.VectorLen(o)
+        return 0
+
+    # Tensor
+    def ShapeMaxIsNone(self):
+        o = flatbuffers.number_types.UOffsetTFlags.py_type(self._tab.Offset(18))
+        return o == 0
+
 def TensorStart(builder):
-    builder.StartObject(6)
+    builder.StartObject(8)
 
 def TensorAddName(builder, name):
     builder.PrependUOffsetTRelativeSlot(0, flatbuffers.number_types.UOffsetTFlags.py_type(name), 0)
@@ -5208,6 +5262,18 @@ def TensorAddArenaOffset(builder, arenaOffset):
 def TensorAddQuant(builder, quant):
     builder.PrependUOffsetTRelativeSlot(5, flatbuffers.number_types.UOffsetTFlags.py_type(quant), 0)
 
+def TensorAddShapeMin(builder, shapeMin):
+    builder.PrependUOffsetTRelativeSlot(6, flatbuffers.number_types.UOffsetTFlags.py_type(shapeMin), 0)
+
+def TensorStartShapeMinVector(builder, numElems):
+    return builder.StartVector(4, numElems, 4)
+
+def TensorAddShapeMax(builder, shapeMax):
+    builder.PrependUOffsetTRelativeSlot(7, flatbuffers.number_types.UOffsetTFlags.py_type(shapeMax), 0)
+
+def TensorStartShapeMaxVector(builder, numElems):
+    return builder.StartVector(4, numElems, 4)
+
 def TensorEnd(builder):
     return builder.EndObject()
 
@@ -5228,6 +5294,8 @@ class TensorT(object):
         buffer = 0,
         arenaOffset = -1,
         quant = None,
+        shapeMin = None,
+        shapeMax = None,
     ):
         self.name = name  # type: Optional[str]
         self.shape = shape  # type: Optional[List[int]]
@@ -5235,6 +5303,8 @@ class TensorT(object):
         self.buffer = buffer  # type: int
         self.arenaOffset = arenaOffset  # type: int
         self.quant = quant  # type: Optional[QuantParamsT]
+        self.shapeMin = shapeMin  # type: Optional[List[int]]
+        self.shapeMax = shapeMax  # type: Optional[List[int]]
 
     @classmethod
     def InitFromBuf(cls, buf, pos):
@@ -5270,6 +5340,20 @@ class TensorT(object):
         self.arenaOffset = tensor.ArenaOffset()
         if tensor.Quant() is not None:
             self.quant = QuantParamsT.InitFromObj(tensor.Quant())
+        if not tensor.ShapeMinIsNone():
+            if np is None:
+                self.shapeMin = []
+                for i in range(tensor.ShapeMinLength()):
+                    self.shapeMin.append(tensor.ShapeMin(i))
+            else:
+                self.shapeMin = tensor.ShapeMinAsNumpy()
+        if not tensor.ShapeMaxIsNone():
+            if np is None:
+                self.shapeMax = []
+                for i in range(tensor.ShapeMaxLength()):
+                    self.shapeMax.append(tensor.ShapeMax(i))
+            else:
+                self.shapeMax = tensor.ShapeMaxAsNumpy()
 
     # TensorT
     def Pack(self, builder):
@@ -5285,6 +5369,22 @@ class TensorT(object):
                 shape = builder.EndVector()
         if self.quant is not None:
             quant = self.quant.Pack(builder)
+        if self.shapeMin is not None:
+            if np is not None and type(self.shapeMin) is np.ndarray:
+                shapeMin = builder.CreateNumpyVector(self.shapeMin)
+            else:
+                TensorStartShapeMinVector(builder, len(self.shapeMin))
+                for i in reversed(range(len(self.shapeMin))):
+                    builder.PrependInt32(self.shapeMin[i])
+                shapeMin = builder.EndVector()
+        if self.shapeMax is not None:
+            if np is not None and type(self.shapeMax) is np.ndarray:
+                shapeMax = builder.CreateNumpyVector(self.shapeMax)
+            else:
+                TensorStartShapeMaxVector(builder, len(self.shapeMax))
+                for i in reversed(range(len(self.shapeMax))):
+                    builder.PrependInt32(self.shapeMax[i])
+                shapeMax = builder.EndVector()
         TensorStart(builder)
         if self.name is not None:
             TensorAddName(builder, name)
@@ -5295,6 +5395,10 @@ class TensorT(object):
         TensorAddArenaOffset(builder, self.arenaOffset)
         if self.quant is not None:
             TensorAddQuant(builder, quant)
+        if self.shapeMin is not None:
+            TensorAddShapeMin(builder, shapeMin)
+        if self.shapeMax is not None:
+            TensorAddShapeMax(builder, shapeMax)
         tensor = TensorEnd(builder)
         return tensor
 
