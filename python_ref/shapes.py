@@ -388,7 +388,6 @@ def _pad(specs: list[Spec | None], a: dict[str, Any], err: _Err) -> Spec:
 def _resize(specs: list[Spec | None], a: dict[str, Any], err: _Err) -> Spec:
     x = _rank(specs[0], 4, "input x (NHWC)", err)
     oh, ow = resize_size(x, a, err)
-    sc = tuple(float(s) for s in a["scales"])
     for cls, name in ((ResizeMode, "mode"), (CoordMode, "coord"), (NearestMode, "nearest")):
         _enum(cls, a, name, err)
     err.check(x[1] >= 1 and x[2] >= 1, f"input spatial size {x[1]}x{x[2]} is empty")

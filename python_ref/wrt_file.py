@@ -27,6 +27,7 @@ MAX_TENSORS = MAX_OPS = 1 << 20
 MAX_OP_INPUTS = 1 << 24  # all operators' inputs and outputs together
 MAX_NAME_BYTES = 1 << 26  # all tensor and operator names together, counting repeats
 MAX_OP_OUTPUTS = 4096  # outputs of one op (SPLIT)
+MAX_DIM = (1 << 31) - 1
 
 DTYPES: dict[int, np.dtype] = {
     fb.DType.FLOAT32: np.dtype("<f4"), fb.DType.FLOAT16: np.dtype("<f2"), fb.DType.INT8: np.dtype("i1"),
@@ -45,6 +46,7 @@ class TensorInfo:
     arena_offset: int = -1  # activations only
     quant: dict[str, Any] | None = None
     stored_dtype: np.dtype | None = None  # constants: the dtype in the file (FLOAT16 weights widen to float32)
+    bounds: tuple[tuple[int, int], ...] | None = None  # graph inputs sized at run time: (min, max) per dimension
 
     @property
     def nbytes(self) -> int:
@@ -154,6 +156,8 @@ def _verify(m: fb.ModelT, file_size: int) -> WrtModel:
                    f"tensor {i} ({t.name!r}): arena offset {t.arena_offset} + {t.nbytes} bytes outside the "
                    f"{plan.arenaSize}-byte arena or misaligned")
     inputs, outputs = list(m.inputs if m.inputs is not None else []), list(m.outputs if m.outputs is not None else [])
+    for i, t in enumerate(tensors):
+        _check(t.bounds is None or i in inputs, f"tensor {i} ({t.name!r}) has shape bounds but is not a graph input")
     for kind, idx in (("input", inputs), ("output", outputs)):
         _check(len(idx) > 0, f"model has no {kind}s")
         _check(len(idx) <= 4096, f"model has {len(idx)} {kind}s (limit 4096)")
@@ -186,6 +190,14 @@ def _tensor(i: int, t: fb.TensorT, buffers: list[Any]) -> TensorInfo:
         info.stored_dtype, info.arena_offset = info.dtype, -1
         if info.dtype == np.float16:  # fp16-stored weights compute in float32 (the format's rule)
             info.data, info.dtype = info.data.astype(np.float32), np.dtype(np.float32)
+    lo, hi = _seq(t.shapeMin), _seq(t.shapeMax)
+    if len(lo) or len(hi):
+        _check(len(lo) == len(hi) == len(shape), f"tensor {i} ({name!r}): shape bounds {list(lo)}..{list(hi)} do not "
+                                                 f"match its rank {len(shape)}")
+        b = tuple((int(a), int(z)) for a, z in zip(lo, hi, strict=True))
+        _check(all(1 <= a <= d <= z <= MAX_DIM for (a, z), d in zip(b, shape, strict=True)),
+               f"tensor {i} ({name!r}): shape {list(shape)} is not within its bounds {list(lo)}..{list(hi)}")
+        info.bounds = b
     if t.quant is not None:
         info.quant = {"scale": _floats(t.quant.scale), "zero_point": [int(z) for z in _seq(t.quant.zeroPoint)],
                       "axis": t.quant.axis}

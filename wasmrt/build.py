@@ -46,6 +46,7 @@ EXPORTS = (
     "wrt_tensor_bytes", "wrt_input_ptr", "wrt_output_ptr", "wrt_arena_size", "wrt_weights_size", "wrt_alloc",
     "wrt_free", "wrt_num_ops", "wrt_op_type", "wrt_op_name", "wrt_op_kernel", "wrt_run_ops",
     "wrt_load_with_limits", "wrt_memory_size", "wrt_work_estimate", "wrt_active_op", "wrt_current_op",
+    "wrt_input_dim_min", "wrt_input_dim_max", "wrt_resize_inputs",
 )
 CFLAGS = ("-std=c11", "-O3", "-Wall", "-Wextra", "-Werror", "-ffp-contract=off", "-fno-math-errno")
 

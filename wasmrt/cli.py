@@ -35,6 +35,15 @@ def _input_arg(text: str) -> tuple[str, str]:
     return name, path
 
 
+def _dynamic_arg(text: str) -> object:
+    from wasmrt.dynamic import parse_dynamic
+
+    try:
+        return parse_dynamic(text)
+    except ValueError as e:
+        raise argparse.ArgumentTypeError(str(e)) from None
+
+
 def cmd_convert(args: argparse.Namespace) -> int:
     from wasmrt.converter import convert
     from wasmrt.models import load_labels, preset_for
@@ -52,7 +61,7 @@ def cmd_convert(args: argparse.Namespace) -> int:
         labels = [ln.strip() for ln in Path(args.labels).read_text().splitlines() if ln.strip()]
     t0 = time.perf_counter()
     result = convert(src, input_shapes=shapes, preprocess=preprocess, labels=labels, weights=args.weights,
-                     log=lambda m: print("  " + m))
+                     log=lambda m: print("  " + m), dynamic=args.dynamic or None)
     out = Path(args.output or src.with_suffix(".wrt").name)
     out.parent.mkdir(parents=True, exist_ok=True)
     out.write_bytes(result.data)
@@ -168,6 +177,9 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("-o", "--output", help="output .wrt path (default: the model's name with .wrt)")
     p.add_argument("--input-shape", action="append", type=_shape_arg, metavar="NAME=D0,D1,...",
                    help="static shape for an input with dynamic dimensions (repeatable)")
+    p.add_argument("--dynamic", action="append", type=_dynamic_arg, metavar="NAME=AXIS:MIN..MAX",
+                   help="input dimension chosen at run time, within bounds (repeatable; axes of the model's own "
+                        "layout, e.g. x=3:32..1280 for an ONNX NCHW width); --input-shape sets the size planned for")
     p.add_argument("--labels", help="text file with one class label per line, stored in the model")
     p.add_argument("--no-preset", action="store_true", help="ignore the bundled preset for known model files")
     p.add_argument("--weights", choices=["auto", "fp16", "fp32"], default="auto",

@@ -6,6 +6,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
+from wasmrt.dynamic import DynamicDim, dynamic_graph
 from wasmrt.errors import ConversionError, ModelFormatError
 from wasmrt.ir import Graph, Preprocess
 from wasmrt.passes import optimize
@@ -52,12 +53,19 @@ def load_graph(path: str | Path, input_shapes: dict[str, tuple[int, ...]] | None
 
 def convert(src: str | Path | Graph, *, input_shapes: dict[str, tuple[int, ...]] | None = None,
             preprocess: dict[str, Preprocess] | None = None, labels: list[str] | None = None,
-            weights: str = "auto", log: Callable[[str], None] | None = None) -> Converted:
+            weights: str = "auto", log: Callable[[str], None] | None = None,
+            dynamic: list[DynamicDim] | None = None) -> Converted:
     """Convert a model file (or an already imported graph) to .wrt bytes. weights: how float constants are stored,
-    see wrt_writer.stored_constant ("auto" = fp16 where lossless)."""
+    see wrt_writer.stored_constant ("auto" = fp16 where lossless). dynamic: input dimensions sized at run time,
+    within bounds (wasmrt/dynamic.py); input_shapes then gives the size the model is planned for."""
     say = log or (lambda _msg: None)
     if isinstance(src, Graph):
+        if dynamic:
+            raise ValueError("dynamic dimensions need the model file (it is imported at several sizes)")
         graph = src
+    elif dynamic:
+        say(f"importing {Path(src).name} with run-time sizes {[f'{d.input}[{d.axis}]' for d in dynamic]}")
+        graph = dynamic_graph(lambda shapes: load_graph(src, shapes), dict(input_shapes or {}), dynamic, say)
     else:
         say(f"importing {Path(src).name}")
         graph = load_graph(src, input_shapes)

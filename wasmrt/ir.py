@@ -28,6 +28,7 @@ class Tensor:
     shape: tuple[int, ...]
     dtype: np.dtype
     data: np.ndarray | None = None  # set for constants
+    bounds: tuple[tuple[int, int], ...] | None = None  # graph inputs sized at run time: (min, max) per dimension
 
     @property
     def is_const(self) -> bool:

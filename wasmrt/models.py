@@ -169,6 +169,7 @@ class BundledModel:
     preprocess: dict[str, Preprocess] = field(default_factory=dict)  # graph input name -> image hints
     labels: str | None = None  # cache file with a JSON list of class names
     note: str = ""
+    dynamic: tuple[str, ...] = ()  # input dimensions sized at run time (--dynamic NAME=AXIS:MIN..MAX)
 
 
 BUNDLED: dict[str, BundledModel] = {m.name: m for m in [
@@ -206,6 +207,12 @@ BUNDLED: dict[str, BundledModel] = {m.name: m for m in [
         # rapidocr 1.4.4's config.yaml: BGR (OpenCV) image, x/255 then mean 0.5 std 0.5; sides a multiple of 32
         preprocess={"x": Preprocess(layout="NCHW", color="BGR", mean=(127.5,) * 3, std=(127.5,) * 3)},
         note="DBNet text probability map [1,1,H,W]",
+    ),
+    BundledModel(
+        "ppocr_rec", "ch_PP-OCRv4_rec_infer.onnx", "ppocr_rec.wrt", "PyPI rapidocr-onnxruntime==1.4.4",
+        "Apache-2.0", input_shapes={"x": (1, 3, 48, 320)}, dynamic=("x=3:32..1280",),
+        preprocess={"x": Preprocess(layout="NCHW", color="BGR", mean=(127.5,) * 3, std=(127.5,) * 3)},
+        note="text-line recognizer (SVTR-LCNet, CTC over 6625 symbols); any width 32..1280 at run time",
     ),
     BundledModel(
         "ppocr_cls", "ch_ppocr_mobile_v2.0_cls_infer.onnx", "ppocr_cls.wrt", "PyPI rapidocr-onnxruntime==1.4.4",

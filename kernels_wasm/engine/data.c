@@ -101,7 +101,7 @@ static int32_t nearest_index(float x, int in, int mode) {
 }
 
 static lerp* resize_axis(wrt_model* m, int out, int in, float scale, const wrt_attrs* a) {
-  lerp* t = m_alloc(m, sizeof(lerp) * (uint64_t)out);
+  lerp* t = m_alloc_shaped(m, sizeof(lerp) * (uint64_t)out);
   if (!t) return 0;
   for (int i = 0; i < out; i++) {
     float c = resize_coord(i, out, in, scale, a->coord);
@@ -150,12 +150,12 @@ int plan_data(wrt_model* m, wrt_op* op, wrt_cost* c) {
                        dtype_name(x->dtype));
       break;
     case OP_RESIZE:
-      c->bytes += sizeof(lerp) * ((uint64_t)y->dims[1] + (uint64_t)y->dims[2]);
+      c->shape_bytes += sizeof(lerp) * ((uint64_t)y->dims[1] + (uint64_t)y->dims[2]);
       if (op->a.mode != 0) c->work += WORK_SCALAR * y->count;
       break;
     case OP_PAD:
-      for (int i = 0; i < y->rank; i++) c->bytes += sizeof(int32_t) * (uint64_t)y->dims[i];
-      c->bytes += sizeof(int32_t);
+      for (int i = 0; i < y->rank; i++) c->shape_bytes += sizeof(int32_t) * (uint64_t)y->dims[i];
+      c->shape_bytes += sizeof(int32_t);
       if (x->dtype == WRT_F16 && op->a.value != 0)
         return op_fail(op, WRT_ERR_UNSUPPORTED, "a non-zero float16 pad value is not supported");
       break;
@@ -198,7 +198,7 @@ int prepare_data(wrt_model* m, wrt_op* op) {
   } else if (op->type == OP_PAD) {
     uint64_t total = 0;
     for (int i = 0; i < y->rank; i++) total += (uint64_t)y->dims[i];
-    int32_t* maps = m_alloc(m, sizeof(int32_t) * (total + 1));
+    int32_t* maps = m_alloc_shaped(m, sizeof(int32_t) * (total + 1));
     if (!maps) return m_alloc_fail(m, op, "the pad index maps", sizeof(int32_t) * (total + 1));
     int32_t* o = maps;
     for (int i = 0; i < y->rank; i++)

@@ -33,6 +33,7 @@ typedef struct {
   uint64_t count, nbytes;
   int64_t arena_offset;      /* -1 for constants */
   const uint8_t* file_data;  /* constants: the bytes in the model file (valid during wrt_load only) */
+  const int32_t *dmin, *dmax; /* graph inputs sized at run time: the bounds of each dimension (else NULL) */
   void* data;                /* at run time: arena address, or an owned copy of the constant (NULL if unused) */
 } wrt_tensor;
 
@@ -136,7 +137,9 @@ typedef struct alloc_node alloc_node;
  * before it can claim memory or time. Work is in units of one multiply-add of a SIMD GEMM (tens of picoseconds
  * natively); the WORK_* weights below scale other kinds of work to it (measured on the bundled models). */
 typedef struct {
-  uint64_t bytes, scratch, work;
+  uint64_t bytes;       /* what the op keeps for the model's life (packed weights) */
+  uint64_t shape_bytes; /* what follows the tensor shapes (indirection, tables): re-made when inputs are resized */
+  uint64_t scratch, work;
 } wrt_cost;
 
 /* Resource limits of one model (wrt_load_with_limits); 0 selects the default */
@@ -162,6 +165,10 @@ struct wrt_model {
   size_t pad_floats;
   size_t weights_bytes;
   alloc_node* allocs;      /* every allocation of this model, freed by wrt_release */
+  alloc_node* shape_allocs; /* those that follow the tensor shapes (m_alloc_shaped): re-made by a resize */
+  uint64_t shape_used;     /* their bytes (part of mem_used) */
+  uint8_t dynamic;         /* some input has run-time dimensions */
+  uint8_t broken;          /* a resize failed after freeing the old plan: the model refuses to run */
   uint64_t mem_used, mem_limit; /* bytes allocated for this model, and its budget */
   uint64_t work, work_limit;    /* estimated work of one run, and its budget */
   int cur_op;              /* the op being prepared or run (-1: none), for error reports after a trap */
@@ -187,11 +194,16 @@ int read_model(wrt_model* m, fb_buf f); /* model_read.c: tensors, ops, attribute
  * instead of comparing them with the file's */
 int check_shapes(wrt_model* m, int assign);
 int run_ops(wrt_model* m, int begin, int end); /* model.c: ops [begin, end), skipping those with empty outputs */
+/* planner.c: arena offsets of every activation at the current shapes (by lifetime, greedy by size, best fit;
+ * RESHAPE outputs share their input's bytes) into offsets[n_tensors]; the arena size */
+int plan_arena(wrt_model* m, int64_t* offsets, uint64_t* arena_size);
 
 /* ---- support (support.c) ---------------------------------------------------------------------------------------- */
 /* model-owned allocation (freed with the model), zeroed; NULL past the model's memory budget or when out of memory.
  * Sizes are computed in 64 bits, so nothing wraps in wasm32. */
 void* m_alloc(wrt_model* m, uint64_t n);
+void* m_alloc_shaped(wrt_model* m, uint64_t n); /* freed by m_free_shaped when the inputs are resized */
+void m_free_shaped(wrt_model* m);
 void m_free_all(wrt_model* m);
 int m_alloc_fail(wrt_model* m, const wrt_op* op, const char* what, uint64_t bytes); /* the error for a NULL m_alloc */
 const void* const_data(wrt_model* m, int ti); /* owned, aligned copy of a constant (made on first use) */

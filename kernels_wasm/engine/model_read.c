@@ -141,6 +141,22 @@ static int read_tensors(wrt_model* m, fb_buf f, size_t root, name_pool* np) {
       t->file_data = len ? fb_vdata(f, dv) : 0;
       if (t->dtype == WRT_F16 && widen_f16(m, t) != WRT_OK) return m_alloc_fail(m, 0, "float16 weights", t->count * 4);
     } else {
+      size_t lov = fb_ref(f, tt, 6), hiv = fb_ref(f, tt, 7);
+      if (fb_vlen(f, lov) || fb_vlen(f, hiv)) { /* run-time dimensions: the bounds of each */
+        if (fb_vlen(f, lov) != rank || fb_vlen(f, hiv) != rank)
+          return rt_error(WRT_ERR_FORMAT, "tensor %u ('%s'): shape bounds do not match its rank %u", i, t->name, rank);
+        int32_t* b = m_alloc(m, 2 * sizeof(int32_t) * (rank ? rank : 1));
+        if (!b) return m_alloc_fail(m, 0, "shape bounds", 2 * sizeof(int32_t) * rank);
+        for (uint32_t d = 0; d < rank; d++) {
+          b[d] = fb_vi32(f, lov, d);
+          b[rank + d] = fb_vi32(f, hiv, d);
+          if (!(1 <= b[d] && b[d] <= t->dims[d] && t->dims[d] <= b[rank + d]))
+            return rt_error(WRT_ERR_FORMAT, "tensor %u ('%s'): dimension %u (%d) is not within its bounds %d..%d", i,
+                            t->name, d, t->dims[d], b[d], b[rank + d]);
+        }
+        t->dmin = b;
+        t->dmax = b + rank;
+      }
       int64_t off = t->arena_offset;
       if (off < 0 || off % align != 0 || (uint64_t)off > arena || t->nbytes > arena - (uint64_t)off)
         return rt_error(WRT_ERR_FORMAT,
@@ -370,6 +386,9 @@ static int check_order(wrt_model* m, uint8_t* ready) {
   int nt = m->n_tensors;
   for (int i = 0; i < nt; i++) ready[i] = m->t[i].is_const;
   for (int i = 0; i < m->n_inputs; i++) ready[m->inputs[i]] = 1;
+  for (int i = 0; i < nt; i++) /* shape bounds only on graph inputs (constants never have them) */
+    if (m->t[i].dmin && !ready[i])
+      return rt_error(WRT_ERR_FORMAT, "tensor %d ('%s') has shape bounds but is not a graph input", i, m->t[i].name);
   for (int k = 0; k < m->n_ops; k++) {
     wrt_op* op = &m->ops[k];
     for (int i = 0; i < op->n_in; i++) {
@@ -407,6 +426,7 @@ static int read_io_and_order(wrt_model* m, fb_buf f, size_t root) {
       int32_t ti = fb_vi32(f, v, i);
       if (ti < 0 || ti >= nt)
         return rt_error(WRT_ERR_FORMAT, "graph %s refers to tensor %d, but the model has %d tensors", kinds[w], ti, nt);
+      if (w == 0 && m->t[ti].dmin) m->dynamic = 1;
       if (m->t[ti].is_const)
         return rt_error(WRT_ERR_FORMAT, "graph %s tensor %d ('%s') is a constant", kinds[w], ti, m->t[ti].name);
       dst[i] = ti;

@@ -119,6 +119,7 @@ int prepare_rnn(wrt_model* m, wrt_op* op) {
   size_t H = (size_t)g->h, I = (size_t)g->i, P = (size_t)g->p, G = (size_t)g->gates, GH = G * H;
   const float *W = in_f32(m, op, 1), *R = in_f32(m, op, 2), *B = in_f32(m, op, 3);
   const float *PW = in_f32(m, op, 8), *PB = in_f32(m, op, 9);
+  if (p->w[0]) return WRT_OK; /* a resize: the weights stay, nothing else follows the shapes */
   int ln = op->type == OP_LSTM && has(op, 10), lbr = op->type == OP_GRU && op->a.linear_before_reset;
   int err = WRT_OK;
   float* bias = m_alloc(m, 2 * GH * sizeof(float)); /* [0, GH): the input GEMM's bias; [GH, 2GH): Rbh (GRU) */
