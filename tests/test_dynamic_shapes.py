@@ -126,8 +126,8 @@ def test_limits_hold_on_every_replan(engine: str) -> None:
 # -- generalization on small models -----------------------------------------------------------------------------
 def _onnx(nodes: list, inputs: dict[str, list], inits: dict[str, np.ndarray], outputs: list[str],
           opset: int = 17) -> onnx.ModelProto:
-    g = helper.make_graph(nodes, "g", [helper.make_tensor_value_info(k, TensorProto.FLOAT, v) for k, v in inputs.items()],
-                          [helper.make_tensor_value_info(o, TensorProto.FLOAT, None) for o in outputs],
+    ins = [helper.make_tensor_value_info(k, TensorProto.FLOAT, v) for k, v in inputs.items()]
+    g = helper.make_graph(nodes, "g", ins, [helper.make_tensor_value_info(o, TensorProto.FLOAT, None) for o in outputs],
                           [numpy_helper.from_array(v, k) for k, v in inits.items()])
     m = helper.make_model(g, opset_imports=[helper.make_opsetid("", opset)])
     m.ir_version = 9
