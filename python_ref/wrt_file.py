@@ -295,6 +295,14 @@ def _floats(v: Any) -> list[float]:
     return [float(x) for x in _seq(v)]
 
 
+def read_metadata(data: bytes) -> dict[str, Any]:
+    """Only the metadata of a .wrt file that an engine has already verified (no tensors are unpacked)."""
+    m = fb.Model.GetRootAs(data, 0)
+    md = m.Metadata()
+    return _metadata(None if md is None else fb.MetadataT.InitFromObj(md), list(m.InputsAsNumpy())
+                     if not m.InputsIsNone() else [])
+
+
 def _s(v: Any) -> str:
     return v.decode("utf-8", "replace") if isinstance(v, bytes) else (v or "")
 

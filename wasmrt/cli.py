@@ -61,7 +61,7 @@ def cmd_convert(args: argparse.Namespace) -> int:
         labels = [ln.strip() for ln in Path(args.labels).read_text().splitlines() if ln.strip()]
     t0 = time.perf_counter()
     result = convert(src, input_shapes=shapes, preprocess=preprocess, labels=labels, weights=args.weights,
-                     log=lambda m: print("  " + m), dynamic=args.dynamic or None)
+                     log=lambda m: print("  " + m), dynamic=args.dynamic or None, state=dict(args.state or []))
     out = Path(args.output or src.with_suffix(".wrt").name)
     out.parent.mkdir(parents=True, exist_ok=True)
     out.write_bytes(result.data)
@@ -180,6 +180,9 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--dynamic", action="append", type=_dynamic_arg, metavar="NAME=AXIS:MIN..MAX",
                    help="input dimension chosen at run time, within bounds (repeatable; axes of the model's own "
                         "layout, e.g. x=3:32..1280 for an ONNX NCHW width); --input-shape sets the size planned for")
+    p.add_argument("--state", action="append", type=_input_arg, metavar="OUTPUT=INPUT",
+                   help="a recurrent state the model returns as OUTPUT and takes back as INPUT on the next step "
+                        "(repeatable): stored in the model for wasmrt.Stream / model.stream()")
     p.add_argument("--labels", help="text file with one class label per line, stored in the model")
     p.add_argument("--no-preset", action="store_true", help="ignore the bundled preset for known model files")
     p.add_argument("--weights", choices=["auto", "fp16", "fp32"], default="auto",

@@ -54,10 +54,11 @@ def load_graph(path: str | Path, input_shapes: dict[str, tuple[int, ...]] | None
 def convert(src: str | Path | Graph, *, input_shapes: dict[str, tuple[int, ...]] | None = None,
             preprocess: dict[str, Preprocess] | None = None, labels: list[str] | None = None,
             weights: str = "auto", log: Callable[[str], None] | None = None,
-            dynamic: list[DynamicDim] | None = None) -> Converted:
+            dynamic: list[DynamicDim] | None = None, state: dict[str, str] | None = None) -> Converted:
     """Convert a model file (or an already imported graph) to .wrt bytes. weights: how float constants are stored,
     see wrt_writer.stored_constant ("auto" = fp16 where lossless). dynamic: input dimensions sized at run time,
-    within bounds (wasmrt/dynamic.py); input_shapes then gives the size the model is planned for."""
+    within bounds (wasmrt/dynamic.py); input_shapes then gives the size the model is planned for. state: recurrent
+    state pairs {output: input} stored in the metadata (wasmrt.Stream)."""
     say = log or (lambda _msg: None)
     if isinstance(src, Graph):
         if dynamic:
@@ -77,6 +78,11 @@ def convert(src: str | Path | Graph, *, input_shapes: dict[str, tuple[int, ...]]
         graph.metadata.preprocess.update(preprocess)
     if labels:
         graph.metadata.labels = list(labels)
+    for out, inp in (state or {}).items():
+        if out not in graph.outputs or inp not in graph.inputs:
+            raise ValueError(f"state {out}={inp}: the model has no output {out!r} or no input {inp!r} "
+                             f"(outputs {graph.outputs}, inputs {graph.inputs})")
+        graph.metadata.props[f"state.{out}"] = inp
     counts = optimize(graph, say)
     say(f"optimized: {len(graph.nodes)} ops")
     plan = plan_memory(graph)

@@ -44,6 +44,7 @@ class Model:
 
     engine: str = ""
     variant: str = ""  # kernel target the engine picked (scalar, avx2, wasm_simd128, ...)
+    metadata: dict[str, Any]  # source, producer, preprocess hints, labels, props (python_ref.wrt_file's form)
 
     def __init__(self, inputs: list[TensorSpec], outputs: list[TensorSpec]) -> None:
         self.inputs = inputs

@@ -13,6 +13,7 @@ from pathlib import Path
 
 import numpy as np
 
+from python_ref.wrt_file import read_metadata
 from wasmrt.engines.base import DEFAULT_LIMITS, DTYPES, Limits, Model, TensorSpec
 from wasmrt.engines.errors import engine_error
 from wasmrt.errors import WasmrtError
@@ -112,6 +113,7 @@ class NativeModel(Model):
             raise WasmrtError(f"native variant {variant!r} is not available on this CPU or build "
                               f"(would run {lib.wrt_target_name().decode()!r})")
         super().__init__(self._specs(0), self._specs(1))
+        self.metadata = read_metadata(bytes(data))
         self.arena_size = int(lib.wrt_arena_size(ptr))
         self.weights_size = int(lib.wrt_weights_size(ptr))
         self.memory_size = int(lib.wrt_memory_size(ptr))

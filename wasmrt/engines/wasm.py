@@ -14,6 +14,7 @@ from pathlib import Path
 
 import numpy as np
 
+from python_ref.wrt_file import read_metadata
 from wasmrt.engines.base import DEFAULT_LIMITS, DTYPES, Limits, Model, TensorSpec
 from wasmrt.engines.errors import engine_error
 from wasmrt.errors import WasmrtError
@@ -149,6 +150,7 @@ class WasmModel(Model):
         self._ptr = self.wasm.load(bytes(data), name, limits)
         self.variant = self.wasm.cstr(self.wasm.ptr("wrt_model_target", self._ptr))
         super().__init__(self._specs(0), self._specs(1))
+        self.metadata = read_metadata(bytes(data))
         self.arena_size = self.wasm.ptr("wrt_arena_size", self._ptr)
         self.weights_size = self.wasm.ptr("wrt_weights_size", self._ptr)
         self.memory_size = self.wasm.ptr("wrt_memory_size", self._ptr)
