@@ -115,6 +115,9 @@ def write_fixtures(out: Path) -> dict:
         (out / f"{key}.wrt").write_bytes(_patched(det, lambda m, n=size: setattr(m.plan, "arenaSize", n)))
         manifest["bad_models"][key] = str(out / f"{key}.wrt")
     manifest["hostile"] = write_hostile(out)
+    import breadth_fixtures  # the breadth models (OCR widths, streams, encoders): tests/js/breadth.test.mjs
+
+    breadth_fixtures.write(out)
     (out / "manifest.json").write_text(json.dumps(manifest, indent=1))
     return manifest
 
