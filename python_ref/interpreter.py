@@ -107,7 +107,9 @@ class Interpreter:
             if all(0 in s for s in shapes_now):  # nothing to compute (engines skip these ops too)
                 results = [np.zeros(s, tensors[i].dtype) for s, i in zip(shapes_now, op.outputs, strict=True)]
             else:
-                results = ops.run(op.op, [get(i) for i in op.inputs], op.attrs)
+                quant = ([tensors[i].quant if i >= 0 else None for i in op.inputs],
+                         [tensors[i].quant for i in op.outputs])
+                results = ops.run(op.op, [get(i) for i in op.inputs], op.attrs, quant)
                 if len(results) != len(op.outputs):
                     raise RuntimeError(f"op {k} ({op.op} {op.name!r}) produced {len(results)} outputs, the model "
                                        f"lists {len(op.outputs)}")

@@ -45,6 +45,13 @@ class NearestMode(enum.IntEnum):
     CEIL = 3
 
 
+class QuantType(enum.IntEnum):
+    """The integer type a QUANTIZE writes."""
+
+    INT8 = 0
+    UINT8 = 1
+
+
 class DepthToSpaceMode(enum.IntEnum):
     DCR = 0  # depth-column-row: channel index = (i * block + j) * C_out + c  (TFLite, ONNX default)
     CRD = 1  # column-row-depth: channel index = c * block * block + i * block + j
@@ -182,9 +189,11 @@ def _op(name: str, code: int, inputs: tuple[str, ...], attrs: tuple[Attr, ...] =
 
 
 # --- convolution and dense -------------------------------------------------------------------------------------
-_op("CONV_2D", 1, ("x", "w", "b?"), (*SPATIAL, Attr("groups", "int", 1), *ACT), "Conv2DOptions",
+_op("CONV_2D", 1, ("x", "w", "b?", "r?"), (*SPATIAL, Attr("groups", "int", 1), *ACT), "Conv2DOptions",
     "y[n,oh,ow,o] = b[o] + sum_{kh,kw,i} x[n, oh*sh - pt + kh*dh, ow*sw - pl + kw*dw, g*Cg + i] * w[o,kh,kw,i]; "
-    "out-of-range input positions read 0. OH = floor((H + pt + pb - dh*(KH-1) - 1) / sh) + 1.", const=("w", "b"))
+    "out-of-range input positions read 0. OH = floor((H + pt + pb - dh*(KH-1) - 1) / sh) + 1. "
+    "r (optional, the output's shape): a residual added to the float32 result before the clamp, as a following "
+    "ADD would (passes.fuse_residual_adds).", const=("w", "b"))
 _op("CONV_TRANSPOSE_2D", 2, ("x", "w", "b?"),
     (*SPATIAL, Attr("groups", "int", 1), Attr("output_padding", "ints", (0, 0)), *ACT), "ConvTranspose2DOptions",
     "Gradient of CONV_2D; w is [Cout, KH, KW, Cin/groups]. OH = (H-1)*sh - pt - pb + dh*(KH-1) + 1 + oph.",
@@ -225,7 +234,9 @@ _op("AVERAGE_POOL_2D", 41, ("x",), _POOL, "Pool2DOptions",
 _op("MEAN", 42, ("x",), (Attr("axes", "ints", ()), Attr("keepdims", "bool", True)), "ReduceOptions")
 _op("REDUCE_MAX", 43, ("x",), (Attr("axes", "ints", ()), Attr("keepdims", "bool", True)), "ReduceOptions")
 _op("REDUCE_SUM", 44, ("x",), (Attr("axes", "ints", ()), Attr("keepdims", "bool", True)), "ReduceOptions")
-_op("SOFTMAX", 45, ("x",), (Attr("axis", "int", -1),), doc="exp(x - max) / sum, along axis")
+_op("SOFTMAX", 45, ("x", "table?"), (Attr("axis", "int", -1),),
+    doc="exp(x - max) / sum, along axis. Quantized x: table is the int32 exponential table [256] (README).",
+    const=("table",))
 
 # --- data movement -------------------------------------------------------------------------------------------------
 _op("RESHAPE", 50, ("x",), (Attr("shape", "ints", ()),), doc="row-major reinterpretation; never copies in engines")
@@ -246,6 +257,15 @@ _op("RESIZE", 55, ("x",), (Attr("size", "ints", (0, 0)), Attr("scales", "floats"
 _op("DEPTH_TO_SPACE", 56, ("x",), (Attr("block", "int", 2), Attr("mode", "DepthToSpaceMode", DepthToSpaceMode.DCR)),
     doc="NHWC")
 _op("GATHER", 57, ("x", "indices"), (Attr("axis", "int", 0),), doc="numpy.take with int32/int64 indices")
+
+# --- quantization (codes 100-139; declared here so their options keep their union type ids) ------------------
+_op("QUANTIZE", 100, ("x",), (Attr("dtype", "QuantType", QuantType.INT8),),
+    doc="float32 -> integer: zy + clamp(rne(f32(x / sy))), NaN -> zy; integer -> integer: requantization to y's "
+        "parameters. y is int8 or uint8 (dtype).")
+_op("DEQUANTIZE", 101, ("x",), doc="integer -> float32: f32(f32(x - zx) * sx), per tensor or per channel")
+_op("LOOKUP", 102, ("x", "table"),
+    doc="y = table[x - qmin]: a quantized element-wise function tabulated by the converter (256 entries)",
+    const=("table",))
 
 # --- transformer blocks, comparisons, integer and shape arithmetic (60-79) ------------------------------------------
 _op("LAYER_NORM", 60, ("x", "scale?", "bias?"), (Attr("axis", "int", -1), Attr("epsilon", "float", 1e-5)),
@@ -316,8 +336,8 @@ _op("TRANSFORM_LANDMARKS", 87, ("landmarks", "matrix"), (Attr("dimensions", "int
 OPS: dict[str, OpDef] = {d.name: d for d in _DEFS}
 BY_CODE: dict[int, OpDef] = {d.code: d for d in _DEFS}
 ENUMS: dict[str, type[enum.IntEnum]] = {
-    e.__name__: e for e in (PadMode, ResizeMode, CoordMode, NearestMode, DepthToSpaceMode, GeluMode, CastTo,
-                            ScatterReduction, Direction, Coupling, Activation)
+    e.__name__: e for e in (PadMode, ResizeMode, CoordMode, NearestMode, DepthToSpaceMode, QuantType, GeluMode,
+                            CastTo, ScatterReduction, Direction, Coupling, Activation)
 }
 
 assert len(BY_CODE) == len(OPS), "duplicate op code"

@@ -14,19 +14,36 @@ from typing import Any
 
 import numpy as np
 
-from python_ref import mediapipe_ops, recurrent, shapes
+from python_ref import mediapipe_ops, qrules, recurrent, shapes
 from python_ref.opdefs import CoordMode, DepthToSpaceMode, GeluMode, NearestMode, PadMode, ResizeMode, ScatterReduction
+from python_ref.quant import QuantParams
 
 Attrs = dict[str, Any]
 F64 = np.float64
 
 
-def run(op: str, inputs: list[np.ndarray | None], attrs: dict[str, Any]) -> list[np.ndarray]:
-    """Run one op. inputs holds None for an absent optional input; attrs has every attribute of the op."""
+def run(op: str, inputs: list[np.ndarray | None], attrs: dict[str, Any],
+        quant: tuple[list[QuantParams | None], list[QuantParams | None]] | None = None) -> list[np.ndarray]:
+    """Run one op. inputs holds None for an absent optional input; attrs has every attribute of the op.
+
+    quant: the quantization parameters of each input and output (None where a tensor has none). An op whose
+    integer inputs are quantized computes in the integer domain (python_ref/qops.py)."""
     a = shapes.full_attrs(op, attrs)
     xs = [None if x is None else np.asarray(x) for x in inputs]
     specs = shapes.infer(op, [None if x is None else (x.shape, x.dtype) for x in xs], a)
-    got = _KERNELS[op](xs, a)
+    qin, qout = quant or ([None] * len(xs), [None] * len(specs))
+    qin = list(qin) + [None] * (len(xs) - len(qin))
+    ins = [None if x is None else (x.shape, x.dtype, q) for x, q in zip(xs, qin, strict=True)]
+    try:
+        quantized = qrules.check_op(op, ins, [(s, d, q) for (s, d), q in zip(specs, qout, strict=True)], a, xs)
+    except ValueError as e:
+        raise ValueError(f"{op}: {e}") from None
+    if quantized:
+        from python_ref import qops
+
+        got = qops.run(op, xs, a, qin, list(qout), specs[0][1])
+    else:
+        got = _KERNELS[op](xs, a)
     outs = list(got) if isinstance(got, tuple | list) else [got]
     if len(outs) != len(specs):
         raise AssertionError(f"{op}: kernel produced {len(outs)} outputs, shape inference says {len(specs)}")
@@ -70,22 +87,29 @@ def _tap(xp: np.ndarray, i: int, j: int, oh: int, ow: int, sh: int, sw: int) -> 
 
 
 # -- convolution and dense -------------------------------------------------------------------------------------------
-def _conv2d(xs: list[np.ndarray | None], a: Attrs) -> np.ndarray:
-    x, w, b = xs[0], xs[1], xs[2] if len(xs) > 2 else None
+def conv2d_sums(x: np.ndarray, w: np.ndarray, a: Attrs) -> np.ndarray:
+    """float64 CONV_2D without bias: the sum over taps of x * w, padded positions reading 0. With integer-valued
+    operands (the int8 kernels pass x - zx and w - zw) every partial sum is an exact integer."""
     (sh, sw), (dh, dw), (pt, pl, pb, pr) = a["strides"], a["dilations"], a["pads"]
     g = int(a["groups"])
     _, kh, kw, cg = w.shape
     oh = shapes.conv_out(x.shape[1], kh, sh, dh, pt, pb)
     ow = shapes.conv_out(x.shape[2], kw, sw, dw, pl, pr)
     xp = _pad_hw(_f64(x), pt, pl, pb, pr, 0.0)
-    w64 = _f64(w)
     if cg == 1 and g > 1:
-        y = _depthwise(xp, w64, g, oh, ow, (sh, sw), (dh, dw))
-    else:
-        y = _im2col_conv(xp, w64, g, oh, ow, (sh, sw), (dh, dw))
+        return _depthwise(xp, _f64(w), g, oh, ow, (sh, sw), (dh, dw))
+    return _im2col_conv(xp, _f64(w), g, oh, ow, (sh, sw), (dh, dw))
+
+
+def _conv2d(xs: list[np.ndarray | None], a: Attrs) -> np.ndarray:
+    x, w, b = xs[0], xs[1], xs[2] if len(xs) > 2 else None
+    y = conv2d_sums(x, w, a)
     if b is not None:
         y = y + _f64(b)
-    return _act(y.astype(x.dtype), a)
+    y = y.astype(x.dtype)
+    if len(xs) > 3 and xs[3] is not None:  # residual: added to the rounded result, as a separate ADD would
+        y = y + xs[3]
+    return _act(y, a)
 
 
 _IM2COL_BYTES = 64 << 20  # bound on the float64 patch matrix; larger outputs are done in bands of rows
@@ -127,8 +151,8 @@ def _depthwise(xp: np.ndarray, w: np.ndarray, g: int, oh: int, ow: int, s: tuple
     return y
 
 
-def _conv_transpose2d(xs: list[np.ndarray | None], a: Attrs) -> np.ndarray:
-    x, w, b = xs[0], xs[1], xs[2] if len(xs) > 2 else None
+def conv_transpose2d_sums(x: np.ndarray, w: np.ndarray, a: Attrs) -> np.ndarray:
+    """float64 CONV_TRANSPOSE_2D without bias (exact for integer-valued operands, as conv2d_sums)."""
     (sh, sw), (dh, dw), (pt, pl, pb, pr) = a["strides"], a["dilations"], a["pads"]
     oph, opw = a["output_padding"]
     g = int(a["groups"])
@@ -150,7 +174,12 @@ def _conv_transpose2d(xs: list[np.ndarray | None], a: Attrs) -> np.ndarray:
             r0, c0 = i * dh, j * dw
             full[:, r0:r0 + (h - 1) * sh + 1:sh, c0:c0 + (wd - 1) * sw + 1:sw] += \
                 contrib[:, :, :, :, i, j].transpose(1, 2, 3, 0, 4)
-    y = full[:, pt:pt + oh, pl:pl + ow].reshape(n, oh, ow, cout)
+    return full[:, pt:pt + oh, pl:pl + ow].reshape(n, oh, ow, cout)
+
+
+def _conv_transpose2d(xs: list[np.ndarray | None], a: Attrs) -> np.ndarray:
+    x, w, b = xs[0], xs[1], xs[2] if len(xs) > 2 else None
+    y = conv_transpose2d_sums(x, w, a)
     if b is not None:
         y = y + _f64(b)
     return _act(y.astype(x.dtype), a)
@@ -277,7 +306,12 @@ def _max_pool2d(xs: list[np.ndarray | None], a: Attrs) -> np.ndarray:
 
 
 def _average_pool2d(xs: list[np.ndarray | None], a: Attrs) -> np.ndarray:
-    x = xs[0]
+    acc, cnt = average_pool_sums(xs[0], a)
+    return _act((acc / cnt).astype(xs[0].dtype), a)
+
+
+def average_pool_sums(x: np.ndarray, a: Attrs) -> tuple[np.ndarray, np.ndarray]:
+    """float64 window sums (padded positions read 0) and the divisor of each output position ([1, OH, OW, 1])."""
     oh, ow, taps, (pt, pl, eb, er) = _pool_geometry(x, a)
     sh, sw = a["strides"]
     pb, pr = a["pads"][2], a["pads"][3]
@@ -294,7 +328,7 @@ def _average_pool2d(xs: list[np.ndarray | None], a: Attrs) -> np.ndarray:
     for i, j in taps:
         acc += _tap(xp, i, j, oh, ow, sh, sw)
         cnt += _tap(mask, i, j, oh, ow, sh, sw)
-    return _act((acc / cnt).astype(x.dtype), a)
+    return acc, cnt
 
 
 def _reduce(fn: str) -> Callable[[list[np.ndarray | None], Attrs], np.ndarray]:
@@ -571,6 +605,12 @@ _KERNELS: dict[str, _Kernel] = {
     **recurrent.KERNELS,
     **mediapipe_ops.KERNELS,
 }
+_QUANTIZED_ONLY = ("QUANTIZE", "DEQUANTIZE", "LOOKUP")  # python_ref/qops.py computes them
 
-_missing = set(shapes.OPS) - set(_KERNELS)
+
+def compute(op: str, xs: list[np.ndarray | None], attrs: Attrs) -> np.ndarray:
+    """The float (or plain-integer) kernel alone, without checks: for quantized kernels that move integers."""
+    return _KERNELS[op](xs, shapes.full_attrs(op, attrs))
+
+_missing = set(shapes.OPS) - set(_KERNELS) - set(_QUANTIZED_ONLY)
 assert not _missing, f"reference kernels missing for {sorted(_missing)}"

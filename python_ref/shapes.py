@@ -23,9 +23,11 @@ from python_ref.opdefs import (
     GeluMode,
     NearestMode,
     PadMode,
+    QuantType,
     ResizeMode,
     ScatterReduction,
 )
+from python_ref.quant import QUANT_DTYPES
 
 Spec = tuple[tuple[int, ...], np.dtype]
 Shape = tuple[int, ...]
@@ -40,6 +42,11 @@ CAST_DTYPES = {CastTo.FLOAT32: np.dtype(np.float32), CastTo.FLOAT16: np.dtype(np
                CastTo.INT64: np.dtype(np.int64), CastTo.BOOL: BOOL}
 MAX_SPLIT = 4096  # outputs of one SPLIT (the format's limit on an op's outputs)
 _INT_INDEX = (np.dtype(np.int32), np.dtype(np.int64))
+# ops of _FLOAT_ONLY that also take int8/uint8 as quantized tensors (python_ref.qrules requires the parameters)
+_QUANTIZABLE = {"CONV_2D", "CONV_TRANSPOSE_2D", "FULLY_CONNECTED", "PRELU", "MAX_POOL_2D", "AVERAGE_POOL_2D", "MEAN",
+                "SOFTMAX", "RESIZE"}
+_I32, _F32 = np.dtype(np.int32), np.dtype(np.float32)
+QUANT_TYPES = {QuantType.INT8: np.dtype(np.int8), QuantType.UINT8: np.dtype(np.uint8)}
 
 
 class _Err:
@@ -76,7 +83,10 @@ def infer(op: str, inputs: list[Spec | None], attrs: dict[str, Any]) -> list[Spe
     _check_arity(op, specs, err)
     x = specs[0]
     if op in _FLOAT_ONLY and x is not None:
-        err.check(x[1].kind == "f", f"input dtype {x[1]} is not a floating-point type")
+        hint = " (quantized element-wise functions are LOOKUP tables, made by the converters)" \
+            if x[1] in QUANT_DTYPES else ""
+        err.check(x[1].kind == "f" or (op in _QUANTIZABLE and x[1] in QUANT_DTYPES),
+                  f"input dtype {x[1]} is not a floating-point type{hint}")
     _check_act(a, err)
     out = _RULES[op](specs, a, err)
     return out if isinstance(out, list) else [out]
@@ -162,7 +172,7 @@ def _spatial(a: dict[str, Any], err: _Err) -> tuple[tuple[int, ...], tuple[int, 
 def _conv_weights(specs: list[Spec | None], a: dict[str, Any], err: _Err) -> tuple[Shape, Shape, int]:
     x = _rank(specs[0], 4, "input x (NHWC)", err)
     w = _rank(specs[1], 4, "weights w (OHWI)", err)
-    _same_dtype(specs, err)
+    _weight_dtypes(specs, err)
     g = int(a["groups"])
     err.check(g >= 1, f"groups must be >= 1, got {g}")
     err.check(w[0] % g == 0, f"{w[0]} output channels are not divisible by groups={g}")
@@ -173,6 +183,17 @@ def _conv_weights(specs: list[Spec | None], a: dict[str, Any], err: _Err) -> tup
     return x, w, g
 
 
+def _weight_dtypes(specs: list[Spec | None], err: _Err) -> None:
+    """Float ops: every input of one dtype. Quantized: int8/uint8 x and w, int32 bias."""
+    if specs[0][1] not in QUANT_DTYPES:
+        _same_dtype(specs, err)
+        return
+    err.check(specs[1][1] in QUANT_DTYPES, f"quantized input {specs[0][1]} needs int8 or uint8 weights, got "
+              f"{specs[1][1]}")
+    b = specs[2] if len(specs) > 2 else None
+    err.check(b is None or b[1] == _I32, f"the bias of a quantized op must be int32, got {b and b[1]}")
+
+
 def _conv2d(specs: list[Spec | None], a: dict[str, Any], err: _Err) -> Spec:
     x, w, g = _conv_weights(specs, a, err)
     err.check(x[3] % g == 0, f"input has {x[3]} channels, not divisible by groups={g}")
@@ -181,7 +202,12 @@ def _conv2d(specs: list[Spec | None], a: dict[str, Any], err: _Err) -> Spec:
     oh, ow = conv_out(x[1], w[1], sh, dh, pt, pb), conv_out(x[2], w[2], sw, dw, pl, pr)
     err.check(oh >= 1 and ow >= 1, f"output would be empty ({oh}x{ow}): kernel {w[1]}x{w[2]} with dilation "
               f"{dh}x{dw} does not fit input {x[1]}x{x[2]} padded by {[pt, pl, pb, pr]}")
-    return (x[0], oh, ow, w[0]), specs[0][1]
+    y = (x[0], oh, ow, w[0])
+    r = specs[3] if len(specs) > 3 else None
+    if r is not None:
+        err.check(tuple(r[0]) == y and r[1] == specs[0][1],
+                  f"residual r is {list(r[0])} {r[1]}, but the output is {list(y)} {specs[0][1]}")
+    return y, specs[0][1]
 
 
 def _conv_transpose2d(specs: list[Spec | None], a: dict[str, Any], err: _Err) -> Spec:
@@ -200,7 +226,7 @@ def _conv_transpose2d(specs: list[Spec | None], a: dict[str, Any], err: _Err) ->
 def _fully_connected(specs: list[Spec | None], a: dict[str, Any], err: _Err) -> Spec:
     x = specs[0][0]
     w = _rank(specs[1], 2, "weights w [N, K]", err)
-    _same_dtype(specs, err)
+    _weight_dtypes(specs, err)
     err.check(len(x) >= 1, "input must have rank >= 1")
     err.check(x[-1] == w[1], f"input has K={x[-1]} features but weights expect {w[1]}")
     b = specs[2] if len(specs) > 2 else None
@@ -281,7 +307,32 @@ def _softmax(specs: list[Spec | None], a: dict[str, Any], err: _Err) -> Spec:
     x = specs[0][0]
     err.check(len(x) >= 1, "input must have rank >= 1")
     _axis(int(a["axis"]), len(x), err)
+    table = specs[1] if len(specs) > 1 else None
+    if specs[0][1] in QUANT_DTYPES:
+        err.check(table is not None, "a quantized SOFTMAX needs its int32 exponential table (input 1)")
+    else:
+        err.check(table is None, "the table input is only for quantized (int8/uint8) inputs")
     return specs[0]
+
+
+# -- quantization ----------------------------------------------------------------------------------------------------
+def _quantize(specs: list[Spec | None], a: dict[str, Any], err: _Err) -> Spec:
+    x = specs[0]
+    err.check(x[1] == _F32 or x[1] in QUANT_DTYPES, f"input must be float32, int8 or uint8, got {x[1]}")
+    return x[0], QUANT_TYPES[_enum(QuantType, a, "dtype", err)]
+
+
+def _dequantize(specs: list[Spec | None], a: dict[str, Any], err: _Err) -> Spec:
+    err.check(specs[0][1] in QUANT_DTYPES, f"input must be int8 or uint8, got {specs[0][1]}")
+    return specs[0][0], _F32
+
+
+def _lookup(specs: list[Spec | None], a: dict[str, Any], err: _Err) -> Spec:
+    x, table = specs
+    err.check(x[1] in QUANT_DTYPES, f"input must be int8 or uint8, got {x[1]}")
+    err.check(table[0] == (256,) and table[1] in QUANT_DTYPES,
+              f"table must be [256] of int8 or uint8, got {list(table[0])} of {table[1]}")
+    return x[0], table[1]
 
 
 # -- data movement ---------------------------------------------------------------------------------------------------
@@ -334,7 +385,7 @@ def _concatenation(specs: list[Spec | None], a: dict[str, Any], err: _Err) -> Sp
         err.check(same, f"input {k} has shape {list(s)}, incompatible with {list(first)} on axis {axis}")
         total += s[axis]
     if a["act_min"] != -math.inf or a["act_max"] != math.inf:
-        err.check(dt.kind == "f", "a fused activation needs a floating-point input")
+        err.check(dt.kind == "f" or dt in QUANT_DTYPES, "a fused activation needs a floating-point or quantized input")
     return (*first[:axis], total, *first[axis + 1:]), dt
 
 
@@ -650,6 +701,9 @@ _RULES: dict[str, _Rule] = {
     "LANDMARKS_TO_TRANSFORM_MATRIX": _landmarks_to_transform_matrix,
     "TRANSFORM_TENSOR_BILINEAR": _transform_tensor_bilinear,
     "TRANSFORM_LANDMARKS": _transform_landmarks,
+    "QUANTIZE": _quantize,
+    "DEQUANTIZE": _dequantize,
+    "LOOKUP": _lookup,
 }
 
 missing = set(OPS) - set(_RULES)

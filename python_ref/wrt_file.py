@@ -13,9 +13,10 @@ from typing import Any
 import flatbuffers
 import numpy as np
 
-from python_ref import opdefs, shapes
+from python_ref import opdefs, qrules, shapes
 from python_ref._fb import wrt_generated as fb
 from python_ref.errors import ModelFormatError
+from python_ref.quant import QuantParams
 
 FORMAT_VERSION = 1
 IDENTIFIER = b"WRT0"
@@ -44,7 +45,7 @@ class TensorInfo:
     dtype: np.dtype
     data: np.ndarray | None = None  # constants only
     arena_offset: int = -1  # activations only
-    quant: dict[str, Any] | None = None
+    quant: QuantParams | None = None
     stored_dtype: np.dtype | None = None  # constants: the dtype in the file (FLOAT16 weights widen to float32)
     bounds: tuple[tuple[int, int], ...] | None = None  # graph inputs sized at run time: (min, max) per dimension
 
@@ -98,8 +99,9 @@ def read_wrt(source: bytes | bytearray | memoryview | str | Path, name: str | No
     try:
         problem = _structure_problem(data)
         root = None if problem else fb.ModelT.InitFromPackedBuf(data, 0)
-    except Exception as e:  # the generated accessors raise whatever struct/index error a corrupt offset causes
-        raise ModelFormatError(f"{label}: corrupt or truncated .wrt file ({type(e).__name__}: {e})") from None
+    except Exception:  # the generated accessors raise whatever struct/index error a corrupt offset causes
+        raise ModelFormatError(f"{label}: truncated or corrupt .wrt file: {len(data):,} bytes, and its tables "
+                               "point outside them") from None
     if problem:
         raise ModelFormatError(f"{label}: {problem}")
     try:
@@ -167,6 +169,8 @@ def _verify(m: fb.ModelT, file_size: int) -> WrtModel:
     ops = [_op(k, o, nt) for k, o in enumerate(m.operators or [])]
     _check_order(ops, tensors, inputs, outputs)
     _check_shapes(ops, tensors)
+    for k, o in enumerate(ops):
+        _check_quant(k, o, tensors)
     return WrtModel(m.version, tensors, ops, inputs, outputs, int(plan.arenaSize), int(plan.alignment),
                     int(plan.lowerBound), _metadata(m.metadata, inputs))
 
@@ -199,8 +203,14 @@ def _tensor(i: int, t: fb.TensorT, buffers: list[Any]) -> TensorInfo:
                f"tensor {i} ({name!r}): shape {list(shape)} is not within its bounds {list(lo)}..{list(hi)}")
         info.bounds = b
     if t.quant is not None:
-        info.quant = {"scale": _floats(t.quant.scale), "zero_point": [int(z) for z in _seq(t.quant.zeroPoint)],
-                      "axis": t.quant.axis}
+        info.quant = QuantParams(np.asarray(_seq(t.quant.scale), np.float32).reshape(-1),
+                                 np.asarray(_seq(t.quant.zeroPoint), np.int64).reshape(-1), int(t.quant.axis))
+        try:
+            qrules.check_tensor(f"tensor {i} ({name!r})", shape, info.stored_dtype or info.dtype, info.quant)
+        except ValueError as e:
+            raise ModelFormatError(str(e)) from None
+        info.quant = QuantParams.make(info.quant.scale, info.quant.zero_point if info.quant.zero_point.size else 0,
+                                      info.quant.axis)
     return info
 
 
@@ -284,6 +294,18 @@ def _check_shapes(ops: list[OpInfo], tensors: list[TensorInfo]) -> None:
             _check(t.shape == tuple(shape), f"{where}: output tensor {i} ({t.name!r}) is declared with shape "
                                             f"{list(t.shape)}, but the op produces {list(shape)}")
             _check(t.dtype == dtype, f"{where}: output dtype {t.dtype} differs from the input dtype {dtype}")
+
+
+def _check_quant(k: int, o: OpInfo, tensors: list[TensorInfo]) -> None:
+    """The op's quantization rules (python_ref/qrules.py), on the declared tensors."""
+    def spec(i: int) -> qrules.Spec | None:
+        return None if i < 0 else (tensors[i].shape, tensors[i].dtype, tensors[i].quant)
+
+    try:
+        qrules.check_op(o.op, [spec(i) for i in o.inputs], [spec(i) for i in o.outputs], o.attrs,
+                        [None if i < 0 else tensors[i].data for i in o.inputs])
+    except ValueError as e:
+        raise ModelFormatError(f"operator {k} ({o.op} {o.name!r}): {e}") from None
 
 
 def _seq(v: Any) -> Any:

@@ -29,6 +29,6 @@ $WASMRT bench mobilenet_v2 efficientnet_lite0 face_landmark --rounds 15 --warmup
 if [ "${WASMRT_NO_SERVE:-}" = "1" ] || [ "${CI:-}" = "true" ]; then
   echo "[main] not serving the demo (WASMRT_NO_SERVE or CI set)"
 else
-  echo "[main] serving the demo: the server prints the playground URL; the try-on is tryon.html beside it (Ctrl-C to stop)"
+  echo "[main] serving the demo (the server prints the URLs of its three pages; Ctrl-C to stop)"
   exec $WASMRT demo
 fi

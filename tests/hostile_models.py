@@ -106,7 +106,30 @@ def const_input_cases() -> list[Case]:
     cases.append(Case("conv_weights_activation", "const-input", write(g),
                       r"operator 0 \(CONV_2D 'conv'\): input 1 \(tensor \d+ 'w'\) must be a constant",
                       python_rejects=True))
+    cases += residual_cases(rng)
     return cases
+
+
+def residual_cases(rng: np.random.Generator) -> list[Case]:
+    """CONV_2D's residual input (a fused ADD): a constant must be copied in; a residual whose declared shape is not
+    the output's must be refused, never read past its end."""
+    def graph(r_const: bool) -> bytes:
+        g = Graph()
+        x = g.add_input("x", (1, 4, 4, 2))
+        w = g.add_const("w", rng.uniform(-1, 1, (3, 1, 1, 2)).astype(np.float32))
+        r = (g.add_const("r", rng.uniform(-1, 1, (1, 4, 4, 3)).astype(np.float32)) if r_const
+             else g.add_input("r", (1, 4, 4, 3)))
+        (y,) = g.add_node("CONV_2D", [x, w, "", r], name="conv", outputs=["y"])
+        g.outputs.append(y)
+        return write(g)
+
+    def shrink(m: fb.ModelT) -> None:
+        for t in m.tensors:
+            if (t.name.decode() if isinstance(t.name, bytes) else t.name) == "r":
+                t.shape = [1, 1, 1, 3]
+    return [Case("conv_residual_const", "const-input", graph(True), "ok"),
+            Case("conv_residual_wrong_shape", "memory", patched(graph(False), shrink),
+                 r"operator 0 \(CONV_2D 'conv'\): residual r must have the output's shape \[1, 4, 4, 3\]")]
 
 
 def _tiny(op: str, x_shape: tuple[int, ...], attrs: dict, declared: tuple[int, ...] | None = None,

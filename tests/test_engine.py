@@ -107,6 +107,28 @@ case("deconv_grouped_dilated")(single("CONV_TRANSPOSE_2D", (1, 4, 4, 4), {"group
                                                                           "pads": (0, 1, 2, 0)},
                                       (w(6, 3, 3, 2),)))
 
+
+
+def _residual(xshape: tuple[int, ...], wt: np.ndarray, attrs: dict, act: dict | None = None) -> Case:
+    """CONV_2D, then ADD of a second input (and a clamp): the converter fuses the add into the convolution."""
+    def build_graph(rng: np.random.Generator) -> tuple[Graph, dict[str, np.ndarray]]:
+        g = Graph()
+        x = g.add_input("x", xshape)
+        (c,) = g.add_node("CONV_2D", [x, g.add_const("w", wt), g.add_const("b", w(wt.shape[0]))], attrs, name="conv")
+        rshape = g.tensors[c].shape
+        r = g.add_input("r", rshape)
+        (y,) = g.add_node("ADD", [r, c], act or {}, name="add", outputs=["y"])
+        g.outputs.append(y)
+        return g, {"x": f32(rng, *xshape), "r": f32(rng, *rshape)}
+    return build_graph
+
+
+case("conv1x1_residual")(_residual((1, 9, 7, 12), w(20, 1, 1, 12), {}))
+case("conv1x1_residual_relu6")(_residual((2, 5, 4, 37), w(70, 1, 1, 37), {}, RELU6))
+case("conv3x3_residual")(_residual((1, 8, 7, 4), w(17, 3, 3, 4), {"pads": (1, 1, 1, 1)}, {"act_min": -0.5}))
+case("dw3x3_residual")(_residual((1, 9, 8, 20), w(20, 3, 3, 1), {"groups": 20, "pads": (1, 1, 1, 1)}, RELU6))
+case("grouped_residual")(_residual((1, 7, 7, 8), w(6, 3, 3, 4), {"groups": 2, "pads": (1, 1, 1, 1)}))
+
 # -- dense --------------------------------------------------------------------------------------------------------
 case("fc")(single("FULLY_CONNECTED", (3, 10), {}, (w(7, 10), w(7))))
 case("fc_rank3_clamp")(single("FULLY_CONNECTED", (2, 3, 33), {"act_min": -1.0, "act_max": 1.0}, (w(19, 33),)))

@@ -1,7 +1,7 @@
 """The peer exporters (wasmrt/export): each export is run by its peer and compared with python_ref.
 
 TFLite runs in LiteRT, ONNX in onnxruntime (both layouts), TF.js in Node with tfjs-backend-wasm (the bench's Node
-runner, peers installed on demand into build/peers).
+runner, peers installed on demand into the user cache).
 """
 
 from __future__ import annotations
@@ -166,7 +166,7 @@ def test_tfjs_and_wasm_peers_match_reference(tmp_path):
         pytest.skip("npm is not installed")
     from wasmrt.bench import peers
 
-    peers_dir = peers.ensure_npm_peers(lambda _m: None)
+    bench_js = peers.ensure_npm_peers(lambda _m: None)
     g = vision_graph()
     feeds = random_feeds(g)
     ref = run_reference(g, feeds)
@@ -180,8 +180,8 @@ def test_tfjs_and_wasm_peers_match_reference(tmp_path):
                        {"id": "ort", "kind": "ort", "model": "model.onnx"},
                        {"id": "litert", "kind": "litert", "variant": "compat", "model": "model.tflite"}]}
     (tmp_path / "job.json").write_text(json.dumps(job))
-    subprocess.run([*peers.node_command(), str(peers_dir / "bench" / "node_runner.mjs"), str(tmp_path / "job.json"),
-                    str(tmp_path / "out.json")], check=True, capture_output=True, cwd=peers_dir / "bench", timeout=300)
+    subprocess.run([*peers.node_command(), str(bench_js / "node_runner.mjs"), str(tmp_path / "job.json"),
+                    str(tmp_path / "out.json")], check=True, capture_output=True, cwd=bench_js, timeout=300)
     import base64
 
     res = json.loads((tmp_path / "out.json").read_text())["engines"]

@@ -18,7 +18,7 @@ import flatbuffers
 import numpy as np
 import pytest
 
-from python_ref import Interpreter, opdefs
+from python_ref import Interpreter, opdefs, qrules
 from python_ref._fb import wrt_generated as fb
 from python_ref.errors import ModelFormatError
 from python_ref.wrt_file import MAX_OP_OUTPUTS as WRT_MAX_OP_OUTPUTS
@@ -31,12 +31,16 @@ from wasmrt.ir import Graph
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
+import qgraphs  # noqa: E402  (tests/ is on sys.path under pytest)
+
 from tools import gen_c_tables, gen_schema  # noqa: E402
 
 HEADER = ROOT / gen_c_tables.C_HEADER_PATH
 
 # Ops of opdefs.py the C engine deliberately does not run (it must say so: "... is not implemented by the C engine").
-NOT_IN_C_ENGINE: set[str] = set()
+NOT_IN_C_ENGINE: set[str] = {"QUANTIZE", "DEQUANTIZE", "LOOKUP"}
+# Quantized (int8) variants: the C engine has no int8 kernels yet, and says so for every case of tests/qgraphs.py.
+C_ENGINE_RUNS_INT8 = False
 
 
 # -- freshness of the generated files ------------------------------------------------------------------------------
@@ -152,7 +156,11 @@ TYPED_INPUTS: dict[str, Callable[[Graph], list[str]]] = {
 
 
 def one_op_model(op: str) -> tuple[bytes, dict[str, np.ndarray]]:
-    """A model of one `op` (RECIPES, else every input a [1, 4, 4, 4] graph input and default attributes)."""
+    """A model of one `op` (RECIPES, else every input a [1, 4, 4, 4] graph input and default attributes; the
+    quantized-only ops from tests/qgraphs.py)."""
+    if op.lower() in qgraphs.CASES and op in qrules.ALWAYS_QUANTIZED:
+        g, feeds = qgraphs.quantized_op_graph(op.lower())
+        return convert(g).data, feeds
     d = opdefs.OPS[op]
     shape, attrs, consts = RECIPES.get(op, (SHAPE, {}, None))
     g = Graph()
@@ -200,12 +208,31 @@ def test_every_op_loads_on_the_c_engine(op: str) -> None:
     ref = Interpreter(data).run(feeds)
     code, msg = native_load(data)
     if op in NOT_IN_C_ENGINE:
-        assert code == ERR_UNSUPPORTED and f"{op} is not implemented by the C engine" in msg, msg
+        assert code == ERR_UNSUPPORTED and msg.startswith(f"operator 0 ({op} ") \
+            and "is not implemented by the C engine" in msg, msg
         return
     assert (code, msg) == (0, "ok")
     got = load(data, "native").run(feeds)
     for k, v in ref.items():
         np.testing.assert_allclose(got[k], v, rtol=2e-5, atol=2e-6, err_msg=op)
+
+
+@pytest.mark.parametrize("case", sorted(qgraphs.CASES))
+def test_quantized_variants_run_or_are_refused_by_the_c_engine(case: str) -> None:
+    """Every quantized variant either matches python_ref bit for bit natively or is refused by name."""
+    from wasmrt.engines import load
+
+    g, feeds = qgraphs.quantized_op_graph(case)
+    data = convert(g).data
+    ref = Interpreter(data).run(feeds)["y"]
+    code, msg = native_load(data)
+    op = g.nodes[0].op
+    if not C_ENGINE_RUNS_INT8:
+        assert code == ERR_UNSUPPORTED and msg.startswith(f"operator 0 ({op} '{case}')") \
+            and "not implemented by the C engine" in msg, msg
+        return
+    assert (code, msg) == (0, "ok")
+    np.testing.assert_array_equal(load(data, "native").run(feeds)["y"], ref)
 
 
 def _edit(data: bytes, fn: Callable[[fb.ModelT], None]) -> bytes:
@@ -273,14 +300,14 @@ def test_new_op_needs_no_c_table_edit(tmp_path: Path, monkeypatch: pytest.Monkey
     cc = shutil.which("gcc") or shutil.which("clang-19")
     if cc is None:
         pytest.skip("no C compiler (gcc or clang-19)")
+    n_tables = len(gen_c_tables.options_union()) + 1  # the new op's options table comes last
     new = opdefs.OpDef("SQUARE_TEST", 99, ("x",), ("y",), (opdefs.Attr("alpha", "float", 0.5),),
                        "SquareTestOptions")
     monkeypatch.setattr(opdefs, "_DEFS", [*opdefs._DEFS, new])
     monkeypatch.setitem(opdefs.OPS, new.name, new)
     monkeypatch.setitem(opdefs.BY_CODE, new.code, new)
     header = gen_c_tables.header_text()
-    new_id = len(gen_c_tables.options_union())
-    assert "OP_SQUARE_TEST = 99," in header and f"OPTIONS_SquareTestOptions = {new_id}," in header
+    assert "OP_SQUARE_TEST = 99," in header and f"OPTIONS_SquareTestOptions = {n_tables}," in header
     monkeypatch.undo()
 
     engine = tmp_path / "kernels_wasm" / "engine"
@@ -297,7 +324,7 @@ def test_new_op_needs_no_c_table_edit(tmp_path: Path, monkeypatch: pytest.Monkey
     # a LEAKY_RELU model (LeakyReluOptions has the same single float field as SquareTestOptions) turned into one
     data, _ = one_op_model("LEAKY_RELU")
 
-    def as_new(m: fb.ModelT, options_type: int = new_id) -> None:
+    def as_new(m: fb.ModelT, options_type: int = n_tables) -> None:
         m.operators[0].type, m.operators[0].optionsType = 99, options_type
 
     files = {"plain": data, "new": _edit(data, as_new), "new_wrong_table": _edit(data, lambda m: as_new(m, 6)),
@@ -316,7 +343,7 @@ def test_new_op_needs_no_c_table_edit(tmp_path: Path, monkeypatch: pytest.Monkey
     }
     # the committed engine does not know the op at all
     assert native_load(files["new"]) == (ERR_FORMAT, "corrupt .wrt file: Model.operators[0].options: unknown union "
-                                                     f"type {new_id} (file is {len(files['new'])} bytes)")
+                                                     f"type {n_tables} (file is {len(files['new'])} bytes)")
 
 
 # -- the committed wasm modules are what the C sources compile to ------------------------------------------------

@@ -68,4 +68,6 @@ def test_cli_serves_until_terminated(tmp_path: Path) -> None:
         proc.send_signal(signal.SIGTERM)
         out, err = proc.communicate(timeout=10)
     assert proc.returncode == 0, err
-    assert "serving the model playground at http://127.0.0.1:" in out
+    origin = url.removesuffix("/demo/web/")
+    for page in ("/demo/web/", "/demo/web/tryon.html", "/demo/web/speed.html"):  # every page's URL is printed
+        assert f"{origin}{page}\n" in out, out

@@ -79,4 +79,26 @@ def test_miniprogram_pages_on_emulated_hosts(fixtures: Path) -> None:
     (vision_fixtures.ARTIFACTS / "miniprogram-emulation.json").write_text(json.dumps(reports, indent=1))
     assert r.returncode == 0, f"{r.stdout[-10000:]}\n{r.stderr[-3000:]}"
     kinds = {e["kind"] for e in reports}
-    assert {"miniprogram-astronaut", "miniprogram-clip", "miniprogram-fallback", "miniprogram-alipay"} <= kinds
+    assert {"miniprogram-astronaut", "miniprogram-clip", "miniprogram-fallback", "miniprogram-alipay",
+            "miniprogram-live"} <= kinds
+    _check_live_samples(fixtures)
+
+
+def _check_live_samples(fixtures: Path) -> None:
+    """The page's canvas during the live camera loop shows the chosen colour on python_ref's lip mask in >= 95% of
+    the samples."""
+    import numpy as np
+
+    m = json.loads((fixtures / "vision.json").read_text())
+    n, size = m["clip"]["frames"], m["clip"]["size"]
+    frames = np.fromfile(fixtures / m["clip"]["all"], np.uint8).reshape(n, size, size, 4)
+    masks = np.fromfile(fixtures / m["clip"]["masks"], np.uint8).reshape(n, size, size)
+    shares = []
+    for s in json.loads((fixtures / "mp-live" / "samples.json").read_text()):
+        rgba = np.fromfile(fixtures / "mp-live" / s["file"], np.uint8).reshape(s["height"], s["width"], 4)
+        k = vision_fixtures.nearest_frame(rgba, frames)
+        shares.append(vision_fixtures.lipstick_share(rgba, frames[k], masks[k], m["livePaint"]["color"]))
+    seen = float(np.mean([s >= 0.6 for s in shares]))
+    summary = {"frames": len(shares), "withLipstick": seen, "shares": [round(s, 3) for s in shares]}
+    (vision_fixtures.ARTIFACTS / "miniprogram-live.json").write_text(json.dumps(summary, indent=1))
+    assert seen >= 0.95, summary

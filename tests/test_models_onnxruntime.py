@@ -6,21 +6,16 @@ import io
 import json
 import pickle
 import struct
-import sys
 from pathlib import Path
 
 import numpy as np
 import pytest
 
 from wasmrt import models
+from wasmrt.builders import efficientnet_lite0 as export_efficientnet_lite0
+from wasmrt.builders import mobilenet_v2 as build_mobilenet_v2
 from wasmrt.ir import Preprocess
 from wasmrt.preprocess import Geometry, from_dict, image_to_tensor, plan, resize_bilinear, to_dict
-
-ROOT = Path(__file__).resolve().parent.parent
-sys.path.insert(0, str(ROOT / "tools"))
-
-import build_mobilenet_v2  # noqa: E402
-import export_efficientnet_lite0  # noqa: E402
 
 
 def _cached(name: str) -> Path:

@@ -77,3 +77,41 @@ def test_affine_is_not_folded_across_a_shared_output() -> None:
     x = np.random.default_rng(3).standard_normal((1, 9, 9, 5)).astype(np.float32)
     g = _same_after_optimize(build, {"input": x})
     assert "MUL" in [n.op for n in g.nodes]
+
+
+def _residual_block(second_use: bool = False, clamp_conv: bool = False) -> Graph:
+    """x -> conv 1x1 -> conv 1x1 (+ x) -> relu: the inverted-residual shape of MobileNetV2."""
+    rng = np.random.default_rng(3)
+    g = Graph()
+    x = g.add_input("x", (1, 5, 4, 8))
+    (h,) = g.add_node("CONV_2D", [x, g.add_const("w1", rng.standard_normal((16, 1, 1, 8)).astype(np.float32))],
+                      {"act_min": 0.0, "act_max": 6.0}, name="expand")
+    (c,) = g.add_node("CONV_2D", [h, g.add_const("w2", rng.standard_normal((8, 1, 1, 16)).astype(np.float32)),
+                                  g.add_const("b2", rng.standard_normal(8).astype(np.float32))],
+                      {"act_min": -1.0, "act_max": 1.0} if clamp_conv else {}, name="project")
+    (y,) = g.add_node("ADD", [x, c], name="add")
+    (y,) = g.add_node("RELU", [y], name="relu")
+    g.outputs = [y, c] if second_use else [y]
+    return g
+
+
+def test_residual_add_fuses_into_the_convolution_and_splits_back() -> None:
+    from wasmrt.passes import split_residual_adds
+
+    x = np.random.default_rng(4).standard_normal((1, 5, 4, 8)).astype(np.float32)
+    g = _residual_block()
+    ref = g.evaluate({"x": x})[g.outputs[0]]
+    optimize(g)
+    assert [n.op for n in g.nodes] == ["CONV_2D", "CONV_2D"]
+    proj = g.nodes[1]
+    assert proj.inputs[3] == "x" and (proj.attrs["act_min"], proj.attrs["act_max"]) == (0.0, float("inf"))
+    np.testing.assert_array_equal(g.evaluate({"x": x})[g.outputs[0]], ref)  # the same float32 roundings
+    s = split_residual_adds(g)
+    assert [n.op for n in s.nodes] == ["CONV_2D", "CONV_2D", "ADD"] and len(g.nodes) == 2  # the input graph stays
+    np.testing.assert_array_equal(s.evaluate({"x": x})[s.outputs[0]], ref)
+
+
+def test_residual_add_stays_where_the_conv_output_is_used_or_clamped() -> None:
+    for g in (_residual_block(second_use=True), _residual_block(clamp_conv=True)):
+        optimize(g)
+        assert [n.op for n in g.nodes] == ["CONV_2D", "CONV_2D", "ADD"]

@@ -18,7 +18,8 @@ import pytest
 from onnx import helper, numpy_helper
 
 from python_ref import ops, shapes
-from python_ref.opdefs import OPS, CoordMode, DepthToSpaceMode, NearestMode, PadMode, ResizeMode
+from python_ref.opdefs import OPS, CoordMode, DepthToSpaceMode, NearestMode, PadMode, QuantType, ResizeMode
+from python_ref.quant import QuantParams
 from tests.breadth_samples import breadth_samples
 
 RNG = np.random.default_rng(1234)
@@ -482,14 +483,23 @@ SAMPLES: dict[str, list[tuple[list[np.ndarray | None], dict[str, Any]]]] = {
     "GATHER": [([_f(3, 4), np.array([[0, 2], [1, -1]], np.int32)], {"axis": 1})],
     **breadth_samples(_f),
 }
+# quantized-only ops: (inputs, attrs, (input quantization, output quantization)); tests/test_ref_quant.py checks values
+_Q = QuantParams.make(0.05, 3)
+_I8 = np.arange(-6, 6, dtype=np.int8).reshape(3, 4)
+QSAMPLES: dict[str, list[tuple[list[np.ndarray], dict[str, Any], tuple[list, list]]]] = {
+    "QUANTIZE": [([_f(3, 4)], {}, ([None], [_Q])), ([_I8], {"dtype": QuantType.UINT8}, ([_Q], [_Q]))],
+    "DEQUANTIZE": [([_I8], {}, ([_Q], [None]))],
+    "LOOKUP": [([_I8, np.arange(256).astype(np.uint8)], {}, ([_Q, None], [_Q]))],
+}
 
 
 @pytest.mark.parametrize("op", sorted(OPS))
 def test_shape_inference_matches_kernels(op: str) -> None:
-    assert op in SAMPLES, f"add a sample case for {op} to SAMPLES (and an onnxruntime test above)"
-    for inputs, attrs in SAMPLES[op]:
+    assert op in SAMPLES or op in QSAMPLES, f"add a sample case for {op} to SAMPLES (and an onnxruntime test above)"
+    cases = [(*c, None) for c in SAMPLES.get(op, [])] + QSAMPLES.get(op, [])
+    for inputs, attrs, quant in cases:
         specs = shapes.infer(op, [None if x is None else (x.shape, x.dtype) for x in inputs], attrs)
-        outs = ops.run(op, inputs, attrs)
+        outs = ops.run(op, inputs, attrs, quant)
         assert [(o.shape, o.dtype) for o in outs] == [(tuple(s), np.dtype(d)) for s, d in specs]
 
 
@@ -508,7 +518,7 @@ def test_shape_inference_matches_kernels(op: str) -> None:
     ("DEPTH_TO_SPACE", [(1, 2, 2, 6)], {"block": 2}, "not divisible by block*block"),
     ("CONCATENATION", [(2, 3), (3, 3)], {"axis": 1}, "incompatible"),
     ("MAX_POOL_2D", [(1, 4, 4, 1)], {"kernel": (2, 2), "pads": (2, 0, 0, 0)}, "smaller than the kernel"),
-    ("CONV_2D", [(1, 4, 4, 3)], {}, "takes 2..3 inputs, got 1"),
+    ("CONV_2D", [(1, 4, 4, 3)], {}, "takes 2..4 inputs, got 1"),
     ("RESIZE", [(1, 2, 2, 1)], {"size": (3, 3), "coord": 9}, "coord = 9 is not one of"),
     ("SOFTMAX", [(2, 3)], {"axis": 2}, "axis 2 is out of range for rank 2"),
     ("CONV_TRANSPOSE_2D", [(1, 2, 2, 3), (3, 2, 2, 3)], {"strides": (2, 2), "output_padding": (2, 0)},

@@ -328,13 +328,29 @@ def test_unsupported_custom_op() -> None:
         import_tflite(b.build())
 
 
-def test_quantized_model_is_rejected_clearly() -> None:
+def test_hybrid_model_computes_in_float_with_its_int8_weights() -> None:
+    """'Dynamic range' models keep float activations and int8 weights: the weights become the float32 values they
+    stand for (scale * q), and the op computes in float."""
     b = ModelBuilder()
     x = b.input("x", (1, 4))
-    w = b.const("w", np.ones((3, 4), np.int8))
+    q = np.arange(-6, 6, dtype=np.int8).reshape(3, 4)
+    w = b.const("w", q)
+    b.graph.tensors[w].quantization = options("QuantizationParameters", scale=[0.1, 0.2, 0.3], zeroPoint=[0, 0, 0])
+    y = b.tensor("y", (1, 3))
+    b.op("FULLY_CONNECTED", [x, w, -1], [y], options("FullyConnectedOptions"))
+    b.output(y)
+    g = import_tflite(b.build())
+    (fc,) = g.nodes
+    np.testing.assert_array_equal(g.tensors[fc.inputs[1]].data, q * np.float32([[0.1], [0.2], [0.3]]))
+
+
+def test_int16_quantization_is_rejected_clearly() -> None:
+    b = ModelBuilder()
+    x = b.input("x", (1, 4))
+    w = b.const("w", np.ones((3, 4), np.int16))
     b.graph.tensors[w].quantization = options("QuantizationParameters", scale=[0.1], zeroPoint=[0])
     y = b.tensor("y", (1, 3))
     b.op("FULLY_CONNECTED", [x, w, -1], [y], options("FullyConnectedOptions"))
     b.output(y)
-    with pytest.raises(UnsupportedOpError, match=r"'FULLY_CONNECTED'.*quantized"):
+    with pytest.raises(UnsupportedOpError, match=r"'FULLY_CONNECTED'.*quantized as INT16"):
         import_tflite(b.build())

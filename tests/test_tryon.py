@@ -1,5 +1,7 @@
 """The try-on page (demo/web/tryon.html) in headless Chromium against python_ref.vision: landmarks within 0.5 px,
-lip mask IoU >= 0.95, tracking on the generated clip, a screenshot and per-stage timings in build/artifacts/."""
+lip mask IoU >= 0.95, tracking on the generated clip, a screenshot and per-stage timings in build/artifacts/; and
+what a person sees: screenshots taken while the live loop runs (photo, clip, fake camera) show the chosen colour on
+python_ref's lip mask."""
 
 from __future__ import annotations
 
@@ -110,3 +112,71 @@ def test_browser_camera_source_runs(browser_run: dict) -> None:
     cam = browser_run["camera"]
     assert "camera" in cam["note"] and cam["stats"]["frames"] > 5, cam
     assert cam["stats"]["detectorRuns"] == 1.0, cam  # the fake camera shows no face: the detector runs every frame
+
+
+# -- what a person sees during the live loop -------------------------------------------------------------------------
+
+LIVE_SAMPLES, LIVE_INTERVAL_MS = 40, 70
+
+
+@pytest.fixture(scope="module")
+def live_run(fixtures: Path) -> dict:
+    """Screenshots of the displayed canvas while the live loop runs, per source (tests/js/tryon_live.mjs)."""
+    from wasmrt.demo_server import DemoServer, copy_samples
+
+    m = json.loads((fixtures / "vision.json").read_text())
+    frames = np.fromfile(fixtures / m["clip"]["all"], np.uint8).reshape(m["clip"]["frames"], m["clip"]["size"],
+                                                                          m["clip"]["size"], 4)
+    y4m = fixtures / "camera.y4m"  # the fake camera's input: the clip, looped
+    vision_fixtures.write_y4m(y4m, frames[..., :3])
+    copy_samples()
+    shots = fixtures / "live"
+    shots.mkdir(exist_ok=True)
+    cfg, res = fixtures / "live.json", fixtures / "live-results.json"
+    with DemoServer(port=0) as server:
+        cfg.write_text(json.dumps({"origin": server.origin, "variant": "simd", "chromium": CHROMIUM, "y4m": str(y4m),
+                                   "out": str(shots), "paint": m["livePaint"], "samples": LIVE_SAMPLES,
+                                   "intervalMs": LIVE_INTERVAL_MS}))
+        r = subprocess.run([NODE, "tests/js/tryon_live.mjs", str(cfg), str(res)], cwd=ROOT, capture_output=True,
+                           text=True, timeout=600)
+    assert r.returncode == 0, f"{r.stdout[-4000:]}\n{r.stderr[-4000:]}"
+    camera = vision_fixtures.camera_frames(frames)
+    return {**json.loads(res.read_text()), "frames": frames, "manifest": m, "camera": camera,
+            "cameraMasks": vision_fixtures.camera_masks(camera)}
+
+
+def _displayed(path: str, view: dict) -> np.ndarray:
+    """The screenshot as canvas pixels: scaled back to the canvas' size, un-mirrored."""
+    from PIL import Image
+
+    img = Image.open(path).convert("RGB").resize((view["canvasWidth"], view["canvasHeight"]), Image.Resampling.BOX)
+    rgb = np.asarray(img)
+    return rgb[:, ::-1] if view["mirror"] else rgb
+
+
+@pytest.mark.parametrize("source", ["astronaut", "clip", "camera"])
+def test_live_view_shows_the_lipstick(live_run: dict, fixtures: Path, source: str) -> None:
+    """At least 95% of the frames a person sees carry the chosen colour on python_ref's lip mask."""
+    m, frames = live_run["manifest"], live_run["frames"]
+    run = live_run["sources"][source]
+    color = m["livePaint"]["color"]
+    if source == "astronaut":
+        candidates = np.fromfile(fixtures / m["astronaut"]["file"], np.uint8).reshape(1, 512, 512, 4)
+        masks = [np.fromfile(fixtures / m["astronaut"]["mask"], np.uint8).reshape(512, 512)]
+    elif source == "clip":
+        candidates = frames
+        masks = list(np.fromfile(fixtures / m["clip"]["masks"], np.uint8).reshape(frames.shape[:3]))
+    else:  # the same clip as the fake camera delivers it, with python_ref's masks on those very pixels
+        candidates, masks = live_run["camera"], list(live_run["cameraMasks"])
+    shares = []
+    for path in run["shots"]:
+        rgb = _displayed(path, run["view"])
+        k = vision_fixtures.nearest_frame(rgb, candidates)
+        shares.append(vision_fixtures.lipstick_share(rgb, candidates[k], masks[k], color))
+    seen = float(np.mean([s >= 0.6 for s in shares]))
+    summary = {"source": source, "frames": len(shares), "withLipstick": seen, "shares": [round(s, 3) for s in shares],
+               "view": run["view"], "stats": run["stats"]}
+    ARTIFACTS.mkdir(parents=True, exist_ok=True)
+    (ARTIFACTS / f"tryon-live-{source}.json").write_text(json.dumps(summary, indent=1))
+    shutil.copyfile(run["shots"][len(run["shots"]) // 2], ARTIFACTS / f"tryon-live-{source}.png")
+    assert seen >= 0.95, summary

@@ -24,7 +24,8 @@ from ai_edge_litert.interpreter import Interpreter
 MEDIAPIPE_TRANSPOSE_CONV = "Convolution2DTransposeBias"
 _NP_TYPES = {np.dtype(np.float32): fb.TensorType.FLOAT32, np.dtype(np.int32): fb.TensorType.INT32,
              np.dtype(np.float16): fb.TensorType.FLOAT16, np.dtype(np.int64): fb.TensorType.INT64,
-             np.dtype(np.int8): fb.TensorType.INT8}
+             np.dtype(np.int8): fb.TensorType.INT8, np.dtype(np.uint8): fb.TensorType.UINT8,
+             np.dtype(np.int16): fb.TensorType.INT16}
 
 
 def _pack(model: fb.ModelT) -> bytes:

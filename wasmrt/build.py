@@ -7,6 +7,7 @@
   SIMD). The files are also copied into wasmrt/engines/dist/ so the Python package ships them.
 - build/native/libwasmrt.so: engine + scalar/AVX2/AVX-512 kernels, picked at run time (WASMRT_FORCE_TARGET).
 - build/aarch64/wrt_driver: static aarch64 test driver (NEON kernels) for qemu-aarch64.
+- build/aarch64/libwasmrt.so: the aarch64 native library (baseline ARMv8-A, NEON kernels) the aarch64 wheel ships.
 - build/asan/wrt_driver: the native test driver under AddressSanitizer + UBSan (gcc, which ships libasan here).
 - build/fuzz/wrt_fuzz_engine: the structure-aware libFuzzer target (kernels_wasm/fuzz/), clang-19 with
   -fsanitize=fuzzer,address,undefined (libFuzzer from Debian's libclang-rt-19-dev). Run it with `wasmrt fuzz`.
@@ -26,9 +27,10 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from wasmrt import paths
 from wasmrt.errors import WasmrtError
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = paths.checkout() or paths.PACKAGE.parent  # installed: nothing to build, engine_sources() says so
 ENGINE = ROOT / "kernels_wasm" / "engine"
 GENERATED = ROOT / "kernels_wasm" / "generated"
 INCLUDE = ROOT / "kernels_wasm" / "include"
@@ -37,7 +39,7 @@ DRIVER = ENGINE / "test" / "driver.c"
 FUZZ = ROOT / "kernels_wasm" / "fuzz"
 BUILD = ROOT / "build"
 DIST = ROOT / "js_bindings" / "dist"
-PACKAGE_DIST = ROOT / "wasmrt" / "engines" / "dist"
+PACKAGE_DIST = paths.SHIPPED_WASM
 SIMD_WASM_LIMIT = 200 * 1024
 
 EXPORTS = (
@@ -79,10 +81,8 @@ class Artefact:
 
 
 def engine_sources() -> list[Path]:
-    srcs = sorted(ENGINE.glob("*.c"))
-    if not srcs:  # an installed package ships the built .wasm, not the C sources
-        raise WasmrtError(f"the C engine sources are not here ({ENGINE}): build from a source checkout")
-    return srcs
+    paths.require_checkout("building the C engine")  # an installed package ships it built, not its sources
+    return sorted(ENGINE.glob("*.c"))
 
 
 def kernel_source(target: str) -> tuple[Path, tuple[str, ...], str | None]:
@@ -259,12 +259,33 @@ def build_aarch64(force: bool = False) -> Artefact:
     return Artefact(out, _cached(out, _stamp(sources, flags, cc), force, make), notes)
 
 
+def build_aarch64_library(force: bool = False) -> Artefact:
+    """build/aarch64/libwasmrt.so: baseline ARMv8-A (NEON is part of it; the kernels use nothing newer), so the
+    aarch64 wheel runs on every 64-bit ARM Linux."""
+    cc = _tool("aarch64-linux-gnu-gcc")
+    kern = [GENERATED / "scalar.c" if (GENERATED / "scalar.c").is_file() else PROVISIONAL]
+    defs = []
+    if (GENERATED / "neon.c").is_file():
+        kern.append(GENERATED / "neon.c")
+        defs.append("-DWRT_HAVE_NEON")
+    sources = [*engine_sources(), *kern]
+    flags = [*CFLAGS, "-march=armv8-a", "-fPIC", "-fvisibility=hidden", *defs, "-I", str(INCLUDE)]
+    out = BUILD / "aarch64" / "libwasmrt.so"
+
+    def make(tmp: Path) -> None:
+        _run([cc, *flags, "-shared", *map(str, sources), "-o", str(tmp), "-lm"])
+
+    notes = [] if defs else ["kernels_wasm/generated/neon.c is missing: scalar kernels only"]
+    return Artefact(out, _cached(out, _stamp(sources, flags, cc), force, make), notes)
+
+
 def build_all(only: str | None = None, force: bool = False,
               log: Callable[[str], None] = print) -> dict[str, Artefact]:
     steps: dict[str, Callable[[], Artefact]] = {
         **{f"wasm-{v}": (lambda v=v: build_wasm(v, force)) for v in WASM_VARIANTS},
         "native": lambda: build_native(force),
         "aarch64": lambda: build_aarch64(force),
+        "aarch64-lib": lambda: build_aarch64_library(force),
         "asan": lambda: build_asan_driver(force),
         "fuzz": lambda: build_fuzz(force),
     }

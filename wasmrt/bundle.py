@@ -1,6 +1,7 @@
-"""Convert every bundled real model (wasmrt.models.BUNDLED) into models/*.wrt, as the quick start's main job does.
+"""Convert every bundled real model (wasmrt.models.BUNDLED) into models/*.wrt (a checkout's models/, or the user
+cache when installed: wasmrt.paths.models_dir()), as the quick start's main job does.
 
-    python -m wasmrt.bundle [--out models] [NAME ...]
+    python -m wasmrt.bundle [--out DIR] [NAME ...]
 """
 
 from __future__ import annotations
@@ -10,11 +11,10 @@ import sys
 import time
 from pathlib import Path
 
+from wasmrt import paths
 from wasmrt.converter import convert
 from wasmrt.dynamic import parse_dynamic
 from wasmrt.models import BUNDLED, BundledModel, load_labels, model_path
-
-ROOT = Path(__file__).resolve().parent.parent
 
 
 def convert_bundled(model: BundledModel, out_dir: Path, log=print) -> Path:
@@ -35,7 +35,7 @@ def convert_bundled(model: BundledModel, out_dir: Path, log=print) -> Path:
 
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(prog="python -m wasmrt.bundle", description=__doc__.splitlines()[0])
-    ap.add_argument("--out", default=str(ROOT / "models"), help="output directory (default: models/)")
+    ap.add_argument("--out", default=str(paths.models_dir()), help=f"output directory (default: {paths.models_dir()})")
     ap.add_argument("names", nargs="*", help=f"models to convert (default: all of {', '.join(BUNDLED)})")
     args = ap.parse_args(argv)
     names = args.names or list(BUNDLED)

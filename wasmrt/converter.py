@@ -6,11 +6,14 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
+import numpy as np
+
 from wasmrt.dynamic import DynamicDim, dynamic_graph
 from wasmrt.errors import ConversionError, ModelFormatError
-from wasmrt.ir import Graph, Preprocess
+from wasmrt.ir import Graph, Metadata, Node, Preprocess, Tensor
 from wasmrt.passes import optimize
 from wasmrt.planner import MemoryPlan, plan_memory
+from wasmrt.qdq import has_qdq, quantize_qdq
 from wasmrt.wrt_writer import write_wrt
 
 MAX_ARENA = 1 << 62  # arena offsets are int64 in the format; engines refuse far smaller arenas themselves
@@ -33,22 +36,52 @@ def source_kind(path: Path) -> str:
         raise ModelFormatError(f"{path}: cannot read model file: {e.strerror}") from None
     if len(head) >= 8 and head[4:8] == b"TFL3":
         return "tflite"
+    if len(head) >= 8 and head[4:8] == b"WRT0":
+        return "wrt"
     if head[:1] == b"\x08":  # protobuf field 1 (ir_version), varint: every ONNX ModelProto starts so
         return "onnx"
-    if path.suffix.lower() in (".onnx", ".tflite"):
+    if path.suffix.lower() in (".onnx", ".tflite", ".wrt"):
         return path.suffix.lower()[1:]
-    raise ModelFormatError(f"{path}: neither an ONNX nor a TFLite model (starts with {head[:8]!r})")
+    raise ModelFormatError(f"{path}: neither an ONNX, a TFLite nor a .wrt model (starts with {head[:8]!r})")
 
 
-def load_graph(path: str | Path, input_shapes: dict[str, tuple[int, ...]] | None = None) -> Graph:
+def graph_from_wrt(source: str | Path | bytes) -> Graph:
+    """The graph IR of a .wrt model (read and verified by python_ref), to convert or quantize it again."""
+    from python_ref.wrt_file import read_wrt
+
+    m = read_wrt(source)
+    g = Graph()
+    for t in m.tensors:
+        g.tensors[t.name] = Tensor(t.name, t.shape, t.dtype, t.data, t.quant)
+    names = [t.name for t in m.tensors]
+    if len(set(names)) != len(names):
+        raise ModelFormatError(f"{source}: tensor names repeat; cannot rebuild the graph")
+    g.nodes = [Node(o.op, [names[i] if i >= 0 else "" for i in o.inputs], [names[i] for i in o.outputs],
+                    dict(o.attrs), o.name) for o in m.ops]
+    g.inputs, g.outputs = [names[i] for i in m.inputs], [names[i] for i in m.outputs]
+    md = m.metadata
+    g.metadata = Metadata(md["source"], md["producer"],
+                          {g.inputs[k]: Preprocess(**p) for k, p in md["preprocess"].items()},
+                          list(md["labels"]), dict(md["props"]))
+    return g
+
+
+def load_graph(path: str | Path, input_shapes: dict[str, tuple[int, ...]] | None = None,
+               freeze_inputs: dict[str, np.ndarray] | None = None) -> Graph:
+    """Import a model file. freeze_inputs (ONNX only): inputs that become constants of the given values."""
     path = Path(path)
-    if source_kind(path) == "tflite":
+    kind = source_kind(path)
+    if kind in ("wrt", "tflite") and freeze_inputs:
+        raise ConversionError(f"{path}: freezing inputs works on ONNX models only")
+    if kind == "wrt":
+        return graph_from_wrt(path)
+    if kind == "tflite":
         from wasmrt.importers.tflite_import import import_tflite
 
         return import_tflite(path, input_shapes=input_shapes)
     from wasmrt.importers.onnx_import import import_onnx
 
-    return import_onnx(path, input_shapes=input_shapes)
+    return import_onnx(path, input_shapes=input_shapes, freeze_inputs=freeze_inputs)
 
 
 def convert(src: str | Path | Graph, *, input_shapes: dict[str, tuple[int, ...]] | None = None,
@@ -83,6 +116,9 @@ def convert(src: str | Path | Graph, *, input_shapes: dict[str, tuple[int, ...]]
             raise ValueError(f"state {out}={inp}: the model has no output {out!r} or no input {inp!r} "
                              f"(outputs {graph.outputs}, inputs {graph.inputs})")
         graph.metadata.props[f"state.{out}"] = inp
+    if has_qdq(graph):
+        say("quantized in QDQ form: turning float ops between QUANTIZE/DEQUANTIZE into int8 ops")
+        graph = quantize_qdq(graph)
     counts = optimize(graph, say)
     say(f"optimized: {len(graph.nodes)} ops")
     plan = plan_memory(graph)

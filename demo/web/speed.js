@@ -10,7 +10,6 @@ const $ = (id) => document.getElementById(id);
 const params = new URLSearchParams(location.search);
 const MODELS_URL = new URL("../../models/", location.href);
 const API = new URL("/api/", location.href);
-const VARIANT_NAMES = { relaxed: "relaxed SIMD", simd: "SIMD128", scalar: "scalar" };
 
 const state = { models: [], rows: [], running: false, runtimes: new Map() };
 
@@ -71,7 +70,7 @@ async function setupModels() {
     const label = document.createElement("label");
     const shape = m.inputs.map((t) => t.shape.join("×")).join(", ");
     label.innerHTML = `<input type="checkbox" value="${m.name}"> ${m.name} ` +
-      `<span class="muted">${(m.macs / 1e6).toFixed(0)} MMAC, input ${shape}</span>`;
+      `<span class="muted">${(m.macs / 1e6).toFixed(0)} MMAC, input ${shape}${m.randomWeights ? ", random weights" : ""}</span>`;
     return label;
   }));
   if (!state.models.length) $("models").textContent = "no converted models: run `wasmrt demo` (it converts them)";
@@ -141,7 +140,7 @@ async function runModel(info, variants, opts, step) {
     for (const e of engines) {
       const med = median(times[e.id]);
       state.rows.push({ model: info.name, host: "browser", hostLabel: browserName(), variant: e.id,
-        label: `wasmrt ${VARIANT_NAMES[e.id]}`, short: VARIANT_NAMES[e.id], target: e.target,
+        label: `wasmrt ${wasmrt.describeVariant(e.id)}`, short: wasmrt.describeVariant(e.id), target: e.target,
         median: med, min: Math.min(...times[e.id]), gflops: gflops(info.macs, med), times: times[e.id] });
     }
   } finally {

@@ -6,6 +6,7 @@ import * as blazeface from "./blazeface.js";
 import { cropRotated, landmarksToImage, LIPS_INNER, LIPS_OUTER, roiFromFace } from "./landmarks.js";
 
 const size = (shape) => shape.reduce((a, b) => a * b, 1);
+const MIN_PRESENCE = 0.5; // below this the landmark model says there is no face in the crop: no mesh is drawn
 
 export function kindOf(model) {
   const outs = model.outputs;
@@ -92,10 +93,11 @@ async function runLandmarks(model, pixels, helpers) {
   const pts = landmarksToImage(byShape(outputs, (s) => size(s) === 1404).data, roi, n);
   const presence = byShape(outputs, (s) => size(s) === 1);
   const score = presence ? 1 / (1 + Math.exp(-presence.data[0])) : null;
+  const meshShown = score === null || score >= MIN_PRESENCE;
   return {
     inputs: { [spec.name]: input }, outputs, ms,
-    summary: { landmarks: pts.length, presence: score, faceFound: !!faces.length },
-    draw: (ctx) => drawLandmarks(ctx, pts, roi),
+    summary: { landmarks: pts.length, presence: score, faceFound: !!faces.length, meshShown, minPresence: MIN_PRESENCE },
+    draw: (ctx) => (meshShown ? drawLandmarks(ctx, pts, roi) : drawCrop(ctx, roi)),
   };
 }
 
@@ -119,6 +121,17 @@ function drawFaces(ctx, faces) {
   }
 }
 
+function drawCrop(ctx, roi) { // the crop the model saw
+  const r = Math.max(1, ctx.canvas.width / 400);
+  ctx.save();
+  ctx.translate(roi.cx, roi.cy);
+  ctx.rotate(roi.angle);
+  ctx.strokeStyle = "rgba(255,255,0,0.7)";
+  ctx.lineWidth = r;
+  ctx.strokeRect(-roi.side / 2, -roi.side / 2, roi.side, roi.side);
+  ctx.restore();
+}
+
 function drawLandmarks(ctx, pts, roi) {
   const r = Math.max(1, ctx.canvas.width / 400);
   ctx.fillStyle = "#00e5ff";
@@ -132,14 +145,7 @@ function drawLandmarks(ctx, pts, roi) {
     ctx.closePath();
     ctx.stroke();
   }
-  // the crop the model saw
-  ctx.save();
-  ctx.translate(roi.cx, roi.cy);
-  ctx.rotate(roi.angle);
-  ctx.strokeStyle = "rgba(255,255,0,0.7)";
-  ctx.lineWidth = r;
-  ctx.strokeRect(-roi.side / 2, -roi.side / 2, roi.side, roi.side);
-  ctx.restore();
+  drawCrop(ctx, roi);
 }
 
 function drawMask(ctx, mask, g) {

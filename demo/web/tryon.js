@@ -1,7 +1,9 @@
 // The lipstick try-on page: frames from the camera (or a photo / a generated clip) go to a Worker that runs the
-// face pipeline in wasm; the page recolours the lips with wasmrt.vision.paintLips and shows per-stage times.
+// face pipeline in wasm; the page recolours the lips in the frame the landmarks belong to (wasmrt.vision.recolorLips)
+// and shows frame and lips together, with per-stage times.
 // Tests drive it through window.tryon (see tests/test_tryon.py).
 import { getPixels } from "../../js_bindings/src/image.js";
+import { describeVariant } from "../../js_bindings/src/variants.js";
 import * as vision from "../../js_bindings/vision/index.js";
 
 const $ = (id) => document.getElementById(id);
@@ -71,7 +73,7 @@ const SOURCES = {
       mirror: true,
       video,
       stop: () => stream.getTracks().forEach((tr) => tr.stop()),
-      next: () => video, // drawn straight onto the canvas
+      next: () => video, // read through the grab canvas
     };
   },
 };
@@ -104,12 +106,22 @@ function showStats() {
 }
 
 // -- one frame -------------------------------------------------------------------------------------------------
+// The page shows only finished frames: a frame's pixels go to the Worker, and when its landmarks come back the lips
+// are recoloured in those same pixels, which are then put on the visible canvas in one step (with the mesh, if
+// shown). Nothing else draws on it, so every frame the browser displays carries its lipstick.
 
-function drawFrame(frame) {
-  const w = frame.videoWidth || frame.width, h = frame.videoHeight || frame.height;
-  if (canvas.width !== w || canvas.height !== h) Object.assign(canvas, { width: w, height: h });
-  if (frame instanceof HTMLVideoElement) ctx.drawImage(frame, 0, 0, w, h);
-  else ctx.putImageData(frame instanceof ImageData ? frame : new ImageData(new Uint8ClampedArray(frame.data), w, h), 0, 0);
+const grab = document.createElement("canvas"); // video frames are read through this one, never shown
+const grabCtx = grab.getContext("2d", { willReadFrequently: true });
+
+/** The source's frame as an ImageData this frame owns (sources reuse their pixels; the worker takes these). */
+function framePixels(frame) {
+  if (frame instanceof HTMLVideoElement) {
+    const w = frame.videoWidth, h = frame.videoHeight;
+    if (grab.width !== w || grab.height !== h) Object.assign(grab, { width: w, height: h });
+    grabCtx.drawImage(frame, 0, 0, w, h);
+    return grabCtx.getImageData(0, 0, w, h);
+  }
+  return new ImageData(new Uint8ClampedArray(frame.data), frame.width, frame.height);
 }
 
 function drawMesh(face) {
@@ -118,16 +130,25 @@ function drawMesh(face) {
   for (let i = 0; i < lm.length; i += 3) ctx.fillRect(lm[i] - 0.75, lm[i + 1] - 0.75, 1.5, 1.5);
 }
 
-/** Run the pipeline on the frame now on the canvas, paint the lips; returns the worker's result. */
-async function processCanvas() {
+/** Frame and lips, together, on the visible canvas. */
+function show(img, faces) {
+  for (const face of faces) vision.recolorLips(img, face, { color: state.color, intensity: state.intensity });
+  if (canvas.width !== img.width || canvas.height !== img.height) Object.assign(canvas, { width: img.width, height: img.height });
+  ctx.putImageData(img, 0, 0);
+  if (state.showMesh) faces.forEach(drawMesh);
+}
+
+/**
+ * Run the pipeline on one frame and show it with its lips; returns the worker's result. `gen`: the loop generation
+ * the frame belongs to (a frame that comes back after the source changed is not shown).
+ */
+async function processFrame(img, gen = state.generation) {
   const t0 = performance.now();
-  const img = ctx.getImageData(0, 0, canvas.width, canvas.height);
-  const res = await call("frame", { buffer: img.data.buffer, width: img.width, height: img.height }, [img.data.buffer]);
+  const { width, height } = img;
+  const res = await call("frame", { buffer: img.data.buffer, width, height }, [img.data.buffer]);
   const t1 = performance.now();
-  for (const face of res.faces) {
-    vision.paintLips(ctx, face, { color: state.color, intensity: state.intensity });
-    if (state.showMesh) drawMesh(face);
-  }
+  if (gen !== state.generation) return res;
+  show(new ImageData(new Uint8ClampedArray(res.buffer), width, height), res.faces);
   const t2 = performance.now();
   if (res.ranDetector) push("detector", (res.ms.detectorPre ?? 0) + (res.ms.detector ?? 0) + (res.ms.detectorPost ?? 0));
   push("ran", res.ranDetector ? 1 : 0);
@@ -142,10 +163,9 @@ async function processCanvas() {
 
 async function loop(gen) {
   while (state.running && gen === state.generation) {
-    drawFrame(state.source.next());
-    await processCanvas();
+    await processFrame(framePixels(state.source.next()), gen);
     showStats();
-    await new Promise((r) => requestAnimationFrame(r));
+    await new Promise((r) => requestAnimationFrame(r)); // at most one frame per display refresh
   }
 }
 
@@ -208,7 +228,7 @@ function buildControls() {
 async function start() {
   buildControls();
   const info = await call("init", { variant: params.get("variant") ?? "auto" });
-  $("engine-info").textContent = `engine: ${info.variant} (${info.reason})`;
+  $("engine-info").textContent = `engine: the ${describeVariant(info.variant)} build (${info.reason})`;
   $("status").dataset.state = "ready";
   $("status").textContent = "ready";
   const source = params.get("source") ?? "camera";
@@ -225,8 +245,7 @@ window.tryon = {
   setColor(color, intensity) { state.color = color; if (intensity !== undefined) state.intensity = intensity; },
   async process(pixels) {
     stop();
-    drawFrame(pixels);
-    return processCanvas();
+    return processFrame(framePixels(pixels));
   },
   reset: () => call("reset"),
   setTracking: (on) => call("tracking", { on }),

@@ -167,6 +167,8 @@ export function init(options?: InitOptions): Promise<Runtime>;
 export function probe(host: HostAdapter): Features;
 export function readMetadata(bytes: Uint8Array): Metadata;
 export const VARIANTS: readonly Variant[];
+/** A build's name for people: "relaxed SIMD", "SIMD128", "scalar (no SIMD)". */
+export function describeVariant(variant: Variant): string;
 export const version: string;
 
 export namespace image {
@@ -185,5 +187,3 @@ export namespace image {
   function toSource(g: Geometry, x: number, y: number): [number, number];
 }
 
-/** The AR face pipeline (FaceMesh) and the lipstick try-on (paintLips): js_bindings/vision. */
-export * as vision from "../vision/index.js";

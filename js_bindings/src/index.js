@@ -15,9 +15,9 @@ export { defaultHost, nodeHost, webHost } from "./host.js";
 export { readMetadata } from "./metadata.js";
 export { Model, Runtime, Stream } from "./runtime.js";
 export { DTYPES, Tensor } from "./tensor.js";
-export { probe, VARIANTS } from "./variants.js";
+export { describeVariant, probe, VARIANTS } from "./variants.js";
 export * as image from "./image.js";
-export * as vision from "../vision/index.js"; // FaceMesh, paintLips (js_bindings/vision)
+// The face pipeline and the try-on are their own entry point: import { FaceMesh } from "wasmrt/vision".
 
 // Literal URLs, so bundlers see and copy the .wasm files.
 const DEFAULT_WASM = {

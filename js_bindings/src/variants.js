@@ -4,6 +4,12 @@ import { WasmrtError } from "./errors.js";
 import { RELAXED_PROBE, SIMD_PROBE } from "./features.js";
 
 export const VARIANTS = ["relaxed", "simd", "scalar"]; // best first
+const VARIANT_WORDS = { relaxed: "relaxed SIMD", simd: "SIMD128", scalar: "scalar (no SIMD)" };
+
+/** A build's name for people: "relaxed SIMD", "SIMD128", "scalar (no SIMD)". */
+export function describeVariant(variant) {
+  return VARIANT_WORDS[variant] ?? String(variant);
+}
 
 function probeSimd(host) {
   const forced = host.features?.simd;

@@ -9,9 +9,8 @@ import { LANDMARK_INPUT, mapLandmarks, roiFromDetection, roiFromLandmarks, roiIs
 const KEYPOINT_LANDMARKS = [[33, 133], [263, 362], [1], [13, 14], [234], [454]];
 const now = () => globalThis.performance?.now?.() ?? Date.now();
 
-// Where FaceMesh.create finds the models by default; vision/index.js sets it, so this module has no module-URL
-// lookup and mini-program builds can copy it as is.
-export const defaults = { modelBase: null };
+// This module has no module-URL lookup, so mini-program builds copy it as is: FaceMesh.create takes the models'
+// location as an option; vision/index.js's FaceMesh adds the default (the package's own models/ folder).
 
 function faceFromLandmarks(lm, score, roi, detection) {
   let x0 = Infinity, y0 = Infinity, x1 = -Infinity, y1 = -Infinity;
@@ -49,23 +48,37 @@ function pixelsOf(image) {
 
 export class FaceMesh {
   /**
-   * Load the bundled detector and landmark models into a runtime (wasmrt.init() or initWorker()).
-   * options: detectorModel, landmarkModel (URL, path or bytes), modelBase (folder holding face_detector.wrt and
-   * face_landmark.wrt), maxFaces (1), minDetectionScore (0.5), minPresence (0.5), tracking (true), refine (false:
-   * with true, the attention mesh face_landmark_attention.wrt gives 478 landmarks with refined lips and irises).
+   * Load the detector and landmark models into a runtime (wasmrt.init() or initWorker()).
+   * options: modelBase (folder URL or path holding face_detector.wrt and face_landmark.wrt, or
+   * face_landmark_attention.wrt with refine) or detectorModel and landmarkModel (URL, path or bytes each), maxFaces (1),
+   * minDetectionScore (0.5), minPresence (0.5), tracking (true), refine (false: with true, the attention mesh gives 478
+   * landmarks with refined lips and irises).
    */
   static async create(rt, options = {}) {
-    const base = options.modelBase ?? defaults.modelBase;
+    const base = options.modelBase;
     if (!base && !(options.detectorModel && options.landmarkModel)) {
-      throw new TypeError("FaceMesh.create needs options.modelBase or both detectorModel and landmarkModel");
+      throw new TypeError("FaceMesh.create needs options.modelBase (the folder holding face_detector.wrt and " +
+        "face_landmark.wrt) or both options.detectorModel and options.landmarkModel");
     }
     const at = (name) => (typeof base === "string" ? base.replace(/\/?$/, "/") + name : new URL(name, base));
+    const load = async (given, file, name) => {
+      const source = given ?? at(file);
+      try {
+        return await rt.load(source, { name });
+      } catch (e) {
+        const where = typeof source === "string" || source instanceof URL ? ` from ${source}` : "";
+        e.message = `FaceMesh: cannot load ${file}${where}: ${e.message}. The npm package ships the face models in ` +
+          "its models/ folder: serve that folder with the package, or say where they are with " +
+          "FaceMesh.create(rt, {modelBase}) (or {detectorModel, landmarkModel})";
+        throw e;
+      }
+    };
     const [detector, landmarker] = await Promise.all([
-      rt.load(options.detectorModel ?? at("face_detector.wrt"), { name: "face_detector" }),
-      rt.load(options.landmarkModel ?? at(options.refine ? "face_landmark_attention.wrt" : "face_landmark.wrt"),
-        { name: options.refine ? "face_landmark_attention" : "face_landmark" }),
+      load(options.detectorModel, "face_detector.wrt", "face_detector"),
+      options.refine ? load(options.landmarkModel, "face_landmark_attention.wrt", "face_landmark_attention")
+        : load(options.landmarkModel, "face_landmark.wrt", "face_landmark"),
     ]);
-    return new FaceMesh(detector, landmarker, options);
+    return new this(detector, landmarker, options);
   }
 
   /** detector, landmarker: loaded models (anything with async run(feeds) -> {name: {data}}). */

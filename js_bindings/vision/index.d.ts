@@ -1,4 +1,4 @@
-// Types of wasmrt.vision: the AR face pipeline (FaceMesh) and the lipstick try-on (paintLips).
+// Types of wasmrt/vision: the AR face pipeline (FaceMesh) and the lipstick try-on (paintLips).
 // Coordinates are image pixels: x right, y down, (0, 0) the top-left corner of the top-left pixel.
 
 /** ImageData, or any RGBA (or RGB with channels: 3) pixel buffer. */
@@ -47,7 +47,8 @@ export interface StageMs {
 }
 
 export interface FaceMeshOptions {
-  /** Folder (URL or path) with face_detector.wrt and face_landmark.wrt; default: the repository's models/. */
+  /** Folder (URL or path) with face_detector.wrt and face_landmark.wrt; default: defaultModelBase(), the npm
+   * package's own models/ folder. */
   modelBase?: string | URL;
   detectorModel?: string | URL | Uint8Array | ArrayBuffer;
   landmarkModel?: string | URL | Uint8Array | ArrayBuffer;
@@ -70,7 +71,8 @@ export class FaceMesh {
   reset(): void;
   release(): Promise<void>;
 }
-export const DEFAULT_MODEL_BASE: URL;
+/** The package's models/ folder, where FaceMesh.create finds the face models unless told otherwise. */
+export function defaultModelBase(): URL;
 /** The attention mesh's refinement: the mesh points each region stands for, and refine() merging them. */
 export const LIPS: number[];
 export const LEFT_EYE: number[];

@@ -25,6 +25,13 @@ static const float* bias_of(wrt_model* m, const wrt_op* op) {
   return op->n_in > 2 && op->in[2] >= 0 ? (const float*)m->t[op->in[2]].file_data : 0;
 }
 
+/* the residual of a fused ADD (passes.fuse_residual_adds): same shape as the output, added before the clamp */
+static int has_residual(const wrt_op* op) { return op->n_in > 3 && op->in[3] >= 0; }
+
+static const float* residual_of(const wrt_model* m, const wrt_op* op) {
+  return has_residual(op) ? t_f32(m, op->in[3]) : 0;
+}
+
 static const wrt_dwconv_entry* pick_dwconv(const wrt_target* tg, size_t ks) {
   for (int i = 0; i < WRT_MAX_DWCONV; i++) {
     const wrt_dwconv_entry* e = &tg->dwconv[i];
@@ -46,6 +53,7 @@ int plan_conv(wrt_model* m, wrt_op* op, wrt_cost* c) {
   uint64_t ks = (uint64_t)p->ks, G = (uint64_t)p->groups, cg = C / G, og = CO / G;
   op->packed_in = 0x6; /* weights, bias */
   if (C + 16 > m->pad_floats) m->pad_floats = (size_t)C + 16;
+  if (has_residual(op)) c->work += WORK_VEC * P * CO;
   p->dw = G == C && og == 1 ? pick_dwconv(m->tg, (size_t)ks) : 0;
   if (p->dw) {
     uint64_t ct = p->dw->ct;
@@ -111,14 +119,13 @@ int prepare_conv(wrt_model* m, wrt_op* op) {
 }
 
 const char* conv_kernel(const wrt_op* op) {
+  static const char* const names[][2] = { /* by path (then the specialized depthwise entries), without/with a residual */
+      {"?", "?"}, {"gemm 1x1", "gemm 1x1 + add"}, {"igemm", "igemm + add"}, {"dwconv any", "dwconv any + add"},
+      {"igemm per group", "igemm per group + add"}, {"dwconv 3x3", "dwconv 3x3 + add"},
+      {"dwconv 5x5", "dwconv 5x5 + add"}};
   const wrt_dwconv_entry* dw = op->u.conv.dw;
-  switch (op->path) {
-    case CONV_GEMM: return "gemm 1x1";
-    case CONV_IGEMM: return "igemm";
-    case CONV_DW: return dw && dw->ks ? (dw->ks == 9 ? "dwconv 3x3" : "dwconv 5x5") : "dwconv any";
-    case CONV_GROUPED: return "igemm per group";
-  }
-  return "?";
+  int k = op->path == CONV_DW && dw && dw->ks ? (dw->ks == 9 ? 5 : 6) : op->path;
+  return k >= 0 && k <= 6 ? names[k][has_residual(op)] : "?";
 }
 
 int run_conv(wrt_model* m, wrt_op* op) {
@@ -127,14 +134,21 @@ int run_conv(wrt_model* m, wrt_op* op) {
   float* y = t_f32(m, op->out);
   size_t P = (size_t)p->pix, C = (size_t)p->c, CO = (size_t)p->co, ks = (size_t)p->ks;
   size_t G = (size_t)p->groups, cg = C / G, og = CO / G, MR = tg->gemm_mr, NR = tg->gemm_nr;
+  /* with a residual, kernels write the plain sum and the residual add applies the clamp, each row block while
+   * it is still in cache */
+  const float* res = residual_of(m, op);
+  const wrt_clamp none = {-__builtin_inff(), __builtin_inff()}, *kc = res ? &none : &op->clamp;
   switch (op->path) {
     case CONV_GEMM:
-      run_gemm(tg, P, CO, C, t_f32(m, op->in[0]), C * sizeof(float), p->packed, y, CO * sizeof(float), &op->clamp);
+      run_gemm(tg, P, CO, C, t_f32(m, op->in[0]), C * sizeof(float), p->packed, y, CO * sizeof(float), &op->clamp,
+               res);
       return WRT_OK;
     case CONV_DW: {
       size_t rows = (size_t)(p->n * p->oh), OW = (size_t)p->ow;
-      for (size_t r = 0; r < rows; r++)
-        p->dw->fn(C, OW, ks, p->ind + r * OW * ks, p->packed, y + r * OW * CO, CO * sizeof(float), &op->clamp);
+      for (size_t r = 0; r < rows; r++) {
+        p->dw->fn(C, OW, ks, p->ind + r * OW * ks, p->packed, y + r * OW * CO, CO * sizeof(float), kc);
+        if (res) tg->vbinary[WRT_BIN_ADD](OW * CO, y + r * OW * CO, res + r * OW * CO, y + r * OW * CO, &op->clamp);
+      }
       return WRT_OK;
     }
     case CONV_IGEMM:
@@ -154,10 +168,11 @@ int run_conv(wrt_model* m, wrt_op* op) {
             size_t nc = og - n0 < NR ? og - n0 : NR;
             wrt_igemm_fn fn = gemm_panel_width(tg, nc) == NR ? tg->igemm : tg->igemm_half;
             fn(mr, nc, cg, ks, ind + p0 * ks, pk + (n0 / NR) * NR * (1 + ks * cg),
-               y + p0 * CO + g * og + n0, CO * sizeof(float), &op->clamp);
+               y + p0 * CO + g * og + n0, CO * sizeof(float), kc);
           }
         }
       }
+      if (res) tg->vbinary[WRT_BIN_ADD](P * CO, y, res, y, &op->clamp);
       return WRT_OK;
     }
   }
@@ -219,7 +234,7 @@ int run_conv_transpose(wrt_model* m, wrt_op* op) {
   size_t C = (size_t)p->c, CO = (size_t)p->co, ks = (size_t)p->ks, G = (size_t)p->groups;
   size_t cg = C / G, og = CO / G, J = ks * og, P = (size_t)p->pix, chunk = (size_t)p->chunk;
   size_t H = (size_t)p->h, W = (size_t)p->w, OH = (size_t)p->oh, OW = (size_t)p->ow;
-  size_t KW = (size_t)p->kw, opix = (size_t)p->n * OH * OW;
+  size_t KH = (size_t)p->kh, KW = (size_t)p->kw, opix = (size_t)p->n * OH * OW;
   for (size_t p = 0; p < opix; p++)
     for (size_t c = 0; c < CO; c++) y[p * CO + c] = bias ? bias[c] : 0.0f;
   wrt_clamp none = {-__builtin_inff(), __builtin_inff()};
@@ -228,16 +243,25 @@ int run_conv_transpose(wrt_model* m, wrt_op* op) {
     const float* pk = p->packed + g * (size_t)p->gpack;
     for (size_t p0 = 0; p0 < P; p0 += chunk) {
       size_t rows = P - p0 < chunk ? P - p0 : chunk;
-      run_gemm(m->tg, rows, J, cg, x + p0 * C + g * cg, C * sizeof(float), pk, cols, J * sizeof(float), &none);
+      run_gemm(m->tg, rows, J, cg, x + p0 * C + g * cg, C * sizeof(float), pk, cols, J * sizeof(float), &none, 0);
+      /* the input pixel (n, ih, iw) of each GEMM row, stepped rather than divided out per row (64-bit divisions
+       * cost more than the scatter itself: selfie segmentation's 2x2 upsampling head ran at 4 GFLOP/s) */
+      size_t n = p0 / (H * W), ih = (p0 / W) % H, iw = p0 % W;
       for (size_t r = 0; r < rows; r++) {
-        size_t p = p0 + r, n = p / (H * W), ih = (p / W) % H, iw = p % W;
-        for (size_t t = 0; t < ks; t++) {
-          int64_t oh = (int64_t)ih * a->strides[0] + (int64_t)(t / KW) * a->dilations[0] - a->pads[0];
-          int64_t ow = (int64_t)iw * a->strides[1] + (int64_t)(t % KW) * a->dilations[1] - a->pads[1];
-          if (oh < 0 || oh >= (int64_t)OH || ow < 0 || ow >= (int64_t)OW) continue;
-          float* dst = y + ((n * OH + (size_t)oh) * OW + (size_t)ow) * CO + g * og;
-          const float* src = cols + r * J + t * og;
-          for (size_t o = 0; o < og; o++) dst[o] += src[o];
+        const float* src = cols + r * J; /* tap (kh, kw) at src + (kh * KW + kw) * og */
+        int64_t oh0 = (int64_t)ih * a->strides[0] - a->pads[0], ow0 = (int64_t)iw * a->strides[1] - a->pads[1];
+        for (size_t kh = 0; kh < KH; kh++) {
+          int64_t oh = oh0 + (int64_t)kh * a->dilations[0];
+          for (size_t kw = 0; kw < KW; kw++, src += og) {
+            int64_t ow = ow0 + (int64_t)kw * a->dilations[1];
+            if (oh < 0 || oh >= (int64_t)OH || ow < 0 || ow >= (int64_t)OW) continue;
+            float* dst = y + ((n * OH + (size_t)oh) * OW + (size_t)ow) * CO + g * og;
+            for (size_t o = 0; o < og; o++) dst[o] += src[o];
+          }
+        }
+        if (++iw == W) {
+          iw = 0;
+          if (++ih == H) ih = 0, n++;
         }
       }
     }

@@ -30,6 +30,7 @@ typedef struct {
   int32_t dims[WRT_MAX_RANK];
   uint8_t dtype, esize, is_const;
   uint8_t planned;           /* load: its owned copy is already counted in the plan */
+  uint8_t quantized;         /* the tensor has QuantParams: no int8 kernels yet, ops on it are refused */
   uint64_t count, nbytes;
   int64_t arena_offset;      /* -1 for constants */
   const uint8_t* file_data;  /* constants: the bytes in the model file (valid during wrt_load only) */
@@ -263,10 +264,12 @@ const float** build_pixel_indirection(wrt_model* m, wrt_op* op, const float* pad
 /* GEMM (gemm.c): packing into panels of NR columns, w(k, j) read via strides (in floats); bias may be NULL */
 uint64_t gemm_packed_floats(const wrt_target* tg, uint64_t n, uint64_t kc_total);
 size_t gemm_panel_width(const wrt_target* tg, size_t nc); /* NR, or NR/2 for a narrow last panel */
+size_t gemm_row_block(const wrt_target* tg, size_t m, size_t k); /* rows of A per cache block */
 void pack_gemm(const wrt_target* tg, size_t n, size_t k, const float* w, size_t w_k_stride, size_t w_n_stride,
                const float* bias, float* out);
 void run_gemm(const wrt_target* tg, size_t m, size_t n, size_t k, const float* a, size_t a_stride_bytes,
-              const float* packed, float* c, size_t c_stride_bytes, const wrt_clamp* clamp);
+              const float* packed, float* c, size_t c_stride_bytes, const wrt_clamp* clamp,
+              const float* residual); /* residual: NULL, or rows added to c before the clamp (c's stride) */
 
 /* shape helpers (shape_check.c), shared with python_ref's rules */
 int rnn_geometry(const wrt_model* m, const wrt_op* op, wrt_rnn_dims* g);

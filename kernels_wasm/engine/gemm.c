@@ -27,13 +27,27 @@ void pack_gemm(const wrt_target* tg, size_t n, size_t k, const float* w, size_t 
   }
 }
 
-/* c[M, N] = a[M, K] x packed; rows in blocks that keep A in cache while the panels stream past */
+/* Rows of A per block: the block's A stays in L2 while every panel of weights streams past it once (a panel is
+ * reused from L1 by all the block's row tiles). Blocks are balanced, so a remainder of a few rows never costs a
+ * whole extra pass over the weights (7x7x1152 -> 192: 49 rows in one block, not 28 + 21). */
+#define GEMM_A_BLOCK_BYTES (384 * 1024)
+
+size_t gemm_row_block(const wrt_target* tg, size_t m, size_t k) {
+  size_t mr = tg->gemm_mr, cap = GEMM_A_BLOCK_BYTES / (k * sizeof(float) + 1);
+  cap = cap < mr ? mr : cap;
+  size_t blocks = (m + cap - 1) / cap, block = (m + blocks - 1) / (blocks ? blocks : 1);
+  return (block + mr - 1) / mr * mr;
+}
+
+/* c[M, N] = a[M, K] x packed (+ residual, rows of N floats at c's stride); rows in blocks that keep A in cache
+ * while the panels stream past. With a residual, the kernels write the plain sum and the residual is added (then
+ * clamped) per block, while the block's rows are still in cache. */
 void run_gemm(const wrt_target* tg, size_t m, size_t n, size_t k, const float* a, size_t a_stride, const float* packed,
-              float* c, size_t c_stride, const wrt_clamp* clamp) {
+              float* c, size_t c_stride, const wrt_clamp* clamp, const float* residual) {
   size_t mr = tg->gemm_mr, nr = tg->gemm_nr;
-  size_t block = (size_t)(128 * 1024) / (k * sizeof(float) + 1);
-  block = block < mr ? mr : block / mr * mr;
+  size_t block = gemm_row_block(tg, m, k);
   size_t panel_floats = nr * (1 + k);
+  const wrt_clamp none = {-__builtin_inff(), __builtin_inff()}, *kc = residual ? &none : clamp;
   for (size_t r0 = 0; r0 < m; r0 += block) {
     size_t r1 = m - r0 < block ? m : r0 + block;
     for (size_t p = 0; p < n; p += nr) {
@@ -43,8 +57,15 @@ void run_gemm(const wrt_target* tg, size_t m, size_t n, size_t k, const float* a
       for (size_t i = r0; i < r1; i += mr) {
         size_t rows = r1 - i < mr ? r1 - i : mr;
         fn(rows, nc, k, (const float*)((const char*)a + i * a_stride), a_stride, panel,
-                 (float*)((char*)c + i * c_stride) + p, c_stride, clamp);
+                 (float*)((char*)c + i * c_stride) + p, c_stride, kc);
       }
+    }
+    if (!residual) continue;
+    size_t rs = c_stride / sizeof(float);
+    if (rs == n) { /* contiguous rows: one call */
+      tg->vbinary[WRT_BIN_ADD]((r1 - r0) * n, c + r0 * rs, residual + r0 * rs, c + r0 * rs, clamp);
+    } else {
+      for (size_t i = r0; i < r1; i++) tg->vbinary[WRT_BIN_ADD](n, c + i * rs, residual + i * rs, c + i * rs, clamp);
     }
   }
 }
@@ -128,7 +149,7 @@ int run_dense(wrt_model* m, wrt_op* op) {
       pack_gemm(m->tg, N, K, t_f32(m, op->in[1]), 1, K, has_bias ? t_f32(m, op->in[2]) : 0, m->scratch);
       packed = m->scratch;
     }
-    if (M && N) run_gemm(m->tg, M, N, K, x, K * sizeof(float), packed, y, N * sizeof(float), &op->clamp);
+    if (M && N) run_gemm(m->tg, M, N, K, x, K * sizeof(float), packed, y, N * sizeof(float), &op->clamp, 0);
     return WRT_OK;
   }
   int rbatch = p->rbatch, rb = w->rank;
@@ -156,7 +177,8 @@ int run_dense(wrt_model* m, wrt_op* op) {
       pack_gemm(m->tg, N, K, wb + bo * K * N, N, 1, 0, m->scratch);
       packed = m->scratch;
     }
-    run_gemm(m->tg, M, N, K, x + ao * M * K, K * sizeof(float), packed, y + b * M * N, N * sizeof(float), &op->clamp);
+    run_gemm(m->tg, M, N, K, x + ao * M * K, K * sizeof(float), packed, y + b * M * N, N * sizeof(float), &op->clamp,
+             0);
     for (int i = rbatch - 1; i >= 0; i--) {
       if (++idx[i] < (size_t)p->bdims[i]) break;
       idx[i] = 0;

@@ -129,6 +129,7 @@ static int read_tensors(wrt_model* m, fb_buf f, size_t root, name_pool* np) {
     t->nbytes = count * t->esize;
     uint32_t buf = fb_u32(f, tt, 3, 0);
     t->arena_offset = fb_i64(f, tt, 4, -1);
+    t->quantized = fb_ref(f, tt, 5) != 0;
     if (buf != 0) {
       if (buf >= nb) return rt_error(WRT_ERR_FORMAT, "tensor %u ('%s'): buffer %u of %u", i, t->name, buf, nb);
       size_t dv = fb_ref(f, fb_vref(f, bv, buf), 0);

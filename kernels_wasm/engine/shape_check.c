@@ -131,6 +131,12 @@ static int infer(wrt_model* m, wrt_op* op, int k, shp* out) {
       int64_t ow = conv_out_size(x->dims[2], w->dims[2], a->strides[1], a->dilations[1], a->pads[1], a->pads[3]);
       CHECK(oh >= 1 && ow >= 1, "output would be empty (%lx%l)", oh, ow);
       *out = (shp){4, {x->dims[0], oh, ow, w->dims[0]}};
+      if (op->n_in > 3 && op->in[3] >= 0) { /* residual: the output's shape */
+        const wrt_tensor* res = &m->t[op->in[3]];
+        int same = res->rank == 4;
+        for (int i = 0; same && i < 4; i++) same = res->dims[i] == out->d[i];
+        CHECK(same, "residual r must have the output's shape [%l, %l, %l, %l]", out->d[0], oh, ow, out->d[3]);
+      }
       return 0;
     }
     case OP_CONV_TRANSPOSE_2D: {
@@ -577,6 +583,12 @@ static int is_index(int dtype) { return dtype == WRT_I32 || dtype == WRT_I64; }
 /* the dtype rules of python_ref/shapes.py: which inputs must agree, and the dtype of the outputs */
 static int dtypes(wrt_model* m, const wrt_op* op, int* out) {
   const wrt_tensor* x = &m->t[op->in[0]];
+  /* quantized (int8) semantics (python_ref/README.md) have no kernels here yet: refuse rather than copy bytes */
+  int quantized = 0;
+  for (int k = 0; k < op->n_out; k++) quantized |= m->t[op->outs[k]].quantized;
+  for (int i = 0; i < op->n_in; i++) quantized |= op->in[i] >= 0 && m->t[op->in[i]].quantized;
+  if (quantized)
+    return op_fail(op, WRT_ERR_UNSUPPORTED, "quantized (int8) %s is not implemented by the C engine yet", op_name(op));
   int first = 0, n = op->n_in; /* inputs [first, n) except `index` must have x's dtype... */
   int index = -1;              /* ...and this one must be int32/int64 */
   *out = x->dtype;
@@ -616,7 +628,7 @@ static int check_op(wrt_model* m, wrt_op* op, int assign) {
   if (op_has_clamp(op->type))
     CHECK(op->a.act_min <= op->a.act_max, "act_min %f is greater than act_max %f", (double)op->a.act_min,
           (double)op->a.act_max); /* NaN bounds fail too, as in python_ref */
-  int dt, r = dtypes(m, op, &dt);
+  int dt = -1, r = dtypes(m, op, &dt);
   if (r) return r;
   for (int k = 0; k < op->n_out; k++) {
     wrt_tensor* y = &m->t[op->outs[k]];

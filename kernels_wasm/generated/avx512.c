@@ -7,6 +7,135 @@
 #include <immintrin.h>
 
 static __attribute__((target("avx512f,avx512bw,avx512vl,avx2,fma"))) void wrt_avx512_gemm_8x32(size_t mr, size_t nc, size_t kc, const float* a, size_t a_stride, const float* restrict w, float* c, size_t c_stride, const wrt_clamp* clamp) {
+  if (mr <= 1) {
+    const float* a0 = a;
+    float* c0 = c;
+    __m512 acc0_0 = _mm512_loadu_ps(w + 0);
+    __m512 acc0_1 = _mm512_loadu_ps(w + 16);
+    w += 32;
+    for (size_t k = kc; k != 0; k--) {
+      const __m512 w0 = _mm512_loadu_ps(w + 0);
+      const __m512 w1 = _mm512_loadu_ps(w + 16);
+      w += 32;
+      const __m512 x0 = _mm512_set1_ps(*(a0));
+      a0 += 1;
+      acc0_0 = _mm512_fmadd_ps(x0, w0, acc0_0);
+      acc0_1 = _mm512_fmadd_ps(x0, w1, acc0_1);
+    }
+    const __m512 vmin = _mm512_set1_ps(clamp->min);
+    const __m512 vmax = _mm512_set1_ps(clamp->max);
+    acc0_0 = _mm512_min_ps(vmax, _mm512_max_ps(vmin, acc0_0));
+    acc0_1 = _mm512_min_ps(vmax, _mm512_max_ps(vmin, acc0_1));
+    if (nc >= 32) {
+      _mm512_storeu_ps(c0 + 0, acc0_0);
+      _mm512_storeu_ps(c0 + 16, acc0_1);
+    } else {
+      {
+        float* p = c0;
+        size_t n = nc;
+        __m512 t = acc0_0;
+        if (n >= 16) { _mm512_storeu_ps(p, t); p += 16; n -= 16; t = acc0_1; }
+        _mm512_mask_storeu_ps(p, _cvtu32_mask16((1u << n) - 1u), t);
+      }
+    }
+    return;
+  }
+  if (mr <= 4) {
+    const float* a0 = a;
+    const float* a1 = (const float*)((const char*)a0 + a_stride);
+    if (mr <= 1) a1 = a0;
+    const float* a2 = (const float*)((const char*)a1 + a_stride);
+    if (mr <= 2) a2 = a1;
+    const float* a3 = (const float*)((const char*)a2 + a_stride);
+    if (mr <= 3) a3 = a2;
+    float* c0 = c;
+    float* c1 = (float*)((char*)c0 + c_stride);
+    if (mr <= 1) c1 = c0;
+    float* c2 = (float*)((char*)c1 + c_stride);
+    if (mr <= 2) c2 = c1;
+    float* c3 = (float*)((char*)c2 + c_stride);
+    if (mr <= 3) c3 = c2;
+    __m512 acc0_0 = _mm512_loadu_ps(w + 0);
+    __m512 acc0_1 = _mm512_loadu_ps(w + 16);
+    __m512 acc1_0 = acc0_0;
+    __m512 acc1_1 = acc0_1;
+    __m512 acc2_0 = acc0_0;
+    __m512 acc2_1 = acc0_1;
+    __m512 acc3_0 = acc0_0;
+    __m512 acc3_1 = acc0_1;
+    w += 32;
+    for (size_t k = kc; k != 0; k--) {
+      const __m512 w0 = _mm512_loadu_ps(w + 0);
+      const __m512 w1 = _mm512_loadu_ps(w + 16);
+      w += 32;
+      const __m512 x0 = _mm512_set1_ps(*(a0));
+      a0 += 1;
+      acc0_0 = _mm512_fmadd_ps(x0, w0, acc0_0);
+      acc0_1 = _mm512_fmadd_ps(x0, w1, acc0_1);
+      const __m512 x1 = _mm512_set1_ps(*(a1));
+      a1 += 1;
+      acc1_0 = _mm512_fmadd_ps(x1, w0, acc1_0);
+      acc1_1 = _mm512_fmadd_ps(x1, w1, acc1_1);
+      const __m512 x2 = _mm512_set1_ps(*(a2));
+      a2 += 1;
+      acc2_0 = _mm512_fmadd_ps(x2, w0, acc2_0);
+      acc2_1 = _mm512_fmadd_ps(x2, w1, acc2_1);
+      const __m512 x3 = _mm512_set1_ps(*(a3));
+      a3 += 1;
+      acc3_0 = _mm512_fmadd_ps(x3, w0, acc3_0);
+      acc3_1 = _mm512_fmadd_ps(x3, w1, acc3_1);
+    }
+    const __m512 vmin = _mm512_set1_ps(clamp->min);
+    const __m512 vmax = _mm512_set1_ps(clamp->max);
+    acc0_0 = _mm512_min_ps(vmax, _mm512_max_ps(vmin, acc0_0));
+    acc0_1 = _mm512_min_ps(vmax, _mm512_max_ps(vmin, acc0_1));
+    acc1_0 = _mm512_min_ps(vmax, _mm512_max_ps(vmin, acc1_0));
+    acc1_1 = _mm512_min_ps(vmax, _mm512_max_ps(vmin, acc1_1));
+    acc2_0 = _mm512_min_ps(vmax, _mm512_max_ps(vmin, acc2_0));
+    acc2_1 = _mm512_min_ps(vmax, _mm512_max_ps(vmin, acc2_1));
+    acc3_0 = _mm512_min_ps(vmax, _mm512_max_ps(vmin, acc3_0));
+    acc3_1 = _mm512_min_ps(vmax, _mm512_max_ps(vmin, acc3_1));
+    if (nc >= 32) {
+      _mm512_storeu_ps(c3 + 0, acc3_0);
+      _mm512_storeu_ps(c3 + 16, acc3_1);
+      _mm512_storeu_ps(c2 + 0, acc2_0);
+      _mm512_storeu_ps(c2 + 16, acc2_1);
+      _mm512_storeu_ps(c1 + 0, acc1_0);
+      _mm512_storeu_ps(c1 + 16, acc1_1);
+      _mm512_storeu_ps(c0 + 0, acc0_0);
+      _mm512_storeu_ps(c0 + 16, acc0_1);
+    } else {
+      {
+        float* p = c3;
+        size_t n = nc;
+        __m512 t = acc3_0;
+        if (n >= 16) { _mm512_storeu_ps(p, t); p += 16; n -= 16; t = acc3_1; }
+        _mm512_mask_storeu_ps(p, _cvtu32_mask16((1u << n) - 1u), t);
+      }
+      {
+        float* p = c2;
+        size_t n = nc;
+        __m512 t = acc2_0;
+        if (n >= 16) { _mm512_storeu_ps(p, t); p += 16; n -= 16; t = acc2_1; }
+        _mm512_mask_storeu_ps(p, _cvtu32_mask16((1u << n) - 1u), t);
+      }
+      {
+        float* p = c1;
+        size_t n = nc;
+        __m512 t = acc1_0;
+        if (n >= 16) { _mm512_storeu_ps(p, t); p += 16; n -= 16; t = acc1_1; }
+        _mm512_mask_storeu_ps(p, _cvtu32_mask16((1u << n) - 1u), t);
+      }
+      {
+        float* p = c0;
+        size_t n = nc;
+        __m512 t = acc0_0;
+        if (n >= 16) { _mm512_storeu_ps(p, t); p += 16; n -= 16; t = acc0_1; }
+        _mm512_mask_storeu_ps(p, _cvtu32_mask16((1u << n) - 1u), t);
+      }
+    }
+    return;
+  }
   const float* a0 = a;
   const float* a1 = (const float*)((const char*)a0 + a_stride);
   if (mr <= 1) a1 = a0;
@@ -363,6 +492,108 @@ static __attribute__((target("avx512f,avx512bw,avx512vl,avx2,fma"))) void wrt_av
 }
 
 static __attribute__((target("avx512f,avx512bw,avx512vl,avx2,fma"))) void wrt_avx512_gemm_8x16(size_t mr, size_t nc, size_t kc, const float* a, size_t a_stride, const float* restrict w, float* c, size_t c_stride, const wrt_clamp* clamp) {
+  if (mr <= 1) {
+    const float* a0 = a;
+    float* c0 = c;
+    __m512 acc0_0 = _mm512_loadu_ps(w + 0);
+    w += 16;
+    for (size_t k = kc; k != 0; k--) {
+      const __m512 w0 = _mm512_loadu_ps(w + 0);
+      w += 16;
+      const __m512 x0 = _mm512_set1_ps(*(a0));
+      a0 += 1;
+      acc0_0 = _mm512_fmadd_ps(x0, w0, acc0_0);
+    }
+    const __m512 vmin = _mm512_set1_ps(clamp->min);
+    const __m512 vmax = _mm512_set1_ps(clamp->max);
+    acc0_0 = _mm512_min_ps(vmax, _mm512_max_ps(vmin, acc0_0));
+    if (nc >= 16) {
+      _mm512_storeu_ps(c0 + 0, acc0_0);
+    } else {
+      {
+        float* p = c0;
+        size_t n = nc;
+        __m512 t = acc0_0;
+        _mm512_mask_storeu_ps(p, _cvtu32_mask16((1u << n) - 1u), t);
+      }
+    }
+    return;
+  }
+  if (mr <= 4) {
+    const float* a0 = a;
+    const float* a1 = (const float*)((const char*)a0 + a_stride);
+    if (mr <= 1) a1 = a0;
+    const float* a2 = (const float*)((const char*)a1 + a_stride);
+    if (mr <= 2) a2 = a1;
+    const float* a3 = (const float*)((const char*)a2 + a_stride);
+    if (mr <= 3) a3 = a2;
+    float* c0 = c;
+    float* c1 = (float*)((char*)c0 + c_stride);
+    if (mr <= 1) c1 = c0;
+    float* c2 = (float*)((char*)c1 + c_stride);
+    if (mr <= 2) c2 = c1;
+    float* c3 = (float*)((char*)c2 + c_stride);
+    if (mr <= 3) c3 = c2;
+    __m512 acc0_0 = _mm512_loadu_ps(w + 0);
+    __m512 acc1_0 = acc0_0;
+    __m512 acc2_0 = acc0_0;
+    __m512 acc3_0 = acc0_0;
+    w += 16;
+    for (size_t k = kc; k != 0; k--) {
+      const __m512 w0 = _mm512_loadu_ps(w + 0);
+      w += 16;
+      const __m512 x0 = _mm512_set1_ps(*(a0));
+      a0 += 1;
+      acc0_0 = _mm512_fmadd_ps(x0, w0, acc0_0);
+      const __m512 x1 = _mm512_set1_ps(*(a1));
+      a1 += 1;
+      acc1_0 = _mm512_fmadd_ps(x1, w0, acc1_0);
+      const __m512 x2 = _mm512_set1_ps(*(a2));
+      a2 += 1;
+      acc2_0 = _mm512_fmadd_ps(x2, w0, acc2_0);
+      const __m512 x3 = _mm512_set1_ps(*(a3));
+      a3 += 1;
+      acc3_0 = _mm512_fmadd_ps(x3, w0, acc3_0);
+    }
+    const __m512 vmin = _mm512_set1_ps(clamp->min);
+    const __m512 vmax = _mm512_set1_ps(clamp->max);
+    acc0_0 = _mm512_min_ps(vmax, _mm512_max_ps(vmin, acc0_0));
+    acc1_0 = _mm512_min_ps(vmax, _mm512_max_ps(vmin, acc1_0));
+    acc2_0 = _mm512_min_ps(vmax, _mm512_max_ps(vmin, acc2_0));
+    acc3_0 = _mm512_min_ps(vmax, _mm512_max_ps(vmin, acc3_0));
+    if (nc >= 16) {
+      _mm512_storeu_ps(c3 + 0, acc3_0);
+      _mm512_storeu_ps(c2 + 0, acc2_0);
+      _mm512_storeu_ps(c1 + 0, acc1_0);
+      _mm512_storeu_ps(c0 + 0, acc0_0);
+    } else {
+      {
+        float* p = c3;
+        size_t n = nc;
+        __m512 t = acc3_0;
+        _mm512_mask_storeu_ps(p, _cvtu32_mask16((1u << n) - 1u), t);
+      }
+      {
+        float* p = c2;
+        size_t n = nc;
+        __m512 t = acc2_0;
+        _mm512_mask_storeu_ps(p, _cvtu32_mask16((1u << n) - 1u), t);
+      }
+      {
+        float* p = c1;
+        size_t n = nc;
+        __m512 t = acc1_0;
+        _mm512_mask_storeu_ps(p, _cvtu32_mask16((1u << n) - 1u), t);
+      }
+      {
+        float* p = c0;
+        size_t n = nc;
+        __m512 t = acc0_0;
+        _mm512_mask_storeu_ps(p, _cvtu32_mask16((1u << n) - 1u), t);
+      }
+    }
+    return;
+  }
   const float* a0 = a;
   const float* a1 = (const float*)((const char*)a0 + a_stride);
   if (mr <= 1) a1 = a0;

@@ -8,6 +8,160 @@
 #include <arm_neon.h>
 
 static void wrt_neon_gemm_8x8(size_t mr, size_t nc, size_t kc, const float* a, size_t a_stride, const float* restrict w, float* c, size_t c_stride, const wrt_clamp* clamp) {
+  if (mr <= 1) {
+    const float* a0 = a;
+    float* c0 = c;
+    float32x4_t acc0_0 = vld1q_f32(w + 0);
+    float32x4_t acc0_1 = vld1q_f32(w + 4);
+    w += 8;
+    for (size_t k = kc; k != 0; k--) {
+      const float32x4_t w0 = vld1q_f32(w + 0);
+      const float32x4_t w1 = vld1q_f32(w + 4);
+      w += 8;
+      const float32x4_t x0 = vld1q_dup_f32(a0);
+      a0 += 1;
+      acc0_0 = vfmaq_f32(acc0_0, x0, w0);
+      acc0_1 = vfmaq_f32(acc0_1, x0, w1);
+    }
+    const float32x4_t vmin = vdupq_n_f32(clamp->min);
+    const float32x4_t vmax = vdupq_n_f32(clamp->max);
+    acc0_0 = vminq_f32(vmaxq_f32(acc0_0, vmin), vmax);
+    acc0_1 = vminq_f32(vmaxq_f32(acc0_1, vmin), vmax);
+    if (nc >= 8) {
+      vst1q_f32(c0 + 0, acc0_0);
+      vst1q_f32(c0 + 4, acc0_1);
+    } else {
+      {
+        float* p = c0;
+        size_t n = nc;
+        float32x4_t t = acc0_0;
+        if (n >= 4) { vst1q_f32(p, t); p += 4; n -= 4; t = acc0_1; }
+        {
+          float* tp = p;
+          float32x2_t th = vget_low_f32(t);
+          if (n & 2) { vst1_f32(tp, th); th = vget_high_f32(t); tp += 2; }
+          if (n & 1) vst1_lane_f32(tp, th, 0);
+        }
+      }
+    }
+    return;
+  }
+  if (mr <= 4) {
+    const float* a0 = a;
+    const float* a1 = (const float*)((const char*)a0 + a_stride);
+    if (mr <= 1) a1 = a0;
+    const float* a2 = (const float*)((const char*)a1 + a_stride);
+    if (mr <= 2) a2 = a1;
+    const float* a3 = (const float*)((const char*)a2 + a_stride);
+    if (mr <= 3) a3 = a2;
+    float* c0 = c;
+    float* c1 = (float*)((char*)c0 + c_stride);
+    if (mr <= 1) c1 = c0;
+    float* c2 = (float*)((char*)c1 + c_stride);
+    if (mr <= 2) c2 = c1;
+    float* c3 = (float*)((char*)c2 + c_stride);
+    if (mr <= 3) c3 = c2;
+    float32x4_t acc0_0 = vld1q_f32(w + 0);
+    float32x4_t acc0_1 = vld1q_f32(w + 4);
+    float32x4_t acc1_0 = acc0_0;
+    float32x4_t acc1_1 = acc0_1;
+    float32x4_t acc2_0 = acc0_0;
+    float32x4_t acc2_1 = acc0_1;
+    float32x4_t acc3_0 = acc0_0;
+    float32x4_t acc3_1 = acc0_1;
+    w += 8;
+    for (size_t k = kc; k != 0; k--) {
+      const float32x4_t w0 = vld1q_f32(w + 0);
+      const float32x4_t w1 = vld1q_f32(w + 4);
+      w += 8;
+      const float32x4_t x0 = vld1q_dup_f32(a0);
+      a0 += 1;
+      acc0_0 = vfmaq_f32(acc0_0, x0, w0);
+      acc0_1 = vfmaq_f32(acc0_1, x0, w1);
+      const float32x4_t x1 = vld1q_dup_f32(a1);
+      a1 += 1;
+      acc1_0 = vfmaq_f32(acc1_0, x1, w0);
+      acc1_1 = vfmaq_f32(acc1_1, x1, w1);
+      const float32x4_t x2 = vld1q_dup_f32(a2);
+      a2 += 1;
+      acc2_0 = vfmaq_f32(acc2_0, x2, w0);
+      acc2_1 = vfmaq_f32(acc2_1, x2, w1);
+      const float32x4_t x3 = vld1q_dup_f32(a3);
+      a3 += 1;
+      acc3_0 = vfmaq_f32(acc3_0, x3, w0);
+      acc3_1 = vfmaq_f32(acc3_1, x3, w1);
+    }
+    const float32x4_t vmin = vdupq_n_f32(clamp->min);
+    const float32x4_t vmax = vdupq_n_f32(clamp->max);
+    acc0_0 = vminq_f32(vmaxq_f32(acc0_0, vmin), vmax);
+    acc0_1 = vminq_f32(vmaxq_f32(acc0_1, vmin), vmax);
+    acc1_0 = vminq_f32(vmaxq_f32(acc1_0, vmin), vmax);
+    acc1_1 = vminq_f32(vmaxq_f32(acc1_1, vmin), vmax);
+    acc2_0 = vminq_f32(vmaxq_f32(acc2_0, vmin), vmax);
+    acc2_1 = vminq_f32(vmaxq_f32(acc2_1, vmin), vmax);
+    acc3_0 = vminq_f32(vmaxq_f32(acc3_0, vmin), vmax);
+    acc3_1 = vminq_f32(vmaxq_f32(acc3_1, vmin), vmax);
+    if (nc >= 8) {
+      vst1q_f32(c3 + 0, acc3_0);
+      vst1q_f32(c3 + 4, acc3_1);
+      vst1q_f32(c2 + 0, acc2_0);
+      vst1q_f32(c2 + 4, acc2_1);
+      vst1q_f32(c1 + 0, acc1_0);
+      vst1q_f32(c1 + 4, acc1_1);
+      vst1q_f32(c0 + 0, acc0_0);
+      vst1q_f32(c0 + 4, acc0_1);
+    } else {
+      {
+        float* p = c3;
+        size_t n = nc;
+        float32x4_t t = acc3_0;
+        if (n >= 4) { vst1q_f32(p, t); p += 4; n -= 4; t = acc3_1; }
+        {
+          float* tp = p;
+          float32x2_t th = vget_low_f32(t);
+          if (n & 2) { vst1_f32(tp, th); th = vget_high_f32(t); tp += 2; }
+          if (n & 1) vst1_lane_f32(tp, th, 0);
+        }
+      }
+      {
+        float* p = c2;
+        size_t n = nc;
+        float32x4_t t = acc2_0;
+        if (n >= 4) { vst1q_f32(p, t); p += 4; n -= 4; t = acc2_1; }
+        {
+          float* tp = p;
+          float32x2_t th = vget_low_f32(t);
+          if (n & 2) { vst1_f32(tp, th); th = vget_high_f32(t); tp += 2; }
+          if (n & 1) vst1_lane_f32(tp, th, 0);
+        }
+      }
+      {
+        float* p = c1;
+        size_t n = nc;
+        float32x4_t t = acc1_0;
+        if (n >= 4) { vst1q_f32(p, t); p += 4; n -= 4; t = acc1_1; }
+        {
+          float* tp = p;
+          float32x2_t th = vget_low_f32(t);
+          if (n & 2) { vst1_f32(tp, th); th = vget_high_f32(t); tp += 2; }
+          if (n & 1) vst1_lane_f32(tp, th, 0);
+        }
+      }
+      {
+        float* p = c0;
+        size_t n = nc;
+        float32x4_t t = acc0_0;
+        if (n >= 4) { vst1q_f32(p, t); p += 4; n -= 4; t = acc0_1; }
+        {
+          float* tp = p;
+          float32x2_t th = vget_low_f32(t);
+          if (n & 2) { vst1_f32(tp, th); th = vget_high_f32(t); tp += 2; }
+          if (n & 1) vst1_lane_f32(tp, th, 0);
+        }
+      }
+    }
+    return;
+  }
   const float* a0 = a;
   const float* a1 = (const float*)((const char*)a0 + a_stride);
   if (mr <= 1) a1 = a0;
@@ -444,6 +598,133 @@ static void wrt_neon_igemm_8x8(size_t mr, size_t nc, size_t kc, size_t ks, const
 }
 
 static void wrt_neon_gemm_8x4(size_t mr, size_t nc, size_t kc, const float* a, size_t a_stride, const float* restrict w, float* c, size_t c_stride, const wrt_clamp* clamp) {
+  if (mr <= 1) {
+    const float* a0 = a;
+    float* c0 = c;
+    float32x4_t acc0_0 = vld1q_f32(w + 0);
+    w += 4;
+    for (size_t k = kc; k != 0; k--) {
+      const float32x4_t w0 = vld1q_f32(w + 0);
+      w += 4;
+      const float32x4_t x0 = vld1q_dup_f32(a0);
+      a0 += 1;
+      acc0_0 = vfmaq_f32(acc0_0, x0, w0);
+    }
+    const float32x4_t vmin = vdupq_n_f32(clamp->min);
+    const float32x4_t vmax = vdupq_n_f32(clamp->max);
+    acc0_0 = vminq_f32(vmaxq_f32(acc0_0, vmin), vmax);
+    if (nc >= 4) {
+      vst1q_f32(c0 + 0, acc0_0);
+    } else {
+      {
+        float* p = c0;
+        size_t n = nc;
+        float32x4_t t = acc0_0;
+        {
+          float* tp = p;
+          float32x2_t th = vget_low_f32(t);
+          if (n & 2) { vst1_f32(tp, th); th = vget_high_f32(t); tp += 2; }
+          if (n & 1) vst1_lane_f32(tp, th, 0);
+        }
+      }
+    }
+    return;
+  }
+  if (mr <= 4) {
+    const float* a0 = a;
+    const float* a1 = (const float*)((const char*)a0 + a_stride);
+    if (mr <= 1) a1 = a0;
+    const float* a2 = (const float*)((const char*)a1 + a_stride);
+    if (mr <= 2) a2 = a1;
+    const float* a3 = (const float*)((const char*)a2 + a_stride);
+    if (mr <= 3) a3 = a2;
+    float* c0 = c;
+    float* c1 = (float*)((char*)c0 + c_stride);
+    if (mr <= 1) c1 = c0;
+    float* c2 = (float*)((char*)c1 + c_stride);
+    if (mr <= 2) c2 = c1;
+    float* c3 = (float*)((char*)c2 + c_stride);
+    if (mr <= 3) c3 = c2;
+    float32x4_t acc0_0 = vld1q_f32(w + 0);
+    float32x4_t acc1_0 = acc0_0;
+    float32x4_t acc2_0 = acc0_0;
+    float32x4_t acc3_0 = acc0_0;
+    w += 4;
+    for (size_t k = kc; k != 0; k--) {
+      const float32x4_t w0 = vld1q_f32(w + 0);
+      w += 4;
+      const float32x4_t x0 = vld1q_dup_f32(a0);
+      a0 += 1;
+      acc0_0 = vfmaq_f32(acc0_0, x0, w0);
+      const float32x4_t x1 = vld1q_dup_f32(a1);
+      a1 += 1;
+      acc1_0 = vfmaq_f32(acc1_0, x1, w0);
+      const float32x4_t x2 = vld1q_dup_f32(a2);
+      a2 += 1;
+      acc2_0 = vfmaq_f32(acc2_0, x2, w0);
+      const float32x4_t x3 = vld1q_dup_f32(a3);
+      a3 += 1;
+      acc3_0 = vfmaq_f32(acc3_0, x3, w0);
+    }
+    const float32x4_t vmin = vdupq_n_f32(clamp->min);
+    const float32x4_t vmax = vdupq_n_f32(clamp->max);
+    acc0_0 = vminq_f32(vmaxq_f32(acc0_0, vmin), vmax);
+    acc1_0 = vminq_f32(vmaxq_f32(acc1_0, vmin), vmax);
+    acc2_0 = vminq_f32(vmaxq_f32(acc2_0, vmin), vmax);
+    acc3_0 = vminq_f32(vmaxq_f32(acc3_0, vmin), vmax);
+    if (nc >= 4) {
+      vst1q_f32(c3 + 0, acc3_0);
+      vst1q_f32(c2 + 0, acc2_0);
+      vst1q_f32(c1 + 0, acc1_0);
+      vst1q_f32(c0 + 0, acc0_0);
+    } else {
+      {
+        float* p = c3;
+        size_t n = nc;
+        float32x4_t t = acc3_0;
+        {
+          float* tp = p;
+          float32x2_t th = vget_low_f32(t);
+          if (n & 2) { vst1_f32(tp, th); th = vget_high_f32(t); tp += 2; }
+          if (n & 1) vst1_lane_f32(tp, th, 0);
+        }
+      }
+      {
+        float* p = c2;
+        size_t n = nc;
+        float32x4_t t = acc2_0;
+        {
+          float* tp = p;
+          float32x2_t th = vget_low_f32(t);
+          if (n & 2) { vst1_f32(tp, th); th = vget_high_f32(t); tp += 2; }
+          if (n & 1) vst1_lane_f32(tp, th, 0);
+        }
+      }
+      {
+        float* p = c1;
+        size_t n = nc;
+        float32x4_t t = acc1_0;
+        {
+          float* tp = p;
+          float32x2_t th = vget_low_f32(t);
+          if (n & 2) { vst1_f32(tp, th); th = vget_high_f32(t); tp += 2; }
+          if (n & 1) vst1_lane_f32(tp, th, 0);
+        }
+      }
+      {
+        float* p = c0;
+        size_t n = nc;
+        float32x4_t t = acc0_0;
+        {
+          float* tp = p;
+          float32x2_t th = vget_low_f32(t);
+          if (n & 2) { vst1_f32(tp, th); th = vget_high_f32(t); tp += 2; }
+          if (n & 1) vst1_lane_f32(tp, th, 0);
+        }
+      }
+    }
+    return;
+  }
   const float* a0 = a;
   const float* a1 = (const float*)((const char*)a0 + a_stride);
   if (mr <= 1) a1 = a0;

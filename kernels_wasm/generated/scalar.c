@@ -30,6 +30,50 @@ __attribute__((unused)) static inline float wrt_sqrtf(float x) {
 }
 
 static void wrt_scalar_gemm_2x4(size_t mr, size_t nc, size_t kc, const float* a, size_t a_stride, const float* restrict w, float* c, size_t c_stride, const wrt_clamp* clamp) {
+  if (mr <= 1) {
+    const float* a0 = a;
+    float* c0 = c;
+    float acc0_0 = *(w + 0);
+    float acc0_1 = *(w + 1);
+    float acc0_2 = *(w + 2);
+    float acc0_3 = *(w + 3);
+    w += 4;
+    for (size_t k = kc; k != 0; k--) {
+      const float w0 = *(w + 0);
+      const float w1 = *(w + 1);
+      const float w2 = *(w + 2);
+      const float w3 = *(w + 3);
+      w += 4;
+      const float x0 = *(a0);
+      a0 += 1;
+      acc0_0 = (x0 * w0 + acc0_0);
+      acc0_1 = (x0 * w1 + acc0_1);
+      acc0_2 = (x0 * w2 + acc0_2);
+      acc0_3 = (x0 * w3 + acc0_3);
+    }
+    const float vmin = clamp->min;
+    const float vmax = clamp->max;
+    acc0_0 = (vmax < (acc0_0 < vmin ? vmin : acc0_0) ? vmax : (acc0_0 < vmin ? vmin : acc0_0));
+    acc0_1 = (vmax < (acc0_1 < vmin ? vmin : acc0_1) ? vmax : (acc0_1 < vmin ? vmin : acc0_1));
+    acc0_2 = (vmax < (acc0_2 < vmin ? vmin : acc0_2) ? vmax : (acc0_2 < vmin ? vmin : acc0_2));
+    acc0_3 = (vmax < (acc0_3 < vmin ? vmin : acc0_3) ? vmax : (acc0_3 < vmin ? vmin : acc0_3));
+    if (nc >= 4) {
+      *(c0 + 0) = acc0_0;
+      *(c0 + 1) = acc0_1;
+      *(c0 + 2) = acc0_2;
+      *(c0 + 3) = acc0_3;
+    } else {
+      {
+        float* p = c0;
+        size_t n = nc;
+        float t = acc0_0;
+        if (n >= 1) { *(p) = t; p += 1; n -= 1; t = acc0_1; }
+        if (n >= 1) { *(p) = t; p += 1; n -= 1; t = acc0_2; }
+        if (n >= 1) { *(p) = t; p += 1; n -= 1; t = acc0_3; }
+      }
+    }
+    return;
+  }
   const float* a0 = a;
   const float* a1 = (const float*)((const char*)a0 + a_stride);
   if (mr <= 1) a1 = a0;

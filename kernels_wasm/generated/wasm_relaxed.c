@@ -7,6 +7,44 @@
 #include <wasm_simd128.h>
 
 static void wrt_wasm_relaxed_gemm_4x8(size_t mr, size_t nc, size_t kc, const float* a, size_t a_stride, const float* restrict w, float* c, size_t c_stride, const wrt_clamp* clamp) {
+  if (mr <= 1) {
+    const float* a0 = a;
+    float* c0 = c;
+    v128_t acc0_0 = wasm_v128_load(w + 0);
+    v128_t acc0_1 = wasm_v128_load(w + 4);
+    w += 8;
+    for (size_t k = kc; k != 0; k--) {
+      const v128_t w0 = wasm_v128_load(w + 0);
+      const v128_t w1 = wasm_v128_load(w + 4);
+      w += 8;
+      const v128_t x0 = wasm_v128_load32_splat(a0);
+      a0 += 1;
+      acc0_0 = wasm_f32x4_relaxed_madd(x0, w0, acc0_0);
+      acc0_1 = wasm_f32x4_relaxed_madd(x0, w1, acc0_1);
+    }
+    const v128_t vmin = wasm_f32x4_splat(clamp->min);
+    const v128_t vmax = wasm_f32x4_splat(clamp->max);
+    acc0_0 = wasm_f32x4_pmin(wasm_f32x4_pmax(acc0_0, vmin), vmax);
+    acc0_1 = wasm_f32x4_pmin(wasm_f32x4_pmax(acc0_1, vmin), vmax);
+    if (nc >= 8) {
+      wasm_v128_store(c0 + 0, acc0_0);
+      wasm_v128_store(c0 + 4, acc0_1);
+    } else {
+      {
+        float* p = c0;
+        size_t n = nc;
+        v128_t t = acc0_0;
+        if (n >= 4) { wasm_v128_store(p, t); p += 4; n -= 4; t = acc0_1; }
+        {
+          float* tp = p;
+          v128_t tv = t;
+          if (n & 2) { wasm_v128_store64_lane(tp, tv, 0); tv = wasm_i64x2_shuffle(tv, tv, 1, 1); tp += 2; }
+          if (n & 1) wasm_v128_store32_lane(tp, tv, 0);
+        }
+      }
+    }
+    return;
+  }
   const float* a0 = a;
   const float* a1 = (const float*)((const char*)a0 + a_stride);
   if (mr <= 1) a1 = a0;
@@ -239,6 +277,38 @@ static void wrt_wasm_relaxed_igemm_4x8(size_t mr, size_t nc, size_t kc, size_t k
 }
 
 static void wrt_wasm_relaxed_gemm_4x4(size_t mr, size_t nc, size_t kc, const float* a, size_t a_stride, const float* restrict w, float* c, size_t c_stride, const wrt_clamp* clamp) {
+  if (mr <= 1) {
+    const float* a0 = a;
+    float* c0 = c;
+    v128_t acc0_0 = wasm_v128_load(w + 0);
+    w += 4;
+    for (size_t k = kc; k != 0; k--) {
+      const v128_t w0 = wasm_v128_load(w + 0);
+      w += 4;
+      const v128_t x0 = wasm_v128_load32_splat(a0);
+      a0 += 1;
+      acc0_0 = wasm_f32x4_relaxed_madd(x0, w0, acc0_0);
+    }
+    const v128_t vmin = wasm_f32x4_splat(clamp->min);
+    const v128_t vmax = wasm_f32x4_splat(clamp->max);
+    acc0_0 = wasm_f32x4_pmin(wasm_f32x4_pmax(acc0_0, vmin), vmax);
+    if (nc >= 4) {
+      wasm_v128_store(c0 + 0, acc0_0);
+    } else {
+      {
+        float* p = c0;
+        size_t n = nc;
+        v128_t t = acc0_0;
+        {
+          float* tp = p;
+          v128_t tv = t;
+          if (n & 2) { wasm_v128_store64_lane(tp, tv, 0); tv = wasm_i64x2_shuffle(tv, tv, 1, 1); tp += 2; }
+          if (n & 1) wasm_v128_store32_lane(tp, tv, 0);
+        }
+      }
+    }
+    return;
+  }
   const float* a0 = a;
   const float* a1 = (const float*)((const char*)a0 + a_stride);
   if (mr <= 1) a1 = a0;

@@ -47,6 +47,11 @@ class DepthToSpaceMode(object):
     CRD = 1
 
 
+class QuantType(object):
+    INT8 = 0
+    UINT8 = 1
+
+
 class GeluMode(object):
     EXACT = 0
     TANH = 1
@@ -163,6 +168,9 @@ class OpType(object):
     LANDMARKS_TO_TRANSFORM_MATRIX = 85
     TRANSFORM_TENSOR_BILINEAR = 86
     TRANSFORM_LANDMARKS = 87
+    QUANTIZE = 100
+    DEQUANTIZE = 101
+    LOOKUP = 102
 
 
 class Options(object):
@@ -185,18 +193,19 @@ class Options(object):
     ResizeOptions = 16
     DepthToSpaceOptions = 17
     GatherOptions = 18
-    LayerNormOptions = 19
-    GeluOptions = 20
-    ExpandOptions = 21
-    CastOptions = 22
-    ScatterNdOptions = 23
-    SplitOptions = 24
-    LstmOptions = 25
-    GruOptions = 26
-    RnnOptions = 27
-    LandmarksToTransformMatrixOptions = 28
-    TransformTensorBilinearOptions = 29
-    TransformLandmarksOptions = 30
+    QuantizeOptions = 19
+    LayerNormOptions = 20
+    GeluOptions = 21
+    ExpandOptions = 22
+    CastOptions = 23
+    ScatterNdOptions = 24
+    SplitOptions = 25
+    LstmOptions = 26
+    GruOptions = 27
+    RnnOptions = 28
+    LandmarksToTransformMatrixOptions = 29
+    TransformTensorBilinearOptions = 30
+    TransformLandmarksOptions = 31
 
 def OptionsCreator(unionType, table):
     from flatbuffers.table import Table
@@ -238,6 +247,8 @@ def OptionsCreator(unionType, table):
         return DepthToSpaceOptionsT.InitFromBuf(table.Bytes, table.Pos)
     if unionType == Options.GatherOptions:
         return GatherOptionsT.InitFromBuf(table.Bytes, table.Pos)
+    if unionType == Options.QuantizeOptions:
+        return QuantizeOptionsT.InitFromBuf(table.Bytes, table.Pos)
     if unionType == Options.LayerNormOptions:
         return LayerNormOptionsT.InitFromBuf(table.Bytes, table.Pos)
     if unionType == Options.GeluOptions:
@@ -2977,6 +2988,86 @@ class GatherOptionsT(object):
         return gatherOptions
 
 
+class QuantizeOptions(object):
+    __slots__ = ['_tab']
+
+    @classmethod
+    def GetRootAs(cls, buf, offset=0):
+        n = flatbuffers.encode.Get(flatbuffers.packer.uoffset, buf, offset)
+        x = QuantizeOptions()
+        x.Init(buf, n + offset)
+        return x
+
+    @classmethod
+    def GetRootAsQuantizeOptions(cls, buf, offset=0):
+        """This method is deprecated. Please switch to GetRootAs."""
+        return cls.GetRootAs(buf, offset)
+    @classmethod
+    def QuantizeOptionsBufferHasIdentifier(cls, buf, offset, size_prefixed=False):
+        return flatbuffers.util.BufferHasIdentifier(buf, offset, b"\x57\x52\x54\x30", size_prefixed=size_prefixed)
+
+    # QuantizeOptions
+    def Init(self, buf, pos):
+        self._tab = flatbuffers.table.Table(buf, pos)
+
+    # QuantizeOptions
+    def Dtype(self):
+        o = flatbuffers.number_types.UOffsetTFlags.py_type(self._tab.Offset(4))
+        if o != 0:
+            return self._tab.Get(flatbuffers.number_types.Int8Flags, o + self._tab.Pos)
+        return 0
+
+def QuantizeOptionsStart(builder):
+    builder.StartObject(1)
+
+def QuantizeOptionsAddDtype(builder, dtype):
+    builder.PrependInt8Slot(0, dtype, 0)
+
+def QuantizeOptionsEnd(builder):
+    return builder.EndObject()
+
+
+
+class QuantizeOptionsT(object):
+
+    # QuantizeOptionsT
+    def __init__(
+        self,
+        dtype = 0,
+    ):
+        self.dtype = dtype  # type: int
+
+    @classmethod
+    def InitFromBuf(cls, buf, pos):
+        quantizeOptions = QuantizeOptions()
+        quantizeOptions.Init(buf, pos)
+        return cls.InitFromObj(quantizeOptions)
+
+    @classmethod
+    def InitFromPackedBuf(cls, buf, pos=0):
+        n = flatbuffers.encode.Get(flatbuffers.packer.uoffset, buf, pos)
+        return cls.InitFromBuf(buf, pos+n)
+
+    @classmethod
+    def InitFromObj(cls, quantizeOptions):
+        x = QuantizeOptionsT()
+        x._UnPack(quantizeOptions)
+        return x
+
+    # QuantizeOptionsT
+    def _UnPack(self, quantizeOptions):
+        if quantizeOptions is None:
+            return
+        self.dtype = quantizeOptions.Dtype()
+
+    # QuantizeOptionsT
+    def Pack(self, builder):
+        QuantizeOptionsStart(builder)
+        QuantizeOptionsAddDtype(builder, self.dtype)
+        quantizeOptions = QuantizeOptionsEnd(builder)
+        return quantizeOptions
+
+
 class LayerNormOptions(object):
     __slots__ = ['_tab']
 
@@ -5684,7 +5775,7 @@ class OperatorT(object):
         self.inputs = inputs  # type: Optional[List[int]]
         self.outputs = outputs  # type: Optional[List[int]]
         self.optionsType = optionsType  # type: int
-        self.options = options  # type: Union[None, 'Conv2DOptionsT', 'ConvTranspose2DOptionsT', 'FullyConnectedOptionsT', 'BinaryOptionsT', 'ClipOptionsT', 'LeakyReluOptionsT', 'HardSigmoidOptionsT', 'Pool2DOptionsT', 'ReduceOptionsT', 'SoftmaxOptionsT', 'ReshapeOptionsT', 'TransposeOptionsT', 'ConcatenationOptionsT', 'SliceOptionsT', 'PadOptionsT', 'ResizeOptionsT', 'DepthToSpaceOptionsT', 'GatherOptionsT', 'LayerNormOptionsT', 'GeluOptionsT', 'ExpandOptionsT', 'CastOptionsT', 'ScatterNdOptionsT', 'SplitOptionsT', 'LstmOptionsT', 'GruOptionsT', 'RnnOptionsT', 'LandmarksToTransformMatrixOptionsT', 'TransformTensorBilinearOptionsT', 'TransformLandmarksOptionsT']
+        self.options = options  # type: Union[None, 'Conv2DOptionsT', 'ConvTranspose2DOptionsT', 'FullyConnectedOptionsT', 'BinaryOptionsT', 'ClipOptionsT', 'LeakyReluOptionsT', 'HardSigmoidOptionsT', 'Pool2DOptionsT', 'ReduceOptionsT', 'SoftmaxOptionsT', 'ReshapeOptionsT', 'TransposeOptionsT', 'ConcatenationOptionsT', 'SliceOptionsT', 'PadOptionsT', 'ResizeOptionsT', 'DepthToSpaceOptionsT', 'GatherOptionsT', 'QuantizeOptionsT', 'LayerNormOptionsT', 'GeluOptionsT', 'ExpandOptionsT', 'CastOptionsT', 'ScatterNdOptionsT', 'SplitOptionsT', 'LstmOptionsT', 'GruOptionsT', 'RnnOptionsT', 'LandmarksToTransformMatrixOptionsT', 'TransformTensorBilinearOptionsT', 'TransformLandmarksOptionsT']
         self.name = name  # type: Optional[str]
 
     @classmethod

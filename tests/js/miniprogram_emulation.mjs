@@ -157,6 +157,33 @@ test("WeChat (SIMD device): astronaut and the clip equal the browser pipeline", 
   page.onUnload();
 });
 
+test("WeChat live camera loop: samples of the canvas a person sees", async () => {
+  // The clip arrives as camera frames at 30 fps (frames that come while one is in flight are dropped, as the page
+  // does); the canvas is sampled every 40 ms. tests/test_miniprogram.py looks for the lipstick in each sample.
+  const { page, mp } = await session("wechat-live", "wechat");
+  page.setData({ color: M.livePaint.color, intensity: Math.round(100 * M.livePaint.intensity) });
+  const clip = frames.slice(1);
+  let t = 0;
+  const camera = setInterval(() => { const f = clip[t++ % clip.length]; mp.cameraFrame(f.data, f.width, f.height); }, 33);
+  const out = join(DIR, "mp-live");
+  mkdirSync(out, { recursive: true });
+  const samples = [];
+  try {
+    await until(() => page.results > 0, "the first painted frame");
+    for (let k = 0; k < 40; k++) {
+      await new Promise((r) => setTimeout(r, 40));
+      const c = mp.canvases.out, file = `sample-${k}.rgba`;
+      writeFileSync(join(out, file), c.pixels);
+      samples.push({ file, width: c.width, height: c.height });
+    }
+  } finally {
+    clearInterval(camera);
+  }
+  writeFileSync(join(out, "samples.json"), JSON.stringify(samples));
+  report("miniprogram-live", { platform: "wechat", samples: samples.length, results: page.results, fps: page.data.fps });
+  page.onUnload();
+});
+
 test("WeChat (no SIMD, brotli .wasm.br, instantiate resolving {instance}): falls back to scalar", async () => {
   const scalarRef = await reference("scalar", [ASTRO]);
   const { page, run } = await session("wechat-scalar", "wechat", { brotli: true, device: { simd: false, instantiateResult: "object" } });

@@ -1,11 +1,12 @@
 import * as wasmrt from "wasmrt";
+import { defaultModelBase, FaceMesh, paintLips } from "wasmrt/vision";
 async function main() {
   const rt = await wasmrt.init();
-  const face = await wasmrt.vision.FaceMesh.create(rt);
+  const face = await FaceMesh.create(rt, { modelBase: defaultModelBase() });
   const img = { data: new Uint8ClampedArray(4), width: 1, height: 1 };
   const { faces, ms } = await face.detect(img);
   const c = document.createElement("canvas").getContext("2d")!;
-  wasmrt.vision.paintLips(c, faces[0], { color: "#c2185b", intensity: 0.6 });
+  paintLips(c, faces[0], { color: "#c2185b", intensity: 0.6 });
   const lm: Float32Array = faces[0].landmarks;
   console.log(ms.total, lm.length);
 }

@@ -11,11 +11,11 @@ from pathlib import Path
 
 import numpy as np
 
+from wasmrt import paths
 from wasmrt.bench import peers as peer_setup
 from wasmrt.bench.prepare import Prepared
 from wasmrt.errors import WasmrtError
 
-ROOT = Path(__file__).resolve().parent.parent.parent
 WASM_PEERS = (  # (id, kind, model file key, variant)
     ("onnxruntime-web", "ort", "onnx", None),
     ("tfjs-wasm", "tfjs", "tfjs", None),
@@ -24,19 +24,8 @@ WASM_PEERS = (  # (id, kind, model file key, variant)
 )
 
 
-def _wasm_dir() -> Path:
-    """js_bindings/dist with the three engine builds (built on demand)."""
-    from wasmrt import build
-
-    dist = ROOT / "js_bindings" / "dist"
-    for variant in build.WASM_VARIANTS:
-        if not (dist / f"wasmrt-{variant}.wasm").is_file():
-            build.build_wasm(variant)
-    return dist
-
-
 def job_for(prep: Prepared, host: str, variants: list[str], peers: bool, warmup: int, rounds: int,
-            profile_runs: int = 0, baseline: Path | None = None) -> dict:
+            profile_runs: int = 0, baseline: Path | None = None, passes: int = 1) -> dict:
     engines = [{"id": f"wasmrt-{v}", "kind": "wasmrt", "variant": v, "model": "model.wrt"} for v in variants]
     if baseline is not None:  # the same variants from an earlier build, interleaved with the current one
         where = "/baseline/" if host == "chromium" else str(baseline)
@@ -49,10 +38,11 @@ def job_for(prep: Prepared, host: str, variants: list[str], peers: bool, warmup:
                 continue
             engines.append({"id": eid, "kind": kind, "variant": variant, "model": str(Path(f).relative_to(prep.dir))})
     job = {"inputs": prep.inputs, "outputs": prep.outputs, "engines": engines, "warmup": warmup, "rounds": rounds,
-           "wasmrt_root": str(ROOT / "js_bindings"), "profile_runs": profile_runs}
+           "passes": passes,
+           "wasmrt_root": str(paths.js_bindings()), "profile_runs": profile_runs}
     if variants:
-        job["wasmrt_module"] = str(ROOT / "js_bindings" / "src" / "index.js")
-        job["wasmrt_wasm_dir"] = str(_wasm_dir())
+        job["wasmrt_module"] = str(paths.js_bindings() / "src" / "index.js")
+        job["wasmrt_wasm_dir"] = str(paths.wasm_dir())
     if host == "chromium":
         job["chromium"] = peer_setup.chromium_path()
         job["baseline_dir"] = str(baseline) if baseline is not None else None
@@ -61,21 +51,22 @@ def job_for(prep: Prepared, host: str, variants: list[str], peers: bool, warmup:
 
 def run_wasm_host(prep: Prepared, host: str, variants: list[str], peers: bool, warmup: int, rounds: int,
                   progress: Callable[[int, int], None], log: Callable[[str], None],
-                  profile_runs: int = 0, baseline: Path | None = None) -> tuple[dict, dict, list[str]]:
+                  profile_runs: int = 0, baseline: Path | None = None,
+                  passes: int = 1) -> tuple[dict, dict, list[str]]:
     """({engine id: result}, host info, notes) for host "node" or "chromium"; with profile_runs, our engines also
     return per-op samples of that many in-graph runs (engines.mjs profileOps)."""
-    peers_dir = peer_setup.ensure_npm_peers(log)
-    job = job_for(prep, host, variants, peers, warmup, rounds, profile_runs, baseline)
+    bench_js = peer_setup.ensure_npm_peers(log, peers)
+    job = job_for(prep, host, variants, peers, warmup, rounds, profile_runs, baseline, passes)
     tag = f"{host}-profile" if profile_runs else host
     job_path = prep.dir / f"job-{tag}.json"
     result_path = prep.dir / f"result-{tag}.json"
     job_path.write_text(json.dumps(job, indent=1))
     result_path.unlink(missing_ok=True)
     script = "node_runner.mjs" if host == "node" else "chromium_driver.mjs"
-    cmd = [*peer_setup.node_command(), str(peers_dir / "bench" / script), str(job_path), str(result_path)]
+    cmd = [*peer_setup.node_command(), str(bench_js / script), str(job_path), str(result_path)]
     log_path = prep.dir / f"log-{tag}.txt"
     with open(log_path, "w") as logf:
-        proc = subprocess.Popen(cmd, cwd=peers_dir / "bench", stdout=logf, stderr=subprocess.PIPE, text=True)
+        proc = subprocess.Popen(cmd, cwd=bench_js, stdout=logf, stderr=subprocess.PIPE, text=True)
         assert proc.stderr is not None
         for line in proc.stderr:  # "@progress {...}" lines drive the bar; the rest is the engines' own chatter
             if line.startswith("@progress "):

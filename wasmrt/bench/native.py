@@ -15,7 +15,6 @@ import numpy as np
 from wasmrt.bench.prepare import Prepared
 from wasmrt.errors import WasmrtError
 
-ROOT = Path(__file__).resolve().parent.parent.parent
 Outputs = list[np.ndarray]
 
 
@@ -158,8 +157,10 @@ def make_engines(prep: Prepared, peers: bool, notes: list[str], baseline: Path |
 
 
 def run_native(prep: Prepared, peers: bool, warmup: int, rounds: int, progress: Callable[[int, int], None],
-               baseline: Path | None = None) -> tuple[dict, list[str]]:
-    """{engine id: {times_ms, outputs, info}} for the native host, plus notes on what could not run."""
+               baseline: Path | None = None, passes: int = 1) -> tuple[dict, list[str]]:
+    """{engine id: {times_ms, cpu_ms, passes, outputs, info}} for the native host, plus notes on what could not
+    run. cpu_ms: this thread's CPU time per run (every engine runs single-threaded in the calling thread), which
+    a loaded machine inflates far less than the wall clock."""
     os.environ.setdefault("OMP_NUM_THREADS", "1")
     notes: list[str] = []
     engines = make_engines(prep, peers, notes, baseline)
@@ -167,23 +168,25 @@ def run_native(prep: Prepared, peers: bool, warmup: int, rounds: int, progress: 
     for e in engines:
         t0 = time.perf_counter()
         try:
-            results[e.id] = {"outputs": e.run(), "info": e.info, "times_ms": [],
+            results[e.id] = {"outputs": e.run(), "info": e.info, "times_ms": [], "cpu_ms": [], "passes": passes,
                              "first_run_ms": (time.perf_counter() - t0) * 1e3}
         except Exception as err:
             results[e.id] = {"error": str(err)}
     live = [e for e in engines if "error" not in results[e.id]]
-    total, done = len(live) * (warmup + rounds), 0
+    total, done = len(live) * (warmup + passes * rounds), 0
     for _ in range(warmup):
         for e in live:
             e.run()
             done += 1
             progress(done, total)
-    for r in range(rounds):
+    for r in range(passes * rounds):
         for k in range(len(live)):
             e = live[(k + r) % len(live)]  # rotate the order, as the JS hosts do
-            t0 = time.perf_counter()
+            c0, t0 = time.thread_time_ns(), time.perf_counter()
             e.run()
-            results[e.id]["times_ms"].append((time.perf_counter() - t0) * 1e3)
+            t1, c1 = time.perf_counter(), time.thread_time_ns()
+            results[e.id]["times_ms"].append((t1 - t0) * 1e3)
+            results[e.id]["cpu_ms"].append((c1 - c0) / 1e6)
             done += 1
             progress(done, total)
     return results, notes

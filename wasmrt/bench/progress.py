@@ -7,8 +7,9 @@ import time
 
 
 class Progress:
-    def __init__(self, stream=None) -> None:
+    def __init__(self, stream=None, prefix: str = "bench") -> None:
         self.stream = stream or sys.stderr
+        self.prefix = prefix
         self.tty = hasattr(self.stream, "isatty") and self.stream.isatty()
         self.label = ""
         self.last_pct = -1
@@ -20,12 +21,12 @@ class Progress:
         self._end_line()
         self.label, self.last_pct = label, -1
         if not self.tty:
-            self.stream.write(f"[bench] {label}\n")
+            self.stream.write(f"[{self.prefix}] {label}\n")
             self.stream.flush()
 
     def log(self, msg: str) -> None:
         self._end_line()
-        self.stream.write(f"[bench] {msg}\n")
+        self.stream.write(f"[{self.prefix}] {msg}\n")
         self.stream.flush()
 
     def update(self, done: int, total: int) -> None:
@@ -39,7 +40,7 @@ class Progress:
             self.stream.write(f"\r[{'#' * filled}{'.' * (30 - filled)}] {pct:3d}% {self.label} ({done}/{total})")
             self.open = True
         elif pct % 25 == 0:
-            self.stream.write(f"[bench]   {self.label}: {pct}% ({done}/{total})\n")
+            self.stream.write(f"[{self.prefix}]   {self.label}: {pct}% ({done}/{total})\n")
         self.stream.flush()
 
     def _end_line(self) -> None:

@@ -15,6 +15,14 @@ from wasmrt.export.common import max_rel_error
 
 TOLERANCE = 1e-3  # max |got - ref| / max |ref| per output: fp32 engines summing in other orders stay far below
 OURS = "wasmrt"
+PEERS_OF = {"tflite": "LiteRT and LiteRT.js", "onnx": "onnxruntime and onnxruntime-web", "tfjs": "TF.js"}
+
+
+def _passes(values: list[float], passes: int) -> list[np.ndarray]:
+    """The samples of each pass (every pass has the same number of rounds)."""
+    v = np.asarray(values, np.float64)
+    n = len(v) // max(passes, 1)
+    return [v[p * n:(p + 1) * n] for p in range(passes)] if n else []
 
 
 def rows_for(model: str, macs: int, host: str, results: dict[str, dict], outputs: list[str],
@@ -30,11 +38,17 @@ def rows_for(model: str, macs: int, host: str, results: dict[str, dict], outputs
         errs = [max_rel_error(got, reference[name]) for got, name in zip(r["outputs"], outputs, strict=False)]
         times = np.asarray(r["times_ms"], np.float64)
         median = float(np.median(times)) if times.size else float("nan")
+        passes = int(r.get("passes", 1))
+        cpu = r.get("cpu_ms") or []
         row.update(
             median_ms=median, min_ms=float(times.min()) if times.size else float("nan"), runs=int(times.size),
             gflops=2.0 * macs / (median * 1e6) if times.size and median > 0 else float("nan"),
             max_rel_err=max(errs) if errs else float("nan"),
+            pass_median_ms=[float(np.median(p)) for p in _passes(r["times_ms"], passes)],
         )
+        if len(cpu) == times.size and times.size:
+            row.update(cpu_median_ms=float(np.median(cpu)),
+                       pass_cpu_median_ms=[float(np.median(p)) for p in _passes(cpu, passes)])
         row["ok"] = bool(errs) and row["max_rel_err"] <= TOLERANCE and len(errs) == len(outputs)
         if "load_ms" in r:
             row["load_ms"] = r["load_ms"]
@@ -57,22 +71,56 @@ def add_ratios(rows: list[dict[str, Any]]) -> None:
             r["vs_best_peer_any"] = r["median_ms"] / best_any if best_any else None
 
 
+def _pairs(rows: list[dict[str, Any]]) -> list[tuple[dict, dict]]:
+    """(ours, other) pairs worth a ratio: each of our engines against every peer of its host, our baseline build,
+    and (wasm hosts) our native engine."""
+    out = []
+    for r in rows:
+        if not r["ours"] or "pass_median_ms" not in r or r["engine"].endswith("@baseline"):
+            continue
+        same = [o for o in rows if o["model"] == r["model"] and "pass_median_ms" in o and o is not r]
+        out += [(r, o) for o in same if o["host"] == r["host"] and (not o["ours"] or o["engine"] == r["engine"]
+                                                                   + "@baseline")]
+        if r["host"] != "native":
+            out += [(r, o) for o in same
+                    if o["host"] == "native" and o["ours"] and not o["engine"].endswith("@baseline")]
+    return out
+
+
+def pass_ratios(rows: list[dict[str, Any]]) -> str:
+    """Per pass: ours / other of the pass medians, on the CPU clock (this thread's CPU time; what a loaded machine
+    inflates least) and on the wall clock, with the spread over the passes."""
+    lines = ["per-pass ratios (ours / other, the medians of each pass): cpu clock | wall clock"]
+    for a, b in _pairs(rows):
+        parts = []
+        for key in ("pass_cpu_median_ms", "pass_median_ms"):
+            if key not in a or key not in b or len(a[key]) != len(b[key]):
+                parts.append("-")
+                continue
+            q = [x / y if y > 0 else float("nan") for x, y in zip(a[key], b[key], strict=True)]
+            parts.append(" ".join(f"{x:.3f}" for x in q) + f"  (spread {min(q):.3f}-{max(q):.3f})")
+        other = f"{b['host']} {b['engine']}" if b["host"] != a["host"] else b["engine"]
+        lines.append(f"  {a['model']}  {a['host']}  {a['engine']} / {other}:  {parts[0]}  |  {parts[1]}")
+    return "\n".join(lines)
+
+
 def _f(v: Any, fmt: str) -> str:
     return "-" if v is None or (isinstance(v, float) and np.isnan(v)) else format(v, fmt)
 
 
 def table(rows: list[dict[str, Any]]) -> str:
-    head = ("model", "host", "engine", "median ms", "min ms", "GFLOP/s", "x native", "x best peer", "max rel err", "")
+    head = ("model", "host", "engine", "median ms", "min ms", "cpu ms", "GFLOP/s", "x native", "x best peer",
+            "max rel err", "")
     lines = []
     for r in rows:
         if "error" in r:
-            lines.append((r["model"], r["host"], r["engine"], *("-",) * 6, "FAILED: " + r["error"][:70]))
+            lines.append((r["model"], r["host"], r["engine"], *("-",) * 7, "FAILED: " + r["error"][:70]))
             continue
         lines.append((r["model"], r["host"], r["engine"], _f(r["median_ms"], ".2f"), _f(r["min_ms"], ".2f"),
-                      _f(r["gflops"], ".1f"), _f(r.get("vs_native"), ".2f"), _f(r.get("vs_best_peer"), ".2f"),
-                      _f(r["max_rel_err"], ".1e"), "" if r["ok"] else "MISMATCH"))
+                      _f(r.get("cpu_median_ms"), ".2f"), _f(r["gflops"], ".1f"), _f(r.get("vs_native"), ".2f"),
+                      _f(r.get("vs_best_peer"), ".2f"), _f(r["max_rel_err"], ".1e"), "" if r["ok"] else "MISMATCH"))
     widths = [max(len(str(x[i])) for x in [head, *lines]) for i in range(len(head))]
-    numeric = {3, 4, 5, 6, 7, 8}
+    numeric = {3, 4, 5, 6, 7, 8, 9}
 
     def fmt(cells: tuple) -> str:
         return "  ".join(str(c).rjust(w) if i in numeric else str(c).ljust(w)

@@ -5,6 +5,7 @@ interleaved round by round, outputs cross-checked against python_ref. Prints a t
 from __future__ import annotations
 
 import argparse
+import os
 import platform
 import time
 from datetime import datetime
@@ -32,13 +33,20 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--variants", default=",".join(VARIANTS), help="wasm builds: scalar, simd, relaxed (default: all)")
     p.add_argument("--peers", action="store_true", help="also run LiteRT, onnxruntime, onnxruntime-web, TF.js wasm "
                                                         "and LiteRT.js (installed on first use)")
-    p.add_argument("--rounds", type=int, default=None, help="timed rounds per engine (default 30, --quick 5)")
+    p.add_argument("--rounds", type=int, default=None, help="timed rounds per engine and pass (default 30, --quick 5)")
+    p.add_argument("--passes", type=int, default=None, help="passes of --rounds rounds, one after the other in the "
+                                                            "same process; ratios are given per pass (default 3, "
+                                                            "--quick 1)")
+    p.add_argument("--peer-files", choices=("toolchain", "ours"), default="toolchain",
+                   help="the peers' model files: made by their own toolchains where one exists (litert-torch, "
+                        "torch.onnx.export, the source file; default), or all by wasmrt's exporter")
     p.add_argument("--warmup", type=int, default=None, help="untimed runs per engine first (default 5, --quick 1)")
     p.add_argument("--quick", action="store_true", help="few rounds: a smoke test, not a measurement")
     p.add_argument("--profile", action="store_true", help="per-op time and GFLOP/s, native and wasm side by side")
     p.add_argument("--baseline", metavar="DIR", help="also run an earlier build, interleaved with this one: a folder "
                                                      "with its libwasmrt.so and wasmrt-<variant>.wasm files")
-    p.add_argument("-o", "--output", help="JSON path (default build/bench/<timestamp>.json; the chart goes next to it)")
+    p.add_argument("-o", "--output", help="JSON path (default build/bench/<timestamp>.json in a checkout; "
+                                          "the chart goes next to it)")
     p.add_argument("--no-chart", action="store_true", help="skip the PNG chart")
 
 
@@ -51,8 +59,9 @@ def run(args: argparse.Namespace) -> int:
     variants = _csv(args.variants, VARIANTS, "variant")
     rounds = args.rounds if args.rounds is not None else (5 if args.quick else 30)
     warmup = args.warmup if args.warmup is not None else (1 if args.quick else 5)
-    if rounds < 1 or warmup < 0:
-        raise InputError("--rounds must be >= 1 and --warmup >= 0")
+    passes = args.passes if args.passes is not None else (1 if args.quick else 3)
+    if rounds < 1 or warmup < 0 or passes < 1:
+        raise InputError("--rounds and --passes must be >= 1 and --warmup >= 0")
     models = args.models or list(DEFAULT_MODELS)
     baseline = Path(args.baseline).resolve() if args.baseline else None
     if baseline is not None and not baseline.is_dir():
@@ -68,23 +77,26 @@ def run(args: argparse.Namespace) -> int:
     doc: dict = {"created": stamp, "machine": {"platform": platform.platform(), "cpu": platform.processor(),
                                                "python": platform.python_version()},
                  "settings": {"hosts": hosts, "variants": variants, "peers": args.peers, "rounds": rounds,
+                              "passes": passes, "peer_files": args.peer_files, "load_average": os.getloadavg(),
                               "warmup": warmup, "threads": 1, "tolerance": report.TOLERANCE,
                               "baseline": str(baseline) if baseline else None},
                  "models": {}, "hosts": {}, "notes": []}
     t_start = time.monotonic()
     for model in models:
         bar.stage(f"{model}: preparing")
-        prep = prepare(model, args.peers, bar.log)
+        prep = prepare(model, args.peers, bar.log, peer_files=args.peer_files)
         doc["models"][prep.name] = {"macs": prep.macs, "gflop": 2 * prep.macs / 1e9, "outputs": prep.outputs,
                                     "inputs": [{"name": i["name"], "shape": i["shape"]} for i in prep.inputs],
-                                    "files": {"wrt": prep.wrt, **prep.peer_files}}
+                                    "files": {"wrt": prep.wrt, **prep.peer_files}, "made_by": prep.peer_sources}
         doc["notes"] += [f"{prep.name}: {n}" for n in prep.notes]
+        doc["notes"] += [f"{prep.name}: {report.PEERS_OF[k]} ran {Path(f).name}, made by {prep.peer_sources[k]}"
+                         for k, f in prep.peer_files.items() if k in prep.peer_sources]
         for host in hosts:
             bar.stage(f"{prep.name} on {host}")
             if host == "native":
                 from wasmrt.bench.native import run_native
 
-                results, notes = run_native(prep, args.peers, warmup, rounds, bar.update, baseline)
+                results, notes = run_native(prep, args.peers, warmup, rounds, bar.update, baseline, passes)
                 info = {"kind": "native", "python": platform.python_version()}
             else:
                 from wasmrt.bench.hosts import run_wasm_host
@@ -92,7 +104,7 @@ def run(args: argparse.Namespace) -> int:
                 if not variants and not args.peers:
                     continue
                 results, info, notes = run_wasm_host(prep, host, variants, args.peers, warmup, rounds, bar.update,
-                                                     bar.log, baseline=baseline)
+                                                     bar.log, baseline=baseline, passes=passes)
             doc["hosts"][host] = info
             doc["notes"] += [f"{prep.name}: {n}" for n in notes]
             rows += report.rows_for(prep.name, prep.macs, host, results, prep.outputs, prep.reference)
@@ -105,6 +117,9 @@ def run(args: argparse.Namespace) -> int:
     doc["rows"] = rows
     doc["seconds"] = round(time.monotonic() - t_start, 1)
     print(report.table(rows))
+    print("\n" + report.pass_ratios(rows))
+    print(f"machine load (1/5/15 min) at the start: {' '.join(f'{x:.1f}' for x in doc['settings']['load_average'])}, "
+          f"at the end: {' '.join(f'{x:.1f}' for x in os.getloadavg())} on {os.cpu_count()} cores")
     if "profile" in doc:
         from wasmrt.bench.profile import profile_table
 

@@ -1,4 +1,5 @@
-"""The C engine as a native shared library (build/native/libwasmrt.so), through ctypes.
+"""The C engine as a native shared library (a checkout's build/native/libwasmrt.so, or the one a wheel ships),
+through ctypes.
 
 The library picks its kernels at load time from the CPU (AVX-512 > AVX2+FMA > scalar); `variant` (or the
 WASMRT_FORCE_TARGET environment variable) forces one, which must be available on this CPU.
@@ -24,9 +25,9 @@ _lock = threading.Lock()
 
 
 def library_path() -> Path:
-    from wasmrt import build
+    from wasmrt import paths
 
-    return build.BUILD / "native" / "libwasmrt.so"
+    return paths.native_library()
 
 
 def _declare(lib: ctypes.CDLL) -> None:

@@ -21,6 +21,7 @@ from onnx import TensorProto, helper, numpy_helper
 from python_ref.opdefs import CoordMode, DepthToSpaceMode, NearestMode, PadMode, ResizeMode
 from wasmrt.export.common import INF, ExportError, clamp_of
 from wasmrt.ir import Graph, Node
+from wasmrt.passes import split_residual_adds
 
 OPSET = 17
 TO_NCHW = (0, 3, 1, 2)  # nchw axis k holds NHWC axis TO_NCHW[k]
@@ -357,7 +358,7 @@ class _Writer:
 
 def export_onnx(graph: Graph, path: str | Path | None = None, layout: str = "nchw") -> bytes:
     """The graph as ONNX bytes (also written to path when given); layout 'nchw' or 'nhwc' (see the module doc)."""
-    model = _Writer(graph, layout).model()
+    model = _Writer(split_residual_adds(graph), layout).model()
     onnx.checker.check_model(model)
     data = model.SerializeToString()
     if path is not None:

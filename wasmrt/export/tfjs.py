@@ -23,6 +23,7 @@ import numpy as np
 from python_ref.opdefs import CoordMode, DepthToSpaceMode, NearestMode, PadMode, ResizeMode
 from wasmrt.export.common import INF, ExportError, clamp_of, is_depthwise, window_padding
 from wasmrt.ir import Graph, Node
+from wasmrt.passes import split_residual_adds
 
 _DT = {np.dtype(np.float32): "DT_FLOAT", np.dtype(np.int32): "DT_INT32", np.dtype(np.bool_): "DT_BOOL"}
 _MANIFEST_DT = {"DT_FLOAT": "float32", "DT_INT32": "int32", "DT_BOOL": "bool"}
@@ -411,7 +412,7 @@ class _Writer:
 
 def export_tfjs(graph: Graph, out_dir: str | Path) -> Path:
     """Write model.json and weights.bin into out_dir; returns the model.json path."""
-    model, blob = _Writer(graph).build()
+    model, blob = _Writer(split_residual_adds(graph)).build()
     out = Path(out_dir)
     out.mkdir(parents=True, exist_ok=True)
     (out / "weights.bin").write_bytes(blob)

@@ -18,6 +18,7 @@ from ai_edge_litert import schema_py_generated as fb
 from python_ref.opdefs import CoordMode, DepthToSpaceMode, NearestMode, PadMode, ResizeMode
 from wasmrt.export.common import INF, ExportError, clamp_of, is_depthwise, window_padding
 from wasmrt.ir import Graph, Node
+from wasmrt.passes import split_residual_adds
 
 BO = fb.BuiltinOperator
 OPT = fb.BuiltinOptions
@@ -450,7 +451,7 @@ def _tensor_map(name: str, index: int) -> fb.TensorMapT:
 
 def export_tflite(graph: Graph, path: str | Path | None = None) -> bytes:
     """The graph as .tflite bytes (also written to path when given)."""
-    data = _Writer(graph).model()
+    data = _Writer(split_residual_adds(graph)).model()
     if path is not None:
         Path(path).write_bytes(data)
     return data

@@ -17,6 +17,7 @@ import numpy as np
 import onnx
 from onnx import helper
 
+from python_ref.quant import QuantParams
 from wasmrt.errors import ConversionError, UnsupportedOpError
 from wasmrt.ir import Graph
 
@@ -63,6 +64,9 @@ class Context:
         self.values: dict[str, Value] = {}
         self._layout_cache: dict[tuple[str, bool], str] = {}
         self._const_cache: dict[tuple[bytes, tuple[int, ...], str], str] = {}
+        # constants that are a DequantizeLinear of integers: their parameters (onnx_quant.py)
+        self.qsources: dict[str, QuantParams] = {}
+        self.dynamic: set[str] = set()  # DynamicQuantizeLinear outputs: float, standing for x / 1 + 0
 
     # -- errors ----------------------------------------------------------------------------------------------------
     def unsupported(self, node: onnx.NodeProto, detail: str) -> UnsupportedOpError:
@@ -138,6 +142,15 @@ class Context:
             self._const_cache[key] = self.graph.add_const(base, arr)
         return self._const_cache[key]
 
+    def mark_quantized(self, ir_name: str, onnx_name: str, channel_axis: int) -> str:
+        """Note on IR constant ir_name (weights [Cout, ...] or a bias [Cout]) that it holds the dequantized integers
+        of ONNX tensor onnx_name, when its scales are per tensor or along the output channels (channel_axis in
+        ONNX's layout of that tensor): the QDQ quantization then keeps the model's own integers."""
+        q = self.qsources.get(onnx_name)
+        if q is not None and (q.per_tensor or q.axis == channel_axis):
+            self.graph.tensors[ir_name].source_q = q if q.per_tensor else QuantParams(q.scale, q.zero_point, 0)
+        return ir_name
+
     # -- emitting nodes --------------------------------------------------------------------------------------------
     def emit(self, op: str, inputs: list[str], attrs: dict[str, Any] | None, out_name: str, node_label: str = ""
              ) -> str:
@@ -153,6 +166,14 @@ class Context:
         ir_name = self.emit(op, inputs, attrs, onnx_name, node_name(node))
         self.bind(onnx_name, ir_name, channels_last)
         return ir_name
+
+    def emit_quantized(self, op: str, inputs: list[str], node: onnx.NodeProto, quant: QuantParams,
+                       channels_last: bool) -> str:
+        """Emit a QUANTIZE (or another op with an int8 output) computing node's output 0, bound to it."""
+        out = self.graph.unique_name(node.output[0])
+        self.graph.add_node(op, inputs, None, name=node_name(node), outputs=[out], quant=[quant])
+        self.bind(node.output[0], out, channels_last)
+        return out
 
     def bind(self, onnx_name: str, ir_name: str, channels_last: bool) -> None:
         shape = self.graph.tensors[ir_name].shape

@@ -45,7 +45,10 @@ import onnx
 from google.protobuf.message import DecodeError
 from onnx import helper, numpy_helper
 
+from python_ref.opdefs import QuantType
+from python_ref.quant import QuantParams
 from wasmrt.errors import ConversionError, ModelFormatError, UnsupportedOpError, WasmrtError
+from wasmrt.importers import onnx_quant
 from wasmrt.importers.onnx_context import Context, Value, attributes, node_name
 from wasmrt.importers.onnx_control import CONVERTERS as CONTROL_FLOW
 from wasmrt.importers.onnx_fold import _FOLDERS, fold
@@ -221,7 +224,13 @@ def _add_outputs(ctx: Context, g: onnx.GraphProto) -> None:
             raise ModelFormatError(f"{ctx.source}: graph output {out.name!r} is never produced")
         v = ctx.values[out.name]
         ir = ctx.const_ir(v.const, out.name) if v.is_const else ctx.ir(out.name)
-        if ir in graph.inputs or ir in graph.outputs:  # an output needs its own tensor: copy
+        q = graph.tensors[ir].quant
+        if q is not None and out.type.tensor_type.elem_type == onnx.TensorProto.UINT8:
+            # uint8 runs as int8 inside: the model's uint8 output comes back with its own zero point
+            up = QuantParams.make(q.scale, q.zero_point + 128)
+            (ir,) = graph.add_node("QUANTIZE", [ir], {"dtype": QuantType.UINT8}, quant=[up],
+                                   outputs=[graph.unique_name(out.name + "/uint8")])
+        elif ir in graph.inputs or ir in graph.outputs:  # an output needs its own tensor: copy
             ir = ctx.emit("RESHAPE", [ir], {"shape": graph.tensors[ir].shape}, out.name)
         if ir != out.name:
             _rename(graph, ir, out.name)
@@ -248,7 +257,8 @@ def _convert_node(ctx: Context, node: onnx.NodeProto) -> None:
         if name and name not in ctx.values:
             raise ModelFormatError(f"{ctx.source}: node {node_name(node)!r} reads {name!r}, which is neither an "
                                    "input, an initializer nor produced by an earlier node")
-    if node.domain not in ("", "ai.onnx"):
+    if node.domain not in ("", "ai.onnx") and not (node.domain == onnx_quant.MS_DOMAIN
+                                                   and node.op_type in onnx_quant.MS_OPS):
         raise ctx.unsupported(node, f"custom domain {node.domain!r}")
     if node.op_type in CONTROL_FLOW:
         CONTROL_FLOW[node.op_type](ctx, _convert_node, node)
@@ -296,6 +306,8 @@ def _reason(e: Exception) -> str:
 
 
 def _fold_node(ctx: Context, node: onnx.NodeProto, attrs: dict[str, Any]) -> None:
+    if onnx_quant.fold_dequantize(ctx, node, attrs):
+        return
     inputs = [ctx.value(n).const if n else None for n in node.input]
     try:
         outs = fold(node, inputs, attrs, ctx.opset)

@@ -48,6 +48,8 @@ CONSTANT_INPUTS: dict[str, tuple[int, ...]] = {
     "ReduceMean": (1,), "ReduceMax": (1,), "ReduceMin": (1,), "ReduceSum": (1,), "ReduceL1": (1,),
     "ReduceL2": (1,), "ReduceSumSquare": (1,), "Resize": (1, 2, 3), "Upsample": (1,),
     "Expand": (1,), "Tile": (1,), "Dropout": (1, 2), "CastLike": (1,),
+    "QuantizeLinear": (1, 2), "DequantizeLinear": (1, 2), "QLinearConv": (1, 2, 3, 4, 5, 6, 7, 8),
+    "QLinearMatMul": (1, 2, 4, 5, 6, 7), "ConvInteger": (1, 2, 3), "MatMulInteger": (2, 3),
 }
 F32 = np.float32
 
@@ -289,9 +291,11 @@ def _conv(ctx: Context, node: onnx.NodeProto, a: dict) -> None:
     pads = explicit_pads(a, spatial, w.shape[2:], strides, dilations)
     if n == 1:
         w = w[:, :, None, :]
-    inputs = [x_ir, ctx.const_ir(w.transpose(0, 2, 3, 1), node.input[1] + "/ohwi")]
+    inputs = [x_ir, ctx.mark_quantized(ctx.const_ir(w.transpose(0, 2, 3, 1), node.input[1] + "/ohwi"),
+                                       node.input[1], 0)]
     if ctx.has(node, 2):
-        inputs.append(ctx.const_ir(ctx.const(node, 2, "the bias (input 2)").astype(F32), node.input[2]))
+        b = ctx.const_ir(ctx.const(node, 2, "the bias (input 2)").astype(F32), node.input[2])
+        inputs.append(ctx.mark_quantized(b, node.input[2], 0))
     attrs = {"strides": _lift(strides, 1), "dilations": _lift(dilations, 1), "pads": _lift_pads(pads),
              "groups": int(a.get("group", 1))}
     _spatial_out(ctx, node, "CONV_2D", inputs, attrs, n == 1)
@@ -337,9 +341,11 @@ def _conv_transpose(ctx: Context, node: onnx.NodeProto, a: dict) -> None:
     cin, cout_g, kh, kw = w.shape
     # ONNX [Cin, Cout/g, KH, KW] -> ours [Cout, KH, KW, Cin/g], group by group
     w = w.reshape(groups, cin // groups, cout_g, kh, kw).transpose(0, 2, 3, 4, 1).reshape(-1, kh, kw, cin // groups)
-    inputs = [x_ir, ctx.const_ir(w, node.input[1] + "/ohwi")]
+    inputs = [x_ir, ctx.mark_quantized(ctx.const_ir(w, node.input[1] + "/ohwi"), node.input[1],
+                                       1 if groups == 1 else -2)]
     if ctx.has(node, 2):
-        inputs.append(ctx.const_ir(ctx.const(node, 2, "the bias (input 2)").astype(F32), node.input[2]))
+        b = ctx.const_ir(ctx.const(node, 2, "the bias (input 2)").astype(F32), node.input[2])
+        inputs.append(ctx.mark_quantized(b, node.input[2], 0))
     attrs = {"strides": _lift(strides, 1), "dilations": _lift(dilations, 1), "pads": _lift_pads(pads),
              "groups": groups, "output_padding": _lift(out_pad, 0)}
     _spatial_out(ctx, node, "CONV_TRANSPOSE_2D", inputs, attrs, n == 1)
@@ -371,9 +377,13 @@ def _gemm(ctx: Context, node: onnx.NodeProto, a: dict) -> None:
         b = ctx.value(b_name).const.astype(np.float64)
         w = (b if a.get("transB", 0) else b.T) * alpha
         inputs = [a_ir, ctx.const_ir(w.astype(F32), b_name + "/fc")]
+        if alpha == 1.0:
+            ctx.mark_quantized(inputs[1], b_name, 0 if a.get("transB", 0) else 1)
         c_vec = _bias_vector(ctx, node.input[2], w.shape[0], beta) if has_c else None
         if c_vec is not None:
             inputs.append(ctx.const_ir(c_vec, node.input[2] + "/fc_bias"))
+            if beta == 1.0:
+                ctx.mark_quantized(inputs[2], node.input[2], 0)
         if not has_c or c_vec is not None:
             ctx.emit_value("FULLY_CONNECTED", inputs, None, node)
             return
@@ -422,8 +432,8 @@ def _matmul(ctx: Context, node: onnx.NodeProto, a: dict) -> None:
     if va.rank == 1:
         a_ir = ctx.emit("RESHAPE", [a_ir], {"shape": (1, va.shape[0])}, node.input[0] + "/row")
     if vb.is_const and vb.rank == 2:
-        y = ctx.emit("FULLY_CONNECTED", [a_ir, ctx.const_ir(vb.const.T.astype(F32), node.input[1] + "/fc")], None,
-                     node.output[0], _label(node))
+        w = ctx.mark_quantized(ctx.const_ir(vb.const.T.astype(F32), node.input[1] + "/fc"), node.input[1], 1)
+        y = ctx.emit("FULLY_CONNECTED", [a_ir, w], None, node.output[0], _label(node))
     else:
         b_ir = ctx.ir(node.input[1])
         if vb.rank == 1:

@@ -16,8 +16,9 @@ from typing import Any
 import numpy as np
 
 from python_ref import ops as ref_ops
-from python_ref import shapes
-from python_ref.opdefs import OPS
+from python_ref import qrules, shapes
+from python_ref.opdefs import OPS, QuantType
+from python_ref.quant import QuantParams, dequantize
 from wasmrt.errors import ConversionError, ModelFormatError, UnsupportedOpError, WasmrtError
 from wasmrt.importers import tflite_recurrent  # noqa: F401  (registers the LSTM handlers)
 from wasmrt.importers.tflite_ops import HANDLERS, STATEFUL_OPS, Handler
@@ -31,7 +32,8 @@ _PLAIN_TYPES = ("FLOAT32", "INT32", "INT64", "BOOL")
 
 def import_tflite(path_or_bytes: str | os.PathLike[str] | bytes,
                   input_shapes: Mapping[str, Sequence[int]] | None = None) -> Graph:
-    """Convert a float TFLite model (fp16 weights allowed) to a Graph.
+    """Convert a TFLite model to a Graph: float (fp16 weights allowed) or quantized (int8/uint8, per tensor or per
+    channel, QUANTIZE/DEQUANTIZE at the borders; uint8 runs as int8 inside, see python_ref/README.md).
 
     input_shapes overrides the shape of graph inputs by name (needed when the file leaves a dimension dynamic).
     """
@@ -78,7 +80,7 @@ class Converter:
         for i in self.model.outputs:
             if i not in self.names and self.model.tensors[i].data is None:
                 raise ModelFormatError(f"{self.source}: graph output {self.model.tensors[i].name!r} is never produced")
-        g.outputs = [self.name(i) for i in self.model.outputs]
+        g.outputs = [self._output(i) for i in self.model.outputs]
         for src, state in self.state_outputs:  # variables' new values, after the model's own outputs
             out = self.graph.unique_name(f"{state}_next")
             self.graph.add_node("RESHAPE", [src], {"shape": self.graph.tensors[state].shape}, name=out, outputs=[out])
@@ -106,16 +108,53 @@ class Converter:
                                   f"the model's inputs are {sorted(by_name)}")
         for name, i in by_name.items():
             t = self.model.tensors[i]
-            if t.quantized or t.type_name not in ("FLOAT32", "INT32"):
-                raise UnsupportedOpError("input", name, self.source,
-                                         f"graph input of type {t.type_name}{' (quantized)' if t.quantized else ''};"
-                                         " only float32 models (optionally with fp16 weights) are supported for now")
+            quantized = t.quantized and t.type_name in ("INT8", "UINT8") and t.quant_scale
+            if not quantized and (t.quantized or t.type_name not in ("FLOAT32", "INT32")):
+                raise UnsupportedOpError("input", name, self.source, f"graph input of type {t.type_name}"
+                                         f"{' (quantized)' if t.quantized else ''}; wasmrt takes float32, int32 and "
+                                         "quantized int8/uint8 inputs")
             shape = tuple(int(d) for d in self.input_shapes.get(name, t.shape))
             if any(d <= 0 for d in shape):
                 raise ConversionError(f"{self.source}: input {name!r} has dynamic shape {t.signature or t.shape}; "
                                       f"pass input_shapes={{{name!r}: (...)}}")
             self.shapes_overridden |= shape != t.shape
-            self.names[i] = self.graph.add_input(self.graph.unique_name(name), shape, t.dtype)
+            if not quantized:
+                self.names[i] = self.graph.add_input(self.graph.unique_name(name), shape, t.dtype)
+                continue
+            x = self.graph.add_input(self.graph.unique_name(name), shape, t.dtype, self._checked(t, shift=False))
+            if t.type_name == "UINT8":  # uint8 runs as int8 inside: the same values minus 128, zero point - 128
+                (x,) = self.graph.add_node("QUANTIZE", [x], name=f"{name}/to_int8", quant=[self.quant_of(t)],
+                                           outputs=[self.graph.unique_name(f"{name}/int8")])
+            self.names[i] = x
+
+    def _output(self, index: int) -> str:
+        """A graph output: a uint8 output of the model comes back from the int8 inside as uint8."""
+        name, t = self.name(index), self.model.tensors[index]
+        if t.type_name != "UINT8" or not t.quant_scale:
+            return name
+        (y,) = self.graph.add_node("QUANTIZE", [name], {"dtype": QuantType.UINT8}, name=f"{t.name}/to_uint8",
+                                   quant=[self._checked(t, shift=False)],
+                                   outputs=[self.graph.unique_name(f"{t.name}/uint8")])
+        return y
+
+    def quant_of(self, t: TflTensor, shift: bool = True) -> QuantParams | None:
+        """Our parameters of a quantized TFLite tensor; uint8 becomes int8 (zero point - 128) when shift."""
+        if not t.quant_scale or t.type_name not in ("INT8", "UINT8", "INT32"):
+            return None
+        zp = np.asarray(t.quant_zero_point or (0,), np.int64)
+        if t.type_name == "UINT8" and shift:
+            zp = zp - 128
+        axis = t.quant_axis if len(t.quant_scale) > 1 else -1
+        return QuantParams.make(np.asarray(t.quant_scale, np.float32), zp, axis)
+
+    def _checked(self, t: TflTensor, shift: bool = True) -> QuantParams | None:
+        q = self.quant_of(t, shift)
+        dtype = np.int8 if t.type_name == "UINT8" and shift else t.dtype
+        try:
+            qrules.check_tensor(f"tensor {t.name!r}", t.shape, dtype, q)
+        except ValueError as e:
+            raise ModelFormatError(f"{self.source}: {e}") from None
+        return q
 
     def _check_types(self, op: TflOp) -> None:
         for k, i in enumerate(op.inputs + op.outputs):
@@ -126,11 +165,12 @@ class Converter:
             const = t.data is not None or (i in self.names and self.graph.const(self.names[i]) is not None)
             fp16_weight = t.type_name == "FLOAT16" and ((op.name == "DEQUANTIZE" and k == 0 and const)
                                                         or (op.name == "DENSIFY" and (t.is_sparse or k == 1)))
-            if t.quantized:
+            if t.quantized and not (t.quant_scale and t.type_name in ("INT8", "UINT8", "INT32")):
                 raise UnsupportedOpError(self.op_label(op), self.node_name(op), self.source,
-                                         f"tensor {t.name!r} is quantized ({t.type_name}, scale {t.quant_scale[:4]}); "
-                                         "quantized TFLite models are not supported yet, use a float32 model")
-            if t.type_name not in _PLAIN_TYPES and not fp16_weight:
+                                         f"tensor {t.name!r} is quantized as {t.type_name}"
+                                         f"{'' if t.quant_scale else ' without a scale'}; wasmrt reads int8 and "
+                                         "uint8 quantization (int32 biases)")
+            if t.type_name not in _PLAIN_TYPES and not fp16_weight and not t.quantized:
                 raise UnsupportedOpError(self.op_label(op), self.node_name(op), self.source,
                                          f"tensor {t.name!r} has type {t.type_name}")
             if (t.is_sparse and op.name != "DENSIFY") or (t.is_variable and op.name not in STATEFUL_OPS):
@@ -171,8 +211,14 @@ class Converter:
             t = self.model.tensors[index]
             if t.data is None:
                 raise ModelFormatError(f"{self.source}: tensor {t.name!r} is read before any operator produces it")
-            self.names[index] = self.graph.add_const(t.name, t.data)
+            data = t.data
+            if t.type_name == "UINT8" and t.quant_scale:
+                data = (data.astype(np.int16) - 128).astype(np.int8)
+            self.names[index] = self.graph.add_const(t.name, data, quant=self._checked(t))
         return self.names[index]
+
+    def is_quantized(self, name: str) -> bool:
+        return self.graph.tensors[name].quant is not None
 
     def input(self, op: TflOp, k: int, optional: bool = False) -> str:
         """Graph name of op input k; "" when an optional input is absent."""
@@ -194,16 +240,24 @@ class Converter:
         return value
 
     def emit(self, op: TflOp, kind: str, inputs: list[str], attrs: dict[str, Any] | None = None,
-             final: bool = False) -> str:
-        """Add one of our ops (or its folded value). final binds the result to the TFLite op's output tensor."""
+             final: bool = False, quantize: bool = False) -> str:
+        """Add one of our ops (or its folded value). final binds the result to the TFLite op's output tensor;
+        quantize: the output is quantized whatever the input (QUANTIZE)."""
         out_tensor = self.model.tensors[op.outputs[0]]
         base = out_tensor.name if final else f"{out_tensor.name}/{kind.lower()}"
+        x = self.graph.tensors[inputs[0]] if inputs and inputs[0] else None
+        if x is not None and x.quant is None and not quantize:
+            inputs = [self._dequantized(i) for i in inputs]
+        quant = None
+        if quantize or (x is not None and x.quant is not None and kind != "DEQUANTIZE"):
+            # a quantized op writes the TFLite output's parameters; steps inside one TFLite op move integers
+            quant = self._checked(out_tensor) if final else x.quant
         try:
             constant = inputs and all(self.graph.const(i) is not None for i in inputs if i)
             if constant and self._cheap(kind, inputs, attrs):
                 name = self._fold(kind, inputs, attrs or {}, base)
             else:
-                (name,) = self.graph.add_node(kind, inputs, attrs, name=base,
+                (name,) = self.graph.add_node(kind, inputs, attrs, name=base, quant=[quant],
                                               outputs=[self.graph.unique_name(base)])
         except ValueError as e:  # shape inference rejects what the file describes
             raise ModelFormatError(f"{self.source}: {self.op_label(op)} node {out_tensor.name!r}: {e}") from e
@@ -233,6 +287,14 @@ class Converter:
         """Output k of the TFLite op is graph tensor `name`."""
         self.names[op.outputs[k]] = name
 
+    def _dequantized(self, name: str) -> str:
+        """A float op's quantized constant operand (hybrid "dynamic range" models keep weights in int8) as the
+        float32 constant it stands for; the op then computes in float."""
+        t = self.graph.tensors[name] if name else None
+        if t is None or t.quant is None or not t.is_const or t.dtype == np.int32:
+            return name
+        return self.graph.add_const(f"{name}/dequantized", dequantize(t.data, t.quant))
+
     def bind(self, op: TflOp, value: np.ndarray) -> None:
         """The TFLite op's output is the constant `value`."""
         self.names[op.outputs[0]] = self.graph.add_const(self.node_name(op), value)
@@ -248,5 +310,7 @@ class Converter:
         full = OPS[kind].defaults()
         full.update(attrs)
         values = [self.graph.const(i) if i else None for i in inputs]
-        (value,) = ref_ops.run(kind, values, full)
-        return self.graph.add_const(base, value)
+        (value,) = ref_ops.run(kind, values, full)  # quantized constants: integer data movement
+        q = self.graph.tensors[inputs[0]].quant if inputs[0] else None
+        keep = q is not None and q.per_tensor and kind in qrules.SAME_PARAMS
+        return self.graph.add_const(base, value, quant=q if keep else None)

@@ -10,6 +10,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from python_ref.opdefs import INF, CoordMode, DepthToSpaceMode, NearestMode, PadMode, ResizeMode
+from python_ref.quant import QuantParams, dequantize
 from wasmrt.errors import ModelFormatError
 from wasmrt.importers.tflite_reader import densify
 
@@ -123,6 +124,9 @@ def depthwise_conv_2d(cv: Converter, op: TflOp) -> None:
         raise ModelFormatError(f"{cv.source}: DEPTHWISE_CONV_2D node {cv.node_name(op)!r}: {cout} output channels "
                                f"is not a multiple of {cin} input channels")
     w_ohwi = cv.emit(op, "TRANSPOSE", [w], {"perm": (3, 1, 2, 0)})
+    qw = cv.graph.tensors[w].quant
+    if qw is not None:  # per-channel scales follow the channels from axis 3 to axis 0
+        cv.graph.tensors[w_ohwi].quant = qw if qw.per_tensor else QuantParams(qw.scale, qw.zero_point, 0)
     attrs = window_attrs(cv, op, x, (kh, kw)) | {"groups": cin} | fused_act(cv, op)
     cv.emit(op, "CONV_2D", [x, w_ohwi, b], attrs, final=True)
 
@@ -217,6 +221,8 @@ def binary(cv: Converter, op: TflOp) -> None:
 
 @handles("SQUARED_DIFFERENCE")
 def squared_difference(cv: Converter, op: TflOp) -> None:
+    if cv.is_quantized(cv.input(op, 0)):
+        raise cv.unsupported(op, "quantized SQUARED_DIFFERENCE")
     d = cv.emit(op, "SUB", [cv.input(op, 0), cv.input(op, 1)])
     cv.emit(op, "MUL", [d, d], final=True)
 
@@ -228,7 +234,22 @@ _CLIPS = {"RELU6": (0.0, 6.0), "RELU_N1_TO_1": (-1.0, 1.0), "RELU_0_TO_1": (0.0,
 
 @handles(*_UNARY)
 def unary(cv: Converter, op: TflOp) -> None:
-    cv.emit(op, _UNARY[op.name], [cv.input(op, 0)], final=True)
+    x = cv.input(op, 0)
+    if cv.is_quantized(x) and op.name != "RELU":
+        lookup(cv, op, x, _UNARY[op.name], {})
+        return
+    cv.emit(op, _UNARY[op.name], [x], final=True)
+
+
+def lookup(cv: Converter, op: TflOp, x: str, kind: str, attrs: dict[str, Any]) -> None:
+    """A quantized element-wise function: LOOKUP in the table of the float op over every int8 input value."""
+    from wasmrt.quantizer import lookup_table
+
+    qy = cv.quant_of(cv.model.tensors[op.outputs[0]])
+    if qy is None or not qy.per_tensor:
+        raise cv.unsupported(op, "quantized input but the output is not quantized per tensor")
+    table = cv.graph.add_const(f"{cv.node_name(op)}/table", lookup_table(kind, attrs, cv.graph.tensors[x].quant, qy))
+    cv.emit(op, "LOOKUP", [x, table], final=True)
 
 
 @handles(*_CLIPS)
@@ -239,6 +260,8 @@ def clip(cv: Converter, op: TflOp) -> None:
 
 @handles("RSQRT")
 def rsqrt(cv: Converter, op: TflOp) -> None:
+    if cv.is_quantized(cv.input(op, 0)):
+        raise cv.unsupported(op, "quantized RSQRT")
     s = cv.emit(op, "SQRT", [cv.input(op, 0)])
     one = cv.graph.add_const(f"{cv.node_name(op)}/one", np.float32(1.0))
     cv.emit(op, "DIV", [one, s], final=True)
@@ -251,7 +274,11 @@ def prelu(cv: Converter, op: TflOp) -> None:
 
 @handles("LEAKY_RELU")
 def leaky_relu(cv: Converter, op: TflOp) -> None:
-    cv.emit(op, "LEAKY_RELU", [cv.input(op, 0)], {"alpha": float(op.options.get("Alpha", 0.0))}, final=True)
+    x, attrs = cv.input(op, 0), {"alpha": float(op.options.get("Alpha", 0.0))}
+    if cv.is_quantized(x):
+        lookup(cv, op, x, "LEAKY_RELU", attrs)
+        return
+    cv.emit(op, "LEAKY_RELU", [x], attrs, final=True)
 
 
 # -- pooling and reductions ---------------------------------------------------------------------------------------
@@ -280,6 +307,14 @@ def reduction(cv: Converter, op: TflOp) -> None:
 def softmax(cv: Converter, op: TflOp) -> None:
     x = cv.input(op, 0)
     beta = float(op.options.get("Beta", 1.0))
+    if cv.is_quantized(x):  # exp(-beta * sx * d) tabulated for d = max - x in 0..255
+        from wasmrt.quantizer import softmax_table
+
+        n = cv.shape(x)[-1]
+        table = cv.graph.add_const(f"{cv.node_name(op)}/exp_table",
+                                   softmax_table(beta * float(cv.graph.tensors[x].quant.s), n))
+        cv.emit(op, "SOFTMAX", [x, table], {"axis": len(cv.shape(x)) - 1}, final=True)
+        return
     if beta != 1.0:  # softmax(beta * x)
         x = cv.emit(op, "MUL", [x, cv.graph.add_const(f"{cv.node_name(op)}/beta", np.float32(beta))])
     cv.emit(op, "SOFTMAX", [x], {"axis": len(cv.shape(x)) - 1}, final=True)
@@ -392,7 +427,9 @@ def pad(cv: Converter, op: TflOp) -> None:
     if (pads < 0).any():
         raise ModelFormatError(f"{cv.source}: {op.name} node {cv.node_name(op)!r}: negative paddings")
     if op.name == "PADV2" and cv.tensor(op, 2) is not None:
-        attrs["value"] = float(np.asarray(cv.const(op, 2, "constant_values")).reshape(-1)[0])
+        value = np.asarray(cv.const(op, 2, "constant_values")).reshape(-1)[:1]
+        q = cv.graph.tensors[cv.input(op, 2)].quant
+        attrs["value"] = float((dequantize(value, q) if q is not None else value)[0])  # the real value
     if op.name == "MIRROR_PAD":
         if op.options.get("Mode", 0) != 0:
             raise cv.unsupported(op, "SYMMETRIC mirror padding (only REFLECT is supported)")
@@ -452,13 +489,22 @@ def gather(cv: Converter, op: TflOp) -> None:
 
 
 @handles("DEQUANTIZE")
-def dequantize(cv: Converter, op: TflOp) -> None:
-    # Only fp16 weights reach here (quantized tensors are rejected before): fold them to float32 constants.
-    name = cv.input(op, 0, optional=True)
-    value = cv.graph.const(name) if name else None
-    if value is None:
-        raise cv.unsupported(op, "DEQUANTIZE of a non-constant tensor")
-    cv.bind(op, value.astype(np.float32))
+def dequantize_op(cv: Converter, op: TflOp) -> None:
+    # fp16 or int8 weights become float32 constants; a quantized activation becomes float at run time
+    x = cv.input(op, 0)
+    t = cv.graph.tensors[x]
+    if t.is_const:
+        cv.bind(op, dequantize(t.data, t.quant) if t.quant is not None else t.data.astype(np.float32))
+    elif t.quant is None:
+        raise cv.unsupported(op, f"DEQUANTIZE of a {t.dtype} tensor without quantization parameters")
+    else:
+        cv.emit(op, "DEQUANTIZE", [x], final=True)
+
+
+@handles("QUANTIZE")
+def quantize_op(cv: Converter, op: TflOp) -> None:
+    # float -> int8, or int8 -> int8 with other parameters (uint8 is int8 inside, so -> uint8 is the same op)
+    cv.emit(op, "QUANTIZE", [cv.input(op, 0)], final=True, quantize=True)
 
 
 @handles("DENSIFY")

@@ -58,6 +58,7 @@ class TflTensor:
     data: np.ndarray | None = None  # constant contents, already in `shape`
     quant_scale: tuple[float, ...] = ()
     quant_zero_point: tuple[int, ...] = ()
+    quant_axis: int = 0  # TFLite's quantized_dimension (used when there are several scales)
     is_variable: bool = False
     is_sparse: bool = False
     sparsity: Sparsity | None = None  # sparse constants: how `values` fill the dense tensor
@@ -153,6 +154,7 @@ def _read_tensor(t: Any, index: int, buffers: list[bytes], source: str) -> TflTe
     if q is not None and not q.ScaleIsNone():
         tensor.quant_scale = tuple(float(s) for s in q.ScaleAsNumpy())
         tensor.quant_zero_point = tuple(int(z) for z in q.ZeroPointAsNumpy()) if not q.ZeroPointIsNone() else ()
+        tensor.quant_axis = int(q.QuantizedDimension())
     b = int(t.Buffer())
     if not 0 <= b < max(len(buffers), 1):
         raise ModelFormatError(f"{source}: tensor {name!r} refers to buffer {b} of {len(buffers)}")

@@ -1,6 +1,8 @@
 // The try-on page of the mini-programs (copied into lib/ by build.mjs), shared by WeChat (api = wx) and Alipay
-// (api = my): camera frames go to the Worker, the result is painted into a type="2d" canvas with the lips
-// recoloured. One frame is in flight at a time; frames arriving meanwhile are dropped.
+// (api = my): camera frames go to the Worker; when a frame's landmarks come back, its lips are recoloured in that
+// frame's own pixels, which are then put on the type="2d" canvas in one step, so every frame shown carries its
+// lipstick (the raw camera is only a small preview). One frame is in flight at a time; frames arriving meanwhile
+// are dropped.
 import { recolorLips } from "./lips.js";
 import { MODELS } from "./models.js";
 

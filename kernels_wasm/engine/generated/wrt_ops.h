@@ -73,9 +73,12 @@ enum {
   OP_LANDMARKS_TO_TRANSFORM_MATRIX = 85,
   OP_TRANSFORM_TENSOR_BILINEAR = 86,
   OP_TRANSFORM_LANDMARKS = 87,
-  OP_MAX_CODE = 88 /* one past the largest op code */
+  OP_QUANTIZE = 100,
+  OP_DEQUANTIZE = 101,
+  OP_LOOKUP = 102,
+  OP_MAX_CODE = 103 /* one past the largest op code */
 };
-#define WRT_NUM_OPS 63
+#define WRT_NUM_OPS 66
 
 /* union Options type ids, in schema declaration order */
 enum {
@@ -98,19 +101,20 @@ enum {
   OPTIONS_ResizeOptions = 16,
   OPTIONS_DepthToSpaceOptions = 17,
   OPTIONS_GatherOptions = 18,
-  OPTIONS_LayerNormOptions = 19,
-  OPTIONS_GeluOptions = 20,
-  OPTIONS_ExpandOptions = 21,
-  OPTIONS_CastOptions = 22,
-  OPTIONS_ScatterNdOptions = 23,
-  OPTIONS_SplitOptions = 24,
-  OPTIONS_LstmOptions = 25,
-  OPTIONS_GruOptions = 26,
-  OPTIONS_RnnOptions = 27,
-  OPTIONS_LandmarksToTransformMatrixOptions = 28,
-  OPTIONS_TransformTensorBilinearOptions = 29,
-  OPTIONS_TransformLandmarksOptions = 30,
-  OPTIONS_COUNT = 31
+  OPTIONS_QuantizeOptions = 19,
+  OPTIONS_LayerNormOptions = 20,
+  OPTIONS_GeluOptions = 21,
+  OPTIONS_ExpandOptions = 22,
+  OPTIONS_CastOptions = 23,
+  OPTIONS_ScatterNdOptions = 24,
+  OPTIONS_SplitOptions = 25,
+  OPTIONS_LstmOptions = 26,
+  OPTIONS_GruOptions = 27,
+  OPTIONS_RnnOptions = 28,
+  OPTIONS_LandmarksToTransformMatrixOptions = 29,
+  OPTIONS_TransformTensorBilinearOptions = 30,
+  OPTIONS_TransformLandmarksOptions = 31,
+  OPTIONS_COUNT = 32
 };
 
 /* attribute names of every options table */
@@ -144,26 +148,27 @@ enum {
   ATTR_coord = 26,
   ATTR_nearest = 27,
   ATTR_block = 28,
-  ATTR_epsilon = 29,
-  ATTR_to = 30,
-  ATTR_reduction = 31,
-  ATTR_sizes = 32,
-  ATTR_direction = 33,
-  ATTR_activations = 34,
-  ATTR_activation_alpha = 35,
-  ATTR_activation_beta = 36,
-  ATTR_clip = 37,
-  ATTR_coupling = 38,
-  ATTR_cell_clip = 39,
-  ATTR_proj_clip = 40,
-  ATTR_linear_before_reset = 41,
-  ATTR_rotation_idx = 42,
-  ATTR_target_rotation = 43,
-  ATTR_subset = 44,
-  ATTR_align_corners = 45,
-  ATTR_dimensions = 46,
-  ATTR_scale = 47,
-  WRT_NUM_ATTRS = 48
+  ATTR_dtype = 29,
+  ATTR_epsilon = 30,
+  ATTR_to = 31,
+  ATTR_reduction = 32,
+  ATTR_sizes = 33,
+  ATTR_direction = 34,
+  ATTR_activations = 35,
+  ATTR_activation_alpha = 36,
+  ATTR_activation_beta = 37,
+  ATTR_clip = 38,
+  ATTR_coupling = 39,
+  ATTR_cell_clip = 40,
+  ATTR_proj_clip = 41,
+  ATTR_linear_before_reset = 42,
+  ATTR_rotation_idx = 43,
+  ATTR_target_rotation = 44,
+  ATTR_subset = 45,
+  ATTR_align_corners = 46,
+  ATTR_dimensions = 47,
+  ATTR_scale = 48,
+  WRT_NUM_ATTRS = 49
 };
 
 /* enums of attributes */
@@ -173,19 +178,21 @@ enum {
   WRT_ENUM_CoordMode = 2,
   WRT_ENUM_NearestMode = 3,
   WRT_ENUM_DepthToSpaceMode = 4,
-  WRT_ENUM_GeluMode = 5,
-  WRT_ENUM_CastTo = 6,
-  WRT_ENUM_ScatterReduction = 7,
-  WRT_ENUM_Direction = 8,
-  WRT_ENUM_Coupling = 9,
-  WRT_ENUM_Activation = 10,
-  WRT_NUM_ENUMS = 11
+  WRT_ENUM_QuantType = 5,
+  WRT_ENUM_GeluMode = 6,
+  WRT_ENUM_CastTo = 7,
+  WRT_ENUM_ScatterReduction = 8,
+  WRT_ENUM_Direction = 9,
+  WRT_ENUM_Coupling = 10,
+  WRT_ENUM_Activation = 11,
+  WRT_NUM_ENUMS = 12
 };
 enum { WRT_PadMode_CONSTANT = 0, WRT_PadMode_REFLECT = 1, WRT_PadMode_EDGE = 2 };
 enum { WRT_ResizeMode_NEAREST = 0, WRT_ResizeMode_BILINEAR = 1 };
 enum { WRT_CoordMode_HALF_PIXEL = 0, WRT_CoordMode_ALIGN_CORNERS = 1, WRT_CoordMode_ASYMMETRIC = 2, WRT_CoordMode_PYTORCH_HALF_PIXEL = 3, WRT_CoordMode_TF_HALF_PIXEL_FOR_NN = 4 };
 enum { WRT_NearestMode_ROUND_PREFER_FLOOR = 0, WRT_NearestMode_ROUND_PREFER_CEIL = 1, WRT_NearestMode_FLOOR = 2, WRT_NearestMode_CEIL = 3 };
 enum { WRT_DepthToSpaceMode_DCR = 0, WRT_DepthToSpaceMode_CRD = 1 };
+enum { WRT_QuantType_INT8 = 0, WRT_QuantType_UINT8 = 1 };
 enum { WRT_GeluMode_EXACT = 0, WRT_GeluMode_TANH = 1 };
 enum { WRT_CastTo_FLOAT32 = 0, WRT_CastTo_FLOAT16 = 1, WRT_CastTo_INT8 = 2, WRT_CastTo_UINT8 = 3, WRT_CastTo_INT32 = 4, WRT_CastTo_INT64 = 5, WRT_CastTo_BOOL = 6 };
 enum { WRT_ScatterReduction_NONE = 0, WRT_ScatterReduction_ADD = 1, WRT_ScatterReduction_MUL = 2, WRT_ScatterReduction_MAX = 3, WRT_ScatterReduction_MIN = 4 };
@@ -239,7 +246,7 @@ const wrt_opdef* wrt_opdef_of(int code);                /* NULL for unknown code
 
 #ifdef WRT_OPS_DEFINE_TABLES
 const wrt_opdef WRT_OPDEFS[OP_MAX_CODE] = {
-    [OP_CONV_2D] = {"CONV_2D", 1, 2, 3, 0, 1, 0, OPTIONS_Conv2DOptions, 6},
+    [OP_CONV_2D] = {"CONV_2D", 1, 2, 4, 0, 1, 0, OPTIONS_Conv2DOptions, 6},
     [OP_CONV_TRANSPOSE_2D] = {"CONV_TRANSPOSE_2D", 2, 2, 3, 0, 1, 0, OPTIONS_ConvTranspose2DOptions, 6},
     [OP_FULLY_CONNECTED] = {"FULLY_CONNECTED", 3, 2, 3, 0, 1, 0, OPTIONS_FullyConnectedOptions, 0},
     [OP_MATMUL] = {"MATMUL", 4, 2, 2, 0, 1, 0, OPTIONS_NONE, 0},
@@ -267,7 +274,7 @@ const wrt_opdef WRT_OPDEFS[OP_MAX_CODE] = {
     [OP_MEAN] = {"MEAN", 42, 1, 1, 0, 1, 0, OPTIONS_ReduceOptions, 0},
     [OP_REDUCE_MAX] = {"REDUCE_MAX", 43, 1, 1, 0, 1, 0, OPTIONS_ReduceOptions, 0},
     [OP_REDUCE_SUM] = {"REDUCE_SUM", 44, 1, 1, 0, 1, 0, OPTIONS_ReduceOptions, 0},
-    [OP_SOFTMAX] = {"SOFTMAX", 45, 1, 1, 0, 1, 0, OPTIONS_SoftmaxOptions, 0},
+    [OP_SOFTMAX] = {"SOFTMAX", 45, 1, 2, 0, 1, 0, OPTIONS_SoftmaxOptions, 2},
     [OP_RESHAPE] = {"RESHAPE", 50, 1, 1, 0, 1, 0, OPTIONS_ReshapeOptions, 0},
     [OP_TRANSPOSE] = {"TRANSPOSE", 51, 1, 1, 0, 1, 0, OPTIONS_TransposeOptions, 0},
     [OP_CONCATENATION] = {"CONCATENATION", 52, 1, 1, 1, 1, 0, OPTIONS_ConcatenationOptions, 0},
@@ -302,6 +309,9 @@ const wrt_opdef WRT_OPDEFS[OP_MAX_CODE] = {
     [OP_LANDMARKS_TO_TRANSFORM_MATRIX] = {"LANDMARKS_TO_TRANSFORM_MATRIX", 85, 1, 1, 0, 1, 0, OPTIONS_LandmarksToTransformMatrixOptions, 0},
     [OP_TRANSFORM_TENSOR_BILINEAR] = {"TRANSFORM_TENSOR_BILINEAR", 86, 2, 2, 0, 1, 0, OPTIONS_TransformTensorBilinearOptions, 0},
     [OP_TRANSFORM_LANDMARKS] = {"TRANSFORM_LANDMARKS", 87, 2, 2, 0, 1, 0, OPTIONS_TransformLandmarksOptions, 0},
+    [OP_QUANTIZE] = {"QUANTIZE", 100, 1, 1, 0, 1, 0, OPTIONS_QuantizeOptions, 0},
+    [OP_DEQUANTIZE] = {"DEQUANTIZE", 101, 1, 1, 0, 1, 0, OPTIONS_NONE, 0},
+    [OP_LOOKUP] = {"LOOKUP", 102, 2, 2, 0, 1, 0, OPTIONS_NONE, 2},
 };
 static const int32_t wrt_def_Conv2DOptions_strides[2] = {1, 1};
 static const int32_t wrt_def_Conv2DOptions_dilations[2] = {1, 1};
@@ -404,6 +414,9 @@ static const wrt_fielddef wrt_fields_DepthToSpaceOptions[2] = {
 static const wrt_fielddef wrt_fields_GatherOptions[1] = {
     {"axis", ATTR_axis, 0, WRT_ATTR_INT, 4, -1, 0, 0.0f, 0, 0, 0},
 };
+static const wrt_fielddef wrt_fields_QuantizeOptions[1] = {
+    {"dtype", ATTR_dtype, 0, WRT_ATTR_ENUM, 1, WRT_ENUM_QuantType, 0, 0.0f, 0, 0, 0},
+};
 static const wrt_fielddef wrt_fields_LayerNormOptions[2] = {
     {"axis", ATTR_axis, 0, WRT_ATTR_INT, 4, -1, -1, 0.0f, 0, 0, 0},
     {"epsilon", ATTR_epsilon, 1, WRT_ATTR_FLOAT, 4, -1, 0, 1e-05f, 0, 0, 0},
@@ -488,6 +501,7 @@ const wrt_optionsdef WRT_OPTIONS[OPTIONS_COUNT] = {
     [OPTIONS_ResizeOptions] = {"ResizeOptions", 5, wrt_fields_ResizeOptions},
     [OPTIONS_DepthToSpaceOptions] = {"DepthToSpaceOptions", 2, wrt_fields_DepthToSpaceOptions},
     [OPTIONS_GatherOptions] = {"GatherOptions", 1, wrt_fields_GatherOptions},
+    [OPTIONS_QuantizeOptions] = {"QuantizeOptions", 1, wrt_fields_QuantizeOptions},
     [OPTIONS_LayerNormOptions] = {"LayerNormOptions", 2, wrt_fields_LayerNormOptions},
     [OPTIONS_GeluOptions] = {"GeluOptions", 1, wrt_fields_GeluOptions},
     [OPTIONS_ExpandOptions] = {"ExpandOptions", 1, wrt_fields_ExpandOptions},
@@ -507,6 +521,7 @@ const wrt_enumdef WRT_ENUMS[WRT_NUM_ENUMS] = {
     [WRT_ENUM_CoordMode] = {"CoordMode", 0, 4},
     [WRT_ENUM_NearestMode] = {"NearestMode", 0, 3},
     [WRT_ENUM_DepthToSpaceMode] = {"DepthToSpaceMode", 0, 1},
+    [WRT_ENUM_QuantType] = {"QuantType", 0, 1},
     [WRT_ENUM_GeluMode] = {"GeluMode", 0, 1},
     [WRT_ENUM_CastTo] = {"CastTo", 0, 6},
     [WRT_ENUM_ScatterReduction] = {"ScatterReduction", 0, 4},

@@ -58,6 +58,24 @@ def _store_tile(c: Code, isa: Isa, mr: int, nv: int) -> None:
                 c(*isa.store_tail("p", "t", "n"))
 
 
+def tail_rows(mr: int) -> list[int]:
+    """Row counts of the GEMM's short paths for a last row tile: 49 = 6 x 8 + 1 output pixels (a 7x7 map) would
+    otherwise run a whole 8-row tile for one row, and a fully-connected layer (one row) always would."""
+    return sorted({1, *([mr // 2] if mr >= 6 else [])} - {mr})
+
+
+def _gemm_rows(c: Code, isa: Isa, mr: int, nv: int) -> None:
+    c("const float* a0 = a;")
+    for i in range(1, mr):
+        c(f"const float* a{i} = (const float*)((const char*)a{i - 1} + a_stride);")
+        c(f"if (mr <= {i}) a{i} = a{i - 1};")
+    _row_ptrs(c, mr)
+    _init_acc(c, isa, mr, nv)
+    with c.block("for (size_t k = kc; k != 0; k--)"):
+        _k_step(c, isa, mr, nv)
+    _store_tile(c, isa, mr, nv)
+
+
 def gemm(isa: Isa, mr: int, nr: int) -> str:
     nv = nr // isa.vl
     assert nv * isa.vl == nr
@@ -65,15 +83,11 @@ def gemm(isa: Isa, mr: int, nr: int) -> str:
     sig = (f"void {gemm_name(isa, mr, nr)}(size_t mr, size_t nc, size_t kc, const float* a, size_t a_stride, "
            "const float* restrict w, float* c, size_t c_stride, const wrt_clamp* clamp)")
     with c.block(isa.fn(sig)):
-        c("const float* a0 = a;")
-        for i in range(1, mr):
-            c(f"const float* a{i} = (const float*)((const char*)a{i - 1} + a_stride);")
-            c(f"if (mr <= {i}) a{i} = a{i - 1};")
-        _row_ptrs(c, mr)
-        _init_acc(c, isa, mr, nv)
-        with c.block("for (size_t k = kc; k != 0; k--)"):
-            _k_step(c, isa, mr, nv)
-        _store_tile(c, isa, mr, nv)
+        for t in tail_rows(mr):  # a short last tile runs a tile of t rows
+            with c.block(f"if (mr <= {t})"):
+                _gemm_rows(c, isa, t, nv)
+                c("return;")
+        _gemm_rows(c, isa, mr, nv)
     return c.text()
 
 

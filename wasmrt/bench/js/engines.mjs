@@ -88,13 +88,18 @@ async function wasmrtEngine(spec, libs, readBytes) {
     },
     info: { variant: rt.variant, target: rt.target },
     release: () => model.release(),
-    profile: (inputs, runs) => profileOps(rt, model, inputs, runs),
+    profile: (inputs, runs) => profileOps(rt, model, inputs, runs, libs.cpuMsSync),
   };
 }
 
 // Per-op times inside the whole graph: the engine runs op by op (wrt_run_ops) and this host's clock times each
-// step, so the module needs no clock import. Inputs are written before every run, as wrt_run requires.
-function profileOps(rt, model, inputs, runs) {
+// step, so the module needs no clock import: `clock`, this thread's CPU time where the host has a synchronous one
+// (Node), else performance.now. Inputs are written before every run, as wrt_run requires.
+function profileOps(rt, model, inputs, runs, clock) {
+  const now = clock ?? (() => performance.now());
+  // what one reading of the clock costs itself (a CPU clock read from /proc takes tens of us): taken off each step
+  const gaps = Array.from({ length: 21 }, () => -now() + now()).sort((x, y) => x - y);
+  const cost = clock ? gaps[10] : 0;
   const ex = rt._ex;
   const h = model._h;
   const n = ex.wrt_num_ops(h);
@@ -106,18 +111,18 @@ function profileOps(rt, model, inputs, runs) {
   const write = () => inputs.forEach((x, i) => new F32(ex.memory.buffer, ex.wrt_input_ptr(h, i) >>> 0, x.data.length).set(x.data));
   for (let r = 0; r < runs; r++) {
     write();
-    const start = performance.now();
+    const start = now();
     let t0 = start;
     for (let i = 0; i < n; i++) {
       const code = ex.wrt_run_ops(h, i, i + 1);
-      const t1 = performance.now();
+      const t1 = now();
       if (code !== 0) throw new Error(`op ${i} (${ops[i].type}) failed: ${rt._message()}`);
-      samples[i][r] = t1 - t0;
+      samples[i][r] = Math.max(0, t1 - t0 - cost);
       t0 = t1;
     }
-    whole[r] = t0 - start;
+    whole[r] = t0 - start - n * cost;
   }
-  return { ops, samples: samples.map((s) => Array.from(s)), whole_ms: Array.from(whole) };
+  return { ops, samples: samples.map((s) => Array.from(s)), whole_ms: Array.from(whole), clock: clock ? "cpu" : "wall" };
 }
 
 const KINDS = { ort: ortEngine, tfjs: tfjsEngine, litert: litertEngine, wasmrt: wasmrtEngine };
@@ -152,13 +157,15 @@ export async function runJob(job, libs, readBytes, progress = () => {}) {
     try {
       const e = await makeEngine(spec, libs, readBytes);
       const outputs = await e.run(inputs, job.outputs); // first run: also the output to cross-check
-      results[spec.id] = { load_ms: e.loadMs, info: e.info, outputs: outputs.map(b64), times_ms: [] };
+      results[spec.id] = { load_ms: e.loadMs, info: e.info, outputs: outputs.map(b64), times_ms: [], cpu_ms: [],
+        passes: job.passes ?? 1 };
       engines.push(e);
     } catch (err) {
       results[spec.id] = { error: String(err?.stack ?? err).slice(0, 2000) };
     }
   }
-  const total = engines.length * (job.warmup + job.rounds);
+  const passes = job.passes ?? 1;
+  const total = engines.length * (job.warmup + passes * job.rounds);
   let done = 0;
   for (let w = 0; w < job.warmup; w++) {
     for (const e of engines) {
@@ -166,12 +173,17 @@ export async function runJob(job, libs, readBytes, progress = () => {}) {
       progress({ stage: "warmup", done: ++done, total });
     }
   }
-  for (let r = 0; r < job.rounds; r++) {
+  // passes of `rounds` rounds, one after the other; libs.cpuMs (when the host has one): this thread's CPU time,
+  // which a loaded machine inflates far less than the wall clock
+  for (let r = 0; r < passes * job.rounds; r++) {
     for (let k = 0; k < engines.length; k++) {
       const e = engines[(k + r) % engines.length];
+      const c0 = libs.cpuMs ? await libs.cpuMs() : 0;
       const t0 = performance.now();
       await e.run(inputs, job.outputs);
-      results[e.id].times_ms.push(performance.now() - t0);
+      const t1 = performance.now();
+      if (libs.cpuMs) results[e.id].cpu_ms.push((await libs.cpuMs()) - c0);
+      results[e.id].times_ms.push(t1 - t0);
       progress({ stage: "round", done: ++done, total });
     }
   }

@@ -1,5 +1,5 @@
 // Node host of `wasmrt bench`: node node_runner.mjs JOB.json RESULT.json
-// Runs from build/peers/bench/ (copied there by the Python side) so that the peers resolve from build/peers.
+// Runs from the peers folder's bench-<hash>/ (copied there by the Python side) so that the peers resolve from its node_modules.
 // Progress goes to stderr as "@progress {json}" lines, which the Python side turns into its progress bar.
 
 import fs from "node:fs";
@@ -58,6 +58,18 @@ if (kinds.has("wasmrt")) {
 }
 
 const progress = (p) => process.stderr.write(`@progress ${JSON.stringify(p)}\n`);
+// CPU time of this thread, in ms: /proc/thread-self/schedstat (nanoseconds run). The kernel brings that count up
+// to date when the thread sleeps, so sleep 50 us first (getrusage, behind process.cpuUsage, is kept monotonic by
+// rounding that can stall it for milliseconds). Without /proc the bench has the wall clock only.
+const nap = new Int32Array(new SharedArrayBuffer(4));
+function threadCpuMs() {
+  Atomics.wait(nap, 0, 0, 0.05);
+  return Number(fs.readFileSync("/proc/thread-self/schedstat", "utf8").split(" ")[0]) / 1e6;
+}
+if (fs.existsSync("/proc/thread-self/schedstat")) {
+  libs.cpuMsSync = threadCpuMs;
+  libs.cpuMs = threadCpuMs;
+}
 const results = await runJob(job, libs, readBytes, progress);
 const host = { kind: "node", version: process.version, v8: process.versions.v8 };
 fs.writeFileSync(resultPath, JSON.stringify({ host, engines: results }));

@@ -55,6 +55,8 @@ async function readBytes(path) {
 
 globalThis.runBench = async (job) => {
   const libs = await loadLibs(new Set(job.engines.map((e) => e.kind)));
+  // the driver's clock of this renderer's main thread (CPU time, from /proc), when it found the renderer
+  if (typeof globalThis.wasmrtCpuMs === "function" && (await globalThis.wasmrtCpuMs()) >= 0) libs.cpuMs = globalThis.wasmrtCpuMs;
   const progress = (p) => console.log(`@progress ${JSON.stringify(p)}`);
   const engines = await runJob(job, libs, readBytes, progress);
   const host = { kind: "chromium", userAgent: navigator.userAgent, crossOriginIsolated: self.crossOriginIsolated };

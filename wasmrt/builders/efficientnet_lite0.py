@@ -268,7 +268,8 @@ def main(argv: list[str] | None = None) -> int:
 
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("pth", type=Path, nargs="?", help="the .pth checkpoint (default: fetch it via wasmrt.models)")
-    ap.add_argument("-o", "--output", type=Path, help="output .onnx (default: models/cache/efficientnet_lite0.onnx)")
+    ap.add_argument("-o", "--output", type=Path,
+                    help="output .onnx (default: efficientnet_lite0.onnx in the model cache)")
     ap.add_argument("--print-keys", action="store_true", help="list the state-dict entries and exit")
     args = ap.parse_args(argv)
     if args.pth is None and not args.print_keys:

@@ -215,12 +215,12 @@ def main(argv: list[str] | None = None) -> int:
     import argparse
 
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("-o", "--output", type=Path, help="output .onnx (default: models/cache/mobilenet_v2.onnx)")
+    ap.add_argument("-o", "--output", type=Path, help="output .onnx (default: mobilenet_v2.onnx in the model cache)")
     args = ap.parse_args(argv)
     if args.output is None:
         from wasmrt.models import model_path
 
-        print(model_path("mobilenet_v2"))  # builds with labels and preprocessing metadata
+        print(model_path("mobilenet_v2"))  # builds it with its preprocessing metadata
     else:
         print(build(args.output))
     return 0

@@ -1,0 +1,211 @@
+"""docs/ops.md, the supported-ops reference, generated (tests/test_docs.py checks that it is up to date).
+
+- The .wrt ops and their attributes come from python_ref/opdefs.py.
+- "What it becomes" comes from the importers' registries (wasmrt/importers/onnx_ops.py CONVERTERS,
+  tflite_ops.py HANDLERS, onnx_fold.py for ONNX ops folded at import): the .wrt op names each converter function
+  and the module-level helpers it calls write, plus the entry of the name table it was registered through
+  (`_converter(*_UNARY)` maps Relu through _UNARY). Layout transposes the importers add around layout-sensitive
+  ops are not listed.
+- Which dtypes each engine runs is measured, not declared: every op's first single-op case of tests/test_engine.py
+  is rebuilt with each dtype and run on python_ref, the native engine and the wasm engine (SIMD128 build).
+"""
+
+from __future__ import annotations
+
+import ast
+import contextlib
+import inspect
+import sys
+from collections.abc import Callable
+from pathlib import Path
+from types import ModuleType
+
+import numpy as np
+
+ROOT = Path(__file__).resolve().parent.parent
+DTYPES = ("float32", "float16", "int32", "int8")
+ENGINES = ("ref", "native", "wasm")
+
+
+# -- what each source op becomes ------------------------------------------------------------------------------------
+
+
+def _names(module: ModuleType) -> tuple[dict[str, set[str]], dict[str, set[str]], dict[str, dict]]:
+    """Per module-level function: the .wrt op names its body mentions, the module functions it calls; and the
+    module-level dict literals (name tables)."""
+    from python_ref.opdefs import OPS
+
+    tree = ast.parse(inspect.getsource(module))
+    literals: dict[str, set[str]] = {}
+    calls: dict[str, set[str]] = {}
+    tables: dict[str, dict] = {}
+    for node in tree.body:
+        if isinstance(node, ast.FunctionDef):
+            found = {n.value for n in ast.walk(node) if isinstance(n, ast.Constant) and n.value in OPS}
+            literals[node.name] = found
+            calls[node.name] = {n.func.id for n in ast.walk(node) if isinstance(n, ast.Call)
+                                and isinstance(n.func, ast.Name)}
+        elif isinstance(node, ast.Assign) and isinstance(node.value, ast.Dict) and len(node.targets) == 1 \
+                and isinstance(node.targets[0], ast.Name):
+            with contextlib.suppress(ValueError):  # a table of enum members is not one of op names
+                tables[node.targets[0].id] = ast.literal_eval(node.value)
+    return literals, calls, tables
+
+
+def _closure(fn: str, literals: dict[str, set[str]], calls: dict[str, set[str]]) -> set[str]:
+    seen, todo, out = set(), [fn], set()
+    while todo:
+        f = todo.pop()
+        if f in seen or f not in literals:
+            continue
+        seen.add(f)
+        out |= literals[f]
+        todo += calls[f]
+    return out
+
+
+def _table_ops(value: object) -> set[str]:
+    from python_ref.opdefs import OPS
+
+    items = value if isinstance(value, tuple | list) else (value,)
+    return {v for v in items if isinstance(v, str) and v in OPS}
+
+
+def _norm(name: str) -> str:
+    return "".join(c for c in name.lower() if c.isalnum()).replace("2d", "")
+
+
+def becomes(module: ModuleType, registry: dict[str, Callable]) -> dict[str, list[str]]:
+    """Source op -> .wrt ops its converter writes (sorted). A function registered for several source ops mentions
+    the .wrt ops of all of them: an op that belongs to another member of the group (its table entry, or the same
+    name) is left out of this member's list."""
+    literals, calls, tables = _names(module)
+    entry = {}  # source op -> the name table it was registered through
+    for node in ast.parse(inspect.getsource(module)).body:
+        if not isinstance(node, ast.FunctionDef):
+            continue
+        for dec in node.decorator_list:
+            if isinstance(dec, ast.Call):
+                for arg in dec.args:
+                    if isinstance(arg, ast.Starred) and isinstance(arg.value, ast.Name) and arg.value.id in tables:
+                        for key in tables[arg.value.id]:
+                            entry[key] = tables[arg.value.id]
+    groups: dict[str, set[str]] = {}
+    for op, fn in registry.items():
+        groups.setdefault(fn.__name__, set()).add(op)
+
+    def belongs(wrt: str, src: str) -> bool:
+        return wrt in _table_ops(entry[src][src]) if src in entry else _norm(wrt) == _norm(src)
+
+    out = {}
+    for op, fn in sorted(registry.items()):
+        ops = _closure(fn.__name__, literals, calls) | (_table_ops(entry[op][op]) if op in entry else set())
+        others = groups[fn.__name__] - {op}
+        out[op] = sorted(w for w in ops if belongs(w, op) or not any(belongs(w, t) for t in others))
+    return out
+
+
+# -- which dtypes each engine runs ----------------------------------------------------------------------------------
+
+
+def _with_dtype(graph, dtype: np.dtype):
+    """The single-op graph again with every float tensor in `dtype` (index tensors keep theirs)."""
+    from wasmrt.ir import Graph
+
+    g = Graph()
+    cast = lambda a: a.astype(dtype) if a.dtype.kind == "f" else a  # noqa: E731
+    for name in graph.inputs:
+        t = graph.tensors[name]
+        g.add_input(name, t.shape, dtype if t.dtype.kind == "f" else t.dtype)
+    for name, t in graph.tensors.items():
+        if t.data is not None:
+            g.tensors[name] = type(t)(name, t.shape, cast(t.data).dtype, cast(t.data))
+    for n in graph.nodes:
+        g.add_node(n.op, n.inputs, n.attrs, n.name, n.outputs)
+    g.outputs = list(graph.outputs)
+    return g
+
+
+def _runs(data: bytes, engine: str, feeds: dict[str, np.ndarray]) -> bool:
+    from python_ref import Interpreter
+    from wasmrt.engines import load
+
+    try:
+        model = Interpreter(data) if engine == "ref" else load(data, engine, "simd" if engine == "wasm" else None)
+        model.run(feeds)
+        return True
+    except Exception:  # any refusal (unsupported dtype, shape rule) means "does not run it"
+        return False
+
+
+def dtype_support() -> dict[str, dict[str, list[str]]]:
+    """op -> engine -> dtypes it runs, measured on the op's first case of tests/test_engine.py."""
+    from wasmrt.converter import convert
+
+    sys.path.insert(0, str(ROOT / "tests"))
+    import test_engine
+
+    first: dict[str, str] = {}
+    for name, build in test_engine.CASES.items():
+        graph, _ = build(np.random.default_rng(0))
+        if len(graph.nodes) == 1:
+            first.setdefault(graph.nodes[0].op, name)
+    out: dict[str, dict[str, list[str]]] = {}
+    for op, name in sorted(first.items()):
+        graph, feeds = test_engine.CASES[name](np.random.default_rng(0))
+        out[op] = {e: [] for e in ENGINES}
+        for dt in DTYPES:
+            try:
+                data = convert(_with_dtype(graph, np.dtype(dt))).data
+            except Exception:  # the shape rules refuse the dtype: no engine runs it
+                continue
+            cast = {k: (v * 10 if dt.startswith("int") else v).astype(dt) for k, v in feeds.items()}
+            for e in ENGINES:
+                if _runs(data, e, cast):
+                    out[op][e].append(dt)
+    return out
+
+
+# -- the page ---------------------------------------------------------------------------------------------------------
+
+
+def render() -> str:
+    from python_ref.opdefs import OPS
+    from wasmrt.importers import onnx_fold, onnx_ops, tflite_ops
+    from wasmrt.importers.onnx_import import CONSTANT_ONLY_OPS, SUPPORTED_OPS
+
+    support = dtype_support()
+    lines = ["# Supported ops", "",
+             "Generated by tests/ops_reference.py from python_ref/opdefs.py and the importers; do not edit "
+             "(`WASMRT_UPDATE_DOCS=1 pytest tests/test_docs.py` rewrites it).", "",
+             "## The .wrt ops, and the dtypes each engine runs", "",
+             "Measured: each op's single-op test case rebuilt with every float tensor in the dtype and run by "
+             "python_ref (`ref`), the C engine natively (`native`) and as wasm (`wasm`); index inputs keep their "
+             "int32. Float weights may be stored as float16 in any case (`--weights`): engines widen them at load.",
+             "", "| op | inputs | attributes | ref | native | wasm |", "|---|---|---|---|---|---|"]
+    for name, d in OPS.items():
+        attrs = ", ".join(a.name for a in d.attrs) or "–"
+        row = support.get(name)
+        cells = [", ".join(row[e]) or "none" for e in ENGINES] if row else ["(no test case)"] * 3
+        lines.append(f"| {name} | {', '.join(d.inputs)} | {attrs} | " + " | ".join(cells) + " |")
+
+    lines += ["", "## ONNX", "",
+              "ONNX ops converted for runtime inputs, and the .wrt ops they become (`Constant`, `Shape` and `Size` "
+              "become constants). Any op whose inputs are all constant is evaluated at import time.", "",
+              "| ONNX op | becomes (the .wrt ops its converter can write) |", "|---|---|"]
+    onnx_map = becomes(onnx_ops, onnx_ops.CONVERTERS)
+    for op in sorted(SUPPORTED_OPS, key=str.lower):
+        got = onnx_map.get(op)
+        what = ", ".join(got) if got else ("nothing: its input passes through" if op in onnx_map
+                                           else "a constant, at import")
+        lines.append(f"| {op} | {what} |")
+    lines += ["", "ONNX ops evaluated only when all their inputs are constant (shape arithmetic and the like): "
+              + ", ".join(sorted(CONSTANT_ONLY_OPS & set(onnx_fold._FOLDERS), key=str.lower)) + ".", ""]
+
+    lines += ["## TFLite", "",
+              "TFLite builtins (and the MediaPipe custom op `Convolution2DTransposeBias`) and the .wrt ops they "
+              "become; ops whose inputs are all constant (fp16 weights behind DEQUANTIZE, weight transposes) are "
+              "folded at import.", "", "| TFLite op | becomes (the .wrt ops its converter can write) |", "|---|---|"]
+    for op, got in sorted(becomes(tflite_ops, tflite_ops.HANDLERS).items()):
+        lines.append(f"| {op} | {', '.join(got) if got else 'folded at import (constants only)'} |")
+    return "\n".join(lines) + "\n"

