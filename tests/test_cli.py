@@ -192,7 +192,7 @@ def _dynamic_onnx(path: Path) -> None:
         (["convert", "dyn.onnx", "--input-shape", "x=1,3,90000,90000"], "more than an input may hold"),
         (["convert", "dyn.onnx", "--input-shape", "x=1,3,-4,8"], "dimension -4 is outside"),
         (["convert", "dyn.onnx", "--input-shape", "z=1,3,8,8"], "dyn.onnx: no input named 'z'"),
-        (["convert", "m.wrt"], "m.wrt: neither an ONNX nor a TFLite model"),
+        (["convert", "m.wrt"], "m.wrt: already a .wrt model, neither an ONNX nor a TFLite model"),
         (["convert", "tiny.onnx", "--input-shape", "x=1,3,20,20"], "dimension 2 is fixed to 17 in the model"),
         (["run", "m.wrt", "--input", "x=fake.npy"], "fake.npy is not a .npy file"),
         (["run", "m.wrt", "--input", "x=notes.txt"], "notes.txt is neither a .npy array nor an image"),

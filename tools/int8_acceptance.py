@@ -48,7 +48,7 @@ def float_graph(name: str) -> Graph:
     m = BUNDLED[name]
     g = load_graph(model_path(name), m.input_shapes)
     g.metadata.preprocess.update(m.preprocess)
-    optimize(g)
+    optimize(g, fuse_residuals=False)
     return g
 
 

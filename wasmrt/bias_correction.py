@@ -27,7 +27,9 @@ def bias_correct(qg: Graph, src: Graph, samples: list[dict[str, np.ndarray]],
     """Correct the biases of qg (quantized from src by wasmrt.quantizer, same node names) in place; returns how
     many layers were corrected."""
     src_nodes = {n.name: n for n in src.nodes}
-    layers = [n for n in qg.nodes if n.op in WEIGHTED and n.name in src_nodes]
+    # int8 layers only: a layer the quantizer kept float has nothing to correct
+    layers = [n for n in qg.nodes
+              if n.op in WEIGHTED and n.name in src_nodes and qg.tensors[n.inputs[0]].quant is not None]
     todo = {id(n) for n in layers}
     if not layers or not samples:
         return 0

@@ -74,6 +74,9 @@ def declared_inputs(path: Path) -> tuple[str, list[DeclaredInput]]:
     from wasmrt.converter import source_kind
 
     kind = source_kind(path)
+    if kind == "wrt":
+        raise ModelFormatError(f"{path}: already a .wrt model, neither an ONNX nor a TFLite model to convert "
+                               "(run, inspect, bench and quantize take it as it is)")
     if kind == "tflite":
         from wasmrt.importers.tflite_reader import read_model
 

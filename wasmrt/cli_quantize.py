@@ -16,12 +16,14 @@
 from __future__ import annotations
 
 import argparse
+import copy
 import time
 from pathlib import Path
 from typing import TYPE_CHECKING
 
 import numpy as np
 
+from wasmrt.cli_inputs import shape_arg
 from wasmrt.errors import ConversionError
 
 if TYPE_CHECKING:
@@ -48,7 +50,7 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--no-bias-correction", action="store_true", help="skip the empirical bias correction")
     p.add_argument("--report", action="store_true", help="measure the int8 model against the float one")
     p.add_argument("--report-samples", type=int, default=32, help="samples the report runs (default 32)")
-    p.add_argument("--input-shape", action="append", metavar="NAME=D0,D1,...",
+    p.add_argument("--input-shape", action="append", type=shape_arg, metavar="NAME=D0,D1,...",
                    help="static shape for an input with dynamic dimensions (repeatable)")
     p.set_defaults(fn=run)
 
@@ -64,7 +66,7 @@ def run(args: argparse.Namespace) -> int:
     bar = Progress(prefix="quantize")
     t0 = time.perf_counter()
     graph = float_graph(src, args.input_shape or [], bar.log)
-    float_bytes = len(convert(graph, weights="fp32").data)
+    float_bytes = len(convert(copy.deepcopy(graph), weights="fp32").data)  # convert optimizes (fuses) in place
     files = calibrate.sample_files(args.calib, args.samples)
     bar.stage(f"loading {len(files)} calibration samples")
     samples = []
@@ -99,14 +101,13 @@ def _step(bar: Progress, label: str, done: int, total: int) -> None:
     bar.update(done, total)
 
 
-def float_graph(src: Path, shape_args: list[str], log: Callable[[str], None]) -> Graph:
+def float_graph(src: Path, shape_args: list[tuple[str, tuple[int, ...]]], log: Callable[[str], None]) -> Graph:
     """The optimized float graph of a model file, with the bundled preset (shapes, preprocessing, labels)."""
-    from wasmrt.cli import _shape_arg
     from wasmrt.converter import load_graph, source_kind
     from wasmrt.models import load_labels, preset_for
     from wasmrt.passes import optimize
 
-    shapes = dict(_shape_arg(s) for s in shape_args)
+    shapes = dict(shape_args)
     preset = preset_for(src.name) if source_kind(src) != "wrt" else None
     if preset is not None:
         log(f"using the bundled preset for {src.name} (input shapes, preprocessing, labels)")
@@ -118,7 +119,7 @@ def float_graph(src: Path, shape_args: list[str], log: Callable[[str], None]) ->
             graph.metadata.labels = load_labels(preset.labels)
     if any(t.quant is not None for t in graph.tensors.values()):
         raise ConversionError(f"{src}: the model is already quantized; give the float model")
-    optimize(graph)
+    optimize(graph, fuse_residuals=False)
     return graph
 
 

@@ -252,6 +252,16 @@ def split_residual_adds(graph: Graph) -> Graph:
     import copy
 
     g = copy.deepcopy(graph)
+    unfuse_residual_adds(g)
+    return g
+
+
+def unfuse_residual_adds(g: Graph) -> int:
+    """In place: CONV_2D(x, w, b, r) -> ADD(CONV_2D(x, w, b), r). The quantizer needs the convolution's own output
+    (it has a range and int8 parameters of its own)."""
+    import copy
+
+    split = 0
     for n in list(g.nodes):
         if n.op != "CONV_2D" or len(n.inputs) < 4 or not n.inputs[3]:
             continue
@@ -264,7 +274,8 @@ def split_residual_adds(graph: Graph) -> Graph:
         n.inputs, n.outputs = n.inputs[:3], [plain]
         n.attrs["act_min"], n.attrs["act_max"] = -INF, INF
         g.nodes.insert(g.nodes.index(n) + 1, add)
-    return g
+        split += 1
+    return split
 
 
 PASSES: list[tuple[str, Callable[[Graph], int]]] = [
@@ -277,12 +288,17 @@ PASSES: list[tuple[str, Callable[[Graph], int]]] = [
 ]
 
 
-def optimize(graph: Graph, log: Callable[[str], None] | None = None) -> dict[str, int]:
-    """Run the passes to a fixed point; returns how often each one changed the graph."""
-    counts = {name: 0 for name, _ in PASSES}
+def optimize(graph: Graph, log: Callable[[str], None] | None = None, *, fuse_residuals: bool = True) -> dict[str, int]:
+    """Run the passes to a fixed point; returns how often each one changed the graph. fuse_residuals=False (for
+    the quantizer, which gives the convolution and the add their own int8 parameters) leaves residual adds as ADD
+    ops and splits those a .wrt file already fused."""
+    passes = PASSES if fuse_residuals else [(n, f) for n, f in PASSES if f is not fuse_residual_adds]
+    counts = {name: 0 for name, _ in passes}
+    if not fuse_residuals:
+        counts["unfuse_residual_adds"] = unfuse_residual_adds(graph)
     for _ in range(10):
         changed = 0
-        for name, fn in PASSES:
+        for name, fn in passes:
             c = fn(graph)
             counts[name] += c
             changed += c

@@ -73,7 +73,7 @@ def quantize_qdq(graph: Graph) -> Graph:
     from wasmrt.quantizer import quantize_graph
 
     params = strip_pairs(graph)
-    optimize(graph)
+    optimize(graph, fuse_residuals=False)
     qg, _ = quantize_graph(graph, given=params)
     return qg
 
