@@ -431,8 +431,9 @@ def model_path(name: str) -> Path:
     raise KeyError(f"unknown model {name!r}; bundled models: {', '.join(BUNDLED)}")
 
 
-# Fetched besides the bundled models' sources: tested (importer, compatibility table) but not converted by default.
-EXTRA_SOURCES = ("ch_PP-OCRv4_rec_infer.onnx",)
+# Fetched besides the bundled models' sources: tested (importer, compatibility table) but not converted by default
+# (the OCR recogniser, once one, is bundled now with run-time widths).
+EXTRA_SOURCES: tuple[str, ...] = ()
 
 
 def fetch_all() -> list[Path]:
