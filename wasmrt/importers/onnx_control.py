@@ -82,11 +82,15 @@ def _const(ctx: Context, name: str, value: Any) -> str:
 
 
 def _stack(ctx: Context, convert: ConvertNode, parts: list[str], axis: int, out: str) -> None:
-    """Concatenate values along a new axis (ONNX Unsqueeze + Concat, as the converters know them)."""
+    """Concatenate values along a new axis (ONNX Reshape + Concat, as the converters know them; Reshape takes its
+    shape as an input in every opset a Loop or Scan body can come from, unlike Unsqueeze's axes)."""
     if not parts:
         raise ValueError("no values to stack")
-    axes = _const(ctx, f"{out}/axes", np.array([axis], np.int64))
-    ups = [_emit(ctx, convert, "Unsqueeze", [p, axes], f"{out}/u{k}") for k, p in enumerate(parts)]
+    ups = []
+    for k, p in enumerate(parts):
+        shape = ctx.values[p].shape
+        new = _const(ctx, f"{out}/shape{k}", np.array([*shape[:axis], 1, *shape[axis:]], np.int64))
+        ups.append(_emit(ctx, convert, "Reshape", [p, new], f"{out}/u{k}"))
     if len(ups) == 1:
         ctx.alias(out, ups[0])
     else:
@@ -186,13 +190,10 @@ def convert_scan(ctx: Context, convert: ConvertNode, node: onnx.NodeProto) -> No
         bound: dict[str, str | np.ndarray] = dict(zip((b.name for b in body.input[:n_states]), states, strict=True))
         for k, name in enumerate(scan_in):
             idx = steps - 1 - t if in_dirs[k] else t
-            p = f"{label}/{t}/in{k}"
-            sl = _emit(ctx, convert, "Slice", [name, _const(ctx, p + "/s", np.array([idx], np.int64)),
-                                               _const(ctx, p + "/e", np.array([idx + 1], np.int64)),
-                                               _const(ctx, p + "/a", np.array([in_axes[k]], np.int64))], p + "/slice")
-            bound[body.input[n_states + k].name] = _emit(ctx, convert, "Squeeze",
-                                                         [sl, _const(ctx, p + "/sa", np.array([in_axes[k]], np.int64))],
-                                                         p)
+            p = f"{label}/{t}/in{k}"  # Gather of a scalar index: the step's slice without the axis, in any opset
+            bound[body.input[n_states + k].name] = _emit(ctx, convert, "Gather",
+                                                         [name, _const(ctx, p + "/i", np.array(idx, np.int64))], p,
+                                                         axis=in_axes[k])
         outs = _run_body(ctx, convert, body, f"{label}/{t}/", bound)
         states = outs[:n_states]
         for k in range(n_scan_out):

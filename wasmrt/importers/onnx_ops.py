@@ -50,6 +50,7 @@ CONSTANT_INPUTS: dict[str, tuple[int, ...]] = {
     "Expand": (1,), "Tile": (1,), "Dropout": (1, 2), "CastLike": (1,),
     "QuantizeLinear": (1, 2), "DequantizeLinear": (1, 2), "QLinearConv": (1, 2, 3, 4, 5, 6, 7, 8),
     "QLinearMatMul": (1, 2, 4, 5, 6, 7), "ConvInteger": (1, 2, 3), "MatMulInteger": (2, 3),
+    "LSTM": (1, 2, 3, 7), "GRU": (1, 2, 3), "RNN": (1, 2, 3),  # weights: packed once, at load
 }
 F32 = np.float32
 
@@ -785,8 +786,6 @@ def _resize(ctx: Context, node: onnx.NodeProto, a: dict) -> None:
 # -- transformer blocks, comparisons, logic ----------------------------------------------------------------------------
 @_converter("LayerNormalization")
 def _layer_norm(ctx: Context, node: onnx.NodeProto, a: dict) -> None:
-    if any(node.output[1:]):
-        raise ctx.unsupported(node, "the Mean and InvStdDev outputs (training) are not supported")
     x = _x(ctx, node)
     axis = int(a.get("axis", -1)) % x.rank
     norm = x.shape[axis:]
@@ -804,7 +803,28 @@ def _layer_norm(ctx: Context, node: onnx.NodeProto, a: dict) -> None:
             ins.append("")
     while ins and ins[-1] == "":
         ins.pop()
-    ctx.emit_value("LAYER_NORM", ins, {"axis": axis, "epsilon": float(a.get("epsilon", 1e-5))}, node)
+    eps = float(a.get("epsilon", 1e-5))
+    ctx.emit_value("LAYER_NORM", ins, {"axis": axis, "epsilon": eps}, node)
+    if any(node.output[1:]):
+        _layer_norm_stats(ctx, node, ctx.ir(node.input[0]), tuple(range(axis, x.rank)), eps)
+
+
+def _layer_norm_stats(ctx: Context, node: onnx.NodeProto, x: str, axes: tuple[int, ...], eps: float) -> None:
+    """LayerNormalization's optional outputs Mean and InvStdDev = 1 / sqrt(var + epsilon), over the normalized
+    axes with them kept as 1s (rarely asked for outside training, but part of the op)."""
+    label, base = _label(node), node.output[0]
+    reduce = {"axes": axes, "keepdims": True}
+    mean = ctx.emit("MEAN", [x], reduce, node.output[1] or f"{base}/mean", label)
+    dev = ctx.emit("SUB", [x, mean], None, f"{base}/dev", label)
+    var = ctx.emit("MEAN", [ctx.emit("MUL", [dev, dev], None, f"{base}/dev2", label)], reduce, f"{base}/var", label)
+    std = ctx.emit("SQRT", [ctx.emit("ADD", [var, ctx.const_ir(np.full((), eps, F32), f"{base}/eps")], None,
+                                     f"{base}/var_eps", label)], None, f"{base}/std", label)
+    inv = ctx.emit("DIV", [ctx.const_ir(np.ones((), F32), f"{base}/one"), std], None,
+                   node.output[2] if len(node.output) > 2 and node.output[2] else f"{base}/inv_std", label)
+    if node.output[1]:
+        ctx.bind(node.output[1], mean, False)
+    if len(node.output) > 2 and node.output[2]:
+        ctx.bind(node.output[2], inv, False)
 
 
 @_converter("Gelu")
