@@ -48,7 +48,8 @@ try {
       model.runSync({ x: xs[k % 2] });
       mem.push(rt.memoryBytes);
     }
-    result.variants[variant] = { runs, bounds: model.inputs[0].bounds, mem: [mem[1], Math.min(...mem), Math.max(...mem)] };
+    const bounds = model.inputs[0].bounds;
+    result.variants[variant] = { runs, bounds, mem: [mem[1], Math.min(...mem), Math.max(...mem)] };
     model.release();
   }
   result.tolerance = B.tolerance;
