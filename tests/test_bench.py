@@ -38,7 +38,7 @@ def test_bench_native_and_node_with_peers(tmp_path, small_model, capsys):
     _needs_node()
     code, doc = _bench(tmp_path, small_model, "--hosts", "native,node", "--variants", "scalar,relaxed", "--peers")
     assert code == 0, capsys.readouterr().out
-    assert doc["settings"]["rounds"] == 1 and doc["settings"]["threads"] == 1
+    assert doc["settings"]["rounds"] == 1 and doc["settings"]["threads"] == [1]
     model = doc["models"]["small"]
     assert model["macs"] > 0 and model["outputs"] == ["logits", "probs"]
     engines = {(r["host"], r["engine"]) for r in doc["rows"]}
@@ -60,6 +60,24 @@ def test_bench_native_and_node_with_peers(tmp_path, small_model, capsys):
     assert "median ms" in printed and "x best peer" in printed and "cpu ms" in printed
     assert "node  wasmrt-relaxed / litert.js:" in printed and "(spread " in printed
     assert "LiteRT and LiteRT.js ran source.tflite, made by the source model small.tflite" in printed
+
+
+def test_bench_threads_scaling_table(tmp_path, small_model, capsys):
+    _needs_node()
+    code, doc = _bench(tmp_path, small_model, "--hosts", "native,node", "--variants", "simd", "--peers",
+                       "--threads", "1,2")
+    assert code == 0, capsys.readouterr().out
+    rows = {(r["host"], r["engine"]): r for r in doc["rows"]}
+    assert {("native", "onnxruntime-t2"), ("native", "litert-t2"), ("node", "wasmrt-simd"), ("node", "wasmrt-simd-t2"),
+            ("node", "onnxruntime-web-t2")} <= set(rows)
+    assert rows[("node", "wasmrt-simd-t2")]["info"]["threads"] == 2
+    for r in rows.values():
+        assert r["ok"], r
+        threaded = r["info"].get("threads", 1) > 1
+        assert ("pass_cpu_median_ms" in r) != threaded, r  # multi-threaded rows on the wall clock only
+    printed = capsys.readouterr().out
+    assert "thread scaling" in printed and "node  wasmrt-simd: 1 thread" in printed and "2 threads" in printed
+    assert main(["bench", str(small_model), "--threads", "0,2"]) == 2
 
 
 def test_bench_profile_lists_every_op(tmp_path, small_model, capsys):

@@ -173,7 +173,9 @@ def test_run_picks_the_fastest_engine_and_says_which(tiny_onnx: Path, tmp_path: 
     assert r.returncode == 0, r.stderr
     assert "on the native engine (" in r.stdout and "the fastest here" in r.stdout, r.stdout
     r = wasmrt("run", "t.wrt", "--variant", "simd", cwd=tmp_path)
-    assert "on the wasm engine (wasm_simd128 kernels)" in r.stdout, r.stdout
+    assert "on the wasm engine (wasm_simd128 kernels, 1 thread)" in r.stdout, r.stdout
+    r = wasmrt("run", "t.wrt", "--variant", "simd", "--threads", "2", cwd=tmp_path)
+    assert "on the wasm engine (wasm_simd128 kernels, 2 threads)" in r.stdout, r.stdout
 
 
 def _dynamic_onnx(path: Path) -> None:

@@ -454,7 +454,7 @@ def test_cli_build_is_incremental(capsys: pytest.CaptureFixture[str]) -> None:
     build.build_wasm("simd")
     assert main(["build", "--only", "wasm"]) == 0
     out = capsys.readouterr().out
-    assert out.count("up to date") == 3 and "wasmrt-simd.wasm" in out
+    assert out.count("up to date") == len(build.WASM_VARIANTS) and "wasmrt-simd.wasm" in out
 
 
 @pytest.mark.parametrize(("engine", "variant"), ENGINES, ids=ENGINE_IDS)

@@ -49,8 +49,10 @@ EXPORTS = (
     "wrt_free", "wrt_num_ops", "wrt_op_type", "wrt_op_name", "wrt_op_kernel", "wrt_run_ops",
     "wrt_load_with_limits", "wrt_memory_size", "wrt_work_estimate", "wrt_active_op", "wrt_current_op",
     "wrt_input_dim_min", "wrt_input_dim_max", "wrt_resize_inputs",
+    "wrt_set_threads",
 )
 CFLAGS = ("-std=c11", "-O3", "-Wall", "-Wextra", "-Werror", "-ffp-contract=off", "-fno-math-errno")
+NATIVE_THREADS = ("-DWRT_THREADS", "-pthread")  # native builds run parallel regions on a pthread pool
 
 
 @dataclass(frozen=True)
@@ -58,13 +60,23 @@ class WasmVariant:
     name: str  # file suffix: wasmrt-<name>.wasm
     target: str  # wrt_target_<target> from kernels_wasm/generated/<target>.c
     flags: tuple[str, ...]
+    threads: bool = False  # shared memory and atomics: Workers run parallel regions (wrt_worker_run)
 
+
+# Threaded modules import a shared memory (its maximum is fixed when it is created: 2 GiB, what browsers allow for
+# shared memory) and export their stack pointer, so each Worker's instance can be given its own stack.
+THREADS_MAX_MEMORY = 2 << 30
+THREADS_COMPILE = ("-matomics", "-mbulk-memory", "-DWRT_THREADS")
+THREADS_LINK = ("-Wl,--shared-memory", "-Wl,--import-memory", "-Wl,--export-memory",
+                f"-Wl,--max-memory={THREADS_MAX_MEMORY}", "-Wl,--export=__stack_pointer", "-Wl,--export=wrt_worker_run")
 
 # The scalar module avoids every post-MVP feature, so it runs on the oldest hosts (mini-programs, old WebViews).
 WASM_VARIANTS: dict[str, WasmVariant] = {v.name: v for v in (
     WasmVariant("scalar", "scalar", ("-mcpu=mvp",)),
     WasmVariant("simd", "wasm_simd128", ("-msimd128",)),
     WasmVariant("relaxed", "wasm_relaxed", ("-msimd128", "-mrelaxed-simd")),
+    WasmVariant("simd-mt", "wasm_simd128", ("-msimd128", *THREADS_COMPILE), threads=True),
+    WasmVariant("relaxed-mt", "wasm_relaxed", ("-msimd128", "-mrelaxed-simd", *THREADS_COMPILE), threads=True),
 )}
 NATIVE_TARGETS = ("scalar", "avx2", "avx512")
 
@@ -144,7 +156,7 @@ def build_wasm(variant: str, force: bool = False) -> Artefact:
     compile_flags = [*CFLAGS, "--target=wasm32", "-ffreestanding", "-nostdlib", *v.flags, *kdefs,
                      f"-DWRT_WASM_TARGET=wrt_target_{v.target}", "-I", str(INCLUDE)]
     link_flags = ["--target=wasm32", "-nostdlib", "-Wl,--no-entry", "-Wl,--strip-all", "-Wl,-z,stack-size=262144",
-                  *(f"-Wl,--export={e}" for e in EXPORTS)]
+                  *(f"-Wl,--export={e}" for e in EXPORTS), *(THREADS_LINK if v.threads else ())]
     out = DIST / f"wasmrt-{variant}.wasm"
 
     def make(tmp: Path) -> None:
@@ -191,7 +203,7 @@ def build_native(force: bool = False) -> Artefact:
     cc = _tool("clang-19", "gcc")
     ksrcs, kdefs, notes = _native_kernels()
     sources = [*engine_sources(), *ksrcs]
-    flags = [*CFLAGS, "-fPIC", "-fvisibility=hidden", *kdefs, "-I", str(INCLUDE)]
+    flags = [*CFLAGS, *NATIVE_THREADS, "-fPIC", "-fvisibility=hidden", *kdefs, "-I", str(INCLUDE)]
     out = BUILD / "native" / "libwasmrt.so"
 
     def make(tmp: Path) -> None:
@@ -205,7 +217,8 @@ def build_asan_driver(force: bool = False) -> Artefact:
     cc = _tool("gcc")
     ksrcs, kdefs, notes = _native_kernels()
     sources = [*engine_sources(), *ksrcs, DRIVER]
-    flags = [*CFLAGS[:1], "-O1", "-g", *CFLAGS[2:], "-fsanitize=address,undefined", "-fno-sanitize-recover=all",
+    flags = [*CFLAGS[:1], "-O1", "-g", *CFLAGS[2:], *NATIVE_THREADS, "-fsanitize=address,undefined",
+             "-fno-sanitize-recover=all",
              "-fno-omit-frame-pointer", *kdefs, "-I", str(INCLUDE)]
     out = BUILD / "asan" / "wrt_driver"
 
@@ -249,7 +262,7 @@ def build_aarch64(force: bool = False) -> Artefact:
         kern.append(GENERATED / "neon.c")
         defs.append("-DWRT_HAVE_NEON")
     sources = [*engine_sources(), *kern, DRIVER]
-    flags = [*CFLAGS, "-march=armv8.2-a+fp16+dotprod", "-static", *defs, "-I", str(INCLUDE)]
+    flags = [*CFLAGS, *NATIVE_THREADS, "-march=armv8.2-a+fp16+dotprod", "-static", *defs, "-I", str(INCLUDE)]
     out = BUILD / "aarch64" / "wrt_driver"
 
     def make(tmp: Path) -> None:
@@ -269,7 +282,7 @@ def build_aarch64_library(force: bool = False) -> Artefact:
         kern.append(GENERATED / "neon.c")
         defs.append("-DWRT_HAVE_NEON")
     sources = [*engine_sources(), *kern]
-    flags = [*CFLAGS, "-march=armv8-a", "-fPIC", "-fvisibility=hidden", *defs, "-I", str(INCLUDE)]
+    flags = [*CFLAGS, *NATIVE_THREADS, "-march=armv8-a", "-fPIC", "-fvisibility=hidden", *defs, "-I", str(INCLUDE)]
     out = BUILD / "aarch64" / "libwasmrt.so"
 
     def make(tmp: Path) -> None:

@@ -133,6 +133,24 @@ def pick_engine(requested: str, variant: str | None) -> tuple[str, str]:
     return "ref", "the only one available here; " + "; ".join(skipped)
 
 
+def _threads_said(engine: object) -> str:
+    n = getattr(engine, "threads", 1)
+    return f"{n} thread" + ("s" if n != 1 else "")
+
+
+def threads_arg(text: str) -> int | str:
+    """--threads: a count 1..64 or auto."""
+    if text == "auto":
+        return text
+    try:
+        n = int(text)
+    except ValueError:
+        n = 0
+    if not 1 <= n <= 64:
+        raise argparse.ArgumentTypeError(f"expected a thread count 1..64 or auto (got {text!r})")
+    return n
+
+
 def cmd_run(args: argparse.Namespace) -> int:
     from python_ref import Interpreter
     from wasmrt.engines import load
@@ -142,7 +160,9 @@ def cmd_run(args: argparse.Namespace) -> int:
         raise WasmrtError("--variant applies to --engine native or wasm")
     model = Interpreter(args.model)  # the reference reader gives the metadata (labels, preprocessing hints)
     engine_name, why = pick_engine(args.engine, args.variant)
-    engine = model if engine_name == "ref" else load(args.model, engine_name, args.variant)
+    if args.threads != 1 and engine_name == "ref":
+        raise WasmrtError("--threads applies to --engine native or wasm (the reference engine runs on one thread)")
+    engine = model if engine_name == "ref" else load(args.model, engine_name, args.variant, threads=args.threads)
     names = [s.name for s in model.inputs]
     given = dict(args.input or [])
     unknown = sorted(set(given) - set(names))
@@ -166,7 +186,8 @@ def cmd_run(args: argparse.Namespace) -> int:
             feeds[spec.name] = rng.standard_normal(spec.shape).astype(spec.dtype)
     t0 = time.perf_counter()
     outputs = engine.run(feeds)
-    where = f"{engine_name} engine" + (f" ({engine.variant} kernels)" if engine_name != "ref" else "")
+    where = f"{engine_name} engine" + (f" ({engine.variant} kernels, {_threads_said(engine)})"
+                                       if engine_name != "ref" else "")
     print(f"ran {Path(args.model).name} on the {where}, {why}, in {(time.perf_counter() - t0) * 1e3:.1f} ms")
     labels = model.metadata["labels"]
     for name, value in outputs.items():
@@ -261,6 +282,8 @@ def build_parser() -> argparse.ArgumentParser:
                    help="input from a .npy file, or an image preprocessed by the model's hints (repeatable); "
                         "inputs not given are random")
     p.add_argument("--seed", type=int, default=0, help="seed for random inputs")
+    p.add_argument("--threads", type=threads_arg, default=1, metavar="N|auto",
+                   help="threads a run may use (native and wasm; default 1); the results are the same bytes")
     p.add_argument("-o", "--output", help="directory for NAME.npy per output")
     cli_inputs.add_preprocess_arguments(p, stored=False)
     p.set_defaults(fn=cmd_run)

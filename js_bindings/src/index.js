@@ -6,6 +6,7 @@
 import { WasmrtError } from "./errors.js";
 import { defaultHost } from "./host.js";
 import { Runtime } from "./runtime.js";
+import { autoThreads, sharedMemory, startThreads, threadsUnavailable } from "./threads.js";
 import { chooseVariant, probe, VARIANTS } from "./variants.js";
 
 export {
@@ -24,6 +25,8 @@ const DEFAULT_WASM = {
   relaxed: () => new URL("../dist/wasmrt-relaxed.wasm", import.meta.url),
   simd: () => new URL("../dist/wasmrt-simd.wasm", import.meta.url),
   scalar: () => new URL("../dist/wasmrt-scalar.wasm", import.meta.url),
+  "relaxed-mt": () => new URL("../dist/wasmrt-relaxed-mt.wasm", import.meta.url),
+  "simd-mt": () => new URL("../dist/wasmrt-simd-mt.wasm", import.meta.url),
 };
 
 // The engine is freestanding: it imports nothing today. Kept in one place for hosts that need an object anyway.
@@ -44,9 +47,20 @@ function wasmSource(variant, wasmPaths) {
   throw new WasmrtError("init({wasmPaths}) takes a folder URL/path or {relaxed, simd, scalar}");
 }
 
+function threadCount(threads) {
+  if (threads === undefined || threads === null) return 1;
+  if (threads === "auto") return autoThreads();
+  if (!Number.isInteger(threads) || threads < 1) {
+    throw new WasmrtError(`init({threads}) takes a positive integer or "auto", got ${JSON.stringify(threads)}`);
+  }
+  return threads;
+}
+
 /**
  * Instantiate the engine.
  * options.variant: "auto" (default) | "relaxed" | "simd" | "scalar"
+ * options.threads: 1 (default), a number, or "auto" (the cores the host reports, at most 8); fewer where threads
+ *   cannot run (rt.threads says how many, rt.reason why)
  * options.wasmPaths: folder of the wasmrt-*.wasm files, or {variant: URL | path | bytes}
  * options.host: a host adapter (see host.js) for platforms without fetch/WebAssembly (mini-programs)
  */
@@ -54,6 +68,10 @@ export async function init(options = {}) {
   const host = options.host ?? defaultHost();
   const features = probe(host);
   const { variant, reason } = chooseVariant(features, options.variant);
+  const asked = threadCount(options.threads);
+  const noThreads = asked > 1 ? threadsUnavailable(host, variant) : null;
+  if (asked > 1 && !noThreads) return initThreaded(host, variant, reason, features, asked, options.wasmPaths);
+  const threadsReason = asked > 1 ? `1 thread of ${asked}: ${noThreads}` : "1 thread (as asked)";
   const source = wasmSource(variant, options.wasmPaths);
   let instance;
   try {
@@ -67,7 +85,31 @@ export async function init(options = {}) {
   }
   // Some mini-program hosts resolve to {instance} instead of an Instance
   if (!instance?.exports && instance?.instance) instance = instance.instance;
-  return new Runtime(instance, { variant, reason, features, host });
+  return new Runtime(instance, { variant, reason, features, host, threads: 1, threadsReason });
+}
+
+// The threaded build: one module on a shared memory, instantiated here and in asked - 1 Workers.
+async function initThreaded(host, variant, reason, features, asked, wasmPaths) {
+  const file = `${variant}-mt`;
+  const source = wasmSource(file, wasmPaths);
+  let module;
+  try {
+    const bytes = source instanceof Uint8Array || ArrayBuffer.isView(source) ? source : await host.readBytes(source);
+    module = await WebAssembly.compile(bytes);
+  } catch (e) {
+    throw new WasmrtError(`cannot load the ${file} engine from ${source}: ${e.message}`, { cause: e });
+  }
+  const memory = sharedMemory();
+  const instance = await WebAssembly.instantiate(module, { env: { memory } });
+  let workers = [], why = "";
+  try {
+    workers = await startThreads(module, memory, instance.exports, asked);
+  } catch (e) {
+    why = `: a Worker failed to start (${e.message})`;
+  }
+  const threads = 1 + workers.length;
+  const threadsReason = threads === asked ? `${threads} threads (as asked)` : `${threads} threads of ${asked}${why}`;
+  return new Runtime(instance, { variant, reason, features, host, threads, threadsReason, workers });
 }
 
 export const version = "0.1.0";

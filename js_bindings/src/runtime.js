@@ -23,7 +23,7 @@ const finalizer = typeof FinalizationRegistry === "function"
 
 export class Runtime {
   /** Use wasmrt.init(); this wraps an already instantiated engine. */
-  constructor(instance, { variant, reason, features, host }) {
+  constructor(instance, { variant, reason, features, host, threads = 1, threadsReason = "", workers = [] }) {
     const ex = instance.exports;
     const missing = REQUIRED_EXPORTS.filter((k) => !(k in ex));
     if (missing.length) {
@@ -34,12 +34,23 @@ export class Runtime {
     this._live = new Set(); // handles of loaded models
     /** "relaxed" | "simd" | "scalar" */
     this.variant = variant;
-    /** Why this variant was picked (and why better ones were not). */
-    this.reason = reason;
+    /** Threads a run uses (1 without cross-origin isolation, shared memory or Workers: threadsReason says). */
+    this.threads = threads;
+    this.threadsReason = threadsReason;
+    /** Why this variant was picked (and why better ones were not), and how many threads. */
+    this.reason = threadsReason ? `${reason}; ${threadsReason}` : reason;
+    this._workers = workers;
     /** What the probes found: {simd: {available, reason}, relaxed: {available, reason}} */
     this.features = features;
     this.host = host.name;
     this._hostAdapter = host;
+  }
+
+  /** Stop the engine's Workers (threaded runtimes); the runtime and its models are unusable afterwards. */
+  close() {
+    this._workers.forEach((w) => w.terminate());
+    this._workers = [];
+    this._closed = true;
   }
 
   /** Bytes of wasm linear memory (it grows as needed and never shrinks). */
@@ -81,6 +92,7 @@ export class Runtime {
       }
     }
     if (!handle) throw errorFromCode(code || ERROR_CODES.FORMAT, this._message());
+    if (this.threads > 1) ex.wrt_set_threads(handle, this.threads);
     try {
       return new Model(this, handle, readMetadata(bytes), name);
     } catch (e) {
@@ -92,6 +104,7 @@ export class Runtime {
   // -- internals shared with Model --------------------------------------------------------------------------
 
   _usable() {
+    if (this._closed) throw new WasmrtError("this runtime was closed (close()); create a new one with init()");
     if (this._broken) {
       throw new WasmrtError(`this runtime stopped after an engine crash (${this._broken}); create a new one with init()`);
     }
@@ -123,7 +136,7 @@ export class Runtime {
     const mem = new Uint8Array(this._ex.memory.buffer);
     let end = ptr;
     while (end < mem.length && mem[end] !== 0) end++;
-    return utf8.decode(mem.subarray(ptr, end));
+    return utf8.decode(mem.slice(ptr, end)); // a copy: TextDecoder refuses views of shared memory
   }
 
   _message() { return this._cstr(u32(this._ex.wrt_error_message())); }
@@ -272,7 +285,7 @@ export class Model {
         const T = arrayTypeOf(o.dtype);
         const ptr = u32(ex.wrt_output_ptr(this._h, i));
         const n = sizeOf(o.shape);
-        out[o.name] = new Tensor(o.dtype, new T(ex.memory.buffer.slice(ptr, ptr + n * T.BYTES_PER_ELEMENT)), o.shape.slice());
+        out[o.name] = new Tensor(o.dtype, new T(ex.memory.buffer, ptr, n).slice(), o.shape.slice()); // a plain copy
       });
       return out;
     });

@@ -12,7 +12,8 @@ const summary = (m) => ({ inputs: m.inputs, outputs: m.outputs, metadata: m.meta
 const ops = {
   async init(options) {
     runtime = await init(options);
-    return { variant: runtime.variant, reason: runtime.reason, features: runtime.features, host: runtime.host };
+    return { variant: runtime.variant, reason: runtime.reason, features: runtime.features, host: runtime.host,
+      threads: runtime.threads };
   },
   async load({ source, name, maxMemory, maxWork }) {
     const model = await need().load(source, { name, maxMemory, maxWork });

@@ -128,49 +128,79 @@ const char* conv_kernel(const wrt_op* op) {
   return k >= 0 && k <= 6 ? names[k][has_residual(op)] : "?";
 }
 
+/* Tasks of a convolution run: depthwise, ranges of output rows; igemm, ranges of MR-pixel blocks (of one group). */
+typedef struct {
+  const wrt_model* m;
+  const wrt_op* op;
+  const wrt_clamp* kc; /* the kernels' clamp: none when a residual is added afterwards */
+  const float* res;    /* the residual, or NULL */
+  const float** ind;   /* igemm: this group's taps */
+  const float* pk;     /* igemm: this group's packed weights */
+  size_t g;
+} conv_job;
+
+static void dw_rows(void* ctx, size_t r0, size_t r1) {
+  const conv_job* j = ctx;
+  const wrt_conv_plan* p = &j->op->u.conv;
+  const wrt_target* tg = j->m->tg;
+  size_t C = (size_t)p->c, CO = (size_t)p->co, ks = (size_t)p->ks, OW = (size_t)p->ow;
+  float* y = t_f32(j->m, j->op->out);
+  for (size_t r = r0; r < r1; r++) {
+    float* row = y + r * OW * CO;
+    p->dw->fn(C, OW, ks, p->ind + r * OW * ks, p->packed, row, CO * sizeof(float), j->kc);
+    if (j->res) tg->vbinary[WRT_BIN_ADD](OW * CO, row, j->res + r * OW * CO, row, &j->op->clamp);
+  }
+}
+
+static void igemm_blocks(void* ctx, size_t b0, size_t b1) {
+  const conv_job* j = ctx;
+  const wrt_conv_plan* p = &j->op->u.conv;
+  const wrt_target* tg = j->m->tg;
+  size_t P = (size_t)p->pix, CO = (size_t)p->co, ks = (size_t)p->ks, G = (size_t)p->groups;
+  size_t cg = (size_t)p->c / G, og = CO / G, MR = tg->gemm_mr, NR = tg->gemm_nr;
+  float* y = t_f32(j->m, j->op->out);
+  for (size_t b = b0; b < b1; b++) {
+    size_t p0 = b * MR, mr = P - p0 < MR ? P - p0 : MR;
+    for (size_t n0 = 0; n0 < og; n0 += NR) {
+      size_t nc = og - n0 < NR ? og - n0 : NR;
+      wrt_igemm_fn fn = gemm_panel_width(tg, nc) == NR ? tg->igemm : tg->igemm_half;
+      fn(mr, nc, cg, ks, j->ind + p0 * ks, j->pk + (n0 / NR) * NR * (1 + ks * cg), y + p0 * CO + j->g * og + n0,
+         CO * sizeof(float), j->kc);
+    }
+  }
+}
+
 int run_conv(wrt_model* m, wrt_op* op) {
   const wrt_conv_plan* p = &op->u.conv;
   const wrt_target* tg = m->tg;
   float* y = t_f32(m, op->out);
   size_t P = (size_t)p->pix, C = (size_t)p->c, CO = (size_t)p->co, ks = (size_t)p->ks;
-  size_t G = (size_t)p->groups, cg = C / G, og = CO / G, MR = tg->gemm_mr, NR = tg->gemm_nr;
+  size_t G = (size_t)p->groups, cg = C / G;
   /* with a residual, kernels write the plain sum and the residual add applies the clamp, each row block while
    * it is still in cache */
   const float* res = residual_of(m, op);
-  const wrt_clamp none = {-__builtin_inff(), __builtin_inff()}, *kc = res ? &none : &op->clamp;
+  const wrt_clamp none = {-__builtin_inff(), __builtin_inff()};
+  conv_job j = {m, op, res ? &none : &op->clamp, res, 0, 0, 0};
   switch (op->path) {
     case CONV_GEMM:
       run_gemm(tg, P, CO, C, t_f32(m, op->in[0]), C * sizeof(float), p->packed, y, CO * sizeof(float), &op->clamp,
-               res);
+               res, op_threads(m, op));
       return WRT_OK;
-    case CONV_DW: {
-      size_t rows = (size_t)(p->n * p->oh), OW = (size_t)p->ow;
-      for (size_t r = 0; r < rows; r++) {
-        p->dw->fn(C, OW, ks, p->ind + r * OW * ks, p->packed, y + r * OW * CO, CO * sizeof(float), kc);
-        if (res) tg->vbinary[WRT_BIN_ADD](OW * CO, y + r * OW * CO, res + r * OW * CO, y + r * OW * CO, &op->clamp);
-      }
+    case CONV_DW:
+      op_parallel_rows(m, op, (size_t)(p->n * p->oh), dw_rows, &j);
       return WRT_OK;
-    }
     case CONV_IGEMM:
     case CONV_GROUPED: {
-      size_t per_group = (size_t)p->gpack;
       for (size_t g = 0; g < G; g++) {
-        const float** ind = (const float**)p->ind;
+        j.g = g;
+        j.ind = (const float**)p->ind;
         if (g > 0) { /* the same taps, shifted to this group's channels; padding still reads zeros */
-          const float** s = (const float**)(void*)m->scratch;
-          for (size_t i = 0; i < P * ks; i++) s[i] = ind[i] == m->zeros ? m->zeros : ind[i] + g * cg;
-          ind = s;
+          const float** s = (const float**)m->scratch;
+          for (size_t i = 0; i < P * ks; i++) s[i] = p->ind[i] == m->zeros ? m->zeros : p->ind[i] + g * cg;
+          j.ind = s;
         }
-        const float* pk = p->packed + g * per_group;
-        for (size_t p0 = 0; p0 < P; p0 += MR) {
-          size_t mr = P - p0 < MR ? P - p0 : MR;
-          for (size_t n0 = 0; n0 < og; n0 += NR) {
-            size_t nc = og - n0 < NR ? og - n0 : NR;
-            wrt_igemm_fn fn = gemm_panel_width(tg, nc) == NR ? tg->igemm : tg->igemm_half;
-            fn(mr, nc, cg, ks, ind + p0 * ks, pk + (n0 / NR) * NR * (1 + ks * cg),
-               y + p0 * CO + g * og + n0, CO * sizeof(float), kc);
-          }
-        }
+        j.pk = p->packed + g * (size_t)p->gpack;
+        op_parallel_rows(m, op, (P + tg->gemm_mr - 1) / tg->gemm_mr, igemm_blocks, &j);
       }
       if (res) tg->vbinary[WRT_BIN_ADD](P * CO, y, res, y, &op->clamp);
       return WRT_OK;
@@ -243,7 +273,8 @@ int run_conv_transpose(wrt_model* m, wrt_op* op) {
     const float* pk = p->packed + g * (size_t)p->gpack;
     for (size_t p0 = 0; p0 < P; p0 += chunk) {
       size_t rows = P - p0 < chunk ? P - p0 : chunk;
-      run_gemm(m->tg, rows, J, cg, x + p0 * C + g * cg, C * sizeof(float), pk, cols, J * sizeof(float), &none, 0);
+      run_gemm(m->tg, rows, J, cg, x + p0 * C + g * cg, C * sizeof(float), pk, cols, J * sizeof(float), &none, 0,
+               op_threads(m, op));
       /* the input pixel (n, ih, iw) of each GEMM row, stepped rather than divided out per row (64-bit divisions
        * cost more than the scatter itself: selfie segmentation's 2x2 upsampling head ran at 4 GFLOP/s) */
       size_t n = p0 / (H * W), ih = (p0 / W) % H, iw = p0 % W;

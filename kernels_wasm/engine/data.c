@@ -287,15 +287,24 @@ static int run_pad(wrt_model* m, wrt_op* op) {
   return WRT_OK;
 }
 
-static int run_resize(wrt_model* m, wrt_op* op) {
+typedef struct {
+  const wrt_model* m;
+  const wrt_op* op;
+} data_job;
+
+/* output rows [r0, r1) of n * OH + oh */
+static void resize_rows(void* ctx, size_t begin, size_t end) {
+  const wrt_model* m = ((const data_job*)ctx)->m;
+  const wrt_op* op = ((const data_job*)ctx)->op;
   const wrt_tensor *x = &m->t[op->in[0]], *y = &m->t[op->out];
   const lerp *th = op->u.data.h, *tw = op->u.data.w;
-  size_t N = (size_t)y->dims[0], OH = (size_t)y->dims[1], OW = (size_t)y->dims[2], C = (size_t)y->dims[3];
+  size_t OH = (size_t)y->dims[1], OW = (size_t)y->dims[2], C = (size_t)y->dims[3];
   size_t H = (size_t)x->dims[1], W = (size_t)x->dims[2];
   const float* xd = t_f32(m, op->in[0]);
   float* yd = t_f32(m, op->out);
-  for (size_t n = 0; n < N; n++)
-    for (size_t oh = 0; oh < OH; oh++) {
+  for (size_t row = begin; row < end; row++) {
+    size_t n = row / OH, oh = row % OH;
+    {
       const lerp* h = &th[oh];
       for (size_t ow = 0; ow < OW; ow++) {
         const lerp* w = &tw[ow];
@@ -316,6 +325,12 @@ static int run_resize(wrt_model* m, wrt_op* op) {
         }
       }
     }
+  }
+}
+
+static int run_resize(wrt_model* m, wrt_op* op) {
+  data_job j = {m, op};
+  op_parallel_rows(m, op, (size_t)(m->t[op->out].dims[0] * m->t[op->out].dims[1]), resize_rows, &j);
   return WRT_OK;
 }
 

@@ -47,23 +47,62 @@ static void bcast_setup(const wrt_tensor* a, const wrt_tensor* b, const wrt_tens
 
 typedef void (*row_fn)(size_t n, const float* a, size_t sa, const float* b, size_t sb, float* y, const void* ctx);
 
-static void bcast_run(const bcast* bc, const float* a, const float* b, float* y, row_fn fn, const void* ctx) {
-  int r = bc->rank, last = r - 1;
-  size_t n = bc->dim[last], idx[WRT_MAX_RANK] = {0}, rows = 1;
-  for (int i = 0; i < last; i++) rows *= bc->dim[i];
-  if (n == 0) return;
-  for (size_t row = 0; row < rows; row++) {
+/* Tasks of an element-wise run, a fixed function of the shape: about TASK_ELEMS outputs each, as whole rows when
+ * rows are short, or segments of a long row. Every element's arithmetic is the same however the rows are cut. */
+#define TASK_ELEMS 16384
+
+typedef struct {
+  const bcast* bc;
+  const float *a, *b;
+  float* y;
+  row_fn fn;
+  const void* ctx;
+  size_t n, rows, segs, seg_len, rows_per_task;
+} bcast_job;
+
+static void bcast_rows(const bcast_job* j, size_t row0, size_t row1, size_t c0, size_t c1) {
+  const bcast* bc = j->bc;
+  int last = bc->rank - 1;
+  size_t idx[WRT_MAX_RANK] = {0}, rest = row0;
+  for (int i = last - 1; i >= 0; i--) { /* the row's index along each outer axis */
+    idx[i] = rest % bc->dim[i];
+    rest /= bc->dim[i];
+  }
+  for (size_t row = row0; row < row1; row++) {
     size_t oa = 0, ob = 0;
     for (int i = 0; i < last; i++) {
       oa += idx[i] * bc->sa[i];
       ob += idx[i] * bc->sb[i];
     }
-    fn(n, a + oa, bc->sa[last], b + ob, bc->sb[last], y + row * n, ctx);
+    j->fn(c1 - c0, j->a + oa + c0 * bc->sa[last], bc->sa[last], j->b + ob + c0 * bc->sb[last], bc->sb[last],
+          j->y + row * j->n + c0, j->ctx);
     for (int i = last - 1; i >= 0; i--) {
       if (++idx[i] < bc->dim[i]) break;
       idx[i] = 0;
     }
   }
+}
+
+static void bcast_task(void* ctx, size_t t) {
+  const bcast_job* j = ctx;
+  if (j->segs > 1) { /* one segment of one long row */
+    size_t row = t / j->segs, c0 = t % j->segs * j->seg_len, c1 = c0 + j->seg_len < j->n ? c0 + j->seg_len : j->n;
+    bcast_rows(j, row, row + 1, c0, c1);
+  } else {
+    size_t r0 = t * j->rows_per_task, r1 = r0 + j->rows_per_task < j->rows ? r0 + j->rows_per_task : j->rows;
+    bcast_rows(j, r0, r1, 0, j->n);
+  }
+}
+
+static void bcast_run(const wrt_model* m, const wrt_op* op, const bcast* bc, const float* a, const float* b, float* y,
+                      row_fn fn, const void* ctx) {
+  size_t n = bc->dim[bc->rank - 1], rows = 1;
+  for (int i = 0; i < bc->rank - 1; i++) rows *= bc->dim[i];
+  if (n == 0) return;
+  bcast_job j = {bc, a, b, y, fn, ctx, n, rows, (n + TASK_ELEMS - 1) / TASK_ELEMS, TASK_ELEMS, 0};
+  j.rows_per_task = n >= TASK_ELEMS ? 1 : TASK_ELEMS / n;
+  size_t tasks = j.segs > 1 ? rows * j.segs : (rows + j.rows_per_task - 1) / j.rows_per_task;
+  op_parallel(m, op, tasks, bcast_task, &j);
 }
 
 /* ---- binary ops through the kernel table ----------------------------------------------------------------------- */
@@ -177,6 +216,23 @@ static float double_fn(const wrt_op* op, float xf) {
   }
 }
 
+typedef struct {
+  wrt_vunary_fn fn; /* NULL: the scalar form */
+  int code;
+  const float* x;
+  float* y;
+  size_t n;
+  float params[2];
+} unary_job;
+
+static void unary_task(void* ctx, size_t t) {
+  const unary_job* j = ctx;
+  size_t i0 = t * TASK_ELEMS, len = j->n - i0 < TASK_ELEMS ? j->n - i0 : TASK_ELEMS;
+  if (j->fn) j->fn(len, j->x + i0, j->y + i0, j->params);
+  else
+    for (size_t i = i0; i < i0 + len; i++) j->y[i] = unary_scalar(j->code, j->x[i], j->params);
+}
+
 int plan_elementwise(wrt_model* m, wrt_op* op, wrt_cost* c) {
   /* POW, and unary ops without a vector kernel, compute in double */
   int slow = op->type == OP_POW || is_double_fn(op->type) || (op->n_in == 1 && !m->tg->vunary[unary_code(op->type)]);
@@ -197,21 +253,19 @@ int run_elementwise(wrt_model* m, wrt_op* op) {
     if (op->type == OP_CLIP) { params[0] = op->a.min; params[1] = op->a.max; }
     if (op->type == OP_LEAKY_RELU) params[0] = op->a.alpha;
     if (op->type == OP_HARD_SIGMOID) { params[0] = op->a.alpha; params[1] = op->a.beta; }
-    int code = unary_code(op->type);
-    wrt_vunary_fn fn = m->tg->vunary[code];
-    if (fn) fn((size_t)y->count, x, yd, params);
-    else
-      for (size_t i = 0; i < y->count; i++) yd[i] = unary_scalar(code, x[i], params);
+    unary_job j = {m->tg->vunary[unary_code(op->type)], unary_code(op->type), x, yd, (size_t)y->count,
+                   {params[0], params[1]}};
+    op_parallel(m, op, (j.n + TASK_ELEMS - 1) / TASK_ELEMS, unary_task, &j);
     return WRT_OK;
   }
   bcast bc;
   bcast_setup(&m->t[op->in[0]], &m->t[op->in[1]], y, &bc);
   const float* b = t_f32(m, op->in[1]);
-  if (op->type == OP_POW) bcast_run(&bc, x, b, yd, pow_row, 0);
+  if (op->type == OP_POW) bcast_run(m, op, &bc, x, b, yd, pow_row, 0);
   else {
     bin_ctx c = {m->tg, 0, 0, &op->clamp};
     c.code = binary_code(op->type, &c.rev);
-    bcast_run(&bc, x, b, yd, bin_row, &c);
+    bcast_run(m, op, &bc, x, b, yd, bin_row, &c);
   }
   return WRT_OK;
 }

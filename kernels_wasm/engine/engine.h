@@ -121,6 +121,7 @@ typedef struct wrt_op {
   int path;                /* which path of it runs (the module's own enum) */
   uint16_t packed_in;      /* bit i: input i is consumed at load (packed); every other constant input is copied */
   uint8_t skip;            /* the output is empty: nothing to prepare or run */
+  uint64_t work;           /* its cost's work: small ops run on one thread */
   wrt_clamp clamp;
   union {
     wrt_conv_plan conv;
@@ -173,6 +174,7 @@ struct wrt_model {
   uint64_t mem_used, mem_limit; /* bytes allocated for this model, and its budget */
   uint64_t work, work_limit;    /* estimated work of one run, and its budget */
   int cur_op;              /* the op being prepared or run (-1: none), for error reports after a trap */
+  int threads;             /* threads its runs may use (wrt_set_threads), 1 by default */
 };
 
 /* ---- the op table (ops.c) --------------------------------------------------------------------------------------- */
@@ -214,6 +216,14 @@ const char* dtype_name(int dtype);            /* "float32" */
 int op_fail(const wrt_op* op, int code, const char* fmt, ...); /* "operator 3 (CONV_2D 'conv1'): ..." */
 void describe_op(char* out, size_t cap, const wrt_op* op);      /* "operator 3 (CONV_2D 'conv1')" */
 void clamp_inplace(float* y, size_t n, const wrt_clamp* c);
+/* an op's parallel loop over n fixed tasks (see rt_threads.c): on one thread below PAR_MIN_WORK */
+#define PAR_MIN_WORK ((uint64_t)1 << 20)
+int op_threads(const wrt_model* m, const wrt_op* op);
+void op_parallel(const wrt_model* m, const wrt_op* op, size_t n, rt_task_fn fn, void* ctx);
+/* the same over rows [0, rows), cut into at most ROW_TASKS ranges of whole rows */
+#define ROW_TASKS 64
+typedef void (*row_range_fn)(void* ctx, size_t r0, size_t r1);
+void op_parallel_rows(const wrt_model* m, const wrt_op* op, size_t rows, row_range_fn fn, void* ctx);
 static inline int is_unclamped(const wrt_clamp* c) { return c->min == -__builtin_inff() && c->max == __builtin_inff(); }
 
 /* tensor data by element type */
@@ -269,7 +279,8 @@ void pack_gemm(const wrt_target* tg, size_t n, size_t k, const float* w, size_t 
                const float* bias, float* out);
 void run_gemm(const wrt_target* tg, size_t m, size_t n, size_t k, const float* a, size_t a_stride_bytes,
               const float* packed, float* c, size_t c_stride_bytes, const wrt_clamp* clamp,
-              const float* residual); /* residual: NULL, or rows added to c before the clamp (c's stride) */
+              const float* residual, /* NULL, or rows added to c before the clamp (c's stride) */
+              int threads);
 
 /* shape helpers (shape_check.c), shared with python_ref's rules */
 int rnn_geometry(const wrt_model* m, const wrt_op* op, wrt_rnn_dims* g);

@@ -39,35 +39,56 @@ size_t gemm_row_block(const wrt_target* tg, size_t m, size_t k) {
   return (block + mr - 1) / mr * mr;
 }
 
-/* c[M, N] = a[M, K] x packed (+ residual, rows of N floats at c's stride); rows in blocks that keep A in cache
- * while the panels stream past. With a residual, the kernels write the plain sum and the residual is added (then
- * clamped) per block, while the block's rows are still in cache. */
-void run_gemm(const wrt_target* tg, size_t m, size_t n, size_t k, const float* a, size_t a_stride, const float* packed,
-              float* c, size_t c_stride, const wrt_clamp* clamp, const float* residual) {
-  size_t mr = tg->gemm_mr, nr = tg->gemm_nr;
-  size_t block = gemm_row_block(tg, m, k);
-  size_t panel_floats = nr * (1 + k);
-  const wrt_clamp none = {-__builtin_inff(), __builtin_inff()}, *kc = residual ? &none : clamp;
-  for (size_t r0 = 0; r0 < m; r0 += block) {
-    size_t r1 = m - r0 < block ? m : r0 + block;
-    for (size_t p = 0; p < n; p += nr) {
-      size_t nc = n - p < nr ? n - p : nr;
-      const float* panel = packed + (p / nr) * panel_floats;
-      wrt_gemm_fn fn = gemm_panel_width(tg, nc) == nr ? tg->gemm : tg->gemm_half;
-      for (size_t i = r0; i < r1; i += mr) {
-        size_t rows = r1 - i < mr ? r1 - i : mr;
-        fn(rows, nc, k, (const float*)((const char*)a + i * a_stride), a_stride, panel,
-                 (float*)((char*)c + i * c_stride) + p, c_stride, kc);
-      }
-    }
-    if (!residual) continue;
-    size_t rs = c_stride / sizeof(float);
-    if (rs == n) { /* contiguous rows: one call */
-      tg->vbinary[WRT_BIN_ADD]((r1 - r0) * n, c + r0 * rs, residual + r0 * rs, c + r0 * rs, clamp);
-    } else {
-      for (size_t i = r0; i < r1; i++) tg->vbinary[WRT_BIN_ADD](n, c + i * rs, residual + i * rs, c + i * rs, clamp);
+/* One GEMM as tasks: a block of rows times a chunk of panels. */
+typedef struct {
+  const wrt_target* tg;
+  size_t m, n, k, a_stride, c_stride, block, chunks, per_chunk;
+  const float *a, *packed, *residual;
+  float* c;
+  const wrt_clamp* clamp;
+} gemm_job;
+
+static void gemm_task(void* ctx, size_t t) {
+  const gemm_job* j = ctx;
+  const wrt_target* tg = j->tg;
+  size_t mr = tg->gemm_mr, nr = tg->gemm_nr, panel_floats = nr * (1 + j->k);
+  size_t r0 = t / j->chunks * j->block, r1 = j->m - r0 < j->block ? j->m : r0 + j->block;
+  size_t p0 = t % j->chunks * j->per_chunk * nr, p1 = p0 + j->per_chunk * nr < j->n ? p0 + j->per_chunk * nr : j->n;
+  const wrt_clamp none = {-__builtin_inff(), __builtin_inff()}, *kc = j->residual ? &none : j->clamp;
+  for (size_t p = p0; p < p1; p += nr) {
+    size_t nc = j->n - p < nr ? j->n - p : nr;
+    const float* panel = j->packed + (p / nr) * panel_floats;
+    wrt_gemm_fn fn = gemm_panel_width(tg, nc) == nr ? tg->gemm : tg->gemm_half;
+    for (size_t i = r0; i < r1; i += mr) {
+      size_t rows = r1 - i < mr ? r1 - i : mr;
+      fn(rows, nc, j->k, (const float*)((const char*)j->a + i * j->a_stride), j->a_stride, panel,
+         (float*)((char*)j->c + i * j->c_stride) + p, j->c_stride, kc);
     }
   }
+  if (!j->residual) return;
+  /* the residual is added (then clamped) to the block's columns while they are still in cache */
+  size_t rs = j->c_stride / sizeof(float);
+  float* c = j->c;
+  if (rs == j->n && p0 == 0 && p1 == j->n) { /* contiguous rows: one call */
+    tg->vbinary[WRT_BIN_ADD]((r1 - r0) * j->n, c + r0 * rs, j->residual + r0 * rs, c + r0 * rs, j->clamp);
+  } else {
+    for (size_t i = r0; i < r1; i++)
+      tg->vbinary[WRT_BIN_ADD](p1 - p0, c + i * rs + p0, j->residual + i * rs + p0, c + i * rs + p0, j->clamp);
+  }
+}
+
+/* c[M, N] = a[M, K] x packed (+ residual, rows of N floats at c's stride). With a residual, the kernels write the
+ * plain sum and the residual is added (then clamped) per task. Tasks depend on the shape only: row blocks, and when
+ * there are few of them (a classifier's single row), chunks of panels too, so that about 16 tasks exist to share. */
+void run_gemm(const wrt_target* tg, size_t m, size_t n, size_t k, const float* a, size_t a_stride, const float* packed,
+              float* c, size_t c_stride, const wrt_clamp* clamp, const float* residual, int threads) {
+  size_t nr = tg->gemm_nr, panels = (n + nr - 1) / nr, block = gemm_row_block(tg, m, k);
+  size_t blocks = (m + block - 1) / block, chunks = blocks >= 16 ? 1 : (16 + blocks - 1) / blocks;
+  if (chunks > panels) chunks = panels;
+  size_t per_chunk = (panels + chunks - 1) / chunks;
+  chunks = (panels + per_chunk - 1) / per_chunk;
+  gemm_job j = {tg, m, n, k, a_stride, c_stride, block, chunks, per_chunk, a, packed, residual, c, clamp};
+  rt_parallel(threads, blocks * chunks, gemm_task, &j);
 }
 
 /* ---- FULLY_CONNECTED and MATMUL -------------------------------------------------------------------------------- */
@@ -149,7 +170,8 @@ int run_dense(wrt_model* m, wrt_op* op) {
       pack_gemm(m->tg, N, K, t_f32(m, op->in[1]), 1, K, has_bias ? t_f32(m, op->in[2]) : 0, m->scratch);
       packed = m->scratch;
     }
-    if (M && N) run_gemm(m->tg, M, N, K, x, K * sizeof(float), packed, y, N * sizeof(float), &op->clamp, 0);
+    if (M && N) run_gemm(m->tg, M, N, K, x, K * sizeof(float), packed, y, N * sizeof(float), &op->clamp, 0,
+                         op_threads(m, op));
     return WRT_OK;
   }
   int rbatch = p->rbatch, rb = w->rank;
@@ -178,7 +200,7 @@ int run_dense(wrt_model* m, wrt_op* op) {
       packed = m->scratch;
     }
     run_gemm(m->tg, M, N, K, x + ao * M * K, K * sizeof(float), packed, y + b * M * N, N * sizeof(float), &op->clamp,
-             0);
+             0, op_threads(m, op));
     for (int i = rbatch - 1; i >= 0; i--) {
       if (++idx[i] < (size_t)p->bdims[i]) break;
       idx[i] = 0;

@@ -65,6 +65,7 @@ static int plan_model(wrt_model* m, uint64_t* need, int resize) {
     if (r) return r;
     if (resize) c.bytes = 0; /* packed at load */
     c.bytes = c.bytes + c.shape_bytes < c.bytes ? UINT64_MAX : c.bytes + c.shape_bytes;
+    op->work = c.work;
     /* constants the op reads at run time are copied once each (const_data) */
     for (int i = 0; i < op->n_in; i++) {
       wrt_tensor* t = op->in[i] >= 0 ? &m->t[op->in[i]] : 0;
@@ -279,6 +280,7 @@ wrt_model* wrt_load_with_limits(const void* data, size_t size, double max_memory
   m->mem_limit = limit_or_default(max_memory, WRT_DEFAULT_MAX_MEMORY, (uint64_t)(SIZE_MAX >> 1) + ((uint64_t)1 << 30));
   m->work_limit = limit_or_default(max_work, WRT_DEFAULT_MAX_WORK, UINT64_MAX >> 1);
   m->cur_op = -1;
+  m->threads = 1;
   active = m;
   int r = load(m, data, size);
   active = 0;
@@ -305,6 +307,21 @@ int wrt_run(wrt_model* m) {
 }
 
 size_t wrt_memory_size(const wrt_model* m) { return m ? (size_t)m->mem_used : 0; }
+
+int wrt_set_threads(wrt_model* m, int n) {
+  if (!m) return 0;
+#if defined(WRT_THREADS)
+  int most = 64;
+#if defined(__wasm__)
+  most = rt_pool_threads() + 1; /* the Workers the host started, and the caller */
+#endif
+  m->threads = n < 1 ? 1 : n > most ? most : n;
+#else
+  (void)n;
+  m->threads = 1;
+#endif
+  return m->threads;
+}
 double wrt_work_estimate(const wrt_model* m) { return m ? (double)m->work : 0; }
 
 int wrt_current_op(const wrt_model* m) { return m ? m->cur_op : -1; }

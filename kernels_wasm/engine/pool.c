@@ -27,10 +27,18 @@ static int64_t taps_inside(int64_t start, int64_t k, int64_t d, int64_t lo, int6
   return n;
 }
 
-int run_pool(wrt_model* m, wrt_op* op) {
+typedef struct {
+  const wrt_model* m;
+  const wrt_op* op;
+} pool_job;
+
+/* output rows [r0, r1) of n * OH + oh */
+static void pool_rows(void* ctx, size_t r0, size_t r1) {
+  const wrt_model* m = ((const pool_job*)ctx)->m;
+  const wrt_op* op = ((const pool_job*)ctx)->op;
   const wrt_attrs* a = &op->a;
   const wrt_tensor *x = &m->t[op->in[0]], *yt = &m->t[op->out];
-  size_t N = (size_t)yt->dims[0], OH = (size_t)yt->dims[1], OW = (size_t)yt->dims[2], C = (size_t)yt->dims[3];
+  size_t OH = (size_t)yt->dims[1], OW = (size_t)yt->dims[2], C = (size_t)yt->dims[3];
   int64_t H = x->dims[1], W = x->dims[2];
   size_t ks = (size_t)a->kernel[0] * (size_t)a->kernel[1];
   float* y = t_f32(m, op->out);
@@ -38,8 +46,9 @@ int run_pool(wrt_model* m, wrt_op* op) {
   int is_max = op->type == OP_MAX_POOL_2D;
   int64_t lo_h = a->count_include_pad ? -a->pads[0] : 0, hi_h = a->count_include_pad ? H + a->pads[2] : H;
   int64_t lo_w = a->count_include_pad ? -a->pads[1] : 0, hi_w = a->count_include_pad ? W + a->pads[3] : W;
-  for (size_t n = 0; n < N; n++)
-    for (size_t oh = 0; oh < OH; oh++) {
+  for (size_t row = r0; row < r1; row++) {
+    size_t n = row / OH, oh = row % OH;
+    {
       int64_t ch = is_max ? 1
                           : taps_inside((int64_t)oh * a->strides[0] - a->pads[0], a->kernel[0], a->dilations[0], lo_h, hi_h);
       for (size_t ow = 0; ow < OW; ow++) {
@@ -55,5 +64,11 @@ int run_pool(wrt_model* m, wrt_op* op) {
         }
       }
     }
+  }
+}
+
+int run_pool(wrt_model* m, wrt_op* op) {
+  pool_job j = {m, op};
+  op_parallel_rows(m, op, (size_t)(m->t[op->out].dims[0] * m->t[op->out].dims[1]), pool_rows, &j);
   return WRT_OK;
 }

@@ -206,17 +206,17 @@ int run_rnn(wrt_model* m, wrt_op* op) {
     int reverse = a->direction == WRT_Direction_REVERSE || (a->direction == WRT_Direction_BIDIRECTIONAL && d == 1);
     act_fn f = activation(op, (int)d, 0), gg = activation(op, (int)d, 1), hf = lstm ? activation(op, (int)d, 2) : f;
     /* every step's input product at once: [T*B, GH] */
-    run_gemm(m->tg, T * B, GH, I, x, I * sizeof(float), p->w[d], xw, GH * sizeof(float), &none, 0);
+    run_gemm(m->tg, T * B, GH, I, x, I * sizeof(float), p->w[d], xw, GH * sizeof(float), &none, 0, op_threads(m, op));
     for (size_t b = 0; b < B; b++) {
       for (size_t k = 0; k < P; k++) h[b * P + k] = h0 ? h0[(d * B + b) * P + k] : 0.0f;
       if (lstm)
         for (size_t k = 0; k < H; k++) c[b * H + k] = c0 ? c0[(d * B + b) * H + k] : 0.0f;
       for (size_t t = (size_t)lv[b]; t < T; t++) rt_zero(y + ((t * D + d) * B + b) * P, P * sizeof(float));
     }
-    for (int64_t s = 0; s < maxlen; s++) {
-      run_gemm(m->tg, B, gru ? 2 * H : GH, P, h, P * sizeof(float), p->r[d], rec, GH * sizeof(float), &none, 0);
+    for (int64_t s = 0; s < maxlen; s++) { /* one step's products are too small to share out: 1 thread */
+      run_gemm(m->tg, B, gru ? 2 * H : GH, P, h, P * sizeof(float), p->r[d], rec, GH * sizeof(float), &none, 0, 1);
       if (gru && a->linear_before_reset) /* r * (Rh h + Rbh): Rh h needed before r is known */
-        run_gemm(m->tg, B, H, H, h, H * sizeof(float), p->rh[d], rec + 2 * H, GH * sizeof(float), &none, 0);
+        run_gemm(m->tg, B, H, H, h, H * sizeof(float), p->rh[d], rec + 2 * H, GH * sizeof(float), &none, 0, 1);
       for (size_t b = 0; b < B; b++) {
         if (s >= lv[b]) continue;
         size_t t = reverse ? (size_t)(lv[b] - 1 - s) : (size_t)s;
@@ -278,7 +278,7 @@ int run_rnn(wrt_model* m, wrt_op* op) {
       }
       if (gru) {
         if (!a->linear_before_reset)
-          run_gemm(m->tg, B, H, H, tmp, H * sizeof(float), p->rh[d], rec + 2 * H, GH * sizeof(float), &none, 0);
+          run_gemm(m->tg, B, H, H, tmp, H * sizeof(float), p->rh[d], rec + 2 * H, GH * sizeof(float), &none, 0, 1);
         for (size_t b = 0; b < B; b++) {
           if (s >= lv[b]) continue;
           size_t t = reverse ? (size_t)(lv[b] - 1 - s) : (size_t)s;
@@ -292,7 +292,7 @@ int run_rnn(wrt_model* m, wrt_op* op) {
       }
       if (lstm) {
         if (p->proj[d]) {
-          run_gemm(m->tg, B, P, H, hp, MX * sizeof(float), p->proj[d], hn, P * sizeof(float), &none, 0);
+          run_gemm(m->tg, B, P, H, hp, MX * sizeof(float), p->proj[d], hn, P * sizeof(float), &none, 0, 1);
           for (size_t b = 0; b < B; b++) clip(hn + b * P, P, a->proj_clip);
         } else {
           for (size_t b = 0; b < B; b++) rt_copy(hn + b * P, hp + b * MX, H * sizeof(float));

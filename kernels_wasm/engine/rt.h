@@ -49,6 +49,12 @@ int rt_isnan(double x);
 float rt_minf(float a, float b);  /* NaN-propagating min/max as numpy's minimum/maximum */
 float rt_maxf(float a, float b);
 
+/* parallel regions (rt_threads.c): fn(ctx, t) for every t < n on the caller and up to threads - 1 pool threads;
+ * inline in single-threaded builds, and natively while another region runs */
+typedef void (*rt_task_fn)(void* ctx, size_t task);
+void rt_parallel(int threads, size_t n, rt_task_fn fn, void* ctx);
+int rt_pool_threads(void); /* pool threads started (wasm: Workers that called wrt_worker_run) */
+
 /* environment (native only; NULL in wasm) */
 const char* rt_getenv(const char* name);
 

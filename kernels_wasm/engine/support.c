@@ -103,6 +103,30 @@ int op_fail(const wrt_op* op, int code, const char* fmt, ...) {
   return rt_error(code, "%s: %s", where, msg);
 }
 
+int op_threads(const wrt_model* m, const wrt_op* op) { return op->work >= PAR_MIN_WORK ? m->threads : 1; }
+
+void op_parallel(const wrt_model* m, const wrt_op* op, size_t n, rt_task_fn fn, void* ctx) {
+  rt_parallel(op_threads(m, op), n, fn, ctx);
+}
+
+typedef struct {
+  row_range_fn fn;
+  void* ctx;
+  size_t rows, per;
+} rows_job;
+
+static void rows_task(void* ctx, size_t t) {
+  const rows_job* j = ctx;
+  size_t r0 = t * j->per, r1 = r0 + j->per < j->rows ? r0 + j->per : j->rows;
+  j->fn(j->ctx, r0, r1);
+}
+
+void op_parallel_rows(const wrt_model* m, const wrt_op* op, size_t rows, row_range_fn fn, void* ctx) {
+  if (!rows) return;
+  rows_job j = {fn, ctx, rows, (rows + ROW_TASKS - 1) / ROW_TASKS};
+  op_parallel(m, op, (rows + j.per - 1) / j.per, rows_task, &j);
+}
+
 void clamp_inplace(float* y, size_t n, const wrt_clamp* c) {
   for (size_t i = 0; i < n; i++) {
     float v = y[i] < c->min ? c->min : y[i];

@@ -75,6 +75,15 @@ WRT_API double wrt_work_estimate(const wrt_model* m); /* the estimated work of o
 WRT_API const char* wrt_active_op(void);
 WRT_API int wrt_current_op(const wrt_model* m);
 
+/* Threads a model's runs may use (the caller's thread included); returns the number granted: 1 in single-threaded
+ * builds, at most the Workers started + 1 in threaded wasm builds. Results do not depend on it. */
+WRT_API int wrt_set_threads(wrt_model* m, int n);
+#if defined(__wasm__)
+/* Threaded wasm builds: a Worker's instance (same module, same shared memory, its own stack) calls this; it never
+ * returns. */
+WRT_API void wrt_worker_run(void);
+#endif
+
 /* Profiling: the ops in execution order. type: "CONV_2D", ...; name: the op's name in the model; kernel: the path
  * that runs it ("dwconv 3x3 rows", "gemm", ...). NULL for an index out of range. */
 WRT_API int wrt_num_ops(const wrt_model* m);

@@ -13,32 +13,41 @@ import numpy as np
 
 from wasmrt import paths
 from wasmrt.bench import peers as peer_setup
+from wasmrt.bench.native import suffix
 from wasmrt.bench.prepare import Prepared
 from wasmrt.errors import WasmrtError
 
-WASM_PEERS = (  # (id, kind, model file key, variant)
-    ("onnxruntime-web", "ort", "onnx", None),
-    ("tfjs-wasm", "tfjs", "tfjs", None),
-    ("litert.js", "litert", "tflite", "relaxed"),
-    ("litert.js-simd", "litert", "tflite", "compat"),
+WASM_PEERS = (  # (id, kind, model file key, variant, runs threaded)
+    ("onnxruntime-web", "ort", "onnx", None, True),
+    ("tfjs-wasm", "tfjs", "tfjs", None, True),
+    ("litert.js", "litert", "tflite", "relaxed", False),  # @litertjs/core's wasm accelerator runs on one thread
+    ("litert.js-simd", "litert", "tflite", "compat", False),
 )
 
 
 def job_for(prep: Prepared, host: str, variants: list[str], peers: bool, warmup: int, rounds: int,
-            profile_runs: int = 0, baseline: Path | None = None, passes: int = 1) -> dict:
-    engines = [{"id": f"wasmrt-{v}", "kind": "wasmrt", "variant": v, "model": "model.wrt"} for v in variants]
+            profile_runs: int = 0, baseline: Path | None = None, passes: int = 1,
+            threads: list[int] | None = None) -> dict:
+    """The JS host's job: our variants at every thread count, the peers at the largest (onnxruntime-web and TF.js
+    fix their thread count once per page or process)."""
+    counts = threads or [1]
+    engines = [{"id": f"wasmrt-{v}{suffix(t)}", "kind": "wasmrt", "variant": v, "model": "model.wrt", "threads": t}
+               for t in counts for v in variants]
     if baseline is not None:  # the same variants from an earlier build, interleaved with the current one
         where = "/baseline/" if host == "chromium" else str(baseline)
         engines += [{"id": f"wasmrt-{v}@baseline", "kind": "wasmrt", "variant": v, "model": "model.wrt",
                      "wasmPaths": where} for v in variants if (baseline / f"wasmrt-{v}.wasm").is_file()]
     if peers:
-        for eid, kind, key, variant in WASM_PEERS:
+        for eid, kind, key, variant, threaded in WASM_PEERS:
             f = prep.peer_files.get(key)
             if f is None:
                 continue
-            engines.append({"id": eid, "kind": kind, "variant": variant, "model": str(Path(f).relative_to(prep.dir))})
+            # TF.js starts its threads from blob: URLs, which Node's Worker refuses: one thread there
+            t = max(counts) if threaded and not (host == "node" and kind == "tfjs") else 1
+            engines.append({"id": eid + suffix(t), "kind": kind, "variant": variant, "threads": t,
+                            "model": str(Path(f).relative_to(prep.dir))})
     job = {"inputs": prep.inputs, "outputs": prep.outputs, "engines": engines, "warmup": warmup, "rounds": rounds,
-           "passes": passes,
+           "passes": passes, "peer_threads": max(counts),
            "wasmrt_root": str(paths.js_bindings()), "profile_runs": profile_runs}
     if variants:
         job["wasmrt_module"] = str(paths.js_bindings() / "src" / "index.js")
@@ -52,11 +61,11 @@ def job_for(prep: Prepared, host: str, variants: list[str], peers: bool, warmup:
 def run_wasm_host(prep: Prepared, host: str, variants: list[str], peers: bool, warmup: int, rounds: int,
                   progress: Callable[[int, int], None], log: Callable[[str], None],
                   profile_runs: int = 0, baseline: Path | None = None,
-                  passes: int = 1) -> tuple[dict, dict, list[str]]:
+                  passes: int = 1, threads: list[int] | None = None) -> tuple[dict, dict, list[str]]:
     """({engine id: result}, host info, notes) for host "node" or "chromium"; with profile_runs, our engines also
     return per-op samples of that many in-graph runs (engines.mjs profileOps)."""
     bench_js = peer_setup.ensure_npm_peers(log, peers)
-    job = job_for(prep, host, variants, peers, warmup, rounds, profile_runs, baseline, passes)
+    job = job_for(prep, host, variants, peers, warmup, rounds, profile_runs, baseline, passes, threads)
     tag = f"{host}-profile" if profile_runs else host
     job_path = prep.dir / f"job-{tag}.json"
     result_path = prep.dir / f"result-{tag}.json"

@@ -25,14 +25,19 @@ class Engine:
     info: dict
 
 
-def _ours_via_package(prep: Prepared) -> Engine | None:
+def suffix(threads: int) -> str:
+    """Engine ids name their thread count beyond one: wasmrt-avx512-t2, onnxruntime-t2."""
+    return f"-t{threads}" if threads > 1 else ""
+
+
+def _ours_via_package(prep: Prepared, threads: int = 1) -> Engine | None:
     """The engine binding of the wasmrt package, when it is there."""
     import wasmrt
 
     load = getattr(wasmrt, "load", None)
     if load is None:
         return None
-    model = load(str(prep.wrt), engine="native")
+    model = load(str(prep.wrt), engine="native", threads=threads)
     feeds = prep.feeds
 
     def run() -> Outputs:
@@ -40,7 +45,8 @@ def _ours_via_package(prep: Prepared) -> Engine | None:
         return [res[o] for o in prep.outputs] if all(o in res for o in prep.outputs) else list(res.values())
 
     variant = getattr(model, "variant", "") or "native"
-    return Engine(f"wasmrt-{variant}", run, {"variant": variant, "binding": "wasmrt.load"})
+    return Engine(f"wasmrt-{variant}{suffix(threads)}", run,
+                  {"variant": variant, "binding": "wasmrt.load", "threads": model.threads})
 
 
 class _CEngine:
@@ -103,10 +109,10 @@ def _ours_via_ctypes(prep: Prepared, lib: Path | None = None) -> Engine:
     return Engine(f"wasmrt-{eng.target}{suffix}", run, {"variant": eng.target, "binding": "ctypes"})
 
 
-def _litert(prep: Prepared) -> Engine:
+def _litert(prep: Prepared, threads: int = 1) -> Engine:
     from ai_edge_litert.interpreter import Interpreter
 
-    interp = Interpreter(model_path=str(prep.peer_files["tflite"]), num_threads=1)
+    interp = Interpreter(model_path=str(prep.peer_files["tflite"]), num_threads=threads)
     interp.allocate_tensors()
     ins = [(d["index"], prep.feeds[i["name"]]) for d, i in zip(interp.get_input_details(), prep.inputs, strict=True)]
     outs = [d["index"] for d in interp.get_output_details()]
@@ -119,14 +125,15 @@ def _litert(prep: Prepared) -> Engine:
 
     import ai_edge_litert
 
-    return Engine("litert", run, {"version": getattr(ai_edge_litert, "__version__", ""), "delegate": "XNNPACK"})
+    return Engine(f"litert{suffix(threads)}", run, {"version": getattr(ai_edge_litert, "__version__", ""),
+                                                      "delegate": "XNNPACK", "threads": threads})
 
 
-def _onnxruntime(prep: Prepared) -> Engine:
+def _onnxruntime(prep: Prepared, threads: int = 1) -> Engine:
     import onnxruntime as ort
 
     so = ort.SessionOptions()
-    so.intra_op_num_threads = 1
+    so.intra_op_num_threads = threads
     so.inter_op_num_threads = 1
     so.graph_optimization_level = ort.GraphOptimizationLevel.ORT_ENABLE_ALL
     sess = ort.InferenceSession(str(prep.peer_files["onnx"]), so, providers=["CPUExecutionProvider"])
@@ -135,15 +142,17 @@ def _onnxruntime(prep: Prepared) -> Engine:
     def run() -> Outputs:
         return sess.run(prep.outputs, feeds)
 
-    return Engine("onnxruntime", run, {"version": ort.__version__})
+    return Engine(f"onnxruntime{suffix(threads)}", run, {"version": ort.__version__, "threads": threads})
 
 
-def make_engines(prep: Prepared, peers: bool, notes: list[str], baseline: Path | None = None) -> list[Engine]:
+def make_engines(prep: Prepared, peers: bool, notes: list[str], baseline: Path | None = None,
+                 threads: tuple[int, ...] = (1,)) -> list[Engine]:
     engines: list[Engine] = []
-    try:
-        engines.append(_ours_via_package(prep) or _ours_via_ctypes(prep))
-    except Exception as e:  # the bench goes on with what runs, and says why something did not
-        notes.append(f"native wasmrt: {e}")
+    for t in threads:
+        try:
+            engines.append(_ours_via_package(prep, t) or _ours_via_ctypes(prep))
+        except Exception as e:  # the bench goes on with what runs, and says why something did not
+            notes.append(f"native wasmrt{suffix(t)}: {e}")
     if baseline is not None and (baseline / "libwasmrt.so").is_file():
         try:
             engines.append(_ours_via_ctypes(prep, baseline / "libwasmrt.so"))
@@ -153,21 +162,23 @@ def make_engines(prep: Prepared, peers: bool, notes: list[str], baseline: Path |
         for kind, make in (("tflite", _litert), ("onnx", _onnxruntime)):
             if kind not in prep.peer_files:
                 continue
-            try:
-                engines.append(make(prep))
-            except Exception as e:
-                notes.append(f"native {make.__name__.strip('_')}: {e}")
+            for t in threads:
+                try:
+                    engines.append(make(prep, t))
+                except Exception as e:
+                    notes.append(f"native {make.__name__.strip('_')}{suffix(t)}: {e}")
     return engines
 
 
 def run_native(prep: Prepared, peers: bool, warmup: int, rounds: int, progress: Callable[[int, int], None],
-               baseline: Path | None = None, passes: int = 1) -> tuple[dict, list[str]]:
+               baseline: Path | None = None, passes: int = 1,
+               threads: list[int] | None = None) -> tuple[dict, list[str]]:
     """{engine id: {times_ms, cpu_ms, passes, outputs, info}} for the native host, plus notes on what could not
-    run. cpu_ms: this thread's CPU time per run (every engine runs single-threaded in the calling thread), which
-    a loaded machine inflates far less than the wall clock."""
+    run. cpu_ms: this thread's CPU time per run, which a loaded machine inflates far less than the wall clock;
+    only for single-threaded engines (the calling thread's time says nothing about a multi-threaded run)."""
     os.environ.setdefault("OMP_NUM_THREADS", "1")
     notes: list[str] = []
-    engines = make_engines(prep, peers, notes, baseline)
+    engines = make_engines(prep, peers, notes, baseline, tuple(threads or (1,)))
     results: dict[str, dict] = {}
     for e in engines:
         t0 = time.perf_counter()
@@ -190,7 +201,8 @@ def run_native(prep: Prepared, peers: bool, warmup: int, rounds: int, progress: 
             e.run()
             t1, c1 = time.perf_counter(), time.thread_time_ns()
             results[e.id]["times_ms"].append((t1 - t0) * 1e3)
-            results[e.id]["cpu_ms"].append((c1 - c0) / 1e6)
+            if e.info.get("threads", 1) == 1:
+                results[e.id]["cpu_ms"].append((c1 - c0) / 1e6)
             done += 1
             progress(done, total)
     return results, notes

@@ -104,6 +104,36 @@ def pass_ratios(rows: list[dict[str, Any]]) -> str:
     return "\n".join(lines)
 
 
+def _base_and_threads(engine: str) -> tuple[str, int]:
+    """("wasmrt-relaxed", 2) from "wasmrt-relaxed-t2"; ids without a -tN suffix ran on one thread."""
+    head, sep, tail = engine.rpartition("-t")
+    return (head, int(tail)) if sep and tail.isdigit() else (engine, 1)
+
+
+def scaling_table(rows: list[dict[str, Any]], threads: list[int]) -> str:
+    """Per engine (ours and peers): the median at each thread count and the speed-up over one thread, per pass
+    with the spread over the passes (wall clock: a multi-threaded run's time is the wall clock's)."""
+    lines = ["thread scaling (wall clock; speed-up = one thread's pass median / N threads', per pass)"]
+    groups: dict[tuple[str, str, str], dict[int, dict]] = {}
+    for r in rows:
+        if "pass_median_ms" in r and not r["engine"].endswith("@baseline"):
+            base, n = _base_and_threads(r["engine"])
+            groups.setdefault((r["model"], r["host"], base), {})[n] = r
+    for (model, host, base), by_n in groups.items():
+        if len(by_n) < 2 or 1 not in by_n:
+            continue
+        one = by_n[1]["pass_median_ms"]
+        cells = []
+        for n in sorted(by_n)[1:]:
+            q = [a / b if b > 0 else float("nan") for a, b in zip(one, by_n[n]["pass_median_ms"], strict=False)]
+            cells.append(f"{n} threads {by_n[n]['median_ms']:.2f} ms: x" + " ".join(f"{x:.2f}" for x in q)
+                         + f" (spread {min(q):.2f}-{max(q):.2f})")
+        lines.append(f"  {model}  {host}  {base}: 1 thread {by_n[1]['median_ms']:.2f} ms; " + "; ".join(cells))
+    if len(lines) == 1:
+        lines.append(f"  (no engine ran at 1 and at {max(threads)} threads)")
+    return "\n".join(lines)
+
+
 def _f(v: Any, fmt: str) -> str:
     return "-" if v is None or (isinstance(v, float) and np.isnan(v)) else format(v, fmt)
 

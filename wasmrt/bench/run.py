@@ -1,6 +1,7 @@
 """`wasmrt bench`: our engine natively and as wasm (Node, headless Chromium), and with --peers the same graph in
-LiteRT, onnxruntime, onnxruntime-web, TF.js (wasm backend) and LiteRT.js; one thread each, warm-up first, engines
-interleaved round by round, outputs cross-checked against python_ref. Prints a table, saves JSON and a PNG chart."""
+LiteRT, onnxruntime, onnxruntime-web, TF.js (wasm backend) and LiteRT.js; one thread each (or each count of
+--threads), warm-up first, engines interleaved round by round, outputs cross-checked against python_ref. Prints a
+table, saves JSON and a PNG chart."""
 
 from __future__ import annotations
 
@@ -26,6 +27,16 @@ def _csv(text: str, allowed: tuple[str, ...], what: str) -> list[str]:
     return items
 
 
+def _threads(text: str) -> list[int]:
+    try:
+        counts = sorted({int(t) for t in text.split(",") if t.strip()})
+    except ValueError:
+        counts = []
+    if not counts or not all(1 <= n <= 64 for n in counts):
+        raise InputError(f"--threads takes thread counts 1..64 such as 1,2 (got {text!r})")
+    return counts
+
+
 def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("models", nargs="*", help="model.onnx, model.tflite, model.wrt or a bundled model name "
                                              f"(default: {', '.join(DEFAULT_MODELS)})")
@@ -40,6 +51,9 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--peer-files", choices=("toolchain", "ours"), default="toolchain",
                    help="the peers' model files: made by their own toolchains where one exists (litert-torch, "
                         "torch.onnx.export, the source file; default), or all by wasmrt's exporter")
+    p.add_argument("--threads", default="1", metavar="N[,N...]",
+                   help="thread counts to run our engines at (default 1); peers run at the largest count, and "
+                        "with more than one count a scaling table follows")
     p.add_argument("--warmup", type=int, default=None, help="untimed runs per engine first (default 5, --quick 1)")
     p.add_argument("--quick", action="store_true", help="few rounds: a smoke test, not a measurement")
     p.add_argument("--profile", action="store_true", help="per-op time and GFLOP/s, native and wasm side by side")
@@ -57,6 +71,7 @@ def run(args: argparse.Namespace) -> int:
 
     hosts = _csv(args.hosts, HOSTS, "host")
     variants = _csv(args.variants, VARIANTS, "variant")
+    threads = _threads(args.threads)
     rounds = args.rounds if args.rounds is not None else (5 if args.quick else 30)
     warmup = args.warmup if args.warmup is not None else (1 if args.quick else 5)
     passes = args.passes if args.passes is not None else (1 if args.quick else 3)
@@ -78,7 +93,7 @@ def run(args: argparse.Namespace) -> int:
                                                "python": platform.python_version()},
                  "settings": {"hosts": hosts, "variants": variants, "peers": args.peers, "rounds": rounds,
                               "passes": passes, "peer_files": args.peer_files, "load_average": os.getloadavg(),
-                              "warmup": warmup, "threads": 1, "tolerance": report.TOLERANCE,
+                              "warmup": warmup, "threads": threads, "tolerance": report.TOLERANCE,
                               "baseline": str(baseline) if baseline else None},
                  "models": {}, "hosts": {}, "notes": []}
     t_start = time.monotonic()
@@ -96,7 +111,8 @@ def run(args: argparse.Namespace) -> int:
             if host == "native":
                 from wasmrt.bench.native import run_native
 
-                results, notes = run_native(prep, args.peers, warmup, rounds, bar.update, baseline, passes)
+                results, notes = run_native(prep, args.peers, warmup, rounds, bar.update, baseline, passes,
+                                            threads)
                 info = {"kind": "native", "python": platform.python_version()}
             else:
                 from wasmrt.bench.hosts import run_wasm_host
@@ -104,7 +120,8 @@ def run(args: argparse.Namespace) -> int:
                 if not variants and not args.peers:
                     continue
                 results, info, notes = run_wasm_host(prep, host, variants, args.peers, warmup, rounds, bar.update,
-                                                     bar.log, baseline=baseline, passes=passes)
+                                                     bar.log, baseline=baseline, passes=passes,
+                                                     threads=threads)
             doc["hosts"][host] = info
             doc["notes"] += [f"{prep.name}: {n}" for n in notes]
             rows += report.rows_for(prep.name, prep.macs, host, results, prep.outputs, prep.reference)
@@ -118,6 +135,8 @@ def run(args: argparse.Namespace) -> int:
     doc["seconds"] = round(time.monotonic() - t_start, 1)
     print(report.table(rows))
     print("\n" + report.pass_ratios(rows))
+    if len(threads) > 1:
+        print("\n" + report.scaling_table(rows, threads))
     print(f"machine load (1/5/15 min) at the start: {' '.join(f'{x:.1f}' for x in doc['settings']['load_average'])}, "
           f"at the end: {' '.join(f'{x:.1f}' for x in os.getloadavg())} on {os.cpu_count()} cores")
     if "profile" in doc:

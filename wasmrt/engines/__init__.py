@@ -14,7 +14,8 @@ __all__ = ["ENGINES", "Limits", "Model", "TensorSpec", "load"]
 
 
 def load(source: str | Path | bytes | bytearray | memoryview, engine: str = "ref",
-         variant: str | None = None, *, max_memory: int | None = None, max_work: float | None = None) -> Model:
+         variant: str | None = None, *, max_memory: int | None = None, max_work: float | None = None,
+         threads: int | str = 1) -> Model:
     """Load a .wrt model from a path or bytes on one engine.
 
     variant: native: "scalar" | "avx2" | "avx512" (default: the best the CPU runs); wasm: "scalar" | "simd" |
@@ -22,10 +23,13 @@ def load(source: str | Path | bytes | bytearray | memoryview, engine: str = "ref
     max_memory, max_work (native and wasm): the model's resource limits, checked at load before anything large is
     allocated: the bytes it may claim (default 1 GiB) and the estimated work of one run in multiply-adds (default
     2^33). A model beyond them is refused with an error naming the limit.
+    threads (native and wasm): threads a run may use, or "auto" (the CPUs this process may run on); results are the
+    same bytes for any number. `model.threads` says how many it got (1 where a build has no threads).
     """
     if not isinstance(source, str | Path | bytes | bytearray | memoryview):
         raise TypeError(f"wasmrt.load: expected a path (str or Path) or the model's bytes, got {type(source).__name__}")
     limits = Limits.of(max_memory, max_work)
+    threads = Limits.threads_of(threads)
     if isinstance(source, str | Path):
         name = str(source)
         try:
@@ -41,9 +45,9 @@ def load(source: str | Path | bytes | bytearray | memoryview, engine: str = "ref
     if engine == "native":
         from wasmrt.engines.native import NativeModel
 
-        return NativeModel(data, name, variant, limits=limits)
+        return NativeModel(data, name, variant, limits=limits, threads=threads)
     if engine == "wasm":
         from wasmrt.engines.wasm import WasmModel
 
-        return WasmModel(data, name, variant, limits=limits)
+        return WasmModel(data, name, variant, limits=limits, threads=threads)
     raise ValueError(f"unknown engine {engine!r}; expected one of {', '.join(ENGINES)}")

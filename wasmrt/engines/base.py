@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import contextlib
+import os
 import threading
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -35,6 +36,16 @@ class Limits:
                 raise ValueError(f"{name} must be a positive number, got {v!r}")
         return Limits(float(max_memory or 0), float(max_work or 0))
 
+    @staticmethod
+    def threads_of(threads: int | str) -> int:
+        """A thread count: a positive int, or "auto" for the CPUs this process may use (at most 16)."""
+        if threads == "auto":
+            cpus = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count() or 1
+            return max(1, min(16, cpus))
+        if isinstance(threads, bool) or not isinstance(threads, int) or threads < 1:
+            raise ValueError(f"threads must be a positive int or 'auto', got {threads!r}")
+        return threads
+
 
 DEFAULT_LIMITS = Limits()
 
@@ -44,6 +55,7 @@ class Model:
 
     engine: str = ""
     variant: str = ""  # kernel target the engine picked (scalar, avx2, wasm_simd128, ...)
+    threads: int = 1  # threads a run uses
     metadata: dict[str, Any]  # source, producer, preprocess hints, labels, props (python_ref.wrt_file's form)
 
     def __init__(self, inputs: list[TensorSpec], outputs: list[TensorSpec]) -> None:

@@ -56,6 +56,7 @@ def _declare(lib: ctypes.CDLL) -> None:
         "wrt_input_dim_min": (c.c_int, [c.c_void_p, c.c_int, c.c_int]),
         "wrt_input_dim_max": (c.c_int, [c.c_void_p, c.c_int, c.c_int]),
         "wrt_resize_inputs": (c.c_int, [c.c_void_p, c.POINTER(c.c_int32), c.c_int]),
+        "wrt_set_threads": (c.c_int, [c.c_void_p, c.c_int]),
     }
     for name, (res, args) in sig.items():
         fn = getattr(lib, name)
@@ -84,7 +85,7 @@ class NativeModel(Model):
     engine = "native"
 
     def __init__(self, data: bytes, name: str = "", variant: str | None = None,
-                 limits: Limits = DEFAULT_LIMITS) -> None:
+                 limits: Limits = DEFAULT_LIMITS, threads: int = 1) -> None:
         lib = library()
         self._lib = lib
         self._ptr: int | None = None
@@ -118,6 +119,7 @@ class NativeModel(Model):
         self.arena_size = int(lib.wrt_arena_size(ptr))
         self.weights_size = int(lib.wrt_weights_size(ptr))
         self.memory_size = int(lib.wrt_memory_size(ptr))
+        self.threads = int(lib.wrt_set_threads(ptr, threads))
         self.work = float(lib.wrt_work_estimate(ptr))
 
     def _specs(self, which: int) -> list[TensorSpec]:

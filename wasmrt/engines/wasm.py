@@ -3,6 +3,11 @@
 Each Model gets its own instance (its own linear memory) unless one is passed in; WasmInstance is also the
 low-level handle the memory-reuse tests drive directly. An instance is used by one thread at a time (its lock);
 after a trap (an engine bug) it refuses further calls, since its memory may be inconsistent.
+
+With threads > 1 a model runs in the threaded build (wasmrt-<variant>-mt.wasm) on a shared memory that further
+instances of the module, one per engine thread, run parallel regions in (wrt_worker_run, on Python threads: wasm
+calls release the GIL). Those threads live as long as the process, so one such instance per (variant, threads) is
+shared by every model that asks for it.
 """
 
 from __future__ import annotations
@@ -20,17 +25,21 @@ from wasmrt.engines.errors import engine_error
 from wasmrt.errors import WasmrtError
 
 VARIANTS = ("scalar", "simd", "relaxed")
+THREADED = ("simd", "relaxed")  # variants with a threaded build
 DEFAULT_VARIANT = "relaxed"
+STACK_BYTES = 256 * 1024  # each engine thread's stack, as the main one (wasmrt/build.py)
+MAX_PAGES = 32768  # the threaded modules' declared memory maximum (build.THREADS_MAX_MEMORY)
 _lock = threading.Lock()
 _engine = None
 _modules: dict[str, object] = {}
+_threaded: dict[tuple[str, int], WasmInstance] = {}
 
 
 def wasm_path(variant: str) -> Path:
     """The module file: rebuilt from source when a compiler is present, else the copy shipped in the package."""
     from wasmrt import build
 
-    if variant not in VARIANTS:
+    if variant not in VARIANTS and variant.removesuffix("-mt") not in THREADED:
         raise ValueError(f"wasm variant {variant!r}: expected one of {', '.join(VARIANTS)}")
     shipped = build.PACKAGE_DIST / f"wasmrt-{variant}.wasm"
     try:
@@ -41,7 +50,7 @@ def wasm_path(variant: str) -> Path:
         raise
 
 
-def _module(variant: str):  # -> wasmtime.Module
+def _module(file: str):  # -> wasmtime.Module
     global _engine
     import wasmtime
 
@@ -50,26 +59,73 @@ def _module(variant: str):  # -> wasmtime.Module
             cfg = wasmtime.Config()
             cfg.wasm_simd = True
             cfg.wasm_relaxed_simd = True
+            cfg.wasm_threads = True
+            cfg.shared_memory = True
             _engine = wasmtime.Engine(cfg)
-        if variant not in _modules:
-            _modules[variant] = wasmtime.Module(_engine, wasm_path(variant).read_bytes())
-        return _engine, _modules[variant]
+        if file not in _modules:
+            _modules[file] = wasmtime.Module(_engine, wasm_path(file).read_bytes())
+        return _engine, _modules[file]
+
+
+def _shared_memory(engine):  # -> wasmtime.SharedMemory usable as an import
+    import wasmtime
+    from wasmtime import _ffi as ffi
+
+    class SharedMemory(wasmtime.SharedMemory):
+        # wasmtime-py 30-50 wraps the pointer once too often when a shared memory is an import
+        def _as_extern(self):  # type: ignore[no-untyped-def]
+            union = ffi.wasmtime_extern_union(sharedmemory=self.ptr())
+            return ffi.wasmtime_extern_t(ffi.WASMTIME_EXTERN_SHAREDMEMORY, union)
+
+    return SharedMemory(engine, wasmtime.MemoryType(wasmtime.Limits(64, MAX_PAGES), shared=True))
+
+
+def threaded_instance(variant: str, threads: int) -> WasmInstance:
+    """The process-wide instance of `variant` running on `threads` threads (created on first use)."""
+    with _lock:
+        inst = _threaded.get((variant, threads))
+    if inst is None:
+        inst = WasmInstance(variant, threads)
+        with _lock:
+            inst = _threaded.setdefault((variant, threads), inst)
+    return inst
 
 
 class WasmInstance:
-    """One instance of a wasmrt module: its exports and linear memory."""
+    """One instance of a wasmrt module: its exports and linear memory (and, threaded, its engine threads)."""
 
-    def __init__(self, variant: str = DEFAULT_VARIANT) -> None:
+    def __init__(self, variant: str = DEFAULT_VARIANT, threads: int = 1) -> None:
         import wasmtime
 
-        engine, module = _module(variant)
+        threaded = threads > 1 and variant in THREADED
+        engine, module = _module(f"{variant}-mt" if threaded else variant)
         self.variant_name = variant
         self.store = wasmtime.Store(engine)
-        self.instance = wasmtime.Instance(self.store, module, [])
+        self.shared = _shared_memory(engine) if threaded else None
+        self.instance = wasmtime.Instance(self.store, module, [self.shared] if threaded else [])
         self.exports = self.instance.exports(self.store)
         self.memory = self.exports["memory"]
         self.lock = threading.RLock()
         self.broken: str | None = None
+        self.threads = 1
+        for _ in range(threads - 1 if threaded else 0):
+            stack = self.ptr("wrt_alloc", STACK_BYTES)
+            if not stack:
+                break
+            ready = threading.Event()
+            threading.Thread(target=self._engine_thread, args=(engine, module, stack + STACK_BYTES, ready),
+                             name="wasmrt-engine", daemon=True).start()
+            ready.wait()
+            self.threads += 1
+
+    def _engine_thread(self, engine, module, stack_top: int, ready: threading.Event) -> None:  # type: ignore[no-untyped-def]
+        import wasmtime
+
+        store = wasmtime.Store(engine)
+        ex = wasmtime.Instance(store, module, [self.shared]).exports(store)
+        ex["__stack_pointer"].set_value(store, stack_top)  # the main instance's stack is elsewhere in the memory
+        ready.set()
+        ex["wrt_worker_run"](store)  # never returns
 
     def call(self, name: str, *args: float) -> int:
         import wasmtime
@@ -96,12 +152,16 @@ class WasmInstance:
 
     @property
     def pages(self) -> int:
-        return int(self.memory.size(self.store))
+        return int(self.shared.size() if self.shared else self.memory.size(self.store))
+
+    def _len(self) -> int:
+        return int(self.shared.data_len() if self.shared else self.memory.data_len(self.store))
 
     def _base(self, ptr: int, n: int) -> int:
-        if ptr < 0 or ptr + n > self.memory.data_len(self.store):
+        if ptr < 0 or ptr + n > self._len():
             raise WasmrtError(f"wasm memory access [{ptr}, {ptr + n}) out of bounds")
-        return ctypes.cast(self.memory.data_ptr(self.store), ctypes.c_void_p).value + ptr
+        data = self.shared.data_ptr() if self.shared else self.memory.data_ptr(self.store)
+        return ctypes.cast(data, ctypes.c_void_p).value + ptr
 
     def write(self, ptr: int, data: bytes | np.ndarray) -> None:
         if isinstance(data, np.ndarray):
@@ -112,10 +172,13 @@ class WasmInstance:
     def read_into(self, ptr: int, out: np.ndarray) -> None:
         ctypes.memmove(out.ctypes.data, self._base(ptr, out.nbytes), out.nbytes)
 
+    def read(self, ptr: int, n: int) -> bytes:
+        return ctypes.string_at(self._base(ptr, n), n)
+
     def cstr(self, ptr: int) -> str:
         if not ptr:
             return ""
-        raw = bytes(self.memory.read(self.store, ptr, min(ptr + 4096, self.memory.data_len(self.store))))
+        raw = self.read(ptr, min(4096, self._len() - ptr))
         return raw.split(b"\0", 1)[0].decode("utf-8", "replace")
 
     def error_message(self) -> str:
@@ -131,7 +194,7 @@ class WasmInstance:
                 self.write(buf, data)
                 err_at = buf + len(data) + (-len(data) % 4)  # an int for the error code, after the bytes
                 model = self.ptr("wrt_load_with_limits", buf, len(data), limits.max_memory, limits.max_work, err_at)
-                code = int(np.frombuffer(bytes(self.memory.read(self.store, err_at, err_at + 4)), "<i4")[0])
+                code = int(np.frombuffer(self.read(err_at, 4), "<i4")[0])
             finally:
                 if not self.broken:
                     self.call("wrt_free", buf)
@@ -144,10 +207,14 @@ class WasmModel(Model):
     engine = "wasm"
 
     def __init__(self, data: bytes, name: str = "", variant: str | None = None,
-                 instance: WasmInstance | None = None, limits: Limits = DEFAULT_LIMITS) -> None:
-        self.wasm = instance or WasmInstance(variant or DEFAULT_VARIANT)
+                 instance: WasmInstance | None = None, limits: Limits = DEFAULT_LIMITS, threads: int = 1) -> None:
+        variant = variant or DEFAULT_VARIANT
+        if instance is None:
+            instance = threaded_instance(variant, threads) if threads > 1 else WasmInstance(variant)
+        self.wasm = instance
         self._ptr: int | None = None
         self._ptr = self.wasm.load(bytes(data), name, limits)
+        self.threads = self.wasm.call("wrt_set_threads", self._ptr, self.wasm.threads) if self.wasm.threads > 1 else 1
         self.variant = self.wasm.cstr(self.wasm.ptr("wrt_model_target", self._ptr))
         super().__init__(self._specs(0), self._specs(1))
         self.metadata = read_metadata(bytes(data))

@@ -10,7 +10,7 @@ const TYPED = { float32: F32, int32: Int32Array, int64: BigInt64Array, int8: Int
 
 async function ortEngine(spec, libs, readBytes) {
   const ort = libs.ort;
-  ort.env.wasm.numThreads = 1; // the bench compares single-threaded engines
+  ort.env.wasm.numThreads = spec.threads ?? 1; // fixed per page/process: the job gives every ort engine one count
   ort.env.logLevel = "error";
   const session = await ort.InferenceSession.create(await readBytes(spec.model), {
     executionProviders: ["wasm"], graphOptimizationLevel: "all",
@@ -49,7 +49,7 @@ async function tfjsEngine(spec, libs, readBytes) {
       tf.dispose([...Object.values(feeds), ...ys]);
       return out;
     },
-    info: { version: tf.version_core, backend: tf.getBackend() },
+    info: { version: tf.version_core, backend: tf.getBackend(), threads: libs.tfThreads ?? 1 },
     release: () => model.dispose(),
   };
 }
@@ -76,7 +76,7 @@ async function litertEngine(spec, libs, readBytes) {
 
 async function wasmrtEngine(spec, libs, readBytes) {
   // spec.wasmPaths: a baseline build's .wasm files (bench --baseline), else the current build
-  const rt = await libs.wasmrt.init({ variant: spec.variant, ...libs.wasmrtOptions,
+  const rt = await libs.wasmrt.init({ variant: spec.variant, threads: spec.threads ?? 1, ...libs.wasmrtOptions,
     ...(spec.wasmPaths ? { wasmPaths: spec.wasmPaths } : {}) });
   const model = rt.loadBytes(await readBytes(spec.model));
   return {
@@ -87,8 +87,8 @@ async function wasmrtEngine(spec, libs, readBytes) {
       const list = Object.values(res);
       return outputNames.map((n, i) => (res[n] ?? list[i]).data);
     },
-    info: { variant: rt.variant, target: rt.target },
-    release: () => model.release(),
+    info: { variant: rt.variant, target: rt.target, threads: rt.threads, reason: rt.reason },
+    release: () => { model.release(); rt.close?.(); },
     profile: (inputs, runs) => profileOps(rt, model, inputs, runs, libs.cpuMsSync),
   };
 }
@@ -161,8 +161,11 @@ export async function runJob(job, libs, readBytes, progress = () => {}) {
     try {
       const e = await makeEngine(spec, libs, readBytes);
       const outputs = await e.run(inputs, job.outputs); // first run: also the output to cross-check
-      results[spec.id] = { load_ms: e.loadMs, info: e.info, outputs: outputs.map(b64), times_ms: [], cpu_ms: [],
+      const info = { threads: spec.threads ?? 1, ...e.info };
+      results[spec.id] = { load_ms: e.loadMs, info, outputs: outputs.map(b64), times_ms: [], cpu_ms: [],
         passes: job.passes ?? 1 };
+      // the main thread's CPU time says nothing about a run spread over threads: wall clock only for those
+      e.single = (spec.threads ?? 1) === 1;
       engines.push(e);
     } catch (err) {
       results[spec.id] = { error: String(err?.stack ?? err).slice(0, 2000) };
@@ -182,11 +185,12 @@ export async function runJob(job, libs, readBytes, progress = () => {}) {
   for (let r = 0; r < passes * job.rounds; r++) {
     for (let k = 0; k < engines.length; k++) {
       const e = engines[(k + r) % engines.length];
-      const c0 = libs.cpuMs ? await libs.cpuMs() : 0;
+      const cpu = libs.cpuMs && e.single;
+      const c0 = cpu ? await libs.cpuMs() : 0;
       const t0 = performance.now();
       await e.run(inputs, job.outputs);
       const t1 = performance.now();
-      if (libs.cpuMs) results[e.id].cpu_ms.push((await libs.cpuMs()) - c0);
+      if (cpu) results[e.id].cpu_ms.push((await libs.cpuMs()) - c0);
       results[e.id].times_ms.push(t1 - t0);
       progress({ stage: "round", done: ++done, total });
     }

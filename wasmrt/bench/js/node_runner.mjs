@@ -22,7 +22,7 @@ if (kinds.has("tfjs")) {
   libs.tf = await import("@tensorflow/tfjs-core");
   libs.tfconv = await import("@tensorflow/tfjs-converter");
   const wasm = await import("@tensorflow/tfjs-backend-wasm");
-  // The threaded build would start a worker pool; the bench compares single threads.
+  // One thread: the threaded build starts its workers from blob: URLs, which Node's Worker refuses.
   libs.tf.env().set("WASM_HAS_MULTITHREAD_SUPPORT", false);
   (wasm.setThreadsCount ?? wasm.default?.setThreadsCount)?.(1);
   await libs.tf.setBackend("wasm");

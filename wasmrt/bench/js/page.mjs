@@ -14,7 +14,7 @@ function script(src) {
   });
 }
 
-async function loadLibs(kinds) {
+async function loadLibs(kinds, peerThreads) {
   const libs = {};
   if (kinds.has("ort")) libs.ort = await import(`${NM}/onnxruntime-web/dist/ort.wasm.min.mjs`);
   if (kinds.has("tfjs")) {
@@ -22,11 +22,14 @@ async function loadLibs(kinds) {
       "tfjs-backend-wasm/dist/tf-backend-wasm.min.js"]) await script(`${NM}/@tensorflow/${f}`);
     const tf = globalThis.tf;
     tf.wasm.setWasmPaths(`${NM}/@tensorflow/tfjs-backend-wasm/dist/`);
-    tf.env().set("WASM_HAS_MULTITHREAD_SUPPORT", false); // single thread, like every engine here
+    // one thread unless the job asks for more (the threaded build needs this cross-origin isolated page)
+    tf.env().set("WASM_HAS_MULTITHREAD_SUPPORT", peerThreads > 1 && self.crossOriginIsolated);
+    if (peerThreads > 1) tf.wasm.setThreadsCount(peerThreads);
     await tf.setBackend("wasm");
     await tf.ready();
     libs.tf = tf;
     libs.tfconv = tf;
+    libs.tfThreads = peerThreads > 1 ? tf.wasm.getThreadsCount?.() ?? peerThreads : 1;
   }
   if (kinds.has("litert")) {
     const modules = {};
@@ -54,7 +57,7 @@ async function readBytes(path) {
 }
 
 globalThis.runBench = async (job) => {
-  const libs = await loadLibs(new Set(job.engines.map((e) => e.kind)));
+  const libs = await loadLibs(new Set(job.engines.map((e) => e.kind)), job.peer_threads ?? 1);
   // the driver's clock of this renderer's main thread (CPU time, from /proc), when it found the renderer
   if (typeof globalThis.wasmrtCpuMs === "function" && (await globalThis.wasmrtCpuMs()) >= 0) libs.cpuMs = globalThis.wasmrtCpuMs;
   const progress = (p) => console.log(`@progress ${JSON.stringify(p)}`);
