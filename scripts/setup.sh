@@ -6,7 +6,9 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 ROOT=$PWD
 
-APT_PACKAGES=(clang-19 lld-19 libclang-rt-19-dev chromium qemu-user gcc-aarch64-linux-gnu libc6-dev-arm64-cross)
+# mesa-vulkan-drivers: lavapipe, the software Vulkan driver the webgpu engine's tests run on (wgpu-native)
+APT_PACKAGES=(clang-19 lld-19 libclang-rt-19-dev chromium qemu-user gcc-aarch64-linux-gnu libc6-dev-arm64-cross
+  mesa-vulkan-drivers libvulkan1)
 missing=()
 for p in "${APT_PACKAGES[@]}"; do
   dpkg -s "$p" >/dev/null 2>&1 || missing+=("$p")

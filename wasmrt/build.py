@@ -53,6 +53,9 @@ EXPORTS = (
 )
 CFLAGS = ("-std=c11", "-O3", "-Wall", "-Wextra", "-Werror", "-ffp-contract=off", "-fno-math-errno")
 NATIVE_THREADS = ("-DWRT_THREADS", "-pthread")  # native builds run parallel regions on a pthread pool
+# the shared libraries (in the manylinux_2_17 wheels) bind to pthread symbols every glibc since 2.17 has
+SHARED_THREADS = (*NATIVE_THREADS, "-DWRT_OLD_GLIBC_SYMBOLS")
+SHARED_THREAD_LIBS = ("-Wl,--no-as-needed", "-l:libpthread.so.0", "-Wl,--as-needed")
 
 
 @dataclass(frozen=True)
@@ -203,11 +206,11 @@ def build_native(force: bool = False) -> Artefact:
     cc = _tool("clang-19", "gcc")
     ksrcs, kdefs, notes = _native_kernels()
     sources = [*engine_sources(), *ksrcs]
-    flags = [*CFLAGS, *NATIVE_THREADS, "-fPIC", "-fvisibility=hidden", *kdefs, "-I", str(INCLUDE)]
+    flags = [*CFLAGS, *SHARED_THREADS, "-fPIC", "-fvisibility=hidden", *kdefs, "-I", str(INCLUDE)]
     out = BUILD / "native" / "libwasmrt.so"
 
     def make(tmp: Path) -> None:
-        _run([cc, *flags, "-shared", *map(str, sources), "-o", str(tmp), "-lm"])
+        _run([cc, *flags, "-shared", *map(str, sources), "-o", str(tmp), "-lm", *SHARED_THREAD_LIBS])
 
     return Artefact(out, _cached(out, _stamp(sources, flags, cc), force, make), notes)
 
@@ -282,11 +285,11 @@ def build_aarch64_library(force: bool = False) -> Artefact:
         kern.append(GENERATED / "neon.c")
         defs.append("-DWRT_HAVE_NEON")
     sources = [*engine_sources(), *kern]
-    flags = [*CFLAGS, *NATIVE_THREADS, "-march=armv8-a", "-fPIC", "-fvisibility=hidden", *defs, "-I", str(INCLUDE)]
+    flags = [*CFLAGS, *SHARED_THREADS, "-march=armv8-a", "-fPIC", "-fvisibility=hidden", *defs, "-I", str(INCLUDE)]
     out = BUILD / "aarch64" / "libwasmrt.so"
 
     def make(tmp: Path) -> None:
-        _run([cc, *flags, "-shared", *map(str, sources), "-o", str(tmp), "-lm"])
+        _run([cc, *flags, "-shared", *map(str, sources), "-o", str(tmp), "-lm", *SHARED_THREAD_LIBS])
 
     notes = [] if defs else ["kernels_wasm/generated/neon.c is missing: scalar kernels only"]
     return Artefact(out, _cached(out, _stamp(sources, flags, cc), force, make), notes)

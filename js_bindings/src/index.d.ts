@@ -42,6 +42,9 @@ export interface InitOptions {
   /** Folder (URL or path) holding wasmrt-{relaxed,simd,scalar}.wasm, or one source per variant. */
   wasmPaths?: string | URL | Partial<Record<Variant, WasmSource>>;
   host?: HostAdapter;
+  /** "wasm" (default); "webgpu": the WGSL kernels on navigator.gpu (an error says why when WebGPU is absent or
+   * broken); "auto": WebGPU when present and working (it runs a test kernel), else wasm. */
+  backend?: "wasm" | "webgpu" | "auto";
 }
 
 export interface TensorInfo {
@@ -148,6 +151,7 @@ export interface LoadOptions {
 }
 
 export class Runtime {
+  readonly backend: "wasm";
   readonly variant: Variant;
   /** Why this variant was picked, and why better ones were not. */
   readonly reason: string;
@@ -162,7 +166,31 @@ export class Runtime {
   loadBytes(bytes: ArrayBuffer | ArrayBufferView, options?: LoadOptions): Model;
 }
 
-/** Instantiate the engine (one wasm memory; load any number of models into it). */
+/** A model on the WebGPU backend: the same run() API; outputs are read back to the CPU. */
+export interface WebGPUModel extends ModelLike {
+  readonly backend: "webgpu";
+  readonly released: boolean;
+  /** Compute dispatches per run, and floating-point operations of its convolutions and dense layers. */
+  readonly dispatches: number;
+  readonly flops: number;
+  run(feeds: Feeds): Promise<Outputs>;
+  release(): void;
+}
+
+/** The WebGPU backend (init({backend: "webgpu"}), or "auto" where WebGPU works). An op without a WGSL kernel is an
+ * UnsupportedOpError at load that names it. */
+export interface WebGPURuntime {
+  readonly backend: "webgpu";
+  /** The adapter, and why WebGPU was picked. */
+  readonly reason: string;
+  readonly adapter: string;
+  load(source: ModelSource, options?: { name?: string; host?: HostAdapter }): Promise<WebGPUModel>;
+  loadBytes(bytes: Uint8Array, options?: { name?: string }): Promise<WebGPUModel>;
+}
+
+/** Instantiate the engine (one wasm memory; load any number of models into it), or the WebGPU backend. */
+export function init(options: InitOptions & { backend: "webgpu" }): Promise<WebGPURuntime>;
+export function init(options: InitOptions & { backend: "auto" }): Promise<Runtime | WebGPURuntime>;
 export function init(options?: InitOptions): Promise<Runtime>;
 export function probe(host: HostAdapter): Features;
 export function readMetadata(bytes: Uint8Array): Metadata;

@@ -63,8 +63,35 @@ function threadCount(threads) {
  *   cannot run (rt.threads says how many, rt.reason why)
  * options.wasmPaths: folder of the wasmrt-*.wasm files, or {variant: URL | path | bytes}
  * options.host: a host adapter (see host.js) for platforms without fetch/WebAssembly (mini-programs)
+ * options.backend: "wasm" (default) | "webgpu" (the WGSL kernels on navigator.gpu; an error says why when WebGPU
+ *   is absent or broken) | "auto" (WebGPU when present and working, else wasm). rt.backend and rt.reason say which
+ *   and why.
  */
 export async function init(options = {}) {
+  const backend = options.backend ?? "wasm";
+  if (!["wasm", "webgpu", "auto"].includes(backend)) {
+    throw new WasmrtError(`init({backend}) takes "wasm", "webgpu" or "auto", not ${JSON.stringify(backend)}`);
+  }
+  let gpuWhyNot = "";
+  if (backend !== "wasm") {
+    try { // the WebGPU code is its own module: the wasm path never loads it
+      const { openDevice } = await import("./webgpu/backend.js");
+      const rt = await openDevice();
+      rt.reason = `WebGPU adapter ${rt.adapter}${backend === "auto" ? " (auto: WebGPU present and working)" : ""}`;
+      rt.host = options.host ?? defaultHost();
+      return rt;
+    } catch (e) {
+      if (backend === "webgpu") throw new WasmrtError(`init({backend: "webgpu"}): ${e.message}`, { cause: e });
+      gpuWhyNot = e.message;
+    }
+  }
+  const rt = await initWasm(options);
+  rt.backend = "wasm";
+  if (gpuWhyNot) rt.reason = `${rt.reason}; WebGPU not used: ${gpuWhyNot}`;
+  return rt;
+}
+
+async function initWasm(options) {
   const host = options.host ?? defaultHost();
   const features = probe(host);
   const { variant, reason } = chooseVariant(features, options.variant);

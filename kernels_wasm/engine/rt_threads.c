@@ -47,6 +47,18 @@ static void wake_pool(void) { __builtin_wasm_memory_atomic_notify((int*)&region.
 #include <pthread.h>
 #include <sched.h>
 
+#if defined(__GLIBC__) && defined(WRT_OLD_GLIBC_SYMBOLS)
+/* The shared library's wheels say manylinux_2_17: glibc 2.34 moved these two into libc under a new symbol version,
+   so bind to the versions every glibc since 2.17 has (libpthread.so.0 is a dependency of the library). */
+#if defined(__x86_64__)
+__asm__(".symver pthread_create,pthread_create@GLIBC_2.2.5");
+__asm__(".symver pthread_mutex_trylock,pthread_mutex_trylock@GLIBC_2.2.5");
+#elif defined(__aarch64__)
+__asm__(".symver pthread_create,pthread_create@GLIBC_2.17");
+__asm__(".symver pthread_mutex_trylock,pthread_mutex_trylock@GLIBC_2.17");
+#endif
+#endif
+
 static pthread_mutex_t region_lock = PTHREAD_MUTEX_INITIALIZER;
 static pthread_mutex_t wake_lock = PTHREAD_MUTEX_INITIALIZER;
 static pthread_cond_t wake_cond = PTHREAD_COND_INITIALIZER;

@@ -8,6 +8,7 @@ import sys
 from pathlib import Path
 
 from kernels_wasm.gen.emit import generate_all
+from kernels_wasm.gen.wgsl_emit import generate_wgsl
 
 GENERATED = Path(__file__).resolve().parent.parent / "generated"
 
@@ -17,6 +18,7 @@ def check(out: Path) -> list[str]:
     bad = [name for name, text in generate_all().items()
            if not (out / name).is_file() or (out / name).read_text(encoding="utf-8") != text]
     stale = {p.name for p in [*out.glob("*.c"), *out.glob("*.h")]} - set(generate_all())
+    bad += [str(p) for p, text in generate_wgsl().items() if not p.is_file() or p.read_text(encoding="utf-8") != text]
     return sorted(bad) + sorted(f"{n} (not generated any more)" for n in stale)
 
 
@@ -33,7 +35,10 @@ def main(argv: list[str] | None = None) -> int:
     args.out.mkdir(parents=True, exist_ok=True)
     for name, text in generate_all().items():
         (args.out / name).write_text(text, encoding="utf-8", newline="\n")
-    print(f"wrote {len(generate_all())} files to {args.out}")
+    for path, text in generate_wgsl().items():  # the WebGPU engines' kernels live beside their engines
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(text, encoding="utf-8", newline="\n")
+    print(f"wrote {len(generate_all())} files to {args.out} and the WGSL kernels")
     return 0
 
 

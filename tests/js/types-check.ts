@@ -32,4 +32,14 @@ async function main(img: HTMLImageElement): Promise<string> {
   await wasmrt.init({ host, wasmPaths: { simd: "/wasm/wasmrt-simd.wasm" } });
   return `${why} ${v} ${shapes} ${logits[0]} ${g?.srcW} ${out2} ${wo}`;
 }
-export { main };
+// The WebGPU backend (README: init({backend})).
+async function gpuMain(): Promise<string> {
+  const gpu: wasmrt.WebGPURuntime = await wasmrt.init({ backend: "webgpu" });
+  const gm = await gpu.load("models/selfie_segmentation.wrt");
+  const gout: Record<string, wasmrt.Tensor> = await gm.run({ input_1: new Float32Array(256 * 256 * 3) });
+  const picked = await wasmrt.init({ backend: "auto" });
+  const which: "wasm" | "webgpu" = picked.backend;
+  gm.release();
+  return `${which} ${gpu.reason} ${gm.dispatches} ${Object.keys(gout)}`;
+}
+export { gpuMain, main };

@@ -16,6 +16,7 @@ from wasmrt.errors import InputError
 
 DEFAULT_MODELS = ("mobilenet_v2", "efficientnet_lite0", "face_landmark")
 HOSTS = ("native", "node", "chromium")
+ALL_HOSTS = (*HOSTS, "webgpu")  # webgpu: the WGSL kernels through wgpu-native (on request: a GPU or lavapipe)
 VARIANTS = ("scalar", "simd", "relaxed")
 
 
@@ -40,7 +41,8 @@ def _threads(text: str) -> list[int]:
 def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("models", nargs="*", help="model.onnx, model.tflite, model.wrt or a bundled model name "
                                              f"(default: {', '.join(DEFAULT_MODELS)})")
-    p.add_argument("--hosts", default=",".join(HOSTS), help="comma list of native, node, chromium (default: all)")
+    p.add_argument("--hosts", default=",".join(HOSTS), help="comma list of native, node, chromium, webgpu (default: "
+                                                        "native,node,chromium)")
     p.add_argument("--variants", default=",".join(VARIANTS), help="wasm builds: scalar, simd, relaxed (default: all)")
     p.add_argument("--peers", action="store_true", help="also run LiteRT, onnxruntime, onnxruntime-web, TF.js wasm "
                                                         "and LiteRT.js (installed on first use)")
@@ -69,7 +71,7 @@ def run(args: argparse.Namespace) -> int:
     from wasmrt.bench.prepare import WORK, prepare
     from wasmrt.bench.progress import Progress
 
-    hosts = _csv(args.hosts, HOSTS, "host")
+    hosts = _csv(args.hosts, ALL_HOSTS, "host")
     variants = _csv(args.variants, VARIANTS, "variant")
     threads = _threads(args.threads)
     rounds = args.rounds if args.rounds is not None else (5 if args.quick else 30)
@@ -114,6 +116,10 @@ def run(args: argparse.Namespace) -> int:
                 results, notes = run_native(prep, args.peers, warmup, rounds, bar.update, baseline, passes,
                                             threads)
                 info = {"kind": "native", "python": platform.python_version()}
+            elif host == "webgpu":
+                from wasmrt.bench.gpu import run_webgpu
+
+                results, info, notes = run_webgpu(prep, warmup, rounds, bar.update, passes)
             else:
                 from wasmrt.bench.hosts import run_wasm_host
 

@@ -1,5 +1,5 @@
-"""Run .wrt models: the numpy reference ("ref"), the native C engine ("native") or the C engine compiled to
-WebAssembly ("wasm", run by wasmtime)."""
+"""Run .wrt models: the numpy reference ("ref"), the native C engine ("native"), the C engine compiled to
+WebAssembly ("wasm", run by wasmtime) or the WGSL kernels on a GPU ("webgpu", through wgpu-native)."""
 
 from __future__ import annotations
 
@@ -8,7 +8,7 @@ from pathlib import Path
 from wasmrt.engines.base import Limits, Model, TensorSpec
 from wasmrt.errors import ModelFormatError
 
-ENGINES = ("ref", "native", "wasm")
+ENGINES = ("ref", "native", "wasm", "webgpu")
 
 __all__ = ["ENGINES", "Limits", "Model", "TensorSpec", "load"]
 
@@ -19,7 +19,8 @@ def load(source: str | Path | bytes | bytearray | memoryview, engine: str = "ref
     """Load a .wrt model from a path or bytes on one engine.
 
     variant: native: "scalar" | "avx2" | "avx512" (default: the best the CPU runs); wasm: "scalar" | "simd" |
-    "relaxed" (default "relaxed"); ref: ignored.
+    "relaxed" (default "relaxed"); ref, webgpu: ignored (webgpu runs on the process's WebGPU adapter; an op
+    without a WGSL kernel is refused at load, naming it).
     max_memory, max_work (native and wasm): the model's resource limits, checked at load before anything large is
     allocated: the bytes it may claim (default 1 GiB) and the estimated work of one run in multiply-adds (default
     2^33). A model beyond them is refused with an error naming the limit.
@@ -50,4 +51,8 @@ def load(source: str | Path | bytes | bytearray | memoryview, engine: str = "ref
         from wasmrt.engines.wasm import WasmModel
 
         return WasmModel(data, name, variant, limits=limits, threads=threads)
+    if engine == "webgpu":
+        from wasmrt.engines.webgpu import WebGPUModel
+
+        return WebGPUModel(data, name)
     raise ValueError(f"unknown engine {engine!r}; expected one of {', '.join(ENGINES)}")

@@ -1,0 +1,243 @@
+// The WebGPU backend: the generated WGSL kernels (kernels.js) on navigator.gpu, in pages and Workers. Loaded by
+// init({backend: "webgpu" | "auto"}) only, so the wasm path never downloads it.
+//
+// load(): constants uploaded once into one buffer, one arena buffer at the .wrt memory plan's offsets, one pipeline per
+// kernel, one bind group per op. run(): inputs written into the arena, every dispatch recorded into one compute pass
+// of one command buffer, outputs copied into a mappable buffer and read back asynchronously.
+
+import { InputError, ModelFormatError, WasmrtError } from "../errors.js";
+import { readMetadata } from "../metadata.js";
+import { Tensor } from "../tensor.js";
+import { KERNELS } from "./kernels.js";
+import { packParams, plan } from "./plan.js";
+import { readWrt } from "./wrt.js";
+
+const UNIFORM_ALIGN = 256;
+const S = () => globalThis.GPUBufferUsage;
+
+/** {device, adapterInfo} when WebGPU is present and working here; otherwise throws a WasmrtError saying why.
+ * "Working" means a device was created and ran one of our kernels with the right answer. */
+export async function openDevice() {
+  const gpu = globalThis.navigator?.gpu;
+  if (!gpu) throw new WasmrtError("WebGPU is not available here (no navigator.gpu)");
+  const adapter = await gpu.requestAdapter({ powerPreference: "high-performance" });
+  if (!adapter) throw new WasmrtError("WebGPU is present but no adapter was found (navigator.gpu.requestAdapter() gave null)");
+  const lim = adapter.limits;
+  const device = await adapter.requestDevice({
+    requiredLimits: {
+      maxStorageBufferBindingSize: lim.maxStorageBufferBindingSize, maxBufferSize: lim.maxBufferSize,
+      maxComputeWorkgroupStorageSize: lim.maxComputeWorkgroupStorageSize,
+    },
+  });
+  const info = adapter.info ?? {};
+  const gpuRt = new GpuRuntime(device, `${info.vendor || "?"} ${info.architecture || info.description || ""}`.trim());
+  await gpuRt.selfTest();
+  return gpuRt;
+}
+
+export class GpuRuntime {
+  constructor(device, adapter) {
+    this.device = device;
+    this.adapter = adapter;
+    this.backend = "webgpu";
+    this._pipelines = new Map();
+    this._bgl = device.createBindGroupLayout({
+      entries: [
+        { binding: 0, visibility: GPUShaderStage.COMPUTE, buffer: { type: "storage" } },
+        { binding: 1, visibility: GPUShaderStage.COMPUTE, buffer: { type: "read-only-storage" } },
+        { binding: 2, visibility: GPUShaderStage.COMPUTE, buffer: { type: "uniform" } },
+      ],
+    });
+    this._layout = device.createPipelineLayout({ bindGroupLayouts: [this._bgl] });
+  }
+
+  async pipeline(name) {
+    if (!this._pipelines.has(name)) {
+      const module = this.device.createShaderModule({ label: name, code: KERNELS.kernels[name].code });
+      this._pipelines.set(name, this.device.createComputePipelineAsync({
+        label: name, layout: this._layout, compute: { module, entryPoint: "main" },
+      }).catch((e) => { this._pipelines.delete(name); throw new WasmrtError(`WebGPU kernel ${name}: ${e.message}`); }));
+    }
+    return this._pipelines.get(name);
+  }
+
+  // relu over [-1, 2, -3, 4] through the real path (pipeline, bind group, dispatch, readback)
+  async selfTest() {
+    const d = { kernel: "unary_relu", params: { gx: 1, n: 4, x: 0, y: 4 }, groups: [1, 1, 1] };
+    const m = new GpuModel(this, null, { constants: new Float32Array(64), dispatches: [d], arenaBytes: 32 }, [], []);
+    await m._build();
+    const got = await m._execute([[0, new Float32Array([-1, 2, -3, 4])]], [[16, 16]]);
+    m.release();
+    const want = [0, 2, 0, 4];
+    const out = new Float32Array(got[0]);
+    if (!want.every((v, i) => out[i] === v)) {
+      throw new WasmrtError(`WebGPU ran a test kernel with a wrong result (${Array.from(out)}, expected ${want})`);
+    }
+  }
+
+  /** Load a .wrt model: URL, path, ArrayBuffer, typed array or Blob (as the wasm runtime's load). */
+  async load(source, options = {}) {
+    let bytes;
+    if (source instanceof Uint8Array) bytes = source;
+    else if (ArrayBuffer.isView(source)) bytes = new Uint8Array(source.buffer, source.byteOffset, source.byteLength);
+    else if (source instanceof ArrayBuffer) bytes = new Uint8Array(source);
+    else if (typeof Blob !== "undefined" && source instanceof Blob) bytes = new Uint8Array(await source.arrayBuffer());
+    else if (typeof source === "string" || source instanceof URL) bytes = await (options.host ?? this.host).readBytes(source);
+    else throw new InputError("cannot load a model from that: give a URL or path, an ArrayBuffer, a typed array or a Blob");
+    return this.loadBytes(bytes, { name: options.name ?? (typeof source === "string" ? source : undefined) });
+  }
+
+  /** Load a .wrt model (bytes); refuses models with ops that have no WGSL kernel, naming the op. */
+  async loadBytes(bytes, { name } = {}) {
+    const label = name ?? "<bytes>";
+    let model;
+    try {
+      model = readWrt(bytes);
+    } catch (e) {
+      if (e instanceof WasmrtError) throw new ModelFormatError(`${label}: ${e.message}`, { cause: e });
+      throw e;
+    }
+    const p = plan(model, label);
+    const specs = (list) => Object.freeze(list.map((i) => Object.freeze({
+      name: model.tensors[i].name, shape: Object.freeze(model.tensors[i].shape.slice()), dtype: model.tensors[i].dtype,
+    })));
+    const io = (list) => list.map((i) => [model.tensors[i].arenaOffset, model.tensors[i].size * 4]);
+    const m = new GpuModel(this, readMetadata(bytes), p, io(model.inputs), io(model.outputs), label);
+    m.inputs = specs(model.inputs);
+    m.outputs = specs(model.outputs);
+    await m._build();
+    return m;
+  }
+}
+
+export class GpuModel {
+  constructor(rt, metadata, p, ins, outs, name = "") {
+    this._rt = rt;
+    this._plan = p;
+    this._in = ins;
+    this._out = outs;
+    this.metadata = metadata;
+    this.name = name;
+    this.backend = "webgpu";
+    this._queue = Promise.resolve(); // runs one at a time: they share the arena and the readback buffer
+  }
+
+  get labels() { return this.metadata?.labels ?? []; }
+  get released() { return !this._arena; }
+  /** Dispatches per run, and the convolutions' and dense layers' floating-point operations per run. */
+  get dispatches() { return this._plan.dispatches.length; }
+  get flops() { return this._plan.flops; }
+
+  async _build() {
+    const { device } = this._rt;
+    const p = this._plan;
+    const limit = device.limits.maxStorageBufferBindingSize;
+    for (const [what, size] of [["activation arena", p.arenaBytes], ["constants", p.constants.byteLength]]) {
+      if (size > limit) {
+        throw new WasmrtError(`${this.name}: the ${what} needs ${(size / 2 ** 20).toFixed(0)} MiB, more than this GPU ` +
+          `binds in one buffer (${(limit / 2 ** 20).toFixed(0)} MiB)`);
+      }
+    }
+    const pipelines = await Promise.all(p.dispatches.map((d) => this._rt.pipeline(d.kernel)));
+    this._arena = device.createBuffer({ label: "arena", size: Math.max(16, Math.ceil(p.arenaBytes / 16) * 16),
+      usage: S().STORAGE | S().COPY_DST | S().COPY_SRC });
+    this._consts = device.createBuffer({ label: "constants", size: p.constants.byteLength, usage: S().STORAGE | S().COPY_DST });
+    device.queue.writeBuffer(this._consts, 0, p.constants);
+    const blocks = p.dispatches.map((d) => packParams(d.kernel, d.params));
+    const offsets = [];
+    let size = 0;
+    for (const b of blocks) { offsets.push(size); size += Math.ceil(b.length / UNIFORM_ALIGN) * UNIFORM_ALIGN; }
+    const ubuf = new Uint8Array(Math.max(size, 16));
+    blocks.forEach((b, i) => ubuf.set(b, offsets[i]));
+    this._uniforms = device.createBuffer({ label: "params", size: ubuf.length, usage: S().UNIFORM | S().COPY_DST });
+    device.queue.writeBuffer(this._uniforms, 0, ubuf);
+    this._steps = p.dispatches.map((d, i) => [pipelines[i], device.createBindGroup({
+      layout: this._rt._bgl,
+      entries: [
+        { binding: 0, resource: { buffer: this._arena } },
+        { binding: 1, resource: { buffer: this._consts } },
+        { binding: 2, resource: { buffer: this._uniforms, offset: offsets[i], size: blocks[i].length } },
+      ],
+    }), d.groups]);
+    const outBytes = this._out.reduce((s, [, n]) => s + Math.ceil(n / 4) * 4, 0);
+    this._readback = device.createBuffer({ label: "outputs", size: Math.max(16, outBytes), usage: S().MAP_READ | S().COPY_DST });
+  }
+
+  // Write the inputs, run every dispatch in one pass, read the outputs back: [ArrayBuffer per output]
+  async _execute(inputs, outs) {
+    const { device } = this._rt;
+    for (const [off, data] of inputs) device.queue.writeBuffer(this._arena, off, data);
+    const enc = device.createCommandEncoder();
+    const pass = enc.beginComputePass();
+    for (const [pipe, bg, g] of this._steps) {
+      pass.setPipeline(pipe);
+      pass.setBindGroup(0, bg);
+      pass.dispatchWorkgroups(g[0], g[1], g[2]);
+    }
+    pass.end();
+    let at = 0;
+    for (const [off, n] of outs) {
+      enc.copyBufferToBuffer(this._arena, off, this._readback, at, Math.ceil(n / 4) * 4);
+      at += Math.ceil(n / 4) * 4;
+    }
+    device.queue.submit([enc.finish()]);
+    await this._readback.mapAsync(GPUMapMode.READ);
+    const all = this._readback.getMappedRange();
+    at = 0;
+    const res = outs.map(([, n]) => { const b = all.slice(at, at + n); at += Math.ceil(n / 4) * 4; return b; });
+    this._readback.unmap();
+    return res;
+  }
+
+  /** Run the model: resolves to {outputName: Tensor} (copies on the CPU). */
+  run(feeds) {
+    const job = this._queue.then(() => this._run(feeds));
+    this._queue = job.catch(() => {});
+    return job;
+  }
+
+  async _run(feeds) {
+    if (this.released) throw new WasmrtError("this model was released");
+    const values = feedsInOrder(this.inputs, feeds);
+    const bufs = await this._execute(values.map((v, i) => [this._in[i][0], v]), this._out);
+    const out = {};
+    this.outputs.forEach((o, i) => { out[o.name] = new Tensor(o.dtype, new Float32Array(bufs[i]), o.shape.slice()); });
+    return out;
+  }
+
+  /** Free the model's GPU buffers. Further run() calls throw. Safe to call twice. */
+  release() {
+    for (const k of ["_arena", "_consts", "_uniforms", "_readback"]) {
+      this[k]?.destroy();
+      this[k] = null;
+    }
+    this._steps = [];
+  }
+}
+
+function feedsInOrder(specs, feeds) {
+  const names = specs.map((s) => s.name);
+  const single = feeds instanceof Tensor || ArrayBuffer.isView(feeds) || (ArrayBuffer.isView(feeds?.data) && !names.includes("data"));
+  if (single) {
+    if (specs.length !== 1) throw new InputError(`this model has ${specs.length} inputs (${names.join(", ")}): pass {name: tensor}`);
+    feeds = { [names[0]]: feeds };
+  }
+  if (feeds === null || typeof feeds !== "object") throw new InputError("run() takes {inputName: tensor}, a wasmrt.Tensor or a typed array");
+  for (const k of Object.keys(feeds)) {
+    if (!names.includes(k)) throw new InputError(`unknown input '${k}'; the model's inputs are ${JSON.stringify(names)}`);
+  }
+  return specs.map((s) => {
+    const v = feeds[s.name];
+    if (v === undefined || v === null) throw new InputError(`missing input '${s.name}' (${s.dtype} [${s.shape.join(", ")}])`);
+    const data = ArrayBuffer.isView(v) ? v : v.data;
+    const shape = ArrayBuffer.isView(v) ? s.shape : (v.shape ?? s.shape);
+    if (!(data instanceof Float32Array)) throw new InputError(`input '${s.name}': expected float32 data (a Float32Array)`);
+    if (shape.length !== s.shape.length || shape.some((d, a) => d !== s.shape[a])) {
+      throw new InputError(`input '${s.name}': shape [${shape}] does not match the model's [${s.shape.join(", ")}]`);
+    }
+    if (data.length !== s.shape.reduce((a, d) => a * d, 1)) {
+      throw new InputError(`input '${s.name}': ${data.length} elements given, shape [${s.shape.join(", ")}] needs more or fewer`);
+    }
+    return data;
+  });
+}

@@ -1,0 +1,174 @@
+"""The webgpu engine (generated WGSL on wgpu-native; here Mesa's lavapipe) vs python_ref: every single-op case of
+test_engine.py (float32 cases run and match, the others are refused at load naming the op or dtype), every bundled
+real model within 1e-4 of the output range, and the refusals users see."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from test_engine import CASES, close, converted
+from test_engine_models import converted as converted_model
+from test_engine_models import reference
+
+from python_ref.wrt_file import read_wrt
+from wasmrt import models
+from wasmrt.engines import load
+from wasmrt.engines.webgpu import available
+from wasmrt.engines.webgpu_plan import SUPPORTED, kernel_table
+from wasmrt.errors import UnsupportedOpError
+from wasmrt.ir import Graph
+
+OK, WHY = available()
+pytestmark = pytest.mark.skipif(not OK, reason=f"no WebGPU adapter here: {WHY}")
+MODEL_RTOL = 1e-4
+
+
+def _runs_on_webgpu(data: bytes) -> str | None:
+    """None when every op has a WGSL kernel and every tensor is float32, else what the engine must name."""
+    m = read_wrt(data)
+    for op in m.ops:
+        if op.op not in SUPPORTED:
+            return op.op
+        for i in [*op.inputs, *op.outputs]:
+            if i >= 0 and m.tensors[i].dtype != np.float32:
+                return str(m.tensors[i].dtype)
+    return None
+
+
+@pytest.mark.parametrize("name", sorted(CASES))
+def test_op_case(name: str) -> None:
+    data, feeds, ref = converted(name)
+    refused = _runs_on_webgpu(data)
+    if refused is not None:
+        with pytest.raises(UnsupportedOpError, match=refused):
+            load(data, "webgpu")
+        return
+    m = load(data, "webgpu")
+    got = m.run(feeds)
+    for k in ref:
+        close(got[k], ref[k])
+    got2 = m.run(feeds)  # a second run gives the same answer
+    for k in ref:
+        np.testing.assert_array_equal(got2[k], got[k])
+    m.release()
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("name", list(models.BUNDLED))
+def test_bundled_model_matches_reference(name: str) -> None:
+    feeds, ref = reference(name)
+    m = load(converted_model(name), "webgpu")
+    got = m.run(feeds)
+    for k, r in ref.items():
+        err = float(np.max(np.abs(got[k].astype(np.float64) - r)))
+        scale = float(np.max(np.abs(r)))
+        print(f"{name} {k}: max error / max|ref| = {err / max(scale, 1e-30):.2e}")
+        assert err <= MODEL_RTOL * scale, f"{name} output {k!r}: max error {err:.3g}, output range {scale:.3g}"
+    m.release()
+
+
+def test_unsupported_op_is_refused_at_load_naming_it() -> None:
+    g = Graph()
+    a = g.add_input("a", (2, 3))
+    b = g.add_input("b", (3, 4))
+    (y,) = g.add_node("MATMUL", [a, b], {}, name="mm", outputs=["y"])
+    g.outputs.append(y)
+    from wasmrt.converter import convert
+
+    with pytest.raises(UnsupportedOpError, match=r"'MATMUL' \(node 'mm'\).*no WGSL kernel"):
+        load(convert(g).data, "webgpu")
+
+
+def test_released_model_refuses_runs() -> None:
+    data, feeds, _ = converted(sorted(CASES)[0])
+    if _runs_on_webgpu(data) is not None:
+        pytest.skip("first case does not run on webgpu")
+    m = load(data, "webgpu")
+    m.release()
+    with pytest.raises(Exception, match="released"):
+        m.run(feeds)
+
+
+def test_generated_kernels_compile() -> None:
+    """Every generated kernel is valid WGSL for this device (naga + the driver), not only the ones models use."""
+    from wasmrt.engines.webgpu import pipeline
+
+    for name in kernel_table()["kernels"]:
+        assert pipeline(name) is not None
+
+
+@pytest.mark.parametrize(("rows", "k", "n"), [(1100, 136, 200), (1030, 7, 129), (64, 2048, 1000)])
+def test_dense_layer_tiles(rows: int, k: int, n: int) -> None:
+    """FULLY_CONNECTED through each GEMM tile (the 128x128 vector tile needs >= 1024 rows and >= 128 columns),
+    with partial tiles at every edge, against python_ref."""
+    from python_ref import Interpreter
+    from wasmrt.converter import convert
+
+    rng = np.random.default_rng(3)
+    g = Graph()
+    x = g.add_input("x", (rows, k))
+    w = g.add_const("w", rng.uniform(-1, 1, (n, k)).astype(np.float32))
+    b = g.add_const("b", rng.uniform(-1, 1, (n,)).astype(np.float32))
+    (y,) = g.add_node("FULLY_CONNECTED", [x, w, b], {"act_min": -0.5, "act_max": 3.0}, name="fc", outputs=["y"])
+    g.outputs.append(y)
+    data = convert(g).data
+    feeds = {"x": rng.uniform(-1, 1, (rows, k)).astype(np.float32)}
+    m = load(data, "webgpu")
+    assert m.plan.dispatches[0].kernel.startswith("gemm_")
+    close(m.run(feeds)["y"], Interpreter(data).run(feeds)["y"])
+
+
+def test_convolution_with_residual_on_the_large_tile() -> None:
+    """A 3x3 convolution with bias, fused residual and clamp on the 128x128 im2col tile."""
+    from python_ref import Interpreter
+    from wasmrt.converter import convert
+
+    rng = np.random.default_rng(4)
+    g = Graph()
+    x = g.add_input("x", (1, 40, 36, 24))
+    r = g.add_input("r", (1, 40, 36, 160))
+    w = g.add_const("w", rng.uniform(-0.3, 0.3, (160, 3, 3, 24)).astype(np.float32))
+    b = g.add_const("b", rng.uniform(-1, 1, (160,)).astype(np.float32))
+    (y,) = g.add_node("CONV_2D", [x, w, b, r], {"pads": (1, 1, 1, 1), "act_min": 0.0, "act_max": 6.0}, name="conv",
+                      outputs=["y"])
+    g.outputs.append(y)
+    data = convert(g).data
+    feeds = {"x": rng.uniform(-1, 1, (1, 40, 36, 24)).astype(np.float32),
+             "r": rng.uniform(-2, 2, (1, 40, 36, 160)).astype(np.float32)}
+    m = load(data, "webgpu")
+    assert [d.kernel for d in m.plan.dispatches] == ["conv_128x128"]
+    close(m.run(feeds)["y"], Interpreter(data).run(feeds)["y"])
+
+
+def test_js_plan_is_the_python_plan(tmp_path) -> None:
+    """The JS backend plans every bundled model exactly as this engine does: same kernels, grids, parameter bytes
+    and packed constants (the two planners are kept in step by this test)."""
+    import hashlib
+    import json
+    import shutil
+    import subprocess
+    from pathlib import Path
+
+    from wasmrt.engines.webgpu_plan import plan
+
+    node = shutil.which("node")
+    if node is None:
+        pytest.skip("node not found")
+    files = []
+    for name in models.BUNDLED:
+        f = tmp_path / f"{name}.wrt"
+        f.write_bytes(converted_model(name))
+        files.append(str(f))
+    script = Path(__file__).parent / "js" / "webgpu_plan.mjs"
+    r = subprocess.run([node, str(script), *files], capture_output=True, text=True, timeout=300)
+    assert r.returncode == 0, r.stderr[-3000:]
+    js = json.loads(r.stdout)
+    for f in files:
+        p = plan(read_wrt(Path(f).read_bytes()), f)
+        want = [[d.kernel, list(d.groups), d.packed().hex()] for d in p.dispatches]
+        got = js[f]["dispatches"]
+        assert len(got) == len(want), f"{f}: JS plans {len(got)} dispatches, Python {len(want)}"
+        for k, (g, w) in enumerate(zip(got, want, strict=True)):
+            assert g == w, f"{f}: dispatch {k} differs: JS {g[:2]}, Python {w[:2]}"
+        assert js[f]["constants"] == hashlib.sha256(p.constants.tobytes()).hexdigest(), f"{f}: packed constants differ"
+        assert js[f]["arena"] == p.arena_bytes

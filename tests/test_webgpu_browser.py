@@ -1,0 +1,134 @@
+"""The JS WebGPU backend in Debian's Chromium (tests/js/webgpu_browser.mjs): with WebGPU on SwiftShader every bundled
+model runs on backend "webgpu" and matches python_ref within 1e-4 of the output range, "auto" picks WebGPU, a Worker
+runs it too, and an op without a WGSL kernel is refused naming it; without WebGPU "auto" falls back to wasm and says
+why, and "webgpu" is an error that says why."""
+
+from __future__ import annotations
+
+import base64
+import json
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from python_ref import Interpreter
+from wasmrt import models, paths
+
+sys.path.insert(0, str(Path(__file__).parent / "js"))
+import js_fixtures as support
+
+pytestmark = pytest.mark.slow
+CHROMIUM = shutil.which("chromium") or "/usr/bin/chromium"
+WORKER_MODEL = "face_detector"
+RTOL = 1e-4
+
+
+def page_inputs(interp: Interpreter) -> dict[str, np.ndarray]:
+    """The inputs the page makes: x[i] = (i * 2654435761 mod 2^32) / 2^32 * 2 - 1, in float32."""
+    out = {}
+    for s in interp.inputs:
+        i = np.arange(int(np.prod(s.shape)), dtype=np.uint64)
+        u = (i * np.uint64(2654435761)) % np.uint64(2**32)
+        out[s.name] = (u.astype(np.float64) / 2**32 * 2 - 1).astype(np.float32).reshape(s.shape)
+    return out
+
+
+def _unsupported_model() -> bytes:
+    from wasmrt.converter import convert
+    from wasmrt.ir import Graph
+
+    g = Graph()
+    a = g.add_input("a", (2, 3))
+    b = g.add_input("b", (3, 4))
+    (y,) = g.add_node("MATMUL", [a, b], {}, name="mm", outputs=["y"])
+    g.outputs.append(y)
+    return convert(g).data
+
+
+@pytest.fixture(scope="module")
+def results(tmp_path_factory: pytest.TempPathFactory) -> dict:
+    why = support.missing_prerequisites()
+    if why:
+        pytest.skip(why)
+    if not Path(CHROMIUM).exists():
+        pytest.skip("chromium is not installed (apt-get install chromium)")
+    missing = [n for n in models.BUNDLED if not (paths.models_dir() / models.BUNDLED[n].wrt).is_file()]
+    if missing:
+        pytest.skip(f"bundled models not converted ({', '.join(missing)}): python -m wasmrt.bundle")
+    from wasmrt.demo_server import DemoServer
+
+    tmp = tmp_path_factory.mktemp("webgpu")
+    jobs, res = tmp / "jobs.json", tmp / "results.json"
+    with DemoServer(port=0) as server:
+        jobs.write_text(json.dumps({"origin": server.origin, "chromium": CHROMIUM, "models": list(models.BUNDLED),
+                                    "workerModel": WORKER_MODEL,
+                                    "unsupported": base64.b64encode(_unsupported_model()).decode()}))
+        r = subprocess.run(["node", str(Path(__file__).parent / "js" / "webgpu_browser.mjs"), str(jobs), str(res)],
+                           cwd=support.ROOT, capture_output=True, text=True, timeout=900)
+    assert r.returncode == 0, f"browser driver failed:\n{r.stdout[-4000:]}\n{r.stderr[-4000:]}"
+    return json.loads(res.read_text())
+
+
+def _check(name: str, got: dict) -> float:
+    interp = Interpreter((paths.models_dir() / models.BUNDLED[name].wrt).read_bytes())
+    ref = interp.run(page_inputs(interp))
+    worst = 0.0
+    for k, r in ref.items():
+        g = np.frombuffer(base64.b64decode(got[k]["b64"]), np.float32).reshape(got[k]["shape"])
+        err = float(np.max(np.abs(g.astype(np.float64) - r)))
+        scale = float(np.max(np.abs(r)))
+        worst = max(worst, err / max(scale, 1e-30))
+        assert err <= RTOL * scale, f"{name} output {k!r}: max error {err:.3g}, output range {scale:.3g}"
+    return worst
+
+
+@pytest.mark.parametrize("name", list(models.BUNDLED))
+def test_model_on_webgpu_in_chromium_matches_reference(results: dict, name: str) -> None:
+    run = results["webgpu"]["webgpu"]
+    assert run["init"].get("backend") == "webgpu", run["init"]
+    got = run["models"][name]
+    assert "error" not in got, got.get("error")
+    assert got["backend"] == "webgpu"
+    worst = _check(name, got["outputs"])
+    second = f"{got['secondMs']:8.1f} ms" if got["secondMs"] is not None else "       -"
+    print(f"\n  chromium webgpu (SwiftShader) {name:20s} first {got['firstMs']:8.1f} ms  second {second}  "
+          f"max error / max|ref| {worst:.1e}")
+
+
+def test_auto_picks_webgpu_when_it_works(results: dict) -> None:
+    init = results["webgpu"]["auto"]["init"]
+    assert init["backend"] == "webgpu" and "present and working" in init["reason"], init
+
+
+def test_webgpu_in_a_worker(results: dict) -> None:
+    w = results["webgpu"]["worker"]
+    assert "error" not in w, w.get("error")
+    assert w["backend"] == "webgpu"
+    interp = Interpreter((paths.models_dir() / models.BUNDLED[WORKER_MODEL].wrt).read_bytes())
+    ref = interp.run(page_inputs(interp))
+    for k, head in w["head"].items():
+        r = ref[k].reshape(-1)[:16]
+        assert np.max(np.abs(np.asarray(head) - r)) <= RTOL * float(np.max(np.abs(ref[k]))), k
+
+
+def test_op_without_wgsl_kernel_is_refused_naming_it(results: dict) -> None:
+    msg = results["webgpu"]["webgpu"]["unsupported"]
+    assert msg.startswith("UnsupportedOpError") and "'MATMUL'" in msg and "no WGSL kernel" in msg, msg
+
+
+def test_auto_without_webgpu_falls_back_to_wasm_and_says_why(results: dict) -> None:
+    run = results["nogpu"]["auto"]
+    assert run["init"]["backend"] == "wasm", run["init"]
+    assert "WebGPU not used:" in run["init"]["reason"], run["init"]
+    got = run["models"][WORKER_MODEL]
+    assert "error" not in got, got.get("error")
+    _check(WORKER_MODEL, got["outputs"])  # the wasm engine gives the same answers
+
+
+def test_webgpu_without_webgpu_is_an_error_saying_why(results: dict) -> None:
+    err = results["nogpu"]["webgpu"]["init"].get("error", "")
+    assert err.startswith("WasmrtError") and "WebGPU" in err and ("adapter" in err or "navigator.gpu" in err), err

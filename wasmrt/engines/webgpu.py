@@ -1,0 +1,229 @@
+"""The WebGPU engine: the generated WGSL kernels on wgpu-native (the `wgpu` package), any Vulkan/Metal/D3D12 GPU,
+or Mesa's lavapipe on a machine without one.
+
+Load uploads the packed constants once and builds one pipeline per kernel (cached per process), one bind group per
+op (arena, constants, that op's parameters); a run writes the inputs into the arena, records every dispatch in one
+compute pass of one command buffer, copies the outputs into a mapped buffer and reads them back.
+"""
+
+from __future__ import annotations
+
+import os
+import time
+from typing import Any
+
+import numpy as np
+
+from python_ref.wrt_file import read_wrt
+from wasmrt.engines.base import Model, TensorSpec
+from wasmrt.engines.webgpu_plan import Plan, kernel_table, plan
+from wasmrt.errors import WasmrtError
+
+UNIFORM_ALIGN = 256
+
+
+class WebGPUUnavailable(WasmrtError):
+    """No working WebGPU adapter here (no `wgpu` package, no GPU driver, no Vulkan software driver)."""
+
+
+_DEVICE: dict[str, Any] = {}
+
+
+def _wgpu() -> Any:
+    try:
+        import wgpu
+    except ImportError as e:
+        raise WebGPUUnavailable(f"engine webgpu needs the `wgpu` package (pip install wgpu): {e}") from None
+    return wgpu
+
+
+def device() -> tuple[Any, Any]:
+    """The process's (adapter, device), created on first use with the adapter's largest buffer limits."""
+    if "device" not in _DEVICE:
+        wgpu = _wgpu()
+        os.environ.setdefault("XDG_RUNTIME_DIR", "/tmp")  # the Vulkan loader complains on headless machines
+        try:
+            adapter = wgpu.gpu.request_adapter_sync(power_preference="high-performance")
+        except Exception as e:  # wgpu-native raises when no backend finds an adapter
+            raise WebGPUUnavailable(f"no WebGPU adapter: {e} (install a GPU driver, or Mesa's lavapipe: "
+                                    "apt-get install mesa-vulkan-drivers)") from None
+        if adapter is None:
+            raise WebGPUUnavailable("no WebGPU adapter (install a GPU driver, or Mesa's lavapipe: "
+                                    "apt-get install mesa-vulkan-drivers)")
+        lim = adapter.limits
+        limits = {k: lim[k] for k in ("max-storage-buffer-binding-size", "max-buffer-size",
+                                      "max-compute-workgroup-storage-size") if k in lim}
+        feats = [f for f in ("timestamp-query",) if f in adapter.features]
+        _DEVICE.update(adapter=adapter, device=adapter.request_device_sync(required_features=feats,
+                                                                           required_limits=limits),
+                       pipelines={}, features=feats)
+    return _DEVICE["adapter"], _DEVICE["device"]
+
+
+def available() -> tuple[bool, str]:
+    """(True, adapter description) when a WebGPU device works here, else (False, why not)."""
+    try:
+        adapter, _ = device()
+    except WebGPUUnavailable as e:
+        return False, str(e)
+    info = adapter.info
+    return True, f"{info.get('device', '?')} ({info.get('backend_type', '?')}, {info.get('adapter_type', '?')})"
+
+
+def _layout(dev: Any, wgpu: Any) -> Any:
+    if "layout" not in _DEVICE:
+        bgl = dev.create_bind_group_layout(entries=[
+            {"binding": 0, "visibility": wgpu.ShaderStage.COMPUTE, "buffer": {"type": "storage"}},
+            {"binding": 1, "visibility": wgpu.ShaderStage.COMPUTE, "buffer": {"type": "read-only-storage"}},
+            {"binding": 2, "visibility": wgpu.ShaderStage.COMPUTE, "buffer": {"type": "uniform"}},
+        ])
+        _DEVICE["bgl"] = bgl
+        _DEVICE["layout"] = dev.create_pipeline_layout(bind_group_layouts=[bgl])
+    return _DEVICE["layout"]
+
+
+def pipeline(name: str) -> Any:
+    """The compute pipeline of one generated kernel (compiled once per process)."""
+    wgpu = _wgpu()
+    _, dev = device()
+    cache = _DEVICE["pipelines"]
+    if name not in cache:
+        code = kernel_table()["kernels"][name]["code"]
+        module = dev.create_shader_module(label=name, code=code)
+        cache[name] = dev.create_compute_pipeline(label=name, layout=_layout(dev, wgpu),
+                                                  compute={"module": module, "entry_point": "main"})
+    return cache[name]
+
+
+class WebGPUModel(Model):
+    engine = "webgpu"
+
+    def __init__(self, data: bytes, name: str | None = None, *, timing: bool = False) -> None:
+        wgpu = _wgpu()
+        self.label = name or "<bytes>"
+        model = read_wrt(data, name)
+        t = model.tensors
+        super().__init__([TensorSpec(t[i].name, t[i].shape, t[i].dtype) for i in model.inputs],
+                         [TensorSpec(t[i].name, t[i].shape, t[i].dtype) for i in model.outputs])
+        self.metadata = model.metadata
+        self.plan: Plan = plan(model, self.label)  # refuses unsupported ops before anything touches the GPU
+        adapter, dev = device()
+        self.variant = str(adapter.info.get("device", "gpu"))
+        self._dev = dev
+        self._in = [(t[i].arena_offset, t[i].nbytes) for i in model.inputs]
+        self._out = [(t[i].arena_offset, t[i].nbytes) for i in model.outputs]
+        limit = dev.limits["max-storage-buffer-binding-size"]
+        for what, size in (("activation arena", self.plan.arena_bytes), ("constants", self.plan.constants.nbytes)):
+            if size > limit:
+                raise WasmrtError(f"{self.label}: the {what} needs {size / 2**20:.0f} MiB, more than this GPU "
+                                  f"binds in one buffer ({limit / 2**20:.0f} MiB)")
+        storage = wgpu.BufferUsage.STORAGE | wgpu.BufferUsage.COPY_DST | wgpu.BufferUsage.COPY_SRC
+        self._arena = dev.create_buffer(label="arena", size=max(16, -(-self.plan.arena_bytes // 16) * 16),
+                                        usage=storage)
+        consts = self.plan.constants
+        self._consts = dev.create_buffer_with_data(label="constants", data=consts.tobytes(),
+                                                   usage=wgpu.BufferUsage.STORAGE)
+        blocks = [d.packed() for d in self.plan.dispatches]
+        offsets, size = [], 0
+        for b in blocks:
+            offsets.append(size)
+            size += -(-len(b) // UNIFORM_ALIGN) * UNIFORM_ALIGN
+        ubuf = bytearray(max(size, 16))
+        for off, b in zip(offsets, blocks, strict=True):
+            ubuf[off:off + len(b)] = b
+        self._uniforms = dev.create_buffer_with_data(label="params", data=bytes(ubuf),
+                                                     usage=wgpu.BufferUsage.UNIFORM)
+        pipelines = {k: pipeline(k) for k in self.plan.kernels()}
+        self._steps = []
+        for d, off, b in zip(self.plan.dispatches, offsets, blocks, strict=True):
+            bg = dev.create_bind_group(layout=_DEVICE["bgl"], entries=[
+                {"binding": 0, "resource": {"buffer": self._arena, "offset": 0, "size": self._arena.size}},
+                {"binding": 1, "resource": {"buffer": self._consts, "offset": 0, "size": self._consts.size}},
+                {"binding": 2, "resource": {"buffer": self._uniforms, "offset": off, "size": len(b)}},
+            ])
+            self._steps.append((pipelines[d.kernel], bg, d.groups))
+        out_bytes = sum(-(-n // 4) * 4 for _, n in self._out)
+        self._readback = dev.create_buffer(label="outputs", size=max(16, out_bytes),
+                                           usage=wgpu.BufferUsage.MAP_READ | wgpu.BufferUsage.COPY_DST)
+        self._timing = timing and "timestamp-query" in _DEVICE["features"]
+        if self._timing:
+            self._qs = dev.create_query_set(type=wgpu.QueryType.timestamp, count=2)
+            self._qbuf = dev.create_buffer(size=16, usage=wgpu.BufferUsage.QUERY_RESOLVE | wgpu.BufferUsage.COPY_SRC)
+            self._qread = dev.create_buffer(size=16, usage=wgpu.BufferUsage.MAP_READ | wgpu.BufferUsage.COPY_DST)
+        self.kernel_seconds = float("nan")  # GPU time of the last run's compute pass (timing=True)
+        self.run_seconds = float("nan")     # the last run end to end: upload, dispatches, readback
+
+    def _run(self, arrays: list[np.ndarray]) -> list[np.ndarray]:
+        if self._dev is None:
+            raise WasmrtError(f"{self.label}: the model was released")
+        wgpu = _wgpu()
+        t0 = time.perf_counter()
+        q = self._dev.queue
+        for (off, _), a in zip(self._in, arrays, strict=True):
+            q.write_buffer(self._arena, off, np.ascontiguousarray(a).tobytes())
+        enc = self._dev.create_command_encoder()
+        tw = {"query_set": self._qs, "beginning_of_pass_write_index": 0, "end_of_pass_write_index": 1} \
+            if self._timing else None
+        cp = enc.begin_compute_pass(timestamp_writes=tw) if tw else enc.begin_compute_pass()
+        for pipe, bg, groups in self._steps:
+            cp.set_pipeline(pipe)
+            cp.set_bind_group(0, bg)
+            cp.dispatch_workgroups(*groups)
+        cp.end()
+        at = 0
+        for off, n in self._out:
+            enc.copy_buffer_to_buffer(self._arena, off, self._readback, at, -(-n // 4) * 4)
+            at += -(-n // 4) * 4
+        if self._timing:
+            enc.resolve_query_set(self._qs, 0, 2, self._qbuf, 0)
+            enc.copy_buffer_to_buffer(self._qbuf, 0, self._qread, 0, 16)
+        q.submit([enc.finish()])
+        self._readback.map_sync(wgpu.MapMode.READ)
+        raw = bytes(self._readback.read_mapped())
+        self._readback.unmap()
+        outs, at = [], 0
+        for spec, (_, n) in zip(self.outputs, self._out, strict=True):
+            outs.append(np.frombuffer(raw, spec.dtype, count=n // spec.dtype.itemsize, offset=at).reshape(spec.shape))
+            at += -(-n // 4) * 4
+        if self._timing:
+            self._qread.map_sync(wgpu.MapMode.READ)
+            ts = np.frombuffer(bytes(self._qread.read_mapped()), np.uint64)
+            self._qread.unmap()
+            self.kernel_seconds = float(ts[1] - ts[0]) * 1e-9  # Vulkan timestamp periods: 1 ns on NVIDIA, lavapipe
+        self.run_seconds = time.perf_counter() - t0
+        return [o.copy() for o in outs]
+
+    def profile(self, feeds: dict[str, np.ndarray]) -> list[tuple[int, str, float]]:
+        """One run with each dispatch in its own timed compute pass: [(op index, kernel, GPU seconds)]. Slower than
+        run() (a pass per dispatch); for finding where the time goes."""
+        if "timestamp-query" not in _DEVICE["features"]:
+            raise WasmrtError("profile() needs the GPU's timestamp-query feature")
+        wgpu = _wgpu()
+        arrays = self.check_feeds(feeds)
+        n = len(self._steps)
+        qs = self._dev.create_query_set(type=wgpu.QueryType.timestamp, count=2 * n)
+        qbuf = self._dev.create_buffer(size=16 * n, usage=wgpu.BufferUsage.QUERY_RESOLVE | wgpu.BufferUsage.COPY_SRC)
+        with self._lock:
+            for (off, _), a in zip(self._in, arrays, strict=True):
+                self._dev.queue.write_buffer(self._arena, off, a.tobytes())
+            enc = self._dev.create_command_encoder()
+            for k, (pipe, bg, groups) in enumerate(self._steps):
+                cp = enc.begin_compute_pass(timestamp_writes={"query_set": qs, "beginning_of_pass_write_index": 2 * k,
+                                                              "end_of_pass_write_index": 2 * k + 1})
+                cp.set_pipeline(pipe)
+                cp.set_bind_group(0, bg)
+                cp.dispatch_workgroups(*groups)
+                cp.end()
+            enc.resolve_query_set(qs, 0, 2 * n, qbuf, 0)
+            self._dev.queue.submit([enc.finish()])
+            ts = np.frombuffer(bytes(self._dev.queue.read_buffer(qbuf)), np.uint64).reshape(n, 2)
+        qbuf.destroy()
+        return [(d.op, d.kernel, float(t1 - t0) * 1e-9) for d, (t0, t1) in zip(self.plan.dispatches, ts, strict=True)]
+
+    def _free(self) -> None:
+        for name in ("_arena", "_consts", "_uniforms", "_readback"):
+            buf = self.__dict__.pop(name, None)
+            if buf is not None:
+                buf.destroy()
+        self._steps = []
+        self._dev = None
