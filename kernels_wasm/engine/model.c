@@ -311,10 +311,9 @@ size_t wrt_memory_size(const wrt_model* m) { return m ? (size_t)m->mem_used : 0;
 int wrt_set_threads(wrt_model* m, int n) {
   if (!m) return 0;
 #if defined(WRT_THREADS)
+  /* wasm: the host passes the Workers it started + 1; one that has not joined the pool yet only makes a run
+     use fewer threads (rt_parallel counts the pool at run time), never other bytes */
   int most = 64;
-#if defined(__wasm__)
-  most = rt_pool_threads() + 1; /* the Workers the host started, and the caller */
-#endif
   m->threads = n < 1 ? 1 : n > most ? most : n;
 #else
   (void)n;

@@ -53,7 +53,6 @@ float rt_maxf(float a, float b);
  * inline in single-threaded builds, and natively while another region runs */
 typedef void (*rt_task_fn)(void* ctx, size_t task);
 void rt_parallel(int threads, size_t n, rt_task_fn fn, void* ctx);
-int rt_pool_threads(void); /* pool threads started (wasm: Workers that called wrt_worker_run) */
 
 /* environment (native only; NULL in wasm) */
 const char* rt_getenv(const char* name);

@@ -106,8 +106,6 @@ static void run_region(int pool, size_t n, rt_task_fn fn, void* ctx) {
   }
 }
 
-int rt_pool_threads(void) { return atomic_load(&pool_size); }
-
 #if defined(__wasm__)
 /* a Worker's instance calls this once its stack pointer is set; it never returns */
 void wrt_worker_run(void) {
@@ -175,7 +173,5 @@ void rt_parallel(int threads, size_t n, rt_task_fn fn, void* ctx) {
   (void)threads;
   for (size_t t = 0; t < n; t++) fn(ctx, t);
 }
-
-int rt_pool_threads(void) { return 0; }
 
 #endif
