@@ -18,7 +18,7 @@
 /* format limits (python_ref/wrt_file.py has the same) */
 #define WRT_MAX_TENSORS (1 << 20)
 #define WRT_MAX_OPS (1 << 20)
-#define WRT_MAX_OP_INPUTS (1 << 24)   /* all operators' inputs together */
+#define WRT_MAX_OP_INPUTS (1 << 24)   /* all operators' inputs and outputs together */
 #define WRT_MAX_NAME_BYTES (1 << 26)  /* all tensor and operator names together, counting repeats */
 #define WRT_MAX_QUANT_VALUES (1 << 24) /* all tensors' quantization scales and zero points together */
 
@@ -31,6 +31,9 @@ typedef struct {
   const float* scale; /* n values */
   const int32_t* zp;  /* n values (a shared or absent zero point expanded) */
 } wrt_quant;
+#define WRT_MAX_OP_OUTPUTS 4096       /* outputs of one op (SPLIT) */
+#define WRT_MAX_LONG_LIST 4096        /* values of a long list attribute */
+#define WRT_MAX_ACTS 6                /* activations of a recurrent op: 3 per direction */
 
 typedef struct {
   const char* name;
@@ -42,6 +45,7 @@ typedef struct {
   int64_t arena_offset;      /* -1 for constants */
   const wrt_quant* q;        /* quantization parameters, NULL when the tensor has none */
   const uint8_t* file_data;  /* constants: the bytes in the model file (valid during wrt_load only) */
+  const int32_t *dmin, *dmax; /* graph inputs sized at run time: the bounds of each dimension (else NULL) */
   void* data;                /* at run time: arena address, or an owned copy of the constant (NULL if unused) */
 } wrt_tensor;
 
@@ -55,6 +59,14 @@ typedef struct {
   int32_t starts[WRT_MAX_RANK], ends[WRT_MAX_RANK], steps[WRT_MAX_RANK];
   int32_t size[2];
   float scales[2];
+  float epsilon, clip, cell_clip, proj_clip, target_rotation, scale;
+  uint8_t to, reduction, direction, coupling, linear_before_reset, align_corners;
+  int32_t dimensions, rotation_idx[2];
+  int32_t acts[WRT_MAX_ACTS]; /* recurrent ops: activations, with their alpha and beta */
+  float alphas[WRT_MAX_ACTS], betas[WRT_MAX_ACTS];
+  int n_acts, n_alphas, n_betas;
+  const int32_t* ints; /* a long list: SPLIT sizes, LANDMARKS_TO_TRANSFORM_MATRIX subset (model-owned) */
+  int n_ints;
 } wrt_attrs;
 
 /* ---- per-op plans: what plan_* decides at load, one struct per op family ------------------------------------- */
@@ -107,6 +119,19 @@ typedef struct {
   uint8_t* table;          /* 256-byte tables indexed by the raw input byte (one per input for CONCATENATION) */
   const void* aux;         /* op-specific: DEQUANTIZE float table, RESIZE weights, ... */
 } wrt_qplan;
+typedef struct {
+  int64_t t, b, i, d, h, p; /* steps, batch, input size, directions, hidden size, output (projection) size */
+  int gates, n_acts;        /* per direction */
+} wrt_rnn_dims;
+
+typedef struct {
+  wrt_rnn_dims g;
+  float* w[2];    /* per direction, packed input weights (gates * H columns) with the biases folded in */
+  float* r[2];    /* packed recurrence: all gates (LSTM, RNN) or z and r (GRU) */
+  float* rh[2];   /* GRU: the h gate's recurrence (bias Rbh when linear_before_reset) */
+  float* proj[2]; /* LSTM projection, with its bias */
+  float* bias[2]; /* LSTM with layer norm: the gate biases, added after the normalization */
+} wrt_rnn_plan;
 
 typedef struct wrt_op_impl wrt_op_impl;
 
@@ -116,12 +141,14 @@ typedef struct wrt_op {
   int index;
   int n_in;
   int32_t* in; /* -1 = absent optional input */
-  int32_t out;
+  int32_t out;   /* the first output (most ops have one) */
+  int n_out;
+  int32_t* outs; /* every output */
   wrt_attrs a;
   /* planned at load (plan: no allocation), then prepared */
   const wrt_op_impl* impl; /* ops.c: the implementation for this op type and dtype class */
   int path;                /* which path of it runs (the module's own enum) */
-  uint8_t packed_in;       /* bit i: input i is consumed at load (packed); every other constant input is copied */
+  uint16_t packed_in;      /* bit i: input i is consumed at load (packed); every other constant input is copied */
   uint8_t skip;            /* the output is empty: nothing to prepare or run */
   uint64_t work;           /* its cost's work: small ops run on one thread */
   wrt_clamp clamp;
@@ -131,6 +158,7 @@ typedef struct wrt_op {
     wrt_pool_plan pool;
     wrt_data_plan data;
     wrt_qplan q;
+    wrt_rnn_plan rnn;
   } u;
 } wrt_op;
 
@@ -141,7 +169,9 @@ typedef struct alloc_node alloc_node;
  * before it can claim memory or time. Work is in units of one multiply-add of a SIMD GEMM (tens of picoseconds
  * natively); the WORK_* weights below scale other kinds of work to it (measured on the bundled models). */
 typedef struct {
-  uint64_t bytes, scratch, work;
+  uint64_t bytes;       /* what the op keeps for the model's life (packed weights) */
+  uint64_t shape_bytes; /* what follows the tensor shapes (indirection, tables): re-made when inputs are resized */
+  uint64_t scratch, work;
 } wrt_cost;
 
 /* Resource limits of one model (wrt_load_with_limits); 0 selects the default */
@@ -167,6 +197,10 @@ struct wrt_model {
   size_t pad_floats;
   size_t weights_bytes;
   alloc_node* allocs;      /* every allocation of this model, freed by wrt_release */
+  alloc_node* shape_allocs; /* those that follow the tensor shapes (m_alloc_shaped): re-made by a resize */
+  uint64_t shape_used;     /* their bytes (part of mem_used) */
+  uint8_t dynamic;         /* some input has run-time dimensions */
+  uint8_t broken;          /* a resize failed after freeing the old plan: the model refuses to run */
   uint64_t mem_used, mem_limit; /* bytes allocated for this model, and its budget */
   uint64_t work, work_limit;    /* estimated work of one run, and its budget */
   int cur_op;              /* the op being prepared or run (-1: none), for error reports after a trap */
@@ -196,13 +230,20 @@ int qadd_params(float ra, float rb, int32_t* ma, int32_t* mb, int32_t* shift); /
 
 /* ---- loader stages ---------------------------------------------------------------------------------------------- */
 int read_model(wrt_model* m, fb_buf f); /* model_read.c: tensors, ops, attributes, graph checks */
-int check_shapes(wrt_model* m);         /* shape_check.c: every op's output shape/dtype as python_ref infers */
+/* shape_check.c: every op's output shape/dtype as python_ref infers; assign: set them (a run-time shape change)
+ * instead of comparing them with the file's */
+int check_shapes(wrt_model* m, int assign);
 int run_ops(wrt_model* m, int begin, int end); /* model.c: ops [begin, end), skipping those with empty outputs */
+/* planner.c: arena offsets of every activation at the current shapes (by lifetime, greedy by size, best fit;
+ * RESHAPE outputs share their input's bytes) into offsets[n_tensors]; the arena size */
+int plan_arena(wrt_model* m, int64_t* offsets, uint64_t* arena_size);
 
 /* ---- support (support.c) ---------------------------------------------------------------------------------------- */
 /* model-owned allocation (freed with the model), zeroed; NULL past the model's memory budget or when out of memory.
  * Sizes are computed in 64 bits, so nothing wraps in wasm32. */
 void* m_alloc(wrt_model* m, uint64_t n);
+void* m_alloc_shaped(wrt_model* m, uint64_t n); /* freed by m_free_shaped when the inputs are resized */
+void m_free_shaped(wrt_model* m);
 void m_free_all(wrt_model* m);
 int m_alloc_fail(wrt_model* m, const wrt_op* op, const char* what, uint64_t bytes); /* the error for a NULL m_alloc */
 const void* const_data(wrt_model* m, int ti); /* owned, aligned copy of a constant (made on first use) */
@@ -311,6 +352,14 @@ int q_fill_pad(wrt_model* m, wrt_op* op, int32_t z, size_t bytes);  /* op->u.q.p
 void q_lookup(size_t n, const uint8_t* x, const uint8_t* table, uint8_t* y);
 int q_indirection(wrt_model* m, wrt_op* op, size_t MR); /* op->u.q.ind over its geometry; padding reads u.q.pad */
 
+int plan_typed(wrt_model* m, wrt_op* op, wrt_cost* c);
+int run_typed(wrt_model* m, wrt_op* op);       /* comparisons, logic, WHERE, CAST, integer arithmetic */
+int plan_rnn(wrt_model* m, wrt_op* op, wrt_cost* c);
+int prepare_rnn(wrt_model* m, wrt_op* op);
+int run_rnn(wrt_model* m, wrt_op* op);         /* LSTM, GRU, RNN */
+int plan_mediapipe(wrt_model* m, wrt_op* op, wrt_cost* c);
+int run_mediapipe(wrt_model* m, wrt_op* op);   /* MediaPipe's attention mesh ops */
+
 /* indirection buffers (indirection.c): pointers into the arena, whose address is fixed for the model's lifetime */
 int64_t tap_input_pixel(const wrt_attrs* a, int64_t H, int64_t W, int64_t OH, int64_t OW, int64_t px, int64_t kh,
                         int64_t kw); /* (n*H + ih)*W + iw, or -1 where the tap falls in the padding */
@@ -329,6 +378,7 @@ void run_gemm(const wrt_target* tg, size_t m, size_t n, size_t k, const float* a
               int threads);
 
 /* shape helpers (shape_check.c), shared with python_ref's rules */
+int rnn_geometry(const wrt_model* m, const wrt_op* op, wrt_rnn_dims* g);
 int64_t conv_out_size(int64_t size, int64_t k, int64_t s, int64_t d, int64_t p0, int64_t p1);
 int64_t pool_out_size(int64_t size, int64_t k, int64_t s, int64_t d, int64_t p0, int64_t p1, int ceil_mode);
 

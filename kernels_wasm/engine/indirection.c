@@ -18,7 +18,7 @@ int build_igemm_indirection(wrt_model* m, wrt_op* op, wrt_conv_plan* p) {
   size_t P = (size_t)p->pix, ks = (size_t)p->ks, MR = m->tg->gemm_mr;
   size_t OH = (size_t)p->oh, OW = (size_t)p->ow, H = (size_t)p->h, W = (size_t)p->w, C = (size_t)p->c;
   size_t KW = (size_t)p->kw;
-  const float** ind = m_alloc(m, ptr_bytes((uint64_t)P * ks) + 1);
+  const float** ind = m_alloc_shaped(m, ptr_bytes((uint64_t)P * ks) + 1);
   if (!ind) return m_alloc_fail(m, op, "the indirection buffer", ptr_bytes((uint64_t)P * ks) + 1);
   const float* x = t_f32(m, op->in[0]);
   for (size_t p0 = 0; p0 < P; p0 += MR) {
@@ -43,7 +43,7 @@ const float** build_pixel_indirection(wrt_model* m, wrt_op* op, const float* pad
   size_t N = (size_t)y->dims[0], OH = (size_t)y->dims[1], OW = (size_t)y->dims[2];
   size_t H = (size_t)x->dims[1], W = (size_t)x->dims[2], C = (size_t)x->dims[3], ks = (size_t)(kh_n * kw_n);
   size_t P = N * OH * OW;
-  const float** ind = m_alloc(m, ptr_bytes((uint64_t)P * ks) + 1);
+  const float** ind = m_alloc_shaped(m, ptr_bytes((uint64_t)P * ks) + 1);
   if (!ind) {
     m_alloc_fail(m, op, "the indirection buffer", ptr_bytes((uint64_t)P * ks) + 1);
     return 0;

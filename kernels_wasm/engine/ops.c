@@ -10,6 +10,8 @@ static const char* k_pool(const wrt_op* op) { (void)op; return "pool"; }
 static const char* k_reduce(const wrt_op* op) { (void)op; return "reduce (double)"; }
 static const char* k_copy(const wrt_op* op) { (void)op; return "copy"; }
 static const char* k_col2im(const wrt_op* op) { (void)op; return "gemm + col2im"; }
+static const char* k_scalar(const wrt_op* op) { (void)op; return "scalar"; }
+static const char* k_rnn(const wrt_op* op) { (void)op; return "gemm + gates"; }
 
 static const wrt_op_impl CONV = IMPL(plan_conv, prepare_conv, run_conv, conv_kernel);
 static const wrt_op_impl CONV_T = IMPL(plan_conv_transpose, prepare_conv_transpose, run_conv_transpose, k_col2im);
@@ -25,6 +27,9 @@ static const wrt_op_impl QCONV = IMPL(plan_qconv, prepare_qconv, run_qconv, qcon
 static const wrt_op_impl QELT = IMPL(plan_qelt, prepare_qelt, run_qelt, qelt_kernel);
 static const wrt_op_impl QPOOL = IMPL(plan_qpool, prepare_qpool, run_qpool, k_qpool);
 static const wrt_op_impl QDATA = IMPL(plan_qdata, prepare_qdata, run_qdata, k_qdata);
+static const wrt_op_impl TYPED = IMPL(plan_typed, 0, run_typed, k_scalar);
+static const wrt_op_impl RNN = IMPL(plan_rnn, prepare_rnn, run_rnn, k_rnn);
+static const wrt_op_impl MEDIAPIPE = IMPL(plan_mediapipe, 0, run_mediapipe, k_scalar);
 
 /* float32 only */
 #define F32(impl) {[WRT_DC_F32] = &impl}
@@ -32,18 +37,22 @@ static const wrt_op_impl QDATA = IMPL(plan_qdata, prepare_qdata, run_qdata, k_qd
 #define F32_QS8(impl, qimpl) {[WRT_DC_F32] = &impl, [WRT_DC_QS8] = &qimpl}
 /* any element type: data movement copies bytes */
 #define ANY(impl) {[WRT_DC_F32] = &impl, [WRT_DC_QS8] = &impl, [WRT_DC_OTHER] = &impl}
+/* float32 through `impl`, integers through the typed scalar loops */
+#define F32_INT(impl) {[WRT_DC_F32] = &impl, [WRT_DC_OTHER] = &TYPED}
+/* float32, int8, and integers through the typed scalar loops */
+#define F32_QS8_INT(impl, qimpl) {[WRT_DC_F32] = &impl, [WRT_DC_QS8] = &qimpl, [WRT_DC_OTHER] = &TYPED}
 
 static const wrt_op_impl* const TABLE[OP_MAX_CODE][WRT_DC_COUNT] = {
     [OP_CONV_2D] = F32_QS8(CONV, QCONV),
     [OP_CONV_TRANSPOSE_2D] = F32_QS8(CONV_T, QCONV),
     [OP_FULLY_CONNECTED] = F32_QS8(DENSE, QCONV),
     [OP_MATMUL] = F32_QS8(DENSE, QCONV),
-    [OP_ADD] = F32_QS8(ELTWISE, QELT),
-    [OP_SUB] = F32_QS8(ELTWISE, QELT),
-    [OP_MUL] = F32_QS8(ELTWISE, QELT),
-    [OP_DIV] = F32(ELTWISE),
-    [OP_MAXIMUM] = F32_QS8(ELTWISE, QELT),
-    [OP_MINIMUM] = F32_QS8(ELTWISE, QELT),
+    [OP_ADD] = F32_QS8_INT(ELTWISE, QELT),
+    [OP_SUB] = F32_QS8_INT(ELTWISE, QELT),
+    [OP_MUL] = F32_QS8_INT(ELTWISE, QELT),
+    [OP_DIV] = F32_INT(ELTWISE),
+    [OP_MAXIMUM] = F32_QS8_INT(ELTWISE, QELT),
+    [OP_MINIMUM] = F32_QS8_INT(ELTWISE, QELT),
     [OP_POW] = F32(ELTWISE),
     [OP_PRELU] = F32_QS8(ELTWISE, QELT),
     [OP_RELU] = F32_QS8(ELTWISE, QELT),
@@ -74,6 +83,32 @@ static const wrt_op_impl* const TABLE[OP_MAX_CODE][WRT_DC_COUNT] = {
     [OP_QUANTIZE] = {[WRT_DC_QS8] = &QELT},
     [OP_DEQUANTIZE] = {[WRT_DC_QS8] = &QELT},
     [OP_LOOKUP] = {[WRT_DC_QS8] = &QELT},
+    [OP_LAYER_NORM] = F32(REDUCE),
+    [OP_GELU] = F32(ELTWISE),
+    [OP_ERF] = F32(ELTWISE),
+    [OP_LOG] = F32(ELTWISE),
+    [OP_FLOOR] = F32(ELTWISE),
+    [OP_CEIL] = F32(ELTWISE),
+    [OP_WHERE] = ANY(TYPED),
+    [OP_EXPAND] = ANY(DATA),
+    [OP_CAST] = ANY(TYPED),
+    [OP_EQUAL] = ANY(TYPED),
+    [OP_LESS] = ANY(TYPED),
+    [OP_GREATER] = ANY(TYPED),
+    [OP_LESS_EQUAL] = ANY(TYPED),
+    [OP_GREATER_EQUAL] = ANY(TYPED),
+    [OP_NOT] = ANY(TYPED),
+    [OP_AND] = ANY(TYPED),
+    [OP_OR] = ANY(TYPED),
+    [OP_XOR] = ANY(TYPED),
+    [OP_SCATTER_ND] = ANY(DATA),
+    [OP_SPLIT] = ANY(DATA),
+    [OP_LSTM] = F32(RNN),
+    [OP_GRU] = F32(RNN),
+    [OP_RNN] = F32(RNN),
+    [OP_LANDMARKS_TO_TRANSFORM_MATRIX] = F32(MEDIAPIPE),
+    [OP_TRANSFORM_TENSOR_BILINEAR] = F32(MEDIAPIPE),
+    [OP_TRANSFORM_LANDMARKS] = F32(MEDIAPIPE),
 };
 
 int dtype_class(const wrt_model* m, const wrt_op* op) {

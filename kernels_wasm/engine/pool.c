@@ -9,7 +9,7 @@ int plan_pool(wrt_model* m, wrt_op* op, wrt_cost* c) {
   const wrt_tensor *x = &m->t[op->in[0]], *y = &m->t[op->out];
   uint64_t P = y->count / (uint64_t)y->dims[3], ks = (uint64_t)op->a.kernel[0] * (uint64_t)op->a.kernel[1];
   if ((uint64_t)x->dims[3] + 16 > m->pad_floats) m->pad_floats = (size_t)x->dims[3] + 16;
-  c->bytes += ptr_bytes(P * ks) + 1;
+  c->shape_bytes += ptr_bytes(P * ks) + 1;
   c->work += WORK_DW * sat_mul(y->count, ks) + WORK_SCALAR * P * ((uint64_t)op->a.kernel[0] + (uint64_t)op->a.kernel[1]);
   return WRT_OK;
 }

@@ -40,6 +40,11 @@ double rt_pow(double x, double y);
 double rt_floor(double x);
 double rt_ceil(double x);
 double rt_sqrt(double x);
+double rt_tanh(double x);
+double rt_erf(double x);
+double rt_sin(double x);
+double rt_cos(double x);
+double rt_atan2(double y, double x);
 float rt_inf(void);
 int rt_isnan(double x);
 float rt_minf(float a, float b);  /* NaN-propagating min/max as numpy's minimum/maximum */

@@ -116,6 +116,9 @@ def write_fixtures(out: Path) -> dict:
         manifest["bad_models"][key] = str(out / f"{key}.wrt")
     manifest["hostile"] = write_hostile(out)
     manifest["int8"] = write_int8(out)
+    import breadth_fixtures  # the breadth models (OCR widths, streams, encoders): tests/js/breadth.test.mjs
+
+    breadth_fixtures.write(out)
     (out / "manifest.json").write_text(json.dumps(manifest, indent=1))
     return manifest
 

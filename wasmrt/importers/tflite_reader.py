@@ -31,6 +31,24 @@ _NP_DTYPES: dict[str, np.dtype] = {
 
 
 @dataclass
+class SparseDim:
+    dense_size: int = 0  # DENSE: the dimension's size
+    segments: list[int] = field(default_factory=list)  # SPARSE_CSR: array_segments
+    indices: list[int] = field(default_factory=list)  # SPARSE_CSR: array_indices
+
+    @property
+    def dense(self) -> bool:
+        return not self.segments
+
+
+@dataclass
+class Sparsity:
+    traversal_order: list[int]
+    block_map: list[int]
+    dims: list[SparseDim]
+
+
+@dataclass
 class TflTensor:
     index: int
     name: str
@@ -43,6 +61,8 @@ class TflTensor:
     quant_axis: int = 0  # TFLite's quantized_dimension (used when there are several scales)
     is_variable: bool = False
     is_sparse: bool = False
+    sparsity: Sparsity | None = None  # sparse constants: how `values` fill the dense tensor
+    values: np.ndarray | None = None  # sparse constants: the stored (non-zero) values
 
     @property
     def dtype(self) -> np.dtype | None:
@@ -141,7 +161,95 @@ def _read_tensor(t: Any, index: int, buffers: list[bytes], source: str) -> TflTe
     raw = buffers[b] if buffers else b""
     if raw and not tensor.is_sparse:
         tensor.data = _const_array(raw, tensor, source)
+    elif raw:
+        tensor.sparsity = _read_sparsity(t.Sparsity())
+        if tensor.dtype is None or len(raw) % tensor.dtype.itemsize:
+            raise ModelFormatError(f"{source}: sparse tensor {name!r} of type {type_name} holds {len(raw)} bytes")
+        tensor.values = np.frombuffer(raw, dtype=tensor.dtype).astype(tensor.dtype.newbyteorder("="))
     return tensor
+
+
+def _vector(v: Any) -> list[int]:
+    """An int32/uint16/uint8 vector of a sparsity dimension (a union of three tables)."""
+    if v is None:
+        return []
+    return [int(x) for x in v.ValuesAsNumpy()] if not v.ValuesIsNone() else []
+
+
+def _read_sparsity(sp: Any) -> Sparsity:
+    dims = []
+    for i in range(sp.DimMetadataLength()):
+        md = sp.DimMetadata(i)
+        if md.Format() == tflite.DimensionType.DENSE:
+            dims.append(SparseDim(dense_size=int(md.DenseSize())))
+            continue
+        vecs = []
+        for typ, table in ((md.ArraySegmentsType(), md.ArraySegments()), (md.ArrayIndicesType(), md.ArrayIndices())):
+            cls = {tflite.SparseIndexVector.Int32Vector: tflite.Int32Vector,
+                   tflite.SparseIndexVector.Uint16Vector: tflite.Uint16Vector,
+                   tflite.SparseIndexVector.Uint8Vector: tflite.Uint8Vector}.get(typ)
+            if cls is None or table is None:
+                vecs.append([])
+                continue
+            v = cls()
+            v.Init(table.Bytes, table.Pos)
+            vecs.append(_vector(v))
+        dims.append(SparseDim(segments=vecs[0], indices=vecs[1]))
+    order = [int(x) for x in sp.TraversalOrderAsNumpy()] if not sp.TraversalOrderIsNone() else []
+    blocks = [int(x) for x in sp.BlockMapAsNumpy()] if not sp.BlockMapIsNone() else []
+    return Sparsity(order, blocks, dims)
+
+
+def densify(tensor: TflTensor, source: str) -> np.ndarray:
+    """The dense value of a sparse constant (TFLite's sparsity format: dimensions in traversal order, DENSE or
+    SPARSE_CSR each, blocked dimensions split into a block count and a block dimension at the end)."""
+    sp, vals, shape = tensor.sparsity, tensor.values, tensor.shape
+    if sp is None or vals is None:
+        raise ModelFormatError(f"{source}: sparse tensor {tensor.name!r} has no values")
+    n, nb = len(shape), len(sp.block_map)
+    where = f"{source}: sparse tensor {tensor.name!r}"
+    if sorted(sp.traversal_order) != list(range(n + nb)) or len(sp.dims) != n + nb:
+        raise ModelFormatError(f"{where}: traversal order {sp.traversal_order} / {len(sp.dims)} dimensions do not "
+                               f"fit its rank {n} with {nb} blocked dimensions")
+    block = {}
+    for k, d in enumerate(sp.block_map):
+        size = sp.dims[sp.traversal_order.index(n + k)].dense_size
+        if not 0 <= d < n or size < 1 or shape[d] % size:
+            raise ModelFormatError(f"{where}: block map {sp.block_map} does not divide shape {list(shape)}")
+        block[d] = (k, size)
+    out = np.zeros(shape, vals.dtype)
+    count = 0
+    coords = [0] * (n + nb)
+
+    def walk(level: int, pos: int) -> None:
+        nonlocal count
+        if level == n + nb:
+            if pos >= len(vals):
+                raise ModelFormatError(f"{where}: the sparsity addresses value {pos}, it stores {len(vals)}")
+            idx = tuple(coords[d] * block[d][1] + coords[n + block[d][0]] if d in block else coords[d]
+                        for d in range(n))
+            out[idx] = vals[pos]
+            count += 1
+            return
+        md, dim = sp.dims[level], sp.traversal_order[level]
+        if md.dense:
+            for i in range(md.dense_size):
+                coords[dim] = i
+                walk(level + 1, pos * md.dense_size + i)
+            return
+        if pos + 1 >= len(md.segments):
+            raise ModelFormatError(f"{where}: segment {pos} is past the {len(md.segments)} segment bounds")
+        for j in range(md.segments[pos], md.segments[pos + 1]):
+            if not 0 <= j < len(md.indices):
+                raise ModelFormatError(f"{where}: index position {j} is past the {len(md.indices)} indices")
+            coords[dim] = md.indices[j]
+            walk(level + 1, j)
+
+    try:
+        walk(0, 0)
+    except IndexError:
+        raise ModelFormatError(f"{where}: an index points outside the shape {list(shape)}") from None
+    return out
 
 
 def _const_array(raw: bytes, tensor: TflTensor, source: str) -> np.ndarray:
