@@ -57,6 +57,63 @@ class DepthToSpaceMode(enum.IntEnum):
     CRD = 1  # column-row-depth: channel index = c * block * block + i * block + j
 
 
+class GeluMode(enum.IntEnum):
+    EXACT = 0  # x * (1 + erf(x / sqrt(2))) / 2
+    TANH = 1  # x * (1 + tanh(sqrt(2 / pi) * (x + 0.044715 x^3))) / 2
+
+
+class CastTo(enum.IntEnum):
+    """Target of CAST: the format's DType codes."""
+
+    FLOAT32 = 0
+    FLOAT16 = 1
+    INT8 = 2
+    UINT8 = 3
+    INT32 = 4
+    INT64 = 5
+    BOOL = 6
+
+
+class ScatterReduction(enum.IntEnum):
+    NONE = 0
+    ADD = 1
+    MUL = 2
+    MAX = 3
+    MIN = 4
+
+
+class Direction(enum.IntEnum):
+    FORWARD = 0
+    REVERSE = 1
+    BIDIRECTIONAL = 2
+
+
+class Coupling(enum.IntEnum):
+    """LSTM gates computed from another gate instead of their weights."""
+
+    NONE = 0
+    FORGET_FROM_INPUT = 1  # f = 1 - i (ONNX input_forget)
+    INPUT_FROM_FORGET = 2  # i = 1 - f (TFLite CIFG: no input-gate weights)
+
+
+class Activation(enum.IntEnum):
+    """Gate activations of the recurrent ops (ONNX's names; alpha/beta as ONNX defines them)."""
+
+    SIGMOID = 0
+    TANH = 1
+    RELU = 2
+    AFFINE = 3  # alpha * x + beta
+    LEAKY_RELU = 4  # x if x >= 0 else alpha * x
+    THRESHOLDED_RELU = 5  # x if x > alpha else 0
+    SCALED_TANH = 6  # alpha * tanh(beta * x)
+    HARD_SIGMOID = 7  # min(max(alpha * x + beta, 0), 1)
+    ELU = 8  # x if x >= 0 else alpha * (exp(x) - 1)
+    SOFTSIGN = 9  # x / (1 + |x|)
+    SOFTPLUS = 10  # log(1 + exp(x))
+    RELU6 = 11  # min(max(x, 0), 6) (TFLite's fused activation)
+    IDENTITY = 12  # x (TFLite's NONE)
+
+
 INF = float("inf")
 
 
@@ -87,6 +144,10 @@ class OpDef:
     @property
     def variadic(self) -> bool:
         return self.inputs[-1].endswith("...")
+
+    @property
+    def variadic_outputs(self) -> bool:
+        return self.outputs[-1].endswith("...")
 
     @property
     def has_clamp(self) -> bool:
@@ -195,9 +256,9 @@ _op("RESIZE", 55, ("x",), (Attr("size", "ints", (0, 0)), Attr("scales", "floats"
     doc="NHWC, resizes H and W to size; scales (h, w) define the coordinate map, 0 means size/in.")
 _op("DEPTH_TO_SPACE", 56, ("x",), (Attr("block", "int", 2), Attr("mode", "DepthToSpaceMode", DepthToSpaceMode.DCR)),
     doc="NHWC")
-_op("GATHER", 57, ("x", "indices"), (Attr("axis", "int", 0),), doc="numpy.take with constant int32 indices")
+_op("GATHER", 57, ("x", "indices"), (Attr("axis", "int", 0),), doc="numpy.take with int32/int64 indices")
 
-# --- quantization (codes 100-139) -------------------------------------------------------------------------------------
+# --- quantization (codes 100-139; declared here so their options keep their union type ids) ------------------
 _op("QUANTIZE", 100, ("x",), (Attr("dtype", "QuantType", QuantType.INT8),),
     doc="float32 -> integer: zy + clamp(rne(f32(x / sy))), NaN -> zy; integer -> integer: requantization to y's "
         "parameters. y is int8 or uint8 (dtype).")
@@ -206,10 +267,77 @@ _op("LOOKUP", 102, ("x", "table"),
     doc="y = table[x - qmin]: a quantized element-wise function tabulated by the converter (256 entries)",
     const=("table",))
 
+# --- transformer blocks, comparisons, integer and shape arithmetic (60-79) ------------------------------------------
+_op("LAYER_NORM", 60, ("x", "scale?", "bias?"), (Attr("axis", "int", -1), Attr("epsilon", "float", 1e-5)),
+    doc="(x - mean) / sqrt(var + epsilon) * scale + bias, mean and (biased) variance over the axes [axis, rank); "
+        "scale and bias broadcast against x's trailing axes.")
+_op("GELU", 61, ("x",), (Attr("mode", "GeluMode", GeluMode.EXACT),),
+    doc="EXACT: x * (1 + erf(x / sqrt 2)) / 2; TANH: x * (1 + tanh(sqrt(2/pi) * (x + 0.044715 x^3))) / 2")
+_op("ERF", 62, ("x",))
+_op("WHERE", 63, ("cond", "a", "b"), doc="cond ? a : b with numpy broadcasting of all three; cond is bool")
+_op("EXPAND", 64, ("x",), (Attr("shape", "ints", ()),),
+    doc="numpy.broadcast_to(x, broadcast_shapes(x.shape, shape)) (ONNX Expand: a 1 in shape keeps x's dim)")
+_op("CAST", 65, ("x",), (Attr("to", "CastTo", CastTo.FLOAT32),),
+    doc="element type conversion as numpy's astype; float to integer truncates toward zero (out-of-range values "
+        "and NaN are undefined, as in C and ONNX); to BOOL is x != 0")
+for _name, _code in (("EQUAL", 66), ("LESS", 67), ("GREATER", 68), ("LESS_EQUAL", 69), ("GREATER_EQUAL", 70)):
+    _op(_name, _code, ("a", "b"), doc="element-wise comparison with numpy broadcasting; the output is bool")
+_op("NOT", 71, ("x",), doc="logical not of a bool tensor")
+for _name, _code in (("AND", 72), ("OR", 73), ("XOR", 74)):
+    _op(_name, _code, ("a", "b"), doc="logical op on bool tensors with numpy broadcasting")
+_op("SCATTER_ND", 75, ("x", "indices", "updates"), (Attr("reduction", "ScatterReduction", ScatterReduction.NONE),),
+    doc="ONNX ScatterND: a copy of x where y[indices[i]] = updates[i] (or combined by reduction), in index order; "
+        "indices [..., k] int32/int64 address the first k axes, negative values count from the end")
+_op("SPLIT", 76, ("x",), (Attr("axis", "int", 0), Attr("sizes", "ints", ())), outputs=("ys...",),
+    doc="consecutive slices of x along axis, one output per entry of sizes (which sum to the axis length)")
+_op("LOG", 77, ("x",))
+_op("FLOOR", 78, ("x",))
+_op("CEIL", 79, ("x",))
+
+# --- recurrent layers (80-84): ONNX semantics (layout 0: time-major); TFLite's LSTM maps onto LSTM ----------------
+_RNN = (Attr("direction", "Direction", Direction.FORWARD), Attr("activations", "ints", ()),
+        Attr("activation_alpha", "floats", ()), Attr("activation_beta", "floats", ()),
+        Attr("clip", "float", INF))
+_op("LSTM", 80, ("x", "w", "r", "b?", "seq_lens?", "h0?", "c0?", "p?", "proj_w?", "proj_b?", "ln?"),
+    (*_RNN, Attr("coupling", "Coupling", Coupling.NONE), Attr("cell_clip", "float", INF),
+     Attr("proj_clip", "float", INF)),
+    outputs=("y", "y_h", "y_c"),
+    doc="ONNX LSTM (gates i, o, f, c; x [T, B, I], w [D, 4H, I], r [D, 4H, P], b [D, 8H], p [D, 3H] peepholes "
+        "i, o, f; y [T, D, B, P], y_h [D, B, P], y_c [D, B, H]), plus TFLite's extensions: cell_clip (clip of the "
+        "cell state), a projection h = proj_w [D, P, H] x (o * h(c)) + proj_b [D, P] clipped to proj_clip, and "
+        "layer normalization ln [D, 4, H] (gate order i, o, f, c; mean and variance over H, epsilon 1e-8) of each "
+        "gate before its bias. activations: 3 per direction (f, g, h), empty = sigmoid, tanh, tanh; clip bounds "
+        "every gate's input after its bias (ONNX clip). coupling: ONNX input_forget (f = 1 - i) or TFLite CIFG "
+        "(i = 1 - f).",
+    const=("w", "r", "b", "p", "proj_w", "proj_b", "ln"))
+_op("GRU", 81, ("x", "w", "r", "b?", "seq_lens?", "h0?"), (*_RNN, Attr("linear_before_reset", "bool", False)),
+    outputs=("y", "y_h"),
+    doc="ONNX GRU (gates z, r, h; w [D, 3H, I], r [D, 3H, H], b [D, 6H]); activations: 2 per direction (f, g)",
+    const=("w", "r", "b"))
+_op("RNN", 82, ("x", "w", "r", "b?", "seq_lens?", "h0?"), _RNN, outputs=("y", "y_h"),
+    doc="ONNX RNN (w [D, H, I], r [D, H, H], b [D, 2H]); activations: 1 per direction", const=("w", "r", "b"))
+
+# --- MediaPipe's attention face mesh ops (85-89) --------------------------------------------------------------------
+_op("LANDMARKS_TO_TRANSFORM_MATRIX", 85, ("landmarks",),
+    (Attr("rotation_idx", "ints", (0, 0)), Attr("target_rotation", "float", 0.0), Attr("size", "ints", (1, 1)),
+     Attr("scales", "floats", (1.0, 1.0)), Attr("subset", "ints", ())),
+    doc="MediaPipe Landmarks2TransformMatrix v2: landmarks [1, N, 3] -> the [1, 4, 4] matrix taking a size[0] x "
+        "size[1] (h, w) crop's pixel coordinates to landmark coordinates: rotation from landmarks rotation_idx "
+        "(left, right), box of the subset landmarks in the rotated frame, scaled by scales (x, y)")
+_op("TRANSFORM_TENSOR_BILINEAR", 86, ("x", "matrix"),
+    (Attr("size", "ints", (1, 1)), Attr("align_corners", "bool", False)),
+    doc="MediaPipe TransformTensorBilinear: y [1, size[0], size[1], C] samples x [1, H, W, C] bilinearly at "
+        "(m[0] . (ox, oy, 0, 1), m[1] . (...)) (v2: with the half-pixel correction; align_corners: v1, without); "
+        "a sample outside [0, W-1] x [0, H-1] is 0")
+_op("TRANSFORM_LANDMARKS", 87, ("landmarks", "matrix"), (Attr("dimensions", "int", 2), Attr("scale", "float", 1.0)),
+    doc="MediaPipe TransformLandmarks: each landmark (x, y[, z]) of the last axis (groups of `dimensions`) becomes "
+        "(m[0] . (x, y, 0, scale), m[1] . (x, y, 0, scale)[, z])")
+
 OPS: dict[str, OpDef] = {d.name: d for d in _DEFS}
 BY_CODE: dict[int, OpDef] = {d.code: d for d in _DEFS}
 ENUMS: dict[str, type[enum.IntEnum]] = {
-    e.__name__: e for e in (PadMode, ResizeMode, CoordMode, NearestMode, DepthToSpaceMode, QuantType)
+    e.__name__: e for e in (PadMode, ResizeMode, CoordMode, NearestMode, DepthToSpaceMode, QuantType, GeluMode,
+                            CastTo, ScatterReduction, Direction, Coupling, Activation)
 }
 
 assert len(BY_CODE) == len(OPS), "duplicate op code"

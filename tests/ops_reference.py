@@ -206,6 +206,12 @@ def render() -> str:
               "TFLite builtins (and the MediaPipe custom op `Convolution2DTransposeBias`) and the .wrt ops they "
               "become; ops whose inputs are all constant (fp16 weights behind DEQUANTIZE, weight transposes) are "
               "folded at import.", "", "| TFLite op | becomes (the .wrt ops its converter can write) |", "|---|---|"]
-    for op, got in sorted(becomes(tflite_ops, tflite_ops.HANDLERS).items()):
+    from wasmrt.importers import tflite_import, tflite_recurrent  # noqa: F401  (tflite_import registers them all)
+
+    tflite_map: dict[str, list[str]] = {}
+    for module in (tflite_ops, tflite_recurrent):  # each handler analysed in the module that defines it
+        own = {op: fn for op, fn in tflite_ops.HANDLERS.items() if fn.__module__ == module.__name__}
+        tflite_map.update(becomes(module, own))
+    for op, got in sorted(tflite_map.items()):
         lines.append(f"| {op} | {', '.join(got) if got else 'folded at import (constants only)'} |")
     return "\n".join(lines) + "\n"

@@ -25,10 +25,11 @@ def _input(g: Graph, name: str, shape: tuple[int, ...], q: QuantParams | None, d
     return g.add_input(name, shape, dtype, q)
 
 
-def _weights(g: Graph, rng: np.random.Generator, shape: tuple[int, ...], per_channel: bool = True) -> str:
+def _weights(g: Graph, rng: np.random.Generator, shape: tuple[int, ...], per_channel: bool = True,
+             lo: int = -127) -> str:
     scale = rng.uniform(0.002, 0.02, shape[0]) if per_channel else 0.01
     q = QP(scale, 0, 0 if per_channel else -1)
-    return g.add_const("w", _i8(rng, *shape, lo=-127), quant=q)
+    return g.add_const("w", _i8(rng, *shape, lo=lo), quant=q)
 
 
 def _bias(g: Graph, rng: np.random.Generator, n: int) -> str:
@@ -151,11 +152,64 @@ CASES: dict[str, Builder] = {
 }
 
 
+def _sized_conv(x: tuple[int, ...], w: tuple[int, ...], attrs: dict, per_channel: bool = True,
+                bias: bool = True, wmin: int = -127) -> Builder:
+    def build(g: Graph, rng: np.random.Generator) -> tuple:
+        xin = _input(g, "x", x, QX)
+        wts = _weights(g, rng, w, per_channel, wmin)
+        return "CONV_2D", [xin, wts, _bias(g, rng, w[0]) if bias else ""], attrs, QY
+    return build
+
+
+def _sized_fc(x: tuple[int, ...], n: int) -> Builder:
+    def build(g: Graph, rng: np.random.Generator) -> tuple:
+        xin = _input(g, "x", x, QX)
+        return "FULLY_CONNECTED", [xin, _weights(g, rng, (n, x[-1])), _bias(g, rng, n)], {}, QP(0.2, 3)
+    return build
+
+
+def _sized_binary(op: str, sa: tuple[int, ...], sb: tuple[int, ...]) -> Builder:
+    return lambda g, rng: (op, [_input(g, "a", sa, QX), _input(g, "b", sb, QB)], {"act_min": -1.0, "act_max": 2.5}, QY)
+
+
+# Shapes the int8 kernels tile (1x1 GEMM, KxK IGEMM, depthwise, dense): channel counts off every vector width,
+# several row blocks, edges and strides; the C engine must match python_ref bit for bit on each.
+KERNEL_CASES: dict[str, Builder] = {
+    "k_conv1x1": _sized_conv((1, 9, 7, 37), (70, 1, 1, 37), {"act_min": 0.0, "act_max": 6.0}),
+    "k_conv1x1_c16": _sized_conv((2, 8, 8, 16), (24, 1, 1, 16), {}, per_channel=False),
+    "k_conv1x1_s2": _sized_conv((1, 9, 9, 67), (33, 1, 1, 67), {"strides": (2, 2)}, bias=False),
+    "k_conv3x3": _sized_conv((1, 11, 10, 19), (45, 3, 3, 19), {"pads": (1, 1, 1, 1), "act_min": 0.0}),
+    "k_conv3x3_s2_rgb": _sized_conv((1, 17, 16, 3), (32, 3, 3, 3), {"strides": (2, 2), "pads": (0, 0, 1, 1)}),
+    "k_dw3x3": _sized_conv((1, 12, 11, 72), (72, 3, 3, 1), {"pads": (1, 1, 1, 1), "groups": 72,
+                                                            "act_min": 0.0, "act_max": 6.0}),
+    "k_dw5x5_s2": _sized_conv((1, 13, 14, 40), (40, 5, 5, 1), {"strides": (2, 2), "pads": (2, 2, 2, 2),
+                                                               "groups": 40}),
+    "k_dw3x3_c7": _sized_conv((1, 6, 5, 7), (7, 3, 3, 1), {"pads": (1, 1, 1, 1), "groups": 7}),
+    # weights of -128: two taps' products no longer fit int16, the engine takes its portable path
+    "k_dw3x3_w128": _sized_conv((1, 5, 5, 16), (16, 3, 3, 1), {"pads": (1, 1, 1, 1), "groups": 16}, wmin=-128),
+    "k_fc": _sized_fc((3, 300), 77),
+    "k_add": _sized_binary("ADD", (1, 5, 7, 19), (1, 5, 7, 19)),
+    "k_sub_scalar": _sized_binary("SUB", (1, 5, 7, 19), (1, 1, 1, 1)),
+    "k_add_scalar_first": _sized_binary("ADD", (1, 1, 1, 1), (1, 5, 7, 19)),
+    "k_transpose_rgb": _same("TRANSPOSE", {"perm": (0, 2, 3, 1)}, (2, 3, 9, 8)),
+    "k_transpose_tiles": _same("TRANSPOSE", {"perm": (0, 3, 1, 2)}, (1, 20, 17, 35)),
+}
+
+
+# Large enough for the engine to split them into tasks over threads (tests/test_threads.py)
+THREAD_CASES: dict[str, Builder] = {
+    "t_conv1x1": _sized_conv((1, 28, 28, 64), (96, 1, 1, 64), {"act_min": 0.0}),
+    "t_conv3x3": _sized_conv((1, 20, 20, 32), (48, 3, 3, 32), {"pads": (1, 1, 1, 1)}),
+    "t_dw3x3": _sized_conv((1, 40, 40, 96), (96, 3, 3, 1), {"pads": (1, 1, 1, 1), "groups": 96}),
+}
+
+
 def quantized_op_graph(case: str, seed: int = 0) -> tuple[Graph, dict[str, np.ndarray]]:
-    """A one-op graph of CASES[case] with output "y", and random feeds over the inputs' whole integer range."""
+    """A one-op graph of CASES[case] (or KERNEL_CASES, THREAD_CASES) with output "y", and random feeds over the inputs'
+    whole integer range."""
     rng = np.random.default_rng(seed)
     g = Graph()
-    op, inputs, attrs, qy = CASES[case](g, rng)
+    op, inputs, attrs, qy = {**CASES, **KERNEL_CASES, **THREAD_CASES}[case](g, rng)
     g.add_node(op, inputs, attrs, name=case, outputs=["y"], quant=[qy])
     g.outputs.append("y")
     feeds = {}

@@ -19,7 +19,10 @@ from wasmrt import models
 ROOT = Path(__file__).resolve().parent.parent
 ARTIFACTS = ROOT / "build" / "artifacts"
 REL_TOL = 1e-3  # of max |oracle|, per output (float32 throughout; fp16 weights only where lossless)
-EXTRA_SHAPES = {"ch_PP-OCRv4_rec_infer.onnx": {"x": (1, 3, 48, 320)}}
+EXTRA_SHAPES: dict[str, dict] = {}
+# models LiteRT cannot run (MediaPipe's custom ops), compared with another oracle by another test
+OTHER_ORACLE = {"face_landmark_with_attention.tflite": "matches MediaPipe's own FaceMesh on real photos "
+                "(tests/test_mediapipe_models.py)"}
 
 pytestmark = pytest.mark.slow
 
@@ -93,6 +96,8 @@ def _check(name: str, path: Path, shapes: dict, origin: str) -> Row:
         want = _oracle(path, feeds)
     except Exception as e:  # the oracle itself cannot run the model
         row.status = f"converted; {'onnxruntime' if path.suffix == '.onnx' else 'LiteRT'} cannot run it to compare"
+        if path.name in OTHER_ORACLE:
+            row.status = f"runs; LiteRT cannot run its custom ops; {OTHER_ORACLE[path.name]}"
         row.detail["oracle error"] = f"{type(e).__name__}: {e}"[:300]
         return row
     errs = [float(np.abs(a - np.asarray(b).reshape(a.shape)).max() / max(float(np.abs(b).max()), 1e-12))
@@ -131,5 +136,6 @@ def test_every_fetched_model_is_listed_with_what_it_does() -> None:
     (ARTIFACTS / "model-compatibility.json").write_text(json.dumps([r.__dict__ for r in rows], indent=1))
     assert not [r.name for r in rows if "DIFFERS" in r.status], [r.__dict__ for r in rows if "DIFFERS" in r.status]
     bundled = [r for r in rows if "bundled as" in r.origin]
-    assert all(r.status.startswith("runs; matches") for r in bundled), [r.__dict__ for r in bundled]
+    assert all(r.status.startswith("runs; matches") or Path(r.name).name in OTHER_ORACLE for r in bundled), \
+        [r.__dict__ for r in bundled]
     check_or_update(ROOT / "docs" / "models.md", render(rows), __file__)

@@ -11,6 +11,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+import qgraphs  # tests/ is on sys.path under pytest
 
 from python_ref import Interpreter
 from python_ref.wrt_file import read_wrt
@@ -295,6 +296,33 @@ def test_op_matches_reference(name: str, engine: str, variant: str) -> None:
         np.testing.assert_array_equal(got2[k], got[k])
 
 
+QUANTIZED = sorted(qgraphs.CASES) + sorted(qgraphs.KERNEL_CASES)
+
+
+@functools.cache
+def quantized(name: str) -> tuple[bytes, dict[str, np.ndarray], dict[str, np.ndarray]]:
+    graph, feeds = qgraphs.quantized_op_graph(name, seed=7)
+    data = convert(graph).data
+    return data, feeds, Interpreter(data).run(feeds)
+
+
+# AVX-512 VNNI differs from AVX-512 only in its int8 kernels
+QENGINES = [*ENGINES, ("native", "avx512vnni")]
+
+
+@pytest.mark.parametrize(("engine", "variant"), QENGINES, ids=[f"{e}-{v}" for e, v in QENGINES])
+@pytest.mark.parametrize("name", QUANTIZED)
+def test_quantized_op_is_bit_exact(name: str, engine: str, variant: str) -> None:
+    """int8 has one right answer (python_ref's integer arithmetic and fp32 requantization): every path gives it."""
+    data, feeds, ref = quantized(name)
+    m = engine_model(data, engine, variant)
+    for _ in range(2):  # the second run finds the arena as the first left it
+        got = m.run(feeds)
+        for k in ref:
+            assert got[k].dtype == ref[k].dtype
+            np.testing.assert_array_equal(got[k], ref[k], err_msg=f"{name} on {engine}-{variant}")
+
+
 def test_forced_native_paths_are_distinct() -> None:
     data, _, _ = converted("conv3x3_pad1")
     seen = set()
@@ -398,6 +426,8 @@ AARCH64_CASES = ["conv1x1_gemm", "conv3x3_s2_asym", "dw3x3", "dw5x5_s2", "groupe
                  "fc", "matmul_batched", "add_channel", "div_general", "sigmoid", "hard_swish", "maxpool_ceil_pads",
                  "avgpool_incl_pad_ceil", "mean_hw", "softmax_last", "resize_bilinear_up_c0", "pad_reflect",
                  "concat_channels", "depth_to_space_dcr", "transpose_nchw"]
+AARCH64_QUANTIZED = ["conv", "conv_depthwise", "fully_connected", "add", "average_pool", "softmax", "resize_bilinear",
+                     "k_conv1x1", "k_conv3x3", "k_dw3x3", "k_fc", "k_add", "k_sub_scalar", "k_transpose_tiles"]
 
 
 @pytest.fixture(scope="module")
@@ -412,9 +442,10 @@ def aarch64_driver() -> Path:
 
 @pytest.mark.parametrize("cpu", ["max", "cortex-a53"])
 def test_aarch64_under_qemu(aarch64_driver: Path, tmp_path: Path, cpu: str) -> None:
-    """NEON kernels on an emulated armv8.2 CPU (max); cortex-a53 has no dotprod/fp16 but runs the f32 NEON path."""
-    for name in AARCH64_CASES:
-        data, feeds, ref = converted(name)
+    """NEON kernels on an emulated armv8.2 CPU (max); cortex-a53 has no dotprod/fp16 but runs the f32 NEON path.
+    The int8 cases must be bit-exact."""
+    for name in [*AARCH64_CASES, *AARCH64_QUANTIZED]:
+        data, feeds, ref = quantized(name) if name in AARCH64_QUANTIZED else converted(name)
         d = tmp_path / name
         d.mkdir()
         (d / "m.wrt").write_bytes(data)
@@ -430,7 +461,10 @@ def test_aarch64_under_qemu(aarch64_driver: Path, tmp_path: Path, cpu: str) -> N
         assert r.stdout.strip() == "neon", r.stdout
         for k, s in enumerate(spec.outputs):
             got = np.fromfile(d / f"out{k}.bin", s.dtype).reshape(s.shape)
-            close(got, ref[s.name])
+            if name in AARCH64_QUANTIZED:
+                np.testing.assert_array_equal(got, ref[s.name], err_msg=name)
+            else:
+                close(got, ref[s.name])
 
 
 @pytest.mark.parametrize(("engine", "variant"), [("native", None), ("wasm", "scalar"), ("wasm", "relaxed")])

@@ -37,8 +37,9 @@ def _softmax(x: np.ndarray) -> np.ndarray:
 def test_registry_is_consistent() -> None:
     wrts = [m.wrt for m in models.BUNDLED.values()]
     assert len(set(wrts)) == len(wrts)
-    assert {"face_detector.wrt", "face_landmark.wrt", "selfie_segmentation.wrt", "efficientnet_lite0.wrt",
-            "ppocr_det.wrt", "ppocr_cls.wrt", "mobilenet_v2.wrt"} == set(wrts)
+    assert {"face_detector.wrt", "face_landmark.wrt", "face_landmark_attention.wrt", "selfie_segmentation.wrt",
+            "efficientnet_lite0.wrt", "ppocr_det.wrt", "ppocr_rec.wrt", "ppocr_cls.wrt",
+            "mobilenet_v2.wrt"} == set(wrts)
     for m in models.BUNDLED.values():
         assert m.source in models.SOURCE_FILES or m.source in models._GENERATED, m.name
         assert m.preprocess, m.name

@@ -93,6 +93,7 @@ def project(tmp_path_factory: pytest.TempPathFactory) -> Path:
 def test_tarball_holds_the_package(project: Path) -> None:
     pkg = project / "node_modules" / "wasmrt"
     for f in ("LICENSE", "README.md", "models/face_detector.wrt", "models/face_landmark.wrt",
+              "models/face_landmark_attention.wrt",
               "dist/wasmrt-simd.wasm", "src/index.d.ts", "vision/index.d.ts"):
         assert (pkg / f).is_file(), f
     assert (pkg / "LICENSE").read_bytes() == (ROOT / "LICENSE").read_bytes()

@@ -20,6 +20,7 @@ from onnx import helper, numpy_helper
 from python_ref import ops, shapes
 from python_ref.opdefs import OPS, CoordMode, DepthToSpaceMode, NearestMode, PadMode, QuantType, ResizeMode
 from python_ref.quant import QuantParams
+from tests.breadth_samples import breadth_samples
 
 RNG = np.random.default_rng(1234)
 OPSET = 19
@@ -480,6 +481,7 @@ SAMPLES: dict[str, list[tuple[list[np.ndarray | None], dict[str, Any]]]] = {
     "RESIZE": [([_f(1, 3, 5, 2)], {"size": (7, 2)})],
     "DEPTH_TO_SPACE": [([_f(1, 2, 3, 12)], {"block": 2, "mode": DepthToSpaceMode.CRD})],
     "GATHER": [([_f(3, 4), np.array([[0, 2], [1, -1]], np.int32)], {"axis": 1})],
+    **breadth_samples(_f),
 }
 # quantized-only ops: (inputs, attrs, (input quantization, output quantization)); tests/test_ref_quant.py checks values
 _Q = QuantParams.make(0.05, 3)
@@ -509,7 +511,9 @@ def test_shape_inference_matches_kernels(op: str) -> None:
     ("ADD", [(2, 3), (4,)], {}, "do not broadcast"),
     ("MATMUL", [(2, 3), (4, 5)], {}, "inner dimensions differ"),
     ("RESHAPE", [(2, 3)], {"shape": (4, -1)}, "cannot reshape"),
-    ("SLICE", [(4,)], {"starts": (0,), "ends": (9,), "steps": (1,)}, "not clamped"),
+    ("SLICE", [(4,)], {"starts": (-1,), "ends": (9,), "steps": (1,)}, "must be >= 0"),
+    ("RESHAPE", [(2, 3)], {"shape": (0, 0, 0)}, "copies (0) a dimension the input [2, 3] does not have"),
+    ("RESIZE", [(1, 2, 2, 1)], {"size": (0, 3)}, "size 0 is 0 (from the scale) but scales[0] is 0"),
     ("PAD", [(2, 3)], {"pads": (0, 3, 0, 0), "mode": PadMode.REFLECT}, "must be < its size"),
     ("DEPTH_TO_SPACE", [(1, 2, 2, 6)], {"block": 2}, "not divisible by block*block"),
     ("CONCATENATION", [(2, 3), (3, 3)], {"axis": 1}, "incompatible"),

@@ -117,7 +117,7 @@ def test_speed_page_compares_wasm_with_native() -> None:
     native = [t for t in table if t["host_kind"] == "native"]
     wasm = {t["engine"]: t for t in table if t["host_kind"] == "browser"}
     assert len(native) == 1 and native[0]["model"] == "mobilenet_v2", table
-    assert native[0]["target"] in ("avx512", "avx2", "scalar", "neon"), native[0]
+    assert native[0]["target"] in ("avx512vnni", "avx512", "avx2", "scalar", "neon"), native[0]
     assert native[0]["target"] in native[0]["engine"] and float(native[0]["median"]) > 0
     assert set(wasm) == {"wasmrt SIMD128", "wasmrt relaxed SIMD"}, table
     for t in [*native, *wasm.values()]:

@@ -8,8 +8,11 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+import qgraphs  # tests/ is on sys.path under pytest
 
+from python_ref import Interpreter
 from wasmrt import build
+from wasmrt.converter import convert
 from wasmrt.engines import load
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -54,6 +57,19 @@ def test_wasm_threads_give_the_same_bytes(variant: str) -> None:
         m = load(path, "wasm", variant, threads=2)
         assert m.threads == 2
         assert _bits(m.run(feeds)) == want, path.name
+        m.release()
+
+
+@pytest.mark.parametrize("case", sorted(qgraphs.THREAD_CASES))
+def test_int8_threads_give_python_refs_bytes(case: str) -> None:
+    """int8 kernels split into the same tasks: python_ref's bytes on any thread count, native and wasm."""
+    g, feeds = qgraphs.quantized_op_graph(case)
+    data = convert(g).data
+    want = Interpreter(data).run(feeds)["y"]
+    for engine, variant, n in [("native", "scalar", 3), ("native", None, 2), ("native", None, 4), ("wasm", "simd", 2)]:
+        m = load(data, engine, variant, threads=n)
+        assert m.threads == n or engine == "wasm"  # the wasm pool may still be starting its Workers
+        np.testing.assert_array_equal(m.run(feeds)["y"], want, err_msg=f"{case} on {engine} {variant}, {n} threads")
         m.release()
 
 

@@ -84,6 +84,19 @@ def test_browser_landmarks_and_lip_mask_match_python(browser_run: dict, fixtures
     assert (ARTIFACTS / "tryon-astronaut-simd.png").stat().st_size > 10_000
 
 
+def test_browser_refine_option_gives_the_attention_mesh(browser_run: dict, fixtures: Path) -> None:
+    """tryon.html?refine=1: 478 landmarks (refined lips and irises) within 0.5 px of python_ref's attention mesh."""
+    from python_ref.vision import FaceMesh
+
+    r = browser_run["refined"]
+    astro = np.fromfile(fixtures / "astronaut.rgba", dtype=np.uint8).reshape(512, 512, 4)
+    want = FaceMesh(tracking=False, refine=True).detect(astro)[0].landmarks
+    assert r["checked"] and r["faces"] == 1 and len(r["landmarks"]) == 478 * 3 == want.size
+    err = _lm_err(r["landmarks"], want)
+    (ARTIFACTS / "tryon-refined.json").write_text(json.dumps({"meanPx": err}, indent=1))
+    assert err < 0.5, err
+
+
 def test_browser_tracking_on_the_clip(browser_run: dict, fixtures: Path) -> None:
     m = json.loads((fixtures / "vision.json").read_text())
     c = browser_run["clip"]

@@ -23,6 +23,7 @@ from python_ref.vision import (
     paint_lips,
     roi_from_landmarks,
     roi_is_sane,
+    sample_rect,
     ssd_anchors,
     warp_roi,
     weighted_nms,
@@ -54,17 +55,27 @@ def face(astronaut):
 # -- exact rules -------------------------------------------------------------------------------------------------
 
 
-@pytest.mark.parametrize("name", ["astronaut", "chelsea"])
-def test_letterbox_is_the_documented_preprocess_recipe(name):
-    from wasmrt.ir import Preprocess
-    from wasmrt.preprocess import image_to_tensor
-
-    img = getattr(data, name)()
-    pre = Preprocess(layout="NHWC", mean=(127.5,) * 3, std=(127.5,) * 3, resize="letterbox")
+def test_letterbox_is_mediapipes():
+    """The astronaut (512 x 512) shrinks 4x: output pixel (i, j) reads the image at the corner point (4j, 4i), an exact
+    pixel (MediaPipe's ImageToTensor), so the tensor is a plain subsampling; chelsea (451 x 300) is centred
+    vertically in a 451-pixel square."""
+    img = data.astronaut()
     tensor, lb = letterbox(img)
-    np.testing.assert_array_equal(tensor, image_to_tensor(img, pre, (1, 128, 128, 3)))
-    if name == "chelsea":  # 451 x 300: the content is 128 x 85, centred vertically
-        assert (lb.left, lb.top, lb.content_w, lb.content_h) == (0, 21, 128, 85)
+    np.testing.assert_array_equal(tensor[0], ((img[::4, ::4].astype(np.float64) - 127.5) / 127.5).astype(np.float32))
+    assert (lb.left, lb.top, lb.content_w, lb.content_h) == (0, 0, 128, 128)
+    tensor, lb = letterbox(data.chelsea())
+    assert lb.left == 0 and lb.content_w == 128
+    assert lb.top == pytest.approx(75.5 * 128 / 451) and lb.content_h == pytest.approx(300 * 128 / 451)
+    assert (tensor[0, :21] == -1).all() and (tensor[0, 107:] == -1).all()  # the zero border above and below
+
+
+def test_sample_rect_rounds_like_8bit_opencv():
+    """1/32-pixel positions and integer weights: halfway between 10 and 21 is (10 + 21) / 2 = 15.5 -> 16."""
+    img = np.zeros((2, 2, 3), np.uint8)
+    img[:, 1] = 21
+    img[:, 0] = 10
+    px = sample_rect(img, 0.5 + 1.0, 1.0, 2.0, 2.0, 0.0, 2, 2)  # column 1 of the output reads x = 1.5
+    assert px[0, 0, 0] == 16 and px[0, 1, 0] == 21
 
 
 def test_anchors():
@@ -97,8 +108,9 @@ def test_warp_identity_and_quarter_turn():
     same = warp_roi(img, Roi(8.0, 8.0, 16.0, 0.0), n=16)[0]
     np.testing.assert_array_equal(same, (img / 255.0).astype(np.float32))
     turned = warp_roi(img, Roi(8.0, 8.0, 16.0, math.pi / 2), n=16)[0]
-    # crop x axis = image +y: crop (row i, col j) = image (row j, col 15 - i)
-    np.testing.assert_allclose(turned, (img.transpose(1, 0, 2)[::-1] / 255.0).astype(np.float32), atol=1e-6)
+    # crop x axis = image +y: crop (row i, col j) = image (row j, col 16 - i), the edge column replicated for i = 0
+    want = img[:, np.clip(16 - np.arange(16), 0, 15)].transpose(1, 0, 2)
+    np.testing.assert_allclose(turned, (want / 255.0).astype(np.float32), atol=1e-6)
 
 
 def test_landmark_mapping_matches_warp_geometry():

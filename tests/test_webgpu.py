@@ -7,11 +7,10 @@ from __future__ import annotations
 import numpy as np
 import pytest
 from test_engine import CASES, close, converted
+from test_engine_models import NO_WGSL, WEBGPU_MODELS, reference
 from test_engine_models import converted as converted_model
-from test_engine_models import reference
 
 from python_ref.wrt_file import read_wrt
-from wasmrt import models
 from wasmrt.engines import load
 from wasmrt.engines.webgpu import available
 from wasmrt.engines.webgpu_plan import SUPPORTED, kernel_table
@@ -53,8 +52,14 @@ def test_op_case(name: str) -> None:
     m.release()
 
 
+@pytest.mark.parametrize("name", sorted(NO_WGSL))
+def test_bundled_model_without_wgsl_kernels_is_refused_naming_the_op(name: str) -> None:
+    with pytest.raises(UnsupportedOpError, match=NO_WGSL[name]):
+        load(converted_model(name), "webgpu")
+
+
 @pytest.mark.slow
-@pytest.mark.parametrize("name", list(models.BUNDLED))
+@pytest.mark.parametrize("name", WEBGPU_MODELS)
 def test_bundled_model_matches_reference(name: str) -> None:
     feeds, ref = reference(name)
     m = load(converted_model(name), "webgpu")
@@ -155,7 +160,7 @@ def test_js_plan_is_the_python_plan(tmp_path) -> None:
     if node is None:
         pytest.skip("node not found")
     files = []
-    for name in models.BUNDLED:
+    for name in WEBGPU_MODELS:
         f = tmp_path / f"{name}.wrt"
         f.write_bytes(converted_model(name))
         files.append(str(f))

@@ -20,6 +20,7 @@ from wasmrt import models, paths
 
 sys.path.insert(0, str(Path(__file__).parent / "js"))
 import js_fixtures as support
+from test_engine_models import WEBGPU_MODELS
 
 pytestmark = pytest.mark.slow
 CHROMIUM = shutil.which("chromium") or "/usr/bin/chromium"
@@ -64,7 +65,7 @@ def results(tmp_path_factory: pytest.TempPathFactory) -> dict:
     tmp = tmp_path_factory.mktemp("webgpu")
     jobs, res = tmp / "jobs.json", tmp / "results.json"
     with DemoServer(port=0) as server:
-        jobs.write_text(json.dumps({"origin": server.origin, "chromium": CHROMIUM, "models": list(models.BUNDLED),
+        jobs.write_text(json.dumps({"origin": server.origin, "chromium": CHROMIUM, "models": WEBGPU_MODELS,
                                     "workerModel": WORKER_MODEL,
                                     "unsupported": base64.b64encode(_unsupported_model()).decode()}))
         r = subprocess.run(["node", str(Path(__file__).parent / "js" / "webgpu_browser.mjs"), str(jobs), str(res)],
@@ -86,7 +87,7 @@ def _check(name: str, got: dict) -> float:
     return worst
 
 
-@pytest.mark.parametrize("name", list(models.BUNDLED))
+@pytest.mark.parametrize("name", WEBGPU_MODELS)
 def test_model_on_webgpu_in_chromium_matches_reference(results: dict, name: str) -> None:
     run = results["webgpu"]["webgpu"]
     assert run["init"].get("backend") == "webgpu", run["init"]

@@ -111,9 +111,10 @@ def header_text() -> str:
             "  uint8_t min_in;   /* required inputs (a variadic input is required once) */",
             "  uint8_t max_in;   /* declared inputs (trailing ones optional); variadic: the last one repeats */",
             "  uint8_t variadic; /* any number >= min_in, all present */",
-            "  uint8_t n_out;",
+            "  uint8_t n_out;    /* outputs; variadic_out: at least one, any number up to WRT_MAX_OP_OUTPUTS */",
+            "  uint8_t variadic_out;",
             "  uint8_t options;  /* OPTIONS_* type id, OPTIONS_NONE for an op without attributes */",
-            "  uint8_t const_in; /* bit i: input i must be a constant (packed at load) */",
+            "  uint16_t const_in; /* bit i: input i must be a constant (packed at load) */",
             "} wrt_opdef;", "",
             "typedef struct {",
             "  const char* name;          /* as in opdefs.py */",
@@ -146,7 +147,7 @@ def header_text() -> str:
         opt = f"OPTIONS_{d.options}" if d.options else "OPTIONS_NONE"
         min_in = d.min_inputs + int(d.variadic)  # 'xs...': one or more
         out.append(f"    [OP_{d.name}] = {{\"{d.name}\", {d.code}, {min_in}, {len(d.inputs)}, "
-                   f"{int(d.variadic)}, {len(d.outputs)}, {opt}, {d.const_mask}}},")
+                   f"{int(d.variadic)}, {len(d.outputs)}, {int(d.variadic_outputs)}, {opt}, {d.const_mask}}},")
     out.append("};")
     tables = []
     for name, attrs in union:

@@ -65,6 +65,8 @@ table Tensor {
   buffer:uint;              // index into Model.buffers; 0 (always empty) = no constant data
   arena_offset:long = -1;   // byte offset in the arena for activations, -1 for constants
   quant:QuantParams;
+  shape_min:[int];          // graph inputs with run-time dimensions: the bounds of each dimension (shape is the
+  shape_max:[int];          // size the file was planned for); empty for a fixed shape
   sparsity:BlockSparsity;   // set: the buffer holds the stored blocks' values only
 }
 

@@ -3,5 +3,6 @@
 __version__ = "0.1.0"
 
 from wasmrt.engines import Model, load
+from wasmrt.stream import Stream
 
-__all__ = ["Model", "__version__", "load"]
+__all__ = ["Model", "Stream", "__version__", "load"]

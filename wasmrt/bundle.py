@@ -13,6 +13,7 @@ from pathlib import Path
 
 from wasmrt import paths
 from wasmrt.converter import convert
+from wasmrt.dynamic import parse_dynamic
 from wasmrt.models import BUNDLED, BundledModel, load_labels, model_path
 
 
@@ -20,7 +21,8 @@ def convert_bundled(model: BundledModel, out_dir: Path, log=print) -> Path:
     src = model_path(model.name)
     labels = load_labels(model.labels) if model.labels else None
     t0 = time.perf_counter()
-    result = convert(src, input_shapes=model.input_shapes, preprocess=model.preprocess, labels=labels)
+    result = convert(src, input_shapes=model.input_shapes, preprocess=model.preprocess, labels=labels,
+                     dynamic=[parse_dynamic(d) for d in model.dynamic] or None)
     out = out_dir / model.wrt
     out.parent.mkdir(parents=True, exist_ok=True)
     out.write_bytes(result.data)

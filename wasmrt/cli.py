@@ -27,6 +27,15 @@ def _input_arg(text: str) -> tuple[str, str]:
     return name, path
 
 
+def _dynamic_arg(text: str) -> object:
+    from wasmrt.dynamic import parse_dynamic
+
+    try:
+        return parse_dynamic(text)
+    except ValueError as e:
+        raise argparse.ArgumentTypeError(str(e)) from None
+
+
 def cmd_convert(args: argparse.Namespace) -> int:
     from wasmrt.converter import convert, load_graph
     from wasmrt.models import load_labels, preset_for
@@ -50,15 +59,23 @@ def cmd_convert(args: argparse.Namespace) -> int:
         except (OSError, UnicodeDecodeError) as e:
             raise InputError(f"--labels {args.labels}: cannot read it as text ({e})") from None
     t0 = time.perf_counter()
-    print(f"  importing {src.name}")
-    graph = load_graph(src, shapes, cli_inputs.freeze_values(kind, declared, frozen, src))
+    freeze = cli_inputs.freeze_values(kind, declared, frozen, src)
+    if args.dynamic:  # imported at several sizes, the size-dependent attributes restated (wasmrt/dynamic.py)
+        from wasmrt.dynamic import dynamic_graph
+
+        print(f"  importing {src.name} with run-time sizes {[f'{d.input}[{d.axis}]' for d in args.dynamic]}")
+        graph = dynamic_graph(lambda at: load_graph(src, at, freeze), shapes, args.dynamic,
+                              lambda m: print("  " + m))
+    else:
+        print(f"  importing {src.name}")
+        graph = load_graph(src, shapes, freeze)
     if cli_inputs.preprocess_given(args):
         inputs = [(n, graph.tensors[n].shape) for n in graph.inputs]
         name = cli_inputs.image_input(args, inputs, src.name)
         base = preprocess.get(name) or graph.metadata.preprocess.get(name)
         preprocess[name] = cli_inputs.preprocess_from_args(args, base, graph.tensors[name].shape, src.name)
     result = convert(graph, preprocess=preprocess, labels=labels, weights=args.weights,
-                     log=lambda m: print("  " + m))
+                     log=lambda m: print("  " + m), state=dict(args.state or []))
     out = Path(args.output or src.with_suffix(".wrt").name)
     out.parent.mkdir(parents=True, exist_ok=True)
     out.write_bytes(result.data)
@@ -87,7 +104,7 @@ def _summarize(name: str, value: np.ndarray, labels: list[str]) -> str:
     return line
 
 
-NATIVE_VARIANTS, WASM_VARIANTS = ("avx2", "avx512"), ("simd", "relaxed")
+NATIVE_VARIANTS, WASM_VARIANTS = ("avx2", "avx512", "avx512vnni"), ("simd", "relaxed")
 
 
 def pick_engine(requested: str, variant: str | None) -> tuple[str, str]:
@@ -235,6 +252,12 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("-o", "--output", help="output .wrt path (default: the model's name with .wrt)")
     p.add_argument("--input-shape", action="append", type=cli_inputs.shape_arg, metavar="NAME=D0,D1,...",
                    help="static shape for an input with dynamic dimensions (repeatable)")
+    p.add_argument("--dynamic", action="append", type=_dynamic_arg, metavar="NAME=AXIS:MIN..MAX",
+                   help="input dimension chosen at run time, within bounds (repeatable; axes of the model's own "
+                        "layout, e.g. x=3:32..1280 for an ONNX NCHW width); --input-shape sets the size planned for")
+    p.add_argument("--state", action="append", type=_input_arg, metavar="OUTPUT=INPUT",
+                   help="a recurrent state the model returns as OUTPUT and takes back as INPUT on the next step "
+                        "(repeatable): stored in the model for wasmrt.Stream / model.stream()")
     p.add_argument("--freeze", action="append", type=cli_inputs.freeze_arg, metavar="NAME=VALUE",
                    help="make an input a constant (a sample rate, a flag; ONNX; repeatable)")
     p.add_argument("--labels", help="text file with one class label per line, stored in the model")
@@ -253,8 +276,9 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("model")
     p.add_argument("--engine", default="auto", choices=["auto", "ref", "native", "wasm"],
                    help="auto (default): the fastest available here, native > wasm > ref")
-    p.add_argument("--variant", choices=["scalar", "avx2", "avx512", "simd", "relaxed"],
-                   help="kernels: native scalar|avx2|avx512 (default: best for this CPU), wasm scalar|simd|relaxed")
+    p.add_argument("--variant", choices=["scalar", "avx2", "avx512", "avx512vnni", "simd", "relaxed"],
+                   help="kernels: native scalar|avx2|avx512|avx512vnni (default: best for this CPU), "
+                        "wasm scalar|simd|relaxed")
     p.add_argument("--input", action="append", type=_input_arg, metavar="NAME=FILE",
                    help="input from a .npy file, or an image preprocessed by the model's hints (repeatable); "
                         "inputs not given are random")

@@ -8,6 +8,7 @@ from pathlib import Path
 
 import numpy as np
 
+from wasmrt.dynamic import DynamicDim, dynamic_graph
 from wasmrt.errors import ConversionError, ModelFormatError
 from wasmrt.ir import Graph, Metadata, Node, Preprocess, Tensor
 from wasmrt.passes import optimize
@@ -86,13 +87,21 @@ def load_graph(path: str | Path, input_shapes: dict[str, tuple[int, ...]] | None
 
 def convert(src: str | Path | Graph, *, input_shapes: dict[str, tuple[int, ...]] | None = None,
             preprocess: dict[str, Preprocess] | None = None, labels: list[str] | None = None,
-            weights: str = "auto", sparse: bool = True, log: Callable[[str], None] | None = None) -> Converted:
+            weights: str = "auto", sparse: bool = True, log: Callable[[str], None] | None = None,
+            dynamic: list[DynamicDim] | None = None, state: dict[str, str] | None = None) -> Converted:
     """Convert a model file (or an already imported graph) to .wrt bytes. weights: how float constants are stored,
     see wrt_writer.stored_constant ("auto" = fp16 where lossless); sparse: store weights whose 1x4 blocks are mostly
-    zero block-sparse (wasmrt.sparsity.sparse_tensors)."""
+    zero block-sparse (wasmrt.sparsity.sparse_tensors). dynamic: input dimensions sized at run time, within bounds
+    (wasmrt/dynamic.py); input_shapes then gives the size the model is planned for. state: recurrent state pairs
+    {output: input} stored in the metadata (wasmrt.Stream)."""
     say = log or (lambda _msg: None)
     if isinstance(src, Graph):
+        if dynamic:
+            raise ValueError("dynamic dimensions need the model file (it is imported at several sizes)")
         graph = src
+    elif dynamic:
+        say(f"importing {Path(src).name} with run-time sizes {[f'{d.input}[{d.axis}]' for d in dynamic]}")
+        graph = dynamic_graph(lambda shapes: load_graph(src, shapes), dict(input_shapes or {}), dynamic, say)
     else:
         say(f"importing {Path(src).name}")
         graph = load_graph(src, input_shapes)
@@ -104,6 +113,11 @@ def convert(src: str | Path | Graph, *, input_shapes: dict[str, tuple[int, ...]]
         graph.metadata.preprocess.update(preprocess)
     if labels:
         graph.metadata.labels = list(labels)
+    for out, inp in (state or {}).items():
+        if out not in graph.outputs or inp not in graph.inputs:
+            raise ValueError(f"state {out}={inp}: the model has no output {out!r} or no input {inp!r} "
+                             f"(outputs {graph.outputs}, inputs {graph.inputs})")
+        graph.metadata.props[f"state.{out}"] = inp
     if has_qdq(graph):
         say("quantized in QDQ form: turning float ops between QUANTIZE/DEQUANTIZE into int8 ops")
         graph = quantize_qdq(graph)

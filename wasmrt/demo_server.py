@@ -31,7 +31,8 @@ from wasmrt import paths
 from wasmrt.errors import WasmrtError
 
 ROOT = paths.web_root()  # the checkout, or the web files inside the installed package
-DEMO_MODELS = ("efficientnet_lite0", "face_detector", "face_landmark", "selfie_segmentation")
+DEMO_MODELS = ("efficientnet_lite0", "face_detector", "face_landmark", "selfie_segmentation",
+               "face_landmark_attention")  # the last: the try-on's refine option
 WASM_VARIANTS = ("scalar", "simd", "relaxed")
 SAMPLES = ("chelsea.png", "coffee.png", "astronaut.png")  # scikit-image test images (CC0 / public domain)
 SAMPLES_DIR = ROOT / "demo" / "web" / "samples"  # a checkout copies them from skimage; a wheel ships them

@@ -33,6 +33,7 @@ class Tensor:
     # float constants of an imported quantized model: the parameters they were dequantized with (per tensor, or
     # per channel on axis 0), so the quantizer can recover the model's own integers (wasmrt.quantizer)
     source_q: QuantParams | None = None
+    bounds: tuple[tuple[int, int], ...] | None = None  # graph inputs sized at run time: (min, max) per dimension
 
     @property
     def is_const(self) -> bool:
@@ -169,6 +170,7 @@ class Graph:
             if any(o in live for o in n.outputs):
                 kept.append(n)
                 live.update(i for i in n.inputs if i)
+                live.update(n.outputs)  # a kept op writes all its outputs, used or not
         self.nodes = kept[::-1]
         live.update(self.inputs)
         self.tensors = {k: v for k, v in self.tensors.items() if k in live}

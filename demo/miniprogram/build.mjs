@@ -20,7 +20,7 @@ export const PLATFORMS = ["wechat", "alipay"];
 const SUBPACKAGES = ["landmarks"]; // add names to split a larger model over more subpackages
 const WORKER_LIB = [
   "src/errors.js", "src/metadata.js", "src/tensor.js", "src/runtime.js", "src/image.js",
-  "vision/facemesh.js", "vision/detect.js", "vision/roi.js",
+  "vision/facemesh.js", "vision/detect.js", "vision/roi.js", "vision/refine.js", "vision/sample.js",
   "hosts/miniprogram.js", "hosts/miniprogram-polyfills.js",
 ];
 

@@ -7,9 +7,10 @@ import { FaceMesh } from "../../js_bindings/vision/index.js";
 let rt = null, mesh = null;
 
 const ops = {
-  async init({ variant = "auto", modelBase = new URL("../../models/", import.meta.url).href, tracking = true }) {
+  async init({ variant = "auto", modelBase = new URL("../../models/", import.meta.url).href, tracking = true,
+    refine = false }) {
     rt = await init({ variant });
-    mesh = await FaceMesh.create(rt, { modelBase, tracking });
+    mesh = await FaceMesh.create(rt, { modelBase, tracking, refine }); // refine: the attention mesh, 478 points
     return { variant: rt.variant, reason: rt.reason };
   },
   async frame({ buffer, width, height }) {

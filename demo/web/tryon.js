@@ -223,11 +223,13 @@ function buildControls() {
   for (const b of document.querySelectorAll("#sources button")) b.onclick = () => setSource(b.dataset.source).catch(showError);
   $("variant").value = params.get("variant") ?? "auto";
   $("variant").onchange = (e) => { params.set("variant", e.target.value); location.search = params.toString(); };
+  $("refine").checked = params.get("refine") === "1";
+  $("refine").onchange = (e) => { params.set("refine", e.target.checked ? "1" : "0"); location.search = params.toString(); };
 }
 
 async function start() {
   buildControls();
-  const info = await call("init", { variant: params.get("variant") ?? "auto" });
+  const info = await call("init", { variant: params.get("variant") ?? "auto", refine: params.get("refine") === "1" });
   $("engine-info").textContent = `engine: the ${describeVariant(info.variant)} build (${info.reason})`;
   $("status").dataset.state = "ready";
   $("status").textContent = "ready";

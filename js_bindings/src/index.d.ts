@@ -47,7 +47,14 @@ export interface InitOptions {
   backend?: "wasm" | "webgpu" | "auto";
 }
 
-export interface TensorInfo { readonly name: string; readonly shape: readonly number[]; readonly dtype: DType }
+export interface TensorInfo {
+  readonly name: string;
+  /** The current shape (for an input sized at run time: the size the model is planned for now). */
+  readonly shape: readonly number[];
+  readonly dtype: DType;
+  /** Inputs sized at run time (a model converted with --dynamic): [min, max] of each dimension. */
+  readonly bounds?: readonly (readonly [number, number])[];
+}
 
 export interface PreprocessHints {
   layout: "NHWC" | "NCHW";
@@ -107,11 +114,30 @@ export class Model implements ModelLike {
   readonly labels: string[];
   readonly name: string;
   readonly released: boolean;
-  /** Run the model; outputs are copies, safe to keep. Throws InputError for bad feeds. */
+  /** Run the model; outputs are copies, safe to keep. Throws InputError for bad feeds. An input sized at run time
+   * may take any shape within its bounds: a new size re-plans the model first (see resize). */
   run(feeds: Feeds): Promise<Outputs>;
   runSync(feeds: Feeds): Outputs;
+  /** Some input takes its size at run time. */
+  readonly dynamic: boolean;
+  /** New sizes for inputs sized at run time (others keep theirs): the engine re-plans (the weights stay). */
+  resize(shapes: Record<string, number[]>): void;
+  /** Step-by-step runs of a model whose state is an input and an output ({stateOutput: stateInput}; default: the
+   * pairs stored in the model). */
+  stream(pairs?: Record<string, string>): Stream;
   /** Free the model's engine memory; safe to call twice. */
   release(): void;
+}
+
+export class Stream {
+  readonly model: Model;
+  readonly pairs: Readonly<Record<string, string>>;
+  /** The state fed to the next step, by input name (zeros after reset). */
+  state: Record<string, Tensor>;
+  reset(): void;
+  /** One step: the other inputs in, every output back; the new state kept. */
+  step(feeds: Feeds): Promise<Outputs>;
+  stepSync(feeds: Feeds): Outputs;
 }
 
 export type ModelSource = string | URL | ArrayBuffer | ArrayBufferView | Blob;

@@ -14,7 +14,7 @@ export {
 } from "./errors.js";
 export { defaultHost, nodeHost, webHost } from "./host.js";
 export { readMetadata } from "./metadata.js";
-export { Model, Runtime } from "./runtime.js";
+export { Model, Runtime, Stream } from "./runtime.js";
 export { DTYPES, Tensor } from "./tensor.js";
 export { describeVariant, probe, VARIANTS } from "./variants.js";
 export * as image from "./image.js";

@@ -179,27 +179,92 @@ function tensorInfo(rt, handle, which, i) {
   const shape = [];
   for (let a = 0; a < rank; a++) shape.push(ex.wrt_tensor_dim(handle, which, i, a));
   const code = ex.wrt_tensor_dtype(handle, which, i);
-  return Object.freeze({
+  const info = {
     name: rt._cstr(u32(ex.wrt_tensor_name(handle, which, i))),
     shape: Object.freeze(shape),
     dtype: DTYPES[code] ?? `dtype#${code}`,
-  });
+  };
+  if (which === 0 && ex.wrt_input_dim_min) { // inputs sized at run time: [min, max] per dimension
+    const bounds = shape.map((_, a) => Object.freeze([ex.wrt_input_dim_min(handle, i, a), ex.wrt_input_dim_max(handle, i, a)]));
+    if (bounds.some(([lo, hi]) => lo !== hi)) info.bounds = Object.freeze(bounds);
+  }
+  return Object.freeze(info);
 }
 
-const describe = (t) => `${t.dtype} [${t.shape.join(", ")}]`;
+const dims = (t) => t.bounds ? t.bounds.map(([lo, hi]) => (lo === hi ? `${lo}` : `${lo}..${hi}`)).join(", ") : t.shape.join(", ");
+const describe = (t) => `${t.dtype} [${dims(t)}]`;
+const accepts = (t, shape) => shape.length === t.shape.length &&
+  shape.every((d, a) => (t.bounds ? d >= t.bounds[a][0] && d <= t.bounds[a][1] : d === t.shape[a]));
 
 export class Model {
   constructor(runtime, handle, metadata, name) {
     this._rt = runtime;
     this._h = handle;
-    const ex = runtime._ex;
-    this.inputs = Object.freeze(Array.from({ length: ex.wrt_num_inputs(handle) }, (_, i) => tensorInfo(runtime, handle, 0, i)));
-    this.outputs = Object.freeze(Array.from({ length: ex.wrt_num_outputs(handle) }, (_, i) => tensorInfo(runtime, handle, 1, i)));
+    this._specs();
     /** {source, producer, preprocess: {inputIndex: hints}, labels, props} from the model file */
     this.metadata = metadata;
     this.name = name ?? metadata.source ?? "";
     runtime._live.add(handle);
     finalizer?.register(this, { runtime, handle }, this);
+  }
+
+  _specs() {
+    const rt = this._rt, ex = rt._ex, h = this._h;
+    this.inputs = Object.freeze(Array.from({ length: ex.wrt_num_inputs(h) }, (_, i) => tensorInfo(rt, h, 0, i)));
+    this.outputs = Object.freeze(Array.from({ length: ex.wrt_num_outputs(h) }, (_, i) => tensorInfo(rt, h, 1, i)));
+  }
+
+  /** Some input takes its size at run time (a model converted with --dynamic): see resize(). */
+  get dynamic() { return this.inputs.some((t) => t.bounds); }
+
+  /**
+   * New sizes for inputs sized at run time ({name: shape}; inputs not named keep theirs). The engine re-plans its
+   * arena and tables (the weights stay); inputs and outputs then give the new shapes. run() does this by itself
+   * when given another size. A size outside an input's bounds, or beyond the model's limits, throws and leaves the
+   * model as it was.
+   */
+  resize(shapes) {
+    if (!this._h) throw new WasmrtError("this model was released");
+    const rt = this._rt;
+    rt._usable();
+    const names = this.inputs.map((t) => t.name);
+    for (const k of Object.keys(shapes ?? {})) {
+      if (!names.includes(k)) throw new InputError(`unknown input '${k}'; the model's inputs are ${JSON.stringify(names)}`);
+    }
+    const all = this.inputs.map((t) => {
+      const s = shapes[t.name] ?? t.shape;
+      if (!Array.isArray(s) || !accepts(t, s)) {
+        throw new InputError(`input '${t.name}': shape [${s}] does not fit the model's [${dims(t)}]`);
+      }
+      return s;
+    });
+    this._resize(all);
+  }
+
+  _resize(shapes) {
+    const rt = this._rt, ex = rt._ex;
+    const flat = Int32Array.from(shapes.flat());
+    const ptr = rt._alloc(Math.max(flat.byteLength, 4), "the input shapes");
+    try {
+      rt._call(() => {
+        new Int32Array(ex.memory.buffer, ptr, flat.length).set(flat);
+        const code = ex.wrt_resize_inputs(this._h, ptr, flat.length);
+        if (code !== ERROR_CODES.OK) throw errorFromCode(code, rt._message());
+      });
+    } finally {
+      if (!rt._broken) ex.wrt_free(ptr);
+    }
+    this._specs();
+  }
+
+  /**
+   * A streaming session over a model whose state is an input and an output (recurrent models): step(feeds) runs
+   * the model with the state carried from the previous step (zeros at first) and returns the outputs. pairs maps
+   * each state output to the input it feeds ({outputName: inputName}); default: the pairs stored in the model
+   * (TFLite LSTM state, or `wasmrt convert --state`).
+   */
+  stream(pairs) {
+    return new Stream(this, pairs ?? statePairs(this.metadata));
   }
 
   /** Class names stored in the model (empty when it has none). */
@@ -216,8 +281,10 @@ export class Model {
     rt._usable();
     const values = this._feedsByIndex(feeds);
     const ex = rt._ex;
+    const shapes = values.map((v) => v.shape);
+    if (shapes.some((s, i) => s.some((d, a) => d !== this.inputs[i].shape[a]))) this._resize(shapes);
     return rt._call(() => { // every call into the engine: a trap becomes a WasmrtError
-      values.forEach((data, i) => {
+      values.forEach(({ data }, i) => {
         const T = arrayTypeOf(this.inputs[i].dtype);
         new T(ex.memory.buffer, u32(ex.wrt_input_ptr(this._h, i)), data.length).set(data);
       });
@@ -275,17 +342,57 @@ function checkFeed(spec, v) {
     throw new InputError(`input '${spec.name}': expected a typed array, {data, shape} or a wasmrt.Tensor`);
   }
   shape ??= spec.shape;
-  if (!Array.isArray(shape) || shape.length !== spec.shape.length || shape.some((d, a) => d !== spec.shape[a])) {
-    throw new InputError(`input '${spec.name}': shape [${shape}] does not match the model's [${spec.shape.join(", ")}]`);
+  if (!Array.isArray(shape) || !accepts(spec, shape)) {
+    throw new InputError(`input '${spec.name}': shape [${shape}] does not match the model's [${dims(spec)}]`);
   }
   const got = Array.isArray(data) ? spec.dtype : dtypeOfArray(data);
   if ((dtype && dtype !== spec.dtype) || got !== spec.dtype) {
     throw new InputError(`input '${spec.name}': expected ${spec.dtype} data, got ${dtype ?? data.constructor.name}`);
   }
   if (Array.isArray(data)) data = arrayTypeOf(spec.dtype).from(data);
-  if (data.length !== sizeOf(spec.shape)) {
-    throw new InputError(`input '${spec.name}': ${data.length} elements given, shape [${spec.shape.join(", ")}] ` +
-      `needs ${sizeOf(spec.shape)}`);
+  if (data.length !== sizeOf(shape)) {
+    throw new InputError(`input '${spec.name}': ${data.length} elements given, shape [${shape.join(", ")}] ` +
+      `needs ${sizeOf(shape)}`);
   }
-  return data;
+  return { data, shape };
+}
+
+/** {stateOutput: stateInput} from the model's metadata props "state.<output>" = "<input>". */
+function statePairs(metadata) {
+  const pairs = {};
+  for (const [k, v] of Object.entries(metadata?.props ?? {})) if (k.startsWith("state.")) pairs[k.slice(6)] = v;
+  return pairs;
+}
+
+export class Stream {
+  constructor(model, pairs) {
+    const ins = new Map(model.inputs.map((t) => [t.name, t])), outs = new Set(model.outputs.map((t) => t.name));
+    for (const [o, i] of Object.entries(pairs)) {
+      if (!outs.has(o) || !ins.has(i)) {
+        throw new InputError(`state pair ${o} -> ${i}: the model has no output '${o}' or no input '${i}'`);
+      }
+    }
+    if (!Object.keys(pairs).length) throw new InputError("this model has no state pairs (give {output: input})");
+    this.model = model;
+    this.pairs = Object.freeze({ ...pairs });
+    this.reset();
+  }
+
+  /** Back to the zero state. */
+  reset() {
+    this.state = {};
+    for (const [, i] of Object.entries(this.pairs)) {
+      const t = this.model.inputs.find((s) => s.name === i);
+      this.state[i] = new Tensor(t.dtype, new (arrayTypeOf(t.dtype))(sizeOf(t.shape)), t.shape.slice());
+    }
+  }
+
+  /** Run one step: feeds holds the other inputs; returns every output, and keeps the new state. */
+  async step(feeds) { return this.stepSync(feeds); }
+
+  stepSync(feeds) {
+    const out = this.model.runSync({ ...feeds, ...this.state });
+    for (const [o, i] of Object.entries(this.pairs)) this.state[i] = out[o];
+    return out;
+  }
 }

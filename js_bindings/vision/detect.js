@@ -1,13 +1,10 @@
 // Face detection with BlazeFace short range: letterbox, anchors, decoding, weighted NMS.
 // A port of python_ref/vision/detect.py (its docstring defines every rule); float64 arithmetic in the same order.
 
-import { pixelsToTensor } from "../src/image.js";
+import { sampleRect } from "./sample.js";
 
 export const DETECTOR_INPUT = 128;
 const ANCHOR_LAYERS = [[16, 2], [8, 6]]; // [grid side, anchors per cell]
-export const DETECTOR_PREPROCESS = Object.freeze({
-  layout: "NHWC", color: "RGB", mean: [127.5, 127.5, 127.5], std: [127.5, 127.5, 127.5], resize: "letterbox",
-});
 
 /** Anchor centres in detector-input pixels, [x0, y0, x1, y1, ...] (896 anchors). */
 export function ssdAnchors() {
@@ -24,9 +21,18 @@ export function ssdAnchors() {
 
 const ANCHORS = ssdAnchors();
 
-/** RGBA (or RGB with channels: 3) pixels -> the detector's float32 [1,128,128,3] tensor with .geometry. */
+/**
+ * RGBA (or RGB with channels: 3) pixels -> the detector's float32 [1,128,128,3] tensor with .geometry: MediaPipe's
+ * letterbox (the image grown to a square of side max(W, H) about its centre, sampled by sample.js, zero border).
+ */
 export function letterbox(pixels) {
-  return pixelsToTensor(pixels, DETECTOR_PREPROCESS, [1, DETECTOR_INPUT, DETECTOR_INPUT, 3]);
+  const { width: W, height: H } = pixels, n = DETECTOR_INPUT, side = Math.max(W, H), k = n / side;
+  const px = sampleRect(pixels, W / 2, H / 2, side, side, 0, n, n, "zero");
+  const data = new Float32Array(px.length);
+  for (let i = 0; i < px.length; i++) data[i] = Math.fround((px[i] - 127.5) / 127.5);
+  const geometry = { dstLeft: ((side - W) / 2) * k, dstTop: ((side - H) / 2) * k, dstW: W * k, dstH: H * k,
+    imageWidth: W, imageHeight: H };
+  return { data, shape: [1, n, n, 3], geometry };
 }
 
 export const sigmoid = (z) => 1 / (1 + Math.exp(-Math.min(Math.max(z, -100), 100)));

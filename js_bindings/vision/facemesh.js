@@ -1,7 +1,8 @@
-// FaceMesh: BlazeFace detector + 468-point landmark model, tracking from the previous frame's landmarks so the
+// FaceMesh: BlazeFace detector + 468-point landmark model (or the 478-point attention mesh), tracking from the previous frame's landmarks so the
 // detector runs only when tracking is lost. The per-frame rules are those of python_ref/vision/facemesh.py.
 
 import { decode, letterbox, sigmoid, weightedNms } from "./detect.js";
+import { OUTPUTS, PRESENCE, refineLandmarks } from "./refine.js";
 import { LANDMARK_INPUT, mapLandmarks, roiFromDetection, roiFromLandmarks, roiIsSane, warpRoi } from "./roi.js";
 
 // Landmark-derived keypoints in the detector's order: eyes (two corners), nose tip, mouth (13, 14), ears.
@@ -48,8 +49,10 @@ function pixelsOf(image) {
 export class FaceMesh {
   /**
    * Load the detector and landmark models into a runtime (wasmrt.init() or initWorker()).
-   * options: modelBase (folder URL or path holding face_detector.wrt and face_landmark.wrt) or detectorModel and
-   * landmarkModel (URL, path or bytes each), maxFaces (1), minDetectionScore (0.5), minPresence (0.5), tracking (true).
+   * options: modelBase (folder URL or path holding face_detector.wrt and face_landmark.wrt, or
+   * face_landmark_attention.wrt with refine) or detectorModel and landmarkModel (URL, path or bytes each), maxFaces (1),
+   * minDetectionScore (0.5), minPresence (0.5), tracking (true), refine (false: with true, the attention mesh gives 478
+   * landmarks with refined lips and irises).
    */
   static async create(rt, options = {}) {
     const base = options.modelBase;
@@ -72,14 +75,16 @@ export class FaceMesh {
     };
     const [detector, landmarker] = await Promise.all([
       load(options.detectorModel, "face_detector.wrt", "face_detector"),
-      load(options.landmarkModel, "face_landmark.wrt", "face_landmark"),
+      options.refine ? load(options.landmarkModel, "face_landmark_attention.wrt", "face_landmark_attention")
+        : load(options.landmarkModel, "face_landmark.wrt", "face_landmark"),
     ]);
     return new this(detector, landmarker, options);
   }
 
   /** detector, landmarker: loaded models (anything with async run(feeds) -> {name: {data}}). */
-  constructor(detector, landmarker, { maxFaces = 1, minDetectionScore = 0.5, minPresence = 0.5, tracking = true } = {}) {
-    Object.assign(this, { detector, landmarker, maxFaces, minDetectionScore, minPresence, tracking });
+  constructor(detector, landmarker,
+    { maxFaces = 1, minDetectionScore = 0.5, minPresence = 0.5, tracking = true, refine = false } = {}) {
+    Object.assign(this, { detector, landmarker, maxFaces, minDetectionScore, minPresence, tracking, refine });
     this.tracked = []; // Rois for the next frame
   }
 
@@ -101,7 +106,7 @@ export class FaceMesh {
     return dets;
   }
 
-  /** Landmarks (Float64Array(468*3), image pixels) and presence score for one crop. */
+  /** Landmarks (Float64Array(468*3), refined: 478*3; image pixels) and presence score for one crop. */
   async landmarksIn(image, roi, ms = {}) {
     const pixels = pixelsOf(image);
     const t0 = now();
@@ -109,8 +114,23 @@ export class FaceMesh {
     const t1 = now();
     const out = await this.landmarker.run({ input_1: { data: crop, shape: [1, LANDMARK_INPUT, LANDMARK_INPUT, 3] } });
     const t2 = now();
-    const presence = sigmoid(out.conv2d_31.data[0]);
-    const lm = mapLandmarks(out.conv2d_21.data, roi);
+    let presence, lm;
+    if (this.refine) { // every region mapped to the image, then merged (refine.js)
+      presence = sigmoid(out[PRESENCE].data[0]);
+      const [mesh, ...regions] = OUTPUTS.map((k, i) => {
+        const raw = out[k].data;
+        if (i === 0) return mapLandmarks(raw, roi);
+        const xyz = new Float64Array((raw.length / 2) * 3);
+        for (let p = 0; p < raw.length / 2; p++) { xyz[3 * p] = raw[2 * p]; xyz[3 * p + 1] = raw[2 * p + 1]; }
+        const m = mapLandmarks(xyz, roi), xy = new Float64Array(raw.length);
+        for (let p = 0; p < raw.length / 2; p++) { xy[2 * p] = m[3 * p]; xy[2 * p + 1] = m[3 * p + 1]; }
+        return xy;
+      });
+      lm = refineLandmarks(mesh, ...regions);
+    } else {
+      presence = sigmoid(out.conv2d_31.data[0]);
+      lm = mapLandmarks(out.conv2d_21.data, roi);
+    }
     ms.warp = (ms.warp ?? 0) + (t1 - t0);
     ms.landmarks = (ms.landmarks ?? 0) + (t2 - t1);
     ms.landmarksPost = (ms.landmarksPost ?? 0) + (now() - t2);

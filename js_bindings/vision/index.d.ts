@@ -57,6 +57,8 @@ export interface FaceMeshOptions {
   minPresence?: number;
   /** Follow faces from the previous frame's landmarks; the detector runs only when tracking is lost. */
   tracking?: boolean;
+  /** Use the attention mesh (face_landmark_attention.wrt): 478 landmarks with refined lips, eyes and irises. */
+  refine?: boolean;
 }
 
 export class FaceMesh {
@@ -71,6 +73,15 @@ export class FaceMesh {
 }
 /** The package's models/ folder, where FaceMesh.create finds the face models unless told otherwise. */
 export function defaultModelBase(): URL;
+/** The attention mesh's refinement: the mesh points each region stands for, and refine() merging them. */
+export const LIPS: number[];
+export const LEFT_EYE: number[];
+export const RIGHT_EYE: number[];
+export function refineLandmarks(mesh: ArrayLike<number>, lips: ArrayLike<number>, leftEye: ArrayLike<number>,
+  rightEye: ArrayLike<number>, leftIris: ArrayLike<number>, rightIris: ArrayLike<number>): Float64Array;
+/** A rotated rectangle sampled as MediaPipe's ImageToTensor does (8-bit bilinear, 1/32 pixel). */
+export function sampleRect(pixels: Pixels, cx: number, cy: number, w: number, h: number, angle: number, nW: number,
+  nH: number, border?: "replicate" | "zero", out?: Uint8Array): Uint8Array;
 
 export interface PaintOptions {
   /** "#rrggbb", "#rgb" or [r, g, b] */

@@ -27,3 +27,5 @@ export {
   featherRadius, LIPS_INNER, LIPS_OUTER, lipAlpha, lipMask, lipRegion, paintLips, parseColor, recolor, recolorLips,
 } from "./lips.js";
 export { clipFrame, clipParams } from "./clip.js";
+export { LEFT_EYE, LIPS, refineLandmarks, RIGHT_EYE } from "./refine.js";
+export { sampleRect } from "./sample.js";

@@ -1,6 +1,8 @@
 // The rotated square crop the landmark model sees: from a detection or from landmarks, the exact bilinear warp to
 // 192x192, and landmarks mapped back. A port of python_ref/vision/roi.py (its docstring defines every rule).
 
+import { sampleRect } from "./sample.js";
+
 export const LANDMARK_INPUT = 192;
 const DETECTION_SCALE = 1.5;
 // Make a crop derived from landmarks match a detector crop (see python_ref/vision/roi.py).
@@ -54,28 +56,11 @@ export function roiIsSane(roi, previous, width, height) {
 
 /**
  * The landmark model's input: Float32Array(n*n*3) in [0, 1] (NHWC). pixels: {data, width, height, channels?}.
- * Bilinear at pixel-index coordinates (x - 0.5, y - 0.5), indices clamped to the image.
+ * MediaPipe's sampling (sample.js): 8-bit bilinear at 1/32 pixel, edge pixels replicated.
  */
 export function warpRoi(pixels, roi, n = LANDMARK_INPUT, out = new Float32Array(n * n * 3)) {
-  const { data, width: W, height: H } = pixels;
-  const C = pixels.channels ?? 4;
-  const c = Math.cos(roi.angle), s = Math.sin(roi.angle);
-  const clampX = (i) => (i < 0 ? 0 : i > W - 1 ? W - 1 : i), clampY = (i) => (i < 0 ? 0 : i > H - 1 ? H - 1 : i);
-  let o = 0;
-  for (let i = 0; i < n; i++) {
-    const v = (i + 0.5) / n - 0.5;
-    for (let j = 0; j < n; j++) {
-      const u = (j + 0.5) / n - 0.5;
-      const xs = roi.cx + roi.side * (u * c - v * s) - 0.5, ys = roi.cy + roi.side * (u * s + v * c) - 0.5;
-      const x0 = Math.floor(xs), y0 = Math.floor(ys), fx = xs - x0, fy = ys - y0;
-      const c0 = clampX(x0) * C, c1 = clampX(x0 + 1) * C, r0 = clampY(y0) * W * C, r1 = clampY(y0 + 1) * W * C;
-      for (let k = 0; k < 3; k++) {
-        const p00 = data[r0 + c0 + k], p01 = data[r0 + c1 + k], p10 = data[r1 + c0 + k], p11 = data[r1 + c1 + k];
-        const top = p00 + (p01 - p00) * fx, bottom = p10 + (p11 - p10) * fx;
-        out[o++] = (top + (bottom - top) * fy) / 255;
-      }
-    }
-  }
+  const px = sampleRect(pixels, roi.cx, roi.cy, roi.side, roi.side, roi.angle, n, n, "replicate");
+  for (let i = 0; i < px.length; i++) out[i] = Math.fround(px[i] / 255);
   return out;
 }
 

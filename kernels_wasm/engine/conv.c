@@ -58,7 +58,8 @@ int plan_conv(wrt_model* m, wrt_op* op, wrt_cost* c) {
   if (p->dw) {
     uint64_t ct = p->dw->ct;
     op->path = CONV_DW;
-    c->bytes += ((C + ct - 1) / ct) * ct * (1 + ks) * sizeof(float) + ptr_bytes(P * ks) + 1;
+    c->bytes += ((C + ct - 1) / ct) * ct * (1 + ks) * sizeof(float);
+    c->shape_bytes += ptr_bytes(P * ks) + 1;
     c->work += WORK_DW * sat_mul(P * C, ks);
     return WRT_OK;
   }
@@ -69,7 +70,7 @@ int plan_conv(wrt_model* m, wrt_op* op, wrt_cost* c) {
     return WRT_OK;
   }
   op->path = G == 1 ? CONV_IGEMM : CONV_GROUPED;
-  c->bytes += ptr_bytes(P * ks) + 1;
+  c->shape_bytes += ptr_bytes(P * ks) + 1;
   if (G > 1) { /* each group's taps are shifted into scratch at run time */
     c->scratch = ptr_bytes(P * ks);
     c->work += WORK_COPY * sat_mul(G, P * ks);
@@ -83,6 +84,12 @@ int prepare_conv(wrt_model* m, wrt_op* op) {
   const float* bias = bias_of(m, op);
   size_t C = (size_t)p->c, CO = (size_t)p->co, ks = (size_t)p->ks, G = (size_t)p->groups;
   size_t cg = C / G, og = CO / G;
+  if (p->packed) { /* a resize: the weights stay, the indirection follows the new shapes */
+    if (op->path == CONV_GEMM) return WRT_OK;
+    if (op->path != CONV_DW) return build_igemm_indirection(m, op, p);
+    p->ind = build_pixel_indirection(m, op, m->zeros, p->kh, p->kw);
+    return p->ind ? WRT_OK : WRT_ERR_NOMEM;
+  }
   if (op->path == CONV_DW) {
     uint64_t ct = p->dw->ct, tiles = (C + ct - 1) / ct, floats = tiles * ct * (1 + ks);
     float* pk = m_alloc(m, floats * sizeof(float));
@@ -224,6 +231,7 @@ int plan_conv_transpose(wrt_model* m, wrt_op* op, wrt_cost* c) {
 
 int prepare_conv_transpose(wrt_model* m, wrt_op* op) {
   wrt_conv_plan* p = &op->u.conv;
+  if (p->packed) return WRT_OK; /* a resize: nothing follows the shapes */
   size_t C = (size_t)p->c, CO = (size_t)p->co, ks = (size_t)p->ks, G = (size_t)p->groups;
   size_t cg = C / G, og = CO / G, J = ks * og;
   size_t per_group = (size_t)gemm_packed_floats(m->tg, J, cg);

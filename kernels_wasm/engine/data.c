@@ -1,5 +1,5 @@
 /* Data movement for any element size: RESHAPE, TRANSPOSE, CONCATENATION, SLICE, PAD, RESIZE, DEPTH_TO_SPACE,
- * GATHER. Most are one strided copy (a view of the input with per-axis strides) into the output. */
+ * GATHER, SCATTER_ND, EXPAND, SPLIT. Most are one strided copy (a view of the input with per-axis strides) into the output. */
 #include "engine.h"
 
 /* dst[idx] = src[sum idx_i * sstr_i] over `dims`, dst contiguous unless dstr is given; strides in elements */
@@ -32,6 +32,8 @@ static void strided_copy(uint8_t* dst, const uint8_t* src, size_t es, int rank, 
     if (ss == 1 && ds == 1) rt_copy(d, s, n * es);
     else if (es == 4)
       for (size_t j = 0; j < n; j++) ((uint32_t*)(void*)d)[(int64_t)j * ds] = ((const uint32_t*)(const void*)s)[(int64_t)j * ss];
+    else if (es == 1)
+      for (size_t j = 0; j < n; j++) d[(int64_t)j * ds] = s[(int64_t)j * ss];
     else
       for (size_t j = 0; j < n; j++) rt_copy(d + (int64_t)j * ds * (int64_t)es, s + (int64_t)j * ss * (int64_t)es, es);
     for (int i = last - 1; i >= 0; i--) {
@@ -41,27 +43,31 @@ static void strided_copy(uint8_t* dst, const uint8_t* src, size_t es, int rank, 
   }
 }
 
-/* y[r][c] = x[c][r] for r < R, c < C, in 16 x 16 tiles so reads and writes both stay within a few cache lines */
-static void transpose2d(uint32_t* y, const uint32_t* x, size_t R, size_t C) {
-  enum { T = 16 };
-  if (C == 3) { /* RGB planes -> pixels, the usual graph input: three read streams, one write stream */
-    const uint32_t *x0 = x, *x1 = x + R, *x2 = x + 2 * R;
-    for (size_t r = 0; r < R; r++, y += 3) {
-      y[0] = x0[r];
-      y[1] = x1[r];
-      y[2] = x2[r];
-    }
-    return;
+/* y[r][c] = x[c][r] for r < R, c < C, in 16 x 16 tiles so reads and writes both stay within a few cache lines;
+ * for float32 and for int8 elements */
+#define TRANSPOSE2D(NAME, T)                                                                                     \
+  static void NAME(T* y, const T* x, size_t R, size_t C) {                                                      \
+    enum { TILE = 16 };                                                                                          \
+    if (C == 3) { /* RGB planes -> pixels, the usual graph input: three read streams, one write stream */       \
+      const T *x0 = x, *x1 = x + R, *x2 = x + 2 * R;                                                             \
+      for (size_t r = 0; r < R; r++, y += 3) {                                                                   \
+        y[0] = x0[r];                                                                                            \
+        y[1] = x1[r];                                                                                            \
+        y[2] = x2[r];                                                                                            \
+      }                                                                                                          \
+      return;                                                                                                    \
+    }                                                                                                            \
+    for (size_t r0 = 0; r0 < R; r0 += TILE) {                                                                    \
+      size_t r1 = R - r0 < TILE ? R : r0 + TILE;                                                                 \
+      for (size_t c0 = 0; c0 < C; c0 += TILE) {                                                                  \
+        size_t c1 = C - c0 < TILE ? C : c0 + TILE;                                                               \
+        for (size_t r = r0; r < r1; r++)                                                                         \
+          for (size_t c = c0; c < c1; c++) y[r * C + c] = x[c * R + r];                                          \
+      }                                                                                                          \
+    }                                                                                                            \
   }
-  for (size_t r0 = 0; r0 < R; r0 += T) {
-    size_t r1 = R - r0 < T ? R : r0 + T;
-    for (size_t c0 = 0; c0 < C; c0 += T) {
-      size_t c1 = C - c0 < T ? C : c0 + T;
-      for (size_t r = r0; r < r1; r++)
-        for (size_t c = c0; c < c1; c++) y[r * C + c] = x[c * R + r];
-    }
-  }
-}
+TRANSPOSE2D(transpose2d_f32, uint32_t)
+TRANSPOSE2D(transpose2d_i8, uint8_t)
 
 static void contiguous_strides(const wrt_tensor* t, int64_t* s) {
   int64_t acc = 1;
@@ -75,7 +81,7 @@ static void contiguous_strides(const wrt_tensor* t, int64_t* s) {
 typedef wrt_lerp lerp;
 
 /* the input coordinate of output index xo, in float32 as python_ref (and onnxruntime) compute it */
-static float resize_coord(int xo, int out, int in, float scale, int coord) {
+float resize_coord(int xo, int out, int in, float scale, int coord) {
   float s = scale > 0 ? scale : (float)out / (float)in;
   float x = (float)xo;
   switch (coord) {
@@ -87,7 +93,7 @@ static float resize_coord(int xo, int out, int in, float scale, int coord) {
   }
 }
 
-static int32_t nearest_index(float x, int in, int mode) {
+int32_t nearest_index(float x, int in, int mode) {
   float fl = (float)rt_floor(x);
   int tie = (x - fl) == 0.5f;
   float idx;
@@ -101,7 +107,7 @@ static int32_t nearest_index(float x, int in, int mode) {
 }
 
 static lerp* resize_axis(wrt_model* m, int out, int in, float scale, const wrt_attrs* a) {
-  lerp* t = m_alloc(m, sizeof(lerp) * (uint64_t)out);
+  lerp* t = m_alloc_shaped(m, sizeof(lerp) * (uint64_t)out);
   if (!t) return 0;
   for (int i = 0; i < out; i++) {
     float c = resize_coord(i, out, in, scale, a->coord);
@@ -141,13 +147,21 @@ int plan_data(wrt_model* m, wrt_op* op, wrt_cost* c) {
                    dtype_name(x->dtype));
   c->work += WORK_COPY * y->count;
   switch (op->type) {
+    case OP_SPLIT: c->work += WORK_COPY * x->count; break;
+    case OP_SCATTER_ND:
+      c->work += WORK_COPY * (x->count + m->t[op->in[2]].count) + WORK_SCALAR * m->t[op->in[1]].count;
+      if (op->a.reduction != WRT_ScatterReduction_NONE && x->dtype != WRT_F32 && x->dtype != WRT_I32 &&
+          x->dtype != WRT_I64)
+        return op_fail(op, WRT_ERR_UNSUPPORTED, "a %s reduction on %s data is not supported", "ScatterND",
+                       dtype_name(x->dtype));
+      break;
     case OP_RESIZE:
-      c->bytes += sizeof(lerp) * ((uint64_t)y->dims[1] + (uint64_t)y->dims[2]);
+      c->shape_bytes += sizeof(lerp) * ((uint64_t)y->dims[1] + (uint64_t)y->dims[2]);
       if (op->a.mode != 0) c->work += WORK_SCALAR * y->count;
       break;
     case OP_PAD:
-      for (int i = 0; i < y->rank; i++) c->bytes += sizeof(int32_t) * (uint64_t)y->dims[i];
-      c->bytes += sizeof(int32_t);
+      for (int i = 0; i < y->rank; i++) c->shape_bytes += sizeof(int32_t) * (uint64_t)y->dims[i];
+      c->shape_bytes += sizeof(int32_t);
       if (x->dtype == WRT_F16 && op->a.value != 0)
         return op_fail(op, WRT_ERR_UNSUPPORTED, "a non-zero float16 pad value is not supported");
       break;
@@ -190,7 +204,7 @@ int prepare_data(wrt_model* m, wrt_op* op) {
   } else if (op->type == OP_PAD) {
     uint64_t total = 0;
     for (int i = 0; i < y->rank; i++) total += (uint64_t)y->dims[i];
-    int32_t* maps = m_alloc(m, sizeof(int32_t) * (total + 1));
+    int32_t* maps = m_alloc_shaped(m, sizeof(int32_t) * (total + 1));
     if (!maps) return m_alloc_fail(m, op, "the pad index maps", sizeof(int32_t) * (total + 1));
     int32_t* o = maps;
     for (int i = 0; i < y->rank; i++)
@@ -202,6 +216,10 @@ int prepare_data(wrt_model* m, wrt_op* op) {
 
 static void pad_value_bytes(const wrt_tensor* t, float v, uint8_t* out) {
   rt_zero(out, 8);
+  if (t->q) { /* quantized: the real value, quantized (python_ref/qops.py) */
+    out[0] = (uint8_t)q_quantize_value(v, t->q, t->dtype);
+    return;
+  }
   switch (t->dtype) {
     case WRT_F32: __builtin_memcpy(out, &v, 4); break;
     case WRT_I8: case WRT_U8: out[0] = (uint8_t)(int64_t)v; break;
@@ -228,7 +246,7 @@ static int run_pad(wrt_model* m, wrt_op* op) {
   size_t es = x->esize;
   int r = y->rank;
   uint8_t val[8] = {0};
-  if (op->a.mode == WRT_PadMode_CONSTANT) pad_value_bytes(x, op->a.value, val); /* (checked representable at load) */
+  if (op->a.mode == WRT_PadMode_CONSTANT) pad_value_bytes(y, op->a.value, val); /* (checked representable at load) */
   const int32_t* map[WRT_MAX_RANK];
   const int32_t* p = op->u.data.maps;
   for (int i = 0; i < r; i++) {
@@ -348,6 +366,64 @@ static int run_gather(wrt_model* m, wrt_op* op) {
   return WRT_OK;
 }
 
+/* ONNX ScatterND: copy x, then write the updates in index order (indices checked before anything is written) */
+static int run_scatter_nd(wrt_model* m, wrt_op* op) {
+  const wrt_tensor *x = &m->t[op->in[0]], *it = &m->t[op->in[1]];
+  size_t es = x->esize, k = (size_t)it->dims[it->rank - 1], n = k ? (size_t)it->count / k : 0, inner = 1;
+  for (int i = (int)k; i < x->rank; i++) inner *= (size_t)x->dims[i];
+  int64_t xs[WRT_MAX_RANK];
+  contiguous_strides(x, xs);
+  uint8_t* y = t_bytes(m, op->out);
+  const uint8_t* upd = t_bytes(m, op->in[2]);
+  if (y != t_bytes(m, op->in[0])) rt_copy(y, t_bytes(m, op->in[0]), (size_t)x->nbytes);
+  for (int pass = 0; pass < 2; pass++) /* pass 0 checks every index, pass 1 writes */
+    for (size_t r = 0; r < n; r++) {
+      int64_t off = 0;
+      for (size_t a = 0; a < k; a++) {
+        size_t q = r * k + a;
+        int64_t v = it->dtype == WRT_I32 ? ((const int32_t*)it->data)[q] : ((const int64_t*)it->data)[q];
+        int64_t d = x->dims[a];
+        if (v < -d || v >= d)
+          return op_fail(op, WRT_ERR_INPUT, "index %l out of range [%l, %l) on axis %d", v, -d, d, (int)a);
+        off += (v < 0 ? v + d : v) * xs[a];
+      }
+      if (pass == 0) continue;
+      uint8_t* dst = y + (size_t)off * es;
+      const uint8_t* src = upd + r * inner * es;
+      if (op->a.reduction == WRT_ScatterReduction_NONE) {
+        rt_copy(dst, src, inner * es);
+        continue;
+      }
+      for (size_t j = 0; j < inner; j++) {
+        if (x->dtype == WRT_F32) {
+          float* d = (float*)(void*)dst + j;
+          float u = ((const float*)(const void*)src)[j];
+          switch (op->a.reduction) {
+            case WRT_ScatterReduction_ADD: *d = *d + u; break;
+            case WRT_ScatterReduction_MUL: *d = *d * u; break;
+            case WRT_ScatterReduction_MAX: *d = rt_maxf(*d, u); break;
+            default: *d = rt_minf(*d, u); break;
+          }
+        } else { /* int32 / int64, wrap-around */
+          int64_t dv, uv;
+          if (es == 4) { dv = ((int32_t*)(void*)dst)[j]; uv = ((const int32_t*)(const void*)src)[j]; }
+          else { dv = ((int64_t*)(void*)dst)[j]; uv = ((const int64_t*)(const void*)src)[j]; }
+          uint64_t a = (uint64_t)dv, b = (uint64_t)uv;
+          int64_t rv;
+          switch (op->a.reduction) {
+            case WRT_ScatterReduction_ADD: rv = (int64_t)(a + b); break;
+            case WRT_ScatterReduction_MUL: rv = (int64_t)(a * b); break;
+            case WRT_ScatterReduction_MAX: rv = dv > uv ? dv : uv; break;
+            default: rv = dv < uv ? dv : uv; break;
+          }
+          if (es == 4) ((int32_t*)(void*)dst)[j] = (int32_t)(uint32_t)(uint64_t)rv;
+          else ((int64_t*)(void*)dst)[j] = rv;
+        }
+      }
+    }
+  return WRT_OK;
+}
+
 int run_data(wrt_model* m, wrt_op* op) {
   const wrt_tensor *x = &m->t[op->in[0]], *y = &m->t[op->out];
   size_t es = x->esize;
@@ -374,11 +450,12 @@ int run_data(wrt_model* m, wrt_op* op) {
       }
       /* [B,] R x C output read from a [B,] C x R source (NCHW -> NHWC and back): a tiled 2-D transpose */
       int b = r == 3;
-      if (es == 4 && (r == 2 || r == 3) && ss[b] == 1 && ss[b + 1] == (int64_t)dims[b] &&
+      if ((es == 4 || es == 1) && (r == 2 || r == 3) && ss[b] == 1 && ss[b + 1] == (int64_t)dims[b] &&
           (!b || ss[0] == (int64_t)(dims[1] * dims[2]))) {
         size_t R = dims[b], C = dims[b + 1], batches = b ? dims[0] : 1;
         for (size_t k = 0; k < batches; k++)
-          transpose2d((uint32_t*)y->data + k * R * C, (const uint32_t*)x->data + k * R * C, R, C);
+          if (es == 4) transpose2d_f32((uint32_t*)y->data + k * R * C, (const uint32_t*)x->data + k * R * C, R, C);
+          else transpose2d_i8((uint8_t*)y->data + k * R * C, (const uint8_t*)x->data + k * R * C, R, C);
         return WRT_OK;
       }
       strided_copy(y->data, x->data, es, r, dims, ss, 0);
@@ -388,9 +465,10 @@ int run_data(wrt_model* m, wrt_op* op) {
       size_t dims[WRT_MAX_RANK];
       int64_t ss[WRT_MAX_RANK], base = 0;
       for (int i = 0; i < y->rank; i++) {
+        int64_t last = op->a.steps[i] > 0 ? x->dims[i] : x->dims[i] - 1, b = op->a.starts[i];
         dims[i] = (size_t)y->dims[i];
         ss[i] = xs[i] * op->a.steps[i];
-        if (y->dims[i]) base += xs[i] * op->a.starts[i];
+        if (y->dims[i]) base += xs[i] * (b < last ? b : last); /* starts are clamped to the axis */
       }
       strided_copy(y->data, (const uint8_t*)x->data + base * (int64_t)es, es, y->rank, dims, ss, 0);
       return WRT_OK;
@@ -424,6 +502,30 @@ int run_data(wrt_model* m, wrt_op* op) {
     case OP_PAD: return run_pad(m, op);
     case OP_RESIZE: return run_resize(m, op);
     case OP_GATHER: return run_gather(m, op);
+    case OP_SCATTER_ND: return run_scatter_nd(m, op);
+    case OP_EXPAND: { /* strides 0 on the broadcast axes */
+      size_t dims[WRT_MAX_RANK];
+      int64_t ss[WRT_MAX_RANK];
+      for (int i = 0; i < y->rank; i++) {
+        int ix = i - (y->rank - x->rank);
+        dims[i] = (size_t)y->dims[i];
+        ss[i] = ix >= 0 && x->dims[ix] != 1 ? xs[ix] : 0;
+      }
+      strided_copy(y->data, x->data, es, y->rank, dims, ss, 0);
+      return WRT_OK;
+    }
+    case OP_SPLIT: { /* each output: a slice of x along the axis */
+      int ax = op->a.axis < 0 ? op->a.axis + x->rank : op->a.axis;
+      int64_t start = 0;
+      for (int k = 0; k < op->n_out; k++) {
+        const wrt_tensor* o = &m->t[op->outs[k]];
+        size_t dims[WRT_MAX_RANK];
+        for (int i = 0; i < o->rank; i++) dims[i] = (size_t)o->dims[i];
+        if (o->count) strided_copy(o->data, (const uint8_t*)x->data + start * xs[ax] * (int64_t)es, es, o->rank, dims, xs, 0);
+        start += o->dims[ax];
+      }
+      return WRT_OK;
+    }
   }
   return op_fail(op, WRT_ERR_UNSUPPORTED, "internal: not a data movement op");
 }

@@ -3,10 +3,7 @@
  * per run, and anything else with an outer index loop. */
 #include "engine.h"
 
-typedef struct {
-  int rank;
-  size_t dim[WRT_MAX_RANK], sa[WRT_MAX_RANK], sb[WRT_MAX_RANK];
-} bcast;
+typedef wrt_bcast bcast;
 
 static void operand_strides(const wrt_tensor* t, const wrt_tensor* y, size_t* s) {
   size_t st = 1;
@@ -18,7 +15,7 @@ static void operand_strides(const wrt_tensor* t, const wrt_tensor* y, size_t* s)
   }
 }
 
-static void bcast_setup(const wrt_tensor* a, const wrt_tensor* b, const wrt_tensor* y, bcast* bc) {
+void bcast_setup(const wrt_tensor* a, const wrt_tensor* b, const wrt_tensor* y, bcast* bc) {
   size_t sa[WRT_MAX_RANK], sb[WRT_MAX_RANK];
   operand_strides(a, y, sa);
   operand_strides(b, y, sb);
@@ -194,6 +191,28 @@ static int binary_code(int type, int* rev) {
   }
 }
 
+/* ---- functions without a vector kernel, in double (python_ref's precision, rounded once) ---------------------- */
+static int is_double_fn(int type) {
+  return type == OP_GELU || type == OP_ERF || type == OP_LOG || type == OP_FLOOR || type == OP_CEIL;
+}
+
+static float double_fn(const wrt_op* op, float xf) {
+  double x = xf;
+  switch (op->type) {
+    case OP_GELU:
+      if (op->a.mode == WRT_GeluMode_TANH) {
+        /* x * sigmoid(2u) = x (1 + tanh u) / 2, with u = sqrt(2/pi) (x + 0.044715 x^3): no cancellation for x < 0 */
+        double u = 0.7978845608028654 * (x + 0.044715 * x * x * x), e = rt_exp(-2 * (u < 0 ? -u : u));
+        return (float)(x * (u >= 0 ? 1 / (1 + e) : e / (1 + e)));
+      }
+      return (float)(0.5 * x * (1 + rt_erf(x * 0.7071067811865476)));
+    case OP_ERF: return (float)rt_erf(x);
+    case OP_LOG: return (float)rt_log(x);
+    case OP_FLOOR: return (float)rt_floor(x);
+    default: return (float)rt_ceil(x);
+  }
+}
+
 typedef struct {
   wrt_vunary_fn fn; /* NULL: the scalar form */
   int code;
@@ -213,7 +232,7 @@ static void unary_task(void* ctx, size_t t) {
 
 int plan_elementwise(wrt_model* m, wrt_op* op, wrt_cost* c) {
   /* POW, and unary ops without a vector kernel, compute in double */
-  int slow = op->type == OP_POW || (op->n_in == 1 && !m->tg->vunary[unary_code(op->type)]);
+  int slow = op->type == OP_POW || is_double_fn(op->type) || (op->n_in == 1 && !m->tg->vunary[unary_code(op->type)]);
   c->work += (slow ? WORK_LIBM : WORK_VEC) * m->t[op->out].count;
   return WRT_OK;
 }
@@ -222,6 +241,10 @@ int run_elementwise(wrt_model* m, wrt_op* op) {
   const wrt_tensor* y = &m->t[op->out];
   float* yd = t_f32(m, op->out);
   const float* x = t_f32(m, op->in[0]);
+  if (is_double_fn(op->type)) {
+    for (size_t i = 0; i < y->count; i++) yd[i] = double_fn(op, x[i]);
+    return WRT_OK;
+  }
   if (op->n_in == 1) {
     float params[2] = {0, 0};
     if (op->type == OP_CLIP) { params[0] = op->a.min; params[1] = op->a.max; }

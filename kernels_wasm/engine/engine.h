@@ -19,8 +19,22 @@
 /* format limits (python_ref/wrt_file.py has the same) */
 #define WRT_MAX_TENSORS (1 << 20)
 #define WRT_MAX_OPS (1 << 20)
-#define WRT_MAX_OP_INPUTS (1 << 24)   /* all operators' inputs together */
+#define WRT_MAX_OP_INPUTS (1 << 24)   /* all operators' inputs and outputs together */
 #define WRT_MAX_NAME_BYTES (1 << 26)  /* all tensor and operator names together, counting repeats */
+#define WRT_MAX_QUANT_VALUES (1 << 24) /* all tensors' quantization scales and zero points together */
+
+/* Quantization parameters of an int8/uint8/int32 tensor (python_ref/quant.py QuantParams): real = scale * (q - zp),
+ * per tensor (axis -1, n = 1) or per index of `axis`. Verified by read_quant (qrules.c). */
+typedef struct {
+  int32_t n, axis;
+  float s;            /* scale[0]: the scale of a per-tensor quantized tensor */
+  int32_t z;          /* zp[0] */
+  const float* scale; /* n values */
+  const int32_t* zp;  /* n values (a shared or absent zero point expanded) */
+} wrt_quant;
+#define WRT_MAX_OP_OUTPUTS 4096       /* outputs of one op (SPLIT) */
+#define WRT_MAX_LONG_LIST 4096        /* values of a long list attribute */
+#define WRT_MAX_ACTS 6                /* activations of a recurrent op: 3 per direction */
 #define WRT_MAX_SPARSE_BYTES ((uint64_t)1 << 30) /* all block-sparse constants expanded (float32), python_ref/sparse.py */
 
 typedef struct {
@@ -29,10 +43,11 @@ typedef struct {
   int32_t dims[WRT_MAX_RANK];
   uint8_t dtype, esize, is_const;
   uint8_t planned;           /* load: its owned copy is already counted in the plan */
-  uint8_t quantized;         /* the tensor has QuantParams: no int8 kernels yet, ops on it are refused */
   uint64_t count, nbytes;
   int64_t arena_offset;      /* -1 for constants */
+  const wrt_quant* q;        /* quantization parameters, NULL when the tensor has none */
   const uint8_t* file_data;  /* constants: the bytes in the model file (valid during wrt_load only) */
+  const int32_t *dmin, *dmax; /* graph inputs sized at run time: the bounds of each dimension (else NULL) */
   /* block-sparse constants (python_ref/sparse.py): file_data holds the stored blocks' values (float32), sp_starts and
    * sp_cols the row starts and columns (little-endian int32 in the model file, valid during wrt_load only) */
   uint8_t sparse;
@@ -43,7 +58,7 @@ typedef struct {
 
 typedef struct {
   int32_t strides[2], dilations[2], pads[4], groups, output_padding[2], kernel[2];
-  uint8_t ceil_mode, count_include_pad, keepdims, mode, coord, nearest;
+  uint8_t ceil_mode, count_include_pad, keepdims, mode, coord, nearest, qdtype; /* qdtype: QUANTIZE's output type */
   float act_min, act_max, min, max, alpha, beta, value;
   int32_t axis, block;
   int32_t list[16]; /* axes (reductions), shape (RESHAPE), perm (TRANSPOSE), pads (PAD) */
@@ -51,6 +66,14 @@ typedef struct {
   int32_t starts[WRT_MAX_RANK], ends[WRT_MAX_RANK], steps[WRT_MAX_RANK];
   int32_t size[2];
   float scales[2];
+  float epsilon, clip, cell_clip, proj_clip, target_rotation, scale;
+  uint8_t to, reduction, direction, coupling, linear_before_reset, align_corners;
+  int32_t dimensions, rotation_idx[2];
+  int32_t acts[WRT_MAX_ACTS]; /* recurrent ops: activations, with their alpha and beta */
+  float alphas[WRT_MAX_ACTS], betas[WRT_MAX_ACTS];
+  int n_acts, n_alphas, n_betas;
+  const int32_t* ints; /* a long list: SPLIT sizes, LANDMARKS_TO_TRANSFORM_MATRIX subset (model-owned) */
+  int n_ints;
 } wrt_attrs;
 
 /* ---- per-op plans: what plan_* decides at load, one struct per op family ------------------------------------- */
@@ -85,9 +108,41 @@ typedef struct {
   const int32_t* maps;   /* PAD: per output axis, the source index of each position (-1: the pad value) */
 } wrt_data_plan;
 
+/* int8 (QS8) ops: what their plan decided (qconv.c, qelt.c, qpool.c, qdata.c; python_ref/qops.py) */
+typedef struct {
+  int64_t n, h, w, c, oh, ow, co, kh, kw, groups, ks, pix; /* convolutions: as wrt_conv_plan */
+  int64_t gpack;           /* packed bytes per group */
+  uint8_t* packed;         /* weights packed for the kernels */
+  const int8_t** ind;      /* indirection into the arena (igemm, depthwise, pools) */
+  const wrt_qdwconv_entry* dw;
+  int8_t* pad;             /* a row of the input's zero point: where padding taps read */
+  wrt_qparams rq;          /* output requantization */
+  int32_t lo, hi;          /* integer output bounds */
+  int32_t za, zb, zw;      /* input zero points (zw: per-tensor weights) */
+  float ma, mb;            /* float multipliers */
+  wrt_qadd_params add;     /* ADD/SUB fixed point */
+  const float* mult;       /* per-channel multipliers */
+  const int32_t* bias;     /* generic convolution: biases; PRELU: slope minus its zero point */
+  uint8_t* table;          /* 256-byte tables indexed by the raw input byte (one per input for CONCATENATION) */
+  const void* aux;         /* op-specific: DEQUANTIZE float table, RESIZE weights, ... */
+} wrt_qplan;
+typedef struct {
+  int64_t t, b, i, d, h, p; /* steps, batch, input size, directions, hidden size, output (projection) size */
+  int gates, n_acts;        /* per direction */
+} wrt_rnn_dims;
+
+typedef struct {
+  wrt_rnn_dims g;
+  float* w[2];    /* per direction, packed input weights (gates * H columns) with the biases folded in */
+  float* r[2];    /* packed recurrence: all gates (LSTM, RNN) or z and r (GRU) */
+  float* rh[2];   /* GRU: the h gate's recurrence (bias Rbh when linear_before_reset) */
+  float* proj[2]; /* LSTM projection, with its bias */
+  float* bias[2]; /* LSTM with layer norm: the gate biases, added after the normalization */
+} wrt_rnn_plan;
 typedef struct {
   int64_t pix, k, n, kc, ks; /* GEMM rows (output pixels), columns (ks taps x kc channels), outputs */
   int mode;                  /* how a tile's input is read (sparse.c) */
+  int64_t col_bytes;         /* bytes between the columns of the input the offsets were made for */
   int32_t *nnz, *offs;       /* stored blocks per block row; byte offset of each block's column in the input tile */
   float* w;                  /* per block row: 4 biases, then the 4 weights of each stored block */
   const float** ind;         /* convolutions that gather rows: per tile of spmm_mr pixels, ks*mr tap pointers */
@@ -101,14 +156,17 @@ typedef struct wrt_op {
   int index;
   int n_in;
   int32_t* in; /* -1 = absent optional input */
-  int32_t out;
+  int32_t out;   /* the first output (most ops have one) */
+  int n_out;
+  int32_t* outs; /* every output */
   wrt_attrs a;
   /* planned at load (plan: no allocation), then prepared */
   const wrt_op_impl* impl; /* ops.c: the implementation for this op type and dtype class */
   int path;                /* which path of it runs (the module's own enum) */
-  uint8_t packed_in;       /* bit i: input i is consumed at load (packed); every other constant input is copied */
+  uint16_t packed_in;      /* bit i: input i is consumed at load (packed); every other constant input is copied */
   uint8_t skip;            /* the output is empty: nothing to prepare or run */
   uint8_t expand_in;       /* bit i: input i is block-sparse and expanded to dense for a dense path's prepare */
+  uint8_t sparse_path;     /* block-sparse weights: 0 not planned yet, 1 the sparse kernels, 2 dense (kept on resize) */
   uint64_t work;           /* its cost's work: small ops run on one thread */
   wrt_clamp clamp;
   union {
@@ -116,6 +174,8 @@ typedef struct wrt_op {
     wrt_dense_plan dense;
     wrt_pool_plan pool;
     wrt_data_plan data;
+    wrt_qplan q;
+    wrt_rnn_plan rnn;
     wrt_sparse_plan sparse;
   } u;
 } wrt_op;
@@ -127,7 +187,9 @@ typedef struct alloc_node alloc_node;
  * before it can claim memory or time. Work is in units of one multiply-add of a SIMD GEMM (tens of picoseconds
  * natively); the WORK_* weights below scale other kinds of work to it (measured on the bundled models). */
 typedef struct {
-  uint64_t bytes, scratch, work;
+  uint64_t bytes;       /* what the op keeps for the model's life (packed weights) */
+  uint64_t shape_bytes; /* what follows the tensor shapes (indirection, tables): re-made when inputs are resized */
+  uint64_t scratch, work;
 } wrt_cost;
 
 /* Resource limits of one model (wrt_load_with_limits); 0 selects the default */
@@ -153,6 +215,10 @@ struct wrt_model {
   size_t pad_floats;
   size_t weights_bytes;
   alloc_node* allocs;      /* every allocation of this model, freed by wrt_release */
+  alloc_node* shape_allocs; /* those that follow the tensor shapes (m_alloc_shaped): re-made by a resize */
+  uint64_t shape_used;     /* their bytes (part of mem_used) */
+  uint8_t dynamic;         /* some input has run-time dimensions */
+  uint8_t broken;          /* a resize failed after freeing the old plan: the model refuses to run */
   uint64_t mem_used, mem_limit; /* bytes allocated for this model, and its budget */
   uint64_t work, work_limit;    /* estimated work of one run, and its budget */
   int cur_op;              /* the op being prepared or run (-1: none), for error reports after a trap */
@@ -174,15 +240,29 @@ struct wrt_op_impl {
 int dtype_class(const wrt_model* m, const wrt_op* op);
 const wrt_op_impl* op_impl(int type, int dclass); /* NULL: this engine has no such variant */
 
+/* ---- quantization parameters and rules (qrules.c) ------------------------------------------------------------- */
+int read_quant(wrt_model* m, fb_buf f, size_t qt, wrt_tensor* t, uint32_t index); /* Tensor.quant, verified */
+int check_quant(wrt_model* m, wrt_op* op);            /* python_ref/qrules.py check_op */
+int op_is_quantized(const wrt_model* m, const wrt_op* op);
+int quant_equal(const wrt_quant* a, const wrt_quant* b);
+int qadd_params(float ra, float rb, int32_t* ma, int32_t* mb, int32_t* shift); /* nonzero: ratios out of range */
+
 /* ---- loader stages ---------------------------------------------------------------------------------------------- */
 int read_model(wrt_model* m, fb_buf f); /* model_read.c: tensors, ops, attributes, graph checks */
-int check_shapes(wrt_model* m);         /* shape_check.c: every op's output shape/dtype as python_ref infers */
+/* shape_check.c: every op's output shape/dtype as python_ref infers; assign: set them (a run-time shape change)
+ * instead of comparing them with the file's */
+int check_shapes(wrt_model* m, int assign);
 int run_ops(wrt_model* m, int begin, int end); /* model.c: ops [begin, end), skipping those with empty outputs */
+/* planner.c: arena offsets of every activation at the current shapes (by lifetime, greedy by size, best fit;
+ * RESHAPE outputs share their input's bytes) into offsets[n_tensors]; the arena size */
+int plan_arena(wrt_model* m, int64_t* offsets, uint64_t* arena_size);
 
 /* ---- support (support.c) ---------------------------------------------------------------------------------------- */
 /* model-owned allocation (freed with the model), zeroed; NULL past the model's memory budget or when out of memory.
  * Sizes are computed in 64 bits, so nothing wraps in wasm32. */
 void* m_alloc(wrt_model* m, uint64_t n);
+void* m_alloc_shaped(wrt_model* m, uint64_t n); /* freed by m_free_shaped when the inputs are resized */
+void m_free_shaped(wrt_model* m);
 void m_free_all(wrt_model* m);
 int m_alloc_fail(wrt_model* m, const wrt_op* op, const char* what, uint64_t bytes); /* the error for a NULL m_alloc */
 const void* const_data(wrt_model* m, int ti); /* owned, aligned copy of a constant (made on first use) */
@@ -225,8 +305,16 @@ int prepare_dense(wrt_model* m, wrt_op* op);
 int run_dense(wrt_model* m, wrt_op* op);
 const char* dense_kernel(const wrt_op* op);
 int plan_pool(wrt_model* m, wrt_op* op, wrt_cost* c);
+int64_t pool_divisor(const wrt_attrs* a, int64_t H, int64_t W, int64_t oh, int64_t ow); /* average pool's n */
 int prepare_pool(wrt_model* m, wrt_op* op);
 int run_pool(wrt_model* m, wrt_op* op);
+/* numpy broadcasting of a and b to y, collapsed: size-1 axes dropped, adjacent axes merged; strides in elements
+ * (0 where an operand is broadcast); the innermost axis is contiguous in y (elementwise.c) */
+typedef struct {
+  int rank;
+  size_t dim[WRT_MAX_RANK], sa[WRT_MAX_RANK], sb[WRT_MAX_RANK];
+} wrt_bcast;
+void bcast_setup(const wrt_tensor* a, const wrt_tensor* b, const wrt_tensor* y, wrt_bcast* bc);
 int plan_elementwise(wrt_model* m, wrt_op* op, wrt_cost* c);
 int run_elementwise(wrt_model* m, wrt_op* op); /* binary, unary, PRELU, POW */
 int plan_reduce(wrt_model* m, wrt_op* op, wrt_cost* c);
@@ -234,6 +322,62 @@ int run_reduce(wrt_model* m, wrt_op* op);      /* MEAN, REDUCE_MAX, REDUCE_SUM, 
 int plan_data(wrt_model* m, wrt_op* op, wrt_cost* c);
 int prepare_data(wrt_model* m, wrt_op* op);
 int run_data(wrt_model* m, wrt_op* op);        /* data movement, any element size */
+float resize_coord(int xo, int out, int in, float scale, int coord); /* RESIZE's input coordinate, in float32 */
+int32_t nearest_index(float x, int in, int mode);                    /* ... rounded by the nearest mode */
+
+/* int8 ops (qconv.c, qelt.c, qpool.c, qdata.c) */
+int plan_qconv(wrt_model* m, wrt_op* op, wrt_cost* c);      /* CONV_2D, CONV_TRANSPOSE_2D, FULLY_CONNECTED, MATMUL */
+int prepare_qconv(wrt_model* m, wrt_op* op);
+int run_qconv(wrt_model* m, wrt_op* op);
+const char* qconv_kernel(const wrt_op* op);
+int plan_qelt(wrt_model* m, wrt_op* op, wrt_cost* c);       /* element-wise, LOOKUP, QUANTIZE, DEQUANTIZE */
+int prepare_qelt(wrt_model* m, wrt_op* op);
+int run_qelt(wrt_model* m, wrt_op* op);
+const char* qelt_kernel(const wrt_op* op);
+int plan_qpool(wrt_model* m, wrt_op* op, wrt_cost* c);      /* pools, MEAN, REDUCE_MAX, SOFTMAX */
+int prepare_qpool(wrt_model* m, wrt_op* op);
+int run_qpool(wrt_model* m, wrt_op* op);
+int plan_qdata(wrt_model* m, wrt_op* op, wrt_cost* c);      /* CONCATENATION, PAD, RESIZE, TRANSPOSE */
+int prepare_qdata(wrt_model* m, wrt_op* op);
+int run_qdata(wrt_model* m, wrt_op* op);
+
+/* int8 arithmetic (qmath.c): the exact rules of python_ref/quant.py */
+static inline int is_q8(int dtype) { return dtype == WRT_I8 || dtype == WRT_U8; }
+static inline int qmin_of(int dtype) { return dtype == WRT_U8 ? 0 : -128; }
+static inline int qmax_of(int dtype) { return dtype == WRT_U8 ? 255 : 127; }
+/* the byte u as an int8 (u8 = 0) or uint8 (u8 = 1) integer; element i of such a tensor */
+static inline int32_t q_byte(unsigned u, int u8) { return u8 ? (int32_t)(u & 255u) : (int32_t)(int8_t)(uint8_t)u; }
+static inline int32_t q_at(const uint8_t* p, size_t i, int u8) { return q_byte(p[i], u8); }
+/* rne of a float32 already clamped to |v| < 2^22: the magic-number trick, exact on every target */
+static inline int32_t q_rne(float v) {
+  float t = v + 12582912.0f;
+  return (int32_t)(t - 12582912.0f);
+}
+static inline int32_t q_finish(float v, const wrt_qparams* p) {
+  v = v < p->lo ? p->lo : v;
+  v = v > p->hi ? p->hi : v;
+  return q_rne(v) + p->zy;
+}
+static inline int32_t q_requant(int32_t acc, float mult, const wrt_qparams* p) { return q_finish((float)acc * mult, p); }
+static inline int32_t q_wrap(int64_t v) { return (int32_t)(uint32_t)(uint64_t)v; } /* two's complement mod 2^32 */
+int32_t q_bound(float v, const wrt_quant* q, int dtype);   /* a real clamp bound as an integer of the output */
+/* the output's requantization: bounds from [lo, hi] real values (act_min/act_max, or +-inf: the dtype's range) */
+void q_out_params(const wrt_model* m, const wrt_op* op, float lo, float hi, wrt_qparams* p, int32_t* ilo, int32_t* ihi);
+int32_t q_quantize_value(float x, const wrt_quant* q, int dtype); /* QUANTIZE of one float */
+/* table[u] = rescale of the input byte u (an int8 or uint8 of dtype xdt, parameters qx) to qy with bounds */
+void q_rescale_table(uint8_t* table, int xdt, const wrt_quant* qx, const wrt_quant* qy, int32_t lo, int32_t hi);
+uint8_t* q_alloc_table(wrt_model* m, const wrt_op* op, size_t n); /* n bytes, model-owned; NULL: error set */
+int q_fill_pad(wrt_model* m, wrt_op* op, int32_t z, size_t bytes);  /* op->u.q.pad: a row of the zero point */
+void q_lookup(size_t n, const uint8_t* x, const uint8_t* table, uint8_t* y);
+int q_indirection(wrt_model* m, wrt_op* op, size_t MR); /* op->u.q.ind over its geometry; padding reads u.q.pad */
+
+int plan_typed(wrt_model* m, wrt_op* op, wrt_cost* c);
+int run_typed(wrt_model* m, wrt_op* op);       /* comparisons, logic, WHERE, CAST, integer arithmetic */
+int plan_rnn(wrt_model* m, wrt_op* op, wrt_cost* c);
+int prepare_rnn(wrt_model* m, wrt_op* op);
+int run_rnn(wrt_model* m, wrt_op* op);         /* LSTM, GRU, RNN */
+int plan_mediapipe(wrt_model* m, wrt_op* op, wrt_cost* c);
+int run_mediapipe(wrt_model* m, wrt_op* op);   /* MediaPipe's attention mesh ops */
 int plan_sparse(wrt_model* m, wrt_op* op, wrt_cost* c); /* CONV_2D, FULLY_CONNECTED with block-sparse weights */
 #define WRT_PLAN_DENSE (-1) /* plan_sparse: below the break-even, the layer runs on the float32 implementation */
 int prepare_sparse(wrt_model* m, wrt_op* op);
@@ -242,6 +386,8 @@ const char* sparse_kernel(const wrt_op* op);
 void sparse_expand(const wrt_tensor* t, float* out); /* the dense equivalent of a block-sparse constant */
 
 /* indirection buffers (indirection.c): pointers into the arena, whose address is fixed for the model's lifetime */
+int64_t tap_input_pixel(const wrt_attrs* a, int64_t H, int64_t W, int64_t OH, int64_t OW, int64_t px, int64_t kh,
+                        int64_t kw); /* (n*H + ih)*W + iw, or -1 where the tap falls in the padding */
 int build_igemm_indirection(wrt_model* m, wrt_op* op, wrt_conv_plan* p);      /* per MR pixels, tap-major */
 const float** build_tile_indirection(wrt_model* m, wrt_op* op, size_t mr);    /* the same for tiles of mr pixels */
 const float** build_pixel_indirection(wrt_model* m, wrt_op* op, const float* pad_src, int64_t kh_n, int64_t kw_n);
@@ -258,6 +404,7 @@ void run_gemm(const wrt_target* tg, size_t m, size_t n, size_t k, const float* a
               int threads);
 
 /* shape helpers (shape_check.c), shared with python_ref's rules */
+int rnn_geometry(const wrt_model* m, const wrt_op* op, wrt_rnn_dims* g);
 int64_t conv_out_size(int64_t size, int64_t k, int64_t s, int64_t d, int64_t p0, int64_t p1);
 int64_t pool_out_size(int64_t size, int64_t k, int64_t s, int64_t d, int64_t p0, int64_t p1, int ceil_mode);
 

@@ -31,6 +31,7 @@ TD(BlockSparsity, sparsity_f);
 static const fb_fdesc tensor_f[] = {{"name", K_STRING, 0, 0},        {"shape", K_VEC, 4, 0},
                                     {"dtype", K_SCALAR, 1, 0},       {"buffer", K_SCALAR, 4, 0},
                                     {"arena_offset", K_SCALAR, 8, 0}, {"quant", K_TABLE, 0, &QuantParams},
+                                    {"shape_min", K_VEC, 4, 0},      {"shape_max", K_VEC, 4, 0},
                                     {"sparsity", K_TABLE, 0, &BlockSparsity}};
 TD(Tensor, tensor_f);
 static const fb_fdesc buffer_f[] = {{"data", K_VEC, 1, 0}};

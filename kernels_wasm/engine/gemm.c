@@ -138,7 +138,7 @@ int plan_dense(wrt_model* m, wrt_op* op, wrt_cost* c) {
 
 int prepare_dense(wrt_model* m, wrt_op* op) {
   wrt_dense_plan* p = &op->u.dense;
-  if (op->path != DENSE_PACKED) return WRT_OK;
+  if (op->path != DENSE_PACKED || p->packed) return WRT_OK;
   const wrt_tensor* w = &m->t[op->in[1]];
   size_t N = (size_t)p->n, K = (size_t)p->k;
   uint64_t bytes = gemm_packed_floats(m->tg, N, K) * sizeof(float);

@@ -8,7 +8,7 @@ static int prepare_inputs(wrt_model* m, wrt_op* op) {
    * built below, ever sees a NULL tensor); the inputs it packs (plan: packed_in) are read from the file */
   for (int i = 0; i < op->n_in; i++) {
     int ti = op->in[i];
-    if (ti >= 0 && m->t[ti].is_const && !(i < 8 && (op->packed_in >> i & 1)) && !const_data(m, ti))
+    if (ti >= 0 && m->t[ti].is_const && !(i < 16 && (op->packed_in >> i & 1)) && !const_data(m, ti))
       return m_alloc_fail(m, op, "a constant input", m->t[ti].nbytes);
   }
   return op->impl->prepare ? op->impl->prepare(m, op) : WRT_OK;
@@ -67,14 +67,17 @@ int run_ops(wrt_model* m, int begin, int end) {
 }
 
 
-/* Plan every op, then check the whole model's memory and work against its limits before allocating anything. */
-static int plan_model(wrt_model* m, uint64_t* need) {
+/* Plan every op, then check the whole model's memory and work against its limits before allocating anything.
+ * resize: the model's weights and constants are already in place; only what follows the shapes is counted. */
+static int plan_model(wrt_model* m, uint64_t* need, int resize) {
   uint64_t bytes = 0, scratch = 0, heavy_work = 0;
   int heavy = -1;
   m->pad_floats = 16;
+  m->work = 0;
   for (int k = 0; k < m->n_ops; k++) {
     wrt_op* op = &m->ops[k];
-    op->skip = m->t[op->out].count == 0;
+    op->skip = 1; /* nothing to compute when every output is empty */
+    for (int k = 0; k < op->n_out; k++) op->skip &= m->t[op->outs[k]].count == 0;
     if (op->skip) continue;
     m->cur_op = k;
     op->impl = op_impl(op->type, dtype_class(m, op));
@@ -84,14 +87,16 @@ static int plan_model(wrt_model* m, uint64_t* need) {
     int clamped = op_has_clamp(op->type);
     op->clamp.min = clamped ? op->a.act_min : -__builtin_inff();
     op->clamp.max = clamped ? op->a.act_max : __builtin_inff();
-    wrt_cost c = {0, 0, 1};
+    wrt_cost c = {0, 0, 0, 1};
     int r = op->impl->plan(m, op, &c);
     if (r) return r;
+    if (resize) c.bytes = 0; /* packed at load */
+    c.bytes = c.bytes + c.shape_bytes < c.bytes ? UINT64_MAX : c.bytes + c.shape_bytes;
     op->work = c.work;
     /* constants the op reads at run time are copied once each (const_data) */
     for (int i = 0; i < op->n_in; i++) {
       wrt_tensor* t = op->in[i] >= 0 ? &m->t[op->in[i]] : 0;
-      if (t && t->is_const && !(i < 8 && (op->packed_in >> i & 1)) && !t->data && !t->planned) {
+      if (t && t->is_const && !(i < 16 && (op->packed_in >> i & 1)) && !t->data && !t->planned) {
         t->planned = 1;
         c.bytes += t->nbytes + 1;
       }
@@ -104,7 +109,7 @@ static int plan_model(wrt_model* m, uint64_t* need) {
   m->cur_op = -1;
   m->scratch_bytes_wide = scratch;
   uint64_t pad = 2 * (uint64_t)m->pad_floats * sizeof(float), arena = m->arena_size ? m->arena_size : 1;
-  uint64_t total = m->mem_used;
+  uint64_t total = m->mem_used - m->shape_used;
   const uint64_t parts[4] = {arena, pad, bytes, scratch};
   for (int i = 0; i < 4; i++) total = total + parts[i] < total ? UINT64_MAX : total + parts[i];
   if (total > m->mem_limit)
@@ -127,25 +132,16 @@ static int plan_model(wrt_model* m, uint64_t* need) {
   return WRT_OK;
 }
 
-static int load(wrt_model* m, const void* data, size_t size) {
-  if (!data && size) return rt_error(WRT_ERR_INPUT, "model data is NULL");
-  fb_buf f = {(const uint8_t*)data, size};
-  int r = fb_verify_model(f);
-  if (!r) r = read_model(m, f);
-  if (!r) r = check_shapes(m);
-  if (r) return r;
-  m->tg = pick_target();
-  if (!m->tg || !m->tg->gemm || !m->tg->igemm)
-    return rt_error(WRT_ERR_UNSUPPORTED, "kernel target '%s' lacks GEMM kernels", m->tg ? m->tg->name : "none");
-  uint64_t need = 0;
-  if ((r = plan_model(m, &need))) return r;
-  /* padding sources for indirection (as long as the widest channel row a convolution or pool reads), the arena */
+/* What follows the tensor shapes, allocated as planned: the padding sources for indirection (as long as the widest
+ * channel row a convolution or pool reads), the arena at the tensors' offsets, each op's tables, the scratch. */
+static int allocate_plan(wrt_model* m, uint64_t need) {
   size_t pad = m->pad_floats;
-  m->zeros = m_alloc(m, pad * sizeof(float));
-  m->neg_inf = m_alloc(m, pad * sizeof(float));
+  int r;
+  m->zeros = m_alloc_shaped(m, pad * sizeof(float));
+  m->neg_inf = m_alloc_shaped(m, pad * sizeof(float));
   if (!m->zeros || !m->neg_inf) return m_alloc_fail(m, 0, "the padding buffers", 2 * pad * sizeof(float));
   for (size_t i = 0; i < pad; i++) m->neg_inf[i] = -__builtin_inff();
-  m->arena = m_alloc(m, m->arena_size ? m->arena_size : 1);
+  m->arena = m_alloc_shaped(m, m->arena_size ? m->arena_size : 1);
   if (!m->arena) return m_alloc_fail(m, 0, "the arena", m->arena_size);
   for (int i = 0; i < m->n_tensors; i++)
     if (!m->t[i].is_const) m->t[i].data = m->arena + m->t[i].arena_offset;
@@ -155,15 +151,144 @@ static int load(wrt_model* m, const void* data, size_t size) {
     if ((r = prepare_op(m, &m->ops[k]))) return r;
   }
   m->cur_op = -1;
+  m->scratch = 0;
   if (m->scratch_bytes_wide) {
-    m->scratch = m_alloc(m, m->scratch_bytes_wide);
+    m->scratch = m_alloc_shaped(m, m->scratch_bytes_wide);
     if (!m->scratch) return m_alloc_fail(m, 0, "the scratch buffer", m->scratch_bytes_wide);
   }
   if (m->mem_used > need)
     return rt_error(WRT_ERR_UNSUPPORTED, "internal error: the model claimed %l bytes, %l were planned",
                     (int64_t)m->mem_used, (int64_t)need);
+  return WRT_OK;
+}
+
+static int load(wrt_model* m, const void* data, size_t size) {
+  if (!data && size) return rt_error(WRT_ERR_INPUT, "model data is NULL");
+  fb_buf f = {(const uint8_t*)data, size};
+  int r = fb_verify_model(f);
+  if (!r) r = read_model(m, f);
+  if (!r) r = check_shapes(m, 0);
+  if (r) return r;
+  m->tg = pick_target();
+  if (!m->tg || !m->tg->gemm || !m->tg->igemm)
+    return rt_error(WRT_ERR_UNSUPPORTED, "kernel target '%s' lacks GEMM kernels", m->tg ? m->tg->name : "none");
+  uint64_t need = 0;
+  if ((r = plan_model(m, &need, 0)) || (r = allocate_plan(m, need))) return r;
   for (int i = 0; i < m->n_tensors; i++) m->t[i].file_data = 0; /* the caller may free the model bytes now */
   return WRT_OK;
+}
+
+/* ---- run-time input sizes ----------------------------------------------------------------------------------- */
+typedef struct {
+  int32_t rank, dims[WRT_MAX_RANK];
+  uint64_t count, nbytes;
+  int64_t offset;
+} saved_shape;
+
+static void save_shapes(const wrt_model* m, saved_shape* s) {
+  for (int i = 0; i < m->n_tensors; i++) {
+    const wrt_tensor* t = &m->t[i];
+    s[i].rank = t->rank;
+    rt_copy(s[i].dims, t->dims, sizeof t->dims);
+    s[i].count = t->count;
+    s[i].nbytes = t->nbytes;
+    s[i].offset = t->arena_offset;
+  }
+}
+
+static void restore_shapes(wrt_model* m, const saved_shape* s) {
+  for (int i = 0; i < m->n_tensors; i++) {
+    wrt_tensor* t = &m->t[i];
+    t->rank = s[i].rank;
+    rt_copy(t->dims, s[i].dims, sizeof t->dims);
+    t->count = s[i].count;
+    t->nbytes = s[i].nbytes;
+    t->arena_offset = s[i].offset;
+  }
+}
+
+/* the new input shapes: within each dynamic input's bounds, equal to a fixed input's shape */
+static int set_input_shapes(wrt_model* m, const int32_t* dims, int n) {
+  int at = 0;
+  for (int i = 0; i < m->n_inputs; i++) {
+    wrt_tensor* t = &m->t[m->inputs[i]];
+    if (at + t->rank > n)
+      return rt_error(WRT_ERR_INPUT, "wrt_resize_inputs: %d dimensions given, the inputs have more", n);
+    uint64_t count = 1;
+    for (int d = 0; d < t->rank; d++) {
+      int32_t v = dims[at + d];
+      int32_t lo = t->dmin ? t->dmin[d] : t->dims[d], hi = t->dmax ? t->dmax[d] : t->dims[d];
+      if (v < lo || v > hi) {
+        if (lo == hi)
+          return rt_error(WRT_ERR_INPUT, "input %d ('%s'): dimension %d is %d, the model fixes it at %d", i, t->name,
+                          d, v, lo);
+        return rt_error(WRT_ERR_INPUT, "input %d ('%s'): dimension %d is %d, outside the model's bounds %d..%d", i,
+                        t->name, d, v, lo, hi);
+      }
+      count *= (uint64_t)v; /* <= 2^31 per dimension, at most 8 of them: checked below before it could wrap */
+      if (count > ((uint64_t)1 << 31))
+        return rt_error(WRT_ERR_INPUT, "input %d ('%s'): the shape would have over 2^31 elements", i, t->name);
+    }
+    for (int d = 0; d < t->rank; d++) t->dims[d] = dims[at + d];
+    t->count = count;
+    t->nbytes = count * t->esize;
+    at += t->rank;
+  }
+  if (at != n) return rt_error(WRT_ERR_INPUT, "wrt_resize_inputs: %d dimensions given, the inputs have %d", n, at);
+  return WRT_OK;
+}
+
+int wrt_resize_inputs(wrt_model* m, const int32_t* dims, int n) {
+  if (!m) return rt_error(WRT_ERR_INPUT, "wrt_resize_inputs: model is NULL");
+  if (m->broken) return rt_error(WRT_ERR_NOMEM, "the model could not be re-planned after its last resize; load it again");
+  rt_clear_error();
+  saved_shape* old = rt_alloc(sizeof(saved_shape) * (size_t)(m->n_tensors ? m->n_tensors : 1));
+  int64_t* offsets = rt_alloc(sizeof(int64_t) * (size_t)(m->n_tensors ? m->n_tensors : 1));
+  if (!old || !offsets) {
+    rt_free(old);
+    rt_free(offsets);
+    return rt_error(WRT_ERR_NOMEM, "out of memory resizing the inputs");
+  }
+  save_shapes(m, old);
+  size_t old_arena = m->arena_size;
+  uint64_t arena = 0, need = 0;
+  /* shapes, arena plan and costs first: on any error the model keeps its previous sizes and plan */
+  int r = set_input_shapes(m, dims, n);
+  if (!r) r = check_shapes(m, 1);
+  if (!r) r = plan_arena(m, offsets, &arena);
+  if (!r && arena > ((uint64_t)1 << 31))
+    r = rt_error(WRT_ERR_NOMEM, "the resized model needs a %l-byte arena; the limit is 2 GiB", (int64_t)arena);
+  if (!r) {
+    for (int i = 0; i < m->n_tensors; i++) m->t[i].arena_offset = offsets[i];
+    m->arena_size = (size_t)arena;
+    r = plan_model(m, &need, 1);
+  }
+  if (r) {
+    restore_shapes(m, old);
+    m->arena_size = old_arena;
+    uint64_t again;
+    plan_model(m, &again, 1); /* the op plans of the previous sizes, which passed before */
+    rt_free(old);
+    rt_free(offsets);
+    return r;
+  }
+  rt_free(old);
+  rt_free(offsets);
+  m_free_shaped(m);
+  if ((r = allocate_plan(m, need))) m->broken = 1;
+  return r;
+}
+
+int wrt_input_dim_min(const wrt_model* m, int i, int axis) {
+  if (!m || i < 0 || i >= m->n_inputs) return -1;
+  const wrt_tensor* t = &m->t[m->inputs[i]];
+  return axis < 0 || axis >= t->rank ? -1 : t->dmin ? t->dmin[axis] : t->dims[axis];
+}
+
+int wrt_input_dim_max(const wrt_model* m, int i, int axis) {
+  if (!m || i < 0 || i >= m->n_inputs) return -1;
+  const wrt_tensor* t = &m->t[m->inputs[i]];
+  return axis < 0 || axis >= t->rank ? -1 : t->dmax ? t->dmax[axis] : t->dims[axis];
 }
 
 static uint64_t limit_or_default(double v, uint64_t def, uint64_t cap) {
@@ -204,6 +329,7 @@ void wrt_release(wrt_model* m) {
 
 int wrt_run(wrt_model* m) {
   if (!m) return rt_error(WRT_ERR_INPUT, "wrt_run: model is NULL");
+  if (m->broken) return rt_error(WRT_ERR_NOMEM, "the model could not be re-planned after its last resize; load it again");
   return run_ops(m, 0, m->n_ops);
 }
 

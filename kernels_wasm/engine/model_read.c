@@ -198,8 +198,7 @@ static int read_tensors(wrt_model* m, fb_buf f, size_t root, name_pool* np) {
     t->nbytes = count * t->esize;
     uint32_t buf = fb_u32(f, tt, 3, 0);
     t->arena_offset = fb_i64(f, tt, 4, -1);
-    t->quantized = fb_ref(f, tt, 5) != 0;
-    size_t sp = fb_ref(f, tt, 6);
+    size_t sp = fb_ref(f, tt, 8);
     if (sp && !buf) return rt_error(WRT_ERR_FORMAT, "tensor %u ('%s'): block-sparse, but not a constant", i, t->name);
     if (sp && t->dtype != WRT_F32 && t->dtype != WRT_F16)
       return rt_error(WRT_ERR_FORMAT, "tensor %u ('%s'): block-sparse tensors must be float32 or float16, not %s", i,
@@ -215,10 +214,31 @@ static int read_tensors(wrt_model* m, fb_buf f, size_t root, name_pool* np) {
       t->arena_offset = -1;
       t->file_data = len ? fb_vdata(f, dv) : 0;
       if (sp && read_sparsity(f, sp, i, t, len) != WRT_OK) return WRT_ERR_FORMAT;
+    }
+    size_t qt = fb_ref(f, tt, 5);
+    int r = qt ? read_quant(m, f, qt, t, i) : WRT_OK;
+    if (r) return r;
+    if (buf != 0) {
       uint64_t values = sp ? (uint64_t)t->sp_blocks * 4 : t->count;
       if (t->dtype == WRT_F16 && widen_f16(m, t, values) != WRT_OK)
         return m_alloc_fail(m, 0, "float16 weights", values * 4);
     } else {
+      size_t lov = fb_ref(f, tt, 6), hiv = fb_ref(f, tt, 7);
+      if (fb_vlen(f, lov) || fb_vlen(f, hiv)) { /* run-time dimensions: the bounds of each */
+        if (fb_vlen(f, lov) != rank || fb_vlen(f, hiv) != rank)
+          return rt_error(WRT_ERR_FORMAT, "tensor %u ('%s'): shape bounds do not match its rank %u", i, t->name, rank);
+        int32_t* b = m_alloc(m, 2 * sizeof(int32_t) * (rank ? rank : 1));
+        if (!b) return m_alloc_fail(m, 0, "shape bounds", 2 * sizeof(int32_t) * rank);
+        for (uint32_t d = 0; d < rank; d++) {
+          b[d] = fb_vi32(f, lov, d);
+          b[rank + d] = fb_vi32(f, hiv, d);
+          if (!(1 <= b[d] && b[d] <= t->dims[d] && t->dims[d] <= b[rank + d]))
+            return rt_error(WRT_ERR_FORMAT, "tensor %u ('%s'): dimension %u (%d) is not within its bounds %d..%d", i,
+                            t->name, d, t->dims[d], b[d], b[rank + d]);
+        }
+        t->dmin = b;
+        t->dmax = b + rank;
+      }
       int64_t off = t->arena_offset;
       if (off < 0 || off % align != 0 || (uint64_t)off > arena || t->nbytes > arena - (uint64_t)off)
         return rt_error(WRT_ERR_FORMAT,
@@ -236,51 +256,86 @@ static int read_tensors(wrt_model* m, fb_buf f, size_t root, name_pool* np) {
  * `counted`. An attribute without a home makes its op unsupported by the C engine. */
 typedef struct {
   uint8_t kind;     /* wrt_attr_kind the engine expects; WRT_ATTR_BOOL and WRT_ATTR_ENUM are kept as uint8_t */
-  uint8_t cap;      /* lists: values the destination holds */
-  uint8_t counted;  /* variable-length list: the number of values goes to n_list */
+  uint8_t owned;    /* a long list: copied into model-owned memory, its pointer stored at `at` */
+  uint16_t cap;     /* lists: values the destination holds */
+  int16_t count_at; /* variable-length list: offsetof the int receiving its length, or -1 */
   uint16_t at;      /* offsetof(wrt_attrs, ...) */
 } attr_home;
 
-#define HOME(kind, field, cap, counted) {kind, cap, counted, (uint16_t)offsetof(wrt_attrs, field)}
+#define AT(field) (uint16_t) offsetof(wrt_attrs, field)
+#define HOME(kind, field, cap) {kind, 0, cap, -1, AT(field)}
+#define LIST(kind, field, cap, count) {kind, 0, cap, (int16_t)AT(count), AT(field)}
+#define LONG(field, count) {WRT_ATTR_INTS, 1, WRT_MAX_LONG_LIST, (int16_t)AT(count), AT(field)}
 static const attr_home ATTR_HOME[WRT_NUM_ATTRS] = {
-    [ATTR_strides] = HOME(WRT_ATTR_INTS, strides, 2, 0),
-    [ATTR_dilations] = HOME(WRT_ATTR_INTS, dilations, 2, 0),
-    [ATTR_pads] = HOME(WRT_ATTR_INTS, pads, 4, 0), /* PadOptions.pads: PAD_PADS */
-    [ATTR_groups] = HOME(WRT_ATTR_INT, groups, 1, 0),
-    [ATTR_output_padding] = HOME(WRT_ATTR_INTS, output_padding, 2, 0),
-    [ATTR_kernel] = HOME(WRT_ATTR_INTS, kernel, 2, 0),
-    [ATTR_act_min] = HOME(WRT_ATTR_FLOAT, act_min, 1, 0),
-    [ATTR_act_max] = HOME(WRT_ATTR_FLOAT, act_max, 1, 0),
-    [ATTR_min] = HOME(WRT_ATTR_FLOAT, min, 1, 0),
-    [ATTR_max] = HOME(WRT_ATTR_FLOAT, max, 1, 0),
-    [ATTR_alpha] = HOME(WRT_ATTR_FLOAT, alpha, 1, 0),
-    [ATTR_beta] = HOME(WRT_ATTR_FLOAT, beta, 1, 0),
-    [ATTR_value] = HOME(WRT_ATTR_FLOAT, value, 1, 0),
-    [ATTR_ceil_mode] = HOME(WRT_ATTR_BOOL, ceil_mode, 1, 0),
-    [ATTR_count_include_pad] = HOME(WRT_ATTR_BOOL, count_include_pad, 1, 0),
-    [ATTR_keepdims] = HOME(WRT_ATTR_BOOL, keepdims, 1, 0),
-    [ATTR_mode] = HOME(WRT_ATTR_ENUM, mode, 1, 0),
-    [ATTR_coord] = HOME(WRT_ATTR_ENUM, coord, 1, 0),
-    [ATTR_nearest] = HOME(WRT_ATTR_ENUM, nearest, 1, 0),
-    [ATTR_axis] = HOME(WRT_ATTR_INT, axis, 1, 0),
-    [ATTR_block] = HOME(WRT_ATTR_INT, block, 1, 0),
-    [ATTR_axes] = HOME(WRT_ATTR_INTS, list, WRT_MAX_RANK, 1),
-    [ATTR_shape] = HOME(WRT_ATTR_INTS, list, WRT_MAX_RANK, 1),
-    [ATTR_perm] = HOME(WRT_ATTR_INTS, list, WRT_MAX_RANK, 1),
-    [ATTR_starts] = HOME(WRT_ATTR_INTS, starts, WRT_MAX_RANK, 0), /* lengths checked together below */
-    [ATTR_ends] = HOME(WRT_ATTR_INTS, ends, WRT_MAX_RANK, 0),
-    [ATTR_steps] = HOME(WRT_ATTR_INTS, steps, WRT_MAX_RANK, 0),
-    [ATTR_size] = HOME(WRT_ATTR_INTS, size, 2, 0),
-    [ATTR_scales] = HOME(WRT_ATTR_FLOATS, scales, 2, 0),
+    [ATTR_strides] = HOME(WRT_ATTR_INTS, strides, 2),
+    [ATTR_dilations] = HOME(WRT_ATTR_INTS, dilations, 2),
+    [ATTR_pads] = HOME(WRT_ATTR_INTS, pads, 4), /* PadOptions.pads: PAD_PADS */
+    [ATTR_groups] = HOME(WRT_ATTR_INT, groups, 1),
+    [ATTR_output_padding] = HOME(WRT_ATTR_INTS, output_padding, 2),
+    [ATTR_kernel] = HOME(WRT_ATTR_INTS, kernel, 2),
+    [ATTR_act_min] = HOME(WRT_ATTR_FLOAT, act_min, 1),
+    [ATTR_act_max] = HOME(WRT_ATTR_FLOAT, act_max, 1),
+    [ATTR_min] = HOME(WRT_ATTR_FLOAT, min, 1),
+    [ATTR_max] = HOME(WRT_ATTR_FLOAT, max, 1),
+    [ATTR_alpha] = HOME(WRT_ATTR_FLOAT, alpha, 1),
+    [ATTR_beta] = HOME(WRT_ATTR_FLOAT, beta, 1),
+    [ATTR_value] = HOME(WRT_ATTR_FLOAT, value, 1),
+    [ATTR_ceil_mode] = HOME(WRT_ATTR_BOOL, ceil_mode, 1),
+    [ATTR_count_include_pad] = HOME(WRT_ATTR_BOOL, count_include_pad, 1),
+    [ATTR_keepdims] = HOME(WRT_ATTR_BOOL, keepdims, 1),
+    [ATTR_mode] = HOME(WRT_ATTR_ENUM, mode, 1),
+    [ATTR_coord] = HOME(WRT_ATTR_ENUM, coord, 1),
+    [ATTR_nearest] = HOME(WRT_ATTR_ENUM, nearest, 1),
+    [ATTR_axis] = HOME(WRT_ATTR_INT, axis, 1),
+    [ATTR_block] = HOME(WRT_ATTR_INT, block, 1),
+    [ATTR_axes] = LIST(WRT_ATTR_INTS, list, WRT_MAX_RANK, n_list),
+    [ATTR_shape] = LIST(WRT_ATTR_INTS, list, WRT_MAX_RANK, n_list),
+    [ATTR_perm] = LIST(WRT_ATTR_INTS, list, WRT_MAX_RANK, n_list),
+    [ATTR_starts] = HOME(WRT_ATTR_INTS, starts, WRT_MAX_RANK), /* lengths checked together below */
+    [ATTR_ends] = HOME(WRT_ATTR_INTS, ends, WRT_MAX_RANK),
+    [ATTR_steps] = HOME(WRT_ATTR_INTS, steps, WRT_MAX_RANK),
+    [ATTR_size] = HOME(WRT_ATTR_INTS, size, 2),
+    [ATTR_scales] = HOME(WRT_ATTR_FLOATS, scales, 2),
+    [ATTR_dtype] = HOME(WRT_ATTR_ENUM, qdtype, 1),
+    [ATTR_epsilon] = HOME(WRT_ATTR_FLOAT, epsilon, 1),
+    [ATTR_to] = HOME(WRT_ATTR_ENUM, to, 1),
+    [ATTR_reduction] = HOME(WRT_ATTR_ENUM, reduction, 1),
+    [ATTR_sizes] = LONG(ints, n_ints),
+    [ATTR_direction] = HOME(WRT_ATTR_ENUM, direction, 1),
+    [ATTR_activations] = LIST(WRT_ATTR_INTS, acts, WRT_MAX_ACTS, n_acts),
+    [ATTR_activation_alpha] = LIST(WRT_ATTR_FLOATS, alphas, WRT_MAX_ACTS, n_alphas),
+    [ATTR_activation_beta] = LIST(WRT_ATTR_FLOATS, betas, WRT_MAX_ACTS, n_betas),
+    [ATTR_clip] = HOME(WRT_ATTR_FLOAT, clip, 1),
+    [ATTR_coupling] = HOME(WRT_ATTR_ENUM, coupling, 1),
+    [ATTR_cell_clip] = HOME(WRT_ATTR_FLOAT, cell_clip, 1),
+    [ATTR_proj_clip] = HOME(WRT_ATTR_FLOAT, proj_clip, 1),
+    [ATTR_linear_before_reset] = HOME(WRT_ATTR_BOOL, linear_before_reset, 1),
+    [ATTR_rotation_idx] = HOME(WRT_ATTR_INTS, rotation_idx, 2),
+    [ATTR_target_rotation] = HOME(WRT_ATTR_FLOAT, target_rotation, 1),
+    [ATTR_subset] = LONG(ints, n_ints),
+    [ATTR_align_corners] = HOME(WRT_ATTR_BOOL, align_corners, 1),
+    [ATTR_dimensions] = HOME(WRT_ATTR_INT, dimensions, 1),
+    [ATTR_scale] = HOME(WRT_ATTR_FLOAT, scale, 1),
 };
-static const attr_home PAD_PADS = HOME(WRT_ATTR_INTS, list, 2 * WRT_MAX_RANK, 1); /* [begin_0.., end_0..] */
+static const attr_home PAD_PADS = LIST(WRT_ATTR_INTS, list, 2 * WRT_MAX_RANK, n_list); /* [begin_0.., end_0..] */
 
 static const char* const KIND_NAMES[] = {"int", "float", "bool", "ints", "floats", "enum"};
 
-/* a list attribute: absent = its default; `len` = the number of values */
-static int rd_list(const wrt_op* op, fb_buf f, size_t tab, const wrt_fielddef* fd, const attr_home* h, void* dst,
-                   int* len) {
+/* a list attribute: absent = its default; `len` = the number of values; an owned list is copied into model memory
+ * and its pointer stored at dst */
+static int rd_list(wrt_model* m, const wrt_op* op, fb_buf f, size_t tab, const wrt_fielddef* fd, const attr_home* h,
+                   void* dst, int* len) {
   size_t v = fb_ref(f, tab, fd->slot);
+  if (h->owned) {
+    uint32_t n = v ? fb_vlen(f, v) : 0;
+    if (n > h->cap) return op_fail(op, WRT_ERR_FORMAT, "%s has %u values, at most %d allowed", fd->name, n, h->cap);
+    int32_t* vals = m_alloc(m, (uint64_t)n * sizeof(int32_t) + 1);
+    if (!vals) return m_alloc_fail(m, op, "a list attribute", (uint64_t)n * sizeof(int32_t));
+    for (uint32_t i = 0; i < n; i++) vals[i] = fb_vi32(f, v, i);
+    *(const int32_t**)dst = vals;
+    *len = (int)n;
+    return WRT_OK;
+  }
   if (!v) {
     for (int i = 0; i < fd->def_len; i++) {
       if (fd->kind == WRT_ATTR_INTS) ((int32_t*)dst)[i] = fd->def_ints[i];
@@ -304,7 +359,7 @@ static int rd_list(const wrt_op* op, fb_buf f, size_t tab, const wrt_fielddef* f
 }
 
 /* every field of the op's options table (ot = 0: no table, every field at its default) into op->a */
-static int read_options(wrt_op* op, fb_buf f, size_t ot, int options) {
+static int read_options(wrt_model* m, wrt_op* op, fb_buf f, size_t ot, int options) {
   wrt_attrs* a = &op->a;
   a->act_min = -__builtin_inff();
   a->act_max = __builtin_inff();
@@ -332,8 +387,8 @@ static int read_options(wrt_op* op, fb_buf f, size_t ot, int options) {
         break;
       }
       default: /* WRT_ATTR_INTS, WRT_ATTR_FLOATS */
-        if ((r = rd_list(op, f, ot, fd, h, dst, &len[fd->attr]))) return r;
-        if (h->counted) a->n_list = len[fd->attr];
+        if ((r = rd_list(m, op, f, ot, fd, h, dst, &len[fd->attr]))) return r;
+        if (h->count_at >= 0) *(int*)(void*)((uint8_t*)a + h->count_at) = len[fd->attr];
         break;
     }
   }
@@ -372,9 +427,10 @@ static int read_ops(wrt_model* m, fb_buf f, size_t root, name_pool* np) {
       if (d->variadic) return op_fail(op, WRT_ERR_FORMAT, "%u inputs, expected at least %d", ni, d->min_in);
       return op_fail(op, WRT_ERR_FORMAT, "%u inputs, expected %d..%d", ni, d->min_in, d->max_in);
     }
-    if (nout != d->n_out) return op_fail(op, WRT_ERR_FORMAT, "%u outputs, expected %d", nout, d->n_out);
-    if (d->n_out != 1)
-      return op_fail(op, WRT_ERR_UNSUPPORTED, "ops with %d outputs are not implemented by the C engine", d->n_out);
+    if (d->variadic_out ? nout < 1 || nout > WRT_MAX_OP_OUTPUTS : nout != d->n_out) {
+      if (d->variadic_out) return op_fail(op, WRT_ERR_FORMAT, "%u outputs, expected 1..%d", nout, WRT_MAX_OP_OUTPUTS);
+      return op_fail(op, WRT_ERR_FORMAT, "%u outputs, expected %d", nout, d->n_out);
+    }
     op->n_in = (int)ni;
     op->in = m_alloc(m, sizeof(int32_t) * (ni ? ni : 1));
     if (!op->in) return m_alloc_fail(m, op, "the input list", sizeof(int32_t) * (uint64_t)ni);
@@ -383,22 +439,29 @@ static int read_ops(wrt_model* m, fb_buf f, size_t root, name_pool* np) {
       if (ti < -1 || ti >= nt)
         return op_fail(op, WRT_ERR_FORMAT, "input tensor index %d out of range (0..%d)", ti, nt - 1);
       if (ti < 0 && (i < d->min_in || d->variadic)) return op_fail(op, WRT_ERR_FORMAT, "required input missing");
-      if (ti >= 0 && i < 8 && (d->const_in >> i & 1) && !m->t[ti].is_const)
+      if (ti >= 0 && i < 16 && (d->const_in >> i & 1) && !m->t[ti].is_const)
         return op_fail(op, WRT_ERR_FORMAT, "input %u (tensor %d '%s') must be a constant", i, ti, m->t[ti].name);
       if (ti >= 0 && m->t[ti].sparse && !(i == 1 && (code == OP_CONV_2D || code == OP_FULLY_CONNECTED)))
         return op_fail(op, WRT_ERR_FORMAT, "input %u (tensor %d '%s') is block-sparse; only the weights of CONV_2D "
                        "and FULLY_CONNECTED may be", i, ti, m->t[ti].name);
       op->in[i] = ti;
     }
-    op->out = fb_vi32(f, outv, 0);
-    if (op->out < 0 || op->out >= nt)
-      return op_fail(op, WRT_ERR_FORMAT, "output tensor index %d out of range (0..%d)", op->out, nt - 1);
+    op->n_out = (int)nout;
+    op->outs = m_alloc(m, sizeof(int32_t) * nout);
+    if (!op->outs) return m_alloc_fail(m, op, "the output list", sizeof(int32_t) * (uint64_t)nout);
+    for (uint32_t i = 0; i < nout; i++) {
+      int32_t ti = fb_vi32(f, outv, i);
+      if (ti < 0 || ti >= nt)
+        return op_fail(op, WRT_ERR_FORMAT, "output tensor index %d out of range (0..%d)", ti, nt - 1);
+      op->outs[i] = ti;
+    }
+    op->out = op->outs[0];
     uint8_t otype = fb_u8(f, ot, 3, 0);
     size_t opts = fb_ref(f, ot, 4);
     if (d->options && (otype != d->options || !opts))
       return op_fail(op, WRT_ERR_FORMAT, "options of type %d (%s), expected %s", otype,
                      otype < OPTIONS_COUNT ? WRT_OPTIONS[otype].name : "?", WRT_OPTIONS[d->options].name);
-    int r = read_options(op, f, d->options ? opts : 0, d->options);
+    int r = read_options(m, op, f, d->options ? opts : 0, d->options);
     if (r) return r;
   }
   return WRT_OK;
@@ -409,6 +472,9 @@ static int check_order(wrt_model* m, uint8_t* ready) {
   int nt = m->n_tensors;
   for (int i = 0; i < nt; i++) ready[i] = m->t[i].is_const;
   for (int i = 0; i < m->n_inputs; i++) ready[m->inputs[i]] = 1;
+  for (int i = 0; i < nt; i++) /* shape bounds only on graph inputs (constants never have them) */
+    if (m->t[i].dmin && !ready[i])
+      return rt_error(WRT_ERR_FORMAT, "tensor %d ('%s') has shape bounds but is not a graph input", i, m->t[i].name);
   for (int k = 0; k < m->n_ops; k++) {
     wrt_op* op = &m->ops[k];
     for (int i = 0; i < op->n_in; i++) {
@@ -416,10 +482,13 @@ static int check_order(wrt_model* m, uint8_t* ready) {
       if (ti >= 0 && !ready[ti])
         return op_fail(op, WRT_ERR_FORMAT, "reads tensor %d ('%s') before any op writes it", ti, m->t[ti].name);
     }
-    if (ready[op->out])
-      return op_fail(op, WRT_ERR_FORMAT, "writes tensor %d ('%s'), which is already a constant, input or earlier output",
-                     op->out, m->t[op->out].name);
-    ready[op->out] = 1;
+    for (int k = 0; k < op->n_out; k++) {
+      int ti = op->outs[k];
+      if (ready[ti])
+        return op_fail(op, WRT_ERR_FORMAT, "writes tensor %d ('%s'), which is already a constant, input or earlier "
+                       "output", ti, m->t[ti].name);
+      ready[ti] = 1;
+    }
   }
   for (int i = 0; i < m->n_outputs; i++)
     if (!ready[m->outputs[i]])
@@ -443,6 +512,7 @@ static int read_io_and_order(wrt_model* m, fb_buf f, size_t root) {
       int32_t ti = fb_vi32(f, v, i);
       if (ti < 0 || ti >= nt)
         return rt_error(WRT_ERR_FORMAT, "graph %s refers to tensor %d, but the model has %d tensors", kinds[w], ti, nt);
+      if (w == 0 && m->t[ti].dmin) m->dynamic = 1;
       if (m->t[ti].is_const)
         return rt_error(WRT_ERR_FORMAT, "graph %s tensor %d ('%s') is a constant", kinds[w], ti, m->t[ti].name);
       dst[i] = ti;
@@ -471,11 +541,12 @@ static int check_structure(wrt_model* m, fb_buf f, size_t root) {
   uint32_t nt = fb_vlen(f, tv), no = fb_vlen(f, ov);
   if (nt > WRT_MAX_TENSORS) return rt_error(WRT_ERR_FORMAT, "model has %u tensors (limit %d)", nt, WRT_MAX_TENSORS);
   if (no > WRT_MAX_OPS) return rt_error(WRT_ERR_FORMAT, "model has %u operators (limit %d)", no, WRT_MAX_OPS);
-  uint64_t names = 0, inputs = 0, expanded = 0;
+  uint64_t names = 0, inputs = 0, qvalues = 0, expanded = 0;
   for (uint32_t i = 0; i < nt; i++) {
-    size_t tt = fb_vref(f, tv, i), sv = fb_ref(f, tt, 1);
+    size_t tt = fb_vref(f, tv, i), qt = fb_ref(f, tt, 5), sv = fb_ref(f, tt, 1);
     names += fb_vlen(f, fb_ref(f, tt, 0));
-    if (!fb_ref(f, tt, 6)) continue;
+    if (qt) qvalues += (uint64_t)fb_vlen(f, fb_ref(f, qt, 0)) + fb_vlen(f, fb_ref(f, qt, 1));
+    if (!fb_ref(f, tt, 8)) continue;
     uint64_t elems = 1; /* saturating at 2^40, as python_ref counts */
     for (uint32_t d = 0; d < fb_vlen(f, sv); d++) {
       int32_t v = fb_vi32(f, sv, d);
@@ -488,11 +559,15 @@ static int check_structure(wrt_model* m, fb_buf f, size_t root) {
                     (int64_t)WRT_MAX_SPARSE_BYTES);
   for (uint32_t k = 0; k < no; k++) {
     size_t ot = fb_vref(f, ov, k);
-    inputs += fb_vlen(f, fb_ref(f, ot, 1));
+    inputs += fb_vlen(f, fb_ref(f, ot, 1)) + fb_vlen(f, fb_ref(f, ot, 2));
     names += fb_vlen(f, fb_ref(f, ot, 5));
   }
+  if (qvalues > WRT_MAX_QUANT_VALUES)
+    return rt_error(WRT_ERR_FORMAT, "the tensors' quantization parameters hold %l values in all (limit %d)",
+                    (int64_t)qvalues, WRT_MAX_QUANT_VALUES);
   if (inputs > WRT_MAX_OP_INPUTS)
-    return rt_error(WRT_ERR_FORMAT, "the operators have %l inputs in all (limit %d)", (int64_t)inputs, WRT_MAX_OP_INPUTS);
+    return rt_error(WRT_ERR_FORMAT, "the operators have %l inputs and outputs in all (limit %d)", (int64_t)inputs,
+                    WRT_MAX_OP_INPUTS);
   if (names > WRT_MAX_NAME_BYTES)
     return rt_error(WRT_ERR_FORMAT, "tensor and operator names take %l bytes in all (limit %d)", (int64_t)names,
                     WRT_MAX_NAME_BYTES);

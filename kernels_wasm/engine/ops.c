@@ -10,6 +10,8 @@ static const char* k_pool(const wrt_op* op) { (void)op; return "pool"; }
 static const char* k_reduce(const wrt_op* op) { (void)op; return "reduce (double)"; }
 static const char* k_copy(const wrt_op* op) { (void)op; return "copy"; }
 static const char* k_col2im(const wrt_op* op) { (void)op; return "gemm + col2im"; }
+static const char* k_scalar(const wrt_op* op) { (void)op; return "scalar"; }
+static const char* k_rnn(const wrt_op* op) { (void)op; return "gemm + gates"; }
 
 static const wrt_op_impl CONV = IMPL(plan_conv, prepare_conv, run_conv, conv_kernel);
 static const wrt_op_impl CONV_T = IMPL(plan_conv_transpose, prepare_conv_transpose, run_conv_transpose, k_col2im);
@@ -18,6 +20,16 @@ static const wrt_op_impl ELTWISE = IMPL(plan_elementwise, 0, run_elementwise, k_
 static const wrt_op_impl POOL = IMPL(plan_pool, prepare_pool, run_pool, k_pool);
 static const wrt_op_impl REDUCE = IMPL(plan_reduce, 0, run_reduce, k_reduce);
 static const wrt_op_impl DATA = IMPL(plan_data, prepare_data, run_data, k_copy);
+/* int8 (QS8): python_ref/qops.py */
+static const char* k_qpool(const wrt_op* op) { (void)op; return "qs8 pool (portable)"; }
+static const char* k_qdata(const wrt_op* op) { (void)op; return "qs8 copy"; }
+static const wrt_op_impl QCONV = IMPL(plan_qconv, prepare_qconv, run_qconv, qconv_kernel);
+static const wrt_op_impl QELT = IMPL(plan_qelt, prepare_qelt, run_qelt, qelt_kernel);
+static const wrt_op_impl QPOOL = IMPL(plan_qpool, prepare_qpool, run_qpool, k_qpool);
+static const wrt_op_impl QDATA = IMPL(plan_qdata, prepare_qdata, run_qdata, k_qdata);
+static const wrt_op_impl TYPED = IMPL(plan_typed, 0, run_typed, k_scalar);
+static const wrt_op_impl RNN = IMPL(plan_rnn, prepare_rnn, run_rnn, k_rnn);
+static const wrt_op_impl MEDIAPIPE = IMPL(plan_mediapipe, 0, run_mediapipe, k_scalar);
 
 /* block-sparse weights: the sparse kernels, or below the target's break-even the float32 implementation */
 static int plan_sparse_or_dense(wrt_model* m, wrt_op* op, wrt_cost* c) {
@@ -30,24 +42,32 @@ static const wrt_op_impl SPARSE = IMPL(plan_sparse_or_dense, prepare_sparse, run
 
 /* float32 only */
 #define F32(impl) {[WRT_DC_F32] = &impl}
+/* float32 and int8 */
+#define F32_QS8(impl, qimpl) {[WRT_DC_F32] = &impl, [WRT_DC_QS8] = &qimpl}
+/* float32 (dense or block-sparse weights) and int8 */
+#define F32_QS8_SPARSE(impl, qimpl) {[WRT_DC_F32] = &impl, [WRT_DC_QS8] = &qimpl, [WRT_DC_F32_SPARSE] = &SPARSE}
 /* any element type: data movement copies bytes */
 #define ANY(impl) {[WRT_DC_F32] = &impl, [WRT_DC_QS8] = &impl, [WRT_DC_OTHER] = &impl}
+/* float32 through `impl`, integers through the typed scalar loops */
+#define F32_INT(impl) {[WRT_DC_F32] = &impl, [WRT_DC_OTHER] = &TYPED}
+/* float32, int8, and integers through the typed scalar loops */
+#define F32_QS8_INT(impl, qimpl) {[WRT_DC_F32] = &impl, [WRT_DC_QS8] = &qimpl, [WRT_DC_OTHER] = &TYPED}
 
 static const wrt_op_impl* const TABLE[OP_MAX_CODE][WRT_DC_COUNT] = {
-    [OP_CONV_2D] = {[WRT_DC_F32] = &CONV, [WRT_DC_F32_SPARSE] = &SPARSE},
-    [OP_CONV_TRANSPOSE_2D] = F32(CONV_T),
-    [OP_FULLY_CONNECTED] = {[WRT_DC_F32] = &DENSE, [WRT_DC_F32_SPARSE] = &SPARSE},
-    [OP_MATMUL] = F32(DENSE),
-    [OP_ADD] = F32(ELTWISE),
-    [OP_SUB] = F32(ELTWISE),
-    [OP_MUL] = F32(ELTWISE),
-    [OP_DIV] = F32(ELTWISE),
-    [OP_MAXIMUM] = F32(ELTWISE),
-    [OP_MINIMUM] = F32(ELTWISE),
+    [OP_CONV_2D] = F32_QS8_SPARSE(CONV, QCONV),
+    [OP_CONV_TRANSPOSE_2D] = F32_QS8(CONV_T, QCONV),
+    [OP_FULLY_CONNECTED] = F32_QS8_SPARSE(DENSE, QCONV),
+    [OP_MATMUL] = F32_QS8(DENSE, QCONV),
+    [OP_ADD] = F32_QS8_INT(ELTWISE, QELT),
+    [OP_SUB] = F32_QS8_INT(ELTWISE, QELT),
+    [OP_MUL] = F32_QS8_INT(ELTWISE, QELT),
+    [OP_DIV] = F32_INT(ELTWISE),
+    [OP_MAXIMUM] = F32_QS8_INT(ELTWISE, QELT),
+    [OP_MINIMUM] = F32_QS8_INT(ELTWISE, QELT),
     [OP_POW] = F32(ELTWISE),
-    [OP_PRELU] = F32(ELTWISE),
-    [OP_RELU] = F32(ELTWISE),
-    [OP_CLIP] = F32(ELTWISE),
+    [OP_PRELU] = F32_QS8(ELTWISE, QELT),
+    [OP_RELU] = F32_QS8(ELTWISE, QELT),
+    [OP_CLIP] = F32_QS8(ELTWISE, QELT),
     [OP_LEAKY_RELU] = F32(ELTWISE),
     [OP_HARD_SWISH] = F32(ELTWISE),
     [OP_HARD_SIGMOID] = F32(ELTWISE),
@@ -57,23 +77,53 @@ static const wrt_op_impl* const TABLE[OP_MAX_CODE][WRT_DC_COUNT] = {
     [OP_SQRT] = F32(ELTWISE),
     [OP_ABS] = F32(ELTWISE),
     [OP_NEG] = F32(ELTWISE),
-    [OP_MAX_POOL_2D] = F32(POOL),
-    [OP_AVERAGE_POOL_2D] = F32(POOL),
-    [OP_MEAN] = F32(REDUCE),
-    [OP_REDUCE_MAX] = F32(REDUCE),
+    [OP_MAX_POOL_2D] = F32_QS8(POOL, QPOOL),
+    [OP_AVERAGE_POOL_2D] = F32_QS8(POOL, QPOOL),
+    [OP_MEAN] = F32_QS8(REDUCE, QPOOL),
+    [OP_REDUCE_MAX] = F32_QS8(REDUCE, QPOOL),
     [OP_REDUCE_SUM] = F32(REDUCE),
-    [OP_SOFTMAX] = F32(REDUCE),
+    [OP_SOFTMAX] = F32_QS8(REDUCE, QPOOL),
     [OP_RESHAPE] = ANY(DATA),
     [OP_TRANSPOSE] = ANY(DATA),
-    [OP_CONCATENATION] = ANY(DATA),
+    [OP_CONCATENATION] = {[WRT_DC_F32] = &DATA, [WRT_DC_QS8] = &QDATA, [WRT_DC_OTHER] = &DATA},
     [OP_SLICE] = ANY(DATA),
     [OP_PAD] = ANY(DATA),
-    [OP_RESIZE] = F32(DATA),
+    [OP_RESIZE] = F32_QS8(DATA, QDATA),
     [OP_DEPTH_TO_SPACE] = ANY(DATA),
     [OP_GATHER] = ANY(DATA),
+    [OP_QUANTIZE] = {[WRT_DC_QS8] = &QELT},
+    [OP_DEQUANTIZE] = {[WRT_DC_QS8] = &QELT},
+    [OP_LOOKUP] = {[WRT_DC_QS8] = &QELT},
+    [OP_LAYER_NORM] = F32(REDUCE),
+    [OP_GELU] = F32(ELTWISE),
+    [OP_ERF] = F32(ELTWISE),
+    [OP_LOG] = F32(ELTWISE),
+    [OP_FLOOR] = F32(ELTWISE),
+    [OP_CEIL] = F32(ELTWISE),
+    [OP_WHERE] = ANY(TYPED),
+    [OP_EXPAND] = ANY(DATA),
+    [OP_CAST] = ANY(TYPED),
+    [OP_EQUAL] = ANY(TYPED),
+    [OP_LESS] = ANY(TYPED),
+    [OP_GREATER] = ANY(TYPED),
+    [OP_LESS_EQUAL] = ANY(TYPED),
+    [OP_GREATER_EQUAL] = ANY(TYPED),
+    [OP_NOT] = ANY(TYPED),
+    [OP_AND] = ANY(TYPED),
+    [OP_OR] = ANY(TYPED),
+    [OP_XOR] = ANY(TYPED),
+    [OP_SCATTER_ND] = ANY(DATA),
+    [OP_SPLIT] = ANY(DATA),
+    [OP_LSTM] = F32(RNN),
+    [OP_GRU] = F32(RNN),
+    [OP_RNN] = F32(RNN),
+    [OP_LANDMARKS_TO_TRANSFORM_MATRIX] = F32(MEDIAPIPE),
+    [OP_TRANSFORM_TENSOR_BILINEAR] = F32(MEDIAPIPE),
+    [OP_TRANSFORM_LANDMARKS] = F32(MEDIAPIPE),
 };
 
 int dtype_class(const wrt_model* m, const wrt_op* op) {
+  if (op_is_quantized(m, op)) return WRT_DC_QS8;
   if (m->t[op->in[0]].dtype != WRT_F32) return WRT_DC_OTHER;
   return op->n_in > 1 && op->in[1] >= 0 && m->t[op->in[1]].sparse ? WRT_DC_F32_SPARSE : WRT_DC_F32;
 }

@@ -9,7 +9,7 @@ int plan_pool(wrt_model* m, wrt_op* op, wrt_cost* c) {
   const wrt_tensor *x = &m->t[op->in[0]], *y = &m->t[op->out];
   uint64_t P = y->count / (uint64_t)y->dims[3], ks = (uint64_t)op->a.kernel[0] * (uint64_t)op->a.kernel[1];
   if ((uint64_t)x->dims[3] + 16 > m->pad_floats) m->pad_floats = (size_t)x->dims[3] + 16;
-  c->bytes += ptr_bytes(P * ks) + 1;
+  c->shape_bytes += ptr_bytes(P * ks) + 1;
   c->work += WORK_DW * sat_mul(y->count, ks) + WORK_SCALAR * P * ((uint64_t)op->a.kernel[0] + (uint64_t)op->a.kernel[1]);
   return WRT_OK;
 }
@@ -25,6 +25,15 @@ static int64_t taps_inside(int64_t start, int64_t k, int64_t d, int64_t lo, int6
   int64_t n = 0;
   for (int64_t i = 0; i < k; i++) n += start + i * d >= lo && start + i * d < hi;
   return n;
+}
+
+/* the average pool's divisor at output position (oh, ow) of an H x W input: taps inside the input (and on the
+ * explicit pads with count_include_pad), never the ceil_mode overhang */
+int64_t pool_divisor(const wrt_attrs* a, int64_t H, int64_t W, int64_t oh, int64_t ow) {
+  int64_t lo_h = a->count_include_pad ? -a->pads[0] : 0, hi_h = a->count_include_pad ? H + a->pads[2] : H;
+  int64_t lo_w = a->count_include_pad ? -a->pads[1] : 0, hi_w = a->count_include_pad ? W + a->pads[3] : W;
+  return taps_inside(oh * a->strides[0] - a->pads[0], a->kernel[0], a->dilations[0], lo_h, hi_h) *
+         taps_inside(ow * a->strides[1] - a->pads[1], a->kernel[1], a->dilations[1], lo_w, hi_w);
 }
 
 typedef struct {

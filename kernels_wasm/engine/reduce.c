@@ -3,6 +3,10 @@
 
 int plan_reduce(wrt_model* m, wrt_op* op, wrt_cost* c) {
   const wrt_tensor *x = &m->t[op->in[0]], *y = &m->t[op->out];
+  if (op->type == OP_LAYER_NORM) {
+    c->work += 3 * WORK_SCALAR * x->count;
+    return WRT_OK;
+  }
   if (op->type == OP_SOFTMAX) { /* an exp in double per element: a few dozen units each */
     int ax = op->a.axis < 0 ? op->a.axis + x->rank : op->a.axis;
     c->scratch = (uint64_t)x->dims[ax] * sizeof(double);
@@ -36,8 +40,63 @@ static int run_softmax(wrt_model* m, wrt_op* op) {
   return WRT_OK;
 }
 
+/* LAYER_NORM: per row of the normalized axes, mean and biased variance in double, then scale and bias (broadcast
+ * over the row: their element strides are 0 on the axes they lack or have of size 1) */
+static void row_strides(const wrt_model* m, int ti, const wrt_tensor* x, int ax, int64_t* st) {
+  const wrt_tensor* t = &m->t[ti];
+  int64_t s = 1;
+  for (int i = x->rank - 1; i >= ax; i--) {
+    int it = i - (x->rank - t->rank);
+    int64_t d = it >= 0 ? t->dims[it] : 1;
+    st[i - ax] = d == 1 ? 0 : s;
+    s *= d;
+  }
+}
+
+static int run_layer_norm(wrt_model* m, wrt_op* op) {
+  const wrt_tensor* xt = &m->t[op->in[0]];
+  int ax = op->a.axis < 0 ? op->a.axis + xt->rank : op->a.axis, nr = xt->rank - ax;
+  size_t L = 1;
+  for (int i = ax; i < xt->rank; i++) L *= (size_t)xt->dims[i];
+  size_t rows = L ? (size_t)xt->count / L : 0;
+  const float* x = t_f32(m, op->in[0]);
+  float* y = t_f32(m, op->out);
+  int has_s = op->n_in > 1 && op->in[1] >= 0, has_b = op->n_in > 2 && op->in[2] >= 0;
+  const float *sc = has_s ? t_f32(m, op->in[1]) : 0, *bi = has_b ? t_f32(m, op->in[2]) : 0;
+  int64_t ss[WRT_MAX_RANK] = {0}, bs[WRT_MAX_RANK] = {0};
+  if (has_s) row_strides(m, op->in[1], xt, ax, ss);
+  if (has_b) row_strides(m, op->in[2], xt, ax, bs);
+  double eps = op->a.epsilon;
+  for (size_t r = 0; r < rows; r++) {
+    const float* xr = x + r * L;
+    float* yr = y + r * L;
+    double sum = 0, sq = 0;
+    for (size_t j = 0; j < L; j++) sum += xr[j];
+    double mean = sum / (double)L;
+    for (size_t j = 0; j < L; j++) sq += ((double)xr[j] - mean) * ((double)xr[j] - mean);
+    double inv = 1 / rt_sqrt(sq / (double)L + eps);
+    int64_t idx[WRT_MAX_RANK] = {0}, so = 0, bo = 0;
+    for (size_t j = 0; j < L; j++) {
+      double v = ((double)xr[j] - mean) * inv;
+      if (has_s) v *= sc[so];
+      if (has_b) v += bi[bo];
+      yr[j] = (float)v;
+      for (int i = nr - 1; i >= 0; i--) { /* next position in the normalized axes */
+        so += ss[i];
+        bo += bs[i];
+        if (++idx[i] < xt->dims[ax + i]) break;
+        so -= ss[i] * xt->dims[ax + i];
+        bo -= bs[i] * xt->dims[ax + i];
+        idx[i] = 0;
+      }
+    }
+  }
+  return WRT_OK;
+}
+
 int run_reduce(wrt_model* m, wrt_op* op) {
   if (op->type == OP_SOFTMAX) return run_softmax(m, op);
+  if (op->type == OP_LAYER_NORM) return run_layer_norm(m, op);
   const wrt_tensor* xt = &m->t[op->in[0]];
   const wrt_tensor* yt = &m->t[op->out];
   const float* x = t_f32(m, op->in[0]);

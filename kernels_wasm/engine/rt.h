@@ -28,7 +28,8 @@ int rt_error(int code, const char* fmt, ...);
 int rt_verror(int code, const char* fmt, va_list ap);
 const char* rt_last_error(void);
 void rt_clear_error(void);
-/* printf subset: %d %u (unsigned) %l (int64_t) %z (size_t) %s %c %f (double, 6 significant digits) %% */
+/* printf subset: %d %u (unsigned) %l (int64_t) %z (size_t) %s %c %f (double, 6 significant digits) %%,
+ * %g / %G (double as Python's format(v, ".6g") / ".9g") */
 size_t rt_vformat(char* out, size_t cap, const char* fmt, va_list ap);
 size_t rt_format(char* out, size_t cap, const char* fmt, ...);
 
@@ -39,6 +40,11 @@ double rt_pow(double x, double y);
 double rt_floor(double x);
 double rt_ceil(double x);
 double rt_sqrt(double x);
+double rt_tanh(double x);
+double rt_erf(double x);
+double rt_sin(double x);
+double rt_cos(double x);
+double rt_atan2(double y, double x);
 float rt_inf(void);
 int rt_isnan(double x);
 float rt_minf(float a, float b);  /* NaN-propagating min/max as numpy's minimum/maximum */

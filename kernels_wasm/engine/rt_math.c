@@ -88,3 +88,109 @@ double rt_pow(double x, double y) {
   }
   return r;
 }
+
+double rt_tanh(double x) {
+  double a = x < 0 ? -x : x;
+  if (a != a) return x;
+  double t;
+  if (a < 0.25) { /* odd series a - a^3/3 + 2a^5/15 - ...: no cancellation near 0 */
+    double a2 = a * a;
+    t = a * (1.0 + a2 * (-1.0 / 3 + a2 * (2.0 / 15 + a2 * (-17.0 / 315 + a2 * (62.0 / 2835 + a2 * (-1382.0 / 155925 +
+        a2 * (21844.0 / 6081075 + a2 * (-929569.0 / 638512875))))))));
+  } else {
+    double e = rt_exp(-2 * a);
+    t = (1 - e) / (1 + e);
+  }
+  return x < 0 ? -t : t;
+}
+
+/* erf: the Taylor series below 2 (alternating terms of at most 11, 40 of them: error ~1e-15), the continued
+ * fraction of erfc above (Lentz's algorithm) */
+double rt_erf(double x) {
+  double a = x < 0 ? -x : x;
+  if (a != a) return x;
+  double r;
+  if (a < 2.0) {
+    double a2 = a * a, term = a, sum = a; /* term_n = (-1)^n a^(2n+1) / n! */
+    for (int n = 1; n < 60; n++) {
+      term *= -a2 / n;
+      double add = term / (2 * n + 1);
+      sum += add;
+      if ((add < 0 ? -add : add) < 1e-17 * sum) break;
+    }
+    r = sum * 1.1283791670955126; /* 2 / sqrt(pi) */
+  } else if (a < 6.5) {
+    /* erfc(a) = exp(-a^2) / sqrt(pi) * 1 / (a + (1/2) / (a + 1 / (a + (3/2) / (a + 2 / (a + ...))))) */
+    const double tiny = 1e-300;
+    double f = a, c = a, d = 0;
+    for (int n = 1; n < 200; n++) {
+      double an = n * 0.5;
+      d = a + an * d;
+      d = d == 0 ? tiny : d;
+      c = a + an / c;
+      c = c == 0 ? tiny : c;
+      d = 1 / d;
+      double delta = c * d;
+      f *= delta;
+      if (delta > 1 - 1e-16 && delta < 1 + 1e-16) break;
+    }
+    r = 1 - rt_exp(-a * a) * 0.5641895835477563 / f; /* 1 / sqrt(pi) */
+  } else {
+    r = 1.0;
+  }
+  return x < 0 ? -r : r;
+}
+
+/* sin/cos: x = k pi/2 + r (three-part pi/2, |r| <= pi/4), then their Taylor series */
+static double sin_series(double r) {
+  double r2 = r * r, t = 0;
+  for (int n = 21; n >= 3; n -= 2) t = (t + 1.0) * -r2 / (n * (n - 1));
+  return r * (1 + t);
+}
+static double cos_series(double r) {
+  double r2 = r * r, t = 0;
+  for (int n = 22; n >= 2; n -= 2) t = (t + 1.0) * -r2 / (n * (n - 1));
+  return 1 + t;
+}
+static double quadrant(double x, int* q) {
+  double k = __builtin_floor(x * 0.6366197723675814 + 0.5); /* 2 / pi */
+  *q = (int)((int64_t)k & 3);
+  return ((x - k * 1.5707963267341256) - k * 6.077100506506192e-11) - k * 2.0222662487959506e-21;
+}
+double rt_sin(double x) {
+  if (x != x || x == __builtin_inf() || x == -__builtin_inf()) return __builtin_nan("");
+  int q;
+  double r = quadrant(x, &q);
+  double v = q & 1 ? cos_series(r) : sin_series(r);
+  return q & 2 ? -v : v;
+}
+double rt_cos(double x) {
+  if (x != x || x == __builtin_inf() || x == -__builtin_inf()) return __builtin_nan("");
+  int q;
+  double r = quadrant(x, &q);
+  double v = q & 1 ? sin_series(r) : cos_series(r);
+  return (q == 1 || q == 2) ? -v : v;
+}
+
+/* atan by reduction to |t| <= tan(pi/8) and its series; atan2 from the quadrant */
+static double atan_pos(double a) { /* a >= 0 */
+  int inv = a > 1;
+  if (inv) a = 1 / a;
+  double base = 0;
+  if (a > 0.41421356237309503) { /* atan(a) = pi/4 + atan((a - 1) / (a + 1)) */
+    a = (a - 1) / (a + 1);
+    base = 0.7853981633974483;
+  }
+  double a2 = a * a, t = 0;
+  for (int n = 49; n >= 3; n -= 2) t = (t + 1.0 / n) * -a2;
+  double r = base + a * (1 + t);
+  return inv ? 1.5707963267948966 - r : r;
+}
+double rt_atan2(double y, double x) {
+  if (x != x || y != y) return x + y;
+  if (x == 0 && y == 0) return (y < 0 || (y == 0 && 1 / y < 0)) ? -0.0 : 0.0;
+  double ax = x < 0 ? -x : x, ay = y < 0 ? -y : y;
+  double r = ax >= ay ? atan_pos(ay / ax) : 1.5707963267948966 - atan_pos(ax / ay);
+  if (x < 0) r = 3.141592653589793 - r;
+  return y < 0 ? -r : r;
+}

@@ -26,6 +26,14 @@ static void fmt_shape(char* out, size_t cap, const shp* s) {
     if (!(c)) FAIL(__VA_ARGS__); \
   } while (0)
 
+/* "[256]" for messages (a static buffer: one use per message) */
+static const char* shape_text(const wrt_tensor* t) {
+  static WRT_TLS char b[96];
+  shp s = of(t);
+  fmt_shape(b, sizeof b, &s);
+  return b;
+}
+
 static int rank_is(const wrt_op* op, const wrt_tensor* t, int r, const char* what) {
   if (t->rank == r) return 0;
   char b[96];
@@ -48,6 +56,25 @@ static int broadcast(const wrt_op* op, const shp* a, const shp* b, shp* out) {
     }
     out->d[i] = da == 1 ? db : da;
   }
+  return 0;
+}
+
+/* a tensor's new shape after a run-time shape change, within the format's limits */
+static int set_shape(wrt_model* m, const wrt_op* op, wrt_tensor* t, const shp* s) {
+  (void)m;
+  uint64_t count = 1;
+  int empty = 0;
+  for (int i = 0; i < s->rank; i++) {
+    CHECK(s->d[i] >= 0 && s->d[i] <= INT32_MAX, "output dimension %l is out of range", s->d[i]);
+    empty |= s->d[i] == 0;
+    count = count > ((uint64_t)1 << 32) ? count : count * (uint64_t)s->d[i];
+  }
+  if (empty) count = 0;
+  CHECK(count <= ((uint64_t)1 << 31), "output tensor '%s' would have %l elements", t->name, (int64_t)count);
+  t->rank = s->rank;
+  for (int i = 0; i < s->rank; i++) t->dims[i] = (int32_t)s->d[i];
+  t->count = count;
+  t->nbytes = count * t->esize;
   return 0;
 }
 
@@ -95,7 +122,11 @@ static int conv_weights(wrt_model* m, const wrt_op* op, int* g) {
   return spatial_ok(op);
 }
 
-static int infer(wrt_model* m, wrt_op* op, shp* out) {
+static int infer_rnn(wrt_model* m, wrt_op* op, int k, shp* out);
+static int infer_extra(wrt_model* m, wrt_op* op, int k, shp* out);
+
+/* output k of the op */
+static int infer(wrt_model* m, wrt_op* op, int k, shp* out) {
   const wrt_attrs* a = &op->a;
   const wrt_tensor* x = &m->t[op->in[0]];
   shp xs = of(x);
@@ -219,18 +250,43 @@ static int infer(wrt_model* m, wrt_op* op, shp* out) {
       }
       return 0;
     }
-    case OP_SOFTMAX:
+    case OP_SOFTMAX: {
       CHECK(x->rank >= 1, "input must have rank >= 1");
       CHECK(a->axis >= -x->rank && a->axis < x->rank, "axis %d is out of range for rank %d", a->axis, x->rank);
+      int table = op->n_in > 1 && op->in[1] >= 0;
+      if (is_q8(x->dtype)) CHECK(table, "a quantized SOFTMAX needs its int32 exponential table (input 1)");
+      else CHECK(!table, "the table input is only for quantized (int8/uint8) inputs");
       *out = xs;
       return 0;
+    }
+    case OP_QUANTIZE:
+      CHECK(x->dtype == WRT_F32 || is_q8(x->dtype), "input must be float32, int8 or uint8, got %s",
+            dtype_name(x->dtype));
+      *out = xs;
+      return 0;
+    case OP_DEQUANTIZE:
+      CHECK(is_q8(x->dtype), "input must be int8 or uint8, got %s", dtype_name(x->dtype));
+      *out = xs;
+      return 0;
+    case OP_LOOKUP: {
+      const wrt_tensor* t = &m->t[op->in[1]];
+      CHECK(is_q8(x->dtype), "input must be int8 or uint8, got %s", dtype_name(x->dtype));
+      CHECK(t->rank == 1 && t->dims[0] == 256 && is_q8(t->dtype), "table must be [256] of int8 or uint8, got %s of %s",
+            shape_text(t), dtype_name(t->dtype));
+      *out = xs;
+      return 0;
+    }
     case OP_RESHAPE: {
       int neg = -1;
       int64_t known = 1;
       out->rank = a->n_list;
       for (int i = 0; i < a->n_list; i++) {
-        int32_t d = a->list[i];
-        CHECK(d >= 1 || d == -1, "shape has an entry %d < 1 other than -1", d);
+        int64_t d = a->list[i];
+        CHECK(d >= 0 || d == -1, "shape has an entry %l < 0 other than -1", d);
+        if (d == 0) { /* a copy of the input's dimension at this index */
+          CHECK(i < x->rank, "shape copies (0) a dimension the input does not have");
+          d = x->dims[i];
+        }
         if (d == -1) {
           CHECK(neg < 0, "shape has more than one -1");
           neg = i;
@@ -241,6 +297,7 @@ static int infer(wrt_model* m, wrt_op* op, shp* out) {
         out->d[i] = d;
       }
       if (neg >= 0) {
+        CHECK(known > 0, "cannot infer the -1 of a shape with a zero dimension");
         CHECK((int64_t)x->count % known == 0, "cannot reshape %l elements", (int64_t)x->count);
         out->d[neg] = (int64_t)x->count / known;
       } else {
@@ -285,11 +342,14 @@ static int infer(wrt_model* m, wrt_op* op, shp* out) {
         int64_t b = a->starts[i], e = a->ends[i], s = a->steps[i], d = x->dims[i], n;
         CHECK(s != 0, "step of axis %d is 0", i);
         if (s > 0) {
-          CHECK(0 <= b && b <= d && 0 <= e && e <= d, "axis %d: start %l / end %l not clamped to [0, %l]", i, b, e, d);
+          CHECK(b >= 0 && e >= 0, "axis %d: start %l / end %l must be >= 0", i, b, e);
+          b = b < d ? b : d; /* clamped to the axis (python_ref/shapes.py slice_params) */
+          e = e < d ? e : d;
           n = e > b ? (e - b + s - 1) / s : 0;
         } else {
-          CHECK((0 <= b && b <= d - 1 && -1 <= e && e <= d - 1) || d == 0,
-                "axis %d: with step %l, start %l must be in [0, %l] and end %l in [-1, %l]", i, s, b, d - 1, e, d - 1);
+          CHECK(b >= 0 && e >= -1, "axis %d: with step %l, start %l must be >= 0 and end %l >= -1", i, s, b, e);
+          b = b < d - 1 ? b : d - 1;
+          e = e < d - 1 ? e : d - 1;
           n = d > 0 && b > e ? (b - e + (-s) - 1) / (-s) : 0;
         }
         out->d[i] = n;
@@ -319,13 +379,21 @@ static int infer(wrt_model* m, wrt_op* op, shp* out) {
       }
       return 0;
     }
-    case OP_RESIZE:
+    case OP_RESIZE: {
       if ((r = rank_is(op, x, 4, "input x (NHWC)"))) return r;
-      CHECK(a->size[0] >= 1 && a->size[1] >= 1, "size must all be >= 1, got [%d, %d]", a->size[0], a->size[1]);
       CHECK(a->scales[0] >= 0 && a->scales[1] >= 0, "scales must be 2 values >= 0");
+      int64_t hw[2];
+      for (int k = 0; k < 2; k++) { /* size 0: floor(in * scale), python_ref/shapes.py resize_size */
+        CHECK(a->size[k] >= 0, "size must all be >= 0, got [%d, %d]", a->size[0], a->size[1]);
+        CHECK(a->size[k] > 0 || a->scales[k] > 0, "size %d is 0 (from the scale) but scales[%d] is 0", k, k);
+        double v = a->size[k] ? (double)a->size[k] : rt_floor((double)x->dims[1 + k] * (double)a->scales[k]);
+        CHECK(v >= 1 && v <= (double)(1 << 30), "the output size is empty or absurd");
+        hw[k] = (int64_t)v;
+      }
       CHECK(x->dims[1] >= 1 && x->dims[2] >= 1, "input spatial size %dx%d is empty", x->dims[1], x->dims[2]);
-      *out = (shp){4, {x->dims[0], a->size[0], a->size[1], x->dims[3]}};
+      *out = (shp){4, {x->dims[0], hw[0], hw[1], x->dims[3]}};
       return 0;
+    }
     case OP_DEPTH_TO_SPACE: {
       if ((r = rank_is(op, x, 4, "input x (NHWC)"))) return r;
       int64_t b = a->block;
@@ -349,48 +417,289 @@ static int infer(wrt_model* m, wrt_op* op, shp* out) {
       for (int i = ax + 1; i < x->rank; i++) out->d[out->rank++] = x->dims[i];
       return 0;
     }
+    case OP_LSTM: case OP_GRU: case OP_RNN:
+      return infer_rnn(m, op, k, out);
+  }
+  return infer_extra(m, op, k, out);
+}
+
+/* ---- recurrent ops: python_ref/shapes.py rnn_dims ------------------------------------------------------------- */
+static int want_shape(const wrt_op* op, const wrt_model* m, int i, const char* what, int rank, const int64_t* d) {
+  if (i >= op->n_in || op->in[i] < 0) return 0;
+  const wrt_tensor* t = &m->t[op->in[i]];
+  int same = t->rank == rank;
+  for (int a = 0; same && a < rank; a++) same = t->dims[a] == d[a];
+  if (same) return 0;
+  shp want = {rank, {0}}, got = of(t);
+  for (int a = 0; a < rank; a++) want.d[a] = d[a];
+  char b1[96], b2[96];
+  fmt_shape(b1, sizeof b1, &got);
+  fmt_shape(b2, sizeof b2, &want);
+  FAIL("%s has shape %s, expected %s", what, b1, b2);
+}
+
+int rnn_geometry(const wrt_model* m, const wrt_op* op, wrt_rnn_dims* g) {
+  const wrt_tensor *x = &m->t[op->in[0]], *w = &m->t[op->in[1]], *r = &m->t[op->in[2]];
+  int gates = op->type == OP_LSTM ? 4 : op->type == OP_GRU ? 3 : 1, n_acts = op->type == OP_LSTM ? 3 : op->type == OP_GRU ? 2 : 1;
+  int e;
+  if ((e = rank_is(op, x, 3, "input x [T, B, I]")) || (e = rank_is(op, w, 3, "weights w [D, gates*H, I]")) ||
+      (e = rank_is(op, r, 3, "recurrence r [D, gates*H, P]")))
+    return e;
+  int64_t d = op->a.direction == WRT_Direction_BIDIRECTIONAL ? 2 : 1;
+  CHECK(w->dims[0] == d && r->dims[0] == d, "w and r must have %l direction(s) on axis 0, got %d and %d", d,
+        w->dims[0], r->dims[0]);
+  CHECK(w->dims[1] > 0 && w->dims[1] % gates == 0, "w axis 1 (%d) must be %d * hidden size", w->dims[1], gates);
+  int64_t h = w->dims[1] / gates, t = x->dims[0], b = x->dims[1];
+  CHECK(w->dims[2] == x->dims[2], "w expects %d input features, x has %d", w->dims[2], x->dims[2]);
+  int has_proj = op->type == OP_LSTM && op->n_in > 8 && op->in[8] >= 0;
+  int64_t p = has_proj ? m->t[op->in[8]].dims[1] : h;
+  if (has_proj) CHECK(m->t[op->in[8]].rank == 3, "projection proj_w must have rank 3");
+  int64_t rs[3] = {d, gates * h, p};
+  if ((e = want_shape(op, m, 2, "recurrence r", 3, rs))) return e;
+  int64_t bs[2] = {d, 2 * gates * h}, h0[3] = {d, b, p}, c0[3] = {d, b, h}, ps[2] = {d, 3 * h}, pw[3] = {d, p, h},
+          pb[2] = {d, p}, ln[3] = {d, 4, h}, sl[1] = {b};
+  if ((e = want_shape(op, m, 3, "bias b", 2, bs)) || (e = want_shape(op, m, 4, "seq_lens", 1, sl)) ||
+      (e = want_shape(op, m, 5, "initial state h0", 3, h0)))
+    return e;
+  if (op->type == OP_LSTM) {
+    if ((e = want_shape(op, m, 6, "initial cell c0", 3, c0)) || (e = want_shape(op, m, 7, "peepholes p", 2, ps)) ||
+        (e = want_shape(op, m, 8, "projection proj_w", 3, pw)) ||
+        (e = want_shape(op, m, 9, "projection bias proj_b", 2, pb)) ||
+        (e = want_shape(op, m, 10, "layer norm ln", 3, ln)))
+      return e;
+    CHECK(has_proj || op->n_in <= 9 || op->in[9] < 0, "proj_b needs proj_w");
+  }
+  const wrt_attrs* a = &op->a;
+  CHECK(a->n_acts == 0 || a->n_acts == n_acts * d, "activations must have %l entries (%d per direction), got %d",
+        n_acts * d, n_acts, a->n_acts);
+  for (int i = 0; i < a->n_acts; i++)
+    CHECK(a->acts[i] >= 0 && a->acts[i] <= WRT_Activation_IDENTITY, "activation %d is not a valid Activation",
+          a->acts[i]);
+  CHECK(a->n_alphas == 0 || a->n_alphas == n_acts * d, "activation_alpha must have %l entries, got %d", n_acts * d,
+        a->n_alphas);
+  CHECK(a->n_betas == 0 || a->n_betas == n_acts * d, "activation_beta must have %l entries, got %d", n_acts * d,
+        a->n_betas);
+  CHECK(a->clip > 0, "clip must be > 0 (inf: none)");
+  if (op->type == OP_LSTM) CHECK(a->cell_clip > 0 && a->proj_clip > 0, "cell_clip and proj_clip must be > 0");
+  CHECK(t <= INT32_MAX && b <= INT32_MAX, "absurd sequence");
+  *g = (wrt_rnn_dims){t, b, x->dims[2], d, h, p, gates, n_acts};
+  return 0;
+}
+
+static int infer_rnn(wrt_model* m, wrt_op* op, int k, shp* out) {
+  wrt_rnn_dims g;
+  int e = rnn_geometry(m, op, &g);
+  if (e) return e;
+  if (k == 0) *out = (shp){4, {g.t, g.d, g.b, g.p}};
+  else if (k == 1) *out = (shp){3, {g.d, g.b, g.p}};
+  else *out = (shp){3, {g.d, g.b, g.h}};
+  return 0;
+}
+
+/* ---- transformer blocks, comparisons, data movement, MediaPipe ops ------------------------------------------- */
+static int is_matrix_4x4(const wrt_op* op, const wrt_tensor* t) {
+  CHECK(t->rank == 3 && t->dims[0] == 1 && t->dims[1] == 4 && t->dims[2] == 4, "matrix must have shape [1, 4, 4]");
+  return 0;
+}
+
+static int infer_extra(wrt_model* m, wrt_op* op, int k, shp* out) {
+  const wrt_attrs* a = &op->a;
+  const wrt_tensor* x = &m->t[op->in[0]];
+  shp xs = of(x);
+  int r;
+  switch (op->type) {
+    case OP_LAYER_NORM: {
+      CHECK(x->rank >= 1, "input must have rank >= 1");
+      CHECK(a->axis >= -x->rank && a->axis < x->rank, "axis %d is out of range for rank %d", a->axis, x->rank);
+      int ax = a->axis < 0 ? a->axis + x->rank : a->axis;
+      shp norm = {x->rank - ax, {0}};
+      for (int i = ax; i < x->rank; i++) norm.d[i - ax] = x->dims[i];
+      for (int i = 1; i < op->n_in; i++) {
+        if (op->in[i] < 0) continue;
+        shp s = of(&m->t[op->in[i]]), bc;
+        CHECK(s.rank <= norm.rank, "scale/bias have more axes than the normalized shape");
+        if ((r = broadcast(op, &norm, &s, &bc))) return r;
+        CHECK(__builtin_memcmp(bc.d, norm.d, sizeof(int64_t) * (size_t)norm.rank) == 0,
+              "scale/bias do not broadcast to the normalized shape");
+      }
+      CHECK(a->epsilon >= 0, "epsilon must be >= 0");
+      *out = xs;
+      return 0;
+    }
+    case OP_GELU: case OP_ERF: case OP_LOG: case OP_FLOOR: case OP_CEIL: case OP_CAST: case OP_NOT:
+    case OP_TRANSFORM_LANDMARKS:
+      if (op->type == OP_TRANSFORM_LANDMARKS) {
+        if ((r = is_matrix_4x4(op, &m->t[op->in[1]]))) return r;
+        CHECK(a->dimensions == 2 || a->dimensions == 3, "dimensions must be 2 or 3, got %d", a->dimensions);
+        CHECK(x->rank >= 1 && x->dims[x->rank - 1] % a->dimensions == 0,
+              "the last axis is not a multiple of %d", a->dimensions);
+        CHECK(a->scale != 0, "scale must not be 0");
+      }
+      *out = xs;
+      return 0;
+    case OP_WHERE: {
+      shp sa = of(&m->t[op->in[1]]), sb = of(&m->t[op->in[2]]), t;
+      if ((r = broadcast(op, &xs, &sa, &t))) return r;
+      return broadcast(op, &t, &sb, out);
+    }
+    case OP_EQUAL: case OP_LESS: case OP_GREATER: case OP_LESS_EQUAL: case OP_GREATER_EQUAL: case OP_AND:
+    case OP_OR: case OP_XOR: {
+      shp b = of(&m->t[op->in[1]]);
+      return broadcast(op, &xs, &b, out);
+    }
+    case OP_EXPAND: {
+      shp t = {a->n_list, {0}};
+      for (int i = 0; i < a->n_list; i++) {
+        CHECK(a->list[i] >= 0, "shape has a negative entry %d", a->list[i]);
+        t.d[i] = a->list[i];
+      }
+      return broadcast(op, &xs, &t, out);
+    }
+    case OP_SCATTER_ND: {
+      const wrt_tensor *ind = &m->t[op->in[1]], *upd = &m->t[op->in[2]];
+      CHECK(x->rank >= 1 && ind->rank >= 1, "x and indices must have rank >= 1");
+      int64_t kk = ind->dims[ind->rank - 1];
+      CHECK(kk >= 1 && kk <= x->rank, "indices address %l axes, x has %d", kk, x->rank);
+      int same = upd->rank == ind->rank - 1 + x->rank - (int)kk;
+      for (int i = 0; same && i < ind->rank - 1; i++) same = upd->dims[i] == ind->dims[i];
+      for (int i = (int)kk; same && i < x->rank; i++) same = upd->dims[ind->rank - 1 + i - kk] == x->dims[i];
+      CHECK(same, "updates must have shape indices.shape[:-1] + x.shape[%l:]", kk);
+      *out = xs;
+      return 0;
+    }
+    case OP_SPLIT: {
+      CHECK(x->rank >= 1, "input must have rank >= 1");
+      CHECK(a->axis >= -x->rank && a->axis < x->rank, "axis %d is out of range for rank %d", a->axis, x->rank);
+      int ax = a->axis < 0 ? a->axis + x->rank : a->axis;
+      CHECK(a->n_ints == op->n_out, "sizes has %d entries for %d outputs", a->n_ints, op->n_out);
+      int64_t sum = 0;
+      for (int i = 0; i < a->n_ints; i++) {
+        CHECK(a->ints[i] >= 0, "sizes must be >= 0");
+        sum += a->ints[i];
+      }
+      CHECK(sum == x->dims[ax], "sizes sum to %l, the axis has %d", sum, x->dims[ax]);
+      *out = xs;
+      out->d[ax] = a->ints[k];
+      return 0;
+    }
+    case OP_LANDMARKS_TO_TRANSFORM_MATRIX: {
+      CHECK(x->rank == 3 && x->dims[0] == 1 && x->dims[2] == 3, "landmarks must have shape [1, N, 3]");
+      CHECK(a->n_ints >= 1, "subset must not be empty");
+      for (int i = 0; i < a->n_ints; i++)
+        CHECK(a->ints[i] >= 0 && a->ints[i] < x->dims[1], "subset index %d outside [0, %d)", a->ints[i], x->dims[1]);
+      for (int i = 0; i < 2; i++)
+        CHECK(a->rotation_idx[i] >= 0 && a->rotation_idx[i] < x->dims[1], "rotation_idx %d outside [0, %d)",
+              a->rotation_idx[i], x->dims[1]);
+      CHECK(a->size[0] >= 1 && a->size[1] >= 1, "size must all be >= 1");
+      CHECK(a->scales[0] > 0 && a->scales[1] > 0, "scales must be > 0");
+      *out = (shp){3, {1, 4, 4}};
+      return 0;
+    }
+    case OP_TRANSFORM_TENSOR_BILINEAR:
+      if ((r = rank_is(op, x, 4, "input x (NHWC)")) || (r = is_matrix_4x4(op, &m->t[op->in[1]]))) return r;
+      CHECK(x->dims[0] == 1, "batch must be 1, got %d", x->dims[0]);
+      CHECK(a->size[0] >= 1 && a->size[1] >= 1 && a->size[0] <= (1 << 16) && a->size[1] <= (1 << 16),
+            "size must all be in [1, 65536]");
+      *out = (shp){4, {1, a->size[0], a->size[1], x->dims[3]}};
+      return 0;
   }
   /* an op of the format (generated/wrt_ops.h) without a shape rule, and so without a kernel, here */
   return op_fail(op, WRT_ERR_UNSUPPORTED, "%s is not implemented by the C engine", op_name(op));
 }
 
-static int check_op(wrt_model* m, wrt_op* op) {
+static int is_index(int dtype) { return dtype == WRT_I32 || dtype == WRT_I64; }
+
+/* the dtype rules of python_ref/shapes.py: which inputs must agree, and the dtype of the outputs */
+static int dtypes(wrt_model* m, const wrt_op* op, int* out) {
   const wrt_tensor* x = &m->t[op->in[0]];
-  const wrt_tensor* y = &m->t[op->out];
-  /* quantized (int8) semantics (python_ref/README.md) have no kernels here yet: refuse rather than copy bytes */
-  int quantized = y->quantized;
-  for (int i = 0; i < op->n_in; i++) quantized |= op->in[i] >= 0 && m->t[op->in[i]].quantized;
-  if (quantized)
-    return op_fail(op, WRT_ERR_UNSUPPORTED, "quantized (int8) %s is not implemented by the C engine yet", op_name(op));
-  if (op_has_clamp(op->type))
-    CHECK(op->a.act_min <= op->a.act_max, "act_min %f is greater than act_max %f", (double)op->a.act_min,
-          (double)op->a.act_max); /* NaN bounds fail too, as in python_ref */
-  for (int i = 0; i < op->n_in; i++) {
+  *out = x->dtype;
+  /* quantized CONV_2D / CONV_TRANSPOSE_2D / FULLY_CONNECTED: int8/uint8 weights, int32 bias (python_ref's
+   * _weight_dtypes) */
+  int weighted = op->type == OP_CONV_2D || op->type == OP_CONV_TRANSPOSE_2D || op->type == OP_FULLY_CONNECTED;
+  if (weighted && is_q8(x->dtype)) {
+    const wrt_tensor* w = &m->t[op->in[1]];
+    CHECK(is_q8(w->dtype), "quantized input %s needs int8 or uint8 weights, got %s", dtype_name(x->dtype),
+          dtype_name(w->dtype));
+    if (op->n_in > 2 && op->in[2] >= 0)
+      CHECK(m->t[op->in[2]].dtype == WRT_I32, "the bias of a quantized op must be int32, got %s",
+            dtype_name(m->t[op->in[2]].dtype));
+    return 0;
+  }
+  int first = 0, n = op->n_in; /* inputs [first, n) except `index` and `free` must have x's dtype... */
+  int index = -1;              /* ...this one must be int32/int64... */
+  int free = -1;               /* ...and this one may be anything (a table) */
+  switch (op->type) {
+    case OP_QUANTIZE: *out = op->a.qdtype == WRT_QuantType_UINT8 ? WRT_U8 : WRT_I8; break;
+    case OP_DEQUANTIZE: *out = WRT_F32; break;
+    case OP_LOOKUP: free = 1; *out = m->t[op->in[1]].dtype; break;
+    case OP_SOFTMAX: free = 1; break;
+    case OP_GATHER: index = 1; break;
+    case OP_SCATTER_ND: index = 1; break;
+    case OP_LSTM: case OP_GRU: case OP_RNN: index = 4; break;
+    case OP_WHERE:
+      CHECK(x->dtype == WRT_BOOL, "cond must be bool, got %s", dtype_name(x->dtype));
+      first = 1;
+      *out = m->t[op->in[1]].dtype;
+      break;
+    case OP_CAST: *out = op->a.to; break;
+    case OP_EQUAL: case OP_LESS: case OP_GREATER: case OP_LESS_EQUAL: case OP_GREATER_EQUAL: *out = WRT_BOOL; break;
+    case OP_NOT: case OP_AND: case OP_OR: case OP_XOR:
+      CHECK(x->dtype == WRT_BOOL, "inputs must be bool, got %s", dtype_name(x->dtype));
+      break;
+    default: break;
+  }
+  const wrt_tensor* ref = &m->t[op->in[first]];
+  for (int i = first; i < n; i++) {
     int ti = op->in[i];
-    if (ti < 0 || (op->type == OP_GATHER && i == 1)) continue;
-    CHECK(m->t[ti].dtype == x->dtype, "inputs have different dtypes (%s and %s)", dtype_name(x->dtype),
+    if (ti < 0 || i == free) continue;
+    if (i == index) {
+      CHECK(is_index(m->t[ti].dtype), "input %d must be int32 or int64, got %s", i, dtype_name(m->t[ti].dtype));
+      continue;
+    }
+    CHECK(m->t[ti].dtype == ref->dtype, "inputs have different dtypes (%s and %s)", dtype_name(ref->dtype),
           dtype_name(m->t[ti].dtype));
   }
-  shp out;
-  int r = infer(m, op, &out);
-  if (r) return r;
-  shp decl = of(y);
-  int same = decl.rank == out.rank;
-  for (int i = 0; same && i < out.rank; i++) same = decl.d[i] == out.d[i];
-  if (!same) {
-    char b1[128], b2[128];
-    fmt_shape(b1, sizeof b1, &decl);
-    fmt_shape(b2, sizeof b2, &out);
-    FAIL("output tensor %d ('%s') is declared with shape %s, but the op produces %s", op->out, y->name, b1, b2);
-  }
-  CHECK(y->dtype == x->dtype, "output dtype %s differs from the input dtype %s", dtype_name(y->dtype),
-        dtype_name(x->dtype));
   return 0;
 }
 
-int check_shapes(wrt_model* m) {
+/* Infer every output of the op; assign: set the output tensors' shapes (a run-time shape change), else compare them
+ * with the shapes the file declares. */
+static int check_op(wrt_model* m, wrt_op* op, int assign) {
+  if (op_has_clamp(op->type))
+    CHECK(op->a.act_min <= op->a.act_max, "act_min %f is greater than act_max %f", (double)op->a.act_min,
+          (double)op->a.act_max); /* NaN bounds fail too, as in python_ref */
+  int dt = -1, r = dtypes(m, op, &dt);
+  if (r) return r;
+  for (int k = 0; k < op->n_out; k++) {
+    wrt_tensor* y = &m->t[op->outs[k]];
+    shp out;
+    if ((r = infer(m, op, k, &out))) return r;
+    CHECK(out.rank <= WRT_MAX_RANK, "result rank exceeds %d", WRT_MAX_RANK);
+    CHECK(y->dtype == dt, "output dtype %s, expected %s", dtype_name(y->dtype), dtype_name(dt));
+    if (assign) {
+      if ((r = set_shape(m, op, y, &out))) return r;
+      continue;
+    }
+    shp decl = of(y);
+    int same = decl.rank == out.rank;
+    for (int i = 0; same && i < out.rank; i++) same = decl.d[i] == out.d[i];
+    if (!same) {
+      char b1[128], b2[128];
+      fmt_shape(b1, sizeof b1, &decl);
+      fmt_shape(b2, sizeof b2, &out);
+      FAIL("output tensor %d ('%s') is declared with shape %s, but the op produces %s", op->outs[k], y->name, b1, b2);
+    }
+  }
+  return 0;
+}
+
+int check_shapes(wrt_model* m, int assign) {
   for (int k = 0; k < m->n_ops; k++) {
-    int r = check_op(m, &m->ops[k]);
+    int r = check_op(m, &m->ops[k], assign);
+    if (r) return r;
+  }
+  for (int k = 0; k < m->n_ops; k++) {
+    int r = check_quant(m, &m->ops[k]);
     if (r) return r;
   }
   return WRT_OK;

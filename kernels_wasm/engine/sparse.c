@@ -73,8 +73,11 @@ int plan_sparse(wrt_model* m, wrt_op* op, wrt_cost* c) {
   double sparsity = br && k ? 1.0 - (double)nb / ((double)br * (double)k) : 0.0;
   double break_even = pix == 1 ? m->tg->spmv_min_sparsity
                                : m->tg->spmm_min_sparsity + m->tg->spmm_k_penalty / (double)(k ? k : 1);
-  int sparse = policy != WRT_SPARSE_NEVER && sparse_possible(m, op, k) &&
-               (policy == WRT_SPARSE_ALWAYS || sparsity >= break_even);
+  /* a resize keeps the choice made at load: the weights were packed (or expanded) for it */
+  int sparse = op->sparse_path ? op->sparse_path == 1
+                               : policy != WRT_SPARSE_NEVER && sparse_possible(m, op, k) &&
+                                     (policy == WRT_SPARSE_ALWAYS || sparsity >= break_even);
+  op->sparse_path = sparse ? 1 : 2;
   if (!sparse) { /* the dense implementation (ops.c), over the weights expanded for its prepare */
     op->expand_in = 0x2;
     c->bytes += w->count * sizeof(float) + 1;
@@ -98,11 +101,24 @@ int plan_sparse(wrt_model* m, wrt_op* op, wrt_cost* c) {
   return WRT_OK;
 }
 
+/* convolutions that gather rows: the tap pointers, which follow the shapes */
+static int sparse_indirection(wrt_model* m, wrt_op* op) {
+  if (op->type != OP_CONV_2D || pointwise_conv(m, op)) return WRT_OK;
+  op->u.sparse.ind = build_tile_indirection(m, op, m->tg->spmm_mr);
+  return op->u.sparse.ind ? WRT_OK : WRT_ERR_NOMEM;
+}
+
 int prepare_sparse(wrt_model* m, wrt_op* op) {
   wrt_sparse_plan* p = &op->u.sparse;
   const wrt_tensor* w = &m->t[op->in[1]];
   uint64_t n = (uint64_t)p->n, br = (n + 3) / 4, nb = w->sp_blocks;
   uint64_t col_bytes = p->mode == SP_PACKED ? m->tg->spmm_mr * sizeof(float) : sizeof(float);
+  if (p->w) { /* a resize: the weights stay packed (the file is gone), the column offsets follow the new mode */
+    for (uint64_t b = 0; b < nb; b++) p->offs[b] = (int32_t)(p->offs[b] / p->col_bytes * (int64_t)col_bytes);
+    p->col_bytes = (int64_t)col_bytes;
+    return sparse_indirection(m, op);
+  }
+  p->col_bytes = (int64_t)col_bytes;
   p->nnz = m_alloc(m, br * 4 + 1);
   p->offs = m_alloc(m, nb * 4 + 1);
   p->w = m_alloc(m, (br + nb) * 4 * sizeof(float) + 1);
@@ -120,11 +136,7 @@ int prepare_sparse(wrt_model* m, wrt_op* op) {
       for (int j = 0; j < 4; j++) *o++ = v[4 * (size_t)b + j];
     }
   }
-  if (op->type == OP_CONV_2D && !pointwise_conv(m, op)) {
-    p->ind = build_tile_indirection(m, op, m->tg->spmm_mr);
-    if (!p->ind) return WRT_ERR_NOMEM;
-  }
-  return WRT_OK;
+  return sparse_indirection(m, op);
 }
 
 const char* sparse_kernel(const wrt_op* op) {

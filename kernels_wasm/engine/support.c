@@ -32,7 +32,29 @@ void* m_alloc(wrt_model* m, uint64_t n) {
   return p + WRT_ALIGN;
 }
 
+void* m_alloc_shaped(wrt_model* m, uint64_t n) {
+  alloc_node* keep = m->allocs;
+  m->allocs = m->shape_allocs;
+  void* p = m_alloc(m, n);
+  m->shape_allocs = m->allocs;
+  m->allocs = keep;
+  if (p) m->shape_used += n;
+  return p;
+}
+
+void m_free_shaped(wrt_model* m) {
+  for (alloc_node* a = m->shape_allocs; a;) {
+    alloc_node* next = a->next;
+    rt_free(a);
+    a = next;
+  }
+  m->shape_allocs = 0;
+  m->mem_used -= m->shape_used;
+  m->shape_used = 0;
+}
+
 void m_free_all(wrt_model* m) {
+  m_free_shaped(m);
   for (alloc_node* a = m->allocs; a;) {
     alloc_node* next = a->next;
     rt_free(a);

@@ -57,6 +57,16 @@ WRT_API size_t wrt_tensor_bytes(const wrt_model* m, int which, int i);
 WRT_API float* wrt_input_ptr(wrt_model* m, int i);
 WRT_API const float* wrt_output_ptr(const wrt_model* m, int i);
 
+/* Models converted with run-time input sizes (`wasmrt convert --dynamic`): the bounds of input i's dimension `axis`
+ * (both equal the dimension for a fixed one; -1 for a bad index), and a resize of every input at once: dims holds
+ * each input's dimensions, input after input (n values in all). The model is re-planned for the new sizes (arena,
+ * indirection, tables and scratch; the weights stay), against its memory and work limits; input and output pointers
+ * and output shapes change. On any error the model keeps its previous sizes (except out of memory while allocating
+ * the new plan, after which it refuses to run). */
+WRT_API int wrt_input_dim_min(const wrt_model* m, int i, int axis);
+WRT_API int wrt_input_dim_max(const wrt_model* m, int i, int axis);
+WRT_API int wrt_resize_inputs(wrt_model* m, const int32_t* dims, int n);
+
 WRT_API size_t wrt_arena_size(const wrt_model* m);
 WRT_API size_t wrt_weights_size(const wrt_model* m);
 WRT_API size_t wrt_memory_size(const wrt_model* m);   /* every byte the model claimed */

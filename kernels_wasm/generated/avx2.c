@@ -5,6 +5,23 @@
 #include "wrt_kernels.h"
 #include <immintrin.h>
 
+/* int8 activations x[0], x[1] as the int16 pair (x[0] low) of one int32, for pairwise int16 dot products */
+__attribute__((unused)) static inline int32_t wrt_q_pair(const int8_t* x) {
+  return (int32_t)((uint32_t)(uint16_t)(int16_t)x[0] | ((uint32_t)(uint16_t)(int16_t)x[1] << 16));
+}
+/* 4 bytes of x as one int32 (an unaligned load) */
+__attribute__((unused)) static inline int32_t wrt_q_load4(const int8_t* x) {
+  int32_t v;
+  __builtin_memcpy(&v, x, 4);
+  return v;
+}
+/* the first n < 4 bytes of x (zeros after) as one int32, for a short last block of a 4-byte dot product */
+__attribute__((unused)) static inline int32_t wrt_q_part(const int8_t* x, size_t n) {
+  uint32_t v = 0;
+  for (size_t i = 0; i < n; i++) v |= (uint32_t)(uint8_t)x[i] << (8 * i);
+  return (int32_t)v;
+}
+
 static __attribute__((target("avx2,fma"))) void wrt_avx2_gemm_6x16(size_t mr, size_t nc, size_t kc, const float* a, size_t a_stride, const float* restrict w, float* c, size_t c_stride, const wrt_clamp* clamp) {
   if (mr <= 1) {
     const float* a0 = a;
@@ -5050,6 +5067,443 @@ static __attribute__((target("avx2,fma"))) void wrt_avx2_avgpool(size_t channels
   }
 }
 
+static __attribute__((target("avx2,fma"))) void wrt_avx2_qgemm_4x16(size_t mr, size_t nc, size_t kc, const int8_t* a, size_t a_stride, const void* packed_w, int8_t* c, size_t c_stride, const wrt_qparams* p) {
+  const int8_t* a0 = a;
+  const int8_t* a1 = a0 + a_stride;
+  if (mr <= 1) a1 = a0;
+  const int8_t* a2 = a1 + a_stride;
+  if (mr <= 2) a2 = a1;
+  const int8_t* a3 = a2 + a_stride;
+  if (mr <= 3) a3 = a2;
+  int8_t* c0 = c;
+  int8_t* c1 = c0 + c_stride;
+  if (mr <= 1) c1 = c0;
+  int8_t* c2 = c1 + c_stride;
+  if (mr <= 2) c2 = c1;
+  int8_t* c3 = c2 + c_stride;
+  if (mr <= 3) c3 = c2;
+  const int32_t* wb = (const int32_t*)packed_w;
+  __m256i acc0_0 = _mm256_loadu_si256((const __m256i*)(wb + 0));
+  __m256i acc0_1 = _mm256_loadu_si256((const __m256i*)(wb + 8));
+  __m256i acc1_0 = acc0_0;
+  __m256i acc1_1 = acc0_1;
+  __m256i acc2_0 = acc0_0;
+  __m256i acc2_1 = acc0_1;
+  __m256i acc3_0 = acc0_0;
+  __m256i acc3_1 = acc0_1;
+  const int8_t* w = (const int8_t*)packed_w + 128;
+  size_t k = kc;
+  for (; k >= 4; k -= 4) {
+    const __m256i wq0 = _mm256_cvtepi8_epi16(_mm_loadu_si128((const __m128i*)(w + 0)));
+    const __m256i wq1 = _mm256_cvtepi8_epi16(_mm_loadu_si128((const __m128i*)(w + 16)));
+    const __m256i wq0_1 = _mm256_cvtepi8_epi16(_mm_loadu_si128((const __m128i*)(w + 32 + 0)));
+    const __m256i wq1_1 = _mm256_cvtepi8_epi16(_mm_loadu_si128((const __m128i*)(w + 32 + 16)));
+    w += 64;
+    const __m128i xq0 = _mm_cvtepi8_epi16(_mm_cvtsi32_si128(wrt_q_load4(a0)));
+    const __m256i xa0 = _mm256_broadcastd_epi32(xq0);
+    const __m256i xa0_1 = _mm256_broadcastd_epi32(_mm_srli_epi64(xq0, 32));
+    a0 += 4;
+    acc0_0 = _mm256_add_epi32(acc0_0, _mm256_madd_epi16(wq0, xa0));
+    acc0_1 = _mm256_add_epi32(acc0_1, _mm256_madd_epi16(wq1, xa0));
+    acc0_0 = _mm256_add_epi32(acc0_0, _mm256_madd_epi16(wq0_1, xa0_1));
+    acc0_1 = _mm256_add_epi32(acc0_1, _mm256_madd_epi16(wq1_1, xa0_1));
+    const __m128i xq1 = _mm_cvtepi8_epi16(_mm_cvtsi32_si128(wrt_q_load4(a1)));
+    const __m256i xa1 = _mm256_broadcastd_epi32(xq1);
+    const __m256i xa1_1 = _mm256_broadcastd_epi32(_mm_srli_epi64(xq1, 32));
+    a1 += 4;
+    acc1_0 = _mm256_add_epi32(acc1_0, _mm256_madd_epi16(wq0, xa1));
+    acc1_1 = _mm256_add_epi32(acc1_1, _mm256_madd_epi16(wq1, xa1));
+    acc1_0 = _mm256_add_epi32(acc1_0, _mm256_madd_epi16(wq0_1, xa1_1));
+    acc1_1 = _mm256_add_epi32(acc1_1, _mm256_madd_epi16(wq1_1, xa1_1));
+    const __m128i xq2 = _mm_cvtepi8_epi16(_mm_cvtsi32_si128(wrt_q_load4(a2)));
+    const __m256i xa2 = _mm256_broadcastd_epi32(xq2);
+    const __m256i xa2_1 = _mm256_broadcastd_epi32(_mm_srli_epi64(xq2, 32));
+    a2 += 4;
+    acc2_0 = _mm256_add_epi32(acc2_0, _mm256_madd_epi16(wq0, xa2));
+    acc2_1 = _mm256_add_epi32(acc2_1, _mm256_madd_epi16(wq1, xa2));
+    acc2_0 = _mm256_add_epi32(acc2_0, _mm256_madd_epi16(wq0_1, xa2_1));
+    acc2_1 = _mm256_add_epi32(acc2_1, _mm256_madd_epi16(wq1_1, xa2_1));
+    const __m128i xq3 = _mm_cvtepi8_epi16(_mm_cvtsi32_si128(wrt_q_load4(a3)));
+    const __m256i xa3 = _mm256_broadcastd_epi32(xq3);
+    const __m256i xa3_1 = _mm256_broadcastd_epi32(_mm_srli_epi64(xq3, 32));
+    a3 += 4;
+    acc3_0 = _mm256_add_epi32(acc3_0, _mm256_madd_epi16(wq0, xa3));
+    acc3_1 = _mm256_add_epi32(acc3_1, _mm256_madd_epi16(wq1, xa3));
+    acc3_0 = _mm256_add_epi32(acc3_0, _mm256_madd_epi16(wq0_1, xa3_1));
+    acc3_1 = _mm256_add_epi32(acc3_1, _mm256_madd_epi16(wq1_1, xa3_1));
+  }
+  for (; k >= 2; k -= 2) {
+    const __m256i wq0 = _mm256_cvtepi8_epi16(_mm_loadu_si128((const __m128i*)(w + 0)));
+    const __m256i wq1 = _mm256_cvtepi8_epi16(_mm_loadu_si128((const __m128i*)(w + 16)));
+    w += 32;
+    const __m256i xa0 = _mm256_set1_epi32(wrt_q_pair(a0));
+    a0 += 2;
+    acc0_0 = _mm256_add_epi32(acc0_0, _mm256_madd_epi16(wq0, xa0));
+    acc0_1 = _mm256_add_epi32(acc0_1, _mm256_madd_epi16(wq1, xa0));
+    const __m256i xa1 = _mm256_set1_epi32(wrt_q_pair(a1));
+    a1 += 2;
+    acc1_0 = _mm256_add_epi32(acc1_0, _mm256_madd_epi16(wq0, xa1));
+    acc1_1 = _mm256_add_epi32(acc1_1, _mm256_madd_epi16(wq1, xa1));
+    const __m256i xa2 = _mm256_set1_epi32(wrt_q_pair(a2));
+    a2 += 2;
+    acc2_0 = _mm256_add_epi32(acc2_0, _mm256_madd_epi16(wq0, xa2));
+    acc2_1 = _mm256_add_epi32(acc2_1, _mm256_madd_epi16(wq1, xa2));
+    const __m256i xa3 = _mm256_set1_epi32(wrt_q_pair(a3));
+    a3 += 2;
+    acc3_0 = _mm256_add_epi32(acc3_0, _mm256_madd_epi16(wq0, xa3));
+    acc3_1 = _mm256_add_epi32(acc3_1, _mm256_madd_epi16(wq1, xa3));
+  }
+  if (k != 0) {
+    const __m256i wq0 = _mm256_cvtepi8_epi16(_mm_loadu_si128((const __m128i*)(w + 0)));
+    const __m256i wq1 = _mm256_cvtepi8_epi16(_mm_loadu_si128((const __m128i*)(w + 16)));
+    w += 32;
+    const __m256i xa0 = _mm256_set1_epi32((int32_t)(uint32_t)(uint16_t)(int16_t)*a0);
+    acc0_0 = _mm256_add_epi32(acc0_0, _mm256_madd_epi16(wq0, xa0));
+    acc0_1 = _mm256_add_epi32(acc0_1, _mm256_madd_epi16(wq1, xa0));
+    const __m256i xa1 = _mm256_set1_epi32((int32_t)(uint32_t)(uint16_t)(int16_t)*a1);
+    acc1_0 = _mm256_add_epi32(acc1_0, _mm256_madd_epi16(wq0, xa1));
+    acc1_1 = _mm256_add_epi32(acc1_1, _mm256_madd_epi16(wq1, xa1));
+    const __m256i xa2 = _mm256_set1_epi32((int32_t)(uint32_t)(uint16_t)(int16_t)*a2);
+    acc2_0 = _mm256_add_epi32(acc2_0, _mm256_madd_epi16(wq0, xa2));
+    acc2_1 = _mm256_add_epi32(acc2_1, _mm256_madd_epi16(wq1, xa2));
+    const __m256i xa3 = _mm256_set1_epi32((int32_t)(uint32_t)(uint16_t)(int16_t)*a3);
+    acc3_0 = _mm256_add_epi32(acc3_0, _mm256_madd_epi16(wq0, xa3));
+    acc3_1 = _mm256_add_epi32(acc3_1, _mm256_madd_epi16(wq1, xa3));
+  }
+  const __m256 qlo = _mm256_set1_ps(p->lo);
+  const __m256 qhi = _mm256_set1_ps(p->hi);
+  const __m256i qzy = _mm256_set1_epi32(p->zy);
+  const float* mp = (const float*)(const void*)((const char*)(packed_w) + 64);
+  const __m256 mq0 = _mm256_loadu_ps(mp + 0);
+  const __m256 mq1 = _mm256_loadu_ps(mp + 8);
+  {
+    const __m256i q3_0 = _mm256_add_epi32(_mm256_cvtps_epi32(_mm256_min_ps(_mm256_max_ps(_mm256_mul_ps(_mm256_cvtepi32_ps(acc3_0), mq0), qlo), qhi)), qzy);
+    const __m256i q3_1 = _mm256_add_epi32(_mm256_cvtps_epi32(_mm256_min_ps(_mm256_max_ps(_mm256_mul_ps(_mm256_cvtepi32_ps(acc3_1), mq1), qlo), qhi)), qzy);
+    if (nc == 16) {
+      { const __m256i h = _mm256_permute4x64_epi64(_mm256_packs_epi32(q3_0, q3_1), 0xD8);
+        _mm_storeu_si128((__m128i*)(c3 + 0), _mm_packs_epi16(_mm256_castsi256_si128(h), _mm256_extracti128_si256(h, 1))); }
+    } else {
+      int8_t ob[16];
+      { const __m256i h = _mm256_permute4x64_epi64(_mm256_packs_epi32(q3_0, q3_1), 0xD8);
+        _mm_storeu_si128((__m128i*)(ob + 0), _mm_packs_epi16(_mm256_castsi256_si128(h), _mm256_extracti128_si256(h, 1))); }
+      for (size_t j = 0; j < nc; j++) c3[j] = ob[j];
+    }
+  }
+  {
+    const __m256i q2_0 = _mm256_add_epi32(_mm256_cvtps_epi32(_mm256_min_ps(_mm256_max_ps(_mm256_mul_ps(_mm256_cvtepi32_ps(acc2_0), mq0), qlo), qhi)), qzy);
+    const __m256i q2_1 = _mm256_add_epi32(_mm256_cvtps_epi32(_mm256_min_ps(_mm256_max_ps(_mm256_mul_ps(_mm256_cvtepi32_ps(acc2_1), mq1), qlo), qhi)), qzy);
+    if (nc == 16) {
+      { const __m256i h = _mm256_permute4x64_epi64(_mm256_packs_epi32(q2_0, q2_1), 0xD8);
+        _mm_storeu_si128((__m128i*)(c2 + 0), _mm_packs_epi16(_mm256_castsi256_si128(h), _mm256_extracti128_si256(h, 1))); }
+    } else {
+      int8_t ob[16];
+      { const __m256i h = _mm256_permute4x64_epi64(_mm256_packs_epi32(q2_0, q2_1), 0xD8);
+        _mm_storeu_si128((__m128i*)(ob + 0), _mm_packs_epi16(_mm256_castsi256_si128(h), _mm256_extracti128_si256(h, 1))); }
+      for (size_t j = 0; j < nc; j++) c2[j] = ob[j];
+    }
+  }
+  {
+    const __m256i q1_0 = _mm256_add_epi32(_mm256_cvtps_epi32(_mm256_min_ps(_mm256_max_ps(_mm256_mul_ps(_mm256_cvtepi32_ps(acc1_0), mq0), qlo), qhi)), qzy);
+    const __m256i q1_1 = _mm256_add_epi32(_mm256_cvtps_epi32(_mm256_min_ps(_mm256_max_ps(_mm256_mul_ps(_mm256_cvtepi32_ps(acc1_1), mq1), qlo), qhi)), qzy);
+    if (nc == 16) {
+      { const __m256i h = _mm256_permute4x64_epi64(_mm256_packs_epi32(q1_0, q1_1), 0xD8);
+        _mm_storeu_si128((__m128i*)(c1 + 0), _mm_packs_epi16(_mm256_castsi256_si128(h), _mm256_extracti128_si256(h, 1))); }
+    } else {
+      int8_t ob[16];
+      { const __m256i h = _mm256_permute4x64_epi64(_mm256_packs_epi32(q1_0, q1_1), 0xD8);
+        _mm_storeu_si128((__m128i*)(ob + 0), _mm_packs_epi16(_mm256_castsi256_si128(h), _mm256_extracti128_si256(h, 1))); }
+      for (size_t j = 0; j < nc; j++) c1[j] = ob[j];
+    }
+  }
+  {
+    const __m256i q0_0 = _mm256_add_epi32(_mm256_cvtps_epi32(_mm256_min_ps(_mm256_max_ps(_mm256_mul_ps(_mm256_cvtepi32_ps(acc0_0), mq0), qlo), qhi)), qzy);
+    const __m256i q0_1 = _mm256_add_epi32(_mm256_cvtps_epi32(_mm256_min_ps(_mm256_max_ps(_mm256_mul_ps(_mm256_cvtepi32_ps(acc0_1), mq1), qlo), qhi)), qzy);
+    if (nc == 16) {
+      { const __m256i h = _mm256_permute4x64_epi64(_mm256_packs_epi32(q0_0, q0_1), 0xD8);
+        _mm_storeu_si128((__m128i*)(c0 + 0), _mm_packs_epi16(_mm256_castsi256_si128(h), _mm256_extracti128_si256(h, 1))); }
+    } else {
+      int8_t ob[16];
+      { const __m256i h = _mm256_permute4x64_epi64(_mm256_packs_epi32(q0_0, q0_1), 0xD8);
+        _mm_storeu_si128((__m128i*)(ob + 0), _mm_packs_epi16(_mm256_castsi256_si128(h), _mm256_extracti128_si256(h, 1))); }
+      for (size_t j = 0; j < nc; j++) c0[j] = ob[j];
+    }
+  }
+}
+
+static __attribute__((target("avx2,fma"))) void wrt_avx2_qigemm_4x16(size_t mr, size_t nc, size_t kc, size_t ks, const int8_t* const* ind, const void* packed_w, int8_t* c, size_t c_stride, const wrt_qparams* p) {
+  int8_t* c0 = c;
+  int8_t* c1 = c0 + c_stride;
+  if (mr <= 1) c1 = c0;
+  int8_t* c2 = c1 + c_stride;
+  if (mr <= 2) c2 = c1;
+  int8_t* c3 = c2 + c_stride;
+  if (mr <= 3) c3 = c2;
+  const int32_t* wb = (const int32_t*)packed_w;
+  __m256i acc0_0 = _mm256_loadu_si256((const __m256i*)(wb + 0));
+  __m256i acc0_1 = _mm256_loadu_si256((const __m256i*)(wb + 8));
+  __m256i acc1_0 = acc0_0;
+  __m256i acc1_1 = acc0_1;
+  __m256i acc2_0 = acc0_0;
+  __m256i acc2_1 = acc0_1;
+  __m256i acc3_0 = acc0_0;
+  __m256i acc3_1 = acc0_1;
+  const int8_t* w = (const int8_t*)packed_w + 128;
+  for (size_t tap = ks; tap != 0; tap--) {
+    const int8_t* a0 = ind[0];
+    const int8_t* a1 = mr > 1 ? ind[1] : a0;
+    const int8_t* a2 = mr > 2 ? ind[2] : a1;
+    const int8_t* a3 = mr > 3 ? ind[3] : a2;
+    ind += mr;
+    size_t k = kc;
+    for (; k >= 4; k -= 4) {
+      const __m256i wq0 = _mm256_cvtepi8_epi16(_mm_loadu_si128((const __m128i*)(w + 0)));
+      const __m256i wq1 = _mm256_cvtepi8_epi16(_mm_loadu_si128((const __m128i*)(w + 16)));
+      const __m256i wq0_1 = _mm256_cvtepi8_epi16(_mm_loadu_si128((const __m128i*)(w + 32 + 0)));
+      const __m256i wq1_1 = _mm256_cvtepi8_epi16(_mm_loadu_si128((const __m128i*)(w + 32 + 16)));
+      w += 64;
+      const __m128i xq0 = _mm_cvtepi8_epi16(_mm_cvtsi32_si128(wrt_q_load4(a0)));
+      const __m256i xa0 = _mm256_broadcastd_epi32(xq0);
+      const __m256i xa0_1 = _mm256_broadcastd_epi32(_mm_srli_epi64(xq0, 32));
+      a0 += 4;
+      acc0_0 = _mm256_add_epi32(acc0_0, _mm256_madd_epi16(wq0, xa0));
+      acc0_1 = _mm256_add_epi32(acc0_1, _mm256_madd_epi16(wq1, xa0));
+      acc0_0 = _mm256_add_epi32(acc0_0, _mm256_madd_epi16(wq0_1, xa0_1));
+      acc0_1 = _mm256_add_epi32(acc0_1, _mm256_madd_epi16(wq1_1, xa0_1));
+      const __m128i xq1 = _mm_cvtepi8_epi16(_mm_cvtsi32_si128(wrt_q_load4(a1)));
+      const __m256i xa1 = _mm256_broadcastd_epi32(xq1);
+      const __m256i xa1_1 = _mm256_broadcastd_epi32(_mm_srli_epi64(xq1, 32));
+      a1 += 4;
+      acc1_0 = _mm256_add_epi32(acc1_0, _mm256_madd_epi16(wq0, xa1));
+      acc1_1 = _mm256_add_epi32(acc1_1, _mm256_madd_epi16(wq1, xa1));
+      acc1_0 = _mm256_add_epi32(acc1_0, _mm256_madd_epi16(wq0_1, xa1_1));
+      acc1_1 = _mm256_add_epi32(acc1_1, _mm256_madd_epi16(wq1_1, xa1_1));
+      const __m128i xq2 = _mm_cvtepi8_epi16(_mm_cvtsi32_si128(wrt_q_load4(a2)));
+      const __m256i xa2 = _mm256_broadcastd_epi32(xq2);
+      const __m256i xa2_1 = _mm256_broadcastd_epi32(_mm_srli_epi64(xq2, 32));
+      a2 += 4;
+      acc2_0 = _mm256_add_epi32(acc2_0, _mm256_madd_epi16(wq0, xa2));
+      acc2_1 = _mm256_add_epi32(acc2_1, _mm256_madd_epi16(wq1, xa2));
+      acc2_0 = _mm256_add_epi32(acc2_0, _mm256_madd_epi16(wq0_1, xa2_1));
+      acc2_1 = _mm256_add_epi32(acc2_1, _mm256_madd_epi16(wq1_1, xa2_1));
+      const __m128i xq3 = _mm_cvtepi8_epi16(_mm_cvtsi32_si128(wrt_q_load4(a3)));
+      const __m256i xa3 = _mm256_broadcastd_epi32(xq3);
+      const __m256i xa3_1 = _mm256_broadcastd_epi32(_mm_srli_epi64(xq3, 32));
+      a3 += 4;
+      acc3_0 = _mm256_add_epi32(acc3_0, _mm256_madd_epi16(wq0, xa3));
+      acc3_1 = _mm256_add_epi32(acc3_1, _mm256_madd_epi16(wq1, xa3));
+      acc3_0 = _mm256_add_epi32(acc3_0, _mm256_madd_epi16(wq0_1, xa3_1));
+      acc3_1 = _mm256_add_epi32(acc3_1, _mm256_madd_epi16(wq1_1, xa3_1));
+    }
+    for (; k >= 2; k -= 2) {
+      const __m256i wq0 = _mm256_cvtepi8_epi16(_mm_loadu_si128((const __m128i*)(w + 0)));
+      const __m256i wq1 = _mm256_cvtepi8_epi16(_mm_loadu_si128((const __m128i*)(w + 16)));
+      w += 32;
+      const __m256i xa0 = _mm256_set1_epi32(wrt_q_pair(a0));
+      a0 += 2;
+      acc0_0 = _mm256_add_epi32(acc0_0, _mm256_madd_epi16(wq0, xa0));
+      acc0_1 = _mm256_add_epi32(acc0_1, _mm256_madd_epi16(wq1, xa0));
+      const __m256i xa1 = _mm256_set1_epi32(wrt_q_pair(a1));
+      a1 += 2;
+      acc1_0 = _mm256_add_epi32(acc1_0, _mm256_madd_epi16(wq0, xa1));
+      acc1_1 = _mm256_add_epi32(acc1_1, _mm256_madd_epi16(wq1, xa1));
+      const __m256i xa2 = _mm256_set1_epi32(wrt_q_pair(a2));
+      a2 += 2;
+      acc2_0 = _mm256_add_epi32(acc2_0, _mm256_madd_epi16(wq0, xa2));
+      acc2_1 = _mm256_add_epi32(acc2_1, _mm256_madd_epi16(wq1, xa2));
+      const __m256i xa3 = _mm256_set1_epi32(wrt_q_pair(a3));
+      a3 += 2;
+      acc3_0 = _mm256_add_epi32(acc3_0, _mm256_madd_epi16(wq0, xa3));
+      acc3_1 = _mm256_add_epi32(acc3_1, _mm256_madd_epi16(wq1, xa3));
+    }
+    if (k != 0) {
+      const __m256i wq0 = _mm256_cvtepi8_epi16(_mm_loadu_si128((const __m128i*)(w + 0)));
+      const __m256i wq1 = _mm256_cvtepi8_epi16(_mm_loadu_si128((const __m128i*)(w + 16)));
+      w += 32;
+      const __m256i xa0 = _mm256_set1_epi32((int32_t)(uint32_t)(uint16_t)(int16_t)*a0);
+      acc0_0 = _mm256_add_epi32(acc0_0, _mm256_madd_epi16(wq0, xa0));
+      acc0_1 = _mm256_add_epi32(acc0_1, _mm256_madd_epi16(wq1, xa0));
+      const __m256i xa1 = _mm256_set1_epi32((int32_t)(uint32_t)(uint16_t)(int16_t)*a1);
+      acc1_0 = _mm256_add_epi32(acc1_0, _mm256_madd_epi16(wq0, xa1));
+      acc1_1 = _mm256_add_epi32(acc1_1, _mm256_madd_epi16(wq1, xa1));
+      const __m256i xa2 = _mm256_set1_epi32((int32_t)(uint32_t)(uint16_t)(int16_t)*a2);
+      acc2_0 = _mm256_add_epi32(acc2_0, _mm256_madd_epi16(wq0, xa2));
+      acc2_1 = _mm256_add_epi32(acc2_1, _mm256_madd_epi16(wq1, xa2));
+      const __m256i xa3 = _mm256_set1_epi32((int32_t)(uint32_t)(uint16_t)(int16_t)*a3);
+      acc3_0 = _mm256_add_epi32(acc3_0, _mm256_madd_epi16(wq0, xa3));
+      acc3_1 = _mm256_add_epi32(acc3_1, _mm256_madd_epi16(wq1, xa3));
+    }
+  }
+  const __m256 qlo = _mm256_set1_ps(p->lo);
+  const __m256 qhi = _mm256_set1_ps(p->hi);
+  const __m256i qzy = _mm256_set1_epi32(p->zy);
+  const float* mp = (const float*)(const void*)((const char*)(packed_w) + 64);
+  const __m256 mq0 = _mm256_loadu_ps(mp + 0);
+  const __m256 mq1 = _mm256_loadu_ps(mp + 8);
+  {
+    const __m256i q3_0 = _mm256_add_epi32(_mm256_cvtps_epi32(_mm256_min_ps(_mm256_max_ps(_mm256_mul_ps(_mm256_cvtepi32_ps(acc3_0), mq0), qlo), qhi)), qzy);
+    const __m256i q3_1 = _mm256_add_epi32(_mm256_cvtps_epi32(_mm256_min_ps(_mm256_max_ps(_mm256_mul_ps(_mm256_cvtepi32_ps(acc3_1), mq1), qlo), qhi)), qzy);
+    if (nc == 16) {
+      { const __m256i h = _mm256_permute4x64_epi64(_mm256_packs_epi32(q3_0, q3_1), 0xD8);
+        _mm_storeu_si128((__m128i*)(c3 + 0), _mm_packs_epi16(_mm256_castsi256_si128(h), _mm256_extracti128_si256(h, 1))); }
+    } else {
+      int8_t ob[16];
+      { const __m256i h = _mm256_permute4x64_epi64(_mm256_packs_epi32(q3_0, q3_1), 0xD8);
+        _mm_storeu_si128((__m128i*)(ob + 0), _mm_packs_epi16(_mm256_castsi256_si128(h), _mm256_extracti128_si256(h, 1))); }
+      for (size_t j = 0; j < nc; j++) c3[j] = ob[j];
+    }
+  }
+  {
+    const __m256i q2_0 = _mm256_add_epi32(_mm256_cvtps_epi32(_mm256_min_ps(_mm256_max_ps(_mm256_mul_ps(_mm256_cvtepi32_ps(acc2_0), mq0), qlo), qhi)), qzy);
+    const __m256i q2_1 = _mm256_add_epi32(_mm256_cvtps_epi32(_mm256_min_ps(_mm256_max_ps(_mm256_mul_ps(_mm256_cvtepi32_ps(acc2_1), mq1), qlo), qhi)), qzy);
+    if (nc == 16) {
+      { const __m256i h = _mm256_permute4x64_epi64(_mm256_packs_epi32(q2_0, q2_1), 0xD8);
+        _mm_storeu_si128((__m128i*)(c2 + 0), _mm_packs_epi16(_mm256_castsi256_si128(h), _mm256_extracti128_si256(h, 1))); }
+    } else {
+      int8_t ob[16];
+      { const __m256i h = _mm256_permute4x64_epi64(_mm256_packs_epi32(q2_0, q2_1), 0xD8);
+        _mm_storeu_si128((__m128i*)(ob + 0), _mm_packs_epi16(_mm256_castsi256_si128(h), _mm256_extracti128_si256(h, 1))); }
+      for (size_t j = 0; j < nc; j++) c2[j] = ob[j];
+    }
+  }
+  {
+    const __m256i q1_0 = _mm256_add_epi32(_mm256_cvtps_epi32(_mm256_min_ps(_mm256_max_ps(_mm256_mul_ps(_mm256_cvtepi32_ps(acc1_0), mq0), qlo), qhi)), qzy);
+    const __m256i q1_1 = _mm256_add_epi32(_mm256_cvtps_epi32(_mm256_min_ps(_mm256_max_ps(_mm256_mul_ps(_mm256_cvtepi32_ps(acc1_1), mq1), qlo), qhi)), qzy);
+    if (nc == 16) {
+      { const __m256i h = _mm256_permute4x64_epi64(_mm256_packs_epi32(q1_0, q1_1), 0xD8);
+        _mm_storeu_si128((__m128i*)(c1 + 0), _mm_packs_epi16(_mm256_castsi256_si128(h), _mm256_extracti128_si256(h, 1))); }
+    } else {
+      int8_t ob[16];
+      { const __m256i h = _mm256_permute4x64_epi64(_mm256_packs_epi32(q1_0, q1_1), 0xD8);
+        _mm_storeu_si128((__m128i*)(ob + 0), _mm_packs_epi16(_mm256_castsi256_si128(h), _mm256_extracti128_si256(h, 1))); }
+      for (size_t j = 0; j < nc; j++) c1[j] = ob[j];
+    }
+  }
+  {
+    const __m256i q0_0 = _mm256_add_epi32(_mm256_cvtps_epi32(_mm256_min_ps(_mm256_max_ps(_mm256_mul_ps(_mm256_cvtepi32_ps(acc0_0), mq0), qlo), qhi)), qzy);
+    const __m256i q0_1 = _mm256_add_epi32(_mm256_cvtps_epi32(_mm256_min_ps(_mm256_max_ps(_mm256_mul_ps(_mm256_cvtepi32_ps(acc0_1), mq1), qlo), qhi)), qzy);
+    if (nc == 16) {
+      { const __m256i h = _mm256_permute4x64_epi64(_mm256_packs_epi32(q0_0, q0_1), 0xD8);
+        _mm_storeu_si128((__m128i*)(c0 + 0), _mm_packs_epi16(_mm256_castsi256_si128(h), _mm256_extracti128_si256(h, 1))); }
+    } else {
+      int8_t ob[16];
+      { const __m256i h = _mm256_permute4x64_epi64(_mm256_packs_epi32(q0_0, q0_1), 0xD8);
+        _mm_storeu_si128((__m128i*)(ob + 0), _mm_packs_epi16(_mm256_castsi256_si128(h), _mm256_extracti128_si256(h, 1))); }
+      for (size_t j = 0; j < nc; j++) c0[j] = ob[j];
+    }
+  }
+}
+
+static __attribute__((target("avx2,fma"))) void wrt_avx2_qdwconv_any_c16(size_t channels, size_t width, size_t ks, const int8_t* const* in, const void* packed_w, int8_t* out, size_t out_stride, const wrt_qparams* p) {
+  const __m256 qlo = _mm256_set1_ps(p->lo);
+  const __m256 qhi = _mm256_set1_ps(p->hi);
+  const __m256i qzy = _mm256_set1_epi32(p->zy);
+  for (size_t px = 0; px < width; px++, in += ks, out += out_stride) {
+    const char* pw = (const char*)packed_w;
+    for (size_t c0 = 0; c0 < channels; c0 += 16, pw += 16 * (8 + 2 * ks)) {
+      const size_t rem = channels - c0 < 16 ? channels - c0 : 16;
+      const int32_t* wb = (const int32_t*)(const void*)pw;
+      __m256i acc0_0 = _mm256_loadu_si256((const __m256i*)(wb + 0));
+      __m256i acc0_1 = _mm256_loadu_si256((const __m256i*)(wb + 8));
+      const int16_t* wt = (const int16_t*)(const void*)(pw + 128);
+      size_t t = 0;
+      if (rem == 16) {
+        for (; t + 2 <= ks; t += 2, wt += 32) {
+          const int8_t* x0 = in[t + 0] + c0;
+          const int8_t* x1 = in[t + 1] + c0;
+          { const __m256i pr = _mm256_add_epi16(_mm256_mullo_epi16(_mm256_cvtepi8_epi16(_mm_loadu_si128((const __m128i*)(x0))), _mm256_loadu_si256((const __m256i*)(wt))), _mm256_mullo_epi16(_mm256_cvtepi8_epi16(_mm_loadu_si128((const __m128i*)(x1))), _mm256_loadu_si256((const __m256i*)(wt + 16))));
+            acc0_0 = _mm256_add_epi32(acc0_0, _mm256_cvtepi16_epi32(_mm256_castsi256_si128(pr)));
+            acc0_1 = _mm256_add_epi32(acc0_1, _mm256_cvtepi16_epi32(_mm256_extracti128_si256(pr, 1))); }
+        }
+        if (t < ks) {
+          const int8_t* x0 = in[t + 0] + c0;
+          { const __m256i pr = _mm256_mullo_epi16(_mm256_cvtepi8_epi16(_mm_loadu_si128((const __m128i*)(x0))), _mm256_loadu_si256((const __m256i*)(wt)));
+            acc0_0 = _mm256_add_epi32(acc0_0, _mm256_cvtepi16_epi32(_mm256_castsi256_si128(pr)));
+            acc0_1 = _mm256_add_epi32(acc0_1, _mm256_cvtepi16_epi32(_mm256_extracti128_si256(pr, 1))); }
+        }
+      } else {
+        for (; t + 2 <= ks; t += 2, wt += 32) {
+          int8_t x0[16];
+          for (size_t j = 0; j < 16; j++) x0[j] = j < rem ? in[t + 0][c0 + j] : 0;
+          int8_t x1[16];
+          for (size_t j = 0; j < 16; j++) x1[j] = j < rem ? in[t + 1][c0 + j] : 0;
+          { const __m256i pr = _mm256_add_epi16(_mm256_mullo_epi16(_mm256_cvtepi8_epi16(_mm_loadu_si128((const __m128i*)(x0))), _mm256_loadu_si256((const __m256i*)(wt))), _mm256_mullo_epi16(_mm256_cvtepi8_epi16(_mm_loadu_si128((const __m128i*)(x1))), _mm256_loadu_si256((const __m256i*)(wt + 16))));
+            acc0_0 = _mm256_add_epi32(acc0_0, _mm256_cvtepi16_epi32(_mm256_castsi256_si128(pr)));
+            acc0_1 = _mm256_add_epi32(acc0_1, _mm256_cvtepi16_epi32(_mm256_extracti128_si256(pr, 1))); }
+        }
+        if (t < ks) {
+          int8_t x0[16];
+          for (size_t j = 0; j < 16; j++) x0[j] = j < rem ? in[t + 0][c0 + j] : 0;
+          { const __m256i pr = _mm256_mullo_epi16(_mm256_cvtepi8_epi16(_mm_loadu_si128((const __m128i*)(x0))), _mm256_loadu_si256((const __m256i*)(wt)));
+            acc0_0 = _mm256_add_epi32(acc0_0, _mm256_cvtepi16_epi32(_mm256_castsi256_si128(pr)));
+            acc0_1 = _mm256_add_epi32(acc0_1, _mm256_cvtepi16_epi32(_mm256_extracti128_si256(pr, 1))); }
+        }
+      }
+      const float* mp = (const float*)(const void*)((const char*)(pw) + 64);
+      const __m256 mq0 = _mm256_loadu_ps(mp + 0);
+      const __m256 mq1 = _mm256_loadu_ps(mp + 8);
+      const __m256i q0_0 = _mm256_add_epi32(_mm256_cvtps_epi32(_mm256_min_ps(_mm256_max_ps(_mm256_mul_ps(_mm256_cvtepi32_ps(acc0_0), mq0), qlo), qhi)), qzy);
+      const __m256i q0_1 = _mm256_add_epi32(_mm256_cvtps_epi32(_mm256_min_ps(_mm256_max_ps(_mm256_mul_ps(_mm256_cvtepi32_ps(acc0_1), mq1), qlo), qhi)), qzy);
+      if (rem == 16) {
+        { const __m256i h = _mm256_permute4x64_epi64(_mm256_packs_epi32(q0_0, q0_1), 0xD8);
+          _mm_storeu_si128((__m128i*)((out + c0) + 0), _mm_packs_epi16(_mm256_castsi256_si128(h), _mm256_extracti128_si256(h, 1))); }
+      } else {
+        int8_t ob[16];
+        { const __m256i h = _mm256_permute4x64_epi64(_mm256_packs_epi32(q0_0, q0_1), 0xD8);
+          _mm_storeu_si128((__m128i*)(ob + 0), _mm_packs_epi16(_mm256_castsi256_si128(h), _mm256_extracti128_si256(h, 1))); }
+        for (size_t j = 0; j < rem; j++) out[c0 + j] = ob[j];
+      }
+    }
+  }
+}
+
+static __attribute__((target("avx2,fma"))) void wrt_avx2_qadd(size_t n, const int8_t* a, const int8_t* b, int8_t* y, const wrt_qadd_params* p) {
+  uint32_t bias = (uint32_t)p->bias;
+  size_t i = 0;
+  const __m256i vbias = _mm256_set1_epi32((int32_t)bias);
+  const __m256i vma = _mm256_set1_epi32(p->ma);
+  const __m256i vmb = _mm256_set1_epi32(p->mb);
+  const __m256i vlo = _mm256_set1_epi32(p->lo);
+  const __m256i vhi = _mm256_set1_epi32(p->hi);
+  const __m256i vzy = _mm256_set1_epi32(p->zy);
+  const __m128i sh = _mm_cvtsi32_si128(p->shift);
+  for (; i + 16 <= n; i += 16) {
+    const __m256i q0 = _mm256_add_epi32(_mm256_min_epi32(_mm256_max_epi32(_mm256_sra_epi32(_mm256_add_epi32(_mm256_add_epi32(vbias, _mm256_mullo_epi32(_mm256_cvtepi8_epi32(_mm_loadl_epi64((const __m128i*)(a + i + 0))), vma)), _mm256_mullo_epi32(_mm256_cvtepi8_epi32(_mm_loadl_epi64((const __m128i*)(b + i + 0))), vmb)), sh), vlo), vhi), vzy);
+    const __m256i q1 = _mm256_add_epi32(_mm256_min_epi32(_mm256_max_epi32(_mm256_sra_epi32(_mm256_add_epi32(_mm256_add_epi32(vbias, _mm256_mullo_epi32(_mm256_cvtepi8_epi32(_mm_loadl_epi64((const __m128i*)(a + i + 8))), vma)), _mm256_mullo_epi32(_mm256_cvtepi8_epi32(_mm_loadl_epi64((const __m128i*)(b + i + 8))), vmb)), sh), vlo), vhi), vzy);
+    const __m256i h = _mm256_permute4x64_epi64(_mm256_packs_epi32(q0, q1), 0xD8);
+    _mm_storeu_si128((__m128i*)(y + i), _mm_packs_epi16(_mm256_castsi256_si128(h), _mm256_extracti128_si256(h, 1)));
+  }
+  for (; i < n; i++) {
+    const uint32_t s = bias + (uint32_t)p->ma * (uint32_t)(int32_t)a[i] + (uint32_t)p->mb * (uint32_t)(int32_t)b[i];
+    int32_t v = (int32_t)s >> p->shift;
+    v = v < p->lo ? p->lo : v > p->hi ? p->hi : v;
+    y[i] = (int8_t)(v + p->zy);
+  }
+}
+
+static __attribute__((target("avx2,fma"))) void wrt_avx2_qadd_scalar(size_t n, const int8_t* a, const int8_t* b, int8_t* y, const wrt_qadd_params* p) {
+  uint32_t bias = (uint32_t)p->bias;
+  bias += (uint32_t)p->mb * (uint32_t)(int32_t)b[0];
+  size_t i = 0;
+  const __m256i vbias = _mm256_set1_epi32((int32_t)bias);
+  const __m256i vma = _mm256_set1_epi32(p->ma);
+  const __m256i vlo = _mm256_set1_epi32(p->lo);
+  const __m256i vhi = _mm256_set1_epi32(p->hi);
+  const __m256i vzy = _mm256_set1_epi32(p->zy);
+  const __m128i sh = _mm_cvtsi32_si128(p->shift);
+  for (; i + 16 <= n; i += 16) {
+    const __m256i q0 = _mm256_add_epi32(_mm256_min_epi32(_mm256_max_epi32(_mm256_sra_epi32(_mm256_add_epi32(vbias, _mm256_mullo_epi32(_mm256_cvtepi8_epi32(_mm_loadl_epi64((const __m128i*)(a + i + 0))), vma)), sh), vlo), vhi), vzy);
+    const __m256i q1 = _mm256_add_epi32(_mm256_min_epi32(_mm256_max_epi32(_mm256_sra_epi32(_mm256_add_epi32(vbias, _mm256_mullo_epi32(_mm256_cvtepi8_epi32(_mm_loadl_epi64((const __m128i*)(a + i + 8))), vma)), sh), vlo), vhi), vzy);
+    const __m256i h = _mm256_permute4x64_epi64(_mm256_packs_epi32(q0, q1), 0xD8);
+    _mm_storeu_si128((__m128i*)(y + i), _mm_packs_epi16(_mm256_castsi256_si128(h), _mm256_extracti128_si256(h, 1)));
+  }
+  for (; i < n; i++) {
+    const uint32_t s = bias + (uint32_t)p->ma * (uint32_t)(int32_t)a[i];
+    int32_t v = (int32_t)s >> p->shift;
+    v = v < p->lo ? p->lo : v > p->hi ? p->hi : v;
+    y[i] = (int8_t)(v + p->zy);
+  }
+}
+
 static __attribute__((target("avx2,fma"))) void wrt_avx2_spmm_16(size_t mr, size_t n, const float* x, size_t x_stride, const int32_t* restrict nnz, const int32_t* restrict offs, const float* restrict w, float* y, size_t y_stride, const wrt_clamp* clamp) {
   const __m256i spread = _mm256_setr_epi32(0, 0, 1, 1, 2, 2, 3, 3);
   const __m256i pixmajor = _mm256_setr_epi32(0, 2, 4, 6, 1, 3, 5, 7);
@@ -5418,6 +5872,11 @@ const wrt_target wrt_target_avx2 = {
     [WRT_UN_NEG] = wrt_avx2_neg,
   },
   .maxpool = wrt_avx2_maxpool, .avgpool = wrt_avx2_avgpool,
+  .qgemm_mr = 4, .qgemm_nr = 16, .qgemm_kr = 2, .qgemm_xoff = 0,
+  .qgemm = wrt_avx2_qgemm_4x16,
+  .qigemm = wrt_avx2_qigemm_4x16,
+  .qdwconv = {{0, 16, wrt_avx2_qdwconv_any_c16}},
+  .qadd = wrt_avx2_qadd, .qadd_scalar = wrt_avx2_qadd_scalar,
   .spmm_mr = 16, .spmm_g = 2,
   .spmm_min_sparsity = 0.35f, .spmm_k_penalty = 4.0f, .spmv_min_sparsity = 0.3f,
   .spmm = wrt_avx2_spmm_16, .spmv = wrt_avx2_spmv,

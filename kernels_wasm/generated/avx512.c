@@ -6,6 +6,23 @@
 #include "wrt_kernels.h"
 #include <immintrin.h>
 
+/* int8 activations x[0], x[1] as the int16 pair (x[0] low) of one int32, for pairwise int16 dot products */
+__attribute__((unused)) static inline int32_t wrt_q_pair(const int8_t* x) {
+  return (int32_t)((uint32_t)(uint16_t)(int16_t)x[0] | ((uint32_t)(uint16_t)(int16_t)x[1] << 16));
+}
+/* 4 bytes of x as one int32 (an unaligned load) */
+__attribute__((unused)) static inline int32_t wrt_q_load4(const int8_t* x) {
+  int32_t v;
+  __builtin_memcpy(&v, x, 4);
+  return v;
+}
+/* the first n < 4 bytes of x (zeros after) as one int32, for a short last block of a 4-byte dot product */
+__attribute__((unused)) static inline int32_t wrt_q_part(const int8_t* x, size_t n) {
+  uint32_t v = 0;
+  for (size_t i = 0; i < n; i++) v |= (uint32_t)(uint8_t)x[i] << (8 * i);
+  return (int32_t)v;
+}
+
 static __attribute__((target("avx512f,avx512bw,avx512vl,avx2,fma"))) void wrt_avx512_gemm_8x32(size_t mr, size_t nc, size_t kc, const float* a, size_t a_stride, const float* restrict w, float* c, size_t c_stride, const wrt_clamp* clamp) {
   if (mr <= 1) {
     const float* a0 = a;
@@ -4332,6 +4349,1030 @@ static __attribute__((target("avx512f,avx512bw,avx512vl,avx2,fma"))) void wrt_av
   }
 }
 
+static __attribute__((target("avx512f,avx512bw,avx512vl,avx2,fma"))) void wrt_avx512_qgemm_6x32(size_t mr, size_t nc, size_t kc, const int8_t* a, size_t a_stride, const void* packed_w, int8_t* c, size_t c_stride, const wrt_qparams* p) {
+  const int8_t* a0 = a;
+  const int8_t* a1 = a0 + a_stride;
+  if (mr <= 1) a1 = a0;
+  const int8_t* a2 = a1 + a_stride;
+  if (mr <= 2) a2 = a1;
+  const int8_t* a3 = a2 + a_stride;
+  if (mr <= 3) a3 = a2;
+  const int8_t* a4 = a3 + a_stride;
+  if (mr <= 4) a4 = a3;
+  const int8_t* a5 = a4 + a_stride;
+  if (mr <= 5) a5 = a4;
+  int8_t* c0 = c;
+  int8_t* c1 = c0 + c_stride;
+  if (mr <= 1) c1 = c0;
+  int8_t* c2 = c1 + c_stride;
+  if (mr <= 2) c2 = c1;
+  int8_t* c3 = c2 + c_stride;
+  if (mr <= 3) c3 = c2;
+  int8_t* c4 = c3 + c_stride;
+  if (mr <= 4) c4 = c3;
+  int8_t* c5 = c4 + c_stride;
+  if (mr <= 5) c5 = c4;
+  const int32_t* wb = (const int32_t*)packed_w;
+  __m512i acc0_0 = _mm512_loadu_si512(wb + 0);
+  __m512i acc0_1 = _mm512_loadu_si512(wb + 16);
+  __m512i acc1_0 = acc0_0;
+  __m512i acc1_1 = acc0_1;
+  __m512i acc2_0 = acc0_0;
+  __m512i acc2_1 = acc0_1;
+  __m512i acc3_0 = acc0_0;
+  __m512i acc3_1 = acc0_1;
+  __m512i acc4_0 = acc0_0;
+  __m512i acc4_1 = acc0_1;
+  __m512i acc5_0 = acc0_0;
+  __m512i acc5_1 = acc0_1;
+  const int8_t* w = (const int8_t*)packed_w + 256;
+  size_t k = kc;
+  for (; k >= 4; k -= 4) {
+    const __m512i wq0 = _mm512_cvtepi8_epi16(_mm256_loadu_si256((const __m256i*)(w + 0)));
+    const __m512i wq1 = _mm512_cvtepi8_epi16(_mm256_loadu_si256((const __m256i*)(w + 32)));
+    const __m512i wq0_1 = _mm512_cvtepi8_epi16(_mm256_loadu_si256((const __m256i*)(w + 64 + 0)));
+    const __m512i wq1_1 = _mm512_cvtepi8_epi16(_mm256_loadu_si256((const __m256i*)(w + 64 + 32)));
+    w += 128;
+    const __m128i xq0 = _mm_cvtepi8_epi16(_mm_cvtsi32_si128(wrt_q_load4(a0)));
+    const __m512i xa0 = _mm512_broadcastd_epi32(xq0);
+    const __m512i xa0_1 = _mm512_broadcastd_epi32(_mm_srli_epi64(xq0, 32));
+    a0 += 4;
+    acc0_0 = _mm512_add_epi32(acc0_0, _mm512_madd_epi16(wq0, xa0));
+    acc0_1 = _mm512_add_epi32(acc0_1, _mm512_madd_epi16(wq1, xa0));
+    acc0_0 = _mm512_add_epi32(acc0_0, _mm512_madd_epi16(wq0_1, xa0_1));
+    acc0_1 = _mm512_add_epi32(acc0_1, _mm512_madd_epi16(wq1_1, xa0_1));
+    const __m128i xq1 = _mm_cvtepi8_epi16(_mm_cvtsi32_si128(wrt_q_load4(a1)));
+    const __m512i xa1 = _mm512_broadcastd_epi32(xq1);
+    const __m512i xa1_1 = _mm512_broadcastd_epi32(_mm_srli_epi64(xq1, 32));
+    a1 += 4;
+    acc1_0 = _mm512_add_epi32(acc1_0, _mm512_madd_epi16(wq0, xa1));
+    acc1_1 = _mm512_add_epi32(acc1_1, _mm512_madd_epi16(wq1, xa1));
+    acc1_0 = _mm512_add_epi32(acc1_0, _mm512_madd_epi16(wq0_1, xa1_1));
+    acc1_1 = _mm512_add_epi32(acc1_1, _mm512_madd_epi16(wq1_1, xa1_1));
+    const __m128i xq2 = _mm_cvtepi8_epi16(_mm_cvtsi32_si128(wrt_q_load4(a2)));
+    const __m512i xa2 = _mm512_broadcastd_epi32(xq2);
+    const __m512i xa2_1 = _mm512_broadcastd_epi32(_mm_srli_epi64(xq2, 32));
+    a2 += 4;
+    acc2_0 = _mm512_add_epi32(acc2_0, _mm512_madd_epi16(wq0, xa2));
+    acc2_1 = _mm512_add_epi32(acc2_1, _mm512_madd_epi16(wq1, xa2));
+    acc2_0 = _mm512_add_epi32(acc2_0, _mm512_madd_epi16(wq0_1, xa2_1));
+    acc2_1 = _mm512_add_epi32(acc2_1, _mm512_madd_epi16(wq1_1, xa2_1));
+    const __m128i xq3 = _mm_cvtepi8_epi16(_mm_cvtsi32_si128(wrt_q_load4(a3)));
+    const __m512i xa3 = _mm512_broadcastd_epi32(xq3);
+    const __m512i xa3_1 = _mm512_broadcastd_epi32(_mm_srli_epi64(xq3, 32));
+    a3 += 4;
+    acc3_0 = _mm512_add_epi32(acc3_0, _mm512_madd_epi16(wq0, xa3));
+    acc3_1 = _mm512_add_epi32(acc3_1, _mm512_madd_epi16(wq1, xa3));
+    acc3_0 = _mm512_add_epi32(acc3_0, _mm512_madd_epi16(wq0_1, xa3_1));
+    acc3_1 = _mm512_add_epi32(acc3_1, _mm512_madd_epi16(wq1_1, xa3_1));
+    const __m128i xq4 = _mm_cvtepi8_epi16(_mm_cvtsi32_si128(wrt_q_load4(a4)));
+    const __m512i xa4 = _mm512_broadcastd_epi32(xq4);
+    const __m512i xa4_1 = _mm512_broadcastd_epi32(_mm_srli_epi64(xq4, 32));
+    a4 += 4;
+    acc4_0 = _mm512_add_epi32(acc4_0, _mm512_madd_epi16(wq0, xa4));
+    acc4_1 = _mm512_add_epi32(acc4_1, _mm512_madd_epi16(wq1, xa4));
+    acc4_0 = _mm512_add_epi32(acc4_0, _mm512_madd_epi16(wq0_1, xa4_1));
+    acc4_1 = _mm512_add_epi32(acc4_1, _mm512_madd_epi16(wq1_1, xa4_1));
+    const __m128i xq5 = _mm_cvtepi8_epi16(_mm_cvtsi32_si128(wrt_q_load4(a5)));
+    const __m512i xa5 = _mm512_broadcastd_epi32(xq5);
+    const __m512i xa5_1 = _mm512_broadcastd_epi32(_mm_srli_epi64(xq5, 32));
+    a5 += 4;
+    acc5_0 = _mm512_add_epi32(acc5_0, _mm512_madd_epi16(wq0, xa5));
+    acc5_1 = _mm512_add_epi32(acc5_1, _mm512_madd_epi16(wq1, xa5));
+    acc5_0 = _mm512_add_epi32(acc5_0, _mm512_madd_epi16(wq0_1, xa5_1));
+    acc5_1 = _mm512_add_epi32(acc5_1, _mm512_madd_epi16(wq1_1, xa5_1));
+  }
+  for (; k >= 2; k -= 2) {
+    const __m512i wq0 = _mm512_cvtepi8_epi16(_mm256_loadu_si256((const __m256i*)(w + 0)));
+    const __m512i wq1 = _mm512_cvtepi8_epi16(_mm256_loadu_si256((const __m256i*)(w + 32)));
+    w += 64;
+    const __m512i xa0 = _mm512_set1_epi32(wrt_q_pair(a0));
+    a0 += 2;
+    acc0_0 = _mm512_add_epi32(acc0_0, _mm512_madd_epi16(wq0, xa0));
+    acc0_1 = _mm512_add_epi32(acc0_1, _mm512_madd_epi16(wq1, xa0));
+    const __m512i xa1 = _mm512_set1_epi32(wrt_q_pair(a1));
+    a1 += 2;
+    acc1_0 = _mm512_add_epi32(acc1_0, _mm512_madd_epi16(wq0, xa1));
+    acc1_1 = _mm512_add_epi32(acc1_1, _mm512_madd_epi16(wq1, xa1));
+    const __m512i xa2 = _mm512_set1_epi32(wrt_q_pair(a2));
+    a2 += 2;
+    acc2_0 = _mm512_add_epi32(acc2_0, _mm512_madd_epi16(wq0, xa2));
+    acc2_1 = _mm512_add_epi32(acc2_1, _mm512_madd_epi16(wq1, xa2));
+    const __m512i xa3 = _mm512_set1_epi32(wrt_q_pair(a3));
+    a3 += 2;
+    acc3_0 = _mm512_add_epi32(acc3_0, _mm512_madd_epi16(wq0, xa3));
+    acc3_1 = _mm512_add_epi32(acc3_1, _mm512_madd_epi16(wq1, xa3));
+    const __m512i xa4 = _mm512_set1_epi32(wrt_q_pair(a4));
+    a4 += 2;
+    acc4_0 = _mm512_add_epi32(acc4_0, _mm512_madd_epi16(wq0, xa4));
+    acc4_1 = _mm512_add_epi32(acc4_1, _mm512_madd_epi16(wq1, xa4));
+    const __m512i xa5 = _mm512_set1_epi32(wrt_q_pair(a5));
+    a5 += 2;
+    acc5_0 = _mm512_add_epi32(acc5_0, _mm512_madd_epi16(wq0, xa5));
+    acc5_1 = _mm512_add_epi32(acc5_1, _mm512_madd_epi16(wq1, xa5));
+  }
+  if (k != 0) {
+    const __m512i wq0 = _mm512_cvtepi8_epi16(_mm256_loadu_si256((const __m256i*)(w + 0)));
+    const __m512i wq1 = _mm512_cvtepi8_epi16(_mm256_loadu_si256((const __m256i*)(w + 32)));
+    w += 64;
+    const __m512i xa0 = _mm512_set1_epi32((int32_t)(uint32_t)(uint16_t)(int16_t)*a0);
+    acc0_0 = _mm512_add_epi32(acc0_0, _mm512_madd_epi16(wq0, xa0));
+    acc0_1 = _mm512_add_epi32(acc0_1, _mm512_madd_epi16(wq1, xa0));
+    const __m512i xa1 = _mm512_set1_epi32((int32_t)(uint32_t)(uint16_t)(int16_t)*a1);
+    acc1_0 = _mm512_add_epi32(acc1_0, _mm512_madd_epi16(wq0, xa1));
+    acc1_1 = _mm512_add_epi32(acc1_1, _mm512_madd_epi16(wq1, xa1));
+    const __m512i xa2 = _mm512_set1_epi32((int32_t)(uint32_t)(uint16_t)(int16_t)*a2);
+    acc2_0 = _mm512_add_epi32(acc2_0, _mm512_madd_epi16(wq0, xa2));
+    acc2_1 = _mm512_add_epi32(acc2_1, _mm512_madd_epi16(wq1, xa2));
+    const __m512i xa3 = _mm512_set1_epi32((int32_t)(uint32_t)(uint16_t)(int16_t)*a3);
+    acc3_0 = _mm512_add_epi32(acc3_0, _mm512_madd_epi16(wq0, xa3));
+    acc3_1 = _mm512_add_epi32(acc3_1, _mm512_madd_epi16(wq1, xa3));
+    const __m512i xa4 = _mm512_set1_epi32((int32_t)(uint32_t)(uint16_t)(int16_t)*a4);
+    acc4_0 = _mm512_add_epi32(acc4_0, _mm512_madd_epi16(wq0, xa4));
+    acc4_1 = _mm512_add_epi32(acc4_1, _mm512_madd_epi16(wq1, xa4));
+    const __m512i xa5 = _mm512_set1_epi32((int32_t)(uint32_t)(uint16_t)(int16_t)*a5);
+    acc5_0 = _mm512_add_epi32(acc5_0, _mm512_madd_epi16(wq0, xa5));
+    acc5_1 = _mm512_add_epi32(acc5_1, _mm512_madd_epi16(wq1, xa5));
+  }
+  const __m512 qlo = _mm512_set1_ps(p->lo);
+  const __m512 qhi = _mm512_set1_ps(p->hi);
+  const __m512i qzy = _mm512_set1_epi32(p->zy);
+  const float* mp = (const float*)(const void*)((const char*)(packed_w) + 128);
+  const __m512 mq0 = _mm512_loadu_ps(mp + 0);
+  const __m512 mq1 = _mm512_loadu_ps(mp + 16);
+  {
+    const __m512i q5_0 = _mm512_add_epi32(_mm512_cvtps_epi32(_mm512_min_ps(_mm512_max_ps(_mm512_mul_ps(_mm512_cvtepi32_ps(acc5_0), mq0), qlo), qhi)), qzy);
+    const __m512i q5_1 = _mm512_add_epi32(_mm512_cvtps_epi32(_mm512_min_ps(_mm512_max_ps(_mm512_mul_ps(_mm512_cvtepi32_ps(acc5_1), mq1), qlo), qhi)), qzy);
+    if (nc == 32) {
+      _mm_storeu_si128((__m128i*)(c5 + 0), _mm512_cvtsepi32_epi8(q5_0));
+      _mm_storeu_si128((__m128i*)(c5 + 16), _mm512_cvtsepi32_epi8(q5_1));
+    } else {
+      int8_t ob[32];
+      _mm_storeu_si128((__m128i*)(ob + 0), _mm512_cvtsepi32_epi8(q5_0));
+      _mm_storeu_si128((__m128i*)(ob + 16), _mm512_cvtsepi32_epi8(q5_1));
+      for (size_t j = 0; j < nc; j++) c5[j] = ob[j];
+    }
+  }
+  {
+    const __m512i q4_0 = _mm512_add_epi32(_mm512_cvtps_epi32(_mm512_min_ps(_mm512_max_ps(_mm512_mul_ps(_mm512_cvtepi32_ps(acc4_0), mq0), qlo), qhi)), qzy);
+    const __m512i q4_1 = _mm512_add_epi32(_mm512_cvtps_epi32(_mm512_min_ps(_mm512_max_ps(_mm512_mul_ps(_mm512_cvtepi32_ps(acc4_1), mq1), qlo), qhi)), qzy);
+    if (nc == 32) {
+      _mm_storeu_si128((__m128i*)(c4 + 0), _mm512_cvtsepi32_epi8(q4_0));
+      _mm_storeu_si128((__m128i*)(c4 + 16), _mm512_cvtsepi32_epi8(q4_1));
+    } else {
+      int8_t ob[32];
+      _mm_storeu_si128((__m128i*)(ob + 0), _mm512_cvtsepi32_epi8(q4_0));
+      _mm_storeu_si128((__m128i*)(ob + 16), _mm512_cvtsepi32_epi8(q4_1));
+      for (size_t j = 0; j < nc; j++) c4[j] = ob[j];
+    }
+  }
+  {
+    const __m512i q3_0 = _mm512_add_epi32(_mm512_cvtps_epi32(_mm512_min_ps(_mm512_max_ps(_mm512_mul_ps(_mm512_cvtepi32_ps(acc3_0), mq0), qlo), qhi)), qzy);
+    const __m512i q3_1 = _mm512_add_epi32(_mm512_cvtps_epi32(_mm512_min_ps(_mm512_max_ps(_mm512_mul_ps(_mm512_cvtepi32_ps(acc3_1), mq1), qlo), qhi)), qzy);
+    if (nc == 32) {
+      _mm_storeu_si128((__m128i*)(c3 + 0), _mm512_cvtsepi32_epi8(q3_0));
+      _mm_storeu_si128((__m128i*)(c3 + 16), _mm512_cvtsepi32_epi8(q3_1));
+    } else {
+      int8_t ob[32];
+      _mm_storeu_si128((__m128i*)(ob + 0), _mm512_cvtsepi32_epi8(q3_0));
+      _mm_storeu_si128((__m128i*)(ob + 16), _mm512_cvtsepi32_epi8(q3_1));
+      for (size_t j = 0; j < nc; j++) c3[j] = ob[j];
+    }
+  }
+  {
+    const __m512i q2_0 = _mm512_add_epi32(_mm512_cvtps_epi32(_mm512_min_ps(_mm512_max_ps(_mm512_mul_ps(_mm512_cvtepi32_ps(acc2_0), mq0), qlo), qhi)), qzy);
+    const __m512i q2_1 = _mm512_add_epi32(_mm512_cvtps_epi32(_mm512_min_ps(_mm512_max_ps(_mm512_mul_ps(_mm512_cvtepi32_ps(acc2_1), mq1), qlo), qhi)), qzy);
+    if (nc == 32) {
+      _mm_storeu_si128((__m128i*)(c2 + 0), _mm512_cvtsepi32_epi8(q2_0));
+      _mm_storeu_si128((__m128i*)(c2 + 16), _mm512_cvtsepi32_epi8(q2_1));
+    } else {
+      int8_t ob[32];
+      _mm_storeu_si128((__m128i*)(ob + 0), _mm512_cvtsepi32_epi8(q2_0));
+      _mm_storeu_si128((__m128i*)(ob + 16), _mm512_cvtsepi32_epi8(q2_1));
+      for (size_t j = 0; j < nc; j++) c2[j] = ob[j];
+    }
+  }
+  {
+    const __m512i q1_0 = _mm512_add_epi32(_mm512_cvtps_epi32(_mm512_min_ps(_mm512_max_ps(_mm512_mul_ps(_mm512_cvtepi32_ps(acc1_0), mq0), qlo), qhi)), qzy);
+    const __m512i q1_1 = _mm512_add_epi32(_mm512_cvtps_epi32(_mm512_min_ps(_mm512_max_ps(_mm512_mul_ps(_mm512_cvtepi32_ps(acc1_1), mq1), qlo), qhi)), qzy);
+    if (nc == 32) {
+      _mm_storeu_si128((__m128i*)(c1 + 0), _mm512_cvtsepi32_epi8(q1_0));
+      _mm_storeu_si128((__m128i*)(c1 + 16), _mm512_cvtsepi32_epi8(q1_1));
+    } else {
+      int8_t ob[32];
+      _mm_storeu_si128((__m128i*)(ob + 0), _mm512_cvtsepi32_epi8(q1_0));
+      _mm_storeu_si128((__m128i*)(ob + 16), _mm512_cvtsepi32_epi8(q1_1));
+      for (size_t j = 0; j < nc; j++) c1[j] = ob[j];
+    }
+  }
+  {
+    const __m512i q0_0 = _mm512_add_epi32(_mm512_cvtps_epi32(_mm512_min_ps(_mm512_max_ps(_mm512_mul_ps(_mm512_cvtepi32_ps(acc0_0), mq0), qlo), qhi)), qzy);
+    const __m512i q0_1 = _mm512_add_epi32(_mm512_cvtps_epi32(_mm512_min_ps(_mm512_max_ps(_mm512_mul_ps(_mm512_cvtepi32_ps(acc0_1), mq1), qlo), qhi)), qzy);
+    if (nc == 32) {
+      _mm_storeu_si128((__m128i*)(c0 + 0), _mm512_cvtsepi32_epi8(q0_0));
+      _mm_storeu_si128((__m128i*)(c0 + 16), _mm512_cvtsepi32_epi8(q0_1));
+    } else {
+      int8_t ob[32];
+      _mm_storeu_si128((__m128i*)(ob + 0), _mm512_cvtsepi32_epi8(q0_0));
+      _mm_storeu_si128((__m128i*)(ob + 16), _mm512_cvtsepi32_epi8(q0_1));
+      for (size_t j = 0; j < nc; j++) c0[j] = ob[j];
+    }
+  }
+}
+
+static __attribute__((target("avx512f,avx512bw,avx512vl,avx2,fma"))) void wrt_avx512_qigemm_6x32(size_t mr, size_t nc, size_t kc, size_t ks, const int8_t* const* ind, const void* packed_w, int8_t* c, size_t c_stride, const wrt_qparams* p) {
+  int8_t* c0 = c;
+  int8_t* c1 = c0 + c_stride;
+  if (mr <= 1) c1 = c0;
+  int8_t* c2 = c1 + c_stride;
+  if (mr <= 2) c2 = c1;
+  int8_t* c3 = c2 + c_stride;
+  if (mr <= 3) c3 = c2;
+  int8_t* c4 = c3 + c_stride;
+  if (mr <= 4) c4 = c3;
+  int8_t* c5 = c4 + c_stride;
+  if (mr <= 5) c5 = c4;
+  const int32_t* wb = (const int32_t*)packed_w;
+  __m512i acc0_0 = _mm512_loadu_si512(wb + 0);
+  __m512i acc0_1 = _mm512_loadu_si512(wb + 16);
+  __m512i acc1_0 = acc0_0;
+  __m512i acc1_1 = acc0_1;
+  __m512i acc2_0 = acc0_0;
+  __m512i acc2_1 = acc0_1;
+  __m512i acc3_0 = acc0_0;
+  __m512i acc3_1 = acc0_1;
+  __m512i acc4_0 = acc0_0;
+  __m512i acc4_1 = acc0_1;
+  __m512i acc5_0 = acc0_0;
+  __m512i acc5_1 = acc0_1;
+  const int8_t* w = (const int8_t*)packed_w + 256;
+  for (size_t tap = ks; tap != 0; tap--) {
+    const int8_t* a0 = ind[0];
+    const int8_t* a1 = mr > 1 ? ind[1] : a0;
+    const int8_t* a2 = mr > 2 ? ind[2] : a1;
+    const int8_t* a3 = mr > 3 ? ind[3] : a2;
+    const int8_t* a4 = mr > 4 ? ind[4] : a3;
+    const int8_t* a5 = mr > 5 ? ind[5] : a4;
+    ind += mr;
+    size_t k = kc;
+    for (; k >= 4; k -= 4) {
+      const __m512i wq0 = _mm512_cvtepi8_epi16(_mm256_loadu_si256((const __m256i*)(w + 0)));
+      const __m512i wq1 = _mm512_cvtepi8_epi16(_mm256_loadu_si256((const __m256i*)(w + 32)));
+      const __m512i wq0_1 = _mm512_cvtepi8_epi16(_mm256_loadu_si256((const __m256i*)(w + 64 + 0)));
+      const __m512i wq1_1 = _mm512_cvtepi8_epi16(_mm256_loadu_si256((const __m256i*)(w + 64 + 32)));
+      w += 128;
+      const __m128i xq0 = _mm_cvtepi8_epi16(_mm_cvtsi32_si128(wrt_q_load4(a0)));
+      const __m512i xa0 = _mm512_broadcastd_epi32(xq0);
+      const __m512i xa0_1 = _mm512_broadcastd_epi32(_mm_srli_epi64(xq0, 32));
+      a0 += 4;
+      acc0_0 = _mm512_add_epi32(acc0_0, _mm512_madd_epi16(wq0, xa0));
+      acc0_1 = _mm512_add_epi32(acc0_1, _mm512_madd_epi16(wq1, xa0));
+      acc0_0 = _mm512_add_epi32(acc0_0, _mm512_madd_epi16(wq0_1, xa0_1));
+      acc0_1 = _mm512_add_epi32(acc0_1, _mm512_madd_epi16(wq1_1, xa0_1));
+      const __m128i xq1 = _mm_cvtepi8_epi16(_mm_cvtsi32_si128(wrt_q_load4(a1)));
+      const __m512i xa1 = _mm512_broadcastd_epi32(xq1);
+      const __m512i xa1_1 = _mm512_broadcastd_epi32(_mm_srli_epi64(xq1, 32));
+      a1 += 4;
+      acc1_0 = _mm512_add_epi32(acc1_0, _mm512_madd_epi16(wq0, xa1));
+      acc1_1 = _mm512_add_epi32(acc1_1, _mm512_madd_epi16(wq1, xa1));
+      acc1_0 = _mm512_add_epi32(acc1_0, _mm512_madd_epi16(wq0_1, xa1_1));
+      acc1_1 = _mm512_add_epi32(acc1_1, _mm512_madd_epi16(wq1_1, xa1_1));
+      const __m128i xq2 = _mm_cvtepi8_epi16(_mm_cvtsi32_si128(wrt_q_load4(a2)));
+      const __m512i xa2 = _mm512_broadcastd_epi32(xq2);
+      const __m512i xa2_1 = _mm512_broadcastd_epi32(_mm_srli_epi64(xq2, 32));
+      a2 += 4;
+      acc2_0 = _mm512_add_epi32(acc2_0, _mm512_madd_epi16(wq0, xa2));
+      acc2_1 = _mm512_add_epi32(acc2_1, _mm512_madd_epi16(wq1, xa2));
+      acc2_0 = _mm512_add_epi32(acc2_0, _mm512_madd_epi16(wq0_1, xa2_1));
+      acc2_1 = _mm512_add_epi32(acc2_1, _mm512_madd_epi16(wq1_1, xa2_1));
+      const __m128i xq3 = _mm_cvtepi8_epi16(_mm_cvtsi32_si128(wrt_q_load4(a3)));
+      const __m512i xa3 = _mm512_broadcastd_epi32(xq3);
+      const __m512i xa3_1 = _mm512_broadcastd_epi32(_mm_srli_epi64(xq3, 32));
+      a3 += 4;
+      acc3_0 = _mm512_add_epi32(acc3_0, _mm512_madd_epi16(wq0, xa3));
+      acc3_1 = _mm512_add_epi32(acc3_1, _mm512_madd_epi16(wq1, xa3));
+      acc3_0 = _mm512_add_epi32(acc3_0, _mm512_madd_epi16(wq0_1, xa3_1));
+      acc3_1 = _mm512_add_epi32(acc3_1, _mm512_madd_epi16(wq1_1, xa3_1));
+      const __m128i xq4 = _mm_cvtepi8_epi16(_mm_cvtsi32_si128(wrt_q_load4(a4)));
+      const __m512i xa4 = _mm512_broadcastd_epi32(xq4);
+      const __m512i xa4_1 = _mm512_broadcastd_epi32(_mm_srli_epi64(xq4, 32));
+      a4 += 4;
+      acc4_0 = _mm512_add_epi32(acc4_0, _mm512_madd_epi16(wq0, xa4));
+      acc4_1 = _mm512_add_epi32(acc4_1, _mm512_madd_epi16(wq1, xa4));
+      acc4_0 = _mm512_add_epi32(acc4_0, _mm512_madd_epi16(wq0_1, xa4_1));
+      acc4_1 = _mm512_add_epi32(acc4_1, _mm512_madd_epi16(wq1_1, xa4_1));
+      const __m128i xq5 = _mm_cvtepi8_epi16(_mm_cvtsi32_si128(wrt_q_load4(a5)));
+      const __m512i xa5 = _mm512_broadcastd_epi32(xq5);
+      const __m512i xa5_1 = _mm512_broadcastd_epi32(_mm_srli_epi64(xq5, 32));
+      a5 += 4;
+      acc5_0 = _mm512_add_epi32(acc5_0, _mm512_madd_epi16(wq0, xa5));
+      acc5_1 = _mm512_add_epi32(acc5_1, _mm512_madd_epi16(wq1, xa5));
+      acc5_0 = _mm512_add_epi32(acc5_0, _mm512_madd_epi16(wq0_1, xa5_1));
+      acc5_1 = _mm512_add_epi32(acc5_1, _mm512_madd_epi16(wq1_1, xa5_1));
+    }
+    for (; k >= 2; k -= 2) {
+      const __m512i wq0 = _mm512_cvtepi8_epi16(_mm256_loadu_si256((const __m256i*)(w + 0)));
+      const __m512i wq1 = _mm512_cvtepi8_epi16(_mm256_loadu_si256((const __m256i*)(w + 32)));
+      w += 64;
+      const __m512i xa0 = _mm512_set1_epi32(wrt_q_pair(a0));
+      a0 += 2;
+      acc0_0 = _mm512_add_epi32(acc0_0, _mm512_madd_epi16(wq0, xa0));
+      acc0_1 = _mm512_add_epi32(acc0_1, _mm512_madd_epi16(wq1, xa0));
+      const __m512i xa1 = _mm512_set1_epi32(wrt_q_pair(a1));
+      a1 += 2;
+      acc1_0 = _mm512_add_epi32(acc1_0, _mm512_madd_epi16(wq0, xa1));
+      acc1_1 = _mm512_add_epi32(acc1_1, _mm512_madd_epi16(wq1, xa1));
+      const __m512i xa2 = _mm512_set1_epi32(wrt_q_pair(a2));
+      a2 += 2;
+      acc2_0 = _mm512_add_epi32(acc2_0, _mm512_madd_epi16(wq0, xa2));
+      acc2_1 = _mm512_add_epi32(acc2_1, _mm512_madd_epi16(wq1, xa2));
+      const __m512i xa3 = _mm512_set1_epi32(wrt_q_pair(a3));
+      a3 += 2;
+      acc3_0 = _mm512_add_epi32(acc3_0, _mm512_madd_epi16(wq0, xa3));
+      acc3_1 = _mm512_add_epi32(acc3_1, _mm512_madd_epi16(wq1, xa3));
+      const __m512i xa4 = _mm512_set1_epi32(wrt_q_pair(a4));
+      a4 += 2;
+      acc4_0 = _mm512_add_epi32(acc4_0, _mm512_madd_epi16(wq0, xa4));
+      acc4_1 = _mm512_add_epi32(acc4_1, _mm512_madd_epi16(wq1, xa4));
+      const __m512i xa5 = _mm512_set1_epi32(wrt_q_pair(a5));
+      a5 += 2;
+      acc5_0 = _mm512_add_epi32(acc5_0, _mm512_madd_epi16(wq0, xa5));
+      acc5_1 = _mm512_add_epi32(acc5_1, _mm512_madd_epi16(wq1, xa5));
+    }
+    if (k != 0) {
+      const __m512i wq0 = _mm512_cvtepi8_epi16(_mm256_loadu_si256((const __m256i*)(w + 0)));
+      const __m512i wq1 = _mm512_cvtepi8_epi16(_mm256_loadu_si256((const __m256i*)(w + 32)));
+      w += 64;
+      const __m512i xa0 = _mm512_set1_epi32((int32_t)(uint32_t)(uint16_t)(int16_t)*a0);
+      acc0_0 = _mm512_add_epi32(acc0_0, _mm512_madd_epi16(wq0, xa0));
+      acc0_1 = _mm512_add_epi32(acc0_1, _mm512_madd_epi16(wq1, xa0));
+      const __m512i xa1 = _mm512_set1_epi32((int32_t)(uint32_t)(uint16_t)(int16_t)*a1);
+      acc1_0 = _mm512_add_epi32(acc1_0, _mm512_madd_epi16(wq0, xa1));
+      acc1_1 = _mm512_add_epi32(acc1_1, _mm512_madd_epi16(wq1, xa1));
+      const __m512i xa2 = _mm512_set1_epi32((int32_t)(uint32_t)(uint16_t)(int16_t)*a2);
+      acc2_0 = _mm512_add_epi32(acc2_0, _mm512_madd_epi16(wq0, xa2));
+      acc2_1 = _mm512_add_epi32(acc2_1, _mm512_madd_epi16(wq1, xa2));
+      const __m512i xa3 = _mm512_set1_epi32((int32_t)(uint32_t)(uint16_t)(int16_t)*a3);
+      acc3_0 = _mm512_add_epi32(acc3_0, _mm512_madd_epi16(wq0, xa3));
+      acc3_1 = _mm512_add_epi32(acc3_1, _mm512_madd_epi16(wq1, xa3));
+      const __m512i xa4 = _mm512_set1_epi32((int32_t)(uint32_t)(uint16_t)(int16_t)*a4);
+      acc4_0 = _mm512_add_epi32(acc4_0, _mm512_madd_epi16(wq0, xa4));
+      acc4_1 = _mm512_add_epi32(acc4_1, _mm512_madd_epi16(wq1, xa4));
+      const __m512i xa5 = _mm512_set1_epi32((int32_t)(uint32_t)(uint16_t)(int16_t)*a5);
+      acc5_0 = _mm512_add_epi32(acc5_0, _mm512_madd_epi16(wq0, xa5));
+      acc5_1 = _mm512_add_epi32(acc5_1, _mm512_madd_epi16(wq1, xa5));
+    }
+  }
+  const __m512 qlo = _mm512_set1_ps(p->lo);
+  const __m512 qhi = _mm512_set1_ps(p->hi);
+  const __m512i qzy = _mm512_set1_epi32(p->zy);
+  const float* mp = (const float*)(const void*)((const char*)(packed_w) + 128);
+  const __m512 mq0 = _mm512_loadu_ps(mp + 0);
+  const __m512 mq1 = _mm512_loadu_ps(mp + 16);
+  {
+    const __m512i q5_0 = _mm512_add_epi32(_mm512_cvtps_epi32(_mm512_min_ps(_mm512_max_ps(_mm512_mul_ps(_mm512_cvtepi32_ps(acc5_0), mq0), qlo), qhi)), qzy);
+    const __m512i q5_1 = _mm512_add_epi32(_mm512_cvtps_epi32(_mm512_min_ps(_mm512_max_ps(_mm512_mul_ps(_mm512_cvtepi32_ps(acc5_1), mq1), qlo), qhi)), qzy);
+    if (nc == 32) {
+      _mm_storeu_si128((__m128i*)(c5 + 0), _mm512_cvtsepi32_epi8(q5_0));
+      _mm_storeu_si128((__m128i*)(c5 + 16), _mm512_cvtsepi32_epi8(q5_1));
+    } else {
+      int8_t ob[32];
+      _mm_storeu_si128((__m128i*)(ob + 0), _mm512_cvtsepi32_epi8(q5_0));
+      _mm_storeu_si128((__m128i*)(ob + 16), _mm512_cvtsepi32_epi8(q5_1));
+      for (size_t j = 0; j < nc; j++) c5[j] = ob[j];
+    }
+  }
+  {
+    const __m512i q4_0 = _mm512_add_epi32(_mm512_cvtps_epi32(_mm512_min_ps(_mm512_max_ps(_mm512_mul_ps(_mm512_cvtepi32_ps(acc4_0), mq0), qlo), qhi)), qzy);
+    const __m512i q4_1 = _mm512_add_epi32(_mm512_cvtps_epi32(_mm512_min_ps(_mm512_max_ps(_mm512_mul_ps(_mm512_cvtepi32_ps(acc4_1), mq1), qlo), qhi)), qzy);
+    if (nc == 32) {
+      _mm_storeu_si128((__m128i*)(c4 + 0), _mm512_cvtsepi32_epi8(q4_0));
+      _mm_storeu_si128((__m128i*)(c4 + 16), _mm512_cvtsepi32_epi8(q4_1));
+    } else {
+      int8_t ob[32];
+      _mm_storeu_si128((__m128i*)(ob + 0), _mm512_cvtsepi32_epi8(q4_0));
+      _mm_storeu_si128((__m128i*)(ob + 16), _mm512_cvtsepi32_epi8(q4_1));
+      for (size_t j = 0; j < nc; j++) c4[j] = ob[j];
+    }
+  }
+  {
+    const __m512i q3_0 = _mm512_add_epi32(_mm512_cvtps_epi32(_mm512_min_ps(_mm512_max_ps(_mm512_mul_ps(_mm512_cvtepi32_ps(acc3_0), mq0), qlo), qhi)), qzy);
+    const __m512i q3_1 = _mm512_add_epi32(_mm512_cvtps_epi32(_mm512_min_ps(_mm512_max_ps(_mm512_mul_ps(_mm512_cvtepi32_ps(acc3_1), mq1), qlo), qhi)), qzy);
+    if (nc == 32) {
+      _mm_storeu_si128((__m128i*)(c3 + 0), _mm512_cvtsepi32_epi8(q3_0));
+      _mm_storeu_si128((__m128i*)(c3 + 16), _mm512_cvtsepi32_epi8(q3_1));
+    } else {
+      int8_t ob[32];
+      _mm_storeu_si128((__m128i*)(ob + 0), _mm512_cvtsepi32_epi8(q3_0));
+      _mm_storeu_si128((__m128i*)(ob + 16), _mm512_cvtsepi32_epi8(q3_1));
+      for (size_t j = 0; j < nc; j++) c3[j] = ob[j];
+    }
+  }
+  {
+    const __m512i q2_0 = _mm512_add_epi32(_mm512_cvtps_epi32(_mm512_min_ps(_mm512_max_ps(_mm512_mul_ps(_mm512_cvtepi32_ps(acc2_0), mq0), qlo), qhi)), qzy);
+    const __m512i q2_1 = _mm512_add_epi32(_mm512_cvtps_epi32(_mm512_min_ps(_mm512_max_ps(_mm512_mul_ps(_mm512_cvtepi32_ps(acc2_1), mq1), qlo), qhi)), qzy);
+    if (nc == 32) {
+      _mm_storeu_si128((__m128i*)(c2 + 0), _mm512_cvtsepi32_epi8(q2_0));
+      _mm_storeu_si128((__m128i*)(c2 + 16), _mm512_cvtsepi32_epi8(q2_1));
+    } else {
+      int8_t ob[32];
+      _mm_storeu_si128((__m128i*)(ob + 0), _mm512_cvtsepi32_epi8(q2_0));
+      _mm_storeu_si128((__m128i*)(ob + 16), _mm512_cvtsepi32_epi8(q2_1));
+      for (size_t j = 0; j < nc; j++) c2[j] = ob[j];
+    }
+  }
+  {
+    const __m512i q1_0 = _mm512_add_epi32(_mm512_cvtps_epi32(_mm512_min_ps(_mm512_max_ps(_mm512_mul_ps(_mm512_cvtepi32_ps(acc1_0), mq0), qlo), qhi)), qzy);
+    const __m512i q1_1 = _mm512_add_epi32(_mm512_cvtps_epi32(_mm512_min_ps(_mm512_max_ps(_mm512_mul_ps(_mm512_cvtepi32_ps(acc1_1), mq1), qlo), qhi)), qzy);
+    if (nc == 32) {
+      _mm_storeu_si128((__m128i*)(c1 + 0), _mm512_cvtsepi32_epi8(q1_0));
+      _mm_storeu_si128((__m128i*)(c1 + 16), _mm512_cvtsepi32_epi8(q1_1));
+    } else {
+      int8_t ob[32];
+      _mm_storeu_si128((__m128i*)(ob + 0), _mm512_cvtsepi32_epi8(q1_0));
+      _mm_storeu_si128((__m128i*)(ob + 16), _mm512_cvtsepi32_epi8(q1_1));
+      for (size_t j = 0; j < nc; j++) c1[j] = ob[j];
+    }
+  }
+  {
+    const __m512i q0_0 = _mm512_add_epi32(_mm512_cvtps_epi32(_mm512_min_ps(_mm512_max_ps(_mm512_mul_ps(_mm512_cvtepi32_ps(acc0_0), mq0), qlo), qhi)), qzy);
+    const __m512i q0_1 = _mm512_add_epi32(_mm512_cvtps_epi32(_mm512_min_ps(_mm512_max_ps(_mm512_mul_ps(_mm512_cvtepi32_ps(acc0_1), mq1), qlo), qhi)), qzy);
+    if (nc == 32) {
+      _mm_storeu_si128((__m128i*)(c0 + 0), _mm512_cvtsepi32_epi8(q0_0));
+      _mm_storeu_si128((__m128i*)(c0 + 16), _mm512_cvtsepi32_epi8(q0_1));
+    } else {
+      int8_t ob[32];
+      _mm_storeu_si128((__m128i*)(ob + 0), _mm512_cvtsepi32_epi8(q0_0));
+      _mm_storeu_si128((__m128i*)(ob + 16), _mm512_cvtsepi32_epi8(q0_1));
+      for (size_t j = 0; j < nc; j++) c0[j] = ob[j];
+    }
+  }
+}
+
+static __attribute__((target("avx512f,avx512bw,avx512vl,avx2,fma"))) void wrt_avx512_qdwconv_any_c32(size_t channels, size_t width, size_t ks, const int8_t* const* in, const void* packed_w, int8_t* out, size_t out_stride, const wrt_qparams* p) {
+  const __m512 qlo = _mm512_set1_ps(p->lo);
+  const __m512 qhi = _mm512_set1_ps(p->hi);
+  const __m512i qzy = _mm512_set1_epi32(p->zy);
+  for (size_t px = 0; px < width; px++, in += ks, out += out_stride) {
+    const char* pw = (const char*)packed_w;
+    for (size_t c0 = 0; c0 < channels; c0 += 32, pw += 32 * (8 + 2 * ks)) {
+      const size_t rem = channels - c0 < 32 ? channels - c0 : 32;
+      const int32_t* wb = (const int32_t*)(const void*)pw;
+      __m512i acc0_0 = _mm512_loadu_si512(wb + 0);
+      __m512i acc0_1 = _mm512_loadu_si512(wb + 16);
+      const int16_t* wt = (const int16_t*)(const void*)(pw + 256);
+      size_t t = 0;
+      if (rem == 32) {
+        for (; t + 2 <= ks; t += 2, wt += 64) {
+          const int8_t* x0 = in[t + 0] + c0;
+          const int8_t* x1 = in[t + 1] + c0;
+          { const __m512i pr = _mm512_add_epi16(_mm512_mullo_epi16(_mm512_cvtepi8_epi16(_mm256_loadu_si256((const __m256i*)(x0))), _mm512_loadu_si512(wt)), _mm512_mullo_epi16(_mm512_cvtepi8_epi16(_mm256_loadu_si256((const __m256i*)(x1))), _mm512_loadu_si512(wt + 32)));
+            acc0_0 = _mm512_add_epi32(acc0_0, _mm512_cvtepi16_epi32(_mm512_castsi512_si256(pr)));
+            acc0_1 = _mm512_add_epi32(acc0_1, _mm512_cvtepi16_epi32(_mm512_extracti64x4_epi64(pr, 1))); }
+        }
+        if (t < ks) {
+          const int8_t* x0 = in[t + 0] + c0;
+          { const __m512i pr = _mm512_mullo_epi16(_mm512_cvtepi8_epi16(_mm256_loadu_si256((const __m256i*)(x0))), _mm512_loadu_si512(wt));
+            acc0_0 = _mm512_add_epi32(acc0_0, _mm512_cvtepi16_epi32(_mm512_castsi512_si256(pr)));
+            acc0_1 = _mm512_add_epi32(acc0_1, _mm512_cvtepi16_epi32(_mm512_extracti64x4_epi64(pr, 1))); }
+        }
+      } else {
+        for (; t + 2 <= ks; t += 2, wt += 64) {
+          int8_t x0[32];
+          for (size_t j = 0; j < 32; j++) x0[j] = j < rem ? in[t + 0][c0 + j] : 0;
+          int8_t x1[32];
+          for (size_t j = 0; j < 32; j++) x1[j] = j < rem ? in[t + 1][c0 + j] : 0;
+          { const __m512i pr = _mm512_add_epi16(_mm512_mullo_epi16(_mm512_cvtepi8_epi16(_mm256_loadu_si256((const __m256i*)(x0))), _mm512_loadu_si512(wt)), _mm512_mullo_epi16(_mm512_cvtepi8_epi16(_mm256_loadu_si256((const __m256i*)(x1))), _mm512_loadu_si512(wt + 32)));
+            acc0_0 = _mm512_add_epi32(acc0_0, _mm512_cvtepi16_epi32(_mm512_castsi512_si256(pr)));
+            acc0_1 = _mm512_add_epi32(acc0_1, _mm512_cvtepi16_epi32(_mm512_extracti64x4_epi64(pr, 1))); }
+        }
+        if (t < ks) {
+          int8_t x0[32];
+          for (size_t j = 0; j < 32; j++) x0[j] = j < rem ? in[t + 0][c0 + j] : 0;
+          { const __m512i pr = _mm512_mullo_epi16(_mm512_cvtepi8_epi16(_mm256_loadu_si256((const __m256i*)(x0))), _mm512_loadu_si512(wt));
+            acc0_0 = _mm512_add_epi32(acc0_0, _mm512_cvtepi16_epi32(_mm512_castsi512_si256(pr)));
+            acc0_1 = _mm512_add_epi32(acc0_1, _mm512_cvtepi16_epi32(_mm512_extracti64x4_epi64(pr, 1))); }
+        }
+      }
+      const float* mp = (const float*)(const void*)((const char*)(pw) + 128);
+      const __m512 mq0 = _mm512_loadu_ps(mp + 0);
+      const __m512 mq1 = _mm512_loadu_ps(mp + 16);
+      const __m512i q0_0 = _mm512_add_epi32(_mm512_cvtps_epi32(_mm512_min_ps(_mm512_max_ps(_mm512_mul_ps(_mm512_cvtepi32_ps(acc0_0), mq0), qlo), qhi)), qzy);
+      const __m512i q0_1 = _mm512_add_epi32(_mm512_cvtps_epi32(_mm512_min_ps(_mm512_max_ps(_mm512_mul_ps(_mm512_cvtepi32_ps(acc0_1), mq1), qlo), qhi)), qzy);
+      if (rem == 32) {
+        _mm_storeu_si128((__m128i*)((out + c0) + 0), _mm512_cvtsepi32_epi8(q0_0));
+        _mm_storeu_si128((__m128i*)((out + c0) + 16), _mm512_cvtsepi32_epi8(q0_1));
+      } else {
+        int8_t ob[32];
+        _mm_storeu_si128((__m128i*)(ob + 0), _mm512_cvtsepi32_epi8(q0_0));
+        _mm_storeu_si128((__m128i*)(ob + 16), _mm512_cvtsepi32_epi8(q0_1));
+        for (size_t j = 0; j < rem; j++) out[c0 + j] = ob[j];
+      }
+    }
+  }
+}
+
+static __attribute__((target("avx512f,avx512bw,avx512vl,avx2,fma"))) void wrt_avx512_qadd(size_t n, const int8_t* a, const int8_t* b, int8_t* y, const wrt_qadd_params* p) {
+  uint32_t bias = (uint32_t)p->bias;
+  size_t i = 0;
+  const __m512i vbias = _mm512_set1_epi32((int32_t)bias);
+  const __m512i vma = _mm512_set1_epi32(p->ma);
+  const __m512i vmb = _mm512_set1_epi32(p->mb);
+  const __m512i vlo = _mm512_set1_epi32(p->lo);
+  const __m512i vhi = _mm512_set1_epi32(p->hi);
+  const __m512i vzy = _mm512_set1_epi32(p->zy);
+  const __m128i sh = _mm_cvtsi32_si128(p->shift);
+  for (; i + 16 <= n; i += 16) {
+    const __m512i q = _mm512_add_epi32(_mm512_min_epi32(_mm512_max_epi32(_mm512_sra_epi32(_mm512_add_epi32(_mm512_add_epi32(vbias, _mm512_mullo_epi32(_mm512_cvtepi8_epi32(_mm_loadu_si128((const __m128i*)(a + i))), vma)), _mm512_mullo_epi32(_mm512_cvtepi8_epi32(_mm_loadu_si128((const __m128i*)(b + i))), vmb)), sh), vlo), vhi), vzy);
+    _mm_storeu_si128((__m128i*)(y + i), _mm512_cvtsepi32_epi8(q));
+  }
+  for (; i < n; i++) {
+    const uint32_t s = bias + (uint32_t)p->ma * (uint32_t)(int32_t)a[i] + (uint32_t)p->mb * (uint32_t)(int32_t)b[i];
+    int32_t v = (int32_t)s >> p->shift;
+    v = v < p->lo ? p->lo : v > p->hi ? p->hi : v;
+    y[i] = (int8_t)(v + p->zy);
+  }
+}
+
+static __attribute__((target("avx512f,avx512bw,avx512vl,avx2,fma"))) void wrt_avx512_qadd_scalar(size_t n, const int8_t* a, const int8_t* b, int8_t* y, const wrt_qadd_params* p) {
+  uint32_t bias = (uint32_t)p->bias;
+  bias += (uint32_t)p->mb * (uint32_t)(int32_t)b[0];
+  size_t i = 0;
+  const __m512i vbias = _mm512_set1_epi32((int32_t)bias);
+  const __m512i vma = _mm512_set1_epi32(p->ma);
+  const __m512i vlo = _mm512_set1_epi32(p->lo);
+  const __m512i vhi = _mm512_set1_epi32(p->hi);
+  const __m512i vzy = _mm512_set1_epi32(p->zy);
+  const __m128i sh = _mm_cvtsi32_si128(p->shift);
+  for (; i + 16 <= n; i += 16) {
+    const __m512i q = _mm512_add_epi32(_mm512_min_epi32(_mm512_max_epi32(_mm512_sra_epi32(_mm512_add_epi32(vbias, _mm512_mullo_epi32(_mm512_cvtepi8_epi32(_mm_loadu_si128((const __m128i*)(a + i))), vma)), sh), vlo), vhi), vzy);
+    _mm_storeu_si128((__m128i*)(y + i), _mm512_cvtsepi32_epi8(q));
+  }
+  for (; i < n; i++) {
+    const uint32_t s = bias + (uint32_t)p->ma * (uint32_t)(int32_t)a[i];
+    int32_t v = (int32_t)s >> p->shift;
+    v = v < p->lo ? p->lo : v > p->hi ? p->hi : v;
+    y[i] = (int8_t)(v + p->zy);
+  }
+}
+
+static __attribute__((target("avx512f,avx512bw,avx512vl,avx512vnni,avx2,fma"))) void wrt_avx512vnni_qgemm_6x32(size_t mr, size_t nc, size_t kc, const int8_t* a, size_t a_stride, const void* packed_w, int8_t* c, size_t c_stride, const wrt_qparams* p) {
+  const int8_t* a0 = a;
+  const int8_t* a1 = a0 + a_stride;
+  if (mr <= 1) a1 = a0;
+  const int8_t* a2 = a1 + a_stride;
+  if (mr <= 2) a2 = a1;
+  const int8_t* a3 = a2 + a_stride;
+  if (mr <= 3) a3 = a2;
+  const int8_t* a4 = a3 + a_stride;
+  if (mr <= 4) a4 = a3;
+  const int8_t* a5 = a4 + a_stride;
+  if (mr <= 5) a5 = a4;
+  int8_t* c0 = c;
+  int8_t* c1 = c0 + c_stride;
+  if (mr <= 1) c1 = c0;
+  int8_t* c2 = c1 + c_stride;
+  if (mr <= 2) c2 = c1;
+  int8_t* c3 = c2 + c_stride;
+  if (mr <= 3) c3 = c2;
+  int8_t* c4 = c3 + c_stride;
+  if (mr <= 4) c4 = c3;
+  int8_t* c5 = c4 + c_stride;
+  if (mr <= 5) c5 = c4;
+  const int32_t* wb = (const int32_t*)packed_w;
+  __m512i acc0_0 = _mm512_loadu_si512(wb + 0);
+  __m512i acc0_1 = _mm512_loadu_si512(wb + 16);
+  __m512i acc1_0 = acc0_0;
+  __m512i acc1_1 = acc0_1;
+  __m512i acc2_0 = acc0_0;
+  __m512i acc2_1 = acc0_1;
+  __m512i acc3_0 = acc0_0;
+  __m512i acc3_1 = acc0_1;
+  __m512i acc4_0 = acc0_0;
+  __m512i acc4_1 = acc0_1;
+  __m512i acc5_0 = acc0_0;
+  __m512i acc5_1 = acc0_1;
+  const int8_t* w = (const int8_t*)packed_w + 256;
+  size_t k = kc;
+  for (; k >= 4; k -= 4) {
+    const __m512i wq0 = _mm512_loadu_si512(w + 0);
+    const __m512i wq1 = _mm512_loadu_si512(w + 64);
+    w += 128;
+    const __m512i xa0 = _mm512_set1_epi32((int32_t)((uint32_t)wrt_q_load4(a0) ^ 0x80808080u));
+    a0 += 4;
+    acc0_0 = _mm512_dpbusd_epi32(acc0_0, xa0, wq0);
+    acc0_1 = _mm512_dpbusd_epi32(acc0_1, xa0, wq1);
+    const __m512i xa1 = _mm512_set1_epi32((int32_t)((uint32_t)wrt_q_load4(a1) ^ 0x80808080u));
+    a1 += 4;
+    acc1_0 = _mm512_dpbusd_epi32(acc1_0, xa1, wq0);
+    acc1_1 = _mm512_dpbusd_epi32(acc1_1, xa1, wq1);
+    const __m512i xa2 = _mm512_set1_epi32((int32_t)((uint32_t)wrt_q_load4(a2) ^ 0x80808080u));
+    a2 += 4;
+    acc2_0 = _mm512_dpbusd_epi32(acc2_0, xa2, wq0);
+    acc2_1 = _mm512_dpbusd_epi32(acc2_1, xa2, wq1);
+    const __m512i xa3 = _mm512_set1_epi32((int32_t)((uint32_t)wrt_q_load4(a3) ^ 0x80808080u));
+    a3 += 4;
+    acc3_0 = _mm512_dpbusd_epi32(acc3_0, xa3, wq0);
+    acc3_1 = _mm512_dpbusd_epi32(acc3_1, xa3, wq1);
+    const __m512i xa4 = _mm512_set1_epi32((int32_t)((uint32_t)wrt_q_load4(a4) ^ 0x80808080u));
+    a4 += 4;
+    acc4_0 = _mm512_dpbusd_epi32(acc4_0, xa4, wq0);
+    acc4_1 = _mm512_dpbusd_epi32(acc4_1, xa4, wq1);
+    const __m512i xa5 = _mm512_set1_epi32((int32_t)((uint32_t)wrt_q_load4(a5) ^ 0x80808080u));
+    a5 += 4;
+    acc5_0 = _mm512_dpbusd_epi32(acc5_0, xa5, wq0);
+    acc5_1 = _mm512_dpbusd_epi32(acc5_1, xa5, wq1);
+  }
+  if (k != 0) {
+    const __m512i wq0 = _mm512_loadu_si512(w + 0);
+    const __m512i wq1 = _mm512_loadu_si512(w + 64);
+    w += 128;
+    const __m512i xa0 = _mm512_set1_epi32((int32_t)((uint32_t)wrt_q_part(a0, k) ^ 0x80808080u));
+    acc0_0 = _mm512_dpbusd_epi32(acc0_0, xa0, wq0);
+    acc0_1 = _mm512_dpbusd_epi32(acc0_1, xa0, wq1);
+    const __m512i xa1 = _mm512_set1_epi32((int32_t)((uint32_t)wrt_q_part(a1, k) ^ 0x80808080u));
+    acc1_0 = _mm512_dpbusd_epi32(acc1_0, xa1, wq0);
+    acc1_1 = _mm512_dpbusd_epi32(acc1_1, xa1, wq1);
+    const __m512i xa2 = _mm512_set1_epi32((int32_t)((uint32_t)wrt_q_part(a2, k) ^ 0x80808080u));
+    acc2_0 = _mm512_dpbusd_epi32(acc2_0, xa2, wq0);
+    acc2_1 = _mm512_dpbusd_epi32(acc2_1, xa2, wq1);
+    const __m512i xa3 = _mm512_set1_epi32((int32_t)((uint32_t)wrt_q_part(a3, k) ^ 0x80808080u));
+    acc3_0 = _mm512_dpbusd_epi32(acc3_0, xa3, wq0);
+    acc3_1 = _mm512_dpbusd_epi32(acc3_1, xa3, wq1);
+    const __m512i xa4 = _mm512_set1_epi32((int32_t)((uint32_t)wrt_q_part(a4, k) ^ 0x80808080u));
+    acc4_0 = _mm512_dpbusd_epi32(acc4_0, xa4, wq0);
+    acc4_1 = _mm512_dpbusd_epi32(acc4_1, xa4, wq1);
+    const __m512i xa5 = _mm512_set1_epi32((int32_t)((uint32_t)wrt_q_part(a5, k) ^ 0x80808080u));
+    acc5_0 = _mm512_dpbusd_epi32(acc5_0, xa5, wq0);
+    acc5_1 = _mm512_dpbusd_epi32(acc5_1, xa5, wq1);
+  }
+  const __m512 qlo = _mm512_set1_ps(p->lo);
+  const __m512 qhi = _mm512_set1_ps(p->hi);
+  const __m512i qzy = _mm512_set1_epi32(p->zy);
+  const float* mp = (const float*)(const void*)((const char*)(packed_w) + 128);
+  const __m512 mq0 = _mm512_loadu_ps(mp + 0);
+  const __m512 mq1 = _mm512_loadu_ps(mp + 16);
+  {
+    const __m512i q5_0 = _mm512_add_epi32(_mm512_cvtps_epi32(_mm512_min_ps(_mm512_max_ps(_mm512_mul_ps(_mm512_cvtepi32_ps(acc5_0), mq0), qlo), qhi)), qzy);
+    const __m512i q5_1 = _mm512_add_epi32(_mm512_cvtps_epi32(_mm512_min_ps(_mm512_max_ps(_mm512_mul_ps(_mm512_cvtepi32_ps(acc5_1), mq1), qlo), qhi)), qzy);
+    if (nc == 32) {
+      _mm_storeu_si128((__m128i*)(c5 + 0), _mm512_cvtsepi32_epi8(q5_0));
+      _mm_storeu_si128((__m128i*)(c5 + 16), _mm512_cvtsepi32_epi8(q5_1));
+    } else {
+      int8_t ob[32];
+      _mm_storeu_si128((__m128i*)(ob + 0), _mm512_cvtsepi32_epi8(q5_0));
+      _mm_storeu_si128((__m128i*)(ob + 16), _mm512_cvtsepi32_epi8(q5_1));
+      for (size_t j = 0; j < nc; j++) c5[j] = ob[j];
+    }
+  }
+  {
+    const __m512i q4_0 = _mm512_add_epi32(_mm512_cvtps_epi32(_mm512_min_ps(_mm512_max_ps(_mm512_mul_ps(_mm512_cvtepi32_ps(acc4_0), mq0), qlo), qhi)), qzy);
+    const __m512i q4_1 = _mm512_add_epi32(_mm512_cvtps_epi32(_mm512_min_ps(_mm512_max_ps(_mm512_mul_ps(_mm512_cvtepi32_ps(acc4_1), mq1), qlo), qhi)), qzy);
+    if (nc == 32) {
+      _mm_storeu_si128((__m128i*)(c4 + 0), _mm512_cvtsepi32_epi8(q4_0));
+      _mm_storeu_si128((__m128i*)(c4 + 16), _mm512_cvtsepi32_epi8(q4_1));
+    } else {
+      int8_t ob[32];
+      _mm_storeu_si128((__m128i*)(ob + 0), _mm512_cvtsepi32_epi8(q4_0));
+      _mm_storeu_si128((__m128i*)(ob + 16), _mm512_cvtsepi32_epi8(q4_1));
+      for (size_t j = 0; j < nc; j++) c4[j] = ob[j];
+    }
+  }
+  {
+    const __m512i q3_0 = _mm512_add_epi32(_mm512_cvtps_epi32(_mm512_min_ps(_mm512_max_ps(_mm512_mul_ps(_mm512_cvtepi32_ps(acc3_0), mq0), qlo), qhi)), qzy);
+    const __m512i q3_1 = _mm512_add_epi32(_mm512_cvtps_epi32(_mm512_min_ps(_mm512_max_ps(_mm512_mul_ps(_mm512_cvtepi32_ps(acc3_1), mq1), qlo), qhi)), qzy);
+    if (nc == 32) {
+      _mm_storeu_si128((__m128i*)(c3 + 0), _mm512_cvtsepi32_epi8(q3_0));
+      _mm_storeu_si128((__m128i*)(c3 + 16), _mm512_cvtsepi32_epi8(q3_1));
+    } else {
+      int8_t ob[32];
+      _mm_storeu_si128((__m128i*)(ob + 0), _mm512_cvtsepi32_epi8(q3_0));
+      _mm_storeu_si128((__m128i*)(ob + 16), _mm512_cvtsepi32_epi8(q3_1));
+      for (size_t j = 0; j < nc; j++) c3[j] = ob[j];
+    }
+  }
+  {
+    const __m512i q2_0 = _mm512_add_epi32(_mm512_cvtps_epi32(_mm512_min_ps(_mm512_max_ps(_mm512_mul_ps(_mm512_cvtepi32_ps(acc2_0), mq0), qlo), qhi)), qzy);
+    const __m512i q2_1 = _mm512_add_epi32(_mm512_cvtps_epi32(_mm512_min_ps(_mm512_max_ps(_mm512_mul_ps(_mm512_cvtepi32_ps(acc2_1), mq1), qlo), qhi)), qzy);
+    if (nc == 32) {
+      _mm_storeu_si128((__m128i*)(c2 + 0), _mm512_cvtsepi32_epi8(q2_0));
+      _mm_storeu_si128((__m128i*)(c2 + 16), _mm512_cvtsepi32_epi8(q2_1));
+    } else {
+      int8_t ob[32];
+      _mm_storeu_si128((__m128i*)(ob + 0), _mm512_cvtsepi32_epi8(q2_0));
+      _mm_storeu_si128((__m128i*)(ob + 16), _mm512_cvtsepi32_epi8(q2_1));
+      for (size_t j = 0; j < nc; j++) c2[j] = ob[j];
+    }
+  }
+  {
+    const __m512i q1_0 = _mm512_add_epi32(_mm512_cvtps_epi32(_mm512_min_ps(_mm512_max_ps(_mm512_mul_ps(_mm512_cvtepi32_ps(acc1_0), mq0), qlo), qhi)), qzy);
+    const __m512i q1_1 = _mm512_add_epi32(_mm512_cvtps_epi32(_mm512_min_ps(_mm512_max_ps(_mm512_mul_ps(_mm512_cvtepi32_ps(acc1_1), mq1), qlo), qhi)), qzy);
+    if (nc == 32) {
+      _mm_storeu_si128((__m128i*)(c1 + 0), _mm512_cvtsepi32_epi8(q1_0));
+      _mm_storeu_si128((__m128i*)(c1 + 16), _mm512_cvtsepi32_epi8(q1_1));
+    } else {
+      int8_t ob[32];
+      _mm_storeu_si128((__m128i*)(ob + 0), _mm512_cvtsepi32_epi8(q1_0));
+      _mm_storeu_si128((__m128i*)(ob + 16), _mm512_cvtsepi32_epi8(q1_1));
+      for (size_t j = 0; j < nc; j++) c1[j] = ob[j];
+    }
+  }
+  {
+    const __m512i q0_0 = _mm512_add_epi32(_mm512_cvtps_epi32(_mm512_min_ps(_mm512_max_ps(_mm512_mul_ps(_mm512_cvtepi32_ps(acc0_0), mq0), qlo), qhi)), qzy);
+    const __m512i q0_1 = _mm512_add_epi32(_mm512_cvtps_epi32(_mm512_min_ps(_mm512_max_ps(_mm512_mul_ps(_mm512_cvtepi32_ps(acc0_1), mq1), qlo), qhi)), qzy);
+    if (nc == 32) {
+      _mm_storeu_si128((__m128i*)(c0 + 0), _mm512_cvtsepi32_epi8(q0_0));
+      _mm_storeu_si128((__m128i*)(c0 + 16), _mm512_cvtsepi32_epi8(q0_1));
+    } else {
+      int8_t ob[32];
+      _mm_storeu_si128((__m128i*)(ob + 0), _mm512_cvtsepi32_epi8(q0_0));
+      _mm_storeu_si128((__m128i*)(ob + 16), _mm512_cvtsepi32_epi8(q0_1));
+      for (size_t j = 0; j < nc; j++) c0[j] = ob[j];
+    }
+  }
+}
+
+static __attribute__((target("avx512f,avx512bw,avx512vl,avx512vnni,avx2,fma"))) void wrt_avx512vnni_qigemm_6x32(size_t mr, size_t nc, size_t kc, size_t ks, const int8_t* const* ind, const void* packed_w, int8_t* c, size_t c_stride, const wrt_qparams* p) {
+  int8_t* c0 = c;
+  int8_t* c1 = c0 + c_stride;
+  if (mr <= 1) c1 = c0;
+  int8_t* c2 = c1 + c_stride;
+  if (mr <= 2) c2 = c1;
+  int8_t* c3 = c2 + c_stride;
+  if (mr <= 3) c3 = c2;
+  int8_t* c4 = c3 + c_stride;
+  if (mr <= 4) c4 = c3;
+  int8_t* c5 = c4 + c_stride;
+  if (mr <= 5) c5 = c4;
+  const int32_t* wb = (const int32_t*)packed_w;
+  __m512i acc0_0 = _mm512_loadu_si512(wb + 0);
+  __m512i acc0_1 = _mm512_loadu_si512(wb + 16);
+  __m512i acc1_0 = acc0_0;
+  __m512i acc1_1 = acc0_1;
+  __m512i acc2_0 = acc0_0;
+  __m512i acc2_1 = acc0_1;
+  __m512i acc3_0 = acc0_0;
+  __m512i acc3_1 = acc0_1;
+  __m512i acc4_0 = acc0_0;
+  __m512i acc4_1 = acc0_1;
+  __m512i acc5_0 = acc0_0;
+  __m512i acc5_1 = acc0_1;
+  const int8_t* w = (const int8_t*)packed_w + 256;
+  for (size_t tap = ks; tap != 0; tap--) {
+    const int8_t* a0 = ind[0];
+    const int8_t* a1 = mr > 1 ? ind[1] : a0;
+    const int8_t* a2 = mr > 2 ? ind[2] : a1;
+    const int8_t* a3 = mr > 3 ? ind[3] : a2;
+    const int8_t* a4 = mr > 4 ? ind[4] : a3;
+    const int8_t* a5 = mr > 5 ? ind[5] : a4;
+    ind += mr;
+    size_t k = kc;
+    for (; k >= 4; k -= 4) {
+      const __m512i wq0 = _mm512_loadu_si512(w + 0);
+      const __m512i wq1 = _mm512_loadu_si512(w + 64);
+      w += 128;
+      const __m512i xa0 = _mm512_set1_epi32((int32_t)((uint32_t)wrt_q_load4(a0) ^ 0x80808080u));
+      a0 += 4;
+      acc0_0 = _mm512_dpbusd_epi32(acc0_0, xa0, wq0);
+      acc0_1 = _mm512_dpbusd_epi32(acc0_1, xa0, wq1);
+      const __m512i xa1 = _mm512_set1_epi32((int32_t)((uint32_t)wrt_q_load4(a1) ^ 0x80808080u));
+      a1 += 4;
+      acc1_0 = _mm512_dpbusd_epi32(acc1_0, xa1, wq0);
+      acc1_1 = _mm512_dpbusd_epi32(acc1_1, xa1, wq1);
+      const __m512i xa2 = _mm512_set1_epi32((int32_t)((uint32_t)wrt_q_load4(a2) ^ 0x80808080u));
+      a2 += 4;
+      acc2_0 = _mm512_dpbusd_epi32(acc2_0, xa2, wq0);
+      acc2_1 = _mm512_dpbusd_epi32(acc2_1, xa2, wq1);
+      const __m512i xa3 = _mm512_set1_epi32((int32_t)((uint32_t)wrt_q_load4(a3) ^ 0x80808080u));
+      a3 += 4;
+      acc3_0 = _mm512_dpbusd_epi32(acc3_0, xa3, wq0);
+      acc3_1 = _mm512_dpbusd_epi32(acc3_1, xa3, wq1);
+      const __m512i xa4 = _mm512_set1_epi32((int32_t)((uint32_t)wrt_q_load4(a4) ^ 0x80808080u));
+      a4 += 4;
+      acc4_0 = _mm512_dpbusd_epi32(acc4_0, xa4, wq0);
+      acc4_1 = _mm512_dpbusd_epi32(acc4_1, xa4, wq1);
+      const __m512i xa5 = _mm512_set1_epi32((int32_t)((uint32_t)wrt_q_load4(a5) ^ 0x80808080u));
+      a5 += 4;
+      acc5_0 = _mm512_dpbusd_epi32(acc5_0, xa5, wq0);
+      acc5_1 = _mm512_dpbusd_epi32(acc5_1, xa5, wq1);
+    }
+    if (k != 0) {
+      const __m512i wq0 = _mm512_loadu_si512(w + 0);
+      const __m512i wq1 = _mm512_loadu_si512(w + 64);
+      w += 128;
+      const __m512i xa0 = _mm512_set1_epi32((int32_t)((uint32_t)wrt_q_part(a0, k) ^ 0x80808080u));
+      acc0_0 = _mm512_dpbusd_epi32(acc0_0, xa0, wq0);
+      acc0_1 = _mm512_dpbusd_epi32(acc0_1, xa0, wq1);
+      const __m512i xa1 = _mm512_set1_epi32((int32_t)((uint32_t)wrt_q_part(a1, k) ^ 0x80808080u));
+      acc1_0 = _mm512_dpbusd_epi32(acc1_0, xa1, wq0);
+      acc1_1 = _mm512_dpbusd_epi32(acc1_1, xa1, wq1);
+      const __m512i xa2 = _mm512_set1_epi32((int32_t)((uint32_t)wrt_q_part(a2, k) ^ 0x80808080u));
+      acc2_0 = _mm512_dpbusd_epi32(acc2_0, xa2, wq0);
+      acc2_1 = _mm512_dpbusd_epi32(acc2_1, xa2, wq1);
+      const __m512i xa3 = _mm512_set1_epi32((int32_t)((uint32_t)wrt_q_part(a3, k) ^ 0x80808080u));
+      acc3_0 = _mm512_dpbusd_epi32(acc3_0, xa3, wq0);
+      acc3_1 = _mm512_dpbusd_epi32(acc3_1, xa3, wq1);
+      const __m512i xa4 = _mm512_set1_epi32((int32_t)((uint32_t)wrt_q_part(a4, k) ^ 0x80808080u));
+      acc4_0 = _mm512_dpbusd_epi32(acc4_0, xa4, wq0);
+      acc4_1 = _mm512_dpbusd_epi32(acc4_1, xa4, wq1);
+      const __m512i xa5 = _mm512_set1_epi32((int32_t)((uint32_t)wrt_q_part(a5, k) ^ 0x80808080u));
+      acc5_0 = _mm512_dpbusd_epi32(acc5_0, xa5, wq0);
+      acc5_1 = _mm512_dpbusd_epi32(acc5_1, xa5, wq1);
+    }
+  }
+  const __m512 qlo = _mm512_set1_ps(p->lo);
+  const __m512 qhi = _mm512_set1_ps(p->hi);
+  const __m512i qzy = _mm512_set1_epi32(p->zy);
+  const float* mp = (const float*)(const void*)((const char*)(packed_w) + 128);
+  const __m512 mq0 = _mm512_loadu_ps(mp + 0);
+  const __m512 mq1 = _mm512_loadu_ps(mp + 16);
+  {
+    const __m512i q5_0 = _mm512_add_epi32(_mm512_cvtps_epi32(_mm512_min_ps(_mm512_max_ps(_mm512_mul_ps(_mm512_cvtepi32_ps(acc5_0), mq0), qlo), qhi)), qzy);
+    const __m512i q5_1 = _mm512_add_epi32(_mm512_cvtps_epi32(_mm512_min_ps(_mm512_max_ps(_mm512_mul_ps(_mm512_cvtepi32_ps(acc5_1), mq1), qlo), qhi)), qzy);
+    if (nc == 32) {
+      _mm_storeu_si128((__m128i*)(c5 + 0), _mm512_cvtsepi32_epi8(q5_0));
+      _mm_storeu_si128((__m128i*)(c5 + 16), _mm512_cvtsepi32_epi8(q5_1));
+    } else {
+      int8_t ob[32];
+      _mm_storeu_si128((__m128i*)(ob + 0), _mm512_cvtsepi32_epi8(q5_0));
+      _mm_storeu_si128((__m128i*)(ob + 16), _mm512_cvtsepi32_epi8(q5_1));
+      for (size_t j = 0; j < nc; j++) c5[j] = ob[j];
+    }
+  }
+  {
+    const __m512i q4_0 = _mm512_add_epi32(_mm512_cvtps_epi32(_mm512_min_ps(_mm512_max_ps(_mm512_mul_ps(_mm512_cvtepi32_ps(acc4_0), mq0), qlo), qhi)), qzy);
+    const __m512i q4_1 = _mm512_add_epi32(_mm512_cvtps_epi32(_mm512_min_ps(_mm512_max_ps(_mm512_mul_ps(_mm512_cvtepi32_ps(acc4_1), mq1), qlo), qhi)), qzy);
+    if (nc == 32) {
+      _mm_storeu_si128((__m128i*)(c4 + 0), _mm512_cvtsepi32_epi8(q4_0));
+      _mm_storeu_si128((__m128i*)(c4 + 16), _mm512_cvtsepi32_epi8(q4_1));
+    } else {
+      int8_t ob[32];
+      _mm_storeu_si128((__m128i*)(ob + 0), _mm512_cvtsepi32_epi8(q4_0));
+      _mm_storeu_si128((__m128i*)(ob + 16), _mm512_cvtsepi32_epi8(q4_1));
+      for (size_t j = 0; j < nc; j++) c4[j] = ob[j];
+    }
+  }
+  {
+    const __m512i q3_0 = _mm512_add_epi32(_mm512_cvtps_epi32(_mm512_min_ps(_mm512_max_ps(_mm512_mul_ps(_mm512_cvtepi32_ps(acc3_0), mq0), qlo), qhi)), qzy);
+    const __m512i q3_1 = _mm512_add_epi32(_mm512_cvtps_epi32(_mm512_min_ps(_mm512_max_ps(_mm512_mul_ps(_mm512_cvtepi32_ps(acc3_1), mq1), qlo), qhi)), qzy);
+    if (nc == 32) {
+      _mm_storeu_si128((__m128i*)(c3 + 0), _mm512_cvtsepi32_epi8(q3_0));
+      _mm_storeu_si128((__m128i*)(c3 + 16), _mm512_cvtsepi32_epi8(q3_1));
+    } else {
+      int8_t ob[32];
+      _mm_storeu_si128((__m128i*)(ob + 0), _mm512_cvtsepi32_epi8(q3_0));
+      _mm_storeu_si128((__m128i*)(ob + 16), _mm512_cvtsepi32_epi8(q3_1));
+      for (size_t j = 0; j < nc; j++) c3[j] = ob[j];
+    }
+  }
+  {
+    const __m512i q2_0 = _mm512_add_epi32(_mm512_cvtps_epi32(_mm512_min_ps(_mm512_max_ps(_mm512_mul_ps(_mm512_cvtepi32_ps(acc2_0), mq0), qlo), qhi)), qzy);
+    const __m512i q2_1 = _mm512_add_epi32(_mm512_cvtps_epi32(_mm512_min_ps(_mm512_max_ps(_mm512_mul_ps(_mm512_cvtepi32_ps(acc2_1), mq1), qlo), qhi)), qzy);
+    if (nc == 32) {
+      _mm_storeu_si128((__m128i*)(c2 + 0), _mm512_cvtsepi32_epi8(q2_0));
+      _mm_storeu_si128((__m128i*)(c2 + 16), _mm512_cvtsepi32_epi8(q2_1));
+    } else {
+      int8_t ob[32];
+      _mm_storeu_si128((__m128i*)(ob + 0), _mm512_cvtsepi32_epi8(q2_0));
+      _mm_storeu_si128((__m128i*)(ob + 16), _mm512_cvtsepi32_epi8(q2_1));
+      for (size_t j = 0; j < nc; j++) c2[j] = ob[j];
+    }
+  }
+  {
+    const __m512i q1_0 = _mm512_add_epi32(_mm512_cvtps_epi32(_mm512_min_ps(_mm512_max_ps(_mm512_mul_ps(_mm512_cvtepi32_ps(acc1_0), mq0), qlo), qhi)), qzy);
+    const __m512i q1_1 = _mm512_add_epi32(_mm512_cvtps_epi32(_mm512_min_ps(_mm512_max_ps(_mm512_mul_ps(_mm512_cvtepi32_ps(acc1_1), mq1), qlo), qhi)), qzy);
+    if (nc == 32) {
+      _mm_storeu_si128((__m128i*)(c1 + 0), _mm512_cvtsepi32_epi8(q1_0));
+      _mm_storeu_si128((__m128i*)(c1 + 16), _mm512_cvtsepi32_epi8(q1_1));
+    } else {
+      int8_t ob[32];
+      _mm_storeu_si128((__m128i*)(ob + 0), _mm512_cvtsepi32_epi8(q1_0));
+      _mm_storeu_si128((__m128i*)(ob + 16), _mm512_cvtsepi32_epi8(q1_1));
+      for (size_t j = 0; j < nc; j++) c1[j] = ob[j];
+    }
+  }
+  {
+    const __m512i q0_0 = _mm512_add_epi32(_mm512_cvtps_epi32(_mm512_min_ps(_mm512_max_ps(_mm512_mul_ps(_mm512_cvtepi32_ps(acc0_0), mq0), qlo), qhi)), qzy);
+    const __m512i q0_1 = _mm512_add_epi32(_mm512_cvtps_epi32(_mm512_min_ps(_mm512_max_ps(_mm512_mul_ps(_mm512_cvtepi32_ps(acc0_1), mq1), qlo), qhi)), qzy);
+    if (nc == 32) {
+      _mm_storeu_si128((__m128i*)(c0 + 0), _mm512_cvtsepi32_epi8(q0_0));
+      _mm_storeu_si128((__m128i*)(c0 + 16), _mm512_cvtsepi32_epi8(q0_1));
+    } else {
+      int8_t ob[32];
+      _mm_storeu_si128((__m128i*)(ob + 0), _mm512_cvtsepi32_epi8(q0_0));
+      _mm_storeu_si128((__m128i*)(ob + 16), _mm512_cvtsepi32_epi8(q0_1));
+      for (size_t j = 0; j < nc; j++) c0[j] = ob[j];
+    }
+  }
+}
+
+static __attribute__((target("avx512f,avx512bw,avx512vl,avx512vnni,avx2,fma"))) void wrt_avx512vnni_qdwconv_any_c32(size_t channels, size_t width, size_t ks, const int8_t* const* in, const void* packed_w, int8_t* out, size_t out_stride, const wrt_qparams* p) {
+  const __m512 qlo = _mm512_set1_ps(p->lo);
+  const __m512 qhi = _mm512_set1_ps(p->hi);
+  const __m512i qzy = _mm512_set1_epi32(p->zy);
+  for (size_t px = 0; px < width; px++, in += ks, out += out_stride) {
+    const char* pw = (const char*)packed_w;
+    for (size_t c0 = 0; c0 < channels; c0 += 32, pw += 32 * (8 + 2 * ks)) {
+      const size_t rem = channels - c0 < 32 ? channels - c0 : 32;
+      const int32_t* wb = (const int32_t*)(const void*)pw;
+      __m512i acc0_0 = _mm512_loadu_si512(wb + 0);
+      __m512i acc0_1 = _mm512_loadu_si512(wb + 16);
+      const int16_t* wt = (const int16_t*)(const void*)(pw + 256);
+      size_t t = 0;
+      if (rem == 32) {
+        for (; t + 2 <= ks; t += 2, wt += 64) {
+          const int8_t* x0 = in[t + 0] + c0;
+          const int8_t* x1 = in[t + 1] + c0;
+          { const __m512i pr = _mm512_add_epi16(_mm512_mullo_epi16(_mm512_cvtepi8_epi16(_mm256_loadu_si256((const __m256i*)(x0))), _mm512_loadu_si512(wt)), _mm512_mullo_epi16(_mm512_cvtepi8_epi16(_mm256_loadu_si256((const __m256i*)(x1))), _mm512_loadu_si512(wt + 32)));
+            acc0_0 = _mm512_add_epi32(acc0_0, _mm512_cvtepi16_epi32(_mm512_castsi512_si256(pr)));
+            acc0_1 = _mm512_add_epi32(acc0_1, _mm512_cvtepi16_epi32(_mm512_extracti64x4_epi64(pr, 1))); }
+        }
+        if (t < ks) {
+          const int8_t* x0 = in[t + 0] + c0;
+          { const __m512i pr = _mm512_mullo_epi16(_mm512_cvtepi8_epi16(_mm256_loadu_si256((const __m256i*)(x0))), _mm512_loadu_si512(wt));
+            acc0_0 = _mm512_add_epi32(acc0_0, _mm512_cvtepi16_epi32(_mm512_castsi512_si256(pr)));
+            acc0_1 = _mm512_add_epi32(acc0_1, _mm512_cvtepi16_epi32(_mm512_extracti64x4_epi64(pr, 1))); }
+        }
+      } else {
+        for (; t + 2 <= ks; t += 2, wt += 64) {
+          int8_t x0[32];
+          for (size_t j = 0; j < 32; j++) x0[j] = j < rem ? in[t + 0][c0 + j] : 0;
+          int8_t x1[32];
+          for (size_t j = 0; j < 32; j++) x1[j] = j < rem ? in[t + 1][c0 + j] : 0;
+          { const __m512i pr = _mm512_add_epi16(_mm512_mullo_epi16(_mm512_cvtepi8_epi16(_mm256_loadu_si256((const __m256i*)(x0))), _mm512_loadu_si512(wt)), _mm512_mullo_epi16(_mm512_cvtepi8_epi16(_mm256_loadu_si256((const __m256i*)(x1))), _mm512_loadu_si512(wt + 32)));
+            acc0_0 = _mm512_add_epi32(acc0_0, _mm512_cvtepi16_epi32(_mm512_castsi512_si256(pr)));
+            acc0_1 = _mm512_add_epi32(acc0_1, _mm512_cvtepi16_epi32(_mm512_extracti64x4_epi64(pr, 1))); }
+        }
+        if (t < ks) {
+          int8_t x0[32];
+          for (size_t j = 0; j < 32; j++) x0[j] = j < rem ? in[t + 0][c0 + j] : 0;
+          { const __m512i pr = _mm512_mullo_epi16(_mm512_cvtepi8_epi16(_mm256_loadu_si256((const __m256i*)(x0))), _mm512_loadu_si512(wt));
+            acc0_0 = _mm512_add_epi32(acc0_0, _mm512_cvtepi16_epi32(_mm512_castsi512_si256(pr)));
+            acc0_1 = _mm512_add_epi32(acc0_1, _mm512_cvtepi16_epi32(_mm512_extracti64x4_epi64(pr, 1))); }
+        }
+      }
+      const float* mp = (const float*)(const void*)((const char*)(pw) + 128);
+      const __m512 mq0 = _mm512_loadu_ps(mp + 0);
+      const __m512 mq1 = _mm512_loadu_ps(mp + 16);
+      const __m512i q0_0 = _mm512_add_epi32(_mm512_cvtps_epi32(_mm512_min_ps(_mm512_max_ps(_mm512_mul_ps(_mm512_cvtepi32_ps(acc0_0), mq0), qlo), qhi)), qzy);
+      const __m512i q0_1 = _mm512_add_epi32(_mm512_cvtps_epi32(_mm512_min_ps(_mm512_max_ps(_mm512_mul_ps(_mm512_cvtepi32_ps(acc0_1), mq1), qlo), qhi)), qzy);
+      if (rem == 32) {
+        _mm_storeu_si128((__m128i*)((out + c0) + 0), _mm512_cvtsepi32_epi8(q0_0));
+        _mm_storeu_si128((__m128i*)((out + c0) + 16), _mm512_cvtsepi32_epi8(q0_1));
+      } else {
+        int8_t ob[32];
+        _mm_storeu_si128((__m128i*)(ob + 0), _mm512_cvtsepi32_epi8(q0_0));
+        _mm_storeu_si128((__m128i*)(ob + 16), _mm512_cvtsepi32_epi8(q0_1));
+        for (size_t j = 0; j < rem; j++) out[c0 + j] = ob[j];
+      }
+    }
+  }
+}
+
+static __attribute__((target("avx512f,avx512bw,avx512vl,avx512vnni,avx2,fma"))) void wrt_avx512vnni_qadd(size_t n, const int8_t* a, const int8_t* b, int8_t* y, const wrt_qadd_params* p) {
+  uint32_t bias = (uint32_t)p->bias;
+  size_t i = 0;
+  const __m512i vbias = _mm512_set1_epi32((int32_t)bias);
+  const __m512i vma = _mm512_set1_epi32(p->ma);
+  const __m512i vmb = _mm512_set1_epi32(p->mb);
+  const __m512i vlo = _mm512_set1_epi32(p->lo);
+  const __m512i vhi = _mm512_set1_epi32(p->hi);
+  const __m512i vzy = _mm512_set1_epi32(p->zy);
+  const __m128i sh = _mm_cvtsi32_si128(p->shift);
+  for (; i + 16 <= n; i += 16) {
+    const __m512i q = _mm512_add_epi32(_mm512_min_epi32(_mm512_max_epi32(_mm512_sra_epi32(_mm512_add_epi32(_mm512_add_epi32(vbias, _mm512_mullo_epi32(_mm512_cvtepi8_epi32(_mm_loadu_si128((const __m128i*)(a + i))), vma)), _mm512_mullo_epi32(_mm512_cvtepi8_epi32(_mm_loadu_si128((const __m128i*)(b + i))), vmb)), sh), vlo), vhi), vzy);
+    _mm_storeu_si128((__m128i*)(y + i), _mm512_cvtsepi32_epi8(q));
+  }
+  for (; i < n; i++) {
+    const uint32_t s = bias + (uint32_t)p->ma * (uint32_t)(int32_t)a[i] + (uint32_t)p->mb * (uint32_t)(int32_t)b[i];
+    int32_t v = (int32_t)s >> p->shift;
+    v = v < p->lo ? p->lo : v > p->hi ? p->hi : v;
+    y[i] = (int8_t)(v + p->zy);
+  }
+}
+
+static __attribute__((target("avx512f,avx512bw,avx512vl,avx512vnni,avx2,fma"))) void wrt_avx512vnni_qadd_scalar(size_t n, const int8_t* a, const int8_t* b, int8_t* y, const wrt_qadd_params* p) {
+  uint32_t bias = (uint32_t)p->bias;
+  bias += (uint32_t)p->mb * (uint32_t)(int32_t)b[0];
+  size_t i = 0;
+  const __m512i vbias = _mm512_set1_epi32((int32_t)bias);
+  const __m512i vma = _mm512_set1_epi32(p->ma);
+  const __m512i vlo = _mm512_set1_epi32(p->lo);
+  const __m512i vhi = _mm512_set1_epi32(p->hi);
+  const __m512i vzy = _mm512_set1_epi32(p->zy);
+  const __m128i sh = _mm_cvtsi32_si128(p->shift);
+  for (; i + 16 <= n; i += 16) {
+    const __m512i q = _mm512_add_epi32(_mm512_min_epi32(_mm512_max_epi32(_mm512_sra_epi32(_mm512_add_epi32(vbias, _mm512_mullo_epi32(_mm512_cvtepi8_epi32(_mm_loadu_si128((const __m128i*)(a + i))), vma)), sh), vlo), vhi), vzy);
+    _mm_storeu_si128((__m128i*)(y + i), _mm512_cvtsepi32_epi8(q));
+  }
+  for (; i < n; i++) {
+    const uint32_t s = bias + (uint32_t)p->ma * (uint32_t)(int32_t)a[i];
+    int32_t v = (int32_t)s >> p->shift;
+    v = v < p->lo ? p->lo : v > p->hi ? p->hi : v;
+    y[i] = (int8_t)(v + p->zy);
+  }
+}
+
 static __attribute__((target("avx512f,avx512bw,avx512vl,avx2,fma"))) void wrt_avx512_spmm_32(size_t mr, size_t n, const float* x, size_t x_stride, const int32_t* restrict nnz, const int32_t* restrict offs, const float* restrict w, float* y, size_t y_stride, const wrt_clamp* clamp) {
   const __m512i spread = _mm512_setr_epi32(0, 0, 0, 0, 1, 1, 1, 1, 2, 2, 2, 2, 3, 3, 3, 3);
   const __m512i pixmajor = _mm512_setr_epi32(0, 4, 8, 12, 1, 5, 9, 13, 2, 6, 10, 14, 3, 7, 11, 15);
@@ -4908,6 +5949,71 @@ const wrt_target wrt_target_avx512 = {
     [WRT_UN_NEG] = wrt_avx512_neg,
   },
   .maxpool = wrt_avx512_maxpool, .avgpool = wrt_avx512_avgpool,
+  .qgemm_mr = 6, .qgemm_nr = 32, .qgemm_kr = 2, .qgemm_xoff = 0,
+  .qgemm = wrt_avx512_qgemm_6x32,
+  .qigemm = wrt_avx512_qigemm_6x32,
+  .qdwconv = {{0, 32, wrt_avx512_qdwconv_any_c32}},
+  .qadd = wrt_avx512_qadd, .qadd_scalar = wrt_avx512_qadd_scalar,
+  .spmm_mr = 32, .spmm_g = 4,
+  .spmm_min_sparsity = 0.52f, .spmm_k_penalty = 10.0f, .spmv_min_sparsity = 0.45f,
+  .spmm = wrt_avx512_spmm_32, .spmv = wrt_avx512_spmv,
+  .sppack = wrt_avx512_sppack_32,
+};
+
+const wrt_target wrt_target_avx512vnni = {
+  .name = "avx512vnni",
+  .gemm_mr = 8, .gemm_nr = 32,
+  .gemm = wrt_avx512_gemm_8x32,
+  .igemm = wrt_avx512_igemm_8x32,
+  .gemm_nr_half = 16,
+  .gemm_half = wrt_avx512_gemm_8x16,
+  .igemm_half = wrt_avx512_igemm_8x16,
+  .dwconv = {
+    {9, 32, wrt_avx512_dwconv_9_c32},
+    {25, 32, wrt_avx512_dwconv_25_c32},
+    {0, 32, wrt_avx512_dwconv_any_c32},
+  },
+  .vbinary = {
+    [WRT_BIN_ADD] = wrt_avx512_vadd,
+    [WRT_BIN_SUB] = wrt_avx512_vsub,
+    [WRT_BIN_RSUB] = wrt_avx512_vrsub,
+    [WRT_BIN_MUL] = wrt_avx512_vmul,
+    [WRT_BIN_DIV] = wrt_avx512_vdiv,
+    [WRT_BIN_RDIV] = wrt_avx512_vrdiv,
+    [WRT_BIN_MAX] = wrt_avx512_vmax,
+    [WRT_BIN_MIN] = wrt_avx512_vmin,
+    [WRT_BIN_PRELU] = wrt_avx512_vprelu,
+  },
+  .vbinary_scalar = {
+    [WRT_BIN_ADD] = wrt_avx512_vaddc,
+    [WRT_BIN_SUB] = wrt_avx512_vsubc,
+    [WRT_BIN_RSUB] = wrt_avx512_vrsubc,
+    [WRT_BIN_MUL] = wrt_avx512_vmulc,
+    [WRT_BIN_DIV] = wrt_avx512_vdivc,
+    [WRT_BIN_RDIV] = wrt_avx512_vrdivc,
+    [WRT_BIN_MAX] = wrt_avx512_vmaxc,
+    [WRT_BIN_MIN] = wrt_avx512_vminc,
+    [WRT_BIN_PRELU] = wrt_avx512_vpreluc,
+  },
+  .vunary = {
+    [WRT_UN_RELU] = wrt_avx512_relu,
+    [WRT_UN_CLIP] = wrt_avx512_clip,
+    [WRT_UN_LEAKY_RELU] = wrt_avx512_leaky_relu,
+    [WRT_UN_HARD_SWISH] = wrt_avx512_hard_swish,
+    [WRT_UN_HARD_SIGMOID] = wrt_avx512_hard_sigmoid,
+    [WRT_UN_SIGMOID] = wrt_avx512_sigmoid,
+    [WRT_UN_TANH] = wrt_avx512_tanh,
+    [WRT_UN_EXP] = wrt_avx512_exp,
+    [WRT_UN_SQRT] = wrt_avx512_sqrt,
+    [WRT_UN_ABS] = wrt_avx512_abs,
+    [WRT_UN_NEG] = wrt_avx512_neg,
+  },
+  .maxpool = wrt_avx512_maxpool, .avgpool = wrt_avx512_avgpool,
+  .qgemm_mr = 6, .qgemm_nr = 32, .qgemm_kr = 4, .qgemm_xoff = 128,
+  .qgemm = wrt_avx512vnni_qgemm_6x32,
+  .qigemm = wrt_avx512vnni_qigemm_6x32,
+  .qdwconv = {{0, 32, wrt_avx512vnni_qdwconv_any_c32}},
+  .qadd = wrt_avx512vnni_qadd, .qadd_scalar = wrt_avx512vnni_qadd_scalar,
   .spmm_mr = 32, .spmm_g = 4,
   .spmm_min_sparsity = 0.52f, .spmm_k_penalty = 10.0f, .spmv_min_sparsity = 0.45f,
   .spmm = wrt_avx512_spmm_32, .spmv = wrt_avx512_spmv,

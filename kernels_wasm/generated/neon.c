@@ -7,6 +7,23 @@
 #include "wrt_kernels.h"
 #include <arm_neon.h>
 
+/* int8 activations x[0], x[1] as the int16 pair (x[0] low) of one int32, for pairwise int16 dot products */
+__attribute__((unused)) static inline int32_t wrt_q_pair(const int8_t* x) {
+  return (int32_t)((uint32_t)(uint16_t)(int16_t)x[0] | ((uint32_t)(uint16_t)(int16_t)x[1] << 16));
+}
+/* 4 bytes of x as one int32 (an unaligned load) */
+__attribute__((unused)) static inline int32_t wrt_q_load4(const int8_t* x) {
+  int32_t v;
+  __builtin_memcpy(&v, x, 4);
+  return v;
+}
+/* the first n < 4 bytes of x (zeros after) as one int32, for a short last block of a 4-byte dot product */
+__attribute__((unused)) static inline int32_t wrt_q_part(const int8_t* x, size_t n) {
+  uint32_t v = 0;
+  for (size_t i = 0; i < n; i++) v |= (uint32_t)(uint8_t)x[i] << (8 * i);
+  return (int32_t)v;
+}
+
 static void wrt_neon_gemm_8x8(size_t mr, size_t nc, size_t kc, const float* a, size_t a_stride, const float* restrict w, float* c, size_t c_stride, const wrt_clamp* clamp) {
   if (mr <= 1) {
     const float* a0 = a;
@@ -5205,6 +5222,312 @@ static void wrt_neon_avgpool(size_t channels, size_t ks, const float* const* in,
   }
 }
 
+static void wrt_neon_qgemm_4x8(size_t mr, size_t nc, size_t kc, const int8_t* a, size_t a_stride, const void* packed_w, int8_t* c, size_t c_stride, const wrt_qparams* p) {
+  const int8_t* a0 = a;
+  const int8_t* a1 = a0 + a_stride;
+  if (mr <= 1) a1 = a0;
+  const int8_t* a2 = a1 + a_stride;
+  if (mr <= 2) a2 = a1;
+  const int8_t* a3 = a2 + a_stride;
+  if (mr <= 3) a3 = a2;
+  int8_t* c0 = c;
+  int8_t* c1 = c0 + c_stride;
+  if (mr <= 1) c1 = c0;
+  int8_t* c2 = c1 + c_stride;
+  if (mr <= 2) c2 = c1;
+  int8_t* c3 = c2 + c_stride;
+  if (mr <= 3) c3 = c2;
+  const int32_t* wb = (const int32_t*)packed_w;
+  int32x4_t acc0_0 = vld1q_s32(wb + 0);
+  int32x4_t acc0_1 = vld1q_s32(wb + 4);
+  int32x4_t acc1_0 = acc0_0;
+  int32x4_t acc1_1 = acc0_1;
+  int32x4_t acc2_0 = acc0_0;
+  int32x4_t acc2_1 = acc0_1;
+  int32x4_t acc3_0 = acc0_0;
+  int32x4_t acc3_1 = acc0_1;
+  const int8_t* w = (const int8_t*)packed_w + 64;
+  size_t k = kc;
+  for (; k >= 1; k -= 1) {
+    const int16x8_t wq0 = vmovl_s8(vld1_s8(w + 0));
+    w += 8;
+    const int16_t xa0 = *a0;
+    a0 += 1;
+    acc0_0 = vmlal_n_s16(acc0_0, vget_low_s16(wq0), xa0);
+    acc0_1 = vmlal_high_n_s16(acc0_1, wq0, xa0);
+    const int16_t xa1 = *a1;
+    a1 += 1;
+    acc1_0 = vmlal_n_s16(acc1_0, vget_low_s16(wq0), xa1);
+    acc1_1 = vmlal_high_n_s16(acc1_1, wq0, xa1);
+    const int16_t xa2 = *a2;
+    a2 += 1;
+    acc2_0 = vmlal_n_s16(acc2_0, vget_low_s16(wq0), xa2);
+    acc2_1 = vmlal_high_n_s16(acc2_1, wq0, xa2);
+    const int16_t xa3 = *a3;
+    a3 += 1;
+    acc3_0 = vmlal_n_s16(acc3_0, vget_low_s16(wq0), xa3);
+    acc3_1 = vmlal_high_n_s16(acc3_1, wq0, xa3);
+  }
+  const float32x4_t qlo = vdupq_n_f32(p->lo);
+  const float32x4_t qhi = vdupq_n_f32(p->hi);
+  const int32x4_t qzy = vdupq_n_s32(p->zy);
+  const float* mp = (const float*)(const void*)((const char*)(packed_w) + 32);
+  const float32x4_t mq0 = vld1q_f32(mp + 0);
+  const float32x4_t mq1 = vld1q_f32(mp + 4);
+  {
+    const int32x4_t q3_0 = vaddq_s32(vcvtnq_s32_f32(vminq_f32(vmaxq_f32(vmulq_f32(vcvtq_f32_s32(acc3_0), mq0), qlo), qhi)), qzy);
+    const int32x4_t q3_1 = vaddq_s32(vcvtnq_s32_f32(vminq_f32(vmaxq_f32(vmulq_f32(vcvtq_f32_s32(acc3_1), mq1), qlo), qhi)), qzy);
+    if (nc == 8) {
+      vst1_s8(c3 + 0, vqmovn_s16(vcombine_s16(vqmovn_s32(q3_0), vqmovn_s32(q3_1))));
+    } else {
+      int8_t ob[8];
+      vst1_s8(ob + 0, vqmovn_s16(vcombine_s16(vqmovn_s32(q3_0), vqmovn_s32(q3_1))));
+      for (size_t j = 0; j < nc; j++) c3[j] = ob[j];
+    }
+  }
+  {
+    const int32x4_t q2_0 = vaddq_s32(vcvtnq_s32_f32(vminq_f32(vmaxq_f32(vmulq_f32(vcvtq_f32_s32(acc2_0), mq0), qlo), qhi)), qzy);
+    const int32x4_t q2_1 = vaddq_s32(vcvtnq_s32_f32(vminq_f32(vmaxq_f32(vmulq_f32(vcvtq_f32_s32(acc2_1), mq1), qlo), qhi)), qzy);
+    if (nc == 8) {
+      vst1_s8(c2 + 0, vqmovn_s16(vcombine_s16(vqmovn_s32(q2_0), vqmovn_s32(q2_1))));
+    } else {
+      int8_t ob[8];
+      vst1_s8(ob + 0, vqmovn_s16(vcombine_s16(vqmovn_s32(q2_0), vqmovn_s32(q2_1))));
+      for (size_t j = 0; j < nc; j++) c2[j] = ob[j];
+    }
+  }
+  {
+    const int32x4_t q1_0 = vaddq_s32(vcvtnq_s32_f32(vminq_f32(vmaxq_f32(vmulq_f32(vcvtq_f32_s32(acc1_0), mq0), qlo), qhi)), qzy);
+    const int32x4_t q1_1 = vaddq_s32(vcvtnq_s32_f32(vminq_f32(vmaxq_f32(vmulq_f32(vcvtq_f32_s32(acc1_1), mq1), qlo), qhi)), qzy);
+    if (nc == 8) {
+      vst1_s8(c1 + 0, vqmovn_s16(vcombine_s16(vqmovn_s32(q1_0), vqmovn_s32(q1_1))));
+    } else {
+      int8_t ob[8];
+      vst1_s8(ob + 0, vqmovn_s16(vcombine_s16(vqmovn_s32(q1_0), vqmovn_s32(q1_1))));
+      for (size_t j = 0; j < nc; j++) c1[j] = ob[j];
+    }
+  }
+  {
+    const int32x4_t q0_0 = vaddq_s32(vcvtnq_s32_f32(vminq_f32(vmaxq_f32(vmulq_f32(vcvtq_f32_s32(acc0_0), mq0), qlo), qhi)), qzy);
+    const int32x4_t q0_1 = vaddq_s32(vcvtnq_s32_f32(vminq_f32(vmaxq_f32(vmulq_f32(vcvtq_f32_s32(acc0_1), mq1), qlo), qhi)), qzy);
+    if (nc == 8) {
+      vst1_s8(c0 + 0, vqmovn_s16(vcombine_s16(vqmovn_s32(q0_0), vqmovn_s32(q0_1))));
+    } else {
+      int8_t ob[8];
+      vst1_s8(ob + 0, vqmovn_s16(vcombine_s16(vqmovn_s32(q0_0), vqmovn_s32(q0_1))));
+      for (size_t j = 0; j < nc; j++) c0[j] = ob[j];
+    }
+  }
+}
+
+static void wrt_neon_qigemm_4x8(size_t mr, size_t nc, size_t kc, size_t ks, const int8_t* const* ind, const void* packed_w, int8_t* c, size_t c_stride, const wrt_qparams* p) {
+  int8_t* c0 = c;
+  int8_t* c1 = c0 + c_stride;
+  if (mr <= 1) c1 = c0;
+  int8_t* c2 = c1 + c_stride;
+  if (mr <= 2) c2 = c1;
+  int8_t* c3 = c2 + c_stride;
+  if (mr <= 3) c3 = c2;
+  const int32_t* wb = (const int32_t*)packed_w;
+  int32x4_t acc0_0 = vld1q_s32(wb + 0);
+  int32x4_t acc0_1 = vld1q_s32(wb + 4);
+  int32x4_t acc1_0 = acc0_0;
+  int32x4_t acc1_1 = acc0_1;
+  int32x4_t acc2_0 = acc0_0;
+  int32x4_t acc2_1 = acc0_1;
+  int32x4_t acc3_0 = acc0_0;
+  int32x4_t acc3_1 = acc0_1;
+  const int8_t* w = (const int8_t*)packed_w + 64;
+  for (size_t tap = ks; tap != 0; tap--) {
+    const int8_t* a0 = ind[0];
+    const int8_t* a1 = mr > 1 ? ind[1] : a0;
+    const int8_t* a2 = mr > 2 ? ind[2] : a1;
+    const int8_t* a3 = mr > 3 ? ind[3] : a2;
+    ind += mr;
+    size_t k = kc;
+    for (; k >= 1; k -= 1) {
+      const int16x8_t wq0 = vmovl_s8(vld1_s8(w + 0));
+      w += 8;
+      const int16_t xa0 = *a0;
+      a0 += 1;
+      acc0_0 = vmlal_n_s16(acc0_0, vget_low_s16(wq0), xa0);
+      acc0_1 = vmlal_high_n_s16(acc0_1, wq0, xa0);
+      const int16_t xa1 = *a1;
+      a1 += 1;
+      acc1_0 = vmlal_n_s16(acc1_0, vget_low_s16(wq0), xa1);
+      acc1_1 = vmlal_high_n_s16(acc1_1, wq0, xa1);
+      const int16_t xa2 = *a2;
+      a2 += 1;
+      acc2_0 = vmlal_n_s16(acc2_0, vget_low_s16(wq0), xa2);
+      acc2_1 = vmlal_high_n_s16(acc2_1, wq0, xa2);
+      const int16_t xa3 = *a3;
+      a3 += 1;
+      acc3_0 = vmlal_n_s16(acc3_0, vget_low_s16(wq0), xa3);
+      acc3_1 = vmlal_high_n_s16(acc3_1, wq0, xa3);
+    }
+  }
+  const float32x4_t qlo = vdupq_n_f32(p->lo);
+  const float32x4_t qhi = vdupq_n_f32(p->hi);
+  const int32x4_t qzy = vdupq_n_s32(p->zy);
+  const float* mp = (const float*)(const void*)((const char*)(packed_w) + 32);
+  const float32x4_t mq0 = vld1q_f32(mp + 0);
+  const float32x4_t mq1 = vld1q_f32(mp + 4);
+  {
+    const int32x4_t q3_0 = vaddq_s32(vcvtnq_s32_f32(vminq_f32(vmaxq_f32(vmulq_f32(vcvtq_f32_s32(acc3_0), mq0), qlo), qhi)), qzy);
+    const int32x4_t q3_1 = vaddq_s32(vcvtnq_s32_f32(vminq_f32(vmaxq_f32(vmulq_f32(vcvtq_f32_s32(acc3_1), mq1), qlo), qhi)), qzy);
+    if (nc == 8) {
+      vst1_s8(c3 + 0, vqmovn_s16(vcombine_s16(vqmovn_s32(q3_0), vqmovn_s32(q3_1))));
+    } else {
+      int8_t ob[8];
+      vst1_s8(ob + 0, vqmovn_s16(vcombine_s16(vqmovn_s32(q3_0), vqmovn_s32(q3_1))));
+      for (size_t j = 0; j < nc; j++) c3[j] = ob[j];
+    }
+  }
+  {
+    const int32x4_t q2_0 = vaddq_s32(vcvtnq_s32_f32(vminq_f32(vmaxq_f32(vmulq_f32(vcvtq_f32_s32(acc2_0), mq0), qlo), qhi)), qzy);
+    const int32x4_t q2_1 = vaddq_s32(vcvtnq_s32_f32(vminq_f32(vmaxq_f32(vmulq_f32(vcvtq_f32_s32(acc2_1), mq1), qlo), qhi)), qzy);
+    if (nc == 8) {
+      vst1_s8(c2 + 0, vqmovn_s16(vcombine_s16(vqmovn_s32(q2_0), vqmovn_s32(q2_1))));
+    } else {
+      int8_t ob[8];
+      vst1_s8(ob + 0, vqmovn_s16(vcombine_s16(vqmovn_s32(q2_0), vqmovn_s32(q2_1))));
+      for (size_t j = 0; j < nc; j++) c2[j] = ob[j];
+    }
+  }
+  {
+    const int32x4_t q1_0 = vaddq_s32(vcvtnq_s32_f32(vminq_f32(vmaxq_f32(vmulq_f32(vcvtq_f32_s32(acc1_0), mq0), qlo), qhi)), qzy);
+    const int32x4_t q1_1 = vaddq_s32(vcvtnq_s32_f32(vminq_f32(vmaxq_f32(vmulq_f32(vcvtq_f32_s32(acc1_1), mq1), qlo), qhi)), qzy);
+    if (nc == 8) {
+      vst1_s8(c1 + 0, vqmovn_s16(vcombine_s16(vqmovn_s32(q1_0), vqmovn_s32(q1_1))));
+    } else {
+      int8_t ob[8];
+      vst1_s8(ob + 0, vqmovn_s16(vcombine_s16(vqmovn_s32(q1_0), vqmovn_s32(q1_1))));
+      for (size_t j = 0; j < nc; j++) c1[j] = ob[j];
+    }
+  }
+  {
+    const int32x4_t q0_0 = vaddq_s32(vcvtnq_s32_f32(vminq_f32(vmaxq_f32(vmulq_f32(vcvtq_f32_s32(acc0_0), mq0), qlo), qhi)), qzy);
+    const int32x4_t q0_1 = vaddq_s32(vcvtnq_s32_f32(vminq_f32(vmaxq_f32(vmulq_f32(vcvtq_f32_s32(acc0_1), mq1), qlo), qhi)), qzy);
+    if (nc == 8) {
+      vst1_s8(c0 + 0, vqmovn_s16(vcombine_s16(vqmovn_s32(q0_0), vqmovn_s32(q0_1))));
+    } else {
+      int8_t ob[8];
+      vst1_s8(ob + 0, vqmovn_s16(vcombine_s16(vqmovn_s32(q0_0), vqmovn_s32(q0_1))));
+      for (size_t j = 0; j < nc; j++) c0[j] = ob[j];
+    }
+  }
+}
+
+static void wrt_neon_qdwconv_any_c8(size_t channels, size_t width, size_t ks, const int8_t* const* in, const void* packed_w, int8_t* out, size_t out_stride, const wrt_qparams* p) {
+  const float32x4_t qlo = vdupq_n_f32(p->lo);
+  const float32x4_t qhi = vdupq_n_f32(p->hi);
+  const int32x4_t qzy = vdupq_n_s32(p->zy);
+  for (size_t px = 0; px < width; px++, in += ks, out += out_stride) {
+    const char* pw = (const char*)packed_w;
+    for (size_t c0 = 0; c0 < channels; c0 += 8, pw += 8 * (8 + 2 * ks)) {
+      const size_t rem = channels - c0 < 8 ? channels - c0 : 8;
+      const int32_t* wb = (const int32_t*)(const void*)pw;
+      int32x4_t acc0_0 = vld1q_s32(wb + 0);
+      int32x4_t acc0_1 = vld1q_s32(wb + 4);
+      const int16_t* wt = (const int16_t*)(const void*)(pw + 64);
+      size_t t = 0;
+      if (rem == 8) {
+        for (; t + 2 <= ks; t += 2, wt += 16) {
+          const int8_t* x0 = in[t + 0] + c0;
+          const int8_t* x1 = in[t + 1] + c0;
+          { const int16x8_t pr = vmlaq_s16(vmulq_s16(vmovl_s8(vld1_s8(x0)), vld1q_s16(wt)), vmovl_s8(vld1_s8(x1)), vld1q_s16(wt + 8));
+            acc0_0 = vaddw_s16(acc0_0, vget_low_s16(pr));
+            acc0_1 = vaddw_high_s16(acc0_1, pr); }
+        }
+        if (t < ks) {
+          const int8_t* x0 = in[t + 0] + c0;
+          { const int16x8_t pr = vmulq_s16(vmovl_s8(vld1_s8(x0)), vld1q_s16(wt));
+            acc0_0 = vaddw_s16(acc0_0, vget_low_s16(pr));
+            acc0_1 = vaddw_high_s16(acc0_1, pr); }
+        }
+      } else {
+        for (; t + 2 <= ks; t += 2, wt += 16) {
+          int8_t x0[8];
+          for (size_t j = 0; j < 8; j++) x0[j] = j < rem ? in[t + 0][c0 + j] : 0;
+          int8_t x1[8];
+          for (size_t j = 0; j < 8; j++) x1[j] = j < rem ? in[t + 1][c0 + j] : 0;
+          { const int16x8_t pr = vmlaq_s16(vmulq_s16(vmovl_s8(vld1_s8(x0)), vld1q_s16(wt)), vmovl_s8(vld1_s8(x1)), vld1q_s16(wt + 8));
+            acc0_0 = vaddw_s16(acc0_0, vget_low_s16(pr));
+            acc0_1 = vaddw_high_s16(acc0_1, pr); }
+        }
+        if (t < ks) {
+          int8_t x0[8];
+          for (size_t j = 0; j < 8; j++) x0[j] = j < rem ? in[t + 0][c0 + j] : 0;
+          { const int16x8_t pr = vmulq_s16(vmovl_s8(vld1_s8(x0)), vld1q_s16(wt));
+            acc0_0 = vaddw_s16(acc0_0, vget_low_s16(pr));
+            acc0_1 = vaddw_high_s16(acc0_1, pr); }
+        }
+      }
+      const float* mp = (const float*)(const void*)((const char*)(pw) + 32);
+      const float32x4_t mq0 = vld1q_f32(mp + 0);
+      const float32x4_t mq1 = vld1q_f32(mp + 4);
+      const int32x4_t q0_0 = vaddq_s32(vcvtnq_s32_f32(vminq_f32(vmaxq_f32(vmulq_f32(vcvtq_f32_s32(acc0_0), mq0), qlo), qhi)), qzy);
+      const int32x4_t q0_1 = vaddq_s32(vcvtnq_s32_f32(vminq_f32(vmaxq_f32(vmulq_f32(vcvtq_f32_s32(acc0_1), mq1), qlo), qhi)), qzy);
+      if (rem == 8) {
+        vst1_s8((out + c0) + 0, vqmovn_s16(vcombine_s16(vqmovn_s32(q0_0), vqmovn_s32(q0_1))));
+      } else {
+        int8_t ob[8];
+        vst1_s8(ob + 0, vqmovn_s16(vcombine_s16(vqmovn_s32(q0_0), vqmovn_s32(q0_1))));
+        for (size_t j = 0; j < rem; j++) out[c0 + j] = ob[j];
+      }
+    }
+  }
+}
+
+static void wrt_neon_qadd(size_t n, const int8_t* a, const int8_t* b, int8_t* y, const wrt_qadd_params* p) {
+  uint32_t bias = (uint32_t)p->bias;
+  size_t i = 0;
+  const int32x4_t vbias = vdupq_n_s32((int32_t)bias);
+  const int32x4_t vma = vdupq_n_s32(p->ma);
+  const int32x4_t vmb = vdupq_n_s32(p->mb);
+  const int32x4_t vlo = vdupq_n_s32(p->lo);
+  const int32x4_t vhi = vdupq_n_s32(p->hi);
+  const int32x4_t vzy = vdupq_n_s32(p->zy);
+  const int32x4_t vsh = vdupq_n_s32(-p->shift);
+  for (; i + 8 <= n; i += 8) {
+    const int16x8_t a16 = vmovl_s8(vld1_s8(a + i));
+    const int16x8_t b16 = vmovl_s8(vld1_s8(b + i));
+    const int32x4_t lo = vaddq_s32(vminq_s32(vmaxq_s32(vshlq_s32(vmlaq_s32(vmlaq_s32(vbias, vmovl_s16(vget_low_s16(a16)), vma), vmovl_s16(vget_low_s16(b16)), vmb), vsh), vlo), vhi), vzy);
+    const int32x4_t hi = vaddq_s32(vminq_s32(vmaxq_s32(vshlq_s32(vmlaq_s32(vmlaq_s32(vbias, vmovl_s16(vget_high_s16(a16)), vma), vmovl_s16(vget_high_s16(b16)), vmb), vsh), vlo), vhi), vzy);
+    vst1_s8(y + i, vqmovn_s16(vcombine_s16(vqmovn_s32(lo), vqmovn_s32(hi))));
+  }
+  for (; i < n; i++) {
+    const uint32_t s = bias + (uint32_t)p->ma * (uint32_t)(int32_t)a[i] + (uint32_t)p->mb * (uint32_t)(int32_t)b[i];
+    int32_t v = (int32_t)s >> p->shift;
+    v = v < p->lo ? p->lo : v > p->hi ? p->hi : v;
+    y[i] = (int8_t)(v + p->zy);
+  }
+}
+
+static void wrt_neon_qadd_scalar(size_t n, const int8_t* a, const int8_t* b, int8_t* y, const wrt_qadd_params* p) {
+  uint32_t bias = (uint32_t)p->bias;
+  bias += (uint32_t)p->mb * (uint32_t)(int32_t)b[0];
+  size_t i = 0;
+  const int32x4_t vbias = vdupq_n_s32((int32_t)bias);
+  const int32x4_t vma = vdupq_n_s32(p->ma);
+  const int32x4_t vlo = vdupq_n_s32(p->lo);
+  const int32x4_t vhi = vdupq_n_s32(p->hi);
+  const int32x4_t vzy = vdupq_n_s32(p->zy);
+  const int32x4_t vsh = vdupq_n_s32(-p->shift);
+  for (; i + 8 <= n; i += 8) {
+    const int16x8_t a16 = vmovl_s8(vld1_s8(a + i));
+    const int32x4_t lo = vaddq_s32(vminq_s32(vmaxq_s32(vshlq_s32(vmlaq_s32(vbias, vmovl_s16(vget_low_s16(a16)), vma), vsh), vlo), vhi), vzy);
+    const int32x4_t hi = vaddq_s32(vminq_s32(vmaxq_s32(vshlq_s32(vmlaq_s32(vbias, vmovl_s16(vget_high_s16(a16)), vma), vsh), vlo), vhi), vzy);
+    vst1_s8(y + i, vqmovn_s16(vcombine_s16(vqmovn_s32(lo), vqmovn_s32(hi))));
+  }
+  for (; i < n; i++) {
+    const uint32_t s = bias + (uint32_t)p->ma * (uint32_t)(int32_t)a[i];
+    int32_t v = (int32_t)s >> p->shift;
+    v = v < p->lo ? p->lo : v > p->hi ? p->hi : v;
+    y[i] = (int8_t)(v + p->zy);
+  }
+}
+
 static void wrt_neon_spmm_16(size_t mr, size_t n, const float* x, size_t x_stride, const int32_t* restrict nnz, const int32_t* restrict offs, const float* restrict w, float* y, size_t y_stride, const wrt_clamp* clamp) {
   const float32x4_t qmin = vdupq_n_f32(clamp->min), qmax = vdupq_n_f32(clamp->max);
   const char* x0 = (const char*)x;
@@ -5578,6 +5901,11 @@ const wrt_target wrt_target_neon = {
     [WRT_UN_NEG] = wrt_neon_neg,
   },
   .maxpool = wrt_neon_maxpool, .avgpool = wrt_neon_avgpool,
+  .qgemm_mr = 4, .qgemm_nr = 8, .qgemm_kr = 1, .qgemm_xoff = 0,
+  .qgemm = wrt_neon_qgemm_4x8,
+  .qigemm = wrt_neon_qigemm_4x8,
+  .qdwconv = {{0, 8, wrt_neon_qdwconv_any_c8}},
+  .qadd = wrt_neon_qadd, .qadd_scalar = wrt_neon_qadd_scalar,
   .spmm_mr = 16, .spmm_g = 1,
   .spmm_min_sparsity = 0.38f, .spmm_k_penalty = 6.0f, .spmv_min_sparsity = 0.2f,
   .spmm = wrt_neon_spmm_16, .spmv = wrt_neon_spmv,

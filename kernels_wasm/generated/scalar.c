@@ -29,6 +29,23 @@ __attribute__((unused)) static inline float wrt_sqrtf(float x) {
 #endif
 }
 
+/* int8 activations x[0], x[1] as the int16 pair (x[0] low) of one int32, for pairwise int16 dot products */
+__attribute__((unused)) static inline int32_t wrt_q_pair(const int8_t* x) {
+  return (int32_t)((uint32_t)(uint16_t)(int16_t)x[0] | ((uint32_t)(uint16_t)(int16_t)x[1] << 16));
+}
+/* 4 bytes of x as one int32 (an unaligned load) */
+__attribute__((unused)) static inline int32_t wrt_q_load4(const int8_t* x) {
+  int32_t v;
+  __builtin_memcpy(&v, x, 4);
+  return v;
+}
+/* the first n < 4 bytes of x (zeros after) as one int32, for a short last block of a 4-byte dot product */
+__attribute__((unused)) static inline int32_t wrt_q_part(const int8_t* x, size_t n) {
+  uint32_t v = 0;
+  for (size_t i = 0; i < n; i++) v |= (uint32_t)(uint8_t)x[i] << (8 * i);
+  return (int32_t)v;
+}
+
 static void wrt_scalar_gemm_2x4(size_t mr, size_t nc, size_t kc, const float* a, size_t a_stride, const float* restrict w, float* c, size_t c_stride, const wrt_clamp* clamp) {
   if (mr <= 1) {
     const float* a0 = a;
@@ -1951,6 +1968,313 @@ static void wrt_scalar_avgpool(size_t channels, size_t ks, const float* const* i
   }
 }
 
+static void wrt_scalar_qgemm_2x4(size_t mr, size_t nc, size_t kc, const int8_t* a, size_t a_stride, const void* packed_w, int8_t* c, size_t c_stride, const wrt_qparams* p) {
+  const int8_t* a0 = a;
+  const int8_t* a1 = a0 + a_stride;
+  if (mr <= 1) a1 = a0;
+  int8_t* c0 = c;
+  int8_t* c1 = c0 + c_stride;
+  if (mr <= 1) c1 = c0;
+  const int32_t* wb = (const int32_t*)packed_w;
+  int32_t acc0_0 = wb[0];
+  int32_t acc0_1 = wb[1];
+  int32_t acc0_2 = wb[2];
+  int32_t acc0_3 = wb[3];
+  int32_t acc1_0 = acc0_0;
+  int32_t acc1_1 = acc0_1;
+  int32_t acc1_2 = acc0_2;
+  int32_t acc1_3 = acc0_3;
+  const int8_t* w = (const int8_t*)packed_w + 32;
+  size_t k = kc;
+  for (; k >= 1; k -= 1) {
+    const int32_t wq0 = w[0];
+    const int32_t wq1 = w[1];
+    const int32_t wq2 = w[2];
+    const int32_t wq3 = w[3];
+    w += 4;
+    const int32_t xa0 = *a0;
+    a0 += 1;
+    acc0_0 += xa0 * wq0;
+    acc0_1 += xa0 * wq1;
+    acc0_2 += xa0 * wq2;
+    acc0_3 += xa0 * wq3;
+    const int32_t xa1 = *a1;
+    a1 += 1;
+    acc1_0 += xa1 * wq0;
+    acc1_1 += xa1 * wq1;
+    acc1_2 += xa1 * wq2;
+    acc1_3 += xa1 * wq3;
+  }
+  const float qlo = p->lo, qhi = p->hi;
+  const float* mp = (const float*)(const void*)((const char*)(packed_w) + 16);
+  const float mq0 = mp[0];
+  const float mq1 = mp[1];
+  const float mq2 = mp[2];
+  const float mq3 = mp[3];
+  {
+    float f1_0 = (float)acc1_0 * mq0;
+    f1_0 = f1_0 < qlo ? qlo : f1_0;
+    f1_0 = f1_0 > qhi ? qhi : f1_0;
+    const float r1_0 = f1_0 + 12582912.0f;
+    const int32_t q1_0 = (int32_t)(r1_0 - 12582912.0f) + p->zy;
+    float f1_1 = (float)acc1_1 * mq1;
+    f1_1 = f1_1 < qlo ? qlo : f1_1;
+    f1_1 = f1_1 > qhi ? qhi : f1_1;
+    const float r1_1 = f1_1 + 12582912.0f;
+    const int32_t q1_1 = (int32_t)(r1_1 - 12582912.0f) + p->zy;
+    float f1_2 = (float)acc1_2 * mq2;
+    f1_2 = f1_2 < qlo ? qlo : f1_2;
+    f1_2 = f1_2 > qhi ? qhi : f1_2;
+    const float r1_2 = f1_2 + 12582912.0f;
+    const int32_t q1_2 = (int32_t)(r1_2 - 12582912.0f) + p->zy;
+    float f1_3 = (float)acc1_3 * mq3;
+    f1_3 = f1_3 < qlo ? qlo : f1_3;
+    f1_3 = f1_3 > qhi ? qhi : f1_3;
+    const float r1_3 = f1_3 + 12582912.0f;
+    const int32_t q1_3 = (int32_t)(r1_3 - 12582912.0f) + p->zy;
+    if (nc == 4) {
+      c1[0] = (int8_t)q1_0;
+      c1[1] = (int8_t)q1_1;
+      c1[2] = (int8_t)q1_2;
+      c1[3] = (int8_t)q1_3;
+    } else {
+      int8_t ob[4];
+      ob[0] = (int8_t)q1_0;
+      ob[1] = (int8_t)q1_1;
+      ob[2] = (int8_t)q1_2;
+      ob[3] = (int8_t)q1_3;
+      for (size_t j = 0; j < nc; j++) c1[j] = ob[j];
+    }
+  }
+  {
+    float f0_0 = (float)acc0_0 * mq0;
+    f0_0 = f0_0 < qlo ? qlo : f0_0;
+    f0_0 = f0_0 > qhi ? qhi : f0_0;
+    const float r0_0 = f0_0 + 12582912.0f;
+    const int32_t q0_0 = (int32_t)(r0_0 - 12582912.0f) + p->zy;
+    float f0_1 = (float)acc0_1 * mq1;
+    f0_1 = f0_1 < qlo ? qlo : f0_1;
+    f0_1 = f0_1 > qhi ? qhi : f0_1;
+    const float r0_1 = f0_1 + 12582912.0f;
+    const int32_t q0_1 = (int32_t)(r0_1 - 12582912.0f) + p->zy;
+    float f0_2 = (float)acc0_2 * mq2;
+    f0_2 = f0_2 < qlo ? qlo : f0_2;
+    f0_2 = f0_2 > qhi ? qhi : f0_2;
+    const float r0_2 = f0_2 + 12582912.0f;
+    const int32_t q0_2 = (int32_t)(r0_2 - 12582912.0f) + p->zy;
+    float f0_3 = (float)acc0_3 * mq3;
+    f0_3 = f0_3 < qlo ? qlo : f0_3;
+    f0_3 = f0_3 > qhi ? qhi : f0_3;
+    const float r0_3 = f0_3 + 12582912.0f;
+    const int32_t q0_3 = (int32_t)(r0_3 - 12582912.0f) + p->zy;
+    if (nc == 4) {
+      c0[0] = (int8_t)q0_0;
+      c0[1] = (int8_t)q0_1;
+      c0[2] = (int8_t)q0_2;
+      c0[3] = (int8_t)q0_3;
+    } else {
+      int8_t ob[4];
+      ob[0] = (int8_t)q0_0;
+      ob[1] = (int8_t)q0_1;
+      ob[2] = (int8_t)q0_2;
+      ob[3] = (int8_t)q0_3;
+      for (size_t j = 0; j < nc; j++) c0[j] = ob[j];
+    }
+  }
+}
+
+static void wrt_scalar_qigemm_2x4(size_t mr, size_t nc, size_t kc, size_t ks, const int8_t* const* ind, const void* packed_w, int8_t* c, size_t c_stride, const wrt_qparams* p) {
+  int8_t* c0 = c;
+  int8_t* c1 = c0 + c_stride;
+  if (mr <= 1) c1 = c0;
+  const int32_t* wb = (const int32_t*)packed_w;
+  int32_t acc0_0 = wb[0];
+  int32_t acc0_1 = wb[1];
+  int32_t acc0_2 = wb[2];
+  int32_t acc0_3 = wb[3];
+  int32_t acc1_0 = acc0_0;
+  int32_t acc1_1 = acc0_1;
+  int32_t acc1_2 = acc0_2;
+  int32_t acc1_3 = acc0_3;
+  const int8_t* w = (const int8_t*)packed_w + 32;
+  for (size_t tap = ks; tap != 0; tap--) {
+    const int8_t* a0 = ind[0];
+    const int8_t* a1 = mr > 1 ? ind[1] : a0;
+    ind += mr;
+    size_t k = kc;
+    for (; k >= 1; k -= 1) {
+      const int32_t wq0 = w[0];
+      const int32_t wq1 = w[1];
+      const int32_t wq2 = w[2];
+      const int32_t wq3 = w[3];
+      w += 4;
+      const int32_t xa0 = *a0;
+      a0 += 1;
+      acc0_0 += xa0 * wq0;
+      acc0_1 += xa0 * wq1;
+      acc0_2 += xa0 * wq2;
+      acc0_3 += xa0 * wq3;
+      const int32_t xa1 = *a1;
+      a1 += 1;
+      acc1_0 += xa1 * wq0;
+      acc1_1 += xa1 * wq1;
+      acc1_2 += xa1 * wq2;
+      acc1_3 += xa1 * wq3;
+    }
+  }
+  const float qlo = p->lo, qhi = p->hi;
+  const float* mp = (const float*)(const void*)((const char*)(packed_w) + 16);
+  const float mq0 = mp[0];
+  const float mq1 = mp[1];
+  const float mq2 = mp[2];
+  const float mq3 = mp[3];
+  {
+    float f1_0 = (float)acc1_0 * mq0;
+    f1_0 = f1_0 < qlo ? qlo : f1_0;
+    f1_0 = f1_0 > qhi ? qhi : f1_0;
+    const float r1_0 = f1_0 + 12582912.0f;
+    const int32_t q1_0 = (int32_t)(r1_0 - 12582912.0f) + p->zy;
+    float f1_1 = (float)acc1_1 * mq1;
+    f1_1 = f1_1 < qlo ? qlo : f1_1;
+    f1_1 = f1_1 > qhi ? qhi : f1_1;
+    const float r1_1 = f1_1 + 12582912.0f;
+    const int32_t q1_1 = (int32_t)(r1_1 - 12582912.0f) + p->zy;
+    float f1_2 = (float)acc1_2 * mq2;
+    f1_2 = f1_2 < qlo ? qlo : f1_2;
+    f1_2 = f1_2 > qhi ? qhi : f1_2;
+    const float r1_2 = f1_2 + 12582912.0f;
+    const int32_t q1_2 = (int32_t)(r1_2 - 12582912.0f) + p->zy;
+    float f1_3 = (float)acc1_3 * mq3;
+    f1_3 = f1_3 < qlo ? qlo : f1_3;
+    f1_3 = f1_3 > qhi ? qhi : f1_3;
+    const float r1_3 = f1_3 + 12582912.0f;
+    const int32_t q1_3 = (int32_t)(r1_3 - 12582912.0f) + p->zy;
+    if (nc == 4) {
+      c1[0] = (int8_t)q1_0;
+      c1[1] = (int8_t)q1_1;
+      c1[2] = (int8_t)q1_2;
+      c1[3] = (int8_t)q1_3;
+    } else {
+      int8_t ob[4];
+      ob[0] = (int8_t)q1_0;
+      ob[1] = (int8_t)q1_1;
+      ob[2] = (int8_t)q1_2;
+      ob[3] = (int8_t)q1_3;
+      for (size_t j = 0; j < nc; j++) c1[j] = ob[j];
+    }
+  }
+  {
+    float f0_0 = (float)acc0_0 * mq0;
+    f0_0 = f0_0 < qlo ? qlo : f0_0;
+    f0_0 = f0_0 > qhi ? qhi : f0_0;
+    const float r0_0 = f0_0 + 12582912.0f;
+    const int32_t q0_0 = (int32_t)(r0_0 - 12582912.0f) + p->zy;
+    float f0_1 = (float)acc0_1 * mq1;
+    f0_1 = f0_1 < qlo ? qlo : f0_1;
+    f0_1 = f0_1 > qhi ? qhi : f0_1;
+    const float r0_1 = f0_1 + 12582912.0f;
+    const int32_t q0_1 = (int32_t)(r0_1 - 12582912.0f) + p->zy;
+    float f0_2 = (float)acc0_2 * mq2;
+    f0_2 = f0_2 < qlo ? qlo : f0_2;
+    f0_2 = f0_2 > qhi ? qhi : f0_2;
+    const float r0_2 = f0_2 + 12582912.0f;
+    const int32_t q0_2 = (int32_t)(r0_2 - 12582912.0f) + p->zy;
+    float f0_3 = (float)acc0_3 * mq3;
+    f0_3 = f0_3 < qlo ? qlo : f0_3;
+    f0_3 = f0_3 > qhi ? qhi : f0_3;
+    const float r0_3 = f0_3 + 12582912.0f;
+    const int32_t q0_3 = (int32_t)(r0_3 - 12582912.0f) + p->zy;
+    if (nc == 4) {
+      c0[0] = (int8_t)q0_0;
+      c0[1] = (int8_t)q0_1;
+      c0[2] = (int8_t)q0_2;
+      c0[3] = (int8_t)q0_3;
+    } else {
+      int8_t ob[4];
+      ob[0] = (int8_t)q0_0;
+      ob[1] = (int8_t)q0_1;
+      ob[2] = (int8_t)q0_2;
+      ob[3] = (int8_t)q0_3;
+      for (size_t j = 0; j < nc; j++) c0[j] = ob[j];
+    }
+  }
+}
+
+static void wrt_scalar_qdwconv_any_c1(size_t channels, size_t width, size_t ks, const int8_t* const* in, const void* packed_w, int8_t* out, size_t out_stride, const wrt_qparams* p) {
+  const float qlo = p->lo, qhi = p->hi;
+  for (size_t px = 0; px < width; px++, in += ks, out += out_stride) {
+    const char* pw = (const char*)packed_w;
+    for (size_t c0 = 0; c0 < channels; c0 += 1, pw += 1 * (8 + 2 * ks)) {
+      const size_t rem = channels - c0 < 1 ? channels - c0 : 1;
+      const int32_t* wb = (const int32_t*)(const void*)pw;
+      int32_t acc0_0 = wb[0];
+      const int16_t* wt = (const int16_t*)(const void*)(pw + 8);
+      size_t t = 0;
+      if (rem == 1) {
+        for (; t + 2 <= ks; t += 2, wt += 2) {
+          const int8_t* x0 = in[t + 0] + c0;
+          const int8_t* x1 = in[t + 1] + c0;
+          acc0_0 += (int32_t)(x0)[0] * (int32_t)(wt)[0] + (int32_t)(x1)[0] * (int32_t)(wt + 1)[0];
+        }
+        if (t < ks) {
+          const int8_t* x0 = in[t + 0] + c0;
+          acc0_0 += (int32_t)(x0)[0] * (int32_t)(wt)[0];
+        }
+      } else {
+        for (; t + 2 <= ks; t += 2, wt += 2) {
+          int8_t x0[1];
+          for (size_t j = 0; j < 1; j++) x0[j] = j < rem ? in[t + 0][c0 + j] : 0;
+          int8_t x1[1];
+          for (size_t j = 0; j < 1; j++) x1[j] = j < rem ? in[t + 1][c0 + j] : 0;
+          acc0_0 += (int32_t)(x0)[0] * (int32_t)(wt)[0] + (int32_t)(x1)[0] * (int32_t)(wt + 1)[0];
+        }
+        if (t < ks) {
+          int8_t x0[1];
+          for (size_t j = 0; j < 1; j++) x0[j] = j < rem ? in[t + 0][c0 + j] : 0;
+          acc0_0 += (int32_t)(x0)[0] * (int32_t)(wt)[0];
+        }
+      }
+      const float* mp = (const float*)(const void*)((const char*)(pw) + 4);
+      const float mq0 = mp[0];
+      float f0_0 = (float)acc0_0 * mq0;
+      f0_0 = f0_0 < qlo ? qlo : f0_0;
+      f0_0 = f0_0 > qhi ? qhi : f0_0;
+      const float r0_0 = f0_0 + 12582912.0f;
+      const int32_t q0_0 = (int32_t)(r0_0 - 12582912.0f) + p->zy;
+      if (rem == 1) {
+        (out + c0)[0] = (int8_t)q0_0;
+      } else {
+        int8_t ob[1];
+        ob[0] = (int8_t)q0_0;
+        for (size_t j = 0; j < rem; j++) out[c0 + j] = ob[j];
+      }
+    }
+  }
+}
+
+static void wrt_scalar_qadd(size_t n, const int8_t* a, const int8_t* b, int8_t* y, const wrt_qadd_params* p) {
+  uint32_t bias = (uint32_t)p->bias;
+  size_t i = 0;
+  for (; i < n; i++) {
+    const uint32_t s = bias + (uint32_t)p->ma * (uint32_t)(int32_t)a[i] + (uint32_t)p->mb * (uint32_t)(int32_t)b[i];
+    int32_t v = (int32_t)s >> p->shift;
+    v = v < p->lo ? p->lo : v > p->hi ? p->hi : v;
+    y[i] = (int8_t)(v + p->zy);
+  }
+}
+
+static void wrt_scalar_qadd_scalar(size_t n, const int8_t* a, const int8_t* b, int8_t* y, const wrt_qadd_params* p) {
+  uint32_t bias = (uint32_t)p->bias;
+  bias += (uint32_t)p->mb * (uint32_t)(int32_t)b[0];
+  size_t i = 0;
+  for (; i < n; i++) {
+    const uint32_t s = bias + (uint32_t)p->ma * (uint32_t)(int32_t)a[i];
+    int32_t v = (int32_t)s >> p->shift;
+    v = v < p->lo ? p->lo : v > p->hi ? p->hi : v;
+    y[i] = (int8_t)(v + p->zy);
+  }
+}
+
 static void wrt_scalar_spmm_2(size_t mr, size_t n, const float* x, size_t x_stride, const int32_t* restrict nnz, const int32_t* restrict offs, const float* restrict w, float* y, size_t y_stride, const wrt_clamp* clamp) {
   const char* x0 = (const char*)x;
   const char* x1 = mr > 1 ? x0 + x_stride : x0;
@@ -2143,6 +2467,11 @@ const wrt_target wrt_target_scalar = {
     [WRT_UN_NEG] = wrt_scalar_neg,
   },
   .maxpool = wrt_scalar_maxpool, .avgpool = wrt_scalar_avgpool,
+  .qgemm_mr = 2, .qgemm_nr = 4, .qgemm_kr = 1, .qgemm_xoff = 0,
+  .qgemm = wrt_scalar_qgemm_2x4,
+  .qigemm = wrt_scalar_qigemm_2x4,
+  .qdwconv = {{0, 1, wrt_scalar_qdwconv_any_c1}},
+  .qadd = wrt_scalar_qadd, .qadd_scalar = wrt_scalar_qadd_scalar,
   .spmm_mr = 2, .spmm_g = 1,
   .spmm_min_sparsity = 0.2f, .spmm_k_penalty = 0.0f, .spmv_min_sparsity = 0.2f,
   .spmm = wrt_scalar_spmm_2, .spmv = wrt_scalar_spmv,

@@ -7,6 +7,23 @@
 #include "wrt_kernels.h"
 #include <wasm_simd128.h>
 
+/* int8 activations x[0], x[1] as the int16 pair (x[0] low) of one int32, for pairwise int16 dot products */
+__attribute__((unused)) static inline int32_t wrt_q_pair(const int8_t* x) {
+  return (int32_t)((uint32_t)(uint16_t)(int16_t)x[0] | ((uint32_t)(uint16_t)(int16_t)x[1] << 16));
+}
+/* 4 bytes of x as one int32 (an unaligned load) */
+__attribute__((unused)) static inline int32_t wrt_q_load4(const int8_t* x) {
+  int32_t v;
+  __builtin_memcpy(&v, x, 4);
+  return v;
+}
+/* the first n < 4 bytes of x (zeros after) as one int32, for a short last block of a 4-byte dot product */
+__attribute__((unused)) static inline int32_t wrt_q_part(const int8_t* x, size_t n) {
+  uint32_t v = 0;
+  for (size_t i = 0; i < n; i++) v |= (uint32_t)(uint8_t)x[i] << (8 * i);
+  return (int32_t)v;
+}
+
 static void wrt_wasm_simd128_gemm_4x8(size_t mr, size_t nc, size_t kc, const float* a, size_t a_stride, const float* restrict w, float* c, size_t c_stride, const wrt_clamp* clamp) {
   if (mr <= 1) {
     const float* a0 = a;
@@ -2480,6 +2497,436 @@ static void wrt_wasm_simd128_avgpool(size_t channels, size_t ks, const float* co
   }
 }
 
+static void wrt_wasm_simd128_qgemm_4x8(size_t mr, size_t nc, size_t kc, const int8_t* a, size_t a_stride, const void* packed_w, int8_t* c, size_t c_stride, const wrt_qparams* p) {
+  const int8_t* a0 = a;
+  const int8_t* a1 = a0 + a_stride;
+  if (mr <= 1) a1 = a0;
+  const int8_t* a2 = a1 + a_stride;
+  if (mr <= 2) a2 = a1;
+  const int8_t* a3 = a2 + a_stride;
+  if (mr <= 3) a3 = a2;
+  int8_t* c0 = c;
+  int8_t* c1 = c0 + c_stride;
+  if (mr <= 1) c1 = c0;
+  int8_t* c2 = c1 + c_stride;
+  if (mr <= 2) c2 = c1;
+  int8_t* c3 = c2 + c_stride;
+  if (mr <= 3) c3 = c2;
+  const int32_t* wb = (const int32_t*)packed_w;
+  v128_t acc0_0 = wasm_v128_load(wb + 0);
+  v128_t acc0_1 = wasm_v128_load(wb + 4);
+  v128_t acc1_0 = acc0_0;
+  v128_t acc1_1 = acc0_1;
+  v128_t acc2_0 = acc0_0;
+  v128_t acc2_1 = acc0_1;
+  v128_t acc3_0 = acc0_0;
+  v128_t acc3_1 = acc0_1;
+  const int8_t* w = (const int8_t*)packed_w + 64;
+  size_t k = kc;
+  for (; k >= 4; k -= 4) {
+    const v128_t wb0 = wasm_v128_load(w + 0);
+    const v128_t wq0 = wasm_i16x8_extend_low_i8x16(wb0);
+    const v128_t wq1 = wasm_i16x8_extend_high_i8x16(wb0);
+    const v128_t wb0_1 = wasm_v128_load(w + 16 + 0);
+    const v128_t wq0_1 = wasm_i16x8_extend_low_i8x16(wb0_1);
+    const v128_t wq1_1 = wasm_i16x8_extend_high_i8x16(wb0_1);
+    w += 32;
+    const v128_t xq0 = wasm_i16x8_extend_low_i8x16(wasm_v128_load32_splat(a0));
+    const v128_t xa0 = wasm_i32x4_shuffle(xq0, xq0, 0, 0, 0, 0);
+    const v128_t xa0_1 = wasm_i32x4_shuffle(xq0, xq0, 1, 1, 1, 1);
+    a0 += 4;
+    acc0_0 = wasm_i32x4_add(acc0_0, wasm_i32x4_dot_i16x8(wq0, xa0));
+    acc0_1 = wasm_i32x4_add(acc0_1, wasm_i32x4_dot_i16x8(wq1, xa0));
+    acc0_0 = wasm_i32x4_add(acc0_0, wasm_i32x4_dot_i16x8(wq0_1, xa0_1));
+    acc0_1 = wasm_i32x4_add(acc0_1, wasm_i32x4_dot_i16x8(wq1_1, xa0_1));
+    const v128_t xq1 = wasm_i16x8_extend_low_i8x16(wasm_v128_load32_splat(a1));
+    const v128_t xa1 = wasm_i32x4_shuffle(xq1, xq1, 0, 0, 0, 0);
+    const v128_t xa1_1 = wasm_i32x4_shuffle(xq1, xq1, 1, 1, 1, 1);
+    a1 += 4;
+    acc1_0 = wasm_i32x4_add(acc1_0, wasm_i32x4_dot_i16x8(wq0, xa1));
+    acc1_1 = wasm_i32x4_add(acc1_1, wasm_i32x4_dot_i16x8(wq1, xa1));
+    acc1_0 = wasm_i32x4_add(acc1_0, wasm_i32x4_dot_i16x8(wq0_1, xa1_1));
+    acc1_1 = wasm_i32x4_add(acc1_1, wasm_i32x4_dot_i16x8(wq1_1, xa1_1));
+    const v128_t xq2 = wasm_i16x8_extend_low_i8x16(wasm_v128_load32_splat(a2));
+    const v128_t xa2 = wasm_i32x4_shuffle(xq2, xq2, 0, 0, 0, 0);
+    const v128_t xa2_1 = wasm_i32x4_shuffle(xq2, xq2, 1, 1, 1, 1);
+    a2 += 4;
+    acc2_0 = wasm_i32x4_add(acc2_0, wasm_i32x4_dot_i16x8(wq0, xa2));
+    acc2_1 = wasm_i32x4_add(acc2_1, wasm_i32x4_dot_i16x8(wq1, xa2));
+    acc2_0 = wasm_i32x4_add(acc2_0, wasm_i32x4_dot_i16x8(wq0_1, xa2_1));
+    acc2_1 = wasm_i32x4_add(acc2_1, wasm_i32x4_dot_i16x8(wq1_1, xa2_1));
+    const v128_t xq3 = wasm_i16x8_extend_low_i8x16(wasm_v128_load32_splat(a3));
+    const v128_t xa3 = wasm_i32x4_shuffle(xq3, xq3, 0, 0, 0, 0);
+    const v128_t xa3_1 = wasm_i32x4_shuffle(xq3, xq3, 1, 1, 1, 1);
+    a3 += 4;
+    acc3_0 = wasm_i32x4_add(acc3_0, wasm_i32x4_dot_i16x8(wq0, xa3));
+    acc3_1 = wasm_i32x4_add(acc3_1, wasm_i32x4_dot_i16x8(wq1, xa3));
+    acc3_0 = wasm_i32x4_add(acc3_0, wasm_i32x4_dot_i16x8(wq0_1, xa3_1));
+    acc3_1 = wasm_i32x4_add(acc3_1, wasm_i32x4_dot_i16x8(wq1_1, xa3_1));
+  }
+  for (; k >= 2; k -= 2) {
+    const v128_t wb0 = wasm_v128_load(w + 0);
+    const v128_t wq0 = wasm_i16x8_extend_low_i8x16(wb0);
+    const v128_t wq1 = wasm_i16x8_extend_high_i8x16(wb0);
+    w += 16;
+    const v128_t xa0 = wasm_i32x4_splat(wrt_q_pair(a0));
+    a0 += 2;
+    acc0_0 = wasm_i32x4_add(acc0_0, wasm_i32x4_dot_i16x8(wq0, xa0));
+    acc0_1 = wasm_i32x4_add(acc0_1, wasm_i32x4_dot_i16x8(wq1, xa0));
+    const v128_t xa1 = wasm_i32x4_splat(wrt_q_pair(a1));
+    a1 += 2;
+    acc1_0 = wasm_i32x4_add(acc1_0, wasm_i32x4_dot_i16x8(wq0, xa1));
+    acc1_1 = wasm_i32x4_add(acc1_1, wasm_i32x4_dot_i16x8(wq1, xa1));
+    const v128_t xa2 = wasm_i32x4_splat(wrt_q_pair(a2));
+    a2 += 2;
+    acc2_0 = wasm_i32x4_add(acc2_0, wasm_i32x4_dot_i16x8(wq0, xa2));
+    acc2_1 = wasm_i32x4_add(acc2_1, wasm_i32x4_dot_i16x8(wq1, xa2));
+    const v128_t xa3 = wasm_i32x4_splat(wrt_q_pair(a3));
+    a3 += 2;
+    acc3_0 = wasm_i32x4_add(acc3_0, wasm_i32x4_dot_i16x8(wq0, xa3));
+    acc3_1 = wasm_i32x4_add(acc3_1, wasm_i32x4_dot_i16x8(wq1, xa3));
+  }
+  if (k != 0) {
+    const v128_t wb0 = wasm_v128_load(w + 0);
+    const v128_t wq0 = wasm_i16x8_extend_low_i8x16(wb0);
+    const v128_t wq1 = wasm_i16x8_extend_high_i8x16(wb0);
+    w += 16;
+    const v128_t xa0 = wasm_i32x4_splat((int32_t)(uint32_t)(uint16_t)(int16_t)*a0);
+    acc0_0 = wasm_i32x4_add(acc0_0, wasm_i32x4_dot_i16x8(wq0, xa0));
+    acc0_1 = wasm_i32x4_add(acc0_1, wasm_i32x4_dot_i16x8(wq1, xa0));
+    const v128_t xa1 = wasm_i32x4_splat((int32_t)(uint32_t)(uint16_t)(int16_t)*a1);
+    acc1_0 = wasm_i32x4_add(acc1_0, wasm_i32x4_dot_i16x8(wq0, xa1));
+    acc1_1 = wasm_i32x4_add(acc1_1, wasm_i32x4_dot_i16x8(wq1, xa1));
+    const v128_t xa2 = wasm_i32x4_splat((int32_t)(uint32_t)(uint16_t)(int16_t)*a2);
+    acc2_0 = wasm_i32x4_add(acc2_0, wasm_i32x4_dot_i16x8(wq0, xa2));
+    acc2_1 = wasm_i32x4_add(acc2_1, wasm_i32x4_dot_i16x8(wq1, xa2));
+    const v128_t xa3 = wasm_i32x4_splat((int32_t)(uint32_t)(uint16_t)(int16_t)*a3);
+    acc3_0 = wasm_i32x4_add(acc3_0, wasm_i32x4_dot_i16x8(wq0, xa3));
+    acc3_1 = wasm_i32x4_add(acc3_1, wasm_i32x4_dot_i16x8(wq1, xa3));
+  }
+  const v128_t qlo = wasm_f32x4_splat(p->lo);
+  const v128_t qhi = wasm_f32x4_splat(p->hi);
+  const v128_t qzy = wasm_i32x4_splat(p->zy);
+  const float* mp = (const float*)(const void*)((const char*)(packed_w) + 32);
+  const v128_t mq0 = wasm_v128_load(mp + 0);
+  const v128_t mq1 = wasm_v128_load(mp + 4);
+  {
+    const v128_t q3_0 = wasm_i32x4_add(wasm_i32x4_trunc_sat_f32x4(wasm_f32x4_nearest(wasm_f32x4_min(wasm_f32x4_max(wasm_f32x4_mul(wasm_f32x4_convert_i32x4(acc3_0), mq0), qlo), qhi))), qzy);
+    const v128_t q3_1 = wasm_i32x4_add(wasm_i32x4_trunc_sat_f32x4(wasm_f32x4_nearest(wasm_f32x4_min(wasm_f32x4_max(wasm_f32x4_mul(wasm_f32x4_convert_i32x4(acc3_1), mq1), qlo), qhi))), qzy);
+    if (nc == 8) {
+      wasm_v128_store64_lane(c3 + 0, wasm_i8x16_narrow_i16x8(wasm_i16x8_narrow_i32x4(q3_0, q3_1), wasm_i16x8_narrow_i32x4(q3_0, q3_1)), 0);
+    } else {
+      int8_t ob[8];
+      wasm_v128_store64_lane(ob + 0, wasm_i8x16_narrow_i16x8(wasm_i16x8_narrow_i32x4(q3_0, q3_1), wasm_i16x8_narrow_i32x4(q3_0, q3_1)), 0);
+      for (size_t j = 0; j < nc; j++) c3[j] = ob[j];
+    }
+  }
+  {
+    const v128_t q2_0 = wasm_i32x4_add(wasm_i32x4_trunc_sat_f32x4(wasm_f32x4_nearest(wasm_f32x4_min(wasm_f32x4_max(wasm_f32x4_mul(wasm_f32x4_convert_i32x4(acc2_0), mq0), qlo), qhi))), qzy);
+    const v128_t q2_1 = wasm_i32x4_add(wasm_i32x4_trunc_sat_f32x4(wasm_f32x4_nearest(wasm_f32x4_min(wasm_f32x4_max(wasm_f32x4_mul(wasm_f32x4_convert_i32x4(acc2_1), mq1), qlo), qhi))), qzy);
+    if (nc == 8) {
+      wasm_v128_store64_lane(c2 + 0, wasm_i8x16_narrow_i16x8(wasm_i16x8_narrow_i32x4(q2_0, q2_1), wasm_i16x8_narrow_i32x4(q2_0, q2_1)), 0);
+    } else {
+      int8_t ob[8];
+      wasm_v128_store64_lane(ob + 0, wasm_i8x16_narrow_i16x8(wasm_i16x8_narrow_i32x4(q2_0, q2_1), wasm_i16x8_narrow_i32x4(q2_0, q2_1)), 0);
+      for (size_t j = 0; j < nc; j++) c2[j] = ob[j];
+    }
+  }
+  {
+    const v128_t q1_0 = wasm_i32x4_add(wasm_i32x4_trunc_sat_f32x4(wasm_f32x4_nearest(wasm_f32x4_min(wasm_f32x4_max(wasm_f32x4_mul(wasm_f32x4_convert_i32x4(acc1_0), mq0), qlo), qhi))), qzy);
+    const v128_t q1_1 = wasm_i32x4_add(wasm_i32x4_trunc_sat_f32x4(wasm_f32x4_nearest(wasm_f32x4_min(wasm_f32x4_max(wasm_f32x4_mul(wasm_f32x4_convert_i32x4(acc1_1), mq1), qlo), qhi))), qzy);
+    if (nc == 8) {
+      wasm_v128_store64_lane(c1 + 0, wasm_i8x16_narrow_i16x8(wasm_i16x8_narrow_i32x4(q1_0, q1_1), wasm_i16x8_narrow_i32x4(q1_0, q1_1)), 0);
+    } else {
+      int8_t ob[8];
+      wasm_v128_store64_lane(ob + 0, wasm_i8x16_narrow_i16x8(wasm_i16x8_narrow_i32x4(q1_0, q1_1), wasm_i16x8_narrow_i32x4(q1_0, q1_1)), 0);
+      for (size_t j = 0; j < nc; j++) c1[j] = ob[j];
+    }
+  }
+  {
+    const v128_t q0_0 = wasm_i32x4_add(wasm_i32x4_trunc_sat_f32x4(wasm_f32x4_nearest(wasm_f32x4_min(wasm_f32x4_max(wasm_f32x4_mul(wasm_f32x4_convert_i32x4(acc0_0), mq0), qlo), qhi))), qzy);
+    const v128_t q0_1 = wasm_i32x4_add(wasm_i32x4_trunc_sat_f32x4(wasm_f32x4_nearest(wasm_f32x4_min(wasm_f32x4_max(wasm_f32x4_mul(wasm_f32x4_convert_i32x4(acc0_1), mq1), qlo), qhi))), qzy);
+    if (nc == 8) {
+      wasm_v128_store64_lane(c0 + 0, wasm_i8x16_narrow_i16x8(wasm_i16x8_narrow_i32x4(q0_0, q0_1), wasm_i16x8_narrow_i32x4(q0_0, q0_1)), 0);
+    } else {
+      int8_t ob[8];
+      wasm_v128_store64_lane(ob + 0, wasm_i8x16_narrow_i16x8(wasm_i16x8_narrow_i32x4(q0_0, q0_1), wasm_i16x8_narrow_i32x4(q0_0, q0_1)), 0);
+      for (size_t j = 0; j < nc; j++) c0[j] = ob[j];
+    }
+  }
+}
+
+static void wrt_wasm_simd128_qigemm_4x8(size_t mr, size_t nc, size_t kc, size_t ks, const int8_t* const* ind, const void* packed_w, int8_t* c, size_t c_stride, const wrt_qparams* p) {
+  int8_t* c0 = c;
+  int8_t* c1 = c0 + c_stride;
+  if (mr <= 1) c1 = c0;
+  int8_t* c2 = c1 + c_stride;
+  if (mr <= 2) c2 = c1;
+  int8_t* c3 = c2 + c_stride;
+  if (mr <= 3) c3 = c2;
+  const int32_t* wb = (const int32_t*)packed_w;
+  v128_t acc0_0 = wasm_v128_load(wb + 0);
+  v128_t acc0_1 = wasm_v128_load(wb + 4);
+  v128_t acc1_0 = acc0_0;
+  v128_t acc1_1 = acc0_1;
+  v128_t acc2_0 = acc0_0;
+  v128_t acc2_1 = acc0_1;
+  v128_t acc3_0 = acc0_0;
+  v128_t acc3_1 = acc0_1;
+  const int8_t* w = (const int8_t*)packed_w + 64;
+  for (size_t tap = ks; tap != 0; tap--) {
+    const int8_t* a0 = ind[0];
+    const int8_t* a1 = mr > 1 ? ind[1] : a0;
+    const int8_t* a2 = mr > 2 ? ind[2] : a1;
+    const int8_t* a3 = mr > 3 ? ind[3] : a2;
+    ind += mr;
+    size_t k = kc;
+    for (; k >= 4; k -= 4) {
+      const v128_t wb0 = wasm_v128_load(w + 0);
+      const v128_t wq0 = wasm_i16x8_extend_low_i8x16(wb0);
+      const v128_t wq1 = wasm_i16x8_extend_high_i8x16(wb0);
+      const v128_t wb0_1 = wasm_v128_load(w + 16 + 0);
+      const v128_t wq0_1 = wasm_i16x8_extend_low_i8x16(wb0_1);
+      const v128_t wq1_1 = wasm_i16x8_extend_high_i8x16(wb0_1);
+      w += 32;
+      const v128_t xq0 = wasm_i16x8_extend_low_i8x16(wasm_v128_load32_splat(a0));
+      const v128_t xa0 = wasm_i32x4_shuffle(xq0, xq0, 0, 0, 0, 0);
+      const v128_t xa0_1 = wasm_i32x4_shuffle(xq0, xq0, 1, 1, 1, 1);
+      a0 += 4;
+      acc0_0 = wasm_i32x4_add(acc0_0, wasm_i32x4_dot_i16x8(wq0, xa0));
+      acc0_1 = wasm_i32x4_add(acc0_1, wasm_i32x4_dot_i16x8(wq1, xa0));
+      acc0_0 = wasm_i32x4_add(acc0_0, wasm_i32x4_dot_i16x8(wq0_1, xa0_1));
+      acc0_1 = wasm_i32x4_add(acc0_1, wasm_i32x4_dot_i16x8(wq1_1, xa0_1));
+      const v128_t xq1 = wasm_i16x8_extend_low_i8x16(wasm_v128_load32_splat(a1));
+      const v128_t xa1 = wasm_i32x4_shuffle(xq1, xq1, 0, 0, 0, 0);
+      const v128_t xa1_1 = wasm_i32x4_shuffle(xq1, xq1, 1, 1, 1, 1);
+      a1 += 4;
+      acc1_0 = wasm_i32x4_add(acc1_0, wasm_i32x4_dot_i16x8(wq0, xa1));
+      acc1_1 = wasm_i32x4_add(acc1_1, wasm_i32x4_dot_i16x8(wq1, xa1));
+      acc1_0 = wasm_i32x4_add(acc1_0, wasm_i32x4_dot_i16x8(wq0_1, xa1_1));
+      acc1_1 = wasm_i32x4_add(acc1_1, wasm_i32x4_dot_i16x8(wq1_1, xa1_1));
+      const v128_t xq2 = wasm_i16x8_extend_low_i8x16(wasm_v128_load32_splat(a2));
+      const v128_t xa2 = wasm_i32x4_shuffle(xq2, xq2, 0, 0, 0, 0);
+      const v128_t xa2_1 = wasm_i32x4_shuffle(xq2, xq2, 1, 1, 1, 1);
+      a2 += 4;
+      acc2_0 = wasm_i32x4_add(acc2_0, wasm_i32x4_dot_i16x8(wq0, xa2));
+      acc2_1 = wasm_i32x4_add(acc2_1, wasm_i32x4_dot_i16x8(wq1, xa2));
+      acc2_0 = wasm_i32x4_add(acc2_0, wasm_i32x4_dot_i16x8(wq0_1, xa2_1));
+      acc2_1 = wasm_i32x4_add(acc2_1, wasm_i32x4_dot_i16x8(wq1_1, xa2_1));
+      const v128_t xq3 = wasm_i16x8_extend_low_i8x16(wasm_v128_load32_splat(a3));
+      const v128_t xa3 = wasm_i32x4_shuffle(xq3, xq3, 0, 0, 0, 0);
+      const v128_t xa3_1 = wasm_i32x4_shuffle(xq3, xq3, 1, 1, 1, 1);
+      a3 += 4;
+      acc3_0 = wasm_i32x4_add(acc3_0, wasm_i32x4_dot_i16x8(wq0, xa3));
+      acc3_1 = wasm_i32x4_add(acc3_1, wasm_i32x4_dot_i16x8(wq1, xa3));
+      acc3_0 = wasm_i32x4_add(acc3_0, wasm_i32x4_dot_i16x8(wq0_1, xa3_1));
+      acc3_1 = wasm_i32x4_add(acc3_1, wasm_i32x4_dot_i16x8(wq1_1, xa3_1));
+    }
+    for (; k >= 2; k -= 2) {
+      const v128_t wb0 = wasm_v128_load(w + 0);
+      const v128_t wq0 = wasm_i16x8_extend_low_i8x16(wb0);
+      const v128_t wq1 = wasm_i16x8_extend_high_i8x16(wb0);
+      w += 16;
+      const v128_t xa0 = wasm_i32x4_splat(wrt_q_pair(a0));
+      a0 += 2;
+      acc0_0 = wasm_i32x4_add(acc0_0, wasm_i32x4_dot_i16x8(wq0, xa0));
+      acc0_1 = wasm_i32x4_add(acc0_1, wasm_i32x4_dot_i16x8(wq1, xa0));
+      const v128_t xa1 = wasm_i32x4_splat(wrt_q_pair(a1));
+      a1 += 2;
+      acc1_0 = wasm_i32x4_add(acc1_0, wasm_i32x4_dot_i16x8(wq0, xa1));
+      acc1_1 = wasm_i32x4_add(acc1_1, wasm_i32x4_dot_i16x8(wq1, xa1));
+      const v128_t xa2 = wasm_i32x4_splat(wrt_q_pair(a2));
+      a2 += 2;
+      acc2_0 = wasm_i32x4_add(acc2_0, wasm_i32x4_dot_i16x8(wq0, xa2));
+      acc2_1 = wasm_i32x4_add(acc2_1, wasm_i32x4_dot_i16x8(wq1, xa2));
+      const v128_t xa3 = wasm_i32x4_splat(wrt_q_pair(a3));
+      a3 += 2;
+      acc3_0 = wasm_i32x4_add(acc3_0, wasm_i32x4_dot_i16x8(wq0, xa3));
+      acc3_1 = wasm_i32x4_add(acc3_1, wasm_i32x4_dot_i16x8(wq1, xa3));
+    }
+    if (k != 0) {
+      const v128_t wb0 = wasm_v128_load(w + 0);
+      const v128_t wq0 = wasm_i16x8_extend_low_i8x16(wb0);
+      const v128_t wq1 = wasm_i16x8_extend_high_i8x16(wb0);
+      w += 16;
+      const v128_t xa0 = wasm_i32x4_splat((int32_t)(uint32_t)(uint16_t)(int16_t)*a0);
+      acc0_0 = wasm_i32x4_add(acc0_0, wasm_i32x4_dot_i16x8(wq0, xa0));
+      acc0_1 = wasm_i32x4_add(acc0_1, wasm_i32x4_dot_i16x8(wq1, xa0));
+      const v128_t xa1 = wasm_i32x4_splat((int32_t)(uint32_t)(uint16_t)(int16_t)*a1);
+      acc1_0 = wasm_i32x4_add(acc1_0, wasm_i32x4_dot_i16x8(wq0, xa1));
+      acc1_1 = wasm_i32x4_add(acc1_1, wasm_i32x4_dot_i16x8(wq1, xa1));
+      const v128_t xa2 = wasm_i32x4_splat((int32_t)(uint32_t)(uint16_t)(int16_t)*a2);
+      acc2_0 = wasm_i32x4_add(acc2_0, wasm_i32x4_dot_i16x8(wq0, xa2));
+      acc2_1 = wasm_i32x4_add(acc2_1, wasm_i32x4_dot_i16x8(wq1, xa2));
+      const v128_t xa3 = wasm_i32x4_splat((int32_t)(uint32_t)(uint16_t)(int16_t)*a3);
+      acc3_0 = wasm_i32x4_add(acc3_0, wasm_i32x4_dot_i16x8(wq0, xa3));
+      acc3_1 = wasm_i32x4_add(acc3_1, wasm_i32x4_dot_i16x8(wq1, xa3));
+    }
+  }
+  const v128_t qlo = wasm_f32x4_splat(p->lo);
+  const v128_t qhi = wasm_f32x4_splat(p->hi);
+  const v128_t qzy = wasm_i32x4_splat(p->zy);
+  const float* mp = (const float*)(const void*)((const char*)(packed_w) + 32);
+  const v128_t mq0 = wasm_v128_load(mp + 0);
+  const v128_t mq1 = wasm_v128_load(mp + 4);
+  {
+    const v128_t q3_0 = wasm_i32x4_add(wasm_i32x4_trunc_sat_f32x4(wasm_f32x4_nearest(wasm_f32x4_min(wasm_f32x4_max(wasm_f32x4_mul(wasm_f32x4_convert_i32x4(acc3_0), mq0), qlo), qhi))), qzy);
+    const v128_t q3_1 = wasm_i32x4_add(wasm_i32x4_trunc_sat_f32x4(wasm_f32x4_nearest(wasm_f32x4_min(wasm_f32x4_max(wasm_f32x4_mul(wasm_f32x4_convert_i32x4(acc3_1), mq1), qlo), qhi))), qzy);
+    if (nc == 8) {
+      wasm_v128_store64_lane(c3 + 0, wasm_i8x16_narrow_i16x8(wasm_i16x8_narrow_i32x4(q3_0, q3_1), wasm_i16x8_narrow_i32x4(q3_0, q3_1)), 0);
+    } else {
+      int8_t ob[8];
+      wasm_v128_store64_lane(ob + 0, wasm_i8x16_narrow_i16x8(wasm_i16x8_narrow_i32x4(q3_0, q3_1), wasm_i16x8_narrow_i32x4(q3_0, q3_1)), 0);
+      for (size_t j = 0; j < nc; j++) c3[j] = ob[j];
+    }
+  }
+  {
+    const v128_t q2_0 = wasm_i32x4_add(wasm_i32x4_trunc_sat_f32x4(wasm_f32x4_nearest(wasm_f32x4_min(wasm_f32x4_max(wasm_f32x4_mul(wasm_f32x4_convert_i32x4(acc2_0), mq0), qlo), qhi))), qzy);
+    const v128_t q2_1 = wasm_i32x4_add(wasm_i32x4_trunc_sat_f32x4(wasm_f32x4_nearest(wasm_f32x4_min(wasm_f32x4_max(wasm_f32x4_mul(wasm_f32x4_convert_i32x4(acc2_1), mq1), qlo), qhi))), qzy);
+    if (nc == 8) {
+      wasm_v128_store64_lane(c2 + 0, wasm_i8x16_narrow_i16x8(wasm_i16x8_narrow_i32x4(q2_0, q2_1), wasm_i16x8_narrow_i32x4(q2_0, q2_1)), 0);
+    } else {
+      int8_t ob[8];
+      wasm_v128_store64_lane(ob + 0, wasm_i8x16_narrow_i16x8(wasm_i16x8_narrow_i32x4(q2_0, q2_1), wasm_i16x8_narrow_i32x4(q2_0, q2_1)), 0);
+      for (size_t j = 0; j < nc; j++) c2[j] = ob[j];
+    }
+  }
+  {
+    const v128_t q1_0 = wasm_i32x4_add(wasm_i32x4_trunc_sat_f32x4(wasm_f32x4_nearest(wasm_f32x4_min(wasm_f32x4_max(wasm_f32x4_mul(wasm_f32x4_convert_i32x4(acc1_0), mq0), qlo), qhi))), qzy);
+    const v128_t q1_1 = wasm_i32x4_add(wasm_i32x4_trunc_sat_f32x4(wasm_f32x4_nearest(wasm_f32x4_min(wasm_f32x4_max(wasm_f32x4_mul(wasm_f32x4_convert_i32x4(acc1_1), mq1), qlo), qhi))), qzy);
+    if (nc == 8) {
+      wasm_v128_store64_lane(c1 + 0, wasm_i8x16_narrow_i16x8(wasm_i16x8_narrow_i32x4(q1_0, q1_1), wasm_i16x8_narrow_i32x4(q1_0, q1_1)), 0);
+    } else {
+      int8_t ob[8];
+      wasm_v128_store64_lane(ob + 0, wasm_i8x16_narrow_i16x8(wasm_i16x8_narrow_i32x4(q1_0, q1_1), wasm_i16x8_narrow_i32x4(q1_0, q1_1)), 0);
+      for (size_t j = 0; j < nc; j++) c1[j] = ob[j];
+    }
+  }
+  {
+    const v128_t q0_0 = wasm_i32x4_add(wasm_i32x4_trunc_sat_f32x4(wasm_f32x4_nearest(wasm_f32x4_min(wasm_f32x4_max(wasm_f32x4_mul(wasm_f32x4_convert_i32x4(acc0_0), mq0), qlo), qhi))), qzy);
+    const v128_t q0_1 = wasm_i32x4_add(wasm_i32x4_trunc_sat_f32x4(wasm_f32x4_nearest(wasm_f32x4_min(wasm_f32x4_max(wasm_f32x4_mul(wasm_f32x4_convert_i32x4(acc0_1), mq1), qlo), qhi))), qzy);
+    if (nc == 8) {
+      wasm_v128_store64_lane(c0 + 0, wasm_i8x16_narrow_i16x8(wasm_i16x8_narrow_i32x4(q0_0, q0_1), wasm_i16x8_narrow_i32x4(q0_0, q0_1)), 0);
+    } else {
+      int8_t ob[8];
+      wasm_v128_store64_lane(ob + 0, wasm_i8x16_narrow_i16x8(wasm_i16x8_narrow_i32x4(q0_0, q0_1), wasm_i16x8_narrow_i32x4(q0_0, q0_1)), 0);
+      for (size_t j = 0; j < nc; j++) c0[j] = ob[j];
+    }
+  }
+}
+
+static void wrt_wasm_simd128_qdwconv_any_c8(size_t channels, size_t width, size_t ks, const int8_t* const* in, const void* packed_w, int8_t* out, size_t out_stride, const wrt_qparams* p) {
+  const v128_t qlo = wasm_f32x4_splat(p->lo);
+  const v128_t qhi = wasm_f32x4_splat(p->hi);
+  const v128_t qzy = wasm_i32x4_splat(p->zy);
+  for (size_t px = 0; px < width; px++, in += ks, out += out_stride) {
+    const char* pw = (const char*)packed_w;
+    for (size_t c0 = 0; c0 < channels; c0 += 8, pw += 8 * (8 + 2 * ks)) {
+      const size_t rem = channels - c0 < 8 ? channels - c0 : 8;
+      const int32_t* wb = (const int32_t*)(const void*)pw;
+      v128_t acc0_0 = wasm_v128_load(wb + 0);
+      v128_t acc0_1 = wasm_v128_load(wb + 4);
+      const int16_t* wt = (const int16_t*)(const void*)(pw + 64);
+      size_t t = 0;
+      if (rem == 8) {
+        for (; t + 2 <= ks; t += 2, wt += 16) {
+          const int8_t* x0 = in[t + 0] + c0;
+          const int8_t* x1 = in[t + 1] + c0;
+          { const v128_t pr = wasm_i16x8_add(wasm_i16x8_mul(wasm_i16x8_load8x8(x0), wasm_v128_load(wt)), wasm_i16x8_mul(wasm_i16x8_load8x8(x1), wasm_v128_load(wt + 8)));
+            acc0_0 = wasm_i32x4_add(acc0_0, wasm_i32x4_extend_low_i16x8(pr));
+            acc0_1 = wasm_i32x4_add(acc0_1, wasm_i32x4_extend_high_i16x8(pr)); }
+        }
+        if (t < ks) {
+          const int8_t* x0 = in[t + 0] + c0;
+          { const v128_t pr = wasm_i16x8_mul(wasm_i16x8_load8x8(x0), wasm_v128_load(wt));
+            acc0_0 = wasm_i32x4_add(acc0_0, wasm_i32x4_extend_low_i16x8(pr));
+            acc0_1 = wasm_i32x4_add(acc0_1, wasm_i32x4_extend_high_i16x8(pr)); }
+        }
+      } else {
+        for (; t + 2 <= ks; t += 2, wt += 16) {
+          int8_t x0[8];
+          for (size_t j = 0; j < 8; j++) x0[j] = j < rem ? in[t + 0][c0 + j] : 0;
+          int8_t x1[8];
+          for (size_t j = 0; j < 8; j++) x1[j] = j < rem ? in[t + 1][c0 + j] : 0;
+          { const v128_t pr = wasm_i16x8_add(wasm_i16x8_mul(wasm_i16x8_load8x8(x0), wasm_v128_load(wt)), wasm_i16x8_mul(wasm_i16x8_load8x8(x1), wasm_v128_load(wt + 8)));
+            acc0_0 = wasm_i32x4_add(acc0_0, wasm_i32x4_extend_low_i16x8(pr));
+            acc0_1 = wasm_i32x4_add(acc0_1, wasm_i32x4_extend_high_i16x8(pr)); }
+        }
+        if (t < ks) {
+          int8_t x0[8];
+          for (size_t j = 0; j < 8; j++) x0[j] = j < rem ? in[t + 0][c0 + j] : 0;
+          { const v128_t pr = wasm_i16x8_mul(wasm_i16x8_load8x8(x0), wasm_v128_load(wt));
+            acc0_0 = wasm_i32x4_add(acc0_0, wasm_i32x4_extend_low_i16x8(pr));
+            acc0_1 = wasm_i32x4_add(acc0_1, wasm_i32x4_extend_high_i16x8(pr)); }
+        }
+      }
+      const float* mp = (const float*)(const void*)((const char*)(pw) + 32);
+      const v128_t mq0 = wasm_v128_load(mp + 0);
+      const v128_t mq1 = wasm_v128_load(mp + 4);
+      const v128_t q0_0 = wasm_i32x4_add(wasm_i32x4_trunc_sat_f32x4(wasm_f32x4_nearest(wasm_f32x4_min(wasm_f32x4_max(wasm_f32x4_mul(wasm_f32x4_convert_i32x4(acc0_0), mq0), qlo), qhi))), qzy);
+      const v128_t q0_1 = wasm_i32x4_add(wasm_i32x4_trunc_sat_f32x4(wasm_f32x4_nearest(wasm_f32x4_min(wasm_f32x4_max(wasm_f32x4_mul(wasm_f32x4_convert_i32x4(acc0_1), mq1), qlo), qhi))), qzy);
+      if (rem == 8) {
+        wasm_v128_store64_lane((out + c0) + 0, wasm_i8x16_narrow_i16x8(wasm_i16x8_narrow_i32x4(q0_0, q0_1), wasm_i16x8_narrow_i32x4(q0_0, q0_1)), 0);
+      } else {
+        int8_t ob[8];
+        wasm_v128_store64_lane(ob + 0, wasm_i8x16_narrow_i16x8(wasm_i16x8_narrow_i32x4(q0_0, q0_1), wasm_i16x8_narrow_i32x4(q0_0, q0_1)), 0);
+        for (size_t j = 0; j < rem; j++) out[c0 + j] = ob[j];
+      }
+    }
+  }
+}
+
+static void wrt_wasm_simd128_qadd(size_t n, const int8_t* a, const int8_t* b, int8_t* y, const wrt_qadd_params* p) {
+  uint32_t bias = (uint32_t)p->bias;
+  size_t i = 0;
+  const v128_t vbias = wasm_i32x4_splat((int32_t)bias);
+  const v128_t vma = wasm_i32x4_splat(p->ma);
+  const v128_t vmb = wasm_i32x4_splat(p->mb);
+  const v128_t vlo = wasm_i32x4_splat(p->lo);
+  const v128_t vhi = wasm_i32x4_splat(p->hi);
+  const v128_t vzy = wasm_i32x4_splat(p->zy);
+  const uint32_t sh = (uint32_t)p->shift;
+  for (; i + 8 <= n; i += 8) {
+    const v128_t a16 = wasm_i16x8_load8x8(a + i);
+    const v128_t b16 = wasm_i16x8_load8x8(b + i);
+    const v128_t lo = wasm_i32x4_add(wasm_i32x4_min(wasm_i32x4_max(wasm_i32x4_shr(wasm_i32x4_add(wasm_i32x4_add(vbias, wasm_i32x4_mul(wasm_i32x4_extend_low_i16x8(a16), vma)), wasm_i32x4_mul(wasm_i32x4_extend_low_i16x8(b16), vmb)), sh), vlo), vhi), vzy);
+    const v128_t hi = wasm_i32x4_add(wasm_i32x4_min(wasm_i32x4_max(wasm_i32x4_shr(wasm_i32x4_add(wasm_i32x4_add(vbias, wasm_i32x4_mul(wasm_i32x4_extend_high_i16x8(a16), vma)), wasm_i32x4_mul(wasm_i32x4_extend_high_i16x8(b16), vmb)), sh), vlo), vhi), vzy);
+    const v128_t h = wasm_i16x8_narrow_i32x4(lo, hi);
+    wasm_v128_store64_lane(y + i, wasm_i8x16_narrow_i16x8(h, h), 0);
+  }
+  for (; i < n; i++) {
+    const uint32_t s = bias + (uint32_t)p->ma * (uint32_t)(int32_t)a[i] + (uint32_t)p->mb * (uint32_t)(int32_t)b[i];
+    int32_t v = (int32_t)s >> p->shift;
+    v = v < p->lo ? p->lo : v > p->hi ? p->hi : v;
+    y[i] = (int8_t)(v + p->zy);
+  }
+}
+
+static void wrt_wasm_simd128_qadd_scalar(size_t n, const int8_t* a, const int8_t* b, int8_t* y, const wrt_qadd_params* p) {
+  uint32_t bias = (uint32_t)p->bias;
+  bias += (uint32_t)p->mb * (uint32_t)(int32_t)b[0];
+  size_t i = 0;
+  const v128_t vbias = wasm_i32x4_splat((int32_t)bias);
+  const v128_t vma = wasm_i32x4_splat(p->ma);
+  const v128_t vlo = wasm_i32x4_splat(p->lo);
+  const v128_t vhi = wasm_i32x4_splat(p->hi);
+  const v128_t vzy = wasm_i32x4_splat(p->zy);
+  const uint32_t sh = (uint32_t)p->shift;
+  for (; i + 8 <= n; i += 8) {
+    const v128_t a16 = wasm_i16x8_load8x8(a + i);
+    const v128_t lo = wasm_i32x4_add(wasm_i32x4_min(wasm_i32x4_max(wasm_i32x4_shr(wasm_i32x4_add(vbias, wasm_i32x4_mul(wasm_i32x4_extend_low_i16x8(a16), vma)), sh), vlo), vhi), vzy);
+    const v128_t hi = wasm_i32x4_add(wasm_i32x4_min(wasm_i32x4_max(wasm_i32x4_shr(wasm_i32x4_add(vbias, wasm_i32x4_mul(wasm_i32x4_extend_high_i16x8(a16), vma)), sh), vlo), vhi), vzy);
+    const v128_t h = wasm_i16x8_narrow_i32x4(lo, hi);
+    wasm_v128_store64_lane(y + i, wasm_i8x16_narrow_i16x8(h, h), 0);
+  }
+  for (; i < n; i++) {
+    const uint32_t s = bias + (uint32_t)p->ma * (uint32_t)(int32_t)a[i];
+    int32_t v = (int32_t)s >> p->shift;
+    v = v < p->lo ? p->lo : v > p->hi ? p->hi : v;
+    y[i] = (int8_t)(v + p->zy);
+  }
+}
+
 static void wrt_wasm_simd128_spmm_8(size_t mr, size_t n, const float* x, size_t x_stride, const int32_t* restrict nnz, const int32_t* restrict offs, const float* restrict w, float* y, size_t y_stride, const wrt_clamp* clamp) {
   const v128_t qmin = wasm_f32x4_splat(clamp->min), qmax = wasm_f32x4_splat(clamp->max);
   const char* x0 = (const char*)x;
@@ -2717,6 +3164,11 @@ const wrt_target wrt_target_wasm_simd128 = {
     [WRT_UN_NEG] = wrt_wasm_simd128_neg,
   },
   .maxpool = wrt_wasm_simd128_maxpool, .avgpool = wrt_wasm_simd128_avgpool,
+  .qgemm_mr = 4, .qgemm_nr = 8, .qgemm_kr = 2, .qgemm_xoff = 0,
+  .qgemm = wrt_wasm_simd128_qgemm_4x8,
+  .qigemm = wrt_wasm_simd128_qigemm_4x8,
+  .qdwconv = {{0, 8, wrt_wasm_simd128_qdwconv_any_c8}},
+  .qadd = wrt_wasm_simd128_qadd, .qadd_scalar = wrt_wasm_simd128_qadd_scalar,
   .spmm_mr = 8, .spmm_g = 1,
   .spmm_min_sparsity = 0.34f, .spmm_k_penalty = 2.0f, .spmv_min_sparsity = 0.2f,
   .spmm = wrt_wasm_simd128_spmm_8, .spmv = wrt_wasm_simd128_spmv,

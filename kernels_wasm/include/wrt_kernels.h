@@ -4,7 +4,7 @@
  * dispatch; wasm: the variant that was compiled) and packs weights for that table's tile sizes.
  *
  * Conventions
- * - f32 only for now. Activations NHWC, channels contiguous. Strides are in BYTES unless named *_count.
+ * - f32 and int8 (QS8). Activations NHWC, channels contiguous. Strides are in BYTES unless named *_count.
  * - Every kernel applies the fused clamp: y = min(max(y, clamp->min), clamp->max) (min=-INF, max=+INF for none).
  * - Kernels never read or write outside the ranges stated below (no over-read past the last channel), so the engine
  *   needs no padding around tensors. Packed weights are padded by the engine as stated (zeros), so kernels MAY read
@@ -67,6 +67,49 @@ typedef void (*wrt_vunary_fn)(size_t n, const float* x, float* y, const float* p
 typedef void (*wrt_pool_fn)(size_t channels, size_t ks, const float* const* in, float* y, float scale,
                             const wrt_clamp* clamp);
 
+/* ---- int8 (QS8) kernels: the rules of python_ref/README.md "Quantized int8", bit for bit on every target ---------
+ * Requantization of an int32 accumulator acc with a float32 multiplier m: y = zy + rne(clamp(f32(f32(acc) * m),
+ * lo, hi)), lo/hi the output bounds minus zy as float32 (integers: clamping before rounding changes nothing), rne
+ * round half to even. No fused multiply-add: every float operation is one IEEE-754 binary32 operation. */
+typedef struct {
+  float lo, hi;
+  int32_t zy;
+} wrt_qparams;
+
+/* QS8 GEMM: for i < mr, j < nc
+ *   c[i][j] = requant(bias[j] + sum_{k < kc} (a[i][k] + XOFF) * w[k][j], mult[j])      (int32 sums wrap)
+ * a: row i at a + i*a_stride, kc bytes read per row. c: row i at c + i*c_stride, nc bytes written.
+ * packed_w, one panel of NR columns: NR int32 biases, NR float32 multipliers, then ceil(kc/KR) blocks of NR*KR int8
+ * weights, block b holding w[b*KR + r][j] at j*KR + r, zero past kc and nc. XOFF (qgemm_xoff: 0, or 128 for unsigned
+ * dot products) is the target's activation offset; the engine folds -(zx + XOFF) * sum_k w[k][j] into the bias. */
+typedef void (*wrt_qgemm_fn)(size_t mr, size_t nc, size_t kc, const int8_t* a, size_t a_stride, const void* packed_w,
+                             int8_t* c, size_t c_stride, const wrt_qparams* p);
+
+/* QS8 indirect GEMM (KxK convolution): as the GEMM with ks taps; ind: ks*mr row pointers, tap-major, each to kc
+ * bytes (padding taps point to a row of the input zero point). packed_w: NR biases, NR multipliers, then for each tap
+ * ceil(kc/KR) blocks. */
+typedef void (*wrt_qigemm_fn)(size_t mr, size_t nc, size_t kc, size_t ks, const int8_t* const* ind,
+                              const void* packed_w, int8_t* c, size_t c_stride, const wrt_qparams* p);
+
+/* QS8 depthwise convolution over one output row: for p < width, ch < channels
+ *   out_p[ch] = requant(bias[ch] + sum_{t < ks} in[p*ks + t][ch] * w[t][ch], mult[ch])
+ * packed_w per tile of CT channels: CT int32 biases, CT float32 multipliers, ks groups of CT int16 weights (zero
+ * padded). Same ks rule as wrt_dwconv_fn. */
+typedef void (*wrt_qdwconv_fn)(size_t channels, size_t width, size_t ks, const int8_t* const* in,
+                               const void* packed_w, int8_t* out, size_t out_stride, const wrt_qparams* p);
+
+typedef struct {
+  uint8_t ks, ct;
+  wrt_qdwconv_fn fn;
+} wrt_qdwconv_entry;
+
+/* QS8 ADD/SUB (XNNPACK's fixed-point add, python_ref/quant.py add_params), int32 with wrap-around:
+ *   y[i] = zy + clamp((bias + ma * a[i] + mb * b[i]) >> shift, lo, hi)    (arithmetic shift; lo, hi minus zy)
+ * the *_scalar form reads b[0] for every i. y may alias a or b. */
+typedef struct {
+  int32_t bias, ma, mb, shift, zy, lo, hi;
+} wrt_qadd_params;
+typedef void (*wrt_qadd_fn)(size_t n, const int8_t* a, const int8_t* b, int8_t* y, const wrt_qadd_params* p);
 /* Block-sparse GEMM (weights in 1x4 blocks: 4 output channels x 1 input column, python_ref/sparse.py), for pixel
  * i < mr and output channel j < n:
  *   y_i[j] = clamp(bias[j] + sum over the stored blocks b of block row j/4: w_b[j % 4] * x(i, b))
@@ -97,7 +140,7 @@ typedef struct {
 
 /* One target's kernels and tile sizes. */
 typedef struct {
-  const char* name;        /* "scalar", "wasm_simd128", "wasm_relaxed", "avx2", "avx512", "neon" */
+  const char* name;        /* "scalar", "wasm_simd128", "wasm_relaxed", "avx2", "avx512", "avx512vnni", "neon" */
   uint8_t gemm_mr, gemm_nr;
   wrt_gemm_fn gemm;
   wrt_igemm_fn igemm;      /* same MR/NR and packing rule (bias, then taps) as gemm */
@@ -111,6 +154,13 @@ typedef struct {
   wrt_vbinary_fn vbinary_scalar[WRT_BIN_COUNT];
   wrt_vunary_fn vunary[WRT_UN_COUNT];
   wrt_pool_fn maxpool, avgpool;
+  /* int8 (QS8) */
+  uint8_t qgemm_mr, qgemm_nr, qgemm_kr; /* tile and k block of the packed weights */
+  uint8_t qgemm_xoff;                   /* added to activations by the dot product (0 or 128) */
+  wrt_qgemm_fn qgemm;
+  wrt_qigemm_fn qigemm;
+  wrt_qdwconv_entry qdwconv[WRT_MAX_DWCONV]; /* first match by ks wins; a ks == 0 entry must be present last */
+  wrt_qadd_fn qadd, qadd_scalar;
   /* block-sparse weights: pixels per spmm tile, pixels per vector (G); the block sparsity from which the sparse
    * kernels beat the dense ones here (measured, kernels_wasm/README.md): min + k_penalty / K for a layer of K columns,
    * spmv_min for one pixel; sppack only where G > 1 */
@@ -127,6 +177,7 @@ extern const wrt_target wrt_target_wasm_simd128;
 extern const wrt_target wrt_target_wasm_relaxed;
 extern const wrt_target wrt_target_avx2;
 extern const wrt_target wrt_target_avx512;
+extern const wrt_target wrt_target_avx512vnni; /* AVX-512's kernels with the int8 ones on VNNI dot products */
 extern const wrt_target wrt_target_neon;
 
 #endif

@@ -52,6 +52,57 @@ class QuantType(object):
     UINT8 = 1
 
 
+class GeluMode(object):
+    EXACT = 0
+    TANH = 1
+
+
+class CastTo(object):
+    FLOAT32 = 0
+    FLOAT16 = 1
+    INT8 = 2
+    UINT8 = 3
+    INT32 = 4
+    INT64 = 5
+    BOOL = 6
+
+
+class ScatterReduction(object):
+    NONE = 0
+    ADD = 1
+    MUL = 2
+    MAX = 3
+    MIN = 4
+
+
+class Direction(object):
+    FORWARD = 0
+    REVERSE = 1
+    BIDIRECTIONAL = 2
+
+
+class Coupling(object):
+    NONE = 0
+    FORGET_FROM_INPUT = 1
+    INPUT_FROM_FORGET = 2
+
+
+class Activation(object):
+    SIGMOID = 0
+    TANH = 1
+    RELU = 2
+    AFFINE = 3
+    LEAKY_RELU = 4
+    THRESHOLDED_RELU = 5
+    SCALED_TANH = 6
+    HARD_SIGMOID = 7
+    ELU = 8
+    SOFTSIGN = 9
+    SOFTPLUS = 10
+    RELU6 = 11
+    IDENTITY = 12
+
+
 class OpType(object):
     UNKNOWN = 0
     CONV_2D = 1
@@ -91,6 +142,32 @@ class OpType(object):
     RESIZE = 55
     DEPTH_TO_SPACE = 56
     GATHER = 57
+    LAYER_NORM = 60
+    GELU = 61
+    ERF = 62
+    WHERE = 63
+    EXPAND = 64
+    CAST = 65
+    EQUAL = 66
+    LESS = 67
+    GREATER = 68
+    LESS_EQUAL = 69
+    GREATER_EQUAL = 70
+    NOT = 71
+    AND = 72
+    OR = 73
+    XOR = 74
+    SCATTER_ND = 75
+    SPLIT = 76
+    LOG = 77
+    FLOOR = 78
+    CEIL = 79
+    LSTM = 80
+    GRU = 81
+    RNN = 82
+    LANDMARKS_TO_TRANSFORM_MATRIX = 85
+    TRANSFORM_TENSOR_BILINEAR = 86
+    TRANSFORM_LANDMARKS = 87
     QUANTIZE = 100
     DEQUANTIZE = 101
     LOOKUP = 102
@@ -117,6 +194,18 @@ class Options(object):
     DepthToSpaceOptions = 17
     GatherOptions = 18
     QuantizeOptions = 19
+    LayerNormOptions = 20
+    GeluOptions = 21
+    ExpandOptions = 22
+    CastOptions = 23
+    ScatterNdOptions = 24
+    SplitOptions = 25
+    LstmOptions = 26
+    GruOptions = 27
+    RnnOptions = 28
+    LandmarksToTransformMatrixOptions = 29
+    TransformTensorBilinearOptions = 30
+    TransformLandmarksOptions = 31
 
 def OptionsCreator(unionType, table):
     from flatbuffers.table import Table
@@ -160,6 +249,30 @@ def OptionsCreator(unionType, table):
         return GatherOptionsT.InitFromBuf(table.Bytes, table.Pos)
     if unionType == Options.QuantizeOptions:
         return QuantizeOptionsT.InitFromBuf(table.Bytes, table.Pos)
+    if unionType == Options.LayerNormOptions:
+        return LayerNormOptionsT.InitFromBuf(table.Bytes, table.Pos)
+    if unionType == Options.GeluOptions:
+        return GeluOptionsT.InitFromBuf(table.Bytes, table.Pos)
+    if unionType == Options.ExpandOptions:
+        return ExpandOptionsT.InitFromBuf(table.Bytes, table.Pos)
+    if unionType == Options.CastOptions:
+        return CastOptionsT.InitFromBuf(table.Bytes, table.Pos)
+    if unionType == Options.ScatterNdOptions:
+        return ScatterNdOptionsT.InitFromBuf(table.Bytes, table.Pos)
+    if unionType == Options.SplitOptions:
+        return SplitOptionsT.InitFromBuf(table.Bytes, table.Pos)
+    if unionType == Options.LstmOptions:
+        return LstmOptionsT.InitFromBuf(table.Bytes, table.Pos)
+    if unionType == Options.GruOptions:
+        return GruOptionsT.InitFromBuf(table.Bytes, table.Pos)
+    if unionType == Options.RnnOptions:
+        return RnnOptionsT.InitFromBuf(table.Bytes, table.Pos)
+    if unionType == Options.LandmarksToTransformMatrixOptions:
+        return LandmarksToTransformMatrixOptionsT.InitFromBuf(table.Bytes, table.Pos)
+    if unionType == Options.TransformTensorBilinearOptions:
+        return TransformTensorBilinearOptionsT.InitFromBuf(table.Bytes, table.Pos)
+    if unionType == Options.TransformLandmarksOptions:
+        return TransformLandmarksOptionsT.InitFromBuf(table.Bytes, table.Pos)
     return None
 
 
@@ -2955,6 +3068,1938 @@ class QuantizeOptionsT(object):
         return quantizeOptions
 
 
+class LayerNormOptions(object):
+    __slots__ = ['_tab']
+
+    @classmethod
+    def GetRootAs(cls, buf, offset=0):
+        n = flatbuffers.encode.Get(flatbuffers.packer.uoffset, buf, offset)
+        x = LayerNormOptions()
+        x.Init(buf, n + offset)
+        return x
+
+    @classmethod
+    def GetRootAsLayerNormOptions(cls, buf, offset=0):
+        """This method is deprecated. Please switch to GetRootAs."""
+        return cls.GetRootAs(buf, offset)
+    @classmethod
+    def LayerNormOptionsBufferHasIdentifier(cls, buf, offset, size_prefixed=False):
+        return flatbuffers.util.BufferHasIdentifier(buf, offset, b"\x57\x52\x54\x30", size_prefixed=size_prefixed)
+
+    # LayerNormOptions
+    def Init(self, buf, pos):
+        self._tab = flatbuffers.table.Table(buf, pos)
+
+    # LayerNormOptions
+    def Axis(self):
+        o = flatbuffers.number_types.UOffsetTFlags.py_type(self._tab.Offset(4))
+        if o != 0:
+            return self._tab.Get(flatbuffers.number_types.Int32Flags, o + self._tab.Pos)
+        return -1
+
+    # LayerNormOptions
+    def Epsilon(self):
+        o = flatbuffers.number_types.UOffsetTFlags.py_type(self._tab.Offset(6))
+        if o != 0:
+            return self._tab.Get(flatbuffers.number_types.Float32Flags, o + self._tab.Pos)
+        return 1e-05
+
+def LayerNormOptionsStart(builder):
+    builder.StartObject(2)
+
+def LayerNormOptionsAddAxis(builder, axis):
+    builder.PrependInt32Slot(0, axis, -1)
+
+def LayerNormOptionsAddEpsilon(builder, epsilon):
+    builder.PrependFloat32Slot(1, epsilon, 1e-05)
+
+def LayerNormOptionsEnd(builder):
+    return builder.EndObject()
+
+
+
+class LayerNormOptionsT(object):
+
+    # LayerNormOptionsT
+    def __init__(
+        self,
+        axis = -1,
+        epsilon = 1e-05,
+    ):
+        self.axis = axis  # type: int
+        self.epsilon = epsilon  # type: float
+
+    @classmethod
+    def InitFromBuf(cls, buf, pos):
+        layerNormOptions = LayerNormOptions()
+        layerNormOptions.Init(buf, pos)
+        return cls.InitFromObj(layerNormOptions)
+
+    @classmethod
+    def InitFromPackedBuf(cls, buf, pos=0):
+        n = flatbuffers.encode.Get(flatbuffers.packer.uoffset, buf, pos)
+        return cls.InitFromBuf(buf, pos+n)
+
+    @classmethod
+    def InitFromObj(cls, layerNormOptions):
+        x = LayerNormOptionsT()
+        x._UnPack(layerNormOptions)
+        return x
+
+    # LayerNormOptionsT
+    def _UnPack(self, layerNormOptions):
+        if layerNormOptions is None:
+            return
+        self.axis = layerNormOptions.Axis()
+        self.epsilon = layerNormOptions.Epsilon()
+
+    # LayerNormOptionsT
+    def Pack(self, builder):
+        LayerNormOptionsStart(builder)
+        LayerNormOptionsAddAxis(builder, self.axis)
+        LayerNormOptionsAddEpsilon(builder, self.epsilon)
+        layerNormOptions = LayerNormOptionsEnd(builder)
+        return layerNormOptions
+
+
+class GeluOptions(object):
+    __slots__ = ['_tab']
+
+    @classmethod
+    def GetRootAs(cls, buf, offset=0):
+        n = flatbuffers.encode.Get(flatbuffers.packer.uoffset, buf, offset)
+        x = GeluOptions()
+        x.Init(buf, n + offset)
+        return x
+
+    @classmethod
+    def GetRootAsGeluOptions(cls, buf, offset=0):
+        """This method is deprecated. Please switch to GetRootAs."""
+        return cls.GetRootAs(buf, offset)
+    @classmethod
+    def GeluOptionsBufferHasIdentifier(cls, buf, offset, size_prefixed=False):
+        return flatbuffers.util.BufferHasIdentifier(buf, offset, b"\x57\x52\x54\x30", size_prefixed=size_prefixed)
+
+    # GeluOptions
+    def Init(self, buf, pos):
+        self._tab = flatbuffers.table.Table(buf, pos)
+
+    # GeluOptions
+    def Mode(self):
+        o = flatbuffers.number_types.UOffsetTFlags.py_type(self._tab.Offset(4))
+        if o != 0:
+            return self._tab.Get(flatbuffers.number_types.Int8Flags, o + self._tab.Pos)
+        return 0
+
+def GeluOptionsStart(builder):
+    builder.StartObject(1)
+
+def GeluOptionsAddMode(builder, mode):
+    builder.PrependInt8Slot(0, mode, 0)
+
+def GeluOptionsEnd(builder):
+    return builder.EndObject()
+
+
+
+class GeluOptionsT(object):
+
+    # GeluOptionsT
+    def __init__(
+        self,
+        mode = 0,
+    ):
+        self.mode = mode  # type: int
+
+    @classmethod
+    def InitFromBuf(cls, buf, pos):
+        geluOptions = GeluOptions()
+        geluOptions.Init(buf, pos)
+        return cls.InitFromObj(geluOptions)
+
+    @classmethod
+    def InitFromPackedBuf(cls, buf, pos=0):
+        n = flatbuffers.encode.Get(flatbuffers.packer.uoffset, buf, pos)
+        return cls.InitFromBuf(buf, pos+n)
+
+    @classmethod
+    def InitFromObj(cls, geluOptions):
+        x = GeluOptionsT()
+        x._UnPack(geluOptions)
+        return x
+
+    # GeluOptionsT
+    def _UnPack(self, geluOptions):
+        if geluOptions is None:
+            return
+        self.mode = geluOptions.Mode()
+
+    # GeluOptionsT
+    def Pack(self, builder):
+        GeluOptionsStart(builder)
+        GeluOptionsAddMode(builder, self.mode)
+        geluOptions = GeluOptionsEnd(builder)
+        return geluOptions
+
+
+class ExpandOptions(object):
+    __slots__ = ['_tab']
+
+    @classmethod
+    def GetRootAs(cls, buf, offset=0):
+        n = flatbuffers.encode.Get(flatbuffers.packer.uoffset, buf, offset)
+        x = ExpandOptions()
+        x.Init(buf, n + offset)
+        return x
+
+    @classmethod
+    def GetRootAsExpandOptions(cls, buf, offset=0):
+        """This method is deprecated. Please switch to GetRootAs."""
+        return cls.GetRootAs(buf, offset)
+    @classmethod
+    def ExpandOptionsBufferHasIdentifier(cls, buf, offset, size_prefixed=False):
+        return flatbuffers.util.BufferHasIdentifier(buf, offset, b"\x57\x52\x54\x30", size_prefixed=size_prefixed)
+
+    # ExpandOptions
+    def Init(self, buf, pos):
+        self._tab = flatbuffers.table.Table(buf, pos)
+
+    # ExpandOptions
+    def Shape(self, j):
+        o = flatbuffers.number_types.UOffsetTFlags.py_type(self._tab.Offset(4))
+        if o != 0:
+            a = self._tab.Vector(o)
+            return self._tab.Get(flatbuffers.number_types.Int32Flags, a + flatbuffers.number_types.UOffsetTFlags.py_type(j * 4))
+        return 0
+
+    # ExpandOptions
+    def ShapeAsNumpy(self):
+        o = flatbuffers.number_types.UOffsetTFlags.py_type(self._tab.Offset(4))
+        if o != 0:
+            return self._tab.GetVectorAsNumpy(flatbuffers.number_types.Int32Flags, o)
+        return 0
+
+    # ExpandOptions
+    def ShapeLength(self):
+        o = flatbuffers.number_types.UOffsetTFlags.py_type(self._tab.Offset(4))
+        if o != 0:
+            return self._tab.VectorLen(o)
+        return 0
+
+    # ExpandOptions
+    def ShapeIsNone(self):
+        o = flatbuffers.number_types.UOffsetTFlags.py_type(self._tab.Offset(4))
+        return o == 0
+
+def ExpandOptionsStart(builder):
+    builder.StartObject(1)
+
+def ExpandOptionsAddShape(builder, shape):
+    builder.PrependUOffsetTRelativeSlot(0, flatbuffers.number_types.UOffsetTFlags.py_type(shape), 0)
+
+def ExpandOptionsStartShapeVector(builder, numElems):
+    return builder.StartVector(4, numElems, 4)
+
+def ExpandOptionsEnd(builder):
+    return builder.EndObject()
+
+
+try:
+    from typing import List
+except:
+    pass
+
+class ExpandOptionsT(object):
+
+    # ExpandOptionsT
+    def __init__(
+        self,
+        shape = None,
+    ):
+        self.shape = shape  # type: Optional[List[int]]
+
+    @classmethod
+    def InitFromBuf(cls, buf, pos):
+        expandOptions = ExpandOptions()
+        expandOptions.Init(buf, pos)
+        return cls.InitFromObj(expandOptions)
+
+    @classmethod
+    def InitFromPackedBuf(cls, buf, pos=0):
+        n = flatbuffers.encode.Get(flatbuffers.packer.uoffset, buf, pos)
+        return cls.InitFromBuf(buf, pos+n)
+
+    @classmethod
+    def InitFromObj(cls, expandOptions):
+        x = ExpandOptionsT()
+        x._UnPack(expandOptions)
+        return x
+
+    # ExpandOptionsT
+    def _UnPack(self, expandOptions):
+        if expandOptions is None:
+            return
+        if not expandOptions.ShapeIsNone():
+            if np is None:
+                self.shape = []
+                for i in range(expandOptions.ShapeLength()):
+                    self.shape.append(expandOptions.Shape(i))
+            else:
+                self.shape = expandOptions.ShapeAsNumpy()
+
+    # ExpandOptionsT
+    def Pack(self, builder):
+        if self.shape is not None:
+            if np is not None and type(self.shape) is np.ndarray:
+                shape = builder.CreateNumpyVector(self.shape)
+            else:
+                ExpandOptionsStartShapeVector(builder, len(self.shape))
+                for i in reversed(range(len(self.shape))):
+                    builder.PrependInt32(self.shape[i])
+                shape = builder.EndVector()
+        ExpandOptionsStart(builder)
+        if self.shape is not None:
+            ExpandOptionsAddShape(builder, shape)
+        expandOptions = ExpandOptionsEnd(builder)
+        return expandOptions
+
+
+class CastOptions(object):
+    __slots__ = ['_tab']
+
+    @classmethod
+    def GetRootAs(cls, buf, offset=0):
+        n = flatbuffers.encode.Get(flatbuffers.packer.uoffset, buf, offset)
+        x = CastOptions()
+        x.Init(buf, n + offset)
+        return x
+
+    @classmethod
+    def GetRootAsCastOptions(cls, buf, offset=0):
+        """This method is deprecated. Please switch to GetRootAs."""
+        return cls.GetRootAs(buf, offset)
+    @classmethod
+    def CastOptionsBufferHasIdentifier(cls, buf, offset, size_prefixed=False):
+        return flatbuffers.util.BufferHasIdentifier(buf, offset, b"\x57\x52\x54\x30", size_prefixed=size_prefixed)
+
+    # CastOptions
+    def Init(self, buf, pos):
+        self._tab = flatbuffers.table.Table(buf, pos)
+
+    # CastOptions
+    def To(self):
+        o = flatbuffers.number_types.UOffsetTFlags.py_type(self._tab.Offset(4))
+        if o != 0:
+            return self._tab.Get(flatbuffers.number_types.Int8Flags, o + self._tab.Pos)
+        return 0
+
+def CastOptionsStart(builder):
+    builder.StartObject(1)
+
+def CastOptionsAddTo(builder, to):
+    builder.PrependInt8Slot(0, to, 0)
+
+def CastOptionsEnd(builder):
+    return builder.EndObject()
+
+
+
+class CastOptionsT(object):
+
+    # CastOptionsT
+    def __init__(
+        self,
+        to = 0,
+    ):
+        self.to = to  # type: int
+
+    @classmethod
+    def InitFromBuf(cls, buf, pos):
+        castOptions = CastOptions()
+        castOptions.Init(buf, pos)
+        return cls.InitFromObj(castOptions)
+
+    @classmethod
+    def InitFromPackedBuf(cls, buf, pos=0):
+        n = flatbuffers.encode.Get(flatbuffers.packer.uoffset, buf, pos)
+        return cls.InitFromBuf(buf, pos+n)
+
+    @classmethod
+    def InitFromObj(cls, castOptions):
+        x = CastOptionsT()
+        x._UnPack(castOptions)
+        return x
+
+    # CastOptionsT
+    def _UnPack(self, castOptions):
+        if castOptions is None:
+            return
+        self.to = castOptions.To()
+
+    # CastOptionsT
+    def Pack(self, builder):
+        CastOptionsStart(builder)
+        CastOptionsAddTo(builder, self.to)
+        castOptions = CastOptionsEnd(builder)
+        return castOptions
+
+
+class ScatterNdOptions(object):
+    __slots__ = ['_tab']
+
+    @classmethod
+    def GetRootAs(cls, buf, offset=0):
+        n = flatbuffers.encode.Get(flatbuffers.packer.uoffset, buf, offset)
+        x = ScatterNdOptions()
+        x.Init(buf, n + offset)
+        return x
+
+    @classmethod
+    def GetRootAsScatterNdOptions(cls, buf, offset=0):
+        """This method is deprecated. Please switch to GetRootAs."""
+        return cls.GetRootAs(buf, offset)
+    @classmethod
+    def ScatterNdOptionsBufferHasIdentifier(cls, buf, offset, size_prefixed=False):
+        return flatbuffers.util.BufferHasIdentifier(buf, offset, b"\x57\x52\x54\x30", size_prefixed=size_prefixed)
+
+    # ScatterNdOptions
+    def Init(self, buf, pos):
+        self._tab = flatbuffers.table.Table(buf, pos)
+
+    # ScatterNdOptions
+    def Reduction(self):
+        o = flatbuffers.number_types.UOffsetTFlags.py_type(self._tab.Offset(4))
+        if o != 0:
+            return self._tab.Get(flatbuffers.number_types.Int8Flags, o + self._tab.Pos)
+        return 0
+
+def ScatterNdOptionsStart(builder):
+    builder.StartObject(1)
+
+def ScatterNdOptionsAddReduction(builder, reduction):
+    builder.PrependInt8Slot(0, reduction, 0)
+
+def ScatterNdOptionsEnd(builder):
+    return builder.EndObject()
+
+
+
+class ScatterNdOptionsT(object):
+
+    # ScatterNdOptionsT
+    def __init__(
+        self,
+        reduction = 0,
+    ):
+        self.reduction = reduction  # type: int
+
+    @classmethod
+    def InitFromBuf(cls, buf, pos):
+        scatterNdOptions = ScatterNdOptions()
+        scatterNdOptions.Init(buf, pos)
+        return cls.InitFromObj(scatterNdOptions)
+
+    @classmethod
+    def InitFromPackedBuf(cls, buf, pos=0):
+        n = flatbuffers.encode.Get(flatbuffers.packer.uoffset, buf, pos)
+        return cls.InitFromBuf(buf, pos+n)
+
+    @classmethod
+    def InitFromObj(cls, scatterNdOptions):
+        x = ScatterNdOptionsT()
+        x._UnPack(scatterNdOptions)
+        return x
+
+    # ScatterNdOptionsT
+    def _UnPack(self, scatterNdOptions):
+        if scatterNdOptions is None:
+            return
+        self.reduction = scatterNdOptions.Reduction()
+
+    # ScatterNdOptionsT
+    def Pack(self, builder):
+        ScatterNdOptionsStart(builder)
+        ScatterNdOptionsAddReduction(builder, self.reduction)
+        scatterNdOptions = ScatterNdOptionsEnd(builder)
+        return scatterNdOptions
+
+
+class SplitOptions(object):
+    __slots__ = ['_tab']
+
+    @classmethod
+    def GetRootAs(cls, buf, offset=0):
+        n = flatbuffers.encode.Get(flatbuffers.packer.uoffset, buf, offset)
+        x = SplitOptions()
+        x.Init(buf, n + offset)
+        return x
+
+    @classmethod
+    def GetRootAsSplitOptions(cls, buf, offset=0):
+        """This method is deprecated. Please switch to GetRootAs."""
+        return cls.GetRootAs(buf, offset)
+    @classmethod
+    def SplitOptionsBufferHasIdentifier(cls, buf, offset, size_prefixed=False):
+        return flatbuffers.util.BufferHasIdentifier(buf, offset, b"\x57\x52\x54\x30", size_prefixed=size_prefixed)
+
+    # SplitOptions
+    def Init(self, buf, pos):
+        self._tab = flatbuffers.table.Table(buf, pos)
+
+    # SplitOptions
+    def Axis(self):
+        o = flatbuffers.number_types.UOffsetTFlags.py_type(self._tab.Offset(4))
+        if o != 0:
+            return self._tab.Get(flatbuffers.number_types.Int32Flags, o + self._tab.Pos)
+        return 0
+
+    # SplitOptions
+    def Sizes(self, j):
+        o = flatbuffers.number_types.UOffsetTFlags.py_type(self._tab.Offset(6))
+        if o != 0:
+            a = self._tab.Vector(o)
+            return self._tab.Get(flatbuffers.number_types.Int32Flags, a + flatbuffers.number_types.UOffsetTFlags.py_type(j * 4))
+        return 0
+
+    # SplitOptions
+    def SizesAsNumpy(self):
+        o = flatbuffers.number_types.UOffsetTFlags.py_type(self._tab.Offset(6))
+        if o != 0:
+            return self._tab.GetVectorAsNumpy(flatbuffers.number_types.Int32Flags, o)
+        return 0
+
+    # SplitOptions
+    def SizesLength(self):
+        o = flatbuffers.number_types.UOffsetTFlags.py_type(self._tab.Offset(6))
+        if o != 0:
+            return self._tab.VectorLen(o)
+        return 0
+
+    # SplitOptions
+    def SizesIsNone(self):
+        o = flatbuffers.number_types.UOffsetTFlags.py_type(self._tab.Offset(6))
+        return o == 0
+
+def SplitOptionsStart(builder):
+    builder.StartObject(2)
+
+def SplitOptionsAddAxis(builder, axis):
+    builder.PrependInt32Slot(0, axis, 0)
+
+def SplitOptionsAddSizes(builder, sizes):
+    builder.PrependUOffsetTRelativeSlot(1, flatbuffers.number_types.UOffsetTFlags.py_type(sizes), 0)
+
+def SplitOptionsStartSizesVector(builder, numElems):
+    return builder.StartVector(4, numElems, 4)
+
+def SplitOptionsEnd(builder):
+    return builder.EndObject()
+
+
+try:
+    from typing import List
+except:
+    pass
+
+class SplitOptionsT(object):
+
+    # SplitOptionsT
+    def __init__(
+        self,
+        axis = 0,
+        sizes = None,
+    ):
+        self.axis = axis  # type: int
+        self.sizes = sizes  # type: Optional[List[int]]
+
+    @classmethod
+    def InitFromBuf(cls, buf, pos):
+        splitOptions = SplitOptions()
+        splitOptions.Init(buf, pos)
+        return cls.InitFromObj(splitOptions)
+
+    @classmethod
+    def InitFromPackedBuf(cls, buf, pos=0):
+        n = flatbuffers.encode.Get(flatbuffers.packer.uoffset, buf, pos)
+        return cls.InitFromBuf(buf, pos+n)
+
+    @classmethod
+    def InitFromObj(cls, splitOptions):
+        x = SplitOptionsT()
+        x._UnPack(splitOptions)
+        return x
+
+    # SplitOptionsT
+    def _UnPack(self, splitOptions):
+        if splitOptions is None:
+            return
+        self.axis = splitOptions.Axis()
+        if not splitOptions.SizesIsNone():
+            if np is None:
+                self.sizes = []
+                for i in range(splitOptions.SizesLength()):
+                    self.sizes.append(splitOptions.Sizes(i))
+            else:
+                self.sizes = splitOptions.SizesAsNumpy()
+
+    # SplitOptionsT
+    def Pack(self, builder):
+        if self.sizes is not None:
+            if np is not None and type(self.sizes) is np.ndarray:
+                sizes = builder.CreateNumpyVector(self.sizes)
+            else:
+                SplitOptionsStartSizesVector(builder, len(self.sizes))
+                for i in reversed(range(len(self.sizes))):
+                    builder.PrependInt32(self.sizes[i])
+                sizes = builder.EndVector()
+        SplitOptionsStart(builder)
+        SplitOptionsAddAxis(builder, self.axis)
+        if self.sizes is not None:
+            SplitOptionsAddSizes(builder, sizes)
+        splitOptions = SplitOptionsEnd(builder)
+        return splitOptions
+
+
+class LstmOptions(object):
+    __slots__ = ['_tab']
+
+    @classmethod
+    def GetRootAs(cls, buf, offset=0):
+        n = flatbuffers.encode.Get(flatbuffers.packer.uoffset, buf, offset)
+        x = LstmOptions()
+        x.Init(buf, n + offset)
+        return x
+
+    @classmethod
+    def GetRootAsLstmOptions(cls, buf, offset=0):
+        """This method is deprecated. Please switch to GetRootAs."""
+        return cls.GetRootAs(buf, offset)
+    @classmethod
+    def LstmOptionsBufferHasIdentifier(cls, buf, offset, size_prefixed=False):
+        return flatbuffers.util.BufferHasIdentifier(buf, offset, b"\x57\x52\x54\x30", size_prefixed=size_prefixed)
+
+    # LstmOptions
+    def Init(self, buf, pos):
+        self._tab = flatbuffers.table.Table(buf, pos)
+
+    # LstmOptions
+    def Direction(self):
+        o = flatbuffers.number_types.UOffsetTFlags.py_type(self._tab.Offset(4))
+        if o != 0:
+            return self._tab.Get(flatbuffers.number_types.Int8Flags, o + self._tab.Pos)
+        return 0
+
+    # LstmOptions
+    def Activations(self, j):
+        o = flatbuffers.number_types.UOffsetTFlags.py_type(self._tab.Offset(6))
+        if o != 0:
+            a = self._tab.Vector(o)
+            return self._tab.Get(flatbuffers.number_types.Int32Flags, a + flatbuffers.number_types.UOffsetTFlags.py_type(j * 4))
+        return 0
+
+    # LstmOptions
+    def ActivationsAsNumpy(self):
+        o = flatbuffers.number_types.UOffsetTFlags.py_type(self._tab.Offset(6))
+        if o != 0:
+            return self._tab.GetVectorAsNumpy(flatbuffers.number_types.Int32Flags, o)
+        return 0
+
+    # LstmOptions
+    def ActivationsLength(self):
+        o = flatbuffers.number_types.UOffsetTFlags.py_type(self._tab.Offset(6))
+        if o != 0:
+            return self._tab.VectorLen(o)
+        return 0
+
+    # LstmOptions
+    def ActivationsIsNone(self):
+        o = flatbuffers.number_types.UOffsetTFlags.py_type(self._tab.Offset(6))
+        return o == 0
+
+    # LstmOptions
+    def ActivationAlpha(self, j):
+        o = flatbuffers.number_types.UOffsetTFlags.py_type(self._tab.Offset(8))
+        if o != 0:
+            a = self._tab.Vector(o)
+            return self._tab.Get(flatbuffers.number_types.Float32Flags, a + flatbuffers.number_types.UOffsetTFlags.py_type(j * 4))
+        return 0
+
+    # LstmOptions
+    def ActivationAlphaAsNumpy(self):
+        o = flatbuffers.number_types.UOffsetTFlags.py_type(self._tab.Offset(8))
+        if o != 0:
+            return self._tab.GetVectorAsNumpy(flatbuffers.number_types.Float32Flags, o)
+        return 0
+
+    # LstmOptions
+    def ActivationAlphaLength(self):
+        o = flatbuffers.number_types.UOffsetTFlags.py_type(self._tab.Offset(8))
+        if o != 0:
+            return self._tab.VectorLen(o)
+        return 0
+
+    # LstmOptions
+    def ActivationAlphaIsNone(self):
+        o = flatbuffers.number_types.UOffsetTFlags.py_type(self._tab.Offset(8))
+        return o == 0
+
+    # LstmOptions
+    def ActivationBeta(self, j):
+        o = flatbuffers.number_types.UOffsetTFlags.py_type(self._tab.Offset(10))
+        if o != 0:
+            a = self._tab.Vector(o)
+            return self._tab.Get(flatbuffers.number_types.Float32Flags, a + flatbuffers.number_types.UOffsetTFlags.py_type(j * 4))
+        return 0
+
+    # LstmOptions
+    def ActivationBetaAsNumpy(self):
+        o = flatbuffers.number_types.UOffsetTFlags.py_type(self._tab.Offset(10))
+        if o != 0:
+            return self._tab.GetVectorAsNumpy(flatbuffers.number_types.Float32Flags, o)
+        return 0
+
+    # LstmOptions
+    def ActivationBetaLength(self):
+        o = flatbuffers.number_types.UOffsetTFlags.py_type(self._tab.Offset(10))
+        if o != 0:
+            return self._tab.VectorLen(o)
+        return 0
+
+    # LstmOptions
+    def ActivationBetaIsNone(self):
+        o = flatbuffers.number_types.UOffsetTFlags.py_type(self._tab.Offset(10))
+        return o == 0
+
+    # LstmOptions
+    def Clip(self):
+        o = flatbuffers.number_types.UOffsetTFlags.py_type(self._tab.Offset(12))
+        if o != 0:
+            return self._tab.Get(flatbuffers.number_types.Float32Flags, o + self._tab.Pos)
+        return float('inf')
+
+    # LstmOptions
+    def Coupling(self):
+        o = flatbuffers.number_types.UOffsetTFlags.py_type(self._tab.Offset(14))
+        if o != 0:
+            return self._tab.Get(flatbuffers.number_types.Int8Flags, o + self._tab.Pos)
+        return 0
+
+    # LstmOptions
+    def CellClip(self):
+        o = flatbuffers.number_types.UOffsetTFlags.py_type(self._tab.Offset(16))
+        if o != 0:
+            return self._tab.Get(flatbuffers.number_types.Float32Flags, o + self._tab.Pos)
+        return float('inf')
+
+    # LstmOptions
+    def ProjClip(self):
+        o = flatbuffers.number_types.UOffsetTFlags.py_type(self._tab.Offset(18))
+        if o != 0:
+            return self._tab.Get(flatbuffers.number_types.Float32Flags, o + self._tab.Pos)
+        return float('inf')
+
+def LstmOptionsStart(builder):
+    builder.StartObject(8)
+
+def LstmOptionsAddDirection(builder, direction):
+    builder.PrependInt8Slot(0, direction, 0)
+
+def LstmOptionsAddActivations(builder, activations):
+    builder.PrependUOffsetTRelativeSlot(1, flatbuffers.number_types.UOffsetTFlags.py_type(activations), 0)
+
+def LstmOptionsStartActivationsVector(builder, numElems):
+    return builder.StartVector(4, numElems, 4)
+
+def LstmOptionsAddActivationAlpha(builder, activationAlpha):
+    builder.PrependUOffsetTRelativeSlot(2, flatbuffers.number_types.UOffsetTFlags.py_type(activationAlpha), 0)
+
+def LstmOptionsStartActivationAlphaVector(builder, numElems):
+    return builder.StartVector(4, numElems, 4)
+
+def LstmOptionsAddActivationBeta(builder, activationBeta):
+    builder.PrependUOffsetTRelativeSlot(3, flatbuffers.number_types.UOffsetTFlags.py_type(activationBeta), 0)
+
+def LstmOptionsStartActivationBetaVector(builder, numElems):
+    return builder.StartVector(4, numElems, 4)
+
+def LstmOptionsAddClip(builder, clip):
+    builder.PrependFloat32Slot(4, clip, float('inf'))
+
+def LstmOptionsAddCoupling(builder, coupling):
+    builder.PrependInt8Slot(5, coupling, 0)
+
+def LstmOptionsAddCellClip(builder, cellClip):
+    builder.PrependFloat32Slot(6, cellClip, float('inf'))
+
+def LstmOptionsAddProjClip(builder, projClip):
+    builder.PrependFloat32Slot(7, projClip, float('inf'))
+
+def LstmOptionsEnd(builder):
+    return builder.EndObject()
+
+
+try:
+    from typing import List
+except:
+    pass
+
+class LstmOptionsT(object):
+
+    # LstmOptionsT
+    def __init__(
+        self,
+        direction = 0,
+        activations = None,
+        activationAlpha = None,
+        activationBeta = None,
+        clip = float('inf'),
+        coupling = 0,
+        cellClip = float('inf'),
+        projClip = float('inf'),
+    ):
+        self.direction = direction  # type: int
+        self.activations = activations  # type: Optional[List[int]]
+        self.activationAlpha = activationAlpha  # type: Optional[List[float]]
+        self.activationBeta = activationBeta  # type: Optional[List[float]]
+        self.clip = clip  # type: float
+        self.coupling = coupling  # type: int
+        self.cellClip = cellClip  # type: float
+        self.projClip = projClip  # type: float
+
+    @classmethod
+    def InitFromBuf(cls, buf, pos):
+        lstmOptions = LstmOptions()
+        lstmOptions.Init(buf, pos)
+        return cls.InitFromObj(lstmOptions)
+
+    @classmethod
+    def InitFromPackedBuf(cls, buf, pos=0):
+        n = flatbuffers.encode.Get(flatbuffers.packer.uoffset, buf, pos)
+        return cls.InitFromBuf(buf, pos+n)
+
+    @classmethod
+    def InitFromObj(cls, lstmOptions):
+        x = LstmOptionsT()
+        x._UnPack(lstmOptions)
+        return x
+
+    # LstmOptionsT
+    def _UnPack(self, lstmOptions):
+        if lstmOptions is None:
+            return
+        self.direction = lstmOptions.Direction()
+        if not lstmOptions.ActivationsIsNone():
+            if np is None:
+                self.activations = []
+                for i in range(lstmOptions.ActivationsLength()):
+                    self.activations.append(lstmOptions.Activations(i))
+            else:
+                self.activations = lstmOptions.ActivationsAsNumpy()
+        if not lstmOptions.ActivationAlphaIsNone():
+            if np is None:
+                self.activationAlpha = []
+                for i in range(lstmOptions.ActivationAlphaLength()):
+                    self.activationAlpha.append(lstmOptions.ActivationAlpha(i))
+            else:
+                self.activationAlpha = lstmOptions.ActivationAlphaAsNumpy()
+        if not lstmOptions.ActivationBetaIsNone():
+            if np is None:
+                self.activationBeta = []
+                for i in range(lstmOptions.ActivationBetaLength()):
+                    self.activationBeta.append(lstmOptions.ActivationBeta(i))
+            else:
+                self.activationBeta = lstmOptions.ActivationBetaAsNumpy()
+        self.clip = lstmOptions.Clip()
+        self.coupling = lstmOptions.Coupling()
+        self.cellClip = lstmOptions.CellClip()
+        self.projClip = lstmOptions.ProjClip()
+
+    # LstmOptionsT
+    def Pack(self, builder):
+        if self.activations is not None:
+            if np is not None and type(self.activations) is np.ndarray:
+                activations = builder.CreateNumpyVector(self.activations)
+            else:
+                LstmOptionsStartActivationsVector(builder, len(self.activations))
+                for i in reversed(range(len(self.activations))):
+                    builder.PrependInt32(self.activations[i])
+                activations = builder.EndVector()
+        if self.activationAlpha is not None:
+            if np is not None and type(self.activationAlpha) is np.ndarray:
+                activationAlpha = builder.CreateNumpyVector(self.activationAlpha)
+            else:
+                LstmOptionsStartActivationAlphaVector(builder, len(self.activationAlpha))
+                for i in reversed(range(len(self.activationAlpha))):
+                    builder.PrependFloat32(self.activationAlpha[i])
+                activationAlpha = builder.EndVector()
+        if self.activationBeta is not None:
+            if np is not None and type(self.activationBeta) is np.ndarray:
+                activationBeta = builder.CreateNumpyVector(self.activationBeta)
+            else:
+                LstmOptionsStartActivationBetaVector(builder, len(self.activationBeta))
+                for i in reversed(range(len(self.activationBeta))):
+                    builder.PrependFloat32(self.activationBeta[i])
+                activationBeta = builder.EndVector()
+        LstmOptionsStart(builder)
+        LstmOptionsAddDirection(builder, self.direction)
+        if self.activations is not None:
+            LstmOptionsAddActivations(builder, activations)
+        if self.activationAlpha is not None:
+            LstmOptionsAddActivationAlpha(builder, activationAlpha)
+        if self.activationBeta is not None:
+            LstmOptionsAddActivationBeta(builder, activationBeta)
+        LstmOptionsAddClip(builder, self.clip)
+        LstmOptionsAddCoupling(builder, self.coupling)
+        LstmOptionsAddCellClip(builder, self.cellClip)
+        LstmOptionsAddProjClip(builder, self.projClip)
+        lstmOptions = LstmOptionsEnd(builder)
+        return lstmOptions
+
+
+class GruOptions(object):
+    __slots__ = ['_tab']
+
+    @classmethod
+    def GetRootAs(cls, buf, offset=0):
+        n = flatbuffers.encode.Get(flatbuffers.packer.uoffset, buf, offset)
+        x = GruOptions()
+        x.Init(buf, n + offset)
+        return x
+
+    @classmethod
+    def GetRootAsGruOptions(cls, buf, offset=0):
+        """This method is deprecated. Please switch to GetRootAs."""
+        return cls.GetRootAs(buf, offset)
+    @classmethod
+    def GruOptionsBufferHasIdentifier(cls, buf, offset, size_prefixed=False):
+        return flatbuffers.util.BufferHasIdentifier(buf, offset, b"\x57\x52\x54\x30", size_prefixed=size_prefixed)
+
+    # GruOptions
+    def Init(self, buf, pos):
+        self._tab = flatbuffers.table.Table(buf, pos)
+
+    # GruOptions
+    def Direction(self):
+        o = flatbuffers.number_types.UOffsetTFlags.py_type(self._tab.Offset(4))
+        if o != 0:
+            return self._tab.Get(flatbuffers.number_types.Int8Flags, o + self._tab.Pos)
+        return 0
+
+    # GruOptions
+    def Activations(self, j):
+        o = flatbuffers.number_types.UOffsetTFlags.py_type(self._tab.Offset(6))
+        if o != 0:
+            a = self._tab.Vector(o)
+            return self._tab.Get(flatbuffers.number_types.Int32Flags, a + flatbuffers.number_types.UOffsetTFlags.py_type(j * 4))
+        return 0
+
+    # GruOptions
+    def ActivationsAsNumpy(self):
+        o = flatbuffers.number_types.UOffsetTFlags.py_type(self._tab.Offset(6))
+        if o != 0:
+            return self._tab.GetVectorAsNumpy(flatbuffers.number_types.Int32Flags, o)
+        return 0
+
+    # GruOptions
+    def ActivationsLength(self):
+        o = flatbuffers.number_types.UOffsetTFlags.py_type(self._tab.Offset(6))
+        if o != 0:
+            return self._tab.VectorLen(o)
+        return 0
+
+    # GruOptions
+    def ActivationsIsNone(self):
+        o = flatbuffers.number_types.UOffsetTFlags.py_type(self._tab.Offset(6))
+        return o == 0
+
+    # GruOptions
+    def ActivationAlpha(self, j):
+        o = flatbuffers.number_types.UOffsetTFlags.py_type(self._tab.Offset(8))
+        if o != 0:
+            a = self._tab.Vector(o)
+            return self._tab.Get(flatbuffers.number_types.Float32Flags, a + flatbuffers.number_types.UOffsetTFlags.py_type(j * 4))
+        return 0
+
+    # GruOptions
+    def ActivationAlphaAsNumpy(self):
+        o = flatbuffers.number_types.UOffsetTFlags.py_type(self._tab.Offset(8))
+        if o != 0:
+            return self._tab.GetVectorAsNumpy(flatbuffers.number_types.Float32Flags, o)
+        return 0
+
+    # GruOptions
+    def ActivationAlphaLength(self):
+        o = flatbuffers.number_types.UOffsetTFlags.py_type(self._tab.Offset(8))
+        if o != 0:
+            return self._tab.VectorLen(o)
+        return 0
+
+    # GruOptions
+    def ActivationAlphaIsNone(self):
+        o = flatbuffers.number_types.UOffsetTFlags.py_type(self._tab.Offset(8))
+        return o == 0
+
+    # GruOptions
+    def ActivationBeta(self, j):
+        o = flatbuffers.number_types.UOffsetTFlags.py_type(self._tab.Offset(10))
+        if o != 0:
+            a = self._tab.Vector(o)
+            return self._tab.Get(flatbuffers.number_types.Float32Flags, a + flatbuffers.number_types.UOffsetTFlags.py_type(j * 4))
+        return 0
+
+    # GruOptions
+    def ActivationBetaAsNumpy(self):
+        o = flatbuffers.number_types.UOffsetTFlags.py_type(self._tab.Offset(10))
+        if o != 0:
+            return self._tab.GetVectorAsNumpy(flatbuffers.number_types.Float32Flags, o)
+        return 0
+
+    # GruOptions
+    def ActivationBetaLength(self):
+        o = flatbuffers.number_types.UOffsetTFlags.py_type(self._tab.Offset(10))
+        if o != 0:
+            return self._tab.VectorLen(o)
+        return 0
+
+    # GruOptions
+    def ActivationBetaIsNone(self):
+        o = flatbuffers.number_types.UOffsetTFlags.py_type(self._tab.Offset(10))
+        return o == 0
+
+    # GruOptions
+    def Clip(self):
+        o = flatbuffers.number_types.UOffsetTFlags.py_type(self._tab.Offset(12))
+        if o != 0:
+            return self._tab.Get(flatbuffers.number_types.Float32Flags, o + self._tab.Pos)
+        return float('inf')
+
+    # GruOptions
+    def LinearBeforeReset(self):
+        o = flatbuffers.number_types.UOffsetTFlags.py_type(self._tab.Offset(14))
+        if o != 0:
+            return bool(self._tab.Get(flatbuffers.number_types.BoolFlags, o + self._tab.Pos))
+        return False
+
+def GruOptionsStart(builder):
+    builder.StartObject(6)
+
+def GruOptionsAddDirection(builder, direction):
+    builder.PrependInt8Slot(0, direction, 0)
+
+def GruOptionsAddActivations(builder, activations):
+    builder.PrependUOffsetTRelativeSlot(1, flatbuffers.number_types.UOffsetTFlags.py_type(activations), 0)
+
+def GruOptionsStartActivationsVector(builder, numElems):
+    return builder.StartVector(4, numElems, 4)
+
+def GruOptionsAddActivationAlpha(builder, activationAlpha):
+    builder.PrependUOffsetTRelativeSlot(2, flatbuffers.number_types.UOffsetTFlags.py_type(activationAlpha), 0)
+
+def GruOptionsStartActivationAlphaVector(builder, numElems):
+    return builder.StartVector(4, numElems, 4)
+
+def GruOptionsAddActivationBeta(builder, activationBeta):
+    builder.PrependUOffsetTRelativeSlot(3, flatbuffers.number_types.UOffsetTFlags.py_type(activationBeta), 0)
+
+def GruOptionsStartActivationBetaVector(builder, numElems):
+    return builder.StartVector(4, numElems, 4)
+
+def GruOptionsAddClip(builder, clip):
+    builder.PrependFloat32Slot(4, clip, float('inf'))
+
+def GruOptionsAddLinearBeforeReset(builder, linearBeforeReset):
+    builder.PrependBoolSlot(5, linearBeforeReset, 0)
+
+def GruOptionsEnd(builder):
+    return builder.EndObject()
+
+
+try:
+    from typing import List
+except:
+    pass
+
+class GruOptionsT(object):
+
+    # GruOptionsT
+    def __init__(
+        self,
+        direction = 0,
+        activations = None,
+        activationAlpha = None,
+        activationBeta = None,
+        clip = float('inf'),
+        linearBeforeReset = False,
+    ):
+        self.direction = direction  # type: int
+        self.activations = activations  # type: Optional[List[int]]
+        self.activationAlpha = activationAlpha  # type: Optional[List[float]]
+        self.activationBeta = activationBeta  # type: Optional[List[float]]
+        self.clip = clip  # type: float
+        self.linearBeforeReset = linearBeforeReset  # type: bool
+
+    @classmethod
+    def InitFromBuf(cls, buf, pos):
+        gruOptions = GruOptions()
+        gruOptions.Init(buf, pos)
+        return cls.InitFromObj(gruOptions)
+
+    @classmethod
+    def InitFromPackedBuf(cls, buf, pos=0):
+        n = flatbuffers.encode.Get(flatbuffers.packer.uoffset, buf, pos)
+        return cls.InitFromBuf(buf, pos+n)
+
+    @classmethod
+    def InitFromObj(cls, gruOptions):
+        x = GruOptionsT()
+        x._UnPack(gruOptions)
+        return x
+
+    # GruOptionsT
+    def _UnPack(self, gruOptions):
+        if gruOptions is None:
+            return
+        self.direction = gruOptions.Direction()
+        if not gruOptions.ActivationsIsNone():
+            if np is None:
+                self.activations = []
+                for i in range(gruOptions.ActivationsLength()):
+                    self.activations.append(gruOptions.Activations(i))
+            else:
+                self.activations = gruOptions.ActivationsAsNumpy()
+        if not gruOptions.ActivationAlphaIsNone():
+            if np is None:
+                self.activationAlpha = []
+                for i in range(gruOptions.ActivationAlphaLength()):
+                    self.activationAlpha.append(gruOptions.ActivationAlpha(i))
+            else:
+                self.activationAlpha = gruOptions.ActivationAlphaAsNumpy()
+        if not gruOptions.ActivationBetaIsNone():
+            if np is None:
+                self.activationBeta = []
+                for i in range(gruOptions.ActivationBetaLength()):
+                    self.activationBeta.append(gruOptions.ActivationBeta(i))
+            else:
+                self.activationBeta = gruOptions.ActivationBetaAsNumpy()
+        self.clip = gruOptions.Clip()
+        self.linearBeforeReset = gruOptions.LinearBeforeReset()
+
+    # GruOptionsT
+    def Pack(self, builder):
+        if self.activations is not None:
+            if np is not None and type(self.activations) is np.ndarray:
+                activations = builder.CreateNumpyVector(self.activations)
+            else:
+                GruOptionsStartActivationsVector(builder, len(self.activations))
+                for i in reversed(range(len(self.activations))):
+                    builder.PrependInt32(self.activations[i])
+                activations = builder.EndVector()
+        if self.activationAlpha is not None:
+            if np is not None and type(self.activationAlpha) is np.ndarray:
+                activationAlpha = builder.CreateNumpyVector(self.activationAlpha)
+            else:
+                GruOptionsStartActivationAlphaVector(builder, len(self.activationAlpha))
+                for i in reversed(range(len(self.activationAlpha))):
+                    builder.PrependFloat32(self.activationAlpha[i])
+                activationAlpha = builder.EndVector()
+        if self.activationBeta is not None:
+            if np is not None and type(self.activationBeta) is np.ndarray:
+                activationBeta = builder.CreateNumpyVector(self.activationBeta)
+            else:
+                GruOptionsStartActivationBetaVector(builder, len(self.activationBeta))
+                for i in reversed(range(len(self.activationBeta))):
+                    builder.PrependFloat32(self.activationBeta[i])
+                activationBeta = builder.EndVector()
+        GruOptionsStart(builder)
+        GruOptionsAddDirection(builder, self.direction)
+        if self.activations is not None:
+            GruOptionsAddActivations(builder, activations)
+        if self.activationAlpha is not None:
+            GruOptionsAddActivationAlpha(builder, activationAlpha)
+        if self.activationBeta is not None:
+            GruOptionsAddActivationBeta(builder, activationBeta)
+        GruOptionsAddClip(builder, self.clip)
+        GruOptionsAddLinearBeforeReset(builder, self.linearBeforeReset)
+        gruOptions = GruOptionsEnd(builder)
+        return gruOptions
+
+
+class RnnOptions(object):
+    __slots__ = ['_tab']
+
+    @classmethod
+    def GetRootAs(cls, buf, offset=0):
+        n = flatbuffers.encode.Get(flatbuffers.packer.uoffset, buf, offset)
+        x = RnnOptions()
+        x.Init(buf, n + offset)
+        return x
+
+    @classmethod
+    def GetRootAsRnnOptions(cls, buf, offset=0):
+        """This method is deprecated. Please switch to GetRootAs."""
+        return cls.GetRootAs(buf, offset)
+    @classmethod
+    def RnnOptionsBufferHasIdentifier(cls, buf, offset, size_prefixed=False):
+        return flatbuffers.util.BufferHasIdentifier(buf, offset, b"\x57\x52\x54\x30", size_prefixed=size_prefixed)
+
+    # RnnOptions
+    def Init(self, buf, pos):
+        self._tab = flatbuffers.table.Table(buf, pos)
+
+    # RnnOptions
+    def Direction(self):
+        o = flatbuffers.number_types.UOffsetTFlags.py_type(self._tab.Offset(4))
+        if o != 0:
+            return self._tab.Get(flatbuffers.number_types.Int8Flags, o + self._tab.Pos)
+        return 0
+
+    # RnnOptions
+    def Activations(self, j):
+        o = flatbuffers.number_types.UOffsetTFlags.py_type(self._tab.Offset(6))
+        if o != 0:
+            a = self._tab.Vector(o)
+            return self._tab.Get(flatbuffers.number_types.Int32Flags, a + flatbuffers.number_types.UOffsetTFlags.py_type(j * 4))
+        return 0
+
+    # RnnOptions
+    def ActivationsAsNumpy(self):
+        o = flatbuffers.number_types.UOffsetTFlags.py_type(self._tab.Offset(6))
+        if o != 0:
+            return self._tab.GetVectorAsNumpy(flatbuffers.number_types.Int32Flags, o)
+        return 0
+
+    # RnnOptions
+    def ActivationsLength(self):
+        o = flatbuffers.number_types.UOffsetTFlags.py_type(self._tab.Offset(6))
+        if o != 0:
+            return self._tab.VectorLen(o)
+        return 0
+
+    # RnnOptions
+    def ActivationsIsNone(self):
+        o = flatbuffers.number_types.UOffsetTFlags.py_type(self._tab.Offset(6))
+        return o == 0
+
+    # RnnOptions
+    def ActivationAlpha(self, j):
+        o = flatbuffers.number_types.UOffsetTFlags.py_type(self._tab.Offset(8))
+        if o != 0:
+            a = self._tab.Vector(o)
+            return self._tab.Get(flatbuffers.number_types.Float32Flags, a + flatbuffers.number_types.UOffsetTFlags.py_type(j * 4))
+        return 0
+
+    # RnnOptions
+    def ActivationAlphaAsNumpy(self):
+        o = flatbuffers.number_types.UOffsetTFlags.py_type(self._tab.Offset(8))
+        if o != 0:
+            return self._tab.GetVectorAsNumpy(flatbuffers.number_types.Float32Flags, o)
+        return 0
+
+    # RnnOptions
+    def ActivationAlphaLength(self):
+        o = flatbuffers.number_types.UOffsetTFlags.py_type(self._tab.Offset(8))
+        if o != 0:
+            return self._tab.VectorLen(o)
+        return 0
+
+    # RnnOptions
+    def ActivationAlphaIsNone(self):
+        o = flatbuffers.number_types.UOffsetTFlags.py_type(self._tab.Offset(8))
+        return o == 0
+
+    # RnnOptions
+    def ActivationBeta(self, j):
+        o = flatbuffers.number_types.UOffsetTFlags.py_type(self._tab.Offset(10))
+        if o != 0:
+            a = self._tab.Vector(o)
+            return self._tab.Get(flatbuffers.number_types.Float32Flags, a + flatbuffers.number_types.UOffsetTFlags.py_type(j * 4))
+        return 0
+
+    # RnnOptions
+    def ActivationBetaAsNumpy(self):
+        o = flatbuffers.number_types.UOffsetTFlags.py_type(self._tab.Offset(10))
+        if o != 0:
+            return self._tab.GetVectorAsNumpy(flatbuffers.number_types.Float32Flags, o)
+        return 0
+
+    # RnnOptions
+    def ActivationBetaLength(self):
+        o = flatbuffers.number_types.UOffsetTFlags.py_type(self._tab.Offset(10))
+        if o != 0:
+            return self._tab.VectorLen(o)
+        return 0
+
+    # RnnOptions
+    def ActivationBetaIsNone(self):
+        o = flatbuffers.number_types.UOffsetTFlags.py_type(self._tab.Offset(10))
+        return o == 0
+
+    # RnnOptions
+    def Clip(self):
+        o = flatbuffers.number_types.UOffsetTFlags.py_type(self._tab.Offset(12))
+        if o != 0:
+            return self._tab.Get(flatbuffers.number_types.Float32Flags, o + self._tab.Pos)
+        return float('inf')
+
+def RnnOptionsStart(builder):
+    builder.StartObject(5)
+
+def RnnOptionsAddDirection(builder, direction):
+    builder.PrependInt8Slot(0, direction, 0)
+
+def RnnOptionsAddActivations(builder, activations):
+    builder.PrependUOffsetTRelativeSlot(1, flatbuffers.number_types.UOffsetTFlags.py_type(activations), 0)
+
+def RnnOptionsStartActivationsVector(builder, numElems):
+    return builder.StartVector(4, numElems, 4)
+
+def RnnOptionsAddActivationAlpha(builder, activationAlpha):
+    builder.PrependUOffsetTRelativeSlot(2, flatbuffers.number_types.UOffsetTFlags.py_type(activationAlpha), 0)
+
+def RnnOptionsStartActivationAlphaVector(builder, numElems):
+    return builder.StartVector(4, numElems, 4)
+
+def RnnOptionsAddActivationBeta(builder, activationBeta):
+    builder.PrependUOffsetTRelativeSlot(3, flatbuffers.number_types.UOffsetTFlags.py_type(activationBeta), 0)
+
+def RnnOptionsStartActivationBetaVector(builder, numElems):
+    return builder.StartVector(4, numElems, 4)
+
+def RnnOptionsAddClip(builder, clip):
+    builder.PrependFloat32Slot(4, clip, float('inf'))
+
+def RnnOptionsEnd(builder):
+    return builder.EndObject()
+
+
+try:
+    from typing import List
+except:
+    pass
+
+class RnnOptionsT(object):
+
+    # RnnOptionsT
+    def __init__(
+        self,
+        direction = 0,
+        activations = None,
+        activationAlpha = None,
+        activationBeta = None,
+        clip = float('inf'),
+    ):
+        self.direction = direction  # type: int
+        self.activations = activations  # type: Optional[List[int]]
+        self.activationAlpha = activationAlpha  # type: Optional[List[float]]
+        self.activationBeta = activationBeta  # type: Optional[List[float]]
+        self.clip = clip  # type: float
+
+    @classmethod
+    def InitFromBuf(cls, buf, pos):
+        rnnOptions = RnnOptions()
+        rnnOptions.Init(buf, pos)
+        return cls.InitFromObj(rnnOptions)
+
+    @classmethod
+    def InitFromPackedBuf(cls, buf, pos=0):
+        n = flatbuffers.encode.Get(flatbuffers.packer.uoffset, buf, pos)
+        return cls.InitFromBuf(buf, pos+n)
+
+    @classmethod
+    def InitFromObj(cls, rnnOptions):
+        x = RnnOptionsT()
+        x._UnPack(rnnOptions)
+        return x
+
+    # RnnOptionsT
+    def _UnPack(self, rnnOptions):
+        if rnnOptions is None:
+            return
+        self.direction = rnnOptions.Direction()
+        if not rnnOptions.ActivationsIsNone():
+            if np is None:
+                self.activations = []
+                for i in range(rnnOptions.ActivationsLength()):
+                    self.activations.append(rnnOptions.Activations(i))
+            else:
+                self.activations = rnnOptions.ActivationsAsNumpy()
+        if not rnnOptions.ActivationAlphaIsNone():
+            if np is None:
+                self.activationAlpha = []
+                for i in range(rnnOptions.ActivationAlphaLength()):
+                    self.activationAlpha.append(rnnOptions.ActivationAlpha(i))
+            else:
+                self.activationAlpha = rnnOptions.ActivationAlphaAsNumpy()
+        if not rnnOptions.ActivationBetaIsNone():
+            if np is None:
+                self.activationBeta = []
+                for i in range(rnnOptions.ActivationBetaLength()):
+                    self.activationBeta.append(rnnOptions.ActivationBeta(i))
+            else:
+                self.activationBeta = rnnOptions.ActivationBetaAsNumpy()
+        self.clip = rnnOptions.Clip()
+
+    # RnnOptionsT
+    def Pack(self, builder):
+        if self.activations is not None:
+            if np is not None and type(self.activations) is np.ndarray:
+                activations = builder.CreateNumpyVector(self.activations)
+            else:
+                RnnOptionsStartActivationsVector(builder, len(self.activations))
+                for i in reversed(range(len(self.activations))):
+                    builder.PrependInt32(self.activations[i])
+                activations = builder.EndVector()
+        if self.activationAlpha is not None:
+            if np is not None and type(self.activationAlpha) is np.ndarray:
+                activationAlpha = builder.CreateNumpyVector(self.activationAlpha)
+            else:
+                RnnOptionsStartActivationAlphaVector(builder, len(self.activationAlpha))
+                for i in reversed(range(len(self.activationAlpha))):
+                    builder.PrependFloat32(self.activationAlpha[i])
+                activationAlpha = builder.EndVector()
+        if self.activationBeta is not None:
+            if np is not None and type(self.activationBeta) is np.ndarray:
+                activationBeta = builder.CreateNumpyVector(self.activationBeta)
+            else:
+                RnnOptionsStartActivationBetaVector(builder, len(self.activationBeta))
+                for i in reversed(range(len(self.activationBeta))):
+                    builder.PrependFloat32(self.activationBeta[i])
+                activationBeta = builder.EndVector()
+        RnnOptionsStart(builder)
+        RnnOptionsAddDirection(builder, self.direction)
+        if self.activations is not None:
+            RnnOptionsAddActivations(builder, activations)
+        if self.activationAlpha is not None:
+            RnnOptionsAddActivationAlpha(builder, activationAlpha)
+        if self.activationBeta is not None:
+            RnnOptionsAddActivationBeta(builder, activationBeta)
+        RnnOptionsAddClip(builder, self.clip)
+        rnnOptions = RnnOptionsEnd(builder)
+        return rnnOptions
+
+
+class LandmarksToTransformMatrixOptions(object):
+    __slots__ = ['_tab']
+
+    @classmethod
+    def GetRootAs(cls, buf, offset=0):
+        n = flatbuffers.encode.Get(flatbuffers.packer.uoffset, buf, offset)
+        x = LandmarksToTransformMatrixOptions()
+        x.Init(buf, n + offset)
+        return x
+
+    @classmethod
+    def GetRootAsLandmarksToTransformMatrixOptions(cls, buf, offset=0):
+        """This method is deprecated. Please switch to GetRootAs."""
+        return cls.GetRootAs(buf, offset)
+    @classmethod
+    def LandmarksToTransformMatrixOptionsBufferHasIdentifier(cls, buf, offset, size_prefixed=False):
+        return flatbuffers.util.BufferHasIdentifier(buf, offset, b"\x57\x52\x54\x30", size_prefixed=size_prefixed)
+
+    # LandmarksToTransformMatrixOptions
+    def Init(self, buf, pos):
+        self._tab = flatbuffers.table.Table(buf, pos)
+
+    # LandmarksToTransformMatrixOptions
+    def RotationIdx(self, j):
+        o = flatbuffers.number_types.UOffsetTFlags.py_type(self._tab.Offset(4))
+        if o != 0:
+            a = self._tab.Vector(o)
+            return self._tab.Get(flatbuffers.number_types.Int32Flags, a + flatbuffers.number_types.UOffsetTFlags.py_type(j * 4))
+        return 0
+
+    # LandmarksToTransformMatrixOptions
+    def RotationIdxAsNumpy(self):
+        o = flatbuffers.number_types.UOffsetTFlags.py_type(self._tab.Offset(4))
+        if o != 0:
+            return self._tab.GetVectorAsNumpy(flatbuffers.number_types.Int32Flags, o)
+        return 0
+
+    # LandmarksToTransformMatrixOptions
+    def RotationIdxLength(self):
+        o = flatbuffers.number_types.UOffsetTFlags.py_type(self._tab.Offset(4))
+        if o != 0:
+            return self._tab.VectorLen(o)
+        return 0
+
+    # LandmarksToTransformMatrixOptions
+    def RotationIdxIsNone(self):
+        o = flatbuffers.number_types.UOffsetTFlags.py_type(self._tab.Offset(4))
+        return o == 0
+
+    # LandmarksToTransformMatrixOptions
+    def TargetRotation(self):
+        o = flatbuffers.number_types.UOffsetTFlags.py_type(self._tab.Offset(6))
+        if o != 0:
+            return self._tab.Get(flatbuffers.number_types.Float32Flags, o + self._tab.Pos)
+        return 0.0
+
+    # LandmarksToTransformMatrixOptions
+    def Size(self, j):
+        o = flatbuffers.number_types.UOffsetTFlags.py_type(self._tab.Offset(8))
+        if o != 0:
+            a = self._tab.Vector(o)
+            return self._tab.Get(flatbuffers.number_types.Int32Flags, a + flatbuffers.number_types.UOffsetTFlags.py_type(j * 4))
+        return 0
+
+    # LandmarksToTransformMatrixOptions
+    def SizeAsNumpy(self):
+        o = flatbuffers.number_types.UOffsetTFlags.py_type(self._tab.Offset(8))
+        if o != 0:
+            return self._tab.GetVectorAsNumpy(flatbuffers.number_types.Int32Flags, o)
+        return 0
+
+    # LandmarksToTransformMatrixOptions
+    def SizeLength(self):
+        o = flatbuffers.number_types.UOffsetTFlags.py_type(self._tab.Offset(8))
+        if o != 0:
+            return self._tab.VectorLen(o)
+        return 0
+
+    # LandmarksToTransformMatrixOptions
+    def SizeIsNone(self):
+        o = flatbuffers.number_types.UOffsetTFlags.py_type(self._tab.Offset(8))
+        return o == 0
+
+    # LandmarksToTransformMatrixOptions
+    def Scales(self, j):
+        o = flatbuffers.number_types.UOffsetTFlags.py_type(self._tab.Offset(10))
+        if o != 0:
+            a = self._tab.Vector(o)
+            return self._tab.Get(flatbuffers.number_types.Float32Flags, a + flatbuffers.number_types.UOffsetTFlags.py_type(j * 4))
+        return 0
+
+    # LandmarksToTransformMatrixOptions
+    def ScalesAsNumpy(self):
+        o = flatbuffers.number_types.UOffsetTFlags.py_type(self._tab.Offset(10))
+        if o != 0:
+            return self._tab.GetVectorAsNumpy(flatbuffers.number_types.Float32Flags, o)
+        return 0
+
+    # LandmarksToTransformMatrixOptions
+    def ScalesLength(self):
+        o = flatbuffers.number_types.UOffsetTFlags.py_type(self._tab.Offset(10))
+        if o != 0:
+            return self._tab.VectorLen(o)
+        return 0
+
+    # LandmarksToTransformMatrixOptions
+    def ScalesIsNone(self):
+        o = flatbuffers.number_types.UOffsetTFlags.py_type(self._tab.Offset(10))
+        return o == 0
+
+    # LandmarksToTransformMatrixOptions
+    def Subset(self, j):
+        o = flatbuffers.number_types.UOffsetTFlags.py_type(self._tab.Offset(12))
+        if o != 0:
+            a = self._tab.Vector(o)
+            return self._tab.Get(flatbuffers.number_types.Int32Flags, a + flatbuffers.number_types.UOffsetTFlags.py_type(j * 4))
+        return 0
+
+    # LandmarksToTransformMatrixOptions
+    def SubsetAsNumpy(self):
+        o = flatbuffers.number_types.UOffsetTFlags.py_type(self._tab.Offset(12))
+        if o != 0:
+            return self._tab.GetVectorAsNumpy(flatbuffers.number_types.Int32Flags, o)
+        return 0
+
+    # LandmarksToTransformMatrixOptions
+    def SubsetLength(self):
+        o = flatbuffers.number_types.UOffsetTFlags.py_type(self._tab.Offset(12))
+        if o != 0:
+            return self._tab.VectorLen(o)
+        return 0
+
+    # LandmarksToTransformMatrixOptions
+    def SubsetIsNone(self):
+        o = flatbuffers.number_types.UOffsetTFlags.py_type(self._tab.Offset(12))
+        return o == 0
+
+def LandmarksToTransformMatrixOptionsStart(builder):
+    builder.StartObject(5)
+
+def LandmarksToTransformMatrixOptionsAddRotationIdx(builder, rotationIdx):
+    builder.PrependUOffsetTRelativeSlot(0, flatbuffers.number_types.UOffsetTFlags.py_type(rotationIdx), 0)
+
+def LandmarksToTransformMatrixOptionsStartRotationIdxVector(builder, numElems):
+    return builder.StartVector(4, numElems, 4)
+
+def LandmarksToTransformMatrixOptionsAddTargetRotation(builder, targetRotation):
+    builder.PrependFloat32Slot(1, targetRotation, 0.0)
+
+def LandmarksToTransformMatrixOptionsAddSize(builder, size):
+    builder.PrependUOffsetTRelativeSlot(2, flatbuffers.number_types.UOffsetTFlags.py_type(size), 0)
+
+def LandmarksToTransformMatrixOptionsStartSizeVector(builder, numElems):
+    return builder.StartVector(4, numElems, 4)
+
+def LandmarksToTransformMatrixOptionsAddScales(builder, scales):
+    builder.PrependUOffsetTRelativeSlot(3, flatbuffers.number_types.UOffsetTFlags.py_type(scales), 0)
+
+def LandmarksToTransformMatrixOptionsStartScalesVector(builder, numElems):
+    return builder.StartVector(4, numElems, 4)
+
+def LandmarksToTransformMatrixOptionsAddSubset(builder, subset):
+    builder.PrependUOffsetTRelativeSlot(4, flatbuffers.number_types.UOffsetTFlags.py_type(subset), 0)
+
+def LandmarksToTransformMatrixOptionsStartSubsetVector(builder, numElems):
+    return builder.StartVector(4, numElems, 4)
+
+def LandmarksToTransformMatrixOptionsEnd(builder):
+    return builder.EndObject()
+
+
+try:
+    from typing import List
+except:
+    pass
+
+class LandmarksToTransformMatrixOptionsT(object):
+
+    # LandmarksToTransformMatrixOptionsT
+    def __init__(
+        self,
+        rotationIdx = None,
+        targetRotation = 0.0,
+        size = None,
+        scales = None,
+        subset = None,
+    ):
+        self.rotationIdx = rotationIdx  # type: Optional[List[int]]
+        self.targetRotation = targetRotation  # type: float
+        self.size = size  # type: Optional[List[int]]
+        self.scales = scales  # type: Optional[List[float]]
+        self.subset = subset  # type: Optional[List[int]]
+
+    @classmethod
+    def InitFromBuf(cls, buf, pos):
+        landmarksToTransformMatrixOptions = LandmarksToTransformMatrixOptions()
+        landmarksToTransformMatrixOptions.Init(buf, pos)
+        return cls.InitFromObj(landmarksToTransformMatrixOptions)
+
+    @classmethod
+    def InitFromPackedBuf(cls, buf, pos=0):
+        n = flatbuffers.encode.Get(flatbuffers.packer.uoffset, buf, pos)
+        return cls.InitFromBuf(buf, pos+n)
+
+    @classmethod
+    def InitFromObj(cls, landmarksToTransformMatrixOptions):
+        x = LandmarksToTransformMatrixOptionsT()
+        x._UnPack(landmarksToTransformMatrixOptions)
+        return x
+
+    # LandmarksToTransformMatrixOptionsT
+    def _UnPack(self, landmarksToTransformMatrixOptions):
+        if landmarksToTransformMatrixOptions is None:
+            return
+        if not landmarksToTransformMatrixOptions.RotationIdxIsNone():
+            if np is None:
+                self.rotationIdx = []
+                for i in range(landmarksToTransformMatrixOptions.RotationIdxLength()):
+                    self.rotationIdx.append(landmarksToTransformMatrixOptions.RotationIdx(i))
+            else:
+                self.rotationIdx = landmarksToTransformMatrixOptions.RotationIdxAsNumpy()
+        self.targetRotation = landmarksToTransformMatrixOptions.TargetRotation()
+        if not landmarksToTransformMatrixOptions.SizeIsNone():
+            if np is None:
+                self.size = []
+                for i in range(landmarksToTransformMatrixOptions.SizeLength()):
+                    self.size.append(landmarksToTransformMatrixOptions.Size(i))
+            else:
+                self.size = landmarksToTransformMatrixOptions.SizeAsNumpy()
+        if not landmarksToTransformMatrixOptions.ScalesIsNone():
+            if np is None:
+                self.scales = []
+                for i in range(landmarksToTransformMatrixOptions.ScalesLength()):
+                    self.scales.append(landmarksToTransformMatrixOptions.Scales(i))
+            else:
+                self.scales = landmarksToTransformMatrixOptions.ScalesAsNumpy()
+        if not landmarksToTransformMatrixOptions.SubsetIsNone():
+            if np is None:
+                self.subset = []
+                for i in range(landmarksToTransformMatrixOptions.SubsetLength()):
+                    self.subset.append(landmarksToTransformMatrixOptions.Subset(i))
+            else:
+                self.subset = landmarksToTransformMatrixOptions.SubsetAsNumpy()
+
+    # LandmarksToTransformMatrixOptionsT
+    def Pack(self, builder):
+        if self.rotationIdx is not None:
+            if np is not None and type(self.rotationIdx) is np.ndarray:
+                rotationIdx = builder.CreateNumpyVector(self.rotationIdx)
+            else:
+                LandmarksToTransformMatrixOptionsStartRotationIdxVector(builder, len(self.rotationIdx))
+                for i in reversed(range(len(self.rotationIdx))):
+                    builder.PrependInt32(self.rotationIdx[i])
+                rotationIdx = builder.EndVector()
+        if self.size is not None:
+            if np is not None and type(self.size) is np.ndarray:
+                size = builder.CreateNumpyVector(self.size)
+            else:
+                LandmarksToTransformMatrixOptionsStartSizeVector(builder, len(self.size))
+                for i in reversed(range(len(self.size))):
+                    builder.PrependInt32(self.size[i])
+                size = builder.EndVector()
+        if self.scales is not None:
+            if np is not None and type(self.scales) is np.ndarray:
+                scales = builder.CreateNumpyVector(self.scales)
+            else:
+                LandmarksToTransformMatrixOptionsStartScalesVector(builder, len(self.scales))
+                for i in reversed(range(len(self.scales))):
+                    builder.PrependFloat32(self.scales[i])
+                scales = builder.EndVector()
+        if self.subset is not None:
+            if np is not None and type(self.subset) is np.ndarray:
+                subset = builder.CreateNumpyVector(self.subset)
+            else:
+                LandmarksToTransformMatrixOptionsStartSubsetVector(builder, len(self.subset))
+                for i in reversed(range(len(self.subset))):
+                    builder.PrependInt32(self.subset[i])
+                subset = builder.EndVector()
+        LandmarksToTransformMatrixOptionsStart(builder)
+        if self.rotationIdx is not None:
+            LandmarksToTransformMatrixOptionsAddRotationIdx(builder, rotationIdx)
+        LandmarksToTransformMatrixOptionsAddTargetRotation(builder, self.targetRotation)
+        if self.size is not None:
+            LandmarksToTransformMatrixOptionsAddSize(builder, size)
+        if self.scales is not None:
+            LandmarksToTransformMatrixOptionsAddScales(builder, scales)
+        if self.subset is not None:
+            LandmarksToTransformMatrixOptionsAddSubset(builder, subset)
+        landmarksToTransformMatrixOptions = LandmarksToTransformMatrixOptionsEnd(builder)
+        return landmarksToTransformMatrixOptions
+
+
+class TransformTensorBilinearOptions(object):
+    __slots__ = ['_tab']
+
+    @classmethod
+    def GetRootAs(cls, buf, offset=0):
+        n = flatbuffers.encode.Get(flatbuffers.packer.uoffset, buf, offset)
+        x = TransformTensorBilinearOptions()
+        x.Init(buf, n + offset)
+        return x
+
+    @classmethod
+    def GetRootAsTransformTensorBilinearOptions(cls, buf, offset=0):
+        """This method is deprecated. Please switch to GetRootAs."""
+        return cls.GetRootAs(buf, offset)
+    @classmethod
+    def TransformTensorBilinearOptionsBufferHasIdentifier(cls, buf, offset, size_prefixed=False):
+        return flatbuffers.util.BufferHasIdentifier(buf, offset, b"\x57\x52\x54\x30", size_prefixed=size_prefixed)
+
+    # TransformTensorBilinearOptions
+    def Init(self, buf, pos):
+        self._tab = flatbuffers.table.Table(buf, pos)
+
+    # TransformTensorBilinearOptions
+    def Size(self, j):
+        o = flatbuffers.number_types.UOffsetTFlags.py_type(self._tab.Offset(4))
+        if o != 0:
+            a = self._tab.Vector(o)
+            return self._tab.Get(flatbuffers.number_types.Int32Flags, a + flatbuffers.number_types.UOffsetTFlags.py_type(j * 4))
+        return 0
+
+    # TransformTensorBilinearOptions
+    def SizeAsNumpy(self):
+        o = flatbuffers.number_types.UOffsetTFlags.py_type(self._tab.Offset(4))
+        if o != 0:
+            return self._tab.GetVectorAsNumpy(flatbuffers.number_types.Int32Flags, o)
+        return 0
+
+    # TransformTensorBilinearOptions
+    def SizeLength(self):
+        o = flatbuffers.number_types.UOffsetTFlags.py_type(self._tab.Offset(4))
+        if o != 0:
+            return self._tab.VectorLen(o)
+        return 0
+
+    # TransformTensorBilinearOptions
+    def SizeIsNone(self):
+        o = flatbuffers.number_types.UOffsetTFlags.py_type(self._tab.Offset(4))
+        return o == 0
+
+    # TransformTensorBilinearOptions
+    def AlignCorners(self):
+        o = flatbuffers.number_types.UOffsetTFlags.py_type(self._tab.Offset(6))
+        if o != 0:
+            return bool(self._tab.Get(flatbuffers.number_types.BoolFlags, o + self._tab.Pos))
+        return False
+
+def TransformTensorBilinearOptionsStart(builder):
+    builder.StartObject(2)
+
+def TransformTensorBilinearOptionsAddSize(builder, size):
+    builder.PrependUOffsetTRelativeSlot(0, flatbuffers.number_types.UOffsetTFlags.py_type(size), 0)
+
+def TransformTensorBilinearOptionsStartSizeVector(builder, numElems):
+    return builder.StartVector(4, numElems, 4)
+
+def TransformTensorBilinearOptionsAddAlignCorners(builder, alignCorners):
+    builder.PrependBoolSlot(1, alignCorners, 0)
+
+def TransformTensorBilinearOptionsEnd(builder):
+    return builder.EndObject()
+
+
+try:
+    from typing import List
+except:
+    pass
+
+class TransformTensorBilinearOptionsT(object):
+
+    # TransformTensorBilinearOptionsT
+    def __init__(
+        self,
+        size = None,
+        alignCorners = False,
+    ):
+        self.size = size  # type: Optional[List[int]]
+        self.alignCorners = alignCorners  # type: bool
+
+    @classmethod
+    def InitFromBuf(cls, buf, pos):
+        transformTensorBilinearOptions = TransformTensorBilinearOptions()
+        transformTensorBilinearOptions.Init(buf, pos)
+        return cls.InitFromObj(transformTensorBilinearOptions)
+
+    @classmethod
+    def InitFromPackedBuf(cls, buf, pos=0):
+        n = flatbuffers.encode.Get(flatbuffers.packer.uoffset, buf, pos)
+        return cls.InitFromBuf(buf, pos+n)
+
+    @classmethod
+    def InitFromObj(cls, transformTensorBilinearOptions):
+        x = TransformTensorBilinearOptionsT()
+        x._UnPack(transformTensorBilinearOptions)
+        return x
+
+    # TransformTensorBilinearOptionsT
+    def _UnPack(self, transformTensorBilinearOptions):
+        if transformTensorBilinearOptions is None:
+            return
+        if not transformTensorBilinearOptions.SizeIsNone():
+            if np is None:
+                self.size = []
+                for i in range(transformTensorBilinearOptions.SizeLength()):
+                    self.size.append(transformTensorBilinearOptions.Size(i))
+            else:
+                self.size = transformTensorBilinearOptions.SizeAsNumpy()
+        self.alignCorners = transformTensorBilinearOptions.AlignCorners()
+
+    # TransformTensorBilinearOptionsT
+    def Pack(self, builder):
+        if self.size is not None:
+            if np is not None and type(self.size) is np.ndarray:
+                size = builder.CreateNumpyVector(self.size)
+            else:
+                TransformTensorBilinearOptionsStartSizeVector(builder, len(self.size))
+                for i in reversed(range(len(self.size))):
+                    builder.PrependInt32(self.size[i])
+                size = builder.EndVector()
+        TransformTensorBilinearOptionsStart(builder)
+        if self.size is not None:
+            TransformTensorBilinearOptionsAddSize(builder, size)
+        TransformTensorBilinearOptionsAddAlignCorners(builder, self.alignCorners)
+        transformTensorBilinearOptions = TransformTensorBilinearOptionsEnd(builder)
+        return transformTensorBilinearOptions
+
+
+class TransformLandmarksOptions(object):
+    __slots__ = ['_tab']
+
+    @classmethod
+    def GetRootAs(cls, buf, offset=0):
+        n = flatbuffers.encode.Get(flatbuffers.packer.uoffset, buf, offset)
+        x = TransformLandmarksOptions()
+        x.Init(buf, n + offset)
+        return x
+
+    @classmethod
+    def GetRootAsTransformLandmarksOptions(cls, buf, offset=0):
+        """This method is deprecated. Please switch to GetRootAs."""
+        return cls.GetRootAs(buf, offset)
+    @classmethod
+    def TransformLandmarksOptionsBufferHasIdentifier(cls, buf, offset, size_prefixed=False):
+        return flatbuffers.util.BufferHasIdentifier(buf, offset, b"\x57\x52\x54\x30", size_prefixed=size_prefixed)
+
+    # TransformLandmarksOptions
+    def Init(self, buf, pos):
+        self._tab = flatbuffers.table.Table(buf, pos)
+
+    # TransformLandmarksOptions
+    def Dimensions(self):
+        o = flatbuffers.number_types.UOffsetTFlags.py_type(self._tab.Offset(4))
+        if o != 0:
+            return self._tab.Get(flatbuffers.number_types.Int32Flags, o + self._tab.Pos)
+        return 2
+
+    # TransformLandmarksOptions
+    def Scale(self):
+        o = flatbuffers.number_types.UOffsetTFlags.py_type(self._tab.Offset(6))
+        if o != 0:
+            return self._tab.Get(flatbuffers.number_types.Float32Flags, o + self._tab.Pos)
+        return 1.0
+
+def TransformLandmarksOptionsStart(builder):
+    builder.StartObject(2)
+
+def TransformLandmarksOptionsAddDimensions(builder, dimensions):
+    builder.PrependInt32Slot(0, dimensions, 2)
+
+def TransformLandmarksOptionsAddScale(builder, scale):
+    builder.PrependFloat32Slot(1, scale, 1.0)
+
+def TransformLandmarksOptionsEnd(builder):
+    return builder.EndObject()
+
+
+
+class TransformLandmarksOptionsT(object):
+
+    # TransformLandmarksOptionsT
+    def __init__(
+        self,
+        dimensions = 2,
+        scale = 1.0,
+    ):
+        self.dimensions = dimensions  # type: int
+        self.scale = scale  # type: float
+
+    @classmethod
+    def InitFromBuf(cls, buf, pos):
+        transformLandmarksOptions = TransformLandmarksOptions()
+        transformLandmarksOptions.Init(buf, pos)
+        return cls.InitFromObj(transformLandmarksOptions)
+
+    @classmethod
+    def InitFromPackedBuf(cls, buf, pos=0):
+        n = flatbuffers.encode.Get(flatbuffers.packer.uoffset, buf, pos)
+        return cls.InitFromBuf(buf, pos+n)
+
+    @classmethod
+    def InitFromObj(cls, transformLandmarksOptions):
+        x = TransformLandmarksOptionsT()
+        x._UnPack(transformLandmarksOptions)
+        return x
+
+    # TransformLandmarksOptionsT
+    def _UnPack(self, transformLandmarksOptions):
+        if transformLandmarksOptions is None:
+            return
+        self.dimensions = transformLandmarksOptions.Dimensions()
+        self.scale = transformLandmarksOptions.Scale()
+
+    # TransformLandmarksOptionsT
+    def Pack(self, builder):
+        TransformLandmarksOptionsStart(builder)
+        TransformLandmarksOptionsAddDimensions(builder, self.dimensions)
+        TransformLandmarksOptionsAddScale(builder, self.scale)
+        transformLandmarksOptions = TransformLandmarksOptionsEnd(builder)
+        return transformLandmarksOptions
+
+
 class QuantParams(object):
     __slots__ = ['_tab']
 
@@ -3405,8 +5450,62 @@ class Tensor(object):
         return None
 
     # Tensor
-    def Sparsity(self):
+    def ShapeMin(self, j):
         o = flatbuffers.number_types.UOffsetTFlags.py_type(self._tab.Offset(16))
+        if o != 0:
+            a = self._tab.Vector(o)
+            return self._tab.Get(flatbuffers.number_types.Int32Flags, a + flatbuffers.number_types.UOffsetTFlags.py_type(j * 4))
+        return 0
+
+    # Tensor
+    def ShapeMinAsNumpy(self):
+        o = flatbuffers.number_types.UOffsetTFlags.py_type(self._tab.Offset(16))
+        if o != 0:
+            return self._tab.GetVectorAsNumpy(flatbuffers.number_types.Int32Flags, o)
+        return 0
+
+    # Tensor
+    def ShapeMinLength(self):
+        o = flatbuffers.number_types.UOffsetTFlags.py_type(self._tab.Offset(16))
+        if o != 0:
+            return self._tab.VectorLen(o)
+        return 0
+
+    # Tensor
+    def ShapeMinIsNone(self):
+        o = flatbuffers.number_types.UOffsetTFlags.py_type(self._tab.Offset(16))
+        return o == 0
+
+    # Tensor
+    def ShapeMax(self, j):
+        o = flatbuffers.number_types.UOffsetTFlags.py_type(self._tab.Offset(18))
+        if o != 0:
+            a = self._tab.Vector(o)
+            return self._tab.Get(flatbuffers.number_types.Int32Flags, a + flatbuffers.number_types.UOffsetTFlags.py_type(j * 4))
+        return 0
+
+    # Tensor
+    def ShapeMaxAsNumpy(self):
+        o = flatbuffers.number_types.UOffsetTFlags.py_type(self._tab.Offset(18))
+        if o != 0:
+            return self._tab.GetVectorAsNumpy(flatbuffers.number_types.Int32Flags, o)
+        return 0
+
+    # Tensor
+    def ShapeMaxLength(self):
+        o = flatbuffers.number_types.UOffsetTFlags.py_type(self._tab.Offset(18))
+        if o != 0:
+            return self._tab.VectorLen(o)
+        return 0
+
+    # Tensor
+    def ShapeMaxIsNone(self):
+        o = flatbuffers.number_types.UOffsetTFlags.py_type(self._tab.Offset(18))
+        return o == 0
+
+    # Tensor
+    def Sparsity(self):
+        o = flatbuffers.number_types.UOffsetTFlags.py_type(self._tab.Offset(20))
         if o != 0:
             x = self._tab.Indirect(o + self._tab.Pos)
             obj = BlockSparsity()
@@ -3415,7 +5514,7 @@ class Tensor(object):
         return None
 
 def TensorStart(builder):
-    builder.StartObject(7)
+    builder.StartObject(9)
 
 def TensorAddName(builder, name):
     builder.PrependUOffsetTRelativeSlot(0, flatbuffers.number_types.UOffsetTFlags.py_type(name), 0)
@@ -3438,8 +5537,20 @@ def TensorAddArenaOffset(builder, arenaOffset):
 def TensorAddQuant(builder, quant):
     builder.PrependUOffsetTRelativeSlot(5, flatbuffers.number_types.UOffsetTFlags.py_type(quant), 0)
 
+def TensorAddShapeMin(builder, shapeMin):
+    builder.PrependUOffsetTRelativeSlot(6, flatbuffers.number_types.UOffsetTFlags.py_type(shapeMin), 0)
+
+def TensorStartShapeMinVector(builder, numElems):
+    return builder.StartVector(4, numElems, 4)
+
+def TensorAddShapeMax(builder, shapeMax):
+    builder.PrependUOffsetTRelativeSlot(7, flatbuffers.number_types.UOffsetTFlags.py_type(shapeMax), 0)
+
+def TensorStartShapeMaxVector(builder, numElems):
+    return builder.StartVector(4, numElems, 4)
+
 def TensorAddSparsity(builder, sparsity):
-    builder.PrependUOffsetTRelativeSlot(6, flatbuffers.number_types.UOffsetTFlags.py_type(sparsity), 0)
+    builder.PrependUOffsetTRelativeSlot(8, flatbuffers.number_types.UOffsetTFlags.py_type(sparsity), 0)
 
 def TensorEnd(builder):
     return builder.EndObject()
@@ -3461,6 +5572,8 @@ class TensorT(object):
         buffer = 0,
         arenaOffset = -1,
         quant = None,
+        shapeMin = None,
+        shapeMax = None,
         sparsity = None,
     ):
         self.name = name  # type: Optional[str]
@@ -3469,6 +5582,8 @@ class TensorT(object):
         self.buffer = buffer  # type: int
         self.arenaOffset = arenaOffset  # type: int
         self.quant = quant  # type: Optional[QuantParamsT]
+        self.shapeMin = shapeMin  # type: Optional[List[int]]
+        self.shapeMax = shapeMax  # type: Optional[List[int]]
         self.sparsity = sparsity  # type: Optional[BlockSparsityT]
 
     @classmethod
@@ -3505,6 +5620,20 @@ class TensorT(object):
         self.arenaOffset = tensor.ArenaOffset()
         if tensor.Quant() is not None:
             self.quant = QuantParamsT.InitFromObj(tensor.Quant())
+        if not tensor.ShapeMinIsNone():
+            if np is None:
+                self.shapeMin = []
+                for i in range(tensor.ShapeMinLength()):
+                    self.shapeMin.append(tensor.ShapeMin(i))
+            else:
+                self.shapeMin = tensor.ShapeMinAsNumpy()
+        if not tensor.ShapeMaxIsNone():
+            if np is None:
+                self.shapeMax = []
+                for i in range(tensor.ShapeMaxLength()):
+                    self.shapeMax.append(tensor.ShapeMax(i))
+            else:
+                self.shapeMax = tensor.ShapeMaxAsNumpy()
         if tensor.Sparsity() is not None:
             self.sparsity = BlockSparsityT.InitFromObj(tensor.Sparsity())
 
@@ -3522,6 +5651,22 @@ class TensorT(object):
                 shape = builder.EndVector()
         if self.quant is not None:
             quant = self.quant.Pack(builder)
+        if self.shapeMin is not None:
+            if np is not None and type(self.shapeMin) is np.ndarray:
+                shapeMin = builder.CreateNumpyVector(self.shapeMin)
+            else:
+                TensorStartShapeMinVector(builder, len(self.shapeMin))
+                for i in reversed(range(len(self.shapeMin))):
+                    builder.PrependInt32(self.shapeMin[i])
+                shapeMin = builder.EndVector()
+        if self.shapeMax is not None:
+            if np is not None and type(self.shapeMax) is np.ndarray:
+                shapeMax = builder.CreateNumpyVector(self.shapeMax)
+            else:
+                TensorStartShapeMaxVector(builder, len(self.shapeMax))
+                for i in reversed(range(len(self.shapeMax))):
+                    builder.PrependInt32(self.shapeMax[i])
+                shapeMax = builder.EndVector()
         if self.sparsity is not None:
             sparsity = self.sparsity.Pack(builder)
         TensorStart(builder)
@@ -3534,6 +5679,10 @@ class TensorT(object):
         TensorAddArenaOffset(builder, self.arenaOffset)
         if self.quant is not None:
             TensorAddQuant(builder, quant)
+        if self.shapeMin is not None:
+            TensorAddShapeMin(builder, shapeMin)
+        if self.shapeMax is not None:
+            TensorAddShapeMax(builder, shapeMax)
         if self.sparsity is not None:
             TensorAddSparsity(builder, sparsity)
         tensor = TensorEnd(builder)
@@ -3821,7 +5970,7 @@ class OperatorT(object):
         self.inputs = inputs  # type: Optional[List[int]]
         self.outputs = outputs  # type: Optional[List[int]]
         self.optionsType = optionsType  # type: int
-        self.options = options  # type: Union[None, 'Conv2DOptionsT', 'ConvTranspose2DOptionsT', 'FullyConnectedOptionsT', 'BinaryOptionsT', 'ClipOptionsT', 'LeakyReluOptionsT', 'HardSigmoidOptionsT', 'Pool2DOptionsT', 'ReduceOptionsT', 'SoftmaxOptionsT', 'ReshapeOptionsT', 'TransposeOptionsT', 'ConcatenationOptionsT', 'SliceOptionsT', 'PadOptionsT', 'ResizeOptionsT', 'DepthToSpaceOptionsT', 'GatherOptionsT', 'QuantizeOptionsT']
+        self.options = options  # type: Union[None, 'Conv2DOptionsT', 'ConvTranspose2DOptionsT', 'FullyConnectedOptionsT', 'BinaryOptionsT', 'ClipOptionsT', 'LeakyReluOptionsT', 'HardSigmoidOptionsT', 'Pool2DOptionsT', 'ReduceOptionsT', 'SoftmaxOptionsT', 'ReshapeOptionsT', 'TransposeOptionsT', 'ConcatenationOptionsT', 'SliceOptionsT', 'PadOptionsT', 'ResizeOptionsT', 'DepthToSpaceOptionsT', 'GatherOptionsT', 'QuantizeOptionsT', 'LayerNormOptionsT', 'GeluOptionsT', 'ExpandOptionsT', 'CastOptionsT', 'ScatterNdOptionsT', 'SplitOptionsT', 'LstmOptionsT', 'GruOptionsT', 'RnnOptionsT', 'LandmarksToTransformMatrixOptionsT', 'TransformTensorBilinearOptionsT', 'TransformLandmarksOptionsT']
         self.name = name  # type: Optional[str]
 
     @classmethod

@@ -1,9 +1,8 @@
 """Face detection with the BlazeFace short-range model: letterbox, anchors, decoding, weighted NMS.
 
-Letterbox (the recipe of wasmrt/preprocess.py, "letterbox" mode, repeated here so python_ref stays self-contained):
-  s = min(128 / W, 128 / H); content = R(W s) x R(H s) with R(x) = floor(x + 0.5), clamped to [1, 128];
-  left = (128 - cw) // 2, top = (128 - ch) // 2; half-pixel bilinear resize (source index clamped to the image),
-  horizontal pass first; border pixels are black; value (v - 127.5) / 127.5 rounded once to float32.
+Letterbox (MediaPipe's): the image rectangle [0, W] x [0, H] grown to a square of side S = max(W, H) about its
+  centre, sampled into 128 x 128 by vision/sample.py with a zero border; value (v - 127.5) / 127.5 rounded once to
+  float32. The content is left = (S - W) / 2 * 128 / S, top likewise, cw = W * 128 / S, ch = H * 128 / S tensor pixels.
 Anchors: a 16x16 grid with 2 anchors per cell (stride 8), then an 8x8 grid with 6 per cell (stride 16), in the
   order row, column, anchor; centre ((col + 0.5) / n, (row + 0.5) / n) in units of the 128-pixel input.
 Decoding (tensor pixels): centre = (r[0], r[1]) + 128 * anchor, size = (r[2], r[3]), keypoint k =
@@ -18,10 +17,11 @@ Keypoints: 0 right eye, 1 left eye, 2 nose tip, 3 mouth centre, 4 right ear, 5 l
 
 from __future__ import annotations
 
-import math
 from dataclasses import dataclass
 
 import numpy as np
+
+from python_ref.vision.sample import sample_rect
 
 INPUT_SIZE = 128
 ANCHOR_LAYERS = ((16, 2), (8, 6))  # (grid side, anchors per cell)
@@ -31,10 +31,10 @@ ANCHOR_LAYERS = ((16, 2), (8, 6))  # (grid side, anchors per cell)
 class Letterbox:
     """Where the image sits in the detector input: content box (tensor pixels) of a W x H image."""
 
-    left: int
-    top: int
-    content_w: int
-    content_h: int
+    left: float
+    top: float
+    content_w: float
+    content_h: float
     image_w: int
     image_h: int
 
@@ -51,33 +51,14 @@ class Detection:
     score: float
 
 
-def _round_half_up(x: float) -> int:
-    return math.floor(x + 0.5)
-
-
-def _axis(n_in: int, n_out: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    src = np.clip((np.arange(n_out, dtype=np.float64) + 0.5) * (n_in / n_out) - 0.5, 0.0, n_in - 1)
-    i0 = np.floor(src).astype(np.int64)
-    return i0, np.minimum(i0 + 1, n_in - 1), src - i0
-
-
 def letterbox(rgb: np.ndarray, size: int = INPUT_SIZE) -> tuple[np.ndarray, Letterbox]:
     """HxWx3 (or x4, alpha ignored) uint8 -> float32 [1, size, size, 3] in [-1, 1], and the placement."""
-    img = np.asarray(rgb)[:, :, :3].astype(np.float64)
-    h, w = img.shape[:2]
-    s = min(size / w, size / h)
-    ch = min(max(_round_half_up(h * s), 1), size)
-    cw = min(max(_round_half_up(w * s), 1), size)
-    top, left = (size - ch) // 2, (size - cw) // 2
-    x0, x1, fx = _axis(w, cw)
-    a, b = img[:, x0], img[:, x1]
-    rows = a + (b - a) * fx[None, :, None]
-    y0, y1, fy = _axis(h, ch)
-    t, btm = rows[y0], rows[y1]
-    canvas = np.zeros((size, size, 3), dtype=np.float64)
-    canvas[top:top + ch, left:left + cw] = t + (btm - t) * fy[:, None, None]
-    tensor = ((canvas - 127.5) / 127.5).astype(np.float32)
-    return tensor[None], Letterbox(left, top, cw, ch, w, h)
+    h, w = np.asarray(rgb).shape[:2]
+    side = max(w, h)
+    px = sample_rect(rgb, w / 2, h / 2, side, side, 0.0, size, size, "zero")
+    tensor = ((px.astype(np.float64) - 127.5) / 127.5).astype(np.float32)
+    k = size / side
+    return tensor[None], Letterbox((side - w) / 2 * k, (side - h) / 2 * k, w * k, h * k, w, h)
 
 
 def ssd_anchors() -> np.ndarray:

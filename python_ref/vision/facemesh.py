@@ -22,6 +22,7 @@ from pathlib import Path
 import numpy as np
 
 from python_ref.vision.detect import Detection, detect_faces
+from python_ref.vision.refine import OUTPUTS, PRESENCE, refine_landmarks
 from python_ref.vision.roi import Roi, map_landmarks, roi_from_detection, roi_from_landmarks, roi_is_sane, warp_roi
 
 ModelRunner = Callable[[dict[str, np.ndarray]], dict[str, np.ndarray]]
@@ -59,7 +60,7 @@ class Face:
     box: np.ndarray  # (x_min, y_min, x_max, y_max) of the landmarks
     keypoints: np.ndarray  # [6, 2]
     score: float  # face presence from the landmark model
-    landmarks: np.ndarray  # [468, 3]
+    landmarks: np.ndarray  # [468, 3], refined: [478, 3]
     roi: Roi
     detection: Detection | None = None
 
@@ -79,9 +80,12 @@ def face_from_landmarks(lm: np.ndarray, presence: float, roi: Roi, det: Detectio
 class FaceMesh:
     def __init__(self, detector: ModelRunner | None = None, landmarker: ModelRunner | None = None, *,
                  max_faces: int = 1, min_detection_score: float = 0.5, min_presence: float = 0.5,
-                 tracking: bool = True) -> None:
+                 tracking: bool = True, refine: bool = False) -> None:
+        """refine: the landmarker is the attention mesh (face_landmark_with_attention): 478 refined landmarks."""
+        self.refine = refine
         self.detector = detector or python_ref_runner(MODELS / "face_detector.wrt")
-        self.landmarker = landmarker or python_ref_runner(MODELS / "face_landmark.wrt")
+        self.landmarker = landmarker or python_ref_runner(
+            MODELS / ("face_landmark_attention.wrt" if refine else "face_landmark.wrt"))
         self.max_faces, self.min_detection_score, self.min_presence = max_faces, min_detection_score, min_presence
         self.tracking = tracking
         self.tracked: list[Roi] = []
@@ -91,14 +95,22 @@ class FaceMesh:
         self.tracked = []
 
     def landmarks(self, rgb: np.ndarray, roi: Roi) -> tuple[np.ndarray, float]:
-        """Landmarks [468, 3] in image pixels and the presence score for one crop."""
+        """Landmarks [468, 3] (refined: [478, 3]) in image pixels and the presence score for one crop."""
         t0 = time.perf_counter()
         tensor = warp_roi(rgb, roi)
         t1 = time.perf_counter()
         out = self.landmarker({"input_1": tensor})
         t2 = time.perf_counter()
-        presence = float(1.0 / (1.0 + np.exp(-np.clip(float(out["conv2d_31"].reshape(-1)[0]), -100.0, 100.0))))
-        lm = map_landmarks(out["conv2d_21"], roi)
+        flag = out[PRESENCE] if self.refine else out["conv2d_31"]
+        presence = float(1.0 / (1.0 + np.exp(-np.clip(float(flag.reshape(-1)[0]), -100.0, 100.0))))
+        if self.refine:  # every region mapped to the image, then merged
+            mesh, *regions = (np.asarray(out[k], np.float64).reshape(-1, 3 if k == OUTPUTS[0] else 2)
+                              for k in OUTPUTS)
+            mesh = map_landmarks(mesh, roi)
+            regions = [map_landmarks(np.c_[r, np.zeros(len(r))], roi)[:, :2] for r in regions]
+            lm = refine_landmarks(mesh, *regions)
+        else:
+            lm = map_landmarks(out["conv2d_21"], roi)
         ms = self.stats.ms
         ms["warp"] = ms.get("warp", 0.0) + (t1 - t0) * 1e3
         ms["landmarks"] = ms.get("landmarks", 0.0) + (t2 - t1) * 1e3

@@ -11,11 +11,8 @@ From landmarks (tracking): angle = atan2(y263 - y33, x263 - x33) (outer eye corn
   -angle about the origin; with their bounding box there (u0..u1, v0..v1), side = 1.5 * LANDMARK_SCALE *
   max(u1 - u0, v1 - v0) and the centre ((u0 + u1) / 2, (v0 + v1) / 2 + LANDMARK_SHIFT * side) is turned back.
 
-Warp: output pixel (row i, column j) of n x n takes u = (j + 0.5) / n - 0.5, v = (i + 0.5) / n - 0.5, maps it to
-  (x, y) as above and samples the image bilinearly at pixel-index coordinates (x - 0.5, y - 0.5):
-  x0 = floor(x - 0.5), fx = (x - 0.5) - x0, columns x0 and x0 + 1 each clamped to [0, W - 1] (same for rows);
-  top = p00 + (p01 - p00) * fx, bottom = p10 + (p11 - p10) * fx, value = top + (bottom - top) * fy (float64),
-  then value / 255 rounded once to float32.
+Warp: the Roi's square sampled into n x n by vision/sample.py (MediaPipe's ImageToTensor: output pixel (i, j) at
+  u = j / n - 0.5, v = i / n - 0.5, 8-bit bilinear, edge pixels replicated), then / 255 rounded once to float32.
 Landmarks out: crop pixels (lx, ly, lz) -> u = lx / n - 0.5, v = ly / n - 0.5 mapped as above; z = lz * side / n.
 """
 
@@ -27,6 +24,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from python_ref.vision.detect import Detection
+from python_ref.vision.sample import sample_rect
 
 LANDMARK_INPUT = 192
 DETECTION_SCALE = 1.5
@@ -89,23 +87,8 @@ def roi_is_sane(roi: Roi, previous: Roi | None, width: int, height: int) -> bool
 
 def warp_roi(rgb: np.ndarray, roi: Roi, n: int = LANDMARK_INPUT) -> np.ndarray:
     """The landmark model's input: float32 [1, n, n, 3] in [0, 1]."""
-    img = np.asarray(rgb)[:, :, :3]
-    h, w = img.shape[:2]
-    t = (np.arange(n, dtype=np.float64) + 0.5) / n - 0.5
-    u, v = np.meshgrid(t, t)  # u varies along columns, v along rows
-    x, y = roi.to_image(u, v)
-    xs, ys = x - 0.5, y - 0.5
-    x0, y0 = np.floor(xs), np.floor(ys)
-    fx, fy = (xs - x0)[..., None], (ys - y0)[..., None]
-    c0 = np.clip(x0, 0, w - 1).astype(np.int64)
-    c1 = np.clip(x0 + 1, 0, w - 1).astype(np.int64)
-    r0 = np.clip(y0, 0, h - 1).astype(np.int64)
-    r1 = np.clip(y0 + 1, 0, h - 1).astype(np.int64)
-    f = img.astype(np.float64)
-    p00, p01, p10, p11 = f[r0, c0], f[r0, c1], f[r1, c0], f[r1, c1]
-    top = p00 + (p01 - p00) * fx
-    bottom = p10 + (p11 - p10) * fx
-    return ((top + (bottom - top) * fy) / 255.0).astype(np.float32)[None]
+    px = sample_rect(rgb, roi.cx, roi.cy, roi.side, roi.side, roi.angle, n, n, "replicate")
+    return (px / 255.0).astype(np.float32)[None]
 
 
 def map_landmarks(raw: np.ndarray, roi: Roi, n: int = LANDMARK_INPUT) -> np.ndarray:

@@ -116,6 +116,10 @@ def write_fixtures(out: Path) -> dict:
         manifest["bad_models"][key] = str(out / f"{key}.wrt")
     manifest["hostile"] = write_hostile(out)
     manifest["sparse"] = write_sparse(out)
+    manifest["int8"] = write_int8(out)
+    import breadth_fixtures  # the breadth models (OCR widths, streams, encoders): tests/js/breadth.test.mjs
+
+    breadth_fixtures.write(out)
     (out / "manifest.json").write_text(json.dumps(manifest, indent=1))
     return manifest
 
@@ -172,6 +176,30 @@ def write_hostile(out: Path) -> list[dict]:
                     f = f"hostile.{c.name}.{key}{i}.bin"
                     (out / f).write_bytes(np.ascontiguousarray(v).tobytes())
                     entry[key][k] = {"file": f, "shape": list(v.shape), "dtype": str(v.dtype)}
+        cases.append(entry)
+    return cases
+
+
+def write_int8(out: Path) -> list[dict]:
+    """Every one-op int8 graph of tests/qgraphs.py with python_ref's outputs, which the engine must equal bit for
+    bit on every variant."""
+    sys.path.insert(0, str(ROOT / "tests"))
+    import qgraphs
+
+    from python_ref import Interpreter
+    from wasmrt.converter import convert
+
+    cases = []
+    for name in [*sorted(qgraphs.CASES), *sorted(qgraphs.KERNEL_CASES)]:
+        g, feeds = qgraphs.quantized_op_graph(name, seed=5)
+        data = convert(g).data
+        entry = {"name": name, "path": str(out / f"int8.{name}.wrt"), "inputs": {}, "outputs": {}}
+        Path(entry["path"]).write_bytes(data)
+        for key, arrays in (("inputs", feeds), ("outputs", Interpreter(data).run(feeds))):
+            for i, (k, v) in enumerate(arrays.items()):
+                f = f"int8.{name}.{key}{i}.bin"
+                (out / f).write_bytes(np.ascontiguousarray(v).tobytes())
+                entry[key][k] = {"file": f, "shape": list(v.shape), "dtype": str(v.dtype)}
         cases.append(entry)
     return cases
 

@@ -1,6 +1,6 @@
 // Opens a plain page (import map, no bundler) of an npm project that installed the packed tarball, in Debian's
 // Chromium: the page runs the README's snippet on two photos and leaves its results in window.result.
-//   node npm_page.mjs URL results.json   (run by tests/test_npm_package.py)
+//   node npm_page.mjs URL results.json   (run by tests/test_npm_package.py; tests/test_breadth_browser.py too)
 import { writeFileSync } from "node:fs";
 import { chromium } from "playwright-core";
 

@@ -83,6 +83,20 @@ try {
   await cam.evaluate(() => window.tryon.ready);
   await cam.waitForTimeout(3000);
   results.camera = await cam.evaluate(() => ({ stats: window.tryon.stats(), note: document.getElementById("source-note").textContent }));
+
+  // 5. the refine option: the attention mesh's 478 landmarks on the astronaut
+  const refined = await browser.newPage({ viewport: { width: 1280, height: 860 } });
+  await refined.goto(`${cfg.origin}/demo/web/tryon.html?source=none&refine=1&variant=${cfg.variant}`);
+  await refined.evaluate(() => window.tryon.ready);
+  results.refined = await refined.evaluate(async ({ b64, w, h }) => {
+    const bin = atob(b64);
+    const data = new Uint8ClampedArray(bin.length);
+    for (let i = 0; i < bin.length; i++) data[i] = bin.charCodeAt(i);
+    await window.tryon.setTracking(false);
+    const res = await window.tryon.process({ data, width: w, height: h });
+    return { checked: document.getElementById("refine").checked, faces: res.faces.length,
+      landmarks: res.faces[0] ? Array.from(res.faces[0].landmarks) : null };
+  }, { b64: astronautB64, w: M.astronaut.width, h: M.astronaut.height });
   results.logs = logs;
 } finally {
   await browser.close();

@@ -72,14 +72,15 @@ class _CEngine:
             raise WasmrtError(f"native engine cannot load the model: {lib.wrt_error_message().decode()}")
         self.target = lib.wrt_target_name().decode()
 
-    def buffers(self, which: int) -> list[np.ndarray]:
-        """numpy views of the engine's input (0) or output (1) tensors, in place."""
+    def buffers(self, which: int, dtypes: list[np.dtype]) -> list[np.ndarray]:
+        """numpy views of the engine's input (0) or output (1) tensors, in place, of the tensors' dtypes."""
         n = (self.lib.wrt_num_inputs if which == 0 else self.lib.wrt_num_outputs)(self.h)
         ptr = self.lib.wrt_input_ptr if which == 0 else self.lib.wrt_output_ptr
         out = []
         for i in range(n):
-            size = self.lib.wrt_tensor_bytes(self.h, which, i) // 4
-            out.append(np.ctypeslib.as_array(ctypes.cast(ptr(self.h, i), ctypes.POINTER(ctypes.c_float)), (size,)))
+            size = self.lib.wrt_tensor_bytes(self.h, which, i)
+            raw = np.ctypeslib.as_array(ctypes.cast(ptr(self.h, i), ctypes.POINTER(ctypes.c_uint8)), (size,))
+            out.append(raw.view(dtypes[i]))
         return out
 
     def run(self) -> None:
@@ -89,10 +90,13 @@ class _CEngine:
 
 def _ours_via_ctypes(prep: Prepared, lib: Path | None = None) -> Engine:
     """Our engine through a minimal binding; lib: an earlier build's library (bench --baseline)."""
+    from python_ref import Interpreter
     from wasmrt import build
 
-    eng = _CEngine(lib or build.build_native().path, prep.wrt.read_bytes())
-    ins, outs = eng.buffers(0), eng.buffers(1)
+    data = prep.wrt.read_bytes()
+    spec = Interpreter(data)
+    eng = _CEngine(lib or build.build_native().path, data)
+    ins, outs = eng.buffers(0, [t.dtype for t in spec.inputs]), eng.buffers(1, [t.dtype for t in spec.outputs])
     feeds = [np.ascontiguousarray(prep.feeds[i["name"]]).reshape(-1) for i in prep.inputs]
 
     def run() -> Outputs:

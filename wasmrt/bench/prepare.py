@@ -18,7 +18,7 @@ import numpy as np
 
 from wasmrt import paths
 from wasmrt.errors import InputError
-from wasmrt.export.common import ExportError, load_optimized, random_feeds, run_reference
+from wasmrt.export.common import ExportError, load_optimized, random_feeds, random_input, run_reference
 from wasmrt.ir import Graph
 
 WORK = paths.work_dir() / "bench"
@@ -67,8 +67,9 @@ def _write_inputs(out: Path, feeds: dict[str, np.ndarray]) -> list[dict]:
     specs = []
     for k, (name, value) in enumerate(feeds.items()):
         f = f"input{k}.bin"
-        np.ascontiguousarray(value, np.float32).tofile(out / f)
-        specs.append({"name": name, "shape": list(value.shape), "file": f})
+        dtype = value.dtype if value.dtype.kind in "iub" else np.dtype(np.float32)
+        np.ascontiguousarray(value, dtype.newbyteorder("<")).tofile(out / f)
+        specs.append({"name": name, "shape": list(value.shape), "file": f, "dtype": str(dtype)})
     return specs
 
 
@@ -106,7 +107,7 @@ def _prepare_wrt(name: str, src: Path, out: Path, peers: bool, log: callable, se
     shutil.copyfile(src, wrt)
     interp = Interpreter(str(wrt))
     rng = np.random.default_rng(seed)
-    feeds = {s.name: rng.uniform(-1.0, 1.0, s.shape).astype(s.dtype) for s in interp.inputs}
+    feeds = {s.name: random_input(rng, s.shape, s.dtype) for s in interp.inputs}
     log(f"{name}: reference outputs (python_ref)")
     ref = interp.run(feeds)
     prep = Prepared(name, out, wrt, _write_inputs(out, feeds), list(ref), feeds, ref, _macs(wrt.read_bytes()))

@@ -70,8 +70,8 @@ def _profile_native(prep: Prepared, runs: int) -> dict[str, Any]:
     n = lib.wrt_num_ops(eng.h)
     ops = [{"type": lib.wrt_op_type(eng.h, i).decode(), "name": lib.wrt_op_name(eng.h, i).decode(),
             "kernel": lib.wrt_op_kernel(eng.h, i).decode()} for i in range(n)]
-    ins = eng.buffers(0)
-    feeds = [np.ascontiguousarray(prep.feeds[i["name"]], np.float32).reshape(-1) for i in prep.inputs]
+    feeds = [np.ascontiguousarray(prep.feeds[i["name"]]).reshape(-1) for i in prep.inputs]
+    ins = eng.buffers(0, [f.dtype for f in feeds])
     ms = (ctypes.c_double * max(n, 1))()
     samples = np.zeros((runs, n))
     for r in range(-WARMUP, runs):

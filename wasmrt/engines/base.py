@@ -64,6 +64,7 @@ class Model:
     engine: str = ""
     variant: str = ""  # kernel target the engine picked (scalar, avx2, wasm_simd128, ...)
     threads: int = 1  # threads a run uses
+    metadata: dict[str, Any]  # source, producer, preprocess hints, labels, props (python_ref.wrt_file's form)
 
     def __init__(self, inputs: list[TensorSpec], outputs: list[TensorSpec]) -> None:
         self.inputs = inputs
@@ -90,10 +91,40 @@ class Model:
         return check_feeds(self.inputs, feeds)
 
     def run(self, feeds: dict[str, Any] | Sequence[Any] | np.ndarray) -> dict[str, np.ndarray]:
+        """Outputs by name. Inputs with run-time dimensions may take any size within their bounds: a new size
+        re-plans the model first (as resize_inputs)."""
         arrays = self.check_feeds(feeds)
         with self._lock:
+            if any(a.shape != s.shape for a, s in zip(arrays, self.inputs, strict=True)):
+                self._resize_locked([a.shape for a in arrays])
             outs = self._run(arrays)
         return dict(zip((s.name for s in self.outputs), outs, strict=True))
+
+    @property
+    def dynamic(self) -> bool:
+        """Some input takes its size at run time (a model converted with --dynamic)."""
+        return any(s.bounds is not None for s in self.inputs)
+
+    def resize_inputs(self, shapes: dict[str, Sequence[int]]) -> None:
+        """New sizes for inputs with run-time dimensions (inputs not named keep theirs): the engine re-plans its
+        arena and tables for them (the weights stay); `inputs` and `outputs` then give the new shapes. Sizes
+        outside an input's bounds, or beyond the model's limits, raise an error and leave the model as it was."""
+        names = [s.name for s in self.inputs]
+        unknown = sorted(set(shapes) - set(names))
+        if unknown:
+            raise InputError(f"unknown input {unknown[0]!r}; the model's inputs are {sorted(names)}")
+        new = []
+        for s in self.inputs:
+            shape = tuple(int(d) for d in shapes.get(s.name, s.shape))
+            if not s.accepts(shape):
+                raise InputError(f"input {s.name!r}: shape {list(shape)}, expected {s.describe()}")
+            new.append(shape)
+        with self._lock:
+            self._resize_locked(new)
+
+    def _resize_locked(self, shapes: list[tuple[int, ...]]) -> None:
+        """Re-plan for these input shapes (under the model's lock) and refresh inputs/outputs."""
+        raise NotImplementedError
 
     def _run(self, arrays: list[np.ndarray]) -> list[np.ndarray]:
         raise NotImplementedError

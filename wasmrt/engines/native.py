@@ -1,7 +1,8 @@
 """The C engine as a native shared library (a checkout's build/native/libwasmrt.so, or the one a wheel ships),
 through ctypes.
 
-The library picks its kernels at load time from the CPU (AVX-512 > AVX2+FMA > scalar); `variant` (or the
+The library picks its kernels at load time from the CPU (AVX-512 VNNI > AVX-512 > AVX2+FMA > scalar; the VNNI table
+differs only in its int8 kernels); `variant` (or the
 WASMRT_FORCE_TARGET environment variable) forces one, which must be available on this CPU.
 """
 
@@ -14,11 +15,12 @@ from pathlib import Path
 
 import numpy as np
 
+from python_ref.wrt_file import read_metadata
 from wasmrt.engines.base import DEFAULT_LIMITS, DTYPES, Limits, Model, TensorSpec, sparse_policy
 from wasmrt.engines.errors import engine_error
 from wasmrt.errors import WasmrtError
 
-VARIANTS = ("scalar", "avx2", "avx512")
+VARIANTS = ("scalar", "avx2", "avx512", "avx512vnni")
 _lib: ctypes.CDLL | None = None
 _lock = threading.Lock()
 
@@ -53,6 +55,9 @@ def _declare(lib: ctypes.CDLL) -> None:
         "wrt_memory_size": (c.c_size_t, [c.c_void_p]),
         "wrt_work_estimate": (c.c_double, [c.c_void_p]),
         "wrt_set_sparse_policy": (c.c_int, [c.c_int]),
+        "wrt_input_dim_min": (c.c_int, [c.c_void_p, c.c_int, c.c_int]),
+        "wrt_input_dim_max": (c.c_int, [c.c_void_p, c.c_int, c.c_int]),
+        "wrt_resize_inputs": (c.c_int, [c.c_void_p, c.POINTER(c.c_int32), c.c_int]),
         "wrt_set_threads": (c.c_int, [c.c_void_p, c.c_int]),
     }
     for name, (res, args) in sig.items():
@@ -115,6 +120,7 @@ class NativeModel(Model):
             raise WasmrtError(f"native variant {variant!r} is not available on this CPU or build "
                               f"(would run {lib.wrt_target_name().decode()!r})")
         super().__init__(self._specs(0), self._specs(1))
+        self.metadata = read_metadata(bytes(data))
         self.arena_size = int(lib.wrt_arena_size(ptr))
         self.weights_size = int(lib.wrt_weights_size(ptr))
         self.memory_size = int(lib.wrt_memory_size(ptr))
@@ -128,9 +134,26 @@ class NativeModel(Model):
         for i in range(count):
             rank = lib.wrt_tensor_rank(p, which, i)
             shape = tuple(lib.wrt_tensor_dim(p, which, i, a) for a in range(rank))
+            bounds = None
+            if which == 0:
+                b = tuple((lib.wrt_input_dim_min(p, i, a), lib.wrt_input_dim_max(p, i, a)) for a in range(rank))
+                bounds = b if any(lo != hi for lo, hi in b) else None
             specs.append(TensorSpec(lib.wrt_tensor_name(p, which, i).decode("utf-8", "replace"), shape,
-                                    DTYPES[lib.wrt_tensor_dtype(p, which, i)]))
+                                    DTYPES[lib.wrt_tensor_dtype(p, which, i)], bounds))
         return specs
+
+    def _resize_locked(self, shapes: list[tuple[int, ...]]) -> None:
+        if self._ptr is None:
+            raise WasmrtError("the model was released")
+        dims = [d for s in shapes for d in s]
+        arr = (ctypes.c_int32 * max(len(dims), 1))(*dims)
+        code = self._lib.wrt_resize_inputs(self._ptr, arr, len(dims))
+        if code:
+            raise engine_error(code, self._lib.wrt_error_message().decode("utf-8", "replace"), "")
+        self.inputs, self.outputs = self._specs(0), self._specs(1)
+        self.arena_size = int(self._lib.wrt_arena_size(self._ptr))
+        self.memory_size = int(self._lib.wrt_memory_size(self._ptr))
+        self.work = float(self._lib.wrt_work_estimate(self._ptr))
 
     def _run(self, arrays: list[np.ndarray]) -> list[np.ndarray]:
         if self._ptr is None:

@@ -19,6 +19,7 @@ from pathlib import Path
 
 import numpy as np
 
+from python_ref.wrt_file import read_metadata
 from wasmrt.engines.base import DEFAULT_LIMITS, DTYPES, Limits, Model, TensorSpec, sparse_policy
 from wasmrt.engines.errors import engine_error
 from wasmrt.errors import WasmrtError
@@ -220,6 +221,7 @@ class WasmModel(Model):
         self.threads = self.wasm.call("wrt_set_threads", self._ptr, self.wasm.threads) if self.wasm.threads > 1 else 1
         self.variant = self.wasm.cstr(self.wasm.ptr("wrt_model_target", self._ptr))
         super().__init__(self._specs(0), self._specs(1))
+        self.metadata = read_metadata(bytes(data))
         self.arena_size = self.wasm.ptr("wrt_arena_size", self._ptr)
         self.weights_size = self.wasm.ptr("wrt_weights_size", self._ptr)
         self.memory_size = self.wasm.ptr("wrt_memory_size", self._ptr)
@@ -231,9 +233,35 @@ class WasmModel(Model):
         for i in range(count):
             rank = w.call("wrt_tensor_rank", p, which, i)
             shape = tuple(w.call("wrt_tensor_dim", p, which, i, a) for a in range(rank))
+            bounds = None
+            if which == 0:
+                b = tuple((w.call("wrt_input_dim_min", p, i, a), w.call("wrt_input_dim_max", p, i, a))
+                          for a in range(rank))
+                bounds = b if any(lo != hi for lo, hi in b) else None
             specs.append(TensorSpec(w.cstr(w.ptr("wrt_tensor_name", p, which, i)), shape,
-                                    DTYPES[w.call("wrt_tensor_dtype", p, which, i)]))
+                                    DTYPES[w.call("wrt_tensor_dtype", p, which, i)], bounds))
         return specs
+
+    def _resize_locked(self, shapes: list[tuple[int, ...]]) -> None:
+        with self.wasm.lock:
+            if self._ptr is None:
+                raise WasmrtError("the model was released")
+            w = self.wasm
+            dims = np.array([d for s in shapes for d in s], "<i4")
+            buf = w.ptr("wrt_alloc", max(dims.nbytes, 4))
+            if not buf:
+                raise WasmrtError("out of wasm memory for the input shapes")
+            try:
+                w.write(buf, dims)
+                code = w.call("wrt_resize_inputs", self._ptr, buf, len(dims))
+            finally:
+                if not w.broken:
+                    w.call("wrt_free", buf)
+            if code:
+                raise engine_error(code, w.error_message(), "")
+            self.inputs, self.outputs = self._specs(0), self._specs(1)
+            self.arena_size = w.ptr("wrt_arena_size", self._ptr)
+            self.memory_size = w.ptr("wrt_memory_size", self._ptr)
 
     def _run(self, arrays: list[np.ndarray]) -> list[np.ndarray]:
         with self.wasm.lock:  # models sharing an instance share its memory and its error message

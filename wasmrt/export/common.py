@@ -39,13 +39,16 @@ def run_reference(graph: Graph, feeds: dict[str, np.ndarray]) -> dict[str, np.nd
     return {o: values[o] for o in graph.outputs}
 
 
+def random_input(rng: np.random.Generator, shape: tuple[int, ...], dtype: np.dtype) -> np.ndarray:
+    """Floats in [-1, 1]; integer and bool inputs (token ids, masks, segment ids) 0 or 1, valid for all of them."""
+    if np.dtype(dtype).kind in "iub":
+        return rng.integers(0, 2, shape).astype(dtype)
+    return rng.uniform(-1.0, 1.0, shape).astype(dtype)
+
+
 def random_feeds(graph: Graph, seed: int = 0) -> dict[str, np.ndarray]:
     rng = np.random.default_rng(seed)
-    out = {}
-    for name in graph.inputs:
-        t = graph.tensors[name]
-        out[name] = rng.uniform(-1.0, 1.0, t.shape).astype(t.dtype)
-    return out
+    return {name: random_input(rng, graph.tensors[name].shape, graph.tensors[name].dtype) for name in graph.inputs}
 
 
 def max_rel_error(got: np.ndarray, want: np.ndarray) -> float:

@@ -4,7 +4,8 @@
 
 Scope: the default ONNX domain, opsets 11 to 21 (older and newer models import too when the ops they use kept
 their semantics; attribute-vs-input changes such as Clip min/max, Pad pads, Slice, Squeeze/Unsqueeze/Reduce* axes,
-Split sizes and the Resize inputs are handled per opset). Other domains and control flow are unsupported.
+Split sizes and the Resize inputs are handled per opset). Other domains are unsupported. Control flow with a static
+outcome (If on a condition known at import, Loop with a constant trip count, Scan) is flattened (onnx_control.py).
 
 Static shapes. Dynamic dims of graph inputs come from `input_shapes`; a leading symbolic dim (the batch) defaults
 to 1, any other unresolved dim is a ConversionError naming the input and the dim. `freeze_inputs` turns graph inputs
@@ -49,6 +50,7 @@ from python_ref.quant import QuantParams
 from wasmrt.errors import ConversionError, ModelFormatError, UnsupportedOpError, WasmrtError
 from wasmrt.importers import onnx_quant
 from wasmrt.importers.onnx_context import Context, Value, attributes, node_name
+from wasmrt.importers.onnx_control import CONVERTERS as CONTROL_FLOW
 from wasmrt.importers.onnx_fold import _FOLDERS, fold
 from wasmrt.importers.onnx_ops import CONSTANT_INPUTS, CONVERTERS
 from wasmrt.importers.onnx_shapes import shape_slice
@@ -57,10 +59,11 @@ from wasmrt.ir import Graph, Metadata, Preprocess
 __all__ = ["CONSTANT_INPUTS", "CONSTANT_ONLY_OPS", "SUPPORTED_OPS", "import_onnx"]
 
 # ONNX ops converted for runtime (data-dependent) inputs.
-SUPPORTED_OPS: frozenset[str] = frozenset(CONVERTERS) | {"Constant", "Shape", "Size"}
+SUPPORTED_OPS: frozenset[str] = frozenset(CONVERTERS) | frozenset(CONTROL_FLOW) | {"Constant", "Shape", "Size"}
 # ONNX ops evaluated only when all their inputs are constant (others go through onnx's reference evaluator).
 CONSTANT_ONLY_OPS: frozenset[str] = frozenset(_FOLDERS) - SUPPORTED_OPS
 MIN_OPSET = 7
+RUNTIME_INPUT_DTYPES = tuple(np.dtype(d) for d in (np.float32, np.int32, np.int64, np.bool_, np.uint8, np.int8))
 
 
 def import_onnx(path_or_model: str | os.PathLike | bytes | onnx.ModelProto,
@@ -172,12 +175,13 @@ def _add_inputs(ctx: Context, g: onnx.GraphProto, shapes: dict[str, tuple[int, .
             raise ConversionError(f"{ctx.source}: input {inp.name!r} is not a tensor (sequence/map/optional)")
         if elem and elem not in helper.get_all_tensor_dtypes():
             raise ModelFormatError(f"{ctx.source}: input {inp.name!r} has the unknown element type {elem}")
-        dtype = helper.tensor_dtype_to_np_dtype(elem) if elem else np.dtype(np.float32)
-        if dtype != np.float32:
-            raise ConversionError(f"{ctx.source}: input {inp.name!r} is {dtype}; wasmrt runs float32 tensors "
-                                  "(give a shape or index input a fixed value with freeze_inputs)")
+        dtype = np.dtype(helper.tensor_dtype_to_np_dtype(elem) if elem else np.float32)
+        if dtype not in RUNTIME_INPUT_DTYPES:
+            raise ConversionError(f"{ctx.source}: input {inp.name!r} is {dtype}; wasmrt's graph inputs are "
+                                  f"{', '.join(str(d) for d in RUNTIME_INPUT_DTYPES)} (give an input a fixed value "
+                                  "with freeze_inputs)")
         shape = _input_shape(ctx.source, inp, shapes.get(inp.name))
-        ctx.graph.add_input(inp.name, shape)
+        ctx.graph.add_input(inp.name, shape, dtype)
         ctx.values[inp.name] = Value(shape, ir=inp.name)
 
 
@@ -256,8 +260,12 @@ def _convert_node(ctx: Context, node: onnx.NodeProto) -> None:
     if node.domain not in ("", "ai.onnx") and not (node.domain == onnx_quant.MS_DOMAIN
                                                    and node.op_type in onnx_quant.MS_OPS):
         raise ctx.unsupported(node, f"custom domain {node.domain!r}")
+    if node.op_type in CONTROL_FLOW:
+        CONTROL_FLOW[node.op_type](ctx, _convert_node, node)
+        _check_outputs(ctx, node)
+        return
     if any(a.type in (onnx.AttributeProto.GRAPH, onnx.AttributeProto.GRAPHS) for a in node.attribute):
-        raise ctx.unsupported(node, "control flow (sub-graphs) is not supported")
+        raise ctx.unsupported(node, "sub-graphs are supported only in If, Loop and Scan")
     attrs = attributes(node)
     if node.op_type == "Constant":
         ctx.set_const(node.output[0], _constant_value(ctx, node, attrs))
@@ -278,6 +286,10 @@ def _convert_node(ctx: Context, node: onnx.NodeProto) -> None:
     else:
         hint = " (supported only when all its inputs are constant)" if node.op_type in CONSTANT_ONLY_OPS else ""
         raise ctx.unsupported(node, "no wasmrt equivalent" + hint)
+    _check_outputs(ctx, node)
+
+
+def _check_outputs(ctx: Context, node: onnx.NodeProto) -> None:
     for name in node.output:
         if name and name not in ctx.values:
             raise ConversionError(f"{ctx.source}: node {node_name(node)!r} ({node.op_type}) left output "

@@ -13,10 +13,22 @@ from typing import Any
 import numpy as np
 import onnx
 
-from python_ref.opdefs import CoordMode, DepthToSpaceMode, NearestMode, PadMode, ResizeMode
+from python_ref import recurrent
+from python_ref.opdefs import (
+    Activation,
+    CoordMode,
+    Coupling,
+    DepthToSpaceMode,
+    Direction,
+    GeluMode,
+    NearestMode,
+    PadMode,
+    ResizeMode,
+    ScatterReduction,
+)
+from python_ref.shapes import CAST_DTYPES
 from wasmrt.importers.onnx_context import (
     MAX_CONCAT,
-    MAX_CONST_ELEMENTS,
     Context,
     Value,
     cl_inverse,
@@ -34,10 +46,11 @@ CONSTANT_INPUTS: dict[str, tuple[int, ...]] = {
     "Conv": (1, 2), "ConvTranspose": (1, 2), "BatchNormalization": (1, 2, 3, 4), "Clip": (1, 2),
     "Pad": (1, 2, 3), "Reshape": (1,), "Slice": (1, 2, 3, 4), "Split": (1,), "Squeeze": (1,), "Unsqueeze": (1,),
     "ReduceMean": (1,), "ReduceMax": (1,), "ReduceMin": (1,), "ReduceSum": (1,), "ReduceL1": (1,),
-    "ReduceL2": (1,), "ReduceSumSquare": (1,), "Resize": (1, 2, 3), "Upsample": (1,), "Gather": (1,),
+    "ReduceL2": (1,), "ReduceSumSquare": (1,), "Resize": (1, 2, 3), "Upsample": (1,),
     "Expand": (1,), "Tile": (1,), "Dropout": (1, 2), "CastLike": (1,),
     "QuantizeLinear": (1, 2), "DequantizeLinear": (1, 2), "QLinearConv": (1, 2, 3, 4, 5, 6, 7, 8),
     "QLinearMatMul": (1, 2, 4, 5, 6, 7), "ConvInteger": (1, 2, 3), "MatMulInteger": (2, 3),
+    "LSTM": (1, 2, 3, 7), "GRU": (1, 2, 3), "RNN": (1, 2, 3),  # weights: packed once, at load
 }
 F32 = np.float32
 
@@ -65,25 +78,27 @@ def _in_ir_order(vals: list, rank: int, channels_last: bool) -> list:
     return [vals[a] for a in cl_perm(rank)] if channels_last else list(vals)
 
 
-def _broadcast(ctx: Context, names: list[str]) -> tuple[list[str], bool]:
+def _broadcast(ctx: Context, names: list[str], keep_dtypes: bool = False) -> tuple[list[str], bool]:
     """IR operands of an element-wise op with numpy broadcasting, choosing channels-last when a runtime operand
     already is and every other runtime operand can follow (constants are broadcast and permuted to match)."""
     vals = [ctx.value(n) for n in names]
     rank = max(v.rank for v in vals)
     dyn = [v for v in vals if not v.is_const]
     cl = any(v.channels_last for v in dyn) and all(v.rank == rank or math.prod(v.shape) == 1 for v in dyn)
+    # constants take the element type of the runtime operands (float32 unless the op works on integers or bools)
+    dtype = ctx.graph.tensors[dyn[0].ir].dtype if dyn and not keep_dtypes else F32
     irs = []
     for n, v in zip(names, vals, strict=True):
         if v.is_const:
-            irs.append(ctx.const_ir(v.const.astype(F32), n, cl, rank))
+            irs.append(ctx.const_ir(v.const.astype(v.const.dtype if keep_dtypes else dtype), n, cl, rank))
         else:  # a size-1 runtime operand of lower rank broadcasts the same in either layout
             irs.append(ctx.ir(n, cl and v.rank == rank))
     return irs, cl
 
 
 def _elementwise(ctx: Context, node: onnx.NodeProto, op: str, names: list[str], out: str,
-                 attrs: dict[str, Any] | None = None) -> None:
-    irs, cl = _broadcast(ctx, names)
+                 attrs: dict[str, Any] | None = None, keep_dtypes: bool = False) -> None:
+    irs, cl = _broadcast(ctx, names, keep_dtypes)
     ctx.bind(out, ctx.emit(op, irs, attrs, out, _label(node)), cl)
 
 
@@ -112,7 +127,8 @@ def _slice_value(ctx: Context, src: str, params: list[tuple[int, int, int]], out
 _BINARY = {"Add": "ADD", "Sub": "SUB", "Mul": "MUL", "Div": "DIV", "Pow": "POW", "PRelu": "PRELU"}
 _VARIADIC = {"Max": "MAXIMUM", "Min": "MINIMUM", "Sum": "ADD", "Mean": "ADD"}
 _UNARY = {"Relu": "RELU", "Sigmoid": "SIGMOID", "Tanh": "TANH", "Exp": "EXP", "Sqrt": "SQRT", "Abs": "ABS",
-          "Neg": "NEG", "HardSwish": "HARD_SWISH"}
+          "Neg": "NEG", "HardSwish": "HARD_SWISH", "Erf": "ERF", "Log": "LOG", "Floor": "FLOOR", "Ceil": "CEIL",
+          "Not": "NOT"}
 
 
 @_converter(*_BINARY)
@@ -175,6 +191,7 @@ def _clip(ctx: Context, node: onnx.NodeProto, a: dict) -> None:
 
 
 _RUNTIME_FLOATS = (np.dtype(np.float16), np.dtype(np.float32), np.dtype(np.float64))
+_CAST_CODES = {np.dtype(d): c for c, d in CAST_DTYPES.items() if d != np.float16}
 
 
 @_converter("Identity", "Dropout", "Cast", "CastLike")
@@ -196,12 +213,20 @@ def _cast(ctx: Context, node: onnx.NodeProto, a: dict) -> None:
         template = ctx.value(node.input[1])
         to = template.const.dtype if template.is_const else np.dtype(np.float32)
     x = _x(ctx, node)
+    src = ctx.graph.tensors[x.ir].dtype if not x.is_const else x.const.dtype
     if x.is_const:
         ctx.set_const(node.output[0], x.const.astype(to))
-    elif to in _RUNTIME_FLOATS:  # float -> float: computed in float32 anyway
+    elif to in _RUNTIME_FLOATS and src == F32:  # float -> float: computed in float32 anyway
         ctx.alias(node.output[0], node.input[0])
     else:
-        raise ctx.unsupported(node, f"cast of a runtime tensor to {to} (only float16/32/64 targets, as no-ops)")
+        target = np.dtype(F32) if to in _RUNTIME_FLOATS else to
+        if target not in _CAST_CODES:
+            raise ctx.unsupported(node, f"cast to {to} (targets: float16/32/64 as float32, int8, uint8, int32, "
+                                  "int64, bool)")
+        if target == src:
+            ctx.alias(node.output[0], node.input[0])
+            return
+        _unary(ctx, node, "CAST", {"to": _CAST_CODES[target]})
 
 
 @_converter("BatchNormalization")
@@ -633,10 +658,14 @@ def _pad(ctx: Context, node: onnx.NodeProto, a: dict) -> None:
 def _gather(ctx: Context, node: onnx.NodeProto, a: dict) -> None:
     x = _x(ctx, node)
     axis = int(a.get("axis", 0)) % x.rank
+    if not ctx.is_const(node.input[1]):  # run-time indices (token ids into an embedding table, ...)
+        src = ctx.ir(node.input[0], dtype=None)
+        ctx.emit_value("GATHER", [src, ctx.ir(node.input[1], dtype=None)], {"axis": axis}, node)
+        return
     idx = ctx.const(node, 1, "the indices").astype(np.int64)
     idx = np.where(idx < 0, idx + x.shape[axis], idx).astype(np.int32)
     cl = x.channels_last and idx.ndim == 1  # rank unchanged: the layout can stay
-    inputs = [ctx.ir(node.input[0], cl), ctx.const_ir(idx, node.input[1] + "/i32")]
+    inputs = [ctx.ir(node.input[0], cl, dtype=None), ctx.const_ir(idx, node.input[1] + "/i32")]
     ctx.emit_value("GATHER", inputs, {"axis": ir_axis(axis, x.rank, cl)}, node, channels_last=cl)
 
 
@@ -647,13 +676,8 @@ def _expand(ctx: Context, node: onnx.NodeProto, a: dict) -> None:
     if shape == x.shape:
         ctx.alias(node.output[0], node.input[0])
         return
-    # x + zeros broadcasts x; the zeros only need the axes x lacks
-    padded = (1,) * (len(shape) - x.rank) + x.shape
-    zeros_shape = tuple(s if p == 1 else 1 for s, p in zip(shape, padded, strict=True))
     ctx.check_size(node, shape, "the expanded result")
-    ctx.check_size(node, zeros_shape, "the broadcast constant", MAX_CONST_ELEMENTS)
-    ctx.set_const(node.output[0] + "/zeros", np.zeros(zeros_shape, F32))
-    _elementwise(ctx, node, "ADD", [node.input[0], node.output[0] + "/zeros"], node.output[0])
+    ctx.emit_value("EXPAND", [ctx.ir(node.input[0], dtype=None)], {"shape": tuple(int(d) for d in shape)}, node)
 
 
 @_converter("Tile")
@@ -757,3 +781,182 @@ def _resize(ctx: Context, node: onnx.NodeProto, a: dict) -> None:
     attrs = {"size": out_hw, "scales": coord_scales, "mode": ResizeMode.NEAREST if mode == "nearest" else
              ResizeMode.BILINEAR, "coord": _COORD[coord_name], "nearest": _NEAREST[nearest]}
     ctx.emit_value("RESIZE", [ctx.ir(node.input[0], True)], attrs, node, channels_last=True)
+
+
+# -- transformer blocks, comparisons, logic ----------------------------------------------------------------------------
+@_converter("LayerNormalization")
+def _layer_norm(ctx: Context, node: onnx.NodeProto, a: dict) -> None:
+    x = _x(ctx, node)
+    axis = int(a.get("axis", -1)) % x.rank
+    norm = x.shape[axis:]
+    ins = [ctx.ir(node.input[0])]
+    for k, what in ((1, "scale"), (2, "bias")):
+        if ctx.has(node, k):
+            v = ctx.value(node.input[k])
+            if v.rank > len(norm):  # ONNX allows leading 1s: drop them
+                if v.is_const:
+                    ins.append(ctx.const_ir(v.const.astype(F32).reshape(v.shape[v.rank - len(norm):]), node.input[k]))
+                    continue
+                raise ctx.unsupported(node, f"a run-time {what} of rank {v.rank} > {len(norm)}")
+            ins.append(ctx.ir(node.input[k]))
+        else:
+            ins.append("")
+    while ins and ins[-1] == "":
+        ins.pop()
+    eps = float(a.get("epsilon", 1e-5))
+    ctx.emit_value("LAYER_NORM", ins, {"axis": axis, "epsilon": eps}, node)
+    if any(node.output[1:]):
+        _layer_norm_stats(ctx, node, ctx.ir(node.input[0]), tuple(range(axis, x.rank)), eps)
+
+
+def _layer_norm_stats(ctx: Context, node: onnx.NodeProto, x: str, axes: tuple[int, ...], eps: float) -> None:
+    """LayerNormalization's optional outputs Mean and InvStdDev = 1 / sqrt(var + epsilon), over the normalized
+    axes with them kept as 1s (rarely asked for outside training, but part of the op)."""
+    label, base = _label(node), node.output[0]
+    reduce = {"axes": axes, "keepdims": True}
+    mean = ctx.emit("MEAN", [x], reduce, node.output[1] or f"{base}/mean", label)
+    dev = ctx.emit("SUB", [x, mean], None, f"{base}/dev", label)
+    var = ctx.emit("MEAN", [ctx.emit("MUL", [dev, dev], None, f"{base}/dev2", label)], reduce, f"{base}/var", label)
+    std = ctx.emit("SQRT", [ctx.emit("ADD", [var, ctx.const_ir(np.full((), eps, F32), f"{base}/eps")], None,
+                                     f"{base}/var_eps", label)], None, f"{base}/std", label)
+    inv = ctx.emit("DIV", [ctx.const_ir(np.ones((), F32), f"{base}/one"), std], None,
+                   node.output[2] if len(node.output) > 2 and node.output[2] else f"{base}/inv_std", label)
+    if node.output[1]:
+        ctx.bind(node.output[1], mean, False)
+    if len(node.output) > 2 and node.output[2]:
+        ctx.bind(node.output[2], inv, False)
+
+
+@_converter("Gelu")
+def _gelu(ctx: Context, node: onnx.NodeProto, a: dict) -> None:
+    mode = GeluMode.TANH if a.get("approximate", "none") == "tanh" else GeluMode.EXACT
+    _unary(ctx, node, "GELU", {"mode": mode})
+
+
+_COMPARE = {"Equal": "EQUAL", "Less": "LESS", "Greater": "GREATER", "LessOrEqual": "LESS_EQUAL",
+            "GreaterOrEqual": "GREATER_EQUAL", "And": "AND", "Or": "OR", "Xor": "XOR"}
+
+
+@_converter(*_COMPARE)
+def _compare(ctx: Context, node: onnx.NodeProto, a: dict) -> None:
+    _elementwise(ctx, node, _COMPARE[node.op_type], list(node.input[:2]), node.output[0])
+
+
+@_converter("Where")
+def _where(ctx: Context, node: onnx.NodeProto, a: dict) -> None:
+    c, x, y = node.input[:3]
+    vals = [ctx.value(n) for n in (x, y)]
+    dyn = [v for v in vals if not v.is_const]
+    dt = ctx.graph.tensors[dyn[0].ir].dtype if dyn else np.result_type(*(v.const.dtype for v in vals))
+    for n, v in ((x, vals[0]), (y, vals[1])):  # constant branches in the element type of the run-time one
+        if v.is_const:
+            ctx.set_const(n + "/as_" + dt.name, v.const.astype(dt))
+    names = [c] + [n + "/as_" + dt.name if v.is_const else n for n, v in ((x, vals[0]), (y, vals[1]))]
+    _elementwise(ctx, node, "WHERE", names, node.output[0], keep_dtypes=True)
+
+
+_REDUCTIONS = {"none": ScatterReduction.NONE, "add": ScatterReduction.ADD, "mul": ScatterReduction.MUL,
+               "max": ScatterReduction.MAX, "min": ScatterReduction.MIN}
+
+
+@_converter("ScatterND")
+def _scatter_nd(ctx: Context, node: onnx.NodeProto, a: dict) -> None:
+    red = a.get("reduction", "none")
+    if red not in _REDUCTIONS:
+        raise ctx.unsupported(node, f"reduction {red!r}")
+    data = ctx.ir(node.input[0], dtype=None)
+    dt = ctx.graph.tensors[data].dtype
+    upd = ctx.ir(node.input[2], dtype=dt)
+    ctx.emit_value("SCATTER_ND", [data, ctx.ir(node.input[1], dtype=None), upd], {"reduction": _REDUCTIONS[red]},
+                   node)
+
+
+# -- recurrent layers --------------------------------------------------------------------------------------------------
+_ACTIVATIONS = {"sigmoid": Activation.SIGMOID, "tanh": Activation.TANH, "relu": Activation.RELU,
+                "affine": Activation.AFFINE, "leakyrelu": Activation.LEAKY_RELU,
+                "thresholdedrelu": Activation.THRESHOLDED_RELU, "scaledtanh": Activation.SCALED_TANH,
+                "hardsigmoid": Activation.HARD_SIGMOID, "elu": Activation.ELU, "softsign": Activation.SOFTSIGN,
+                "softplus": Activation.SOFTPLUS}
+_USES_ALPHA = {Activation.AFFINE, Activation.LEAKY_RELU, Activation.THRESHOLDED_RELU, Activation.SCALED_TANH,
+               Activation.HARD_SIGMOID, Activation.ELU}
+_USES_BETA = {Activation.AFFINE, Activation.SCALED_TANH, Activation.HARD_SIGMOID}
+_DIRECTIONS = {"forward": Direction.FORWARD, "reverse": Direction.REVERSE, "bidirectional": Direction.BIDIRECTIONAL}
+
+
+def _rnn_activations(ctx: Context, node: onnx.NodeProto, a: dict, per_dir: int, d: int) -> dict[str, Any]:
+    """activations with one alpha and beta each: ONNX lists alphas (betas) only for the activations that take one,
+    in order (onnxruntime's reading); a missing value is the activation's default."""
+    names = list(a.get("activations") or [])
+    if not names:
+        return {}
+    if len(names) == per_dir and d == 2:  # the forward list serves both directions
+        names = names * 2
+    if len(names) != per_dir * d:
+        raise ctx.unsupported(node, f"{len(names)} activations, expected {per_dir * d}")
+    codes = []
+    for n in names:
+        key = (n.decode() if isinstance(n, bytes) else str(n)).lower()
+        if key not in _ACTIVATIONS:
+            raise ctx.unsupported(node, f"activation {n!r}")
+        codes.append(_ACTIVATIONS[key])
+    alphas, betas = list(a.get("activation_alpha") or []), list(a.get("activation_beta") or [])
+    defaults = recurrent.DEFAULT_PARAMS
+    al, be = [], []
+    for c in codes:
+        da, db = defaults.get(c, (0.0, 0.0))
+        al.append(float(alphas.pop(0)) if c in _USES_ALPHA and alphas else da)
+        be.append(float(betas.pop(0)) if c in _USES_BETA and betas else db)
+    return {"activations": tuple(int(c) for c in codes), "activation_alpha": tuple(al), "activation_beta": tuple(be)}
+
+
+@_converter("LSTM", "GRU", "RNN")
+def _recurrent(ctx: Context, node: onnx.NodeProto, a: dict) -> None:
+    op = node.op_type
+    direction = str(a.get("direction", "forward"))
+    if direction not in _DIRECTIONS:
+        raise ctx.unsupported(node, f"direction {direction!r}")
+    d = 2 if direction == "bidirectional" else 1
+    layout = int(a.get("layout", 0))
+    label, out = _label(node), node.output[0] if node.output and node.output[0] else f"{_label(node)}/y"
+    x = ctx.ir(node.input[0])
+    if layout:  # batch-major [B, T, I] -> [T, B, I]
+        x = ctx.emit("TRANSPOSE", [x], {"perm": (1, 0, 2)}, f"{out}/x_tbi", label)
+    ins = [x] + [ctx.const_ir(ctx.const(node, k, what).astype(F32), node.input[k]) for k, what in
+                 ((1, "the weights W"), (2, "the recurrence R"))]
+    ins.append(ctx.const_ir(ctx.const(node, 3, "the bias B").astype(F32), node.input[3]) if ctx.has(node, 3) else "")
+    ins.append(ctx.ir(node.input[4], dtype=np.int32) if ctx.has(node, 4) else "")
+    n_states = 2 if op == "LSTM" else 1
+    for k in range(5, 5 + n_states):
+        if not ctx.has(node, k):
+            ins.append("")
+            continue
+        s = ctx.ir(node.input[k])
+        if layout:  # [B, D, H] -> [D, B, H]
+            s = ctx.emit("TRANSPOSE", [s], {"perm": (1, 0, 2)}, f"{node.input[k]}/dbh", label)
+        ins.append(s)
+    attrs: dict[str, Any] = {"direction": _DIRECTIONS[direction],
+                             **_rnn_activations(ctx, node, a, {"LSTM": 3, "GRU": 2, "RNN": 1}[op], d)}
+    if a.get("clip") is not None:
+        attrs["clip"] = float(a["clip"])
+    if op == "LSTM":
+        ins.append(ctx.const_ir(ctx.const(node, 7, "the peepholes P").astype(F32), node.input[7])
+                   if ctx.has(node, 7) else "")
+        if a.get("input_forget", 0):
+            attrs["coupling"] = Coupling.FORGET_FROM_INPUT
+    if op == "GRU":
+        attrs["linear_before_reset"] = bool(a.get("linear_before_reset", 0))
+    while ins[-1] == "":
+        ins.pop()
+    names = [ctx.graph.unique_name(f"{out}/{k}") for k in ("y", "y_h", "y_c")[:3 if op == "LSTM" else 2]]
+    try:
+        ctx.graph.add_node(op, ins, attrs, name=label, outputs=names)
+    except ValueError as e:
+        raise ctx.unsupported(node, str(e)) from None
+    for k, onnx_name in enumerate(node.output[:len(names)]):
+        if not onnx_name:
+            continue
+        y = names[k]
+        if layout:  # Y [T, D, B, H] -> [B, T, D, H]; Y_h, Y_c [D, B, H] -> [B, D, H]
+            perm = (2, 0, 1, 3) if k == 0 else (1, 0, 2)
+            y = ctx.emit("TRANSPOSE", [y], {"perm": perm}, f"{onnx_name}/batch_major", label)
+        ctx.bind(onnx_name, y, False)

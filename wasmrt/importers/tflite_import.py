@@ -20,7 +20,8 @@ from python_ref import qrules, shapes
 from python_ref.opdefs import OPS, QuantType
 from python_ref.quant import QuantParams, dequantize
 from wasmrt.errors import ConversionError, ModelFormatError, UnsupportedOpError, WasmrtError
-from wasmrt.importers.tflite_ops import HANDLERS, Handler
+from wasmrt.importers import tflite_recurrent  # noqa: F401  (registers the LSTM handlers)
+from wasmrt.importers.tflite_ops import HANDLERS, STATEFUL_OPS, Handler
 from wasmrt.importers.tflite_reader import TflModel, TflOp, TflTensor, read_model
 from wasmrt.ir import Graph
 from wasmrt.passes import MAX_FOLD_WORK, fold_work
@@ -59,6 +60,7 @@ class Converter:
         self.graph = Graph()
         self.names: dict[int, str] = {}  # TFLite tensor index -> graph tensor name
         self.shapes_overridden = False  # when set, the file's recorded intermediate shapes may be stale
+        self.state_outputs: list[tuple[str, str]] = []  # (graph tensor with a variable's new value, its input)
 
     # -- driver --------------------------------------------------------------------------------------------------
     def convert(self) -> Graph:
@@ -79,6 +81,11 @@ class Converter:
             if i not in self.names and self.model.tensors[i].data is None:
                 raise ModelFormatError(f"{self.source}: graph output {self.model.tensors[i].name!r} is never produced")
         g.outputs = [self._output(i) for i in self.model.outputs]
+        for src, state in self.state_outputs:  # variables' new values, after the model's own outputs
+            out = self.graph.unique_name(f"{state}_next")
+            self.graph.add_node("RESHAPE", [src], {"shape": self.graph.tensors[state].shape}, name=out, outputs=[out])
+            g.outputs.append(out)
+            g.metadata.props[f"state.{out}"] = state
         g.prune()
         g.validate()
         return g
@@ -156,7 +163,8 @@ class Converter:
             t = self.model.tensors[i]
             const = t.data is not None or (i in self.names and self.graph.const(self.names[i]) is not None)
             fp16_weight = t.type_name == "FLOAT16" and (  # fp16 weights, possibly sparse: DENSIFY, then DEQUANTIZE
-                (op.name == "DEQUANTIZE" and k == 0 and const) or (op.name == "DENSIFY" and (k == 1 or const)))
+                (op.name == "DEQUANTIZE" and k == 0 and const)
+                or (op.name == "DENSIFY" and (t.is_sparse or k == 1 or const)))
             if t.quantized and not (t.quant_scale and t.type_name in ("INT8", "UINT8", "INT32")):
                 raise UnsupportedOpError(self.op_label(op), self.node_name(op), self.source,
                                          f"tensor {t.name!r} is quantized as {t.type_name}"
@@ -165,7 +173,7 @@ class Converter:
             if t.type_name not in _PLAIN_TYPES and not fp16_weight and not t.quantized:
                 raise UnsupportedOpError(self.op_label(op), self.node_name(op), self.source,
                                          f"tensor {t.name!r} has type {t.type_name}")
-            if t.is_variable:
+            if t.is_variable and op.name not in STATEFUL_OPS:
                 raise UnsupportedOpError(self.op_label(op), self.node_name(op), self.source,
                                          f"tensor {t.name!r} is a variable")
             if t.is_sparse and not (op.name == "DENSIFY" and k == 0 and t.data is not None):
@@ -259,6 +267,28 @@ class Converter:
         if final:
             self.names[op.outputs[0]] = name
         return name
+
+    def state_input(self, op: TflOp, k: int, shape: tuple[int, ...], base: str) -> str:
+        """Input k of a stateful op in `shape`: a variable becomes a graph input (once), anything else is read as
+        usual; "" when absent."""
+        i = op.inputs[k] if k < len(op.inputs) else -1
+        if i < 0:
+            return ""
+        t = self.model.tensors[i]
+        if t.is_variable and i not in self.names:
+            self.names[i] = self.graph.add_input(self.graph.unique_name(t.name), t.shape, np.float32)
+        return self.emit(op, "RESHAPE", [self.input(op, k)], {"shape": shape}) if self.shape(self.input(op, k)) \
+            != shape else self.input(op, k)
+
+    def state_output(self, op: TflOp, k: int, value: str) -> None:
+        """The new value of variable input k (ignored when input k is not a variable)."""
+        i = op.inputs[k] if k < len(op.inputs) else -1
+        if i >= 0 and self.model.tensors[i].is_variable:
+            self.state_outputs.append((value, self.names[i]))
+
+    def bind_output(self, op: TflOp, k: int, name: str) -> None:
+        """Output k of the TFLite op is graph tensor `name`."""
+        self.names[op.outputs[k]] = name
 
     def _dequantized(self, name: str) -> str:
         """A float op's quantized constant operand (hybrid "dynamic range" models keep weights in int8) as the

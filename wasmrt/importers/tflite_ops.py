@@ -19,6 +19,8 @@ if TYPE_CHECKING:
 
 Handler = Callable[["Converter", "TflOp"], None]
 HANDLERS: dict[str, Handler] = {}
+# ops whose variable tensors (recurrent state) become graph inputs and outputs (tflite_recurrent.py)
+STATEFUL_OPS = ("UNIDIRECTIONAL_SEQUENCE_LSTM", "BIDIRECTIONAL_SEQUENCE_LSTM", "LSTM")
 
 
 def handles(*names: str) -> Callable[[Handler], Handler]:
@@ -511,3 +513,56 @@ def dequantize_op(cv: Converter, op: TflOp) -> None:
 def quantize_op(cv: Converter, op: TflOp) -> None:
     # float -> int8, or int8 -> int8 with other parameters (uint8 is int8 inside, so -> uint8 is the same op)
     cv.emit(op, "QUANTIZE", [cv.input(op, 0)], final=True, quantize=True)
+
+
+# -- MediaPipe's attention face mesh custom ops ----------------------------------------------------------------------
+def _flex_options(cv: Converter, op: TflOp) -> dict[str, Any]:
+    from flatbuffers import flexbuffers
+
+    if not op.custom_options:
+        return {}
+    try:
+        opts = flexbuffers.Loads(op.custom_options)
+    except Exception as e:  # a corrupt flexbuffer can fail in many ways
+        raise ModelFormatError(f"{cv.source}: {cv.op_label(op)} node {cv.node_name(op)!r}: unreadable custom "
+                               f"options ({type(e).__name__}: {e})") from None
+    if not isinstance(opts, dict):
+        raise ModelFormatError(f"{cv.source}: {cv.op_label(op)} node {cv.node_name(op)!r}: custom options are not "
+                               "a map")
+    return opts
+
+
+@handles("Landmarks2TransformMatrix")
+def landmarks_to_transform_matrix(cv: Converter, op: TflOp) -> None:
+    o = _flex_options(cv, op)
+    if "subset_idxs" not in o:
+        raise cv.unsupported(op, "version 1 of Landmarks2TransformMatrix (options without subset_idxs)")
+    try:
+        attrs = {"rotation_idx": (int(o["left_rotation_idx"]), int(o["right_rotation_idx"])),
+                 "target_rotation": float(o.get("target_rotation_radians", 0.0)),
+                 "size": (int(o["output_height"]), int(o["output_width"])),
+                 "scales": (float(o["scale_x"]), float(o["scale_y"])),
+                 "subset": tuple(int(v) for v in o["subset_idxs"])}
+    except (KeyError, TypeError, ValueError) as e:
+        raise ModelFormatError(f"{cv.source}: Landmarks2TransformMatrix node {cv.node_name(op)!r}: options "
+                               f"{sorted(o)}: {e}") from None
+    cv.emit(op, "LANDMARKS_TO_TRANSFORM_MATRIX", [cv.input(op, 0)], attrs, final=True)
+
+
+@handles("TransformTensorBilinear", "TransformTensor")
+def transform_tensor_bilinear(cv: Converter, op: TflOp) -> None:
+    shape = cv.model.tensors[op.outputs[0]].shape
+    if len(shape) != 4:
+        raise ModelFormatError(f"{cv.source}: {op.custom_code} node {cv.node_name(op)!r}: output shape {shape}")
+    attrs = {"size": (shape[1], shape[2]), "align_corners": op.custom_code == "TransformTensor"}  # v1: no shift
+    cv.emit(op, "TRANSFORM_TENSOR_BILINEAR", [cv.input(op, 0), cv.input(op, 1)], attrs, final=True)
+
+
+@handles("TransformLandmarks")
+def transform_landmarks(cv: Converter, op: TflOp) -> None:
+    x = cv.input(op, 0)
+    o = _flex_options(cv, op)
+    v1 = len(cv.shape(x)) == 4  # v1: [1, H, W, C] with a scale of the translation; v2: [1, N, dims]
+    dims = int(o.get("dimensions", cv.shape(x)[-1] if not v1 else 2))
+    attrs = {"dimensions": dims, "scale": float(o.get("scale", 1.0)) if v1 else 1.0}
+    cv.emit(op, "TRANSFORM_LANDMARKS", [x, cv.input(op, 1)], attrs, final=True)

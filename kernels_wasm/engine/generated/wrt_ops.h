@@ -47,12 +47,38 @@ enum {
   OP_RESIZE = 55,
   OP_DEPTH_TO_SPACE = 56,
   OP_GATHER = 57,
+  OP_LAYER_NORM = 60,
+  OP_GELU = 61,
+  OP_ERF = 62,
+  OP_WHERE = 63,
+  OP_EXPAND = 64,
+  OP_CAST = 65,
+  OP_EQUAL = 66,
+  OP_LESS = 67,
+  OP_GREATER = 68,
+  OP_LESS_EQUAL = 69,
+  OP_GREATER_EQUAL = 70,
+  OP_NOT = 71,
+  OP_AND = 72,
+  OP_OR = 73,
+  OP_XOR = 74,
+  OP_SCATTER_ND = 75,
+  OP_SPLIT = 76,
+  OP_LOG = 77,
+  OP_FLOOR = 78,
+  OP_CEIL = 79,
+  OP_LSTM = 80,
+  OP_GRU = 81,
+  OP_RNN = 82,
+  OP_LANDMARKS_TO_TRANSFORM_MATRIX = 85,
+  OP_TRANSFORM_TENSOR_BILINEAR = 86,
+  OP_TRANSFORM_LANDMARKS = 87,
   OP_QUANTIZE = 100,
   OP_DEQUANTIZE = 101,
   OP_LOOKUP = 102,
   OP_MAX_CODE = 103 /* one past the largest op code */
 };
-#define WRT_NUM_OPS 40
+#define WRT_NUM_OPS 66
 
 /* union Options type ids, in schema declaration order */
 enum {
@@ -76,7 +102,19 @@ enum {
   OPTIONS_DepthToSpaceOptions = 17,
   OPTIONS_GatherOptions = 18,
   OPTIONS_QuantizeOptions = 19,
-  OPTIONS_COUNT = 20
+  OPTIONS_LayerNormOptions = 20,
+  OPTIONS_GeluOptions = 21,
+  OPTIONS_ExpandOptions = 22,
+  OPTIONS_CastOptions = 23,
+  OPTIONS_ScatterNdOptions = 24,
+  OPTIONS_SplitOptions = 25,
+  OPTIONS_LstmOptions = 26,
+  OPTIONS_GruOptions = 27,
+  OPTIONS_RnnOptions = 28,
+  OPTIONS_LandmarksToTransformMatrixOptions = 29,
+  OPTIONS_TransformTensorBilinearOptions = 30,
+  OPTIONS_TransformLandmarksOptions = 31,
+  OPTIONS_COUNT = 32
 };
 
 /* attribute names of every options table */
@@ -111,7 +149,26 @@ enum {
   ATTR_nearest = 27,
   ATTR_block = 28,
   ATTR_dtype = 29,
-  WRT_NUM_ATTRS = 30
+  ATTR_epsilon = 30,
+  ATTR_to = 31,
+  ATTR_reduction = 32,
+  ATTR_sizes = 33,
+  ATTR_direction = 34,
+  ATTR_activations = 35,
+  ATTR_activation_alpha = 36,
+  ATTR_activation_beta = 37,
+  ATTR_clip = 38,
+  ATTR_coupling = 39,
+  ATTR_cell_clip = 40,
+  ATTR_proj_clip = 41,
+  ATTR_linear_before_reset = 42,
+  ATTR_rotation_idx = 43,
+  ATTR_target_rotation = 44,
+  ATTR_subset = 45,
+  ATTR_align_corners = 46,
+  ATTR_dimensions = 47,
+  ATTR_scale = 48,
+  WRT_NUM_ATTRS = 49
 };
 
 /* enums of attributes */
@@ -122,7 +179,13 @@ enum {
   WRT_ENUM_NearestMode = 3,
   WRT_ENUM_DepthToSpaceMode = 4,
   WRT_ENUM_QuantType = 5,
-  WRT_NUM_ENUMS = 6
+  WRT_ENUM_GeluMode = 6,
+  WRT_ENUM_CastTo = 7,
+  WRT_ENUM_ScatterReduction = 8,
+  WRT_ENUM_Direction = 9,
+  WRT_ENUM_Coupling = 10,
+  WRT_ENUM_Activation = 11,
+  WRT_NUM_ENUMS = 12
 };
 enum { WRT_PadMode_CONSTANT = 0, WRT_PadMode_REFLECT = 1, WRT_PadMode_EDGE = 2 };
 enum { WRT_ResizeMode_NEAREST = 0, WRT_ResizeMode_BILINEAR = 1 };
@@ -130,6 +193,12 @@ enum { WRT_CoordMode_HALF_PIXEL = 0, WRT_CoordMode_ALIGN_CORNERS = 1, WRT_CoordM
 enum { WRT_NearestMode_ROUND_PREFER_FLOOR = 0, WRT_NearestMode_ROUND_PREFER_CEIL = 1, WRT_NearestMode_FLOOR = 2, WRT_NearestMode_CEIL = 3 };
 enum { WRT_DepthToSpaceMode_DCR = 0, WRT_DepthToSpaceMode_CRD = 1 };
 enum { WRT_QuantType_INT8 = 0, WRT_QuantType_UINT8 = 1 };
+enum { WRT_GeluMode_EXACT = 0, WRT_GeluMode_TANH = 1 };
+enum { WRT_CastTo_FLOAT32 = 0, WRT_CastTo_FLOAT16 = 1, WRT_CastTo_INT8 = 2, WRT_CastTo_UINT8 = 3, WRT_CastTo_INT32 = 4, WRT_CastTo_INT64 = 5, WRT_CastTo_BOOL = 6 };
+enum { WRT_ScatterReduction_NONE = 0, WRT_ScatterReduction_ADD = 1, WRT_ScatterReduction_MUL = 2, WRT_ScatterReduction_MAX = 3, WRT_ScatterReduction_MIN = 4 };
+enum { WRT_Direction_FORWARD = 0, WRT_Direction_REVERSE = 1, WRT_Direction_BIDIRECTIONAL = 2 };
+enum { WRT_Coupling_NONE = 0, WRT_Coupling_FORGET_FROM_INPUT = 1, WRT_Coupling_INPUT_FROM_FORGET = 2 };
+enum { WRT_Activation_SIGMOID = 0, WRT_Activation_TANH = 1, WRT_Activation_RELU = 2, WRT_Activation_AFFINE = 3, WRT_Activation_LEAKY_RELU = 4, WRT_Activation_THRESHOLDED_RELU = 5, WRT_Activation_SCALED_TANH = 6, WRT_Activation_HARD_SIGMOID = 7, WRT_Activation_ELU = 8, WRT_Activation_SOFTSIGN = 9, WRT_Activation_SOFTPLUS = 10, WRT_Activation_RELU6 = 11, WRT_Activation_IDENTITY = 12 };
 
 typedef enum { WRT_ATTR_INT, WRT_ATTR_FLOAT, WRT_ATTR_BOOL, WRT_ATTR_INTS, WRT_ATTR_FLOATS, WRT_ATTR_ENUM } wrt_attr_kind;
 
@@ -139,9 +208,10 @@ typedef struct {
   uint8_t min_in;   /* required inputs (a variadic input is required once) */
   uint8_t max_in;   /* declared inputs (trailing ones optional); variadic: the last one repeats */
   uint8_t variadic; /* any number >= min_in, all present */
-  uint8_t n_out;
+  uint8_t n_out;    /* outputs; variadic_out: at least one, any number up to WRT_MAX_OP_OUTPUTS */
+  uint8_t variadic_out;
   uint8_t options;  /* OPTIONS_* type id, OPTIONS_NONE for an op without attributes */
-  uint8_t const_in; /* bit i: input i must be a constant (packed at load) */
+  uint16_t const_in; /* bit i: input i must be a constant (packed at load) */
 } wrt_opdef;
 
 typedef struct {
@@ -176,46 +246,72 @@ const wrt_opdef* wrt_opdef_of(int code);                /* NULL for unknown code
 
 #ifdef WRT_OPS_DEFINE_TABLES
 const wrt_opdef WRT_OPDEFS[OP_MAX_CODE] = {
-    [OP_CONV_2D] = {"CONV_2D", 1, 2, 4, 0, 1, OPTIONS_Conv2DOptions, 6},
-    [OP_CONV_TRANSPOSE_2D] = {"CONV_TRANSPOSE_2D", 2, 2, 3, 0, 1, OPTIONS_ConvTranspose2DOptions, 6},
-    [OP_FULLY_CONNECTED] = {"FULLY_CONNECTED", 3, 2, 3, 0, 1, OPTIONS_FullyConnectedOptions, 0},
-    [OP_MATMUL] = {"MATMUL", 4, 2, 2, 0, 1, OPTIONS_NONE, 0},
-    [OP_ADD] = {"ADD", 10, 2, 2, 0, 1, OPTIONS_BinaryOptions, 0},
-    [OP_SUB] = {"SUB", 11, 2, 2, 0, 1, OPTIONS_BinaryOptions, 0},
-    [OP_MUL] = {"MUL", 12, 2, 2, 0, 1, OPTIONS_BinaryOptions, 0},
-    [OP_DIV] = {"DIV", 13, 2, 2, 0, 1, OPTIONS_BinaryOptions, 0},
-    [OP_MAXIMUM] = {"MAXIMUM", 14, 2, 2, 0, 1, OPTIONS_BinaryOptions, 0},
-    [OP_MINIMUM] = {"MINIMUM", 15, 2, 2, 0, 1, OPTIONS_BinaryOptions, 0},
-    [OP_POW] = {"POW", 16, 2, 2, 0, 1, OPTIONS_NONE, 0},
-    [OP_PRELU] = {"PRELU", 17, 2, 2, 0, 1, OPTIONS_NONE, 0},
-    [OP_RELU] = {"RELU", 20, 1, 1, 0, 1, OPTIONS_NONE, 0},
-    [OP_CLIP] = {"CLIP", 21, 1, 1, 0, 1, OPTIONS_ClipOptions, 0},
-    [OP_LEAKY_RELU] = {"LEAKY_RELU", 22, 1, 1, 0, 1, OPTIONS_LeakyReluOptions, 0},
-    [OP_HARD_SWISH] = {"HARD_SWISH", 23, 1, 1, 0, 1, OPTIONS_NONE, 0},
-    [OP_HARD_SIGMOID] = {"HARD_SIGMOID", 24, 1, 1, 0, 1, OPTIONS_HardSigmoidOptions, 0},
-    [OP_SIGMOID] = {"SIGMOID", 25, 1, 1, 0, 1, OPTIONS_NONE, 0},
-    [OP_TANH] = {"TANH", 26, 1, 1, 0, 1, OPTIONS_NONE, 0},
-    [OP_EXP] = {"EXP", 27, 1, 1, 0, 1, OPTIONS_NONE, 0},
-    [OP_SQRT] = {"SQRT", 28, 1, 1, 0, 1, OPTIONS_NONE, 0},
-    [OP_ABS] = {"ABS", 29, 1, 1, 0, 1, OPTIONS_NONE, 0},
-    [OP_NEG] = {"NEG", 30, 1, 1, 0, 1, OPTIONS_NONE, 0},
-    [OP_MAX_POOL_2D] = {"MAX_POOL_2D", 40, 1, 1, 0, 1, OPTIONS_Pool2DOptions, 0},
-    [OP_AVERAGE_POOL_2D] = {"AVERAGE_POOL_2D", 41, 1, 1, 0, 1, OPTIONS_Pool2DOptions, 0},
-    [OP_MEAN] = {"MEAN", 42, 1, 1, 0, 1, OPTIONS_ReduceOptions, 0},
-    [OP_REDUCE_MAX] = {"REDUCE_MAX", 43, 1, 1, 0, 1, OPTIONS_ReduceOptions, 0},
-    [OP_REDUCE_SUM] = {"REDUCE_SUM", 44, 1, 1, 0, 1, OPTIONS_ReduceOptions, 0},
-    [OP_SOFTMAX] = {"SOFTMAX", 45, 1, 2, 0, 1, OPTIONS_SoftmaxOptions, 2},
-    [OP_RESHAPE] = {"RESHAPE", 50, 1, 1, 0, 1, OPTIONS_ReshapeOptions, 0},
-    [OP_TRANSPOSE] = {"TRANSPOSE", 51, 1, 1, 0, 1, OPTIONS_TransposeOptions, 0},
-    [OP_CONCATENATION] = {"CONCATENATION", 52, 1, 1, 1, 1, OPTIONS_ConcatenationOptions, 0},
-    [OP_SLICE] = {"SLICE", 53, 1, 1, 0, 1, OPTIONS_SliceOptions, 0},
-    [OP_PAD] = {"PAD", 54, 1, 1, 0, 1, OPTIONS_PadOptions, 0},
-    [OP_RESIZE] = {"RESIZE", 55, 1, 1, 0, 1, OPTIONS_ResizeOptions, 0},
-    [OP_DEPTH_TO_SPACE] = {"DEPTH_TO_SPACE", 56, 1, 1, 0, 1, OPTIONS_DepthToSpaceOptions, 0},
-    [OP_GATHER] = {"GATHER", 57, 2, 2, 0, 1, OPTIONS_GatherOptions, 0},
-    [OP_QUANTIZE] = {"QUANTIZE", 100, 1, 1, 0, 1, OPTIONS_QuantizeOptions, 0},
-    [OP_DEQUANTIZE] = {"DEQUANTIZE", 101, 1, 1, 0, 1, OPTIONS_NONE, 0},
-    [OP_LOOKUP] = {"LOOKUP", 102, 2, 2, 0, 1, OPTIONS_NONE, 2},
+    [OP_CONV_2D] = {"CONV_2D", 1, 2, 4, 0, 1, 0, OPTIONS_Conv2DOptions, 6},
+    [OP_CONV_TRANSPOSE_2D] = {"CONV_TRANSPOSE_2D", 2, 2, 3, 0, 1, 0, OPTIONS_ConvTranspose2DOptions, 6},
+    [OP_FULLY_CONNECTED] = {"FULLY_CONNECTED", 3, 2, 3, 0, 1, 0, OPTIONS_FullyConnectedOptions, 0},
+    [OP_MATMUL] = {"MATMUL", 4, 2, 2, 0, 1, 0, OPTIONS_NONE, 0},
+    [OP_ADD] = {"ADD", 10, 2, 2, 0, 1, 0, OPTIONS_BinaryOptions, 0},
+    [OP_SUB] = {"SUB", 11, 2, 2, 0, 1, 0, OPTIONS_BinaryOptions, 0},
+    [OP_MUL] = {"MUL", 12, 2, 2, 0, 1, 0, OPTIONS_BinaryOptions, 0},
+    [OP_DIV] = {"DIV", 13, 2, 2, 0, 1, 0, OPTIONS_BinaryOptions, 0},
+    [OP_MAXIMUM] = {"MAXIMUM", 14, 2, 2, 0, 1, 0, OPTIONS_BinaryOptions, 0},
+    [OP_MINIMUM] = {"MINIMUM", 15, 2, 2, 0, 1, 0, OPTIONS_BinaryOptions, 0},
+    [OP_POW] = {"POW", 16, 2, 2, 0, 1, 0, OPTIONS_NONE, 0},
+    [OP_PRELU] = {"PRELU", 17, 2, 2, 0, 1, 0, OPTIONS_NONE, 0},
+    [OP_RELU] = {"RELU", 20, 1, 1, 0, 1, 0, OPTIONS_NONE, 0},
+    [OP_CLIP] = {"CLIP", 21, 1, 1, 0, 1, 0, OPTIONS_ClipOptions, 0},
+    [OP_LEAKY_RELU] = {"LEAKY_RELU", 22, 1, 1, 0, 1, 0, OPTIONS_LeakyReluOptions, 0},
+    [OP_HARD_SWISH] = {"HARD_SWISH", 23, 1, 1, 0, 1, 0, OPTIONS_NONE, 0},
+    [OP_HARD_SIGMOID] = {"HARD_SIGMOID", 24, 1, 1, 0, 1, 0, OPTIONS_HardSigmoidOptions, 0},
+    [OP_SIGMOID] = {"SIGMOID", 25, 1, 1, 0, 1, 0, OPTIONS_NONE, 0},
+    [OP_TANH] = {"TANH", 26, 1, 1, 0, 1, 0, OPTIONS_NONE, 0},
+    [OP_EXP] = {"EXP", 27, 1, 1, 0, 1, 0, OPTIONS_NONE, 0},
+    [OP_SQRT] = {"SQRT", 28, 1, 1, 0, 1, 0, OPTIONS_NONE, 0},
+    [OP_ABS] = {"ABS", 29, 1, 1, 0, 1, 0, OPTIONS_NONE, 0},
+    [OP_NEG] = {"NEG", 30, 1, 1, 0, 1, 0, OPTIONS_NONE, 0},
+    [OP_MAX_POOL_2D] = {"MAX_POOL_2D", 40, 1, 1, 0, 1, 0, OPTIONS_Pool2DOptions, 0},
+    [OP_AVERAGE_POOL_2D] = {"AVERAGE_POOL_2D", 41, 1, 1, 0, 1, 0, OPTIONS_Pool2DOptions, 0},
+    [OP_MEAN] = {"MEAN", 42, 1, 1, 0, 1, 0, OPTIONS_ReduceOptions, 0},
+    [OP_REDUCE_MAX] = {"REDUCE_MAX", 43, 1, 1, 0, 1, 0, OPTIONS_ReduceOptions, 0},
+    [OP_REDUCE_SUM] = {"REDUCE_SUM", 44, 1, 1, 0, 1, 0, OPTIONS_ReduceOptions, 0},
+    [OP_SOFTMAX] = {"SOFTMAX", 45, 1, 2, 0, 1, 0, OPTIONS_SoftmaxOptions, 2},
+    [OP_RESHAPE] = {"RESHAPE", 50, 1, 1, 0, 1, 0, OPTIONS_ReshapeOptions, 0},
+    [OP_TRANSPOSE] = {"TRANSPOSE", 51, 1, 1, 0, 1, 0, OPTIONS_TransposeOptions, 0},
+    [OP_CONCATENATION] = {"CONCATENATION", 52, 1, 1, 1, 1, 0, OPTIONS_ConcatenationOptions, 0},
+    [OP_SLICE] = {"SLICE", 53, 1, 1, 0, 1, 0, OPTIONS_SliceOptions, 0},
+    [OP_PAD] = {"PAD", 54, 1, 1, 0, 1, 0, OPTIONS_PadOptions, 0},
+    [OP_RESIZE] = {"RESIZE", 55, 1, 1, 0, 1, 0, OPTIONS_ResizeOptions, 0},
+    [OP_DEPTH_TO_SPACE] = {"DEPTH_TO_SPACE", 56, 1, 1, 0, 1, 0, OPTIONS_DepthToSpaceOptions, 0},
+    [OP_GATHER] = {"GATHER", 57, 2, 2, 0, 1, 0, OPTIONS_GatherOptions, 0},
+    [OP_LAYER_NORM] = {"LAYER_NORM", 60, 1, 3, 0, 1, 0, OPTIONS_LayerNormOptions, 0},
+    [OP_GELU] = {"GELU", 61, 1, 1, 0, 1, 0, OPTIONS_GeluOptions, 0},
+    [OP_ERF] = {"ERF", 62, 1, 1, 0, 1, 0, OPTIONS_NONE, 0},
+    [OP_WHERE] = {"WHERE", 63, 3, 3, 0, 1, 0, OPTIONS_NONE, 0},
+    [OP_EXPAND] = {"EXPAND", 64, 1, 1, 0, 1, 0, OPTIONS_ExpandOptions, 0},
+    [OP_CAST] = {"CAST", 65, 1, 1, 0, 1, 0, OPTIONS_CastOptions, 0},
+    [OP_EQUAL] = {"EQUAL", 66, 2, 2, 0, 1, 0, OPTIONS_NONE, 0},
+    [OP_LESS] = {"LESS", 67, 2, 2, 0, 1, 0, OPTIONS_NONE, 0},
+    [OP_GREATER] = {"GREATER", 68, 2, 2, 0, 1, 0, OPTIONS_NONE, 0},
+    [OP_LESS_EQUAL] = {"LESS_EQUAL", 69, 2, 2, 0, 1, 0, OPTIONS_NONE, 0},
+    [OP_GREATER_EQUAL] = {"GREATER_EQUAL", 70, 2, 2, 0, 1, 0, OPTIONS_NONE, 0},
+    [OP_NOT] = {"NOT", 71, 1, 1, 0, 1, 0, OPTIONS_NONE, 0},
+    [OP_AND] = {"AND", 72, 2, 2, 0, 1, 0, OPTIONS_NONE, 0},
+    [OP_OR] = {"OR", 73, 2, 2, 0, 1, 0, OPTIONS_NONE, 0},
+    [OP_XOR] = {"XOR", 74, 2, 2, 0, 1, 0, OPTIONS_NONE, 0},
+    [OP_SCATTER_ND] = {"SCATTER_ND", 75, 3, 3, 0, 1, 0, OPTIONS_ScatterNdOptions, 0},
+    [OP_SPLIT] = {"SPLIT", 76, 1, 1, 0, 1, 1, OPTIONS_SplitOptions, 0},
+    [OP_LOG] = {"LOG", 77, 1, 1, 0, 1, 0, OPTIONS_NONE, 0},
+    [OP_FLOOR] = {"FLOOR", 78, 1, 1, 0, 1, 0, OPTIONS_NONE, 0},
+    [OP_CEIL] = {"CEIL", 79, 1, 1, 0, 1, 0, OPTIONS_NONE, 0},
+    [OP_LSTM] = {"LSTM", 80, 3, 11, 0, 3, 0, OPTIONS_LstmOptions, 1934},
+    [OP_GRU] = {"GRU", 81, 3, 6, 0, 2, 0, OPTIONS_GruOptions, 14},
+    [OP_RNN] = {"RNN", 82, 3, 6, 0, 2, 0, OPTIONS_RnnOptions, 14},
+    [OP_LANDMARKS_TO_TRANSFORM_MATRIX] = {"LANDMARKS_TO_TRANSFORM_MATRIX", 85, 1, 1, 0, 1, 0, OPTIONS_LandmarksToTransformMatrixOptions, 0},
+    [OP_TRANSFORM_TENSOR_BILINEAR] = {"TRANSFORM_TENSOR_BILINEAR", 86, 2, 2, 0, 1, 0, OPTIONS_TransformTensorBilinearOptions, 0},
+    [OP_TRANSFORM_LANDMARKS] = {"TRANSFORM_LANDMARKS", 87, 2, 2, 0, 1, 0, OPTIONS_TransformLandmarksOptions, 0},
+    [OP_QUANTIZE] = {"QUANTIZE", 100, 1, 1, 0, 1, 0, OPTIONS_QuantizeOptions, 0},
+    [OP_DEQUANTIZE] = {"DEQUANTIZE", 101, 1, 1, 0, 1, 0, OPTIONS_NONE, 0},
+    [OP_LOOKUP] = {"LOOKUP", 102, 2, 2, 0, 1, 0, OPTIONS_NONE, 2},
 };
 static const int32_t wrt_def_Conv2DOptions_strides[2] = {1, 1};
 static const int32_t wrt_def_Conv2DOptions_dilations[2] = {1, 1};
@@ -321,6 +417,70 @@ static const wrt_fielddef wrt_fields_GatherOptions[1] = {
 static const wrt_fielddef wrt_fields_QuantizeOptions[1] = {
     {"dtype", ATTR_dtype, 0, WRT_ATTR_ENUM, 1, WRT_ENUM_QuantType, 0, 0.0f, 0, 0, 0},
 };
+static const wrt_fielddef wrt_fields_LayerNormOptions[2] = {
+    {"axis", ATTR_axis, 0, WRT_ATTR_INT, 4, -1, -1, 0.0f, 0, 0, 0},
+    {"epsilon", ATTR_epsilon, 1, WRT_ATTR_FLOAT, 4, -1, 0, 1e-05f, 0, 0, 0},
+};
+static const wrt_fielddef wrt_fields_GeluOptions[1] = {
+    {"mode", ATTR_mode, 0, WRT_ATTR_ENUM, 1, WRT_ENUM_GeluMode, 0, 0.0f, 0, 0, 0},
+};
+static const wrt_fielddef wrt_fields_ExpandOptions[1] = {
+    {"shape", ATTR_shape, 0, WRT_ATTR_INTS, 4, -1, 0, 0.0f, 0, 0, 0},
+};
+static const wrt_fielddef wrt_fields_CastOptions[1] = {
+    {"to", ATTR_to, 0, WRT_ATTR_ENUM, 1, WRT_ENUM_CastTo, 0, 0.0f, 0, 0, 0},
+};
+static const wrt_fielddef wrt_fields_ScatterNdOptions[1] = {
+    {"reduction", ATTR_reduction, 0, WRT_ATTR_ENUM, 1, WRT_ENUM_ScatterReduction, 0, 0.0f, 0, 0, 0},
+};
+static const wrt_fielddef wrt_fields_SplitOptions[2] = {
+    {"axis", ATTR_axis, 0, WRT_ATTR_INT, 4, -1, 0, 0.0f, 0, 0, 0},
+    {"sizes", ATTR_sizes, 1, WRT_ATTR_INTS, 4, -1, 0, 0.0f, 0, 0, 0},
+};
+static const wrt_fielddef wrt_fields_LstmOptions[8] = {
+    {"direction", ATTR_direction, 0, WRT_ATTR_ENUM, 1, WRT_ENUM_Direction, 0, 0.0f, 0, 0, 0},
+    {"activations", ATTR_activations, 1, WRT_ATTR_INTS, 4, -1, 0, 0.0f, 0, 0, 0},
+    {"activation_alpha", ATTR_activation_alpha, 2, WRT_ATTR_FLOATS, 4, -1, 0, 0.0f, 0, 0, 0},
+    {"activation_beta", ATTR_activation_beta, 3, WRT_ATTR_FLOATS, 4, -1, 0, 0.0f, 0, 0, 0},
+    {"clip", ATTR_clip, 4, WRT_ATTR_FLOAT, 4, -1, 0, __builtin_inff(), 0, 0, 0},
+    {"coupling", ATTR_coupling, 5, WRT_ATTR_ENUM, 1, WRT_ENUM_Coupling, 0, 0.0f, 0, 0, 0},
+    {"cell_clip", ATTR_cell_clip, 6, WRT_ATTR_FLOAT, 4, -1, 0, __builtin_inff(), 0, 0, 0},
+    {"proj_clip", ATTR_proj_clip, 7, WRT_ATTR_FLOAT, 4, -1, 0, __builtin_inff(), 0, 0, 0},
+};
+static const wrt_fielddef wrt_fields_GruOptions[6] = {
+    {"direction", ATTR_direction, 0, WRT_ATTR_ENUM, 1, WRT_ENUM_Direction, 0, 0.0f, 0, 0, 0},
+    {"activations", ATTR_activations, 1, WRT_ATTR_INTS, 4, -1, 0, 0.0f, 0, 0, 0},
+    {"activation_alpha", ATTR_activation_alpha, 2, WRT_ATTR_FLOATS, 4, -1, 0, 0.0f, 0, 0, 0},
+    {"activation_beta", ATTR_activation_beta, 3, WRT_ATTR_FLOATS, 4, -1, 0, 0.0f, 0, 0, 0},
+    {"clip", ATTR_clip, 4, WRT_ATTR_FLOAT, 4, -1, 0, __builtin_inff(), 0, 0, 0},
+    {"linear_before_reset", ATTR_linear_before_reset, 5, WRT_ATTR_BOOL, 1, -1, 0, 0.0f, 0, 0, 0},
+};
+static const wrt_fielddef wrt_fields_RnnOptions[5] = {
+    {"direction", ATTR_direction, 0, WRT_ATTR_ENUM, 1, WRT_ENUM_Direction, 0, 0.0f, 0, 0, 0},
+    {"activations", ATTR_activations, 1, WRT_ATTR_INTS, 4, -1, 0, 0.0f, 0, 0, 0},
+    {"activation_alpha", ATTR_activation_alpha, 2, WRT_ATTR_FLOATS, 4, -1, 0, 0.0f, 0, 0, 0},
+    {"activation_beta", ATTR_activation_beta, 3, WRT_ATTR_FLOATS, 4, -1, 0, 0.0f, 0, 0, 0},
+    {"clip", ATTR_clip, 4, WRT_ATTR_FLOAT, 4, -1, 0, __builtin_inff(), 0, 0, 0},
+};
+static const int32_t wrt_def_LandmarksToTransformMatrixOptions_rotation_idx[2] = {0, 0};
+static const int32_t wrt_def_LandmarksToTransformMatrixOptions_size[2] = {1, 1};
+static const float wrt_def_LandmarksToTransformMatrixOptions_scales[2] = {1.0f, 1.0f};
+static const wrt_fielddef wrt_fields_LandmarksToTransformMatrixOptions[5] = {
+    {"rotation_idx", ATTR_rotation_idx, 0, WRT_ATTR_INTS, 4, -1, 0, 0.0f, 2, wrt_def_LandmarksToTransformMatrixOptions_rotation_idx, 0},
+    {"target_rotation", ATTR_target_rotation, 1, WRT_ATTR_FLOAT, 4, -1, 0, 0.0f, 0, 0, 0},
+    {"size", ATTR_size, 2, WRT_ATTR_INTS, 4, -1, 0, 0.0f, 2, wrt_def_LandmarksToTransformMatrixOptions_size, 0},
+    {"scales", ATTR_scales, 3, WRT_ATTR_FLOATS, 4, -1, 0, 0.0f, 2, 0, wrt_def_LandmarksToTransformMatrixOptions_scales},
+    {"subset", ATTR_subset, 4, WRT_ATTR_INTS, 4, -1, 0, 0.0f, 0, 0, 0},
+};
+static const int32_t wrt_def_TransformTensorBilinearOptions_size[2] = {1, 1};
+static const wrt_fielddef wrt_fields_TransformTensorBilinearOptions[2] = {
+    {"size", ATTR_size, 0, WRT_ATTR_INTS, 4, -1, 0, 0.0f, 2, wrt_def_TransformTensorBilinearOptions_size, 0},
+    {"align_corners", ATTR_align_corners, 1, WRT_ATTR_BOOL, 1, -1, 0, 0.0f, 0, 0, 0},
+};
+static const wrt_fielddef wrt_fields_TransformLandmarksOptions[2] = {
+    {"dimensions", ATTR_dimensions, 0, WRT_ATTR_INT, 4, -1, 2, 0.0f, 0, 0, 0},
+    {"scale", ATTR_scale, 1, WRT_ATTR_FLOAT, 4, -1, 0, 1.0f, 0, 0, 0},
+};
 const wrt_optionsdef WRT_OPTIONS[OPTIONS_COUNT] = {
     [OPTIONS_NONE] = {"NONE", 0, 0},
     [OPTIONS_Conv2DOptions] = {"Conv2DOptions", 6, wrt_fields_Conv2DOptions},
@@ -342,6 +502,18 @@ const wrt_optionsdef WRT_OPTIONS[OPTIONS_COUNT] = {
     [OPTIONS_DepthToSpaceOptions] = {"DepthToSpaceOptions", 2, wrt_fields_DepthToSpaceOptions},
     [OPTIONS_GatherOptions] = {"GatherOptions", 1, wrt_fields_GatherOptions},
     [OPTIONS_QuantizeOptions] = {"QuantizeOptions", 1, wrt_fields_QuantizeOptions},
+    [OPTIONS_LayerNormOptions] = {"LayerNormOptions", 2, wrt_fields_LayerNormOptions},
+    [OPTIONS_GeluOptions] = {"GeluOptions", 1, wrt_fields_GeluOptions},
+    [OPTIONS_ExpandOptions] = {"ExpandOptions", 1, wrt_fields_ExpandOptions},
+    [OPTIONS_CastOptions] = {"CastOptions", 1, wrt_fields_CastOptions},
+    [OPTIONS_ScatterNdOptions] = {"ScatterNdOptions", 1, wrt_fields_ScatterNdOptions},
+    [OPTIONS_SplitOptions] = {"SplitOptions", 2, wrt_fields_SplitOptions},
+    [OPTIONS_LstmOptions] = {"LstmOptions", 8, wrt_fields_LstmOptions},
+    [OPTIONS_GruOptions] = {"GruOptions", 6, wrt_fields_GruOptions},
+    [OPTIONS_RnnOptions] = {"RnnOptions", 5, wrt_fields_RnnOptions},
+    [OPTIONS_LandmarksToTransformMatrixOptions] = {"LandmarksToTransformMatrixOptions", 5, wrt_fields_LandmarksToTransformMatrixOptions},
+    [OPTIONS_TransformTensorBilinearOptions] = {"TransformTensorBilinearOptions", 2, wrt_fields_TransformTensorBilinearOptions},
+    [OPTIONS_TransformLandmarksOptions] = {"TransformLandmarksOptions", 2, wrt_fields_TransformLandmarksOptions},
 };
 const wrt_enumdef WRT_ENUMS[WRT_NUM_ENUMS] = {
     [WRT_ENUM_PadMode] = {"PadMode", 0, 2},
@@ -350,6 +522,12 @@ const wrt_enumdef WRT_ENUMS[WRT_NUM_ENUMS] = {
     [WRT_ENUM_NearestMode] = {"NearestMode", 0, 3},
     [WRT_ENUM_DepthToSpaceMode] = {"DepthToSpaceMode", 0, 1},
     [WRT_ENUM_QuantType] = {"QuantType", 0, 1},
+    [WRT_ENUM_GeluMode] = {"GeluMode", 0, 1},
+    [WRT_ENUM_CastTo] = {"CastTo", 0, 6},
+    [WRT_ENUM_ScatterReduction] = {"ScatterReduction", 0, 4},
+    [WRT_ENUM_Direction] = {"Direction", 0, 2},
+    [WRT_ENUM_Coupling] = {"Coupling", 0, 2},
+    [WRT_ENUM_Activation] = {"Activation", 0, 12},
 };
 #endif /* WRT_OPS_DEFINE_TABLES */
 

@@ -5,6 +5,7 @@
 // host's way to read a model file.
 
 const F32 = Float32Array;
+const TYPED = { float32: F32, int32: Int32Array, int64: BigInt64Array, int8: Int8Array, uint8: Uint8Array, bool: Uint8Array };
 // Every library below already returns outputs as fresh JS copies (not views of wasm memory), so they are used as is.
 
 async function ortEngine(spec, libs, readBytes) {
@@ -108,7 +109,8 @@ function profileOps(rt, model, inputs, runs, clock) {
   }));
   const samples = Array.from({ length: n }, () => new Float64Array(runs));
   const whole = new Float64Array(runs);
-  const write = () => inputs.forEach((x, i) => new F32(ex.memory.buffer, ex.wrt_input_ptr(h, i) >>> 0, x.data.length).set(x.data));
+  const write = () => inputs.forEach((x, i) =>
+    new x.data.constructor(ex.memory.buffer, ex.wrt_input_ptr(h, i) >>> 0, x.data.length).set(x.data));
   for (let r = 0; r < runs; r++) {
     write();
     const start = now();
@@ -148,7 +150,9 @@ export async function runJob(job, libs, readBytes, progress = () => {}) {
   const inputs = [];
   for (const x of job.inputs) {
     const bytes = await readBytes(x.file);
-    inputs.push({ name: x.name, shape: x.shape, data: new F32(bytes.buffer, bytes.byteOffset, bytes.byteLength / 4) });
+    const T = TYPED[x.dtype ?? "float32"]; // integer inputs (token ids, masks) keep their type
+    const own = new Uint8Array(bytes); // a copy at offset 0: a small file's bytes may sit unaligned in a shared pool
+    inputs.push({ name: x.name, shape: x.shape, data: new T(own.buffer, 0, own.byteLength / T.BYTES_PER_ELEMENT) });
   }
   const results = {};
   const engines = [];

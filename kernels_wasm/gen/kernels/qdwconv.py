@@ -1,0 +1,117 @@
+"""int8 (QS8) depthwise convolution over one output row (wrt_qdwconv_fn): per output pixel and tile of CT channels,
+int32 accumulators start at the packed bias (zero point folded in), then per tap the input bytes and int16 weights,
+both widened, multiply exactly into int32; the requantization is the GEMM's (kernels/qgemm.py).
+
+A last, partial channel tile copies its < CT input bytes per tap into a zeroed buffer (inputs are never read past
+`channels`) and stores its bytes from a buffer; packed weights are padded, so they are read whole.
+"""
+
+from __future__ import annotations
+
+from kernels_wasm.gen.cwriter import Code
+from kernels_wasm.gen.kernels.qgemm import QTile, _bounds, _mults, _requant, _store_row
+
+
+def qdwconv_name(t: QTile) -> str:
+    return f"wrt_{t.name}_qdwconv_any_c{dw_tile(t).nr}"
+
+
+def dw_tile(t: QTile) -> QTile:
+    """The channel tile as a one-row QTile (nr = CT), so the GEMM's requantization steps apply."""
+    ct = {"scalar": 1, "avx2": 16, "avx512": 32, "avx512vnni": 32, "neon": 8}.get(t.name, 8)
+    return QTile(t.name, t.attr, 1, ct, 1, t.vli if ct > 1 else 1, t.ivt, t.fvt)
+
+
+def _mac(d: QTile, x: list[str], w: list[str]) -> list[str]:
+    """acc0_v += sum over one or two taps of x[ch] * w[ch]: x int8 bytes, w int16 weights (pointers per tap).
+    Two taps' products are summed in int16 before widening: |x * w| <= 128 * 127, so the pair fits in int16 (the
+    engine sends weights of -128 to the portable path)."""
+    n = d.name
+    if n == "scalar":
+        terms = [f"(int32_t)({a})[0] * (int32_t)({b})[0]" for a, b in zip(x, w, strict=True)]
+        return [f"acc0_0 += {' + '.join(terms)};"]
+    if n.startswith("wasm"):
+        prods = [f"wasm_i16x8_mul(wasm_i16x8_load8x8({a}), wasm_v128_load({b}))" for a, b in zip(x, w, strict=True)]
+        s = prods[0] if len(prods) == 1 else f"wasm_i16x8_add({prods[0]}, {prods[1]})"
+        return [f"{{ const v128_t pr = {s};", "  acc0_0 = wasm_i32x4_add(acc0_0, wasm_i32x4_extend_low_i16x8(pr));",
+                "  acc0_1 = wasm_i32x4_add(acc0_1, wasm_i32x4_extend_high_i16x8(pr)); }"]
+    if n == "avx2":
+        prods = [f"_mm256_mullo_epi16(_mm256_cvtepi8_epi16(_mm_loadu_si128((const __m128i*)({a}))), "
+                 f"_mm256_loadu_si256((const __m256i*)({b})))" for a, b in zip(x, w, strict=True)]
+        s = prods[0] if len(prods) == 1 else f"_mm256_add_epi16({prods[0]}, {prods[1]})"
+        return [f"{{ const __m256i pr = {s};",
+                "  acc0_0 = _mm256_add_epi32(acc0_0, _mm256_cvtepi16_epi32(_mm256_castsi256_si128(pr)));",
+                "  acc0_1 = _mm256_add_epi32(acc0_1, _mm256_cvtepi16_epi32(_mm256_extracti128_si256(pr, 1))); }"]
+    if n.startswith("avx512"):
+        prods = [f"_mm512_mullo_epi16(_mm512_cvtepi8_epi16(_mm256_loadu_si256((const __m256i*)({a}))), "
+                 f"_mm512_loadu_si512({b}))" for a, b in zip(x, w, strict=True)]
+        s = prods[0] if len(prods) == 1 else f"_mm512_add_epi16({prods[0]}, {prods[1]})"
+        return [f"{{ const __m512i pr = {s};",
+                "  acc0_0 = _mm512_add_epi32(acc0_0, _mm512_cvtepi16_epi32(_mm512_castsi512_si256(pr)));",
+                "  acc0_1 = _mm512_add_epi32(acc0_1, _mm512_cvtepi16_epi32(_mm512_extracti64x4_epi64(pr, 1))); }"]
+    if n == "neon":
+        s = f"vmulq_s16(vmovl_s8(vld1_s8({x[0]})), vld1q_s16({w[0]}))"
+        if len(x) == 2:
+            s = f"vmlaq_s16({s}, vmovl_s8(vld1_s8({x[1]})), vld1q_s16({w[1]}))"
+        return [f"{{ const int16x8_t pr = {s};", "  acc0_0 = vaddw_s16(acc0_0, vget_low_s16(pr));",
+                "  acc0_1 = vaddw_high_s16(acc0_1, pr); }"]
+    raise KeyError(n)
+
+
+def _taps(c: Code, d: QTile, partial: bool) -> None:
+    """The ks taps, two at a time, then the odd one; a partial tile reads its inputs through zeroed buffers."""
+    ct = d.nr
+
+    def src(k: int) -> str:
+        if not partial:
+            c(f"const int8_t* x{k} = in[t + {k}] + c0;")
+        else:
+            c(f"int8_t x{k}[{ct}];", f"for (size_t j = 0; j < {ct}; j++) x{k}[j] = j < rem ? in[t + {k}][c0 + j] : 0;")
+        return f"x{k}"
+    with c.block(f"for (; t + 2 <= ks; t += 2, wt += {2 * ct})"):
+        c(*_mac(d, [src(0), src(1)], ["wt", f"wt + {ct}"]))
+    with c.block("if (t < ks)"):
+        c(*_mac(d, [src(0)], ["wt"]))
+
+
+def _acc_init(d: QTile) -> list[str]:
+    p = "wb + {}"
+    ld = {"scalar": "wb[{}]", "avx2": "_mm256_loadu_si256((const __m256i*)(wb + {}))",
+          "avx512": "_mm512_loadu_si512(wb + {})", "neon": "vld1q_s32(wb + {})"}
+    n = "avx512" if d.name.startswith("avx512") else d.name
+    tmpl = ld.get(n, "wasm_v128_load(" + p + ")")
+    return [f"{d.ivt} acc0_{v} = {tmpl.format(v * d.vli)};" for v in range(d.nv)]
+
+
+def qdwconv(t: QTile) -> str:
+    d = dw_tile(t)
+    c = Code()
+    sig = (f"void {qdwconv_name(t)}(size_t channels, size_t width, size_t ks, const int8_t* const* in, "
+           "const void* packed_w, int8_t* out, size_t out_stride, const wrt_qparams* p)")
+    with c.block(d.fn(sig)):
+        c(*_bounds(d))
+        _pixels(c, d)
+    return c.text()
+
+
+def _pixels(c: Code, d: QTile) -> None:
+    ct = d.nr
+    with c.block("for (size_t px = 0; px < width; px++, in += ks, out += out_stride)"):
+        c("const char* pw = (const char*)packed_w;")
+        with c.block(f"for (size_t c0 = 0; c0 < channels; c0 += {ct}, pw += {ct} * (8 + 2 * ks))"):
+            c(f"const size_t rem = channels - c0 < {ct} ? channels - c0 : {ct};")
+            c("const int32_t* wb = (const int32_t*)(const void*)pw;")
+            c(*_acc_init(d))
+            c(f"const int16_t* wt = (const int16_t*)(const void*)(pw + {8 * ct});")
+            c("size_t t = 0;")
+            with c.block(f"if (rem == {ct})"):
+                _taps(c, d, False)
+            with c.block("else"):
+                _taps(c, d, True)
+            c(*_mults(d, "pw"))
+            for v in range(d.nv):
+                c(*_requant(d, 0, v))
+            with c.block(f"if (rem == {ct})"):
+                c(*_store_row(d, 0, "(out + c0)"))
+            with c.block("else"):
+                c(f"int8_t ob[{ct}];", *_store_row(d, 0, "ob"), "for (size_t j = 0; j < rem; j++) out[c0 + j] = ob[j];")

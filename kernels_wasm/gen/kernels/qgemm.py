@@ -1,0 +1,368 @@
+"""int8 (QS8) GEMM and indirect GEMM: an MR x NR tile of int32 accumulators over packed int8 weights, then the fp32
+requantization of python_ref (wrt_kernels.h, "int8 (QS8) kernels"): y = zy + rne(clamp(f32(acc) * mult, lo, hi)).
+
+Weights come in blocks of KR k-steps (a column's KR weights adjacent), the shape each target's dot product wants:
+- scalar, NEON: KR = 1, a widening multiply-add of the weight row by one activation (NEON vmlal_n_s16);
+- wasm SIMD128 / relaxed: KR = 2, i32x4.dot_i16x8_s on sign-extended bytes (the relaxed i8x16 x i7x16 dot product
+  is exact only for weights in [-64, 63], which int8 weights are not, so relaxed uses the same instructions);
+- AVX2, AVX-512: KR = 2, vpmaddwd on sign-extended bytes (pairs of int16 products summed exactly in int32);
+- AVX-512 VNNI: KR = 4, vpdpbusd, unsigned x signed: activations read as x + 128 (XOFF), and the engine folds
+  -(zx + 128) * sum_k w[k][j] into the bias.
+Every integer sum is exact (no saturation anywhere), so every target computes python_ref's accumulator; the
+requantization is one float32 multiply, clamp, and a round-half-to-even conversion on every target.
+A last k block shorter than KR reads only its own activation bytes (weights past kc are packed as zeros).
+Rows past mr alias the previous row; columns past nc are computed and dropped (bytes stored from a small buffer).
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+
+from kernels_wasm.gen.cwriter import Code
+from kernels_wasm.gen.isa import Isa
+
+
+@dataclass(frozen=True)
+class QTile:
+    """One target's int8 GEMM: tile, k block, vector types and the C of each step."""
+    name: str           # C name part: wrt_<name>_qgemm_...
+    attr: str
+    mr: int
+    nr: int
+    kr: int
+    vli: int            # int32 lanes per accumulator vector
+    ivt: str            # accumulator (int32 vector) type
+    fvt: str            # float32 vector type
+    xoff: int = 0       # added to activations by the dot product
+
+    @property
+    def nv(self) -> int:
+        return self.nr // self.vli
+
+    def fn(self, sig: str) -> str:
+        return " ".join(x for x in ("static", self.attr, sig) if x)
+
+
+# Prelude helpers: an activation pair or quad as one int32 to broadcast, and the scalar rne.
+QPRELUDE = """\
+/* int8 activations x[0], x[1] as the int16 pair (x[0] low) of one int32, for pairwise int16 dot products */
+__attribute__((unused)) static inline int32_t wrt_q_pair(const int8_t* x) {
+  return (int32_t)((uint32_t)(uint16_t)(int16_t)x[0] | ((uint32_t)(uint16_t)(int16_t)x[1] << 16));
+}
+/* 4 bytes of x as one int32 (an unaligned load) */
+__attribute__((unused)) static inline int32_t wrt_q_load4(const int8_t* x) {
+  int32_t v;
+  __builtin_memcpy(&v, x, 4);
+  return v;
+}
+/* the first n < 4 bytes of x (zeros after) as one int32, for a short last block of a 4-byte dot product */
+__attribute__((unused)) static inline int32_t wrt_q_part(const int8_t* x, size_t n) {
+  uint32_t v = 0;
+  for (size_t i = 0; i < n; i++) v |= (uint32_t)(uint8_t)x[i] << (8 * i);
+  return (int32_t)v;
+}
+"""
+
+
+def qgemm_name(t: QTile, indirect: bool = False) -> str:
+    return f"wrt_{t.name}_{'qigemm' if indirect else 'qgemm'}_{t.mr}x{t.nr}"
+
+
+# -- per-target steps -------------------------------------------------------------------------------------------------
+def _weights(t: QTile, blk: int = 0) -> list[str]:
+    """Declare the weight operands wq0.. (wq0_1.. for blk 1) of k block blk at w (NR * KR bytes each)."""
+    lines = _weights0(t)
+    if not blk:
+        return lines
+    off = t.nr * t.kr * blk
+    lines = [ln.replace("(w + ", f"(w + {off} + ").replace(" w + ", f" w + {off} + ") for ln in lines]
+    for name in sorted({tok for ln in lines for tok in ln.replace("(", " ").replace(")", " ").replace(",", " ").split()
+                        if tok[:2] in ("wq", "wb") and tok[2:].isdigit()}, key=len, reverse=True):
+        lines = [_rename(ln, name, f"{name}_{blk}") for ln in lines]
+    return lines
+
+
+def _rename(line: str, old: str, new: str) -> str:
+    return re.sub(rf"\b{old}\b", new, line)
+
+
+def _weights0(t: QTile) -> list[str]:
+    n = t.name
+    if n == "scalar":
+        return [f"const int32_t wq{j} = w[{j}];" for j in range(t.nr)]
+    if n.startswith("wasm"):
+        out = []
+        for g in range(t.nv // 2):
+            out += [f"const v128_t wb{g} = wasm_v128_load(w + {16 * g});",
+                    f"const v128_t wq{2 * g} = wasm_i16x8_extend_low_i8x16(wb{g});",
+                    f"const v128_t wq{2 * g + 1} = wasm_i16x8_extend_high_i8x16(wb{g});"]
+        return out
+    if n == "avx2":
+        return [f"const __m256i wq{v} = _mm256_cvtepi8_epi16(_mm_loadu_si128((const __m128i*)(w + {16 * v})));"
+                for v in range(t.nv)]
+    if n == "avx512":
+        return [f"const __m512i wq{v} = _mm512_cvtepi8_epi16(_mm256_loadu_si256((const __m256i*)(w + {32 * v})));"
+                for v in range(t.nv)]
+    if n == "avx512vnni":
+        return [f"const __m512i wq{v} = _mm512_loadu_si512(w + {64 * v});" for v in range(t.nv)]
+    if n == "neon":
+        return [f"const int16x8_t wq{g} = vmovl_s8(vld1_s8(w + {8 * g}));" for g in range(t.nv // 2)]
+    raise KeyError(n)
+
+
+def _act(t: QTile, i: int, tail: bool) -> str:
+    """Declare xa{i}: row i's activations of one k block at a{i} (tail: the kc % KR left)."""
+    n, a = t.name, f"a{i}"
+    if t.kr == 1:
+        return f"const int32_t xa{i} = *{a};" if n == "scalar" else f"const int16_t xa{i} = *{a};"
+    word = f"(int32_t)(uint32_t)(uint16_t)(int16_t)*{a}" if tail else f"wrt_q_pair({a})"
+    if n.startswith("wasm"):
+        return f"const v128_t xa{i} = wasm_i32x4_splat({word});"
+    if n == "avx2":
+        return f"const __m256i xa{i} = _mm256_set1_epi32({word});"
+    if n == "avx512":
+        return f"const __m512i xa{i} = _mm512_set1_epi32({word});"
+    if n == "avx512vnni":  # x + 128 as unsigned bytes: flip each sign bit
+        word = "wrt_q_part(" + a + ", k)" if tail else f"wrt_q_load4({a})"
+        return f"const __m512i xa{i} = _mm512_set1_epi32((int32_t)((uint32_t){word} ^ 0x80808080u));"
+    raise KeyError(n)
+
+
+def _act_quad(t: QTile, i: int) -> list[str]:
+    """xa{i} and xa{i}_1: row i's two activation pairs of 4 bytes at a{i}, from one 4-byte load (KR = 2 targets)."""
+    n, a = t.name, f"a{i}"
+    if n.startswith("wasm"):
+        return [f"const v128_t xq{i} = wasm_i16x8_extend_low_i8x16(wasm_v128_load32_splat({a}));",
+                f"const v128_t xa{i} = wasm_i32x4_shuffle(xq{i}, xq{i}, 0, 0, 0, 0);",
+                f"const v128_t xa{i}_1 = wasm_i32x4_shuffle(xq{i}, xq{i}, 1, 1, 1, 1);"]
+    bc = {"avx2": ("__m256i", "_mm256_broadcastd_epi32"), "avx512": ("__m512i", "_mm512_broadcastd_epi32")}[n]
+    return [f"const __m128i xq{i} = _mm_cvtepi8_epi16(_mm_cvtsi32_si128(wrt_q_load4({a})));",
+            f"const {bc[0]} xa{i} = {bc[1]}(xq{i});",
+            f"const {bc[0]} xa{i}_1 = {bc[1]}(_mm_srli_epi64(xq{i}, 32));"]
+
+
+def _dot(t: QTile, i: int, v: int, blk: int = 0) -> str:
+    """acc{i}_{v} += row i's activations . column block v's weights (of k block blk: xa{i}_1, wq{v}_1)."""
+    line = _dot0(t, i, v)
+    if blk:
+        line = _rename(_rename(line, f"xa{i}", f"xa{i}_{blk}"), f"wq{v // 2 if t.name == 'neon' else v}",
+                       f"wq{v // 2 if t.name == 'neon' else v}_{blk}")
+    return line
+
+
+def _dot0(t: QTile, i: int, v: int) -> str:
+    acc = f"acc{i}_{v}"
+    n = t.name
+    if n == "scalar":
+        return f"{acc} += xa{i} * wq{v};"
+    if n.startswith("wasm"):
+        return f"{acc} = wasm_i32x4_add({acc}, wasm_i32x4_dot_i16x8(wq{v}, xa{i}));"
+    if n == "avx2":
+        return f"{acc} = _mm256_add_epi32({acc}, _mm256_madd_epi16(wq{v}, xa{i}));"
+    if n == "avx512":
+        return f"{acc} = _mm512_add_epi32({acc}, _mm512_madd_epi16(wq{v}, xa{i}));"
+    if n == "avx512vnni":
+        return f"{acc} = _mm512_dpbusd_epi32({acc}, xa{i}, wq{v});"
+    if n == "neon":
+        return (f"{acc} = vmlal_n_s16({acc}, vget_low_s16(wq{v // 2}), xa{i});" if v % 2 == 0 else
+                f"{acc} = vmlal_high_n_s16({acc}, wq{v // 2}, xa{i});")
+    raise KeyError(n)
+
+
+def _load_acc(t: QTile, v: int) -> str:
+    p = f"wb + {v * t.vli}"
+    load = {"scalar": f"wb[{v}]", "avx2": f"_mm256_loadu_si256((const __m256i*)({p}))",
+            "avx512": f"_mm512_loadu_si512({p})", "avx512vnni": f"_mm512_loadu_si512({p})", "neon": f"vld1q_s32({p})"}
+    return load.get(t.name, f"wasm_v128_load({p})")
+
+
+def _requant(t: QTile, i: int, v: int) -> list[str]:
+    """acc{i}_{v} -> q{i}_{v}: int32 (zy added), by the float32 steps of python_ref."""
+    acc, q = f"acc{i}_{v}", f"q{i}_{v}"
+    n = t.name
+    if n == "scalar":
+        return [f"float f{i}_{v} = (float){acc} * mq{v};", f"f{i}_{v} = f{i}_{v} < qlo ? qlo : f{i}_{v};",
+                f"f{i}_{v} = f{i}_{v} > qhi ? qhi : f{i}_{v};",
+                f"const float r{i}_{v} = f{i}_{v} + 12582912.0f;",  # rne: exact for |f| < 2^22
+                f"const int32_t {q} = (int32_t)(r{i}_{v} - 12582912.0f) + p->zy;"]
+    if n.startswith("wasm"):
+        f = f"wasm_f32x4_mul(wasm_f32x4_convert_i32x4({acc}), mq{v})"
+        f = f"wasm_f32x4_min(wasm_f32x4_max({f}, qlo), qhi)"
+        return [f"const v128_t {q} = wasm_i32x4_add(wasm_i32x4_trunc_sat_f32x4(wasm_f32x4_nearest({f})), qzy);"]
+    if n == "avx2":
+        f = f"_mm256_min_ps(_mm256_max_ps(_mm256_mul_ps(_mm256_cvtepi32_ps({acc}), mq{v}), qlo), qhi)"
+        return [f"const __m256i {q} = _mm256_add_epi32(_mm256_cvtps_epi32({f}), qzy);"]
+    if n.startswith("avx512"):
+        f = f"_mm512_min_ps(_mm512_max_ps(_mm512_mul_ps(_mm512_cvtepi32_ps({acc}), mq{v}), qlo), qhi)"
+        return [f"const __m512i {q} = _mm512_add_epi32(_mm512_cvtps_epi32({f}), qzy);"]
+    if n == "neon":
+        f = f"vminq_f32(vmaxq_f32(vmulq_f32(vcvtq_f32_s32({acc}), mq{v}), qlo), qhi)"
+        return [f"const int32x4_t {q} = vaddq_s32(vcvtnq_s32_f32({f}), qzy);"]
+    raise KeyError(n)
+
+
+def _store_row(t: QTile, i: int, dst: str) -> list[str]:
+    """Row i's NR bytes (q{i}_*) to dst."""
+    n, qs = t.name, [f"q{i}_{v}" for v in range(t.nv)]
+    if n == "scalar":
+        return [f"{dst}[{v}] = (int8_t){q};" for v, q in enumerate(qs)]
+    if n.startswith("wasm"):
+        out = []
+        for g in range(t.nv // 2):
+            h = f"wasm_i16x8_narrow_i32x4({qs[2 * g]}, {qs[2 * g + 1]})"
+            out.append(f"wasm_v128_store64_lane({dst} + {8 * g}, wasm_i8x16_narrow_i16x8({h}, {h}), 0);")
+        return out
+    if n == "avx2":
+        out = []
+        for g in range(t.nv // 2):
+            h = f"_mm256_permute4x64_epi64(_mm256_packs_epi32({qs[2 * g]}, {qs[2 * g + 1]}), 0xD8)"
+            out += [f"{{ const __m256i h = {h};",
+                    f"  _mm_storeu_si128((__m128i*)({dst} + {16 * g}), "
+                    "_mm_packs_epi16(_mm256_castsi256_si128(h), _mm256_extracti128_si256(h, 1))); }"]
+        return out
+    if n.startswith("avx512"):
+        return [f"_mm_storeu_si128((__m128i*)({dst} + {16 * v}), _mm512_cvtsepi32_epi8({q}));"
+                for v, q in enumerate(qs)]
+    if n == "neon":
+        return [f"vst1_s8({dst} + {8 * g}, vqmovn_s16(vcombine_s16(vqmovn_s32({qs[2 * g]}), "
+                f"vqmovn_s32({qs[2 * g + 1]}))));" for g in range(t.nv // 2)]
+    raise KeyError(n)
+
+
+def _params(t: QTile, base: str = "packed_w") -> list[str]:
+    return _bounds(t) + _mults(t, base)
+
+
+def _bounds(t: QTile) -> list[str]:
+    """The output bounds and zero point as the requantization's operands."""
+    if t.name == "scalar":
+        return ["const float qlo = p->lo, qhi = p->hi;"]
+    _, dupf, dupi = _qops(t)
+    return [f"const {t.fvt} qlo = {dupf.format('p->lo')};", f"const {t.fvt} qhi = {dupf.format('p->hi')};",
+            f"const {t.ivt} qzy = {dupi.format('p->zy')};"]
+
+
+def _mults(t: QTile, base: str) -> list[str]:
+    """The multipliers of the tile's columns, after its NR biases at base."""
+    mp = f"(const float*)(const void*)((const char*)({base}) + {4 * t.nr})"
+    if t.name == "scalar":
+        return [f"const float* mp = {mp};", *(f"const float mq{v} = mp[{v}];" for v in range(t.nv))]
+    ld = _qops(t)[0]
+    return [f"const float* mp = {mp};", *(f"const {t.fvt} mq{v} = {ld.format(f'mp + {v * t.vli}')};"
+                                          for v in range(t.nv))]
+
+
+def _qops(t: QTile) -> tuple[str, str, str]:
+    """load of floats, broadcast of a float, broadcast of an int32"""
+    n = t.name
+    return {
+        "wasm": ("wasm_v128_load({})", "wasm_f32x4_splat({})", "wasm_i32x4_splat({})"),
+        "avx2": ("_mm256_loadu_ps({})", "_mm256_set1_ps({})", "_mm256_set1_epi32({})"),
+        "avx512": ("_mm512_loadu_ps({})", "_mm512_set1_ps({})", "_mm512_set1_epi32({})"),
+        "neon": ("vld1q_f32({})", "vdupq_n_f32({})", "vdupq_n_s32({})"),
+    }["wasm" if n.startswith("wasm") else "avx512" if n.startswith("avx512") else n]
+
+
+# -- the kernels ------------------------------------------------------------------------------------------------------
+def _head(c: Code, t: QTile) -> None:
+    c("const int32_t* wb = (const int32_t*)packed_w;")
+    c(*(f"{t.ivt} acc0_{v} = {_load_acc(t, v)};" for v in range(t.nv)))
+    for i in range(1, t.mr):
+        c(*(f"{t.ivt} acc{i}_{v} = acc0_{v};" for v in range(t.nv)))
+    c(f"const int8_t* w = (const int8_t*)packed_w + {8 * t.nr};")
+
+
+def _k_loop(c: Code, t: QTile) -> None:
+    if t.kr == 2:  # two k blocks per step: each row's 4 activation bytes in one load
+        with c.block("for (; k >= 4; k -= 4)"):
+            c(*_weights(t), *_weights(t, 1), f"w += {2 * t.nr * t.kr};")
+            for i in range(t.mr):
+                c(*_act_quad(t, i), f"a{i} += 4;", *(_dot(t, i, v) for v in range(t.nv)),
+                  *(_dot(t, i, v, 1) for v in range(t.nv)))
+    with c.block(f"for (; k >= {t.kr}; k -= {t.kr})"):
+        c(*_weights(t), f"w += {t.nr * t.kr};")
+        for i in range(t.mr):
+            c(_act(t, i, False), f"a{i} += {t.kr};", *(_dot(t, i, v) for v in range(t.nv)))
+    if t.kr > 1:
+        with c.block("if (k != 0)"):
+            c(*_weights(t), f"w += {t.nr * t.kr};")
+            for i in range(t.mr):
+                c(_act(t, i, True), *(_dot(t, i, v) for v in range(t.nv)))
+
+
+def _finish(c: Code, t: QTile) -> None:
+    c(*_params(t))
+    for i in reversed(range(t.mr)):  # the last (valid) row is written last when rows alias
+        with c.block(""):
+            for v in range(t.nv):
+                c(*_requant(t, i, v))
+            with c.block(f"if (nc == {t.nr})"):
+                c(*_store_row(t, i, f"c{i}"))
+            with c.block("else"):
+                c(f"int8_t ob[{t.nr}];", *_store_row(t, i, "ob"), f"for (size_t j = 0; j < nc; j++) c{i}[j] = ob[j];")
+
+
+def _rows(c: Code, t: QTile) -> None:
+    c("int8_t* c0 = c;")
+    for i in range(1, t.mr):
+        c(f"int8_t* c{i} = c{i - 1} + c_stride;", f"if (mr <= {i}) c{i} = c{i - 1};")
+
+
+def qgemm(t: QTile) -> str:
+    c = Code()
+    sig = (f"void {qgemm_name(t)}(size_t mr, size_t nc, size_t kc, const int8_t* a, size_t a_stride, "
+           "const void* packed_w, int8_t* c, size_t c_stride, const wrt_qparams* p)")
+    with c.block(t.fn(sig)):
+        c("const int8_t* a0 = a;")
+        for i in range(1, t.mr):
+            c(f"const int8_t* a{i} = a{i - 1} + a_stride;", f"if (mr <= {i}) a{i} = a{i - 1};")
+        _rows(c, t)
+        _head(c, t)
+        c("size_t k = kc;")
+        _k_loop(c, t)
+        _finish(c, t)
+    return c.text()
+
+
+def qigemm(t: QTile) -> str:
+    c = Code()
+    sig = (f"void {qgemm_name(t, True)}(size_t mr, size_t nc, size_t kc, size_t ks, const int8_t* const* ind, "
+           "const void* packed_w, int8_t* c, size_t c_stride, const wrt_qparams* p)")
+    with c.block(t.fn(sig)):
+        _rows(c, t)
+        _head(c, t)
+        with c.block("for (size_t tap = ks; tap != 0; tap--)"):
+            c("const int8_t* a0 = ind[0];")
+            for i in range(1, t.mr):
+                c(f"const int8_t* a{i} = mr > {i} ? ind[{i}] : a{i - 1};")
+            c("ind += mr;", "size_t k = kc;")
+            _k_loop(c, t)
+        _finish(c, t)
+    return c.text()
+
+
+_AVX512_ATTR = '__attribute__((target("avx512f,avx512bw,avx512vl,avx2,fma")))'
+_VNNI_ATTR = '__attribute__((target("avx512f,avx512bw,avx512vl,avx512vnni,avx2,fma")))'
+
+
+def tiles(isa: Isa) -> list[QTile]:
+    """The int8 GEMM tiles of a target's file (AVX-512's file holds the VNNI one too, picked at run time)."""
+    n = isa.name
+    if n == "scalar":
+        return [QTile("scalar", "", 2, 4, 1, 1, "int32_t", "float")]
+    if n.startswith("wasm"):
+        return [QTile(n, "", 4, 8, 2, 4, "v128_t", "v128_t")]
+    if n == "avx2":
+        return [QTile("avx2", isa.attr, 4, 16, 2, 8, "__m256i", "__m256")]
+    if n == "avx512":
+        return [QTile("avx512", _AVX512_ATTR, 6, 32, 2, 16, "__m512i", "__m512"),
+                QTile("avx512vnni", _VNNI_ATTR, 6, 32, 4, 16, "__m512i", "__m512", xoff=128)]
+    if n == "neon":
+        return [QTile("neon", "", 4, 8, 1, 4, "int32x4_t", "float32x4_t")]
+    raise KeyError(n)
+
+
+def table_fields(t: QTile) -> list[str]:
+    return [f"  .qgemm_mr = {t.mr}, .qgemm_nr = {t.nr}, .qgemm_kr = {t.kr}, .qgemm_xoff = {t.xoff},",
+            f"  .qgemm = {qgemm_name(t)},", f"  .qigemm = {qgemm_name(t, True)},"]
