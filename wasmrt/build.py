@@ -56,12 +56,14 @@ CFLAGS = ("-std=c11", "-O3", "-Wall", "-Wextra", "-Werror", "-ffp-contract=off",
 # The wasm modules must stay small (SIMD_WASM_LIMIT): code that runs once per load (reading and checking the file,
 # planning, support, error words) and the scalar loops of rare ops (integer tensors, MediaPipe's transforms) is
 # built for the smallest size (-Oz); the portable int8 paths behind the generated kernels, data movement, the
-# recurrent ops' glue and the generated kernels themselves for size (-Os): their tiles and unrolling are explicit,
-# and -Os measured the same speed as -O3 (0.98-1.01x, MobileNetV2 and EfficientNet-Lite0 in Node, CPU clock).
+# recurrent ops' glue, reductions, indirection and the generated kernels themselves for size (-Os): their tiles and
+# unrolling are explicit; the sparse layers' packing and tile loops (the generated kernels do the work) at -Oz;
+# -Os measured the same speed as -O3 (0.98-1.01x, MobileNetV2 and EfficientNet-Lite0 in Node, CPU clock).
 WASM_OPT_LEVEL = {"fb": "-Oz", "model_read": "-Oz", "shape_check": "-Oz", "qrules": "-Oz", "rt_err": "-Oz",
                   "support": "-Oz", "planner": "-Oz", "typed": "-Oz", "mediapipe": "-Oz", "profile": "-Oz",
                   "model": "-Os", "ops": "-Os", "qconv": "-Os", "qelt": "-Os", "qpool": "-Os", "qdata": "-Os",
-                  "qmath": "-Os", "recurrent": "-Os", "data": "-Os"}
+                  "qmath": "-Os", "recurrent": "-Os", "data": "-Os", "sparse": "-Oz", "indirection": "-Os",
+                  "target": "-Oz", "reduce": "-Os"}
 WASM_KERNEL_OPT = "-Os"  # the generated kernels
 NATIVE_THREADS = ("-DWRT_THREADS", "-pthread")  # native builds run parallel regions on a pthread pool
 # the shared libraries (in the manylinux_2_17 wheels) bind to pthread symbols every glibc since 2.17 has

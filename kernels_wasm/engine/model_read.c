@@ -215,6 +215,23 @@ static int read_tensors(wrt_model* m, fb_buf f, size_t root, name_pool* np) {
       t->file_data = len ? fb_vdata(f, dv) : 0;
       if (sp && read_sparsity(f, sp, i, t, len) != WRT_OK) return WRT_ERR_FORMAT;
     }
+    size_t lov = fb_ref(f, tt, 6), hiv = fb_ref(f, tt, 7);
+    if (fb_vlen(f, lov) || fb_vlen(f, hiv)) { /* run-time dimensions: the bounds of each (any tensor: check_order
+                                                  * refuses them but on graph inputs, as python_ref) */
+      if (fb_vlen(f, lov) != rank || fb_vlen(f, hiv) != rank)
+        return rt_error(WRT_ERR_FORMAT, "tensor %u ('%s'): shape bounds do not match its rank %u", i, t->name, rank);
+      int32_t* b = m_alloc(m, 2 * sizeof(int32_t) * (rank ? rank : 1));
+      if (!b) return m_alloc_fail(m, 0, "shape bounds", 2 * sizeof(int32_t) * rank);
+      for (uint32_t d = 0; d < rank; d++) {
+        b[d] = fb_vi32(f, lov, d);
+        b[rank + d] = fb_vi32(f, hiv, d);
+        if (!(1 <= b[d] && b[d] <= t->dims[d] && t->dims[d] <= b[rank + d]))
+          return rt_error(WRT_ERR_FORMAT, "tensor %u ('%s'): dimension %u (%d) is not within its bounds %d..%d", i,
+                          t->name, d, t->dims[d], b[d], b[rank + d]);
+      }
+      t->dmin = b;
+      t->dmax = b + rank;
+    }
     size_t qt = fb_ref(f, tt, 5);
     int r = qt ? read_quant(m, f, qt, t, i) : WRT_OK;
     if (r) return r;
@@ -223,22 +240,6 @@ static int read_tensors(wrt_model* m, fb_buf f, size_t root, name_pool* np) {
       if (t->dtype == WRT_F16 && widen_f16(m, t, values) != WRT_OK)
         return m_alloc_fail(m, 0, "float16 weights", values * 4);
     } else {
-      size_t lov = fb_ref(f, tt, 6), hiv = fb_ref(f, tt, 7);
-      if (fb_vlen(f, lov) || fb_vlen(f, hiv)) { /* run-time dimensions: the bounds of each */
-        if (fb_vlen(f, lov) != rank || fb_vlen(f, hiv) != rank)
-          return rt_error(WRT_ERR_FORMAT, "tensor %u ('%s'): shape bounds do not match its rank %u", i, t->name, rank);
-        int32_t* b = m_alloc(m, 2 * sizeof(int32_t) * (rank ? rank : 1));
-        if (!b) return m_alloc_fail(m, 0, "shape bounds", 2 * sizeof(int32_t) * rank);
-        for (uint32_t d = 0; d < rank; d++) {
-          b[d] = fb_vi32(f, lov, d);
-          b[rank + d] = fb_vi32(f, hiv, d);
-          if (!(1 <= b[d] && b[d] <= t->dims[d] && t->dims[d] <= b[rank + d]))
-            return rt_error(WRT_ERR_FORMAT, "tensor %u ('%s'): dimension %u (%d) is not within its bounds %d..%d", i,
-                            t->name, d, t->dims[d], b[d], b[rank + d]);
-        }
-        t->dmin = b;
-        t->dmax = b + rank;
-      }
       int64_t off = t->arena_offset;
       if (off < 0 || off % align != 0 || (uint64_t)off > arena || t->nbytes > arena - (uint64_t)off)
         return rt_error(WRT_ERR_FORMAT,
@@ -470,11 +471,13 @@ static int read_ops(wrt_model* m, fb_buf f, size_t root, name_pool* np) {
 /* every op reads only constants, graph inputs or earlier outputs; one writer per tensor (ready: nt zeroed bytes) */
 static int check_order(wrt_model* m, uint8_t* ready) {
   int nt = m->n_tensors;
-  for (int i = 0; i < nt; i++) ready[i] = m->t[i].is_const;
+  for (int i = 0; i < nt; i++) ready[i] = 0;
   for (int i = 0; i < m->n_inputs; i++) ready[m->inputs[i]] = 1;
-  for (int i = 0; i < nt; i++) /* shape bounds only on graph inputs (constants never have them) */
+  for (int i = 0; i < nt; i++) { /* shape bounds only on graph inputs (never on constants) */
     if (m->t[i].dmin && !ready[i])
       return rt_error(WRT_ERR_FORMAT, "tensor %d ('%s') has shape bounds but is not a graph input", i, m->t[i].name);
+    ready[i] |= m->t[i].is_const;
+  }
   for (int k = 0; k < m->n_ops; k++) {
     wrt_op* op = &m->ops[k];
     for (int i = 0; i < op->n_in; i++) {
