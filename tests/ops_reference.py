@@ -2,7 +2,7 @@
 
 - The .wrt ops and their attributes come from python_ref/opdefs.py.
 - "What it becomes" comes from the importers' registries (wasmrt/importers/onnx_ops.py CONVERTERS,
-  tflite_ops.py HANDLERS, onnx_fold.py for ONNX ops folded at import): the .wrt op names each converter function
+  tflite_ops.py CONVERTERS, onnx_fold.py for ONNX ops folded at import): the .wrt op names each converter function
   and the module-level helpers it calls write, plus the entry of the name table it was registered through
   (`_converter(*_UNARY)` maps Relu through _UNARY). Layout transposes the importers add around layout-sensitive
   ops are not listed.
@@ -200,7 +200,7 @@ def render() -> str:
                                            else "a constant, at import")
         lines.append(f"| {op} | {what} |")
     lines += ["", "ONNX ops evaluated only when all their inputs are constant (shape arithmetic and the like): "
-              + ", ".join(sorted(CONSTANT_ONLY_OPS & set(onnx_fold._FOLDERS), key=str.lower)) + ".", ""]
+              + ", ".join(sorted(CONSTANT_ONLY_OPS & set(onnx_fold.FOLDERS), key=str.lower)) + ".", ""]
 
     lines += ["## TFLite", "",
               "TFLite builtins (and the MediaPipe custom op `Convolution2DTransposeBias`) and the .wrt ops they "
@@ -210,7 +210,7 @@ def render() -> str:
 
     tflite_map: dict[str, list[str]] = {}
     for module in (tflite_ops, tflite_recurrent):  # each handler analysed in the module that defines it
-        own = {op: fn for op, fn in tflite_ops.HANDLERS.items() if fn.__module__ == module.__name__}
+        own = {op: fn for op, fn in tflite_ops.CONVERTERS.items() if fn.__module__ == module.__name__}
         tflite_map.update(becomes(module, own))
     for op, got in sorted(tflite_map.items()):
         lines.append(f"| {op} | {', '.join(got) if got else 'folded at import (constants only)'} |")

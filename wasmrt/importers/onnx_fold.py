@@ -19,13 +19,13 @@ Arrays = list[np.ndarray | None]
 # constants runs onnx's pure-Python reference. Results and inputs beyond these sizes are refused instead.
 MAX_FOLD_ELEMENTS = 1 << 24
 MAX_REFERENCE_ELEMENTS = 1 << 20
-_FOLDERS: dict[str, Callable[[Arrays, dict[str, Any], int], list[np.ndarray]]] = {}
+FOLDERS: dict[str, Callable[[Arrays, dict[str, Any], int], list[np.ndarray]]] = {}
 
 
 def _folder(*ops: str) -> Callable:
     def register(fn: Callable) -> Callable:
         for op in ops:
-            _FOLDERS[op] = fn
+            FOLDERS[op] = fn
         return fn
 
     return register
@@ -33,7 +33,7 @@ def _folder(*ops: str) -> Callable:
 
 def fold(node: onnx.NodeProto, inputs: Arrays, attrs: dict[str, Any], opset: int) -> list[np.ndarray]:
     """Evaluate node on constant inputs (None for an absent optional input); one array per output."""
-    fn = _FOLDERS.get(node.op_type) if node.domain in ("", "ai.onnx") else None
+    fn = FOLDERS.get(node.op_type) if node.domain in ("", "ai.onnx") else None
     size = max([_result_size(node.op_type, inputs), *(a.size for a in inputs if a is not None)], default=0)
     limit = MAX_FOLD_ELEMENTS if fn is not None else MAX_REFERENCE_ELEMENTS
     if size > limit:
@@ -175,7 +175,7 @@ def _comparison(fn: Callable) -> Callable:
     return lambda x, a, opset: [np.asarray(fn(*x))]
 
 
-_FOLDERS.update({
+FOLDERS.update({
     "Add": _elementwise(np.add), "Sub": _elementwise(np.subtract), "Mul": _elementwise(np.multiply),
     "Neg": _elementwise(np.negative), "Abs": _elementwise(np.abs), "Sqrt": _elementwise(np.sqrt),
     "Floor": _elementwise(np.floor), "Ceil": _elementwise(np.ceil),

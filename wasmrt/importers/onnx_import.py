@@ -51,7 +51,7 @@ from wasmrt.errors import ConversionError, ModelFormatError, UnsupportedOpError,
 from wasmrt.importers import onnx_quant
 from wasmrt.importers.onnx_context import Context, Value, attributes, node_name
 from wasmrt.importers.onnx_control import CONVERTERS as CONTROL_FLOW
-from wasmrt.importers.onnx_fold import _FOLDERS, fold
+from wasmrt.importers.onnx_fold import FOLDERS, fold
 from wasmrt.importers.onnx_ops import CONSTANT_INPUTS, CONVERTERS
 from wasmrt.importers.onnx_shapes import shape_slice
 from wasmrt.ir import Graph, Metadata, Preprocess
@@ -61,7 +61,7 @@ __all__ = ["CONSTANT_INPUTS", "CONSTANT_ONLY_OPS", "SUPPORTED_OPS", "import_onnx
 # ONNX ops converted for runtime (data-dependent) inputs.
 SUPPORTED_OPS: frozenset[str] = frozenset(CONVERTERS) | frozenset(CONTROL_FLOW) | {"Constant", "Shape", "Size"}
 # ONNX ops evaluated only when all their inputs are constant (others go through onnx's reference evaluator).
-CONSTANT_ONLY_OPS: frozenset[str] = frozenset(_FOLDERS) - SUPPORTED_OPS
+CONSTANT_ONLY_OPS: frozenset[str] = frozenset(FOLDERS) - SUPPORTED_OPS
 MIN_OPSET = 7
 RUNTIME_INPUT_DTYPES = tuple(np.dtype(d) for d in (np.float32, np.int32, np.int64, np.bool_, np.uint8, np.int8))
 

@@ -38,8 +38,8 @@ from wasmrt.importers.onnx_context import (
 )
 from wasmrt.importers.onnx_shapes import explicit_pads, reshape_target, slice_params
 
-Converter = Callable[[Context, onnx.NodeProto, dict[str, Any]], None]
-CONVERTERS: dict[str, Converter] = {}
+OpConverter = Callable[[Context, onnx.NodeProto, dict[str, Any]], None]
+CONVERTERS: dict[str, OpConverter] = {}
 
 # Inputs (by index) that must be known at import time; the conformance test freezes these.
 CONSTANT_INPUTS: dict[str, tuple[int, ...]] = {
@@ -55,8 +55,8 @@ CONSTANT_INPUTS: dict[str, tuple[int, ...]] = {
 F32 = np.float32
 
 
-def _converter(*ops: str) -> Callable[[Converter], Converter]:
-    def register(fn: Converter) -> Converter:
+def converts(*ops: str) -> Callable[[OpConverter], OpConverter]:
+    def register(fn: OpConverter) -> OpConverter:
         for op in ops:
             CONVERTERS[op] = fn
         return fn
@@ -131,12 +131,12 @@ _UNARY = {"Relu": "RELU", "Sigmoid": "SIGMOID", "Tanh": "TANH", "Exp": "EXP", "S
           "Not": "NOT"}
 
 
-@_converter(*_BINARY)
+@converts(*_BINARY)
 def _binary(ctx: Context, node: onnx.NodeProto, a: dict) -> None:
     _elementwise(ctx, node, _BINARY[node.op_type], list(node.input[:2]), node.output[0])
 
 
-@_converter(*_VARIADIC)
+@converts(*_VARIADIC)
 def _variadic(ctx: Context, node: onnx.NodeProto, a: dict) -> None:
     names = [n for n in node.input if n]
     acc, out = names[0], node.output[0]
@@ -151,23 +151,23 @@ def _variadic(ctx: Context, node: onnx.NodeProto, a: dict) -> None:
         ctx.alias(out, acc)
 
 
-@_converter(*_UNARY)
+@converts(*_UNARY)
 def _simple_unary(ctx: Context, node: onnx.NodeProto, a: dict) -> None:
     _unary(ctx, node, _UNARY[node.op_type])
 
 
-@_converter("Reciprocal")
+@converts("Reciprocal")
 def _reciprocal(ctx: Context, node: onnx.NodeProto, a: dict) -> None:
     ctx.set_const(f"{node.output[0]}/one", np.array(1.0, F32))
     _elementwise(ctx, node, "DIV", [f"{node.output[0]}/one", node.input[0]], node.output[0])
 
 
-@_converter("LeakyRelu")
+@converts("LeakyRelu")
 def _leaky_relu(ctx: Context, node: onnx.NodeProto, a: dict) -> None:
     _unary(ctx, node, "LEAKY_RELU", {"alpha": float(a.get("alpha", 0.01))})
 
 
-@_converter("HardSigmoid")
+@converts("HardSigmoid")
 def _hard_sigmoid(ctx: Context, node: onnx.NodeProto, a: dict) -> None:
     _unary(ctx, node, "HARD_SIGMOID", {"alpha": float(a.get("alpha", 0.2)), "beta": float(a.get("beta", 0.5))})
 
@@ -178,7 +178,7 @@ def _scalar(ctx: Context, node: onnx.NodeProto, arr: np.ndarray, what: str) -> f
     return float(arr.reshape(-1)[0])
 
 
-@_converter("Clip")
+@converts("Clip")
 def _clip(ctx: Context, node: onnx.NodeProto, a: dict) -> None:
     if ctx.opset < 11:
         lo, hi = float(a.get("min", -math.inf)), float(a.get("max", math.inf))
@@ -194,7 +194,7 @@ _RUNTIME_FLOATS = (np.dtype(np.float16), np.dtype(np.float32), np.dtype(np.float
 _CAST_CODES = {np.dtype(d): c for c, d in CAST_DTYPES.items() if d != np.float16}
 
 
-@_converter("Identity", "Dropout", "Cast", "CastLike")
+@converts("Identity", "Dropout", "Cast", "CastLike")
 def _passthrough(ctx: Context, node: onnx.NodeProto, a: dict) -> None:
     if node.op_type in ("Cast", "CastLike"):
         _cast(ctx, node, a)
@@ -229,7 +229,7 @@ def _cast(ctx: Context, node: onnx.NodeProto, a: dict) -> None:
         _unary(ctx, node, "CAST", {"to": _CAST_CODES[target]})
 
 
-@_converter("BatchNormalization")
+@converts("BatchNormalization")
 def _batch_norm(ctx: Context, node: onnx.NodeProto, a: dict) -> None:
     if a.get("training_mode", 0) or any(node.output[1:]):
         raise ctx.unsupported(node, "training-mode BatchNormalization (only inference is supported)")
@@ -281,7 +281,7 @@ def _spatial_attrs(a: dict, n: int) -> tuple[tuple[int, ...], tuple[int, ...]]:
     return _ints(a.get("strides"), n, 1), _ints(a.get("dilations"), n, 1)
 
 
-@_converter("Conv")
+@converts("Conv")
 def _conv(ctx: Context, node: onnx.NodeProto, a: dict) -> None:
     w = ctx.const(node, 1, "the weights (input 1)").astype(F32)
     if w.ndim not in (3, 4):
@@ -327,7 +327,7 @@ def _conv_transpose_pads(a: dict, spatial: tuple[int, ...], kernel: tuple[int, .
     return begins + ends
 
 
-@_converter("ConvTranspose")
+@converts("ConvTranspose")
 def _conv_transpose(ctx: Context, node: onnx.NodeProto, a: dict) -> None:
     w = ctx.const(node, 1, "the weights (input 1)").astype(F32)
     if w.ndim not in (3, 4):
@@ -365,7 +365,7 @@ def _add_bias(ctx: Context, node: onnx.NodeProto, y_name: str, c: str, beta: flo
     _elementwise(ctx, node, "ADD", [y_name, c], out)
 
 
-@_converter("Gemm")
+@converts("Gemm")
 def _gemm(ctx: Context, node: onnx.NodeProto, a: dict) -> None:
     alpha, beta = float(a.get("alpha", 1.0)), float(a.get("beta", 1.0))
     out, label = node.output[0], _label(node)
@@ -425,7 +425,7 @@ def _matmul_shape(a: tuple[int, ...], b: tuple[int, ...]) -> tuple[int, ...]:
     return out
 
 
-@_converter("MatMul")
+@converts("MatMul")
 def _matmul(ctx: Context, node: onnx.NodeProto, a: dict) -> None:
     va, vb = ctx.value(node.input[0]), ctx.value(node.input[1])
     out_shape = _matmul_shape(va.shape, vb.shape)
@@ -446,7 +446,7 @@ def _matmul(ctx: Context, node: onnx.NodeProto, a: dict) -> None:
 
 
 # -- pooling and reductions --------------------------------------------------------------------------------------------
-@_converter("MaxPool", "AveragePool")
+@converts("MaxPool", "AveragePool")
 def _pool(ctx: Context, node: onnx.NodeProto, a: dict) -> None:
     if len(node.output) > 1 and node.output[1]:
         raise ctx.unsupported(node, "the indices output of MaxPool is not supported")
@@ -464,7 +464,7 @@ def _pool(ctx: Context, node: onnx.NodeProto, a: dict) -> None:
     _spatial_out(ctx, node, op, [x_ir], attrs, len(kernel) == 1)
 
 
-@_converter("GlobalAveragePool", "GlobalMaxPool")
+@converts("GlobalAveragePool", "GlobalMaxPool")
 def _global_pool(ctx: Context, node: onnx.NodeProto, a: dict) -> None:
     x = _x(ctx, node)
     if x.rank < 3:
@@ -478,7 +478,7 @@ _REDUCE = {"ReduceMean": "MEAN", "ReduceMax": "REDUCE_MAX", "ReduceSum": "REDUCE
            "ReduceL1": "REDUCE_SUM", "ReduceL2": "REDUCE_SUM", "ReduceSumSquare": "REDUCE_SUM"}
 
 
-@_converter(*_REDUCE)
+@converts(*_REDUCE)
 def _reduce(ctx: Context, node: onnx.NodeProto, a: dict) -> None:
     x = _x(ctx, node)
     axes = ctx.opt_const(node, 1, "axes") if len(node.input) > 1 else a.get("axes")
@@ -504,7 +504,7 @@ def _reduce(ctx: Context, node: onnx.NodeProto, a: dict) -> None:
     ctx.bind(out, y, cl)
 
 
-@_converter("Softmax")
+@converts("Softmax")
 def _softmax(ctx: Context, node: onnx.NodeProto, a: dict) -> None:
     x = _x(ctx, node)
     axis = int(a.get("axis", 1 if ctx.opset < 13 else -1)) % max(x.rank, 1)
@@ -522,7 +522,7 @@ def _softmax(ctx: Context, node: onnx.NodeProto, a: dict) -> None:
 
 
 # -- data movement -----------------------------------------------------------------------------------------------------
-@_converter("Reshape")
+@converts("Reshape")
 def _reshape_op(ctx: Context, node: onnx.NodeProto, a: dict) -> None:
     x = _x(ctx, node)
     shape = ctx.const(node, 1, "the target shape")
@@ -533,7 +533,7 @@ def _reshape_op(ctx: Context, node: onnx.NodeProto, a: dict) -> None:
     _reshape(ctx, node, target)
 
 
-@_converter("Flatten")
+@converts("Flatten")
 def _flatten(ctx: Context, node: onnx.NodeProto, a: dict) -> None:
     x = _x(ctx, node)
     axis = int(a.get("axis", 1))
@@ -541,7 +541,7 @@ def _flatten(ctx: Context, node: onnx.NodeProto, a: dict) -> None:
     _reshape(ctx, node, (math.prod(x.shape[:axis]), math.prod(x.shape[axis:])))
 
 
-@_converter("Squeeze")
+@converts("Squeeze")
 def _squeeze(ctx: Context, node: onnx.NodeProto, a: dict) -> None:
     x = _x(ctx, node)
     axes = ctx.opt_const(node, 1, "axes") if len(node.input) > 1 else a.get("axes")
@@ -549,7 +549,7 @@ def _squeeze(ctx: Context, node: onnx.NodeProto, a: dict) -> None:
     _reshape(ctx, node, tuple(d for i, d in enumerate(x.shape) if i not in drop))
 
 
-@_converter("Unsqueeze")
+@converts("Unsqueeze")
 def _unsqueeze(ctx: Context, node: onnx.NodeProto, a: dict) -> None:
     x = _x(ctx, node)
     axes = ctx.const(node, 1, "axes") if len(node.input) > 1 else a["axes"]
@@ -559,7 +559,7 @@ def _unsqueeze(ctx: Context, node: onnx.NodeProto, a: dict) -> None:
     _reshape(ctx, node, tuple(1 if i in new else next(dims) for i in range(rank)))
 
 
-@_converter("Transpose")
+@converts("Transpose")
 def _transpose(ctx: Context, node: onnx.NodeProto, a: dict) -> None:
     x = _x(ctx, node)
     perm = [int(p) for p in a.get("perm", range(x.rank - 1, -1, -1))]
@@ -573,7 +573,7 @@ def _transpose(ctx: Context, node: onnx.NodeProto, a: dict) -> None:
         ctx.emit_value("TRANSPOSE", [src], {"perm": ir_perm}, node)
 
 
-@_converter("Concat")
+@converts("Concat")
 def _concat(ctx: Context, node: onnx.NodeProto, a: dict) -> None:
     names = [n for n in node.input if n and math.prod(ctx.shape(n)) > 0] or [node.input[0]]  # drop empty parts
     vals = [ctx.value(n) for n in names]
@@ -587,7 +587,7 @@ def _concat(ctx: Context, node: onnx.NodeProto, a: dict) -> None:
     ctx.emit_value("CONCATENATION", irs, {"axis": ir_axis(axis, rank, cl)}, node, channels_last=cl)
 
 
-@_converter("Slice")
+@converts("Slice")
 def _slice(ctx: Context, node: onnx.NodeProto, a: dict) -> None:
     x = _x(ctx, node)
     if ctx.opset < 10:
@@ -599,7 +599,7 @@ def _slice(ctx: Context, node: onnx.NodeProto, a: dict) -> None:
     _slice_value(ctx, node.input[0], params, node.output[0], _label(node))
 
 
-@_converter("Split")
+@converts("Split")
 def _split(ctx: Context, node: onnx.NodeProto, a: dict) -> None:
     x = _x(ctx, node)
     axis = int(a.get("axis", 0)) % x.rank
@@ -623,7 +623,7 @@ def _split(ctx: Context, node: onnx.NodeProto, a: dict) -> None:
 _PAD_MODES = {"constant": PadMode.CONSTANT, "reflect": PadMode.REFLECT, "edge": PadMode.EDGE}
 
 
-@_converter("Pad")
+@converts("Pad")
 def _pad(ctx: Context, node: onnx.NodeProto, a: dict) -> None:
     x = _x(ctx, node)
     mode = a.get("mode", "constant")
@@ -654,7 +654,7 @@ def _pad(ctx: Context, node: onnx.NodeProto, a: dict) -> None:
                            out, _label(node)), cl)
 
 
-@_converter("Gather")
+@converts("Gather")
 def _gather(ctx: Context, node: onnx.NodeProto, a: dict) -> None:
     x = _x(ctx, node)
     axis = int(a.get("axis", 0)) % x.rank
@@ -669,7 +669,7 @@ def _gather(ctx: Context, node: onnx.NodeProto, a: dict) -> None:
     ctx.emit_value("GATHER", inputs, {"axis": ir_axis(axis, x.rank, cl)}, node, channels_last=cl)
 
 
-@_converter("Expand")
+@converts("Expand")
 def _expand(ctx: Context, node: onnx.NodeProto, a: dict) -> None:
     x = _x(ctx, node)
     shape = np.broadcast_shapes(x.shape, tuple(int(d) for d in ctx.const(node, 1, "the shape")))
@@ -680,7 +680,7 @@ def _expand(ctx: Context, node: onnx.NodeProto, a: dict) -> None:
     ctx.emit_value("EXPAND", [ctx.ir(node.input[0], dtype=None)], {"shape": tuple(int(d) for d in shape)}, node)
 
 
-@_converter("Tile")
+@converts("Tile")
 def _tile(ctx: Context, node: onnx.NodeProto, a: dict) -> None:
     x = _x(ctx, node)
     repeats = [int(r) for r in ctx.const(node, 1, "repeats")]
@@ -695,7 +695,7 @@ def _tile(ctx: Context, node: onnx.NodeProto, a: dict) -> None:
     ctx.bind(node.output[0], src, x.channels_last)
 
 
-@_converter("DepthToSpace")
+@converts("DepthToSpace")
 def _depth_to_space(ctx: Context, node: onnx.NodeProto, a: dict) -> None:
     mode = DepthToSpaceMode.CRD if a.get("mode", "DCR") == "CRD" else DepthToSpaceMode.DCR
     attrs = {"block": int(a["blocksize"]), "mode": mode}
@@ -740,7 +740,7 @@ def _legacy_nearest(ctx: Context, node: onnx.NodeProto, scales: np.ndarray) -> s
     return "ceil" if np.any(hw < 1) else "floor"
 
 
-@_converter("Resize", "Upsample")
+@converts("Resize", "Upsample")
 def _resize(ctx: Context, node: onnx.NodeProto, a: dict) -> None:
     x = _x(ctx, node)
     mode = a.get("mode", "nearest")
@@ -784,7 +784,7 @@ def _resize(ctx: Context, node: onnx.NodeProto, a: dict) -> None:
 
 
 # -- transformer blocks, comparisons, logic ----------------------------------------------------------------------------
-@_converter("LayerNormalization")
+@converts("LayerNormalization")
 def _layer_norm(ctx: Context, node: onnx.NodeProto, a: dict) -> None:
     x = _x(ctx, node)
     axis = int(a.get("axis", -1)) % x.rank
@@ -827,7 +827,7 @@ def _layer_norm_stats(ctx: Context, node: onnx.NodeProto, x: str, axes: tuple[in
         ctx.bind(node.output[2], inv, False)
 
 
-@_converter("Gelu")
+@converts("Gelu")
 def _gelu(ctx: Context, node: onnx.NodeProto, a: dict) -> None:
     mode = GeluMode.TANH if a.get("approximate", "none") == "tanh" else GeluMode.EXACT
     _unary(ctx, node, "GELU", {"mode": mode})
@@ -837,12 +837,12 @@ _COMPARE = {"Equal": "EQUAL", "Less": "LESS", "Greater": "GREATER", "LessOrEqual
             "GreaterOrEqual": "GREATER_EQUAL", "And": "AND", "Or": "OR", "Xor": "XOR"}
 
 
-@_converter(*_COMPARE)
+@converts(*_COMPARE)
 def _compare(ctx: Context, node: onnx.NodeProto, a: dict) -> None:
     _elementwise(ctx, node, _COMPARE[node.op_type], list(node.input[:2]), node.output[0])
 
 
-@_converter("Where")
+@converts("Where")
 def _where(ctx: Context, node: onnx.NodeProto, a: dict) -> None:
     c, x, y = node.input[:3]
     vals = [ctx.value(n) for n in (x, y)]
@@ -859,7 +859,7 @@ _REDUCTIONS = {"none": ScatterReduction.NONE, "add": ScatterReduction.ADD, "mul"
                "max": ScatterReduction.MAX, "min": ScatterReduction.MIN}
 
 
-@_converter("ScatterND")
+@converts("ScatterND")
 def _scatter_nd(ctx: Context, node: onnx.NodeProto, a: dict) -> None:
     red = a.get("reduction", "none")
     if red not in _REDUCTIONS:
@@ -909,7 +909,7 @@ def _rnn_activations(ctx: Context, node: onnx.NodeProto, a: dict, per_dir: int, 
     return {"activations": tuple(int(c) for c in codes), "activation_alpha": tuple(al), "activation_beta": tuple(be)}
 
 
-@_converter("LSTM", "GRU", "RNN")
+@converts("LSTM", "GRU", "RNN")
 def _recurrent(ctx: Context, node: onnx.NodeProto, a: dict) -> None:
     op = node.op_type
     direction = str(a.get("direction", "forward"))

@@ -21,7 +21,7 @@ from python_ref.opdefs import OPS, QuantType
 from python_ref.quant import QuantParams, dequantize
 from wasmrt.errors import ConversionError, ModelFormatError, UnsupportedOpError, WasmrtError
 from wasmrt.importers import tflite_recurrent  # noqa: F401  (registers the LSTM handlers)
-from wasmrt.importers.tflite_ops import HANDLERS, STATEFUL_OPS, Handler
+from wasmrt.importers.tflite_ops import CONVERTERS, STATEFUL_OPS, OpConverter
 from wasmrt.importers.tflite_reader import TflModel, TflOp, TflTensor, read_model
 from wasmrt.ir import Graph
 from wasmrt.passes import MAX_FOLD_WORK, fold_work
@@ -47,10 +47,10 @@ def import_tflite(path_or_bytes: str | os.PathLike[str] | bytes,
         except OSError as e:
             raise ModelFormatError(f"{source}: cannot read the file ({e.strerror})") from e
     model = read_model(data, source)
-    return Converter(model, dict(input_shapes or {})).convert()
+    return Context(model, dict(input_shapes or {})).convert()
 
 
-class Converter:
+class Context:
     """State of one import: the graph being built and where each TFLite tensor ended up in it."""
 
     def __init__(self, model: TflModel, input_shapes: dict[str, Sequence[int]]) -> None:
@@ -70,12 +70,12 @@ class Converter:
         self._add_inputs()
         for op in self.model.ops:
             self._check_types(op)
-            handler = HANDLERS.get(op.custom_code if op.name == "CUSTOM" else op.name)
-            if handler is None:
+            converter = CONVERTERS.get(op.custom_code if op.name == "CUSTOM" else op.name)
+            if converter is None:
                 kind = f"custom op {op.custom_code!r}" if op.name == "CUSTOM" else "this TFLite builtin"
                 raise UnsupportedOpError(self.op_label(op), self.node_name(op), self.source,
                                          f"wasmrt has no conversion for {kind}")
-            self._run_handler(handler, op)
+            self._run_converter(converter, op)
             self._check_output_shapes(op)
         for i in self.model.outputs:
             if i not in self.names and self.model.tensors[i].data is None:
@@ -90,9 +90,9 @@ class Converter:
         g.validate()
         return g
 
-    def _run_handler(self, handler: Handler, op: TflOp) -> None:
+    def _run_converter(self, converter: OpConverter, op: TflOp) -> None:
         try:
-            handler(self, op)
+            converter(self, op)
         except WasmrtError:
             raise
         except (IndexError, KeyError, ValueError, TypeError, ZeroDivisionError) as e:

@@ -18,10 +18,10 @@ from typing import TYPE_CHECKING
 import numpy as np
 
 from python_ref.opdefs import Activation, Coupling, Direction
-from wasmrt.importers.tflite_ops import handles
+from wasmrt.importers.tflite_ops import converts
 
 if TYPE_CHECKING:
-    from wasmrt.importers.tflite_import import Converter
+    from wasmrt.importers.tflite_import import Context
     from wasmrt.importers.tflite_reader import TflOp
 
 F32 = np.float32
@@ -29,23 +29,23 @@ F32 = np.float32
 _ACTS = {0: Activation.IDENTITY, 1: Activation.RELU, 3: Activation.RELU6, 4: Activation.TANH, 6: Activation.SIGMOID}
 
 
-def _opt(cv: Converter, op: TflOp, k: int, what: str) -> np.ndarray | None:
+def _opt(ctx: Context, op: TflOp, k: int, what: str) -> np.ndarray | None:
     if k >= len(op.inputs) or op.inputs[k] < 0:
         return None
-    return np.asarray(cv.const(op, k, what), F32)
+    return np.asarray(ctx.const(op, k, what), F32)
 
 
-def _lstm_weights(cv: Converter, op: TflOp, base: int, ln_base: int | None, diagonal: bool) -> dict[str, np.ndarray]:
+def _lstm_weights(ctx: Context, op: TflOp, base: int, ln_base: int | None, diagonal: bool) -> dict[str, np.ndarray]:
     """Our w, r, b, p, proj_w, proj_b, ln constants (direction axis of 1) from the 17 (+4) TFLite inputs at base."""
     names = ["input_to_input", "input_to_forget", "input_to_cell", "input_to_output", "recurrent_to_input",
              "recurrent_to_forget", "recurrent_to_cell", "recurrent_to_output", "cell_to_input", "cell_to_forget",
              "cell_to_output", "input_gate_bias", "forget_gate_bias", "cell_gate_bias", "output_gate_bias",
              "projection_weights", "projection_bias"]
-    v = {n: _opt(cv, op, base + k, n) for k, n in enumerate(names)}
+    v = {n: _opt(ctx, op, base + k, n) for k, n in enumerate(names)}
     for n in ("input_to_forget", "input_to_cell", "input_to_output", "recurrent_to_forget", "recurrent_to_cell",
               "recurrent_to_output", "forget_gate_bias", "cell_gate_bias", "output_gate_bias"):
         if v[n] is None:
-            raise cv.unsupported(op, f"the required {n} tensor is missing")
+            raise ctx.unsupported(op, f"the required {n} tensor is missing")
     h, i = v["input_to_forget"].shape
     if diagonal:  # recurrent weights given as their diagonals
         for n in ("recurrent_to_input", "recurrent_to_forget", "recurrent_to_cell", "recurrent_to_output"):
@@ -68,7 +68,7 @@ def _lstm_weights(cv: Converter, op: TflOp, base: int, ln_base: int | None, diag
         pb = v["projection_bias"]
         out["proj_b"] = (pb if pb is not None else np.zeros(p, F32))[None]
     if ln_base is not None:
-        ln = [_opt(cv, op, ln_base + k, n + "_layer_norm_coefficients")
+        ln = [_opt(ctx, op, ln_base + k, n + "_layer_norm_coefficients")
               for k, n in enumerate(("input", "forget", "cell", "output"))]
         if any(x is not None for x in ln):
             ones = np.ones(h, F32)
@@ -77,13 +77,13 @@ def _lstm_weights(cv: Converter, op: TflOp, base: int, ln_base: int | None, diag
     return out
 
 
-def _lstm_attrs(cv: Converter, op: TflOp, cifg: bool) -> dict:
+def _lstm_attrs(ctx: Context, op: TflOp, cifg: bool) -> dict:
     o = op.options
     code = int(o.get("FusedActivationFunction", 4))
     if code not in _ACTS:
-        raise cv.unsupported(op, f"fused activation {code} as the LSTM's cell activation")
+        raise ctx.unsupported(op, f"fused activation {code} as the LSTM's cell activation")
     if o.get("AsymmetricQuantizeInputs", False):
-        raise cv.unsupported(op, "hybrid (quantized-weight) LSTMs")
+        raise ctx.unsupported(op, "hybrid (quantized-weight) LSTMs")
     act = _ACTS[code]
     attrs = {"activations": (int(Activation.SIGMOID), int(act), int(act))}
     for key, name in (("CellClip", "cell_clip"), ("ProjClip", "proj_clip")):
@@ -94,73 +94,73 @@ def _lstm_attrs(cv: Converter, op: TflOp, cifg: bool) -> dict:
     return attrs
 
 
-def _lstm(cv: Converter, op: TflOp, x: str, weights: dict[str, np.ndarray], attrs: dict, states: tuple[int, int],
+def _lstm(ctx: Context, op: TflOp, x: str, weights: dict[str, np.ndarray], attrs: dict, states: tuple[int, int],
           tag: str) -> tuple[str, str, str]:
     """One LSTM over x [T, B, I]: (y [T, B, P], h [B, P], c [B, H]); the variable states fed in and written back."""
-    t, b, _ = cv.shape(x)
-    base = f"{cv.node_name(op)}/{tag}"
-    consts = {k: cv.graph.add_const(f"{base}/{k}", v) for k, v in weights.items() if k != "cifg"}
-    h0 = cv.state_input(op, states[0], (1, b, weights["r"].shape[2]), f"{base}/h0")
-    c0 = cv.state_input(op, states[1], (1, b, weights["w"].shape[1] // 4), f"{base}/c0")
+    t, b, _ = ctx.shape(x)
+    base = f"{ctx.node_name(op)}/{tag}"
+    consts = {k: ctx.graph.add_const(f"{base}/{k}", v) for k, v in weights.items() if k != "cifg"}
+    h0 = ctx.state_input(op, states[0], (1, b, weights["r"].shape[2]), f"{base}/h0")
+    c0 = ctx.state_input(op, states[1], (1, b, weights["w"].shape[1] // 4), f"{base}/c0")
     ins = [x, consts["w"], consts["r"], consts["b"], "", h0, c0, consts.get("p", ""), consts.get("proj_w", ""),
            consts.get("proj_b", ""), consts.get("ln", "")]
     while ins[-1] == "":
         ins.pop()
     try:
-        y, yh, yc = cv.graph.add_node("LSTM", ins, attrs, name=base,
-                                      outputs=[cv.graph.unique_name(f"{base}/{k}") for k in ("y", "y_h", "y_c")])
+        y, yh, yc = ctx.graph.add_node("LSTM", ins, attrs, name=base,
+                                      outputs=[ctx.graph.unique_name(f"{base}/{k}") for k in ("y", "y_h", "y_c")])
     except ValueError as e:
-        raise cv.unsupported(op, str(e)) from None
-    p = cv.shape(yh)[2]
-    y = cv.emit(op, "RESHAPE", [y], {"shape": (t, b, p)})
-    cv.state_output(op, states[0], yh)
-    cv.state_output(op, states[1], yc)
+        raise ctx.unsupported(op, str(e)) from None
+    p = ctx.shape(yh)[2]
+    y = ctx.emit(op, "RESHAPE", [y], {"shape": (t, b, p)})
+    ctx.state_output(op, states[0], yh)
+    ctx.state_output(op, states[1], yc)
     return y, yh, yc
 
 
-def _time_major(cv: Converter, op: TflOp, x: str) -> tuple[str, bool]:
+def _time_major(ctx: Context, op: TflOp, x: str) -> tuple[str, bool]:
     tm = bool(op.options.get("TimeMajor", False))
-    if len(cv.shape(x)) != 3:
-        raise cv.unsupported(op, f"input of rank {len(cv.shape(x))} (expected 3)")
-    return (x if tm else cv.emit(op, "TRANSPOSE", [x], {"perm": (1, 0, 2)})), tm
+    if len(ctx.shape(x)) != 3:
+        raise ctx.unsupported(op, f"input of rank {len(ctx.shape(x))} (expected 3)")
+    return (x if tm else ctx.emit(op, "TRANSPOSE", [x], {"perm": (1, 0, 2)})), tm
 
 
-@handles("UNIDIRECTIONAL_SEQUENCE_LSTM")
-def unidirectional_sequence_lstm(cv: Converter, op: TflOp) -> None:
-    x, tm = _time_major(cv, op, cv.input(op, 0))
-    w = _lstm_weights(cv, op, 1, 20, bool(op.options.get("DiagonalRecurrentTensors", False)))
-    y, _, _ = _lstm(cv, op, x, w, _lstm_attrs(cv, op, bool(w["cifg"])), (18, 19), "lstm")
-    cv.emit(op, "RESHAPE" if tm else "TRANSPOSE", [y], {"shape": cv.shape(y)} if tm else {"perm": (1, 0, 2)},
+@converts("UNIDIRECTIONAL_SEQUENCE_LSTM")
+def unidirectional_sequence_lstm(ctx: Context, op: TflOp) -> None:
+    x, tm = _time_major(ctx, op, ctx.input(op, 0))
+    w = _lstm_weights(ctx, op, 1, 20, bool(op.options.get("DiagonalRecurrentTensors", False)))
+    y, _, _ = _lstm(ctx, op, x, w, _lstm_attrs(ctx, op, bool(w["cifg"])), (18, 19), "lstm")
+    ctx.emit(op, "RESHAPE" if tm else "TRANSPOSE", [y], {"shape": ctx.shape(y)} if tm else {"perm": (1, 0, 2)},
             final=True)
 
 
-@handles("BIDIRECTIONAL_SEQUENCE_LSTM")
-def bidirectional_sequence_lstm(cv: Converter, op: TflOp) -> None:
+@converts("BIDIRECTIONAL_SEQUENCE_LSTM")
+def bidirectional_sequence_lstm(ctx: Context, op: TflOp) -> None:
     if len(op.inputs) > 39 and op.inputs[39] >= 0:
-        raise cv.unsupported(op, "an auxiliary input")
-    x, tm = _time_major(cv, op, cv.input(op, 0))
+        raise ctx.unsupported(op, "an auxiliary input")
+    x, tm = _time_major(ctx, op, ctx.input(op, 0))
     outs = []
     for k, (base, states, direction) in enumerate(((1, (35, 36), Direction.FORWARD),
                                                    (18, (37, 38), Direction.REVERSE))):
-        w = _lstm_weights(cv, op, base, None, False)
-        attrs = _lstm_attrs(cv, op, bool(w["cifg"])) | {"direction": direction}
-        outs.append(_lstm(cv, op, x, w, attrs, states, ("fw", "bw")[k])[0])
+        w = _lstm_weights(ctx, op, base, None, False)
+        attrs = _lstm_attrs(ctx, op, bool(w["cifg"])) | {"direction": direction}
+        outs.append(_lstm(ctx, op, x, w, attrs, states, ("fw", "bw")[k])[0])
     merge = bool(op.options.get("MergeOutputs", False))
     if merge:
-        outs = [cv.emit(op, "CONCATENATION", outs, {"axis": 2})]
+        outs = [ctx.emit(op, "CONCATENATION", outs, {"axis": 2})]
     for k, y in enumerate(outs):
         if not tm:
-            y = cv.emit(op, "TRANSPOSE", [y], {"perm": (1, 0, 2)})
-        cv.bind_output(op, k, y)
+            y = ctx.emit(op, "TRANSPOSE", [y], {"perm": (1, 0, 2)})
+        ctx.bind_output(op, k, y)
 
 
-@handles("LSTM")
-def lstm_step(cv: Converter, op: TflOp) -> None:
+@converts("LSTM")
+def lstm_step(ctx: Context, op: TflOp) -> None:
     if op.options.get("KernelType", 0) != 0:
-        raise cv.unsupported(op, "the BASIC LSTM kernel (5 inputs)")
-    x = cv.input(op, 0)
-    b, i = cv.shape(x)
-    x = cv.emit(op, "RESHAPE", [x], {"shape": (1, b, i)})
-    w = _lstm_weights(cv, op, 1, 20, False)
-    _, yh, _ = _lstm(cv, op, x, w, _lstm_attrs(cv, op, bool(w["cifg"])), (18, 19), "lstm")
-    cv.emit(op, "RESHAPE", [yh], {"shape": (b, cv.shape(yh)[2])}, final=True)
+        raise ctx.unsupported(op, "the BASIC LSTM kernel (5 inputs)")
+    x = ctx.input(op, 0)
+    b, i = ctx.shape(x)
+    x = ctx.emit(op, "RESHAPE", [x], {"shape": (1, b, i)})
+    w = _lstm_weights(ctx, op, 1, 20, False)
+    _, yh, _ = _lstm(ctx, op, x, w, _lstm_attrs(ctx, op, bool(w["cifg"])), (18, 19), "lstm")
+    ctx.emit(op, "RESHAPE", [yh], {"shape": (b, ctx.shape(yh)[2])}, final=True)
