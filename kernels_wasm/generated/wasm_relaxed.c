@@ -3169,7 +3169,7 @@ const wrt_target wrt_target_wasm_relaxed = {
   .qdwconv = {{0, 8, wrt_wasm_relaxed_qdwconv_any_c8}},
   .qadd = wrt_wasm_relaxed_qadd, .qadd_scalar = wrt_wasm_relaxed_qadd_scalar,
   .spmm_mr = 8, .spmm_g = 1,
-  .spmm_min_sparsity = 0.38f, .spmm_k_penalty = 6.0f, .spmv_min_sparsity = 0.2f,
+  .spmm_min_sparsity = 0.57f, .spmm_k_penalty = 6.0f, .spmv_min_sparsity = 0.2f,
   .spmm = wrt_wasm_relaxed_spmm_8, .spmv = wrt_wasm_relaxed_spmv,
   .sppack = NULL,
 };

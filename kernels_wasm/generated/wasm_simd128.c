@@ -3170,7 +3170,7 @@ const wrt_target wrt_target_wasm_simd128 = {
   .qdwconv = {{0, 8, wrt_wasm_simd128_qdwconv_any_c8}},
   .qadd = wrt_wasm_simd128_qadd, .qadd_scalar = wrt_wasm_simd128_qadd_scalar,
   .spmm_mr = 8, .spmm_g = 1,
-  .spmm_min_sparsity = 0.34f, .spmm_k_penalty = 2.0f, .spmv_min_sparsity = 0.2f,
+  .spmm_min_sparsity = 0.56f, .spmm_k_penalty = 2.0f, .spmv_min_sparsity = 0.2f,
   .spmm = wrt_wasm_simd128_spmm_8, .spmv = wrt_wasm_simd128_spmv,
   .sppack = NULL,
 };
