@@ -90,6 +90,19 @@ class Graph:
             name = f"{base}_{next(self._counter)}"
         return name
 
+    def rename(self, old: str, new: str) -> None:
+        """Give tensor `old` the name `new` everywhere, moving a tensor that holds `new` out of the way."""
+        if new in self.tensors:
+            self.rename(new, self.unique_name(new + "_"))
+        t = self.tensors.pop(old)
+        t.name = new
+        self.tensors[new] = t
+        for n in self.nodes:
+            n.inputs = [new if i == old else i for i in n.inputs]
+            n.outputs = [new if o == old else o for o in n.outputs]
+        self.inputs = [new if i == old else i for i in self.inputs]
+        self.outputs = [new if o == old else o for o in self.outputs]
+
     def add_input(self, name: str, shape: tuple[int, ...], dtype: Any = np.float32,
                   quant: QuantParams | None = None) -> str:
         shape = tuple(int(d) for d in shape)

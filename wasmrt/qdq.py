@@ -38,7 +38,8 @@ def strip_pairs(graph: Graph) -> dict[str, QuantParams]:
             t2 = d.outputs[0]
             graph.nodes.remove(d)
             if t2 in graph.outputs:  # the output keeps its name: the tensor t takes it
-                _rename(graph, t, t2)
+                graph.tensors.pop(t2, None)
+                graph.rename(t, t2)
                 t = t2
             else:
                 _replace(graph, t2, t)
@@ -54,17 +55,6 @@ def strip_pairs(graph: Graph) -> dict[str, QuantParams]:
 def _replace(graph: Graph, old: str, new: str) -> None:
     for n in graph.nodes:
         n.inputs = [new if i == old else i for i in n.inputs]
-
-
-def _rename(graph: Graph, old: str, new: str) -> None:
-    t = graph.tensors.pop(old)
-    graph.tensors.pop(new, None)
-    t.name = new
-    graph.tensors[new] = t
-    for n in graph.nodes:
-        n.inputs = [new if i == old else i for i in n.inputs]
-        n.outputs = [new if o == old else o for o in n.outputs]
-    graph.inputs = [new if i == old else i for i in graph.inputs]
 
 
 def quantize_qdq(graph: Graph) -> Graph:

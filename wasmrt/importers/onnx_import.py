@@ -233,22 +233,8 @@ def _add_outputs(ctx: Context, g: onnx.GraphProto) -> None:
         elif ir in graph.inputs or ir in graph.outputs:  # an output needs its own tensor: copy
             ir = ctx.emit("RESHAPE", [ir], {"shape": graph.tensors[ir].shape}, out.name)
         if ir != out.name:
-            _rename(graph, ir, out.name)
+            graph.rename(ir, out.name)
         graph.outputs.append(out.name)
-
-
-def _rename(graph: Graph, old: str, new: str) -> None:
-    """Give IR tensor `old` the name `new`, moving a tensor that holds `new` out of the way."""
-    if new in graph.tensors:
-        _rename(graph, new, graph.unique_name(new + "_"))
-    t = graph.tensors.pop(old)
-    t.name = new
-    graph.tensors[new] = t
-    for n in graph.nodes:
-        n.inputs = [new if i == old else i for i in n.inputs]
-        n.outputs = [new if o == old else o for o in n.outputs]
-    graph.inputs = [new if i == old else i for i in graph.inputs]
-    graph.outputs = [new if o == old else o for o in graph.outputs]
 
 
 # -- nodes ---------------------------------------------------------------------------------------------------------
