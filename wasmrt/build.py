@@ -270,14 +270,18 @@ def build_fuzz(force: bool = False) -> Artefact:
     return Artefact(out, _cached(out, stamp, force, make), notes)
 
 
+def _aarch64_kernels() -> tuple[list[Path], list[str]]:
+    """The aarch64 kernel sources (scalar, and NEON when generated) and their defines."""
+    kern = [GENERATED / "scalar.c" if (GENERATED / "scalar.c").is_file() else PROVISIONAL]
+    if not (GENERATED / "neon.c").is_file():
+        return kern, []
+    return [*kern, GENERATED / "neon.c"], ["-DWRT_HAVE_NEON"]
+
+
 def build_aarch64(force: bool = False) -> Artefact:
     """Static aarch64 test driver with the NEON kernels, for qemu-aarch64."""
     cc = _tool("aarch64-linux-gnu-gcc")
-    kern = [GENERATED / "scalar.c" if (GENERATED / "scalar.c").is_file() else PROVISIONAL]
-    defs = []
-    if (GENERATED / "neon.c").is_file():
-        kern.append(GENERATED / "neon.c")
-        defs.append("-DWRT_HAVE_NEON")
+    kern, defs = _aarch64_kernels()
     sources = [*engine_sources(), *kern, DRIVER]
     flags = [*CFLAGS, *NATIVE_THREADS, "-march=armv8.2-a+fp16+dotprod", "-static", *defs, "-I", str(INCLUDE)]
     out = BUILD / "aarch64" / "wrt_driver"
@@ -293,11 +297,7 @@ def build_aarch64_library(force: bool = False) -> Artefact:
     """build/aarch64/libwasmrt.so: baseline ARMv8-A (NEON is part of it; the kernels use nothing newer), so the
     aarch64 wheel runs on every 64-bit ARM Linux."""
     cc = _tool("aarch64-linux-gnu-gcc")
-    kern = [GENERATED / "scalar.c" if (GENERATED / "scalar.c").is_file() else PROVISIONAL]
-    defs = []
-    if (GENERATED / "neon.c").is_file():
-        kern.append(GENERATED / "neon.c")
-        defs.append("-DWRT_HAVE_NEON")
+    kern, defs = _aarch64_kernels()
     sources = [*engine_sources(), *kern]
     flags = [*CFLAGS, *SHARED_THREADS, "-march=armv8-a", "-fPIC", "-fvisibility=hidden", *defs, "-I", str(INCLUDE)]
     out = BUILD / "aarch64" / "libwasmrt.so"
