@@ -253,14 +253,9 @@ def build_onnx(sd: dict[str, np.ndarray], labels: list[str] | None = None, paddi
 
 def export(pth: Path, out: Path, labels: list[str] | None = None, preprocess: dict[str, Any] | None = None) -> Path:
     """Read the checkpoint, build the graph, check it and write it to `out` (atomically)."""
-    import onnx
+    from wasmrt.builders import write_checked
 
-    model = build_onnx(load_legacy_torch(pth), labels=labels, preprocess=preprocess)
-    onnx.checker.check_model(model)
-    tmp = out.with_suffix(out.suffix + ".tmp")
-    tmp.write_bytes(model.SerializeToString())
-    tmp.replace(out)
-    return out
+    return write_checked(build_onnx(load_legacy_torch(pth), labels=labels, preprocess=preprocess), out)
 
 
 def main(argv: list[str] | None = None) -> int:

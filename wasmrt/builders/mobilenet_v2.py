@@ -201,14 +201,9 @@ def build_onnx(labels: list[str] | None = None, preprocess: dict[str, Any] | Non
 
 
 def build(out: Path, labels: list[str] | None = None, preprocess: dict[str, Any] | None = None) -> Path:
-    import onnx
+    from wasmrt.builders import write_checked
 
-    model = build_onnx(labels, preprocess)
-    onnx.checker.check_model(model)
-    tmp = out.with_name(out.name + ".tmp")
-    tmp.write_bytes(model.SerializeToString())
-    tmp.replace(out)
-    return out
+    return write_checked(build_onnx(labels, preprocess), out)
 
 
 def main(argv: list[str] | None = None) -> int:
