@@ -1,6 +1,6 @@
 """`wasmrt fuzz`: hostile-input campaigns against the C engine and the ONNX / TFLite importers.
 
-    wasmrt fuzz [--target engine|onnx|tflite] [--time S | --runs N] [--keep-going] [--jobs-log FILE]
+    wasmrt fuzz [--target engine|onnx|tflite] [--time S | --runs N] [--keep-going] [--jobs N]
 
 - engine: the libFuzzer target build/fuzz/wrt_fuzz_engine (kernels_wasm/fuzz/: recipes -> well-formed .wrt files
   with hostile meaning, loaded with a 256 MiB memory budget, run, released, under ASan + UBSan). A finding is a
@@ -134,7 +134,8 @@ def _dir_stats(d: Path) -> tuple[int, int]:
 
 
 def run_engine(seconds: float | None = None, runs: int | None = None, corpus: Path | None = None,
-               keep_going: bool = False, say: Callable[[str], None] = print, max_len: int = 8192) -> Campaign:
+               keep_going: bool = False, say: Callable[[str], None] = print, max_len: int = 8192,
+               jobs: int = 1) -> Campaign:
     """One libFuzzer campaign chunk over the engine target; resumable (the corpus directory persists)."""
     binary = fuzzer_binary()
     work, seeds = _corpus_dirs("engine", corpus)
@@ -149,8 +150,8 @@ def run_engine(seconds: float | None = None, runs: int | None = None, corpus: Pa
         cmd.append(f"-max_total_time={max(1, int(seconds))}")
     if runs is not None:
         cmd.append(f"-runs={runs}")
-    if keep_going:  # one worker process that survives findings (each is still written and triaged)
-        cmd += ["-fork=1", "-ignore_crashes=1", "-ignore_ooms=1", "-ignore_timeouts=1"]
+    if keep_going or jobs > 1:  # worker processes that survive findings (each is still written and triaged)
+        cmd += [f"-fork={max(1, jobs)}", "-ignore_crashes=1", "-ignore_ooms=1", "-ignore_timeouts=1"]
     t0 = last = time.monotonic()
     execs_base = 0  # fork mode restarts the count per job; libFuzzer's own total is in its status lines
     with subprocess.Popen(cmd, stderr=subprocess.PIPE, stdout=subprocess.DEVNULL, text=True, errors="replace",
@@ -273,6 +274,8 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--corpus", help="corpus directory (default build/fuzz/corpus/<target>; one target only)")
     p.add_argument("--keep-going", action="store_true",
                    help="engine: keep fuzzing after a finding (libFuzzer -fork=1), for long campaigns")
+    p.add_argument("--jobs", type=int, default=1,
+                   help="engine: parallel worker processes (libFuzzer -fork=N; implies --keep-going)")
     p.add_argument("--seed", type=int, default=0, help="importers: random seed of the generator")
     p.add_argument("--summary", action="store_true", help="print the recorded campaigns' totals and exit")
 
@@ -291,7 +294,7 @@ def run(args: argparse.Namespace) -> int:
     for target in targets:
         corpus = Path(args.corpus) if args.corpus else None
         if target == "engine":
-            c = run_engine(seconds, args.runs, corpus, args.keep_going)
+            c = run_engine(seconds, args.runs, corpus, args.keep_going, jobs=args.jobs)
         else:
             from wasmrt.fuzz_importers import run_importer
 
