@@ -69,27 +69,62 @@ uint64_t fb_rd64(const uint8_t* p) { return (uint64_t)fb_rd32(p) | (uint64_t)fb_
 static uint16_t rd16(const uint8_t* p) { return (uint16_t)(p[0] | p[1] << 8); }
 
 /* ---- verification ----------------------------------------------------------------------------------------------- */
+/* The path to the field being checked ("ops[3].inputs"), kept as a stack of names and vector indices and formatted
+ * only when a check fails: formatting it at every field made verification the bulk of a small model's load. */
 typedef struct {
-  fb_buf f;
-  char path[200];
-  size_t plen;
-  int tables;  /* tables visited: bounds the work a hostile file can cause */
-} vctx;
+  const char* name; /* NULL: a vector index */
+  uint32_t index;
+} path_frame;
 
 #define MAX_DEPTH 8
 #define MAX_TABLES (1 << 22)
+#define MAX_FRAMES (4 * MAX_DEPTH + 8)
+
+/* A table already verified as the same type from the same or a lower depth passes again without a walk: FlatBuffers
+ * may share one table among many references, and checking each of them again made such files slow to load. */
+#define SEEN_SLOTS 256
+typedef struct {
+  const void* type;
+  uint32_t pos;
+  int depth;
+} seen_table;
+
+typedef struct {
+  fb_buf f;
+  path_frame path[MAX_FRAMES];
+  int plen;
+  int tables; /* tables walked: bounds the work a hostile file can cause */
+  seen_table seen[SEEN_SLOTS];
+} vctx;
+
+static seen_table* seen_slot(vctx* c, size_t pos) { return &c->seen[((uint32_t)pos >> 2) * 2654435761u >> 24]; }
+
+static int seen_before(vctx* c, size_t pos, const void* type, int depth) {
+  const seen_table* e = seen_slot(c, pos);
+  return e->type == type && e->pos == pos && depth <= e->depth;
+}
+
+static const char* path_text(const vctx* c, char* buf, size_t size) {
+  if (!c->plen) return "root";
+  size_t n = 0;
+  buf[0] = 0;
+  for (int i = 0; i < c->plen && n + 1 < size; i++) {
+    const path_frame* p = &c->path[i];
+    n += p->name ? rt_format(buf + n, size - n, i ? ".%s" : "%s", p->name) : rt_format(buf + n, size - n, "[%u]", p->index);
+  }
+  return buf;
+}
 
 static int fail(vctx* c, const char* what) {
-  return rt_error(WRT_ERR_FORMAT, "corrupt .wrt file: %s: %s (file is %z bytes)", c->plen ? c->path : "root", what,
+  char path[200];
+  return rt_error(WRT_ERR_FORMAT, "corrupt .wrt file: %s: %s (file is %z bytes)", path_text(c, path, sizeof path), what,
                   c->f.n);
 }
 
-static void path_push(vctx* c, const char* fmt, ...) {
-  va_list ap;
-  va_start(ap, fmt);
-  size_t n = c->plen + rt_vformat(c->path + c->plen, sizeof c->path - c->plen, fmt, ap);
-  va_end(ap);
-  c->plen = n < sizeof c->path ? n : sizeof c->path - 1;
+/* frames beyond MAX_FRAMES are not recorded (the depth limit refuses such files before they matter) */
+static int path_push(vctx* c, const char* name, uint32_t index) {
+  if (c->plen < MAX_FRAMES) c->path[c->plen] = (path_frame){name, index};
+  return c->plen++;
 }
 
 /* a uoffset at `at` (already known in bounds) pointing to an object of at least `min` bytes */
@@ -106,8 +141,11 @@ static int deref(vctx* c, size_t at, size_t min, size_t* out) {
 static int vec_bounds(vctx* c, size_t pos, size_t esize, uint32_t* len) {
   *len = fb_rd32(c->f.b + pos);
   if ((uint64_t)*len * esize > (uint64_t)(c->f.n - pos - 4))
+  {
+    char path[200];
     return rt_error(WRT_ERR_FORMAT, "corrupt .wrt file: %s: vector of %u elements runs past the end of the %z-byte file",
-                    c->path, *len, c->f.n);
+                    path_text(c, path, sizeof path), *len, c->f.n);
+  }
   return 0;
 }
 
@@ -138,15 +176,13 @@ static int verify_field(vctx* c, size_t tab, size_t at, const fb_fdesc* fd, int 
     case K_VEC_STRING:
     case K_VEC_TABLE: {
       if (deref(c, at, 4, &pos) || vec_bounds(c, pos, 4, &len)) return WRT_ERR_FORMAT;
-      size_t base = c->plen;
       for (uint32_t i = 0; i < len; i++) {
         size_t el;
-        path_push(c, "[%u]", i);
+        int base = path_push(c, NULL, i);
         if (deref(c, pos + 4 + (size_t)i * 4, 4, &el)) return WRT_ERR_FORMAT;
         int r = fd->kind == K_VEC_STRING ? verify_string(c, el) : verify_table(c, el, fd->sub, depth + 1);
         if (r) return r;
         c->plen = base;
-        c->path[base] = 0;
       }
       return 0;
     }
@@ -194,30 +230,31 @@ static int verify_slot(vctx* c, const tab_hdr* h, const fb_fdesc* fd, int slot, 
   size_t slot_at = 4 + 2 * (size_t)slot;
   uint16_t off = slot_at + 2 <= h->vsize ? rd16(c->f.b + h->vt + slot_at) : 0;
   if (!off) return 0;
-  size_t base = c->plen;
   size_t need = fd->kind == K_SCALAR || fd->kind == K_UNION_TYPE ? fd->size : 4;
-  path_push(c, base ? ".%s" : "%s", fd->name);
+  int base = path_push(c, fd->name, 0);
   if (off < 4 || (size_t)off + need > h->tsize) return fail(c, "field outside its table");
   int r = verify_field(c, h->pos, h->pos + off, fd, slot, depth);
   if (r) return r;
   c->plen = base;
-  c->path[base] = 0;
   return 0;
 }
 
 static int verify_table(vctx* c, size_t pos, const fb_tdesc* d, int depth) {
   tab_hdr h;
+  if (seen_before(c, pos, d, depth)) return 0;
   if (table_header(c, pos, depth, &h)) return WRT_ERR_FORMAT;
   for (int s = 0; s < d->nfields; s++) {
     int r = verify_slot(c, &h, &d->f[s], s, depth);
     if (r) return r;
   }
+  *seen_slot(c, pos) = (seen_table){d, (uint32_t)pos, depth};
   return 0;
 }
 
 /* an options table of union Options, from its generated field list */
 static int verify_options(vctx* c, size_t pos, const wrt_optionsdef* od, int depth) {
   tab_hdr h;
+  if (seen_before(c, pos, od, depth)) return 0;
   if (table_header(c, pos, depth, &h)) return WRT_ERR_FORMAT;
   for (int k = 0; k < od->n_fields; k++) {
     const wrt_fielddef* g = &od->fields[k];
@@ -226,6 +263,7 @@ static int verify_options(vctx* c, size_t pos, const wrt_optionsdef* od, int dep
     int r = verify_slot(c, &h, &fd, g->slot, depth);
     if (r) return r;
   }
+  *seen_slot(c, pos) = (seen_table){od, (uint32_t)pos, depth};
   return 0;
 }
 
@@ -237,7 +275,7 @@ int fb_verify_model(fb_buf f) {
                     f.b[4] >= 32 && f.b[4] < 127 ? f.b[4] : '?', f.b[5] >= 32 && f.b[5] < 127 ? f.b[5] : '?',
                     f.b[6] >= 32 && f.b[6] < 127 ? f.b[6] : '?', f.b[7] >= 32 && f.b[7] < 127 ? f.b[7] : '?');
   if (f.n > 0x7fffffffu) return rt_error(WRT_ERR_FORMAT, "model file of %z bytes exceeds 2 GiB", f.n);
-  vctx c = {f, "Model", 5, 0};
+  vctx c = {.f = f, .path = {{"Model", 0}}, .plen = 1};
   size_t root;
   if (deref(&c, 0, 4, &root)) return WRT_ERR_FORMAT;
   return verify_table(&c, root, &Model, 0);

@@ -72,13 +72,18 @@ fbb_ref fbb_string(fbb* b, const char* s, size_t n) {
   return (fbb_ref)b->used;
 }
 
-static fbb_ref vec_fill(fbb* b, size_t esize, size_t n, size_t align, size_t len,
+/* `period` > 0: elements from `period` on repeat the first ones (copied, not generated) */
+static fbb_ref vec_fill(fbb* b, size_t esize, size_t n, size_t align, size_t len, size_t period,
                         void (*fill)(void* ctx, size_t i, uint8_t* dst), void* ctx) {
   prep(b, 4, esize * n);
   prep(b, align < esize ? esize : align, esize * n);
   uint8_t* p = push(b, esize * n);
-  if (p)
-    for (size_t i = 0; i < n; i++) fill(ctx, i, p + i * esize);
+  size_t head = period && period < n ? period : n;
+  if (p) {
+    for (size_t i = 0; i < head; i++) fill(ctx, i, p + i * esize);
+    size_t bytes = esize * n;
+    for (size_t done = esize * head; done < bytes; done *= 2) memcpy(p + done, p, bytes - done < done ? bytes - done : done);
+  }
   p = push(b, 4);
   if (p) put32(p, (uint32_t)len);
   return (fbb_ref)b->used;
@@ -86,12 +91,12 @@ static fbb_ref vec_fill(fbb* b, size_t esize, size_t n, size_t align, size_t len
 
 fbb_ref fbb_vec_fill(fbb* b, size_t esize, size_t n, size_t align,
                      void (*fill)(void* ctx, size_t i, uint8_t* dst), void* ctx) {
-  return vec_fill(b, esize, n, align, n, fill, ctx);
+  return vec_fill(b, esize, n, align, n, 0, fill, ctx);
 }
 
 fbb_ref fbb_bytes_fill(fbb* b, size_t esize, size_t n, size_t align,
                        void (*fill)(void* ctx, size_t i, uint8_t* dst), void* ctx) {
-  return vec_fill(b, esize, n, align, esize * n, fill, ctx);
+  return vec_fill(b, esize, n, align, esize * n, FBB_FILL_PERIOD, fill, ctx);
 }
 
 typedef struct {

@@ -27,7 +27,9 @@ fbb_ref fbb_vec(fbb* b, const void* data, size_t esize, size_t n, size_t align);
 /* a vector of n scalars, each written by fill(ctx, i, dst) */
 fbb_ref fbb_vec_fill(fbb* b, size_t esize, size_t n, size_t align, void (*fill)(void* ctx, size_t i, uint8_t* dst),
                      void* ctx);
-/* n elements of esize bytes filled as fbb_vec_fill, as a [ubyte] vector (length in bytes: Buffer.data) */
+/* n elements of esize bytes filled as fbb_vec_fill, as a [ubyte] vector (length in bytes: Buffer.data); elements
+ * from FBB_FILL_PERIOD on repeat the first ones, so a megabyte constant costs a copy, not a million fill calls */
+#define FBB_FILL_PERIOD 1024
 fbb_ref fbb_bytes_fill(fbb* b, size_t esize, size_t n, size_t align,
                        void (*fill)(void* ctx, size_t i, uint8_t* dst), void* ctx);
 fbb_ref fbb_vec_refs(fbb* b, const fbb_ref* refs, size_t n);

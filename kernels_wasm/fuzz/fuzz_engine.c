@@ -141,10 +141,6 @@ int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
     generated++;
     model = g.data;
     model_size = g.size;
-    if (fb_verify_model((fb_buf){model, model_size}) != WRT_OK) {
-      fprintf(stderr, "%s\n", wrt_error_message());
-      finding("the generator wrote a file the FlatBuffers verifier refuses", 0);
-    }
   }
   if (dump_dir) {
     dump(model, model_size, data, size);
@@ -174,6 +170,12 @@ int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
     wrt_release(m);
   }
   tracking = 0;
+  /* the load verified the file; a refused generated file is checked again to tell a generator bug from a hostile
+   * meaning (verifying every file twice used to be a third of the fuzzer's time) */
+  if (generated_file && !m && err == WRT_ERR_FORMAT && fb_verify_model((fb_buf){model, model_size}) != WRT_OK) {
+    fprintf(stderr, "%s\n", wrt_error_message());
+    finding("the generator wrote a file the FlatBuffers verifier refuses", 0);
+  }
   verdicts[err >= 0 && err < 8 ? err : 7]++;
   wrt_gen_free(&g);
   return 0;
