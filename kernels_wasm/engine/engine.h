@@ -273,7 +273,7 @@ int op_fail(const wrt_op* op, int code, const char* fmt, ...); /* "operator 3 (C
 void describe_op(char* out, size_t cap, const wrt_op* op);      /* "operator 3 (CONV_2D 'conv1')" */
 void clamp_inplace(float* y, size_t n, const wrt_clamp* c);
 /* an op's parallel loop over n fixed tasks (see rt_threads.c): on one thread below PAR_MIN_WORK */
-#define PAR_MIN_WORK ((uint64_t)1 << 20)
+#define PAR_MIN_WORK ((uint64_t)1 << 18)
 int op_threads(const wrt_model* m, const wrt_op* op);
 void op_parallel(const wrt_model* m, const wrt_op* op, size_t n, rt_task_fn fn, void* ctx);
 /* the same over rows [0, rows), cut into at most ROW_TASKS ranges of whole rows */

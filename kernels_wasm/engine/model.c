@@ -54,6 +54,7 @@ const char* wrt_active_op(void) {
 
 int run_ops(wrt_model* m, int begin, int end) {
   active = m;
+  if (m->threads > 1) rt_pool_wake();
   for (int k = begin; k < end; k++) {
     wrt_op* op = &m->ops[k];
     if (op->skip) continue;

@@ -54,6 +54,8 @@ float rt_maxf(float a, float b);
  * inline in single-threaded builds, and natively while another region runs */
 typedef void (*rt_task_fn)(void* ctx, size_t task);
 void rt_parallel(int threads, size_t n, rt_task_fn fn, void* ctx);
+/* a hint that regions follow soon: sleeping pool threads wake and spin a while */
+void rt_pool_wake(void);
 
 /* environment (native only; NULL in wasm) */
 const char* rt_getenv(const char* name);

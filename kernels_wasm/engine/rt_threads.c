@@ -3,49 +3,98 @@
  *
  * Natively the pool is pthreads, started on demand. In the threaded wasm builds (WRT_THREADS) the host starts
  * Workers that instantiate the same module on the shared memory, give each its own stack, and call
- * wrt_worker_run(), which waits for regions with memory.atomic.wait32; the calling (main) thread never blocks, it
- * works and then spins, as browsers forbid waiting on a page's main thread. Single-threaded builds run every region
- * inline.
+ * wrt_worker_run(). Single-threaded builds run every region inline.
  *
  * Tasks are fixed units chosen by the op from its shape, never from the thread count, and each task writes its own
  * outputs with the serial code's arithmetic: results are the same bytes whatever the number of threads, and
- * whichever thread takes a task. A region invites a fixed set of pool threads and waits until each has left it, so
- * no thread can wander into the next region with the last one's arguments. */
+ * whichever thread takes a task.
+ *
+ * A model runs ~100 regions per inference, some only tens of microseconds long, so a region must cost little to
+ * open and close. The caller never waits for a pool thread to wake: it takes tasks itself and returns once every
+ * task is done, however many pool threads took part. The tasks are cut into one contiguous range per thread taking
+ * part: each thread works through its own range first, so consecutive ops split alike (rows, pixel blocks) find
+ * their inputs in the cache of the core that wrote them, then takes what is left of the others' (a thread that
+ * lost its core to another process delays nobody). A task is claimed with one fetch-add on a word holding its
+ * range's end and next task; a pool thread reads the region's function only after its claim succeeded, and the
+ * caller cannot open the next region before that task is done, so a late pool thread can only claim a task of the
+ * region that is open (and then runs that region's function); the words of ranges a region does not use are
+ * exhausted. Between regions pool threads spin for a short while (the next op usually follows within
+ * microseconds) and then sleep on the region generation (futex natively, memory.atomic.wait32 in wasm); the caller
+ * wakes them only when one sleeps, and rt_pool_wake lets a run wake them while its first op (often a small serial
+ * one) runs. The page's main thread never blocks:
+ * browsers forbid waiting there. */
 #include "rt.h"
 
 #if defined(WRT_THREADS)
 
 #include <stdatomic.h>
+#include <stdint.h>
 
 #define MAX_POOL 63
+#define TASKS_MAX 0xffffffffu
+
+#define MAX_PARTS (MAX_POOL + 1)
+
+/* a range's claim word, on its own cache line: (end << 32) | next task */
+typedef struct {
+  _Alignas(64) atomic_ullong w;
+} range_word;
 
 static struct {
-  rt_task_fn fn;
-  void* ctx;
-  size_t n;
-  int invited;                /* pool threads 0 .. invited-1 take part in this region */
-  atomic_size_t next, done;   /* next task to take; tasks finished */
-  atomic_int left;            /* invited pool threads that have left the region */
-  atomic_uint seq;            /* region generation: pool threads wait for it to change */
+  range_word range[MAX_PARTS];             /* range i belongs to pool thread i - 1 (0: the caller) */
+  _Alignas(64) atomic_size_t done;         /* tasks finished in the open region */
+  _Alignas(64) atomic_uint seq;            /* region generation */
+  atomic_int sleepers;                     /* pool threads asleep (or about to be) on seq */
+  _Atomic(rt_task_fn) fn;
+  _Atomic(void*) ctx;
+  atomic_int parts;                        /* ranges in the open region: the caller and pool threads 0 .. parts-2 */
 } region;
 
 static atomic_int pool_size; /* pool threads ready to take part */
 
-static void take_tasks(void) {
-  for (size_t t; (t = atomic_fetch_add(&region.next, 1)) < region.n;) {
-    region.fn(region.ctx, t);
+#if defined(__x86_64__) || defined(__i386__)
+#define CPU_RELAX() __builtin_ia32_pause()
+#elif defined(__aarch64__)
+#define CPU_RELAX() __asm__ __volatile__("yield")
+#else
+#define CPU_RELAX() ((void)0)
+#endif
+
+/* spins before a pool thread sleeps: about 100-300 us natively (pause), similar in wasm (plain loads) */
+#if defined(__wasm__)
+#define IDLE_SPINS 200000
+#else
+#define IDLE_SPINS 4000
+#endif
+
+/* claims tasks of range r until it is exhausted */
+static void take_range(int r) {
+  for (;;) {
+    unsigned long long w = atomic_fetch_add(&region.range[r].w, 1);
+    size_t t = (size_t)(w & TASKS_MAX);
+    if (t >= (size_t)(w >> 32)) return;
+    rt_task_fn fn = atomic_load_explicit(&region.fn, memory_order_relaxed);
+    fn(atomic_load_explicit(&region.ctx, memory_order_relaxed), t);
     atomic_fetch_add(&region.done, 1);
   }
 }
 
-#if defined(__wasm__)
-static void wait_change(unsigned seen) {
-  while (atomic_load(&region.seq) == seen) __builtin_wasm_memory_atomic_wait32((int*)&region.seq, (int)seen, -1);
+/* part `me`'s own range, then the others' leftovers */
+static void take_tasks(int me) {
+  int parts = atomic_load(&region.parts);
+  for (int k = 0; k < parts; k++) take_range((me + k) % parts);
 }
-static void wake_pool(void) { __builtin_wasm_memory_atomic_notify((int*)&region.seq, (unsigned)-1); }
+
+#if defined(__wasm__)
+static void sleep_on(unsigned seen) { __builtin_wasm_memory_atomic_wait32((int*)&region.seq, (int)seen, -1); }
+static void wake_all(void) { __builtin_wasm_memory_atomic_notify((int*)&region.seq, (unsigned)-1); }
 #else
 #include <pthread.h>
 #include <sched.h>
+#include <linux/futex.h>
+#include <sys/syscall.h>
+
+long syscall(long number, ...); /* <unistd.h> declares it only with _GNU_SOURCE */
 
 #if defined(__GLIBC__) && defined(WRT_OLD_GLIBC_SYMBOLS)
 /* The shared library's wheels say manylinux_2_17: glibc 2.34 moved these two into libc under a new symbol version,
@@ -60,50 +109,72 @@ __asm__(".symver pthread_mutex_trylock,pthread_mutex_trylock@GLIBC_2.17");
 #endif
 
 static pthread_mutex_t region_lock = PTHREAD_MUTEX_INITIALIZER;
-static pthread_mutex_t wake_lock = PTHREAD_MUTEX_INITIALIZER;
-static pthread_cond_t wake_cond = PTHREAD_COND_INITIALIZER;
 
-static void wait_change(unsigned seen) {
-  pthread_mutex_lock(&wake_lock);
-  while (atomic_load(&region.seq) == seen) pthread_cond_wait(&wake_cond, &wake_lock);
-  pthread_mutex_unlock(&wake_lock);
+static void sleep_on(unsigned seen) {
+  syscall(SYS_futex, (unsigned*)&region.seq, FUTEX_WAIT_PRIVATE, seen, (void*)0, (void*)0, 0);
 }
-
-static void wake_pool(void) {
-  pthread_mutex_lock(&wake_lock);
-  pthread_cond_broadcast(&wake_cond);
-  pthread_mutex_unlock(&wake_lock);
-}
+static void wake_all(void) { syscall(SYS_futex, (unsigned*)&region.seq, FUTEX_WAKE_PRIVATE, MAX_POOL, 0, 0, 0); }
 #endif
 
-/* one pool thread: wait for a region that invites it, take tasks, leave; forever. `seen` is the generation before
- * the thread was counted in pool_size, so it cannot miss a region that invites it. */
+/* the generation after `seen`: spin a while, then sleep. The sleeper is counted before it sleeps and the kernel (or
+ * the wasm engine) checks seq before sleeping, so a region opened in between is never missed. */
+static unsigned next_region(unsigned seen) {
+  unsigned s;
+  for (int spins = 0; (s = atomic_load(&region.seq)) == seen;) {
+    if (++spins < IDLE_SPINS) {
+      CPU_RELAX();
+      continue;
+    }
+    atomic_fetch_add(&region.sleepers, 1);
+    sleep_on(seen);
+    atomic_fetch_sub(&region.sleepers, 1);
+    spins = 0;
+  }
+  return s;
+}
+
+/* one pool thread, forever. `seen` is the generation before the thread was counted in pool_size, so it cannot miss
+ * a region that invites it. */
 static void pool_loop(int id, unsigned seen) {
   for (;;) {
-    wait_change(seen);
-    seen = atomic_load(&region.seq);
-    if (id >= region.invited) continue;
-    take_tasks();
-    atomic_fetch_add(&region.left, 1);
+    seen = next_region(seen);
+    if (id + 1 < atomic_load(&region.parts)) take_tasks(id + 1);
   }
 }
 
 static void run_region(int pool, size_t n, rt_task_fn fn, void* ctx) {
-  region.fn = fn;
-  region.ctx = ctx;
-  region.n = n;
-  region.invited = pool;
-  atomic_store(&region.next, 0);
+  int parts = pool + 1;
+  atomic_store_explicit(&region.fn, fn, memory_order_relaxed);
+  atomic_store_explicit(&region.ctx, ctx, memory_order_relaxed);
+  atomic_store_explicit(&region.parts, parts, memory_order_relaxed);
   atomic_store(&region.done, 0);
-  atomic_store(&region.left, 0);
-  atomic_fetch_add(&region.seq, 1); /* publishes the fields above (sequentially consistent) */
-  wake_pool();
-  take_tasks();
-  while (atomic_load(&region.done) < n || atomic_load(&region.left) < pool) {
+  for (int r = 0; r < parts; r++) { /* publishes the fields above */
+    unsigned long long begin = n * (size_t)r / (size_t)parts, end = n * (size_t)(r + 1) / (size_t)parts;
+    atomic_store(&region.range[r].w, end << 32 | begin);
+  }
+  atomic_fetch_add(&region.seq, 1);
+  if (atomic_load(&region.sleepers) > 0) wake_all();
+  take_tasks(0);
+  for (unsigned spins = 0; atomic_load(&region.done) < n;) {
+    CPU_RELAX();
 #if !defined(__wasm__)
-    sched_yield(); /* a pool thread may be waiting for a core: give it ours */
+    if (++spins >= 64) sched_yield(); /* a pool thread with our last task may be waiting for our core */
+#else
+    (void)spins;
 #endif
   }
+}
+
+void rt_pool_wake(void) {
+  if (atomic_load(&region.sleepers) > 0) wake_all();
+}
+
+static int pool_for(int threads, size_t n, int have) {
+  int pool = threads - 1;
+  if (pool > have) pool = have;
+  if (n > TASKS_MAX) return 0;
+  if (pool > (int)n - 1) pool = (int)n - 1; /* no more threads than tasks */
+  return pool;
 }
 
 #if defined(__wasm__)
@@ -114,9 +185,7 @@ void wrt_worker_run(void) {
 }
 
 void rt_parallel(int threads, size_t n, rt_task_fn fn, void* ctx) {
-  int pool = threads - 1, have = atomic_load(&pool_size);
-  if (pool > have) pool = have;
-  if (pool > (int)n - 1) pool = (int)n - 1; /* no more threads than tasks */
+  int pool = pool_for(threads, n, atomic_load(&pool_size));
   if (pool <= 0) {
     for (size_t t = 0; t < n; t++) fn(ctx, t);
     return;
@@ -140,9 +209,7 @@ static void* pool_main(void* arg) {
 /* native: pthreads started on demand; one region at a time: a second caller (another model's run on another host
  * thread) runs its tasks inline instead of waiting */
 void rt_parallel(int threads, size_t n, rt_task_fn fn, void* ctx) {
-  int pool = threads - 1;
-  if (pool > (int)n - 1) pool = (int)n - 1;
-  if (pool > MAX_POOL) pool = MAX_POOL;
+  int pool = pool_for(threads, n, MAX_POOL);
   if (pool <= 0 || pthread_mutex_trylock(&region_lock) != 0) {
     for (size_t t = 0; t < n; t++) fn(ctx, t);
     return;
@@ -173,5 +240,7 @@ void rt_parallel(int threads, size_t n, rt_task_fn fn, void* ctx) {
   (void)threads;
   for (size_t t = 0; t < n; t++) fn(ctx, t);
 }
+
+void rt_pool_wake(void) {}
 
 #endif
