@@ -43,31 +43,47 @@ static void strided_copy(uint8_t* dst, const uint8_t* src, size_t es, int rank, 
   }
 }
 
-/* y[r][c] = x[c][r] for r < R, c < C, in 16 x 16 tiles so reads and writes both stay within a few cache lines;
- * for float32 and for int8 elements */
+/* y[r][c] = x[c][r] for r0 <= r < r1, c < C, in TILE x TILE tiles so reads and writes both stay within a few cache
+ * lines; for float32 and for int8 elements */
+enum { TILE = 16 };
 #define TRANSPOSE2D(NAME, T)                                                                                     \
-  static void NAME(T* y, const T* x, size_t R, size_t C) {                                                      \
-    enum { TILE = 16 };                                                                                          \
+  static void NAME(T* y, const T* x, size_t R, size_t C, size_t r0, size_t r1) {                                 \
     if (C == 3) { /* RGB planes -> pixels, the usual graph input: three read streams, one write stream */       \
       const T *x0 = x, *x1 = x + R, *x2 = x + 2 * R;                                                             \
-      for (size_t r = 0; r < R; r++, y += 3) {                                                                   \
-        y[0] = x0[r];                                                                                            \
-        y[1] = x1[r];                                                                                            \
-        y[2] = x2[r];                                                                                            \
+      for (size_t r = r0; r < r1; r++) {                                                                         \
+        y[3 * r] = x0[r];                                                                                        \
+        y[3 * r + 1] = x1[r];                                                                                    \
+        y[3 * r + 2] = x2[r];                                                                                    \
       }                                                                                                          \
       return;                                                                                                    \
     }                                                                                                            \
-    for (size_t r0 = 0; r0 < R; r0 += TILE) {                                                                    \
-      size_t r1 = R - r0 < TILE ? R : r0 + TILE;                                                                 \
+    for (size_t t0 = r0; t0 < r1; t0 += TILE) {                                                                  \
+      size_t t1 = r1 - t0 < TILE ? r1 : t0 + TILE;                                                               \
       for (size_t c0 = 0; c0 < C; c0 += TILE) {                                                                  \
         size_t c1 = C - c0 < TILE ? C : c0 + TILE;                                                               \
-        for (size_t r = r0; r < r1; r++)                                                                         \
+        for (size_t r = t0; r < t1; r++)                                                                         \
           for (size_t c = c0; c < c1; c++) y[r * C + c] = x[c * R + r];                                          \
       }                                                                                                          \
     }                                                                                                            \
   }
 TRANSPOSE2D(transpose2d_f32, uint32_t)
 TRANSPOSE2D(transpose2d_i8, uint8_t)
+
+/* a batch of 2-D transposes as tasks: ranges of TILE output rows of one matrix */
+typedef struct {
+  void* y;
+  const void* x;
+  size_t es, R, C, tiles;
+} transpose_job;
+
+static void transpose_rows(void* ctx, size_t t0, size_t t1) {
+  const transpose_job* j = ctx;
+  for (size_t t = t0; t < t1; t++) {
+    size_t k = t / j->tiles, r0 = t % j->tiles * TILE, r1 = j->R - r0 < TILE ? j->R : r0 + TILE, off = k * j->R * j->C;
+    if (j->es == 4) transpose2d_f32((uint32_t*)j->y + off, (const uint32_t*)j->x + off, j->R, j->C, r0, r1);
+    else transpose2d_i8((uint8_t*)j->y + off, (const uint8_t*)j->x + off, j->R, j->C, r0, r1);
+  }
+}
 
 static void contiguous_strides(const wrt_tensor* t, int64_t* s) {
   int64_t acc = 1;
@@ -453,9 +469,8 @@ int run_data(wrt_model* m, wrt_op* op) {
       if ((es == 4 || es == 1) && (r == 2 || r == 3) && ss[b] == 1 && ss[b + 1] == (int64_t)dims[b] &&
           (!b || ss[0] == (int64_t)(dims[1] * dims[2]))) {
         size_t R = dims[b], C = dims[b + 1], batches = b ? dims[0] : 1;
-        for (size_t k = 0; k < batches; k++)
-          if (es == 4) transpose2d_f32((uint32_t*)y->data + k * R * C, (const uint32_t*)x->data + k * R * C, R, C);
-          else transpose2d_i8((uint8_t*)y->data + k * R * C, (const uint8_t*)x->data + k * R * C, R, C);
+        transpose_job j = {y->data, x->data, es, R, C, (R + TILE - 1) / TILE};
+        op_parallel_rows(m, op, batches * j.tiles, transpose_rows, &j);
         return WRT_OK;
       }
       strided_copy(y->data, x->data, es, r, dims, ss, 0);

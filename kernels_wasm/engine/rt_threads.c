@@ -60,7 +60,8 @@ static atomic_int pool_size; /* pool threads ready to take part */
 #define CPU_RELAX() ((void)0)
 #endif
 
-/* spins before a pool thread sleeps: about 100-300 us natively (pause), similar in wasm (plain loads) */
+/* spins before a pool thread sleeps: about 100-300 us natively (pause, and a yield now and then), similar in wasm
+ * (plain loads) */
 #if defined(__wasm__)
 #define IDLE_SPINS 200000
 #else
@@ -116,13 +117,24 @@ static void sleep_on(unsigned seen) {
 static void wake_all(void) { syscall(SYS_futex, (unsigned*)&region.seq, FUTEX_WAKE_PRIVATE, MAX_POOL, 0, 0, 0); }
 #endif
 
+/* one step of a spin. Natively every 32nd step yields: on a loaded machine the kernel may have woken a pool thread
+ * on the caller's core, and then whichever of the two spins must hand the core to the other at once. */
+static void spin_step(unsigned spins) {
+  CPU_RELAX();
+#if !defined(__wasm__)
+  if (spins % 32 == 31) sched_yield();
+#else
+  (void)spins;
+#endif
+}
+
 /* the generation after `seen`: spin a while, then sleep. The sleeper is counted before it sleeps and the kernel (or
  * the wasm engine) checks seq before sleeping, so a region opened in between is never missed. */
 static unsigned next_region(unsigned seen) {
   unsigned s;
-  for (int spins = 0; (s = atomic_load(&region.seq)) == seen;) {
+  for (unsigned spins = 0; (s = atomic_load(&region.seq)) == seen;) {
     if (++spins < IDLE_SPINS) {
-      CPU_RELAX();
+      spin_step(spins);
       continue;
     }
     atomic_fetch_add(&region.sleepers, 1);
@@ -155,14 +167,7 @@ static void run_region(int pool, size_t n, rt_task_fn fn, void* ctx) {
   atomic_fetch_add(&region.seq, 1);
   if (atomic_load(&region.sleepers) > 0) wake_all();
   take_tasks(0);
-  for (unsigned spins = 0; atomic_load(&region.done) < n;) {
-    CPU_RELAX();
-#if !defined(__wasm__)
-    if (++spins >= 64) sched_yield(); /* a pool thread with our last task may be waiting for our core */
-#else
-    (void)spins;
-#endif
-  }
+  for (unsigned spins = 0; atomic_load(&region.done) < n;) spin_step(spins++);
 }
 
 void rt_pool_wake(void) {
