@@ -60,10 +60,11 @@ static atomic_int pool_size; /* pool threads ready to take part */
 #define CPU_RELAX() ((void)0)
 #endif
 
-/* spins before a pool thread sleeps: about 100-300 us natively (pause, and a yield now and then), similar in wasm
- * (plain loads) */
+/* Spins before a pool thread sleeps. Natively about 100-300 us (pause, and a yield now and then). In wasm nothing
+ * can yield, and a Worker the OS put on the core of the page's thread would hold that core for the whole spin
+ * while the page's thread waits for it: a short spin (tens of microseconds), then memory.atomic.wait32. */
 #if defined(__wasm__)
-#define IDLE_SPINS 200000
+#define IDLE_SPINS 20000
 #else
 #define IDLE_SPINS 4000
 #endif
