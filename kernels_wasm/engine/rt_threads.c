@@ -21,8 +21,7 @@
  * exhausted. Between regions pool threads spin for a short while (the next op usually follows within
  * microseconds) and then sleep on the region generation (futex natively, memory.atomic.wait32 in wasm); the caller
  * wakes them only when one sleeps, and rt_pool_wake lets a run wake them while its first op (often a small serial
- * one) runs. The page's main thread never blocks:
- * browsers forbid waiting there. */
+ * one) runs. The caller never blocks: browsers forbid waiting on a page's main thread. */
 #include "rt.h"
 
 #if defined(WRT_THREADS)
