@@ -139,47 +139,17 @@ typedef struct {
   size_t g;
 } conv_job;
 
-/* output pixels [w0, w1) of output row r */
-static void dw_piece(const conv_job* j, size_t r, size_t w0, size_t w1) {
-  const wrt_conv_plan* p = &j->op->u.conv;
-  size_t CO = (size_t)p->co, ks = (size_t)p->ks, OW = (size_t)p->ow;
-  float* out = t_f32(j->m, j->op->out) + (r * OW + w0) * CO;
-  p->dw->fn((size_t)p->c, w1 - w0, ks, p->ind + (r * OW + w0) * ks, p->packed, out, CO * sizeof(float), j->kc);
-  if (j->res) j->m->tg->vbinary[WRT_BIN_ADD]((w1 - w0) * CO, out, j->res + (r * OW + w0) * CO, out, &j->op->clamp);
-}
-
 static void dw_rows(void* ctx, size_t r0, size_t r1) {
   const conv_job* j = ctx;
-  for (size_t r = r0; r < r1; r++) dw_piece(j, r, 0, (size_t)j->op->u.conv.ow);
-}
-
-/* Depthwise maps of few rows (7x7, 14x14) are cut into pieces of rows as well, so that about DW_TASKS tasks exist;
- * pieces are whole groups of DW_PIXELS pixels but the last, as the kernels step over pixels. */
-#define DW_TASKS 16
-#define DW_PIXELS 4
-
-typedef struct {
-  const conv_job* j;
-  size_t pieces, per;
-} dw_pieces_job;
-
-static void dw_pieces(void* ctx, size_t t) {
-  const dw_pieces_job* d = ctx;
-  size_t OW = (size_t)d->j->op->u.conv.ow, w0 = t % d->pieces * d->per, w1 = w0 + d->per < OW ? w0 + d->per : OW;
-  dw_piece(d->j, t / d->pieces, w0, w1);
-}
-
-static void run_dw(const wrt_model* m, const wrt_op* op, const conv_job* j) {
-  size_t rows = (size_t)(op->u.conv.n * op->u.conv.oh), OW = (size_t)op->u.conv.ow;
-  size_t groups = (OW + DW_PIXELS - 1) / DW_PIXELS, pieces = (DW_TASKS + rows - 1) / rows;
-  if (rows >= DW_TASKS || groups < 2 || !rows) {
-    op_parallel_rows(m, op, rows, dw_rows, (void*)j);
-    return;
+  const wrt_conv_plan* p = &j->op->u.conv;
+  const wrt_target* tg = j->m->tg;
+  size_t C = (size_t)p->c, CO = (size_t)p->co, ks = (size_t)p->ks, OW = (size_t)p->ow;
+  float* y = t_f32(j->m, j->op->out);
+  for (size_t r = r0; r < r1; r++) {
+    float* row = y + r * OW * CO;
+    p->dw->fn(C, OW, ks, p->ind + r * OW * ks, p->packed, row, CO * sizeof(float), j->kc);
+    if (j->res) tg->vbinary[WRT_BIN_ADD](OW * CO, row, j->res + r * OW * CO, row, &j->op->clamp);
   }
-  if (pieces > groups) pieces = groups;
-  dw_pieces_job d = {j, 0, (groups + pieces - 1) / pieces * DW_PIXELS};
-  d.pieces = (OW + d.per - 1) / d.per;
-  op_parallel(m, op, rows * d.pieces, dw_pieces, &d);
 }
 
 static void igemm_blocks(void* ctx, size_t b0, size_t b1) {
@@ -217,7 +187,7 @@ int run_conv(wrt_model* m, wrt_op* op) {
                res, op_threads(m, op));
       return WRT_OK;
     case CONV_DW:
-      run_dw(m, op, &j);
+      op_parallel_rows(m, op, (size_t)(p->n * p->oh), dw_rows, &j);
       return WRT_OK;
     case CONV_IGEMM:
     case CONV_GROUPED: {
