@@ -157,7 +157,9 @@ def run_engine(seconds: float | None = None, runs: int | None = None, corpus: Pa
     with subprocess.Popen(cmd, stderr=subprocess.PIPE, stdout=subprocess.DEVNULL, text=True, errors="replace",
                           env=engine_env()) as p:
         assert p.stderr is not None
+        tail: list[str] = []
         for line in p.stderr:
+            tail = [*tail[-19:], line.rstrip()]
             m = _STATUS.match(line)
             if m:
                 c.execs = execs_base + int(m[1])
@@ -175,6 +177,8 @@ def run_engine(seconds: float | None = None, runs: int | None = None, corpus: Pa
             elif m and m[1] == "slowest_unit_time_sec":
                 c.notes["slowest_unit_s"] = int(m[2])
     c.seconds = time.monotonic() - t0
+    if not c.execs:  # libFuzzer never started fuzzing: keep what it said
+        c.notes["stderr_tail"] = tail
     c.corpus, c.corpus_bytes = _dir_stats(work)
     for p_ in sorted(findings_dir.iterdir()):
         if p_.name not in before and p_.is_file():
