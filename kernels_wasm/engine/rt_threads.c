@@ -22,6 +22,9 @@
  * microseconds) and then sleep on the region generation (futex natively, memory.atomic.wait32 in wasm); the caller
  * wakes them only when one sleeps, and rt_pool_wake lets a run wake them while its first op (often a small serial
  * one) runs. The caller never blocks: browsers forbid waiting on a page's main thread. */
+#if defined(WRT_THREADS) && !defined(__wasm__) && !defined(_GNU_SOURCE)
+#define _GNU_SOURCE /* syscall() in <unistd.h>, for the futex */
+#endif
 #include "rt.h"
 
 #if defined(WRT_THREADS)
@@ -94,8 +97,7 @@ static void wake_all(void) { __builtin_wasm_memory_atomic_notify((int*)&region.s
 #include <sched.h>
 #include <linux/futex.h>
 #include <sys/syscall.h>
-
-long syscall(long number, ...); /* <unistd.h> declares it only with _GNU_SOURCE */
+#include <unistd.h>
 
 #if defined(__GLIBC__) && defined(WRT_OLD_GLIBC_SYMBOLS)
 /* The shared library's wheels say manylinux_2_17: glibc 2.34 moved these two into libc under a new symbol version,
