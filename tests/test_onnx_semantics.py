@@ -96,10 +96,10 @@ def case(name: str) -> Callable[[Callable[[], Case]], Callable[[], Case]]:
 # -- recurrent layers ---------------------------------------------------------------------------------------------
 def recurrent(op: str, *, layout: int = 0, d: int = 1, t: int = 5, b: int = 3, i: int = 4, h: int = 6,
               seq: bool = False, states: bool = True, peep: bool = False, outs: int | None = None,
-              **attrs: Any) -> Case:
+              lens: tuple[int, ...] | None = None, **attrs: Any) -> Case:
     g = {"LSTM": 4, "GRU": 3, "RNN": 1}[op]
     x = arr(b, t, i) if layout else arr(t, b, i)
-    lens = np.array([t, max(t - 2, 1), 1][:b], np.int32) if seq else None
+    lens = np.array(lens or [t, max(t - 2, 1), 1][:b], np.int32) if seq else None
     state = (lambda: arr(b, d, h) if layout else arr(d, b, h)) if states else (lambda: None)
     ins = [("x", x, False), ("w", arr(d, g * h, i), True), ("r", arr(d, g * h, h), True),
            ("b", arr(d, 2 * g * h), True), ("seq", lens, False), ("h0", state(), False)]
@@ -124,6 +124,8 @@ case("lstm_activations_alpha_beta")(lambda: recurrent(
     "LSTM", d=2, activations=["HardSigmoid", "ScaledTanh", "Affine", "Sigmoid", "Elu", "LeakyRelu"],
     activation_alpha=[0.3, 1.2, 0.7, 0.9, 0.05], activation_beta=[0.45, 0.8, -0.1]))
 case("lstm_activations_defaults")(lambda: recurrent("LSTM", activations=["HardSigmoid", "Tanh", "Softsign"]))
+case("lstm_zero_length_sequence")(lambda: recurrent("LSTM", d=2, seq=True, lens=(0, 5, 2), peep=True))
+case("gru_zero_length_sequence")(lambda: recurrent("GRU", seq=True, lens=(3, 0, 5), layout=1))
 case("gru_linear_before_reset_0")(lambda: recurrent("GRU", linear_before_reset=0, seq=True))
 case("gru_linear_before_reset_1")(lambda: recurrent("GRU", linear_before_reset=1, d=2, seq=True))
 case("gru_clip_reverse")(lambda: recurrent("GRU", direction="reverse", clip=0.3))
