@@ -228,6 +228,22 @@ test("Alipay refine switch: the attention mesh from the preloaded subpackages", 
   page.onUnload();
 });
 
+test("WeChat refine switch with a damaged attention model: a clear error, and the face mesh keeps running", async () => {
+  simdRef ??= await reference("simd", frames);
+  const { page, mp, root } = await session("wechat-refine-broken", "wechat");
+  const part = join(root, "attention2/data/face_landmark_attention.wrt.1");
+  writeFileSync(part, Buffer.alloc(readFileSync(part).length, 0x41)); // same size, garbage
+  await page.onRefineChange({ detail: { value: true } });
+  assert.match(page.data.status, /^error: .*face_landmark_attention/);
+  assert.equal(page.data.refine, false);
+  const before = page.results;
+  mp.cameraFrame(ASTRO.data, ASTRO.width, ASTRO.height);
+  await until(() => page.results > before, "a frame after the failed switch");
+  assert.deepEqual(page.lastResult.faces[0].landmarks, Array.from(simdRef[0].faces[0].landmarks));
+  report("miniprogram-refine-broken", { status: page.data.status });
+  page.onUnload();
+});
+
 test("WeChat (no SIMD, brotli .wasm.br, instantiate resolving {instance}): falls back to scalar", async () => {
   const scalarRef = await reference("scalar", [ASTRO]);
   const { page, run } = await session("wechat-scalar", "wechat", { brotli: true, device: { simd: false, instantiateResult: "object" } });

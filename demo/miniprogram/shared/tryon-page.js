@@ -101,10 +101,10 @@ export function createTryonPage(api, { platform }) {
 
     onWorkerMessage(msg) {
       if (msg.type === "ready") return this.onReadyMsg(msg);
-      if (msg.type === "landmarks") return this.onLandmarksMsg(msg);
+      if (msg.type === "landmarks") return this.switched?.resolve(msg);
       if (msg.type === "error") {
+        if (msg.id === undefined && this.switched) return this.switched.reject(new Error(msg.message)); // a switch
         this.busy = false;
-        this.onLandmarksMsg = null;
         if (this.onInitError && !this.ctx) this.onInitError(new Error(msg.message));
         return this.setData({ status: `error: ${msg.message}` });
       }
@@ -146,11 +146,11 @@ export function createTryonPage(api, { platform }) {
       this.switching = (this.switching ?? Promise.resolve()).then(async () => {
         await this.ready;
         const landmark = await readLandmarkModel(api, refine ? MODELS.attention : MODELS.landmark);
-        const done = new Promise((resolve) => { this.onLandmarksMsg = resolve; });
+        const done = new Promise((resolve, reject) => { this.switched = { resolve, reject }; });
         this.worker.postMessage({ type: "landmarks", refine, landmark });
-        const msg = await done;
+        const msg = await done.finally(() => { this.switched = null; });
         if (msg.refine === this.data.refine) this.setData({ status: "ready", points: msg.points });
-      }).catch((err) => this.setData({ status: `error: ${err.message}` }));
+      }).catch((err) => this.setData({ refine: !refine, status: `error: ${err.message}` })); // the old model stays
       return this.switching;
     },
 

@@ -26,8 +26,15 @@ export function startWorker(port, platform) {
     },
     async landmarks({ refine, landmark }) {
       const name = refine ? "face_landmark_attention" : "face_landmark";
+      let model;
+      try {
+        model = rt.loadBytes(landmark, { name });
+      } catch (e) {
+        e.message = `${name}.wrt: ${e.message}`; // the face mesh in use stays
+        throw e;
+      }
       const old = mesh;
-      mesh = new FaceMesh(old.detector, rt.loadBytes(landmark, { name }), { refine: !!refine });
+      mesh = new FaceMesh(old.detector, model, { refine: !!refine });
       await inFlight; // a frame still running on the old landmark model finishes first
       await old.landmarker.release();
       return { type: "landmarks", refine: !!refine, points: refine ? 478 : 468 };
