@@ -157,7 +157,9 @@ def run_engine(seconds: float | None = None, runs: int | None = None, corpus: Pa
     with subprocess.Popen(cmd, stderr=subprocess.PIPE, stdout=subprocess.DEVNULL, text=True, errors="replace",
                           env=engine_env()) as p:
         assert p.stderr is not None
+        tail: list[str] = []
         for line in p.stderr:
+            tail = [*tail[-19:], line.rstrip()]
             m = _STATUS.match(line)
             if m:
                 c.execs = execs_base + int(m[1])
@@ -175,6 +177,8 @@ def run_engine(seconds: float | None = None, runs: int | None = None, corpus: Pa
             elif m and m[1] == "slowest_unit_time_sec":
                 c.notes["slowest_unit_s"] = int(m[2])
     c.seconds = time.monotonic() - t0
+    if not c.execs:  # libFuzzer never started fuzzing: keep what it said
+        c.notes["stderr_tail"] = tail
     c.corpus, c.corpus_bytes = _dir_stats(work)
     for p_ in sorted(findings_dir.iterdir()):
         if p_.name not in before and p_.is_file():
@@ -199,13 +203,13 @@ _RELEASE_RUN = """
 import sys, time, numpy as np
 from wasmrt.engines import load
 data = open(sys.argv[1], "rb").read()
-t = time.perf_counter()
+t = time.process_time()  # CPU time: a busy machine must not turn a fast load into a hang
 try:
     m = load(data, engine="native", max_memory=float(sys.argv[2]), max_work=float(sys.argv[3]))
     m.run({s.name: np.zeros(s.shape, s.dtype) for s in m.inputs})
 except Exception:
     pass
-print(time.perf_counter() - t)
+print(time.process_time() - t)
 """
 
 
@@ -258,8 +262,8 @@ def triage(binary: Path, artifact: Path, timeout_s: float = 60) -> Finding:
     if kind == "timeout":
         ms = re.search(r"Executed .* in (\d+) ms", out)
         native = release_seconds(binary, artifact)
-        summary = (f"{int(ms[1]) / 1000 if ms else float('nan'):.2f} s under ASan, {native:.3f} s on the optimized "
-                   f"native engine" + (f"; {summary}" if "no report" not in summary else ""))
+        summary = (f"{int(ms[1]) / 1000 if ms else float('nan'):.2f} s under ASan, {native:.3f} s of CPU on the "
+                   f"optimized native engine" + (f"; {summary}" if "no report" not in summary else ""))
         if native < TIMEOUT_S / 2:
             kind = ASAN_ONLY
     return Finding(str(artifact), kind, re.sub(r"\s+", " ", summary).strip())
