@@ -82,13 +82,14 @@ def _layout(dev: Any, wgpu: Any) -> Any:
     return _DEVICE["layout"]
 
 
-def pipeline(name: str) -> Any:
-    """The compute pipeline of one generated kernel (compiled once per process)."""
+def pipeline(name: str, code: str | None = None) -> Any:
+    """The compute pipeline of one generated kernel (compiled once per process); `code` gives the WGSL of a kernel
+    outside the table (a tuning candidate) under a name of its own."""
     wgpu = _wgpu()
     _, dev = device()
     cache = _DEVICE["pipelines"]
     if name not in cache:
-        code = kernel_table()["kernels"][name]["code"]
+        code = code or kernel_table()["kernels"][name]["code"]
         module = dev.create_shader_module(label=name, code=code)
         cache[name] = dev.create_compute_pipeline(label=name, layout=_layout(dev, wgpu),
                                                   compute={"module": module, "entry_point": "main"})
@@ -142,14 +143,14 @@ class WebGPUModel(Model):
                 {"binding": 2, "resource": {"buffer": self._uniforms, "offset": off, "size": len(b)}},
             ])
             self._steps.append((pipelines[d.kernel], bg, d.groups))
-        out_bytes = sum(-(-n // 4) * 4 for _, n in self._out)
-        self._readback = dev.create_buffer(label="outputs", size=max(16, out_bytes),
-                                           usage=wgpu.BufferUsage.MAP_READ | wgpu.BufferUsage.COPY_DST)
+        self._out_bytes = -(-sum(-(-n // 4) * 4 for _, n in self._out) // 8) * 8
         self._timing = timing and "timestamp-query" in _DEVICE["features"]
+        # one mapped buffer per run: the outputs, then the pass's two timestamps (timing=True)
+        self._readback = dev.create_buffer(label="outputs", size=max(16, self._out_bytes + 16 * self._timing),
+                                           usage=wgpu.BufferUsage.MAP_READ | wgpu.BufferUsage.COPY_DST)
         if self._timing:
             self._qs = dev.create_query_set(type=wgpu.QueryType.timestamp, count=2)
             self._qbuf = dev.create_buffer(size=16, usage=wgpu.BufferUsage.QUERY_RESOLVE | wgpu.BufferUsage.COPY_SRC)
-            self._qread = dev.create_buffer(size=16, usage=wgpu.BufferUsage.MAP_READ | wgpu.BufferUsage.COPY_DST)
         self.kernel_seconds = float("nan")  # GPU time of the last run's compute pass (timing=True)
         self.run_seconds = float("nan")     # the last run end to end: upload, dispatches, readback
 
@@ -165,8 +166,11 @@ class WebGPUModel(Model):
         tw = {"query_set": self._qs, "beginning_of_pass_write_index": 0, "end_of_pass_write_index": 1} \
             if self._timing else None
         cp = enc.begin_compute_pass(timestamp_writes=tw) if tw else enc.begin_compute_pass()
+        last = None
         for pipe, bg, groups in self._steps:
-            cp.set_pipeline(pipe)
+            if pipe is not last:  # consecutive dispatches of one kernel keep the pipeline
+                cp.set_pipeline(pipe)
+                last = pipe
             cp.set_bind_group(0, bg)
             cp.dispatch_workgroups(*groups)
         cp.end()
@@ -176,7 +180,7 @@ class WebGPUModel(Model):
             at += -(-n // 4) * 4
         if self._timing:
             enc.resolve_query_set(self._qs, 0, 2, self._qbuf, 0)
-            enc.copy_buffer_to_buffer(self._qbuf, 0, self._qread, 0, 16)
+            enc.copy_buffer_to_buffer(self._qbuf, 0, self._readback, self._out_bytes, 16)
         q.submit([enc.finish()])
         self._readback.map_sync(wgpu.MapMode.READ)
         raw = bytes(self._readback.read_mapped())
@@ -186,12 +190,39 @@ class WebGPUModel(Model):
             outs.append(np.frombuffer(raw, spec.dtype, count=n // spec.dtype.itemsize, offset=at).reshape(spec.shape))
             at += -(-n // 4) * 4
         if self._timing:
-            self._qread.map_sync(wgpu.MapMode.READ)
-            ts = np.frombuffer(bytes(self._qread.read_mapped()), np.uint64)
-            self._qread.unmap()
+            ts = np.frombuffer(raw, np.uint64, count=2, offset=self._out_bytes)
             self.kernel_seconds = float(ts[1] - ts[0]) * 1e-9  # Vulkan timestamp periods: 1 ns on NVIDIA, lavapipe
         self.run_seconds = time.perf_counter() - t0
         return [o.copy() for o in outs]
+
+    def time_dispatches(self, repeat: int) -> float:
+        """GPU seconds per execution of the model's dispatches, recorded `repeat` times back to back in one timed
+        pass over the arena as it is (no upload, no readback): the kernels' rate with the GPU kept busy, as a stream
+        of runs keeps it (timing=True)."""
+        if not self._timing:
+            raise WasmrtError("time_dispatches() needs a model loaded with timing=True on a GPU with timestamp-query")
+        wgpu = _wgpu()
+        enc = self._dev.create_command_encoder()
+        cp = enc.begin_compute_pass(timestamp_writes={"query_set": self._qs, "beginning_of_pass_write_index": 0,
+                                                      "end_of_pass_write_index": 1})
+        for _ in range(repeat):
+            for pipe, bg, groups in self._steps:
+                cp.set_pipeline(pipe)
+                cp.set_bind_group(0, bg)
+                cp.dispatch_workgroups(*groups)
+        cp.end()
+        enc.resolve_query_set(self._qs, 0, 2, self._qbuf, 0)
+        enc.copy_buffer_to_buffer(self._qbuf, 0, self._readback, self._out_bytes, 16)
+        self._dev.queue.submit([enc.finish()])
+        self._readback.map_sync(wgpu.MapMode.READ, self._out_bytes, 16)
+        ts = np.frombuffer(bytes(self._readback.read_mapped(self._out_bytes, 16)), np.uint64)
+        self._readback.unmap()
+        return float(ts[1] - ts[0]) * 1e-9 / repeat
+
+    def swap_kernel(self, index: int, pipe: Any, groups: tuple[int, int, int]) -> None:
+        """Run dispatch `index` with another pipeline of the same parameter layout and grid (kernel tuning)."""
+        _, bg, _ = self._steps[index]
+        self._steps[index] = (pipe, bg, groups)
 
     def profile(self, feeds: dict[str, np.ndarray]) -> list[tuple[int, str, float]]:
         """One run with each dispatch in its own timed compute pass: [(op index, kernel, GPU seconds)]. Slower than
@@ -221,7 +252,7 @@ class WebGPUModel(Model):
         return [(d.op, d.kernel, float(t1 - t0) * 1e-9) for d, (t0, t1) in zip(self.plan.dispatches, ts, strict=True)]
 
     def _free(self) -> None:
-        for name in ("_arena", "_consts", "_uniforms", "_readback"):
+        for name in ("_arena", "_consts", "_uniforms", "_readback", "_qbuf"):
             buf = self.__dict__.pop(name, None)
             if buf is not None:
                 buf.destroy()

@@ -338,63 +338,124 @@ def conv_transpose() -> Kernel:
     return Kernel("conv_transpose", ["gx", "n", *CONV_PARAMS], body)
 
 
-# GEMM tiles: (BM, BN, BK, TM, TN); the workgroup is (BN / TN) x (BM / TM) invocations, each computing TM x TN
-# outputs. Scalar tiles (TM or TN not a multiple of 4) stride an invocation's rows/columns by the workgroup's
-# height/width; vector tiles give it groups of 4 adjacent rows/columns, strided the same way, and read workgroup memory
-# as vec4 (4 loads feed 64 multiply-adds in the 8x8 tile). Workgroup rows are padded by one vec4 against bank
-# conflicts when the loads write them.
-GEMM_TILES = {"32x32": (32, 32, 16, 2, 2), "64x64": (64, 64, 16, 4, 4), "128x128": (128, 128, 16, 8, 8)}
+# GEMM tiles: the workgroup is (BN / TN) x (BM / TM) invocations, each computing TM x TN outputs. Scalar tiles (TM or
+# TN not a multiple of 4) stride an invocation's rows/columns by the workgroup's height/width; vector tiles give it
+# groups of 4 adjacent rows/columns, strided the same way, and read workgroup memory as vec4 (4 loads feed 64
+# multiply-adds in the 8x8 tile). Workgroup rows are padded by one vec4 against bank conflicts when the loads write
+# them. Each depth step's global loads go to registers before the step before it is multiplied, so their latency
+# hides behind the multiply-adds; with two stages the workgroup tiles alternate and one barrier per step suffices.
+@dataclass(frozen=True)
+class GemmTile:
+    bm: int
+    bn: int
+    bk: int
+    tm: int
+    tn: int
+    stages: int = 2  # workgroup-memory copies of the A and B tiles (1 or 2)
+
+    @property
+    def threads(self) -> tuple[int, int]:
+        return self.bn // self.tn, self.bm // self.tm
+
+    @property
+    def vec(self) -> bool:
+        return self.tm % 4 == 0 and self.tn % 4 == 0
+
+    def workgroup_bytes(self) -> int:
+        if self.vec:
+            return self.stages * self.bk * (self.bm // 4 + 1 + self.bn // 4 + 1) * 16
+        return self.stages * self.bk * (self.bm + self.bn) * 4
 
 
-def _load_a(im2col: bool) -> str:
+GEMM_TILES = {"32x32": GemmTile(32, 32, 16, 2, 2), "64x64": GemmTile(64, 64, 16, 4, 4),
+              "128x128": GemmTile(128, 128, 8, 8, 8)}
+WORKGROUP_BYTES = 32768  # what lavapipe and SwiftShader give (WebGPU's default is 16 KiB; the engines ask for more)
+
+
+def _row_a(im2col: bool, e: int) -> str:
+    """Per-invocation row setup of A element e (fixed over the depth loop): the row's input base and, for im2col, its
+    top-left input coordinates."""
     if not im2col:
-        return "      v = A[P_x() + m * P_CI() + g * P_cg() + k];"
-    return """\
-      let pix = m % (P_OH() * P_OW()); let b = m / (P_OH() * P_OW());
-      let oy = pix / P_OW(); let ox = pix % P_OW();
-      let c = k % P_cg(); let t = k / P_cg(); let kx = t % P_KW(); let ky = t / P_KW();
-      let iy = i32(oy * P_sh() + ky * P_dh()) - i32(P_pt());
-      let ix = i32(ox * P_sw() + kx * P_dw()) - i32(P_pl());
-      if (iy >= 0 && iy < i32(P_H()) && ix >= 0 && ix < i32(P_W())) {
-        v = A[P_x() + ((b * P_H() + u32(iy)) * P_W() + u32(ix)) * P_CI() + g * P_cg() + c];
-      }"""
+        return f"  let xr{e} = P_x() + min(am{e}, M - 1u) * P_CI() + g * P_cg();\n"
+    return (f"  let pm{e} = min(am{e}, M - 1u); let pix{e} = pm{e} % (P_OH() * P_OW());\n"
+            f"  let xr{e} = P_x() + pm{e} / (P_OH() * P_OW()) * P_H() * P_W() * P_CI() + g * P_cg();\n"
+            f"  let iy{e} = i32(pix{e} / P_OW() * P_sh()) - i32(P_pt());\n"
+            f"  let ix{e} = i32(pix{e} % P_OW() * P_sw()) - i32(P_pl());\n")
 
 
-def gemm(tile: str, im2col: bool) -> Kernel:
+def _load_a(im2col: bool, e: int) -> str:
+    if not im2col:
+        return f"v = A[xr{e} + k];"
+    return (f"let c = k % P_cg(); let t = k / P_cg();\n"
+            f"        let iy = iy{e} + i32(t / P_KW() * P_dh()); let ix = ix{e} + i32(t % P_KW() * P_dw());\n"
+            f"        if (iy >= 0 && iy < i32(P_H()) && ix >= 0 && ix < i32(P_W())) {{\n"
+            f"          v = A[xr{e} + (u32(iy) * P_W() + u32(ix)) * P_CI() + c];\n        }}")
+
+
+def gemm(tile: str, im2col: bool, t: GemmTile | None = None) -> Kernel:
     """Implicit-GEMM convolution / dense layer, tiled through workgroup memory. Rows m = output pixels (b, oy, ox),
     columns n = output channels of group g = workgroup_id.z, depth k = (ky, kx, c) of that group's input channels.
     Weights packed [G][K][og]. im2col=False: the 1x1 stride-1 unpadded case (and FULLY_CONNECTED), where row m's
-    inputs are x[m * CI + g * cg + k]."""
-    bm, bn, bk, tm, tn = GEMM_TILES[tile]
-    tx, ty = bn // tn, bm // tm
+    inputs are x[m * CI + g * cg + k]. `t` overrides the tile's shape (for tuning)."""
+    shipped = t is None
+    t = t or GEMM_TILES[tile]
+    bm, bn, bk, tm, tn = t.bm, t.bn, t.bk, t.tm, t.tn
+    tx, ty = t.threads
     nthreads = tx * ty
-    assert (bm * bk) % nthreads == 0 and (bk * bn) % nthreads == 0
+    assert (bm * bk) % nthreads == 0 and (bk * bn) % nthreads == 0 and t.stages in (1, 2)
+    assert not shipped or t.workgroup_bytes() <= WORKGROUP_BYTES, (tile, t.workgroup_bytes())
     la, lb = bm * bk // nthreads, bk * bn // nthreads
-    vec = tm % 4 == 0 and tn % 4 == 0
-    if vec:
+    if t.vec:
         # row r of the tile (i-th of the invocation): group i // 4 of 4 rows, 4 * ty * group + 4 * ty_id + i % 4
         ra, rb = bm // 4 + 1, bn // 4 + 1  # vec4s per padded row of As / Bs
         rows = [f"{(i // 4) * 4 * ty + i % 4}u + 4u * ty" for i in range(tm)]
         cols = [f"{(j // 4) * 4 * tx + j % 4}u + 4u * tx" for j in range(tn)]
-        decl = (f"var<workgroup> As: array<vec4<f32>, {bk * ra}>;\n"
-                f"var<workgroup> Bs: array<vec4<f32>, {bk * rb}>;\n")
-        st_a = f"As[kk * {ra}u + mm / 4u][mm % 4u] = v;"
-        st_b = f"Bs[kk * {rb}u + nn / 4u][nn % 4u] = v;"
-        inner = [f"      let va{q} = As[kk * {ra}u + {q * ty}u + ty];" for q in range(tm // 4)]
-        inner += [f"      let vb{q} = Bs[kk * {rb}u + {q * tx}u + tx];" for q in range(tn // 4)]
-        inner += [f"      let a{i} = va{i // 4}[{i % 4}];" for i in range(tm)]
-        inner += [f"      let b{j} = vb{j // 4}[{j % 4}];" for j in range(tn)]
+        decl = (f"var<workgroup> As: array<vec4<f32>, {t.stages * bk * ra}>;\n"
+                f"var<workgroup> Bs: array<vec4<f32>, {t.stages * bk * rb}>;\n")
+        st_a = [f"As[sa + akk{e} * {ra}u + amm{e} / 4u][amm{e} % 4u] = ra{e};"
+                for e in range(la)]
+        st_b = [f"Bs[sb + bkk{e} * {rb}u + bnn{e} / 4u][bnn{e} % 4u] = rb{e};" for e in range(lb)]
+        inner = [f"let va{q} = As[sa + {q * ty}u + ty + {{kk}}u];" for q in range(tm // 4)]
+        inner += [f"let vb{q} = Bs[sb + {q * tx}u + tx + {{kkb}}u];" for q in range(tn // 4)]
+        inner += [f"let a{i} = va{i // 4}[{i % 4}];" for i in range(tm)]
+        inner += [f"let b{j} = vb{j // 4}[{j % 4}];" for j in range(tn)]
+        ka, kb, sza, szb = ra, rb, bk * ra, bk * rb
     else:
         rows = [f"ty + {i * ty}u" for i in range(tm)]
         cols = [f"tx + {j * tx}u" for j in range(tn)]
-        decl = f"var<workgroup> As: array<f32, {bm * bk}>;\nvar<workgroup> Bs: array<f32, {bk * bn}>;\n"
-        st_a = f"As[kk * {bm}u + mm] = v;"
-        st_b = f"Bs[kk * {bn}u + nn] = v;"
-        inner = [f"      let a{i} = As[kk * {bm}u + {rows[i]}];" for i in range(tm)]
-        inner += [f"      let b{j} = Bs[kk * {bn}u + {cols[j]}];" for j in range(tn)]
-    inner += [f"      acc{i}_{j} = fma(a{i}, b{j}, acc{i}_{j});" for i in range(tm) for j in range(tn)]
-    # the depth loop of a tile, unrolled: constant workgroup-memory addresses, no loop counter
-    unrolled = [f"    {{ let kk = {kk}u;\n" + "\n".join(x[2:] for x in inner) + "\n    }" for kk in range(bk)]
+        decl = (f"var<workgroup> As: array<f32, {t.stages * bm * bk}>;\n"
+                f"var<workgroup> Bs: array<f32, {t.stages * bk * bn}>;\n")
+        st_a = [f"As[sa + akk{e} * {bm}u + amm{e}] = ra{e};" for e in range(la)]
+        st_b = [f"Bs[sb + bkk{e} * {bn}u + bnn{e}] = rb{e};" for e in range(lb)]
+        inner = [f"let a{i} = As[sa + {{kk}}u + {rows[i]}];" for i in range(tm)]
+        inner += [f"let b{j} = Bs[sb + {{kkb}}u + {cols[j]}];" for j in range(tn)]
+        ka, kb, sza, szb = bm, bn, bk * bm, bk * bn
+    inner += [f"acc{i}_{j} = fma(a{i}, b{j}, acc{i}_{j});" for i in range(tm) for j in range(tn)]
+    # the depth loop of a tile, unrolled: constant workgroup-memory offsets, no loop counter
+    unrolled = ["    {\n" + "\n".join("      " + s.format(kk=kk * ka, kkb=kk * kb) for s in inner) + "\n    }"
+                for kk in range(bk)]
+    # the (row, depth) / (depth, column) element each invocation loads: fixed over the depth loop
+    setup = []
+    for e in range(la):
+        setup.append(f"  let amm{e} = (lid + {e * nthreads}u) / {bk}u; let akk{e} = (lid + {e * nthreads}u) % {bk}u;"
+                     f" let am{e} = m0 + amm{e};\n" + _row_a(im2col, e))
+    for e in range(lb):
+        setup.append(f"  let bkk{e} = (lid + {e * nthreads}u) / {bn}u; let bnn{e} = (lid + {e * nthreads}u) % {bn}u;"
+                     f" let bn{e} = n0 + bnn{e};\n")
+    regs = "\n".join(f"  var ra{e}: f32 = 0.0;" for e in range(la)) + "\n" + \
+        "\n".join(f"  var rb{e}: f32 = 0.0;" for e in range(lb))
+
+    def fetch(k0: str, ind: str) -> str:
+        out = []
+        for e in range(la):
+            out.append(f"{ind}{{ let k = {k0} + akk{e}; var v: f32 = 0.0;\n"
+                       f"{ind}  if (am{e} < M && k < K) {{ {_load_a(im2col, e)} }}\n{ind}  ra{e} = v; }}")
+        for e in range(lb):
+            out.append(f"{ind}{{ let k = {k0} + bkk{e}; var v: f32 = 0.0;\n"
+                       f"{ind}  if (k < K && bn{e} < P_og()) {{ v = W[wg + k * P_og() + bn{e}]; }}\n"
+                       f"{ind}  rb{e} = v; }}")
+        return "\n".join(out)
+
     acc_decl = "\n".join(f"  var acc{i}_{j}: f32 = 0.0;" for i in range(tm) for j in range(tn))
     stores = []
     for i in range(tm):
@@ -404,6 +465,12 @@ def gemm(tile: str, im2col: bool) -> Kernel:
             stores.append(f"    {{ let n = n0 + {cols[j]};\n    if (n < P_og()) {{\n      {ep.rstrip()}\n"
                           "    } }")
         stores.append("  } }")
+    if t.stages == 2:
+        stage = f"    let sa = (step % 2u) * {sza}u; let sb = (step % 2u) * {szb}u;\n"
+        after = ""
+    else:
+        stage = "    let sa = 0u; let sb = 0u;\n"
+        after = "    workgroupBarrier();\n"
     body = f"""\
 {decl}@compute @workgroup_size({tx}, {ty})
 fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(local_invocation_id) lid3: vec3<u32>,
@@ -414,28 +481,17 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(local_invocation_id) lid
   let M = P_M(); let K = P_K();
   let wg = P_w() + g * K * P_og();
 {acc_decl}
+{''.join(setup)}{regs}
+{fetch("0u", "  ")}
+  var step = 0u;
   for (var k0 = 0u; k0 < K; k0 += {bk}u) {{
-    for (var e = 0u; e < {la}u; e++) {{
-      let f = lid + e * {nthreads}u;
-      let mm = f / {bk}u; let kk = f % {bk}u;
-      let m = m0 + mm; let k = k0 + kk;
-      var v: f32 = 0.0;
-      if (m < M && k < K) {{
-{_load_a(im2col)}
-      }}
-      {st_a}
-    }}
-    for (var e = 0u; e < {lb}u; e++) {{
-      let f = lid + e * {nthreads}u;
-      let kk = f / {bn}u; let nn = f % {bn}u;
-      let k = k0 + kk; let n = n0 + nn;
-      var v: f32 = 0.0;
-      if (k < K && n < P_og()) {{ v = W[wg + k * P_og() + n]; }}
-      {st_b}
-    }}
+{stage}{chr(10).join("    " + s for s in st_a + st_b)}
     workgroupBarrier();
+    if (k0 + {bk}u < K) {{
+{fetch(f"k0 + {bk}u", "      ")}
+    }}
 {chr(10).join(unrolled)}
-    workgroupBarrier();
+{after}    step++;
   }}
 {chr(10).join(stores)}
 }}
