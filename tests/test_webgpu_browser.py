@@ -50,6 +50,31 @@ def _unsupported_model() -> bytes:
     return convert(g).data
 
 
+CHAIN_X = (1, 12, 10, 8)
+
+
+def _chain_models() -> tuple[bytes, bytes]:
+    """a: x -> 3x3 convolution (8 -> 16 channels, bias, clamp 0..6) -> y; b: y -> add a constant -> sigmoid -> z."""
+    from wasmrt.converter import convert
+    from wasmrt.ir import Graph
+
+    rng = np.random.default_rng(8)
+    a = Graph()
+    x = a.add_input("x", CHAIN_X)
+    w = a.add_const("w", rng.uniform(-0.3, 0.3, (16, 3, 3, 8)).astype(np.float32))
+    bias = a.add_const("bias", rng.uniform(-1, 1, (16,)).astype(np.float32))
+    (y,) = a.add_node("CONV_2D", [x, w, bias], {"pads": (1, 1, 1, 1), "act_min": 0.0, "act_max": 6.0}, name="conv",
+                      outputs=["y"])
+    a.outputs.append(y)
+    b = Graph()
+    yi = b.add_input("features", (*CHAIN_X[:3], 16))
+    c = b.add_const("c", rng.uniform(-3, 0, (16,)).astype(np.float32))
+    (s,) = b.add_node("ADD", [yi, c], {}, name="add", outputs=["s"])
+    (z,) = b.add_node("SIGMOID", [s], {}, name="sigmoid", outputs=["z"])
+    b.outputs.append(z)
+    return convert(a).data, convert(b).data
+
+
 @pytest.fixture(scope="module")
 def results(tmp_path_factory: pytest.TempPathFactory) -> dict:
     why = support.missing_prerequisites()
@@ -67,7 +92,9 @@ def results(tmp_path_factory: pytest.TempPathFactory) -> dict:
     with DemoServer(port=0) as server:
         jobs.write_text(json.dumps({"origin": server.origin, "chromium": CHROMIUM, "models": WEBGPU_MODELS,
                                     "workerModel": WORKER_MODEL,
-                                    "unsupported": base64.b64encode(_unsupported_model()).decode()}))
+                                    "unsupported": base64.b64encode(_unsupported_model()).decode(),
+                                    "chain": {k: base64.b64encode(v).decode()
+                                              for k, v in zip("ab", _chain_models(), strict=True)}}))
         r = subprocess.run(["node", str(Path(__file__).parent / "js" / "webgpu_browser.mjs"), str(jobs), str(res)],
                            cwd=support.ROOT, capture_output=True, text=True, timeout=900)
     assert r.returncode == 0, f"browser driver failed:\n{r.stdout[-4000:]}\n{r.stderr[-4000:]}"
@@ -98,6 +125,29 @@ def test_model_on_webgpu_in_chromium_matches_reference(results: dict, name: str)
     second = f"{got['secondMs']:8.1f} ms" if got["secondMs"] is not None else "       -"
     print(f"\n  chromium webgpu (SwiftShader) {name:20s} first {got['firstMs']:8.1f} ms  second {second}  "
           f"max error / max|ref| {worst:.1e}")
+
+
+def test_outputs_kept_on_the_gpu_chain_into_the_next_model(results: dict) -> None:
+    """run(x, {outputs: "gpu"}) gives GpuTensors; read() equals the CPU output; fed to a second model they give
+    python_ref's answer for the two models in a row; wrong shapes, destroyed tensors and bad options are errors."""
+    ch = results["webgpu"]["webgpu"]["chain"]
+    assert "error" not in ch, ch.get("error")
+    da, db = _chain_models()
+    ia, ib = Interpreter(da), Interpreter(db)
+    ref_a = ia.run(page_inputs(ia))["y"]
+    ref_b = ib.run({"features": ref_a.astype(np.float32)})["z"]
+
+    def arr(k: str, shape: tuple[int, ...]) -> np.ndarray:
+        return np.frombuffer(base64.b64decode(ch[k]), np.float32).reshape(shape)
+
+    assert ch["kind"] == "GpuTensor" and tuple(ch["shapeA"]) == ref_a.shape
+    np.testing.assert_array_equal(arr("readA", ref_a.shape), arr("cpuA", ref_a.shape))
+    assert np.max(np.abs(arr("readA", ref_a.shape) - ref_a)) <= RTOL * float(np.max(np.abs(ref_a)))
+    for k in ("outB", "readB"):
+        assert np.max(np.abs(arr(k, ref_b.shape) - ref_b)) <= RTOL * float(np.max(np.abs(ref_b))), k
+    assert ch["wrongShape"].startswith("InputError") and "'x'" in ch["wrongShape"] and "shape" in ch["wrongShape"]
+    assert ch["destroyed"].startswith("InputError") and "destroyed" in ch["destroyed"], ch["destroyed"]
+    assert ch["badOption"].startswith("InputError") and '"disk"' in ch["badOption"], ch["badOption"]
 
 
 def test_auto_picks_webgpu_when_it_works(results: dict) -> None:

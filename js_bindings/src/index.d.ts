@@ -169,14 +169,33 @@ export class Runtime {
   loadBytes(bytes: ArrayBuffer | ArrayBufferView, options?: LoadOptions): Model;
 }
 
-/** A model on the WebGPU backend: the same run() API; outputs are read back to the CPU. */
+/** A tensor kept in GPU memory (run(feeds, {outputs: "gpu"}) on the WebGPU backend): feed it to another model of
+ * the same runtime to chain models without a round trip through the CPU. */
+export interface GpuTensor {
+  readonly dtype: DType;
+  readonly shape: readonly number[];
+  /** The tensor's own GPUBuffer (STORAGE | COPY_SRC | COPY_DST); null once destroyed. */
+  readonly buffer: unknown;
+  readonly byteLength: number;
+  readonly destroyed: boolean;
+  /** Copy to the CPU. */
+  read(): Promise<Tensor>;
+  /** Free the buffer (models do not free the tensors they gave). */
+  destroy(): void;
+}
+
+export type GpuFeeds = Feeds | Record<string, Feed | GpuTensor> | GpuTensor;
+
+/** A model on the WebGPU backend: the same run() API; outputs are read back to the CPU, or kept on the GPU with
+ * {outputs: "gpu"}. Inputs may be GpuTensors of the same runtime. */
 export interface WebGPUModel extends ModelLike {
   readonly backend: "webgpu";
   readonly released: boolean;
   /** Compute dispatches per run, and floating-point operations of its convolutions and dense layers. */
   readonly dispatches: number;
   readonly flops: number;
-  run(feeds: Feeds): Promise<Outputs>;
+  run(feeds: GpuFeeds, options?: { outputs?: "cpu" }): Promise<Outputs>;
+  run(feeds: GpuFeeds, options: { outputs: "gpu" }): Promise<Record<string, GpuTensor>>;
   release(): void;
 }
 

@@ -12,9 +12,38 @@ const WEBGPU_FLAGS = ["--enable-unsafe-webgpu", "--enable-features=Vulkan", "--u
   "--use-webgpu-adapter=swiftshader"];
 
 // In the page: run each model on the given backend; every value crosses back as JSON.
-async function pageRun({ origin, backend, models, unsupported }) {
+async function pageRun({ origin, backend, models, unsupported, chain }) {
   const wasmrt = await import(`${origin}/js_bindings/src/index.js`);
   const b64 = (buf) => { let s = ""; const u = new Uint8Array(buf); for (let i = 0; i < u.length; i += 8192) s += String.fromCharCode(...u.subarray(i, i + 8192)); return btoa(s); };
+  // model a's output kept on the GPU ({outputs: "gpu"}) and fed to model b; read back, and the errors.
+  async function chainRun(rt, chain, b64) {
+    const msg = async (f) => { try { await f(); return "no error"; } catch (e) { return `${e.name}: ${e.message}`; } };
+    try {
+      const load = (s, name) => rt.loadBytes(Uint8Array.from(atob(s), (c) => c.charCodeAt(0)), { name });
+      const a = await load(chain.a, "a.wrt");
+      const b = await load(chain.b, "b.wrt");
+      const n = a.inputs[0].shape.reduce((p, d) => p * d, 1);
+      const x = new Float32Array(n);
+      for (let i = 0; i < n; i++) x[i] = (Math.imul(i, 2654435761) >>> 0) / 4294967296 * 2 - 1;
+      const cpuA = Object.values(await a.run(x))[0];
+      const ta = Object.values(await a.run(x, { outputs: "gpu" }))[0];
+      const readA = await ta.read();
+      const outB = Object.values(await b.run({ [b.inputs[0].name]: ta }))[0];
+      const tb = Object.values(await b.run(ta, { outputs: "gpu" }))[0];
+      const readB = await tb.read();
+      const res = { kind: ta.constructor.name, shapeA: ta.shape, cpuA: b64(cpuA.data.buffer), readA: b64(readA.data.buffer),
+        outB: b64(outB.data.buffer), readB: b64(readB.data.buffer),
+        wrongShape: await msg(() => a.run(tb)), badOption: await msg(() => a.run(x, { outputs: "disk" })) };
+      ta.destroy();
+      res.destroyed = await msg(() => b.run(ta));
+      tb.destroy();
+      a.release();
+      b.release();
+      return res;
+    } catch (e) {
+      return { error: `${e.name}: ${e.message}` };
+    }
+  }
   const out = { init: null, models: {} };
   let rt;
   try {
@@ -46,6 +75,7 @@ async function pageRun({ origin, backend, models, unsupported }) {
       out.models[name] = { error: `${e.name}: ${e.message}` };
     }
   }
+  if (chain) out.chain = await chainRun(rt, chain, b64);
   if (unsupported) {
     try {
       const bytes = Uint8Array.from(atob(unsupported), (c) => c.charCodeAt(0));
@@ -91,7 +121,7 @@ for (const [label, flags] of [["webgpu", WEBGPU_FLAGS], ["nogpu", []]]) {
   results[label] = {};
   if (label === "webgpu") {
     results[label].webgpu = await page.evaluate(pageRun, { origin: jobs.origin, backend: "webgpu", models: jobs.models,
-      unsupported: jobs.unsupported });
+      unsupported: jobs.unsupported, chain: jobs.chain });
     results[label].auto = await page.evaluate(pageRun, { origin: jobs.origin, backend: "auto", models: [] });
     results[label].worker = await page.evaluate(workerRun, { origin: jobs.origin, model: jobs.workerModel });
   } else {

@@ -163,11 +163,16 @@ export class GpuModel {
     this._readback = device.createBuffer({ label: "outputs", size: Math.max(16, outBytes), usage: S().MAP_READ | S().COPY_DST });
   }
 
-  // Write the inputs, run every dispatch in one pass, read the outputs back: [ArrayBuffer per output]
-  async _execute(inputs, outs) {
+  // Write the inputs (Float32Array from the CPU, GpuTensor copied on the GPU), run every dispatch in one pass, then
+  // read the outputs back ([ArrayBuffer per output]) or, with toGpu, copy each into a buffer of its own
+  // ([GPUBuffer per output], without waiting for the GPU).
+  async _execute(inputs, outs, toGpu = false) {
     const { device } = this._rt;
-    for (const [off, data] of inputs) device.queue.writeBuffer(this._arena, off, data);
     const enc = device.createCommandEncoder();
+    for (const [off, data] of inputs) {
+      if (data instanceof GpuTensor) enc.copyBufferToBuffer(data.buffer, 0, this._arena, off, data.buffer.size);
+      else device.queue.writeBuffer(this._arena, off, data);
+    }
     const pass = enc.beginComputePass();
     for (const [pipe, bg, g] of this._steps) {
       pass.setPipeline(pipe);
@@ -175,6 +180,15 @@ export class GpuModel {
       pass.dispatchWorkgroups(g[0], g[1], g[2]);
     }
     pass.end();
+    if (toGpu) {
+      const bufs = outs.map(([off, n]) => {
+        const b = device.createBuffer({ label: "output", size: Math.ceil(n / 4) * 4, usage: S().STORAGE | S().COPY_SRC | S().COPY_DST });
+        enc.copyBufferToBuffer(this._arena, off, b, 0, b.size);
+        return b;
+      });
+      device.queue.submit([enc.finish()]);
+      return bufs;
+    }
     let at = 0;
     for (const [off, n] of outs) {
       enc.copyBufferToBuffer(this._arena, off, this._readback, at, Math.ceil(n / 4) * 4);
@@ -189,19 +203,28 @@ export class GpuModel {
     return res;
   }
 
-  /** Run the model: resolves to {outputName: Tensor} (copies on the CPU). */
-  run(feeds) {
-    const job = this._queue.then(() => this._run(feeds));
+  /** Run the model: resolves to {outputName: Tensor} (copies on the CPU), or with {outputs: "gpu"} to
+   * {outputName: GpuTensor} kept in GPU memory for the next model of this runtime (no readback). Inputs may be
+   * GpuTensors of this runtime. */
+  run(feeds, options = {}) {
+    const where = options.outputs ?? "cpu";
+    if (where !== "cpu" && where !== "gpu") {
+      return Promise.reject(new InputError(`run(feeds, {outputs}) takes "cpu" or "gpu", not ${JSON.stringify(where)}`));
+    }
+    const job = this._queue.then(() => this._run(feeds, where === "gpu"));
     this._queue = job.catch(() => {});
     return job;
   }
 
-  async _run(feeds) {
+  async _run(feeds, toGpu) {
     if (this.released) throw new WasmrtError("this model was released");
-    const values = feedsInOrder(this.inputs, feeds);
-    const bufs = await this._execute(values.map((v, i) => [this._in[i][0], v]), this._out);
+    const values = feedsInOrder(this.inputs, feeds, this._rt);
+    const bufs = await this._execute(values.map((v, i) => [this._in[i][0], v]), this._out, toGpu);
     const out = {};
-    this.outputs.forEach((o, i) => { out[o.name] = new Tensor(o.dtype, new Float32Array(bufs[i]), o.shape.slice()); });
+    this.outputs.forEach((o, i) => {
+      out[o.name] = toGpu ? new GpuTensor(this._rt, bufs[i], o.dtype, o.shape.slice(), this._out[i][1])
+        : new Tensor(o.dtype, new Float32Array(bufs[i]), o.shape.slice());
+    });
     return out;
   }
 
@@ -215,9 +238,43 @@ export class GpuModel {
   }
 }
 
-function feedsInOrder(specs, feeds) {
+/** A tensor in GPU memory: what run(feeds, {outputs: "gpu"}) gives. Feed it to a model of the same runtime to chain
+ * models on the GPU; read() copies it to the CPU; destroy() frees its buffer (it is not freed with the model). */
+export class GpuTensor {
+  constructor(rt, buffer, dtype, shape, byteLength) {
+    this._rt = rt;
+    this.buffer = buffer;
+    this.dtype = dtype;
+    this.shape = shape;
+    this.byteLength = byteLength;
+  }
+
+  get destroyed() { return !this.buffer; }
+
+  /** A CPU copy: resolves to a Tensor. */
+  async read() {
+    if (!this.buffer) throw new WasmrtError("this GPU tensor was destroyed");
+    const { device } = this._rt;
+    const rb = device.createBuffer({ label: "read", size: this.buffer.size, usage: S().MAP_READ | S().COPY_DST });
+    const enc = device.createCommandEncoder();
+    enc.copyBufferToBuffer(this.buffer, 0, rb, 0, this.buffer.size);
+    device.queue.submit([enc.finish()]);
+    await rb.mapAsync(GPUMapMode.READ);
+    const data = new Float32Array(rb.getMappedRange().slice(0, this.byteLength));
+    rb.unmap();
+    rb.destroy();
+    return new Tensor(this.dtype, data, this.shape.slice());
+  }
+
+  destroy() {
+    this.buffer?.destroy();
+    this.buffer = null;
+  }
+}
+
+function feedsInOrder(specs, feeds, rt) {
   const names = specs.map((s) => s.name);
-  const single = feeds instanceof Tensor || ArrayBuffer.isView(feeds) || (ArrayBuffer.isView(feeds?.data) && !names.includes("data"));
+  const single = feeds instanceof Tensor || feeds instanceof GpuTensor || ArrayBuffer.isView(feeds) || (ArrayBuffer.isView(feeds?.data) && !names.includes("data"));
   if (single) {
     if (specs.length !== 1) throw new InputError(`this model has ${specs.length} inputs (${names.join(", ")}): pass {name: tensor}`);
     feeds = { [names[0]]: feeds };
@@ -229,6 +286,14 @@ function feedsInOrder(specs, feeds) {
   return specs.map((s) => {
     const v = feeds[s.name];
     if (v === undefined || v === null) throw new InputError(`missing input '${s.name}' (${s.dtype} [${s.shape.join(", ")}])`);
+    if (v instanceof GpuTensor) {
+      if (v.destroyed) throw new InputError(`input '${s.name}': the GPU tensor was destroyed`);
+      if (v._rt !== rt) throw new InputError(`input '${s.name}': the GPU tensor belongs to another runtime's device`);
+      if (v.shape.length !== s.shape.length || v.shape.some((d, a) => d !== s.shape[a])) {
+        throw new InputError(`input '${s.name}': GPU tensor shape [${v.shape}] does not match the model's [${s.shape.join(", ")}]`);
+      }
+      return v;
+    }
     const data = ArrayBuffer.isView(v) ? v : v.data;
     const shape = ArrayBuffer.isView(v) ? s.shape : (v.shape ?? s.shape);
     if (!(data instanceof Float32Array)) throw new InputError(`input '${s.name}': expected float32 data (a Float32Array)`);
