@@ -72,6 +72,74 @@ def test_bundled_model_matches_reference(name: str) -> None:
     m.release()
 
 
+# f16 storage (variant "f16"): error bounds relative to the output's largest magnitude, per kind of op. One f16
+# rounding of the result is 2^-11 of it; element-wise ops add their inputs' roundings; sums over many terms
+# (convolutions, dense layers, reductions, softmax) and exp amplify the rounding of their inputs and weights.
+F16_MOVE = {"RESHAPE", "TRANSPOSE", "CONCATENATION", "SLICE", "PAD", "DEPTH_TO_SPACE", "MAX_POOL_2D", "REDUCE_MAX",
+            "RELU", "NEG", "ABS", "CLIP", "LEAKY_RELU", "MAXIMUM", "MINIMUM"}
+F16_SUMS = {"CONV_2D", "CONV_TRANSPOSE_2D", "FULLY_CONNECTED", "MEAN", "REDUCE_SUM", "SOFTMAX", "EXP"}
+F16_RTOL = {"move": 5e-4, "elementwise": 1.5e-3, "sums": 8e-3}
+# whole models: f16 errors compound over tens to hundreds of ops; the mean error stays small, the largest may not
+# (PP-OCRv4 det's probability map: 0.13 at a pixel whose logit sits on the sigmoid's slope)
+F16_MODEL_MEAN, F16_MODEL_MAX = 5e-3, 0.2
+
+
+def _f16_rtol(data: bytes) -> float:
+    ops = {o.op for o in read_wrt(data).ops}
+    return F16_RTOL["sums" if ops & F16_SUMS else "move" if ops <= F16_MOVE else "elementwise"]
+
+
+def _has_f16() -> bool:
+    from wasmrt.engines.webgpu import _DEVICE
+
+    return "shader-f16" in _DEVICE.get("features", [])
+
+
+@pytest.mark.parametrize("name", sorted(CASES))
+def test_op_case_f16_storage(name: str) -> None:
+    if not _has_f16():
+        pytest.skip("the adapter has no shader-f16")
+    data, feeds, ref = converted(name)
+    if _runs_on_webgpu(data) is not None:
+        return
+    m = load(data, "webgpu", "f16")
+    got = m.run(feeds)
+    tol = _f16_rtol(data)
+    for k, r in ref.items():
+        r = np.asarray(r, np.float64)
+        g = got[k].astype(np.float64)
+        fin = np.isfinite(r)
+        np.testing.assert_array_equal(np.isfinite(g), fin, err_msg=f"{name} {k}: non-finite values differ")
+        scale = max(float(np.max(np.abs(r[fin]))) if fin.any() else 0.0, 1e-30)
+        err = float(np.max(np.abs(g[fin] - r[fin]))) if fin.any() else 0.0
+        assert err <= tol * scale, f"{name} {k}: f16 error {err:.3g} > {tol} x output range {scale:.3g}"
+    assert m.variant.endswith("(f16)")
+    m.release()
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("name", WEBGPU_MODELS)
+def test_bundled_model_f16_storage(name: str) -> None:
+    if not _has_f16():
+        pytest.skip("the adapter has no shader-f16")
+    feeds, ref = reference(name)
+    m = load(converted_model(name), "webgpu", "f16")
+    got = m.run(feeds)
+    for k, r in ref.items():
+        d = np.abs(got[k].astype(np.float64) - r)
+        scale = float(np.max(np.abs(r)))
+        mean, worst = float(np.mean(d)) / scale, float(np.max(d)) / scale
+        print(f"{name} {k}: f16 mean error / max|ref| {mean:.1e}, max {worst:.1e}")
+        assert mean <= F16_MODEL_MEAN and worst <= F16_MODEL_MAX, f"{name} {k}: mean {mean:.2e}, max {worst:.2e}"
+    m.release()
+
+
+def test_storage_variant_is_checked() -> None:
+    data, _, _ = converted(sorted(CASES)[0])
+    with pytest.raises(ValueError, match="'f32' or 'f16'"):
+        load(data, "webgpu", "bf16")
+
+
 def test_unsupported_op_is_refused_at_load_naming_it() -> None:
     g = Graph()
     a = g.add_input("a", (2, 3))

@@ -19,8 +19,9 @@ def load(source: str | Path | bytes | bytearray | memoryview, engine: str = "ref
     """Load a .wrt model from a path or bytes on one engine.
 
     variant: native: "scalar" | "avx2" | "avx512" (default: the best the CPU runs); wasm: "scalar" | "simd" |
-    "relaxed" (default "relaxed"); ref, webgpu: ignored (webgpu runs on the process's WebGPU adapter; an op
-    without a WGSL kernel is refused at load, naming it).
+    "relaxed" (default "relaxed"); webgpu: "f32" (default) | "f16" (activations and weights stored as f16 on
+    adapters with `shader-f16`, f32 arithmetic; it runs on the process's WebGPU adapter, and an op without a WGSL
+    kernel is refused at load, naming it); ref: ignored.
     max_memory, max_work (native and wasm): the model's resource limits, checked at load before anything large is
     allocated: the bytes it may claim (default 1 GiB) and the estimated work of one run in multiply-adds (default
     2^33). A model beyond them is refused with an error naming the limit.
@@ -57,5 +58,5 @@ def load(source: str | Path | bytes | bytearray | memoryview, engine: str = "ref
     if engine == "webgpu":
         from wasmrt.engines.webgpu import WebGPUModel
 
-        return WebGPUModel(data, name)
+        return WebGPUModel(data, name, storage=variant or "f32")
     raise ValueError(f"unknown engine {engine!r}; expected one of {', '.join(ENGINES)}")

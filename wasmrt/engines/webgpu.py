@@ -53,7 +53,7 @@ def device() -> tuple[Any, Any]:
         lim = adapter.limits
         limits = {k: lim[k] for k in ("max-storage-buffer-binding-size", "max-buffer-size",
                                       "max-compute-workgroup-storage-size") if k in lim}
-        feats = [f for f in ("timestamp-query",) if f in adapter.features]
+        feats = [f for f in ("timestamp-query", "shader-f16") if f in adapter.features]
         _DEVICE.update(adapter=adapter, device=adapter.request_device_sync(required_features=feats,
                                                                            required_limits=limits),
                        pipelines={}, features=feats)
@@ -82,25 +82,32 @@ def _layout(dev: Any, wgpu: Any) -> Any:
     return _DEVICE["layout"]
 
 
-def pipeline(name: str, code: str | None = None) -> Any:
-    """The compute pipeline of one generated kernel (compiled once per process); `code` gives the WGSL of a kernel
-    outside the table (a tuning candidate) under a name of its own."""
+def pipeline(name: str, code: str | None = None, storage: str = "f32") -> Any:
+    """The compute pipeline of one generated kernel over f32 or f16 buffers (compiled once per process); `code` gives
+    the WGSL of a kernel outside the table (a tuning candidate) under a name of its own."""
     wgpu = _wgpu()
     _, dev = device()
     cache = _DEVICE["pipelines"]
-    if name not in cache:
-        code = code or kernel_table()["kernels"][name]["code"]
+    if (name, storage) not in cache:
+        table = kernel_table()
+        code = code or table["kernels"][name]["code"]
+        head = table["storage"]["f32"]
+        code = table["storage"][storage] + code[len(head):] if code.startswith(head) else code
         module = dev.create_shader_module(label=name, code=code)
-        cache[name] = dev.create_compute_pipeline(label=name, layout=_layout(dev, wgpu),
-                                                  compute={"module": module, "entry_point": "main"})
-    return cache[name]
+        cache[name, storage] = dev.create_compute_pipeline(label=name, layout=_layout(dev, wgpu),
+                                                           compute={"module": module, "entry_point": "main"})
+    return cache[name, storage]
 
 
 class WebGPUModel(Model):
     engine = "webgpu"
 
-    def __init__(self, data: bytes, name: str | None = None, *, timing: bool = False) -> None:
+    def __init__(self, data: bytes, name: str | None = None, *, timing: bool = False, storage: str = "f32") -> None:
+        """storage "f16" keeps activations and weights as f16 in GPU memory (adapters with `shader-f16`; arithmetic
+        stays f32): half the memory traffic, about 3 significant digits (tests/test_webgpu.py F16_RTOL)."""
         wgpu = _wgpu()
+        if storage not in ("f32", "f16"):
+            raise ValueError(f"engine webgpu: variant (storage) is 'f32' or 'f16', not {storage!r}")
         self.label = name or "<bytes>"
         model = read_wrt(data, name)
         t = model.tensors
@@ -109,20 +116,31 @@ class WebGPUModel(Model):
         self.metadata = model.metadata
         self.plan: Plan = plan(model, self.label)  # refuses unsupported ops before anything touches the GPU
         adapter, dev = device()
-        self.variant = str(adapter.info.get("device", "gpu"))
+        if storage == "f16" and "shader-f16" not in _DEVICE["features"]:
+            raise WebGPUUnavailable(f"{self.label}: f16 storage needs the `shader-f16` feature, which the adapter "
+                                    f"{adapter.info.get('device', '?')} does not have (use variant 'f32')")
+        self.storage = storage
+        self.variant = f"{adapter.info.get('device', 'gpu')} ({storage})"
         self._dev = dev
-        self._in = [(t[i].arena_offset, t[i].nbytes) for i in model.inputs]
-        self._out = [(t[i].arena_offset, t[i].nbytes) for i in model.outputs]
+        # element offsets and counts are the plan's (f32 bytes / 4); an element takes 2 bytes in f16 storage
+        self._es = 2 if storage == "f16" else 4
+        self._dt = np.dtype("<f2") if storage == "f16" else np.dtype("<f4")
+        self._in = [(t[i].arena_offset // 4 * self._es, t[i].nbytes // 4 * self._es) for i in model.inputs]
+        self._out = [(t[i].arena_offset // 4 * self._es, t[i].nbytes // 4 * self._es) for i in model.outputs]
+        for i, (off, _) in zip([*model.inputs, *model.outputs], [*self._in, *self._out], strict=True):
+            if off % 4:
+                raise WasmrtError(f"{self.label}: tensor {t[i].name!r} at arena byte {t[i].arena_offset} is not "
+                                  f"8-byte aligned, which {storage} storage needs for the copies in and out")
         limit = dev.limits["max-storage-buffer-binding-size"]
         for what, size in (("activation arena", self.plan.arena_bytes), ("constants", self.plan.constants.nbytes)):
             if size > limit:
                 raise WasmrtError(f"{self.label}: the {what} needs {size / 2**20:.0f} MiB, more than this GPU "
                                   f"binds in one buffer ({limit / 2**20:.0f} MiB)")
-        storage = wgpu.BufferUsage.STORAGE | wgpu.BufferUsage.COPY_DST | wgpu.BufferUsage.COPY_SRC
-        self._arena = dev.create_buffer(label="arena", size=max(16, -(-self.plan.arena_bytes // 16) * 16),
-                                        usage=storage)
-        consts = self.plan.constants
-        self._consts = dev.create_buffer_with_data(label="constants", data=consts.tobytes(),
+        usage = wgpu.BufferUsage.STORAGE | wgpu.BufferUsage.COPY_DST | wgpu.BufferUsage.COPY_SRC
+        arena = -(-self.plan.arena_bytes // 4) * self._es
+        self._arena = dev.create_buffer(label="arena", size=max(16, -(-arena // 16) * 16), usage=usage)
+        consts = self.plan.constants.astype(self._dt).tobytes()
+        self._consts = dev.create_buffer_with_data(label="constants", data=consts + bytes(-len(consts) % 4),
                                                    usage=wgpu.BufferUsage.STORAGE)
         blocks = [d.packed() for d in self.plan.dispatches]
         offsets, size = [], 0
@@ -134,7 +152,7 @@ class WebGPUModel(Model):
             ubuf[off:off + len(b)] = b
         self._uniforms = dev.create_buffer_with_data(label="params", data=bytes(ubuf),
                                                      usage=wgpu.BufferUsage.UNIFORM)
-        pipelines = {k: pipeline(k) for k in self.plan.kernels()}
+        pipelines = {k: pipeline(k, storage=storage) for k in self.plan.kernels()}
         self._steps = []
         for d, off, b in zip(self.plan.dispatches, offsets, blocks, strict=True):
             bg = dev.create_bind_group(layout=_DEVICE["bgl"], entries=[
@@ -161,7 +179,7 @@ class WebGPUModel(Model):
         t0 = time.perf_counter()
         q = self._dev.queue
         for (off, _), a in zip(self._in, arrays, strict=True):
-            q.write_buffer(self._arena, off, np.ascontiguousarray(a).tobytes())
+            q.write_buffer(self._arena, off, self._stored(a))
         enc = self._dev.create_command_encoder()
         tw = {"query_set": self._qs, "beginning_of_pass_write_index": 0, "end_of_pass_write_index": 1} \
             if self._timing else None
@@ -187,13 +205,19 @@ class WebGPUModel(Model):
         self._readback.unmap()
         outs, at = [], 0
         for spec, (_, n) in zip(self.outputs, self._out, strict=True):
-            outs.append(np.frombuffer(raw, spec.dtype, count=n // spec.dtype.itemsize, offset=at).reshape(spec.shape))
+            got = np.frombuffer(raw, self._dt, count=n // self._es, offset=at)
+            outs.append(got.astype(spec.dtype).reshape(spec.shape))
             at += -(-n // 4) * 4
         if self._timing:
             ts = np.frombuffer(raw, np.uint64, count=2, offset=self._out_bytes)
             self.kernel_seconds = float(ts[1] - ts[0]) * 1e-9  # Vulkan timestamp periods: 1 ns on NVIDIA, lavapipe
         self.run_seconds = time.perf_counter() - t0
         return [o.copy() for o in outs]
+
+    def _stored(self, a: np.ndarray) -> bytes:
+        """An input's bytes as the arena holds them, padded to 4 bytes (an f16 tensor of odd size)."""
+        b = np.ascontiguousarray(a, self._dt).tobytes()
+        return b + bytes(-len(b) % 4)
 
     def time_dispatches(self, repeat: int) -> float:
         """GPU seconds per execution of the model's dispatches, recorded `repeat` times back to back in one timed
@@ -236,7 +260,7 @@ class WebGPUModel(Model):
         qbuf = self._dev.create_buffer(size=16 * n, usage=wgpu.BufferUsage.QUERY_RESOLVE | wgpu.BufferUsage.COPY_SRC)
         with self._lock:
             for (off, _), a in zip(self._in, arrays, strict=True):
-                self._dev.queue.write_buffer(self._arena, off, a.tobytes())
+                self._dev.queue.write_buffer(self._arena, off, self._stored(a))
             enc = self._dev.create_command_encoder()
             for k, (pipe, bg, groups) in enumerate(self._steps):
                 cp = enc.begin_compute_pass(timestamp_writes={"query_set": qs, "beginning_of_pass_write_index": 2 * k,
