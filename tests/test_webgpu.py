@@ -134,6 +134,39 @@ def test_bundled_model_f16_storage(name: str) -> None:
     m.release()
 
 
+def test_js_f16_conversion_is_numpys(tmp_path) -> None:
+    """The JS backend's float32 -> binary16 rounding (inputs of f16 models) and binary16 -> float32 (outputs) agree
+    with numpy's float16 bit for bit: normals, subnormals, ties, overflow, zeros, infinities and NaN."""
+    import shutil
+    import subprocess
+    from pathlib import Path
+
+    node = shutil.which("node")
+    if node is None:
+        pytest.skip("node not found")
+    rng = np.random.default_rng(6)
+    f16 = np.arange(65536, dtype=np.uint16).view(np.float16)
+    ties = (f16[np.isfinite(f16)].astype(np.float64)[:-1] + f16[np.isfinite(f16)].astype(np.float64)[1:]) / 2
+    values = np.concatenate([
+        rng.standard_normal(20000) * 10.0 ** rng.integers(-9, 6, 20000), ties,
+        [0.0, -0.0, 65504.0, 65519.99, 65520.0, 1e9, -1e9, 2.0 ** -24, 2.0 ** -25, 2.0 ** -25 * 1.01, 2.0 ** -26,
+         5.9e-8, 6.1e-5, np.inf, -np.inf, np.nan]]).astype(np.float32)
+    (tmp_path / "v.f32").write_bytes(values.tobytes())
+    script = Path(__file__).parent / "js" / "webgpu_f16.mjs"
+    r = subprocess.run([node, str(script), *(str(tmp_path / f) for f in ("v.f32", "b.u16", "a.f32"))],
+                       capture_output=True, text=True, timeout=120)
+    assert r.returncode == 0, r.stderr[-2000:]
+    got = np.frombuffer((tmp_path / "b.u16").read_bytes(), np.uint16)
+    with np.errstate(over="ignore"):
+        want = values.astype(np.float16).view(np.uint16)
+    nan = np.isnan(values)
+    bad = np.flatnonzero((got != want) & ~nan)
+    assert bad.size == 0, f"{bad.size} values differ, e.g. {values[bad[:5]]}: {got[bad[:5]]} vs {want[bad[:5]]}"
+    assert np.all(np.isnan(got[nan].view(np.float16)))
+    back = np.frombuffer((tmp_path / "a.f32").read_bytes(), np.float32)
+    np.testing.assert_array_equal(back, f16.astype(np.float32))
+
+
 def test_storage_variant_is_checked() -> None:
     data, _, _ = converted(sorted(CASES)[0])
     with pytest.raises(ValueError, match="'f32' or 'f16'"):

@@ -150,6 +150,24 @@ def test_outputs_kept_on_the_gpu_chain_into_the_next_model(results: dict) -> Non
     assert ch["badOption"].startswith("InputError") and '"disk"' in ch["badOption"], ch["badOption"]
 
 
+def test_f16_storage_runs_where_the_adapter_has_shader_f16_else_says_so(results: dict) -> None:
+    """load(..., {storage: "f16"}): on an adapter with shader-f16 the model runs within tests/test_webgpu.py's
+    whole-model f16 bounds; SwiftShader has no shader-f16, so there it is an error naming the feature."""
+    from test_webgpu import F16_MODEL_MAX, F16_MODEL_MEAN
+
+    f = results["webgpu"]["webgpu"]["f16"]
+    if not f["adapterHasF16"]:
+        assert f.get("error", "").startswith("WasmrtError") and "shader-f16" in f["error"], f
+        return
+    assert "error" not in f, f["error"]
+    assert f["storage"] == "f16"
+    interp = Interpreter((paths.models_dir() / models.BUNDLED[WORKER_MODEL].wrt).read_bytes())
+    for k, r in interp.run(page_inputs(interp)).items():
+        g = np.frombuffer(base64.b64decode(f["outputs"][k]["b64"]), np.float32).reshape(r.shape)
+        d = np.abs(g.astype(np.float64) - r) / float(np.max(np.abs(r)))
+        assert float(np.mean(d)) <= F16_MODEL_MEAN and float(np.max(d)) <= F16_MODEL_MAX, k
+
+
 def test_auto_picks_webgpu_when_it_works(results: dict) -> None:
     init = results["webgpu"]["auto"]["init"]
     assert init["backend"] == "webgpu" and "present and working" in init["reason"], init

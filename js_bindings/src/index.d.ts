@@ -176,7 +176,9 @@ export interface GpuTensor {
   readonly shape: readonly number[];
   /** The tensor's own GPUBuffer (STORAGE | COPY_SRC | COPY_DST); null once destroyed. */
   readonly buffer: unknown;
+  /** Bytes on the GPU, and the element format there (the model's storage). */
   readonly byteLength: number;
+  readonly storage: "f32" | "f16";
   readonly destroyed: boolean;
   /** Copy to the CPU. */
   read(): Promise<Tensor>;
@@ -190,6 +192,8 @@ export type GpuFeeds = Feeds | Record<string, Feed | GpuTensor> | GpuTensor;
  * {outputs: "gpu"}. Inputs may be GpuTensors of the same runtime. */
 export interface WebGPUModel extends ModelLike {
   readonly backend: "webgpu";
+  /** How activations and weights are stored on the GPU (arithmetic is f32 either way). */
+  readonly storage: "f32" | "f16";
   readonly released: boolean;
   /** Compute dispatches per run, and floating-point operations of its convolutions and dense layers. */
   readonly dispatches: number;
@@ -206,8 +210,10 @@ export interface WebGPURuntime {
   /** The adapter, and why WebGPU was picked. */
   readonly reason: string;
   readonly adapter: string;
-  load(source: ModelSource, options?: { name?: string; host?: HostAdapter }): Promise<WebGPUModel>;
-  loadBytes(bytes: Uint8Array, options?: { name?: string }): Promise<WebGPUModel>;
+  /** storage "f16": activations and weights as f16 on the GPU (adapters with the shader-f16 feature; an error
+   * says so otherwise), half the memory traffic, about 3 significant digits. */
+  load(source: ModelSource, options?: { name?: string; host?: HostAdapter; storage?: "f32" | "f16" }): Promise<WebGPUModel>;
+  loadBytes(bytes: Uint8Array, options?: { name?: string; storage?: "f32" | "f16" }): Promise<WebGPUModel>;
 }
 
 /** Instantiate the engine (one wasm memory; load any number of models into it), or the WebGPU backend. */

@@ -12,7 +12,7 @@ const WEBGPU_FLAGS = ["--enable-unsafe-webgpu", "--enable-features=Vulkan", "--u
   "--use-webgpu-adapter=swiftshader"];
 
 // In the page: run each model on the given backend; every value crosses back as JSON.
-async function pageRun({ origin, backend, models, unsupported, chain }) {
+async function pageRun({ origin, backend, models, unsupported, chain, f16Model }) {
   const wasmrt = await import(`${origin}/js_bindings/src/index.js`);
   const b64 = (buf) => { let s = ""; const u = new Uint8Array(buf); for (let i = 0; i < u.length; i += 8192) s += String.fromCharCode(...u.subarray(i, i + 8192)); return btoa(s); };
   // model a's output kept on the GPU ({outputs: "gpu"}) and fed to model b; read back, and the errors.
@@ -76,6 +76,23 @@ async function pageRun({ origin, backend, models, unsupported, chain }) {
     }
   }
   if (chain) out.chain = await chainRun(rt, chain, b64);
+  if (f16Model) { // f16 storage: runs where the adapter has shader-f16, else an error naming the feature
+    out.f16 = { adapterHasF16: rt.device.features.has("shader-f16") };
+    try {
+      const m = await rt.load(`${origin}/models/${f16Model}.wrt`, { storage: "f16" });
+      const feeds = {};
+      for (const s of m.inputs) {
+        const n = s.shape.reduce((a, d) => a * d, 1);
+        feeds[s.name] = new Float32Array(n).map((_, i) => (Math.imul(i, 2654435761) >>> 0) / 4294967296 * 2 - 1);
+      }
+      const res = await m.run(feeds);
+      out.f16.storage = m.storage;
+      out.f16.outputs = Object.fromEntries(Object.entries(res).map(([k, t]) => [k, { shape: t.shape, b64: b64(t.data.buffer) }]));
+      m.release();
+    } catch (e) {
+      out.f16.error = `${e.name}: ${e.message}`;
+    }
+  }
   if (unsupported) {
     try {
       const bytes = Uint8Array.from(atob(unsupported), (c) => c.charCodeAt(0));
@@ -121,7 +138,7 @@ for (const [label, flags] of [["webgpu", WEBGPU_FLAGS], ["nogpu", []]]) {
   results[label] = {};
   if (label === "webgpu") {
     results[label].webgpu = await page.evaluate(pageRun, { origin: jobs.origin, backend: "webgpu", models: jobs.models,
-      unsupported: jobs.unsupported, chain: jobs.chain });
+      unsupported: jobs.unsupported, chain: jobs.chain, f16Model: jobs.workerModel });
     results[label].auto = await page.evaluate(pageRun, { origin: jobs.origin, backend: "auto", models: [] });
     results[label].worker = await page.evaluate(workerRun, { origin: jobs.origin, model: jobs.workerModel });
   } else {

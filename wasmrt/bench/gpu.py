@@ -86,13 +86,13 @@ def _stats(v: list[float]) -> dict[str, float]:
 
 
 def measure(path: Path, rounds: int, passes: int, warmup: int, native: bool, log: Callable[[str], None],
-            gpu_warm_s: float = 0.0) -> dict:
+            gpu_warm_s: float = 0.0, storage: str = "f32") -> dict:
     import wasmrt
     from wasmrt.engines.webgpu import WebGPUModel
 
     data = path.read_bytes()
     t0 = time.perf_counter()
-    gpu = WebGPUModel(data, path.name, timing=True)
+    gpu = WebGPUModel(data, path.name, timing=True, storage=storage)
     load_ms = (time.perf_counter() - t0) * 1e3
     rng = np.random.default_rng(11)
     feeds = {s.name: rng.uniform(-1, 1, s.shape).astype(s.dtype) for s in gpu.inputs}
@@ -286,6 +286,7 @@ def main(argv: list[str] | None = None) -> int:
                                                         "and 8 into DIR (needs the model sources)")
     ap.add_argument("--gpu-warm", type=float, default=0.5, metavar="S",
                     help="seconds of GPU runs before each timed GPU pass (the clocks drop while the CPU engine runs)")
+    ap.add_argument("--storage", choices=("f32", "f16"), default="f32", help="GPU storage of activations and weights")
     ap.add_argument("--tune", type=int, default=0, metavar="N", help="time the N^3 GEMM with each tile of TUNE_TILES")
     ap.add_argument("--gemm", type=int, default=0, metavar="N", help="also write DIR/gemmN.wrt and measure it")
     args = ap.parse_args(argv)
@@ -304,7 +305,7 @@ def main(argv: list[str] | None = None) -> int:
     name, peak = _gpu_peak()
     doc: dict[str, Any] = {"adapter": adapter, "gpu": name, "fp32_peak_tflops": peak and peak / 1e12,
                            "cpu": platform.processor() or platform.machine(), "platform": platform.platform(),
-                           "rounds": args.rounds, "passes": args.passes, "models": {}}
+                           "rounds": args.rounds, "passes": args.passes, "storage": args.storage, "models": {}}
     print(f"adapter: {adapter}; GPU {name}, fp32 peak {peak and peak / 1e12:.1f} TFLOP/s" if peak else
           f"adapter: {adapter}; GPU {name}", flush=True)
     if args.tune:
@@ -312,7 +313,7 @@ def main(argv: list[str] | None = None) -> int:
     for path in sorted(args.dir.glob("*.wrt")):
         try:
             r = measure(path, args.rounds, args.passes, args.warmup, not args.no_native,
-                        lambda s: print(s, flush=True), args.gpu_warm)
+                        lambda s: print(s, flush=True), args.gpu_warm, args.storage)
         except Exception as e:  # report and go on with the next model
             print(f"{path.name}: {type(e).__name__}: {e}", flush=True)
             doc["models"][path.stem] = {"error": f"{type(e).__name__}: {e}"}

@@ -8,6 +8,7 @@
 import { InputError, ModelFormatError, WasmrtError } from "../errors.js";
 import { readMetadata } from "../metadata.js";
 import { Tensor } from "../tensor.js";
+import { fromF16, toF16 } from "./f16.js";
 import { KERNELS } from "./kernels.js";
 import { packParams, plan } from "./plan.js";
 import { readWrt } from "./wrt.js";
@@ -24,6 +25,7 @@ export async function openDevice() {
   if (!adapter) throw new WasmrtError("WebGPU is present but no adapter was found (navigator.gpu.requestAdapter() gave null)");
   const lim = adapter.limits;
   const device = await adapter.requestDevice({
+    requiredFeatures: adapter.features.has("shader-f16") ? ["shader-f16"] : [],
     requiredLimits: {
       maxStorageBufferBindingSize: lim.maxStorageBufferBindingSize, maxBufferSize: lim.maxBufferSize,
       maxComputeWorkgroupStorageSize: lim.maxComputeWorkgroupStorageSize,
@@ -51,14 +53,18 @@ export class GpuRuntime {
     this._layout = device.createPipelineLayout({ bindGroupLayouts: [this._bgl] });
   }
 
-  async pipeline(name) {
-    if (!this._pipelines.has(name)) {
-      const module = this.device.createShaderModule({ label: name, code: KERNELS.kernels[name].code });
-      this._pipelines.set(name, this.device.createComputePipelineAsync({
+  // a kernel over f32 or f16 buffers: its code starts with the f32 storage header, swapped for the f16 one
+  async pipeline(name, storage = "f32") {
+    const key = `${name}:${storage}`;
+    if (!this._pipelines.has(key)) {
+      const head = KERNELS.storage.f32;
+      const code = KERNELS.storage[storage] + KERNELS.kernels[name].code.slice(head.length);
+      const module = this.device.createShaderModule({ label: name, code });
+      this._pipelines.set(key, this.device.createComputePipelineAsync({
         label: name, layout: this._layout, compute: { module, entryPoint: "main" },
-      }).catch((e) => { this._pipelines.delete(name); throw new WasmrtError(`WebGPU kernel ${name}: ${e.message}`); }));
+      }).catch((e) => { this._pipelines.delete(key); throw new WasmrtError(`WebGPU kernel ${name}: ${e.message}`); }));
     }
-    return this._pipelines.get(name);
+    return this._pipelines.get(key);
   }
 
   // relu over [-1, 2, -3, 4] through the real path (pipeline, bind group, dispatch, readback)
@@ -84,12 +90,22 @@ export class GpuRuntime {
     else if (typeof Blob !== "undefined" && source instanceof Blob) bytes = new Uint8Array(await source.arrayBuffer());
     else if (typeof source === "string" || source instanceof URL) bytes = await (options.host ?? this.host).readBytes(source);
     else throw new InputError("cannot load a model from that: give a URL or path, an ArrayBuffer, a typed array or a Blob");
-    return this.loadBytes(bytes, { name: options.name ?? (typeof source === "string" ? source : undefined) });
+    return this.loadBytes(bytes, { name: options.name ?? (typeof source === "string" ? source : undefined),
+      storage: options.storage });
   }
 
-  /** Load a .wrt model (bytes); refuses models with ops that have no WGSL kernel, naming the op. */
-  async loadBytes(bytes, { name } = {}) {
+  /** Load a .wrt model (bytes); refuses models with ops that have no WGSL kernel, naming the op. storage "f16"
+   * keeps activations and weights as f16 on the GPU (adapters with shader-f16; f32 arithmetic). */
+  async loadBytes(bytes, { name, storage = "f32" } = {}) {
     const label = name ?? "<bytes>";
+    if (storage !== "f32" && storage !== "f16") {
+      throw new InputError(`load(..., {storage}) takes "f32" or "f16", not ${JSON.stringify(storage)}`);
+    }
+    if (storage === "f16" && !this.device.features.has("shader-f16")) {
+      throw new WasmrtError(`${label}: f16 storage needs the WebGPU feature shader-f16, which this adapter ` +
+        `(${this.adapter}) does not have; load with storage "f32"`);
+    }
+    const es = storage === "f16" ? 2 : 4; // bytes per element on the GPU
     let model;
     try {
       model = readWrt(bytes);
@@ -101,8 +117,8 @@ export class GpuRuntime {
     const specs = (list) => Object.freeze(list.map((i) => Object.freeze({
       name: model.tensors[i].name, shape: Object.freeze(model.tensors[i].shape.slice()), dtype: model.tensors[i].dtype,
     })));
-    const io = (list) => list.map((i) => [model.tensors[i].arenaOffset, model.tensors[i].size * 4]);
-    const m = new GpuModel(this, readMetadata(bytes), p, io(model.inputs), io(model.outputs), label);
+    const io = (list) => list.map((i) => [model.tensors[i].arenaOffset / 4 * es, model.tensors[i].size * es]);
+    const m = new GpuModel(this, readMetadata(bytes), p, io(model.inputs), io(model.outputs), label, storage);
     m.inputs = specs(model.inputs);
     m.outputs = specs(model.outputs);
     await m._build();
@@ -111,8 +127,10 @@ export class GpuRuntime {
 }
 
 export class GpuModel {
-  constructor(rt, metadata, p, ins, outs, name = "") {
+  constructor(rt, metadata, p, ins, outs, name = "", storage = "f32") {
     this._rt = rt;
+    this.storage = storage;
+    this._es = storage === "f16" ? 2 : 4;
     this._plan = p;
     this._in = ins;
     this._out = outs;
@@ -132,17 +150,19 @@ export class GpuModel {
     const { device } = this._rt;
     const p = this._plan;
     const limit = device.limits.maxStorageBufferBindingSize;
-    for (const [what, size] of [["activation arena", p.arenaBytes], ["constants", p.constants.byteLength]]) {
+    const arenaBytes = Math.ceil(p.arenaBytes / 4) * this._es;
+    const consts = this.storage === "f16" ? toF16(p.constants) : p.constants;
+    for (const [what, size] of [["activation arena", arenaBytes], ["constants", consts.byteLength]]) {
       if (size > limit) {
         throw new WasmrtError(`${this.name}: the ${what} needs ${(size / 2 ** 20).toFixed(0)} MiB, more than this GPU ` +
           `binds in one buffer (${(limit / 2 ** 20).toFixed(0)} MiB)`);
       }
     }
-    const pipelines = await Promise.all(p.dispatches.map((d) => this._rt.pipeline(d.kernel)));
-    this._arena = device.createBuffer({ label: "arena", size: Math.max(16, Math.ceil(p.arenaBytes / 16) * 16),
+    const pipelines = await Promise.all(p.dispatches.map((d) => this._rt.pipeline(d.kernel, this.storage)));
+    this._arena = device.createBuffer({ label: "arena", size: Math.max(16, Math.ceil(arenaBytes / 16) * 16),
       usage: S().STORAGE | S().COPY_DST | S().COPY_SRC });
-    this._consts = device.createBuffer({ label: "constants", size: p.constants.byteLength, usage: S().STORAGE | S().COPY_DST });
-    device.queue.writeBuffer(this._consts, 0, p.constants);
+    this._consts = device.createBuffer({ label: "constants", size: consts.byteLength, usage: S().STORAGE | S().COPY_DST });
+    device.queue.writeBuffer(this._consts, 0, consts);
     const blocks = p.dispatches.map((d) => packParams(d.kernel, d.params));
     const offsets = [];
     let size = 0;
@@ -171,7 +191,7 @@ export class GpuModel {
     const enc = device.createCommandEncoder();
     for (const [off, data] of inputs) {
       if (data instanceof GpuTensor) enc.copyBufferToBuffer(data.buffer, 0, this._arena, off, data.buffer.size);
-      else device.queue.writeBuffer(this._arena, off, data);
+      else device.queue.writeBuffer(this._arena, off, this.storage === "f16" ? toF16(data) : data);
     }
     const pass = enc.beginComputePass();
     for (const [pipe, bg, g] of this._steps) {
@@ -198,7 +218,11 @@ export class GpuModel {
     await this._readback.mapAsync(GPUMapMode.READ);
     const all = this._readback.getMappedRange();
     at = 0;
-    const res = outs.map(([, n]) => { const b = all.slice(at, at + n); at += Math.ceil(n / 4) * 4; return b; });
+    const res = outs.map(([, n]) => {
+      const b = this.storage === "f16" ? fromF16(all.slice(at, at + Math.ceil(n / 4) * 4), n / 2).buffer : all.slice(at, at + n);
+      at += Math.ceil(n / 4) * 4;
+      return b;
+    });
     this._readback.unmap();
     return res;
   }
@@ -218,11 +242,11 @@ export class GpuModel {
 
   async _run(feeds, toGpu) {
     if (this.released) throw new WasmrtError("this model was released");
-    const values = feedsInOrder(this.inputs, feeds, this._rt);
+    const values = feedsInOrder(this.inputs, feeds, this._rt, this.storage);
     const bufs = await this._execute(values.map((v, i) => [this._in[i][0], v]), this._out, toGpu);
     const out = {};
     this.outputs.forEach((o, i) => {
-      out[o.name] = toGpu ? new GpuTensor(this._rt, bufs[i], o.dtype, o.shape.slice(), this._out[i][1])
+      out[o.name] = toGpu ? new GpuTensor(this._rt, bufs[i], o.dtype, o.shape.slice(), this._out[i][1], this.storage)
         : new Tensor(o.dtype, new Float32Array(bufs[i]), o.shape.slice());
     });
     return out;
@@ -241,8 +265,9 @@ export class GpuModel {
 /** A tensor in GPU memory: what run(feeds, {outputs: "gpu"}) gives. Feed it to a model of the same runtime to chain
  * models on the GPU; read() copies it to the CPU; destroy() frees its buffer (it is not freed with the model). */
 export class GpuTensor {
-  constructor(rt, buffer, dtype, shape, byteLength) {
+  constructor(rt, buffer, dtype, shape, byteLength, storage = "f32") {
     this._rt = rt;
+    this.storage = storage;
     this.buffer = buffer;
     this.dtype = dtype;
     this.shape = shape;
@@ -260,7 +285,8 @@ export class GpuTensor {
     enc.copyBufferToBuffer(this.buffer, 0, rb, 0, this.buffer.size);
     device.queue.submit([enc.finish()]);
     await rb.mapAsync(GPUMapMode.READ);
-    const data = new Float32Array(rb.getMappedRange().slice(0, this.byteLength));
+    const raw = rb.getMappedRange().slice(0, this.buffer.size);
+    const data = this.storage === "f16" ? fromF16(raw, this.byteLength / 2) : new Float32Array(raw, 0, this.byteLength / 4);
     rb.unmap();
     rb.destroy();
     return new Tensor(this.dtype, data, this.shape.slice());
@@ -272,7 +298,7 @@ export class GpuTensor {
   }
 }
 
-function feedsInOrder(specs, feeds, rt) {
+function feedsInOrder(specs, feeds, rt, storage) {
   const names = specs.map((s) => s.name);
   const single = feeds instanceof Tensor || feeds instanceof GpuTensor || ArrayBuffer.isView(feeds) || (ArrayBuffer.isView(feeds?.data) && !names.includes("data"));
   if (single) {
@@ -289,6 +315,7 @@ function feedsInOrder(specs, feeds, rt) {
     if (v instanceof GpuTensor) {
       if (v.destroyed) throw new InputError(`input '${s.name}': the GPU tensor was destroyed`);
       if (v._rt !== rt) throw new InputError(`input '${s.name}': the GPU tensor belongs to another runtime's device`);
+      if (v.storage !== storage) throw new InputError(`input '${s.name}': the GPU tensor is stored as ${v.storage}, this model as ${storage}`);
       if (v.shape.length !== s.shape.length || v.shape.some((d, a) => d !== s.shape[a])) {
         throw new InputError(`input '${s.name}': GPU tensor shape [${v.shape}] does not match the model's [${s.shape.join(", ")}]`);
       }
