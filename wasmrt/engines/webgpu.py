@@ -3,7 +3,8 @@ or Mesa's lavapipe on a machine without one.
 
 Load uploads the packed constants once and builds one pipeline per kernel (cached per process), one bind group per
 op (arena, constants, that op's parameters); a run writes the inputs into the arena, records every dispatch in one
-compute pass of one command buffer, copies the outputs into a mapped buffer and reads them back.
+compute pass of one command buffer, copies the outputs into a mapped buffer and reads them back. With
+fallback="wasm" the ops without a WGSL kernel run on the wasm engine instead of being refused (webgpu_split.py).
 """
 
 from __future__ import annotations
@@ -16,7 +17,8 @@ import numpy as np
 
 from python_ref.wrt_file import read_wrt
 from wasmrt.engines.base import Model, TensorSpec
-from wasmrt.engines.webgpu_plan import Plan, kernel_table, plan
+from wasmrt.engines.webgpu_plan import F32, Plan, kernel_table, plan
+from wasmrt.engines.webgpu_split import FALLBACKS, Segment, WasmSide, report, split
 from wasmrt.errors import WasmrtError
 
 UNIFORM_ALIGN = 256
@@ -102,19 +104,28 @@ def pipeline(name: str, code: str | None = None, storage: str = "f32") -> Any:
 class WebGPUModel(Model):
     engine = "webgpu"
 
-    def __init__(self, data: bytes, name: str | None = None, *, timing: bool = False, storage: str = "f32") -> None:
+    def __init__(self, data: bytes, name: str | None = None, *, timing: bool = False, storage: str = "f32",
+                 fallback: str | None = None) -> None:
         """storage "f16" keeps activations and weights as f16 in GPU memory (adapters with `shader-f16`; arithmetic
-        stays f32): half the memory traffic, about 3 significant digits (tests/test_webgpu.py F16_RTOL)."""
+        stays f32): half the memory traffic, about 3 significant digits (tests/test_webgpu.py F16_RTOL).
+        fallback "wasm": the ops without a WGSL kernel run on the wasm engine (else they are refused at load); the
+        wasm segments and the tensors crossing are in `self.fallback` (empty when everything runs on the GPU)."""
         wgpu = _wgpu()
         if storage not in ("f32", "f16"):
             raise ValueError(f"engine webgpu: variant (storage) is 'f32' or 'f16', not {storage!r}")
+        if fallback not in FALLBACKS:
+            raise ValueError(f"engine webgpu: fallback is None or 'wasm', not {fallback!r}")
         self.label = name or "<bytes>"
         model = read_wrt(data, name)
         t = model.tensors
         super().__init__([TensorSpec(t[i].name, t[i].shape, t[i].dtype) for i in model.inputs],
                          [TensorSpec(t[i].name, t[i].shape, t[i].dtype) for i in model.outputs])
         self.metadata = model.metadata
-        self.plan: Plan = plan(model, self.label)  # refuses unsupported ops before anything touches the GPU
+        self.plan: Plan = plan(model, self.label, fallback == "wasm")  # refuses unsupported ops before the GPU
+        self._tensors = t
+        self._segments = split(model, self.plan.wasm_ops)
+        self.fallback: list[dict[str, Any]] = report(model, self.plan.wasm_ops, self._segments)
+        self._wasm: WasmSide | None = None
         adapter, dev = device()
         if storage == "f16" and "shader-f16" not in _DEVICE["features"]:
             raise WebGPUUnavailable(f"{self.label}: f16 storage needs the `shader-f16` feature, which the adapter "
@@ -127,8 +138,10 @@ class WebGPUModel(Model):
         self._dt = np.dtype("<f2") if storage == "f16" else np.dtype("<f4")
         self._in = [(t[i].arena_offset // 4 * self._es, t[i].nbytes // 4 * self._es) for i in model.inputs]
         self._out = [(t[i].arena_offset // 4 * self._es, t[i].nbytes // 4 * self._es) for i in model.outputs]
-        for i, (off, _) in zip([*model.inputs, *model.outputs], [*self._in, *self._out], strict=True):
-            if off % 4:
+        crossing = [i for g in self._segments for i in (*g.to_wasm, *g.to_gpu)]
+        for i, (off, _) in zip([*model.inputs, *model.outputs, *crossing],
+                               [*self._in, *self._out, *map(self._span, crossing)], strict=True):
+            if off % 4 and t[i].dtype == F32:
                 raise WasmrtError(f"{self.label}: tensor {t[i].name!r} at arena byte {t[i].arena_offset} is not "
                                   f"8-byte aligned, which {storage} storage needs for the copies in and out")
         limit = dev.limits["max-storage-buffer-binding-size"]
@@ -162,7 +175,15 @@ class WebGPUModel(Model):
             ])
             self._steps.append((pipelines[d.kernel], bg, d.groups))
         self._out_bytes = -(-sum(-(-n // 4) * 4 for _, n in self._out) // 8) * 8
-        self._timing = timing and "timestamp-query" in _DEVICE["features"]
+        self._timing = timing and "timestamp-query" in _DEVICE["features"] and not self.fallback
+        # each segment with its dispatches [d0, d1)
+        ops = [d.op for d in self.plan.dispatches]
+        self._parts = [(g, sum(o < g.first for o in ops), sum(o < g.end for o in ops)) for g in self._segments]
+        wasm_outs = {i for g in self._segments for i in g.outputs}
+        self._wasm_outs = [i in wasm_outs for i in model.outputs]
+        self._out_ids = list(model.outputs)
+        if self.fallback:
+            self._wasm = WasmSide(data, self.label)
         # one mapped buffer per run: the outputs, then the pass's two timestamps (timing=True)
         self._readback = dev.create_buffer(label="outputs", size=max(16, self._out_bytes + 16 * self._timing),
                                            usage=wgpu.BufferUsage.MAP_READ | wgpu.BufferUsage.COPY_DST)
@@ -179,22 +200,22 @@ class WebGPUModel(Model):
         t0 = time.perf_counter()
         q = self._dev.queue
         for (off, _), a in zip(self._in, arrays, strict=True):
-            q.write_buffer(self._arena, off, self._stored(a))
+            if a.dtype == F32:  # (others are read by wasm ops only)
+                q.write_buffer(self._arena, off, self._stored(a))
+        if self._wasm:
+            self._wasm.feed(arrays)
         enc = self._dev.create_command_encoder()
-        tw = {"query_set": self._qs, "beginning_of_pass_write_index": 0, "end_of_pass_write_index": 1} \
-            if self._timing else None
-        cp = enc.begin_compute_pass(timestamp_writes=tw) if tw else enc.begin_compute_pass()
-        last = None
-        for pipe, bg, groups in self._steps:
-            if pipe is not last:  # consecutive dispatches of one kernel keep the pipeline
-                cp.set_pipeline(pipe)
-                last = pipe
-            cp.set_bind_group(0, bg)
-            cp.dispatch_workgroups(*groups)
-        cp.end()
+        for seg, d0, d1 in self._parts:
+            if seg.wasm:  # the GPU work so far, then this segment on wasm
+                q.submit([enc.finish()])
+                self._run_wasm(seg)
+                enc = self._dev.create_command_encoder()
+            else:
+                self._encode(enc, self._steps[d0:d1])
         at = 0
-        for off, n in self._out:
-            enc.copy_buffer_to_buffer(self._arena, off, self._readback, at, -(-n // 4) * 4)
+        for (off, n), on_wasm in zip(self._out, self._wasm_outs, strict=True):
+            if not on_wasm:
+                enc.copy_buffer_to_buffer(self._arena, off, self._readback, at, -(-n // 4) * 4)
             at += -(-n // 4) * 4
         if self._timing:
             enc.resolve_query_set(self._qs, 0, 2, self._qbuf, 0)
@@ -204,15 +225,49 @@ class WebGPUModel(Model):
         raw = bytes(self._readback.read_mapped())
         self._readback.unmap()
         outs, at = [], 0
-        for spec, (_, n) in zip(self.outputs, self._out, strict=True):
-            got = np.frombuffer(raw, self._dt, count=n // self._es, offset=at)
-            outs.append(got.astype(spec.dtype).reshape(spec.shape))
+        for spec, (_, n), i, on_wasm in zip(self.outputs, self._out, self._out_ids, self._wasm_outs, strict=True):
+            if on_wasm and self._wasm:
+                outs.append(self._wasm.read(i, spec.shape, spec.dtype))
+            else:
+                got = np.frombuffer(raw, self._dt, count=n // self._es, offset=at)
+                outs.append(got.astype(spec.dtype).reshape(spec.shape))
             at += -(-n // 4) * 4
         if self._timing:
             ts = np.frombuffer(raw, np.uint64, count=2, offset=self._out_bytes)
             self.kernel_seconds = float(ts[1] - ts[0]) * 1e-9  # Vulkan timestamp periods: 1 ns on NVIDIA, lavapipe
         self.run_seconds = time.perf_counter() - t0
         return [o.copy() for o in outs]
+
+    def _encode(self, enc: Any, steps: list[tuple[Any, Any, tuple[int, int, int]]]) -> None:
+        """One compute pass of these dispatches (timed with timing=True)."""
+        tw = {"query_set": self._qs, "beginning_of_pass_write_index": 0, "end_of_pass_write_index": 1} \
+            if self._timing else None
+        cp = enc.begin_compute_pass(timestamp_writes=tw) if tw else enc.begin_compute_pass()
+        last = None
+        for pipe, bg, groups in steps:
+            if pipe is not last:  # consecutive dispatches of one kernel keep the pipeline
+                cp.set_pipeline(pipe)
+                last = pipe
+            cp.set_bind_group(0, bg)
+            cp.dispatch_workgroups(*groups)
+        cp.end()
+
+    def _span(self, i: int) -> tuple[int, int]:
+        """(byte offset, bytes) of activation i in the GPU arena."""
+        t = self._tensors[i]
+        return t.arena_offset // 4 * self._es, t.nbytes // 4 * self._es
+
+    def _run_wasm(self, seg: Segment) -> None:
+        """A wasm segment: the GPU tensors it reads in, its ops, the tensors later GPU ops read out."""
+        assert self._wasm is not None
+        q = self._dev.queue
+        for i in seg.to_wasm:
+            off, n = self._span(i)
+            raw = q.read_buffer(self._arena, off, -(-n // 4) * 4)
+            self._wasm.write(i, np.frombuffer(raw, self._dt, count=n // self._es).astype(F32))
+        self._wasm.run(seg.first, seg.end)
+        for i in seg.to_gpu:
+            q.write_buffer(self._arena, self._span(i)[0], self._stored(self._wasm.read(i, self._tensors[i].shape, F32)))
 
     def _stored(self, a: np.ndarray) -> bytes:
         """An input's bytes as the arena holds them, padded to 4 bytes (an f16 tensor of odd size)."""
@@ -276,6 +331,9 @@ class WebGPUModel(Model):
         return [(d.op, d.kernel, float(t1 - t0) * 1e-9) for d, (t0, t1) in zip(self.plan.dispatches, ts, strict=True)]
 
     def _free(self) -> None:
+        if self.__dict__.get("_wasm"):
+            self._wasm.release()
+            self._wasm = None
         for name in ("_arena", "_consts", "_uniforms", "_readback", "_qbuf"):
             buf = self.__dict__.pop(name, None)
             if buf is not None:
