@@ -1,6 +1,7 @@
 """The webgpu engine (generated WGSL on wgpu-native; here Mesa's lavapipe) vs python_ref: every single-op case of
-test_engine.py (float32 cases run and match, the others are refused at load naming the op or dtype), every bundled
-real model within 1e-4 of the output range, and the refusals users see."""
+test_engine.py (float32 cases run and match, the others are refused at load naming the op or dtype, and run with
+fallback="wasm"), every bundled real model within 1e-4 of the output range (with the wasm fallback for those with
+ops the GPU lacks), and the refusals users see."""
 
 from __future__ import annotations
 
@@ -41,6 +42,12 @@ def test_op_case(name: str) -> None:
     if refused is not None:
         with pytest.raises(UnsupportedOpError, match=refused):
             load(data, "webgpu")
+        m = load(data, "webgpu", fallback="wasm")  # on request, the op runs on wasm, reported
+        assert any(o["type"] == refused or refused in o["reason"] for s in m.fallback for o in s["ops"])
+        got = m.run(feeds)
+        for k in ref:
+            close(got[k], ref[k])
+        m.release()
         return
     m = load(data, "webgpu")
     got = m.run(feeds)
@@ -183,6 +190,92 @@ def test_unsupported_op_is_refused_at_load_naming_it() -> None:
 
     with pytest.raises(UnsupportedOpError, match=r"'MATMUL' \(node 'mm'\).*no WGSL kernel"):
         load(convert(g).data, "webgpu")
+
+
+def _matmul_between_gpu_ops() -> bytes:
+    """relu(a) @ b on wasm (no WGSL kernel for MATMUL of two activations) between GPU ops; y is both a graph output and
+    read by a GPU op; the int32 `n` goes straight from the feeds to wasm (a dtype the GPU does not run)."""
+    g = Graph()
+    a = g.add_input("a", (2, 3))
+    b = g.add_input("b", (3, 4))
+    n = g.add_input("n", (4,), np.dtype(np.int32))
+    (ra,) = g.add_node("RELU", [a], {}, name="r1", outputs=["ra"])
+    (y,) = g.add_node("MATMUL", [ra, b], {}, name="mm", outputs=["y"])
+    (z,) = g.add_node("TANH", [y], {}, name="t", outputs=["z"])
+    (nn,) = g.add_node("ADD", [n, n], {}, name="twice", outputs=["nn"])
+    g.outputs += [z, y, nn]
+    from wasmrt.converter import convert
+
+    return convert(g).data
+
+
+FALLBACK_REPORT = [
+    {"first": 1, "end": 2, "ops": [{"index": 1, "type": "MATMUL", "name": "mm"}], "to_wasm": ["ra"],
+     "to_gpu": ["y"], "outputs": ["y"]},
+    {"first": 3, "end": 4, "ops": [{"index": 3, "type": "ADD", "name": "twice"}], "to_wasm": [], "to_gpu": [],
+     "outputs": ["nn"]},
+]
+
+
+@pytest.mark.parametrize("storage", ["f32", "f16"])
+def test_fallback_runs_missing_ops_on_wasm_and_reports_the_boundaries(storage: str) -> None:
+    if storage == "f16" and not _has_f16():
+        pytest.skip("the adapter has no shader-f16")
+    data = _matmul_between_gpu_ops()
+    rng = np.random.default_rng(3)
+    feeds = {"a": rng.standard_normal((2, 3), np.float32), "b": rng.standard_normal((3, 4), np.float32),
+             "n": np.array([1, -2, 3, 1 << 20], np.int32)}
+    ref = load(data, "ref").run(feeds)
+    with pytest.raises(UnsupportedOpError, match=r"'MATMUL' \(node 'mm'\).*no WGSL kernel"):
+        load(data, "webgpu", storage)  # without the option: refused at load, naming the op
+    m = load(data, "webgpu", storage, fallback="wasm")
+    report = [{**s, "ops": [{k: o[k] for k in ("index", "type", "name")} for o in s["ops"]]} for s in m.fallback]
+    assert report == FALLBACK_REPORT
+    assert "no WGSL kernel for MATMUL" in m.fallback[0]["ops"][0]["reason"]
+    assert "int32" in m.fallback[1]["ops"][0]["reason"]
+    for _ in range(2):  # a second run starts from the first's leftovers on both sides
+        got = m.run(feeds)
+        np.testing.assert_array_equal(got["nn"], ref["nn"])
+        for k in ("y", "z"):
+            if storage == "f32":
+                close(got[k], ref[k])
+            else:  # y rounds to f16 on its way to the GPU's tanh, a and relu(a) on their way to wasm
+                np.testing.assert_allclose(got[k], ref[k], rtol=0, atol=F16_RTOL["sums"] * np.abs(ref[k]).max())
+    m.release()
+
+
+def test_fallback_is_empty_when_every_op_runs_on_the_gpu() -> None:
+    name = next(n for n in sorted(CASES) if _runs_on_webgpu(converted(n)[0]) is None)
+    data, feeds, ref = converted(name)
+    m = load(data, "webgpu", fallback="wasm")
+    assert m.fallback == []
+    for k in ref:
+        close(m.run(feeds)[k], ref[k])
+    m.release()
+
+
+def test_fallback_option_is_checked() -> None:
+    data, _, _ = converted(sorted(CASES)[0])
+    with pytest.raises(ValueError, match="None or 'wasm'"):
+        load(data, "webgpu", fallback="cpu")
+    with pytest.raises(ValueError, match="applies to engine 'webgpu'"):
+        load(data, "wasm", fallback="wasm")
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("name", sorted(NO_WGSL))
+def test_bundled_model_without_wgsl_kernels_runs_with_fallback(name: str) -> None:
+    feeds, ref = reference(name)
+    m = load(converted_model(name), "webgpu", fallback="wasm")
+    ran = {o["type"] for s in m.fallback for o in s["ops"]}
+    assert ran and all(t.startswith(tuple(NO_WGSL[name].split("|"))) for t in ran), ran
+    assert all(s["to_wasm"] and s["to_gpu"] for s in m.fallback)  # each wasm segment sits between GPU ops
+    got = m.run(feeds)
+    for k, r in ref.items():
+        err = float(np.max(np.abs(got[k].astype(np.float64) - r)))
+        scale = float(np.max(np.abs(r)))
+        assert err <= MODEL_RTOL * scale, f"{name} output {k!r}: max error {err:.3g}, output range {scale:.3g}"
+    m.release()
 
 
 def test_released_model_refuses_runs() -> None:
