@@ -1,7 +1,8 @@
 """The JS WebGPU backend in Debian's Chromium (tests/js/webgpu_browser.mjs): with WebGPU on SwiftShader every bundled
 model runs on backend "webgpu" and matches python_ref within 1e-4 of the output range, "auto" picks WebGPU, a Worker
-runs it too, and an op without a WGSL kernel is refused naming it; without WebGPU "auto" falls back to wasm and says
-why, and "webgpu" is an error that says why."""
+runs it too, and an op without a WGSL kernel is refused naming it, or with {fallback: "wasm"} runs on wasm (the
+bundled models with such ops too) with the boundaries reported as the Python engine reports them; without WebGPU
+"auto" falls back to wasm and says why, and "webgpu" is an error that says why."""
 
 from __future__ import annotations
 
@@ -16,11 +17,12 @@ import numpy as np
 import pytest
 
 from python_ref import Interpreter
+from python_ref.wrt_file import read_wrt
 from wasmrt import models, paths
 
 sys.path.insert(0, str(Path(__file__).parent / "js"))
 import js_fixtures as support
-from test_engine_models import WEBGPU_MODELS
+from test_engine_models import NO_WGSL, WEBGPU_MODELS
 
 pytestmark = pytest.mark.slow
 CHROMIUM = shutil.which("chromium") or "/usr/bin/chromium"
@@ -47,6 +49,21 @@ def _unsupported_model() -> bytes:
     b = g.add_input("b", (3, 4))
     (y,) = g.add_node("MATMUL", [a, b], {}, name="mm", outputs=["y"])
     g.outputs.append(y)
+    return convert(g).data
+
+
+def _fallback_model() -> bytes:
+    """relu(a) @ b (MATMUL of two activations: no WGSL kernel) between GPU ops; y is an output and read by tanh."""
+    from wasmrt.converter import convert
+    from wasmrt.ir import Graph
+
+    g = Graph()
+    a = g.add_input("a", (2, 3))
+    b = g.add_input("b", (3, 4))
+    (ra,) = g.add_node("RELU", [a], {}, name="r1", outputs=["ra"])
+    (y,) = g.add_node("MATMUL", [ra, b], {}, name="mm", outputs=["y"])
+    (z,) = g.add_node("TANH", [y], {}, name="t", outputs=["z"])
+    g.outputs += [z, y]
     return convert(g).data
 
 
@@ -93,6 +110,8 @@ def results(tmp_path_factory: pytest.TempPathFactory) -> dict:
         jobs.write_text(json.dumps({"origin": server.origin, "chromium": CHROMIUM, "models": WEBGPU_MODELS,
                                     "workerModel": WORKER_MODEL,
                                     "unsupported": base64.b64encode(_unsupported_model()).decode(),
+                                    "fallback": {"mixed": base64.b64encode(_fallback_model()).decode(),
+                                                 **{n: f"/models/{n}.wrt" for n in NO_WGSL}},
                                     "chain": {k: base64.b64encode(v).decode()
                                               for k, v in zip("ab", _chain_models(), strict=True)}}))
         r = subprocess.run(["node", str(Path(__file__).parent / "js" / "webgpu_browser.mjs"), str(jobs), str(res)],
@@ -101,8 +120,8 @@ def results(tmp_path_factory: pytest.TempPathFactory) -> dict:
     return json.loads(res.read_text())
 
 
-def _check(name: str, got: dict) -> float:
-    interp = Interpreter((paths.models_dir() / models.BUNDLED[name].wrt).read_bytes())
+def _check(name: str, got: dict, data: bytes | None = None) -> float:
+    interp = Interpreter(data or (paths.models_dir() / models.BUNDLED[name].wrt).read_bytes())
     ref = interp.run(page_inputs(interp))
     worst = 0.0
     for k, r in ref.items():
@@ -187,6 +206,38 @@ def test_webgpu_in_a_worker(results: dict) -> None:
 def test_op_without_wgsl_kernel_is_refused_naming_it(results: dict) -> None:
     msg = results["webgpu"]["webgpu"]["unsupported"]
     assert msg.startswith("UnsupportedOpError") and "'MATMUL'" in msg and "no WGSL kernel" in msg, msg
+
+
+def _python_report(data: bytes) -> list[dict]:
+    """The Python engine's fallback report (its planner and split: no GPU needed), in the JS field names."""
+    from wasmrt.engines.webgpu_plan import plan
+    from wasmrt.engines.webgpu_split import report, split
+
+    m = read_wrt(data)
+    wasm_ops = plan(m, fallback=True).wasm_ops
+    return [{"first": s["first"], "end": s["end"], "ops": [(o["index"], o["type"], o["name"]) for o in s["ops"]],
+             "toWasm": s["to_wasm"], "toGpu": s["to_gpu"], "outputs": s["outputs"]}
+            for s in report(m, wasm_ops, split(m, wasm_ops))]
+
+
+@pytest.mark.parametrize("name", ["mixed", *sorted(NO_WGSL)])
+def test_fallback_runs_missing_ops_on_wasm_and_reports_the_boundaries(results: dict, name: str) -> None:
+    """load(..., {fallback: "wasm"}) in Chromium: matches python_ref within 1e-4, and model.fallback lists the ops
+    and crossing tensors the Python engine lists (op types from the wasm engine, which knows every op)."""
+    got = results["webgpu"]["webgpu"]["fallback"][name]
+    assert "error" not in got, got["error"]
+    data = _fallback_model() if name == "mixed" else (paths.models_dir() / models.BUNDLED[name].wrt).read_bytes()
+    js = [{**s, "ops": [(o["index"], o["type"], o["name"]) for o in s["ops"]]} for s in got["report"]]
+    assert js == _python_report(data)
+    assert all(o["reason"] for s in got["report"] for o in s["ops"])
+    worst = _check(name, got["outputs"], data)
+    print(f"\n  chromium webgpu + wasm fallback {name}: {len(js)} wasm segment(s), max error / max|ref| {worst:.1e}")
+    if name == "mixed":
+        assert js[0]["ops"] == [(1, "MATMUL", "mm")] and js[0]["toWasm"] == ["ra"] and js[0]["toGpu"] == ["y"]
+        assert "no WGSL kernel for MATMUL" in got["report"][0]["ops"][0]["reason"]
+        _check(name, got["gpuOutputs"], data)  # outputs kept on the GPU: y computed on wasm, uploaded
+        assert got["second"] == got["outputs"]
+        assert got["badOption"].startswith("InputError") and '"cpu"' in got["badOption"], got["badOption"]
 
 
 def test_auto_without_webgpu_falls_back_to_wasm_and_says_why(results: dict) -> None:

@@ -42,9 +42,13 @@ async function gpuMain(): Promise<string> {
   const back: wasmrt.Tensor = await first.read();
   await gm.run({ input_1: first });
   first.destroy();
+  const fb = await gpu.load("models/ppocr_rec.wrt", { fallback: "wasm" });
+  const crossing: string[] = fb.fallback.flatMap((s) => [...s.toWasm, ...s.toGpu]);
+  const onWasm: string[] = fb.fallback.flatMap((s) => s.ops.map((o) => `${o.index} ${o.type} ${o.name}: ${o.reason}`));
+  fb.release();
   const picked = await wasmrt.init({ backend: "auto" });
   const which: "wasm" | "webgpu" = picked.backend;
   gm.release();
-  return `${which} ${gpu.reason} ${gm.dispatches} ${Object.keys(gout)} ${back.shape}`;
+  return `${which} ${gpu.reason} ${gm.dispatches} ${Object.keys(gout)} ${back.shape} ${crossing} ${onWasm}`;
 }
 export { gpuMain, main };

@@ -12,7 +12,7 @@ const WEBGPU_FLAGS = ["--enable-unsafe-webgpu", "--enable-features=Vulkan", "--u
   "--use-webgpu-adapter=swiftshader"];
 
 // In the page: run each model on the given backend; every value crosses back as JSON.
-async function pageRun({ origin, backend, models, unsupported, chain, f16Model }) {
+async function pageRun({ origin, backend, models, unsupported, chain, f16Model, fallback }) {
   const wasmrt = await import(`${origin}/js_bindings/src/index.js`);
   const b64 = (buf) => { let s = ""; const u = new Uint8Array(buf); for (let i = 0; i < u.length; i += 8192) s += String.fromCharCode(...u.subarray(i, i + 8192)); return btoa(s); };
   // model a's output kept on the GPU ({outputs: "gpu"}) and fed to model b; read back, and the errors.
@@ -93,6 +93,30 @@ async function pageRun({ origin, backend, models, unsupported, chain, f16Model }
       out.f16.error = `${e.name}: ${e.message}`;
     }
   }
+  if (fallback) { // load(..., {fallback: "wasm"}): the ops without a WGSL kernel on wasm, the boundaries reported
+    out.fallback = {};
+    const inputsOf = (m) => Object.fromEntries(m.inputs.map((s) => [s.name,
+      new Float32Array(s.shape.reduce((a, d) => a * d, 1)).map((_, i) => (Math.imul(i, 2654435761) >>> 0) / 4294967296 * 2 - 1)]));
+    const asJson = (res) => Object.fromEntries(Object.entries(res).map(([k, t]) => [k, { shape: t.shape, b64: b64(t.data.buffer) }]));
+    for (const [name, src] of Object.entries(fallback)) {
+      try {
+        const m = src.startsWith("/") ? await rt.load(`${origin}${src}`, { fallback: "wasm" })
+          : await rt.loadBytes(Uint8Array.from(atob(src), (c) => c.charCodeAt(0)), { name, fallback: "wasm" });
+        const res = await m.run(inputsOf(m));
+        const r = { report: m.fallback, outputs: asJson(res) };
+        if (!src.startsWith("/")) { // outputs kept on the GPU (one computed on wasm, uploaded), and a second run
+          const onGpu = await m.run(inputsOf(m), { outputs: "gpu" });
+          r.gpuOutputs = asJson(Object.fromEntries(await Promise.all(Object.entries(onGpu).map(async ([k, t]) => [k, await t.read()]))));
+          r.second = asJson(await m.run(inputsOf(m)));
+          try { await rt.loadBytes(Uint8Array.from(atob(src), (c) => c.charCodeAt(0)), { fallback: "cpu" }); } catch (e) { r.badOption = `${e.name}: ${e.message}`; }
+        }
+        m.release();
+        out.fallback[name] = r;
+      } catch (e) {
+        out.fallback[name] = { error: `${e.name}: ${e.message}` };
+      }
+    }
+  }
   if (unsupported) {
     try {
       const bytes = Uint8Array.from(atob(unsupported), (c) => c.charCodeAt(0));
@@ -138,7 +162,7 @@ for (const [label, flags] of [["webgpu", WEBGPU_FLAGS], ["nogpu", []]]) {
   results[label] = {};
   if (label === "webgpu") {
     results[label].webgpu = await page.evaluate(pageRun, { origin: jobs.origin, backend: "webgpu", models: jobs.models,
-      unsupported: jobs.unsupported, chain: jobs.chain, f16Model: jobs.workerModel });
+      unsupported: jobs.unsupported, chain: jobs.chain, f16Model: jobs.workerModel, fallback: jobs.fallback });
     results[label].auto = await page.evaluate(pageRun, { origin: jobs.origin, backend: "auto", models: [] });
     results[label].worker = await page.evaluate(workerRun, { origin: jobs.origin, model: jobs.workerModel });
   } else {

@@ -3,14 +3,16 @@
 //
 // load(): constants uploaded once into one buffer, one arena buffer at the .wrt memory plan's offsets, one pipeline per
 // kernel, one bind group per op. run(): inputs written into the arena, every dispatch recorded into one compute pass
-// of one command buffer, outputs copied into a mappable buffer and read back asynchronously.
+// of one command buffer, outputs copied into a mappable buffer and read back asynchronously. With {fallback: "wasm"}
+// the ops without a WGSL kernel run on the wasm engine between GPU passes (split.js), reported in model.fallback.
 
-import { InputError, ModelFormatError, WasmrtError } from "../errors.js";
+import { InputError, ModelFormatError, UnsupportedOpError, WasmrtError } from "../errors.js";
 import { readMetadata } from "../metadata.js";
 import { Tensor } from "../tensor.js";
 import { fromF16, toF16 } from "./f16.js";
 import { KERNELS } from "./kernels.js";
 import { packParams, plan } from "./plan.js";
+import { report, split, WasmSide } from "./split.js";
 import { readWrt } from "./wrt.js";
 
 const UNIFORM_ALIGN = 256;
@@ -91,15 +93,19 @@ export class GpuRuntime {
     else if (typeof source === "string" || source instanceof URL) bytes = await (options.host ?? this.host).readBytes(source);
     else throw new InputError("cannot load a model from that: give a URL or path, an ArrayBuffer, a typed array or a Blob");
     return this.loadBytes(bytes, { name: options.name ?? (typeof source === "string" ? source : undefined),
-      storage: options.storage });
+      storage: options.storage, fallback: options.fallback });
   }
 
-  /** Load a .wrt model (bytes); refuses models with ops that have no WGSL kernel, naming the op. storage "f16"
-   * keeps activations and weights as f16 on the GPU (adapters with shader-f16; f32 arithmetic). */
-  async loadBytes(bytes, { name, storage = "f32" } = {}) {
+  /** Load a .wrt model (bytes); refuses models with ops that have no WGSL kernel, naming the op, unless fallback
+   * is "wasm": those ops then run on the wasm engine and model.fallback reports them and the tensors crossing.
+   * storage "f16" keeps activations and weights as f16 on the GPU (adapters with shader-f16; f32 arithmetic). */
+  async loadBytes(bytes, { name, storage = "f32", fallback = null } = {}) {
     const label = name ?? "<bytes>";
     if (storage !== "f32" && storage !== "f16") {
       throw new InputError(`load(..., {storage}) takes "f32" or "f16", not ${JSON.stringify(storage)}`);
+    }
+    if (fallback !== null && fallback !== "wasm") {
+      throw new InputError(`load(..., {fallback}) takes "wasm" or null, not ${JSON.stringify(fallback)}`);
     }
     if (storage === "f16" && !this.device.features.has("shader-f16")) {
       throw new WasmrtError(`${label}: f16 storage needs the WebGPU feature shader-f16, which this adapter ` +
@@ -113,7 +119,21 @@ export class GpuRuntime {
       if (e instanceof WasmrtError) throw new ModelFormatError(`${label}: ${e.message}`, { cause: e });
       throw e;
     }
-    const p = plan(model, label);
+    const p = plan(model, label, fallback === "wasm");
+    const segs = split(model, p.wasmOps);
+    let wasm = null;
+    if (p.wasmOps.size) {
+      for (const i of [...model.inputs, ...model.outputs]) {
+        const t = model.tensors[i];
+        if (t.dtype !== "float32") {
+          throw new UnsupportedOpError(`${label} (backend webgpu, fallback wasm): graph ${model.inputs.includes(i) ? "input" : "output"} ` +
+            `'${t.name}' is ${t.dtype}; this backend's inputs and outputs are float32`);
+        }
+      }
+      if (!this.wasmRuntime) throw new WasmrtError(`${label}: fallback "wasm" needs a runtime from init()`);
+      const wrt = await this.wasmRuntime();
+      wasm = new WasmSide(wrt.loadBytes(bytes, { name: label }));
+    }
     const specs = (list) => Object.freeze(list.map((i) => Object.freeze({
       name: model.tensors[i].name, shape: Object.freeze(model.tensors[i].shape.slice()), dtype: model.tensors[i].dtype,
     })));
@@ -121,7 +141,15 @@ export class GpuRuntime {
     const m = new GpuModel(this, readMetadata(bytes), p, io(model.inputs), io(model.outputs), label, storage);
     m.inputs = specs(model.inputs);
     m.outputs = specs(model.outputs);
-    await m._build();
+    Object.assign(m, { _segs: segs, _wasm: wasm, _tensors: model.tensors });
+    /** The wasm segments (fallback "wasm"): their ops and the tensors crossing; empty when all run on the GPU. */
+    m.fallback = report(model, p.wasmOps, segs, (k) => wasm.opType(k));
+    try {
+      await m._build();
+    } catch (e) {
+      m.release();
+      throw e;
+    }
     return m;
   }
 }
@@ -179,6 +207,10 @@ export class GpuModel {
         { binding: 2, resource: { buffer: this._uniforms, offset: offsets[i], size: blocks[i].length } },
       ],
     }), d.groups]);
+    const ops = p.dispatches.map((d) => d.op);
+    const before = (k) => ops.filter((o) => o < k).length;
+    this._parts = this._segs ? this._segs.map((g) => [g, before(g.first), before(g.end)])
+      : [[{ wasm: false }, 0, p.dispatches.length]];
     const outBytes = this._out.reduce((s, [, n]) => s + Math.ceil(n / 4) * 4, 0);
     this._readback = device.createBuffer({ label: "outputs", size: Math.max(16, outBytes), usage: S().MAP_READ | S().COPY_DST });
   }
@@ -188,18 +220,29 @@ export class GpuModel {
   // ([GPUBuffer per output], without waiting for the GPU).
   async _execute(inputs, outs, toGpu = false) {
     const { device } = this._rt;
-    const enc = device.createCommandEncoder();
+    let enc = device.createCommandEncoder();
     for (const [off, data] of inputs) {
       if (data instanceof GpuTensor) enc.copyBufferToBuffer(data.buffer, 0, this._arena, off, data.buffer.size);
-      else device.queue.writeBuffer(this._arena, off, this.storage === "f16" ? toF16(data) : data);
+      else device.queue.writeBuffer(this._arena, off, this._stored(data));
     }
-    const pass = enc.beginComputePass();
-    for (const [pipe, bg, g] of this._steps) {
-      pass.setPipeline(pipe);
-      pass.setBindGroup(0, bg);
-      pass.dispatchWorkgroups(g[0], g[1], g[2]);
+    if (this._wasm) {
+      for (const [i, [, data]] of inputs.entries()) this._wasm.input(i, data instanceof GpuTensor ? (await data.read()).data : data);
     }
-    pass.end();
+    for (const [seg, d0, d1] of this._parts) {
+      if (seg.wasm) { // the GPU work so far, then this segment on wasm
+        device.queue.submit([enc.finish()]);
+        await this._runWasm(seg);
+        enc = device.createCommandEncoder();
+        continue;
+      }
+      const pass = enc.beginComputePass();
+      for (const [pipe, bg, g] of this._steps.slice(d0, d1)) {
+        pass.setPipeline(pipe);
+        pass.setBindGroup(0, bg);
+        pass.dispatchWorkgroups(g[0], g[1], g[2]);
+      }
+      pass.end();
+    }
     if (toGpu) {
       const bufs = outs.map(([off, n]) => {
         const b = device.createBuffer({ label: "output", size: Math.ceil(n / 4) * 4, usage: S().STORAGE | S().COPY_SRC | S().COPY_DST });
@@ -225,6 +268,44 @@ export class GpuModel {
     });
     this._readback.unmap();
     return res;
+  }
+
+  // f32 data as the arena holds it (f16 storage: converted, padded to 4 bytes)
+  _stored(data) {
+    if (this.storage !== "f16") return data;
+    const h = toF16(data);
+    if (h.length % 2 === 0) return h;
+    const padded = new Uint16Array(h.length + 1);
+    padded.set(h);
+    return padded;
+  }
+
+  _span(t) { return [this._tensors[t].arenaOffset / 4 * this._es, this._tensors[t].size * this._es]; }
+
+  // A wasm segment: the GPU tensors it reads copied in, its ops, the tensors GPU ops and outputs read uploaded.
+  async _runWasm(seg) {
+    const { device } = this._rt;
+    if (seg.toWasm.length) {
+      const spans = seg.toWasm.map((t) => this._span(t));
+      let size = 0;
+      const at = spans.map(([, n]) => { const a = size; size += Math.ceil(n / 4) * 4; return a; });
+      const rb = device.createBuffer({ label: "to wasm", size: Math.max(16, size), usage: S().MAP_READ | S().COPY_DST });
+      const enc = device.createCommandEncoder();
+      spans.forEach(([off, n], i) => enc.copyBufferToBuffer(this._arena, off, rb, at[i], Math.ceil(n / 4) * 4));
+      device.queue.submit([enc.finish()]);
+      await rb.mapAsync(GPUMapMode.READ);
+      const all = rb.getMappedRange();
+      seg.toWasm.forEach((t, i) => {
+        const count = this._tensors[t].size, raw = all.slice(at[i], at[i] + Math.ceil(spans[i][1] / 4) * 4);
+        this._wasm.write(t, this.storage === "f16" ? fromF16(raw, count) : new Float32Array(raw, 0, count));
+      });
+      rb.unmap();
+      rb.destroy();
+    }
+    this._wasm.run(seg.first, seg.end);
+    for (const t of new Set([...seg.toGpu, ...seg.outputs])) {
+      device.queue.writeBuffer(this._arena, this._span(t)[0], this._stored(this._wasm.read(t, this._tensors[t].size)));
+    }
   }
 
   /** Run the model: resolves to {outputName: Tensor} (copies on the CPU), or with {outputs: "gpu"} to
@@ -254,6 +335,8 @@ export class GpuModel {
 
   /** Free the model's GPU buffers. Further run() calls throw. Safe to call twice. */
   release() {
+    this._wasm?.release();
+    this._wasm = null;
     for (const k of ["_arena", "_consts", "_uniforms", "_readback"]) {
       this[k]?.destroy();
       this[k] = null;
