@@ -278,6 +278,9 @@ class WebGPUModel(Model):
         """GPU seconds per execution of the model's dispatches, recorded `repeat` times back to back in one timed
         pass over the arena as it is (no upload, no readback): the kernels' rate with the GPU kept busy, as a stream
         of runs keeps it (timing=True)."""
+        if self.fallback:
+            raise WasmrtError("time_dispatches() times the GPU's part of a run: a model with ops on the wasm "
+                              "fallback has no such part")
         if not self._timing:
             raise WasmrtError("time_dispatches() needs a model loaded with timing=True on a GPU with timestamp-query")
         wgpu = _wgpu()
@@ -305,7 +308,8 @@ class WebGPUModel(Model):
 
     def profile(self, feeds: dict[str, np.ndarray]) -> list[tuple[int, str, float]]:
         """One run with each dispatch in its own timed compute pass: [(op index, kernel, GPU seconds)]. Slower than
-        run() (a pass per dispatch); for finding where the time goes."""
+        run() (a pass per dispatch); for finding where the time goes. GPU dispatches only: ops on the wasm fallback
+        do not run, so the GPU ops after them read what the arena holds."""
         if "timestamp-query" not in _DEVICE["features"]:
             raise WasmrtError("profile() needs the GPU's timestamp-query feature")
         wgpu = _wgpu()
