@@ -12,7 +12,7 @@ class UnsupportedOpError(WasmrtError):
     """The source model uses an op (or an op variant) that wasmrt cannot convert."""
 
     def __init__(self, op_type: str, node: str, source: str, detail: str = "") -> None:
-        self.op_type, self.node, self.source = op_type, node, source
+        self.op_type, self.node, self.source, self.detail = op_type, node, source, detail
         msg = f"{source}: unsupported op {op_type!r} (node {node!r})"
         super().__init__(msg + (f": {detail}" if detail else ""))
 

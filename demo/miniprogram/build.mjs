@@ -1,9 +1,10 @@
 // Fill the mini-program projects (wechat/, alipay/) with what they need beside their own pages:
 //   - the wasm engine, SIMD128 + scalar, in wasm/ (outside the worker folder, as WeChat requires);
 //     --brotli writes .wasm.br instead (WeChat base library 2.14+, Douyin 2.92+)
-//   - the models: face_detector.wrt in the main package, face_landmark.wrt in the subpackage landmarks/ (split
-//     into parts over several subpackages when a model outgrows one: every package must stay under 2 MB), and
-//     lib/models.js describing them
+//   - the models: face_detector.wrt in the main package, face_landmark.wrt in the subpackage landmarks/ and the
+//     attention mesh face_landmark_attention.wrt (the page's "refined lips and irises" switch) in attention/ and
+//     attention2/ (a model larger than one package is split into parts over several: every package must stay under
+//     2 MB), and lib/models.js describing them
 //   - the library: wasmrt's runtime, wasmrt.vision and the mini-program host in workers/facemesh/lib/ (a Worker
 //     can only load files of its own folder), the page's lips.js and tryon-page.js in lib/
 //   node demo/miniprogram/build.mjs [--brotli] [--only wechat|alipay] [--target DIR (a built copy, not in place)]
@@ -17,7 +18,11 @@ const ROOT = join(HERE, "..", "..");
 const LIB = join(ROOT, "js_bindings");
 export const PACKAGE_LIMIT = 2 * 1024 * 1024;
 export const PLATFORMS = ["wechat", "alipay"];
-const SUBPACKAGES = ["landmarks"]; // add names to split a larger model over more subpackages
+// The landmark models, each over its subpackages (add names to split a larger model over more of them).
+const LANDMARK_MODELS = {
+  landmark: { file: "face_landmark.wrt", subpackages: ["landmarks"] },
+  attention: { file: "face_landmark_attention.wrt", subpackages: ["attention", "attention2"] },
+};
 const WORKER_LIB = [
   "src/errors.js", "src/metadata.js", "src/tensor.js", "src/runtime.js", "src/image.js",
   "vision/facemesh.js", "vision/detect.js", "vision/roi.js", "vision/refine.js", "vision/sample.js",
@@ -31,15 +36,18 @@ function copy(src, dst) {
 
 /** target: build into target/<platform>/ (a copy of the project) instead of in place. Returns the app folders. */
 export function build({ brotli = false, only = PLATFORMS, models = join(ROOT, "models"), dist = join(LIB, "dist"), target } = {}) {
-  const detector = join(models, "face_detector.wrt"), landmark = join(models, "face_landmark.wrt");
-  for (const f of [detector, landmark, join(dist, "wasmrt-simd.wasm"), join(dist, "wasmrt-scalar.wasm")]) {
+  const detector = join(models, "face_detector.wrt");
+  const landmarks = Object.values(LANDMARK_MODELS).map((m) => join(models, m.file));
+  for (const f of [detector, ...landmarks, join(dist, "wasmrt-simd.wasm"), join(dist, "wasmrt-scalar.wasm")]) {
     try { statSync(f); } catch { throw new Error(`${f} is missing: run \`wasmrt build\` and \`python -m wasmrt.bundle\``); }
   }
-  const lm = readFileSync(landmark);
-  const partSize = Math.ceil(lm.length / SUBPACKAGES.length);
-  if (partSize > PACKAGE_LIMIT - 64 * 1024) {
-    throw new Error(`face_landmark.wrt (${lm.length} bytes) does not fit ${SUBPACKAGES.length} subpackages of 2 MB`);
-  }
+  const split = Object.entries(LANDMARK_MODELS).map(([key, m]) => {
+    const bytes = readFileSync(join(models, m.file)), partSize = Math.ceil(bytes.length / m.subpackages.length);
+    if (partSize > PACKAGE_LIMIT - 64 * 1024) {
+      throw new Error(`${m.file} (${bytes.length} bytes) does not fit ${m.subpackages.length} subpackages of 2 MB`);
+    }
+    return { key, ...m, bytes, partSize };
+  });
   const apps = {};
   for (const platform of only) {
     let app = join(HERE, platform);
@@ -48,7 +56,8 @@ export function build({ brotli = false, only = PLATFORMS, models = join(ROOT, "m
       app = join(target, platform);
     }
     apps[platform] = app;
-    for (const d of ["wasm", "models", "lib", "workers/facemesh/lib", ...SUBPACKAGES.map((s) => `${s}/data`)]) {
+    const subpackages = split.flatMap((m) => m.subpackages);
+    for (const d of ["wasm", "models", "lib", "workers/facemesh/lib", ...subpackages.map((s) => `${s}/data`)]) {
       rmSync(join(app, d), { recursive: true, force: true });
     }
     mkdirSync(join(app, "wasm"), { recursive: true });
@@ -62,20 +71,20 @@ export function build({ brotli = false, only = PLATFORMS, models = join(ROOT, "m
       }
     }
     copy(detector, join(app, "models", "face_detector.wrt"));
-    const parts = SUBPACKAGES.map((s, k) => {
-      const rel = `${s}/data/face_landmark.wrt.${k}`;
-      mkdirSync(join(app, s, "data"), { recursive: true });
-      writeFileSync(join(app, rel), lm.subarray(k * partSize, (k + 1) * partSize));
-      return `/${rel}`;
-    });
+    const manifest = { wasmDir: "/wasm", brotli, detector: "/models/face_detector.wrt" };
+    for (const m of split) {
+      const parts = m.subpackages.map((s, k) => {
+        const rel = `${s}/data/${m.file}.${k}`;
+        mkdirSync(join(app, s, "data"), { recursive: true });
+        writeFileSync(join(app, rel), m.bytes.subarray(k * m.partSize, (k + 1) * m.partSize));
+        return `/${rel}`;
+      });
+      manifest[m.key] = { file: m.file, parts, bytes: m.bytes.length, subpackages: m.subpackages };
+    }
     for (const f of WORKER_LIB) copy(join(LIB, f), join(app, "workers/facemesh/lib", f));
     copy(join(HERE, "shared", "worker-main.js"), join(app, "workers/facemesh/worker-main.js"));
     copy(join(LIB, "vision", "lips.js"), join(app, "lib", "lips.js"));
     copy(join(HERE, "shared", "tryon-page.js"), join(app, "lib", "tryon-page.js"));
-    const manifest = {
-      wasmDir: "/wasm", brotli, detector: "/models/face_detector.wrt", landmarkParts: parts,
-      landmarkBytes: lm.length, subpackages: SUBPACKAGES,
-    };
     writeFileSync(join(app, "lib", "models.js"),
       `// Written by demo/miniprogram/build.mjs.\nexport const MODELS = ${JSON.stringify(manifest, null, 2)};\n`);
   }

@@ -169,26 +169,71 @@ export class Runtime {
   loadBytes(bytes: ArrayBuffer | ArrayBufferView, options?: LoadOptions): Model;
 }
 
-/** A model on the WebGPU backend: the same run() API; outputs are read back to the CPU. */
+/** A tensor kept in GPU memory (run(feeds, {outputs: "gpu"}) on the WebGPU backend): feed it to another model of
+ * the same runtime to chain models without a round trip through the CPU. */
+export interface GpuTensor {
+  readonly dtype: DType;
+  readonly shape: readonly number[];
+  /** The tensor's own GPUBuffer (STORAGE | COPY_SRC | COPY_DST); null once destroyed. */
+  readonly buffer: unknown;
+  /** Bytes on the GPU, and the element format there (the model's storage). */
+  readonly byteLength: number;
+  readonly storage: "f32" | "f16";
+  readonly destroyed: boolean;
+  /** Copy to the CPU. */
+  read(): Promise<Tensor>;
+  /** Free the buffer (models do not free the tensors they gave). */
+  destroy(): void;
+}
+
+export type GpuFeeds = Feeds | Record<string, Feed | GpuTensor> | GpuTensor;
+
+/** One run of consecutive ops on the wasm engine in a WebGPU model loaded with {fallback: "wasm"}: ops [first, end),
+ * each with its index, type, name and why the GPU cannot run it, and the tensors crossing (names): read back from
+ * the GPU before the segment (toWasm), uploaded to the GPU after it for later GPU ops (toGpu), graph outputs it
+ * computes (outputs). */
+export interface WebGPUFallbackSegment {
+  readonly first: number;
+  readonly end: number;
+  readonly ops: readonly { index: number; type: string; name: string; reason: string }[];
+  readonly toWasm: readonly string[];
+  readonly toGpu: readonly string[];
+  readonly outputs: readonly string[];
+}
+
+/** A model on the WebGPU backend: the same run() API; outputs are read back to the CPU, or kept on the GPU with
+ * {outputs: "gpu"}. Inputs may be GpuTensors of the same runtime. */
 export interface WebGPUModel extends ModelLike {
   readonly backend: "webgpu";
+  /** How activations and weights are stored on the GPU (arithmetic is f32 either way). */
+  readonly storage: "f32" | "f16";
   readonly released: boolean;
   /** Compute dispatches per run, and floating-point operations of its convolutions and dense layers. */
   readonly dispatches: number;
   readonly flops: number;
-  run(feeds: Feeds): Promise<Outputs>;
+  /** The ops that run on the wasm engine (load option fallback: "wasm"), with the boundaries; empty when every op
+   * runs on the GPU. */
+  readonly fallback: readonly WebGPUFallbackSegment[];
+  run(feeds: GpuFeeds, options?: { outputs?: "cpu" }): Promise<Outputs>;
+  run(feeds: GpuFeeds, options: { outputs: "gpu" }): Promise<Record<string, GpuTensor>>;
   release(): void;
 }
 
 /** The WebGPU backend (init({backend: "webgpu"}), or "auto" where WebGPU works). An op without a WGSL kernel is an
- * UnsupportedOpError at load that names it. */
+ * UnsupportedOpError at load that names it, unless the load option fallback is "wasm": such ops then run on the
+ * wasm engine (loaded beside, the same file), the tensors crossing copied at each boundary and listed in
+ * model.fallback (graph inputs and outputs must then be float32). */
 export interface WebGPURuntime {
   readonly backend: "webgpu";
   /** The adapter, and why WebGPU was picked. */
   readonly reason: string;
   readonly adapter: string;
-  load(source: ModelSource, options?: { name?: string; host?: HostAdapter }): Promise<WebGPUModel>;
-  loadBytes(bytes: Uint8Array, options?: { name?: string }): Promise<WebGPUModel>;
+  /** storage "f16": activations and weights as f16 on the GPU (adapters with the shader-f16 feature; an error
+   * says so otherwise), half the memory traffic, about 3 significant digits. */
+  load(source: ModelSource, options?: { name?: string; host?: HostAdapter; storage?: "f32" | "f16";
+    fallback?: "wasm" | null }): Promise<WebGPUModel>;
+  loadBytes(bytes: Uint8Array, options?: { name?: string; storage?: "f32" | "f16"; fallback?: "wasm" | null }):
+    Promise<WebGPUModel>;
 }
 
 /** Instantiate the engine (one wasm memory; load any number of models into it), or the WebGPU backend. */

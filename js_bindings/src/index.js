@@ -79,6 +79,8 @@ export async function init(options = {}) {
       const rt = await openDevice();
       rt.reason = `WebGPU adapter ${rt.adapter}${backend === "auto" ? " (auto: WebGPU present and working)" : ""}`;
       rt.host = options.host ?? defaultHost();
+      let wasmRt = null; // the wasm engine of load(..., {fallback: "wasm"}), started on first use
+      rt.wasmRuntime = () => (wasmRt ??= initWasm({ ...options, threads: 1 }));
       return rt;
     } catch (e) {
       if (backend === "webgpu") throw new WasmrtError(`init({backend: "webgpu"}): ${e.message}`, { cause: e });

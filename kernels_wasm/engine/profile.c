@@ -34,6 +34,11 @@ int wrt_run_ops(wrt_model* m, int begin, int end) {
   return run_ops(m, begin, end);
 }
 
+void* wrt_tensor_data(wrt_model* m, int t) { return m && t >= 0 && t < m->n_tensors ? m->t[t].data : 0; }
+size_t wrt_tensor_nbytes(const wrt_model* m, int t) {
+  return m && t >= 0 && t < m->n_tensors ? (size_t)m->t[t].nbytes : 0;
+}
+
 #if !defined(__wasm__)
 #include <time.h>
 

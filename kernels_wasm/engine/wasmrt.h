@@ -92,6 +92,11 @@ WRT_API const char* wrt_op_name(const wrt_model* m, int i);
 WRT_API const char* wrt_op_kernel(const wrt_model* m, int i);
 /* Run ops [begin, end) only (inputs written before op 0, as for wrt_run): hosts time each step with their clock. */
 WRT_API int wrt_run_ops(wrt_model* m, int begin, int end);
+/* Tensor t (its index in the model file) at run time: its address (arena or constant copy; NULL for a bad index or
+ * an unused constant) and byte size. With wrt_run_ops, a host runs some ops here and others elsewhere (the WebGPU
+ * backend's wasm fallback), copying the tensors that cross in and out. */
+WRT_API void* wrt_tensor_data(wrt_model* m, int t);
+WRT_API size_t wrt_tensor_nbytes(const wrt_model* m, int t);
 #if !defined(__wasm__)
 /* Run once, timing every op with the engine's clock: ms[i] for op i < cap; returns the op count, or -error code. */
 WRT_API int wrt_run_profiled(wrt_model* m, double* ms, int cap);

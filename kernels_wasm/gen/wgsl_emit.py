@@ -15,7 +15,7 @@ JS_OUT = ROOT / "js_bindings" / "src" / "webgpu" / "kernels.js"
 
 
 def table() -> dict:
-    return {"const_bit": gpu.CONST_BIT, "workgroup": gpu.WG, "rank": gpu.RANK,
+    return {"const_bit": gpu.CONST_BIT, "workgroup": gpu.WG, "rank": gpu.RANK, "storage": gpu.STORAGE,
             "flags": {"bias": gpu.HAS_BIAS, "residual": gpu.HAS_RESIDUAL},
             "kernels": {k.name: k.layout() for k in gpu.all_kernels()}}
 

@@ -37,9 +37,18 @@ async function gpuMain(): Promise<string> {
   const gpu: wasmrt.WebGPURuntime = await wasmrt.init({ backend: "webgpu" });
   const gm = await gpu.load("models/selfie_segmentation.wrt");
   const gout: Record<string, wasmrt.Tensor> = await gm.run({ input_1: new Float32Array(256 * 256 * 3) });
+  const kept: Record<string, wasmrt.GpuTensor> = await gm.run(new Float32Array(256 * 256 * 3), { outputs: "gpu" });
+  const first = Object.values(kept)[0];
+  const back: wasmrt.Tensor = await first.read();
+  await gm.run({ input_1: first });
+  first.destroy();
+  const fb = await gpu.load("models/ppocr_rec.wrt", { fallback: "wasm" });
+  const crossing: string[] = fb.fallback.flatMap((s) => [...s.toWasm, ...s.toGpu]);
+  const onWasm: string[] = fb.fallback.flatMap((s) => s.ops.map((o) => `${o.index} ${o.type} ${o.name}: ${o.reason}`));
+  fb.release();
   const picked = await wasmrt.init({ backend: "auto" });
   const which: "wasm" | "webgpu" = picked.backend;
   gm.release();
-  return `${which} ${gpu.reason} ${gm.dispatches} ${Object.keys(gout)}`;
+  return `${which} ${gpu.reason} ${gm.dispatches} ${Object.keys(gout)} ${back.shape} ${crossing} ${onWasm}`;
 }
 export { gpuMain, main };

@@ -12,9 +12,38 @@ const WEBGPU_FLAGS = ["--enable-unsafe-webgpu", "--enable-features=Vulkan", "--u
   "--use-webgpu-adapter=swiftshader"];
 
 // In the page: run each model on the given backend; every value crosses back as JSON.
-async function pageRun({ origin, backend, models, unsupported }) {
+async function pageRun({ origin, backend, models, unsupported, chain, f16Model, fallback }) {
   const wasmrt = await import(`${origin}/js_bindings/src/index.js`);
   const b64 = (buf) => { let s = ""; const u = new Uint8Array(buf); for (let i = 0; i < u.length; i += 8192) s += String.fromCharCode(...u.subarray(i, i + 8192)); return btoa(s); };
+  // model a's output kept on the GPU ({outputs: "gpu"}) and fed to model b; read back, and the errors.
+  async function chainRun(rt, chain, b64) {
+    const msg = async (f) => { try { await f(); return "no error"; } catch (e) { return `${e.name}: ${e.message}`; } };
+    try {
+      const load = (s, name) => rt.loadBytes(Uint8Array.from(atob(s), (c) => c.charCodeAt(0)), { name });
+      const a = await load(chain.a, "a.wrt");
+      const b = await load(chain.b, "b.wrt");
+      const n = a.inputs[0].shape.reduce((p, d) => p * d, 1);
+      const x = new Float32Array(n);
+      for (let i = 0; i < n; i++) x[i] = (Math.imul(i, 2654435761) >>> 0) / 4294967296 * 2 - 1;
+      const cpuA = Object.values(await a.run(x))[0];
+      const ta = Object.values(await a.run(x, { outputs: "gpu" }))[0];
+      const readA = await ta.read();
+      const outB = Object.values(await b.run({ [b.inputs[0].name]: ta }))[0];
+      const tb = Object.values(await b.run(ta, { outputs: "gpu" }))[0];
+      const readB = await tb.read();
+      const res = { kind: ta.constructor.name, shapeA: ta.shape, cpuA: b64(cpuA.data.buffer), readA: b64(readA.data.buffer),
+        outB: b64(outB.data.buffer), readB: b64(readB.data.buffer),
+        wrongShape: await msg(() => a.run(tb)), badOption: await msg(() => a.run(x, { outputs: "disk" })) };
+      ta.destroy();
+      res.destroyed = await msg(() => b.run(ta));
+      tb.destroy();
+      a.release();
+      b.release();
+      return res;
+    } catch (e) {
+      return { error: `${e.name}: ${e.message}` };
+    }
+  }
   const out = { init: null, models: {} };
   let rt;
   try {
@@ -44,6 +73,48 @@ async function pageRun({ origin, backend, models, unsupported }) {
       m.release();
     } catch (e) {
       out.models[name] = { error: `${e.name}: ${e.message}` };
+    }
+  }
+  if (chain) out.chain = await chainRun(rt, chain, b64);
+  if (f16Model) { // f16 storage: runs where the adapter has shader-f16, else an error naming the feature
+    out.f16 = { adapterHasF16: rt.device.features.has("shader-f16") };
+    try {
+      const m = await rt.load(`${origin}/models/${f16Model}.wrt`, { storage: "f16" });
+      const feeds = {};
+      for (const s of m.inputs) {
+        const n = s.shape.reduce((a, d) => a * d, 1);
+        feeds[s.name] = new Float32Array(n).map((_, i) => (Math.imul(i, 2654435761) >>> 0) / 4294967296 * 2 - 1);
+      }
+      const res = await m.run(feeds);
+      out.f16.storage = m.storage;
+      out.f16.outputs = Object.fromEntries(Object.entries(res).map(([k, t]) => [k, { shape: t.shape, b64: b64(t.data.buffer) }]));
+      m.release();
+    } catch (e) {
+      out.f16.error = `${e.name}: ${e.message}`;
+    }
+  }
+  if (fallback) { // load(..., {fallback: "wasm"}): the ops without a WGSL kernel on wasm, the boundaries reported
+    out.fallback = {};
+    const inputsOf = (m) => Object.fromEntries(m.inputs.map((s) => [s.name,
+      new Float32Array(s.shape.reduce((a, d) => a * d, 1)).map((_, i) => (Math.imul(i, 2654435761) >>> 0) / 4294967296 * 2 - 1)]));
+    const asJson = (res) => Object.fromEntries(Object.entries(res).map(([k, t]) => [k, { shape: t.shape, b64: b64(t.data.buffer) }]));
+    for (const [name, src] of Object.entries(fallback)) {
+      try {
+        const m = src.startsWith("/") ? await rt.load(`${origin}${src}`, { fallback: "wasm" })
+          : await rt.loadBytes(Uint8Array.from(atob(src), (c) => c.charCodeAt(0)), { name, fallback: "wasm" });
+        const res = await m.run(inputsOf(m));
+        const r = { report: m.fallback, outputs: asJson(res) };
+        if (!src.startsWith("/")) { // outputs kept on the GPU (one computed on wasm, uploaded), and a second run
+          const onGpu = await m.run(inputsOf(m), { outputs: "gpu" });
+          r.gpuOutputs = asJson(Object.fromEntries(await Promise.all(Object.entries(onGpu).map(async ([k, t]) => [k, await t.read()]))));
+          r.second = asJson(await m.run(inputsOf(m)));
+          try { await rt.loadBytes(Uint8Array.from(atob(src), (c) => c.charCodeAt(0)), { fallback: "cpu" }); } catch (e) { r.badOption = `${e.name}: ${e.message}`; }
+        }
+        m.release();
+        out.fallback[name] = r;
+      } catch (e) {
+        out.fallback[name] = { error: `${e.name}: ${e.message}` };
+      }
     }
   }
   if (unsupported) {
@@ -91,7 +162,7 @@ for (const [label, flags] of [["webgpu", WEBGPU_FLAGS], ["nogpu", []]]) {
   results[label] = {};
   if (label === "webgpu") {
     results[label].webgpu = await page.evaluate(pageRun, { origin: jobs.origin, backend: "webgpu", models: jobs.models,
-      unsupported: jobs.unsupported });
+      unsupported: jobs.unsupported, chain: jobs.chain, f16Model: jobs.workerModel, fallback: jobs.fallback });
     results[label].auto = await page.evaluate(pageRun, { origin: jobs.origin, backend: "auto", models: [] });
     results[label].worker = await page.evaluate(workerRun, { origin: jobs.origin, model: jobs.workerModel });
   } else {

@@ -15,12 +15,15 @@ __all__ = ["ENGINES", "Limits", "Model", "TensorSpec", "load"]
 
 def load(source: str | Path | bytes | bytearray | memoryview, engine: str = "ref",
          variant: str | None = None, *, max_memory: int | None = None, max_work: float | None = None,
-         threads: int | str = 1, sparse: str = "auto") -> Model:
+         threads: int | str = 1, sparse: str = "auto", fallback: str | None = None) -> Model:
     """Load a .wrt model from a path or bytes on one engine.
 
     variant: native: "scalar" | "avx2" | "avx512" (default: the best the CPU runs); wasm: "scalar" | "simd" |
-    "relaxed" (default "relaxed"); ref, webgpu: ignored (webgpu runs on the process's WebGPU adapter; an op
-    without a WGSL kernel is refused at load, naming it).
+    "relaxed" (default "relaxed"); webgpu: "f32" (default) | "f16" (activations and weights stored as f16 on
+    adapters with `shader-f16`, f32 arithmetic; it runs on the process's WebGPU adapter, and an op without a WGSL
+    kernel is refused at load, naming it, unless fallback="wasm"); ref: ignored.
+    fallback (webgpu): "wasm" runs the ops without a WGSL kernel on the wasm engine; `model.fallback` lists those
+    ops and the tensors crossing between GPU and wasm memory at each boundary (empty when all run on the GPU).
     max_memory, max_work (native and wasm): the model's resource limits, checked at load before anything large is
     allocated: the bytes it may claim (default 1 GiB) and the estimated work of one run in multiply-adds (default
     2^33). A model beyond them is refused with an error naming the limit.
@@ -32,6 +35,8 @@ def load(source: str | Path | bytes | bytearray | memoryview, engine: str = "ref
     """
     if not isinstance(source, str | Path | bytes | bytearray | memoryview):
         raise TypeError(f"wasmrt.load: expected a path (str or Path) or the model's bytes, got {type(source).__name__}")
+    if fallback is not None and engine != "webgpu":
+        raise ValueError(f"wasmrt.load: fallback applies to engine 'webgpu', not {engine!r}")
     limits = Limits.of(max_memory, max_work)
     threads = Limits.threads_of(threads)
     if isinstance(source, str | Path):
@@ -57,5 +62,5 @@ def load(source: str | Path | bytes | bytearray | memoryview, engine: str = "ref
     if engine == "webgpu":
         from wasmrt.engines.webgpu import WebGPUModel
 
-        return WebGPUModel(data, name)
+        return WebGPUModel(data, name, storage=variant or "f32", fallback=fallback)
     raise ValueError(f"unknown engine {engine!r}; expected one of {', '.join(ENGINES)}")

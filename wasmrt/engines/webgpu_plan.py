@@ -3,14 +3,15 @@
 Pure Python and numpy (no GPU here): the Python engine (webgpu.py) runs the plan on wgpu-native; the JS backend
 builds the same plan (js_bindings/src/webgpu/plan.js). Activations live in one arena buffer at the offsets of the
 .wrt memory plan; constants in one buffer, packed for the kernels (convolution weights as [G][K][og], depthwise
-[KH*KW][CO], dense [K][N]). An op without a WGSL kernel, or a dtype other than float32, is refused here, naming it.
+[KH*KW][CO], dense [K][N]). An op without a WGSL kernel, or a dtype other than float32, is refused here, naming it;
+with fallback=True it is listed in Plan.wasm_ops instead, for the wasm engine to run (webgpu_split.py).
 """
 
 from __future__ import annotations
 
 import json
 import math
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from functools import cache
 from pathlib import Path
 from typing import Any
@@ -66,6 +67,7 @@ class Plan:
     dispatches: list[Dispatch]
     arena_bytes: int
     flops: float                   # per run
+    wasm_ops: dict[int, str] = field(default_factory=dict)  # fallback: op index -> why the GPU cannot run it
 
     def kernels(self) -> list[str]:
         return sorted({d.kernel for d in self.dispatches})
@@ -99,8 +101,10 @@ def _act(a: dict[str, Any]) -> dict[str, float]:
 
 
 class Planner:
-    def __init__(self, model: WrtModel, label: str) -> None:
+    def __init__(self, model: WrtModel, label: str, fallback: bool = False) -> None:
         self.m = model
+        self.fallback = fallback
+        self.wasm_ops: dict[int, str] = {}
         self.label = label
         self.chunks: list[np.ndarray] = []
         self.size = 0
@@ -152,18 +156,30 @@ class Planner:
             outs = [self.t(i) for i in op.outputs]
             if all(0 in t.shape for t in outs):
                 continue
-            if op.op not in SUPPORTED:
-                raise self.refuse(k, op, f"no WGSL kernel for {op.op}; the webgpu engine runs "
-                                         f"{', '.join(sorted(SUPPORTED))}")
-            for i in [*op.inputs, *op.outputs]:
-                if i >= 0 and self.t(i).dtype != F32:
-                    raise self.refuse(k, op, f"tensor {self.t(i).name!r} is {self.t(i).dtype}; the webgpu engine "
-                                             "runs float32 models")
-            kind = "binary" if op.op in BINARY else "unary" if op.op in UNARY else "reduce" if op.op in REDUCE \
-                else op.op.lower()
-            getattr(self, "op_" + kind)(k, op)
+            mark = len(self.chunks), self.size, len(self.dispatches), self.flops
+            try:
+                self.plan_op(k, op)
+            except UnsupportedOpError as e:
+                if not self.fallback:
+                    raise
+                # the op runs on wasm: drop what it packed or dispatched before the refusal
+                del self.chunks[mark[0]:], self.dispatches[mark[2]:]
+                self.size, self.flops = mark[1], mark[3]
+                self.wasm_ops[k] = e.detail
         consts = np.concatenate(self.chunks) if self.chunks else np.zeros(CONST_ALIGN, F32)
-        return Plan(consts, self.dispatches, self.m.arena_size, self.flops)
+        return Plan(consts, self.dispatches, self.m.arena_size, self.flops, self.wasm_ops)
+
+    def plan_op(self, k: int, op: OpInfo) -> None:
+        if op.op not in SUPPORTED:
+            raise self.refuse(k, op, f"no WGSL kernel for {op.op}; the webgpu engine runs "
+                                     f"{', '.join(sorted(SUPPORTED))}")
+        for i in [*op.inputs, *op.outputs]:
+            if i >= 0 and self.t(i).dtype != F32:
+                raise self.refuse(k, op, f"tensor {self.t(i).name!r} is {self.t(i).dtype}; the webgpu engine "
+                                         "runs float32 models")
+        kind = "binary" if op.op in BINARY else "unary" if op.op in UNARY else "reduce" if op.op in REDUCE \
+            else op.op.lower()
+        getattr(self, "op_" + kind)(k, op)
 
     # -- convolutions and dense ------------------------------------------------------------------------------------
     def _conv_common(self, k: int, op: OpInfo) -> tuple[dict[str, Any], TensorInfo, TensorInfo, np.ndarray]:
@@ -392,5 +408,5 @@ class Planner:
                                 "inner": inner, **extra}, groups)
 
 
-def plan(model: WrtModel, label: str = "<model>") -> Plan:
-    return Planner(model, label).plan()
+def plan(model: WrtModel, label: str = "<model>", fallback: bool = False) -> Plan:
+    return Planner(model, label, fallback).plan()

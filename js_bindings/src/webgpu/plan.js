@@ -1,6 +1,7 @@
 // A .wrt model as WebGPU work: packed constants and one dispatch per op (kernel, parameters, grid). The same plan
 // as wasmrt/engines/webgpu_plan.py (the Python engine): keep the two in step. An op without a WGSL kernel, or a
-// tensor that is not float32, is refused here with an UnsupportedOpError naming it.
+// tensor that is not float32, is refused here with an UnsupportedOpError naming it; with fallback it is listed in
+// plan.wasmOps instead, for the wasm engine to run (split.js).
 
 import { UnsupportedOpError } from "../errors.js";
 import { KERNELS } from "./kernels.js";
@@ -45,9 +46,11 @@ export function packParams(kernel, params) {
 }
 
 class Planner {
-  constructor(model, label) {
+  constructor(model, label, fallback = false) {
     this.m = model;
     this.label = label;
+    this.fallback = fallback;
+    this.wasmOps = new Map(); // op index -> why the GPU cannot run it
     this.chunks = [];
     this.size = 0;
     this.dispatches = [];
@@ -55,7 +58,9 @@ class Planner {
   }
 
   refuse(k, op, detail) {
-    return new UnsupportedOpError(`${this.label} (backend webgpu): unsupported op '${op.op}' (node '${op.name || `#${k}`}'): ${detail}`);
+    const e = new UnsupportedOpError(`${this.label} (backend webgpu): unsupported op '${op.op}' (node '${op.name || `#${k}`}'): ${detail}`);
+    e.detail = detail;
+    return e;
   }
 
   pack(data) {
@@ -79,26 +84,40 @@ class Planner {
     this.flops += flops;
   }
 
+  planOp(k, op) {
+    if (!SUPPORTED.includes(op.op)) {
+      throw this.refuse(k, op, `no WGSL kernel for ${op.op}; the webgpu backend runs ${[...SUPPORTED].sort().join(", ")}`);
+    }
+    for (const i of [...op.inputs, ...op.outputs]) {
+      if (i >= 0 && this.t(i).dtype !== "float32") {
+        throw this.refuse(k, op, `tensor '${this.t(i).name}' is ${this.t(i).dtype}; the webgpu backend runs float32 models`);
+      }
+    }
+    if (op.op in BINARY) this.binary(k, op);
+    else if (op.op in UNARY) this.unary(k, op);
+    else if (op.op in REDUCE) this.reduceOp(k, op);
+    else this[op.op.toLowerCase()](k, op);
+  }
+
   plan() {
     this.m.ops.forEach((op, k) => {
       if (op.outputs.every((i) => this.t(i).shape.includes(0))) return;
-      if (!SUPPORTED.includes(op.op)) {
-        throw this.refuse(k, op, `no WGSL kernel for ${op.op}; the webgpu backend runs ${[...SUPPORTED].sort().join(", ")}`);
+      const mark = [this.chunks.length, this.size, this.dispatches.length, this.flops];
+      try {
+        this.planOp(k, op);
+      } catch (e) {
+        if (!this.fallback || !(e instanceof UnsupportedOpError)) throw e;
+        // the op runs on wasm: drop what it packed or dispatched before the refusal
+        this.chunks.length = mark[0];
+        this.dispatches.length = mark[2];
+        [this.size, this.flops] = [mark[1], mark[3]];
+        this.wasmOps.set(k, e.detail);
       }
-      for (const i of [...op.inputs, ...op.outputs]) {
-        if (i >= 0 && this.t(i).dtype !== "float32") {
-          throw this.refuse(k, op, `tensor '${this.t(i).name}' is ${this.t(i).dtype}; the webgpu backend runs float32 models`);
-        }
-      }
-      if (op.op in BINARY) this.binary(k, op);
-      else if (op.op in UNARY) this.unary(k, op);
-      else if (op.op in REDUCE) this.reduceOp(k, op);
-      else this[op.op.toLowerCase()](k, op);
     });
     const constants = new Float32Array(Math.max(this.size, CONST_ALIGN));
     let at = 0;
     for (const c of this.chunks) { constants.set(c, at); at += c.length; }
-    return { constants, dispatches: this.dispatches, arenaBytes: this.m.arenaSize, flops: this.flops };
+    return { constants, dispatches: this.dispatches, arenaBytes: this.m.arenaSize, flops: this.flops, wasmOps: this.wasmOps };
   }
 
   convCommon(k, op) {
@@ -305,7 +324,8 @@ class Planner {
   }
 }
 
-/** The WebGPU plan of a model read by readWrt(): {constants, dispatches, arenaBytes, flops}. */
-export function plan(model, label = "<model>") {
-  return new Planner(model, label).plan();
+/** The WebGPU plan of a model read by readWrt(): {constants, dispatches, arenaBytes, flops, wasmOps}; with fallback
+ * the ops the GPU cannot run are in wasmOps (Map op index -> why) instead of refused. */
+export function plan(model, label = "<model>", fallback = false) {
+  return new Planner(model, label, fallback).plan();
 }
