@@ -6,8 +6,10 @@
 //     lib/models.js describing them
 //   - the library: wasmrt's runtime, wasmrt.vision and the mini-program host in workers/facemesh/lib/ (a Worker
 //     can only load files of its own folder), the page's lips.js and tryon-page.js in lib/
-//   node demo/miniprogram/build.mjs [--brotli] [--only wechat|alipay] [--target DIR (a built copy, not in place)]
-import { copyFileSync, cpSync, mkdirSync, readFileSync, rmSync, statSync, writeFileSync } from "node:fs";
+//   - --int8: the int8 face models instead (face_detector_int8.wrt, face_landmark_int8.wrt from wasmrt quantize:
+//     `python -m wasmrt.face_int8` makes them), under the same names in the projects
+//   node demo/miniprogram/build.mjs [--brotli] [--int8] [--only wechat|alipay] [--target DIR (a built copy, not in place)]
+import { copyFileSync, cpSync, mkdirSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from "node:fs";
 import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { brotliCompressSync, constants } from "node:zlib";
@@ -30,10 +32,15 @@ function copy(src, dst) {
 }
 
 /** target: build into target/<platform>/ (a copy of the project) instead of in place. Returns the app folders. */
-export function build({ brotli = false, only = PLATFORMS, models = join(ROOT, "models"), dist = join(LIB, "dist"), target } = {}) {
-  const detector = join(models, "face_detector.wrt"), landmark = join(models, "face_landmark.wrt");
+export function build({ brotli = false, int8 = false, only = PLATFORMS, models = join(ROOT, "models"), dist = join(LIB, "dist"),
+  target } = {}) {
+  const suffix = int8 ? "_int8" : "";
+  const detector = join(models, `face_detector${suffix}.wrt`), landmark = join(models, `face_landmark${suffix}.wrt`);
   for (const f of [detector, landmark, join(dist, "wasmrt-simd.wasm"), join(dist, "wasmrt-scalar.wasm")]) {
-    try { statSync(f); } catch { throw new Error(`${f} is missing: run \`wasmrt build\` and \`python -m wasmrt.bundle\``); }
+    try { statSync(f); } catch {
+      throw new Error(`${f} is missing: run \`wasmrt build\` and \`python -m wasmrt.bundle\`` +
+        (int8 ? " (and `python -m wasmrt.face_int8` for the int8 face models)" : ""));
+    }
   }
   const lm = readFileSync(landmark);
   const partSize = Math.ceil(lm.length / SUBPACKAGES.length);
@@ -73,7 +80,7 @@ export function build({ brotli = false, only = PLATFORMS, models = join(ROOT, "m
     copy(join(LIB, "vision", "lips.js"), join(app, "lib", "lips.js"));
     copy(join(HERE, "shared", "tryon-page.js"), join(app, "lib", "tryon-page.js"));
     const manifest = {
-      wasmDir: "/wasm", brotli, detector: "/models/face_detector.wrt", landmarkParts: parts,
+      wasmDir: "/wasm", brotli, int8, detector: "/models/face_detector.wrt", landmarkParts: parts,
       landmarkBytes: lm.length, subpackages: SUBPACKAGES,
     };
     writeFileSync(join(app, "lib", "models.js"),
@@ -82,9 +89,31 @@ export function build({ brotli = false, only = PLATFORMS, models = join(ROOT, "m
   return apps;
 }
 
+/** Bytes per package of a built project: the main package and each subpackage. */
+export function packageSizes(app) {
+  const sizes = { main: 0, ...Object.fromEntries(SUBPACKAGES.map((s) => [s, 0])) };
+  const walk = (dir, top) => {
+    for (const e of readdirSync(dir, { withFileTypes: true })) {
+      const p = join(dir, e.name), pkg = top ?? (SUBPACKAGES.includes(e.name) ? e.name : "main");
+      if (e.isDirectory()) walk(p, pkg);
+      else sizes[pkg] += statSync(p).size;
+    }
+  };
+  walk(app, undefined);
+  return sizes;
+}
+
 if (process.argv[1] && fileURLToPath(import.meta.url) === process.argv[1]) {
   const args = process.argv.slice(2);
   const opt = (name) => (args.includes(name) ? args[args.indexOf(name) + 1] : undefined);
-  build({ brotli: args.includes("--brotli"), only: opt("--only") ? [opt("--only")] : PLATFORMS, target: opt("--target") });
-  console.log(`mini-programs built in ${HERE} (${args.includes("--brotli") ? "brotli wasm" : "plain wasm"})`);
+  const int8 = args.includes("--int8");
+  const apps = build({ brotli: args.includes("--brotli"), int8, only: opt("--only") ? [opt("--only")] : PLATFORMS,
+    target: opt("--target") });
+  console.log(`mini-programs built (${args.includes("--brotli") ? "brotli wasm" : "plain wasm"}, ` +
+    `${int8 ? "int8" : "float"} face models):`);
+  for (const [platform, app] of Object.entries(apps)) {
+    const sizes = packageSizes(app);
+    console.log(`  ${platform}: ${app}  ` +
+      Object.entries(sizes).map(([k, v]) => `${k} ${(v / 1024 / 1024).toFixed(2)} MB`).join(", "));
+  }
 }
