@@ -7,7 +7,8 @@
   (static_wi8_ai8: per-channel int8 weights, int8 activations, float input and output; peers.aeq_int8);
 - onnxruntime and onnxruntime-web: the float .onnx the float rows run, quantized by onnxruntime's quantize_static
   (QDQ, per-channel int8 weights, uint8 activations: its fast path natively, as peers.md says), same samples.
-TF.js has no int8 kernels and is left out. The timed input is an evaluation photo (or random where no hints).
+TF.js has no int8 kernels and is left out. Float and int8 engines run interleaved in one run per host, on the
+float rows' input.
 Cross-check: our engines equal python_ref's run of our int8 model bit for bit; the peers run int8 models their own
 tools calibrated, so theirs are only checked within PEER_TOLERANCE of it (a wrong layout or a broken model is far
 outside).
@@ -27,6 +28,7 @@ SUFFIX = " int8"
 
 
 def _samples(graph, n: int, split: str, seed: int) -> list[dict[str, np.ndarray]]:
+    """Photos through the model's preprocessing hints, or seeded random inputs."""
     from wasmrt import calibrate, photos
     from wasmrt.export.common import random_feeds
 
@@ -53,7 +55,7 @@ def prepare_int8(prep: Prepared, peers: bool, log, n_calib: int = CALIB_SAMPLES)
     qg, _ = post_training(graph, calib)
     wrt = out / "model.wrt"
     wrt.write_bytes(convert(qg).data)
-    feeds = _samples(graph, 1, "eval", 0)[0]
+    feeds = prep.feeds  # the float rows' input: both run in one interleaved job
     ref = Interpreter(str(wrt)).run(feeds)
     q = Prepared(prep.name + SUFFIX, out, wrt, _write_inputs(out, feeds), list(ref), feeds, ref,
                  _macs(wrt.read_bytes()), source=prep.source, peer_tolerance=PEER_TOLERANCE, ours_tolerance=0.0)

@@ -123,12 +123,13 @@ def run(args: argparse.Namespace) -> int:
             preps.append(prepare_int8(prep, args.peers, bar.log))
         for p in preps:
             _describe(doc, p)
-            for host in hosts:
-                bar.stage(f"{p.name} on {host}")
-                rows += _run_host(p, host, args, variants, warmup, rounds, passes, threads, baseline, bar, doc)
-            if args.profile:
-                from wasmrt.bench.profile import profile_model
+        for host in hosts:
+            bar.stage(f"{prep.name}{' and int8' if args.int8 else ''} on {host}")
+            rows += _run_host(preps, host, args, variants, warmup, rounds, passes, threads, baseline, bar, doc)
+        if args.profile:
+            from wasmrt.bench.profile import profile_model
 
+            for p in preps:
                 doc.setdefault("profile", {})[p.name] = profile_model(p, hosts, variants, bar)
     bar.close()
     report.add_ratios(rows)
@@ -176,15 +177,19 @@ def _describe(doc: dict, prep) -> None:
                      for k, f in prep.peer_files.items() if k in prep.peer_sources]
 
 
-def _run_host(prep, host: str, args: argparse.Namespace, variants: list[str], warmup: int, rounds: int, passes: int,
-              threads: list[int], baseline: Path | None, bar, doc: dict) -> list[dict]:
-    """One model on one host: its rows (and the host's description and notes into doc)."""
+def _run_host(preps: list, host: str, args: argparse.Namespace, variants: list[str], warmup: int, rounds: int,
+              passes: int, threads: list[int], baseline: Path | None, bar, doc: dict) -> list[dict]:
+    """A model (and its int8 counterpart, interleaved in the same run) on one host: their rows (and the host's
+    description and notes into doc)."""
     from wasmrt.bench import report
 
+    prep = preps[0]
+    tag = "@int8"
+    also = (preps[1], tag) if len(preps) > 1 else None
     if host == "native":
         from wasmrt.bench.native import run_native
 
-        results, notes = run_native(prep, args.peers, warmup, rounds, bar.update, baseline, passes, threads)
+        results, notes = run_native(prep, args.peers, warmup, rounds, bar.update, baseline, passes, threads, also)
         info = {"kind": "native", "python": platform.python_version()}
     elif host == "webgpu":
         from wasmrt.bench.gpu import run_webgpu
@@ -196,11 +201,15 @@ def _run_host(prep, host: str, args: argparse.Namespace, variants: list[str], wa
         if not variants and not args.peers:
             return []
         results, info, notes = run_wasm_host(prep, host, variants, args.peers, warmup, rounds, bar.update, bar.log,
-                                             baseline=baseline, passes=passes, threads=threads)
+                                             baseline=baseline, passes=passes, threads=threads, also=also)
     doc["hosts"][host] = info
     doc["notes"] += [f"{prep.name}: {n}" for n in notes]
-    return report.rows_for(prep.name, prep.macs, host, results, prep.outputs, prep.reference, prep.ours_tolerance,
-                           prep.peer_tolerance)
+    rows = []
+    for k, p in enumerate(preps):
+        mine = {e.removesuffix(tag): r for e, r in results.items() if e.endswith(tag) == (k == 1)}
+        rows += report.rows_for(p.name, p.macs, host, mine, p.outputs, p.reference, p.ours_tolerance,
+                                p.peer_tolerance)
+    return rows
 
 
 def _sweep(args: argparse.Namespace, hosts: list[str], variants: list[str], rounds: int, warmup: int,
