@@ -92,29 +92,11 @@ def classifier(n_calib: int, n_eval: int) -> dict:
 
 def _onnxruntime(calib: list[dict[str, np.ndarray]], ev: list[dict[str, np.ndarray]]) -> dict:
     import onnxruntime as ort
-    from onnxruntime.quantization import (
-        CalibrationDataReader,
-        CalibrationMethod,
-        QuantFormat,
-        QuantType,
-        quantize_static,
-    )
-    from onnxruntime.quantization.shape_inference import quant_pre_process
+
+    from wasmrt.bench.int8 import qdq_int8
 
     src = model_path("efficientnet_lite0")
-    pre, qdq = WORK / "efficientnet_lite0_pre.onnx", WORK / "efficientnet_lite0_qdq.onnx"
-    quant_pre_process(str(src), str(pre), skip_symbolic_shape=True)
-
-    class Reader(CalibrationDataReader):
-        def __init__(self) -> None:
-            self.it = iter(calib)
-
-        def get_next(self) -> dict | None:
-            return next(self.it, None)
-
-    quantize_static(str(pre), str(qdq), Reader(), quant_format=QuantFormat.QDQ, per_channel=True,
-                    activation_type=QuantType.QUInt8, weight_type=QuantType.QInt8,
-                    calibrate_method=CalibrationMethod.MinMax)
+    qdq = qdq_int8(src, calib, WORK / "efficientnet_lite0_qdq.onnx", log)
     so = ort.SessionOptions()
     so.intra_op_num_threads = 1
     f, q = ort.InferenceSession(str(src), so), ort.InferenceSession(str(qdq), so)
