@@ -9,6 +9,7 @@ message must match (and, for format errors, python_ref's too).
 
 from __future__ import annotations
 
+import copy
 from collections.abc import Callable
 from dataclasses import dataclass
 
@@ -180,6 +181,8 @@ def memory_cases() -> list[Case]:
              patched(_tiny("RELU", (1, 4), {}), lambda m: setattr(m.plan, "arenaSize", 1 << 31)),
              r"the arena|beyond its memory limit of 1073741824 bytes \(max_memory\)"),
         Case("shared_tensor_table", "memory", shared_tensor_table(1 << 14), "ok"),
+        # 4096 float16 constants on one 256 KiB buffer: widened once, not into 2 GiB of copies
+        Case("shared_f16_buffer", "memory", shared_f16_buffer(1 << 12), "ok"),
         # shared tables that would unpack to gigabytes: refused from their lengths, by every reader alike
         Case("shared_name_bomb", "memory", shared_tensor_table(1 << 15, name_len=1 << 12),
              r"tensor and operator names take 134217728 bytes in all \(limit 67108864\)", python_rejects=True),
@@ -187,6 +190,23 @@ def memory_cases() -> list[Case]:
              r"the operators have 335\d+ inputs and outputs in all \(limit 16777216\)", python_rejects=True),
     ]
     return cases
+
+
+def shared_f16_buffer(n: int) -> bytes:
+    """A fully-connected layer with float16 weights [256, 512], and n more constant tensors on the same buffer."""
+    g = Graph()
+    x = g.add_input("x", (1, 512))
+    w = g.add_const("w", _rng().uniform(-1, 1, (256, 512)).astype(np.float32))
+    (y,) = g.add_node("FULLY_CONNECTED", [x, w], {}, name="fc", outputs=["y"])
+    g.outputs.append(y)
+
+    def more(m: fb.ModelT) -> None:
+        wt = next(t for t in m.tensors if t.name in (b"w", "w"))
+        for i in range(n):
+            t = copy.copy(wt)
+            t.name = f"w{i}"
+            m.tensors.append(t)
+    return patched(write_wrt(g, plan_memory(g), "fp16"), more)
 
 
 def shared_tensor_table(n: int, name_len: int = 2048, n_ops: int = 1, n_inputs: int = 1) -> bytes:

@@ -59,7 +59,7 @@ def test_engine_fuzz_short(fuzzer: Path, tmp_path: Path) -> None:
     shutil.copytree(CORPUS / "engine", corpus)
     c = fuzz.run_engine(seconds=300, runs=3000, corpus=corpus, keep_going=True, say=print)
     print(c.line())
-    assert c.execs > 2000 and c.cov > 1000, c.line()
+    assert c.execs > 2000 and c.cov > 1000, (c.line(), c.notes)
     new = [f for f in c.findings if not known(f.summary)]
     assert not new, "\n".join(f"{f.kind}: {f.summary} ({f.path})" for f in new)
 

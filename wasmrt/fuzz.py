@@ -157,7 +157,9 @@ def run_engine(seconds: float | None = None, runs: int | None = None, corpus: Pa
     with subprocess.Popen(cmd, stderr=subprocess.PIPE, stdout=subprocess.DEVNULL, text=True, errors="replace",
                           env=engine_env()) as p:
         assert p.stderr is not None
+        tail: list[str] = []
         for line in p.stderr:
+            tail = [*tail[-19:], line.rstrip()]
             m = _STATUS.match(line)
             if m:
                 c.execs = execs_base + int(m[1])
@@ -175,6 +177,8 @@ def run_engine(seconds: float | None = None, runs: int | None = None, corpus: Pa
             elif m and m[1] == "slowest_unit_time_sec":
                 c.notes["slowest_unit_s"] = int(m[2])
     c.seconds = time.monotonic() - t0
+    if not c.execs:  # libFuzzer never started fuzzing: keep what it said
+        c.notes["stderr_tail"] = tail
     c.corpus, c.corpus_bytes = _dir_stats(work)
     for p_ in sorted(findings_dir.iterdir()):
         if p_.name not in before and p_.is_file():
@@ -189,7 +193,8 @@ def run_engine(seconds: float | None = None, runs: int | None = None, corpus: Pa
 
 _REPORT = re.compile(r"==wrt-fuzz== FINDING: (.*)|ERROR: (AddressSanitizer: [\w-]+)|runtime error: (.*)|"
                      r"ERROR: libFuzzer: ([\w-]+)|(Out-of-memory) \(used|==\d+== ERROR: libFuzzer: (timeout)")
-_ALLOCATORS = {"m_alloc", "rt_alloc", "rt_calloc", "const_data"}
+_ALLOCATORS = {"m_alloc", "m_scratch", "rt_alloc", "rt_calloc", "const_data"}
+_HOOKS = {"finding", "on_malloc"}  # the harness's own frames above the engine's allocation in a memory-bomb report
 _FRAME = re.compile(r"#\d+ 0x[0-9a-f]+ in (\w+) .*?(kernels_wasm/(?:engine|generated|fuzz)/[\w/.]+:\d+)")
 
 
@@ -247,7 +252,7 @@ def triage(binary: Path, artifact: Path, timeout_s: float = 60) -> Finding:
         if m:
             summary = next(g for g in m.groups() if g)
             break
-    frames = [f for f in _FRAME.findall(out) if f[0] not in _ALLOCATORS][:2]
+    frames = [f for f in _FRAME.findall(out) if f[0] not in _ALLOCATORS | _HOOKS][:2]
     if frames:
         summary += " at " + " < ".join(f"{fn} ({loc})" for fn, loc in frames)
     if "memory bomb" in summary:

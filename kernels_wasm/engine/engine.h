@@ -261,6 +261,8 @@ int plan_arena(wrt_model* m, int64_t* offsets, uint64_t* arena_size);
 /* model-owned allocation (freed with the model), zeroed; NULL past the model's memory budget or when out of memory.
  * Sizes are computed in 64 bits, so nothing wraps in wasm32. */
 void* m_alloc(wrt_model* m, uint64_t n);
+void* m_scratch(wrt_model* m, uint64_t n); /* counted, freed by m_scratch_free(m, p, n) before load returns */
+void m_scratch_free(wrt_model* m, void* p, uint64_t n);
 void* m_alloc_shaped(wrt_model* m, uint64_t n); /* freed by m_free_shaped when the inputs are resized */
 void m_free_shaped(wrt_model* m);
 void m_free_all(wrt_model* m);

@@ -27,12 +27,17 @@ static float half_to_float(uint16_t h) {
   return x;
 }
 
-/* n values (the tensor's elements, or a sparse tensor's stored block values) */
-static int widen_f16(wrt_model* m, wrt_tensor* t, uint64_t n) {
-  float* w = (float*)m_alloc(m, n * 4 + 1);
-  if (!w) return WRT_ERR_NOMEM;
-  for (uint64_t i = 0; i < n; i++)
-    w[i] = half_to_float((uint16_t)(t->file_data[2 * i] | (t->file_data[2 * i + 1] << 8)));
+/* A float16 buffer of n values becomes float32 once, however many tensors share it (*shared: its widened copy), so
+ * a small file cannot multiply its constants by referencing one buffer many times. */
+static int widen_f16(wrt_model* m, wrt_tensor* t, uint64_t n, float** shared) {
+  float* w = *shared;
+  if (!w) {
+    w = (float*)m_alloc(m, n * 4 + 1);
+    if (!w) return WRT_ERR_NOMEM;
+    for (uint64_t i = 0; i < n; i++)
+      w[i] = half_to_float((uint16_t)(t->file_data[2 * i] | (t->file_data[2 * i + 1] << 8)));
+    *shared = w;
+  }
   t->file_data = (const uint8_t*)w;
   t->dtype = WRT_F32;
   t->esize = 4;
@@ -155,7 +160,7 @@ static const char* intern(wrt_model* m, name_pool* np, fb_buf f, size_t pos) {
 }
 
 /* ---- tensors ---------------------------------------------------------------------------------------------------- */
-static int read_tensors(wrt_model* m, fb_buf f, size_t root, name_pool* np) {
+static int read_each_tensor(wrt_model* m, fb_buf f, size_t root, name_pool* np, float** widened) {
   size_t tv = fb_ref(f, root, 1), bv = fb_ref(f, root, 5), plan = fb_ref(f, root, 6);
   uint32_t nt = fb_vlen(f, tv), nb = fb_vlen(f, bv);
   uint64_t arena = fb_u64(f, plan, 0, 0);
@@ -236,8 +241,8 @@ static int read_tensors(wrt_model* m, fb_buf f, size_t root, name_pool* np) {
     int r = qt ? read_quant(m, f, qt, t, i) : WRT_OK;
     if (r) return r;
     if (buf != 0) {
-      uint64_t values = sp ? (uint64_t)t->sp_blocks * 4 : t->count;
-      if (t->dtype == WRT_F16 && widen_f16(m, t, values) != WRT_OK)
+      uint64_t values = fb_vlen(f, fb_ref(f, fb_vref(f, bv, buf), 0)) / 2; /* the whole buffer: sparse or dense */
+      if (t->dtype == WRT_F16 && widen_f16(m, t, values, &widened[buf]) != WRT_OK)
         return m_alloc_fail(m, 0, "float16 weights", values * 4);
     } else {
       int64_t off = t->arena_offset;
@@ -248,6 +253,16 @@ static int read_tensors(wrt_model* m, fb_buf f, size_t root, name_pool* np) {
     }
   }
   return WRT_OK;
+}
+
+/* widened[b]: float16 buffer b as float32, made on first use; the table of them is counted like the name table */
+static int read_tensors(wrt_model* m, fb_buf f, size_t root, name_pool* np) {
+  uint64_t bytes = ((uint64_t)fb_vlen(f, fb_ref(f, root, 5)) + 1) * sizeof(float*);
+  float** widened = m_scratch(m, bytes);
+  if (!widened) return m_alloc_fail(m, 0, "the float16 buffer table", bytes);
+  int r = read_each_tensor(m, f, root, np, widened);
+  m_scratch_free(m, widened, bytes);
+  return r;
 }
 
 /* ---- attributes ------------------------------------------------------------------------------------------------- */
@@ -591,12 +606,13 @@ int read_model(wrt_model* m, fb_buf f) {
   /* the name table: twice the names there can be (tensors + ops + 1), a power of two */
   uint64_t names = (uint64_t)fb_vlen(f, fb_ref(f, root, 1)) + fb_vlen(f, fb_ref(f, root, 2)) + 1, cap = 16;
   while (cap < 2 * names) cap *= 2;
-  name_pool np = {rt_calloc((size_t)cap * sizeof(name_slot)), (size_t)cap - 1, 0, 0};
-  if (!np.slots) return rt_error(WRT_ERR_NOMEM, "out of memory: the name table needs %l bytes",
-                                 (int64_t)(cap * sizeof(name_slot)));
+  /* the name table lives only while loading */
+  uint64_t pool_bytes = cap * sizeof(name_slot);
+  name_pool np = {m_scratch(m, pool_bytes), (size_t)cap - 1, 0, 0};
+  if (!np.slots) return m_alloc_fail(m, 0, "the name table", pool_bytes);
   r = read_tensors(m, f, root, &np);
   if (!r) r = read_ops(m, f, root, &np);
-  rt_free(np.slots);
+  m_scratch_free(m, np.slots, pool_bytes);
   if (!r) r = read_io_and_order(m, f, root);
   return r;
 }

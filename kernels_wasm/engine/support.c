@@ -32,6 +32,19 @@ void* m_alloc(wrt_model* m, uint64_t n) {
   return p + WRT_ALIGN;
 }
 
+/* zeroed memory the loader needs only for a while; counted against the budget while held, like model memory */
+void* m_scratch(wrt_model* m, uint64_t n) {
+  if (n > m->mem_limit || m->mem_used > m->mem_limit - n) return 0;
+  void* p = rt_calloc((size_t)n);
+  if (p) m->mem_used += n;
+  return p;
+}
+
+void m_scratch_free(wrt_model* m, void* p, uint64_t n) {
+  rt_free(p);
+  m->mem_used -= n;
+}
+
 void* m_alloc_shaped(wrt_model* m, uint64_t n) {
   alloc_node* keep = m->allocs;
   m->allocs = m->shape_allocs;
