@@ -105,6 +105,52 @@ def becomes(module: ModuleType, registry: dict[str, Callable]) -> dict[str, list
     return out
 
 
+def _text(node: ast.expr) -> str:
+    """An error message's source as a reader sees it: literal parts kept, computed parts as '…'."""
+    if isinstance(node, ast.Constant) and isinstance(node.value, str):
+        return node.value
+    if isinstance(node, ast.JoinedStr):
+        return "".join(v.value if isinstance(v, ast.Constant) else "…" for v in node.values)
+    if isinstance(node, ast.BinOp) and isinstance(node.op, ast.Add):
+        return _text(node.left) + _text(node.right)
+    return "…"
+
+
+def refusals(registry: dict[str, Callable]) -> list[tuple[list[str], list[str]]]:
+    """(source ops of one converter function, the details of the unsupported-form errors it and the module helpers
+    it calls raise: `ctx.unsupported(node, detail)`), per converter function that has any."""
+    groups: dict[Callable, list[str]] = {}
+    for op, fn in registry.items():
+        groups.setdefault(fn, []).append(op)
+    out = []
+    for fn, ops in groups.items():
+        module = sys.modules[fn.__module__]
+        _, calls, _ = _names(module)
+        texts = {n.name: [_text(c.args[1]) for c in ast.walk(n) if isinstance(c, ast.Call)
+                          and isinstance(c.func, ast.Attribute) and c.func.attr == "unsupported" and len(c.args) > 1]
+                 for n in ast.parse(inspect.getsource(module)).body if isinstance(n, ast.FunctionDef)}
+        seen, todo, found = set(), [fn.__name__], []
+        while todo:
+            f = todo.pop(0)
+            if f in seen or f not in texts:
+                continue
+            seen.add(f)
+            found += [t for t in texts[f] if t not in found and t != "…"]  # a bare "…" passes another error on
+            todo += sorted(calls[f])
+        if found:
+            out.append((sorted(ops, key=str.lower), found))
+    return sorted(out, key=lambda r: r[0][0].lower())
+
+
+def _refusal_table(registry: dict[str, Callable]) -> list[str]:
+    lines = ["| ops | refused forms (the error names the node and this detail; … is filled in from the model) |",
+             "|---|---|"]
+    for ops, found in refusals(registry):
+        cells = "; ".join(t.replace("|", "\\|") for t in found)
+        lines.append(f"| {', '.join(ops)} | {cells} |")
+    return lines
+
+
 # -- which dtypes each engine runs ----------------------------------------------------------------------------------
 
 
@@ -201,6 +247,17 @@ def render() -> str:
         lines.append(f"| {op} | {what} |")
     lines += ["", "ONNX ops evaluated only when all their inputs are constant (shape arithmetic and the like): "
               + ", ".join(sorted(CONSTANT_ONLY_OPS & set(onnx_fold.FOLDERS), key=str.lower)) + ".", ""]
+    from wasmrt.importers import onnx_control
+
+    lines += ["### ONNX forms that are refused", "",
+              "Attribute values and input forms a converter does not support fail at import with an "
+              "UnsupportedOpError naming the file, the op, the node and the detail below. Other forms follow the ONNX "
+              "operator spec, with float16 and float64 tensors computed in float32 (tests/test_onnx_semantics.py "
+              "checks the breadth ops' forms against onnxruntime; tests/onnx_known_deviations.txt lists the ONNX "
+              "conformance cases that differ, and why). Inputs a converter needs constant (weights, shapes, axes, "
+              "pads, ...) are refused the same way when the model computes them at run time. Ops not in the table "
+              "above are refused by name.",
+              "", *_refusal_table({**onnx_ops.CONVERTERS, **onnx_control.CONVERTERS}), ""]
 
     lines += ["## TFLite", "",
               "TFLite builtins (and the MediaPipe custom op `Convolution2DTransposeBias`) and the .wrt ops they "
@@ -214,4 +271,7 @@ def render() -> str:
         tflite_map.update(becomes(module, own))
     for op, got in sorted(tflite_map.items()):
         lines.append(f"| {op} | {', '.join(got) if got else 'folded at import (constants only)'} |")
+    lines += ["", "### TFLite forms that are refused", "",
+              "As for ONNX: an UnsupportedOpError naming the file, the op, the node and the detail.", "",
+              *_refusal_table(tflite_ops.CONVERTERS)]
     return "\n".join(lines) + "\n"

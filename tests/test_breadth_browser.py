@@ -1,8 +1,10 @@
-"""The OCR recogniser (ppocr_rec.wrt, widths 32..1280 chosen at run time) in Debian's Chromium, on every wasm
-variant: one loaded model runs text lines of three widths, each against onnxruntime's output, and the wasm memory
-stays flat over 100 alternations of two other widths. The page is plain ES modules over the demo server (the JS
-binding under /js_bindings/, the models under /models/); the fixtures are tests/js/breadth_fixtures.py's, the same
-the Node tests (tests/js/breadth.test.mjs) read."""
+"""Run-time sizes and streaming state in Debian's Chromium, on every wasm variant. The OCR recogniser (ppocr_rec.wrt,
+widths 32..1280 chosen at run time): one loaded model runs text lines of three widths, each against onnxruntime's
+output, and the wasm memory stays flat over 100 alternations of two other widths. Streamed recurrent models (a
+PyTorch bidirectional LSTM against onnxruntime, a TFLite LSTM against LiteRT, which keeps its state between invokes)
+run three steps twice: through model.stream(), and by hand with the state fed as inputs and read back as outputs. The
+page is plain ES modules over the demo server (the JS binding under /js_bindings/, the models under /models/); the
+fixtures are tests/js/breadth_fixtures.py's, the same the Node tests (tests/js/breadth.test.mjs) read."""
 
 from __future__ import annotations
 
@@ -26,6 +28,42 @@ import * as wasmrt from "/js_bindings/src/index.js";
 const TYPED = { float32: Float32Array, int64: BigInt64Array, int32: Int32Array };
 const read = async (e) => new TYPED[e.dtype](await (await fetch("/fx/" + e.file)).arrayBuffer());
 const tensor = async (e) => new wasmrt.Tensor(e.dtype, await read(e), e.shape);
+const relErr = (got, want) => {
+  let err = 0, ref = 0;
+  for (let i = 0; i < want.length; i++) {
+    err = Math.max(err, Math.abs(got[i] - want[i]));
+    ref = Math.max(ref, Math.abs(want[i]));
+  }
+  return err / ref;
+};
+// Three steps of a recurrent model, each output against its framework's, the state carried from step to step.
+async function streamed(rt, m) {
+  const model = await rt.load("/fx/" + m.file);
+  const check = async (out, step) => {
+    const errs = {};
+    for (const [o, e] of Object.entries(step.want)) {
+      errs[o] = { shape: out[o].shape, want: e.shape, rel: relErr(out[o].data, await read(e)) };
+    }
+    return errs;
+  };
+  const s = model.stream(), api = [];
+  for (const step of m.steps) api.push(await check(await s.step({ x: await tensor(step.x) }), step));
+  // By hand: zeros in, each step's state outputs fed back as the next step's state inputs.
+  let state = {};
+  for (const i of Object.values(m.pairs)) {
+    const t = model.inputs.find((t) => t.name === i);
+    state[i] = new wasmrt.Tensor("float32", new Float32Array(t.shape.reduce((a, b) => a * b, 1)), t.shape);
+  }
+  const byHand = [];
+  for (const step of m.steps) {
+    const out = await model.run({ x: await tensor(step.x), ...state });
+    byHand.push(await check(out, step));
+    state = Object.fromEntries(Object.entries(m.pairs).map(([o, i]) => [i, out[o]]));
+  }
+  const result = { pairs: s.pairs, api, byHand };
+  model.release();
+  return result;
+}
 const result = { variants: {} };
 try {
   const B = await (await fetch("/fx/breadth.json")).json();
@@ -51,6 +89,9 @@ try {
     const bounds = model.inputs[0].bounds;
     result.variants[variant] = { runs, bounds, mem: [mem[1], Math.min(...mem), Math.max(...mem)] };
     model.release();
+    result.variants[variant].streams = {
+      lstm: await streamed(rt, B.lstm), tflite_lstm: await streamed(rt, B.tflite_lstm),
+    };
   }
   result.tolerance = B.tolerance;
 } catch (e) {
@@ -75,7 +116,7 @@ def page_result(tmp_path_factory: pytest.TempPathFactory) -> dict:
     from wasmrt.demo_server import DemoServer
 
     fx = tmp_path_factory.mktemp("breadth-browser")
-    (fx / "breadth.json").write_text(json.dumps(breadth_fixtures.write(fx)))
+    fixtures = breadth_fixtures.write(fx)
     (fx / "ocr.html").write_text(PAGE.replace("VARIANTS", json.dumps(VARIANTS)))
     results = fx / "results.json"
     with DemoServer(port=0) as server:
@@ -89,6 +130,8 @@ def page_result(tmp_path_factory: pytest.TempPathFactory) -> dict:
     assert "error" not in out, f"{out['error']}\n{out['logs']}"
     support.ARTIFACTS.mkdir(parents=True, exist_ok=True)
     (support.ARTIFACTS / "ocr-widths-browser.json").write_text(json.dumps(out, indent=1))
+    out["pairs"] = {k: fixtures[k]["pairs"] for k in ("lstm", "tflite_lstm")}
+    out["outputs"] = {k: sorted(fixtures[k]["steps"][0]["want"]) for k in ("lstm", "tflite_lstm")}
     return out
 
 
@@ -107,3 +150,20 @@ def test_ocr_three_widths_match_onnxruntime_in_chromium(page_result: dict, varia
 def test_ocr_width_changes_keep_memory_flat_in_chromium(page_result: dict, variant: str) -> None:
     first, low, high = page_result["variants"][variant]["mem"]
     assert low == high == first, f"{variant}: wasm memory moved between {low} and {high} bytes over 100 width changes"
+
+
+@pytest.mark.parametrize("variant", VARIANTS)
+@pytest.mark.parametrize("model", ["lstm", "tflite_lstm"])
+@pytest.mark.parametrize("how", ["api", "byHand"])
+def test_streamed_lstm_matches_its_framework_in_chromium(page_result: dict, variant: str, model: str,
+                                                         how: str) -> None:
+    """Each of three steps, every output (the LSTM's sequence and its final states), within tolerance of onnxruntime
+    (PyTorch's LSTM) or LiteRT (the TFLite LSTM), with the state carried by model.stream() or by hand."""
+    s = page_result["variants"][variant]["streams"][model]
+    assert s["pairs"] == page_result["pairs"][model]
+    assert len(s[how]) == 3
+    for k, step in enumerate(s[how]):
+        assert sorted(step) == page_result["outputs"][model]
+        for o, e in step.items():
+            assert e["shape"] == e["want"], (model, how, k, o)
+            assert e["rel"] <= page_result["tolerance"], (variant, model, how, k, o, e["rel"])

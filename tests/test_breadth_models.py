@@ -148,6 +148,111 @@ def test_tflite_lstm_streamed_like_litert(config: str, engine: str, variant: str
         state = {"h_state": got["h_state_next"], "c_state": got["c_state_next"]}
 
 
+def _lstm_weights(mb: ModelBuilder, w, tag: str, h: int, i: int, p: int, peep: bool, cifg: bool = False) -> list[int]:
+    """TFLite's 17 per-direction LSTM inputs: input and recurrent weights, peepholes, biases (gates i, f, c, o),
+    projection weights and bias (absent)."""
+    ins = [-1 if cifg and g == "i" else mb.const(f"{tag}w{g}", w(h, i)) for g in "ifco"]
+    ins += [-1 if cifg and g == "i" else mb.const(f"{tag}r{g}", w(h, p)) for g in "ifco"]
+    ins += [mb.const(f"{tag}p{g}", w(h)) if peep and not (cifg and g == "i") else -1 for g in "ifo"]
+    ins += [-1 if cifg and g == "i" else mb.const(f"{tag}b{g}", w(h)) for g in "ifco"]
+    return [*ins, -1, -1]
+
+
+def _state(mb: ModelBuilder, name: str, shape: tuple[int, ...]) -> int:
+    k = mb.tensor(name, shape)
+    mb.graph.tensors[k].isVariable = True
+    return k
+
+
+# Merged outputs of a batch-major op with a batch > 1 are left out: LiteRT's kernel (lstm_eval.cc, EvalFloat) steps
+# each batch's state by the output's last dimension (2 * H when merged) instead of H there, so batch 1 reads and
+# writes past its state: its outputs are not the LSTM's (ours are; separate outputs and time-major runs agree).
+TFLITE_BIDIRECTIONAL = {"merged_batch1": {"merge": True, "b": 1}, "separate": {"merge": False},
+                        "separate_time_major": {"merge": False, "time_major": True},
+                        "cifg_peephole_clip_time_major": {"merge": True, "time_major": True, "cifg": True,
+                                                          "peep": True, "cell_clip": 0.8}}
+
+
+def tflite_bidirectional_lstm(b: int = 2, t: int = 4, i: int = 5, h: int = 6, merge: bool = True,
+                              time_major: bool = False, cifg: bool = False, peep: bool = False,
+                              cell_clip: float = 0.0) -> tuple[bytes, int]:
+    """BIDIRECTIONAL_SEQUENCE_LSTM: a forward and a backward LSTM over the sequence (their outputs merged into one
+    tensor or two), four variable state tensors. Returns the model and its output count."""
+    rng = np.random.default_rng(12)
+
+    def w(*s: int) -> np.ndarray:
+        return (rng.standard_normal(s) * 0.4).astype(np.float32)
+
+    mb = ModelBuilder()
+    x = mb.input("x", (t, b, i) if time_major else (b, t, i))
+    ins = [x, *_lstm_weights(mb, w, "fw_", h, i, h, peep, cifg), *_lstm_weights(mb, w, "bw_", h, i, h, peep, cifg)]
+    ins += [_state(mb, n, (b, h)) for n in ("fw_h", "fw_c", "bw_h", "bw_c")]
+    ins += [-1] * 9  # the auxiliary input and its weights
+    seq = (t, b) if time_major else (b, t)
+    outs = [mb.tensor("y", (*seq, 2 * h))] if merge else [mb.tensor("y_fw", (*seq, h)), mb.tensor("y_bw", (*seq, h))]
+    mb.op("BIDIRECTIONAL_SEQUENCE_LSTM", ins, outs, options(
+        "BidirectionalSequenceLSTMOptions", fusedActivationFunction=4, cellClip=cell_clip, mergeOutputs=merge,
+        timeMajor=time_major))
+    for o in outs:
+        mb.output(o)
+    return mb.build(), len(outs)
+
+
+def tflite_lstm_step(b: int = 3, i: int = 5, h: int = 7, peep: bool = True) -> bytes:
+    """The one-step LSTM op (full kernel): x [B, I] -> h [B, H], the state kept between invokes."""
+    rng = np.random.default_rng(13)
+
+    def w(*s: int) -> np.ndarray:
+        return (rng.standard_normal(s) * 0.4).astype(np.float32)
+
+    mb = ModelBuilder()
+    x = mb.input("x", (b, i))
+    ins = [x, *_lstm_weights(mb, w, "", h, i, h, peep), _state(mb, "h_state", (b, h)), _state(mb, "c_state", (b, h))]
+    y = mb.tensor("y", (b, h))
+    mb.op("LSTM", ins, [y], options("LSTMOptions", fusedActivationFunction=4, cellClip=0.0, projClip=0.0))
+    mb.output(y)
+    return mb.build()
+
+
+def _litert_steps(tfl: bytes, n_out: int, steps: int, seed: int) -> list[tuple[np.ndarray, list[np.ndarray]]]:
+    """LiteRT invoked `steps` times on random inputs, its variable tensors carrying the state: (x, outputs)."""
+    from ai_edge_litert.interpreter import Interpreter as Lite
+
+    lite = Lite(model_content=tfl, num_threads=1)
+    lite.allocate_tensors()
+    rng = np.random.default_rng(seed)
+    out = []
+    for _ in range(steps):
+        x = rng.standard_normal(lite.get_input_details()[0]["shape"]).astype(np.float32)
+        lite.set_tensor(lite.get_input_details()[0]["index"], x)
+        lite.invoke()
+        out.append((x, [lite.get_tensor(d["index"]) for d in lite.get_output_details()[:n_out]]))
+    return out
+
+
+@pytest.mark.parametrize(("engine", "variant"), ALL_ENGINES, ids=ALL_IDS)
+@pytest.mark.parametrize("config", [*TFLITE_BIDIRECTIONAL, "lstm_step"])
+def test_tflite_bidirectional_and_step_lstm_like_litert(config: str, engine: str, variant: str | None) -> None:
+    """BIDIRECTIONAL_SEQUENCE_LSTM (merged or separate outputs, batch- or time-major, CIFG with peepholes and a cell
+    clip) and the one-step LSTM op, three invokes each, the state carried by wasmrt.Stream (the pairs the importer
+    stored) against LiteRT's variable tensors."""
+    tfl, n_out = (tflite_lstm_step(), 1) if config == "lstm_step" else tflite_bidirectional_lstm(
+        **TFLITE_BIDIRECTIONAL[config])
+    data = convert(import_tflite(tfl)).data
+    m = model_on(data, engine, variant)
+    spec = Interpreter(data)
+    names = [s.name for s in spec.outputs[:n_out]]
+    state = {s.name: np.zeros(s.shape, np.float32) for s in spec.inputs[1:]}
+    pairs = {f"{k}_next": k for k in state}
+    assert {s.name for s in spec.outputs[n_out:]} == set(pairs)
+    for step, (x, want) in enumerate(_litert_steps(tfl, n_out, 3, seed=3)):
+        got = m.run({spec.inputs[0].name: x, **state})
+        errs = [rel(got[n], w) for n, w in zip(names, want, strict=True)]
+        print(f"TFLite {config} step {step} {engine}-{variant}: {', '.join(f'{e:.2g}' for e in errs)}")
+        assert max(errs) <= TOLERANCE
+        state = {i: got[o] for o, i in pairs.items()}
+
+
 # -- transformer encoders from PyTorch --------------------------------------------------------------------------
 @functools.cache
 def encoder(name: str, folder: str) -> tuple[bytes, ort.InferenceSession, dict[str, np.ndarray]]:

@@ -90,8 +90,39 @@ def test_miniprogram_pages_on_emulated_hosts(fixtures: Path, int8_models: None) 
     assert r.returncode == 0, f"{r.stdout[-10000:]}\n{r.stderr[-3000:]}"
     kinds = {e["kind"] for e in reports}
     assert {"miniprogram-astronaut", "miniprogram-clip", "miniprogram-fallback", "miniprogram-alipay",
-            "miniprogram-live", "miniprogram-int8"} <= kinds
+            "miniprogram-live", "miniprogram-refine", "miniprogram-int8"} <= kinds
     _check_live_samples(fixtures)
+    _check_refined_view(fixtures, next(e for e in reports if e["kind"] == "miniprogram-refine"))
+
+
+def _check_refined_view(fixtures: Path, report: dict) -> None:
+    """With the refine switch on, the canvas shows the chosen colour on the lips of python_ref's attention mesh;
+    the view is kept as build/artifacts/miniprogram-refined.png."""
+    import numpy as np
+    from PIL import Image
+
+    m = json.loads((fixtures / "vision.json").read_text())
+    w, h = report["width"], report["height"]
+    shown = np.fromfile(fixtures / "mp-refined.rgba", np.uint8).reshape(h, w, 4)
+    Image.fromarray(shown).save(vision_fixtures.ARTIFACTS / "miniprogram-refined.png")
+    astro = np.fromfile(fixtures / m["astronaut"]["file"], np.uint8).reshape(h, w, 4)
+    mask = np.fromfile(fixtures / m["astronaut"]["refined"]["mask"], np.uint8).reshape(h, w)
+    share = vision_fixtures.lipstick_share(shown, astro, mask, m["livePaint"]["color"])
+    outside = np.abs(shown[..., :3].astype(int) - astro[..., :3]).max(axis=2)[_grow(mask.astype(bool), 6) == 0]
+    summary = {**report, "lipstickShare": share, "changedOutsideLips": int((outside > 0).sum())}
+    (vision_fixtures.ARTIFACTS / "miniprogram-refined.json").write_text(json.dumps(summary, indent=1))
+    assert share >= 0.9 and summary["changedOutsideLips"] == 0, summary
+
+
+def _grow(mask, r: int):
+    """The mask dilated by r pixels (a square): the lips and the soft edge the painter blends into."""
+    import numpy as np
+
+    out = np.zeros_like(mask)
+    for dy in range(-r, r + 1):
+        for dx in range(-r, r + 1):
+            out |= np.roll(np.roll(mask, dy, 0), dx, 1)
+    return out
 
 
 def _check_live_samples(fixtures: Path) -> None:

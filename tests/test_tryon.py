@@ -85,16 +85,23 @@ def test_browser_landmarks_and_lip_mask_match_python(browser_run: dict, fixtures
 
 
 def test_browser_refine_option_gives_the_attention_mesh(browser_run: dict, fixtures: Path) -> None:
-    """tryon.html?refine=1: 478 landmarks (refined lips and irises) within 0.5 px of python_ref's attention mesh."""
-    from python_ref.vision import FaceMesh
+    """tryon.html?refine=1: 478 landmarks (refined lips and irises) within 0.5 px of python_ref's attention mesh,
+    and the canvas a person sees carries the lipstick on the refined lips (python_ref's mask from those landmarks)."""
+    from PIL import Image
 
+    m = json.loads((fixtures / "vision.json").read_text())
     r = browser_run["refined"]
-    astro = np.fromfile(fixtures / "astronaut.rgba", dtype=np.uint8).reshape(512, 512, 4)
-    want = FaceMesh(tracking=False, refine=True).detect(astro)[0].landmarks
+    want = np.asarray(m["astronaut"]["refined"]["landmarks"])
     assert r["checked"] and r["faces"] == 1 and len(r["landmarks"]) == 478 * 3 == want.size
     err = _lm_err(r["landmarks"], want)
-    (ARTIFACTS / "tryon-refined.json").write_text(json.dumps({"meanPx": err}, indent=1))
-    assert err < 0.5, err
+    astro = np.fromfile(fixtures / m["astronaut"]["file"], dtype=np.uint8).reshape(512, 512, 4)
+    mask = np.fromfile(fixtures / m["astronaut"]["refined"]["mask"], dtype=np.uint8).reshape(512, 512)
+    shown = np.asarray(Image.open(ARTIFACTS / "tryon-refined-simd.png").convert("RGBA"))
+    share = vision_fixtures.lipstick_share(shown, astro, mask, m["astronaut"]["paint"]["color"])
+    summary = {"meanPx": err, "lipstickShare": share}
+    (ARTIFACTS / "tryon-refined.json").write_text(json.dumps(summary, indent=1))
+    assert err < 0.5 and share >= 0.9, summary
+    assert (ARTIFACTS / "tryon-refined-page-simd.png").stat().st_size > 10_000
 
 
 def test_browser_tracking_on_the_clip(browser_run: dict, fixtures: Path) -> None:

@@ -1,9 +1,10 @@
 // Fill the mini-program projects (wechat/, alipay/) with what they need beside their own pages:
 //   - the wasm engine, SIMD128 + scalar, in wasm/ (outside the worker folder, as WeChat requires);
 //     --brotli writes .wasm.br instead (WeChat base library 2.14+, Douyin 2.92+)
-//   - the models: face_detector.wrt in the main package, face_landmark.wrt in the subpackage landmarks/ (split
-//     into parts over several subpackages when a model outgrows one: every package must stay under 2 MB), and
-//     lib/models.js describing them
+//   - the models: face_detector.wrt in the main package, face_landmark.wrt in the subpackage landmarks/ and the
+//     attention mesh face_landmark_attention.wrt (the page's "refined lips and irises" switch) in attention/ and
+//     attention2/ (a model larger than one package is split into parts over several: every package must stay under
+//     2 MB), and lib/models.js describing them
 //   - the library: wasmrt's runtime, wasmrt.vision and the mini-program host in workers/facemesh/lib/ (a Worker
 //     can only load files of its own folder), the page's lips.js and tryon-page.js in lib/
 //   - --int8: the int8 face models instead (face_detector_int8.wrt, face_landmark_int8.wrt from wasmrt quantize:
@@ -19,7 +20,11 @@ const ROOT = join(HERE, "..", "..");
 const LIB = join(ROOT, "js_bindings");
 export const PACKAGE_LIMIT = 2 * 1024 * 1024;
 export const PLATFORMS = ["wechat", "alipay"];
-const SUBPACKAGES = ["landmarks"]; // add names to split a larger model over more subpackages
+// The landmark models, each over its subpackages (add names to split a larger model over more of them).
+const LANDMARK_MODELS = {
+  landmark: { file: "face_landmark.wrt", subpackages: ["landmarks"] },
+  attention: { file: "face_landmark_attention.wrt", subpackages: ["attention", "attention2"] },
+};
 const WORKER_LIB = [
   "src/errors.js", "src/metadata.js", "src/tensor.js", "src/runtime.js", "src/image.js",
   "vision/facemesh.js", "vision/detect.js", "vision/roi.js", "vision/refine.js", "vision/sample.js",
@@ -34,19 +39,25 @@ function copy(src, dst) {
 /** target: build into target/<platform>/ (a copy of the project) instead of in place. Returns the app folders. */
 export function build({ brotli = false, int8 = false, only = PLATFORMS, models = join(ROOT, "models"), dist = join(LIB, "dist"),
   target } = {}) {
-  const suffix = int8 ? "_int8" : "";
-  const detector = join(models, `face_detector${suffix}.wrt`), landmark = join(models, `face_landmark${suffix}.wrt`);
-  for (const f of [detector, landmark, join(dist, "wasmrt-simd.wasm"), join(dist, "wasmrt-scalar.wasm")]) {
+  // --int8: the int8 detector and landmark model (the attention mesh has no int8 version and stays float), under
+  // the float files' names in the projects
+  const source = (file) => join(models, int8 ? file.replace("face_detector.wrt", "face_detector_int8.wrt")
+    .replace("face_landmark.wrt", "face_landmark_int8.wrt") : file);
+  const detector = source("face_detector.wrt");
+  const landmarks = Object.values(LANDMARK_MODELS).map((m) => source(m.file));
+  for (const f of [detector, ...landmarks, join(dist, "wasmrt-simd.wasm"), join(dist, "wasmrt-scalar.wasm")]) {
     try { statSync(f); } catch {
       throw new Error(`${f} is missing: run \`wasmrt build\` and \`python -m wasmrt.bundle\`` +
         (int8 ? " (and `python -m wasmrt.face_int8` for the int8 face models)" : ""));
     }
   }
-  const lm = readFileSync(landmark);
-  const partSize = Math.ceil(lm.length / SUBPACKAGES.length);
-  if (partSize > PACKAGE_LIMIT - 64 * 1024) {
-    throw new Error(`face_landmark.wrt (${lm.length} bytes) does not fit ${SUBPACKAGES.length} subpackages of 2 MB`);
-  }
+  const split = Object.entries(LANDMARK_MODELS).map(([key, m]) => {
+    const bytes = readFileSync(source(m.file)), partSize = Math.ceil(bytes.length / m.subpackages.length);
+    if (partSize > PACKAGE_LIMIT - 64 * 1024) {
+      throw new Error(`${m.file} (${bytes.length} bytes) does not fit ${m.subpackages.length} subpackages of 2 MB`);
+    }
+    return { key, ...m, bytes, partSize };
+  });
   const apps = {};
   for (const platform of only) {
     let app = join(HERE, platform);
@@ -55,7 +66,8 @@ export function build({ brotli = false, int8 = false, only = PLATFORMS, models =
       app = join(target, platform);
     }
     apps[platform] = app;
-    for (const d of ["wasm", "models", "lib", "workers/facemesh/lib", ...SUBPACKAGES.map((s) => `${s}/data`)]) {
+    const subpackages = split.flatMap((m) => m.subpackages);
+    for (const d of ["wasm", "models", "lib", "workers/facemesh/lib", ...subpackages.map((s) => `${s}/data`)]) {
       rmSync(join(app, d), { recursive: true, force: true });
     }
     mkdirSync(join(app, "wasm"), { recursive: true });
@@ -69,20 +81,20 @@ export function build({ brotli = false, int8 = false, only = PLATFORMS, models =
       }
     }
     copy(detector, join(app, "models", "face_detector.wrt"));
-    const parts = SUBPACKAGES.map((s, k) => {
-      const rel = `${s}/data/face_landmark.wrt.${k}`;
-      mkdirSync(join(app, s, "data"), { recursive: true });
-      writeFileSync(join(app, rel), lm.subarray(k * partSize, (k + 1) * partSize));
-      return `/${rel}`;
-    });
+    const manifest = { wasmDir: "/wasm", brotli, int8, detector: "/models/face_detector.wrt" };
+    for (const m of split) {
+      const parts = m.subpackages.map((s, k) => {
+        const rel = `${s}/data/${m.file}.${k}`;
+        mkdirSync(join(app, s, "data"), { recursive: true });
+        writeFileSync(join(app, rel), m.bytes.subarray(k * m.partSize, (k + 1) * m.partSize));
+        return `/${rel}`;
+      });
+      manifest[m.key] = { file: m.file, parts, bytes: m.bytes.length, subpackages: m.subpackages };
+    }
     for (const f of WORKER_LIB) copy(join(LIB, f), join(app, "workers/facemesh/lib", f));
     copy(join(HERE, "shared", "worker-main.js"), join(app, "workers/facemesh/worker-main.js"));
     copy(join(LIB, "vision", "lips.js"), join(app, "lib", "lips.js"));
     copy(join(HERE, "shared", "tryon-page.js"), join(app, "lib", "tryon-page.js"));
-    const manifest = {
-      wasmDir: "/wasm", brotli, int8, detector: "/models/face_detector.wrt", landmarkParts: parts,
-      landmarkBytes: lm.length, subpackages: SUBPACKAGES,
-    };
     writeFileSync(join(app, "lib", "models.js"),
       `// Written by demo/miniprogram/build.mjs.\nexport const MODELS = ${JSON.stringify(manifest, null, 2)};\n`);
   }
@@ -91,10 +103,11 @@ export function build({ brotli = false, int8 = false, only = PLATFORMS, models =
 
 /** Bytes per package of a built project: the main package and each subpackage. */
 export function packageSizes(app) {
-  const sizes = { main: 0, ...Object.fromEntries(SUBPACKAGES.map((s) => [s, 0])) };
+  const subpackages = Object.values(LANDMARK_MODELS).flatMap((m) => m.subpackages);
+  const sizes = { main: 0, ...Object.fromEntries(subpackages.map((s) => [s, 0])) };
   const walk = (dir, top) => {
     for (const e of readdirSync(dir, { withFileTypes: true })) {
-      const p = join(dir, e.name), pkg = top ?? (SUBPACKAGES.includes(e.name) ? e.name : "main");
+      const p = join(dir, e.name), pkg = top ?? (subpackages.includes(e.name) ? e.name : "main");
       if (e.isDirectory()) walk(p, pkg);
       else sizes[pkg] += statSync(p).size;
     }

@@ -248,7 +248,15 @@ ready.catch(showError);
 // For tests and the curious: run the pipeline on given pixels, switch sources, read the statistics.
 window.tryon = {
   ready, vision, stats, stop, setSource,
-  setColor(color, intensity) { state.color = color; if (intensity !== undefined) state.intensity = intensity; },
+  setColor(color, intensity) { // the controls show what is painted
+    state.color = color;
+    for (const s of document.querySelectorAll(".swatch")) s.classList.toggle("active", s.title === color);
+    if (intensity !== undefined) {
+      state.intensity = intensity;
+      $("intensity").value = Math.round(100 * intensity);
+      $("intensity-out").textContent = `${Math.round(100 * intensity)}%`;
+    }
+  },
   async process(pixels) {
     stop();
     return processFrame(framePixels(pixels));

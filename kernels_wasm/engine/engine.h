@@ -373,6 +373,7 @@ int q_fill_pad(wrt_model* m, wrt_op* op, int32_t z, size_t bytes);  /* op->u.q.p
 void q_lookup(size_t n, const uint8_t* x, const uint8_t* table, uint8_t* y);
 int q_indirection(wrt_model* m, wrt_op* op, size_t MR); /* op->u.q.ind over its geometry; padding reads u.q.pad */
 
+float half_to_float(uint16_t h); /* exact: every fp16 value is a float32 value (model_read.c) */
 int plan_typed(wrt_model* m, wrt_op* op, wrt_cost* c);
 int run_typed(wrt_model* m, wrt_op* op);       /* comparisons, logic, WHERE, CAST, integer arithmetic */
 int plan_rnn(wrt_model* m, wrt_op* op, wrt_cost* c);

@@ -6,7 +6,7 @@
 static const uint8_t ESIZE[] = {4, 2, 1, 1, 4, 8, 1};
 /* FLOAT16 constants (weights stored at half size) compute as float32: widen them once, here, so every op and the
  * weight packing see float32. Exact: every fp16 value is a float32 value. */
-static float half_to_float(uint16_t h) {
+float half_to_float(uint16_t h) {
   uint32_t sign = (uint32_t)(h >> 15) << 31, exp = (h >> 10) & 0x1f, mant = h & 0x3ffu, bits;
   if (exp == 0x1f) {
     bits = sign | 0x7f800000u | (mant << 13); /* inf, nan */

@@ -10,10 +10,29 @@ typedef union {
 
 static int is_float(int dt) { return dt == WRT_F32 || dt == WRT_F16; }
 
+/* float32 -> float16, round to nearest even (numpy's astype): overflow gives inf, tiny values subnormals or zero */
+static uint16_t float_to_half(float f) {
+  uint32_t x;
+  rt_copy(&x, &f, 4);
+  uint32_t sign = (x >> 16) & 0x8000u, a = x & 0x7fffffffu;
+  if (a > 0x7f800000u) return (uint16_t)(sign | 0x7e00u);     /* nan */
+  if (a >= 0x477ff000u) return (uint16_t)(sign | 0x7c00u);    /* >= 65520 (halfway past 65504): inf */
+  if (a >= 0x38800000u) {                                     /* normal half: rebias 127 -> 15, round 13 bits */
+    uint32_t r = a - (112u << 23);
+    return (uint16_t)(sign | ((r + 0xfffu + ((r >> 13) & 1u)) >> 13));
+  }
+  if (a <= 0x33000000u) return (uint16_t)sign;               /* <= 2^-25 (the tie goes to even: zero) */
+  uint32_t m = (a & 0x7fffffu) | 0x800000u, shift = 126u - (a >> 23); /* subnormal half: units of 2^-24 */
+  uint32_t q = m >> shift, rem = m & ((1u << shift) - 1u), half = 1u << (shift - 1u);
+  if (rem > half || (rem == half && (q & 1u))) q++;
+  return (uint16_t)(sign | q);
+}
+
 static value rd(const uint8_t* p, int dt, size_t k) {
   value v;
   switch (dt) {
     case WRT_F32: { float f; rt_copy(&f, p + 4 * k, 4); v.f = f; break; }
+    case WRT_F16: { uint16_t h; rt_copy(&h, p + 2 * k, 2); v.f = half_to_float(h); break; }
     case WRT_I8: v.i = (int8_t)p[k]; break;
     case WRT_U8: case WRT_BOOL: v.i = p[k]; break;
     case WRT_I32: { int32_t i; rt_copy(&i, p + 4 * k, 4); v.i = i; break; }
@@ -26,6 +45,7 @@ static value rd(const uint8_t* p, int dt, size_t k) {
 static void wr(uint8_t* p, int dt, size_t k, value v) {
   switch (dt) {
     case WRT_F32: { float f = (float)v.f; rt_copy(p + 4 * k, &f, 4); break; }
+    case WRT_F16: { uint16_t h = float_to_half((float)v.f); rt_copy(p + 2 * k, &h, 2); break; }
     case WRT_I8: case WRT_U8: p[k] = (uint8_t)v.i; break;
     case WRT_BOOL: p[k] = v.i != 0; break;
     case WRT_I32: { int32_t i = (int32_t)(uint32_t)(uint64_t)v.i; rt_copy(p + 4 * k, &i, 4); break; }
@@ -158,7 +178,7 @@ int plan_typed(wrt_model* m, wrt_op* op, wrt_cost* c) {
   if (arith && x->dtype != WRT_I32 && x->dtype != WRT_I64)
     return op_fail(op, WRT_ERR_UNSUPPORTED, "%s inputs are not supported by the C engine (%s runs float32, int32 and "
                    "int64)", dtype_name(x->dtype), op_name(op));
-  if ((op->type == OP_CAST || op->type == OP_WHERE || arith) && (x->dtype == WRT_F16 || y->dtype == WRT_F16))
+  if ((op->type == OP_WHERE || arith) && (x->dtype == WRT_F16 || y->dtype == WRT_F16))
     return op_fail(op, WRT_ERR_UNSUPPORTED, "float16 tensors are not supported by the C engine here");
   c->work += WORK_SCALAR * y->count;
   return WRT_OK;

@@ -58,7 +58,8 @@ def write(out: Path) -> dict:
         steps.append({"x": _write(out, f"lstm.{k}.x", x), "want": {o: _write(out, f"lstm.{k}.{o}", v)
                                                                     for o, v in want.items()}})
         state = {i: want[o] for o, i in zip(outs[1:], ins[1:], strict=True)}
-    m["lstm"] = {"path": str(out / "lstm_bi.wrt"), "steps": steps}
+    m["lstm"] = {"path": str(out / "lstm_bi.wrt"), "file": "lstm_bi.wrt", "steps": steps,
+                 "pairs": dict(zip(outs[1:], ins[1:], strict=True))}
 
     tfl = tflite_lstm(**TFLITE_LSTMS["cifg_layernorm_cellclip"])
     (out / "tflite_lstm.wrt").write_bytes(convert(import_tflite(tfl)).data)
@@ -71,7 +72,8 @@ def write(out: Path) -> dict:
         lite.invoke()
         steps.append({"x": _write(out, f"tfl.{k}.x", x),
                       "want": {"y": _write(out, f"tfl.{k}.y", lite.get_tensor(lite.get_output_details()[0]["index"]))}})
-    m["tflite_lstm"] = {"path": str(out / "tflite_lstm.wrt"), "steps": steps}
+    m["tflite_lstm"] = {"path": str(out / "tflite_lstm.wrt"), "file": "tflite_lstm.wrt", "steps": steps,
+                        "pairs": {"h_state_next": "h_state", "c_state_next": "c_state"}}
 
     m["encoders"] = {}
     for name, path, feeds in (("vit", tm.vit_onnx(str(folder)), {"pixels": np.random.default_rng(4).standard_normal(

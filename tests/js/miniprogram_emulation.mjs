@@ -32,20 +32,22 @@ const until = async (pred, what, ms = 60000) => {
 };
 
 function lmErr(a, b) {
+  const n = b.length / 3;
   let sum = 0, max = 0;
-  for (let i = 0; i < 468; i++) {
+  for (let i = 0; i < n; i++) {
     const d = Math.hypot(a[3 * i] - b[3 * i], a[3 * i + 1] - b[3 * i + 1]);
     sum += d; max = Math.max(max, d);
   }
-  return { mean: sum / 468, max };
+  return { mean: sum / n, max };
 }
 
-/** The browser pipeline on the standard host: wasmrt.init + wasmrt.vision, same variant, same frame sequence. */
-async function reference(variant, frames, { int8 = false } = {}) {
+/** The browser pipeline on the standard host: wasmrt.init + wasmrt.vision, same variant, same frame sequence
+ * (refine: the attention mesh; int8: the int8 face models). */
+async function reference(variant, frames, { refine = false, int8 = false } = {}) {
   const rt = await init({ variant });
   const mesh = await FaceMesh.create(rt, int8
     ? { detectorModel: join(M.models, "face_detector_int8.wrt"), landmarkModel: join(M.models, "face_landmark_int8.wrt") }
-    : { modelBase: M.models + "/" });
+    : { modelBase: M.models + "/", refine });
   const out = [];
   for (const f of frames) out.push(await mesh.detect(f));
   await mesh.release();
@@ -204,6 +206,64 @@ test("WeChat live camera loop: samples of the canvas a person sees", async () =>
   }
   writeFileSync(join(out, "samples.json"), JSON.stringify(samples));
   report("miniprogram-live", { platform: "wechat", samples: samples.length, results: page.results, fps: page.data.fps });
+  page.onUnload();
+});
+
+test("WeChat refine switch: the attention mesh's 478 points equal the browser pipeline's, and back", async () => {
+  const [want] = await reference("simd", [ASTRO], { refine: true });
+  simdRef ??= await reference("simd", frames);
+  const { page, run, mp } = await session("wechat-refine", "wechat");
+  assert.equal(page.data.points, 468);
+  assert.ok(!mp.loaded.has("attention") && !mp.loaded.has("attention2"), "the attention mesh loads on first use");
+  page.setData({ color: M.livePaint.color, intensity: Math.round(100 * M.livePaint.intensity) });
+  await page.onRefineChange({ detail: { value: true } });
+  assert.equal(page.data.status, "ready");
+  assert.equal(page.data.refine, true);
+  assert.equal(page.data.points, 478);
+  assert.ok(mp.loaded.has("attention") && mp.loaded.has("attention2"));
+  const got = await run(ASTRO);
+  assert.equal(got.faces.length, 1);
+  assert.equal(got.faces[0].landmarks.length, 478 * 3);
+  assert.deepEqual(got.faces[0].landmarks, Array.from(want.faces[0].landmarks), "refined landmarks differ");
+  const e = lmErr(got.faces[0].landmarks, M.astronaut.refined.landmarks);
+  assert.ok(e.mean < 0.5, `refined vs python_ref: ${e.mean} px`);
+  const painted = { data: new Uint8ClampedArray(ASTRO.data), width: ASTRO.width, height: ASTRO.height };
+  recolorLips(painted, want.faces[0], { color: M.livePaint.color, intensity: M.livePaint.intensity });
+  const canvas = mp.canvases.out;
+  assert.deepEqual(canvas.pixels, painted.data, "the canvas shows the refined lips' recoloured frame");
+  writeFileSync(join(DIR, "mp-refined.rgba"), canvas.pixels); // what a person sees: tests/test_miniprogram.py
+  report("miniprogram-refine", { platform: "wechat", variant: "simd", meanPxVsPython: e.mean, maxPxVsPython: e.max,
+    width: canvas.width, height: canvas.height, ms: got.ms });
+  await page.onRefineChange({ detail: { value: false } });
+  assert.equal(page.data.points, 468);
+  const back = await run(ASTRO);
+  assert.deepEqual(back.faces[0].landmarks, Array.from(simdRef[0].faces[0].landmarks), "back to the face mesh");
+  page.onUnload();
+});
+
+test("Alipay refine switch: the attention mesh from the preloaded subpackages", async () => {
+  const [want] = await reference("simd", [ASTRO], { refine: true });
+  const { page, run } = await session("alipay-refine", "alipay");
+  await page.onRefineChange({ detail: { value: true } });
+  assert.equal(page.data.status, "ready");
+  const got = await run(ASTRO);
+  assert.deepEqual(got.faces[0].landmarks, Array.from(want.faces[0].landmarks));
+  page.onUnload();
+});
+
+test("WeChat refine switch with a damaged attention model: a clear error, and the face mesh keeps running", async () => {
+  simdRef ??= await reference("simd", frames);
+  const { page, mp, root } = await session("wechat-refine-broken", "wechat");
+  const part = join(root, "attention2/data/face_landmark_attention.wrt.1");
+  writeFileSync(part, Buffer.alloc(readFileSync(part).length, 0x41)); // same size, garbage
+  await page.onRefineChange({ detail: { value: true } });
+  assert.match(page.data.status, /^error: .*face_landmark_attention/);
+  assert.equal(page.data.refine, false);
+  const before = page.results;
+  mp.cameraFrame(ASTRO.data, ASTRO.width, ASTRO.height);
+  await until(() => page.results > before, "a frame after the failed switch");
+  assert.deepEqual(page.lastResult.faces[0].landmarks, Array.from(simdRef[0].faces[0].landmarks));
+  report("miniprogram-refine-broken", { status: page.data.status });
   page.onUnload();
 });
 

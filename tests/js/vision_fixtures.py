@@ -36,6 +36,8 @@ def write(out: Path) -> dict:
     astro = rgba(data.astronaut())
     astro.tofile(out / "astronaut.rgba")
     face = FaceMesh(tracking=False).detect(astro)[0]
+    refined = FaceMesh(tracking=False, refine=True).detect(astro)[0]  # the attention mesh: 478 points
+    lip_mask(refined.landmarks, 512, 512).astype(np.uint8).tofile(out / "astronaut_refined_mask.u8")
     lip_mask(face.landmarks, 512, 512).astype(np.uint8).tofile(out / "astronaut_mask.u8")
     paint_lips(astro, face, PAINT["color"], PAINT["intensity"]).tofile(out / "astronaut_painted.rgba")
 
@@ -61,7 +63,9 @@ def write(out: Path) -> dict:
                       "detection": {"box": det.box.tolist(), "keypoints": det.keypoints.reshape(-1).tolist(),
                                     "score": det.score},
                       "roi": [face.roi.cx, face.roi.cy, face.roi.side, face.roi.angle],
-                      "presence": face.score, "landmarks": face.landmarks.reshape(-1).tolist()},
+                      "presence": face.score, "landmarks": face.landmarks.reshape(-1).tolist(),
+                      "refined": {"landmarks": refined.landmarks.reshape(-1).tolist(),
+                                  "mask": "astronaut_refined_mask.u8"}},
         "clip": {"frames": CLIP_FRAMES, "size": CLIP_SIZE, "check": list(CLIP_CHECK), "every": "clip_every.f64",
                  "tracked": "clip_tracked.f64", "ranDetector": ran, "masks": "clip_masks.u8",
                  "all": "clip_frames.rgba"},

@@ -88,15 +88,22 @@ try {
   const refined = await browser.newPage({ viewport: { width: 1280, height: 860 } });
   await refined.goto(`${cfg.origin}/demo/web/tryon.html?source=none&refine=1&variant=${cfg.variant}`);
   await refined.evaluate(() => window.tryon.ready);
-  results.refined = await refined.evaluate(async ({ b64, w, h }) => {
+  results.refined = await refined.evaluate(async ({ b64, w, h, paint }) => {
     const bin = atob(b64);
     const data = new Uint8ClampedArray(bin.length);
     for (let i = 0; i < bin.length; i++) data[i] = bin.charCodeAt(i);
+    window.tryon.setColor(paint.color, paint.intensity);
     await window.tryon.setTracking(false);
     const res = await window.tryon.process({ data, width: w, height: h });
     return { checked: document.getElementById("refine").checked, faces: res.faces.length,
-      landmarks: res.faces[0] ? Array.from(res.faces[0].landmarks) : null };
-  }, { b64: astronautB64, w: M.astronaut.width, h: M.astronaut.height });
+      landmarks: res.faces[0] ? Array.from(res.faces[0].landmarks) : null,
+      canvas: document.getElementById("view").toDataURL("image/png") };
+  }, { b64: astronautB64, w: M.astronaut.width, h: M.astronaut.height, paint: M.astronaut.paint });
+  // what a person sees with refine on: the canvas alone, and the whole page
+  const refinedPng = results.refined.canvas.replace(/^data:image\/png;base64,/, "");
+  writeFileSync(join(cfg.artifacts, `tryon-refined-${cfg.variant}.png`), Buffer.from(refinedPng, "base64"));
+  delete results.refined.canvas;
+  await refined.screenshot({ path: join(cfg.artifacts, `tryon-refined-page-${cfg.variant}.png`) });
   results.logs = logs;
 } finally {
   await browser.close();

@@ -16,6 +16,7 @@ import onnx
 from python_ref import recurrent
 from python_ref.opdefs import (
     Activation,
+    CastTo,
     CoordMode,
     Coupling,
     DepthToSpaceMode,
@@ -106,9 +107,10 @@ def _label(node: onnx.NodeProto) -> str:
     return node_name(node)
 
 
-def _unary(ctx: Context, node: onnx.NodeProto, op: str, attrs: dict[str, Any] | None = None) -> None:
+def _unary(ctx: Context, node: onnx.NodeProto, op: str, attrs: dict[str, Any] | None = None) -> str:
     x = _x(ctx, node)
     ctx.emit_value(op, [ctx.ir(node.input[0], x.channels_last)], attrs, node, channels_last=x.channels_last)
+    return node.output[0]
 
 
 def _reshape(ctx: Context, node: onnx.NodeProto, shape: tuple[int, ...], out_index: int = 0) -> None:
@@ -216,17 +218,19 @@ def _cast(ctx: Context, node: onnx.NodeProto, a: dict) -> None:
     src = ctx.graph.tensors[x.ir].dtype if not x.is_const else x.const.dtype
     if x.is_const:
         ctx.set_const(node.output[0], x.const.astype(to))
-    elif to in _RUNTIME_FLOATS and src == F32:  # float -> float: computed in float32 anyway
+        return
+    target = np.dtype(F32) if to in _RUNTIME_FLOATS else to
+    if target not in _CAST_CODES:
+        raise ctx.unsupported(node, f"cast to {to} (targets: float16/32/64 as float32, int8, uint8, int32, "
+                              "int64, bool)")
+    y = node.input[0] if target == src else _unary(ctx, node, "CAST", {"to": _CAST_CODES[target]})
+    if to == np.float16:  # computed in float32, with float16's rounding and range: there and back
+        label = _label(node)
+        half = ctx.emit("CAST", [ctx.ir(y)], {"to": CastTo.FLOAT16}, f"{node.output[0]}/f16", label)
+        y = ctx.emit("CAST", [half], {"to": CastTo.FLOAT32}, f"{node.output[0]}/f16_f32", label)
+        ctx.bind(node.output[0], y, False)
+    elif y == node.input[0]:
         ctx.alias(node.output[0], node.input[0])
-    else:
-        target = np.dtype(F32) if to in _RUNTIME_FLOATS else to
-        if target not in _CAST_CODES:
-            raise ctx.unsupported(node, f"cast to {to} (targets: float16/32/64 as float32, int8, uint8, int32, "
-                                  "int64, bool)")
-        if target == src:
-            ctx.alias(node.output[0], node.input[0])
-            return
-        _unary(ctx, node, "CAST", {"to": _CAST_CODES[target]})
 
 
 @converts("BatchNormalization")

@@ -549,13 +549,19 @@ def landmarks_to_transform_matrix(ctx: Context, op: TflOp) -> None:
     ctx.emit(op, "LANDMARKS_TO_TRANSFORM_MATRIX", [ctx.input(op, 0)], attrs, final=True)
 
 
-@converts("TransformTensorBilinear", "TransformTensor")
+# MediaPipe's two names of the op: (the .wrt op, align_corners); version 1 (TransformTensor) has no half-pixel shift
+_TRANSFORM_TENSOR = {"TransformTensorBilinear": ("TRANSFORM_TENSOR_BILINEAR", False),
+                     "TransformTensor": ("TRANSFORM_TENSOR_BILINEAR", True)}
+
+
+@converts(*_TRANSFORM_TENSOR)
 def transform_tensor_bilinear(ctx: Context, op: TflOp) -> None:
     shape = ctx.model.tensors[op.outputs[0]].shape
     if len(shape) != 4:
         raise ModelFormatError(f"{ctx.source}: {op.custom_code} node {ctx.node_name(op)!r}: output shape {shape}")
-    attrs = {"size": (shape[1], shape[2]), "align_corners": op.custom_code == "TransformTensor"}  # v1: no shift
-    ctx.emit(op, "TRANSFORM_TENSOR_BILINEAR", [ctx.input(op, 0), ctx.input(op, 1)], attrs, final=True)
+    wrt_op, align_corners = _TRANSFORM_TENSOR[op.custom_code]
+    attrs = {"size": (shape[1], shape[2]), "align_corners": align_corners}
+    ctx.emit(op, wrt_op, [ctx.input(op, 0), ctx.input(op, 1)], attrs, final=True)
 
 
 @converts("TransformLandmarks")

@@ -25,18 +25,25 @@ function loadSubpackage(api, name) {
   }));
 }
 
-/** The landmark model is split across subpackages (2 MB per package): read and join its parts. */
+/** A landmark model (MODELS.landmark, or MODELS.attention for refined lips and irises) is split across
+ * subpackages (2 MB per package): load them, read and join its parts. */
+async function readLandmarkModel(api, model) {
+  const fs = api.getFileSystemManager();
+  for (const name of model.subpackages) await loadSubpackage(api, name);
+  const parts = [];
+  for (const p of model.parts) parts.push(new Uint8Array(await readFile(fs, p)));
+  const bytes = new Uint8Array(parts.reduce((n, p) => n + p.length, 0));
+  let off = 0;
+  for (const p of parts) { bytes.set(p, off); off += p.length; }
+  if (bytes.length !== model.bytes) throw new Error(`${model.file}: ${bytes.length} bytes, expected ${model.bytes}`);
+  return bytes.buffer;
+}
+
 async function readModels(api, platform) {
   const fs = api.getFileSystemManager();
-  for (const name of MODELS.subpackages) await loadSubpackage(api, name);
   const detector = await readFile(fs, MODELS.detector);
-  const parts = [];
-  for (const p of MODELS.landmarkParts) parts.push(new Uint8Array(await readFile(fs, p)));
-  const landmark = new Uint8Array(parts.reduce((n, p) => n + p.length, 0));
-  let off = 0;
-  for (const p of parts) { landmark.set(p, off); off += p.length; }
-  if (landmark.length !== MODELS.landmarkBytes) throw new Error(`face_landmark.wrt: ${landmark.length} bytes, expected ${MODELS.landmarkBytes}`);
-  const out = { detector, landmark: landmark.buffer };
+  const landmark = await readLandmarkModel(api, MODELS.landmark);
+  const out = { detector, landmark };
   if (platform === "alipay" && !MODELS.brotli) { // for Alipay builds whose instantiate only takes bytes
     out.wasmBytes = {};
     for (const v of ["simd", "scalar"]) {
@@ -51,7 +58,8 @@ const avg = (a) => (a.length ? a.reduce((x, y) => x + y, 0) / a.length : 0);
 
 export function createTryonPage(api, { platform }) {
   return {
-    data: { status: "loading models…", variant: "", colors: COLORS, color: COLORS[0], intensity: 60, fps: "–", stages: "" },
+    data: { status: "loading models…", variant: "", colors: COLORS, color: COLORS[0], intensity: 60, fps: "–", stages: "",
+      refine: false, points: 468 },
 
     onLoad() {
       this.busy = false;
@@ -93,7 +101,9 @@ export function createTryonPage(api, { platform }) {
 
     onWorkerMessage(msg) {
       if (msg.type === "ready") return this.onReadyMsg(msg);
+      if (msg.type === "landmarks") return this.switched?.resolve(msg);
       if (msg.type === "error") {
+        if (msg.id === undefined && this.switched) return this.switched.reject(new Error(msg.message)); // a switch
         this.busy = false;
         if (this.onInitError && !this.ctx) this.onInitError(new Error(msg.message));
         return this.setData({ status: `error: ${msg.message}` });
@@ -126,6 +136,22 @@ export function createTryonPage(api, { platform }) {
           `detector ${det.length ? avg(det).toFixed(1) + " ms" : "–"} (${h.filter((x) => x.ranDetector).length}/${h.length} frames) · ` +
           `paint ${avg(h.map((x) => x.paint)).toFixed(1)} ms · frame ${avg(h.map((x) => x.total)).toFixed(1)} ms`,
       });
+    },
+
+    /** The "refined lips and irises" switch: the attention mesh (478 points; its subpackages load on first use) or
+     * the plain mesh replaces the worker's landmark model; frames keep flowing meanwhile. */
+    onRefineChange(e) {
+      const refine = !!e.detail.value;
+      this.setData({ refine, status: refine ? "loading the attention mesh…" : "loading the face mesh…" });
+      this.switching = (this.switching ?? Promise.resolve()).then(async () => {
+        await this.ready;
+        const landmark = await readLandmarkModel(api, refine ? MODELS.attention : MODELS.landmark);
+        const done = new Promise((resolve, reject) => { this.switched = { resolve, reject }; });
+        this.worker.postMessage({ type: "landmarks", refine, landmark });
+        const msg = await done.finally(() => { this.switched = null; });
+        if (msg.refine === this.data.refine) this.setData({ status: "ready", points: msg.points });
+      }).catch((err) => this.setData({ refine: !refine, status: `error: ${err.message}` })); // the old model stays
+      return this.switching;
     },
 
     onColorTap(e) { this.setData({ color: e.currentTarget.dataset.color }); },
