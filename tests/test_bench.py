@@ -149,3 +149,26 @@ def test_bench_feeds_integer_inputs_as_integers(tmp_path):
     code, doc = _bench(tmp_path, path, "--hosts", "native,node", "--variants", "simd", "--profile")
     assert code == 0
     assert len(doc["rows"]) == 2 and all(r["ok"] and r["max_rel_err"] == 0 for r in doc["rows"]), doc["rows"]
+
+
+def test_bench_int8_rows_with_peers(tmp_path, small_model, capsys):
+    """--int8: the model quantized, run interleaved with the float one; ours bit for bit python_ref's int8 run, the
+    peers on their own tools' int8 files (AI Edge Quantizer TFLite, onnxruntime QDQ) within the looser bound."""
+    _needs_node()
+    code, doc = _bench(tmp_path, small_model, "--hosts", "native,node", "--variants", "relaxed", "--peers", "--int8")
+    assert code == 0, capsys.readouterr().out
+    q = doc["models"]["small int8"]
+    assert q["made_by"]["tflite"].startswith("AI Edge Quantizer") and q["made_by"]["onnx"].startswith("onnxruntime")
+    rows = {(r["model"], r["host"], r["engine"]): r for r in doc["rows"]}
+    want = {("node", "wasmrt-relaxed"), ("native", "litert"), ("native", "onnxruntime"), ("node", "onnxruntime-web"),
+            ("node", "litert.js")}
+    assert {("small int8", h, e) for h, e in want} <= set(rows)
+    assert not any(m == "small int8" and e.startswith("tfjs") for m, _, e in rows)  # TF.js has no int8
+    for (model, _, _), r in rows.items():
+        assert "error" not in r and r["ok"], r
+        if model == "small int8":
+            assert r["max_rel_err"] == 0.0 if r["ours"] else r["tolerance"] == 0.25, r
+            assert r["runs"] == 3  # interleaved with the float engines: the same passes
+    printed = capsys.readouterr().out
+    assert "int8 speed-up over the same engine's float32" in printed
+    assert "small                native    litert" in printed

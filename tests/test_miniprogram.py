@@ -52,9 +52,19 @@ def package_sizes(app: Path) -> dict[str, int]:
     return sizes
 
 
-@pytest.mark.parametrize("brotli", [False, True])
-def test_every_package_is_under_2_mb(tmp_path: Path, brotli: bool) -> None:
+@pytest.fixture(scope="module")
+def int8_models() -> None:
+    from wasmrt import face_int8
+
+    face_int8.make()  # a minute when missing; the files stay in models/
+
+
+@pytest.mark.parametrize(("brotli", "int8"), [(False, False), (True, False), (False, True)])
+def test_every_package_is_under_2_mb(tmp_path: Path, brotli: bool, int8: bool, request: pytest.FixtureRequest) -> None:
+    if int8:
+        request.getfixturevalue("int8_models")
     args = [NODE, "demo/miniprogram/build.mjs", "--target", str(tmp_path)] + (["--brotli"] if brotli else [])
+    args += ["--int8"] if int8 else []
     subprocess.run(args, cwd=ROOT, check=True, capture_output=True, timeout=120)
     report = {}
     for platform in ("wechat", "alipay"):
@@ -65,12 +75,12 @@ def test_every_package_is_under_2_mb(tmp_path: Path, brotli: bool) -> None:
         wasm = sorted(p.relative_to(app).as_posix() for p in app.rglob("*.wasm*"))
         assert wasm and not any(p.startswith("workers/") for p in wasm), wasm  # .wasm outside the worker folder
     vision_fixtures.ARTIFACTS.mkdir(parents=True, exist_ok=True)
-    name = "miniprogram-sizes-br.json" if brotli else "miniprogram-sizes.json"
+    name = f"miniprogram-sizes{'-br' if brotli else ''}{'-int8' if int8 else ''}.json"
     (vision_fixtures.ARTIFACTS / name).write_text(json.dumps(report, indent=1))
 
 
-def test_miniprogram_pages_on_emulated_hosts(fixtures: Path) -> None:
-    env = {**os.environ, "VISION_FIXTURES": str(fixtures)}
+def test_miniprogram_pages_on_emulated_hosts(fixtures: Path, int8_models: None) -> None:
+    env = {**os.environ, "VISION_FIXTURES": str(fixtures), "VISION_INT8": "1"}
     r = subprocess.run([NODE, "--test", "--test-reporter=spec", "tests/js/miniprogram_emulation.mjs"], cwd=ROOT,
                        env=env, capture_output=True, text=True, timeout=900)
     reports = [json.loads(line.split(" ", 1)[1]) for line in r.stdout.splitlines()
@@ -80,7 +90,7 @@ def test_miniprogram_pages_on_emulated_hosts(fixtures: Path) -> None:
     assert r.returncode == 0, f"{r.stdout[-10000:]}\n{r.stderr[-3000:]}"
     kinds = {e["kind"] for e in reports}
     assert {"miniprogram-astronaut", "miniprogram-clip", "miniprogram-fallback", "miniprogram-alipay",
-            "miniprogram-live", "miniprogram-refine"} <= kinds
+            "miniprogram-live", "miniprogram-refine", "miniprogram-int8"} <= kinds
     _check_live_samples(fixtures)
     _check_refined_view(fixtures, next(e for e in reports if e["kind"] == "miniprogram-refine"))
 

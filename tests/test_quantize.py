@@ -213,3 +213,19 @@ def test_efficientnet_int8_agrees_with_float_at_least_as_well_as_onnxruntime() -
     assert imp["top1_agreement"] >= 0.95 and imp["max_steps"] <= 4, imp  # onnxruntime's add/pool rounding
     lite = r["litert_int8_import"]  # LiteRT's own int8 run: bit for bit
     assert "skipped" in lite or (lite["max_steps"] == 0 and lite["top1_agreement"] == 1.0), lite
+
+
+@pytest.mark.slow
+def test_tryon_int8_face_models_stay_near_the_float_ones() -> None:
+    """The models `wasmrt demo --int8` and the mini-program's --int8 build run (wasmrt/face_int8.py): landmarks within
+    a pixel of the float model at 192x192 on evaluation faces, the same faces found, smaller files."""
+    from wasmrt import face_int8
+
+    face_int8.make()
+    r = face_int8.measure()
+    lm, det = r["face_landmark"], r["face_detector"]
+    assert lm["faces"] >= 100 and lm["mean_px"] <= 1.0 and lm["presence_agreement"] >= 0.98, lm
+    assert det["faces_float"] >= 8 and det["matched"] == det["faces_float"] == det["faces_int8"], det
+    assert det["mean_iou"] >= 0.85, det
+    for name, s in r["sizes"].items():
+        assert s["int8_bytes"] <= 0.7 * s["shipped_float_bytes"], (name, s)

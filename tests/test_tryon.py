@@ -139,8 +139,8 @@ def test_browser_camera_source_runs(browser_run: dict) -> None:
 LIVE_SAMPLES, LIVE_INTERVAL_MS = 40, 70
 
 
-@pytest.fixture(scope="module")
-def live_run(fixtures: Path) -> dict:
+def _live(fixtures: Path, name: str, int8: bool = False, sources: tuple[str, ...] = ("astronaut", "clip", "camera"),
+          samples: int = 0) -> dict:
     """Screenshots of the displayed canvas while the live loop runs, per source (tests/js/tryon_live.mjs)."""
     from wasmrt.demo_server import DemoServer, copy_samples
 
@@ -148,21 +148,36 @@ def live_run(fixtures: Path) -> dict:
     frames = np.fromfile(fixtures / m["clip"]["all"], np.uint8).reshape(m["clip"]["frames"], m["clip"]["size"],
                                                                           m["clip"]["size"], 4)
     y4m = fixtures / "camera.y4m"  # the fake camera's input: the clip, looped
-    vision_fixtures.write_y4m(y4m, frames[..., :3])
+    if not y4m.exists():
+        vision_fixtures.write_y4m(y4m, frames[..., :3])
     copy_samples()
-    shots = fixtures / "live"
+    shots = fixtures / name
     shots.mkdir(exist_ok=True)
-    cfg, res = fixtures / "live.json", fixtures / "live-results.json"
+    cfg, res = fixtures / f"{name}.json", fixtures / f"{name}-results.json"
     with DemoServer(port=0) as server:
         cfg.write_text(json.dumps({"origin": server.origin, "variant": "simd", "chromium": CHROMIUM, "y4m": str(y4m),
-                                   "out": str(shots), "paint": m["livePaint"], "samples": LIVE_SAMPLES,
-                                   "intervalMs": LIVE_INTERVAL_MS}))
+                                   "out": str(shots), "paint": m["livePaint"], "samples": samples or LIVE_SAMPLES,
+                                   "intervalMs": LIVE_INTERVAL_MS, "sources": list(sources), "int8": int8}))
         r = subprocess.run([NODE, "tests/js/tryon_live.mjs", str(cfg), str(res)], cwd=ROOT, capture_output=True,
                            text=True, timeout=600)
     assert r.returncode == 0, f"{r.stdout[-4000:]}\n{r.stderr[-4000:]}"
     camera = vision_fixtures.camera_frames(frames)
     return {**json.loads(res.read_text()), "frames": frames, "manifest": m, "camera": camera,
             "cameraMasks": vision_fixtures.camera_masks(camera)}
+
+
+@pytest.fixture(scope="module")
+def live_run(fixtures: Path) -> dict:
+    return _live(fixtures, "live")
+
+
+@pytest.fixture(scope="module")
+def live_int8_run(fixtures: Path) -> dict:
+    """The same with tryon.html?int8=1: the face models `wasmrt quantize` made (wasmrt/face_int8.py)."""
+    from wasmrt import face_int8
+
+    face_int8.make()  # a minute when missing; the files stay in models/
+    return _live(fixtures, "live-int8", int8=True, sources=("astronaut", "clip"), samples=20)
 
 
 def _displayed(path: str, view: dict) -> np.ndarray:
@@ -174,11 +189,10 @@ def _displayed(path: str, view: dict) -> np.ndarray:
     return rgb[:, ::-1] if view["mirror"] else rgb
 
 
-@pytest.mark.parametrize("source", ["astronaut", "clip", "camera"])
-def test_live_view_shows_the_lipstick(live_run: dict, fixtures: Path, source: str) -> None:
+def _lipstick_shares(run: dict, fixtures: Path, source: str) -> dict:
     """At least 95% of the frames a person sees carry the chosen colour on python_ref's lip mask."""
-    m, frames = live_run["manifest"], live_run["frames"]
-    run = live_run["sources"][source]
+    m, frames = run["manifest"], run["frames"]
+    view = run["sources"][source]
     color = m["livePaint"]["color"]
     if source == "astronaut":
         candidates = np.fromfile(fixtures / m["astronaut"]["file"], np.uint8).reshape(1, 512, 512, 4)
@@ -187,16 +201,36 @@ def test_live_view_shows_the_lipstick(live_run: dict, fixtures: Path, source: st
         candidates = frames
         masks = list(np.fromfile(fixtures / m["clip"]["masks"], np.uint8).reshape(frames.shape[:3]))
     else:  # the same clip as the fake camera delivers it, with python_ref's masks on those very pixels
-        candidates, masks = live_run["camera"], list(live_run["cameraMasks"])
+        candidates, masks = run["camera"], list(run["cameraMasks"])
     shares = []
-    for path in run["shots"]:
-        rgb = _displayed(path, run["view"])
+    for path in view["shots"]:
+        rgb = _displayed(path, view["view"])
         k = vision_fixtures.nearest_frame(rgb, candidates)
         shares.append(vision_fixtures.lipstick_share(rgb, candidates[k], masks[k], color))
     seen = float(np.mean([s >= 0.6 for s in shares]))
-    summary = {"source": source, "frames": len(shares), "withLipstick": seen, "shares": [round(s, 3) for s in shares],
-               "view": run["view"], "stats": run["stats"]}
+    return {"source": source, "frames": len(shares), "withLipstick": seen, "shares": [round(s, 3) for s in shares],
+            "view": view["view"], "stats": view["stats"]}
+
+
+@pytest.mark.parametrize("source", ["astronaut", "clip", "camera"])
+def test_live_view_shows_the_lipstick(live_run: dict, fixtures: Path, source: str) -> None:
+    """At least 95% of the frames a person sees carry the chosen colour on python_ref's lip mask."""
+    summary = _lipstick_shares(live_run, fixtures, source)
     ARTIFACTS.mkdir(parents=True, exist_ok=True)
     (ARTIFACTS / f"tryon-live-{source}.json").write_text(json.dumps(summary, indent=1))
-    shutil.copyfile(run["shots"][len(run["shots"]) // 2], ARTIFACTS / f"tryon-live-{source}.png")
-    assert seen >= 0.95, summary
+    shots = live_run["sources"][source]["shots"]
+    shutil.copyfile(shots[len(shots) // 2], ARTIFACTS / f"tryon-live-{source}.png")
+    assert summary["withLipstick"] >= 0.95, summary
+
+
+@pytest.mark.parametrize("source", ["astronaut", "clip"])
+def test_live_view_with_int8_models_shows_the_lipstick(live_int8_run: dict, fixtures: Path, source: str) -> None:
+    """tryon.html?int8=1 runs the int8 face models, and what a person sees still carries the colour on python_ref's
+    (float) lip mask in 95% of the frames."""
+    assert live_int8_run["engine"]["int8"] is True, live_int8_run["engine"]
+    summary = _lipstick_shares(live_int8_run, fixtures, source)
+    ARTIFACTS.mkdir(parents=True, exist_ok=True)
+    (ARTIFACTS / f"tryon-live-int8-{source}.json").write_text(json.dumps(summary, indent=1))
+    shots = live_int8_run["sources"][source]["shots"]
+    shutil.copyfile(shots[len(shots) // 2], ARTIFACTS / f"tryon-live-int8-{source}.png")
+    assert summary["withLipstick"] >= 0.95, summary

@@ -8,7 +8,7 @@
 2. face_landmark quantized on faces from calibration photos: mean distance of the 468 landmarks (x, y in pixels of
    the 192x192 crop) to the float model's, on faces from the evaluation photos.
 3. Imported int8 models against the producing framework's own int8 run: onnxruntime's QDQ EfficientNet-Lite0, and a
-   full-integer TFLite made by AI Edge Quantizer (tools/make_peer_int8.py, in build/aeq-venv when present) from the
+   full-integer TFLite made by AI Edge Quantizer (wasmrt/bench/aeq_int8.py, in the peers' aeq-venv) from the
    same network exported to TFLite: differences in output steps and top-1 agreement.
 The int8 models run on python_ref (the definition), the float ones natively.
 """
@@ -17,7 +17,6 @@ from __future__ import annotations
 
 import argparse
 import json
-import subprocess
 import sys
 import time
 from pathlib import Path
@@ -29,14 +28,13 @@ sys.path.insert(0, str(ROOT))
 
 from python_ref import Interpreter  # noqa: E402
 from python_ref import quant as qm  # noqa: E402
-from wasmrt import calibrate, photos, quantizer  # noqa: E402
-from wasmrt.bias_correction import bias_correct  # noqa: E402
+from wasmrt import calibrate, photos  # noqa: E402
+from wasmrt.cli_quantize import post_training  # noqa: E402
 from wasmrt.converter import convert, load_graph  # noqa: E402
 from wasmrt.ir import Graph  # noqa: E402
 from wasmrt.models import BUNDLED, CACHE, model_path  # noqa: E402
 from wasmrt.passes import optimize  # noqa: E402
 
-AEQ_PYTHON = ROOT / "build" / "aeq-venv" / "bin" / "python"
 WORK = CACHE / "int8"
 
 
@@ -56,11 +54,9 @@ def samples(g: Graph, kind: str, split: str, n: int) -> list[dict[str, np.ndarra
     return [calibrate.load_sample(f, g) for f in calibrate.sample_files(photos.folder(kind, split, n))]
 
 
-def quantize(g: Graph, calib: list[dict[str, np.ndarray]], bias_samples: int = 64) -> bytes:
+def quantize(g: Graph, calib: list[dict[str, np.ndarray]]) -> bytes:
     """What `wasmrt quantize` does (minmax ranges, bias correction)."""
-    ranges = calibrate.collect(calibrate.Tracer(g, calibrate.activations(g)), calib, "minmax")
-    qg, _ = quantizer.quantize_graph(g, ranges)
-    bias_correct(qg, g, calib[:: max(1, len(calib) // bias_samples)][:bias_samples])
+    qg, _ = post_training(g, calib)
     return convert(qg).data
 
 
@@ -96,29 +92,11 @@ def classifier(n_calib: int, n_eval: int) -> dict:
 
 def _onnxruntime(calib: list[dict[str, np.ndarray]], ev: list[dict[str, np.ndarray]]) -> dict:
     import onnxruntime as ort
-    from onnxruntime.quantization import (
-        CalibrationDataReader,
-        CalibrationMethod,
-        QuantFormat,
-        QuantType,
-        quantize_static,
-    )
-    from onnxruntime.quantization.shape_inference import quant_pre_process
+
+    from wasmrt.bench.int8 import qdq_int8
 
     src = model_path("efficientnet_lite0")
-    pre, qdq = WORK / "efficientnet_lite0_pre.onnx", WORK / "efficientnet_lite0_qdq.onnx"
-    quant_pre_process(str(src), str(pre), skip_symbolic_shape=True)
-
-    class Reader(CalibrationDataReader):
-        def __init__(self) -> None:
-            self.it = iter(calib)
-
-        def get_next(self) -> dict | None:
-            return next(self.it, None)
-
-    quantize_static(str(pre), str(qdq), Reader(), quant_format=QuantFormat.QDQ, per_channel=True,
-                    activation_type=QuantType.QUInt8, weight_type=QuantType.QInt8,
-                    calibrate_method=CalibrationMethod.MinMax)
+    qdq = qdq_int8(src, calib, WORK / "efficientnet_lite0_qdq.onnx", log)
     so = ort.SessionOptions()
     so.intra_op_num_threads = 1
     f, q = ort.InferenceSession(str(src), so), ort.InferenceSession(str(qdq), so)
@@ -142,26 +120,11 @@ def _output_step(it: Interpreter) -> float:
     return float(m.tensors[op.inputs[0]].quant.s)
 
 
-def ensure_aeq() -> str | None:
-    """build/aeq-venv with ai-edge-quantizer (its own pins of protobuf and ml_dtypes); None when it is ready."""
-    if AEQ_PYTHON.is_file():
-        return None
-    log("creating build/aeq-venv with ai-edge-quantizer (pip, once)")
-    try:
-        subprocess.run([sys.executable, "-m", "venv", str(AEQ_PYTHON.parents[1])], check=True, capture_output=True)
-        subprocess.run([str(AEQ_PYTHON), "-m", "pip", "install", "-q", "ai-edge-quantizer"], check=True,
-                       capture_output=True)
-    except (subprocess.CalledProcessError, OSError) as e:
-        return f"cannot install ai-edge-quantizer into {AEQ_PYTHON.parents[1]}: {e}"
-    return None
-
-
 def _litert(g: Graph, ev: list[dict[str, np.ndarray]]) -> dict:
-    problem = ensure_aeq()
-    if problem:
-        return {"skipped": problem}
     from ai_edge_litert.interpreter import Interpreter as LiteRT
 
+    from wasmrt.bench.peers import aeq_int8
+    from wasmrt.errors import WasmrtError
     from wasmrt.export.tflite import export_tflite
 
     f32, int8, npy = WORK / "efficientnet_lite0.tflite", WORK / "efficientnet_lite0_aeq_int8.tflite", WORK / "npy"
@@ -170,8 +133,10 @@ def _litert(g: Graph, ev: list[dict[str, np.ndarray]]) -> dict:
     calib = samples(g, "classifier", "calib", 200)[::2]
     for k, s in enumerate(calib):
         np.save(npy / f"{k:04d}.npy", s["input"])
-    subprocess.run([str(AEQ_PYTHON), str(ROOT / "tools" / "make_peer_int8.py"), str(f32), str(npy), str(int8)],
-                   check=True, capture_output=True)
+    try:
+        aeq_int8(f32, npy, int8, log)
+    except WasmrtError as e:
+        return {"skipped": str(e)}
     it = Interpreter(convert(int8).data)
     inp = it.model.tensors[it.model.inputs[0]]
     lr = LiteRT(model_path=str(int8), num_threads=1)

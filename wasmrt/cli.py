@@ -204,7 +204,8 @@ def cmd_run(args: argparse.Namespace) -> int:
 def cmd_demo(args: argparse.Namespace) -> int:
     from wasmrt.demo_server import serve
 
-    return serve(port=args.port, host=args.host, build=not args.no_build, verbose=args.verbose, url_file=args.url_file)
+    return serve(port=args.port, host=args.host, build=not args.no_build, verbose=args.verbose, url_file=args.url_file,
+                 int8=args.int8)
 
 
 def cmd_build(args: argparse.Namespace) -> int:
@@ -300,6 +301,8 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--no-build", action="store_true", help="serve as is, without building missing wasm or models")
     p.add_argument("--url-file", help="write the page URL to this file once serving (for scripts and tests)")
     p.add_argument("--verbose", action="store_true", help="log every request")
+    p.add_argument("--int8", action="store_true",
+                   help="the try-on runs int8 face models (quantized from the float ones when missing)")
     p.set_defaults(fn=cmd_demo)
     from wasmrt.cli_quantize import add_parser as add_quantize
     from wasmrt.cli_sparsify import add_parser as add_sparsify

@@ -56,9 +56,8 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from wasmrt import calibrate, quantizer
+    from wasmrt import calibrate
     from wasmrt.bench.progress import Progress
-    from wasmrt.bias_correction import bias_correct
     from wasmrt.converter import convert
 
     src = Path(args.model)
@@ -73,14 +72,9 @@ def run(args: argparse.Namespace) -> int:
     for k, f in enumerate(files):
         samples.append(calibrate.load_sample(f, graph))
         bar.update(k + 1, len(files))
-    trace = calibrate.Tracer(graph, calibrate.activations(graph), log=bar.log)
-    bar.log(f"tracing {len(trace.names)} activations on the {trace.engine} engine ({args.method})")
-    ranges = calibrate.collect(trace, samples, args.method, lambda label, d, n: _step(bar, label, d, n))
     skip = {s.strip() for s in args.skip.split(",") if s.strip()}
-    qg, plan = quantizer.quantize_graph(graph, ranges, skip)
-    if not args.no_bias_correction:
-        sub = samples[:: max(1, len(samples) // BIAS_SAMPLES)][:BIAS_SAMPLES]
-        bias_correct(qg, graph, sub, lambda label, d, n: _step(bar, label, d, n))
+    qg, plan = post_training(graph, samples, args.method, skip, not args.no_bias_correction,
+                             lambda label, d, n: _step(bar, label, d, n), bar.log)
     data = convert(qg).data
     out.parent.mkdir(parents=True, exist_ok=True)
     out.write_bytes(data)
@@ -93,6 +87,24 @@ def run(args: argparse.Namespace) -> int:
     if args.report:
         _report(args, graph, qg, plan, samples, out, float_bytes, len(data), bar)
     return 0
+
+
+def post_training(graph: Graph, samples: list[dict[str, np.ndarray]], method: str = "minmax",
+                  skip: set[str] | None = None, bias_correction: bool = True,
+                  step: Callable[[str, int, int], None] | None = None,
+                  log: Callable[[str], None] | None = None) -> tuple[Graph, Plan]:
+    """Steps 2-3 above on loaded samples: ranges, the int8 graph, bias correction on up to BIAS_SAMPLES of them."""
+    from wasmrt import calibrate, quantizer
+    from wasmrt.bias_correction import bias_correct
+
+    trace = calibrate.Tracer(graph, calibrate.activations(graph), log=log)
+    if log:
+        log(f"tracing {len(trace.names)} activations on the {trace.engine} engine ({method})")
+    ranges = calibrate.collect(trace, samples, method, step)
+    qg, plan = quantizer.quantize_graph(graph, ranges, skip or set())
+    if bias_correction:
+        bias_correct(qg, graph, samples[:: max(1, len(samples) // BIAS_SAMPLES)][:BIAS_SAMPLES], step)
+    return qg, plan
 
 
 def _step(bar: Progress, label: str, done: int, total: int) -> None:

@@ -90,8 +90,9 @@ def copy_samples(dest: Path = SAMPLES_DIR) -> list[Path]:
     return out
 
 
-def prepare(build: bool = True, log=print) -> None:
-    """Build the wasm engines (checkout) and convert the demo models when they are missing; copy the samples."""
+def prepare(build: bool = True, log=print, int8: bool = False) -> None:
+    """Build the wasm engines (checkout) and convert the demo models when they are missing; copy the samples.
+    int8: also quantize the try-on's face models when they are missing (wasmrt/face_int8.py, about a minute)."""
     if build and missing_wasm():
         from wasmrt.build import build_wasm
 
@@ -109,6 +110,12 @@ def prepare(build: bool = True, log=print) -> None:
                 convert_bundled(BUNDLED[name], paths.models_dir(), log=lambda m: log("  " + m))
             except (WasmrtError, OSError, RuntimeError, subprocess.CalledProcessError) as e:  # offline, no npm...
                 log(f"demo: warning: cannot make {name}.wrt ({e}); its page will say that it is missing")
+    if build and int8:
+        from wasmrt import face_int8
+
+        if face_int8.missing():
+            log(f"demo: quantizing the face models to int8 (missing: {', '.join(face_int8.missing())})")
+            face_int8.make(log=log)
     copy_samples()
     for what, names in (("wasm engines", missing_wasm()), ("models", missing_models())):
         if names:
@@ -290,9 +297,10 @@ class DemoServer:
     def url(self) -> str:
         return self.origin + PAGE
 
-    @property
-    def urls(self) -> dict[str, str]:
-        return {what: self.origin + path for what, path in PAGES.items()}
+    def urls(self, int8: bool = False) -> dict[str, str]:
+        """The pages' URLs; int8: the try-on opens with the int8 face models."""
+        return {what: self.origin + path + ("?int8=1" if int8 and path.endswith("tryon.html") else "")
+                for what, path in PAGES.items()}
 
     def start(self) -> DemoServer:
         self._thread = threading.Thread(target=self.httpd.serve_forever, name="wasmrt-demo", daemon=True)
@@ -313,14 +321,14 @@ class DemoServer:
 
 
 def serve(port: int = 8000, host: str = "127.0.0.1", build: bool = True, verbose: bool = False,
-          url_file: str | None = None) -> int:
+          url_file: str | None = None, int8: bool = False) -> int:
     """The `wasmrt demo` command: prepare, serve until Ctrl-C (or SIGTERM), print the pages' URLs."""
     import signal
 
-    prepare(build=build)
+    prepare(build=build, int8=int8)
     server = DemoServer(port, host, quiet=not verbose)
     print("wasmrt demo: serving the pages (Ctrl-C to stop):", flush=True)
-    for what, url in server.urls.items():
+    for what, url in server.urls(int8).items():
         print(f"  {what:22s} {url}", flush=True)
     if url_file:  # for scripts that start the server in the background and need to know the port
         Path(url_file).write_text(server.url + "\n")

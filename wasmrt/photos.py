@@ -8,6 +8,7 @@ crops and mirror images (photos x crops is how many images a figure rests on; re
 
     python -m wasmrt.photos classifier calib 200     # prints the folder of 200 calibration crops (256x256 PNG)
     python -m wasmrt.photos faces eval 192           # 192x192 face crops (.npy tensors for face_landmark)
+    python -m wasmrt.photos detector calib 200       # square crops of the face photos (PNG, for face_detector)
 """
 
 from __future__ import annotations
@@ -59,7 +60,8 @@ CLASSIFIER_EVAL = ("astronaut", "chelsea", "coffee", "rocket", "motorcycle_left"
 FACES_CALIB = ("group1.jpg", "group4.jpg")
 FACES_EVAL = ("group2.jpg", "group3.jpg", "group5.jpg", "group6.jpg", "astronaut", "grace_hopper.jpg")
 SETS = {("classifier", "calib"): CLASSIFIER_CALIB, ("classifier", "eval"): CLASSIFIER_EVAL,
-        ("faces", "calib"): FACES_CALIB, ("faces", "eval"): FACES_EVAL}
+        ("faces", "calib"): FACES_CALIB, ("faces", "eval"): FACES_EVAL,
+        ("detector", "calib"): FACES_CALIB, ("detector", "eval"): FACES_EVAL}  # detector: square crops as PNG
 CROP_SIZE = 256
 FACE_SIZE = 192
 
@@ -130,8 +132,8 @@ def _face_crops(img: np.ndarray, count: int, rng: np.random.Generator, detect) -
 
 
 def folder(kind: str, split: str, count: int, seed: int = 0) -> Path:
-    """A cached folder of `count` images built from the (kind, split) photos: classifier crops as PNG, or face
-    crops as .npy tensors [1, 192, 192, 3] in [0, 1]. Spread evenly over the photos."""
+    """A cached folder of `count` images built from the (kind, split) photos: classifier and detector crops as PNG,
+    or face crops as .npy tensors [1, 192, 192, 3] in [0, 1]. Spread evenly over the photos."""
     from PIL import Image
 
     names = SETS[(kind, split)]
@@ -148,9 +150,9 @@ def folder(kind: str, split: str, count: int, seed: int = 0) -> Path:
     k = 0
     for name, n in zip(names, per, strict=True):
         img = photo(name)
-        items = _square_crops(img, n, rng) if kind == "classifier" else _face_crops(img, n, rng, detect)
+        items = _face_crops(img, n, rng, detect) if kind == "faces" else _square_crops(img, n, rng)
         for item in items:
-            if kind == "classifier":
+            if kind != "faces":
                 Image.fromarray(item).save(out / f"{k:04d}_{Path(name).stem}.png")
             else:
                 np.save(out / f"{k:04d}_{Path(name).stem}.npy", item)
@@ -169,7 +171,7 @@ _FORMAT = 2  # bump when the way crops are made changes
 
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(prog="python -m wasmrt.photos", description=__doc__.splitlines()[0])
-    ap.add_argument("kind", choices=["classifier", "faces"])
+    ap.add_argument("kind", choices=["classifier", "faces", "detector"])
     ap.add_argument("split", choices=["calib", "eval"])
     ap.add_argument("count", type=int)
     ap.add_argument("--seed", type=int, default=0)

@@ -7,8 +7,10 @@
 //     2 MB), and lib/models.js describing them
 //   - the library: wasmrt's runtime, wasmrt.vision and the mini-program host in workers/facemesh/lib/ (a Worker
 //     can only load files of its own folder), the page's lips.js and tryon-page.js in lib/
-//   node demo/miniprogram/build.mjs [--brotli] [--only wechat|alipay] [--target DIR (a built copy, not in place)]
-import { copyFileSync, cpSync, mkdirSync, readFileSync, rmSync, statSync, writeFileSync } from "node:fs";
+//   - --int8: the int8 face models instead (face_detector_int8.wrt, face_landmark_int8.wrt from wasmrt quantize:
+//     `python -m wasmrt.face_int8` makes them), under the same names in the projects
+//   node demo/miniprogram/build.mjs [--brotli] [--int8] [--only wechat|alipay] [--target DIR (a built copy, not in place)]
+import { copyFileSync, cpSync, mkdirSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from "node:fs";
 import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { brotliCompressSync, constants } from "node:zlib";
@@ -35,14 +37,22 @@ function copy(src, dst) {
 }
 
 /** target: build into target/<platform>/ (a copy of the project) instead of in place. Returns the app folders. */
-export function build({ brotli = false, only = PLATFORMS, models = join(ROOT, "models"), dist = join(LIB, "dist"), target } = {}) {
-  const detector = join(models, "face_detector.wrt");
-  const landmarks = Object.values(LANDMARK_MODELS).map((m) => join(models, m.file));
+export function build({ brotli = false, int8 = false, only = PLATFORMS, models = join(ROOT, "models"), dist = join(LIB, "dist"),
+  target } = {}) {
+  // --int8: the int8 detector and landmark model (the attention mesh has no int8 version and stays float), under
+  // the float files' names in the projects
+  const source = (file) => join(models, int8 ? file.replace("face_detector.wrt", "face_detector_int8.wrt")
+    .replace("face_landmark.wrt", "face_landmark_int8.wrt") : file);
+  const detector = source("face_detector.wrt");
+  const landmarks = Object.values(LANDMARK_MODELS).map((m) => source(m.file));
   for (const f of [detector, ...landmarks, join(dist, "wasmrt-simd.wasm"), join(dist, "wasmrt-scalar.wasm")]) {
-    try { statSync(f); } catch { throw new Error(`${f} is missing: run \`wasmrt build\` and \`python -m wasmrt.bundle\``); }
+    try { statSync(f); } catch {
+      throw new Error(`${f} is missing: run \`wasmrt build\` and \`python -m wasmrt.bundle\`` +
+        (int8 ? " (and `python -m wasmrt.face_int8` for the int8 face models)" : ""));
+    }
   }
   const split = Object.entries(LANDMARK_MODELS).map(([key, m]) => {
-    const bytes = readFileSync(join(models, m.file)), partSize = Math.ceil(bytes.length / m.subpackages.length);
+    const bytes = readFileSync(source(m.file)), partSize = Math.ceil(bytes.length / m.subpackages.length);
     if (partSize > PACKAGE_LIMIT - 64 * 1024) {
       throw new Error(`${m.file} (${bytes.length} bytes) does not fit ${m.subpackages.length} subpackages of 2 MB`);
     }
@@ -71,7 +81,7 @@ export function build({ brotli = false, only = PLATFORMS, models = join(ROOT, "m
       }
     }
     copy(detector, join(app, "models", "face_detector.wrt"));
-    const manifest = { wasmDir: "/wasm", brotli, detector: "/models/face_detector.wrt" };
+    const manifest = { wasmDir: "/wasm", brotli, int8, detector: "/models/face_detector.wrt" };
     for (const m of split) {
       const parts = m.subpackages.map((s, k) => {
         const rel = `${s}/data/${m.file}.${k}`;
@@ -91,9 +101,32 @@ export function build({ brotli = false, only = PLATFORMS, models = join(ROOT, "m
   return apps;
 }
 
+/** Bytes per package of a built project: the main package and each subpackage. */
+export function packageSizes(app) {
+  const subpackages = Object.values(LANDMARK_MODELS).flatMap((m) => m.subpackages);
+  const sizes = { main: 0, ...Object.fromEntries(subpackages.map((s) => [s, 0])) };
+  const walk = (dir, top) => {
+    for (const e of readdirSync(dir, { withFileTypes: true })) {
+      const p = join(dir, e.name), pkg = top ?? (subpackages.includes(e.name) ? e.name : "main");
+      if (e.isDirectory()) walk(p, pkg);
+      else sizes[pkg] += statSync(p).size;
+    }
+  };
+  walk(app, undefined);
+  return sizes;
+}
+
 if (process.argv[1] && fileURLToPath(import.meta.url) === process.argv[1]) {
   const args = process.argv.slice(2);
   const opt = (name) => (args.includes(name) ? args[args.indexOf(name) + 1] : undefined);
-  build({ brotli: args.includes("--brotli"), only: opt("--only") ? [opt("--only")] : PLATFORMS, target: opt("--target") });
-  console.log(`mini-programs built in ${HERE} (${args.includes("--brotli") ? "brotli wasm" : "plain wasm"})`);
+  const int8 = args.includes("--int8");
+  const apps = build({ brotli: args.includes("--brotli"), int8, only: opt("--only") ? [opt("--only")] : PLATFORMS,
+    target: opt("--target") });
+  console.log(`mini-programs built (${args.includes("--brotli") ? "brotli wasm" : "plain wasm"}, ` +
+    `${int8 ? "int8" : "float"} face models):`);
+  for (const [platform, app] of Object.entries(apps)) {
+    const sizes = packageSizes(app);
+    console.log(`  ${platform}: ${app}  ` +
+      Object.entries(sizes).map(([k, v]) => `${k} ${(v / 1024 / 1024).toFixed(2)} MB`).join(", "));
+  }
 }

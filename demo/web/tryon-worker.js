@@ -8,10 +8,21 @@ let rt = null, mesh = null;
 
 const ops = {
   async init({ variant = "auto", modelBase = new URL("../../models/", import.meta.url).href, tracking = true,
-    refine = false }) {
+    refine = false, int8 = false }) {
     rt = await init({ variant });
-    mesh = await FaceMesh.create(rt, { modelBase, tracking, refine }); // refine: the attention mesh, 478 points
-    return { variant: rt.variant, reason: rt.reason };
+    // refine: the attention mesh, 478 points (float: it has no int8 version); int8: the models `wasmrt quantize`
+    // made of face_detector and face_landmark (wasmrt/face_int8.py)
+    const models = int8 ? {
+      detectorModel: new URL("face_detector_int8.wrt", modelBase).href,
+      landmarkModel: refine ? undefined : new URL("face_landmark_int8.wrt", modelBase).href,
+    } : {};
+    try {
+      mesh = await FaceMesh.create(rt, { modelBase, tracking, refine, ...models });
+    } catch (e) {
+      if (int8) e.message += " (the int8 face models are made by `wasmrt demo --int8` or `python -m wasmrt.face_int8`)";
+      throw e;
+    }
+    return { variant: rt.variant, reason: rt.reason, int8 };
   },
   async frame({ buffer, width, height }) {
     const r = await mesh.detect({ data: new Uint8ClampedArray(buffer), width, height });

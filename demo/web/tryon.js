@@ -225,12 +225,16 @@ function buildControls() {
   $("variant").onchange = (e) => { params.set("variant", e.target.value); location.search = params.toString(); };
   $("refine").checked = params.get("refine") === "1";
   $("refine").onchange = (e) => { params.set("refine", e.target.checked ? "1" : "0"); location.search = params.toString(); };
+  $("int8").checked = params.get("int8") === "1";
+  $("int8").onchange = (e) => { params.set("int8", e.target.checked ? "1" : "0"); location.search = params.toString(); };
 }
 
 async function start() {
   buildControls();
-  const info = await call("init", { variant: params.get("variant") ?? "auto", refine: params.get("refine") === "1" });
-  $("engine-info").textContent = `engine: the ${describeVariant(info.variant)} build (${info.reason})`;
+  const info = await call("init", { variant: params.get("variant") ?? "auto", refine: params.get("refine") === "1",
+    int8: params.get("int8") === "1" });
+  $("engine-info").textContent = `engine: the ${describeVariant(info.variant)} build (${info.reason})` +
+    (info.int8 ? ", int8 face models" : "");
   $("status").dataset.state = "ready";
   $("status").textContent = "ready";
   const source = params.get("source") ?? "camera";

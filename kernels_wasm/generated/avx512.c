@@ -4837,19 +4837,17 @@ static __attribute__((target("avx512f,avx512bw,avx512vl,avx2,fma"))) void wrt_av
             acc0_1 = _mm512_add_epi32(acc0_1, _mm512_cvtepi16_epi32(_mm512_extracti64x4_epi64(pr, 1))); }
         }
       } else {
+        const __mmask32 rmask = (__mmask32)((1ull << rem) - 1);
         for (; t + 2 <= ks; t += 2, wt += 64) {
-          int8_t x0[32];
-          for (size_t j = 0; j < 32; j++) x0[j] = j < rem ? in[t + 0][c0 + j] : 0;
-          int8_t x1[32];
-          for (size_t j = 0; j < 32; j++) x1[j] = j < rem ? in[t + 1][c0 + j] : 0;
-          { const __m512i pr = _mm512_add_epi16(_mm512_mullo_epi16(_mm512_cvtepi8_epi16(_mm256_loadu_si256((const __m256i*)(x0))), _mm512_loadu_si512(wt)), _mm512_mullo_epi16(_mm512_cvtepi8_epi16(_mm256_loadu_si256((const __m256i*)(x1))), _mm512_loadu_si512(wt + 32)));
+          const int8_t* x0 = in[t + 0] + c0;
+          const int8_t* x1 = in[t + 1] + c0;
+          { const __m512i pr = _mm512_add_epi16(_mm512_mullo_epi16(_mm512_cvtepi8_epi16(_mm256_maskz_loadu_epi8(rmask, x0)), _mm512_loadu_si512(wt)), _mm512_mullo_epi16(_mm512_cvtepi8_epi16(_mm256_maskz_loadu_epi8(rmask, x1)), _mm512_loadu_si512(wt + 32)));
             acc0_0 = _mm512_add_epi32(acc0_0, _mm512_cvtepi16_epi32(_mm512_castsi512_si256(pr)));
             acc0_1 = _mm512_add_epi32(acc0_1, _mm512_cvtepi16_epi32(_mm512_extracti64x4_epi64(pr, 1))); }
         }
         if (t < ks) {
-          int8_t x0[32];
-          for (size_t j = 0; j < 32; j++) x0[j] = j < rem ? in[t + 0][c0 + j] : 0;
-          { const __m512i pr = _mm512_mullo_epi16(_mm512_cvtepi8_epi16(_mm256_loadu_si256((const __m256i*)(x0))), _mm512_loadu_si512(wt));
+          const int8_t* x0 = in[t + 0] + c0;
+          { const __m512i pr = _mm512_mullo_epi16(_mm512_cvtepi8_epi16(_mm256_maskz_loadu_epi8(rmask, x0)), _mm512_loadu_si512(wt));
             acc0_0 = _mm512_add_epi32(acc0_0, _mm512_cvtepi16_epi32(_mm512_castsi512_si256(pr)));
             acc0_1 = _mm512_add_epi32(acc0_1, _mm512_cvtepi16_epi32(_mm512_extracti64x4_epi64(pr, 1))); }
         }
@@ -5294,19 +5292,17 @@ static __attribute__((target("avx512f,avx512bw,avx512vl,avx512vnni,avx2,fma"))) 
             acc0_1 = _mm512_add_epi32(acc0_1, _mm512_cvtepi16_epi32(_mm512_extracti64x4_epi64(pr, 1))); }
         }
       } else {
+        const __mmask32 rmask = (__mmask32)((1ull << rem) - 1);
         for (; t + 2 <= ks; t += 2, wt += 64) {
-          int8_t x0[32];
-          for (size_t j = 0; j < 32; j++) x0[j] = j < rem ? in[t + 0][c0 + j] : 0;
-          int8_t x1[32];
-          for (size_t j = 0; j < 32; j++) x1[j] = j < rem ? in[t + 1][c0 + j] : 0;
-          { const __m512i pr = _mm512_add_epi16(_mm512_mullo_epi16(_mm512_cvtepi8_epi16(_mm256_loadu_si256((const __m256i*)(x0))), _mm512_loadu_si512(wt)), _mm512_mullo_epi16(_mm512_cvtepi8_epi16(_mm256_loadu_si256((const __m256i*)(x1))), _mm512_loadu_si512(wt + 32)));
+          const int8_t* x0 = in[t + 0] + c0;
+          const int8_t* x1 = in[t + 1] + c0;
+          { const __m512i pr = _mm512_add_epi16(_mm512_mullo_epi16(_mm512_cvtepi8_epi16(_mm256_maskz_loadu_epi8(rmask, x0)), _mm512_loadu_si512(wt)), _mm512_mullo_epi16(_mm512_cvtepi8_epi16(_mm256_maskz_loadu_epi8(rmask, x1)), _mm512_loadu_si512(wt + 32)));
             acc0_0 = _mm512_add_epi32(acc0_0, _mm512_cvtepi16_epi32(_mm512_castsi512_si256(pr)));
             acc0_1 = _mm512_add_epi32(acc0_1, _mm512_cvtepi16_epi32(_mm512_extracti64x4_epi64(pr, 1))); }
         }
         if (t < ks) {
-          int8_t x0[32];
-          for (size_t j = 0; j < 32; j++) x0[j] = j < rem ? in[t + 0][c0 + j] : 0;
-          { const __m512i pr = _mm512_mullo_epi16(_mm512_cvtepi8_epi16(_mm256_loadu_si256((const __m256i*)(x0))), _mm512_loadu_si512(wt));
+          const int8_t* x0 = in[t + 0] + c0;
+          { const __m512i pr = _mm512_mullo_epi16(_mm512_cvtepi8_epi16(_mm256_maskz_loadu_epi8(rmask, x0)), _mm512_loadu_si512(wt));
             acc0_0 = _mm512_add_epi32(acc0_0, _mm512_cvtepi16_epi32(_mm512_castsi512_si256(pr)));
             acc0_1 = _mm512_add_epi32(acc0_1, _mm512_cvtepi16_epi32(_mm512_extracti64x4_epi64(pr, 1))); }
         }

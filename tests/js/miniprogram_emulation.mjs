@@ -42,18 +42,20 @@ function lmErr(a, b) {
 }
 
 /** The browser pipeline on the standard host: wasmrt.init + wasmrt.vision, same variant, same frame sequence
- * (refine: the attention mesh). */
-async function reference(variant, frames, { refine = false } = {}) {
+ * (refine: the attention mesh; int8: the int8 face models). */
+async function reference(variant, frames, { refine = false, int8 = false } = {}) {
   const rt = await init({ variant });
-  const mesh = await FaceMesh.create(rt, { modelBase: M.models + "/", refine });
+  const mesh = await FaceMesh.create(rt, int8
+    ? { detectorModel: join(M.models, "face_detector_int8.wrt"), landmarkModel: join(M.models, "face_landmark_int8.wrt") }
+    : { modelBase: M.models + "/", refine });
   const out = [];
   for (const f of frames) out.push(await mesh.detect(f));
   await mesh.release();
   return out;
 }
 
-async function session(name, platform, { brotli = false, device = {} } = {}) {
-  const apps = build({ brotli, only: [platform], target: join(WORK, name) });
+async function session(name, platform, { brotli = false, int8 = false, device = {} } = {}) {
+  const apps = build({ brotli, int8, only: [platform], target: join(WORK, name) });
   const mp = new MiniProgram({ platform, root: apps[platform], device });
   open.push(mp);
   const page = await mp.open("pages/tryon/tryon");
@@ -158,6 +160,27 @@ test("WeChat (SIMD device): astronaut and the clip equal the browser pipeline", 
   report("miniprogram-clip", { platform: "wechat", detectorFraction: ran / tracked, stats: page.data.stages, fps: page.data.fps });
   page.onUnload();
 });
+
+test("WeChat built with --int8: the int8 face models give the browser pipeline's int8 results, near the float ones",
+  { skip: process.env.VISION_INT8 ? false : "VISION_INT8 is not set (the int8 face models: python -m wasmrt.face_int8)" },
+  async () => {
+    simdRef ??= await reference("simd", frames);
+    const int8Ref = await reference("simd", frames, { int8: true });
+    const { page, run } = await session("wechat-int8", "wechat", { int8: true });
+    assert.match(page.data.variant, /^simd/);
+    const errs = [];
+    for (let k = 0; k < frames.length; k++) {
+      const got = await run(frames[k]);
+      assert.equal(got.faces.length, 1, `frame ${k}`);
+      assert.deepEqual(got.faces[0].landmarks, Array.from(int8Ref[k].faces[0].landmarks), `frame ${k}: landmarks differ`);
+      errs.push(lmErr(got.faces[0].landmarks, simdRef[k].faces[0].landmarks).mean);
+    }
+    // in image pixels through the whole pipeline (detector, ROI, tracking), against the float models' pipeline
+    const mean = errs.reduce((a, b) => a + b, 0) / errs.length;
+    report("miniprogram-int8", { platform: "wechat", frames: errs.length, meanPxVsFloat: mean, maxFramePx: Math.max(...errs) });
+    assert.ok(mean < 2, `int8 vs float pipeline: ${mean} px`);
+    page.onUnload();
+  });
 
 test("WeChat live camera loop: samples of the canvas a person sees", async () => {
   // The clip arrives as camera frames at 30 fps (frames that come while one is in flight are dropped, as the page

@@ -2,7 +2,8 @@
 // at intervals for each source (the photo, the generated clip, Chromium's fake camera fed with the clip as a .y4m
 // file). tests/test_tryon.py judges them against python_ref's lip masks.
 //   node tests/js/tryon_live.mjs config.json results.json
-// config: {origin, variant, chromium, y4m, out (folder for the PNGs), paint: {color, intensity}, samples, intervalMs}
+// config: {origin, variant, chromium, y4m, out (folder for the PNGs), paint: {color, intensity}, samples, intervalMs,
+//   sources (default: photo, clip, camera), int8 (the page's int8 face models)}
 import { readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { chromium } from "playwright-core";
@@ -22,10 +23,10 @@ try {
   const page = await browser.newPage({ viewport: { width: 1280, height: 900 } });
   page.on("console", (m) => results.logs.push(`${m.type()}: ${m.text()}`));
   page.on("pageerror", (e) => results.logs.push(`pageerror: ${e.message}`));
-  await page.goto(`${cfg.origin}/demo/web/tryon.html?source=none&variant=${cfg.variant}`);
+  await page.goto(`${cfg.origin}/demo/web/tryon.html?source=none&variant=${cfg.variant}${cfg.int8 ? "&int8=1" : ""}`);
   results.engine = await page.evaluate(() => window.tryon.ready);
   await page.evaluate(({ color, intensity }) => window.tryon.setColor(color, intensity), cfg.paint);
-  for (const source of ["astronaut", "clip", "camera"]) {
+  for (const source of cfg.sources ?? ["astronaut", "clip", "camera"]) {
     await page.evaluate((s) => window.tryon.setSource(s), source);
     await page.waitForFunction(() => window.tryon.stats().frames >= 5, null, { timeout: 60000, polling: 50 });
     const view = await page.evaluate(() => {

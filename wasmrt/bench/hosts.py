@@ -66,10 +66,20 @@ def host_fields(host: str, ours: bool, baseline: Path | None = None) -> dict:
 def run_wasm_host(prep: Prepared, host: str, variants: list[str], peers: bool, warmup: int, rounds: int,
                   progress: Callable[[int, int], None], log: Callable[[str], None],
                   profile_runs: int = 0, baseline: Path | None = None,
-                  passes: int = 1, threads: list[int] | None = None) -> tuple[dict, dict, list[str]]:
+                  passes: int = 1, threads: list[int] | None = None,
+                  also: tuple[Prepared, str] | None = None) -> tuple[dict, dict, list[str]]:
     """({engine id: result}, host info, notes) for host "node" or "chromium"; with profile_runs, our engines also
-    return per-op samples of that many in-graph runs (engines.mjs profileOps)."""
+    return per-op samples of that many in-graph runs (engines.mjs profileOps). also: (another prepared model in a
+    folder under prep.dir, with the same inputs and output names; tag): its engines too, in the same job,
+    interleaved, their ids ending in the tag."""
     job = job_for(prep, host, variants, peers, warmup, rounds, profile_runs, baseline, passes, threads)
+    if also is not None:
+        other, tag = also
+        if other.outputs != prep.outputs or [i["shape"] for i in other.inputs] != [i["shape"] for i in prep.inputs]:
+            raise ValueError(f"{other.name}: inputs or outputs differ from {prep.name}'s: cannot share a job")
+        sub = other.dir.relative_to(prep.dir)
+        for e in job_for(other, host, variants, peers, warmup, rounds, profile_runs, None, passes, threads)["engines"]:
+            job["engines"].append({**e, "id": e["id"] + tag, "model": str(sub / e["model"])})
     return run_job(job, prep.dir, host, f"{host}-profile" if profile_runs else host, progress, log, peers)
 
 

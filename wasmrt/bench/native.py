@@ -171,14 +171,19 @@ def make_engines(prep: Prepared, peers: bool, notes: list[str], baseline: Path |
 
 
 def run_native(prep: Prepared, peers: bool, warmup: int, rounds: int, progress: Callable[[int, int], None],
-               baseline: Path | None = None, passes: int = 1,
-               threads: list[int] | None = None) -> tuple[dict, list[str]]:
+               baseline: Path | None = None, passes: int = 1, threads: list[int] | None = None,
+               also: tuple[Prepared, str] | None = None) -> tuple[dict, list[str]]:
     """{engine id: {times_ms, cpu_ms, passes, outputs, info}} for the native host, plus notes on what could not
     run. cpu_ms: this thread's CPU time per run, which a loaded machine inflates far less than the wall clock;
-    only for single-threaded engines (the calling thread's time says nothing about a multi-threaded run)."""
+    only for single-threaded engines (the calling thread's time says nothing about a multi-threaded run).
+    also: (another prepared model, tag): its engines too, interleaved with these, their ids ending in the tag."""
     os.environ.setdefault("OMP_NUM_THREADS", "1")
     notes: list[str] = []
     engines = make_engines(prep, peers, notes, baseline, tuple(threads or (1,)))
+    if also is not None:
+        other, tag = also
+        engines += [Engine(e.id + tag, e.run, e.info) for e in make_engines(other, peers, notes, None,
+                                                                            tuple(threads or (1,)))]
     results: dict[str, dict] = {}
     for e in engines:
         t0 = time.perf_counter()

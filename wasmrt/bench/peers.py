@@ -129,25 +129,51 @@ TOOLCHAIN_VENV = PEERS_DIR / "toolchain-venv"
 TOOLCHAIN_SCRIPT = Path(__file__).with_name("toolchain_export.py")
 
 
-def ensure_toolchain(log: Log) -> Path:
-    """The Python of <cache>/peers/toolchain-venv: torch + litert-torch + onnx, pinned in peers.json (installed once;
-    kept out of the project's own environment, whose dependencies it would otherwise pull in)."""
-    specs = manifest()["toolchain"]
-    py = TOOLCHAIN_VENV / "bin" / "python"
-    stamp_file = TOOLCHAIN_VENV / ".wasmrt-stamp"
+def _venv(venv: Path, specs: list[str], what: str, log: Log) -> Path:
+    """The Python of a venv of its own holding `specs` (installed once, re-installed when the pins change)."""
+    py = venv / "bin" / "python"
+    stamp_file = venv / ".wasmrt-stamp"
     stamp = hashlib.sha256(json.dumps(sorted(specs)).encode()).hexdigest()
     if py.is_file() and stamp_file.is_file() and stamp_file.read_text() == stamp:
         return py
-    log(f"installing the peers' toolchains into {TOOLCHAIN_VENV}: {' '.join(specs)} (pip, once)")
+    log(f"installing {what} into {venv}: {' '.join(specs)} (pip, once)")
     if not py.is_file():
-        r = subprocess.run([sys.executable, "-m", "venv", str(TOOLCHAIN_VENV)], capture_output=True, text=True)
+        r = subprocess.run([sys.executable, "-m", "venv", str(venv)], capture_output=True, text=True)
         if r.returncode != 0:
-            raise WasmrtError(f"cannot create {TOOLCHAIN_VENV}: {r.stderr.strip()[-1000:]}")
+            raise WasmrtError(f"cannot create {venv}: {r.stderr.strip()[-1000:]}")
     r = subprocess.run([str(py), "-m", "pip", "install", "-q", *specs], capture_output=True, text=True)
     if r.returncode != 0:
         raise WasmrtError(f"pip install {' '.join(specs)} failed:\n{r.stderr.strip()[-2000:]}")
     stamp_file.write_text(stamp)
     return py
+
+
+def ensure_toolchain(log: Log) -> Path:
+    """The Python of <cache>/peers/toolchain-venv: torch + litert-torch + onnx, pinned in peers.json (installed once;
+    kept out of the project's own environment, whose dependencies it would otherwise pull in)."""
+    return _venv(TOOLCHAIN_VENV, manifest()["toolchain"], "the peers' toolchains", log)
+
+
+AEQ_VENV = PEERS_DIR / "aeq-venv"
+AEQ_SCRIPT = Path(__file__).with_name("aeq_int8.py")
+
+
+def ensure_aeq(log: Log) -> Path:
+    """The Python of <cache>/peers/aeq-venv: Google's AI Edge Quantizer (it pins protobuf and ml_dtypes versions of
+    its own), which makes the full-integer TFLite files LiteRT and LiteRT.js run in the int8 rows."""
+    return _venv(AEQ_VENV, manifest()["aeq"], "AI Edge Quantizer", log)
+
+
+def aeq_int8(tflite: Path, calib_npy: Path, out: Path, log: Log, samples: int = 100, float_io: bool = False) -> Path:
+    """A full-integer int8 TFLite of a float one (aeq_int8.py: static_wi8_ai8; float_io: float32 graph input and
+    output through QUANTIZE/DEQUANTIZE, else int8 ones)."""
+    py = ensure_aeq(log)
+    log(f"{tflite.name}: AI Edge Quantizer (static_wi8_ai8) on {samples} calibration samples")
+    r = subprocess.run([str(py), "-P", str(AEQ_SCRIPT), str(tflite), str(calib_npy), str(out), "--samples",
+                        str(samples), *(["--float-io"] if float_io else [])], capture_output=True, text=True)
+    if r.returncode != 0:
+        raise WasmrtError(f"AI Edge Quantizer failed on {tflite.name}:\n{r.stderr.strip()[-1500:]}")
+    return out
 
 
 def toolchain_files(source: Path, log: Log) -> dict:

@@ -39,6 +39,8 @@ class Prepared:
     peer_sources: dict[str, str] = field(default_factory=dict)  # same keys -> what made the file
     notes: list[str] = field(default_factory=list)
     source: Path | None = None  # the model file converted to .wrt
+    ours_tolerance: float | None = None  # cross-check tolerances (None: report.TOLERANCE); int8 rows set both
+    peer_tolerance: float | None = None
 
 
 def resolve(model: str) -> tuple[str, Path, dict[str, tuple[int, ...]]]:

@@ -26,7 +26,10 @@ def _passes(values: list[float], passes: int) -> list[np.ndarray]:
 
 
 def rows_for(model: str, macs: int, host: str, results: dict[str, dict], outputs: list[str],
-             reference: dict[str, np.ndarray]) -> list[dict[str, Any]]:
+             reference: dict[str, np.ndarray], ours_tolerance: float | None = None,
+             peer_tolerance: float | None = None) -> list[dict[str, Any]]:
+    """One row per engine; ok: every output within the tolerance of the reference (TOLERANCE unless given: int8
+    rows hold ours to 0, bit for bit, and the peers' own int8 models to a looser bound)."""
     rows = []
     for eid, r in results.items():
         row: dict[str, Any] = {"model": model, "host": host, "engine": eid, "ours": eid.startswith(OURS),
@@ -49,7 +52,9 @@ def rows_for(model: str, macs: int, host: str, results: dict[str, dict], outputs
         if len(cpu) == times.size and times.size:
             row.update(cpu_median_ms=float(np.median(cpu)),
                        pass_cpu_median_ms=[float(np.median(p)) for p in _passes(cpu, passes)])
-        row["ok"] = bool(errs) and row["max_rel_err"] <= TOLERANCE and len(errs) == len(outputs)
+        tol = (ours_tolerance if row["ours"] else peer_tolerance)
+        row["tolerance"] = TOLERANCE if tol is None else tol
+        row["ok"] = bool(errs) and row["max_rel_err"] <= row["tolerance"] and len(errs) == len(outputs)
         if "load_ms" in r:
             row["load_ms"] = r["load_ms"]
         rows.append(row)

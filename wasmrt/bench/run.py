@@ -58,6 +58,10 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
                         "with more than one count a scaling table follows")
     p.add_argument("--warmup", type=int, default=None, help="untimed runs per engine first (default 5, --quick 1)")
     p.add_argument("--quick", action="store_true", help="few rounds: a smoke test, not a measurement")
+    p.add_argument("--int8", action="store_true",
+                   help="also each model quantized to int8 (ours by wasmrt quantize's steps; with --peers LiteRT and "
+                        "LiteRT.js on an AI Edge Quantizer int8 TFLite, onnxruntime(-web) on a quantize_static QDQ "
+                        "model), with the int8 / float32 speed-up per engine")
     p.add_argument("--profile", action="store_true", help="per-op time and GFLOP/s, native and wasm side by side")
     p.add_argument("--baseline", metavar="DIR", help="also run an earlier build, interleaved with this one: a folder "
                                                      "with its libwasmrt.so and wasmrt-<variant>.wasm files")
@@ -111,45 +115,32 @@ def run(args: argparse.Namespace) -> int:
     for model in models:
         bar.stage(f"{model}: preparing")
         prep = prepare(model, args.peers, bar.log, peer_files=args.peer_files)
-        doc["models"][prep.name] = {"macs": prep.macs, "gflop": 2 * prep.macs / 1e9, "outputs": prep.outputs,
-                                    "inputs": [{"name": i["name"], "shape": i["shape"]} for i in prep.inputs],
-                                    "files": {"wrt": prep.wrt, **prep.peer_files}, "made_by": prep.peer_sources}
-        doc["notes"] += [f"{prep.name}: {n}" for n in prep.notes]
-        doc["notes"] += [f"{prep.name}: {report.PEERS_OF[k]} ran {Path(f).name}, made by {prep.peer_sources[k]}"
-                         for k, f in prep.peer_files.items() if k in prep.peer_sources]
+        preps = [prep]
+        if args.int8:
+            from wasmrt.bench.int8 import prepare_int8
+
+            bar.stage(f"{model}: int8")
+            preps.append(prepare_int8(prep, args.peers, bar.log))
+        for p in preps:
+            _describe(doc, p)
         for host in hosts:
-            bar.stage(f"{prep.name} on {host}")
-            if host == "native":
-                from wasmrt.bench.native import run_native
-
-                results, notes = run_native(prep, args.peers, warmup, rounds, bar.update, baseline, passes,
-                                            threads)
-                info = {"kind": "native", "python": platform.python_version()}
-            elif host == "webgpu":
-                from wasmrt.bench.gpu import run_webgpu
-
-                results, info, notes = run_webgpu(prep, warmup, rounds, bar.update, passes)
-            else:
-                from wasmrt.bench.hosts import run_wasm_host
-
-                if not variants and not args.peers:
-                    continue
-                results, info, notes = run_wasm_host(prep, host, variants, args.peers, warmup, rounds, bar.update,
-                                                     bar.log, baseline=baseline, passes=passes,
-                                                     threads=threads)
-            doc["hosts"][host] = info
-            doc["notes"] += [f"{prep.name}: {n}" for n in notes]
-            rows += report.rows_for(prep.name, prep.macs, host, results, prep.outputs, prep.reference)
+            bar.stage(f"{prep.name}{' and int8' if args.int8 else ''} on {host}")
+            rows += _run_host(preps, host, args, variants, warmup, rounds, passes, threads, baseline, bar, doc)
         if args.profile:
             from wasmrt.bench.profile import profile_model
 
-            doc.setdefault("profile", {})[prep.name] = profile_model(prep, hosts, variants, bar)
+            for p in preps:
+                doc.setdefault("profile", {})[p.name] = profile_model(p, hosts, variants, bar)
     bar.close()
     report.add_ratios(rows)
     doc["rows"] = rows
     doc["seconds"] = round(time.monotonic() - t_start, 1)
     print(report.table(rows))
     print("\n" + report.pass_ratios(rows))
+    if args.int8:
+        from wasmrt.bench.int8 import speedups
+
+        print("\n" + speedups(rows))
     if len(threads) > 1:
         print("\n" + report.scaling_table(rows, threads))
     print(f"machine load (1/5/15 min) at the start: {' '.join(f'{x:.1f}' for x in doc['settings']['load_average'])}, "
@@ -173,6 +164,52 @@ def run(args: argparse.Namespace) -> int:
         print("cross-check FAILED for: " + ", ".join(f"{r['model']}/{r['host']}/{r['engine']}" for r in failed))
         return 1
     return 0
+
+
+def _describe(doc: dict, prep) -> None:
+    from wasmrt.bench import report
+
+    doc["models"][prep.name] = {"macs": prep.macs, "gflop": 2 * prep.macs / 1e9, "outputs": prep.outputs,
+                                "inputs": [{"name": i["name"], "shape": i["shape"]} for i in prep.inputs],
+                                "files": {"wrt": prep.wrt, **prep.peer_files}, "made_by": prep.peer_sources}
+    doc["notes"] += [f"{prep.name}: {n}" for n in prep.notes]
+    doc["notes"] += [f"{prep.name}: {report.PEERS_OF[k]} ran {Path(f).name}, made by {prep.peer_sources[k]}"
+                     for k, f in prep.peer_files.items() if k in prep.peer_sources]
+
+
+def _run_host(preps: list, host: str, args: argparse.Namespace, variants: list[str], warmup: int, rounds: int,
+              passes: int, threads: list[int], baseline: Path | None, bar, doc: dict) -> list[dict]:
+    """A model (and its int8 counterpart, interleaved in the same run) on one host: their rows (and the host's
+    description and notes into doc)."""
+    from wasmrt.bench import report
+
+    prep = preps[0]
+    tag = "@int8"
+    also = (preps[1], tag) if len(preps) > 1 else None
+    if host == "native":
+        from wasmrt.bench.native import run_native
+
+        results, notes = run_native(prep, args.peers, warmup, rounds, bar.update, baseline, passes, threads, also)
+        info = {"kind": "native", "python": platform.python_version()}
+    elif host == "webgpu":
+        from wasmrt.bench.gpu import run_webgpu
+
+        results, info, notes = run_webgpu(prep, warmup, rounds, bar.update, passes)
+    else:
+        from wasmrt.bench.hosts import run_wasm_host
+
+        if not variants and not args.peers:
+            return []
+        results, info, notes = run_wasm_host(prep, host, variants, args.peers, warmup, rounds, bar.update, bar.log,
+                                             baseline=baseline, passes=passes, threads=threads, also=also)
+    doc["hosts"][host] = info
+    doc["notes"] += [f"{prep.name}: {n}" for n in notes]
+    rows = []
+    for k, p in enumerate(preps):
+        mine = {e.removesuffix(tag): r for e, r in results.items() if e.endswith(tag) == (k == 1)}
+        rows += report.rows_for(p.name, p.macs, host, mine, p.outputs, p.reference, p.ours_tolerance,
+                                p.peer_tolerance)
+    return rows
 
 
 def _sweep(args: argparse.Namespace, hosts: list[str], variants: list[str], rounds: int, warmup: int,

@@ -22,10 +22,11 @@ def dw_tile(t: QTile) -> QTile:
     return QTile(t.name, t.attr, 1, ct, 1, t.vli if ct > 1 else 1, t.ivt, t.fvt)
 
 
-def _mac(d: QTile, x: list[str], w: list[str]) -> list[str]:
+def _mac(d: QTile, x: list[str], w: list[str], masked: bool = False) -> list[str]:
     """acc0_v += sum over one or two taps of x[ch] * w[ch]: x int8 bytes, w int16 weights (pointers per tap).
     Two taps' products are summed in int16 before widening: |x * w| <= 128 * 127, so the pair fits in int16 (the
-    engine sends weights of -128 to the portable path)."""
+    engine sends weights of -128 to the portable path). masked (AVX-512): x is read with the mask `rmask`, the
+    lanes past the channels as zeros (a masked load reads nothing there)."""
     n = d.name
     if n == "scalar":
         terms = [f"(int32_t)({a})[0] * (int32_t)({b})[0]" for a, b in zip(x, w, strict=True)]
@@ -43,7 +44,8 @@ def _mac(d: QTile, x: list[str], w: list[str]) -> list[str]:
                 "  acc0_0 = _mm256_add_epi32(acc0_0, _mm256_cvtepi16_epi32(_mm256_castsi256_si128(pr)));",
                 "  acc0_1 = _mm256_add_epi32(acc0_1, _mm256_cvtepi16_epi32(_mm256_extracti128_si256(pr, 1))); }"]
     if n.startswith("avx512"):
-        prods = [f"_mm512_mullo_epi16(_mm512_cvtepi8_epi16(_mm256_loadu_si256((const __m256i*)({a}))), "
+        load = "_mm256_maskz_loadu_epi8(rmask, {})" if masked else "_mm256_loadu_si256((const __m256i*)({}))"
+        prods = [f"_mm512_mullo_epi16(_mm512_cvtepi8_epi16({load.format(a)}), "
                  f"_mm512_loadu_si512({b}))" for a, b in zip(x, w, strict=True)]
         s = prods[0] if len(prods) == 1 else f"_mm512_add_epi16({prods[0]}, {prods[1]})"
         return [f"{{ const __m512i pr = {s};",
@@ -59,19 +61,23 @@ def _mac(d: QTile, x: list[str], w: list[str]) -> list[str]:
 
 
 def _taps(c: Code, d: QTile, partial: bool) -> None:
-    """The ks taps, two at a time, then the odd one; a partial tile reads its inputs through zeroed buffers."""
+    """The ks taps, two at a time, then the odd one; a partial tile reads its inputs through zeroed buffers, or on
+    AVX-512 with masked loads (channel counts such as 40, 112 or 144 leave a partial tile on every pixel)."""
     ct = d.nr
+    masked = partial and d.name.startswith("avx512")
+    if masked:
+        c(f"const __mmask{ct} rmask = (__mmask{ct})((1ull << rem) - 1);")
 
     def src(k: int) -> str:
-        if not partial:
+        if not partial or masked:
             c(f"const int8_t* x{k} = in[t + {k}] + c0;")
         else:
             c(f"int8_t x{k}[{ct}];", f"for (size_t j = 0; j < {ct}; j++) x{k}[j] = j < rem ? in[t + {k}][c0 + j] : 0;")
         return f"x{k}"
     with c.block(f"for (; t + 2 <= ks; t += 2, wt += {2 * ct})"):
-        c(*_mac(d, [src(0), src(1)], ["wt", f"wt + {ct}"]))
+        c(*_mac(d, [src(0), src(1)], ["wt", f"wt + {ct}"], masked))
     with c.block("if (t < ks)"):
-        c(*_mac(d, [src(0)], ["wt"]))
+        c(*_mac(d, [src(0)], ["wt"], masked))
 
 
 def _acc_init(d: QTile) -> list[str]:
