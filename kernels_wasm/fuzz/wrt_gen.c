@@ -718,7 +718,7 @@ static int infer(const G* g, const gop* op, int* rank, int64_t* o) {
         if (op->type == OP_CONV_TRANSPOSE_2D) {
           int32_t opad[LIST_CAP];
           if (getv(op, ATTR_output_padding, opad) != 2) return -1;
-          v = (int64_t)(x->d[1 + i] - 1) * s[i] - p[i] - p[i + 2] + (int64_t)dl[i] * (k[i] - 1) + 1 + opad[i];
+          v = ((int64_t)x->d[1 + i] - 1) * s[i] - p[i] - p[i + 2] + (int64_t)dl[i] * ((int64_t)k[i] - 1) + 1 + opad[i];
         } else {
           v = conv_len(x->d[1 + i], k[i], s[i], dl[i], p[i], p[i + 2], pool && geti(op, ATTR_ceil_mode));
         }
