@@ -226,6 +226,9 @@ def test_cli_refuses_bad_calibration_input(tmp_path: Path) -> None:
     r = subprocess.run([sys.executable, "-m", "wasmrt.cli", "quantize", str(src), "--calib", str(bad)],
                        capture_output=True, text=True, cwd=ROOT)
     assert r.returncode == 2 and "shape [1, 3, 3, 4], the model takes [1, 8, 8, 4]" in r.stderr
+    r = subprocess.run([sys.executable, "-m", "wasmrt.cli", "quantize", str(src), "--calib", str(bad), "--keep-float",
+                        "-1"], capture_output=True, text=True, cwd=ROOT)
+    assert r.returncode == 2 and "--keep-float must be 0 or more, got -1" in r.stderr and "Traceback" not in r.stderr
 
 
 def test_already_quantized_models_are_refused(tmp_path: Path, calib_dir: Path) -> None:

@@ -4,8 +4,10 @@ The whole graph is quantized (calibrated ranges, no bias correction), then once 
 that layer kept float; each variant runs on the native engine (python_ref where it cannot) against the float model.
 A layer's sensitivity is how much of the int8 model's output error goes away when it stays float. The few layers
 that remove the most, each at least `min_gain` of the error, stay float (with a QUANTIZE / DEQUANTIZE at their
-borders). On EfficientNet-Lite0 these are the stem and the first block's depthwise and projection convolutions: 112x112
-tensors whose channels have very different ranges, all quantized with one scale per tensor.
+borders). On EfficientNet-Lite0 (`wasmrt quantize --keep-float 4`) these are the stem, the first block's depthwise
+and projection convolutions and the second block's projection: 112x112 and 56x56 tensors whose channels have very
+different ranges, each quantized with one scale; top-1 agreement with the float model on 600 evaluation photos goes
+from 94.2% to 96.3%.
 
 Error: the squared difference of every output to the float model's, relative to that output's variance over the
 samples, summed over outputs.
