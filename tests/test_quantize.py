@@ -267,6 +267,21 @@ def test_efficientnet_int8_agrees_with_float_at_least_as_well_as_onnxruntime() -
 
 
 @pytest.mark.slow
+def test_onnxruntime_qdq_import_differs_only_in_the_rounding_of_add() -> None:
+    """Op by op on onnxruntime's own int8 inputs (tools/qdq_rounding.py): convolutions and the pooling equal
+    onnxruntime's bit for bit; ADD is off by at most one step, exactly where MLAS's FMA form rounds differently."""
+    sys.path.insert(0, str(ROOT / "tools"))
+    import qdq_rounding
+
+    r = qdq_rounding.measure(2)["per_op"]
+    assert {"CONV_2D", "CONV_2D depthwise", "ADD", "MEAN"} <= set(r), r
+    for kind, v in r.items():
+        assert v["values"] > 0 and (kind == "ADD" or v["max_steps"] == 0), (kind, v)
+    assert r["ADD"]["max_steps"] <= 1 and r["ADD"]["differing"] < 1e-3 * r["ADD"]["values"], r["ADD"]
+    assert r["ADD"]["mlas_emulation_differing"] == 0, r["ADD"]
+
+
+@pytest.mark.slow
 def test_tryon_int8_face_models_stay_near_the_float_ones() -> None:
     """The models `wasmrt demo --int8` and the mini-program's --int8 build run (wasmrt/face_int8.py): landmarks within
     a pixel of the float model at 192x192 on evaluation faces, the same faces found, smaller files."""
