@@ -2926,6 +2926,240 @@ static void wrt_wasm_relaxed_qadd_scalar(size_t n, const int8_t* a, const int8_t
   }
 }
 
+static void wrt_wasm_relaxed_dot_qgemm_4x8(size_t mr, size_t nc, size_t kc, const int8_t* a, size_t a_stride, const void* packed_w, int8_t* c, size_t c_stride, const wrt_qparams* p) {
+  const int8_t* a0 = a;
+  const int8_t* a1 = a0 + a_stride;
+  if (mr <= 1) a1 = a0;
+  const int8_t* a2 = a1 + a_stride;
+  if (mr <= 2) a2 = a1;
+  const int8_t* a3 = a2 + a_stride;
+  if (mr <= 3) a3 = a2;
+  int8_t* c0 = c;
+  int8_t* c1 = c0 + c_stride;
+  if (mr <= 1) c1 = c0;
+  int8_t* c2 = c1 + c_stride;
+  if (mr <= 2) c2 = c1;
+  int8_t* c3 = c2 + c_stride;
+  if (mr <= 3) c3 = c2;
+  const int32_t* wb = (const int32_t*)packed_w;
+  v128_t acc0_0 = wasm_v128_load(wb + 0);
+  v128_t acc0_1 = wasm_v128_load(wb + 4);
+  v128_t acc1_0 = acc0_0;
+  v128_t acc1_1 = acc0_1;
+  v128_t acc2_0 = acc0_0;
+  v128_t acc2_1 = acc0_1;
+  v128_t acc3_0 = acc0_0;
+  v128_t acc3_1 = acc0_1;
+  const int8_t* w = (const int8_t*)packed_w + 64;
+  const v128_t xm = wasm_i32x4_splat((int32_t)p->xmask);
+  size_t k = kc;
+  for (; k >= 4; k -= 4) {
+    const v128_t wq0 = wasm_v128_load(w + 0);
+    const v128_t wq1 = wasm_v128_load(w + 16);
+    w += 32;
+    const v128_t xa0 = wasm_v128_xor(wasm_v128_load32_splat(a0), xm);
+    a0 += 4;
+    acc0_0 = wasm_i32x4_relaxed_dot_i8x16_i7x16_add(wq0, xa0, acc0_0);
+    acc0_1 = wasm_i32x4_relaxed_dot_i8x16_i7x16_add(wq1, xa0, acc0_1);
+    const v128_t xa1 = wasm_v128_xor(wasm_v128_load32_splat(a1), xm);
+    a1 += 4;
+    acc1_0 = wasm_i32x4_relaxed_dot_i8x16_i7x16_add(wq0, xa1, acc1_0);
+    acc1_1 = wasm_i32x4_relaxed_dot_i8x16_i7x16_add(wq1, xa1, acc1_1);
+    const v128_t xa2 = wasm_v128_xor(wasm_v128_load32_splat(a2), xm);
+    a2 += 4;
+    acc2_0 = wasm_i32x4_relaxed_dot_i8x16_i7x16_add(wq0, xa2, acc2_0);
+    acc2_1 = wasm_i32x4_relaxed_dot_i8x16_i7x16_add(wq1, xa2, acc2_1);
+    const v128_t xa3 = wasm_v128_xor(wasm_v128_load32_splat(a3), xm);
+    a3 += 4;
+    acc3_0 = wasm_i32x4_relaxed_dot_i8x16_i7x16_add(wq0, xa3, acc3_0);
+    acc3_1 = wasm_i32x4_relaxed_dot_i8x16_i7x16_add(wq1, xa3, acc3_1);
+  }
+  if (k != 0) {
+    const v128_t wq0 = wasm_v128_load(w + 0);
+    const v128_t wq1 = wasm_v128_load(w + 16);
+    w += 32;
+    const v128_t xa0 = wasm_v128_xor(wasm_i32x4_splat(wrt_q_part(a0, k)), xm);
+    acc0_0 = wasm_i32x4_relaxed_dot_i8x16_i7x16_add(wq0, xa0, acc0_0);
+    acc0_1 = wasm_i32x4_relaxed_dot_i8x16_i7x16_add(wq1, xa0, acc0_1);
+    const v128_t xa1 = wasm_v128_xor(wasm_i32x4_splat(wrt_q_part(a1, k)), xm);
+    acc1_0 = wasm_i32x4_relaxed_dot_i8x16_i7x16_add(wq0, xa1, acc1_0);
+    acc1_1 = wasm_i32x4_relaxed_dot_i8x16_i7x16_add(wq1, xa1, acc1_1);
+    const v128_t xa2 = wasm_v128_xor(wasm_i32x4_splat(wrt_q_part(a2, k)), xm);
+    acc2_0 = wasm_i32x4_relaxed_dot_i8x16_i7x16_add(wq0, xa2, acc2_0);
+    acc2_1 = wasm_i32x4_relaxed_dot_i8x16_i7x16_add(wq1, xa2, acc2_1);
+    const v128_t xa3 = wasm_v128_xor(wasm_i32x4_splat(wrt_q_part(a3, k)), xm);
+    acc3_0 = wasm_i32x4_relaxed_dot_i8x16_i7x16_add(wq0, xa3, acc3_0);
+    acc3_1 = wasm_i32x4_relaxed_dot_i8x16_i7x16_add(wq1, xa3, acc3_1);
+  }
+  const v128_t qlo = wasm_f32x4_splat(p->lo);
+  const v128_t qhi = wasm_f32x4_splat(p->hi);
+  const v128_t qzy = wasm_i32x4_splat(p->zy);
+  const float* mp = (const float*)(const void*)((const char*)(packed_w) + 32);
+  const v128_t mq0 = wasm_v128_load(mp + 0);
+  const v128_t mq1 = wasm_v128_load(mp + 4);
+  {
+    const v128_t q3_0 = wasm_i32x4_add(wasm_i32x4_trunc_sat_f32x4(wasm_f32x4_nearest(wasm_f32x4_min(wasm_f32x4_max(wasm_f32x4_mul(wasm_f32x4_convert_i32x4(acc3_0), mq0), qlo), qhi))), qzy);
+    const v128_t q3_1 = wasm_i32x4_add(wasm_i32x4_trunc_sat_f32x4(wasm_f32x4_nearest(wasm_f32x4_min(wasm_f32x4_max(wasm_f32x4_mul(wasm_f32x4_convert_i32x4(acc3_1), mq1), qlo), qhi))), qzy);
+    if (nc == 8) {
+      wasm_v128_store64_lane(c3 + 0, wasm_i8x16_narrow_i16x8(wasm_i16x8_narrow_i32x4(q3_0, q3_1), wasm_i16x8_narrow_i32x4(q3_0, q3_1)), 0);
+    } else {
+      int8_t ob[8];
+      wasm_v128_store64_lane(ob + 0, wasm_i8x16_narrow_i16x8(wasm_i16x8_narrow_i32x4(q3_0, q3_1), wasm_i16x8_narrow_i32x4(q3_0, q3_1)), 0);
+      for (size_t j = 0; j < nc; j++) c3[j] = ob[j];
+    }
+  }
+  {
+    const v128_t q2_0 = wasm_i32x4_add(wasm_i32x4_trunc_sat_f32x4(wasm_f32x4_nearest(wasm_f32x4_min(wasm_f32x4_max(wasm_f32x4_mul(wasm_f32x4_convert_i32x4(acc2_0), mq0), qlo), qhi))), qzy);
+    const v128_t q2_1 = wasm_i32x4_add(wasm_i32x4_trunc_sat_f32x4(wasm_f32x4_nearest(wasm_f32x4_min(wasm_f32x4_max(wasm_f32x4_mul(wasm_f32x4_convert_i32x4(acc2_1), mq1), qlo), qhi))), qzy);
+    if (nc == 8) {
+      wasm_v128_store64_lane(c2 + 0, wasm_i8x16_narrow_i16x8(wasm_i16x8_narrow_i32x4(q2_0, q2_1), wasm_i16x8_narrow_i32x4(q2_0, q2_1)), 0);
+    } else {
+      int8_t ob[8];
+      wasm_v128_store64_lane(ob + 0, wasm_i8x16_narrow_i16x8(wasm_i16x8_narrow_i32x4(q2_0, q2_1), wasm_i16x8_narrow_i32x4(q2_0, q2_1)), 0);
+      for (size_t j = 0; j < nc; j++) c2[j] = ob[j];
+    }
+  }
+  {
+    const v128_t q1_0 = wasm_i32x4_add(wasm_i32x4_trunc_sat_f32x4(wasm_f32x4_nearest(wasm_f32x4_min(wasm_f32x4_max(wasm_f32x4_mul(wasm_f32x4_convert_i32x4(acc1_0), mq0), qlo), qhi))), qzy);
+    const v128_t q1_1 = wasm_i32x4_add(wasm_i32x4_trunc_sat_f32x4(wasm_f32x4_nearest(wasm_f32x4_min(wasm_f32x4_max(wasm_f32x4_mul(wasm_f32x4_convert_i32x4(acc1_1), mq1), qlo), qhi))), qzy);
+    if (nc == 8) {
+      wasm_v128_store64_lane(c1 + 0, wasm_i8x16_narrow_i16x8(wasm_i16x8_narrow_i32x4(q1_0, q1_1), wasm_i16x8_narrow_i32x4(q1_0, q1_1)), 0);
+    } else {
+      int8_t ob[8];
+      wasm_v128_store64_lane(ob + 0, wasm_i8x16_narrow_i16x8(wasm_i16x8_narrow_i32x4(q1_0, q1_1), wasm_i16x8_narrow_i32x4(q1_0, q1_1)), 0);
+      for (size_t j = 0; j < nc; j++) c1[j] = ob[j];
+    }
+  }
+  {
+    const v128_t q0_0 = wasm_i32x4_add(wasm_i32x4_trunc_sat_f32x4(wasm_f32x4_nearest(wasm_f32x4_min(wasm_f32x4_max(wasm_f32x4_mul(wasm_f32x4_convert_i32x4(acc0_0), mq0), qlo), qhi))), qzy);
+    const v128_t q0_1 = wasm_i32x4_add(wasm_i32x4_trunc_sat_f32x4(wasm_f32x4_nearest(wasm_f32x4_min(wasm_f32x4_max(wasm_f32x4_mul(wasm_f32x4_convert_i32x4(acc0_1), mq1), qlo), qhi))), qzy);
+    if (nc == 8) {
+      wasm_v128_store64_lane(c0 + 0, wasm_i8x16_narrow_i16x8(wasm_i16x8_narrow_i32x4(q0_0, q0_1), wasm_i16x8_narrow_i32x4(q0_0, q0_1)), 0);
+    } else {
+      int8_t ob[8];
+      wasm_v128_store64_lane(ob + 0, wasm_i8x16_narrow_i16x8(wasm_i16x8_narrow_i32x4(q0_0, q0_1), wasm_i16x8_narrow_i32x4(q0_0, q0_1)), 0);
+      for (size_t j = 0; j < nc; j++) c0[j] = ob[j];
+    }
+  }
+}
+
+static void wrt_wasm_relaxed_dot_qigemm_4x8(size_t mr, size_t nc, size_t kc, size_t ks, const int8_t* const* ind, const void* packed_w, int8_t* c, size_t c_stride, const wrt_qparams* p) {
+  int8_t* c0 = c;
+  int8_t* c1 = c0 + c_stride;
+  if (mr <= 1) c1 = c0;
+  int8_t* c2 = c1 + c_stride;
+  if (mr <= 2) c2 = c1;
+  int8_t* c3 = c2 + c_stride;
+  if (mr <= 3) c3 = c2;
+  const int32_t* wb = (const int32_t*)packed_w;
+  v128_t acc0_0 = wasm_v128_load(wb + 0);
+  v128_t acc0_1 = wasm_v128_load(wb + 4);
+  v128_t acc1_0 = acc0_0;
+  v128_t acc1_1 = acc0_1;
+  v128_t acc2_0 = acc0_0;
+  v128_t acc2_1 = acc0_1;
+  v128_t acc3_0 = acc0_0;
+  v128_t acc3_1 = acc0_1;
+  const int8_t* w = (const int8_t*)packed_w + 64;
+  const v128_t xm = wasm_i32x4_splat((int32_t)p->xmask);
+  for (size_t tap = ks; tap != 0; tap--) {
+    const int8_t* a0 = ind[0];
+    const int8_t* a1 = mr > 1 ? ind[1] : a0;
+    const int8_t* a2 = mr > 2 ? ind[2] : a1;
+    const int8_t* a3 = mr > 3 ? ind[3] : a2;
+    ind += mr;
+    size_t k = kc;
+    for (; k >= 4; k -= 4) {
+      const v128_t wq0 = wasm_v128_load(w + 0);
+      const v128_t wq1 = wasm_v128_load(w + 16);
+      w += 32;
+      const v128_t xa0 = wasm_v128_xor(wasm_v128_load32_splat(a0), xm);
+      a0 += 4;
+      acc0_0 = wasm_i32x4_relaxed_dot_i8x16_i7x16_add(wq0, xa0, acc0_0);
+      acc0_1 = wasm_i32x4_relaxed_dot_i8x16_i7x16_add(wq1, xa0, acc0_1);
+      const v128_t xa1 = wasm_v128_xor(wasm_v128_load32_splat(a1), xm);
+      a1 += 4;
+      acc1_0 = wasm_i32x4_relaxed_dot_i8x16_i7x16_add(wq0, xa1, acc1_0);
+      acc1_1 = wasm_i32x4_relaxed_dot_i8x16_i7x16_add(wq1, xa1, acc1_1);
+      const v128_t xa2 = wasm_v128_xor(wasm_v128_load32_splat(a2), xm);
+      a2 += 4;
+      acc2_0 = wasm_i32x4_relaxed_dot_i8x16_i7x16_add(wq0, xa2, acc2_0);
+      acc2_1 = wasm_i32x4_relaxed_dot_i8x16_i7x16_add(wq1, xa2, acc2_1);
+      const v128_t xa3 = wasm_v128_xor(wasm_v128_load32_splat(a3), xm);
+      a3 += 4;
+      acc3_0 = wasm_i32x4_relaxed_dot_i8x16_i7x16_add(wq0, xa3, acc3_0);
+      acc3_1 = wasm_i32x4_relaxed_dot_i8x16_i7x16_add(wq1, xa3, acc3_1);
+    }
+    if (k != 0) {
+      const v128_t wq0 = wasm_v128_load(w + 0);
+      const v128_t wq1 = wasm_v128_load(w + 16);
+      w += 32;
+      const v128_t xa0 = wasm_v128_xor(wasm_i32x4_splat(wrt_q_part(a0, k)), xm);
+      acc0_0 = wasm_i32x4_relaxed_dot_i8x16_i7x16_add(wq0, xa0, acc0_0);
+      acc0_1 = wasm_i32x4_relaxed_dot_i8x16_i7x16_add(wq1, xa0, acc0_1);
+      const v128_t xa1 = wasm_v128_xor(wasm_i32x4_splat(wrt_q_part(a1, k)), xm);
+      acc1_0 = wasm_i32x4_relaxed_dot_i8x16_i7x16_add(wq0, xa1, acc1_0);
+      acc1_1 = wasm_i32x4_relaxed_dot_i8x16_i7x16_add(wq1, xa1, acc1_1);
+      const v128_t xa2 = wasm_v128_xor(wasm_i32x4_splat(wrt_q_part(a2, k)), xm);
+      acc2_0 = wasm_i32x4_relaxed_dot_i8x16_i7x16_add(wq0, xa2, acc2_0);
+      acc2_1 = wasm_i32x4_relaxed_dot_i8x16_i7x16_add(wq1, xa2, acc2_1);
+      const v128_t xa3 = wasm_v128_xor(wasm_i32x4_splat(wrt_q_part(a3, k)), xm);
+      acc3_0 = wasm_i32x4_relaxed_dot_i8x16_i7x16_add(wq0, xa3, acc3_0);
+      acc3_1 = wasm_i32x4_relaxed_dot_i8x16_i7x16_add(wq1, xa3, acc3_1);
+    }
+  }
+  const v128_t qlo = wasm_f32x4_splat(p->lo);
+  const v128_t qhi = wasm_f32x4_splat(p->hi);
+  const v128_t qzy = wasm_i32x4_splat(p->zy);
+  const float* mp = (const float*)(const void*)((const char*)(packed_w) + 32);
+  const v128_t mq0 = wasm_v128_load(mp + 0);
+  const v128_t mq1 = wasm_v128_load(mp + 4);
+  {
+    const v128_t q3_0 = wasm_i32x4_add(wasm_i32x4_trunc_sat_f32x4(wasm_f32x4_nearest(wasm_f32x4_min(wasm_f32x4_max(wasm_f32x4_mul(wasm_f32x4_convert_i32x4(acc3_0), mq0), qlo), qhi))), qzy);
+    const v128_t q3_1 = wasm_i32x4_add(wasm_i32x4_trunc_sat_f32x4(wasm_f32x4_nearest(wasm_f32x4_min(wasm_f32x4_max(wasm_f32x4_mul(wasm_f32x4_convert_i32x4(acc3_1), mq1), qlo), qhi))), qzy);
+    if (nc == 8) {
+      wasm_v128_store64_lane(c3 + 0, wasm_i8x16_narrow_i16x8(wasm_i16x8_narrow_i32x4(q3_0, q3_1), wasm_i16x8_narrow_i32x4(q3_0, q3_1)), 0);
+    } else {
+      int8_t ob[8];
+      wasm_v128_store64_lane(ob + 0, wasm_i8x16_narrow_i16x8(wasm_i16x8_narrow_i32x4(q3_0, q3_1), wasm_i16x8_narrow_i32x4(q3_0, q3_1)), 0);
+      for (size_t j = 0; j < nc; j++) c3[j] = ob[j];
+    }
+  }
+  {
+    const v128_t q2_0 = wasm_i32x4_add(wasm_i32x4_trunc_sat_f32x4(wasm_f32x4_nearest(wasm_f32x4_min(wasm_f32x4_max(wasm_f32x4_mul(wasm_f32x4_convert_i32x4(acc2_0), mq0), qlo), qhi))), qzy);
+    const v128_t q2_1 = wasm_i32x4_add(wasm_i32x4_trunc_sat_f32x4(wasm_f32x4_nearest(wasm_f32x4_min(wasm_f32x4_max(wasm_f32x4_mul(wasm_f32x4_convert_i32x4(acc2_1), mq1), qlo), qhi))), qzy);
+    if (nc == 8) {
+      wasm_v128_store64_lane(c2 + 0, wasm_i8x16_narrow_i16x8(wasm_i16x8_narrow_i32x4(q2_0, q2_1), wasm_i16x8_narrow_i32x4(q2_0, q2_1)), 0);
+    } else {
+      int8_t ob[8];
+      wasm_v128_store64_lane(ob + 0, wasm_i8x16_narrow_i16x8(wasm_i16x8_narrow_i32x4(q2_0, q2_1), wasm_i16x8_narrow_i32x4(q2_0, q2_1)), 0);
+      for (size_t j = 0; j < nc; j++) c2[j] = ob[j];
+    }
+  }
+  {
+    const v128_t q1_0 = wasm_i32x4_add(wasm_i32x4_trunc_sat_f32x4(wasm_f32x4_nearest(wasm_f32x4_min(wasm_f32x4_max(wasm_f32x4_mul(wasm_f32x4_convert_i32x4(acc1_0), mq0), qlo), qhi))), qzy);
+    const v128_t q1_1 = wasm_i32x4_add(wasm_i32x4_trunc_sat_f32x4(wasm_f32x4_nearest(wasm_f32x4_min(wasm_f32x4_max(wasm_f32x4_mul(wasm_f32x4_convert_i32x4(acc1_1), mq1), qlo), qhi))), qzy);
+    if (nc == 8) {
+      wasm_v128_store64_lane(c1 + 0, wasm_i8x16_narrow_i16x8(wasm_i16x8_narrow_i32x4(q1_0, q1_1), wasm_i16x8_narrow_i32x4(q1_0, q1_1)), 0);
+    } else {
+      int8_t ob[8];
+      wasm_v128_store64_lane(ob + 0, wasm_i8x16_narrow_i16x8(wasm_i16x8_narrow_i32x4(q1_0, q1_1), wasm_i16x8_narrow_i32x4(q1_0, q1_1)), 0);
+      for (size_t j = 0; j < nc; j++) c1[j] = ob[j];
+    }
+  }
+  {
+    const v128_t q0_0 = wasm_i32x4_add(wasm_i32x4_trunc_sat_f32x4(wasm_f32x4_nearest(wasm_f32x4_min(wasm_f32x4_max(wasm_f32x4_mul(wasm_f32x4_convert_i32x4(acc0_0), mq0), qlo), qhi))), qzy);
+    const v128_t q0_1 = wasm_i32x4_add(wasm_i32x4_trunc_sat_f32x4(wasm_f32x4_nearest(wasm_f32x4_min(wasm_f32x4_max(wasm_f32x4_mul(wasm_f32x4_convert_i32x4(acc0_1), mq1), qlo), qhi))), qzy);
+    if (nc == 8) {
+      wasm_v128_store64_lane(c0 + 0, wasm_i8x16_narrow_i16x8(wasm_i16x8_narrow_i32x4(q0_0, q0_1), wasm_i16x8_narrow_i32x4(q0_0, q0_1)), 0);
+    } else {
+      int8_t ob[8];
+      wasm_v128_store64_lane(ob + 0, wasm_i8x16_narrow_i16x8(wasm_i16x8_narrow_i32x4(q0_0, q0_1), wasm_i16x8_narrow_i32x4(q0_0, q0_1)), 0);
+      for (size_t j = 0; j < nc; j++) c0[j] = ob[j];
+    }
+  }
+}
+
 static void wrt_wasm_relaxed_spmm_8(size_t mr, size_t n, const float* x, size_t x_stride, const int32_t* restrict nnz, const int32_t* restrict offs, const float* restrict w, float* y, size_t y_stride, const wrt_clamp* clamp) {
   const v128_t qmin = wasm_f32x4_splat(clamp->min), qmax = wasm_f32x4_splat(clamp->max);
   const char* x0 = (const char*)x;
@@ -3166,6 +3400,126 @@ const wrt_target wrt_target_wasm_relaxed = {
   .qgemm_mr = 4, .qgemm_nr = 8, .qgemm_kr = 2, .qgemm_xoff = 0,
   .qgemm = wrt_wasm_relaxed_qgemm_4x8,
   .qigemm = wrt_wasm_relaxed_qigemm_4x8,
+  .qdwconv = {{0, 8, wrt_wasm_relaxed_qdwconv_any_c8}},
+  .qadd = wrt_wasm_relaxed_qadd, .qadd_scalar = wrt_wasm_relaxed_qadd_scalar,
+  .spmm_mr = 8, .spmm_g = 1,
+  .spmm_min_sparsity = 0.57f, .spmm_k_penalty = 6.0f, .spmv_min_sparsity = 0.2f,
+  .spmm = wrt_wasm_relaxed_spmm_8, .spmv = wrt_wasm_relaxed_spmv,
+  .sppack = NULL,
+};
+
+const wrt_target wrt_target_wasm_relaxed_usdot = {
+  .name = "wasm_relaxed_usdot",
+  .gemm_mr = 4, .gemm_nr = 8,
+  .gemm = wrt_wasm_relaxed_gemm_4x8,
+  .igemm = wrt_wasm_relaxed_igemm_4x8,
+  .gemm_nr_half = 4,
+  .gemm_half = wrt_wasm_relaxed_gemm_4x4,
+  .igemm_half = wrt_wasm_relaxed_igemm_4x4,
+  .dwconv = {
+    {9, 8, wrt_wasm_relaxed_dwconv_9_c8},
+    {25, 8, wrt_wasm_relaxed_dwconv_25_c8},
+    {0, 8, wrt_wasm_relaxed_dwconv_any_c8},
+  },
+  .vbinary = {
+    [WRT_BIN_ADD] = wrt_wasm_relaxed_vadd,
+    [WRT_BIN_SUB] = wrt_wasm_relaxed_vsub,
+    [WRT_BIN_RSUB] = wrt_wasm_relaxed_vrsub,
+    [WRT_BIN_MUL] = wrt_wasm_relaxed_vmul,
+    [WRT_BIN_DIV] = wrt_wasm_relaxed_vdiv,
+    [WRT_BIN_RDIV] = wrt_wasm_relaxed_vrdiv,
+    [WRT_BIN_MAX] = wrt_wasm_relaxed_vmax,
+    [WRT_BIN_MIN] = wrt_wasm_relaxed_vmin,
+    [WRT_BIN_PRELU] = wrt_wasm_relaxed_vprelu,
+  },
+  .vbinary_scalar = {
+    [WRT_BIN_ADD] = wrt_wasm_relaxed_vaddc,
+    [WRT_BIN_SUB] = wrt_wasm_relaxed_vsubc,
+    [WRT_BIN_RSUB] = wrt_wasm_relaxed_vrsubc,
+    [WRT_BIN_MUL] = wrt_wasm_relaxed_vmulc,
+    [WRT_BIN_DIV] = wrt_wasm_relaxed_vdivc,
+    [WRT_BIN_RDIV] = wrt_wasm_relaxed_vrdivc,
+    [WRT_BIN_MAX] = wrt_wasm_relaxed_vmaxc,
+    [WRT_BIN_MIN] = wrt_wasm_relaxed_vminc,
+    [WRT_BIN_PRELU] = wrt_wasm_relaxed_vpreluc,
+  },
+  .vunary = {
+    [WRT_UN_RELU] = wrt_wasm_relaxed_relu,
+    [WRT_UN_CLIP] = wrt_wasm_relaxed_clip,
+    [WRT_UN_LEAKY_RELU] = wrt_wasm_relaxed_leaky_relu,
+    [WRT_UN_HARD_SWISH] = wrt_wasm_relaxed_hard_swish,
+    [WRT_UN_HARD_SIGMOID] = wrt_wasm_relaxed_hard_sigmoid,
+    [WRT_UN_SIGMOID] = wrt_wasm_relaxed_sigmoid,
+    [WRT_UN_TANH] = wrt_wasm_relaxed_tanh,
+    [WRT_UN_EXP] = wrt_wasm_relaxed_exp,
+    [WRT_UN_SQRT] = wrt_wasm_relaxed_sqrt,
+    [WRT_UN_ABS] = wrt_wasm_relaxed_abs,
+    [WRT_UN_NEG] = wrt_wasm_relaxed_neg,
+  },
+  .maxpool = wrt_wasm_relaxed_maxpool, .avgpool = wrt_wasm_relaxed_avgpool,
+  .qgemm_mr = 4, .qgemm_nr = 8, .qgemm_kr = 4, .qgemm_xoff = 128,
+  .qgemm = wrt_wasm_relaxed_dot_qgemm_4x8,
+  .qigemm = wrt_wasm_relaxed_dot_qigemm_4x8,
+  .qdwconv = {{0, 8, wrt_wasm_relaxed_qdwconv_any_c8}},
+  .qadd = wrt_wasm_relaxed_qadd, .qadd_scalar = wrt_wasm_relaxed_qadd_scalar,
+  .spmm_mr = 8, .spmm_g = 1,
+  .spmm_min_sparsity = 0.57f, .spmm_k_penalty = 6.0f, .spmv_min_sparsity = 0.2f,
+  .spmm = wrt_wasm_relaxed_spmm_8, .spmv = wrt_wasm_relaxed_spmv,
+  .sppack = NULL,
+};
+
+const wrt_target wrt_target_wasm_relaxed_sdot = {
+  .name = "wasm_relaxed_sdot",
+  .gemm_mr = 4, .gemm_nr = 8,
+  .gemm = wrt_wasm_relaxed_gemm_4x8,
+  .igemm = wrt_wasm_relaxed_igemm_4x8,
+  .gemm_nr_half = 4,
+  .gemm_half = wrt_wasm_relaxed_gemm_4x4,
+  .igemm_half = wrt_wasm_relaxed_igemm_4x4,
+  .dwconv = {
+    {9, 8, wrt_wasm_relaxed_dwconv_9_c8},
+    {25, 8, wrt_wasm_relaxed_dwconv_25_c8},
+    {0, 8, wrt_wasm_relaxed_dwconv_any_c8},
+  },
+  .vbinary = {
+    [WRT_BIN_ADD] = wrt_wasm_relaxed_vadd,
+    [WRT_BIN_SUB] = wrt_wasm_relaxed_vsub,
+    [WRT_BIN_RSUB] = wrt_wasm_relaxed_vrsub,
+    [WRT_BIN_MUL] = wrt_wasm_relaxed_vmul,
+    [WRT_BIN_DIV] = wrt_wasm_relaxed_vdiv,
+    [WRT_BIN_RDIV] = wrt_wasm_relaxed_vrdiv,
+    [WRT_BIN_MAX] = wrt_wasm_relaxed_vmax,
+    [WRT_BIN_MIN] = wrt_wasm_relaxed_vmin,
+    [WRT_BIN_PRELU] = wrt_wasm_relaxed_vprelu,
+  },
+  .vbinary_scalar = {
+    [WRT_BIN_ADD] = wrt_wasm_relaxed_vaddc,
+    [WRT_BIN_SUB] = wrt_wasm_relaxed_vsubc,
+    [WRT_BIN_RSUB] = wrt_wasm_relaxed_vrsubc,
+    [WRT_BIN_MUL] = wrt_wasm_relaxed_vmulc,
+    [WRT_BIN_DIV] = wrt_wasm_relaxed_vdivc,
+    [WRT_BIN_RDIV] = wrt_wasm_relaxed_vrdivc,
+    [WRT_BIN_MAX] = wrt_wasm_relaxed_vmaxc,
+    [WRT_BIN_MIN] = wrt_wasm_relaxed_vminc,
+    [WRT_BIN_PRELU] = wrt_wasm_relaxed_vpreluc,
+  },
+  .vunary = {
+    [WRT_UN_RELU] = wrt_wasm_relaxed_relu,
+    [WRT_UN_CLIP] = wrt_wasm_relaxed_clip,
+    [WRT_UN_LEAKY_RELU] = wrt_wasm_relaxed_leaky_relu,
+    [WRT_UN_HARD_SWISH] = wrt_wasm_relaxed_hard_swish,
+    [WRT_UN_HARD_SIGMOID] = wrt_wasm_relaxed_hard_sigmoid,
+    [WRT_UN_SIGMOID] = wrt_wasm_relaxed_sigmoid,
+    [WRT_UN_TANH] = wrt_wasm_relaxed_tanh,
+    [WRT_UN_EXP] = wrt_wasm_relaxed_exp,
+    [WRT_UN_SQRT] = wrt_wasm_relaxed_sqrt,
+    [WRT_UN_ABS] = wrt_wasm_relaxed_abs,
+    [WRT_UN_NEG] = wrt_wasm_relaxed_neg,
+  },
+  .maxpool = wrt_wasm_relaxed_maxpool, .avgpool = wrt_wasm_relaxed_avgpool,
+  .qgemm_mr = 4, .qgemm_nr = 8, .qgemm_kr = 4, .qgemm_xoff = 0,
+  .qgemm = wrt_wasm_relaxed_dot_qgemm_4x8,
+  .qigemm = wrt_wasm_relaxed_dot_qigemm_4x8,
   .qdwconv = {{0, 8, wrt_wasm_relaxed_qdwconv_any_c8}},
   .qadd = wrt_wasm_relaxed_qadd, .qadd_scalar = wrt_wasm_relaxed_qadd_scalar,
   .spmm_mr = 8, .spmm_g = 1,

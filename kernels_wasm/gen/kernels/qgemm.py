@@ -4,7 +4,12 @@ requantization of python_ref (wrt_kernels.h, "int8 (QS8) kernels"): y = zy + rne
 Weights come in blocks of KR k-steps (a column's KR weights adjacent), the shape each target's dot product wants:
 - scalar, NEON: KR = 1, a widening multiply-add of the weight row by one activation (NEON vmlal_n_s16);
 - wasm SIMD128 / relaxed: KR = 2, i32x4.dot_i16x8_s on sign-extended bytes (the relaxed i8x16 x i7x16 dot product
-  is exact only for weights in [-64, 63], which int8 weights are not, so relaxed uses the same instructions);
+  is defined everywhere only for a second operand in [0, 127], which int8 activations are not);
+- wasm relaxed, "dot" tile (tables wasm_relaxed_usdot and wasm_relaxed_sdot, chosen at load by a probe of the host:
+  engine/target.c): KR = 4, i32x4.relaxed_dot_i8x16_i7x16_add_s of signed weights by the activations XOR p->xmask,
+  on hosts where the instruction is an exact dot product of 4-byte groups: unsigned x signed (x86 VNNI vpdpbusd:
+  xmask 0x80808080, XOFF 128, as AVX-512 VNNI) or signed x signed (aarch64 sdot: xmask 0, XOFF 0). Hosts whose
+  instruction saturates (pmaddubsw) or is unknown keep the KR = 2 table;
 - AVX2, AVX-512: KR = 2, vpmaddwd on sign-extended bytes (pairs of int16 products summed exactly in int32);
 - AVX-512 VNNI: KR = 4, vpdpbusd, unsigned x signed: activations read as x + 128 (XOFF), and the engine folds
   -(zx + 128) * sum_k w[k][j] into the bias.
@@ -35,6 +40,7 @@ class QTile:
     ivt: str            # accumulator (int32 vector) type
     fvt: str            # float32 vector type
     xoff: int = 0       # added to activations by the dot product
+    owner: str = ""     # the tile whose depthwise and add kernels this one's tables use ("": its own)
 
     @property
     def nv(self) -> int:
@@ -91,6 +97,8 @@ def _weights0(t: QTile) -> list[str]:
     n = t.name
     if n == "scalar":
         return [f"const int32_t wq{j} = w[{j}];" for j in range(t.nr)]
+    if n.startswith("wasm") and t.kr == 4:
+        return [f"const v128_t wq{v} = wasm_v128_load(w + {16 * v});" for v in range(t.nv)]
     if n.startswith("wasm"):
         out = []
         for g in range(t.nv // 2):
@@ -116,6 +124,9 @@ def _act(t: QTile, i: int, tail: bool) -> str:
     n, a = t.name, f"a{i}"
     if t.kr == 1:
         return f"const int32_t xa{i} = *{a};" if n == "scalar" else f"const int16_t xa{i} = *{a};"
+    if n.startswith("wasm") and t.kr == 4:  # a 4-byte group, its sign bits flipped where the host's dot is usdot
+        word = f"wasm_i32x4_splat(wrt_q_part({a}, k))" if tail else f"wasm_v128_load32_splat({a})"
+        return f"const v128_t xa{i} = wasm_v128_xor({word}, xm);"
     word = f"(int32_t)(uint32_t)(uint16_t)(int16_t)*{a}" if tail else f"wrt_q_pair({a})"
     if n.startswith("wasm"):
         return f"const v128_t xa{i} = wasm_i32x4_splat({word});"
@@ -156,6 +167,8 @@ def _dot0(t: QTile, i: int, v: int) -> str:
     n = t.name
     if n == "scalar":
         return f"{acc} += xa{i} * wq{v};"
+    if n.startswith("wasm") and t.kr == 4:  # first operand signed (weights), second the activations
+        return f"{acc} = wasm_i32x4_relaxed_dot_i8x16_i7x16_add(wq{v}, xa{i}, {acc});"
     if n.startswith("wasm"):
         return f"{acc} = wasm_i32x4_add({acc}, wasm_i32x4_dot_i16x8(wq{v}, xa{i}));"
     if n == "avx2":
@@ -271,6 +284,8 @@ def _head(c: Code, t: QTile) -> None:
     for i in range(1, t.mr):
         c(*(f"{t.ivt} acc{i}_{v} = acc0_{v};" for v in range(t.nv)))
     c(f"const int8_t* w = (const int8_t*)packed_w + {8 * t.nr};")
+    if t.name.startswith("wasm") and t.kr == 4:
+        c("const v128_t xm = wasm_i32x4_splat((int32_t)p->xmask);")
 
 
 def _k_loop(c: Code, t: QTile) -> None:
@@ -351,6 +366,9 @@ def tiles(isa: Isa) -> list[QTile]:
     n = isa.name
     if n == "scalar":
         return [QTile("scalar", "", 2, 4, 1, 1, "int32_t", "float")]
+    if n == "wasm_relaxed":
+        return [QTile(n, "", 4, 8, 2, 4, "v128_t", "v128_t"),
+                QTile("wasm_relaxed_dot", "", 4, 8, 4, 4, "v128_t", "v128_t", owner=n)]
     if n.startswith("wasm"):
         return [QTile(n, "", 4, 8, 2, 4, "v128_t", "v128_t")]
     if n == "avx2":
@@ -363,6 +381,18 @@ def tiles(isa: Isa) -> list[QTile]:
     raise KeyError(n)
 
 
-def table_fields(t: QTile) -> list[str]:
-    return [f"  .qgemm_mr = {t.mr}, .qgemm_nr = {t.nr}, .qgemm_kr = {t.kr}, .qgemm_xoff = {t.xoff},",
+def tables(isa: Isa) -> list[tuple[str, QTile, int]]:
+    """(table name, int8 GEMM tile, XOFF) of each kernel table of a target's file: one per tile, except the wasm
+    relaxed dot tile, which serves two tables (unsigned x signed hosts, XOFF 128; signed x signed hosts, XOFF 0)."""
+    out = []
+    for t in tiles(isa):
+        if t.name == "wasm_relaxed_dot":
+            out += [("wasm_relaxed_usdot", t, 128), ("wasm_relaxed_sdot", t, 0)]
+        else:
+            out.append((t.name, t, t.xoff))
+    return out
+
+
+def table_fields(t: QTile, xoff: int) -> list[str]:
+    return [f"  .qgemm_mr = {t.mr}, .qgemm_nr = {t.nr}, .qgemm_kr = {t.kr}, .qgemm_xoff = {xoff},",
             f"  .qgemm = {qgemm_name(t)},", f"  .qigemm = {qgemm_name(t, True)},"]
