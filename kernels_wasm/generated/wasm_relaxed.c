@@ -2605,13 +2605,14 @@ static void wrt_wasm_relaxed_qgemm_4x8(size_t mr, size_t nc, size_t kc, const in
   }
   const v128_t qlo = wasm_f32x4_splat(p->lo);
   const v128_t qhi = wasm_f32x4_splat(p->hi);
-  const v128_t qzy = wasm_i32x4_splat(p->zy);
+  const v128_t qmagic = wasm_f32x4_const_splat(12582912.0f);
+  const v128_t qmz = wasm_i32x4_splat(0x4B400000 - p->zy);
   const float* mp = (const float*)(const void*)((const char*)(packed_w) + 32);
   const v128_t mq0 = wasm_v128_load(mp + 0);
   const v128_t mq1 = wasm_v128_load(mp + 4);
   {
-    const v128_t q3_0 = wasm_i32x4_add(wasm_i32x4_trunc_sat_f32x4(wasm_f32x4_nearest(wasm_f32x4_min(wasm_f32x4_max(wasm_f32x4_mul(wasm_f32x4_convert_i32x4(acc3_0), mq0), qlo), qhi))), qzy);
-    const v128_t q3_1 = wasm_i32x4_add(wasm_i32x4_trunc_sat_f32x4(wasm_f32x4_nearest(wasm_f32x4_min(wasm_f32x4_max(wasm_f32x4_mul(wasm_f32x4_convert_i32x4(acc3_1), mq1), qlo), qhi))), qzy);
+    const v128_t q3_0 = wasm_i32x4_sub(wasm_f32x4_add(wasm_f32x4_pmin(wasm_f32x4_pmax(wasm_f32x4_mul(wasm_f32x4_convert_i32x4(acc3_0), mq0), qlo), qhi), qmagic), qmz);
+    const v128_t q3_1 = wasm_i32x4_sub(wasm_f32x4_add(wasm_f32x4_pmin(wasm_f32x4_pmax(wasm_f32x4_mul(wasm_f32x4_convert_i32x4(acc3_1), mq1), qlo), qhi), qmagic), qmz);
     if (nc == 8) {
       wasm_v128_store64_lane(c3 + 0, wasm_i8x16_narrow_i16x8(wasm_i16x8_narrow_i32x4(q3_0, q3_1), wasm_i16x8_narrow_i32x4(q3_0, q3_1)), 0);
     } else {
@@ -2621,8 +2622,8 @@ static void wrt_wasm_relaxed_qgemm_4x8(size_t mr, size_t nc, size_t kc, const in
     }
   }
   {
-    const v128_t q2_0 = wasm_i32x4_add(wasm_i32x4_trunc_sat_f32x4(wasm_f32x4_nearest(wasm_f32x4_min(wasm_f32x4_max(wasm_f32x4_mul(wasm_f32x4_convert_i32x4(acc2_0), mq0), qlo), qhi))), qzy);
-    const v128_t q2_1 = wasm_i32x4_add(wasm_i32x4_trunc_sat_f32x4(wasm_f32x4_nearest(wasm_f32x4_min(wasm_f32x4_max(wasm_f32x4_mul(wasm_f32x4_convert_i32x4(acc2_1), mq1), qlo), qhi))), qzy);
+    const v128_t q2_0 = wasm_i32x4_sub(wasm_f32x4_add(wasm_f32x4_pmin(wasm_f32x4_pmax(wasm_f32x4_mul(wasm_f32x4_convert_i32x4(acc2_0), mq0), qlo), qhi), qmagic), qmz);
+    const v128_t q2_1 = wasm_i32x4_sub(wasm_f32x4_add(wasm_f32x4_pmin(wasm_f32x4_pmax(wasm_f32x4_mul(wasm_f32x4_convert_i32x4(acc2_1), mq1), qlo), qhi), qmagic), qmz);
     if (nc == 8) {
       wasm_v128_store64_lane(c2 + 0, wasm_i8x16_narrow_i16x8(wasm_i16x8_narrow_i32x4(q2_0, q2_1), wasm_i16x8_narrow_i32x4(q2_0, q2_1)), 0);
     } else {
@@ -2632,8 +2633,8 @@ static void wrt_wasm_relaxed_qgemm_4x8(size_t mr, size_t nc, size_t kc, const in
     }
   }
   {
-    const v128_t q1_0 = wasm_i32x4_add(wasm_i32x4_trunc_sat_f32x4(wasm_f32x4_nearest(wasm_f32x4_min(wasm_f32x4_max(wasm_f32x4_mul(wasm_f32x4_convert_i32x4(acc1_0), mq0), qlo), qhi))), qzy);
-    const v128_t q1_1 = wasm_i32x4_add(wasm_i32x4_trunc_sat_f32x4(wasm_f32x4_nearest(wasm_f32x4_min(wasm_f32x4_max(wasm_f32x4_mul(wasm_f32x4_convert_i32x4(acc1_1), mq1), qlo), qhi))), qzy);
+    const v128_t q1_0 = wasm_i32x4_sub(wasm_f32x4_add(wasm_f32x4_pmin(wasm_f32x4_pmax(wasm_f32x4_mul(wasm_f32x4_convert_i32x4(acc1_0), mq0), qlo), qhi), qmagic), qmz);
+    const v128_t q1_1 = wasm_i32x4_sub(wasm_f32x4_add(wasm_f32x4_pmin(wasm_f32x4_pmax(wasm_f32x4_mul(wasm_f32x4_convert_i32x4(acc1_1), mq1), qlo), qhi), qmagic), qmz);
     if (nc == 8) {
       wasm_v128_store64_lane(c1 + 0, wasm_i8x16_narrow_i16x8(wasm_i16x8_narrow_i32x4(q1_0, q1_1), wasm_i16x8_narrow_i32x4(q1_0, q1_1)), 0);
     } else {
@@ -2643,8 +2644,8 @@ static void wrt_wasm_relaxed_qgemm_4x8(size_t mr, size_t nc, size_t kc, const in
     }
   }
   {
-    const v128_t q0_0 = wasm_i32x4_add(wasm_i32x4_trunc_sat_f32x4(wasm_f32x4_nearest(wasm_f32x4_min(wasm_f32x4_max(wasm_f32x4_mul(wasm_f32x4_convert_i32x4(acc0_0), mq0), qlo), qhi))), qzy);
-    const v128_t q0_1 = wasm_i32x4_add(wasm_i32x4_trunc_sat_f32x4(wasm_f32x4_nearest(wasm_f32x4_min(wasm_f32x4_max(wasm_f32x4_mul(wasm_f32x4_convert_i32x4(acc0_1), mq1), qlo), qhi))), qzy);
+    const v128_t q0_0 = wasm_i32x4_sub(wasm_f32x4_add(wasm_f32x4_pmin(wasm_f32x4_pmax(wasm_f32x4_mul(wasm_f32x4_convert_i32x4(acc0_0), mq0), qlo), qhi), qmagic), qmz);
+    const v128_t q0_1 = wasm_i32x4_sub(wasm_f32x4_add(wasm_f32x4_pmin(wasm_f32x4_pmax(wasm_f32x4_mul(wasm_f32x4_convert_i32x4(acc0_1), mq1), qlo), qhi), qmagic), qmz);
     if (nc == 8) {
       wasm_v128_store64_lane(c0 + 0, wasm_i8x16_narrow_i16x8(wasm_i16x8_narrow_i32x4(q0_0, q0_1), wasm_i16x8_narrow_i32x4(q0_0, q0_1)), 0);
     } else {
@@ -2764,13 +2765,14 @@ static void wrt_wasm_relaxed_qigemm_4x8(size_t mr, size_t nc, size_t kc, size_t 
   }
   const v128_t qlo = wasm_f32x4_splat(p->lo);
   const v128_t qhi = wasm_f32x4_splat(p->hi);
-  const v128_t qzy = wasm_i32x4_splat(p->zy);
+  const v128_t qmagic = wasm_f32x4_const_splat(12582912.0f);
+  const v128_t qmz = wasm_i32x4_splat(0x4B400000 - p->zy);
   const float* mp = (const float*)(const void*)((const char*)(packed_w) + 32);
   const v128_t mq0 = wasm_v128_load(mp + 0);
   const v128_t mq1 = wasm_v128_load(mp + 4);
   {
-    const v128_t q3_0 = wasm_i32x4_add(wasm_i32x4_trunc_sat_f32x4(wasm_f32x4_nearest(wasm_f32x4_min(wasm_f32x4_max(wasm_f32x4_mul(wasm_f32x4_convert_i32x4(acc3_0), mq0), qlo), qhi))), qzy);
-    const v128_t q3_1 = wasm_i32x4_add(wasm_i32x4_trunc_sat_f32x4(wasm_f32x4_nearest(wasm_f32x4_min(wasm_f32x4_max(wasm_f32x4_mul(wasm_f32x4_convert_i32x4(acc3_1), mq1), qlo), qhi))), qzy);
+    const v128_t q3_0 = wasm_i32x4_sub(wasm_f32x4_add(wasm_f32x4_pmin(wasm_f32x4_pmax(wasm_f32x4_mul(wasm_f32x4_convert_i32x4(acc3_0), mq0), qlo), qhi), qmagic), qmz);
+    const v128_t q3_1 = wasm_i32x4_sub(wasm_f32x4_add(wasm_f32x4_pmin(wasm_f32x4_pmax(wasm_f32x4_mul(wasm_f32x4_convert_i32x4(acc3_1), mq1), qlo), qhi), qmagic), qmz);
     if (nc == 8) {
       wasm_v128_store64_lane(c3 + 0, wasm_i8x16_narrow_i16x8(wasm_i16x8_narrow_i32x4(q3_0, q3_1), wasm_i16x8_narrow_i32x4(q3_0, q3_1)), 0);
     } else {
@@ -2780,8 +2782,8 @@ static void wrt_wasm_relaxed_qigemm_4x8(size_t mr, size_t nc, size_t kc, size_t 
     }
   }
   {
-    const v128_t q2_0 = wasm_i32x4_add(wasm_i32x4_trunc_sat_f32x4(wasm_f32x4_nearest(wasm_f32x4_min(wasm_f32x4_max(wasm_f32x4_mul(wasm_f32x4_convert_i32x4(acc2_0), mq0), qlo), qhi))), qzy);
-    const v128_t q2_1 = wasm_i32x4_add(wasm_i32x4_trunc_sat_f32x4(wasm_f32x4_nearest(wasm_f32x4_min(wasm_f32x4_max(wasm_f32x4_mul(wasm_f32x4_convert_i32x4(acc2_1), mq1), qlo), qhi))), qzy);
+    const v128_t q2_0 = wasm_i32x4_sub(wasm_f32x4_add(wasm_f32x4_pmin(wasm_f32x4_pmax(wasm_f32x4_mul(wasm_f32x4_convert_i32x4(acc2_0), mq0), qlo), qhi), qmagic), qmz);
+    const v128_t q2_1 = wasm_i32x4_sub(wasm_f32x4_add(wasm_f32x4_pmin(wasm_f32x4_pmax(wasm_f32x4_mul(wasm_f32x4_convert_i32x4(acc2_1), mq1), qlo), qhi), qmagic), qmz);
     if (nc == 8) {
       wasm_v128_store64_lane(c2 + 0, wasm_i8x16_narrow_i16x8(wasm_i16x8_narrow_i32x4(q2_0, q2_1), wasm_i16x8_narrow_i32x4(q2_0, q2_1)), 0);
     } else {
@@ -2791,8 +2793,8 @@ static void wrt_wasm_relaxed_qigemm_4x8(size_t mr, size_t nc, size_t kc, size_t 
     }
   }
   {
-    const v128_t q1_0 = wasm_i32x4_add(wasm_i32x4_trunc_sat_f32x4(wasm_f32x4_nearest(wasm_f32x4_min(wasm_f32x4_max(wasm_f32x4_mul(wasm_f32x4_convert_i32x4(acc1_0), mq0), qlo), qhi))), qzy);
-    const v128_t q1_1 = wasm_i32x4_add(wasm_i32x4_trunc_sat_f32x4(wasm_f32x4_nearest(wasm_f32x4_min(wasm_f32x4_max(wasm_f32x4_mul(wasm_f32x4_convert_i32x4(acc1_1), mq1), qlo), qhi))), qzy);
+    const v128_t q1_0 = wasm_i32x4_sub(wasm_f32x4_add(wasm_f32x4_pmin(wasm_f32x4_pmax(wasm_f32x4_mul(wasm_f32x4_convert_i32x4(acc1_0), mq0), qlo), qhi), qmagic), qmz);
+    const v128_t q1_1 = wasm_i32x4_sub(wasm_f32x4_add(wasm_f32x4_pmin(wasm_f32x4_pmax(wasm_f32x4_mul(wasm_f32x4_convert_i32x4(acc1_1), mq1), qlo), qhi), qmagic), qmz);
     if (nc == 8) {
       wasm_v128_store64_lane(c1 + 0, wasm_i8x16_narrow_i16x8(wasm_i16x8_narrow_i32x4(q1_0, q1_1), wasm_i16x8_narrow_i32x4(q1_0, q1_1)), 0);
     } else {
@@ -2802,8 +2804,8 @@ static void wrt_wasm_relaxed_qigemm_4x8(size_t mr, size_t nc, size_t kc, size_t 
     }
   }
   {
-    const v128_t q0_0 = wasm_i32x4_add(wasm_i32x4_trunc_sat_f32x4(wasm_f32x4_nearest(wasm_f32x4_min(wasm_f32x4_max(wasm_f32x4_mul(wasm_f32x4_convert_i32x4(acc0_0), mq0), qlo), qhi))), qzy);
-    const v128_t q0_1 = wasm_i32x4_add(wasm_i32x4_trunc_sat_f32x4(wasm_f32x4_nearest(wasm_f32x4_min(wasm_f32x4_max(wasm_f32x4_mul(wasm_f32x4_convert_i32x4(acc0_1), mq1), qlo), qhi))), qzy);
+    const v128_t q0_0 = wasm_i32x4_sub(wasm_f32x4_add(wasm_f32x4_pmin(wasm_f32x4_pmax(wasm_f32x4_mul(wasm_f32x4_convert_i32x4(acc0_0), mq0), qlo), qhi), qmagic), qmz);
+    const v128_t q0_1 = wasm_i32x4_sub(wasm_f32x4_add(wasm_f32x4_pmin(wasm_f32x4_pmax(wasm_f32x4_mul(wasm_f32x4_convert_i32x4(acc0_1), mq1), qlo), qhi), qmagic), qmz);
     if (nc == 8) {
       wasm_v128_store64_lane(c0 + 0, wasm_i8x16_narrow_i16x8(wasm_i16x8_narrow_i32x4(q0_0, q0_1), wasm_i16x8_narrow_i32x4(q0_0, q0_1)), 0);
     } else {
@@ -2817,7 +2819,8 @@ static void wrt_wasm_relaxed_qigemm_4x8(size_t mr, size_t nc, size_t kc, size_t 
 static void wrt_wasm_relaxed_qdwconv_any_c8(size_t channels, size_t width, size_t ks, const int8_t* const* in, const void* packed_w, int8_t* out, size_t out_stride, const wrt_qparams* p) {
   const v128_t qlo = wasm_f32x4_splat(p->lo);
   const v128_t qhi = wasm_f32x4_splat(p->hi);
-  const v128_t qzy = wasm_i32x4_splat(p->zy);
+  const v128_t qmagic = wasm_f32x4_const_splat(12582912.0f);
+  const v128_t qmz = wasm_i32x4_splat(0x4B400000 - p->zy);
   for (size_t px = 0; px < width; px++, in += ks, out += out_stride) {
     const char* pw = (const char*)packed_w;
     for (size_t c0 = 0; c0 < channels; c0 += 8, pw += 8 * (8 + 2 * ks)) {
@@ -2862,8 +2865,8 @@ static void wrt_wasm_relaxed_qdwconv_any_c8(size_t channels, size_t width, size_
       const float* mp = (const float*)(const void*)((const char*)(pw) + 32);
       const v128_t mq0 = wasm_v128_load(mp + 0);
       const v128_t mq1 = wasm_v128_load(mp + 4);
-      const v128_t q0_0 = wasm_i32x4_add(wasm_i32x4_trunc_sat_f32x4(wasm_f32x4_nearest(wasm_f32x4_min(wasm_f32x4_max(wasm_f32x4_mul(wasm_f32x4_convert_i32x4(acc0_0), mq0), qlo), qhi))), qzy);
-      const v128_t q0_1 = wasm_i32x4_add(wasm_i32x4_trunc_sat_f32x4(wasm_f32x4_nearest(wasm_f32x4_min(wasm_f32x4_max(wasm_f32x4_mul(wasm_f32x4_convert_i32x4(acc0_1), mq1), qlo), qhi))), qzy);
+      const v128_t q0_0 = wasm_i32x4_sub(wasm_f32x4_add(wasm_f32x4_pmin(wasm_f32x4_pmax(wasm_f32x4_mul(wasm_f32x4_convert_i32x4(acc0_0), mq0), qlo), qhi), qmagic), qmz);
+      const v128_t q0_1 = wasm_i32x4_sub(wasm_f32x4_add(wasm_f32x4_pmin(wasm_f32x4_pmax(wasm_f32x4_mul(wasm_f32x4_convert_i32x4(acc0_1), mq1), qlo), qhi), qmagic), qmz);
       if (rem == 8) {
         wasm_v128_store64_lane((out + c0) + 0, wasm_i8x16_narrow_i16x8(wasm_i16x8_narrow_i32x4(q0_0, q0_1), wasm_i16x8_narrow_i32x4(q0_0, q0_1)), 0);
       } else {
@@ -2993,13 +2996,14 @@ static void wrt_wasm_relaxed_dot_qgemm_4x8(size_t mr, size_t nc, size_t kc, cons
   }
   const v128_t qlo = wasm_f32x4_splat(p->lo);
   const v128_t qhi = wasm_f32x4_splat(p->hi);
-  const v128_t qzy = wasm_i32x4_splat(p->zy);
+  const v128_t qmagic = wasm_f32x4_const_splat(12582912.0f);
+  const v128_t qmz = wasm_i32x4_splat(0x4B400000 - p->zy);
   const float* mp = (const float*)(const void*)((const char*)(packed_w) + 32);
   const v128_t mq0 = wasm_v128_load(mp + 0);
   const v128_t mq1 = wasm_v128_load(mp + 4);
   {
-    const v128_t q3_0 = wasm_i32x4_add(wasm_i32x4_trunc_sat_f32x4(wasm_f32x4_nearest(wasm_f32x4_min(wasm_f32x4_max(wasm_f32x4_mul(wasm_f32x4_convert_i32x4(acc3_0), mq0), qlo), qhi))), qzy);
-    const v128_t q3_1 = wasm_i32x4_add(wasm_i32x4_trunc_sat_f32x4(wasm_f32x4_nearest(wasm_f32x4_min(wasm_f32x4_max(wasm_f32x4_mul(wasm_f32x4_convert_i32x4(acc3_1), mq1), qlo), qhi))), qzy);
+    const v128_t q3_0 = wasm_i32x4_sub(wasm_f32x4_add(wasm_f32x4_pmin(wasm_f32x4_pmax(wasm_f32x4_mul(wasm_f32x4_convert_i32x4(acc3_0), mq0), qlo), qhi), qmagic), qmz);
+    const v128_t q3_1 = wasm_i32x4_sub(wasm_f32x4_add(wasm_f32x4_pmin(wasm_f32x4_pmax(wasm_f32x4_mul(wasm_f32x4_convert_i32x4(acc3_1), mq1), qlo), qhi), qmagic), qmz);
     if (nc == 8) {
       wasm_v128_store64_lane(c3 + 0, wasm_i8x16_narrow_i16x8(wasm_i16x8_narrow_i32x4(q3_0, q3_1), wasm_i16x8_narrow_i32x4(q3_0, q3_1)), 0);
     } else {
@@ -3009,8 +3013,8 @@ static void wrt_wasm_relaxed_dot_qgemm_4x8(size_t mr, size_t nc, size_t kc, cons
     }
   }
   {
-    const v128_t q2_0 = wasm_i32x4_add(wasm_i32x4_trunc_sat_f32x4(wasm_f32x4_nearest(wasm_f32x4_min(wasm_f32x4_max(wasm_f32x4_mul(wasm_f32x4_convert_i32x4(acc2_0), mq0), qlo), qhi))), qzy);
-    const v128_t q2_1 = wasm_i32x4_add(wasm_i32x4_trunc_sat_f32x4(wasm_f32x4_nearest(wasm_f32x4_min(wasm_f32x4_max(wasm_f32x4_mul(wasm_f32x4_convert_i32x4(acc2_1), mq1), qlo), qhi))), qzy);
+    const v128_t q2_0 = wasm_i32x4_sub(wasm_f32x4_add(wasm_f32x4_pmin(wasm_f32x4_pmax(wasm_f32x4_mul(wasm_f32x4_convert_i32x4(acc2_0), mq0), qlo), qhi), qmagic), qmz);
+    const v128_t q2_1 = wasm_i32x4_sub(wasm_f32x4_add(wasm_f32x4_pmin(wasm_f32x4_pmax(wasm_f32x4_mul(wasm_f32x4_convert_i32x4(acc2_1), mq1), qlo), qhi), qmagic), qmz);
     if (nc == 8) {
       wasm_v128_store64_lane(c2 + 0, wasm_i8x16_narrow_i16x8(wasm_i16x8_narrow_i32x4(q2_0, q2_1), wasm_i16x8_narrow_i32x4(q2_0, q2_1)), 0);
     } else {
@@ -3020,8 +3024,8 @@ static void wrt_wasm_relaxed_dot_qgemm_4x8(size_t mr, size_t nc, size_t kc, cons
     }
   }
   {
-    const v128_t q1_0 = wasm_i32x4_add(wasm_i32x4_trunc_sat_f32x4(wasm_f32x4_nearest(wasm_f32x4_min(wasm_f32x4_max(wasm_f32x4_mul(wasm_f32x4_convert_i32x4(acc1_0), mq0), qlo), qhi))), qzy);
-    const v128_t q1_1 = wasm_i32x4_add(wasm_i32x4_trunc_sat_f32x4(wasm_f32x4_nearest(wasm_f32x4_min(wasm_f32x4_max(wasm_f32x4_mul(wasm_f32x4_convert_i32x4(acc1_1), mq1), qlo), qhi))), qzy);
+    const v128_t q1_0 = wasm_i32x4_sub(wasm_f32x4_add(wasm_f32x4_pmin(wasm_f32x4_pmax(wasm_f32x4_mul(wasm_f32x4_convert_i32x4(acc1_0), mq0), qlo), qhi), qmagic), qmz);
+    const v128_t q1_1 = wasm_i32x4_sub(wasm_f32x4_add(wasm_f32x4_pmin(wasm_f32x4_pmax(wasm_f32x4_mul(wasm_f32x4_convert_i32x4(acc1_1), mq1), qlo), qhi), qmagic), qmz);
     if (nc == 8) {
       wasm_v128_store64_lane(c1 + 0, wasm_i8x16_narrow_i16x8(wasm_i16x8_narrow_i32x4(q1_0, q1_1), wasm_i16x8_narrow_i32x4(q1_0, q1_1)), 0);
     } else {
@@ -3031,8 +3035,8 @@ static void wrt_wasm_relaxed_dot_qgemm_4x8(size_t mr, size_t nc, size_t kc, cons
     }
   }
   {
-    const v128_t q0_0 = wasm_i32x4_add(wasm_i32x4_trunc_sat_f32x4(wasm_f32x4_nearest(wasm_f32x4_min(wasm_f32x4_max(wasm_f32x4_mul(wasm_f32x4_convert_i32x4(acc0_0), mq0), qlo), qhi))), qzy);
-    const v128_t q0_1 = wasm_i32x4_add(wasm_i32x4_trunc_sat_f32x4(wasm_f32x4_nearest(wasm_f32x4_min(wasm_f32x4_max(wasm_f32x4_mul(wasm_f32x4_convert_i32x4(acc0_1), mq1), qlo), qhi))), qzy);
+    const v128_t q0_0 = wasm_i32x4_sub(wasm_f32x4_add(wasm_f32x4_pmin(wasm_f32x4_pmax(wasm_f32x4_mul(wasm_f32x4_convert_i32x4(acc0_0), mq0), qlo), qhi), qmagic), qmz);
+    const v128_t q0_1 = wasm_i32x4_sub(wasm_f32x4_add(wasm_f32x4_pmin(wasm_f32x4_pmax(wasm_f32x4_mul(wasm_f32x4_convert_i32x4(acc0_1), mq1), qlo), qhi), qmagic), qmz);
     if (nc == 8) {
       wasm_v128_store64_lane(c0 + 0, wasm_i8x16_narrow_i16x8(wasm_i16x8_narrow_i32x4(q0_0, q0_1), wasm_i16x8_narrow_i32x4(q0_0, q0_1)), 0);
     } else {
@@ -3110,13 +3114,14 @@ static void wrt_wasm_relaxed_dot_qigemm_4x8(size_t mr, size_t nc, size_t kc, siz
   }
   const v128_t qlo = wasm_f32x4_splat(p->lo);
   const v128_t qhi = wasm_f32x4_splat(p->hi);
-  const v128_t qzy = wasm_i32x4_splat(p->zy);
+  const v128_t qmagic = wasm_f32x4_const_splat(12582912.0f);
+  const v128_t qmz = wasm_i32x4_splat(0x4B400000 - p->zy);
   const float* mp = (const float*)(const void*)((const char*)(packed_w) + 32);
   const v128_t mq0 = wasm_v128_load(mp + 0);
   const v128_t mq1 = wasm_v128_load(mp + 4);
   {
-    const v128_t q3_0 = wasm_i32x4_add(wasm_i32x4_trunc_sat_f32x4(wasm_f32x4_nearest(wasm_f32x4_min(wasm_f32x4_max(wasm_f32x4_mul(wasm_f32x4_convert_i32x4(acc3_0), mq0), qlo), qhi))), qzy);
-    const v128_t q3_1 = wasm_i32x4_add(wasm_i32x4_trunc_sat_f32x4(wasm_f32x4_nearest(wasm_f32x4_min(wasm_f32x4_max(wasm_f32x4_mul(wasm_f32x4_convert_i32x4(acc3_1), mq1), qlo), qhi))), qzy);
+    const v128_t q3_0 = wasm_i32x4_sub(wasm_f32x4_add(wasm_f32x4_pmin(wasm_f32x4_pmax(wasm_f32x4_mul(wasm_f32x4_convert_i32x4(acc3_0), mq0), qlo), qhi), qmagic), qmz);
+    const v128_t q3_1 = wasm_i32x4_sub(wasm_f32x4_add(wasm_f32x4_pmin(wasm_f32x4_pmax(wasm_f32x4_mul(wasm_f32x4_convert_i32x4(acc3_1), mq1), qlo), qhi), qmagic), qmz);
     if (nc == 8) {
       wasm_v128_store64_lane(c3 + 0, wasm_i8x16_narrow_i16x8(wasm_i16x8_narrow_i32x4(q3_0, q3_1), wasm_i16x8_narrow_i32x4(q3_0, q3_1)), 0);
     } else {
@@ -3126,8 +3131,8 @@ static void wrt_wasm_relaxed_dot_qigemm_4x8(size_t mr, size_t nc, size_t kc, siz
     }
   }
   {
-    const v128_t q2_0 = wasm_i32x4_add(wasm_i32x4_trunc_sat_f32x4(wasm_f32x4_nearest(wasm_f32x4_min(wasm_f32x4_max(wasm_f32x4_mul(wasm_f32x4_convert_i32x4(acc2_0), mq0), qlo), qhi))), qzy);
-    const v128_t q2_1 = wasm_i32x4_add(wasm_i32x4_trunc_sat_f32x4(wasm_f32x4_nearest(wasm_f32x4_min(wasm_f32x4_max(wasm_f32x4_mul(wasm_f32x4_convert_i32x4(acc2_1), mq1), qlo), qhi))), qzy);
+    const v128_t q2_0 = wasm_i32x4_sub(wasm_f32x4_add(wasm_f32x4_pmin(wasm_f32x4_pmax(wasm_f32x4_mul(wasm_f32x4_convert_i32x4(acc2_0), mq0), qlo), qhi), qmagic), qmz);
+    const v128_t q2_1 = wasm_i32x4_sub(wasm_f32x4_add(wasm_f32x4_pmin(wasm_f32x4_pmax(wasm_f32x4_mul(wasm_f32x4_convert_i32x4(acc2_1), mq1), qlo), qhi), qmagic), qmz);
     if (nc == 8) {
       wasm_v128_store64_lane(c2 + 0, wasm_i8x16_narrow_i16x8(wasm_i16x8_narrow_i32x4(q2_0, q2_1), wasm_i16x8_narrow_i32x4(q2_0, q2_1)), 0);
     } else {
@@ -3137,8 +3142,8 @@ static void wrt_wasm_relaxed_dot_qigemm_4x8(size_t mr, size_t nc, size_t kc, siz
     }
   }
   {
-    const v128_t q1_0 = wasm_i32x4_add(wasm_i32x4_trunc_sat_f32x4(wasm_f32x4_nearest(wasm_f32x4_min(wasm_f32x4_max(wasm_f32x4_mul(wasm_f32x4_convert_i32x4(acc1_0), mq0), qlo), qhi))), qzy);
-    const v128_t q1_1 = wasm_i32x4_add(wasm_i32x4_trunc_sat_f32x4(wasm_f32x4_nearest(wasm_f32x4_min(wasm_f32x4_max(wasm_f32x4_mul(wasm_f32x4_convert_i32x4(acc1_1), mq1), qlo), qhi))), qzy);
+    const v128_t q1_0 = wasm_i32x4_sub(wasm_f32x4_add(wasm_f32x4_pmin(wasm_f32x4_pmax(wasm_f32x4_mul(wasm_f32x4_convert_i32x4(acc1_0), mq0), qlo), qhi), qmagic), qmz);
+    const v128_t q1_1 = wasm_i32x4_sub(wasm_f32x4_add(wasm_f32x4_pmin(wasm_f32x4_pmax(wasm_f32x4_mul(wasm_f32x4_convert_i32x4(acc1_1), mq1), qlo), qhi), qmagic), qmz);
     if (nc == 8) {
       wasm_v128_store64_lane(c1 + 0, wasm_i8x16_narrow_i16x8(wasm_i16x8_narrow_i32x4(q1_0, q1_1), wasm_i16x8_narrow_i32x4(q1_0, q1_1)), 0);
     } else {
@@ -3148,8 +3153,8 @@ static void wrt_wasm_relaxed_dot_qigemm_4x8(size_t mr, size_t nc, size_t kc, siz
     }
   }
   {
-    const v128_t q0_0 = wasm_i32x4_add(wasm_i32x4_trunc_sat_f32x4(wasm_f32x4_nearest(wasm_f32x4_min(wasm_f32x4_max(wasm_f32x4_mul(wasm_f32x4_convert_i32x4(acc0_0), mq0), qlo), qhi))), qzy);
-    const v128_t q0_1 = wasm_i32x4_add(wasm_i32x4_trunc_sat_f32x4(wasm_f32x4_nearest(wasm_f32x4_min(wasm_f32x4_max(wasm_f32x4_mul(wasm_f32x4_convert_i32x4(acc0_1), mq1), qlo), qhi))), qzy);
+    const v128_t q0_0 = wasm_i32x4_sub(wasm_f32x4_add(wasm_f32x4_pmin(wasm_f32x4_pmax(wasm_f32x4_mul(wasm_f32x4_convert_i32x4(acc0_0), mq0), qlo), qhi), qmagic), qmz);
+    const v128_t q0_1 = wasm_i32x4_sub(wasm_f32x4_add(wasm_f32x4_pmin(wasm_f32x4_pmax(wasm_f32x4_mul(wasm_f32x4_convert_i32x4(acc0_1), mq1), qlo), qhi), qmagic), qmz);
     if (nc == 8) {
       wasm_v128_store64_lane(c0 + 0, wasm_i8x16_narrow_i16x8(wasm_i16x8_narrow_i32x4(q0_0, q0_1), wasm_i16x8_narrow_i32x4(q0_0, q0_1)), 0);
     } else {

@@ -14,7 +14,9 @@ Weights come in blocks of KR k-steps (a column's KR weights adjacent), the shape
 - AVX-512 VNNI: KR = 4, vpdpbusd, unsigned x signed: activations read as x + 128 (XOFF), and the engine folds
   -(zx + 128) * sum_k w[k][j] into the bias.
 Every integer sum is exact (no saturation anywhere), so every target computes python_ref's accumulator; the
-requantization is one float32 multiply, clamp, and a round-half-to-even conversion on every target.
+requantization is one float32 multiply, clamp, and a round-half-to-even conversion on every target (wasm: adding
+1.5 * 2^23, whose float32 sum is rne(f) + 1.5 * 2^23 for the clamped |f| <= 255, and reading the integer back from
+its bits: two instructions where i32x4.trunc_sat_f32x4_s(f32x4.nearest) takes about eight on x86).
 A last k block shorter than KR reads only its own activation bytes (weights past kc are packed as zeros).
 Rows past mr alias the previous row; columns past nc are computed and dropped (bytes stored from a small buffer).
 """
@@ -199,10 +201,10 @@ def _requant(t: QTile, i: int, v: int) -> list[str]:
                 f"f{i}_{v} = f{i}_{v} > qhi ? qhi : f{i}_{v};",
                 f"const float r{i}_{v} = f{i}_{v} + 12582912.0f;",  # rne: exact for |f| < 2^22
                 f"const int32_t {q} = (int32_t)(r{i}_{v} - 12582912.0f) + p->zy;"]
-    if n.startswith("wasm"):
+    if n.startswith("wasm"):  # pmax/pmin (one instruction each on x86; no NaN here), rne by the magic 1.5 * 2^23
         f = f"wasm_f32x4_mul(wasm_f32x4_convert_i32x4({acc}), mq{v})"
-        f = f"wasm_f32x4_min(wasm_f32x4_max({f}, qlo), qhi)"
-        return [f"const v128_t {q} = wasm_i32x4_add(wasm_i32x4_trunc_sat_f32x4(wasm_f32x4_nearest({f})), qzy);"]
+        f = f"wasm_f32x4_pmin(wasm_f32x4_pmax({f}, qlo), qhi)"
+        return [f"const v128_t {q} = wasm_i32x4_sub(wasm_f32x4_add({f}, qmagic), qmz);"]
     if n == "avx2":
         f = f"_mm256_min_ps(_mm256_max_ps(_mm256_mul_ps(_mm256_cvtepi32_ps({acc}), mq{v}), qlo), qhi)"
         return [f"const __m256i {q} = _mm256_add_epi32(_mm256_cvtps_epi32({f}), qzy);"]
@@ -252,8 +254,11 @@ def _bounds(t: QTile) -> list[str]:
     if t.name == "scalar":
         return ["const float qlo = p->lo, qhi = p->hi;"]
     _, dupf, dupi = _qops(t)
-    return [f"const {t.fvt} qlo = {dupf.format('p->lo')};", f"const {t.fvt} qhi = {dupf.format('p->hi')};",
-            f"const {t.ivt} qzy = {dupi.format('p->zy')};"]
+    bounds = [f"const {t.fvt} qlo = {dupf.format('p->lo')};", f"const {t.fvt} qhi = {dupf.format('p->hi')};"]
+    if t.name.startswith("wasm"):  # f + 1.5 * 2^23 holds rne(f) in its low bits (|f| < 2^22): take off its bits - zy
+        return [*bounds, "const v128_t qmagic = wasm_f32x4_const_splat(12582912.0f);",
+                "const v128_t qmz = wasm_i32x4_splat(0x4B400000 - p->zy);"]
+    return [*bounds, f"const {t.ivt} qzy = {dupi.format('p->zy')};"]
 
 
 def _mults(t: QTile, base: str) -> list[str]:
