@@ -35,7 +35,8 @@ def kernel_bodies(isa: Isa) -> list[str]:
     for t in qgemm.tiles(isa):
         parts += [qgemm.qgemm(t), qgemm.qigemm(t)]
         if not t.owner:
-            parts += [qdwconv.qdwconv(t), qadd.qadd(t, False), qadd.qadd(t, True)]
+            parts += [*(qdwconv.qdwconv(t, ks) for ks in (*qdwconv.specialized_ks(t), 0)), qadd.qadd(t, False),
+                      qadd.qadd(t, True)]
     parts += sparse.kernel_bodies(isa)
     return parts
 
@@ -74,7 +75,8 @@ def table(isa: Isa, name: str, q: qgemm.QTile, xoff: int) -> str:
         f"  .vunary = {{{un}\n  }},",
         f"  .maxpool = {pool.pool_name(isa, 'max')}, .avgpool = {pool.pool_name(isa, 'avg')},",
         *qgemm.table_fields(q, xoff),
-        f"  .qdwconv = {{{{0, {qdwconv.dw_tile(own).nr}, {qdwconv.qdwconv_name(own)}}}}},",
+        "  .qdwconv = {" + ", ".join(f"{{{ks}, {qdwconv.dw_tile(own).nr}, {qdwconv.qdwconv_name(own, ks)}}}"
+                                    for ks in (*qdwconv.specialized_ks(own), 0)) + "},",
         f"  .qadd = {qadd.qadd_name(own, False)}, .qadd_scalar = {qadd.qadd_name(own, True)},",
         *sparse.table_fields(isa),
         "};",
