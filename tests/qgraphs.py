@@ -132,6 +132,8 @@ CASES: dict[str, Builder] = {
     "average_pool_include_pad": _unary("AVERAGE_POOL_2D", {"kernel": (2, 2), "pads": (1, 1, 1, 1),
                                                            "count_include_pad": True, "ceil_mode": True}),
     "mean": _unary("MEAN", {"axes": (1, 2), "keepdims": True}),
+    "mean_middle": _unary("MEAN", {"axes": (2,), "keepdims": False}),  # kept axes on both sides of the run
+    "mean_split": _unary("MEAN", {"axes": (1, 3), "keepdims": True}),  # not one run: the element-wise path
     "reduce_max": _unary("REDUCE_MAX", {"axes": (3,), "keepdims": False}),
     "softmax": _softmax,
     "concatenation": _concat,

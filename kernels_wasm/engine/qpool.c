@@ -131,7 +131,26 @@ static void run_qreduce(wrt_model* m, wrt_op* op) {
   for (size_t j = 0; j < ny; j++) acc[j] = is_max ? (uint32_t)qmin_of(x->dtype) : 0u;
   const uint8_t* xd = x->data;
   size_t idx[WRT_MAX_RANK] = {0}, o = 0;
-  for (uint64_t i = 0; i < x->count; i++) {
+  int block = 0;
+#ifndef __wasm__ /* native only: the wasm modules have no bytes to spare (SIMD_WASM_LIMIT) */
+  int first = 0, last = rank - 1;
+  while (first < rank && !red[first]) first++;
+  while (last > first && !red[last]) last--;
+  block = !is_max && first < rank;
+  for (int i = first; i <= last && block; i++) block = red[i];
+  if (block) { /* a MEAN over one run of axes (NHWC over H, W): whole rows of kept elements, a loop that vectorizes */
+    size_t inner = 1, R = (size_t)n;
+    for (int i = last + 1; i < rank; i++) inner *= (size_t)x->dims[i];
+    size_t outer = ny / (inner ? inner : 1);
+    for (size_t b = 0; b < outer; b++)
+      for (size_t r = 0; r < R; r++) {
+        const uint8_t* row = xd + (b * R + r) * inner;
+        uint32_t* ar = acc + b * inner;
+        for (size_t j = 0; j < inner; j++) ar[j] += (uint32_t)q_at(row, j, u8) - (uint32_t)p->za;
+      }
+  }
+#endif
+  for (uint64_t i = 0; i < x->count && !block; i++) {
     int32_t v = q_at(xd, (size_t)i, u8);
     if (is_max) acc[o] = v > (int32_t)acc[o] ? (uint32_t)v : acc[o];
     else acc[o] += (uint32_t)(v - p->za);
