@@ -179,6 +179,9 @@ def _sized_binary(op: str, sa: tuple[int, ...], sb: tuple[int, ...]) -> Builder:
 KERNEL_CASES: dict[str, Builder] = {
     "k_conv1x1": _sized_conv((1, 9, 7, 37), (70, 1, 1, 37), {"act_min": 0.0, "act_max": 6.0}),
     "k_conv1x1_c16": _sized_conv((2, 8, 8, 16), (24, 1, 1, 16), {}, per_channel=False),
+    # 16 output channels: on AVX-512 the half-panel GEMM alone, its whole-row store (k_conv1x1 and k_fc: a last
+    # panel of 6 and 13 columns)
+    "k_conv1x1_n16": _sized_conv((1, 7, 9, 42), (16, 1, 1, 42), {"act_min": 0.0, "act_max": 6.0}),
     "k_conv1x1_s2": _sized_conv((1, 9, 9, 67), (33, 1, 1, 67), {"strides": (2, 2)}, bias=False),
     "k_conv3x3": _sized_conv((1, 11, 10, 19), (45, 3, 3, 19), {"pads": (1, 1, 1, 1), "act_min": 0.0}),
     "k_conv3x3_s2_rgb": _sized_conv((1, 17, 16, 3), (32, 3, 3, 3), {"strides": (2, 2), "pads": (0, 0, 1, 1)}),

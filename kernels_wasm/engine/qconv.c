@@ -334,9 +334,10 @@ static void qgemm_blocks(void* ctx, size_t b0, size_t b1) {
     size_t s1 = b1 - s0 < run ? b1 : s0 + run;
     for (size_t n0 = 0; n0 < N; n0 += nr) {
       size_t nc = N - n0 < nr ? N - n0 : nr;
+      wrt_qgemm_fn fn = nc <= nr / 2 && tg->qgemm_half ? tg->qgemm_half : tg->qgemm;
       for (size_t b = s0; b < s1; b++) {
         size_t i = b * mr;
-        tg->qgemm(M - i < mr ? M - i : mr, nc, K, j->a + i * K, K, p->packed + (n0 / nr) * pb, y + i * N + n0, N,
+        fn(M - i < mr ? M - i : mr, nc, K, j->a + i * K, K, p->packed + (n0 / nr) * pb, y + i * N + n0, N,
                   &p->rq);
       }
     }

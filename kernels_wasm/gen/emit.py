@@ -34,6 +34,9 @@ def kernel_bodies(isa: Isa) -> list[str]:
     parts += [pool.pool(isa, "max"), pool.pool(isa, "avg")]
     for t in qgemm.tiles(isa):
         parts += [qgemm.qgemm(t), qgemm.qigemm(t)]
+        half = qgemm.half_tile(t)
+        if half:
+            parts.append(qgemm.qgemm(half))
         if not t.owner:
             parts += [*(qdwconv.qdwconv(t, ks) for ks in (*qdwconv.specialized_ks(t), 0)), qadd.qadd(t, False),
                       qadd.qadd(t, True)]

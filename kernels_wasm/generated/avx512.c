@@ -4814,6 +4814,184 @@ static __attribute__((target("avx512f,avx512bw,avx512vl,avx2,fma"))) void wrt_av
   }
 }
 
+static __attribute__((target("avx512f,avx512bw,avx512vl,avx2,fma"))) void wrt_avx512_qgemm_6x16p32(size_t mr, size_t nc, size_t kc, const int8_t* a, size_t a_stride, const void* packed_w, int8_t* c, size_t c_stride, const wrt_qparams* p) {
+  const int8_t* a0 = a;
+  const int8_t* a1 = a0 + a_stride;
+  if (mr <= 1) a1 = a0;
+  const int8_t* a2 = a1 + a_stride;
+  if (mr <= 2) a2 = a1;
+  const int8_t* a3 = a2 + a_stride;
+  if (mr <= 3) a3 = a2;
+  const int8_t* a4 = a3 + a_stride;
+  if (mr <= 4) a4 = a3;
+  const int8_t* a5 = a4 + a_stride;
+  if (mr <= 5) a5 = a4;
+  int8_t* c0 = c;
+  int8_t* c1 = c0 + c_stride;
+  if (mr <= 1) c1 = c0;
+  int8_t* c2 = c1 + c_stride;
+  if (mr <= 2) c2 = c1;
+  int8_t* c3 = c2 + c_stride;
+  if (mr <= 3) c3 = c2;
+  int8_t* c4 = c3 + c_stride;
+  if (mr <= 4) c4 = c3;
+  int8_t* c5 = c4 + c_stride;
+  if (mr <= 5) c5 = c4;
+  const int32_t* wb = (const int32_t*)packed_w;
+  __m512i acc0_0 = _mm512_loadu_si512(wb + 0);
+  __m512i acc1_0 = acc0_0;
+  __m512i acc2_0 = acc0_0;
+  __m512i acc3_0 = acc0_0;
+  __m512i acc4_0 = acc0_0;
+  __m512i acc5_0 = acc0_0;
+  const int8_t* w = (const int8_t*)packed_w + 256;
+  size_t k = kc;
+  for (; k >= 4; k -= 4) {
+    const __m512i wq0 = _mm512_cvtepi8_epi16(_mm256_loadu_si256((const __m256i*)(w + 0)));
+    const __m512i wq0_1 = _mm512_cvtepi8_epi16(_mm256_loadu_si256((const __m256i*)(w + 64 + 0)));
+    w += 128;
+    const __m128i xq0 = _mm_cvtepi8_epi16(_mm_cvtsi32_si128(wrt_q_load4(a0)));
+    const __m512i xa0 = _mm512_broadcastd_epi32(xq0);
+    const __m512i xa0_1 = _mm512_broadcastd_epi32(_mm_srli_epi64(xq0, 32));
+    a0 += 4;
+    acc0_0 = _mm512_add_epi32(acc0_0, _mm512_madd_epi16(wq0, xa0));
+    acc0_0 = _mm512_add_epi32(acc0_0, _mm512_madd_epi16(wq0_1, xa0_1));
+    const __m128i xq1 = _mm_cvtepi8_epi16(_mm_cvtsi32_si128(wrt_q_load4(a1)));
+    const __m512i xa1 = _mm512_broadcastd_epi32(xq1);
+    const __m512i xa1_1 = _mm512_broadcastd_epi32(_mm_srli_epi64(xq1, 32));
+    a1 += 4;
+    acc1_0 = _mm512_add_epi32(acc1_0, _mm512_madd_epi16(wq0, xa1));
+    acc1_0 = _mm512_add_epi32(acc1_0, _mm512_madd_epi16(wq0_1, xa1_1));
+    const __m128i xq2 = _mm_cvtepi8_epi16(_mm_cvtsi32_si128(wrt_q_load4(a2)));
+    const __m512i xa2 = _mm512_broadcastd_epi32(xq2);
+    const __m512i xa2_1 = _mm512_broadcastd_epi32(_mm_srli_epi64(xq2, 32));
+    a2 += 4;
+    acc2_0 = _mm512_add_epi32(acc2_0, _mm512_madd_epi16(wq0, xa2));
+    acc2_0 = _mm512_add_epi32(acc2_0, _mm512_madd_epi16(wq0_1, xa2_1));
+    const __m128i xq3 = _mm_cvtepi8_epi16(_mm_cvtsi32_si128(wrt_q_load4(a3)));
+    const __m512i xa3 = _mm512_broadcastd_epi32(xq3);
+    const __m512i xa3_1 = _mm512_broadcastd_epi32(_mm_srli_epi64(xq3, 32));
+    a3 += 4;
+    acc3_0 = _mm512_add_epi32(acc3_0, _mm512_madd_epi16(wq0, xa3));
+    acc3_0 = _mm512_add_epi32(acc3_0, _mm512_madd_epi16(wq0_1, xa3_1));
+    const __m128i xq4 = _mm_cvtepi8_epi16(_mm_cvtsi32_si128(wrt_q_load4(a4)));
+    const __m512i xa4 = _mm512_broadcastd_epi32(xq4);
+    const __m512i xa4_1 = _mm512_broadcastd_epi32(_mm_srli_epi64(xq4, 32));
+    a4 += 4;
+    acc4_0 = _mm512_add_epi32(acc4_0, _mm512_madd_epi16(wq0, xa4));
+    acc4_0 = _mm512_add_epi32(acc4_0, _mm512_madd_epi16(wq0_1, xa4_1));
+    const __m128i xq5 = _mm_cvtepi8_epi16(_mm_cvtsi32_si128(wrt_q_load4(a5)));
+    const __m512i xa5 = _mm512_broadcastd_epi32(xq5);
+    const __m512i xa5_1 = _mm512_broadcastd_epi32(_mm_srli_epi64(xq5, 32));
+    a5 += 4;
+    acc5_0 = _mm512_add_epi32(acc5_0, _mm512_madd_epi16(wq0, xa5));
+    acc5_0 = _mm512_add_epi32(acc5_0, _mm512_madd_epi16(wq0_1, xa5_1));
+  }
+  for (; k >= 2; k -= 2) {
+    const __m512i wq0 = _mm512_cvtepi8_epi16(_mm256_loadu_si256((const __m256i*)(w + 0)));
+    w += 64;
+    const __m512i xa0 = _mm512_set1_epi32(wrt_q_pair(a0));
+    a0 += 2;
+    acc0_0 = _mm512_add_epi32(acc0_0, _mm512_madd_epi16(wq0, xa0));
+    const __m512i xa1 = _mm512_set1_epi32(wrt_q_pair(a1));
+    a1 += 2;
+    acc1_0 = _mm512_add_epi32(acc1_0, _mm512_madd_epi16(wq0, xa1));
+    const __m512i xa2 = _mm512_set1_epi32(wrt_q_pair(a2));
+    a2 += 2;
+    acc2_0 = _mm512_add_epi32(acc2_0, _mm512_madd_epi16(wq0, xa2));
+    const __m512i xa3 = _mm512_set1_epi32(wrt_q_pair(a3));
+    a3 += 2;
+    acc3_0 = _mm512_add_epi32(acc3_0, _mm512_madd_epi16(wq0, xa3));
+    const __m512i xa4 = _mm512_set1_epi32(wrt_q_pair(a4));
+    a4 += 2;
+    acc4_0 = _mm512_add_epi32(acc4_0, _mm512_madd_epi16(wq0, xa4));
+    const __m512i xa5 = _mm512_set1_epi32(wrt_q_pair(a5));
+    a5 += 2;
+    acc5_0 = _mm512_add_epi32(acc5_0, _mm512_madd_epi16(wq0, xa5));
+  }
+  if (k != 0) {
+    const __m512i wq0 = _mm512_cvtepi8_epi16(_mm256_loadu_si256((const __m256i*)(w + 0)));
+    w += 64;
+    const __m512i xa0 = _mm512_set1_epi32((int32_t)(uint32_t)(uint16_t)(int16_t)*a0);
+    acc0_0 = _mm512_add_epi32(acc0_0, _mm512_madd_epi16(wq0, xa0));
+    const __m512i xa1 = _mm512_set1_epi32((int32_t)(uint32_t)(uint16_t)(int16_t)*a1);
+    acc1_0 = _mm512_add_epi32(acc1_0, _mm512_madd_epi16(wq0, xa1));
+    const __m512i xa2 = _mm512_set1_epi32((int32_t)(uint32_t)(uint16_t)(int16_t)*a2);
+    acc2_0 = _mm512_add_epi32(acc2_0, _mm512_madd_epi16(wq0, xa2));
+    const __m512i xa3 = _mm512_set1_epi32((int32_t)(uint32_t)(uint16_t)(int16_t)*a3);
+    acc3_0 = _mm512_add_epi32(acc3_0, _mm512_madd_epi16(wq0, xa3));
+    const __m512i xa4 = _mm512_set1_epi32((int32_t)(uint32_t)(uint16_t)(int16_t)*a4);
+    acc4_0 = _mm512_add_epi32(acc4_0, _mm512_madd_epi16(wq0, xa4));
+    const __m512i xa5 = _mm512_set1_epi32((int32_t)(uint32_t)(uint16_t)(int16_t)*a5);
+    acc5_0 = _mm512_add_epi32(acc5_0, _mm512_madd_epi16(wq0, xa5));
+  }
+  const __m512 qlo = _mm512_set1_ps(p->lo);
+  const __m512 qhi = _mm512_set1_ps(p->hi);
+  const __m512i qzy = _mm512_set1_epi32(p->zy);
+  const float* mp = (const float*)(const void*)((const char*)(packed_w) + 128);
+  const __m512 mq0 = _mm512_loadu_ps(mp + 0);
+  {
+    const __m512i q5_0 = _mm512_add_epi32(_mm512_cvtps_epi32(_mm512_min_ps(_mm512_max_ps(_mm512_mul_ps(_mm512_cvtepi32_ps(acc5_0), mq0), qlo), qhi)), qzy);
+    if (nc == 16) {
+      _mm_storeu_si128((__m128i*)(c5 + 0), _mm512_cvtsepi32_epi8(q5_0));
+    } else {
+      int8_t ob[16];
+      _mm_storeu_si128((__m128i*)(ob + 0), _mm512_cvtsepi32_epi8(q5_0));
+      for (size_t j = 0; j < nc; j++) c5[j] = ob[j];
+    }
+  }
+  {
+    const __m512i q4_0 = _mm512_add_epi32(_mm512_cvtps_epi32(_mm512_min_ps(_mm512_max_ps(_mm512_mul_ps(_mm512_cvtepi32_ps(acc4_0), mq0), qlo), qhi)), qzy);
+    if (nc == 16) {
+      _mm_storeu_si128((__m128i*)(c4 + 0), _mm512_cvtsepi32_epi8(q4_0));
+    } else {
+      int8_t ob[16];
+      _mm_storeu_si128((__m128i*)(ob + 0), _mm512_cvtsepi32_epi8(q4_0));
+      for (size_t j = 0; j < nc; j++) c4[j] = ob[j];
+    }
+  }
+  {
+    const __m512i q3_0 = _mm512_add_epi32(_mm512_cvtps_epi32(_mm512_min_ps(_mm512_max_ps(_mm512_mul_ps(_mm512_cvtepi32_ps(acc3_0), mq0), qlo), qhi)), qzy);
+    if (nc == 16) {
+      _mm_storeu_si128((__m128i*)(c3 + 0), _mm512_cvtsepi32_epi8(q3_0));
+    } else {
+      int8_t ob[16];
+      _mm_storeu_si128((__m128i*)(ob + 0), _mm512_cvtsepi32_epi8(q3_0));
+      for (size_t j = 0; j < nc; j++) c3[j] = ob[j];
+    }
+  }
+  {
+    const __m512i q2_0 = _mm512_add_epi32(_mm512_cvtps_epi32(_mm512_min_ps(_mm512_max_ps(_mm512_mul_ps(_mm512_cvtepi32_ps(acc2_0), mq0), qlo), qhi)), qzy);
+    if (nc == 16) {
+      _mm_storeu_si128((__m128i*)(c2 + 0), _mm512_cvtsepi32_epi8(q2_0));
+    } else {
+      int8_t ob[16];
+      _mm_storeu_si128((__m128i*)(ob + 0), _mm512_cvtsepi32_epi8(q2_0));
+      for (size_t j = 0; j < nc; j++) c2[j] = ob[j];
+    }
+  }
+  {
+    const __m512i q1_0 = _mm512_add_epi32(_mm512_cvtps_epi32(_mm512_min_ps(_mm512_max_ps(_mm512_mul_ps(_mm512_cvtepi32_ps(acc1_0), mq0), qlo), qhi)), qzy);
+    if (nc == 16) {
+      _mm_storeu_si128((__m128i*)(c1 + 0), _mm512_cvtsepi32_epi8(q1_0));
+    } else {
+      int8_t ob[16];
+      _mm_storeu_si128((__m128i*)(ob + 0), _mm512_cvtsepi32_epi8(q1_0));
+      for (size_t j = 0; j < nc; j++) c1[j] = ob[j];
+    }
+  }
+  {
+    const __m512i q0_0 = _mm512_add_epi32(_mm512_cvtps_epi32(_mm512_min_ps(_mm512_max_ps(_mm512_mul_ps(_mm512_cvtepi32_ps(acc0_0), mq0), qlo), qhi)), qzy);
+    if (nc == 16) {
+      _mm_storeu_si128((__m128i*)(c0 + 0), _mm512_cvtsepi32_epi8(q0_0));
+    } else {
+      int8_t ob[16];
+      _mm_storeu_si128((__m128i*)(ob + 0), _mm512_cvtsepi32_epi8(q0_0));
+      for (size_t j = 0; j < nc; j++) c0[j] = ob[j];
+    }
+  }
+}
+
 static __attribute__((target("avx512f,avx512bw,avx512vl,avx2,fma"))) void wrt_avx512_qdwconv_any_c32(size_t channels, size_t width, size_t ks, const int8_t* const* in, const void* packed_w, int8_t* out, size_t out_stride, const wrt_qparams* p) {
   const __m512 qlo = _mm512_set1_ps(p->lo);
   const __m512 qhi = _mm512_set1_ps(p->hi);
@@ -5264,6 +5442,143 @@ static __attribute__((target("avx512f,avx512bw,avx512vl,avx512vnni,avx2,fma"))) 
       int8_t ob[32];
       _mm_storeu_si128((__m128i*)(ob + 0), _mm512_cvtsepi32_epi8(q0_0));
       _mm_storeu_si128((__m128i*)(ob + 16), _mm512_cvtsepi32_epi8(q0_1));
+      for (size_t j = 0; j < nc; j++) c0[j] = ob[j];
+    }
+  }
+}
+
+static __attribute__((target("avx512f,avx512bw,avx512vl,avx512vnni,avx2,fma"))) void wrt_avx512vnni_qgemm_6x16p32(size_t mr, size_t nc, size_t kc, const int8_t* a, size_t a_stride, const void* packed_w, int8_t* c, size_t c_stride, const wrt_qparams* p) {
+  const int8_t* a0 = a;
+  const int8_t* a1 = a0 + a_stride;
+  if (mr <= 1) a1 = a0;
+  const int8_t* a2 = a1 + a_stride;
+  if (mr <= 2) a2 = a1;
+  const int8_t* a3 = a2 + a_stride;
+  if (mr <= 3) a3 = a2;
+  const int8_t* a4 = a3 + a_stride;
+  if (mr <= 4) a4 = a3;
+  const int8_t* a5 = a4 + a_stride;
+  if (mr <= 5) a5 = a4;
+  int8_t* c0 = c;
+  int8_t* c1 = c0 + c_stride;
+  if (mr <= 1) c1 = c0;
+  int8_t* c2 = c1 + c_stride;
+  if (mr <= 2) c2 = c1;
+  int8_t* c3 = c2 + c_stride;
+  if (mr <= 3) c3 = c2;
+  int8_t* c4 = c3 + c_stride;
+  if (mr <= 4) c4 = c3;
+  int8_t* c5 = c4 + c_stride;
+  if (mr <= 5) c5 = c4;
+  const int32_t* wb = (const int32_t*)packed_w;
+  __m512i acc0_0 = _mm512_loadu_si512(wb + 0);
+  __m512i acc1_0 = acc0_0;
+  __m512i acc2_0 = acc0_0;
+  __m512i acc3_0 = acc0_0;
+  __m512i acc4_0 = acc0_0;
+  __m512i acc5_0 = acc0_0;
+  const int8_t* w = (const int8_t*)packed_w + 256;
+  size_t k = kc;
+  for (; k >= 4; k -= 4) {
+    const __m512i wq0 = _mm512_loadu_si512(w + 0);
+    w += 128;
+    const __m512i xa0 = _mm512_set1_epi32((int32_t)((uint32_t)wrt_q_load4(a0) ^ 0x80808080u));
+    a0 += 4;
+    acc0_0 = _mm512_dpbusd_epi32(acc0_0, xa0, wq0);
+    const __m512i xa1 = _mm512_set1_epi32((int32_t)((uint32_t)wrt_q_load4(a1) ^ 0x80808080u));
+    a1 += 4;
+    acc1_0 = _mm512_dpbusd_epi32(acc1_0, xa1, wq0);
+    const __m512i xa2 = _mm512_set1_epi32((int32_t)((uint32_t)wrt_q_load4(a2) ^ 0x80808080u));
+    a2 += 4;
+    acc2_0 = _mm512_dpbusd_epi32(acc2_0, xa2, wq0);
+    const __m512i xa3 = _mm512_set1_epi32((int32_t)((uint32_t)wrt_q_load4(a3) ^ 0x80808080u));
+    a3 += 4;
+    acc3_0 = _mm512_dpbusd_epi32(acc3_0, xa3, wq0);
+    const __m512i xa4 = _mm512_set1_epi32((int32_t)((uint32_t)wrt_q_load4(a4) ^ 0x80808080u));
+    a4 += 4;
+    acc4_0 = _mm512_dpbusd_epi32(acc4_0, xa4, wq0);
+    const __m512i xa5 = _mm512_set1_epi32((int32_t)((uint32_t)wrt_q_load4(a5) ^ 0x80808080u));
+    a5 += 4;
+    acc5_0 = _mm512_dpbusd_epi32(acc5_0, xa5, wq0);
+  }
+  if (k != 0) {
+    const __m512i wq0 = _mm512_loadu_si512(w + 0);
+    w += 128;
+    const __m512i xa0 = _mm512_set1_epi32((int32_t)((uint32_t)wrt_q_part(a0, k) ^ 0x80808080u));
+    acc0_0 = _mm512_dpbusd_epi32(acc0_0, xa0, wq0);
+    const __m512i xa1 = _mm512_set1_epi32((int32_t)((uint32_t)wrt_q_part(a1, k) ^ 0x80808080u));
+    acc1_0 = _mm512_dpbusd_epi32(acc1_0, xa1, wq0);
+    const __m512i xa2 = _mm512_set1_epi32((int32_t)((uint32_t)wrt_q_part(a2, k) ^ 0x80808080u));
+    acc2_0 = _mm512_dpbusd_epi32(acc2_0, xa2, wq0);
+    const __m512i xa3 = _mm512_set1_epi32((int32_t)((uint32_t)wrt_q_part(a3, k) ^ 0x80808080u));
+    acc3_0 = _mm512_dpbusd_epi32(acc3_0, xa3, wq0);
+    const __m512i xa4 = _mm512_set1_epi32((int32_t)((uint32_t)wrt_q_part(a4, k) ^ 0x80808080u));
+    acc4_0 = _mm512_dpbusd_epi32(acc4_0, xa4, wq0);
+    const __m512i xa5 = _mm512_set1_epi32((int32_t)((uint32_t)wrt_q_part(a5, k) ^ 0x80808080u));
+    acc5_0 = _mm512_dpbusd_epi32(acc5_0, xa5, wq0);
+  }
+  const __m512 qlo = _mm512_set1_ps(p->lo);
+  const __m512 qhi = _mm512_set1_ps(p->hi);
+  const __m512i qzy = _mm512_set1_epi32(p->zy);
+  const float* mp = (const float*)(const void*)((const char*)(packed_w) + 128);
+  const __m512 mq0 = _mm512_loadu_ps(mp + 0);
+  {
+    const __m512i q5_0 = _mm512_add_epi32(_mm512_cvtps_epi32(_mm512_min_ps(_mm512_max_ps(_mm512_mul_ps(_mm512_cvtepi32_ps(acc5_0), mq0), qlo), qhi)), qzy);
+    if (nc == 16) {
+      _mm_storeu_si128((__m128i*)(c5 + 0), _mm512_cvtsepi32_epi8(q5_0));
+    } else {
+      int8_t ob[16];
+      _mm_storeu_si128((__m128i*)(ob + 0), _mm512_cvtsepi32_epi8(q5_0));
+      for (size_t j = 0; j < nc; j++) c5[j] = ob[j];
+    }
+  }
+  {
+    const __m512i q4_0 = _mm512_add_epi32(_mm512_cvtps_epi32(_mm512_min_ps(_mm512_max_ps(_mm512_mul_ps(_mm512_cvtepi32_ps(acc4_0), mq0), qlo), qhi)), qzy);
+    if (nc == 16) {
+      _mm_storeu_si128((__m128i*)(c4 + 0), _mm512_cvtsepi32_epi8(q4_0));
+    } else {
+      int8_t ob[16];
+      _mm_storeu_si128((__m128i*)(ob + 0), _mm512_cvtsepi32_epi8(q4_0));
+      for (size_t j = 0; j < nc; j++) c4[j] = ob[j];
+    }
+  }
+  {
+    const __m512i q3_0 = _mm512_add_epi32(_mm512_cvtps_epi32(_mm512_min_ps(_mm512_max_ps(_mm512_mul_ps(_mm512_cvtepi32_ps(acc3_0), mq0), qlo), qhi)), qzy);
+    if (nc == 16) {
+      _mm_storeu_si128((__m128i*)(c3 + 0), _mm512_cvtsepi32_epi8(q3_0));
+    } else {
+      int8_t ob[16];
+      _mm_storeu_si128((__m128i*)(ob + 0), _mm512_cvtsepi32_epi8(q3_0));
+      for (size_t j = 0; j < nc; j++) c3[j] = ob[j];
+    }
+  }
+  {
+    const __m512i q2_0 = _mm512_add_epi32(_mm512_cvtps_epi32(_mm512_min_ps(_mm512_max_ps(_mm512_mul_ps(_mm512_cvtepi32_ps(acc2_0), mq0), qlo), qhi)), qzy);
+    if (nc == 16) {
+      _mm_storeu_si128((__m128i*)(c2 + 0), _mm512_cvtsepi32_epi8(q2_0));
+    } else {
+      int8_t ob[16];
+      _mm_storeu_si128((__m128i*)(ob + 0), _mm512_cvtsepi32_epi8(q2_0));
+      for (size_t j = 0; j < nc; j++) c2[j] = ob[j];
+    }
+  }
+  {
+    const __m512i q1_0 = _mm512_add_epi32(_mm512_cvtps_epi32(_mm512_min_ps(_mm512_max_ps(_mm512_mul_ps(_mm512_cvtepi32_ps(acc1_0), mq0), qlo), qhi)), qzy);
+    if (nc == 16) {
+      _mm_storeu_si128((__m128i*)(c1 + 0), _mm512_cvtsepi32_epi8(q1_0));
+    } else {
+      int8_t ob[16];
+      _mm_storeu_si128((__m128i*)(ob + 0), _mm512_cvtsepi32_epi8(q1_0));
+      for (size_t j = 0; j < nc; j++) c1[j] = ob[j];
+    }
+  }
+  {
+    const __m512i q0_0 = _mm512_add_epi32(_mm512_cvtps_epi32(_mm512_min_ps(_mm512_max_ps(_mm512_mul_ps(_mm512_cvtepi32_ps(acc0_0), mq0), qlo), qhi)), qzy);
+    if (nc == 16) {
+      _mm_storeu_si128((__m128i*)(c0 + 0), _mm512_cvtsepi32_epi8(q0_0));
+    } else {
+      int8_t ob[16];
+      _mm_storeu_si128((__m128i*)(ob + 0), _mm512_cvtsepi32_epi8(q0_0));
       for (size_t j = 0; j < nc; j++) c0[j] = ob[j];
     }
   }
@@ -5953,6 +6268,7 @@ const wrt_target wrt_target_avx512 = {
   .qgemm_mr = 6, .qgemm_nr = 32, .qgemm_kr = 2, .qgemm_xoff = 0,
   .qgemm = wrt_avx512_qgemm_6x32,
   .qigemm = wrt_avx512_qigemm_6x32,
+  .qgemm_half = wrt_avx512_qgemm_6x16p32,
   .qdwconv = {{0, 32, wrt_avx512_qdwconv_any_c32}},
   .qadd = wrt_avx512_qadd, .qadd_scalar = wrt_avx512_qadd_scalar,
   .spmm_mr = 32, .spmm_g = 4,
@@ -6013,6 +6329,7 @@ const wrt_target wrt_target_avx512vnni = {
   .qgemm_mr = 6, .qgemm_nr = 32, .qgemm_kr = 4, .qgemm_xoff = 128,
   .qgemm = wrt_avx512vnni_qgemm_6x32,
   .qigemm = wrt_avx512vnni_qigemm_6x32,
+  .qgemm_half = wrt_avx512vnni_qgemm_6x16p32,
   .qdwconv = {{0, 32, wrt_avx512vnni_qdwconv_any_c32}},
   .qadd = wrt_avx512vnni_qadd, .qadd_scalar = wrt_avx512vnni_qadd_scalar,
   .spmm_mr = 32, .spmm_g = 4,

@@ -160,6 +160,7 @@ typedef struct {
   uint8_t qgemm_xoff;                   /* added to activations by the dot product (0 or 128) */
   wrt_qgemm_fn qgemm;
   wrt_qigemm_fn qigemm;
+  wrt_qgemm_fn qgemm_half; /* or NULL: the GEMM of a panel's first qgemm_nr / 2 columns (a last, narrow panel) */
   wrt_qdwconv_entry qdwconv[WRT_MAX_DWCONV]; /* first match by ks wins; a ks == 0 entry must be present last */
   wrt_qadd_fn qadd, qadd_scalar;
   /* block-sparse weights: pixels per spmm tile, pixels per vector (G); the block sparsity from which the sparse

@@ -43,6 +43,11 @@ class QTile:
     fvt: str            # float32 vector type
     xoff: int = 0       # added to activations by the dot product
     owner: str = ""     # the tile whose depthwise and add kernels this one's tables use ("": its own)
+    panel: int = 0      # columns of a packed panel when wider than the tile (0: nr): a kernel for the first nr only
+
+    @property
+    def pw(self) -> int:
+        return self.panel or self.nr
 
     @property
     def nv(self) -> int:
@@ -79,7 +84,7 @@ __attribute__((unused)) static inline int32_t wrt_q_part(const int8_t* x, size_t
 
 
 def qgemm_name(t: QTile, indirect: bool = False) -> str:
-    return f"wrt_{t.name}_{'qigemm' if indirect else 'qgemm'}_{t.mr}x{t.nr}"
+    return f"wrt_{t.name}_{'qigemm' if indirect else 'qgemm'}_{t.mr}x{t.nr}" + (f"p{t.panel}" if t.panel else "")
 
 
 # -- per-target steps -------------------------------------------------------------------------------------------------
@@ -88,7 +93,7 @@ def _weights(t: QTile, blk: int = 0) -> list[str]:
     lines = _weights0(t)
     if not blk:
         return lines
-    off = t.nr * t.kr * blk
+    off = t.pw * t.kr * blk
     lines = [ln.replace("(w + ", f"(w + {off} + ").replace(" w + ", f" w + {off} + ") for ln in lines]
     for name in sorted({tok for ln in lines for tok in ln.replace("(", " ").replace(")", " ").replace(",", " ").split()
                         if tok[:2] in ("wq", "wb") and tok[2:].isdigit()}, key=len, reverse=True):
@@ -268,7 +273,7 @@ def _bounds(t: QTile) -> list[str]:
 
 def _mults(t: QTile, base: str) -> list[str]:
     """The multipliers of the tile's columns, after its NR biases at base."""
-    mp = f"(const float*)(const void*)((const char*)({base}) + {4 * t.nr})"
+    mp = f"(const float*)(const void*)((const char*)({base}) + {4 * t.pw})"
     if t.name == "scalar":
         return [f"const float* mp = {mp};", *(f"const float mq{v} = mp[{v}];" for v in range(t.nv))]
     ld = _qops(t)[0]
@@ -293,7 +298,7 @@ def _head(c: Code, t: QTile) -> None:
     c(*(f"{t.ivt} acc0_{v} = {_load_acc(t, v)};" for v in range(t.nv)))
     for i in range(1, t.mr):
         c(*(f"{t.ivt} acc{i}_{v} = acc0_{v};" for v in range(t.nv)))
-    c(f"const int8_t* w = (const int8_t*)packed_w + {8 * t.nr};")
+    c(f"const int8_t* w = (const int8_t*)packed_w + {8 * t.pw};")
     if t.name.startswith("wasm") and t.kr == 4:
         c("const v128_t xm = wasm_i32x4_splat((int32_t)p->xmask);")
 
@@ -301,17 +306,17 @@ def _head(c: Code, t: QTile) -> None:
 def _k_loop(c: Code, t: QTile) -> None:
     if t.kr == 2:  # two k blocks per step: each row's 4 activation bytes in one load
         with c.block("for (; k >= 4; k -= 4)"):
-            c(*_weights(t), *_weights(t, 1), f"w += {2 * t.nr * t.kr};")
+            c(*_weights(t), *_weights(t, 1), f"w += {2 * t.pw * t.kr};")
             for i in range(t.mr):
                 c(*_act_quad(t, i), f"a{i} += 4;", *(_dot(t, i, v) for v in range(t.nv)),
                   *(_dot(t, i, v, 1) for v in range(t.nv)))
     with c.block(f"for (; k >= {t.kr}; k -= {t.kr})"):
-        c(*_weights(t), f"w += {t.nr * t.kr};")
+        c(*_weights(t), f"w += {t.pw * t.kr};")
         for i in range(t.mr):
             c(_act(t, i, False), f"a{i} += {t.kr};", *(_dot(t, i, v) for v in range(t.nv)))
     if t.kr > 1:
         with c.block("if (k != 0)"):
-            c(*_weights(t), f"w += {t.nr * t.kr};")
+            c(*_weights(t), f"w += {t.pw * t.kr};")
             for i in range(t.mr):
                 c(_act(t, i, True), *(_dot(t, i, v) for v in range(t.nv)))
 
@@ -391,6 +396,14 @@ def tiles(isa: Isa) -> list[QTile]:
     raise KeyError(n)
 
 
+def half_tile(t: QTile) -> QTile | None:
+    """AVX-512's GEMM over the first half of a panel, for a last panel of at most NR / 2 columns (MobileNetV2's 16
+    and EfficientNet-Lite0's 40, 80 and 112 output channels): the same packed weights, half the dot products."""
+    if not t.name.startswith("avx512"):
+        return None
+    return QTile(t.name, t.attr, t.mr, t.nr // 2, t.kr, t.vli, t.ivt, t.fvt, t.xoff, t.owner, panel=t.nr)
+
+
 def tables(isa: Isa) -> list[tuple[str, QTile, int]]:
     """(table name, int8 GEMM tile, XOFF) of each kernel table of a target's file: one per tile, except the wasm
     relaxed dot tile, which serves two tables (unsigned x signed hosts, XOFF 128; signed x signed hosts, XOFF 0)."""
@@ -404,5 +417,7 @@ def tables(isa: Isa) -> list[tuple[str, QTile, int]]:
 
 
 def table_fields(t: QTile, xoff: int) -> list[str]:
+    half = half_tile(t)
     return [f"  .qgemm_mr = {t.mr}, .qgemm_nr = {t.nr}, .qgemm_kr = {t.kr}, .qgemm_xoff = {xoff},",
-            f"  .qgemm = {qgemm_name(t)},", f"  .qigemm = {qgemm_name(t, True)},"]
+            f"  .qgemm = {qgemm_name(t)},", f"  .qigemm = {qgemm_name(t, True)},",
+            *([f"  .qgemm_half = {qgemm_name(half)},"] if half else [])]
