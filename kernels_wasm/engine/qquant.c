@@ -4,6 +4,11 @@
  * without its float-to-int conversion, which would keep the loop scalar in wasm). */
 #include "engine.h"
 
+#if defined(__x86_64__) && defined(__GNUC__) && !defined(WRT_NO_CLONES)
+/* natively, one copy per vector width, picked at load by the dynamic linker: the division is exact (IEEE) at every
+ * width, so every copy gives the same bytes (MobileNetV2's 224x224x3 input: 0.05 ms with SSE2, a third with AVX-512) */
+__attribute__((target_clones("avx512f", "avx2", "default")))
+#endif
 void q_quantize_f32(size_t n, const float* x, uint8_t* y, float s, float lo, float hi, int32_t z) {
   for (size_t i = 0; i < n; i++) {
     float v = x[i] / s;
