@@ -24,10 +24,12 @@ WEIGHTED = ("CONV_2D", "CONV_TRANSPOSE_2D", "FULLY_CONNECTED")
 
 
 def bias_correct(qg: Graph, src: Graph, samples: list[dict[str, np.ndarray]],
-                 progress: Callable[[str, int, int], None] | None = None, fit_rounding: bool = False) -> int:
+                 progress: Callable[[str, int, int], None] | None = None, fit_rounding: bool = False,
+                 correct_bias: bool = True) -> int:
     """Correct the biases of qg (quantized from src by wasmrt.quantizer, same node names) in place; returns how
     many layers were corrected. fit_rounding: first round each layer's int8 weights to fit its float output on the
-    samples (wasmrt/rounding.py), given the int8 inputs the layers before (already fitted) produce."""
+    samples (wasmrt/rounding.py), given the int8 inputs the layers before (already fitted) produce;
+    correct_bias=False leaves the biases (fitted rounding only)."""
     src_nodes = {n.name: n for n in src.nodes}
     # int8 layers only: a layer the quantizer kept float has nothing to correct
     layers = [n for n in qg.nodes
@@ -53,7 +55,8 @@ def bias_correct(qg: Graph, src: Graph, samples: list[dict[str, np.ndarray]],
         if id(node) in todo:
             if fit_rounding and node.op in rounding.OPS:
                 _fit(qg, node, src_nodes[node.name], src, values, refs, step)
-            _correct(qg, node, src_nodes[node.name].outputs[0], values, refs)
+            if correct_bias:
+                _correct(qg, node, src_nodes[node.name].outputs[0], values, refs)
             done += 1
             if progress:
                 progress("weight rounding and bias correction" if fit_rounding else "bias correction", done,

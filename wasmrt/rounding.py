@@ -84,8 +84,12 @@ class Statistics:
         total = output_positions(xq.shape, self.op, self.w_shape, self.attrs)
         rows = None if total <= ROWS_PER_SAMPLE else np.sort(self.rng.choice(total, ROWS_PER_SAMPLE, replace=False))
         pq, pf = (patches(v, self.op, self.w_shape, self.attrs, rows) for v in (xq, xf))
-        pqt = pq.transpose(0, 2, 1)
-        sums = (pq.sum(1), pf.sum(1), pqt @ pq, pqt @ pf)
+        pqt = np.ascontiguousarray(pq.transpose(0, 2, 1))  # BLAS only takes contiguous operands
+        if pq.shape[0] == 1:
+            gram, cross = (pqt[0] @ pq[0])[None], (pqt[0] @ pf[0])[None]
+        else:
+            gram, cross = pqt @ pq, pqt @ pf
+        sums = (pq.sum(1), pf.sum(1), gram, cross)
         if self.sq is None:
             self.sq, self.sf, self.gram, self.cross = sums
         else:
