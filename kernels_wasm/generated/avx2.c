@@ -899,6 +899,488 @@ static __attribute__((target("avx2,fma"))) void wrt_avx2_igemm_6x8(size_t mr, si
   }
 }
 
+static __attribute__((target("avx2,fma"))) void wrt_avx2_dwconv_9s1_c16(size_t channels, size_t width, size_t ks, const float* const* in, const float* restrict w, float* out, size_t out_stride, const wrt_clamp* clamp) {
+  (void)ks;
+  const __m256 vmin = _mm256_set1_ps(clamp->min);
+  const __m256 vmax = _mm256_set1_ps(clamp->max);
+  const float* wp = w;
+  size_t off = 0;
+  size_t ch = channels;
+  for (; ch >= 16; ch -= 16) {
+    const __m256 k00_0 = _mm256_loadu_ps(wp + 16 + 0 + 0);
+    const __m256 k00_1 = _mm256_loadu_ps(wp + 16 + 0 + 8);
+    const __m256 k01_0 = _mm256_loadu_ps(wp + 16 + 16 + 0);
+    const __m256 k01_1 = _mm256_loadu_ps(wp + 16 + 16 + 8);
+    const __m256 k02_0 = _mm256_loadu_ps(wp + 16 + 32 + 0);
+    const __m256 k02_1 = _mm256_loadu_ps(wp + 16 + 32 + 8);
+    const __m256 k10_0 = _mm256_loadu_ps(wp + 16 + 48 + 0);
+    const __m256 k10_1 = _mm256_loadu_ps(wp + 16 + 48 + 8);
+    const __m256 k11_0 = _mm256_loadu_ps(wp + 16 + 64 + 0);
+    const __m256 k11_1 = _mm256_loadu_ps(wp + 16 + 64 + 8);
+    const __m256 k12_0 = _mm256_loadu_ps(wp + 16 + 80 + 0);
+    const __m256 k12_1 = _mm256_loadu_ps(wp + 16 + 80 + 8);
+    const __m256 k20_0 = _mm256_loadu_ps(wp + 16 + 96 + 0);
+    const __m256 k20_1 = _mm256_loadu_ps(wp + 16 + 96 + 8);
+    const __m256 k21_0 = _mm256_loadu_ps(wp + 16 + 112 + 0);
+    const __m256 k21_1 = _mm256_loadu_ps(wp + 16 + 112 + 8);
+    const __m256 k22_0 = _mm256_loadu_ps(wp + 16 + 128 + 0);
+    const __m256 k22_1 = _mm256_loadu_ps(wp + 16 + 128 + 8);
+    const float* const* ip = in;
+    float* op = out;
+    size_t n = width;
+    for (; n >= 4; n -= 4) {
+      const float* const* in = ip;
+      float* out = op;
+      const __m256 b0 = _mm256_loadu_ps(wp + 0);
+      __m256 acc0_0 = b0;
+      __m256 acc1_0 = b0;
+      __m256 acc2_0 = b0;
+      __m256 acc3_0 = b0;
+      const __m256 b1 = _mm256_loadu_ps(wp + 8);
+      __m256 acc0_1 = b1;
+      __m256 acc1_1 = b1;
+      __m256 acc2_1 = b1;
+      __m256 acc3_1 = b1;
+      {
+        const __m256 x = _mm256_loadu_ps(in[0] + off + 0);
+        acc0_0 = _mm256_fmadd_ps(x, k00_0, acc0_0);
+      }
+      {
+        const __m256 x = _mm256_loadu_ps(in[0] + off + 8);
+        acc0_1 = _mm256_fmadd_ps(x, k00_1, acc0_1);
+      }
+      {
+        const __m256 x = _mm256_loadu_ps(in[1] + off + 0);
+        acc0_0 = _mm256_fmadd_ps(x, k01_0, acc0_0);
+        acc1_0 = _mm256_fmadd_ps(x, k00_0, acc1_0);
+      }
+      {
+        const __m256 x = _mm256_loadu_ps(in[1] + off + 8);
+        acc0_1 = _mm256_fmadd_ps(x, k01_1, acc0_1);
+        acc1_1 = _mm256_fmadd_ps(x, k00_1, acc1_1);
+      }
+      {
+        const __m256 x = _mm256_loadu_ps(in[2] + off + 0);
+        acc0_0 = _mm256_fmadd_ps(x, k02_0, acc0_0);
+        acc1_0 = _mm256_fmadd_ps(x, k01_0, acc1_0);
+        acc2_0 = _mm256_fmadd_ps(x, k00_0, acc2_0);
+      }
+      {
+        const __m256 x = _mm256_loadu_ps(in[2] + off + 8);
+        acc0_1 = _mm256_fmadd_ps(x, k02_1, acc0_1);
+        acc1_1 = _mm256_fmadd_ps(x, k01_1, acc1_1);
+        acc2_1 = _mm256_fmadd_ps(x, k00_1, acc2_1);
+      }
+      {
+        const __m256 x = _mm256_loadu_ps(in[11] + off + 0);
+        acc1_0 = _mm256_fmadd_ps(x, k02_0, acc1_0);
+        acc2_0 = _mm256_fmadd_ps(x, k01_0, acc2_0);
+        acc3_0 = _mm256_fmadd_ps(x, k00_0, acc3_0);
+      }
+      {
+        const __m256 x = _mm256_loadu_ps(in[11] + off + 8);
+        acc1_1 = _mm256_fmadd_ps(x, k02_1, acc1_1);
+        acc2_1 = _mm256_fmadd_ps(x, k01_1, acc2_1);
+        acc3_1 = _mm256_fmadd_ps(x, k00_1, acc3_1);
+      }
+      {
+        const __m256 x = _mm256_loadu_ps(in[20] + off + 0);
+        acc2_0 = _mm256_fmadd_ps(x, k02_0, acc2_0);
+        acc3_0 = _mm256_fmadd_ps(x, k01_0, acc3_0);
+      }
+      {
+        const __m256 x = _mm256_loadu_ps(in[20] + off + 8);
+        acc2_1 = _mm256_fmadd_ps(x, k02_1, acc2_1);
+        acc3_1 = _mm256_fmadd_ps(x, k01_1, acc3_1);
+      }
+      {
+        const __m256 x = _mm256_loadu_ps(in[29] + off + 0);
+        acc3_0 = _mm256_fmadd_ps(x, k02_0, acc3_0);
+      }
+      {
+        const __m256 x = _mm256_loadu_ps(in[29] + off + 8);
+        acc3_1 = _mm256_fmadd_ps(x, k02_1, acc3_1);
+      }
+      {
+        const __m256 x = _mm256_loadu_ps(in[3] + off + 0);
+        acc0_0 = _mm256_fmadd_ps(x, k10_0, acc0_0);
+      }
+      {
+        const __m256 x = _mm256_loadu_ps(in[3] + off + 8);
+        acc0_1 = _mm256_fmadd_ps(x, k10_1, acc0_1);
+      }
+      {
+        const __m256 x = _mm256_loadu_ps(in[4] + off + 0);
+        acc0_0 = _mm256_fmadd_ps(x, k11_0, acc0_0);
+        acc1_0 = _mm256_fmadd_ps(x, k10_0, acc1_0);
+      }
+      {
+        const __m256 x = _mm256_loadu_ps(in[4] + off + 8);
+        acc0_1 = _mm256_fmadd_ps(x, k11_1, acc0_1);
+        acc1_1 = _mm256_fmadd_ps(x, k10_1, acc1_1);
+      }
+      {
+        const __m256 x = _mm256_loadu_ps(in[5] + off + 0);
+        acc0_0 = _mm256_fmadd_ps(x, k12_0, acc0_0);
+        acc1_0 = _mm256_fmadd_ps(x, k11_0, acc1_0);
+        acc2_0 = _mm256_fmadd_ps(x, k10_0, acc2_0);
+      }
+      {
+        const __m256 x = _mm256_loadu_ps(in[5] + off + 8);
+        acc0_1 = _mm256_fmadd_ps(x, k12_1, acc0_1);
+        acc1_1 = _mm256_fmadd_ps(x, k11_1, acc1_1);
+        acc2_1 = _mm256_fmadd_ps(x, k10_1, acc2_1);
+      }
+      {
+        const __m256 x = _mm256_loadu_ps(in[14] + off + 0);
+        acc1_0 = _mm256_fmadd_ps(x, k12_0, acc1_0);
+        acc2_0 = _mm256_fmadd_ps(x, k11_0, acc2_0);
+        acc3_0 = _mm256_fmadd_ps(x, k10_0, acc3_0);
+      }
+      {
+        const __m256 x = _mm256_loadu_ps(in[14] + off + 8);
+        acc1_1 = _mm256_fmadd_ps(x, k12_1, acc1_1);
+        acc2_1 = _mm256_fmadd_ps(x, k11_1, acc2_1);
+        acc3_1 = _mm256_fmadd_ps(x, k10_1, acc3_1);
+      }
+      {
+        const __m256 x = _mm256_loadu_ps(in[23] + off + 0);
+        acc2_0 = _mm256_fmadd_ps(x, k12_0, acc2_0);
+        acc3_0 = _mm256_fmadd_ps(x, k11_0, acc3_0);
+      }
+      {
+        const __m256 x = _mm256_loadu_ps(in[23] + off + 8);
+        acc2_1 = _mm256_fmadd_ps(x, k12_1, acc2_1);
+        acc3_1 = _mm256_fmadd_ps(x, k11_1, acc3_1);
+      }
+      {
+        const __m256 x = _mm256_loadu_ps(in[32] + off + 0);
+        acc3_0 = _mm256_fmadd_ps(x, k12_0, acc3_0);
+      }
+      {
+        const __m256 x = _mm256_loadu_ps(in[32] + off + 8);
+        acc3_1 = _mm256_fmadd_ps(x, k12_1, acc3_1);
+      }
+      {
+        const __m256 x = _mm256_loadu_ps(in[6] + off + 0);
+        acc0_0 = _mm256_fmadd_ps(x, k20_0, acc0_0);
+      }
+      {
+        const __m256 x = _mm256_loadu_ps(in[6] + off + 8);
+        acc0_1 = _mm256_fmadd_ps(x, k20_1, acc0_1);
+      }
+      {
+        const __m256 x = _mm256_loadu_ps(in[7] + off + 0);
+        acc0_0 = _mm256_fmadd_ps(x, k21_0, acc0_0);
+        acc1_0 = _mm256_fmadd_ps(x, k20_0, acc1_0);
+      }
+      {
+        const __m256 x = _mm256_loadu_ps(in[7] + off + 8);
+        acc0_1 = _mm256_fmadd_ps(x, k21_1, acc0_1);
+        acc1_1 = _mm256_fmadd_ps(x, k20_1, acc1_1);
+      }
+      {
+        const __m256 x = _mm256_loadu_ps(in[8] + off + 0);
+        acc0_0 = _mm256_fmadd_ps(x, k22_0, acc0_0);
+        acc1_0 = _mm256_fmadd_ps(x, k21_0, acc1_0);
+        acc2_0 = _mm256_fmadd_ps(x, k20_0, acc2_0);
+      }
+      {
+        const __m256 x = _mm256_loadu_ps(in[8] + off + 8);
+        acc0_1 = _mm256_fmadd_ps(x, k22_1, acc0_1);
+        acc1_1 = _mm256_fmadd_ps(x, k21_1, acc1_1);
+        acc2_1 = _mm256_fmadd_ps(x, k20_1, acc2_1);
+      }
+      {
+        const __m256 x = _mm256_loadu_ps(in[17] + off + 0);
+        acc1_0 = _mm256_fmadd_ps(x, k22_0, acc1_0);
+        acc2_0 = _mm256_fmadd_ps(x, k21_0, acc2_0);
+        acc3_0 = _mm256_fmadd_ps(x, k20_0, acc3_0);
+      }
+      {
+        const __m256 x = _mm256_loadu_ps(in[17] + off + 8);
+        acc1_1 = _mm256_fmadd_ps(x, k22_1, acc1_1);
+        acc2_1 = _mm256_fmadd_ps(x, k21_1, acc2_1);
+        acc3_1 = _mm256_fmadd_ps(x, k20_1, acc3_1);
+      }
+      {
+        const __m256 x = _mm256_loadu_ps(in[26] + off + 0);
+        acc2_0 = _mm256_fmadd_ps(x, k22_0, acc2_0);
+        acc3_0 = _mm256_fmadd_ps(x, k21_0, acc3_0);
+      }
+      {
+        const __m256 x = _mm256_loadu_ps(in[26] + off + 8);
+        acc2_1 = _mm256_fmadd_ps(x, k22_1, acc2_1);
+        acc3_1 = _mm256_fmadd_ps(x, k21_1, acc3_1);
+      }
+      {
+        const __m256 x = _mm256_loadu_ps(in[35] + off + 0);
+        acc3_0 = _mm256_fmadd_ps(x, k22_0, acc3_0);
+      }
+      {
+        const __m256 x = _mm256_loadu_ps(in[35] + off + 8);
+        acc3_1 = _mm256_fmadd_ps(x, k22_1, acc3_1);
+      }
+      acc0_0 = _mm256_min_ps(vmax, _mm256_max_ps(vmin, acc0_0));
+      _mm256_storeu_ps(out + off + 0, acc0_0);
+      acc0_1 = _mm256_min_ps(vmax, _mm256_max_ps(vmin, acc0_1));
+      _mm256_storeu_ps(out + off + 8, acc0_1);
+      acc1_0 = _mm256_min_ps(vmax, _mm256_max_ps(vmin, acc1_0));
+      _mm256_storeu_ps((float*)((char*)out + 1 * out_stride) + off + 0, acc1_0);
+      acc1_1 = _mm256_min_ps(vmax, _mm256_max_ps(vmin, acc1_1));
+      _mm256_storeu_ps((float*)((char*)out + 1 * out_stride) + off + 8, acc1_1);
+      acc2_0 = _mm256_min_ps(vmax, _mm256_max_ps(vmin, acc2_0));
+      _mm256_storeu_ps((float*)((char*)out + 2 * out_stride) + off + 0, acc2_0);
+      acc2_1 = _mm256_min_ps(vmax, _mm256_max_ps(vmin, acc2_1));
+      _mm256_storeu_ps((float*)((char*)out + 2 * out_stride) + off + 8, acc2_1);
+      acc3_0 = _mm256_min_ps(vmax, _mm256_max_ps(vmin, acc3_0));
+      _mm256_storeu_ps((float*)((char*)out + 3 * out_stride) + off + 0, acc3_0);
+      acc3_1 = _mm256_min_ps(vmax, _mm256_max_ps(vmin, acc3_1));
+      _mm256_storeu_ps((float*)((char*)out + 3 * out_stride) + off + 8, acc3_1);
+      ip += 4 * 9;
+      op = (float*)((char*)op + 4 * out_stride);
+    }
+    for (; n >= 1; n -= 1) {
+      const float* const* in = ip;
+      float* out = op;
+      const __m256 b0 = _mm256_loadu_ps(wp + 0);
+      __m256 acc0_0 = b0;
+      const __m256 b1 = _mm256_loadu_ps(wp + 8);
+      __m256 acc0_1 = b1;
+      {
+        const __m256 x = _mm256_loadu_ps(in[0] + off + 0);
+        acc0_0 = _mm256_fmadd_ps(x, k00_0, acc0_0);
+      }
+      {
+        const __m256 x = _mm256_loadu_ps(in[0] + off + 8);
+        acc0_1 = _mm256_fmadd_ps(x, k00_1, acc0_1);
+      }
+      {
+        const __m256 x = _mm256_loadu_ps(in[1] + off + 0);
+        acc0_0 = _mm256_fmadd_ps(x, k01_0, acc0_0);
+      }
+      {
+        const __m256 x = _mm256_loadu_ps(in[1] + off + 8);
+        acc0_1 = _mm256_fmadd_ps(x, k01_1, acc0_1);
+      }
+      {
+        const __m256 x = _mm256_loadu_ps(in[2] + off + 0);
+        acc0_0 = _mm256_fmadd_ps(x, k02_0, acc0_0);
+      }
+      {
+        const __m256 x = _mm256_loadu_ps(in[2] + off + 8);
+        acc0_1 = _mm256_fmadd_ps(x, k02_1, acc0_1);
+      }
+      {
+        const __m256 x = _mm256_loadu_ps(in[3] + off + 0);
+        acc0_0 = _mm256_fmadd_ps(x, k10_0, acc0_0);
+      }
+      {
+        const __m256 x = _mm256_loadu_ps(in[3] + off + 8);
+        acc0_1 = _mm256_fmadd_ps(x, k10_1, acc0_1);
+      }
+      {
+        const __m256 x = _mm256_loadu_ps(in[4] + off + 0);
+        acc0_0 = _mm256_fmadd_ps(x, k11_0, acc0_0);
+      }
+      {
+        const __m256 x = _mm256_loadu_ps(in[4] + off + 8);
+        acc0_1 = _mm256_fmadd_ps(x, k11_1, acc0_1);
+      }
+      {
+        const __m256 x = _mm256_loadu_ps(in[5] + off + 0);
+        acc0_0 = _mm256_fmadd_ps(x, k12_0, acc0_0);
+      }
+      {
+        const __m256 x = _mm256_loadu_ps(in[5] + off + 8);
+        acc0_1 = _mm256_fmadd_ps(x, k12_1, acc0_1);
+      }
+      {
+        const __m256 x = _mm256_loadu_ps(in[6] + off + 0);
+        acc0_0 = _mm256_fmadd_ps(x, k20_0, acc0_0);
+      }
+      {
+        const __m256 x = _mm256_loadu_ps(in[6] + off + 8);
+        acc0_1 = _mm256_fmadd_ps(x, k20_1, acc0_1);
+      }
+      {
+        const __m256 x = _mm256_loadu_ps(in[7] + off + 0);
+        acc0_0 = _mm256_fmadd_ps(x, k21_0, acc0_0);
+      }
+      {
+        const __m256 x = _mm256_loadu_ps(in[7] + off + 8);
+        acc0_1 = _mm256_fmadd_ps(x, k21_1, acc0_1);
+      }
+      {
+        const __m256 x = _mm256_loadu_ps(in[8] + off + 0);
+        acc0_0 = _mm256_fmadd_ps(x, k22_0, acc0_0);
+      }
+      {
+        const __m256 x = _mm256_loadu_ps(in[8] + off + 8);
+        acc0_1 = _mm256_fmadd_ps(x, k22_1, acc0_1);
+      }
+      acc0_0 = _mm256_min_ps(vmax, _mm256_max_ps(vmin, acc0_0));
+      _mm256_storeu_ps(out + off + 0, acc0_0);
+      acc0_1 = _mm256_min_ps(vmax, _mm256_max_ps(vmin, acc0_1));
+      _mm256_storeu_ps(out + off + 8, acc0_1);
+      ip += 1 * 9;
+      op = (float*)((char*)op + 1 * out_stride);
+    }
+    off += 16;
+    wp += 160;
+  }
+  if (ch != 0) {
+    const float* const* ip = in;
+    float* op = out;
+    for (size_t n = width; n != 0; n--) {
+      const float* const* in = ip;
+      float* out = op;
+      const float* wp = w + (channels / 16) * 160;
+      size_t off = channels / 16 * 16;
+      size_t ch = channels % 16;
+      for (; ch >= 8; ch -= 8) {
+        const __m256 b0 = _mm256_loadu_ps(wp + 0);
+        __m256 acc0_0 = b0;
+        {
+          const __m256 w0 = _mm256_loadu_ps(wp + 16 + 0 * 16 + 0);
+          acc0_0 = _mm256_fmadd_ps(_mm256_loadu_ps(in[0] + off + 0), w0, acc0_0);
+        }
+        {
+          const __m256 w0 = _mm256_loadu_ps(wp + 16 + 1 * 16 + 0);
+          acc0_0 = _mm256_fmadd_ps(_mm256_loadu_ps(in[1] + off + 0), w0, acc0_0);
+        }
+        {
+          const __m256 w0 = _mm256_loadu_ps(wp + 16 + 2 * 16 + 0);
+          acc0_0 = _mm256_fmadd_ps(_mm256_loadu_ps(in[2] + off + 0), w0, acc0_0);
+        }
+        {
+          const __m256 w0 = _mm256_loadu_ps(wp + 16 + 3 * 16 + 0);
+          acc0_0 = _mm256_fmadd_ps(_mm256_loadu_ps(in[3] + off + 0), w0, acc0_0);
+        }
+        {
+          const __m256 w0 = _mm256_loadu_ps(wp + 16 + 4 * 16 + 0);
+          acc0_0 = _mm256_fmadd_ps(_mm256_loadu_ps(in[4] + off + 0), w0, acc0_0);
+        }
+        {
+          const __m256 w0 = _mm256_loadu_ps(wp + 16 + 5 * 16 + 0);
+          acc0_0 = _mm256_fmadd_ps(_mm256_loadu_ps(in[5] + off + 0), w0, acc0_0);
+        }
+        {
+          const __m256 w0 = _mm256_loadu_ps(wp + 16 + 6 * 16 + 0);
+          acc0_0 = _mm256_fmadd_ps(_mm256_loadu_ps(in[6] + off + 0), w0, acc0_0);
+        }
+        {
+          const __m256 w0 = _mm256_loadu_ps(wp + 16 + 7 * 16 + 0);
+          acc0_0 = _mm256_fmadd_ps(_mm256_loadu_ps(in[7] + off + 0), w0, acc0_0);
+        }
+        {
+          const __m256 w0 = _mm256_loadu_ps(wp + 16 + 8 * 16 + 0);
+          acc0_0 = _mm256_fmadd_ps(_mm256_loadu_ps(in[8] + off + 0), w0, acc0_0);
+        }
+        acc0_0 = _mm256_min_ps(vmax, _mm256_max_ps(vmin, acc0_0));
+        _mm256_storeu_ps(out + off + 0, acc0_0);
+        off += 8;
+        wp += 8;
+      }
+      if (ch != 0) {
+        const __m256 b0 = _mm256_loadu_ps(wp + 0);
+        __m256 acc0_0 = b0;
+        {
+          const __m256 w0 = _mm256_loadu_ps(wp + 16 + 0 * 16 + 0);
+          {
+            float x_buf[8];
+            for (size_t l = 0; l < 8; l++) x_buf[l] = l < ch ? (in[0] + off)[l] : 0.0f;
+            const __m256 x = _mm256_loadu_ps(x_buf);
+            acc0_0 = _mm256_fmadd_ps(x, w0, acc0_0);
+          }
+        }
+        {
+          const __m256 w0 = _mm256_loadu_ps(wp + 16 + 1 * 16 + 0);
+          {
+            float x_buf[8];
+            for (size_t l = 0; l < 8; l++) x_buf[l] = l < ch ? (in[1] + off)[l] : 0.0f;
+            const __m256 x = _mm256_loadu_ps(x_buf);
+            acc0_0 = _mm256_fmadd_ps(x, w0, acc0_0);
+          }
+        }
+        {
+          const __m256 w0 = _mm256_loadu_ps(wp + 16 + 2 * 16 + 0);
+          {
+            float x_buf[8];
+            for (size_t l = 0; l < 8; l++) x_buf[l] = l < ch ? (in[2] + off)[l] : 0.0f;
+            const __m256 x = _mm256_loadu_ps(x_buf);
+            acc0_0 = _mm256_fmadd_ps(x, w0, acc0_0);
+          }
+        }
+        {
+          const __m256 w0 = _mm256_loadu_ps(wp + 16 + 3 * 16 + 0);
+          {
+            float x_buf[8];
+            for (size_t l = 0; l < 8; l++) x_buf[l] = l < ch ? (in[3] + off)[l] : 0.0f;
+            const __m256 x = _mm256_loadu_ps(x_buf);
+            acc0_0 = _mm256_fmadd_ps(x, w0, acc0_0);
+          }
+        }
+        {
+          const __m256 w0 = _mm256_loadu_ps(wp + 16 + 4 * 16 + 0);
+          {
+            float x_buf[8];
+            for (size_t l = 0; l < 8; l++) x_buf[l] = l < ch ? (in[4] + off)[l] : 0.0f;
+            const __m256 x = _mm256_loadu_ps(x_buf);
+            acc0_0 = _mm256_fmadd_ps(x, w0, acc0_0);
+          }
+        }
+        {
+          const __m256 w0 = _mm256_loadu_ps(wp + 16 + 5 * 16 + 0);
+          {
+            float x_buf[8];
+            for (size_t l = 0; l < 8; l++) x_buf[l] = l < ch ? (in[5] + off)[l] : 0.0f;
+            const __m256 x = _mm256_loadu_ps(x_buf);
+            acc0_0 = _mm256_fmadd_ps(x, w0, acc0_0);
+          }
+        }
+        {
+          const __m256 w0 = _mm256_loadu_ps(wp + 16 + 6 * 16 + 0);
+          {
+            float x_buf[8];
+            for (size_t l = 0; l < 8; l++) x_buf[l] = l < ch ? (in[6] + off)[l] : 0.0f;
+            const __m256 x = _mm256_loadu_ps(x_buf);
+            acc0_0 = _mm256_fmadd_ps(x, w0, acc0_0);
+          }
+        }
+        {
+          const __m256 w0 = _mm256_loadu_ps(wp + 16 + 7 * 16 + 0);
+          {
+            float x_buf[8];
+            for (size_t l = 0; l < 8; l++) x_buf[l] = l < ch ? (in[7] + off)[l] : 0.0f;
+            const __m256 x = _mm256_loadu_ps(x_buf);
+            acc0_0 = _mm256_fmadd_ps(x, w0, acc0_0);
+          }
+        }
+        {
+          const __m256 w0 = _mm256_loadu_ps(wp + 16 + 8 * 16 + 0);
+          {
+            float x_buf[8];
+            for (size_t l = 0; l < 8; l++) x_buf[l] = l < ch ? (in[8] + off)[l] : 0.0f;
+            const __m256 x = _mm256_loadu_ps(x_buf);
+            acc0_0 = _mm256_fmadd_ps(x, w0, acc0_0);
+          }
+        }
+        acc0_0 = _mm256_min_ps(vmax, _mm256_max_ps(vmin, acc0_0));
+        {
+          float* tp = out + off;
+          __m128 th = _mm256_castps256_ps128(acc0_0);
+          if (ch & 4) { _mm_storeu_ps(tp, th); th = _mm256_extractf128_ps(acc0_0, 1); tp += 4; }
+          if (ch & 2) { _mm_storel_pi((__m64*)tp, th); th = _mm_movehl_ps(th, th); tp += 2; }
+          if (ch & 1) _mm_store_ss(tp, th);
+        }
+      }
+      ip += 9;
+      op = (float*)((char*)op + out_stride);
+    }
+  }
+}
+
 static __attribute__((target("avx2,fma"))) void wrt_avx2_dwconv_9_c16(size_t channels, size_t width, size_t ks, const float* const* in, const float* restrict w, float* out, size_t out_stride, const wrt_clamp* clamp) {
   (void)ks;
   const __m256 vmin = _mm256_set1_ps(clamp->min);
@@ -5837,9 +6319,10 @@ const wrt_target wrt_target_avx2 = {
   .gemm_half = wrt_avx2_gemm_6x8,
   .igemm_half = wrt_avx2_igemm_6x8,
   .dwconv = {
-    {9, 16, wrt_avx2_dwconv_9_c16},
-    {25, 16, wrt_avx2_dwconv_25_c16},
-    {0, 16, wrt_avx2_dwconv_any_c16},
+    {.ks = 9, .ct = 16, .sw = 1, .fn = wrt_avx2_dwconv_9s1_c16},
+    {.ks = 9, .ct = 16, .sw = 0, .fn = wrt_avx2_dwconv_9_c16},
+    {.ks = 25, .ct = 16, .sw = 0, .fn = wrt_avx2_dwconv_25_c16},
+    {.ks = 0, .ct = 16, .sw = 0, .fn = wrt_avx2_dwconv_any_c16},
   },
   .vbinary = {
     [WRT_BIN_ADD] = wrt_avx2_vadd,

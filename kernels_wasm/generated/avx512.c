@@ -889,6 +889,548 @@ static __attribute__((target("avx512f,avx512bw,avx512vl,avx2,fma"))) void wrt_av
   }
 }
 
+static __attribute__((target("avx512f,avx512bw,avx512vl,avx2,fma"))) void wrt_avx512_dwconv_9s1_c32(size_t channels, size_t width, size_t ks, const float* const* in, const float* restrict w, float* out, size_t out_stride, const wrt_clamp* clamp) {
+  (void)ks;
+  const __m512 vmin = _mm512_set1_ps(clamp->min);
+  const __m512 vmax = _mm512_set1_ps(clamp->max);
+  const float* wp = w;
+  size_t off = 0;
+  size_t ch = channels;
+  for (; ch >= 32; ch -= 32) {
+    const __m512 k00_0 = _mm512_loadu_ps(wp + 32 + 0 + 0);
+    const __m512 k00_1 = _mm512_loadu_ps(wp + 32 + 0 + 16);
+    const __m512 k01_0 = _mm512_loadu_ps(wp + 32 + 32 + 0);
+    const __m512 k01_1 = _mm512_loadu_ps(wp + 32 + 32 + 16);
+    const __m512 k02_0 = _mm512_loadu_ps(wp + 32 + 64 + 0);
+    const __m512 k02_1 = _mm512_loadu_ps(wp + 32 + 64 + 16);
+    const __m512 k10_0 = _mm512_loadu_ps(wp + 32 + 96 + 0);
+    const __m512 k10_1 = _mm512_loadu_ps(wp + 32 + 96 + 16);
+    const __m512 k11_0 = _mm512_loadu_ps(wp + 32 + 128 + 0);
+    const __m512 k11_1 = _mm512_loadu_ps(wp + 32 + 128 + 16);
+    const __m512 k12_0 = _mm512_loadu_ps(wp + 32 + 160 + 0);
+    const __m512 k12_1 = _mm512_loadu_ps(wp + 32 + 160 + 16);
+    const __m512 k20_0 = _mm512_loadu_ps(wp + 32 + 192 + 0);
+    const __m512 k20_1 = _mm512_loadu_ps(wp + 32 + 192 + 16);
+    const __m512 k21_0 = _mm512_loadu_ps(wp + 32 + 224 + 0);
+    const __m512 k21_1 = _mm512_loadu_ps(wp + 32 + 224 + 16);
+    const __m512 k22_0 = _mm512_loadu_ps(wp + 32 + 256 + 0);
+    const __m512 k22_1 = _mm512_loadu_ps(wp + 32 + 256 + 16);
+    const float* const* ip = in;
+    float* op = out;
+    size_t n = width;
+    for (; n >= 6; n -= 6) {
+      const float* const* in = ip;
+      float* out = op;
+      const __m512 b0 = _mm512_loadu_ps(wp + 0);
+      __m512 acc0_0 = b0;
+      __m512 acc1_0 = b0;
+      __m512 acc2_0 = b0;
+      __m512 acc3_0 = b0;
+      __m512 acc4_0 = b0;
+      __m512 acc5_0 = b0;
+      const __m512 b1 = _mm512_loadu_ps(wp + 16);
+      __m512 acc0_1 = b1;
+      __m512 acc1_1 = b1;
+      __m512 acc2_1 = b1;
+      __m512 acc3_1 = b1;
+      __m512 acc4_1 = b1;
+      __m512 acc5_1 = b1;
+      {
+        const __m512 x = _mm512_loadu_ps(in[0] + off + 0);
+        acc0_0 = _mm512_fmadd_ps(x, k00_0, acc0_0);
+      }
+      {
+        const __m512 x = _mm512_loadu_ps(in[0] + off + 16);
+        acc0_1 = _mm512_fmadd_ps(x, k00_1, acc0_1);
+      }
+      {
+        const __m512 x = _mm512_loadu_ps(in[1] + off + 0);
+        acc0_0 = _mm512_fmadd_ps(x, k01_0, acc0_0);
+        acc1_0 = _mm512_fmadd_ps(x, k00_0, acc1_0);
+      }
+      {
+        const __m512 x = _mm512_loadu_ps(in[1] + off + 16);
+        acc0_1 = _mm512_fmadd_ps(x, k01_1, acc0_1);
+        acc1_1 = _mm512_fmadd_ps(x, k00_1, acc1_1);
+      }
+      {
+        const __m512 x = _mm512_loadu_ps(in[2] + off + 0);
+        acc0_0 = _mm512_fmadd_ps(x, k02_0, acc0_0);
+        acc1_0 = _mm512_fmadd_ps(x, k01_0, acc1_0);
+        acc2_0 = _mm512_fmadd_ps(x, k00_0, acc2_0);
+      }
+      {
+        const __m512 x = _mm512_loadu_ps(in[2] + off + 16);
+        acc0_1 = _mm512_fmadd_ps(x, k02_1, acc0_1);
+        acc1_1 = _mm512_fmadd_ps(x, k01_1, acc1_1);
+        acc2_1 = _mm512_fmadd_ps(x, k00_1, acc2_1);
+      }
+      {
+        const __m512 x = _mm512_loadu_ps(in[11] + off + 0);
+        acc1_0 = _mm512_fmadd_ps(x, k02_0, acc1_0);
+        acc2_0 = _mm512_fmadd_ps(x, k01_0, acc2_0);
+        acc3_0 = _mm512_fmadd_ps(x, k00_0, acc3_0);
+      }
+      {
+        const __m512 x = _mm512_loadu_ps(in[11] + off + 16);
+        acc1_1 = _mm512_fmadd_ps(x, k02_1, acc1_1);
+        acc2_1 = _mm512_fmadd_ps(x, k01_1, acc2_1);
+        acc3_1 = _mm512_fmadd_ps(x, k00_1, acc3_1);
+      }
+      {
+        const __m512 x = _mm512_loadu_ps(in[20] + off + 0);
+        acc2_0 = _mm512_fmadd_ps(x, k02_0, acc2_0);
+        acc3_0 = _mm512_fmadd_ps(x, k01_0, acc3_0);
+        acc4_0 = _mm512_fmadd_ps(x, k00_0, acc4_0);
+      }
+      {
+        const __m512 x = _mm512_loadu_ps(in[20] + off + 16);
+        acc2_1 = _mm512_fmadd_ps(x, k02_1, acc2_1);
+        acc3_1 = _mm512_fmadd_ps(x, k01_1, acc3_1);
+        acc4_1 = _mm512_fmadd_ps(x, k00_1, acc4_1);
+      }
+      {
+        const __m512 x = _mm512_loadu_ps(in[29] + off + 0);
+        acc3_0 = _mm512_fmadd_ps(x, k02_0, acc3_0);
+        acc4_0 = _mm512_fmadd_ps(x, k01_0, acc4_0);
+        acc5_0 = _mm512_fmadd_ps(x, k00_0, acc5_0);
+      }
+      {
+        const __m512 x = _mm512_loadu_ps(in[29] + off + 16);
+        acc3_1 = _mm512_fmadd_ps(x, k02_1, acc3_1);
+        acc4_1 = _mm512_fmadd_ps(x, k01_1, acc4_1);
+        acc5_1 = _mm512_fmadd_ps(x, k00_1, acc5_1);
+      }
+      {
+        const __m512 x = _mm512_loadu_ps(in[38] + off + 0);
+        acc4_0 = _mm512_fmadd_ps(x, k02_0, acc4_0);
+        acc5_0 = _mm512_fmadd_ps(x, k01_0, acc5_0);
+      }
+      {
+        const __m512 x = _mm512_loadu_ps(in[38] + off + 16);
+        acc4_1 = _mm512_fmadd_ps(x, k02_1, acc4_1);
+        acc5_1 = _mm512_fmadd_ps(x, k01_1, acc5_1);
+      }
+      {
+        const __m512 x = _mm512_loadu_ps(in[47] + off + 0);
+        acc5_0 = _mm512_fmadd_ps(x, k02_0, acc5_0);
+      }
+      {
+        const __m512 x = _mm512_loadu_ps(in[47] + off + 16);
+        acc5_1 = _mm512_fmadd_ps(x, k02_1, acc5_1);
+      }
+      {
+        const __m512 x = _mm512_loadu_ps(in[3] + off + 0);
+        acc0_0 = _mm512_fmadd_ps(x, k10_0, acc0_0);
+      }
+      {
+        const __m512 x = _mm512_loadu_ps(in[3] + off + 16);
+        acc0_1 = _mm512_fmadd_ps(x, k10_1, acc0_1);
+      }
+      {
+        const __m512 x = _mm512_loadu_ps(in[4] + off + 0);
+        acc0_0 = _mm512_fmadd_ps(x, k11_0, acc0_0);
+        acc1_0 = _mm512_fmadd_ps(x, k10_0, acc1_0);
+      }
+      {
+        const __m512 x = _mm512_loadu_ps(in[4] + off + 16);
+        acc0_1 = _mm512_fmadd_ps(x, k11_1, acc0_1);
+        acc1_1 = _mm512_fmadd_ps(x, k10_1, acc1_1);
+      }
+      {
+        const __m512 x = _mm512_loadu_ps(in[5] + off + 0);
+        acc0_0 = _mm512_fmadd_ps(x, k12_0, acc0_0);
+        acc1_0 = _mm512_fmadd_ps(x, k11_0, acc1_0);
+        acc2_0 = _mm512_fmadd_ps(x, k10_0, acc2_0);
+      }
+      {
+        const __m512 x = _mm512_loadu_ps(in[5] + off + 16);
+        acc0_1 = _mm512_fmadd_ps(x, k12_1, acc0_1);
+        acc1_1 = _mm512_fmadd_ps(x, k11_1, acc1_1);
+        acc2_1 = _mm512_fmadd_ps(x, k10_1, acc2_1);
+      }
+      {
+        const __m512 x = _mm512_loadu_ps(in[14] + off + 0);
+        acc1_0 = _mm512_fmadd_ps(x, k12_0, acc1_0);
+        acc2_0 = _mm512_fmadd_ps(x, k11_0, acc2_0);
+        acc3_0 = _mm512_fmadd_ps(x, k10_0, acc3_0);
+      }
+      {
+        const __m512 x = _mm512_loadu_ps(in[14] + off + 16);
+        acc1_1 = _mm512_fmadd_ps(x, k12_1, acc1_1);
+        acc2_1 = _mm512_fmadd_ps(x, k11_1, acc2_1);
+        acc3_1 = _mm512_fmadd_ps(x, k10_1, acc3_1);
+      }
+      {
+        const __m512 x = _mm512_loadu_ps(in[23] + off + 0);
+        acc2_0 = _mm512_fmadd_ps(x, k12_0, acc2_0);
+        acc3_0 = _mm512_fmadd_ps(x, k11_0, acc3_0);
+        acc4_0 = _mm512_fmadd_ps(x, k10_0, acc4_0);
+      }
+      {
+        const __m512 x = _mm512_loadu_ps(in[23] + off + 16);
+        acc2_1 = _mm512_fmadd_ps(x, k12_1, acc2_1);
+        acc3_1 = _mm512_fmadd_ps(x, k11_1, acc3_1);
+        acc4_1 = _mm512_fmadd_ps(x, k10_1, acc4_1);
+      }
+      {
+        const __m512 x = _mm512_loadu_ps(in[32] + off + 0);
+        acc3_0 = _mm512_fmadd_ps(x, k12_0, acc3_0);
+        acc4_0 = _mm512_fmadd_ps(x, k11_0, acc4_0);
+        acc5_0 = _mm512_fmadd_ps(x, k10_0, acc5_0);
+      }
+      {
+        const __m512 x = _mm512_loadu_ps(in[32] + off + 16);
+        acc3_1 = _mm512_fmadd_ps(x, k12_1, acc3_1);
+        acc4_1 = _mm512_fmadd_ps(x, k11_1, acc4_1);
+        acc5_1 = _mm512_fmadd_ps(x, k10_1, acc5_1);
+      }
+      {
+        const __m512 x = _mm512_loadu_ps(in[41] + off + 0);
+        acc4_0 = _mm512_fmadd_ps(x, k12_0, acc4_0);
+        acc5_0 = _mm512_fmadd_ps(x, k11_0, acc5_0);
+      }
+      {
+        const __m512 x = _mm512_loadu_ps(in[41] + off + 16);
+        acc4_1 = _mm512_fmadd_ps(x, k12_1, acc4_1);
+        acc5_1 = _mm512_fmadd_ps(x, k11_1, acc5_1);
+      }
+      {
+        const __m512 x = _mm512_loadu_ps(in[50] + off + 0);
+        acc5_0 = _mm512_fmadd_ps(x, k12_0, acc5_0);
+      }
+      {
+        const __m512 x = _mm512_loadu_ps(in[50] + off + 16);
+        acc5_1 = _mm512_fmadd_ps(x, k12_1, acc5_1);
+      }
+      {
+        const __m512 x = _mm512_loadu_ps(in[6] + off + 0);
+        acc0_0 = _mm512_fmadd_ps(x, k20_0, acc0_0);
+      }
+      {
+        const __m512 x = _mm512_loadu_ps(in[6] + off + 16);
+        acc0_1 = _mm512_fmadd_ps(x, k20_1, acc0_1);
+      }
+      {
+        const __m512 x = _mm512_loadu_ps(in[7] + off + 0);
+        acc0_0 = _mm512_fmadd_ps(x, k21_0, acc0_0);
+        acc1_0 = _mm512_fmadd_ps(x, k20_0, acc1_0);
+      }
+      {
+        const __m512 x = _mm512_loadu_ps(in[7] + off + 16);
+        acc0_1 = _mm512_fmadd_ps(x, k21_1, acc0_1);
+        acc1_1 = _mm512_fmadd_ps(x, k20_1, acc1_1);
+      }
+      {
+        const __m512 x = _mm512_loadu_ps(in[8] + off + 0);
+        acc0_0 = _mm512_fmadd_ps(x, k22_0, acc0_0);
+        acc1_0 = _mm512_fmadd_ps(x, k21_0, acc1_0);
+        acc2_0 = _mm512_fmadd_ps(x, k20_0, acc2_0);
+      }
+      {
+        const __m512 x = _mm512_loadu_ps(in[8] + off + 16);
+        acc0_1 = _mm512_fmadd_ps(x, k22_1, acc0_1);
+        acc1_1 = _mm512_fmadd_ps(x, k21_1, acc1_1);
+        acc2_1 = _mm512_fmadd_ps(x, k20_1, acc2_1);
+      }
+      {
+        const __m512 x = _mm512_loadu_ps(in[17] + off + 0);
+        acc1_0 = _mm512_fmadd_ps(x, k22_0, acc1_0);
+        acc2_0 = _mm512_fmadd_ps(x, k21_0, acc2_0);
+        acc3_0 = _mm512_fmadd_ps(x, k20_0, acc3_0);
+      }
+      {
+        const __m512 x = _mm512_loadu_ps(in[17] + off + 16);
+        acc1_1 = _mm512_fmadd_ps(x, k22_1, acc1_1);
+        acc2_1 = _mm512_fmadd_ps(x, k21_1, acc2_1);
+        acc3_1 = _mm512_fmadd_ps(x, k20_1, acc3_1);
+      }
+      {
+        const __m512 x = _mm512_loadu_ps(in[26] + off + 0);
+        acc2_0 = _mm512_fmadd_ps(x, k22_0, acc2_0);
+        acc3_0 = _mm512_fmadd_ps(x, k21_0, acc3_0);
+        acc4_0 = _mm512_fmadd_ps(x, k20_0, acc4_0);
+      }
+      {
+        const __m512 x = _mm512_loadu_ps(in[26] + off + 16);
+        acc2_1 = _mm512_fmadd_ps(x, k22_1, acc2_1);
+        acc3_1 = _mm512_fmadd_ps(x, k21_1, acc3_1);
+        acc4_1 = _mm512_fmadd_ps(x, k20_1, acc4_1);
+      }
+      {
+        const __m512 x = _mm512_loadu_ps(in[35] + off + 0);
+        acc3_0 = _mm512_fmadd_ps(x, k22_0, acc3_0);
+        acc4_0 = _mm512_fmadd_ps(x, k21_0, acc4_0);
+        acc5_0 = _mm512_fmadd_ps(x, k20_0, acc5_0);
+      }
+      {
+        const __m512 x = _mm512_loadu_ps(in[35] + off + 16);
+        acc3_1 = _mm512_fmadd_ps(x, k22_1, acc3_1);
+        acc4_1 = _mm512_fmadd_ps(x, k21_1, acc4_1);
+        acc5_1 = _mm512_fmadd_ps(x, k20_1, acc5_1);
+      }
+      {
+        const __m512 x = _mm512_loadu_ps(in[44] + off + 0);
+        acc4_0 = _mm512_fmadd_ps(x, k22_0, acc4_0);
+        acc5_0 = _mm512_fmadd_ps(x, k21_0, acc5_0);
+      }
+      {
+        const __m512 x = _mm512_loadu_ps(in[44] + off + 16);
+        acc4_1 = _mm512_fmadd_ps(x, k22_1, acc4_1);
+        acc5_1 = _mm512_fmadd_ps(x, k21_1, acc5_1);
+      }
+      {
+        const __m512 x = _mm512_loadu_ps(in[53] + off + 0);
+        acc5_0 = _mm512_fmadd_ps(x, k22_0, acc5_0);
+      }
+      {
+        const __m512 x = _mm512_loadu_ps(in[53] + off + 16);
+        acc5_1 = _mm512_fmadd_ps(x, k22_1, acc5_1);
+      }
+      acc0_0 = _mm512_min_ps(vmax, _mm512_max_ps(vmin, acc0_0));
+      _mm512_storeu_ps(out + off + 0, acc0_0);
+      acc0_1 = _mm512_min_ps(vmax, _mm512_max_ps(vmin, acc0_1));
+      _mm512_storeu_ps(out + off + 16, acc0_1);
+      acc1_0 = _mm512_min_ps(vmax, _mm512_max_ps(vmin, acc1_0));
+      _mm512_storeu_ps((float*)((char*)out + 1 * out_stride) + off + 0, acc1_0);
+      acc1_1 = _mm512_min_ps(vmax, _mm512_max_ps(vmin, acc1_1));
+      _mm512_storeu_ps((float*)((char*)out + 1 * out_stride) + off + 16, acc1_1);
+      acc2_0 = _mm512_min_ps(vmax, _mm512_max_ps(vmin, acc2_0));
+      _mm512_storeu_ps((float*)((char*)out + 2 * out_stride) + off + 0, acc2_0);
+      acc2_1 = _mm512_min_ps(vmax, _mm512_max_ps(vmin, acc2_1));
+      _mm512_storeu_ps((float*)((char*)out + 2 * out_stride) + off + 16, acc2_1);
+      acc3_0 = _mm512_min_ps(vmax, _mm512_max_ps(vmin, acc3_0));
+      _mm512_storeu_ps((float*)((char*)out + 3 * out_stride) + off + 0, acc3_0);
+      acc3_1 = _mm512_min_ps(vmax, _mm512_max_ps(vmin, acc3_1));
+      _mm512_storeu_ps((float*)((char*)out + 3 * out_stride) + off + 16, acc3_1);
+      acc4_0 = _mm512_min_ps(vmax, _mm512_max_ps(vmin, acc4_0));
+      _mm512_storeu_ps((float*)((char*)out + 4 * out_stride) + off + 0, acc4_0);
+      acc4_1 = _mm512_min_ps(vmax, _mm512_max_ps(vmin, acc4_1));
+      _mm512_storeu_ps((float*)((char*)out + 4 * out_stride) + off + 16, acc4_1);
+      acc5_0 = _mm512_min_ps(vmax, _mm512_max_ps(vmin, acc5_0));
+      _mm512_storeu_ps((float*)((char*)out + 5 * out_stride) + off + 0, acc5_0);
+      acc5_1 = _mm512_min_ps(vmax, _mm512_max_ps(vmin, acc5_1));
+      _mm512_storeu_ps((float*)((char*)out + 5 * out_stride) + off + 16, acc5_1);
+      ip += 6 * 9;
+      op = (float*)((char*)op + 6 * out_stride);
+    }
+    for (; n >= 1; n -= 1) {
+      const float* const* in = ip;
+      float* out = op;
+      const __m512 b0 = _mm512_loadu_ps(wp + 0);
+      __m512 acc0_0 = b0;
+      const __m512 b1 = _mm512_loadu_ps(wp + 16);
+      __m512 acc0_1 = b1;
+      {
+        const __m512 x = _mm512_loadu_ps(in[0] + off + 0);
+        acc0_0 = _mm512_fmadd_ps(x, k00_0, acc0_0);
+      }
+      {
+        const __m512 x = _mm512_loadu_ps(in[0] + off + 16);
+        acc0_1 = _mm512_fmadd_ps(x, k00_1, acc0_1);
+      }
+      {
+        const __m512 x = _mm512_loadu_ps(in[1] + off + 0);
+        acc0_0 = _mm512_fmadd_ps(x, k01_0, acc0_0);
+      }
+      {
+        const __m512 x = _mm512_loadu_ps(in[1] + off + 16);
+        acc0_1 = _mm512_fmadd_ps(x, k01_1, acc0_1);
+      }
+      {
+        const __m512 x = _mm512_loadu_ps(in[2] + off + 0);
+        acc0_0 = _mm512_fmadd_ps(x, k02_0, acc0_0);
+      }
+      {
+        const __m512 x = _mm512_loadu_ps(in[2] + off + 16);
+        acc0_1 = _mm512_fmadd_ps(x, k02_1, acc0_1);
+      }
+      {
+        const __m512 x = _mm512_loadu_ps(in[3] + off + 0);
+        acc0_0 = _mm512_fmadd_ps(x, k10_0, acc0_0);
+      }
+      {
+        const __m512 x = _mm512_loadu_ps(in[3] + off + 16);
+        acc0_1 = _mm512_fmadd_ps(x, k10_1, acc0_1);
+      }
+      {
+        const __m512 x = _mm512_loadu_ps(in[4] + off + 0);
+        acc0_0 = _mm512_fmadd_ps(x, k11_0, acc0_0);
+      }
+      {
+        const __m512 x = _mm512_loadu_ps(in[4] + off + 16);
+        acc0_1 = _mm512_fmadd_ps(x, k11_1, acc0_1);
+      }
+      {
+        const __m512 x = _mm512_loadu_ps(in[5] + off + 0);
+        acc0_0 = _mm512_fmadd_ps(x, k12_0, acc0_0);
+      }
+      {
+        const __m512 x = _mm512_loadu_ps(in[5] + off + 16);
+        acc0_1 = _mm512_fmadd_ps(x, k12_1, acc0_1);
+      }
+      {
+        const __m512 x = _mm512_loadu_ps(in[6] + off + 0);
+        acc0_0 = _mm512_fmadd_ps(x, k20_0, acc0_0);
+      }
+      {
+        const __m512 x = _mm512_loadu_ps(in[6] + off + 16);
+        acc0_1 = _mm512_fmadd_ps(x, k20_1, acc0_1);
+      }
+      {
+        const __m512 x = _mm512_loadu_ps(in[7] + off + 0);
+        acc0_0 = _mm512_fmadd_ps(x, k21_0, acc0_0);
+      }
+      {
+        const __m512 x = _mm512_loadu_ps(in[7] + off + 16);
+        acc0_1 = _mm512_fmadd_ps(x, k21_1, acc0_1);
+      }
+      {
+        const __m512 x = _mm512_loadu_ps(in[8] + off + 0);
+        acc0_0 = _mm512_fmadd_ps(x, k22_0, acc0_0);
+      }
+      {
+        const __m512 x = _mm512_loadu_ps(in[8] + off + 16);
+        acc0_1 = _mm512_fmadd_ps(x, k22_1, acc0_1);
+      }
+      acc0_0 = _mm512_min_ps(vmax, _mm512_max_ps(vmin, acc0_0));
+      _mm512_storeu_ps(out + off + 0, acc0_0);
+      acc0_1 = _mm512_min_ps(vmax, _mm512_max_ps(vmin, acc0_1));
+      _mm512_storeu_ps(out + off + 16, acc0_1);
+      ip += 1 * 9;
+      op = (float*)((char*)op + 1 * out_stride);
+    }
+    off += 32;
+    wp += 320;
+  }
+  if (ch != 0) {
+    const float* const* ip = in;
+    float* op = out;
+    for (size_t n = width; n != 0; n--) {
+      const float* const* in = ip;
+      float* out = op;
+      const float* wp = w + (channels / 32) * 320;
+      size_t off = channels / 32 * 32;
+      size_t ch = channels % 32;
+      for (; ch >= 16; ch -= 16) {
+        const __m512 b0 = _mm512_loadu_ps(wp + 0);
+        __m512 acc0_0 = b0;
+        {
+          const __m512 w0 = _mm512_loadu_ps(wp + 32 + 0 * 32 + 0);
+          acc0_0 = _mm512_fmadd_ps(_mm512_loadu_ps(in[0] + off + 0), w0, acc0_0);
+        }
+        {
+          const __m512 w0 = _mm512_loadu_ps(wp + 32 + 1 * 32 + 0);
+          acc0_0 = _mm512_fmadd_ps(_mm512_loadu_ps(in[1] + off + 0), w0, acc0_0);
+        }
+        {
+          const __m512 w0 = _mm512_loadu_ps(wp + 32 + 2 * 32 + 0);
+          acc0_0 = _mm512_fmadd_ps(_mm512_loadu_ps(in[2] + off + 0), w0, acc0_0);
+        }
+        {
+          const __m512 w0 = _mm512_loadu_ps(wp + 32 + 3 * 32 + 0);
+          acc0_0 = _mm512_fmadd_ps(_mm512_loadu_ps(in[3] + off + 0), w0, acc0_0);
+        }
+        {
+          const __m512 w0 = _mm512_loadu_ps(wp + 32 + 4 * 32 + 0);
+          acc0_0 = _mm512_fmadd_ps(_mm512_loadu_ps(in[4] + off + 0), w0, acc0_0);
+        }
+        {
+          const __m512 w0 = _mm512_loadu_ps(wp + 32 + 5 * 32 + 0);
+          acc0_0 = _mm512_fmadd_ps(_mm512_loadu_ps(in[5] + off + 0), w0, acc0_0);
+        }
+        {
+          const __m512 w0 = _mm512_loadu_ps(wp + 32 + 6 * 32 + 0);
+          acc0_0 = _mm512_fmadd_ps(_mm512_loadu_ps(in[6] + off + 0), w0, acc0_0);
+        }
+        {
+          const __m512 w0 = _mm512_loadu_ps(wp + 32 + 7 * 32 + 0);
+          acc0_0 = _mm512_fmadd_ps(_mm512_loadu_ps(in[7] + off + 0), w0, acc0_0);
+        }
+        {
+          const __m512 w0 = _mm512_loadu_ps(wp + 32 + 8 * 32 + 0);
+          acc0_0 = _mm512_fmadd_ps(_mm512_loadu_ps(in[8] + off + 0), w0, acc0_0);
+        }
+        acc0_0 = _mm512_min_ps(vmax, _mm512_max_ps(vmin, acc0_0));
+        _mm512_storeu_ps(out + off + 0, acc0_0);
+        off += 16;
+        wp += 16;
+      }
+      if (ch != 0) {
+        const __m512 b0 = _mm512_loadu_ps(wp + 0);
+        __m512 acc0_0 = b0;
+        {
+          const __m512 w0 = _mm512_loadu_ps(wp + 32 + 0 * 32 + 0);
+          {
+            const __m512 x = _mm512_maskz_loadu_ps(_cvtu32_mask16((1u << ch) - 1u), in[0] + off);
+            acc0_0 = _mm512_fmadd_ps(x, w0, acc0_0);
+          }
+        }
+        {
+          const __m512 w0 = _mm512_loadu_ps(wp + 32 + 1 * 32 + 0);
+          {
+            const __m512 x = _mm512_maskz_loadu_ps(_cvtu32_mask16((1u << ch) - 1u), in[1] + off);
+            acc0_0 = _mm512_fmadd_ps(x, w0, acc0_0);
+          }
+        }
+        {
+          const __m512 w0 = _mm512_loadu_ps(wp + 32 + 2 * 32 + 0);
+          {
+            const __m512 x = _mm512_maskz_loadu_ps(_cvtu32_mask16((1u << ch) - 1u), in[2] + off);
+            acc0_0 = _mm512_fmadd_ps(x, w0, acc0_0);
+          }
+        }
+        {
+          const __m512 w0 = _mm512_loadu_ps(wp + 32 + 3 * 32 + 0);
+          {
+            const __m512 x = _mm512_maskz_loadu_ps(_cvtu32_mask16((1u << ch) - 1u), in[3] + off);
+            acc0_0 = _mm512_fmadd_ps(x, w0, acc0_0);
+          }
+        }
+        {
+          const __m512 w0 = _mm512_loadu_ps(wp + 32 + 4 * 32 + 0);
+          {
+            const __m512 x = _mm512_maskz_loadu_ps(_cvtu32_mask16((1u << ch) - 1u), in[4] + off);
+            acc0_0 = _mm512_fmadd_ps(x, w0, acc0_0);
+          }
+        }
+        {
+          const __m512 w0 = _mm512_loadu_ps(wp + 32 + 5 * 32 + 0);
+          {
+            const __m512 x = _mm512_maskz_loadu_ps(_cvtu32_mask16((1u << ch) - 1u), in[5] + off);
+            acc0_0 = _mm512_fmadd_ps(x, w0, acc0_0);
+          }
+        }
+        {
+          const __m512 w0 = _mm512_loadu_ps(wp + 32 + 6 * 32 + 0);
+          {
+            const __m512 x = _mm512_maskz_loadu_ps(_cvtu32_mask16((1u << ch) - 1u), in[6] + off);
+            acc0_0 = _mm512_fmadd_ps(x, w0, acc0_0);
+          }
+        }
+        {
+          const __m512 w0 = _mm512_loadu_ps(wp + 32 + 7 * 32 + 0);
+          {
+            const __m512 x = _mm512_maskz_loadu_ps(_cvtu32_mask16((1u << ch) - 1u), in[7] + off);
+            acc0_0 = _mm512_fmadd_ps(x, w0, acc0_0);
+          }
+        }
+        {
+          const __m512 w0 = _mm512_loadu_ps(wp + 32 + 8 * 32 + 0);
+          {
+            const __m512 x = _mm512_maskz_loadu_ps(_cvtu32_mask16((1u << ch) - 1u), in[8] + off);
+            acc0_0 = _mm512_fmadd_ps(x, w0, acc0_0);
+          }
+        }
+        acc0_0 = _mm512_min_ps(vmax, _mm512_max_ps(vmin, acc0_0));
+        _mm512_mask_storeu_ps(out + off, _cvtu32_mask16((1u << ch) - 1u), acc0_0);
+      }
+      ip += 9;
+      op = (float*)((char*)op + out_stride);
+    }
+  }
+}
+
 static __attribute__((target("avx512f,avx512bw,avx512vl,avx2,fma"))) void wrt_avx512_dwconv_9_c32(size_t channels, size_t width, size_t ks, const float* const* in, const float* restrict w, float* out, size_t out_stride, const wrt_clamp* clamp) {
   (void)ks;
   const __m512 vmin = _mm512_set1_ps(clamp->min);
@@ -5910,9 +6452,10 @@ const wrt_target wrt_target_avx512 = {
   .gemm_half = wrt_avx512_gemm_8x16,
   .igemm_half = wrt_avx512_igemm_8x16,
   .dwconv = {
-    {9, 32, wrt_avx512_dwconv_9_c32},
-    {25, 32, wrt_avx512_dwconv_25_c32},
-    {0, 32, wrt_avx512_dwconv_any_c32},
+    {.ks = 9, .ct = 32, .sw = 1, .fn = wrt_avx512_dwconv_9s1_c32},
+    {.ks = 9, .ct = 32, .sw = 0, .fn = wrt_avx512_dwconv_9_c32},
+    {.ks = 25, .ct = 32, .sw = 0, .fn = wrt_avx512_dwconv_25_c32},
+    {.ks = 0, .ct = 32, .sw = 0, .fn = wrt_avx512_dwconv_any_c32},
   },
   .vbinary = {
     [WRT_BIN_ADD] = wrt_avx512_vadd,
@@ -5970,9 +6513,10 @@ const wrt_target wrt_target_avx512vnni = {
   .gemm_half = wrt_avx512_gemm_8x16,
   .igemm_half = wrt_avx512_igemm_8x16,
   .dwconv = {
-    {9, 32, wrt_avx512_dwconv_9_c32},
-    {25, 32, wrt_avx512_dwconv_25_c32},
-    {0, 32, wrt_avx512_dwconv_any_c32},
+    {.ks = 9, .ct = 32, .sw = 1, .fn = wrt_avx512_dwconv_9s1_c32},
+    {.ks = 9, .ct = 32, .sw = 0, .fn = wrt_avx512_dwconv_9_c32},
+    {.ks = 25, .ct = 32, .sw = 0, .fn = wrt_avx512_dwconv_25_c32},
+    {.ks = 0, .ct = 32, .sw = 0, .fn = wrt_avx512_dwconv_any_c32},
   },
   .vbinary = {
     [WRT_BIN_ADD] = wrt_avx512_vadd,

@@ -1100,6 +1100,487 @@ static void wrt_neon_igemm_8x4(size_t mr, size_t nc, size_t kc, size_t ks, const
   }
 }
 
+static void wrt_neon_dwconv_9s1_c8(size_t channels, size_t width, size_t ks, const float* const* in, const float* restrict w, float* out, size_t out_stride, const wrt_clamp* clamp) {
+  (void)ks;
+  const float32x4_t vmin = vdupq_n_f32(clamp->min);
+  const float32x4_t vmax = vdupq_n_f32(clamp->max);
+  const float* wp = w;
+  size_t off = 0;
+  size_t ch = channels;
+  for (; ch >= 8; ch -= 8) {
+    const float32x4_t k00_0 = vld1q_f32(wp + 8 + 0 + 0);
+    const float32x4_t k00_1 = vld1q_f32(wp + 8 + 0 + 4);
+    const float32x4_t k01_0 = vld1q_f32(wp + 8 + 8 + 0);
+    const float32x4_t k01_1 = vld1q_f32(wp + 8 + 8 + 4);
+    const float32x4_t k02_0 = vld1q_f32(wp + 8 + 16 + 0);
+    const float32x4_t k02_1 = vld1q_f32(wp + 8 + 16 + 4);
+    const float32x4_t k10_0 = vld1q_f32(wp + 8 + 24 + 0);
+    const float32x4_t k10_1 = vld1q_f32(wp + 8 + 24 + 4);
+    const float32x4_t k11_0 = vld1q_f32(wp + 8 + 32 + 0);
+    const float32x4_t k11_1 = vld1q_f32(wp + 8 + 32 + 4);
+    const float32x4_t k12_0 = vld1q_f32(wp + 8 + 40 + 0);
+    const float32x4_t k12_1 = vld1q_f32(wp + 8 + 40 + 4);
+    const float32x4_t k20_0 = vld1q_f32(wp + 8 + 48 + 0);
+    const float32x4_t k20_1 = vld1q_f32(wp + 8 + 48 + 4);
+    const float32x4_t k21_0 = vld1q_f32(wp + 8 + 56 + 0);
+    const float32x4_t k21_1 = vld1q_f32(wp + 8 + 56 + 4);
+    const float32x4_t k22_0 = vld1q_f32(wp + 8 + 64 + 0);
+    const float32x4_t k22_1 = vld1q_f32(wp + 8 + 64 + 4);
+    const float* const* ip = in;
+    float* op = out;
+    size_t n = width;
+    for (; n >= 4; n -= 4) {
+      const float* const* in = ip;
+      float* out = op;
+      const float32x4_t b0 = vld1q_f32(wp + 0);
+      float32x4_t acc0_0 = b0;
+      float32x4_t acc1_0 = b0;
+      float32x4_t acc2_0 = b0;
+      float32x4_t acc3_0 = b0;
+      const float32x4_t b1 = vld1q_f32(wp + 4);
+      float32x4_t acc0_1 = b1;
+      float32x4_t acc1_1 = b1;
+      float32x4_t acc2_1 = b1;
+      float32x4_t acc3_1 = b1;
+      {
+        const float32x4_t x = vld1q_f32(in[0] + off + 0);
+        acc0_0 = vfmaq_f32(acc0_0, x, k00_0);
+      }
+      {
+        const float32x4_t x = vld1q_f32(in[0] + off + 4);
+        acc0_1 = vfmaq_f32(acc0_1, x, k00_1);
+      }
+      {
+        const float32x4_t x = vld1q_f32(in[1] + off + 0);
+        acc0_0 = vfmaq_f32(acc0_0, x, k01_0);
+        acc1_0 = vfmaq_f32(acc1_0, x, k00_0);
+      }
+      {
+        const float32x4_t x = vld1q_f32(in[1] + off + 4);
+        acc0_1 = vfmaq_f32(acc0_1, x, k01_1);
+        acc1_1 = vfmaq_f32(acc1_1, x, k00_1);
+      }
+      {
+        const float32x4_t x = vld1q_f32(in[2] + off + 0);
+        acc0_0 = vfmaq_f32(acc0_0, x, k02_0);
+        acc1_0 = vfmaq_f32(acc1_0, x, k01_0);
+        acc2_0 = vfmaq_f32(acc2_0, x, k00_0);
+      }
+      {
+        const float32x4_t x = vld1q_f32(in[2] + off + 4);
+        acc0_1 = vfmaq_f32(acc0_1, x, k02_1);
+        acc1_1 = vfmaq_f32(acc1_1, x, k01_1);
+        acc2_1 = vfmaq_f32(acc2_1, x, k00_1);
+      }
+      {
+        const float32x4_t x = vld1q_f32(in[11] + off + 0);
+        acc1_0 = vfmaq_f32(acc1_0, x, k02_0);
+        acc2_0 = vfmaq_f32(acc2_0, x, k01_0);
+        acc3_0 = vfmaq_f32(acc3_0, x, k00_0);
+      }
+      {
+        const float32x4_t x = vld1q_f32(in[11] + off + 4);
+        acc1_1 = vfmaq_f32(acc1_1, x, k02_1);
+        acc2_1 = vfmaq_f32(acc2_1, x, k01_1);
+        acc3_1 = vfmaq_f32(acc3_1, x, k00_1);
+      }
+      {
+        const float32x4_t x = vld1q_f32(in[20] + off + 0);
+        acc2_0 = vfmaq_f32(acc2_0, x, k02_0);
+        acc3_0 = vfmaq_f32(acc3_0, x, k01_0);
+      }
+      {
+        const float32x4_t x = vld1q_f32(in[20] + off + 4);
+        acc2_1 = vfmaq_f32(acc2_1, x, k02_1);
+        acc3_1 = vfmaq_f32(acc3_1, x, k01_1);
+      }
+      {
+        const float32x4_t x = vld1q_f32(in[29] + off + 0);
+        acc3_0 = vfmaq_f32(acc3_0, x, k02_0);
+      }
+      {
+        const float32x4_t x = vld1q_f32(in[29] + off + 4);
+        acc3_1 = vfmaq_f32(acc3_1, x, k02_1);
+      }
+      {
+        const float32x4_t x = vld1q_f32(in[3] + off + 0);
+        acc0_0 = vfmaq_f32(acc0_0, x, k10_0);
+      }
+      {
+        const float32x4_t x = vld1q_f32(in[3] + off + 4);
+        acc0_1 = vfmaq_f32(acc0_1, x, k10_1);
+      }
+      {
+        const float32x4_t x = vld1q_f32(in[4] + off + 0);
+        acc0_0 = vfmaq_f32(acc0_0, x, k11_0);
+        acc1_0 = vfmaq_f32(acc1_0, x, k10_0);
+      }
+      {
+        const float32x4_t x = vld1q_f32(in[4] + off + 4);
+        acc0_1 = vfmaq_f32(acc0_1, x, k11_1);
+        acc1_1 = vfmaq_f32(acc1_1, x, k10_1);
+      }
+      {
+        const float32x4_t x = vld1q_f32(in[5] + off + 0);
+        acc0_0 = vfmaq_f32(acc0_0, x, k12_0);
+        acc1_0 = vfmaq_f32(acc1_0, x, k11_0);
+        acc2_0 = vfmaq_f32(acc2_0, x, k10_0);
+      }
+      {
+        const float32x4_t x = vld1q_f32(in[5] + off + 4);
+        acc0_1 = vfmaq_f32(acc0_1, x, k12_1);
+        acc1_1 = vfmaq_f32(acc1_1, x, k11_1);
+        acc2_1 = vfmaq_f32(acc2_1, x, k10_1);
+      }
+      {
+        const float32x4_t x = vld1q_f32(in[14] + off + 0);
+        acc1_0 = vfmaq_f32(acc1_0, x, k12_0);
+        acc2_0 = vfmaq_f32(acc2_0, x, k11_0);
+        acc3_0 = vfmaq_f32(acc3_0, x, k10_0);
+      }
+      {
+        const float32x4_t x = vld1q_f32(in[14] + off + 4);
+        acc1_1 = vfmaq_f32(acc1_1, x, k12_1);
+        acc2_1 = vfmaq_f32(acc2_1, x, k11_1);
+        acc3_1 = vfmaq_f32(acc3_1, x, k10_1);
+      }
+      {
+        const float32x4_t x = vld1q_f32(in[23] + off + 0);
+        acc2_0 = vfmaq_f32(acc2_0, x, k12_0);
+        acc3_0 = vfmaq_f32(acc3_0, x, k11_0);
+      }
+      {
+        const float32x4_t x = vld1q_f32(in[23] + off + 4);
+        acc2_1 = vfmaq_f32(acc2_1, x, k12_1);
+        acc3_1 = vfmaq_f32(acc3_1, x, k11_1);
+      }
+      {
+        const float32x4_t x = vld1q_f32(in[32] + off + 0);
+        acc3_0 = vfmaq_f32(acc3_0, x, k12_0);
+      }
+      {
+        const float32x4_t x = vld1q_f32(in[32] + off + 4);
+        acc3_1 = vfmaq_f32(acc3_1, x, k12_1);
+      }
+      {
+        const float32x4_t x = vld1q_f32(in[6] + off + 0);
+        acc0_0 = vfmaq_f32(acc0_0, x, k20_0);
+      }
+      {
+        const float32x4_t x = vld1q_f32(in[6] + off + 4);
+        acc0_1 = vfmaq_f32(acc0_1, x, k20_1);
+      }
+      {
+        const float32x4_t x = vld1q_f32(in[7] + off + 0);
+        acc0_0 = vfmaq_f32(acc0_0, x, k21_0);
+        acc1_0 = vfmaq_f32(acc1_0, x, k20_0);
+      }
+      {
+        const float32x4_t x = vld1q_f32(in[7] + off + 4);
+        acc0_1 = vfmaq_f32(acc0_1, x, k21_1);
+        acc1_1 = vfmaq_f32(acc1_1, x, k20_1);
+      }
+      {
+        const float32x4_t x = vld1q_f32(in[8] + off + 0);
+        acc0_0 = vfmaq_f32(acc0_0, x, k22_0);
+        acc1_0 = vfmaq_f32(acc1_0, x, k21_0);
+        acc2_0 = vfmaq_f32(acc2_0, x, k20_0);
+      }
+      {
+        const float32x4_t x = vld1q_f32(in[8] + off + 4);
+        acc0_1 = vfmaq_f32(acc0_1, x, k22_1);
+        acc1_1 = vfmaq_f32(acc1_1, x, k21_1);
+        acc2_1 = vfmaq_f32(acc2_1, x, k20_1);
+      }
+      {
+        const float32x4_t x = vld1q_f32(in[17] + off + 0);
+        acc1_0 = vfmaq_f32(acc1_0, x, k22_0);
+        acc2_0 = vfmaq_f32(acc2_0, x, k21_0);
+        acc3_0 = vfmaq_f32(acc3_0, x, k20_0);
+      }
+      {
+        const float32x4_t x = vld1q_f32(in[17] + off + 4);
+        acc1_1 = vfmaq_f32(acc1_1, x, k22_1);
+        acc2_1 = vfmaq_f32(acc2_1, x, k21_1);
+        acc3_1 = vfmaq_f32(acc3_1, x, k20_1);
+      }
+      {
+        const float32x4_t x = vld1q_f32(in[26] + off + 0);
+        acc2_0 = vfmaq_f32(acc2_0, x, k22_0);
+        acc3_0 = vfmaq_f32(acc3_0, x, k21_0);
+      }
+      {
+        const float32x4_t x = vld1q_f32(in[26] + off + 4);
+        acc2_1 = vfmaq_f32(acc2_1, x, k22_1);
+        acc3_1 = vfmaq_f32(acc3_1, x, k21_1);
+      }
+      {
+        const float32x4_t x = vld1q_f32(in[35] + off + 0);
+        acc3_0 = vfmaq_f32(acc3_0, x, k22_0);
+      }
+      {
+        const float32x4_t x = vld1q_f32(in[35] + off + 4);
+        acc3_1 = vfmaq_f32(acc3_1, x, k22_1);
+      }
+      acc0_0 = vminq_f32(vmaxq_f32(acc0_0, vmin), vmax);
+      vst1q_f32(out + off + 0, acc0_0);
+      acc0_1 = vminq_f32(vmaxq_f32(acc0_1, vmin), vmax);
+      vst1q_f32(out + off + 4, acc0_1);
+      acc1_0 = vminq_f32(vmaxq_f32(acc1_0, vmin), vmax);
+      vst1q_f32((float*)((char*)out + 1 * out_stride) + off + 0, acc1_0);
+      acc1_1 = vminq_f32(vmaxq_f32(acc1_1, vmin), vmax);
+      vst1q_f32((float*)((char*)out + 1 * out_stride) + off + 4, acc1_1);
+      acc2_0 = vminq_f32(vmaxq_f32(acc2_0, vmin), vmax);
+      vst1q_f32((float*)((char*)out + 2 * out_stride) + off + 0, acc2_0);
+      acc2_1 = vminq_f32(vmaxq_f32(acc2_1, vmin), vmax);
+      vst1q_f32((float*)((char*)out + 2 * out_stride) + off + 4, acc2_1);
+      acc3_0 = vminq_f32(vmaxq_f32(acc3_0, vmin), vmax);
+      vst1q_f32((float*)((char*)out + 3 * out_stride) + off + 0, acc3_0);
+      acc3_1 = vminq_f32(vmaxq_f32(acc3_1, vmin), vmax);
+      vst1q_f32((float*)((char*)out + 3 * out_stride) + off + 4, acc3_1);
+      ip += 4 * 9;
+      op = (float*)((char*)op + 4 * out_stride);
+    }
+    for (; n >= 1; n -= 1) {
+      const float* const* in = ip;
+      float* out = op;
+      const float32x4_t b0 = vld1q_f32(wp + 0);
+      float32x4_t acc0_0 = b0;
+      const float32x4_t b1 = vld1q_f32(wp + 4);
+      float32x4_t acc0_1 = b1;
+      {
+        const float32x4_t x = vld1q_f32(in[0] + off + 0);
+        acc0_0 = vfmaq_f32(acc0_0, x, k00_0);
+      }
+      {
+        const float32x4_t x = vld1q_f32(in[0] + off + 4);
+        acc0_1 = vfmaq_f32(acc0_1, x, k00_1);
+      }
+      {
+        const float32x4_t x = vld1q_f32(in[1] + off + 0);
+        acc0_0 = vfmaq_f32(acc0_0, x, k01_0);
+      }
+      {
+        const float32x4_t x = vld1q_f32(in[1] + off + 4);
+        acc0_1 = vfmaq_f32(acc0_1, x, k01_1);
+      }
+      {
+        const float32x4_t x = vld1q_f32(in[2] + off + 0);
+        acc0_0 = vfmaq_f32(acc0_0, x, k02_0);
+      }
+      {
+        const float32x4_t x = vld1q_f32(in[2] + off + 4);
+        acc0_1 = vfmaq_f32(acc0_1, x, k02_1);
+      }
+      {
+        const float32x4_t x = vld1q_f32(in[3] + off + 0);
+        acc0_0 = vfmaq_f32(acc0_0, x, k10_0);
+      }
+      {
+        const float32x4_t x = vld1q_f32(in[3] + off + 4);
+        acc0_1 = vfmaq_f32(acc0_1, x, k10_1);
+      }
+      {
+        const float32x4_t x = vld1q_f32(in[4] + off + 0);
+        acc0_0 = vfmaq_f32(acc0_0, x, k11_0);
+      }
+      {
+        const float32x4_t x = vld1q_f32(in[4] + off + 4);
+        acc0_1 = vfmaq_f32(acc0_1, x, k11_1);
+      }
+      {
+        const float32x4_t x = vld1q_f32(in[5] + off + 0);
+        acc0_0 = vfmaq_f32(acc0_0, x, k12_0);
+      }
+      {
+        const float32x4_t x = vld1q_f32(in[5] + off + 4);
+        acc0_1 = vfmaq_f32(acc0_1, x, k12_1);
+      }
+      {
+        const float32x4_t x = vld1q_f32(in[6] + off + 0);
+        acc0_0 = vfmaq_f32(acc0_0, x, k20_0);
+      }
+      {
+        const float32x4_t x = vld1q_f32(in[6] + off + 4);
+        acc0_1 = vfmaq_f32(acc0_1, x, k20_1);
+      }
+      {
+        const float32x4_t x = vld1q_f32(in[7] + off + 0);
+        acc0_0 = vfmaq_f32(acc0_0, x, k21_0);
+      }
+      {
+        const float32x4_t x = vld1q_f32(in[7] + off + 4);
+        acc0_1 = vfmaq_f32(acc0_1, x, k21_1);
+      }
+      {
+        const float32x4_t x = vld1q_f32(in[8] + off + 0);
+        acc0_0 = vfmaq_f32(acc0_0, x, k22_0);
+      }
+      {
+        const float32x4_t x = vld1q_f32(in[8] + off + 4);
+        acc0_1 = vfmaq_f32(acc0_1, x, k22_1);
+      }
+      acc0_0 = vminq_f32(vmaxq_f32(acc0_0, vmin), vmax);
+      vst1q_f32(out + off + 0, acc0_0);
+      acc0_1 = vminq_f32(vmaxq_f32(acc0_1, vmin), vmax);
+      vst1q_f32(out + off + 4, acc0_1);
+      ip += 1 * 9;
+      op = (float*)((char*)op + 1 * out_stride);
+    }
+    off += 8;
+    wp += 80;
+  }
+  if (ch != 0) {
+    const float* const* ip = in;
+    float* op = out;
+    for (size_t n = width; n != 0; n--) {
+      const float* const* in = ip;
+      float* out = op;
+      const float* wp = w + (channels / 8) * 80;
+      size_t off = channels / 8 * 8;
+      size_t ch = channels % 8;
+      for (; ch >= 4; ch -= 4) {
+        const float32x4_t b0 = vld1q_f32(wp + 0);
+        float32x4_t acc0_0 = b0;
+        {
+          const float32x4_t w0 = vld1q_f32(wp + 8 + 0 * 8 + 0);
+          acc0_0 = vfmaq_f32(acc0_0, vld1q_f32(in[0] + off + 0), w0);
+        }
+        {
+          const float32x4_t w0 = vld1q_f32(wp + 8 + 1 * 8 + 0);
+          acc0_0 = vfmaq_f32(acc0_0, vld1q_f32(in[1] + off + 0), w0);
+        }
+        {
+          const float32x4_t w0 = vld1q_f32(wp + 8 + 2 * 8 + 0);
+          acc0_0 = vfmaq_f32(acc0_0, vld1q_f32(in[2] + off + 0), w0);
+        }
+        {
+          const float32x4_t w0 = vld1q_f32(wp + 8 + 3 * 8 + 0);
+          acc0_0 = vfmaq_f32(acc0_0, vld1q_f32(in[3] + off + 0), w0);
+        }
+        {
+          const float32x4_t w0 = vld1q_f32(wp + 8 + 4 * 8 + 0);
+          acc0_0 = vfmaq_f32(acc0_0, vld1q_f32(in[4] + off + 0), w0);
+        }
+        {
+          const float32x4_t w0 = vld1q_f32(wp + 8 + 5 * 8 + 0);
+          acc0_0 = vfmaq_f32(acc0_0, vld1q_f32(in[5] + off + 0), w0);
+        }
+        {
+          const float32x4_t w0 = vld1q_f32(wp + 8 + 6 * 8 + 0);
+          acc0_0 = vfmaq_f32(acc0_0, vld1q_f32(in[6] + off + 0), w0);
+        }
+        {
+          const float32x4_t w0 = vld1q_f32(wp + 8 + 7 * 8 + 0);
+          acc0_0 = vfmaq_f32(acc0_0, vld1q_f32(in[7] + off + 0), w0);
+        }
+        {
+          const float32x4_t w0 = vld1q_f32(wp + 8 + 8 * 8 + 0);
+          acc0_0 = vfmaq_f32(acc0_0, vld1q_f32(in[8] + off + 0), w0);
+        }
+        acc0_0 = vminq_f32(vmaxq_f32(acc0_0, vmin), vmax);
+        vst1q_f32(out + off + 0, acc0_0);
+        off += 4;
+        wp += 4;
+      }
+      if (ch != 0) {
+        const float32x4_t b0 = vld1q_f32(wp + 0);
+        float32x4_t acc0_0 = b0;
+        {
+          const float32x4_t w0 = vld1q_f32(wp + 8 + 0 * 8 + 0);
+          {
+            float x_buf[4];
+            for (size_t l = 0; l < 4; l++) x_buf[l] = l < ch ? (in[0] + off)[l] : 0.0f;
+            const float32x4_t x = vld1q_f32(x_buf);
+            acc0_0 = vfmaq_f32(acc0_0, x, w0);
+          }
+        }
+        {
+          const float32x4_t w0 = vld1q_f32(wp + 8 + 1 * 8 + 0);
+          {
+            float x_buf[4];
+            for (size_t l = 0; l < 4; l++) x_buf[l] = l < ch ? (in[1] + off)[l] : 0.0f;
+            const float32x4_t x = vld1q_f32(x_buf);
+            acc0_0 = vfmaq_f32(acc0_0, x, w0);
+          }
+        }
+        {
+          const float32x4_t w0 = vld1q_f32(wp + 8 + 2 * 8 + 0);
+          {
+            float x_buf[4];
+            for (size_t l = 0; l < 4; l++) x_buf[l] = l < ch ? (in[2] + off)[l] : 0.0f;
+            const float32x4_t x = vld1q_f32(x_buf);
+            acc0_0 = vfmaq_f32(acc0_0, x, w0);
+          }
+        }
+        {
+          const float32x4_t w0 = vld1q_f32(wp + 8 + 3 * 8 + 0);
+          {
+            float x_buf[4];
+            for (size_t l = 0; l < 4; l++) x_buf[l] = l < ch ? (in[3] + off)[l] : 0.0f;
+            const float32x4_t x = vld1q_f32(x_buf);
+            acc0_0 = vfmaq_f32(acc0_0, x, w0);
+          }
+        }
+        {
+          const float32x4_t w0 = vld1q_f32(wp + 8 + 4 * 8 + 0);
+          {
+            float x_buf[4];
+            for (size_t l = 0; l < 4; l++) x_buf[l] = l < ch ? (in[4] + off)[l] : 0.0f;
+            const float32x4_t x = vld1q_f32(x_buf);
+            acc0_0 = vfmaq_f32(acc0_0, x, w0);
+          }
+        }
+        {
+          const float32x4_t w0 = vld1q_f32(wp + 8 + 5 * 8 + 0);
+          {
+            float x_buf[4];
+            for (size_t l = 0; l < 4; l++) x_buf[l] = l < ch ? (in[5] + off)[l] : 0.0f;
+            const float32x4_t x = vld1q_f32(x_buf);
+            acc0_0 = vfmaq_f32(acc0_0, x, w0);
+          }
+        }
+        {
+          const float32x4_t w0 = vld1q_f32(wp + 8 + 6 * 8 + 0);
+          {
+            float x_buf[4];
+            for (size_t l = 0; l < 4; l++) x_buf[l] = l < ch ? (in[6] + off)[l] : 0.0f;
+            const float32x4_t x = vld1q_f32(x_buf);
+            acc0_0 = vfmaq_f32(acc0_0, x, w0);
+          }
+        }
+        {
+          const float32x4_t w0 = vld1q_f32(wp + 8 + 7 * 8 + 0);
+          {
+            float x_buf[4];
+            for (size_t l = 0; l < 4; l++) x_buf[l] = l < ch ? (in[7] + off)[l] : 0.0f;
+            const float32x4_t x = vld1q_f32(x_buf);
+            acc0_0 = vfmaq_f32(acc0_0, x, w0);
+          }
+        }
+        {
+          const float32x4_t w0 = vld1q_f32(wp + 8 + 8 * 8 + 0);
+          {
+            float x_buf[4];
+            for (size_t l = 0; l < 4; l++) x_buf[l] = l < ch ? (in[8] + off)[l] : 0.0f;
+            const float32x4_t x = vld1q_f32(x_buf);
+            acc0_0 = vfmaq_f32(acc0_0, x, w0);
+          }
+        }
+        acc0_0 = vminq_f32(vmaxq_f32(acc0_0, vmin), vmax);
+        {
+          float* tp = out + off;
+          float32x2_t th = vget_low_f32(acc0_0);
+          if (ch & 2) { vst1_f32(tp, th); th = vget_high_f32(acc0_0); tp += 2; }
+          if (ch & 1) vst1_lane_f32(tp, th, 0);
+        }
+      }
+      ip += 9;
+      op = (float*)((char*)op + out_stride);
+    }
+  }
+}
+
 static void wrt_neon_dwconv_9_c8(size_t channels, size_t width, size_t ks, const float* const* in, const float* restrict w, float* out, size_t out_stride, const wrt_clamp* clamp) {
   (void)ks;
   const float32x4_t vmin = vdupq_n_f32(clamp->min);
@@ -5866,9 +6347,10 @@ const wrt_target wrt_target_neon = {
   .gemm_half = wrt_neon_gemm_8x4,
   .igemm_half = wrt_neon_igemm_8x4,
   .dwconv = {
-    {9, 8, wrt_neon_dwconv_9_c8},
-    {25, 8, wrt_neon_dwconv_25_c8},
-    {0, 8, wrt_neon_dwconv_any_c8},
+    {.ks = 9, .ct = 8, .sw = 1, .fn = wrt_neon_dwconv_9s1_c8},
+    {.ks = 9, .ct = 8, .sw = 0, .fn = wrt_neon_dwconv_9_c8},
+    {.ks = 25, .ct = 8, .sw = 0, .fn = wrt_neon_dwconv_25_c8},
+    {.ks = 0, .ct = 8, .sw = 0, .fn = wrt_neon_dwconv_any_c8},
   },
   .vbinary = {
     [WRT_BIN_ADD] = wrt_neon_vadd,
