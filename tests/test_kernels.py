@@ -28,7 +28,6 @@ from kernels_wasm.gen.__main__ import GENERATED, check
 from kernels_wasm.gen.emit import half_nr
 from kernels_wasm.gen.harness import Batch, Runner
 from kernels_wasm.gen.isa import TARGETS
-from kernels_wasm.gen.kernels import dwconv
 from kernels_wasm.gen.kernels import sparse as sparse_kernels
 from kernels_wasm.gen.kernels.eltwise import BINARY, UNARY
 from python_ref import ops
@@ -69,8 +68,8 @@ def test_table_matches_generator(case: Case) -> None:
     b.cmd("info", case.t, o)
     info = case.r.run(b).i64(o, 19)
     assert tuple(info[:2]) == case.isa.gemm_tile
-    dw = [(ks + 256 * sw, case.isa.dw_ct, 1) for ks, sw, _ in dwconv.entries(case.isa)]
-    assert [tuple(info[2 + 3 * i: 5 + 3 * i]) for i in range(4)] == dw + [(0, 0, 0)] * (4 - len(dw))
+    assert [tuple(info[2 + 3 * i: 5 + 3 * i]) for i in range(4)] == [
+        (9, case.isa.dw_ct, 1), (25, case.isa.dw_ct, 1), (0, case.isa.dw_ct, 1), (0, 0, 0)]
     assert info[14] == (1 << (4 + len(BINARY) + len(UNARY))) - 1, "a kernel pointer is NULL"
     assert info[15] == half_nr(case.isa)
     tile = sparse_kernels.TILES[case.isa.name]
@@ -211,8 +210,6 @@ DW = [  # H, W, C, K, stride, dilation, pads
     (5, 6, 1, 3, 1, 2, (2, 2, 2, 2)),         # one channel, dilation 2
     (6, 5, 24, 2, 1, 1, (0, 0, 1, 1)),        # ks = 4: generic entry only
     (7, 7, 7, 7, 1, 1, (3, 3, 3, 3)),         # ks = 49
-    (5, 13, 37, 3, 1, 1, (1, 1, 1, 1)),       # stride-1 3x3 entry: pixel steps, single pixels, last channels
-    (4, 9, 71, 3, 1, 1, (0, 1, 1, 0)),        # the same, asymmetric padding, two or more channel tiles
 ]
 
 
@@ -235,9 +232,7 @@ def test_dwconv(case: Case) -> None:
     jobs = []
     for n, (h, w, c, k, s, d, pads) in enumerate(DW):
         ks = k * k
-        sw = s if k == 3 and d == 1 else 0
-        # every entry the engine could pick: the stride-specific, the specialized and the generic one
-        slots = [i for i, (sk, ssw, _) in enumerate(dwconv.entries(case.isa)) if sk in (ks, 0) and ssw in (0, sw)]
+        slots = [i for i, sk in enumerate((9, 25, 0)) if sk in (ks, 0)]  # the specialized entry and the generic one
         x = rng.standard_normal((1, h, w, c)).astype(np.float32)
         wt = rng.standard_normal((c, k, k, 1)).astype(np.float32)
         bias = rng.standard_normal(c).astype(np.float32)

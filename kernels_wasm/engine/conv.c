@@ -32,18 +32,10 @@ static const float* residual_of(const wrt_model* m, const wrt_op* op) {
   return has_residual(op) ? t_f32(m, op->in[3]) : 0;
 }
 
-/* Stride-specific depthwise entries sweep a row once per channel tile: faster while the input stays in L2, slower
- * on a larger one that arrives from memory (MobileNetV2's 56x56x144 layer), which the pixel-major entry streams. */
-#define DW_STRIDED_MAX_INPUT (1024 * 1024)
-
-/* the first entry for ks taps; a stride-specific one (sw) only for a 3x3 kernel at that width stride, dilation 1 */
-static const wrt_dwconv_entry* pick_dwconv(const wrt_target* tg, const wrt_op* op, size_t ks) {
-  const wrt_attrs* a = &op->a;
-  const wrt_conv_plan* p = &op->u.conv;
-  int64_t sw = p->kw == 3 && a->dilations[1] == 1 && p->h * p->w * p->c * 4 <= DW_STRIDED_MAX_INPUT ? a->strides[1] : 0;
+static const wrt_dwconv_entry* pick_dwconv(const wrt_target* tg, size_t ks) {
   for (int i = 0; i < WRT_MAX_DWCONV; i++) {
     const wrt_dwconv_entry* e = &tg->dwconv[i];
-    if (e->fn && e->ct && (e->ks == ks || e->ks == 0) && (!e->sw || e->sw == sw)) return e;
+    if (e->fn && e->ct && (e->ks == ks || e->ks == 0)) return e;
   }
   return 0;
 }
@@ -62,7 +54,7 @@ int plan_conv(wrt_model* m, wrt_op* op, wrt_cost* c) {
   op->packed_in = 0x6; /* weights, bias */
   if (C + 16 > m->pad_floats) m->pad_floats = (size_t)C + 16;
   if (has_residual(op)) c->work += WORK_VEC * P * CO;
-  p->dw = G == C && og == 1 ? pick_dwconv(m->tg, op, (size_t)ks) : 0;
+  p->dw = G == C && og == 1 ? pick_dwconv(m->tg, (size_t)ks) : 0;
   if (p->dw) {
     uint64_t ct = p->dw->ct;
     op->path = CONV_DW;

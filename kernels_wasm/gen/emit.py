@@ -28,7 +28,6 @@ def kernel_bodies(isa: Isa) -> list[str]:
     parts = [gemm.gemm(isa, mr, nr), gemm.igemm(isa, mr, nr)]
     if half_nr(isa):
         parts += [gemm.gemm(isa, mr, half_nr(isa)), gemm.igemm(isa, mr, half_nr(isa))]
-    parts += [dwconv.dwconv_strided(isa, sw) for sw in dwconv.STRIDED if dwconv.has_strided(isa)]
     parts += [dwconv.dwconv(isa, ks) for ks in (*dwconv.SPECIALIZED_KS, 0)]
     parts += [eltwise.binary(isa, op, s) for s in (False, True) for op in eltwise.BINARY]
     parts += [eltwise.unary(isa, op) for op in eltwise.UNARY]
@@ -58,7 +57,7 @@ def table(isa: Isa, name: str, q: qgemm.QTile, xoff: int) -> str:
     table, with the VNNI tile; wasm relaxed two more, with the relaxed dot tile)."""
     mr, nr = isa.gemm_tile
     own = next(t for t in qgemm.tiles(isa) if t.name == (q.owner or q.name))  # depthwise and add kernels
-    dw = [f"    {{.ks = {ks}, .ct = {isa.dw_ct}, .sw = {sw}, .fn = {fn}}}," for ks, sw, fn in dwconv.entries(isa)]
+    dw = [f"    {{{ks}, {isa.dw_ct}, {dwconv.dwconv_name(isa, ks)}}}," for ks in (*dwconv.SPECIALIZED_KS, 0)]
     vb = "".join(f"\n    [{eltwise.binary_enum(op)}] = {eltwise.binary_name(isa, op, False)}," for op in eltwise.BINARY)
     vbs = "".join(f"\n    [{eltwise.binary_enum(op)}] = {eltwise.binary_name(isa, op, True)}," for op in eltwise.BINARY)
     un = "".join(f"\n    [{eltwise.unary_enum(op)}] = {eltwise.unary_name(isa, op)}," for op in eltwise.UNARY)

@@ -2432,9 +2432,9 @@ const wrt_target wrt_target_scalar = {
   .gemm = wrt_scalar_gemm_2x4,
   .igemm = wrt_scalar_igemm_2x4,
   .dwconv = {
-    {.ks = 9, .ct = 1, .sw = 0, .fn = wrt_scalar_dwconv_9_c1},
-    {.ks = 25, .ct = 1, .sw = 0, .fn = wrt_scalar_dwconv_25_c1},
-    {.ks = 0, .ct = 1, .sw = 0, .fn = wrt_scalar_dwconv_any_c1},
+    {9, 1, wrt_scalar_dwconv_9_c1},
+    {25, 1, wrt_scalar_dwconv_25_c1},
+    {0, 1, wrt_scalar_dwconv_any_c1},
   },
   .vbinary = {
     [WRT_BIN_ADD] = wrt_scalar_vadd,

@@ -3553,9 +3553,9 @@ const wrt_target wrt_target_wasm_relaxed = {
   .gemm_half = wrt_wasm_relaxed_gemm_4x4,
   .igemm_half = wrt_wasm_relaxed_igemm_4x4,
   .dwconv = {
-    {.ks = 9, .ct = 8, .sw = 0, .fn = wrt_wasm_relaxed_dwconv_9_c8},
-    {.ks = 25, .ct = 8, .sw = 0, .fn = wrt_wasm_relaxed_dwconv_25_c8},
-    {.ks = 0, .ct = 8, .sw = 0, .fn = wrt_wasm_relaxed_dwconv_any_c8},
+    {9, 8, wrt_wasm_relaxed_dwconv_9_c8},
+    {25, 8, wrt_wasm_relaxed_dwconv_25_c8},
+    {0, 8, wrt_wasm_relaxed_dwconv_any_c8},
   },
   .vbinary = {
     [WRT_BIN_ADD] = wrt_wasm_relaxed_vadd,
@@ -3613,9 +3613,9 @@ const wrt_target wrt_target_wasm_relaxed_usdot = {
   .gemm_half = wrt_wasm_relaxed_gemm_4x4,
   .igemm_half = wrt_wasm_relaxed_igemm_4x4,
   .dwconv = {
-    {.ks = 9, .ct = 8, .sw = 0, .fn = wrt_wasm_relaxed_dwconv_9_c8},
-    {.ks = 25, .ct = 8, .sw = 0, .fn = wrt_wasm_relaxed_dwconv_25_c8},
-    {.ks = 0, .ct = 8, .sw = 0, .fn = wrt_wasm_relaxed_dwconv_any_c8},
+    {9, 8, wrt_wasm_relaxed_dwconv_9_c8},
+    {25, 8, wrt_wasm_relaxed_dwconv_25_c8},
+    {0, 8, wrt_wasm_relaxed_dwconv_any_c8},
   },
   .vbinary = {
     [WRT_BIN_ADD] = wrt_wasm_relaxed_vadd,
@@ -3673,9 +3673,9 @@ const wrt_target wrt_target_wasm_relaxed_sdot = {
   .gemm_half = wrt_wasm_relaxed_gemm_4x4,
   .igemm_half = wrt_wasm_relaxed_igemm_4x4,
   .dwconv = {
-    {.ks = 9, .ct = 8, .sw = 0, .fn = wrt_wasm_relaxed_dwconv_9_c8},
-    {.ks = 25, .ct = 8, .sw = 0, .fn = wrt_wasm_relaxed_dwconv_25_c8},
-    {.ks = 0, .ct = 8, .sw = 0, .fn = wrt_wasm_relaxed_dwconv_any_c8},
+    {9, 8, wrt_wasm_relaxed_dwconv_9_c8},
+    {25, 8, wrt_wasm_relaxed_dwconv_25_c8},
+    {0, 8, wrt_wasm_relaxed_dwconv_any_c8},
   },
   .vbinary = {
     [WRT_BIN_ADD] = wrt_wasm_relaxed_vadd,

@@ -3318,9 +3318,9 @@ const wrt_target wrt_target_wasm_simd128 = {
   .gemm_half = wrt_wasm_simd128_gemm_4x4,
   .igemm_half = wrt_wasm_simd128_igemm_4x4,
   .dwconv = {
-    {.ks = 9, .ct = 8, .sw = 0, .fn = wrt_wasm_simd128_dwconv_9_c8},
-    {.ks = 25, .ct = 8, .sw = 0, .fn = wrt_wasm_simd128_dwconv_25_c8},
-    {.ks = 0, .ct = 8, .sw = 0, .fn = wrt_wasm_simd128_dwconv_any_c8},
+    {9, 8, wrt_wasm_simd128_dwconv_9_c8},
+    {25, 8, wrt_wasm_simd128_dwconv_25_c8},
+    {0, 8, wrt_wasm_simd128_dwconv_any_c8},
   },
   .vbinary = {
     [WRT_BIN_ADD] = wrt_wasm_simd128_vadd,

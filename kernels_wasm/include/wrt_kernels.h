@@ -134,7 +134,6 @@ typedef void (*wrt_sppack_fn)(size_t mr, size_t kc, size_t ks, const float* cons
 typedef struct {
   uint8_t ks;  /* kernel taps this entry is specialized for; 0 = any */
   uint8_t ct;  /* channel tile of its packed weights */
-  uint8_t sw;  /* 0, or the horizontal stride a 3x3 (ks 9) entry requires, with dilation 1 */
   wrt_dwconv_fn fn;
 } wrt_dwconv_entry;
 
@@ -151,7 +150,7 @@ typedef struct {
   uint8_t gemm_nr_half;
   wrt_gemm_fn gemm_half;
   wrt_igemm_fn igemm_half;
-  wrt_dwconv_entry dwconv[WRT_MAX_DWCONV]; /* first match by ks (and sw) wins; a ks == 0 entry must be last */
+  wrt_dwconv_entry dwconv[WRT_MAX_DWCONV]; /* first match by ks wins; a ks == 0 entry must be present last */
   wrt_vbinary_fn vbinary[WRT_BIN_COUNT];
   wrt_vbinary_fn vbinary_scalar[WRT_BIN_COUNT];
   wrt_vunary_fn vunary[WRT_UN_COUNT];

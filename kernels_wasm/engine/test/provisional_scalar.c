@@ -146,7 +146,7 @@ const wrt_target WRT_PROVISIONAL_SYMBOL = {
     .gemm_nr = NR,
     .gemm = gemm,
     .igemm = igemm,
-    .dwconv = {{.ks = 0, .ct = CT, .fn = dwconv}},
+    .dwconv = {{0, CT, dwconv}},
     .vbinary = {b_add, b_sub, b_rsub, b_mul, b_div, b_rdiv, b_max, b_min},
     .vbinary_scalar = {b_add_s, b_sub_s, b_rsub_s, b_mul_s, b_div_s, b_rdiv_s, b_max_s, b_min_s},
     .vunary = {u_relu, u_clip, u_leaky, u_hswish, u_hsig, u_sig, u_tanh, u_exp, u_sqrt, u_abs, u_neg},

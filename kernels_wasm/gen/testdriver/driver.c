@@ -39,12 +39,12 @@ static const float* const* ptrs(int64_t off, size_t n, size_t first) {
   return drv_ptrs + first;
 }
 
-/* out[0..]: mr, nr, then (ks + 256 * sw, ct, present) for each dwconv slot, then a bitmask of non-null function pointers. */
+/* out[0..]: mr, nr, then (ks, ct, present) for each dwconv slot, then a bitmask of non-null function pointers. */
 static void info(const wrt_target* t, int64_t* out) {
   out[0] = t->gemm_mr;
   out[1] = t->gemm_nr;
   for (int i = 0; i < WRT_MAX_DWCONV; i++) {
-    out[2 + 3 * i] = t->dwconv[i].ks | t->dwconv[i].sw << 8;
+    out[2 + 3 * i] = t->dwconv[i].ks;
     out[3 + 3 * i] = t->dwconv[i].ct;
     out[4 + 3 * i] = t->dwconv[i].fn != NULL;
   }
