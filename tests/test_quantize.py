@@ -341,6 +341,7 @@ def test_efficientnet_int8_with_fitted_rounding_agrees_with_float_on_600_photos(
     94.2%, onnxruntime's quantize_static 88.3% on the same images; build/int8_acceptance.json)."""
     sys.path.insert(0, str(ROOT / "tools"))
     import int8_acceptance
+
     from wasmrt.engines import load
 
     g = int8_acceptance.float_graph("efficientnet_lite0")
