@@ -64,7 +64,8 @@ CFLAGS = ("-std=c11", "-O3", "-Wall", "-Wextra", "-Werror", "-ffp-contract=off",
 # run loop, the allocator and the double-precision math (softmax, pow, erf: per element, never a model's bulk) at
 # -Oz/-Os too: the generated kernels do their work (5.7 KB less, for the relaxed module's int8 dot-product kernels and
 # the unrolled int8 depthwise kernels). The float convolution's glue (planning, packing, row loops) at -Os as well
-# (3.1 KB less, for the relaxed module's int8 dot-product depthwise kernel).
+# (3.1 KB less, for the relaxed module's int8 dot-product depthwise kernel; float32 in Chromium against -O3,
+# interleaved, CPU clock: EfficientNet-Lite0 0.992-1.020x, MobileNetV2 0.988-1.008x wall clock).
 WASM_OPT_LEVEL = {"fb": "-Oz", "model_read": "-Oz", "shape_check": "-Oz", "qrules": "-Oz", "rt_err": "-Oz",
                   "support": "-Oz", "planner": "-Oz", "typed": "-Oz", "mediapipe": "-Oz", "profile": "-Oz",
                   "model": "-Oz", "ops": "-Os", "qconv": "-Os", "qelt": "-Oz", "qpool": "-Oz", "qdata": "-Oz",
