@@ -133,7 +133,8 @@ CASES: dict[str, Builder] = {
                                                            "count_include_pad": True, "ceil_mode": True}),
     "mean": _unary("MEAN", {"axes": (1, 2), "keepdims": True}),
     "mean_middle": _unary("MEAN", {"axes": (2,), "keepdims": False}),  # kept axes on both sides of the run
-    "mean_split": _unary("MEAN", {"axes": (1, 3), "keepdims": True}),  # not one run: the element-wise path
+    "mean_last_axis": _unary("MEAN", {"axes": (3,), "keepdims": False}),
+    "mean_split_axes": _unary("MEAN", {"axes": (1, 3), "keepdims": False}),  # not one run of axes
     "reduce_max": _unary("REDUCE_MAX", {"axes": (3,), "keepdims": False}),
     "softmax": _softmax,
     "concatenation": _concat,

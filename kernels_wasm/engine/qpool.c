@@ -130,27 +130,23 @@ static void run_qreduce(wrt_model* m, wrt_op* op) {
   size_t ny = (size_t)yt->count;
   for (size_t j = 0; j < ny; j++) acc[j] = is_max ? (uint32_t)qmin_of(x->dtype) : 0u;
   const uint8_t* xd = x->data;
-  size_t idx[WRT_MAX_RANK] = {0}, o = 0;
-  int block = 0;
-#ifndef __wasm__ /* native only: the wasm modules have no bytes to spare (SIMD_WASM_LIMIT) */
-  int first = 0, last = rank - 1;
-  while (first < rank && !red[first]) first++;
-  while (last > first && !red[last]) last--;
-  block = !is_max && first < rank;
-  for (int i = first; i <= last && block; i++) block = red[i];
-  if (block) { /* a MEAN over one run of axes (NHWC over H, W): whole rows of kept elements, a loop that vectorizes */
-    size_t inner = 1, R = (size_t)n;
-    for (int i = last + 1; i < rank; i++) inner *= (size_t)x->dims[i];
-    size_t outer = ny / (inner ? inner : 1);
-    for (size_t b = 0; b < outer; b++)
-      for (size_t r = 0; r < R; r++) {
-        const uint8_t* row = xd + (b * R + r) * inner;
-        uint32_t* ar = acc + b * inner;
-        for (size_t j = 0; j < inner; j++) ar[j] += (uint32_t)q_at(row, j, u8) - (uint32_t)p->za;
-      }
+  /* reduced axes in one run (axes of size 1 aside), as a mean over H and W of NHWC: [outer, R, inner], inner rows
+   * summed whole (the order of an exact integer sum does not matter) */
+  int lo = rank, hi = -1, run = 1;
+  for (int i = 0; i < rank; i++)
+    if (red[i] && x->dims[i] > 1) lo = lo < i ? lo : i, hi = i;
+  for (int i = lo; i <= hi; i++) run &= red[i] || x->dims[i] == 1;
+  if (run && hi >= 0 && !is_max) {
+    size_t outer = 1, R = 1, inner = 1;
+    for (int i = 0; i < rank; i++) *(i < lo ? &outer : i <= hi ? &R : &inner) *= (size_t)x->dims[i];
+    for (size_t o = 0; o < outer; o++)
+      for (size_t r = 0; r < R; r++, xd += inner)
+        for (size_t i = 0; i < inner; i++) acc[o * inner + i] += (uint32_t)(q_at(xd, i, u8) - p->za);
+  } else {
+    run = 0;
   }
-#endif
-  for (uint64_t i = 0; i < x->count && !block; i++) {
+  size_t idx[WRT_MAX_RANK] = {0}, o = 0;
+  for (uint64_t i = 0; !run && i < x->count; i++) {
     int32_t v = q_at(xd, (size_t)i, u8);
     if (is_max) acc[o] = v > (int32_t)acc[o] ? (uint32_t)v : acc[o];
     else acc[o] += (uint32_t)(v - p->za);
