@@ -145,6 +145,7 @@ typedef struct {
   int64_t col_bytes;         /* bytes between the columns of the input the offsets were made for */
   int32_t *nnz, *offs;       /* stored blocks per block row; byte offset of each block's column in the input tile */
   float* w;                  /* per block row: 4 biases, then the 4 weights of each stored block */
+  int64_t nz;                /* SP_UNSTRUCT: the non-zero weights (nnz, offs and w are per channel, 1 weight each) */
   const float** ind;         /* convolutions that gather rows: per tile of spmm_mr pixels, ks*mr tap pointers */
 } wrt_sparse_plan;
 
@@ -387,6 +388,7 @@ int prepare_sparse(wrt_model* m, wrt_op* op);
 int run_sparse(wrt_model* m, wrt_op* op);
 const char* sparse_kernel(const wrt_op* op);
 void sparse_expand(const wrt_tensor* t, float* out); /* the dense equivalent of a block-sparse constant */
+int sparse_candidate(const wrt_model* m, const wrt_op* op); /* dense weights the unstructured sparse kernel runs */
 
 /* indirection buffers (indirection.c): pointers into the arena, whose address is fixed for the model's lifetime */
 int64_t tap_input_pixel(const wrt_attrs* a, int64_t H, int64_t W, int64_t OH, int64_t OW, int64_t px, int64_t kh,
