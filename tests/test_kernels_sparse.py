@@ -3,7 +3,8 @@
 where G > 1), spmv for one pixel, sppack itself; the unstructured spmmu over tiles of 1..UMR pixels packed by
 sppacku, with weights 70% zero element by element (channels with no non-zero at all included). Block-sparse weights
 are random 1x4-block-sparse matrices, including empty block rows, a last block row with fewer than 4 channels and
-outputs with a row stride wider than n (columns past n must stay untouched). Tolerance as for GEMM: 1e-6 * sqrt(K) * (the same product on |inputs|)."""
+outputs with a row stride wider than n (columns past n must stay untouched). Tolerance as for GEMM:
+1e-6 * sqrt(K) * (the same product on |inputs|)."""
 
 from __future__ import annotations
 
