@@ -3114,21 +3114,17 @@ static void wrt_wasm_relaxed_spmv(size_t n, const float* x, const int32_t* restr
   }
 }
 
-static void wrt_wasm_relaxed_spmmu_32(size_t mr, size_t n, const float* x, const int32_t* restrict nnz, const int32_t* restrict offs, const float* restrict w, float* y, size_t y_stride, const wrt_clamp* clamp) {
+static void wrt_wasm_relaxed_spmmu_16(size_t mr, size_t n, const float* x, const int32_t* restrict nnz, const int32_t* restrict offs, const float* restrict w, float* y, size_t y_stride, const wrt_clamp* clamp) {
   const v128_t vmin = wasm_f32x4_splat(clamp->min);
   const v128_t vmax = wasm_f32x4_splat(clamp->max);
   const char* xb = (const char*)x;
-  float t[32] __attribute__((aligned(64)));
+  float t[16] __attribute__((aligned(64)));
   for (size_t r = 0; r < n; r++, y++) {
     const v128_t bias = wasm_f32x4_splat(*w++);
     v128_t acc0 = bias;
     v128_t acc1 = bias;
     v128_t acc2 = bias;
     v128_t acc3 = bias;
-    v128_t acc4 = bias;
-    v128_t acc5 = bias;
-    v128_t acc6 = bias;
-    v128_t acc7 = bias;
     for (int32_t k = *nnz++; k > 0; k--) {
       const float* xo = (const float*)(const void*)(xb + (size_t)*offs++);
       const v128_t wv = wasm_f32x4_splat(*w++);
@@ -3136,30 +3132,22 @@ static void wrt_wasm_relaxed_spmmu_32(size_t mr, size_t n, const float* x, const
       acc1 = wasm_f32x4_relaxed_madd(wasm_v128_load(xo + 4), wv, acc1);
       acc2 = wasm_f32x4_relaxed_madd(wasm_v128_load(xo + 8), wv, acc2);
       acc3 = wasm_f32x4_relaxed_madd(wasm_v128_load(xo + 12), wv, acc3);
-      acc4 = wasm_f32x4_relaxed_madd(wasm_v128_load(xo + 16), wv, acc4);
-      acc5 = wasm_f32x4_relaxed_madd(wasm_v128_load(xo + 20), wv, acc5);
-      acc6 = wasm_f32x4_relaxed_madd(wasm_v128_load(xo + 24), wv, acc6);
-      acc7 = wasm_f32x4_relaxed_madd(wasm_v128_load(xo + 28), wv, acc7);
     }
     char* yo = (char*)y;
     wasm_v128_store(t + 0, wasm_f32x4_pmin(wasm_f32x4_pmax(acc0, vmin), vmax));
     wasm_v128_store(t + 4, wasm_f32x4_pmin(wasm_f32x4_pmax(acc1, vmin), vmax));
     wasm_v128_store(t + 8, wasm_f32x4_pmin(wasm_f32x4_pmax(acc2, vmin), vmax));
     wasm_v128_store(t + 12, wasm_f32x4_pmin(wasm_f32x4_pmax(acc3, vmin), vmax));
-    wasm_v128_store(t + 16, wasm_f32x4_pmin(wasm_f32x4_pmax(acc4, vmin), vmax));
-    wasm_v128_store(t + 20, wasm_f32x4_pmin(wasm_f32x4_pmax(acc5, vmin), vmax));
-    wasm_v128_store(t + 24, wasm_f32x4_pmin(wasm_f32x4_pmax(acc6, vmin), vmax));
-    wasm_v128_store(t + 28, wasm_f32x4_pmin(wasm_f32x4_pmax(acc7, vmin), vmax));
     for (size_t i = 0; i < mr; i++, yo += y_stride) {
       *(float*)(void*)yo = t[i];
     }
   }
 }
 
-static void wrt_wasm_relaxed_sppack_32(size_t mr, size_t kc, size_t ks, const float* const* ind, float* restrict out) {
+static void wrt_wasm_relaxed_sppack_16(size_t mr, size_t kc, size_t ks, const float* const* ind, float* restrict out) {
   for (size_t t = 0; t < ks; t++, ind += mr) {
-    float* o = out + t * kc * 32;
-    for (size_t i0 = 0; i0 < 32; i0 += 4) {
+    float* o = out + t * kc * 16;
+    for (size_t i0 = 0; i0 < 16; i0 += 4) {
       const float* r0 = ind[i0 + 0 < mr ? i0 + 0 : mr - 1];
       const float* r1 = ind[i0 + 1 < mr ? i0 + 1 : mr - 1];
       const float* r2 = ind[i0 + 2 < mr ? i0 + 2 : mr - 1];
@@ -3176,16 +3164,16 @@ static void wrt_wasm_relaxed_sppack_32(size_t mr, size_t kc, size_t ks, const fl
         v1 = wasm_i32x4_shuffle(t0, t1, 2, 3, 6, 7);
         v2 = wasm_i32x4_shuffle(t2, t3, 0, 1, 4, 5);
         v3 = wasm_i32x4_shuffle(t2, t3, 2, 3, 6, 7);
-        wasm_v128_store(o + (k + 0) * 32 + i0, v0);
-        wasm_v128_store(o + (k + 1) * 32 + i0, v1);
-        wasm_v128_store(o + (k + 2) * 32 + i0, v2);
-        wasm_v128_store(o + (k + 3) * 32 + i0, v3);
+        wasm_v128_store(o + (k + 0) * 16 + i0, v0);
+        wasm_v128_store(o + (k + 1) * 16 + i0, v1);
+        wasm_v128_store(o + (k + 2) * 16 + i0, v2);
+        wasm_v128_store(o + (k + 3) * 16 + i0, v3);
       }
       for (; k < kc; k++) {
-        o[k * 32 + i0 + 0] = r0[k];
-        o[k * 32 + i0 + 1] = r1[k];
-        o[k * 32 + i0 + 2] = r2[k];
-        o[k * 32 + i0 + 3] = r3[k];
+        o[k * 16 + i0 + 0] = r0[k];
+        o[k * 16 + i0 + 1] = r1[k];
+        o[k * 16 + i0 + 2] = r2[k];
+        o[k * 16 + i0 + 3] = r3[k];
       }
     }
   }
@@ -3249,6 +3237,6 @@ const wrt_target wrt_target_wasm_relaxed = {
   .spmm_min_sparsity = 0.57f, .spmm_k_penalty = 6.0f, .spmv_min_sparsity = 0.2f,
   .spmm = wrt_wasm_relaxed_spmm_8, .spmv = wrt_wasm_relaxed_spmv,
   .sppack = NULL,
-  .spmmu_mr = 32, .spmmu_min_sparsity = 0.5f, .spmmu_k_penalty = 8.0f,
-  .spmmu = wrt_wasm_relaxed_spmmu_32, .sppacku = wrt_wasm_relaxed_sppack_32,
+  .spmmu_mr = 16, .spmmu_min_sparsity = 0.5f, .spmmu_k_penalty = 8.0f,
+  .spmmu = wrt_wasm_relaxed_spmmu_16, .sppacku = wrt_wasm_relaxed_sppack_16,
 };
