@@ -314,21 +314,8 @@ int run_sparse(wrt_model* m, wrt_op* op) {
     return WRT_OK;
   }
   const float* rows[256]; /* SP_PACKED without indirection: this tile's input rows */
-  if (p->mode == SP_UNSTRUCT) {
-    size_t UMR = tg->spmmu_mr;
-    for (size_t p0 = 0; p0 < P; p0 += UMR) {
-      size_t mr = P - p0 < UMR ? P - p0 : UMR;
-      const float* const* ind = p->ind ? p->ind + p0 * ks : 0;
-      if (!ind) {
-        for (size_t i = 0; i < mr; i++) rows[i] = x + (p0 + i) * K;
-        ind = rows;
-      }
-      tg->sppacku(mr, kc, ks, ind, scratch);
-      tg->spmmu(mr, n, scratch, p->nnz, p->offs, p->w, y + p0 * n, n * sizeof(float), clamp);
-      if (res) tg->vbinary[WRT_BIN_ADD](mr * n, y + p0 * n, res + p0 * n, y + p0 * n, &op->clamp);
-    }
-    return WRT_OK;
-  }
+  int u = p->mode == SP_UNSTRUCT;
+  if (u) MR = tg->spmmu_mr;
   for (size_t p0 = 0; p0 < P; p0 += MR) {
     size_t mr = P - p0 < MR ? P - p0 : MR;
     const float* const* ind = p->ind ? p->ind + p0 * ks : 0;
@@ -338,13 +325,16 @@ int run_sparse(wrt_model* m, wrt_op* op) {
         im2col(ind, mr, ks, kc, scratch);
         tg->spmm(mr, n, scratch, K * sizeof(float), p->nnz, p->offs, p->w, out, n * sizeof(float), clamp);
         break;
-      default: /* SP_PACKED */
+      default: /* SP_PACKED, SP_UNSTRUCT */
         if (!ind) {
           for (size_t i = 0; i < mr; i++) rows[i] = x + (p0 + i) * K;
           ind = rows;
         }
-        tg->sppack(mr, kc, ks, ind, scratch);
-        tg->spmm(mr, n, scratch, G * sizeof(float), p->nnz, p->offs, p->w, out, n * sizeof(float), clamp);
+        (u ? tg->sppacku : tg->sppack)(mr, kc, ks, ind, scratch);
+        if (u)
+          tg->spmmu(mr, n, scratch, p->nnz, p->offs, p->w, out, n * sizeof(float), clamp);
+        else
+          tg->spmm(mr, n, scratch, G * sizeof(float), p->nnz, p->offs, p->w, out, n * sizeof(float), clamp);
         break;
     }
     if (res) tg->vbinary[WRT_BIN_ADD](mr * n, out, res + p0 * n, out, &op->clamp);

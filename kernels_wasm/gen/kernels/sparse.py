@@ -55,7 +55,8 @@ TILES: dict[str, SparseTile] = {
     "wasm_relaxed": SparseTile(4, 8, 4, 0.57, 6.0, umr=16),
     "avx2": SparseTile(8, 16, 4, 0.35, 4.0, 0.3),
     "avx512": SparseTile(16, 32, 4, 0.52, 10.0, 0.45, umr=64),  # its dense GEMV is fast: spmv wins from ~42%
-    "neon": SparseTile(4, 16, 4, 0.38, 6.0, umr=16),  # not measured (qemu): as wasm relaxed, the same kernel shape with FMA
+    # not measured (qemu): as wasm relaxed, the same kernel shape with FMA
+    "neon": SparseTile(4, 16, 4, 0.38, 6.0, umr=16),
 }
 
 
