@@ -3583,22 +3583,6 @@ static void wrt_wasm_relaxed_sppack_16(size_t mr, size_t kc, size_t ks, const fl
       const float* r2 = ind[i0 + 2 < mr ? i0 + 2 : mr - 1];
       const float* r3 = ind[i0 + 3 < mr ? i0 + 3 : mr - 1];
       size_t k = 0;
-      for (; k + 4 <= kc; k += 4) {
-        v128_t v0 = wasm_v128_load(r0 + k);
-        v128_t v1 = wasm_v128_load(r1 + k);
-        v128_t v2 = wasm_v128_load(r2 + k);
-        v128_t v3 = wasm_v128_load(r3 + k);
-        const v128_t t0 = wasm_i32x4_shuffle(v0, v1, 0, 4, 1, 5), t1 = wasm_i32x4_shuffle(v2, v3, 0, 4, 1, 5);
-        const v128_t t2 = wasm_i32x4_shuffle(v0, v1, 2, 6, 3, 7), t3 = wasm_i32x4_shuffle(v2, v3, 2, 6, 3, 7);
-        v0 = wasm_i32x4_shuffle(t0, t1, 0, 1, 4, 5);
-        v1 = wasm_i32x4_shuffle(t0, t1, 2, 3, 6, 7);
-        v2 = wasm_i32x4_shuffle(t2, t3, 0, 1, 4, 5);
-        v3 = wasm_i32x4_shuffle(t2, t3, 2, 3, 6, 7);
-        wasm_v128_store(o + (k + 0) * 16 + i0, v0);
-        wasm_v128_store(o + (k + 1) * 16 + i0, v1);
-        wasm_v128_store(o + (k + 2) * 16 + i0, v2);
-        wasm_v128_store(o + (k + 3) * 16 + i0, v3);
-      }
       for (; k < kc; k++) {
         o[k * 16 + i0 + 0] = r0[k];
         o[k * 16 + i0 + 1] = r1[k];

@@ -363,7 +363,7 @@ def sppack(isa: Isa, mr: int = 0) -> str:
         with c.block(f"for (size_t i0 = 0; i0 < {mr}; i0 += 4)"):
             c(*(f"const float* r{j} = ind[i0 + {j} < mr ? i0 + {j} : mr - 1];" for j in range(4)))
             c("size_t k = 0;")
-            if isa.vl > 1:
+            if isa.vl > 1 and not isa.name.startswith("wasm"):  # wasm: element copies (module size)
                 q = Quad(isa)
                 with c.block("for (; k + 4 <= kc; k += 4)"):
                     c(*(f"{q.vtype} v{j} = {q.load(f'r{j} + k')};" for j in range(4)))
