@@ -119,7 +119,7 @@ void run_gemm(const wrt_target* tg, size_t m, size_t n, size_t k, const float* a
 /* ---- FULLY_CONNECTED and MATMUL -------------------------------------------------------------------------------- */
 enum { DENSE_PACKED = 1, DENSE_RUNTIME = 2 };
 
-int plan_dense(wrt_model* m, wrt_op* op, wrt_cost* c) {
+WRT_FOR_SIZE int plan_dense(wrt_model* m, wrt_op* op, wrt_cost* c) {
   const wrt_tensor *x = &m->t[op->in[0]], *w = &m->t[op->in[1]], *y = &m->t[op->out];
   wrt_dense_plan* p = &op->u.dense;
   int has_bias = op->n_in > 2 && op->in[2] >= 0;
@@ -161,7 +161,7 @@ int plan_dense(wrt_model* m, wrt_op* op, wrt_cost* c) {
   return WRT_OK;
 }
 
-int prepare_dense(wrt_model* m, wrt_op* op) {
+WRT_FOR_SIZE int prepare_dense(wrt_model* m, wrt_op* op) {
   wrt_dense_plan* p = &op->u.dense;
   if (op->path != DENSE_PACKED || p->packed) return WRT_OK;
   const wrt_tensor* w = &m->t[op->in[1]];
@@ -182,7 +182,7 @@ int prepare_dense(wrt_model* m, wrt_op* op) {
 
 const char* dense_kernel(const wrt_op* op) { return op->path == DENSE_PACKED ? "gemm" : "pack + gemm"; }
 
-int run_dense(wrt_model* m, wrt_op* op) {
+WRT_FOR_SIZE int run_dense(wrt_model* m, wrt_op* op) {
   const wrt_dense_plan* p = &op->u.dense;
   const wrt_tensor* w = &m->t[op->in[1]];
   size_t N = (size_t)p->n, K = (size_t)p->k, M = (size_t)p->m;

@@ -13,8 +13,8 @@
  *   SP_UNSTRUCT unstructured: weights whose 1x4 blocks stay below the break-even but whose elements are mostly zero
  *              (pruned per weight, as MediaPipe's sparse models) run per output channel over its own non-zeros
  *              (spmmu) on a tile of spmmu_mr pixels packed [K][UMR] by sppacku; from the target's element-sparsity
- *              break-even
- *              (spmmu_min_sparsity + spmmu_k_penalty / K). Dense-stored weights qualify too (sparse_candidate).
+ *              break-even (spmmu_min_sparsity + spmmu_k_penalty / K). Dense-stored weights qualify too
+ *              (sparse_candidate).
  *
  * Threads: SP_ROWS runs its tiles as parallel tasks (whole tiles of MR pixels, each computed as on one thread, so
  * the bytes are the same for any thread count); the other modes gather each tile into the one shared scratch and
@@ -70,12 +70,6 @@ static int sparse_possible(const wrt_model* m, const wrt_op* op, uint64_t k) {
   return k * m->tg->spmm_mr * sizeof(float) < ((uint64_t)1 << 31); /* block offsets are int32 bytes */
 }
 
-static int unstructured_possible(const wrt_model* m, const wrt_op* op, uint64_t k, uint64_t pix) {
-  const wrt_target* tg = m->tg;
-  return pix > 1 && tg->spmmu && tg->sppacku && sparse_possible(m, op, k) &&
-         k * tg->spmmu_mr * sizeof(float) < ((uint64_t)1 << 31);
-}
-
 /* the weights' non-zero elements: a dense constant's (float32 at load), or a block-sparse one's stored values */
 static uint64_t nonzeros(const wrt_tensor* w) {
   const float* v = (const float*)(const void*)w->file_data;
@@ -84,8 +78,15 @@ static uint64_t nonzeros(const wrt_tensor* w) {
   return nz;
 }
 
-static double unstructured_break_even(const wrt_target* tg, uint64_t k) {
-  return tg->spmmu_min_sparsity + tg->spmmu_k_penalty / (double)(k ? k : 1);
+/* SP_UNSTRUCT runs it: more pixels than one and an element sparsity from the target's break-even */
+static int unstructured_ok(const wrt_model* m, const wrt_op* op, uint64_t k, uint64_t pix) {
+  const wrt_target* tg = m->tg;
+  const wrt_tensor* w = &m->t[op->in[1]];
+  if (policy == WRT_SPARSE_NEVER || pix < 2 || !tg->spmmu || !tg->sppacku || !sparse_possible(m, op, k) ||
+      k * tg->spmmu_mr * sizeof(float) >= ((uint64_t)1 << 31))
+    return 0;
+  return policy == WRT_SPARSE_ALWAYS || 1.0 - (double)nonzeros(w) / (double)w->count >=
+                                            tg->spmmu_min_sparsity + tg->spmmu_k_penalty / (double)(k ? k : 1);
 }
 
 /* dtype_class: dense float32 weights of a CONV_2D (groups 1) or FULLY_CONNECTED that the unstructured kernel would
@@ -94,47 +95,13 @@ int sparse_candidate(const wrt_model* m, const wrt_op* op) {
   if (op->sparse_path) return op->sparse_path == 1;
   if ((op->type != OP_CONV_2D && op->type != OP_FULLY_CONNECTED) || op->n_in < 2 || op->in[1] < 0) return 0;
   const wrt_tensor *w = &m->t[op->in[1]], *y = &m->t[op->out];
-  if (!w->is_const || w->dtype != WRT_F32 || !w->file_data || w->rank < 2 || !w->dims[0] || !m->tg->spmmu) return 0;
-  if (policy == WRT_SPARSE_NEVER) return 0;
-  uint64_t n = (uint64_t)w->dims[0], k = w->count / n;
-  if (!unstructured_possible(m, op, k, y->count / n)) return 0;
-  double sparsity = 1.0 - (double)nonzeros(w) / (double)w->count;
-  return policy == WRT_SPARSE_ALWAYS || sparsity >= unstructured_break_even(m->tg, k);
+  if (!w->is_const || w->dtype != WRT_F32 || !w->file_data || w->rank < 2 || !w->dims[0]) return 0;
+  uint64_t n = (uint64_t)w->dims[0];
+  return unstructured_ok(m, op, w->count / n, y->count / n);
 }
 
-static void plan_shape(const wrt_model* m, const wrt_op* op, wrt_sparse_plan* p) {
-  const wrt_tensor *w = &m->t[op->in[1]], *y = &m->t[op->out];
-  uint64_t n = (uint64_t)w->dims[0], k = n ? w->count / n : 0;
-  p->n = (int64_t)n;
-  p->k = (int64_t)k;
-  p->pix = (int64_t)(y->count / (n ? n : 1));
-  p->ks = op->type == OP_CONV_2D ? (int64_t)w->dims[1] * w->dims[2] : 1;
-  p->kc = (int64_t)k / p->ks;
-}
-
-/* SP_UNSTRUCT: per channel its bias and non-zeros (their count known only at prepare: the plan counts the bound,
- * as many as the weights), the packed tile and the channel-major output in scratch */
-static int plan_unstructured(wrt_model* m, wrt_op* op, wrt_cost* c) {
-  wrt_sparse_plan* p = &op->u.sparse;
-  const wrt_tensor* w = &m->t[op->in[1]];
-  int resize = p->mode == SP_UNSTRUCT;
-  plan_shape(m, op, p);
-  p->mode = SP_UNSTRUCT;
-  uint64_t n = (uint64_t)p->n, k = (uint64_t)p->k, pix = (uint64_t)p->pix, UMR = m->tg->spmmu_mr;
-  uint64_t nz = resize ? (uint64_t)p->nz : nonzeros(w);
-  p->nz = (int64_t)nz;
-  op->packed_in = 0x6;
-  if (w->sparse && !resize) op->expand_in = 0x2; /* prepare reads the dense expansion */
-  if (op->type == OP_CONV_2D && (uint64_t)m->t[op->in[0]].dims[3] + 16 > m->pad_floats)
-    m->pad_floats = (size_t)m->t[op->in[0]].dims[3] + 16;
-  c->bytes += n * 4 + nz * 4 + (n + nz) * sizeof(float) + 3 + (w->sparse ? w->count * sizeof(float) + 1 : 0);
-  if (op->type == OP_CONV_2D && !pointwise_conv(m, op)) c->bytes += ptr_bytes(pix * (uint64_t)p->ks) + 1;
-  c->scratch = UMR * k * sizeof(float);
-  c->work += sat_mul(pix, nz) + WORK_COPY * sat_mul(pix, k + n);
-  if (residual_of(m, op)) c->work += WORK_VEC * pix * n;
-  return WRT_OK;
-}
-
+/* Packed weights per row block (4 output channels, or 1 for SP_UNSTRUCT): its biases, then the weights of each
+ * stored block (a 1x4 block, or one non-zero), with one column offset per stored block. */
 int plan_sparse(wrt_model* m, wrt_op* op, wrt_cost* c) {
   const wrt_tensor *x = &m->t[op->in[0]], *w = &m->t[op->in[1]], *y = &m->t[op->out];
   wrt_sparse_plan* p = &op->u.sparse;
@@ -144,17 +111,12 @@ int plan_sparse(wrt_model* m, wrt_op* op, wrt_cost* c) {
   double break_even = pix == 1 ? m->tg->spmv_min_sparsity
                                : m->tg->spmm_min_sparsity + m->tg->spmm_k_penalty / (double)(k ? k : 1);
   /* a resize keeps the choice made at load: the weights were packed (or expanded) for it */
-  int unstructured = 0, sparse = op->sparse_path ? op->sparse_path == 1
-                                                 : policy != WRT_SPARSE_NEVER && sparse_possible(m, op, k) &&
-                                                       (policy == WRT_SPARSE_ALWAYS || sparsity >= break_even);
-  if (op->sparse_path) {
-    unstructured = sparse && p->mode == SP_UNSTRUCT;
-  } else if (!w->sparse) { /* dense-stored weights: dtype_class chose them for the unstructured kernel */
-    sparse = unstructured = 1;
-  } else if (!sparse && policy != WRT_SPARSE_NEVER && unstructured_possible(m, op, k, pix)) {
-    double elem = 1.0 - (double)nonzeros(w) / (double)(w->count ? w->count : 1);
-    sparse = unstructured = elem >= unstructured_break_even(m->tg, k);
-  }
+  int resize = op->sparse_path != 0, sparse = resize ? op->sparse_path == 1
+                                                     : policy != WRT_SPARSE_NEVER && sparse_possible(m, op, k) &&
+                                                           (policy == WRT_SPARSE_ALWAYS || sparsity >= break_even);
+  /* dense-stored weights: dtype_class chose them for the unstructured kernel */
+  int u = resize ? sparse && p->mode == SP_UNSTRUCT : !w->sparse || (!sparse && unstructured_ok(m, op, k, pix));
+  sparse |= u;
   op->sparse_path = sparse ? 1 : 2;
   if (!sparse) { /* the dense implementation (ops.c), over the weights expanded for its prepare */
     if (!w->sparse) return WRT_PLAN_DENSE;
@@ -162,17 +124,28 @@ int plan_sparse(wrt_model* m, wrt_op* op, wrt_cost* c) {
     c->bytes += w->count * sizeof(float) + 1;
     return WRT_PLAN_DENSE;
   }
-  if (unstructured) return plan_unstructured(m, op, c);
-  uint64_t MR = m->tg->spmm_mr;
-  plan_shape(m, op, p);
+  if (u) {
+    p->nz = resize ? p->nz : (int64_t)nonzeros(w);
+    if (w->sparse && !resize) { /* prepare reads the dense expansion */
+      op->expand_in = 0x2;
+      c->bytes += w->count * sizeof(float) + 1;
+    }
+  }
+  uint64_t MR = u ? m->tg->spmmu_mr : m->tg->spmm_mr, h = u ? 1 : 4, heads = u ? n : br;
+  uint64_t blocks = u ? (uint64_t)p->nz : nb;
+  p->n = (int64_t)n;
+  p->k = (int64_t)k;
+  p->pix = (int64_t)pix;
+  p->ks = op->type == OP_CONV_2D ? (int64_t)w->dims[1] * w->dims[2] : 1;
+  p->kc = (int64_t)k / p->ks;
   int rows = op->type == OP_FULLY_CONNECTED || pointwise_conv(m, op);
-  p->mode = pix == 1 ? SP_ONE : m->tg->spmm_g > 1 ? SP_PACKED : rows ? SP_ROWS : SP_IM2COL;
+  p->mode = u ? SP_UNSTRUCT : pix == 1 ? SP_ONE : m->tg->spmm_g > 1 ? SP_PACKED : rows ? SP_ROWS : SP_IM2COL;
   op->packed_in = 0x6; /* weights and bias, packed together */
   if (op->type == OP_CONV_2D && (uint64_t)x->dims[3] + 16 > m->pad_floats) m->pad_floats = (size_t)x->dims[3] + 16;
-  c->bytes += br * 4 + nb * 4 + (br + nb) * 4 * sizeof(float) + 3;
+  c->bytes += heads * 4 + blocks * 4 + (heads + blocks) * h * sizeof(float) + 3;
   if (op->type == OP_CONV_2D && !rows) c->bytes += ptr_bytes(pix * (uint64_t)p->ks) + 1; /* indirection */
   c->scratch = p->mode == SP_ONE ? (rows ? 0 : k * sizeof(float)) : p->mode == SP_ROWS ? 0 : MR * k * sizeof(float);
-  c->work += sat_mul(pix, nb * 4) + (p->mode == SP_ROWS ? 0 : WORK_COPY * sat_mul(pix, k));
+  c->work += sat_mul(pix, blocks * h) + (p->mode == SP_ROWS ? 0 : WORK_COPY * sat_mul(pix, k + (u ? n : 0)));
   if (residual_of(m, op)) c->work += WORK_VEC * pix * n;
   return WRT_OK;
 }
@@ -185,43 +158,13 @@ static int sparse_indirection(wrt_model* m, wrt_op* op) {
   return op->u.sparse.ind ? WRT_OK : WRT_ERR_NOMEM;
 }
 
-/* SP_UNSTRUCT: the dense weights [n][k] (expanded if stored block-sparse) as per-channel lists */
-static int prepare_unstructured(wrt_model* m, wrt_op* op) {
-  wrt_sparse_plan* p = &op->u.sparse;
-  if (p->w) return sparse_indirection(m, op); /* a resize: packed at load */
-  uint64_t n = (uint64_t)p->n, k = (uint64_t)p->k, nz = (uint64_t)p->nz;
-  int64_t col_bytes = (int64_t)m->tg->spmmu_mr * (int64_t)sizeof(float);
-  p->col_bytes = col_bytes;
-  p->nnz = m_alloc(m, n * 4 + 1);
-  p->offs = m_alloc(m, nz * 4 + 1);
-  p->w = m_alloc(m, (n + nz) * sizeof(float) + 1);
-  if (!p->nnz || !p->offs || !p->w) return m_alloc_fail(m, op, "packing the sparse weights", (n + 2 * nz) * 4 + 3);
-  m->weights_bytes += (size_t)((n + nz) * sizeof(float) + n * 4 + nz * 4);
-  const float* v = (const float*)(const void*)m->t[op->in[1]].file_data;
-  const float* bias = has_bias(op) ? (const float*)(const void*)m->t[op->in[2]].file_data : 0;
-  float* o = p->w;
-  int32_t* off = p->offs;
-  for (uint64_t r = 0; r < n; r++) {
-    const float* row = v + r * k;
-    int32_t cnt = 0;
-    *o++ = bias ? bias[r] : 0.0f;
-    for (uint64_t j = 0; j < k; j++)
-      if (row[j] != 0.0f) {
-        *o++ = row[j];
-        *off++ = (int32_t)((int64_t)j * col_bytes);
-        cnt++;
-      }
-    p->nnz[r] = cnt;
-  }
-  return sparse_indirection(m, op);
-}
-
 int prepare_sparse(wrt_model* m, wrt_op* op) {
   wrt_sparse_plan* p = &op->u.sparse;
-  if (p->mode == SP_UNSTRUCT) return prepare_unstructured(m, op);
   const wrt_tensor* w = &m->t[op->in[1]];
-  uint64_t n = (uint64_t)p->n, br = (n + 3) / 4, nb = w->sp_blocks;
-  uint64_t col_bytes = p->mode == SP_PACKED ? m->tg->spmm_mr * sizeof(float) : sizeof(float);
+  int u = p->mode == SP_UNSTRUCT;
+  uint64_t n = (uint64_t)p->n, k = (uint64_t)p->k, h = u ? 1 : 4, br = u ? n : (n + 3) / 4;
+  uint64_t nb = u ? (uint64_t)p->nz : w->sp_blocks;
+  uint64_t col_bytes = (u ? m->tg->spmmu_mr : p->mode == SP_PACKED ? m->tg->spmm_mr : 1) * sizeof(float);
   if (p->w) { /* a resize: the weights stay packed (the file is gone), the column offsets follow the new mode */
     for (uint64_t b = 0; b < nb; b++) p->offs[b] = (int32_t)(p->offs[b] / p->col_bytes * (int64_t)col_bytes);
     p->col_bytes = (int64_t)col_bytes;
@@ -230,20 +173,31 @@ int prepare_sparse(wrt_model* m, wrt_op* op) {
   p->col_bytes = (int64_t)col_bytes;
   p->nnz = m_alloc(m, br * 4 + 1);
   p->offs = m_alloc(m, nb * 4 + 1);
-  p->w = m_alloc(m, (br + nb) * 4 * sizeof(float) + 1);
-  if (!p->nnz || !p->offs || !p->w) return m_alloc_fail(m, op, "packing the sparse weights", (br + nb) * 24 + 3);
-  m->weights_bytes += (size_t)((br + nb) * 4 * sizeof(float) + br * 4 + nb * 4);
-  const float* v = (const float*)(const void*)w->file_data;
+  p->w = m_alloc(m, (br + nb) * h * sizeof(float) + 1);
+  if (!p->nnz || !p->offs || !p->w)
+    return m_alloc_fail(m, op, "packing the sparse weights", (br + nb) * (h + 1) * 4 + 3);
+  m->weights_bytes += (size_t)((br + nb) * h * sizeof(float) + br * 4 + nb * 4);
+  const float* v = (const float*)(const void*)w->file_data; /* SP_UNSTRUCT: dense [n][k] (expanded if need be) */
   const float* bias = has_bias(op) ? (const float*)(const void*)m->t[op->in[2]].file_data : 0;
   float* o = p->w;
+  int32_t* off = p->offs;
   for (uint64_t r = 0; r < br; r++) {
-    uint32_t b0 = rd_start(w, r), b1 = rd_start(w, r + 1);
-    p->nnz[r] = (int32_t)(b1 - b0);
-    for (uint64_t j = 0; j < 4; j++) *o++ = bias && 4 * r + j < n ? bias[4 * r + j] : 0.0f;
-    for (uint32_t b = b0; b < b1; b++) {
-      p->offs[b] = (int32_t)(fb_rd32(w->sp_cols + 4 * (size_t)b) * col_bytes);
-      for (int j = 0; j < 4; j++) *o++ = v[4 * (size_t)b + j];
+    for (uint64_t j = 0; j < h; j++) *o++ = bias && h * r + j < n ? bias[h * r + j] : 0.0f;
+    int32_t cnt = 0;
+    if (u) {
+      for (uint64_t j = 0; j < k; j++)
+        if (v[r * k + j] != 0.0f) {
+          *o++ = v[r * k + j];
+          *off++ = (int32_t)(j * col_bytes);
+          cnt++;
+        }
+    } else {
+      for (uint32_t b = rd_start(w, r), e = rd_start(w, r + 1); b < e; b++, cnt++) {
+        *off++ = (int32_t)(fb_rd32(w->sp_cols + 4 * (size_t)b) * col_bytes);
+        for (int j = 0; j < 4; j++) *o++ = v[4 * (size_t)b + j];
+      }
     }
+    p->nnz[r] = cnt;
   }
   return sparse_indirection(m, op);
 }
