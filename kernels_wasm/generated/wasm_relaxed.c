@@ -3558,10 +3558,10 @@ static void wrt_wasm_relaxed_spmmu_16(size_t mr, size_t n, const float* x, const
     for (int32_t k = *nnz++; k > 0; k--) {
       const float* xo = (const float*)(const void*)(xb + (size_t)*offs++);
       const v128_t wv = wasm_f32x4_splat(*w++);
-      acc0 = wasm_f32x4_relaxed_madd(wasm_v128_load(xo + 0), wv, acc0);
-      acc1 = wasm_f32x4_relaxed_madd(wasm_v128_load(xo + 4), wv, acc1);
-      acc2 = wasm_f32x4_relaxed_madd(wasm_v128_load(xo + 8), wv, acc2);
-      acc3 = wasm_f32x4_relaxed_madd(wasm_v128_load(xo + 12), wv, acc3);
+      acc0 = wasm_f32x4_add(acc0, wasm_f32x4_mul(wasm_v128_load(xo + 0), wv));
+      acc1 = wasm_f32x4_add(acc1, wasm_f32x4_mul(wasm_v128_load(xo + 4), wv));
+      acc2 = wasm_f32x4_add(acc2, wasm_f32x4_mul(wasm_v128_load(xo + 8), wv));
+      acc3 = wasm_f32x4_add(acc3, wasm_f32x4_mul(wasm_v128_load(xo + 12), wv));
     }
     char* yo = (char*)y;
     wasm_v128_store(t + 0, wasm_f32x4_pmin(wasm_f32x4_pmax(acc0, vmin), vmax));
