@@ -12,9 +12,10 @@ size_t gemm_panel_width(const wrt_target* tg, size_t nc) {
   return tg->gemm_half && tg->igemm_half && nc <= tg->gemm_nr_half ? tg->gemm_nr_half : tg->gemm_nr;
 }
 
-/* Panels of NR columns: NR bias floats, then k rows of NR weights; w(kk, j) = w[kk*w_k_stride + j*w_n_stride]. */
-void pack_gemm(const wrt_target* tg, size_t n, size_t k, const float* w, size_t w_k_stride, size_t w_n_stride,
-               const float* bias, float* out) {
+/* Panels of NR columns: NR bias floats, then k rows of NR weights; w(kk, j) = w[kk*w_k_stride + j*w_n_stride].
+ * Built for size: at load, or once per run of a MATMUL whose weights are computed (O(N*K) against its O(M*N*K)). */
+WRT_FOR_SIZE void pack_gemm(const wrt_target* tg, size_t n, size_t k, const float* w, size_t w_k_stride,
+                            size_t w_n_stride, const float* bias, float* out) {
   for (size_t p = 0; p < n; p += tg->gemm_nr) {
     size_t nc = n - p < tg->gemm_nr ? n - p : tg->gemm_nr, nr = gemm_panel_width(tg, nc);
     for (size_t j = 0; j < nr; j++) *out++ = j < nc && bias ? bias[p + j] : 0.0f;
