@@ -4,6 +4,7 @@ AVX-512) and every wasm variant (scalar, SIMD128, relaxed SIMD), plus the aarch6
 from __future__ import annotations
 
 import functools
+import platform
 import shutil
 import subprocess
 from collections.abc import Callable
@@ -323,6 +324,82 @@ def test_quantized_op_is_bit_exact(name: str, engine: str, variant: str) -> None
             np.testing.assert_array_equal(got[k], ref[k], err_msg=f"{name} on {engine}-{variant}")
 
 
+# The relaxed module's probe (kernels_wasm/engine/target.c) on the same bytes, here in wasmtime's own terms: which
+# int8 kernel table the host should get. Its second operand has bytes past 127 and pair sums past int16.
+RDOT_A = [127, 127, 127, 127, -128, -128, -128, -128, 127, -128, 5, -7, 100, -100, 1, 0]
+RDOT_B = [0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0x80, 0xFF, 0x80, 0x80, 0x7F, 0x90, 0x01, 0xC8, 0xC8, 0x00, 0xFF]
+RDOT_C = [1, -2, 3, -4]
+RDOT_TABLES = {"usdot": "wasm_relaxed_usdot", "sdot": "wasm_relaxed_sdot", "other": "wasm_relaxed"}
+
+
+def relaxed_dot_kind(lanes: list[int]) -> str:
+    """usdot, sdot or other: what i32x4.relaxed_dot_i8x16_i7x16_add_s(RDOT_A, RDOT_B, RDOT_C) computed."""
+    def dot(signed_b: bool) -> list[int]:
+        b = [x - 256 if signed_b and x > 127 else x for x in RDOT_B]
+        return [RDOT_C[lane] + sum(RDOT_A[j] * b[j] for j in range(4 * lane, 4 * lane + 4)) for lane in range(4)]
+    return "usdot" if lanes == dot(False) else "sdot" if lanes == dot(True) else "other"
+
+
+def emulate_relaxed_dot(how: str) -> list[int]:
+    """The instruction as each kind of host lowers it: x86 VNNI vpdpbusd (b unsigned), aarch64 sdot (b signed), x86
+    pmaddubsw + pmaddwd (b unsigned, each pair of products saturated to int16)."""
+    a = np.array(RDOT_A, np.int64).reshape(4, 2, 2)
+    b = np.array(RDOT_B, np.int64).reshape(4, 2, 2)
+    if how == "sdot":
+        b = np.where(b > 127, b - 256, b)
+    pairs = (a * b).sum(axis=2)
+    if how == "pmaddubsw":
+        pairs = np.clip(pairs, -32768, 32767)
+    return (pairs.sum(axis=1) + np.array(RDOT_C)).tolist()
+
+
+def test_relaxed_dot_kind_classifies_each_host_behaviour() -> None:
+    assert emulate_relaxed_dot("vpdpbusd")[0] == 1 + 4 * 127 * 255
+    assert emulate_relaxed_dot("pmaddubsw")[0] == 1 + 2 * 32767
+    assert [relaxed_dot_kind(emulate_relaxed_dot(h)) for h in ("vpdpbusd", "sdot", "pmaddubsw")] == \
+        ["usdot", "sdot", "other"]
+
+
+def wasmtime_relaxed_dot(deterministic: bool) -> list[int]:
+    import wasmtime
+
+    cfg = wasmtime.Config()
+    cfg.wasm_simd = cfg.wasm_relaxed_simd = True
+    cfg.wasm_relaxed_simd_deterministic = deterministic
+    engine = wasmtime.Engine(cfg)
+    store = wasmtime.Store(engine)
+    wat = """(module (memory (export "m") 1) (func (export "f")
+      (v128.store (i32.const 48) (i32x4.relaxed_dot_i8x16_i7x16_add_s
+        (v128.load (i32.const 0)) (v128.load (i32.const 16)) (v128.load (i32.const 32))))))"""
+    ex = wasmtime.Instance(store, wasmtime.Module(engine, wat), []).exports(store)
+    mem = ex["m"]
+    mem.write(store, np.array(RDOT_A, np.int8).tobytes() + np.array(RDOT_B, np.uint8).tobytes()
+              + np.array(RDOT_C, "<i4").tobytes(), 0)
+    ex["f"](store)
+    return np.frombuffer(bytes(mem.read(store, 48, 64)), "<i4").tolist()
+
+
+@pytest.mark.parametrize("deterministic", [False, True], ids=["wasmtime", "wasmtime-deterministic"])
+def test_relaxed_module_picks_the_int8_table_of_its_host(deterministic: bool) -> None:
+    """wasmtime on x86 runs the relaxed int8 dot product as pmaddubsw (saturating: the SIMD128-style table) and, in
+    its deterministic mode, as signed x signed (the sdot table); Chromium on a VNNI CPU gives the usdot table
+    (tests/test_int8_browser.py). Each table's int8 graphs equal python_ref bit for bit."""
+    from wasmrt.engines.wasm import WasmInstance, WasmModel
+
+    lanes = wasmtime_relaxed_dot(deterministic)
+    if platform.machine() in ("x86_64", "AMD64"):  # what wasmtime's x86 backend is known to emit
+        assert lanes == emulate_relaxed_dot("sdot" if deterministic else "pmaddubsw")
+    want = RDOT_TABLES[relaxed_dot_kind(lanes)]
+    inst = WasmInstance("relaxed", deterministic=deterministic)
+    for name in QUANTIZED:
+        data, feeds, ref = quantized(name)
+        m = WasmModel(data, instance=inst)
+        assert m.variant == want
+        got = m.run(feeds)
+        for k in ref:
+            np.testing.assert_array_equal(got[k], ref[k], err_msg=f"{name} on {want}")
+
+
 def test_forced_native_paths_are_distinct() -> None:
     data, _, _ = converted("conv3x3_pad1")
     seen = set()
@@ -356,8 +433,7 @@ def test_wasm_module_is_freestanding(variant: str) -> None:
     assert all(isinstance(e.type, wasmtime.FuncType | wasmtime.MemoryType) for e in module.exports)
     assert set(build.EXPORTS) | {"memory"} <= {e.name for e in module.exports}
     assert art.path.read_bytes() == (build.PACKAGE_DIST / art.path.name).read_bytes()  # shipped in the package
-    if variant == "simd":
-        assert art.size <= build.SIMD_WASM_LIMIT
+    assert art.size <= build.SIMD_WASM_LIMIT
 
 
 @pytest.mark.parametrize("engine", ["native", "wasm"])

@@ -17,8 +17,8 @@ function probeSimd(host) {
   const ok = host.validate?.(SIMD_PROBE);
   if (ok === undefined) return { available: false, reason: `the ${host.name} host cannot validate wasm modules` };
   return ok
-    ? { available: true, reason: "WebAssembly.validate accepts SIMD128" }
-    : { available: false, reason: "WebAssembly.validate rejects SIMD128 (an old browser or engine)" };
+    ? { available: true, reason: "WebAssembly.validate accepts SIMD128 and bulk memory" }
+    : { available: false, reason: "WebAssembly.validate rejects SIMD128 or bulk memory (an old browser or engine)" };
 }
 
 function probeRelaxed(host) {

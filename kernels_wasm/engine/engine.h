@@ -366,6 +366,8 @@ int32_t q_bound(float v, const wrt_quant* q, int dtype);   /* a real clamp bound
 /* the output's requantization: bounds from [lo, hi] real values (act_min/act_max, or +-inf: the dtype's range) */
 void q_out_params(const wrt_model* m, const wrt_op* op, float lo, float hi, wrt_qparams* p, int32_t* ilo, int32_t* ihi);
 int32_t q_quantize_value(float x, const wrt_quant* q, int dtype); /* QUANTIZE of one float */
+/* QUANTIZE of n floats (qquant.c) */
+void q_quantize_f32(size_t n, const float* x, uint8_t* y, float s, float lo, float hi, int32_t z);
 /* table[u] = rescale of the input byte u (an int8 or uint8 of dtype xdt, parameters qx) to qy with bounds */
 void q_rescale_table(uint8_t* table, int xdt, const wrt_quant* qx, const wrt_quant* qy, int32_t lo, int32_t hi);
 uint8_t* q_alloc_table(wrt_model* m, const wrt_op* op, size_t n); /* n bytes, model-owned; NULL: error set */

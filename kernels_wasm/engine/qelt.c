@@ -243,16 +243,8 @@ int run_qelt(wrt_model* m, wrt_op* op) {
       q_lookup(n, xd, p->table, yd);
       return WRT_OK;
     case QE_QUANTIZE: {
-      const float* xf = (const float*)(const void*)xd;
-      float s = y->q->s, lo = (float)(qmin_of(y->dtype) - y->q->z), hi = (float)(qmax_of(y->dtype) - y->q->z);
-      int32_t z = y->q->z;
-      for (size_t i = 0; i < n; i++) {
-        float v = xf[i] / s;
-        v = v == v ? v : 0.0f;
-        v = v < lo ? lo : v;
-        v = v > hi ? hi : v;
-        yd[i] = (uint8_t)(q_rne(v) + z);
-      }
+      float lo = (float)(qmin_of(y->dtype) - y->q->z), hi = (float)(qmax_of(y->dtype) - y->q->z);
+      q_quantize_f32(n, (const float*)(const void*)xd, yd, y->q->s, lo, hi, y->q->z);
       return WRT_OK;
     }
     case QE_DEQUANTIZE: {

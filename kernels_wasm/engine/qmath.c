@@ -20,6 +20,7 @@ void q_out_params(const wrt_model* m, const wrt_op* op, float lo, float hi, wrt_
   p->zy = y->q->z;
   p->lo = (float)(l - p->zy);
   p->hi = (float)(h - p->zy);
+  p->xmask = m->tg->qgemm_xoff ? 0x80808080u : 0;
   if (ilo) *ilo = l;
   if (ihi) *ihi = h;
 }
@@ -35,7 +36,7 @@ int32_t q_quantize_value(float x, const wrt_quant* q, int dtype) {
 
 void q_rescale_table(uint8_t* table, int xdt, const wrt_quant* qx, const wrt_quant* qy, int32_t lo, int32_t hi) {
   float m = qx->s / qy->s;
-  wrt_qparams p = {(float)(lo - qy->z), (float)(hi - qy->z), qy->z};
+  wrt_qparams p = {(float)(lo - qy->z), (float)(hi - qy->z), qy->z, 0};
   for (unsigned u = 0; u < 256; u++) table[u] = (uint8_t)q_requant(q_byte(u, xdt == WRT_U8) - qx->z, m, &p);
 }
 

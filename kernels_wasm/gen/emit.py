@@ -33,7 +33,10 @@ def kernel_bodies(isa: Isa) -> list[str]:
     parts += [eltwise.unary(isa, op) for op in eltwise.UNARY]
     parts += [pool.pool(isa, "max"), pool.pool(isa, "avg")]
     for t in qgemm.tiles(isa):
-        parts += [qgemm.qgemm(t), qgemm.qigemm(t), qdwconv.qdwconv(t), qadd.qadd(t, False), qadd.qadd(t, True)]
+        parts += [qgemm.qgemm(t), qgemm.qigemm(t)]
+        if not t.owner:
+            parts += [*(qdwconv.qdwconv(t, ks) for ks in (*qdwconv.specialized_ks(t), 0)), qadd.qadd(t, False),
+                      qadd.qadd(t, True)]
     parts += sparse.kernel_bodies(isa)
     return parts
 
@@ -49,16 +52,18 @@ def prelude(isa: Isa) -> str:
     return "\n".join(lines) + "\n"
 
 
-def table(isa: Isa, q: qgemm.QTile) -> str:
-    """The target's table; its int8 fields from tile q (AVX-512 has a second table, with the VNNI tile)."""
+def table(isa: Isa, name: str, q: qgemm.QTile, xoff: int) -> str:
+    """The target's table `name`; its int8 GEMM fields from tile q with activation offset xoff (AVX-512 has a second
+    table, with the VNNI tile; wasm relaxed two more, with the relaxed dot tile)."""
     mr, nr = isa.gemm_tile
+    own = next(t for t in qgemm.tiles(isa) if t.name == (q.owner or q.name))  # depthwise and add kernels
     dw = [f"    {{{ks}, {isa.dw_ct}, {dwconv.dwconv_name(isa, ks)}}}," for ks in (*dwconv.SPECIALIZED_KS, 0)]
     vb = "".join(f"\n    [{eltwise.binary_enum(op)}] = {eltwise.binary_name(isa, op, False)}," for op in eltwise.BINARY)
     vbs = "".join(f"\n    [{eltwise.binary_enum(op)}] = {eltwise.binary_name(isa, op, True)}," for op in eltwise.BINARY)
     un = "".join(f"\n    [{eltwise.unary_enum(op)}] = {eltwise.unary_name(isa, op)}," for op in eltwise.UNARY)
     return "\n".join([
-        f"const wrt_target wrt_target_{q.name} = {{",
-        f'  .name = "{q.name}",',
+        f"const wrt_target wrt_target_{name} = {{",
+        f'  .name = "{name}",',
         f"  .gemm_mr = {mr}, .gemm_nr = {nr},",
         f"  .gemm = {gemm.gemm_name(isa, mr, nr)},",
         f"  .igemm = {gemm.gemm_name(isa, mr, nr, True)},",
@@ -69,16 +74,17 @@ def table(isa: Isa, q: qgemm.QTile) -> str:
         f"  .vbinary_scalar = {{{vbs}\n  }},",
         f"  .vunary = {{{un}\n  }},",
         f"  .maxpool = {pool.pool_name(isa, 'max')}, .avgpool = {pool.pool_name(isa, 'avg')},",
-        *qgemm.table_fields(q),
-        f"  .qdwconv = {{{{0, {qdwconv.dw_tile(q).nr}, {qdwconv.qdwconv_name(q)}}}}},",
-        f"  .qadd = {qadd.qadd_name(q, False)}, .qadd_scalar = {qadd.qadd_name(q, True)},",
+        *qgemm.table_fields(q, xoff),
+        "  .qdwconv = {" + ", ".join(f"{{{ks}, {qdwconv.dw_tile(own).nr}, {qdwconv.qdwconv_name(own, ks)}}}"
+                                    for ks in (*qdwconv.specialized_ks(own), 0)) + "},",
+        f"  .qadd = {qadd.qadd_name(own, False)}, .qadd_scalar = {qadd.qadd_name(own, True)},",
         *sparse.table_fields(isa),
         "};",
     ]) + "\n"
 
 
 def generate_target(isa: Isa) -> str:
-    tables = "\n".join(table(isa, q) for q in qgemm.tiles(isa))
+    tables = "\n".join(table(isa, *tq) for tq in qgemm.tables(isa))
     return prelude(isa) + "\n".join(kernel_bodies(isa)) + "\n" + tables
 
 

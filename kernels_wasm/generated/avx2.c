@@ -17,8 +17,13 @@ __attribute__((unused)) static inline int32_t wrt_q_load4(const int8_t* x) {
 }
 /* the first n < 4 bytes of x (zeros after) as one int32, for a short last block of a 4-byte dot product */
 __attribute__((unused)) static inline int32_t wrt_q_part(const int8_t* x, size_t n) {
-  uint32_t v = 0;
-  for (size_t i = 0; i < n; i++) v |= (uint32_t)(uint8_t)x[i] << (8 * i);
+  uint32_t v = 0;  /* n = 1..3: a 2-byte and a 1-byte load (no loop: a 3-channel image takes this on every tap) */
+  if (n & 2) {
+    uint16_t h;
+    __builtin_memcpy(&h, x, 2);
+    v = h;
+  }
+  if (n & 1) v |= (uint32_t)(uint8_t)x[n & 2] << (8 * (n & 2));
   return (int32_t)v;
 }
 

@@ -18,8 +18,13 @@ __attribute__((unused)) static inline int32_t wrt_q_load4(const int8_t* x) {
 }
 /* the first n < 4 bytes of x (zeros after) as one int32, for a short last block of a 4-byte dot product */
 __attribute__((unused)) static inline int32_t wrt_q_part(const int8_t* x, size_t n) {
-  uint32_t v = 0;
-  for (size_t i = 0; i < n; i++) v |= (uint32_t)(uint8_t)x[i] << (8 * i);
+  uint32_t v = 0;  /* n = 1..3: a 2-byte and a 1-byte load (no loop: a 3-channel image takes this on every tap) */
+  if (n & 2) {
+    uint16_t h;
+    __builtin_memcpy(&h, x, 2);
+    v = h;
+  }
+  if (n & 1) v |= (uint32_t)(uint8_t)x[n & 2] << (8 * (n & 2));
   return (int32_t)v;
 }
 
@@ -2605,13 +2610,14 @@ static void wrt_wasm_relaxed_qgemm_4x8(size_t mr, size_t nc, size_t kc, const in
   }
   const v128_t qlo = wasm_f32x4_splat(p->lo);
   const v128_t qhi = wasm_f32x4_splat(p->hi);
-  const v128_t qzy = wasm_i32x4_splat(p->zy);
+  const v128_t qmagic = wasm_f32x4_const_splat(12582912.0f);
+  const v128_t qmz = wasm_i32x4_splat(0x4B400000 - p->zy);
   const float* mp = (const float*)(const void*)((const char*)(packed_w) + 32);
   const v128_t mq0 = wasm_v128_load(mp + 0);
   const v128_t mq1 = wasm_v128_load(mp + 4);
   {
-    const v128_t q3_0 = wasm_i32x4_add(wasm_i32x4_trunc_sat_f32x4(wasm_f32x4_nearest(wasm_f32x4_min(wasm_f32x4_max(wasm_f32x4_mul(wasm_f32x4_convert_i32x4(acc3_0), mq0), qlo), qhi))), qzy);
-    const v128_t q3_1 = wasm_i32x4_add(wasm_i32x4_trunc_sat_f32x4(wasm_f32x4_nearest(wasm_f32x4_min(wasm_f32x4_max(wasm_f32x4_mul(wasm_f32x4_convert_i32x4(acc3_1), mq1), qlo), qhi))), qzy);
+    const v128_t q3_0 = wasm_i32x4_sub(wasm_f32x4_add(wasm_f32x4_pmin(wasm_f32x4_pmax(wasm_f32x4_mul(wasm_f32x4_convert_i32x4(acc3_0), mq0), qlo), qhi), qmagic), qmz);
+    const v128_t q3_1 = wasm_i32x4_sub(wasm_f32x4_add(wasm_f32x4_pmin(wasm_f32x4_pmax(wasm_f32x4_mul(wasm_f32x4_convert_i32x4(acc3_1), mq1), qlo), qhi), qmagic), qmz);
     if (nc == 8) {
       wasm_v128_store64_lane(c3 + 0, wasm_i8x16_narrow_i16x8(wasm_i16x8_narrow_i32x4(q3_0, q3_1), wasm_i16x8_narrow_i32x4(q3_0, q3_1)), 0);
     } else {
@@ -2621,8 +2627,8 @@ static void wrt_wasm_relaxed_qgemm_4x8(size_t mr, size_t nc, size_t kc, const in
     }
   }
   {
-    const v128_t q2_0 = wasm_i32x4_add(wasm_i32x4_trunc_sat_f32x4(wasm_f32x4_nearest(wasm_f32x4_min(wasm_f32x4_max(wasm_f32x4_mul(wasm_f32x4_convert_i32x4(acc2_0), mq0), qlo), qhi))), qzy);
-    const v128_t q2_1 = wasm_i32x4_add(wasm_i32x4_trunc_sat_f32x4(wasm_f32x4_nearest(wasm_f32x4_min(wasm_f32x4_max(wasm_f32x4_mul(wasm_f32x4_convert_i32x4(acc2_1), mq1), qlo), qhi))), qzy);
+    const v128_t q2_0 = wasm_i32x4_sub(wasm_f32x4_add(wasm_f32x4_pmin(wasm_f32x4_pmax(wasm_f32x4_mul(wasm_f32x4_convert_i32x4(acc2_0), mq0), qlo), qhi), qmagic), qmz);
+    const v128_t q2_1 = wasm_i32x4_sub(wasm_f32x4_add(wasm_f32x4_pmin(wasm_f32x4_pmax(wasm_f32x4_mul(wasm_f32x4_convert_i32x4(acc2_1), mq1), qlo), qhi), qmagic), qmz);
     if (nc == 8) {
       wasm_v128_store64_lane(c2 + 0, wasm_i8x16_narrow_i16x8(wasm_i16x8_narrow_i32x4(q2_0, q2_1), wasm_i16x8_narrow_i32x4(q2_0, q2_1)), 0);
     } else {
@@ -2632,8 +2638,8 @@ static void wrt_wasm_relaxed_qgemm_4x8(size_t mr, size_t nc, size_t kc, const in
     }
   }
   {
-    const v128_t q1_0 = wasm_i32x4_add(wasm_i32x4_trunc_sat_f32x4(wasm_f32x4_nearest(wasm_f32x4_min(wasm_f32x4_max(wasm_f32x4_mul(wasm_f32x4_convert_i32x4(acc1_0), mq0), qlo), qhi))), qzy);
-    const v128_t q1_1 = wasm_i32x4_add(wasm_i32x4_trunc_sat_f32x4(wasm_f32x4_nearest(wasm_f32x4_min(wasm_f32x4_max(wasm_f32x4_mul(wasm_f32x4_convert_i32x4(acc1_1), mq1), qlo), qhi))), qzy);
+    const v128_t q1_0 = wasm_i32x4_sub(wasm_f32x4_add(wasm_f32x4_pmin(wasm_f32x4_pmax(wasm_f32x4_mul(wasm_f32x4_convert_i32x4(acc1_0), mq0), qlo), qhi), qmagic), qmz);
+    const v128_t q1_1 = wasm_i32x4_sub(wasm_f32x4_add(wasm_f32x4_pmin(wasm_f32x4_pmax(wasm_f32x4_mul(wasm_f32x4_convert_i32x4(acc1_1), mq1), qlo), qhi), qmagic), qmz);
     if (nc == 8) {
       wasm_v128_store64_lane(c1 + 0, wasm_i8x16_narrow_i16x8(wasm_i16x8_narrow_i32x4(q1_0, q1_1), wasm_i16x8_narrow_i32x4(q1_0, q1_1)), 0);
     } else {
@@ -2643,8 +2649,8 @@ static void wrt_wasm_relaxed_qgemm_4x8(size_t mr, size_t nc, size_t kc, const in
     }
   }
   {
-    const v128_t q0_0 = wasm_i32x4_add(wasm_i32x4_trunc_sat_f32x4(wasm_f32x4_nearest(wasm_f32x4_min(wasm_f32x4_max(wasm_f32x4_mul(wasm_f32x4_convert_i32x4(acc0_0), mq0), qlo), qhi))), qzy);
-    const v128_t q0_1 = wasm_i32x4_add(wasm_i32x4_trunc_sat_f32x4(wasm_f32x4_nearest(wasm_f32x4_min(wasm_f32x4_max(wasm_f32x4_mul(wasm_f32x4_convert_i32x4(acc0_1), mq1), qlo), qhi))), qzy);
+    const v128_t q0_0 = wasm_i32x4_sub(wasm_f32x4_add(wasm_f32x4_pmin(wasm_f32x4_pmax(wasm_f32x4_mul(wasm_f32x4_convert_i32x4(acc0_0), mq0), qlo), qhi), qmagic), qmz);
+    const v128_t q0_1 = wasm_i32x4_sub(wasm_f32x4_add(wasm_f32x4_pmin(wasm_f32x4_pmax(wasm_f32x4_mul(wasm_f32x4_convert_i32x4(acc0_1), mq1), qlo), qhi), qmagic), qmz);
     if (nc == 8) {
       wasm_v128_store64_lane(c0 + 0, wasm_i8x16_narrow_i16x8(wasm_i16x8_narrow_i32x4(q0_0, q0_1), wasm_i16x8_narrow_i32x4(q0_0, q0_1)), 0);
     } else {
@@ -2764,13 +2770,14 @@ static void wrt_wasm_relaxed_qigemm_4x8(size_t mr, size_t nc, size_t kc, size_t 
   }
   const v128_t qlo = wasm_f32x4_splat(p->lo);
   const v128_t qhi = wasm_f32x4_splat(p->hi);
-  const v128_t qzy = wasm_i32x4_splat(p->zy);
+  const v128_t qmagic = wasm_f32x4_const_splat(12582912.0f);
+  const v128_t qmz = wasm_i32x4_splat(0x4B400000 - p->zy);
   const float* mp = (const float*)(const void*)((const char*)(packed_w) + 32);
   const v128_t mq0 = wasm_v128_load(mp + 0);
   const v128_t mq1 = wasm_v128_load(mp + 4);
   {
-    const v128_t q3_0 = wasm_i32x4_add(wasm_i32x4_trunc_sat_f32x4(wasm_f32x4_nearest(wasm_f32x4_min(wasm_f32x4_max(wasm_f32x4_mul(wasm_f32x4_convert_i32x4(acc3_0), mq0), qlo), qhi))), qzy);
-    const v128_t q3_1 = wasm_i32x4_add(wasm_i32x4_trunc_sat_f32x4(wasm_f32x4_nearest(wasm_f32x4_min(wasm_f32x4_max(wasm_f32x4_mul(wasm_f32x4_convert_i32x4(acc3_1), mq1), qlo), qhi))), qzy);
+    const v128_t q3_0 = wasm_i32x4_sub(wasm_f32x4_add(wasm_f32x4_pmin(wasm_f32x4_pmax(wasm_f32x4_mul(wasm_f32x4_convert_i32x4(acc3_0), mq0), qlo), qhi), qmagic), qmz);
+    const v128_t q3_1 = wasm_i32x4_sub(wasm_f32x4_add(wasm_f32x4_pmin(wasm_f32x4_pmax(wasm_f32x4_mul(wasm_f32x4_convert_i32x4(acc3_1), mq1), qlo), qhi), qmagic), qmz);
     if (nc == 8) {
       wasm_v128_store64_lane(c3 + 0, wasm_i8x16_narrow_i16x8(wasm_i16x8_narrow_i32x4(q3_0, q3_1), wasm_i16x8_narrow_i32x4(q3_0, q3_1)), 0);
     } else {
@@ -2780,8 +2787,8 @@ static void wrt_wasm_relaxed_qigemm_4x8(size_t mr, size_t nc, size_t kc, size_t 
     }
   }
   {
-    const v128_t q2_0 = wasm_i32x4_add(wasm_i32x4_trunc_sat_f32x4(wasm_f32x4_nearest(wasm_f32x4_min(wasm_f32x4_max(wasm_f32x4_mul(wasm_f32x4_convert_i32x4(acc2_0), mq0), qlo), qhi))), qzy);
-    const v128_t q2_1 = wasm_i32x4_add(wasm_i32x4_trunc_sat_f32x4(wasm_f32x4_nearest(wasm_f32x4_min(wasm_f32x4_max(wasm_f32x4_mul(wasm_f32x4_convert_i32x4(acc2_1), mq1), qlo), qhi))), qzy);
+    const v128_t q2_0 = wasm_i32x4_sub(wasm_f32x4_add(wasm_f32x4_pmin(wasm_f32x4_pmax(wasm_f32x4_mul(wasm_f32x4_convert_i32x4(acc2_0), mq0), qlo), qhi), qmagic), qmz);
+    const v128_t q2_1 = wasm_i32x4_sub(wasm_f32x4_add(wasm_f32x4_pmin(wasm_f32x4_pmax(wasm_f32x4_mul(wasm_f32x4_convert_i32x4(acc2_1), mq1), qlo), qhi), qmagic), qmz);
     if (nc == 8) {
       wasm_v128_store64_lane(c2 + 0, wasm_i8x16_narrow_i16x8(wasm_i16x8_narrow_i32x4(q2_0, q2_1), wasm_i16x8_narrow_i32x4(q2_0, q2_1)), 0);
     } else {
@@ -2791,8 +2798,8 @@ static void wrt_wasm_relaxed_qigemm_4x8(size_t mr, size_t nc, size_t kc, size_t 
     }
   }
   {
-    const v128_t q1_0 = wasm_i32x4_add(wasm_i32x4_trunc_sat_f32x4(wasm_f32x4_nearest(wasm_f32x4_min(wasm_f32x4_max(wasm_f32x4_mul(wasm_f32x4_convert_i32x4(acc1_0), mq0), qlo), qhi))), qzy);
-    const v128_t q1_1 = wasm_i32x4_add(wasm_i32x4_trunc_sat_f32x4(wasm_f32x4_nearest(wasm_f32x4_min(wasm_f32x4_max(wasm_f32x4_mul(wasm_f32x4_convert_i32x4(acc1_1), mq1), qlo), qhi))), qzy);
+    const v128_t q1_0 = wasm_i32x4_sub(wasm_f32x4_add(wasm_f32x4_pmin(wasm_f32x4_pmax(wasm_f32x4_mul(wasm_f32x4_convert_i32x4(acc1_0), mq0), qlo), qhi), qmagic), qmz);
+    const v128_t q1_1 = wasm_i32x4_sub(wasm_f32x4_add(wasm_f32x4_pmin(wasm_f32x4_pmax(wasm_f32x4_mul(wasm_f32x4_convert_i32x4(acc1_1), mq1), qlo), qhi), qmagic), qmz);
     if (nc == 8) {
       wasm_v128_store64_lane(c1 + 0, wasm_i8x16_narrow_i16x8(wasm_i16x8_narrow_i32x4(q1_0, q1_1), wasm_i16x8_narrow_i32x4(q1_0, q1_1)), 0);
     } else {
@@ -2802,8 +2809,8 @@ static void wrt_wasm_relaxed_qigemm_4x8(size_t mr, size_t nc, size_t kc, size_t 
     }
   }
   {
-    const v128_t q0_0 = wasm_i32x4_add(wasm_i32x4_trunc_sat_f32x4(wasm_f32x4_nearest(wasm_f32x4_min(wasm_f32x4_max(wasm_f32x4_mul(wasm_f32x4_convert_i32x4(acc0_0), mq0), qlo), qhi))), qzy);
-    const v128_t q0_1 = wasm_i32x4_add(wasm_i32x4_trunc_sat_f32x4(wasm_f32x4_nearest(wasm_f32x4_min(wasm_f32x4_max(wasm_f32x4_mul(wasm_f32x4_convert_i32x4(acc0_1), mq1), qlo), qhi))), qzy);
+    const v128_t q0_0 = wasm_i32x4_sub(wasm_f32x4_add(wasm_f32x4_pmin(wasm_f32x4_pmax(wasm_f32x4_mul(wasm_f32x4_convert_i32x4(acc0_0), mq0), qlo), qhi), qmagic), qmz);
+    const v128_t q0_1 = wasm_i32x4_sub(wasm_f32x4_add(wasm_f32x4_pmin(wasm_f32x4_pmax(wasm_f32x4_mul(wasm_f32x4_convert_i32x4(acc0_1), mq1), qlo), qhi), qmagic), qmz);
     if (nc == 8) {
       wasm_v128_store64_lane(c0 + 0, wasm_i8x16_narrow_i16x8(wasm_i16x8_narrow_i32x4(q0_0, q0_1), wasm_i16x8_narrow_i32x4(q0_0, q0_1)), 0);
     } else {
@@ -2814,10 +2821,197 @@ static void wrt_wasm_relaxed_qigemm_4x8(size_t mr, size_t nc, size_t kc, size_t 
   }
 }
 
+static void wrt_wasm_relaxed_qdwconv_9_c8(size_t channels, size_t width, size_t ks, const int8_t* const* in, const void* packed_w, int8_t* out, size_t out_stride, const wrt_qparams* p) {
+  const v128_t qlo = wasm_f32x4_splat(p->lo);
+  const v128_t qhi = wasm_f32x4_splat(p->hi);
+  const v128_t qmagic = wasm_f32x4_const_splat(12582912.0f);
+  const v128_t qmz = wasm_i32x4_splat(0x4B400000 - p->zy);
+  for (size_t px = 0; px < width; px++, in += ks, out += out_stride) {
+    const char* pw = (const char*)packed_w;
+    const int8_t* i0 = in[0];
+    const int8_t* i1 = in[1];
+    const int8_t* i2 = in[2];
+    const int8_t* i3 = in[3];
+    const int8_t* i4 = in[4];
+    const int8_t* i5 = in[5];
+    const int8_t* i6 = in[6];
+    const int8_t* i7 = in[7];
+    const int8_t* i8 = in[8];
+    for (size_t c0 = 0; c0 < channels; c0 += 8, pw += 8 * (8 + 2 * ks)) {
+      const size_t rem = channels - c0 < 8 ? channels - c0 : 8;
+      const int32_t* wb = (const int32_t*)(const void*)pw;
+      v128_t acc0_0 = wasm_v128_load(wb + 0);
+      v128_t acc0_1 = wasm_v128_load(wb + 4);
+      const int16_t* wt = (const int16_t*)(const void*)(pw + 64);
+      size_t t = 0;
+      if (rem == 8) {
+        { const v128_t pr = wasm_i16x8_add(wasm_i16x8_mul(wasm_i16x8_load8x8(i0 + c0), wasm_v128_load(wt + 0)), wasm_i16x8_mul(wasm_i16x8_load8x8(i1 + c0), wasm_v128_load(wt + 8)));
+          acc0_0 = wasm_i32x4_add(acc0_0, wasm_i32x4_extend_low_i16x8(pr));
+          acc0_1 = wasm_i32x4_add(acc0_1, wasm_i32x4_extend_high_i16x8(pr)); }
+        { const v128_t pr = wasm_i16x8_add(wasm_i16x8_mul(wasm_i16x8_load8x8(i2 + c0), wasm_v128_load(wt + 16)), wasm_i16x8_mul(wasm_i16x8_load8x8(i3 + c0), wasm_v128_load(wt + 24)));
+          acc0_0 = wasm_i32x4_add(acc0_0, wasm_i32x4_extend_low_i16x8(pr));
+          acc0_1 = wasm_i32x4_add(acc0_1, wasm_i32x4_extend_high_i16x8(pr)); }
+        { const v128_t pr = wasm_i16x8_add(wasm_i16x8_mul(wasm_i16x8_load8x8(i4 + c0), wasm_v128_load(wt + 32)), wasm_i16x8_mul(wasm_i16x8_load8x8(i5 + c0), wasm_v128_load(wt + 40)));
+          acc0_0 = wasm_i32x4_add(acc0_0, wasm_i32x4_extend_low_i16x8(pr));
+          acc0_1 = wasm_i32x4_add(acc0_1, wasm_i32x4_extend_high_i16x8(pr)); }
+        { const v128_t pr = wasm_i16x8_add(wasm_i16x8_mul(wasm_i16x8_load8x8(i6 + c0), wasm_v128_load(wt + 48)), wasm_i16x8_mul(wasm_i16x8_load8x8(i7 + c0), wasm_v128_load(wt + 56)));
+          acc0_0 = wasm_i32x4_add(acc0_0, wasm_i32x4_extend_low_i16x8(pr));
+          acc0_1 = wasm_i32x4_add(acc0_1, wasm_i32x4_extend_high_i16x8(pr)); }
+        { const v128_t pr = wasm_i16x8_mul(wasm_i16x8_load8x8(i8 + c0), wasm_v128_load(wt + 64));
+          acc0_0 = wasm_i32x4_add(acc0_0, wasm_i32x4_extend_low_i16x8(pr));
+          acc0_1 = wasm_i32x4_add(acc0_1, wasm_i32x4_extend_high_i16x8(pr)); }
+      } else {
+        for (; t + 2 <= ks; t += 2, wt += 16) {
+          int8_t x0[8];
+          for (size_t j = 0; j < 8; j++) x0[j] = j < rem ? in[t + 0][c0 + j] : 0;
+          int8_t x1[8];
+          for (size_t j = 0; j < 8; j++) x1[j] = j < rem ? in[t + 1][c0 + j] : 0;
+          { const v128_t pr = wasm_i16x8_add(wasm_i16x8_mul(wasm_i16x8_load8x8(x0), wasm_v128_load(wt)), wasm_i16x8_mul(wasm_i16x8_load8x8(x1), wasm_v128_load(wt + 8)));
+            acc0_0 = wasm_i32x4_add(acc0_0, wasm_i32x4_extend_low_i16x8(pr));
+            acc0_1 = wasm_i32x4_add(acc0_1, wasm_i32x4_extend_high_i16x8(pr)); }
+        }
+        if (t < ks) {
+          int8_t x0[8];
+          for (size_t j = 0; j < 8; j++) x0[j] = j < rem ? in[t + 0][c0 + j] : 0;
+          { const v128_t pr = wasm_i16x8_mul(wasm_i16x8_load8x8(x0), wasm_v128_load(wt));
+            acc0_0 = wasm_i32x4_add(acc0_0, wasm_i32x4_extend_low_i16x8(pr));
+            acc0_1 = wasm_i32x4_add(acc0_1, wasm_i32x4_extend_high_i16x8(pr)); }
+        }
+      }
+      const float* mp = (const float*)(const void*)((const char*)(pw) + 32);
+      const v128_t mq0 = wasm_v128_load(mp + 0);
+      const v128_t mq1 = wasm_v128_load(mp + 4);
+      const v128_t q0_0 = wasm_i32x4_sub(wasm_f32x4_add(wasm_f32x4_pmin(wasm_f32x4_pmax(wasm_f32x4_mul(wasm_f32x4_convert_i32x4(acc0_0), mq0), qlo), qhi), qmagic), qmz);
+      const v128_t q0_1 = wasm_i32x4_sub(wasm_f32x4_add(wasm_f32x4_pmin(wasm_f32x4_pmax(wasm_f32x4_mul(wasm_f32x4_convert_i32x4(acc0_1), mq1), qlo), qhi), qmagic), qmz);
+      if (rem == 8) {
+        wasm_v128_store64_lane((out + c0) + 0, wasm_i8x16_narrow_i16x8(wasm_i16x8_narrow_i32x4(q0_0, q0_1), wasm_i16x8_narrow_i32x4(q0_0, q0_1)), 0);
+      } else {
+        int8_t ob[8];
+        wasm_v128_store64_lane(ob + 0, wasm_i8x16_narrow_i16x8(wasm_i16x8_narrow_i32x4(q0_0, q0_1), wasm_i16x8_narrow_i32x4(q0_0, q0_1)), 0);
+        for (size_t j = 0; j < rem; j++) out[c0 + j] = ob[j];
+      }
+    }
+  }
+}
+
+static void wrt_wasm_relaxed_qdwconv_25_c8(size_t channels, size_t width, size_t ks, const int8_t* const* in, const void* packed_w, int8_t* out, size_t out_stride, const wrt_qparams* p) {
+  const v128_t qlo = wasm_f32x4_splat(p->lo);
+  const v128_t qhi = wasm_f32x4_splat(p->hi);
+  const v128_t qmagic = wasm_f32x4_const_splat(12582912.0f);
+  const v128_t qmz = wasm_i32x4_splat(0x4B400000 - p->zy);
+  for (size_t px = 0; px < width; px++, in += ks, out += out_stride) {
+    const char* pw = (const char*)packed_w;
+    const int8_t* i0 = in[0];
+    const int8_t* i1 = in[1];
+    const int8_t* i2 = in[2];
+    const int8_t* i3 = in[3];
+    const int8_t* i4 = in[4];
+    const int8_t* i5 = in[5];
+    const int8_t* i6 = in[6];
+    const int8_t* i7 = in[7];
+    const int8_t* i8 = in[8];
+    const int8_t* i9 = in[9];
+    const int8_t* i10 = in[10];
+    const int8_t* i11 = in[11];
+    const int8_t* i12 = in[12];
+    const int8_t* i13 = in[13];
+    const int8_t* i14 = in[14];
+    const int8_t* i15 = in[15];
+    const int8_t* i16 = in[16];
+    const int8_t* i17 = in[17];
+    const int8_t* i18 = in[18];
+    const int8_t* i19 = in[19];
+    const int8_t* i20 = in[20];
+    const int8_t* i21 = in[21];
+    const int8_t* i22 = in[22];
+    const int8_t* i23 = in[23];
+    const int8_t* i24 = in[24];
+    for (size_t c0 = 0; c0 < channels; c0 += 8, pw += 8 * (8 + 2 * ks)) {
+      const size_t rem = channels - c0 < 8 ? channels - c0 : 8;
+      const int32_t* wb = (const int32_t*)(const void*)pw;
+      v128_t acc0_0 = wasm_v128_load(wb + 0);
+      v128_t acc0_1 = wasm_v128_load(wb + 4);
+      const int16_t* wt = (const int16_t*)(const void*)(pw + 64);
+      size_t t = 0;
+      if (rem == 8) {
+        { const v128_t pr = wasm_i16x8_add(wasm_i16x8_mul(wasm_i16x8_load8x8(i0 + c0), wasm_v128_load(wt + 0)), wasm_i16x8_mul(wasm_i16x8_load8x8(i1 + c0), wasm_v128_load(wt + 8)));
+          acc0_0 = wasm_i32x4_add(acc0_0, wasm_i32x4_extend_low_i16x8(pr));
+          acc0_1 = wasm_i32x4_add(acc0_1, wasm_i32x4_extend_high_i16x8(pr)); }
+        { const v128_t pr = wasm_i16x8_add(wasm_i16x8_mul(wasm_i16x8_load8x8(i2 + c0), wasm_v128_load(wt + 16)), wasm_i16x8_mul(wasm_i16x8_load8x8(i3 + c0), wasm_v128_load(wt + 24)));
+          acc0_0 = wasm_i32x4_add(acc0_0, wasm_i32x4_extend_low_i16x8(pr));
+          acc0_1 = wasm_i32x4_add(acc0_1, wasm_i32x4_extend_high_i16x8(pr)); }
+        { const v128_t pr = wasm_i16x8_add(wasm_i16x8_mul(wasm_i16x8_load8x8(i4 + c0), wasm_v128_load(wt + 32)), wasm_i16x8_mul(wasm_i16x8_load8x8(i5 + c0), wasm_v128_load(wt + 40)));
+          acc0_0 = wasm_i32x4_add(acc0_0, wasm_i32x4_extend_low_i16x8(pr));
+          acc0_1 = wasm_i32x4_add(acc0_1, wasm_i32x4_extend_high_i16x8(pr)); }
+        { const v128_t pr = wasm_i16x8_add(wasm_i16x8_mul(wasm_i16x8_load8x8(i6 + c0), wasm_v128_load(wt + 48)), wasm_i16x8_mul(wasm_i16x8_load8x8(i7 + c0), wasm_v128_load(wt + 56)));
+          acc0_0 = wasm_i32x4_add(acc0_0, wasm_i32x4_extend_low_i16x8(pr));
+          acc0_1 = wasm_i32x4_add(acc0_1, wasm_i32x4_extend_high_i16x8(pr)); }
+        { const v128_t pr = wasm_i16x8_add(wasm_i16x8_mul(wasm_i16x8_load8x8(i8 + c0), wasm_v128_load(wt + 64)), wasm_i16x8_mul(wasm_i16x8_load8x8(i9 + c0), wasm_v128_load(wt + 72)));
+          acc0_0 = wasm_i32x4_add(acc0_0, wasm_i32x4_extend_low_i16x8(pr));
+          acc0_1 = wasm_i32x4_add(acc0_1, wasm_i32x4_extend_high_i16x8(pr)); }
+        { const v128_t pr = wasm_i16x8_add(wasm_i16x8_mul(wasm_i16x8_load8x8(i10 + c0), wasm_v128_load(wt + 80)), wasm_i16x8_mul(wasm_i16x8_load8x8(i11 + c0), wasm_v128_load(wt + 88)));
+          acc0_0 = wasm_i32x4_add(acc0_0, wasm_i32x4_extend_low_i16x8(pr));
+          acc0_1 = wasm_i32x4_add(acc0_1, wasm_i32x4_extend_high_i16x8(pr)); }
+        { const v128_t pr = wasm_i16x8_add(wasm_i16x8_mul(wasm_i16x8_load8x8(i12 + c0), wasm_v128_load(wt + 96)), wasm_i16x8_mul(wasm_i16x8_load8x8(i13 + c0), wasm_v128_load(wt + 104)));
+          acc0_0 = wasm_i32x4_add(acc0_0, wasm_i32x4_extend_low_i16x8(pr));
+          acc0_1 = wasm_i32x4_add(acc0_1, wasm_i32x4_extend_high_i16x8(pr)); }
+        { const v128_t pr = wasm_i16x8_add(wasm_i16x8_mul(wasm_i16x8_load8x8(i14 + c0), wasm_v128_load(wt + 112)), wasm_i16x8_mul(wasm_i16x8_load8x8(i15 + c0), wasm_v128_load(wt + 120)));
+          acc0_0 = wasm_i32x4_add(acc0_0, wasm_i32x4_extend_low_i16x8(pr));
+          acc0_1 = wasm_i32x4_add(acc0_1, wasm_i32x4_extend_high_i16x8(pr)); }
+        { const v128_t pr = wasm_i16x8_add(wasm_i16x8_mul(wasm_i16x8_load8x8(i16 + c0), wasm_v128_load(wt + 128)), wasm_i16x8_mul(wasm_i16x8_load8x8(i17 + c0), wasm_v128_load(wt + 136)));
+          acc0_0 = wasm_i32x4_add(acc0_0, wasm_i32x4_extend_low_i16x8(pr));
+          acc0_1 = wasm_i32x4_add(acc0_1, wasm_i32x4_extend_high_i16x8(pr)); }
+        { const v128_t pr = wasm_i16x8_add(wasm_i16x8_mul(wasm_i16x8_load8x8(i18 + c0), wasm_v128_load(wt + 144)), wasm_i16x8_mul(wasm_i16x8_load8x8(i19 + c0), wasm_v128_load(wt + 152)));
+          acc0_0 = wasm_i32x4_add(acc0_0, wasm_i32x4_extend_low_i16x8(pr));
+          acc0_1 = wasm_i32x4_add(acc0_1, wasm_i32x4_extend_high_i16x8(pr)); }
+        { const v128_t pr = wasm_i16x8_add(wasm_i16x8_mul(wasm_i16x8_load8x8(i20 + c0), wasm_v128_load(wt + 160)), wasm_i16x8_mul(wasm_i16x8_load8x8(i21 + c0), wasm_v128_load(wt + 168)));
+          acc0_0 = wasm_i32x4_add(acc0_0, wasm_i32x4_extend_low_i16x8(pr));
+          acc0_1 = wasm_i32x4_add(acc0_1, wasm_i32x4_extend_high_i16x8(pr)); }
+        { const v128_t pr = wasm_i16x8_add(wasm_i16x8_mul(wasm_i16x8_load8x8(i22 + c0), wasm_v128_load(wt + 176)), wasm_i16x8_mul(wasm_i16x8_load8x8(i23 + c0), wasm_v128_load(wt + 184)));
+          acc0_0 = wasm_i32x4_add(acc0_0, wasm_i32x4_extend_low_i16x8(pr));
+          acc0_1 = wasm_i32x4_add(acc0_1, wasm_i32x4_extend_high_i16x8(pr)); }
+        { const v128_t pr = wasm_i16x8_mul(wasm_i16x8_load8x8(i24 + c0), wasm_v128_load(wt + 192));
+          acc0_0 = wasm_i32x4_add(acc0_0, wasm_i32x4_extend_low_i16x8(pr));
+          acc0_1 = wasm_i32x4_add(acc0_1, wasm_i32x4_extend_high_i16x8(pr)); }
+      } else {
+        for (; t + 2 <= ks; t += 2, wt += 16) {
+          int8_t x0[8];
+          for (size_t j = 0; j < 8; j++) x0[j] = j < rem ? in[t + 0][c0 + j] : 0;
+          int8_t x1[8];
+          for (size_t j = 0; j < 8; j++) x1[j] = j < rem ? in[t + 1][c0 + j] : 0;
+          { const v128_t pr = wasm_i16x8_add(wasm_i16x8_mul(wasm_i16x8_load8x8(x0), wasm_v128_load(wt)), wasm_i16x8_mul(wasm_i16x8_load8x8(x1), wasm_v128_load(wt + 8)));
+            acc0_0 = wasm_i32x4_add(acc0_0, wasm_i32x4_extend_low_i16x8(pr));
+            acc0_1 = wasm_i32x4_add(acc0_1, wasm_i32x4_extend_high_i16x8(pr)); }
+        }
+        if (t < ks) {
+          int8_t x0[8];
+          for (size_t j = 0; j < 8; j++) x0[j] = j < rem ? in[t + 0][c0 + j] : 0;
+          { const v128_t pr = wasm_i16x8_mul(wasm_i16x8_load8x8(x0), wasm_v128_load(wt));
+            acc0_0 = wasm_i32x4_add(acc0_0, wasm_i32x4_extend_low_i16x8(pr));
+            acc0_1 = wasm_i32x4_add(acc0_1, wasm_i32x4_extend_high_i16x8(pr)); }
+        }
+      }
+      const float* mp = (const float*)(const void*)((const char*)(pw) + 32);
+      const v128_t mq0 = wasm_v128_load(mp + 0);
+      const v128_t mq1 = wasm_v128_load(mp + 4);
+      const v128_t q0_0 = wasm_i32x4_sub(wasm_f32x4_add(wasm_f32x4_pmin(wasm_f32x4_pmax(wasm_f32x4_mul(wasm_f32x4_convert_i32x4(acc0_0), mq0), qlo), qhi), qmagic), qmz);
+      const v128_t q0_1 = wasm_i32x4_sub(wasm_f32x4_add(wasm_f32x4_pmin(wasm_f32x4_pmax(wasm_f32x4_mul(wasm_f32x4_convert_i32x4(acc0_1), mq1), qlo), qhi), qmagic), qmz);
+      if (rem == 8) {
+        wasm_v128_store64_lane((out + c0) + 0, wasm_i8x16_narrow_i16x8(wasm_i16x8_narrow_i32x4(q0_0, q0_1), wasm_i16x8_narrow_i32x4(q0_0, q0_1)), 0);
+      } else {
+        int8_t ob[8];
+        wasm_v128_store64_lane(ob + 0, wasm_i8x16_narrow_i16x8(wasm_i16x8_narrow_i32x4(q0_0, q0_1), wasm_i16x8_narrow_i32x4(q0_0, q0_1)), 0);
+        for (size_t j = 0; j < rem; j++) out[c0 + j] = ob[j];
+      }
+    }
+  }
+}
+
 static void wrt_wasm_relaxed_qdwconv_any_c8(size_t channels, size_t width, size_t ks, const int8_t* const* in, const void* packed_w, int8_t* out, size_t out_stride, const wrt_qparams* p) {
   const v128_t qlo = wasm_f32x4_splat(p->lo);
   const v128_t qhi = wasm_f32x4_splat(p->hi);
-  const v128_t qzy = wasm_i32x4_splat(p->zy);
+  const v128_t qmagic = wasm_f32x4_const_splat(12582912.0f);
+  const v128_t qmz = wasm_i32x4_splat(0x4B400000 - p->zy);
   for (size_t px = 0; px < width; px++, in += ks, out += out_stride) {
     const char* pw = (const char*)packed_w;
     for (size_t c0 = 0; c0 < channels; c0 += 8, pw += 8 * (8 + 2 * ks)) {
@@ -2862,8 +3056,8 @@ static void wrt_wasm_relaxed_qdwconv_any_c8(size_t channels, size_t width, size_
       const float* mp = (const float*)(const void*)((const char*)(pw) + 32);
       const v128_t mq0 = wasm_v128_load(mp + 0);
       const v128_t mq1 = wasm_v128_load(mp + 4);
-      const v128_t q0_0 = wasm_i32x4_add(wasm_i32x4_trunc_sat_f32x4(wasm_f32x4_nearest(wasm_f32x4_min(wasm_f32x4_max(wasm_f32x4_mul(wasm_f32x4_convert_i32x4(acc0_0), mq0), qlo), qhi))), qzy);
-      const v128_t q0_1 = wasm_i32x4_add(wasm_i32x4_trunc_sat_f32x4(wasm_f32x4_nearest(wasm_f32x4_min(wasm_f32x4_max(wasm_f32x4_mul(wasm_f32x4_convert_i32x4(acc0_1), mq1), qlo), qhi))), qzy);
+      const v128_t q0_0 = wasm_i32x4_sub(wasm_f32x4_add(wasm_f32x4_pmin(wasm_f32x4_pmax(wasm_f32x4_mul(wasm_f32x4_convert_i32x4(acc0_0), mq0), qlo), qhi), qmagic), qmz);
+      const v128_t q0_1 = wasm_i32x4_sub(wasm_f32x4_add(wasm_f32x4_pmin(wasm_f32x4_pmax(wasm_f32x4_mul(wasm_f32x4_convert_i32x4(acc0_1), mq1), qlo), qhi), qmagic), qmz);
       if (rem == 8) {
         wasm_v128_store64_lane((out + c0) + 0, wasm_i8x16_narrow_i16x8(wasm_i16x8_narrow_i32x4(q0_0, q0_1), wasm_i16x8_narrow_i32x4(q0_0, q0_1)), 0);
       } else {
@@ -2923,6 +3117,242 @@ static void wrt_wasm_relaxed_qadd_scalar(size_t n, const int8_t* a, const int8_t
     int32_t v = (int32_t)s >> p->shift;
     v = v < p->lo ? p->lo : v > p->hi ? p->hi : v;
     y[i] = (int8_t)(v + p->zy);
+  }
+}
+
+static void wrt_wasm_relaxed_dot_qgemm_4x8(size_t mr, size_t nc, size_t kc, const int8_t* a, size_t a_stride, const void* packed_w, int8_t* c, size_t c_stride, const wrt_qparams* p) {
+  const int8_t* a0 = a;
+  const int8_t* a1 = a0 + a_stride;
+  if (mr <= 1) a1 = a0;
+  const int8_t* a2 = a1 + a_stride;
+  if (mr <= 2) a2 = a1;
+  const int8_t* a3 = a2 + a_stride;
+  if (mr <= 3) a3 = a2;
+  int8_t* c0 = c;
+  int8_t* c1 = c0 + c_stride;
+  if (mr <= 1) c1 = c0;
+  int8_t* c2 = c1 + c_stride;
+  if (mr <= 2) c2 = c1;
+  int8_t* c3 = c2 + c_stride;
+  if (mr <= 3) c3 = c2;
+  const int32_t* wb = (const int32_t*)packed_w;
+  v128_t acc0_0 = wasm_v128_load(wb + 0);
+  v128_t acc0_1 = wasm_v128_load(wb + 4);
+  v128_t acc1_0 = acc0_0;
+  v128_t acc1_1 = acc0_1;
+  v128_t acc2_0 = acc0_0;
+  v128_t acc2_1 = acc0_1;
+  v128_t acc3_0 = acc0_0;
+  v128_t acc3_1 = acc0_1;
+  const int8_t* w = (const int8_t*)packed_w + 64;
+  const v128_t xm = wasm_i32x4_splat((int32_t)p->xmask);
+  size_t k = kc;
+  for (; k >= 4; k -= 4) {
+    const v128_t wq0 = wasm_v128_load(w + 0);
+    const v128_t wq1 = wasm_v128_load(w + 16);
+    w += 32;
+    const v128_t xa0 = wasm_v128_xor(wasm_v128_load32_splat(a0), xm);
+    a0 += 4;
+    acc0_0 = wasm_i32x4_relaxed_dot_i8x16_i7x16_add(wq0, xa0, acc0_0);
+    acc0_1 = wasm_i32x4_relaxed_dot_i8x16_i7x16_add(wq1, xa0, acc0_1);
+    const v128_t xa1 = wasm_v128_xor(wasm_v128_load32_splat(a1), xm);
+    a1 += 4;
+    acc1_0 = wasm_i32x4_relaxed_dot_i8x16_i7x16_add(wq0, xa1, acc1_0);
+    acc1_1 = wasm_i32x4_relaxed_dot_i8x16_i7x16_add(wq1, xa1, acc1_1);
+    const v128_t xa2 = wasm_v128_xor(wasm_v128_load32_splat(a2), xm);
+    a2 += 4;
+    acc2_0 = wasm_i32x4_relaxed_dot_i8x16_i7x16_add(wq0, xa2, acc2_0);
+    acc2_1 = wasm_i32x4_relaxed_dot_i8x16_i7x16_add(wq1, xa2, acc2_1);
+    const v128_t xa3 = wasm_v128_xor(wasm_v128_load32_splat(a3), xm);
+    a3 += 4;
+    acc3_0 = wasm_i32x4_relaxed_dot_i8x16_i7x16_add(wq0, xa3, acc3_0);
+    acc3_1 = wasm_i32x4_relaxed_dot_i8x16_i7x16_add(wq1, xa3, acc3_1);
+  }
+  if (k != 0) {
+    const v128_t wq0 = wasm_v128_load(w + 0);
+    const v128_t wq1 = wasm_v128_load(w + 16);
+    w += 32;
+    const v128_t xa0 = wasm_v128_xor(wasm_i32x4_splat(wrt_q_part(a0, k)), xm);
+    acc0_0 = wasm_i32x4_relaxed_dot_i8x16_i7x16_add(wq0, xa0, acc0_0);
+    acc0_1 = wasm_i32x4_relaxed_dot_i8x16_i7x16_add(wq1, xa0, acc0_1);
+    const v128_t xa1 = wasm_v128_xor(wasm_i32x4_splat(wrt_q_part(a1, k)), xm);
+    acc1_0 = wasm_i32x4_relaxed_dot_i8x16_i7x16_add(wq0, xa1, acc1_0);
+    acc1_1 = wasm_i32x4_relaxed_dot_i8x16_i7x16_add(wq1, xa1, acc1_1);
+    const v128_t xa2 = wasm_v128_xor(wasm_i32x4_splat(wrt_q_part(a2, k)), xm);
+    acc2_0 = wasm_i32x4_relaxed_dot_i8x16_i7x16_add(wq0, xa2, acc2_0);
+    acc2_1 = wasm_i32x4_relaxed_dot_i8x16_i7x16_add(wq1, xa2, acc2_1);
+    const v128_t xa3 = wasm_v128_xor(wasm_i32x4_splat(wrt_q_part(a3, k)), xm);
+    acc3_0 = wasm_i32x4_relaxed_dot_i8x16_i7x16_add(wq0, xa3, acc3_0);
+    acc3_1 = wasm_i32x4_relaxed_dot_i8x16_i7x16_add(wq1, xa3, acc3_1);
+  }
+  const v128_t qlo = wasm_f32x4_splat(p->lo);
+  const v128_t qhi = wasm_f32x4_splat(p->hi);
+  const v128_t qmagic = wasm_f32x4_const_splat(12582912.0f);
+  const v128_t qmz = wasm_i32x4_splat(0x4B400000 - p->zy);
+  const float* mp = (const float*)(const void*)((const char*)(packed_w) + 32);
+  const v128_t mq0 = wasm_v128_load(mp + 0);
+  const v128_t mq1 = wasm_v128_load(mp + 4);
+  {
+    const v128_t q3_0 = wasm_i32x4_sub(wasm_f32x4_add(wasm_f32x4_pmin(wasm_f32x4_pmax(wasm_f32x4_mul(wasm_f32x4_convert_i32x4(acc3_0), mq0), qlo), qhi), qmagic), qmz);
+    const v128_t q3_1 = wasm_i32x4_sub(wasm_f32x4_add(wasm_f32x4_pmin(wasm_f32x4_pmax(wasm_f32x4_mul(wasm_f32x4_convert_i32x4(acc3_1), mq1), qlo), qhi), qmagic), qmz);
+    if (nc == 8) {
+      wasm_v128_store64_lane(c3 + 0, wasm_i8x16_narrow_i16x8(wasm_i16x8_narrow_i32x4(q3_0, q3_1), wasm_i16x8_narrow_i32x4(q3_0, q3_1)), 0);
+    } else {
+      int8_t ob[8];
+      wasm_v128_store64_lane(ob + 0, wasm_i8x16_narrow_i16x8(wasm_i16x8_narrow_i32x4(q3_0, q3_1), wasm_i16x8_narrow_i32x4(q3_0, q3_1)), 0);
+      for (size_t j = 0; j < nc; j++) c3[j] = ob[j];
+    }
+  }
+  {
+    const v128_t q2_0 = wasm_i32x4_sub(wasm_f32x4_add(wasm_f32x4_pmin(wasm_f32x4_pmax(wasm_f32x4_mul(wasm_f32x4_convert_i32x4(acc2_0), mq0), qlo), qhi), qmagic), qmz);
+    const v128_t q2_1 = wasm_i32x4_sub(wasm_f32x4_add(wasm_f32x4_pmin(wasm_f32x4_pmax(wasm_f32x4_mul(wasm_f32x4_convert_i32x4(acc2_1), mq1), qlo), qhi), qmagic), qmz);
+    if (nc == 8) {
+      wasm_v128_store64_lane(c2 + 0, wasm_i8x16_narrow_i16x8(wasm_i16x8_narrow_i32x4(q2_0, q2_1), wasm_i16x8_narrow_i32x4(q2_0, q2_1)), 0);
+    } else {
+      int8_t ob[8];
+      wasm_v128_store64_lane(ob + 0, wasm_i8x16_narrow_i16x8(wasm_i16x8_narrow_i32x4(q2_0, q2_1), wasm_i16x8_narrow_i32x4(q2_0, q2_1)), 0);
+      for (size_t j = 0; j < nc; j++) c2[j] = ob[j];
+    }
+  }
+  {
+    const v128_t q1_0 = wasm_i32x4_sub(wasm_f32x4_add(wasm_f32x4_pmin(wasm_f32x4_pmax(wasm_f32x4_mul(wasm_f32x4_convert_i32x4(acc1_0), mq0), qlo), qhi), qmagic), qmz);
+    const v128_t q1_1 = wasm_i32x4_sub(wasm_f32x4_add(wasm_f32x4_pmin(wasm_f32x4_pmax(wasm_f32x4_mul(wasm_f32x4_convert_i32x4(acc1_1), mq1), qlo), qhi), qmagic), qmz);
+    if (nc == 8) {
+      wasm_v128_store64_lane(c1 + 0, wasm_i8x16_narrow_i16x8(wasm_i16x8_narrow_i32x4(q1_0, q1_1), wasm_i16x8_narrow_i32x4(q1_0, q1_1)), 0);
+    } else {
+      int8_t ob[8];
+      wasm_v128_store64_lane(ob + 0, wasm_i8x16_narrow_i16x8(wasm_i16x8_narrow_i32x4(q1_0, q1_1), wasm_i16x8_narrow_i32x4(q1_0, q1_1)), 0);
+      for (size_t j = 0; j < nc; j++) c1[j] = ob[j];
+    }
+  }
+  {
+    const v128_t q0_0 = wasm_i32x4_sub(wasm_f32x4_add(wasm_f32x4_pmin(wasm_f32x4_pmax(wasm_f32x4_mul(wasm_f32x4_convert_i32x4(acc0_0), mq0), qlo), qhi), qmagic), qmz);
+    const v128_t q0_1 = wasm_i32x4_sub(wasm_f32x4_add(wasm_f32x4_pmin(wasm_f32x4_pmax(wasm_f32x4_mul(wasm_f32x4_convert_i32x4(acc0_1), mq1), qlo), qhi), qmagic), qmz);
+    if (nc == 8) {
+      wasm_v128_store64_lane(c0 + 0, wasm_i8x16_narrow_i16x8(wasm_i16x8_narrow_i32x4(q0_0, q0_1), wasm_i16x8_narrow_i32x4(q0_0, q0_1)), 0);
+    } else {
+      int8_t ob[8];
+      wasm_v128_store64_lane(ob + 0, wasm_i8x16_narrow_i16x8(wasm_i16x8_narrow_i32x4(q0_0, q0_1), wasm_i16x8_narrow_i32x4(q0_0, q0_1)), 0);
+      for (size_t j = 0; j < nc; j++) c0[j] = ob[j];
+    }
+  }
+}
+
+static void wrt_wasm_relaxed_dot_qigemm_4x8(size_t mr, size_t nc, size_t kc, size_t ks, const int8_t* const* ind, const void* packed_w, int8_t* c, size_t c_stride, const wrt_qparams* p) {
+  int8_t* c0 = c;
+  int8_t* c1 = c0 + c_stride;
+  if (mr <= 1) c1 = c0;
+  int8_t* c2 = c1 + c_stride;
+  if (mr <= 2) c2 = c1;
+  int8_t* c3 = c2 + c_stride;
+  if (mr <= 3) c3 = c2;
+  const int32_t* wb = (const int32_t*)packed_w;
+  v128_t acc0_0 = wasm_v128_load(wb + 0);
+  v128_t acc0_1 = wasm_v128_load(wb + 4);
+  v128_t acc1_0 = acc0_0;
+  v128_t acc1_1 = acc0_1;
+  v128_t acc2_0 = acc0_0;
+  v128_t acc2_1 = acc0_1;
+  v128_t acc3_0 = acc0_0;
+  v128_t acc3_1 = acc0_1;
+  const int8_t* w = (const int8_t*)packed_w + 64;
+  const v128_t xm = wasm_i32x4_splat((int32_t)p->xmask);
+  for (size_t tap = ks; tap != 0; tap--) {
+    const int8_t* a0 = ind[0];
+    const int8_t* a1 = mr > 1 ? ind[1] : a0;
+    const int8_t* a2 = mr > 2 ? ind[2] : a1;
+    const int8_t* a3 = mr > 3 ? ind[3] : a2;
+    ind += mr;
+    size_t k = kc;
+    for (; k >= 4; k -= 4) {
+      const v128_t wq0 = wasm_v128_load(w + 0);
+      const v128_t wq1 = wasm_v128_load(w + 16);
+      w += 32;
+      const v128_t xa0 = wasm_v128_xor(wasm_v128_load32_splat(a0), xm);
+      a0 += 4;
+      acc0_0 = wasm_i32x4_relaxed_dot_i8x16_i7x16_add(wq0, xa0, acc0_0);
+      acc0_1 = wasm_i32x4_relaxed_dot_i8x16_i7x16_add(wq1, xa0, acc0_1);
+      const v128_t xa1 = wasm_v128_xor(wasm_v128_load32_splat(a1), xm);
+      a1 += 4;
+      acc1_0 = wasm_i32x4_relaxed_dot_i8x16_i7x16_add(wq0, xa1, acc1_0);
+      acc1_1 = wasm_i32x4_relaxed_dot_i8x16_i7x16_add(wq1, xa1, acc1_1);
+      const v128_t xa2 = wasm_v128_xor(wasm_v128_load32_splat(a2), xm);
+      a2 += 4;
+      acc2_0 = wasm_i32x4_relaxed_dot_i8x16_i7x16_add(wq0, xa2, acc2_0);
+      acc2_1 = wasm_i32x4_relaxed_dot_i8x16_i7x16_add(wq1, xa2, acc2_1);
+      const v128_t xa3 = wasm_v128_xor(wasm_v128_load32_splat(a3), xm);
+      a3 += 4;
+      acc3_0 = wasm_i32x4_relaxed_dot_i8x16_i7x16_add(wq0, xa3, acc3_0);
+      acc3_1 = wasm_i32x4_relaxed_dot_i8x16_i7x16_add(wq1, xa3, acc3_1);
+    }
+    if (k != 0) {
+      const v128_t wq0 = wasm_v128_load(w + 0);
+      const v128_t wq1 = wasm_v128_load(w + 16);
+      w += 32;
+      const v128_t xa0 = wasm_v128_xor(wasm_i32x4_splat(wrt_q_part(a0, k)), xm);
+      acc0_0 = wasm_i32x4_relaxed_dot_i8x16_i7x16_add(wq0, xa0, acc0_0);
+      acc0_1 = wasm_i32x4_relaxed_dot_i8x16_i7x16_add(wq1, xa0, acc0_1);
+      const v128_t xa1 = wasm_v128_xor(wasm_i32x4_splat(wrt_q_part(a1, k)), xm);
+      acc1_0 = wasm_i32x4_relaxed_dot_i8x16_i7x16_add(wq0, xa1, acc1_0);
+      acc1_1 = wasm_i32x4_relaxed_dot_i8x16_i7x16_add(wq1, xa1, acc1_1);
+      const v128_t xa2 = wasm_v128_xor(wasm_i32x4_splat(wrt_q_part(a2, k)), xm);
+      acc2_0 = wasm_i32x4_relaxed_dot_i8x16_i7x16_add(wq0, xa2, acc2_0);
+      acc2_1 = wasm_i32x4_relaxed_dot_i8x16_i7x16_add(wq1, xa2, acc2_1);
+      const v128_t xa3 = wasm_v128_xor(wasm_i32x4_splat(wrt_q_part(a3, k)), xm);
+      acc3_0 = wasm_i32x4_relaxed_dot_i8x16_i7x16_add(wq0, xa3, acc3_0);
+      acc3_1 = wasm_i32x4_relaxed_dot_i8x16_i7x16_add(wq1, xa3, acc3_1);
+    }
+  }
+  const v128_t qlo = wasm_f32x4_splat(p->lo);
+  const v128_t qhi = wasm_f32x4_splat(p->hi);
+  const v128_t qmagic = wasm_f32x4_const_splat(12582912.0f);
+  const v128_t qmz = wasm_i32x4_splat(0x4B400000 - p->zy);
+  const float* mp = (const float*)(const void*)((const char*)(packed_w) + 32);
+  const v128_t mq0 = wasm_v128_load(mp + 0);
+  const v128_t mq1 = wasm_v128_load(mp + 4);
+  {
+    const v128_t q3_0 = wasm_i32x4_sub(wasm_f32x4_add(wasm_f32x4_pmin(wasm_f32x4_pmax(wasm_f32x4_mul(wasm_f32x4_convert_i32x4(acc3_0), mq0), qlo), qhi), qmagic), qmz);
+    const v128_t q3_1 = wasm_i32x4_sub(wasm_f32x4_add(wasm_f32x4_pmin(wasm_f32x4_pmax(wasm_f32x4_mul(wasm_f32x4_convert_i32x4(acc3_1), mq1), qlo), qhi), qmagic), qmz);
+    if (nc == 8) {
+      wasm_v128_store64_lane(c3 + 0, wasm_i8x16_narrow_i16x8(wasm_i16x8_narrow_i32x4(q3_0, q3_1), wasm_i16x8_narrow_i32x4(q3_0, q3_1)), 0);
+    } else {
+      int8_t ob[8];
+      wasm_v128_store64_lane(ob + 0, wasm_i8x16_narrow_i16x8(wasm_i16x8_narrow_i32x4(q3_0, q3_1), wasm_i16x8_narrow_i32x4(q3_0, q3_1)), 0);
+      for (size_t j = 0; j < nc; j++) c3[j] = ob[j];
+    }
+  }
+  {
+    const v128_t q2_0 = wasm_i32x4_sub(wasm_f32x4_add(wasm_f32x4_pmin(wasm_f32x4_pmax(wasm_f32x4_mul(wasm_f32x4_convert_i32x4(acc2_0), mq0), qlo), qhi), qmagic), qmz);
+    const v128_t q2_1 = wasm_i32x4_sub(wasm_f32x4_add(wasm_f32x4_pmin(wasm_f32x4_pmax(wasm_f32x4_mul(wasm_f32x4_convert_i32x4(acc2_1), mq1), qlo), qhi), qmagic), qmz);
+    if (nc == 8) {
+      wasm_v128_store64_lane(c2 + 0, wasm_i8x16_narrow_i16x8(wasm_i16x8_narrow_i32x4(q2_0, q2_1), wasm_i16x8_narrow_i32x4(q2_0, q2_1)), 0);
+    } else {
+      int8_t ob[8];
+      wasm_v128_store64_lane(ob + 0, wasm_i8x16_narrow_i16x8(wasm_i16x8_narrow_i32x4(q2_0, q2_1), wasm_i16x8_narrow_i32x4(q2_0, q2_1)), 0);
+      for (size_t j = 0; j < nc; j++) c2[j] = ob[j];
+    }
+  }
+  {
+    const v128_t q1_0 = wasm_i32x4_sub(wasm_f32x4_add(wasm_f32x4_pmin(wasm_f32x4_pmax(wasm_f32x4_mul(wasm_f32x4_convert_i32x4(acc1_0), mq0), qlo), qhi), qmagic), qmz);
+    const v128_t q1_1 = wasm_i32x4_sub(wasm_f32x4_add(wasm_f32x4_pmin(wasm_f32x4_pmax(wasm_f32x4_mul(wasm_f32x4_convert_i32x4(acc1_1), mq1), qlo), qhi), qmagic), qmz);
+    if (nc == 8) {
+      wasm_v128_store64_lane(c1 + 0, wasm_i8x16_narrow_i16x8(wasm_i16x8_narrow_i32x4(q1_0, q1_1), wasm_i16x8_narrow_i32x4(q1_0, q1_1)), 0);
+    } else {
+      int8_t ob[8];
+      wasm_v128_store64_lane(ob + 0, wasm_i8x16_narrow_i16x8(wasm_i16x8_narrow_i32x4(q1_0, q1_1), wasm_i16x8_narrow_i32x4(q1_0, q1_1)), 0);
+      for (size_t j = 0; j < nc; j++) c1[j] = ob[j];
+    }
+  }
+  {
+    const v128_t q0_0 = wasm_i32x4_sub(wasm_f32x4_add(wasm_f32x4_pmin(wasm_f32x4_pmax(wasm_f32x4_mul(wasm_f32x4_convert_i32x4(acc0_0), mq0), qlo), qhi), qmagic), qmz);
+    const v128_t q0_1 = wasm_i32x4_sub(wasm_f32x4_add(wasm_f32x4_pmin(wasm_f32x4_pmax(wasm_f32x4_mul(wasm_f32x4_convert_i32x4(acc0_1), mq1), qlo), qhi), qmagic), qmz);
+    if (nc == 8) {
+      wasm_v128_store64_lane(c0 + 0, wasm_i8x16_narrow_i16x8(wasm_i16x8_narrow_i32x4(q0_0, q0_1), wasm_i16x8_narrow_i32x4(q0_0, q0_1)), 0);
+    } else {
+      int8_t ob[8];
+      wasm_v128_store64_lane(ob + 0, wasm_i8x16_narrow_i16x8(wasm_i16x8_narrow_i32x4(q0_0, q0_1), wasm_i16x8_narrow_i32x4(q0_0, q0_1)), 0);
+      for (size_t j = 0; j < nc; j++) c0[j] = ob[j];
+    }
   }
 }
 
@@ -3166,7 +3596,127 @@ const wrt_target wrt_target_wasm_relaxed = {
   .qgemm_mr = 4, .qgemm_nr = 8, .qgemm_kr = 2, .qgemm_xoff = 0,
   .qgemm = wrt_wasm_relaxed_qgemm_4x8,
   .qigemm = wrt_wasm_relaxed_qigemm_4x8,
-  .qdwconv = {{0, 8, wrt_wasm_relaxed_qdwconv_any_c8}},
+  .qdwconv = {{9, 8, wrt_wasm_relaxed_qdwconv_9_c8}, {25, 8, wrt_wasm_relaxed_qdwconv_25_c8}, {0, 8, wrt_wasm_relaxed_qdwconv_any_c8}},
+  .qadd = wrt_wasm_relaxed_qadd, .qadd_scalar = wrt_wasm_relaxed_qadd_scalar,
+  .spmm_mr = 8, .spmm_g = 1,
+  .spmm_min_sparsity = 0.57f, .spmm_k_penalty = 6.0f, .spmv_min_sparsity = 0.2f,
+  .spmm = wrt_wasm_relaxed_spmm_8, .spmv = wrt_wasm_relaxed_spmv,
+  .sppack = NULL,
+};
+
+const wrt_target wrt_target_wasm_relaxed_usdot = {
+  .name = "wasm_relaxed_usdot",
+  .gemm_mr = 4, .gemm_nr = 8,
+  .gemm = wrt_wasm_relaxed_gemm_4x8,
+  .igemm = wrt_wasm_relaxed_igemm_4x8,
+  .gemm_nr_half = 4,
+  .gemm_half = wrt_wasm_relaxed_gemm_4x4,
+  .igemm_half = wrt_wasm_relaxed_igemm_4x4,
+  .dwconv = {
+    {9, 8, wrt_wasm_relaxed_dwconv_9_c8},
+    {25, 8, wrt_wasm_relaxed_dwconv_25_c8},
+    {0, 8, wrt_wasm_relaxed_dwconv_any_c8},
+  },
+  .vbinary = {
+    [WRT_BIN_ADD] = wrt_wasm_relaxed_vadd,
+    [WRT_BIN_SUB] = wrt_wasm_relaxed_vsub,
+    [WRT_BIN_RSUB] = wrt_wasm_relaxed_vrsub,
+    [WRT_BIN_MUL] = wrt_wasm_relaxed_vmul,
+    [WRT_BIN_DIV] = wrt_wasm_relaxed_vdiv,
+    [WRT_BIN_RDIV] = wrt_wasm_relaxed_vrdiv,
+    [WRT_BIN_MAX] = wrt_wasm_relaxed_vmax,
+    [WRT_BIN_MIN] = wrt_wasm_relaxed_vmin,
+    [WRT_BIN_PRELU] = wrt_wasm_relaxed_vprelu,
+  },
+  .vbinary_scalar = {
+    [WRT_BIN_ADD] = wrt_wasm_relaxed_vaddc,
+    [WRT_BIN_SUB] = wrt_wasm_relaxed_vsubc,
+    [WRT_BIN_RSUB] = wrt_wasm_relaxed_vrsubc,
+    [WRT_BIN_MUL] = wrt_wasm_relaxed_vmulc,
+    [WRT_BIN_DIV] = wrt_wasm_relaxed_vdivc,
+    [WRT_BIN_RDIV] = wrt_wasm_relaxed_vrdivc,
+    [WRT_BIN_MAX] = wrt_wasm_relaxed_vmaxc,
+    [WRT_BIN_MIN] = wrt_wasm_relaxed_vminc,
+    [WRT_BIN_PRELU] = wrt_wasm_relaxed_vpreluc,
+  },
+  .vunary = {
+    [WRT_UN_RELU] = wrt_wasm_relaxed_relu,
+    [WRT_UN_CLIP] = wrt_wasm_relaxed_clip,
+    [WRT_UN_LEAKY_RELU] = wrt_wasm_relaxed_leaky_relu,
+    [WRT_UN_HARD_SWISH] = wrt_wasm_relaxed_hard_swish,
+    [WRT_UN_HARD_SIGMOID] = wrt_wasm_relaxed_hard_sigmoid,
+    [WRT_UN_SIGMOID] = wrt_wasm_relaxed_sigmoid,
+    [WRT_UN_TANH] = wrt_wasm_relaxed_tanh,
+    [WRT_UN_EXP] = wrt_wasm_relaxed_exp,
+    [WRT_UN_SQRT] = wrt_wasm_relaxed_sqrt,
+    [WRT_UN_ABS] = wrt_wasm_relaxed_abs,
+    [WRT_UN_NEG] = wrt_wasm_relaxed_neg,
+  },
+  .maxpool = wrt_wasm_relaxed_maxpool, .avgpool = wrt_wasm_relaxed_avgpool,
+  .qgemm_mr = 4, .qgemm_nr = 8, .qgemm_kr = 4, .qgemm_xoff = 128,
+  .qgemm = wrt_wasm_relaxed_dot_qgemm_4x8,
+  .qigemm = wrt_wasm_relaxed_dot_qigemm_4x8,
+  .qdwconv = {{9, 8, wrt_wasm_relaxed_qdwconv_9_c8}, {25, 8, wrt_wasm_relaxed_qdwconv_25_c8}, {0, 8, wrt_wasm_relaxed_qdwconv_any_c8}},
+  .qadd = wrt_wasm_relaxed_qadd, .qadd_scalar = wrt_wasm_relaxed_qadd_scalar,
+  .spmm_mr = 8, .spmm_g = 1,
+  .spmm_min_sparsity = 0.57f, .spmm_k_penalty = 6.0f, .spmv_min_sparsity = 0.2f,
+  .spmm = wrt_wasm_relaxed_spmm_8, .spmv = wrt_wasm_relaxed_spmv,
+  .sppack = NULL,
+};
+
+const wrt_target wrt_target_wasm_relaxed_sdot = {
+  .name = "wasm_relaxed_sdot",
+  .gemm_mr = 4, .gemm_nr = 8,
+  .gemm = wrt_wasm_relaxed_gemm_4x8,
+  .igemm = wrt_wasm_relaxed_igemm_4x8,
+  .gemm_nr_half = 4,
+  .gemm_half = wrt_wasm_relaxed_gemm_4x4,
+  .igemm_half = wrt_wasm_relaxed_igemm_4x4,
+  .dwconv = {
+    {9, 8, wrt_wasm_relaxed_dwconv_9_c8},
+    {25, 8, wrt_wasm_relaxed_dwconv_25_c8},
+    {0, 8, wrt_wasm_relaxed_dwconv_any_c8},
+  },
+  .vbinary = {
+    [WRT_BIN_ADD] = wrt_wasm_relaxed_vadd,
+    [WRT_BIN_SUB] = wrt_wasm_relaxed_vsub,
+    [WRT_BIN_RSUB] = wrt_wasm_relaxed_vrsub,
+    [WRT_BIN_MUL] = wrt_wasm_relaxed_vmul,
+    [WRT_BIN_DIV] = wrt_wasm_relaxed_vdiv,
+    [WRT_BIN_RDIV] = wrt_wasm_relaxed_vrdiv,
+    [WRT_BIN_MAX] = wrt_wasm_relaxed_vmax,
+    [WRT_BIN_MIN] = wrt_wasm_relaxed_vmin,
+    [WRT_BIN_PRELU] = wrt_wasm_relaxed_vprelu,
+  },
+  .vbinary_scalar = {
+    [WRT_BIN_ADD] = wrt_wasm_relaxed_vaddc,
+    [WRT_BIN_SUB] = wrt_wasm_relaxed_vsubc,
+    [WRT_BIN_RSUB] = wrt_wasm_relaxed_vrsubc,
+    [WRT_BIN_MUL] = wrt_wasm_relaxed_vmulc,
+    [WRT_BIN_DIV] = wrt_wasm_relaxed_vdivc,
+    [WRT_BIN_RDIV] = wrt_wasm_relaxed_vrdivc,
+    [WRT_BIN_MAX] = wrt_wasm_relaxed_vmaxc,
+    [WRT_BIN_MIN] = wrt_wasm_relaxed_vminc,
+    [WRT_BIN_PRELU] = wrt_wasm_relaxed_vpreluc,
+  },
+  .vunary = {
+    [WRT_UN_RELU] = wrt_wasm_relaxed_relu,
+    [WRT_UN_CLIP] = wrt_wasm_relaxed_clip,
+    [WRT_UN_LEAKY_RELU] = wrt_wasm_relaxed_leaky_relu,
+    [WRT_UN_HARD_SWISH] = wrt_wasm_relaxed_hard_swish,
+    [WRT_UN_HARD_SIGMOID] = wrt_wasm_relaxed_hard_sigmoid,
+    [WRT_UN_SIGMOID] = wrt_wasm_relaxed_sigmoid,
+    [WRT_UN_TANH] = wrt_wasm_relaxed_tanh,
+    [WRT_UN_EXP] = wrt_wasm_relaxed_exp,
+    [WRT_UN_SQRT] = wrt_wasm_relaxed_sqrt,
+    [WRT_UN_ABS] = wrt_wasm_relaxed_abs,
+    [WRT_UN_NEG] = wrt_wasm_relaxed_neg,
+  },
+  .maxpool = wrt_wasm_relaxed_maxpool, .avgpool = wrt_wasm_relaxed_avgpool,
+  .qgemm_mr = 4, .qgemm_nr = 8, .qgemm_kr = 4, .qgemm_xoff = 0,
+  .qgemm = wrt_wasm_relaxed_dot_qgemm_4x8,
+  .qigemm = wrt_wasm_relaxed_dot_qigemm_4x8,
+  .qdwconv = {{9, 8, wrt_wasm_relaxed_qdwconv_9_c8}, {25, 8, wrt_wasm_relaxed_qdwconv_25_c8}, {0, 8, wrt_wasm_relaxed_qdwconv_any_c8}},
   .qadd = wrt_wasm_relaxed_qadd, .qadd_scalar = wrt_wasm_relaxed_qadd_scalar,
   .spmm_mr = 8, .spmm_g = 1,
   .spmm_min_sparsity = 0.57f, .spmm_k_penalty = 6.0f, .spmv_min_sparsity = 0.2f,

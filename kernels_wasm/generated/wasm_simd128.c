@@ -19,8 +19,13 @@ __attribute__((unused)) static inline int32_t wrt_q_load4(const int8_t* x) {
 }
 /* the first n < 4 bytes of x (zeros after) as one int32, for a short last block of a 4-byte dot product */
 __attribute__((unused)) static inline int32_t wrt_q_part(const int8_t* x, size_t n) {
-  uint32_t v = 0;
-  for (size_t i = 0; i < n; i++) v |= (uint32_t)(uint8_t)x[i] << (8 * i);
+  uint32_t v = 0;  /* n = 1..3: a 2-byte and a 1-byte load (no loop: a 3-channel image takes this on every tap) */
+  if (n & 2) {
+    uint16_t h;
+    __builtin_memcpy(&h, x, 2);
+    v = h;
+  }
+  if (n & 1) v |= (uint32_t)(uint8_t)x[n & 2] << (8 * (n & 2));
   return (int32_t)v;
 }
 
@@ -2606,13 +2611,14 @@ static void wrt_wasm_simd128_qgemm_4x8(size_t mr, size_t nc, size_t kc, const in
   }
   const v128_t qlo = wasm_f32x4_splat(p->lo);
   const v128_t qhi = wasm_f32x4_splat(p->hi);
-  const v128_t qzy = wasm_i32x4_splat(p->zy);
+  const v128_t qmagic = wasm_f32x4_const_splat(12582912.0f);
+  const v128_t qmz = wasm_i32x4_splat(0x4B400000 - p->zy);
   const float* mp = (const float*)(const void*)((const char*)(packed_w) + 32);
   const v128_t mq0 = wasm_v128_load(mp + 0);
   const v128_t mq1 = wasm_v128_load(mp + 4);
   {
-    const v128_t q3_0 = wasm_i32x4_add(wasm_i32x4_trunc_sat_f32x4(wasm_f32x4_nearest(wasm_f32x4_min(wasm_f32x4_max(wasm_f32x4_mul(wasm_f32x4_convert_i32x4(acc3_0), mq0), qlo), qhi))), qzy);
-    const v128_t q3_1 = wasm_i32x4_add(wasm_i32x4_trunc_sat_f32x4(wasm_f32x4_nearest(wasm_f32x4_min(wasm_f32x4_max(wasm_f32x4_mul(wasm_f32x4_convert_i32x4(acc3_1), mq1), qlo), qhi))), qzy);
+    const v128_t q3_0 = wasm_i32x4_sub(wasm_f32x4_add(wasm_f32x4_pmin(wasm_f32x4_pmax(wasm_f32x4_mul(wasm_f32x4_convert_i32x4(acc3_0), mq0), qlo), qhi), qmagic), qmz);
+    const v128_t q3_1 = wasm_i32x4_sub(wasm_f32x4_add(wasm_f32x4_pmin(wasm_f32x4_pmax(wasm_f32x4_mul(wasm_f32x4_convert_i32x4(acc3_1), mq1), qlo), qhi), qmagic), qmz);
     if (nc == 8) {
       wasm_v128_store64_lane(c3 + 0, wasm_i8x16_narrow_i16x8(wasm_i16x8_narrow_i32x4(q3_0, q3_1), wasm_i16x8_narrow_i32x4(q3_0, q3_1)), 0);
     } else {
@@ -2622,8 +2628,8 @@ static void wrt_wasm_simd128_qgemm_4x8(size_t mr, size_t nc, size_t kc, const in
     }
   }
   {
-    const v128_t q2_0 = wasm_i32x4_add(wasm_i32x4_trunc_sat_f32x4(wasm_f32x4_nearest(wasm_f32x4_min(wasm_f32x4_max(wasm_f32x4_mul(wasm_f32x4_convert_i32x4(acc2_0), mq0), qlo), qhi))), qzy);
-    const v128_t q2_1 = wasm_i32x4_add(wasm_i32x4_trunc_sat_f32x4(wasm_f32x4_nearest(wasm_f32x4_min(wasm_f32x4_max(wasm_f32x4_mul(wasm_f32x4_convert_i32x4(acc2_1), mq1), qlo), qhi))), qzy);
+    const v128_t q2_0 = wasm_i32x4_sub(wasm_f32x4_add(wasm_f32x4_pmin(wasm_f32x4_pmax(wasm_f32x4_mul(wasm_f32x4_convert_i32x4(acc2_0), mq0), qlo), qhi), qmagic), qmz);
+    const v128_t q2_1 = wasm_i32x4_sub(wasm_f32x4_add(wasm_f32x4_pmin(wasm_f32x4_pmax(wasm_f32x4_mul(wasm_f32x4_convert_i32x4(acc2_1), mq1), qlo), qhi), qmagic), qmz);
     if (nc == 8) {
       wasm_v128_store64_lane(c2 + 0, wasm_i8x16_narrow_i16x8(wasm_i16x8_narrow_i32x4(q2_0, q2_1), wasm_i16x8_narrow_i32x4(q2_0, q2_1)), 0);
     } else {
@@ -2633,8 +2639,8 @@ static void wrt_wasm_simd128_qgemm_4x8(size_t mr, size_t nc, size_t kc, const in
     }
   }
   {
-    const v128_t q1_0 = wasm_i32x4_add(wasm_i32x4_trunc_sat_f32x4(wasm_f32x4_nearest(wasm_f32x4_min(wasm_f32x4_max(wasm_f32x4_mul(wasm_f32x4_convert_i32x4(acc1_0), mq0), qlo), qhi))), qzy);
-    const v128_t q1_1 = wasm_i32x4_add(wasm_i32x4_trunc_sat_f32x4(wasm_f32x4_nearest(wasm_f32x4_min(wasm_f32x4_max(wasm_f32x4_mul(wasm_f32x4_convert_i32x4(acc1_1), mq1), qlo), qhi))), qzy);
+    const v128_t q1_0 = wasm_i32x4_sub(wasm_f32x4_add(wasm_f32x4_pmin(wasm_f32x4_pmax(wasm_f32x4_mul(wasm_f32x4_convert_i32x4(acc1_0), mq0), qlo), qhi), qmagic), qmz);
+    const v128_t q1_1 = wasm_i32x4_sub(wasm_f32x4_add(wasm_f32x4_pmin(wasm_f32x4_pmax(wasm_f32x4_mul(wasm_f32x4_convert_i32x4(acc1_1), mq1), qlo), qhi), qmagic), qmz);
     if (nc == 8) {
       wasm_v128_store64_lane(c1 + 0, wasm_i8x16_narrow_i16x8(wasm_i16x8_narrow_i32x4(q1_0, q1_1), wasm_i16x8_narrow_i32x4(q1_0, q1_1)), 0);
     } else {
@@ -2644,8 +2650,8 @@ static void wrt_wasm_simd128_qgemm_4x8(size_t mr, size_t nc, size_t kc, const in
     }
   }
   {
-    const v128_t q0_0 = wasm_i32x4_add(wasm_i32x4_trunc_sat_f32x4(wasm_f32x4_nearest(wasm_f32x4_min(wasm_f32x4_max(wasm_f32x4_mul(wasm_f32x4_convert_i32x4(acc0_0), mq0), qlo), qhi))), qzy);
-    const v128_t q0_1 = wasm_i32x4_add(wasm_i32x4_trunc_sat_f32x4(wasm_f32x4_nearest(wasm_f32x4_min(wasm_f32x4_max(wasm_f32x4_mul(wasm_f32x4_convert_i32x4(acc0_1), mq1), qlo), qhi))), qzy);
+    const v128_t q0_0 = wasm_i32x4_sub(wasm_f32x4_add(wasm_f32x4_pmin(wasm_f32x4_pmax(wasm_f32x4_mul(wasm_f32x4_convert_i32x4(acc0_0), mq0), qlo), qhi), qmagic), qmz);
+    const v128_t q0_1 = wasm_i32x4_sub(wasm_f32x4_add(wasm_f32x4_pmin(wasm_f32x4_pmax(wasm_f32x4_mul(wasm_f32x4_convert_i32x4(acc0_1), mq1), qlo), qhi), qmagic), qmz);
     if (nc == 8) {
       wasm_v128_store64_lane(c0 + 0, wasm_i8x16_narrow_i16x8(wasm_i16x8_narrow_i32x4(q0_0, q0_1), wasm_i16x8_narrow_i32x4(q0_0, q0_1)), 0);
     } else {
@@ -2765,13 +2771,14 @@ static void wrt_wasm_simd128_qigemm_4x8(size_t mr, size_t nc, size_t kc, size_t 
   }
   const v128_t qlo = wasm_f32x4_splat(p->lo);
   const v128_t qhi = wasm_f32x4_splat(p->hi);
-  const v128_t qzy = wasm_i32x4_splat(p->zy);
+  const v128_t qmagic = wasm_f32x4_const_splat(12582912.0f);
+  const v128_t qmz = wasm_i32x4_splat(0x4B400000 - p->zy);
   const float* mp = (const float*)(const void*)((const char*)(packed_w) + 32);
   const v128_t mq0 = wasm_v128_load(mp + 0);
   const v128_t mq1 = wasm_v128_load(mp + 4);
   {
-    const v128_t q3_0 = wasm_i32x4_add(wasm_i32x4_trunc_sat_f32x4(wasm_f32x4_nearest(wasm_f32x4_min(wasm_f32x4_max(wasm_f32x4_mul(wasm_f32x4_convert_i32x4(acc3_0), mq0), qlo), qhi))), qzy);
-    const v128_t q3_1 = wasm_i32x4_add(wasm_i32x4_trunc_sat_f32x4(wasm_f32x4_nearest(wasm_f32x4_min(wasm_f32x4_max(wasm_f32x4_mul(wasm_f32x4_convert_i32x4(acc3_1), mq1), qlo), qhi))), qzy);
+    const v128_t q3_0 = wasm_i32x4_sub(wasm_f32x4_add(wasm_f32x4_pmin(wasm_f32x4_pmax(wasm_f32x4_mul(wasm_f32x4_convert_i32x4(acc3_0), mq0), qlo), qhi), qmagic), qmz);
+    const v128_t q3_1 = wasm_i32x4_sub(wasm_f32x4_add(wasm_f32x4_pmin(wasm_f32x4_pmax(wasm_f32x4_mul(wasm_f32x4_convert_i32x4(acc3_1), mq1), qlo), qhi), qmagic), qmz);
     if (nc == 8) {
       wasm_v128_store64_lane(c3 + 0, wasm_i8x16_narrow_i16x8(wasm_i16x8_narrow_i32x4(q3_0, q3_1), wasm_i16x8_narrow_i32x4(q3_0, q3_1)), 0);
     } else {
@@ -2781,8 +2788,8 @@ static void wrt_wasm_simd128_qigemm_4x8(size_t mr, size_t nc, size_t kc, size_t 
     }
   }
   {
-    const v128_t q2_0 = wasm_i32x4_add(wasm_i32x4_trunc_sat_f32x4(wasm_f32x4_nearest(wasm_f32x4_min(wasm_f32x4_max(wasm_f32x4_mul(wasm_f32x4_convert_i32x4(acc2_0), mq0), qlo), qhi))), qzy);
-    const v128_t q2_1 = wasm_i32x4_add(wasm_i32x4_trunc_sat_f32x4(wasm_f32x4_nearest(wasm_f32x4_min(wasm_f32x4_max(wasm_f32x4_mul(wasm_f32x4_convert_i32x4(acc2_1), mq1), qlo), qhi))), qzy);
+    const v128_t q2_0 = wasm_i32x4_sub(wasm_f32x4_add(wasm_f32x4_pmin(wasm_f32x4_pmax(wasm_f32x4_mul(wasm_f32x4_convert_i32x4(acc2_0), mq0), qlo), qhi), qmagic), qmz);
+    const v128_t q2_1 = wasm_i32x4_sub(wasm_f32x4_add(wasm_f32x4_pmin(wasm_f32x4_pmax(wasm_f32x4_mul(wasm_f32x4_convert_i32x4(acc2_1), mq1), qlo), qhi), qmagic), qmz);
     if (nc == 8) {
       wasm_v128_store64_lane(c2 + 0, wasm_i8x16_narrow_i16x8(wasm_i16x8_narrow_i32x4(q2_0, q2_1), wasm_i16x8_narrow_i32x4(q2_0, q2_1)), 0);
     } else {
@@ -2792,8 +2799,8 @@ static void wrt_wasm_simd128_qigemm_4x8(size_t mr, size_t nc, size_t kc, size_t 
     }
   }
   {
-    const v128_t q1_0 = wasm_i32x4_add(wasm_i32x4_trunc_sat_f32x4(wasm_f32x4_nearest(wasm_f32x4_min(wasm_f32x4_max(wasm_f32x4_mul(wasm_f32x4_convert_i32x4(acc1_0), mq0), qlo), qhi))), qzy);
-    const v128_t q1_1 = wasm_i32x4_add(wasm_i32x4_trunc_sat_f32x4(wasm_f32x4_nearest(wasm_f32x4_min(wasm_f32x4_max(wasm_f32x4_mul(wasm_f32x4_convert_i32x4(acc1_1), mq1), qlo), qhi))), qzy);
+    const v128_t q1_0 = wasm_i32x4_sub(wasm_f32x4_add(wasm_f32x4_pmin(wasm_f32x4_pmax(wasm_f32x4_mul(wasm_f32x4_convert_i32x4(acc1_0), mq0), qlo), qhi), qmagic), qmz);
+    const v128_t q1_1 = wasm_i32x4_sub(wasm_f32x4_add(wasm_f32x4_pmin(wasm_f32x4_pmax(wasm_f32x4_mul(wasm_f32x4_convert_i32x4(acc1_1), mq1), qlo), qhi), qmagic), qmz);
     if (nc == 8) {
       wasm_v128_store64_lane(c1 + 0, wasm_i8x16_narrow_i16x8(wasm_i16x8_narrow_i32x4(q1_0, q1_1), wasm_i16x8_narrow_i32x4(q1_0, q1_1)), 0);
     } else {
@@ -2803,8 +2810,8 @@ static void wrt_wasm_simd128_qigemm_4x8(size_t mr, size_t nc, size_t kc, size_t 
     }
   }
   {
-    const v128_t q0_0 = wasm_i32x4_add(wasm_i32x4_trunc_sat_f32x4(wasm_f32x4_nearest(wasm_f32x4_min(wasm_f32x4_max(wasm_f32x4_mul(wasm_f32x4_convert_i32x4(acc0_0), mq0), qlo), qhi))), qzy);
-    const v128_t q0_1 = wasm_i32x4_add(wasm_i32x4_trunc_sat_f32x4(wasm_f32x4_nearest(wasm_f32x4_min(wasm_f32x4_max(wasm_f32x4_mul(wasm_f32x4_convert_i32x4(acc0_1), mq1), qlo), qhi))), qzy);
+    const v128_t q0_0 = wasm_i32x4_sub(wasm_f32x4_add(wasm_f32x4_pmin(wasm_f32x4_pmax(wasm_f32x4_mul(wasm_f32x4_convert_i32x4(acc0_0), mq0), qlo), qhi), qmagic), qmz);
+    const v128_t q0_1 = wasm_i32x4_sub(wasm_f32x4_add(wasm_f32x4_pmin(wasm_f32x4_pmax(wasm_f32x4_mul(wasm_f32x4_convert_i32x4(acc0_1), mq1), qlo), qhi), qmagic), qmz);
     if (nc == 8) {
       wasm_v128_store64_lane(c0 + 0, wasm_i8x16_narrow_i16x8(wasm_i16x8_narrow_i32x4(q0_0, q0_1), wasm_i16x8_narrow_i32x4(q0_0, q0_1)), 0);
     } else {
@@ -2815,10 +2822,197 @@ static void wrt_wasm_simd128_qigemm_4x8(size_t mr, size_t nc, size_t kc, size_t 
   }
 }
 
+static void wrt_wasm_simd128_qdwconv_9_c8(size_t channels, size_t width, size_t ks, const int8_t* const* in, const void* packed_w, int8_t* out, size_t out_stride, const wrt_qparams* p) {
+  const v128_t qlo = wasm_f32x4_splat(p->lo);
+  const v128_t qhi = wasm_f32x4_splat(p->hi);
+  const v128_t qmagic = wasm_f32x4_const_splat(12582912.0f);
+  const v128_t qmz = wasm_i32x4_splat(0x4B400000 - p->zy);
+  for (size_t px = 0; px < width; px++, in += ks, out += out_stride) {
+    const char* pw = (const char*)packed_w;
+    const int8_t* i0 = in[0];
+    const int8_t* i1 = in[1];
+    const int8_t* i2 = in[2];
+    const int8_t* i3 = in[3];
+    const int8_t* i4 = in[4];
+    const int8_t* i5 = in[5];
+    const int8_t* i6 = in[6];
+    const int8_t* i7 = in[7];
+    const int8_t* i8 = in[8];
+    for (size_t c0 = 0; c0 < channels; c0 += 8, pw += 8 * (8 + 2 * ks)) {
+      const size_t rem = channels - c0 < 8 ? channels - c0 : 8;
+      const int32_t* wb = (const int32_t*)(const void*)pw;
+      v128_t acc0_0 = wasm_v128_load(wb + 0);
+      v128_t acc0_1 = wasm_v128_load(wb + 4);
+      const int16_t* wt = (const int16_t*)(const void*)(pw + 64);
+      size_t t = 0;
+      if (rem == 8) {
+        { const v128_t pr = wasm_i16x8_add(wasm_i16x8_mul(wasm_i16x8_load8x8(i0 + c0), wasm_v128_load(wt + 0)), wasm_i16x8_mul(wasm_i16x8_load8x8(i1 + c0), wasm_v128_load(wt + 8)));
+          acc0_0 = wasm_i32x4_add(acc0_0, wasm_i32x4_extend_low_i16x8(pr));
+          acc0_1 = wasm_i32x4_add(acc0_1, wasm_i32x4_extend_high_i16x8(pr)); }
+        { const v128_t pr = wasm_i16x8_add(wasm_i16x8_mul(wasm_i16x8_load8x8(i2 + c0), wasm_v128_load(wt + 16)), wasm_i16x8_mul(wasm_i16x8_load8x8(i3 + c0), wasm_v128_load(wt + 24)));
+          acc0_0 = wasm_i32x4_add(acc0_0, wasm_i32x4_extend_low_i16x8(pr));
+          acc0_1 = wasm_i32x4_add(acc0_1, wasm_i32x4_extend_high_i16x8(pr)); }
+        { const v128_t pr = wasm_i16x8_add(wasm_i16x8_mul(wasm_i16x8_load8x8(i4 + c0), wasm_v128_load(wt + 32)), wasm_i16x8_mul(wasm_i16x8_load8x8(i5 + c0), wasm_v128_load(wt + 40)));
+          acc0_0 = wasm_i32x4_add(acc0_0, wasm_i32x4_extend_low_i16x8(pr));
+          acc0_1 = wasm_i32x4_add(acc0_1, wasm_i32x4_extend_high_i16x8(pr)); }
+        { const v128_t pr = wasm_i16x8_add(wasm_i16x8_mul(wasm_i16x8_load8x8(i6 + c0), wasm_v128_load(wt + 48)), wasm_i16x8_mul(wasm_i16x8_load8x8(i7 + c0), wasm_v128_load(wt + 56)));
+          acc0_0 = wasm_i32x4_add(acc0_0, wasm_i32x4_extend_low_i16x8(pr));
+          acc0_1 = wasm_i32x4_add(acc0_1, wasm_i32x4_extend_high_i16x8(pr)); }
+        { const v128_t pr = wasm_i16x8_mul(wasm_i16x8_load8x8(i8 + c0), wasm_v128_load(wt + 64));
+          acc0_0 = wasm_i32x4_add(acc0_0, wasm_i32x4_extend_low_i16x8(pr));
+          acc0_1 = wasm_i32x4_add(acc0_1, wasm_i32x4_extend_high_i16x8(pr)); }
+      } else {
+        for (; t + 2 <= ks; t += 2, wt += 16) {
+          int8_t x0[8];
+          for (size_t j = 0; j < 8; j++) x0[j] = j < rem ? in[t + 0][c0 + j] : 0;
+          int8_t x1[8];
+          for (size_t j = 0; j < 8; j++) x1[j] = j < rem ? in[t + 1][c0 + j] : 0;
+          { const v128_t pr = wasm_i16x8_add(wasm_i16x8_mul(wasm_i16x8_load8x8(x0), wasm_v128_load(wt)), wasm_i16x8_mul(wasm_i16x8_load8x8(x1), wasm_v128_load(wt + 8)));
+            acc0_0 = wasm_i32x4_add(acc0_0, wasm_i32x4_extend_low_i16x8(pr));
+            acc0_1 = wasm_i32x4_add(acc0_1, wasm_i32x4_extend_high_i16x8(pr)); }
+        }
+        if (t < ks) {
+          int8_t x0[8];
+          for (size_t j = 0; j < 8; j++) x0[j] = j < rem ? in[t + 0][c0 + j] : 0;
+          { const v128_t pr = wasm_i16x8_mul(wasm_i16x8_load8x8(x0), wasm_v128_load(wt));
+            acc0_0 = wasm_i32x4_add(acc0_0, wasm_i32x4_extend_low_i16x8(pr));
+            acc0_1 = wasm_i32x4_add(acc0_1, wasm_i32x4_extend_high_i16x8(pr)); }
+        }
+      }
+      const float* mp = (const float*)(const void*)((const char*)(pw) + 32);
+      const v128_t mq0 = wasm_v128_load(mp + 0);
+      const v128_t mq1 = wasm_v128_load(mp + 4);
+      const v128_t q0_0 = wasm_i32x4_sub(wasm_f32x4_add(wasm_f32x4_pmin(wasm_f32x4_pmax(wasm_f32x4_mul(wasm_f32x4_convert_i32x4(acc0_0), mq0), qlo), qhi), qmagic), qmz);
+      const v128_t q0_1 = wasm_i32x4_sub(wasm_f32x4_add(wasm_f32x4_pmin(wasm_f32x4_pmax(wasm_f32x4_mul(wasm_f32x4_convert_i32x4(acc0_1), mq1), qlo), qhi), qmagic), qmz);
+      if (rem == 8) {
+        wasm_v128_store64_lane((out + c0) + 0, wasm_i8x16_narrow_i16x8(wasm_i16x8_narrow_i32x4(q0_0, q0_1), wasm_i16x8_narrow_i32x4(q0_0, q0_1)), 0);
+      } else {
+        int8_t ob[8];
+        wasm_v128_store64_lane(ob + 0, wasm_i8x16_narrow_i16x8(wasm_i16x8_narrow_i32x4(q0_0, q0_1), wasm_i16x8_narrow_i32x4(q0_0, q0_1)), 0);
+        for (size_t j = 0; j < rem; j++) out[c0 + j] = ob[j];
+      }
+    }
+  }
+}
+
+static void wrt_wasm_simd128_qdwconv_25_c8(size_t channels, size_t width, size_t ks, const int8_t* const* in, const void* packed_w, int8_t* out, size_t out_stride, const wrt_qparams* p) {
+  const v128_t qlo = wasm_f32x4_splat(p->lo);
+  const v128_t qhi = wasm_f32x4_splat(p->hi);
+  const v128_t qmagic = wasm_f32x4_const_splat(12582912.0f);
+  const v128_t qmz = wasm_i32x4_splat(0x4B400000 - p->zy);
+  for (size_t px = 0; px < width; px++, in += ks, out += out_stride) {
+    const char* pw = (const char*)packed_w;
+    const int8_t* i0 = in[0];
+    const int8_t* i1 = in[1];
+    const int8_t* i2 = in[2];
+    const int8_t* i3 = in[3];
+    const int8_t* i4 = in[4];
+    const int8_t* i5 = in[5];
+    const int8_t* i6 = in[6];
+    const int8_t* i7 = in[7];
+    const int8_t* i8 = in[8];
+    const int8_t* i9 = in[9];
+    const int8_t* i10 = in[10];
+    const int8_t* i11 = in[11];
+    const int8_t* i12 = in[12];
+    const int8_t* i13 = in[13];
+    const int8_t* i14 = in[14];
+    const int8_t* i15 = in[15];
+    const int8_t* i16 = in[16];
+    const int8_t* i17 = in[17];
+    const int8_t* i18 = in[18];
+    const int8_t* i19 = in[19];
+    const int8_t* i20 = in[20];
+    const int8_t* i21 = in[21];
+    const int8_t* i22 = in[22];
+    const int8_t* i23 = in[23];
+    const int8_t* i24 = in[24];
+    for (size_t c0 = 0; c0 < channels; c0 += 8, pw += 8 * (8 + 2 * ks)) {
+      const size_t rem = channels - c0 < 8 ? channels - c0 : 8;
+      const int32_t* wb = (const int32_t*)(const void*)pw;
+      v128_t acc0_0 = wasm_v128_load(wb + 0);
+      v128_t acc0_1 = wasm_v128_load(wb + 4);
+      const int16_t* wt = (const int16_t*)(const void*)(pw + 64);
+      size_t t = 0;
+      if (rem == 8) {
+        { const v128_t pr = wasm_i16x8_add(wasm_i16x8_mul(wasm_i16x8_load8x8(i0 + c0), wasm_v128_load(wt + 0)), wasm_i16x8_mul(wasm_i16x8_load8x8(i1 + c0), wasm_v128_load(wt + 8)));
+          acc0_0 = wasm_i32x4_add(acc0_0, wasm_i32x4_extend_low_i16x8(pr));
+          acc0_1 = wasm_i32x4_add(acc0_1, wasm_i32x4_extend_high_i16x8(pr)); }
+        { const v128_t pr = wasm_i16x8_add(wasm_i16x8_mul(wasm_i16x8_load8x8(i2 + c0), wasm_v128_load(wt + 16)), wasm_i16x8_mul(wasm_i16x8_load8x8(i3 + c0), wasm_v128_load(wt + 24)));
+          acc0_0 = wasm_i32x4_add(acc0_0, wasm_i32x4_extend_low_i16x8(pr));
+          acc0_1 = wasm_i32x4_add(acc0_1, wasm_i32x4_extend_high_i16x8(pr)); }
+        { const v128_t pr = wasm_i16x8_add(wasm_i16x8_mul(wasm_i16x8_load8x8(i4 + c0), wasm_v128_load(wt + 32)), wasm_i16x8_mul(wasm_i16x8_load8x8(i5 + c0), wasm_v128_load(wt + 40)));
+          acc0_0 = wasm_i32x4_add(acc0_0, wasm_i32x4_extend_low_i16x8(pr));
+          acc0_1 = wasm_i32x4_add(acc0_1, wasm_i32x4_extend_high_i16x8(pr)); }
+        { const v128_t pr = wasm_i16x8_add(wasm_i16x8_mul(wasm_i16x8_load8x8(i6 + c0), wasm_v128_load(wt + 48)), wasm_i16x8_mul(wasm_i16x8_load8x8(i7 + c0), wasm_v128_load(wt + 56)));
+          acc0_0 = wasm_i32x4_add(acc0_0, wasm_i32x4_extend_low_i16x8(pr));
+          acc0_1 = wasm_i32x4_add(acc0_1, wasm_i32x4_extend_high_i16x8(pr)); }
+        { const v128_t pr = wasm_i16x8_add(wasm_i16x8_mul(wasm_i16x8_load8x8(i8 + c0), wasm_v128_load(wt + 64)), wasm_i16x8_mul(wasm_i16x8_load8x8(i9 + c0), wasm_v128_load(wt + 72)));
+          acc0_0 = wasm_i32x4_add(acc0_0, wasm_i32x4_extend_low_i16x8(pr));
+          acc0_1 = wasm_i32x4_add(acc0_1, wasm_i32x4_extend_high_i16x8(pr)); }
+        { const v128_t pr = wasm_i16x8_add(wasm_i16x8_mul(wasm_i16x8_load8x8(i10 + c0), wasm_v128_load(wt + 80)), wasm_i16x8_mul(wasm_i16x8_load8x8(i11 + c0), wasm_v128_load(wt + 88)));
+          acc0_0 = wasm_i32x4_add(acc0_0, wasm_i32x4_extend_low_i16x8(pr));
+          acc0_1 = wasm_i32x4_add(acc0_1, wasm_i32x4_extend_high_i16x8(pr)); }
+        { const v128_t pr = wasm_i16x8_add(wasm_i16x8_mul(wasm_i16x8_load8x8(i12 + c0), wasm_v128_load(wt + 96)), wasm_i16x8_mul(wasm_i16x8_load8x8(i13 + c0), wasm_v128_load(wt + 104)));
+          acc0_0 = wasm_i32x4_add(acc0_0, wasm_i32x4_extend_low_i16x8(pr));
+          acc0_1 = wasm_i32x4_add(acc0_1, wasm_i32x4_extend_high_i16x8(pr)); }
+        { const v128_t pr = wasm_i16x8_add(wasm_i16x8_mul(wasm_i16x8_load8x8(i14 + c0), wasm_v128_load(wt + 112)), wasm_i16x8_mul(wasm_i16x8_load8x8(i15 + c0), wasm_v128_load(wt + 120)));
+          acc0_0 = wasm_i32x4_add(acc0_0, wasm_i32x4_extend_low_i16x8(pr));
+          acc0_1 = wasm_i32x4_add(acc0_1, wasm_i32x4_extend_high_i16x8(pr)); }
+        { const v128_t pr = wasm_i16x8_add(wasm_i16x8_mul(wasm_i16x8_load8x8(i16 + c0), wasm_v128_load(wt + 128)), wasm_i16x8_mul(wasm_i16x8_load8x8(i17 + c0), wasm_v128_load(wt + 136)));
+          acc0_0 = wasm_i32x4_add(acc0_0, wasm_i32x4_extend_low_i16x8(pr));
+          acc0_1 = wasm_i32x4_add(acc0_1, wasm_i32x4_extend_high_i16x8(pr)); }
+        { const v128_t pr = wasm_i16x8_add(wasm_i16x8_mul(wasm_i16x8_load8x8(i18 + c0), wasm_v128_load(wt + 144)), wasm_i16x8_mul(wasm_i16x8_load8x8(i19 + c0), wasm_v128_load(wt + 152)));
+          acc0_0 = wasm_i32x4_add(acc0_0, wasm_i32x4_extend_low_i16x8(pr));
+          acc0_1 = wasm_i32x4_add(acc0_1, wasm_i32x4_extend_high_i16x8(pr)); }
+        { const v128_t pr = wasm_i16x8_add(wasm_i16x8_mul(wasm_i16x8_load8x8(i20 + c0), wasm_v128_load(wt + 160)), wasm_i16x8_mul(wasm_i16x8_load8x8(i21 + c0), wasm_v128_load(wt + 168)));
+          acc0_0 = wasm_i32x4_add(acc0_0, wasm_i32x4_extend_low_i16x8(pr));
+          acc0_1 = wasm_i32x4_add(acc0_1, wasm_i32x4_extend_high_i16x8(pr)); }
+        { const v128_t pr = wasm_i16x8_add(wasm_i16x8_mul(wasm_i16x8_load8x8(i22 + c0), wasm_v128_load(wt + 176)), wasm_i16x8_mul(wasm_i16x8_load8x8(i23 + c0), wasm_v128_load(wt + 184)));
+          acc0_0 = wasm_i32x4_add(acc0_0, wasm_i32x4_extend_low_i16x8(pr));
+          acc0_1 = wasm_i32x4_add(acc0_1, wasm_i32x4_extend_high_i16x8(pr)); }
+        { const v128_t pr = wasm_i16x8_mul(wasm_i16x8_load8x8(i24 + c0), wasm_v128_load(wt + 192));
+          acc0_0 = wasm_i32x4_add(acc0_0, wasm_i32x4_extend_low_i16x8(pr));
+          acc0_1 = wasm_i32x4_add(acc0_1, wasm_i32x4_extend_high_i16x8(pr)); }
+      } else {
+        for (; t + 2 <= ks; t += 2, wt += 16) {
+          int8_t x0[8];
+          for (size_t j = 0; j < 8; j++) x0[j] = j < rem ? in[t + 0][c0 + j] : 0;
+          int8_t x1[8];
+          for (size_t j = 0; j < 8; j++) x1[j] = j < rem ? in[t + 1][c0 + j] : 0;
+          { const v128_t pr = wasm_i16x8_add(wasm_i16x8_mul(wasm_i16x8_load8x8(x0), wasm_v128_load(wt)), wasm_i16x8_mul(wasm_i16x8_load8x8(x1), wasm_v128_load(wt + 8)));
+            acc0_0 = wasm_i32x4_add(acc0_0, wasm_i32x4_extend_low_i16x8(pr));
+            acc0_1 = wasm_i32x4_add(acc0_1, wasm_i32x4_extend_high_i16x8(pr)); }
+        }
+        if (t < ks) {
+          int8_t x0[8];
+          for (size_t j = 0; j < 8; j++) x0[j] = j < rem ? in[t + 0][c0 + j] : 0;
+          { const v128_t pr = wasm_i16x8_mul(wasm_i16x8_load8x8(x0), wasm_v128_load(wt));
+            acc0_0 = wasm_i32x4_add(acc0_0, wasm_i32x4_extend_low_i16x8(pr));
+            acc0_1 = wasm_i32x4_add(acc0_1, wasm_i32x4_extend_high_i16x8(pr)); }
+        }
+      }
+      const float* mp = (const float*)(const void*)((const char*)(pw) + 32);
+      const v128_t mq0 = wasm_v128_load(mp + 0);
+      const v128_t mq1 = wasm_v128_load(mp + 4);
+      const v128_t q0_0 = wasm_i32x4_sub(wasm_f32x4_add(wasm_f32x4_pmin(wasm_f32x4_pmax(wasm_f32x4_mul(wasm_f32x4_convert_i32x4(acc0_0), mq0), qlo), qhi), qmagic), qmz);
+      const v128_t q0_1 = wasm_i32x4_sub(wasm_f32x4_add(wasm_f32x4_pmin(wasm_f32x4_pmax(wasm_f32x4_mul(wasm_f32x4_convert_i32x4(acc0_1), mq1), qlo), qhi), qmagic), qmz);
+      if (rem == 8) {
+        wasm_v128_store64_lane((out + c0) + 0, wasm_i8x16_narrow_i16x8(wasm_i16x8_narrow_i32x4(q0_0, q0_1), wasm_i16x8_narrow_i32x4(q0_0, q0_1)), 0);
+      } else {
+        int8_t ob[8];
+        wasm_v128_store64_lane(ob + 0, wasm_i8x16_narrow_i16x8(wasm_i16x8_narrow_i32x4(q0_0, q0_1), wasm_i16x8_narrow_i32x4(q0_0, q0_1)), 0);
+        for (size_t j = 0; j < rem; j++) out[c0 + j] = ob[j];
+      }
+    }
+  }
+}
+
 static void wrt_wasm_simd128_qdwconv_any_c8(size_t channels, size_t width, size_t ks, const int8_t* const* in, const void* packed_w, int8_t* out, size_t out_stride, const wrt_qparams* p) {
   const v128_t qlo = wasm_f32x4_splat(p->lo);
   const v128_t qhi = wasm_f32x4_splat(p->hi);
-  const v128_t qzy = wasm_i32x4_splat(p->zy);
+  const v128_t qmagic = wasm_f32x4_const_splat(12582912.0f);
+  const v128_t qmz = wasm_i32x4_splat(0x4B400000 - p->zy);
   for (size_t px = 0; px < width; px++, in += ks, out += out_stride) {
     const char* pw = (const char*)packed_w;
     for (size_t c0 = 0; c0 < channels; c0 += 8, pw += 8 * (8 + 2 * ks)) {
@@ -2863,8 +3057,8 @@ static void wrt_wasm_simd128_qdwconv_any_c8(size_t channels, size_t width, size_
       const float* mp = (const float*)(const void*)((const char*)(pw) + 32);
       const v128_t mq0 = wasm_v128_load(mp + 0);
       const v128_t mq1 = wasm_v128_load(mp + 4);
-      const v128_t q0_0 = wasm_i32x4_add(wasm_i32x4_trunc_sat_f32x4(wasm_f32x4_nearest(wasm_f32x4_min(wasm_f32x4_max(wasm_f32x4_mul(wasm_f32x4_convert_i32x4(acc0_0), mq0), qlo), qhi))), qzy);
-      const v128_t q0_1 = wasm_i32x4_add(wasm_i32x4_trunc_sat_f32x4(wasm_f32x4_nearest(wasm_f32x4_min(wasm_f32x4_max(wasm_f32x4_mul(wasm_f32x4_convert_i32x4(acc0_1), mq1), qlo), qhi))), qzy);
+      const v128_t q0_0 = wasm_i32x4_sub(wasm_f32x4_add(wasm_f32x4_pmin(wasm_f32x4_pmax(wasm_f32x4_mul(wasm_f32x4_convert_i32x4(acc0_0), mq0), qlo), qhi), qmagic), qmz);
+      const v128_t q0_1 = wasm_i32x4_sub(wasm_f32x4_add(wasm_f32x4_pmin(wasm_f32x4_pmax(wasm_f32x4_mul(wasm_f32x4_convert_i32x4(acc0_1), mq1), qlo), qhi), qmagic), qmz);
       if (rem == 8) {
         wasm_v128_store64_lane((out + c0) + 0, wasm_i8x16_narrow_i16x8(wasm_i16x8_narrow_i32x4(q0_0, q0_1), wasm_i16x8_narrow_i32x4(q0_0, q0_1)), 0);
       } else {
@@ -3167,7 +3361,7 @@ const wrt_target wrt_target_wasm_simd128 = {
   .qgemm_mr = 4, .qgemm_nr = 8, .qgemm_kr = 2, .qgemm_xoff = 0,
   .qgemm = wrt_wasm_simd128_qgemm_4x8,
   .qigemm = wrt_wasm_simd128_qigemm_4x8,
-  .qdwconv = {{0, 8, wrt_wasm_simd128_qdwconv_any_c8}},
+  .qdwconv = {{9, 8, wrt_wasm_simd128_qdwconv_9_c8}, {25, 8, wrt_wasm_simd128_qdwconv_25_c8}, {0, 8, wrt_wasm_simd128_qdwconv_any_c8}},
   .qadd = wrt_wasm_simd128_qadd, .qadd_scalar = wrt_wasm_simd128_qadd_scalar,
   .spmm_mr = 8, .spmm_g = 1,
   .spmm_min_sparsity = 0.56f, .spmm_k_penalty = 2.0f, .spmv_min_sparsity = 0.2f,

@@ -74,6 +74,7 @@ typedef void (*wrt_pool_fn)(size_t channels, size_t ks, const float* const* in, 
 typedef struct {
   float lo, hi;
   int32_t zy;
+  uint32_t xmask; /* XOFF 128: 0x80808080 (bytes XORed into activations where a dot product reads them unsigned) */
 } wrt_qparams;
 
 /* QS8 GEMM: for i < mr, j < nc
@@ -175,6 +176,10 @@ typedef struct {
 extern const wrt_target wrt_target_scalar;
 extern const wrt_target wrt_target_wasm_simd128;
 extern const wrt_target wrt_target_wasm_relaxed;
+/* wasm relaxed's kernels with the int8 GEMMs on i32x4.relaxed_dot_i8x16_i7x16_add_s, for hosts where it is an exact
+ * unsigned x signed (usdot) or signed x signed (sdot) dot product; target.c probes which at load */
+extern const wrt_target wrt_target_wasm_relaxed_usdot;
+extern const wrt_target wrt_target_wasm_relaxed_sdot;
 extern const wrt_target wrt_target_avx2;
 extern const wrt_target wrt_target_avx512;
 extern const wrt_target wrt_target_avx512vnni; /* AVX-512's kernels with the int8 ones on VNNI dot products */

@@ -30,8 +30,8 @@ DEFAULT_VARIANT = "relaxed"
 STACK_BYTES = 256 * 1024  # each engine thread's stack, as the main one (wasmrt/build.py)
 MAX_PAGES = 32768  # the threaded modules' declared memory maximum (build.THREADS_MAX_MEMORY)
 _lock = threading.Lock()
-_engine = None
-_modules: dict[str, object] = {}
+_engines: dict[bool, object] = {}
+_modules: dict[tuple[str, bool], object] = {}
 _threaded: dict[tuple[str, int], WasmInstance] = {}
 
 
@@ -50,21 +50,24 @@ def wasm_path(variant: str) -> Path:
         raise
 
 
-def _module(file: str):  # -> wasmtime.Module
-    global _engine
+def _module(file: str, deterministic: bool = False):  # -> (wasmtime.Engine, wasmtime.Module)
+    """deterministic: wasmtime's deterministic relaxed SIMD (on x86 its int8 dot product is then signed x signed, as
+    aarch64's sdot, instead of pmaddubsw's saturating unsigned x signed), for the tests of every kernel table."""
     import wasmtime
 
     with _lock:
-        if _engine is None:
+        if deterministic not in _engines:
             cfg = wasmtime.Config()
             cfg.wasm_simd = True
             cfg.wasm_relaxed_simd = True
+            cfg.wasm_relaxed_simd_deterministic = deterministic
             cfg.wasm_threads = True
             cfg.shared_memory = True
-            _engine = wasmtime.Engine(cfg)
-        if file not in _modules:
-            _modules[file] = wasmtime.Module(_engine, wasm_path(file).read_bytes())
-        return _engine, _modules[file]
+            _engines[deterministic] = wasmtime.Engine(cfg)
+        engine = _engines[deterministic]
+        if (file, deterministic) not in _modules:
+            _modules[file, deterministic] = wasmtime.Module(engine, wasm_path(file).read_bytes())
+        return engine, _modules[file, deterministic]
 
 
 def _shared_memory(engine):  # -> wasmtime.SharedMemory usable as an import
@@ -94,11 +97,11 @@ def threaded_instance(variant: str, threads: int) -> WasmInstance:
 class WasmInstance:
     """One instance of a wasmrt module: its exports and linear memory (and, threaded, its engine threads)."""
 
-    def __init__(self, variant: str = DEFAULT_VARIANT, threads: int = 1) -> None:
+    def __init__(self, variant: str = DEFAULT_VARIANT, threads: int = 1, deterministic: bool = False) -> None:
         import wasmtime
 
         threaded = threads > 1 and variant in THREADED
-        engine, module = _module(f"{variant}-mt" if threaded else variant)
+        engine, module = _module(f"{variant}-mt" if threaded else variant, deterministic)
         self.variant_name = variant
         self.store = wasmtime.Store(engine)
         self.shared = _shared_memory(engine) if threaded else None

@@ -11,9 +11,17 @@ from __future__ import annotations
 from kernels_wasm.gen.cwriter import Code
 from kernels_wasm.gen.kernels.qgemm import QTile, _bounds, _mults, _requant, _store_row
 
+# wasm: taps unrolled for 3x3 and 5x5 filters, their row pointers read once per pixel (the generic loop reads them per
+# channel tile and tap)
+SPECIALIZED_KS = {"wasm_simd128": (9, 25), "wasm_relaxed": (9, 25)}
 
-def qdwconv_name(t: QTile) -> str:
-    return f"wrt_{t.name}_qdwconv_any_c{dw_tile(t).nr}"
+
+def specialized_ks(t: QTile) -> tuple[int, ...]:
+    return SPECIALIZED_KS.get(t.name, ())
+
+
+def qdwconv_name(t: QTile, ks: int = 0) -> str:
+    return f"wrt_{t.name}_qdwconv_{ks or 'any'}_c{dw_tile(t).nr}"
 
 
 def dw_tile(t: QTile) -> QTile:
@@ -89,21 +97,32 @@ def _acc_init(d: QTile) -> list[str]:
     return [f"{d.ivt} acc0_{v} = {tmpl.format(v * d.vli)};" for v in range(d.nv)]
 
 
-def qdwconv(t: QTile) -> str:
+def qdwconv(t: QTile, ks: int = 0) -> str:
+    """The kernel for any ks, or (ks > 0) for that ks only, its taps unrolled on whole channel tiles."""
     d = dw_tile(t)
     c = Code()
-    sig = (f"void {qdwconv_name(t)}(size_t channels, size_t width, size_t ks, const int8_t* const* in, "
+    sig = (f"void {qdwconv_name(t, ks)}(size_t channels, size_t width, size_t ks, const int8_t* const* in, "
            "const void* packed_w, int8_t* out, size_t out_stride, const wrt_qparams* p)")
     with c.block(d.fn(sig)):
         c(*_bounds(d))
-        _pixels(c, d)
+        _pixels(c, d, ks)
     return c.text()
 
 
-def _pixels(c: Code, d: QTile) -> None:
+def _unrolled(c: Code, d: QTile, ks: int) -> None:
+    """A whole channel tile's ks taps, two at a time, from the row pointers i0.. of this pixel."""
+    ct = d.nr
+    for t0 in range(0, ks, 2):
+        taps = list(range(t0, min(t0 + 2, ks)))
+        c(*_mac(d, [f"i{k} + c0" for k in taps], [f"wt + {k * ct}" for k in taps]))
+
+
+def _pixels(c: Code, d: QTile, ks: int = 0) -> None:
     ct = d.nr
     with c.block("for (size_t px = 0; px < width; px++, in += ks, out += out_stride)"):
         c("const char* pw = (const char*)packed_w;")
+        if ks:
+            c(*(f"const int8_t* i{k} = in[{k}];" for k in range(ks)))
         with c.block(f"for (size_t c0 = 0; c0 < channels; c0 += {ct}, pw += {ct} * (8 + 2 * ks))"):
             c(f"const size_t rem = channels - c0 < {ct} ? channels - c0 : {ct};")
             c("const int32_t* wb = (const int32_t*)(const void*)pw;")
@@ -111,7 +130,10 @@ def _pixels(c: Code, d: QTile) -> None:
             c(f"const int16_t* wt = (const int16_t*)(const void*)(pw + {8 * ct});")
             c("size_t t = 0;")
             with c.block(f"if (rem == {ct})"):
-                _taps(c, d, False)
+                if ks:
+                    _unrolled(c, d, ks)
+                else:
+                    _taps(c, d, False)
             with c.block("else"):
                 _taps(c, d, True)
             c(*_mults(d, "pw"))

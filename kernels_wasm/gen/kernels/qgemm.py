@@ -4,12 +4,19 @@ requantization of python_ref (wrt_kernels.h, "int8 (QS8) kernels"): y = zy + rne
 Weights come in blocks of KR k-steps (a column's KR weights adjacent), the shape each target's dot product wants:
 - scalar, NEON: KR = 1, a widening multiply-add of the weight row by one activation (NEON vmlal_n_s16);
 - wasm SIMD128 / relaxed: KR = 2, i32x4.dot_i16x8_s on sign-extended bytes (the relaxed i8x16 x i7x16 dot product
-  is exact only for weights in [-64, 63], which int8 weights are not, so relaxed uses the same instructions);
+  is defined everywhere only for a second operand in [0, 127], which int8 activations are not);
+- wasm relaxed, "dot" tile (tables wasm_relaxed_usdot and wasm_relaxed_sdot, chosen at load by a probe of the host:
+  engine/target.c): KR = 4, i32x4.relaxed_dot_i8x16_i7x16_add_s of signed weights by the activations XOR p->xmask,
+  on hosts where the instruction is an exact dot product of 4-byte groups: unsigned x signed (x86 VNNI vpdpbusd:
+  xmask 0x80808080, XOFF 128, as AVX-512 VNNI) or signed x signed (aarch64 sdot: xmask 0, XOFF 0). Hosts whose
+  instruction saturates (pmaddubsw) or is unknown keep the KR = 2 table;
 - AVX2, AVX-512: KR = 2, vpmaddwd on sign-extended bytes (pairs of int16 products summed exactly in int32);
 - AVX-512 VNNI: KR = 4, vpdpbusd, unsigned x signed: activations read as x + 128 (XOFF), and the engine folds
   -(zx + 128) * sum_k w[k][j] into the bias.
 Every integer sum is exact (no saturation anywhere), so every target computes python_ref's accumulator; the
-requantization is one float32 multiply, clamp, and a round-half-to-even conversion on every target.
+requantization is one float32 multiply, clamp, and a round-half-to-even conversion on every target (wasm: adding
+1.5 * 2^23, whose float32 sum is rne(f) + 1.5 * 2^23 for the clamped |f| <= 255, and reading the integer back from
+its bits: two instructions where i32x4.trunc_sat_f32x4_s(f32x4.nearest) takes about eight on x86).
 A last k block shorter than KR reads only its own activation bytes (weights past kc are packed as zeros).
 Rows past mr alias the previous row; columns past nc are computed and dropped (bytes stored from a small buffer).
 """
@@ -35,6 +42,7 @@ class QTile:
     ivt: str            # accumulator (int32 vector) type
     fvt: str            # float32 vector type
     xoff: int = 0       # added to activations by the dot product
+    owner: str = ""     # the tile whose depthwise and add kernels this one's tables use ("": its own)
 
     @property
     def nv(self) -> int:
@@ -58,8 +66,13 @@ __attribute__((unused)) static inline int32_t wrt_q_load4(const int8_t* x) {
 }
 /* the first n < 4 bytes of x (zeros after) as one int32, for a short last block of a 4-byte dot product */
 __attribute__((unused)) static inline int32_t wrt_q_part(const int8_t* x, size_t n) {
-  uint32_t v = 0;
-  for (size_t i = 0; i < n; i++) v |= (uint32_t)(uint8_t)x[i] << (8 * i);
+  uint32_t v = 0;  /* n = 1..3: a 2-byte and a 1-byte load (no loop: a 3-channel image takes this on every tap) */
+  if (n & 2) {
+    uint16_t h;
+    __builtin_memcpy(&h, x, 2);
+    v = h;
+  }
+  if (n & 1) v |= (uint32_t)(uint8_t)x[n & 2] << (8 * (n & 2));
   return (int32_t)v;
 }
 """
@@ -91,6 +104,8 @@ def _weights0(t: QTile) -> list[str]:
     n = t.name
     if n == "scalar":
         return [f"const int32_t wq{j} = w[{j}];" for j in range(t.nr)]
+    if n.startswith("wasm") and t.kr == 4:
+        return [f"const v128_t wq{v} = wasm_v128_load(w + {16 * v});" for v in range(t.nv)]
     if n.startswith("wasm"):
         out = []
         for g in range(t.nv // 2):
@@ -116,6 +131,9 @@ def _act(t: QTile, i: int, tail: bool) -> str:
     n, a = t.name, f"a{i}"
     if t.kr == 1:
         return f"const int32_t xa{i} = *{a};" if n == "scalar" else f"const int16_t xa{i} = *{a};"
+    if n.startswith("wasm") and t.kr == 4:  # a 4-byte group, its sign bits flipped where the host's dot is usdot
+        word = f"wasm_i32x4_splat(wrt_q_part({a}, k))" if tail else f"wasm_v128_load32_splat({a})"
+        return f"const v128_t xa{i} = wasm_v128_xor({word}, xm);"
     word = f"(int32_t)(uint32_t)(uint16_t)(int16_t)*{a}" if tail else f"wrt_q_pair({a})"
     if n.startswith("wasm"):
         return f"const v128_t xa{i} = wasm_i32x4_splat({word});"
@@ -156,6 +174,8 @@ def _dot0(t: QTile, i: int, v: int) -> str:
     n = t.name
     if n == "scalar":
         return f"{acc} += xa{i} * wq{v};"
+    if n.startswith("wasm") and t.kr == 4:  # first operand signed (weights), second the activations
+        return f"{acc} = wasm_i32x4_relaxed_dot_i8x16_i7x16_add(wq{v}, xa{i}, {acc});"
     if n.startswith("wasm"):
         return f"{acc} = wasm_i32x4_add({acc}, wasm_i32x4_dot_i16x8(wq{v}, xa{i}));"
     if n == "avx2":
@@ -186,10 +206,10 @@ def _requant(t: QTile, i: int, v: int) -> list[str]:
                 f"f{i}_{v} = f{i}_{v} > qhi ? qhi : f{i}_{v};",
                 f"const float r{i}_{v} = f{i}_{v} + 12582912.0f;",  # rne: exact for |f| < 2^22
                 f"const int32_t {q} = (int32_t)(r{i}_{v} - 12582912.0f) + p->zy;"]
-    if n.startswith("wasm"):
+    if n.startswith("wasm"):  # pmax/pmin (one instruction each on x86; no NaN here), rne by the magic 1.5 * 2^23
         f = f"wasm_f32x4_mul(wasm_f32x4_convert_i32x4({acc}), mq{v})"
-        f = f"wasm_f32x4_min(wasm_f32x4_max({f}, qlo), qhi)"
-        return [f"const v128_t {q} = wasm_i32x4_add(wasm_i32x4_trunc_sat_f32x4(wasm_f32x4_nearest({f})), qzy);"]
+        f = f"wasm_f32x4_pmin(wasm_f32x4_pmax({f}, qlo), qhi)"
+        return [f"const v128_t {q} = wasm_i32x4_sub(wasm_f32x4_add({f}, qmagic), qmz);"]
     if n == "avx2":
         f = f"_mm256_min_ps(_mm256_max_ps(_mm256_mul_ps(_mm256_cvtepi32_ps({acc}), mq{v}), qlo), qhi)"
         return [f"const __m256i {q} = _mm256_add_epi32(_mm256_cvtps_epi32({f}), qzy);"]
@@ -239,8 +259,11 @@ def _bounds(t: QTile) -> list[str]:
     if t.name == "scalar":
         return ["const float qlo = p->lo, qhi = p->hi;"]
     _, dupf, dupi = _qops(t)
-    return [f"const {t.fvt} qlo = {dupf.format('p->lo')};", f"const {t.fvt} qhi = {dupf.format('p->hi')};",
-            f"const {t.ivt} qzy = {dupi.format('p->zy')};"]
+    bounds = [f"const {t.fvt} qlo = {dupf.format('p->lo')};", f"const {t.fvt} qhi = {dupf.format('p->hi')};"]
+    if t.name.startswith("wasm"):  # f + 1.5 * 2^23 holds rne(f) in its low bits (|f| < 2^22): take off its bits - zy
+        return [*bounds, "const v128_t qmagic = wasm_f32x4_const_splat(12582912.0f);",
+                "const v128_t qmz = wasm_i32x4_splat(0x4B400000 - p->zy);"]
+    return [*bounds, f"const {t.ivt} qzy = {dupi.format('p->zy')};"]
 
 
 def _mults(t: QTile, base: str) -> list[str]:
@@ -271,6 +294,8 @@ def _head(c: Code, t: QTile) -> None:
     for i in range(1, t.mr):
         c(*(f"{t.ivt} acc{i}_{v} = acc0_{v};" for v in range(t.nv)))
     c(f"const int8_t* w = (const int8_t*)packed_w + {8 * t.nr};")
+    if t.name.startswith("wasm") and t.kr == 4:
+        c("const v128_t xm = wasm_i32x4_splat((int32_t)p->xmask);")
 
 
 def _k_loop(c: Code, t: QTile) -> None:
@@ -351,6 +376,9 @@ def tiles(isa: Isa) -> list[QTile]:
     n = isa.name
     if n == "scalar":
         return [QTile("scalar", "", 2, 4, 1, 1, "int32_t", "float")]
+    if n == "wasm_relaxed":
+        return [QTile(n, "", 4, 8, 2, 4, "v128_t", "v128_t"),
+                QTile("wasm_relaxed_dot", "", 4, 8, 4, 4, "v128_t", "v128_t", owner=n)]
     if n.startswith("wasm"):
         return [QTile(n, "", 4, 8, 2, 4, "v128_t", "v128_t")]
     if n == "avx2":
@@ -363,6 +391,18 @@ def tiles(isa: Isa) -> list[QTile]:
     raise KeyError(n)
 
 
-def table_fields(t: QTile) -> list[str]:
-    return [f"  .qgemm_mr = {t.mr}, .qgemm_nr = {t.nr}, .qgemm_kr = {t.kr}, .qgemm_xoff = {t.xoff},",
+def tables(isa: Isa) -> list[tuple[str, QTile, int]]:
+    """(table name, int8 GEMM tile, XOFF) of each kernel table of a target's file: one per tile, except the wasm
+    relaxed dot tile, which serves two tables (unsigned x signed hosts, XOFF 128; signed x signed hosts, XOFF 0)."""
+    out = []
+    for t in tiles(isa):
+        if t.name == "wasm_relaxed_dot":
+            out += [("wasm_relaxed_usdot", t, 128), ("wasm_relaxed_sdot", t, 0)]
+        else:
+            out.append((t.name, t, t.xoff))
+    return out
+
+
+def table_fields(t: QTile, xoff: int) -> list[str]:
+    return [f"  .qgemm_mr = {t.mr}, .qgemm_nr = {t.nr}, .qgemm_kr = {t.kr}, .qgemm_xoff = {xoff},",
             f"  .qgemm = {qgemm_name(t)},", f"  .qigemm = {qgemm_name(t, True)},"]
