@@ -132,6 +132,8 @@ CASES: dict[str, Builder] = {
     "average_pool_include_pad": _unary("AVERAGE_POOL_2D", {"kernel": (2, 2), "pads": (1, 1, 1, 1),
                                                            "count_include_pad": True, "ceil_mode": True}),
     "mean": _unary("MEAN", {"axes": (1, 2), "keepdims": True}),
+    "mean_last_axis": _unary("MEAN", {"axes": (3,), "keepdims": False}),
+    "mean_split_axes": _unary("MEAN", {"axes": (1, 3), "keepdims": False}),  # not one run of axes
     "reduce_max": _unary("REDUCE_MAX", {"axes": (3,), "keepdims": False}),
     "softmax": _softmax,
     "concatenation": _concat,

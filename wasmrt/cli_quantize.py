@@ -1,7 +1,7 @@
 """`wasmrt quantize`: post-training int8 quantization of an ONNX, TFLite or .wrt model on calibration images.
 
     wasmrt quantize model.onnx -o model_int8.wrt --calib images/ [--method minmax|percentile|kl] [--samples 200]
-        [--skip NODE,...] [--keep-float N] [--report]
+        [--skip NODE,...] [--keep-float N] [--rounding fitted|nearest] [--report]
 
 1. The model is imported and optimized as `wasmrt convert` does (bundled presets apply by file name).
 2. Calibration samples: images from the folder turned into tensors by the model's preprocessing hints, or .npy
@@ -10,8 +10,11 @@
 3. With --keep-float N, a sensitivity pass (wasmrt/sensitivity.py) finds the few layers (at most N) whose int8
    version costs the most output error and keeps them float. Off by default: a float layer is slower, and its
    float arithmetic (so the int8 values after it) is not bit-identical across engines.
-4. The graph is rewritten to int8 (wasmrt/quantizer.py), then each convolution's bias is corrected on up to 64 of
-   the samples (wasmrt/bias_correction.py; --no-bias-correction skips it).
+4. The graph is rewritten to int8 (wasmrt/quantizer.py), then, layer by layer on up to 64 of the samples, each
+   convolution's int8 weights are rounded down or up to fit the float layer's output on the int8 model's inputs
+   (wasmrt/rounding.py; --rounding nearest keeps round-to-nearest) and its bias is corrected
+   (wasmrt/bias_correction.py; --no-bias-correction skips it). Only stored integers change: the int8 arithmetic
+   is the same, bit-exact on every engine.
 5. --report runs the int8 model (python_ref) against the float one on up to --report-samples samples: SQNR per
    layer, output agreement, size; prints it and saves OUT.report.png and OUT.report.json.
 """
@@ -37,6 +40,7 @@ if TYPE_CHECKING:
     from wasmrt.quantizer import Plan
 
 BIAS_SAMPLES = 64
+ROUNDINGS = ("fitted", "nearest")
 
 
 def add_parser(sub: argparse._SubParsersAction) -> None:
@@ -54,6 +58,9 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--keep-float", type=int, default=0, metavar="N",
                    help=f"keep at most N of the most sensitive layers float (default 0: none; {MAX_LAYERS} on "
                         "EfficientNet-Lite0 gives 2 points of top-1 agreement)")
+    p.add_argument("--rounding", choices=ROUNDINGS, default="fitted",
+                   help="int8 weights rounded to fit each layer's float output on the samples (default), or to "
+                        "nearest")
     p.add_argument("--no-bias-correction", action="store_true", help="skip the empirical bias correction")
     p.add_argument("--report", action="store_true", help="measure the int8 model against the float one")
     p.add_argument("--report-samples", type=int, default=32, help="samples the report runs (default 32)")
@@ -83,7 +90,7 @@ def run(args: argparse.Namespace) -> int:
         bar.update(k + 1, len(files))
     skip = {s.strip() for s in args.skip.split(",") if s.strip()}
     qg, plan = post_training(graph, samples, args.method, skip, not args.no_bias_correction,
-                             lambda label, d, n: _step(bar, label, d, n), bar.log, args.keep_float)
+                             lambda label, d, n: _step(bar, label, d, n), bar.log, args.keep_float, args.rounding)
     data = convert(qg).data
     out.parent.mkdir(parents=True, exist_ok=True)
     out.write_bytes(data)
@@ -101,7 +108,8 @@ def run(args: argparse.Namespace) -> int:
 def post_training(graph: Graph, samples: list[dict[str, np.ndarray]], method: str = "minmax",
                   skip: set[str] | None = None, bias_correction: bool = True,
                   step: Callable[[str, int, int], None] | None = None,
-                  log: Callable[[str], None] | None = None, keep_float: int = 0) -> tuple[Graph, Plan]:
+                  log: Callable[[str], None] | None = None, keep_float: int = 0, rounding: str = "fitted"
+                  ) -> tuple[Graph, Plan]:
     """Steps 2-4 above on loaded samples: ranges, the most sensitive layers (at most keep_float of them, on up to
     sensitivity.SAMPLES samples), the int8 graph, bias correction on up to BIAS_SAMPLES of them."""
     from wasmrt import calibrate, quantizer, sensitivity
@@ -121,8 +129,11 @@ def post_training(graph: Graph, samples: list[dict[str, np.ndarray]], method: st
             log(f"most sensitive layers, kept float: {', '.join(sensitive) or 'none'}")
     qg, plan = quantizer.quantize_graph(graph, ranges, skip | set(sensitive))
     plan.decisions.update(sensitive)
-    if bias_correction:
-        bias_correct(qg, graph, _spread(samples, BIAS_SAMPLES), step)
+    if rounding not in ROUNDINGS:
+        raise InputError(f"rounding must be one of {', '.join(ROUNDINGS)}, got {rounding!r}")
+    if bias_correction or rounding == "fitted":
+        bias_correct(qg, graph, _spread(samples, BIAS_SAMPLES), step, fit_rounding=rounding == "fitted",
+                     correct_bias=bias_correction)
     return qg, plan
 
 

@@ -50,6 +50,13 @@ static int weights_above_min(const wrt_tensor* w) {
   return 1;
 }
 
+/* packed depthwise weights: per tile of ct channels, biases and multipliers, then int16 taps (kr 1) or int8 groups of
+ * 4 taps (kr 4) */
+static uint64_t dw_packed_bytes(const wrt_qdwconv_entry* e, uint64_t C, uint64_t ks) {
+  uint64_t ct = e->ct, kr = e->kr;
+  return (C + ct - 1) / ct * ct * (8 + (kr == 4 ? (ks + 3) / 4 * 4 : 2 * ks));
+}
+
 static const wrt_qdwconv_entry* pick_qdw(const wrt_target* tg, size_t ks) {
   for (int i = 0; i < WRT_MAX_DWCONV; i++) {
     const wrt_qdwconv_entry* e = &tg->qdwconv[i];
@@ -168,9 +175,8 @@ int plan_qconv(wrt_model* m, wrt_op* op, wrt_cost* c) {
   int fast = !u8 && weights_centered(w, (size_t)CO) && tg->qgemm && tg->qigemm;
   p->dw = fast && G == C && og == 1 && weights_above_min(w) ? pick_qdw(tg, (size_t)ks) : 0;
   if (p->dw) {
-    uint64_t ct = p->dw->ct;
     op->path = QC_DW;
-    c->bytes += ((C + ct - 1) / ct) * ct * (8 + 2 * ks) + ptr_bytes(P * ks) + 1;
+    c->bytes += dw_packed_bytes(p->dw, C, ks) + ptr_bytes(P * ks) + 1;
     c->work += WORK_DW * sat_mul(P * C, ks);
     return WRT_OK;
   }
@@ -258,26 +264,36 @@ int prepare_qconv(wrt_model* m, wrt_op* op) {
   if (r) return r;
   if (op->path == QC_GENERIC || op->path == QC_TRANSPOSE) return prepare_generic(m, op, CO, ks * cg);
   if (op->path == QC_DW) {
-    size_t ct = p->dw->ct, tiles = (C + ct - 1) / ct;
-    uint64_t bytes = (uint64_t)tiles * ct * (8 + 2 * ks);
+    size_t ct = p->dw->ct, kr = p->dw->kr;
+    uint64_t bytes = dw_packed_bytes(p->dw, C, ks);
     uint8_t* pk = m_alloc(m, bytes);
     if (!pk) return m_alloc_fail(m, op, "packing the weights", bytes);
     m->weights_bytes += (size_t)bytes;
+    /* kr 4 (relaxed dot): activations read as x + XOFF, as the dot GEMM's */
+    uint32_t za = (uint32_t)p->za + (kr == 4 ? (uint32_t)tg->qgemm_xoff : 0);
+    size_t kp = (ks + kr - 1) / kr * kr; /* taps, padded to whole groups */
     uint8_t* o = pk;
     for (size_t t0 = 0; t0 < C; t0 += ct) {
       for (size_t j = 0; j < ct; j++) {
         size_t ch = t0 + j;
         uint32_t sum = 0;
         for (size_t t = 0; ch < C && t < ks; t++) sum += (uint32_t)wv(w, ch * ks + t);
-        put_i32(o + 4 * j, ch < C ? (int32_t)((uint32_t)bias_at(b, ch) - (uint32_t)p->za * sum) : 0);
+        put_i32(o + 4 * j, ch < C ? (int32_t)((uint32_t)bias_at(b, ch) - za * sum) : 0);
         put_f32(o + 4 * (ct + j), ch < C ? p->mult[ch] : 0.0f);
       }
       o += 8 * ct;
-      for (size_t t = 0; t < ks; t++)
-        for (size_t j = 0; j < ct; j++, o += 2) {
-          int16_t v = (int16_t)(t0 + j < C ? wv(w, (t0 + j) * ks + t) : 0);
-          __builtin_memcpy(o, &v, 2);
-        }
+      /* kr 1: tap-major int16; kr 4: per group of 4 taps, channel-major int8 */
+      for (size_t g = 0; g < kp; g += kr)
+        for (size_t j = 0; j < ct; j++)
+          for (size_t t = g; t < g + kr; t++) {
+            int16_t v = (int16_t)(t0 + j < C && t < ks ? wv(w, (t0 + j) * ks + t) : 0);
+            if (kr == 1) {
+              __builtin_memcpy(o, &v, 2);
+              o += 2;
+            } else {
+              *o++ = (uint8_t)v;
+            }
+          }
     }
     p->packed = pk;
     return q_indirection(m, op, 0);

@@ -130,8 +130,23 @@ static void run_qreduce(wrt_model* m, wrt_op* op) {
   size_t ny = (size_t)yt->count;
   for (size_t j = 0; j < ny; j++) acc[j] = is_max ? (uint32_t)qmin_of(x->dtype) : 0u;
   const uint8_t* xd = x->data;
+  /* reduced axes in one run (axes of size 1 aside), as a mean over H and W of NHWC: [outer, R, inner], inner rows
+   * summed whole (the order of an exact integer sum does not matter) */
+  int lo = rank, hi = -1, run = 1;
+  for (int i = 0; i < rank; i++)
+    if (red[i] && x->dims[i] > 1) lo = lo < i ? lo : i, hi = i;
+  for (int i = lo; i <= hi; i++) run &= red[i] || x->dims[i] == 1;
+  if (run && hi >= 0 && !is_max) {
+    size_t outer = 1, R = 1, inner = 1;
+    for (int i = 0; i < rank; i++) *(i < lo ? &outer : i <= hi ? &R : &inner) *= (size_t)x->dims[i];
+    for (size_t o = 0; o < outer; o++)
+      for (size_t r = 0; r < R; r++, xd += inner)
+        for (size_t i = 0; i < inner; i++) acc[o * inner + i] += (uint32_t)(q_at(xd, i, u8) - p->za);
+  } else {
+    run = 0;
+  }
   size_t idx[WRT_MAX_RANK] = {0}, o = 0;
-  for (uint64_t i = 0; i < x->count; i++) {
+  for (uint64_t i = 0; !run && i < x->count; i++) {
     int32_t v = q_at(xd, (size_t)i, u8);
     if (is_max) acc[o] = v > (int32_t)acc[o] ? (uint32_t)v : acc[o];
     else acc[o] += (uint32_t)(v - p->za);

@@ -36,7 +36,7 @@ def kernel_bodies(isa: Isa) -> list[str]:
         parts += [qgemm.qgemm(t), qgemm.qigemm(t)]
         if not t.owner:
             parts += [*(qdwconv.qdwconv(t, ks) for ks in (*qdwconv.specialized_ks(t), 0)), qadd.qadd(t, False),
-                      qadd.qadd(t, True)]
+                      qadd.qadd(t, True), *(qdwconv.qdwconv_dot(ks) for ks in qdwconv.dot_ks(t))]
     parts += sparse.kernel_bodies(isa)
     return parts
 
@@ -75,12 +75,20 @@ def table(isa: Isa, name: str, q: qgemm.QTile, xoff: int) -> str:
         f"  .vunary = {{{un}\n  }},",
         f"  .maxpool = {pool.pool_name(isa, 'max')}, .avgpool = {pool.pool_name(isa, 'avg')},",
         *qgemm.table_fields(q, xoff),
-        "  .qdwconv = {" + ", ".join(f"{{{ks}, {qdwconv.dw_tile(own).nr}, {qdwconv.qdwconv_name(own, ks)}}}"
-                                    for ks in (*qdwconv.specialized_ks(own), 0)) + "},",
+        "  .qdwconv = {" + ", ".join(qdw_entries(own, q)) + "},",
         f"  .qadd = {qadd.qadd_name(own, False)}, .qadd_scalar = {qadd.qadd_name(own, True)},",
         *sparse.table_fields(isa),
         "};",
     ]) + "\n"
+
+
+def qdw_entries(own: qgemm.QTile, q: qgemm.QTile) -> list[str]:
+    """The int8 depthwise entries {ks, ct, kr, fn}: the relaxed dot tile's own (kr 4) first, then its owner's."""
+    dot = qdwconv.dot_ks(own) if q.owner else ()
+    ct = qdwconv.dw_tile(own).nr
+    return [*(f"{{{ks}, 16, 4, {qdwconv.qdwconv_dot_name(ks)}}}" for ks in dot),
+            *(f"{{{ks}, {ct}, 1, {qdwconv.qdwconv_name(own, ks)}}}"
+              for ks in (*qdwconv.specialized_ks(own), 0) if ks not in dot)]
 
 
 def generate_target(isa: Isa) -> str:

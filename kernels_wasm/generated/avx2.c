@@ -5880,7 +5880,7 @@ const wrt_target wrt_target_avx2 = {
   .qgemm_mr = 4, .qgemm_nr = 16, .qgemm_kr = 2, .qgemm_xoff = 0,
   .qgemm = wrt_avx2_qgemm_4x16,
   .qigemm = wrt_avx2_qigemm_4x16,
-  .qdwconv = {{0, 16, wrt_avx2_qdwconv_any_c16}},
+  .qdwconv = {{0, 16, 1, wrt_avx2_qdwconv_any_c16}},
   .qadd = wrt_avx2_qadd, .qadd_scalar = wrt_avx2_qadd_scalar,
   .spmm_mr = 16, .spmm_g = 2,
   .spmm_min_sparsity = 0.35f, .spmm_k_penalty = 4.0f, .spmv_min_sparsity = 0.3f,

@@ -5909,7 +5909,7 @@ const wrt_target wrt_target_neon = {
   .qgemm_mr = 4, .qgemm_nr = 8, .qgemm_kr = 1, .qgemm_xoff = 0,
   .qgemm = wrt_neon_qgemm_4x8,
   .qigemm = wrt_neon_qigemm_4x8,
-  .qdwconv = {{0, 8, wrt_neon_qdwconv_any_c8}},
+  .qdwconv = {{0, 8, 1, wrt_neon_qdwconv_any_c8}},
   .qadd = wrt_neon_qadd, .qadd_scalar = wrt_neon_qadd_scalar,
   .spmm_mr = 16, .spmm_g = 1,
   .spmm_min_sparsity = 0.38f, .spmm_k_penalty = 6.0f, .spmv_min_sparsity = 0.2f,

@@ -2475,7 +2475,7 @@ const wrt_target wrt_target_scalar = {
   .qgemm_mr = 2, .qgemm_nr = 4, .qgemm_kr = 1, .qgemm_xoff = 0,
   .qgemm = wrt_scalar_qgemm_2x4,
   .qigemm = wrt_scalar_qigemm_2x4,
-  .qdwconv = {{0, 1, wrt_scalar_qdwconv_any_c1}},
+  .qdwconv = {{0, 1, 1, wrt_scalar_qdwconv_any_c1}},
   .qadd = wrt_scalar_qadd, .qadd_scalar = wrt_scalar_qadd_scalar,
   .spmm_mr = 2, .spmm_g = 1,
   .spmm_min_sparsity = 0.2f, .spmm_k_penalty = 0.0f, .spmv_min_sparsity = 0.2f,

@@ -3120,6 +3120,110 @@ static void wrt_wasm_relaxed_qadd_scalar(size_t n, const int8_t* a, const int8_t
   }
 }
 
+static void wrt_wasm_relaxed_dot_qdwconv_9_c16(size_t channels, size_t width, size_t ks, const int8_t* const* in, const void* packed_w, int8_t* out, size_t out_stride, const wrt_qparams* p) {
+  const v128_t qlo = wasm_f32x4_splat(p->lo);
+  const v128_t qhi = wasm_f32x4_splat(p->hi);
+  const v128_t qmagic = wasm_f32x4_const_splat(12582912.0f);
+  const v128_t qmz = wasm_i32x4_splat(0x4B400000 - p->zy);
+  const v128_t xm = wasm_i32x4_splat((int32_t)p->xmask);
+  for (size_t px = 0; px < width; px++, in += ks, out += out_stride) {
+    const char* pw = (const char*)packed_w;
+    const int8_t* i0 = in[0];
+    const int8_t* i1 = in[1];
+    const int8_t* i2 = in[2];
+    const int8_t* i3 = in[3];
+    const int8_t* i4 = in[4];
+    const int8_t* i5 = in[5];
+    const int8_t* i6 = in[6];
+    const int8_t* i7 = in[7];
+    const int8_t* i8 = in[8];
+    for (size_t c0 = 0; c0 < channels; c0 += 16, pw += 320) {
+      const size_t rem = channels - c0 < 16 ? channels - c0 : 16;
+      const int32_t* wb = (const int32_t*)(const void*)pw;
+      v128_t acc0_0 = wasm_v128_load(wb + 0);
+      v128_t acc0_1 = wasm_v128_load(wb + 4);
+      v128_t acc0_2 = wasm_v128_load(wb + 8);
+      v128_t acc0_3 = wasm_v128_load(wb + 12);
+      const int8_t* wt = (const int8_t*)(pw + 128);
+      if (rem == 16) {
+        {
+        const v128_t q0 = wasm_v128_xor(wasm_v128_load(i0 + c0), xm);
+        const v128_t q1 = wasm_v128_xor(wasm_v128_load(i1 + c0), xm);
+        const v128_t q2 = wasm_v128_xor(wasm_v128_load(i2 + c0), xm);
+        const v128_t q3 = wasm_v128_xor(wasm_v128_load(i3 + c0), xm);
+        const v128_t l01 = wasm_i8x16_shuffle(q0, q1, 0, 16, 1, 17, 2, 18, 3, 19, 4, 20, 5, 21, 6, 22, 7, 23), h01 = wasm_i8x16_shuffle(q0, q1, 8, 24, 9, 25, 10, 26, 11, 27, 12, 28, 13, 29, 14, 30, 15, 31);
+        const v128_t l23 = wasm_i8x16_shuffle(q2, q3, 0, 16, 1, 17, 2, 18, 3, 19, 4, 20, 5, 21, 6, 22, 7, 23), h23 = wasm_i8x16_shuffle(q2, q3, 8, 24, 9, 25, 10, 26, 11, 27, 12, 28, 13, 29, 14, 30, 15, 31);
+        acc0_0 = wasm_i32x4_relaxed_dot_i8x16_i7x16_add(wasm_v128_load(wt + 0 + 0), wasm_i16x8_shuffle(l01, l23, 0, 8, 1, 9, 2, 10, 3, 11), acc0_0);
+        acc0_1 = wasm_i32x4_relaxed_dot_i8x16_i7x16_add(wasm_v128_load(wt + 0 + 16), wasm_i16x8_shuffle(l01, l23, 4, 12, 5, 13, 6, 14, 7, 15), acc0_1);
+        acc0_2 = wasm_i32x4_relaxed_dot_i8x16_i7x16_add(wasm_v128_load(wt + 0 + 32), wasm_i16x8_shuffle(h01, h23, 0, 8, 1, 9, 2, 10, 3, 11), acc0_2);
+        acc0_3 = wasm_i32x4_relaxed_dot_i8x16_i7x16_add(wasm_v128_load(wt + 0 + 48), wasm_i16x8_shuffle(h01, h23, 4, 12, 5, 13, 6, 14, 7, 15), acc0_3);
+        }
+        {
+        const v128_t q0 = wasm_v128_xor(wasm_v128_load(i4 + c0), xm);
+        const v128_t q1 = wasm_v128_xor(wasm_v128_load(i5 + c0), xm);
+        const v128_t q2 = wasm_v128_xor(wasm_v128_load(i6 + c0), xm);
+        const v128_t q3 = wasm_v128_xor(wasm_v128_load(i7 + c0), xm);
+        const v128_t l01 = wasm_i8x16_shuffle(q0, q1, 0, 16, 1, 17, 2, 18, 3, 19, 4, 20, 5, 21, 6, 22, 7, 23), h01 = wasm_i8x16_shuffle(q0, q1, 8, 24, 9, 25, 10, 26, 11, 27, 12, 28, 13, 29, 14, 30, 15, 31);
+        const v128_t l23 = wasm_i8x16_shuffle(q2, q3, 0, 16, 1, 17, 2, 18, 3, 19, 4, 20, 5, 21, 6, 22, 7, 23), h23 = wasm_i8x16_shuffle(q2, q3, 8, 24, 9, 25, 10, 26, 11, 27, 12, 28, 13, 29, 14, 30, 15, 31);
+        acc0_0 = wasm_i32x4_relaxed_dot_i8x16_i7x16_add(wasm_v128_load(wt + 64 + 0), wasm_i16x8_shuffle(l01, l23, 0, 8, 1, 9, 2, 10, 3, 11), acc0_0);
+        acc0_1 = wasm_i32x4_relaxed_dot_i8x16_i7x16_add(wasm_v128_load(wt + 64 + 16), wasm_i16x8_shuffle(l01, l23, 4, 12, 5, 13, 6, 14, 7, 15), acc0_1);
+        acc0_2 = wasm_i32x4_relaxed_dot_i8x16_i7x16_add(wasm_v128_load(wt + 64 + 32), wasm_i16x8_shuffle(h01, h23, 0, 8, 1, 9, 2, 10, 3, 11), acc0_2);
+        acc0_3 = wasm_i32x4_relaxed_dot_i8x16_i7x16_add(wasm_v128_load(wt + 64 + 48), wasm_i16x8_shuffle(h01, h23, 4, 12, 5, 13, 6, 14, 7, 15), acc0_3);
+        }
+        {
+        const v128_t q0 = wasm_v128_xor(wasm_v128_load(i8 + c0), xm);
+        const v128_t q1 = xm;
+        const v128_t q2 = xm;
+        const v128_t q3 = xm;
+        const v128_t l01 = wasm_i8x16_shuffle(q0, q1, 0, 16, 1, 17, 2, 18, 3, 19, 4, 20, 5, 21, 6, 22, 7, 23), h01 = wasm_i8x16_shuffle(q0, q1, 8, 24, 9, 25, 10, 26, 11, 27, 12, 28, 13, 29, 14, 30, 15, 31);
+        const v128_t l23 = wasm_i8x16_shuffle(q2, q3, 0, 16, 1, 17, 2, 18, 3, 19, 4, 20, 5, 21, 6, 22, 7, 23), h23 = wasm_i8x16_shuffle(q2, q3, 8, 24, 9, 25, 10, 26, 11, 27, 12, 28, 13, 29, 14, 30, 15, 31);
+        acc0_0 = wasm_i32x4_relaxed_dot_i8x16_i7x16_add(wasm_v128_load(wt + 128 + 0), wasm_i16x8_shuffle(l01, l23, 0, 8, 1, 9, 2, 10, 3, 11), acc0_0);
+        acc0_1 = wasm_i32x4_relaxed_dot_i8x16_i7x16_add(wasm_v128_load(wt + 128 + 16), wasm_i16x8_shuffle(l01, l23, 4, 12, 5, 13, 6, 14, 7, 15), acc0_1);
+        acc0_2 = wasm_i32x4_relaxed_dot_i8x16_i7x16_add(wasm_v128_load(wt + 128 + 32), wasm_i16x8_shuffle(h01, h23, 0, 8, 1, 9, 2, 10, 3, 11), acc0_2);
+        acc0_3 = wasm_i32x4_relaxed_dot_i8x16_i7x16_add(wasm_v128_load(wt + 128 + 48), wasm_i16x8_shuffle(h01, h23, 4, 12, 5, 13, 6, 14, 7, 15), acc0_3);
+        }
+      } else {
+        for (size_t g = 0; g < 3; g++) {
+          int8_t xb[4][16];
+          for (size_t j = 0; j < 4; j++) {
+            for (size_t k = 0; k < 16; k++) xb[j][k] = 4 * g + j < 9 && k < rem ? in[4 * g + j][c0 + k] : 0;
+          }
+          {
+          const v128_t q0 = wasm_v128_xor(wasm_v128_load(xb[0]), xm);
+          const v128_t q1 = wasm_v128_xor(wasm_v128_load(xb[1]), xm);
+          const v128_t q2 = wasm_v128_xor(wasm_v128_load(xb[2]), xm);
+          const v128_t q3 = wasm_v128_xor(wasm_v128_load(xb[3]), xm);
+          const v128_t l01 = wasm_i8x16_shuffle(q0, q1, 0, 16, 1, 17, 2, 18, 3, 19, 4, 20, 5, 21, 6, 22, 7, 23), h01 = wasm_i8x16_shuffle(q0, q1, 8, 24, 9, 25, 10, 26, 11, 27, 12, 28, 13, 29, 14, 30, 15, 31);
+          const v128_t l23 = wasm_i8x16_shuffle(q2, q3, 0, 16, 1, 17, 2, 18, 3, 19, 4, 20, 5, 21, 6, 22, 7, 23), h23 = wasm_i8x16_shuffle(q2, q3, 8, 24, 9, 25, 10, 26, 11, 27, 12, 28, 13, 29, 14, 30, 15, 31);
+          acc0_0 = wasm_i32x4_relaxed_dot_i8x16_i7x16_add(wasm_v128_load(wt + 64 * g + 0), wasm_i16x8_shuffle(l01, l23, 0, 8, 1, 9, 2, 10, 3, 11), acc0_0);
+          acc0_1 = wasm_i32x4_relaxed_dot_i8x16_i7x16_add(wasm_v128_load(wt + 64 * g + 16), wasm_i16x8_shuffle(l01, l23, 4, 12, 5, 13, 6, 14, 7, 15), acc0_1);
+          acc0_2 = wasm_i32x4_relaxed_dot_i8x16_i7x16_add(wasm_v128_load(wt + 64 * g + 32), wasm_i16x8_shuffle(h01, h23, 0, 8, 1, 9, 2, 10, 3, 11), acc0_2);
+          acc0_3 = wasm_i32x4_relaxed_dot_i8x16_i7x16_add(wasm_v128_load(wt + 64 * g + 48), wasm_i16x8_shuffle(h01, h23, 4, 12, 5, 13, 6, 14, 7, 15), acc0_3);
+          }
+        }
+      }
+      const float* mp = (const float*)(const void*)((const char*)(pw) + 64);
+      const v128_t mq0 = wasm_v128_load(mp + 0);
+      const v128_t mq1 = wasm_v128_load(mp + 4);
+      const v128_t mq2 = wasm_v128_load(mp + 8);
+      const v128_t mq3 = wasm_v128_load(mp + 12);
+      const v128_t q0_0 = wasm_i32x4_sub(wasm_f32x4_add(wasm_f32x4_pmin(wasm_f32x4_pmax(wasm_f32x4_mul(wasm_f32x4_convert_i32x4(acc0_0), mq0), qlo), qhi), qmagic), qmz);
+      const v128_t q0_1 = wasm_i32x4_sub(wasm_f32x4_add(wasm_f32x4_pmin(wasm_f32x4_pmax(wasm_f32x4_mul(wasm_f32x4_convert_i32x4(acc0_1), mq1), qlo), qhi), qmagic), qmz);
+      const v128_t q0_2 = wasm_i32x4_sub(wasm_f32x4_add(wasm_f32x4_pmin(wasm_f32x4_pmax(wasm_f32x4_mul(wasm_f32x4_convert_i32x4(acc0_2), mq2), qlo), qhi), qmagic), qmz);
+      const v128_t q0_3 = wasm_i32x4_sub(wasm_f32x4_add(wasm_f32x4_pmin(wasm_f32x4_pmax(wasm_f32x4_mul(wasm_f32x4_convert_i32x4(acc0_3), mq3), qlo), qhi), qmagic), qmz);
+      if (rem == 16) {
+        wasm_v128_store64_lane((out + c0) + 0, wasm_i8x16_narrow_i16x8(wasm_i16x8_narrow_i32x4(q0_0, q0_1), wasm_i16x8_narrow_i32x4(q0_0, q0_1)), 0);
+        wasm_v128_store64_lane((out + c0) + 8, wasm_i8x16_narrow_i16x8(wasm_i16x8_narrow_i32x4(q0_2, q0_3), wasm_i16x8_narrow_i32x4(q0_2, q0_3)), 0);
+      } else {
+        int8_t ob[16];
+        wasm_v128_store64_lane(ob + 0, wasm_i8x16_narrow_i16x8(wasm_i16x8_narrow_i32x4(q0_0, q0_1), wasm_i16x8_narrow_i32x4(q0_0, q0_1)), 0);
+        wasm_v128_store64_lane(ob + 8, wasm_i8x16_narrow_i16x8(wasm_i16x8_narrow_i32x4(q0_2, q0_3), wasm_i16x8_narrow_i32x4(q0_2, q0_3)), 0);
+        for (size_t j = 0; j < rem; j++) out[c0 + j] = ob[j];
+      }
+    }
+  }
+}
+
 static void wrt_wasm_relaxed_dot_qgemm_4x8(size_t mr, size_t nc, size_t kc, const int8_t* a, size_t a_stride, const void* packed_w, int8_t* c, size_t c_stride, const wrt_qparams* p) {
   const int8_t* a0 = a;
   const int8_t* a1 = a0 + a_stride;
@@ -3596,7 +3700,7 @@ const wrt_target wrt_target_wasm_relaxed = {
   .qgemm_mr = 4, .qgemm_nr = 8, .qgemm_kr = 2, .qgemm_xoff = 0,
   .qgemm = wrt_wasm_relaxed_qgemm_4x8,
   .qigemm = wrt_wasm_relaxed_qigemm_4x8,
-  .qdwconv = {{9, 8, wrt_wasm_relaxed_qdwconv_9_c8}, {25, 8, wrt_wasm_relaxed_qdwconv_25_c8}, {0, 8, wrt_wasm_relaxed_qdwconv_any_c8}},
+  .qdwconv = {{9, 8, 1, wrt_wasm_relaxed_qdwconv_9_c8}, {25, 8, 1, wrt_wasm_relaxed_qdwconv_25_c8}, {0, 8, 1, wrt_wasm_relaxed_qdwconv_any_c8}},
   .qadd = wrt_wasm_relaxed_qadd, .qadd_scalar = wrt_wasm_relaxed_qadd_scalar,
   .spmm_mr = 8, .spmm_g = 1,
   .spmm_min_sparsity = 0.57f, .spmm_k_penalty = 6.0f, .spmv_min_sparsity = 0.2f,
@@ -3656,7 +3760,7 @@ const wrt_target wrt_target_wasm_relaxed_usdot = {
   .qgemm_mr = 4, .qgemm_nr = 8, .qgemm_kr = 4, .qgemm_xoff = 128,
   .qgemm = wrt_wasm_relaxed_dot_qgemm_4x8,
   .qigemm = wrt_wasm_relaxed_dot_qigemm_4x8,
-  .qdwconv = {{9, 8, wrt_wasm_relaxed_qdwconv_9_c8}, {25, 8, wrt_wasm_relaxed_qdwconv_25_c8}, {0, 8, wrt_wasm_relaxed_qdwconv_any_c8}},
+  .qdwconv = {{9, 16, 4, wrt_wasm_relaxed_dot_qdwconv_9_c16}, {25, 8, 1, wrt_wasm_relaxed_qdwconv_25_c8}, {0, 8, 1, wrt_wasm_relaxed_qdwconv_any_c8}},
   .qadd = wrt_wasm_relaxed_qadd, .qadd_scalar = wrt_wasm_relaxed_qadd_scalar,
   .spmm_mr = 8, .spmm_g = 1,
   .spmm_min_sparsity = 0.57f, .spmm_k_penalty = 6.0f, .spmv_min_sparsity = 0.2f,
@@ -3716,7 +3820,7 @@ const wrt_target wrt_target_wasm_relaxed_sdot = {
   .qgemm_mr = 4, .qgemm_nr = 8, .qgemm_kr = 4, .qgemm_xoff = 0,
   .qgemm = wrt_wasm_relaxed_dot_qgemm_4x8,
   .qigemm = wrt_wasm_relaxed_dot_qigemm_4x8,
-  .qdwconv = {{9, 8, wrt_wasm_relaxed_qdwconv_9_c8}, {25, 8, wrt_wasm_relaxed_qdwconv_25_c8}, {0, 8, wrt_wasm_relaxed_qdwconv_any_c8}},
+  .qdwconv = {{9, 16, 4, wrt_wasm_relaxed_dot_qdwconv_9_c16}, {25, 8, 1, wrt_wasm_relaxed_qdwconv_25_c8}, {0, 8, 1, wrt_wasm_relaxed_qdwconv_any_c8}},
   .qadd = wrt_wasm_relaxed_qadd, .qadd_scalar = wrt_wasm_relaxed_qadd_scalar,
   .spmm_mr = 8, .spmm_g = 1,
   .spmm_min_sparsity = 0.57f, .spmm_k_penalty = 6.0f, .spmv_min_sparsity = 0.2f,

@@ -3361,7 +3361,7 @@ const wrt_target wrt_target_wasm_simd128 = {
   .qgemm_mr = 4, .qgemm_nr = 8, .qgemm_kr = 2, .qgemm_xoff = 0,
   .qgemm = wrt_wasm_simd128_qgemm_4x8,
   .qigemm = wrt_wasm_simd128_qigemm_4x8,
-  .qdwconv = {{9, 8, wrt_wasm_simd128_qdwconv_9_c8}, {25, 8, wrt_wasm_simd128_qdwconv_25_c8}, {0, 8, wrt_wasm_simd128_qdwconv_any_c8}},
+  .qdwconv = {{9, 8, 1, wrt_wasm_simd128_qdwconv_9_c8}, {25, 8, 1, wrt_wasm_simd128_qdwconv_25_c8}, {0, 8, 1, wrt_wasm_simd128_qdwconv_any_c8}},
   .qadd = wrt_wasm_simd128_qadd, .qadd_scalar = wrt_wasm_simd128_qadd_scalar,
   .spmm_mr = 8, .spmm_g = 1,
   .spmm_min_sparsity = 0.56f, .spmm_k_penalty = 2.0f, .spmv_min_sparsity = 0.2f,

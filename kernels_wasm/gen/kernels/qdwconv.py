@@ -143,3 +143,78 @@ def _pixels(c: Code, d: QTile, ks: int = 0) -> None:
                 c(*_store_row(d, 0, "(out + c0)"))
             with c.block("else"):
                 c(f"int8_t ob[{ct}];", *_store_row(d, 0, "ob"), "for (size_t j = 0; j < rem; j++) out[c0 + j] = ob[j];")
+
+
+# -- wasm relaxed dot tables: four taps per i32x4.relaxed_dot_i8x16_i7x16_add ----------------------------------------
+# The input is NHWC, so a channel's taps lie in different rows: 16 channels of 4 taps are loaded as four vectors and
+# transposed by two rounds of interleaves (byte pairs, then 16-bit pairs) into four vectors of 4 channels x 4 taps,
+# each one dot product with the packed weights. Packing (engine/qconv.c, entries with kr = 4): per tile of 16
+# channels, 16 int32 biases (zero point and XOFF folded in), 16 float multipliers, then per group of 4 taps 64 bytes,
+# channel j's 4 weights at 4 * j, taps past ks as zeros. Activations are XORed with p->xmask as in the dot GEMM.
+DOT_KS = {"wasm_relaxed": (9,)}
+
+
+def dot_tile() -> QTile:
+    return QTile("wasm_relaxed_dot", "", 1, 16, 4, 4, "v128_t", "v128_t")
+
+
+def dot_ks(t: QTile) -> tuple[int, ...]:
+    return DOT_KS.get(t.name, ())
+
+
+def qdwconv_dot_name(ks: int) -> str:
+    return f"wrt_wasm_relaxed_dot_qdwconv_{ks}_c16"
+
+
+def _dot_group(c: Code, x: list[str], wt: str) -> None:
+    """acc0_0..3 += the 4 taps at x (None: a zero tap, its weights zero) of 16 channels, weights at wt."""
+    lo = ", ".join(f"{j}, {j + 16}" for j in range(8))
+    hi = ", ".join(f"{j}, {j + 16}" for j in range(8, 16))
+    c("{")
+    for j, a in enumerate(x):
+        c(f"const v128_t q{j} = " + ("xm;" if a is None else f"wasm_v128_xor(wasm_v128_load({a}), xm);"))
+    c(f"const v128_t l01 = wasm_i8x16_shuffle(q0, q1, {lo}), h01 = wasm_i8x16_shuffle(q0, q1, {hi});",
+      f"const v128_t l23 = wasm_i8x16_shuffle(q2, q3, {lo}), h23 = wasm_i8x16_shuffle(q2, q3, {hi});")
+    for v, (s, half) in enumerate((("l", 0), ("l", 1), ("h", 0), ("h", 1))):
+        idx = ", ".join(f"{j}, {j + 8}" for j in range(4 * half, 4 * half + 4))
+        c(f"acc0_{v} = wasm_i32x4_relaxed_dot_i8x16_i7x16_add(wasm_v128_load({wt} + {16 * v}), "
+          f"wasm_i16x8_shuffle({s}01, {s}23, {idx}), acc0_{v});")
+    c("}")
+
+
+def qdwconv_dot(ks: int) -> str:
+    """The relaxed dot depthwise kernel for ks taps (unrolled), channel tile 16."""
+    d = dot_tile()
+    groups = (ks + 3) // 4
+    c = Code()
+    sig = (f"void {qdwconv_dot_name(ks)}(size_t channels, size_t width, size_t ks, const int8_t* const* in, "
+           "const void* packed_w, int8_t* out, size_t out_stride, const wrt_qparams* p)")
+    with c.block(d.fn(sig)):
+        c(*_bounds(d), "const v128_t xm = wasm_i32x4_splat((int32_t)p->xmask);")
+        with c.block("for (size_t px = 0; px < width; px++, in += ks, out += out_stride)"):
+            c("const char* pw = (const char*)packed_w;")
+            c(*(f"const int8_t* i{k} = in[{k}];" for k in range(ks)))
+            with c.block(f"for (size_t c0 = 0; c0 < channels; c0 += 16, pw += {16 * 8 + 64 * groups})"):
+                c("const size_t rem = channels - c0 < 16 ? channels - c0 : 16;")
+                c("const int32_t* wb = (const int32_t*)(const void*)pw;", *_acc_init(d))
+                c("const int8_t* wt = (const int8_t*)(pw + 128);")
+                with c.block("if (rem == 16)"):
+                    for g in range(groups):
+                        _dot_group(c, [f"i{k} + c0" if k < ks else None for k in range(4 * g, 4 * g + 4)],
+                                   f"wt + {64 * g}")
+                # a partial tile: each group's rows through a zeroed buffer
+                with c.block("else"), c.block(f"for (size_t g = 0; g < {groups}; g++)"):
+                    c("int8_t xb[4][16];")
+                    with c.block("for (size_t j = 0; j < 4; j++)"):
+                        c(f"for (size_t k = 0; k < 16; k++) xb[j][k] = 4 * g + j < {ks} && k < rem ? "
+                          "in[4 * g + j][c0 + k] : 0;")
+                    _dot_group(c, [f"xb[{j}]" for j in range(4)], "wt + 64 * g")
+                c(*_mults(d, "pw"))
+                for v in range(d.nv):
+                    c(*_requant(d, 0, v))
+                with c.block("if (rem == 16)"):
+                    c(*_store_row(d, 0, "(out + c0)"))
+                with c.block("else"):
+                    c("int8_t ob[16];", *_store_row(d, 0, "ob"),
+                      "for (size_t j = 0; j < rem; j++) out[c0 + j] = ob[j];")
+    return c.text()
