@@ -63,6 +63,20 @@ def block_sparsity(w: np.ndarray) -> float:
     return 1.0 - float(mask.mean()) if mask.size else 0.0
 
 
+def element_sparsity(w: np.ndarray) -> float:
+    """The fraction of zero weights (0 for an empty tensor)."""
+    return 1.0 - float(np.count_nonzero(w)) / w.size if w.size else 0.0
+
+
+def channel_lists(w: np.ndarray) -> list[tuple[np.ndarray, np.ndarray]]:
+    """The unstructured view engines may run a weight in (whether stored dense or block-sparse; the same tensor):
+    per row of the matrix (output channel), the columns of its non-zeros in increasing order and their values.
+    The C engine runs a layer so (`sparse gemm (unstructured)`) when the 1x4 blocks are too full for the block
+    kernels but most single weights are zero (weights pruned one by one, as MediaPipe's sparse models)."""
+    m = w.reshape(matrix_shape(w.shape))
+    return [(np.nonzero(row)[0], row[row != 0]) for row in m]
+
+
 def encode(w: np.ndarray) -> BlockSparse:
     """The block-sparse encoding of w (rank >= 1): exactly the blocks holding a non-zero."""
     b = _blocks(w)

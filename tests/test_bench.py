@@ -54,6 +54,7 @@ def test_bench_native_and_node_with_peers(tmp_path, small_model, capsys):
     ours_native = next(r for r in doc["rows"] if r["host"] == "native" and r["ours"])
     assert ours_native["vs_native"] == pytest.approx(1.0)
     assert doc["settings"]["passes"] == 3 and len(doc["settings"]["load_average"]) == 3
+    assert doc["settings"]["idle_gap_ms"] == 0  # one thread: no pool to let sleep
     assert model["made_by"]["tflite"] == "the source model small.tflite"  # LiteRT runs the source file itself
     assert model["made_by"]["onnx"].startswith("wasmrt's exporter")
     printed = capsys.readouterr().out
@@ -77,7 +78,10 @@ def test_bench_threads_scaling_table(tmp_path, small_model, capsys):
         assert ("pass_cpu_median_ms" in r) != threaded, r  # multi-threaded rows on the wall clock only
     printed = capsys.readouterr().out
     assert "thread scaling" in printed and "node  wasmrt-simd: 1 thread" in printed and "2 threads" in printed
+    # with several threads every run follows an idle pause, so the pools of the engine before have gone to sleep
+    assert doc["settings"]["idle_gap_ms"] == 100 and any("idle pause of 100 ms" in n for n in doc["notes"])
     assert main(["bench", str(small_model), "--threads", "0,2"]) == 2
+    assert main(["bench", str(small_model), "--threads", "1,2", "--idle-gap", "-1"]) == 2
 
 
 def test_bench_profile_lists_every_op(tmp_path, small_model, capsys):

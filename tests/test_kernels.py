@@ -64,9 +64,9 @@ def test_generated_files_are_up_to_date() -> None:
 
 def test_table_matches_generator(case: Case) -> None:
     b = Batch()
-    o = b.out(38, 0.0)  # 19 int64
+    o = b.out(40, 0.0)  # 20 int64
     b.cmd("info", case.t, o)
-    info = case.r.run(b).i64(o, 19)
+    info = case.r.run(b).i64(o, 20)
     assert tuple(info[:2]) == case.isa.gemm_tile
     assert [tuple(info[2 + 3 * i: 5 + 3 * i]) for i in range(4)] == [
         (9, case.isa.dw_ct, 1), (25, case.isa.dw_ct, 1), (0, case.isa.dw_ct, 1), (0, 0, 0)]
@@ -74,7 +74,9 @@ def test_table_matches_generator(case: Case) -> None:
     assert info[15] == half_nr(case.isa)
     tile = sparse_kernels.TILES[case.isa.name]
     assert (info[16], info[17]) == (tile.mr, sparse_kernels.groups(case.isa))
-    assert info[18] == (0b111 if info[17] > 1 else 0b011), "sparse kernels: spmm, spmv, and sppack where G > 1"
+    assert info[18] == (0b11111 if info[17] > 1 else 0b11011), \
+        "sparse kernels: spmm, spmv, sppack where G > 1, spmmu and its pack"
+    assert info[19] == tile.umr
 
 
 # -- GEMM --------------------------------------------------------------------------------------------------------------

@@ -1,8 +1,10 @@
 """Block-sparse kernels (kernels_wasm/gen/kernels/sparse.py) on every target vs numpy, through the kernel test driver
 (see test_kernels.py): spmm over tiles of 1..MR pixels (read in place where G = 1, packed by the target's sppack
-where G > 1), spmv for one pixel, sppack itself. Weights are random 1x4-block-sparse matrices, including empty
-block rows, a last block row with fewer than 4 channels and outputs with a row stride wider than n (columns past
-n must stay untouched). Tolerance as for GEMM: 1e-6 * sqrt(K) * (the same product on |inputs|)."""
+where G > 1), spmv for one pixel, sppack itself; the unstructured spmmu over tiles of 1..UMR pixels packed by
+sppacku, with weights 70% zero element by element (channels with no non-zero at all included). Block-sparse weights
+are random 1x4-block-sparse matrices, including empty block rows, a last block row with fewer than 4 channels and
+outputs with a row stride wider than n (columns past n must stay untouched). Tolerance as for GEMM:
+1e-6 * sqrt(K) * (the same product on |inputs|)."""
 
 from __future__ import annotations
 
@@ -129,3 +131,59 @@ def test_sppack(case: Case) -> None:  # noqa: F811
         got = res.f32(oo, ks * kc * t.mr).reshape(ks, kc, t.mr)
         for tt in range(ks):
             np.testing.assert_array_equal(got[tt], pack_tile(src[tt, :, :kc], t.mr), err_msg=f"sppack tap {tt}")
+
+
+def pack_channels(w: np.ndarray, bias: np.ndarray, col_bytes: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """(non-zeros per channel, byte offset of each one's column, weights: per channel its bias then its non-zeros)."""
+    lists = sparse.channel_lists(w)
+    parts = [np.concatenate([[bias[r]], vals]) for r, (_, vals) in enumerate(lists)]
+    offs = np.concatenate([cols for cols, _ in lists] + [np.zeros(0, np.int64)]) * col_bytes
+    return (np.array([len(c) for c, _ in lists], np.int32), np.concatenate([offs, [0]]).astype(np.int32),
+            np.concatenate([*parts, np.zeros(4, np.float32)]).astype(np.float32))
+
+
+def test_spmmu(case: Case) -> None:  # noqa: F811
+    umr = TILES[case.name].umr
+    rng = np.random.default_rng(14)
+    b = Batch()
+    jobs = []
+    shapes = [(1, 1), (3, 5), (13, 37)] if case.small else [(1, 1), (3, 5), (4, 16), (13, 37), (64, 100)]
+    for mr in sorted({1, 2, umr - 1, umr} - {0}):
+        for n, k in shapes:
+            w = (rng.standard_normal((n, k)) * (rng.random((n, k)) < 0.3)).astype(np.float32)
+            if n > 2:
+                w[n // 2] = 0.0  # a channel of its bias alone
+            bias = rng.standard_normal(n).astype(np.float32)
+            a = rng.standard_normal((mr, k)).astype(np.float32)
+            clamp = (-INF, INF) if (mr + n) % 3 else (-0.5, 0.75)
+            nnz, offs, wp = pack_channels(w, bias, 4 * umr)
+            pad_y = int(rng.integers(0, 3))
+            yo = b.out(mr * (n + pad_y))
+            b.cmd("spmmu", case.t, mr, n, b.put(pack_tile(a, umr)), b.put(nnz), b.put(offs), b.put(wp), yo,
+                  4 * (n + pad_y), clamp=clamp)
+            jobs.append((a, w, bias, clamp, yo, mr, n, pad_y))
+    res = case.r.run(b)
+    for a, w, bias, clamp, yo, mr, n, pad_y in jobs:
+        y = res.f32(yo, mr * (n + pad_y)).reshape(mr, n + pad_y)
+        assert np.isnan(y[:, n:]).all(), "spmmu wrote columns past n"
+        ref, mag = _ref(a, w, bias, clamp)
+        check_close(y[:, :n], ref, 1e-6 * math.sqrt(a.shape[1]) * mag + 1e-30, f"spmmu mr={mr} n={n} k={a.shape[1]}")
+
+
+def test_sppacku(case: Case) -> None:  # noqa: F811
+    umr = TILES[case.name].umr
+    rng = np.random.default_rng(15)
+    b = Batch()
+    jobs = []
+    for mr, kc, ks in ((umr, 8, 1), (umr - 3, 7, 3), (1, 5, 2), (5, 1, 9)):
+        mr = max(1, min(mr, umr))
+        src = rng.standard_normal((ks, mr, kc + 2)).astype(np.float32)
+        offs = [b.put(src[tt, i]) for tt in range(ks) for i in range(mr)]
+        oo = b.out(ks * kc * umr)
+        b.cmd("sppacku", case.t, mr, kc, ks, b.ptrs(offs), oo)
+        jobs.append((src, kc, ks, oo))
+    res = case.r.run(b)
+    for src, kc, ks, oo in jobs:
+        got = res.f32(oo, ks * kc * umr).reshape(ks, kc, umr)
+        for tt in range(ks):
+            np.testing.assert_array_equal(got[tt], pack_tile(src[tt, :, :kc], umr), err_msg=f"sppacku tap {tt}")

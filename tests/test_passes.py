@@ -115,3 +115,28 @@ def test_residual_add_stays_where_the_conv_output_is_used_or_clamped() -> None:
     for g in (_residual_block(second_use=True), _residual_block(clamp_conv=True)):
         optimize(g)
         assert [n.op for n in g.nodes] == ["CONV_2D", "CONV_2D", "ADD"]
+
+
+def _padded_convs(value: float = 0.0, shared: bool = False) -> Graph:
+    """TFLite's stride-2 layers: an explicit PAD of H and W, then a VALID convolution (a depthwise 3x3/2 here), and
+    a PAD before a 1x1 convolution (left alone: the padding would take it off its in-place GEMM path)."""
+    rng = np.random.default_rng(5)
+    g = Graph()
+    x = g.add_input("x", (1, 7, 6, 4))
+    (p,) = g.add_node("PAD", [x], {"pads": (0, 0, 1, 0, 0, 1, 2, 0), "value": value})
+    (y,) = g.add_node("CONV_2D", [p, g.add_const("w", rng.standard_normal((4, 3, 3, 1)).astype(np.float32))],
+                      {"strides": (2, 2), "groups": 4, "pads": (1, 0, 0, 0)})
+    (q,) = g.add_node("PAD", [y], {"pads": (0, 1, 1, 0, 0, 1, 1, 0)})
+    (z,) = g.add_node("CONV_2D", [q, g.add_const("w1", rng.standard_normal((3, 1, 1, 4)).astype(np.float32))])
+    g.outputs = [y, z, p] if shared else [y, z]
+    return g
+
+
+def test_zero_pads_fold_into_the_following_kxk_convolution() -> None:
+    x = np.random.default_rng(6).standard_normal((1, 7, 6, 4)).astype(np.float32)
+    g = _same_after_optimize(_padded_convs, {"x": x})
+    assert [n.op for n in g.nodes] == ["CONV_2D", "PAD", "CONV_2D"]
+    assert g.nodes[0].attrs["pads"] == (1, 1, 1, 2) and g.nodes[0].inputs[0] == "x"
+    for build in (lambda: _padded_convs(value=1.0), lambda: _padded_convs(shared=True)):  # a non-zero or a read pad
+        g = _same_after_optimize(build, {"x": x})
+        assert [n.op for n in g.nodes] == ["PAD", "CONV_2D", "PAD", "CONV_2D"]

@@ -9,7 +9,9 @@
 5. fuse_activations   RELU/CLIP after a producer that has a fused clamp becomes its act_min/act_max
 6. fuse_residual_adds ADD(conv(x), r) becomes the convolution's residual input r: the engines add r to each block
                       of the output while it is still in cache, instead of a pass of its own
-7. prune              drop what no graph output depends on
+7. fold_pads          a float zero PAD of H and W before a KxK convolution becomes the convolution's own padding
+                      (TFLite's stride-2 layers: the padded copy cost a pass over the activations)
+8. prune              drop what no graph output depends on
 """
 
 from __future__ import annotations
@@ -278,6 +280,35 @@ def unfuse_residual_adds(g: Graph) -> int:
     return split
 
 
+def fold_pads(graph: Graph) -> int:
+    changed = 0
+    for n in list(graph.nodes):
+        if n.op != "PAD" or n.attrs.get("mode", 0) != 0 or n.attrs.get("value", 0.0) != 0.0:
+            continue
+        x = graph.tensors[n.inputs[0]]
+        pads = list(n.attrs["pads"])
+        if len(x.shape) != 4 or x.dtype != np.float32 or x.quant is not None or len(pads) != 8 or any(
+                pads[i] for i in (0, 3, 4, 7)):
+            continue
+        conv = _single_consumer(graph, n.outputs[0])
+        if conv is None or conv.op != "CONV_2D" or conv.inputs[0] != n.outputs[0] or n.outputs[0] in conv.inputs[1:]:
+            continue
+        w = graph.tensors[conv.inputs[1]]
+        if len(w.shape) != 4:
+            continue
+        dil = list(conv.attrs.get("dilations", (1, 1)))
+        reach = [dil[0] * (w.shape[1] - 1), dil[1] * (w.shape[2] - 1)]  # a pad wider than the kernel reads no input
+        if w.shape[1] * w.shape[2] == 1 or pads[1] > reach[0] or pads[5] > reach[0] or (
+                pads[2] > reach[1] or pads[6] > reach[1]):
+            continue
+        pt, pl, pb, pr = conv.attrs.get("pads", (0, 0, 0, 0))
+        conv.attrs["pads"] = (pt + pads[1], pl + pads[2], pb + pads[5], pr + pads[6])
+        conv.inputs[0] = n.inputs[0]
+        graph.nodes.remove(n)
+        changed += 1
+    return changed
+
+
 PASSES: list[tuple[str, Callable[[Graph], int]]] = [
     ("fold_constants", fold_constants),
     ("drop_noops", drop_noops),
@@ -285,6 +316,7 @@ PASSES: list[tuple[str, Callable[[Graph], int]]] = [
     ("fold_affine", fold_affine),
     ("fuse_activations", fuse_activations),
     ("fuse_residual_adds", fuse_residual_adds),
+    ("fold_pads", fold_pads),
 ]
 
 

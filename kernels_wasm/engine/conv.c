@@ -46,7 +46,7 @@ static int pointwise(const wrt_op* op) {
          a->pads[2] == 0 && a->pads[3] == 0;
 }
 
-int plan_conv(wrt_model* m, wrt_op* op, wrt_cost* c) {
+WRT_FOR_SIZE int plan_conv(wrt_model* m, wrt_op* op, wrt_cost* c) {
   wrt_conv_plan* p = &op->u.conv;
   conv_geometry(m, op, p);
   uint64_t P = (uint64_t)p->pix, C = (uint64_t)p->c, CO = (uint64_t)p->co;
@@ -78,7 +78,7 @@ int plan_conv(wrt_model* m, wrt_op* op, wrt_cost* c) {
   return WRT_OK;
 }
 
-int prepare_conv(wrt_model* m, wrt_op* op) {
+WRT_FOR_SIZE int prepare_conv(wrt_model* m, wrt_op* op) {
   wrt_conv_plan* p = &op->u.conv;
   const float* W = (const float*)m->t[op->in[1]].file_data;
   const float* bias = bias_of(m, op);
@@ -210,7 +210,7 @@ int run_conv(wrt_model* m, wrt_op* op) {
 }
 
 /* ---- CONV_TRANSPOSE_2D ------------------------------------------------------------------------------------------ */
-int plan_conv_transpose(wrt_model* m, wrt_op* op, wrt_cost* c) {
+WRT_FOR_SIZE int plan_conv_transpose(wrt_model* m, wrt_op* op, wrt_cost* c) {
   const wrt_tensor* x = &m->t[op->in[0]];
   wrt_conv_plan* p = &op->u.conv;
   conv_geometry(m, op, p);
@@ -229,7 +229,7 @@ int plan_conv_transpose(wrt_model* m, wrt_op* op, wrt_cost* c) {
   return WRT_OK;
 }
 
-int prepare_conv_transpose(wrt_model* m, wrt_op* op) {
+WRT_FOR_SIZE int prepare_conv_transpose(wrt_model* m, wrt_op* op) {
   wrt_conv_plan* p = &op->u.conv;
   if (p->packed) return WRT_OK; /* a resize: nothing follows the shapes */
   size_t C = (size_t)p->c, CO = (size_t)p->co, ks = (size_t)p->ks, G = (size_t)p->groups;

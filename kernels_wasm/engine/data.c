@@ -156,7 +156,7 @@ static int32_t pad_source(int64_t o, int64_t lo, int64_t d, int mode) {
   return (int32_t)(i < d ? i : period - i);
 }
 
-int plan_data(wrt_model* m, wrt_op* op, wrt_cost* c) {
+WRT_FOR_SIZE int plan_data(wrt_model* m, wrt_op* op, wrt_cost* c) {
   const wrt_tensor *x = &m->t[op->in[0]], *y = &m->t[op->out];
   if (!is_unclamped(&op->clamp) && x->dtype != WRT_F32)
     return op_fail(op, WRT_ERR_UNSUPPORTED, "a fused clamp on %s data is not implemented by the C engine",
@@ -208,7 +208,7 @@ int plan_data(wrt_model* m, wrt_op* op, wrt_cost* c) {
   return WRT_OK;
 }
 
-int prepare_data(wrt_model* m, wrt_op* op) {
+WRT_FOR_SIZE int prepare_data(wrt_model* m, wrt_op* op) {
   const wrt_tensor *x = &m->t[op->in[0]], *y = &m->t[op->out];
   if (op->type == OP_RESIZE) {
     lerp* th = resize_axis(m, y->dims[1], x->dims[1], op->a.scales[0], &op->a);

@@ -230,7 +230,7 @@ static void unary_task(void* ctx, size_t t) {
     for (size_t i = i0; i < i0 + len; i++) j->y[i] = unary_scalar(j->code, j->x[i], j->params);
 }
 
-int plan_elementwise(wrt_model* m, wrt_op* op, wrt_cost* c) {
+WRT_FOR_SIZE int plan_elementwise(wrt_model* m, wrt_op* op, wrt_cost* c) {
   /* POW, and unary ops without a vector kernel, compute in double */
   int slow = op->type == OP_POW || is_double_fn(op->type) || (op->n_in == 1 && !m->tg->vunary[unary_code(op->type)]);
   c->work += (slow ? WORK_LIBM : WORK_VEC) * m->t[op->out].count;

@@ -17,6 +17,14 @@
 #define WRT_MAX_RANK 8
 #define WRT_FORMAT_VERSION 1
 /* format limits (python_ref/wrt_file.py has the same) */
+/* code whose work is done elsewhere (load-time planning and packing, dispatch around the kernels) in files built
+ * for speed: compiled for size in the wasm modules (their size budget), as the -Oz files are */
+#if defined(__wasm__) && defined(__clang__)
+#define WRT_FOR_SIZE __attribute__((minsize))
+#else
+#define WRT_FOR_SIZE
+#endif
+
 #define WRT_MAX_TENSORS (1 << 20)
 #define WRT_MAX_OPS (1 << 20)
 #define WRT_MAX_OP_INPUTS (1 << 24)   /* all operators' inputs and outputs together */
@@ -145,6 +153,7 @@ typedef struct {
   int64_t col_bytes;         /* bytes between the columns of the input the offsets were made for */
   int32_t *nnz, *offs;       /* stored blocks per block row; byte offset of each block's column in the input tile */
   float* w;                  /* per block row: 4 biases, then the 4 weights of each stored block */
+  int64_t nz;                /* SP_UNSTRUCT: the non-zero weights (nnz, offs and w are per channel, 1 weight each) */
   const float** ind;         /* convolutions that gather rows: per tile of spmm_mr pixels, ks*mr tap pointers */
 } wrt_sparse_plan;
 
@@ -389,6 +398,7 @@ int prepare_sparse(wrt_model* m, wrt_op* op);
 int run_sparse(wrt_model* m, wrt_op* op);
 const char* sparse_kernel(const wrt_op* op);
 void sparse_expand(const wrt_tensor* t, float* out); /* the dense equivalent of a block-sparse constant */
+int sparse_candidate(const wrt_model* m, const wrt_op* op); /* dense weights the unstructured sparse kernel runs */
 
 /* indirection buffers (indirection.c): pointers into the arena, whose address is fixed for the model's lifetime */
 int64_t tap_input_pixel(const wrt_attrs* a, int64_t H, int64_t W, int64_t OH, int64_t OW, int64_t px, int64_t kh,

@@ -12,9 +12,10 @@ size_t gemm_panel_width(const wrt_target* tg, size_t nc) {
   return tg->gemm_half && tg->igemm_half && nc <= tg->gemm_nr_half ? tg->gemm_nr_half : tg->gemm_nr;
 }
 
-/* Panels of NR columns: NR bias floats, then k rows of NR weights; w(kk, j) = w[kk*w_k_stride + j*w_n_stride]. */
-void pack_gemm(const wrt_target* tg, size_t n, size_t k, const float* w, size_t w_k_stride, size_t w_n_stride,
-               const float* bias, float* out) {
+/* Panels of NR columns: NR bias floats, then k rows of NR weights; w(kk, j) = w[kk*w_k_stride + j*w_n_stride].
+ * Built for size: at load, or once per run of a MATMUL whose weights are computed (O(N*K) against its O(M*N*K)). */
+WRT_FOR_SIZE void pack_gemm(const wrt_target* tg, size_t n, size_t k, const float* w, size_t w_k_stride,
+                            size_t w_n_stride, const float* bias, float* out) {
   for (size_t p = 0; p < n; p += tg->gemm_nr) {
     size_t nc = n - p < tg->gemm_nr ? n - p : tg->gemm_nr, nr = gemm_panel_width(tg, nc);
     for (size_t j = 0; j < nr; j++) *out++ = j < nc && bias ? bias[p + j] : 0.0f;
@@ -119,7 +120,7 @@ void run_gemm(const wrt_target* tg, size_t m, size_t n, size_t k, const float* a
 /* ---- FULLY_CONNECTED and MATMUL -------------------------------------------------------------------------------- */
 enum { DENSE_PACKED = 1, DENSE_RUNTIME = 2 };
 
-int plan_dense(wrt_model* m, wrt_op* op, wrt_cost* c) {
+WRT_FOR_SIZE int plan_dense(wrt_model* m, wrt_op* op, wrt_cost* c) {
   const wrt_tensor *x = &m->t[op->in[0]], *w = &m->t[op->in[1]], *y = &m->t[op->out];
   wrt_dense_plan* p = &op->u.dense;
   int has_bias = op->n_in > 2 && op->in[2] >= 0;
@@ -161,7 +162,7 @@ int plan_dense(wrt_model* m, wrt_op* op, wrt_cost* c) {
   return WRT_OK;
 }
 
-int prepare_dense(wrt_model* m, wrt_op* op) {
+WRT_FOR_SIZE int prepare_dense(wrt_model* m, wrt_op* op) {
   wrt_dense_plan* p = &op->u.dense;
   if (op->path != DENSE_PACKED || p->packed) return WRT_OK;
   const wrt_tensor* w = &m->t[op->in[1]];
@@ -182,7 +183,7 @@ int prepare_dense(wrt_model* m, wrt_op* op) {
 
 const char* dense_kernel(const wrt_op* op) { return op->path == DENSE_PACKED ? "gemm" : "pack + gemm"; }
 
-int run_dense(wrt_model* m, wrt_op* op) {
+WRT_FOR_SIZE int run_dense(wrt_model* m, wrt_op* op) {
   const wrt_dense_plan* p = &op->u.dense;
   const wrt_tensor* w = &m->t[op->in[1]];
   size_t N = (size_t)p->n, K = (size_t)p->k, M = (size_t)p->m;

@@ -3,7 +3,7 @@
  * beyond the explicit pads never counts, and never wins a max. */
 #include "engine.h"
 
-int plan_pool(wrt_model* m, wrt_op* op, wrt_cost* c) {
+WRT_FOR_SIZE int plan_pool(wrt_model* m, wrt_op* op, wrt_cost* c) {
   if (!(op->type == OP_MAX_POOL_2D ? m->tg->maxpool : m->tg->avgpool))
     return op_fail(op, WRT_ERR_UNSUPPORTED, "no pool kernel");
   const wrt_tensor *x = &m->t[op->in[0]], *y = &m->t[op->out];

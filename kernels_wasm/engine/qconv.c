@@ -119,7 +119,7 @@ static int check_int32_bias(const wrt_model* m, const wrt_op* op) {
   return op->n_in > 2 && op->in[2] >= 0 && m->t[op->in[2]].is_const;
 }
 
-int plan_qconv(wrt_model* m, wrt_op* op, wrt_cost* c) {
+WRT_FOR_SIZE int plan_qconv(wrt_model* m, wrt_op* op, wrt_cost* c) {
   wrt_qplan* p = &op->u.q;
   const wrt_tensor *x = &m->t[op->in[0]], *w = &m->t[op->in[1]], *y = &m->t[op->out];
   const wrt_target* tg = m->tg;
@@ -242,7 +242,7 @@ static int prepare_generic(wrt_model* m, wrt_op* op, size_t n, size_t k_per_o) {
   return WRT_OK;
 }
 
-int prepare_qconv(wrt_model* m, wrt_op* op) {
+WRT_FOR_SIZE int prepare_qconv(wrt_model* m, wrt_op* op) {
   wrt_qplan* p = &op->u.q;
   const wrt_target* tg = m->tg;
   if (op->path == QC_MATMUL) return WRT_OK;

@@ -10,6 +10,11 @@
  *   SP_IM2COL  gathered into scratch [mr][K] through the indirection buffer (G = 1; other convolutions)
  *   SP_PACKED  transposed into scratch [K][MR] by the target's sppack (G > 1: AVX2, AVX-512)
  *   SP_ONE     one output pixel (batch-1 FULLY_CONNECTED, 1x1 outputs): spmv on the row, gathered if need be
+ *   SP_UNSTRUCT unstructured: weights whose 1x4 blocks stay below the break-even but whose elements are mostly zero
+ *              (pruned per weight, as MediaPipe's sparse models) run per output channel over its own non-zeros
+ *              (spmmu) on a tile of spmmu_mr pixels packed [K][UMR] by sppacku; from the target's element-sparsity
+ *              break-even (spmmu_min_sparsity + spmmu_k_penalty / K). Dense-stored weights qualify too
+ *              (sparse_candidate).
  *
  * Threads: SP_ROWS runs its tiles as parallel tasks (whole tiles of MR pixels, each computed as on one thread, so
  * the bytes are the same for any thread count); the other modes gather each tile into the one shared scratch and
@@ -17,7 +22,7 @@
  */
 #include "engine.h"
 
-enum { SP_ROWS = 1, SP_IM2COL, SP_PACKED, SP_ONE };
+enum { SP_ROWS = 1, SP_IM2COL, SP_PACKED, SP_ONE, SP_UNSTRUCT };
 
 static int policy = WRT_SPARSE_AUTO;
 
@@ -65,6 +70,38 @@ static int sparse_possible(const wrt_model* m, const wrt_op* op, uint64_t k) {
   return k * m->tg->spmm_mr * sizeof(float) < ((uint64_t)1 << 31); /* block offsets are int32 bytes */
 }
 
+/* the weights' non-zero elements: a dense constant's (float32 at load), or a block-sparse one's stored values */
+static uint64_t nonzeros(const wrt_tensor* w) {
+  const float* v = (const float*)(const void*)w->file_data;
+  uint64_t n = w->sparse ? 4 * (uint64_t)w->sp_blocks : w->count, nz = 0;
+  for (uint64_t i = 0; i < n; i++) nz += v[i] != 0.0f;
+  return nz;
+}
+
+/* SP_UNSTRUCT runs it: more pixels than one and an element sparsity from the target's break-even */
+static int unstructured_ok(const wrt_model* m, const wrt_op* op, uint64_t k, uint64_t pix) {
+  const wrt_target* tg = m->tg;
+  const wrt_tensor* w = &m->t[op->in[1]];
+  if (policy == WRT_SPARSE_NEVER || pix < 2 || !tg->spmmu || !tg->sppacku || !sparse_possible(m, op, k) ||
+      k * tg->spmmu_mr * sizeof(float) >= ((uint64_t)1 << 31))
+    return 0;
+  return policy == WRT_SPARSE_ALWAYS || 1.0 - (double)nonzeros(w) / (double)w->count >=
+                                            tg->spmmu_min_sparsity + tg->spmmu_k_penalty / (double)(k ? k : 1);
+}
+
+/* dtype_class: dense float32 weights of a CONV_2D (groups 1) or FULLY_CONNECTED that the unstructured kernel would
+ * run (decided once, at load: the file is gone at a resize, which keeps the choice) */
+int sparse_candidate(const wrt_model* m, const wrt_op* op) {
+  if (op->sparse_path) return op->sparse_path == 1;
+  if ((op->type != OP_CONV_2D && op->type != OP_FULLY_CONNECTED) || op->n_in < 2 || op->in[1] < 0) return 0;
+  const wrt_tensor *w = &m->t[op->in[1]], *y = &m->t[op->out];
+  if (!w->is_const || w->dtype != WRT_F32 || !w->file_data || w->rank < 2 || !w->dims[0]) return 0;
+  uint64_t n = (uint64_t)w->dims[0];
+  return unstructured_ok(m, op, w->count / n, y->count / n);
+}
+
+/* Packed weights per row block (4 output channels, or 1 for SP_UNSTRUCT): its biases, then the weights of each
+ * stored block (a 1x4 block, or one non-zero), with one column offset per stored block. */
 int plan_sparse(wrt_model* m, wrt_op* op, wrt_cost* c) {
   const wrt_tensor *x = &m->t[op->in[0]], *w = &m->t[op->in[1]], *y = &m->t[op->out];
   wrt_sparse_plan* p = &op->u.sparse;
@@ -74,29 +111,41 @@ int plan_sparse(wrt_model* m, wrt_op* op, wrt_cost* c) {
   double break_even = pix == 1 ? m->tg->spmv_min_sparsity
                                : m->tg->spmm_min_sparsity + m->tg->spmm_k_penalty / (double)(k ? k : 1);
   /* a resize keeps the choice made at load: the weights were packed (or expanded) for it */
-  int sparse = op->sparse_path ? op->sparse_path == 1
-                               : policy != WRT_SPARSE_NEVER && sparse_possible(m, op, k) &&
-                                     (policy == WRT_SPARSE_ALWAYS || sparsity >= break_even);
+  int resize = op->sparse_path != 0, sparse = resize ? op->sparse_path == 1
+                                                     : policy != WRT_SPARSE_NEVER && sparse_possible(m, op, k) &&
+                                                           (policy == WRT_SPARSE_ALWAYS || sparsity >= break_even);
+  /* dense-stored weights: dtype_class chose them for the unstructured kernel */
+  int u = resize ? sparse && p->mode == SP_UNSTRUCT : !w->sparse || (!sparse && unstructured_ok(m, op, k, pix));
+  sparse |= u;
   op->sparse_path = sparse ? 1 : 2;
   if (!sparse) { /* the dense implementation (ops.c), over the weights expanded for its prepare */
+    if (!w->sparse) return WRT_PLAN_DENSE;
     op->expand_in = 0x2;
     c->bytes += w->count * sizeof(float) + 1;
     return WRT_PLAN_DENSE;
   }
-  uint64_t MR = m->tg->spmm_mr;
+  if (u) {
+    p->nz = resize ? p->nz : (int64_t)nonzeros(w);
+    if (w->sparse && !resize) { /* prepare reads the dense expansion */
+      op->expand_in = 0x2;
+      c->bytes += w->count * sizeof(float) + 1;
+    }
+  }
+  uint64_t MR = u ? m->tg->spmmu_mr : m->tg->spmm_mr, h = u ? 1 : 4, heads = u ? n : br;
+  uint64_t blocks = u ? (uint64_t)p->nz : nb;
   p->n = (int64_t)n;
   p->k = (int64_t)k;
   p->pix = (int64_t)pix;
   p->ks = op->type == OP_CONV_2D ? (int64_t)w->dims[1] * w->dims[2] : 1;
   p->kc = (int64_t)k / p->ks;
   int rows = op->type == OP_FULLY_CONNECTED || pointwise_conv(m, op);
-  p->mode = pix == 1 ? SP_ONE : m->tg->spmm_g > 1 ? SP_PACKED : rows ? SP_ROWS : SP_IM2COL;
+  p->mode = u ? SP_UNSTRUCT : pix == 1 ? SP_ONE : m->tg->spmm_g > 1 ? SP_PACKED : rows ? SP_ROWS : SP_IM2COL;
   op->packed_in = 0x6; /* weights and bias, packed together */
   if (op->type == OP_CONV_2D && (uint64_t)x->dims[3] + 16 > m->pad_floats) m->pad_floats = (size_t)x->dims[3] + 16;
-  c->bytes += br * 4 + nb * 4 + (br + nb) * 4 * sizeof(float) + 3;
+  c->bytes += heads * 4 + blocks * 4 + (heads + blocks) * h * sizeof(float) + 3;
   if (op->type == OP_CONV_2D && !rows) c->bytes += ptr_bytes(pix * (uint64_t)p->ks) + 1; /* indirection */
   c->scratch = p->mode == SP_ONE ? (rows ? 0 : k * sizeof(float)) : p->mode == SP_ROWS ? 0 : MR * k * sizeof(float);
-  c->work += sat_mul(pix, nb * 4) + (p->mode == SP_ROWS ? 0 : WORK_COPY * sat_mul(pix, k));
+  c->work += sat_mul(pix, blocks * h) + (p->mode == SP_ROWS ? 0 : WORK_COPY * sat_mul(pix, k + (u ? n : 0)));
   if (residual_of(m, op)) c->work += WORK_VEC * pix * n;
   return WRT_OK;
 }
@@ -104,15 +153,18 @@ int plan_sparse(wrt_model* m, wrt_op* op, wrt_cost* c) {
 /* convolutions that gather rows: the tap pointers, which follow the shapes */
 static int sparse_indirection(wrt_model* m, wrt_op* op) {
   if (op->type != OP_CONV_2D || pointwise_conv(m, op)) return WRT_OK;
-  op->u.sparse.ind = build_tile_indirection(m, op, m->tg->spmm_mr);
+  op->u.sparse.ind =
+      build_tile_indirection(m, op, op->u.sparse.mode == SP_UNSTRUCT ? m->tg->spmmu_mr : m->tg->spmm_mr);
   return op->u.sparse.ind ? WRT_OK : WRT_ERR_NOMEM;
 }
 
 int prepare_sparse(wrt_model* m, wrt_op* op) {
   wrt_sparse_plan* p = &op->u.sparse;
   const wrt_tensor* w = &m->t[op->in[1]];
-  uint64_t n = (uint64_t)p->n, br = (n + 3) / 4, nb = w->sp_blocks;
-  uint64_t col_bytes = p->mode == SP_PACKED ? m->tg->spmm_mr * sizeof(float) : sizeof(float);
+  int u = p->mode == SP_UNSTRUCT;
+  uint64_t n = (uint64_t)p->n, k = (uint64_t)p->k, h = u ? 1 : 4, br = u ? n : (n + 3) / 4;
+  uint64_t nb = u ? (uint64_t)p->nz : w->sp_blocks;
+  uint64_t col_bytes = (u ? m->tg->spmmu_mr : p->mode == SP_PACKED ? m->tg->spmm_mr : 1) * sizeof(float);
   if (p->w) { /* a resize: the weights stay packed (the file is gone), the column offsets follow the new mode */
     for (uint64_t b = 0; b < nb; b++) p->offs[b] = (int32_t)(p->offs[b] / p->col_bytes * (int64_t)col_bytes);
     p->col_bytes = (int64_t)col_bytes;
@@ -121,20 +173,31 @@ int prepare_sparse(wrt_model* m, wrt_op* op) {
   p->col_bytes = (int64_t)col_bytes;
   p->nnz = m_alloc(m, br * 4 + 1);
   p->offs = m_alloc(m, nb * 4 + 1);
-  p->w = m_alloc(m, (br + nb) * 4 * sizeof(float) + 1);
-  if (!p->nnz || !p->offs || !p->w) return m_alloc_fail(m, op, "packing the sparse weights", (br + nb) * 24 + 3);
-  m->weights_bytes += (size_t)((br + nb) * 4 * sizeof(float) + br * 4 + nb * 4);
-  const float* v = (const float*)(const void*)w->file_data;
+  p->w = m_alloc(m, (br + nb) * h * sizeof(float) + 1);
+  if (!p->nnz || !p->offs || !p->w)
+    return m_alloc_fail(m, op, "packing the sparse weights", (br + nb) * (h + 1) * 4 + 3);
+  m->weights_bytes += (size_t)((br + nb) * h * sizeof(float) + br * 4 + nb * 4);
+  const float* v = (const float*)(const void*)w->file_data; /* SP_UNSTRUCT: dense [n][k] (expanded if need be) */
   const float* bias = has_bias(op) ? (const float*)(const void*)m->t[op->in[2]].file_data : 0;
   float* o = p->w;
+  int32_t* off = p->offs;
   for (uint64_t r = 0; r < br; r++) {
-    uint32_t b0 = rd_start(w, r), b1 = rd_start(w, r + 1);
-    p->nnz[r] = (int32_t)(b1 - b0);
-    for (uint64_t j = 0; j < 4; j++) *o++ = bias && 4 * r + j < n ? bias[4 * r + j] : 0.0f;
-    for (uint32_t b = b0; b < b1; b++) {
-      p->offs[b] = (int32_t)(fb_rd32(w->sp_cols + 4 * (size_t)b) * col_bytes);
-      for (int j = 0; j < 4; j++) *o++ = v[4 * (size_t)b + j];
+    for (uint64_t j = 0; j < h; j++) *o++ = bias && h * r + j < n ? bias[h * r + j] : 0.0f;
+    int32_t cnt = 0;
+    if (u) {
+      for (uint64_t j = 0; j < k; j++)
+        if (v[r * k + j] != 0.0f) {
+          *o++ = v[r * k + j];
+          *off++ = (int32_t)(j * col_bytes);
+          cnt++;
+        }
+    } else {
+      for (uint32_t b = rd_start(w, r), e = rd_start(w, r + 1); b < e; b++, cnt++) {
+        *off++ = (int32_t)(fb_rd32(w->sp_cols + 4 * (size_t)b) * col_bytes);
+        for (int j = 0; j < 4; j++) *o++ = v[4 * (size_t)b + j];
+      }
     }
+    p->nnz[r] = cnt;
   }
   return sparse_indirection(m, op);
 }
@@ -145,6 +208,7 @@ const char* sparse_kernel(const wrt_op* op) {
     case SP_IM2COL: return "sparse gemm (im2col)";
     case SP_PACKED: return "sparse gemm (packed)";
     case SP_ONE: return "sparse gemv";
+    case SP_UNSTRUCT: return "sparse gemm (unstructured)";
   }
   return "?";
 }
@@ -204,6 +268,8 @@ int run_sparse(wrt_model* m, wrt_op* op) {
     return WRT_OK;
   }
   const float* rows[256]; /* SP_PACKED without indirection: this tile's input rows */
+  int u = p->mode == SP_UNSTRUCT;
+  if (u) MR = tg->spmmu_mr;
   for (size_t p0 = 0; p0 < P; p0 += MR) {
     size_t mr = P - p0 < MR ? P - p0 : MR;
     const float* const* ind = p->ind ? p->ind + p0 * ks : 0;
@@ -213,13 +279,16 @@ int run_sparse(wrt_model* m, wrt_op* op) {
         im2col(ind, mr, ks, kc, scratch);
         tg->spmm(mr, n, scratch, K * sizeof(float), p->nnz, p->offs, p->w, out, n * sizeof(float), clamp);
         break;
-      default: /* SP_PACKED */
+      default: /* SP_PACKED, SP_UNSTRUCT */
         if (!ind) {
           for (size_t i = 0; i < mr; i++) rows[i] = x + (p0 + i) * K;
           ind = rows;
         }
-        tg->sppack(mr, kc, ks, ind, scratch);
-        tg->spmm(mr, n, scratch, G * sizeof(float), p->nnz, p->offs, p->w, out, n * sizeof(float), clamp);
+        (u ? tg->sppacku : tg->sppack)(mr, kc, ks, ind, scratch);
+        if (u)
+          tg->spmmu(mr, n, scratch, p->nnz, p->offs, p->w, out, n * sizeof(float), clamp);
+        else
+          tg->spmm(mr, n, scratch, G * sizeof(float), p->nnz, p->offs, p->w, out, n * sizeof(float), clamp);
         break;
     }
     if (res) tg->vbinary[WRT_BIN_ADD](mr * n, out, res + p0 * n, out, &op->clamp);

@@ -5798,6 +5798,36 @@ static __attribute__((target("avx2,fma"))) void wrt_avx2_spmv(size_t n, const fl
   }
 }
 
+static __attribute__((target("avx2,fma"))) void wrt_avx2_spmmu_32(size_t mr, size_t n, const float* x, const int32_t* restrict nnz, const int32_t* restrict offs, const float* restrict w, float* y, size_t y_stride, const wrt_clamp* clamp) {
+  const __m256 vmin = _mm256_set1_ps(clamp->min);
+  const __m256 vmax = _mm256_set1_ps(clamp->max);
+  const char* xb = (const char*)x;
+  float t[32] __attribute__((aligned(64)));
+  for (size_t r = 0; r < n; r++, y++) {
+    const __m256 bias = _mm256_set1_ps(*w++);
+    __m256 acc0 = bias;
+    __m256 acc1 = bias;
+    __m256 acc2 = bias;
+    __m256 acc3 = bias;
+    for (int32_t k = *nnz++; k > 0; k--) {
+      const float* xo = (const float*)(const void*)(xb + (size_t)*offs++);
+      const __m256 wv = _mm256_set1_ps(*w++);
+      acc0 = _mm256_fmadd_ps(_mm256_loadu_ps(xo + 0), wv, acc0);
+      acc1 = _mm256_fmadd_ps(_mm256_loadu_ps(xo + 8), wv, acc1);
+      acc2 = _mm256_fmadd_ps(_mm256_loadu_ps(xo + 16), wv, acc2);
+      acc3 = _mm256_fmadd_ps(_mm256_loadu_ps(xo + 24), wv, acc3);
+    }
+    char* yo = (char*)y;
+    _mm256_storeu_ps(t + 0, _mm256_min_ps(vmax, _mm256_max_ps(vmin, acc0)));
+    _mm256_storeu_ps(t + 8, _mm256_min_ps(vmax, _mm256_max_ps(vmin, acc1)));
+    _mm256_storeu_ps(t + 16, _mm256_min_ps(vmax, _mm256_max_ps(vmin, acc2)));
+    _mm256_storeu_ps(t + 24, _mm256_min_ps(vmax, _mm256_max_ps(vmin, acc3)));
+    for (size_t i = 0; i < mr; i++, yo += y_stride) {
+      *(float*)(void*)yo = t[i];
+    }
+  }
+}
+
 static __attribute__((target("avx2,fma"))) void wrt_avx2_sppack_16(size_t mr, size_t kc, size_t ks, const float* const* ind, float* restrict out) {
   for (size_t t = 0; t < ks; t++, ind += mr) {
     float* o = out + t * kc * 16;
@@ -5823,6 +5853,36 @@ static __attribute__((target("avx2,fma"))) void wrt_avx2_sppack_16(size_t mr, si
         o[k * 16 + i0 + 1] = r1[k];
         o[k * 16 + i0 + 2] = r2[k];
         o[k * 16 + i0 + 3] = r3[k];
+      }
+    }
+  }
+}
+
+static __attribute__((target("avx2,fma"))) void wrt_avx2_sppack_32(size_t mr, size_t kc, size_t ks, const float* const* ind, float* restrict out) {
+  for (size_t t = 0; t < ks; t++, ind += mr) {
+    float* o = out + t * kc * 32;
+    for (size_t i0 = 0; i0 < 32; i0 += 4) {
+      const float* r0 = ind[i0 + 0 < mr ? i0 + 0 : mr - 1];
+      const float* r1 = ind[i0 + 1 < mr ? i0 + 1 : mr - 1];
+      const float* r2 = ind[i0 + 2 < mr ? i0 + 2 : mr - 1];
+      const float* r3 = ind[i0 + 3 < mr ? i0 + 3 : mr - 1];
+      size_t k = 0;
+      for (; k + 4 <= kc; k += 4) {
+        __m128 v0 = _mm_loadu_ps(r0 + k);
+        __m128 v1 = _mm_loadu_ps(r1 + k);
+        __m128 v2 = _mm_loadu_ps(r2 + k);
+        __m128 v3 = _mm_loadu_ps(r3 + k);
+        _MM_TRANSPOSE4_PS(v0, v1, v2, v3);
+        _mm_storeu_ps(o + (k + 0) * 32 + i0, v0);
+        _mm_storeu_ps(o + (k + 1) * 32 + i0, v1);
+        _mm_storeu_ps(o + (k + 2) * 32 + i0, v2);
+        _mm_storeu_ps(o + (k + 3) * 32 + i0, v3);
+      }
+      for (; k < kc; k++) {
+        o[k * 32 + i0 + 0] = r0[k];
+        o[k * 32 + i0 + 1] = r1[k];
+        o[k * 32 + i0 + 2] = r2[k];
+        o[k * 32 + i0 + 3] = r3[k];
       }
     }
   }
@@ -5886,4 +5946,6 @@ const wrt_target wrt_target_avx2 = {
   .spmm_min_sparsity = 0.35f, .spmm_k_penalty = 4.0f, .spmv_min_sparsity = 0.3f,
   .spmm = wrt_avx2_spmm_16, .spmv = wrt_avx2_spmv,
   .sppack = wrt_avx2_sppack_16,
+  .spmmu_mr = 32, .spmmu_min_sparsity = 0.5f, .spmmu_k_penalty = 8.0f,
+  .spmmu = wrt_avx2_spmmu_32, .sppacku = wrt_avx2_sppack_32,
 };

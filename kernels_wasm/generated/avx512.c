@@ -6186,6 +6186,36 @@ static __attribute__((target("avx512f,avx512bw,avx512vl,avx2,fma"))) void wrt_av
   }
 }
 
+static __attribute__((target("avx512f,avx512bw,avx512vl,avx2,fma"))) void wrt_avx512_spmmu_64(size_t mr, size_t n, const float* x, const int32_t* restrict nnz, const int32_t* restrict offs, const float* restrict w, float* y, size_t y_stride, const wrt_clamp* clamp) {
+  const __m512 vmin = _mm512_set1_ps(clamp->min);
+  const __m512 vmax = _mm512_set1_ps(clamp->max);
+  const char* xb = (const char*)x;
+  float t[64] __attribute__((aligned(64)));
+  for (size_t r = 0; r < n; r++, y++) {
+    const __m512 bias = _mm512_set1_ps(*w++);
+    __m512 acc0 = bias;
+    __m512 acc1 = bias;
+    __m512 acc2 = bias;
+    __m512 acc3 = bias;
+    for (int32_t k = *nnz++; k > 0; k--) {
+      const float* xo = (const float*)(const void*)(xb + (size_t)*offs++);
+      const __m512 wv = _mm512_set1_ps(*w++);
+      acc0 = _mm512_fmadd_ps(_mm512_loadu_ps(xo + 0), wv, acc0);
+      acc1 = _mm512_fmadd_ps(_mm512_loadu_ps(xo + 16), wv, acc1);
+      acc2 = _mm512_fmadd_ps(_mm512_loadu_ps(xo + 32), wv, acc2);
+      acc3 = _mm512_fmadd_ps(_mm512_loadu_ps(xo + 48), wv, acc3);
+    }
+    char* yo = (char*)y;
+    _mm512_storeu_ps(t + 0, _mm512_min_ps(vmax, _mm512_max_ps(vmin, acc0)));
+    _mm512_storeu_ps(t + 16, _mm512_min_ps(vmax, _mm512_max_ps(vmin, acc1)));
+    _mm512_storeu_ps(t + 32, _mm512_min_ps(vmax, _mm512_max_ps(vmin, acc2)));
+    _mm512_storeu_ps(t + 48, _mm512_min_ps(vmax, _mm512_max_ps(vmin, acc3)));
+    for (size_t i = 0; i < mr; i++, yo += y_stride) {
+      *(float*)(void*)yo = t[i];
+    }
+  }
+}
+
 static __attribute__((target("avx512f,avx512bw,avx512vl,avx2,fma"))) void wrt_avx512_sppack_32(size_t mr, size_t kc, size_t ks, const float* const* ind, float* restrict out) {
   for (size_t t = 0; t < ks; t++, ind += mr) {
     float* o = out + t * kc * 32;
@@ -6211,6 +6241,36 @@ static __attribute__((target("avx512f,avx512bw,avx512vl,avx2,fma"))) void wrt_av
         o[k * 32 + i0 + 1] = r1[k];
         o[k * 32 + i0 + 2] = r2[k];
         o[k * 32 + i0 + 3] = r3[k];
+      }
+    }
+  }
+}
+
+static __attribute__((target("avx512f,avx512bw,avx512vl,avx2,fma"))) void wrt_avx512_sppack_64(size_t mr, size_t kc, size_t ks, const float* const* ind, float* restrict out) {
+  for (size_t t = 0; t < ks; t++, ind += mr) {
+    float* o = out + t * kc * 64;
+    for (size_t i0 = 0; i0 < 64; i0 += 4) {
+      const float* r0 = ind[i0 + 0 < mr ? i0 + 0 : mr - 1];
+      const float* r1 = ind[i0 + 1 < mr ? i0 + 1 : mr - 1];
+      const float* r2 = ind[i0 + 2 < mr ? i0 + 2 : mr - 1];
+      const float* r3 = ind[i0 + 3 < mr ? i0 + 3 : mr - 1];
+      size_t k = 0;
+      for (; k + 4 <= kc; k += 4) {
+        __m128 v0 = _mm_loadu_ps(r0 + k);
+        __m128 v1 = _mm_loadu_ps(r1 + k);
+        __m128 v2 = _mm_loadu_ps(r2 + k);
+        __m128 v3 = _mm_loadu_ps(r3 + k);
+        _MM_TRANSPOSE4_PS(v0, v1, v2, v3);
+        _mm_storeu_ps(o + (k + 0) * 64 + i0, v0);
+        _mm_storeu_ps(o + (k + 1) * 64 + i0, v1);
+        _mm_storeu_ps(o + (k + 2) * 64 + i0, v2);
+        _mm_storeu_ps(o + (k + 3) * 64 + i0, v3);
+      }
+      for (; k < kc; k++) {
+        o[k * 64 + i0 + 0] = r0[k];
+        o[k * 64 + i0 + 1] = r1[k];
+        o[k * 64 + i0 + 2] = r2[k];
+        o[k * 64 + i0 + 3] = r3[k];
       }
     }
   }
@@ -6275,6 +6335,8 @@ const wrt_target wrt_target_avx512 = {
   .spmm_min_sparsity = 0.52f, .spmm_k_penalty = 10.0f, .spmv_min_sparsity = 0.45f,
   .spmm = wrt_avx512_spmm_32, .spmv = wrt_avx512_spmv,
   .sppack = wrt_avx512_sppack_32,
+  .spmmu_mr = 64, .spmmu_min_sparsity = 0.5f, .spmmu_k_penalty = 8.0f,
+  .spmmu = wrt_avx512_spmmu_64, .sppacku = wrt_avx512_sppack_64,
 };
 
 const wrt_target wrt_target_avx512vnni = {
@@ -6336,4 +6398,6 @@ const wrt_target wrt_target_avx512vnni = {
   .spmm_min_sparsity = 0.52f, .spmm_k_penalty = 10.0f, .spmv_min_sparsity = 0.45f,
   .spmm = wrt_avx512_spmm_32, .spmv = wrt_avx512_spmv,
   .sppack = wrt_avx512_sppack_32,
+  .spmmu_mr = 64, .spmmu_min_sparsity = 0.5f, .spmmu_k_penalty = 8.0f,
+  .spmmu = wrt_avx512_spmmu_64, .sppacku = wrt_avx512_sppack_64,
 };

@@ -5857,6 +5857,70 @@ static void wrt_neon_spmv(size_t n, const float* x, const int32_t* restrict nnz,
   }
 }
 
+static void wrt_neon_spmmu_16(size_t mr, size_t n, const float* x, const int32_t* restrict nnz, const int32_t* restrict offs, const float* restrict w, float* y, size_t y_stride, const wrt_clamp* clamp) {
+  const float32x4_t vmin = vdupq_n_f32(clamp->min);
+  const float32x4_t vmax = vdupq_n_f32(clamp->max);
+  const char* xb = (const char*)x;
+  float t[16] __attribute__((aligned(64)));
+  for (size_t r = 0; r < n; r++, y++) {
+    const float32x4_t bias = vdupq_n_f32(*w++);
+    float32x4_t acc0 = bias;
+    float32x4_t acc1 = bias;
+    float32x4_t acc2 = bias;
+    float32x4_t acc3 = bias;
+    for (int32_t k = *nnz++; k > 0; k--) {
+      const float* xo = (const float*)(const void*)(xb + (size_t)*offs++);
+      const float32x4_t wv = vdupq_n_f32(*w++);
+      acc0 = vfmaq_f32(acc0, vld1q_f32(xo + 0), wv);
+      acc1 = vfmaq_f32(acc1, vld1q_f32(xo + 4), wv);
+      acc2 = vfmaq_f32(acc2, vld1q_f32(xo + 8), wv);
+      acc3 = vfmaq_f32(acc3, vld1q_f32(xo + 12), wv);
+    }
+    char* yo = (char*)y;
+    vst1q_f32(t + 0, vminq_f32(vmaxq_f32(acc0, vmin), vmax));
+    vst1q_f32(t + 4, vminq_f32(vmaxq_f32(acc1, vmin), vmax));
+    vst1q_f32(t + 8, vminq_f32(vmaxq_f32(acc2, vmin), vmax));
+    vst1q_f32(t + 12, vminq_f32(vmaxq_f32(acc3, vmin), vmax));
+    for (size_t i = 0; i < mr; i++, yo += y_stride) {
+      *(float*)(void*)yo = t[i];
+    }
+  }
+}
+
+static void wrt_neon_sppack_16(size_t mr, size_t kc, size_t ks, const float* const* ind, float* restrict out) {
+  for (size_t t = 0; t < ks; t++, ind += mr) {
+    float* o = out + t * kc * 16;
+    for (size_t i0 = 0; i0 < 16; i0 += 4) {
+      const float* r0 = ind[i0 + 0 < mr ? i0 + 0 : mr - 1];
+      const float* r1 = ind[i0 + 1 < mr ? i0 + 1 : mr - 1];
+      const float* r2 = ind[i0 + 2 < mr ? i0 + 2 : mr - 1];
+      const float* r3 = ind[i0 + 3 < mr ? i0 + 3 : mr - 1];
+      size_t k = 0;
+      for (; k + 4 <= kc; k += 4) {
+        float32x4_t v0 = vld1q_f32(r0 + k);
+        float32x4_t v1 = vld1q_f32(r1 + k);
+        float32x4_t v2 = vld1q_f32(r2 + k);
+        float32x4_t v3 = vld1q_f32(r3 + k);
+        const float32x4x2_t tp = vtrnq_f32(v0, v1), tq = vtrnq_f32(v2, v3);
+        v0 = vcombine_f32(vget_low_f32(tp.val[0]), vget_low_f32(tq.val[0]));
+        v1 = vcombine_f32(vget_low_f32(tp.val[1]), vget_low_f32(tq.val[1]));
+        v2 = vcombine_f32(vget_high_f32(tp.val[0]), vget_high_f32(tq.val[0]));
+        v3 = vcombine_f32(vget_high_f32(tp.val[1]), vget_high_f32(tq.val[1]));
+        vst1q_f32(o + (k + 0) * 16 + i0, v0);
+        vst1q_f32(o + (k + 1) * 16 + i0, v1);
+        vst1q_f32(o + (k + 2) * 16 + i0, v2);
+        vst1q_f32(o + (k + 3) * 16 + i0, v3);
+      }
+      for (; k < kc; k++) {
+        o[k * 16 + i0 + 0] = r0[k];
+        o[k * 16 + i0 + 1] = r1[k];
+        o[k * 16 + i0 + 2] = r2[k];
+        o[k * 16 + i0 + 3] = r3[k];
+      }
+    }
+  }
+}
+
 const wrt_target wrt_target_neon = {
   .name = "neon",
   .gemm_mr = 8, .gemm_nr = 8,
@@ -5915,4 +5979,6 @@ const wrt_target wrt_target_neon = {
   .spmm_min_sparsity = 0.38f, .spmm_k_penalty = 6.0f, .spmv_min_sparsity = 0.2f,
   .spmm = wrt_neon_spmm_16, .spmv = wrt_neon_spmv,
   .sppack = NULL,
+  .spmmu_mr = 16, .spmmu_min_sparsity = 0.5f, .spmmu_k_penalty = 8.0f,
+  .spmmu = wrt_neon_spmmu_16, .sppacku = wrt_neon_sppack_16,
 };

@@ -2426,6 +2426,63 @@ static void wrt_scalar_spmv(size_t n, const float* x, const int32_t* restrict nn
   }
 }
 
+static void wrt_scalar_spmmu_4(size_t mr, size_t n, const float* x, const int32_t* restrict nnz, const int32_t* restrict offs, const float* restrict w, float* y, size_t y_stride, const wrt_clamp* clamp) {
+  const float vmin = clamp->min;
+  const float vmax = clamp->max;
+  const char* xb = (const char*)x;
+  for (size_t r = 0; r < n; r++, y++) {
+    const float bias = *w++;
+    float acc0 = bias;
+    float acc1 = bias;
+    float acc2 = bias;
+    float acc3 = bias;
+    for (int32_t k = *nnz++; k > 0; k--) {
+      const float* xo = (const float*)(const void*)(xb + (size_t)*offs++);
+      const float wv = *w++;
+      acc0 = (*(xo + 0) * wv + acc0);
+      acc1 = (*(xo + 1) * wv + acc1);
+      acc2 = (*(xo + 2) * wv + acc2);
+      acc3 = (*(xo + 3) * wv + acc3);
+    }
+    char* yo = (char*)y;
+    if (mr > 0) {
+      *(float*)(void*)yo = (vmax < (acc0 < vmin ? vmin : acc0) ? vmax : (acc0 < vmin ? vmin : acc0));
+      yo += y_stride;
+    }
+    if (mr > 1) {
+      *(float*)(void*)yo = (vmax < (acc1 < vmin ? vmin : acc1) ? vmax : (acc1 < vmin ? vmin : acc1));
+      yo += y_stride;
+    }
+    if (mr > 2) {
+      *(float*)(void*)yo = (vmax < (acc2 < vmin ? vmin : acc2) ? vmax : (acc2 < vmin ? vmin : acc2));
+      yo += y_stride;
+    }
+    if (mr > 3) {
+      *(float*)(void*)yo = (vmax < (acc3 < vmin ? vmin : acc3) ? vmax : (acc3 < vmin ? vmin : acc3));
+      yo += y_stride;
+    }
+  }
+}
+
+static void wrt_scalar_sppack_4(size_t mr, size_t kc, size_t ks, const float* const* ind, float* restrict out) {
+  for (size_t t = 0; t < ks; t++, ind += mr) {
+    float* o = out + t * kc * 4;
+    for (size_t i0 = 0; i0 < 4; i0 += 4) {
+      const float* r0 = ind[i0 + 0 < mr ? i0 + 0 : mr - 1];
+      const float* r1 = ind[i0 + 1 < mr ? i0 + 1 : mr - 1];
+      const float* r2 = ind[i0 + 2 < mr ? i0 + 2 : mr - 1];
+      const float* r3 = ind[i0 + 3 < mr ? i0 + 3 : mr - 1];
+      size_t k = 0;
+      for (; k < kc; k++) {
+        o[k * 4 + i0 + 0] = r0[k];
+        o[k * 4 + i0 + 1] = r1[k];
+        o[k * 4 + i0 + 2] = r2[k];
+        o[k * 4 + i0 + 3] = r3[k];
+      }
+    }
+  }
+}
+
 const wrt_target wrt_target_scalar = {
   .name = "scalar",
   .gemm_mr = 2, .gemm_nr = 4,
@@ -2481,4 +2538,6 @@ const wrt_target wrt_target_scalar = {
   .spmm_min_sparsity = 0.2f, .spmm_k_penalty = 0.0f, .spmv_min_sparsity = 0.2f,
   .spmm = wrt_scalar_spmm_2, .spmv = wrt_scalar_spmv,
   .sppack = NULL,
+  .spmmu_mr = 4, .spmmu_min_sparsity = 0.3f, .spmmu_k_penalty = 8.0f,
+  .spmmu = wrt_scalar_spmmu_4, .sppacku = wrt_scalar_sppack_4,
 };

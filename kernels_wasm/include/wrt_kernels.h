@@ -128,6 +128,12 @@ typedef void (*wrt_spmv_fn)(size_t n, const float* x, const int32_t* nnz, const 
                             float* y, const wrt_clamp* clamp);
 /* Pack a tile for spmm with G > 1: out[(t*kc + k)*MR + i] = ind[t*mr + min(i, mr-1)][k] for t < ks, k < kc, i < MR. */
 typedef void (*wrt_sppack_fn)(size_t mr, size_t kc, size_t ks, const float* const* ind, float* out);
+/* Unstructured sparse GEMM over a tile packed [K][UMR] by sppacku (UMR = wrt_target.spmmu_mr), for channel j < n
+ * and pixel i < mr (1 <= mr <= UMR), y_i at (char*)y + i*y_stride:
+ *   y_i[j] = clamp(bias_j + sum over the non-zeros e of channel j: w_e * x[offs_e / 4 + i])
+ * weights per channel: its bias, then its nnz[j] non-zero weights; offs: one int32 per non-zero (column * 4 * UMR). */
+typedef void (*wrt_spmmu_fn)(size_t mr, size_t n, const float* x, const int32_t* nnz, const int32_t* offs,
+                             const float* w, float* y, size_t y_stride, const wrt_clamp* clamp);
 
 /* WRT_BIN_* and WRT_UN_*: generated from the kernel definitions (kernels_wasm/gen/kernels/eltwise.py) */
 #include "../generated/wrt_eltwise.h"
@@ -172,6 +178,12 @@ typedef struct {
   wrt_spmm_fn spmm;
   wrt_spmv_fn spmv;
   wrt_sppack_fn sppack;
+  /* unstructured sparse weights (a channel's own non-zeros): pixels per tile, the element sparsity from which they
+   * run so (min + k_penalty / K, measured), the kernel and its pack (UMR pixels) */
+  uint8_t spmmu_mr;
+  float spmmu_min_sparsity, spmmu_k_penalty;
+  wrt_spmmu_fn spmmu;
+  wrt_sppack_fn sppacku;
 } wrt_target;
 
 /* Provided by the generated sources, one per compiled target (absent ones are not linked). */

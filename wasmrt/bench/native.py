@@ -172,10 +172,12 @@ def make_engines(prep: Prepared, peers: bool, notes: list[str], baseline: Path |
 
 def run_native(prep: Prepared, peers: bool, warmup: int, rounds: int, progress: Callable[[int, int], None],
                baseline: Path | None = None, passes: int = 1, threads: list[int] | None = None,
-               also: tuple[Prepared, str] | None = None) -> tuple[dict, list[str]]:
+               also: tuple[Prepared, str] | None = None, gap_ms: float = 0.0) -> tuple[dict, list[str]]:
     """{engine id: {times_ms, cpu_ms, passes, outputs, info}} for the native host, plus notes on what could not
-    run. cpu_ms: this thread's CPU time per run, which a loaded machine inflates far less than the wall clock;
-    only for single-threaded engines (the calling thread's time says nothing about a multi-threaded run).
+    run. gap_ms: the process sleeps that long before every run (warm-up and timed), so that the thread pools the
+    engine before left spinning have gone to sleep (run.py IDLE_GAP_MS). cpu_ms: this thread's CPU time per run,
+    which a loaded machine inflates far less than the wall clock; only for single-threaded engines (the calling
+    thread's time says nothing about a multi-threaded run).
     also: (another prepared model, tag): its engines too, interleaved with these, their ids ending in the tag."""
     os.environ.setdefault("OMP_NUM_THREADS", "1")
     notes: list[str] = []
@@ -194,14 +196,19 @@ def run_native(prep: Prepared, peers: bool, warmup: int, rounds: int, progress: 
             results[e.id] = {"error": str(err)}
     live = [e for e in engines if "error" not in results[e.id]]
     total, done = len(live) * (warmup + passes * rounds), 0
+    gap = gap_ms / 1e3
     for _ in range(warmup):
         for e in live:
+            if gap:
+                time.sleep(gap)
             e.run()
             done += 1
             progress(done, total)
     for r in range(passes * rounds):
         for k in range(len(live)):
             e = live[(k + r) % len(live)]  # rotate the order, as the JS hosts do
+            if gap:
+                time.sleep(gap)
             c0, t0 = time.thread_time_ns(), time.perf_counter()
             e.run()
             t1, c1 = time.perf_counter(), time.thread_time_ns()

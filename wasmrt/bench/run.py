@@ -20,6 +20,14 @@ ALL_HOSTS = (*HOSTS, "webgpu")  # webgpu: the WGSL kernels through wgpu-native (
 VARIANTS = ("scalar", "simd", "relaxed")
 
 
+# Idle pause before every run when engines run on several threads. Thread pools spin a while after a run before
+# they sleep: onnxruntime's intra-op workers for 35-80 ms (measured natively on MobileNetV2; 2^20 pause steps), ours
+# for well under 1 ms. A pool still spinning holds a core that the next engine in the interleaving would use, and
+# its second thread then finds no core free: each engine must start on an idle machine, as it would on its own.
+# The peers keep their default settings (spinning included: it speeds up their own back-to-back ops).
+IDLE_GAP_MS = 100.0
+
+
 def _csv(text: str, allowed: tuple[str, ...], what: str) -> list[str]:
     items = [t.strip() for t in text.split(",") if t.strip()]
     bad = [t for t in items if t not in allowed]
@@ -56,6 +64,9 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--threads", default="1", metavar="N[,N...]",
                    help="thread counts to run our engines at (default 1); peers run at the largest count, and "
                         "with more than one count a scaling table follows")
+    p.add_argument("--idle-gap", type=float, default=None, metavar="MS",
+                   help="idle pause before every run, so that the thread pools of the engine before have stopped "
+                        f"spinning (default {IDLE_GAP_MS:g} ms when an engine runs on more than one thread, else 0)")
     p.add_argument("--warmup", type=int, default=None, help="untimed runs per engine first (default 5, --quick 1)")
     p.add_argument("--quick", action="store_true", help="few rounds: a smoke test, not a measurement")
     p.add_argument("--int8", action="store_true",
@@ -88,6 +99,9 @@ def run(args: argparse.Namespace) -> int:
     passes = args.passes if args.passes is not None else (1 if args.quick else 3)
     if rounds < 1 or warmup < 0 or passes < 1:
         raise InputError("--rounds and --passes must be >= 1 and --warmup >= 0")
+    gap_ms = args.idle_gap if args.idle_gap is not None else (IDLE_GAP_MS if max(threads) > 1 else 0.0)
+    if gap_ms < 0:
+        raise InputError("--idle-gap must be >= 0")
     if args.sparsity_sweep:
         return _sweep(args, hosts, variants, rounds, warmup, passes)
     if args.sparsities:
@@ -109,8 +123,13 @@ def run(args: argparse.Namespace) -> int:
                  "settings": {"hosts": hosts, "variants": variants, "peers": args.peers, "rounds": rounds,
                               "passes": passes, "peer_files": args.peer_files, "load_average": os.getloadavg(),
                               "warmup": warmup, "threads": threads, "tolerance": report.TOLERANCE,
-                              "baseline": str(baseline) if baseline else None},
+                              "idle_gap_ms": gap_ms, "baseline": str(baseline) if baseline else None},
                  "models": {}, "hosts": {}, "notes": []}
+    if gap_ms:
+        doc["notes"].append(f"every run (warm-up and timed) follows an idle pause of {gap_ms:g} ms, untimed: thread "
+                            "pools spin after a run before they sleep (onnxruntime's intra-op workers 35-80 ms), and "
+                            "a pool still spinning would hold a core the next engine needs; peers keep their default "
+                            "settings, spinning included")
     t_start = time.monotonic()
     for model in models:
         bar.stage(f"{model}: preparing")
@@ -125,7 +144,7 @@ def run(args: argparse.Namespace) -> int:
             _describe(doc, p)
         for host in hosts:
             bar.stage(f"{prep.name}{' and int8' if args.int8 else ''} on {host}")
-            rows += _run_host(preps, host, args, variants, warmup, rounds, passes, threads, baseline, bar, doc)
+            rows += _run_host(preps, host, args, variants, warmup, rounds, passes, threads, baseline, bar, doc, gap_ms)
         if args.profile:
             from wasmrt.bench.profile import profile_model
 
@@ -178,7 +197,8 @@ def _describe(doc: dict, prep) -> None:
 
 
 def _run_host(preps: list, host: str, args: argparse.Namespace, variants: list[str], warmup: int, rounds: int,
-              passes: int, threads: list[int], baseline: Path | None, bar, doc: dict) -> list[dict]:
+              passes: int, threads: list[int], baseline: Path | None, bar, doc: dict,
+              gap_ms: float = 0.0) -> list[dict]:
     """A model (and its int8 counterpart, interleaved in the same run) on one host: their rows (and the host's
     description and notes into doc)."""
     from wasmrt.bench import report
@@ -189,7 +209,8 @@ def _run_host(preps: list, host: str, args: argparse.Namespace, variants: list[s
     if host == "native":
         from wasmrt.bench.native import run_native
 
-        results, notes = run_native(prep, args.peers, warmup, rounds, bar.update, baseline, passes, threads, also)
+        results, notes = run_native(prep, args.peers, warmup, rounds, bar.update, baseline, passes, threads, also,
+                                    gap_ms)
         info = {"kind": "native", "python": platform.python_version()}
     elif host == "webgpu":
         from wasmrt.bench.gpu import run_webgpu
@@ -201,7 +222,8 @@ def _run_host(preps: list, host: str, args: argparse.Namespace, variants: list[s
         if not variants and not args.peers:
             return []
         results, info, notes = run_wasm_host(prep, host, variants, args.peers, warmup, rounds, bar.update, bar.log,
-                                             baseline=baseline, passes=passes, threads=threads, also=also)
+                                             baseline=baseline, passes=passes, threads=threads, also=also,
+                                             gap_ms=gap_ms)
     doc["hosts"][host] = info
     doc["notes"] += [f"{prep.name}: {n}" for n in notes]
     rows = []

@@ -42,15 +42,21 @@ class SparseTile:
     min_sparsity: float
     k_penalty: float
     spmv_min_sparsity: float = 0.2
+    # the unstructured kernel (spmmu): pixels per tile, and the element sparsity (fraction of zero weights) from
+    # which a layer of K columns whose 1x4 blocks stay below the break-even above runs it: u_min + u_k_penalty / K
+    umr: int = 32
+    u_min_sparsity: float = 0.5
+    u_k_penalty: float = 8.0
 
 
 TILES: dict[str, SparseTile] = {
-    "scalar": SparseTile(1, 2, 2, 0.2, 0.0),
-    "wasm_simd128": SparseTile(4, 8, 4, 0.56, 2.0),
-    "wasm_relaxed": SparseTile(4, 8, 4, 0.57, 6.0),
+    "scalar": SparseTile(1, 2, 2, 0.2, 0.0, umr=4, u_min_sparsity=0.3),
+    "wasm_simd128": SparseTile(4, 8, 4, 0.56, 2.0, umr=16),
+    "wasm_relaxed": SparseTile(4, 8, 4, 0.57, 6.0, umr=16),
     "avx2": SparseTile(8, 16, 4, 0.35, 4.0, 0.3),
-    "avx512": SparseTile(16, 32, 4, 0.52, 10.0, 0.45),  # its dense GEMV is fast: spmv wins from ~42%
-    "neon": SparseTile(4, 16, 4, 0.38, 6.0),  # not measured (qemu): as wasm relaxed, the same kernel shape with FMA
+    "avx512": SparseTile(16, 32, 4, 0.52, 10.0, 0.45, umr=64),  # its dense GEMV is fast: spmv wins from ~42%
+    # not measured (qemu): as wasm relaxed, the same kernel shape with FMA
+    "neon": SparseTile(4, 16, 4, 0.38, 6.0, umr=16),
 }
 
 
@@ -67,8 +73,13 @@ def spmv_name(isa: Isa) -> str:
     return f"wrt_{isa.name}_spmv"
 
 
-def sppack_name(isa: Isa) -> str:
-    return f"wrt_{isa.name}_sppack_{TILES[isa.name].mr}"
+def sppack_name(isa: Isa, mr: int = 0) -> str:
+    return f"wrt_{isa.name}_sppack_{mr or TILES[isa.name].mr}"
+
+
+def spmmu_name(isa: Isa) -> str:
+    return f"wrt_{isa.name}_spmmu_{TILES[isa.name].umr}"
+
 
 
 # -- 4-lane (128-bit) operations: the chunks every target stores, and the whole vector where G = 1 ------------------
@@ -113,6 +124,23 @@ class Quad:
 
     def store(self, p: str, v: str) -> str:
         return self._store.format(p, v) + ";"
+
+    def transpose(self, v: list[str]) -> list[str]:
+        """Transpose the 4x4 matrix whose rows are the vectors v (in place)."""
+        a, b, c, d = v
+        if self.name == "sse":
+            return [f"_MM_TRANSPOSE4_PS({a}, {b}, {c}, {d});"]
+        if self.name == "neon":
+            return [f"const float32x4x2_t tp = vtrnq_f32({a}, {b}), tq = vtrnq_f32({c}, {d});",
+                    f"{a} = vcombine_f32(vget_low_f32(tp.val[0]), vget_low_f32(tq.val[0]));",
+                    f"{b} = vcombine_f32(vget_low_f32(tp.val[1]), vget_low_f32(tq.val[1]));",
+                    f"{c} = vcombine_f32(vget_high_f32(tp.val[0]), vget_high_f32(tq.val[0]));",
+                    f"{d} = vcombine_f32(vget_high_f32(tp.val[1]), vget_high_f32(tq.val[1]));"]
+        sh = "wasm_i32x4_shuffle"
+        return [f"const v128_t t0 = {sh}({a}, {b}, 0, 4, 1, 5), t1 = {sh}({c}, {d}, 0, 4, 1, 5);",
+                f"const v128_t t2 = {sh}({a}, {b}, 2, 6, 3, 7), t3 = {sh}({c}, {d}, 2, 6, 3, 7);",
+                f"{a} = {sh}(t0, t1, 0, 1, 4, 5);", f"{b} = {sh}(t0, t1, 2, 3, 6, 7);",
+                f"{c} = {sh}(t2, t3, 0, 1, 4, 5);", f"{d} = {sh}(t2, t3, 2, 3, 6, 7);"]
 
     def store_part(self, p: str, v: str, n: str) -> list[str]:
         """The first n (1..3) lanes of v at p, lane-wise."""
@@ -324,30 +352,76 @@ def spmv(isa: Isa) -> str:
     return c.text()
 
 
-def sppack(isa: Isa) -> str:
-    """[ks*kc][MR] from ks*mr tap pointers (ind[t*mr + i]): 4x4 SSE transposes; pixels past mr repeat the last."""
-    mr = TILES[isa.name].mr
+def sppack(isa: Isa, mr: int = 0) -> str:
+    """[ks*kc][MR] from ks*mr tap pointers (ind[t*mr + i]): 4x4 transposes; pixels past mr repeat the last."""
+    mr = mr or TILES[isa.name].mr
     c = Code()
-    sig = (f"void {sppack_name(isa)}(size_t mr, size_t kc, size_t ks, const float* const* ind, "
+    sig = (f"void {sppack_name(isa, mr)}(size_t mr, size_t kc, size_t ks, const float* const* ind, "
            "float* restrict out)")
     with c.block(_fn(isa, sig)), c.block("for (size_t t = 0; t < ks; t++, ind += mr)"):
         c(f"float* o = out + t * kc * {mr};")
         with c.block(f"for (size_t i0 = 0; i0 < {mr}; i0 += 4)"):
             c(*(f"const float* r{j} = ind[i0 + {j} < mr ? i0 + {j} : mr - 1];" for j in range(4)))
             c("size_t k = 0;")
-            with c.block("for (; k + 4 <= kc; k += 4)"):
-                c(*(f"__m128 v{j} = _mm_loadu_ps(r{j} + k);" for j in range(4)))
-                c("_MM_TRANSPOSE4_PS(v0, v1, v2, v3);")
-                c(*(f"_mm_storeu_ps(o + (k + {j}) * {mr} + i0, v{j});" for j in range(4)))
+            if isa.vl > 1 and not isa.name.startswith("wasm"):  # wasm: element copies (module size)
+                q = Quad(isa)
+                with c.block("for (; k + 4 <= kc; k += 4)"):
+                    c(*(f"{q.vtype} v{j} = {q.load(f'r{j} + k')};" for j in range(4)))
+                    c(*q.transpose([f"v{j}" for j in range(4)]))
+                    c(*(q.store(f"o + (k + {j}) * {mr} + i0", f"v{j}") for j in range(4)))
             with c.block("for (; k < kc; k++)"):
                 c(*(f"o[k * {mr} + i0 + {j}] = r{j}[k];" for j in range(4)))
     return c.text()
 
 
+SPMMU_SIG = ("void {name}(size_t mr, size_t n, const float* x, const int32_t* restrict nnz, "
+             "const int32_t* restrict offs, const float* restrict w, float* y, size_t y_stride, "
+             "const wrt_clamp* clamp)")
+
+
+def spmmu(isa: Isa) -> str:
+    """Unstructured sparse x packed tile: one output channel at a time over the UMR pixels of a tile packed [K][UMR]
+    (sppack), NV = UMR/VL independent accumulators; per non-zero one broadcast weight, one column offset and NV
+    multiply-adds. The channel's mr values are then stored into the pixel rows (one float each)."""
+    umr, vl = TILES[isa.name].umr, isa.vl
+    nv = umr // vl
+    c = Code()
+    with c.block(isa.fn(SPMMU_SIG.format(name=spmmu_name(isa)))):
+        c(isa.decl("vmin", isa.dup("clamp->min")), isa.decl("vmax", isa.dup("clamp->max")))
+        c("const char* xb = (const char*)x;")
+        if vl > 1:
+            c(f"float t[{umr}] __attribute__((aligned(64)));")
+        with c.block("for (size_t r = 0; r < n; r++, y++)"):
+            c(isa.decl("bias", isa.dup("*w++")))
+            c(*(f"{isa.vtype} acc{v} = bias;" for v in range(nv)))
+            with c.block("for (int32_t k = *nnz++; k > 0; k--)"):
+                c("const float* xo = (const float*)(const void*)(xb + (size_t)*offs++);",
+                  isa.decl("wv", isa.dup("*w++")))
+                for v in range(nv):
+                    x = isa.load(f"xo + {v * vl}")
+                    # each accumulator waits on its own last update: in wasm the multiply stays off that chain and
+                    # the add's latency is shorter than the relaxed FMA's (V8 on x86: pose_detection's 1x1 layers
+                    # ran 1.15x slower with relaxed_madd than SIMD128's multiply and add)
+                    fused = isa.name != "wasm_relaxed"
+                    c(f"acc{v} = {isa.fma(x, 'wv', f'acc{v}') if fused else isa.add(f'acc{v}', isa.mul(x, 'wv'))};")
+            c("char* yo = (char*)y;")
+            if vl > 1:
+                c(*(isa.store(f"t + {v * vl}", isa.clamp(f"acc{v}", "vmin", "vmax")) for v in range(nv)))
+                with c.block("for (size_t i = 0; i < mr; i++, yo += y_stride)"):
+                    c("*(float*)(void*)yo = t[i];")
+            else:
+                for v in range(nv):
+                    with c.block(f"if (mr > {v})"):
+                        c(f"*(float*)(void*)yo = {isa.clamp(f'acc{v}', 'vmin', 'vmax')};", "yo += y_stride;")
+    return c.text()
+
+
 def kernel_bodies(isa: Isa) -> list[str]:
-    parts = [spmm(isa), spmv(isa)]
-    if groups(isa) > 1:
+    t = TILES[isa.name]
+    parts = [spmm(isa), spmv(isa), spmmu(isa)]
+    if groups(isa) > 1 and t.mr != t.umr:
         parts.append(sppack(isa))
+    parts.append(sppack(isa, t.umr))
     return parts
 
 
@@ -357,4 +431,6 @@ def table_fields(isa: Isa) -> list[str]:
             f"  .spmm_min_sparsity = {t.min_sparsity}f, .spmm_k_penalty = {t.k_penalty}f,"
             f" .spmv_min_sparsity = {t.spmv_min_sparsity}f,",
             f"  .spmm = {spmm_name(isa)}, .spmv = {spmv_name(isa)},",
-            f"  .sppack = {sppack_name(isa) if groups(isa) > 1 else 'NULL'},"]
+            f"  .sppack = {sppack_name(isa) if groups(isa) > 1 else 'NULL'},",
+            f"  .spmmu_mr = {t.umr}, .spmmu_min_sparsity = {t.u_min_sparsity}f, .spmmu_k_penalty = {t.u_k_penalty}f,",
+            f"  .spmmu = {spmmu_name(isa)}, .sppacku = {sppack_name(isa, t.umr)},"]

@@ -19,7 +19,7 @@ static _Alignas(64) unsigned char drv_arena[DRV_ARENA];
 static const float* drv_ptrs[1 << 16];
 
 enum { CMD_INFO = 1, CMD_GEMM, CMD_IGEMM, CMD_DWCONV, CMD_VBINARY, CMD_VUNARY, CMD_POOL, CMD_GEMM_LOOP, CMD_SPMM, CMD_SPMV,
-       CMD_SPPACK };
+       CMD_SPPACK, CMD_SPMMU, CMD_SPPACKU };
 
 unsigned char* drv_base(void) { return drv_arena; }
 size_t drv_arena_size(void) { return DRV_ARENA; }
@@ -57,7 +57,9 @@ static void info(const wrt_target* t, int64_t* out) {
   out[3 + 3 * WRT_MAX_DWCONV] = t->gemm_half && t->igemm_half ? t->gemm_nr_half : 0;
   out[4 + 3 * WRT_MAX_DWCONV] = t->spmm_mr;
   out[5 + 3 * WRT_MAX_DWCONV] = t->spmm_g;
-  out[6 + 3 * WRT_MAX_DWCONV] = (t->spmm != NULL) | (t->spmv != NULL) << 1 | (t->sppack != NULL) << 2;
+  out[6 + 3 * WRT_MAX_DWCONV] = (t->spmm != NULL) | (t->spmv != NULL) << 1 | (t->sppack != NULL) << 2 |
+                                (t->spmmu != NULL) << 3 | (t->sppacku != NULL) << 4;
+  out[7 + 3 * WRT_MAX_DWCONV] = t->spmmu_mr;
 }
 
 /* A whole GEMM M x N x K on packed panels (the probe's inner loop): a row-major, packed panels back to back. */
@@ -125,6 +127,13 @@ int drv_run(size_t cmd_off, size_t ncmd) {
       case CMD_SPPACK: /* mr kc ks ind out */
         if (!t->sppack) return (int)i + 1;
         t->sppack((size_t)a[0], (size_t)a[1], (size_t)a[2], ptrs(a[3], (size_t)(a[0] * a[2]), 0), F(a[4]));
+        break;
+      case CMD_SPMMU: /* mr n x nnz offs w y y_stride */
+        t->spmmu((size_t)a[0], (size_t)a[1], F(a[2]), (const int32_t*)(const void*)F(a[3]),
+                 (const int32_t*)(const void*)F(a[4]), F(a[5]), F(a[6]), (size_t)a[7], &cl);
+        break;
+      case CMD_SPPACKU: /* mr kc ks ind out */
+        t->sppacku((size_t)a[0], (size_t)a[1], (size_t)a[2], ptrs(a[3], (size_t)(a[0] * a[2]), 0), F(a[4]));
         break;
       default:
         return (int)i + 1;

@@ -174,8 +174,11 @@ export async function runJob(job, libs, readBytes, progress = () => {}) {
   const passes = job.passes ?? 1;
   const total = engines.length * (job.warmup + passes * job.rounds);
   let done = 0;
+  // job.gap_ms: an idle pause before every run, so that the Workers the engine before left spinning sleep first
+  const gap = () => (job.gap_ms ? new Promise((resolve) => setTimeout(resolve, job.gap_ms)) : null);
   for (let w = 0; w < job.warmup; w++) {
     for (const e of engines) {
+      await gap();
       await e.run(inputs, job.outputs);
       progress({ stage: "warmup", done: ++done, total });
     }
@@ -186,6 +189,7 @@ export async function runJob(job, libs, readBytes, progress = () => {}) {
     for (let k = 0; k < engines.length; k++) {
       const e = engines[(k + r) % engines.length];
       const cpu = libs.cpuMs && e.single;
+      await gap();
       const c0 = cpu ? await libs.cpuMs() : 0;
       const t0 = performance.now();
       await e.run(inputs, job.outputs);
