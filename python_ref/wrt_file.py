@@ -189,6 +189,7 @@ def _verify(m: fb.ModelT, file_size: int) -> WrtModel:
     _check_shapes(ops, tensors)
     for k, o in enumerate(ops):
         _check_quant(k, o, tensors)
+    _check_aliasing(ops, tensors)
     return WrtModel(m.version, tensors, ops, inputs, outputs, int(plan.arenaSize), int(plan.alignment),
                     int(plan.lowerBound), _metadata(m.metadata, inputs))
 
@@ -326,6 +327,33 @@ def _check_order(ops: list[OpInfo], tensors: list[TensorInfo], inputs: list[int]
     for i in outputs:
         _check(i in ready, f"graph output tensor {i} ({tensors[i].name!r}) is never written")
 
+
+MAX_ALIAS_CHECKS = 1 << 26  # kernels_wasm/engine/engine.h WRT_MAX_ALIAS_CHECKS
+
+
+def _check_aliasing(ops: list[OpInfo], tensors: list[TensorInfo]) -> None:
+    """An op's outputs share no arena bytes with its inputs or with each other (a RESHAPE's output may alias its
+    input exactly): the C kernels check indices and then write, so such a plan could turn a checked index into an
+    out-of-range one. Same order and words as kernels_wasm/engine/model_read.c (check_aliasing)."""
+    pairs = sum(len(o.outputs) * (len(o.inputs) + len(o.outputs)) for o in ops)
+    _check(pairs <= MAX_ALIAS_CHECKS,
+           f"the operators' inputs and outputs need {pairs} overlap checks (limit {MAX_ALIAS_CHECKS})")
+
+    def shares(a: TensorInfo, b: TensorInfo) -> bool:
+        return (a.data is None and b.data is None and a.nbytes > 0 and b.nbytes > 0
+                and a.arena_offset < b.arena_offset + b.nbytes and b.arena_offset < a.arena_offset + a.nbytes)
+
+    for k, o in enumerate(ops):
+        for a, yi in enumerate(o.outputs):
+            y = tensors[yi]
+            for j, ti in enumerate([*o.inputs, *o.outputs[:a]]):
+                if ti < 0 or not shares(y, tensors[ti]):
+                    continue
+                if o.op == "RESHAPE" and y.arena_offset == tensors[ti].arena_offset:
+                    continue
+                raise ModelFormatError(
+                    f"operator {k} ({o.op} {o.name!r}): output tensor {yi} ({y.name!r}) shares arena bytes with "
+                    f"{'input' if j < len(o.inputs) else 'output'} tensor {ti} ({tensors[ti].name!r})")
 
 def _check_shapes(ops: list[OpInfo], tensors: list[TensorInfo]) -> None:
     """Every op's rules (python_ref/shapes.py) hold and its outputs have the shapes and dtypes it produces, as the C

@@ -174,6 +174,9 @@ def targeted() -> list[tuple[str, bytes, str]]:
         ("dtype", edited(lambda r: _set(r.tensors[0], "dtype", 42)), r"unknown dtype code 42"),
         ("arena_offset", edited(lambda r: _set(r.tensors[0], "arenaOffset", 1 << 40)), r"outside the .*arena"),
         ("arena_size", edited(lambda r: _set(r.plan, "arenaSize", 64)), r"outside the 64-byte arena"),
+        ("arena_alias", edited(lambda r: _set(r.tensors[0], "arenaOffset", 0)),  # the image under conv1's output
+         r"operator 0 \(CONV_2D 'conv1'\): output tensor 3 \('conv1:0'\) shares arena bytes with input tensor 0 "
+         r"\('image'\)"),
         ("buffer_index", edited(lambda r: _set(next(t for t in r.tensors if t.buffer), "buffer", 9999)),
          r"buffer 9999 of"),
         ("op_type", edited(lambda r: _set(r.operators[2], "type", 999)), r"operator 2: unknown op type code 999"),

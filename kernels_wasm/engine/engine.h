@@ -41,6 +41,7 @@ typedef struct {
   const int32_t* zp;  /* n values (a shared or absent zero point expanded) */
 } wrt_quant;
 #define WRT_MAX_OP_OUTPUTS 4096       /* outputs of one op (SPLIT) */
+#define WRT_MAX_ALIAS_CHECKS (1 << 26) /* output-vs-input/output comparisons of the memory plan check */
 #define WRT_MAX_LONG_LIST 4096        /* values of a long list attribute */
 #define WRT_MAX_ACTS 6                /* activations of a recurrent op: 3 per direction */
 #define WRT_MAX_SPARSE_BYTES ((uint64_t)1 << 30) /* all block-sparse constants expanded (float32), python_ref/sparse.py */
@@ -261,6 +262,7 @@ int read_model(wrt_model* m, fb_buf f); /* model_read.c: tensors, ops, attribute
 /* shape_check.c: every op's output shape/dtype as python_ref infers; assign: set them (a run-time shape change)
  * instead of comparing them with the file's */
 int check_shapes(wrt_model* m, int assign);
+int check_aliasing(wrt_model* m); /* model_read.c: no op's output shares arena bytes with its inputs */
 int run_ops(wrt_model* m, int begin, int end); /* model.c: ops [begin, end), skipping those with empty outputs */
 /* planner.c: arena offsets of every activation at the current shapes (by lifetime, greedy by size, best fit;
  * RESHAPE outputs share their input's bytes) into offsets[n_tensors]; the arena size */

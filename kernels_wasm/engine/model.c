@@ -169,6 +169,7 @@ static int load(wrt_model* m, const void* data, size_t size) {
   int r = fb_verify_model(f);
   if (!r) r = read_model(m, f);
   if (!r) r = check_shapes(m, 0);
+  if (!r) r = check_aliasing(m); /* the file's plan, at the declared shapes */
   if (r) return r;
   m->tg = pick_target();
   if (!m->tg || !m->tg->gemm || !m->tg->igemm)

@@ -515,6 +515,39 @@ static int check_order(wrt_model* m, uint8_t* ready) {
   return WRT_OK;
 }
 
+/* An op's outputs share no arena bytes with its inputs or with each other; a RESHAPE's output may alias its input
+ * exactly. Kernels check indices (GATHER, SCATTER_ND) and then write: a plan that let the output overwrite what was
+ * checked would turn a checked index into an out-of-range one. The planners (wasmrt/planner.py, planner.c) never
+ * make such a plan. Each output is compared with the inputs, then the earlier outputs, in order; the comparisons
+ * are counted first (a hostile SPLIT has 4096 outputs). python_ref/wrt_file.py checks the same, in the same order. */
+static int shares_bytes(const wrt_tensor* a, const wrt_tensor* b) {
+  return !a->is_const && !b->is_const && a->nbytes && b->nbytes &&
+         a->arena_offset < b->arena_offset + (int64_t)b->nbytes && b->arena_offset < a->arena_offset + (int64_t)a->nbytes;
+}
+
+int check_aliasing(wrt_model* m) {
+  uint64_t pairs = 0;
+  for (int k = 0; k < m->n_ops; k++)
+    pairs += (uint64_t)m->ops[k].n_out * (uint64_t)(m->ops[k].n_in + m->ops[k].n_out);
+  if (pairs > WRT_MAX_ALIAS_CHECKS)
+    return rt_error(WRT_ERR_FORMAT, "the operators' inputs and outputs need %l overlap checks (limit %d)",
+                    (int64_t)pairs, WRT_MAX_ALIAS_CHECKS);
+  for (int k = 0; k < m->n_ops; k++) {
+    const wrt_op* op = &m->ops[k];
+    for (int a = 0; a < op->n_out; a++) {
+      const wrt_tensor* y = &m->t[op->outs[a]];
+      for (int j = 0; j < op->n_in + a; j++) {
+        int ti = j < op->n_in ? op->in[j] : op->outs[j - op->n_in];
+        if (ti < 0 || !shares_bytes(y, &m->t[ti])) continue;
+        if (op->type == OP_RESHAPE && y->arena_offset == m->t[ti].arena_offset) continue;
+        return op_fail(op, WRT_ERR_FORMAT, "output tensor %d ('%s') shares arena bytes with %s tensor %d ('%s')",
+                       op->outs[a], y->name, j < op->n_in ? "input" : "output", ti, m->t[ti].name);
+      }
+    }
+  }
+  return WRT_OK;
+}
+
 /* graph inputs/outputs and preprocess hints, then the op order */
 static int read_io_and_order(wrt_model* m, fb_buf f, size_t root) {
   int nt = m->n_tensors;
