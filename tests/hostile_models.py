@@ -12,6 +12,7 @@ from __future__ import annotations
 import copy
 from collections.abc import Callable
 from dataclasses import dataclass
+from pathlib import Path
 
 import flatbuffers
 import numpy as np
@@ -26,7 +27,7 @@ from wasmrt.wrt_writer import _AlignedBufferT, write_wrt
 @dataclass(frozen=True)
 class Case:
     name: str
-    kind: str  # the attack class: const-input, memory, hang, limits, format
+    kind: str  # the attack class: const-input, memory, hang, limits, format, aliasing
     data: bytes
     expect: str  # "ok", or a regex the C engine's error must match
     python_rejects: bool = False  # python_ref's reader refuses it with the same message
@@ -427,5 +428,15 @@ def sparse_cases() -> list[Case]:
     return cases
 
 
+def alias_cases() -> list[Case]:
+    """Plans where GATHER's output lies over its indices (found by the engine fuzzer): the kernel checked the indices,
+    then its own writes changed them and it read far outside the input."""
+    here = Path(__file__).parent / "fuzz_regressions" / "engine"
+    msg = r"operator 0 \(GATHER 'op0'\): output tensor 2 \('t2'\) shares arena bytes with input tensor 1 \('t1'\)"
+    return [Case(f"gather_{w}_indices_under_output", "aliasing",
+                 (here / f"gather-{w}-indices-share-output-bytes.wrt").read_bytes(), msg, python_rejects=True)
+            for w in ("i32", "i64")]
+
+
 def all_cases() -> list[Case]:
-    return [*const_input_cases(), *memory_cases(), *hang_cases(), *limit_cases(), *sparse_cases()]
+    return [*const_input_cases(), *memory_cases(), *hang_cases(), *limit_cases(), *sparse_cases(), *alias_cases()]
