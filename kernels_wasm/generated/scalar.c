@@ -2436,13 +2436,13 @@ static void wrt_scalar_spmmu_4(size_t mr, size_t n, const float* x, const int32_
     float acc1 = bias;
     float acc2 = bias;
     float acc3 = bias;
-    for (int32_t k = *nnz++; k > 0; k--) {
-      const float* xo = (const float*)(const void*)(xb + (size_t)*offs++);
-      const float wv = *w++;
-      acc0 = (*(xo + 0) * wv + acc0);
-      acc1 = (*(xo + 1) * wv + acc1);
-      acc2 = (*(xo + 2) * wv + acc2);
-      acc3 = (*(xo + 3) * wv + acc3);
+    for (int32_t k = *nnz++; k > 0; k--, offs++, w++) {
+      const float* xo0 = (const float*)(const void*)(xb + (size_t)offs[0]);
+      const float wv0 = w[0];
+      acc0 = (*(xo0 + 0) * wv0 + acc0);
+      acc1 = (*(xo0 + 1) * wv0 + acc1);
+      acc2 = (*(xo0 + 2) * wv0 + acc2);
+      acc3 = (*(xo0 + 3) * wv0 + acc3);
     }
     char* yo = (char*)y;
     if (mr > 0) {

@@ -3653,25 +3653,59 @@ static void wrt_wasm_relaxed_spmmu_16(size_t mr, size_t n, const float* x, const
   const v128_t vmax = wasm_f32x4_splat(clamp->max);
   const char* xb = (const char*)x;
   float t[16] __attribute__((aligned(64)));
+  if (mr <= 4) {
+    for (size_t r = 0; r < n; r++, y++) {
+      v128_t p0 = wasm_f32x4_splat(*w++);
+      v128_t p1 = wasm_f32x4_const_splat(0.0f);
+      v128_t p2 = wasm_f32x4_const_splat(0.0f);
+      v128_t p3 = wasm_f32x4_const_splat(0.0f);
+      int32_t k = *nnz++;
+      for (; k >= 4; k -= 4, offs += 4, w += 4) {
+        const float* xo0 = (const float*)(const void*)(xb + (size_t)offs[0]);
+        const v128_t wv0 = wasm_f32x4_splat(w[0]);
+        p0 = wasm_f32x4_add(p0, wasm_f32x4_mul(wasm_v128_load(xo0 + 0), wv0));
+        const float* xo1 = (const float*)(const void*)(xb + (size_t)offs[1]);
+        const v128_t wv1 = wasm_f32x4_splat(w[1]);
+        p1 = wasm_f32x4_add(p1, wasm_f32x4_mul(wasm_v128_load(xo1 + 0), wv1));
+        const float* xo2 = (const float*)(const void*)(xb + (size_t)offs[2]);
+        const v128_t wv2 = wasm_f32x4_splat(w[2]);
+        p2 = wasm_f32x4_add(p2, wasm_f32x4_mul(wasm_v128_load(xo2 + 0), wv2));
+        const float* xo3 = (const float*)(const void*)(xb + (size_t)offs[3]);
+        const v128_t wv3 = wasm_f32x4_splat(w[3]);
+        p3 = wasm_f32x4_add(p3, wasm_f32x4_mul(wasm_v128_load(xo3 + 0), wv3));
+      }
+      for (; k > 0; k--, offs++, w++) {
+        const float* xo0 = (const float*)(const void*)(xb + (size_t)offs[0]);
+        const v128_t wv0 = wasm_f32x4_splat(w[0]);
+        p0 = wasm_f32x4_add(p0, wasm_f32x4_mul(wasm_v128_load(xo0 + 0), wv0));
+      }
+      wasm_v128_store(t, wasm_f32x4_pmin(wasm_f32x4_pmax(wasm_f32x4_add(wasm_f32x4_add(p0, p1), wasm_f32x4_add(p2, p3)), vmin), vmax));
+      char* yo = (char*)y;
+      for (size_t i = 0; i < mr; i++, yo += y_stride) {
+        *(float*)(void*)yo = t[i];
+      }
+    }
+    return;
+  }
   for (size_t r = 0; r < n; r++, y++) {
     const v128_t bias = wasm_f32x4_splat(*w++);
     v128_t acc0 = bias;
     v128_t acc1 = bias;
     v128_t acc2 = bias;
     v128_t acc3 = bias;
-    for (int32_t k = *nnz++; k > 0; k--) {
-      const float* xo = (const float*)(const void*)(xb + (size_t)*offs++);
-      const v128_t wv = wasm_f32x4_splat(*w++);
-      acc0 = wasm_f32x4_add(acc0, wasm_f32x4_mul(wasm_v128_load(xo + 0), wv));
-      acc1 = wasm_f32x4_add(acc1, wasm_f32x4_mul(wasm_v128_load(xo + 4), wv));
-      acc2 = wasm_f32x4_add(acc2, wasm_f32x4_mul(wasm_v128_load(xo + 8), wv));
-      acc3 = wasm_f32x4_add(acc3, wasm_f32x4_mul(wasm_v128_load(xo + 12), wv));
+    for (int32_t k = *nnz++; k > 0; k--, offs++, w++) {
+      const float* xo0 = (const float*)(const void*)(xb + (size_t)offs[0]);
+      const v128_t wv0 = wasm_f32x4_splat(w[0]);
+      acc0 = wasm_f32x4_add(acc0, wasm_f32x4_mul(wasm_v128_load(xo0 + 0), wv0));
+      acc1 = wasm_f32x4_add(acc1, wasm_f32x4_mul(wasm_v128_load(xo0 + 4), wv0));
+      acc2 = wasm_f32x4_add(acc2, wasm_f32x4_mul(wasm_v128_load(xo0 + 8), wv0));
+      acc3 = wasm_f32x4_add(acc3, wasm_f32x4_mul(wasm_v128_load(xo0 + 12), wv0));
     }
-    char* yo = (char*)y;
     wasm_v128_store(t + 0, wasm_f32x4_pmin(wasm_f32x4_pmax(acc0, vmin), vmax));
     wasm_v128_store(t + 4, wasm_f32x4_pmin(wasm_f32x4_pmax(acc1, vmin), vmax));
     wasm_v128_store(t + 8, wasm_f32x4_pmin(wasm_f32x4_pmax(acc2, vmin), vmax));
     wasm_v128_store(t + 12, wasm_f32x4_pmin(wasm_f32x4_pmax(acc3, vmin), vmax));
+    char* yo = (char*)y;
     for (size_t i = 0; i < mr; i++, yo += y_stride) {
       *(float*)(void*)yo = t[i];
     }

@@ -382,34 +382,59 @@ SPMMU_SIG = ("void {name}(size_t mr, size_t n, const float* x, const int32_t* re
 def spmmu(isa: Isa) -> str:
     """Unstructured sparse x packed tile: one output channel at a time over the UMR pixels of a tile packed [K][UMR]
     (sppack), NV = UMR/VL independent accumulators; per non-zero one broadcast weight, one column offset and NV
-    multiply-adds. The channel's mr values are then stored into the pixel rows (one float each)."""
+    multiply-adds. The channel's mr values are then stored into the pixel rows (one float each).
+    A last tile of at most VL pixels (pose_detection's 7x7 layers: 49 = 3 x 16 + 1 in wasm) reads one vector per
+    non-zero instead of NV, in NARROW partial sums over successive non-zeros (independent chains, summed at the
+    end): the whole tile would cost as much as a full one."""
     umr, vl = TILES[isa.name].umr, isa.vl
-    nv = umr // vl
+    nv, narrow = umr // vl, 4
+    # each accumulator waits on its own last update: in wasm the multiply stays off that chain and the add's latency
+    # is shorter than the relaxed FMA's (V8 on x86: pose_detection's 1x1 layers ran 1.15x slower with relaxed_madd
+    # than SIMD128's multiply and add)
+    fused = isa.name != "wasm_relaxed"
+
+    def madd(c: Code, accs: list[str], j: int) -> None:
+        """accs[v] += x(non-zero j, pixels v*VL..) * w(non-zero j)."""
+        c(f"const float* xo{j} = (const float*)(const void*)(xb + (size_t)offs[{j}]);",
+          isa.decl(f"wv{j}", isa.dup(f"w[{j}]")))
+        for v, a in enumerate(accs):
+            x = isa.load(f"xo{j} + {v * vl}")
+            c(f"{a} = {isa.fma(x, f'wv{j}', a) if fused else isa.add(a, isa.mul(x, f'wv{j}'))};")
+
+    def store_rows(c: Code) -> None:
+        c("char* yo = (char*)y;")
+        with c.block("for (size_t i = 0; i < mr; i++, yo += y_stride)"):
+            c("*(float*)(void*)yo = t[i];")
+
     c = Code()
     with c.block(isa.fn(SPMMU_SIG.format(name=spmmu_name(isa)))):
         c(isa.decl("vmin", isa.dup("clamp->min")), isa.decl("vmax", isa.dup("clamp->max")))
         c("const char* xb = (const char*)x;")
         if vl > 1:
             c(f"float t[{umr}] __attribute__((aligned(64)));")
+            with c.block(f"if (mr <= {vl})"):
+                with c.block("for (size_t r = 0; r < n; r++, y++)"):
+                    c(isa.decl("p0", isa.dup("*w++"), const=False),
+                      *(isa.decl(f"p{j}", isa.zero(), const=False) for j in range(1, narrow)))
+                    c("int32_t k = *nnz++;")
+                    with c.block(f"for (; k >= {narrow}; k -= {narrow}, offs += {narrow}, w += {narrow})"):
+                        for j in range(narrow):
+                            madd(c, [f"p{j}"], j)
+                    with c.block("for (; k > 0; k--, offs++, w++)"):
+                        madd(c, ["p0"], 0)
+                    c(isa.store("t", isa.clamp(isa.add(isa.add("p0", "p1"), isa.add("p2", "p3")), "vmin", "vmax")))
+                    store_rows(c)
+                c("return;")
         with c.block("for (size_t r = 0; r < n; r++, y++)"):
             c(isa.decl("bias", isa.dup("*w++")))
             c(*(f"{isa.vtype} acc{v} = bias;" for v in range(nv)))
-            with c.block("for (int32_t k = *nnz++; k > 0; k--)"):
-                c("const float* xo = (const float*)(const void*)(xb + (size_t)*offs++);",
-                  isa.decl("wv", isa.dup("*w++")))
-                for v in range(nv):
-                    x = isa.load(f"xo + {v * vl}")
-                    # each accumulator waits on its own last update: in wasm the multiply stays off that chain and
-                    # the add's latency is shorter than the relaxed FMA's (V8 on x86: pose_detection's 1x1 layers
-                    # ran 1.15x slower with relaxed_madd than SIMD128's multiply and add)
-                    fused = isa.name != "wasm_relaxed"
-                    c(f"acc{v} = {isa.fma(x, 'wv', f'acc{v}') if fused else isa.add(f'acc{v}', isa.mul(x, 'wv'))};")
-            c("char* yo = (char*)y;")
+            with c.block("for (int32_t k = *nnz++; k > 0; k--, offs++, w++)"):
+                madd(c, [f"acc{v}" for v in range(nv)], 0)
             if vl > 1:
                 c(*(isa.store(f"t + {v * vl}", isa.clamp(f"acc{v}", "vmin", "vmax")) for v in range(nv)))
-                with c.block("for (size_t i = 0; i < mr; i++, yo += y_stride)"):
-                    c("*(float*)(void*)yo = t[i];")
+                store_rows(c)
             else:
+                c("char* yo = (char*)y;")
                 for v in range(nv):
                     with c.block(f"if (mr > {v})"):
                         c(f"*(float*)(void*)yo = {isa.clamp(f'acc{v}', 'vmin', 'vmax')};", "yo += y_stride;")
