@@ -149,7 +149,8 @@ def test_spmmu(case: Case) -> None:  # noqa: F811
     b = Batch()
     jobs = []
     shapes = [(1, 1), (3, 5), (13, 37)] if case.small else [(1, 1), (3, 5), (4, 16), (13, 37), (64, 100)]
-    for mr in sorted({1, 2, vl, vl + 1, umr - 1, umr} - {0}):  # up to VL pixels: the narrow path
+    # up to VL pixels: the narrow path; up to UMR/2 (where that is 8 vectors or more): the half path
+    for mr in sorted({1, 2, vl, vl + 1, umr // 2, umr // 2 + 1, umr - 1, umr} - {0}):
         for n, k in shapes:
             w = (rng.standard_normal((n, k)) * (rng.random((n, k)) < 0.3)).astype(np.float32)
             if n > 2:
