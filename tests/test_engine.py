@@ -246,6 +246,8 @@ for _coord in range(5):
 case("resize_nearest_scales")(single("RESIZE", (1, 3, 5, 2), {"size": (6, 10), "scales": (2.0, 2.0), "mode": 0,
                                                                 "coord": 2, "nearest": 2}))
 case("resize_bilinear_scales")(single("RESIZE", (1, 3, 5, 2), {"size": (7, 12), "scales": (2.5, 2.5), "mode": 1}))
+# pose_detection's 2x upsampling (half-pixel centres) over enough channels that the blend runs in vectors and tails
+case("resize_bilinear_2x_c37")(single("RESIZE", (1, 4, 3, 37), {"size": (8, 6), "mode": 1, "coord": 0}))
 case("depth_to_space_dcr")(single("DEPTH_TO_SPACE", (2, 3, 4, 12), {"block": 2, "mode": 0}))
 case("depth_to_space_crd")(single("DEPTH_TO_SPACE", (1, 2, 3, 18), {"block": 3, "mode": 1}))
 case("gather_const")(single("GATHER", (6, 4, 3), {"axis": 0}, (np.array([5, 0, -1, 2], np.int32),)))

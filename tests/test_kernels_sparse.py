@@ -1,10 +1,11 @@
 """Block-sparse kernels (kernels_wasm/gen/kernels/sparse.py) on every target vs numpy, through the kernel test driver
 (see test_kernels.py): spmm over tiles of 1..MR pixels (read in place where G = 1, packed by the target's sppack
 where G > 1), spmv for one pixel, sppack itself; the unstructured spmmu over tiles of 1..UMR pixels packed by
-sppacku, with weights 70% zero element by element (channels with no non-zero at all included). Block-sparse weights
-are random 1x4-block-sparse matrices, including empty block rows, a last block row with fewer than 4 channels and
-outputs with a row stride wider than n (columns past n must stay untouched). Tolerance as for GEMM:
-1e-6 * sqrt(K) * (the same product on |inputs|)."""
+sppacku, with weights 70% zero element by element (channels with no non-zero at all included; tiles of at most VL
+pixels take the narrow path, whose channels of 0 to about 30 non-zeros leave every remainder of its 4 partial sums).
+Block-sparse weights are random 1x4-block-sparse matrices, including empty block rows, a last block row with fewer
+than 4 channels and outputs with a row stride wider than n (columns past n must stay untouched). Tolerance as for
+GEMM: 1e-6 * sqrt(K) * (the same product on |inputs|)."""
 
 from __future__ import annotations
 
@@ -143,12 +144,13 @@ def pack_channels(w: np.ndarray, bias: np.ndarray, col_bytes: int) -> tuple[np.n
 
 
 def test_spmmu(case: Case) -> None:  # noqa: F811
-    umr = TILES[case.name].umr
+    umr, vl = TILES[case.name].umr, TILES[case.name].lanes
     rng = np.random.default_rng(14)
     b = Batch()
     jobs = []
     shapes = [(1, 1), (3, 5), (13, 37)] if case.small else [(1, 1), (3, 5), (4, 16), (13, 37), (64, 100)]
-    for mr in sorted({1, 2, umr - 1, umr} - {0}):
+    # up to VL pixels: the narrow path; up to UMR/2 (where that is 8 vectors or more): the half path
+    for mr in sorted({1, 2, vl, vl + 1, umr // 2, umr // 2 + 1, umr - 1, umr} - {0}):
         for n, k in shapes:
             w = (rng.standard_normal((n, k)) * (rng.random((n, k)) < 0.3)).astype(np.float32)
             if n > 2:

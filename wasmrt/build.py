@@ -65,12 +65,15 @@ CFLAGS = ("-std=c11", "-O3", "-Wall", "-Wextra", "-Werror", "-ffp-contract=off",
 # -Oz/-Os too: the generated kernels do their work (5.7 KB less, for the relaxed module's int8 dot-product kernels and
 # the unrolled int8 depthwise kernels). The float convolution's glue (planning, packing, row loops) at -Os as well
 # (3.1 KB less, for the relaxed module's int8 dot-product depthwise kernel; float32 in Chromium against -O3,
-# interleaved, CPU clock: EfficientNet-Lite0 0.992-1.020x, MobileNetV2 0.988-1.008x wall clock).
+# interleaved, CPU clock: EfficientNet-Lite0 0.992-1.020x, MobileNetV2 0.988-1.008x wall clock). The element-wise
+# glue (broadcast set-up and row loops around the generated kernels, scalar fallbacks of rare ops) at -Os (1.3 KB
+# less, for the unstructured sparse kernel's partial-tile paths).
 WASM_OPT_LEVEL = {"fb": "-Oz", "model_read": "-Oz", "shape_check": "-Oz", "qrules": "-Oz", "rt_err": "-Oz",
                   "support": "-Oz", "planner": "-Oz", "typed": "-Oz", "mediapipe": "-Oz", "profile": "-Oz",
                   "model": "-Oz", "ops": "-Os", "qconv": "-Os", "qelt": "-Oz", "qpool": "-Oz", "qdata": "-Oz",
                   "qmath": "-Oz", "recurrent": "-Oz", "data": "-Os", "sparse": "-Oz", "indirection": "-Os",
-                  "target": "-Oz", "reduce": "-Os", "rt_mem": "-Os", "rt_math": "-Os", "conv": "-Os"}
+                  "target": "-Oz", "reduce": "-Os", "rt_mem": "-Os", "rt_math": "-Os", "conv": "-Os",
+                  "elementwise": "-Os"}
 WASM_KERNEL_OPT = "-Os"  # the generated kernels
 NATIVE_THREADS = ("-DWRT_THREADS", "-pthread")  # native builds run parallel regions on a pthread pool
 # the shared libraries (in the manylinux_2_17 wheels) bind to pthread symbols every glibc since 2.17 has

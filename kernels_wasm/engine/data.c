@@ -1,6 +1,9 @@
 /* Data movement for any element size: RESHAPE, TRANSPOSE, CONCATENATION, SLICE, PAD, RESIZE, DEPTH_TO_SPACE,
  * GATHER, SCATTER_ND, EXPAND, SPLIT. Most are one strided copy (a view of the input with per-axis strides) into the output. */
 #include "engine.h"
+#ifdef __wasm_simd128__
+#include <wasm_simd128.h>
+#endif
 
 /* dst[idx] = src[sum idx_i * sstr_i] over `dims`, dst contiguous unless dstr is given; strides in elements */
 static void strided_copy(uint8_t* dst, const uint8_t* src, size_t es, int rank, const size_t* dims,
@@ -318,6 +321,28 @@ typedef struct {
   const wrt_op* op;
 } data_job;
 
+/* one output pixel of a bilinear RESIZE over C channels: along H, then along W (python_ref's order), in float32
+ * with the weights rounded to float32 (within a few ulp of python_ref's double). In vectors of 4 channels: the double
+ * version ran 0.45 ms of pose_detection's 17 in Chromium, and clang at -Os vectorises the plain loop with a masked
+ * load per lane. */
+static void blend_pixel(float* restrict o, const float* p00, const float* p10, const float* p01, const float* p11,
+                        float fh, float fw, size_t C) {
+  const float gh = 1.0f - fh, gw = 1.0f - fw;
+  size_t c = 0;
+#ifdef __wasm_simd128__
+  const v128_t vfh = wasm_f32x4_splat(fh), vgh = wasm_f32x4_splat(gh), vfw = wasm_f32x4_splat(fw),
+               vgw = wasm_f32x4_splat(gw);
+  for (; c + 4 <= C; c += 4) {
+    v128_t r0 = wasm_f32x4_add(wasm_f32x4_mul(wasm_v128_load(p00 + c), vgh),
+                               wasm_f32x4_mul(wasm_v128_load(p10 + c), vfh));
+    v128_t r1 = wasm_f32x4_add(wasm_f32x4_mul(wasm_v128_load(p01 + c), vgh),
+                               wasm_f32x4_mul(wasm_v128_load(p11 + c), vfh));
+    wasm_v128_store(o + c, wasm_f32x4_add(wasm_f32x4_mul(r0, vgw), wasm_f32x4_mul(r1, vfw)));
+  }
+#endif
+  for (; c < C; c++) o[c] = (p00[c] * gh + p10[c] * fh) * gw + (p01[c] * gh + p11[c] * fh) * fw;
+}
+
 /* output rows [r0, r1) of n * OH + oh */
 static void resize_rows(void* ctx, size_t begin, size_t end) {
   const wrt_model* m = ((const data_job*)ctx)->m;
@@ -330,26 +355,15 @@ static void resize_rows(void* ctx, size_t begin, size_t end) {
   float* yd = t_f32(m, op->out);
   for (size_t row = begin; row < end; row++) {
     size_t n = row / OH, oh = row % OH;
-    {
-      const lerp* h = &th[oh];
-      for (size_t ow = 0; ow < OW; ow++) {
-        const lerp* w = &tw[ow];
-        float* o = yd + ((n * OH + oh) * OW + ow) * C;
-        const float* p00 = xd + ((n * H + (size_t)h->i0) * W + (size_t)w->i0) * C;
-        if (op->a.mode == 0) {
-          rt_copy(o, p00, C * sizeof(float));
-          continue;
-        }
-        const float* p10 = xd + ((n * H + (size_t)h->i1) * W + (size_t)w->i0) * C;
-        const float* p01 = xd + ((n * H + (size_t)h->i0) * W + (size_t)w->i1) * C;
-        const float* p11 = xd + ((n * H + (size_t)h->i1) * W + (size_t)w->i1) * C;
-        double fh = h->f, fw = w->f;
-        for (size_t c = 0; c < C; c++) { /* along H, then along W, in double: python_ref's order */
-          double r0 = (double)p00[c] * (1.0 - fh) + (double)p10[c] * fh;
-          double r1 = (double)p01[c] * (1.0 - fh) + (double)p11[c] * fh;
-          o[c] = (float)(r0 * (1.0 - fw) + r1 * fw);
-        }
-      }
+    const lerp* h = &th[oh];
+    const float* r0 = xd + (n * H + (size_t)h->i0) * W * C; /* the two input rows */
+    const float* r1 = xd + (n * H + (size_t)h->i1) * W * C;
+    float* o = yd + (n * OH + oh) * OW * C;
+    for (size_t ow = 0; ow < OW; ow++, o += C) {
+      const lerp* w = &tw[ow];
+      size_t c0 = (size_t)w->i0 * C, c1 = (size_t)w->i1 * C;
+      if (op->a.mode == 0) rt_copy(o, r0 + c0, C * sizeof(float));
+      else blend_pixel(o, r0 + c0, r1 + c0, r0 + c1, r1 + c1, (float)h->f, (float)w->f, C);
     }
   }
 }

@@ -6191,25 +6191,61 @@ static __attribute__((target("avx512f,avx512bw,avx512vl,avx2,fma"))) void wrt_av
   const __m512 vmax = _mm512_set1_ps(clamp->max);
   const char* xb = (const char*)x;
   float t[64] __attribute__((aligned(64)));
+  if (mr <= 16) {
+    for (size_t r = 0; r < n; r++, y++) {
+      const __m512 bias = _mm512_set1_ps(*w++);
+      __m512 a0_0 = bias;
+      __m512 a1_0 = _mm512_setzero_ps();
+      __m512 a2_0 = _mm512_setzero_ps();
+      __m512 a3_0 = _mm512_setzero_ps();
+      int32_t k = *nnz++;
+      for (; k >= 4; k -= 4, offs += 4, w += 4) {
+        const float* xo0 = (const float*)(const void*)(xb + (size_t)offs[0]);
+        const __m512 wv0 = _mm512_set1_ps(w[0]);
+        a0_0 = _mm512_fmadd_ps(_mm512_loadu_ps(xo0 + 0), wv0, a0_0);
+        const float* xo1 = (const float*)(const void*)(xb + (size_t)offs[1]);
+        const __m512 wv1 = _mm512_set1_ps(w[1]);
+        a1_0 = _mm512_fmadd_ps(_mm512_loadu_ps(xo1 + 0), wv1, a1_0);
+        const float* xo2 = (const float*)(const void*)(xb + (size_t)offs[2]);
+        const __m512 wv2 = _mm512_set1_ps(w[2]);
+        a2_0 = _mm512_fmadd_ps(_mm512_loadu_ps(xo2 + 0), wv2, a2_0);
+        const float* xo3 = (const float*)(const void*)(xb + (size_t)offs[3]);
+        const __m512 wv3 = _mm512_set1_ps(w[3]);
+        a3_0 = _mm512_fmadd_ps(_mm512_loadu_ps(xo3 + 0), wv3, a3_0);
+      }
+      for (; k > 0; k--, offs++, w++) {
+        const float* xo0 = (const float*)(const void*)(xb + (size_t)offs[0]);
+        const __m512 wv0 = _mm512_set1_ps(w[0]);
+        a0_0 = _mm512_fmadd_ps(_mm512_loadu_ps(xo0 + 0), wv0, a0_0);
+      }
+      _mm512_storeu_ps(t + 0, _mm512_min_ps(vmax, _mm512_max_ps(vmin, _mm512_add_ps(_mm512_add_ps(_mm512_add_ps(a0_0, a1_0), a2_0), a3_0))));
+      char* yo = (char*)y;
+      for (size_t i = 0; i < mr; i++, yo += y_stride) {
+        *(float*)(void*)yo = t[i];
+      }
+    }
+    return;
+  }
   for (size_t r = 0; r < n; r++, y++) {
     const __m512 bias = _mm512_set1_ps(*w++);
-    __m512 acc0 = bias;
-    __m512 acc1 = bias;
-    __m512 acc2 = bias;
-    __m512 acc3 = bias;
-    for (int32_t k = *nnz++; k > 0; k--) {
-      const float* xo = (const float*)(const void*)(xb + (size_t)*offs++);
-      const __m512 wv = _mm512_set1_ps(*w++);
-      acc0 = _mm512_fmadd_ps(_mm512_loadu_ps(xo + 0), wv, acc0);
-      acc1 = _mm512_fmadd_ps(_mm512_loadu_ps(xo + 16), wv, acc1);
-      acc2 = _mm512_fmadd_ps(_mm512_loadu_ps(xo + 32), wv, acc2);
-      acc3 = _mm512_fmadd_ps(_mm512_loadu_ps(xo + 48), wv, acc3);
+    __m512 a0_0 = bias;
+    __m512 a0_1 = bias;
+    __m512 a0_2 = bias;
+    __m512 a0_3 = bias;
+    int32_t k = *nnz++;
+    for (; k >= 1; k -= 1, offs += 1, w += 1) {
+      const float* xo0 = (const float*)(const void*)(xb + (size_t)offs[0]);
+      const __m512 wv0 = _mm512_set1_ps(w[0]);
+      a0_0 = _mm512_fmadd_ps(_mm512_loadu_ps(xo0 + 0), wv0, a0_0);
+      a0_1 = _mm512_fmadd_ps(_mm512_loadu_ps(xo0 + 16), wv0, a0_1);
+      a0_2 = _mm512_fmadd_ps(_mm512_loadu_ps(xo0 + 32), wv0, a0_2);
+      a0_3 = _mm512_fmadd_ps(_mm512_loadu_ps(xo0 + 48), wv0, a0_3);
     }
+    _mm512_storeu_ps(t + 0, _mm512_min_ps(vmax, _mm512_max_ps(vmin, a0_0)));
+    _mm512_storeu_ps(t + 16, _mm512_min_ps(vmax, _mm512_max_ps(vmin, a0_1)));
+    _mm512_storeu_ps(t + 32, _mm512_min_ps(vmax, _mm512_max_ps(vmin, a0_2)));
+    _mm512_storeu_ps(t + 48, _mm512_min_ps(vmax, _mm512_max_ps(vmin, a0_3)));
     char* yo = (char*)y;
-    _mm512_storeu_ps(t + 0, _mm512_min_ps(vmax, _mm512_max_ps(vmin, acc0)));
-    _mm512_storeu_ps(t + 16, _mm512_min_ps(vmax, _mm512_max_ps(vmin, acc1)));
-    _mm512_storeu_ps(t + 32, _mm512_min_ps(vmax, _mm512_max_ps(vmin, acc2)));
-    _mm512_storeu_ps(t + 48, _mm512_min_ps(vmax, _mm512_max_ps(vmin, acc3)));
     for (size_t i = 0; i < mr; i++, yo += y_stride) {
       *(float*)(void*)yo = t[i];
     }

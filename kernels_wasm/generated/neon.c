@@ -5862,25 +5862,61 @@ static void wrt_neon_spmmu_16(size_t mr, size_t n, const float* x, const int32_t
   const float32x4_t vmax = vdupq_n_f32(clamp->max);
   const char* xb = (const char*)x;
   float t[16] __attribute__((aligned(64)));
+  if (mr <= 4) {
+    for (size_t r = 0; r < n; r++, y++) {
+      const float32x4_t bias = vdupq_n_f32(*w++);
+      float32x4_t a0_0 = bias;
+      float32x4_t a1_0 = vdupq_n_f32(0.0f);
+      float32x4_t a2_0 = vdupq_n_f32(0.0f);
+      float32x4_t a3_0 = vdupq_n_f32(0.0f);
+      int32_t k = *nnz++;
+      for (; k >= 4; k -= 4, offs += 4, w += 4) {
+        const float* xo0 = (const float*)(const void*)(xb + (size_t)offs[0]);
+        const float32x4_t wv0 = vdupq_n_f32(w[0]);
+        a0_0 = vfmaq_f32(a0_0, vld1q_f32(xo0 + 0), wv0);
+        const float* xo1 = (const float*)(const void*)(xb + (size_t)offs[1]);
+        const float32x4_t wv1 = vdupq_n_f32(w[1]);
+        a1_0 = vfmaq_f32(a1_0, vld1q_f32(xo1 + 0), wv1);
+        const float* xo2 = (const float*)(const void*)(xb + (size_t)offs[2]);
+        const float32x4_t wv2 = vdupq_n_f32(w[2]);
+        a2_0 = vfmaq_f32(a2_0, vld1q_f32(xo2 + 0), wv2);
+        const float* xo3 = (const float*)(const void*)(xb + (size_t)offs[3]);
+        const float32x4_t wv3 = vdupq_n_f32(w[3]);
+        a3_0 = vfmaq_f32(a3_0, vld1q_f32(xo3 + 0), wv3);
+      }
+      for (; k > 0; k--, offs++, w++) {
+        const float* xo0 = (const float*)(const void*)(xb + (size_t)offs[0]);
+        const float32x4_t wv0 = vdupq_n_f32(w[0]);
+        a0_0 = vfmaq_f32(a0_0, vld1q_f32(xo0 + 0), wv0);
+      }
+      vst1q_f32(t + 0, vminq_f32(vmaxq_f32(vaddq_f32(vaddq_f32(vaddq_f32(a0_0, a1_0), a2_0), a3_0), vmin), vmax));
+      char* yo = (char*)y;
+      for (size_t i = 0; i < mr; i++, yo += y_stride) {
+        *(float*)(void*)yo = t[i];
+      }
+    }
+    return;
+  }
   for (size_t r = 0; r < n; r++, y++) {
     const float32x4_t bias = vdupq_n_f32(*w++);
-    float32x4_t acc0 = bias;
-    float32x4_t acc1 = bias;
-    float32x4_t acc2 = bias;
-    float32x4_t acc3 = bias;
-    for (int32_t k = *nnz++; k > 0; k--) {
-      const float* xo = (const float*)(const void*)(xb + (size_t)*offs++);
-      const float32x4_t wv = vdupq_n_f32(*w++);
-      acc0 = vfmaq_f32(acc0, vld1q_f32(xo + 0), wv);
-      acc1 = vfmaq_f32(acc1, vld1q_f32(xo + 4), wv);
-      acc2 = vfmaq_f32(acc2, vld1q_f32(xo + 8), wv);
-      acc3 = vfmaq_f32(acc3, vld1q_f32(xo + 12), wv);
+    float32x4_t a0_0 = bias;
+    float32x4_t a0_1 = bias;
+    float32x4_t a0_2 = bias;
+    float32x4_t a0_3 = bias;
+    int32_t k = *nnz++;
+    for (; k >= 1; k -= 1, offs += 1, w += 1) {
+      const float* xo0 = (const float*)(const void*)(xb + (size_t)offs[0]);
+      const float32x4_t wv0 = vdupq_n_f32(w[0]);
+      a0_0 = vfmaq_f32(a0_0, vld1q_f32(xo0 + 0), wv0);
+      a0_1 = vfmaq_f32(a0_1, vld1q_f32(xo0 + 4), wv0);
+      a0_2 = vfmaq_f32(a0_2, vld1q_f32(xo0 + 8), wv0);
+      a0_3 = vfmaq_f32(a0_3, vld1q_f32(xo0 + 12), wv0);
     }
+    vst1q_f32(t + 0, vminq_f32(vmaxq_f32(a0_0, vmin), vmax));
+    vst1q_f32(t + 4, vminq_f32(vmaxq_f32(a0_1, vmin), vmax));
+    vst1q_f32(t + 8, vminq_f32(vmaxq_f32(a0_2, vmin), vmax));
+    vst1q_f32(t + 12, vminq_f32(vmaxq_f32(a0_3, vmin), vmax));
     char* yo = (char*)y;
-    vst1q_f32(t + 0, vminq_f32(vmaxq_f32(acc0, vmin), vmax));
-    vst1q_f32(t + 4, vminq_f32(vmaxq_f32(acc1, vmin), vmax));
-    vst1q_f32(t + 8, vminq_f32(vmaxq_f32(acc2, vmin), vmax));
-    vst1q_f32(t + 12, vminq_f32(vmaxq_f32(acc3, vmin), vmax));
     for (size_t i = 0; i < mr; i++, yo += y_stride) {
       *(float*)(void*)yo = t[i];
     }

@@ -2432,33 +2432,34 @@ static void wrt_scalar_spmmu_4(size_t mr, size_t n, const float* x, const int32_
   const char* xb = (const char*)x;
   for (size_t r = 0; r < n; r++, y++) {
     const float bias = *w++;
-    float acc0 = bias;
-    float acc1 = bias;
-    float acc2 = bias;
-    float acc3 = bias;
-    for (int32_t k = *nnz++; k > 0; k--) {
-      const float* xo = (const float*)(const void*)(xb + (size_t)*offs++);
-      const float wv = *w++;
-      acc0 = (*(xo + 0) * wv + acc0);
-      acc1 = (*(xo + 1) * wv + acc1);
-      acc2 = (*(xo + 2) * wv + acc2);
-      acc3 = (*(xo + 3) * wv + acc3);
+    float a0_0 = bias;
+    float a0_1 = bias;
+    float a0_2 = bias;
+    float a0_3 = bias;
+    int32_t k = *nnz++;
+    for (; k >= 1; k -= 1, offs += 1, w += 1) {
+      const float* xo0 = (const float*)(const void*)(xb + (size_t)offs[0]);
+      const float wv0 = w[0];
+      a0_0 = (*(xo0 + 0) * wv0 + a0_0);
+      a0_1 = (*(xo0 + 1) * wv0 + a0_1);
+      a0_2 = (*(xo0 + 2) * wv0 + a0_2);
+      a0_3 = (*(xo0 + 3) * wv0 + a0_3);
     }
     char* yo = (char*)y;
     if (mr > 0) {
-      *(float*)(void*)yo = (vmax < (acc0 < vmin ? vmin : acc0) ? vmax : (acc0 < vmin ? vmin : acc0));
+      *(float*)(void*)yo = (vmax < (a0_0 < vmin ? vmin : a0_0) ? vmax : (a0_0 < vmin ? vmin : a0_0));
       yo += y_stride;
     }
     if (mr > 1) {
-      *(float*)(void*)yo = (vmax < (acc1 < vmin ? vmin : acc1) ? vmax : (acc1 < vmin ? vmin : acc1));
+      *(float*)(void*)yo = (vmax < (a0_1 < vmin ? vmin : a0_1) ? vmax : (a0_1 < vmin ? vmin : a0_1));
       yo += y_stride;
     }
     if (mr > 2) {
-      *(float*)(void*)yo = (vmax < (acc2 < vmin ? vmin : acc2) ? vmax : (acc2 < vmin ? vmin : acc2));
+      *(float*)(void*)yo = (vmax < (a0_2 < vmin ? vmin : a0_2) ? vmax : (a0_2 < vmin ? vmin : a0_2));
       yo += y_stride;
     }
     if (mr > 3) {
-      *(float*)(void*)yo = (vmax < (acc3 < vmin ? vmin : acc3) ? vmax : (acc3 < vmin ? vmin : acc3));
+      *(float*)(void*)yo = (vmax < (a0_3 < vmin ? vmin : a0_3) ? vmax : (a0_3 < vmin ? vmin : a0_3));
       yo += y_stride;
     }
   }

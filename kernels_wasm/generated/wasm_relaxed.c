@@ -3648,50 +3648,125 @@ static void wrt_wasm_relaxed_spmv(size_t n, const float* x, const int32_t* restr
   }
 }
 
-static void wrt_wasm_relaxed_spmmu_16(size_t mr, size_t n, const float* x, const int32_t* restrict nnz, const int32_t* restrict offs, const float* restrict w, float* y, size_t y_stride, const wrt_clamp* clamp) {
+static void wrt_wasm_relaxed_spmmu_32(size_t mr, size_t n, const float* x, const int32_t* restrict nnz, const int32_t* restrict offs, const float* restrict w, float* y, size_t y_stride, const wrt_clamp* clamp) {
   const v128_t vmin = wasm_f32x4_splat(clamp->min);
   const v128_t vmax = wasm_f32x4_splat(clamp->max);
   const char* xb = (const char*)x;
-  float t[16] __attribute__((aligned(64)));
+  float t[32] __attribute__((aligned(64)));
+  if (mr <= 4) {
+    for (size_t r = 0; r < n; r++, y++) {
+      const v128_t bias = wasm_f32x4_splat(*w++);
+      v128_t a0_0 = bias;
+      v128_t a1_0 = wasm_f32x4_const_splat(0.0f);
+      v128_t a2_0 = wasm_f32x4_const_splat(0.0f);
+      v128_t a3_0 = wasm_f32x4_const_splat(0.0f);
+      int32_t k = *nnz++;
+      for (; k >= 4; k -= 4, offs += 4, w += 4) {
+        const float* xo0 = (const float*)(const void*)(xb + (size_t)offs[0]);
+        const v128_t wv0 = wasm_f32x4_splat(w[0]);
+        a0_0 = wasm_f32x4_add(a0_0, wasm_f32x4_mul(wasm_v128_load(xo0 + 0), wv0));
+        const float* xo1 = (const float*)(const void*)(xb + (size_t)offs[1]);
+        const v128_t wv1 = wasm_f32x4_splat(w[1]);
+        a1_0 = wasm_f32x4_add(a1_0, wasm_f32x4_mul(wasm_v128_load(xo1 + 0), wv1));
+        const float* xo2 = (const float*)(const void*)(xb + (size_t)offs[2]);
+        const v128_t wv2 = wasm_f32x4_splat(w[2]);
+        a2_0 = wasm_f32x4_add(a2_0, wasm_f32x4_mul(wasm_v128_load(xo2 + 0), wv2));
+        const float* xo3 = (const float*)(const void*)(xb + (size_t)offs[3]);
+        const v128_t wv3 = wasm_f32x4_splat(w[3]);
+        a3_0 = wasm_f32x4_add(a3_0, wasm_f32x4_mul(wasm_v128_load(xo3 + 0), wv3));
+      }
+      for (; k > 0; k--, offs++, w++) {
+        const float* xo0 = (const float*)(const void*)(xb + (size_t)offs[0]);
+        const v128_t wv0 = wasm_f32x4_splat(w[0]);
+        a0_0 = wasm_f32x4_add(a0_0, wasm_f32x4_mul(wasm_v128_load(xo0 + 0), wv0));
+      }
+      wasm_v128_store(t + 0, wasm_f32x4_pmin(wasm_f32x4_pmax(wasm_f32x4_add(wasm_f32x4_add(wasm_f32x4_add(a0_0, a1_0), a2_0), a3_0), vmin), vmax));
+      char* yo = (char*)y;
+      for (size_t i = 0; i < mr; i++, yo += y_stride) {
+        *(float*)(void*)yo = t[i];
+      }
+    }
+    return;
+  }
+  if (mr <= 16) {
+    for (size_t r = 0; r < n; r++, y++) {
+      const v128_t bias = wasm_f32x4_splat(*w++);
+      v128_t a0_0 = bias;
+      v128_t a0_1 = bias;
+      v128_t a0_2 = bias;
+      v128_t a0_3 = bias;
+      int32_t k = *nnz++;
+      for (; k >= 1; k -= 1, offs += 1, w += 1) {
+        const float* xo0 = (const float*)(const void*)(xb + (size_t)offs[0]);
+        const v128_t wv0 = wasm_f32x4_splat(w[0]);
+        a0_0 = wasm_f32x4_add(a0_0, wasm_f32x4_mul(wasm_v128_load(xo0 + 0), wv0));
+        a0_1 = wasm_f32x4_add(a0_1, wasm_f32x4_mul(wasm_v128_load(xo0 + 4), wv0));
+        a0_2 = wasm_f32x4_add(a0_2, wasm_f32x4_mul(wasm_v128_load(xo0 + 8), wv0));
+        a0_3 = wasm_f32x4_add(a0_3, wasm_f32x4_mul(wasm_v128_load(xo0 + 12), wv0));
+      }
+      wasm_v128_store(t + 0, wasm_f32x4_pmin(wasm_f32x4_pmax(a0_0, vmin), vmax));
+      wasm_v128_store(t + 4, wasm_f32x4_pmin(wasm_f32x4_pmax(a0_1, vmin), vmax));
+      wasm_v128_store(t + 8, wasm_f32x4_pmin(wasm_f32x4_pmax(a0_2, vmin), vmax));
+      wasm_v128_store(t + 12, wasm_f32x4_pmin(wasm_f32x4_pmax(a0_3, vmin), vmax));
+      char* yo = (char*)y;
+      for (size_t i = 0; i < mr; i++, yo += y_stride) {
+        *(float*)(void*)yo = t[i];
+      }
+    }
+    return;
+  }
   for (size_t r = 0; r < n; r++, y++) {
     const v128_t bias = wasm_f32x4_splat(*w++);
-    v128_t acc0 = bias;
-    v128_t acc1 = bias;
-    v128_t acc2 = bias;
-    v128_t acc3 = bias;
-    for (int32_t k = *nnz++; k > 0; k--) {
-      const float* xo = (const float*)(const void*)(xb + (size_t)*offs++);
-      const v128_t wv = wasm_f32x4_splat(*w++);
-      acc0 = wasm_f32x4_add(acc0, wasm_f32x4_mul(wasm_v128_load(xo + 0), wv));
-      acc1 = wasm_f32x4_add(acc1, wasm_f32x4_mul(wasm_v128_load(xo + 4), wv));
-      acc2 = wasm_f32x4_add(acc2, wasm_f32x4_mul(wasm_v128_load(xo + 8), wv));
-      acc3 = wasm_f32x4_add(acc3, wasm_f32x4_mul(wasm_v128_load(xo + 12), wv));
+    v128_t a0_0 = bias;
+    v128_t a0_1 = bias;
+    v128_t a0_2 = bias;
+    v128_t a0_3 = bias;
+    v128_t a0_4 = bias;
+    v128_t a0_5 = bias;
+    v128_t a0_6 = bias;
+    v128_t a0_7 = bias;
+    int32_t k = *nnz++;
+    for (; k >= 1; k -= 1, offs += 1, w += 1) {
+      const float* xo0 = (const float*)(const void*)(xb + (size_t)offs[0]);
+      const v128_t wv0 = wasm_f32x4_splat(w[0]);
+      a0_0 = wasm_f32x4_add(a0_0, wasm_f32x4_mul(wasm_v128_load(xo0 + 0), wv0));
+      a0_1 = wasm_f32x4_add(a0_1, wasm_f32x4_mul(wasm_v128_load(xo0 + 4), wv0));
+      a0_2 = wasm_f32x4_add(a0_2, wasm_f32x4_mul(wasm_v128_load(xo0 + 8), wv0));
+      a0_3 = wasm_f32x4_add(a0_3, wasm_f32x4_mul(wasm_v128_load(xo0 + 12), wv0));
+      a0_4 = wasm_f32x4_add(a0_4, wasm_f32x4_mul(wasm_v128_load(xo0 + 16), wv0));
+      a0_5 = wasm_f32x4_add(a0_5, wasm_f32x4_mul(wasm_v128_load(xo0 + 20), wv0));
+      a0_6 = wasm_f32x4_add(a0_6, wasm_f32x4_mul(wasm_v128_load(xo0 + 24), wv0));
+      a0_7 = wasm_f32x4_add(a0_7, wasm_f32x4_mul(wasm_v128_load(xo0 + 28), wv0));
     }
+    wasm_v128_store(t + 0, wasm_f32x4_pmin(wasm_f32x4_pmax(a0_0, vmin), vmax));
+    wasm_v128_store(t + 4, wasm_f32x4_pmin(wasm_f32x4_pmax(a0_1, vmin), vmax));
+    wasm_v128_store(t + 8, wasm_f32x4_pmin(wasm_f32x4_pmax(a0_2, vmin), vmax));
+    wasm_v128_store(t + 12, wasm_f32x4_pmin(wasm_f32x4_pmax(a0_3, vmin), vmax));
+    wasm_v128_store(t + 16, wasm_f32x4_pmin(wasm_f32x4_pmax(a0_4, vmin), vmax));
+    wasm_v128_store(t + 20, wasm_f32x4_pmin(wasm_f32x4_pmax(a0_5, vmin), vmax));
+    wasm_v128_store(t + 24, wasm_f32x4_pmin(wasm_f32x4_pmax(a0_6, vmin), vmax));
+    wasm_v128_store(t + 28, wasm_f32x4_pmin(wasm_f32x4_pmax(a0_7, vmin), vmax));
     char* yo = (char*)y;
-    wasm_v128_store(t + 0, wasm_f32x4_pmin(wasm_f32x4_pmax(acc0, vmin), vmax));
-    wasm_v128_store(t + 4, wasm_f32x4_pmin(wasm_f32x4_pmax(acc1, vmin), vmax));
-    wasm_v128_store(t + 8, wasm_f32x4_pmin(wasm_f32x4_pmax(acc2, vmin), vmax));
-    wasm_v128_store(t + 12, wasm_f32x4_pmin(wasm_f32x4_pmax(acc3, vmin), vmax));
     for (size_t i = 0; i < mr; i++, yo += y_stride) {
       *(float*)(void*)yo = t[i];
     }
   }
 }
 
-static void wrt_wasm_relaxed_sppack_16(size_t mr, size_t kc, size_t ks, const float* const* ind, float* restrict out) {
+static void wrt_wasm_relaxed_sppack_32(size_t mr, size_t kc, size_t ks, const float* const* ind, float* restrict out) {
   for (size_t t = 0; t < ks; t++, ind += mr) {
-    float* o = out + t * kc * 16;
-    for (size_t i0 = 0; i0 < 16; i0 += 4) {
+    float* o = out + t * kc * 32;
+    for (size_t i0 = 0; i0 < 32; i0 += 4) {
       const float* r0 = ind[i0 + 0 < mr ? i0 + 0 : mr - 1];
       const float* r1 = ind[i0 + 1 < mr ? i0 + 1 : mr - 1];
       const float* r2 = ind[i0 + 2 < mr ? i0 + 2 : mr - 1];
       const float* r3 = ind[i0 + 3 < mr ? i0 + 3 : mr - 1];
       size_t k = 0;
       for (; k < kc; k++) {
-        o[k * 16 + i0 + 0] = r0[k];
-        o[k * 16 + i0 + 1] = r1[k];
-        o[k * 16 + i0 + 2] = r2[k];
-        o[k * 16 + i0 + 3] = r3[k];
+        o[k * 32 + i0 + 0] = r0[k];
+        o[k * 32 + i0 + 1] = r1[k];
+        o[k * 32 + i0 + 2] = r2[k];
+        o[k * 32 + i0 + 3] = r3[k];
       }
     }
   }
@@ -3755,8 +3830,8 @@ const wrt_target wrt_target_wasm_relaxed = {
   .spmm_min_sparsity = 0.57f, .spmm_k_penalty = 6.0f, .spmv_min_sparsity = 0.2f,
   .spmm = wrt_wasm_relaxed_spmm_8, .spmv = wrt_wasm_relaxed_spmv,
   .sppack = NULL,
-  .spmmu_mr = 16, .spmmu_min_sparsity = 0.5f, .spmmu_k_penalty = 8.0f,
-  .spmmu = wrt_wasm_relaxed_spmmu_16, .sppacku = wrt_wasm_relaxed_sppack_16,
+  .spmmu_mr = 32, .spmmu_min_sparsity = 0.5f, .spmmu_k_penalty = 8.0f,
+  .spmmu = wrt_wasm_relaxed_spmmu_32, .sppacku = wrt_wasm_relaxed_sppack_32,
 };
 
 const wrt_target wrt_target_wasm_relaxed_usdot = {
@@ -3817,8 +3892,8 @@ const wrt_target wrt_target_wasm_relaxed_usdot = {
   .spmm_min_sparsity = 0.57f, .spmm_k_penalty = 6.0f, .spmv_min_sparsity = 0.2f,
   .spmm = wrt_wasm_relaxed_spmm_8, .spmv = wrt_wasm_relaxed_spmv,
   .sppack = NULL,
-  .spmmu_mr = 16, .spmmu_min_sparsity = 0.5f, .spmmu_k_penalty = 8.0f,
-  .spmmu = wrt_wasm_relaxed_spmmu_16, .sppacku = wrt_wasm_relaxed_sppack_16,
+  .spmmu_mr = 32, .spmmu_min_sparsity = 0.5f, .spmmu_k_penalty = 8.0f,
+  .spmmu = wrt_wasm_relaxed_spmmu_32, .sppacku = wrt_wasm_relaxed_sppack_32,
 };
 
 const wrt_target wrt_target_wasm_relaxed_sdot = {
@@ -3879,6 +3954,6 @@ const wrt_target wrt_target_wasm_relaxed_sdot = {
   .spmm_min_sparsity = 0.57f, .spmm_k_penalty = 6.0f, .spmv_min_sparsity = 0.2f,
   .spmm = wrt_wasm_relaxed_spmm_8, .spmv = wrt_wasm_relaxed_spmv,
   .sppack = NULL,
-  .spmmu_mr = 16, .spmmu_min_sparsity = 0.5f, .spmmu_k_penalty = 8.0f,
-  .spmmu = wrt_wasm_relaxed_spmmu_16, .sppacku = wrt_wasm_relaxed_sppack_16,
+  .spmmu_mr = 32, .spmmu_min_sparsity = 0.5f, .spmmu_k_penalty = 8.0f,
+  .spmmu = wrt_wasm_relaxed_spmmu_32, .sppacku = wrt_wasm_relaxed_sppack_32,
 };

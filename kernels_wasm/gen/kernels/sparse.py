@@ -51,8 +51,10 @@ class SparseTile:
 
 TILES: dict[str, SparseTile] = {
     "scalar": SparseTile(1, 2, 2, 0.2, 0.0, umr=4, u_min_sparsity=0.3),
-    "wasm_simd128": SparseTile(4, 8, 4, 0.56, 2.0, umr=16),
-    "wasm_relaxed": SparseTile(4, 8, 4, 0.57, 6.0, umr=16),
+    # wasm: 32 pixels (8 vectors) per non-zero share its offset and weight loads: pose_detection's unstructured 1x1
+    # layers ran ~10% faster in Chromium than with 16 (CPU clock, loaded machine)
+    "wasm_simd128": SparseTile(4, 8, 4, 0.56, 2.0, umr=32),
+    "wasm_relaxed": SparseTile(4, 8, 4, 0.57, 6.0, umr=32),
     "avx2": SparseTile(8, 16, 4, 0.35, 4.0, 0.3),
     "avx512": SparseTile(16, 32, 4, 0.52, 10.0, 0.45, umr=64),  # its dense GEMV is fast: spmv wins from ~42%
     # not measured (qemu): as wasm relaxed, the same kernel shape with FMA
@@ -382,37 +384,64 @@ SPMMU_SIG = ("void {name}(size_t mr, size_t n, const float* x, const int32_t* re
 def spmmu(isa: Isa) -> str:
     """Unstructured sparse x packed tile: one output channel at a time over the UMR pixels of a tile packed [K][UMR]
     (sppack), NV = UMR/VL independent accumulators; per non-zero one broadcast weight, one column offset and NV
-    multiply-adds. The channel's mr values are then stored into the pixel rows (one float each)."""
+    multiply-adds. The channel's mr values are then stored into the pixel rows (one float each).
+    A last tile reads only the vectors it needs: at most UMR/2 pixels (where NV >= 8) NV/2 vectors per non-zero, at
+    most VL pixels (pose_detection's 7x7 layers in wasm: 49 = 32 + 16 + 1) one vector, in 4 partial sums over
+    successive non-zeros (independent chains, summed at the end); a whole tile would cost as much as a full one."""
     umr, vl = TILES[isa.name].umr, isa.vl
     nv = umr // vl
+    # each accumulator waits on its own last update: in wasm the multiply stays off that chain and the add's latency
+    # is shorter than the relaxed FMA's (V8 on x86: pose_detection's 1x1 layers ran 1.15x slower with relaxed_madd
+    # than SIMD128's multiply and add)
+    fused = isa.name != "wasm_relaxed"
+
+    def madd(c: Code, s: int, vecs: int) -> None:
+        """set s of accumulators += x(non-zero s) * w(non-zero s)."""
+        c(f"const float* xo{s} = (const float*)(const void*)(xb + (size_t)offs[{s}]);",
+          isa.decl(f"wv{s}", isa.dup(f"w[{s}]")))
+        for v in range(vecs):
+            x, a = isa.load(f"xo{s} + {v * vl}"), f"a{s}_{v}"
+            c(f"{a} = {isa.fma(x, f'wv{s}', a) if fused else isa.add(a, isa.mul(x, f'wv{s}'))};")
+
+    def channels(c: Code, vecs: int, sets: int) -> None:
+        """The loop over the n channels, VECS vectors of pixels in SETS partial sums."""
+        with c.block("for (size_t r = 0; r < n; r++, y++)"):
+            c(isa.decl("bias", isa.dup("*w++")))
+            c(*(f"{isa.vtype} a{s}_{v} = {'bias' if s == 0 else isa.zero()};" for s in range(sets)
+                for v in range(vecs)))
+            c("int32_t k = *nnz++;")
+            with c.block(f"for (; k >= {sets}; k -= {sets}, offs += {sets}, w += {sets})"):
+                for s in range(sets):
+                    madd(c, s, vecs)
+            if sets > 1:
+                with c.block("for (; k > 0; k--, offs++, w++)"):
+                    madd(c, 0, vecs)
+            for v in range(vecs):
+                total = f"a0_{v}"
+                for s in range(1, sets):
+                    total = isa.add(total, f"a{s}_{v}")
+                if vl > 1:
+                    c(isa.store(f"t + {v * vl}", isa.clamp(total, "vmin", "vmax")))
+            c("char* yo = (char*)y;")
+            if vl > 1:
+                with c.block("for (size_t i = 0; i < mr; i++, yo += y_stride)"):
+                    c("*(float*)(void*)yo = t[i];")
+            else:
+                for v in range(vecs):
+                    with c.block(f"if (mr > {v})"):
+                        c(f"*(float*)(void*)yo = {isa.clamp(f'a0_{v}', 'vmin', 'vmax')};", "yo += y_stride;")
+
     c = Code()
     with c.block(isa.fn(SPMMU_SIG.format(name=spmmu_name(isa)))):
         c(isa.decl("vmin", isa.dup("clamp->min")), isa.decl("vmax", isa.dup("clamp->max")))
         c("const char* xb = (const char*)x;")
         if vl > 1:
             c(f"float t[{umr}] __attribute__((aligned(64)));")
-        with c.block("for (size_t r = 0; r < n; r++, y++)"):
-            c(isa.decl("bias", isa.dup("*w++")))
-            c(*(f"{isa.vtype} acc{v} = bias;" for v in range(nv)))
-            with c.block("for (int32_t k = *nnz++; k > 0; k--)"):
-                c("const float* xo = (const float*)(const void*)(xb + (size_t)*offs++);",
-                  isa.decl("wv", isa.dup("*w++")))
-                for v in range(nv):
-                    x = isa.load(f"xo + {v * vl}")
-                    # each accumulator waits on its own last update: in wasm the multiply stays off that chain and
-                    # the add's latency is shorter than the relaxed FMA's (V8 on x86: pose_detection's 1x1 layers
-                    # ran 1.15x slower with relaxed_madd than SIMD128's multiply and add)
-                    fused = isa.name != "wasm_relaxed"
-                    c(f"acc{v} = {isa.fma(x, 'wv', f'acc{v}') if fused else isa.add(f'acc{v}', isa.mul(x, 'wv'))};")
-            c("char* yo = (char*)y;")
-            if vl > 1:
-                c(*(isa.store(f"t + {v * vl}", isa.clamp(f"acc{v}", "vmin", "vmax")) for v in range(nv)))
-                with c.block("for (size_t i = 0; i < mr; i++, yo += y_stride)"):
-                    c("*(float*)(void*)yo = t[i];")
-            else:
-                for v in range(nv):
-                    with c.block(f"if (mr > {v})"):
-                        c(f"*(float*)(void*)yo = {isa.clamp(f'acc{v}', 'vmin', 'vmax')};", "yo += y_stride;")
+            for limit, vecs, sets in ((vl, 1, 4), *(((umr // 2, nv // 2, 1),) if nv >= 8 else ())):
+                with c.block(f"if (mr <= {limit})"):
+                    channels(c, vecs, sets)
+                    c("return;")
+        channels(c, nv, 1)
     return c.text()
 
 
