@@ -5689,6 +5689,684 @@ static __attribute__((target("avx512f,avx512bw,avx512vl,avx512vnni,avx2,fma"))) 
   }
 }
 
+static __attribute__((target("avx512f,avx512bw,avx512vl,avx512vnni,avx2,fma"))) void wrt_avx512vnni_dot_qdwconv_9_c64(size_t channels, size_t width, size_t ks, const int8_t* const* in, const void* packed_w, int8_t* out, size_t out_stride, const wrt_qparams* p) {
+  for (size_t px = 0; px < width; px++, in += ks, out += out_stride) {
+    const char* pw = (const char*)packed_w;
+    size_t c0 = 0;
+    const int8_t* i0 = in[0];
+    const int8_t* i1 = in[1];
+    const int8_t* i2 = in[2];
+    const int8_t* i3 = in[3];
+    const int8_t* i4 = in[4];
+    const int8_t* i5 = in[5];
+    const int8_t* i6 = in[6];
+    const int8_t* i7 = in[7];
+    const int8_t* i8 = in[8];
+    for (; c0 + 64 <= channels; c0 += 64, pw += 1280) {
+      const __m512i xm = _mm512_set1_epi8((char)0x80), z = _mm512_setzero_si512();
+      const __m512i qzy = _mm512_set1_epi16((int16_t)p->zy);
+      const __m512 qlo = _mm512_set1_ps(p->lo), qhi = _mm512_set1_ps(p->hi);
+      const int32_t* wb = (const int32_t*)(const void*)pw;
+      __m512i acc0 = _mm512_loadu_si512(wb + 0);
+      __m512i acc1 = _mm512_loadu_si512(wb + 16);
+      __m512i acc2 = _mm512_loadu_si512(wb + 32);
+      __m512i acc3 = _mm512_loadu_si512(wb + 48);
+      const int8_t* wt = (const int8_t*)(pw + 512);
+      {
+        const __m512i r0 = _mm512_xor_si512(_mm512_loadu_si512(i0 + c0), xm);
+        const __m512i r1 = _mm512_xor_si512(_mm512_loadu_si512(i1 + c0), xm);
+        const __m512i r2 = _mm512_xor_si512(_mm512_loadu_si512(i2 + c0), xm);
+        const __m512i r3 = _mm512_xor_si512(_mm512_loadu_si512(i3 + c0), xm);
+        const __m512i t0 = _mm512_unpacklo_epi8(r0, r1), t1 = _mm512_unpackhi_epi8(r0, r1);
+        const __m512i t2 = _mm512_unpacklo_epi8(r2, r3), t3 = _mm512_unpackhi_epi8(r2, r3);
+        acc0 = _mm512_dpbusd_epi32(acc0, _mm512_unpacklo_epi16(t0, t2), _mm512_loadu_si512(wt + 0 + 0));
+        acc1 = _mm512_dpbusd_epi32(acc1, _mm512_unpackhi_epi16(t0, t2), _mm512_loadu_si512(wt + 0 + 64));
+        acc2 = _mm512_dpbusd_epi32(acc2, _mm512_unpacklo_epi16(t1, t3), _mm512_loadu_si512(wt + 0 + 128));
+        acc3 = _mm512_dpbusd_epi32(acc3, _mm512_unpackhi_epi16(t1, t3), _mm512_loadu_si512(wt + 0 + 192));
+      }
+      {
+        const __m512i r0 = _mm512_xor_si512(_mm512_loadu_si512(i4 + c0), xm);
+        const __m512i r1 = _mm512_xor_si512(_mm512_loadu_si512(i5 + c0), xm);
+        const __m512i r2 = _mm512_xor_si512(_mm512_loadu_si512(i6 + c0), xm);
+        const __m512i r3 = _mm512_xor_si512(_mm512_loadu_si512(i7 + c0), xm);
+        const __m512i t0 = _mm512_unpacklo_epi8(r0, r1), t1 = _mm512_unpackhi_epi8(r0, r1);
+        const __m512i t2 = _mm512_unpacklo_epi8(r2, r3), t3 = _mm512_unpackhi_epi8(r2, r3);
+        acc0 = _mm512_dpbusd_epi32(acc0, _mm512_unpacklo_epi16(t0, t2), _mm512_loadu_si512(wt + 256 + 0));
+        acc1 = _mm512_dpbusd_epi32(acc1, _mm512_unpackhi_epi16(t0, t2), _mm512_loadu_si512(wt + 256 + 64));
+        acc2 = _mm512_dpbusd_epi32(acc2, _mm512_unpacklo_epi16(t1, t3), _mm512_loadu_si512(wt + 256 + 128));
+        acc3 = _mm512_dpbusd_epi32(acc3, _mm512_unpackhi_epi16(t1, t3), _mm512_loadu_si512(wt + 256 + 192));
+      }
+      {
+        const __m512i r0 = _mm512_xor_si512(_mm512_loadu_si512(i8 + c0), xm);
+        const __m512i r1 = z;
+        const __m512i t0 = _mm512_unpacklo_epi8(r0, r1), t1 = _mm512_unpackhi_epi8(r0, r1);
+        const __m512i t2 = z, t3 = z;
+        acc0 = _mm512_dpbusd_epi32(acc0, _mm512_unpacklo_epi16(t0, t2), _mm512_loadu_si512(wt + 512 + 0));
+        acc1 = _mm512_dpbusd_epi32(acc1, _mm512_unpackhi_epi16(t0, t2), _mm512_loadu_si512(wt + 512 + 64));
+        acc2 = _mm512_dpbusd_epi32(acc2, _mm512_unpacklo_epi16(t1, t3), _mm512_loadu_si512(wt + 512 + 128));
+        acc3 = _mm512_dpbusd_epi32(acc3, _mm512_unpackhi_epi16(t1, t3), _mm512_loadu_si512(wt + 512 + 192));
+      }
+      const float* mp = (const float*)(const void*)(pw + 256);
+      const __m512i q0 = _mm512_cvtps_epi32(_mm512_min_ps(_mm512_max_ps(_mm512_mul_ps(_mm512_cvtepi32_ps(acc0), _mm512_loadu_ps(mp + 0)), qlo), qhi));
+      const __m512i q1 = _mm512_cvtps_epi32(_mm512_min_ps(_mm512_max_ps(_mm512_mul_ps(_mm512_cvtepi32_ps(acc1), _mm512_loadu_ps(mp + 16)), qlo), qhi));
+      const __m512i q2 = _mm512_cvtps_epi32(_mm512_min_ps(_mm512_max_ps(_mm512_mul_ps(_mm512_cvtepi32_ps(acc2), _mm512_loadu_ps(mp + 32)), qlo), qhi));
+      const __m512i q3 = _mm512_cvtps_epi32(_mm512_min_ps(_mm512_max_ps(_mm512_mul_ps(_mm512_cvtepi32_ps(acc3), _mm512_loadu_ps(mp + 48)), qlo), qhi));
+      const __m512i h01 = _mm512_add_epi16(_mm512_packs_epi32(q0, q1), qzy);
+      const __m512i h23 = _mm512_add_epi16(_mm512_packs_epi32(q2, q3), qzy);
+      const __m512i b = _mm512_packs_epi16(h01, h23);
+      _mm512_storeu_si512((__m512i*)(void*)(out + c0), b);
+    }
+    const size_t rem = channels - c0;
+    if (rem > 32) {
+      const __m512i xm = _mm512_set1_epi8((char)0x80), z = _mm512_setzero_si512();
+      const __m512i qzy = _mm512_set1_epi16((int16_t)p->zy);
+      const __m512 qlo = _mm512_set1_ps(p->lo), qhi = _mm512_set1_ps(p->hi);
+      const int32_t* wb = (const int32_t*)(const void*)pw;
+      __m512i acc0 = _mm512_loadu_si512(wb + 0);
+      __m512i acc1 = _mm512_loadu_si512(wb + 16);
+      __m512i acc2 = _mm512_loadu_si512(wb + 32);
+      __m512i acc3 = _mm512_loadu_si512(wb + 48);
+      const int8_t* wt = (const int8_t*)(pw + 512);
+      const __mmask64 m = (__mmask64)(((uint64_t)1 << rem) - 1);
+      {
+        const __m512i r0 = _mm512_xor_si512(_mm512_maskz_loadu_epi8(m, i0 + c0), xm);
+        const __m512i r1 = _mm512_xor_si512(_mm512_maskz_loadu_epi8(m, i1 + c0), xm);
+        const __m512i r2 = _mm512_xor_si512(_mm512_maskz_loadu_epi8(m, i2 + c0), xm);
+        const __m512i r3 = _mm512_xor_si512(_mm512_maskz_loadu_epi8(m, i3 + c0), xm);
+        const __m512i t0 = _mm512_unpacklo_epi8(r0, r1), t1 = _mm512_unpackhi_epi8(r0, r1);
+        const __m512i t2 = _mm512_unpacklo_epi8(r2, r3), t3 = _mm512_unpackhi_epi8(r2, r3);
+        acc0 = _mm512_dpbusd_epi32(acc0, _mm512_unpacklo_epi16(t0, t2), _mm512_loadu_si512(wt + 0 + 0));
+        acc1 = _mm512_dpbusd_epi32(acc1, _mm512_unpackhi_epi16(t0, t2), _mm512_loadu_si512(wt + 0 + 64));
+        acc2 = _mm512_dpbusd_epi32(acc2, _mm512_unpacklo_epi16(t1, t3), _mm512_loadu_si512(wt + 0 + 128));
+        acc3 = _mm512_dpbusd_epi32(acc3, _mm512_unpackhi_epi16(t1, t3), _mm512_loadu_si512(wt + 0 + 192));
+      }
+      {
+        const __m512i r0 = _mm512_xor_si512(_mm512_maskz_loadu_epi8(m, i4 + c0), xm);
+        const __m512i r1 = _mm512_xor_si512(_mm512_maskz_loadu_epi8(m, i5 + c0), xm);
+        const __m512i r2 = _mm512_xor_si512(_mm512_maskz_loadu_epi8(m, i6 + c0), xm);
+        const __m512i r3 = _mm512_xor_si512(_mm512_maskz_loadu_epi8(m, i7 + c0), xm);
+        const __m512i t0 = _mm512_unpacklo_epi8(r0, r1), t1 = _mm512_unpackhi_epi8(r0, r1);
+        const __m512i t2 = _mm512_unpacklo_epi8(r2, r3), t3 = _mm512_unpackhi_epi8(r2, r3);
+        acc0 = _mm512_dpbusd_epi32(acc0, _mm512_unpacklo_epi16(t0, t2), _mm512_loadu_si512(wt + 256 + 0));
+        acc1 = _mm512_dpbusd_epi32(acc1, _mm512_unpackhi_epi16(t0, t2), _mm512_loadu_si512(wt + 256 + 64));
+        acc2 = _mm512_dpbusd_epi32(acc2, _mm512_unpacklo_epi16(t1, t3), _mm512_loadu_si512(wt + 256 + 128));
+        acc3 = _mm512_dpbusd_epi32(acc3, _mm512_unpackhi_epi16(t1, t3), _mm512_loadu_si512(wt + 256 + 192));
+      }
+      {
+        const __m512i r0 = _mm512_xor_si512(_mm512_maskz_loadu_epi8(m, i8 + c0), xm);
+        const __m512i r1 = z;
+        const __m512i t0 = _mm512_unpacklo_epi8(r0, r1), t1 = _mm512_unpackhi_epi8(r0, r1);
+        const __m512i t2 = z, t3 = z;
+        acc0 = _mm512_dpbusd_epi32(acc0, _mm512_unpacklo_epi16(t0, t2), _mm512_loadu_si512(wt + 512 + 0));
+        acc1 = _mm512_dpbusd_epi32(acc1, _mm512_unpackhi_epi16(t0, t2), _mm512_loadu_si512(wt + 512 + 64));
+        acc2 = _mm512_dpbusd_epi32(acc2, _mm512_unpacklo_epi16(t1, t3), _mm512_loadu_si512(wt + 512 + 128));
+        acc3 = _mm512_dpbusd_epi32(acc3, _mm512_unpackhi_epi16(t1, t3), _mm512_loadu_si512(wt + 512 + 192));
+      }
+      const float* mp = (const float*)(const void*)(pw + 256);
+      const __m512i q0 = _mm512_cvtps_epi32(_mm512_min_ps(_mm512_max_ps(_mm512_mul_ps(_mm512_cvtepi32_ps(acc0), _mm512_loadu_ps(mp + 0)), qlo), qhi));
+      const __m512i q1 = _mm512_cvtps_epi32(_mm512_min_ps(_mm512_max_ps(_mm512_mul_ps(_mm512_cvtepi32_ps(acc1), _mm512_loadu_ps(mp + 16)), qlo), qhi));
+      const __m512i q2 = _mm512_cvtps_epi32(_mm512_min_ps(_mm512_max_ps(_mm512_mul_ps(_mm512_cvtepi32_ps(acc2), _mm512_loadu_ps(mp + 32)), qlo), qhi));
+      const __m512i q3 = _mm512_cvtps_epi32(_mm512_min_ps(_mm512_max_ps(_mm512_mul_ps(_mm512_cvtepi32_ps(acc3), _mm512_loadu_ps(mp + 48)), qlo), qhi));
+      const __m512i h01 = _mm512_add_epi16(_mm512_packs_epi32(q0, q1), qzy);
+      const __m512i h23 = _mm512_add_epi16(_mm512_packs_epi32(q2, q3), qzy);
+      const __m512i b = _mm512_packs_epi16(h01, h23);
+      _mm512_mask_storeu_epi8(out + c0, m, b);
+    }
+    else if (rem == 32) {
+      const __m256i xm = _mm256_set1_epi8((char)0x80), z = _mm256_setzero_si256();
+      const __m256i qzy = _mm256_set1_epi16((int16_t)p->zy);
+      const __m256 qlo = _mm256_set1_ps(p->lo), qhi = _mm256_set1_ps(p->hi);
+      const int32_t* wb = (const int32_t*)(const void*)pw;
+      __m256i acc0 = _mm256_loadu_si256((const __m256i*)(wb + 0));
+      __m256i acc1 = _mm256_loadu_si256((const __m256i*)(wb + 16));
+      __m256i acc2 = _mm256_loadu_si256((const __m256i*)(wb + 32));
+      __m256i acc3 = _mm256_loadu_si256((const __m256i*)(wb + 48));
+      const int8_t* wt = (const int8_t*)(pw + 512);
+      {
+        const __m256i r0 = _mm256_xor_si256(_mm256_loadu_si256((const __m256i*)(i0 + c0)), xm);
+        const __m256i r1 = _mm256_xor_si256(_mm256_loadu_si256((const __m256i*)(i1 + c0)), xm);
+        const __m256i r2 = _mm256_xor_si256(_mm256_loadu_si256((const __m256i*)(i2 + c0)), xm);
+        const __m256i r3 = _mm256_xor_si256(_mm256_loadu_si256((const __m256i*)(i3 + c0)), xm);
+        const __m256i t0 = _mm256_unpacklo_epi8(r0, r1), t1 = _mm256_unpackhi_epi8(r0, r1);
+        const __m256i t2 = _mm256_unpacklo_epi8(r2, r3), t3 = _mm256_unpackhi_epi8(r2, r3);
+        acc0 = _mm256_dpbusd_epi32(acc0, _mm256_unpacklo_epi16(t0, t2), _mm256_loadu_si256((const __m256i*)(wt + 0 + 0)));
+        acc1 = _mm256_dpbusd_epi32(acc1, _mm256_unpackhi_epi16(t0, t2), _mm256_loadu_si256((const __m256i*)(wt + 0 + 64)));
+        acc2 = _mm256_dpbusd_epi32(acc2, _mm256_unpacklo_epi16(t1, t3), _mm256_loadu_si256((const __m256i*)(wt + 0 + 128)));
+        acc3 = _mm256_dpbusd_epi32(acc3, _mm256_unpackhi_epi16(t1, t3), _mm256_loadu_si256((const __m256i*)(wt + 0 + 192)));
+      }
+      {
+        const __m256i r0 = _mm256_xor_si256(_mm256_loadu_si256((const __m256i*)(i4 + c0)), xm);
+        const __m256i r1 = _mm256_xor_si256(_mm256_loadu_si256((const __m256i*)(i5 + c0)), xm);
+        const __m256i r2 = _mm256_xor_si256(_mm256_loadu_si256((const __m256i*)(i6 + c0)), xm);
+        const __m256i r3 = _mm256_xor_si256(_mm256_loadu_si256((const __m256i*)(i7 + c0)), xm);
+        const __m256i t0 = _mm256_unpacklo_epi8(r0, r1), t1 = _mm256_unpackhi_epi8(r0, r1);
+        const __m256i t2 = _mm256_unpacklo_epi8(r2, r3), t3 = _mm256_unpackhi_epi8(r2, r3);
+        acc0 = _mm256_dpbusd_epi32(acc0, _mm256_unpacklo_epi16(t0, t2), _mm256_loadu_si256((const __m256i*)(wt + 256 + 0)));
+        acc1 = _mm256_dpbusd_epi32(acc1, _mm256_unpackhi_epi16(t0, t2), _mm256_loadu_si256((const __m256i*)(wt + 256 + 64)));
+        acc2 = _mm256_dpbusd_epi32(acc2, _mm256_unpacklo_epi16(t1, t3), _mm256_loadu_si256((const __m256i*)(wt + 256 + 128)));
+        acc3 = _mm256_dpbusd_epi32(acc3, _mm256_unpackhi_epi16(t1, t3), _mm256_loadu_si256((const __m256i*)(wt + 256 + 192)));
+      }
+      {
+        const __m256i r0 = _mm256_xor_si256(_mm256_loadu_si256((const __m256i*)(i8 + c0)), xm);
+        const __m256i r1 = z;
+        const __m256i t0 = _mm256_unpacklo_epi8(r0, r1), t1 = _mm256_unpackhi_epi8(r0, r1);
+        const __m256i t2 = z, t3 = z;
+        acc0 = _mm256_dpbusd_epi32(acc0, _mm256_unpacklo_epi16(t0, t2), _mm256_loadu_si256((const __m256i*)(wt + 512 + 0)));
+        acc1 = _mm256_dpbusd_epi32(acc1, _mm256_unpackhi_epi16(t0, t2), _mm256_loadu_si256((const __m256i*)(wt + 512 + 64)));
+        acc2 = _mm256_dpbusd_epi32(acc2, _mm256_unpacklo_epi16(t1, t3), _mm256_loadu_si256((const __m256i*)(wt + 512 + 128)));
+        acc3 = _mm256_dpbusd_epi32(acc3, _mm256_unpackhi_epi16(t1, t3), _mm256_loadu_si256((const __m256i*)(wt + 512 + 192)));
+      }
+      const float* mp = (const float*)(const void*)(pw + 256);
+      const __m256i q0 = _mm256_cvtps_epi32(_mm256_min_ps(_mm256_max_ps(_mm256_mul_ps(_mm256_cvtepi32_ps(acc0), _mm256_loadu_ps(mp + 0)), qlo), qhi));
+      const __m256i q1 = _mm256_cvtps_epi32(_mm256_min_ps(_mm256_max_ps(_mm256_mul_ps(_mm256_cvtepi32_ps(acc1), _mm256_loadu_ps(mp + 16)), qlo), qhi));
+      const __m256i q2 = _mm256_cvtps_epi32(_mm256_min_ps(_mm256_max_ps(_mm256_mul_ps(_mm256_cvtepi32_ps(acc2), _mm256_loadu_ps(mp + 32)), qlo), qhi));
+      const __m256i q3 = _mm256_cvtps_epi32(_mm256_min_ps(_mm256_max_ps(_mm256_mul_ps(_mm256_cvtepi32_ps(acc3), _mm256_loadu_ps(mp + 48)), qlo), qhi));
+      const __m256i h01 = _mm256_add_epi16(_mm256_packs_epi32(q0, q1), qzy);
+      const __m256i h23 = _mm256_add_epi16(_mm256_packs_epi32(q2, q3), qzy);
+      const __m256i b = _mm256_packs_epi16(h01, h23);
+      _mm256_storeu_si256((__m256i*)(void*)(out + c0), b);
+    }
+    else if (rem) {
+      const __m256i xm = _mm256_set1_epi8((char)0x80), z = _mm256_setzero_si256();
+      const __m256i qzy = _mm256_set1_epi16((int16_t)p->zy);
+      const __m256 qlo = _mm256_set1_ps(p->lo), qhi = _mm256_set1_ps(p->hi);
+      const int32_t* wb = (const int32_t*)(const void*)pw;
+      __m256i acc0 = _mm256_loadu_si256((const __m256i*)(wb + 0));
+      __m256i acc1 = _mm256_loadu_si256((const __m256i*)(wb + 16));
+      __m256i acc2 = _mm256_loadu_si256((const __m256i*)(wb + 32));
+      __m256i acc3 = _mm256_loadu_si256((const __m256i*)(wb + 48));
+      const int8_t* wt = (const int8_t*)(pw + 512);
+      const __mmask32 m = (__mmask32)(((uint64_t)1 << rem) - 1);
+      {
+        const __m256i r0 = _mm256_xor_si256(_mm256_maskz_loadu_epi8(m, i0 + c0), xm);
+        const __m256i r1 = _mm256_xor_si256(_mm256_maskz_loadu_epi8(m, i1 + c0), xm);
+        const __m256i r2 = _mm256_xor_si256(_mm256_maskz_loadu_epi8(m, i2 + c0), xm);
+        const __m256i r3 = _mm256_xor_si256(_mm256_maskz_loadu_epi8(m, i3 + c0), xm);
+        const __m256i t0 = _mm256_unpacklo_epi8(r0, r1), t1 = _mm256_unpackhi_epi8(r0, r1);
+        const __m256i t2 = _mm256_unpacklo_epi8(r2, r3), t3 = _mm256_unpackhi_epi8(r2, r3);
+        acc0 = _mm256_dpbusd_epi32(acc0, _mm256_unpacklo_epi16(t0, t2), _mm256_loadu_si256((const __m256i*)(wt + 0 + 0)));
+        acc1 = _mm256_dpbusd_epi32(acc1, _mm256_unpackhi_epi16(t0, t2), _mm256_loadu_si256((const __m256i*)(wt + 0 + 64)));
+        acc2 = _mm256_dpbusd_epi32(acc2, _mm256_unpacklo_epi16(t1, t3), _mm256_loadu_si256((const __m256i*)(wt + 0 + 128)));
+        acc3 = _mm256_dpbusd_epi32(acc3, _mm256_unpackhi_epi16(t1, t3), _mm256_loadu_si256((const __m256i*)(wt + 0 + 192)));
+      }
+      {
+        const __m256i r0 = _mm256_xor_si256(_mm256_maskz_loadu_epi8(m, i4 + c0), xm);
+        const __m256i r1 = _mm256_xor_si256(_mm256_maskz_loadu_epi8(m, i5 + c0), xm);
+        const __m256i r2 = _mm256_xor_si256(_mm256_maskz_loadu_epi8(m, i6 + c0), xm);
+        const __m256i r3 = _mm256_xor_si256(_mm256_maskz_loadu_epi8(m, i7 + c0), xm);
+        const __m256i t0 = _mm256_unpacklo_epi8(r0, r1), t1 = _mm256_unpackhi_epi8(r0, r1);
+        const __m256i t2 = _mm256_unpacklo_epi8(r2, r3), t3 = _mm256_unpackhi_epi8(r2, r3);
+        acc0 = _mm256_dpbusd_epi32(acc0, _mm256_unpacklo_epi16(t0, t2), _mm256_loadu_si256((const __m256i*)(wt + 256 + 0)));
+        acc1 = _mm256_dpbusd_epi32(acc1, _mm256_unpackhi_epi16(t0, t2), _mm256_loadu_si256((const __m256i*)(wt + 256 + 64)));
+        acc2 = _mm256_dpbusd_epi32(acc2, _mm256_unpacklo_epi16(t1, t3), _mm256_loadu_si256((const __m256i*)(wt + 256 + 128)));
+        acc3 = _mm256_dpbusd_epi32(acc3, _mm256_unpackhi_epi16(t1, t3), _mm256_loadu_si256((const __m256i*)(wt + 256 + 192)));
+      }
+      {
+        const __m256i r0 = _mm256_xor_si256(_mm256_maskz_loadu_epi8(m, i8 + c0), xm);
+        const __m256i r1 = z;
+        const __m256i t0 = _mm256_unpacklo_epi8(r0, r1), t1 = _mm256_unpackhi_epi8(r0, r1);
+        const __m256i t2 = z, t3 = z;
+        acc0 = _mm256_dpbusd_epi32(acc0, _mm256_unpacklo_epi16(t0, t2), _mm256_loadu_si256((const __m256i*)(wt + 512 + 0)));
+        acc1 = _mm256_dpbusd_epi32(acc1, _mm256_unpackhi_epi16(t0, t2), _mm256_loadu_si256((const __m256i*)(wt + 512 + 64)));
+        acc2 = _mm256_dpbusd_epi32(acc2, _mm256_unpacklo_epi16(t1, t3), _mm256_loadu_si256((const __m256i*)(wt + 512 + 128)));
+        acc3 = _mm256_dpbusd_epi32(acc3, _mm256_unpackhi_epi16(t1, t3), _mm256_loadu_si256((const __m256i*)(wt + 512 + 192)));
+      }
+      const float* mp = (const float*)(const void*)(pw + 256);
+      const __m256i q0 = _mm256_cvtps_epi32(_mm256_min_ps(_mm256_max_ps(_mm256_mul_ps(_mm256_cvtepi32_ps(acc0), _mm256_loadu_ps(mp + 0)), qlo), qhi));
+      const __m256i q1 = _mm256_cvtps_epi32(_mm256_min_ps(_mm256_max_ps(_mm256_mul_ps(_mm256_cvtepi32_ps(acc1), _mm256_loadu_ps(mp + 16)), qlo), qhi));
+      const __m256i q2 = _mm256_cvtps_epi32(_mm256_min_ps(_mm256_max_ps(_mm256_mul_ps(_mm256_cvtepi32_ps(acc2), _mm256_loadu_ps(mp + 32)), qlo), qhi));
+      const __m256i q3 = _mm256_cvtps_epi32(_mm256_min_ps(_mm256_max_ps(_mm256_mul_ps(_mm256_cvtepi32_ps(acc3), _mm256_loadu_ps(mp + 48)), qlo), qhi));
+      const __m256i h01 = _mm256_add_epi16(_mm256_packs_epi32(q0, q1), qzy);
+      const __m256i h23 = _mm256_add_epi16(_mm256_packs_epi32(q2, q3), qzy);
+      const __m256i b = _mm256_packs_epi16(h01, h23);
+      _mm256_mask_storeu_epi8(out + c0, m, b);
+    }
+  }
+}
+
+static __attribute__((target("avx512f,avx512bw,avx512vl,avx512vnni,avx2,fma"))) void wrt_avx512vnni_dot_qdwconv_25_c64(size_t channels, size_t width, size_t ks, const int8_t* const* in, const void* packed_w, int8_t* out, size_t out_stride, const wrt_qparams* p) {
+  for (size_t px = 0; px < width; px++, in += ks, out += out_stride) {
+    const char* pw = (const char*)packed_w;
+    size_t c0 = 0;
+    const int8_t* i0 = in[0];
+    const int8_t* i1 = in[1];
+    const int8_t* i2 = in[2];
+    const int8_t* i3 = in[3];
+    const int8_t* i4 = in[4];
+    const int8_t* i5 = in[5];
+    const int8_t* i6 = in[6];
+    const int8_t* i7 = in[7];
+    const int8_t* i8 = in[8];
+    const int8_t* i9 = in[9];
+    const int8_t* i10 = in[10];
+    const int8_t* i11 = in[11];
+    const int8_t* i12 = in[12];
+    const int8_t* i13 = in[13];
+    const int8_t* i14 = in[14];
+    const int8_t* i15 = in[15];
+    const int8_t* i16 = in[16];
+    const int8_t* i17 = in[17];
+    const int8_t* i18 = in[18];
+    const int8_t* i19 = in[19];
+    const int8_t* i20 = in[20];
+    const int8_t* i21 = in[21];
+    const int8_t* i22 = in[22];
+    const int8_t* i23 = in[23];
+    const int8_t* i24 = in[24];
+    for (; c0 + 64 <= channels; c0 += 64, pw += 2304) {
+      const __m512i xm = _mm512_set1_epi8((char)0x80), z = _mm512_setzero_si512();
+      const __m512i qzy = _mm512_set1_epi16((int16_t)p->zy);
+      const __m512 qlo = _mm512_set1_ps(p->lo), qhi = _mm512_set1_ps(p->hi);
+      const int32_t* wb = (const int32_t*)(const void*)pw;
+      __m512i acc0 = _mm512_loadu_si512(wb + 0);
+      __m512i acc1 = _mm512_loadu_si512(wb + 16);
+      __m512i acc2 = _mm512_loadu_si512(wb + 32);
+      __m512i acc3 = _mm512_loadu_si512(wb + 48);
+      const int8_t* wt = (const int8_t*)(pw + 512);
+      {
+        const __m512i r0 = _mm512_xor_si512(_mm512_loadu_si512(i0 + c0), xm);
+        const __m512i r1 = _mm512_xor_si512(_mm512_loadu_si512(i1 + c0), xm);
+        const __m512i r2 = _mm512_xor_si512(_mm512_loadu_si512(i2 + c0), xm);
+        const __m512i r3 = _mm512_xor_si512(_mm512_loadu_si512(i3 + c0), xm);
+        const __m512i t0 = _mm512_unpacklo_epi8(r0, r1), t1 = _mm512_unpackhi_epi8(r0, r1);
+        const __m512i t2 = _mm512_unpacklo_epi8(r2, r3), t3 = _mm512_unpackhi_epi8(r2, r3);
+        acc0 = _mm512_dpbusd_epi32(acc0, _mm512_unpacklo_epi16(t0, t2), _mm512_loadu_si512(wt + 0 + 0));
+        acc1 = _mm512_dpbusd_epi32(acc1, _mm512_unpackhi_epi16(t0, t2), _mm512_loadu_si512(wt + 0 + 64));
+        acc2 = _mm512_dpbusd_epi32(acc2, _mm512_unpacklo_epi16(t1, t3), _mm512_loadu_si512(wt + 0 + 128));
+        acc3 = _mm512_dpbusd_epi32(acc3, _mm512_unpackhi_epi16(t1, t3), _mm512_loadu_si512(wt + 0 + 192));
+      }
+      {
+        const __m512i r0 = _mm512_xor_si512(_mm512_loadu_si512(i4 + c0), xm);
+        const __m512i r1 = _mm512_xor_si512(_mm512_loadu_si512(i5 + c0), xm);
+        const __m512i r2 = _mm512_xor_si512(_mm512_loadu_si512(i6 + c0), xm);
+        const __m512i r3 = _mm512_xor_si512(_mm512_loadu_si512(i7 + c0), xm);
+        const __m512i t0 = _mm512_unpacklo_epi8(r0, r1), t1 = _mm512_unpackhi_epi8(r0, r1);
+        const __m512i t2 = _mm512_unpacklo_epi8(r2, r3), t3 = _mm512_unpackhi_epi8(r2, r3);
+        acc0 = _mm512_dpbusd_epi32(acc0, _mm512_unpacklo_epi16(t0, t2), _mm512_loadu_si512(wt + 256 + 0));
+        acc1 = _mm512_dpbusd_epi32(acc1, _mm512_unpackhi_epi16(t0, t2), _mm512_loadu_si512(wt + 256 + 64));
+        acc2 = _mm512_dpbusd_epi32(acc2, _mm512_unpacklo_epi16(t1, t3), _mm512_loadu_si512(wt + 256 + 128));
+        acc3 = _mm512_dpbusd_epi32(acc3, _mm512_unpackhi_epi16(t1, t3), _mm512_loadu_si512(wt + 256 + 192));
+      }
+      {
+        const __m512i r0 = _mm512_xor_si512(_mm512_loadu_si512(i8 + c0), xm);
+        const __m512i r1 = _mm512_xor_si512(_mm512_loadu_si512(i9 + c0), xm);
+        const __m512i r2 = _mm512_xor_si512(_mm512_loadu_si512(i10 + c0), xm);
+        const __m512i r3 = _mm512_xor_si512(_mm512_loadu_si512(i11 + c0), xm);
+        const __m512i t0 = _mm512_unpacklo_epi8(r0, r1), t1 = _mm512_unpackhi_epi8(r0, r1);
+        const __m512i t2 = _mm512_unpacklo_epi8(r2, r3), t3 = _mm512_unpackhi_epi8(r2, r3);
+        acc0 = _mm512_dpbusd_epi32(acc0, _mm512_unpacklo_epi16(t0, t2), _mm512_loadu_si512(wt + 512 + 0));
+        acc1 = _mm512_dpbusd_epi32(acc1, _mm512_unpackhi_epi16(t0, t2), _mm512_loadu_si512(wt + 512 + 64));
+        acc2 = _mm512_dpbusd_epi32(acc2, _mm512_unpacklo_epi16(t1, t3), _mm512_loadu_si512(wt + 512 + 128));
+        acc3 = _mm512_dpbusd_epi32(acc3, _mm512_unpackhi_epi16(t1, t3), _mm512_loadu_si512(wt + 512 + 192));
+      }
+      {
+        const __m512i r0 = _mm512_xor_si512(_mm512_loadu_si512(i12 + c0), xm);
+        const __m512i r1 = _mm512_xor_si512(_mm512_loadu_si512(i13 + c0), xm);
+        const __m512i r2 = _mm512_xor_si512(_mm512_loadu_si512(i14 + c0), xm);
+        const __m512i r3 = _mm512_xor_si512(_mm512_loadu_si512(i15 + c0), xm);
+        const __m512i t0 = _mm512_unpacklo_epi8(r0, r1), t1 = _mm512_unpackhi_epi8(r0, r1);
+        const __m512i t2 = _mm512_unpacklo_epi8(r2, r3), t3 = _mm512_unpackhi_epi8(r2, r3);
+        acc0 = _mm512_dpbusd_epi32(acc0, _mm512_unpacklo_epi16(t0, t2), _mm512_loadu_si512(wt + 768 + 0));
+        acc1 = _mm512_dpbusd_epi32(acc1, _mm512_unpackhi_epi16(t0, t2), _mm512_loadu_si512(wt + 768 + 64));
+        acc2 = _mm512_dpbusd_epi32(acc2, _mm512_unpacklo_epi16(t1, t3), _mm512_loadu_si512(wt + 768 + 128));
+        acc3 = _mm512_dpbusd_epi32(acc3, _mm512_unpackhi_epi16(t1, t3), _mm512_loadu_si512(wt + 768 + 192));
+      }
+      {
+        const __m512i r0 = _mm512_xor_si512(_mm512_loadu_si512(i16 + c0), xm);
+        const __m512i r1 = _mm512_xor_si512(_mm512_loadu_si512(i17 + c0), xm);
+        const __m512i r2 = _mm512_xor_si512(_mm512_loadu_si512(i18 + c0), xm);
+        const __m512i r3 = _mm512_xor_si512(_mm512_loadu_si512(i19 + c0), xm);
+        const __m512i t0 = _mm512_unpacklo_epi8(r0, r1), t1 = _mm512_unpackhi_epi8(r0, r1);
+        const __m512i t2 = _mm512_unpacklo_epi8(r2, r3), t3 = _mm512_unpackhi_epi8(r2, r3);
+        acc0 = _mm512_dpbusd_epi32(acc0, _mm512_unpacklo_epi16(t0, t2), _mm512_loadu_si512(wt + 1024 + 0));
+        acc1 = _mm512_dpbusd_epi32(acc1, _mm512_unpackhi_epi16(t0, t2), _mm512_loadu_si512(wt + 1024 + 64));
+        acc2 = _mm512_dpbusd_epi32(acc2, _mm512_unpacklo_epi16(t1, t3), _mm512_loadu_si512(wt + 1024 + 128));
+        acc3 = _mm512_dpbusd_epi32(acc3, _mm512_unpackhi_epi16(t1, t3), _mm512_loadu_si512(wt + 1024 + 192));
+      }
+      {
+        const __m512i r0 = _mm512_xor_si512(_mm512_loadu_si512(i20 + c0), xm);
+        const __m512i r1 = _mm512_xor_si512(_mm512_loadu_si512(i21 + c0), xm);
+        const __m512i r2 = _mm512_xor_si512(_mm512_loadu_si512(i22 + c0), xm);
+        const __m512i r3 = _mm512_xor_si512(_mm512_loadu_si512(i23 + c0), xm);
+        const __m512i t0 = _mm512_unpacklo_epi8(r0, r1), t1 = _mm512_unpackhi_epi8(r0, r1);
+        const __m512i t2 = _mm512_unpacklo_epi8(r2, r3), t3 = _mm512_unpackhi_epi8(r2, r3);
+        acc0 = _mm512_dpbusd_epi32(acc0, _mm512_unpacklo_epi16(t0, t2), _mm512_loadu_si512(wt + 1280 + 0));
+        acc1 = _mm512_dpbusd_epi32(acc1, _mm512_unpackhi_epi16(t0, t2), _mm512_loadu_si512(wt + 1280 + 64));
+        acc2 = _mm512_dpbusd_epi32(acc2, _mm512_unpacklo_epi16(t1, t3), _mm512_loadu_si512(wt + 1280 + 128));
+        acc3 = _mm512_dpbusd_epi32(acc3, _mm512_unpackhi_epi16(t1, t3), _mm512_loadu_si512(wt + 1280 + 192));
+      }
+      {
+        const __m512i r0 = _mm512_xor_si512(_mm512_loadu_si512(i24 + c0), xm);
+        const __m512i r1 = z;
+        const __m512i t0 = _mm512_unpacklo_epi8(r0, r1), t1 = _mm512_unpackhi_epi8(r0, r1);
+        const __m512i t2 = z, t3 = z;
+        acc0 = _mm512_dpbusd_epi32(acc0, _mm512_unpacklo_epi16(t0, t2), _mm512_loadu_si512(wt + 1536 + 0));
+        acc1 = _mm512_dpbusd_epi32(acc1, _mm512_unpackhi_epi16(t0, t2), _mm512_loadu_si512(wt + 1536 + 64));
+        acc2 = _mm512_dpbusd_epi32(acc2, _mm512_unpacklo_epi16(t1, t3), _mm512_loadu_si512(wt + 1536 + 128));
+        acc3 = _mm512_dpbusd_epi32(acc3, _mm512_unpackhi_epi16(t1, t3), _mm512_loadu_si512(wt + 1536 + 192));
+      }
+      const float* mp = (const float*)(const void*)(pw + 256);
+      const __m512i q0 = _mm512_cvtps_epi32(_mm512_min_ps(_mm512_max_ps(_mm512_mul_ps(_mm512_cvtepi32_ps(acc0), _mm512_loadu_ps(mp + 0)), qlo), qhi));
+      const __m512i q1 = _mm512_cvtps_epi32(_mm512_min_ps(_mm512_max_ps(_mm512_mul_ps(_mm512_cvtepi32_ps(acc1), _mm512_loadu_ps(mp + 16)), qlo), qhi));
+      const __m512i q2 = _mm512_cvtps_epi32(_mm512_min_ps(_mm512_max_ps(_mm512_mul_ps(_mm512_cvtepi32_ps(acc2), _mm512_loadu_ps(mp + 32)), qlo), qhi));
+      const __m512i q3 = _mm512_cvtps_epi32(_mm512_min_ps(_mm512_max_ps(_mm512_mul_ps(_mm512_cvtepi32_ps(acc3), _mm512_loadu_ps(mp + 48)), qlo), qhi));
+      const __m512i h01 = _mm512_add_epi16(_mm512_packs_epi32(q0, q1), qzy);
+      const __m512i h23 = _mm512_add_epi16(_mm512_packs_epi32(q2, q3), qzy);
+      const __m512i b = _mm512_packs_epi16(h01, h23);
+      _mm512_storeu_si512((__m512i*)(void*)(out + c0), b);
+    }
+    const size_t rem = channels - c0;
+    if (rem > 32) {
+      const __m512i xm = _mm512_set1_epi8((char)0x80), z = _mm512_setzero_si512();
+      const __m512i qzy = _mm512_set1_epi16((int16_t)p->zy);
+      const __m512 qlo = _mm512_set1_ps(p->lo), qhi = _mm512_set1_ps(p->hi);
+      const int32_t* wb = (const int32_t*)(const void*)pw;
+      __m512i acc0 = _mm512_loadu_si512(wb + 0);
+      __m512i acc1 = _mm512_loadu_si512(wb + 16);
+      __m512i acc2 = _mm512_loadu_si512(wb + 32);
+      __m512i acc3 = _mm512_loadu_si512(wb + 48);
+      const int8_t* wt = (const int8_t*)(pw + 512);
+      const __mmask64 m = (__mmask64)(((uint64_t)1 << rem) - 1);
+      {
+        const __m512i r0 = _mm512_xor_si512(_mm512_maskz_loadu_epi8(m, i0 + c0), xm);
+        const __m512i r1 = _mm512_xor_si512(_mm512_maskz_loadu_epi8(m, i1 + c0), xm);
+        const __m512i r2 = _mm512_xor_si512(_mm512_maskz_loadu_epi8(m, i2 + c0), xm);
+        const __m512i r3 = _mm512_xor_si512(_mm512_maskz_loadu_epi8(m, i3 + c0), xm);
+        const __m512i t0 = _mm512_unpacklo_epi8(r0, r1), t1 = _mm512_unpackhi_epi8(r0, r1);
+        const __m512i t2 = _mm512_unpacklo_epi8(r2, r3), t3 = _mm512_unpackhi_epi8(r2, r3);
+        acc0 = _mm512_dpbusd_epi32(acc0, _mm512_unpacklo_epi16(t0, t2), _mm512_loadu_si512(wt + 0 + 0));
+        acc1 = _mm512_dpbusd_epi32(acc1, _mm512_unpackhi_epi16(t0, t2), _mm512_loadu_si512(wt + 0 + 64));
+        acc2 = _mm512_dpbusd_epi32(acc2, _mm512_unpacklo_epi16(t1, t3), _mm512_loadu_si512(wt + 0 + 128));
+        acc3 = _mm512_dpbusd_epi32(acc3, _mm512_unpackhi_epi16(t1, t3), _mm512_loadu_si512(wt + 0 + 192));
+      }
+      {
+        const __m512i r0 = _mm512_xor_si512(_mm512_maskz_loadu_epi8(m, i4 + c0), xm);
+        const __m512i r1 = _mm512_xor_si512(_mm512_maskz_loadu_epi8(m, i5 + c0), xm);
+        const __m512i r2 = _mm512_xor_si512(_mm512_maskz_loadu_epi8(m, i6 + c0), xm);
+        const __m512i r3 = _mm512_xor_si512(_mm512_maskz_loadu_epi8(m, i7 + c0), xm);
+        const __m512i t0 = _mm512_unpacklo_epi8(r0, r1), t1 = _mm512_unpackhi_epi8(r0, r1);
+        const __m512i t2 = _mm512_unpacklo_epi8(r2, r3), t3 = _mm512_unpackhi_epi8(r2, r3);
+        acc0 = _mm512_dpbusd_epi32(acc0, _mm512_unpacklo_epi16(t0, t2), _mm512_loadu_si512(wt + 256 + 0));
+        acc1 = _mm512_dpbusd_epi32(acc1, _mm512_unpackhi_epi16(t0, t2), _mm512_loadu_si512(wt + 256 + 64));
+        acc2 = _mm512_dpbusd_epi32(acc2, _mm512_unpacklo_epi16(t1, t3), _mm512_loadu_si512(wt + 256 + 128));
+        acc3 = _mm512_dpbusd_epi32(acc3, _mm512_unpackhi_epi16(t1, t3), _mm512_loadu_si512(wt + 256 + 192));
+      }
+      {
+        const __m512i r0 = _mm512_xor_si512(_mm512_maskz_loadu_epi8(m, i8 + c0), xm);
+        const __m512i r1 = _mm512_xor_si512(_mm512_maskz_loadu_epi8(m, i9 + c0), xm);
+        const __m512i r2 = _mm512_xor_si512(_mm512_maskz_loadu_epi8(m, i10 + c0), xm);
+        const __m512i r3 = _mm512_xor_si512(_mm512_maskz_loadu_epi8(m, i11 + c0), xm);
+        const __m512i t0 = _mm512_unpacklo_epi8(r0, r1), t1 = _mm512_unpackhi_epi8(r0, r1);
+        const __m512i t2 = _mm512_unpacklo_epi8(r2, r3), t3 = _mm512_unpackhi_epi8(r2, r3);
+        acc0 = _mm512_dpbusd_epi32(acc0, _mm512_unpacklo_epi16(t0, t2), _mm512_loadu_si512(wt + 512 + 0));
+        acc1 = _mm512_dpbusd_epi32(acc1, _mm512_unpackhi_epi16(t0, t2), _mm512_loadu_si512(wt + 512 + 64));
+        acc2 = _mm512_dpbusd_epi32(acc2, _mm512_unpacklo_epi16(t1, t3), _mm512_loadu_si512(wt + 512 + 128));
+        acc3 = _mm512_dpbusd_epi32(acc3, _mm512_unpackhi_epi16(t1, t3), _mm512_loadu_si512(wt + 512 + 192));
+      }
+      {
+        const __m512i r0 = _mm512_xor_si512(_mm512_maskz_loadu_epi8(m, i12 + c0), xm);
+        const __m512i r1 = _mm512_xor_si512(_mm512_maskz_loadu_epi8(m, i13 + c0), xm);
+        const __m512i r2 = _mm512_xor_si512(_mm512_maskz_loadu_epi8(m, i14 + c0), xm);
+        const __m512i r3 = _mm512_xor_si512(_mm512_maskz_loadu_epi8(m, i15 + c0), xm);
+        const __m512i t0 = _mm512_unpacklo_epi8(r0, r1), t1 = _mm512_unpackhi_epi8(r0, r1);
+        const __m512i t2 = _mm512_unpacklo_epi8(r2, r3), t3 = _mm512_unpackhi_epi8(r2, r3);
+        acc0 = _mm512_dpbusd_epi32(acc0, _mm512_unpacklo_epi16(t0, t2), _mm512_loadu_si512(wt + 768 + 0));
+        acc1 = _mm512_dpbusd_epi32(acc1, _mm512_unpackhi_epi16(t0, t2), _mm512_loadu_si512(wt + 768 + 64));
+        acc2 = _mm512_dpbusd_epi32(acc2, _mm512_unpacklo_epi16(t1, t3), _mm512_loadu_si512(wt + 768 + 128));
+        acc3 = _mm512_dpbusd_epi32(acc3, _mm512_unpackhi_epi16(t1, t3), _mm512_loadu_si512(wt + 768 + 192));
+      }
+      {
+        const __m512i r0 = _mm512_xor_si512(_mm512_maskz_loadu_epi8(m, i16 + c0), xm);
+        const __m512i r1 = _mm512_xor_si512(_mm512_maskz_loadu_epi8(m, i17 + c0), xm);
+        const __m512i r2 = _mm512_xor_si512(_mm512_maskz_loadu_epi8(m, i18 + c0), xm);
+        const __m512i r3 = _mm512_xor_si512(_mm512_maskz_loadu_epi8(m, i19 + c0), xm);
+        const __m512i t0 = _mm512_unpacklo_epi8(r0, r1), t1 = _mm512_unpackhi_epi8(r0, r1);
+        const __m512i t2 = _mm512_unpacklo_epi8(r2, r3), t3 = _mm512_unpackhi_epi8(r2, r3);
+        acc0 = _mm512_dpbusd_epi32(acc0, _mm512_unpacklo_epi16(t0, t2), _mm512_loadu_si512(wt + 1024 + 0));
+        acc1 = _mm512_dpbusd_epi32(acc1, _mm512_unpackhi_epi16(t0, t2), _mm512_loadu_si512(wt + 1024 + 64));
+        acc2 = _mm512_dpbusd_epi32(acc2, _mm512_unpacklo_epi16(t1, t3), _mm512_loadu_si512(wt + 1024 + 128));
+        acc3 = _mm512_dpbusd_epi32(acc3, _mm512_unpackhi_epi16(t1, t3), _mm512_loadu_si512(wt + 1024 + 192));
+      }
+      {
+        const __m512i r0 = _mm512_xor_si512(_mm512_maskz_loadu_epi8(m, i20 + c0), xm);
+        const __m512i r1 = _mm512_xor_si512(_mm512_maskz_loadu_epi8(m, i21 + c0), xm);
+        const __m512i r2 = _mm512_xor_si512(_mm512_maskz_loadu_epi8(m, i22 + c0), xm);
+        const __m512i r3 = _mm512_xor_si512(_mm512_maskz_loadu_epi8(m, i23 + c0), xm);
+        const __m512i t0 = _mm512_unpacklo_epi8(r0, r1), t1 = _mm512_unpackhi_epi8(r0, r1);
+        const __m512i t2 = _mm512_unpacklo_epi8(r2, r3), t3 = _mm512_unpackhi_epi8(r2, r3);
+        acc0 = _mm512_dpbusd_epi32(acc0, _mm512_unpacklo_epi16(t0, t2), _mm512_loadu_si512(wt + 1280 + 0));
+        acc1 = _mm512_dpbusd_epi32(acc1, _mm512_unpackhi_epi16(t0, t2), _mm512_loadu_si512(wt + 1280 + 64));
+        acc2 = _mm512_dpbusd_epi32(acc2, _mm512_unpacklo_epi16(t1, t3), _mm512_loadu_si512(wt + 1280 + 128));
+        acc3 = _mm512_dpbusd_epi32(acc3, _mm512_unpackhi_epi16(t1, t3), _mm512_loadu_si512(wt + 1280 + 192));
+      }
+      {
+        const __m512i r0 = _mm512_xor_si512(_mm512_maskz_loadu_epi8(m, i24 + c0), xm);
+        const __m512i r1 = z;
+        const __m512i t0 = _mm512_unpacklo_epi8(r0, r1), t1 = _mm512_unpackhi_epi8(r0, r1);
+        const __m512i t2 = z, t3 = z;
+        acc0 = _mm512_dpbusd_epi32(acc0, _mm512_unpacklo_epi16(t0, t2), _mm512_loadu_si512(wt + 1536 + 0));
+        acc1 = _mm512_dpbusd_epi32(acc1, _mm512_unpackhi_epi16(t0, t2), _mm512_loadu_si512(wt + 1536 + 64));
+        acc2 = _mm512_dpbusd_epi32(acc2, _mm512_unpacklo_epi16(t1, t3), _mm512_loadu_si512(wt + 1536 + 128));
+        acc3 = _mm512_dpbusd_epi32(acc3, _mm512_unpackhi_epi16(t1, t3), _mm512_loadu_si512(wt + 1536 + 192));
+      }
+      const float* mp = (const float*)(const void*)(pw + 256);
+      const __m512i q0 = _mm512_cvtps_epi32(_mm512_min_ps(_mm512_max_ps(_mm512_mul_ps(_mm512_cvtepi32_ps(acc0), _mm512_loadu_ps(mp + 0)), qlo), qhi));
+      const __m512i q1 = _mm512_cvtps_epi32(_mm512_min_ps(_mm512_max_ps(_mm512_mul_ps(_mm512_cvtepi32_ps(acc1), _mm512_loadu_ps(mp + 16)), qlo), qhi));
+      const __m512i q2 = _mm512_cvtps_epi32(_mm512_min_ps(_mm512_max_ps(_mm512_mul_ps(_mm512_cvtepi32_ps(acc2), _mm512_loadu_ps(mp + 32)), qlo), qhi));
+      const __m512i q3 = _mm512_cvtps_epi32(_mm512_min_ps(_mm512_max_ps(_mm512_mul_ps(_mm512_cvtepi32_ps(acc3), _mm512_loadu_ps(mp + 48)), qlo), qhi));
+      const __m512i h01 = _mm512_add_epi16(_mm512_packs_epi32(q0, q1), qzy);
+      const __m512i h23 = _mm512_add_epi16(_mm512_packs_epi32(q2, q3), qzy);
+      const __m512i b = _mm512_packs_epi16(h01, h23);
+      _mm512_mask_storeu_epi8(out + c0, m, b);
+    }
+    else if (rem == 32) {
+      const __m256i xm = _mm256_set1_epi8((char)0x80), z = _mm256_setzero_si256();
+      const __m256i qzy = _mm256_set1_epi16((int16_t)p->zy);
+      const __m256 qlo = _mm256_set1_ps(p->lo), qhi = _mm256_set1_ps(p->hi);
+      const int32_t* wb = (const int32_t*)(const void*)pw;
+      __m256i acc0 = _mm256_loadu_si256((const __m256i*)(wb + 0));
+      __m256i acc1 = _mm256_loadu_si256((const __m256i*)(wb + 16));
+      __m256i acc2 = _mm256_loadu_si256((const __m256i*)(wb + 32));
+      __m256i acc3 = _mm256_loadu_si256((const __m256i*)(wb + 48));
+      const int8_t* wt = (const int8_t*)(pw + 512);
+      {
+        const __m256i r0 = _mm256_xor_si256(_mm256_loadu_si256((const __m256i*)(i0 + c0)), xm);
+        const __m256i r1 = _mm256_xor_si256(_mm256_loadu_si256((const __m256i*)(i1 + c0)), xm);
+        const __m256i r2 = _mm256_xor_si256(_mm256_loadu_si256((const __m256i*)(i2 + c0)), xm);
+        const __m256i r3 = _mm256_xor_si256(_mm256_loadu_si256((const __m256i*)(i3 + c0)), xm);
+        const __m256i t0 = _mm256_unpacklo_epi8(r0, r1), t1 = _mm256_unpackhi_epi8(r0, r1);
+        const __m256i t2 = _mm256_unpacklo_epi8(r2, r3), t3 = _mm256_unpackhi_epi8(r2, r3);
+        acc0 = _mm256_dpbusd_epi32(acc0, _mm256_unpacklo_epi16(t0, t2), _mm256_loadu_si256((const __m256i*)(wt + 0 + 0)));
+        acc1 = _mm256_dpbusd_epi32(acc1, _mm256_unpackhi_epi16(t0, t2), _mm256_loadu_si256((const __m256i*)(wt + 0 + 64)));
+        acc2 = _mm256_dpbusd_epi32(acc2, _mm256_unpacklo_epi16(t1, t3), _mm256_loadu_si256((const __m256i*)(wt + 0 + 128)));
+        acc3 = _mm256_dpbusd_epi32(acc3, _mm256_unpackhi_epi16(t1, t3), _mm256_loadu_si256((const __m256i*)(wt + 0 + 192)));
+      }
+      {
+        const __m256i r0 = _mm256_xor_si256(_mm256_loadu_si256((const __m256i*)(i4 + c0)), xm);
+        const __m256i r1 = _mm256_xor_si256(_mm256_loadu_si256((const __m256i*)(i5 + c0)), xm);
+        const __m256i r2 = _mm256_xor_si256(_mm256_loadu_si256((const __m256i*)(i6 + c0)), xm);
+        const __m256i r3 = _mm256_xor_si256(_mm256_loadu_si256((const __m256i*)(i7 + c0)), xm);
+        const __m256i t0 = _mm256_unpacklo_epi8(r0, r1), t1 = _mm256_unpackhi_epi8(r0, r1);
+        const __m256i t2 = _mm256_unpacklo_epi8(r2, r3), t3 = _mm256_unpackhi_epi8(r2, r3);
+        acc0 = _mm256_dpbusd_epi32(acc0, _mm256_unpacklo_epi16(t0, t2), _mm256_loadu_si256((const __m256i*)(wt + 256 + 0)));
+        acc1 = _mm256_dpbusd_epi32(acc1, _mm256_unpackhi_epi16(t0, t2), _mm256_loadu_si256((const __m256i*)(wt + 256 + 64)));
+        acc2 = _mm256_dpbusd_epi32(acc2, _mm256_unpacklo_epi16(t1, t3), _mm256_loadu_si256((const __m256i*)(wt + 256 + 128)));
+        acc3 = _mm256_dpbusd_epi32(acc3, _mm256_unpackhi_epi16(t1, t3), _mm256_loadu_si256((const __m256i*)(wt + 256 + 192)));
+      }
+      {
+        const __m256i r0 = _mm256_xor_si256(_mm256_loadu_si256((const __m256i*)(i8 + c0)), xm);
+        const __m256i r1 = _mm256_xor_si256(_mm256_loadu_si256((const __m256i*)(i9 + c0)), xm);
+        const __m256i r2 = _mm256_xor_si256(_mm256_loadu_si256((const __m256i*)(i10 + c0)), xm);
+        const __m256i r3 = _mm256_xor_si256(_mm256_loadu_si256((const __m256i*)(i11 + c0)), xm);
+        const __m256i t0 = _mm256_unpacklo_epi8(r0, r1), t1 = _mm256_unpackhi_epi8(r0, r1);
+        const __m256i t2 = _mm256_unpacklo_epi8(r2, r3), t3 = _mm256_unpackhi_epi8(r2, r3);
+        acc0 = _mm256_dpbusd_epi32(acc0, _mm256_unpacklo_epi16(t0, t2), _mm256_loadu_si256((const __m256i*)(wt + 512 + 0)));
+        acc1 = _mm256_dpbusd_epi32(acc1, _mm256_unpackhi_epi16(t0, t2), _mm256_loadu_si256((const __m256i*)(wt + 512 + 64)));
+        acc2 = _mm256_dpbusd_epi32(acc2, _mm256_unpacklo_epi16(t1, t3), _mm256_loadu_si256((const __m256i*)(wt + 512 + 128)));
+        acc3 = _mm256_dpbusd_epi32(acc3, _mm256_unpackhi_epi16(t1, t3), _mm256_loadu_si256((const __m256i*)(wt + 512 + 192)));
+      }
+      {
+        const __m256i r0 = _mm256_xor_si256(_mm256_loadu_si256((const __m256i*)(i12 + c0)), xm);
+        const __m256i r1 = _mm256_xor_si256(_mm256_loadu_si256((const __m256i*)(i13 + c0)), xm);
+        const __m256i r2 = _mm256_xor_si256(_mm256_loadu_si256((const __m256i*)(i14 + c0)), xm);
+        const __m256i r3 = _mm256_xor_si256(_mm256_loadu_si256((const __m256i*)(i15 + c0)), xm);
+        const __m256i t0 = _mm256_unpacklo_epi8(r0, r1), t1 = _mm256_unpackhi_epi8(r0, r1);
+        const __m256i t2 = _mm256_unpacklo_epi8(r2, r3), t3 = _mm256_unpackhi_epi8(r2, r3);
+        acc0 = _mm256_dpbusd_epi32(acc0, _mm256_unpacklo_epi16(t0, t2), _mm256_loadu_si256((const __m256i*)(wt + 768 + 0)));
+        acc1 = _mm256_dpbusd_epi32(acc1, _mm256_unpackhi_epi16(t0, t2), _mm256_loadu_si256((const __m256i*)(wt + 768 + 64)));
+        acc2 = _mm256_dpbusd_epi32(acc2, _mm256_unpacklo_epi16(t1, t3), _mm256_loadu_si256((const __m256i*)(wt + 768 + 128)));
+        acc3 = _mm256_dpbusd_epi32(acc3, _mm256_unpackhi_epi16(t1, t3), _mm256_loadu_si256((const __m256i*)(wt + 768 + 192)));
+      }
+      {
+        const __m256i r0 = _mm256_xor_si256(_mm256_loadu_si256((const __m256i*)(i16 + c0)), xm);
+        const __m256i r1 = _mm256_xor_si256(_mm256_loadu_si256((const __m256i*)(i17 + c0)), xm);
+        const __m256i r2 = _mm256_xor_si256(_mm256_loadu_si256((const __m256i*)(i18 + c0)), xm);
+        const __m256i r3 = _mm256_xor_si256(_mm256_loadu_si256((const __m256i*)(i19 + c0)), xm);
+        const __m256i t0 = _mm256_unpacklo_epi8(r0, r1), t1 = _mm256_unpackhi_epi8(r0, r1);
+        const __m256i t2 = _mm256_unpacklo_epi8(r2, r3), t3 = _mm256_unpackhi_epi8(r2, r3);
+        acc0 = _mm256_dpbusd_epi32(acc0, _mm256_unpacklo_epi16(t0, t2), _mm256_loadu_si256((const __m256i*)(wt + 1024 + 0)));
+        acc1 = _mm256_dpbusd_epi32(acc1, _mm256_unpackhi_epi16(t0, t2), _mm256_loadu_si256((const __m256i*)(wt + 1024 + 64)));
+        acc2 = _mm256_dpbusd_epi32(acc2, _mm256_unpacklo_epi16(t1, t3), _mm256_loadu_si256((const __m256i*)(wt + 1024 + 128)));
+        acc3 = _mm256_dpbusd_epi32(acc3, _mm256_unpackhi_epi16(t1, t3), _mm256_loadu_si256((const __m256i*)(wt + 1024 + 192)));
+      }
+      {
+        const __m256i r0 = _mm256_xor_si256(_mm256_loadu_si256((const __m256i*)(i20 + c0)), xm);
+        const __m256i r1 = _mm256_xor_si256(_mm256_loadu_si256((const __m256i*)(i21 + c0)), xm);
+        const __m256i r2 = _mm256_xor_si256(_mm256_loadu_si256((const __m256i*)(i22 + c0)), xm);
+        const __m256i r3 = _mm256_xor_si256(_mm256_loadu_si256((const __m256i*)(i23 + c0)), xm);
+        const __m256i t0 = _mm256_unpacklo_epi8(r0, r1), t1 = _mm256_unpackhi_epi8(r0, r1);
+        const __m256i t2 = _mm256_unpacklo_epi8(r2, r3), t3 = _mm256_unpackhi_epi8(r2, r3);
+        acc0 = _mm256_dpbusd_epi32(acc0, _mm256_unpacklo_epi16(t0, t2), _mm256_loadu_si256((const __m256i*)(wt + 1280 + 0)));
+        acc1 = _mm256_dpbusd_epi32(acc1, _mm256_unpackhi_epi16(t0, t2), _mm256_loadu_si256((const __m256i*)(wt + 1280 + 64)));
+        acc2 = _mm256_dpbusd_epi32(acc2, _mm256_unpacklo_epi16(t1, t3), _mm256_loadu_si256((const __m256i*)(wt + 1280 + 128)));
+        acc3 = _mm256_dpbusd_epi32(acc3, _mm256_unpackhi_epi16(t1, t3), _mm256_loadu_si256((const __m256i*)(wt + 1280 + 192)));
+      }
+      {
+        const __m256i r0 = _mm256_xor_si256(_mm256_loadu_si256((const __m256i*)(i24 + c0)), xm);
+        const __m256i r1 = z;
+        const __m256i t0 = _mm256_unpacklo_epi8(r0, r1), t1 = _mm256_unpackhi_epi8(r0, r1);
+        const __m256i t2 = z, t3 = z;
+        acc0 = _mm256_dpbusd_epi32(acc0, _mm256_unpacklo_epi16(t0, t2), _mm256_loadu_si256((const __m256i*)(wt + 1536 + 0)));
+        acc1 = _mm256_dpbusd_epi32(acc1, _mm256_unpackhi_epi16(t0, t2), _mm256_loadu_si256((const __m256i*)(wt + 1536 + 64)));
+        acc2 = _mm256_dpbusd_epi32(acc2, _mm256_unpacklo_epi16(t1, t3), _mm256_loadu_si256((const __m256i*)(wt + 1536 + 128)));
+        acc3 = _mm256_dpbusd_epi32(acc3, _mm256_unpackhi_epi16(t1, t3), _mm256_loadu_si256((const __m256i*)(wt + 1536 + 192)));
+      }
+      const float* mp = (const float*)(const void*)(pw + 256);
+      const __m256i q0 = _mm256_cvtps_epi32(_mm256_min_ps(_mm256_max_ps(_mm256_mul_ps(_mm256_cvtepi32_ps(acc0), _mm256_loadu_ps(mp + 0)), qlo), qhi));
+      const __m256i q1 = _mm256_cvtps_epi32(_mm256_min_ps(_mm256_max_ps(_mm256_mul_ps(_mm256_cvtepi32_ps(acc1), _mm256_loadu_ps(mp + 16)), qlo), qhi));
+      const __m256i q2 = _mm256_cvtps_epi32(_mm256_min_ps(_mm256_max_ps(_mm256_mul_ps(_mm256_cvtepi32_ps(acc2), _mm256_loadu_ps(mp + 32)), qlo), qhi));
+      const __m256i q3 = _mm256_cvtps_epi32(_mm256_min_ps(_mm256_max_ps(_mm256_mul_ps(_mm256_cvtepi32_ps(acc3), _mm256_loadu_ps(mp + 48)), qlo), qhi));
+      const __m256i h01 = _mm256_add_epi16(_mm256_packs_epi32(q0, q1), qzy);
+      const __m256i h23 = _mm256_add_epi16(_mm256_packs_epi32(q2, q3), qzy);
+      const __m256i b = _mm256_packs_epi16(h01, h23);
+      _mm256_storeu_si256((__m256i*)(void*)(out + c0), b);
+    }
+    else if (rem) {
+      const __m256i xm = _mm256_set1_epi8((char)0x80), z = _mm256_setzero_si256();
+      const __m256i qzy = _mm256_set1_epi16((int16_t)p->zy);
+      const __m256 qlo = _mm256_set1_ps(p->lo), qhi = _mm256_set1_ps(p->hi);
+      const int32_t* wb = (const int32_t*)(const void*)pw;
+      __m256i acc0 = _mm256_loadu_si256((const __m256i*)(wb + 0));
+      __m256i acc1 = _mm256_loadu_si256((const __m256i*)(wb + 16));
+      __m256i acc2 = _mm256_loadu_si256((const __m256i*)(wb + 32));
+      __m256i acc3 = _mm256_loadu_si256((const __m256i*)(wb + 48));
+      const int8_t* wt = (const int8_t*)(pw + 512);
+      const __mmask32 m = (__mmask32)(((uint64_t)1 << rem) - 1);
+      {
+        const __m256i r0 = _mm256_xor_si256(_mm256_maskz_loadu_epi8(m, i0 + c0), xm);
+        const __m256i r1 = _mm256_xor_si256(_mm256_maskz_loadu_epi8(m, i1 + c0), xm);
+        const __m256i r2 = _mm256_xor_si256(_mm256_maskz_loadu_epi8(m, i2 + c0), xm);
+        const __m256i r3 = _mm256_xor_si256(_mm256_maskz_loadu_epi8(m, i3 + c0), xm);
+        const __m256i t0 = _mm256_unpacklo_epi8(r0, r1), t1 = _mm256_unpackhi_epi8(r0, r1);
+        const __m256i t2 = _mm256_unpacklo_epi8(r2, r3), t3 = _mm256_unpackhi_epi8(r2, r3);
+        acc0 = _mm256_dpbusd_epi32(acc0, _mm256_unpacklo_epi16(t0, t2), _mm256_loadu_si256((const __m256i*)(wt + 0 + 0)));
+        acc1 = _mm256_dpbusd_epi32(acc1, _mm256_unpackhi_epi16(t0, t2), _mm256_loadu_si256((const __m256i*)(wt + 0 + 64)));
+        acc2 = _mm256_dpbusd_epi32(acc2, _mm256_unpacklo_epi16(t1, t3), _mm256_loadu_si256((const __m256i*)(wt + 0 + 128)));
+        acc3 = _mm256_dpbusd_epi32(acc3, _mm256_unpackhi_epi16(t1, t3), _mm256_loadu_si256((const __m256i*)(wt + 0 + 192)));
+      }
+      {
+        const __m256i r0 = _mm256_xor_si256(_mm256_maskz_loadu_epi8(m, i4 + c0), xm);
+        const __m256i r1 = _mm256_xor_si256(_mm256_maskz_loadu_epi8(m, i5 + c0), xm);
+        const __m256i r2 = _mm256_xor_si256(_mm256_maskz_loadu_epi8(m, i6 + c0), xm);
+        const __m256i r3 = _mm256_xor_si256(_mm256_maskz_loadu_epi8(m, i7 + c0), xm);
+        const __m256i t0 = _mm256_unpacklo_epi8(r0, r1), t1 = _mm256_unpackhi_epi8(r0, r1);
+        const __m256i t2 = _mm256_unpacklo_epi8(r2, r3), t3 = _mm256_unpackhi_epi8(r2, r3);
+        acc0 = _mm256_dpbusd_epi32(acc0, _mm256_unpacklo_epi16(t0, t2), _mm256_loadu_si256((const __m256i*)(wt + 256 + 0)));
+        acc1 = _mm256_dpbusd_epi32(acc1, _mm256_unpackhi_epi16(t0, t2), _mm256_loadu_si256((const __m256i*)(wt + 256 + 64)));
+        acc2 = _mm256_dpbusd_epi32(acc2, _mm256_unpacklo_epi16(t1, t3), _mm256_loadu_si256((const __m256i*)(wt + 256 + 128)));
+        acc3 = _mm256_dpbusd_epi32(acc3, _mm256_unpackhi_epi16(t1, t3), _mm256_loadu_si256((const __m256i*)(wt + 256 + 192)));
+      }
+      {
+        const __m256i r0 = _mm256_xor_si256(_mm256_maskz_loadu_epi8(m, i8 + c0), xm);
+        const __m256i r1 = _mm256_xor_si256(_mm256_maskz_loadu_epi8(m, i9 + c0), xm);
+        const __m256i r2 = _mm256_xor_si256(_mm256_maskz_loadu_epi8(m, i10 + c0), xm);
+        const __m256i r3 = _mm256_xor_si256(_mm256_maskz_loadu_epi8(m, i11 + c0), xm);
+        const __m256i t0 = _mm256_unpacklo_epi8(r0, r1), t1 = _mm256_unpackhi_epi8(r0, r1);
+        const __m256i t2 = _mm256_unpacklo_epi8(r2, r3), t3 = _mm256_unpackhi_epi8(r2, r3);
+        acc0 = _mm256_dpbusd_epi32(acc0, _mm256_unpacklo_epi16(t0, t2), _mm256_loadu_si256((const __m256i*)(wt + 512 + 0)));
+        acc1 = _mm256_dpbusd_epi32(acc1, _mm256_unpackhi_epi16(t0, t2), _mm256_loadu_si256((const __m256i*)(wt + 512 + 64)));
+        acc2 = _mm256_dpbusd_epi32(acc2, _mm256_unpacklo_epi16(t1, t3), _mm256_loadu_si256((const __m256i*)(wt + 512 + 128)));
+        acc3 = _mm256_dpbusd_epi32(acc3, _mm256_unpackhi_epi16(t1, t3), _mm256_loadu_si256((const __m256i*)(wt + 512 + 192)));
+      }
+      {
+        const __m256i r0 = _mm256_xor_si256(_mm256_maskz_loadu_epi8(m, i12 + c0), xm);
+        const __m256i r1 = _mm256_xor_si256(_mm256_maskz_loadu_epi8(m, i13 + c0), xm);
+        const __m256i r2 = _mm256_xor_si256(_mm256_maskz_loadu_epi8(m, i14 + c0), xm);
+        const __m256i r3 = _mm256_xor_si256(_mm256_maskz_loadu_epi8(m, i15 + c0), xm);
+        const __m256i t0 = _mm256_unpacklo_epi8(r0, r1), t1 = _mm256_unpackhi_epi8(r0, r1);
+        const __m256i t2 = _mm256_unpacklo_epi8(r2, r3), t3 = _mm256_unpackhi_epi8(r2, r3);
+        acc0 = _mm256_dpbusd_epi32(acc0, _mm256_unpacklo_epi16(t0, t2), _mm256_loadu_si256((const __m256i*)(wt + 768 + 0)));
+        acc1 = _mm256_dpbusd_epi32(acc1, _mm256_unpackhi_epi16(t0, t2), _mm256_loadu_si256((const __m256i*)(wt + 768 + 64)));
+        acc2 = _mm256_dpbusd_epi32(acc2, _mm256_unpacklo_epi16(t1, t3), _mm256_loadu_si256((const __m256i*)(wt + 768 + 128)));
+        acc3 = _mm256_dpbusd_epi32(acc3, _mm256_unpackhi_epi16(t1, t3), _mm256_loadu_si256((const __m256i*)(wt + 768 + 192)));
+      }
+      {
+        const __m256i r0 = _mm256_xor_si256(_mm256_maskz_loadu_epi8(m, i16 + c0), xm);
+        const __m256i r1 = _mm256_xor_si256(_mm256_maskz_loadu_epi8(m, i17 + c0), xm);
+        const __m256i r2 = _mm256_xor_si256(_mm256_maskz_loadu_epi8(m, i18 + c0), xm);
+        const __m256i r3 = _mm256_xor_si256(_mm256_maskz_loadu_epi8(m, i19 + c0), xm);
+        const __m256i t0 = _mm256_unpacklo_epi8(r0, r1), t1 = _mm256_unpackhi_epi8(r0, r1);
+        const __m256i t2 = _mm256_unpacklo_epi8(r2, r3), t3 = _mm256_unpackhi_epi8(r2, r3);
+        acc0 = _mm256_dpbusd_epi32(acc0, _mm256_unpacklo_epi16(t0, t2), _mm256_loadu_si256((const __m256i*)(wt + 1024 + 0)));
+        acc1 = _mm256_dpbusd_epi32(acc1, _mm256_unpackhi_epi16(t0, t2), _mm256_loadu_si256((const __m256i*)(wt + 1024 + 64)));
+        acc2 = _mm256_dpbusd_epi32(acc2, _mm256_unpacklo_epi16(t1, t3), _mm256_loadu_si256((const __m256i*)(wt + 1024 + 128)));
+        acc3 = _mm256_dpbusd_epi32(acc3, _mm256_unpackhi_epi16(t1, t3), _mm256_loadu_si256((const __m256i*)(wt + 1024 + 192)));
+      }
+      {
+        const __m256i r0 = _mm256_xor_si256(_mm256_maskz_loadu_epi8(m, i20 + c0), xm);
+        const __m256i r1 = _mm256_xor_si256(_mm256_maskz_loadu_epi8(m, i21 + c0), xm);
+        const __m256i r2 = _mm256_xor_si256(_mm256_maskz_loadu_epi8(m, i22 + c0), xm);
+        const __m256i r3 = _mm256_xor_si256(_mm256_maskz_loadu_epi8(m, i23 + c0), xm);
+        const __m256i t0 = _mm256_unpacklo_epi8(r0, r1), t1 = _mm256_unpackhi_epi8(r0, r1);
+        const __m256i t2 = _mm256_unpacklo_epi8(r2, r3), t3 = _mm256_unpackhi_epi8(r2, r3);
+        acc0 = _mm256_dpbusd_epi32(acc0, _mm256_unpacklo_epi16(t0, t2), _mm256_loadu_si256((const __m256i*)(wt + 1280 + 0)));
+        acc1 = _mm256_dpbusd_epi32(acc1, _mm256_unpackhi_epi16(t0, t2), _mm256_loadu_si256((const __m256i*)(wt + 1280 + 64)));
+        acc2 = _mm256_dpbusd_epi32(acc2, _mm256_unpacklo_epi16(t1, t3), _mm256_loadu_si256((const __m256i*)(wt + 1280 + 128)));
+        acc3 = _mm256_dpbusd_epi32(acc3, _mm256_unpackhi_epi16(t1, t3), _mm256_loadu_si256((const __m256i*)(wt + 1280 + 192)));
+      }
+      {
+        const __m256i r0 = _mm256_xor_si256(_mm256_maskz_loadu_epi8(m, i24 + c0), xm);
+        const __m256i r1 = z;
+        const __m256i t0 = _mm256_unpacklo_epi8(r0, r1), t1 = _mm256_unpackhi_epi8(r0, r1);
+        const __m256i t2 = z, t3 = z;
+        acc0 = _mm256_dpbusd_epi32(acc0, _mm256_unpacklo_epi16(t0, t2), _mm256_loadu_si256((const __m256i*)(wt + 1536 + 0)));
+        acc1 = _mm256_dpbusd_epi32(acc1, _mm256_unpackhi_epi16(t0, t2), _mm256_loadu_si256((const __m256i*)(wt + 1536 + 64)));
+        acc2 = _mm256_dpbusd_epi32(acc2, _mm256_unpacklo_epi16(t1, t3), _mm256_loadu_si256((const __m256i*)(wt + 1536 + 128)));
+        acc3 = _mm256_dpbusd_epi32(acc3, _mm256_unpackhi_epi16(t1, t3), _mm256_loadu_si256((const __m256i*)(wt + 1536 + 192)));
+      }
+      const float* mp = (const float*)(const void*)(pw + 256);
+      const __m256i q0 = _mm256_cvtps_epi32(_mm256_min_ps(_mm256_max_ps(_mm256_mul_ps(_mm256_cvtepi32_ps(acc0), _mm256_loadu_ps(mp + 0)), qlo), qhi));
+      const __m256i q1 = _mm256_cvtps_epi32(_mm256_min_ps(_mm256_max_ps(_mm256_mul_ps(_mm256_cvtepi32_ps(acc1), _mm256_loadu_ps(mp + 16)), qlo), qhi));
+      const __m256i q2 = _mm256_cvtps_epi32(_mm256_min_ps(_mm256_max_ps(_mm256_mul_ps(_mm256_cvtepi32_ps(acc2), _mm256_loadu_ps(mp + 32)), qlo), qhi));
+      const __m256i q3 = _mm256_cvtps_epi32(_mm256_min_ps(_mm256_max_ps(_mm256_mul_ps(_mm256_cvtepi32_ps(acc3), _mm256_loadu_ps(mp + 48)), qlo), qhi));
+      const __m256i h01 = _mm256_add_epi16(_mm256_packs_epi32(q0, q1), qzy);
+      const __m256i h23 = _mm256_add_epi16(_mm256_packs_epi32(q2, q3), qzy);
+      const __m256i b = _mm256_packs_epi16(h01, h23);
+      _mm256_mask_storeu_epi8(out + c0, m, b);
+    }
+  }
+}
+
 static __attribute__((target("avx512f,avx512bw,avx512vl,avx2,fma"))) void wrt_avx512_spmm_32(size_t mr, size_t n, const float* x, size_t x_stride, const int32_t* restrict nnz, const int32_t* restrict offs, const float* restrict w, float* y, size_t y_stride, const wrt_clamp* clamp) {
   const __m512i spread = _mm512_setr_epi32(0, 0, 0, 0, 1, 1, 1, 1, 2, 2, 2, 2, 3, 3, 3, 3);
   const __m512i pixmajor = _mm512_setr_epi32(0, 4, 8, 12, 1, 5, 9, 13, 2, 6, 10, 14, 3, 7, 11, 15);
@@ -6392,7 +7070,7 @@ const wrt_target wrt_target_avx512vnni = {
   .qgemm = wrt_avx512vnni_qgemm_6x32,
   .qigemm = wrt_avx512vnni_qigemm_6x32,
   .qgemm_half = wrt_avx512vnni_qgemm_6x16p32,
-  .qdwconv = {{0, 32, 1, wrt_avx512vnni_qdwconv_any_c32}},
+  .qdwconv = {{9, 64, 4, wrt_avx512vnni_dot_qdwconv_9_c64}, {25, 64, 4, wrt_avx512vnni_dot_qdwconv_25_c64}, {0, 32, 1, wrt_avx512vnni_qdwconv_any_c32}},
   .qadd = wrt_avx512vnni_qadd, .qadd_scalar = wrt_avx512vnni_qadd_scalar,
   .spmm_mr = 32, .spmm_g = 4,
   .spmm_min_sparsity = 0.52f, .spmm_k_penalty = 10.0f, .spmv_min_sparsity = 0.45f,

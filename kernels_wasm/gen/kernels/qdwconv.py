@@ -218,3 +218,99 @@ def qdwconv_dot(ks: int) -> str:
                     c("int8_t ob[16];", *_store_row(d, 0, "ob"),
                       "for (size_t j = 0; j < rem; j++) out[c0 + j] = ob[j];")
     return c.text()
+
+
+# -- AVX-512 VNNI: four taps per vpdpbusd ------------------------------------------------------------------------------
+# As the relaxed dot kernel, on 64 channels: four rows of 64 bytes (one per tap, XORed with 0x80: the unsigned operand)
+# are transposed by two rounds of unpacks within each 128-bit lane, into four vectors whose dword i of lane k holds
+# the 4 taps of channel 16k + 4v + i (v: the vector). The packed biases, multipliers and weights follow that order
+# (engine/qconv.c, dw_slot), and the packs that narrow the int32 results (packssdw, then packsswb, both within
+# lanes) give the 64 bytes back in channel order. A partial tile reads and writes with byte masks.
+VNNI_KS = {"avx512vnni": (9, 25)}
+
+
+def vnni_ks(t: QTile) -> tuple[int, ...]:
+    return VNNI_KS.get(t.name, ())
+
+
+def qdwconv_vnni_name(ks: int) -> str:
+    return f"wrt_avx512vnni_dot_qdwconv_{ks}_c64"
+
+
+def _vnni_ops(bits: int) -> dict[str, str]:
+    """Intrinsic prefix, vector types and mask type of the 512- or 256-bit form (the 256-bit one reads lanes 0 and 1
+    of each packed vector: the tile's first 32 channels, in the same order)."""
+    if bits == 512:
+        return {"p": "_mm512", "i": "__m512i", "f": "__m512", "m": "__mmask64", "ld": "_mm512_loadu_si512({})",
+                "si": "si512", "n": "64"}
+    return {"p": "_mm256", "i": "__m256i", "f": "__m256", "m": "__mmask32",
+            "ld": "_mm256_loadu_si256((const __m256i*)({}))", "si": "si256", "n": "32"}
+
+
+def _vnni_group(c: Code, o: dict[str, str], rows: list[str | None], wt: str, masked: bool) -> None:
+    """acc0..3 += the taps at rows (None: past ks, its weights zero) of 64 (32) channels, weights at wt."""
+    P, V = o["p"], o["i"]
+    ld = f"{P}_maskz_loadu_epi8(m, {{}})" if masked else o["ld"]
+    with c.block(""):
+        half = rows[2] is None and rows[3] is None  # two taps or one: the second pair of rows is zero
+        for j, a in enumerate(rows[:2] if half else rows):
+            c(f"const {V} r{j} = " + ("z;" if a is None else f"{P}_xor_{o['si']}({ld.format(a)}, xm);"))
+        c(f"const {V} t0 = {P}_unpacklo_epi8(r0, r1), t1 = {P}_unpackhi_epi8(r0, r1);")
+        if half:
+            c(f"const {V} t2 = z, t3 = z;")
+        else:
+            c(f"const {V} t2 = {P}_unpacklo_epi8(r2, r3), t3 = {P}_unpackhi_epi8(r2, r3);")
+        for v, (op, a, b) in enumerate((("lo", 0, 2), ("hi", 0, 2), ("lo", 1, 3), ("hi", 1, 3))):
+            c(f"acc{v} = {P}_dpbusd_epi32(acc{v}, {P}_unpack{op}_epi16(t{a}, t{b}), "
+              f"{o['ld'].format(f'{wt} + {64 * v}')});")
+
+
+def _vnni_tile(c: Code, bits: int, ks: int, masked: bool) -> None:
+    """One tile at c0 (pw its packed weights): accumulate, requantize, narrow by packs, store (masked: rem bytes)."""
+    o = _vnni_ops(bits)
+    P, V, F = o["p"], o["i"], o["f"]
+    c(f"const {V} xm = {P}_set1_epi8((char)0x80), z = {P}_setzero_{o['si']}();",
+      f"const {V} qzy = {P}_set1_epi16((int16_t)p->zy);",
+      f"const {F} qlo = {P}_set1_ps(p->lo), qhi = {P}_set1_ps(p->hi);",
+      "const int32_t* wb = (const int32_t*)(const void*)pw;",
+      *(f"{V} acc{v} = {o['ld'].format(f'wb + {16 * v}')};" for v in range(4)),
+      "const int8_t* wt = (const int8_t*)(pw + 512);")
+    if masked:
+        c(f"const {o['m']} m = ({o['m']})(((uint64_t)1 << rem) - 1);")
+    for g in range((ks + 3) // 4):
+        _vnni_group(c, o, [f"i{k} + c0" if k < ks else None for k in range(4 * g, 4 * g + 4)], f"wt + {256 * g}",
+                    masked)
+    c("const float* mp = (const float*)(const void*)(pw + 256);")
+    for v in range(4):
+        f = f"{P}_mul_ps({P}_cvtepi32_ps(acc{v}), {P}_loadu_ps(mp + {16 * v}))"
+        c(f"const {V} q{v} = {P}_cvtps_epi32({P}_min_ps({P}_max_ps({f}, qlo), qhi));")
+    # |q| <= 255 and q + zy in [-128, 127]: both packs are exact
+    c(f"const {V} h01 = {P}_add_epi16({P}_packs_epi32(q0, q1), qzy);",
+      f"const {V} h23 = {P}_add_epi16({P}_packs_epi32(q2, q3), qzy);",
+      f"const {V} b = {P}_packs_epi16(h01, h23);")
+    if masked:
+        c(f"{P}_mask_storeu_epi8(out + c0, m, b);")
+    else:
+        c(f"{P}_storeu_{o['si']}(({V}*)(void*)(out + c0), b);")
+
+
+def qdwconv_vnni(ks: int) -> str:
+    """The AVX-512 VNNI depthwise kernel for ks taps (unrolled), channel tile 64; a last tile of at most 32 channels
+    with 256-bit vectors (MobileNetV2's 32 and 96 channels, EfficientNet-Lite0's 32, 96, 480 and 672)."""
+    from kernels_wasm.gen.kernels.qgemm import _VNNI_ATTR
+    c = Code()
+    sig = (f"static {_VNNI_ATTR} void {qdwconv_vnni_name(ks)}(size_t channels, size_t width, size_t ks, "
+           "const int8_t* const* in, const void* packed_w, int8_t* out, size_t out_stride, const wrt_qparams* p)")
+    with c.block(sig), c.block("for (size_t px = 0; px < width; px++, in += ks, out += out_stride)"):
+        c("const char* pw = (const char*)packed_w;", "size_t c0 = 0;")
+        c(*(f"const int8_t* i{k} = in[{k}];" for k in range(ks)))
+        with c.block(f"for (; c0 + 64 <= channels; c0 += 64, pw += {64 * 8 + 256 * ((ks + 3) // 4)})"):
+            _vnni_tile(c, 512, ks, False)
+        c("const size_t rem = channels - c0;")
+        with c.block("if (rem > 32)"):
+            _vnni_tile(c, 512, ks, True)
+        with c.block("else if (rem == 32)"):
+            _vnni_tile(c, 256, ks, False)
+        with c.block("else if (rem)"):
+            _vnni_tile(c, 256, ks, True)
+    return c.text()
