@@ -4499,87 +4499,100 @@ static __attribute__((target("avx512f,avx512bw,avx512vl,avx2,fma"))) void wrt_av
     acc5_0 = _mm512_add_epi32(acc5_0, _mm512_madd_epi16(wq0, xa5));
     acc5_1 = _mm512_add_epi32(acc5_1, _mm512_madd_epi16(wq1, xa5));
   }
-  const __m512 qlo = _mm512_set1_ps(p->lo);
   const __m512 qhi = _mm512_set1_ps(p->hi);
-  const __m512i qzy = _mm512_set1_epi32(p->zy);
+  const __m512i qzw = _mm512_set1_epi16((int16_t)p->zy);
+  const __m256i qmin = _mm256_set1_epi8((char)((int32_t)p->lo + p->zy));
+  const __m512i qperm = _mm512_setr_epi32(0, 4, 8, 12, 1, 5, 9, 13, 0, 0, 0, 0, 0, 0, 0, 0);
   const float* mp = (const float*)(const void*)((const char*)(packed_w) + 128);
   const __m512 mq0 = _mm512_loadu_ps(mp + 0);
   const __m512 mq1 = _mm512_loadu_ps(mp + 16);
   {
-    const __m512i q5_0 = _mm512_add_epi32(_mm512_cvtps_epi32(_mm512_min_ps(_mm512_max_ps(_mm512_mul_ps(_mm512_cvtepi32_ps(acc5_0), mq0), qlo), qhi)), qzy);
-    const __m512i q5_1 = _mm512_add_epi32(_mm512_cvtps_epi32(_mm512_min_ps(_mm512_max_ps(_mm512_mul_ps(_mm512_cvtepi32_ps(acc5_1), mq1), qlo), qhi)), qzy);
+    const __m512i q5_0 = _mm512_cvtps_epi32(_mm512_min_ps(_mm512_mul_ps(_mm512_cvtepi32_ps(acc5_0), mq0), qhi));
+    const __m512i q5_1 = _mm512_cvtps_epi32(_mm512_min_ps(_mm512_mul_ps(_mm512_cvtepi32_ps(acc5_1), mq1), qhi));
     if (nc == 32) {
-      _mm_storeu_si128((__m128i*)(c5 + 0), _mm512_cvtsepi32_epi8(q5_0));
-      _mm_storeu_si128((__m128i*)(c5 + 16), _mm512_cvtsepi32_epi8(q5_1));
+      { const __m512i h = _mm512_adds_epi16(_mm512_packs_epi32(q5_0, q5_1), qzw);
+        const __m256i r = _mm512_castsi512_si256(_mm512_permutexvar_epi32(qperm, _mm512_packs_epi16(h, h)));
+        _mm256_storeu_si256((__m256i*)(void*)(c5), _mm256_max_epi8(r, qmin)); }
     } else {
       int8_t ob[32];
-      _mm_storeu_si128((__m128i*)(ob + 0), _mm512_cvtsepi32_epi8(q5_0));
-      _mm_storeu_si128((__m128i*)(ob + 16), _mm512_cvtsepi32_epi8(q5_1));
+      { const __m512i h = _mm512_adds_epi16(_mm512_packs_epi32(q5_0, q5_1), qzw);
+        const __m256i r = _mm512_castsi512_si256(_mm512_permutexvar_epi32(qperm, _mm512_packs_epi16(h, h)));
+        _mm256_storeu_si256((__m256i*)(void*)(ob), _mm256_max_epi8(r, qmin)); }
       for (size_t j = 0; j < nc; j++) c5[j] = ob[j];
     }
   }
   {
-    const __m512i q4_0 = _mm512_add_epi32(_mm512_cvtps_epi32(_mm512_min_ps(_mm512_max_ps(_mm512_mul_ps(_mm512_cvtepi32_ps(acc4_0), mq0), qlo), qhi)), qzy);
-    const __m512i q4_1 = _mm512_add_epi32(_mm512_cvtps_epi32(_mm512_min_ps(_mm512_max_ps(_mm512_mul_ps(_mm512_cvtepi32_ps(acc4_1), mq1), qlo), qhi)), qzy);
+    const __m512i q4_0 = _mm512_cvtps_epi32(_mm512_min_ps(_mm512_mul_ps(_mm512_cvtepi32_ps(acc4_0), mq0), qhi));
+    const __m512i q4_1 = _mm512_cvtps_epi32(_mm512_min_ps(_mm512_mul_ps(_mm512_cvtepi32_ps(acc4_1), mq1), qhi));
     if (nc == 32) {
-      _mm_storeu_si128((__m128i*)(c4 + 0), _mm512_cvtsepi32_epi8(q4_0));
-      _mm_storeu_si128((__m128i*)(c4 + 16), _mm512_cvtsepi32_epi8(q4_1));
+      { const __m512i h = _mm512_adds_epi16(_mm512_packs_epi32(q4_0, q4_1), qzw);
+        const __m256i r = _mm512_castsi512_si256(_mm512_permutexvar_epi32(qperm, _mm512_packs_epi16(h, h)));
+        _mm256_storeu_si256((__m256i*)(void*)(c4), _mm256_max_epi8(r, qmin)); }
     } else {
       int8_t ob[32];
-      _mm_storeu_si128((__m128i*)(ob + 0), _mm512_cvtsepi32_epi8(q4_0));
-      _mm_storeu_si128((__m128i*)(ob + 16), _mm512_cvtsepi32_epi8(q4_1));
+      { const __m512i h = _mm512_adds_epi16(_mm512_packs_epi32(q4_0, q4_1), qzw);
+        const __m256i r = _mm512_castsi512_si256(_mm512_permutexvar_epi32(qperm, _mm512_packs_epi16(h, h)));
+        _mm256_storeu_si256((__m256i*)(void*)(ob), _mm256_max_epi8(r, qmin)); }
       for (size_t j = 0; j < nc; j++) c4[j] = ob[j];
     }
   }
   {
-    const __m512i q3_0 = _mm512_add_epi32(_mm512_cvtps_epi32(_mm512_min_ps(_mm512_max_ps(_mm512_mul_ps(_mm512_cvtepi32_ps(acc3_0), mq0), qlo), qhi)), qzy);
-    const __m512i q3_1 = _mm512_add_epi32(_mm512_cvtps_epi32(_mm512_min_ps(_mm512_max_ps(_mm512_mul_ps(_mm512_cvtepi32_ps(acc3_1), mq1), qlo), qhi)), qzy);
+    const __m512i q3_0 = _mm512_cvtps_epi32(_mm512_min_ps(_mm512_mul_ps(_mm512_cvtepi32_ps(acc3_0), mq0), qhi));
+    const __m512i q3_1 = _mm512_cvtps_epi32(_mm512_min_ps(_mm512_mul_ps(_mm512_cvtepi32_ps(acc3_1), mq1), qhi));
     if (nc == 32) {
-      _mm_storeu_si128((__m128i*)(c3 + 0), _mm512_cvtsepi32_epi8(q3_0));
-      _mm_storeu_si128((__m128i*)(c3 + 16), _mm512_cvtsepi32_epi8(q3_1));
+      { const __m512i h = _mm512_adds_epi16(_mm512_packs_epi32(q3_0, q3_1), qzw);
+        const __m256i r = _mm512_castsi512_si256(_mm512_permutexvar_epi32(qperm, _mm512_packs_epi16(h, h)));
+        _mm256_storeu_si256((__m256i*)(void*)(c3), _mm256_max_epi8(r, qmin)); }
     } else {
       int8_t ob[32];
-      _mm_storeu_si128((__m128i*)(ob + 0), _mm512_cvtsepi32_epi8(q3_0));
-      _mm_storeu_si128((__m128i*)(ob + 16), _mm512_cvtsepi32_epi8(q3_1));
+      { const __m512i h = _mm512_adds_epi16(_mm512_packs_epi32(q3_0, q3_1), qzw);
+        const __m256i r = _mm512_castsi512_si256(_mm512_permutexvar_epi32(qperm, _mm512_packs_epi16(h, h)));
+        _mm256_storeu_si256((__m256i*)(void*)(ob), _mm256_max_epi8(r, qmin)); }
       for (size_t j = 0; j < nc; j++) c3[j] = ob[j];
     }
   }
   {
-    const __m512i q2_0 = _mm512_add_epi32(_mm512_cvtps_epi32(_mm512_min_ps(_mm512_max_ps(_mm512_mul_ps(_mm512_cvtepi32_ps(acc2_0), mq0), qlo), qhi)), qzy);
-    const __m512i q2_1 = _mm512_add_epi32(_mm512_cvtps_epi32(_mm512_min_ps(_mm512_max_ps(_mm512_mul_ps(_mm512_cvtepi32_ps(acc2_1), mq1), qlo), qhi)), qzy);
+    const __m512i q2_0 = _mm512_cvtps_epi32(_mm512_min_ps(_mm512_mul_ps(_mm512_cvtepi32_ps(acc2_0), mq0), qhi));
+    const __m512i q2_1 = _mm512_cvtps_epi32(_mm512_min_ps(_mm512_mul_ps(_mm512_cvtepi32_ps(acc2_1), mq1), qhi));
     if (nc == 32) {
-      _mm_storeu_si128((__m128i*)(c2 + 0), _mm512_cvtsepi32_epi8(q2_0));
-      _mm_storeu_si128((__m128i*)(c2 + 16), _mm512_cvtsepi32_epi8(q2_1));
+      { const __m512i h = _mm512_adds_epi16(_mm512_packs_epi32(q2_0, q2_1), qzw);
+        const __m256i r = _mm512_castsi512_si256(_mm512_permutexvar_epi32(qperm, _mm512_packs_epi16(h, h)));
+        _mm256_storeu_si256((__m256i*)(void*)(c2), _mm256_max_epi8(r, qmin)); }
     } else {
       int8_t ob[32];
-      _mm_storeu_si128((__m128i*)(ob + 0), _mm512_cvtsepi32_epi8(q2_0));
-      _mm_storeu_si128((__m128i*)(ob + 16), _mm512_cvtsepi32_epi8(q2_1));
+      { const __m512i h = _mm512_adds_epi16(_mm512_packs_epi32(q2_0, q2_1), qzw);
+        const __m256i r = _mm512_castsi512_si256(_mm512_permutexvar_epi32(qperm, _mm512_packs_epi16(h, h)));
+        _mm256_storeu_si256((__m256i*)(void*)(ob), _mm256_max_epi8(r, qmin)); }
       for (size_t j = 0; j < nc; j++) c2[j] = ob[j];
     }
   }
   {
-    const __m512i q1_0 = _mm512_add_epi32(_mm512_cvtps_epi32(_mm512_min_ps(_mm512_max_ps(_mm512_mul_ps(_mm512_cvtepi32_ps(acc1_0), mq0), qlo), qhi)), qzy);
-    const __m512i q1_1 = _mm512_add_epi32(_mm512_cvtps_epi32(_mm512_min_ps(_mm512_max_ps(_mm512_mul_ps(_mm512_cvtepi32_ps(acc1_1), mq1), qlo), qhi)), qzy);
+    const __m512i q1_0 = _mm512_cvtps_epi32(_mm512_min_ps(_mm512_mul_ps(_mm512_cvtepi32_ps(acc1_0), mq0), qhi));
+    const __m512i q1_1 = _mm512_cvtps_epi32(_mm512_min_ps(_mm512_mul_ps(_mm512_cvtepi32_ps(acc1_1), mq1), qhi));
     if (nc == 32) {
-      _mm_storeu_si128((__m128i*)(c1 + 0), _mm512_cvtsepi32_epi8(q1_0));
-      _mm_storeu_si128((__m128i*)(c1 + 16), _mm512_cvtsepi32_epi8(q1_1));
+      { const __m512i h = _mm512_adds_epi16(_mm512_packs_epi32(q1_0, q1_1), qzw);
+        const __m256i r = _mm512_castsi512_si256(_mm512_permutexvar_epi32(qperm, _mm512_packs_epi16(h, h)));
+        _mm256_storeu_si256((__m256i*)(void*)(c1), _mm256_max_epi8(r, qmin)); }
     } else {
       int8_t ob[32];
-      _mm_storeu_si128((__m128i*)(ob + 0), _mm512_cvtsepi32_epi8(q1_0));
-      _mm_storeu_si128((__m128i*)(ob + 16), _mm512_cvtsepi32_epi8(q1_1));
+      { const __m512i h = _mm512_adds_epi16(_mm512_packs_epi32(q1_0, q1_1), qzw);
+        const __m256i r = _mm512_castsi512_si256(_mm512_permutexvar_epi32(qperm, _mm512_packs_epi16(h, h)));
+        _mm256_storeu_si256((__m256i*)(void*)(ob), _mm256_max_epi8(r, qmin)); }
       for (size_t j = 0; j < nc; j++) c1[j] = ob[j];
     }
   }
   {
-    const __m512i q0_0 = _mm512_add_epi32(_mm512_cvtps_epi32(_mm512_min_ps(_mm512_max_ps(_mm512_mul_ps(_mm512_cvtepi32_ps(acc0_0), mq0), qlo), qhi)), qzy);
-    const __m512i q0_1 = _mm512_add_epi32(_mm512_cvtps_epi32(_mm512_min_ps(_mm512_max_ps(_mm512_mul_ps(_mm512_cvtepi32_ps(acc0_1), mq1), qlo), qhi)), qzy);
+    const __m512i q0_0 = _mm512_cvtps_epi32(_mm512_min_ps(_mm512_mul_ps(_mm512_cvtepi32_ps(acc0_0), mq0), qhi));
+    const __m512i q0_1 = _mm512_cvtps_epi32(_mm512_min_ps(_mm512_mul_ps(_mm512_cvtepi32_ps(acc0_1), mq1), qhi));
     if (nc == 32) {
-      _mm_storeu_si128((__m128i*)(c0 + 0), _mm512_cvtsepi32_epi8(q0_0));
-      _mm_storeu_si128((__m128i*)(c0 + 16), _mm512_cvtsepi32_epi8(q0_1));
+      { const __m512i h = _mm512_adds_epi16(_mm512_packs_epi32(q0_0, q0_1), qzw);
+        const __m256i r = _mm512_castsi512_si256(_mm512_permutexvar_epi32(qperm, _mm512_packs_epi16(h, h)));
+        _mm256_storeu_si256((__m256i*)(void*)(c0), _mm256_max_epi8(r, qmin)); }
     } else {
       int8_t ob[32];
-      _mm_storeu_si128((__m128i*)(ob + 0), _mm512_cvtsepi32_epi8(q0_0));
-      _mm_storeu_si128((__m128i*)(ob + 16), _mm512_cvtsepi32_epi8(q0_1));
+      { const __m512i h = _mm512_adds_epi16(_mm512_packs_epi32(q0_0, q0_1), qzw);
+        const __m256i r = _mm512_castsi512_si256(_mm512_permutexvar_epi32(qperm, _mm512_packs_epi16(h, h)));
+        _mm256_storeu_si256((__m256i*)(void*)(ob), _mm256_max_epi8(r, qmin)); }
       for (size_t j = 0; j < nc; j++) c0[j] = ob[j];
     }
   }
@@ -4728,87 +4741,100 @@ static __attribute__((target("avx512f,avx512bw,avx512vl,avx2,fma"))) void wrt_av
       acc5_1 = _mm512_add_epi32(acc5_1, _mm512_madd_epi16(wq1, xa5));
     }
   }
-  const __m512 qlo = _mm512_set1_ps(p->lo);
   const __m512 qhi = _mm512_set1_ps(p->hi);
-  const __m512i qzy = _mm512_set1_epi32(p->zy);
+  const __m512i qzw = _mm512_set1_epi16((int16_t)p->zy);
+  const __m256i qmin = _mm256_set1_epi8((char)((int32_t)p->lo + p->zy));
+  const __m512i qperm = _mm512_setr_epi32(0, 4, 8, 12, 1, 5, 9, 13, 0, 0, 0, 0, 0, 0, 0, 0);
   const float* mp = (const float*)(const void*)((const char*)(packed_w) + 128);
   const __m512 mq0 = _mm512_loadu_ps(mp + 0);
   const __m512 mq1 = _mm512_loadu_ps(mp + 16);
   {
-    const __m512i q5_0 = _mm512_add_epi32(_mm512_cvtps_epi32(_mm512_min_ps(_mm512_max_ps(_mm512_mul_ps(_mm512_cvtepi32_ps(acc5_0), mq0), qlo), qhi)), qzy);
-    const __m512i q5_1 = _mm512_add_epi32(_mm512_cvtps_epi32(_mm512_min_ps(_mm512_max_ps(_mm512_mul_ps(_mm512_cvtepi32_ps(acc5_1), mq1), qlo), qhi)), qzy);
+    const __m512i q5_0 = _mm512_cvtps_epi32(_mm512_min_ps(_mm512_mul_ps(_mm512_cvtepi32_ps(acc5_0), mq0), qhi));
+    const __m512i q5_1 = _mm512_cvtps_epi32(_mm512_min_ps(_mm512_mul_ps(_mm512_cvtepi32_ps(acc5_1), mq1), qhi));
     if (nc == 32) {
-      _mm_storeu_si128((__m128i*)(c5 + 0), _mm512_cvtsepi32_epi8(q5_0));
-      _mm_storeu_si128((__m128i*)(c5 + 16), _mm512_cvtsepi32_epi8(q5_1));
+      { const __m512i h = _mm512_adds_epi16(_mm512_packs_epi32(q5_0, q5_1), qzw);
+        const __m256i r = _mm512_castsi512_si256(_mm512_permutexvar_epi32(qperm, _mm512_packs_epi16(h, h)));
+        _mm256_storeu_si256((__m256i*)(void*)(c5), _mm256_max_epi8(r, qmin)); }
     } else {
       int8_t ob[32];
-      _mm_storeu_si128((__m128i*)(ob + 0), _mm512_cvtsepi32_epi8(q5_0));
-      _mm_storeu_si128((__m128i*)(ob + 16), _mm512_cvtsepi32_epi8(q5_1));
+      { const __m512i h = _mm512_adds_epi16(_mm512_packs_epi32(q5_0, q5_1), qzw);
+        const __m256i r = _mm512_castsi512_si256(_mm512_permutexvar_epi32(qperm, _mm512_packs_epi16(h, h)));
+        _mm256_storeu_si256((__m256i*)(void*)(ob), _mm256_max_epi8(r, qmin)); }
       for (size_t j = 0; j < nc; j++) c5[j] = ob[j];
     }
   }
   {
-    const __m512i q4_0 = _mm512_add_epi32(_mm512_cvtps_epi32(_mm512_min_ps(_mm512_max_ps(_mm512_mul_ps(_mm512_cvtepi32_ps(acc4_0), mq0), qlo), qhi)), qzy);
-    const __m512i q4_1 = _mm512_add_epi32(_mm512_cvtps_epi32(_mm512_min_ps(_mm512_max_ps(_mm512_mul_ps(_mm512_cvtepi32_ps(acc4_1), mq1), qlo), qhi)), qzy);
+    const __m512i q4_0 = _mm512_cvtps_epi32(_mm512_min_ps(_mm512_mul_ps(_mm512_cvtepi32_ps(acc4_0), mq0), qhi));
+    const __m512i q4_1 = _mm512_cvtps_epi32(_mm512_min_ps(_mm512_mul_ps(_mm512_cvtepi32_ps(acc4_1), mq1), qhi));
     if (nc == 32) {
-      _mm_storeu_si128((__m128i*)(c4 + 0), _mm512_cvtsepi32_epi8(q4_0));
-      _mm_storeu_si128((__m128i*)(c4 + 16), _mm512_cvtsepi32_epi8(q4_1));
+      { const __m512i h = _mm512_adds_epi16(_mm512_packs_epi32(q4_0, q4_1), qzw);
+        const __m256i r = _mm512_castsi512_si256(_mm512_permutexvar_epi32(qperm, _mm512_packs_epi16(h, h)));
+        _mm256_storeu_si256((__m256i*)(void*)(c4), _mm256_max_epi8(r, qmin)); }
     } else {
       int8_t ob[32];
-      _mm_storeu_si128((__m128i*)(ob + 0), _mm512_cvtsepi32_epi8(q4_0));
-      _mm_storeu_si128((__m128i*)(ob + 16), _mm512_cvtsepi32_epi8(q4_1));
+      { const __m512i h = _mm512_adds_epi16(_mm512_packs_epi32(q4_0, q4_1), qzw);
+        const __m256i r = _mm512_castsi512_si256(_mm512_permutexvar_epi32(qperm, _mm512_packs_epi16(h, h)));
+        _mm256_storeu_si256((__m256i*)(void*)(ob), _mm256_max_epi8(r, qmin)); }
       for (size_t j = 0; j < nc; j++) c4[j] = ob[j];
     }
   }
   {
-    const __m512i q3_0 = _mm512_add_epi32(_mm512_cvtps_epi32(_mm512_min_ps(_mm512_max_ps(_mm512_mul_ps(_mm512_cvtepi32_ps(acc3_0), mq0), qlo), qhi)), qzy);
-    const __m512i q3_1 = _mm512_add_epi32(_mm512_cvtps_epi32(_mm512_min_ps(_mm512_max_ps(_mm512_mul_ps(_mm512_cvtepi32_ps(acc3_1), mq1), qlo), qhi)), qzy);
+    const __m512i q3_0 = _mm512_cvtps_epi32(_mm512_min_ps(_mm512_mul_ps(_mm512_cvtepi32_ps(acc3_0), mq0), qhi));
+    const __m512i q3_1 = _mm512_cvtps_epi32(_mm512_min_ps(_mm512_mul_ps(_mm512_cvtepi32_ps(acc3_1), mq1), qhi));
     if (nc == 32) {
-      _mm_storeu_si128((__m128i*)(c3 + 0), _mm512_cvtsepi32_epi8(q3_0));
-      _mm_storeu_si128((__m128i*)(c3 + 16), _mm512_cvtsepi32_epi8(q3_1));
+      { const __m512i h = _mm512_adds_epi16(_mm512_packs_epi32(q3_0, q3_1), qzw);
+        const __m256i r = _mm512_castsi512_si256(_mm512_permutexvar_epi32(qperm, _mm512_packs_epi16(h, h)));
+        _mm256_storeu_si256((__m256i*)(void*)(c3), _mm256_max_epi8(r, qmin)); }
     } else {
       int8_t ob[32];
-      _mm_storeu_si128((__m128i*)(ob + 0), _mm512_cvtsepi32_epi8(q3_0));
-      _mm_storeu_si128((__m128i*)(ob + 16), _mm512_cvtsepi32_epi8(q3_1));
+      { const __m512i h = _mm512_adds_epi16(_mm512_packs_epi32(q3_0, q3_1), qzw);
+        const __m256i r = _mm512_castsi512_si256(_mm512_permutexvar_epi32(qperm, _mm512_packs_epi16(h, h)));
+        _mm256_storeu_si256((__m256i*)(void*)(ob), _mm256_max_epi8(r, qmin)); }
       for (size_t j = 0; j < nc; j++) c3[j] = ob[j];
     }
   }
   {
-    const __m512i q2_0 = _mm512_add_epi32(_mm512_cvtps_epi32(_mm512_min_ps(_mm512_max_ps(_mm512_mul_ps(_mm512_cvtepi32_ps(acc2_0), mq0), qlo), qhi)), qzy);
-    const __m512i q2_1 = _mm512_add_epi32(_mm512_cvtps_epi32(_mm512_min_ps(_mm512_max_ps(_mm512_mul_ps(_mm512_cvtepi32_ps(acc2_1), mq1), qlo), qhi)), qzy);
+    const __m512i q2_0 = _mm512_cvtps_epi32(_mm512_min_ps(_mm512_mul_ps(_mm512_cvtepi32_ps(acc2_0), mq0), qhi));
+    const __m512i q2_1 = _mm512_cvtps_epi32(_mm512_min_ps(_mm512_mul_ps(_mm512_cvtepi32_ps(acc2_1), mq1), qhi));
     if (nc == 32) {
-      _mm_storeu_si128((__m128i*)(c2 + 0), _mm512_cvtsepi32_epi8(q2_0));
-      _mm_storeu_si128((__m128i*)(c2 + 16), _mm512_cvtsepi32_epi8(q2_1));
+      { const __m512i h = _mm512_adds_epi16(_mm512_packs_epi32(q2_0, q2_1), qzw);
+        const __m256i r = _mm512_castsi512_si256(_mm512_permutexvar_epi32(qperm, _mm512_packs_epi16(h, h)));
+        _mm256_storeu_si256((__m256i*)(void*)(c2), _mm256_max_epi8(r, qmin)); }
     } else {
       int8_t ob[32];
-      _mm_storeu_si128((__m128i*)(ob + 0), _mm512_cvtsepi32_epi8(q2_0));
-      _mm_storeu_si128((__m128i*)(ob + 16), _mm512_cvtsepi32_epi8(q2_1));
+      { const __m512i h = _mm512_adds_epi16(_mm512_packs_epi32(q2_0, q2_1), qzw);
+        const __m256i r = _mm512_castsi512_si256(_mm512_permutexvar_epi32(qperm, _mm512_packs_epi16(h, h)));
+        _mm256_storeu_si256((__m256i*)(void*)(ob), _mm256_max_epi8(r, qmin)); }
       for (size_t j = 0; j < nc; j++) c2[j] = ob[j];
     }
   }
   {
-    const __m512i q1_0 = _mm512_add_epi32(_mm512_cvtps_epi32(_mm512_min_ps(_mm512_max_ps(_mm512_mul_ps(_mm512_cvtepi32_ps(acc1_0), mq0), qlo), qhi)), qzy);
-    const __m512i q1_1 = _mm512_add_epi32(_mm512_cvtps_epi32(_mm512_min_ps(_mm512_max_ps(_mm512_mul_ps(_mm512_cvtepi32_ps(acc1_1), mq1), qlo), qhi)), qzy);
+    const __m512i q1_0 = _mm512_cvtps_epi32(_mm512_min_ps(_mm512_mul_ps(_mm512_cvtepi32_ps(acc1_0), mq0), qhi));
+    const __m512i q1_1 = _mm512_cvtps_epi32(_mm512_min_ps(_mm512_mul_ps(_mm512_cvtepi32_ps(acc1_1), mq1), qhi));
     if (nc == 32) {
-      _mm_storeu_si128((__m128i*)(c1 + 0), _mm512_cvtsepi32_epi8(q1_0));
-      _mm_storeu_si128((__m128i*)(c1 + 16), _mm512_cvtsepi32_epi8(q1_1));
+      { const __m512i h = _mm512_adds_epi16(_mm512_packs_epi32(q1_0, q1_1), qzw);
+        const __m256i r = _mm512_castsi512_si256(_mm512_permutexvar_epi32(qperm, _mm512_packs_epi16(h, h)));
+        _mm256_storeu_si256((__m256i*)(void*)(c1), _mm256_max_epi8(r, qmin)); }
     } else {
       int8_t ob[32];
-      _mm_storeu_si128((__m128i*)(ob + 0), _mm512_cvtsepi32_epi8(q1_0));
-      _mm_storeu_si128((__m128i*)(ob + 16), _mm512_cvtsepi32_epi8(q1_1));
+      { const __m512i h = _mm512_adds_epi16(_mm512_packs_epi32(q1_0, q1_1), qzw);
+        const __m256i r = _mm512_castsi512_si256(_mm512_permutexvar_epi32(qperm, _mm512_packs_epi16(h, h)));
+        _mm256_storeu_si256((__m256i*)(void*)(ob), _mm256_max_epi8(r, qmin)); }
       for (size_t j = 0; j < nc; j++) c1[j] = ob[j];
     }
   }
   {
-    const __m512i q0_0 = _mm512_add_epi32(_mm512_cvtps_epi32(_mm512_min_ps(_mm512_max_ps(_mm512_mul_ps(_mm512_cvtepi32_ps(acc0_0), mq0), qlo), qhi)), qzy);
-    const __m512i q0_1 = _mm512_add_epi32(_mm512_cvtps_epi32(_mm512_min_ps(_mm512_max_ps(_mm512_mul_ps(_mm512_cvtepi32_ps(acc0_1), mq1), qlo), qhi)), qzy);
+    const __m512i q0_0 = _mm512_cvtps_epi32(_mm512_min_ps(_mm512_mul_ps(_mm512_cvtepi32_ps(acc0_0), mq0), qhi));
+    const __m512i q0_1 = _mm512_cvtps_epi32(_mm512_min_ps(_mm512_mul_ps(_mm512_cvtepi32_ps(acc0_1), mq1), qhi));
     if (nc == 32) {
-      _mm_storeu_si128((__m128i*)(c0 + 0), _mm512_cvtsepi32_epi8(q0_0));
-      _mm_storeu_si128((__m128i*)(c0 + 16), _mm512_cvtsepi32_epi8(q0_1));
+      { const __m512i h = _mm512_adds_epi16(_mm512_packs_epi32(q0_0, q0_1), qzw);
+        const __m256i r = _mm512_castsi512_si256(_mm512_permutexvar_epi32(qperm, _mm512_packs_epi16(h, h)));
+        _mm256_storeu_si256((__m256i*)(void*)(c0), _mm256_max_epi8(r, qmin)); }
     } else {
       int8_t ob[32];
-      _mm_storeu_si128((__m128i*)(ob + 0), _mm512_cvtsepi32_epi8(q0_0));
-      _mm_storeu_si128((__m128i*)(ob + 16), _mm512_cvtsepi32_epi8(q0_1));
+      { const __m512i h = _mm512_adds_epi16(_mm512_packs_epi32(q0_0, q0_1), qzw);
+        const __m256i r = _mm512_castsi512_si256(_mm512_permutexvar_epi32(qperm, _mm512_packs_epi16(h, h)));
+        _mm256_storeu_si256((__m256i*)(void*)(ob), _mm256_max_epi8(r, qmin)); }
       for (size_t j = 0; j < nc; j++) c0[j] = ob[j];
     }
   }
@@ -4993,9 +5019,10 @@ static __attribute__((target("avx512f,avx512bw,avx512vl,avx2,fma"))) void wrt_av
 }
 
 static __attribute__((target("avx512f,avx512bw,avx512vl,avx2,fma"))) void wrt_avx512_qdwconv_any_c32(size_t channels, size_t width, size_t ks, const int8_t* const* in, const void* packed_w, int8_t* out, size_t out_stride, const wrt_qparams* p) {
-  const __m512 qlo = _mm512_set1_ps(p->lo);
   const __m512 qhi = _mm512_set1_ps(p->hi);
-  const __m512i qzy = _mm512_set1_epi32(p->zy);
+  const __m512i qzw = _mm512_set1_epi16((int16_t)p->zy);
+  const __m256i qmin = _mm256_set1_epi8((char)((int32_t)p->lo + p->zy));
+  const __m512i qperm = _mm512_setr_epi32(0, 4, 8, 12, 1, 5, 9, 13, 0, 0, 0, 0, 0, 0, 0, 0);
   for (size_t px = 0; px < width; px++, in += ks, out += out_stride) {
     const char* pw = (const char*)packed_w;
     for (size_t c0 = 0; c0 < channels; c0 += 32, pw += 32 * (8 + 2 * ks)) {
@@ -5038,15 +5065,17 @@ static __attribute__((target("avx512f,avx512bw,avx512vl,avx2,fma"))) void wrt_av
       const float* mp = (const float*)(const void*)((const char*)(pw) + 128);
       const __m512 mq0 = _mm512_loadu_ps(mp + 0);
       const __m512 mq1 = _mm512_loadu_ps(mp + 16);
-      const __m512i q0_0 = _mm512_add_epi32(_mm512_cvtps_epi32(_mm512_min_ps(_mm512_max_ps(_mm512_mul_ps(_mm512_cvtepi32_ps(acc0_0), mq0), qlo), qhi)), qzy);
-      const __m512i q0_1 = _mm512_add_epi32(_mm512_cvtps_epi32(_mm512_min_ps(_mm512_max_ps(_mm512_mul_ps(_mm512_cvtepi32_ps(acc0_1), mq1), qlo), qhi)), qzy);
+      const __m512i q0_0 = _mm512_cvtps_epi32(_mm512_min_ps(_mm512_mul_ps(_mm512_cvtepi32_ps(acc0_0), mq0), qhi));
+      const __m512i q0_1 = _mm512_cvtps_epi32(_mm512_min_ps(_mm512_mul_ps(_mm512_cvtepi32_ps(acc0_1), mq1), qhi));
       if (rem == 32) {
-        _mm_storeu_si128((__m128i*)((out + c0) + 0), _mm512_cvtsepi32_epi8(q0_0));
-        _mm_storeu_si128((__m128i*)((out + c0) + 16), _mm512_cvtsepi32_epi8(q0_1));
+        { const __m512i h = _mm512_adds_epi16(_mm512_packs_epi32(q0_0, q0_1), qzw);
+          const __m256i r = _mm512_castsi512_si256(_mm512_permutexvar_epi32(qperm, _mm512_packs_epi16(h, h)));
+          _mm256_storeu_si256((__m256i*)(void*)((out + c0)), _mm256_max_epi8(r, qmin)); }
       } else {
         int8_t ob[32];
-        _mm_storeu_si128((__m128i*)(ob + 0), _mm512_cvtsepi32_epi8(q0_0));
-        _mm_storeu_si128((__m128i*)(ob + 16), _mm512_cvtsepi32_epi8(q0_1));
+        { const __m512i h = _mm512_adds_epi16(_mm512_packs_epi32(q0_0, q0_1), qzw);
+          const __m256i r = _mm512_castsi512_si256(_mm512_permutexvar_epi32(qperm, _mm512_packs_epi16(h, h)));
+          _mm256_storeu_si256((__m256i*)(void*)(ob), _mm256_max_epi8(r, qmin)); }
         for (size_t j = 0; j < rem; j++) out[c0 + j] = ob[j];
       }
     }
@@ -5187,87 +5216,100 @@ static __attribute__((target("avx512f,avx512bw,avx512vl,avx512vnni,avx2,fma"))) 
     acc5_0 = _mm512_dpbusd_epi32(acc5_0, xa5, wq0);
     acc5_1 = _mm512_dpbusd_epi32(acc5_1, xa5, wq1);
   }
-  const __m512 qlo = _mm512_set1_ps(p->lo);
   const __m512 qhi = _mm512_set1_ps(p->hi);
-  const __m512i qzy = _mm512_set1_epi32(p->zy);
+  const __m512i qzw = _mm512_set1_epi16((int16_t)p->zy);
+  const __m256i qmin = _mm256_set1_epi8((char)((int32_t)p->lo + p->zy));
+  const __m512i qperm = _mm512_setr_epi32(0, 4, 8, 12, 1, 5, 9, 13, 0, 0, 0, 0, 0, 0, 0, 0);
   const float* mp = (const float*)(const void*)((const char*)(packed_w) + 128);
   const __m512 mq0 = _mm512_loadu_ps(mp + 0);
   const __m512 mq1 = _mm512_loadu_ps(mp + 16);
   {
-    const __m512i q5_0 = _mm512_add_epi32(_mm512_cvtps_epi32(_mm512_min_ps(_mm512_max_ps(_mm512_mul_ps(_mm512_cvtepi32_ps(acc5_0), mq0), qlo), qhi)), qzy);
-    const __m512i q5_1 = _mm512_add_epi32(_mm512_cvtps_epi32(_mm512_min_ps(_mm512_max_ps(_mm512_mul_ps(_mm512_cvtepi32_ps(acc5_1), mq1), qlo), qhi)), qzy);
+    const __m512i q5_0 = _mm512_cvtps_epi32(_mm512_min_ps(_mm512_mul_ps(_mm512_cvtepi32_ps(acc5_0), mq0), qhi));
+    const __m512i q5_1 = _mm512_cvtps_epi32(_mm512_min_ps(_mm512_mul_ps(_mm512_cvtepi32_ps(acc5_1), mq1), qhi));
     if (nc == 32) {
-      _mm_storeu_si128((__m128i*)(c5 + 0), _mm512_cvtsepi32_epi8(q5_0));
-      _mm_storeu_si128((__m128i*)(c5 + 16), _mm512_cvtsepi32_epi8(q5_1));
+      { const __m512i h = _mm512_adds_epi16(_mm512_packs_epi32(q5_0, q5_1), qzw);
+        const __m256i r = _mm512_castsi512_si256(_mm512_permutexvar_epi32(qperm, _mm512_packs_epi16(h, h)));
+        _mm256_storeu_si256((__m256i*)(void*)(c5), _mm256_max_epi8(r, qmin)); }
     } else {
       int8_t ob[32];
-      _mm_storeu_si128((__m128i*)(ob + 0), _mm512_cvtsepi32_epi8(q5_0));
-      _mm_storeu_si128((__m128i*)(ob + 16), _mm512_cvtsepi32_epi8(q5_1));
+      { const __m512i h = _mm512_adds_epi16(_mm512_packs_epi32(q5_0, q5_1), qzw);
+        const __m256i r = _mm512_castsi512_si256(_mm512_permutexvar_epi32(qperm, _mm512_packs_epi16(h, h)));
+        _mm256_storeu_si256((__m256i*)(void*)(ob), _mm256_max_epi8(r, qmin)); }
       for (size_t j = 0; j < nc; j++) c5[j] = ob[j];
     }
   }
   {
-    const __m512i q4_0 = _mm512_add_epi32(_mm512_cvtps_epi32(_mm512_min_ps(_mm512_max_ps(_mm512_mul_ps(_mm512_cvtepi32_ps(acc4_0), mq0), qlo), qhi)), qzy);
-    const __m512i q4_1 = _mm512_add_epi32(_mm512_cvtps_epi32(_mm512_min_ps(_mm512_max_ps(_mm512_mul_ps(_mm512_cvtepi32_ps(acc4_1), mq1), qlo), qhi)), qzy);
+    const __m512i q4_0 = _mm512_cvtps_epi32(_mm512_min_ps(_mm512_mul_ps(_mm512_cvtepi32_ps(acc4_0), mq0), qhi));
+    const __m512i q4_1 = _mm512_cvtps_epi32(_mm512_min_ps(_mm512_mul_ps(_mm512_cvtepi32_ps(acc4_1), mq1), qhi));
     if (nc == 32) {
-      _mm_storeu_si128((__m128i*)(c4 + 0), _mm512_cvtsepi32_epi8(q4_0));
-      _mm_storeu_si128((__m128i*)(c4 + 16), _mm512_cvtsepi32_epi8(q4_1));
+      { const __m512i h = _mm512_adds_epi16(_mm512_packs_epi32(q4_0, q4_1), qzw);
+        const __m256i r = _mm512_castsi512_si256(_mm512_permutexvar_epi32(qperm, _mm512_packs_epi16(h, h)));
+        _mm256_storeu_si256((__m256i*)(void*)(c4), _mm256_max_epi8(r, qmin)); }
     } else {
       int8_t ob[32];
-      _mm_storeu_si128((__m128i*)(ob + 0), _mm512_cvtsepi32_epi8(q4_0));
-      _mm_storeu_si128((__m128i*)(ob + 16), _mm512_cvtsepi32_epi8(q4_1));
+      { const __m512i h = _mm512_adds_epi16(_mm512_packs_epi32(q4_0, q4_1), qzw);
+        const __m256i r = _mm512_castsi512_si256(_mm512_permutexvar_epi32(qperm, _mm512_packs_epi16(h, h)));
+        _mm256_storeu_si256((__m256i*)(void*)(ob), _mm256_max_epi8(r, qmin)); }
       for (size_t j = 0; j < nc; j++) c4[j] = ob[j];
     }
   }
   {
-    const __m512i q3_0 = _mm512_add_epi32(_mm512_cvtps_epi32(_mm512_min_ps(_mm512_max_ps(_mm512_mul_ps(_mm512_cvtepi32_ps(acc3_0), mq0), qlo), qhi)), qzy);
-    const __m512i q3_1 = _mm512_add_epi32(_mm512_cvtps_epi32(_mm512_min_ps(_mm512_max_ps(_mm512_mul_ps(_mm512_cvtepi32_ps(acc3_1), mq1), qlo), qhi)), qzy);
+    const __m512i q3_0 = _mm512_cvtps_epi32(_mm512_min_ps(_mm512_mul_ps(_mm512_cvtepi32_ps(acc3_0), mq0), qhi));
+    const __m512i q3_1 = _mm512_cvtps_epi32(_mm512_min_ps(_mm512_mul_ps(_mm512_cvtepi32_ps(acc3_1), mq1), qhi));
     if (nc == 32) {
-      _mm_storeu_si128((__m128i*)(c3 + 0), _mm512_cvtsepi32_epi8(q3_0));
-      _mm_storeu_si128((__m128i*)(c3 + 16), _mm512_cvtsepi32_epi8(q3_1));
+      { const __m512i h = _mm512_adds_epi16(_mm512_packs_epi32(q3_0, q3_1), qzw);
+        const __m256i r = _mm512_castsi512_si256(_mm512_permutexvar_epi32(qperm, _mm512_packs_epi16(h, h)));
+        _mm256_storeu_si256((__m256i*)(void*)(c3), _mm256_max_epi8(r, qmin)); }
     } else {
       int8_t ob[32];
-      _mm_storeu_si128((__m128i*)(ob + 0), _mm512_cvtsepi32_epi8(q3_0));
-      _mm_storeu_si128((__m128i*)(ob + 16), _mm512_cvtsepi32_epi8(q3_1));
+      { const __m512i h = _mm512_adds_epi16(_mm512_packs_epi32(q3_0, q3_1), qzw);
+        const __m256i r = _mm512_castsi512_si256(_mm512_permutexvar_epi32(qperm, _mm512_packs_epi16(h, h)));
+        _mm256_storeu_si256((__m256i*)(void*)(ob), _mm256_max_epi8(r, qmin)); }
       for (size_t j = 0; j < nc; j++) c3[j] = ob[j];
     }
   }
   {
-    const __m512i q2_0 = _mm512_add_epi32(_mm512_cvtps_epi32(_mm512_min_ps(_mm512_max_ps(_mm512_mul_ps(_mm512_cvtepi32_ps(acc2_0), mq0), qlo), qhi)), qzy);
-    const __m512i q2_1 = _mm512_add_epi32(_mm512_cvtps_epi32(_mm512_min_ps(_mm512_max_ps(_mm512_mul_ps(_mm512_cvtepi32_ps(acc2_1), mq1), qlo), qhi)), qzy);
+    const __m512i q2_0 = _mm512_cvtps_epi32(_mm512_min_ps(_mm512_mul_ps(_mm512_cvtepi32_ps(acc2_0), mq0), qhi));
+    const __m512i q2_1 = _mm512_cvtps_epi32(_mm512_min_ps(_mm512_mul_ps(_mm512_cvtepi32_ps(acc2_1), mq1), qhi));
     if (nc == 32) {
-      _mm_storeu_si128((__m128i*)(c2 + 0), _mm512_cvtsepi32_epi8(q2_0));
-      _mm_storeu_si128((__m128i*)(c2 + 16), _mm512_cvtsepi32_epi8(q2_1));
+      { const __m512i h = _mm512_adds_epi16(_mm512_packs_epi32(q2_0, q2_1), qzw);
+        const __m256i r = _mm512_castsi512_si256(_mm512_permutexvar_epi32(qperm, _mm512_packs_epi16(h, h)));
+        _mm256_storeu_si256((__m256i*)(void*)(c2), _mm256_max_epi8(r, qmin)); }
     } else {
       int8_t ob[32];
-      _mm_storeu_si128((__m128i*)(ob + 0), _mm512_cvtsepi32_epi8(q2_0));
-      _mm_storeu_si128((__m128i*)(ob + 16), _mm512_cvtsepi32_epi8(q2_1));
+      { const __m512i h = _mm512_adds_epi16(_mm512_packs_epi32(q2_0, q2_1), qzw);
+        const __m256i r = _mm512_castsi512_si256(_mm512_permutexvar_epi32(qperm, _mm512_packs_epi16(h, h)));
+        _mm256_storeu_si256((__m256i*)(void*)(ob), _mm256_max_epi8(r, qmin)); }
       for (size_t j = 0; j < nc; j++) c2[j] = ob[j];
     }
   }
   {
-    const __m512i q1_0 = _mm512_add_epi32(_mm512_cvtps_epi32(_mm512_min_ps(_mm512_max_ps(_mm512_mul_ps(_mm512_cvtepi32_ps(acc1_0), mq0), qlo), qhi)), qzy);
-    const __m512i q1_1 = _mm512_add_epi32(_mm512_cvtps_epi32(_mm512_min_ps(_mm512_max_ps(_mm512_mul_ps(_mm512_cvtepi32_ps(acc1_1), mq1), qlo), qhi)), qzy);
+    const __m512i q1_0 = _mm512_cvtps_epi32(_mm512_min_ps(_mm512_mul_ps(_mm512_cvtepi32_ps(acc1_0), mq0), qhi));
+    const __m512i q1_1 = _mm512_cvtps_epi32(_mm512_min_ps(_mm512_mul_ps(_mm512_cvtepi32_ps(acc1_1), mq1), qhi));
     if (nc == 32) {
-      _mm_storeu_si128((__m128i*)(c1 + 0), _mm512_cvtsepi32_epi8(q1_0));
-      _mm_storeu_si128((__m128i*)(c1 + 16), _mm512_cvtsepi32_epi8(q1_1));
+      { const __m512i h = _mm512_adds_epi16(_mm512_packs_epi32(q1_0, q1_1), qzw);
+        const __m256i r = _mm512_castsi512_si256(_mm512_permutexvar_epi32(qperm, _mm512_packs_epi16(h, h)));
+        _mm256_storeu_si256((__m256i*)(void*)(c1), _mm256_max_epi8(r, qmin)); }
     } else {
       int8_t ob[32];
-      _mm_storeu_si128((__m128i*)(ob + 0), _mm512_cvtsepi32_epi8(q1_0));
-      _mm_storeu_si128((__m128i*)(ob + 16), _mm512_cvtsepi32_epi8(q1_1));
+      { const __m512i h = _mm512_adds_epi16(_mm512_packs_epi32(q1_0, q1_1), qzw);
+        const __m256i r = _mm512_castsi512_si256(_mm512_permutexvar_epi32(qperm, _mm512_packs_epi16(h, h)));
+        _mm256_storeu_si256((__m256i*)(void*)(ob), _mm256_max_epi8(r, qmin)); }
       for (size_t j = 0; j < nc; j++) c1[j] = ob[j];
     }
   }
   {
-    const __m512i q0_0 = _mm512_add_epi32(_mm512_cvtps_epi32(_mm512_min_ps(_mm512_max_ps(_mm512_mul_ps(_mm512_cvtepi32_ps(acc0_0), mq0), qlo), qhi)), qzy);
-    const __m512i q0_1 = _mm512_add_epi32(_mm512_cvtps_epi32(_mm512_min_ps(_mm512_max_ps(_mm512_mul_ps(_mm512_cvtepi32_ps(acc0_1), mq1), qlo), qhi)), qzy);
+    const __m512i q0_0 = _mm512_cvtps_epi32(_mm512_min_ps(_mm512_mul_ps(_mm512_cvtepi32_ps(acc0_0), mq0), qhi));
+    const __m512i q0_1 = _mm512_cvtps_epi32(_mm512_min_ps(_mm512_mul_ps(_mm512_cvtepi32_ps(acc0_1), mq1), qhi));
     if (nc == 32) {
-      _mm_storeu_si128((__m128i*)(c0 + 0), _mm512_cvtsepi32_epi8(q0_0));
-      _mm_storeu_si128((__m128i*)(c0 + 16), _mm512_cvtsepi32_epi8(q0_1));
+      { const __m512i h = _mm512_adds_epi16(_mm512_packs_epi32(q0_0, q0_1), qzw);
+        const __m256i r = _mm512_castsi512_si256(_mm512_permutexvar_epi32(qperm, _mm512_packs_epi16(h, h)));
+        _mm256_storeu_si256((__m256i*)(void*)(c0), _mm256_max_epi8(r, qmin)); }
     } else {
       int8_t ob[32];
-      _mm_storeu_si128((__m128i*)(ob + 0), _mm512_cvtsepi32_epi8(q0_0));
-      _mm_storeu_si128((__m128i*)(ob + 16), _mm512_cvtsepi32_epi8(q0_1));
+      { const __m512i h = _mm512_adds_epi16(_mm512_packs_epi32(q0_0, q0_1), qzw);
+        const __m256i r = _mm512_castsi512_si256(_mm512_permutexvar_epi32(qperm, _mm512_packs_epi16(h, h)));
+        _mm256_storeu_si256((__m256i*)(void*)(ob), _mm256_max_epi8(r, qmin)); }
       for (size_t j = 0; j < nc; j++) c0[j] = ob[j];
     }
   }
@@ -5361,87 +5403,100 @@ static __attribute__((target("avx512f,avx512bw,avx512vl,avx512vnni,avx2,fma"))) 
       acc5_1 = _mm512_dpbusd_epi32(acc5_1, xa5, wq1);
     }
   }
-  const __m512 qlo = _mm512_set1_ps(p->lo);
   const __m512 qhi = _mm512_set1_ps(p->hi);
-  const __m512i qzy = _mm512_set1_epi32(p->zy);
+  const __m512i qzw = _mm512_set1_epi16((int16_t)p->zy);
+  const __m256i qmin = _mm256_set1_epi8((char)((int32_t)p->lo + p->zy));
+  const __m512i qperm = _mm512_setr_epi32(0, 4, 8, 12, 1, 5, 9, 13, 0, 0, 0, 0, 0, 0, 0, 0);
   const float* mp = (const float*)(const void*)((const char*)(packed_w) + 128);
   const __m512 mq0 = _mm512_loadu_ps(mp + 0);
   const __m512 mq1 = _mm512_loadu_ps(mp + 16);
   {
-    const __m512i q5_0 = _mm512_add_epi32(_mm512_cvtps_epi32(_mm512_min_ps(_mm512_max_ps(_mm512_mul_ps(_mm512_cvtepi32_ps(acc5_0), mq0), qlo), qhi)), qzy);
-    const __m512i q5_1 = _mm512_add_epi32(_mm512_cvtps_epi32(_mm512_min_ps(_mm512_max_ps(_mm512_mul_ps(_mm512_cvtepi32_ps(acc5_1), mq1), qlo), qhi)), qzy);
+    const __m512i q5_0 = _mm512_cvtps_epi32(_mm512_min_ps(_mm512_mul_ps(_mm512_cvtepi32_ps(acc5_0), mq0), qhi));
+    const __m512i q5_1 = _mm512_cvtps_epi32(_mm512_min_ps(_mm512_mul_ps(_mm512_cvtepi32_ps(acc5_1), mq1), qhi));
     if (nc == 32) {
-      _mm_storeu_si128((__m128i*)(c5 + 0), _mm512_cvtsepi32_epi8(q5_0));
-      _mm_storeu_si128((__m128i*)(c5 + 16), _mm512_cvtsepi32_epi8(q5_1));
+      { const __m512i h = _mm512_adds_epi16(_mm512_packs_epi32(q5_0, q5_1), qzw);
+        const __m256i r = _mm512_castsi512_si256(_mm512_permutexvar_epi32(qperm, _mm512_packs_epi16(h, h)));
+        _mm256_storeu_si256((__m256i*)(void*)(c5), _mm256_max_epi8(r, qmin)); }
     } else {
       int8_t ob[32];
-      _mm_storeu_si128((__m128i*)(ob + 0), _mm512_cvtsepi32_epi8(q5_0));
-      _mm_storeu_si128((__m128i*)(ob + 16), _mm512_cvtsepi32_epi8(q5_1));
+      { const __m512i h = _mm512_adds_epi16(_mm512_packs_epi32(q5_0, q5_1), qzw);
+        const __m256i r = _mm512_castsi512_si256(_mm512_permutexvar_epi32(qperm, _mm512_packs_epi16(h, h)));
+        _mm256_storeu_si256((__m256i*)(void*)(ob), _mm256_max_epi8(r, qmin)); }
       for (size_t j = 0; j < nc; j++) c5[j] = ob[j];
     }
   }
   {
-    const __m512i q4_0 = _mm512_add_epi32(_mm512_cvtps_epi32(_mm512_min_ps(_mm512_max_ps(_mm512_mul_ps(_mm512_cvtepi32_ps(acc4_0), mq0), qlo), qhi)), qzy);
-    const __m512i q4_1 = _mm512_add_epi32(_mm512_cvtps_epi32(_mm512_min_ps(_mm512_max_ps(_mm512_mul_ps(_mm512_cvtepi32_ps(acc4_1), mq1), qlo), qhi)), qzy);
+    const __m512i q4_0 = _mm512_cvtps_epi32(_mm512_min_ps(_mm512_mul_ps(_mm512_cvtepi32_ps(acc4_0), mq0), qhi));
+    const __m512i q4_1 = _mm512_cvtps_epi32(_mm512_min_ps(_mm512_mul_ps(_mm512_cvtepi32_ps(acc4_1), mq1), qhi));
     if (nc == 32) {
-      _mm_storeu_si128((__m128i*)(c4 + 0), _mm512_cvtsepi32_epi8(q4_0));
-      _mm_storeu_si128((__m128i*)(c4 + 16), _mm512_cvtsepi32_epi8(q4_1));
+      { const __m512i h = _mm512_adds_epi16(_mm512_packs_epi32(q4_0, q4_1), qzw);
+        const __m256i r = _mm512_castsi512_si256(_mm512_permutexvar_epi32(qperm, _mm512_packs_epi16(h, h)));
+        _mm256_storeu_si256((__m256i*)(void*)(c4), _mm256_max_epi8(r, qmin)); }
     } else {
       int8_t ob[32];
-      _mm_storeu_si128((__m128i*)(ob + 0), _mm512_cvtsepi32_epi8(q4_0));
-      _mm_storeu_si128((__m128i*)(ob + 16), _mm512_cvtsepi32_epi8(q4_1));
+      { const __m512i h = _mm512_adds_epi16(_mm512_packs_epi32(q4_0, q4_1), qzw);
+        const __m256i r = _mm512_castsi512_si256(_mm512_permutexvar_epi32(qperm, _mm512_packs_epi16(h, h)));
+        _mm256_storeu_si256((__m256i*)(void*)(ob), _mm256_max_epi8(r, qmin)); }
       for (size_t j = 0; j < nc; j++) c4[j] = ob[j];
     }
   }
   {
-    const __m512i q3_0 = _mm512_add_epi32(_mm512_cvtps_epi32(_mm512_min_ps(_mm512_max_ps(_mm512_mul_ps(_mm512_cvtepi32_ps(acc3_0), mq0), qlo), qhi)), qzy);
-    const __m512i q3_1 = _mm512_add_epi32(_mm512_cvtps_epi32(_mm512_min_ps(_mm512_max_ps(_mm512_mul_ps(_mm512_cvtepi32_ps(acc3_1), mq1), qlo), qhi)), qzy);
+    const __m512i q3_0 = _mm512_cvtps_epi32(_mm512_min_ps(_mm512_mul_ps(_mm512_cvtepi32_ps(acc3_0), mq0), qhi));
+    const __m512i q3_1 = _mm512_cvtps_epi32(_mm512_min_ps(_mm512_mul_ps(_mm512_cvtepi32_ps(acc3_1), mq1), qhi));
     if (nc == 32) {
-      _mm_storeu_si128((__m128i*)(c3 + 0), _mm512_cvtsepi32_epi8(q3_0));
-      _mm_storeu_si128((__m128i*)(c3 + 16), _mm512_cvtsepi32_epi8(q3_1));
+      { const __m512i h = _mm512_adds_epi16(_mm512_packs_epi32(q3_0, q3_1), qzw);
+        const __m256i r = _mm512_castsi512_si256(_mm512_permutexvar_epi32(qperm, _mm512_packs_epi16(h, h)));
+        _mm256_storeu_si256((__m256i*)(void*)(c3), _mm256_max_epi8(r, qmin)); }
     } else {
       int8_t ob[32];
-      _mm_storeu_si128((__m128i*)(ob + 0), _mm512_cvtsepi32_epi8(q3_0));
-      _mm_storeu_si128((__m128i*)(ob + 16), _mm512_cvtsepi32_epi8(q3_1));
+      { const __m512i h = _mm512_adds_epi16(_mm512_packs_epi32(q3_0, q3_1), qzw);
+        const __m256i r = _mm512_castsi512_si256(_mm512_permutexvar_epi32(qperm, _mm512_packs_epi16(h, h)));
+        _mm256_storeu_si256((__m256i*)(void*)(ob), _mm256_max_epi8(r, qmin)); }
       for (size_t j = 0; j < nc; j++) c3[j] = ob[j];
     }
   }
   {
-    const __m512i q2_0 = _mm512_add_epi32(_mm512_cvtps_epi32(_mm512_min_ps(_mm512_max_ps(_mm512_mul_ps(_mm512_cvtepi32_ps(acc2_0), mq0), qlo), qhi)), qzy);
-    const __m512i q2_1 = _mm512_add_epi32(_mm512_cvtps_epi32(_mm512_min_ps(_mm512_max_ps(_mm512_mul_ps(_mm512_cvtepi32_ps(acc2_1), mq1), qlo), qhi)), qzy);
+    const __m512i q2_0 = _mm512_cvtps_epi32(_mm512_min_ps(_mm512_mul_ps(_mm512_cvtepi32_ps(acc2_0), mq0), qhi));
+    const __m512i q2_1 = _mm512_cvtps_epi32(_mm512_min_ps(_mm512_mul_ps(_mm512_cvtepi32_ps(acc2_1), mq1), qhi));
     if (nc == 32) {
-      _mm_storeu_si128((__m128i*)(c2 + 0), _mm512_cvtsepi32_epi8(q2_0));
-      _mm_storeu_si128((__m128i*)(c2 + 16), _mm512_cvtsepi32_epi8(q2_1));
+      { const __m512i h = _mm512_adds_epi16(_mm512_packs_epi32(q2_0, q2_1), qzw);
+        const __m256i r = _mm512_castsi512_si256(_mm512_permutexvar_epi32(qperm, _mm512_packs_epi16(h, h)));
+        _mm256_storeu_si256((__m256i*)(void*)(c2), _mm256_max_epi8(r, qmin)); }
     } else {
       int8_t ob[32];
-      _mm_storeu_si128((__m128i*)(ob + 0), _mm512_cvtsepi32_epi8(q2_0));
-      _mm_storeu_si128((__m128i*)(ob + 16), _mm512_cvtsepi32_epi8(q2_1));
+      { const __m512i h = _mm512_adds_epi16(_mm512_packs_epi32(q2_0, q2_1), qzw);
+        const __m256i r = _mm512_castsi512_si256(_mm512_permutexvar_epi32(qperm, _mm512_packs_epi16(h, h)));
+        _mm256_storeu_si256((__m256i*)(void*)(ob), _mm256_max_epi8(r, qmin)); }
       for (size_t j = 0; j < nc; j++) c2[j] = ob[j];
     }
   }
   {
-    const __m512i q1_0 = _mm512_add_epi32(_mm512_cvtps_epi32(_mm512_min_ps(_mm512_max_ps(_mm512_mul_ps(_mm512_cvtepi32_ps(acc1_0), mq0), qlo), qhi)), qzy);
-    const __m512i q1_1 = _mm512_add_epi32(_mm512_cvtps_epi32(_mm512_min_ps(_mm512_max_ps(_mm512_mul_ps(_mm512_cvtepi32_ps(acc1_1), mq1), qlo), qhi)), qzy);
+    const __m512i q1_0 = _mm512_cvtps_epi32(_mm512_min_ps(_mm512_mul_ps(_mm512_cvtepi32_ps(acc1_0), mq0), qhi));
+    const __m512i q1_1 = _mm512_cvtps_epi32(_mm512_min_ps(_mm512_mul_ps(_mm512_cvtepi32_ps(acc1_1), mq1), qhi));
     if (nc == 32) {
-      _mm_storeu_si128((__m128i*)(c1 + 0), _mm512_cvtsepi32_epi8(q1_0));
-      _mm_storeu_si128((__m128i*)(c1 + 16), _mm512_cvtsepi32_epi8(q1_1));
+      { const __m512i h = _mm512_adds_epi16(_mm512_packs_epi32(q1_0, q1_1), qzw);
+        const __m256i r = _mm512_castsi512_si256(_mm512_permutexvar_epi32(qperm, _mm512_packs_epi16(h, h)));
+        _mm256_storeu_si256((__m256i*)(void*)(c1), _mm256_max_epi8(r, qmin)); }
     } else {
       int8_t ob[32];
-      _mm_storeu_si128((__m128i*)(ob + 0), _mm512_cvtsepi32_epi8(q1_0));
-      _mm_storeu_si128((__m128i*)(ob + 16), _mm512_cvtsepi32_epi8(q1_1));
+      { const __m512i h = _mm512_adds_epi16(_mm512_packs_epi32(q1_0, q1_1), qzw);
+        const __m256i r = _mm512_castsi512_si256(_mm512_permutexvar_epi32(qperm, _mm512_packs_epi16(h, h)));
+        _mm256_storeu_si256((__m256i*)(void*)(ob), _mm256_max_epi8(r, qmin)); }
       for (size_t j = 0; j < nc; j++) c1[j] = ob[j];
     }
   }
   {
-    const __m512i q0_0 = _mm512_add_epi32(_mm512_cvtps_epi32(_mm512_min_ps(_mm512_max_ps(_mm512_mul_ps(_mm512_cvtepi32_ps(acc0_0), mq0), qlo), qhi)), qzy);
-    const __m512i q0_1 = _mm512_add_epi32(_mm512_cvtps_epi32(_mm512_min_ps(_mm512_max_ps(_mm512_mul_ps(_mm512_cvtepi32_ps(acc0_1), mq1), qlo), qhi)), qzy);
+    const __m512i q0_0 = _mm512_cvtps_epi32(_mm512_min_ps(_mm512_mul_ps(_mm512_cvtepi32_ps(acc0_0), mq0), qhi));
+    const __m512i q0_1 = _mm512_cvtps_epi32(_mm512_min_ps(_mm512_mul_ps(_mm512_cvtepi32_ps(acc0_1), mq1), qhi));
     if (nc == 32) {
-      _mm_storeu_si128((__m128i*)(c0 + 0), _mm512_cvtsepi32_epi8(q0_0));
-      _mm_storeu_si128((__m128i*)(c0 + 16), _mm512_cvtsepi32_epi8(q0_1));
+      { const __m512i h = _mm512_adds_epi16(_mm512_packs_epi32(q0_0, q0_1), qzw);
+        const __m256i r = _mm512_castsi512_si256(_mm512_permutexvar_epi32(qperm, _mm512_packs_epi16(h, h)));
+        _mm256_storeu_si256((__m256i*)(void*)(c0), _mm256_max_epi8(r, qmin)); }
     } else {
       int8_t ob[32];
-      _mm_storeu_si128((__m128i*)(ob + 0), _mm512_cvtsepi32_epi8(q0_0));
-      _mm_storeu_si128((__m128i*)(ob + 16), _mm512_cvtsepi32_epi8(q0_1));
+      { const __m512i h = _mm512_adds_epi16(_mm512_packs_epi32(q0_0, q0_1), qzw);
+        const __m256i r = _mm512_castsi512_si256(_mm512_permutexvar_epi32(qperm, _mm512_packs_epi16(h, h)));
+        _mm256_storeu_si256((__m256i*)(void*)(ob), _mm256_max_epi8(r, qmin)); }
       for (size_t j = 0; j < nc; j++) c0[j] = ob[j];
     }
   }
@@ -5585,9 +5640,10 @@ static __attribute__((target("avx512f,avx512bw,avx512vl,avx512vnni,avx2,fma"))) 
 }
 
 static __attribute__((target("avx512f,avx512bw,avx512vl,avx512vnni,avx2,fma"))) void wrt_avx512vnni_qdwconv_any_c32(size_t channels, size_t width, size_t ks, const int8_t* const* in, const void* packed_w, int8_t* out, size_t out_stride, const wrt_qparams* p) {
-  const __m512 qlo = _mm512_set1_ps(p->lo);
   const __m512 qhi = _mm512_set1_ps(p->hi);
-  const __m512i qzy = _mm512_set1_epi32(p->zy);
+  const __m512i qzw = _mm512_set1_epi16((int16_t)p->zy);
+  const __m256i qmin = _mm256_set1_epi8((char)((int32_t)p->lo + p->zy));
+  const __m512i qperm = _mm512_setr_epi32(0, 4, 8, 12, 1, 5, 9, 13, 0, 0, 0, 0, 0, 0, 0, 0);
   for (size_t px = 0; px < width; px++, in += ks, out += out_stride) {
     const char* pw = (const char*)packed_w;
     for (size_t c0 = 0; c0 < channels; c0 += 32, pw += 32 * (8 + 2 * ks)) {
@@ -5630,15 +5686,17 @@ static __attribute__((target("avx512f,avx512bw,avx512vl,avx512vnni,avx2,fma"))) 
       const float* mp = (const float*)(const void*)((const char*)(pw) + 128);
       const __m512 mq0 = _mm512_loadu_ps(mp + 0);
       const __m512 mq1 = _mm512_loadu_ps(mp + 16);
-      const __m512i q0_0 = _mm512_add_epi32(_mm512_cvtps_epi32(_mm512_min_ps(_mm512_max_ps(_mm512_mul_ps(_mm512_cvtepi32_ps(acc0_0), mq0), qlo), qhi)), qzy);
-      const __m512i q0_1 = _mm512_add_epi32(_mm512_cvtps_epi32(_mm512_min_ps(_mm512_max_ps(_mm512_mul_ps(_mm512_cvtepi32_ps(acc0_1), mq1), qlo), qhi)), qzy);
+      const __m512i q0_0 = _mm512_cvtps_epi32(_mm512_min_ps(_mm512_mul_ps(_mm512_cvtepi32_ps(acc0_0), mq0), qhi));
+      const __m512i q0_1 = _mm512_cvtps_epi32(_mm512_min_ps(_mm512_mul_ps(_mm512_cvtepi32_ps(acc0_1), mq1), qhi));
       if (rem == 32) {
-        _mm_storeu_si128((__m128i*)((out + c0) + 0), _mm512_cvtsepi32_epi8(q0_0));
-        _mm_storeu_si128((__m128i*)((out + c0) + 16), _mm512_cvtsepi32_epi8(q0_1));
+        { const __m512i h = _mm512_adds_epi16(_mm512_packs_epi32(q0_0, q0_1), qzw);
+          const __m256i r = _mm512_castsi512_si256(_mm512_permutexvar_epi32(qperm, _mm512_packs_epi16(h, h)));
+          _mm256_storeu_si256((__m256i*)(void*)((out + c0)), _mm256_max_epi8(r, qmin)); }
       } else {
         int8_t ob[32];
-        _mm_storeu_si128((__m128i*)(ob + 0), _mm512_cvtsepi32_epi8(q0_0));
-        _mm_storeu_si128((__m128i*)(ob + 16), _mm512_cvtsepi32_epi8(q0_1));
+        { const __m512i h = _mm512_adds_epi16(_mm512_packs_epi32(q0_0, q0_1), qzw);
+          const __m256i r = _mm512_castsi512_si256(_mm512_permutexvar_epi32(qperm, _mm512_packs_epi16(h, h)));
+          _mm256_storeu_si256((__m256i*)(void*)(ob), _mm256_max_epi8(r, qmin)); }
         for (size_t j = 0; j < rem; j++) out[c0 + j] = ob[j];
       }
     }

@@ -218,6 +218,9 @@ def _requant(t: QTile, i: int, v: int) -> list[str]:
     if n == "avx2":
         f = f"_mm256_min_ps(_mm256_max_ps(_mm256_mul_ps(_mm256_cvtepi32_ps({acc}), mq{v}), qlo), qhi)"
         return [f"const __m256i {q} = _mm256_add_epi32(_mm256_cvtps_epi32({f}), qzy);"]
+    if _narrow_by_packs(t):  # zy and the lower bound come after the packs (_store_row)
+        f = f"_mm512_min_ps(_mm512_mul_ps(_mm512_cvtepi32_ps({acc}), mq{v}), qhi)"
+        return [f"const __m512i {q} = _mm512_cvtps_epi32({f});"]
     if n.startswith("avx512"):
         f = f"_mm512_min_ps(_mm512_max_ps(_mm512_mul_ps(_mm512_cvtepi32_ps({acc}), mq{v}), qlo), qhi)"
         return [f"const __m512i {q} = _mm512_add_epi32(_mm512_cvtps_epi32({f}), qzy);"]
@@ -227,9 +230,22 @@ def _requant(t: QTile, i: int, v: int) -> list[str]:
     raise KeyError(n)
 
 
+def _narrow_by_packs(t: QTile) -> bool:
+    """AVX-512 rows of 32 columns: r = rne(min(f, hi)) is narrowed by saturating packs (int32 -> int16, + zy with
+    saturation, -> int8), one permute puts the 32 bytes in order, then max with the lower bound. Equal to the clamp
+    on both sides: r <= hi gives r + zy <= 127 exactly; below lo (an integer) r <= lo, and every saturating step keeps
+    it at or below the lower bound (cvtps gives INT32_MIN past the int32 range, negative too)."""
+    return t.name.startswith("avx512") and t.nv == 2
+
+
 def _store_row(t: QTile, i: int, dst: str) -> list[str]:
     """Row i's NR bytes (q{i}_*) to dst."""
     n, qs = t.name, [f"q{i}_{v}" for v in range(t.nv)]
+    if _narrow_by_packs(t):
+        return [f"{{ const __m512i h = _mm512_adds_epi16(_mm512_packs_epi32({qs[0]}, {qs[1]}), qzw);",
+                "  const __m256i r = _mm512_castsi512_si256(_mm512_permutexvar_epi32(qperm, "
+                "_mm512_packs_epi16(h, h)));",
+                f"  _mm256_storeu_si256((__m256i*)(void*)({dst}), _mm256_max_epi8(r, qmin)); }}"]
     if n == "scalar":
         return [f"{dst}[{v}] = (int8_t){q};" for v, q in enumerate(qs)]
     if n.startswith("wasm"):
@@ -264,6 +280,11 @@ def _bounds(t: QTile) -> list[str]:
     if t.name == "scalar":
         return ["const float qlo = p->lo, qhi = p->hi;"]
     _, dupf, dupi = _qops(t)
+    if _narrow_by_packs(t):  # dword g of the packed row: columns 4g.. from lane g (g < 4), lane g - 4 (dword 1)
+        return [f"const {t.fvt} qhi = {dupf.format('p->hi')};",
+                "const __m512i qzw = _mm512_set1_epi16((int16_t)p->zy);",
+                "const __m256i qmin = _mm256_set1_epi8((char)((int32_t)p->lo + p->zy));",
+                "const __m512i qperm = _mm512_setr_epi32(0, 4, 8, 12, 1, 5, 9, 13, 0, 0, 0, 0, 0, 0, 0, 0);"]
     bounds = [f"const {t.fvt} qlo = {dupf.format('p->lo')};", f"const {t.fvt} qhi = {dupf.format('p->hi')};"]
     if t.name.startswith("wasm"):  # f + 1.5 * 2^23 holds rne(f) in its low bits (|f| < 2^22): take off its bits - zy
         return [*bounds, "const v128_t qmagic = wasm_f32x4_const_splat(12582912.0f);",
