@@ -146,9 +146,10 @@ def _act(t: QTile, i: int, tail: bool) -> str:
         return f"const __m256i xa{i} = _mm256_set1_epi32({word});"
     if n == "avx512":
         return f"const __m512i xa{i} = _mm512_set1_epi32({word});"
-    if n == "avx512vnni":  # x + 128 as unsigned bytes: flip each sign bit
-        word = "wrt_q_part(" + a + ", k)" if tail else f"wrt_q_load4({a})"
-        return f"const __m512i xa{i} = _mm512_set1_epi32((int32_t)((uint32_t){word} ^ 0x80808080u));"
+    if n == "avx512vnni":  # x + 128 as unsigned bytes: flip each sign bit (a broadcast load and a vector xor)
+        word = "_mm512_set1_epi32(wrt_q_part(" + a + ", k))" if tail else \
+            f"_mm512_broadcastd_epi32(_mm_loadu_si32({a}))"
+        return f"const __m512i xa{i} = _mm512_xor_si512({word}, xm);"
     raise KeyError(n)
 
 
@@ -322,6 +323,8 @@ def _head(c: Code, t: QTile) -> None:
     c(f"const int8_t* w = (const int8_t*)packed_w + {8 * t.pw};")
     if t.name.startswith("wasm") and t.kr == 4:
         c("const v128_t xm = wasm_i32x4_splat((int32_t)p->xmask);")
+    if t.name == "avx512vnni":
+        c("const __m512i xm = _mm512_set1_epi32((int32_t)0x80808080u);")
 
 
 def _k_loop(c: Code, t: QTile) -> None:
