@@ -5163,7 +5163,8 @@ static __attribute__((target("avx512f,avx512bw,avx512vl,avx512vnni,avx2,fma"))) 
   __m512i acc5_0 = acc0_0;
   __m512i acc5_1 = acc0_1;
   const int8_t* w = (const int8_t*)packed_w + 256;
-  const __m512i xm = _mm512_set1_epi32((int32_t)0x80808080u);
+  __m512i xm = _mm512_set1_epi32((int32_t)0x80808080u);
+  __asm__("" : "+v"(xm));
   size_t k = kc;
   for (; k >= 4; k -= 4) {
     const __m512i wq0 = _mm512_loadu_si512(w + 0);
@@ -5342,7 +5343,8 @@ static __attribute__((target("avx512f,avx512bw,avx512vl,avx512vnni,avx2,fma"))) 
   __m512i acc5_0 = acc0_0;
   __m512i acc5_1 = acc0_1;
   const int8_t* w = (const int8_t*)packed_w + 256;
-  const __m512i xm = _mm512_set1_epi32((int32_t)0x80808080u);
+  __m512i xm = _mm512_set1_epi32((int32_t)0x80808080u);
+  __asm__("" : "+v"(xm));
   for (size_t tap = ks; tap != 0; tap--) {
     const int8_t* a0 = ind[0];
     const int8_t* a1 = mr > 1 ? ind[1] : a0;
@@ -5535,7 +5537,8 @@ static __attribute__((target("avx512f,avx512bw,avx512vl,avx512vnni,avx2,fma"))) 
   __m512i acc4_0 = acc0_0;
   __m512i acc5_0 = acc0_0;
   const int8_t* w = (const int8_t*)packed_w + 256;
-  const __m512i xm = _mm512_set1_epi32((int32_t)0x80808080u);
+  __m512i xm = _mm512_set1_epi32((int32_t)0x80808080u);
+  __asm__("" : "+v"(xm));
   size_t k = kc;
   for (; k >= 4; k -= 4) {
     const __m512i wq0 = _mm512_loadu_si512(w + 0);

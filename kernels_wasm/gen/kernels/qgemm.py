@@ -324,7 +324,8 @@ def _head(c: Code, t: QTile) -> None:
     if t.name.startswith("wasm") and t.kr == 4:
         c("const v128_t xm = wasm_i32x4_splat((int32_t)p->xmask);")
     if t.name == "avx512vnni":
-        c("const __m512i xm = _mm512_set1_epi32((int32_t)0x80808080u);")
+        # opaque to the compiler: else it narrows each xor to 128 bits and broadcasts after it (a shuffle per row)
+        c("__m512i xm = _mm512_set1_epi32((int32_t)0x80808080u);", '__asm__("" : "+v"(xm));')
 
 
 def _k_loop(c: Code, t: QTile) -> None:
