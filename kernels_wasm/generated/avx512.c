@@ -5754,7 +5754,142 @@ static __attribute__((target("avx512f,avx512bw,avx512vl,avx512vnni,avx2,fma"))) 
 }
 
 static __attribute__((target("avx512f,avx512bw,avx512vl,avx512vnni,avx2,fma"))) void wrt_avx512vnni_dot_qdwconv_9_c64(size_t channels, size_t width, size_t ks, const int8_t* const* in, const void* packed_w, int8_t* out, size_t out_stride, const wrt_qparams* p) {
-  for (size_t px = 0; px < width; px++, in += ks, out += out_stride) {
+  size_t px = 0;
+  if (channels <= 32) {
+    for (; px + 2 <= width; px += 2, in += 2 * ks, out += 2 * out_stride) {
+      const char* pw = (const char*)packed_w;
+      const size_t c0 = 0, rem = channels;
+      const int8_t* i0 = in[0];
+      const int8_t* i1 = in[1];
+      const int8_t* i2 = in[2];
+      const int8_t* i3 = in[3];
+      const int8_t* i4 = in[4];
+      const int8_t* i5 = in[5];
+      const int8_t* i6 = in[6];
+      const int8_t* i7 = in[7];
+      const int8_t* i8 = in[8];
+      const int8_t* j0 = in[ks + 0];
+      const int8_t* j1 = in[ks + 1];
+      const int8_t* j2 = in[ks + 2];
+      const int8_t* j3 = in[ks + 3];
+      const int8_t* j4 = in[ks + 4];
+      const int8_t* j5 = in[ks + 5];
+      const int8_t* j6 = in[ks + 6];
+      const int8_t* j7 = in[ks + 7];
+      const int8_t* j8 = in[ks + 8];
+      if (rem == 32) {
+        const __m512i xm = _mm512_set1_epi8((char)0x80), z = _mm512_setzero_si512();
+        const __m512i qzy = _mm512_set1_epi16((int16_t)p->zy);
+        const __m512 qlo = _mm512_set1_ps(p->lo), qhi = _mm512_set1_ps(p->hi);
+        const int32_t* wb = (const int32_t*)(const void*)pw;
+        __m512i acc0 = _mm512_broadcast_i64x4(_mm256_loadu_si256((const __m256i*)(wb + 0)));
+        __m512i acc1 = _mm512_broadcast_i64x4(_mm256_loadu_si256((const __m256i*)(wb + 16)));
+        __m512i acc2 = _mm512_broadcast_i64x4(_mm256_loadu_si256((const __m256i*)(wb + 32)));
+        __m512i acc3 = _mm512_broadcast_i64x4(_mm256_loadu_si256((const __m256i*)(wb + 48)));
+        const int8_t* wt = (const int8_t*)(pw + 512);
+        {
+          const __m512i r0 = _mm512_xor_si512(_mm512_inserti64x4(_mm512_castsi256_si512(_mm256_loadu_si256((const __m256i*)(i0 + c0))), _mm256_loadu_si256((const __m256i*)(j0 + c0)), 1), xm);
+          const __m512i r1 = _mm512_xor_si512(_mm512_inserti64x4(_mm512_castsi256_si512(_mm256_loadu_si256((const __m256i*)(i1 + c0))), _mm256_loadu_si256((const __m256i*)(j1 + c0)), 1), xm);
+          const __m512i r2 = _mm512_xor_si512(_mm512_inserti64x4(_mm512_castsi256_si512(_mm256_loadu_si256((const __m256i*)(i2 + c0))), _mm256_loadu_si256((const __m256i*)(j2 + c0)), 1), xm);
+          const __m512i r3 = _mm512_xor_si512(_mm512_inserti64x4(_mm512_castsi256_si512(_mm256_loadu_si256((const __m256i*)(i3 + c0))), _mm256_loadu_si256((const __m256i*)(j3 + c0)), 1), xm);
+          const __m512i t0 = _mm512_unpacklo_epi8(r0, r1), t1 = _mm512_unpackhi_epi8(r0, r1);
+          const __m512i t2 = _mm512_unpacklo_epi8(r2, r3), t3 = _mm512_unpackhi_epi8(r2, r3);
+          acc0 = _mm512_dpbusd_epi32(acc0, _mm512_unpacklo_epi16(t0, t2), _mm512_broadcast_i64x4(_mm256_loadu_si256((const __m256i*)(wt + 0 + 0))));
+          acc1 = _mm512_dpbusd_epi32(acc1, _mm512_unpackhi_epi16(t0, t2), _mm512_broadcast_i64x4(_mm256_loadu_si256((const __m256i*)(wt + 0 + 64))));
+          acc2 = _mm512_dpbusd_epi32(acc2, _mm512_unpacklo_epi16(t1, t3), _mm512_broadcast_i64x4(_mm256_loadu_si256((const __m256i*)(wt + 0 + 128))));
+          acc3 = _mm512_dpbusd_epi32(acc3, _mm512_unpackhi_epi16(t1, t3), _mm512_broadcast_i64x4(_mm256_loadu_si256((const __m256i*)(wt + 0 + 192))));
+        }
+        {
+          const __m512i r0 = _mm512_xor_si512(_mm512_inserti64x4(_mm512_castsi256_si512(_mm256_loadu_si256((const __m256i*)(i4 + c0))), _mm256_loadu_si256((const __m256i*)(j4 + c0)), 1), xm);
+          const __m512i r1 = _mm512_xor_si512(_mm512_inserti64x4(_mm512_castsi256_si512(_mm256_loadu_si256((const __m256i*)(i5 + c0))), _mm256_loadu_si256((const __m256i*)(j5 + c0)), 1), xm);
+          const __m512i r2 = _mm512_xor_si512(_mm512_inserti64x4(_mm512_castsi256_si512(_mm256_loadu_si256((const __m256i*)(i6 + c0))), _mm256_loadu_si256((const __m256i*)(j6 + c0)), 1), xm);
+          const __m512i r3 = _mm512_xor_si512(_mm512_inserti64x4(_mm512_castsi256_si512(_mm256_loadu_si256((const __m256i*)(i7 + c0))), _mm256_loadu_si256((const __m256i*)(j7 + c0)), 1), xm);
+          const __m512i t0 = _mm512_unpacklo_epi8(r0, r1), t1 = _mm512_unpackhi_epi8(r0, r1);
+          const __m512i t2 = _mm512_unpacklo_epi8(r2, r3), t3 = _mm512_unpackhi_epi8(r2, r3);
+          acc0 = _mm512_dpbusd_epi32(acc0, _mm512_unpacklo_epi16(t0, t2), _mm512_broadcast_i64x4(_mm256_loadu_si256((const __m256i*)(wt + 256 + 0))));
+          acc1 = _mm512_dpbusd_epi32(acc1, _mm512_unpackhi_epi16(t0, t2), _mm512_broadcast_i64x4(_mm256_loadu_si256((const __m256i*)(wt + 256 + 64))));
+          acc2 = _mm512_dpbusd_epi32(acc2, _mm512_unpacklo_epi16(t1, t3), _mm512_broadcast_i64x4(_mm256_loadu_si256((const __m256i*)(wt + 256 + 128))));
+          acc3 = _mm512_dpbusd_epi32(acc3, _mm512_unpackhi_epi16(t1, t3), _mm512_broadcast_i64x4(_mm256_loadu_si256((const __m256i*)(wt + 256 + 192))));
+        }
+        {
+          const __m512i r0 = _mm512_xor_si512(_mm512_inserti64x4(_mm512_castsi256_si512(_mm256_loadu_si256((const __m256i*)(i8 + c0))), _mm256_loadu_si256((const __m256i*)(j8 + c0)), 1), xm);
+          const __m512i r1 = z;
+          const __m512i t0 = _mm512_unpacklo_epi8(r0, r1), t1 = _mm512_unpackhi_epi8(r0, r1);
+          const __m512i t2 = z, t3 = z;
+          acc0 = _mm512_dpbusd_epi32(acc0, _mm512_unpacklo_epi16(t0, t2), _mm512_broadcast_i64x4(_mm256_loadu_si256((const __m256i*)(wt + 512 + 0))));
+          acc1 = _mm512_dpbusd_epi32(acc1, _mm512_unpackhi_epi16(t0, t2), _mm512_broadcast_i64x4(_mm256_loadu_si256((const __m256i*)(wt + 512 + 64))));
+          acc2 = _mm512_dpbusd_epi32(acc2, _mm512_unpacklo_epi16(t1, t3), _mm512_broadcast_i64x4(_mm256_loadu_si256((const __m256i*)(wt + 512 + 128))));
+          acc3 = _mm512_dpbusd_epi32(acc3, _mm512_unpackhi_epi16(t1, t3), _mm512_broadcast_i64x4(_mm256_loadu_si256((const __m256i*)(wt + 512 + 192))));
+        }
+        const float* mp = (const float*)(const void*)(pw + 256);
+        const __m512i q0 = _mm512_cvtps_epi32(_mm512_min_ps(_mm512_max_ps(_mm512_mul_ps(_mm512_cvtepi32_ps(acc0), _mm512_castsi512_ps(_mm512_broadcast_i64x4(_mm256_loadu_si256((const __m256i*)(mp + 0))))), qlo), qhi));
+        const __m512i q1 = _mm512_cvtps_epi32(_mm512_min_ps(_mm512_max_ps(_mm512_mul_ps(_mm512_cvtepi32_ps(acc1), _mm512_castsi512_ps(_mm512_broadcast_i64x4(_mm256_loadu_si256((const __m256i*)(mp + 16))))), qlo), qhi));
+        const __m512i q2 = _mm512_cvtps_epi32(_mm512_min_ps(_mm512_max_ps(_mm512_mul_ps(_mm512_cvtepi32_ps(acc2), _mm512_castsi512_ps(_mm512_broadcast_i64x4(_mm256_loadu_si256((const __m256i*)(mp + 32))))), qlo), qhi));
+        const __m512i q3 = _mm512_cvtps_epi32(_mm512_min_ps(_mm512_max_ps(_mm512_mul_ps(_mm512_cvtepi32_ps(acc3), _mm512_castsi512_ps(_mm512_broadcast_i64x4(_mm256_loadu_si256((const __m256i*)(mp + 48))))), qlo), qhi));
+        const __m512i h01 = _mm512_add_epi16(_mm512_packs_epi32(q0, q1), qzy);
+        const __m512i h23 = _mm512_add_epi16(_mm512_packs_epi32(q2, q3), qzy);
+        const __m512i b = _mm512_packs_epi16(h01, h23);
+        _mm256_storeu_si256((__m256i*)(void*)(out), _mm512_castsi512_si256(b));
+        _mm256_storeu_si256((__m256i*)(void*)(out + out_stride), _mm512_extracti64x4_epi64(b, 1));
+      } else {
+        const __m512i xm = _mm512_set1_epi8((char)0x80), z = _mm512_setzero_si512();
+        const __m512i qzy = _mm512_set1_epi16((int16_t)p->zy);
+        const __m512 qlo = _mm512_set1_ps(p->lo), qhi = _mm512_set1_ps(p->hi);
+        const int32_t* wb = (const int32_t*)(const void*)pw;
+        __m512i acc0 = _mm512_broadcast_i64x4(_mm256_loadu_si256((const __m256i*)(wb + 0)));
+        __m512i acc1 = _mm512_broadcast_i64x4(_mm256_loadu_si256((const __m256i*)(wb + 16)));
+        __m512i acc2 = _mm512_broadcast_i64x4(_mm256_loadu_si256((const __m256i*)(wb + 32)));
+        __m512i acc3 = _mm512_broadcast_i64x4(_mm256_loadu_si256((const __m256i*)(wb + 48)));
+        const int8_t* wt = (const int8_t*)(pw + 512);
+        const __mmask32 m = (__mmask32)(((uint64_t)1 << rem) - 1);
+        {
+          const __m512i r0 = _mm512_xor_si512(_mm512_inserti64x4(_mm512_castsi256_si512(_mm256_maskz_loadu_epi8(m, i0 + c0)), _mm256_maskz_loadu_epi8(m, j0 + c0), 1), xm);
+          const __m512i r1 = _mm512_xor_si512(_mm512_inserti64x4(_mm512_castsi256_si512(_mm256_maskz_loadu_epi8(m, i1 + c0)), _mm256_maskz_loadu_epi8(m, j1 + c0), 1), xm);
+          const __m512i r2 = _mm512_xor_si512(_mm512_inserti64x4(_mm512_castsi256_si512(_mm256_maskz_loadu_epi8(m, i2 + c0)), _mm256_maskz_loadu_epi8(m, j2 + c0), 1), xm);
+          const __m512i r3 = _mm512_xor_si512(_mm512_inserti64x4(_mm512_castsi256_si512(_mm256_maskz_loadu_epi8(m, i3 + c0)), _mm256_maskz_loadu_epi8(m, j3 + c0), 1), xm);
+          const __m512i t0 = _mm512_unpacklo_epi8(r0, r1), t1 = _mm512_unpackhi_epi8(r0, r1);
+          const __m512i t2 = _mm512_unpacklo_epi8(r2, r3), t3 = _mm512_unpackhi_epi8(r2, r3);
+          acc0 = _mm512_dpbusd_epi32(acc0, _mm512_unpacklo_epi16(t0, t2), _mm512_broadcast_i64x4(_mm256_loadu_si256((const __m256i*)(wt + 0 + 0))));
+          acc1 = _mm512_dpbusd_epi32(acc1, _mm512_unpackhi_epi16(t0, t2), _mm512_broadcast_i64x4(_mm256_loadu_si256((const __m256i*)(wt + 0 + 64))));
+          acc2 = _mm512_dpbusd_epi32(acc2, _mm512_unpacklo_epi16(t1, t3), _mm512_broadcast_i64x4(_mm256_loadu_si256((const __m256i*)(wt + 0 + 128))));
+          acc3 = _mm512_dpbusd_epi32(acc3, _mm512_unpackhi_epi16(t1, t3), _mm512_broadcast_i64x4(_mm256_loadu_si256((const __m256i*)(wt + 0 + 192))));
+        }
+        {
+          const __m512i r0 = _mm512_xor_si512(_mm512_inserti64x4(_mm512_castsi256_si512(_mm256_maskz_loadu_epi8(m, i4 + c0)), _mm256_maskz_loadu_epi8(m, j4 + c0), 1), xm);
+          const __m512i r1 = _mm512_xor_si512(_mm512_inserti64x4(_mm512_castsi256_si512(_mm256_maskz_loadu_epi8(m, i5 + c0)), _mm256_maskz_loadu_epi8(m, j5 + c0), 1), xm);
+          const __m512i r2 = _mm512_xor_si512(_mm512_inserti64x4(_mm512_castsi256_si512(_mm256_maskz_loadu_epi8(m, i6 + c0)), _mm256_maskz_loadu_epi8(m, j6 + c0), 1), xm);
+          const __m512i r3 = _mm512_xor_si512(_mm512_inserti64x4(_mm512_castsi256_si512(_mm256_maskz_loadu_epi8(m, i7 + c0)), _mm256_maskz_loadu_epi8(m, j7 + c0), 1), xm);
+          const __m512i t0 = _mm512_unpacklo_epi8(r0, r1), t1 = _mm512_unpackhi_epi8(r0, r1);
+          const __m512i t2 = _mm512_unpacklo_epi8(r2, r3), t3 = _mm512_unpackhi_epi8(r2, r3);
+          acc0 = _mm512_dpbusd_epi32(acc0, _mm512_unpacklo_epi16(t0, t2), _mm512_broadcast_i64x4(_mm256_loadu_si256((const __m256i*)(wt + 256 + 0))));
+          acc1 = _mm512_dpbusd_epi32(acc1, _mm512_unpackhi_epi16(t0, t2), _mm512_broadcast_i64x4(_mm256_loadu_si256((const __m256i*)(wt + 256 + 64))));
+          acc2 = _mm512_dpbusd_epi32(acc2, _mm512_unpacklo_epi16(t1, t3), _mm512_broadcast_i64x4(_mm256_loadu_si256((const __m256i*)(wt + 256 + 128))));
+          acc3 = _mm512_dpbusd_epi32(acc3, _mm512_unpackhi_epi16(t1, t3), _mm512_broadcast_i64x4(_mm256_loadu_si256((const __m256i*)(wt + 256 + 192))));
+        }
+        {
+          const __m512i r0 = _mm512_xor_si512(_mm512_inserti64x4(_mm512_castsi256_si512(_mm256_maskz_loadu_epi8(m, i8 + c0)), _mm256_maskz_loadu_epi8(m, j8 + c0), 1), xm);
+          const __m512i r1 = z;
+          const __m512i t0 = _mm512_unpacklo_epi8(r0, r1), t1 = _mm512_unpackhi_epi8(r0, r1);
+          const __m512i t2 = z, t3 = z;
+          acc0 = _mm512_dpbusd_epi32(acc0, _mm512_unpacklo_epi16(t0, t2), _mm512_broadcast_i64x4(_mm256_loadu_si256((const __m256i*)(wt + 512 + 0))));
+          acc1 = _mm512_dpbusd_epi32(acc1, _mm512_unpackhi_epi16(t0, t2), _mm512_broadcast_i64x4(_mm256_loadu_si256((const __m256i*)(wt + 512 + 64))));
+          acc2 = _mm512_dpbusd_epi32(acc2, _mm512_unpacklo_epi16(t1, t3), _mm512_broadcast_i64x4(_mm256_loadu_si256((const __m256i*)(wt + 512 + 128))));
+          acc3 = _mm512_dpbusd_epi32(acc3, _mm512_unpackhi_epi16(t1, t3), _mm512_broadcast_i64x4(_mm256_loadu_si256((const __m256i*)(wt + 512 + 192))));
+        }
+        const float* mp = (const float*)(const void*)(pw + 256);
+        const __m512i q0 = _mm512_cvtps_epi32(_mm512_min_ps(_mm512_max_ps(_mm512_mul_ps(_mm512_cvtepi32_ps(acc0), _mm512_castsi512_ps(_mm512_broadcast_i64x4(_mm256_loadu_si256((const __m256i*)(mp + 0))))), qlo), qhi));
+        const __m512i q1 = _mm512_cvtps_epi32(_mm512_min_ps(_mm512_max_ps(_mm512_mul_ps(_mm512_cvtepi32_ps(acc1), _mm512_castsi512_ps(_mm512_broadcast_i64x4(_mm256_loadu_si256((const __m256i*)(mp + 16))))), qlo), qhi));
+        const __m512i q2 = _mm512_cvtps_epi32(_mm512_min_ps(_mm512_max_ps(_mm512_mul_ps(_mm512_cvtepi32_ps(acc2), _mm512_castsi512_ps(_mm512_broadcast_i64x4(_mm256_loadu_si256((const __m256i*)(mp + 32))))), qlo), qhi));
+        const __m512i q3 = _mm512_cvtps_epi32(_mm512_min_ps(_mm512_max_ps(_mm512_mul_ps(_mm512_cvtepi32_ps(acc3), _mm512_castsi512_ps(_mm512_broadcast_i64x4(_mm256_loadu_si256((const __m256i*)(mp + 48))))), qlo), qhi));
+        const __m512i h01 = _mm512_add_epi16(_mm512_packs_epi32(q0, q1), qzy);
+        const __m512i h23 = _mm512_add_epi16(_mm512_packs_epi32(q2, q3), qzy);
+        const __m512i b = _mm512_packs_epi16(h01, h23);
+        _mm256_mask_storeu_epi8(out, m, _mm512_castsi512_si256(b));
+        _mm256_mask_storeu_epi8(out + out_stride, m, _mm512_extracti64x4_epi64(b, 1));
+      }
+    }
+  }
+  for (; px < width; px++, in += ks, out += out_stride) {
     const char* pw = (const char*)packed_w;
     size_t c0 = 0;
     const int8_t* i0 = in[0];
@@ -5989,7 +6124,270 @@ static __attribute__((target("avx512f,avx512bw,avx512vl,avx512vnni,avx2,fma"))) 
 }
 
 static __attribute__((target("avx512f,avx512bw,avx512vl,avx512vnni,avx2,fma"))) void wrt_avx512vnni_dot_qdwconv_25_c64(size_t channels, size_t width, size_t ks, const int8_t* const* in, const void* packed_w, int8_t* out, size_t out_stride, const wrt_qparams* p) {
-  for (size_t px = 0; px < width; px++, in += ks, out += out_stride) {
+  size_t px = 0;
+  if (channels <= 32) {
+    for (; px + 2 <= width; px += 2, in += 2 * ks, out += 2 * out_stride) {
+      const char* pw = (const char*)packed_w;
+      const size_t c0 = 0, rem = channels;
+      const int8_t* i0 = in[0];
+      const int8_t* i1 = in[1];
+      const int8_t* i2 = in[2];
+      const int8_t* i3 = in[3];
+      const int8_t* i4 = in[4];
+      const int8_t* i5 = in[5];
+      const int8_t* i6 = in[6];
+      const int8_t* i7 = in[7];
+      const int8_t* i8 = in[8];
+      const int8_t* i9 = in[9];
+      const int8_t* i10 = in[10];
+      const int8_t* i11 = in[11];
+      const int8_t* i12 = in[12];
+      const int8_t* i13 = in[13];
+      const int8_t* i14 = in[14];
+      const int8_t* i15 = in[15];
+      const int8_t* i16 = in[16];
+      const int8_t* i17 = in[17];
+      const int8_t* i18 = in[18];
+      const int8_t* i19 = in[19];
+      const int8_t* i20 = in[20];
+      const int8_t* i21 = in[21];
+      const int8_t* i22 = in[22];
+      const int8_t* i23 = in[23];
+      const int8_t* i24 = in[24];
+      const int8_t* j0 = in[ks + 0];
+      const int8_t* j1 = in[ks + 1];
+      const int8_t* j2 = in[ks + 2];
+      const int8_t* j3 = in[ks + 3];
+      const int8_t* j4 = in[ks + 4];
+      const int8_t* j5 = in[ks + 5];
+      const int8_t* j6 = in[ks + 6];
+      const int8_t* j7 = in[ks + 7];
+      const int8_t* j8 = in[ks + 8];
+      const int8_t* j9 = in[ks + 9];
+      const int8_t* j10 = in[ks + 10];
+      const int8_t* j11 = in[ks + 11];
+      const int8_t* j12 = in[ks + 12];
+      const int8_t* j13 = in[ks + 13];
+      const int8_t* j14 = in[ks + 14];
+      const int8_t* j15 = in[ks + 15];
+      const int8_t* j16 = in[ks + 16];
+      const int8_t* j17 = in[ks + 17];
+      const int8_t* j18 = in[ks + 18];
+      const int8_t* j19 = in[ks + 19];
+      const int8_t* j20 = in[ks + 20];
+      const int8_t* j21 = in[ks + 21];
+      const int8_t* j22 = in[ks + 22];
+      const int8_t* j23 = in[ks + 23];
+      const int8_t* j24 = in[ks + 24];
+      if (rem == 32) {
+        const __m512i xm = _mm512_set1_epi8((char)0x80), z = _mm512_setzero_si512();
+        const __m512i qzy = _mm512_set1_epi16((int16_t)p->zy);
+        const __m512 qlo = _mm512_set1_ps(p->lo), qhi = _mm512_set1_ps(p->hi);
+        const int32_t* wb = (const int32_t*)(const void*)pw;
+        __m512i acc0 = _mm512_broadcast_i64x4(_mm256_loadu_si256((const __m256i*)(wb + 0)));
+        __m512i acc1 = _mm512_broadcast_i64x4(_mm256_loadu_si256((const __m256i*)(wb + 16)));
+        __m512i acc2 = _mm512_broadcast_i64x4(_mm256_loadu_si256((const __m256i*)(wb + 32)));
+        __m512i acc3 = _mm512_broadcast_i64x4(_mm256_loadu_si256((const __m256i*)(wb + 48)));
+        const int8_t* wt = (const int8_t*)(pw + 512);
+        {
+          const __m512i r0 = _mm512_xor_si512(_mm512_inserti64x4(_mm512_castsi256_si512(_mm256_loadu_si256((const __m256i*)(i0 + c0))), _mm256_loadu_si256((const __m256i*)(j0 + c0)), 1), xm);
+          const __m512i r1 = _mm512_xor_si512(_mm512_inserti64x4(_mm512_castsi256_si512(_mm256_loadu_si256((const __m256i*)(i1 + c0))), _mm256_loadu_si256((const __m256i*)(j1 + c0)), 1), xm);
+          const __m512i r2 = _mm512_xor_si512(_mm512_inserti64x4(_mm512_castsi256_si512(_mm256_loadu_si256((const __m256i*)(i2 + c0))), _mm256_loadu_si256((const __m256i*)(j2 + c0)), 1), xm);
+          const __m512i r3 = _mm512_xor_si512(_mm512_inserti64x4(_mm512_castsi256_si512(_mm256_loadu_si256((const __m256i*)(i3 + c0))), _mm256_loadu_si256((const __m256i*)(j3 + c0)), 1), xm);
+          const __m512i t0 = _mm512_unpacklo_epi8(r0, r1), t1 = _mm512_unpackhi_epi8(r0, r1);
+          const __m512i t2 = _mm512_unpacklo_epi8(r2, r3), t3 = _mm512_unpackhi_epi8(r2, r3);
+          acc0 = _mm512_dpbusd_epi32(acc0, _mm512_unpacklo_epi16(t0, t2), _mm512_broadcast_i64x4(_mm256_loadu_si256((const __m256i*)(wt + 0 + 0))));
+          acc1 = _mm512_dpbusd_epi32(acc1, _mm512_unpackhi_epi16(t0, t2), _mm512_broadcast_i64x4(_mm256_loadu_si256((const __m256i*)(wt + 0 + 64))));
+          acc2 = _mm512_dpbusd_epi32(acc2, _mm512_unpacklo_epi16(t1, t3), _mm512_broadcast_i64x4(_mm256_loadu_si256((const __m256i*)(wt + 0 + 128))));
+          acc3 = _mm512_dpbusd_epi32(acc3, _mm512_unpackhi_epi16(t1, t3), _mm512_broadcast_i64x4(_mm256_loadu_si256((const __m256i*)(wt + 0 + 192))));
+        }
+        {
+          const __m512i r0 = _mm512_xor_si512(_mm512_inserti64x4(_mm512_castsi256_si512(_mm256_loadu_si256((const __m256i*)(i4 + c0))), _mm256_loadu_si256((const __m256i*)(j4 + c0)), 1), xm);
+          const __m512i r1 = _mm512_xor_si512(_mm512_inserti64x4(_mm512_castsi256_si512(_mm256_loadu_si256((const __m256i*)(i5 + c0))), _mm256_loadu_si256((const __m256i*)(j5 + c0)), 1), xm);
+          const __m512i r2 = _mm512_xor_si512(_mm512_inserti64x4(_mm512_castsi256_si512(_mm256_loadu_si256((const __m256i*)(i6 + c0))), _mm256_loadu_si256((const __m256i*)(j6 + c0)), 1), xm);
+          const __m512i r3 = _mm512_xor_si512(_mm512_inserti64x4(_mm512_castsi256_si512(_mm256_loadu_si256((const __m256i*)(i7 + c0))), _mm256_loadu_si256((const __m256i*)(j7 + c0)), 1), xm);
+          const __m512i t0 = _mm512_unpacklo_epi8(r0, r1), t1 = _mm512_unpackhi_epi8(r0, r1);
+          const __m512i t2 = _mm512_unpacklo_epi8(r2, r3), t3 = _mm512_unpackhi_epi8(r2, r3);
+          acc0 = _mm512_dpbusd_epi32(acc0, _mm512_unpacklo_epi16(t0, t2), _mm512_broadcast_i64x4(_mm256_loadu_si256((const __m256i*)(wt + 256 + 0))));
+          acc1 = _mm512_dpbusd_epi32(acc1, _mm512_unpackhi_epi16(t0, t2), _mm512_broadcast_i64x4(_mm256_loadu_si256((const __m256i*)(wt + 256 + 64))));
+          acc2 = _mm512_dpbusd_epi32(acc2, _mm512_unpacklo_epi16(t1, t3), _mm512_broadcast_i64x4(_mm256_loadu_si256((const __m256i*)(wt + 256 + 128))));
+          acc3 = _mm512_dpbusd_epi32(acc3, _mm512_unpackhi_epi16(t1, t3), _mm512_broadcast_i64x4(_mm256_loadu_si256((const __m256i*)(wt + 256 + 192))));
+        }
+        {
+          const __m512i r0 = _mm512_xor_si512(_mm512_inserti64x4(_mm512_castsi256_si512(_mm256_loadu_si256((const __m256i*)(i8 + c0))), _mm256_loadu_si256((const __m256i*)(j8 + c0)), 1), xm);
+          const __m512i r1 = _mm512_xor_si512(_mm512_inserti64x4(_mm512_castsi256_si512(_mm256_loadu_si256((const __m256i*)(i9 + c0))), _mm256_loadu_si256((const __m256i*)(j9 + c0)), 1), xm);
+          const __m512i r2 = _mm512_xor_si512(_mm512_inserti64x4(_mm512_castsi256_si512(_mm256_loadu_si256((const __m256i*)(i10 + c0))), _mm256_loadu_si256((const __m256i*)(j10 + c0)), 1), xm);
+          const __m512i r3 = _mm512_xor_si512(_mm512_inserti64x4(_mm512_castsi256_si512(_mm256_loadu_si256((const __m256i*)(i11 + c0))), _mm256_loadu_si256((const __m256i*)(j11 + c0)), 1), xm);
+          const __m512i t0 = _mm512_unpacklo_epi8(r0, r1), t1 = _mm512_unpackhi_epi8(r0, r1);
+          const __m512i t2 = _mm512_unpacklo_epi8(r2, r3), t3 = _mm512_unpackhi_epi8(r2, r3);
+          acc0 = _mm512_dpbusd_epi32(acc0, _mm512_unpacklo_epi16(t0, t2), _mm512_broadcast_i64x4(_mm256_loadu_si256((const __m256i*)(wt + 512 + 0))));
+          acc1 = _mm512_dpbusd_epi32(acc1, _mm512_unpackhi_epi16(t0, t2), _mm512_broadcast_i64x4(_mm256_loadu_si256((const __m256i*)(wt + 512 + 64))));
+          acc2 = _mm512_dpbusd_epi32(acc2, _mm512_unpacklo_epi16(t1, t3), _mm512_broadcast_i64x4(_mm256_loadu_si256((const __m256i*)(wt + 512 + 128))));
+          acc3 = _mm512_dpbusd_epi32(acc3, _mm512_unpackhi_epi16(t1, t3), _mm512_broadcast_i64x4(_mm256_loadu_si256((const __m256i*)(wt + 512 + 192))));
+        }
+        {
+          const __m512i r0 = _mm512_xor_si512(_mm512_inserti64x4(_mm512_castsi256_si512(_mm256_loadu_si256((const __m256i*)(i12 + c0))), _mm256_loadu_si256((const __m256i*)(j12 + c0)), 1), xm);
+          const __m512i r1 = _mm512_xor_si512(_mm512_inserti64x4(_mm512_castsi256_si512(_mm256_loadu_si256((const __m256i*)(i13 + c0))), _mm256_loadu_si256((const __m256i*)(j13 + c0)), 1), xm);
+          const __m512i r2 = _mm512_xor_si512(_mm512_inserti64x4(_mm512_castsi256_si512(_mm256_loadu_si256((const __m256i*)(i14 + c0))), _mm256_loadu_si256((const __m256i*)(j14 + c0)), 1), xm);
+          const __m512i r3 = _mm512_xor_si512(_mm512_inserti64x4(_mm512_castsi256_si512(_mm256_loadu_si256((const __m256i*)(i15 + c0))), _mm256_loadu_si256((const __m256i*)(j15 + c0)), 1), xm);
+          const __m512i t0 = _mm512_unpacklo_epi8(r0, r1), t1 = _mm512_unpackhi_epi8(r0, r1);
+          const __m512i t2 = _mm512_unpacklo_epi8(r2, r3), t3 = _mm512_unpackhi_epi8(r2, r3);
+          acc0 = _mm512_dpbusd_epi32(acc0, _mm512_unpacklo_epi16(t0, t2), _mm512_broadcast_i64x4(_mm256_loadu_si256((const __m256i*)(wt + 768 + 0))));
+          acc1 = _mm512_dpbusd_epi32(acc1, _mm512_unpackhi_epi16(t0, t2), _mm512_broadcast_i64x4(_mm256_loadu_si256((const __m256i*)(wt + 768 + 64))));
+          acc2 = _mm512_dpbusd_epi32(acc2, _mm512_unpacklo_epi16(t1, t3), _mm512_broadcast_i64x4(_mm256_loadu_si256((const __m256i*)(wt + 768 + 128))));
+          acc3 = _mm512_dpbusd_epi32(acc3, _mm512_unpackhi_epi16(t1, t3), _mm512_broadcast_i64x4(_mm256_loadu_si256((const __m256i*)(wt + 768 + 192))));
+        }
+        {
+          const __m512i r0 = _mm512_xor_si512(_mm512_inserti64x4(_mm512_castsi256_si512(_mm256_loadu_si256((const __m256i*)(i16 + c0))), _mm256_loadu_si256((const __m256i*)(j16 + c0)), 1), xm);
+          const __m512i r1 = _mm512_xor_si512(_mm512_inserti64x4(_mm512_castsi256_si512(_mm256_loadu_si256((const __m256i*)(i17 + c0))), _mm256_loadu_si256((const __m256i*)(j17 + c0)), 1), xm);
+          const __m512i r2 = _mm512_xor_si512(_mm512_inserti64x4(_mm512_castsi256_si512(_mm256_loadu_si256((const __m256i*)(i18 + c0))), _mm256_loadu_si256((const __m256i*)(j18 + c0)), 1), xm);
+          const __m512i r3 = _mm512_xor_si512(_mm512_inserti64x4(_mm512_castsi256_si512(_mm256_loadu_si256((const __m256i*)(i19 + c0))), _mm256_loadu_si256((const __m256i*)(j19 + c0)), 1), xm);
+          const __m512i t0 = _mm512_unpacklo_epi8(r0, r1), t1 = _mm512_unpackhi_epi8(r0, r1);
+          const __m512i t2 = _mm512_unpacklo_epi8(r2, r3), t3 = _mm512_unpackhi_epi8(r2, r3);
+          acc0 = _mm512_dpbusd_epi32(acc0, _mm512_unpacklo_epi16(t0, t2), _mm512_broadcast_i64x4(_mm256_loadu_si256((const __m256i*)(wt + 1024 + 0))));
+          acc1 = _mm512_dpbusd_epi32(acc1, _mm512_unpackhi_epi16(t0, t2), _mm512_broadcast_i64x4(_mm256_loadu_si256((const __m256i*)(wt + 1024 + 64))));
+          acc2 = _mm512_dpbusd_epi32(acc2, _mm512_unpacklo_epi16(t1, t3), _mm512_broadcast_i64x4(_mm256_loadu_si256((const __m256i*)(wt + 1024 + 128))));
+          acc3 = _mm512_dpbusd_epi32(acc3, _mm512_unpackhi_epi16(t1, t3), _mm512_broadcast_i64x4(_mm256_loadu_si256((const __m256i*)(wt + 1024 + 192))));
+        }
+        {
+          const __m512i r0 = _mm512_xor_si512(_mm512_inserti64x4(_mm512_castsi256_si512(_mm256_loadu_si256((const __m256i*)(i20 + c0))), _mm256_loadu_si256((const __m256i*)(j20 + c0)), 1), xm);
+          const __m512i r1 = _mm512_xor_si512(_mm512_inserti64x4(_mm512_castsi256_si512(_mm256_loadu_si256((const __m256i*)(i21 + c0))), _mm256_loadu_si256((const __m256i*)(j21 + c0)), 1), xm);
+          const __m512i r2 = _mm512_xor_si512(_mm512_inserti64x4(_mm512_castsi256_si512(_mm256_loadu_si256((const __m256i*)(i22 + c0))), _mm256_loadu_si256((const __m256i*)(j22 + c0)), 1), xm);
+          const __m512i r3 = _mm512_xor_si512(_mm512_inserti64x4(_mm512_castsi256_si512(_mm256_loadu_si256((const __m256i*)(i23 + c0))), _mm256_loadu_si256((const __m256i*)(j23 + c0)), 1), xm);
+          const __m512i t0 = _mm512_unpacklo_epi8(r0, r1), t1 = _mm512_unpackhi_epi8(r0, r1);
+          const __m512i t2 = _mm512_unpacklo_epi8(r2, r3), t3 = _mm512_unpackhi_epi8(r2, r3);
+          acc0 = _mm512_dpbusd_epi32(acc0, _mm512_unpacklo_epi16(t0, t2), _mm512_broadcast_i64x4(_mm256_loadu_si256((const __m256i*)(wt + 1280 + 0))));
+          acc1 = _mm512_dpbusd_epi32(acc1, _mm512_unpackhi_epi16(t0, t2), _mm512_broadcast_i64x4(_mm256_loadu_si256((const __m256i*)(wt + 1280 + 64))));
+          acc2 = _mm512_dpbusd_epi32(acc2, _mm512_unpacklo_epi16(t1, t3), _mm512_broadcast_i64x4(_mm256_loadu_si256((const __m256i*)(wt + 1280 + 128))));
+          acc3 = _mm512_dpbusd_epi32(acc3, _mm512_unpackhi_epi16(t1, t3), _mm512_broadcast_i64x4(_mm256_loadu_si256((const __m256i*)(wt + 1280 + 192))));
+        }
+        {
+          const __m512i r0 = _mm512_xor_si512(_mm512_inserti64x4(_mm512_castsi256_si512(_mm256_loadu_si256((const __m256i*)(i24 + c0))), _mm256_loadu_si256((const __m256i*)(j24 + c0)), 1), xm);
+          const __m512i r1 = z;
+          const __m512i t0 = _mm512_unpacklo_epi8(r0, r1), t1 = _mm512_unpackhi_epi8(r0, r1);
+          const __m512i t2 = z, t3 = z;
+          acc0 = _mm512_dpbusd_epi32(acc0, _mm512_unpacklo_epi16(t0, t2), _mm512_broadcast_i64x4(_mm256_loadu_si256((const __m256i*)(wt + 1536 + 0))));
+          acc1 = _mm512_dpbusd_epi32(acc1, _mm512_unpackhi_epi16(t0, t2), _mm512_broadcast_i64x4(_mm256_loadu_si256((const __m256i*)(wt + 1536 + 64))));
+          acc2 = _mm512_dpbusd_epi32(acc2, _mm512_unpacklo_epi16(t1, t3), _mm512_broadcast_i64x4(_mm256_loadu_si256((const __m256i*)(wt + 1536 + 128))));
+          acc3 = _mm512_dpbusd_epi32(acc3, _mm512_unpackhi_epi16(t1, t3), _mm512_broadcast_i64x4(_mm256_loadu_si256((const __m256i*)(wt + 1536 + 192))));
+        }
+        const float* mp = (const float*)(const void*)(pw + 256);
+        const __m512i q0 = _mm512_cvtps_epi32(_mm512_min_ps(_mm512_max_ps(_mm512_mul_ps(_mm512_cvtepi32_ps(acc0), _mm512_castsi512_ps(_mm512_broadcast_i64x4(_mm256_loadu_si256((const __m256i*)(mp + 0))))), qlo), qhi));
+        const __m512i q1 = _mm512_cvtps_epi32(_mm512_min_ps(_mm512_max_ps(_mm512_mul_ps(_mm512_cvtepi32_ps(acc1), _mm512_castsi512_ps(_mm512_broadcast_i64x4(_mm256_loadu_si256((const __m256i*)(mp + 16))))), qlo), qhi));
+        const __m512i q2 = _mm512_cvtps_epi32(_mm512_min_ps(_mm512_max_ps(_mm512_mul_ps(_mm512_cvtepi32_ps(acc2), _mm512_castsi512_ps(_mm512_broadcast_i64x4(_mm256_loadu_si256((const __m256i*)(mp + 32))))), qlo), qhi));
+        const __m512i q3 = _mm512_cvtps_epi32(_mm512_min_ps(_mm512_max_ps(_mm512_mul_ps(_mm512_cvtepi32_ps(acc3), _mm512_castsi512_ps(_mm512_broadcast_i64x4(_mm256_loadu_si256((const __m256i*)(mp + 48))))), qlo), qhi));
+        const __m512i h01 = _mm512_add_epi16(_mm512_packs_epi32(q0, q1), qzy);
+        const __m512i h23 = _mm512_add_epi16(_mm512_packs_epi32(q2, q3), qzy);
+        const __m512i b = _mm512_packs_epi16(h01, h23);
+        _mm256_storeu_si256((__m256i*)(void*)(out), _mm512_castsi512_si256(b));
+        _mm256_storeu_si256((__m256i*)(void*)(out + out_stride), _mm512_extracti64x4_epi64(b, 1));
+      } else {
+        const __m512i xm = _mm512_set1_epi8((char)0x80), z = _mm512_setzero_si512();
+        const __m512i qzy = _mm512_set1_epi16((int16_t)p->zy);
+        const __m512 qlo = _mm512_set1_ps(p->lo), qhi = _mm512_set1_ps(p->hi);
+        const int32_t* wb = (const int32_t*)(const void*)pw;
+        __m512i acc0 = _mm512_broadcast_i64x4(_mm256_loadu_si256((const __m256i*)(wb + 0)));
+        __m512i acc1 = _mm512_broadcast_i64x4(_mm256_loadu_si256((const __m256i*)(wb + 16)));
+        __m512i acc2 = _mm512_broadcast_i64x4(_mm256_loadu_si256((const __m256i*)(wb + 32)));
+        __m512i acc3 = _mm512_broadcast_i64x4(_mm256_loadu_si256((const __m256i*)(wb + 48)));
+        const int8_t* wt = (const int8_t*)(pw + 512);
+        const __mmask32 m = (__mmask32)(((uint64_t)1 << rem) - 1);
+        {
+          const __m512i r0 = _mm512_xor_si512(_mm512_inserti64x4(_mm512_castsi256_si512(_mm256_maskz_loadu_epi8(m, i0 + c0)), _mm256_maskz_loadu_epi8(m, j0 + c0), 1), xm);
+          const __m512i r1 = _mm512_xor_si512(_mm512_inserti64x4(_mm512_castsi256_si512(_mm256_maskz_loadu_epi8(m, i1 + c0)), _mm256_maskz_loadu_epi8(m, j1 + c0), 1), xm);
+          const __m512i r2 = _mm512_xor_si512(_mm512_inserti64x4(_mm512_castsi256_si512(_mm256_maskz_loadu_epi8(m, i2 + c0)), _mm256_maskz_loadu_epi8(m, j2 + c0), 1), xm);
+          const __m512i r3 = _mm512_xor_si512(_mm512_inserti64x4(_mm512_castsi256_si512(_mm256_maskz_loadu_epi8(m, i3 + c0)), _mm256_maskz_loadu_epi8(m, j3 + c0), 1), xm);
+          const __m512i t0 = _mm512_unpacklo_epi8(r0, r1), t1 = _mm512_unpackhi_epi8(r0, r1);
+          const __m512i t2 = _mm512_unpacklo_epi8(r2, r3), t3 = _mm512_unpackhi_epi8(r2, r3);
+          acc0 = _mm512_dpbusd_epi32(acc0, _mm512_unpacklo_epi16(t0, t2), _mm512_broadcast_i64x4(_mm256_loadu_si256((const __m256i*)(wt + 0 + 0))));
+          acc1 = _mm512_dpbusd_epi32(acc1, _mm512_unpackhi_epi16(t0, t2), _mm512_broadcast_i64x4(_mm256_loadu_si256((const __m256i*)(wt + 0 + 64))));
+          acc2 = _mm512_dpbusd_epi32(acc2, _mm512_unpacklo_epi16(t1, t3), _mm512_broadcast_i64x4(_mm256_loadu_si256((const __m256i*)(wt + 0 + 128))));
+          acc3 = _mm512_dpbusd_epi32(acc3, _mm512_unpackhi_epi16(t1, t3), _mm512_broadcast_i64x4(_mm256_loadu_si256((const __m256i*)(wt + 0 + 192))));
+        }
+        {
+          const __m512i r0 = _mm512_xor_si512(_mm512_inserti64x4(_mm512_castsi256_si512(_mm256_maskz_loadu_epi8(m, i4 + c0)), _mm256_maskz_loadu_epi8(m, j4 + c0), 1), xm);
+          const __m512i r1 = _mm512_xor_si512(_mm512_inserti64x4(_mm512_castsi256_si512(_mm256_maskz_loadu_epi8(m, i5 + c0)), _mm256_maskz_loadu_epi8(m, j5 + c0), 1), xm);
+          const __m512i r2 = _mm512_xor_si512(_mm512_inserti64x4(_mm512_castsi256_si512(_mm256_maskz_loadu_epi8(m, i6 + c0)), _mm256_maskz_loadu_epi8(m, j6 + c0), 1), xm);
+          const __m512i r3 = _mm512_xor_si512(_mm512_inserti64x4(_mm512_castsi256_si512(_mm256_maskz_loadu_epi8(m, i7 + c0)), _mm256_maskz_loadu_epi8(m, j7 + c0), 1), xm);
+          const __m512i t0 = _mm512_unpacklo_epi8(r0, r1), t1 = _mm512_unpackhi_epi8(r0, r1);
+          const __m512i t2 = _mm512_unpacklo_epi8(r2, r3), t3 = _mm512_unpackhi_epi8(r2, r3);
+          acc0 = _mm512_dpbusd_epi32(acc0, _mm512_unpacklo_epi16(t0, t2), _mm512_broadcast_i64x4(_mm256_loadu_si256((const __m256i*)(wt + 256 + 0))));
+          acc1 = _mm512_dpbusd_epi32(acc1, _mm512_unpackhi_epi16(t0, t2), _mm512_broadcast_i64x4(_mm256_loadu_si256((const __m256i*)(wt + 256 + 64))));
+          acc2 = _mm512_dpbusd_epi32(acc2, _mm512_unpacklo_epi16(t1, t3), _mm512_broadcast_i64x4(_mm256_loadu_si256((const __m256i*)(wt + 256 + 128))));
+          acc3 = _mm512_dpbusd_epi32(acc3, _mm512_unpackhi_epi16(t1, t3), _mm512_broadcast_i64x4(_mm256_loadu_si256((const __m256i*)(wt + 256 + 192))));
+        }
+        {
+          const __m512i r0 = _mm512_xor_si512(_mm512_inserti64x4(_mm512_castsi256_si512(_mm256_maskz_loadu_epi8(m, i8 + c0)), _mm256_maskz_loadu_epi8(m, j8 + c0), 1), xm);
+          const __m512i r1 = _mm512_xor_si512(_mm512_inserti64x4(_mm512_castsi256_si512(_mm256_maskz_loadu_epi8(m, i9 + c0)), _mm256_maskz_loadu_epi8(m, j9 + c0), 1), xm);
+          const __m512i r2 = _mm512_xor_si512(_mm512_inserti64x4(_mm512_castsi256_si512(_mm256_maskz_loadu_epi8(m, i10 + c0)), _mm256_maskz_loadu_epi8(m, j10 + c0), 1), xm);
+          const __m512i r3 = _mm512_xor_si512(_mm512_inserti64x4(_mm512_castsi256_si512(_mm256_maskz_loadu_epi8(m, i11 + c0)), _mm256_maskz_loadu_epi8(m, j11 + c0), 1), xm);
+          const __m512i t0 = _mm512_unpacklo_epi8(r0, r1), t1 = _mm512_unpackhi_epi8(r0, r1);
+          const __m512i t2 = _mm512_unpacklo_epi8(r2, r3), t3 = _mm512_unpackhi_epi8(r2, r3);
+          acc0 = _mm512_dpbusd_epi32(acc0, _mm512_unpacklo_epi16(t0, t2), _mm512_broadcast_i64x4(_mm256_loadu_si256((const __m256i*)(wt + 512 + 0))));
+          acc1 = _mm512_dpbusd_epi32(acc1, _mm512_unpackhi_epi16(t0, t2), _mm512_broadcast_i64x4(_mm256_loadu_si256((const __m256i*)(wt + 512 + 64))));
+          acc2 = _mm512_dpbusd_epi32(acc2, _mm512_unpacklo_epi16(t1, t3), _mm512_broadcast_i64x4(_mm256_loadu_si256((const __m256i*)(wt + 512 + 128))));
+          acc3 = _mm512_dpbusd_epi32(acc3, _mm512_unpackhi_epi16(t1, t3), _mm512_broadcast_i64x4(_mm256_loadu_si256((const __m256i*)(wt + 512 + 192))));
+        }
+        {
+          const __m512i r0 = _mm512_xor_si512(_mm512_inserti64x4(_mm512_castsi256_si512(_mm256_maskz_loadu_epi8(m, i12 + c0)), _mm256_maskz_loadu_epi8(m, j12 + c0), 1), xm);
+          const __m512i r1 = _mm512_xor_si512(_mm512_inserti64x4(_mm512_castsi256_si512(_mm256_maskz_loadu_epi8(m, i13 + c0)), _mm256_maskz_loadu_epi8(m, j13 + c0), 1), xm);
+          const __m512i r2 = _mm512_xor_si512(_mm512_inserti64x4(_mm512_castsi256_si512(_mm256_maskz_loadu_epi8(m, i14 + c0)), _mm256_maskz_loadu_epi8(m, j14 + c0), 1), xm);
+          const __m512i r3 = _mm512_xor_si512(_mm512_inserti64x4(_mm512_castsi256_si512(_mm256_maskz_loadu_epi8(m, i15 + c0)), _mm256_maskz_loadu_epi8(m, j15 + c0), 1), xm);
+          const __m512i t0 = _mm512_unpacklo_epi8(r0, r1), t1 = _mm512_unpackhi_epi8(r0, r1);
+          const __m512i t2 = _mm512_unpacklo_epi8(r2, r3), t3 = _mm512_unpackhi_epi8(r2, r3);
+          acc0 = _mm512_dpbusd_epi32(acc0, _mm512_unpacklo_epi16(t0, t2), _mm512_broadcast_i64x4(_mm256_loadu_si256((const __m256i*)(wt + 768 + 0))));
+          acc1 = _mm512_dpbusd_epi32(acc1, _mm512_unpackhi_epi16(t0, t2), _mm512_broadcast_i64x4(_mm256_loadu_si256((const __m256i*)(wt + 768 + 64))));
+          acc2 = _mm512_dpbusd_epi32(acc2, _mm512_unpacklo_epi16(t1, t3), _mm512_broadcast_i64x4(_mm256_loadu_si256((const __m256i*)(wt + 768 + 128))));
+          acc3 = _mm512_dpbusd_epi32(acc3, _mm512_unpackhi_epi16(t1, t3), _mm512_broadcast_i64x4(_mm256_loadu_si256((const __m256i*)(wt + 768 + 192))));
+        }
+        {
+          const __m512i r0 = _mm512_xor_si512(_mm512_inserti64x4(_mm512_castsi256_si512(_mm256_maskz_loadu_epi8(m, i16 + c0)), _mm256_maskz_loadu_epi8(m, j16 + c0), 1), xm);
+          const __m512i r1 = _mm512_xor_si512(_mm512_inserti64x4(_mm512_castsi256_si512(_mm256_maskz_loadu_epi8(m, i17 + c0)), _mm256_maskz_loadu_epi8(m, j17 + c0), 1), xm);
+          const __m512i r2 = _mm512_xor_si512(_mm512_inserti64x4(_mm512_castsi256_si512(_mm256_maskz_loadu_epi8(m, i18 + c0)), _mm256_maskz_loadu_epi8(m, j18 + c0), 1), xm);
+          const __m512i r3 = _mm512_xor_si512(_mm512_inserti64x4(_mm512_castsi256_si512(_mm256_maskz_loadu_epi8(m, i19 + c0)), _mm256_maskz_loadu_epi8(m, j19 + c0), 1), xm);
+          const __m512i t0 = _mm512_unpacklo_epi8(r0, r1), t1 = _mm512_unpackhi_epi8(r0, r1);
+          const __m512i t2 = _mm512_unpacklo_epi8(r2, r3), t3 = _mm512_unpackhi_epi8(r2, r3);
+          acc0 = _mm512_dpbusd_epi32(acc0, _mm512_unpacklo_epi16(t0, t2), _mm512_broadcast_i64x4(_mm256_loadu_si256((const __m256i*)(wt + 1024 + 0))));
+          acc1 = _mm512_dpbusd_epi32(acc1, _mm512_unpackhi_epi16(t0, t2), _mm512_broadcast_i64x4(_mm256_loadu_si256((const __m256i*)(wt + 1024 + 64))));
+          acc2 = _mm512_dpbusd_epi32(acc2, _mm512_unpacklo_epi16(t1, t3), _mm512_broadcast_i64x4(_mm256_loadu_si256((const __m256i*)(wt + 1024 + 128))));
+          acc3 = _mm512_dpbusd_epi32(acc3, _mm512_unpackhi_epi16(t1, t3), _mm512_broadcast_i64x4(_mm256_loadu_si256((const __m256i*)(wt + 1024 + 192))));
+        }
+        {
+          const __m512i r0 = _mm512_xor_si512(_mm512_inserti64x4(_mm512_castsi256_si512(_mm256_maskz_loadu_epi8(m, i20 + c0)), _mm256_maskz_loadu_epi8(m, j20 + c0), 1), xm);
+          const __m512i r1 = _mm512_xor_si512(_mm512_inserti64x4(_mm512_castsi256_si512(_mm256_maskz_loadu_epi8(m, i21 + c0)), _mm256_maskz_loadu_epi8(m, j21 + c0), 1), xm);
+          const __m512i r2 = _mm512_xor_si512(_mm512_inserti64x4(_mm512_castsi256_si512(_mm256_maskz_loadu_epi8(m, i22 + c0)), _mm256_maskz_loadu_epi8(m, j22 + c0), 1), xm);
+          const __m512i r3 = _mm512_xor_si512(_mm512_inserti64x4(_mm512_castsi256_si512(_mm256_maskz_loadu_epi8(m, i23 + c0)), _mm256_maskz_loadu_epi8(m, j23 + c0), 1), xm);
+          const __m512i t0 = _mm512_unpacklo_epi8(r0, r1), t1 = _mm512_unpackhi_epi8(r0, r1);
+          const __m512i t2 = _mm512_unpacklo_epi8(r2, r3), t3 = _mm512_unpackhi_epi8(r2, r3);
+          acc0 = _mm512_dpbusd_epi32(acc0, _mm512_unpacklo_epi16(t0, t2), _mm512_broadcast_i64x4(_mm256_loadu_si256((const __m256i*)(wt + 1280 + 0))));
+          acc1 = _mm512_dpbusd_epi32(acc1, _mm512_unpackhi_epi16(t0, t2), _mm512_broadcast_i64x4(_mm256_loadu_si256((const __m256i*)(wt + 1280 + 64))));
+          acc2 = _mm512_dpbusd_epi32(acc2, _mm512_unpacklo_epi16(t1, t3), _mm512_broadcast_i64x4(_mm256_loadu_si256((const __m256i*)(wt + 1280 + 128))));
+          acc3 = _mm512_dpbusd_epi32(acc3, _mm512_unpackhi_epi16(t1, t3), _mm512_broadcast_i64x4(_mm256_loadu_si256((const __m256i*)(wt + 1280 + 192))));
+        }
+        {
+          const __m512i r0 = _mm512_xor_si512(_mm512_inserti64x4(_mm512_castsi256_si512(_mm256_maskz_loadu_epi8(m, i24 + c0)), _mm256_maskz_loadu_epi8(m, j24 + c0), 1), xm);
+          const __m512i r1 = z;
+          const __m512i t0 = _mm512_unpacklo_epi8(r0, r1), t1 = _mm512_unpackhi_epi8(r0, r1);
+          const __m512i t2 = z, t3 = z;
+          acc0 = _mm512_dpbusd_epi32(acc0, _mm512_unpacklo_epi16(t0, t2), _mm512_broadcast_i64x4(_mm256_loadu_si256((const __m256i*)(wt + 1536 + 0))));
+          acc1 = _mm512_dpbusd_epi32(acc1, _mm512_unpackhi_epi16(t0, t2), _mm512_broadcast_i64x4(_mm256_loadu_si256((const __m256i*)(wt + 1536 + 64))));
+          acc2 = _mm512_dpbusd_epi32(acc2, _mm512_unpacklo_epi16(t1, t3), _mm512_broadcast_i64x4(_mm256_loadu_si256((const __m256i*)(wt + 1536 + 128))));
+          acc3 = _mm512_dpbusd_epi32(acc3, _mm512_unpackhi_epi16(t1, t3), _mm512_broadcast_i64x4(_mm256_loadu_si256((const __m256i*)(wt + 1536 + 192))));
+        }
+        const float* mp = (const float*)(const void*)(pw + 256);
+        const __m512i q0 = _mm512_cvtps_epi32(_mm512_min_ps(_mm512_max_ps(_mm512_mul_ps(_mm512_cvtepi32_ps(acc0), _mm512_castsi512_ps(_mm512_broadcast_i64x4(_mm256_loadu_si256((const __m256i*)(mp + 0))))), qlo), qhi));
+        const __m512i q1 = _mm512_cvtps_epi32(_mm512_min_ps(_mm512_max_ps(_mm512_mul_ps(_mm512_cvtepi32_ps(acc1), _mm512_castsi512_ps(_mm512_broadcast_i64x4(_mm256_loadu_si256((const __m256i*)(mp + 16))))), qlo), qhi));
+        const __m512i q2 = _mm512_cvtps_epi32(_mm512_min_ps(_mm512_max_ps(_mm512_mul_ps(_mm512_cvtepi32_ps(acc2), _mm512_castsi512_ps(_mm512_broadcast_i64x4(_mm256_loadu_si256((const __m256i*)(mp + 32))))), qlo), qhi));
+        const __m512i q3 = _mm512_cvtps_epi32(_mm512_min_ps(_mm512_max_ps(_mm512_mul_ps(_mm512_cvtepi32_ps(acc3), _mm512_castsi512_ps(_mm512_broadcast_i64x4(_mm256_loadu_si256((const __m256i*)(mp + 48))))), qlo), qhi));
+        const __m512i h01 = _mm512_add_epi16(_mm512_packs_epi32(q0, q1), qzy);
+        const __m512i h23 = _mm512_add_epi16(_mm512_packs_epi32(q2, q3), qzy);
+        const __m512i b = _mm512_packs_epi16(h01, h23);
+        _mm256_mask_storeu_epi8(out, m, _mm512_castsi512_si256(b));
+        _mm256_mask_storeu_epi8(out + out_stride, m, _mm512_extracti64x4_epi64(b, 1));
+      }
+    }
+  }
+  for (; px < width; px++, in += ks, out += out_stride) {
     const char* pw = (const char*)packed_w;
     size_t c0 = 0;
     const int8_t* i0 = in[0];
