@@ -4506,6 +4506,7 @@ static __attribute__((target("avx512f,avx512bw,avx512vl,avx2,fma"))) void wrt_av
   const float* mp = (const float*)(const void*)((const char*)(packed_w) + 128);
   const __m512 mq0 = _mm512_loadu_ps(mp + 0);
   const __m512 mq1 = _mm512_loadu_ps(mp + 16);
+  const __mmask32 cm = (__mmask32)(((uint64_t)1 << nc) - 1);
   {
     const __m512i q5_0 = _mm512_cvtps_epi32(_mm512_min_ps(_mm512_mul_ps(_mm512_cvtepi32_ps(acc5_0), mq0), qhi));
     const __m512i q5_1 = _mm512_cvtps_epi32(_mm512_min_ps(_mm512_mul_ps(_mm512_cvtepi32_ps(acc5_1), mq1), qhi));
@@ -4514,11 +4515,9 @@ static __attribute__((target("avx512f,avx512bw,avx512vl,avx2,fma"))) void wrt_av
         const __m256i r = _mm512_castsi512_si256(_mm512_permutexvar_epi32(qperm, _mm512_packs_epi16(h, h)));
         _mm256_storeu_si256((__m256i*)(void*)(c5), _mm256_max_epi8(r, qmin)); }
     } else {
-      int8_t ob[32];
       { const __m512i h = _mm512_adds_epi16(_mm512_packs_epi32(q5_0, q5_1), qzw);
         const __m256i r = _mm512_castsi512_si256(_mm512_permutexvar_epi32(qperm, _mm512_packs_epi16(h, h)));
-        _mm256_storeu_si256((__m256i*)(void*)(ob), _mm256_max_epi8(r, qmin)); }
-      for (size_t j = 0; j < nc; j++) c5[j] = ob[j];
+        _mm256_mask_storeu_epi8(c5, cm, _mm256_max_epi8(r, qmin)); }
     }
   }
   {
@@ -4529,11 +4528,9 @@ static __attribute__((target("avx512f,avx512bw,avx512vl,avx2,fma"))) void wrt_av
         const __m256i r = _mm512_castsi512_si256(_mm512_permutexvar_epi32(qperm, _mm512_packs_epi16(h, h)));
         _mm256_storeu_si256((__m256i*)(void*)(c4), _mm256_max_epi8(r, qmin)); }
     } else {
-      int8_t ob[32];
       { const __m512i h = _mm512_adds_epi16(_mm512_packs_epi32(q4_0, q4_1), qzw);
         const __m256i r = _mm512_castsi512_si256(_mm512_permutexvar_epi32(qperm, _mm512_packs_epi16(h, h)));
-        _mm256_storeu_si256((__m256i*)(void*)(ob), _mm256_max_epi8(r, qmin)); }
-      for (size_t j = 0; j < nc; j++) c4[j] = ob[j];
+        _mm256_mask_storeu_epi8(c4, cm, _mm256_max_epi8(r, qmin)); }
     }
   }
   {
@@ -4544,11 +4541,9 @@ static __attribute__((target("avx512f,avx512bw,avx512vl,avx2,fma"))) void wrt_av
         const __m256i r = _mm512_castsi512_si256(_mm512_permutexvar_epi32(qperm, _mm512_packs_epi16(h, h)));
         _mm256_storeu_si256((__m256i*)(void*)(c3), _mm256_max_epi8(r, qmin)); }
     } else {
-      int8_t ob[32];
       { const __m512i h = _mm512_adds_epi16(_mm512_packs_epi32(q3_0, q3_1), qzw);
         const __m256i r = _mm512_castsi512_si256(_mm512_permutexvar_epi32(qperm, _mm512_packs_epi16(h, h)));
-        _mm256_storeu_si256((__m256i*)(void*)(ob), _mm256_max_epi8(r, qmin)); }
-      for (size_t j = 0; j < nc; j++) c3[j] = ob[j];
+        _mm256_mask_storeu_epi8(c3, cm, _mm256_max_epi8(r, qmin)); }
     }
   }
   {
@@ -4559,11 +4554,9 @@ static __attribute__((target("avx512f,avx512bw,avx512vl,avx2,fma"))) void wrt_av
         const __m256i r = _mm512_castsi512_si256(_mm512_permutexvar_epi32(qperm, _mm512_packs_epi16(h, h)));
         _mm256_storeu_si256((__m256i*)(void*)(c2), _mm256_max_epi8(r, qmin)); }
     } else {
-      int8_t ob[32];
       { const __m512i h = _mm512_adds_epi16(_mm512_packs_epi32(q2_0, q2_1), qzw);
         const __m256i r = _mm512_castsi512_si256(_mm512_permutexvar_epi32(qperm, _mm512_packs_epi16(h, h)));
-        _mm256_storeu_si256((__m256i*)(void*)(ob), _mm256_max_epi8(r, qmin)); }
-      for (size_t j = 0; j < nc; j++) c2[j] = ob[j];
+        _mm256_mask_storeu_epi8(c2, cm, _mm256_max_epi8(r, qmin)); }
     }
   }
   {
@@ -4574,11 +4567,9 @@ static __attribute__((target("avx512f,avx512bw,avx512vl,avx2,fma"))) void wrt_av
         const __m256i r = _mm512_castsi512_si256(_mm512_permutexvar_epi32(qperm, _mm512_packs_epi16(h, h)));
         _mm256_storeu_si256((__m256i*)(void*)(c1), _mm256_max_epi8(r, qmin)); }
     } else {
-      int8_t ob[32];
       { const __m512i h = _mm512_adds_epi16(_mm512_packs_epi32(q1_0, q1_1), qzw);
         const __m256i r = _mm512_castsi512_si256(_mm512_permutexvar_epi32(qperm, _mm512_packs_epi16(h, h)));
-        _mm256_storeu_si256((__m256i*)(void*)(ob), _mm256_max_epi8(r, qmin)); }
-      for (size_t j = 0; j < nc; j++) c1[j] = ob[j];
+        _mm256_mask_storeu_epi8(c1, cm, _mm256_max_epi8(r, qmin)); }
     }
   }
   {
@@ -4589,11 +4580,9 @@ static __attribute__((target("avx512f,avx512bw,avx512vl,avx2,fma"))) void wrt_av
         const __m256i r = _mm512_castsi512_si256(_mm512_permutexvar_epi32(qperm, _mm512_packs_epi16(h, h)));
         _mm256_storeu_si256((__m256i*)(void*)(c0), _mm256_max_epi8(r, qmin)); }
     } else {
-      int8_t ob[32];
       { const __m512i h = _mm512_adds_epi16(_mm512_packs_epi32(q0_0, q0_1), qzw);
         const __m256i r = _mm512_castsi512_si256(_mm512_permutexvar_epi32(qperm, _mm512_packs_epi16(h, h)));
-        _mm256_storeu_si256((__m256i*)(void*)(ob), _mm256_max_epi8(r, qmin)); }
-      for (size_t j = 0; j < nc; j++) c0[j] = ob[j];
+        _mm256_mask_storeu_epi8(c0, cm, _mm256_max_epi8(r, qmin)); }
     }
   }
 }
@@ -4748,6 +4737,7 @@ static __attribute__((target("avx512f,avx512bw,avx512vl,avx2,fma"))) void wrt_av
   const float* mp = (const float*)(const void*)((const char*)(packed_w) + 128);
   const __m512 mq0 = _mm512_loadu_ps(mp + 0);
   const __m512 mq1 = _mm512_loadu_ps(mp + 16);
+  const __mmask32 cm = (__mmask32)(((uint64_t)1 << nc) - 1);
   {
     const __m512i q5_0 = _mm512_cvtps_epi32(_mm512_min_ps(_mm512_mul_ps(_mm512_cvtepi32_ps(acc5_0), mq0), qhi));
     const __m512i q5_1 = _mm512_cvtps_epi32(_mm512_min_ps(_mm512_mul_ps(_mm512_cvtepi32_ps(acc5_1), mq1), qhi));
@@ -4756,11 +4746,9 @@ static __attribute__((target("avx512f,avx512bw,avx512vl,avx2,fma"))) void wrt_av
         const __m256i r = _mm512_castsi512_si256(_mm512_permutexvar_epi32(qperm, _mm512_packs_epi16(h, h)));
         _mm256_storeu_si256((__m256i*)(void*)(c5), _mm256_max_epi8(r, qmin)); }
     } else {
-      int8_t ob[32];
       { const __m512i h = _mm512_adds_epi16(_mm512_packs_epi32(q5_0, q5_1), qzw);
         const __m256i r = _mm512_castsi512_si256(_mm512_permutexvar_epi32(qperm, _mm512_packs_epi16(h, h)));
-        _mm256_storeu_si256((__m256i*)(void*)(ob), _mm256_max_epi8(r, qmin)); }
-      for (size_t j = 0; j < nc; j++) c5[j] = ob[j];
+        _mm256_mask_storeu_epi8(c5, cm, _mm256_max_epi8(r, qmin)); }
     }
   }
   {
@@ -4771,11 +4759,9 @@ static __attribute__((target("avx512f,avx512bw,avx512vl,avx2,fma"))) void wrt_av
         const __m256i r = _mm512_castsi512_si256(_mm512_permutexvar_epi32(qperm, _mm512_packs_epi16(h, h)));
         _mm256_storeu_si256((__m256i*)(void*)(c4), _mm256_max_epi8(r, qmin)); }
     } else {
-      int8_t ob[32];
       { const __m512i h = _mm512_adds_epi16(_mm512_packs_epi32(q4_0, q4_1), qzw);
         const __m256i r = _mm512_castsi512_si256(_mm512_permutexvar_epi32(qperm, _mm512_packs_epi16(h, h)));
-        _mm256_storeu_si256((__m256i*)(void*)(ob), _mm256_max_epi8(r, qmin)); }
-      for (size_t j = 0; j < nc; j++) c4[j] = ob[j];
+        _mm256_mask_storeu_epi8(c4, cm, _mm256_max_epi8(r, qmin)); }
     }
   }
   {
@@ -4786,11 +4772,9 @@ static __attribute__((target("avx512f,avx512bw,avx512vl,avx2,fma"))) void wrt_av
         const __m256i r = _mm512_castsi512_si256(_mm512_permutexvar_epi32(qperm, _mm512_packs_epi16(h, h)));
         _mm256_storeu_si256((__m256i*)(void*)(c3), _mm256_max_epi8(r, qmin)); }
     } else {
-      int8_t ob[32];
       { const __m512i h = _mm512_adds_epi16(_mm512_packs_epi32(q3_0, q3_1), qzw);
         const __m256i r = _mm512_castsi512_si256(_mm512_permutexvar_epi32(qperm, _mm512_packs_epi16(h, h)));
-        _mm256_storeu_si256((__m256i*)(void*)(ob), _mm256_max_epi8(r, qmin)); }
-      for (size_t j = 0; j < nc; j++) c3[j] = ob[j];
+        _mm256_mask_storeu_epi8(c3, cm, _mm256_max_epi8(r, qmin)); }
     }
   }
   {
@@ -4801,11 +4785,9 @@ static __attribute__((target("avx512f,avx512bw,avx512vl,avx2,fma"))) void wrt_av
         const __m256i r = _mm512_castsi512_si256(_mm512_permutexvar_epi32(qperm, _mm512_packs_epi16(h, h)));
         _mm256_storeu_si256((__m256i*)(void*)(c2), _mm256_max_epi8(r, qmin)); }
     } else {
-      int8_t ob[32];
       { const __m512i h = _mm512_adds_epi16(_mm512_packs_epi32(q2_0, q2_1), qzw);
         const __m256i r = _mm512_castsi512_si256(_mm512_permutexvar_epi32(qperm, _mm512_packs_epi16(h, h)));
-        _mm256_storeu_si256((__m256i*)(void*)(ob), _mm256_max_epi8(r, qmin)); }
-      for (size_t j = 0; j < nc; j++) c2[j] = ob[j];
+        _mm256_mask_storeu_epi8(c2, cm, _mm256_max_epi8(r, qmin)); }
     }
   }
   {
@@ -4816,11 +4798,9 @@ static __attribute__((target("avx512f,avx512bw,avx512vl,avx2,fma"))) void wrt_av
         const __m256i r = _mm512_castsi512_si256(_mm512_permutexvar_epi32(qperm, _mm512_packs_epi16(h, h)));
         _mm256_storeu_si256((__m256i*)(void*)(c1), _mm256_max_epi8(r, qmin)); }
     } else {
-      int8_t ob[32];
       { const __m512i h = _mm512_adds_epi16(_mm512_packs_epi32(q1_0, q1_1), qzw);
         const __m256i r = _mm512_castsi512_si256(_mm512_permutexvar_epi32(qperm, _mm512_packs_epi16(h, h)));
-        _mm256_storeu_si256((__m256i*)(void*)(ob), _mm256_max_epi8(r, qmin)); }
-      for (size_t j = 0; j < nc; j++) c1[j] = ob[j];
+        _mm256_mask_storeu_epi8(c1, cm, _mm256_max_epi8(r, qmin)); }
     }
   }
   {
@@ -4831,11 +4811,9 @@ static __attribute__((target("avx512f,avx512bw,avx512vl,avx2,fma"))) void wrt_av
         const __m256i r = _mm512_castsi512_si256(_mm512_permutexvar_epi32(qperm, _mm512_packs_epi16(h, h)));
         _mm256_storeu_si256((__m256i*)(void*)(c0), _mm256_max_epi8(r, qmin)); }
     } else {
-      int8_t ob[32];
       { const __m512i h = _mm512_adds_epi16(_mm512_packs_epi32(q0_0, q0_1), qzw);
         const __m256i r = _mm512_castsi512_si256(_mm512_permutexvar_epi32(qperm, _mm512_packs_epi16(h, h)));
-        _mm256_storeu_si256((__m256i*)(void*)(ob), _mm256_max_epi8(r, qmin)); }
-      for (size_t j = 0; j < nc; j++) c0[j] = ob[j];
+        _mm256_mask_storeu_epi8(c0, cm, _mm256_max_epi8(r, qmin)); }
     }
   }
 }
@@ -4956,14 +4934,13 @@ static __attribute__((target("avx512f,avx512bw,avx512vl,avx2,fma"))) void wrt_av
   const __m512i qzy = _mm512_set1_epi32(p->zy);
   const float* mp = (const float*)(const void*)((const char*)(packed_w) + 128);
   const __m512 mq0 = _mm512_loadu_ps(mp + 0);
+  const __mmask16 cm = (__mmask16)(((uint64_t)1 << nc) - 1);
   {
     const __m512i q5_0 = _mm512_add_epi32(_mm512_cvtps_epi32(_mm512_min_ps(_mm512_max_ps(_mm512_mul_ps(_mm512_cvtepi32_ps(acc5_0), mq0), qlo), qhi)), qzy);
     if (nc == 16) {
       _mm_storeu_si128((__m128i*)(c5 + 0), _mm512_cvtsepi32_epi8(q5_0));
     } else {
-      int8_t ob[16];
-      _mm_storeu_si128((__m128i*)(ob + 0), _mm512_cvtsepi32_epi8(q5_0));
-      for (size_t j = 0; j < nc; j++) c5[j] = ob[j];
+      _mm_mask_storeu_epi8(c5, cm, _mm512_cvtsepi32_epi8(q5_0));
     }
   }
   {
@@ -4971,9 +4948,7 @@ static __attribute__((target("avx512f,avx512bw,avx512vl,avx2,fma"))) void wrt_av
     if (nc == 16) {
       _mm_storeu_si128((__m128i*)(c4 + 0), _mm512_cvtsepi32_epi8(q4_0));
     } else {
-      int8_t ob[16];
-      _mm_storeu_si128((__m128i*)(ob + 0), _mm512_cvtsepi32_epi8(q4_0));
-      for (size_t j = 0; j < nc; j++) c4[j] = ob[j];
+      _mm_mask_storeu_epi8(c4, cm, _mm512_cvtsepi32_epi8(q4_0));
     }
   }
   {
@@ -4981,9 +4956,7 @@ static __attribute__((target("avx512f,avx512bw,avx512vl,avx2,fma"))) void wrt_av
     if (nc == 16) {
       _mm_storeu_si128((__m128i*)(c3 + 0), _mm512_cvtsepi32_epi8(q3_0));
     } else {
-      int8_t ob[16];
-      _mm_storeu_si128((__m128i*)(ob + 0), _mm512_cvtsepi32_epi8(q3_0));
-      for (size_t j = 0; j < nc; j++) c3[j] = ob[j];
+      _mm_mask_storeu_epi8(c3, cm, _mm512_cvtsepi32_epi8(q3_0));
     }
   }
   {
@@ -4991,9 +4964,7 @@ static __attribute__((target("avx512f,avx512bw,avx512vl,avx2,fma"))) void wrt_av
     if (nc == 16) {
       _mm_storeu_si128((__m128i*)(c2 + 0), _mm512_cvtsepi32_epi8(q2_0));
     } else {
-      int8_t ob[16];
-      _mm_storeu_si128((__m128i*)(ob + 0), _mm512_cvtsepi32_epi8(q2_0));
-      for (size_t j = 0; j < nc; j++) c2[j] = ob[j];
+      _mm_mask_storeu_epi8(c2, cm, _mm512_cvtsepi32_epi8(q2_0));
     }
   }
   {
@@ -5001,9 +4972,7 @@ static __attribute__((target("avx512f,avx512bw,avx512vl,avx2,fma"))) void wrt_av
     if (nc == 16) {
       _mm_storeu_si128((__m128i*)(c1 + 0), _mm512_cvtsepi32_epi8(q1_0));
     } else {
-      int8_t ob[16];
-      _mm_storeu_si128((__m128i*)(ob + 0), _mm512_cvtsepi32_epi8(q1_0));
-      for (size_t j = 0; j < nc; j++) c1[j] = ob[j];
+      _mm_mask_storeu_epi8(c1, cm, _mm512_cvtsepi32_epi8(q1_0));
     }
   }
   {
@@ -5011,9 +4980,7 @@ static __attribute__((target("avx512f,avx512bw,avx512vl,avx2,fma"))) void wrt_av
     if (nc == 16) {
       _mm_storeu_si128((__m128i*)(c0 + 0), _mm512_cvtsepi32_epi8(q0_0));
     } else {
-      int8_t ob[16];
-      _mm_storeu_si128((__m128i*)(ob + 0), _mm512_cvtsepi32_epi8(q0_0));
-      for (size_t j = 0; j < nc; j++) c0[j] = ob[j];
+      _mm_mask_storeu_epi8(c0, cm, _mm512_cvtsepi32_epi8(q0_0));
     }
   }
 }
@@ -5225,6 +5192,7 @@ static __attribute__((target("avx512f,avx512bw,avx512vl,avx512vnni,avx2,fma"))) 
   const float* mp = (const float*)(const void*)((const char*)(packed_w) + 128);
   const __m512 mq0 = _mm512_loadu_ps(mp + 0);
   const __m512 mq1 = _mm512_loadu_ps(mp + 16);
+  const __mmask32 cm = (__mmask32)(((uint64_t)1 << nc) - 1);
   {
     const __m512i q5_0 = _mm512_cvtps_epi32(_mm512_min_ps(_mm512_mul_ps(_mm512_cvtepi32_ps(acc5_0), mq0), qhi));
     const __m512i q5_1 = _mm512_cvtps_epi32(_mm512_min_ps(_mm512_mul_ps(_mm512_cvtepi32_ps(acc5_1), mq1), qhi));
@@ -5233,11 +5201,9 @@ static __attribute__((target("avx512f,avx512bw,avx512vl,avx512vnni,avx2,fma"))) 
         const __m256i r = _mm512_castsi512_si256(_mm512_permutexvar_epi32(qperm, _mm512_packs_epi16(h, h)));
         _mm256_storeu_si256((__m256i*)(void*)(c5), _mm256_max_epi8(r, qmin)); }
     } else {
-      int8_t ob[32];
       { const __m512i h = _mm512_adds_epi16(_mm512_packs_epi32(q5_0, q5_1), qzw);
         const __m256i r = _mm512_castsi512_si256(_mm512_permutexvar_epi32(qperm, _mm512_packs_epi16(h, h)));
-        _mm256_storeu_si256((__m256i*)(void*)(ob), _mm256_max_epi8(r, qmin)); }
-      for (size_t j = 0; j < nc; j++) c5[j] = ob[j];
+        _mm256_mask_storeu_epi8(c5, cm, _mm256_max_epi8(r, qmin)); }
     }
   }
   {
@@ -5248,11 +5214,9 @@ static __attribute__((target("avx512f,avx512bw,avx512vl,avx512vnni,avx2,fma"))) 
         const __m256i r = _mm512_castsi512_si256(_mm512_permutexvar_epi32(qperm, _mm512_packs_epi16(h, h)));
         _mm256_storeu_si256((__m256i*)(void*)(c4), _mm256_max_epi8(r, qmin)); }
     } else {
-      int8_t ob[32];
       { const __m512i h = _mm512_adds_epi16(_mm512_packs_epi32(q4_0, q4_1), qzw);
         const __m256i r = _mm512_castsi512_si256(_mm512_permutexvar_epi32(qperm, _mm512_packs_epi16(h, h)));
-        _mm256_storeu_si256((__m256i*)(void*)(ob), _mm256_max_epi8(r, qmin)); }
-      for (size_t j = 0; j < nc; j++) c4[j] = ob[j];
+        _mm256_mask_storeu_epi8(c4, cm, _mm256_max_epi8(r, qmin)); }
     }
   }
   {
@@ -5263,11 +5227,9 @@ static __attribute__((target("avx512f,avx512bw,avx512vl,avx512vnni,avx2,fma"))) 
         const __m256i r = _mm512_castsi512_si256(_mm512_permutexvar_epi32(qperm, _mm512_packs_epi16(h, h)));
         _mm256_storeu_si256((__m256i*)(void*)(c3), _mm256_max_epi8(r, qmin)); }
     } else {
-      int8_t ob[32];
       { const __m512i h = _mm512_adds_epi16(_mm512_packs_epi32(q3_0, q3_1), qzw);
         const __m256i r = _mm512_castsi512_si256(_mm512_permutexvar_epi32(qperm, _mm512_packs_epi16(h, h)));
-        _mm256_storeu_si256((__m256i*)(void*)(ob), _mm256_max_epi8(r, qmin)); }
-      for (size_t j = 0; j < nc; j++) c3[j] = ob[j];
+        _mm256_mask_storeu_epi8(c3, cm, _mm256_max_epi8(r, qmin)); }
     }
   }
   {
@@ -5278,11 +5240,9 @@ static __attribute__((target("avx512f,avx512bw,avx512vl,avx512vnni,avx2,fma"))) 
         const __m256i r = _mm512_castsi512_si256(_mm512_permutexvar_epi32(qperm, _mm512_packs_epi16(h, h)));
         _mm256_storeu_si256((__m256i*)(void*)(c2), _mm256_max_epi8(r, qmin)); }
     } else {
-      int8_t ob[32];
       { const __m512i h = _mm512_adds_epi16(_mm512_packs_epi32(q2_0, q2_1), qzw);
         const __m256i r = _mm512_castsi512_si256(_mm512_permutexvar_epi32(qperm, _mm512_packs_epi16(h, h)));
-        _mm256_storeu_si256((__m256i*)(void*)(ob), _mm256_max_epi8(r, qmin)); }
-      for (size_t j = 0; j < nc; j++) c2[j] = ob[j];
+        _mm256_mask_storeu_epi8(c2, cm, _mm256_max_epi8(r, qmin)); }
     }
   }
   {
@@ -5293,11 +5253,9 @@ static __attribute__((target("avx512f,avx512bw,avx512vl,avx512vnni,avx2,fma"))) 
         const __m256i r = _mm512_castsi512_si256(_mm512_permutexvar_epi32(qperm, _mm512_packs_epi16(h, h)));
         _mm256_storeu_si256((__m256i*)(void*)(c1), _mm256_max_epi8(r, qmin)); }
     } else {
-      int8_t ob[32];
       { const __m512i h = _mm512_adds_epi16(_mm512_packs_epi32(q1_0, q1_1), qzw);
         const __m256i r = _mm512_castsi512_si256(_mm512_permutexvar_epi32(qperm, _mm512_packs_epi16(h, h)));
-        _mm256_storeu_si256((__m256i*)(void*)(ob), _mm256_max_epi8(r, qmin)); }
-      for (size_t j = 0; j < nc; j++) c1[j] = ob[j];
+        _mm256_mask_storeu_epi8(c1, cm, _mm256_max_epi8(r, qmin)); }
     }
   }
   {
@@ -5308,11 +5266,9 @@ static __attribute__((target("avx512f,avx512bw,avx512vl,avx512vnni,avx2,fma"))) 
         const __m256i r = _mm512_castsi512_si256(_mm512_permutexvar_epi32(qperm, _mm512_packs_epi16(h, h)));
         _mm256_storeu_si256((__m256i*)(void*)(c0), _mm256_max_epi8(r, qmin)); }
     } else {
-      int8_t ob[32];
       { const __m512i h = _mm512_adds_epi16(_mm512_packs_epi32(q0_0, q0_1), qzw);
         const __m256i r = _mm512_castsi512_si256(_mm512_permutexvar_epi32(qperm, _mm512_packs_epi16(h, h)));
-        _mm256_storeu_si256((__m256i*)(void*)(ob), _mm256_max_epi8(r, qmin)); }
-      for (size_t j = 0; j < nc; j++) c0[j] = ob[j];
+        _mm256_mask_storeu_epi8(c0, cm, _mm256_max_epi8(r, qmin)); }
     }
   }
 }
@@ -5414,6 +5370,7 @@ static __attribute__((target("avx512f,avx512bw,avx512vl,avx512vnni,avx2,fma"))) 
   const float* mp = (const float*)(const void*)((const char*)(packed_w) + 128);
   const __m512 mq0 = _mm512_loadu_ps(mp + 0);
   const __m512 mq1 = _mm512_loadu_ps(mp + 16);
+  const __mmask32 cm = (__mmask32)(((uint64_t)1 << nc) - 1);
   {
     const __m512i q5_0 = _mm512_cvtps_epi32(_mm512_min_ps(_mm512_mul_ps(_mm512_cvtepi32_ps(acc5_0), mq0), qhi));
     const __m512i q5_1 = _mm512_cvtps_epi32(_mm512_min_ps(_mm512_mul_ps(_mm512_cvtepi32_ps(acc5_1), mq1), qhi));
@@ -5422,11 +5379,9 @@ static __attribute__((target("avx512f,avx512bw,avx512vl,avx512vnni,avx2,fma"))) 
         const __m256i r = _mm512_castsi512_si256(_mm512_permutexvar_epi32(qperm, _mm512_packs_epi16(h, h)));
         _mm256_storeu_si256((__m256i*)(void*)(c5), _mm256_max_epi8(r, qmin)); }
     } else {
-      int8_t ob[32];
       { const __m512i h = _mm512_adds_epi16(_mm512_packs_epi32(q5_0, q5_1), qzw);
         const __m256i r = _mm512_castsi512_si256(_mm512_permutexvar_epi32(qperm, _mm512_packs_epi16(h, h)));
-        _mm256_storeu_si256((__m256i*)(void*)(ob), _mm256_max_epi8(r, qmin)); }
-      for (size_t j = 0; j < nc; j++) c5[j] = ob[j];
+        _mm256_mask_storeu_epi8(c5, cm, _mm256_max_epi8(r, qmin)); }
     }
   }
   {
@@ -5437,11 +5392,9 @@ static __attribute__((target("avx512f,avx512bw,avx512vl,avx512vnni,avx2,fma"))) 
         const __m256i r = _mm512_castsi512_si256(_mm512_permutexvar_epi32(qperm, _mm512_packs_epi16(h, h)));
         _mm256_storeu_si256((__m256i*)(void*)(c4), _mm256_max_epi8(r, qmin)); }
     } else {
-      int8_t ob[32];
       { const __m512i h = _mm512_adds_epi16(_mm512_packs_epi32(q4_0, q4_1), qzw);
         const __m256i r = _mm512_castsi512_si256(_mm512_permutexvar_epi32(qperm, _mm512_packs_epi16(h, h)));
-        _mm256_storeu_si256((__m256i*)(void*)(ob), _mm256_max_epi8(r, qmin)); }
-      for (size_t j = 0; j < nc; j++) c4[j] = ob[j];
+        _mm256_mask_storeu_epi8(c4, cm, _mm256_max_epi8(r, qmin)); }
     }
   }
   {
@@ -5452,11 +5405,9 @@ static __attribute__((target("avx512f,avx512bw,avx512vl,avx512vnni,avx2,fma"))) 
         const __m256i r = _mm512_castsi512_si256(_mm512_permutexvar_epi32(qperm, _mm512_packs_epi16(h, h)));
         _mm256_storeu_si256((__m256i*)(void*)(c3), _mm256_max_epi8(r, qmin)); }
     } else {
-      int8_t ob[32];
       { const __m512i h = _mm512_adds_epi16(_mm512_packs_epi32(q3_0, q3_1), qzw);
         const __m256i r = _mm512_castsi512_si256(_mm512_permutexvar_epi32(qperm, _mm512_packs_epi16(h, h)));
-        _mm256_storeu_si256((__m256i*)(void*)(ob), _mm256_max_epi8(r, qmin)); }
-      for (size_t j = 0; j < nc; j++) c3[j] = ob[j];
+        _mm256_mask_storeu_epi8(c3, cm, _mm256_max_epi8(r, qmin)); }
     }
   }
   {
@@ -5467,11 +5418,9 @@ static __attribute__((target("avx512f,avx512bw,avx512vl,avx512vnni,avx2,fma"))) 
         const __m256i r = _mm512_castsi512_si256(_mm512_permutexvar_epi32(qperm, _mm512_packs_epi16(h, h)));
         _mm256_storeu_si256((__m256i*)(void*)(c2), _mm256_max_epi8(r, qmin)); }
     } else {
-      int8_t ob[32];
       { const __m512i h = _mm512_adds_epi16(_mm512_packs_epi32(q2_0, q2_1), qzw);
         const __m256i r = _mm512_castsi512_si256(_mm512_permutexvar_epi32(qperm, _mm512_packs_epi16(h, h)));
-        _mm256_storeu_si256((__m256i*)(void*)(ob), _mm256_max_epi8(r, qmin)); }
-      for (size_t j = 0; j < nc; j++) c2[j] = ob[j];
+        _mm256_mask_storeu_epi8(c2, cm, _mm256_max_epi8(r, qmin)); }
     }
   }
   {
@@ -5482,11 +5431,9 @@ static __attribute__((target("avx512f,avx512bw,avx512vl,avx512vnni,avx2,fma"))) 
         const __m256i r = _mm512_castsi512_si256(_mm512_permutexvar_epi32(qperm, _mm512_packs_epi16(h, h)));
         _mm256_storeu_si256((__m256i*)(void*)(c1), _mm256_max_epi8(r, qmin)); }
     } else {
-      int8_t ob[32];
       { const __m512i h = _mm512_adds_epi16(_mm512_packs_epi32(q1_0, q1_1), qzw);
         const __m256i r = _mm512_castsi512_si256(_mm512_permutexvar_epi32(qperm, _mm512_packs_epi16(h, h)));
-        _mm256_storeu_si256((__m256i*)(void*)(ob), _mm256_max_epi8(r, qmin)); }
-      for (size_t j = 0; j < nc; j++) c1[j] = ob[j];
+        _mm256_mask_storeu_epi8(c1, cm, _mm256_max_epi8(r, qmin)); }
     }
   }
   {
@@ -5497,11 +5444,9 @@ static __attribute__((target("avx512f,avx512bw,avx512vl,avx512vnni,avx2,fma"))) 
         const __m256i r = _mm512_castsi512_si256(_mm512_permutexvar_epi32(qperm, _mm512_packs_epi16(h, h)));
         _mm256_storeu_si256((__m256i*)(void*)(c0), _mm256_max_epi8(r, qmin)); }
     } else {
-      int8_t ob[32];
       { const __m512i h = _mm512_adds_epi16(_mm512_packs_epi32(q0_0, q0_1), qzw);
         const __m256i r = _mm512_castsi512_si256(_mm512_permutexvar_epi32(qperm, _mm512_packs_epi16(h, h)));
-        _mm256_storeu_si256((__m256i*)(void*)(ob), _mm256_max_epi8(r, qmin)); }
-      for (size_t j = 0; j < nc; j++) c0[j] = ob[j];
+        _mm256_mask_storeu_epi8(c0, cm, _mm256_max_epi8(r, qmin)); }
     }
   }
 }
@@ -5583,14 +5528,13 @@ static __attribute__((target("avx512f,avx512bw,avx512vl,avx512vnni,avx2,fma"))) 
   const __m512i qzy = _mm512_set1_epi32(p->zy);
   const float* mp = (const float*)(const void*)((const char*)(packed_w) + 128);
   const __m512 mq0 = _mm512_loadu_ps(mp + 0);
+  const __mmask16 cm = (__mmask16)(((uint64_t)1 << nc) - 1);
   {
     const __m512i q5_0 = _mm512_add_epi32(_mm512_cvtps_epi32(_mm512_min_ps(_mm512_max_ps(_mm512_mul_ps(_mm512_cvtepi32_ps(acc5_0), mq0), qlo), qhi)), qzy);
     if (nc == 16) {
       _mm_storeu_si128((__m128i*)(c5 + 0), _mm512_cvtsepi32_epi8(q5_0));
     } else {
-      int8_t ob[16];
-      _mm_storeu_si128((__m128i*)(ob + 0), _mm512_cvtsepi32_epi8(q5_0));
-      for (size_t j = 0; j < nc; j++) c5[j] = ob[j];
+      _mm_mask_storeu_epi8(c5, cm, _mm512_cvtsepi32_epi8(q5_0));
     }
   }
   {
@@ -5598,9 +5542,7 @@ static __attribute__((target("avx512f,avx512bw,avx512vl,avx512vnni,avx2,fma"))) 
     if (nc == 16) {
       _mm_storeu_si128((__m128i*)(c4 + 0), _mm512_cvtsepi32_epi8(q4_0));
     } else {
-      int8_t ob[16];
-      _mm_storeu_si128((__m128i*)(ob + 0), _mm512_cvtsepi32_epi8(q4_0));
-      for (size_t j = 0; j < nc; j++) c4[j] = ob[j];
+      _mm_mask_storeu_epi8(c4, cm, _mm512_cvtsepi32_epi8(q4_0));
     }
   }
   {
@@ -5608,9 +5550,7 @@ static __attribute__((target("avx512f,avx512bw,avx512vl,avx512vnni,avx2,fma"))) 
     if (nc == 16) {
       _mm_storeu_si128((__m128i*)(c3 + 0), _mm512_cvtsepi32_epi8(q3_0));
     } else {
-      int8_t ob[16];
-      _mm_storeu_si128((__m128i*)(ob + 0), _mm512_cvtsepi32_epi8(q3_0));
-      for (size_t j = 0; j < nc; j++) c3[j] = ob[j];
+      _mm_mask_storeu_epi8(c3, cm, _mm512_cvtsepi32_epi8(q3_0));
     }
   }
   {
@@ -5618,9 +5558,7 @@ static __attribute__((target("avx512f,avx512bw,avx512vl,avx512vnni,avx2,fma"))) 
     if (nc == 16) {
       _mm_storeu_si128((__m128i*)(c2 + 0), _mm512_cvtsepi32_epi8(q2_0));
     } else {
-      int8_t ob[16];
-      _mm_storeu_si128((__m128i*)(ob + 0), _mm512_cvtsepi32_epi8(q2_0));
-      for (size_t j = 0; j < nc; j++) c2[j] = ob[j];
+      _mm_mask_storeu_epi8(c2, cm, _mm512_cvtsepi32_epi8(q2_0));
     }
   }
   {
@@ -5628,9 +5566,7 @@ static __attribute__((target("avx512f,avx512bw,avx512vl,avx512vnni,avx2,fma"))) 
     if (nc == 16) {
       _mm_storeu_si128((__m128i*)(c1 + 0), _mm512_cvtsepi32_epi8(q1_0));
     } else {
-      int8_t ob[16];
-      _mm_storeu_si128((__m128i*)(ob + 0), _mm512_cvtsepi32_epi8(q1_0));
-      for (size_t j = 0; j < nc; j++) c1[j] = ob[j];
+      _mm_mask_storeu_epi8(c1, cm, _mm512_cvtsepi32_epi8(q1_0));
     }
   }
   {
@@ -5638,9 +5574,7 @@ static __attribute__((target("avx512f,avx512bw,avx512vl,avx512vnni,avx2,fma"))) 
     if (nc == 16) {
       _mm_storeu_si128((__m128i*)(c0 + 0), _mm512_cvtsepi32_epi8(q0_0));
     } else {
-      int8_t ob[16];
-      _mm_storeu_si128((__m128i*)(ob + 0), _mm512_cvtsepi32_epi8(q0_0));
-      for (size_t j = 0; j < nc; j++) c0[j] = ob[j];
+      _mm_mask_storeu_epi8(c0, cm, _mm512_cvtsepi32_epi8(q0_0));
     }
   }
 }

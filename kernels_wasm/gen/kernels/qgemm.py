@@ -239,14 +239,18 @@ def _narrow_by_packs(t: QTile) -> bool:
     return t.name.startswith("avx512") and t.nv == 2
 
 
-def _store_row(t: QTile, i: int, dst: str) -> list[str]:
-    """Row i's NR bytes (q{i}_*) to dst."""
+def _store_row(t: QTile, i: int, dst: str, mask: str = "") -> list[str]:
+    """Row i's NR bytes (q{i}_*) to dst (AVX-512 with a mask: the bytes it selects)."""
     n, qs = t.name, [f"q{i}_{v}" for v in range(t.nv)]
     if _narrow_by_packs(t):
+        r = "_mm256_max_epi8(r, qmin)"
         return [f"{{ const __m512i h = _mm512_adds_epi16(_mm512_packs_epi32({qs[0]}, {qs[1]}), qzw);",
                 "  const __m256i r = _mm512_castsi512_si256(_mm512_permutexvar_epi32(qperm, "
                 "_mm512_packs_epi16(h, h)));",
-                f"  _mm256_storeu_si256((__m256i*)(void*)({dst}), _mm256_max_epi8(r, qmin)); }}"]
+                f"  _mm256_mask_storeu_epi8({dst}, {mask}, {r}); }}" if mask else
+                f"  _mm256_storeu_si256((__m256i*)(void*)({dst}), {r}); }}"]
+    if mask and n.startswith("avx512") and t.nv == 1:
+        return [f"_mm_mask_storeu_epi8({dst}, {mask}, _mm512_cvtsepi32_epi8({qs[0]}));"]
     if n == "scalar":
         return [f"{dst}[{v}] = (int8_t){q};" for v, q in enumerate(qs)]
     if n.startswith("wasm"):
@@ -348,6 +352,9 @@ def _k_loop(c: Code, t: QTile) -> None:
 
 def _finish(c: Code, t: QTile) -> None:
     c(*_params(t))
+    masked = t.name.startswith("avx512") and t.nv <= 2  # a partial row by a byte-masked store
+    if masked:
+        c(f"const __mmask{t.nr} cm = (__mmask{t.nr})(((uint64_t)1 << nc) - 1);")
     for i in reversed(range(t.mr)):  # the last (valid) row is written last when rows alias
         with c.block(""):
             for v in range(t.nv):
@@ -355,7 +362,11 @@ def _finish(c: Code, t: QTile) -> None:
             with c.block(f"if (nc == {t.nr})"):
                 c(*_store_row(t, i, f"c{i}"))
             with c.block("else"):
-                c(f"int8_t ob[{t.nr}];", *_store_row(t, i, "ob"), f"for (size_t j = 0; j < nc; j++) c{i}[j] = ob[j];")
+                if masked:
+                    c(*_store_row(t, i, f"c{i}", "cm"))
+                else:
+                    c(f"int8_t ob[{t.nr}];", *_store_row(t, i, "ob"),
+                      f"for (size_t j = 0; j < nc; j++) c{i}[j] = ob[j];")
 
 
 def _rows(c: Code, t: QTile) -> None:
