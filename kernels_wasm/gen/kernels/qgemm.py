@@ -147,7 +147,7 @@ def _act(t: QTile, i: int, tail: bool) -> str:
     if n == "avx512":
         return f"const __m512i xa{i} = _mm512_set1_epi32({word});"
     if n == "avx512vnni":  # x + 128 as unsigned bytes: flip each sign bit (a broadcast load and a vector xor)
-        word = "_mm512_set1_epi32(wrt_q_part(" + a + ", k))" if tail else \
+        word = f"_mm512_broadcastd_epi32(_mm_maskz_loadu_epi8(km, {a}))" if tail else \
             f"_mm512_broadcastd_epi32(_mm_loadu_si32({a}))"
         return f"const __m512i xa{i} = _mm512_xor_si512({word}, xm);"
     raise KeyError(n)
@@ -346,6 +346,8 @@ def _k_loop(c: Code, t: QTile) -> None:
     if t.kr > 1:
         with c.block("if (k != 0)"):
             c(*_weights(t), f"w += {t.pw * t.kr};")
+            if t.name == "avx512vnni":  # the k < 4 bytes left by a masked load (a 3-channel image: every tap)
+                c("const __mmask16 km = (__mmask16)((1u << k) - 1);")
             for i in range(t.mr):
                 c(_act(t, i, True), *(_dot(t, i, v) for v in range(t.nv)))
 
