@@ -191,9 +191,10 @@ KERNEL_CASES: dict[str, Builder] = {
     "k_dw5x5_s2": _sized_conv((1, 13, 14, 40), (40, 5, 5, 1), {"strides": (2, 2), "pads": (2, 2, 2, 2),
                                                                "groups": 40}),
     "k_dw3x3_c7": _sized_conv((1, 6, 5, 7), (7, 3, 3, 1), {"pads": (1, 1, 1, 1), "groups": 7}),
-    # AVX-512 VNNI's 64-channel tiles: a whole tile and 32 channels, whole tiles and a partial one (stride 2,
-    # padding on two edges only), 5x5 over two whole tiles and 16 channels
+    # AVX-512 VNNI's 64-channel tiles: a whole tile and 32 channels, whole tiles only, whole tiles and a partial one
+    # (stride 2, padding on two edges only), 5x5 over two whole tiles and 16 channels
     "k_dw3x3_c96": _sized_conv((1, 4, 5, 96), (96, 3, 3, 1), {"pads": (1, 1, 1, 1), "groups": 96}),
+    "k_dw3x3_c128": _sized_conv((1, 4, 3, 128), (128, 3, 3, 1), {"pads": (1, 1, 1, 1), "groups": 128}),
     "k_dw3x3_s2_c200": _sized_conv((1, 9, 10, 200), (200, 3, 3, 1), {"strides": (2, 2), "pads": (0, 0, 1, 1),
                                                                       "groups": 200, "act_min": 0.0, "act_max": 6.0}),
     "k_dw5x5_c144": _sized_conv((1, 7, 6, 144), (144, 5, 5, 1), {"pads": (2, 2, 2, 2), "groups": 144}),
