@@ -9,7 +9,7 @@ A last, partial channel tile copies its < CT input bytes per tap into a zeroed b
 from __future__ import annotations
 
 from kernels_wasm.gen.cwriter import Code
-from kernels_wasm.gen.kernels.qgemm import QTile, _bounds, _mults, _requant, _store_row
+from kernels_wasm.gen.kernels.qgemm import _VNNI_ATTR, QTile, _bounds, _mults, _requant, _store_row
 
 # wasm: taps unrolled for 3x3 and 5x5 filters, their row pointers read once per pixel (the generic loop reads them per
 # channel tile and tap)
@@ -237,14 +237,16 @@ def qdwconv_vnni_name(ks: int) -> str:
     return f"wrt_avx512vnni_dot_qdwconv_{ks}_c64"
 
 
+_LD256 = "_mm256_loadu_si256((const __m256i*)({}))"
+
+
 def _vnni_ops(bits: int) -> dict[str, str]:
     """Intrinsic prefix, vector types and mask type of the 512- or 256-bit form (the 256-bit one reads lanes 0 and 1
     of each packed vector: the tile's first 32 channels, in the same order)."""
     if bits == 512:
         return {"p": "_mm512", "i": "__m512i", "f": "__m512", "m": "__mmask64", "ld": "_mm512_loadu_si512({})",
-                "si": "si512", "n": "64"}
-    return {"p": "_mm256", "i": "__m256i", "f": "__m256", "m": "__mmask32",
-            "ld": "_mm256_loadu_si256((const __m256i*)({}))", "si": "si256", "n": "32"}
+                "si": "si512"}
+    return {"p": "_mm256", "i": "__m256i", "f": "__m256", "m": "__mmask32", "ld": _LD256, "si": "si256"}
 
 
 def _vnni_group(c: Code, o: dict[str, str], rows: list[str | None], wt: str) -> None:
@@ -263,9 +265,6 @@ def _vnni_group(c: Code, o: dict[str, str], rows: list[str | None], wt: str) -> 
         for v, (op, a, b) in enumerate((("lo", 0, 2), ("hi", 0, 2), ("lo", 1, 3), ("hi", 1, 3))):
             w = o["w"].format(f"{wt} + {64 * v}")
             c(f"acc{v} = {P}_dpbusd_epi32(acc{v}, {P}_unpack{op}_epi16(t{a}, t{b}), {w});")
-
-
-_LD256 = "_mm256_loadu_si256((const __m256i*)({}))"
 
 
 def _vnni_tile(c: Code, bits: int, ks: int, masked: bool, pair: bool = False) -> None:
@@ -319,7 +318,6 @@ def qdwconv_vnni(ks: int) -> str:
     """The AVX-512 VNNI depthwise kernel for ks taps (unrolled), channel tile 64; a last tile of at most 32 channels
     with 256-bit vectors (MobileNetV2's 96 channels, EfficientNet-Lite0's 96, 480 and 672), or two pixels per
     512-bit vector where the layer has no more (both models' first depthwise layer, 32 channels)."""
-    from kernels_wasm.gen.kernels.qgemm import _VNNI_ATTR
     c = Code()
     sig = (f"static {_VNNI_ATTR} void {qdwconv_vnni_name(ks)}(size_t channels, size_t width, size_t ks, "
            "const int8_t* const* in, const void* packed_w, int8_t* out, size_t out_stride, const wrt_qparams* p)")
