@@ -191,6 +191,17 @@ KERNEL_CASES: dict[str, Builder] = {
     "k_dw5x5_s2": _sized_conv((1, 13, 14, 40), (40, 5, 5, 1), {"strides": (2, 2), "pads": (2, 2, 2, 2),
                                                                "groups": 40}),
     "k_dw3x3_c7": _sized_conv((1, 6, 5, 7), (7, 3, 3, 1), {"pads": (1, 1, 1, 1), "groups": 7}),
+    # AVX-512 VNNI's 64-channel tiles: a whole tile and 32 channels, whole tiles only, whole tiles and a partial one
+    # (stride 2, padding on two edges only), 5x5 over two whole tiles and 16 channels
+    "k_dw3x3_c96": _sized_conv((1, 4, 5, 96), (96, 3, 3, 1), {"pads": (1, 1, 1, 1), "groups": 96}),
+    "k_dw3x3_c128": _sized_conv((1, 4, 3, 128), (128, 3, 3, 1), {"pads": (1, 1, 1, 1), "groups": 128}),
+    "k_dw3x3_s2_c200": _sized_conv((1, 9, 10, 200), (200, 3, 3, 1), {"strides": (2, 2), "pads": (0, 0, 1, 1),
+                                                                      "groups": 200, "act_min": 0.0, "act_max": 6.0}),
+    "k_dw5x5_c144": _sized_conv((1, 7, 6, 144), (144, 5, 5, 1), {"pads": (2, 2, 2, 2), "groups": 144}),
+    # at most 32 channels: two pixels per vector, an odd pixel left at the end of each row
+    "k_dw3x3_c32": _sized_conv((1, 5, 7, 32), (32, 3, 3, 1), {"pads": (1, 1, 1, 1), "groups": 32}),
+    "k_dw5x5_s2_c24": _sized_conv((1, 11, 9, 24), (24, 5, 5, 1), {"strides": (2, 2), "pads": (2, 1, 2, 1),
+                                                                   "groups": 24, "act_min": 0.0}),
     # weights of -128: two taps' products no longer fit int16, the engine takes its portable path
     "k_dw3x3_w128": _sized_conv((1, 5, 5, 16), (16, 3, 3, 1), {"pads": (1, 1, 1, 1), "groups": 16}, wmin=-128),
     "k_fc": _sized_fc((3, 300), 77),

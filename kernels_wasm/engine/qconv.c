@@ -57,6 +57,17 @@ static uint64_t dw_packed_bytes(const wrt_qdwconv_entry* e, uint64_t C, uint64_t
   return (C + ct - 1) / ct * ct * (8 + (kr == 4 ? (ks + 3) / 4 * 4 : 2 * ks));
 }
 
+/* kr 4: the channel that slot j of a ct-channel tile holds (biases, multipliers and weight quads alike). AVX-512
+ * VNNI's 64-channel tiles (4 vectors of 4 128-bit lanes) hold, in dword i of lane k of vector v, channel
+ * 16k + 4v + i: the order its 4x4 byte transpose by unpacks leaves. Tiles of 16 (wasm relaxed dot) are in order. */
+static size_t dw_slot(size_t j, size_t ct) {
+#if defined(__x86_64__)
+  if (ct == 64) return (j & 0x30) >> 2 | (j & 0x0C) << 2 | (j & 3);
+#endif
+  (void)ct;
+  return j;
+}
+
 static const wrt_qdwconv_entry* pick_qdw(const wrt_target* tg, size_t ks) {
   for (int i = 0; i < WRT_MAX_DWCONV; i++) {
     const wrt_qdwconv_entry* e = &tg->qdwconv[i];
@@ -275,7 +286,7 @@ WRT_FOR_SIZE int prepare_qconv(wrt_model* m, wrt_op* op) {
     uint8_t* o = pk;
     for (size_t t0 = 0; t0 < C; t0 += ct) {
       for (size_t j = 0; j < ct; j++) {
-        size_t ch = t0 + j;
+        size_t ch = t0 + (kr == 4 ? dw_slot(j, ct) : j);
         uint32_t sum = 0;
         for (size_t t = 0; ch < C && t < ks; t++) sum += (uint32_t)wv(w, ch * ks + t);
         put_i32(o + 4 * j, ch < C ? (int32_t)((uint32_t)bias_at(b, ch) - za * sum) : 0);
@@ -286,7 +297,8 @@ WRT_FOR_SIZE int prepare_qconv(wrt_model* m, wrt_op* op) {
       for (size_t g = 0; g < kp; g += kr)
         for (size_t j = 0; j < ct; j++)
           for (size_t t = g; t < g + kr; t++) {
-            int16_t v = (int16_t)(t0 + j < C && t < ks ? wv(w, (t0 + j) * ks + t) : 0);
+            size_t ch = t0 + (kr == 4 ? dw_slot(j, ct) : j);
+            int16_t v = (int16_t)(ch < C && t < ks ? wv(w, ch * ks + t) : 0);
             if (kr == 1) {
               __builtin_memcpy(o, &v, 2);
               o += 2;

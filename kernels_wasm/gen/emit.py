@@ -40,6 +40,7 @@ def kernel_bodies(isa: Isa) -> list[str]:
         if not t.owner:
             parts += [*(qdwconv.qdwconv(t, ks) for ks in (*qdwconv.specialized_ks(t), 0)), qadd.qadd(t, False),
                       qadd.qadd(t, True), *(qdwconv.qdwconv_dot(ks) for ks in qdwconv.dot_ks(t))]
+        parts += [qdwconv.qdwconv_vnni(ks) for ks in qdwconv.vnni_ks(t)]
     parts += sparse.kernel_bodies(isa)
     return parts
 
@@ -86,12 +87,15 @@ def table(isa: Isa, name: str, q: qgemm.QTile, xoff: int) -> str:
 
 
 def qdw_entries(own: qgemm.QTile, q: qgemm.QTile) -> list[str]:
-    """The int8 depthwise entries {ks, ct, kr, fn}: the relaxed dot tile's own (kr 4) first, then its owner's."""
+    """The int8 depthwise entries {ks, ct, kr, fn}: the relaxed dot tile's own (kr 4) first, then its owner's; the
+    AVX-512 VNNI table's 4-tap kernels (kr 4, 64 channels) first, then its multiply-add ones."""
     dot = qdwconv.dot_ks(own) if q.owner else ()
     ct = qdwconv.dw_tile(own).nr
-    return [*(f"{{{ks}, 16, 4, {qdwconv.qdwconv_dot_name(ks)}}}" for ks in dot),
+    vnni = qdwconv.vnni_ks(q)
+    return [*(f"{{{ks}, 64, 4, {qdwconv.qdwconv_vnni_name(ks)}}}" for ks in vnni),
+            *(f"{{{ks}, 16, 4, {qdwconv.qdwconv_dot_name(ks)}}}" for ks in dot),
             *(f"{{{ks}, {ct}, 1, {qdwconv.qdwconv_name(own, ks)}}}"
-              for ks in (*qdwconv.specialized_ks(own), 0) if ks not in dot)]
+              for ks in (*qdwconv.specialized_ks(own), 0) if ks not in dot + vnni)]
 
 
 def generate_target(isa: Isa) -> str:

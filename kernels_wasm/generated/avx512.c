@@ -4499,88 +4499,90 @@ static __attribute__((target("avx512f,avx512bw,avx512vl,avx2,fma"))) void wrt_av
     acc5_0 = _mm512_add_epi32(acc5_0, _mm512_madd_epi16(wq0, xa5));
     acc5_1 = _mm512_add_epi32(acc5_1, _mm512_madd_epi16(wq1, xa5));
   }
-  const __m512 qlo = _mm512_set1_ps(p->lo);
   const __m512 qhi = _mm512_set1_ps(p->hi);
-  const __m512i qzy = _mm512_set1_epi32(p->zy);
+  const __m512i qzw = _mm512_set1_epi16((int16_t)p->zy);
+  const __m256i qmin = _mm256_set1_epi8((char)((int32_t)p->lo + p->zy));
+  const __m512i qperm = _mm512_setr_epi32(0, 4, 8, 12, 1, 5, 9, 13, 0, 0, 0, 0, 0, 0, 0, 0);
   const float* mp = (const float*)(const void*)((const char*)(packed_w) + 128);
   const __m512 mq0 = _mm512_loadu_ps(mp + 0);
   const __m512 mq1 = _mm512_loadu_ps(mp + 16);
+  const __mmask32 cm = (__mmask32)(((uint64_t)1 << nc) - 1);
   {
-    const __m512i q5_0 = _mm512_add_epi32(_mm512_cvtps_epi32(_mm512_min_ps(_mm512_max_ps(_mm512_mul_ps(_mm512_cvtepi32_ps(acc5_0), mq0), qlo), qhi)), qzy);
-    const __m512i q5_1 = _mm512_add_epi32(_mm512_cvtps_epi32(_mm512_min_ps(_mm512_max_ps(_mm512_mul_ps(_mm512_cvtepi32_ps(acc5_1), mq1), qlo), qhi)), qzy);
+    const __m512i q5_0 = _mm512_cvtps_epi32(_mm512_min_ps(_mm512_mul_ps(_mm512_cvtepi32_ps(acc5_0), mq0), qhi));
+    const __m512i q5_1 = _mm512_cvtps_epi32(_mm512_min_ps(_mm512_mul_ps(_mm512_cvtepi32_ps(acc5_1), mq1), qhi));
     if (nc == 32) {
-      _mm_storeu_si128((__m128i*)(c5 + 0), _mm512_cvtsepi32_epi8(q5_0));
-      _mm_storeu_si128((__m128i*)(c5 + 16), _mm512_cvtsepi32_epi8(q5_1));
+      { const __m512i h = _mm512_adds_epi16(_mm512_packs_epi32(q5_0, q5_1), qzw);
+        const __m256i r = _mm512_castsi512_si256(_mm512_permutexvar_epi32(qperm, _mm512_packs_epi16(h, h)));
+        _mm256_storeu_si256((__m256i*)(void*)(c5), _mm256_max_epi8(r, qmin)); }
     } else {
-      int8_t ob[32];
-      _mm_storeu_si128((__m128i*)(ob + 0), _mm512_cvtsepi32_epi8(q5_0));
-      _mm_storeu_si128((__m128i*)(ob + 16), _mm512_cvtsepi32_epi8(q5_1));
-      for (size_t j = 0; j < nc; j++) c5[j] = ob[j];
+      { const __m512i h = _mm512_adds_epi16(_mm512_packs_epi32(q5_0, q5_1), qzw);
+        const __m256i r = _mm512_castsi512_si256(_mm512_permutexvar_epi32(qperm, _mm512_packs_epi16(h, h)));
+        _mm256_mask_storeu_epi8(c5, cm, _mm256_max_epi8(r, qmin)); }
     }
   }
   {
-    const __m512i q4_0 = _mm512_add_epi32(_mm512_cvtps_epi32(_mm512_min_ps(_mm512_max_ps(_mm512_mul_ps(_mm512_cvtepi32_ps(acc4_0), mq0), qlo), qhi)), qzy);
-    const __m512i q4_1 = _mm512_add_epi32(_mm512_cvtps_epi32(_mm512_min_ps(_mm512_max_ps(_mm512_mul_ps(_mm512_cvtepi32_ps(acc4_1), mq1), qlo), qhi)), qzy);
+    const __m512i q4_0 = _mm512_cvtps_epi32(_mm512_min_ps(_mm512_mul_ps(_mm512_cvtepi32_ps(acc4_0), mq0), qhi));
+    const __m512i q4_1 = _mm512_cvtps_epi32(_mm512_min_ps(_mm512_mul_ps(_mm512_cvtepi32_ps(acc4_1), mq1), qhi));
     if (nc == 32) {
-      _mm_storeu_si128((__m128i*)(c4 + 0), _mm512_cvtsepi32_epi8(q4_0));
-      _mm_storeu_si128((__m128i*)(c4 + 16), _mm512_cvtsepi32_epi8(q4_1));
+      { const __m512i h = _mm512_adds_epi16(_mm512_packs_epi32(q4_0, q4_1), qzw);
+        const __m256i r = _mm512_castsi512_si256(_mm512_permutexvar_epi32(qperm, _mm512_packs_epi16(h, h)));
+        _mm256_storeu_si256((__m256i*)(void*)(c4), _mm256_max_epi8(r, qmin)); }
     } else {
-      int8_t ob[32];
-      _mm_storeu_si128((__m128i*)(ob + 0), _mm512_cvtsepi32_epi8(q4_0));
-      _mm_storeu_si128((__m128i*)(ob + 16), _mm512_cvtsepi32_epi8(q4_1));
-      for (size_t j = 0; j < nc; j++) c4[j] = ob[j];
+      { const __m512i h = _mm512_adds_epi16(_mm512_packs_epi32(q4_0, q4_1), qzw);
+        const __m256i r = _mm512_castsi512_si256(_mm512_permutexvar_epi32(qperm, _mm512_packs_epi16(h, h)));
+        _mm256_mask_storeu_epi8(c4, cm, _mm256_max_epi8(r, qmin)); }
     }
   }
   {
-    const __m512i q3_0 = _mm512_add_epi32(_mm512_cvtps_epi32(_mm512_min_ps(_mm512_max_ps(_mm512_mul_ps(_mm512_cvtepi32_ps(acc3_0), mq0), qlo), qhi)), qzy);
-    const __m512i q3_1 = _mm512_add_epi32(_mm512_cvtps_epi32(_mm512_min_ps(_mm512_max_ps(_mm512_mul_ps(_mm512_cvtepi32_ps(acc3_1), mq1), qlo), qhi)), qzy);
+    const __m512i q3_0 = _mm512_cvtps_epi32(_mm512_min_ps(_mm512_mul_ps(_mm512_cvtepi32_ps(acc3_0), mq0), qhi));
+    const __m512i q3_1 = _mm512_cvtps_epi32(_mm512_min_ps(_mm512_mul_ps(_mm512_cvtepi32_ps(acc3_1), mq1), qhi));
     if (nc == 32) {
-      _mm_storeu_si128((__m128i*)(c3 + 0), _mm512_cvtsepi32_epi8(q3_0));
-      _mm_storeu_si128((__m128i*)(c3 + 16), _mm512_cvtsepi32_epi8(q3_1));
+      { const __m512i h = _mm512_adds_epi16(_mm512_packs_epi32(q3_0, q3_1), qzw);
+        const __m256i r = _mm512_castsi512_si256(_mm512_permutexvar_epi32(qperm, _mm512_packs_epi16(h, h)));
+        _mm256_storeu_si256((__m256i*)(void*)(c3), _mm256_max_epi8(r, qmin)); }
     } else {
-      int8_t ob[32];
-      _mm_storeu_si128((__m128i*)(ob + 0), _mm512_cvtsepi32_epi8(q3_0));
-      _mm_storeu_si128((__m128i*)(ob + 16), _mm512_cvtsepi32_epi8(q3_1));
-      for (size_t j = 0; j < nc; j++) c3[j] = ob[j];
+      { const __m512i h = _mm512_adds_epi16(_mm512_packs_epi32(q3_0, q3_1), qzw);
+        const __m256i r = _mm512_castsi512_si256(_mm512_permutexvar_epi32(qperm, _mm512_packs_epi16(h, h)));
+        _mm256_mask_storeu_epi8(c3, cm, _mm256_max_epi8(r, qmin)); }
     }
   }
   {
-    const __m512i q2_0 = _mm512_add_epi32(_mm512_cvtps_epi32(_mm512_min_ps(_mm512_max_ps(_mm512_mul_ps(_mm512_cvtepi32_ps(acc2_0), mq0), qlo), qhi)), qzy);
-    const __m512i q2_1 = _mm512_add_epi32(_mm512_cvtps_epi32(_mm512_min_ps(_mm512_max_ps(_mm512_mul_ps(_mm512_cvtepi32_ps(acc2_1), mq1), qlo), qhi)), qzy);
+    const __m512i q2_0 = _mm512_cvtps_epi32(_mm512_min_ps(_mm512_mul_ps(_mm512_cvtepi32_ps(acc2_0), mq0), qhi));
+    const __m512i q2_1 = _mm512_cvtps_epi32(_mm512_min_ps(_mm512_mul_ps(_mm512_cvtepi32_ps(acc2_1), mq1), qhi));
     if (nc == 32) {
-      _mm_storeu_si128((__m128i*)(c2 + 0), _mm512_cvtsepi32_epi8(q2_0));
-      _mm_storeu_si128((__m128i*)(c2 + 16), _mm512_cvtsepi32_epi8(q2_1));
+      { const __m512i h = _mm512_adds_epi16(_mm512_packs_epi32(q2_0, q2_1), qzw);
+        const __m256i r = _mm512_castsi512_si256(_mm512_permutexvar_epi32(qperm, _mm512_packs_epi16(h, h)));
+        _mm256_storeu_si256((__m256i*)(void*)(c2), _mm256_max_epi8(r, qmin)); }
     } else {
-      int8_t ob[32];
-      _mm_storeu_si128((__m128i*)(ob + 0), _mm512_cvtsepi32_epi8(q2_0));
-      _mm_storeu_si128((__m128i*)(ob + 16), _mm512_cvtsepi32_epi8(q2_1));
-      for (size_t j = 0; j < nc; j++) c2[j] = ob[j];
+      { const __m512i h = _mm512_adds_epi16(_mm512_packs_epi32(q2_0, q2_1), qzw);
+        const __m256i r = _mm512_castsi512_si256(_mm512_permutexvar_epi32(qperm, _mm512_packs_epi16(h, h)));
+        _mm256_mask_storeu_epi8(c2, cm, _mm256_max_epi8(r, qmin)); }
     }
   }
   {
-    const __m512i q1_0 = _mm512_add_epi32(_mm512_cvtps_epi32(_mm512_min_ps(_mm512_max_ps(_mm512_mul_ps(_mm512_cvtepi32_ps(acc1_0), mq0), qlo), qhi)), qzy);
-    const __m512i q1_1 = _mm512_add_epi32(_mm512_cvtps_epi32(_mm512_min_ps(_mm512_max_ps(_mm512_mul_ps(_mm512_cvtepi32_ps(acc1_1), mq1), qlo), qhi)), qzy);
+    const __m512i q1_0 = _mm512_cvtps_epi32(_mm512_min_ps(_mm512_mul_ps(_mm512_cvtepi32_ps(acc1_0), mq0), qhi));
+    const __m512i q1_1 = _mm512_cvtps_epi32(_mm512_min_ps(_mm512_mul_ps(_mm512_cvtepi32_ps(acc1_1), mq1), qhi));
     if (nc == 32) {
-      _mm_storeu_si128((__m128i*)(c1 + 0), _mm512_cvtsepi32_epi8(q1_0));
-      _mm_storeu_si128((__m128i*)(c1 + 16), _mm512_cvtsepi32_epi8(q1_1));
+      { const __m512i h = _mm512_adds_epi16(_mm512_packs_epi32(q1_0, q1_1), qzw);
+        const __m256i r = _mm512_castsi512_si256(_mm512_permutexvar_epi32(qperm, _mm512_packs_epi16(h, h)));
+        _mm256_storeu_si256((__m256i*)(void*)(c1), _mm256_max_epi8(r, qmin)); }
     } else {
-      int8_t ob[32];
-      _mm_storeu_si128((__m128i*)(ob + 0), _mm512_cvtsepi32_epi8(q1_0));
-      _mm_storeu_si128((__m128i*)(ob + 16), _mm512_cvtsepi32_epi8(q1_1));
-      for (size_t j = 0; j < nc; j++) c1[j] = ob[j];
+      { const __m512i h = _mm512_adds_epi16(_mm512_packs_epi32(q1_0, q1_1), qzw);
+        const __m256i r = _mm512_castsi512_si256(_mm512_permutexvar_epi32(qperm, _mm512_packs_epi16(h, h)));
+        _mm256_mask_storeu_epi8(c1, cm, _mm256_max_epi8(r, qmin)); }
     }
   }
   {
-    const __m512i q0_0 = _mm512_add_epi32(_mm512_cvtps_epi32(_mm512_min_ps(_mm512_max_ps(_mm512_mul_ps(_mm512_cvtepi32_ps(acc0_0), mq0), qlo), qhi)), qzy);
-    const __m512i q0_1 = _mm512_add_epi32(_mm512_cvtps_epi32(_mm512_min_ps(_mm512_max_ps(_mm512_mul_ps(_mm512_cvtepi32_ps(acc0_1), mq1), qlo), qhi)), qzy);
+    const __m512i q0_0 = _mm512_cvtps_epi32(_mm512_min_ps(_mm512_mul_ps(_mm512_cvtepi32_ps(acc0_0), mq0), qhi));
+    const __m512i q0_1 = _mm512_cvtps_epi32(_mm512_min_ps(_mm512_mul_ps(_mm512_cvtepi32_ps(acc0_1), mq1), qhi));
     if (nc == 32) {
-      _mm_storeu_si128((__m128i*)(c0 + 0), _mm512_cvtsepi32_epi8(q0_0));
-      _mm_storeu_si128((__m128i*)(c0 + 16), _mm512_cvtsepi32_epi8(q0_1));
+      { const __m512i h = _mm512_adds_epi16(_mm512_packs_epi32(q0_0, q0_1), qzw);
+        const __m256i r = _mm512_castsi512_si256(_mm512_permutexvar_epi32(qperm, _mm512_packs_epi16(h, h)));
+        _mm256_storeu_si256((__m256i*)(void*)(c0), _mm256_max_epi8(r, qmin)); }
     } else {
-      int8_t ob[32];
-      _mm_storeu_si128((__m128i*)(ob + 0), _mm512_cvtsepi32_epi8(q0_0));
-      _mm_storeu_si128((__m128i*)(ob + 16), _mm512_cvtsepi32_epi8(q0_1));
-      for (size_t j = 0; j < nc; j++) c0[j] = ob[j];
+      { const __m512i h = _mm512_adds_epi16(_mm512_packs_epi32(q0_0, q0_1), qzw);
+        const __m256i r = _mm512_castsi512_si256(_mm512_permutexvar_epi32(qperm, _mm512_packs_epi16(h, h)));
+        _mm256_mask_storeu_epi8(c0, cm, _mm256_max_epi8(r, qmin)); }
     }
   }
 }
@@ -4728,88 +4730,90 @@ static __attribute__((target("avx512f,avx512bw,avx512vl,avx2,fma"))) void wrt_av
       acc5_1 = _mm512_add_epi32(acc5_1, _mm512_madd_epi16(wq1, xa5));
     }
   }
-  const __m512 qlo = _mm512_set1_ps(p->lo);
   const __m512 qhi = _mm512_set1_ps(p->hi);
-  const __m512i qzy = _mm512_set1_epi32(p->zy);
+  const __m512i qzw = _mm512_set1_epi16((int16_t)p->zy);
+  const __m256i qmin = _mm256_set1_epi8((char)((int32_t)p->lo + p->zy));
+  const __m512i qperm = _mm512_setr_epi32(0, 4, 8, 12, 1, 5, 9, 13, 0, 0, 0, 0, 0, 0, 0, 0);
   const float* mp = (const float*)(const void*)((const char*)(packed_w) + 128);
   const __m512 mq0 = _mm512_loadu_ps(mp + 0);
   const __m512 mq1 = _mm512_loadu_ps(mp + 16);
+  const __mmask32 cm = (__mmask32)(((uint64_t)1 << nc) - 1);
   {
-    const __m512i q5_0 = _mm512_add_epi32(_mm512_cvtps_epi32(_mm512_min_ps(_mm512_max_ps(_mm512_mul_ps(_mm512_cvtepi32_ps(acc5_0), mq0), qlo), qhi)), qzy);
-    const __m512i q5_1 = _mm512_add_epi32(_mm512_cvtps_epi32(_mm512_min_ps(_mm512_max_ps(_mm512_mul_ps(_mm512_cvtepi32_ps(acc5_1), mq1), qlo), qhi)), qzy);
+    const __m512i q5_0 = _mm512_cvtps_epi32(_mm512_min_ps(_mm512_mul_ps(_mm512_cvtepi32_ps(acc5_0), mq0), qhi));
+    const __m512i q5_1 = _mm512_cvtps_epi32(_mm512_min_ps(_mm512_mul_ps(_mm512_cvtepi32_ps(acc5_1), mq1), qhi));
     if (nc == 32) {
-      _mm_storeu_si128((__m128i*)(c5 + 0), _mm512_cvtsepi32_epi8(q5_0));
-      _mm_storeu_si128((__m128i*)(c5 + 16), _mm512_cvtsepi32_epi8(q5_1));
+      { const __m512i h = _mm512_adds_epi16(_mm512_packs_epi32(q5_0, q5_1), qzw);
+        const __m256i r = _mm512_castsi512_si256(_mm512_permutexvar_epi32(qperm, _mm512_packs_epi16(h, h)));
+        _mm256_storeu_si256((__m256i*)(void*)(c5), _mm256_max_epi8(r, qmin)); }
     } else {
-      int8_t ob[32];
-      _mm_storeu_si128((__m128i*)(ob + 0), _mm512_cvtsepi32_epi8(q5_0));
-      _mm_storeu_si128((__m128i*)(ob + 16), _mm512_cvtsepi32_epi8(q5_1));
-      for (size_t j = 0; j < nc; j++) c5[j] = ob[j];
+      { const __m512i h = _mm512_adds_epi16(_mm512_packs_epi32(q5_0, q5_1), qzw);
+        const __m256i r = _mm512_castsi512_si256(_mm512_permutexvar_epi32(qperm, _mm512_packs_epi16(h, h)));
+        _mm256_mask_storeu_epi8(c5, cm, _mm256_max_epi8(r, qmin)); }
     }
   }
   {
-    const __m512i q4_0 = _mm512_add_epi32(_mm512_cvtps_epi32(_mm512_min_ps(_mm512_max_ps(_mm512_mul_ps(_mm512_cvtepi32_ps(acc4_0), mq0), qlo), qhi)), qzy);
-    const __m512i q4_1 = _mm512_add_epi32(_mm512_cvtps_epi32(_mm512_min_ps(_mm512_max_ps(_mm512_mul_ps(_mm512_cvtepi32_ps(acc4_1), mq1), qlo), qhi)), qzy);
+    const __m512i q4_0 = _mm512_cvtps_epi32(_mm512_min_ps(_mm512_mul_ps(_mm512_cvtepi32_ps(acc4_0), mq0), qhi));
+    const __m512i q4_1 = _mm512_cvtps_epi32(_mm512_min_ps(_mm512_mul_ps(_mm512_cvtepi32_ps(acc4_1), mq1), qhi));
     if (nc == 32) {
-      _mm_storeu_si128((__m128i*)(c4 + 0), _mm512_cvtsepi32_epi8(q4_0));
-      _mm_storeu_si128((__m128i*)(c4 + 16), _mm512_cvtsepi32_epi8(q4_1));
+      { const __m512i h = _mm512_adds_epi16(_mm512_packs_epi32(q4_0, q4_1), qzw);
+        const __m256i r = _mm512_castsi512_si256(_mm512_permutexvar_epi32(qperm, _mm512_packs_epi16(h, h)));
+        _mm256_storeu_si256((__m256i*)(void*)(c4), _mm256_max_epi8(r, qmin)); }
     } else {
-      int8_t ob[32];
-      _mm_storeu_si128((__m128i*)(ob + 0), _mm512_cvtsepi32_epi8(q4_0));
-      _mm_storeu_si128((__m128i*)(ob + 16), _mm512_cvtsepi32_epi8(q4_1));
-      for (size_t j = 0; j < nc; j++) c4[j] = ob[j];
+      { const __m512i h = _mm512_adds_epi16(_mm512_packs_epi32(q4_0, q4_1), qzw);
+        const __m256i r = _mm512_castsi512_si256(_mm512_permutexvar_epi32(qperm, _mm512_packs_epi16(h, h)));
+        _mm256_mask_storeu_epi8(c4, cm, _mm256_max_epi8(r, qmin)); }
     }
   }
   {
-    const __m512i q3_0 = _mm512_add_epi32(_mm512_cvtps_epi32(_mm512_min_ps(_mm512_max_ps(_mm512_mul_ps(_mm512_cvtepi32_ps(acc3_0), mq0), qlo), qhi)), qzy);
-    const __m512i q3_1 = _mm512_add_epi32(_mm512_cvtps_epi32(_mm512_min_ps(_mm512_max_ps(_mm512_mul_ps(_mm512_cvtepi32_ps(acc3_1), mq1), qlo), qhi)), qzy);
+    const __m512i q3_0 = _mm512_cvtps_epi32(_mm512_min_ps(_mm512_mul_ps(_mm512_cvtepi32_ps(acc3_0), mq0), qhi));
+    const __m512i q3_1 = _mm512_cvtps_epi32(_mm512_min_ps(_mm512_mul_ps(_mm512_cvtepi32_ps(acc3_1), mq1), qhi));
     if (nc == 32) {
-      _mm_storeu_si128((__m128i*)(c3 + 0), _mm512_cvtsepi32_epi8(q3_0));
-      _mm_storeu_si128((__m128i*)(c3 + 16), _mm512_cvtsepi32_epi8(q3_1));
+      { const __m512i h = _mm512_adds_epi16(_mm512_packs_epi32(q3_0, q3_1), qzw);
+        const __m256i r = _mm512_castsi512_si256(_mm512_permutexvar_epi32(qperm, _mm512_packs_epi16(h, h)));
+        _mm256_storeu_si256((__m256i*)(void*)(c3), _mm256_max_epi8(r, qmin)); }
     } else {
-      int8_t ob[32];
-      _mm_storeu_si128((__m128i*)(ob + 0), _mm512_cvtsepi32_epi8(q3_0));
-      _mm_storeu_si128((__m128i*)(ob + 16), _mm512_cvtsepi32_epi8(q3_1));
-      for (size_t j = 0; j < nc; j++) c3[j] = ob[j];
+      { const __m512i h = _mm512_adds_epi16(_mm512_packs_epi32(q3_0, q3_1), qzw);
+        const __m256i r = _mm512_castsi512_si256(_mm512_permutexvar_epi32(qperm, _mm512_packs_epi16(h, h)));
+        _mm256_mask_storeu_epi8(c3, cm, _mm256_max_epi8(r, qmin)); }
     }
   }
   {
-    const __m512i q2_0 = _mm512_add_epi32(_mm512_cvtps_epi32(_mm512_min_ps(_mm512_max_ps(_mm512_mul_ps(_mm512_cvtepi32_ps(acc2_0), mq0), qlo), qhi)), qzy);
-    const __m512i q2_1 = _mm512_add_epi32(_mm512_cvtps_epi32(_mm512_min_ps(_mm512_max_ps(_mm512_mul_ps(_mm512_cvtepi32_ps(acc2_1), mq1), qlo), qhi)), qzy);
+    const __m512i q2_0 = _mm512_cvtps_epi32(_mm512_min_ps(_mm512_mul_ps(_mm512_cvtepi32_ps(acc2_0), mq0), qhi));
+    const __m512i q2_1 = _mm512_cvtps_epi32(_mm512_min_ps(_mm512_mul_ps(_mm512_cvtepi32_ps(acc2_1), mq1), qhi));
     if (nc == 32) {
-      _mm_storeu_si128((__m128i*)(c2 + 0), _mm512_cvtsepi32_epi8(q2_0));
-      _mm_storeu_si128((__m128i*)(c2 + 16), _mm512_cvtsepi32_epi8(q2_1));
+      { const __m512i h = _mm512_adds_epi16(_mm512_packs_epi32(q2_0, q2_1), qzw);
+        const __m256i r = _mm512_castsi512_si256(_mm512_permutexvar_epi32(qperm, _mm512_packs_epi16(h, h)));
+        _mm256_storeu_si256((__m256i*)(void*)(c2), _mm256_max_epi8(r, qmin)); }
     } else {
-      int8_t ob[32];
-      _mm_storeu_si128((__m128i*)(ob + 0), _mm512_cvtsepi32_epi8(q2_0));
-      _mm_storeu_si128((__m128i*)(ob + 16), _mm512_cvtsepi32_epi8(q2_1));
-      for (size_t j = 0; j < nc; j++) c2[j] = ob[j];
+      { const __m512i h = _mm512_adds_epi16(_mm512_packs_epi32(q2_0, q2_1), qzw);
+        const __m256i r = _mm512_castsi512_si256(_mm512_permutexvar_epi32(qperm, _mm512_packs_epi16(h, h)));
+        _mm256_mask_storeu_epi8(c2, cm, _mm256_max_epi8(r, qmin)); }
     }
   }
   {
-    const __m512i q1_0 = _mm512_add_epi32(_mm512_cvtps_epi32(_mm512_min_ps(_mm512_max_ps(_mm512_mul_ps(_mm512_cvtepi32_ps(acc1_0), mq0), qlo), qhi)), qzy);
-    const __m512i q1_1 = _mm512_add_epi32(_mm512_cvtps_epi32(_mm512_min_ps(_mm512_max_ps(_mm512_mul_ps(_mm512_cvtepi32_ps(acc1_1), mq1), qlo), qhi)), qzy);
+    const __m512i q1_0 = _mm512_cvtps_epi32(_mm512_min_ps(_mm512_mul_ps(_mm512_cvtepi32_ps(acc1_0), mq0), qhi));
+    const __m512i q1_1 = _mm512_cvtps_epi32(_mm512_min_ps(_mm512_mul_ps(_mm512_cvtepi32_ps(acc1_1), mq1), qhi));
     if (nc == 32) {
-      _mm_storeu_si128((__m128i*)(c1 + 0), _mm512_cvtsepi32_epi8(q1_0));
-      _mm_storeu_si128((__m128i*)(c1 + 16), _mm512_cvtsepi32_epi8(q1_1));
+      { const __m512i h = _mm512_adds_epi16(_mm512_packs_epi32(q1_0, q1_1), qzw);
+        const __m256i r = _mm512_castsi512_si256(_mm512_permutexvar_epi32(qperm, _mm512_packs_epi16(h, h)));
+        _mm256_storeu_si256((__m256i*)(void*)(c1), _mm256_max_epi8(r, qmin)); }
     } else {
-      int8_t ob[32];
-      _mm_storeu_si128((__m128i*)(ob + 0), _mm512_cvtsepi32_epi8(q1_0));
-      _mm_storeu_si128((__m128i*)(ob + 16), _mm512_cvtsepi32_epi8(q1_1));
-      for (size_t j = 0; j < nc; j++) c1[j] = ob[j];
+      { const __m512i h = _mm512_adds_epi16(_mm512_packs_epi32(q1_0, q1_1), qzw);
+        const __m256i r = _mm512_castsi512_si256(_mm512_permutexvar_epi32(qperm, _mm512_packs_epi16(h, h)));
+        _mm256_mask_storeu_epi8(c1, cm, _mm256_max_epi8(r, qmin)); }
     }
   }
   {
-    const __m512i q0_0 = _mm512_add_epi32(_mm512_cvtps_epi32(_mm512_min_ps(_mm512_max_ps(_mm512_mul_ps(_mm512_cvtepi32_ps(acc0_0), mq0), qlo), qhi)), qzy);
-    const __m512i q0_1 = _mm512_add_epi32(_mm512_cvtps_epi32(_mm512_min_ps(_mm512_max_ps(_mm512_mul_ps(_mm512_cvtepi32_ps(acc0_1), mq1), qlo), qhi)), qzy);
+    const __m512i q0_0 = _mm512_cvtps_epi32(_mm512_min_ps(_mm512_mul_ps(_mm512_cvtepi32_ps(acc0_0), mq0), qhi));
+    const __m512i q0_1 = _mm512_cvtps_epi32(_mm512_min_ps(_mm512_mul_ps(_mm512_cvtepi32_ps(acc0_1), mq1), qhi));
     if (nc == 32) {
-      _mm_storeu_si128((__m128i*)(c0 + 0), _mm512_cvtsepi32_epi8(q0_0));
-      _mm_storeu_si128((__m128i*)(c0 + 16), _mm512_cvtsepi32_epi8(q0_1));
+      { const __m512i h = _mm512_adds_epi16(_mm512_packs_epi32(q0_0, q0_1), qzw);
+        const __m256i r = _mm512_castsi512_si256(_mm512_permutexvar_epi32(qperm, _mm512_packs_epi16(h, h)));
+        _mm256_storeu_si256((__m256i*)(void*)(c0), _mm256_max_epi8(r, qmin)); }
     } else {
-      int8_t ob[32];
-      _mm_storeu_si128((__m128i*)(ob + 0), _mm512_cvtsepi32_epi8(q0_0));
-      _mm_storeu_si128((__m128i*)(ob + 16), _mm512_cvtsepi32_epi8(q0_1));
-      for (size_t j = 0; j < nc; j++) c0[j] = ob[j];
+      { const __m512i h = _mm512_adds_epi16(_mm512_packs_epi32(q0_0, q0_1), qzw);
+        const __m256i r = _mm512_castsi512_si256(_mm512_permutexvar_epi32(qperm, _mm512_packs_epi16(h, h)));
+        _mm256_mask_storeu_epi8(c0, cm, _mm256_max_epi8(r, qmin)); }
     }
   }
 }
@@ -4930,14 +4934,13 @@ static __attribute__((target("avx512f,avx512bw,avx512vl,avx2,fma"))) void wrt_av
   const __m512i qzy = _mm512_set1_epi32(p->zy);
   const float* mp = (const float*)(const void*)((const char*)(packed_w) + 128);
   const __m512 mq0 = _mm512_loadu_ps(mp + 0);
+  const __mmask16 cm = (__mmask16)(((uint64_t)1 << nc) - 1);
   {
     const __m512i q5_0 = _mm512_add_epi32(_mm512_cvtps_epi32(_mm512_min_ps(_mm512_max_ps(_mm512_mul_ps(_mm512_cvtepi32_ps(acc5_0), mq0), qlo), qhi)), qzy);
     if (nc == 16) {
       _mm_storeu_si128((__m128i*)(c5 + 0), _mm512_cvtsepi32_epi8(q5_0));
     } else {
-      int8_t ob[16];
-      _mm_storeu_si128((__m128i*)(ob + 0), _mm512_cvtsepi32_epi8(q5_0));
-      for (size_t j = 0; j < nc; j++) c5[j] = ob[j];
+      _mm_mask_storeu_epi8(c5, cm, _mm512_cvtsepi32_epi8(q5_0));
     }
   }
   {
@@ -4945,9 +4948,7 @@ static __attribute__((target("avx512f,avx512bw,avx512vl,avx2,fma"))) void wrt_av
     if (nc == 16) {
       _mm_storeu_si128((__m128i*)(c4 + 0), _mm512_cvtsepi32_epi8(q4_0));
     } else {
-      int8_t ob[16];
-      _mm_storeu_si128((__m128i*)(ob + 0), _mm512_cvtsepi32_epi8(q4_0));
-      for (size_t j = 0; j < nc; j++) c4[j] = ob[j];
+      _mm_mask_storeu_epi8(c4, cm, _mm512_cvtsepi32_epi8(q4_0));
     }
   }
   {
@@ -4955,9 +4956,7 @@ static __attribute__((target("avx512f,avx512bw,avx512vl,avx2,fma"))) void wrt_av
     if (nc == 16) {
       _mm_storeu_si128((__m128i*)(c3 + 0), _mm512_cvtsepi32_epi8(q3_0));
     } else {
-      int8_t ob[16];
-      _mm_storeu_si128((__m128i*)(ob + 0), _mm512_cvtsepi32_epi8(q3_0));
-      for (size_t j = 0; j < nc; j++) c3[j] = ob[j];
+      _mm_mask_storeu_epi8(c3, cm, _mm512_cvtsepi32_epi8(q3_0));
     }
   }
   {
@@ -4965,9 +4964,7 @@ static __attribute__((target("avx512f,avx512bw,avx512vl,avx2,fma"))) void wrt_av
     if (nc == 16) {
       _mm_storeu_si128((__m128i*)(c2 + 0), _mm512_cvtsepi32_epi8(q2_0));
     } else {
-      int8_t ob[16];
-      _mm_storeu_si128((__m128i*)(ob + 0), _mm512_cvtsepi32_epi8(q2_0));
-      for (size_t j = 0; j < nc; j++) c2[j] = ob[j];
+      _mm_mask_storeu_epi8(c2, cm, _mm512_cvtsepi32_epi8(q2_0));
     }
   }
   {
@@ -4975,9 +4972,7 @@ static __attribute__((target("avx512f,avx512bw,avx512vl,avx2,fma"))) void wrt_av
     if (nc == 16) {
       _mm_storeu_si128((__m128i*)(c1 + 0), _mm512_cvtsepi32_epi8(q1_0));
     } else {
-      int8_t ob[16];
-      _mm_storeu_si128((__m128i*)(ob + 0), _mm512_cvtsepi32_epi8(q1_0));
-      for (size_t j = 0; j < nc; j++) c1[j] = ob[j];
+      _mm_mask_storeu_epi8(c1, cm, _mm512_cvtsepi32_epi8(q1_0));
     }
   }
   {
@@ -4985,17 +4980,16 @@ static __attribute__((target("avx512f,avx512bw,avx512vl,avx2,fma"))) void wrt_av
     if (nc == 16) {
       _mm_storeu_si128((__m128i*)(c0 + 0), _mm512_cvtsepi32_epi8(q0_0));
     } else {
-      int8_t ob[16];
-      _mm_storeu_si128((__m128i*)(ob + 0), _mm512_cvtsepi32_epi8(q0_0));
-      for (size_t j = 0; j < nc; j++) c0[j] = ob[j];
+      _mm_mask_storeu_epi8(c0, cm, _mm512_cvtsepi32_epi8(q0_0));
     }
   }
 }
 
 static __attribute__((target("avx512f,avx512bw,avx512vl,avx2,fma"))) void wrt_avx512_qdwconv_any_c32(size_t channels, size_t width, size_t ks, const int8_t* const* in, const void* packed_w, int8_t* out, size_t out_stride, const wrt_qparams* p) {
-  const __m512 qlo = _mm512_set1_ps(p->lo);
   const __m512 qhi = _mm512_set1_ps(p->hi);
-  const __m512i qzy = _mm512_set1_epi32(p->zy);
+  const __m512i qzw = _mm512_set1_epi16((int16_t)p->zy);
+  const __m256i qmin = _mm256_set1_epi8((char)((int32_t)p->lo + p->zy));
+  const __m512i qperm = _mm512_setr_epi32(0, 4, 8, 12, 1, 5, 9, 13, 0, 0, 0, 0, 0, 0, 0, 0);
   for (size_t px = 0; px < width; px++, in += ks, out += out_stride) {
     const char* pw = (const char*)packed_w;
     for (size_t c0 = 0; c0 < channels; c0 += 32, pw += 32 * (8 + 2 * ks)) {
@@ -5038,15 +5032,17 @@ static __attribute__((target("avx512f,avx512bw,avx512vl,avx2,fma"))) void wrt_av
       const float* mp = (const float*)(const void*)((const char*)(pw) + 128);
       const __m512 mq0 = _mm512_loadu_ps(mp + 0);
       const __m512 mq1 = _mm512_loadu_ps(mp + 16);
-      const __m512i q0_0 = _mm512_add_epi32(_mm512_cvtps_epi32(_mm512_min_ps(_mm512_max_ps(_mm512_mul_ps(_mm512_cvtepi32_ps(acc0_0), mq0), qlo), qhi)), qzy);
-      const __m512i q0_1 = _mm512_add_epi32(_mm512_cvtps_epi32(_mm512_min_ps(_mm512_max_ps(_mm512_mul_ps(_mm512_cvtepi32_ps(acc0_1), mq1), qlo), qhi)), qzy);
+      const __m512i q0_0 = _mm512_cvtps_epi32(_mm512_min_ps(_mm512_mul_ps(_mm512_cvtepi32_ps(acc0_0), mq0), qhi));
+      const __m512i q0_1 = _mm512_cvtps_epi32(_mm512_min_ps(_mm512_mul_ps(_mm512_cvtepi32_ps(acc0_1), mq1), qhi));
       if (rem == 32) {
-        _mm_storeu_si128((__m128i*)((out + c0) + 0), _mm512_cvtsepi32_epi8(q0_0));
-        _mm_storeu_si128((__m128i*)((out + c0) + 16), _mm512_cvtsepi32_epi8(q0_1));
+        { const __m512i h = _mm512_adds_epi16(_mm512_packs_epi32(q0_0, q0_1), qzw);
+          const __m256i r = _mm512_castsi512_si256(_mm512_permutexvar_epi32(qperm, _mm512_packs_epi16(h, h)));
+          _mm256_storeu_si256((__m256i*)(void*)((out + c0)), _mm256_max_epi8(r, qmin)); }
       } else {
         int8_t ob[32];
-        _mm_storeu_si128((__m128i*)(ob + 0), _mm512_cvtsepi32_epi8(q0_0));
-        _mm_storeu_si128((__m128i*)(ob + 16), _mm512_cvtsepi32_epi8(q0_1));
+        { const __m512i h = _mm512_adds_epi16(_mm512_packs_epi32(q0_0, q0_1), qzw);
+          const __m256i r = _mm512_castsi512_si256(_mm512_permutexvar_epi32(qperm, _mm512_packs_epi16(h, h)));
+          _mm256_storeu_si256((__m256i*)(void*)(ob), _mm256_max_epi8(r, qmin)); }
         for (size_t j = 0; j < rem; j++) out[c0 + j] = ob[j];
       }
     }
@@ -5134,32 +5130,34 @@ static __attribute__((target("avx512f,avx512bw,avx512vl,avx512vnni,avx2,fma"))) 
   __m512i acc5_0 = acc0_0;
   __m512i acc5_1 = acc0_1;
   const int8_t* w = (const int8_t*)packed_w + 256;
+  __m512i xm = _mm512_set1_epi32((int32_t)0x80808080u);
+  __asm__("" : "+v"(xm));
   size_t k = kc;
   for (; k >= 4; k -= 4) {
     const __m512i wq0 = _mm512_loadu_si512(w + 0);
     const __m512i wq1 = _mm512_loadu_si512(w + 64);
     w += 128;
-    const __m512i xa0 = _mm512_set1_epi32((int32_t)((uint32_t)wrt_q_load4(a0) ^ 0x80808080u));
+    const __m512i xa0 = _mm512_xor_si512(_mm512_broadcastd_epi32(_mm_loadu_si32(a0)), xm);
     a0 += 4;
     acc0_0 = _mm512_dpbusd_epi32(acc0_0, xa0, wq0);
     acc0_1 = _mm512_dpbusd_epi32(acc0_1, xa0, wq1);
-    const __m512i xa1 = _mm512_set1_epi32((int32_t)((uint32_t)wrt_q_load4(a1) ^ 0x80808080u));
+    const __m512i xa1 = _mm512_xor_si512(_mm512_broadcastd_epi32(_mm_loadu_si32(a1)), xm);
     a1 += 4;
     acc1_0 = _mm512_dpbusd_epi32(acc1_0, xa1, wq0);
     acc1_1 = _mm512_dpbusd_epi32(acc1_1, xa1, wq1);
-    const __m512i xa2 = _mm512_set1_epi32((int32_t)((uint32_t)wrt_q_load4(a2) ^ 0x80808080u));
+    const __m512i xa2 = _mm512_xor_si512(_mm512_broadcastd_epi32(_mm_loadu_si32(a2)), xm);
     a2 += 4;
     acc2_0 = _mm512_dpbusd_epi32(acc2_0, xa2, wq0);
     acc2_1 = _mm512_dpbusd_epi32(acc2_1, xa2, wq1);
-    const __m512i xa3 = _mm512_set1_epi32((int32_t)((uint32_t)wrt_q_load4(a3) ^ 0x80808080u));
+    const __m512i xa3 = _mm512_xor_si512(_mm512_broadcastd_epi32(_mm_loadu_si32(a3)), xm);
     a3 += 4;
     acc3_0 = _mm512_dpbusd_epi32(acc3_0, xa3, wq0);
     acc3_1 = _mm512_dpbusd_epi32(acc3_1, xa3, wq1);
-    const __m512i xa4 = _mm512_set1_epi32((int32_t)((uint32_t)wrt_q_load4(a4) ^ 0x80808080u));
+    const __m512i xa4 = _mm512_xor_si512(_mm512_broadcastd_epi32(_mm_loadu_si32(a4)), xm);
     a4 += 4;
     acc4_0 = _mm512_dpbusd_epi32(acc4_0, xa4, wq0);
     acc4_1 = _mm512_dpbusd_epi32(acc4_1, xa4, wq1);
-    const __m512i xa5 = _mm512_set1_epi32((int32_t)((uint32_t)wrt_q_load4(a5) ^ 0x80808080u));
+    const __m512i xa5 = _mm512_xor_si512(_mm512_broadcastd_epi32(_mm_loadu_si32(a5)), xm);
     a5 += 4;
     acc5_0 = _mm512_dpbusd_epi32(acc5_0, xa5, wq0);
     acc5_1 = _mm512_dpbusd_epi32(acc5_1, xa5, wq1);
@@ -5168,107 +5166,110 @@ static __attribute__((target("avx512f,avx512bw,avx512vl,avx512vnni,avx2,fma"))) 
     const __m512i wq0 = _mm512_loadu_si512(w + 0);
     const __m512i wq1 = _mm512_loadu_si512(w + 64);
     w += 128;
-    const __m512i xa0 = _mm512_set1_epi32((int32_t)((uint32_t)wrt_q_part(a0, k) ^ 0x80808080u));
+    const __mmask16 km = (__mmask16)((1u << k) - 1);
+    const __m512i xa0 = _mm512_xor_si512(_mm512_broadcastd_epi32(_mm_maskz_loadu_epi8(km, a0)), xm);
     acc0_0 = _mm512_dpbusd_epi32(acc0_0, xa0, wq0);
     acc0_1 = _mm512_dpbusd_epi32(acc0_1, xa0, wq1);
-    const __m512i xa1 = _mm512_set1_epi32((int32_t)((uint32_t)wrt_q_part(a1, k) ^ 0x80808080u));
+    const __m512i xa1 = _mm512_xor_si512(_mm512_broadcastd_epi32(_mm_maskz_loadu_epi8(km, a1)), xm);
     acc1_0 = _mm512_dpbusd_epi32(acc1_0, xa1, wq0);
     acc1_1 = _mm512_dpbusd_epi32(acc1_1, xa1, wq1);
-    const __m512i xa2 = _mm512_set1_epi32((int32_t)((uint32_t)wrt_q_part(a2, k) ^ 0x80808080u));
+    const __m512i xa2 = _mm512_xor_si512(_mm512_broadcastd_epi32(_mm_maskz_loadu_epi8(km, a2)), xm);
     acc2_0 = _mm512_dpbusd_epi32(acc2_0, xa2, wq0);
     acc2_1 = _mm512_dpbusd_epi32(acc2_1, xa2, wq1);
-    const __m512i xa3 = _mm512_set1_epi32((int32_t)((uint32_t)wrt_q_part(a3, k) ^ 0x80808080u));
+    const __m512i xa3 = _mm512_xor_si512(_mm512_broadcastd_epi32(_mm_maskz_loadu_epi8(km, a3)), xm);
     acc3_0 = _mm512_dpbusd_epi32(acc3_0, xa3, wq0);
     acc3_1 = _mm512_dpbusd_epi32(acc3_1, xa3, wq1);
-    const __m512i xa4 = _mm512_set1_epi32((int32_t)((uint32_t)wrt_q_part(a4, k) ^ 0x80808080u));
+    const __m512i xa4 = _mm512_xor_si512(_mm512_broadcastd_epi32(_mm_maskz_loadu_epi8(km, a4)), xm);
     acc4_0 = _mm512_dpbusd_epi32(acc4_0, xa4, wq0);
     acc4_1 = _mm512_dpbusd_epi32(acc4_1, xa4, wq1);
-    const __m512i xa5 = _mm512_set1_epi32((int32_t)((uint32_t)wrt_q_part(a5, k) ^ 0x80808080u));
+    const __m512i xa5 = _mm512_xor_si512(_mm512_broadcastd_epi32(_mm_maskz_loadu_epi8(km, a5)), xm);
     acc5_0 = _mm512_dpbusd_epi32(acc5_0, xa5, wq0);
     acc5_1 = _mm512_dpbusd_epi32(acc5_1, xa5, wq1);
   }
-  const __m512 qlo = _mm512_set1_ps(p->lo);
   const __m512 qhi = _mm512_set1_ps(p->hi);
-  const __m512i qzy = _mm512_set1_epi32(p->zy);
+  const __m512i qzw = _mm512_set1_epi16((int16_t)p->zy);
+  const __m256i qmin = _mm256_set1_epi8((char)((int32_t)p->lo + p->zy));
+  const __m512i qperm = _mm512_setr_epi32(0, 4, 8, 12, 1, 5, 9, 13, 0, 0, 0, 0, 0, 0, 0, 0);
   const float* mp = (const float*)(const void*)((const char*)(packed_w) + 128);
   const __m512 mq0 = _mm512_loadu_ps(mp + 0);
   const __m512 mq1 = _mm512_loadu_ps(mp + 16);
+  const __mmask32 cm = (__mmask32)(((uint64_t)1 << nc) - 1);
   {
-    const __m512i q5_0 = _mm512_add_epi32(_mm512_cvtps_epi32(_mm512_min_ps(_mm512_max_ps(_mm512_mul_ps(_mm512_cvtepi32_ps(acc5_0), mq0), qlo), qhi)), qzy);
-    const __m512i q5_1 = _mm512_add_epi32(_mm512_cvtps_epi32(_mm512_min_ps(_mm512_max_ps(_mm512_mul_ps(_mm512_cvtepi32_ps(acc5_1), mq1), qlo), qhi)), qzy);
+    const __m512i q5_0 = _mm512_cvtps_epi32(_mm512_min_ps(_mm512_mul_ps(_mm512_cvtepi32_ps(acc5_0), mq0), qhi));
+    const __m512i q5_1 = _mm512_cvtps_epi32(_mm512_min_ps(_mm512_mul_ps(_mm512_cvtepi32_ps(acc5_1), mq1), qhi));
     if (nc == 32) {
-      _mm_storeu_si128((__m128i*)(c5 + 0), _mm512_cvtsepi32_epi8(q5_0));
-      _mm_storeu_si128((__m128i*)(c5 + 16), _mm512_cvtsepi32_epi8(q5_1));
+      { const __m512i h = _mm512_adds_epi16(_mm512_packs_epi32(q5_0, q5_1), qzw);
+        const __m256i r = _mm512_castsi512_si256(_mm512_permutexvar_epi32(qperm, _mm512_packs_epi16(h, h)));
+        _mm256_storeu_si256((__m256i*)(void*)(c5), _mm256_max_epi8(r, qmin)); }
     } else {
-      int8_t ob[32];
-      _mm_storeu_si128((__m128i*)(ob + 0), _mm512_cvtsepi32_epi8(q5_0));
-      _mm_storeu_si128((__m128i*)(ob + 16), _mm512_cvtsepi32_epi8(q5_1));
-      for (size_t j = 0; j < nc; j++) c5[j] = ob[j];
+      { const __m512i h = _mm512_adds_epi16(_mm512_packs_epi32(q5_0, q5_1), qzw);
+        const __m256i r = _mm512_castsi512_si256(_mm512_permutexvar_epi32(qperm, _mm512_packs_epi16(h, h)));
+        _mm256_mask_storeu_epi8(c5, cm, _mm256_max_epi8(r, qmin)); }
     }
   }
   {
-    const __m512i q4_0 = _mm512_add_epi32(_mm512_cvtps_epi32(_mm512_min_ps(_mm512_max_ps(_mm512_mul_ps(_mm512_cvtepi32_ps(acc4_0), mq0), qlo), qhi)), qzy);
-    const __m512i q4_1 = _mm512_add_epi32(_mm512_cvtps_epi32(_mm512_min_ps(_mm512_max_ps(_mm512_mul_ps(_mm512_cvtepi32_ps(acc4_1), mq1), qlo), qhi)), qzy);
+    const __m512i q4_0 = _mm512_cvtps_epi32(_mm512_min_ps(_mm512_mul_ps(_mm512_cvtepi32_ps(acc4_0), mq0), qhi));
+    const __m512i q4_1 = _mm512_cvtps_epi32(_mm512_min_ps(_mm512_mul_ps(_mm512_cvtepi32_ps(acc4_1), mq1), qhi));
     if (nc == 32) {
-      _mm_storeu_si128((__m128i*)(c4 + 0), _mm512_cvtsepi32_epi8(q4_0));
-      _mm_storeu_si128((__m128i*)(c4 + 16), _mm512_cvtsepi32_epi8(q4_1));
+      { const __m512i h = _mm512_adds_epi16(_mm512_packs_epi32(q4_0, q4_1), qzw);
+        const __m256i r = _mm512_castsi512_si256(_mm512_permutexvar_epi32(qperm, _mm512_packs_epi16(h, h)));
+        _mm256_storeu_si256((__m256i*)(void*)(c4), _mm256_max_epi8(r, qmin)); }
     } else {
-      int8_t ob[32];
-      _mm_storeu_si128((__m128i*)(ob + 0), _mm512_cvtsepi32_epi8(q4_0));
-      _mm_storeu_si128((__m128i*)(ob + 16), _mm512_cvtsepi32_epi8(q4_1));
-      for (size_t j = 0; j < nc; j++) c4[j] = ob[j];
+      { const __m512i h = _mm512_adds_epi16(_mm512_packs_epi32(q4_0, q4_1), qzw);
+        const __m256i r = _mm512_castsi512_si256(_mm512_permutexvar_epi32(qperm, _mm512_packs_epi16(h, h)));
+        _mm256_mask_storeu_epi8(c4, cm, _mm256_max_epi8(r, qmin)); }
     }
   }
   {
-    const __m512i q3_0 = _mm512_add_epi32(_mm512_cvtps_epi32(_mm512_min_ps(_mm512_max_ps(_mm512_mul_ps(_mm512_cvtepi32_ps(acc3_0), mq0), qlo), qhi)), qzy);
-    const __m512i q3_1 = _mm512_add_epi32(_mm512_cvtps_epi32(_mm512_min_ps(_mm512_max_ps(_mm512_mul_ps(_mm512_cvtepi32_ps(acc3_1), mq1), qlo), qhi)), qzy);
+    const __m512i q3_0 = _mm512_cvtps_epi32(_mm512_min_ps(_mm512_mul_ps(_mm512_cvtepi32_ps(acc3_0), mq0), qhi));
+    const __m512i q3_1 = _mm512_cvtps_epi32(_mm512_min_ps(_mm512_mul_ps(_mm512_cvtepi32_ps(acc3_1), mq1), qhi));
     if (nc == 32) {
-      _mm_storeu_si128((__m128i*)(c3 + 0), _mm512_cvtsepi32_epi8(q3_0));
-      _mm_storeu_si128((__m128i*)(c3 + 16), _mm512_cvtsepi32_epi8(q3_1));
+      { const __m512i h = _mm512_adds_epi16(_mm512_packs_epi32(q3_0, q3_1), qzw);
+        const __m256i r = _mm512_castsi512_si256(_mm512_permutexvar_epi32(qperm, _mm512_packs_epi16(h, h)));
+        _mm256_storeu_si256((__m256i*)(void*)(c3), _mm256_max_epi8(r, qmin)); }
     } else {
-      int8_t ob[32];
-      _mm_storeu_si128((__m128i*)(ob + 0), _mm512_cvtsepi32_epi8(q3_0));
-      _mm_storeu_si128((__m128i*)(ob + 16), _mm512_cvtsepi32_epi8(q3_1));
-      for (size_t j = 0; j < nc; j++) c3[j] = ob[j];
+      { const __m512i h = _mm512_adds_epi16(_mm512_packs_epi32(q3_0, q3_1), qzw);
+        const __m256i r = _mm512_castsi512_si256(_mm512_permutexvar_epi32(qperm, _mm512_packs_epi16(h, h)));
+        _mm256_mask_storeu_epi8(c3, cm, _mm256_max_epi8(r, qmin)); }
     }
   }
   {
-    const __m512i q2_0 = _mm512_add_epi32(_mm512_cvtps_epi32(_mm512_min_ps(_mm512_max_ps(_mm512_mul_ps(_mm512_cvtepi32_ps(acc2_0), mq0), qlo), qhi)), qzy);
-    const __m512i q2_1 = _mm512_add_epi32(_mm512_cvtps_epi32(_mm512_min_ps(_mm512_max_ps(_mm512_mul_ps(_mm512_cvtepi32_ps(acc2_1), mq1), qlo), qhi)), qzy);
+    const __m512i q2_0 = _mm512_cvtps_epi32(_mm512_min_ps(_mm512_mul_ps(_mm512_cvtepi32_ps(acc2_0), mq0), qhi));
+    const __m512i q2_1 = _mm512_cvtps_epi32(_mm512_min_ps(_mm512_mul_ps(_mm512_cvtepi32_ps(acc2_1), mq1), qhi));
     if (nc == 32) {
-      _mm_storeu_si128((__m128i*)(c2 + 0), _mm512_cvtsepi32_epi8(q2_0));
-      _mm_storeu_si128((__m128i*)(c2 + 16), _mm512_cvtsepi32_epi8(q2_1));
+      { const __m512i h = _mm512_adds_epi16(_mm512_packs_epi32(q2_0, q2_1), qzw);
+        const __m256i r = _mm512_castsi512_si256(_mm512_permutexvar_epi32(qperm, _mm512_packs_epi16(h, h)));
+        _mm256_storeu_si256((__m256i*)(void*)(c2), _mm256_max_epi8(r, qmin)); }
     } else {
-      int8_t ob[32];
-      _mm_storeu_si128((__m128i*)(ob + 0), _mm512_cvtsepi32_epi8(q2_0));
-      _mm_storeu_si128((__m128i*)(ob + 16), _mm512_cvtsepi32_epi8(q2_1));
-      for (size_t j = 0; j < nc; j++) c2[j] = ob[j];
+      { const __m512i h = _mm512_adds_epi16(_mm512_packs_epi32(q2_0, q2_1), qzw);
+        const __m256i r = _mm512_castsi512_si256(_mm512_permutexvar_epi32(qperm, _mm512_packs_epi16(h, h)));
+        _mm256_mask_storeu_epi8(c2, cm, _mm256_max_epi8(r, qmin)); }
     }
   }
   {
-    const __m512i q1_0 = _mm512_add_epi32(_mm512_cvtps_epi32(_mm512_min_ps(_mm512_max_ps(_mm512_mul_ps(_mm512_cvtepi32_ps(acc1_0), mq0), qlo), qhi)), qzy);
-    const __m512i q1_1 = _mm512_add_epi32(_mm512_cvtps_epi32(_mm512_min_ps(_mm512_max_ps(_mm512_mul_ps(_mm512_cvtepi32_ps(acc1_1), mq1), qlo), qhi)), qzy);
+    const __m512i q1_0 = _mm512_cvtps_epi32(_mm512_min_ps(_mm512_mul_ps(_mm512_cvtepi32_ps(acc1_0), mq0), qhi));
+    const __m512i q1_1 = _mm512_cvtps_epi32(_mm512_min_ps(_mm512_mul_ps(_mm512_cvtepi32_ps(acc1_1), mq1), qhi));
     if (nc == 32) {
-      _mm_storeu_si128((__m128i*)(c1 + 0), _mm512_cvtsepi32_epi8(q1_0));
-      _mm_storeu_si128((__m128i*)(c1 + 16), _mm512_cvtsepi32_epi8(q1_1));
+      { const __m512i h = _mm512_adds_epi16(_mm512_packs_epi32(q1_0, q1_1), qzw);
+        const __m256i r = _mm512_castsi512_si256(_mm512_permutexvar_epi32(qperm, _mm512_packs_epi16(h, h)));
+        _mm256_storeu_si256((__m256i*)(void*)(c1), _mm256_max_epi8(r, qmin)); }
     } else {
-      int8_t ob[32];
-      _mm_storeu_si128((__m128i*)(ob + 0), _mm512_cvtsepi32_epi8(q1_0));
-      _mm_storeu_si128((__m128i*)(ob + 16), _mm512_cvtsepi32_epi8(q1_1));
-      for (size_t j = 0; j < nc; j++) c1[j] = ob[j];
+      { const __m512i h = _mm512_adds_epi16(_mm512_packs_epi32(q1_0, q1_1), qzw);
+        const __m256i r = _mm512_castsi512_si256(_mm512_permutexvar_epi32(qperm, _mm512_packs_epi16(h, h)));
+        _mm256_mask_storeu_epi8(c1, cm, _mm256_max_epi8(r, qmin)); }
     }
   }
   {
-    const __m512i q0_0 = _mm512_add_epi32(_mm512_cvtps_epi32(_mm512_min_ps(_mm512_max_ps(_mm512_mul_ps(_mm512_cvtepi32_ps(acc0_0), mq0), qlo), qhi)), qzy);
-    const __m512i q0_1 = _mm512_add_epi32(_mm512_cvtps_epi32(_mm512_min_ps(_mm512_max_ps(_mm512_mul_ps(_mm512_cvtepi32_ps(acc0_1), mq1), qlo), qhi)), qzy);
+    const __m512i q0_0 = _mm512_cvtps_epi32(_mm512_min_ps(_mm512_mul_ps(_mm512_cvtepi32_ps(acc0_0), mq0), qhi));
+    const __m512i q0_1 = _mm512_cvtps_epi32(_mm512_min_ps(_mm512_mul_ps(_mm512_cvtepi32_ps(acc0_1), mq1), qhi));
     if (nc == 32) {
-      _mm_storeu_si128((__m128i*)(c0 + 0), _mm512_cvtsepi32_epi8(q0_0));
-      _mm_storeu_si128((__m128i*)(c0 + 16), _mm512_cvtsepi32_epi8(q0_1));
+      { const __m512i h = _mm512_adds_epi16(_mm512_packs_epi32(q0_0, q0_1), qzw);
+        const __m256i r = _mm512_castsi512_si256(_mm512_permutexvar_epi32(qperm, _mm512_packs_epi16(h, h)));
+        _mm256_storeu_si256((__m256i*)(void*)(c0), _mm256_max_epi8(r, qmin)); }
     } else {
-      int8_t ob[32];
-      _mm_storeu_si128((__m128i*)(ob + 0), _mm512_cvtsepi32_epi8(q0_0));
-      _mm_storeu_si128((__m128i*)(ob + 16), _mm512_cvtsepi32_epi8(q0_1));
-      for (size_t j = 0; j < nc; j++) c0[j] = ob[j];
+      { const __m512i h = _mm512_adds_epi16(_mm512_packs_epi32(q0_0, q0_1), qzw);
+        const __m256i r = _mm512_castsi512_si256(_mm512_permutexvar_epi32(qperm, _mm512_packs_epi16(h, h)));
+        _mm256_mask_storeu_epi8(c0, cm, _mm256_max_epi8(r, qmin)); }
     }
   }
 }
@@ -5299,6 +5300,8 @@ static __attribute__((target("avx512f,avx512bw,avx512vl,avx512vnni,avx2,fma"))) 
   __m512i acc5_0 = acc0_0;
   __m512i acc5_1 = acc0_1;
   const int8_t* w = (const int8_t*)packed_w + 256;
+  __m512i xm = _mm512_set1_epi32((int32_t)0x80808080u);
+  __asm__("" : "+v"(xm));
   for (size_t tap = ks; tap != 0; tap--) {
     const int8_t* a0 = ind[0];
     const int8_t* a1 = mr > 1 ? ind[1] : a0;
@@ -5312,27 +5315,27 @@ static __attribute__((target("avx512f,avx512bw,avx512vl,avx512vnni,avx2,fma"))) 
       const __m512i wq0 = _mm512_loadu_si512(w + 0);
       const __m512i wq1 = _mm512_loadu_si512(w + 64);
       w += 128;
-      const __m512i xa0 = _mm512_set1_epi32((int32_t)((uint32_t)wrt_q_load4(a0) ^ 0x80808080u));
+      const __m512i xa0 = _mm512_xor_si512(_mm512_broadcastd_epi32(_mm_loadu_si32(a0)), xm);
       a0 += 4;
       acc0_0 = _mm512_dpbusd_epi32(acc0_0, xa0, wq0);
       acc0_1 = _mm512_dpbusd_epi32(acc0_1, xa0, wq1);
-      const __m512i xa1 = _mm512_set1_epi32((int32_t)((uint32_t)wrt_q_load4(a1) ^ 0x80808080u));
+      const __m512i xa1 = _mm512_xor_si512(_mm512_broadcastd_epi32(_mm_loadu_si32(a1)), xm);
       a1 += 4;
       acc1_0 = _mm512_dpbusd_epi32(acc1_0, xa1, wq0);
       acc1_1 = _mm512_dpbusd_epi32(acc1_1, xa1, wq1);
-      const __m512i xa2 = _mm512_set1_epi32((int32_t)((uint32_t)wrt_q_load4(a2) ^ 0x80808080u));
+      const __m512i xa2 = _mm512_xor_si512(_mm512_broadcastd_epi32(_mm_loadu_si32(a2)), xm);
       a2 += 4;
       acc2_0 = _mm512_dpbusd_epi32(acc2_0, xa2, wq0);
       acc2_1 = _mm512_dpbusd_epi32(acc2_1, xa2, wq1);
-      const __m512i xa3 = _mm512_set1_epi32((int32_t)((uint32_t)wrt_q_load4(a3) ^ 0x80808080u));
+      const __m512i xa3 = _mm512_xor_si512(_mm512_broadcastd_epi32(_mm_loadu_si32(a3)), xm);
       a3 += 4;
       acc3_0 = _mm512_dpbusd_epi32(acc3_0, xa3, wq0);
       acc3_1 = _mm512_dpbusd_epi32(acc3_1, xa3, wq1);
-      const __m512i xa4 = _mm512_set1_epi32((int32_t)((uint32_t)wrt_q_load4(a4) ^ 0x80808080u));
+      const __m512i xa4 = _mm512_xor_si512(_mm512_broadcastd_epi32(_mm_loadu_si32(a4)), xm);
       a4 += 4;
       acc4_0 = _mm512_dpbusd_epi32(acc4_0, xa4, wq0);
       acc4_1 = _mm512_dpbusd_epi32(acc4_1, xa4, wq1);
-      const __m512i xa5 = _mm512_set1_epi32((int32_t)((uint32_t)wrt_q_load4(a5) ^ 0x80808080u));
+      const __m512i xa5 = _mm512_xor_si512(_mm512_broadcastd_epi32(_mm_loadu_si32(a5)), xm);
       a5 += 4;
       acc5_0 = _mm512_dpbusd_epi32(acc5_0, xa5, wq0);
       acc5_1 = _mm512_dpbusd_epi32(acc5_1, xa5, wq1);
@@ -5341,108 +5344,111 @@ static __attribute__((target("avx512f,avx512bw,avx512vl,avx512vnni,avx2,fma"))) 
       const __m512i wq0 = _mm512_loadu_si512(w + 0);
       const __m512i wq1 = _mm512_loadu_si512(w + 64);
       w += 128;
-      const __m512i xa0 = _mm512_set1_epi32((int32_t)((uint32_t)wrt_q_part(a0, k) ^ 0x80808080u));
+      const __mmask16 km = (__mmask16)((1u << k) - 1);
+      const __m512i xa0 = _mm512_xor_si512(_mm512_broadcastd_epi32(_mm_maskz_loadu_epi8(km, a0)), xm);
       acc0_0 = _mm512_dpbusd_epi32(acc0_0, xa0, wq0);
       acc0_1 = _mm512_dpbusd_epi32(acc0_1, xa0, wq1);
-      const __m512i xa1 = _mm512_set1_epi32((int32_t)((uint32_t)wrt_q_part(a1, k) ^ 0x80808080u));
+      const __m512i xa1 = _mm512_xor_si512(_mm512_broadcastd_epi32(_mm_maskz_loadu_epi8(km, a1)), xm);
       acc1_0 = _mm512_dpbusd_epi32(acc1_0, xa1, wq0);
       acc1_1 = _mm512_dpbusd_epi32(acc1_1, xa1, wq1);
-      const __m512i xa2 = _mm512_set1_epi32((int32_t)((uint32_t)wrt_q_part(a2, k) ^ 0x80808080u));
+      const __m512i xa2 = _mm512_xor_si512(_mm512_broadcastd_epi32(_mm_maskz_loadu_epi8(km, a2)), xm);
       acc2_0 = _mm512_dpbusd_epi32(acc2_0, xa2, wq0);
       acc2_1 = _mm512_dpbusd_epi32(acc2_1, xa2, wq1);
-      const __m512i xa3 = _mm512_set1_epi32((int32_t)((uint32_t)wrt_q_part(a3, k) ^ 0x80808080u));
+      const __m512i xa3 = _mm512_xor_si512(_mm512_broadcastd_epi32(_mm_maskz_loadu_epi8(km, a3)), xm);
       acc3_0 = _mm512_dpbusd_epi32(acc3_0, xa3, wq0);
       acc3_1 = _mm512_dpbusd_epi32(acc3_1, xa3, wq1);
-      const __m512i xa4 = _mm512_set1_epi32((int32_t)((uint32_t)wrt_q_part(a4, k) ^ 0x80808080u));
+      const __m512i xa4 = _mm512_xor_si512(_mm512_broadcastd_epi32(_mm_maskz_loadu_epi8(km, a4)), xm);
       acc4_0 = _mm512_dpbusd_epi32(acc4_0, xa4, wq0);
       acc4_1 = _mm512_dpbusd_epi32(acc4_1, xa4, wq1);
-      const __m512i xa5 = _mm512_set1_epi32((int32_t)((uint32_t)wrt_q_part(a5, k) ^ 0x80808080u));
+      const __m512i xa5 = _mm512_xor_si512(_mm512_broadcastd_epi32(_mm_maskz_loadu_epi8(km, a5)), xm);
       acc5_0 = _mm512_dpbusd_epi32(acc5_0, xa5, wq0);
       acc5_1 = _mm512_dpbusd_epi32(acc5_1, xa5, wq1);
     }
   }
-  const __m512 qlo = _mm512_set1_ps(p->lo);
   const __m512 qhi = _mm512_set1_ps(p->hi);
-  const __m512i qzy = _mm512_set1_epi32(p->zy);
+  const __m512i qzw = _mm512_set1_epi16((int16_t)p->zy);
+  const __m256i qmin = _mm256_set1_epi8((char)((int32_t)p->lo + p->zy));
+  const __m512i qperm = _mm512_setr_epi32(0, 4, 8, 12, 1, 5, 9, 13, 0, 0, 0, 0, 0, 0, 0, 0);
   const float* mp = (const float*)(const void*)((const char*)(packed_w) + 128);
   const __m512 mq0 = _mm512_loadu_ps(mp + 0);
   const __m512 mq1 = _mm512_loadu_ps(mp + 16);
+  const __mmask32 cm = (__mmask32)(((uint64_t)1 << nc) - 1);
   {
-    const __m512i q5_0 = _mm512_add_epi32(_mm512_cvtps_epi32(_mm512_min_ps(_mm512_max_ps(_mm512_mul_ps(_mm512_cvtepi32_ps(acc5_0), mq0), qlo), qhi)), qzy);
-    const __m512i q5_1 = _mm512_add_epi32(_mm512_cvtps_epi32(_mm512_min_ps(_mm512_max_ps(_mm512_mul_ps(_mm512_cvtepi32_ps(acc5_1), mq1), qlo), qhi)), qzy);
+    const __m512i q5_0 = _mm512_cvtps_epi32(_mm512_min_ps(_mm512_mul_ps(_mm512_cvtepi32_ps(acc5_0), mq0), qhi));
+    const __m512i q5_1 = _mm512_cvtps_epi32(_mm512_min_ps(_mm512_mul_ps(_mm512_cvtepi32_ps(acc5_1), mq1), qhi));
     if (nc == 32) {
-      _mm_storeu_si128((__m128i*)(c5 + 0), _mm512_cvtsepi32_epi8(q5_0));
-      _mm_storeu_si128((__m128i*)(c5 + 16), _mm512_cvtsepi32_epi8(q5_1));
+      { const __m512i h = _mm512_adds_epi16(_mm512_packs_epi32(q5_0, q5_1), qzw);
+        const __m256i r = _mm512_castsi512_si256(_mm512_permutexvar_epi32(qperm, _mm512_packs_epi16(h, h)));
+        _mm256_storeu_si256((__m256i*)(void*)(c5), _mm256_max_epi8(r, qmin)); }
     } else {
-      int8_t ob[32];
-      _mm_storeu_si128((__m128i*)(ob + 0), _mm512_cvtsepi32_epi8(q5_0));
-      _mm_storeu_si128((__m128i*)(ob + 16), _mm512_cvtsepi32_epi8(q5_1));
-      for (size_t j = 0; j < nc; j++) c5[j] = ob[j];
+      { const __m512i h = _mm512_adds_epi16(_mm512_packs_epi32(q5_0, q5_1), qzw);
+        const __m256i r = _mm512_castsi512_si256(_mm512_permutexvar_epi32(qperm, _mm512_packs_epi16(h, h)));
+        _mm256_mask_storeu_epi8(c5, cm, _mm256_max_epi8(r, qmin)); }
     }
   }
   {
-    const __m512i q4_0 = _mm512_add_epi32(_mm512_cvtps_epi32(_mm512_min_ps(_mm512_max_ps(_mm512_mul_ps(_mm512_cvtepi32_ps(acc4_0), mq0), qlo), qhi)), qzy);
-    const __m512i q4_1 = _mm512_add_epi32(_mm512_cvtps_epi32(_mm512_min_ps(_mm512_max_ps(_mm512_mul_ps(_mm512_cvtepi32_ps(acc4_1), mq1), qlo), qhi)), qzy);
+    const __m512i q4_0 = _mm512_cvtps_epi32(_mm512_min_ps(_mm512_mul_ps(_mm512_cvtepi32_ps(acc4_0), mq0), qhi));
+    const __m512i q4_1 = _mm512_cvtps_epi32(_mm512_min_ps(_mm512_mul_ps(_mm512_cvtepi32_ps(acc4_1), mq1), qhi));
     if (nc == 32) {
-      _mm_storeu_si128((__m128i*)(c4 + 0), _mm512_cvtsepi32_epi8(q4_0));
-      _mm_storeu_si128((__m128i*)(c4 + 16), _mm512_cvtsepi32_epi8(q4_1));
+      { const __m512i h = _mm512_adds_epi16(_mm512_packs_epi32(q4_0, q4_1), qzw);
+        const __m256i r = _mm512_castsi512_si256(_mm512_permutexvar_epi32(qperm, _mm512_packs_epi16(h, h)));
+        _mm256_storeu_si256((__m256i*)(void*)(c4), _mm256_max_epi8(r, qmin)); }
     } else {
-      int8_t ob[32];
-      _mm_storeu_si128((__m128i*)(ob + 0), _mm512_cvtsepi32_epi8(q4_0));
-      _mm_storeu_si128((__m128i*)(ob + 16), _mm512_cvtsepi32_epi8(q4_1));
-      for (size_t j = 0; j < nc; j++) c4[j] = ob[j];
+      { const __m512i h = _mm512_adds_epi16(_mm512_packs_epi32(q4_0, q4_1), qzw);
+        const __m256i r = _mm512_castsi512_si256(_mm512_permutexvar_epi32(qperm, _mm512_packs_epi16(h, h)));
+        _mm256_mask_storeu_epi8(c4, cm, _mm256_max_epi8(r, qmin)); }
     }
   }
   {
-    const __m512i q3_0 = _mm512_add_epi32(_mm512_cvtps_epi32(_mm512_min_ps(_mm512_max_ps(_mm512_mul_ps(_mm512_cvtepi32_ps(acc3_0), mq0), qlo), qhi)), qzy);
-    const __m512i q3_1 = _mm512_add_epi32(_mm512_cvtps_epi32(_mm512_min_ps(_mm512_max_ps(_mm512_mul_ps(_mm512_cvtepi32_ps(acc3_1), mq1), qlo), qhi)), qzy);
+    const __m512i q3_0 = _mm512_cvtps_epi32(_mm512_min_ps(_mm512_mul_ps(_mm512_cvtepi32_ps(acc3_0), mq0), qhi));
+    const __m512i q3_1 = _mm512_cvtps_epi32(_mm512_min_ps(_mm512_mul_ps(_mm512_cvtepi32_ps(acc3_1), mq1), qhi));
     if (nc == 32) {
-      _mm_storeu_si128((__m128i*)(c3 + 0), _mm512_cvtsepi32_epi8(q3_0));
-      _mm_storeu_si128((__m128i*)(c3 + 16), _mm512_cvtsepi32_epi8(q3_1));
+      { const __m512i h = _mm512_adds_epi16(_mm512_packs_epi32(q3_0, q3_1), qzw);
+        const __m256i r = _mm512_castsi512_si256(_mm512_permutexvar_epi32(qperm, _mm512_packs_epi16(h, h)));
+        _mm256_storeu_si256((__m256i*)(void*)(c3), _mm256_max_epi8(r, qmin)); }
     } else {
-      int8_t ob[32];
-      _mm_storeu_si128((__m128i*)(ob + 0), _mm512_cvtsepi32_epi8(q3_0));
-      _mm_storeu_si128((__m128i*)(ob + 16), _mm512_cvtsepi32_epi8(q3_1));
-      for (size_t j = 0; j < nc; j++) c3[j] = ob[j];
+      { const __m512i h = _mm512_adds_epi16(_mm512_packs_epi32(q3_0, q3_1), qzw);
+        const __m256i r = _mm512_castsi512_si256(_mm512_permutexvar_epi32(qperm, _mm512_packs_epi16(h, h)));
+        _mm256_mask_storeu_epi8(c3, cm, _mm256_max_epi8(r, qmin)); }
     }
   }
   {
-    const __m512i q2_0 = _mm512_add_epi32(_mm512_cvtps_epi32(_mm512_min_ps(_mm512_max_ps(_mm512_mul_ps(_mm512_cvtepi32_ps(acc2_0), mq0), qlo), qhi)), qzy);
-    const __m512i q2_1 = _mm512_add_epi32(_mm512_cvtps_epi32(_mm512_min_ps(_mm512_max_ps(_mm512_mul_ps(_mm512_cvtepi32_ps(acc2_1), mq1), qlo), qhi)), qzy);
+    const __m512i q2_0 = _mm512_cvtps_epi32(_mm512_min_ps(_mm512_mul_ps(_mm512_cvtepi32_ps(acc2_0), mq0), qhi));
+    const __m512i q2_1 = _mm512_cvtps_epi32(_mm512_min_ps(_mm512_mul_ps(_mm512_cvtepi32_ps(acc2_1), mq1), qhi));
     if (nc == 32) {
-      _mm_storeu_si128((__m128i*)(c2 + 0), _mm512_cvtsepi32_epi8(q2_0));
-      _mm_storeu_si128((__m128i*)(c2 + 16), _mm512_cvtsepi32_epi8(q2_1));
+      { const __m512i h = _mm512_adds_epi16(_mm512_packs_epi32(q2_0, q2_1), qzw);
+        const __m256i r = _mm512_castsi512_si256(_mm512_permutexvar_epi32(qperm, _mm512_packs_epi16(h, h)));
+        _mm256_storeu_si256((__m256i*)(void*)(c2), _mm256_max_epi8(r, qmin)); }
     } else {
-      int8_t ob[32];
-      _mm_storeu_si128((__m128i*)(ob + 0), _mm512_cvtsepi32_epi8(q2_0));
-      _mm_storeu_si128((__m128i*)(ob + 16), _mm512_cvtsepi32_epi8(q2_1));
-      for (size_t j = 0; j < nc; j++) c2[j] = ob[j];
+      { const __m512i h = _mm512_adds_epi16(_mm512_packs_epi32(q2_0, q2_1), qzw);
+        const __m256i r = _mm512_castsi512_si256(_mm512_permutexvar_epi32(qperm, _mm512_packs_epi16(h, h)));
+        _mm256_mask_storeu_epi8(c2, cm, _mm256_max_epi8(r, qmin)); }
     }
   }
   {
-    const __m512i q1_0 = _mm512_add_epi32(_mm512_cvtps_epi32(_mm512_min_ps(_mm512_max_ps(_mm512_mul_ps(_mm512_cvtepi32_ps(acc1_0), mq0), qlo), qhi)), qzy);
-    const __m512i q1_1 = _mm512_add_epi32(_mm512_cvtps_epi32(_mm512_min_ps(_mm512_max_ps(_mm512_mul_ps(_mm512_cvtepi32_ps(acc1_1), mq1), qlo), qhi)), qzy);
+    const __m512i q1_0 = _mm512_cvtps_epi32(_mm512_min_ps(_mm512_mul_ps(_mm512_cvtepi32_ps(acc1_0), mq0), qhi));
+    const __m512i q1_1 = _mm512_cvtps_epi32(_mm512_min_ps(_mm512_mul_ps(_mm512_cvtepi32_ps(acc1_1), mq1), qhi));
     if (nc == 32) {
-      _mm_storeu_si128((__m128i*)(c1 + 0), _mm512_cvtsepi32_epi8(q1_0));
-      _mm_storeu_si128((__m128i*)(c1 + 16), _mm512_cvtsepi32_epi8(q1_1));
+      { const __m512i h = _mm512_adds_epi16(_mm512_packs_epi32(q1_0, q1_1), qzw);
+        const __m256i r = _mm512_castsi512_si256(_mm512_permutexvar_epi32(qperm, _mm512_packs_epi16(h, h)));
+        _mm256_storeu_si256((__m256i*)(void*)(c1), _mm256_max_epi8(r, qmin)); }
     } else {
-      int8_t ob[32];
-      _mm_storeu_si128((__m128i*)(ob + 0), _mm512_cvtsepi32_epi8(q1_0));
-      _mm_storeu_si128((__m128i*)(ob + 16), _mm512_cvtsepi32_epi8(q1_1));
-      for (size_t j = 0; j < nc; j++) c1[j] = ob[j];
+      { const __m512i h = _mm512_adds_epi16(_mm512_packs_epi32(q1_0, q1_1), qzw);
+        const __m256i r = _mm512_castsi512_si256(_mm512_permutexvar_epi32(qperm, _mm512_packs_epi16(h, h)));
+        _mm256_mask_storeu_epi8(c1, cm, _mm256_max_epi8(r, qmin)); }
     }
   }
   {
-    const __m512i q0_0 = _mm512_add_epi32(_mm512_cvtps_epi32(_mm512_min_ps(_mm512_max_ps(_mm512_mul_ps(_mm512_cvtepi32_ps(acc0_0), mq0), qlo), qhi)), qzy);
-    const __m512i q0_1 = _mm512_add_epi32(_mm512_cvtps_epi32(_mm512_min_ps(_mm512_max_ps(_mm512_mul_ps(_mm512_cvtepi32_ps(acc0_1), mq1), qlo), qhi)), qzy);
+    const __m512i q0_0 = _mm512_cvtps_epi32(_mm512_min_ps(_mm512_mul_ps(_mm512_cvtepi32_ps(acc0_0), mq0), qhi));
+    const __m512i q0_1 = _mm512_cvtps_epi32(_mm512_min_ps(_mm512_mul_ps(_mm512_cvtepi32_ps(acc0_1), mq1), qhi));
     if (nc == 32) {
-      _mm_storeu_si128((__m128i*)(c0 + 0), _mm512_cvtsepi32_epi8(q0_0));
-      _mm_storeu_si128((__m128i*)(c0 + 16), _mm512_cvtsepi32_epi8(q0_1));
+      { const __m512i h = _mm512_adds_epi16(_mm512_packs_epi32(q0_0, q0_1), qzw);
+        const __m256i r = _mm512_castsi512_si256(_mm512_permutexvar_epi32(qperm, _mm512_packs_epi16(h, h)));
+        _mm256_storeu_si256((__m256i*)(void*)(c0), _mm256_max_epi8(r, qmin)); }
     } else {
-      int8_t ob[32];
-      _mm_storeu_si128((__m128i*)(ob + 0), _mm512_cvtsepi32_epi8(q0_0));
-      _mm_storeu_si128((__m128i*)(ob + 16), _mm512_cvtsepi32_epi8(q0_1));
-      for (size_t j = 0; j < nc; j++) c0[j] = ob[j];
+      { const __m512i h = _mm512_adds_epi16(_mm512_packs_epi32(q0_0, q0_1), qzw);
+        const __m256i r = _mm512_castsi512_si256(_mm512_permutexvar_epi32(qperm, _mm512_packs_epi16(h, h)));
+        _mm256_mask_storeu_epi8(c0, cm, _mm256_max_epi8(r, qmin)); }
     }
   }
 }
@@ -5478,43 +5484,46 @@ static __attribute__((target("avx512f,avx512bw,avx512vl,avx512vnni,avx2,fma"))) 
   __m512i acc4_0 = acc0_0;
   __m512i acc5_0 = acc0_0;
   const int8_t* w = (const int8_t*)packed_w + 256;
+  __m512i xm = _mm512_set1_epi32((int32_t)0x80808080u);
+  __asm__("" : "+v"(xm));
   size_t k = kc;
   for (; k >= 4; k -= 4) {
     const __m512i wq0 = _mm512_loadu_si512(w + 0);
     w += 128;
-    const __m512i xa0 = _mm512_set1_epi32((int32_t)((uint32_t)wrt_q_load4(a0) ^ 0x80808080u));
+    const __m512i xa0 = _mm512_xor_si512(_mm512_broadcastd_epi32(_mm_loadu_si32(a0)), xm);
     a0 += 4;
     acc0_0 = _mm512_dpbusd_epi32(acc0_0, xa0, wq0);
-    const __m512i xa1 = _mm512_set1_epi32((int32_t)((uint32_t)wrt_q_load4(a1) ^ 0x80808080u));
+    const __m512i xa1 = _mm512_xor_si512(_mm512_broadcastd_epi32(_mm_loadu_si32(a1)), xm);
     a1 += 4;
     acc1_0 = _mm512_dpbusd_epi32(acc1_0, xa1, wq0);
-    const __m512i xa2 = _mm512_set1_epi32((int32_t)((uint32_t)wrt_q_load4(a2) ^ 0x80808080u));
+    const __m512i xa2 = _mm512_xor_si512(_mm512_broadcastd_epi32(_mm_loadu_si32(a2)), xm);
     a2 += 4;
     acc2_0 = _mm512_dpbusd_epi32(acc2_0, xa2, wq0);
-    const __m512i xa3 = _mm512_set1_epi32((int32_t)((uint32_t)wrt_q_load4(a3) ^ 0x80808080u));
+    const __m512i xa3 = _mm512_xor_si512(_mm512_broadcastd_epi32(_mm_loadu_si32(a3)), xm);
     a3 += 4;
     acc3_0 = _mm512_dpbusd_epi32(acc3_0, xa3, wq0);
-    const __m512i xa4 = _mm512_set1_epi32((int32_t)((uint32_t)wrt_q_load4(a4) ^ 0x80808080u));
+    const __m512i xa4 = _mm512_xor_si512(_mm512_broadcastd_epi32(_mm_loadu_si32(a4)), xm);
     a4 += 4;
     acc4_0 = _mm512_dpbusd_epi32(acc4_0, xa4, wq0);
-    const __m512i xa5 = _mm512_set1_epi32((int32_t)((uint32_t)wrt_q_load4(a5) ^ 0x80808080u));
+    const __m512i xa5 = _mm512_xor_si512(_mm512_broadcastd_epi32(_mm_loadu_si32(a5)), xm);
     a5 += 4;
     acc5_0 = _mm512_dpbusd_epi32(acc5_0, xa5, wq0);
   }
   if (k != 0) {
     const __m512i wq0 = _mm512_loadu_si512(w + 0);
     w += 128;
-    const __m512i xa0 = _mm512_set1_epi32((int32_t)((uint32_t)wrt_q_part(a0, k) ^ 0x80808080u));
+    const __mmask16 km = (__mmask16)((1u << k) - 1);
+    const __m512i xa0 = _mm512_xor_si512(_mm512_broadcastd_epi32(_mm_maskz_loadu_epi8(km, a0)), xm);
     acc0_0 = _mm512_dpbusd_epi32(acc0_0, xa0, wq0);
-    const __m512i xa1 = _mm512_set1_epi32((int32_t)((uint32_t)wrt_q_part(a1, k) ^ 0x80808080u));
+    const __m512i xa1 = _mm512_xor_si512(_mm512_broadcastd_epi32(_mm_maskz_loadu_epi8(km, a1)), xm);
     acc1_0 = _mm512_dpbusd_epi32(acc1_0, xa1, wq0);
-    const __m512i xa2 = _mm512_set1_epi32((int32_t)((uint32_t)wrt_q_part(a2, k) ^ 0x80808080u));
+    const __m512i xa2 = _mm512_xor_si512(_mm512_broadcastd_epi32(_mm_maskz_loadu_epi8(km, a2)), xm);
     acc2_0 = _mm512_dpbusd_epi32(acc2_0, xa2, wq0);
-    const __m512i xa3 = _mm512_set1_epi32((int32_t)((uint32_t)wrt_q_part(a3, k) ^ 0x80808080u));
+    const __m512i xa3 = _mm512_xor_si512(_mm512_broadcastd_epi32(_mm_maskz_loadu_epi8(km, a3)), xm);
     acc3_0 = _mm512_dpbusd_epi32(acc3_0, xa3, wq0);
-    const __m512i xa4 = _mm512_set1_epi32((int32_t)((uint32_t)wrt_q_part(a4, k) ^ 0x80808080u));
+    const __m512i xa4 = _mm512_xor_si512(_mm512_broadcastd_epi32(_mm_maskz_loadu_epi8(km, a4)), xm);
     acc4_0 = _mm512_dpbusd_epi32(acc4_0, xa4, wq0);
-    const __m512i xa5 = _mm512_set1_epi32((int32_t)((uint32_t)wrt_q_part(a5, k) ^ 0x80808080u));
+    const __m512i xa5 = _mm512_xor_si512(_mm512_broadcastd_epi32(_mm_maskz_loadu_epi8(km, a5)), xm);
     acc5_0 = _mm512_dpbusd_epi32(acc5_0, xa5, wq0);
   }
   const __m512 qlo = _mm512_set1_ps(p->lo);
@@ -5522,14 +5531,13 @@ static __attribute__((target("avx512f,avx512bw,avx512vl,avx512vnni,avx2,fma"))) 
   const __m512i qzy = _mm512_set1_epi32(p->zy);
   const float* mp = (const float*)(const void*)((const char*)(packed_w) + 128);
   const __m512 mq0 = _mm512_loadu_ps(mp + 0);
+  const __mmask16 cm = (__mmask16)(((uint64_t)1 << nc) - 1);
   {
     const __m512i q5_0 = _mm512_add_epi32(_mm512_cvtps_epi32(_mm512_min_ps(_mm512_max_ps(_mm512_mul_ps(_mm512_cvtepi32_ps(acc5_0), mq0), qlo), qhi)), qzy);
     if (nc == 16) {
       _mm_storeu_si128((__m128i*)(c5 + 0), _mm512_cvtsepi32_epi8(q5_0));
     } else {
-      int8_t ob[16];
-      _mm_storeu_si128((__m128i*)(ob + 0), _mm512_cvtsepi32_epi8(q5_0));
-      for (size_t j = 0; j < nc; j++) c5[j] = ob[j];
+      _mm_mask_storeu_epi8(c5, cm, _mm512_cvtsepi32_epi8(q5_0));
     }
   }
   {
@@ -5537,9 +5545,7 @@ static __attribute__((target("avx512f,avx512bw,avx512vl,avx512vnni,avx2,fma"))) 
     if (nc == 16) {
       _mm_storeu_si128((__m128i*)(c4 + 0), _mm512_cvtsepi32_epi8(q4_0));
     } else {
-      int8_t ob[16];
-      _mm_storeu_si128((__m128i*)(ob + 0), _mm512_cvtsepi32_epi8(q4_0));
-      for (size_t j = 0; j < nc; j++) c4[j] = ob[j];
+      _mm_mask_storeu_epi8(c4, cm, _mm512_cvtsepi32_epi8(q4_0));
     }
   }
   {
@@ -5547,9 +5553,7 @@ static __attribute__((target("avx512f,avx512bw,avx512vl,avx512vnni,avx2,fma"))) 
     if (nc == 16) {
       _mm_storeu_si128((__m128i*)(c3 + 0), _mm512_cvtsepi32_epi8(q3_0));
     } else {
-      int8_t ob[16];
-      _mm_storeu_si128((__m128i*)(ob + 0), _mm512_cvtsepi32_epi8(q3_0));
-      for (size_t j = 0; j < nc; j++) c3[j] = ob[j];
+      _mm_mask_storeu_epi8(c3, cm, _mm512_cvtsepi32_epi8(q3_0));
     }
   }
   {
@@ -5557,9 +5561,7 @@ static __attribute__((target("avx512f,avx512bw,avx512vl,avx512vnni,avx2,fma"))) 
     if (nc == 16) {
       _mm_storeu_si128((__m128i*)(c2 + 0), _mm512_cvtsepi32_epi8(q2_0));
     } else {
-      int8_t ob[16];
-      _mm_storeu_si128((__m128i*)(ob + 0), _mm512_cvtsepi32_epi8(q2_0));
-      for (size_t j = 0; j < nc; j++) c2[j] = ob[j];
+      _mm_mask_storeu_epi8(c2, cm, _mm512_cvtsepi32_epi8(q2_0));
     }
   }
   {
@@ -5567,9 +5569,7 @@ static __attribute__((target("avx512f,avx512bw,avx512vl,avx512vnni,avx2,fma"))) 
     if (nc == 16) {
       _mm_storeu_si128((__m128i*)(c1 + 0), _mm512_cvtsepi32_epi8(q1_0));
     } else {
-      int8_t ob[16];
-      _mm_storeu_si128((__m128i*)(ob + 0), _mm512_cvtsepi32_epi8(q1_0));
-      for (size_t j = 0; j < nc; j++) c1[j] = ob[j];
+      _mm_mask_storeu_epi8(c1, cm, _mm512_cvtsepi32_epi8(q1_0));
     }
   }
   {
@@ -5577,17 +5577,16 @@ static __attribute__((target("avx512f,avx512bw,avx512vl,avx512vnni,avx2,fma"))) 
     if (nc == 16) {
       _mm_storeu_si128((__m128i*)(c0 + 0), _mm512_cvtsepi32_epi8(q0_0));
     } else {
-      int8_t ob[16];
-      _mm_storeu_si128((__m128i*)(ob + 0), _mm512_cvtsepi32_epi8(q0_0));
-      for (size_t j = 0; j < nc; j++) c0[j] = ob[j];
+      _mm_mask_storeu_epi8(c0, cm, _mm512_cvtsepi32_epi8(q0_0));
     }
   }
 }
 
 static __attribute__((target("avx512f,avx512bw,avx512vl,avx512vnni,avx2,fma"))) void wrt_avx512vnni_qdwconv_any_c32(size_t channels, size_t width, size_t ks, const int8_t* const* in, const void* packed_w, int8_t* out, size_t out_stride, const wrt_qparams* p) {
-  const __m512 qlo = _mm512_set1_ps(p->lo);
   const __m512 qhi = _mm512_set1_ps(p->hi);
-  const __m512i qzy = _mm512_set1_epi32(p->zy);
+  const __m512i qzw = _mm512_set1_epi16((int16_t)p->zy);
+  const __m256i qmin = _mm256_set1_epi8((char)((int32_t)p->lo + p->zy));
+  const __m512i qperm = _mm512_setr_epi32(0, 4, 8, 12, 1, 5, 9, 13, 0, 0, 0, 0, 0, 0, 0, 0);
   for (size_t px = 0; px < width; px++, in += ks, out += out_stride) {
     const char* pw = (const char*)packed_w;
     for (size_t c0 = 0; c0 < channels; c0 += 32, pw += 32 * (8 + 2 * ks)) {
@@ -5630,15 +5629,17 @@ static __attribute__((target("avx512f,avx512bw,avx512vl,avx512vnni,avx2,fma"))) 
       const float* mp = (const float*)(const void*)((const char*)(pw) + 128);
       const __m512 mq0 = _mm512_loadu_ps(mp + 0);
       const __m512 mq1 = _mm512_loadu_ps(mp + 16);
-      const __m512i q0_0 = _mm512_add_epi32(_mm512_cvtps_epi32(_mm512_min_ps(_mm512_max_ps(_mm512_mul_ps(_mm512_cvtepi32_ps(acc0_0), mq0), qlo), qhi)), qzy);
-      const __m512i q0_1 = _mm512_add_epi32(_mm512_cvtps_epi32(_mm512_min_ps(_mm512_max_ps(_mm512_mul_ps(_mm512_cvtepi32_ps(acc0_1), mq1), qlo), qhi)), qzy);
+      const __m512i q0_0 = _mm512_cvtps_epi32(_mm512_min_ps(_mm512_mul_ps(_mm512_cvtepi32_ps(acc0_0), mq0), qhi));
+      const __m512i q0_1 = _mm512_cvtps_epi32(_mm512_min_ps(_mm512_mul_ps(_mm512_cvtepi32_ps(acc0_1), mq1), qhi));
       if (rem == 32) {
-        _mm_storeu_si128((__m128i*)((out + c0) + 0), _mm512_cvtsepi32_epi8(q0_0));
-        _mm_storeu_si128((__m128i*)((out + c0) + 16), _mm512_cvtsepi32_epi8(q0_1));
+        { const __m512i h = _mm512_adds_epi16(_mm512_packs_epi32(q0_0, q0_1), qzw);
+          const __m256i r = _mm512_castsi512_si256(_mm512_permutexvar_epi32(qperm, _mm512_packs_epi16(h, h)));
+          _mm256_storeu_si256((__m256i*)(void*)((out + c0)), _mm256_max_epi8(r, qmin)); }
       } else {
         int8_t ob[32];
-        _mm_storeu_si128((__m128i*)(ob + 0), _mm512_cvtsepi32_epi8(q0_0));
-        _mm_storeu_si128((__m128i*)(ob + 16), _mm512_cvtsepi32_epi8(q0_1));
+        { const __m512i h = _mm512_adds_epi16(_mm512_packs_epi32(q0_0, q0_1), qzw);
+          const __m256i r = _mm512_castsi512_si256(_mm512_permutexvar_epi32(qperm, _mm512_packs_epi16(h, h)));
+          _mm256_storeu_si256((__m256i*)(void*)(ob), _mm256_max_epi8(r, qmin)); }
         for (size_t j = 0; j < rem; j++) out[c0 + j] = ob[j];
       }
     }
@@ -5686,6 +5687,1082 @@ static __attribute__((target("avx512f,avx512bw,avx512vl,avx512vnni,avx2,fma"))) 
     int32_t v = (int32_t)s >> p->shift;
     v = v < p->lo ? p->lo : v > p->hi ? p->hi : v;
     y[i] = (int8_t)(v + p->zy);
+  }
+}
+
+static __attribute__((target("avx512f,avx512bw,avx512vl,avx512vnni,avx2,fma"))) void wrt_avx512vnni_dot_qdwconv_9_c64(size_t channels, size_t width, size_t ks, const int8_t* const* in, const void* packed_w, int8_t* out, size_t out_stride, const wrt_qparams* p) {
+  size_t px = 0;
+  if (channels <= 32) {
+    for (; px + 2 <= width; px += 2, in += 2 * ks, out += 2 * out_stride) {
+      const char* pw = (const char*)packed_w;
+      const size_t c0 = 0, rem = channels;
+      const int8_t* i0 = in[0];
+      const int8_t* i1 = in[1];
+      const int8_t* i2 = in[2];
+      const int8_t* i3 = in[3];
+      const int8_t* i4 = in[4];
+      const int8_t* i5 = in[5];
+      const int8_t* i6 = in[6];
+      const int8_t* i7 = in[7];
+      const int8_t* i8 = in[8];
+      const int8_t* j0 = in[ks + 0];
+      const int8_t* j1 = in[ks + 1];
+      const int8_t* j2 = in[ks + 2];
+      const int8_t* j3 = in[ks + 3];
+      const int8_t* j4 = in[ks + 4];
+      const int8_t* j5 = in[ks + 5];
+      const int8_t* j6 = in[ks + 6];
+      const int8_t* j7 = in[ks + 7];
+      const int8_t* j8 = in[ks + 8];
+      if (rem == 32) {
+        const __m512i xm = _mm512_set1_epi8((char)0x80), z = _mm512_setzero_si512();
+        const __m512i qzy = _mm512_set1_epi16((int16_t)p->zy);
+        const __m512 qlo = _mm512_set1_ps(p->lo), qhi = _mm512_set1_ps(p->hi);
+        const int32_t* wb = (const int32_t*)(const void*)pw;
+        __m512i acc0 = _mm512_broadcast_i64x4(_mm256_loadu_si256((const __m256i*)(wb + 0)));
+        __m512i acc1 = _mm512_broadcast_i64x4(_mm256_loadu_si256((const __m256i*)(wb + 16)));
+        __m512i acc2 = _mm512_broadcast_i64x4(_mm256_loadu_si256((const __m256i*)(wb + 32)));
+        __m512i acc3 = _mm512_broadcast_i64x4(_mm256_loadu_si256((const __m256i*)(wb + 48)));
+        const int8_t* wt = (const int8_t*)(pw + 512);
+        {
+          const __m512i r0 = _mm512_xor_si512(_mm512_inserti64x4(_mm512_castsi256_si512(_mm256_loadu_si256((const __m256i*)(i0 + c0))), _mm256_loadu_si256((const __m256i*)(j0 + c0)), 1), xm);
+          const __m512i r1 = _mm512_xor_si512(_mm512_inserti64x4(_mm512_castsi256_si512(_mm256_loadu_si256((const __m256i*)(i1 + c0))), _mm256_loadu_si256((const __m256i*)(j1 + c0)), 1), xm);
+          const __m512i r2 = _mm512_xor_si512(_mm512_inserti64x4(_mm512_castsi256_si512(_mm256_loadu_si256((const __m256i*)(i2 + c0))), _mm256_loadu_si256((const __m256i*)(j2 + c0)), 1), xm);
+          const __m512i r3 = _mm512_xor_si512(_mm512_inserti64x4(_mm512_castsi256_si512(_mm256_loadu_si256((const __m256i*)(i3 + c0))), _mm256_loadu_si256((const __m256i*)(j3 + c0)), 1), xm);
+          const __m512i t0 = _mm512_unpacklo_epi8(r0, r1), t1 = _mm512_unpackhi_epi8(r0, r1);
+          const __m512i t2 = _mm512_unpacklo_epi8(r2, r3), t3 = _mm512_unpackhi_epi8(r2, r3);
+          acc0 = _mm512_dpbusd_epi32(acc0, _mm512_unpacklo_epi16(t0, t2), _mm512_broadcast_i64x4(_mm256_loadu_si256((const __m256i*)(wt + 0 + 0))));
+          acc1 = _mm512_dpbusd_epi32(acc1, _mm512_unpackhi_epi16(t0, t2), _mm512_broadcast_i64x4(_mm256_loadu_si256((const __m256i*)(wt + 0 + 64))));
+          acc2 = _mm512_dpbusd_epi32(acc2, _mm512_unpacklo_epi16(t1, t3), _mm512_broadcast_i64x4(_mm256_loadu_si256((const __m256i*)(wt + 0 + 128))));
+          acc3 = _mm512_dpbusd_epi32(acc3, _mm512_unpackhi_epi16(t1, t3), _mm512_broadcast_i64x4(_mm256_loadu_si256((const __m256i*)(wt + 0 + 192))));
+        }
+        {
+          const __m512i r0 = _mm512_xor_si512(_mm512_inserti64x4(_mm512_castsi256_si512(_mm256_loadu_si256((const __m256i*)(i4 + c0))), _mm256_loadu_si256((const __m256i*)(j4 + c0)), 1), xm);
+          const __m512i r1 = _mm512_xor_si512(_mm512_inserti64x4(_mm512_castsi256_si512(_mm256_loadu_si256((const __m256i*)(i5 + c0))), _mm256_loadu_si256((const __m256i*)(j5 + c0)), 1), xm);
+          const __m512i r2 = _mm512_xor_si512(_mm512_inserti64x4(_mm512_castsi256_si512(_mm256_loadu_si256((const __m256i*)(i6 + c0))), _mm256_loadu_si256((const __m256i*)(j6 + c0)), 1), xm);
+          const __m512i r3 = _mm512_xor_si512(_mm512_inserti64x4(_mm512_castsi256_si512(_mm256_loadu_si256((const __m256i*)(i7 + c0))), _mm256_loadu_si256((const __m256i*)(j7 + c0)), 1), xm);
+          const __m512i t0 = _mm512_unpacklo_epi8(r0, r1), t1 = _mm512_unpackhi_epi8(r0, r1);
+          const __m512i t2 = _mm512_unpacklo_epi8(r2, r3), t3 = _mm512_unpackhi_epi8(r2, r3);
+          acc0 = _mm512_dpbusd_epi32(acc0, _mm512_unpacklo_epi16(t0, t2), _mm512_broadcast_i64x4(_mm256_loadu_si256((const __m256i*)(wt + 256 + 0))));
+          acc1 = _mm512_dpbusd_epi32(acc1, _mm512_unpackhi_epi16(t0, t2), _mm512_broadcast_i64x4(_mm256_loadu_si256((const __m256i*)(wt + 256 + 64))));
+          acc2 = _mm512_dpbusd_epi32(acc2, _mm512_unpacklo_epi16(t1, t3), _mm512_broadcast_i64x4(_mm256_loadu_si256((const __m256i*)(wt + 256 + 128))));
+          acc3 = _mm512_dpbusd_epi32(acc3, _mm512_unpackhi_epi16(t1, t3), _mm512_broadcast_i64x4(_mm256_loadu_si256((const __m256i*)(wt + 256 + 192))));
+        }
+        {
+          const __m512i r0 = _mm512_xor_si512(_mm512_inserti64x4(_mm512_castsi256_si512(_mm256_loadu_si256((const __m256i*)(i8 + c0))), _mm256_loadu_si256((const __m256i*)(j8 + c0)), 1), xm);
+          const __m512i r1 = z;
+          const __m512i t0 = _mm512_unpacklo_epi8(r0, r1), t1 = _mm512_unpackhi_epi8(r0, r1);
+          const __m512i t2 = z, t3 = z;
+          acc0 = _mm512_dpbusd_epi32(acc0, _mm512_unpacklo_epi16(t0, t2), _mm512_broadcast_i64x4(_mm256_loadu_si256((const __m256i*)(wt + 512 + 0))));
+          acc1 = _mm512_dpbusd_epi32(acc1, _mm512_unpackhi_epi16(t0, t2), _mm512_broadcast_i64x4(_mm256_loadu_si256((const __m256i*)(wt + 512 + 64))));
+          acc2 = _mm512_dpbusd_epi32(acc2, _mm512_unpacklo_epi16(t1, t3), _mm512_broadcast_i64x4(_mm256_loadu_si256((const __m256i*)(wt + 512 + 128))));
+          acc3 = _mm512_dpbusd_epi32(acc3, _mm512_unpackhi_epi16(t1, t3), _mm512_broadcast_i64x4(_mm256_loadu_si256((const __m256i*)(wt + 512 + 192))));
+        }
+        const float* mp = (const float*)(const void*)(pw + 256);
+        const __m512i q0 = _mm512_cvtps_epi32(_mm512_min_ps(_mm512_max_ps(_mm512_mul_ps(_mm512_cvtepi32_ps(acc0), _mm512_castsi512_ps(_mm512_broadcast_i64x4(_mm256_loadu_si256((const __m256i*)(mp + 0))))), qlo), qhi));
+        const __m512i q1 = _mm512_cvtps_epi32(_mm512_min_ps(_mm512_max_ps(_mm512_mul_ps(_mm512_cvtepi32_ps(acc1), _mm512_castsi512_ps(_mm512_broadcast_i64x4(_mm256_loadu_si256((const __m256i*)(mp + 16))))), qlo), qhi));
+        const __m512i q2 = _mm512_cvtps_epi32(_mm512_min_ps(_mm512_max_ps(_mm512_mul_ps(_mm512_cvtepi32_ps(acc2), _mm512_castsi512_ps(_mm512_broadcast_i64x4(_mm256_loadu_si256((const __m256i*)(mp + 32))))), qlo), qhi));
+        const __m512i q3 = _mm512_cvtps_epi32(_mm512_min_ps(_mm512_max_ps(_mm512_mul_ps(_mm512_cvtepi32_ps(acc3), _mm512_castsi512_ps(_mm512_broadcast_i64x4(_mm256_loadu_si256((const __m256i*)(mp + 48))))), qlo), qhi));
+        const __m512i h01 = _mm512_add_epi16(_mm512_packs_epi32(q0, q1), qzy);
+        const __m512i h23 = _mm512_add_epi16(_mm512_packs_epi32(q2, q3), qzy);
+        const __m512i b = _mm512_packs_epi16(h01, h23);
+        _mm256_storeu_si256((__m256i*)(void*)(out), _mm512_castsi512_si256(b));
+        _mm256_storeu_si256((__m256i*)(void*)(out + out_stride), _mm512_extracti64x4_epi64(b, 1));
+      } else {
+        const __m512i xm = _mm512_set1_epi8((char)0x80), z = _mm512_setzero_si512();
+        const __m512i qzy = _mm512_set1_epi16((int16_t)p->zy);
+        const __m512 qlo = _mm512_set1_ps(p->lo), qhi = _mm512_set1_ps(p->hi);
+        const int32_t* wb = (const int32_t*)(const void*)pw;
+        __m512i acc0 = _mm512_broadcast_i64x4(_mm256_loadu_si256((const __m256i*)(wb + 0)));
+        __m512i acc1 = _mm512_broadcast_i64x4(_mm256_loadu_si256((const __m256i*)(wb + 16)));
+        __m512i acc2 = _mm512_broadcast_i64x4(_mm256_loadu_si256((const __m256i*)(wb + 32)));
+        __m512i acc3 = _mm512_broadcast_i64x4(_mm256_loadu_si256((const __m256i*)(wb + 48)));
+        const int8_t* wt = (const int8_t*)(pw + 512);
+        const __mmask32 m = (__mmask32)(((uint64_t)1 << rem) - 1);
+        {
+          const __m512i r0 = _mm512_xor_si512(_mm512_inserti64x4(_mm512_castsi256_si512(_mm256_maskz_loadu_epi8(m, i0 + c0)), _mm256_maskz_loadu_epi8(m, j0 + c0), 1), xm);
+          const __m512i r1 = _mm512_xor_si512(_mm512_inserti64x4(_mm512_castsi256_si512(_mm256_maskz_loadu_epi8(m, i1 + c0)), _mm256_maskz_loadu_epi8(m, j1 + c0), 1), xm);
+          const __m512i r2 = _mm512_xor_si512(_mm512_inserti64x4(_mm512_castsi256_si512(_mm256_maskz_loadu_epi8(m, i2 + c0)), _mm256_maskz_loadu_epi8(m, j2 + c0), 1), xm);
+          const __m512i r3 = _mm512_xor_si512(_mm512_inserti64x4(_mm512_castsi256_si512(_mm256_maskz_loadu_epi8(m, i3 + c0)), _mm256_maskz_loadu_epi8(m, j3 + c0), 1), xm);
+          const __m512i t0 = _mm512_unpacklo_epi8(r0, r1), t1 = _mm512_unpackhi_epi8(r0, r1);
+          const __m512i t2 = _mm512_unpacklo_epi8(r2, r3), t3 = _mm512_unpackhi_epi8(r2, r3);
+          acc0 = _mm512_dpbusd_epi32(acc0, _mm512_unpacklo_epi16(t0, t2), _mm512_broadcast_i64x4(_mm256_loadu_si256((const __m256i*)(wt + 0 + 0))));
+          acc1 = _mm512_dpbusd_epi32(acc1, _mm512_unpackhi_epi16(t0, t2), _mm512_broadcast_i64x4(_mm256_loadu_si256((const __m256i*)(wt + 0 + 64))));
+          acc2 = _mm512_dpbusd_epi32(acc2, _mm512_unpacklo_epi16(t1, t3), _mm512_broadcast_i64x4(_mm256_loadu_si256((const __m256i*)(wt + 0 + 128))));
+          acc3 = _mm512_dpbusd_epi32(acc3, _mm512_unpackhi_epi16(t1, t3), _mm512_broadcast_i64x4(_mm256_loadu_si256((const __m256i*)(wt + 0 + 192))));
+        }
+        {
+          const __m512i r0 = _mm512_xor_si512(_mm512_inserti64x4(_mm512_castsi256_si512(_mm256_maskz_loadu_epi8(m, i4 + c0)), _mm256_maskz_loadu_epi8(m, j4 + c0), 1), xm);
+          const __m512i r1 = _mm512_xor_si512(_mm512_inserti64x4(_mm512_castsi256_si512(_mm256_maskz_loadu_epi8(m, i5 + c0)), _mm256_maskz_loadu_epi8(m, j5 + c0), 1), xm);
+          const __m512i r2 = _mm512_xor_si512(_mm512_inserti64x4(_mm512_castsi256_si512(_mm256_maskz_loadu_epi8(m, i6 + c0)), _mm256_maskz_loadu_epi8(m, j6 + c0), 1), xm);
+          const __m512i r3 = _mm512_xor_si512(_mm512_inserti64x4(_mm512_castsi256_si512(_mm256_maskz_loadu_epi8(m, i7 + c0)), _mm256_maskz_loadu_epi8(m, j7 + c0), 1), xm);
+          const __m512i t0 = _mm512_unpacklo_epi8(r0, r1), t1 = _mm512_unpackhi_epi8(r0, r1);
+          const __m512i t2 = _mm512_unpacklo_epi8(r2, r3), t3 = _mm512_unpackhi_epi8(r2, r3);
+          acc0 = _mm512_dpbusd_epi32(acc0, _mm512_unpacklo_epi16(t0, t2), _mm512_broadcast_i64x4(_mm256_loadu_si256((const __m256i*)(wt + 256 + 0))));
+          acc1 = _mm512_dpbusd_epi32(acc1, _mm512_unpackhi_epi16(t0, t2), _mm512_broadcast_i64x4(_mm256_loadu_si256((const __m256i*)(wt + 256 + 64))));
+          acc2 = _mm512_dpbusd_epi32(acc2, _mm512_unpacklo_epi16(t1, t3), _mm512_broadcast_i64x4(_mm256_loadu_si256((const __m256i*)(wt + 256 + 128))));
+          acc3 = _mm512_dpbusd_epi32(acc3, _mm512_unpackhi_epi16(t1, t3), _mm512_broadcast_i64x4(_mm256_loadu_si256((const __m256i*)(wt + 256 + 192))));
+        }
+        {
+          const __m512i r0 = _mm512_xor_si512(_mm512_inserti64x4(_mm512_castsi256_si512(_mm256_maskz_loadu_epi8(m, i8 + c0)), _mm256_maskz_loadu_epi8(m, j8 + c0), 1), xm);
+          const __m512i r1 = z;
+          const __m512i t0 = _mm512_unpacklo_epi8(r0, r1), t1 = _mm512_unpackhi_epi8(r0, r1);
+          const __m512i t2 = z, t3 = z;
+          acc0 = _mm512_dpbusd_epi32(acc0, _mm512_unpacklo_epi16(t0, t2), _mm512_broadcast_i64x4(_mm256_loadu_si256((const __m256i*)(wt + 512 + 0))));
+          acc1 = _mm512_dpbusd_epi32(acc1, _mm512_unpackhi_epi16(t0, t2), _mm512_broadcast_i64x4(_mm256_loadu_si256((const __m256i*)(wt + 512 + 64))));
+          acc2 = _mm512_dpbusd_epi32(acc2, _mm512_unpacklo_epi16(t1, t3), _mm512_broadcast_i64x4(_mm256_loadu_si256((const __m256i*)(wt + 512 + 128))));
+          acc3 = _mm512_dpbusd_epi32(acc3, _mm512_unpackhi_epi16(t1, t3), _mm512_broadcast_i64x4(_mm256_loadu_si256((const __m256i*)(wt + 512 + 192))));
+        }
+        const float* mp = (const float*)(const void*)(pw + 256);
+        const __m512i q0 = _mm512_cvtps_epi32(_mm512_min_ps(_mm512_max_ps(_mm512_mul_ps(_mm512_cvtepi32_ps(acc0), _mm512_castsi512_ps(_mm512_broadcast_i64x4(_mm256_loadu_si256((const __m256i*)(mp + 0))))), qlo), qhi));
+        const __m512i q1 = _mm512_cvtps_epi32(_mm512_min_ps(_mm512_max_ps(_mm512_mul_ps(_mm512_cvtepi32_ps(acc1), _mm512_castsi512_ps(_mm512_broadcast_i64x4(_mm256_loadu_si256((const __m256i*)(mp + 16))))), qlo), qhi));
+        const __m512i q2 = _mm512_cvtps_epi32(_mm512_min_ps(_mm512_max_ps(_mm512_mul_ps(_mm512_cvtepi32_ps(acc2), _mm512_castsi512_ps(_mm512_broadcast_i64x4(_mm256_loadu_si256((const __m256i*)(mp + 32))))), qlo), qhi));
+        const __m512i q3 = _mm512_cvtps_epi32(_mm512_min_ps(_mm512_max_ps(_mm512_mul_ps(_mm512_cvtepi32_ps(acc3), _mm512_castsi512_ps(_mm512_broadcast_i64x4(_mm256_loadu_si256((const __m256i*)(mp + 48))))), qlo), qhi));
+        const __m512i h01 = _mm512_add_epi16(_mm512_packs_epi32(q0, q1), qzy);
+        const __m512i h23 = _mm512_add_epi16(_mm512_packs_epi32(q2, q3), qzy);
+        const __m512i b = _mm512_packs_epi16(h01, h23);
+        _mm256_mask_storeu_epi8(out, m, _mm512_castsi512_si256(b));
+        _mm256_mask_storeu_epi8(out + out_stride, m, _mm512_extracti64x4_epi64(b, 1));
+      }
+    }
+  }
+  for (; px < width; px++, in += ks, out += out_stride) {
+    const char* pw = (const char*)packed_w;
+    size_t c0 = 0;
+    const int8_t* i0 = in[0];
+    const int8_t* i1 = in[1];
+    const int8_t* i2 = in[2];
+    const int8_t* i3 = in[3];
+    const int8_t* i4 = in[4];
+    const int8_t* i5 = in[5];
+    const int8_t* i6 = in[6];
+    const int8_t* i7 = in[7];
+    const int8_t* i8 = in[8];
+    for (; c0 + 64 <= channels; c0 += 64, pw += 1280) {
+      const __m512i xm = _mm512_set1_epi8((char)0x80), z = _mm512_setzero_si512();
+      const __m512i qzy = _mm512_set1_epi16((int16_t)p->zy);
+      const __m512 qlo = _mm512_set1_ps(p->lo), qhi = _mm512_set1_ps(p->hi);
+      const int32_t* wb = (const int32_t*)(const void*)pw;
+      __m512i acc0 = _mm512_loadu_si512(wb + 0);
+      __m512i acc1 = _mm512_loadu_si512(wb + 16);
+      __m512i acc2 = _mm512_loadu_si512(wb + 32);
+      __m512i acc3 = _mm512_loadu_si512(wb + 48);
+      const int8_t* wt = (const int8_t*)(pw + 512);
+      {
+        const __m512i r0 = _mm512_xor_si512(_mm512_loadu_si512(i0 + c0), xm);
+        const __m512i r1 = _mm512_xor_si512(_mm512_loadu_si512(i1 + c0), xm);
+        const __m512i r2 = _mm512_xor_si512(_mm512_loadu_si512(i2 + c0), xm);
+        const __m512i r3 = _mm512_xor_si512(_mm512_loadu_si512(i3 + c0), xm);
+        const __m512i t0 = _mm512_unpacklo_epi8(r0, r1), t1 = _mm512_unpackhi_epi8(r0, r1);
+        const __m512i t2 = _mm512_unpacklo_epi8(r2, r3), t3 = _mm512_unpackhi_epi8(r2, r3);
+        acc0 = _mm512_dpbusd_epi32(acc0, _mm512_unpacklo_epi16(t0, t2), _mm512_loadu_si512(wt + 0 + 0));
+        acc1 = _mm512_dpbusd_epi32(acc1, _mm512_unpackhi_epi16(t0, t2), _mm512_loadu_si512(wt + 0 + 64));
+        acc2 = _mm512_dpbusd_epi32(acc2, _mm512_unpacklo_epi16(t1, t3), _mm512_loadu_si512(wt + 0 + 128));
+        acc3 = _mm512_dpbusd_epi32(acc3, _mm512_unpackhi_epi16(t1, t3), _mm512_loadu_si512(wt + 0 + 192));
+      }
+      {
+        const __m512i r0 = _mm512_xor_si512(_mm512_loadu_si512(i4 + c0), xm);
+        const __m512i r1 = _mm512_xor_si512(_mm512_loadu_si512(i5 + c0), xm);
+        const __m512i r2 = _mm512_xor_si512(_mm512_loadu_si512(i6 + c0), xm);
+        const __m512i r3 = _mm512_xor_si512(_mm512_loadu_si512(i7 + c0), xm);
+        const __m512i t0 = _mm512_unpacklo_epi8(r0, r1), t1 = _mm512_unpackhi_epi8(r0, r1);
+        const __m512i t2 = _mm512_unpacklo_epi8(r2, r3), t3 = _mm512_unpackhi_epi8(r2, r3);
+        acc0 = _mm512_dpbusd_epi32(acc0, _mm512_unpacklo_epi16(t0, t2), _mm512_loadu_si512(wt + 256 + 0));
+        acc1 = _mm512_dpbusd_epi32(acc1, _mm512_unpackhi_epi16(t0, t2), _mm512_loadu_si512(wt + 256 + 64));
+        acc2 = _mm512_dpbusd_epi32(acc2, _mm512_unpacklo_epi16(t1, t3), _mm512_loadu_si512(wt + 256 + 128));
+        acc3 = _mm512_dpbusd_epi32(acc3, _mm512_unpackhi_epi16(t1, t3), _mm512_loadu_si512(wt + 256 + 192));
+      }
+      {
+        const __m512i r0 = _mm512_xor_si512(_mm512_loadu_si512(i8 + c0), xm);
+        const __m512i r1 = z;
+        const __m512i t0 = _mm512_unpacklo_epi8(r0, r1), t1 = _mm512_unpackhi_epi8(r0, r1);
+        const __m512i t2 = z, t3 = z;
+        acc0 = _mm512_dpbusd_epi32(acc0, _mm512_unpacklo_epi16(t0, t2), _mm512_loadu_si512(wt + 512 + 0));
+        acc1 = _mm512_dpbusd_epi32(acc1, _mm512_unpackhi_epi16(t0, t2), _mm512_loadu_si512(wt + 512 + 64));
+        acc2 = _mm512_dpbusd_epi32(acc2, _mm512_unpacklo_epi16(t1, t3), _mm512_loadu_si512(wt + 512 + 128));
+        acc3 = _mm512_dpbusd_epi32(acc3, _mm512_unpackhi_epi16(t1, t3), _mm512_loadu_si512(wt + 512 + 192));
+      }
+      const float* mp = (const float*)(const void*)(pw + 256);
+      const __m512i q0 = _mm512_cvtps_epi32(_mm512_min_ps(_mm512_max_ps(_mm512_mul_ps(_mm512_cvtepi32_ps(acc0), _mm512_loadu_ps(mp + 0)), qlo), qhi));
+      const __m512i q1 = _mm512_cvtps_epi32(_mm512_min_ps(_mm512_max_ps(_mm512_mul_ps(_mm512_cvtepi32_ps(acc1), _mm512_loadu_ps(mp + 16)), qlo), qhi));
+      const __m512i q2 = _mm512_cvtps_epi32(_mm512_min_ps(_mm512_max_ps(_mm512_mul_ps(_mm512_cvtepi32_ps(acc2), _mm512_loadu_ps(mp + 32)), qlo), qhi));
+      const __m512i q3 = _mm512_cvtps_epi32(_mm512_min_ps(_mm512_max_ps(_mm512_mul_ps(_mm512_cvtepi32_ps(acc3), _mm512_loadu_ps(mp + 48)), qlo), qhi));
+      const __m512i h01 = _mm512_add_epi16(_mm512_packs_epi32(q0, q1), qzy);
+      const __m512i h23 = _mm512_add_epi16(_mm512_packs_epi32(q2, q3), qzy);
+      const __m512i b = _mm512_packs_epi16(h01, h23);
+      _mm512_storeu_si512((__m512i*)(void*)(out + c0), b);
+    }
+    const size_t rem = channels - c0;
+    if (rem > 32) {
+      const __m512i xm = _mm512_set1_epi8((char)0x80), z = _mm512_setzero_si512();
+      const __m512i qzy = _mm512_set1_epi16((int16_t)p->zy);
+      const __m512 qlo = _mm512_set1_ps(p->lo), qhi = _mm512_set1_ps(p->hi);
+      const int32_t* wb = (const int32_t*)(const void*)pw;
+      __m512i acc0 = _mm512_loadu_si512(wb + 0);
+      __m512i acc1 = _mm512_loadu_si512(wb + 16);
+      __m512i acc2 = _mm512_loadu_si512(wb + 32);
+      __m512i acc3 = _mm512_loadu_si512(wb + 48);
+      const int8_t* wt = (const int8_t*)(pw + 512);
+      const __mmask64 m = (__mmask64)(((uint64_t)1 << rem) - 1);
+      {
+        const __m512i r0 = _mm512_xor_si512(_mm512_maskz_loadu_epi8(m, i0 + c0), xm);
+        const __m512i r1 = _mm512_xor_si512(_mm512_maskz_loadu_epi8(m, i1 + c0), xm);
+        const __m512i r2 = _mm512_xor_si512(_mm512_maskz_loadu_epi8(m, i2 + c0), xm);
+        const __m512i r3 = _mm512_xor_si512(_mm512_maskz_loadu_epi8(m, i3 + c0), xm);
+        const __m512i t0 = _mm512_unpacklo_epi8(r0, r1), t1 = _mm512_unpackhi_epi8(r0, r1);
+        const __m512i t2 = _mm512_unpacklo_epi8(r2, r3), t3 = _mm512_unpackhi_epi8(r2, r3);
+        acc0 = _mm512_dpbusd_epi32(acc0, _mm512_unpacklo_epi16(t0, t2), _mm512_loadu_si512(wt + 0 + 0));
+        acc1 = _mm512_dpbusd_epi32(acc1, _mm512_unpackhi_epi16(t0, t2), _mm512_loadu_si512(wt + 0 + 64));
+        acc2 = _mm512_dpbusd_epi32(acc2, _mm512_unpacklo_epi16(t1, t3), _mm512_loadu_si512(wt + 0 + 128));
+        acc3 = _mm512_dpbusd_epi32(acc3, _mm512_unpackhi_epi16(t1, t3), _mm512_loadu_si512(wt + 0 + 192));
+      }
+      {
+        const __m512i r0 = _mm512_xor_si512(_mm512_maskz_loadu_epi8(m, i4 + c0), xm);
+        const __m512i r1 = _mm512_xor_si512(_mm512_maskz_loadu_epi8(m, i5 + c0), xm);
+        const __m512i r2 = _mm512_xor_si512(_mm512_maskz_loadu_epi8(m, i6 + c0), xm);
+        const __m512i r3 = _mm512_xor_si512(_mm512_maskz_loadu_epi8(m, i7 + c0), xm);
+        const __m512i t0 = _mm512_unpacklo_epi8(r0, r1), t1 = _mm512_unpackhi_epi8(r0, r1);
+        const __m512i t2 = _mm512_unpacklo_epi8(r2, r3), t3 = _mm512_unpackhi_epi8(r2, r3);
+        acc0 = _mm512_dpbusd_epi32(acc0, _mm512_unpacklo_epi16(t0, t2), _mm512_loadu_si512(wt + 256 + 0));
+        acc1 = _mm512_dpbusd_epi32(acc1, _mm512_unpackhi_epi16(t0, t2), _mm512_loadu_si512(wt + 256 + 64));
+        acc2 = _mm512_dpbusd_epi32(acc2, _mm512_unpacklo_epi16(t1, t3), _mm512_loadu_si512(wt + 256 + 128));
+        acc3 = _mm512_dpbusd_epi32(acc3, _mm512_unpackhi_epi16(t1, t3), _mm512_loadu_si512(wt + 256 + 192));
+      }
+      {
+        const __m512i r0 = _mm512_xor_si512(_mm512_maskz_loadu_epi8(m, i8 + c0), xm);
+        const __m512i r1 = z;
+        const __m512i t0 = _mm512_unpacklo_epi8(r0, r1), t1 = _mm512_unpackhi_epi8(r0, r1);
+        const __m512i t2 = z, t3 = z;
+        acc0 = _mm512_dpbusd_epi32(acc0, _mm512_unpacklo_epi16(t0, t2), _mm512_loadu_si512(wt + 512 + 0));
+        acc1 = _mm512_dpbusd_epi32(acc1, _mm512_unpackhi_epi16(t0, t2), _mm512_loadu_si512(wt + 512 + 64));
+        acc2 = _mm512_dpbusd_epi32(acc2, _mm512_unpacklo_epi16(t1, t3), _mm512_loadu_si512(wt + 512 + 128));
+        acc3 = _mm512_dpbusd_epi32(acc3, _mm512_unpackhi_epi16(t1, t3), _mm512_loadu_si512(wt + 512 + 192));
+      }
+      const float* mp = (const float*)(const void*)(pw + 256);
+      const __m512i q0 = _mm512_cvtps_epi32(_mm512_min_ps(_mm512_max_ps(_mm512_mul_ps(_mm512_cvtepi32_ps(acc0), _mm512_loadu_ps(mp + 0)), qlo), qhi));
+      const __m512i q1 = _mm512_cvtps_epi32(_mm512_min_ps(_mm512_max_ps(_mm512_mul_ps(_mm512_cvtepi32_ps(acc1), _mm512_loadu_ps(mp + 16)), qlo), qhi));
+      const __m512i q2 = _mm512_cvtps_epi32(_mm512_min_ps(_mm512_max_ps(_mm512_mul_ps(_mm512_cvtepi32_ps(acc2), _mm512_loadu_ps(mp + 32)), qlo), qhi));
+      const __m512i q3 = _mm512_cvtps_epi32(_mm512_min_ps(_mm512_max_ps(_mm512_mul_ps(_mm512_cvtepi32_ps(acc3), _mm512_loadu_ps(mp + 48)), qlo), qhi));
+      const __m512i h01 = _mm512_add_epi16(_mm512_packs_epi32(q0, q1), qzy);
+      const __m512i h23 = _mm512_add_epi16(_mm512_packs_epi32(q2, q3), qzy);
+      const __m512i b = _mm512_packs_epi16(h01, h23);
+      _mm512_mask_storeu_epi8(out + c0, m, b);
+    }
+    else if (rem == 32) {
+      const __m256i xm = _mm256_set1_epi8((char)0x80), z = _mm256_setzero_si256();
+      const __m256i qzy = _mm256_set1_epi16((int16_t)p->zy);
+      const __m256 qlo = _mm256_set1_ps(p->lo), qhi = _mm256_set1_ps(p->hi);
+      const int32_t* wb = (const int32_t*)(const void*)pw;
+      __m256i acc0 = _mm256_loadu_si256((const __m256i*)(wb + 0));
+      __m256i acc1 = _mm256_loadu_si256((const __m256i*)(wb + 16));
+      __m256i acc2 = _mm256_loadu_si256((const __m256i*)(wb + 32));
+      __m256i acc3 = _mm256_loadu_si256((const __m256i*)(wb + 48));
+      const int8_t* wt = (const int8_t*)(pw + 512);
+      {
+        const __m256i r0 = _mm256_xor_si256(_mm256_loadu_si256((const __m256i*)(i0 + c0)), xm);
+        const __m256i r1 = _mm256_xor_si256(_mm256_loadu_si256((const __m256i*)(i1 + c0)), xm);
+        const __m256i r2 = _mm256_xor_si256(_mm256_loadu_si256((const __m256i*)(i2 + c0)), xm);
+        const __m256i r3 = _mm256_xor_si256(_mm256_loadu_si256((const __m256i*)(i3 + c0)), xm);
+        const __m256i t0 = _mm256_unpacklo_epi8(r0, r1), t1 = _mm256_unpackhi_epi8(r0, r1);
+        const __m256i t2 = _mm256_unpacklo_epi8(r2, r3), t3 = _mm256_unpackhi_epi8(r2, r3);
+        acc0 = _mm256_dpbusd_epi32(acc0, _mm256_unpacklo_epi16(t0, t2), _mm256_loadu_si256((const __m256i*)(wt + 0 + 0)));
+        acc1 = _mm256_dpbusd_epi32(acc1, _mm256_unpackhi_epi16(t0, t2), _mm256_loadu_si256((const __m256i*)(wt + 0 + 64)));
+        acc2 = _mm256_dpbusd_epi32(acc2, _mm256_unpacklo_epi16(t1, t3), _mm256_loadu_si256((const __m256i*)(wt + 0 + 128)));
+        acc3 = _mm256_dpbusd_epi32(acc3, _mm256_unpackhi_epi16(t1, t3), _mm256_loadu_si256((const __m256i*)(wt + 0 + 192)));
+      }
+      {
+        const __m256i r0 = _mm256_xor_si256(_mm256_loadu_si256((const __m256i*)(i4 + c0)), xm);
+        const __m256i r1 = _mm256_xor_si256(_mm256_loadu_si256((const __m256i*)(i5 + c0)), xm);
+        const __m256i r2 = _mm256_xor_si256(_mm256_loadu_si256((const __m256i*)(i6 + c0)), xm);
+        const __m256i r3 = _mm256_xor_si256(_mm256_loadu_si256((const __m256i*)(i7 + c0)), xm);
+        const __m256i t0 = _mm256_unpacklo_epi8(r0, r1), t1 = _mm256_unpackhi_epi8(r0, r1);
+        const __m256i t2 = _mm256_unpacklo_epi8(r2, r3), t3 = _mm256_unpackhi_epi8(r2, r3);
+        acc0 = _mm256_dpbusd_epi32(acc0, _mm256_unpacklo_epi16(t0, t2), _mm256_loadu_si256((const __m256i*)(wt + 256 + 0)));
+        acc1 = _mm256_dpbusd_epi32(acc1, _mm256_unpackhi_epi16(t0, t2), _mm256_loadu_si256((const __m256i*)(wt + 256 + 64)));
+        acc2 = _mm256_dpbusd_epi32(acc2, _mm256_unpacklo_epi16(t1, t3), _mm256_loadu_si256((const __m256i*)(wt + 256 + 128)));
+        acc3 = _mm256_dpbusd_epi32(acc3, _mm256_unpackhi_epi16(t1, t3), _mm256_loadu_si256((const __m256i*)(wt + 256 + 192)));
+      }
+      {
+        const __m256i r0 = _mm256_xor_si256(_mm256_loadu_si256((const __m256i*)(i8 + c0)), xm);
+        const __m256i r1 = z;
+        const __m256i t0 = _mm256_unpacklo_epi8(r0, r1), t1 = _mm256_unpackhi_epi8(r0, r1);
+        const __m256i t2 = z, t3 = z;
+        acc0 = _mm256_dpbusd_epi32(acc0, _mm256_unpacklo_epi16(t0, t2), _mm256_loadu_si256((const __m256i*)(wt + 512 + 0)));
+        acc1 = _mm256_dpbusd_epi32(acc1, _mm256_unpackhi_epi16(t0, t2), _mm256_loadu_si256((const __m256i*)(wt + 512 + 64)));
+        acc2 = _mm256_dpbusd_epi32(acc2, _mm256_unpacklo_epi16(t1, t3), _mm256_loadu_si256((const __m256i*)(wt + 512 + 128)));
+        acc3 = _mm256_dpbusd_epi32(acc3, _mm256_unpackhi_epi16(t1, t3), _mm256_loadu_si256((const __m256i*)(wt + 512 + 192)));
+      }
+      const float* mp = (const float*)(const void*)(pw + 256);
+      const __m256i q0 = _mm256_cvtps_epi32(_mm256_min_ps(_mm256_max_ps(_mm256_mul_ps(_mm256_cvtepi32_ps(acc0), _mm256_loadu_ps(mp + 0)), qlo), qhi));
+      const __m256i q1 = _mm256_cvtps_epi32(_mm256_min_ps(_mm256_max_ps(_mm256_mul_ps(_mm256_cvtepi32_ps(acc1), _mm256_loadu_ps(mp + 16)), qlo), qhi));
+      const __m256i q2 = _mm256_cvtps_epi32(_mm256_min_ps(_mm256_max_ps(_mm256_mul_ps(_mm256_cvtepi32_ps(acc2), _mm256_loadu_ps(mp + 32)), qlo), qhi));
+      const __m256i q3 = _mm256_cvtps_epi32(_mm256_min_ps(_mm256_max_ps(_mm256_mul_ps(_mm256_cvtepi32_ps(acc3), _mm256_loadu_ps(mp + 48)), qlo), qhi));
+      const __m256i h01 = _mm256_add_epi16(_mm256_packs_epi32(q0, q1), qzy);
+      const __m256i h23 = _mm256_add_epi16(_mm256_packs_epi32(q2, q3), qzy);
+      const __m256i b = _mm256_packs_epi16(h01, h23);
+      _mm256_storeu_si256((__m256i*)(void*)(out + c0), b);
+    }
+    else if (rem) {
+      const __m256i xm = _mm256_set1_epi8((char)0x80), z = _mm256_setzero_si256();
+      const __m256i qzy = _mm256_set1_epi16((int16_t)p->zy);
+      const __m256 qlo = _mm256_set1_ps(p->lo), qhi = _mm256_set1_ps(p->hi);
+      const int32_t* wb = (const int32_t*)(const void*)pw;
+      __m256i acc0 = _mm256_loadu_si256((const __m256i*)(wb + 0));
+      __m256i acc1 = _mm256_loadu_si256((const __m256i*)(wb + 16));
+      __m256i acc2 = _mm256_loadu_si256((const __m256i*)(wb + 32));
+      __m256i acc3 = _mm256_loadu_si256((const __m256i*)(wb + 48));
+      const int8_t* wt = (const int8_t*)(pw + 512);
+      const __mmask32 m = (__mmask32)(((uint64_t)1 << rem) - 1);
+      {
+        const __m256i r0 = _mm256_xor_si256(_mm256_maskz_loadu_epi8(m, i0 + c0), xm);
+        const __m256i r1 = _mm256_xor_si256(_mm256_maskz_loadu_epi8(m, i1 + c0), xm);
+        const __m256i r2 = _mm256_xor_si256(_mm256_maskz_loadu_epi8(m, i2 + c0), xm);
+        const __m256i r3 = _mm256_xor_si256(_mm256_maskz_loadu_epi8(m, i3 + c0), xm);
+        const __m256i t0 = _mm256_unpacklo_epi8(r0, r1), t1 = _mm256_unpackhi_epi8(r0, r1);
+        const __m256i t2 = _mm256_unpacklo_epi8(r2, r3), t3 = _mm256_unpackhi_epi8(r2, r3);
+        acc0 = _mm256_dpbusd_epi32(acc0, _mm256_unpacklo_epi16(t0, t2), _mm256_loadu_si256((const __m256i*)(wt + 0 + 0)));
+        acc1 = _mm256_dpbusd_epi32(acc1, _mm256_unpackhi_epi16(t0, t2), _mm256_loadu_si256((const __m256i*)(wt + 0 + 64)));
+        acc2 = _mm256_dpbusd_epi32(acc2, _mm256_unpacklo_epi16(t1, t3), _mm256_loadu_si256((const __m256i*)(wt + 0 + 128)));
+        acc3 = _mm256_dpbusd_epi32(acc3, _mm256_unpackhi_epi16(t1, t3), _mm256_loadu_si256((const __m256i*)(wt + 0 + 192)));
+      }
+      {
+        const __m256i r0 = _mm256_xor_si256(_mm256_maskz_loadu_epi8(m, i4 + c0), xm);
+        const __m256i r1 = _mm256_xor_si256(_mm256_maskz_loadu_epi8(m, i5 + c0), xm);
+        const __m256i r2 = _mm256_xor_si256(_mm256_maskz_loadu_epi8(m, i6 + c0), xm);
+        const __m256i r3 = _mm256_xor_si256(_mm256_maskz_loadu_epi8(m, i7 + c0), xm);
+        const __m256i t0 = _mm256_unpacklo_epi8(r0, r1), t1 = _mm256_unpackhi_epi8(r0, r1);
+        const __m256i t2 = _mm256_unpacklo_epi8(r2, r3), t3 = _mm256_unpackhi_epi8(r2, r3);
+        acc0 = _mm256_dpbusd_epi32(acc0, _mm256_unpacklo_epi16(t0, t2), _mm256_loadu_si256((const __m256i*)(wt + 256 + 0)));
+        acc1 = _mm256_dpbusd_epi32(acc1, _mm256_unpackhi_epi16(t0, t2), _mm256_loadu_si256((const __m256i*)(wt + 256 + 64)));
+        acc2 = _mm256_dpbusd_epi32(acc2, _mm256_unpacklo_epi16(t1, t3), _mm256_loadu_si256((const __m256i*)(wt + 256 + 128)));
+        acc3 = _mm256_dpbusd_epi32(acc3, _mm256_unpackhi_epi16(t1, t3), _mm256_loadu_si256((const __m256i*)(wt + 256 + 192)));
+      }
+      {
+        const __m256i r0 = _mm256_xor_si256(_mm256_maskz_loadu_epi8(m, i8 + c0), xm);
+        const __m256i r1 = z;
+        const __m256i t0 = _mm256_unpacklo_epi8(r0, r1), t1 = _mm256_unpackhi_epi8(r0, r1);
+        const __m256i t2 = z, t3 = z;
+        acc0 = _mm256_dpbusd_epi32(acc0, _mm256_unpacklo_epi16(t0, t2), _mm256_loadu_si256((const __m256i*)(wt + 512 + 0)));
+        acc1 = _mm256_dpbusd_epi32(acc1, _mm256_unpackhi_epi16(t0, t2), _mm256_loadu_si256((const __m256i*)(wt + 512 + 64)));
+        acc2 = _mm256_dpbusd_epi32(acc2, _mm256_unpacklo_epi16(t1, t3), _mm256_loadu_si256((const __m256i*)(wt + 512 + 128)));
+        acc3 = _mm256_dpbusd_epi32(acc3, _mm256_unpackhi_epi16(t1, t3), _mm256_loadu_si256((const __m256i*)(wt + 512 + 192)));
+      }
+      const float* mp = (const float*)(const void*)(pw + 256);
+      const __m256i q0 = _mm256_cvtps_epi32(_mm256_min_ps(_mm256_max_ps(_mm256_mul_ps(_mm256_cvtepi32_ps(acc0), _mm256_loadu_ps(mp + 0)), qlo), qhi));
+      const __m256i q1 = _mm256_cvtps_epi32(_mm256_min_ps(_mm256_max_ps(_mm256_mul_ps(_mm256_cvtepi32_ps(acc1), _mm256_loadu_ps(mp + 16)), qlo), qhi));
+      const __m256i q2 = _mm256_cvtps_epi32(_mm256_min_ps(_mm256_max_ps(_mm256_mul_ps(_mm256_cvtepi32_ps(acc2), _mm256_loadu_ps(mp + 32)), qlo), qhi));
+      const __m256i q3 = _mm256_cvtps_epi32(_mm256_min_ps(_mm256_max_ps(_mm256_mul_ps(_mm256_cvtepi32_ps(acc3), _mm256_loadu_ps(mp + 48)), qlo), qhi));
+      const __m256i h01 = _mm256_add_epi16(_mm256_packs_epi32(q0, q1), qzy);
+      const __m256i h23 = _mm256_add_epi16(_mm256_packs_epi32(q2, q3), qzy);
+      const __m256i b = _mm256_packs_epi16(h01, h23);
+      _mm256_mask_storeu_epi8(out + c0, m, b);
+    }
+  }
+}
+
+static __attribute__((target("avx512f,avx512bw,avx512vl,avx512vnni,avx2,fma"))) void wrt_avx512vnni_dot_qdwconv_25_c64(size_t channels, size_t width, size_t ks, const int8_t* const* in, const void* packed_w, int8_t* out, size_t out_stride, const wrt_qparams* p) {
+  size_t px = 0;
+  if (channels <= 32) {
+    for (; px + 2 <= width; px += 2, in += 2 * ks, out += 2 * out_stride) {
+      const char* pw = (const char*)packed_w;
+      const size_t c0 = 0, rem = channels;
+      const int8_t* i0 = in[0];
+      const int8_t* i1 = in[1];
+      const int8_t* i2 = in[2];
+      const int8_t* i3 = in[3];
+      const int8_t* i4 = in[4];
+      const int8_t* i5 = in[5];
+      const int8_t* i6 = in[6];
+      const int8_t* i7 = in[7];
+      const int8_t* i8 = in[8];
+      const int8_t* i9 = in[9];
+      const int8_t* i10 = in[10];
+      const int8_t* i11 = in[11];
+      const int8_t* i12 = in[12];
+      const int8_t* i13 = in[13];
+      const int8_t* i14 = in[14];
+      const int8_t* i15 = in[15];
+      const int8_t* i16 = in[16];
+      const int8_t* i17 = in[17];
+      const int8_t* i18 = in[18];
+      const int8_t* i19 = in[19];
+      const int8_t* i20 = in[20];
+      const int8_t* i21 = in[21];
+      const int8_t* i22 = in[22];
+      const int8_t* i23 = in[23];
+      const int8_t* i24 = in[24];
+      const int8_t* j0 = in[ks + 0];
+      const int8_t* j1 = in[ks + 1];
+      const int8_t* j2 = in[ks + 2];
+      const int8_t* j3 = in[ks + 3];
+      const int8_t* j4 = in[ks + 4];
+      const int8_t* j5 = in[ks + 5];
+      const int8_t* j6 = in[ks + 6];
+      const int8_t* j7 = in[ks + 7];
+      const int8_t* j8 = in[ks + 8];
+      const int8_t* j9 = in[ks + 9];
+      const int8_t* j10 = in[ks + 10];
+      const int8_t* j11 = in[ks + 11];
+      const int8_t* j12 = in[ks + 12];
+      const int8_t* j13 = in[ks + 13];
+      const int8_t* j14 = in[ks + 14];
+      const int8_t* j15 = in[ks + 15];
+      const int8_t* j16 = in[ks + 16];
+      const int8_t* j17 = in[ks + 17];
+      const int8_t* j18 = in[ks + 18];
+      const int8_t* j19 = in[ks + 19];
+      const int8_t* j20 = in[ks + 20];
+      const int8_t* j21 = in[ks + 21];
+      const int8_t* j22 = in[ks + 22];
+      const int8_t* j23 = in[ks + 23];
+      const int8_t* j24 = in[ks + 24];
+      if (rem == 32) {
+        const __m512i xm = _mm512_set1_epi8((char)0x80), z = _mm512_setzero_si512();
+        const __m512i qzy = _mm512_set1_epi16((int16_t)p->zy);
+        const __m512 qlo = _mm512_set1_ps(p->lo), qhi = _mm512_set1_ps(p->hi);
+        const int32_t* wb = (const int32_t*)(const void*)pw;
+        __m512i acc0 = _mm512_broadcast_i64x4(_mm256_loadu_si256((const __m256i*)(wb + 0)));
+        __m512i acc1 = _mm512_broadcast_i64x4(_mm256_loadu_si256((const __m256i*)(wb + 16)));
+        __m512i acc2 = _mm512_broadcast_i64x4(_mm256_loadu_si256((const __m256i*)(wb + 32)));
+        __m512i acc3 = _mm512_broadcast_i64x4(_mm256_loadu_si256((const __m256i*)(wb + 48)));
+        const int8_t* wt = (const int8_t*)(pw + 512);
+        {
+          const __m512i r0 = _mm512_xor_si512(_mm512_inserti64x4(_mm512_castsi256_si512(_mm256_loadu_si256((const __m256i*)(i0 + c0))), _mm256_loadu_si256((const __m256i*)(j0 + c0)), 1), xm);
+          const __m512i r1 = _mm512_xor_si512(_mm512_inserti64x4(_mm512_castsi256_si512(_mm256_loadu_si256((const __m256i*)(i1 + c0))), _mm256_loadu_si256((const __m256i*)(j1 + c0)), 1), xm);
+          const __m512i r2 = _mm512_xor_si512(_mm512_inserti64x4(_mm512_castsi256_si512(_mm256_loadu_si256((const __m256i*)(i2 + c0))), _mm256_loadu_si256((const __m256i*)(j2 + c0)), 1), xm);
+          const __m512i r3 = _mm512_xor_si512(_mm512_inserti64x4(_mm512_castsi256_si512(_mm256_loadu_si256((const __m256i*)(i3 + c0))), _mm256_loadu_si256((const __m256i*)(j3 + c0)), 1), xm);
+          const __m512i t0 = _mm512_unpacklo_epi8(r0, r1), t1 = _mm512_unpackhi_epi8(r0, r1);
+          const __m512i t2 = _mm512_unpacklo_epi8(r2, r3), t3 = _mm512_unpackhi_epi8(r2, r3);
+          acc0 = _mm512_dpbusd_epi32(acc0, _mm512_unpacklo_epi16(t0, t2), _mm512_broadcast_i64x4(_mm256_loadu_si256((const __m256i*)(wt + 0 + 0))));
+          acc1 = _mm512_dpbusd_epi32(acc1, _mm512_unpackhi_epi16(t0, t2), _mm512_broadcast_i64x4(_mm256_loadu_si256((const __m256i*)(wt + 0 + 64))));
+          acc2 = _mm512_dpbusd_epi32(acc2, _mm512_unpacklo_epi16(t1, t3), _mm512_broadcast_i64x4(_mm256_loadu_si256((const __m256i*)(wt + 0 + 128))));
+          acc3 = _mm512_dpbusd_epi32(acc3, _mm512_unpackhi_epi16(t1, t3), _mm512_broadcast_i64x4(_mm256_loadu_si256((const __m256i*)(wt + 0 + 192))));
+        }
+        {
+          const __m512i r0 = _mm512_xor_si512(_mm512_inserti64x4(_mm512_castsi256_si512(_mm256_loadu_si256((const __m256i*)(i4 + c0))), _mm256_loadu_si256((const __m256i*)(j4 + c0)), 1), xm);
+          const __m512i r1 = _mm512_xor_si512(_mm512_inserti64x4(_mm512_castsi256_si512(_mm256_loadu_si256((const __m256i*)(i5 + c0))), _mm256_loadu_si256((const __m256i*)(j5 + c0)), 1), xm);
+          const __m512i r2 = _mm512_xor_si512(_mm512_inserti64x4(_mm512_castsi256_si512(_mm256_loadu_si256((const __m256i*)(i6 + c0))), _mm256_loadu_si256((const __m256i*)(j6 + c0)), 1), xm);
+          const __m512i r3 = _mm512_xor_si512(_mm512_inserti64x4(_mm512_castsi256_si512(_mm256_loadu_si256((const __m256i*)(i7 + c0))), _mm256_loadu_si256((const __m256i*)(j7 + c0)), 1), xm);
+          const __m512i t0 = _mm512_unpacklo_epi8(r0, r1), t1 = _mm512_unpackhi_epi8(r0, r1);
+          const __m512i t2 = _mm512_unpacklo_epi8(r2, r3), t3 = _mm512_unpackhi_epi8(r2, r3);
+          acc0 = _mm512_dpbusd_epi32(acc0, _mm512_unpacklo_epi16(t0, t2), _mm512_broadcast_i64x4(_mm256_loadu_si256((const __m256i*)(wt + 256 + 0))));
+          acc1 = _mm512_dpbusd_epi32(acc1, _mm512_unpackhi_epi16(t0, t2), _mm512_broadcast_i64x4(_mm256_loadu_si256((const __m256i*)(wt + 256 + 64))));
+          acc2 = _mm512_dpbusd_epi32(acc2, _mm512_unpacklo_epi16(t1, t3), _mm512_broadcast_i64x4(_mm256_loadu_si256((const __m256i*)(wt + 256 + 128))));
+          acc3 = _mm512_dpbusd_epi32(acc3, _mm512_unpackhi_epi16(t1, t3), _mm512_broadcast_i64x4(_mm256_loadu_si256((const __m256i*)(wt + 256 + 192))));
+        }
+        {
+          const __m512i r0 = _mm512_xor_si512(_mm512_inserti64x4(_mm512_castsi256_si512(_mm256_loadu_si256((const __m256i*)(i8 + c0))), _mm256_loadu_si256((const __m256i*)(j8 + c0)), 1), xm);
+          const __m512i r1 = _mm512_xor_si512(_mm512_inserti64x4(_mm512_castsi256_si512(_mm256_loadu_si256((const __m256i*)(i9 + c0))), _mm256_loadu_si256((const __m256i*)(j9 + c0)), 1), xm);
+          const __m512i r2 = _mm512_xor_si512(_mm512_inserti64x4(_mm512_castsi256_si512(_mm256_loadu_si256((const __m256i*)(i10 + c0))), _mm256_loadu_si256((const __m256i*)(j10 + c0)), 1), xm);
+          const __m512i r3 = _mm512_xor_si512(_mm512_inserti64x4(_mm512_castsi256_si512(_mm256_loadu_si256((const __m256i*)(i11 + c0))), _mm256_loadu_si256((const __m256i*)(j11 + c0)), 1), xm);
+          const __m512i t0 = _mm512_unpacklo_epi8(r0, r1), t1 = _mm512_unpackhi_epi8(r0, r1);
+          const __m512i t2 = _mm512_unpacklo_epi8(r2, r3), t3 = _mm512_unpackhi_epi8(r2, r3);
+          acc0 = _mm512_dpbusd_epi32(acc0, _mm512_unpacklo_epi16(t0, t2), _mm512_broadcast_i64x4(_mm256_loadu_si256((const __m256i*)(wt + 512 + 0))));
+          acc1 = _mm512_dpbusd_epi32(acc1, _mm512_unpackhi_epi16(t0, t2), _mm512_broadcast_i64x4(_mm256_loadu_si256((const __m256i*)(wt + 512 + 64))));
+          acc2 = _mm512_dpbusd_epi32(acc2, _mm512_unpacklo_epi16(t1, t3), _mm512_broadcast_i64x4(_mm256_loadu_si256((const __m256i*)(wt + 512 + 128))));
+          acc3 = _mm512_dpbusd_epi32(acc3, _mm512_unpackhi_epi16(t1, t3), _mm512_broadcast_i64x4(_mm256_loadu_si256((const __m256i*)(wt + 512 + 192))));
+        }
+        {
+          const __m512i r0 = _mm512_xor_si512(_mm512_inserti64x4(_mm512_castsi256_si512(_mm256_loadu_si256((const __m256i*)(i12 + c0))), _mm256_loadu_si256((const __m256i*)(j12 + c0)), 1), xm);
+          const __m512i r1 = _mm512_xor_si512(_mm512_inserti64x4(_mm512_castsi256_si512(_mm256_loadu_si256((const __m256i*)(i13 + c0))), _mm256_loadu_si256((const __m256i*)(j13 + c0)), 1), xm);
+          const __m512i r2 = _mm512_xor_si512(_mm512_inserti64x4(_mm512_castsi256_si512(_mm256_loadu_si256((const __m256i*)(i14 + c0))), _mm256_loadu_si256((const __m256i*)(j14 + c0)), 1), xm);
+          const __m512i r3 = _mm512_xor_si512(_mm512_inserti64x4(_mm512_castsi256_si512(_mm256_loadu_si256((const __m256i*)(i15 + c0))), _mm256_loadu_si256((const __m256i*)(j15 + c0)), 1), xm);
+          const __m512i t0 = _mm512_unpacklo_epi8(r0, r1), t1 = _mm512_unpackhi_epi8(r0, r1);
+          const __m512i t2 = _mm512_unpacklo_epi8(r2, r3), t3 = _mm512_unpackhi_epi8(r2, r3);
+          acc0 = _mm512_dpbusd_epi32(acc0, _mm512_unpacklo_epi16(t0, t2), _mm512_broadcast_i64x4(_mm256_loadu_si256((const __m256i*)(wt + 768 + 0))));
+          acc1 = _mm512_dpbusd_epi32(acc1, _mm512_unpackhi_epi16(t0, t2), _mm512_broadcast_i64x4(_mm256_loadu_si256((const __m256i*)(wt + 768 + 64))));
+          acc2 = _mm512_dpbusd_epi32(acc2, _mm512_unpacklo_epi16(t1, t3), _mm512_broadcast_i64x4(_mm256_loadu_si256((const __m256i*)(wt + 768 + 128))));
+          acc3 = _mm512_dpbusd_epi32(acc3, _mm512_unpackhi_epi16(t1, t3), _mm512_broadcast_i64x4(_mm256_loadu_si256((const __m256i*)(wt + 768 + 192))));
+        }
+        {
+          const __m512i r0 = _mm512_xor_si512(_mm512_inserti64x4(_mm512_castsi256_si512(_mm256_loadu_si256((const __m256i*)(i16 + c0))), _mm256_loadu_si256((const __m256i*)(j16 + c0)), 1), xm);
+          const __m512i r1 = _mm512_xor_si512(_mm512_inserti64x4(_mm512_castsi256_si512(_mm256_loadu_si256((const __m256i*)(i17 + c0))), _mm256_loadu_si256((const __m256i*)(j17 + c0)), 1), xm);
+          const __m512i r2 = _mm512_xor_si512(_mm512_inserti64x4(_mm512_castsi256_si512(_mm256_loadu_si256((const __m256i*)(i18 + c0))), _mm256_loadu_si256((const __m256i*)(j18 + c0)), 1), xm);
+          const __m512i r3 = _mm512_xor_si512(_mm512_inserti64x4(_mm512_castsi256_si512(_mm256_loadu_si256((const __m256i*)(i19 + c0))), _mm256_loadu_si256((const __m256i*)(j19 + c0)), 1), xm);
+          const __m512i t0 = _mm512_unpacklo_epi8(r0, r1), t1 = _mm512_unpackhi_epi8(r0, r1);
+          const __m512i t2 = _mm512_unpacklo_epi8(r2, r3), t3 = _mm512_unpackhi_epi8(r2, r3);
+          acc0 = _mm512_dpbusd_epi32(acc0, _mm512_unpacklo_epi16(t0, t2), _mm512_broadcast_i64x4(_mm256_loadu_si256((const __m256i*)(wt + 1024 + 0))));
+          acc1 = _mm512_dpbusd_epi32(acc1, _mm512_unpackhi_epi16(t0, t2), _mm512_broadcast_i64x4(_mm256_loadu_si256((const __m256i*)(wt + 1024 + 64))));
+          acc2 = _mm512_dpbusd_epi32(acc2, _mm512_unpacklo_epi16(t1, t3), _mm512_broadcast_i64x4(_mm256_loadu_si256((const __m256i*)(wt + 1024 + 128))));
+          acc3 = _mm512_dpbusd_epi32(acc3, _mm512_unpackhi_epi16(t1, t3), _mm512_broadcast_i64x4(_mm256_loadu_si256((const __m256i*)(wt + 1024 + 192))));
+        }
+        {
+          const __m512i r0 = _mm512_xor_si512(_mm512_inserti64x4(_mm512_castsi256_si512(_mm256_loadu_si256((const __m256i*)(i20 + c0))), _mm256_loadu_si256((const __m256i*)(j20 + c0)), 1), xm);
+          const __m512i r1 = _mm512_xor_si512(_mm512_inserti64x4(_mm512_castsi256_si512(_mm256_loadu_si256((const __m256i*)(i21 + c0))), _mm256_loadu_si256((const __m256i*)(j21 + c0)), 1), xm);
+          const __m512i r2 = _mm512_xor_si512(_mm512_inserti64x4(_mm512_castsi256_si512(_mm256_loadu_si256((const __m256i*)(i22 + c0))), _mm256_loadu_si256((const __m256i*)(j22 + c0)), 1), xm);
+          const __m512i r3 = _mm512_xor_si512(_mm512_inserti64x4(_mm512_castsi256_si512(_mm256_loadu_si256((const __m256i*)(i23 + c0))), _mm256_loadu_si256((const __m256i*)(j23 + c0)), 1), xm);
+          const __m512i t0 = _mm512_unpacklo_epi8(r0, r1), t1 = _mm512_unpackhi_epi8(r0, r1);
+          const __m512i t2 = _mm512_unpacklo_epi8(r2, r3), t3 = _mm512_unpackhi_epi8(r2, r3);
+          acc0 = _mm512_dpbusd_epi32(acc0, _mm512_unpacklo_epi16(t0, t2), _mm512_broadcast_i64x4(_mm256_loadu_si256((const __m256i*)(wt + 1280 + 0))));
+          acc1 = _mm512_dpbusd_epi32(acc1, _mm512_unpackhi_epi16(t0, t2), _mm512_broadcast_i64x4(_mm256_loadu_si256((const __m256i*)(wt + 1280 + 64))));
+          acc2 = _mm512_dpbusd_epi32(acc2, _mm512_unpacklo_epi16(t1, t3), _mm512_broadcast_i64x4(_mm256_loadu_si256((const __m256i*)(wt + 1280 + 128))));
+          acc3 = _mm512_dpbusd_epi32(acc3, _mm512_unpackhi_epi16(t1, t3), _mm512_broadcast_i64x4(_mm256_loadu_si256((const __m256i*)(wt + 1280 + 192))));
+        }
+        {
+          const __m512i r0 = _mm512_xor_si512(_mm512_inserti64x4(_mm512_castsi256_si512(_mm256_loadu_si256((const __m256i*)(i24 + c0))), _mm256_loadu_si256((const __m256i*)(j24 + c0)), 1), xm);
+          const __m512i r1 = z;
+          const __m512i t0 = _mm512_unpacklo_epi8(r0, r1), t1 = _mm512_unpackhi_epi8(r0, r1);
+          const __m512i t2 = z, t3 = z;
+          acc0 = _mm512_dpbusd_epi32(acc0, _mm512_unpacklo_epi16(t0, t2), _mm512_broadcast_i64x4(_mm256_loadu_si256((const __m256i*)(wt + 1536 + 0))));
+          acc1 = _mm512_dpbusd_epi32(acc1, _mm512_unpackhi_epi16(t0, t2), _mm512_broadcast_i64x4(_mm256_loadu_si256((const __m256i*)(wt + 1536 + 64))));
+          acc2 = _mm512_dpbusd_epi32(acc2, _mm512_unpacklo_epi16(t1, t3), _mm512_broadcast_i64x4(_mm256_loadu_si256((const __m256i*)(wt + 1536 + 128))));
+          acc3 = _mm512_dpbusd_epi32(acc3, _mm512_unpackhi_epi16(t1, t3), _mm512_broadcast_i64x4(_mm256_loadu_si256((const __m256i*)(wt + 1536 + 192))));
+        }
+        const float* mp = (const float*)(const void*)(pw + 256);
+        const __m512i q0 = _mm512_cvtps_epi32(_mm512_min_ps(_mm512_max_ps(_mm512_mul_ps(_mm512_cvtepi32_ps(acc0), _mm512_castsi512_ps(_mm512_broadcast_i64x4(_mm256_loadu_si256((const __m256i*)(mp + 0))))), qlo), qhi));
+        const __m512i q1 = _mm512_cvtps_epi32(_mm512_min_ps(_mm512_max_ps(_mm512_mul_ps(_mm512_cvtepi32_ps(acc1), _mm512_castsi512_ps(_mm512_broadcast_i64x4(_mm256_loadu_si256((const __m256i*)(mp + 16))))), qlo), qhi));
+        const __m512i q2 = _mm512_cvtps_epi32(_mm512_min_ps(_mm512_max_ps(_mm512_mul_ps(_mm512_cvtepi32_ps(acc2), _mm512_castsi512_ps(_mm512_broadcast_i64x4(_mm256_loadu_si256((const __m256i*)(mp + 32))))), qlo), qhi));
+        const __m512i q3 = _mm512_cvtps_epi32(_mm512_min_ps(_mm512_max_ps(_mm512_mul_ps(_mm512_cvtepi32_ps(acc3), _mm512_castsi512_ps(_mm512_broadcast_i64x4(_mm256_loadu_si256((const __m256i*)(mp + 48))))), qlo), qhi));
+        const __m512i h01 = _mm512_add_epi16(_mm512_packs_epi32(q0, q1), qzy);
+        const __m512i h23 = _mm512_add_epi16(_mm512_packs_epi32(q2, q3), qzy);
+        const __m512i b = _mm512_packs_epi16(h01, h23);
+        _mm256_storeu_si256((__m256i*)(void*)(out), _mm512_castsi512_si256(b));
+        _mm256_storeu_si256((__m256i*)(void*)(out + out_stride), _mm512_extracti64x4_epi64(b, 1));
+      } else {
+        const __m512i xm = _mm512_set1_epi8((char)0x80), z = _mm512_setzero_si512();
+        const __m512i qzy = _mm512_set1_epi16((int16_t)p->zy);
+        const __m512 qlo = _mm512_set1_ps(p->lo), qhi = _mm512_set1_ps(p->hi);
+        const int32_t* wb = (const int32_t*)(const void*)pw;
+        __m512i acc0 = _mm512_broadcast_i64x4(_mm256_loadu_si256((const __m256i*)(wb + 0)));
+        __m512i acc1 = _mm512_broadcast_i64x4(_mm256_loadu_si256((const __m256i*)(wb + 16)));
+        __m512i acc2 = _mm512_broadcast_i64x4(_mm256_loadu_si256((const __m256i*)(wb + 32)));
+        __m512i acc3 = _mm512_broadcast_i64x4(_mm256_loadu_si256((const __m256i*)(wb + 48)));
+        const int8_t* wt = (const int8_t*)(pw + 512);
+        const __mmask32 m = (__mmask32)(((uint64_t)1 << rem) - 1);
+        {
+          const __m512i r0 = _mm512_xor_si512(_mm512_inserti64x4(_mm512_castsi256_si512(_mm256_maskz_loadu_epi8(m, i0 + c0)), _mm256_maskz_loadu_epi8(m, j0 + c0), 1), xm);
+          const __m512i r1 = _mm512_xor_si512(_mm512_inserti64x4(_mm512_castsi256_si512(_mm256_maskz_loadu_epi8(m, i1 + c0)), _mm256_maskz_loadu_epi8(m, j1 + c0), 1), xm);
+          const __m512i r2 = _mm512_xor_si512(_mm512_inserti64x4(_mm512_castsi256_si512(_mm256_maskz_loadu_epi8(m, i2 + c0)), _mm256_maskz_loadu_epi8(m, j2 + c0), 1), xm);
+          const __m512i r3 = _mm512_xor_si512(_mm512_inserti64x4(_mm512_castsi256_si512(_mm256_maskz_loadu_epi8(m, i3 + c0)), _mm256_maskz_loadu_epi8(m, j3 + c0), 1), xm);
+          const __m512i t0 = _mm512_unpacklo_epi8(r0, r1), t1 = _mm512_unpackhi_epi8(r0, r1);
+          const __m512i t2 = _mm512_unpacklo_epi8(r2, r3), t3 = _mm512_unpackhi_epi8(r2, r3);
+          acc0 = _mm512_dpbusd_epi32(acc0, _mm512_unpacklo_epi16(t0, t2), _mm512_broadcast_i64x4(_mm256_loadu_si256((const __m256i*)(wt + 0 + 0))));
+          acc1 = _mm512_dpbusd_epi32(acc1, _mm512_unpackhi_epi16(t0, t2), _mm512_broadcast_i64x4(_mm256_loadu_si256((const __m256i*)(wt + 0 + 64))));
+          acc2 = _mm512_dpbusd_epi32(acc2, _mm512_unpacklo_epi16(t1, t3), _mm512_broadcast_i64x4(_mm256_loadu_si256((const __m256i*)(wt + 0 + 128))));
+          acc3 = _mm512_dpbusd_epi32(acc3, _mm512_unpackhi_epi16(t1, t3), _mm512_broadcast_i64x4(_mm256_loadu_si256((const __m256i*)(wt + 0 + 192))));
+        }
+        {
+          const __m512i r0 = _mm512_xor_si512(_mm512_inserti64x4(_mm512_castsi256_si512(_mm256_maskz_loadu_epi8(m, i4 + c0)), _mm256_maskz_loadu_epi8(m, j4 + c0), 1), xm);
+          const __m512i r1 = _mm512_xor_si512(_mm512_inserti64x4(_mm512_castsi256_si512(_mm256_maskz_loadu_epi8(m, i5 + c0)), _mm256_maskz_loadu_epi8(m, j5 + c0), 1), xm);
+          const __m512i r2 = _mm512_xor_si512(_mm512_inserti64x4(_mm512_castsi256_si512(_mm256_maskz_loadu_epi8(m, i6 + c0)), _mm256_maskz_loadu_epi8(m, j6 + c0), 1), xm);
+          const __m512i r3 = _mm512_xor_si512(_mm512_inserti64x4(_mm512_castsi256_si512(_mm256_maskz_loadu_epi8(m, i7 + c0)), _mm256_maskz_loadu_epi8(m, j7 + c0), 1), xm);
+          const __m512i t0 = _mm512_unpacklo_epi8(r0, r1), t1 = _mm512_unpackhi_epi8(r0, r1);
+          const __m512i t2 = _mm512_unpacklo_epi8(r2, r3), t3 = _mm512_unpackhi_epi8(r2, r3);
+          acc0 = _mm512_dpbusd_epi32(acc0, _mm512_unpacklo_epi16(t0, t2), _mm512_broadcast_i64x4(_mm256_loadu_si256((const __m256i*)(wt + 256 + 0))));
+          acc1 = _mm512_dpbusd_epi32(acc1, _mm512_unpackhi_epi16(t0, t2), _mm512_broadcast_i64x4(_mm256_loadu_si256((const __m256i*)(wt + 256 + 64))));
+          acc2 = _mm512_dpbusd_epi32(acc2, _mm512_unpacklo_epi16(t1, t3), _mm512_broadcast_i64x4(_mm256_loadu_si256((const __m256i*)(wt + 256 + 128))));
+          acc3 = _mm512_dpbusd_epi32(acc3, _mm512_unpackhi_epi16(t1, t3), _mm512_broadcast_i64x4(_mm256_loadu_si256((const __m256i*)(wt + 256 + 192))));
+        }
+        {
+          const __m512i r0 = _mm512_xor_si512(_mm512_inserti64x4(_mm512_castsi256_si512(_mm256_maskz_loadu_epi8(m, i8 + c0)), _mm256_maskz_loadu_epi8(m, j8 + c0), 1), xm);
+          const __m512i r1 = _mm512_xor_si512(_mm512_inserti64x4(_mm512_castsi256_si512(_mm256_maskz_loadu_epi8(m, i9 + c0)), _mm256_maskz_loadu_epi8(m, j9 + c0), 1), xm);
+          const __m512i r2 = _mm512_xor_si512(_mm512_inserti64x4(_mm512_castsi256_si512(_mm256_maskz_loadu_epi8(m, i10 + c0)), _mm256_maskz_loadu_epi8(m, j10 + c0), 1), xm);
+          const __m512i r3 = _mm512_xor_si512(_mm512_inserti64x4(_mm512_castsi256_si512(_mm256_maskz_loadu_epi8(m, i11 + c0)), _mm256_maskz_loadu_epi8(m, j11 + c0), 1), xm);
+          const __m512i t0 = _mm512_unpacklo_epi8(r0, r1), t1 = _mm512_unpackhi_epi8(r0, r1);
+          const __m512i t2 = _mm512_unpacklo_epi8(r2, r3), t3 = _mm512_unpackhi_epi8(r2, r3);
+          acc0 = _mm512_dpbusd_epi32(acc0, _mm512_unpacklo_epi16(t0, t2), _mm512_broadcast_i64x4(_mm256_loadu_si256((const __m256i*)(wt + 512 + 0))));
+          acc1 = _mm512_dpbusd_epi32(acc1, _mm512_unpackhi_epi16(t0, t2), _mm512_broadcast_i64x4(_mm256_loadu_si256((const __m256i*)(wt + 512 + 64))));
+          acc2 = _mm512_dpbusd_epi32(acc2, _mm512_unpacklo_epi16(t1, t3), _mm512_broadcast_i64x4(_mm256_loadu_si256((const __m256i*)(wt + 512 + 128))));
+          acc3 = _mm512_dpbusd_epi32(acc3, _mm512_unpackhi_epi16(t1, t3), _mm512_broadcast_i64x4(_mm256_loadu_si256((const __m256i*)(wt + 512 + 192))));
+        }
+        {
+          const __m512i r0 = _mm512_xor_si512(_mm512_inserti64x4(_mm512_castsi256_si512(_mm256_maskz_loadu_epi8(m, i12 + c0)), _mm256_maskz_loadu_epi8(m, j12 + c0), 1), xm);
+          const __m512i r1 = _mm512_xor_si512(_mm512_inserti64x4(_mm512_castsi256_si512(_mm256_maskz_loadu_epi8(m, i13 + c0)), _mm256_maskz_loadu_epi8(m, j13 + c0), 1), xm);
+          const __m512i r2 = _mm512_xor_si512(_mm512_inserti64x4(_mm512_castsi256_si512(_mm256_maskz_loadu_epi8(m, i14 + c0)), _mm256_maskz_loadu_epi8(m, j14 + c0), 1), xm);
+          const __m512i r3 = _mm512_xor_si512(_mm512_inserti64x4(_mm512_castsi256_si512(_mm256_maskz_loadu_epi8(m, i15 + c0)), _mm256_maskz_loadu_epi8(m, j15 + c0), 1), xm);
+          const __m512i t0 = _mm512_unpacklo_epi8(r0, r1), t1 = _mm512_unpackhi_epi8(r0, r1);
+          const __m512i t2 = _mm512_unpacklo_epi8(r2, r3), t3 = _mm512_unpackhi_epi8(r2, r3);
+          acc0 = _mm512_dpbusd_epi32(acc0, _mm512_unpacklo_epi16(t0, t2), _mm512_broadcast_i64x4(_mm256_loadu_si256((const __m256i*)(wt + 768 + 0))));
+          acc1 = _mm512_dpbusd_epi32(acc1, _mm512_unpackhi_epi16(t0, t2), _mm512_broadcast_i64x4(_mm256_loadu_si256((const __m256i*)(wt + 768 + 64))));
+          acc2 = _mm512_dpbusd_epi32(acc2, _mm512_unpacklo_epi16(t1, t3), _mm512_broadcast_i64x4(_mm256_loadu_si256((const __m256i*)(wt + 768 + 128))));
+          acc3 = _mm512_dpbusd_epi32(acc3, _mm512_unpackhi_epi16(t1, t3), _mm512_broadcast_i64x4(_mm256_loadu_si256((const __m256i*)(wt + 768 + 192))));
+        }
+        {
+          const __m512i r0 = _mm512_xor_si512(_mm512_inserti64x4(_mm512_castsi256_si512(_mm256_maskz_loadu_epi8(m, i16 + c0)), _mm256_maskz_loadu_epi8(m, j16 + c0), 1), xm);
+          const __m512i r1 = _mm512_xor_si512(_mm512_inserti64x4(_mm512_castsi256_si512(_mm256_maskz_loadu_epi8(m, i17 + c0)), _mm256_maskz_loadu_epi8(m, j17 + c0), 1), xm);
+          const __m512i r2 = _mm512_xor_si512(_mm512_inserti64x4(_mm512_castsi256_si512(_mm256_maskz_loadu_epi8(m, i18 + c0)), _mm256_maskz_loadu_epi8(m, j18 + c0), 1), xm);
+          const __m512i r3 = _mm512_xor_si512(_mm512_inserti64x4(_mm512_castsi256_si512(_mm256_maskz_loadu_epi8(m, i19 + c0)), _mm256_maskz_loadu_epi8(m, j19 + c0), 1), xm);
+          const __m512i t0 = _mm512_unpacklo_epi8(r0, r1), t1 = _mm512_unpackhi_epi8(r0, r1);
+          const __m512i t2 = _mm512_unpacklo_epi8(r2, r3), t3 = _mm512_unpackhi_epi8(r2, r3);
+          acc0 = _mm512_dpbusd_epi32(acc0, _mm512_unpacklo_epi16(t0, t2), _mm512_broadcast_i64x4(_mm256_loadu_si256((const __m256i*)(wt + 1024 + 0))));
+          acc1 = _mm512_dpbusd_epi32(acc1, _mm512_unpackhi_epi16(t0, t2), _mm512_broadcast_i64x4(_mm256_loadu_si256((const __m256i*)(wt + 1024 + 64))));
+          acc2 = _mm512_dpbusd_epi32(acc2, _mm512_unpacklo_epi16(t1, t3), _mm512_broadcast_i64x4(_mm256_loadu_si256((const __m256i*)(wt + 1024 + 128))));
+          acc3 = _mm512_dpbusd_epi32(acc3, _mm512_unpackhi_epi16(t1, t3), _mm512_broadcast_i64x4(_mm256_loadu_si256((const __m256i*)(wt + 1024 + 192))));
+        }
+        {
+          const __m512i r0 = _mm512_xor_si512(_mm512_inserti64x4(_mm512_castsi256_si512(_mm256_maskz_loadu_epi8(m, i20 + c0)), _mm256_maskz_loadu_epi8(m, j20 + c0), 1), xm);
+          const __m512i r1 = _mm512_xor_si512(_mm512_inserti64x4(_mm512_castsi256_si512(_mm256_maskz_loadu_epi8(m, i21 + c0)), _mm256_maskz_loadu_epi8(m, j21 + c0), 1), xm);
+          const __m512i r2 = _mm512_xor_si512(_mm512_inserti64x4(_mm512_castsi256_si512(_mm256_maskz_loadu_epi8(m, i22 + c0)), _mm256_maskz_loadu_epi8(m, j22 + c0), 1), xm);
+          const __m512i r3 = _mm512_xor_si512(_mm512_inserti64x4(_mm512_castsi256_si512(_mm256_maskz_loadu_epi8(m, i23 + c0)), _mm256_maskz_loadu_epi8(m, j23 + c0), 1), xm);
+          const __m512i t0 = _mm512_unpacklo_epi8(r0, r1), t1 = _mm512_unpackhi_epi8(r0, r1);
+          const __m512i t2 = _mm512_unpacklo_epi8(r2, r3), t3 = _mm512_unpackhi_epi8(r2, r3);
+          acc0 = _mm512_dpbusd_epi32(acc0, _mm512_unpacklo_epi16(t0, t2), _mm512_broadcast_i64x4(_mm256_loadu_si256((const __m256i*)(wt + 1280 + 0))));
+          acc1 = _mm512_dpbusd_epi32(acc1, _mm512_unpackhi_epi16(t0, t2), _mm512_broadcast_i64x4(_mm256_loadu_si256((const __m256i*)(wt + 1280 + 64))));
+          acc2 = _mm512_dpbusd_epi32(acc2, _mm512_unpacklo_epi16(t1, t3), _mm512_broadcast_i64x4(_mm256_loadu_si256((const __m256i*)(wt + 1280 + 128))));
+          acc3 = _mm512_dpbusd_epi32(acc3, _mm512_unpackhi_epi16(t1, t3), _mm512_broadcast_i64x4(_mm256_loadu_si256((const __m256i*)(wt + 1280 + 192))));
+        }
+        {
+          const __m512i r0 = _mm512_xor_si512(_mm512_inserti64x4(_mm512_castsi256_si512(_mm256_maskz_loadu_epi8(m, i24 + c0)), _mm256_maskz_loadu_epi8(m, j24 + c0), 1), xm);
+          const __m512i r1 = z;
+          const __m512i t0 = _mm512_unpacklo_epi8(r0, r1), t1 = _mm512_unpackhi_epi8(r0, r1);
+          const __m512i t2 = z, t3 = z;
+          acc0 = _mm512_dpbusd_epi32(acc0, _mm512_unpacklo_epi16(t0, t2), _mm512_broadcast_i64x4(_mm256_loadu_si256((const __m256i*)(wt + 1536 + 0))));
+          acc1 = _mm512_dpbusd_epi32(acc1, _mm512_unpackhi_epi16(t0, t2), _mm512_broadcast_i64x4(_mm256_loadu_si256((const __m256i*)(wt + 1536 + 64))));
+          acc2 = _mm512_dpbusd_epi32(acc2, _mm512_unpacklo_epi16(t1, t3), _mm512_broadcast_i64x4(_mm256_loadu_si256((const __m256i*)(wt + 1536 + 128))));
+          acc3 = _mm512_dpbusd_epi32(acc3, _mm512_unpackhi_epi16(t1, t3), _mm512_broadcast_i64x4(_mm256_loadu_si256((const __m256i*)(wt + 1536 + 192))));
+        }
+        const float* mp = (const float*)(const void*)(pw + 256);
+        const __m512i q0 = _mm512_cvtps_epi32(_mm512_min_ps(_mm512_max_ps(_mm512_mul_ps(_mm512_cvtepi32_ps(acc0), _mm512_castsi512_ps(_mm512_broadcast_i64x4(_mm256_loadu_si256((const __m256i*)(mp + 0))))), qlo), qhi));
+        const __m512i q1 = _mm512_cvtps_epi32(_mm512_min_ps(_mm512_max_ps(_mm512_mul_ps(_mm512_cvtepi32_ps(acc1), _mm512_castsi512_ps(_mm512_broadcast_i64x4(_mm256_loadu_si256((const __m256i*)(mp + 16))))), qlo), qhi));
+        const __m512i q2 = _mm512_cvtps_epi32(_mm512_min_ps(_mm512_max_ps(_mm512_mul_ps(_mm512_cvtepi32_ps(acc2), _mm512_castsi512_ps(_mm512_broadcast_i64x4(_mm256_loadu_si256((const __m256i*)(mp + 32))))), qlo), qhi));
+        const __m512i q3 = _mm512_cvtps_epi32(_mm512_min_ps(_mm512_max_ps(_mm512_mul_ps(_mm512_cvtepi32_ps(acc3), _mm512_castsi512_ps(_mm512_broadcast_i64x4(_mm256_loadu_si256((const __m256i*)(mp + 48))))), qlo), qhi));
+        const __m512i h01 = _mm512_add_epi16(_mm512_packs_epi32(q0, q1), qzy);
+        const __m512i h23 = _mm512_add_epi16(_mm512_packs_epi32(q2, q3), qzy);
+        const __m512i b = _mm512_packs_epi16(h01, h23);
+        _mm256_mask_storeu_epi8(out, m, _mm512_castsi512_si256(b));
+        _mm256_mask_storeu_epi8(out + out_stride, m, _mm512_extracti64x4_epi64(b, 1));
+      }
+    }
+  }
+  for (; px < width; px++, in += ks, out += out_stride) {
+    const char* pw = (const char*)packed_w;
+    size_t c0 = 0;
+    const int8_t* i0 = in[0];
+    const int8_t* i1 = in[1];
+    const int8_t* i2 = in[2];
+    const int8_t* i3 = in[3];
+    const int8_t* i4 = in[4];
+    const int8_t* i5 = in[5];
+    const int8_t* i6 = in[6];
+    const int8_t* i7 = in[7];
+    const int8_t* i8 = in[8];
+    const int8_t* i9 = in[9];
+    const int8_t* i10 = in[10];
+    const int8_t* i11 = in[11];
+    const int8_t* i12 = in[12];
+    const int8_t* i13 = in[13];
+    const int8_t* i14 = in[14];
+    const int8_t* i15 = in[15];
+    const int8_t* i16 = in[16];
+    const int8_t* i17 = in[17];
+    const int8_t* i18 = in[18];
+    const int8_t* i19 = in[19];
+    const int8_t* i20 = in[20];
+    const int8_t* i21 = in[21];
+    const int8_t* i22 = in[22];
+    const int8_t* i23 = in[23];
+    const int8_t* i24 = in[24];
+    for (; c0 + 64 <= channels; c0 += 64, pw += 2304) {
+      const __m512i xm = _mm512_set1_epi8((char)0x80), z = _mm512_setzero_si512();
+      const __m512i qzy = _mm512_set1_epi16((int16_t)p->zy);
+      const __m512 qlo = _mm512_set1_ps(p->lo), qhi = _mm512_set1_ps(p->hi);
+      const int32_t* wb = (const int32_t*)(const void*)pw;
+      __m512i acc0 = _mm512_loadu_si512(wb + 0);
+      __m512i acc1 = _mm512_loadu_si512(wb + 16);
+      __m512i acc2 = _mm512_loadu_si512(wb + 32);
+      __m512i acc3 = _mm512_loadu_si512(wb + 48);
+      const int8_t* wt = (const int8_t*)(pw + 512);
+      {
+        const __m512i r0 = _mm512_xor_si512(_mm512_loadu_si512(i0 + c0), xm);
+        const __m512i r1 = _mm512_xor_si512(_mm512_loadu_si512(i1 + c0), xm);
+        const __m512i r2 = _mm512_xor_si512(_mm512_loadu_si512(i2 + c0), xm);
+        const __m512i r3 = _mm512_xor_si512(_mm512_loadu_si512(i3 + c0), xm);
+        const __m512i t0 = _mm512_unpacklo_epi8(r0, r1), t1 = _mm512_unpackhi_epi8(r0, r1);
+        const __m512i t2 = _mm512_unpacklo_epi8(r2, r3), t3 = _mm512_unpackhi_epi8(r2, r3);
+        acc0 = _mm512_dpbusd_epi32(acc0, _mm512_unpacklo_epi16(t0, t2), _mm512_loadu_si512(wt + 0 + 0));
+        acc1 = _mm512_dpbusd_epi32(acc1, _mm512_unpackhi_epi16(t0, t2), _mm512_loadu_si512(wt + 0 + 64));
+        acc2 = _mm512_dpbusd_epi32(acc2, _mm512_unpacklo_epi16(t1, t3), _mm512_loadu_si512(wt + 0 + 128));
+        acc3 = _mm512_dpbusd_epi32(acc3, _mm512_unpackhi_epi16(t1, t3), _mm512_loadu_si512(wt + 0 + 192));
+      }
+      {
+        const __m512i r0 = _mm512_xor_si512(_mm512_loadu_si512(i4 + c0), xm);
+        const __m512i r1 = _mm512_xor_si512(_mm512_loadu_si512(i5 + c0), xm);
+        const __m512i r2 = _mm512_xor_si512(_mm512_loadu_si512(i6 + c0), xm);
+        const __m512i r3 = _mm512_xor_si512(_mm512_loadu_si512(i7 + c0), xm);
+        const __m512i t0 = _mm512_unpacklo_epi8(r0, r1), t1 = _mm512_unpackhi_epi8(r0, r1);
+        const __m512i t2 = _mm512_unpacklo_epi8(r2, r3), t3 = _mm512_unpackhi_epi8(r2, r3);
+        acc0 = _mm512_dpbusd_epi32(acc0, _mm512_unpacklo_epi16(t0, t2), _mm512_loadu_si512(wt + 256 + 0));
+        acc1 = _mm512_dpbusd_epi32(acc1, _mm512_unpackhi_epi16(t0, t2), _mm512_loadu_si512(wt + 256 + 64));
+        acc2 = _mm512_dpbusd_epi32(acc2, _mm512_unpacklo_epi16(t1, t3), _mm512_loadu_si512(wt + 256 + 128));
+        acc3 = _mm512_dpbusd_epi32(acc3, _mm512_unpackhi_epi16(t1, t3), _mm512_loadu_si512(wt + 256 + 192));
+      }
+      {
+        const __m512i r0 = _mm512_xor_si512(_mm512_loadu_si512(i8 + c0), xm);
+        const __m512i r1 = _mm512_xor_si512(_mm512_loadu_si512(i9 + c0), xm);
+        const __m512i r2 = _mm512_xor_si512(_mm512_loadu_si512(i10 + c0), xm);
+        const __m512i r3 = _mm512_xor_si512(_mm512_loadu_si512(i11 + c0), xm);
+        const __m512i t0 = _mm512_unpacklo_epi8(r0, r1), t1 = _mm512_unpackhi_epi8(r0, r1);
+        const __m512i t2 = _mm512_unpacklo_epi8(r2, r3), t3 = _mm512_unpackhi_epi8(r2, r3);
+        acc0 = _mm512_dpbusd_epi32(acc0, _mm512_unpacklo_epi16(t0, t2), _mm512_loadu_si512(wt + 512 + 0));
+        acc1 = _mm512_dpbusd_epi32(acc1, _mm512_unpackhi_epi16(t0, t2), _mm512_loadu_si512(wt + 512 + 64));
+        acc2 = _mm512_dpbusd_epi32(acc2, _mm512_unpacklo_epi16(t1, t3), _mm512_loadu_si512(wt + 512 + 128));
+        acc3 = _mm512_dpbusd_epi32(acc3, _mm512_unpackhi_epi16(t1, t3), _mm512_loadu_si512(wt + 512 + 192));
+      }
+      {
+        const __m512i r0 = _mm512_xor_si512(_mm512_loadu_si512(i12 + c0), xm);
+        const __m512i r1 = _mm512_xor_si512(_mm512_loadu_si512(i13 + c0), xm);
+        const __m512i r2 = _mm512_xor_si512(_mm512_loadu_si512(i14 + c0), xm);
+        const __m512i r3 = _mm512_xor_si512(_mm512_loadu_si512(i15 + c0), xm);
+        const __m512i t0 = _mm512_unpacklo_epi8(r0, r1), t1 = _mm512_unpackhi_epi8(r0, r1);
+        const __m512i t2 = _mm512_unpacklo_epi8(r2, r3), t3 = _mm512_unpackhi_epi8(r2, r3);
+        acc0 = _mm512_dpbusd_epi32(acc0, _mm512_unpacklo_epi16(t0, t2), _mm512_loadu_si512(wt + 768 + 0));
+        acc1 = _mm512_dpbusd_epi32(acc1, _mm512_unpackhi_epi16(t0, t2), _mm512_loadu_si512(wt + 768 + 64));
+        acc2 = _mm512_dpbusd_epi32(acc2, _mm512_unpacklo_epi16(t1, t3), _mm512_loadu_si512(wt + 768 + 128));
+        acc3 = _mm512_dpbusd_epi32(acc3, _mm512_unpackhi_epi16(t1, t3), _mm512_loadu_si512(wt + 768 + 192));
+      }
+      {
+        const __m512i r0 = _mm512_xor_si512(_mm512_loadu_si512(i16 + c0), xm);
+        const __m512i r1 = _mm512_xor_si512(_mm512_loadu_si512(i17 + c0), xm);
+        const __m512i r2 = _mm512_xor_si512(_mm512_loadu_si512(i18 + c0), xm);
+        const __m512i r3 = _mm512_xor_si512(_mm512_loadu_si512(i19 + c0), xm);
+        const __m512i t0 = _mm512_unpacklo_epi8(r0, r1), t1 = _mm512_unpackhi_epi8(r0, r1);
+        const __m512i t2 = _mm512_unpacklo_epi8(r2, r3), t3 = _mm512_unpackhi_epi8(r2, r3);
+        acc0 = _mm512_dpbusd_epi32(acc0, _mm512_unpacklo_epi16(t0, t2), _mm512_loadu_si512(wt + 1024 + 0));
+        acc1 = _mm512_dpbusd_epi32(acc1, _mm512_unpackhi_epi16(t0, t2), _mm512_loadu_si512(wt + 1024 + 64));
+        acc2 = _mm512_dpbusd_epi32(acc2, _mm512_unpacklo_epi16(t1, t3), _mm512_loadu_si512(wt + 1024 + 128));
+        acc3 = _mm512_dpbusd_epi32(acc3, _mm512_unpackhi_epi16(t1, t3), _mm512_loadu_si512(wt + 1024 + 192));
+      }
+      {
+        const __m512i r0 = _mm512_xor_si512(_mm512_loadu_si512(i20 + c0), xm);
+        const __m512i r1 = _mm512_xor_si512(_mm512_loadu_si512(i21 + c0), xm);
+        const __m512i r2 = _mm512_xor_si512(_mm512_loadu_si512(i22 + c0), xm);
+        const __m512i r3 = _mm512_xor_si512(_mm512_loadu_si512(i23 + c0), xm);
+        const __m512i t0 = _mm512_unpacklo_epi8(r0, r1), t1 = _mm512_unpackhi_epi8(r0, r1);
+        const __m512i t2 = _mm512_unpacklo_epi8(r2, r3), t3 = _mm512_unpackhi_epi8(r2, r3);
+        acc0 = _mm512_dpbusd_epi32(acc0, _mm512_unpacklo_epi16(t0, t2), _mm512_loadu_si512(wt + 1280 + 0));
+        acc1 = _mm512_dpbusd_epi32(acc1, _mm512_unpackhi_epi16(t0, t2), _mm512_loadu_si512(wt + 1280 + 64));
+        acc2 = _mm512_dpbusd_epi32(acc2, _mm512_unpacklo_epi16(t1, t3), _mm512_loadu_si512(wt + 1280 + 128));
+        acc3 = _mm512_dpbusd_epi32(acc3, _mm512_unpackhi_epi16(t1, t3), _mm512_loadu_si512(wt + 1280 + 192));
+      }
+      {
+        const __m512i r0 = _mm512_xor_si512(_mm512_loadu_si512(i24 + c0), xm);
+        const __m512i r1 = z;
+        const __m512i t0 = _mm512_unpacklo_epi8(r0, r1), t1 = _mm512_unpackhi_epi8(r0, r1);
+        const __m512i t2 = z, t3 = z;
+        acc0 = _mm512_dpbusd_epi32(acc0, _mm512_unpacklo_epi16(t0, t2), _mm512_loadu_si512(wt + 1536 + 0));
+        acc1 = _mm512_dpbusd_epi32(acc1, _mm512_unpackhi_epi16(t0, t2), _mm512_loadu_si512(wt + 1536 + 64));
+        acc2 = _mm512_dpbusd_epi32(acc2, _mm512_unpacklo_epi16(t1, t3), _mm512_loadu_si512(wt + 1536 + 128));
+        acc3 = _mm512_dpbusd_epi32(acc3, _mm512_unpackhi_epi16(t1, t3), _mm512_loadu_si512(wt + 1536 + 192));
+      }
+      const float* mp = (const float*)(const void*)(pw + 256);
+      const __m512i q0 = _mm512_cvtps_epi32(_mm512_min_ps(_mm512_max_ps(_mm512_mul_ps(_mm512_cvtepi32_ps(acc0), _mm512_loadu_ps(mp + 0)), qlo), qhi));
+      const __m512i q1 = _mm512_cvtps_epi32(_mm512_min_ps(_mm512_max_ps(_mm512_mul_ps(_mm512_cvtepi32_ps(acc1), _mm512_loadu_ps(mp + 16)), qlo), qhi));
+      const __m512i q2 = _mm512_cvtps_epi32(_mm512_min_ps(_mm512_max_ps(_mm512_mul_ps(_mm512_cvtepi32_ps(acc2), _mm512_loadu_ps(mp + 32)), qlo), qhi));
+      const __m512i q3 = _mm512_cvtps_epi32(_mm512_min_ps(_mm512_max_ps(_mm512_mul_ps(_mm512_cvtepi32_ps(acc3), _mm512_loadu_ps(mp + 48)), qlo), qhi));
+      const __m512i h01 = _mm512_add_epi16(_mm512_packs_epi32(q0, q1), qzy);
+      const __m512i h23 = _mm512_add_epi16(_mm512_packs_epi32(q2, q3), qzy);
+      const __m512i b = _mm512_packs_epi16(h01, h23);
+      _mm512_storeu_si512((__m512i*)(void*)(out + c0), b);
+    }
+    const size_t rem = channels - c0;
+    if (rem > 32) {
+      const __m512i xm = _mm512_set1_epi8((char)0x80), z = _mm512_setzero_si512();
+      const __m512i qzy = _mm512_set1_epi16((int16_t)p->zy);
+      const __m512 qlo = _mm512_set1_ps(p->lo), qhi = _mm512_set1_ps(p->hi);
+      const int32_t* wb = (const int32_t*)(const void*)pw;
+      __m512i acc0 = _mm512_loadu_si512(wb + 0);
+      __m512i acc1 = _mm512_loadu_si512(wb + 16);
+      __m512i acc2 = _mm512_loadu_si512(wb + 32);
+      __m512i acc3 = _mm512_loadu_si512(wb + 48);
+      const int8_t* wt = (const int8_t*)(pw + 512);
+      const __mmask64 m = (__mmask64)(((uint64_t)1 << rem) - 1);
+      {
+        const __m512i r0 = _mm512_xor_si512(_mm512_maskz_loadu_epi8(m, i0 + c0), xm);
+        const __m512i r1 = _mm512_xor_si512(_mm512_maskz_loadu_epi8(m, i1 + c0), xm);
+        const __m512i r2 = _mm512_xor_si512(_mm512_maskz_loadu_epi8(m, i2 + c0), xm);
+        const __m512i r3 = _mm512_xor_si512(_mm512_maskz_loadu_epi8(m, i3 + c0), xm);
+        const __m512i t0 = _mm512_unpacklo_epi8(r0, r1), t1 = _mm512_unpackhi_epi8(r0, r1);
+        const __m512i t2 = _mm512_unpacklo_epi8(r2, r3), t3 = _mm512_unpackhi_epi8(r2, r3);
+        acc0 = _mm512_dpbusd_epi32(acc0, _mm512_unpacklo_epi16(t0, t2), _mm512_loadu_si512(wt + 0 + 0));
+        acc1 = _mm512_dpbusd_epi32(acc1, _mm512_unpackhi_epi16(t0, t2), _mm512_loadu_si512(wt + 0 + 64));
+        acc2 = _mm512_dpbusd_epi32(acc2, _mm512_unpacklo_epi16(t1, t3), _mm512_loadu_si512(wt + 0 + 128));
+        acc3 = _mm512_dpbusd_epi32(acc3, _mm512_unpackhi_epi16(t1, t3), _mm512_loadu_si512(wt + 0 + 192));
+      }
+      {
+        const __m512i r0 = _mm512_xor_si512(_mm512_maskz_loadu_epi8(m, i4 + c0), xm);
+        const __m512i r1 = _mm512_xor_si512(_mm512_maskz_loadu_epi8(m, i5 + c0), xm);
+        const __m512i r2 = _mm512_xor_si512(_mm512_maskz_loadu_epi8(m, i6 + c0), xm);
+        const __m512i r3 = _mm512_xor_si512(_mm512_maskz_loadu_epi8(m, i7 + c0), xm);
+        const __m512i t0 = _mm512_unpacklo_epi8(r0, r1), t1 = _mm512_unpackhi_epi8(r0, r1);
+        const __m512i t2 = _mm512_unpacklo_epi8(r2, r3), t3 = _mm512_unpackhi_epi8(r2, r3);
+        acc0 = _mm512_dpbusd_epi32(acc0, _mm512_unpacklo_epi16(t0, t2), _mm512_loadu_si512(wt + 256 + 0));
+        acc1 = _mm512_dpbusd_epi32(acc1, _mm512_unpackhi_epi16(t0, t2), _mm512_loadu_si512(wt + 256 + 64));
+        acc2 = _mm512_dpbusd_epi32(acc2, _mm512_unpacklo_epi16(t1, t3), _mm512_loadu_si512(wt + 256 + 128));
+        acc3 = _mm512_dpbusd_epi32(acc3, _mm512_unpackhi_epi16(t1, t3), _mm512_loadu_si512(wt + 256 + 192));
+      }
+      {
+        const __m512i r0 = _mm512_xor_si512(_mm512_maskz_loadu_epi8(m, i8 + c0), xm);
+        const __m512i r1 = _mm512_xor_si512(_mm512_maskz_loadu_epi8(m, i9 + c0), xm);
+        const __m512i r2 = _mm512_xor_si512(_mm512_maskz_loadu_epi8(m, i10 + c0), xm);
+        const __m512i r3 = _mm512_xor_si512(_mm512_maskz_loadu_epi8(m, i11 + c0), xm);
+        const __m512i t0 = _mm512_unpacklo_epi8(r0, r1), t1 = _mm512_unpackhi_epi8(r0, r1);
+        const __m512i t2 = _mm512_unpacklo_epi8(r2, r3), t3 = _mm512_unpackhi_epi8(r2, r3);
+        acc0 = _mm512_dpbusd_epi32(acc0, _mm512_unpacklo_epi16(t0, t2), _mm512_loadu_si512(wt + 512 + 0));
+        acc1 = _mm512_dpbusd_epi32(acc1, _mm512_unpackhi_epi16(t0, t2), _mm512_loadu_si512(wt + 512 + 64));
+        acc2 = _mm512_dpbusd_epi32(acc2, _mm512_unpacklo_epi16(t1, t3), _mm512_loadu_si512(wt + 512 + 128));
+        acc3 = _mm512_dpbusd_epi32(acc3, _mm512_unpackhi_epi16(t1, t3), _mm512_loadu_si512(wt + 512 + 192));
+      }
+      {
+        const __m512i r0 = _mm512_xor_si512(_mm512_maskz_loadu_epi8(m, i12 + c0), xm);
+        const __m512i r1 = _mm512_xor_si512(_mm512_maskz_loadu_epi8(m, i13 + c0), xm);
+        const __m512i r2 = _mm512_xor_si512(_mm512_maskz_loadu_epi8(m, i14 + c0), xm);
+        const __m512i r3 = _mm512_xor_si512(_mm512_maskz_loadu_epi8(m, i15 + c0), xm);
+        const __m512i t0 = _mm512_unpacklo_epi8(r0, r1), t1 = _mm512_unpackhi_epi8(r0, r1);
+        const __m512i t2 = _mm512_unpacklo_epi8(r2, r3), t3 = _mm512_unpackhi_epi8(r2, r3);
+        acc0 = _mm512_dpbusd_epi32(acc0, _mm512_unpacklo_epi16(t0, t2), _mm512_loadu_si512(wt + 768 + 0));
+        acc1 = _mm512_dpbusd_epi32(acc1, _mm512_unpackhi_epi16(t0, t2), _mm512_loadu_si512(wt + 768 + 64));
+        acc2 = _mm512_dpbusd_epi32(acc2, _mm512_unpacklo_epi16(t1, t3), _mm512_loadu_si512(wt + 768 + 128));
+        acc3 = _mm512_dpbusd_epi32(acc3, _mm512_unpackhi_epi16(t1, t3), _mm512_loadu_si512(wt + 768 + 192));
+      }
+      {
+        const __m512i r0 = _mm512_xor_si512(_mm512_maskz_loadu_epi8(m, i16 + c0), xm);
+        const __m512i r1 = _mm512_xor_si512(_mm512_maskz_loadu_epi8(m, i17 + c0), xm);
+        const __m512i r2 = _mm512_xor_si512(_mm512_maskz_loadu_epi8(m, i18 + c0), xm);
+        const __m512i r3 = _mm512_xor_si512(_mm512_maskz_loadu_epi8(m, i19 + c0), xm);
+        const __m512i t0 = _mm512_unpacklo_epi8(r0, r1), t1 = _mm512_unpackhi_epi8(r0, r1);
+        const __m512i t2 = _mm512_unpacklo_epi8(r2, r3), t3 = _mm512_unpackhi_epi8(r2, r3);
+        acc0 = _mm512_dpbusd_epi32(acc0, _mm512_unpacklo_epi16(t0, t2), _mm512_loadu_si512(wt + 1024 + 0));
+        acc1 = _mm512_dpbusd_epi32(acc1, _mm512_unpackhi_epi16(t0, t2), _mm512_loadu_si512(wt + 1024 + 64));
+        acc2 = _mm512_dpbusd_epi32(acc2, _mm512_unpacklo_epi16(t1, t3), _mm512_loadu_si512(wt + 1024 + 128));
+        acc3 = _mm512_dpbusd_epi32(acc3, _mm512_unpackhi_epi16(t1, t3), _mm512_loadu_si512(wt + 1024 + 192));
+      }
+      {
+        const __m512i r0 = _mm512_xor_si512(_mm512_maskz_loadu_epi8(m, i20 + c0), xm);
+        const __m512i r1 = _mm512_xor_si512(_mm512_maskz_loadu_epi8(m, i21 + c0), xm);
+        const __m512i r2 = _mm512_xor_si512(_mm512_maskz_loadu_epi8(m, i22 + c0), xm);
+        const __m512i r3 = _mm512_xor_si512(_mm512_maskz_loadu_epi8(m, i23 + c0), xm);
+        const __m512i t0 = _mm512_unpacklo_epi8(r0, r1), t1 = _mm512_unpackhi_epi8(r0, r1);
+        const __m512i t2 = _mm512_unpacklo_epi8(r2, r3), t3 = _mm512_unpackhi_epi8(r2, r3);
+        acc0 = _mm512_dpbusd_epi32(acc0, _mm512_unpacklo_epi16(t0, t2), _mm512_loadu_si512(wt + 1280 + 0));
+        acc1 = _mm512_dpbusd_epi32(acc1, _mm512_unpackhi_epi16(t0, t2), _mm512_loadu_si512(wt + 1280 + 64));
+        acc2 = _mm512_dpbusd_epi32(acc2, _mm512_unpacklo_epi16(t1, t3), _mm512_loadu_si512(wt + 1280 + 128));
+        acc3 = _mm512_dpbusd_epi32(acc3, _mm512_unpackhi_epi16(t1, t3), _mm512_loadu_si512(wt + 1280 + 192));
+      }
+      {
+        const __m512i r0 = _mm512_xor_si512(_mm512_maskz_loadu_epi8(m, i24 + c0), xm);
+        const __m512i r1 = z;
+        const __m512i t0 = _mm512_unpacklo_epi8(r0, r1), t1 = _mm512_unpackhi_epi8(r0, r1);
+        const __m512i t2 = z, t3 = z;
+        acc0 = _mm512_dpbusd_epi32(acc0, _mm512_unpacklo_epi16(t0, t2), _mm512_loadu_si512(wt + 1536 + 0));
+        acc1 = _mm512_dpbusd_epi32(acc1, _mm512_unpackhi_epi16(t0, t2), _mm512_loadu_si512(wt + 1536 + 64));
+        acc2 = _mm512_dpbusd_epi32(acc2, _mm512_unpacklo_epi16(t1, t3), _mm512_loadu_si512(wt + 1536 + 128));
+        acc3 = _mm512_dpbusd_epi32(acc3, _mm512_unpackhi_epi16(t1, t3), _mm512_loadu_si512(wt + 1536 + 192));
+      }
+      const float* mp = (const float*)(const void*)(pw + 256);
+      const __m512i q0 = _mm512_cvtps_epi32(_mm512_min_ps(_mm512_max_ps(_mm512_mul_ps(_mm512_cvtepi32_ps(acc0), _mm512_loadu_ps(mp + 0)), qlo), qhi));
+      const __m512i q1 = _mm512_cvtps_epi32(_mm512_min_ps(_mm512_max_ps(_mm512_mul_ps(_mm512_cvtepi32_ps(acc1), _mm512_loadu_ps(mp + 16)), qlo), qhi));
+      const __m512i q2 = _mm512_cvtps_epi32(_mm512_min_ps(_mm512_max_ps(_mm512_mul_ps(_mm512_cvtepi32_ps(acc2), _mm512_loadu_ps(mp + 32)), qlo), qhi));
+      const __m512i q3 = _mm512_cvtps_epi32(_mm512_min_ps(_mm512_max_ps(_mm512_mul_ps(_mm512_cvtepi32_ps(acc3), _mm512_loadu_ps(mp + 48)), qlo), qhi));
+      const __m512i h01 = _mm512_add_epi16(_mm512_packs_epi32(q0, q1), qzy);
+      const __m512i h23 = _mm512_add_epi16(_mm512_packs_epi32(q2, q3), qzy);
+      const __m512i b = _mm512_packs_epi16(h01, h23);
+      _mm512_mask_storeu_epi8(out + c0, m, b);
+    }
+    else if (rem == 32) {
+      const __m256i xm = _mm256_set1_epi8((char)0x80), z = _mm256_setzero_si256();
+      const __m256i qzy = _mm256_set1_epi16((int16_t)p->zy);
+      const __m256 qlo = _mm256_set1_ps(p->lo), qhi = _mm256_set1_ps(p->hi);
+      const int32_t* wb = (const int32_t*)(const void*)pw;
+      __m256i acc0 = _mm256_loadu_si256((const __m256i*)(wb + 0));
+      __m256i acc1 = _mm256_loadu_si256((const __m256i*)(wb + 16));
+      __m256i acc2 = _mm256_loadu_si256((const __m256i*)(wb + 32));
+      __m256i acc3 = _mm256_loadu_si256((const __m256i*)(wb + 48));
+      const int8_t* wt = (const int8_t*)(pw + 512);
+      {
+        const __m256i r0 = _mm256_xor_si256(_mm256_loadu_si256((const __m256i*)(i0 + c0)), xm);
+        const __m256i r1 = _mm256_xor_si256(_mm256_loadu_si256((const __m256i*)(i1 + c0)), xm);
+        const __m256i r2 = _mm256_xor_si256(_mm256_loadu_si256((const __m256i*)(i2 + c0)), xm);
+        const __m256i r3 = _mm256_xor_si256(_mm256_loadu_si256((const __m256i*)(i3 + c0)), xm);
+        const __m256i t0 = _mm256_unpacklo_epi8(r0, r1), t1 = _mm256_unpackhi_epi8(r0, r1);
+        const __m256i t2 = _mm256_unpacklo_epi8(r2, r3), t3 = _mm256_unpackhi_epi8(r2, r3);
+        acc0 = _mm256_dpbusd_epi32(acc0, _mm256_unpacklo_epi16(t0, t2), _mm256_loadu_si256((const __m256i*)(wt + 0 + 0)));
+        acc1 = _mm256_dpbusd_epi32(acc1, _mm256_unpackhi_epi16(t0, t2), _mm256_loadu_si256((const __m256i*)(wt + 0 + 64)));
+        acc2 = _mm256_dpbusd_epi32(acc2, _mm256_unpacklo_epi16(t1, t3), _mm256_loadu_si256((const __m256i*)(wt + 0 + 128)));
+        acc3 = _mm256_dpbusd_epi32(acc3, _mm256_unpackhi_epi16(t1, t3), _mm256_loadu_si256((const __m256i*)(wt + 0 + 192)));
+      }
+      {
+        const __m256i r0 = _mm256_xor_si256(_mm256_loadu_si256((const __m256i*)(i4 + c0)), xm);
+        const __m256i r1 = _mm256_xor_si256(_mm256_loadu_si256((const __m256i*)(i5 + c0)), xm);
+        const __m256i r2 = _mm256_xor_si256(_mm256_loadu_si256((const __m256i*)(i6 + c0)), xm);
+        const __m256i r3 = _mm256_xor_si256(_mm256_loadu_si256((const __m256i*)(i7 + c0)), xm);
+        const __m256i t0 = _mm256_unpacklo_epi8(r0, r1), t1 = _mm256_unpackhi_epi8(r0, r1);
+        const __m256i t2 = _mm256_unpacklo_epi8(r2, r3), t3 = _mm256_unpackhi_epi8(r2, r3);
+        acc0 = _mm256_dpbusd_epi32(acc0, _mm256_unpacklo_epi16(t0, t2), _mm256_loadu_si256((const __m256i*)(wt + 256 + 0)));
+        acc1 = _mm256_dpbusd_epi32(acc1, _mm256_unpackhi_epi16(t0, t2), _mm256_loadu_si256((const __m256i*)(wt + 256 + 64)));
+        acc2 = _mm256_dpbusd_epi32(acc2, _mm256_unpacklo_epi16(t1, t3), _mm256_loadu_si256((const __m256i*)(wt + 256 + 128)));
+        acc3 = _mm256_dpbusd_epi32(acc3, _mm256_unpackhi_epi16(t1, t3), _mm256_loadu_si256((const __m256i*)(wt + 256 + 192)));
+      }
+      {
+        const __m256i r0 = _mm256_xor_si256(_mm256_loadu_si256((const __m256i*)(i8 + c0)), xm);
+        const __m256i r1 = _mm256_xor_si256(_mm256_loadu_si256((const __m256i*)(i9 + c0)), xm);
+        const __m256i r2 = _mm256_xor_si256(_mm256_loadu_si256((const __m256i*)(i10 + c0)), xm);
+        const __m256i r3 = _mm256_xor_si256(_mm256_loadu_si256((const __m256i*)(i11 + c0)), xm);
+        const __m256i t0 = _mm256_unpacklo_epi8(r0, r1), t1 = _mm256_unpackhi_epi8(r0, r1);
+        const __m256i t2 = _mm256_unpacklo_epi8(r2, r3), t3 = _mm256_unpackhi_epi8(r2, r3);
+        acc0 = _mm256_dpbusd_epi32(acc0, _mm256_unpacklo_epi16(t0, t2), _mm256_loadu_si256((const __m256i*)(wt + 512 + 0)));
+        acc1 = _mm256_dpbusd_epi32(acc1, _mm256_unpackhi_epi16(t0, t2), _mm256_loadu_si256((const __m256i*)(wt + 512 + 64)));
+        acc2 = _mm256_dpbusd_epi32(acc2, _mm256_unpacklo_epi16(t1, t3), _mm256_loadu_si256((const __m256i*)(wt + 512 + 128)));
+        acc3 = _mm256_dpbusd_epi32(acc3, _mm256_unpackhi_epi16(t1, t3), _mm256_loadu_si256((const __m256i*)(wt + 512 + 192)));
+      }
+      {
+        const __m256i r0 = _mm256_xor_si256(_mm256_loadu_si256((const __m256i*)(i12 + c0)), xm);
+        const __m256i r1 = _mm256_xor_si256(_mm256_loadu_si256((const __m256i*)(i13 + c0)), xm);
+        const __m256i r2 = _mm256_xor_si256(_mm256_loadu_si256((const __m256i*)(i14 + c0)), xm);
+        const __m256i r3 = _mm256_xor_si256(_mm256_loadu_si256((const __m256i*)(i15 + c0)), xm);
+        const __m256i t0 = _mm256_unpacklo_epi8(r0, r1), t1 = _mm256_unpackhi_epi8(r0, r1);
+        const __m256i t2 = _mm256_unpacklo_epi8(r2, r3), t3 = _mm256_unpackhi_epi8(r2, r3);
+        acc0 = _mm256_dpbusd_epi32(acc0, _mm256_unpacklo_epi16(t0, t2), _mm256_loadu_si256((const __m256i*)(wt + 768 + 0)));
+        acc1 = _mm256_dpbusd_epi32(acc1, _mm256_unpackhi_epi16(t0, t2), _mm256_loadu_si256((const __m256i*)(wt + 768 + 64)));
+        acc2 = _mm256_dpbusd_epi32(acc2, _mm256_unpacklo_epi16(t1, t3), _mm256_loadu_si256((const __m256i*)(wt + 768 + 128)));
+        acc3 = _mm256_dpbusd_epi32(acc3, _mm256_unpackhi_epi16(t1, t3), _mm256_loadu_si256((const __m256i*)(wt + 768 + 192)));
+      }
+      {
+        const __m256i r0 = _mm256_xor_si256(_mm256_loadu_si256((const __m256i*)(i16 + c0)), xm);
+        const __m256i r1 = _mm256_xor_si256(_mm256_loadu_si256((const __m256i*)(i17 + c0)), xm);
+        const __m256i r2 = _mm256_xor_si256(_mm256_loadu_si256((const __m256i*)(i18 + c0)), xm);
+        const __m256i r3 = _mm256_xor_si256(_mm256_loadu_si256((const __m256i*)(i19 + c0)), xm);
+        const __m256i t0 = _mm256_unpacklo_epi8(r0, r1), t1 = _mm256_unpackhi_epi8(r0, r1);
+        const __m256i t2 = _mm256_unpacklo_epi8(r2, r3), t3 = _mm256_unpackhi_epi8(r2, r3);
+        acc0 = _mm256_dpbusd_epi32(acc0, _mm256_unpacklo_epi16(t0, t2), _mm256_loadu_si256((const __m256i*)(wt + 1024 + 0)));
+        acc1 = _mm256_dpbusd_epi32(acc1, _mm256_unpackhi_epi16(t0, t2), _mm256_loadu_si256((const __m256i*)(wt + 1024 + 64)));
+        acc2 = _mm256_dpbusd_epi32(acc2, _mm256_unpacklo_epi16(t1, t3), _mm256_loadu_si256((const __m256i*)(wt + 1024 + 128)));
+        acc3 = _mm256_dpbusd_epi32(acc3, _mm256_unpackhi_epi16(t1, t3), _mm256_loadu_si256((const __m256i*)(wt + 1024 + 192)));
+      }
+      {
+        const __m256i r0 = _mm256_xor_si256(_mm256_loadu_si256((const __m256i*)(i20 + c0)), xm);
+        const __m256i r1 = _mm256_xor_si256(_mm256_loadu_si256((const __m256i*)(i21 + c0)), xm);
+        const __m256i r2 = _mm256_xor_si256(_mm256_loadu_si256((const __m256i*)(i22 + c0)), xm);
+        const __m256i r3 = _mm256_xor_si256(_mm256_loadu_si256((const __m256i*)(i23 + c0)), xm);
+        const __m256i t0 = _mm256_unpacklo_epi8(r0, r1), t1 = _mm256_unpackhi_epi8(r0, r1);
+        const __m256i t2 = _mm256_unpacklo_epi8(r2, r3), t3 = _mm256_unpackhi_epi8(r2, r3);
+        acc0 = _mm256_dpbusd_epi32(acc0, _mm256_unpacklo_epi16(t0, t2), _mm256_loadu_si256((const __m256i*)(wt + 1280 + 0)));
+        acc1 = _mm256_dpbusd_epi32(acc1, _mm256_unpackhi_epi16(t0, t2), _mm256_loadu_si256((const __m256i*)(wt + 1280 + 64)));
+        acc2 = _mm256_dpbusd_epi32(acc2, _mm256_unpacklo_epi16(t1, t3), _mm256_loadu_si256((const __m256i*)(wt + 1280 + 128)));
+        acc3 = _mm256_dpbusd_epi32(acc3, _mm256_unpackhi_epi16(t1, t3), _mm256_loadu_si256((const __m256i*)(wt + 1280 + 192)));
+      }
+      {
+        const __m256i r0 = _mm256_xor_si256(_mm256_loadu_si256((const __m256i*)(i24 + c0)), xm);
+        const __m256i r1 = z;
+        const __m256i t0 = _mm256_unpacklo_epi8(r0, r1), t1 = _mm256_unpackhi_epi8(r0, r1);
+        const __m256i t2 = z, t3 = z;
+        acc0 = _mm256_dpbusd_epi32(acc0, _mm256_unpacklo_epi16(t0, t2), _mm256_loadu_si256((const __m256i*)(wt + 1536 + 0)));
+        acc1 = _mm256_dpbusd_epi32(acc1, _mm256_unpackhi_epi16(t0, t2), _mm256_loadu_si256((const __m256i*)(wt + 1536 + 64)));
+        acc2 = _mm256_dpbusd_epi32(acc2, _mm256_unpacklo_epi16(t1, t3), _mm256_loadu_si256((const __m256i*)(wt + 1536 + 128)));
+        acc3 = _mm256_dpbusd_epi32(acc3, _mm256_unpackhi_epi16(t1, t3), _mm256_loadu_si256((const __m256i*)(wt + 1536 + 192)));
+      }
+      const float* mp = (const float*)(const void*)(pw + 256);
+      const __m256i q0 = _mm256_cvtps_epi32(_mm256_min_ps(_mm256_max_ps(_mm256_mul_ps(_mm256_cvtepi32_ps(acc0), _mm256_loadu_ps(mp + 0)), qlo), qhi));
+      const __m256i q1 = _mm256_cvtps_epi32(_mm256_min_ps(_mm256_max_ps(_mm256_mul_ps(_mm256_cvtepi32_ps(acc1), _mm256_loadu_ps(mp + 16)), qlo), qhi));
+      const __m256i q2 = _mm256_cvtps_epi32(_mm256_min_ps(_mm256_max_ps(_mm256_mul_ps(_mm256_cvtepi32_ps(acc2), _mm256_loadu_ps(mp + 32)), qlo), qhi));
+      const __m256i q3 = _mm256_cvtps_epi32(_mm256_min_ps(_mm256_max_ps(_mm256_mul_ps(_mm256_cvtepi32_ps(acc3), _mm256_loadu_ps(mp + 48)), qlo), qhi));
+      const __m256i h01 = _mm256_add_epi16(_mm256_packs_epi32(q0, q1), qzy);
+      const __m256i h23 = _mm256_add_epi16(_mm256_packs_epi32(q2, q3), qzy);
+      const __m256i b = _mm256_packs_epi16(h01, h23);
+      _mm256_storeu_si256((__m256i*)(void*)(out + c0), b);
+    }
+    else if (rem) {
+      const __m256i xm = _mm256_set1_epi8((char)0x80), z = _mm256_setzero_si256();
+      const __m256i qzy = _mm256_set1_epi16((int16_t)p->zy);
+      const __m256 qlo = _mm256_set1_ps(p->lo), qhi = _mm256_set1_ps(p->hi);
+      const int32_t* wb = (const int32_t*)(const void*)pw;
+      __m256i acc0 = _mm256_loadu_si256((const __m256i*)(wb + 0));
+      __m256i acc1 = _mm256_loadu_si256((const __m256i*)(wb + 16));
+      __m256i acc2 = _mm256_loadu_si256((const __m256i*)(wb + 32));
+      __m256i acc3 = _mm256_loadu_si256((const __m256i*)(wb + 48));
+      const int8_t* wt = (const int8_t*)(pw + 512);
+      const __mmask32 m = (__mmask32)(((uint64_t)1 << rem) - 1);
+      {
+        const __m256i r0 = _mm256_xor_si256(_mm256_maskz_loadu_epi8(m, i0 + c0), xm);
+        const __m256i r1 = _mm256_xor_si256(_mm256_maskz_loadu_epi8(m, i1 + c0), xm);
+        const __m256i r2 = _mm256_xor_si256(_mm256_maskz_loadu_epi8(m, i2 + c0), xm);
+        const __m256i r3 = _mm256_xor_si256(_mm256_maskz_loadu_epi8(m, i3 + c0), xm);
+        const __m256i t0 = _mm256_unpacklo_epi8(r0, r1), t1 = _mm256_unpackhi_epi8(r0, r1);
+        const __m256i t2 = _mm256_unpacklo_epi8(r2, r3), t3 = _mm256_unpackhi_epi8(r2, r3);
+        acc0 = _mm256_dpbusd_epi32(acc0, _mm256_unpacklo_epi16(t0, t2), _mm256_loadu_si256((const __m256i*)(wt + 0 + 0)));
+        acc1 = _mm256_dpbusd_epi32(acc1, _mm256_unpackhi_epi16(t0, t2), _mm256_loadu_si256((const __m256i*)(wt + 0 + 64)));
+        acc2 = _mm256_dpbusd_epi32(acc2, _mm256_unpacklo_epi16(t1, t3), _mm256_loadu_si256((const __m256i*)(wt + 0 + 128)));
+        acc3 = _mm256_dpbusd_epi32(acc3, _mm256_unpackhi_epi16(t1, t3), _mm256_loadu_si256((const __m256i*)(wt + 0 + 192)));
+      }
+      {
+        const __m256i r0 = _mm256_xor_si256(_mm256_maskz_loadu_epi8(m, i4 + c0), xm);
+        const __m256i r1 = _mm256_xor_si256(_mm256_maskz_loadu_epi8(m, i5 + c0), xm);
+        const __m256i r2 = _mm256_xor_si256(_mm256_maskz_loadu_epi8(m, i6 + c0), xm);
+        const __m256i r3 = _mm256_xor_si256(_mm256_maskz_loadu_epi8(m, i7 + c0), xm);
+        const __m256i t0 = _mm256_unpacklo_epi8(r0, r1), t1 = _mm256_unpackhi_epi8(r0, r1);
+        const __m256i t2 = _mm256_unpacklo_epi8(r2, r3), t3 = _mm256_unpackhi_epi8(r2, r3);
+        acc0 = _mm256_dpbusd_epi32(acc0, _mm256_unpacklo_epi16(t0, t2), _mm256_loadu_si256((const __m256i*)(wt + 256 + 0)));
+        acc1 = _mm256_dpbusd_epi32(acc1, _mm256_unpackhi_epi16(t0, t2), _mm256_loadu_si256((const __m256i*)(wt + 256 + 64)));
+        acc2 = _mm256_dpbusd_epi32(acc2, _mm256_unpacklo_epi16(t1, t3), _mm256_loadu_si256((const __m256i*)(wt + 256 + 128)));
+        acc3 = _mm256_dpbusd_epi32(acc3, _mm256_unpackhi_epi16(t1, t3), _mm256_loadu_si256((const __m256i*)(wt + 256 + 192)));
+      }
+      {
+        const __m256i r0 = _mm256_xor_si256(_mm256_maskz_loadu_epi8(m, i8 + c0), xm);
+        const __m256i r1 = _mm256_xor_si256(_mm256_maskz_loadu_epi8(m, i9 + c0), xm);
+        const __m256i r2 = _mm256_xor_si256(_mm256_maskz_loadu_epi8(m, i10 + c0), xm);
+        const __m256i r3 = _mm256_xor_si256(_mm256_maskz_loadu_epi8(m, i11 + c0), xm);
+        const __m256i t0 = _mm256_unpacklo_epi8(r0, r1), t1 = _mm256_unpackhi_epi8(r0, r1);
+        const __m256i t2 = _mm256_unpacklo_epi8(r2, r3), t3 = _mm256_unpackhi_epi8(r2, r3);
+        acc0 = _mm256_dpbusd_epi32(acc0, _mm256_unpacklo_epi16(t0, t2), _mm256_loadu_si256((const __m256i*)(wt + 512 + 0)));
+        acc1 = _mm256_dpbusd_epi32(acc1, _mm256_unpackhi_epi16(t0, t2), _mm256_loadu_si256((const __m256i*)(wt + 512 + 64)));
+        acc2 = _mm256_dpbusd_epi32(acc2, _mm256_unpacklo_epi16(t1, t3), _mm256_loadu_si256((const __m256i*)(wt + 512 + 128)));
+        acc3 = _mm256_dpbusd_epi32(acc3, _mm256_unpackhi_epi16(t1, t3), _mm256_loadu_si256((const __m256i*)(wt + 512 + 192)));
+      }
+      {
+        const __m256i r0 = _mm256_xor_si256(_mm256_maskz_loadu_epi8(m, i12 + c0), xm);
+        const __m256i r1 = _mm256_xor_si256(_mm256_maskz_loadu_epi8(m, i13 + c0), xm);
+        const __m256i r2 = _mm256_xor_si256(_mm256_maskz_loadu_epi8(m, i14 + c0), xm);
+        const __m256i r3 = _mm256_xor_si256(_mm256_maskz_loadu_epi8(m, i15 + c0), xm);
+        const __m256i t0 = _mm256_unpacklo_epi8(r0, r1), t1 = _mm256_unpackhi_epi8(r0, r1);
+        const __m256i t2 = _mm256_unpacklo_epi8(r2, r3), t3 = _mm256_unpackhi_epi8(r2, r3);
+        acc0 = _mm256_dpbusd_epi32(acc0, _mm256_unpacklo_epi16(t0, t2), _mm256_loadu_si256((const __m256i*)(wt + 768 + 0)));
+        acc1 = _mm256_dpbusd_epi32(acc1, _mm256_unpackhi_epi16(t0, t2), _mm256_loadu_si256((const __m256i*)(wt + 768 + 64)));
+        acc2 = _mm256_dpbusd_epi32(acc2, _mm256_unpacklo_epi16(t1, t3), _mm256_loadu_si256((const __m256i*)(wt + 768 + 128)));
+        acc3 = _mm256_dpbusd_epi32(acc3, _mm256_unpackhi_epi16(t1, t3), _mm256_loadu_si256((const __m256i*)(wt + 768 + 192)));
+      }
+      {
+        const __m256i r0 = _mm256_xor_si256(_mm256_maskz_loadu_epi8(m, i16 + c0), xm);
+        const __m256i r1 = _mm256_xor_si256(_mm256_maskz_loadu_epi8(m, i17 + c0), xm);
+        const __m256i r2 = _mm256_xor_si256(_mm256_maskz_loadu_epi8(m, i18 + c0), xm);
+        const __m256i r3 = _mm256_xor_si256(_mm256_maskz_loadu_epi8(m, i19 + c0), xm);
+        const __m256i t0 = _mm256_unpacklo_epi8(r0, r1), t1 = _mm256_unpackhi_epi8(r0, r1);
+        const __m256i t2 = _mm256_unpacklo_epi8(r2, r3), t3 = _mm256_unpackhi_epi8(r2, r3);
+        acc0 = _mm256_dpbusd_epi32(acc0, _mm256_unpacklo_epi16(t0, t2), _mm256_loadu_si256((const __m256i*)(wt + 1024 + 0)));
+        acc1 = _mm256_dpbusd_epi32(acc1, _mm256_unpackhi_epi16(t0, t2), _mm256_loadu_si256((const __m256i*)(wt + 1024 + 64)));
+        acc2 = _mm256_dpbusd_epi32(acc2, _mm256_unpacklo_epi16(t1, t3), _mm256_loadu_si256((const __m256i*)(wt + 1024 + 128)));
+        acc3 = _mm256_dpbusd_epi32(acc3, _mm256_unpackhi_epi16(t1, t3), _mm256_loadu_si256((const __m256i*)(wt + 1024 + 192)));
+      }
+      {
+        const __m256i r0 = _mm256_xor_si256(_mm256_maskz_loadu_epi8(m, i20 + c0), xm);
+        const __m256i r1 = _mm256_xor_si256(_mm256_maskz_loadu_epi8(m, i21 + c0), xm);
+        const __m256i r2 = _mm256_xor_si256(_mm256_maskz_loadu_epi8(m, i22 + c0), xm);
+        const __m256i r3 = _mm256_xor_si256(_mm256_maskz_loadu_epi8(m, i23 + c0), xm);
+        const __m256i t0 = _mm256_unpacklo_epi8(r0, r1), t1 = _mm256_unpackhi_epi8(r0, r1);
+        const __m256i t2 = _mm256_unpacklo_epi8(r2, r3), t3 = _mm256_unpackhi_epi8(r2, r3);
+        acc0 = _mm256_dpbusd_epi32(acc0, _mm256_unpacklo_epi16(t0, t2), _mm256_loadu_si256((const __m256i*)(wt + 1280 + 0)));
+        acc1 = _mm256_dpbusd_epi32(acc1, _mm256_unpackhi_epi16(t0, t2), _mm256_loadu_si256((const __m256i*)(wt + 1280 + 64)));
+        acc2 = _mm256_dpbusd_epi32(acc2, _mm256_unpacklo_epi16(t1, t3), _mm256_loadu_si256((const __m256i*)(wt + 1280 + 128)));
+        acc3 = _mm256_dpbusd_epi32(acc3, _mm256_unpackhi_epi16(t1, t3), _mm256_loadu_si256((const __m256i*)(wt + 1280 + 192)));
+      }
+      {
+        const __m256i r0 = _mm256_xor_si256(_mm256_maskz_loadu_epi8(m, i24 + c0), xm);
+        const __m256i r1 = z;
+        const __m256i t0 = _mm256_unpacklo_epi8(r0, r1), t1 = _mm256_unpackhi_epi8(r0, r1);
+        const __m256i t2 = z, t3 = z;
+        acc0 = _mm256_dpbusd_epi32(acc0, _mm256_unpacklo_epi16(t0, t2), _mm256_loadu_si256((const __m256i*)(wt + 1536 + 0)));
+        acc1 = _mm256_dpbusd_epi32(acc1, _mm256_unpackhi_epi16(t0, t2), _mm256_loadu_si256((const __m256i*)(wt + 1536 + 64)));
+        acc2 = _mm256_dpbusd_epi32(acc2, _mm256_unpacklo_epi16(t1, t3), _mm256_loadu_si256((const __m256i*)(wt + 1536 + 128)));
+        acc3 = _mm256_dpbusd_epi32(acc3, _mm256_unpackhi_epi16(t1, t3), _mm256_loadu_si256((const __m256i*)(wt + 1536 + 192)));
+      }
+      const float* mp = (const float*)(const void*)(pw + 256);
+      const __m256i q0 = _mm256_cvtps_epi32(_mm256_min_ps(_mm256_max_ps(_mm256_mul_ps(_mm256_cvtepi32_ps(acc0), _mm256_loadu_ps(mp + 0)), qlo), qhi));
+      const __m256i q1 = _mm256_cvtps_epi32(_mm256_min_ps(_mm256_max_ps(_mm256_mul_ps(_mm256_cvtepi32_ps(acc1), _mm256_loadu_ps(mp + 16)), qlo), qhi));
+      const __m256i q2 = _mm256_cvtps_epi32(_mm256_min_ps(_mm256_max_ps(_mm256_mul_ps(_mm256_cvtepi32_ps(acc2), _mm256_loadu_ps(mp + 32)), qlo), qhi));
+      const __m256i q3 = _mm256_cvtps_epi32(_mm256_min_ps(_mm256_max_ps(_mm256_mul_ps(_mm256_cvtepi32_ps(acc3), _mm256_loadu_ps(mp + 48)), qlo), qhi));
+      const __m256i h01 = _mm256_add_epi16(_mm256_packs_epi32(q0, q1), qzy);
+      const __m256i h23 = _mm256_add_epi16(_mm256_packs_epi32(q2, q3), qzy);
+      const __m256i b = _mm256_packs_epi16(h01, h23);
+      _mm256_mask_storeu_epi8(out + c0, m, b);
+    }
   }
 }
 
@@ -6428,7 +7505,7 @@ const wrt_target wrt_target_avx512vnni = {
   .qgemm = wrt_avx512vnni_qgemm_6x32,
   .qigemm = wrt_avx512vnni_qigemm_6x32,
   .qgemm_half = wrt_avx512vnni_qgemm_6x16p32,
-  .qdwconv = {{0, 32, 1, wrt_avx512vnni_qdwconv_any_c32}},
+  .qdwconv = {{9, 64, 4, wrt_avx512vnni_dot_qdwconv_9_c64}, {25, 64, 4, wrt_avx512vnni_dot_qdwconv_25_c64}, {0, 32, 1, wrt_avx512vnni_qdwconv_any_c32}},
   .qadd = wrt_avx512vnni_qadd, .qadd_scalar = wrt_avx512vnni_qadd_scalar,
   .spmm_mr = 32, .spmm_g = 4,
   .spmm_min_sparsity = 0.52f, .spmm_k_penalty = 10.0f, .spmv_min_sparsity = 0.45f,

@@ -9,7 +9,7 @@ A last, partial channel tile copies its < CT input bytes per tap into a zeroed b
 from __future__ import annotations
 
 from kernels_wasm.gen.cwriter import Code
-from kernels_wasm.gen.kernels.qgemm import QTile, _bounds, _mults, _requant, _store_row
+from kernels_wasm.gen.kernels.qgemm import _VNNI_ATTR, QTile, _bounds, _mults, _requant, _store_row
 
 # wasm: taps unrolled for 3x3 and 5x5 filters, their row pointers read once per pixel (the generic loop reads them per
 # channel tile and tap)
@@ -218,3 +218,136 @@ def qdwconv_dot(ks: int) -> str:
                     c("int8_t ob[16];", *_store_row(d, 0, "ob"),
                       "for (size_t j = 0; j < rem; j++) out[c0 + j] = ob[j];")
     return c.text()
+
+
+# -- AVX-512 VNNI: four taps per vpdpbusd ------------------------------------------------------------------------------
+# As the relaxed dot kernel, on 64 channels: four rows of 64 bytes (one per tap, XORed with 0x80: the unsigned operand)
+# are transposed by two rounds of unpacks within each 128-bit lane, into four vectors whose dword i of lane k holds
+# the 4 taps of channel 16k + 4v + i (v: the vector). The packed biases, multipliers and weights follow that order
+# (engine/qconv.c, dw_slot), and the packs that narrow the int32 results (packssdw, then packsswb, both within
+# lanes) give the 64 bytes back in channel order. A partial tile reads and writes with byte masks.
+VNNI_KS = {"avx512vnni": (9, 25)}
+
+
+def vnni_ks(t: QTile) -> tuple[int, ...]:
+    return VNNI_KS.get(t.name, ())
+
+
+def qdwconv_vnni_name(ks: int) -> str:
+    return f"wrt_avx512vnni_dot_qdwconv_{ks}_c64"
+
+
+_LD256 = "_mm256_loadu_si256((const __m256i*)({}))"
+
+
+def _vnni_ops(bits: int) -> dict[str, str]:
+    """Intrinsic prefix, vector types and mask type of the 512- or 256-bit form (the 256-bit one reads lanes 0 and 1
+    of each packed vector: the tile's first 32 channels, in the same order)."""
+    if bits == 512:
+        return {"p": "_mm512", "i": "__m512i", "f": "__m512", "m": "__mmask64", "ld": "_mm512_loadu_si512({})",
+                "si": "si512"}
+    return {"p": "_mm256", "i": "__m256i", "f": "__m256", "m": "__mmask32", "ld": _LD256, "si": "si256"}
+
+
+def _vnni_group(c: Code, o: dict[str, str], rows: list[str | None], wt: str) -> None:
+    """acc0..3 += the taps whose rows (vectors, not yet flipped) are given (None: past ks, its weights zero), weights at
+    wt."""
+    P, V = o["p"], o["i"]
+    with c.block(""):
+        half = rows[2] is None and rows[3] is None  # two taps or one: the second pair of rows is zero
+        for j, a in enumerate(rows[:2] if half else rows):
+            c(f"const {V} r{j} = " + ("z;" if a is None else f"{P}_xor_{o['si']}({a}, xm);"))
+        c(f"const {V} t0 = {P}_unpacklo_epi8(r0, r1), t1 = {P}_unpackhi_epi8(r0, r1);")
+        if half:
+            c(f"const {V} t2 = z, t3 = z;")
+        else:
+            c(f"const {V} t2 = {P}_unpacklo_epi8(r2, r3), t3 = {P}_unpackhi_epi8(r2, r3);")
+        for v, (op, a, b) in enumerate((("lo", 0, 2), ("hi", 0, 2), ("lo", 1, 3), ("hi", 1, 3))):
+            w = o["w"].format(f"{wt} + {64 * v}")
+            c(f"acc{v} = {P}_dpbusd_epi32(acc{v}, {P}_unpack{op}_epi16(t{a}, t{b}), {w});")
+
+
+def _vnni_tile(c: Code, bits: int, ks: int, masked: bool, pair: bool = False) -> None:
+    """One tile at c0 (pw its packed weights): accumulate, requantize, narrow by packs, store (masked: rem bytes).
+    pair: two pixels of at most 32 channels (rows i*, j*) in the two halves of 512-bit vectors, the packed 256-bit
+    weights broadcast to both."""
+    o = _vnni_ops(bits)
+    P, V, F = o["p"], o["i"], o["f"]
+    ld = f"{P}_maskz_loadu_epi8(m, {{}})" if masked else o["ld"]
+    o["w"] = o["ld"]
+    if pair:
+        o["w"] = f"_mm512_broadcast_i64x4({_LD256})"
+        half = "_mm256_maskz_loadu_epi8(m, {})" if masked else _LD256
+        ld = f"_mm512_inserti64x4(_mm512_castsi256_si512({half}), {half}, 1)"
+    c(f"const {V} xm = {P}_set1_epi8((char)0x80), z = {P}_setzero_{o['si']}();",
+      f"const {V} qzy = {P}_set1_epi16((int16_t)p->zy);",
+      f"const {F} qlo = {P}_set1_ps(p->lo), qhi = {P}_set1_ps(p->hi);",
+      "const int32_t* wb = (const int32_t*)(const void*)pw;",
+      *(f"{V} acc{v} = {o['w'].format(f'wb + {16 * v}')};" for v in range(4)),
+      "const int8_t* wt = (const int8_t*)(pw + 512);")
+    if masked:
+        mt = "__mmask32" if pair else o["m"]
+        c(f"const {mt} m = ({mt})(((uint64_t)1 << rem) - 1);")
+
+    def row(k: int) -> str | None:
+        if k >= ks:
+            return None
+        return ld.format(f"i{k} + c0", f"j{k} + c0") if pair else ld.format(f"i{k} + c0")
+    for g in range((ks + 3) // 4):
+        _vnni_group(c, o, [row(k) for k in range(4 * g, 4 * g + 4)], f"wt + {256 * g}")
+    c("const float* mp = (const float*)(const void*)(pw + 256);")
+    for v in range(4):
+        mq = f"_mm512_castsi512_ps({o['w'].format(f'mp + {16 * v}')})" if pair else f"{P}_loadu_ps(mp + {16 * v})"
+        f = f"{P}_mul_ps({P}_cvtepi32_ps(acc{v}), {mq})"
+        c(f"const {V} q{v} = {P}_cvtps_epi32({P}_min_ps({P}_max_ps({f}, qlo), qhi));")
+    # |q| <= 255 and q + zy in [-128, 127]: both packs are exact
+    c(f"const {V} h01 = {P}_add_epi16({P}_packs_epi32(q0, q1), qzy);",
+      f"const {V} h23 = {P}_add_epi16({P}_packs_epi32(q2, q3), qzy);",
+      f"const {V} b = {P}_packs_epi16(h01, h23);")
+    if pair:
+        for dst, h in (("out", "_mm512_castsi512_si256(b)"), ("out + out_stride", "_mm512_extracti64x4_epi64(b, 1)")):
+            c(f"_mm256_mask_storeu_epi8({dst}, m, {h});" if masked else
+              f"_mm256_storeu_si256((__m256i*)(void*)({dst}), {h});")
+    elif masked:
+        c(f"{P}_mask_storeu_epi8(out + c0, m, b);")
+    else:
+        c(f"{P}_storeu_{o['si']}(({V}*)(void*)(out + c0), b);")
+
+
+def qdwconv_vnni(ks: int) -> str:
+    """The AVX-512 VNNI depthwise kernel for ks taps (unrolled), channel tile 64; a last tile of at most 32 channels
+    with 256-bit vectors (MobileNetV2's 96 channels, EfficientNet-Lite0's 96, 480 and 672), or two pixels per
+    512-bit vector where the layer has no more (both models' first depthwise layer, 32 channels)."""
+    c = Code()
+    sig = (f"static {_VNNI_ATTR} void {qdwconv_vnni_name(ks)}(size_t channels, size_t width, size_t ks, "
+           "const int8_t* const* in, const void* packed_w, int8_t* out, size_t out_stride, const wrt_qparams* p)")
+    with c.block(sig):
+        c("size_t px = 0;")
+        # at most 32 channels (the first depthwise layer of both models): two pixels per 512-bit vector
+        with c.block("if (channels <= 32)"), \
+                c.block("for (; px + 2 <= width; px += 2, in += 2 * ks, out += 2 * out_stride)"):
+            c("const char* pw = (const char*)packed_w;", "const size_t c0 = 0, rem = channels;")
+            c(*(f"const int8_t* i{k} = in[{k}];" for k in range(ks)))
+            c(*(f"const int8_t* j{k} = in[ks + {k}];" for k in range(ks)))
+            with c.block("if (rem == 32)"):
+                _vnni_tile(c, 512, ks, False, pair=True)
+            with c.block("else"):
+                _vnni_tile(c, 512, ks, True, pair=True)
+        _vnni_pixels(c, ks)
+    return c.text()
+
+
+def _vnni_pixels(c: Code, ks: int) -> None:
+    """The pixels left, one at a time."""
+    with c.block("for (; px < width; px++, in += ks, out += out_stride)"):
+        c("const char* pw = (const char*)packed_w;", "size_t c0 = 0;")
+        c(*(f"const int8_t* i{k} = in[{k}];" for k in range(ks)))
+        with c.block(f"for (; c0 + 64 <= channels; c0 += 64, pw += {64 * 8 + 256 * ((ks + 3) // 4)})"):
+            _vnni_tile(c, 512, ks, False)
+        c("const size_t rem = channels - c0;")
+        with c.block("if (rem > 32)"):
+            _vnni_tile(c, 512, ks, True)
+        with c.block("else if (rem == 32)"):
+            _vnni_tile(c, 256, ks, False)
+        with c.block("else if (rem)"):
+            _vnni_tile(c, 256, ks, True)

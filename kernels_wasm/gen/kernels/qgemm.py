@@ -146,9 +146,10 @@ def _act(t: QTile, i: int, tail: bool) -> str:
         return f"const __m256i xa{i} = _mm256_set1_epi32({word});"
     if n == "avx512":
         return f"const __m512i xa{i} = _mm512_set1_epi32({word});"
-    if n == "avx512vnni":  # x + 128 as unsigned bytes: flip each sign bit
-        word = "wrt_q_part(" + a + ", k)" if tail else f"wrt_q_load4({a})"
-        return f"const __m512i xa{i} = _mm512_set1_epi32((int32_t)((uint32_t){word} ^ 0x80808080u));"
+    if n == "avx512vnni":  # x + 128 as unsigned bytes: flip each sign bit (a broadcast load and a vector xor)
+        word = f"_mm512_broadcastd_epi32(_mm_maskz_loadu_epi8(km, {a}))" if tail else \
+            f"_mm512_broadcastd_epi32(_mm_loadu_si32({a}))"
+        return f"const __m512i xa{i} = _mm512_xor_si512({word}, xm);"
     raise KeyError(n)
 
 
@@ -218,6 +219,9 @@ def _requant(t: QTile, i: int, v: int) -> list[str]:
     if n == "avx2":
         f = f"_mm256_min_ps(_mm256_max_ps(_mm256_mul_ps(_mm256_cvtepi32_ps({acc}), mq{v}), qlo), qhi)"
         return [f"const __m256i {q} = _mm256_add_epi32(_mm256_cvtps_epi32({f}), qzy);"]
+    if _narrow_by_packs(t):  # zy and the lower bound come after the packs (_store_row)
+        f = f"_mm512_min_ps(_mm512_mul_ps(_mm512_cvtepi32_ps({acc}), mq{v}), qhi)"
+        return [f"const __m512i {q} = _mm512_cvtps_epi32({f});"]
     if n.startswith("avx512"):
         f = f"_mm512_min_ps(_mm512_max_ps(_mm512_mul_ps(_mm512_cvtepi32_ps({acc}), mq{v}), qlo), qhi)"
         return [f"const __m512i {q} = _mm512_add_epi32(_mm512_cvtps_epi32({f}), qzy);"]
@@ -227,9 +231,26 @@ def _requant(t: QTile, i: int, v: int) -> list[str]:
     raise KeyError(n)
 
 
-def _store_row(t: QTile, i: int, dst: str) -> list[str]:
-    """Row i's NR bytes (q{i}_*) to dst."""
+def _narrow_by_packs(t: QTile) -> bool:
+    """AVX-512 rows of 32 columns: r = rne(min(f, hi)) is narrowed by saturating packs (int32 -> int16, + zy with
+    saturation, -> int8), one permute puts the 32 bytes in order, then max with the lower bound. Equal to the clamp
+    on both sides: r <= hi gives r + zy <= 127 exactly; below lo (an integer) r <= lo, and every saturating step keeps
+    it at or below the lower bound (cvtps gives INT32_MIN past the int32 range, negative too)."""
+    return t.name.startswith("avx512") and t.nv == 2
+
+
+def _store_row(t: QTile, i: int, dst: str, mask: str = "") -> list[str]:
+    """Row i's NR bytes (q{i}_*) to dst (AVX-512 with a mask: the bytes it selects)."""
     n, qs = t.name, [f"q{i}_{v}" for v in range(t.nv)]
+    if _narrow_by_packs(t):
+        r = "_mm256_max_epi8(r, qmin)"
+        return [f"{{ const __m512i h = _mm512_adds_epi16(_mm512_packs_epi32({qs[0]}, {qs[1]}), qzw);",
+                "  const __m256i r = _mm512_castsi512_si256(_mm512_permutexvar_epi32(qperm, "
+                "_mm512_packs_epi16(h, h)));",
+                f"  _mm256_mask_storeu_epi8({dst}, {mask}, {r}); }}" if mask else
+                f"  _mm256_storeu_si256((__m256i*)(void*)({dst}), {r}); }}"]
+    if mask and n.startswith("avx512") and t.nv == 1:
+        return [f"_mm_mask_storeu_epi8({dst}, {mask}, _mm512_cvtsepi32_epi8({qs[0]}));"]
     if n == "scalar":
         return [f"{dst}[{v}] = (int8_t){q};" for v, q in enumerate(qs)]
     if n.startswith("wasm"):
@@ -264,6 +285,11 @@ def _bounds(t: QTile) -> list[str]:
     if t.name == "scalar":
         return ["const float qlo = p->lo, qhi = p->hi;"]
     _, dupf, dupi = _qops(t)
+    if _narrow_by_packs(t):  # dword g of the packed row: columns 4g.. from lane g (g < 4), lane g - 4 (dword 1)
+        return [f"const {t.fvt} qhi = {dupf.format('p->hi')};",
+                "const __m512i qzw = _mm512_set1_epi16((int16_t)p->zy);",
+                "const __m256i qmin = _mm256_set1_epi8((char)((int32_t)p->lo + p->zy));",
+                "const __m512i qperm = _mm512_setr_epi32(0, 4, 8, 12, 1, 5, 9, 13, 0, 0, 0, 0, 0, 0, 0, 0);"]
     bounds = [f"const {t.fvt} qlo = {dupf.format('p->lo')};", f"const {t.fvt} qhi = {dupf.format('p->hi')};"]
     if t.name.startswith("wasm"):  # f + 1.5 * 2^23 holds rne(f) in its low bits (|f| < 2^22): take off its bits - zy
         return [*bounds, "const v128_t qmagic = wasm_f32x4_const_splat(12582912.0f);",
@@ -301,6 +327,9 @@ def _head(c: Code, t: QTile) -> None:
     c(f"const int8_t* w = (const int8_t*)packed_w + {8 * t.pw};")
     if t.name.startswith("wasm") and t.kr == 4:
         c("const v128_t xm = wasm_i32x4_splat((int32_t)p->xmask);")
+    if t.name == "avx512vnni":
+        # opaque to the compiler: else it narrows each xor to 128 bits and broadcasts after it (a shuffle per row)
+        c("__m512i xm = _mm512_set1_epi32((int32_t)0x80808080u);", '__asm__("" : "+v"(xm));')
 
 
 def _k_loop(c: Code, t: QTile) -> None:
@@ -317,12 +346,17 @@ def _k_loop(c: Code, t: QTile) -> None:
     if t.kr > 1:
         with c.block("if (k != 0)"):
             c(*_weights(t), f"w += {t.pw * t.kr};")
+            if t.name == "avx512vnni":  # the k < 4 bytes left by a masked load (a 3-channel image: every tap)
+                c("const __mmask16 km = (__mmask16)((1u << k) - 1);")
             for i in range(t.mr):
                 c(_act(t, i, True), *(_dot(t, i, v) for v in range(t.nv)))
 
 
 def _finish(c: Code, t: QTile) -> None:
     c(*_params(t))
+    masked = t.name.startswith("avx512") and t.nv <= 2  # a partial row by a byte-masked store
+    if masked:
+        c(f"const __mmask{t.nr} cm = (__mmask{t.nr})(((uint64_t)1 << nc) - 1);")
     for i in reversed(range(t.mr)):  # the last (valid) row is written last when rows alias
         with c.block(""):
             for v in range(t.nv):
@@ -330,7 +364,11 @@ def _finish(c: Code, t: QTile) -> None:
             with c.block(f"if (nc == {t.nr})"):
                 c(*_store_row(t, i, f"c{i}"))
             with c.block("else"):
-                c(f"int8_t ob[{t.nr}];", *_store_row(t, i, "ob"), f"for (size_t j = 0; j < nc; j++) c{i}[j] = ob[j];")
+                if masked:
+                    c(*_store_row(t, i, f"c{i}", "cm"))
+                else:
+                    c(f"int8_t ob[{t.nr}];", *_store_row(t, i, "ob"),
+                      f"for (size_t j = 0; j < nc; j++) c{i}[j] = ob[j];")
 
 
 def _rows(c: Code, t: QTile) -> None:
