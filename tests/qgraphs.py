@@ -186,6 +186,12 @@ KERNEL_CASES: dict[str, Builder] = {
     "k_conv1x1_s2": _sized_conv((1, 9, 9, 67), (33, 1, 1, 67), {"strides": (2, 2)}, bias=False),
     "k_conv3x3": _sized_conv((1, 11, 10, 19), (45, 3, 3, 19), {"pads": (1, 1, 1, 1), "act_min": 0.0}),
     "k_conv3x3_s2_rgb": _sized_conv((1, 17, 16, 3), (32, 3, 3, 3), {"strides": (2, 2), "pads": (0, 0, 1, 1)}),
+    # patches of at most 32 bytes run as a GEMM over gathered rows: padding on every edge, a partial last panel and
+    # row block, a 1-channel 5x5 (25 bytes) and a patch of exactly 32 bytes
+    "k_conv3x3_rgb_c21": _sized_conv((1, 9, 7, 3), (21, 3, 3, 3), {"pads": (1, 1, 1, 1), "act_min": 0.0,
+                                                                  "act_max": 6.0}),
+    "k_conv5x5_s2_gray": _sized_conv((1, 11, 10, 1), (12, 5, 5, 1), {"strides": (2, 2), "pads": (2, 2, 2, 2)}),
+    "k_conv2x2_c8": _sized_conv((1, 7, 6, 8), (19, 2, 2, 8), {"pads": (0, 1, 0, 1)}, bias=False),
     "k_dw3x3": _sized_conv((1, 12, 11, 72), (72, 3, 3, 1), {"pads": (1, 1, 1, 1), "groups": 72,
                                                             "act_min": 0.0, "act_max": 6.0}),
     "k_dw5x5_s2": _sized_conv((1, 13, 14, 40), (40, 5, 5, 1), {"strides": (2, 2), "pads": (2, 2, 2, 2),

@@ -1,13 +1,19 @@
 /* int8 CONV_2D, CONV_TRANSPOSE_2D, FULLY_CONNECTED and MATMUL (python_ref/qops.py): acc = b + sum (x - zx)(w - zw[o])
  * requantized per output channel with m[o] = f32(f32(sx * sw[o]) / sy).
  * Kernel paths (int8 input, weights with zero point 0): 1x1 GEMM, KxK indirect GEMM, depthwise tiles, per-group
- * igemm, FULLY_CONNECTED as a GEMM. The zero point of the input is folded into the packed bias (padding taps read a
+ * igemm, FULLY_CONNECTED as a GEMM, and a KxK convolution of few input channels (an RGB image) as a GEMM over each
+ * pixel's patch (its ks * c bytes gathered into one row). The zero point of the input is folded into the packed bias (padding taps read a
  * row of zx, so they add (zx - zx) * w = 0), with the target's activation offset (unsigned dot products read x + 128).
  * Everything else (weight zero points, uint8 inputs, CONV_TRANSPOSE_2D, MATMUL, weights computed at run time) takes
  * the generic path: the same sums in portable C. */
 #include "engine.h"
 
-enum { QC_GEMM = 1, QC_IGEMM, QC_DW, QC_GROUPED, QC_FC, QC_GENERIC, QC_TRANSPOSE, QC_MATMUL };
+enum { QC_GEMM = 1, QC_IGEMM, QC_DW, QC_GROUPED, QC_FC, QC_GENERIC, QC_TRANSPOSE, QC_MATMUL, QC_PATCH };
+
+/* QC_PATCH: a KxK convolution whose patch (ks taps x c channels) is at most PATCH_K bytes runs as a GEMM of depth
+ * ks * c over patch rows gathered per MR pixels: a 3-channel 3x3 layer has 27-byte rows, where the igemm takes one
+ * short k block (c = 3 < KR) per tap. Rows of PATCH_K bytes, zero after the patch; up to PATCH_MR rows. */
+enum { PATCH_K = 32, PATCH_MR = 8 };
 
 
 static void geometry(wrt_model* m, wrt_op* op, wrt_qplan* p) {
@@ -186,16 +192,17 @@ WRT_FOR_SIZE int plan_qconv(wrt_model* m, wrt_op* op, wrt_cost* c) {
     c->work += 16 * sat_mul(P * CO, ks * cg);
     return WRT_OK;
   }
-  c->bytes += packed_bytes(tg, og, ks, cg) * G;
   c->work += sat_mul(P * CO, ks * cg);
   const wrt_attrs* a = &op->a;
   int pointwise = ks == 1 && a->strides[0] == 1 && a->strides[1] == 1 && !a->pads[0] && !a->pads[1] && !a->pads[2] &&
                   !a->pads[3];
+  int patch = G == 1 && !pointwise && ks * cg <= PATCH_K && tg->qgemm_mr <= PATCH_MR;
+  c->bytes += patch ? packed_bytes(tg, og, 1, ks * cg) : packed_bytes(tg, og, ks, cg) * G;
   if (G == 1 && pointwise) {
     op->path = QC_GEMM;
     return WRT_OK;
   }
-  op->path = G == 1 ? QC_IGEMM : QC_GROUPED;
+  op->path = patch ? QC_PATCH : G == 1 ? QC_IGEMM : QC_GROUPED;
   c->bytes += ptr_bytes(P * ks) + 1;
   if (G > 1) {
     c->scratch = ptr_bytes(P * ks);
@@ -298,6 +305,10 @@ WRT_FOR_SIZE int prepare_qconv(wrt_model* m, wrt_op* op) {
     p->packed = pk;
     return q_indirection(m, op, 0);
   }
+  if (op->path == QC_PATCH) { /* one tap of ks * c channels: OHWI weights are [o][ks * c] */
+    cg *= ks;
+    ks = 1;
+  }
   uint64_t per_group = packed_bytes(tg, og, ks, cg);
   uint8_t* pk = m_alloc(m, per_group * G);
   if (!pk) return m_alloc_fail(m, op, "packing the weights", per_group * G);
@@ -316,6 +327,7 @@ const char* qconv_kernel(const wrt_op* op) {
     case QC_IGEMM: return "qs8 igemm";
     case QC_DW: return op->u.q.dw->ks == 9 ? "qs8 dwconv 3x3" : op->u.q.dw->ks == 25 ? "qs8 dwconv 5x5" : "qs8 dwconv";
     case QC_GROUPED: return "qs8 igemm per group";
+    case QC_PATCH: return "qs8 gemm on patches";
     case QC_FC: return "qs8 gemm";
     case QC_TRANSPOSE: return "qs8 conv transpose (portable)";
     case QC_MATMUL: return "qs8 matmul (portable)";
@@ -381,6 +393,41 @@ static void qdw_rows(void* ctx, size_t r0, size_t r1) {
   size_t C = (size_t)p->c, CO = (size_t)p->co, ks = (size_t)p->ks, OW = (size_t)p->ow;
   int8_t* y = (int8_t*)j->m->t[j->op->out].data;
   for (size_t r = r0; r < r1; r++) p->dw->fn(C, OW, ks, p->ind + r * OW * ks, p->packed, y + r * OW * CO, CO, &p->rq);
+}
+
+/* QC_PATCH: per block of MR pixels, their patches gathered (tap-major indirection) into rows of PATCH_K bytes, then
+ * the GEMM over every panel. The depth passed is the patch rounded up to KR: the same k blocks as packed (the
+ * weights past the patch are zeros), read from the row's zero bytes instead of a short last block. */
+static void qpatch_blocks(void* ctx, size_t b0, size_t b1) {
+  const qconv_job* j = ctx;
+  const wrt_target* tg = j->m->tg;
+  const wrt_qplan* p = &j->op->u.q;
+  size_t P = (size_t)p->pix, CO = (size_t)p->co, ks = (size_t)p->ks, C = (size_t)p->c, MR = tg->qgemm_mr;
+  size_t nr = tg->qgemm_nr, kr = tg->qgemm_kr, K = ks * C, pb = (size_t)panel_bytes(tg, 1, K);
+  size_t kc = (K + kr - 1) / kr * kr;
+  int8_t* y = (int8_t*)j->m->t[j->op->out].data;
+  int8_t a[PATCH_MR * PATCH_K];
+  __builtin_memset(a, 0, sizeof a);
+  for (size_t b = b0; b < b1; b++) {
+    size_t p0 = b * MR, mr = P - p0 < MR ? P - p0 : MR;
+    const int8_t* const* ind = p->ind + p0 * ks;
+    for (size_t t = 0; t < ks; t++)
+      for (size_t i = 0; i < mr; i++) {
+        const int8_t* src = ind[t * mr + i];
+        int8_t* dst = a + i * PATCH_K + t * C;
+        if (C == 3) { /* an RGB pixel: a 2-byte and a 1-byte copy */
+          __builtin_memcpy(dst, src, 2);
+          dst[2] = src[2];
+        } else {
+          for (size_t c = 0; c < C; c++) dst[c] = src[c];
+        }
+      }
+    for (size_t n0 = 0; n0 < CO; n0 += nr) {
+      size_t nc = CO - n0 < nr ? CO - n0 : nr;
+      wrt_qgemm_fn fn = nc <= nr / 2 && tg->qgemm_half ? tg->qgemm_half : tg->qgemm;
+      fn(mr, nc, kc, a, PATCH_K, p->packed + (n0 / nr) * pb, y + p0 * CO + n0, CO, &p->rq);
+    }
+  }
 }
 
 static void run_qgemm(wrt_model* m, wrt_op* op, size_t M, size_t N, size_t K) {
@@ -525,6 +572,11 @@ int run_qconv(wrt_model* m, wrt_op* op) {
     case QC_DW: {
       qconv_job j = {m, op, 0, 0, 0, 0, 0, 0, 0};
       op_parallel_rows(m, op, (size_t)(p->n * p->oh), qdw_rows, &j);
+      return WRT_OK;
+    }
+    case QC_PATCH: {
+      qconv_job j = {m, op, 0, 0, 0, 0, 0, 0, 0};
+      op_parallel_rows(m, op, (P + tg->qgemm_mr - 1) / tg->qgemm_mr, qpatch_blocks, &j);
       return WRT_OK;
     }
     case QC_IGEMM:
