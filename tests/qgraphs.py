@@ -197,6 +197,11 @@ KERNEL_CASES: dict[str, Builder] = {
     "k_dw5x5_s2": _sized_conv((1, 13, 14, 40), (40, 5, 5, 1), {"strides": (2, 2), "pads": (2, 2, 2, 2),
                                                                "groups": 40}),
     "k_dw3x3_c7": _sized_conv((1, 6, 5, 7), (7, 3, 3, 1), {"pads": (1, 1, 1, 1), "groups": 7}),
+    # stride 2 (no column of a pixel is the pixel before's: the relaxed dot kernel transposes all three) and a 1x9
+    # filter (9 taps that are no 3x3: not the dot kernel's column groups)
+    "k_dw3x3_s2": _sized_conv((1, 11, 12, 40), (40, 3, 3, 1), {"strides": (2, 2), "pads": (0, 0, 1, 1),
+                                                               "groups": 40}),
+    "k_dw1x9": _sized_conv((1, 4, 12, 16), (16, 1, 9, 1), {"pads": (1, 1, 1, 1), "groups": 16}),
     # weights of -128: two taps' products no longer fit int16, the engine takes its portable path
     "k_dw3x3_w128": _sized_conv((1, 5, 5, 16), (16, 3, 3, 1), {"pads": (1, 1, 1, 1), "groups": 16}, wmin=-128),
     "k_fc": _sized_fc((3, 300), 77),

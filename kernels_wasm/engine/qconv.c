@@ -56,16 +56,17 @@ static int weights_above_min(const wrt_tensor* w) {
   return 1;
 }
 
-/* packed depthwise weights: per tile of ct channels, biases and multipliers, then int16 taps (kr 1) or int8 groups of
- * 4 taps (kr 4) */
+/* packed depthwise weights: per tile of ct channels, biases and multipliers, then int16 taps (kr 1) or, for 3x3
+ * filters, int8 groups of 4 taps (kr 4): one per filter column, its 3 rows and a zero */
 static uint64_t dw_packed_bytes(const wrt_qdwconv_entry* e, uint64_t C, uint64_t ks) {
   uint64_t ct = e->ct, kr = e->kr;
   return (C + ct - 1) / ct * ct * (8 + (kr == 4 ? (ks + 3) / 4 * 4 : 2 * ks));
 }
 
-static const wrt_qdwconv_entry* pick_qdw(const wrt_target* tg, size_t ks) {
+static const wrt_qdwconv_entry* pick_qdw(const wrt_target* tg, size_t ks, int64_t kh) {
   for (int i = 0; i < WRT_MAX_DWCONV; i++) {
     const wrt_qdwconv_entry* e = &tg->qdwconv[i];
+    if (e->kr == 4 && (ks != 9 || kh != 3)) continue; /* the dot kernels: 3x3 only (a filter column per group) */
     if (e->fn && e->ct && (e->ks == ks || e->ks == 0)) return e;
   }
   return 0;
@@ -179,7 +180,7 @@ WRT_FOR_SIZE int plan_qconv(wrt_model* m, wrt_op* op, wrt_cost* c) {
     return WRT_OK;
   }
   int fast = !u8 && weights_centered(w, (size_t)CO) && tg->qgemm && tg->qigemm;
-  p->dw = fast && G == C && og == 1 && weights_above_min(w) ? pick_qdw(tg, (size_t)ks) : 0;
+  p->dw = fast && G == C && og == 1 && weights_above_min(w) ? pick_qdw(tg, (size_t)ks, p->kh) : 0;
   if (p->dw) {
     op->path = QC_DW;
     c->bytes += dw_packed_bytes(p->dw, C, ks) + ptr_bytes(P * ks) + 1;
@@ -278,7 +279,7 @@ WRT_FOR_SIZE int prepare_qconv(wrt_model* m, wrt_op* op) {
     m->weights_bytes += (size_t)bytes;
     /* kr 4 (relaxed dot): activations read as x + XOFF, as the dot GEMM's */
     uint32_t za = (uint32_t)p->za + (kr == 4 ? (uint32_t)tg->qgemm_xoff : 0);
-    size_t kp = (ks + kr - 1) / kr * kr; /* taps, padded to whole groups */
+    size_t groups = kr == 4 ? 3 : ks; /* kr 4: the 3 columns of a 3x3 filter */
     uint8_t* o = pk;
     for (size_t t0 = 0; t0 < C; t0 += ct) {
       for (size_t j = 0; j < ct; j++) {
@@ -289,11 +290,12 @@ WRT_FOR_SIZE int prepare_qconv(wrt_model* m, wrt_op* op) {
         put_f32(o + 4 * (ct + j), ch < C ? p->mult[ch] : 0.0f);
       }
       o += 8 * ct;
-      /* kr 1: tap-major int16; kr 4: per group of 4 taps, channel-major int8 */
-      for (size_t g = 0; g < kp; g += kr)
+      /* kr 1: tap-major int16; kr 4: per column kx, channel-major int8 taps (0, kx), (1, kx), (2, kx), 0 */
+      for (size_t g = 0; g < groups; g++)
         for (size_t j = 0; j < ct; j++)
-          for (size_t t = g; t < g + kr; t++) {
-            int16_t v = (int16_t)(t0 + j < C && t < ks ? wv(w, (t0 + j) * ks + t) : 0);
+          for (size_t s = 0; s < kr; s++) {
+            size_t t = kr == 4 ? 3 * s + g : g;
+            int16_t v = (int16_t)(t0 + j < C && s < 3 ? wv(w, (t0 + j) * ks + t) : 0);
             if (kr == 1) {
               __builtin_memcpy(o, &v, 2);
               o += 2;
