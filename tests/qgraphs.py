@@ -186,6 +186,12 @@ KERNEL_CASES: dict[str, Builder] = {
     "k_conv1x1_s2": _sized_conv((1, 9, 9, 67), (33, 1, 1, 67), {"strides": (2, 2)}, bias=False),
     "k_conv3x3": _sized_conv((1, 11, 10, 19), (45, 3, 3, 19), {"pads": (1, 1, 1, 1), "act_min": 0.0}),
     "k_conv3x3_s2_rgb": _sized_conv((1, 17, 16, 3), (32, 3, 3, 3), {"strides": (2, 2), "pads": (0, 0, 1, 1)}),
+    # patches of at most 32 bytes run as a GEMM over gathered rows: padding on every edge, a partial last panel and
+    # row block, a 1-channel 5x5 (25 bytes) and a patch of exactly 32 bytes
+    "k_conv3x3_rgb_c21": _sized_conv((1, 9, 7, 3), (21, 3, 3, 3), {"pads": (1, 1, 1, 1), "act_min": 0.0,
+                                                                  "act_max": 6.0}),
+    "k_conv5x5_s2_gray": _sized_conv((1, 11, 10, 1), (12, 5, 5, 1), {"strides": (2, 2), "pads": (2, 2, 2, 2)}),
+    "k_conv2x2_c8": _sized_conv((1, 7, 6, 8), (19, 2, 2, 8), {"pads": (0, 1, 0, 1)}, bias=False),
     "k_dw3x3": _sized_conv((1, 12, 11, 72), (72, 3, 3, 1), {"pads": (1, 1, 1, 1), "groups": 72,
                                                             "act_min": 0.0, "act_max": 6.0}),
     "k_dw5x5_s2": _sized_conv((1, 13, 14, 40), (40, 5, 5, 1), {"strides": (2, 2), "pads": (2, 2, 2, 2),
@@ -202,6 +208,11 @@ KERNEL_CASES: dict[str, Builder] = {
     "k_dw3x3_c32": _sized_conv((1, 5, 7, 32), (32, 3, 3, 1), {"pads": (1, 1, 1, 1), "groups": 32}),
     "k_dw5x5_s2_c24": _sized_conv((1, 11, 9, 24), (24, 5, 5, 1), {"strides": (2, 2), "pads": (2, 1, 2, 1),
                                                                    "groups": 24, "act_min": 0.0}),
+    # stride 2 (no column of a pixel is the pixel before's: the relaxed dot kernel transposes all three) and a 1x9
+    # filter (9 taps that are no 3x3: not the dot kernel's column groups)
+    "k_dw3x3_s2": _sized_conv((1, 11, 12, 40), (40, 3, 3, 1), {"strides": (2, 2), "pads": (0, 0, 1, 1),
+                                                               "groups": 40}),
+    "k_dw1x9": _sized_conv((1, 4, 12, 16), (16, 1, 9, 1), {"pads": (1, 1, 1, 1), "groups": 16}),
     # weights of -128: two taps' products no longer fit int16, the engine takes its portable path
     "k_dw3x3_w128": _sized_conv((1, 5, 5, 16), (16, 3, 3, 1), {"pads": (1, 1, 1, 1), "groups": 16}, wmin=-128),
     "k_fc": _sized_fc((3, 300), 77),

@@ -1,13 +1,19 @@
 /* int8 CONV_2D, CONV_TRANSPOSE_2D, FULLY_CONNECTED and MATMUL (python_ref/qops.py): acc = b + sum (x - zx)(w - zw[o])
  * requantized per output channel with m[o] = f32(f32(sx * sw[o]) / sy).
  * Kernel paths (int8 input, weights with zero point 0): 1x1 GEMM, KxK indirect GEMM, depthwise tiles, per-group
- * igemm, FULLY_CONNECTED as a GEMM. The zero point of the input is folded into the packed bias (padding taps read a
+ * igemm, FULLY_CONNECTED as a GEMM, and a KxK convolution of few input channels (an RGB image) as a GEMM over each
+ * pixel's patch (its ks * c bytes gathered into one row). The zero point of the input is folded into the packed bias (padding taps read a
  * row of zx, so they add (zx - zx) * w = 0), with the target's activation offset (unsigned dot products read x + 128).
  * Everything else (weight zero points, uint8 inputs, CONV_TRANSPOSE_2D, MATMUL, weights computed at run time) takes
  * the generic path: the same sums in portable C. */
 #include "engine.h"
 
-enum { QC_GEMM = 1, QC_IGEMM, QC_DW, QC_GROUPED, QC_FC, QC_GENERIC, QC_TRANSPOSE, QC_MATMUL };
+enum { QC_GEMM = 1, QC_IGEMM, QC_DW, QC_GROUPED, QC_FC, QC_GENERIC, QC_TRANSPOSE, QC_MATMUL, QC_PATCH };
+
+/* QC_PATCH: a KxK convolution whose patch (ks taps x c channels) is at most PATCH_K bytes runs as a GEMM of depth
+ * ks * c over patch rows gathered per MR pixels: a 3-channel 3x3 layer has 27-byte rows, where the igemm takes one
+ * short k block (c = 3 < KR) per tap. Rows of PATCH_K bytes, zero after the patch; up to PATCH_MR rows. */
+enum { PATCH_K = 32, PATCH_MR = 8 };
 
 
 static void geometry(wrt_model* m, wrt_op* op, wrt_qplan* p) {
@@ -50,8 +56,8 @@ static int weights_above_min(const wrt_tensor* w) {
   return 1;
 }
 
-/* packed depthwise weights: per tile of ct channels, biases and multipliers, then int16 taps (kr 1) or int8 groups of
- * 4 taps (kr 4) */
+/* packed depthwise weights: per tile of ct channels, biases and multipliers, then int16 taps (kr 1) or, for 3x3
+ * filters, int8 groups of 4 taps (kr 4): one per filter column, its 3 rows and a zero */
 static uint64_t dw_packed_bytes(const wrt_qdwconv_entry* e, uint64_t C, uint64_t ks) {
   uint64_t ct = e->ct, kr = e->kr;
   return (C + ct - 1) / ct * ct * (8 + (kr == 4 ? (ks + 3) / 4 * 4 : 2 * ks));
@@ -68,9 +74,14 @@ static size_t dw_slot(size_t j, size_t ct) {
   return j;
 }
 
-static const wrt_qdwconv_entry* pick_qdw(const wrt_target* tg, size_t ks) {
+/* kr 4 packs four taps per 32-bit lane: the wasm relaxed dot kernels (16-channel tiles, 3x3 only) by filter column
+ * (its 3 taps and a zero), AVX-512 VNNI (64-channel tiles, any 9 or 25 taps) by runs of 4 consecutive taps */
+static int dw_by_column(size_t kr, size_t ct) { return kr == 4 && ct == 16; }
+
+static const wrt_qdwconv_entry* pick_qdw(const wrt_target* tg, size_t ks, int64_t kh) {
   for (int i = 0; i < WRT_MAX_DWCONV; i++) {
     const wrt_qdwconv_entry* e = &tg->qdwconv[i];
+    if (dw_by_column(e->kr, e->ct) && (ks != 9 || kh != 3)) continue; /* a filter column per group: 3x3 only */
     if (e->fn && e->ct && (e->ks == ks || e->ks == 0)) return e;
   }
   return 0;
@@ -184,7 +195,7 @@ WRT_FOR_SIZE int plan_qconv(wrt_model* m, wrt_op* op, wrt_cost* c) {
     return WRT_OK;
   }
   int fast = !u8 && weights_centered(w, (size_t)CO) && tg->qgemm && tg->qigemm;
-  p->dw = fast && G == C && og == 1 && weights_above_min(w) ? pick_qdw(tg, (size_t)ks) : 0;
+  p->dw = fast && G == C && og == 1 && weights_above_min(w) ? pick_qdw(tg, (size_t)ks, p->kh) : 0;
   if (p->dw) {
     op->path = QC_DW;
     c->bytes += dw_packed_bytes(p->dw, C, ks) + ptr_bytes(P * ks) + 1;
@@ -197,16 +208,17 @@ WRT_FOR_SIZE int plan_qconv(wrt_model* m, wrt_op* op, wrt_cost* c) {
     c->work += 16 * sat_mul(P * CO, ks * cg);
     return WRT_OK;
   }
-  c->bytes += packed_bytes(tg, og, ks, cg) * G;
   c->work += sat_mul(P * CO, ks * cg);
   const wrt_attrs* a = &op->a;
   int pointwise = ks == 1 && a->strides[0] == 1 && a->strides[1] == 1 && !a->pads[0] && !a->pads[1] && !a->pads[2] &&
                   !a->pads[3];
+  int patch = G == 1 && !pointwise && ks * cg <= PATCH_K && tg->qgemm_mr <= PATCH_MR;
+  c->bytes += patch ? packed_bytes(tg, og, 1, ks * cg) : packed_bytes(tg, og, ks, cg) * G;
   if (G == 1 && pointwise) {
     op->path = QC_GEMM;
     return WRT_OK;
   }
-  op->path = G == 1 ? QC_IGEMM : QC_GROUPED;
+  op->path = patch ? QC_PATCH : G == 1 ? QC_IGEMM : QC_GROUPED;
   c->bytes += ptr_bytes(P * ks) + 1;
   if (G > 1) {
     c->scratch = ptr_bytes(P * ks);
@@ -282,7 +294,8 @@ WRT_FOR_SIZE int prepare_qconv(wrt_model* m, wrt_op* op) {
     m->weights_bytes += (size_t)bytes;
     /* kr 4 (relaxed dot): activations read as x + XOFF, as the dot GEMM's */
     uint32_t za = (uint32_t)p->za + (kr == 4 ? (uint32_t)tg->qgemm_xoff : 0);
-    size_t kp = (ks + kr - 1) / kr * kr; /* taps, padded to whole groups */
+    int cols = dw_by_column(kr, ct);
+    size_t groups = cols ? 3 : (ks + kr - 1) / kr; /* the 3 columns of a 3x3 filter, or runs of kr taps */
     uint8_t* o = pk;
     for (size_t t0 = 0; t0 < C; t0 += ct) {
       for (size_t j = 0; j < ct; j++) {
@@ -293,12 +306,13 @@ WRT_FOR_SIZE int prepare_qconv(wrt_model* m, wrt_op* op) {
         put_f32(o + 4 * (ct + j), ch < C ? p->mult[ch] : 0.0f);
       }
       o += 8 * ct;
-      /* kr 1: tap-major int16; kr 4: per group of 4 taps, channel-major int8 */
-      for (size_t g = 0; g < kp; g += kr)
+      /* kr 1: tap-major int16; kr 4 by column: per column kx, channel-major int8 taps (0, kx), (1, kx), (2, kx), 0;
+       * kr 4 by runs: per run of 4 taps (the last padded with zeros), channel-major int8 */
+      for (size_t g = 0; g < groups; g++)
         for (size_t j = 0; j < ct; j++)
-          for (size_t t = g; t < g + kr; t++) {
-            size_t ch = t0 + (kr == 4 ? dw_slot(j, ct) : j);
-            int16_t v = (int16_t)(ch < C && t < ks ? wv(w, ch * ks + t) : 0);
+          for (size_t s = 0; s < kr; s++) {
+            size_t t = cols ? 3 * s + g : kr * g + s, ch = t0 + (kr == 4 ? dw_slot(j, ct) : j);
+            int16_t v = (int16_t)(ch < C && (cols ? s < 3 : t < ks) ? wv(w, ch * ks + t) : 0);
             if (kr == 1) {
               __builtin_memcpy(o, &v, 2);
               o += 2;
@@ -309,6 +323,10 @@ WRT_FOR_SIZE int prepare_qconv(wrt_model* m, wrt_op* op) {
     }
     p->packed = pk;
     return q_indirection(m, op, 0);
+  }
+  if (op->path == QC_PATCH) { /* one tap of ks * c channels: OHWI weights are [o][ks * c] */
+    cg *= ks;
+    ks = 1;
   }
   uint64_t per_group = packed_bytes(tg, og, ks, cg);
   uint8_t* pk = m_alloc(m, per_group * G);
@@ -328,6 +346,7 @@ const char* qconv_kernel(const wrt_op* op) {
     case QC_IGEMM: return "qs8 igemm";
     case QC_DW: return op->u.q.dw->ks == 9 ? "qs8 dwconv 3x3" : op->u.q.dw->ks == 25 ? "qs8 dwconv 5x5" : "qs8 dwconv";
     case QC_GROUPED: return "qs8 igemm per group";
+    case QC_PATCH: return "qs8 gemm on patches";
     case QC_FC: return "qs8 gemm";
     case QC_TRANSPOSE: return "qs8 conv transpose (portable)";
     case QC_MATMUL: return "qs8 matmul (portable)";
@@ -393,6 +412,41 @@ static void qdw_rows(void* ctx, size_t r0, size_t r1) {
   size_t C = (size_t)p->c, CO = (size_t)p->co, ks = (size_t)p->ks, OW = (size_t)p->ow;
   int8_t* y = (int8_t*)j->m->t[j->op->out].data;
   for (size_t r = r0; r < r1; r++) p->dw->fn(C, OW, ks, p->ind + r * OW * ks, p->packed, y + r * OW * CO, CO, &p->rq);
+}
+
+/* QC_PATCH: per block of MR pixels, their patches gathered (tap-major indirection) into rows of PATCH_K bytes, then
+ * the GEMM over every panel. The depth passed is the patch rounded up to KR: the same k blocks as packed (the
+ * weights past the patch are zeros), read from the row's zero bytes instead of a short last block. */
+static void qpatch_blocks(void* ctx, size_t b0, size_t b1) {
+  const qconv_job* j = ctx;
+  const wrt_target* tg = j->m->tg;
+  const wrt_qplan* p = &j->op->u.q;
+  size_t P = (size_t)p->pix, CO = (size_t)p->co, ks = (size_t)p->ks, C = (size_t)p->c, MR = tg->qgemm_mr;
+  size_t nr = tg->qgemm_nr, kr = tg->qgemm_kr, K = ks * C, pb = (size_t)panel_bytes(tg, 1, K);
+  size_t kc = (K + kr - 1) / kr * kr;
+  int8_t* y = (int8_t*)j->m->t[j->op->out].data;
+  int8_t a[PATCH_MR * PATCH_K];
+  __builtin_memset(a, 0, sizeof a);
+  for (size_t b = b0; b < b1; b++) {
+    size_t p0 = b * MR, mr = P - p0 < MR ? P - p0 : MR;
+    const int8_t* const* ind = p->ind + p0 * ks;
+    for (size_t t = 0; t < ks; t++)
+      for (size_t i = 0; i < mr; i++) {
+        const int8_t* src = ind[t * mr + i];
+        int8_t* dst = a + i * PATCH_K + t * C;
+        if (C == 3) { /* an RGB pixel: a 2-byte and a 1-byte copy */
+          __builtin_memcpy(dst, src, 2);
+          dst[2] = src[2];
+        } else {
+          for (size_t c = 0; c < C; c++) dst[c] = src[c];
+        }
+      }
+    for (size_t n0 = 0; n0 < CO; n0 += nr) {
+      size_t nc = CO - n0 < nr ? CO - n0 : nr;
+      wrt_qgemm_fn fn = nc <= nr / 2 && tg->qgemm_half ? tg->qgemm_half : tg->qgemm;
+      fn(mr, nc, kc, a, PATCH_K, p->packed + (n0 / nr) * pb, y + p0 * CO + n0, CO, &p->rq);
+    }
+  }
 }
 
 static void run_qgemm(wrt_model* m, wrt_op* op, size_t M, size_t N, size_t K) {
@@ -537,6 +591,11 @@ int run_qconv(wrt_model* m, wrt_op* op) {
     case QC_DW: {
       qconv_job j = {m, op, 0, 0, 0, 0, 0, 0, 0};
       op_parallel_rows(m, op, (size_t)(p->n * p->oh), qdw_rows, &j);
+      return WRT_OK;
+    }
+    case QC_PATCH: {
+      qconv_job j = {m, op, 0, 0, 0, 0, 0, 0, 0};
+      op_parallel_rows(m, op, (P + tg->qgemm_mr - 1) / tg->qgemm_mr, qpatch_blocks, &j);
       return WRT_OK;
     }
     case QC_IGEMM:

@@ -2609,54 +2609,42 @@ static void wrt_wasm_relaxed_qgemm_4x8(size_t mr, size_t nc, size_t kc, const in
     acc3_1 = wasm_i32x4_add(acc3_1, wasm_i32x4_dot_i16x8(wq1, xa3));
   }
   const v128_t qlo = wasm_f32x4_splat(p->lo);
-  const v128_t qhi = wasm_f32x4_splat(p->hi);
   const v128_t qmagic = wasm_f32x4_const_splat(12582912.0f);
   const v128_t qmz = wasm_i32x4_splat(0x4B400000 - p->zy);
+  const v128_t qmax8 = wasm_i8x16_splat((int8_t)((int32_t)p->hi + p->zy));
   const float* mp = (const float*)(const void*)((const char*)(packed_w) + 32);
   const v128_t mq0 = wasm_v128_load(mp + 0);
   const v128_t mq1 = wasm_v128_load(mp + 4);
   {
-    const v128_t q3_0 = wasm_i32x4_sub(wasm_f32x4_add(wasm_f32x4_pmin(wasm_f32x4_pmax(wasm_f32x4_mul(wasm_f32x4_convert_i32x4(acc3_0), mq0), qlo), qhi), qmagic), qmz);
-    const v128_t q3_1 = wasm_i32x4_sub(wasm_f32x4_add(wasm_f32x4_pmin(wasm_f32x4_pmax(wasm_f32x4_mul(wasm_f32x4_convert_i32x4(acc3_1), mq1), qlo), qhi), qmagic), qmz);
+    const v128_t q3_0 = wasm_i32x4_sub(wasm_f32x4_add(wasm_f32x4_pmax(wasm_f32x4_mul(wasm_f32x4_convert_i32x4(acc3_0), mq0), qlo), qmagic), qmz);
+    const v128_t q3_1 = wasm_i32x4_sub(wasm_f32x4_add(wasm_f32x4_pmax(wasm_f32x4_mul(wasm_f32x4_convert_i32x4(acc3_1), mq1), qlo), qmagic), qmz);
+    const v128_t q2_0 = wasm_i32x4_sub(wasm_f32x4_add(wasm_f32x4_pmax(wasm_f32x4_mul(wasm_f32x4_convert_i32x4(acc2_0), mq0), qlo), qmagic), qmz);
+    const v128_t q2_1 = wasm_i32x4_sub(wasm_f32x4_add(wasm_f32x4_pmax(wasm_f32x4_mul(wasm_f32x4_convert_i32x4(acc2_1), mq1), qlo), qmagic), qmz);
+    const v128_t b = wasm_i8x16_min(wasm_i8x16_narrow_i16x8(wasm_i16x8_narrow_i32x4(q3_0, q3_1), wasm_i16x8_narrow_i32x4(q2_0, q2_1)), qmax8);
     if (nc == 8) {
-      wasm_v128_store64_lane(c3 + 0, wasm_i8x16_narrow_i16x8(wasm_i16x8_narrow_i32x4(q3_0, q3_1), wasm_i16x8_narrow_i32x4(q3_0, q3_1)), 0);
+      wasm_v128_store64_lane(c3, b, 0);
+      wasm_v128_store64_lane(c2, b, 1);
     } else {
-      int8_t ob[8];
-      wasm_v128_store64_lane(ob + 0, wasm_i8x16_narrow_i16x8(wasm_i16x8_narrow_i32x4(q3_0, q3_1), wasm_i16x8_narrow_i32x4(q3_0, q3_1)), 0);
+      int8_t ob[16];
+      wasm_v128_store(ob, b);
       for (size_t j = 0; j < nc; j++) c3[j] = ob[j];
+      for (size_t j = 0; j < nc; j++) c2[j] = ob[8 + j];
     }
   }
   {
-    const v128_t q2_0 = wasm_i32x4_sub(wasm_f32x4_add(wasm_f32x4_pmin(wasm_f32x4_pmax(wasm_f32x4_mul(wasm_f32x4_convert_i32x4(acc2_0), mq0), qlo), qhi), qmagic), qmz);
-    const v128_t q2_1 = wasm_i32x4_sub(wasm_f32x4_add(wasm_f32x4_pmin(wasm_f32x4_pmax(wasm_f32x4_mul(wasm_f32x4_convert_i32x4(acc2_1), mq1), qlo), qhi), qmagic), qmz);
+    const v128_t q1_0 = wasm_i32x4_sub(wasm_f32x4_add(wasm_f32x4_pmax(wasm_f32x4_mul(wasm_f32x4_convert_i32x4(acc1_0), mq0), qlo), qmagic), qmz);
+    const v128_t q1_1 = wasm_i32x4_sub(wasm_f32x4_add(wasm_f32x4_pmax(wasm_f32x4_mul(wasm_f32x4_convert_i32x4(acc1_1), mq1), qlo), qmagic), qmz);
+    const v128_t q0_0 = wasm_i32x4_sub(wasm_f32x4_add(wasm_f32x4_pmax(wasm_f32x4_mul(wasm_f32x4_convert_i32x4(acc0_0), mq0), qlo), qmagic), qmz);
+    const v128_t q0_1 = wasm_i32x4_sub(wasm_f32x4_add(wasm_f32x4_pmax(wasm_f32x4_mul(wasm_f32x4_convert_i32x4(acc0_1), mq1), qlo), qmagic), qmz);
+    const v128_t b = wasm_i8x16_min(wasm_i8x16_narrow_i16x8(wasm_i16x8_narrow_i32x4(q1_0, q1_1), wasm_i16x8_narrow_i32x4(q0_0, q0_1)), qmax8);
     if (nc == 8) {
-      wasm_v128_store64_lane(c2 + 0, wasm_i8x16_narrow_i16x8(wasm_i16x8_narrow_i32x4(q2_0, q2_1), wasm_i16x8_narrow_i32x4(q2_0, q2_1)), 0);
+      wasm_v128_store64_lane(c1, b, 0);
+      wasm_v128_store64_lane(c0, b, 1);
     } else {
-      int8_t ob[8];
-      wasm_v128_store64_lane(ob + 0, wasm_i8x16_narrow_i16x8(wasm_i16x8_narrow_i32x4(q2_0, q2_1), wasm_i16x8_narrow_i32x4(q2_0, q2_1)), 0);
-      for (size_t j = 0; j < nc; j++) c2[j] = ob[j];
-    }
-  }
-  {
-    const v128_t q1_0 = wasm_i32x4_sub(wasm_f32x4_add(wasm_f32x4_pmin(wasm_f32x4_pmax(wasm_f32x4_mul(wasm_f32x4_convert_i32x4(acc1_0), mq0), qlo), qhi), qmagic), qmz);
-    const v128_t q1_1 = wasm_i32x4_sub(wasm_f32x4_add(wasm_f32x4_pmin(wasm_f32x4_pmax(wasm_f32x4_mul(wasm_f32x4_convert_i32x4(acc1_1), mq1), qlo), qhi), qmagic), qmz);
-    if (nc == 8) {
-      wasm_v128_store64_lane(c1 + 0, wasm_i8x16_narrow_i16x8(wasm_i16x8_narrow_i32x4(q1_0, q1_1), wasm_i16x8_narrow_i32x4(q1_0, q1_1)), 0);
-    } else {
-      int8_t ob[8];
-      wasm_v128_store64_lane(ob + 0, wasm_i8x16_narrow_i16x8(wasm_i16x8_narrow_i32x4(q1_0, q1_1), wasm_i16x8_narrow_i32x4(q1_0, q1_1)), 0);
+      int8_t ob[16];
+      wasm_v128_store(ob, b);
       for (size_t j = 0; j < nc; j++) c1[j] = ob[j];
-    }
-  }
-  {
-    const v128_t q0_0 = wasm_i32x4_sub(wasm_f32x4_add(wasm_f32x4_pmin(wasm_f32x4_pmax(wasm_f32x4_mul(wasm_f32x4_convert_i32x4(acc0_0), mq0), qlo), qhi), qmagic), qmz);
-    const v128_t q0_1 = wasm_i32x4_sub(wasm_f32x4_add(wasm_f32x4_pmin(wasm_f32x4_pmax(wasm_f32x4_mul(wasm_f32x4_convert_i32x4(acc0_1), mq1), qlo), qhi), qmagic), qmz);
-    if (nc == 8) {
-      wasm_v128_store64_lane(c0 + 0, wasm_i8x16_narrow_i16x8(wasm_i16x8_narrow_i32x4(q0_0, q0_1), wasm_i16x8_narrow_i32x4(q0_0, q0_1)), 0);
-    } else {
-      int8_t ob[8];
-      wasm_v128_store64_lane(ob + 0, wasm_i8x16_narrow_i16x8(wasm_i16x8_narrow_i32x4(q0_0, q0_1), wasm_i16x8_narrow_i32x4(q0_0, q0_1)), 0);
-      for (size_t j = 0; j < nc; j++) c0[j] = ob[j];
+      for (size_t j = 0; j < nc; j++) c0[j] = ob[8 + j];
     }
   }
 }
@@ -2769,63 +2757,51 @@ static void wrt_wasm_relaxed_qigemm_4x8(size_t mr, size_t nc, size_t kc, size_t 
     }
   }
   const v128_t qlo = wasm_f32x4_splat(p->lo);
-  const v128_t qhi = wasm_f32x4_splat(p->hi);
   const v128_t qmagic = wasm_f32x4_const_splat(12582912.0f);
   const v128_t qmz = wasm_i32x4_splat(0x4B400000 - p->zy);
+  const v128_t qmax8 = wasm_i8x16_splat((int8_t)((int32_t)p->hi + p->zy));
   const float* mp = (const float*)(const void*)((const char*)(packed_w) + 32);
   const v128_t mq0 = wasm_v128_load(mp + 0);
   const v128_t mq1 = wasm_v128_load(mp + 4);
   {
-    const v128_t q3_0 = wasm_i32x4_sub(wasm_f32x4_add(wasm_f32x4_pmin(wasm_f32x4_pmax(wasm_f32x4_mul(wasm_f32x4_convert_i32x4(acc3_0), mq0), qlo), qhi), qmagic), qmz);
-    const v128_t q3_1 = wasm_i32x4_sub(wasm_f32x4_add(wasm_f32x4_pmin(wasm_f32x4_pmax(wasm_f32x4_mul(wasm_f32x4_convert_i32x4(acc3_1), mq1), qlo), qhi), qmagic), qmz);
+    const v128_t q3_0 = wasm_i32x4_sub(wasm_f32x4_add(wasm_f32x4_pmax(wasm_f32x4_mul(wasm_f32x4_convert_i32x4(acc3_0), mq0), qlo), qmagic), qmz);
+    const v128_t q3_1 = wasm_i32x4_sub(wasm_f32x4_add(wasm_f32x4_pmax(wasm_f32x4_mul(wasm_f32x4_convert_i32x4(acc3_1), mq1), qlo), qmagic), qmz);
+    const v128_t q2_0 = wasm_i32x4_sub(wasm_f32x4_add(wasm_f32x4_pmax(wasm_f32x4_mul(wasm_f32x4_convert_i32x4(acc2_0), mq0), qlo), qmagic), qmz);
+    const v128_t q2_1 = wasm_i32x4_sub(wasm_f32x4_add(wasm_f32x4_pmax(wasm_f32x4_mul(wasm_f32x4_convert_i32x4(acc2_1), mq1), qlo), qmagic), qmz);
+    const v128_t b = wasm_i8x16_min(wasm_i8x16_narrow_i16x8(wasm_i16x8_narrow_i32x4(q3_0, q3_1), wasm_i16x8_narrow_i32x4(q2_0, q2_1)), qmax8);
     if (nc == 8) {
-      wasm_v128_store64_lane(c3 + 0, wasm_i8x16_narrow_i16x8(wasm_i16x8_narrow_i32x4(q3_0, q3_1), wasm_i16x8_narrow_i32x4(q3_0, q3_1)), 0);
+      wasm_v128_store64_lane(c3, b, 0);
+      wasm_v128_store64_lane(c2, b, 1);
     } else {
-      int8_t ob[8];
-      wasm_v128_store64_lane(ob + 0, wasm_i8x16_narrow_i16x8(wasm_i16x8_narrow_i32x4(q3_0, q3_1), wasm_i16x8_narrow_i32x4(q3_0, q3_1)), 0);
+      int8_t ob[16];
+      wasm_v128_store(ob, b);
       for (size_t j = 0; j < nc; j++) c3[j] = ob[j];
+      for (size_t j = 0; j < nc; j++) c2[j] = ob[8 + j];
     }
   }
   {
-    const v128_t q2_0 = wasm_i32x4_sub(wasm_f32x4_add(wasm_f32x4_pmin(wasm_f32x4_pmax(wasm_f32x4_mul(wasm_f32x4_convert_i32x4(acc2_0), mq0), qlo), qhi), qmagic), qmz);
-    const v128_t q2_1 = wasm_i32x4_sub(wasm_f32x4_add(wasm_f32x4_pmin(wasm_f32x4_pmax(wasm_f32x4_mul(wasm_f32x4_convert_i32x4(acc2_1), mq1), qlo), qhi), qmagic), qmz);
+    const v128_t q1_0 = wasm_i32x4_sub(wasm_f32x4_add(wasm_f32x4_pmax(wasm_f32x4_mul(wasm_f32x4_convert_i32x4(acc1_0), mq0), qlo), qmagic), qmz);
+    const v128_t q1_1 = wasm_i32x4_sub(wasm_f32x4_add(wasm_f32x4_pmax(wasm_f32x4_mul(wasm_f32x4_convert_i32x4(acc1_1), mq1), qlo), qmagic), qmz);
+    const v128_t q0_0 = wasm_i32x4_sub(wasm_f32x4_add(wasm_f32x4_pmax(wasm_f32x4_mul(wasm_f32x4_convert_i32x4(acc0_0), mq0), qlo), qmagic), qmz);
+    const v128_t q0_1 = wasm_i32x4_sub(wasm_f32x4_add(wasm_f32x4_pmax(wasm_f32x4_mul(wasm_f32x4_convert_i32x4(acc0_1), mq1), qlo), qmagic), qmz);
+    const v128_t b = wasm_i8x16_min(wasm_i8x16_narrow_i16x8(wasm_i16x8_narrow_i32x4(q1_0, q1_1), wasm_i16x8_narrow_i32x4(q0_0, q0_1)), qmax8);
     if (nc == 8) {
-      wasm_v128_store64_lane(c2 + 0, wasm_i8x16_narrow_i16x8(wasm_i16x8_narrow_i32x4(q2_0, q2_1), wasm_i16x8_narrow_i32x4(q2_0, q2_1)), 0);
+      wasm_v128_store64_lane(c1, b, 0);
+      wasm_v128_store64_lane(c0, b, 1);
     } else {
-      int8_t ob[8];
-      wasm_v128_store64_lane(ob + 0, wasm_i8x16_narrow_i16x8(wasm_i16x8_narrow_i32x4(q2_0, q2_1), wasm_i16x8_narrow_i32x4(q2_0, q2_1)), 0);
-      for (size_t j = 0; j < nc; j++) c2[j] = ob[j];
-    }
-  }
-  {
-    const v128_t q1_0 = wasm_i32x4_sub(wasm_f32x4_add(wasm_f32x4_pmin(wasm_f32x4_pmax(wasm_f32x4_mul(wasm_f32x4_convert_i32x4(acc1_0), mq0), qlo), qhi), qmagic), qmz);
-    const v128_t q1_1 = wasm_i32x4_sub(wasm_f32x4_add(wasm_f32x4_pmin(wasm_f32x4_pmax(wasm_f32x4_mul(wasm_f32x4_convert_i32x4(acc1_1), mq1), qlo), qhi), qmagic), qmz);
-    if (nc == 8) {
-      wasm_v128_store64_lane(c1 + 0, wasm_i8x16_narrow_i16x8(wasm_i16x8_narrow_i32x4(q1_0, q1_1), wasm_i16x8_narrow_i32x4(q1_0, q1_1)), 0);
-    } else {
-      int8_t ob[8];
-      wasm_v128_store64_lane(ob + 0, wasm_i8x16_narrow_i16x8(wasm_i16x8_narrow_i32x4(q1_0, q1_1), wasm_i16x8_narrow_i32x4(q1_0, q1_1)), 0);
+      int8_t ob[16];
+      wasm_v128_store(ob, b);
       for (size_t j = 0; j < nc; j++) c1[j] = ob[j];
-    }
-  }
-  {
-    const v128_t q0_0 = wasm_i32x4_sub(wasm_f32x4_add(wasm_f32x4_pmin(wasm_f32x4_pmax(wasm_f32x4_mul(wasm_f32x4_convert_i32x4(acc0_0), mq0), qlo), qhi), qmagic), qmz);
-    const v128_t q0_1 = wasm_i32x4_sub(wasm_f32x4_add(wasm_f32x4_pmin(wasm_f32x4_pmax(wasm_f32x4_mul(wasm_f32x4_convert_i32x4(acc0_1), mq1), qlo), qhi), qmagic), qmz);
-    if (nc == 8) {
-      wasm_v128_store64_lane(c0 + 0, wasm_i8x16_narrow_i16x8(wasm_i16x8_narrow_i32x4(q0_0, q0_1), wasm_i16x8_narrow_i32x4(q0_0, q0_1)), 0);
-    } else {
-      int8_t ob[8];
-      wasm_v128_store64_lane(ob + 0, wasm_i8x16_narrow_i16x8(wasm_i16x8_narrow_i32x4(q0_0, q0_1), wasm_i16x8_narrow_i32x4(q0_0, q0_1)), 0);
-      for (size_t j = 0; j < nc; j++) c0[j] = ob[j];
+      for (size_t j = 0; j < nc; j++) c0[j] = ob[8 + j];
     }
   }
 }
 
 static void wrt_wasm_relaxed_qdwconv_9_c8(size_t channels, size_t width, size_t ks, const int8_t* const* in, const void* packed_w, int8_t* out, size_t out_stride, const wrt_qparams* p) {
   const v128_t qlo = wasm_f32x4_splat(p->lo);
-  const v128_t qhi = wasm_f32x4_splat(p->hi);
   const v128_t qmagic = wasm_f32x4_const_splat(12582912.0f);
   const v128_t qmz = wasm_i32x4_splat(0x4B400000 - p->zy);
+  const v128_t qmax8 = wasm_i8x16_splat((int8_t)((int32_t)p->hi + p->zy));
   for (size_t px = 0; px < width; px++, in += ks, out += out_stride) {
     const char* pw = (const char*)packed_w;
     const int8_t* i0 = in[0];
@@ -2881,13 +2857,13 @@ static void wrt_wasm_relaxed_qdwconv_9_c8(size_t channels, size_t width, size_t 
       const float* mp = (const float*)(const void*)((const char*)(pw) + 32);
       const v128_t mq0 = wasm_v128_load(mp + 0);
       const v128_t mq1 = wasm_v128_load(mp + 4);
-      const v128_t q0_0 = wasm_i32x4_sub(wasm_f32x4_add(wasm_f32x4_pmin(wasm_f32x4_pmax(wasm_f32x4_mul(wasm_f32x4_convert_i32x4(acc0_0), mq0), qlo), qhi), qmagic), qmz);
-      const v128_t q0_1 = wasm_i32x4_sub(wasm_f32x4_add(wasm_f32x4_pmin(wasm_f32x4_pmax(wasm_f32x4_mul(wasm_f32x4_convert_i32x4(acc0_1), mq1), qlo), qhi), qmagic), qmz);
+      const v128_t q0_0 = wasm_i32x4_sub(wasm_f32x4_add(wasm_f32x4_pmax(wasm_f32x4_mul(wasm_f32x4_convert_i32x4(acc0_0), mq0), qlo), qmagic), qmz);
+      const v128_t q0_1 = wasm_i32x4_sub(wasm_f32x4_add(wasm_f32x4_pmax(wasm_f32x4_mul(wasm_f32x4_convert_i32x4(acc0_1), mq1), qlo), qmagic), qmz);
       if (rem == 8) {
-        wasm_v128_store64_lane((out + c0) + 0, wasm_i8x16_narrow_i16x8(wasm_i16x8_narrow_i32x4(q0_0, q0_1), wasm_i16x8_narrow_i32x4(q0_0, q0_1)), 0);
+        wasm_v128_store64_lane((out + c0) + 0, wasm_i8x16_min(wasm_i8x16_narrow_i16x8(wasm_i16x8_narrow_i32x4(q0_0, q0_1), wasm_i16x8_narrow_i32x4(q0_0, q0_1)), qmax8), 0);
       } else {
         int8_t ob[8];
-        wasm_v128_store64_lane(ob + 0, wasm_i8x16_narrow_i16x8(wasm_i16x8_narrow_i32x4(q0_0, q0_1), wasm_i16x8_narrow_i32x4(q0_0, q0_1)), 0);
+        wasm_v128_store64_lane(ob + 0, wasm_i8x16_min(wasm_i8x16_narrow_i16x8(wasm_i16x8_narrow_i32x4(q0_0, q0_1), wasm_i16x8_narrow_i32x4(q0_0, q0_1)), qmax8), 0);
         for (size_t j = 0; j < rem; j++) out[c0 + j] = ob[j];
       }
     }
@@ -2896,9 +2872,9 @@ static void wrt_wasm_relaxed_qdwconv_9_c8(size_t channels, size_t width, size_t 
 
 static void wrt_wasm_relaxed_qdwconv_25_c8(size_t channels, size_t width, size_t ks, const int8_t* const* in, const void* packed_w, int8_t* out, size_t out_stride, const wrt_qparams* p) {
   const v128_t qlo = wasm_f32x4_splat(p->lo);
-  const v128_t qhi = wasm_f32x4_splat(p->hi);
   const v128_t qmagic = wasm_f32x4_const_splat(12582912.0f);
   const v128_t qmz = wasm_i32x4_splat(0x4B400000 - p->zy);
+  const v128_t qmax8 = wasm_i8x16_splat((int8_t)((int32_t)p->hi + p->zy));
   for (size_t px = 0; px < width; px++, in += ks, out += out_stride) {
     const char* pw = (const char*)packed_w;
     const int8_t* i0 = in[0];
@@ -2994,13 +2970,13 @@ static void wrt_wasm_relaxed_qdwconv_25_c8(size_t channels, size_t width, size_t
       const float* mp = (const float*)(const void*)((const char*)(pw) + 32);
       const v128_t mq0 = wasm_v128_load(mp + 0);
       const v128_t mq1 = wasm_v128_load(mp + 4);
-      const v128_t q0_0 = wasm_i32x4_sub(wasm_f32x4_add(wasm_f32x4_pmin(wasm_f32x4_pmax(wasm_f32x4_mul(wasm_f32x4_convert_i32x4(acc0_0), mq0), qlo), qhi), qmagic), qmz);
-      const v128_t q0_1 = wasm_i32x4_sub(wasm_f32x4_add(wasm_f32x4_pmin(wasm_f32x4_pmax(wasm_f32x4_mul(wasm_f32x4_convert_i32x4(acc0_1), mq1), qlo), qhi), qmagic), qmz);
+      const v128_t q0_0 = wasm_i32x4_sub(wasm_f32x4_add(wasm_f32x4_pmax(wasm_f32x4_mul(wasm_f32x4_convert_i32x4(acc0_0), mq0), qlo), qmagic), qmz);
+      const v128_t q0_1 = wasm_i32x4_sub(wasm_f32x4_add(wasm_f32x4_pmax(wasm_f32x4_mul(wasm_f32x4_convert_i32x4(acc0_1), mq1), qlo), qmagic), qmz);
       if (rem == 8) {
-        wasm_v128_store64_lane((out + c0) + 0, wasm_i8x16_narrow_i16x8(wasm_i16x8_narrow_i32x4(q0_0, q0_1), wasm_i16x8_narrow_i32x4(q0_0, q0_1)), 0);
+        wasm_v128_store64_lane((out + c0) + 0, wasm_i8x16_min(wasm_i8x16_narrow_i16x8(wasm_i16x8_narrow_i32x4(q0_0, q0_1), wasm_i16x8_narrow_i32x4(q0_0, q0_1)), qmax8), 0);
       } else {
         int8_t ob[8];
-        wasm_v128_store64_lane(ob + 0, wasm_i8x16_narrow_i16x8(wasm_i16x8_narrow_i32x4(q0_0, q0_1), wasm_i16x8_narrow_i32x4(q0_0, q0_1)), 0);
+        wasm_v128_store64_lane(ob + 0, wasm_i8x16_min(wasm_i8x16_narrow_i16x8(wasm_i16x8_narrow_i32x4(q0_0, q0_1), wasm_i16x8_narrow_i32x4(q0_0, q0_1)), qmax8), 0);
         for (size_t j = 0; j < rem; j++) out[c0 + j] = ob[j];
       }
     }
@@ -3009,9 +2985,9 @@ static void wrt_wasm_relaxed_qdwconv_25_c8(size_t channels, size_t width, size_t
 
 static void wrt_wasm_relaxed_qdwconv_any_c8(size_t channels, size_t width, size_t ks, const int8_t* const* in, const void* packed_w, int8_t* out, size_t out_stride, const wrt_qparams* p) {
   const v128_t qlo = wasm_f32x4_splat(p->lo);
-  const v128_t qhi = wasm_f32x4_splat(p->hi);
   const v128_t qmagic = wasm_f32x4_const_splat(12582912.0f);
   const v128_t qmz = wasm_i32x4_splat(0x4B400000 - p->zy);
+  const v128_t qmax8 = wasm_i8x16_splat((int8_t)((int32_t)p->hi + p->zy));
   for (size_t px = 0; px < width; px++, in += ks, out += out_stride) {
     const char* pw = (const char*)packed_w;
     for (size_t c0 = 0; c0 < channels; c0 += 8, pw += 8 * (8 + 2 * ks)) {
@@ -3056,13 +3032,13 @@ static void wrt_wasm_relaxed_qdwconv_any_c8(size_t channels, size_t width, size_
       const float* mp = (const float*)(const void*)((const char*)(pw) + 32);
       const v128_t mq0 = wasm_v128_load(mp + 0);
       const v128_t mq1 = wasm_v128_load(mp + 4);
-      const v128_t q0_0 = wasm_i32x4_sub(wasm_f32x4_add(wasm_f32x4_pmin(wasm_f32x4_pmax(wasm_f32x4_mul(wasm_f32x4_convert_i32x4(acc0_0), mq0), qlo), qhi), qmagic), qmz);
-      const v128_t q0_1 = wasm_i32x4_sub(wasm_f32x4_add(wasm_f32x4_pmin(wasm_f32x4_pmax(wasm_f32x4_mul(wasm_f32x4_convert_i32x4(acc0_1), mq1), qlo), qhi), qmagic), qmz);
+      const v128_t q0_0 = wasm_i32x4_sub(wasm_f32x4_add(wasm_f32x4_pmax(wasm_f32x4_mul(wasm_f32x4_convert_i32x4(acc0_0), mq0), qlo), qmagic), qmz);
+      const v128_t q0_1 = wasm_i32x4_sub(wasm_f32x4_add(wasm_f32x4_pmax(wasm_f32x4_mul(wasm_f32x4_convert_i32x4(acc0_1), mq1), qlo), qmagic), qmz);
       if (rem == 8) {
-        wasm_v128_store64_lane((out + c0) + 0, wasm_i8x16_narrow_i16x8(wasm_i16x8_narrow_i32x4(q0_0, q0_1), wasm_i16x8_narrow_i32x4(q0_0, q0_1)), 0);
+        wasm_v128_store64_lane((out + c0) + 0, wasm_i8x16_min(wasm_i8x16_narrow_i16x8(wasm_i16x8_narrow_i32x4(q0_0, q0_1), wasm_i16x8_narrow_i32x4(q0_0, q0_1)), qmax8), 0);
       } else {
         int8_t ob[8];
-        wasm_v128_store64_lane(ob + 0, wasm_i8x16_narrow_i16x8(wasm_i16x8_narrow_i32x4(q0_0, q0_1), wasm_i16x8_narrow_i32x4(q0_0, q0_1)), 0);
+        wasm_v128_store64_lane(ob + 0, wasm_i8x16_min(wasm_i8x16_narrow_i16x8(wasm_i16x8_narrow_i32x4(q0_0, q0_1), wasm_i16x8_narrow_i32x4(q0_0, q0_1)), qmax8), 0);
         for (size_t j = 0; j < rem; j++) out[c0 + j] = ob[j];
       }
     }
@@ -3122,104 +3098,142 @@ static void wrt_wasm_relaxed_qadd_scalar(size_t n, const int8_t* a, const int8_t
 
 static void wrt_wasm_relaxed_dot_qdwconv_9_c16(size_t channels, size_t width, size_t ks, const int8_t* const* in, const void* packed_w, int8_t* out, size_t out_stride, const wrt_qparams* p) {
   const v128_t qlo = wasm_f32x4_splat(p->lo);
-  const v128_t qhi = wasm_f32x4_splat(p->hi);
   const v128_t qmagic = wasm_f32x4_const_splat(12582912.0f);
   const v128_t qmz = wasm_i32x4_splat(0x4B400000 - p->zy);
+  const v128_t qmax8 = wasm_i8x16_splat((int8_t)((int32_t)p->hi + p->zy));
   const v128_t xm = wasm_i32x4_splat((int32_t)p->xmask);
-  for (size_t px = 0; px < width; px++, in += ks, out += out_stride) {
-    const char* pw = (const char*)packed_w;
-    const int8_t* i0 = in[0];
-    const int8_t* i1 = in[1];
-    const int8_t* i2 = in[2];
-    const int8_t* i3 = in[3];
-    const int8_t* i4 = in[4];
-    const int8_t* i5 = in[5];
-    const int8_t* i6 = in[6];
-    const int8_t* i7 = in[7];
-    const int8_t* i8 = in[8];
-    for (size_t c0 = 0; c0 < channels; c0 += 16, pw += 320) {
-      const size_t rem = channels - c0 < 16 ? channels - c0 : 16;
+  /* stride 1: every pixel's columns 0 and 1 are the row pointers of the pixel before's columns 1 and 2 */
+  int shift = 1;
+  for (size_t px = 1; px < width; px++) {
+    const int8_t* const* a = in + (px - 1) * 9;
+    shift &= (a[9] == a[1]) & (a[10] == a[2]) & (a[12] == a[4]) & (a[13] == a[5]) & (a[15] == a[7]) & (a[16] == a[8]);
+  }
+  const size_t full = channels & ~(size_t)15;
+  const char* pw = (const char*)packed_w;
+  for (size_t c0 = 0; c0 < full; c0 += 16, pw += 320) {
+    const int32_t* wb = (const int32_t*)(const void*)pw;
+    const int8_t* wt = (const int8_t*)(pw + 128);
+    v128_t u0 = xm, u1 = xm, u2 = xm, u3 = xm, v0 = xm, v1 = xm, v2 = xm, v3 = xm, s0, s1, s2, s3;
+    const int8_t* const* ip = in;
+    int8_t* op = out + c0;
+    for (size_t px = 0; px < width; px++, ip += 9, op += out_stride) {
+      if (px == 0 || !shift) {
+        {
+          const v128_t q0 = wasm_v128_xor(wasm_v128_load(ip[0] + c0), xm);
+          const v128_t q1 = wasm_v128_xor(wasm_v128_load(ip[3] + c0), xm);
+          const v128_t q2 = wasm_v128_xor(wasm_v128_load(ip[6] + c0), xm);
+          const v128_t q3 = xm;
+          const v128_t l01 = wasm_i8x16_shuffle(q0, q1, 0, 16, 1, 17, 2, 18, 3, 19, 4, 20, 5, 21, 6, 22, 7, 23), h01 = wasm_i8x16_shuffle(q0, q1, 8, 24, 9, 25, 10, 26, 11, 27, 12, 28, 13, 29, 14, 30, 15, 31);
+          const v128_t l23 = wasm_i8x16_shuffle(q2, q3, 0, 16, 1, 17, 2, 18, 3, 19, 4, 20, 5, 21, 6, 22, 7, 23), h23 = wasm_i8x16_shuffle(q2, q3, 8, 24, 9, 25, 10, 26, 11, 27, 12, 28, 13, 29, 14, 30, 15, 31);
+          u0 = wasm_i16x8_shuffle(l01, l23, 0, 8, 1, 9, 2, 10, 3, 11);
+          u1 = wasm_i16x8_shuffle(l01, l23, 4, 12, 5, 13, 6, 14, 7, 15);
+          u2 = wasm_i16x8_shuffle(h01, h23, 0, 8, 1, 9, 2, 10, 3, 11);
+          u3 = wasm_i16x8_shuffle(h01, h23, 4, 12, 5, 13, 6, 14, 7, 15);
+        }
+        {
+          const v128_t q0 = wasm_v128_xor(wasm_v128_load(ip[1] + c0), xm);
+          const v128_t q1 = wasm_v128_xor(wasm_v128_load(ip[4] + c0), xm);
+          const v128_t q2 = wasm_v128_xor(wasm_v128_load(ip[7] + c0), xm);
+          const v128_t q3 = xm;
+          const v128_t l01 = wasm_i8x16_shuffle(q0, q1, 0, 16, 1, 17, 2, 18, 3, 19, 4, 20, 5, 21, 6, 22, 7, 23), h01 = wasm_i8x16_shuffle(q0, q1, 8, 24, 9, 25, 10, 26, 11, 27, 12, 28, 13, 29, 14, 30, 15, 31);
+          const v128_t l23 = wasm_i8x16_shuffle(q2, q3, 0, 16, 1, 17, 2, 18, 3, 19, 4, 20, 5, 21, 6, 22, 7, 23), h23 = wasm_i8x16_shuffle(q2, q3, 8, 24, 9, 25, 10, 26, 11, 27, 12, 28, 13, 29, 14, 30, 15, 31);
+          v0 = wasm_i16x8_shuffle(l01, l23, 0, 8, 1, 9, 2, 10, 3, 11);
+          v1 = wasm_i16x8_shuffle(l01, l23, 4, 12, 5, 13, 6, 14, 7, 15);
+          v2 = wasm_i16x8_shuffle(h01, h23, 0, 8, 1, 9, 2, 10, 3, 11);
+          v3 = wasm_i16x8_shuffle(h01, h23, 4, 12, 5, 13, 6, 14, 7, 15);
+        }
+      }
+      {
+        const v128_t q0 = wasm_v128_xor(wasm_v128_load(ip[2] + c0), xm);
+        const v128_t q1 = wasm_v128_xor(wasm_v128_load(ip[5] + c0), xm);
+        const v128_t q2 = wasm_v128_xor(wasm_v128_load(ip[8] + c0), xm);
+        const v128_t q3 = xm;
+        const v128_t l01 = wasm_i8x16_shuffle(q0, q1, 0, 16, 1, 17, 2, 18, 3, 19, 4, 20, 5, 21, 6, 22, 7, 23), h01 = wasm_i8x16_shuffle(q0, q1, 8, 24, 9, 25, 10, 26, 11, 27, 12, 28, 13, 29, 14, 30, 15, 31);
+        const v128_t l23 = wasm_i8x16_shuffle(q2, q3, 0, 16, 1, 17, 2, 18, 3, 19, 4, 20, 5, 21, 6, 22, 7, 23), h23 = wasm_i8x16_shuffle(q2, q3, 8, 24, 9, 25, 10, 26, 11, 27, 12, 28, 13, 29, 14, 30, 15, 31);
+        s0 = wasm_i16x8_shuffle(l01, l23, 0, 8, 1, 9, 2, 10, 3, 11);
+        s1 = wasm_i16x8_shuffle(l01, l23, 4, 12, 5, 13, 6, 14, 7, 15);
+        s2 = wasm_i16x8_shuffle(h01, h23, 0, 8, 1, 9, 2, 10, 3, 11);
+        s3 = wasm_i16x8_shuffle(h01, h23, 4, 12, 5, 13, 6, 14, 7, 15);
+      }
+      v128_t acc0_0 = wasm_v128_load(wb + 0);
+      v128_t acc0_1 = wasm_v128_load(wb + 4);
+      v128_t acc0_2 = wasm_v128_load(wb + 8);
+      v128_t acc0_3 = wasm_v128_load(wb + 12);
+      acc0_0 = wasm_i32x4_relaxed_dot_i8x16_i7x16_add(wasm_v128_load(wt + 0), u0, acc0_0);
+      acc0_1 = wasm_i32x4_relaxed_dot_i8x16_i7x16_add(wasm_v128_load(wt + 16), u1, acc0_1);
+      acc0_2 = wasm_i32x4_relaxed_dot_i8x16_i7x16_add(wasm_v128_load(wt + 32), u2, acc0_2);
+      acc0_3 = wasm_i32x4_relaxed_dot_i8x16_i7x16_add(wasm_v128_load(wt + 48), u3, acc0_3);
+      acc0_0 = wasm_i32x4_relaxed_dot_i8x16_i7x16_add(wasm_v128_load(wt + 64 + 0), v0, acc0_0);
+      acc0_1 = wasm_i32x4_relaxed_dot_i8x16_i7x16_add(wasm_v128_load(wt + 64 + 16), v1, acc0_1);
+      acc0_2 = wasm_i32x4_relaxed_dot_i8x16_i7x16_add(wasm_v128_load(wt + 64 + 32), v2, acc0_2);
+      acc0_3 = wasm_i32x4_relaxed_dot_i8x16_i7x16_add(wasm_v128_load(wt + 64 + 48), v3, acc0_3);
+      acc0_0 = wasm_i32x4_relaxed_dot_i8x16_i7x16_add(wasm_v128_load(wt + 128 + 0), s0, acc0_0);
+      acc0_1 = wasm_i32x4_relaxed_dot_i8x16_i7x16_add(wasm_v128_load(wt + 128 + 16), s1, acc0_1);
+      acc0_2 = wasm_i32x4_relaxed_dot_i8x16_i7x16_add(wasm_v128_load(wt + 128 + 32), s2, acc0_2);
+      acc0_3 = wasm_i32x4_relaxed_dot_i8x16_i7x16_add(wasm_v128_load(wt + 128 + 48), s3, acc0_3);
+      const float* mp = (const float*)(const void*)((const char*)(pw) + 64);
+      const v128_t mq0 = wasm_v128_load(mp + 0);
+      const v128_t mq1 = wasm_v128_load(mp + 4);
+      const v128_t mq2 = wasm_v128_load(mp + 8);
+      const v128_t mq3 = wasm_v128_load(mp + 12);
+      const v128_t q0_0 = wasm_i32x4_sub(wasm_f32x4_add(wasm_f32x4_pmax(wasm_f32x4_mul(wasm_f32x4_convert_i32x4(acc0_0), mq0), qlo), qmagic), qmz);
+      const v128_t q0_1 = wasm_i32x4_sub(wasm_f32x4_add(wasm_f32x4_pmax(wasm_f32x4_mul(wasm_f32x4_convert_i32x4(acc0_1), mq1), qlo), qmagic), qmz);
+      const v128_t q0_2 = wasm_i32x4_sub(wasm_f32x4_add(wasm_f32x4_pmax(wasm_f32x4_mul(wasm_f32x4_convert_i32x4(acc0_2), mq2), qlo), qmagic), qmz);
+      const v128_t q0_3 = wasm_i32x4_sub(wasm_f32x4_add(wasm_f32x4_pmax(wasm_f32x4_mul(wasm_f32x4_convert_i32x4(acc0_3), mq3), qlo), qmagic), qmz);
+      wasm_v128_store(op + 0, wasm_i8x16_min(wasm_i8x16_narrow_i16x8(wasm_i16x8_narrow_i32x4(q0_0, q0_1), wasm_i16x8_narrow_i32x4(q0_2, q0_3)), qmax8));
+      u0 = v0;
+      u1 = v1;
+      u2 = v2;
+      u3 = v3;
+      v0 = s0;
+      v1 = s1;
+      v2 = s2;
+      v3 = s3;
+    }
+  }
+  if (full < channels) {
+    const size_t rem = channels - full;
+    for (size_t px = 0; px < width; px++, in += ks, out += out_stride) {
       const int32_t* wb = (const int32_t*)(const void*)pw;
       v128_t acc0_0 = wasm_v128_load(wb + 0);
       v128_t acc0_1 = wasm_v128_load(wb + 4);
       v128_t acc0_2 = wasm_v128_load(wb + 8);
       v128_t acc0_3 = wasm_v128_load(wb + 12);
-      const int8_t* wt = (const int8_t*)(pw + 128);
-      if (rem == 16) {
-        {
-        const v128_t q0 = wasm_v128_xor(wasm_v128_load(i0 + c0), xm);
-        const v128_t q1 = wasm_v128_xor(wasm_v128_load(i1 + c0), xm);
-        const v128_t q2 = wasm_v128_xor(wasm_v128_load(i2 + c0), xm);
-        const v128_t q3 = wasm_v128_xor(wasm_v128_load(i3 + c0), xm);
-        const v128_t l01 = wasm_i8x16_shuffle(q0, q1, 0, 16, 1, 17, 2, 18, 3, 19, 4, 20, 5, 21, 6, 22, 7, 23), h01 = wasm_i8x16_shuffle(q0, q1, 8, 24, 9, 25, 10, 26, 11, 27, 12, 28, 13, 29, 14, 30, 15, 31);
-        const v128_t l23 = wasm_i8x16_shuffle(q2, q3, 0, 16, 1, 17, 2, 18, 3, 19, 4, 20, 5, 21, 6, 22, 7, 23), h23 = wasm_i8x16_shuffle(q2, q3, 8, 24, 9, 25, 10, 26, 11, 27, 12, 28, 13, 29, 14, 30, 15, 31);
-        acc0_0 = wasm_i32x4_relaxed_dot_i8x16_i7x16_add(wasm_v128_load(wt + 0 + 0), wasm_i16x8_shuffle(l01, l23, 0, 8, 1, 9, 2, 10, 3, 11), acc0_0);
-        acc0_1 = wasm_i32x4_relaxed_dot_i8x16_i7x16_add(wasm_v128_load(wt + 0 + 16), wasm_i16x8_shuffle(l01, l23, 4, 12, 5, 13, 6, 14, 7, 15), acc0_1);
-        acc0_2 = wasm_i32x4_relaxed_dot_i8x16_i7x16_add(wasm_v128_load(wt + 0 + 32), wasm_i16x8_shuffle(h01, h23, 0, 8, 1, 9, 2, 10, 3, 11), acc0_2);
-        acc0_3 = wasm_i32x4_relaxed_dot_i8x16_i7x16_add(wasm_v128_load(wt + 0 + 48), wasm_i16x8_shuffle(h01, h23, 4, 12, 5, 13, 6, 14, 7, 15), acc0_3);
+      for (size_t g = 0; g < 3; g++) {
+        int8_t xb[3][16];
+        v128_t s0, s1, s2, s3;
+        for (size_t j = 0; j < 3; j++) {
+          for (size_t k = 0; k < 16; k++) xb[j][k] = k < rem ? in[3 * j + g][full + k] : 0;
         }
         {
-        const v128_t q0 = wasm_v128_xor(wasm_v128_load(i4 + c0), xm);
-        const v128_t q1 = wasm_v128_xor(wasm_v128_load(i5 + c0), xm);
-        const v128_t q2 = wasm_v128_xor(wasm_v128_load(i6 + c0), xm);
-        const v128_t q3 = wasm_v128_xor(wasm_v128_load(i7 + c0), xm);
-        const v128_t l01 = wasm_i8x16_shuffle(q0, q1, 0, 16, 1, 17, 2, 18, 3, 19, 4, 20, 5, 21, 6, 22, 7, 23), h01 = wasm_i8x16_shuffle(q0, q1, 8, 24, 9, 25, 10, 26, 11, 27, 12, 28, 13, 29, 14, 30, 15, 31);
-        const v128_t l23 = wasm_i8x16_shuffle(q2, q3, 0, 16, 1, 17, 2, 18, 3, 19, 4, 20, 5, 21, 6, 22, 7, 23), h23 = wasm_i8x16_shuffle(q2, q3, 8, 24, 9, 25, 10, 26, 11, 27, 12, 28, 13, 29, 14, 30, 15, 31);
-        acc0_0 = wasm_i32x4_relaxed_dot_i8x16_i7x16_add(wasm_v128_load(wt + 64 + 0), wasm_i16x8_shuffle(l01, l23, 0, 8, 1, 9, 2, 10, 3, 11), acc0_0);
-        acc0_1 = wasm_i32x4_relaxed_dot_i8x16_i7x16_add(wasm_v128_load(wt + 64 + 16), wasm_i16x8_shuffle(l01, l23, 4, 12, 5, 13, 6, 14, 7, 15), acc0_1);
-        acc0_2 = wasm_i32x4_relaxed_dot_i8x16_i7x16_add(wasm_v128_load(wt + 64 + 32), wasm_i16x8_shuffle(h01, h23, 0, 8, 1, 9, 2, 10, 3, 11), acc0_2);
-        acc0_3 = wasm_i32x4_relaxed_dot_i8x16_i7x16_add(wasm_v128_load(wt + 64 + 48), wasm_i16x8_shuffle(h01, h23, 4, 12, 5, 13, 6, 14, 7, 15), acc0_3);
-        }
-        {
-        const v128_t q0 = wasm_v128_xor(wasm_v128_load(i8 + c0), xm);
-        const v128_t q1 = xm;
-        const v128_t q2 = xm;
-        const v128_t q3 = xm;
-        const v128_t l01 = wasm_i8x16_shuffle(q0, q1, 0, 16, 1, 17, 2, 18, 3, 19, 4, 20, 5, 21, 6, 22, 7, 23), h01 = wasm_i8x16_shuffle(q0, q1, 8, 24, 9, 25, 10, 26, 11, 27, 12, 28, 13, 29, 14, 30, 15, 31);
-        const v128_t l23 = wasm_i8x16_shuffle(q2, q3, 0, 16, 1, 17, 2, 18, 3, 19, 4, 20, 5, 21, 6, 22, 7, 23), h23 = wasm_i8x16_shuffle(q2, q3, 8, 24, 9, 25, 10, 26, 11, 27, 12, 28, 13, 29, 14, 30, 15, 31);
-        acc0_0 = wasm_i32x4_relaxed_dot_i8x16_i7x16_add(wasm_v128_load(wt + 128 + 0), wasm_i16x8_shuffle(l01, l23, 0, 8, 1, 9, 2, 10, 3, 11), acc0_0);
-        acc0_1 = wasm_i32x4_relaxed_dot_i8x16_i7x16_add(wasm_v128_load(wt + 128 + 16), wasm_i16x8_shuffle(l01, l23, 4, 12, 5, 13, 6, 14, 7, 15), acc0_1);
-        acc0_2 = wasm_i32x4_relaxed_dot_i8x16_i7x16_add(wasm_v128_load(wt + 128 + 32), wasm_i16x8_shuffle(h01, h23, 0, 8, 1, 9, 2, 10, 3, 11), acc0_2);
-        acc0_3 = wasm_i32x4_relaxed_dot_i8x16_i7x16_add(wasm_v128_load(wt + 128 + 48), wasm_i16x8_shuffle(h01, h23, 4, 12, 5, 13, 6, 14, 7, 15), acc0_3);
-        }
-      } else {
-        for (size_t g = 0; g < 3; g++) {
-          int8_t xb[4][16];
-          for (size_t j = 0; j < 4; j++) {
-            for (size_t k = 0; k < 16; k++) xb[j][k] = 4 * g + j < 9 && k < rem ? in[4 * g + j][c0 + k] : 0;
-          }
-          {
           const v128_t q0 = wasm_v128_xor(wasm_v128_load(xb[0]), xm);
           const v128_t q1 = wasm_v128_xor(wasm_v128_load(xb[1]), xm);
           const v128_t q2 = wasm_v128_xor(wasm_v128_load(xb[2]), xm);
-          const v128_t q3 = wasm_v128_xor(wasm_v128_load(xb[3]), xm);
+          const v128_t q3 = xm;
           const v128_t l01 = wasm_i8x16_shuffle(q0, q1, 0, 16, 1, 17, 2, 18, 3, 19, 4, 20, 5, 21, 6, 22, 7, 23), h01 = wasm_i8x16_shuffle(q0, q1, 8, 24, 9, 25, 10, 26, 11, 27, 12, 28, 13, 29, 14, 30, 15, 31);
           const v128_t l23 = wasm_i8x16_shuffle(q2, q3, 0, 16, 1, 17, 2, 18, 3, 19, 4, 20, 5, 21, 6, 22, 7, 23), h23 = wasm_i8x16_shuffle(q2, q3, 8, 24, 9, 25, 10, 26, 11, 27, 12, 28, 13, 29, 14, 30, 15, 31);
-          acc0_0 = wasm_i32x4_relaxed_dot_i8x16_i7x16_add(wasm_v128_load(wt + 64 * g + 0), wasm_i16x8_shuffle(l01, l23, 0, 8, 1, 9, 2, 10, 3, 11), acc0_0);
-          acc0_1 = wasm_i32x4_relaxed_dot_i8x16_i7x16_add(wasm_v128_load(wt + 64 * g + 16), wasm_i16x8_shuffle(l01, l23, 4, 12, 5, 13, 6, 14, 7, 15), acc0_1);
-          acc0_2 = wasm_i32x4_relaxed_dot_i8x16_i7x16_add(wasm_v128_load(wt + 64 * g + 32), wasm_i16x8_shuffle(h01, h23, 0, 8, 1, 9, 2, 10, 3, 11), acc0_2);
-          acc0_3 = wasm_i32x4_relaxed_dot_i8x16_i7x16_add(wasm_v128_load(wt + 64 * g + 48), wasm_i16x8_shuffle(h01, h23, 4, 12, 5, 13, 6, 14, 7, 15), acc0_3);
-          }
+          s0 = wasm_i16x8_shuffle(l01, l23, 0, 8, 1, 9, 2, 10, 3, 11);
+          s1 = wasm_i16x8_shuffle(l01, l23, 4, 12, 5, 13, 6, 14, 7, 15);
+          s2 = wasm_i16x8_shuffle(h01, h23, 0, 8, 1, 9, 2, 10, 3, 11);
+          s3 = wasm_i16x8_shuffle(h01, h23, 4, 12, 5, 13, 6, 14, 7, 15);
         }
+        acc0_0 = wasm_i32x4_relaxed_dot_i8x16_i7x16_add(wasm_v128_load((const int8_t*)(pw + 128) + 64 * g + 0), s0, acc0_0);
+        acc0_1 = wasm_i32x4_relaxed_dot_i8x16_i7x16_add(wasm_v128_load((const int8_t*)(pw + 128) + 64 * g + 16), s1, acc0_1);
+        acc0_2 = wasm_i32x4_relaxed_dot_i8x16_i7x16_add(wasm_v128_load((const int8_t*)(pw + 128) + 64 * g + 32), s2, acc0_2);
+        acc0_3 = wasm_i32x4_relaxed_dot_i8x16_i7x16_add(wasm_v128_load((const int8_t*)(pw + 128) + 64 * g + 48), s3, acc0_3);
       }
       const float* mp = (const float*)(const void*)((const char*)(pw) + 64);
       const v128_t mq0 = wasm_v128_load(mp + 0);
       const v128_t mq1 = wasm_v128_load(mp + 4);
       const v128_t mq2 = wasm_v128_load(mp + 8);
       const v128_t mq3 = wasm_v128_load(mp + 12);
-      const v128_t q0_0 = wasm_i32x4_sub(wasm_f32x4_add(wasm_f32x4_pmin(wasm_f32x4_pmax(wasm_f32x4_mul(wasm_f32x4_convert_i32x4(acc0_0), mq0), qlo), qhi), qmagic), qmz);
-      const v128_t q0_1 = wasm_i32x4_sub(wasm_f32x4_add(wasm_f32x4_pmin(wasm_f32x4_pmax(wasm_f32x4_mul(wasm_f32x4_convert_i32x4(acc0_1), mq1), qlo), qhi), qmagic), qmz);
-      const v128_t q0_2 = wasm_i32x4_sub(wasm_f32x4_add(wasm_f32x4_pmin(wasm_f32x4_pmax(wasm_f32x4_mul(wasm_f32x4_convert_i32x4(acc0_2), mq2), qlo), qhi), qmagic), qmz);
-      const v128_t q0_3 = wasm_i32x4_sub(wasm_f32x4_add(wasm_f32x4_pmin(wasm_f32x4_pmax(wasm_f32x4_mul(wasm_f32x4_convert_i32x4(acc0_3), mq3), qlo), qhi), qmagic), qmz);
-      if (rem == 16) {
-        wasm_v128_store64_lane((out + c0) + 0, wasm_i8x16_narrow_i16x8(wasm_i16x8_narrow_i32x4(q0_0, q0_1), wasm_i16x8_narrow_i32x4(q0_0, q0_1)), 0);
-        wasm_v128_store64_lane((out + c0) + 8, wasm_i8x16_narrow_i16x8(wasm_i16x8_narrow_i32x4(q0_2, q0_3), wasm_i16x8_narrow_i32x4(q0_2, q0_3)), 0);
-      } else {
-        int8_t ob[16];
-        wasm_v128_store64_lane(ob + 0, wasm_i8x16_narrow_i16x8(wasm_i16x8_narrow_i32x4(q0_0, q0_1), wasm_i16x8_narrow_i32x4(q0_0, q0_1)), 0);
-        wasm_v128_store64_lane(ob + 8, wasm_i8x16_narrow_i16x8(wasm_i16x8_narrow_i32x4(q0_2, q0_3), wasm_i16x8_narrow_i32x4(q0_2, q0_3)), 0);
-        for (size_t j = 0; j < rem; j++) out[c0 + j] = ob[j];
-      }
+      const v128_t q0_0 = wasm_i32x4_sub(wasm_f32x4_add(wasm_f32x4_pmax(wasm_f32x4_mul(wasm_f32x4_convert_i32x4(acc0_0), mq0), qlo), qmagic), qmz);
+      const v128_t q0_1 = wasm_i32x4_sub(wasm_f32x4_add(wasm_f32x4_pmax(wasm_f32x4_mul(wasm_f32x4_convert_i32x4(acc0_1), mq1), qlo), qmagic), qmz);
+      const v128_t q0_2 = wasm_i32x4_sub(wasm_f32x4_add(wasm_f32x4_pmax(wasm_f32x4_mul(wasm_f32x4_convert_i32x4(acc0_2), mq2), qlo), qmagic), qmz);
+      const v128_t q0_3 = wasm_i32x4_sub(wasm_f32x4_add(wasm_f32x4_pmax(wasm_f32x4_mul(wasm_f32x4_convert_i32x4(acc0_3), mq3), qlo), qmagic), qmz);
+      int8_t ob[16];
+      wasm_v128_store(ob + 0, wasm_i8x16_min(wasm_i8x16_narrow_i16x8(wasm_i16x8_narrow_i32x4(q0_0, q0_1), wasm_i16x8_narrow_i32x4(q0_2, q0_3)), qmax8));
+      for (size_t j = 0; j < rem; j++) (out + full)[j] = ob[j];
     }
   }
 }
@@ -3290,54 +3304,42 @@ static void wrt_wasm_relaxed_dot_qgemm_4x8(size_t mr, size_t nc, size_t kc, cons
     acc3_1 = wasm_i32x4_relaxed_dot_i8x16_i7x16_add(wq1, xa3, acc3_1);
   }
   const v128_t qlo = wasm_f32x4_splat(p->lo);
-  const v128_t qhi = wasm_f32x4_splat(p->hi);
   const v128_t qmagic = wasm_f32x4_const_splat(12582912.0f);
   const v128_t qmz = wasm_i32x4_splat(0x4B400000 - p->zy);
+  const v128_t qmax8 = wasm_i8x16_splat((int8_t)((int32_t)p->hi + p->zy));
   const float* mp = (const float*)(const void*)((const char*)(packed_w) + 32);
   const v128_t mq0 = wasm_v128_load(mp + 0);
   const v128_t mq1 = wasm_v128_load(mp + 4);
   {
-    const v128_t q3_0 = wasm_i32x4_sub(wasm_f32x4_add(wasm_f32x4_pmin(wasm_f32x4_pmax(wasm_f32x4_mul(wasm_f32x4_convert_i32x4(acc3_0), mq0), qlo), qhi), qmagic), qmz);
-    const v128_t q3_1 = wasm_i32x4_sub(wasm_f32x4_add(wasm_f32x4_pmin(wasm_f32x4_pmax(wasm_f32x4_mul(wasm_f32x4_convert_i32x4(acc3_1), mq1), qlo), qhi), qmagic), qmz);
+    const v128_t q3_0 = wasm_i32x4_sub(wasm_f32x4_add(wasm_f32x4_pmax(wasm_f32x4_mul(wasm_f32x4_convert_i32x4(acc3_0), mq0), qlo), qmagic), qmz);
+    const v128_t q3_1 = wasm_i32x4_sub(wasm_f32x4_add(wasm_f32x4_pmax(wasm_f32x4_mul(wasm_f32x4_convert_i32x4(acc3_1), mq1), qlo), qmagic), qmz);
+    const v128_t q2_0 = wasm_i32x4_sub(wasm_f32x4_add(wasm_f32x4_pmax(wasm_f32x4_mul(wasm_f32x4_convert_i32x4(acc2_0), mq0), qlo), qmagic), qmz);
+    const v128_t q2_1 = wasm_i32x4_sub(wasm_f32x4_add(wasm_f32x4_pmax(wasm_f32x4_mul(wasm_f32x4_convert_i32x4(acc2_1), mq1), qlo), qmagic), qmz);
+    const v128_t b = wasm_i8x16_min(wasm_i8x16_narrow_i16x8(wasm_i16x8_narrow_i32x4(q3_0, q3_1), wasm_i16x8_narrow_i32x4(q2_0, q2_1)), qmax8);
     if (nc == 8) {
-      wasm_v128_store64_lane(c3 + 0, wasm_i8x16_narrow_i16x8(wasm_i16x8_narrow_i32x4(q3_0, q3_1), wasm_i16x8_narrow_i32x4(q3_0, q3_1)), 0);
+      wasm_v128_store64_lane(c3, b, 0);
+      wasm_v128_store64_lane(c2, b, 1);
     } else {
-      int8_t ob[8];
-      wasm_v128_store64_lane(ob + 0, wasm_i8x16_narrow_i16x8(wasm_i16x8_narrow_i32x4(q3_0, q3_1), wasm_i16x8_narrow_i32x4(q3_0, q3_1)), 0);
+      int8_t ob[16];
+      wasm_v128_store(ob, b);
       for (size_t j = 0; j < nc; j++) c3[j] = ob[j];
+      for (size_t j = 0; j < nc; j++) c2[j] = ob[8 + j];
     }
   }
   {
-    const v128_t q2_0 = wasm_i32x4_sub(wasm_f32x4_add(wasm_f32x4_pmin(wasm_f32x4_pmax(wasm_f32x4_mul(wasm_f32x4_convert_i32x4(acc2_0), mq0), qlo), qhi), qmagic), qmz);
-    const v128_t q2_1 = wasm_i32x4_sub(wasm_f32x4_add(wasm_f32x4_pmin(wasm_f32x4_pmax(wasm_f32x4_mul(wasm_f32x4_convert_i32x4(acc2_1), mq1), qlo), qhi), qmagic), qmz);
+    const v128_t q1_0 = wasm_i32x4_sub(wasm_f32x4_add(wasm_f32x4_pmax(wasm_f32x4_mul(wasm_f32x4_convert_i32x4(acc1_0), mq0), qlo), qmagic), qmz);
+    const v128_t q1_1 = wasm_i32x4_sub(wasm_f32x4_add(wasm_f32x4_pmax(wasm_f32x4_mul(wasm_f32x4_convert_i32x4(acc1_1), mq1), qlo), qmagic), qmz);
+    const v128_t q0_0 = wasm_i32x4_sub(wasm_f32x4_add(wasm_f32x4_pmax(wasm_f32x4_mul(wasm_f32x4_convert_i32x4(acc0_0), mq0), qlo), qmagic), qmz);
+    const v128_t q0_1 = wasm_i32x4_sub(wasm_f32x4_add(wasm_f32x4_pmax(wasm_f32x4_mul(wasm_f32x4_convert_i32x4(acc0_1), mq1), qlo), qmagic), qmz);
+    const v128_t b = wasm_i8x16_min(wasm_i8x16_narrow_i16x8(wasm_i16x8_narrow_i32x4(q1_0, q1_1), wasm_i16x8_narrow_i32x4(q0_0, q0_1)), qmax8);
     if (nc == 8) {
-      wasm_v128_store64_lane(c2 + 0, wasm_i8x16_narrow_i16x8(wasm_i16x8_narrow_i32x4(q2_0, q2_1), wasm_i16x8_narrow_i32x4(q2_0, q2_1)), 0);
+      wasm_v128_store64_lane(c1, b, 0);
+      wasm_v128_store64_lane(c0, b, 1);
     } else {
-      int8_t ob[8];
-      wasm_v128_store64_lane(ob + 0, wasm_i8x16_narrow_i16x8(wasm_i16x8_narrow_i32x4(q2_0, q2_1), wasm_i16x8_narrow_i32x4(q2_0, q2_1)), 0);
-      for (size_t j = 0; j < nc; j++) c2[j] = ob[j];
-    }
-  }
-  {
-    const v128_t q1_0 = wasm_i32x4_sub(wasm_f32x4_add(wasm_f32x4_pmin(wasm_f32x4_pmax(wasm_f32x4_mul(wasm_f32x4_convert_i32x4(acc1_0), mq0), qlo), qhi), qmagic), qmz);
-    const v128_t q1_1 = wasm_i32x4_sub(wasm_f32x4_add(wasm_f32x4_pmin(wasm_f32x4_pmax(wasm_f32x4_mul(wasm_f32x4_convert_i32x4(acc1_1), mq1), qlo), qhi), qmagic), qmz);
-    if (nc == 8) {
-      wasm_v128_store64_lane(c1 + 0, wasm_i8x16_narrow_i16x8(wasm_i16x8_narrow_i32x4(q1_0, q1_1), wasm_i16x8_narrow_i32x4(q1_0, q1_1)), 0);
-    } else {
-      int8_t ob[8];
-      wasm_v128_store64_lane(ob + 0, wasm_i8x16_narrow_i16x8(wasm_i16x8_narrow_i32x4(q1_0, q1_1), wasm_i16x8_narrow_i32x4(q1_0, q1_1)), 0);
+      int8_t ob[16];
+      wasm_v128_store(ob, b);
       for (size_t j = 0; j < nc; j++) c1[j] = ob[j];
-    }
-  }
-  {
-    const v128_t q0_0 = wasm_i32x4_sub(wasm_f32x4_add(wasm_f32x4_pmin(wasm_f32x4_pmax(wasm_f32x4_mul(wasm_f32x4_convert_i32x4(acc0_0), mq0), qlo), qhi), qmagic), qmz);
-    const v128_t q0_1 = wasm_i32x4_sub(wasm_f32x4_add(wasm_f32x4_pmin(wasm_f32x4_pmax(wasm_f32x4_mul(wasm_f32x4_convert_i32x4(acc0_1), mq1), qlo), qhi), qmagic), qmz);
-    if (nc == 8) {
-      wasm_v128_store64_lane(c0 + 0, wasm_i8x16_narrow_i16x8(wasm_i16x8_narrow_i32x4(q0_0, q0_1), wasm_i16x8_narrow_i32x4(q0_0, q0_1)), 0);
-    } else {
-      int8_t ob[8];
-      wasm_v128_store64_lane(ob + 0, wasm_i8x16_narrow_i16x8(wasm_i16x8_narrow_i32x4(q0_0, q0_1), wasm_i16x8_narrow_i32x4(q0_0, q0_1)), 0);
-      for (size_t j = 0; j < nc; j++) c0[j] = ob[j];
+      for (size_t j = 0; j < nc; j++) c0[j] = ob[8 + j];
     }
   }
 }
@@ -3408,54 +3410,42 @@ static void wrt_wasm_relaxed_dot_qigemm_4x8(size_t mr, size_t nc, size_t kc, siz
     }
   }
   const v128_t qlo = wasm_f32x4_splat(p->lo);
-  const v128_t qhi = wasm_f32x4_splat(p->hi);
   const v128_t qmagic = wasm_f32x4_const_splat(12582912.0f);
   const v128_t qmz = wasm_i32x4_splat(0x4B400000 - p->zy);
+  const v128_t qmax8 = wasm_i8x16_splat((int8_t)((int32_t)p->hi + p->zy));
   const float* mp = (const float*)(const void*)((const char*)(packed_w) + 32);
   const v128_t mq0 = wasm_v128_load(mp + 0);
   const v128_t mq1 = wasm_v128_load(mp + 4);
   {
-    const v128_t q3_0 = wasm_i32x4_sub(wasm_f32x4_add(wasm_f32x4_pmin(wasm_f32x4_pmax(wasm_f32x4_mul(wasm_f32x4_convert_i32x4(acc3_0), mq0), qlo), qhi), qmagic), qmz);
-    const v128_t q3_1 = wasm_i32x4_sub(wasm_f32x4_add(wasm_f32x4_pmin(wasm_f32x4_pmax(wasm_f32x4_mul(wasm_f32x4_convert_i32x4(acc3_1), mq1), qlo), qhi), qmagic), qmz);
+    const v128_t q3_0 = wasm_i32x4_sub(wasm_f32x4_add(wasm_f32x4_pmax(wasm_f32x4_mul(wasm_f32x4_convert_i32x4(acc3_0), mq0), qlo), qmagic), qmz);
+    const v128_t q3_1 = wasm_i32x4_sub(wasm_f32x4_add(wasm_f32x4_pmax(wasm_f32x4_mul(wasm_f32x4_convert_i32x4(acc3_1), mq1), qlo), qmagic), qmz);
+    const v128_t q2_0 = wasm_i32x4_sub(wasm_f32x4_add(wasm_f32x4_pmax(wasm_f32x4_mul(wasm_f32x4_convert_i32x4(acc2_0), mq0), qlo), qmagic), qmz);
+    const v128_t q2_1 = wasm_i32x4_sub(wasm_f32x4_add(wasm_f32x4_pmax(wasm_f32x4_mul(wasm_f32x4_convert_i32x4(acc2_1), mq1), qlo), qmagic), qmz);
+    const v128_t b = wasm_i8x16_min(wasm_i8x16_narrow_i16x8(wasm_i16x8_narrow_i32x4(q3_0, q3_1), wasm_i16x8_narrow_i32x4(q2_0, q2_1)), qmax8);
     if (nc == 8) {
-      wasm_v128_store64_lane(c3 + 0, wasm_i8x16_narrow_i16x8(wasm_i16x8_narrow_i32x4(q3_0, q3_1), wasm_i16x8_narrow_i32x4(q3_0, q3_1)), 0);
+      wasm_v128_store64_lane(c3, b, 0);
+      wasm_v128_store64_lane(c2, b, 1);
     } else {
-      int8_t ob[8];
-      wasm_v128_store64_lane(ob + 0, wasm_i8x16_narrow_i16x8(wasm_i16x8_narrow_i32x4(q3_0, q3_1), wasm_i16x8_narrow_i32x4(q3_0, q3_1)), 0);
+      int8_t ob[16];
+      wasm_v128_store(ob, b);
       for (size_t j = 0; j < nc; j++) c3[j] = ob[j];
+      for (size_t j = 0; j < nc; j++) c2[j] = ob[8 + j];
     }
   }
   {
-    const v128_t q2_0 = wasm_i32x4_sub(wasm_f32x4_add(wasm_f32x4_pmin(wasm_f32x4_pmax(wasm_f32x4_mul(wasm_f32x4_convert_i32x4(acc2_0), mq0), qlo), qhi), qmagic), qmz);
-    const v128_t q2_1 = wasm_i32x4_sub(wasm_f32x4_add(wasm_f32x4_pmin(wasm_f32x4_pmax(wasm_f32x4_mul(wasm_f32x4_convert_i32x4(acc2_1), mq1), qlo), qhi), qmagic), qmz);
+    const v128_t q1_0 = wasm_i32x4_sub(wasm_f32x4_add(wasm_f32x4_pmax(wasm_f32x4_mul(wasm_f32x4_convert_i32x4(acc1_0), mq0), qlo), qmagic), qmz);
+    const v128_t q1_1 = wasm_i32x4_sub(wasm_f32x4_add(wasm_f32x4_pmax(wasm_f32x4_mul(wasm_f32x4_convert_i32x4(acc1_1), mq1), qlo), qmagic), qmz);
+    const v128_t q0_0 = wasm_i32x4_sub(wasm_f32x4_add(wasm_f32x4_pmax(wasm_f32x4_mul(wasm_f32x4_convert_i32x4(acc0_0), mq0), qlo), qmagic), qmz);
+    const v128_t q0_1 = wasm_i32x4_sub(wasm_f32x4_add(wasm_f32x4_pmax(wasm_f32x4_mul(wasm_f32x4_convert_i32x4(acc0_1), mq1), qlo), qmagic), qmz);
+    const v128_t b = wasm_i8x16_min(wasm_i8x16_narrow_i16x8(wasm_i16x8_narrow_i32x4(q1_0, q1_1), wasm_i16x8_narrow_i32x4(q0_0, q0_1)), qmax8);
     if (nc == 8) {
-      wasm_v128_store64_lane(c2 + 0, wasm_i8x16_narrow_i16x8(wasm_i16x8_narrow_i32x4(q2_0, q2_1), wasm_i16x8_narrow_i32x4(q2_0, q2_1)), 0);
+      wasm_v128_store64_lane(c1, b, 0);
+      wasm_v128_store64_lane(c0, b, 1);
     } else {
-      int8_t ob[8];
-      wasm_v128_store64_lane(ob + 0, wasm_i8x16_narrow_i16x8(wasm_i16x8_narrow_i32x4(q2_0, q2_1), wasm_i16x8_narrow_i32x4(q2_0, q2_1)), 0);
-      for (size_t j = 0; j < nc; j++) c2[j] = ob[j];
-    }
-  }
-  {
-    const v128_t q1_0 = wasm_i32x4_sub(wasm_f32x4_add(wasm_f32x4_pmin(wasm_f32x4_pmax(wasm_f32x4_mul(wasm_f32x4_convert_i32x4(acc1_0), mq0), qlo), qhi), qmagic), qmz);
-    const v128_t q1_1 = wasm_i32x4_sub(wasm_f32x4_add(wasm_f32x4_pmin(wasm_f32x4_pmax(wasm_f32x4_mul(wasm_f32x4_convert_i32x4(acc1_1), mq1), qlo), qhi), qmagic), qmz);
-    if (nc == 8) {
-      wasm_v128_store64_lane(c1 + 0, wasm_i8x16_narrow_i16x8(wasm_i16x8_narrow_i32x4(q1_0, q1_1), wasm_i16x8_narrow_i32x4(q1_0, q1_1)), 0);
-    } else {
-      int8_t ob[8];
-      wasm_v128_store64_lane(ob + 0, wasm_i8x16_narrow_i16x8(wasm_i16x8_narrow_i32x4(q1_0, q1_1), wasm_i16x8_narrow_i32x4(q1_0, q1_1)), 0);
+      int8_t ob[16];
+      wasm_v128_store(ob, b);
       for (size_t j = 0; j < nc; j++) c1[j] = ob[j];
-    }
-  }
-  {
-    const v128_t q0_0 = wasm_i32x4_sub(wasm_f32x4_add(wasm_f32x4_pmin(wasm_f32x4_pmax(wasm_f32x4_mul(wasm_f32x4_convert_i32x4(acc0_0), mq0), qlo), qhi), qmagic), qmz);
-    const v128_t q0_1 = wasm_i32x4_sub(wasm_f32x4_add(wasm_f32x4_pmin(wasm_f32x4_pmax(wasm_f32x4_mul(wasm_f32x4_convert_i32x4(acc0_1), mq1), qlo), qhi), qmagic), qmz);
-    if (nc == 8) {
-      wasm_v128_store64_lane(c0 + 0, wasm_i8x16_narrow_i16x8(wasm_i16x8_narrow_i32x4(q0_0, q0_1), wasm_i16x8_narrow_i32x4(q0_0, q0_1)), 0);
-    } else {
-      int8_t ob[8];
-      wasm_v128_store64_lane(ob + 0, wasm_i8x16_narrow_i16x8(wasm_i16x8_narrow_i32x4(q0_0, q0_1), wasm_i16x8_narrow_i32x4(q0_0, q0_1)), 0);
-      for (size_t j = 0; j < nc; j++) c0[j] = ob[j];
+      for (size_t j = 0; j < nc; j++) c0[j] = ob[8 + j];
     }
   }
 }

@@ -2610,54 +2610,42 @@ static void wrt_wasm_simd128_qgemm_4x8(size_t mr, size_t nc, size_t kc, const in
     acc3_1 = wasm_i32x4_add(acc3_1, wasm_i32x4_dot_i16x8(wq1, xa3));
   }
   const v128_t qlo = wasm_f32x4_splat(p->lo);
-  const v128_t qhi = wasm_f32x4_splat(p->hi);
   const v128_t qmagic = wasm_f32x4_const_splat(12582912.0f);
   const v128_t qmz = wasm_i32x4_splat(0x4B400000 - p->zy);
+  const v128_t qmax8 = wasm_i8x16_splat((int8_t)((int32_t)p->hi + p->zy));
   const float* mp = (const float*)(const void*)((const char*)(packed_w) + 32);
   const v128_t mq0 = wasm_v128_load(mp + 0);
   const v128_t mq1 = wasm_v128_load(mp + 4);
   {
-    const v128_t q3_0 = wasm_i32x4_sub(wasm_f32x4_add(wasm_f32x4_pmin(wasm_f32x4_pmax(wasm_f32x4_mul(wasm_f32x4_convert_i32x4(acc3_0), mq0), qlo), qhi), qmagic), qmz);
-    const v128_t q3_1 = wasm_i32x4_sub(wasm_f32x4_add(wasm_f32x4_pmin(wasm_f32x4_pmax(wasm_f32x4_mul(wasm_f32x4_convert_i32x4(acc3_1), mq1), qlo), qhi), qmagic), qmz);
+    const v128_t q3_0 = wasm_i32x4_sub(wasm_f32x4_add(wasm_f32x4_pmax(wasm_f32x4_mul(wasm_f32x4_convert_i32x4(acc3_0), mq0), qlo), qmagic), qmz);
+    const v128_t q3_1 = wasm_i32x4_sub(wasm_f32x4_add(wasm_f32x4_pmax(wasm_f32x4_mul(wasm_f32x4_convert_i32x4(acc3_1), mq1), qlo), qmagic), qmz);
+    const v128_t q2_0 = wasm_i32x4_sub(wasm_f32x4_add(wasm_f32x4_pmax(wasm_f32x4_mul(wasm_f32x4_convert_i32x4(acc2_0), mq0), qlo), qmagic), qmz);
+    const v128_t q2_1 = wasm_i32x4_sub(wasm_f32x4_add(wasm_f32x4_pmax(wasm_f32x4_mul(wasm_f32x4_convert_i32x4(acc2_1), mq1), qlo), qmagic), qmz);
+    const v128_t b = wasm_i8x16_min(wasm_i8x16_narrow_i16x8(wasm_i16x8_narrow_i32x4(q3_0, q3_1), wasm_i16x8_narrow_i32x4(q2_0, q2_1)), qmax8);
     if (nc == 8) {
-      wasm_v128_store64_lane(c3 + 0, wasm_i8x16_narrow_i16x8(wasm_i16x8_narrow_i32x4(q3_0, q3_1), wasm_i16x8_narrow_i32x4(q3_0, q3_1)), 0);
+      wasm_v128_store64_lane(c3, b, 0);
+      wasm_v128_store64_lane(c2, b, 1);
     } else {
-      int8_t ob[8];
-      wasm_v128_store64_lane(ob + 0, wasm_i8x16_narrow_i16x8(wasm_i16x8_narrow_i32x4(q3_0, q3_1), wasm_i16x8_narrow_i32x4(q3_0, q3_1)), 0);
+      int8_t ob[16];
+      wasm_v128_store(ob, b);
       for (size_t j = 0; j < nc; j++) c3[j] = ob[j];
+      for (size_t j = 0; j < nc; j++) c2[j] = ob[8 + j];
     }
   }
   {
-    const v128_t q2_0 = wasm_i32x4_sub(wasm_f32x4_add(wasm_f32x4_pmin(wasm_f32x4_pmax(wasm_f32x4_mul(wasm_f32x4_convert_i32x4(acc2_0), mq0), qlo), qhi), qmagic), qmz);
-    const v128_t q2_1 = wasm_i32x4_sub(wasm_f32x4_add(wasm_f32x4_pmin(wasm_f32x4_pmax(wasm_f32x4_mul(wasm_f32x4_convert_i32x4(acc2_1), mq1), qlo), qhi), qmagic), qmz);
+    const v128_t q1_0 = wasm_i32x4_sub(wasm_f32x4_add(wasm_f32x4_pmax(wasm_f32x4_mul(wasm_f32x4_convert_i32x4(acc1_0), mq0), qlo), qmagic), qmz);
+    const v128_t q1_1 = wasm_i32x4_sub(wasm_f32x4_add(wasm_f32x4_pmax(wasm_f32x4_mul(wasm_f32x4_convert_i32x4(acc1_1), mq1), qlo), qmagic), qmz);
+    const v128_t q0_0 = wasm_i32x4_sub(wasm_f32x4_add(wasm_f32x4_pmax(wasm_f32x4_mul(wasm_f32x4_convert_i32x4(acc0_0), mq0), qlo), qmagic), qmz);
+    const v128_t q0_1 = wasm_i32x4_sub(wasm_f32x4_add(wasm_f32x4_pmax(wasm_f32x4_mul(wasm_f32x4_convert_i32x4(acc0_1), mq1), qlo), qmagic), qmz);
+    const v128_t b = wasm_i8x16_min(wasm_i8x16_narrow_i16x8(wasm_i16x8_narrow_i32x4(q1_0, q1_1), wasm_i16x8_narrow_i32x4(q0_0, q0_1)), qmax8);
     if (nc == 8) {
-      wasm_v128_store64_lane(c2 + 0, wasm_i8x16_narrow_i16x8(wasm_i16x8_narrow_i32x4(q2_0, q2_1), wasm_i16x8_narrow_i32x4(q2_0, q2_1)), 0);
+      wasm_v128_store64_lane(c1, b, 0);
+      wasm_v128_store64_lane(c0, b, 1);
     } else {
-      int8_t ob[8];
-      wasm_v128_store64_lane(ob + 0, wasm_i8x16_narrow_i16x8(wasm_i16x8_narrow_i32x4(q2_0, q2_1), wasm_i16x8_narrow_i32x4(q2_0, q2_1)), 0);
-      for (size_t j = 0; j < nc; j++) c2[j] = ob[j];
-    }
-  }
-  {
-    const v128_t q1_0 = wasm_i32x4_sub(wasm_f32x4_add(wasm_f32x4_pmin(wasm_f32x4_pmax(wasm_f32x4_mul(wasm_f32x4_convert_i32x4(acc1_0), mq0), qlo), qhi), qmagic), qmz);
-    const v128_t q1_1 = wasm_i32x4_sub(wasm_f32x4_add(wasm_f32x4_pmin(wasm_f32x4_pmax(wasm_f32x4_mul(wasm_f32x4_convert_i32x4(acc1_1), mq1), qlo), qhi), qmagic), qmz);
-    if (nc == 8) {
-      wasm_v128_store64_lane(c1 + 0, wasm_i8x16_narrow_i16x8(wasm_i16x8_narrow_i32x4(q1_0, q1_1), wasm_i16x8_narrow_i32x4(q1_0, q1_1)), 0);
-    } else {
-      int8_t ob[8];
-      wasm_v128_store64_lane(ob + 0, wasm_i8x16_narrow_i16x8(wasm_i16x8_narrow_i32x4(q1_0, q1_1), wasm_i16x8_narrow_i32x4(q1_0, q1_1)), 0);
+      int8_t ob[16];
+      wasm_v128_store(ob, b);
       for (size_t j = 0; j < nc; j++) c1[j] = ob[j];
-    }
-  }
-  {
-    const v128_t q0_0 = wasm_i32x4_sub(wasm_f32x4_add(wasm_f32x4_pmin(wasm_f32x4_pmax(wasm_f32x4_mul(wasm_f32x4_convert_i32x4(acc0_0), mq0), qlo), qhi), qmagic), qmz);
-    const v128_t q0_1 = wasm_i32x4_sub(wasm_f32x4_add(wasm_f32x4_pmin(wasm_f32x4_pmax(wasm_f32x4_mul(wasm_f32x4_convert_i32x4(acc0_1), mq1), qlo), qhi), qmagic), qmz);
-    if (nc == 8) {
-      wasm_v128_store64_lane(c0 + 0, wasm_i8x16_narrow_i16x8(wasm_i16x8_narrow_i32x4(q0_0, q0_1), wasm_i16x8_narrow_i32x4(q0_0, q0_1)), 0);
-    } else {
-      int8_t ob[8];
-      wasm_v128_store64_lane(ob + 0, wasm_i8x16_narrow_i16x8(wasm_i16x8_narrow_i32x4(q0_0, q0_1), wasm_i16x8_narrow_i32x4(q0_0, q0_1)), 0);
-      for (size_t j = 0; j < nc; j++) c0[j] = ob[j];
+      for (size_t j = 0; j < nc; j++) c0[j] = ob[8 + j];
     }
   }
 }
@@ -2770,63 +2758,51 @@ static void wrt_wasm_simd128_qigemm_4x8(size_t mr, size_t nc, size_t kc, size_t 
     }
   }
   const v128_t qlo = wasm_f32x4_splat(p->lo);
-  const v128_t qhi = wasm_f32x4_splat(p->hi);
   const v128_t qmagic = wasm_f32x4_const_splat(12582912.0f);
   const v128_t qmz = wasm_i32x4_splat(0x4B400000 - p->zy);
+  const v128_t qmax8 = wasm_i8x16_splat((int8_t)((int32_t)p->hi + p->zy));
   const float* mp = (const float*)(const void*)((const char*)(packed_w) + 32);
   const v128_t mq0 = wasm_v128_load(mp + 0);
   const v128_t mq1 = wasm_v128_load(mp + 4);
   {
-    const v128_t q3_0 = wasm_i32x4_sub(wasm_f32x4_add(wasm_f32x4_pmin(wasm_f32x4_pmax(wasm_f32x4_mul(wasm_f32x4_convert_i32x4(acc3_0), mq0), qlo), qhi), qmagic), qmz);
-    const v128_t q3_1 = wasm_i32x4_sub(wasm_f32x4_add(wasm_f32x4_pmin(wasm_f32x4_pmax(wasm_f32x4_mul(wasm_f32x4_convert_i32x4(acc3_1), mq1), qlo), qhi), qmagic), qmz);
+    const v128_t q3_0 = wasm_i32x4_sub(wasm_f32x4_add(wasm_f32x4_pmax(wasm_f32x4_mul(wasm_f32x4_convert_i32x4(acc3_0), mq0), qlo), qmagic), qmz);
+    const v128_t q3_1 = wasm_i32x4_sub(wasm_f32x4_add(wasm_f32x4_pmax(wasm_f32x4_mul(wasm_f32x4_convert_i32x4(acc3_1), mq1), qlo), qmagic), qmz);
+    const v128_t q2_0 = wasm_i32x4_sub(wasm_f32x4_add(wasm_f32x4_pmax(wasm_f32x4_mul(wasm_f32x4_convert_i32x4(acc2_0), mq0), qlo), qmagic), qmz);
+    const v128_t q2_1 = wasm_i32x4_sub(wasm_f32x4_add(wasm_f32x4_pmax(wasm_f32x4_mul(wasm_f32x4_convert_i32x4(acc2_1), mq1), qlo), qmagic), qmz);
+    const v128_t b = wasm_i8x16_min(wasm_i8x16_narrow_i16x8(wasm_i16x8_narrow_i32x4(q3_0, q3_1), wasm_i16x8_narrow_i32x4(q2_0, q2_1)), qmax8);
     if (nc == 8) {
-      wasm_v128_store64_lane(c3 + 0, wasm_i8x16_narrow_i16x8(wasm_i16x8_narrow_i32x4(q3_0, q3_1), wasm_i16x8_narrow_i32x4(q3_0, q3_1)), 0);
+      wasm_v128_store64_lane(c3, b, 0);
+      wasm_v128_store64_lane(c2, b, 1);
     } else {
-      int8_t ob[8];
-      wasm_v128_store64_lane(ob + 0, wasm_i8x16_narrow_i16x8(wasm_i16x8_narrow_i32x4(q3_0, q3_1), wasm_i16x8_narrow_i32x4(q3_0, q3_1)), 0);
+      int8_t ob[16];
+      wasm_v128_store(ob, b);
       for (size_t j = 0; j < nc; j++) c3[j] = ob[j];
+      for (size_t j = 0; j < nc; j++) c2[j] = ob[8 + j];
     }
   }
   {
-    const v128_t q2_0 = wasm_i32x4_sub(wasm_f32x4_add(wasm_f32x4_pmin(wasm_f32x4_pmax(wasm_f32x4_mul(wasm_f32x4_convert_i32x4(acc2_0), mq0), qlo), qhi), qmagic), qmz);
-    const v128_t q2_1 = wasm_i32x4_sub(wasm_f32x4_add(wasm_f32x4_pmin(wasm_f32x4_pmax(wasm_f32x4_mul(wasm_f32x4_convert_i32x4(acc2_1), mq1), qlo), qhi), qmagic), qmz);
+    const v128_t q1_0 = wasm_i32x4_sub(wasm_f32x4_add(wasm_f32x4_pmax(wasm_f32x4_mul(wasm_f32x4_convert_i32x4(acc1_0), mq0), qlo), qmagic), qmz);
+    const v128_t q1_1 = wasm_i32x4_sub(wasm_f32x4_add(wasm_f32x4_pmax(wasm_f32x4_mul(wasm_f32x4_convert_i32x4(acc1_1), mq1), qlo), qmagic), qmz);
+    const v128_t q0_0 = wasm_i32x4_sub(wasm_f32x4_add(wasm_f32x4_pmax(wasm_f32x4_mul(wasm_f32x4_convert_i32x4(acc0_0), mq0), qlo), qmagic), qmz);
+    const v128_t q0_1 = wasm_i32x4_sub(wasm_f32x4_add(wasm_f32x4_pmax(wasm_f32x4_mul(wasm_f32x4_convert_i32x4(acc0_1), mq1), qlo), qmagic), qmz);
+    const v128_t b = wasm_i8x16_min(wasm_i8x16_narrow_i16x8(wasm_i16x8_narrow_i32x4(q1_0, q1_1), wasm_i16x8_narrow_i32x4(q0_0, q0_1)), qmax8);
     if (nc == 8) {
-      wasm_v128_store64_lane(c2 + 0, wasm_i8x16_narrow_i16x8(wasm_i16x8_narrow_i32x4(q2_0, q2_1), wasm_i16x8_narrow_i32x4(q2_0, q2_1)), 0);
+      wasm_v128_store64_lane(c1, b, 0);
+      wasm_v128_store64_lane(c0, b, 1);
     } else {
-      int8_t ob[8];
-      wasm_v128_store64_lane(ob + 0, wasm_i8x16_narrow_i16x8(wasm_i16x8_narrow_i32x4(q2_0, q2_1), wasm_i16x8_narrow_i32x4(q2_0, q2_1)), 0);
-      for (size_t j = 0; j < nc; j++) c2[j] = ob[j];
-    }
-  }
-  {
-    const v128_t q1_0 = wasm_i32x4_sub(wasm_f32x4_add(wasm_f32x4_pmin(wasm_f32x4_pmax(wasm_f32x4_mul(wasm_f32x4_convert_i32x4(acc1_0), mq0), qlo), qhi), qmagic), qmz);
-    const v128_t q1_1 = wasm_i32x4_sub(wasm_f32x4_add(wasm_f32x4_pmin(wasm_f32x4_pmax(wasm_f32x4_mul(wasm_f32x4_convert_i32x4(acc1_1), mq1), qlo), qhi), qmagic), qmz);
-    if (nc == 8) {
-      wasm_v128_store64_lane(c1 + 0, wasm_i8x16_narrow_i16x8(wasm_i16x8_narrow_i32x4(q1_0, q1_1), wasm_i16x8_narrow_i32x4(q1_0, q1_1)), 0);
-    } else {
-      int8_t ob[8];
-      wasm_v128_store64_lane(ob + 0, wasm_i8x16_narrow_i16x8(wasm_i16x8_narrow_i32x4(q1_0, q1_1), wasm_i16x8_narrow_i32x4(q1_0, q1_1)), 0);
+      int8_t ob[16];
+      wasm_v128_store(ob, b);
       for (size_t j = 0; j < nc; j++) c1[j] = ob[j];
-    }
-  }
-  {
-    const v128_t q0_0 = wasm_i32x4_sub(wasm_f32x4_add(wasm_f32x4_pmin(wasm_f32x4_pmax(wasm_f32x4_mul(wasm_f32x4_convert_i32x4(acc0_0), mq0), qlo), qhi), qmagic), qmz);
-    const v128_t q0_1 = wasm_i32x4_sub(wasm_f32x4_add(wasm_f32x4_pmin(wasm_f32x4_pmax(wasm_f32x4_mul(wasm_f32x4_convert_i32x4(acc0_1), mq1), qlo), qhi), qmagic), qmz);
-    if (nc == 8) {
-      wasm_v128_store64_lane(c0 + 0, wasm_i8x16_narrow_i16x8(wasm_i16x8_narrow_i32x4(q0_0, q0_1), wasm_i16x8_narrow_i32x4(q0_0, q0_1)), 0);
-    } else {
-      int8_t ob[8];
-      wasm_v128_store64_lane(ob + 0, wasm_i8x16_narrow_i16x8(wasm_i16x8_narrow_i32x4(q0_0, q0_1), wasm_i16x8_narrow_i32x4(q0_0, q0_1)), 0);
-      for (size_t j = 0; j < nc; j++) c0[j] = ob[j];
+      for (size_t j = 0; j < nc; j++) c0[j] = ob[8 + j];
     }
   }
 }
 
 static void wrt_wasm_simd128_qdwconv_9_c8(size_t channels, size_t width, size_t ks, const int8_t* const* in, const void* packed_w, int8_t* out, size_t out_stride, const wrt_qparams* p) {
   const v128_t qlo = wasm_f32x4_splat(p->lo);
-  const v128_t qhi = wasm_f32x4_splat(p->hi);
   const v128_t qmagic = wasm_f32x4_const_splat(12582912.0f);
   const v128_t qmz = wasm_i32x4_splat(0x4B400000 - p->zy);
+  const v128_t qmax8 = wasm_i8x16_splat((int8_t)((int32_t)p->hi + p->zy));
   for (size_t px = 0; px < width; px++, in += ks, out += out_stride) {
     const char* pw = (const char*)packed_w;
     const int8_t* i0 = in[0];
@@ -2882,13 +2858,13 @@ static void wrt_wasm_simd128_qdwconv_9_c8(size_t channels, size_t width, size_t 
       const float* mp = (const float*)(const void*)((const char*)(pw) + 32);
       const v128_t mq0 = wasm_v128_load(mp + 0);
       const v128_t mq1 = wasm_v128_load(mp + 4);
-      const v128_t q0_0 = wasm_i32x4_sub(wasm_f32x4_add(wasm_f32x4_pmin(wasm_f32x4_pmax(wasm_f32x4_mul(wasm_f32x4_convert_i32x4(acc0_0), mq0), qlo), qhi), qmagic), qmz);
-      const v128_t q0_1 = wasm_i32x4_sub(wasm_f32x4_add(wasm_f32x4_pmin(wasm_f32x4_pmax(wasm_f32x4_mul(wasm_f32x4_convert_i32x4(acc0_1), mq1), qlo), qhi), qmagic), qmz);
+      const v128_t q0_0 = wasm_i32x4_sub(wasm_f32x4_add(wasm_f32x4_pmax(wasm_f32x4_mul(wasm_f32x4_convert_i32x4(acc0_0), mq0), qlo), qmagic), qmz);
+      const v128_t q0_1 = wasm_i32x4_sub(wasm_f32x4_add(wasm_f32x4_pmax(wasm_f32x4_mul(wasm_f32x4_convert_i32x4(acc0_1), mq1), qlo), qmagic), qmz);
       if (rem == 8) {
-        wasm_v128_store64_lane((out + c0) + 0, wasm_i8x16_narrow_i16x8(wasm_i16x8_narrow_i32x4(q0_0, q0_1), wasm_i16x8_narrow_i32x4(q0_0, q0_1)), 0);
+        wasm_v128_store64_lane((out + c0) + 0, wasm_i8x16_min(wasm_i8x16_narrow_i16x8(wasm_i16x8_narrow_i32x4(q0_0, q0_1), wasm_i16x8_narrow_i32x4(q0_0, q0_1)), qmax8), 0);
       } else {
         int8_t ob[8];
-        wasm_v128_store64_lane(ob + 0, wasm_i8x16_narrow_i16x8(wasm_i16x8_narrow_i32x4(q0_0, q0_1), wasm_i16x8_narrow_i32x4(q0_0, q0_1)), 0);
+        wasm_v128_store64_lane(ob + 0, wasm_i8x16_min(wasm_i8x16_narrow_i16x8(wasm_i16x8_narrow_i32x4(q0_0, q0_1), wasm_i16x8_narrow_i32x4(q0_0, q0_1)), qmax8), 0);
         for (size_t j = 0; j < rem; j++) out[c0 + j] = ob[j];
       }
     }
@@ -2897,9 +2873,9 @@ static void wrt_wasm_simd128_qdwconv_9_c8(size_t channels, size_t width, size_t 
 
 static void wrt_wasm_simd128_qdwconv_25_c8(size_t channels, size_t width, size_t ks, const int8_t* const* in, const void* packed_w, int8_t* out, size_t out_stride, const wrt_qparams* p) {
   const v128_t qlo = wasm_f32x4_splat(p->lo);
-  const v128_t qhi = wasm_f32x4_splat(p->hi);
   const v128_t qmagic = wasm_f32x4_const_splat(12582912.0f);
   const v128_t qmz = wasm_i32x4_splat(0x4B400000 - p->zy);
+  const v128_t qmax8 = wasm_i8x16_splat((int8_t)((int32_t)p->hi + p->zy));
   for (size_t px = 0; px < width; px++, in += ks, out += out_stride) {
     const char* pw = (const char*)packed_w;
     const int8_t* i0 = in[0];
@@ -2995,13 +2971,13 @@ static void wrt_wasm_simd128_qdwconv_25_c8(size_t channels, size_t width, size_t
       const float* mp = (const float*)(const void*)((const char*)(pw) + 32);
       const v128_t mq0 = wasm_v128_load(mp + 0);
       const v128_t mq1 = wasm_v128_load(mp + 4);
-      const v128_t q0_0 = wasm_i32x4_sub(wasm_f32x4_add(wasm_f32x4_pmin(wasm_f32x4_pmax(wasm_f32x4_mul(wasm_f32x4_convert_i32x4(acc0_0), mq0), qlo), qhi), qmagic), qmz);
-      const v128_t q0_1 = wasm_i32x4_sub(wasm_f32x4_add(wasm_f32x4_pmin(wasm_f32x4_pmax(wasm_f32x4_mul(wasm_f32x4_convert_i32x4(acc0_1), mq1), qlo), qhi), qmagic), qmz);
+      const v128_t q0_0 = wasm_i32x4_sub(wasm_f32x4_add(wasm_f32x4_pmax(wasm_f32x4_mul(wasm_f32x4_convert_i32x4(acc0_0), mq0), qlo), qmagic), qmz);
+      const v128_t q0_1 = wasm_i32x4_sub(wasm_f32x4_add(wasm_f32x4_pmax(wasm_f32x4_mul(wasm_f32x4_convert_i32x4(acc0_1), mq1), qlo), qmagic), qmz);
       if (rem == 8) {
-        wasm_v128_store64_lane((out + c0) + 0, wasm_i8x16_narrow_i16x8(wasm_i16x8_narrow_i32x4(q0_0, q0_1), wasm_i16x8_narrow_i32x4(q0_0, q0_1)), 0);
+        wasm_v128_store64_lane((out + c0) + 0, wasm_i8x16_min(wasm_i8x16_narrow_i16x8(wasm_i16x8_narrow_i32x4(q0_0, q0_1), wasm_i16x8_narrow_i32x4(q0_0, q0_1)), qmax8), 0);
       } else {
         int8_t ob[8];
-        wasm_v128_store64_lane(ob + 0, wasm_i8x16_narrow_i16x8(wasm_i16x8_narrow_i32x4(q0_0, q0_1), wasm_i16x8_narrow_i32x4(q0_0, q0_1)), 0);
+        wasm_v128_store64_lane(ob + 0, wasm_i8x16_min(wasm_i8x16_narrow_i16x8(wasm_i16x8_narrow_i32x4(q0_0, q0_1), wasm_i16x8_narrow_i32x4(q0_0, q0_1)), qmax8), 0);
         for (size_t j = 0; j < rem; j++) out[c0 + j] = ob[j];
       }
     }
@@ -3010,9 +2986,9 @@ static void wrt_wasm_simd128_qdwconv_25_c8(size_t channels, size_t width, size_t
 
 static void wrt_wasm_simd128_qdwconv_any_c8(size_t channels, size_t width, size_t ks, const int8_t* const* in, const void* packed_w, int8_t* out, size_t out_stride, const wrt_qparams* p) {
   const v128_t qlo = wasm_f32x4_splat(p->lo);
-  const v128_t qhi = wasm_f32x4_splat(p->hi);
   const v128_t qmagic = wasm_f32x4_const_splat(12582912.0f);
   const v128_t qmz = wasm_i32x4_splat(0x4B400000 - p->zy);
+  const v128_t qmax8 = wasm_i8x16_splat((int8_t)((int32_t)p->hi + p->zy));
   for (size_t px = 0; px < width; px++, in += ks, out += out_stride) {
     const char* pw = (const char*)packed_w;
     for (size_t c0 = 0; c0 < channels; c0 += 8, pw += 8 * (8 + 2 * ks)) {
@@ -3057,13 +3033,13 @@ static void wrt_wasm_simd128_qdwconv_any_c8(size_t channels, size_t width, size_
       const float* mp = (const float*)(const void*)((const char*)(pw) + 32);
       const v128_t mq0 = wasm_v128_load(mp + 0);
       const v128_t mq1 = wasm_v128_load(mp + 4);
-      const v128_t q0_0 = wasm_i32x4_sub(wasm_f32x4_add(wasm_f32x4_pmin(wasm_f32x4_pmax(wasm_f32x4_mul(wasm_f32x4_convert_i32x4(acc0_0), mq0), qlo), qhi), qmagic), qmz);
-      const v128_t q0_1 = wasm_i32x4_sub(wasm_f32x4_add(wasm_f32x4_pmin(wasm_f32x4_pmax(wasm_f32x4_mul(wasm_f32x4_convert_i32x4(acc0_1), mq1), qlo), qhi), qmagic), qmz);
+      const v128_t q0_0 = wasm_i32x4_sub(wasm_f32x4_add(wasm_f32x4_pmax(wasm_f32x4_mul(wasm_f32x4_convert_i32x4(acc0_0), mq0), qlo), qmagic), qmz);
+      const v128_t q0_1 = wasm_i32x4_sub(wasm_f32x4_add(wasm_f32x4_pmax(wasm_f32x4_mul(wasm_f32x4_convert_i32x4(acc0_1), mq1), qlo), qmagic), qmz);
       if (rem == 8) {
-        wasm_v128_store64_lane((out + c0) + 0, wasm_i8x16_narrow_i16x8(wasm_i16x8_narrow_i32x4(q0_0, q0_1), wasm_i16x8_narrow_i32x4(q0_0, q0_1)), 0);
+        wasm_v128_store64_lane((out + c0) + 0, wasm_i8x16_min(wasm_i8x16_narrow_i16x8(wasm_i16x8_narrow_i32x4(q0_0, q0_1), wasm_i16x8_narrow_i32x4(q0_0, q0_1)), qmax8), 0);
       } else {
         int8_t ob[8];
-        wasm_v128_store64_lane(ob + 0, wasm_i8x16_narrow_i16x8(wasm_i16x8_narrow_i32x4(q0_0, q0_1), wasm_i16x8_narrow_i32x4(q0_0, q0_1)), 0);
+        wasm_v128_store64_lane(ob + 0, wasm_i8x16_min(wasm_i8x16_narrow_i16x8(wasm_i16x8_narrow_i32x4(q0_0, q0_1), wasm_i16x8_narrow_i32x4(q0_0, q0_1)), qmax8), 0);
         for (size_t j = 0; j < rem; j++) out[c0 + j] = ob[j];
       }
     }

@@ -95,8 +95,9 @@ typedef void (*wrt_qigemm_fn)(size_t mr, size_t nc, size_t kc, size_t ks, const 
 /* QS8 depthwise convolution over one output row: for p < width, ch < channels
  *   out_p[ch] = requant(bias[ch] + sum_{t < ks} in[p*ks + t][ch] * w[t][ch], mult[ch])
  * packed_w per tile of CT channels: CT int32 biases, CT float32 multipliers, then (kr 1) ks groups of CT int16
- * weights or (kr 4: the relaxed dot kernels) ceil(ks / 4) groups of CT x 4 int8 weights, channel j's taps 4g..4g+3 at
- * 4 * j, the biases with -(zx + XOFF) * sum w (zero padded). Same ks rule as wrt_dwconv_fn. */
+ * weights or (kr 4: the relaxed dot kernels, 3x3 filters) 3 groups of CT x 4 int8 weights, one per filter column kx,
+ * channel j's taps (0, kx), (1, kx), (2, kx) and a zero at 4 * j, the biases with -(zx + XOFF) * sum w (zero padded).
+ * Same ks rule as wrt_dwconv_fn. */
 typedef void (*wrt_qdwconv_fn)(size_t channels, size_t width, size_t ks, const int8_t* const* in,
                                const void* packed_w, int8_t* out, size_t out_stride, const wrt_qparams* p);
 

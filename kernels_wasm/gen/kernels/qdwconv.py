@@ -145,12 +145,15 @@ def _pixels(c: Code, d: QTile, ks: int = 0) -> None:
                 c(f"int8_t ob[{ct}];", *_store_row(d, 0, "ob"), "for (size_t j = 0; j < rem; j++) out[c0 + j] = ob[j];")
 
 
-# -- wasm relaxed dot tables: four taps per i32x4.relaxed_dot_i8x16_i7x16_add ----------------------------------------
+# -- wasm relaxed dot tables: four taps per i32x4.relaxed_dot_i8x16_i7x16_add -----------------------------------------
 # The input is NHWC, so a channel's taps lie in different rows: 16 channels of 4 taps are loaded as four vectors and
 # transposed by two rounds of interleaves (byte pairs, then 16-bit pairs) into four vectors of 4 channels x 4 taps,
-# each one dot product with the packed weights. Packing (engine/qconv.c, entries with kr = 4): per tile of 16
-# channels, 16 int32 biases (zero point and XOFF folded in), 16 float multipliers, then per group of 4 taps 64 bytes,
-# channel j's 4 weights at 4 * j, taps past ks as zeros. Activations are XORed with p->xmask as in the dot GEMM.
+# each one dot product with the packed weights. The 4 taps of a group are one filter column (3x3: ky = 0, 1, 2 and a
+# zero tap), so on a stride-1 row a pixel's first two columns are the last two of the pixel before: the kernel runs
+# each tile of 16 channels along the row and transposes one column per pixel instead of three. Packing
+# (engine/qconv.c, entries with kr = 4, 3x3 filters only): per tile of 16 channels, 16 int32 biases (zero point and
+# XOFF folded in), 16 float multipliers, then per column kx 64 bytes, channel j's taps (0, kx), (1, kx), (2, kx), 0 at
+# 4 * j. Activations are XORed with p->xmask as in the dot GEMM.
 DOT_KS = {"wasm_relaxed": (9,)}
 
 
@@ -166,57 +169,80 @@ def qdwconv_dot_name(ks: int) -> str:
     return f"wrt_wasm_relaxed_dot_qdwconv_{ks}_c16"
 
 
-def _dot_group(c: Code, x: list[str], wt: str) -> None:
-    """acc0_0..3 += the 4 taps at x (None: a zero tap, its weights zero) of 16 channels, weights at wt."""
+def _transpose(c: Code, x: list[str], u: str) -> None:
+    """{u}0..3 = the 4 taps at x (None: a zero tap, its weights zero) of 16 channels as 4 vectors of 4 channels x 4
+    taps, by byte then 16-bit interleaves."""
     lo = ", ".join(f"{j}, {j + 16}" for j in range(8))
     hi = ", ".join(f"{j}, {j + 16}" for j in range(8, 16))
-    c("{")
-    for j, a in enumerate(x):
-        c(f"const v128_t q{j} = " + ("xm;" if a is None else f"wasm_v128_xor(wasm_v128_load({a}), xm);"))
-    c(f"const v128_t l01 = wasm_i8x16_shuffle(q0, q1, {lo}), h01 = wasm_i8x16_shuffle(q0, q1, {hi});",
-      f"const v128_t l23 = wasm_i8x16_shuffle(q2, q3, {lo}), h23 = wasm_i8x16_shuffle(q2, q3, {hi});")
-    for v, (s, half) in enumerate((("l", 0), ("l", 1), ("h", 0), ("h", 1))):
-        idx = ", ".join(f"{j}, {j + 8}" for j in range(4 * half, 4 * half + 4))
-        c(f"acc0_{v} = wasm_i32x4_relaxed_dot_i8x16_i7x16_add(wasm_v128_load({wt} + {16 * v}), "
-          f"wasm_i16x8_shuffle({s}01, {s}23, {idx}), acc0_{v});")
-    c("}")
+    with c.block(""):
+        for j, a in enumerate(x):
+            c(f"const v128_t q{j} = " + ("xm;" if a is None else f"wasm_v128_xor(wasm_v128_load({a}), xm);"))
+        c(f"const v128_t l01 = wasm_i8x16_shuffle(q0, q1, {lo}), h01 = wasm_i8x16_shuffle(q0, q1, {hi});",
+          f"const v128_t l23 = wasm_i8x16_shuffle(q2, q3, {lo}), h23 = wasm_i8x16_shuffle(q2, q3, {hi});")
+        for v, (s, half) in enumerate((("l", 0), ("l", 1), ("h", 0), ("h", 1))):
+            idx = ", ".join(f"{j}, {j + 8}" for j in range(4 * half, 4 * half + 4))
+            c(f"{u}{v} = wasm_i16x8_shuffle({s}01, {s}23, {idx});")
+
+
+def _dots(c: Code, u: str, wt: str) -> None:
+    c(*(f"acc0_{v} = wasm_i32x4_relaxed_dot_i8x16_i7x16_add(wasm_v128_load({wt} + {16 * v}), {u}{v}, acc0_{v});"
+        for v in range(4)))
+
+
+def _dot_epilogue(c: Code, d: QTile, dst: str, whole: bool) -> None:
+    c(*_mults(d, "pw"))
+    for v in range(d.nv):
+        c(*_requant(d, 0, v))
+    if whole:
+        c(*_store_row(d, 0, dst))
+    else:
+        c("int8_t ob[16];", *_store_row(d, 0, "ob"), f"for (size_t j = 0; j < rem; j++) {dst}[j] = ob[j];")
 
 
 def qdwconv_dot(ks: int) -> str:
-    """The relaxed dot depthwise kernel for ks taps (unrolled), channel tile 16."""
+    """The relaxed dot depthwise kernel for 3x3 filters (ks = 9), channel tile 16."""
+    assert ks == 9
     d = dot_tile()
-    groups = (ks + 3) // 4
+    tile = 16 * 8 + 64 * 3
     c = Code()
     sig = (f"void {qdwconv_dot_name(ks)}(size_t channels, size_t width, size_t ks, const int8_t* const* in, "
            "const void* packed_w, int8_t* out, size_t out_stride, const wrt_qparams* p)")
     with c.block(d.fn(sig)):
         c(*_bounds(d), "const v128_t xm = wasm_i32x4_splat((int32_t)p->xmask);")
-        with c.block("for (size_t px = 0; px < width; px++, in += ks, out += out_stride)"):
-            c("const char* pw = (const char*)packed_w;")
-            c(*(f"const int8_t* i{k} = in[{k}];" for k in range(ks)))
-            with c.block(f"for (size_t c0 = 0; c0 < channels; c0 += 16, pw += {16 * 8 + 64 * groups})"):
-                c("const size_t rem = channels - c0 < 16 ? channels - c0 : 16;")
+        c("/* stride 1: every pixel's columns 0 and 1 are the row pointers of the pixel before's columns 1 and 2 */",
+          "int shift = 1;")
+        with c.block("for (size_t px = 1; px < width; px++)"):
+            c("const int8_t* const* a = in + (px - 1) * 9;")
+            c("shift &= (a[9] == a[1]) & (a[10] == a[2]) & (a[12] == a[4]) & (a[13] == a[5]) & (a[15] == a[7]) & "
+              "(a[16] == a[8]);")
+        c("const size_t full = channels & ~(size_t)15;", "const char* pw = (const char*)packed_w;")
+        with c.block(f"for (size_t c0 = 0; c0 < full; c0 += 16, pw += {tile})"):
+            c("const int32_t* wb = (const int32_t*)(const void*)pw;", "const int8_t* wt = (const int8_t*)(pw + 128);",
+              "v128_t u0 = xm, u1 = xm, u2 = xm, u3 = xm, v0 = xm, v1 = xm, v2 = xm, v3 = xm, s0, s1, s2, s3;",
+              "const int8_t* const* ip = in;", "int8_t* op = out + c0;")
+            with c.block("for (size_t px = 0; px < width; px++, ip += 9, op += out_stride)"):
+                with c.block("if (px == 0 || !shift)"):
+                    _transpose(c, ["ip[0] + c0", "ip[3] + c0", "ip[6] + c0", None], "u")
+                    _transpose(c, ["ip[1] + c0", "ip[4] + c0", "ip[7] + c0", None], "v")
+                _transpose(c, ["ip[2] + c0", "ip[5] + c0", "ip[8] + c0", None], "s")
+                c(*_acc_init(d))
+                _dots(c, "u", "wt")
+                _dots(c, "v", "wt + 64")
+                _dots(c, "s", "wt + 128")
+                _dot_epilogue(c, d, "op", True)
+                c(*(f"u{v} = v{v};" for v in range(4)), *(f"v{v} = s{v};" for v in range(4)))
+        # the partial tile: each column's rows through a zeroed buffer
+        with c.block("if (full < channels)"):
+            c("const size_t rem = channels - full;")
+            with c.block("for (size_t px = 0; px < width; px++, in += ks, out += out_stride)"):
                 c("const int32_t* wb = (const int32_t*)(const void*)pw;", *_acc_init(d))
-                c("const int8_t* wt = (const int8_t*)(pw + 128);")
-                with c.block("if (rem == 16)"):
-                    for g in range(groups):
-                        _dot_group(c, [f"i{k} + c0" if k < ks else None for k in range(4 * g, 4 * g + 4)],
-                                   f"wt + {64 * g}")
-                # a partial tile: each group's rows through a zeroed buffer
-                with c.block("else"), c.block(f"for (size_t g = 0; g < {groups}; g++)"):
-                    c("int8_t xb[4][16];")
-                    with c.block("for (size_t j = 0; j < 4; j++)"):
-                        c(f"for (size_t k = 0; k < 16; k++) xb[j][k] = 4 * g + j < {ks} && k < rem ? "
-                          "in[4 * g + j][c0 + k] : 0;")
-                    _dot_group(c, [f"xb[{j}]" for j in range(4)], "wt + 64 * g")
-                c(*_mults(d, "pw"))
-                for v in range(d.nv):
-                    c(*_requant(d, 0, v))
-                with c.block("if (rem == 16)"):
-                    c(*_store_row(d, 0, "(out + c0)"))
-                with c.block("else"):
-                    c("int8_t ob[16];", *_store_row(d, 0, "ob"),
-                      "for (size_t j = 0; j < rem; j++) out[c0 + j] = ob[j];")
+                with c.block("for (size_t g = 0; g < 3; g++)"):
+                    c("int8_t xb[3][16];", "v128_t s0, s1, s2, s3;")
+                    with c.block("for (size_t j = 0; j < 3; j++)"):
+                        c("for (size_t k = 0; k < 16; k++) xb[j][k] = k < rem ? in[3 * j + g][full + k] : 0;")
+                    _transpose(c, ["xb[0]", "xb[1]", "xb[2]", None], "s")
+                    _dots(c, "s", "(const int8_t*)(pw + 128) + 64 * g")
+                _dot_epilogue(c, d, "(out + full)", False)
     return c.text()
 
 

@@ -212,9 +212,10 @@ def _requant(t: QTile, i: int, v: int) -> list[str]:
                 f"f{i}_{v} = f{i}_{v} > qhi ? qhi : f{i}_{v};",
                 f"const float r{i}_{v} = f{i}_{v} + 12582912.0f;",  # rne: exact for |f| < 2^22
                 f"const int32_t {q} = (int32_t)(r{i}_{v} - 12582912.0f) + p->zy;"]
-    if n.startswith("wasm"):  # pmax/pmin (one instruction each on x86; no NaN here), rne by the magic 1.5 * 2^23
-        f = f"wasm_f32x4_mul(wasm_f32x4_convert_i32x4({acc}), mq{v})"
-        f = f"wasm_f32x4_pmin(wasm_f32x4_pmax({f}, qlo), qhi)"
+    if n.startswith("wasm"):  # the lower bound by pmax (no NaN here), rne by the magic 1.5 * 2^23; the upper bound
+        # on the narrowed bytes (_store_row): rne and the clamp to the integer hi commute, and past 2^22 the bits of
+        # f + magic still grow with f, so they narrow (saturating) to 127 and clamp to hi as f would
+        f = f"wasm_f32x4_pmax(wasm_f32x4_mul(wasm_f32x4_convert_i32x4({acc}), mq{v}), qlo)"
         return [f"const v128_t {q} = wasm_i32x4_sub(wasm_f32x4_add({f}, qmagic), qmz);"]
     if n == "avx2":
         f = f"_mm256_min_ps(_mm256_max_ps(_mm256_mul_ps(_mm256_cvtepi32_ps({acc}), mq{v}), qlo), qhi)"
@@ -255,9 +256,13 @@ def _store_row(t: QTile, i: int, dst: str, mask: str = "") -> list[str]:
         return [f"{dst}[{v}] = (int8_t){q};" for v, q in enumerate(qs)]
     if n.startswith("wasm"):
         out = []
-        for g in range(t.nv // 2):
-            h = f"wasm_i16x8_narrow_i32x4({qs[2 * g]}, {qs[2 * g + 1]})"
-            out.append(f"wasm_v128_store64_lane({dst} + {8 * g}, wasm_i8x16_narrow_i16x8({h}, {h}), 0);")
+        for g in range(0, t.nv // 2, 2):  # 16 bytes per narrowing, then the upper bound
+            h = [f"wasm_i16x8_narrow_i32x4({qs[2 * u]}, {qs[2 * u + 1]})" for u in (g, min(g + 1, t.nv // 2 - 1))]
+            b = f"wasm_i8x16_min(wasm_i8x16_narrow_i16x8({h[0]}, {h[1]}), qmax8)"
+            if 2 * g + 2 < t.nv:
+                out.append(f"wasm_v128_store({dst} + {8 * g}, {b});")
+            else:
+                out.append(f"wasm_v128_store64_lane({dst} + {8 * g}, {b}, 0);")
         return out
     if n == "avx2":
         out = []
@@ -292,8 +297,9 @@ def _bounds(t: QTile) -> list[str]:
                 "const __m512i qperm = _mm512_setr_epi32(0, 4, 8, 12, 1, 5, 9, 13, 0, 0, 0, 0, 0, 0, 0, 0);"]
     bounds = [f"const {t.fvt} qlo = {dupf.format('p->lo')};", f"const {t.fvt} qhi = {dupf.format('p->hi')};"]
     if t.name.startswith("wasm"):  # f + 1.5 * 2^23 holds rne(f) in its low bits (|f| < 2^22): take off its bits - zy
-        return [*bounds, "const v128_t qmagic = wasm_f32x4_const_splat(12582912.0f);",
-                "const v128_t qmz = wasm_i32x4_splat(0x4B400000 - p->zy);"]
+        return [bounds[0], "const v128_t qmagic = wasm_f32x4_const_splat(12582912.0f);",
+                "const v128_t qmz = wasm_i32x4_splat(0x4B400000 - p->zy);",
+                "const v128_t qmax8 = wasm_i8x16_splat((int8_t)((int32_t)p->hi + p->zy));"]
     return [*bounds, f"const {t.ivt} qzy = {dupi.format('p->zy')};"]
 
 
@@ -354,6 +360,9 @@ def _k_loop(c: Code, t: QTile) -> None:
 
 def _finish(c: Code, t: QTile) -> None:
     c(*_params(t))
+    if t.name.startswith("wasm") and t.nv == 2 and t.mr % 2 == 0:
+        _finish_pairs(c, t)
+        return
     masked = t.name.startswith("avx512") and t.nv <= 2  # a partial row by a byte-masked store
     if masked:
         c(f"const __mmask{t.nr} cm = (__mmask{t.nr})(((uint64_t)1 << nc) - 1);")
@@ -369,6 +378,23 @@ def _finish(c: Code, t: QTile) -> None:
                 else:
                     c(f"int8_t ob[{t.nr}];", *_store_row(t, i, "ob"),
                       f"for (size_t j = 0; j < nc; j++) c{i}[j] = ob[j];")
+
+
+def _finish_pairs(c: Code, t: QTile) -> None:
+    """wasm, 8 columns: rows i + 1 and i narrowed into one vector of 16 bytes, one upper bound for both; row i + 1
+    stored first (rows past mr alias the row before)."""
+    for i in reversed(range(0, t.mr, 2)):
+        with c.block(""):
+            for r in (i + 1, i):
+                c(*_requant(t, r, 0), *_requant(t, r, 1))
+            h = [f"wasm_i16x8_narrow_i32x4(q{r}_0, q{r}_1)" for r in (i + 1, i)]
+            c(f"const v128_t b = wasm_i8x16_min(wasm_i8x16_narrow_i16x8({h[0]}, {h[1]}), qmax8);")
+            with c.block(f"if (nc == {t.nr})"):
+                c(f"wasm_v128_store64_lane(c{i + 1}, b, 0);", f"wasm_v128_store64_lane(c{i}, b, 1);")
+            with c.block("else"):
+                c("int8_t ob[16];", "wasm_v128_store(ob, b);",
+                  f"for (size_t j = 0; j < nc; j++) c{i + 1}[j] = ob[j];",
+                  f"for (size_t j = 0; j < nc; j++) c{i}[j] = ob[8 + j];")
 
 
 def _rows(c: Code, t: QTile) -> None:
