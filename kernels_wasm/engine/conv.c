@@ -170,8 +170,7 @@ static void dw_chunk(void* ctx, size_t t) {
   for (size_t i = 0; i < OW * ks; i++) taps[i] = src[i] + c0; /* the zero buffer holds more than C floats */
   float* row = t_f32(j->m, j->op->out) + r * OW * CO + c0;
   p->dw->fn(c1 - c0, OW, ks, taps, p->packed + c0 * (1 + ks), row, CO * sizeof(float), j->kc);
-  if (!j->res)
-    return;
+  if (!j->res) return;
   const float* res = j->res + r * OW * CO + c0;
   for (size_t x = 0; x < OW; x++)
     j->m->tg->vbinary[WRT_BIN_ADD](c1 - c0, row + x * CO, res + x * CO, row + x * CO, &j->op->clamp);
@@ -217,8 +216,9 @@ int run_conv(wrt_model* m, wrt_op* op) {
         op_parallel_rows(m, op, rows, dw_rows, &j);
         return WRT_OK;
       }
-      size_t want = (DW_TASKS + rows - 1) / rows;
-      j.per = (tiles + (want < tiles ? want : tiles) - 1) / (want < tiles ? want : tiles);
+      size_t want = (DW_TASKS + rows - 1) / rows; /* chunks per row */
+      if (want > tiles) want = tiles;
+      j.per = (tiles + want - 1) / want;
       j.chunks = (tiles + j.per - 1) / j.per;
       op_parallel(m, op, rows * j.chunks, dw_chunk, &j);
       return WRT_OK;
