@@ -14,6 +14,7 @@ from python_ref import Interpreter
 from wasmrt import build
 from wasmrt.converter import convert
 from wasmrt.engines import load
+from wasmrt.ir import Graph
 
 ROOT = Path(__file__).resolve().parents[1]
 MODELS = sorted((ROOT / "models").glob("*.wrt"))
@@ -71,6 +72,50 @@ def test_int8_threads_give_python_refs_bytes(case: str) -> None:
         assert m.threads == n or engine == "wasm"  # the wasm pool may still be starting its Workers
         np.testing.assert_array_equal(m.run(feeds)["y"], want, err_msg=f"{case} on {engine} {variant}, {n} threads")
         m.release()
+
+
+def _dw_graph(batch: int, hw: int, stride: int, c: int) -> bytes:
+    """a 5x5 depthwise convolution with a residual add and RELU6 (fused by the converter), fixed weights"""
+    rng = np.random.default_rng(5)
+    g = Graph()
+    x = g.add_input("x", (batch, hw, hw, c))
+    w = g.add_const("w", rng.uniform(-1, 1, (c, 5, 5, 1)).astype(np.float32))
+    b = g.add_const("b", rng.uniform(-1, 1, c).astype(np.float32))
+    (y,) = g.add_node("CONV_2D", [x, w, b], {"groups": c, "pads": (2, 2, 2, 2), "strides": (stride, stride)},
+                      name="dw")
+    r = g.add_input("r", g.tensors[y].shape)
+    (y,) = g.add_node("ADD", [r, y], {"act_min": 0.0, "act_max": 6.0}, name="add", outputs=["y"])
+    g.outputs.append(y)
+    return convert(g).data
+
+
+@pytest.mark.parametrize("hw,stride", [(7, 1), (14, 2)])
+def test_depthwise_of_few_rows_split_by_channels(hw: int, stride: int) -> None:
+    """A depthwise map of few rows (7 here) is cut by channel tiles as well as rows; every channel still gets the
+    bytes of the whole-row path (the same image as batch 0 of three, 21 rows, which is cut by rows only), on any
+    thread count, natively and in wasm."""
+    c = 200  # not a multiple of any target's channel tile
+    few, many = _dw_graph(1, hw, stride, c), _dw_graph(3, hw, stride, c)
+    rng = np.random.default_rng(8)
+    feeds3 = {"x": rng.standard_normal((3, hw, hw, c)).astype(np.float32),
+              "r": rng.standard_normal((3, 7, 7, c)).astype(np.float32)}
+    feeds1 = {k: v[:1] for k, v in feeds3.items()}
+    ref = Interpreter(few).run(feeds1)["y"]
+    for engine, variants in (("native", ("scalar", "avx2", "avx512")), ("wasm", ("simd", "relaxed"))):
+        for variant in variants:
+            try:
+                rows = load(many, engine, variant)
+            except Exception as e:  # a path this CPU lacks
+                assert engine == "native", e
+                continue
+            want = np.ascontiguousarray(rows.run(feeds3)["y"][:1]).tobytes()
+            rows.release()
+            for n in (1, 2, 3):
+                m = load(few, engine, variant, threads=n)
+                got = m.run(feeds1)["y"]
+                m.release()
+                assert got.tobytes() == want, f"{engine} {variant} on {n} threads, {hw}x{hw}/{stride}"
+            np.testing.assert_allclose(got, ref, rtol=2e-5, atol=2e-5 * float(np.abs(ref).max()))
 
 
 def test_threads_argument() -> None:

@@ -137,6 +137,7 @@ typedef struct {
   const float** ind;   /* igemm: this group's taps */
   const float* pk;     /* igemm: this group's packed weights */
   size_t g;
+  size_t chunks, per; /* depthwise by channels: chunks per row, channel tiles per chunk */
 } conv_job;
 
 static void dw_rows(void* ctx, size_t r0, size_t r1) {
@@ -150,6 +151,29 @@ static void dw_rows(void* ctx, size_t r0, size_t r1) {
     p->dw->fn(C, OW, ks, p->ind + r * OW * ks, p->packed, row, CO * sizeof(float), j->kc);
     if (j->res) tg->vbinary[WRT_BIN_ADD](OW * CO, row, j->res + r * OW * CO, row, &j->op->clamp);
   }
+}
+
+/* Depthwise maps of few rows (7x7 late in a network) are cut by channels too, or two threads would split 7 rows
+ * 4 + 3: a task is one row's chunk of whole channel tiles, run with the row's taps shifted to the chunk. Each
+ * channel is computed by the same kernel code as in a whole row, so the bytes do not change. */
+#define DW_TASKS 32      /* about this many (row, chunk) tasks */
+#define DW_SPLIT_ROWS 16 /* below this many rows */
+#define DW_CHUNK_TAPS 512 /* the shifted taps of a row live on the stack */
+
+static void dw_chunk(void* ctx, size_t t) {
+  const conv_job* j = ctx;
+  const wrt_conv_plan* p = &j->op->u.conv;
+  size_t C = (size_t)p->c, CO = (size_t)p->co, ks = (size_t)p->ks, OW = (size_t)p->ow, ct = p->dw->ct;
+  size_t r = t / j->chunks, c0 = t % j->chunks * j->per * ct, c1 = c0 + j->per * ct < C ? c0 + j->per * ct : C;
+  const float* taps[DW_CHUNK_TAPS];
+  const float* const* src = p->ind + r * OW * ks;
+  for (size_t i = 0; i < OW * ks; i++) taps[i] = src[i] + c0; /* the zero buffer holds more than C floats */
+  float* row = t_f32(j->m, j->op->out) + r * OW * CO + c0;
+  p->dw->fn(c1 - c0, OW, ks, taps, p->packed + c0 * (1 + ks), row, CO * sizeof(float), j->kc);
+  if (!j->res) return;
+  const float* res = j->res + r * OW * CO + c0;
+  for (size_t x = 0; x < OW; x++)
+    j->m->tg->vbinary[WRT_BIN_ADD](c1 - c0, row + x * CO, res + x * CO, row + x * CO, &j->op->clamp);
 }
 
 static void igemm_blocks(void* ctx, size_t b0, size_t b1) {
@@ -180,15 +204,25 @@ int run_conv(wrt_model* m, wrt_op* op) {
    * it is still in cache */
   const float* res = residual_of(m, op);
   const wrt_clamp none = {-__builtin_inff(), __builtin_inff()};
-  conv_job j = {m, op, res ? &none : &op->clamp, res, 0, 0, 0};
+  conv_job j = {m, op, res ? &none : &op->clamp, res, 0, 0, 0, 0, 0};
   switch (op->path) {
     case CONV_GEMM:
       run_gemm(tg, P, CO, C, t_f32(m, op->in[0]), C * sizeof(float), p->packed, y, CO * sizeof(float), &op->clamp,
                res, op_threads(m, op));
       return WRT_OK;
-    case CONV_DW:
-      op_parallel_rows(m, op, (size_t)(p->n * p->oh), dw_rows, &j);
+    case CONV_DW: {
+      size_t rows = (size_t)(p->n * p->oh), tiles = (C + p->dw->ct - 1) / p->dw->ct;
+      if (rows >= DW_SPLIT_ROWS || (size_t)p->ow * ks > DW_CHUNK_TAPS || tiles < 2) {
+        op_parallel_rows(m, op, rows, dw_rows, &j);
+        return WRT_OK;
+      }
+      size_t want = (DW_TASKS + rows - 1) / rows; /* chunks per row */
+      if (want > tiles) want = tiles;
+      j.per = (tiles + want - 1) / want;
+      j.chunks = (tiles + j.per - 1) / j.per;
+      op_parallel(m, op, rows * j.chunks, dw_chunk, &j);
       return WRT_OK;
+    }
     case CONV_IGEMM:
     case CONV_GROUPED: {
       for (size_t g = 0; g < G; g++) {
