@@ -377,7 +377,7 @@ def test_efficientnet_int8_agrees_with_float_at_least_as_well_as_onnxruntime() -
     r = int8_acceptance.classifier(200, 150)
     assert r["size_ratio"] <= 0.27, r
     assert r["top1_agreement_ours"] >= r["top1_agreement_onnxruntime"], r
-    assert r["top1_agreement_ours"] >= 0.92, r
+    assert r["top1_agreement_ours"] >= 0.96, r  # 98.0% (147 of 150) with the default (minmax, fitted rounding)
     imp = r["onnxruntime_qdq_import"]
     assert imp["top1_agreement"] >= 0.95 and imp["max_steps"] <= 4, imp  # onnxruntime's add/pool rounding
     lite = r["litert_int8_import"]  # LiteRT's own int8 run: bit for bit

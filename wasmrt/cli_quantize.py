@@ -1,12 +1,13 @@
 """`wasmrt quantize`: post-training int8 quantization of an ONNX, TFLite or .wrt model on calibration images.
 
-    wasmrt quantize model.onnx -o model_int8.wrt --calib images/ [--method minmax|percentile|kl] [--samples 200]
+    wasmrt quantize model.onnx -o model_int8.wrt --calib images/ [--method minmax|percentile|kl|mse] [--samples 200]
         [--skip NODE,...] [--keep-float N] [--rounding fitted|nearest] [--report]
 
 1. The model is imported and optimized as `wasmrt convert` does (bundled presets apply by file name).
 2. Calibration samples: images from the folder turned into tensors by the model's preprocessing hints, or .npy
    tensors. The float model runs on the native engine with every activation exposed, and each activation's range
-   is kept (--method).
+   is kept (--method: min/max by default; mse picks the clip with the least error in the consumer layers,
+   wasmrt/clipping.py).
 3. With --keep-float N, a sensitivity pass (wasmrt/sensitivity.py) finds the few layers (at most N) whose int8
    version costs the most output error and keeps them float. Off by default: a float layer is slower, and its
    float arithmetic (so the int8 values after it) is not bit-identical across engines.
