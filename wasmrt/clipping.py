@@ -33,11 +33,12 @@ def importance(graph: Graph, name: str) -> np.ndarray | None:
     t = graph.tensors[name]
     channels = int(t.shape[-1]) if t.shape else 1
     total = np.zeros(channels)
-    consumers = [n for n in graph.nodes if name in n.inputs[:1]]
+    consumers = [n for n in graph.nodes if name in n.inputs]
     for n in consumers:
         w = graph.tensors[n.inputs[1]] if len(n.inputs) > 1 and n.inputs[1] else None
         imp = np.ones(channels)
-        if n.op in ("CONV_2D", "FULLY_CONNECTED") and w is not None and w.is_const and w.data is not None:
+        if n.op in ("CONV_2D", "FULLY_CONNECTED") and n.inputs[0] == name and w is not None and w.is_const \
+                and w.data is not None:
             sq = np.asarray(w.data, np.float64) ** 2
             if n.op == "FULLY_CONNECTED" and sq.shape[-1] == channels:
                 imp = sq.reshape(-1, channels).sum(0)
