@@ -231,7 +231,7 @@ def test_fitted_rounding_brings_the_int8_net_closer_to_float_on_unseen_inputs() 
     calib, test = data[:16], data[16:]
 
     def error(rounding: str) -> float:
-        qg, _ = post_training(g, calib, rounding=rounding)
+        qg, _ = post_training(g, calib, "minmax", rounding=rounding)  # ranges fixed: only the rounding differs
         it = Interpreter(convert(qg).data)
         return float(np.mean([np.mean((it.run(t)["y"] - g.evaluate(t)["y"]) ** 2) for t in test]))
 
@@ -377,7 +377,7 @@ def test_efficientnet_int8_agrees_with_float_at_least_as_well_as_onnxruntime() -
     r = int8_acceptance.classifier(200, 150)
     assert r["size_ratio"] <= 0.27, r
     assert r["top1_agreement_ours"] >= r["top1_agreement_onnxruntime"], r
-    assert r["top1_agreement_ours"] >= 0.96, r  # 98.0% (147 of 150) with the default (minmax, fitted rounding)
+    assert r["top1_agreement_ours"] >= 0.94, r  # 96.0% (144 of 150) with the default (mse; minmax 98.0%)
     imp = r["onnxruntime_qdq_import"]
     assert imp["top1_agreement"] >= 0.95 and imp["max_steps"] <= 4, imp  # onnxruntime's add/pool rounding
     lite = r["litert_int8_import"]  # LiteRT's own int8 run: bit for bit
@@ -386,9 +386,9 @@ def test_efficientnet_int8_agrees_with_float_at_least_as_well_as_onnxruntime() -
 
 @pytest.mark.slow
 def test_efficientnet_int8_with_fitted_rounding_agrees_with_float_on_600_photos() -> None:
-    """The full figure of `wasmrt quantize`'s default (minmax ranges, fitted rounding, bias correction) on 200
-    calibration and 600 disjoint evaluation images: 96.0% top-1 agreement with the float model (round to nearest
-    94.2%, onnxruntime's quantize_static 88.3% on the same images; build/int8_acceptance.json)."""
+    """The full figure of `wasmrt quantize`'s default (mse ranges, fitted rounding, bias correction) on 200
+    calibration and 600 disjoint evaluation images: 97.7% top-1 agreement with the float model (min/max ranges
+    96.0%, round to nearest 94.2%, onnxruntime's quantize_static 88.3% on the same images)."""
     sys.path.insert(0, str(ROOT / "tools"))
     import int8_acceptance
 
@@ -402,7 +402,7 @@ def test_efficientnet_int8_with_fitted_rounding_agrees_with_float_on_600_photos(
     fp32 = np.stack([trace(s)[o] for s in ev])
     m = load(int8_acceptance.quantize(g, calib), "native")  # bit for bit python_ref's (test_int8_* files)
     ours = np.stack([m.run(s)[o] for s in ev])
-    assert int8_acceptance.agreement(ours, fp32) >= 0.955
+    assert int8_acceptance.agreement(ours, fp32) >= 0.965
 
 
 @pytest.mark.slow
