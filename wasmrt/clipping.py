@@ -60,8 +60,7 @@ class ErrorHistogram:
     lo: float
     hi: float
     weights: np.ndarray | None  # per channel, or None for uniform
-    counts: np.ndarray | None = None  # [BINS] weighted counts of the nonzero values
-    zeros: float = 0.0
+    counts: np.ndarray | None = None  # [BINS] weighted counts of the nonzero values (zeros cost nothing)
 
     def add(self, v: np.ndarray) -> None:
         if self.counts is None:
@@ -73,7 +72,6 @@ class ErrorHistogram:
         flat = v.reshape(-1)
         wf = w.reshape(-1) if w is not None else None
         nz = flat != 0
-        self.zeros += float(wf[~nz].sum()) if wf is not None else float((~nz).sum())
         idx = np.clip(((flat[nz] - self.lo) * (BINS / (self.hi - self.lo))).astype(np.int64), 0, BINS - 1)
         self.counts += np.bincount(idx, weights=None if wf is None else wf[nz], minlength=BINS)
 
