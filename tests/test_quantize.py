@@ -104,6 +104,56 @@ def test_clipping_methods_clip_outliers() -> None:
     assert calibrate.choose_range(s, "kl")[1] < 10.0
 
 
+def test_mse_ranges_weigh_each_channel_by_its_consumers_weights() -> None:
+    """One wide channel read by a tiny weight, three narrow ones read by large weights: min/max spends the int8
+    levels on the wide channel; the range chosen by the consumer's error clips it and keeps the narrow ones fine."""
+    from wasmrt import clipping
+
+    g = Graph()
+    x = g.add_input("x", (1, 4, 4, 4))
+    w = np.ones((2, 1, 1, 4), np.float32)
+    w[:, :, :, 0] = 1e-3
+    g.add_node("CONV_2D", [x, g.add_const("w", w)], {}, name="conv", outputs=["y"])
+    g.outputs.append("y")
+    imp = clipping.importance(g, "x")
+    assert imp is not None and imp[0] < 1e-5 * imp[1]
+    v = RNG.standard_normal((64, 4, 4, 4)) * np.array([50.0, 1.0, 1.0, 1.0])
+    uniform, weighted = (clipping.ErrorHistogram(v.min(), v.max(), w) for w in (None, imp))
+    for h in (uniform, weighted):
+        h.add(v)
+    (lo_u, hi_u), (lo_w, hi_w) = uniform.best_range(), weighted.best_range()
+    assert v.min() <= lo_u < lo_w < 0 < hi_w < hi_u <= v.max()
+    assert hi_w < 0.3 * v.max() < 0.5 * hi_u
+
+
+def test_mse_ranges_bring_a_real_detector_closer_to_float() -> None:
+    """MediaPipe's face detector calibrated on 16 face crops, measured on 12 crops of other photos: ranges chosen by
+    the consumers' error (--method mse) against min/max, both rounded to nearest without bias correction."""
+    sys.path.insert(0, str(ROOT / "tools"))
+    import int8_acceptance
+
+    from wasmrt import photos
+    from wasmrt.engines import load
+
+    g = int8_acceptance.float_graph("face_detector")
+    calib = int8_acceptance.samples(g, "detector", "calib", 16)
+    test = int8_acceptance.samples(g, "detector", "eval", 12)
+    trace, ref = calibrate.Tracer(g, calibrate.activations(g)), calibrate.Tracer(g, g.outputs)
+    want = [ref(s) for s in test]
+
+    def errors(method: str) -> dict[str, float]:
+        qg, _ = quantizer.quantize_graph(g, calibrate.collect(trace, calib, method))
+        m = load(convert(qg).data, "native")  # bit for bit python_ref's (test_int8_* files)
+        got = [m.run(s) for s in test]
+        return {o: float(np.mean([np.mean((a[o] - b[o]) ** 2) for a, b in zip(got, want, strict=True)]))
+                for o in g.outputs}
+
+    assert photos.manifest(photos.folder("detector", "eval", 12))["photos"]
+    minmax, mse = errors("minmax"), errors("mse")
+    for o in g.outputs:
+        assert mse[o] < 0.8 * minmax[o], (o, minmax, mse)
+
+
 def test_bias_correction_moves_the_output_mean_towards_float() -> None:
     g = conv_bn_relu_graph()
     optimize(g)
@@ -181,7 +231,7 @@ def test_fitted_rounding_brings_the_int8_net_closer_to_float_on_unseen_inputs() 
     calib, test = data[:16], data[16:]
 
     def error(rounding: str) -> float:
-        qg, _ = post_training(g, calib, rounding=rounding)
+        qg, _ = post_training(g, calib, "minmax", rounding=rounding)  # ranges fixed: only the rounding differs
         it = Interpreter(convert(qg).data)
         return float(np.mean([np.mean((it.run(t)["y"] - g.evaluate(t)["y"]) ** 2) for t in test]))
 
@@ -327,7 +377,7 @@ def test_efficientnet_int8_agrees_with_float_at_least_as_well_as_onnxruntime() -
     r = int8_acceptance.classifier(200, 150)
     assert r["size_ratio"] <= 0.27, r
     assert r["top1_agreement_ours"] >= r["top1_agreement_onnxruntime"], r
-    assert r["top1_agreement_ours"] >= 0.92, r
+    assert r["top1_agreement_ours"] >= 0.94, r  # 96.0% (144 of 150) with the default (mse; minmax 98.0%)
     imp = r["onnxruntime_qdq_import"]
     assert imp["top1_agreement"] >= 0.95 and imp["max_steps"] <= 4, imp  # onnxruntime's add/pool rounding
     lite = r["litert_int8_import"]  # LiteRT's own int8 run: bit for bit
@@ -336,9 +386,9 @@ def test_efficientnet_int8_agrees_with_float_at_least_as_well_as_onnxruntime() -
 
 @pytest.mark.slow
 def test_efficientnet_int8_with_fitted_rounding_agrees_with_float_on_600_photos() -> None:
-    """The full figure of `wasmrt quantize`'s default (minmax ranges, fitted rounding, bias correction) on 200
-    calibration and 600 disjoint evaluation images: 96.0% top-1 agreement with the float model (round to nearest
-    94.2%, onnxruntime's quantize_static 88.3% on the same images; build/int8_acceptance.json)."""
+    """The full figure of `wasmrt quantize`'s default (mse ranges, fitted rounding, bias correction) on 200
+    calibration and 600 disjoint evaluation images: 97.7% top-1 agreement with the float model (min/max ranges
+    96.0%, round to nearest 94.2%, onnxruntime's quantize_static 88.3% on the same images)."""
     sys.path.insert(0, str(ROOT / "tools"))
     import int8_acceptance
 
@@ -352,7 +402,7 @@ def test_efficientnet_int8_with_fitted_rounding_agrees_with_float_on_600_photos(
     fp32 = np.stack([trace(s)[o] for s in ev])
     m = load(int8_acceptance.quantize(g, calib), "native")  # bit for bit python_ref's (test_int8_* files)
     ours = np.stack([m.run(s)[o] for s in ev])
-    assert int8_acceptance.agreement(ours, fp32) >= 0.955
+    assert int8_acceptance.agreement(ours, fp32) >= 0.965
 
 
 @pytest.mark.slow

@@ -2,9 +2,10 @@
 
     python tools/int8_acceptance.py [--out build/int8_acceptance.json] [--eval 600] [--calib 200]
 
-1. EfficientNet-Lite0 quantized as `wasmrt quantize` does (minmax, bias correction) on calibration photos, top-1
-   agreement with the float model on disjoint evaluation photos; onnxruntime's quantize_static (QDQ, per-channel,
-   MinMax) on the same calibration and evaluation images. Sizes of the float32 and int8 .wrt.
+1. EfficientNet-Lite0 quantized as `wasmrt quantize` does (its defaults: mse ranges, fitted rounding, bias
+   correction) on calibration photos, top-1 agreement with the float model on disjoint evaluation photos;
+   onnxruntime's quantize_static (QDQ, per-channel, MinMax) on the same calibration and evaluation images. Sizes
+   of the float32 and int8 .wrt.
 2. face_landmark quantized on faces from calibration photos: mean distance of the 468 landmarks (x, y in pixels of
    the 192x192 crop) to the float model's, on faces from the evaluation photos.
 3. Imported int8 models against the producing framework's own int8 run: onnxruntime's QDQ EfficientNet-Lite0, and a
@@ -55,7 +56,7 @@ def samples(g: Graph, kind: str, split: str, n: int) -> list[dict[str, np.ndarra
 
 
 def quantize(g: Graph, calib: list[dict[str, np.ndarray]]) -> bytes:
-    """What `wasmrt quantize` does (minmax ranges, bias correction)."""
+    """What `wasmrt quantize` does (its defaults)."""
     qg, _ = post_training(g, calib)
     return convert(qg).data
 

@@ -9,7 +9,9 @@ graph). Methods:
 - minmax: the smallest and largest value seen (onnxruntime's MinMax, TFLite's converter);
 - percentile: the 0.01% and 99.99% quantiles of a 2048-bin histogram per tensor (cuts rare outliers);
 - kl: TensorRT's entropy calibration on the histogram of |x|: the clipping threshold whose 128-level (256 for
-  tensors >= 0) quantized distribution is closest to the measured one in KL divergence.
+  tensors >= 0) quantized distribution is closest to the measured one in KL divergence;
+- mse: the range whose quantization error, weighted per channel by how much the consumer layers' outputs depend
+  on it, is least (wasmrt/clipping.py).
 """
 
 from __future__ import annotations
@@ -22,11 +24,12 @@ from typing import Any
 
 import numpy as np
 
+from wasmrt import clipping
 from wasmrt.errors import InputError, WasmrtError
 from wasmrt.ir import Graph
 
 IMAGE_SUFFIXES = (".png", ".jpg", ".jpeg", ".bmp", ".webp", ".gif", ".tif", ".tiff")
-METHODS = ("minmax", "percentile", "kl")
+METHODS = ("minmax", "percentile", "kl", "mse")
 BINS = 2048
 PERCENTILE = 99.99
 
@@ -147,11 +150,18 @@ def collect(trace: Tracer, samples: list[dict[str, np.ndarray]], method: str,
     if method not in METHODS:
         raise ValueError(f"unknown calibration method {method!r}; expected one of {', '.join(METHODS)}")
     stats = {n: Stats() for n in trace.names}
+    errors: dict[str, clipping.ErrorHistogram] = {}
     passes = ["range"] if method == "minmax" else ["range", "histogram"]
     for p in passes:
+        if p == "histogram" and method == "mse":
+            errors = {n: clipping.ErrorHistogram(s.lo, s.hi, clipping.importance(trace.graph, n))
+                      for n, s in stats.items() if np.isfinite(s.lo)}
         for k, feeds in enumerate(samples):
             for n, v in trace(feeds).items():
                 v = np.asarray(v)
+                if n in errors:  # keeps its shape (channels): a non-finite value counts as an exact zero
+                    errors[n].add(np.where(np.isfinite(v), v, 0.0))
+                    continue
                 if not np.isfinite(v).all():
                     v = v[np.isfinite(v)]
                 if p == "range":
@@ -162,7 +172,8 @@ def collect(trace: Tracer, samples: list[dict[str, np.ndarray]], method: str,
                 progress(f"calibration ({p})", k + 1, len(samples))
     # graph outputs keep their whole range: clipping a classifier's top logit changes its answer
     outputs = set(trace.graph.outputs)
-    return {n: choose_range(s, "minmax" if n in outputs else method) for n, s in stats.items()}
+    return {n: errors[n].best_range() if n in errors and n not in outputs
+            else choose_range(s, "minmax" if n in outputs or method == "mse" else method) for n, s in stats.items()}
 
 
 def choose_range(s: Stats, method: str) -> tuple[float, float]:

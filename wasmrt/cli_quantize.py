@@ -1,12 +1,13 @@
 """`wasmrt quantize`: post-training int8 quantization of an ONNX, TFLite or .wrt model on calibration images.
 
-    wasmrt quantize model.onnx -o model_int8.wrt --calib images/ [--method minmax|percentile|kl] [--samples 200]
+    wasmrt quantize model.onnx -o model_int8.wrt --calib images/ [--method minmax|percentile|kl|mse] [--samples 200]
         [--skip NODE,...] [--keep-float N] [--rounding fitted|nearest] [--report]
 
 1. The model is imported and optimized as `wasmrt convert` does (bundled presets apply by file name).
 2. Calibration samples: images from the folder turned into tensors by the model's preprocessing hints, or .npy
    tensors. The float model runs on the native engine with every activation exposed, and each activation's range
-   is kept (--method).
+   is chosen (--method: by default mse, the clip with the least error in the consumer layers,
+   wasmrt/clipping.py; minmax keeps every value).
 3. With --keep-float N, a sensitivity pass (wasmrt/sensitivity.py) finds the few layers (at most N) whose int8
    version costs the most output error and keeps them float. Off by default: a float layer is slower, and its
    float arithmetic (so the int8 values after it) is not bit-identical across engines.
@@ -52,7 +53,9 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
     p.add_argument("model", help="model.onnx, model.tflite or model.wrt (float)")
     p.add_argument("-o", "--output", help="output .wrt (default: <model>_int8.wrt)")
     p.add_argument("--calib", required=True, metavar="DIR", help="folder of calibration images or .npy tensors")
-    p.add_argument("--method", choices=METHODS, default="minmax", help="how activation ranges are chosen")
+    p.add_argument("--method", choices=METHODS, default="mse",
+                   help="how activation ranges are chosen (default mse: the clip with the least error in the "
+                        "consumer layers)")
     p.add_argument("--samples", type=int, default=200, help="calibration samples to use (default 200)")
     p.add_argument("--skip", default="", metavar="NODE,...", help="nodes (or tensors) to keep in float")
     p.add_argument("--keep-float", type=int, default=0, metavar="N",
@@ -105,7 +108,7 @@ def run(args: argparse.Namespace) -> int:
     return 0
 
 
-def post_training(graph: Graph, samples: list[dict[str, np.ndarray]], method: str = "minmax",
+def post_training(graph: Graph, samples: list[dict[str, np.ndarray]], method: str = "mse",
                   skip: set[str] | None = None, bias_correction: bool = True,
                   step: Callable[[str, int, int], None] | None = None,
                   log: Callable[[str], None] | None = None, keep_float: int = 0, rounding: str = "fitted"

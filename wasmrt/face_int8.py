@@ -41,7 +41,7 @@ def missing(out_dir: Path | None = None) -> list[str]:
 
 
 def make(out_dir: Path | None = None, force: bool = False, log=print) -> dict[str, Path]:
-    """Quantize both face models with `wasmrt quantize` (minmax ranges, bias correction) into out_dir."""
+    """Quantize both face models with `wasmrt quantize` (its defaults) into out_dir."""
     from wasmrt.cli import main as cli
 
     out_dir = out_dir or paths.models_dir()

@@ -1,6 +1,6 @@
 """`wasmrt bench --int8`: each model also in int8, as rows named "<model> int8" next to its float rows.
 
-- ours: `wasmrt quantize`'s steps (minmax ranges, bias correction; wasmrt.cli_quantize.post_training) on
+- ours: `wasmrt quantize`'s steps (its defaults; wasmrt.cli_quantize.post_training) on
   calibration samples: photos from registry packages (wasmrt.photos, classifier crops) through the model's
   preprocessing hints, or seeded random inputs for a model without hints;
 - LiteRT and LiteRT.js: the float .tflite the float rows run, made full-integer by Google's AI Edge Quantizer
@@ -51,7 +51,7 @@ def prepare_int8(prep: Prepared, peers: bool, log, n_calib: int = CALIB_SAMPLES)
     shapes = [(i["name"], tuple(i["shape"])) for i in prep.inputs]
     graph = float_graph(prep.source, shapes, log)
     calib = _samples(graph, n_calib, "calib", 1000)
-    log(f"{prep.name}: quantizing on {len(calib)} calibration samples (minmax, bias correction)")
+    log(f"{prep.name}: quantizing on {len(calib)} calibration samples (wasmrt quantize's defaults)")
     qg, _ = post_training(graph, calib)
     wrt = out / "model.wrt"
     wrt.write_bytes(convert(qg).data)
