@@ -337,7 +337,7 @@ def _check_aliasing(ops: list[OpInfo], tensors: list[TensorInfo]) -> None:
     out-of-range one. Same order and words as kernels_wasm/engine/model_read.c (check_aliasing)."""
     pairs = sum(len(o.outputs) * (len(o.inputs) + len(o.outputs)) for o in ops)
     _check(pairs <= MAX_ALIAS_CHECKS,
-           f"the operators' inputs and outputs need {pairs} overlap checks (limit {MAX_ALIAS_CHECKS})")
+           f"the memory plan needs {pairs} overlap checks (limit {MAX_ALIAS_CHECKS})")
 
     def shares(a: TensorInfo, b: TensorInfo) -> bool:
         return (a.data is None and b.data is None and a.nbytes > 0 and b.nbytes > 0

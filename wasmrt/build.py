@@ -72,7 +72,7 @@ WASM_OPT_LEVEL = {"fb": "-Oz", "model_read": "-Oz", "shape_check": "-Oz", "qrule
                   "support": "-Oz", "planner": "-Oz", "typed": "-Oz", "mediapipe": "-Oz", "profile": "-Oz",
                   "model": "-Oz", "ops": "-Os", "qconv": "-Os", "qelt": "-Oz", "qpool": "-Oz", "qdata": "-Oz",
                   "qmath": "-Oz", "recurrent": "-Oz", "data": "-Os", "sparse": "-Oz", "indirection": "-Os",
-                  "target": "-Oz", "reduce": "-Os", "rt_mem": "-Os", "rt_math": "-Os", "conv": "-Os",
+                  "target": "-Oz", "reduce": "-Os", "rt_mem": "-Os", "rt_math": "-Oz", "conv": "-Os",
                   "elementwise": "-Os"}
 WASM_KERNEL_OPT = "-Os"  # the generated kernels
 NATIVE_THREADS = ("-DWRT_THREADS", "-pthread")  # native builds run parallel regions on a pthread pool

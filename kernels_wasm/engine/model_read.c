@@ -530,8 +530,8 @@ int check_aliasing(wrt_model* m) {
   for (int k = 0; k < m->n_ops; k++)
     pairs += (uint64_t)m->ops[k].n_out * (uint64_t)(m->ops[k].n_in + m->ops[k].n_out);
   if (pairs > WRT_MAX_ALIAS_CHECKS)
-    return rt_error(WRT_ERR_FORMAT, "the operators' inputs and outputs need %l overlap checks (limit %d)",
-                    (int64_t)pairs, WRT_MAX_ALIAS_CHECKS);
+    return rt_error(WRT_ERR_FORMAT, "the memory plan needs %l overlap checks (limit %d)", (int64_t)pairs,
+                    WRT_MAX_ALIAS_CHECKS);
   for (int k = 0; k < m->n_ops; k++) {
     const wrt_op* op = &m->ops[k];
     for (int a = 0; a < op->n_out; a++) {
