@@ -211,23 +211,26 @@ def shared_f16_buffer(n: int) -> bytes:
 
 
 def shared_tensor_table(n: int, name_len: int = 2048, n_ops: int = 1, n_inputs: int = 1) -> bytes:
-    """One Tensor table (with a long name) referenced n times: tensor i of the model is always that table; one
-    Operator table referenced n_ops times, reading tensor 0 n_inputs times (a CONCATENATION when n_inputs > 1, else
-    a RELU). Names and input lists used to be copied once per reference."""
+    """One Tensor table (with a long name) referenced n times: tensor i of the model is that table (tensor 1, the
+    output, a second one with the same name, at offset 64); one Operator table referenced n_ops times, reading
+    tensor 0 n_inputs times (a CONCATENATION when n_inputs > 1, else a RELU). Names and input lists used to be copied
+    once per reference."""
     b = flatbuffers.Builder(4 * (n + n_ops) + name_len + 8192)
     name = b.CreateString("t" * name_len)
     fb.TensorStartShapeVector(b, 2)
     b.PrependInt32(4)
     b.PrependInt32(1)
     shape = b.EndVector()
-    fb.TensorStart(b)
-    fb.TensorAddName(b, name)
-    fb.TensorAddShape(b, shape)
-    fb.TensorAddArenaOffset(b, 0)
-    tensor = fb.TensorEnd(b)
+    tables = []
+    for offset in (0, 64):  # the op's output (tensor 1) in bytes of its own: no op may write over what it reads
+        fb.TensorStart(b)
+        fb.TensorAddName(b, name)
+        fb.TensorAddShape(b, shape)
+        fb.TensorAddArenaOffset(b, offset)
+        tables.append(fb.TensorEnd(b))
     fb.ModelStartTensorsVector(b, n)
-    for _ in range(n):
-        b.PrependUOffsetTRelative(tensor)
+    for i in reversed(range(n)):
+        b.PrependUOffsetTRelative(tables[i == 1])
     tensors = b.EndVector()
 
     def ivec(start: Callable[[flatbuffers.Builder, int], None], vals: list[int]) -> int:
@@ -255,7 +258,7 @@ def shared_tensor_table(n: int, name_len: int = 2048, n_ops: int = 1, n_inputs: 
     ops = b.EndVector()
     gin, gout = ivec(fb.ModelStartInputsVector, [0]), ivec(fb.ModelStartOutputsVector, [1])
     fb.MemoryPlanStart(b)
-    fb.MemoryPlanAddArenaSize(b, 64)
+    fb.MemoryPlanAddArenaSize(b, 128)
     fb.MemoryPlanAddAlignment(b, 64)
     plan = fb.MemoryPlanEnd(b)
     fb.ModelStart(b)
