@@ -355,6 +355,7 @@ def _check_aliasing(ops: list[OpInfo], tensors: list[TensorInfo]) -> None:
                     f"operator {k} ({o.op} {o.name!r}): output tensor {yi} ({y.name!r}) shares arena bytes with "
                     f"{'input' if j < len(o.inputs) else 'output'} tensor {ti} ({tensors[ti].name!r})")
 
+
 def _check_shapes(ops: list[OpInfo], tensors: list[TensorInfo]) -> None:
     """Every op's rules (python_ref/shapes.py) hold and its outputs have the shapes and dtypes it produces, as the C
     engine checks before running anything (kernels_wasm/engine/shape_check.c)."""

@@ -154,7 +154,8 @@ def collect(trace: Tracer, samples: list[dict[str, np.ndarray]], method: str,
     passes = ["range"] if method == "minmax" else ["range", "histogram"]
     for p in passes:
         if p == "histogram" and method == "mse":
-            errors = {n: clipping.ErrorHistogram(s.lo, s.hi, clipping.importance(trace.graph, n))
+            readers = trace.graph.consumers()
+            errors = {n: clipping.ErrorHistogram(s.lo, s.hi, clipping.importance(trace.graph, n, readers.get(n, [])))
                       for n, s in stats.items() if np.isfinite(s.lo)}
         for k, feeds in enumerate(samples):
             for n, v in trace(feeds).items():

@@ -20,7 +20,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from wasmrt.ir import Graph
+from wasmrt.ir import Graph, Node
 
 BINS = 2048
 # candidate ends as fractions of the min/max end: 1.0 (min/max) down to 0.2
@@ -28,12 +28,14 @@ FRACTIONS = np.linspace(1.0, 0.2, 33)
 LEVELS = 255  # int8 steps across the range
 
 
-def importance(graph: Graph, name: str) -> np.ndarray | None:
-    """Per-channel (last axis) weight of the error of tensor `name` in its consumers' outputs; None: uniform."""
+def importance(graph: Graph, name: str, readers: list[Node] | None = None) -> np.ndarray | None:
+    """Per-channel (last axis) weight of the error of tensor `name` in its consumers' outputs; None: uniform.
+    readers: graph.consumers()[name] when the caller has the map (a node reading the tensor twice counts once)."""
     t = graph.tensors[name]
     channels = int(t.shape[-1]) if t.shape else 1
     total = np.zeros(channels)
-    consumers = [n for n in graph.nodes if name in n.inputs]
+    readers = graph.consumers().get(name, []) if readers is None else readers
+    consumers = list({id(n): n for n in readers}.values())
     for n in consumers:
         w = graph.tensors[n.inputs[1]] if len(n.inputs) > 1 and n.inputs[1] else None
         imp = np.ones(channels)

@@ -16,7 +16,6 @@
 
 #define WRT_MAX_RANK 8
 #define WRT_FORMAT_VERSION 1
-/* format limits (python_ref/wrt_file.py has the same) */
 /* code whose work is done elsewhere (load-time planning and packing, dispatch around the kernels) in files built
  * for speed: compiled for size in the wasm modules (their size budget), as the -Oz files are */
 #if defined(__wasm__) && defined(__clang__)
@@ -25,6 +24,7 @@
 #define WRT_FOR_SIZE
 #endif
 
+/* format limits (python_ref/wrt_file.py has the same) */
 #define WRT_MAX_TENSORS (1 << 20)
 #define WRT_MAX_OPS (1 << 20)
 #define WRT_MAX_OP_INPUTS (1 << 24)   /* all operators' inputs and outputs together */

@@ -2,8 +2,9 @@
  * requantized per output channel with m[o] = f32(f32(sx * sw[o]) / sy).
  * Kernel paths (int8 input, weights with zero point 0): 1x1 GEMM, KxK indirect GEMM, depthwise tiles, per-group
  * igemm, FULLY_CONNECTED as a GEMM, and a KxK convolution of few input channels (an RGB image) as a GEMM over each
- * pixel's patch (its ks * c bytes gathered into one row). The zero point of the input is folded into the packed bias (padding taps read a
- * row of zx, so they add (zx - zx) * w = 0), with the target's activation offset (unsigned dot products read x + 128).
+ * pixel's patch (its ks * c bytes gathered into one row). The zero point of the input is folded into the packed bias
+ * (padding taps read a row of zx, so they add (zx - zx) * w = 0), with the target's activation offset (unsigned dot
+ * products read x + 128).
  * Everything else (weight zero points, uint8 inputs, CONV_TRANSPOSE_2D, MATMUL, weights computed at run time) takes
  * the generic path: the same sums in portable C. */
 #include "engine.h"
@@ -56,8 +57,8 @@ static int weights_above_min(const wrt_tensor* w) {
   return 1;
 }
 
-/* packed depthwise weights: per tile of ct channels, biases and multipliers, then int16 taps (kr 1) or, for 3x3
- * filters, int8 groups of 4 taps (kr 4): one per filter column, its 3 rows and a zero */
+/* packed depthwise weights: per tile of ct channels, biases and multipliers, then int16 taps (kr 1) or int8 groups
+ * of 4 taps (kr 4: see dw_by_column; a 3x3 filter is 3 groups either way) */
 static uint64_t dw_packed_bytes(const wrt_qdwconv_entry* e, uint64_t C, uint64_t ks) {
   uint64_t ct = e->ct, kr = e->kr;
   return (C + ct - 1) / ct * ct * (8 + (kr == 4 ? (ks + 3) / 4 * 4 : 2 * ks));
@@ -309,9 +310,10 @@ WRT_FOR_SIZE int prepare_qconv(wrt_model* m, wrt_op* op) {
       /* kr 1: tap-major int16; kr 4 by column: per column kx, channel-major int8 taps (0, kx), (1, kx), (2, kx), 0;
        * kr 4 by runs: per run of 4 taps (the last padded with zeros), channel-major int8 */
       for (size_t g = 0; g < groups; g++)
-        for (size_t j = 0; j < ct; j++)
+        for (size_t j = 0; j < ct; j++) {
+          size_t ch = t0 + (kr == 4 ? dw_slot(j, ct) : j);
           for (size_t s = 0; s < kr; s++) {
-            size_t t = cols ? 3 * s + g : kr * g + s, ch = t0 + (kr == 4 ? dw_slot(j, ct) : j);
+            size_t t = cols ? 3 * s + g : kr * g + s;
             int16_t v = (int16_t)(ch < C && (cols ? s < 3 : t < ks) ? wv(w, ch * ks + t) : 0);
             if (kr == 1) {
               __builtin_memcpy(o, &v, 2);
@@ -320,6 +322,7 @@ WRT_FOR_SIZE int prepare_qconv(wrt_model* m, wrt_op* op) {
               *o++ = (uint8_t)v;
             }
           }
+        }
     }
     p->packed = pk;
     return q_indirection(m, op, 0);
@@ -367,6 +370,11 @@ typedef struct {
   size_t g;             /* igemm: the group */
 } qconv_job;
 
+/* the GEMM of a panel with nc valid columns: a last panel of at most half the columns on the half kernel */
+static wrt_qgemm_fn qgemm_for(const wrt_target* tg, size_t nc) {
+  return nc <= tg->qgemm_nr / 2 && tg->qgemm_half ? tg->qgemm_half : tg->qgemm;
+}
+
 /* y[M, N] = requant(a[M, K] x packed) for MR-row blocks [b0, b1), in runs that keep A in cache while the panels
  * stream past */
 static void qgemm_blocks(void* ctx, size_t b0, size_t b1) {
@@ -381,7 +389,7 @@ static void qgemm_blocks(void* ctx, size_t b0, size_t b1) {
     size_t s1 = b1 - s0 < run ? b1 : s0 + run;
     for (size_t n0 = 0; n0 < N; n0 += nr) {
       size_t nc = N - n0 < nr ? N - n0 : nr;
-      wrt_qgemm_fn fn = nc <= nr / 2 && tg->qgemm_half ? tg->qgemm_half : tg->qgemm;
+      wrt_qgemm_fn fn = qgemm_for(tg, nc);
       for (size_t b = s0; b < s1; b++) {
         size_t i = b * mr;
         fn(M - i < mr ? M - i : mr, nc, K, j->a + i * K, K, p->packed + (n0 / nr) * pb, y + i * N + n0, N,
@@ -443,7 +451,7 @@ static void qpatch_blocks(void* ctx, size_t b0, size_t b1) {
       }
     for (size_t n0 = 0; n0 < CO; n0 += nr) {
       size_t nc = CO - n0 < nr ? CO - n0 : nr;
-      wrt_qgemm_fn fn = nc <= nr / 2 && tg->qgemm_half ? tg->qgemm_half : tg->qgemm;
+      wrt_qgemm_fn fn = qgemm_for(tg, nc);
       fn(mr, nc, kc, a, PATCH_K, p->packed + (n0 / nr) * pb, y + p0 * CO + n0, CO, &p->rq);
     }
   }
