@@ -83,6 +83,15 @@ def test_engine_reproducer(fuzzer: Path, path: Path) -> None:
     assert r.returncode == 0, fuzz.triage(fuzzer, path).summary
 
 
+def test_triage_of_a_timeout_without_a_model(fuzzer: Path, tmp_path: Path) -> None:
+    """A starved campaign once hit the time limit on a recipe the generator rejects: no engine code ran, so a quick
+    rerun makes it a note (not reproduced), not a finding."""
+    artifact = tmp_path / "timeout-rejected"
+    shutil.copy(REGRESSIONS / "engine" / "timeout-recipe-the-generator-rejects.recipe", artifact)
+    f = fuzz.triage(fuzzer, artifact)
+    assert f.kind == fuzz.NOT_REPRODUCED and "makes no model" in f.summary, f
+
+
 @pytest.mark.parametrize("path", [pytest.param(p, marks=expect(p), id=f"{p.parent.name}/{p.name}")
                                   for p in sorted(REGRESSIONS.glob("*/*.wrt"))])
 def test_reproducer_on_wasm_and_python_ref(path: Path) -> None:
