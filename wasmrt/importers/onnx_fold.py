@@ -34,10 +34,11 @@ def _folder(*ops: str) -> Callable:
 def fold(node: onnx.NodeProto, inputs: Arrays, attrs: dict[str, Any], opset: int) -> list[np.ndarray]:
     """Evaluate node on constant inputs (None for an absent optional input); one array per output."""
     fn = FOLDERS.get(node.op_type) if node.domain in ("", "ai.onnx") else None
-    size = max([_result_size(node.op_type, inputs), *(a.size for a in inputs if a is not None)], default=0)
+    size = max([_result_size(node.op_type, inputs), _window_work(inputs, attrs),
+                *(a.size for a in inputs if a is not None)], default=0)
     limit = MAX_FOLD_ELEMENTS if fn is not None else MAX_REFERENCE_ELEMENTS
     if size > limit:
-        raise ValueError(f"folding it would handle {size:,} elements (limit {limit:,})")
+        raise ValueError(f"folding it would handle {size:,.0f} elements (limit {limit:,})")
     if fn is not None:
         return [np.asarray(o) for o in fn(inputs, attrs, opset)]
     return _reference(node, inputs, opset)
@@ -59,6 +60,19 @@ def _result_size(op: str, x: Arrays) -> float:
         dims = [a * b for a, b in zip(x[0].shape, other, strict=False)] if op == "Tile" else other + list(x[0].shape)
         return float(np.prod([abs(d) for d in dims], dtype=float))
     return 0.0
+
+
+def _window_work(x: Arrays, attrs: dict[str, Any]) -> float:
+    """Elements a windowed op (pooling, convolution) visits: its padded input times its window. Pads are
+    attributes, so a small constant input can still ask for a million-wide padded row (the reference evaluator
+    loops over it in Python)."""
+    pads = [int(p) for p in attrs.get("pads") or ()]
+    if not pads or not x or x[0] is None or x[0].ndim < 3:
+        return 0.0
+    k = len(pads) // 2
+    spatial = [d + abs(pads[i]) + abs(pads[i + k]) for i, d in enumerate(x[0].shape[2:2 + k])]
+    window = [abs(int(v)) for v in attrs.get("kernel_shape") or (1,)]
+    return float(np.prod([*x[0].shape[:2], *spatial, *window], dtype=float))
 
 
 def _reference(node: onnx.NodeProto, inputs: Arrays, opset: int) -> list[np.ndarray]:

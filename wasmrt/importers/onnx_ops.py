@@ -30,6 +30,7 @@ from python_ref.opdefs import (
 from python_ref.shapes import CAST_DTYPES
 from wasmrt.importers.onnx_context import (
     MAX_CONCAT,
+    MAX_CONST_ELEMENTS,
     Context,
     Value,
     cl_inverse,
@@ -384,6 +385,8 @@ def _gemm(ctx: Context, node: onnx.NodeProto, a: dict) -> None:
         inputs = [a_ir, ctx.const_ir(w.astype(F32), b_name + "/fc")]
         if alpha == 1.0:
             ctx.mark_quantized(inputs[1], b_name, 0 if a.get("transB", 0) else 1)
+        if has_c:  # the bias is built at full length: an empty weight may still claim 2^31 output columns
+            ctx.check_size(node, (w.shape[0],), "the bias", MAX_CONST_ELEMENTS)
         c_vec = _bias_vector(ctx, node.input[2], w.shape[0], beta) if has_c else None
         if c_vec is not None:
             inputs.append(ctx.const_ir(c_vec, node.input[2] + "/fc_bias"))
