@@ -11,13 +11,20 @@ from __future__ import annotations
 import re
 import shutil
 import subprocess
+import threading
+import time
 from pathlib import Path
 
+import numpy as np
 import pytest
 
-from wasmrt import fuzz
+from wasmrt import fuzz, fuzz_importers
+from wasmrt.errors import ConversionError
 from wasmrt.fuzz_importers import check_files, run_importer
 from wasmrt.fuzz_replay import replay, replay_corpus, replay_file
+from wasmrt.ir import Graph
+from wasmrt.planner import plan_memory
+from wasmrt.wrt_writer import write_wrt
 
 HERE = Path(__file__).parent
 REGRESSIONS = HERE / "fuzz_regressions"
@@ -100,6 +107,28 @@ def test_reproducer_on_wasm_and_python_ref(path: Path) -> None:
     assert finding is None, f"{finding.kind}: {finding.summary}"
 
 
+def test_importer_worker_killed_by_a_signal_keeps_its_input(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A crash inside a C extension kills the worker with no Python traceback: the campaign keeps the file being
+    converted as the finding and a fresh worker does the executions left."""
+    monkeypatch.setattr(fuzz_importers, "WORK", tmp_path)
+    flight = fuzz_importers.in_flight(tmp_path / "findings" / "onnx", "onnx")
+
+    def crash_the_worker() -> None:
+        for _ in range(600):
+            if flight.is_file() and flight.stat().st_size:
+                subprocess.run(["pkill", "-SEGV", "-f", f"fuzz_importers worker onnx {tmp_path}"])
+                return
+            time.sleep(0.1)
+
+    killer = threading.Thread(target=crash_the_worker)
+    killer.start()
+    c = run_importer("onnx", runs=800, seed=5, say=print)
+    killer.join()
+    assert [f.kind for f in c.findings] == ["worker died"], c.findings
+    assert "SIGSEGV" in c.findings[0].summary and Path(c.findings[0].path).stat().st_size > 0
+    assert c.execs == 800 == sum(c.notes["outcomes"].values()) + 1, (c.execs, c.notes)
+
+
 @pytest.mark.parametrize("target", ["onnx", "tflite"])
 def test_importer_reproducers(target: str) -> None:
     """Every file that once crashed, hung or exhausted memory in an importer now gets a clear error (or converts),
@@ -111,7 +140,16 @@ def test_importer_reproducers(target: str) -> None:
     assert not bad, bad
     for r in rows:
         if r["outcome"] == "error":
-            assert re.search(r"node '|input '|tensor '|hints", str(r["message"])), r
+            assert re.search(r"node '|input '|tensor '|initializer '|hints", str(r["message"])), r
+
+
+def test_writer_refuses_a_dimension_the_format_cannot_hold() -> None:
+    """The last line of defence behind the importers' shape checks (the ONNX fuzzer found an initializer whose dims
+    numpy wrapped to (0, 2^40)): a named error, not the FlatBuffers builder's TypeError."""
+    g = Graph()
+    g.outputs = [g.add_input("x", (1, 4)), g.add_const("huge", np.zeros((0, 1 << 40), np.float32))]
+    with pytest.raises(ConversionError, match=r"tensor 'huge': shape \[0, 1099511627776\] has a dimension outside"):
+        write_wrt(g, plan_memory(g))
 
 
 def test_seed_corpus_replays_on_wasm_and_python_ref(fuzzer: Path) -> None:

@@ -215,7 +215,7 @@ print(time.process_time() - t)
 """
 
 
-def release_seconds(binary: Path, recipe: Path, timeout_s: float = 30) -> float:
+def release_seconds(binary: Path, recipe: Path, timeout_s: float = 300) -> float:
     """Load + run time of the file a recipe generates on the optimized native engine, with the fuzzer's budgets: the
     1 s limit is a promise about the shipped builds, and ASan slows some paths (verification of big files) 10x.
     NaN when the recipe makes no model (the generator rejects it): then no engine code ran at all."""

@@ -143,6 +143,7 @@ def worker(target: str, seconds: float | None, runs: int | None, corpus: Path, f
         pool += [p.read_bytes() for p in sorted(seed_dir.iterdir()) if p.is_file()]
     _cap_memory(target)
     signal.signal(signal.SIGPROF, _on_alarm)
+    flight = os.open(in_flight(findings, target), os.O_WRONLY | os.O_CREAT, 0o644)
     rng = random.Random(seed)
     seen: set[str] = set()
     classes: set[str] = set()
@@ -160,6 +161,8 @@ def worker(target: str, seconds: float | None, runs: int | None, corpus: Path, f
         mutated = bool(pool) and rng.random() < 0.35
         data = mutate(rng.choice(pool), rng) if mutated else gen(rng.getrandbits(48), rng.choice((0.03, 0.08, 0.2)))
         exc: BaseException | None = None
+        os.ftruncate(flight, 0)
+        os.pwrite(flight, data, 0)
         start = time.process_time()
         signal.setitimer(signal.ITIMER_PROF, TIMEOUT_S)
         try:
@@ -208,38 +211,69 @@ def worker(target: str, seconds: float | None, runs: int | None, corpus: Path, f
                "counts": counts, "slowest_s": round(slowest, 3)})
 
 
+def in_flight(findings: Path, target: str) -> Path:
+    """The file the worker is converting right now, written before each conversion: a worker killed by a signal
+    (a crash in a C extension, which no Python handler sees) leaves its input here."""
+    return findings / f"in-flight{SUFFIX[target]}"
+
+
+def _stream(p: subprocess.Popen[str], c: Campaign, base: dict[str, int], say: Callable[[str], None]) -> None:
+    """Reads one worker's JSON lines into the campaign; base: executions and outcome counts of earlier workers."""
+    assert p.stdout is not None
+    for line in p.stdout:
+        try:
+            msg = json.loads(line)
+        except ValueError:
+            continue
+        if "finding" in msg:
+            f = Finding(msg["finding"]["path"], msg["finding"]["kind"], msg["finding"]["summary"])
+            c.findings.append(f)
+            say(f"[fuzz {c.target}] FINDING {f.summary}  ({f.path})")
+        state = msg.get("progress") or msg.get("done")
+        if state:
+            c.execs, c.corpus = base["execs"] + state["execs"], state["corpus"]
+            outcomes = {k: base.get(k, 0) + state["counts"].get(k, 0) for k in {*base, *state["counts"]} - {"execs"}}
+            c.notes.update(signatures=max(c.notes.get("signatures", 0), state["signatures"]), outcomes=outcomes)
+            if "slowest_s" in state:
+                c.notes["slowest_s"] = max(c.notes.get("slowest_s", 0.0), state["slowest_s"])
+            if "progress" in msg:
+                say(f"[fuzz {c.target}] {c.execs:>10,} execs  {c.execs / state['seconds']:,.0f}/s  "
+                    f"outcomes {len(outcomes)}  signatures {state['signatures']}  corpus {c.corpus}")
+
+
 def run_importer(target: str, seconds: float | None = None, runs: int | None = None, corpus: Path | None = None,
                  seed: int = 0, say: Callable[[str], None] = print) -> Campaign:
+    """One campaign in a worker process. A worker killed by a signal is a finding (its input is kept) and a fresh
+    worker, on another seed, goes on with the executions and time left."""
     corpus = corpus or WORK / "corpus" / target
     findings = WORK / "findings" / target
     c = Campaign(target, datetime.now().isoformat(timespec="seconds"))
-    cmd = [sys.executable, "-m", "wasmrt.fuzz_importers", "worker", target, str(corpus), str(findings),
-           str(seed or int(time.time()))]
-    cmd += [*(["--time", str(seconds)] if seconds is not None else []), *(["--runs", str(runs)] if runs else [])]
     env = {**os.environ, "OPENBLAS_NUM_THREADS": "1", "PYTHONWARNINGS": "ignore"}
+    seed = seed or int(time.time())
     t0 = time.monotonic()
-    with subprocess.Popen(["nice", "-n", "10", *cmd], stdout=subprocess.PIPE, text=True, cwd=ROOT, env=env) as p:
-        assert p.stdout is not None
-        for line in p.stdout:
-            try:
-                msg = json.loads(line)
-            except ValueError:
-                continue
-            if "finding" in msg:
-                f = Finding(msg["finding"]["path"], msg["finding"]["kind"], msg["finding"]["summary"])
-                c.findings.append(f)
-                say(f"[fuzz {target}] FINDING {f.summary}  ({f.path})")
-            state = msg.get("progress") or msg.get("done")
-            if state:
-                c.execs, c.corpus = state["execs"], state["corpus"]
-                c.notes.update(signatures=state["signatures"], outcomes=state["counts"])
-                if "slowest_s" in state:
-                    c.notes["slowest_s"] = state["slowest_s"]
-                if "progress" in msg:
-                    say(f"[fuzz {target}] {c.execs:>10,} execs  {c.execs / state['seconds']:,.0f}/s  "
-                        f"outcomes {len(state['counts'])}  signatures {state['signatures']}  corpus {c.corpus}")
-    if p.returncode:
-        c.findings.append(Finding(" ".join(cmd), "worker died", f"exit code {p.returncode}"))
+    for restart in range(100):
+        left = None if seconds is None else seconds - (time.monotonic() - t0)
+        if (left is not None and left <= 0) or (runs and c.execs >= runs):
+            break
+        cmd = [sys.executable, "-m", "wasmrt.fuzz_importers", "worker", target, str(corpus), str(findings),
+               str(seed + 7919 * restart)]
+        cmd += ["--time", str(left)] if left is not None else []
+        cmd += ["--runs", str(runs - c.execs)] if runs else []
+        base = {"execs": c.execs, **c.notes.get("outcomes", {})}
+        with subprocess.Popen(["nice", "-n", "10", *cmd], stdout=subprocess.PIPE, text=True, cwd=ROOT, env=env) as p:
+            _stream(p, c, base, say)
+        if p.returncode >= 0:
+            if p.returncode:
+                c.findings.append(Finding(" ".join(cmd), "worker failed", f"exit code {p.returncode}"))
+            break
+        kept = in_flight(findings, target)
+        if kept.is_file():
+            digest = hashlib.sha1(kept.read_bytes()).hexdigest()[:12]
+            kept = kept.rename(findings / f"signal-{-p.returncode}-{digest}{SUFFIX[target]}")
+        c.execs += 1  # the conversion it died in
+        f = Finding(str(kept), "worker died", f"{signal.Signals(-p.returncode).name} while converting this file")
+        c.findings.append(f)
+        say(f"[fuzz {target}] FINDING {f.summary}  ({f.path}); going on in a fresh worker")
     c.seconds = time.monotonic() - t0
     files = [q for q in corpus.iterdir() if q.is_file()] if corpus.is_dir() else []
     c.corpus_bytes = sum(q.stat().st_size for q in files)

@@ -10,7 +10,7 @@ import numpy as np
 
 from python_ref import opdefs, sparse
 from python_ref._fb import wrt_generated as fb
-from python_ref.wrt_file import DTYPE_CODES, FORMAT_VERSION, IDENTIFIER, camel
+from python_ref.wrt_file import DTYPE_CODES, FORMAT_VERSION, IDENTIFIER, MAX_DIM, camel
 from wasmrt.errors import ConversionError
 from wasmrt.ir import Graph
 from wasmrt.planner import MemoryPlan
@@ -101,6 +101,9 @@ def write_wrt(graph: Graph, plan: MemoryPlan, weights: str = "auto", sparse_tens
         ft = fb.TensorT()
         ft.name = name
         ft.shape = [int(d) for d in t.shape]
+        if not all(0 <= d <= MAX_DIM for d in ft.shape):  # an importer's shape rule let a hostile size through
+            raise ConversionError(f"tensor {name!r}: shape {ft.shape} has a dimension outside 0..{MAX_DIM:,}, "
+                                  "which the .wrt format cannot hold")
         if t.data is not None and name in sparse_tensors:
             data = _sparse_tensor(ft, t.data, weights)
         else:

@@ -18,6 +18,7 @@ import onnx
 from onnx import helper
 
 from python_ref.quant import QuantParams
+from python_ref.wrt_file import MAX_DIM
 from wasmrt.errors import ConversionError, UnsupportedOpError
 from wasmrt.ir import Graph
 
@@ -97,12 +98,13 @@ class Context:
         return self.const(node, i, what) if self.has(node, i) else None
 
     def check_size(self, node: onnx.NodeProto, shape: tuple[int, ...], what: str, limit: int = MAX_ELEMENTS) -> None:
-        """Refuse a tensor the .wrt format cannot hold (limit: MAX_ELEMENTS) or a constant that would take gigabytes
-        to build (MAX_CONST_ELEMENTS), naming the node."""
+        """Refuse a tensor the .wrt format cannot hold (over MAX_ELEMENTS, or a dimension over MAX_DIM) or a
+        constant that would take gigabytes to build (MAX_CONST_ELEMENTS), naming the node."""
         count = math.prod(shape)
-        if count > limit or any(d < 0 for d in shape):
+        if count > limit or not all(0 <= d <= MAX_DIM for d in shape):
             raise ConversionError(f"{self.source}: node {node_name(node)!r} ({node.op_type}): {what} would have shape "
-                                  f"{list(shape)} ({count:,} elements, the limit is {limit:,})")
+                                  f"{list(shape)} ({count:,} elements, the limit is {limit:,}; "
+                                  f"each dimension 0..{MAX_DIM:,})")
 
     def set_const(self, name: str, arr: Any) -> None:
         arr = np.asarray(arr)

@@ -49,7 +49,7 @@ from python_ref.opdefs import QuantType
 from python_ref.quant import QuantParams
 from wasmrt.errors import ConversionError, ModelFormatError, UnsupportedOpError, WasmrtError
 from wasmrt.importers import onnx_quant
-from wasmrt.importers.onnx_context import Context, Value, attributes, node_name
+from wasmrt.importers.onnx_context import MAX_DIM, Context, Value, attributes, node_name
 from wasmrt.importers.onnx_control import CONVERTERS as CONTROL_FLOW
 from wasmrt.importers.onnx_fold import FOLDERS, fold
 from wasmrt.importers.onnx_ops import CONSTANT_INPUTS, CONVERTERS
@@ -149,6 +149,9 @@ def _read_metadata(model: onnx.ModelProto, meta: Metadata, source: str) -> None:
 
 def _add_initializers(ctx: Context, g: onnx.GraphProto) -> None:
     for init in g.initializer:
+        if not all(0 <= d <= MAX_DIM for d in init.dims):  # numpy would wrap the product of such dims
+            raise ModelFormatError(f"{ctx.source}: initializer {init.name!r} has dims {list(init.dims)}: each must be "
+                                   f"0..{MAX_DIM:,}")
         try:
             ctx.set_const(init.name, numpy_helper.to_array(init))
         except Exception as e:  # numpy raises several kinds for sizes that don't match the dims
