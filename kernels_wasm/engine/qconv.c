@@ -88,14 +88,30 @@ static const wrt_qdwconv_entry* pick_qdw(const wrt_target* tg, size_t ks, int64_
   return 0;
 }
 
-/* bytes of one packed panel of NR columns over ks taps of kc channels */
-static uint64_t panel_bytes(const wrt_target* tg, uint64_t ks, uint64_t kc) {
-  uint64_t nr = tg->qgemm_nr, kr = tg->qgemm_kr;
-  return nr * 8 + ks * ((kc + kr - 1) / kr) * nr * kr;
+/* qgemm_a16: int16 activation rows of a run of blocks, on the stack (one 4-row block of K <= 2048 at least) */
+enum { A16_ELEMS = 8192 };
+
+/* Only the wasm SIMD128 module's table has qgemm_a16: elsewhere its driver is left out (the relaxed modules' size) */
+#if defined(__wasm_simd128__) && !defined(__wasm_relaxed_simd__)
+#define HAS_QGEMM_A16 1
+#else
+#define HAS_QGEMM_A16 0
+#endif
+
+/* bytes of a weight in the panels of a 1x1 GEMM of K-deep rows: 2 where it runs on the target's int16 form
+ * (qgemm_a16, weights widened at load as its activations are at run time), else 1 (and in every other path) */
+static uint64_t gemm_wb(const wrt_target* tg, uint64_t K) {
+  return HAS_QGEMM_A16 && tg->qgemm_a16 && ((K + 1) & ~(uint64_t)1) * tg->qgemm_mr <= A16_ELEMS ? 2 : 1;
 }
 
-static uint64_t packed_bytes(const wrt_target* tg, uint64_t n, uint64_t ks, uint64_t kc) {
-  return (n + tg->qgemm_nr - 1) / tg->qgemm_nr * panel_bytes(tg, ks, kc);
+/* bytes of one packed panel of NR columns over ks taps of kc channels, wb bytes a weight */
+static uint64_t panel_bytes(const wrt_target* tg, uint64_t ks, uint64_t kc, uint64_t wb) {
+  uint64_t nr = tg->qgemm_nr, kr = tg->qgemm_kr;
+  return nr * 8 + ks * ((kc + kr - 1) / kr) * nr * kr * wb;
+}
+
+static uint64_t packed_bytes(const wrt_target* tg, uint64_t n, uint64_t ks, uint64_t kc, uint64_t wb) {
+  return (n + tg->qgemm_nr - 1) / tg->qgemm_nr * panel_bytes(tg, ks, kc, wb);
 }
 
 static int32_t bias_at(const int32_t* b, size_t o) {
@@ -111,7 +127,7 @@ static void put_f32(uint8_t* p, float v) { __builtin_memcpy(p, &v, 4); }
 /* Panels for n output channels o0.. of w (each o: ks taps of kc channels at w[(o*ks + t)*kc + c], i.e. OHWI or
  * [N, K]), bias b[o] (NULL: 0) and multipliers mult[o]; xz = zx + the target's activation offset. */
 static void pack_qgemm(const wrt_target* tg, const wrt_tensor* w, size_t o0, size_t n, size_t ks, size_t kc,
-                       const int32_t* b, const float* mult, int32_t xz, uint8_t* out) {
+                       const int32_t* b, const float* mult, int32_t xz, size_t wb, uint8_t* out) {
   size_t nr = tg->qgemm_nr, kr = tg->qgemm_kr, nb = (kc + kr - 1) / kr;
   for (size_t p = 0; p < n; p += nr) {
     size_t nc = n - p < nr ? n - p : nr;
@@ -132,7 +148,9 @@ static void pack_qgemm(const wrt_target* tg, const wrt_tensor* w, size_t o0, siz
         for (size_t j = 0; j < nr; j++)
           for (size_t r = 0; r < kr; r++) {
             size_t k = bk * kr + r;
-            *out++ = (uint8_t)(j < nc && k < kc ? wv(w, ((o0 + p + j) * ks + t) * kc + k) : 0);
+            int16_t v = (int16_t)(j < nc && k < kc ? wv(w, ((o0 + p + j) * ks + t) * kc + k) : 0);
+            __builtin_memcpy(out, &v, wb); /* little-endian: the low byte alone is the int8 weight */
+            out += wb;
           }
   }
 }
@@ -170,7 +188,7 @@ WRT_FOR_SIZE int plan_qconv(wrt_model* m, wrt_op* op, wrt_cost* c) {
     int bias_ok = op->n_in <= 2 || op->in[2] < 0 || check_int32_bias(m, op);
     if (w->is_const && bias_ok && !u8 && weights_centered(w, (size_t)N) && tg->qgemm) {
       op->path = QC_FC;
-      c->bytes += packed_bytes(tg, N, 1, K);
+      c->bytes += packed_bytes(tg, N, 1, K, gemm_wb(tg, K));
       c->work += sat_mul(M * N, K);
     } else { /* constant weights (and bias) are centered at load; weights computed at run time are read as they are */
       op->path = QC_GENERIC;
@@ -214,7 +232,8 @@ WRT_FOR_SIZE int plan_qconv(wrt_model* m, wrt_op* op, wrt_cost* c) {
   int pointwise = ks == 1 && a->strides[0] == 1 && a->strides[1] == 1 && !a->pads[0] && !a->pads[1] && !a->pads[2] &&
                   !a->pads[3];
   int patch = G == 1 && !pointwise && ks * cg <= PATCH_K && tg->qgemm_mr <= PATCH_MR;
-  c->bytes += patch ? packed_bytes(tg, og, 1, ks * cg) : packed_bytes(tg, og, ks, cg) * G;
+  c->bytes += patch ? packed_bytes(tg, og, 1, ks * cg, 1)
+                    : packed_bytes(tg, og, ks, cg, G == 1 && pointwise ? gemm_wb(tg, cg) : 1) * G;
   if (G == 1 && pointwise) {
     op->path = QC_GEMM;
     return WRT_OK;
@@ -277,10 +296,10 @@ WRT_FOR_SIZE int prepare_qconv(wrt_model* m, wrt_op* op) {
   if (op->type == OP_FULLY_CONNECTED) {
     size_t K = (size_t)p->c;
     if (op->path == QC_GENERIC) return op->packed_in ? prepare_generic(m, op, N, K) : WRT_OK;
-    uint64_t bytes = packed_bytes(tg, N, 1, K);
+    uint64_t bytes = packed_bytes(tg, N, 1, K, gemm_wb(tg, K));
     if (!(p->packed = m_alloc(m, bytes))) return m_alloc_fail(m, op, "packing the weights", bytes);
     m->weights_bytes += (size_t)bytes;
-    pack_qgemm(tg, w, 0, N, 1, K, b, p->mult, p->za + tg->qgemm_xoff, p->packed);
+    pack_qgemm(tg, w, 0, N, 1, K, b, p->mult, p->za + tg->qgemm_xoff, (size_t)gemm_wb(tg, K), p->packed);
     return WRT_OK;
   }
   size_t C = (size_t)p->c, CO = (size_t)p->co, ks = (size_t)p->ks, G = (size_t)p->groups, cg = C / G, og = CO / G;
@@ -331,12 +350,13 @@ WRT_FOR_SIZE int prepare_qconv(wrt_model* m, wrt_op* op) {
     cg *= ks;
     ks = 1;
   }
-  uint64_t per_group = packed_bytes(tg, og, ks, cg);
+  size_t wb = op->path == QC_GEMM ? (size_t)gemm_wb(tg, cg) : 1;
+  uint64_t per_group = packed_bytes(tg, og, ks, cg, wb);
   uint8_t* pk = m_alloc(m, per_group * G);
   if (!pk) return m_alloc_fail(m, op, "packing the weights", per_group * G);
   m->weights_bytes += (size_t)(per_group * G);
   for (size_t g = 0; g < G; g++)
-    pack_qgemm(tg, w, g * og, og, ks, cg, b ? b + g * og : 0, p->mult + g * og, p->za + tg->qgemm_xoff,
+    pack_qgemm(tg, w, g * og, og, ks, cg, b ? b + g * og : 0, p->mult + g * og, p->za + tg->qgemm_xoff, wb,
                pk + g * per_group);
   p->packed = pk;
   p->gpack = (int64_t)per_group;
@@ -376,17 +396,36 @@ static wrt_qgemm_fn qgemm_for(const wrt_target* tg, size_t nc) {
 }
 
 /* y[M, N] = requant(a[M, K] x packed) for MR-row blocks [b0, b1), in runs that keep A in cache while the panels
- * stream past */
+ * stream past; where the target has qgemm_a16, each run's rows widened to int16 first, once for every panel */
 static void qgemm_blocks(void* ctx, size_t b0, size_t b1) {
   const qconv_job* j = ctx;
   const wrt_target* tg = j->m->tg;
   const wrt_qplan* p = &j->op->u.q;
-  size_t M = j->M, N = j->N, K = j->K, mr = tg->qgemm_mr, nr = tg->qgemm_nr, pb = (size_t)panel_bytes(tg, 1, K);
-  size_t run = (size_t)(64 * 1024) / ((K + 1) * mr);
+  size_t M = j->M, N = j->N, K = j->K, mr = tg->qgemm_mr, nr = tg->qgemm_nr, wb = (size_t)gemm_wb(tg, K);
+  size_t pb = (size_t)panel_bytes(tg, 1, K, wb), run = (size_t)(64 * 1024) / ((K + 1) * mr);
+  size_t k2 = (K + 1) & ~(size_t)1, a16 = wb == 2;
+  int16_t wide[A16_ELEMS];
+  if (a16 && run > A16_ELEMS / (k2 * mr)) run = A16_ELEMS / (k2 * mr);
   run = run ? run : 1;
   int8_t* y = (int8_t*)j->m->t[j->op->out].data;
   for (size_t s0 = b0; s0 < b1; s0 += run) {
     size_t s1 = b1 - s0 < run ? b1 : s0 + run;
+    if (a16) {
+      size_t rows = (s1 * mr < M ? s1 * mr : M) - s0 * mr;
+      for (size_t r = 0; r < rows; r++) {
+        const int8_t* x = j->a + (s0 * mr + r) * K;
+        for (size_t k = 0; k < K; k++) wide[r * k2 + k] = x[k];
+        if (k2 != K) wide[r * k2 + K] = 0;
+      }
+      for (size_t n0 = 0; n0 < N; n0 += nr)
+        for (size_t b = s0; b < s1; b++) {
+          size_t i = b * mr;
+          const int8_t* a = (const int8_t*)(const void*)(wide + (i - s0 * mr) * k2);
+          tg->qgemm_a16(M - i < mr ? M - i : mr, N - n0 < nr ? N - n0 : nr, k2, a, k2, p->packed + (n0 / nr) * pb,
+                        y + i * N + n0, N, &p->rq);
+        }
+      continue;
+    }
     for (size_t n0 = 0; n0 < N; n0 += nr) {
       size_t nc = N - n0 < nr ? N - n0 : nr;
       wrt_qgemm_fn fn = qgemm_for(tg, nc);
@@ -404,7 +443,8 @@ static void qigemm_blocks(void* ctx, size_t b0, size_t b1) {
   const wrt_target* tg = j->m->tg;
   const wrt_qplan* p = &j->op->u.q;
   size_t P = (size_t)p->pix, CO = (size_t)p->co, ks = (size_t)p->ks, G = (size_t)p->groups;
-  size_t cg = (size_t)p->c / G, og = CO / G, MR = tg->qgemm_mr, NR = tg->qgemm_nr, pb = (size_t)panel_bytes(tg, ks, cg);
+  size_t cg = (size_t)p->c / G, og = CO / G, MR = tg->qgemm_mr, NR = tg->qgemm_nr;
+  size_t pb = (size_t)panel_bytes(tg, ks, cg, 1);
   int8_t* y = (int8_t*)j->m->t[j->op->out].data;
   for (size_t b = b0; b < b1; b++) {
     size_t p0 = b * MR, mr = P - p0 < MR ? P - p0 : MR;
@@ -430,7 +470,7 @@ static void qpatch_blocks(void* ctx, size_t b0, size_t b1) {
   const wrt_target* tg = j->m->tg;
   const wrt_qplan* p = &j->op->u.q;
   size_t P = (size_t)p->pix, CO = (size_t)p->co, ks = (size_t)p->ks, C = (size_t)p->c, MR = tg->qgemm_mr;
-  size_t nr = tg->qgemm_nr, kr = tg->qgemm_kr, K = ks * C, pb = (size_t)panel_bytes(tg, 1, K);
+  size_t nr = tg->qgemm_nr, kr = tg->qgemm_kr, K = ks * C, pb = (size_t)panel_bytes(tg, 1, K, 1);
   size_t kc = (K + kr - 1) / kr * kr;
   int8_t* y = (int8_t*)j->m->t[j->op->out].data;
   int8_t a[PATCH_MR * PATCH_K];

@@ -37,6 +37,8 @@ def kernel_bodies(isa: Isa) -> list[str]:
         half = qgemm.half_tile(t)
         if half:
             parts.append(qgemm.qgemm(half))
+        if qgemm.a16(t):
+            parts.append(qgemm.qgemm16(t))
         if not t.owner:
             parts += [*(qdwconv.qdwconv(t, ks) for ks in (*qdwconv.specialized_ks(t), 0)), qadd.qadd(t, False),
                       qadd.qadd(t, True), *(qdwconv.qdwconv_dot(ks) for ks in qdwconv.dot_ks(t))]

@@ -169,6 +169,9 @@ typedef struct {
   wrt_qgemm_fn qgemm;
   wrt_qigemm_fn qigemm;
   wrt_qgemm_fn qgemm_half; /* or NULL: the GEMM of a panel's first qgemm_nr / 2 columns (a last, narrow panel) */
+  /* or NULL: the 1x1 GEMM on int16 activations and weights (a: row i at (const int16_t*)a + i*a_stride, kc even,
+   * an odd row padded with a zero; the panels as above with each weight as an int16) */
+  wrt_qgemm_fn qgemm_a16;
   wrt_qdwconv_entry qdwconv[WRT_MAX_DWCONV]; /* first match by ks wins; a ks == 0 entry must be present last */
   wrt_qadd_fn qadd, qadd_scalar;
   /* block-sparse weights: pixels per spmm tile, pixels per vector (G); the block sparsity from which the sparse

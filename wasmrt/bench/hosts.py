@@ -78,7 +78,8 @@ def run_wasm_host(prep: Prepared, host: str, variants: list[str], peers: bool, w
         if other.outputs != prep.outputs or [i["shape"] for i in other.inputs] != [i["shape"] for i in prep.inputs]:
             raise ValueError(f"{other.name}: inputs or outputs differ from {prep.name}'s: cannot share a job")
         sub = other.dir.relative_to(prep.dir)
-        for e in job_for(other, host, variants, peers, warmup, rounds, profile_runs, None, passes, threads)["engines"]:
+        other_job = job_for(other, host, variants, peers, warmup, rounds, profile_runs, baseline, passes, threads)
+        for e in other_job["engines"]:
             job["engines"].append({**e, "id": e["id"] + tag, "model": str(sub / e["model"])})
     return run_job(job, prep.dir, host, f"{host}-profile" if profile_runs else host, progress, log, peers)
 

@@ -436,6 +436,41 @@ def qigemm(t: QTile) -> str:
     return c.text()
 
 
+def a16(t: QTile) -> bool:
+    """Targets whose 1x1 GEMM also has a form on activations widened to int16 ahead (qgemm16): wasm SIMD128, where
+    each row's pair of int16 activations is then one 4-byte broadcast load, in place of a widening and a shuffle (the
+    engine widens the rows once per run of row blocks, not once per panel)."""
+    return t.name == "wasm_simd128"
+
+
+def qgemm16(t: QTile) -> str:
+    """The GEMM of a16 targets on int16 activations and weights: a (int16) row i at a + i * a_stride elements, kc
+    even (the engine pads odd rows with a zero; the weights past kc are zeros), the panel's weights packed as int16
+    (the int8 GEMM's layout, two bytes each), four k blocks per step."""
+    c = Code()
+    sig = (f"void {qgemm_name(t)}_a16(size_t mr, size_t nc, size_t kc, const int8_t* a, size_t a_stride, "
+           "const void* packed_w, int8_t* c, size_t c_stride, const wrt_qparams* p)")
+    with c.block(t.fn(sig)):
+        c("const int16_t* a0 = (const int16_t*)(const void*)a;")
+        for i in range(1, t.mr):
+            c(f"const int16_t* a{i} = a{i - 1} + a_stride;", f"if (mr <= {i}) a{i} = a{i - 1};")
+        _rows(c, t)
+        _head(c, t)
+        c("size_t k = kc;")
+        for step in (8, 2):
+            with c.block(f"for (; k >= {step}; k -= {step})"):
+                for b in range(step // 2):
+                    c(*(f"const v128_t wq{v}_{b} = wasm_v128_load(w + {16 * (t.nv * b + v)});"
+                        for v in range(t.nv)))
+                    for i in range(t.mr):
+                        c(f"const v128_t xa{i}_{b} = wasm_v128_load32_splat(a{i} + {2 * b});",
+                          *(_rename(_rename(_dot0(t, i, v), f"xa{i}", f"xa{i}_{b}"), f"wq{v}", f"wq{v}_{b}")
+                            for v in range(t.nv)))
+                c(f"w += {2 * step * t.pw};", *(f"a{i} += {step};" for i in range(t.mr)))
+        _finish(c, t)
+    return c.text()
+
+
 _AVX512_ATTR = '__attribute__((target("avx512f,avx512bw,avx512vl,avx2,fma")))'
 _VNNI_ATTR = '__attribute__((target("avx512f,avx512bw,avx512vl,avx512vnni,avx2,fma")))'
 
@@ -484,4 +519,5 @@ def table_fields(t: QTile, xoff: int) -> list[str]:
     half = half_tile(t)
     return [f"  .qgemm_mr = {t.mr}, .qgemm_nr = {t.nr}, .qgemm_kr = {t.kr}, .qgemm_xoff = {xoff},",
             f"  .qgemm = {qgemm_name(t)},", f"  .qigemm = {qgemm_name(t, True)},",
-            *([f"  .qgemm_half = {qgemm_name(half)},"] if half else [])]
+            *([f"  .qgemm_half = {qgemm_name(half)},"] if half else []),
+            *([f"  .qgemm_a16 = {qgemm_name(t)}_a16,"] if a16(t) else [])]
