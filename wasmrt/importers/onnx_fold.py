@@ -57,6 +57,8 @@ def _result_size(op: str, x: Arrays) -> float:
         return abs(span) if np.isfinite(span) else float("inf")
     if op in ("Expand", "Tile") and len(x) > 1 and x[0] is not None:
         other = ints(1)
+        if op == "Tile" and (len(other) != x[0].ndim or min(other, default=0) < 0):  # numpy.tile crashes on some
+            raise ValueError(f"repeats {other} must be {x[0].ndim} values >= 0, one per input axis")
         dims = [a * b for a, b in zip(x[0].shape, other, strict=False)] if op == "Tile" else other + list(x[0].shape)
         return float(np.prod([abs(d) for d in dims], dtype=float))
     return 0.0
