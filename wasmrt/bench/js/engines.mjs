@@ -122,7 +122,7 @@ function profileOps(rt, model, inputs, runs, clock) {
       samples[i][r] = Math.max(0, t1 - t0 - cost);
       t0 = t1;
     }
-    whole[r] = t0 - start - n * cost;
+    whole[r] = Math.max(0, t0 - start - n * cost); // the readings may have cost less than the estimate
   }
   return { ops, samples: samples.map((s) => Array.from(s)), whole_ms: Array.from(whole), clock: clock ? "cpu" : "wall" };
 }
