@@ -13,6 +13,8 @@ both engines and compared relatively like every other output.
 
 from __future__ import annotations
 
+import atexit
+import shutil
 import subprocess
 import sys
 import tempfile
@@ -62,7 +64,9 @@ def with_logits(name: str) -> tuple[Path, frozenset[str]]:
                        and by_output[o.name].op_type == "Sigmoid"}
     for o in sigmoid_outputs:
         model.graph.output.append(onnx.helper.make_tensor_value_info(by_output[o].input[0], 1, None))
-    dest = Path(tempfile.mkdtemp()) / src.name
+    tmp = tempfile.mkdtemp(prefix="wasmrt-logits-")
+    atexit.register(shutil.rmtree, tmp, ignore_errors=True)
+    dest = Path(tmp) / src.name
     onnx.save(model, str(dest))
     return dest, frozenset(sigmoid_outputs)
 

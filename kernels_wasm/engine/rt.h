@@ -28,8 +28,8 @@ int rt_error(int code, const char* fmt, ...);
 int rt_verror(int code, const char* fmt, va_list ap);
 const char* rt_last_error(void);
 void rt_clear_error(void);
-/* printf subset: %d %u (unsigned) %l (int64_t) %z (size_t) %s %c %f (double, 6 significant digits) %%,
- * %g / %G (double as Python's format(v, ".6g") / ".9g") */
+/* printf subset: %d %u (unsigned) %l (int64_t) %z (size_t) %s %c %%, %g / %G (double as Python's
+ * format(v, ".6g") / ".9g") */
 size_t rt_vformat(char* out, size_t cap, const char* fmt, va_list ap);
 size_t rt_format(char* out, size_t cap, const char* fmt, ...);
 

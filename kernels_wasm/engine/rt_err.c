@@ -24,40 +24,6 @@ static void put_i64(char* out, size_t cap, size_t* n, int64_t v) {
   }
 }
 
-/* %g-like: 6 significant digits, enough to name an attribute value in a message */
-static void put_double(char* out, size_t cap, size_t* n, double v) {
-  if (rt_isnan(v)) { put(out, cap, n, 'n'); put(out, cap, n, 'a'); put(out, cap, n, 'n'); return; }
-  if (v < 0) { put(out, cap, n, '-'); v = -v; }
-  if (v > 1e300) { put(out, cap, n, 'i'); put(out, cap, n, 'n'); put(out, cap, n, 'f'); return; }
-  if (v >= 1e15 || (v != 0 && v < 1e-4)) { /* scientific */
-    int e = 0;
-    while (v >= 10) { v /= 10; e++; }
-    while (v < 1) { v *= 10; e--; }
-    put_double(out, cap, n, v);
-    put(out, cap, n, 'e');
-    put_i64(out, cap, n, e);
-    return;
-  }
-  uint64_t ip = (uint64_t)v;
-  double frac = v - (double)ip;
-  int digits = 0;
-  for (uint64_t t = ip; t; t /= 10) digits++;
-  int decimals = digits >= 6 ? 0 : 6 - (digits ? digits : 1);
-  uint64_t scale = 1;
-  for (int i = 0; i < decimals; i++) scale *= 10;
-  uint64_t f = (uint64_t)(frac * (double)scale + 0.5);
-  if (f >= scale) { ip++; f -= scale; }
-  put_u64(out, cap, n, ip);
-  if (decimals && f) {
-    char tmp[8];
-    for (int i = decimals - 1; i >= 0; i--) { tmp[i] = (char)('0' + f % 10); f /= 10; }
-    int last = decimals;
-    while (last > 0 && tmp[last - 1] == '0') last--;
-    put(out, cap, n, '.');
-    for (int i = 0; i < last; i++) put(out, cap, n, tmp[i]);
-  }
-}
-
 /* Python's format(v, ".6g") / ".9g" (p significant digits, trailing zeros dropped, exponent as e-05): quantization
  * parameters in messages read the same as python_ref's */
 static void put_g(char* out, size_t cap, size_t* n, double v, int p) {
@@ -123,7 +89,6 @@ size_t rt_vformat(char* out, size_t cap, const char* fmt, va_list ap) {
       case 'u': put_u64(out, cap, &n, va_arg(ap, unsigned)); break;
       case 'l': put_i64(out, cap, &n, va_arg(ap, int64_t)); break;
       case 'z': put_u64(out, cap, &n, va_arg(ap, size_t)); break;
-      case 'f': put_double(out, cap, &n, va_arg(ap, double)); break;
       case 'g': put_g(out, cap, &n, va_arg(ap, double), 6); break;
       case 'G': put_g(out, cap, &n, va_arg(ap, double), 9); break;
       case 'c': put(out, cap, &n, (char)va_arg(ap, int)); break;

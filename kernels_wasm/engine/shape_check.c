@@ -210,7 +210,7 @@ static int infer(wrt_model* m, wrt_op* op, int k, shp* out) {
       return 0;
     }
     case OP_CLIP:
-      CHECK(a->min <= a->max, "min %f is greater than max %f", (double)a->min, (double)a->max);
+      CHECK(a->min <= a->max, "min %g is greater than max %g", (double)a->min, (double)a->max);
       *out = xs;
       return 0;
     case OP_RELU: case OP_LEAKY_RELU: case OP_HARD_SWISH: case OP_HARD_SIGMOID: case OP_SIGMOID: case OP_TANH:
@@ -375,7 +375,7 @@ static int infer(wrt_model* m, wrt_op* op, int k, shp* out) {
         if (x->dtype == WRT_U8) lo = -1, hi = 256;
         if (x->dtype == WRT_I32) lo = -2147483649.0, hi = 2147483648.0;
         int ok = x->dtype == WRT_I64 ? v >= -9223372036854775808.0 && v < 9223372036854775808.0 : v > lo && v < hi;
-        CHECK(ok, "pad value %f is not representable as %s", (double)a->value, dtype_name(x->dtype));
+        CHECK(ok, "pad value %g is not representable as %s", (double)a->value, dtype_name(x->dtype));
       }
       return 0;
     }
@@ -666,7 +666,7 @@ static int dtypes(wrt_model* m, const wrt_op* op, int* out) {
  * with the shapes the file declares. */
 static int check_op(wrt_model* m, wrt_op* op, int assign) {
   if (op_has_clamp(op->type))
-    CHECK(op->a.act_min <= op->a.act_max, "act_min %f is greater than act_max %f", (double)op->a.act_min,
+    CHECK(op->a.act_min <= op->a.act_max, "act_min %g is greater than act_max %g", (double)op->a.act_min,
           (double)op->a.act_max); /* NaN bounds fail too, as in python_ref */
   int dt = -1, r = dtypes(m, op, &dt);
   if (r) return r;

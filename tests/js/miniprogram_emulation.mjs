@@ -2,7 +2,7 @@
 // hosts (tests/js/miniprogram_emulator.mjs), fed astronaut camera frames; results must equal the browser pipeline's
 // (wasmrt.vision on the standard host, same engine variant). Run by tests/test_miniprogram.py.
 import assert from "node:assert/strict";
-import { mkdirSync, mkdtempSync, readFileSync, writeFileSync } from "node:fs";
+import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join, relative } from "node:path";
 import { after, test } from "node:test";
@@ -21,7 +21,10 @@ const raw = readFileSync(join(DIR, M.astronaut.file));
 const ASTRO = { data: new Uint8Array(raw.buffer, raw.byteOffset, raw.length), width: M.astronaut.width, height: M.astronaut.height };
 const WORK = mkdtempSync(join(tmpdir(), "wasmrt-mp-"));
 const open = [];
-after(() => { for (const mp of open) mp.close(); });
+after(() => {
+  for (const mp of open) mp.close();
+  rmSync(WORK, { recursive: true, force: true });
+});
 
 const until = async (pred, what, ms = 60000) => {
   const t0 = Date.now();
