@@ -216,6 +216,10 @@ KERNEL_CASES: dict[str, Builder] = {
     # weights of -128: two taps' products no longer fit int16, the engine takes its portable path
     "k_dw3x3_w128": _sized_conv((1, 5, 5, 16), (16, 3, 3, 1), {"pads": (1, 1, 1, 1), "groups": 16}, wmin=-128),
     "k_fc": _sized_fc((3, 300), 77),
+    # rows staged ahead of the panels (int16 on SIMD128, packed on the relaxed dot tables) in runs of 2 row blocks
+    # (K 1501: a last 4-byte group of 1 byte) with a partial last block; past the stack buffer (K 4103), read in place
+    "k_fc_runs": _sized_fc((23, 1501), 19),
+    "k_fc_deep": _sized_fc((5, 4103), 11),
     "k_add": _sized_binary("ADD", (1, 5, 7, 19), (1, 5, 7, 19)),
     "k_sub_scalar": _sized_binary("SUB", (1, 5, 7, 19), (1, 1, 1, 1)),
     "k_add_scalar_first": _sized_binary("ADD", (1, 1, 1, 1), (1, 5, 7, 19)),

@@ -88,7 +88,8 @@ static const wrt_qdwconv_entry* pick_qdw(const wrt_target* tg, size_t ks, int64_
   return 0;
 }
 
-/* qgemm_a16: int16 activation rows of a run of blocks, on the stack (one 4-row block of K <= 2048 at least) */
+/* qgemm_a16: int16 activation rows of a run of blocks, on the stack (one 4-row block of K <= 2048 at least; the
+ * same bytes hold qpack's blocks, K <= 4096) */
 enum { A16_ELEMS = 8192 };
 
 /* Only the wasm SIMD128 module's table has qgemm_a16: elsewhere its driver is left out (the relaxed modules' size) */
@@ -396,43 +397,47 @@ static wrt_qgemm_fn qgemm_for(const wrt_target* tg, size_t nc) {
 }
 
 /* y[M, N] = requant(a[M, K] x packed) for MR-row blocks [b0, b1), in runs that keep A in cache while the panels
- * stream past; where the target has qgemm_a16, each run's rows widened to int16 first, once for every panel */
+ * stream past; where the target has qgemm_a16, each run's rows widened to int16 first, once for every panel, and
+ * where it has qpack, each run's row blocks packed (a qgemm without a_stride: no qgemm_half) */
 static void qgemm_blocks(void* ctx, size_t b0, size_t b1) {
   const qconv_job* j = ctx;
   const wrt_target* tg = j->m->tg;
   const wrt_qplan* p = &j->op->u.q;
   size_t M = j->M, N = j->N, K = j->K, mr = tg->qgemm_mr, nr = tg->qgemm_nr, wb = (size_t)gemm_wb(tg, K);
   size_t pb = (size_t)panel_bytes(tg, 1, K, wb), run = (size_t)(64 * 1024) / ((K + 1) * mr);
-  size_t k2 = (K + 1) & ~(size_t)1, a16 = wb == 2;
-  int16_t wide[A16_ELEMS];
-  if (a16 && run > A16_ELEMS / (k2 * mr)) run = A16_ELEMS / (k2 * mr);
+  size_t k2 = (K + 1) & ~(size_t)1, kp = (K + 3) & ~(size_t)3;
+  int16_t wide[A16_ELEMS]; /* or the packed blocks, as bytes */
+  int8_t* pk = (int8_t*)(void*)wide;
+  size_t packed = tg->qpack && kp * mr <= sizeof wide;
+  /* the GEMM's operands: depth, row stride (elements), bytes per row block; fn 0: qgemm_for each panel */
+  size_t kc = K, as = K, bs = mr * K;
+  wrt_qgemm_fn fn = 0;
+  if (wb == 2) kc = as = k2, bs = mr * k2 * 2, fn = tg->qgemm_a16;
+  if (packed) kc = kp, as = 0, bs = mr * kp, fn = tg->qgemm;
+  if (fn && run > sizeof wide / bs) run = sizeof wide / bs;
   run = run ? run : 1;
   int8_t* y = (int8_t*)j->m->t[j->op->out].data;
   for (size_t s0 = b0; s0 < b1; s0 += run) {
     size_t s1 = b1 - s0 < run ? b1 : s0 + run;
-    if (a16) {
+    const int8_t* a = fn ? pk : j->a + s0 * bs;
+    if (packed)
+      for (size_t b = s0; b < s1; b++)
+        tg->qpack(M - b * mr < mr ? M - b * mr : mr, K, j->a + b * mr * K, K, pk + (b - s0) * bs, p->rq.xmask);
+    if (wb == 2) {
       size_t rows = (s1 * mr < M ? s1 * mr : M) - s0 * mr;
       for (size_t r = 0; r < rows; r++) {
         const int8_t* x = j->a + (s0 * mr + r) * K;
         for (size_t k = 0; k < K; k++) wide[r * k2 + k] = x[k];
         if (k2 != K) wide[r * k2 + K] = 0;
       }
-      for (size_t n0 = 0; n0 < N; n0 += nr)
-        for (size_t b = s0; b < s1; b++) {
-          size_t i = b * mr;
-          const int8_t* a = (const int8_t*)(const void*)(wide + (i - s0 * mr) * k2);
-          tg->qgemm_a16(M - i < mr ? M - i : mr, N - n0 < nr ? N - n0 : nr, k2, a, k2, p->packed + (n0 / nr) * pb,
-                        y + i * N + n0, N, &p->rq);
-        }
-      continue;
     }
     for (size_t n0 = 0; n0 < N; n0 += nr) {
       size_t nc = N - n0 < nr ? N - n0 : nr;
-      wrt_qgemm_fn fn = qgemm_for(tg, nc);
+      wrt_qgemm_fn f = fn ? fn : qgemm_for(tg, nc);
       for (size_t b = s0; b < s1; b++) {
         size_t i = b * mr;
-        fn(M - i < mr ? M - i : mr, nc, K, j->a + i * K, K, p->packed + (n0 / nr) * pb, y + i * N + n0, N,
-                  &p->rq);
+        f(M - i < mr ? M - i : mr, nc, kc, a + (b - s0) * bs, as, p->packed + (n0 / nr) * pb, y + i * N + n0, N,
+          &p->rq);
       }
     }
   }

@@ -39,6 +39,8 @@ def kernel_bodies(isa: Isa) -> list[str]:
             parts.append(qgemm.qgemm(half))
         if qgemm.a16(t):
             parts.append(qgemm.qgemm16(t))
+        if qgemm.packs(t):
+            parts.append(qgemm.qpack(t))
         if not t.owner:
             parts += [*(qdwconv.qdwconv(t, ks) for ks in (*qdwconv.specialized_ks(t), 0)), qadd.qadd(t, False),
                       qadd.qadd(t, True), *(qdwconv.qdwconv_dot(ks) for ks in qdwconv.dot_ks(t))]

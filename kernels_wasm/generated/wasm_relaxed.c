@@ -3239,13 +3239,6 @@ static void wrt_wasm_relaxed_dot_qdwconv_9_c16(size_t channels, size_t width, si
 }
 
 static void wrt_wasm_relaxed_dot_qgemm_4x8(size_t mr, size_t nc, size_t kc, const int8_t* a, size_t a_stride, const void* packed_w, int8_t* c, size_t c_stride, const wrt_qparams* p) {
-  const int8_t* a0 = a;
-  const int8_t* a1 = a0 + a_stride;
-  if (mr <= 1) a1 = a0;
-  const int8_t* a2 = a1 + a_stride;
-  if (mr <= 2) a2 = a1;
-  const int8_t* a3 = a2 + a_stride;
-  if (mr <= 3) a3 = a2;
   int8_t* c0 = c;
   int8_t* c1 = c0 + c_stride;
   if (mr <= 1) c1 = c0;
@@ -3264,44 +3257,72 @@ static void wrt_wasm_relaxed_dot_qgemm_4x8(size_t mr, size_t nc, size_t kc, cons
   v128_t acc3_1 = acc0_1;
   const int8_t* w = (const int8_t*)packed_w + 64;
   const v128_t xm = wasm_i32x4_splat((int32_t)p->xmask);
-  size_t k = kc;
-  for (; k >= 4; k -= 4) {
-    const v128_t wq0 = wasm_v128_load(w + 0);
-    const v128_t wq1 = wasm_v128_load(w + 16);
-    w += 32;
-    const v128_t xa0 = wasm_v128_xor(wasm_v128_load32_splat(a0), xm);
-    a0 += 4;
-    acc0_0 = wasm_i32x4_relaxed_dot_i8x16_i7x16_add(wq0, xa0, acc0_0);
-    acc0_1 = wasm_i32x4_relaxed_dot_i8x16_i7x16_add(wq1, xa0, acc0_1);
-    const v128_t xa1 = wasm_v128_xor(wasm_v128_load32_splat(a1), xm);
-    a1 += 4;
-    acc1_0 = wasm_i32x4_relaxed_dot_i8x16_i7x16_add(wq0, xa1, acc1_0);
-    acc1_1 = wasm_i32x4_relaxed_dot_i8x16_i7x16_add(wq1, xa1, acc1_1);
-    const v128_t xa2 = wasm_v128_xor(wasm_v128_load32_splat(a2), xm);
-    a2 += 4;
-    acc2_0 = wasm_i32x4_relaxed_dot_i8x16_i7x16_add(wq0, xa2, acc2_0);
-    acc2_1 = wasm_i32x4_relaxed_dot_i8x16_i7x16_add(wq1, xa2, acc2_1);
-    const v128_t xa3 = wasm_v128_xor(wasm_v128_load32_splat(a3), xm);
-    a3 += 4;
-    acc3_0 = wasm_i32x4_relaxed_dot_i8x16_i7x16_add(wq0, xa3, acc3_0);
-    acc3_1 = wasm_i32x4_relaxed_dot_i8x16_i7x16_add(wq1, xa3, acc3_1);
-  }
-  if (k != 0) {
-    const v128_t wq0 = wasm_v128_load(w + 0);
-    const v128_t wq1 = wasm_v128_load(w + 16);
-    w += 32;
-    const v128_t xa0 = wasm_v128_xor(wasm_i32x4_splat(wrt_q_part(a0, k)), xm);
-    acc0_0 = wasm_i32x4_relaxed_dot_i8x16_i7x16_add(wq0, xa0, acc0_0);
-    acc0_1 = wasm_i32x4_relaxed_dot_i8x16_i7x16_add(wq1, xa0, acc0_1);
-    const v128_t xa1 = wasm_v128_xor(wasm_i32x4_splat(wrt_q_part(a1, k)), xm);
-    acc1_0 = wasm_i32x4_relaxed_dot_i8x16_i7x16_add(wq0, xa1, acc1_0);
-    acc1_1 = wasm_i32x4_relaxed_dot_i8x16_i7x16_add(wq1, xa1, acc1_1);
-    const v128_t xa2 = wasm_v128_xor(wasm_i32x4_splat(wrt_q_part(a2, k)), xm);
-    acc2_0 = wasm_i32x4_relaxed_dot_i8x16_i7x16_add(wq0, xa2, acc2_0);
-    acc2_1 = wasm_i32x4_relaxed_dot_i8x16_i7x16_add(wq1, xa2, acc2_1);
-    const v128_t xa3 = wasm_v128_xor(wasm_i32x4_splat(wrt_q_part(a3, k)), xm);
-    acc3_0 = wasm_i32x4_relaxed_dot_i8x16_i7x16_add(wq0, xa3, acc3_0);
-    acc3_1 = wasm_i32x4_relaxed_dot_i8x16_i7x16_add(wq1, xa3, acc3_1);
+  if (a_stride == 0) {
+    for (size_t k = 0; k < kc; k += 4) {
+      const v128_t wq0 = wasm_v128_load(w + 0);
+      const v128_t wq1 = wasm_v128_load(w + 16);
+      w += 32;
+      const v128_t xa0 = wasm_v128_load32_splat(a + 0);
+      acc0_0 = wasm_i32x4_relaxed_dot_i8x16_i7x16_add(wq0, xa0, acc0_0);
+      acc0_1 = wasm_i32x4_relaxed_dot_i8x16_i7x16_add(wq1, xa0, acc0_1);
+      const v128_t xa1 = wasm_v128_load32_splat(a + 4);
+      acc1_0 = wasm_i32x4_relaxed_dot_i8x16_i7x16_add(wq0, xa1, acc1_0);
+      acc1_1 = wasm_i32x4_relaxed_dot_i8x16_i7x16_add(wq1, xa1, acc1_1);
+      const v128_t xa2 = wasm_v128_load32_splat(a + 8);
+      acc2_0 = wasm_i32x4_relaxed_dot_i8x16_i7x16_add(wq0, xa2, acc2_0);
+      acc2_1 = wasm_i32x4_relaxed_dot_i8x16_i7x16_add(wq1, xa2, acc2_1);
+      const v128_t xa3 = wasm_v128_load32_splat(a + 12);
+      acc3_0 = wasm_i32x4_relaxed_dot_i8x16_i7x16_add(wq0, xa3, acc3_0);
+      acc3_1 = wasm_i32x4_relaxed_dot_i8x16_i7x16_add(wq1, xa3, acc3_1);
+      a += 16;
+    }
+  } else {
+    const int8_t* a0 = a;
+    const int8_t* a1 = a0 + a_stride;
+    if (mr <= 1) a1 = a0;
+    const int8_t* a2 = a1 + a_stride;
+    if (mr <= 2) a2 = a1;
+    const int8_t* a3 = a2 + a_stride;
+    if (mr <= 3) a3 = a2;
+    size_t k = kc;
+    for (; k >= 4; k -= 4) {
+      const v128_t wq0 = wasm_v128_load(w + 0);
+      const v128_t wq1 = wasm_v128_load(w + 16);
+      w += 32;
+      const v128_t xa0 = wasm_v128_xor(wasm_v128_load32_splat(a0), xm);
+      a0 += 4;
+      acc0_0 = wasm_i32x4_relaxed_dot_i8x16_i7x16_add(wq0, xa0, acc0_0);
+      acc0_1 = wasm_i32x4_relaxed_dot_i8x16_i7x16_add(wq1, xa0, acc0_1);
+      const v128_t xa1 = wasm_v128_xor(wasm_v128_load32_splat(a1), xm);
+      a1 += 4;
+      acc1_0 = wasm_i32x4_relaxed_dot_i8x16_i7x16_add(wq0, xa1, acc1_0);
+      acc1_1 = wasm_i32x4_relaxed_dot_i8x16_i7x16_add(wq1, xa1, acc1_1);
+      const v128_t xa2 = wasm_v128_xor(wasm_v128_load32_splat(a2), xm);
+      a2 += 4;
+      acc2_0 = wasm_i32x4_relaxed_dot_i8x16_i7x16_add(wq0, xa2, acc2_0);
+      acc2_1 = wasm_i32x4_relaxed_dot_i8x16_i7x16_add(wq1, xa2, acc2_1);
+      const v128_t xa3 = wasm_v128_xor(wasm_v128_load32_splat(a3), xm);
+      a3 += 4;
+      acc3_0 = wasm_i32x4_relaxed_dot_i8x16_i7x16_add(wq0, xa3, acc3_0);
+      acc3_1 = wasm_i32x4_relaxed_dot_i8x16_i7x16_add(wq1, xa3, acc3_1);
+    }
+    if (k != 0) {
+      const v128_t wq0 = wasm_v128_load(w + 0);
+      const v128_t wq1 = wasm_v128_load(w + 16);
+      w += 32;
+      const v128_t xa0 = wasm_v128_xor(wasm_i32x4_splat(wrt_q_part(a0, k)), xm);
+      acc0_0 = wasm_i32x4_relaxed_dot_i8x16_i7x16_add(wq0, xa0, acc0_0);
+      acc0_1 = wasm_i32x4_relaxed_dot_i8x16_i7x16_add(wq1, xa0, acc0_1);
+      const v128_t xa1 = wasm_v128_xor(wasm_i32x4_splat(wrt_q_part(a1, k)), xm);
+      acc1_0 = wasm_i32x4_relaxed_dot_i8x16_i7x16_add(wq0, xa1, acc1_0);
+      acc1_1 = wasm_i32x4_relaxed_dot_i8x16_i7x16_add(wq1, xa1, acc1_1);
+      const v128_t xa2 = wasm_v128_xor(wasm_i32x4_splat(wrt_q_part(a2, k)), xm);
+      acc2_0 = wasm_i32x4_relaxed_dot_i8x16_i7x16_add(wq0, xa2, acc2_0);
+      acc2_1 = wasm_i32x4_relaxed_dot_i8x16_i7x16_add(wq1, xa2, acc2_1);
+      const v128_t xa3 = wasm_v128_xor(wasm_i32x4_splat(wrt_q_part(a3, k)), xm);
+      acc3_0 = wasm_i32x4_relaxed_dot_i8x16_i7x16_add(wq0, xa3, acc3_0);
+      acc3_1 = wasm_i32x4_relaxed_dot_i8x16_i7x16_add(wq1, xa3, acc3_1);
+    }
   }
   const v128_t qlo = wasm_f32x4_splat(p->lo);
   const v128_t qmagic = wasm_f32x4_const_splat(12582912.0f);
@@ -3447,6 +3468,30 @@ static void wrt_wasm_relaxed_dot_qigemm_4x8(size_t mr, size_t nc, size_t kc, siz
       for (size_t j = 0; j < nc; j++) c1[j] = ob[j];
       for (size_t j = 0; j < nc; j++) c0[j] = ob[8 + j];
     }
+  }
+}
+
+static void wrt_wasm_relaxed_dot_qpack_4(size_t mr, size_t kc, const int8_t* a, size_t a_stride, int8_t* out, uint32_t xmask) {
+  const int8_t* r[4] = {a, a, a, a};
+  for (size_t i = 1; i < 4; i++) r[i] = i < mr ? r[i - 1] + a_stride : r[i - 1];
+  const v128_t xm = wasm_i32x4_splat((int32_t)xmask);
+  size_t k = 0;
+  for (; k + 16 <= kc; k += 16, out += 64) {
+    const v128_t v0 = wasm_v128_load(r[0] + k);
+    const v128_t v1 = wasm_v128_load(r[1] + k);
+    const v128_t v2 = wasm_v128_load(r[2] + k);
+    const v128_t v3 = wasm_v128_load(r[3] + k);
+    const v128_t t0 = wasm_i32x4_shuffle(v0, v1, 0, 4, 1, 5);
+    const v128_t t1 = wasm_i32x4_shuffle(v2, v3, 0, 4, 1, 5);
+    const v128_t t2 = wasm_i32x4_shuffle(v0, v1, 2, 6, 3, 7);
+    const v128_t t3 = wasm_i32x4_shuffle(v2, v3, 2, 6, 3, 7);
+    wasm_v128_store(out, wasm_v128_xor(wasm_i32x4_shuffle(t0, t1, 0, 1, 4, 5), xm));
+    wasm_v128_store(out + 16, wasm_v128_xor(wasm_i32x4_shuffle(t0, t1, 2, 3, 6, 7), xm));
+    wasm_v128_store(out + 32, wasm_v128_xor(wasm_i32x4_shuffle(t2, t3, 0, 1, 4, 5), xm));
+    wasm_v128_store(out + 48, wasm_v128_xor(wasm_i32x4_shuffle(t2, t3, 2, 3, 6, 7), xm));
+  }
+  for (; k < kc; k += 4, out += 16) {
+    for (size_t i = 0; i < 16; i++) out[i] = (int8_t)((k + i % 4 < kc ? r[i / 4][k + i % 4] : 0) ^ (int8_t)xmask);
   }
 }
 
@@ -3876,6 +3921,7 @@ const wrt_target wrt_target_wasm_relaxed_usdot = {
   .qgemm_mr = 4, .qgemm_nr = 8, .qgemm_kr = 4, .qgemm_xoff = 128,
   .qgemm = wrt_wasm_relaxed_dot_qgemm_4x8,
   .qigemm = wrt_wasm_relaxed_dot_qigemm_4x8,
+  .qpack = wrt_wasm_relaxed_dot_qpack_4,
   .qdwconv = {{9, 16, 4, wrt_wasm_relaxed_dot_qdwconv_9_c16}, {25, 8, 1, wrt_wasm_relaxed_qdwconv_25_c8}, {0, 8, 1, wrt_wasm_relaxed_qdwconv_any_c8}},
   .qadd = wrt_wasm_relaxed_qadd, .qadd_scalar = wrt_wasm_relaxed_qadd_scalar,
   .spmm_mr = 8, .spmm_g = 1,
@@ -3938,6 +3984,7 @@ const wrt_target wrt_target_wasm_relaxed_sdot = {
   .qgemm_mr = 4, .qgemm_nr = 8, .qgemm_kr = 4, .qgemm_xoff = 0,
   .qgemm = wrt_wasm_relaxed_dot_qgemm_4x8,
   .qigemm = wrt_wasm_relaxed_dot_qigemm_4x8,
+  .qpack = wrt_wasm_relaxed_dot_qpack_4,
   .qdwconv = {{9, 16, 4, wrt_wasm_relaxed_dot_qdwconv_9_c16}, {25, 8, 1, wrt_wasm_relaxed_qdwconv_25_c8}, {0, 8, 1, wrt_wasm_relaxed_qdwconv_any_c8}},
   .qadd = wrt_wasm_relaxed_qadd, .qadd_scalar = wrt_wasm_relaxed_qadd_scalar,
   .spmm_mr = 8, .spmm_g = 1,

@@ -79,12 +79,16 @@ typedef struct {
 
 /* QS8 GEMM: for i < mr, j < nc
  *   c[i][j] = requant(bias[j] + sum_{k < kc} (a[i][k] + XOFF) * w[k][j], mult[j])      (int32 sums wrap)
- * a: row i at a + i*a_stride, kc bytes read per row. c: row i at c + i*c_stride, nc bytes written.
+ * a: row i at a + i*a_stride, kc bytes read per row (a_stride 0, targets with qpack: the rows as qpack lays them
+ * out, kc a multiple of 4). c: row i at c + i*c_stride, nc bytes written.
  * packed_w, one panel of NR columns: NR int32 biases, NR float32 multipliers, then ceil(kc/KR) blocks of NR*KR int8
  * weights, block b holding w[b*KR + r][j] at j*KR + r, zero past kc and nc. XOFF (qgemm_xoff: 0, or 128 for unsigned
  * dot products) is the target's activation offset; the engine folds -(zx + XOFF) * sum_k w[k][j] into the bias. */
 typedef void (*wrt_qgemm_fn)(size_t mr, size_t nc, size_t kc, const int8_t* a, size_t a_stride, const void* packed_w,
                              int8_t* c, size_t c_stride, const wrt_qparams* p);
+
+/* The rows of a QS8 GEMM laid out ahead for its a_stride 0 form (wrt_target.qpack) */
+typedef void (*wrt_qpack_fn)(size_t mr, size_t kc, const int8_t* a, size_t a_stride, int8_t* out, uint32_t xmask);
 
 /* QS8 indirect GEMM (KxK convolution): as the GEMM with ks taps; ind: ks*mr row pointers, tap-major, each to kc
  * bytes (padding taps point to a row of the input zero point). packed_w: NR biases, NR multipliers, then for each tap
@@ -172,6 +176,9 @@ typedef struct {
   /* or NULL: the 1x1 GEMM on int16 activations and weights (a: row i at (const int16_t*)a + i*a_stride, kc even,
    * an odd row padded with a zero; the panels as above with each weight as an int16) */
   wrt_qgemm_fn qgemm_a16;
+  /* or NULL: packs mr <= qgemm_mr rows of kc bytes for qgemm with a_stride 0 (the wasm relaxed dot tables): group g
+   * of 4 * qgemm_mr bytes holds row i's bytes 4g..4g+3 at 4i, XOR xmask (kc rounded up to 4 for qgemm) */
+  wrt_qpack_fn qpack;
   wrt_qdwconv_entry qdwconv[WRT_MAX_DWCONV]; /* first match by ks wins; a ks == 0 entry must be present last */
   wrt_qadd_fn qadd, qadd_scalar;
   /* block-sparse weights: pixels per spmm tile, pixels per vector (G); the block sparsity from which the sparse

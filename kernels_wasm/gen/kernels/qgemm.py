@@ -408,14 +408,73 @@ def qgemm(t: QTile) -> str:
     sig = (f"void {qgemm_name(t)}(size_t mr, size_t nc, size_t kc, const int8_t* a, size_t a_stride, "
            "const void* packed_w, int8_t* c, size_t c_stride, const wrt_qparams* p)")
     with c.block(t.fn(sig)):
-        c("const int8_t* a0 = a;")
-        for i in range(1, t.mr):
-            c(f"const int8_t* a{i} = a{i - 1} + a_stride;", f"if (mr <= {i}) a{i} = a{i - 1};")
+        if not packs(t):
+            _row_loop(c, t, head=True)
+        else:
+            _rows(c, t)
+            _head(c, t)
+            # rows packed by qpack: one load per row and k block
+            with c.block("if (a_stride == 0)"), c.block("for (size_t k = 0; k < kc; k += 4)"):
+                c(*_weights(t), f"w += {t.pw * t.kr};")
+                for i in range(t.mr):
+                    c(f"const v128_t xa{i} = wasm_v128_load32_splat(a + {4 * i});",
+                      *(_dot(t, i, v) for v in range(t.nv)))
+                c(f"a += {4 * t.mr};")
+            with c.block("else"):
+                _row_loop(c, t, head=False)
+        _finish(c, t)
+    return c.text()
+
+
+def _row_loop(c: Code, t: QTile, head: bool) -> None:
+    """The k loop over rows at a + i * a_stride (head: the output rows and accumulators declared after the rows)."""
+    c("const int8_t* a0 = a;")
+    for i in range(1, t.mr):
+        c(f"const int8_t* a{i} = a{i - 1} + a_stride;", f"if (mr <= {i}) a{i} = a{i - 1};")
+    if head:
         _rows(c, t)
         _head(c, t)
-        c("size_t k = kc;")
-        _k_loop(c, t)
-        _finish(c, t)
+    c("size_t k = kc;")
+    _k_loop(c, t)
+
+
+def packs(t: QTile) -> bool:
+    """Tiles whose 1x1 GEMM also reads activations packed ahead by qpack (qgemm's a_stride 0): the wasm relaxed dot
+    tile, whose k step then loads each row's 4 bytes at a fixed offset from one pointer, its sign bits already
+    flipped (xmask), in place of a load, an xor and a pointer step per row. The engine packs a run of row blocks
+    once for every panel."""
+    return t.name == "wasm_relaxed_dot"
+
+
+def qpack_name(t: QTile) -> str:
+    return f"wrt_{t.name}_qpack_{t.mr}"
+
+
+def qpack(t: QTile) -> str:
+    """MR rows of kc bytes (row i at a + i * a_stride; rows past mr copy the last) as ceil(kc / 4) groups of
+    4 * MR bytes, group g holding row i's bytes 4g..4g+3 at 4i, each XOR xmask; bytes past kc are xmask (weights
+    there are zero). 16 bytes of each row at a time: a 4 x 4 transpose of int32 lanes."""
+    assert t.mr == 4
+    c = Code()
+    sig = (f"void {qpack_name(t)}(size_t mr, size_t kc, const int8_t* a, size_t a_stride, int8_t* out, "
+           "uint32_t xmask)")
+    with c.block(t.fn(sig)):
+        c("const int8_t* r[4] = {a, a, a, a};",
+          "for (size_t i = 1; i < 4; i++) r[i] = i < mr ? r[i - 1] + a_stride : r[i - 1];",
+          "const v128_t xm = wasm_i32x4_splat((int32_t)xmask);", "size_t k = 0;")
+        with c.block("for (; k + 16 <= kc; k += 16, out += 64)"):
+            c(*(f"const v128_t v{i} = wasm_v128_load(r[{i}] + k);" for i in range(4)),
+              "const v128_t t0 = wasm_i32x4_shuffle(v0, v1, 0, 4, 1, 5);",
+              "const v128_t t1 = wasm_i32x4_shuffle(v2, v3, 0, 4, 1, 5);",
+              "const v128_t t2 = wasm_i32x4_shuffle(v0, v1, 2, 6, 3, 7);",
+              "const v128_t t3 = wasm_i32x4_shuffle(v2, v3, 2, 6, 3, 7);",
+              "wasm_v128_store(out, wasm_v128_xor(wasm_i32x4_shuffle(t0, t1, 0, 1, 4, 5), xm));",
+              "wasm_v128_store(out + 16, wasm_v128_xor(wasm_i32x4_shuffle(t0, t1, 2, 3, 6, 7), xm));",
+              "wasm_v128_store(out + 32, wasm_v128_xor(wasm_i32x4_shuffle(t2, t3, 0, 1, 4, 5), xm));",
+              "wasm_v128_store(out + 48, wasm_v128_xor(wasm_i32x4_shuffle(t2, t3, 2, 3, 6, 7), xm));")
+        with c.block("for (; k < kc; k += 4, out += 16)"):  # the last groups by bytes (never read past a row)
+            c("for (size_t i = 0; i < 16; i++) out[i] = (int8_t)((k + i % 4 < kc ? r[i / 4][k + i % 4] : 0) ^ "
+              "(int8_t)xmask);")
     return c.text()
 
 
@@ -520,4 +579,5 @@ def table_fields(t: QTile, xoff: int) -> list[str]:
     return [f"  .qgemm_mr = {t.mr}, .qgemm_nr = {t.nr}, .qgemm_kr = {t.kr}, .qgemm_xoff = {xoff},",
             f"  .qgemm = {qgemm_name(t)},", f"  .qigemm = {qgemm_name(t, True)},",
             *([f"  .qgemm_half = {qgemm_name(half)},"] if half else []),
-            *([f"  .qgemm_a16 = {qgemm_name(t)}_a16,"] if a16(t) else [])]
+            *([f"  .qgemm_a16 = {qgemm_name(t)}_a16,"] if a16(t) else []),
+            *([f"  .qpack = {qpack_name(t)},"] if packs(t) else [])]
