@@ -468,8 +468,9 @@ static void qdw_rows(void* ctx, size_t r0, size_t r1) {
 }
 
 /* QC_PATCH: per block of MR pixels, their patches gathered (tap-major indirection) into rows of PATCH_K bytes, then
- * the GEMM over every panel. The depth passed is the patch rounded up to KR: the same k blocks as packed (the
- * weights past the patch are zeros), read from the row's zero bytes instead of a short last block. */
+ * the GEMM over every panel (the rows packed by qpack where the target has it). The depth passed is the patch
+ * rounded up to KR: the same k blocks as packed (the weights past the patch are zeros), read from the row's zero
+ * bytes instead of a short last block. */
 static void qpatch_blocks(void* ctx, size_t b0, size_t b1) {
   const qconv_job* j = ctx;
   const wrt_target* tg = j->m->tg;
@@ -478,7 +479,7 @@ static void qpatch_blocks(void* ctx, size_t b0, size_t b1) {
   size_t nr = tg->qgemm_nr, kr = tg->qgemm_kr, K = ks * C, pb = (size_t)panel_bytes(tg, 1, K, 1);
   size_t kc = (K + kr - 1) / kr * kr;
   int8_t* y = (int8_t*)j->m->t[j->op->out].data;
-  int8_t a[PATCH_MR * PATCH_K];
+  int8_t a[PATCH_MR * PATCH_K], pk[PATCH_MR * PATCH_K]; /* pk: the rows as qpack lays them out, where it does */
   __builtin_memset(a, 0, sizeof a);
   for (size_t b = b0; b < b1; b++) {
     size_t p0 = b * MR, mr = P - p0 < MR ? P - p0 : MR;
@@ -494,10 +495,13 @@ static void qpatch_blocks(void* ctx, size_t b0, size_t b1) {
           for (size_t c = 0; c < C; c++) dst[c] = src[c];
         }
       }
+    const int8_t* rows = a;
+    size_t rs = PATCH_K;
+    if (tg->qpack) tg->qpack(mr, kc, a, PATCH_K, pk, p->rq.xmask), rows = pk, rs = 0;
     for (size_t n0 = 0; n0 < CO; n0 += nr) {
       size_t nc = CO - n0 < nr ? CO - n0 : nr;
-      wrt_qgemm_fn fn = qgemm_for(tg, nc);
-      fn(mr, nc, kc, a, PATCH_K, p->packed + (n0 / nr) * pb, y + p0 * CO + n0, CO, &p->rq);
+      wrt_qgemm_fn fn = rs ? qgemm_for(tg, nc) : tg->qgemm;
+      fn(mr, nc, kc, rows, rs, p->packed + (n0 / nr) * pb, y + p0 * CO + n0, CO, &p->rq);
     }
   }
 }
