@@ -414,6 +414,8 @@ static void qgemm_blocks(void* ctx, size_t b0, size_t b1) {
   wrt_qgemm_fn fn = 0;
   if (wb == 2) kc = as = k2, bs = mr * k2 * 2, fn = tg->qgemm_a16;
   if (packed) kc = kp, as = 0, bs = mr * kp, fn = tg->qgemm;
+  /* panels per call: qpack's GEMM takes them all at once (its set-up once per row block) while they stay in cache */
+  size_t step = packed && N * kp <= 8192 ? N : nr;
   if (fn && run > sizeof wide / bs) run = sizeof wide / bs;
   run = run ? run : 1;
   int8_t* y = (int8_t*)j->m->t[j->op->out].data;
@@ -431,8 +433,8 @@ static void qgemm_blocks(void* ctx, size_t b0, size_t b1) {
         if (k2 != K) wide[r * k2 + K] = 0;
       }
     }
-    for (size_t n0 = 0; n0 < N; n0 += nr) {
-      size_t nc = N - n0 < nr ? N - n0 : nr;
+    for (size_t n0 = 0; n0 < N; n0 += step) {
+      size_t nc = N - n0 < step ? N - n0 : step;
       wrt_qgemm_fn f = fn ? fn : qgemm_for(tg, nc);
       for (size_t b = s0; b < s1; b++) {
         size_t i = b * mr;

@@ -45,7 +45,16 @@ static int same(const char* a, const char* b) {
 const wrt_target* pick_target(void) {
 #if defined(WRT_WASM_TARGET) && defined(__wasm_relaxed_simd__)
   int kind = relaxed_dot_kind();
-  return kind == 1 ? &wrt_target_wasm_relaxed_usdot : kind == 2 ? &wrt_target_wasm_relaxed_sdot : &WRT_WASM_TARGET;
+  if (kind == 2) { /* the usdot table with XOFF 0 (so xmask 0): the same kernels, activations read signed */
+    static wrt_target sdot;
+    if (!sdot.name) {
+      sdot = wrt_target_wasm_relaxed_usdot;
+      sdot.name = "wasm_relaxed_sdot";
+      sdot.qgemm_xoff = 0;
+    }
+    return &sdot;
+  }
+  return kind == 1 ? &wrt_target_wasm_relaxed_usdot : &WRT_WASM_TARGET;
 #elif defined(WRT_WASM_TARGET)
   return &WRT_WASM_TARGET;
 #elif defined(__x86_64__)

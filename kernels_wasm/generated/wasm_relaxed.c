@@ -3246,122 +3246,133 @@ static void wrt_wasm_relaxed_dot_qgemm_4x8(size_t mr, size_t nc, size_t kc, cons
   if (mr <= 2) c2 = c1;
   int8_t* c3 = c2 + c_stride;
   if (mr <= 3) c3 = c2;
-  const int32_t* wb = (const int32_t*)packed_w;
-  v128_t acc0_0 = wasm_v128_load(wb + 0);
-  v128_t acc0_1 = wasm_v128_load(wb + 4);
-  v128_t acc1_0 = acc0_0;
-  v128_t acc1_1 = acc0_1;
-  v128_t acc2_0 = acc0_0;
-  v128_t acc2_1 = acc0_1;
-  v128_t acc3_0 = acc0_0;
-  v128_t acc3_1 = acc0_1;
-  const int8_t* w = (const int8_t*)packed_w + 64;
   const v128_t xm = wasm_i32x4_splat((int32_t)p->xmask);
-  if (a_stride == 0) {
-    for (size_t k = 0; k < kc; k += 4) {
-      const v128_t wq0 = wasm_v128_load(w + 0);
-      const v128_t wq1 = wasm_v128_load(w + 16);
-      w += 32;
-      const v128_t xa0 = wasm_v128_load32_splat(a + 0);
-      acc0_0 = wasm_i32x4_relaxed_dot_i8x16_i7x16_add(wq0, xa0, acc0_0);
-      acc0_1 = wasm_i32x4_relaxed_dot_i8x16_i7x16_add(wq1, xa0, acc0_1);
-      const v128_t xa1 = wasm_v128_load32_splat(a + 4);
-      acc1_0 = wasm_i32x4_relaxed_dot_i8x16_i7x16_add(wq0, xa1, acc1_0);
-      acc1_1 = wasm_i32x4_relaxed_dot_i8x16_i7x16_add(wq1, xa1, acc1_1);
-      const v128_t xa2 = wasm_v128_load32_splat(a + 8);
-      acc2_0 = wasm_i32x4_relaxed_dot_i8x16_i7x16_add(wq0, xa2, acc2_0);
-      acc2_1 = wasm_i32x4_relaxed_dot_i8x16_i7x16_add(wq1, xa2, acc2_1);
-      const v128_t xa3 = wasm_v128_load32_splat(a + 12);
-      acc3_0 = wasm_i32x4_relaxed_dot_i8x16_i7x16_add(wq0, xa3, acc3_0);
-      acc3_1 = wasm_i32x4_relaxed_dot_i8x16_i7x16_add(wq1, xa3, acc3_1);
-      a += 16;
-    }
-  } else {
-    const int8_t* a0 = a;
-    const int8_t* a1 = a0 + a_stride;
-    if (mr <= 1) a1 = a0;
-    const int8_t* a2 = a1 + a_stride;
-    if (mr <= 2) a2 = a1;
-    const int8_t* a3 = a2 + a_stride;
-    if (mr <= 3) a3 = a2;
-    size_t k = kc;
-    for (; k >= 4; k -= 4) {
-      const v128_t wq0 = wasm_v128_load(w + 0);
-      const v128_t wq1 = wasm_v128_load(w + 16);
-      w += 32;
-      const v128_t xa0 = wasm_v128_xor(wasm_v128_load32_splat(a0), xm);
-      a0 += 4;
-      acc0_0 = wasm_i32x4_relaxed_dot_i8x16_i7x16_add(wq0, xa0, acc0_0);
-      acc0_1 = wasm_i32x4_relaxed_dot_i8x16_i7x16_add(wq1, xa0, acc0_1);
-      const v128_t xa1 = wasm_v128_xor(wasm_v128_load32_splat(a1), xm);
-      a1 += 4;
-      acc1_0 = wasm_i32x4_relaxed_dot_i8x16_i7x16_add(wq0, xa1, acc1_0);
-      acc1_1 = wasm_i32x4_relaxed_dot_i8x16_i7x16_add(wq1, xa1, acc1_1);
-      const v128_t xa2 = wasm_v128_xor(wasm_v128_load32_splat(a2), xm);
-      a2 += 4;
-      acc2_0 = wasm_i32x4_relaxed_dot_i8x16_i7x16_add(wq0, xa2, acc2_0);
-      acc2_1 = wasm_i32x4_relaxed_dot_i8x16_i7x16_add(wq1, xa2, acc2_1);
-      const v128_t xa3 = wasm_v128_xor(wasm_v128_load32_splat(a3), xm);
-      a3 += 4;
-      acc3_0 = wasm_i32x4_relaxed_dot_i8x16_i7x16_add(wq0, xa3, acc3_0);
-      acc3_1 = wasm_i32x4_relaxed_dot_i8x16_i7x16_add(wq1, xa3, acc3_1);
-    }
-    if (k != 0) {
-      const v128_t wq0 = wasm_v128_load(w + 0);
-      const v128_t wq1 = wasm_v128_load(w + 16);
-      w += 32;
-      const v128_t xa0 = wasm_v128_xor(wasm_i32x4_splat(wrt_q_part(a0, k)), xm);
-      acc0_0 = wasm_i32x4_relaxed_dot_i8x16_i7x16_add(wq0, xa0, acc0_0);
-      acc0_1 = wasm_i32x4_relaxed_dot_i8x16_i7x16_add(wq1, xa0, acc0_1);
-      const v128_t xa1 = wasm_v128_xor(wasm_i32x4_splat(wrt_q_part(a1, k)), xm);
-      acc1_0 = wasm_i32x4_relaxed_dot_i8x16_i7x16_add(wq0, xa1, acc1_0);
-      acc1_1 = wasm_i32x4_relaxed_dot_i8x16_i7x16_add(wq1, xa1, acc1_1);
-      const v128_t xa2 = wasm_v128_xor(wasm_i32x4_splat(wrt_q_part(a2, k)), xm);
-      acc2_0 = wasm_i32x4_relaxed_dot_i8x16_i7x16_add(wq0, xa2, acc2_0);
-      acc2_1 = wasm_i32x4_relaxed_dot_i8x16_i7x16_add(wq1, xa2, acc2_1);
-      const v128_t xa3 = wasm_v128_xor(wasm_i32x4_splat(wrt_q_part(a3, k)), xm);
-      acc3_0 = wasm_i32x4_relaxed_dot_i8x16_i7x16_add(wq0, xa3, acc3_0);
-      acc3_1 = wasm_i32x4_relaxed_dot_i8x16_i7x16_add(wq1, xa3, acc3_1);
-    }
-  }
   const v128_t qlo = wasm_f32x4_splat(p->lo);
   const v128_t qmagic = wasm_f32x4_const_splat(12582912.0f);
   const v128_t qmz = wasm_i32x4_splat(0x4B400000 - p->zy);
   const v128_t qmax8 = wasm_i8x16_splat((int8_t)((int32_t)p->hi + p->zy));
-  const float* mp = (const float*)(const void*)((const char*)(packed_w) + 32);
-  const v128_t mq0 = wasm_v128_load(mp + 0);
-  const v128_t mq1 = wasm_v128_load(mp + 4);
-  {
-    const v128_t q3_0 = wasm_i32x4_sub(wasm_f32x4_add(wasm_f32x4_pmax(wasm_f32x4_mul(wasm_f32x4_convert_i32x4(acc3_0), mq0), qlo), qmagic), qmz);
-    const v128_t q3_1 = wasm_i32x4_sub(wasm_f32x4_add(wasm_f32x4_pmax(wasm_f32x4_mul(wasm_f32x4_convert_i32x4(acc3_1), mq1), qlo), qmagic), qmz);
-    const v128_t q2_0 = wasm_i32x4_sub(wasm_f32x4_add(wasm_f32x4_pmax(wasm_f32x4_mul(wasm_f32x4_convert_i32x4(acc2_0), mq0), qlo), qmagic), qmz);
-    const v128_t q2_1 = wasm_i32x4_sub(wasm_f32x4_add(wasm_f32x4_pmax(wasm_f32x4_mul(wasm_f32x4_convert_i32x4(acc2_1), mq1), qlo), qmagic), qmz);
-    const v128_t b = wasm_i8x16_min(wasm_i8x16_narrow_i16x8(wasm_i16x8_narrow_i32x4(q3_0, q3_1), wasm_i16x8_narrow_i32x4(q2_0, q2_1)), qmax8);
-    if (nc == 8) {
-      wasm_v128_store64_lane(c3, b, 0);
-      wasm_v128_store64_lane(c2, b, 1);
+  const int8_t* w = (const int8_t*)packed_w;
+  for (;;) {
+    const int8_t* pw = w;
+    const int32_t* wb = (const int32_t*)(const void*)pw;
+    v128_t acc0_0 = wasm_v128_load(wb + 0);
+    v128_t acc0_1 = wasm_v128_load(wb + 4);
+    v128_t acc1_0 = acc0_0;
+    v128_t acc1_1 = acc0_1;
+    v128_t acc2_0 = acc0_0;
+    v128_t acc2_1 = acc0_1;
+    v128_t acc3_0 = acc0_0;
+    v128_t acc3_1 = acc0_1;
+    w += 64;
+    if (a_stride == 0) {
+      const int8_t* ap = a;
+      for (size_t k = 0; k < kc; k += 4) {
+        const v128_t wq0 = wasm_v128_load(w + 0);
+        const v128_t wq1 = wasm_v128_load(w + 16);
+        w += 32;
+        const v128_t xa0 = wasm_v128_load32_splat(ap + 0);
+        acc0_0 = wasm_i32x4_relaxed_dot_i8x16_i7x16_add(wq0, xa0, acc0_0);
+        acc0_1 = wasm_i32x4_relaxed_dot_i8x16_i7x16_add(wq1, xa0, acc0_1);
+        const v128_t xa1 = wasm_v128_load32_splat(ap + 4);
+        acc1_0 = wasm_i32x4_relaxed_dot_i8x16_i7x16_add(wq0, xa1, acc1_0);
+        acc1_1 = wasm_i32x4_relaxed_dot_i8x16_i7x16_add(wq1, xa1, acc1_1);
+        const v128_t xa2 = wasm_v128_load32_splat(ap + 8);
+        acc2_0 = wasm_i32x4_relaxed_dot_i8x16_i7x16_add(wq0, xa2, acc2_0);
+        acc2_1 = wasm_i32x4_relaxed_dot_i8x16_i7x16_add(wq1, xa2, acc2_1);
+        const v128_t xa3 = wasm_v128_load32_splat(ap + 12);
+        acc3_0 = wasm_i32x4_relaxed_dot_i8x16_i7x16_add(wq0, xa3, acc3_0);
+        acc3_1 = wasm_i32x4_relaxed_dot_i8x16_i7x16_add(wq1, xa3, acc3_1);
+        ap += 16;
+      }
     } else {
-      int8_t ob[16];
-      wasm_v128_store(ob, b);
-      for (size_t j = 0; j < nc; j++) c3[j] = ob[j];
-      for (size_t j = 0; j < nc; j++) c2[j] = ob[8 + j];
+      const int8_t* a0 = a;
+      const int8_t* a1 = a0 + a_stride;
+      if (mr <= 1) a1 = a0;
+      const int8_t* a2 = a1 + a_stride;
+      if (mr <= 2) a2 = a1;
+      const int8_t* a3 = a2 + a_stride;
+      if (mr <= 3) a3 = a2;
+      size_t k = kc;
+      for (; k >= 4; k -= 4) {
+        const v128_t wq0 = wasm_v128_load(w + 0);
+        const v128_t wq1 = wasm_v128_load(w + 16);
+        w += 32;
+        const v128_t xa0 = wasm_v128_xor(wasm_v128_load32_splat(a0), xm);
+        a0 += 4;
+        acc0_0 = wasm_i32x4_relaxed_dot_i8x16_i7x16_add(wq0, xa0, acc0_0);
+        acc0_1 = wasm_i32x4_relaxed_dot_i8x16_i7x16_add(wq1, xa0, acc0_1);
+        const v128_t xa1 = wasm_v128_xor(wasm_v128_load32_splat(a1), xm);
+        a1 += 4;
+        acc1_0 = wasm_i32x4_relaxed_dot_i8x16_i7x16_add(wq0, xa1, acc1_0);
+        acc1_1 = wasm_i32x4_relaxed_dot_i8x16_i7x16_add(wq1, xa1, acc1_1);
+        const v128_t xa2 = wasm_v128_xor(wasm_v128_load32_splat(a2), xm);
+        a2 += 4;
+        acc2_0 = wasm_i32x4_relaxed_dot_i8x16_i7x16_add(wq0, xa2, acc2_0);
+        acc2_1 = wasm_i32x4_relaxed_dot_i8x16_i7x16_add(wq1, xa2, acc2_1);
+        const v128_t xa3 = wasm_v128_xor(wasm_v128_load32_splat(a3), xm);
+        a3 += 4;
+        acc3_0 = wasm_i32x4_relaxed_dot_i8x16_i7x16_add(wq0, xa3, acc3_0);
+        acc3_1 = wasm_i32x4_relaxed_dot_i8x16_i7x16_add(wq1, xa3, acc3_1);
+      }
+      if (k != 0) {
+        const v128_t wq0 = wasm_v128_load(w + 0);
+        const v128_t wq1 = wasm_v128_load(w + 16);
+        w += 32;
+        const v128_t xa0 = wasm_v128_xor(wasm_i32x4_splat(wrt_q_part(a0, k)), xm);
+        acc0_0 = wasm_i32x4_relaxed_dot_i8x16_i7x16_add(wq0, xa0, acc0_0);
+        acc0_1 = wasm_i32x4_relaxed_dot_i8x16_i7x16_add(wq1, xa0, acc0_1);
+        const v128_t xa1 = wasm_v128_xor(wasm_i32x4_splat(wrt_q_part(a1, k)), xm);
+        acc1_0 = wasm_i32x4_relaxed_dot_i8x16_i7x16_add(wq0, xa1, acc1_0);
+        acc1_1 = wasm_i32x4_relaxed_dot_i8x16_i7x16_add(wq1, xa1, acc1_1);
+        const v128_t xa2 = wasm_v128_xor(wasm_i32x4_splat(wrt_q_part(a2, k)), xm);
+        acc2_0 = wasm_i32x4_relaxed_dot_i8x16_i7x16_add(wq0, xa2, acc2_0);
+        acc2_1 = wasm_i32x4_relaxed_dot_i8x16_i7x16_add(wq1, xa2, acc2_1);
+        const v128_t xa3 = wasm_v128_xor(wasm_i32x4_splat(wrt_q_part(a3, k)), xm);
+        acc3_0 = wasm_i32x4_relaxed_dot_i8x16_i7x16_add(wq0, xa3, acc3_0);
+        acc3_1 = wasm_i32x4_relaxed_dot_i8x16_i7x16_add(wq1, xa3, acc3_1);
+      }
     }
-  }
-  {
-    const v128_t q1_0 = wasm_i32x4_sub(wasm_f32x4_add(wasm_f32x4_pmax(wasm_f32x4_mul(wasm_f32x4_convert_i32x4(acc1_0), mq0), qlo), qmagic), qmz);
-    const v128_t q1_1 = wasm_i32x4_sub(wasm_f32x4_add(wasm_f32x4_pmax(wasm_f32x4_mul(wasm_f32x4_convert_i32x4(acc1_1), mq1), qlo), qmagic), qmz);
-    const v128_t q0_0 = wasm_i32x4_sub(wasm_f32x4_add(wasm_f32x4_pmax(wasm_f32x4_mul(wasm_f32x4_convert_i32x4(acc0_0), mq0), qlo), qmagic), qmz);
-    const v128_t q0_1 = wasm_i32x4_sub(wasm_f32x4_add(wasm_f32x4_pmax(wasm_f32x4_mul(wasm_f32x4_convert_i32x4(acc0_1), mq1), qlo), qmagic), qmz);
-    const v128_t b = wasm_i8x16_min(wasm_i8x16_narrow_i16x8(wasm_i16x8_narrow_i32x4(q1_0, q1_1), wasm_i16x8_narrow_i32x4(q0_0, q0_1)), qmax8);
-    if (nc == 8) {
-      wasm_v128_store64_lane(c1, b, 0);
-      wasm_v128_store64_lane(c0, b, 1);
-    } else {
-      int8_t ob[16];
-      wasm_v128_store(ob, b);
-      for (size_t j = 0; j < nc; j++) c1[j] = ob[j];
-      for (size_t j = 0; j < nc; j++) c0[j] = ob[8 + j];
+    const float* mp = (const float*)(const void*)((const char*)(pw) + 32);
+    const v128_t mq0 = wasm_v128_load(mp + 0);
+    const v128_t mq1 = wasm_v128_load(mp + 4);
+    {
+      const v128_t q3_0 = wasm_i32x4_sub(wasm_f32x4_add(wasm_f32x4_pmax(wasm_f32x4_mul(wasm_f32x4_convert_i32x4(acc3_0), mq0), qlo), qmagic), qmz);
+      const v128_t q3_1 = wasm_i32x4_sub(wasm_f32x4_add(wasm_f32x4_pmax(wasm_f32x4_mul(wasm_f32x4_convert_i32x4(acc3_1), mq1), qlo), qmagic), qmz);
+      const v128_t q2_0 = wasm_i32x4_sub(wasm_f32x4_add(wasm_f32x4_pmax(wasm_f32x4_mul(wasm_f32x4_convert_i32x4(acc2_0), mq0), qlo), qmagic), qmz);
+      const v128_t q2_1 = wasm_i32x4_sub(wasm_f32x4_add(wasm_f32x4_pmax(wasm_f32x4_mul(wasm_f32x4_convert_i32x4(acc2_1), mq1), qlo), qmagic), qmz);
+      const v128_t b = wasm_i8x16_min(wasm_i8x16_narrow_i16x8(wasm_i16x8_narrow_i32x4(q3_0, q3_1), wasm_i16x8_narrow_i32x4(q2_0, q2_1)), qmax8);
+      if (nc >= 8) {
+        wasm_v128_store64_lane(c3, b, 0);
+        wasm_v128_store64_lane(c2, b, 1);
+      } else {
+        int8_t ob[16];
+        wasm_v128_store(ob, b);
+        for (size_t j = 0; j < nc; j++) c3[j] = ob[j];
+        for (size_t j = 0; j < nc; j++) c2[j] = ob[8 + j];
+      }
     }
+    {
+      const v128_t q1_0 = wasm_i32x4_sub(wasm_f32x4_add(wasm_f32x4_pmax(wasm_f32x4_mul(wasm_f32x4_convert_i32x4(acc1_0), mq0), qlo), qmagic), qmz);
+      const v128_t q1_1 = wasm_i32x4_sub(wasm_f32x4_add(wasm_f32x4_pmax(wasm_f32x4_mul(wasm_f32x4_convert_i32x4(acc1_1), mq1), qlo), qmagic), qmz);
+      const v128_t q0_0 = wasm_i32x4_sub(wasm_f32x4_add(wasm_f32x4_pmax(wasm_f32x4_mul(wasm_f32x4_convert_i32x4(acc0_0), mq0), qlo), qmagic), qmz);
+      const v128_t q0_1 = wasm_i32x4_sub(wasm_f32x4_add(wasm_f32x4_pmax(wasm_f32x4_mul(wasm_f32x4_convert_i32x4(acc0_1), mq1), qlo), qmagic), qmz);
+      const v128_t b = wasm_i8x16_min(wasm_i8x16_narrow_i16x8(wasm_i16x8_narrow_i32x4(q1_0, q1_1), wasm_i16x8_narrow_i32x4(q0_0, q0_1)), qmax8);
+      if (nc >= 8) {
+        wasm_v128_store64_lane(c1, b, 0);
+        wasm_v128_store64_lane(c0, b, 1);
+      } else {
+        int8_t ob[16];
+        wasm_v128_store(ob, b);
+        for (size_t j = 0; j < nc; j++) c1[j] = ob[j];
+        for (size_t j = 0; j < nc; j++) c0[j] = ob[8 + j];
+      }
+    }
+    if (nc <= 8) break;
+    nc -= 8;
+    c0 += 8;
+    c1 += 8;
+    c2 += 8;
+    c3 += 8;
   }
 }
 
@@ -3919,69 +3930,6 @@ const wrt_target wrt_target_wasm_relaxed_usdot = {
   },
   .maxpool = wrt_wasm_relaxed_maxpool, .avgpool = wrt_wasm_relaxed_avgpool,
   .qgemm_mr = 4, .qgemm_nr = 8, .qgemm_kr = 4, .qgemm_xoff = 128,
-  .qgemm = wrt_wasm_relaxed_dot_qgemm_4x8,
-  .qigemm = wrt_wasm_relaxed_dot_qigemm_4x8,
-  .qpack = wrt_wasm_relaxed_dot_qpack_4,
-  .qdwconv = {{9, 16, 4, wrt_wasm_relaxed_dot_qdwconv_9_c16}, {25, 8, 1, wrt_wasm_relaxed_qdwconv_25_c8}, {0, 8, 1, wrt_wasm_relaxed_qdwconv_any_c8}},
-  .qadd = wrt_wasm_relaxed_qadd, .qadd_scalar = wrt_wasm_relaxed_qadd_scalar,
-  .spmm_mr = 8, .spmm_g = 1,
-  .spmm_min_sparsity = 0.57f, .spmm_k_penalty = 6.0f, .spmv_min_sparsity = 0.2f,
-  .spmm = wrt_wasm_relaxed_spmm_8, .spmv = wrt_wasm_relaxed_spmv,
-  .sppack = NULL,
-  .spmmu_mr = 32, .spmmu_min_sparsity = 0.5f, .spmmu_k_penalty = 8.0f,
-  .spmmu = wrt_wasm_relaxed_spmmu_32, .sppacku = wrt_wasm_relaxed_sppack_32,
-};
-
-const wrt_target wrt_target_wasm_relaxed_sdot = {
-  .name = "wasm_relaxed_sdot",
-  .gemm_mr = 4, .gemm_nr = 8,
-  .gemm = wrt_wasm_relaxed_gemm_4x8,
-  .igemm = wrt_wasm_relaxed_igemm_4x8,
-  .gemm_nr_half = 4,
-  .gemm_half = wrt_wasm_relaxed_gemm_4x4,
-  .igemm_half = wrt_wasm_relaxed_igemm_4x4,
-  .dwconv = {
-    {9, 8, wrt_wasm_relaxed_dwconv_9_c8},
-    {25, 8, wrt_wasm_relaxed_dwconv_25_c8},
-    {0, 8, wrt_wasm_relaxed_dwconv_any_c8},
-  },
-  .vbinary = {
-    [WRT_BIN_ADD] = wrt_wasm_relaxed_vadd,
-    [WRT_BIN_SUB] = wrt_wasm_relaxed_vsub,
-    [WRT_BIN_RSUB] = wrt_wasm_relaxed_vrsub,
-    [WRT_BIN_MUL] = wrt_wasm_relaxed_vmul,
-    [WRT_BIN_DIV] = wrt_wasm_relaxed_vdiv,
-    [WRT_BIN_RDIV] = wrt_wasm_relaxed_vrdiv,
-    [WRT_BIN_MAX] = wrt_wasm_relaxed_vmax,
-    [WRT_BIN_MIN] = wrt_wasm_relaxed_vmin,
-    [WRT_BIN_PRELU] = wrt_wasm_relaxed_vprelu,
-  },
-  .vbinary_scalar = {
-    [WRT_BIN_ADD] = wrt_wasm_relaxed_vaddc,
-    [WRT_BIN_SUB] = wrt_wasm_relaxed_vsubc,
-    [WRT_BIN_RSUB] = wrt_wasm_relaxed_vrsubc,
-    [WRT_BIN_MUL] = wrt_wasm_relaxed_vmulc,
-    [WRT_BIN_DIV] = wrt_wasm_relaxed_vdivc,
-    [WRT_BIN_RDIV] = wrt_wasm_relaxed_vrdivc,
-    [WRT_BIN_MAX] = wrt_wasm_relaxed_vmaxc,
-    [WRT_BIN_MIN] = wrt_wasm_relaxed_vminc,
-    [WRT_BIN_PRELU] = wrt_wasm_relaxed_vpreluc,
-  },
-  .vunary = {
-    [WRT_UN_RELU] = wrt_wasm_relaxed_relu,
-    [WRT_UN_CLIP] = wrt_wasm_relaxed_clip,
-    [WRT_UN_LEAKY_RELU] = wrt_wasm_relaxed_leaky_relu,
-    [WRT_UN_HARD_SWISH] = wrt_wasm_relaxed_hard_swish,
-    [WRT_UN_HARD_SIGMOID] = wrt_wasm_relaxed_hard_sigmoid,
-    [WRT_UN_SIGMOID] = wrt_wasm_relaxed_sigmoid,
-    [WRT_UN_TANH] = wrt_wasm_relaxed_tanh,
-    [WRT_UN_EXP] = wrt_wasm_relaxed_exp,
-    [WRT_UN_SQRT] = wrt_wasm_relaxed_sqrt,
-    [WRT_UN_ABS] = wrt_wasm_relaxed_abs,
-    [WRT_UN_NEG] = wrt_wasm_relaxed_neg,
-  },
-  .maxpool = wrt_wasm_relaxed_maxpool, .avgpool = wrt_wasm_relaxed_avgpool,
-  .qgemm_mr = 4, .qgemm_nr = 8, .qgemm_kr = 4, .qgemm_xoff = 0,
   .qgemm = wrt_wasm_relaxed_dot_qgemm_4x8,
   .qigemm = wrt_wasm_relaxed_dot_qigemm_4x8,
   .qpack = wrt_wasm_relaxed_dot_qpack_4,

@@ -80,7 +80,8 @@ typedef struct {
 /* QS8 GEMM: for i < mr, j < nc
  *   c[i][j] = requant(bias[j] + sum_{k < kc} (a[i][k] + XOFF) * w[k][j], mult[j])      (int32 sums wrap)
  * a: row i at a + i*a_stride, kc bytes read per row (a_stride 0, targets with qpack: the rows as qpack lays them
- * out, kc a multiple of 4). c: row i at c + i*c_stride, nc bytes written.
+ * out, kc a multiple of 4; and nc may pass NR, the panels one after another). c: row i at c + i*c_stride, nc bytes
+ * written.
  * packed_w, one panel of NR columns: NR int32 biases, NR float32 multipliers, then ceil(kc/KR) blocks of NR*KR int8
  * weights, block b holding w[b*KR + r][j] at j*KR + r, zero past kc and nc. XOFF (qgemm_xoff: 0, or 128 for unsigned
  * dot products) is the target's activation offset; the engine folds -(zx + XOFF) * sum_k w[k][j] into the bias. */
@@ -202,9 +203,9 @@ extern const wrt_target wrt_target_scalar;
 extern const wrt_target wrt_target_wasm_simd128;
 extern const wrt_target wrt_target_wasm_relaxed;
 /* wasm relaxed's kernels with the int8 GEMMs on i32x4.relaxed_dot_i8x16_i7x16_add_s, for hosts where it is an exact
- * unsigned x signed (usdot) or signed x signed (sdot) dot product; target.c probes which at load */
+ * unsigned x signed dot product (usdot); target.c probes which at load, and makes the signed x signed table (sdot)
+ * from this one */
 extern const wrt_target wrt_target_wasm_relaxed_usdot;
-extern const wrt_target wrt_target_wasm_relaxed_sdot;
 extern const wrt_target wrt_target_avx2;
 extern const wrt_target wrt_target_avx512;
 extern const wrt_target wrt_target_avx512vnni; /* AVX-512's kernels with the int8 ones on VNNI dot products */

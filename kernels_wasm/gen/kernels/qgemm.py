@@ -380,16 +380,16 @@ def _finish(c: Code, t: QTile) -> None:
                       f"for (size_t j = 0; j < nc; j++) c{i}[j] = ob[j];")
 
 
-def _finish_pairs(c: Code, t: QTile) -> None:
+def _finish_pairs(c: Code, t: QTile, full: str = "") -> None:
     """wasm, 8 columns: rows i + 1 and i narrowed into one vector of 16 bytes, one upper bound for both; row i + 1
-    stored first (rows past mr alias the row before)."""
+    stored first (rows past mr alias the row before). full: the test for a whole row (nc == NR)."""
     for i in reversed(range(0, t.mr, 2)):
         with c.block(""):
             for r in (i + 1, i):
                 c(*_requant(t, r, 0), *_requant(t, r, 1))
             h = [f"wasm_i16x8_narrow_i32x4(q{r}_0, q{r}_1)" for r in (i + 1, i)]
             c(f"const v128_t b = wasm_i8x16_min(wasm_i8x16_narrow_i16x8({h[0]}, {h[1]}), qmax8);")
-            with c.block(f"if (nc == {t.nr})"):
+            with c.block(f"if ({full or f'nc == {t.nr}'})"):
                 c(f"wasm_v128_store64_lane(c{i + 1}, b, 0);", f"wasm_v128_store64_lane(c{i}, b, 1);")
             with c.block("else"):
                 c("int8_t ob[16];", "wasm_v128_store(ob, b);",
@@ -410,19 +410,31 @@ def qgemm(t: QTile) -> str:
     with c.block(t.fn(sig)):
         if not packs(t):
             _row_loop(c, t, head=True)
-        else:
+            _finish(c, t)
+        else:  # every panel of nc > NR columns in one call (the engine's choice, where the weights fit in cache)
             _rows(c, t)
-            _head(c, t)
-            # rows packed by qpack: one load per row and k block
-            with c.block("if (a_stride == 0)"), c.block("for (size_t k = 0; k < kc; k += 4)"):
-                c(*_weights(t), f"w += {t.pw * t.kr};")
-                for i in range(t.mr):
-                    c(f"const v128_t xa{i} = wasm_v128_load32_splat(a + {4 * i});",
-                      *(_dot(t, i, v) for v in range(t.nv)))
-                c(f"a += {4 * t.mr};")
-            with c.block("else"):
-                _row_loop(c, t, head=False)
-        _finish(c, t)
+            c("const v128_t xm = wasm_i32x4_splat((int32_t)p->xmask);", *_bounds(t),
+              "const int8_t* w = (const int8_t*)packed_w;")
+            with c.block("for (;;)"):
+                c("const int8_t* pw = w;", "const int32_t* wb = (const int32_t*)(const void*)pw;")
+                c(*(f"{t.ivt} acc0_{v} = {_load_acc(t, v)};" for v in range(t.nv)))
+                for i in range(1, t.mr):
+                    c(*(f"{t.ivt} acc{i}_{v} = acc0_{v};" for v in range(t.nv)))
+                c(f"w += {8 * t.pw};")
+                # rows packed by qpack: one load per row and k block
+                with c.block("if (a_stride == 0)"):
+                    c("const int8_t* ap = a;")
+                    with c.block("for (size_t k = 0; k < kc; k += 4)"):
+                        c(*_weights(t), f"w += {t.pw * t.kr};")
+                        for i in range(t.mr):
+                            c(f"const v128_t xa{i} = wasm_v128_load32_splat(ap + {4 * i});",
+                              *(_dot(t, i, v) for v in range(t.nv)))
+                        c(f"ap += {4 * t.mr};")
+                with c.block("else"):
+                    _row_loop(c, t, head=False)
+                c(*_mults(t, "pw"))
+                _finish_pairs(c, t, f"nc >= {t.nr}")
+                c(f"if (nc <= {t.nr}) break;", f"nc -= {t.nr};", *(f"c{i} += {t.nr};" for i in range(t.mr)))
     return c.text()
 
 
@@ -563,15 +575,11 @@ def half_tile(t: QTile) -> QTile | None:
 
 
 def tables(isa: Isa) -> list[tuple[str, QTile, int]]:
-    """(table name, int8 GEMM tile, XOFF) of each kernel table of a target's file: one per tile, except the wasm
-    relaxed dot tile, which serves two tables (unsigned x signed hosts, XOFF 128; signed x signed hosts, XOFF 0)."""
-    out = []
-    for t in tiles(isa):
-        if t.name == "wasm_relaxed_dot":
-            out += [("wasm_relaxed_usdot", t, 128), ("wasm_relaxed_sdot", t, 0)]
-        else:
-            out.append((t.name, t, t.xoff))
-    return out
+    """(table name, int8 GEMM tile, XOFF) of each kernel table of a target's file: one per tile; the wasm relaxed dot
+    tile's is for unsigned x signed hosts (XOFF 128). Its signed x signed twin (XOFF 0, wasm_relaxed_sdot) is built
+    from it at load (engine/target.c), not stored: a table is 0.8 KB of the module's data."""
+    return [("wasm_relaxed_usdot" if t.name == "wasm_relaxed_dot" else t.name, t,
+             128 if t.name == "wasm_relaxed_dot" else t.xoff) for t in tiles(isa)]
 
 
 def table_fields(t: QTile, xoff: int) -> list[str]:
