@@ -414,8 +414,9 @@ static void qgemm_blocks(void* ctx, size_t b0, size_t b1) {
   wrt_qgemm_fn fn = 0;
   if (wb == 2) kc = as = k2, bs = mr * k2 * 2, fn = tg->qgemm_a16;
   if (packed) kc = kp, as = 0, bs = mr * kp, fn = tg->qgemm;
-  /* panels per call: qpack's GEMM takes them all at once (its set-up once per row block) while they stay in cache */
-  size_t step = packed && N * kp <= 8192 ? N : nr;
+  /* panels per call: the staged-row GEMMs take them all at once (their set-up once per row block) while the weights
+   * (N columns of bs / mr bytes) stay in cache */
+  size_t step = fn && N * (bs / mr) <= 8192 ? N : nr;
   if (fn && run > sizeof wide / bs) run = sizeof wide / bs;
   run = run ? run : 1;
   int8_t* y = (int8_t*)j->m->t[j->op->out].data;

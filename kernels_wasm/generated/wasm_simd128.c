@@ -2799,13 +2799,6 @@ static void wrt_wasm_simd128_qigemm_4x8(size_t mr, size_t nc, size_t kc, size_t 
 }
 
 static void wrt_wasm_simd128_qgemm_4x8_a16(size_t mr, size_t nc, size_t kc, const int8_t* a, size_t a_stride, const void* packed_w, int8_t* c, size_t c_stride, const wrt_qparams* p) {
-  const int16_t* a0 = (const int16_t*)(const void*)a;
-  const int16_t* a1 = a0 + a_stride;
-  if (mr <= 1) a1 = a0;
-  const int16_t* a2 = a1 + a_stride;
-  if (mr <= 2) a2 = a1;
-  const int16_t* a3 = a2 + a_stride;
-  if (mr <= 3) a3 = a2;
   int8_t* c0 = c;
   int8_t* c1 = c0 + c_stride;
   if (mr <= 1) c1 = c0;
@@ -2813,139 +2806,156 @@ static void wrt_wasm_simd128_qgemm_4x8_a16(size_t mr, size_t nc, size_t kc, cons
   if (mr <= 2) c2 = c1;
   int8_t* c3 = c2 + c_stride;
   if (mr <= 3) c3 = c2;
-  const int32_t* wb = (const int32_t*)packed_w;
-  v128_t acc0_0 = wasm_v128_load(wb + 0);
-  v128_t acc0_1 = wasm_v128_load(wb + 4);
-  v128_t acc1_0 = acc0_0;
-  v128_t acc1_1 = acc0_1;
-  v128_t acc2_0 = acc0_0;
-  v128_t acc2_1 = acc0_1;
-  v128_t acc3_0 = acc0_0;
-  v128_t acc3_1 = acc0_1;
-  const int8_t* w = (const int8_t*)packed_w + 64;
-  size_t k = kc;
-  for (; k >= 8; k -= 8) {
-    const v128_t wq0_0 = wasm_v128_load(w + 0);
-    const v128_t wq1_0 = wasm_v128_load(w + 16);
-    const v128_t xa0_0 = wasm_v128_load32_splat(a0 + 0);
-    acc0_0 = wasm_i32x4_add(acc0_0, wasm_i32x4_dot_i16x8(wq0_0, xa0_0));
-    acc0_1 = wasm_i32x4_add(acc0_1, wasm_i32x4_dot_i16x8(wq1_0, xa0_0));
-    const v128_t xa1_0 = wasm_v128_load32_splat(a1 + 0);
-    acc1_0 = wasm_i32x4_add(acc1_0, wasm_i32x4_dot_i16x8(wq0_0, xa1_0));
-    acc1_1 = wasm_i32x4_add(acc1_1, wasm_i32x4_dot_i16x8(wq1_0, xa1_0));
-    const v128_t xa2_0 = wasm_v128_load32_splat(a2 + 0);
-    acc2_0 = wasm_i32x4_add(acc2_0, wasm_i32x4_dot_i16x8(wq0_0, xa2_0));
-    acc2_1 = wasm_i32x4_add(acc2_1, wasm_i32x4_dot_i16x8(wq1_0, xa2_0));
-    const v128_t xa3_0 = wasm_v128_load32_splat(a3 + 0);
-    acc3_0 = wasm_i32x4_add(acc3_0, wasm_i32x4_dot_i16x8(wq0_0, xa3_0));
-    acc3_1 = wasm_i32x4_add(acc3_1, wasm_i32x4_dot_i16x8(wq1_0, xa3_0));
-    const v128_t wq0_1 = wasm_v128_load(w + 32);
-    const v128_t wq1_1 = wasm_v128_load(w + 48);
-    const v128_t xa0_1 = wasm_v128_load32_splat(a0 + 2);
-    acc0_0 = wasm_i32x4_add(acc0_0, wasm_i32x4_dot_i16x8(wq0_1, xa0_1));
-    acc0_1 = wasm_i32x4_add(acc0_1, wasm_i32x4_dot_i16x8(wq1_1, xa0_1));
-    const v128_t xa1_1 = wasm_v128_load32_splat(a1 + 2);
-    acc1_0 = wasm_i32x4_add(acc1_0, wasm_i32x4_dot_i16x8(wq0_1, xa1_1));
-    acc1_1 = wasm_i32x4_add(acc1_1, wasm_i32x4_dot_i16x8(wq1_1, xa1_1));
-    const v128_t xa2_1 = wasm_v128_load32_splat(a2 + 2);
-    acc2_0 = wasm_i32x4_add(acc2_0, wasm_i32x4_dot_i16x8(wq0_1, xa2_1));
-    acc2_1 = wasm_i32x4_add(acc2_1, wasm_i32x4_dot_i16x8(wq1_1, xa2_1));
-    const v128_t xa3_1 = wasm_v128_load32_splat(a3 + 2);
-    acc3_0 = wasm_i32x4_add(acc3_0, wasm_i32x4_dot_i16x8(wq0_1, xa3_1));
-    acc3_1 = wasm_i32x4_add(acc3_1, wasm_i32x4_dot_i16x8(wq1_1, xa3_1));
-    const v128_t wq0_2 = wasm_v128_load(w + 64);
-    const v128_t wq1_2 = wasm_v128_load(w + 80);
-    const v128_t xa0_2 = wasm_v128_load32_splat(a0 + 4);
-    acc0_0 = wasm_i32x4_add(acc0_0, wasm_i32x4_dot_i16x8(wq0_2, xa0_2));
-    acc0_1 = wasm_i32x4_add(acc0_1, wasm_i32x4_dot_i16x8(wq1_2, xa0_2));
-    const v128_t xa1_2 = wasm_v128_load32_splat(a1 + 4);
-    acc1_0 = wasm_i32x4_add(acc1_0, wasm_i32x4_dot_i16x8(wq0_2, xa1_2));
-    acc1_1 = wasm_i32x4_add(acc1_1, wasm_i32x4_dot_i16x8(wq1_2, xa1_2));
-    const v128_t xa2_2 = wasm_v128_load32_splat(a2 + 4);
-    acc2_0 = wasm_i32x4_add(acc2_0, wasm_i32x4_dot_i16x8(wq0_2, xa2_2));
-    acc2_1 = wasm_i32x4_add(acc2_1, wasm_i32x4_dot_i16x8(wq1_2, xa2_2));
-    const v128_t xa3_2 = wasm_v128_load32_splat(a3 + 4);
-    acc3_0 = wasm_i32x4_add(acc3_0, wasm_i32x4_dot_i16x8(wq0_2, xa3_2));
-    acc3_1 = wasm_i32x4_add(acc3_1, wasm_i32x4_dot_i16x8(wq1_2, xa3_2));
-    const v128_t wq0_3 = wasm_v128_load(w + 96);
-    const v128_t wq1_3 = wasm_v128_load(w + 112);
-    const v128_t xa0_3 = wasm_v128_load32_splat(a0 + 6);
-    acc0_0 = wasm_i32x4_add(acc0_0, wasm_i32x4_dot_i16x8(wq0_3, xa0_3));
-    acc0_1 = wasm_i32x4_add(acc0_1, wasm_i32x4_dot_i16x8(wq1_3, xa0_3));
-    const v128_t xa1_3 = wasm_v128_load32_splat(a1 + 6);
-    acc1_0 = wasm_i32x4_add(acc1_0, wasm_i32x4_dot_i16x8(wq0_3, xa1_3));
-    acc1_1 = wasm_i32x4_add(acc1_1, wasm_i32x4_dot_i16x8(wq1_3, xa1_3));
-    const v128_t xa2_3 = wasm_v128_load32_splat(a2 + 6);
-    acc2_0 = wasm_i32x4_add(acc2_0, wasm_i32x4_dot_i16x8(wq0_3, xa2_3));
-    acc2_1 = wasm_i32x4_add(acc2_1, wasm_i32x4_dot_i16x8(wq1_3, xa2_3));
-    const v128_t xa3_3 = wasm_v128_load32_splat(a3 + 6);
-    acc3_0 = wasm_i32x4_add(acc3_0, wasm_i32x4_dot_i16x8(wq0_3, xa3_3));
-    acc3_1 = wasm_i32x4_add(acc3_1, wasm_i32x4_dot_i16x8(wq1_3, xa3_3));
-    w += 128;
-    a0 += 8;
-    a1 += 8;
-    a2 += 8;
-    a3 += 8;
-  }
-  for (; k >= 2; k -= 2) {
-    const v128_t wq0_0 = wasm_v128_load(w + 0);
-    const v128_t wq1_0 = wasm_v128_load(w + 16);
-    const v128_t xa0_0 = wasm_v128_load32_splat(a0 + 0);
-    acc0_0 = wasm_i32x4_add(acc0_0, wasm_i32x4_dot_i16x8(wq0_0, xa0_0));
-    acc0_1 = wasm_i32x4_add(acc0_1, wasm_i32x4_dot_i16x8(wq1_0, xa0_0));
-    const v128_t xa1_0 = wasm_v128_load32_splat(a1 + 0);
-    acc1_0 = wasm_i32x4_add(acc1_0, wasm_i32x4_dot_i16x8(wq0_0, xa1_0));
-    acc1_1 = wasm_i32x4_add(acc1_1, wasm_i32x4_dot_i16x8(wq1_0, xa1_0));
-    const v128_t xa2_0 = wasm_v128_load32_splat(a2 + 0);
-    acc2_0 = wasm_i32x4_add(acc2_0, wasm_i32x4_dot_i16x8(wq0_0, xa2_0));
-    acc2_1 = wasm_i32x4_add(acc2_1, wasm_i32x4_dot_i16x8(wq1_0, xa2_0));
-    const v128_t xa3_0 = wasm_v128_load32_splat(a3 + 0);
-    acc3_0 = wasm_i32x4_add(acc3_0, wasm_i32x4_dot_i16x8(wq0_0, xa3_0));
-    acc3_1 = wasm_i32x4_add(acc3_1, wasm_i32x4_dot_i16x8(wq1_0, xa3_0));
-    w += 32;
-    a0 += 2;
-    a1 += 2;
-    a2 += 2;
-    a3 += 2;
-  }
   const v128_t qlo = wasm_f32x4_splat(p->lo);
   const v128_t qmagic = wasm_f32x4_const_splat(12582912.0f);
   const v128_t qmz = wasm_i32x4_splat(0x4B400000 - p->zy);
   const v128_t qmax8 = wasm_i8x16_splat((int8_t)((int32_t)p->hi + p->zy));
-  const float* mp = (const float*)(const void*)((const char*)(packed_w) + 32);
-  const v128_t mq0 = wasm_v128_load(mp + 0);
-  const v128_t mq1 = wasm_v128_load(mp + 4);
-  {
-    const v128_t q3_0 = wasm_i32x4_sub(wasm_f32x4_add(wasm_f32x4_pmax(wasm_f32x4_mul(wasm_f32x4_convert_i32x4(acc3_0), mq0), qlo), qmagic), qmz);
-    const v128_t q3_1 = wasm_i32x4_sub(wasm_f32x4_add(wasm_f32x4_pmax(wasm_f32x4_mul(wasm_f32x4_convert_i32x4(acc3_1), mq1), qlo), qmagic), qmz);
-    const v128_t q2_0 = wasm_i32x4_sub(wasm_f32x4_add(wasm_f32x4_pmax(wasm_f32x4_mul(wasm_f32x4_convert_i32x4(acc2_0), mq0), qlo), qmagic), qmz);
-    const v128_t q2_1 = wasm_i32x4_sub(wasm_f32x4_add(wasm_f32x4_pmax(wasm_f32x4_mul(wasm_f32x4_convert_i32x4(acc2_1), mq1), qlo), qmagic), qmz);
-    const v128_t b = wasm_i8x16_min(wasm_i8x16_narrow_i16x8(wasm_i16x8_narrow_i32x4(q3_0, q3_1), wasm_i16x8_narrow_i32x4(q2_0, q2_1)), qmax8);
-    if (nc == 8) {
-      wasm_v128_store64_lane(c3, b, 0);
-      wasm_v128_store64_lane(c2, b, 1);
-    } else {
-      int8_t ob[16];
-      wasm_v128_store(ob, b);
-      for (size_t j = 0; j < nc; j++) c3[j] = ob[j];
-      for (size_t j = 0; j < nc; j++) c2[j] = ob[8 + j];
+  const int8_t* w = (const int8_t*)packed_w;
+  for (;;) {
+    const int8_t* pw = w;
+    const int32_t* wb = (const int32_t*)(const void*)pw;
+    v128_t acc0_0 = wasm_v128_load(wb + 0);
+    v128_t acc0_1 = wasm_v128_load(wb + 4);
+    v128_t acc1_0 = acc0_0;
+    v128_t acc1_1 = acc0_1;
+    v128_t acc2_0 = acc0_0;
+    v128_t acc2_1 = acc0_1;
+    v128_t acc3_0 = acc0_0;
+    v128_t acc3_1 = acc0_1;
+    w += 64;
+    const int16_t* a0 = (const int16_t*)(const void*)a;
+    const int16_t* a1 = a0 + a_stride;
+    if (mr <= 1) a1 = a0;
+    const int16_t* a2 = a1 + a_stride;
+    if (mr <= 2) a2 = a1;
+    const int16_t* a3 = a2 + a_stride;
+    if (mr <= 3) a3 = a2;
+    size_t k = kc;
+    for (; k >= 8; k -= 8) {
+      const v128_t wq0_0 = wasm_v128_load(w + 0);
+      const v128_t wq1_0 = wasm_v128_load(w + 16);
+      const v128_t xa0_0 = wasm_v128_load32_splat(a0 + 0);
+      acc0_0 = wasm_i32x4_add(acc0_0, wasm_i32x4_dot_i16x8(wq0_0, xa0_0));
+      acc0_1 = wasm_i32x4_add(acc0_1, wasm_i32x4_dot_i16x8(wq1_0, xa0_0));
+      const v128_t xa1_0 = wasm_v128_load32_splat(a1 + 0);
+      acc1_0 = wasm_i32x4_add(acc1_0, wasm_i32x4_dot_i16x8(wq0_0, xa1_0));
+      acc1_1 = wasm_i32x4_add(acc1_1, wasm_i32x4_dot_i16x8(wq1_0, xa1_0));
+      const v128_t xa2_0 = wasm_v128_load32_splat(a2 + 0);
+      acc2_0 = wasm_i32x4_add(acc2_0, wasm_i32x4_dot_i16x8(wq0_0, xa2_0));
+      acc2_1 = wasm_i32x4_add(acc2_1, wasm_i32x4_dot_i16x8(wq1_0, xa2_0));
+      const v128_t xa3_0 = wasm_v128_load32_splat(a3 + 0);
+      acc3_0 = wasm_i32x4_add(acc3_0, wasm_i32x4_dot_i16x8(wq0_0, xa3_0));
+      acc3_1 = wasm_i32x4_add(acc3_1, wasm_i32x4_dot_i16x8(wq1_0, xa3_0));
+      const v128_t wq0_1 = wasm_v128_load(w + 32);
+      const v128_t wq1_1 = wasm_v128_load(w + 48);
+      const v128_t xa0_1 = wasm_v128_load32_splat(a0 + 2);
+      acc0_0 = wasm_i32x4_add(acc0_0, wasm_i32x4_dot_i16x8(wq0_1, xa0_1));
+      acc0_1 = wasm_i32x4_add(acc0_1, wasm_i32x4_dot_i16x8(wq1_1, xa0_1));
+      const v128_t xa1_1 = wasm_v128_load32_splat(a1 + 2);
+      acc1_0 = wasm_i32x4_add(acc1_0, wasm_i32x4_dot_i16x8(wq0_1, xa1_1));
+      acc1_1 = wasm_i32x4_add(acc1_1, wasm_i32x4_dot_i16x8(wq1_1, xa1_1));
+      const v128_t xa2_1 = wasm_v128_load32_splat(a2 + 2);
+      acc2_0 = wasm_i32x4_add(acc2_0, wasm_i32x4_dot_i16x8(wq0_1, xa2_1));
+      acc2_1 = wasm_i32x4_add(acc2_1, wasm_i32x4_dot_i16x8(wq1_1, xa2_1));
+      const v128_t xa3_1 = wasm_v128_load32_splat(a3 + 2);
+      acc3_0 = wasm_i32x4_add(acc3_0, wasm_i32x4_dot_i16x8(wq0_1, xa3_1));
+      acc3_1 = wasm_i32x4_add(acc3_1, wasm_i32x4_dot_i16x8(wq1_1, xa3_1));
+      const v128_t wq0_2 = wasm_v128_load(w + 64);
+      const v128_t wq1_2 = wasm_v128_load(w + 80);
+      const v128_t xa0_2 = wasm_v128_load32_splat(a0 + 4);
+      acc0_0 = wasm_i32x4_add(acc0_0, wasm_i32x4_dot_i16x8(wq0_2, xa0_2));
+      acc0_1 = wasm_i32x4_add(acc0_1, wasm_i32x4_dot_i16x8(wq1_2, xa0_2));
+      const v128_t xa1_2 = wasm_v128_load32_splat(a1 + 4);
+      acc1_0 = wasm_i32x4_add(acc1_0, wasm_i32x4_dot_i16x8(wq0_2, xa1_2));
+      acc1_1 = wasm_i32x4_add(acc1_1, wasm_i32x4_dot_i16x8(wq1_2, xa1_2));
+      const v128_t xa2_2 = wasm_v128_load32_splat(a2 + 4);
+      acc2_0 = wasm_i32x4_add(acc2_0, wasm_i32x4_dot_i16x8(wq0_2, xa2_2));
+      acc2_1 = wasm_i32x4_add(acc2_1, wasm_i32x4_dot_i16x8(wq1_2, xa2_2));
+      const v128_t xa3_2 = wasm_v128_load32_splat(a3 + 4);
+      acc3_0 = wasm_i32x4_add(acc3_0, wasm_i32x4_dot_i16x8(wq0_2, xa3_2));
+      acc3_1 = wasm_i32x4_add(acc3_1, wasm_i32x4_dot_i16x8(wq1_2, xa3_2));
+      const v128_t wq0_3 = wasm_v128_load(w + 96);
+      const v128_t wq1_3 = wasm_v128_load(w + 112);
+      const v128_t xa0_3 = wasm_v128_load32_splat(a0 + 6);
+      acc0_0 = wasm_i32x4_add(acc0_0, wasm_i32x4_dot_i16x8(wq0_3, xa0_3));
+      acc0_1 = wasm_i32x4_add(acc0_1, wasm_i32x4_dot_i16x8(wq1_3, xa0_3));
+      const v128_t xa1_3 = wasm_v128_load32_splat(a1 + 6);
+      acc1_0 = wasm_i32x4_add(acc1_0, wasm_i32x4_dot_i16x8(wq0_3, xa1_3));
+      acc1_1 = wasm_i32x4_add(acc1_1, wasm_i32x4_dot_i16x8(wq1_3, xa1_3));
+      const v128_t xa2_3 = wasm_v128_load32_splat(a2 + 6);
+      acc2_0 = wasm_i32x4_add(acc2_0, wasm_i32x4_dot_i16x8(wq0_3, xa2_3));
+      acc2_1 = wasm_i32x4_add(acc2_1, wasm_i32x4_dot_i16x8(wq1_3, xa2_3));
+      const v128_t xa3_3 = wasm_v128_load32_splat(a3 + 6);
+      acc3_0 = wasm_i32x4_add(acc3_0, wasm_i32x4_dot_i16x8(wq0_3, xa3_3));
+      acc3_1 = wasm_i32x4_add(acc3_1, wasm_i32x4_dot_i16x8(wq1_3, xa3_3));
+      w += 128;
+      a0 += 8;
+      a1 += 8;
+      a2 += 8;
+      a3 += 8;
     }
-  }
-  {
-    const v128_t q1_0 = wasm_i32x4_sub(wasm_f32x4_add(wasm_f32x4_pmax(wasm_f32x4_mul(wasm_f32x4_convert_i32x4(acc1_0), mq0), qlo), qmagic), qmz);
-    const v128_t q1_1 = wasm_i32x4_sub(wasm_f32x4_add(wasm_f32x4_pmax(wasm_f32x4_mul(wasm_f32x4_convert_i32x4(acc1_1), mq1), qlo), qmagic), qmz);
-    const v128_t q0_0 = wasm_i32x4_sub(wasm_f32x4_add(wasm_f32x4_pmax(wasm_f32x4_mul(wasm_f32x4_convert_i32x4(acc0_0), mq0), qlo), qmagic), qmz);
-    const v128_t q0_1 = wasm_i32x4_sub(wasm_f32x4_add(wasm_f32x4_pmax(wasm_f32x4_mul(wasm_f32x4_convert_i32x4(acc0_1), mq1), qlo), qmagic), qmz);
-    const v128_t b = wasm_i8x16_min(wasm_i8x16_narrow_i16x8(wasm_i16x8_narrow_i32x4(q1_0, q1_1), wasm_i16x8_narrow_i32x4(q0_0, q0_1)), qmax8);
-    if (nc == 8) {
-      wasm_v128_store64_lane(c1, b, 0);
-      wasm_v128_store64_lane(c0, b, 1);
-    } else {
-      int8_t ob[16];
-      wasm_v128_store(ob, b);
-      for (size_t j = 0; j < nc; j++) c1[j] = ob[j];
-      for (size_t j = 0; j < nc; j++) c0[j] = ob[8 + j];
+    for (; k >= 2; k -= 2) {
+      const v128_t wq0_0 = wasm_v128_load(w + 0);
+      const v128_t wq1_0 = wasm_v128_load(w + 16);
+      const v128_t xa0_0 = wasm_v128_load32_splat(a0 + 0);
+      acc0_0 = wasm_i32x4_add(acc0_0, wasm_i32x4_dot_i16x8(wq0_0, xa0_0));
+      acc0_1 = wasm_i32x4_add(acc0_1, wasm_i32x4_dot_i16x8(wq1_0, xa0_0));
+      const v128_t xa1_0 = wasm_v128_load32_splat(a1 + 0);
+      acc1_0 = wasm_i32x4_add(acc1_0, wasm_i32x4_dot_i16x8(wq0_0, xa1_0));
+      acc1_1 = wasm_i32x4_add(acc1_1, wasm_i32x4_dot_i16x8(wq1_0, xa1_0));
+      const v128_t xa2_0 = wasm_v128_load32_splat(a2 + 0);
+      acc2_0 = wasm_i32x4_add(acc2_0, wasm_i32x4_dot_i16x8(wq0_0, xa2_0));
+      acc2_1 = wasm_i32x4_add(acc2_1, wasm_i32x4_dot_i16x8(wq1_0, xa2_0));
+      const v128_t xa3_0 = wasm_v128_load32_splat(a3 + 0);
+      acc3_0 = wasm_i32x4_add(acc3_0, wasm_i32x4_dot_i16x8(wq0_0, xa3_0));
+      acc3_1 = wasm_i32x4_add(acc3_1, wasm_i32x4_dot_i16x8(wq1_0, xa3_0));
+      w += 32;
+      a0 += 2;
+      a1 += 2;
+      a2 += 2;
+      a3 += 2;
     }
+    const float* mp = (const float*)(const void*)((const char*)(pw) + 32);
+    const v128_t mq0 = wasm_v128_load(mp + 0);
+    const v128_t mq1 = wasm_v128_load(mp + 4);
+    {
+      const v128_t q3_0 = wasm_i32x4_sub(wasm_f32x4_add(wasm_f32x4_pmax(wasm_f32x4_mul(wasm_f32x4_convert_i32x4(acc3_0), mq0), qlo), qmagic), qmz);
+      const v128_t q3_1 = wasm_i32x4_sub(wasm_f32x4_add(wasm_f32x4_pmax(wasm_f32x4_mul(wasm_f32x4_convert_i32x4(acc3_1), mq1), qlo), qmagic), qmz);
+      const v128_t q2_0 = wasm_i32x4_sub(wasm_f32x4_add(wasm_f32x4_pmax(wasm_f32x4_mul(wasm_f32x4_convert_i32x4(acc2_0), mq0), qlo), qmagic), qmz);
+      const v128_t q2_1 = wasm_i32x4_sub(wasm_f32x4_add(wasm_f32x4_pmax(wasm_f32x4_mul(wasm_f32x4_convert_i32x4(acc2_1), mq1), qlo), qmagic), qmz);
+      const v128_t b = wasm_i8x16_min(wasm_i8x16_narrow_i16x8(wasm_i16x8_narrow_i32x4(q3_0, q3_1), wasm_i16x8_narrow_i32x4(q2_0, q2_1)), qmax8);
+      if (nc >= 8) {
+        wasm_v128_store64_lane(c3, b, 0);
+        wasm_v128_store64_lane(c2, b, 1);
+      } else {
+        int8_t ob[16];
+        wasm_v128_store(ob, b);
+        for (size_t j = 0; j < nc; j++) c3[j] = ob[j];
+        for (size_t j = 0; j < nc; j++) c2[j] = ob[8 + j];
+      }
+    }
+    {
+      const v128_t q1_0 = wasm_i32x4_sub(wasm_f32x4_add(wasm_f32x4_pmax(wasm_f32x4_mul(wasm_f32x4_convert_i32x4(acc1_0), mq0), qlo), qmagic), qmz);
+      const v128_t q1_1 = wasm_i32x4_sub(wasm_f32x4_add(wasm_f32x4_pmax(wasm_f32x4_mul(wasm_f32x4_convert_i32x4(acc1_1), mq1), qlo), qmagic), qmz);
+      const v128_t q0_0 = wasm_i32x4_sub(wasm_f32x4_add(wasm_f32x4_pmax(wasm_f32x4_mul(wasm_f32x4_convert_i32x4(acc0_0), mq0), qlo), qmagic), qmz);
+      const v128_t q0_1 = wasm_i32x4_sub(wasm_f32x4_add(wasm_f32x4_pmax(wasm_f32x4_mul(wasm_f32x4_convert_i32x4(acc0_1), mq1), qlo), qmagic), qmz);
+      const v128_t b = wasm_i8x16_min(wasm_i8x16_narrow_i16x8(wasm_i16x8_narrow_i32x4(q1_0, q1_1), wasm_i16x8_narrow_i32x4(q0_0, q0_1)), qmax8);
+      if (nc >= 8) {
+        wasm_v128_store64_lane(c1, b, 0);
+        wasm_v128_store64_lane(c0, b, 1);
+      } else {
+        int8_t ob[16];
+        wasm_v128_store(ob, b);
+        for (size_t j = 0; j < nc; j++) c1[j] = ob[j];
+        for (size_t j = 0; j < nc; j++) c0[j] = ob[8 + j];
+      }
+    }
+    if (nc <= 8) break;
+    nc -= 8;
+    c0 += 8;
+    c1 += 8;
+    c2 += 8;
+    c3 += 8;
   }
 }
 

@@ -175,7 +175,7 @@ typedef struct {
   wrt_qigemm_fn qigemm;
   wrt_qgemm_fn qgemm_half; /* or NULL: the GEMM of a panel's first qgemm_nr / 2 columns (a last, narrow panel) */
   /* or NULL: the 1x1 GEMM on int16 activations and weights (a: row i at (const int16_t*)a + i*a_stride, kc even,
-   * an odd row padded with a zero; the panels as above with each weight as an int16) */
+   * an odd row padded with a zero; the panels as above with each weight as an int16; nc may pass NR) */
   wrt_qgemm_fn qgemm_a16;
   /* or NULL: packs mr <= qgemm_mr rows of kc bytes for qgemm with a_stride 0 (the wasm relaxed dot tables): group g
    * of 4 * qgemm_mr bytes holds row i's bytes 4g..4g+3 at 4i, XOR xmask (kc rounded up to 4 for qgemm) */

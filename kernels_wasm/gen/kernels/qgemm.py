@@ -24,6 +24,7 @@ Rows past mr alias the previous row; columns past nc are computed and dropped (b
 from __future__ import annotations
 
 import re
+from collections.abc import Callable
 from dataclasses import dataclass
 
 from kernels_wasm.gen.cwriter import Code
@@ -411,31 +412,41 @@ def qgemm(t: QTile) -> str:
         if not packs(t):
             _row_loop(c, t, head=True)
             _finish(c, t)
-        else:  # every panel of nc > NR columns in one call (the engine's choice, where the weights fit in cache)
-            _rows(c, t)
-            c("const v128_t xm = wasm_i32x4_splat((int32_t)p->xmask);", *_bounds(t),
-              "const int8_t* w = (const int8_t*)packed_w;")
-            with c.block("for (;;)"):
-                c("const int8_t* pw = w;", "const int32_t* wb = (const int32_t*)(const void*)pw;")
-                c(*(f"{t.ivt} acc0_{v} = {_load_acc(t, v)};" for v in range(t.nv)))
-                for i in range(1, t.mr):
-                    c(*(f"{t.ivt} acc{i}_{v} = acc0_{v};" for v in range(t.nv)))
-                c(f"w += {8 * t.pw};")
-                # rows packed by qpack: one load per row and k block
-                with c.block("if (a_stride == 0)"):
-                    c("const int8_t* ap = a;")
-                    with c.block("for (size_t k = 0; k < kc; k += 4)"):
-                        c(*_weights(t), f"w += {t.pw * t.kr};")
-                        for i in range(t.mr):
-                            c(f"const v128_t xa{i} = wasm_v128_load32_splat(ap + {4 * i});",
-                              *(_dot(t, i, v) for v in range(t.nv)))
-                        c(f"ap += {4 * t.mr};")
-                with c.block("else"):
-                    _row_loop(c, t, head=False)
-                c(*_mults(t, "pw"))
-                _finish_pairs(c, t, f"nc >= {t.nr}")
-                c(f"if (nc <= {t.nr}) break;", f"nc -= {t.nr};", *(f"c{i} += {t.nr};" for i in range(t.mr)))
+        else:
+            _panels(c, t, lambda: _packed_or_rows(c, t))
     return c.text()
+
+
+def _packed_or_rows(c: Code, t: QTile) -> None:
+    """The k loop of the relaxed dot tile: on rows packed by qpack (a_stride 0: one load per row and k block) or on
+    rows in place."""
+    with c.block("if (a_stride == 0)"):
+        c("const int8_t* ap = a;")
+        with c.block("for (size_t k = 0; k < kc; k += 4)"):
+            c(*_weights(t), f"w += {t.pw * t.kr};")
+            for i in range(t.mr):
+                c(f"const v128_t xa{i} = wasm_v128_load32_splat(ap + {4 * i});", *(_dot(t, i, v) for v in range(t.nv)))
+            c(f"ap += {4 * t.mr};")
+    with c.block("else"):
+        _row_loop(c, t, head=False)
+
+
+def _panels(c: Code, t: QTile, k_loop: Callable[[], None]) -> None:
+    """wasm GEMMs that take every panel of nc > NR columns in one call (the engine's choice where the weights stay in
+    cache: the set-up once per row block), k_loop the k steps over one panel's weights at w."""
+    _rows(c, t)
+    c(*(["const v128_t xm = wasm_i32x4_splat((int32_t)p->xmask);"] if t.kr == 4 else []), *_bounds(t),
+      "const int8_t* w = (const int8_t*)packed_w;")
+    with c.block("for (;;)"):
+        c("const int8_t* pw = w;", "const int32_t* wb = (const int32_t*)(const void*)pw;")
+        c(*(f"{t.ivt} acc0_{v} = {_load_acc(t, v)};" for v in range(t.nv)))
+        for i in range(1, t.mr):
+            c(*(f"{t.ivt} acc{i}_{v} = acc0_{v};" for v in range(t.nv)))
+        c(f"w += {8 * t.pw};")
+        k_loop()
+        c(*_mults(t, "pw"))
+        _finish_pairs(c, t, f"nc >= {t.nr}")
+        c(f"if (nc <= {t.nr}) break;", f"nc -= {t.nr};", *(f"c{i} += {t.nr};" for i in range(t.mr)))
 
 
 def _row_loop(c: Code, t: QTile, head: bool) -> None:
@@ -517,16 +528,15 @@ def a16(t: QTile) -> bool:
 def qgemm16(t: QTile) -> str:
     """The GEMM of a16 targets on int16 activations and weights: a (int16) row i at a + i * a_stride elements, kc
     even (the engine pads odd rows with a zero; the weights past kc are zeros), the panel's weights packed as int16
-    (the int8 GEMM's layout, two bytes each), four k blocks per step."""
+    (the int8 GEMM's layout, two bytes each), four k blocks per step; nc may pass NR (the panels one after another)."""
     c = Code()
     sig = (f"void {qgemm_name(t)}_a16(size_t mr, size_t nc, size_t kc, const int8_t* a, size_t a_stride, "
            "const void* packed_w, int8_t* c, size_t c_stride, const wrt_qparams* p)")
-    with c.block(t.fn(sig)):
+
+    def k_loop() -> None:
         c("const int16_t* a0 = (const int16_t*)(const void*)a;")
         for i in range(1, t.mr):
             c(f"const int16_t* a{i} = a{i - 1} + a_stride;", f"if (mr <= {i}) a{i} = a{i - 1};")
-        _rows(c, t)
-        _head(c, t)
         c("size_t k = kc;")
         for step in (8, 2):
             with c.block(f"for (; k >= {step}; k -= {step})"):
@@ -538,7 +548,9 @@ def qgemm16(t: QTile) -> str:
                           *(_rename(_rename(_dot0(t, i, v), f"xa{i}", f"xa{i}_{b}"), f"wq{v}", f"wq{v}_{b}")
                             for v in range(t.nv)))
                 c(f"w += {2 * step * t.pw};", *(f"a{i} += {step};" for i in range(t.mr)))
-        _finish(c, t)
+
+    with c.block(t.fn(sig)):
+        _panels(c, t, k_loop)
     return c.text()
 
 
@@ -577,7 +589,7 @@ def half_tile(t: QTile) -> QTile | None:
 def tables(isa: Isa) -> list[tuple[str, QTile, int]]:
     """(table name, int8 GEMM tile, XOFF) of each kernel table of a target's file: one per tile; the wasm relaxed dot
     tile's is for unsigned x signed hosts (XOFF 128). Its signed x signed twin (XOFF 0, wasm_relaxed_sdot) is built
-    from it at load (engine/target.c), not stored: a table is 0.8 KB of the module's data."""
+    from it at load (engine/target.c), not stored (224 bytes of the module)."""
     return [("wasm_relaxed_usdot" if t.name == "wasm_relaxed_dot" else t.name, t,
              128 if t.name == "wasm_relaxed_dot" else t.xoff) for t in tiles(isa)]
 
