@@ -500,7 +500,7 @@ static void qpatch_blocks(void* ctx, size_t b0, size_t b1) {
       }
     const int8_t* rows = a;
     size_t rs = PATCH_K;
-    if (tg->qpack) tg->qpack(mr, kc, a, PATCH_K, pk, p->rq.xmask), rows = pk, rs = 0;
+    if (tg->qpack) tg->qpack(mr, PATCH_K, a, PATCH_K, pk, p->rq.xmask), rows = pk, rs = 0; /* whole rows: no tail */
     for (size_t n0 = 0; n0 < CO; n0 += nr) {
       size_t nc = CO - n0 < nr ? CO - n0 : nr;
       wrt_qgemm_fn fn = rs ? qgemm_for(tg, nc) : tg->qgemm;

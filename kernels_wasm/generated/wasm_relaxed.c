@@ -3501,7 +3501,14 @@ static void wrt_wasm_relaxed_dot_qpack_4(size_t mr, size_t kc, const int8_t* a, 
     wasm_v128_store(out + 32, wasm_v128_xor(wasm_i32x4_shuffle(t2, t3, 0, 1, 4, 5), xm));
     wasm_v128_store(out + 48, wasm_v128_xor(wasm_i32x4_shuffle(t2, t3, 2, 3, 6, 7), xm));
   }
-  for (; k < kc; k += 4, out += 16) {
+  for (; k + 4 <= kc; k += 4, out += 16) {
+    v128_t g = wasm_v128_load32_zero(r[0] + k);
+    g = wasm_v128_load32_lane(r[1] + k, g, 1);
+    g = wasm_v128_load32_lane(r[2] + k, g, 2);
+    g = wasm_v128_load32_lane(r[3] + k, g, 3);
+    wasm_v128_store(out, wasm_v128_xor(g, xm));
+  }
+  if (k < kc) {
     for (size_t i = 0; i < 16; i++) out[i] = (int8_t)((k + i % 4 < kc ? r[i / 4][k + i % 4] : 0) ^ (int8_t)xmask);
   }
 }

@@ -495,7 +495,11 @@ def qpack(t: QTile) -> str:
               "wasm_v128_store(out + 16, wasm_v128_xor(wasm_i32x4_shuffle(t0, t1, 2, 3, 6, 7), xm));",
               "wasm_v128_store(out + 32, wasm_v128_xor(wasm_i32x4_shuffle(t2, t3, 0, 1, 4, 5), xm));",
               "wasm_v128_store(out + 48, wasm_v128_xor(wasm_i32x4_shuffle(t2, t3, 2, 3, 6, 7), xm));")
-        with c.block("for (; k < kc; k += 4, out += 16)"):  # the last groups by bytes (never read past a row)
+        with c.block("for (; k + 4 <= kc; k += 4, out += 16)"):  # whole groups left: a word of each row
+            c("v128_t g = wasm_v128_load32_zero(r[0] + k);", "g = wasm_v128_load32_lane(r[1] + k, g, 1);",
+              "g = wasm_v128_load32_lane(r[2] + k, g, 2);", "g = wasm_v128_load32_lane(r[3] + k, g, 3);",
+              "wasm_v128_store(out, wasm_v128_xor(g, xm));")
+        with c.block("if (k < kc)"):  # a last part group by bytes (never read past a row)
             c("for (size_t i = 0; i < 16; i++) out[i] = (int8_t)((k + i % 4 < kc ? r[i / 4][k + i % 4] : 0) ^ "
               "(int8_t)xmask);")
     return c.text()
