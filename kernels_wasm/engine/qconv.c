@@ -105,6 +105,11 @@ static uint64_t gemm_wb(const wrt_target* tg, uint64_t K) {
   return HAS_QGEMM_A16 && tg->qgemm_a16 && ((K + 1) & ~(uint64_t)1) * tg->qgemm_mr <= A16_ELEMS ? 2 : 1;
 }
 
+/* whether the target's qgemm reads rows packed by qpack (a_stride 0): its qpack is not the int16 one of qgemm_a16 */
+static int packs_rows(const wrt_target* tg) {
+  return tg->qpack && !tg->qgemm_a16;
+}
+
 /* bytes of one packed panel of NR columns over ks taps of kc channels, wb bytes a weight */
 static uint64_t panel_bytes(const wrt_target* tg, uint64_t ks, uint64_t kc, uint64_t wb) {
   uint64_t nr = tg->qgemm_nr, kr = tg->qgemm_kr;
@@ -397,8 +402,8 @@ static wrt_qgemm_fn qgemm_for(const wrt_target* tg, size_t nc) {
 }
 
 /* y[M, N] = requant(a[M, K] x packed) for MR-row blocks [b0, b1), in runs that keep A in cache while the panels
- * stream past; where the target has qgemm_a16, each run's rows widened to int16 first, once for every panel, and
- * where it has qpack, each run's row blocks packed (a qgemm without a_stride: no qgemm_half) */
+ * stream past; where the target has qgemm_a16 or packs rows, each run's row blocks laid out by qpack first (int16
+ * rows, or packed for a qgemm without a_stride: no qgemm_half), once for every panel */
 static void qgemm_blocks(void* ctx, size_t b0, size_t b1) {
   const qconv_job* j = ctx;
   const wrt_target* tg = j->m->tg;
@@ -408,7 +413,7 @@ static void qgemm_blocks(void* ctx, size_t b0, size_t b1) {
   size_t k2 = (K + 1) & ~(size_t)1, kp = (K + 3) & ~(size_t)3;
   int16_t wide[A16_ELEMS]; /* or the packed blocks, as bytes */
   int8_t* pk = (int8_t*)(void*)wide;
-  size_t packed = tg->qpack && kp * mr <= sizeof wide;
+  size_t packed = packs_rows(tg) && kp * mr <= sizeof wide;
   /* the GEMM's operands: depth, row stride (elements), bytes per row block; fn 0: qgemm_for each panel */
   size_t kc = K, as = K, bs = mr * K;
   wrt_qgemm_fn fn = 0;
@@ -423,17 +428,9 @@ static void qgemm_blocks(void* ctx, size_t b0, size_t b1) {
   for (size_t s0 = b0; s0 < b1; s0 += run) {
     size_t s1 = b1 - s0 < run ? b1 : s0 + run;
     const int8_t* a = fn ? pk : j->a + s0 * bs;
-    if (packed)
+    if (fn)
       for (size_t b = s0; b < s1; b++)
         tg->qpack(M - b * mr < mr ? M - b * mr : mr, K, j->a + b * mr * K, K, pk + (b - s0) * bs, p->rq.xmask);
-    if (wb == 2) {
-      size_t rows = (s1 * mr < M ? s1 * mr : M) - s0 * mr;
-      for (size_t r = 0; r < rows; r++) {
-        const int8_t* x = j->a + (s0 * mr + r) * K;
-        for (size_t k = 0; k < K; k++) wide[r * k2 + k] = x[k];
-        if (k2 != K) wide[r * k2 + K] = 0;
-      }
-    }
     for (size_t n0 = 0; n0 < N; n0 += step) {
       size_t nc = N - n0 < step ? N - n0 : step;
       wrt_qgemm_fn f = fn ? fn : qgemm_for(tg, nc);
@@ -500,7 +497,7 @@ static void qpatch_blocks(void* ctx, size_t b0, size_t b1) {
       }
     const int8_t* rows = a;
     size_t rs = PATCH_K;
-    if (tg->qpack) tg->qpack(mr, PATCH_K, a, PATCH_K, pk, p->rq.xmask), rows = pk, rs = 0; /* whole rows: no tail */
+    if (packs_rows(tg)) tg->qpack(mr, PATCH_K, a, PATCH_K, pk, p->rq.xmask), rows = pk, rs = 0; /* no tail */
     for (size_t n0 = 0; n0 < CO; n0 += nr) {
       size_t nc = CO - n0 < nr ? CO - n0 : nr;
       wrt_qgemm_fn fn = rs ? qgemm_for(tg, nc) : tg->qgemm;

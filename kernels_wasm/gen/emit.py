@@ -38,7 +38,7 @@ def kernel_bodies(isa: Isa) -> list[str]:
         if half:
             parts.append(qgemm.qgemm(half))
         if qgemm.a16(t):
-            parts.append(qgemm.qgemm16(t))
+            parts += [qgemm.qgemm16(t), qgemm.qwiden(t)]
         if qgemm.packs(t):
             parts.append(qgemm.qpack(t))
         if not t.owner:

@@ -2959,6 +2959,22 @@ static void wrt_wasm_simd128_qgemm_4x8_a16(size_t mr, size_t nc, size_t kc, cons
   }
 }
 
+static void wrt_wasm_simd128_qpack_4(size_t mr, size_t kc, const int8_t* a, size_t a_stride, int8_t* out, uint32_t xmask) {
+  (void)xmask;
+  const size_t k2 = (kc + 1) & ~(size_t)1;
+  int16_t* o = (int16_t*)(void*)out;
+  for (size_t i = 0; i < mr; i++, a += a_stride, o += k2) {
+    size_t k = 0;
+    for (; k + 16 <= kc; k += 16) {
+      const v128_t v = wasm_v128_load(a + k);
+      wasm_v128_store(o + k, wasm_i16x8_extend_low_i8x16(v));
+      wasm_v128_store(o + k + 8, wasm_i16x8_extend_high_i8x16(v));
+    }
+    for (; k < kc; k++) o[k] = a[k];
+    if (k2 != kc) o[kc] = 0;
+  }
+}
+
 static void wrt_wasm_simd128_qdwconv_9_c8(size_t channels, size_t width, size_t ks, const int8_t* const* in, const void* packed_w, int8_t* out, size_t out_stride, const wrt_qparams* p) {
   const v128_t qlo = wasm_f32x4_splat(p->lo);
   const v128_t qmagic = wasm_f32x4_const_splat(12582912.0f);
@@ -3623,6 +3639,7 @@ const wrt_target wrt_target_wasm_simd128 = {
   .qgemm = wrt_wasm_simd128_qgemm_4x8,
   .qigemm = wrt_wasm_simd128_qigemm_4x8,
   .qgemm_a16 = wrt_wasm_simd128_qgemm_4x8_a16,
+  .qpack = wrt_wasm_simd128_qpack_4,
   .qdwconv = {{9, 8, 1, wrt_wasm_simd128_qdwconv_9_c8}, {25, 8, 1, wrt_wasm_simd128_qdwconv_25_c8}, {0, 8, 1, wrt_wasm_simd128_qdwconv_any_c8}},
   .qadd = wrt_wasm_simd128_qadd, .qadd_scalar = wrt_wasm_simd128_qadd_scalar,
   .spmm_mr = 8, .spmm_g = 1,

@@ -177,8 +177,10 @@ typedef struct {
   /* or NULL: the 1x1 GEMM on int16 activations and weights (a: row i at (const int16_t*)a + i*a_stride, kc even,
    * an odd row padded with a zero; the panels as above with each weight as an int16; nc may pass NR) */
   wrt_qgemm_fn qgemm_a16;
-  /* or NULL: packs mr <= qgemm_mr rows of kc bytes for qgemm with a_stride 0 (the wasm relaxed dot tables): group g
-   * of 4 * qgemm_mr bytes holds row i's bytes 4g..4g+3 at 4i, XOR xmask (kc rounded up to 4 for qgemm) */
+  /* or NULL: lays out mr <= qgemm_mr rows of kc bytes for the 1x1 GEMM on staged rows: for qgemm_a16 where the
+   * target has it (row i as kc int16 at 2 * i * (kc rounded up to even) bytes, a zero after an odd kc), else for
+   * qgemm with a_stride 0 (the wasm relaxed dot tables: group g of 4 * qgemm_mr bytes holds row i's bytes 4g..4g+3
+   * at 4i, XOR xmask; kc rounded up to 4 for qgemm) */
   wrt_qpack_fn qpack;
   wrt_qdwconv_entry qdwconv[WRT_MAX_DWCONV]; /* first match by ks wins; a ks == 0 entry must be present last */
   wrt_qadd_fn qadd, qadd_scalar;

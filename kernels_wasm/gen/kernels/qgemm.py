@@ -473,6 +473,24 @@ def qpack_name(t: QTile) -> str:
     return f"wrt_{t.name}_qpack_{t.mr}"
 
 
+def qwiden(t: QTile) -> str:
+    """The qpack of a16 targets: mr rows of kc bytes widened to int16, rows kc rounded up to even apart (a zero after
+    an odd kc), 16 bytes at a time; xmask unused."""
+    c = Code()
+    sig = (f"void {qpack_name(t)}(size_t mr, size_t kc, const int8_t* a, size_t a_stride, int8_t* out, "
+           "uint32_t xmask)")
+    with c.block(t.fn(sig)):
+        c("(void)xmask;", "const size_t k2 = (kc + 1) & ~(size_t)1;", "int16_t* o = (int16_t*)(void*)out;")
+        with c.block("for (size_t i = 0; i < mr; i++, a += a_stride, o += k2)"):
+            c("size_t k = 0;")
+            with c.block("for (; k + 16 <= kc; k += 16)"):
+                c("const v128_t v = wasm_v128_load(a + k);",
+                  "wasm_v128_store(o + k, wasm_i16x8_extend_low_i8x16(v));",
+                  "wasm_v128_store(o + k + 8, wasm_i16x8_extend_high_i8x16(v));")
+            c("for (; k < kc; k++) o[k] = a[k];", "if (k2 != kc) o[kc] = 0;")
+    return c.text()
+
+
 def qpack(t: QTile) -> str:
     """MR rows of kc bytes (row i at a + i * a_stride; rows past mr copy the last) as ceil(kc / 4) groups of
     4 * MR bytes, group g holding row i's bytes 4g..4g+3 at 4i, each XOR xmask; bytes past kc are xmask (weights
@@ -604,4 +622,4 @@ def table_fields(t: QTile, xoff: int) -> list[str]:
             f"  .qgemm = {qgemm_name(t)},", f"  .qigemm = {qgemm_name(t, True)},",
             *([f"  .qgemm_half = {qgemm_name(half)},"] if half else []),
             *([f"  .qgemm_a16 = {qgemm_name(t)}_a16,"] if a16(t) else []),
-            *([f"  .qpack = {qpack_name(t)},"] if packs(t) else [])]
+            *([f"  .qpack = {qpack_name(t)},"] if packs(t) or a16(t) else [])]
