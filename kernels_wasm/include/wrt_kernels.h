@@ -88,7 +88,7 @@ typedef struct {
 typedef void (*wrt_qgemm_fn)(size_t mr, size_t nc, size_t kc, const int8_t* a, size_t a_stride, const void* packed_w,
                              int8_t* c, size_t c_stride, const wrt_qparams* p);
 
-/* The rows of a QS8 GEMM laid out ahead for its a_stride 0 form (wrt_target.qpack) */
+/* Rows of a 1x1 QS8 GEMM laid out ahead of its panels (wrt_target.qpack) */
 typedef void (*wrt_qpack_fn)(size_t mr, size_t kc, const int8_t* a, size_t a_stride, int8_t* out, uint32_t xmask);
 
 /* QS8 indirect GEMM (KxK convolution): as the GEMM with ks taps; ind: ks*mr row pointers, tap-major, each to kc
