@@ -88,11 +88,12 @@ static const wrt_qdwconv_entry* pick_qdw(const wrt_target* tg, size_t ks, int64_
   return 0;
 }
 
-/* qgemm_a16: int16 activation rows of a run of blocks, on the stack (one 4-row block of K <= 2048 at least; the
- * same bytes hold qpack's blocks, K <= 4096) */
+/* The rows qpack stages for a run of blocks, on the stack: int16 rows for qgemm_a16 (one 4-row block of K <= 2048
+ * at least) or packed blocks (K <= 4096) */
 enum { A16_ELEMS = 8192 };
 
-/* Only the wasm SIMD128 module's table has qgemm_a16: elsewhere its driver is left out (the relaxed modules' size) */
+/* Only the wasm SIMD128 module's table has qgemm_a16: elsewhere gemm_wb is 1 at compile time and the int16 weight
+ * packing is left out (the relaxed modules' size) */
 #if defined(__wasm_simd128__) && !defined(__wasm_relaxed_simd__)
 #define HAS_QGEMM_A16 1
 #else

@@ -60,9 +60,9 @@ def prelude(isa: Isa) -> str:
     return "\n".join(lines) + "\n"
 
 
-def table(isa: Isa, name: str, q: qgemm.QTile, xoff: int) -> str:
-    """The target's table `name`; its int8 GEMM fields from tile q with activation offset xoff (AVX-512 has a second
-    table, with the VNNI tile; wasm relaxed two more, with the relaxed dot tile)."""
+def table(isa: Isa, name: str, q: qgemm.QTile) -> str:
+    """The target's table `name`; its int8 GEMM fields from tile q (AVX-512 has a second table, with the VNNI tile;
+    wasm relaxed one more, with the relaxed dot tile)."""
     mr, nr = isa.gemm_tile
     own = next(t for t in qgemm.tiles(isa) if t.name == (q.owner or q.name))  # depthwise and add kernels
     dw = [f"    {{{ks}, {isa.dw_ct}, {dwconv.dwconv_name(isa, ks)}}}," for ks in (*dwconv.SPECIALIZED_KS, 0)]
@@ -82,7 +82,7 @@ def table(isa: Isa, name: str, q: qgemm.QTile, xoff: int) -> str:
         f"  .vbinary_scalar = {{{vbs}\n  }},",
         f"  .vunary = {{{un}\n  }},",
         f"  .maxpool = {pool.pool_name(isa, 'max')}, .avgpool = {pool.pool_name(isa, 'avg')},",
-        *qgemm.table_fields(q, xoff),
+        *qgemm.table_fields(q),
         "  .qdwconv = {" + ", ".join(qdw_entries(own, q)) + "},",
         f"  .qadd = {qadd.qadd_name(own, False)}, .qadd_scalar = {qadd.qadd_name(own, True)},",
         *sparse.table_fields(isa),

@@ -327,16 +327,24 @@ def _qops(t: QTile) -> tuple[str, str, str]:
 
 # -- the kernels ------------------------------------------------------------------------------------------------------
 def _head(c: Code, t: QTile) -> None:
-    c("const int32_t* wb = (const int32_t*)packed_w;")
-    c(*(f"{t.ivt} acc0_{v} = {_load_acc(t, v)};" for v in range(t.nv)))
-    for i in range(1, t.mr):
-        c(*(f"{t.ivt} acc{i}_{v} = acc0_{v};" for v in range(t.nv)))
+    _accs(c, t, "(const int32_t*)packed_w")
     c(f"const int8_t* w = (const int8_t*)packed_w + {8 * t.pw};")
     if t.name.startswith("wasm") and t.kr == 4:
-        c("const v128_t xm = wasm_i32x4_splat((int32_t)p->xmask);")
+        c(_WASM_XM)
     if t.name == "avx512vnni":
         # opaque to the compiler: else it narrows each xor to 128 bits and broadcasts after it (a shuffle per row)
         c("__m512i xm = _mm512_set1_epi32((int32_t)0x80808080u);", '__asm__("" : "+v"(xm));')
+
+
+_WASM_XM = "const v128_t xm = wasm_i32x4_splat((int32_t)p->xmask);"
+
+
+def _accs(c: Code, t: QTile, biases: str) -> None:
+    """Every row's accumulators set to the panel's biases (the int32 pointer expression biases, as wb)."""
+    c(f"const int32_t* wb = {biases};")
+    c(*(f"{t.ivt} acc0_{v} = {_load_acc(t, v)};" for v in range(t.nv)))
+    for i in range(1, t.mr):
+        c(*(f"{t.ivt} acc{i}_{v} = acc0_{v};" for v in range(t.nv)))
 
 
 def _k_loop(c: Code, t: QTile) -> None:
@@ -435,13 +443,10 @@ def _panels(c: Code, t: QTile, k_loop: Callable[[], None]) -> None:
     """wasm GEMMs that take every panel of nc > NR columns in one call (the engine's choice where the weights stay in
     cache: the set-up once per row block), k_loop the k steps over one panel's weights at w."""
     _rows(c, t)
-    c(*(["const v128_t xm = wasm_i32x4_splat((int32_t)p->xmask);"] if t.kr == 4 else []), *_bounds(t),
-      "const int8_t* w = (const int8_t*)packed_w;")
+    c(*([_WASM_XM] if t.kr == 4 else []), *_bounds(t), "const int8_t* w = (const int8_t*)packed_w;")
     with c.block("for (;;)"):
-        c("const int8_t* pw = w;", "const int32_t* wb = (const int32_t*)(const void*)pw;")
-        c(*(f"{t.ivt} acc0_{v} = {_load_acc(t, v)};" for v in range(t.nv)))
-        for i in range(1, t.mr):
-            c(*(f"{t.ivt} acc{i}_{v} = acc0_{v};" for v in range(t.nv)))
+        c("const int8_t* pw = w;")
+        _accs(c, t, "(const int32_t*)(const void*)pw")
         c(f"w += {8 * t.pw};")
         k_loop()
         c(*_mults(t, "pw"))
@@ -469,6 +474,12 @@ def packs(t: QTile) -> bool:
     return t.name == "wasm_relaxed_dot"
 
 
+def _qpack_sig(t: QTile) -> str:
+    """The wrt_qpack_fn of tile t (qwiden and qpack: one per target)."""
+    return t.fn(f"void {qpack_name(t)}(size_t mr, size_t kc, const int8_t* a, size_t a_stride, int8_t* out, "
+                "uint32_t xmask)")
+
+
 def qpack_name(t: QTile) -> str:
     return f"wrt_{t.name}_qpack_{t.mr}"
 
@@ -477,9 +488,7 @@ def qwiden(t: QTile) -> str:
     """The qpack of a16 targets: mr rows of kc bytes widened to int16, rows kc rounded up to even apart (a zero after
     an odd kc), 16 bytes at a time; xmask unused."""
     c = Code()
-    sig = (f"void {qpack_name(t)}(size_t mr, size_t kc, const int8_t* a, size_t a_stride, int8_t* out, "
-           "uint32_t xmask)")
-    with c.block(t.fn(sig)):
+    with c.block(_qpack_sig(t)):
         c("(void)xmask;", "const size_t k2 = (kc + 1) & ~(size_t)1;", "int16_t* o = (int16_t*)(void*)out;")
         with c.block("for (size_t i = 0; i < mr; i++, a += a_stride, o += k2)"):
             c("size_t k = 0;")
@@ -497,9 +506,7 @@ def qpack(t: QTile) -> str:
     there are zero). 16 bytes of each row at a time: a 4 x 4 transpose of int32 lanes."""
     assert t.mr == 4
     c = Code()
-    sig = (f"void {qpack_name(t)}(size_t mr, size_t kc, const int8_t* a, size_t a_stride, int8_t* out, "
-           "uint32_t xmask)")
-    with c.block(t.fn(sig)):
+    with c.block(_qpack_sig(t)):
         c("const int8_t* r[4] = {a, a, a, a};",
           "for (size_t i = 1; i < 4; i++) r[i] = i < mr ? r[i - 1] + a_stride : r[i - 1];",
           "const v128_t xm = wasm_i32x4_splat((int32_t)xmask);", "size_t k = 0;")
@@ -587,7 +594,7 @@ def tiles(isa: Isa) -> list[QTile]:
         return [QTile("scalar", "", 2, 4, 1, 1, "int32_t", "float")]
     if n == "wasm_relaxed":
         return [QTile(n, "", 4, 8, 2, 4, "v128_t", "v128_t"),
-                QTile("wasm_relaxed_dot", "", 4, 8, 4, 4, "v128_t", "v128_t", owner=n)]
+                QTile("wasm_relaxed_dot", "", 4, 8, 4, 4, "v128_t", "v128_t", xoff=128, owner=n)]
     if n.startswith("wasm"):
         return [QTile(n, "", 4, 8, 2, 4, "v128_t", "v128_t")]
     if n == "avx2":
@@ -608,17 +615,16 @@ def half_tile(t: QTile) -> QTile | None:
     return QTile(t.name, t.attr, t.mr, t.nr // 2, t.kr, t.vli, t.ivt, t.fvt, t.xoff, t.owner, panel=t.nr)
 
 
-def tables(isa: Isa) -> list[tuple[str, QTile, int]]:
-    """(table name, int8 GEMM tile, XOFF) of each kernel table of a target's file: one per tile; the wasm relaxed dot
+def tables(isa: Isa) -> list[tuple[str, QTile]]:
+    """(table name, int8 GEMM tile) of each kernel table of a target's file: one per tile; the wasm relaxed dot
     tile's is for unsigned x signed hosts (XOFF 128). Its signed x signed twin (XOFF 0, wasm_relaxed_sdot) is built
     from it at load (engine/target.c), not stored (224 bytes of the module)."""
-    return [("wasm_relaxed_usdot" if t.name == "wasm_relaxed_dot" else t.name, t,
-             128 if t.name == "wasm_relaxed_dot" else t.xoff) for t in tiles(isa)]
+    return [("wasm_relaxed_usdot" if t.name == "wasm_relaxed_dot" else t.name, t) for t in tiles(isa)]
 
 
-def table_fields(t: QTile, xoff: int) -> list[str]:
+def table_fields(t: QTile) -> list[str]:
     half = half_tile(t)
-    return [f"  .qgemm_mr = {t.mr}, .qgemm_nr = {t.nr}, .qgemm_kr = {t.kr}, .qgemm_xoff = {xoff},",
+    return [f"  .qgemm_mr = {t.mr}, .qgemm_nr = {t.nr}, .qgemm_kr = {t.kr}, .qgemm_xoff = {t.xoff},",
             f"  .qgemm = {qgemm_name(t)},", f"  .qigemm = {qgemm_name(t, True)},",
             *([f"  .qgemm_half = {qgemm_name(half)},"] if half else []),
             *([f"  .qgemm_a16 = {qgemm_name(t)}_a16,"] if a16(t) else []),
