@@ -208,11 +208,13 @@ KERNEL_CASES: dict[str, Builder] = {
     "k_dw3x3_c32": _sized_conv((1, 5, 7, 32), (32, 3, 3, 1), {"pads": (1, 1, 1, 1), "groups": 32}),
     "k_dw5x5_s2_c24": _sized_conv((1, 11, 9, 24), (24, 5, 5, 1), {"strides": (2, 2), "pads": (2, 1, 2, 1),
                                                                    "groups": 24, "act_min": 0.0}),
-    # stride 2 (no column of a pixel is the pixel before's: the relaxed dot kernel transposes all three) and a 1x9
-    # filter (9 taps that are no 3x3: not the dot kernel's column groups)
+    # stride 2 (no column of a pixel is the pixel before's: the relaxed dot kernel transposes all three), a 1x9
+    # filter (9 taps that are no 3x3: the relaxed dot runs of 4 taps, not the column groups) and a 1x7 one (a last run
+    # of 3 taps) over a partial tile of 4 channels
     "k_dw3x3_s2": _sized_conv((1, 11, 12, 40), (40, 3, 3, 1), {"strides": (2, 2), "pads": (0, 0, 1, 1),
                                                                "groups": 40}),
     "k_dw1x9": _sized_conv((1, 4, 12, 16), (16, 1, 9, 1), {"pads": (1, 1, 1, 1), "groups": 16}),
+    "k_dw1x7_c20": _sized_conv((1, 5, 11, 20), (20, 1, 7, 1), {"pads": (0, 3, 0, 3), "groups": 20}),
     # weights of -128: two taps' products no longer fit int16, the engine takes its portable path
     "k_dw3x3_w128": _sized_conv((1, 5, 5, 16), (16, 3, 3, 1), {"pads": (1, 1, 1, 1), "groups": 16}, wmin=-128),
     "k_fc": _sized_fc((3, 300), 77),

@@ -57,7 +57,7 @@ CFLAGS = ("-std=c11", "-O3", "-Wall", "-Wextra", "-Werror", "-ffp-contract=off",
 # The wasm modules must stay small (SIMD_WASM_LIMIT): code that runs once per load (reading and checking the file,
 # planning, support, error words) and the scalar loops of rare ops (integer tensors, MediaPipe's transforms) is
 # built for the smallest size (-Oz); the portable int8 paths behind the generated kernels, data movement, the
-# recurrent ops' glue, reductions, indirection and the generated kernels themselves for size (-Os): their tiles and
+# recurrent ops' glue, indirection and the generated kernels themselves for size (-Os): their tiles and
 # unrolling are explicit; the sparse layers' packing and tile loops (the generated kernels do the work) at -Oz;
 # -Os measured the same speed as -O3 (0.98-1.01x, MobileNetV2 and EfficientNet-Lite0 in Node, CPU clock).
 # The int8 glue (pooling, data movement, element-wise setup, requantization tables), the recurrent ops' glue, the
@@ -66,14 +66,15 @@ CFLAGS = ("-std=c11", "-O3", "-Wall", "-Wextra", "-Werror", "-ffp-contract=off",
 # the unrolled int8 depthwise kernels). The float convolution's glue (planning, packing, row loops) at -Os as well
 # (3.1 KB less, for the relaxed module's int8 dot-product depthwise kernel; float32 in Chromium against -O3,
 # interleaved, CPU clock: EfficientNet-Lite0 0.992-1.020x, MobileNetV2 0.988-1.008x wall clock). The element-wise
-# glue (broadcast set-up and row loops around the generated kernels, scalar fallbacks of rare ops) at -Os (1.3 KB
-# less, for the unstructured sparse kernel's partial-tile paths).
+# glue (broadcast set-up and row loops around the generated kernels, scalar fallbacks of rare ops) and the reductions
+# (a model's MEAN is its last pooling, 0.05-0.1 ms in Chromium) at -Oz (1 KB less than -Os, for the relaxed dot
+# tables' depthwise kernel of any filter).
 WASM_OPT_LEVEL = {"fb": "-Oz", "model_read": "-Oz", "shape_check": "-Oz", "qrules": "-Oz", "rt_err": "-Oz",
                   "support": "-Oz", "planner": "-Oz", "typed": "-Oz", "mediapipe": "-Oz", "profile": "-Oz",
                   "model": "-Oz", "ops": "-Os", "qconv": "-Os", "qelt": "-Oz", "qpool": "-Oz", "qdata": "-Oz",
                   "qmath": "-Oz", "recurrent": "-Oz", "data": "-Os", "sparse": "-Oz", "indirection": "-Os",
-                  "target": "-Oz", "reduce": "-Os", "rt_mem": "-Os", "rt_math": "-Oz", "conv": "-Os",
-                  "elementwise": "-Os"}
+                  "target": "-Oz", "reduce": "-Oz", "rt_mem": "-Os", "rt_math": "-Oz", "conv": "-Os",
+                  "elementwise": "-Oz"}
 WASM_KERNEL_OPT = "-Os"  # the generated kernels
 NATIVE_THREADS = ("-DWRT_THREADS", "-pthread")  # native builds run parallel regions on a pthread pool
 # the shared libraries (in the manylinux_2_17 wheels) bind to pthread symbols every glibc since 2.17 has

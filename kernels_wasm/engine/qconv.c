@@ -75,14 +75,15 @@ static size_t dw_slot(size_t j, size_t ct) {
   return j;
 }
 
-/* kr 4 packs four taps per 32-bit lane: the wasm relaxed dot kernels (16-channel tiles, 3x3 only) by filter column
- * (its 3 taps and a zero), AVX-512 VNNI (64-channel tiles, any 9 or 25 taps) by runs of 4 consecutive taps */
-static int dw_by_column(size_t kr, size_t ct) { return kr == 4 && ct == 16; }
+/* kr 4 packs four taps per 32-bit lane: the wasm relaxed dot 3x3 kernel (16-channel tiles) by filter column (its 3
+ * taps and a zero), every other kr 4 kernel (wasm relaxed dot, any filter; AVX-512 VNNI, 64-channel tiles, 9 or 25
+ * taps) by runs of 4 consecutive taps */
+static int dw_by_column(const wrt_qdwconv_entry* e) { return e->kr == 4 && e->ct == 16 && e->ks == 9; }
 
 static const wrt_qdwconv_entry* pick_qdw(const wrt_target* tg, size_t ks, int64_t kh) {
   for (int i = 0; i < WRT_MAX_DWCONV; i++) {
     const wrt_qdwconv_entry* e = &tg->qdwconv[i];
-    if (dw_by_column(e->kr, e->ct) && (ks != 9 || kh != 3)) continue; /* a filter column per group: 3x3 only */
+    if (dw_by_column(e) && (ks != 9 || kh != 3)) continue; /* a filter column per group: 3x3 only */
     if (e->fn && e->ct && (e->ks == ks || e->ks == 0)) return e;
   }
   return 0;
@@ -92,9 +93,9 @@ static const wrt_qdwconv_entry* pick_qdw(const wrt_target* tg, size_t ks, int64_
  * at least) or packed blocks (K <= 4096) */
 enum { A16_ELEMS = 8192 };
 
-/* Only the wasm SIMD128 module's table has qgemm_a16: elsewhere gemm_wb is 1 at compile time and the int16 weight
- * packing is left out (the relaxed modules' size) */
-#if defined(__wasm_simd128__) && !defined(__wasm_relaxed_simd__)
+/* Only the wasm modules' tables have qgemm_a16 (SIMD128, and relaxed where its dot product is not exact): elsewhere
+ * gemm_wb is 1 at compile time and the int16 weight packing is left out */
+#if defined(__wasm_simd128__)
 #define HAS_QGEMM_A16 1
 #else
 #define HAS_QGEMM_A16 0
@@ -321,7 +322,7 @@ WRT_FOR_SIZE int prepare_qconv(wrt_model* m, wrt_op* op) {
     m->weights_bytes += (size_t)bytes;
     /* kr 4 (relaxed dot): activations read as x + XOFF, as the dot GEMM's */
     uint32_t za = (uint32_t)p->za + (kr == 4 ? (uint32_t)tg->qgemm_xoff : 0);
-    int cols = dw_by_column(kr, ct);
+    int cols = dw_by_column(p->dw);
     size_t groups = cols ? 3 : (ks + kr - 1) / kr; /* the 3 columns of a 3x3 filter, or runs of kr taps */
     uint8_t* o = pk;
     for (size_t t0 = 0; t0 < C; t0 += ct) {

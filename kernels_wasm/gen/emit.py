@@ -91,15 +91,15 @@ def table(isa: Isa, name: str, q: qgemm.QTile) -> str:
 
 
 def qdw_entries(own: qgemm.QTile, q: qgemm.QTile) -> list[str]:
-    """The int8 depthwise entries {ks, ct, kr, fn}: the relaxed dot tile's own (kr 4) first, then its owner's; the
-    AVX-512 VNNI table's 4-tap kernels (kr 4, 64 channels) first, then its multiply-add ones."""
+    """The int8 depthwise entries {ks, ct, kr, fn}: the relaxed dot tile's own (kr 4: 3x3 and any filter, so none of
+    its owner's); the AVX-512 VNNI table's 4-tap kernels (kr 4, 64 channels) first, then its multiply-add ones."""
     dot = qdwconv.dot_ks(own) if q.owner else ()
     ct = qdwconv.dw_tile(own).nr
     vnni = qdwconv.vnni_ks(q)
     return [*(f"{{{ks}, 64, 4, {qdwconv.qdwconv_vnni_name(ks)}}}" for ks in vnni),
             *(f"{{{ks}, 16, 4, {qdwconv.qdwconv_dot_name(ks)}}}" for ks in dot),
             *(f"{{{ks}, {ct}, 1, {qdwconv.qdwconv_name(own, ks)}}}"
-              for ks in (*qdwconv.specialized_ks(own), 0) if ks not in dot + vnni)]
+              for ks in (*qdwconv.specialized_ks(own), 0) if ks not in vnni and not dot)]
 
 
 def generate_target(isa: Isa) -> str:

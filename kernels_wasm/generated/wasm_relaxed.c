@@ -2015,74 +2015,35 @@ static void wrt_wasm_relaxed_sigmoid(size_t n, const float* x, float* y, const f
   const v128_t k_q3 = wasm_f32x4_splat(0x1.555a6ap-3f);
   const v128_t k_q4 = wasm_f32x4_splat(0x1.573a56p-5f);
   const v128_t k_q5 = wasm_f32x4_splat(0x1.0fa828p-7f);
-  for (; n >= 8; n -= 8) {
-    const v128_t v0_0 = wasm_v128_load(x + 0);
-    const v128_t y0_z = wasm_f32x4_neg(wasm_f32x4_abs(v0_0));
-    const v128_t y0_nb = wasm_f32x4_relaxed_madd(y0_z, k_log2e, k_magic);
-    const v128_t y0_n = wasm_f32x4_sub(y0_nb, k_magic);
-    const v128_t y0_r = wasm_f32x4_relaxed_madd(wasm_f32x4_neg(y0_n), k_ln2_lo, wasm_f32x4_relaxed_madd(wasm_f32x4_neg(y0_n), k_ln2_hi, y0_z));
-    const v128_t y0_s = wasm_i32x4_shl(y0_nb, 23);
-    const v128_t y0_q = wasm_f32x4_relaxed_madd(wasm_f32x4_relaxed_madd(wasm_f32x4_relaxed_madd(wasm_f32x4_relaxed_madd(k_q5, y0_r, k_q4), y0_r, k_q3), y0_r, k_q2), y0_r, k_q1);
-    const v128_t y0_t = wasm_f32x4_mul(y0_r, y0_s);
-    const v128_t y0_e = wasm_f32x4_relaxed_madd(y0_t, y0_q, y0_s);
-    const v128_t y0_ez = wasm_i32x4_relaxed_laneselect(k_zero, y0_e, wasm_f32x4_lt(y0_z, k_exp_lo));
-    const v128_t y0_f = wasm_f32x4_div(y0_ez, wasm_f32x4_add(k_one, y0_ez));
-    v128_t y0 = wasm_i32x4_relaxed_laneselect(y0_f, wasm_f32x4_sub(k_one, y0_f), wasm_f32x4_lt(v0_0, k_zero));
-    const v128_t v0_1 = wasm_v128_load(x + 4);
-    const v128_t y1_z = wasm_f32x4_neg(wasm_f32x4_abs(v0_1));
-    const v128_t y1_nb = wasm_f32x4_relaxed_madd(y1_z, k_log2e, k_magic);
-    const v128_t y1_n = wasm_f32x4_sub(y1_nb, k_magic);
-    const v128_t y1_r = wasm_f32x4_relaxed_madd(wasm_f32x4_neg(y1_n), k_ln2_lo, wasm_f32x4_relaxed_madd(wasm_f32x4_neg(y1_n), k_ln2_hi, y1_z));
-    const v128_t y1_s = wasm_i32x4_shl(y1_nb, 23);
-    const v128_t y1_q = wasm_f32x4_relaxed_madd(wasm_f32x4_relaxed_madd(wasm_f32x4_relaxed_madd(wasm_f32x4_relaxed_madd(k_q5, y1_r, k_q4), y1_r, k_q3), y1_r, k_q2), y1_r, k_q1);
-    const v128_t y1_t = wasm_f32x4_mul(y1_r, y1_s);
-    const v128_t y1_e = wasm_f32x4_relaxed_madd(y1_t, y1_q, y1_s);
-    const v128_t y1_ez = wasm_i32x4_relaxed_laneselect(k_zero, y1_e, wasm_f32x4_lt(y1_z, k_exp_lo));
-    const v128_t y1_f = wasm_f32x4_div(y1_ez, wasm_f32x4_add(k_one, y1_ez));
-    v128_t y1 = wasm_i32x4_relaxed_laneselect(y1_f, wasm_f32x4_sub(k_one, y1_f), wasm_f32x4_lt(v0_1, k_zero));
-    wasm_v128_store(y + 0, y0);
-    wasm_v128_store(y + 4, y1);
-    x += 8;
-    y += 8;
-  }
-  for (; n >= 4; n -= 4) {
-    const v128_t v0_0 = wasm_v128_load(x + 0);
-    const v128_t y0_z = wasm_f32x4_neg(wasm_f32x4_abs(v0_0));
-    const v128_t y0_nb = wasm_f32x4_relaxed_madd(y0_z, k_log2e, k_magic);
-    const v128_t y0_n = wasm_f32x4_sub(y0_nb, k_magic);
-    const v128_t y0_r = wasm_f32x4_relaxed_madd(wasm_f32x4_neg(y0_n), k_ln2_lo, wasm_f32x4_relaxed_madd(wasm_f32x4_neg(y0_n), k_ln2_hi, y0_z));
-    const v128_t y0_s = wasm_i32x4_shl(y0_nb, 23);
-    const v128_t y0_q = wasm_f32x4_relaxed_madd(wasm_f32x4_relaxed_madd(wasm_f32x4_relaxed_madd(wasm_f32x4_relaxed_madd(k_q5, y0_r, k_q4), y0_r, k_q3), y0_r, k_q2), y0_r, k_q1);
-    const v128_t y0_t = wasm_f32x4_mul(y0_r, y0_s);
-    const v128_t y0_e = wasm_f32x4_relaxed_madd(y0_t, y0_q, y0_s);
-    const v128_t y0_ez = wasm_i32x4_relaxed_laneselect(k_zero, y0_e, wasm_f32x4_lt(y0_z, k_exp_lo));
-    const v128_t y0_f = wasm_f32x4_div(y0_ez, wasm_f32x4_add(k_one, y0_ez));
-    v128_t y0 = wasm_i32x4_relaxed_laneselect(y0_f, wasm_f32x4_sub(k_one, y0_f), wasm_f32x4_lt(v0_0, k_zero));
-    wasm_v128_store(y + 0, y0);
-    x += 4;
-    y += 4;
-  }
-  if (n != 0) {
-    float v0_0_buf[4];
-    for (size_t l = 0; l < 4; l++) v0_0_buf[l] = l < n ? (x)[l] : 0.0f;
-    const v128_t v0_0 = wasm_v128_load(v0_0_buf);
-    const v128_t y0_z = wasm_f32x4_neg(wasm_f32x4_abs(v0_0));
-    const v128_t y0_nb = wasm_f32x4_relaxed_madd(y0_z, k_log2e, k_magic);
-    const v128_t y0_n = wasm_f32x4_sub(y0_nb, k_magic);
-    const v128_t y0_r = wasm_f32x4_relaxed_madd(wasm_f32x4_neg(y0_n), k_ln2_lo, wasm_f32x4_relaxed_madd(wasm_f32x4_neg(y0_n), k_ln2_hi, y0_z));
-    const v128_t y0_s = wasm_i32x4_shl(y0_nb, 23);
-    const v128_t y0_q = wasm_f32x4_relaxed_madd(wasm_f32x4_relaxed_madd(wasm_f32x4_relaxed_madd(wasm_f32x4_relaxed_madd(k_q5, y0_r, k_q4), y0_r, k_q3), y0_r, k_q2), y0_r, k_q1);
-    const v128_t y0_t = wasm_f32x4_mul(y0_r, y0_s);
-    const v128_t y0_e = wasm_f32x4_relaxed_madd(y0_t, y0_q, y0_s);
-    const v128_t y0_ez = wasm_i32x4_relaxed_laneselect(k_zero, y0_e, wasm_f32x4_lt(y0_z, k_exp_lo));
-    const v128_t y0_f = wasm_f32x4_div(y0_ez, wasm_f32x4_add(k_one, y0_ez));
-    v128_t y0 = wasm_i32x4_relaxed_laneselect(y0_f, wasm_f32x4_sub(k_one, y0_f), wasm_f32x4_lt(v0_0, k_zero));
-    {
-      float* tp = y;
-      v128_t tv = y0;
-      if (n & 2) { wasm_v128_store64_lane(tp, tv, 0); tv = wasm_i64x2_shuffle(tv, tv, 1, 1); tp += 2; }
-      if (n & 1) wasm_v128_store32_lane(tp, tv, 0);
+  float tb[4];
+  while (n != 0) {
+    const size_t m = n < 4 ? n : 4;
+    const float* xs = x;
+    if (m < 4) {
+      for (size_t l = 0; l < 4; l++) tb[l] = l < m ? x[l] : 0.0f;
+      xs = tb;
     }
+    const v128_t v0_0 = wasm_v128_load(xs);
+    const v128_t y0_z = wasm_f32x4_neg(wasm_f32x4_abs(v0_0));
+    const v128_t y0_nb = wasm_f32x4_relaxed_madd(y0_z, k_log2e, k_magic);
+    const v128_t y0_n = wasm_f32x4_sub(y0_nb, k_magic);
+    const v128_t y0_r = wasm_f32x4_relaxed_madd(wasm_f32x4_neg(y0_n), k_ln2_lo, wasm_f32x4_relaxed_madd(wasm_f32x4_neg(y0_n), k_ln2_hi, y0_z));
+    const v128_t y0_s = wasm_i32x4_shl(y0_nb, 23);
+    const v128_t y0_q = wasm_f32x4_relaxed_madd(wasm_f32x4_relaxed_madd(wasm_f32x4_relaxed_madd(wasm_f32x4_relaxed_madd(k_q5, y0_r, k_q4), y0_r, k_q3), y0_r, k_q2), y0_r, k_q1);
+    const v128_t y0_t = wasm_f32x4_mul(y0_r, y0_s);
+    const v128_t y0_e = wasm_f32x4_relaxed_madd(y0_t, y0_q, y0_s);
+    const v128_t y0_ez = wasm_i32x4_relaxed_laneselect(k_zero, y0_e, wasm_f32x4_lt(y0_z, k_exp_lo));
+    const v128_t y0_f = wasm_f32x4_div(y0_ez, wasm_f32x4_add(k_one, y0_ez));
+    v128_t y0 = wasm_i32x4_relaxed_laneselect(y0_f, wasm_f32x4_sub(k_one, y0_f), wasm_f32x4_lt(v0_0, k_zero));
+    if (m == 4) {
+      wasm_v128_store(y, y0);
+    } else {
+      wasm_v128_store(tb, y0);
+      for (size_t l = 0; l < m; l++) y[l] = tb[l];
+    }
+    x += m;
+    y += m;
+    n -= m;
   }
 }
 
@@ -2108,90 +2069,39 @@ static void wrt_wasm_relaxed_tanh(size_t n, const float* x, float* y, const floa
   const v128_t k_tanh_small = wasm_f32x4_splat(0x1.4p-1f);
   const v128_t k_tanh_clamp = wasm_f32x4_splat(9.0f);
   const v128_t k_minus_two = wasm_f32x4_splat(-2.0f);
-  for (; n >= 8; n -= 8) {
-    const v128_t v0_0 = wasm_v128_load(x + 0);
-    const v128_t y0_a = wasm_f32x4_abs(v0_0);
-    const v128_t y0_a2 = wasm_f32x4_mul(y0_a, y0_a);
-    const v128_t y0_small = wasm_f32x4_relaxed_madd(wasm_f32x4_mul(y0_a2, y0_a), wasm_f32x4_relaxed_madd(wasm_f32x4_relaxed_madd(wasm_f32x4_relaxed_madd(wasm_f32x4_relaxed_madd(k_t5, y0_a2, k_t4), y0_a2, k_t3), y0_a2, k_t2), y0_a2, k_t1), y0_a);
-    const v128_t y0_z = wasm_f32x4_mul(k_minus_two, wasm_f32x4_pmin(y0_a, k_tanh_clamp));
-    const v128_t y0_nb = wasm_f32x4_relaxed_madd(y0_z, k_log2e, k_magic);
-    const v128_t y0_n = wasm_f32x4_sub(y0_nb, k_magic);
-    const v128_t y0_r = wasm_f32x4_relaxed_madd(wasm_f32x4_neg(y0_n), k_ln2_lo, wasm_f32x4_relaxed_madd(wasm_f32x4_neg(y0_n), k_ln2_hi, y0_z));
-    const v128_t y0_s = wasm_i32x4_shl(y0_nb, 23);
-    const v128_t y0_q = wasm_f32x4_relaxed_madd(wasm_f32x4_relaxed_madd(wasm_f32x4_relaxed_madd(wasm_f32x4_relaxed_madd(k_q5, y0_r, k_q4), y0_r, k_q3), y0_r, k_q2), y0_r, k_q1);
-    const v128_t y0_t = wasm_f32x4_mul(y0_r, y0_s);
-    const v128_t y0_e = wasm_f32x4_relaxed_madd(y0_t, y0_q, y0_s);
-    const v128_t y0_ez = wasm_i32x4_relaxed_laneselect(k_zero, y0_e, wasm_f32x4_lt(y0_z, k_exp_lo));
-    const v128_t y0_large = wasm_f32x4_div(wasm_f32x4_sub(k_one, y0_ez), wasm_f32x4_add(k_one, y0_ez));
-    const v128_t y0_th = wasm_i32x4_relaxed_laneselect(y0_small, y0_large, wasm_f32x4_lt(y0_a, k_tanh_small));
-    v128_t y0 = wasm_i32x4_relaxed_laneselect(wasm_f32x4_neg(y0_th), y0_th, wasm_f32x4_lt(v0_0, k_zero));
-    const v128_t v0_1 = wasm_v128_load(x + 4);
-    const v128_t y1_a = wasm_f32x4_abs(v0_1);
-    const v128_t y1_a2 = wasm_f32x4_mul(y1_a, y1_a);
-    const v128_t y1_small = wasm_f32x4_relaxed_madd(wasm_f32x4_mul(y1_a2, y1_a), wasm_f32x4_relaxed_madd(wasm_f32x4_relaxed_madd(wasm_f32x4_relaxed_madd(wasm_f32x4_relaxed_madd(k_t5, y1_a2, k_t4), y1_a2, k_t3), y1_a2, k_t2), y1_a2, k_t1), y1_a);
-    const v128_t y1_z = wasm_f32x4_mul(k_minus_two, wasm_f32x4_pmin(y1_a, k_tanh_clamp));
-    const v128_t y1_nb = wasm_f32x4_relaxed_madd(y1_z, k_log2e, k_magic);
-    const v128_t y1_n = wasm_f32x4_sub(y1_nb, k_magic);
-    const v128_t y1_r = wasm_f32x4_relaxed_madd(wasm_f32x4_neg(y1_n), k_ln2_lo, wasm_f32x4_relaxed_madd(wasm_f32x4_neg(y1_n), k_ln2_hi, y1_z));
-    const v128_t y1_s = wasm_i32x4_shl(y1_nb, 23);
-    const v128_t y1_q = wasm_f32x4_relaxed_madd(wasm_f32x4_relaxed_madd(wasm_f32x4_relaxed_madd(wasm_f32x4_relaxed_madd(k_q5, y1_r, k_q4), y1_r, k_q3), y1_r, k_q2), y1_r, k_q1);
-    const v128_t y1_t = wasm_f32x4_mul(y1_r, y1_s);
-    const v128_t y1_e = wasm_f32x4_relaxed_madd(y1_t, y1_q, y1_s);
-    const v128_t y1_ez = wasm_i32x4_relaxed_laneselect(k_zero, y1_e, wasm_f32x4_lt(y1_z, k_exp_lo));
-    const v128_t y1_large = wasm_f32x4_div(wasm_f32x4_sub(k_one, y1_ez), wasm_f32x4_add(k_one, y1_ez));
-    const v128_t y1_th = wasm_i32x4_relaxed_laneselect(y1_small, y1_large, wasm_f32x4_lt(y1_a, k_tanh_small));
-    v128_t y1 = wasm_i32x4_relaxed_laneselect(wasm_f32x4_neg(y1_th), y1_th, wasm_f32x4_lt(v0_1, k_zero));
-    wasm_v128_store(y + 0, y0);
-    wasm_v128_store(y + 4, y1);
-    x += 8;
-    y += 8;
-  }
-  for (; n >= 4; n -= 4) {
-    const v128_t v0_0 = wasm_v128_load(x + 0);
-    const v128_t y0_a = wasm_f32x4_abs(v0_0);
-    const v128_t y0_a2 = wasm_f32x4_mul(y0_a, y0_a);
-    const v128_t y0_small = wasm_f32x4_relaxed_madd(wasm_f32x4_mul(y0_a2, y0_a), wasm_f32x4_relaxed_madd(wasm_f32x4_relaxed_madd(wasm_f32x4_relaxed_madd(wasm_f32x4_relaxed_madd(k_t5, y0_a2, k_t4), y0_a2, k_t3), y0_a2, k_t2), y0_a2, k_t1), y0_a);
-    const v128_t y0_z = wasm_f32x4_mul(k_minus_two, wasm_f32x4_pmin(y0_a, k_tanh_clamp));
-    const v128_t y0_nb = wasm_f32x4_relaxed_madd(y0_z, k_log2e, k_magic);
-    const v128_t y0_n = wasm_f32x4_sub(y0_nb, k_magic);
-    const v128_t y0_r = wasm_f32x4_relaxed_madd(wasm_f32x4_neg(y0_n), k_ln2_lo, wasm_f32x4_relaxed_madd(wasm_f32x4_neg(y0_n), k_ln2_hi, y0_z));
-    const v128_t y0_s = wasm_i32x4_shl(y0_nb, 23);
-    const v128_t y0_q = wasm_f32x4_relaxed_madd(wasm_f32x4_relaxed_madd(wasm_f32x4_relaxed_madd(wasm_f32x4_relaxed_madd(k_q5, y0_r, k_q4), y0_r, k_q3), y0_r, k_q2), y0_r, k_q1);
-    const v128_t y0_t = wasm_f32x4_mul(y0_r, y0_s);
-    const v128_t y0_e = wasm_f32x4_relaxed_madd(y0_t, y0_q, y0_s);
-    const v128_t y0_ez = wasm_i32x4_relaxed_laneselect(k_zero, y0_e, wasm_f32x4_lt(y0_z, k_exp_lo));
-    const v128_t y0_large = wasm_f32x4_div(wasm_f32x4_sub(k_one, y0_ez), wasm_f32x4_add(k_one, y0_ez));
-    const v128_t y0_th = wasm_i32x4_relaxed_laneselect(y0_small, y0_large, wasm_f32x4_lt(y0_a, k_tanh_small));
-    v128_t y0 = wasm_i32x4_relaxed_laneselect(wasm_f32x4_neg(y0_th), y0_th, wasm_f32x4_lt(v0_0, k_zero));
-    wasm_v128_store(y + 0, y0);
-    x += 4;
-    y += 4;
-  }
-  if (n != 0) {
-    float v0_0_buf[4];
-    for (size_t l = 0; l < 4; l++) v0_0_buf[l] = l < n ? (x)[l] : 0.0f;
-    const v128_t v0_0 = wasm_v128_load(v0_0_buf);
-    const v128_t y0_a = wasm_f32x4_abs(v0_0);
-    const v128_t y0_a2 = wasm_f32x4_mul(y0_a, y0_a);
-    const v128_t y0_small = wasm_f32x4_relaxed_madd(wasm_f32x4_mul(y0_a2, y0_a), wasm_f32x4_relaxed_madd(wasm_f32x4_relaxed_madd(wasm_f32x4_relaxed_madd(wasm_f32x4_relaxed_madd(k_t5, y0_a2, k_t4), y0_a2, k_t3), y0_a2, k_t2), y0_a2, k_t1), y0_a);
-    const v128_t y0_z = wasm_f32x4_mul(k_minus_two, wasm_f32x4_pmin(y0_a, k_tanh_clamp));
-    const v128_t y0_nb = wasm_f32x4_relaxed_madd(y0_z, k_log2e, k_magic);
-    const v128_t y0_n = wasm_f32x4_sub(y0_nb, k_magic);
-    const v128_t y0_r = wasm_f32x4_relaxed_madd(wasm_f32x4_neg(y0_n), k_ln2_lo, wasm_f32x4_relaxed_madd(wasm_f32x4_neg(y0_n), k_ln2_hi, y0_z));
-    const v128_t y0_s = wasm_i32x4_shl(y0_nb, 23);
-    const v128_t y0_q = wasm_f32x4_relaxed_madd(wasm_f32x4_relaxed_madd(wasm_f32x4_relaxed_madd(wasm_f32x4_relaxed_madd(k_q5, y0_r, k_q4), y0_r, k_q3), y0_r, k_q2), y0_r, k_q1);
-    const v128_t y0_t = wasm_f32x4_mul(y0_r, y0_s);
-    const v128_t y0_e = wasm_f32x4_relaxed_madd(y0_t, y0_q, y0_s);
-    const v128_t y0_ez = wasm_i32x4_relaxed_laneselect(k_zero, y0_e, wasm_f32x4_lt(y0_z, k_exp_lo));
-    const v128_t y0_large = wasm_f32x4_div(wasm_f32x4_sub(k_one, y0_ez), wasm_f32x4_add(k_one, y0_ez));
-    const v128_t y0_th = wasm_i32x4_relaxed_laneselect(y0_small, y0_large, wasm_f32x4_lt(y0_a, k_tanh_small));
-    v128_t y0 = wasm_i32x4_relaxed_laneselect(wasm_f32x4_neg(y0_th), y0_th, wasm_f32x4_lt(v0_0, k_zero));
-    {
-      float* tp = y;
-      v128_t tv = y0;
-      if (n & 2) { wasm_v128_store64_lane(tp, tv, 0); tv = wasm_i64x2_shuffle(tv, tv, 1, 1); tp += 2; }
-      if (n & 1) wasm_v128_store32_lane(tp, tv, 0);
+  float tb[4];
+  while (n != 0) {
+    const size_t m = n < 4 ? n : 4;
+    const float* xs = x;
+    if (m < 4) {
+      for (size_t l = 0; l < 4; l++) tb[l] = l < m ? x[l] : 0.0f;
+      xs = tb;
     }
+    const v128_t v0_0 = wasm_v128_load(xs);
+    const v128_t y0_a = wasm_f32x4_abs(v0_0);
+    const v128_t y0_a2 = wasm_f32x4_mul(y0_a, y0_a);
+    const v128_t y0_small = wasm_f32x4_relaxed_madd(wasm_f32x4_mul(y0_a2, y0_a), wasm_f32x4_relaxed_madd(wasm_f32x4_relaxed_madd(wasm_f32x4_relaxed_madd(wasm_f32x4_relaxed_madd(k_t5, y0_a2, k_t4), y0_a2, k_t3), y0_a2, k_t2), y0_a2, k_t1), y0_a);
+    const v128_t y0_z = wasm_f32x4_mul(k_minus_two, wasm_f32x4_pmin(y0_a, k_tanh_clamp));
+    const v128_t y0_nb = wasm_f32x4_relaxed_madd(y0_z, k_log2e, k_magic);
+    const v128_t y0_n = wasm_f32x4_sub(y0_nb, k_magic);
+    const v128_t y0_r = wasm_f32x4_relaxed_madd(wasm_f32x4_neg(y0_n), k_ln2_lo, wasm_f32x4_relaxed_madd(wasm_f32x4_neg(y0_n), k_ln2_hi, y0_z));
+    const v128_t y0_s = wasm_i32x4_shl(y0_nb, 23);
+    const v128_t y0_q = wasm_f32x4_relaxed_madd(wasm_f32x4_relaxed_madd(wasm_f32x4_relaxed_madd(wasm_f32x4_relaxed_madd(k_q5, y0_r, k_q4), y0_r, k_q3), y0_r, k_q2), y0_r, k_q1);
+    const v128_t y0_t = wasm_f32x4_mul(y0_r, y0_s);
+    const v128_t y0_e = wasm_f32x4_relaxed_madd(y0_t, y0_q, y0_s);
+    const v128_t y0_ez = wasm_i32x4_relaxed_laneselect(k_zero, y0_e, wasm_f32x4_lt(y0_z, k_exp_lo));
+    const v128_t y0_large = wasm_f32x4_div(wasm_f32x4_sub(k_one, y0_ez), wasm_f32x4_add(k_one, y0_ez));
+    const v128_t y0_th = wasm_i32x4_relaxed_laneselect(y0_small, y0_large, wasm_f32x4_lt(y0_a, k_tanh_small));
+    v128_t y0 = wasm_i32x4_relaxed_laneselect(wasm_f32x4_neg(y0_th), y0_th, wasm_f32x4_lt(v0_0, k_zero));
+    if (m == 4) {
+      wasm_v128_store(y, y0);
+    } else {
+      wasm_v128_store(tb, y0);
+      for (size_t l = 0; l < m; l++) y[l] = tb[l];
+    }
+    x += m;
+    y += m;
+    n -= m;
   }
 }
 
@@ -2212,66 +2122,33 @@ static void wrt_wasm_relaxed_exp(size_t n, const float* x, float* y, const float
   const v128_t k_q3 = wasm_f32x4_splat(0x1.555a6ap-3f);
   const v128_t k_q4 = wasm_f32x4_splat(0x1.573a56p-5f);
   const v128_t k_q5 = wasm_f32x4_splat(0x1.0fa828p-7f);
-  for (; n >= 8; n -= 8) {
-    const v128_t v0_0 = wasm_v128_load(x + 0);
-    const v128_t y0_nb = wasm_f32x4_relaxed_madd(v0_0, k_log2e, k_magic);
-    const v128_t y0_n = wasm_f32x4_sub(y0_nb, k_magic);
-    const v128_t y0_r = wasm_f32x4_relaxed_madd(wasm_f32x4_neg(y0_n), k_ln2_lo, wasm_f32x4_relaxed_madd(wasm_f32x4_neg(y0_n), k_ln2_hi, v0_0));
-    const v128_t y0_nc = wasm_f32x4_pmin(y0_n, k_n_max);
-    const v128_t y0_s = wasm_i32x4_shl(wasm_f32x4_add(y0_nc, k_magic), 23);
-    const v128_t y0_q = wasm_f32x4_relaxed_madd(wasm_f32x4_relaxed_madd(wasm_f32x4_relaxed_madd(wasm_f32x4_relaxed_madd(k_q5, y0_r, k_q4), y0_r, k_q3), y0_r, k_q2), y0_r, k_q1);
-    const v128_t y0_t = wasm_f32x4_mul(y0_r, y0_s);
-    const v128_t y0_e = wasm_f32x4_relaxed_madd(y0_t, y0_q, y0_s);
-    v128_t y0 = wasm_i32x4_relaxed_laneselect(k_zero, wasm_i32x4_relaxed_laneselect(k_inf, wasm_f32x4_mul(y0_e, wasm_f32x4_add(k_one, wasm_f32x4_sub(y0_n, y0_nc))), wasm_f32x4_lt(k_exp_hi, v0_0)), wasm_f32x4_lt(v0_0, k_exp_lo));
-    const v128_t v0_1 = wasm_v128_load(x + 4);
-    const v128_t y1_nb = wasm_f32x4_relaxed_madd(v0_1, k_log2e, k_magic);
-    const v128_t y1_n = wasm_f32x4_sub(y1_nb, k_magic);
-    const v128_t y1_r = wasm_f32x4_relaxed_madd(wasm_f32x4_neg(y1_n), k_ln2_lo, wasm_f32x4_relaxed_madd(wasm_f32x4_neg(y1_n), k_ln2_hi, v0_1));
-    const v128_t y1_nc = wasm_f32x4_pmin(y1_n, k_n_max);
-    const v128_t y1_s = wasm_i32x4_shl(wasm_f32x4_add(y1_nc, k_magic), 23);
-    const v128_t y1_q = wasm_f32x4_relaxed_madd(wasm_f32x4_relaxed_madd(wasm_f32x4_relaxed_madd(wasm_f32x4_relaxed_madd(k_q5, y1_r, k_q4), y1_r, k_q3), y1_r, k_q2), y1_r, k_q1);
-    const v128_t y1_t = wasm_f32x4_mul(y1_r, y1_s);
-    const v128_t y1_e = wasm_f32x4_relaxed_madd(y1_t, y1_q, y1_s);
-    v128_t y1 = wasm_i32x4_relaxed_laneselect(k_zero, wasm_i32x4_relaxed_laneselect(k_inf, wasm_f32x4_mul(y1_e, wasm_f32x4_add(k_one, wasm_f32x4_sub(y1_n, y1_nc))), wasm_f32x4_lt(k_exp_hi, v0_1)), wasm_f32x4_lt(v0_1, k_exp_lo));
-    wasm_v128_store(y + 0, y0);
-    wasm_v128_store(y + 4, y1);
-    x += 8;
-    y += 8;
-  }
-  for (; n >= 4; n -= 4) {
-    const v128_t v0_0 = wasm_v128_load(x + 0);
-    const v128_t y0_nb = wasm_f32x4_relaxed_madd(v0_0, k_log2e, k_magic);
-    const v128_t y0_n = wasm_f32x4_sub(y0_nb, k_magic);
-    const v128_t y0_r = wasm_f32x4_relaxed_madd(wasm_f32x4_neg(y0_n), k_ln2_lo, wasm_f32x4_relaxed_madd(wasm_f32x4_neg(y0_n), k_ln2_hi, v0_0));
-    const v128_t y0_nc = wasm_f32x4_pmin(y0_n, k_n_max);
-    const v128_t y0_s = wasm_i32x4_shl(wasm_f32x4_add(y0_nc, k_magic), 23);
-    const v128_t y0_q = wasm_f32x4_relaxed_madd(wasm_f32x4_relaxed_madd(wasm_f32x4_relaxed_madd(wasm_f32x4_relaxed_madd(k_q5, y0_r, k_q4), y0_r, k_q3), y0_r, k_q2), y0_r, k_q1);
-    const v128_t y0_t = wasm_f32x4_mul(y0_r, y0_s);
-    const v128_t y0_e = wasm_f32x4_relaxed_madd(y0_t, y0_q, y0_s);
-    v128_t y0 = wasm_i32x4_relaxed_laneselect(k_zero, wasm_i32x4_relaxed_laneselect(k_inf, wasm_f32x4_mul(y0_e, wasm_f32x4_add(k_one, wasm_f32x4_sub(y0_n, y0_nc))), wasm_f32x4_lt(k_exp_hi, v0_0)), wasm_f32x4_lt(v0_0, k_exp_lo));
-    wasm_v128_store(y + 0, y0);
-    x += 4;
-    y += 4;
-  }
-  if (n != 0) {
-    float v0_0_buf[4];
-    for (size_t l = 0; l < 4; l++) v0_0_buf[l] = l < n ? (x)[l] : 0.0f;
-    const v128_t v0_0 = wasm_v128_load(v0_0_buf);
-    const v128_t y0_nb = wasm_f32x4_relaxed_madd(v0_0, k_log2e, k_magic);
-    const v128_t y0_n = wasm_f32x4_sub(y0_nb, k_magic);
-    const v128_t y0_r = wasm_f32x4_relaxed_madd(wasm_f32x4_neg(y0_n), k_ln2_lo, wasm_f32x4_relaxed_madd(wasm_f32x4_neg(y0_n), k_ln2_hi, v0_0));
-    const v128_t y0_nc = wasm_f32x4_pmin(y0_n, k_n_max);
-    const v128_t y0_s = wasm_i32x4_shl(wasm_f32x4_add(y0_nc, k_magic), 23);
-    const v128_t y0_q = wasm_f32x4_relaxed_madd(wasm_f32x4_relaxed_madd(wasm_f32x4_relaxed_madd(wasm_f32x4_relaxed_madd(k_q5, y0_r, k_q4), y0_r, k_q3), y0_r, k_q2), y0_r, k_q1);
-    const v128_t y0_t = wasm_f32x4_mul(y0_r, y0_s);
-    const v128_t y0_e = wasm_f32x4_relaxed_madd(y0_t, y0_q, y0_s);
-    v128_t y0 = wasm_i32x4_relaxed_laneselect(k_zero, wasm_i32x4_relaxed_laneselect(k_inf, wasm_f32x4_mul(y0_e, wasm_f32x4_add(k_one, wasm_f32x4_sub(y0_n, y0_nc))), wasm_f32x4_lt(k_exp_hi, v0_0)), wasm_f32x4_lt(v0_0, k_exp_lo));
-    {
-      float* tp = y;
-      v128_t tv = y0;
-      if (n & 2) { wasm_v128_store64_lane(tp, tv, 0); tv = wasm_i64x2_shuffle(tv, tv, 1, 1); tp += 2; }
-      if (n & 1) wasm_v128_store32_lane(tp, tv, 0);
+  float tb[4];
+  while (n != 0) {
+    const size_t m = n < 4 ? n : 4;
+    const float* xs = x;
+    if (m < 4) {
+      for (size_t l = 0; l < 4; l++) tb[l] = l < m ? x[l] : 0.0f;
+      xs = tb;
     }
+    const v128_t v0_0 = wasm_v128_load(xs);
+    const v128_t y0_nb = wasm_f32x4_relaxed_madd(v0_0, k_log2e, k_magic);
+    const v128_t y0_n = wasm_f32x4_sub(y0_nb, k_magic);
+    const v128_t y0_r = wasm_f32x4_relaxed_madd(wasm_f32x4_neg(y0_n), k_ln2_lo, wasm_f32x4_relaxed_madd(wasm_f32x4_neg(y0_n), k_ln2_hi, v0_0));
+    const v128_t y0_nc = wasm_f32x4_pmin(y0_n, k_n_max);
+    const v128_t y0_s = wasm_i32x4_shl(wasm_f32x4_add(y0_nc, k_magic), 23);
+    const v128_t y0_q = wasm_f32x4_relaxed_madd(wasm_f32x4_relaxed_madd(wasm_f32x4_relaxed_madd(wasm_f32x4_relaxed_madd(k_q5, y0_r, k_q4), y0_r, k_q3), y0_r, k_q2), y0_r, k_q1);
+    const v128_t y0_t = wasm_f32x4_mul(y0_r, y0_s);
+    const v128_t y0_e = wasm_f32x4_relaxed_madd(y0_t, y0_q, y0_s);
+    v128_t y0 = wasm_i32x4_relaxed_laneselect(k_zero, wasm_i32x4_relaxed_laneselect(k_inf, wasm_f32x4_mul(y0_e, wasm_f32x4_add(k_one, wasm_f32x4_sub(y0_n, y0_nc))), wasm_f32x4_lt(k_exp_hi, v0_0)), wasm_f32x4_lt(v0_0, k_exp_lo));
+    if (m == 4) {
+      wasm_v128_store(y, y0);
+    } else {
+      wasm_v128_store(tb, y0);
+      for (size_t l = 0; l < m; l++) y[l] = tb[l];
+    }
+    x += m;
+    y += m;
+    n -= m;
   }
 }
 
@@ -2797,6 +2674,183 @@ static void wrt_wasm_relaxed_qigemm_4x8(size_t mr, size_t nc, size_t kc, size_t 
   }
 }
 
+static void wrt_wasm_relaxed_qgemm_4x8_a16(size_t mr, size_t nc, size_t kc, const int8_t* a, size_t a_stride, const void* packed_w, int8_t* c, size_t c_stride, const wrt_qparams* p) {
+  int8_t* c0 = c;
+  int8_t* c1 = c0 + c_stride;
+  if (mr <= 1) c1 = c0;
+  int8_t* c2 = c1 + c_stride;
+  if (mr <= 2) c2 = c1;
+  int8_t* c3 = c2 + c_stride;
+  if (mr <= 3) c3 = c2;
+  const v128_t qlo = wasm_f32x4_splat(p->lo);
+  const v128_t qmagic = wasm_f32x4_const_splat(12582912.0f);
+  const v128_t qmz = wasm_i32x4_splat(0x4B400000 - p->zy);
+  const v128_t qmax8 = wasm_i8x16_splat((int8_t)((int32_t)p->hi + p->zy));
+  const int8_t* w = (const int8_t*)packed_w;
+  for (;;) {
+    const int8_t* pw = w;
+    const int32_t* wb = (const int32_t*)(const void*)pw;
+    v128_t acc0_0 = wasm_v128_load(wb + 0);
+    v128_t acc0_1 = wasm_v128_load(wb + 4);
+    v128_t acc1_0 = acc0_0;
+    v128_t acc1_1 = acc0_1;
+    v128_t acc2_0 = acc0_0;
+    v128_t acc2_1 = acc0_1;
+    v128_t acc3_0 = acc0_0;
+    v128_t acc3_1 = acc0_1;
+    w += 64;
+    const int16_t* a0 = (const int16_t*)(const void*)a;
+    const int16_t* a1 = a0 + a_stride;
+    if (mr <= 1) a1 = a0;
+    const int16_t* a2 = a1 + a_stride;
+    if (mr <= 2) a2 = a1;
+    const int16_t* a3 = a2 + a_stride;
+    if (mr <= 3) a3 = a2;
+    size_t k = kc;
+    for (; k >= 8; k -= 8) {
+      const v128_t wq0_0 = wasm_v128_load(w + 0);
+      const v128_t wq1_0 = wasm_v128_load(w + 16);
+      const v128_t xa0_0 = wasm_v128_load32_splat(a0 + 0);
+      acc0_0 = wasm_i32x4_add(acc0_0, wasm_i32x4_dot_i16x8(wq0_0, xa0_0));
+      acc0_1 = wasm_i32x4_add(acc0_1, wasm_i32x4_dot_i16x8(wq1_0, xa0_0));
+      const v128_t xa1_0 = wasm_v128_load32_splat(a1 + 0);
+      acc1_0 = wasm_i32x4_add(acc1_0, wasm_i32x4_dot_i16x8(wq0_0, xa1_0));
+      acc1_1 = wasm_i32x4_add(acc1_1, wasm_i32x4_dot_i16x8(wq1_0, xa1_0));
+      const v128_t xa2_0 = wasm_v128_load32_splat(a2 + 0);
+      acc2_0 = wasm_i32x4_add(acc2_0, wasm_i32x4_dot_i16x8(wq0_0, xa2_0));
+      acc2_1 = wasm_i32x4_add(acc2_1, wasm_i32x4_dot_i16x8(wq1_0, xa2_0));
+      const v128_t xa3_0 = wasm_v128_load32_splat(a3 + 0);
+      acc3_0 = wasm_i32x4_add(acc3_0, wasm_i32x4_dot_i16x8(wq0_0, xa3_0));
+      acc3_1 = wasm_i32x4_add(acc3_1, wasm_i32x4_dot_i16x8(wq1_0, xa3_0));
+      const v128_t wq0_1 = wasm_v128_load(w + 32);
+      const v128_t wq1_1 = wasm_v128_load(w + 48);
+      const v128_t xa0_1 = wasm_v128_load32_splat(a0 + 2);
+      acc0_0 = wasm_i32x4_add(acc0_0, wasm_i32x4_dot_i16x8(wq0_1, xa0_1));
+      acc0_1 = wasm_i32x4_add(acc0_1, wasm_i32x4_dot_i16x8(wq1_1, xa0_1));
+      const v128_t xa1_1 = wasm_v128_load32_splat(a1 + 2);
+      acc1_0 = wasm_i32x4_add(acc1_0, wasm_i32x4_dot_i16x8(wq0_1, xa1_1));
+      acc1_1 = wasm_i32x4_add(acc1_1, wasm_i32x4_dot_i16x8(wq1_1, xa1_1));
+      const v128_t xa2_1 = wasm_v128_load32_splat(a2 + 2);
+      acc2_0 = wasm_i32x4_add(acc2_0, wasm_i32x4_dot_i16x8(wq0_1, xa2_1));
+      acc2_1 = wasm_i32x4_add(acc2_1, wasm_i32x4_dot_i16x8(wq1_1, xa2_1));
+      const v128_t xa3_1 = wasm_v128_load32_splat(a3 + 2);
+      acc3_0 = wasm_i32x4_add(acc3_0, wasm_i32x4_dot_i16x8(wq0_1, xa3_1));
+      acc3_1 = wasm_i32x4_add(acc3_1, wasm_i32x4_dot_i16x8(wq1_1, xa3_1));
+      const v128_t wq0_2 = wasm_v128_load(w + 64);
+      const v128_t wq1_2 = wasm_v128_load(w + 80);
+      const v128_t xa0_2 = wasm_v128_load32_splat(a0 + 4);
+      acc0_0 = wasm_i32x4_add(acc0_0, wasm_i32x4_dot_i16x8(wq0_2, xa0_2));
+      acc0_1 = wasm_i32x4_add(acc0_1, wasm_i32x4_dot_i16x8(wq1_2, xa0_2));
+      const v128_t xa1_2 = wasm_v128_load32_splat(a1 + 4);
+      acc1_0 = wasm_i32x4_add(acc1_0, wasm_i32x4_dot_i16x8(wq0_2, xa1_2));
+      acc1_1 = wasm_i32x4_add(acc1_1, wasm_i32x4_dot_i16x8(wq1_2, xa1_2));
+      const v128_t xa2_2 = wasm_v128_load32_splat(a2 + 4);
+      acc2_0 = wasm_i32x4_add(acc2_0, wasm_i32x4_dot_i16x8(wq0_2, xa2_2));
+      acc2_1 = wasm_i32x4_add(acc2_1, wasm_i32x4_dot_i16x8(wq1_2, xa2_2));
+      const v128_t xa3_2 = wasm_v128_load32_splat(a3 + 4);
+      acc3_0 = wasm_i32x4_add(acc3_0, wasm_i32x4_dot_i16x8(wq0_2, xa3_2));
+      acc3_1 = wasm_i32x4_add(acc3_1, wasm_i32x4_dot_i16x8(wq1_2, xa3_2));
+      const v128_t wq0_3 = wasm_v128_load(w + 96);
+      const v128_t wq1_3 = wasm_v128_load(w + 112);
+      const v128_t xa0_3 = wasm_v128_load32_splat(a0 + 6);
+      acc0_0 = wasm_i32x4_add(acc0_0, wasm_i32x4_dot_i16x8(wq0_3, xa0_3));
+      acc0_1 = wasm_i32x4_add(acc0_1, wasm_i32x4_dot_i16x8(wq1_3, xa0_3));
+      const v128_t xa1_3 = wasm_v128_load32_splat(a1 + 6);
+      acc1_0 = wasm_i32x4_add(acc1_0, wasm_i32x4_dot_i16x8(wq0_3, xa1_3));
+      acc1_1 = wasm_i32x4_add(acc1_1, wasm_i32x4_dot_i16x8(wq1_3, xa1_3));
+      const v128_t xa2_3 = wasm_v128_load32_splat(a2 + 6);
+      acc2_0 = wasm_i32x4_add(acc2_0, wasm_i32x4_dot_i16x8(wq0_3, xa2_3));
+      acc2_1 = wasm_i32x4_add(acc2_1, wasm_i32x4_dot_i16x8(wq1_3, xa2_3));
+      const v128_t xa3_3 = wasm_v128_load32_splat(a3 + 6);
+      acc3_0 = wasm_i32x4_add(acc3_0, wasm_i32x4_dot_i16x8(wq0_3, xa3_3));
+      acc3_1 = wasm_i32x4_add(acc3_1, wasm_i32x4_dot_i16x8(wq1_3, xa3_3));
+      w += 128;
+      a0 += 8;
+      a1 += 8;
+      a2 += 8;
+      a3 += 8;
+    }
+    for (; k >= 2; k -= 2) {
+      const v128_t wq0_0 = wasm_v128_load(w + 0);
+      const v128_t wq1_0 = wasm_v128_load(w + 16);
+      const v128_t xa0_0 = wasm_v128_load32_splat(a0 + 0);
+      acc0_0 = wasm_i32x4_add(acc0_0, wasm_i32x4_dot_i16x8(wq0_0, xa0_0));
+      acc0_1 = wasm_i32x4_add(acc0_1, wasm_i32x4_dot_i16x8(wq1_0, xa0_0));
+      const v128_t xa1_0 = wasm_v128_load32_splat(a1 + 0);
+      acc1_0 = wasm_i32x4_add(acc1_0, wasm_i32x4_dot_i16x8(wq0_0, xa1_0));
+      acc1_1 = wasm_i32x4_add(acc1_1, wasm_i32x4_dot_i16x8(wq1_0, xa1_0));
+      const v128_t xa2_0 = wasm_v128_load32_splat(a2 + 0);
+      acc2_0 = wasm_i32x4_add(acc2_0, wasm_i32x4_dot_i16x8(wq0_0, xa2_0));
+      acc2_1 = wasm_i32x4_add(acc2_1, wasm_i32x4_dot_i16x8(wq1_0, xa2_0));
+      const v128_t xa3_0 = wasm_v128_load32_splat(a3 + 0);
+      acc3_0 = wasm_i32x4_add(acc3_0, wasm_i32x4_dot_i16x8(wq0_0, xa3_0));
+      acc3_1 = wasm_i32x4_add(acc3_1, wasm_i32x4_dot_i16x8(wq1_0, xa3_0));
+      w += 32;
+      a0 += 2;
+      a1 += 2;
+      a2 += 2;
+      a3 += 2;
+    }
+    const float* mp = (const float*)(const void*)((const char*)(pw) + 32);
+    const v128_t mq0 = wasm_v128_load(mp + 0);
+    const v128_t mq1 = wasm_v128_load(mp + 4);
+    {
+      const v128_t q3_0 = wasm_i32x4_sub(wasm_f32x4_add(wasm_f32x4_pmax(wasm_f32x4_mul(wasm_f32x4_convert_i32x4(acc3_0), mq0), qlo), qmagic), qmz);
+      const v128_t q3_1 = wasm_i32x4_sub(wasm_f32x4_add(wasm_f32x4_pmax(wasm_f32x4_mul(wasm_f32x4_convert_i32x4(acc3_1), mq1), qlo), qmagic), qmz);
+      const v128_t q2_0 = wasm_i32x4_sub(wasm_f32x4_add(wasm_f32x4_pmax(wasm_f32x4_mul(wasm_f32x4_convert_i32x4(acc2_0), mq0), qlo), qmagic), qmz);
+      const v128_t q2_1 = wasm_i32x4_sub(wasm_f32x4_add(wasm_f32x4_pmax(wasm_f32x4_mul(wasm_f32x4_convert_i32x4(acc2_1), mq1), qlo), qmagic), qmz);
+      const v128_t b = wasm_i8x16_min(wasm_i8x16_narrow_i16x8(wasm_i16x8_narrow_i32x4(q3_0, q3_1), wasm_i16x8_narrow_i32x4(q2_0, q2_1)), qmax8);
+      if (nc >= 8) {
+        wasm_v128_store64_lane(c3, b, 0);
+        wasm_v128_store64_lane(c2, b, 1);
+      } else {
+        int8_t ob[16];
+        wasm_v128_store(ob, b);
+        for (size_t j = 0; j < nc; j++) c3[j] = ob[j];
+        for (size_t j = 0; j < nc; j++) c2[j] = ob[8 + j];
+      }
+    }
+    {
+      const v128_t q1_0 = wasm_i32x4_sub(wasm_f32x4_add(wasm_f32x4_pmax(wasm_f32x4_mul(wasm_f32x4_convert_i32x4(acc1_0), mq0), qlo), qmagic), qmz);
+      const v128_t q1_1 = wasm_i32x4_sub(wasm_f32x4_add(wasm_f32x4_pmax(wasm_f32x4_mul(wasm_f32x4_convert_i32x4(acc1_1), mq1), qlo), qmagic), qmz);
+      const v128_t q0_0 = wasm_i32x4_sub(wasm_f32x4_add(wasm_f32x4_pmax(wasm_f32x4_mul(wasm_f32x4_convert_i32x4(acc0_0), mq0), qlo), qmagic), qmz);
+      const v128_t q0_1 = wasm_i32x4_sub(wasm_f32x4_add(wasm_f32x4_pmax(wasm_f32x4_mul(wasm_f32x4_convert_i32x4(acc0_1), mq1), qlo), qmagic), qmz);
+      const v128_t b = wasm_i8x16_min(wasm_i8x16_narrow_i16x8(wasm_i16x8_narrow_i32x4(q1_0, q1_1), wasm_i16x8_narrow_i32x4(q0_0, q0_1)), qmax8);
+      if (nc >= 8) {
+        wasm_v128_store64_lane(c1, b, 0);
+        wasm_v128_store64_lane(c0, b, 1);
+      } else {
+        int8_t ob[16];
+        wasm_v128_store(ob, b);
+        for (size_t j = 0; j < nc; j++) c1[j] = ob[j];
+        for (size_t j = 0; j < nc; j++) c0[j] = ob[8 + j];
+      }
+    }
+    if (nc <= 8) break;
+    nc -= 8;
+    c0 += 8;
+    c1 += 8;
+    c2 += 8;
+    c3 += 8;
+  }
+}
+
+static void wrt_wasm_relaxed_qpack_4(size_t mr, size_t kc, const int8_t* a, size_t a_stride, int8_t* out, uint32_t xmask) {
+  (void)xmask;
+  const size_t k2 = (kc + 1) & ~(size_t)1;
+  int16_t* o = (int16_t*)(void*)out;
+  for (size_t i = 0; i < mr; i++, a += a_stride, o += k2) {
+    size_t k = 0;
+    for (; k + 16 <= kc; k += 16) {
+      const v128_t v = wasm_v128_load(a + k);
+      wasm_v128_store(o + k, wasm_i16x8_extend_low_i8x16(v));
+      wasm_v128_store(o + k + 8, wasm_i16x8_extend_high_i8x16(v));
+    }
+    for (; k < kc; k++) o[k] = a[k];
+    if (k2 != kc) o[kc] = 0;
+  }
+}
+
 static void wrt_wasm_relaxed_qdwconv_9_c8(size_t channels, size_t width, size_t ks, const int8_t* const* in, const void* packed_w, int8_t* out, size_t out_stride, const wrt_qparams* p) {
   const v128_t qlo = wasm_f32x4_splat(p->lo);
   const v128_t qmagic = wasm_f32x4_const_splat(12582912.0f);
@@ -3234,6 +3288,74 @@ static void wrt_wasm_relaxed_dot_qdwconv_9_c16(size_t channels, size_t width, si
       int8_t ob[16];
       wasm_v128_store(ob + 0, wasm_i8x16_min(wasm_i8x16_narrow_i16x8(wasm_i16x8_narrow_i32x4(q0_0, q0_1), wasm_i16x8_narrow_i32x4(q0_2, q0_3)), qmax8));
       for (size_t j = 0; j < rem; j++) (out + full)[j] = ob[j];
+    }
+  }
+}
+
+static void wrt_wasm_relaxed_dot_qdwconv_any_c16(size_t channels, size_t width, size_t ks, const int8_t* const* in, const void* packed_w, int8_t* out, size_t out_stride, const wrt_qparams* p) {
+  const v128_t qlo = wasm_f32x4_splat(p->lo);
+  const v128_t qmagic = wasm_f32x4_const_splat(12582912.0f);
+  const v128_t qmz = wasm_i32x4_splat(0x4B400000 - p->zy);
+  const v128_t qmax8 = wasm_i8x16_splat((int8_t)((int32_t)p->hi + p->zy));
+  const v128_t xm = wasm_i32x4_splat((int32_t)p->xmask);
+  static const int8_t zrow[16];
+  const size_t tile = 128 + 64 * ((ks + 3) / 4);
+  for (size_t c0 = 0; c0 < channels; c0 += 16) {
+    const char* pw = (const char*)packed_w + c0 / 16 * tile;
+    const size_t rem = channels - c0 < 16 ? channels - c0 : 16;
+    const int8_t* const* ip = in;
+    int8_t* op = out + c0;
+    for (size_t px = 0; px < width; px++, ip += ks, op += out_stride) {
+      const int32_t* wb = (const int32_t*)(const void*)pw;
+      v128_t acc0_0 = wasm_v128_load(wb + 0);
+      v128_t acc0_1 = wasm_v128_load(wb + 4);
+      v128_t acc0_2 = wasm_v128_load(wb + 8);
+      v128_t acc0_3 = wasm_v128_load(wb + 12);
+      const int8_t* wt = (const int8_t*)(pw + 128);
+      for (size_t t = 0; t < ks; t += 4, wt += 64) {
+        const int8_t* r[4];
+        int8_t xb[4][16];
+        v128_t s0, s1, s2, s3;
+        for (size_t j = 0; j < 4; j++) r[j] = t + j < ks ? ip[t + j] + c0 : zrow;
+        if (rem < 16) {
+          for (size_t j = 0; j < 4; j++) {
+            for (size_t k = 0; k < 16; k++) xb[j][k] = k < rem ? r[j][k] : 0;
+            r[j] = xb[j];
+          }
+        }
+        {
+          const v128_t q0 = wasm_v128_xor(wasm_v128_load(r[0]), xm);
+          const v128_t q1 = wasm_v128_xor(wasm_v128_load(r[1]), xm);
+          const v128_t q2 = wasm_v128_xor(wasm_v128_load(r[2]), xm);
+          const v128_t q3 = wasm_v128_xor(wasm_v128_load(r[3]), xm);
+          const v128_t l01 = wasm_i8x16_shuffle(q0, q1, 0, 16, 1, 17, 2, 18, 3, 19, 4, 20, 5, 21, 6, 22, 7, 23), h01 = wasm_i8x16_shuffle(q0, q1, 8, 24, 9, 25, 10, 26, 11, 27, 12, 28, 13, 29, 14, 30, 15, 31);
+          const v128_t l23 = wasm_i8x16_shuffle(q2, q3, 0, 16, 1, 17, 2, 18, 3, 19, 4, 20, 5, 21, 6, 22, 7, 23), h23 = wasm_i8x16_shuffle(q2, q3, 8, 24, 9, 25, 10, 26, 11, 27, 12, 28, 13, 29, 14, 30, 15, 31);
+          s0 = wasm_i16x8_shuffle(l01, l23, 0, 8, 1, 9, 2, 10, 3, 11);
+          s1 = wasm_i16x8_shuffle(l01, l23, 4, 12, 5, 13, 6, 14, 7, 15);
+          s2 = wasm_i16x8_shuffle(h01, h23, 0, 8, 1, 9, 2, 10, 3, 11);
+          s3 = wasm_i16x8_shuffle(h01, h23, 4, 12, 5, 13, 6, 14, 7, 15);
+        }
+        acc0_0 = wasm_i32x4_relaxed_dot_i8x16_i7x16_add(wasm_v128_load(wt + 0), s0, acc0_0);
+        acc0_1 = wasm_i32x4_relaxed_dot_i8x16_i7x16_add(wasm_v128_load(wt + 16), s1, acc0_1);
+        acc0_2 = wasm_i32x4_relaxed_dot_i8x16_i7x16_add(wasm_v128_load(wt + 32), s2, acc0_2);
+        acc0_3 = wasm_i32x4_relaxed_dot_i8x16_i7x16_add(wasm_v128_load(wt + 48), s3, acc0_3);
+      }
+      const float* mp = (const float*)(const void*)((const char*)(pw) + 64);
+      const v128_t mq0 = wasm_v128_load(mp + 0);
+      const v128_t mq1 = wasm_v128_load(mp + 4);
+      const v128_t mq2 = wasm_v128_load(mp + 8);
+      const v128_t mq3 = wasm_v128_load(mp + 12);
+      const v128_t q0_0 = wasm_i32x4_sub(wasm_f32x4_add(wasm_f32x4_pmax(wasm_f32x4_mul(wasm_f32x4_convert_i32x4(acc0_0), mq0), qlo), qmagic), qmz);
+      const v128_t q0_1 = wasm_i32x4_sub(wasm_f32x4_add(wasm_f32x4_pmax(wasm_f32x4_mul(wasm_f32x4_convert_i32x4(acc0_1), mq1), qlo), qmagic), qmz);
+      const v128_t q0_2 = wasm_i32x4_sub(wasm_f32x4_add(wasm_f32x4_pmax(wasm_f32x4_mul(wasm_f32x4_convert_i32x4(acc0_2), mq2), qlo), qmagic), qmz);
+      const v128_t q0_3 = wasm_i32x4_sub(wasm_f32x4_add(wasm_f32x4_pmax(wasm_f32x4_mul(wasm_f32x4_convert_i32x4(acc0_3), mq3), qlo), qmagic), qmz);
+      if (rem == 16) {
+        wasm_v128_store(op + 0, wasm_i8x16_min(wasm_i8x16_narrow_i16x8(wasm_i16x8_narrow_i32x4(q0_0, q0_1), wasm_i16x8_narrow_i32x4(q0_2, q0_3)), qmax8));
+      } else {
+        int8_t ob[16];
+        wasm_v128_store(ob + 0, wasm_i8x16_min(wasm_i8x16_narrow_i16x8(wasm_i16x8_narrow_i32x4(q0_0, q0_1), wasm_i16x8_narrow_i32x4(q0_2, q0_3)), qmax8));
+        for (size_t j = 0; j < rem; j++) op[j] = ob[j];
+      }
     }
   }
 }
@@ -3877,6 +3999,8 @@ const wrt_target wrt_target_wasm_relaxed = {
   .qgemm_mr = 4, .qgemm_nr = 8, .qgemm_kr = 2, .qgemm_xoff = 0,
   .qgemm = wrt_wasm_relaxed_qgemm_4x8,
   .qigemm = wrt_wasm_relaxed_qigemm_4x8,
+  .qgemm_a16 = wrt_wasm_relaxed_qgemm_4x8_a16,
+  .qpack = wrt_wasm_relaxed_qpack_4,
   .qdwconv = {{9, 8, 1, wrt_wasm_relaxed_qdwconv_9_c8}, {25, 8, 1, wrt_wasm_relaxed_qdwconv_25_c8}, {0, 8, 1, wrt_wasm_relaxed_qdwconv_any_c8}},
   .qadd = wrt_wasm_relaxed_qadd, .qadd_scalar = wrt_wasm_relaxed_qadd_scalar,
   .spmm_mr = 8, .spmm_g = 1,
@@ -3940,7 +4064,7 @@ const wrt_target wrt_target_wasm_relaxed_usdot = {
   .qgemm = wrt_wasm_relaxed_dot_qgemm_4x8,
   .qigemm = wrt_wasm_relaxed_dot_qigemm_4x8,
   .qpack = wrt_wasm_relaxed_dot_qpack_4,
-  .qdwconv = {{9, 16, 4, wrt_wasm_relaxed_dot_qdwconv_9_c16}, {25, 8, 1, wrt_wasm_relaxed_qdwconv_25_c8}, {0, 8, 1, wrt_wasm_relaxed_qdwconv_any_c8}},
+  .qdwconv = {{9, 16, 4, wrt_wasm_relaxed_dot_qdwconv_9_c16}, {0, 16, 4, wrt_wasm_relaxed_dot_qdwconv_any_c16}},
   .qadd = wrt_wasm_relaxed_qadd, .qadd_scalar = wrt_wasm_relaxed_qadd_scalar,
   .spmm_mr = 8, .spmm_g = 1,
   .spmm_min_sparsity = 0.57f, .spmm_k_penalty = 6.0f, .spmv_min_sparsity = 0.2f,

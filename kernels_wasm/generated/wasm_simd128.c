@@ -2016,74 +2016,35 @@ static void wrt_wasm_simd128_sigmoid(size_t n, const float* x, float* y, const f
   const v128_t k_q3 = wasm_f32x4_splat(0x1.555a6ap-3f);
   const v128_t k_q4 = wasm_f32x4_splat(0x1.573a56p-5f);
   const v128_t k_q5 = wasm_f32x4_splat(0x1.0fa828p-7f);
-  for (; n >= 8; n -= 8) {
-    const v128_t v0_0 = wasm_v128_load(x + 0);
-    const v128_t y0_z = wasm_f32x4_neg(wasm_f32x4_abs(v0_0));
-    const v128_t y0_nb = wasm_f32x4_add(wasm_f32x4_mul(y0_z, k_log2e), k_magic);
-    const v128_t y0_n = wasm_f32x4_sub(y0_nb, k_magic);
-    const v128_t y0_r = wasm_f32x4_add(wasm_f32x4_mul(wasm_f32x4_neg(y0_n), k_ln2_lo), wasm_f32x4_add(wasm_f32x4_mul(wasm_f32x4_neg(y0_n), k_ln2_hi), y0_z));
-    const v128_t y0_s = wasm_i32x4_shl(y0_nb, 23);
-    const v128_t y0_q = wasm_f32x4_add(wasm_f32x4_mul(wasm_f32x4_add(wasm_f32x4_mul(wasm_f32x4_add(wasm_f32x4_mul(wasm_f32x4_add(wasm_f32x4_mul(k_q5, y0_r), k_q4), y0_r), k_q3), y0_r), k_q2), y0_r), k_q1);
-    const v128_t y0_t = wasm_f32x4_mul(y0_r, y0_s);
-    const v128_t y0_e = wasm_f32x4_add(wasm_f32x4_mul(y0_t, y0_q), y0_s);
-    const v128_t y0_ez = wasm_v128_bitselect(k_zero, y0_e, wasm_f32x4_lt(y0_z, k_exp_lo));
-    const v128_t y0_f = wasm_f32x4_div(y0_ez, wasm_f32x4_add(k_one, y0_ez));
-    v128_t y0 = wasm_v128_bitselect(y0_f, wasm_f32x4_sub(k_one, y0_f), wasm_f32x4_lt(v0_0, k_zero));
-    const v128_t v0_1 = wasm_v128_load(x + 4);
-    const v128_t y1_z = wasm_f32x4_neg(wasm_f32x4_abs(v0_1));
-    const v128_t y1_nb = wasm_f32x4_add(wasm_f32x4_mul(y1_z, k_log2e), k_magic);
-    const v128_t y1_n = wasm_f32x4_sub(y1_nb, k_magic);
-    const v128_t y1_r = wasm_f32x4_add(wasm_f32x4_mul(wasm_f32x4_neg(y1_n), k_ln2_lo), wasm_f32x4_add(wasm_f32x4_mul(wasm_f32x4_neg(y1_n), k_ln2_hi), y1_z));
-    const v128_t y1_s = wasm_i32x4_shl(y1_nb, 23);
-    const v128_t y1_q = wasm_f32x4_add(wasm_f32x4_mul(wasm_f32x4_add(wasm_f32x4_mul(wasm_f32x4_add(wasm_f32x4_mul(wasm_f32x4_add(wasm_f32x4_mul(k_q5, y1_r), k_q4), y1_r), k_q3), y1_r), k_q2), y1_r), k_q1);
-    const v128_t y1_t = wasm_f32x4_mul(y1_r, y1_s);
-    const v128_t y1_e = wasm_f32x4_add(wasm_f32x4_mul(y1_t, y1_q), y1_s);
-    const v128_t y1_ez = wasm_v128_bitselect(k_zero, y1_e, wasm_f32x4_lt(y1_z, k_exp_lo));
-    const v128_t y1_f = wasm_f32x4_div(y1_ez, wasm_f32x4_add(k_one, y1_ez));
-    v128_t y1 = wasm_v128_bitselect(y1_f, wasm_f32x4_sub(k_one, y1_f), wasm_f32x4_lt(v0_1, k_zero));
-    wasm_v128_store(y + 0, y0);
-    wasm_v128_store(y + 4, y1);
-    x += 8;
-    y += 8;
-  }
-  for (; n >= 4; n -= 4) {
-    const v128_t v0_0 = wasm_v128_load(x + 0);
-    const v128_t y0_z = wasm_f32x4_neg(wasm_f32x4_abs(v0_0));
-    const v128_t y0_nb = wasm_f32x4_add(wasm_f32x4_mul(y0_z, k_log2e), k_magic);
-    const v128_t y0_n = wasm_f32x4_sub(y0_nb, k_magic);
-    const v128_t y0_r = wasm_f32x4_add(wasm_f32x4_mul(wasm_f32x4_neg(y0_n), k_ln2_lo), wasm_f32x4_add(wasm_f32x4_mul(wasm_f32x4_neg(y0_n), k_ln2_hi), y0_z));
-    const v128_t y0_s = wasm_i32x4_shl(y0_nb, 23);
-    const v128_t y0_q = wasm_f32x4_add(wasm_f32x4_mul(wasm_f32x4_add(wasm_f32x4_mul(wasm_f32x4_add(wasm_f32x4_mul(wasm_f32x4_add(wasm_f32x4_mul(k_q5, y0_r), k_q4), y0_r), k_q3), y0_r), k_q2), y0_r), k_q1);
-    const v128_t y0_t = wasm_f32x4_mul(y0_r, y0_s);
-    const v128_t y0_e = wasm_f32x4_add(wasm_f32x4_mul(y0_t, y0_q), y0_s);
-    const v128_t y0_ez = wasm_v128_bitselect(k_zero, y0_e, wasm_f32x4_lt(y0_z, k_exp_lo));
-    const v128_t y0_f = wasm_f32x4_div(y0_ez, wasm_f32x4_add(k_one, y0_ez));
-    v128_t y0 = wasm_v128_bitselect(y0_f, wasm_f32x4_sub(k_one, y0_f), wasm_f32x4_lt(v0_0, k_zero));
-    wasm_v128_store(y + 0, y0);
-    x += 4;
-    y += 4;
-  }
-  if (n != 0) {
-    float v0_0_buf[4];
-    for (size_t l = 0; l < 4; l++) v0_0_buf[l] = l < n ? (x)[l] : 0.0f;
-    const v128_t v0_0 = wasm_v128_load(v0_0_buf);
-    const v128_t y0_z = wasm_f32x4_neg(wasm_f32x4_abs(v0_0));
-    const v128_t y0_nb = wasm_f32x4_add(wasm_f32x4_mul(y0_z, k_log2e), k_magic);
-    const v128_t y0_n = wasm_f32x4_sub(y0_nb, k_magic);
-    const v128_t y0_r = wasm_f32x4_add(wasm_f32x4_mul(wasm_f32x4_neg(y0_n), k_ln2_lo), wasm_f32x4_add(wasm_f32x4_mul(wasm_f32x4_neg(y0_n), k_ln2_hi), y0_z));
-    const v128_t y0_s = wasm_i32x4_shl(y0_nb, 23);
-    const v128_t y0_q = wasm_f32x4_add(wasm_f32x4_mul(wasm_f32x4_add(wasm_f32x4_mul(wasm_f32x4_add(wasm_f32x4_mul(wasm_f32x4_add(wasm_f32x4_mul(k_q5, y0_r), k_q4), y0_r), k_q3), y0_r), k_q2), y0_r), k_q1);
-    const v128_t y0_t = wasm_f32x4_mul(y0_r, y0_s);
-    const v128_t y0_e = wasm_f32x4_add(wasm_f32x4_mul(y0_t, y0_q), y0_s);
-    const v128_t y0_ez = wasm_v128_bitselect(k_zero, y0_e, wasm_f32x4_lt(y0_z, k_exp_lo));
-    const v128_t y0_f = wasm_f32x4_div(y0_ez, wasm_f32x4_add(k_one, y0_ez));
-    v128_t y0 = wasm_v128_bitselect(y0_f, wasm_f32x4_sub(k_one, y0_f), wasm_f32x4_lt(v0_0, k_zero));
-    {
-      float* tp = y;
-      v128_t tv = y0;
-      if (n & 2) { wasm_v128_store64_lane(tp, tv, 0); tv = wasm_i64x2_shuffle(tv, tv, 1, 1); tp += 2; }
-      if (n & 1) wasm_v128_store32_lane(tp, tv, 0);
+  float tb[4];
+  while (n != 0) {
+    const size_t m = n < 4 ? n : 4;
+    const float* xs = x;
+    if (m < 4) {
+      for (size_t l = 0; l < 4; l++) tb[l] = l < m ? x[l] : 0.0f;
+      xs = tb;
     }
+    const v128_t v0_0 = wasm_v128_load(xs);
+    const v128_t y0_z = wasm_f32x4_neg(wasm_f32x4_abs(v0_0));
+    const v128_t y0_nb = wasm_f32x4_add(wasm_f32x4_mul(y0_z, k_log2e), k_magic);
+    const v128_t y0_n = wasm_f32x4_sub(y0_nb, k_magic);
+    const v128_t y0_r = wasm_f32x4_add(wasm_f32x4_mul(wasm_f32x4_neg(y0_n), k_ln2_lo), wasm_f32x4_add(wasm_f32x4_mul(wasm_f32x4_neg(y0_n), k_ln2_hi), y0_z));
+    const v128_t y0_s = wasm_i32x4_shl(y0_nb, 23);
+    const v128_t y0_q = wasm_f32x4_add(wasm_f32x4_mul(wasm_f32x4_add(wasm_f32x4_mul(wasm_f32x4_add(wasm_f32x4_mul(wasm_f32x4_add(wasm_f32x4_mul(k_q5, y0_r), k_q4), y0_r), k_q3), y0_r), k_q2), y0_r), k_q1);
+    const v128_t y0_t = wasm_f32x4_mul(y0_r, y0_s);
+    const v128_t y0_e = wasm_f32x4_add(wasm_f32x4_mul(y0_t, y0_q), y0_s);
+    const v128_t y0_ez = wasm_v128_bitselect(k_zero, y0_e, wasm_f32x4_lt(y0_z, k_exp_lo));
+    const v128_t y0_f = wasm_f32x4_div(y0_ez, wasm_f32x4_add(k_one, y0_ez));
+    v128_t y0 = wasm_v128_bitselect(y0_f, wasm_f32x4_sub(k_one, y0_f), wasm_f32x4_lt(v0_0, k_zero));
+    if (m == 4) {
+      wasm_v128_store(y, y0);
+    } else {
+      wasm_v128_store(tb, y0);
+      for (size_t l = 0; l < m; l++) y[l] = tb[l];
+    }
+    x += m;
+    y += m;
+    n -= m;
   }
 }
 
@@ -2109,90 +2070,39 @@ static void wrt_wasm_simd128_tanh(size_t n, const float* x, float* y, const floa
   const v128_t k_tanh_small = wasm_f32x4_splat(0x1.4p-1f);
   const v128_t k_tanh_clamp = wasm_f32x4_splat(9.0f);
   const v128_t k_minus_two = wasm_f32x4_splat(-2.0f);
-  for (; n >= 8; n -= 8) {
-    const v128_t v0_0 = wasm_v128_load(x + 0);
-    const v128_t y0_a = wasm_f32x4_abs(v0_0);
-    const v128_t y0_a2 = wasm_f32x4_mul(y0_a, y0_a);
-    const v128_t y0_small = wasm_f32x4_add(wasm_f32x4_mul(wasm_f32x4_mul(y0_a2, y0_a), wasm_f32x4_add(wasm_f32x4_mul(wasm_f32x4_add(wasm_f32x4_mul(wasm_f32x4_add(wasm_f32x4_mul(wasm_f32x4_add(wasm_f32x4_mul(k_t5, y0_a2), k_t4), y0_a2), k_t3), y0_a2), k_t2), y0_a2), k_t1)), y0_a);
-    const v128_t y0_z = wasm_f32x4_mul(k_minus_two, wasm_f32x4_pmin(y0_a, k_tanh_clamp));
-    const v128_t y0_nb = wasm_f32x4_add(wasm_f32x4_mul(y0_z, k_log2e), k_magic);
-    const v128_t y0_n = wasm_f32x4_sub(y0_nb, k_magic);
-    const v128_t y0_r = wasm_f32x4_add(wasm_f32x4_mul(wasm_f32x4_neg(y0_n), k_ln2_lo), wasm_f32x4_add(wasm_f32x4_mul(wasm_f32x4_neg(y0_n), k_ln2_hi), y0_z));
-    const v128_t y0_s = wasm_i32x4_shl(y0_nb, 23);
-    const v128_t y0_q = wasm_f32x4_add(wasm_f32x4_mul(wasm_f32x4_add(wasm_f32x4_mul(wasm_f32x4_add(wasm_f32x4_mul(wasm_f32x4_add(wasm_f32x4_mul(k_q5, y0_r), k_q4), y0_r), k_q3), y0_r), k_q2), y0_r), k_q1);
-    const v128_t y0_t = wasm_f32x4_mul(y0_r, y0_s);
-    const v128_t y0_e = wasm_f32x4_add(wasm_f32x4_mul(y0_t, y0_q), y0_s);
-    const v128_t y0_ez = wasm_v128_bitselect(k_zero, y0_e, wasm_f32x4_lt(y0_z, k_exp_lo));
-    const v128_t y0_large = wasm_f32x4_div(wasm_f32x4_sub(k_one, y0_ez), wasm_f32x4_add(k_one, y0_ez));
-    const v128_t y0_th = wasm_v128_bitselect(y0_small, y0_large, wasm_f32x4_lt(y0_a, k_tanh_small));
-    v128_t y0 = wasm_v128_bitselect(wasm_f32x4_neg(y0_th), y0_th, wasm_f32x4_lt(v0_0, k_zero));
-    const v128_t v0_1 = wasm_v128_load(x + 4);
-    const v128_t y1_a = wasm_f32x4_abs(v0_1);
-    const v128_t y1_a2 = wasm_f32x4_mul(y1_a, y1_a);
-    const v128_t y1_small = wasm_f32x4_add(wasm_f32x4_mul(wasm_f32x4_mul(y1_a2, y1_a), wasm_f32x4_add(wasm_f32x4_mul(wasm_f32x4_add(wasm_f32x4_mul(wasm_f32x4_add(wasm_f32x4_mul(wasm_f32x4_add(wasm_f32x4_mul(k_t5, y1_a2), k_t4), y1_a2), k_t3), y1_a2), k_t2), y1_a2), k_t1)), y1_a);
-    const v128_t y1_z = wasm_f32x4_mul(k_minus_two, wasm_f32x4_pmin(y1_a, k_tanh_clamp));
-    const v128_t y1_nb = wasm_f32x4_add(wasm_f32x4_mul(y1_z, k_log2e), k_magic);
-    const v128_t y1_n = wasm_f32x4_sub(y1_nb, k_magic);
-    const v128_t y1_r = wasm_f32x4_add(wasm_f32x4_mul(wasm_f32x4_neg(y1_n), k_ln2_lo), wasm_f32x4_add(wasm_f32x4_mul(wasm_f32x4_neg(y1_n), k_ln2_hi), y1_z));
-    const v128_t y1_s = wasm_i32x4_shl(y1_nb, 23);
-    const v128_t y1_q = wasm_f32x4_add(wasm_f32x4_mul(wasm_f32x4_add(wasm_f32x4_mul(wasm_f32x4_add(wasm_f32x4_mul(wasm_f32x4_add(wasm_f32x4_mul(k_q5, y1_r), k_q4), y1_r), k_q3), y1_r), k_q2), y1_r), k_q1);
-    const v128_t y1_t = wasm_f32x4_mul(y1_r, y1_s);
-    const v128_t y1_e = wasm_f32x4_add(wasm_f32x4_mul(y1_t, y1_q), y1_s);
-    const v128_t y1_ez = wasm_v128_bitselect(k_zero, y1_e, wasm_f32x4_lt(y1_z, k_exp_lo));
-    const v128_t y1_large = wasm_f32x4_div(wasm_f32x4_sub(k_one, y1_ez), wasm_f32x4_add(k_one, y1_ez));
-    const v128_t y1_th = wasm_v128_bitselect(y1_small, y1_large, wasm_f32x4_lt(y1_a, k_tanh_small));
-    v128_t y1 = wasm_v128_bitselect(wasm_f32x4_neg(y1_th), y1_th, wasm_f32x4_lt(v0_1, k_zero));
-    wasm_v128_store(y + 0, y0);
-    wasm_v128_store(y + 4, y1);
-    x += 8;
-    y += 8;
-  }
-  for (; n >= 4; n -= 4) {
-    const v128_t v0_0 = wasm_v128_load(x + 0);
-    const v128_t y0_a = wasm_f32x4_abs(v0_0);
-    const v128_t y0_a2 = wasm_f32x4_mul(y0_a, y0_a);
-    const v128_t y0_small = wasm_f32x4_add(wasm_f32x4_mul(wasm_f32x4_mul(y0_a2, y0_a), wasm_f32x4_add(wasm_f32x4_mul(wasm_f32x4_add(wasm_f32x4_mul(wasm_f32x4_add(wasm_f32x4_mul(wasm_f32x4_add(wasm_f32x4_mul(k_t5, y0_a2), k_t4), y0_a2), k_t3), y0_a2), k_t2), y0_a2), k_t1)), y0_a);
-    const v128_t y0_z = wasm_f32x4_mul(k_minus_two, wasm_f32x4_pmin(y0_a, k_tanh_clamp));
-    const v128_t y0_nb = wasm_f32x4_add(wasm_f32x4_mul(y0_z, k_log2e), k_magic);
-    const v128_t y0_n = wasm_f32x4_sub(y0_nb, k_magic);
-    const v128_t y0_r = wasm_f32x4_add(wasm_f32x4_mul(wasm_f32x4_neg(y0_n), k_ln2_lo), wasm_f32x4_add(wasm_f32x4_mul(wasm_f32x4_neg(y0_n), k_ln2_hi), y0_z));
-    const v128_t y0_s = wasm_i32x4_shl(y0_nb, 23);
-    const v128_t y0_q = wasm_f32x4_add(wasm_f32x4_mul(wasm_f32x4_add(wasm_f32x4_mul(wasm_f32x4_add(wasm_f32x4_mul(wasm_f32x4_add(wasm_f32x4_mul(k_q5, y0_r), k_q4), y0_r), k_q3), y0_r), k_q2), y0_r), k_q1);
-    const v128_t y0_t = wasm_f32x4_mul(y0_r, y0_s);
-    const v128_t y0_e = wasm_f32x4_add(wasm_f32x4_mul(y0_t, y0_q), y0_s);
-    const v128_t y0_ez = wasm_v128_bitselect(k_zero, y0_e, wasm_f32x4_lt(y0_z, k_exp_lo));
-    const v128_t y0_large = wasm_f32x4_div(wasm_f32x4_sub(k_one, y0_ez), wasm_f32x4_add(k_one, y0_ez));
-    const v128_t y0_th = wasm_v128_bitselect(y0_small, y0_large, wasm_f32x4_lt(y0_a, k_tanh_small));
-    v128_t y0 = wasm_v128_bitselect(wasm_f32x4_neg(y0_th), y0_th, wasm_f32x4_lt(v0_0, k_zero));
-    wasm_v128_store(y + 0, y0);
-    x += 4;
-    y += 4;
-  }
-  if (n != 0) {
-    float v0_0_buf[4];
-    for (size_t l = 0; l < 4; l++) v0_0_buf[l] = l < n ? (x)[l] : 0.0f;
-    const v128_t v0_0 = wasm_v128_load(v0_0_buf);
-    const v128_t y0_a = wasm_f32x4_abs(v0_0);
-    const v128_t y0_a2 = wasm_f32x4_mul(y0_a, y0_a);
-    const v128_t y0_small = wasm_f32x4_add(wasm_f32x4_mul(wasm_f32x4_mul(y0_a2, y0_a), wasm_f32x4_add(wasm_f32x4_mul(wasm_f32x4_add(wasm_f32x4_mul(wasm_f32x4_add(wasm_f32x4_mul(wasm_f32x4_add(wasm_f32x4_mul(k_t5, y0_a2), k_t4), y0_a2), k_t3), y0_a2), k_t2), y0_a2), k_t1)), y0_a);
-    const v128_t y0_z = wasm_f32x4_mul(k_minus_two, wasm_f32x4_pmin(y0_a, k_tanh_clamp));
-    const v128_t y0_nb = wasm_f32x4_add(wasm_f32x4_mul(y0_z, k_log2e), k_magic);
-    const v128_t y0_n = wasm_f32x4_sub(y0_nb, k_magic);
-    const v128_t y0_r = wasm_f32x4_add(wasm_f32x4_mul(wasm_f32x4_neg(y0_n), k_ln2_lo), wasm_f32x4_add(wasm_f32x4_mul(wasm_f32x4_neg(y0_n), k_ln2_hi), y0_z));
-    const v128_t y0_s = wasm_i32x4_shl(y0_nb, 23);
-    const v128_t y0_q = wasm_f32x4_add(wasm_f32x4_mul(wasm_f32x4_add(wasm_f32x4_mul(wasm_f32x4_add(wasm_f32x4_mul(wasm_f32x4_add(wasm_f32x4_mul(k_q5, y0_r), k_q4), y0_r), k_q3), y0_r), k_q2), y0_r), k_q1);
-    const v128_t y0_t = wasm_f32x4_mul(y0_r, y0_s);
-    const v128_t y0_e = wasm_f32x4_add(wasm_f32x4_mul(y0_t, y0_q), y0_s);
-    const v128_t y0_ez = wasm_v128_bitselect(k_zero, y0_e, wasm_f32x4_lt(y0_z, k_exp_lo));
-    const v128_t y0_large = wasm_f32x4_div(wasm_f32x4_sub(k_one, y0_ez), wasm_f32x4_add(k_one, y0_ez));
-    const v128_t y0_th = wasm_v128_bitselect(y0_small, y0_large, wasm_f32x4_lt(y0_a, k_tanh_small));
-    v128_t y0 = wasm_v128_bitselect(wasm_f32x4_neg(y0_th), y0_th, wasm_f32x4_lt(v0_0, k_zero));
-    {
-      float* tp = y;
-      v128_t tv = y0;
-      if (n & 2) { wasm_v128_store64_lane(tp, tv, 0); tv = wasm_i64x2_shuffle(tv, tv, 1, 1); tp += 2; }
-      if (n & 1) wasm_v128_store32_lane(tp, tv, 0);
+  float tb[4];
+  while (n != 0) {
+    const size_t m = n < 4 ? n : 4;
+    const float* xs = x;
+    if (m < 4) {
+      for (size_t l = 0; l < 4; l++) tb[l] = l < m ? x[l] : 0.0f;
+      xs = tb;
     }
+    const v128_t v0_0 = wasm_v128_load(xs);
+    const v128_t y0_a = wasm_f32x4_abs(v0_0);
+    const v128_t y0_a2 = wasm_f32x4_mul(y0_a, y0_a);
+    const v128_t y0_small = wasm_f32x4_add(wasm_f32x4_mul(wasm_f32x4_mul(y0_a2, y0_a), wasm_f32x4_add(wasm_f32x4_mul(wasm_f32x4_add(wasm_f32x4_mul(wasm_f32x4_add(wasm_f32x4_mul(wasm_f32x4_add(wasm_f32x4_mul(k_t5, y0_a2), k_t4), y0_a2), k_t3), y0_a2), k_t2), y0_a2), k_t1)), y0_a);
+    const v128_t y0_z = wasm_f32x4_mul(k_minus_two, wasm_f32x4_pmin(y0_a, k_tanh_clamp));
+    const v128_t y0_nb = wasm_f32x4_add(wasm_f32x4_mul(y0_z, k_log2e), k_magic);
+    const v128_t y0_n = wasm_f32x4_sub(y0_nb, k_magic);
+    const v128_t y0_r = wasm_f32x4_add(wasm_f32x4_mul(wasm_f32x4_neg(y0_n), k_ln2_lo), wasm_f32x4_add(wasm_f32x4_mul(wasm_f32x4_neg(y0_n), k_ln2_hi), y0_z));
+    const v128_t y0_s = wasm_i32x4_shl(y0_nb, 23);
+    const v128_t y0_q = wasm_f32x4_add(wasm_f32x4_mul(wasm_f32x4_add(wasm_f32x4_mul(wasm_f32x4_add(wasm_f32x4_mul(wasm_f32x4_add(wasm_f32x4_mul(k_q5, y0_r), k_q4), y0_r), k_q3), y0_r), k_q2), y0_r), k_q1);
+    const v128_t y0_t = wasm_f32x4_mul(y0_r, y0_s);
+    const v128_t y0_e = wasm_f32x4_add(wasm_f32x4_mul(y0_t, y0_q), y0_s);
+    const v128_t y0_ez = wasm_v128_bitselect(k_zero, y0_e, wasm_f32x4_lt(y0_z, k_exp_lo));
+    const v128_t y0_large = wasm_f32x4_div(wasm_f32x4_sub(k_one, y0_ez), wasm_f32x4_add(k_one, y0_ez));
+    const v128_t y0_th = wasm_v128_bitselect(y0_small, y0_large, wasm_f32x4_lt(y0_a, k_tanh_small));
+    v128_t y0 = wasm_v128_bitselect(wasm_f32x4_neg(y0_th), y0_th, wasm_f32x4_lt(v0_0, k_zero));
+    if (m == 4) {
+      wasm_v128_store(y, y0);
+    } else {
+      wasm_v128_store(tb, y0);
+      for (size_t l = 0; l < m; l++) y[l] = tb[l];
+    }
+    x += m;
+    y += m;
+    n -= m;
   }
 }
 
@@ -2213,66 +2123,33 @@ static void wrt_wasm_simd128_exp(size_t n, const float* x, float* y, const float
   const v128_t k_q3 = wasm_f32x4_splat(0x1.555a6ap-3f);
   const v128_t k_q4 = wasm_f32x4_splat(0x1.573a56p-5f);
   const v128_t k_q5 = wasm_f32x4_splat(0x1.0fa828p-7f);
-  for (; n >= 8; n -= 8) {
-    const v128_t v0_0 = wasm_v128_load(x + 0);
-    const v128_t y0_nb = wasm_f32x4_add(wasm_f32x4_mul(v0_0, k_log2e), k_magic);
-    const v128_t y0_n = wasm_f32x4_sub(y0_nb, k_magic);
-    const v128_t y0_r = wasm_f32x4_add(wasm_f32x4_mul(wasm_f32x4_neg(y0_n), k_ln2_lo), wasm_f32x4_add(wasm_f32x4_mul(wasm_f32x4_neg(y0_n), k_ln2_hi), v0_0));
-    const v128_t y0_nc = wasm_f32x4_pmin(y0_n, k_n_max);
-    const v128_t y0_s = wasm_i32x4_shl(wasm_f32x4_add(y0_nc, k_magic), 23);
-    const v128_t y0_q = wasm_f32x4_add(wasm_f32x4_mul(wasm_f32x4_add(wasm_f32x4_mul(wasm_f32x4_add(wasm_f32x4_mul(wasm_f32x4_add(wasm_f32x4_mul(k_q5, y0_r), k_q4), y0_r), k_q3), y0_r), k_q2), y0_r), k_q1);
-    const v128_t y0_t = wasm_f32x4_mul(y0_r, y0_s);
-    const v128_t y0_e = wasm_f32x4_add(wasm_f32x4_mul(y0_t, y0_q), y0_s);
-    v128_t y0 = wasm_v128_bitselect(k_zero, wasm_v128_bitselect(k_inf, wasm_f32x4_mul(y0_e, wasm_f32x4_add(k_one, wasm_f32x4_sub(y0_n, y0_nc))), wasm_f32x4_lt(k_exp_hi, v0_0)), wasm_f32x4_lt(v0_0, k_exp_lo));
-    const v128_t v0_1 = wasm_v128_load(x + 4);
-    const v128_t y1_nb = wasm_f32x4_add(wasm_f32x4_mul(v0_1, k_log2e), k_magic);
-    const v128_t y1_n = wasm_f32x4_sub(y1_nb, k_magic);
-    const v128_t y1_r = wasm_f32x4_add(wasm_f32x4_mul(wasm_f32x4_neg(y1_n), k_ln2_lo), wasm_f32x4_add(wasm_f32x4_mul(wasm_f32x4_neg(y1_n), k_ln2_hi), v0_1));
-    const v128_t y1_nc = wasm_f32x4_pmin(y1_n, k_n_max);
-    const v128_t y1_s = wasm_i32x4_shl(wasm_f32x4_add(y1_nc, k_magic), 23);
-    const v128_t y1_q = wasm_f32x4_add(wasm_f32x4_mul(wasm_f32x4_add(wasm_f32x4_mul(wasm_f32x4_add(wasm_f32x4_mul(wasm_f32x4_add(wasm_f32x4_mul(k_q5, y1_r), k_q4), y1_r), k_q3), y1_r), k_q2), y1_r), k_q1);
-    const v128_t y1_t = wasm_f32x4_mul(y1_r, y1_s);
-    const v128_t y1_e = wasm_f32x4_add(wasm_f32x4_mul(y1_t, y1_q), y1_s);
-    v128_t y1 = wasm_v128_bitselect(k_zero, wasm_v128_bitselect(k_inf, wasm_f32x4_mul(y1_e, wasm_f32x4_add(k_one, wasm_f32x4_sub(y1_n, y1_nc))), wasm_f32x4_lt(k_exp_hi, v0_1)), wasm_f32x4_lt(v0_1, k_exp_lo));
-    wasm_v128_store(y + 0, y0);
-    wasm_v128_store(y + 4, y1);
-    x += 8;
-    y += 8;
-  }
-  for (; n >= 4; n -= 4) {
-    const v128_t v0_0 = wasm_v128_load(x + 0);
-    const v128_t y0_nb = wasm_f32x4_add(wasm_f32x4_mul(v0_0, k_log2e), k_magic);
-    const v128_t y0_n = wasm_f32x4_sub(y0_nb, k_magic);
-    const v128_t y0_r = wasm_f32x4_add(wasm_f32x4_mul(wasm_f32x4_neg(y0_n), k_ln2_lo), wasm_f32x4_add(wasm_f32x4_mul(wasm_f32x4_neg(y0_n), k_ln2_hi), v0_0));
-    const v128_t y0_nc = wasm_f32x4_pmin(y0_n, k_n_max);
-    const v128_t y0_s = wasm_i32x4_shl(wasm_f32x4_add(y0_nc, k_magic), 23);
-    const v128_t y0_q = wasm_f32x4_add(wasm_f32x4_mul(wasm_f32x4_add(wasm_f32x4_mul(wasm_f32x4_add(wasm_f32x4_mul(wasm_f32x4_add(wasm_f32x4_mul(k_q5, y0_r), k_q4), y0_r), k_q3), y0_r), k_q2), y0_r), k_q1);
-    const v128_t y0_t = wasm_f32x4_mul(y0_r, y0_s);
-    const v128_t y0_e = wasm_f32x4_add(wasm_f32x4_mul(y0_t, y0_q), y0_s);
-    v128_t y0 = wasm_v128_bitselect(k_zero, wasm_v128_bitselect(k_inf, wasm_f32x4_mul(y0_e, wasm_f32x4_add(k_one, wasm_f32x4_sub(y0_n, y0_nc))), wasm_f32x4_lt(k_exp_hi, v0_0)), wasm_f32x4_lt(v0_0, k_exp_lo));
-    wasm_v128_store(y + 0, y0);
-    x += 4;
-    y += 4;
-  }
-  if (n != 0) {
-    float v0_0_buf[4];
-    for (size_t l = 0; l < 4; l++) v0_0_buf[l] = l < n ? (x)[l] : 0.0f;
-    const v128_t v0_0 = wasm_v128_load(v0_0_buf);
-    const v128_t y0_nb = wasm_f32x4_add(wasm_f32x4_mul(v0_0, k_log2e), k_magic);
-    const v128_t y0_n = wasm_f32x4_sub(y0_nb, k_magic);
-    const v128_t y0_r = wasm_f32x4_add(wasm_f32x4_mul(wasm_f32x4_neg(y0_n), k_ln2_lo), wasm_f32x4_add(wasm_f32x4_mul(wasm_f32x4_neg(y0_n), k_ln2_hi), v0_0));
-    const v128_t y0_nc = wasm_f32x4_pmin(y0_n, k_n_max);
-    const v128_t y0_s = wasm_i32x4_shl(wasm_f32x4_add(y0_nc, k_magic), 23);
-    const v128_t y0_q = wasm_f32x4_add(wasm_f32x4_mul(wasm_f32x4_add(wasm_f32x4_mul(wasm_f32x4_add(wasm_f32x4_mul(wasm_f32x4_add(wasm_f32x4_mul(k_q5, y0_r), k_q4), y0_r), k_q3), y0_r), k_q2), y0_r), k_q1);
-    const v128_t y0_t = wasm_f32x4_mul(y0_r, y0_s);
-    const v128_t y0_e = wasm_f32x4_add(wasm_f32x4_mul(y0_t, y0_q), y0_s);
-    v128_t y0 = wasm_v128_bitselect(k_zero, wasm_v128_bitselect(k_inf, wasm_f32x4_mul(y0_e, wasm_f32x4_add(k_one, wasm_f32x4_sub(y0_n, y0_nc))), wasm_f32x4_lt(k_exp_hi, v0_0)), wasm_f32x4_lt(v0_0, k_exp_lo));
-    {
-      float* tp = y;
-      v128_t tv = y0;
-      if (n & 2) { wasm_v128_store64_lane(tp, tv, 0); tv = wasm_i64x2_shuffle(tv, tv, 1, 1); tp += 2; }
-      if (n & 1) wasm_v128_store32_lane(tp, tv, 0);
+  float tb[4];
+  while (n != 0) {
+    const size_t m = n < 4 ? n : 4;
+    const float* xs = x;
+    if (m < 4) {
+      for (size_t l = 0; l < 4; l++) tb[l] = l < m ? x[l] : 0.0f;
+      xs = tb;
     }
+    const v128_t v0_0 = wasm_v128_load(xs);
+    const v128_t y0_nb = wasm_f32x4_add(wasm_f32x4_mul(v0_0, k_log2e), k_magic);
+    const v128_t y0_n = wasm_f32x4_sub(y0_nb, k_magic);
+    const v128_t y0_r = wasm_f32x4_add(wasm_f32x4_mul(wasm_f32x4_neg(y0_n), k_ln2_lo), wasm_f32x4_add(wasm_f32x4_mul(wasm_f32x4_neg(y0_n), k_ln2_hi), v0_0));
+    const v128_t y0_nc = wasm_f32x4_pmin(y0_n, k_n_max);
+    const v128_t y0_s = wasm_i32x4_shl(wasm_f32x4_add(y0_nc, k_magic), 23);
+    const v128_t y0_q = wasm_f32x4_add(wasm_f32x4_mul(wasm_f32x4_add(wasm_f32x4_mul(wasm_f32x4_add(wasm_f32x4_mul(wasm_f32x4_add(wasm_f32x4_mul(k_q5, y0_r), k_q4), y0_r), k_q3), y0_r), k_q2), y0_r), k_q1);
+    const v128_t y0_t = wasm_f32x4_mul(y0_r, y0_s);
+    const v128_t y0_e = wasm_f32x4_add(wasm_f32x4_mul(y0_t, y0_q), y0_s);
+    v128_t y0 = wasm_v128_bitselect(k_zero, wasm_v128_bitselect(k_inf, wasm_f32x4_mul(y0_e, wasm_f32x4_add(k_one, wasm_f32x4_sub(y0_n, y0_nc))), wasm_f32x4_lt(k_exp_hi, v0_0)), wasm_f32x4_lt(v0_0, k_exp_lo));
+    if (m == 4) {
+      wasm_v128_store(y, y0);
+    } else {
+      wasm_v128_store(tb, y0);
+      for (size_t l = 0; l < m; l++) y[l] = tb[l];
+    }
+    x += m;
+    y += m;
+    n -= m;
   }
 }
 

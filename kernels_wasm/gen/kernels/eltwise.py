@@ -145,5 +145,33 @@ def unary(isa: Isa, op: str) -> str:
             c("(void)params;")
         c(*(isa.decl(f"k_p{j}", isa.dup(f"params[{j}]")) for j in range(nparams)))
         c(*(isa.decl(f"k_{k}", isa.dup(approx.CONSTS[k])) for k in consts))
-        _map_loop(c, isa, ["x"], lambda v, y: body(isa, v[0], y), False)
+        if long_body(isa, op):
+            _one_body_loop(c, isa, lambda v, y: body(isa, v[0], y))
+        else:
+            _map_loop(c, isa, ["x"], lambda v, y: body(isa, v[0], y), False)
     return c.text()
+
+
+# wasm: the polynomial ops have one copy of their body, one vector per step, the last partial vector through a buffer
+# (their bodies are long enough to fill the pipeline on their own; the unrolled and tail copies cost the modules
+# about 3.5 KB)
+LONG_BODY = ("sigmoid", "tanh", "exp")
+
+
+def _one_body_loop(c: Code, isa: Isa, body: Callable[[list[str], str], list[str]]) -> None:
+    vl = isa.vl
+    c(f"float tb[{vl}];")
+    with c.block("while (n != 0)"):
+        c(f"const size_t m = n < {vl} ? n : {vl};", "const float* xs = x;")
+        with c.block(f"if (m < {vl})"):
+            c(f"for (size_t l = 0; l < {vl}; l++) tb[l] = l < m ? x[l] : 0.0f;", "xs = tb;")
+        c(isa.decl("v0_0", isa.load("xs")), *body(["v0_0"], "y0"))
+        with c.block(f"if (m == {vl})"):
+            c(isa.store("y", "y0"))
+        with c.block("else"):
+            c(isa.store("tb", "y0"), "for (size_t l = 0; l < m; l++) y[l] = tb[l];")
+        c("x += m;", "y += m;", "n -= m;")
+
+
+def long_body(isa: Isa, op: str) -> bool:
+    return isa.name.startswith("wasm") and op in LONG_BODY

@@ -148,13 +148,14 @@ def _pixels(c: Code, d: QTile, ks: int = 0) -> None:
 # -- wasm relaxed dot tables: four taps per i32x4.relaxed_dot_i8x16_i7x16_add -----------------------------------------
 # The input is NHWC, so a channel's taps lie in different rows: 16 channels of 4 taps are loaded as four vectors and
 # transposed by two rounds of interleaves (byte pairs, then 16-bit pairs) into four vectors of 4 channels x 4 taps,
-# each one dot product with the packed weights. The 4 taps of a group are one filter column (3x3: ky = 0, 1, 2 and a
-# zero tap), so on a stride-1 row a pixel's first two columns are the last two of the pixel before: the kernel runs
-# each tile of 16 channels along the row and transposes one column per pixel instead of three. Packing
-# (engine/qconv.c, entries with kr = 4, 3x3 filters only): per tile of 16 channels, 16 int32 biases (zero point and
-# XOFF folded in), 16 float multipliers, then per column kx 64 bytes, channel j's taps (0, kx), (1, kx), (2, kx), 0 at
-# 4 * j. Activations are XORed with p->xmask as in the dot GEMM.
-DOT_KS = {"wasm_relaxed": (9,)}
+# each one dot product with the packed weights. A 3x3 filter's groups are its columns (ky = 0, 1, 2 and a zero tap),
+# so on a stride-1 row a pixel's first two columns are the last two of the pixel before: that kernel runs each tile of
+# 16 channels along the row and transposes one column per pixel instead of three. Any other filter (5x5: 7 groups
+# for 25 taps) takes runs of 4 consecutive taps, the last padded with zero taps. Packing (engine/qconv.c, entries
+# with kr = 4 and ct = 16): per tile of 16 channels, 16 int32 biases (zero point and XOFF folded in), 16 float
+# multipliers, then per group 64 bytes, channel j's 4 taps at 4 * j. Activations are XORed with p->xmask as in the
+# dot GEMM.
+DOT_KS = {"wasm_relaxed": (9, 0)}  # 3x3 by columns, any other by runs
 
 
 def dot_tile() -> QTile:
@@ -166,7 +167,7 @@ def dot_ks(t: QTile) -> tuple[int, ...]:
 
 
 def qdwconv_dot_name(ks: int) -> str:
-    return f"wrt_wasm_relaxed_dot_qdwconv_{ks}_c16"
+    return f"wrt_wasm_relaxed_dot_qdwconv_{ks or 'any'}_c16"
 
 
 def _transpose(c: Code, x: list[str], u: str) -> None:
@@ -200,7 +201,9 @@ def _dot_epilogue(c: Code, d: QTile, dst: str, whole: bool) -> None:
 
 
 def qdwconv_dot(ks: int) -> str:
-    """The relaxed dot depthwise kernel for 3x3 filters (ks = 9), channel tile 16."""
+    """The relaxed dot depthwise kernel for 3x3 filters (ks = 9) or, ks = 0, any filter; channel tile 16."""
+    if not ks:
+        return _qdwconv_dot_runs()
     assert ks == 9
     d = dot_tile()
     tile = 16 * 8 + 64 * 3
@@ -243,6 +246,40 @@ def qdwconv_dot(ks: int) -> str:
                     _transpose(c, ["xb[0]", "xb[1]", "xb[2]", None], "s")
                     _dots(c, "s", "(const int8_t*)(pw + 128) + 64 * g")
                 _dot_epilogue(c, d, "(out + full)", False)
+    return c.text()
+
+
+def _qdwconv_dot_runs() -> str:
+    """Any filter by runs of 4 taps: taps past ks read a zero row (their weights are zero too); a partial channel
+    tile reads its rem bytes per tap through a zeroed buffer."""
+    d = dot_tile()
+    c = Code()
+    sig = (f"void {qdwconv_dot_name(0)}(size_t channels, size_t width, size_t ks, const int8_t* const* in, "
+           "const void* packed_w, int8_t* out, size_t out_stride, const wrt_qparams* p)")
+    with c.block(d.fn(sig)):
+        c(*_bounds(d), "const v128_t xm = wasm_i32x4_splat((int32_t)p->xmask);",
+          "static const int8_t zrow[16];", "const size_t tile = 128 + 64 * ((ks + 3) / 4);")
+        with c.block("for (size_t c0 = 0; c0 < channels; c0 += 16)"):
+            c("const char* pw = (const char*)packed_w + c0 / 16 * tile;",
+              "const size_t rem = channels - c0 < 16 ? channels - c0 : 16;",
+              "const int8_t* const* ip = in;", "int8_t* op = out + c0;")
+            with c.block("for (size_t px = 0; px < width; px++, ip += ks, op += out_stride)"):
+                c("const int32_t* wb = (const int32_t*)(const void*)pw;", *_acc_init(d),
+                  "const int8_t* wt = (const int8_t*)(pw + 128);")
+                with c.block("for (size_t t = 0; t < ks; t += 4, wt += 64)"):
+                    c("const int8_t* r[4];", "int8_t xb[4][16];", "v128_t s0, s1, s2, s3;",
+                      "for (size_t j = 0; j < 4; j++) r[j] = t + j < ks ? ip[t + j] + c0 : zrow;")
+                    with c.block("if (rem < 16)"), c.block("for (size_t j = 0; j < 4; j++)"):
+                        c("for (size_t k = 0; k < 16; k++) xb[j][k] = k < rem ? r[j][k] : 0;", "r[j] = xb[j];")
+                    _transpose(c, ["r[0]", "r[1]", "r[2]", "r[3]"], "s")
+                    _dots(c, "s", "wt")
+                c(*_mults(d, "pw"))
+                for v in range(d.nv):
+                    c(*_requant(d, 0, v))
+                with c.block("if (rem == 16)"):
+                    c(*_store_row(d, 0, "op"))
+                with c.block("else"):
+                    c("int8_t ob[16];", *_store_row(d, 0, "ob"), "for (size_t j = 0; j < rem; j++) op[j] = ob[j];")
     return c.text()
 
 

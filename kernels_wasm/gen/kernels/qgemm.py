@@ -550,8 +550,9 @@ def qigemm(t: QTile) -> str:
 def a16(t: QTile) -> bool:
     """Targets whose 1x1 GEMM also has a form on activations widened to int16 ahead (qgemm16): wasm SIMD128, where
     each row's pair of int16 activations is then one 4-byte broadcast load, in place of a widening and a shuffle (the
-    engine widens the rows once per run of row blocks, not once per panel)."""
-    return t.name == "wasm_simd128"
+    engine widens the rows once per run of row blocks, not once per panel); wasm relaxed too, in the table for hosts
+    whose relaxed dot product is not exact (x86 without VNNI)."""
+    return t.name in ("wasm_simd128", "wasm_relaxed")
 
 
 def qgemm16(t: QTile) -> str:
