@@ -379,7 +379,8 @@ def test_efficientnet_int8_agrees_with_float_at_least_as_well_as_onnxruntime() -
     assert r["top1_agreement_ours"] >= r["top1_agreement_onnxruntime"], r
     assert r["top1_agreement_ours"] >= 0.94, r  # 96.0% (144 of 150) with the default (mse; minmax 98.0%)
     imp = r["onnxruntime_qdq_import"]
-    assert imp["top1_agreement"] >= 0.95 and imp["max_steps"] <= 4, imp  # onnxruntime's add/pool rounding
+    if not imp["onnxruntime_saturates"]:  # else onnxruntime's own int8 run is not exact here (tools/ort_int8.py)
+        assert imp["top1_agreement"] >= 0.95 and imp["max_steps"] <= 4, imp  # onnxruntime's add/pool rounding
     lite = r["litert_int8_import"]  # LiteRT's own int8 run: bit for bit
     assert "skipped" in lite or (lite["max_steps"] == 0 and lite["top1_agreement"] == 1.0), lite
 
@@ -411,6 +412,10 @@ def test_onnxruntime_qdq_import_differs_only_in_the_rounding_of_add() -> None:
     onnxruntime's bit for bit; ADD is off by at most one step, exactly where MLAS's FMA form rounds differently."""
     sys.path.insert(0, str(ROOT / "tools"))
     import qdq_rounding
+    from ort_int8 import u8s8_saturates
+
+    if u8s8_saturates():
+        pytest.skip("onnxruntime's uint8 x int8 products saturate on this CPU (x86-64 without VNNI): no exact oracle")
 
     r = qdq_rounding.measure(2)["per_op"]
     assert {"CONV_2D", "CONV_2D depthwise", "ADD", "MEAN"} <= set(r), r
