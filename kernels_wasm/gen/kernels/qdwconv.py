@@ -68,6 +68,11 @@ def _mac(d: QTile, x: list[str], w: list[str], masked: bool = False) -> list[str
     raise KeyError(n)
 
 
+def _store_rem(d: QTile, dst_j: str) -> list[str]:
+    """A partial channel tile's rem bytes, stored through a buffer (dst_j: the output byte j)."""
+    return [f"int8_t ob[{d.nr}];", *_store_row(d, 0, "ob"), f"for (size_t j = 0; j < rem; j++) {dst_j} = ob[j];"]
+
+
 def _taps(c: Code, d: QTile, partial: bool) -> None:
     """The ks taps, two at a time, then the odd one; a partial tile reads its inputs through zeroed buffers, or on
     AVX-512 with masked loads (channel counts such as 40, 112 or 144 leave a partial tile on every pixel)."""
@@ -142,7 +147,7 @@ def _pixels(c: Code, d: QTile, ks: int = 0) -> None:
             with c.block(f"if (rem == {ct})"):
                 c(*_store_row(d, 0, "(out + c0)"))
             with c.block("else"):
-                c(f"int8_t ob[{ct}];", *_store_row(d, 0, "ob"), "for (size_t j = 0; j < rem; j++) out[c0 + j] = ob[j];")
+                c(*_store_rem(d, "out[c0 + j]"))
 
 
 # -- wasm relaxed dot tables: four taps per i32x4.relaxed_dot_i8x16_i7x16_add -----------------------------------------
@@ -197,7 +202,7 @@ def _dot_epilogue(c: Code, d: QTile, dst: str, whole: bool) -> None:
     if whole:
         c(*_store_row(d, 0, dst))
     else:
-        c("int8_t ob[16];", *_store_row(d, 0, "ob"), f"for (size_t j = 0; j < rem; j++) {dst}[j] = ob[j];")
+        c(*_store_rem(d, f"{dst}[j]"))
 
 
 def qdwconv_dot(ks: int) -> str:
@@ -279,7 +284,7 @@ def _qdwconv_dot_runs() -> str:
                 with c.block("if (rem == 16)"):
                     c(*_store_row(d, 0, "op"))
                 with c.block("else"):
-                    c("int8_t ob[16];", *_store_row(d, 0, "ob"), "for (size_t j = 0; j < rem; j++) op[j] = ob[j];")
+                    c(*_store_rem(d, "op[j]"))
     return c.text()
 
 
