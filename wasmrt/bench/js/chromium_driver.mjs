@@ -47,8 +47,18 @@ function threadCpuMs(pid) {
 }
 
 // The renderer of our page: of this browser's renderers (they carry our --user-data-dir), the one whose main
-// thread runs while the page spins. null where /proc is not there (the bench then has the wall clock only).
+// thread runs while the page spins. null where /proc is not there (the bench then has the wall clock only). A spin
+// that other work on the machine starves of CPU finds none, so it is tried again a few times.
 async function rendererPid(page) {
+  for (let attempt = 0; attempt < 5; attempt++) {
+    const pid = await spinningRenderer(page);
+    if (pid) return pid;
+  }
+  process.stderr.write("note: the page's renderer was not found in /proc: wall clock only\n");
+  return null;
+}
+
+async function spinningRenderer(page) {
   let pids = [];
   try {
     pids = fs.readdirSync("/proc").filter((p) => /^\d+$/.test(p)).filter((p) => {
