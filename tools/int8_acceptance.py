@@ -27,6 +27,8 @@ import numpy as np
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
+from ort_int8 import u8s8_saturates  # noqa: E402
+
 from python_ref import Interpreter  # noqa: E402
 from python_ref import quant as qm  # noqa: E402
 from wasmrt import calibrate, photos  # noqa: E402
@@ -110,8 +112,6 @@ def _onnxruntime(calib: list[dict[str, np.ndarray]], ev: list[dict[str, np.ndarr
     sub = list(range(0, len(ev), 6))
     ours = np.stack([next(iter(it.run(ev[k]).values())) for k in sub])
     steps = np.abs(ours - int8[sub]) / step
-    from ort_int8 import u8s8_saturates
-
     return {"agreement": agreement(int8, fp32), "images": len(sub), "max_steps": float(np.rint(steps.max())),
             "share_differing": float(np.mean(steps > 0.5)), "top1_agreement": agreement(ours, int8[sub]),
             "onnxruntime_saturates": u8s8_saturates()}

@@ -2039,8 +2039,12 @@ static void wrt_wasm_simd128_sigmoid(size_t n, const float* x, float* y, const f
     if (m == 4) {
       wasm_v128_store(y, y0);
     } else {
-      wasm_v128_store(tb, y0);
-      for (size_t l = 0; l < m; l++) y[l] = tb[l];
+      {
+        float* tp = y;
+        v128_t tv = y0;
+        if (m & 2) { wasm_v128_store64_lane(tp, tv, 0); tv = wasm_i64x2_shuffle(tv, tv, 1, 1); tp += 2; }
+        if (m & 1) wasm_v128_store32_lane(tp, tv, 0);
+      }
     }
     x += m;
     y += m;
@@ -2097,8 +2101,12 @@ static void wrt_wasm_simd128_tanh(size_t n, const float* x, float* y, const floa
     if (m == 4) {
       wasm_v128_store(y, y0);
     } else {
-      wasm_v128_store(tb, y0);
-      for (size_t l = 0; l < m; l++) y[l] = tb[l];
+      {
+        float* tp = y;
+        v128_t tv = y0;
+        if (m & 2) { wasm_v128_store64_lane(tp, tv, 0); tv = wasm_i64x2_shuffle(tv, tv, 1, 1); tp += 2; }
+        if (m & 1) wasm_v128_store32_lane(tp, tv, 0);
+      }
     }
     x += m;
     y += m;
@@ -2144,8 +2152,12 @@ static void wrt_wasm_simd128_exp(size_t n, const float* x, float* y, const float
     if (m == 4) {
       wasm_v128_store(y, y0);
     } else {
-      wasm_v128_store(tb, y0);
-      for (size_t l = 0; l < m; l++) y[l] = tb[l];
+      {
+        float* tp = y;
+        v128_t tv = y0;
+        if (m & 2) { wasm_v128_store64_lane(tp, tv, 0); tv = wasm_i64x2_shuffle(tv, tv, 1, 1); tp += 2; }
+        if (m & 1) wasm_v128_store32_lane(tp, tv, 0);
+      }
     }
     x += m;
     y += m;

@@ -152,7 +152,8 @@ def unary(isa: Isa, op: str) -> str:
     return c.text()
 
 
-# wasm: the polynomial ops have one copy of their body, one vector per step, the last partial vector through a buffer
+# wasm: the polynomial ops have one copy of their body, one vector per step, the last partial vector loaded through
+# a buffer
 # (their bodies are long enough to fill the pipeline on their own; the unrolled and tail copies cost the modules
 # about 3.5 KB)
 LONG_BODY = ("sigmoid", "tanh", "exp")
@@ -169,7 +170,7 @@ def _one_body_loop(c: Code, isa: Isa, body: Callable[[list[str], str], list[str]
         with c.block(f"if (m == {vl})"):
             c(isa.store("y", "y0"))
         with c.block("else"):
-            c(isa.store("tb", "y0"), "for (size_t l = 0; l < m; l++) y[l] = tb[l];")
+            c(*isa.store_tail("y", "y0", "m"))
         c("x += m;", "y += m;", "n -= m;")
 
 
