@@ -176,3 +176,20 @@ def test_bench_int8_rows_with_peers(tmp_path, small_model, capsys):
     printed = capsys.readouterr().out
     assert "int8 speed-up over the same engine's float32" in printed
     assert "small                native    litert" in printed
+
+
+def test_a_cpu_clock_that_saw_a_run_take_no_time_is_left_out():
+    """A host whose CPU clock read a gone process gives 0 ms per run: the row falls back to the wall clock, with no
+    CPU median and no ratios on it, rather than 0.00 ms and NaN ratios."""
+    import numpy as np
+
+    from wasmrt.bench.report import pass_ratios, rows_for
+
+    out = np.zeros(4, np.float32)
+    results = {eid: {"outputs": [out], "times_ms": [2.0, 2.1, 2.2, 2.3], "cpu_ms": cpu, "passes": 2}
+               for eid, cpu in (("wasmrt-relaxed", [0, 0, 0, 0]), ("litert.js", [2.0, 2.0, 2.1, 2.1]))}
+    rows = rows_for("m", 1000, "chromium", results, ["y"], {"y": out})
+    by = {r["engine"]: r for r in rows}
+    assert "cpu_median_ms" not in by["wasmrt-relaxed"] and by["litert.js"]["pass_cpu_median_ms"] == [2.0, 2.1]
+    line = next(s for s in pass_ratios(rows).splitlines() if "wasmrt-relaxed / litert.js" in s)
+    assert line.split(":  ")[1].startswith("-  |") and "nan" not in line, line

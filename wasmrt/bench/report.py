@@ -49,7 +49,7 @@ def rows_for(model: str, macs: int, host: str, results: dict[str, dict], outputs
             max_rel_err=max(errs) if errs else float("nan"),
             pass_median_ms=[float(np.median(p)) for p in _passes(r["times_ms"], passes)],
         )
-        if len(cpu) == times.size and times.size:
+        if len(cpu) == times.size and times.size and min(cpu) > 0:  # a clock that saw a run take no time is broken
             row.update(cpu_median_ms=float(np.median(cpu)),
                        pass_cpu_median_ms=[float(np.median(p)) for p in _passes(cpu, passes)])
         tol = (ours_tolerance if row["ours"] else peer_tolerance)

@@ -47,12 +47,14 @@ function threadCpuMs(pid) {
 }
 
 // The renderer of our page: of this browser's renderers (they carry our --user-data-dir), the one whose main
-// thread runs while the page spins. null where /proc is not there (the bench then has the wall clock only). A spin
-// that other work on the machine starves of CPU finds none, so it is tried again a few times.
+// thread runs while the page spins. null where /proc is not there (the bench then has the wall clock only). Another
+// renderer can be busy at the same time (Chromium's spare renderer starting up took 56 of 150 ms; when it won, the
+// page's clock read a process that was gone, and every run 0 ms), so the same renderer must stand out in two spins
+// in a row; a spin that other work on the machine starves of CPU finds none, so it is tried again a few times.
 async function rendererPid(page) {
   for (let attempt = 0; attempt < 5; attempt++) {
     const pid = await spinningRenderer(page);
-    if (pid) return pid;
+    if (pid && pid === (await spinningRenderer(page))) return pid;
   }
   process.stderr.write("note: the page's renderer was not found in /proc: wall clock only\n");
   return null;
@@ -76,7 +78,8 @@ async function spinningRenderer(page) {
   await page.evaluate(() => { const t = performance.now(); while (performance.now() - t < 150); });
   const ran = pids.map((p, i) => threadCpuMs(p) - before[i]);
   const best = ran.indexOf(Math.max(...ran));
-  return best >= 0 && ran[best] > 50 ? Number(pids[best]) : null;
+  const rival = Math.max(0, ...ran.filter((_, i) => i !== best));
+  return best >= 0 && ran[best] > 75 && rival < ran[best] / 2 ? Number(pids[best]) : null;
 }
 
 const userDataDir = fs.mkdtempSync(path.join(path.dirname(path.resolve(resultPath)), "chromium-profile-"));
