@@ -140,11 +140,11 @@ static void leave_caller_cpu(void) {
     sched_setaffinity(0, sizeof mask, &mask);
 }
 
-/* In a VM whose host has descheduled an idle vCPU, the guest kernel counts that vCPU as busy and queues a pool
- * thread it wakes behind the caller, on the caller's core, until the next scheduler tick: measured on a 2-vCPU KVM
- * guest, a pool thread woken after 100 ms idle started 3.8 ms late, every time, and 2 threads ran EfficientNet-Lite0
- * only 1.06x faster than one. One yield after the wake lets it run at once, and it then moves off this core
- * (leave_caller_cpu); where it was woken elsewhere, the yield returns at once. */
+/* A guest kernel that packs wake-ups onto busy vCPUs (measured on a 2-vCPU KVM guest booted with sched_vcpu_pack)
+ * queues a pool thread woken after an idle pause behind the caller, on the caller's core: woken after 100 ms idle,
+ * it started 3.8 ms late (the next scheduler tick) every time, and 2 threads ran EfficientNet-Lite0 only 1.06x faster
+ * than one. One yield after the wake lets it run at once, and it then moves off this core (leave_caller_cpu); where
+ * it was woken elsewhere, the yield returns at once. */
 static void let_woken_run(void) { sched_yield(); }
 #endif
 

@@ -48,8 +48,8 @@ function threadCpuMs(pid) {
 
 // The renderer of our page: of this browser's renderers (they carry our --user-data-dir), the one whose main
 // thread runs while the page spins. null where /proc is not there (the bench then has the wall clock only). Another
-// renderer can be busy at the same time (Chromium's spare renderer starting up took 56 of 150 ms; when it won, the
-// page's clock read a process that was gone, and every run 0 ms), so the same renderer must stand out in two spins
+// renderer can be busy at the same time (one took 56 ms of a 150 ms spin, against the page's 126; where another
+// renderer won, every run of the page read 0 ms of CPU), so the same renderer must stand out in two spins
 // in a row; a spin that other work on the machine starves of CPU finds none, so it is tried again a few times.
 async function rendererPid(page) {
   for (let attempt = 0; attempt < 5; attempt++) {
