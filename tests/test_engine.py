@@ -133,6 +133,10 @@ case("grouped_residual")(_residual((1, 7, 7, 8), w(6, 3, 3, 4), {"groups": 2, "p
 
 # -- dense --------------------------------------------------------------------------------------------------------
 case("fc")(single("FULLY_CONNECTED", (3, 10), {}, (w(7, 10), w(7))))
+# one row over many panels: groups of several whole panels, then whole and narrow ones one by one
+case("fc_one_row_wide")(single("FULLY_CONNECTED", (1, 45), {"act_max": 1.0}, (w(150, 45), w(150))))
+# a 7x7 map: 49 rows leave one lone row after whole tiles of 6 or 8
+case("conv1x1_lone_row")(single("CONV_2D", (1, 7, 7, 37), {}, (w(200, 1, 1, 37), w(200))))
 case("fc_rank3_clamp")(single("FULLY_CONNECTED", (2, 3, 33), {"act_min": -1.0, "act_max": 1.0}, (w(19, 33),)))
 case("matmul_const_b")(single("MATMUL", (2, 3, 4), {}, (w(4, 9),)))
 case("matmul_batched")(two_inputs("MATMUL", (2, 3, 4), (2, 4, 5)))
@@ -297,6 +301,23 @@ def test_op_matches_reference(name: str, engine: str, variant: str) -> None:
     got2 = m.run(feeds)  # a second run gives the same answer (no state left in the arena)
     for k in ref:
         np.testing.assert_array_equal(got2[k], got[k])
+
+
+@pytest.mark.parametrize(("engine", "variant"), ENGINES, ids=ENGINE_IDS)
+def test_a_lone_last_row_gets_the_bytes_of_a_whole_tile(engine: str, variant: str) -> None:
+    """A 7x7 map is 49 GEMM rows: row 48 runs alone after whole tiles of 6 or 8 (over several panels where the target
+    has that kernel). Of 24 x 7 = 168 rows (whole tiles of 6 and of 8) it runs inside a tile. The same sums in the
+    same order give the same bytes."""
+    wt, b = w(200, 1, 1, 37), w(200)
+    x = f32(np.random.default_rng(3), 1, 24, 7, 37)
+    outs = []
+    for rows in (7, 24):
+        g = Graph()
+        xi = g.add_input("x", (1, rows, 7, 37))
+        (y,) = g.add_node("CONV_2D", [xi, g.add_const("w", wt), g.add_const("b", b)], {}, outputs=["y"])
+        g.outputs.append(y)
+        outs.append(engine_model(convert(g).data, engine, variant).run({"x": x[:, :rows]})["y"])
+    np.testing.assert_array_equal(outs[0], outs[1][:, :7])
 
 
 QUANTIZED = sorted(qgraphs.CASES) + sorted(qgraphs.KERNEL_CASES)
@@ -500,7 +521,8 @@ def test_long_reduction_on_near_constant_data(name: str, engine: str, variant: s
 
 
 # -- aarch64 under qemu -------------------------------------------------------------------------------------------
-AARCH64_CASES = ["conv1x1_gemm", "conv3x3_s2_asym", "dw3x3", "dw5x5_s2", "grouped_conv", "deconv3x3_s2_outpad",
+AARCH64_CASES = ["conv1x1_gemm", "conv1x1_lone_row", "fc_one_row_wide", "conv3x3_s2_asym", "dw3x3", "dw5x5_s2",
+                 "grouped_conv", "deconv3x3_s2_outpad",
                  "fc", "matmul_batched", "add_channel", "div_general", "sigmoid", "hard_swish", "maxpool_ceil_pads",
                  "avgpool_incl_pad_ceil", "mean_hw", "softmax_last", "resize_bilinear_up_c0", "pad_reflect",
                  "concat_channels", "depth_to_space_dcr", "transpose_nchw"]

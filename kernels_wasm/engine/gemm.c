@@ -40,22 +40,49 @@ size_t gemm_row_block(const wrt_target* tg, size_t m, size_t k) {
   return (block + mr - 1) / mr * mr;
 }
 
-/* One GEMM as tasks: a block of rows times a chunk of panels. */
+/* One GEMM as tasks: a block of rows times a chunk of panels; then, where the target has gemm_row and the rows end
+ * in a lone row (49 = 8 x 6 + 1 pixels of a 7x7 map, a fully-connected layer's one row), that row in tasks of
+ * gemm_row_panels panels: alone, a row runs on few accumulator chains and waits on the multiply-add latency. */
 typedef struct {
   const wrt_target* tg;
-  size_t m, n, k, a_stride, c_stride, block, chunks, per_chunk;
+  size_t m, n, k, a_stride, c_stride, block, chunks, per_chunk, tiled; /* m: the rows in tiles; a lone row is row m */
   const float *a, *packed, *residual;
   float* c;
   const wrt_clamp* clamp;
 } gemm_job;
 
+/* the residual is added (then clamped) to a task's rows and columns while they are still in cache */
+static void add_residual(const gemm_job* j, size_t r0, size_t r1, size_t p0, size_t p1) {
+  size_t rs = j->c_stride / sizeof(float);
+  float* c = j->c;
+  if (rs == j->n && p0 == 0 && p1 == j->n) { /* contiguous rows: one call */
+    j->tg->vbinary[WRT_BIN_ADD]((r1 - r0) * j->n, c + r0 * rs, j->residual + r0 * rs, c + r0 * rs, j->clamp);
+  } else {
+    for (size_t i = r0; i < r1; i++)
+      j->tg->vbinary[WRT_BIN_ADD](p1 - p0, c + i * rs + p0, j->residual + i * rs + p0, c + i * rs + p0, j->clamp);
+  }
+}
+
+static size_t min_size(size_t a, size_t b) { return a < b ? a : b; }
+
 static void gemm_task(void* ctx, size_t t) {
   const gemm_job* j = ctx;
   const wrt_target* tg = j->tg;
-  size_t mr = tg->gemm_mr, nr = tg->gemm_nr, panel_floats = nr * (1 + j->k);
-  size_t r0 = t / j->chunks * j->block, r1 = j->m - r0 < j->block ? j->m : r0 + j->block;
-  size_t p0 = t % j->chunks * j->per_chunk * nr, p1 = p0 + j->per_chunk * nr < j->n ? p0 + j->per_chunk * nr : j->n;
+  size_t mr = tg->gemm_mr, nr = tg->gemm_nr, panel_floats = nr * (1 + j->k), r0, r1, p0, p1;
   const wrt_clamp none = {-__builtin_inff(), __builtin_inff()}, *kc = j->residual ? &none : j->clamp;
+  if (t < j->tiled) {
+    r0 = t / j->chunks * j->block, r1 = min_size(j->m, r0 + j->block);
+    p0 = t % j->chunks * j->per_chunk * nr, p1 = min_size(j->n, p0 + j->per_chunk * nr);
+  } else { /* the lone row */
+    size_t group = tg->gemm_row_panels * nr;
+    r0 = j->m, r1 = j->m + 1, p0 = (t - j->tiled) * group, p1 = min_size(j->n, p0 + group);
+    if (p1 - p0 == group) {
+      tg->gemm_row(j->k, (const float*)((const char*)j->a + r0 * j->a_stride), j->packed + (p0 / nr) * panel_floats,
+                   panel_floats, (float*)((char*)j->c + r0 * j->c_stride) + p0, kc);
+      if (j->residual) add_residual(j, r0, r1, p0, p1);
+      return;
+    }
+  }
   for (size_t p = p0; p < p1; p += nr) {
     size_t nc = j->n - p < nr ? j->n - p : nr;
     const float* panel = j->packed + (p / nr) * panel_floats;
@@ -66,16 +93,7 @@ static void gemm_task(void* ctx, size_t t) {
          (float*)((char*)j->c + i * j->c_stride) + p, j->c_stride, kc);
     }
   }
-  if (!j->residual) return;
-  /* the residual is added (then clamped) to the block's columns while they are still in cache */
-  size_t rs = j->c_stride / sizeof(float);
-  float* c = j->c;
-  if (rs == j->n && p0 == 0 && p1 == j->n) { /* contiguous rows: one call */
-    tg->vbinary[WRT_BIN_ADD]((r1 - r0) * j->n, c + r0 * rs, j->residual + r0 * rs, c + r0 * rs, j->clamp);
-  } else {
-    for (size_t i = r0; i < r1; i++)
-      tg->vbinary[WRT_BIN_ADD](p1 - p0, c + i * rs + p0, j->residual + i * rs + p0, c + i * rs + p0, j->clamp);
-  }
+  if (j->residual) add_residual(j, r0, r1, p0, p1);
 }
 
 /* Tasks per GEMM: enough that two to four threads end within a small fraction of the op of each other. */
@@ -86,15 +104,13 @@ static void gemm_task(void* ctx, size_t t) {
 /* rows per block for about `want` blocks of whole row tiles */
 static size_t rows_for_blocks(size_t tiles, size_t want, size_t mr) { return (tiles + want - 1) / want * mr; }
 
-/* c[M, N] = a[M, K] x packed (+ residual, rows of N floats at c's stride). With a residual, the kernels write the
- * plain sum and the residual is added (then clamped) per task. Tasks depend on the shape only: blocks of rows (at
- * most the cache block, cut down to GEMM_MIN_BLOCK_TILES row tiles to make about GEMM_TASKS of them), then chunks
- * of panels when there are still few (7x7 maps, a classifier's single row), then blocks of fewer row tiles.
- * Neighbouring tasks are neighbouring rows, so a thread's share of rows follows it from op to op (rt_threads.c).
- * (Cutting columns before rows where the weights outweigh A measured 1-5% slower on one thread.) */
-void run_gemm(const wrt_target* tg, size_t m, size_t n, size_t k, const float* a, size_t a_stride, const float* packed,
-              float* c, size_t c_stride, const wrt_clamp* clamp, const float* residual, int threads) {
-  size_t nr = tg->gemm_nr, mr = tg->gemm_mr, panels = (n + nr - 1) / nr, block = gemm_row_block(tg, m, k);
+/* The tiled tasks of j (j->m >= 1 rows): blocks of rows (at most the cache block, cut down to GEMM_MIN_BLOCK_TILES
+ * row tiles to make about GEMM_TASKS of them), then chunks of panels when there are still few (7x7 maps, a
+ * classifier's single row), then blocks of fewer row tiles. Neighbouring tasks are neighbouring rows, so a thread's
+ * share of rows follows it from op to op (rt_threads.c). (Cutting columns before rows where the weights outweigh A
+ * measured 1-5% slower on one thread.) */
+static size_t tile_tasks(gemm_job* j, size_t panels) {
+  size_t m = j->m, mr = j->tg->gemm_mr, block = gemm_row_block(j->tg, m, j->k);
   size_t blocks = (m + block - 1) / block, tiles = (m + mr - 1) / mr;
   if (blocks < GEMM_TASKS && tiles / GEMM_MIN_BLOCK_TILES > blocks) {
     size_t want = tiles / GEMM_MIN_BLOCK_TILES < GEMM_TASKS ? tiles / GEMM_MIN_BLOCK_TILES : GEMM_TASKS;
@@ -111,10 +127,21 @@ void run_gemm(const wrt_target* tg, size_t m, size_t n, size_t k, const float* a
       blocks = (m + block - 1) / block;
     }
   }
-  size_t per_chunk = (panels + chunks - 1) / chunks;
-  chunks = (panels + per_chunk - 1) / per_chunk;
-  gemm_job j = {tg, m, n, k, a_stride, c_stride, block, chunks, per_chunk, a, packed, residual, c, clamp};
-  rt_parallel(threads, blocks * chunks, gemm_task, &j);
+  j->block = block;
+  j->per_chunk = (panels + chunks - 1) / chunks;
+  j->chunks = (panels + j->per_chunk - 1) / j->per_chunk;
+  return blocks * j->chunks;
+}
+
+/* c[M, N] = a[M, K] x packed (+ residual, rows of N floats at c's stride). With a residual, the kernels write the
+ * plain sum and the residual is added (then clamped) per task. Tasks depend on the shape only. */
+void run_gemm(const wrt_target* tg, size_t m, size_t n, size_t k, const float* a, size_t a_stride, const float* packed,
+              float* c, size_t c_stride, const wrt_clamp* clamp, const float* residual, int threads) {
+  size_t panels = (n + tg->gemm_nr - 1) / tg->gemm_nr, lone = tg->gemm_row && m % tg->gemm_mr == 1;
+  gemm_job j = {tg, m - lone, n, k, a_stride, c_stride, 0, 0, 0, 0, a, packed, residual, c, clamp};
+  if (j.m) j.tiled = tile_tasks(&j, panels);
+  size_t lone_tasks = lone ? (panels + tg->gemm_row_panels - 1) / tg->gemm_row_panels : 0;
+  rt_parallel(threads, j.tiled + lone_tasks, gemm_task, &j);
 }
 
 /* ---- FULLY_CONNECTED and MATMUL -------------------------------------------------------------------------------- */

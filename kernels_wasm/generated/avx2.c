@@ -505,6 +505,47 @@ static __attribute__((target("avx2,fma"))) void wrt_avx2_igemm_6x16(size_t mr, s
   }
 }
 
+static __attribute__((target("avx2,fma"))) void wrt_avx2_gemm_row_4x16(size_t kc, const float* a, const float* restrict w, size_t w_stride, float* c, const wrt_clamp* clamp) {
+  const float* w0 = w;
+  const float* w1 = w0 + w_stride;
+  const float* w2 = w1 + w_stride;
+  const float* w3 = w2 + w_stride;
+  __m256 acc0_0 = _mm256_loadu_ps(w0 + 0);
+  __m256 acc0_1 = _mm256_loadu_ps(w0 + 8);
+  __m256 acc1_0 = _mm256_loadu_ps(w1 + 0);
+  __m256 acc1_1 = _mm256_loadu_ps(w1 + 8);
+  __m256 acc2_0 = _mm256_loadu_ps(w2 + 0);
+  __m256 acc2_1 = _mm256_loadu_ps(w2 + 8);
+  __m256 acc3_0 = _mm256_loadu_ps(w3 + 0);
+  __m256 acc3_1 = _mm256_loadu_ps(w3 + 8);
+  for (size_t k = kc; k != 0; k--) {
+    w0 += 16;
+    w1 += 16;
+    w2 += 16;
+    w3 += 16;
+    const __m256 x = _mm256_broadcast_ss(a);
+    a += 1;
+    acc0_0 = _mm256_fmadd_ps(x, _mm256_loadu_ps(w0 + 0), acc0_0);
+    acc0_1 = _mm256_fmadd_ps(x, _mm256_loadu_ps(w0 + 8), acc0_1);
+    acc1_0 = _mm256_fmadd_ps(x, _mm256_loadu_ps(w1 + 0), acc1_0);
+    acc1_1 = _mm256_fmadd_ps(x, _mm256_loadu_ps(w1 + 8), acc1_1);
+    acc2_0 = _mm256_fmadd_ps(x, _mm256_loadu_ps(w2 + 0), acc2_0);
+    acc2_1 = _mm256_fmadd_ps(x, _mm256_loadu_ps(w2 + 8), acc2_1);
+    acc3_0 = _mm256_fmadd_ps(x, _mm256_loadu_ps(w3 + 0), acc3_0);
+    acc3_1 = _mm256_fmadd_ps(x, _mm256_loadu_ps(w3 + 8), acc3_1);
+  }
+  const __m256 vmin = _mm256_set1_ps(clamp->min);
+  const __m256 vmax = _mm256_set1_ps(clamp->max);
+  _mm256_storeu_ps(c + 0, _mm256_min_ps(vmax, _mm256_max_ps(vmin, acc0_0)));
+  _mm256_storeu_ps(c + 8, _mm256_min_ps(vmax, _mm256_max_ps(vmin, acc0_1)));
+  _mm256_storeu_ps(c + 16, _mm256_min_ps(vmax, _mm256_max_ps(vmin, acc1_0)));
+  _mm256_storeu_ps(c + 24, _mm256_min_ps(vmax, _mm256_max_ps(vmin, acc1_1)));
+  _mm256_storeu_ps(c + 32, _mm256_min_ps(vmax, _mm256_max_ps(vmin, acc2_0)));
+  _mm256_storeu_ps(c + 40, _mm256_min_ps(vmax, _mm256_max_ps(vmin, acc2_1)));
+  _mm256_storeu_ps(c + 48, _mm256_min_ps(vmax, _mm256_max_ps(vmin, acc3_0)));
+  _mm256_storeu_ps(c + 56, _mm256_min_ps(vmax, _mm256_max_ps(vmin, acc3_1)));
+}
+
 static __attribute__((target("avx2,fma"))) void wrt_avx2_gemm_6x8(size_t mr, size_t nc, size_t kc, const float* a, size_t a_stride, const float* restrict w, float* c, size_t c_stride, const wrt_clamp* clamp) {
   if (mr <= 1) {
     const float* a0 = a;
@@ -5929,6 +5970,7 @@ const wrt_target wrt_target_avx2 = {
   .gemm_mr = 6, .gemm_nr = 16,
   .gemm = wrt_avx2_gemm_6x16,
   .igemm = wrt_avx2_igemm_6x16,
+  .gemm_row_panels = 4, .gemm_row = wrt_avx2_gemm_row_4x16,
   .gemm_nr_half = 8,
   .gemm_half = wrt_avx2_gemm_6x8,
   .igemm_half = wrt_avx2_igemm_6x8,

@@ -513,6 +513,47 @@ static __attribute__((target("avx512f,avx512bw,avx512vl,avx2,fma"))) void wrt_av
   }
 }
 
+static __attribute__((target("avx512f,avx512bw,avx512vl,avx2,fma"))) void wrt_avx512_gemm_row_4x32(size_t kc, const float* a, const float* restrict w, size_t w_stride, float* c, const wrt_clamp* clamp) {
+  const float* w0 = w;
+  const float* w1 = w0 + w_stride;
+  const float* w2 = w1 + w_stride;
+  const float* w3 = w2 + w_stride;
+  __m512 acc0_0 = _mm512_loadu_ps(w0 + 0);
+  __m512 acc0_1 = _mm512_loadu_ps(w0 + 16);
+  __m512 acc1_0 = _mm512_loadu_ps(w1 + 0);
+  __m512 acc1_1 = _mm512_loadu_ps(w1 + 16);
+  __m512 acc2_0 = _mm512_loadu_ps(w2 + 0);
+  __m512 acc2_1 = _mm512_loadu_ps(w2 + 16);
+  __m512 acc3_0 = _mm512_loadu_ps(w3 + 0);
+  __m512 acc3_1 = _mm512_loadu_ps(w3 + 16);
+  for (size_t k = kc; k != 0; k--) {
+    w0 += 32;
+    w1 += 32;
+    w2 += 32;
+    w3 += 32;
+    const __m512 x = _mm512_set1_ps(*(a));
+    a += 1;
+    acc0_0 = _mm512_fmadd_ps(x, _mm512_loadu_ps(w0 + 0), acc0_0);
+    acc0_1 = _mm512_fmadd_ps(x, _mm512_loadu_ps(w0 + 16), acc0_1);
+    acc1_0 = _mm512_fmadd_ps(x, _mm512_loadu_ps(w1 + 0), acc1_0);
+    acc1_1 = _mm512_fmadd_ps(x, _mm512_loadu_ps(w1 + 16), acc1_1);
+    acc2_0 = _mm512_fmadd_ps(x, _mm512_loadu_ps(w2 + 0), acc2_0);
+    acc2_1 = _mm512_fmadd_ps(x, _mm512_loadu_ps(w2 + 16), acc2_1);
+    acc3_0 = _mm512_fmadd_ps(x, _mm512_loadu_ps(w3 + 0), acc3_0);
+    acc3_1 = _mm512_fmadd_ps(x, _mm512_loadu_ps(w3 + 16), acc3_1);
+  }
+  const __m512 vmin = _mm512_set1_ps(clamp->min);
+  const __m512 vmax = _mm512_set1_ps(clamp->max);
+  _mm512_storeu_ps(c + 0, _mm512_min_ps(vmax, _mm512_max_ps(vmin, acc0_0)));
+  _mm512_storeu_ps(c + 16, _mm512_min_ps(vmax, _mm512_max_ps(vmin, acc0_1)));
+  _mm512_storeu_ps(c + 32, _mm512_min_ps(vmax, _mm512_max_ps(vmin, acc1_0)));
+  _mm512_storeu_ps(c + 48, _mm512_min_ps(vmax, _mm512_max_ps(vmin, acc1_1)));
+  _mm512_storeu_ps(c + 64, _mm512_min_ps(vmax, _mm512_max_ps(vmin, acc2_0)));
+  _mm512_storeu_ps(c + 80, _mm512_min_ps(vmax, _mm512_max_ps(vmin, acc2_1)));
+  _mm512_storeu_ps(c + 96, _mm512_min_ps(vmax, _mm512_max_ps(vmin, acc3_0)));
+  _mm512_storeu_ps(c + 112, _mm512_min_ps(vmax, _mm512_max_ps(vmin, acc3_1)));
+}
+
 static __attribute__((target("avx512f,avx512bw,avx512vl,avx2,fma"))) void wrt_avx512_gemm_8x16(size_t mr, size_t nc, size_t kc, const float* a, size_t a_stride, const float* restrict w, float* c, size_t c_stride, const wrt_clamp* clamp) {
   if (mr <= 1) {
     const float* a0 = a;
@@ -7394,6 +7435,7 @@ const wrt_target wrt_target_avx512 = {
   .gemm_mr = 8, .gemm_nr = 32,
   .gemm = wrt_avx512_gemm_8x32,
   .igemm = wrt_avx512_igemm_8x32,
+  .gemm_row_panels = 4, .gemm_row = wrt_avx512_gemm_row_4x32,
   .gemm_nr_half = 16,
   .gemm_half = wrt_avx512_gemm_8x16,
   .igemm_half = wrt_avx512_igemm_8x16,
@@ -7457,6 +7499,7 @@ const wrt_target wrt_target_avx512vnni = {
   .gemm_mr = 8, .gemm_nr = 32,
   .gemm = wrt_avx512_gemm_8x32,
   .igemm = wrt_avx512_igemm_8x32,
+  .gemm_row_panels = 4, .gemm_row = wrt_avx512_gemm_row_4x32,
   .gemm_nr_half = 16,
   .gemm_half = wrt_avx512_gemm_8x16,
   .igemm_half = wrt_avx512_igemm_8x16,

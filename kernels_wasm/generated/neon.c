@@ -619,6 +619,47 @@ static void wrt_neon_igemm_8x8(size_t mr, size_t nc, size_t kc, size_t ks, const
   }
 }
 
+static void wrt_neon_gemm_row_4x8(size_t kc, const float* a, const float* restrict w, size_t w_stride, float* c, const wrt_clamp* clamp) {
+  const float* w0 = w;
+  const float* w1 = w0 + w_stride;
+  const float* w2 = w1 + w_stride;
+  const float* w3 = w2 + w_stride;
+  float32x4_t acc0_0 = vld1q_f32(w0 + 0);
+  float32x4_t acc0_1 = vld1q_f32(w0 + 4);
+  float32x4_t acc1_0 = vld1q_f32(w1 + 0);
+  float32x4_t acc1_1 = vld1q_f32(w1 + 4);
+  float32x4_t acc2_0 = vld1q_f32(w2 + 0);
+  float32x4_t acc2_1 = vld1q_f32(w2 + 4);
+  float32x4_t acc3_0 = vld1q_f32(w3 + 0);
+  float32x4_t acc3_1 = vld1q_f32(w3 + 4);
+  for (size_t k = kc; k != 0; k--) {
+    w0 += 8;
+    w1 += 8;
+    w2 += 8;
+    w3 += 8;
+    const float32x4_t x = vld1q_dup_f32(a);
+    a += 1;
+    acc0_0 = vfmaq_f32(acc0_0, x, vld1q_f32(w0 + 0));
+    acc0_1 = vfmaq_f32(acc0_1, x, vld1q_f32(w0 + 4));
+    acc1_0 = vfmaq_f32(acc1_0, x, vld1q_f32(w1 + 0));
+    acc1_1 = vfmaq_f32(acc1_1, x, vld1q_f32(w1 + 4));
+    acc2_0 = vfmaq_f32(acc2_0, x, vld1q_f32(w2 + 0));
+    acc2_1 = vfmaq_f32(acc2_1, x, vld1q_f32(w2 + 4));
+    acc3_0 = vfmaq_f32(acc3_0, x, vld1q_f32(w3 + 0));
+    acc3_1 = vfmaq_f32(acc3_1, x, vld1q_f32(w3 + 4));
+  }
+  const float32x4_t vmin = vdupq_n_f32(clamp->min);
+  const float32x4_t vmax = vdupq_n_f32(clamp->max);
+  vst1q_f32(c + 0, vminq_f32(vmaxq_f32(acc0_0, vmin), vmax));
+  vst1q_f32(c + 4, vminq_f32(vmaxq_f32(acc0_1, vmin), vmax));
+  vst1q_f32(c + 8, vminq_f32(vmaxq_f32(acc1_0, vmin), vmax));
+  vst1q_f32(c + 12, vminq_f32(vmaxq_f32(acc1_1, vmin), vmax));
+  vst1q_f32(c + 16, vminq_f32(vmaxq_f32(acc2_0, vmin), vmax));
+  vst1q_f32(c + 20, vminq_f32(vmaxq_f32(acc2_1, vmin), vmax));
+  vst1q_f32(c + 24, vminq_f32(vmaxq_f32(acc3_0, vmin), vmax));
+  vst1q_f32(c + 28, vminq_f32(vmaxq_f32(acc3_1, vmin), vmax));
+}
+
 static void wrt_neon_gemm_8x4(size_t mr, size_t nc, size_t kc, const float* a, size_t a_stride, const float* restrict w, float* c, size_t c_stride, const wrt_clamp* clamp) {
   if (mr <= 1) {
     const float* a0 = a;
@@ -5962,6 +6003,7 @@ const wrt_target wrt_target_neon = {
   .gemm_mr = 8, .gemm_nr = 8,
   .gemm = wrt_neon_gemm_8x8,
   .igemm = wrt_neon_igemm_8x8,
+  .gemm_row_panels = 4, .gemm_row = wrt_neon_gemm_row_4x8,
   .gemm_nr_half = 4,
   .gemm_half = wrt_neon_gemm_8x4,
   .igemm_half = wrt_neon_igemm_8x4,

@@ -299,6 +299,47 @@ static void wrt_wasm_simd128_igemm_4x8(size_t mr, size_t nc, size_t kc, size_t k
   }
 }
 
+static void wrt_wasm_simd128_gemm_row_4x8(size_t kc, const float* a, const float* restrict w, size_t w_stride, float* c, const wrt_clamp* clamp) {
+  const float* w0 = w;
+  const float* w1 = w0 + w_stride;
+  const float* w2 = w1 + w_stride;
+  const float* w3 = w2 + w_stride;
+  v128_t acc0_0 = wasm_v128_load(w0 + 0);
+  v128_t acc0_1 = wasm_v128_load(w0 + 4);
+  v128_t acc1_0 = wasm_v128_load(w1 + 0);
+  v128_t acc1_1 = wasm_v128_load(w1 + 4);
+  v128_t acc2_0 = wasm_v128_load(w2 + 0);
+  v128_t acc2_1 = wasm_v128_load(w2 + 4);
+  v128_t acc3_0 = wasm_v128_load(w3 + 0);
+  v128_t acc3_1 = wasm_v128_load(w3 + 4);
+  for (size_t k = kc; k != 0; k--) {
+    w0 += 8;
+    w1 += 8;
+    w2 += 8;
+    w3 += 8;
+    const v128_t x = wasm_v128_load32_splat(a);
+    a += 1;
+    acc0_0 = wasm_f32x4_add(wasm_f32x4_mul(x, wasm_v128_load(w0 + 0)), acc0_0);
+    acc0_1 = wasm_f32x4_add(wasm_f32x4_mul(x, wasm_v128_load(w0 + 4)), acc0_1);
+    acc1_0 = wasm_f32x4_add(wasm_f32x4_mul(x, wasm_v128_load(w1 + 0)), acc1_0);
+    acc1_1 = wasm_f32x4_add(wasm_f32x4_mul(x, wasm_v128_load(w1 + 4)), acc1_1);
+    acc2_0 = wasm_f32x4_add(wasm_f32x4_mul(x, wasm_v128_load(w2 + 0)), acc2_0);
+    acc2_1 = wasm_f32x4_add(wasm_f32x4_mul(x, wasm_v128_load(w2 + 4)), acc2_1);
+    acc3_0 = wasm_f32x4_add(wasm_f32x4_mul(x, wasm_v128_load(w3 + 0)), acc3_0);
+    acc3_1 = wasm_f32x4_add(wasm_f32x4_mul(x, wasm_v128_load(w3 + 4)), acc3_1);
+  }
+  const v128_t vmin = wasm_f32x4_splat(clamp->min);
+  const v128_t vmax = wasm_f32x4_splat(clamp->max);
+  wasm_v128_store(c + 0, wasm_f32x4_pmin(wasm_f32x4_pmax(acc0_0, vmin), vmax));
+  wasm_v128_store(c + 4, wasm_f32x4_pmin(wasm_f32x4_pmax(acc0_1, vmin), vmax));
+  wasm_v128_store(c + 8, wasm_f32x4_pmin(wasm_f32x4_pmax(acc1_0, vmin), vmax));
+  wasm_v128_store(c + 12, wasm_f32x4_pmin(wasm_f32x4_pmax(acc1_1, vmin), vmax));
+  wasm_v128_store(c + 16, wasm_f32x4_pmin(wasm_f32x4_pmax(acc2_0, vmin), vmax));
+  wasm_v128_store(c + 20, wasm_f32x4_pmin(wasm_f32x4_pmax(acc2_1, vmin), vmax));
+  wasm_v128_store(c + 24, wasm_f32x4_pmin(wasm_f32x4_pmax(acc3_0, vmin), vmax));
+  wasm_v128_store(c + 28, wasm_f32x4_pmin(wasm_f32x4_pmax(acc3_1, vmin), vmax));
+}
+
 static void wrt_wasm_simd128_gemm_4x4(size_t mr, size_t nc, size_t kc, const float* a, size_t a_stride, const float* restrict w, float* c, size_t c_stride, const wrt_clamp* clamp) {
   if (mr <= 1) {
     const float* a0 = a;
@@ -3480,6 +3521,7 @@ const wrt_target wrt_target_wasm_simd128 = {
   .gemm_mr = 4, .gemm_nr = 8,
   .gemm = wrt_wasm_simd128_gemm_4x8,
   .igemm = wrt_wasm_simd128_igemm_4x8,
+  .gemm_row_panels = 4, .gemm_row = wrt_wasm_simd128_gemm_row_4x8,
   .gemm_nr_half = 4,
   .gemm_half = wrt_wasm_simd128_gemm_4x4,
   .igemm_half = wrt_wasm_simd128_igemm_4x4,

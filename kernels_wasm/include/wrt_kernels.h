@@ -32,6 +32,11 @@ typedef struct {
 typedef void (*wrt_gemm_fn)(size_t mr, size_t nc, size_t kc, const float* a, size_t a_stride, const float* packed_w,
                             float* c, size_t c_stride, const wrt_clamp* clamp);
 
+/* One row of A (kc floats at a) times gemm_row_panels whole panels of NR columns, panel p at packed_w + p * w_stride
+ * (floats); c[p*NR + j] written. Each output is summed as the GEMM tile sums it, so its bytes are the same. */
+typedef void (*wrt_gemm_row_fn)(size_t kc, const float* a, const float* packed_w, size_t w_stride, float* c,
+                                const wrt_clamp* clamp);
+
 /* Indirect GEMM for KxK convolution (NHWC, groups == 1, or per group with kc = Cin/groups):
  *   c[i][j] = clamp(bias[j] + sum_{t < ks} sum_{k < kc} ind[t*mr + i][k] * w[t][k][j])
  * ind: ks*mr pointers, tap-major; each points to kc contiguous input floats of output pixel i at tap t, or to
@@ -158,6 +163,9 @@ typedef struct {
   uint8_t gemm_mr, gemm_nr;
   wrt_gemm_fn gemm;
   wrt_igemm_fn igemm;      /* same MR/NR and packing rule (bias, then taps) as gemm */
+  /* Optional: one row of A times gemm_row_panels whole panels (a lone last row of a tile loop). NULL: none. */
+  uint8_t gemm_row_panels;
+  wrt_gemm_row_fn gemm_row;
   /* Optional MR x NR/2 tiles for a last panel of at most NR/2 columns, which the engine then packs NR/2 wide (same
    * rules otherwise): Cout = 16, 24, 40, 80 ... waste up to half of an AVX-512 32-wide tile. NULL: none. */
   uint8_t gemm_nr_half;

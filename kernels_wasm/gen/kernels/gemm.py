@@ -91,6 +91,37 @@ def gemm(isa: Isa, mr: int, nr: int) -> str:
     return c.text()
 
 
+# One row over ROW_PANELS panels at once: a lone last row (a 7x7 map's 49th pixel, a fully-connected layer's only
+# row) otherwise runs per panel on 2 accumulator chains, bound by the multiply-add latency.
+ROW_PANELS = 4
+
+
+def gemm_row_name(isa: Isa, nr: int) -> str:
+    return f"wrt_{isa.name}_gemm_row_{ROW_PANELS}x{nr}"
+
+
+def gemm_row(isa: Isa, nr: int) -> str:
+    """c[p * NR + j] for ROW_PANELS whole panels p of one row; panel p's weights at w + p * w_stride. Each output's
+    sum is the MR x NR tile's (bias, then k in order), so a row gets the same bytes from either kernel."""
+    nv, panels = nr // isa.vl, range(ROW_PANELS)
+    c = Code()
+    sig = (f"void {gemm_row_name(isa, nr)}(size_t kc, const float* a, const float* restrict w, size_t w_stride, "
+           "float* c, const wrt_clamp* clamp)")
+    with c.block(isa.fn(sig)):
+        c("const float* w0 = w;", *(f"const float* w{p} = w{p - 1} + w_stride;" for p in panels[1:]))
+        for p in panels:
+            c(*(isa.decl(f"acc{p}_{v}", isa.load(f"w{p} + {v * isa.vl}"), const=False) for v in range(nv)))
+        with c.block("for (size_t k = kc; k != 0; k--)"):
+            c(*(f"w{p} += {nr};" for p in panels), isa.decl("x", isa.loaddup("a")), "a += 1;")
+            for p in panels:
+                c(*(f"acc{p}_{v} = {isa.fma('x', isa.load(f'w{p} + {v * isa.vl}'), f'acc{p}_{v}')};"
+                    for v in range(nv)))
+        c(isa.decl("vmin", isa.dup("clamp->min")), isa.decl("vmax", isa.dup("clamp->max")))
+        for p in panels:
+            c(*(isa.store(f"c + {p * nr + v * isa.vl}", isa.clamp(f"acc{p}_{v}", "vmin", "vmax")) for v in range(nv)))
+    return c.text()
+
+
 def igemm(isa: Isa, mr: int, nr: int) -> str:
     nv = nr // isa.vl
     c = Code()
