@@ -6,9 +6,11 @@ from __future__ import annotations
 import json
 import shutil
 
+import numpy as np
 import pytest
 from test_export import vision_graph
 
+from wasmrt.bench.report import pass_ratios, rows_for
 from wasmrt.cli import main
 from wasmrt.export.tflite import export_tflite
 
@@ -179,12 +181,8 @@ def test_bench_int8_rows_with_peers(tmp_path, small_model, capsys):
 
 
 def test_a_cpu_clock_that_saw_a_run_take_no_time_is_left_out():
-    """A host whose CPU clock read a gone process gives 0 ms per run: the row falls back to the wall clock, with no
-    CPU median and no ratios on it, rather than 0.00 ms and NaN ratios."""
-    import numpy as np
-
-    from wasmrt.bench.report import pass_ratios, rows_for
-
+    """A host whose CPU clock watched the wrong thread gives 0 ms per run: the row falls back to the wall clock, with
+    no CPU median and no ratios on it, rather than 0.00 ms and NaN ratios."""
     out = np.zeros(4, np.float32)
     results = {eid: {"outputs": [out], "times_ms": [2.0, 2.1, 2.2, 2.3], "cpu_ms": cpu, "passes": 2}
                for eid, cpu in (("wasmrt-relaxed", [0, 0, 0, 0]), ("litert.js", [2.0, 2.0, 2.1, 2.1]))}

@@ -153,9 +153,8 @@ def unary(isa: Isa, op: str) -> str:
 
 
 # wasm: the polynomial ops have one copy of their body, one vector per step, the last partial vector loaded through
-# a buffer
-# (their bodies are long enough to fill the pipeline on their own; the unrolled and tail copies cost the modules
-# about 3.5 KB)
+# a buffer (their bodies are long enough to fill the pipeline on their own; the unrolled and tail copies cost the
+# modules about 3.5 KB)
 LONG_BODY = ("sigmoid", "tanh", "exp")
 
 
