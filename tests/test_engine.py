@@ -303,20 +303,28 @@ def test_op_matches_reference(name: str, engine: str, variant: str) -> None:
         np.testing.assert_array_equal(got2[k], got[k])
 
 
+@pytest.mark.parametrize("residual", [False, True], ids=["plain", "residual"])
 @pytest.mark.parametrize(("engine", "variant"), ENGINES, ids=ENGINE_IDS)
-def test_a_lone_last_row_gets_the_bytes_of_a_whole_tile(engine: str, variant: str) -> None:
+def test_a_lone_last_row_gets_the_bytes_of_a_whole_tile(engine: str, variant: str, residual: bool) -> None:
     """A 7x7 map is 49 GEMM rows: row 48 runs alone after whole tiles of 6 or 8 (over several panels where the target
-    has that kernel). Of 24 x 7 = 168 rows (whole tiles of 6 and of 8) it runs inside a tile. The same sums in the
-    same order give the same bytes."""
+    has that kernel, a group of panels at a time, and a last, partial group on the tile's one-row path; with a fused
+    residual add). Of 24 x 7 = 168 rows (whole tiles of 6 and of 8) it runs inside a tile. The same sums in the same
+    order give the same bytes."""
     wt, b = w(200, 1, 1, 37), w(200)
-    x = f32(np.random.default_rng(3), 1, 24, 7, 37)
+    rng = np.random.default_rng(3)
+    x, r = f32(rng, 1, 24, 7, 37), f32(rng, 1, 24, 7, 200)
     outs = []
     for rows in (7, 24):
         g = Graph()
         xi = g.add_input("x", (1, rows, 7, 37))
-        (y,) = g.add_node("CONV_2D", [xi, g.add_const("w", wt), g.add_const("b", b)], {}, outputs=["y"])
+        (y,) = g.add_node("CONV_2D", [xi, g.add_const("w", wt), g.add_const("b", b)], {})
+        if residual:
+            (y,) = g.add_node("ADD", [y, g.add_input("r", (1, rows, 7, 200))], {"act_min": 0.0, "act_max": 6.0})
         g.outputs.append(y)
-        outs.append(engine_model(convert(g).data, engine, variant).run({"x": x[:, :rows]})["y"])
+        m = convert(g)
+        assert [op.op for op in m.graph.nodes] == ["CONV_2D"], "the add is fused into the convolution"
+        feeds = {"x": x[:, :rows], **({"r": r[:, :rows]} if residual else {})}
+        outs.append(engine_model(m.data, engine, variant).run(feeds)[g.tensors[y].name])
     np.testing.assert_array_equal(outs[0], outs[1][:, :7])
 
 

@@ -40,12 +40,15 @@ size_t gemm_row_block(const wrt_target* tg, size_t m, size_t k) {
   return (block + mr - 1) / mr * mr;
 }
 
-/* One GEMM as tasks: a block of rows times a chunk of panels; then, where the target has gemm_row and the rows end
- * in a lone row (49 = 8 x 6 + 1 pixels of a 7x7 map, a fully-connected layer's one row), that row in tasks of
- * gemm_row_panels panels: alone, a row runs on few accumulator chains and waits on the multiply-add latency. */
+/* One GEMM as tasks: a block of rows times a chunk of panels. Where the target has gemm_row and the rows end in a
+ * lone row (49 = 8 x 6 + 1 pixels of a 7x7 map), that row is computed by gemm_row, gemm_row_panels panels at a
+ * time: alone, a row runs on few accumulator chains and waits on the multiply-add latency. The tasks of the last
+ * block do it after each group of panels, while those panels are still in cache (apart, it streamed every weight
+ * again); a GEMM of one row (a fully-connected layer) is tasks of such groups. */
 typedef struct {
   const wrt_target* tg;
-  size_t m, n, k, a_stride, c_stride, block, chunks, per_chunk, tiled; /* m: the rows in tiles; a lone row is row m */
+  size_t m, n, k, a_stride, c_stride, block, chunks, per_chunk, tasks; /* m: the rows in tiles */
+  size_t lone;                                                        /* 1: row m is a lone row */
   const float *a, *packed, *residual;
   float* c;
   const wrt_clamp* clamp;
@@ -65,24 +68,10 @@ static void add_residual(const gemm_job* j, size_t r0, size_t r1, size_t p0, siz
 
 static size_t min_size(size_t a, size_t b) { return a < b ? a : b; }
 
-static void gemm_task(void* ctx, size_t t) {
-  const gemm_job* j = ctx;
+/* rows [r0, r1) in tiles of MR, columns [p0, p1) (whole panels but the last) */
+static void gemm_tiles(const gemm_job* j, size_t r0, size_t r1, size_t p0, size_t p1, const wrt_clamp* kc) {
   const wrt_target* tg = j->tg;
-  size_t mr = tg->gemm_mr, nr = tg->gemm_nr, panel_floats = nr * (1 + j->k), r0, r1, p0, p1;
-  const wrt_clamp none = {-__builtin_inff(), __builtin_inff()}, *kc = j->residual ? &none : j->clamp;
-  if (t < j->tiled) {
-    r0 = t / j->chunks * j->block, r1 = min_size(j->m, r0 + j->block);
-    p0 = t % j->chunks * j->per_chunk * nr, p1 = min_size(j->n, p0 + j->per_chunk * nr);
-  } else { /* the lone row */
-    size_t group = tg->gemm_row_panels * nr;
-    r0 = j->m, r1 = j->m + 1, p0 = (t - j->tiled) * group, p1 = min_size(j->n, p0 + group);
-    if (p1 - p0 == group) {
-      tg->gemm_row(j->k, (const float*)((const char*)j->a + r0 * j->a_stride), j->packed + (p0 / nr) * panel_floats,
-                   panel_floats, (float*)((char*)j->c + r0 * j->c_stride) + p0, kc);
-      if (j->residual) add_residual(j, r0, r1, p0, p1);
-      return;
-    }
-  }
+  size_t mr = tg->gemm_mr, nr = tg->gemm_nr, panel_floats = nr * (1 + j->k);
   for (size_t p = p0; p < p1; p += nr) {
     size_t nc = j->n - p < nr ? j->n - p : nr;
     const float* panel = j->packed + (p / nr) * panel_floats;
@@ -93,7 +82,38 @@ static void gemm_task(void* ctx, size_t t) {
          (float*)((char*)j->c + i * j->c_stride) + p, j->c_stride, kc);
     }
   }
-  if (j->residual) add_residual(j, r0, r1, p0, p1);
+}
+
+/* the lone row m, columns [p0, p1): gemm_row for a whole group of panels, else the tiles' one-row path */
+static void gemm_lone_row(const gemm_job* j, size_t p0, size_t p1, const wrt_clamp* kc) {
+  const wrt_target* tg = j->tg;
+  size_t nr = tg->gemm_nr, panel_floats = nr * (1 + j->k);
+  if (p1 - p0 != tg->gemm_row_panels * nr) {
+    gemm_tiles(j, j->m, j->m + 1, p0, p1, kc);
+    return;
+  }
+  tg->gemm_row(j->k, (const float*)((const char*)j->a + j->m * j->a_stride), j->packed + (p0 / nr) * panel_floats,
+               panel_floats, (float*)((char*)j->c + j->m * j->c_stride) + p0, kc);
+}
+
+static void gemm_task(void* ctx, size_t t) {
+  const gemm_job* j = ctx;
+  size_t nr = j->tg->gemm_nr, group = j->tg->gemm_row_panels * nr;
+  const wrt_clamp none = {-__builtin_inff(), __builtin_inff()}, *kc = j->residual ? &none : j->clamp;
+  size_t r0 = 0, r1 = 0, p0 = t * group, p1 = min_size(j->n, p0 + group); /* with no tiled rows: a lone row's group */
+  if (j->m) {
+    r0 = t / j->chunks * j->block, r1 = min_size(j->m, r0 + j->block);
+    p0 = t % j->chunks * j->per_chunk * nr, p1 = min_size(j->n, p0 + j->per_chunk * nr);
+  }
+  if (j->lone && r1 == j->m) { /* the last block: each group of panels, then the lone row over it */
+    for (size_t g = p0; g < p1; g += group) {
+      gemm_tiles(j, r0, r1, g, min_size(p1, g + group), kc);
+      gemm_lone_row(j, g, min_size(p1, g + group), kc);
+    }
+  } else {
+    gemm_tiles(j, r0, r1, p0, p1, kc);
+  }
+  if (j->residual) add_residual(j, r0, r1 + (j->lone && r1 == j->m), p0, p1);
 }
 
 /* Tasks per GEMM: enough that two to four threads end within a small fraction of the op of each other. */
@@ -129,6 +149,8 @@ static size_t tile_tasks(gemm_job* j, size_t panels) {
   }
   j->block = block;
   j->per_chunk = (panels + chunks - 1) / chunks;
+  if (j->lone) /* whole groups for gemm_row */
+    j->per_chunk = (j->per_chunk + j->tg->gemm_row_panels - 1) / j->tg->gemm_row_panels * j->tg->gemm_row_panels;
   j->chunks = (panels + j->per_chunk - 1) / j->per_chunk;
   return blocks * j->chunks;
 }
@@ -138,10 +160,9 @@ static size_t tile_tasks(gemm_job* j, size_t panels) {
 void run_gemm(const wrt_target* tg, size_t m, size_t n, size_t k, const float* a, size_t a_stride, const float* packed,
               float* c, size_t c_stride, const wrt_clamp* clamp, const float* residual, int threads) {
   size_t panels = (n + tg->gemm_nr - 1) / tg->gemm_nr, lone = tg->gemm_row && m % tg->gemm_mr == 1;
-  gemm_job j = {tg, m - lone, n, k, a_stride, c_stride, 0, 0, 0, 0, a, packed, residual, c, clamp};
-  if (j.m) j.tiled = tile_tasks(&j, panels);
-  size_t lone_tasks = lone ? (panels + tg->gemm_row_panels - 1) / tg->gemm_row_panels : 0;
-  rt_parallel(threads, j.tiled + lone_tasks, gemm_task, &j);
+  gemm_job j = {tg, m - lone, n, k, a_stride, c_stride, 0, 0, 0, 0, lone, a, packed, residual, c, clamp};
+  j.tasks = j.m ? tile_tasks(&j, panels) : (panels + tg->gemm_row_panels - 1) / tg->gemm_row_panels;
+  rt_parallel(threads, j.tasks, gemm_task, &j);
 }
 
 /* ---- FULLY_CONNECTED and MATMUL -------------------------------------------------------------------------------- */
