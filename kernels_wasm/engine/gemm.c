@@ -42,13 +42,14 @@ size_t gemm_row_block(const wrt_target* tg, size_t m, size_t k) {
 
 /* One GEMM as tasks: a block of rows times a chunk of panels. Where the target has gemm_row and the rows end in a
  * lone row (49 = 8 x 6 + 1 pixels of a 7x7 map), that row is computed by gemm_row, gemm_row_panels panels at a
- * time: alone, a row runs on few accumulator chains and waits on the multiply-add latency. The tasks of the last
- * block do it after each group of panels, while those panels are still in cache (apart, it streamed every weight
- * again); a GEMM of one row (a fully-connected layer) is tasks of such groups. */
+ * time: alone, a row runs on few accumulator chains and waits on the multiply-add latency. A task does it after each
+ * group of its panels, while they are still in cache (as tasks of their own, it read every weight again): the tasks
+ * of one row block per chunk, a different block from chunk to chunk so threads share it. A GEMM of one row (a
+ * fully-connected layer) is tasks of such groups. */
 typedef struct {
   const wrt_target* tg;
-  size_t m, n, k, a_stride, c_stride, block, chunks, per_chunk, tasks; /* m: the rows in tiles */
-  size_t lone;                                                        /* 1: row m is a lone row */
+  size_t m, n, k, a_stride, c_stride, block, blocks, chunks, per_chunk, tasks; /* m: the rows in tiles */
+  size_t lone;                                                                /* 1: row m is a lone row */
   const float *a, *packed, *residual;
   float* c;
   const wrt_clamp* clamp;
@@ -101,11 +102,14 @@ static void gemm_task(void* ctx, size_t t) {
   size_t nr = j->tg->gemm_nr, group = j->tg->gemm_row_panels * nr;
   const wrt_clamp none = {-__builtin_inff(), __builtin_inff()}, *kc = j->residual ? &none : j->clamp;
   size_t r0 = 0, r1 = 0, p0 = t * group, p1 = min_size(j->n, p0 + group); /* with no tiled rows: a lone row's group */
+  int lone = (int)j->lone;
   if (j->m) {
-    r0 = t / j->chunks * j->block, r1 = min_size(j->m, r0 + j->block);
-    p0 = t % j->chunks * j->per_chunk * nr, p1 = min_size(j->n, p0 + j->per_chunk * nr);
+    size_t b = t / j->chunks, chunk = t % j->chunks;
+    r0 = b * j->block, r1 = min_size(j->m, r0 + j->block);
+    p0 = chunk * j->per_chunk * nr, p1 = min_size(j->n, p0 + j->per_chunk * nr);
+    lone = lone && chunk % j->blocks == b;
   }
-  if (j->lone && r1 == j->m) { /* the last block: each group of panels, then the lone row over it */
+  if (lone) { /* each group of panels, then the lone row over it */
     for (size_t g = p0; g < p1; g += group) {
       gemm_tiles(j, r0, r1, g, min_size(p1, g + group), kc);
       gemm_lone_row(j, g, min_size(p1, g + group), kc);
@@ -113,7 +117,9 @@ static void gemm_task(void* ctx, size_t t) {
   } else {
     gemm_tiles(j, r0, r1, p0, p1, kc);
   }
-  if (j->residual) add_residual(j, r0, r1 + (j->lone && r1 == j->m), p0, p1);
+  if (!j->residual) return;
+  add_residual(j, r0, r1, p0, p1);
+  if (lone) add_residual(j, j->m, j->m + 1, p0, p1);
 }
 
 /* Tasks per GEMM: enough that two to four threads end within a small fraction of the op of each other. */
@@ -148,6 +154,7 @@ static size_t tile_tasks(gemm_job* j, size_t panels) {
     }
   }
   j->block = block;
+  j->blocks = blocks;
   j->per_chunk = (panels + chunks - 1) / chunks;
   if (j->lone) /* whole groups for gemm_row */
     j->per_chunk = (j->per_chunk + j->tg->gemm_row_panels - 1) / j->tg->gemm_row_panels * j->tg->gemm_row_panels;
@@ -160,7 +167,7 @@ static size_t tile_tasks(gemm_job* j, size_t panels) {
 void run_gemm(const wrt_target* tg, size_t m, size_t n, size_t k, const float* a, size_t a_stride, const float* packed,
               float* c, size_t c_stride, const wrt_clamp* clamp, const float* residual, int threads) {
   size_t panels = (n + tg->gemm_nr - 1) / tg->gemm_nr, lone = tg->gemm_row && m % tg->gemm_mr == 1;
-  gemm_job j = {tg, m - lone, n, k, a_stride, c_stride, 0, 0, 0, 0, lone, a, packed, residual, c, clamp};
+  gemm_job j = {tg, m - lone, n, k, a_stride, c_stride, 0, 0, 0, 0, 0, lone, a, packed, residual, c, clamp};
   j.tasks = j.m ? tile_tasks(&j, panels) : (panels + tg->gemm_row_panels - 1) / tg->gemm_row_panels;
   rt_parallel(threads, j.tasks, gemm_task, &j);
 }
