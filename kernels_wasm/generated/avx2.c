@@ -5439,6 +5439,194 @@ static __attribute__((target("avx2,fma"))) void wrt_avx2_qigemm_4x16(size_t mr, 
   }
 }
 
+static __attribute__((target("avx2,fma"))) void wrt_avx2_qdwconv_9_c16(size_t channels, size_t width, size_t ks, const int8_t* const* in, const void* packed_w, int8_t* out, size_t out_stride, const wrt_qparams* p) {
+  const __m256 qlo = _mm256_set1_ps(p->lo);
+  const __m256 qhi = _mm256_set1_ps(p->hi);
+  const __m256i qzy = _mm256_set1_epi32(p->zy);
+  for (size_t px = 0; px < width; px++, in += ks, out += out_stride) {
+    const char* pw = (const char*)packed_w;
+    const int8_t* i0 = in[0];
+    const int8_t* i1 = in[1];
+    const int8_t* i2 = in[2];
+    const int8_t* i3 = in[3];
+    const int8_t* i4 = in[4];
+    const int8_t* i5 = in[5];
+    const int8_t* i6 = in[6];
+    const int8_t* i7 = in[7];
+    const int8_t* i8 = in[8];
+    for (size_t c0 = 0; c0 < channels; c0 += 16, pw += 16 * (8 + 2 * ks)) {
+      const size_t rem = channels - c0 < 16 ? channels - c0 : 16;
+      const int32_t* wb = (const int32_t*)(const void*)pw;
+      __m256i acc0_0 = _mm256_loadu_si256((const __m256i*)(wb + 0));
+      __m256i acc0_1 = _mm256_loadu_si256((const __m256i*)(wb + 8));
+      const int16_t* wt = (const int16_t*)(const void*)(pw + 128);
+      size_t t = 0;
+      if (rem == 16) {
+        { const __m256i pr = _mm256_add_epi16(_mm256_mullo_epi16(_mm256_cvtepi8_epi16(_mm_loadu_si128((const __m128i*)(i0 + c0))), _mm256_loadu_si256((const __m256i*)(wt + 0))), _mm256_mullo_epi16(_mm256_cvtepi8_epi16(_mm_loadu_si128((const __m128i*)(i1 + c0))), _mm256_loadu_si256((const __m256i*)(wt + 16))));
+          acc0_0 = _mm256_add_epi32(acc0_0, _mm256_cvtepi16_epi32(_mm256_castsi256_si128(pr)));
+          acc0_1 = _mm256_add_epi32(acc0_1, _mm256_cvtepi16_epi32(_mm256_extracti128_si256(pr, 1))); }
+        { const __m256i pr = _mm256_add_epi16(_mm256_mullo_epi16(_mm256_cvtepi8_epi16(_mm_loadu_si128((const __m128i*)(i2 + c0))), _mm256_loadu_si256((const __m256i*)(wt + 32))), _mm256_mullo_epi16(_mm256_cvtepi8_epi16(_mm_loadu_si128((const __m128i*)(i3 + c0))), _mm256_loadu_si256((const __m256i*)(wt + 48))));
+          acc0_0 = _mm256_add_epi32(acc0_0, _mm256_cvtepi16_epi32(_mm256_castsi256_si128(pr)));
+          acc0_1 = _mm256_add_epi32(acc0_1, _mm256_cvtepi16_epi32(_mm256_extracti128_si256(pr, 1))); }
+        { const __m256i pr = _mm256_add_epi16(_mm256_mullo_epi16(_mm256_cvtepi8_epi16(_mm_loadu_si128((const __m128i*)(i4 + c0))), _mm256_loadu_si256((const __m256i*)(wt + 64))), _mm256_mullo_epi16(_mm256_cvtepi8_epi16(_mm_loadu_si128((const __m128i*)(i5 + c0))), _mm256_loadu_si256((const __m256i*)(wt + 80))));
+          acc0_0 = _mm256_add_epi32(acc0_0, _mm256_cvtepi16_epi32(_mm256_castsi256_si128(pr)));
+          acc0_1 = _mm256_add_epi32(acc0_1, _mm256_cvtepi16_epi32(_mm256_extracti128_si256(pr, 1))); }
+        { const __m256i pr = _mm256_add_epi16(_mm256_mullo_epi16(_mm256_cvtepi8_epi16(_mm_loadu_si128((const __m128i*)(i6 + c0))), _mm256_loadu_si256((const __m256i*)(wt + 96))), _mm256_mullo_epi16(_mm256_cvtepi8_epi16(_mm_loadu_si128((const __m128i*)(i7 + c0))), _mm256_loadu_si256((const __m256i*)(wt + 112))));
+          acc0_0 = _mm256_add_epi32(acc0_0, _mm256_cvtepi16_epi32(_mm256_castsi256_si128(pr)));
+          acc0_1 = _mm256_add_epi32(acc0_1, _mm256_cvtepi16_epi32(_mm256_extracti128_si256(pr, 1))); }
+        { const __m256i pr = _mm256_mullo_epi16(_mm256_cvtepi8_epi16(_mm_loadu_si128((const __m128i*)(i8 + c0))), _mm256_loadu_si256((const __m256i*)(wt + 128)));
+          acc0_0 = _mm256_add_epi32(acc0_0, _mm256_cvtepi16_epi32(_mm256_castsi256_si128(pr)));
+          acc0_1 = _mm256_add_epi32(acc0_1, _mm256_cvtepi16_epi32(_mm256_extracti128_si256(pr, 1))); }
+      } else {
+        for (; t + 2 <= ks; t += 2, wt += 32) {
+          int8_t x0[16];
+          for (size_t j = 0; j < 16; j++) x0[j] = j < rem ? in[t + 0][c0 + j] : 0;
+          int8_t x1[16];
+          for (size_t j = 0; j < 16; j++) x1[j] = j < rem ? in[t + 1][c0 + j] : 0;
+          { const __m256i pr = _mm256_add_epi16(_mm256_mullo_epi16(_mm256_cvtepi8_epi16(_mm_loadu_si128((const __m128i*)(x0))), _mm256_loadu_si256((const __m256i*)(wt))), _mm256_mullo_epi16(_mm256_cvtepi8_epi16(_mm_loadu_si128((const __m128i*)(x1))), _mm256_loadu_si256((const __m256i*)(wt + 16))));
+            acc0_0 = _mm256_add_epi32(acc0_0, _mm256_cvtepi16_epi32(_mm256_castsi256_si128(pr)));
+            acc0_1 = _mm256_add_epi32(acc0_1, _mm256_cvtepi16_epi32(_mm256_extracti128_si256(pr, 1))); }
+        }
+        if (t < ks) {
+          int8_t x0[16];
+          for (size_t j = 0; j < 16; j++) x0[j] = j < rem ? in[t + 0][c0 + j] : 0;
+          { const __m256i pr = _mm256_mullo_epi16(_mm256_cvtepi8_epi16(_mm_loadu_si128((const __m128i*)(x0))), _mm256_loadu_si256((const __m256i*)(wt)));
+            acc0_0 = _mm256_add_epi32(acc0_0, _mm256_cvtepi16_epi32(_mm256_castsi256_si128(pr)));
+            acc0_1 = _mm256_add_epi32(acc0_1, _mm256_cvtepi16_epi32(_mm256_extracti128_si256(pr, 1))); }
+        }
+      }
+      const float* mp = (const float*)(const void*)((const char*)(pw) + 64);
+      const __m256 mq0 = _mm256_loadu_ps(mp + 0);
+      const __m256 mq1 = _mm256_loadu_ps(mp + 8);
+      const __m256i q0_0 = _mm256_add_epi32(_mm256_cvtps_epi32(_mm256_min_ps(_mm256_max_ps(_mm256_mul_ps(_mm256_cvtepi32_ps(acc0_0), mq0), qlo), qhi)), qzy);
+      const __m256i q0_1 = _mm256_add_epi32(_mm256_cvtps_epi32(_mm256_min_ps(_mm256_max_ps(_mm256_mul_ps(_mm256_cvtepi32_ps(acc0_1), mq1), qlo), qhi)), qzy);
+      if (rem == 16) {
+        { const __m256i h = _mm256_permute4x64_epi64(_mm256_packs_epi32(q0_0, q0_1), 0xD8);
+          _mm_storeu_si128((__m128i*)((out + c0) + 0), _mm_packs_epi16(_mm256_castsi256_si128(h), _mm256_extracti128_si256(h, 1))); }
+      } else {
+        int8_t ob[16];
+        { const __m256i h = _mm256_permute4x64_epi64(_mm256_packs_epi32(q0_0, q0_1), 0xD8);
+          _mm_storeu_si128((__m128i*)(ob + 0), _mm_packs_epi16(_mm256_castsi256_si128(h), _mm256_extracti128_si256(h, 1))); }
+        for (size_t j = 0; j < rem; j++) out[c0 + j] = ob[j];
+      }
+    }
+  }
+}
+
+static __attribute__((target("avx2,fma"))) void wrt_avx2_qdwconv_25_c16(size_t channels, size_t width, size_t ks, const int8_t* const* in, const void* packed_w, int8_t* out, size_t out_stride, const wrt_qparams* p) {
+  const __m256 qlo = _mm256_set1_ps(p->lo);
+  const __m256 qhi = _mm256_set1_ps(p->hi);
+  const __m256i qzy = _mm256_set1_epi32(p->zy);
+  for (size_t px = 0; px < width; px++, in += ks, out += out_stride) {
+    const char* pw = (const char*)packed_w;
+    const int8_t* i0 = in[0];
+    const int8_t* i1 = in[1];
+    const int8_t* i2 = in[2];
+    const int8_t* i3 = in[3];
+    const int8_t* i4 = in[4];
+    const int8_t* i5 = in[5];
+    const int8_t* i6 = in[6];
+    const int8_t* i7 = in[7];
+    const int8_t* i8 = in[8];
+    const int8_t* i9 = in[9];
+    const int8_t* i10 = in[10];
+    const int8_t* i11 = in[11];
+    const int8_t* i12 = in[12];
+    const int8_t* i13 = in[13];
+    const int8_t* i14 = in[14];
+    const int8_t* i15 = in[15];
+    const int8_t* i16 = in[16];
+    const int8_t* i17 = in[17];
+    const int8_t* i18 = in[18];
+    const int8_t* i19 = in[19];
+    const int8_t* i20 = in[20];
+    const int8_t* i21 = in[21];
+    const int8_t* i22 = in[22];
+    const int8_t* i23 = in[23];
+    const int8_t* i24 = in[24];
+    for (size_t c0 = 0; c0 < channels; c0 += 16, pw += 16 * (8 + 2 * ks)) {
+      const size_t rem = channels - c0 < 16 ? channels - c0 : 16;
+      const int32_t* wb = (const int32_t*)(const void*)pw;
+      __m256i acc0_0 = _mm256_loadu_si256((const __m256i*)(wb + 0));
+      __m256i acc0_1 = _mm256_loadu_si256((const __m256i*)(wb + 8));
+      const int16_t* wt = (const int16_t*)(const void*)(pw + 128);
+      size_t t = 0;
+      if (rem == 16) {
+        { const __m256i pr = _mm256_add_epi16(_mm256_mullo_epi16(_mm256_cvtepi8_epi16(_mm_loadu_si128((const __m128i*)(i0 + c0))), _mm256_loadu_si256((const __m256i*)(wt + 0))), _mm256_mullo_epi16(_mm256_cvtepi8_epi16(_mm_loadu_si128((const __m128i*)(i1 + c0))), _mm256_loadu_si256((const __m256i*)(wt + 16))));
+          acc0_0 = _mm256_add_epi32(acc0_0, _mm256_cvtepi16_epi32(_mm256_castsi256_si128(pr)));
+          acc0_1 = _mm256_add_epi32(acc0_1, _mm256_cvtepi16_epi32(_mm256_extracti128_si256(pr, 1))); }
+        { const __m256i pr = _mm256_add_epi16(_mm256_mullo_epi16(_mm256_cvtepi8_epi16(_mm_loadu_si128((const __m128i*)(i2 + c0))), _mm256_loadu_si256((const __m256i*)(wt + 32))), _mm256_mullo_epi16(_mm256_cvtepi8_epi16(_mm_loadu_si128((const __m128i*)(i3 + c0))), _mm256_loadu_si256((const __m256i*)(wt + 48))));
+          acc0_0 = _mm256_add_epi32(acc0_0, _mm256_cvtepi16_epi32(_mm256_castsi256_si128(pr)));
+          acc0_1 = _mm256_add_epi32(acc0_1, _mm256_cvtepi16_epi32(_mm256_extracti128_si256(pr, 1))); }
+        { const __m256i pr = _mm256_add_epi16(_mm256_mullo_epi16(_mm256_cvtepi8_epi16(_mm_loadu_si128((const __m128i*)(i4 + c0))), _mm256_loadu_si256((const __m256i*)(wt + 64))), _mm256_mullo_epi16(_mm256_cvtepi8_epi16(_mm_loadu_si128((const __m128i*)(i5 + c0))), _mm256_loadu_si256((const __m256i*)(wt + 80))));
+          acc0_0 = _mm256_add_epi32(acc0_0, _mm256_cvtepi16_epi32(_mm256_castsi256_si128(pr)));
+          acc0_1 = _mm256_add_epi32(acc0_1, _mm256_cvtepi16_epi32(_mm256_extracti128_si256(pr, 1))); }
+        { const __m256i pr = _mm256_add_epi16(_mm256_mullo_epi16(_mm256_cvtepi8_epi16(_mm_loadu_si128((const __m128i*)(i6 + c0))), _mm256_loadu_si256((const __m256i*)(wt + 96))), _mm256_mullo_epi16(_mm256_cvtepi8_epi16(_mm_loadu_si128((const __m128i*)(i7 + c0))), _mm256_loadu_si256((const __m256i*)(wt + 112))));
+          acc0_0 = _mm256_add_epi32(acc0_0, _mm256_cvtepi16_epi32(_mm256_castsi256_si128(pr)));
+          acc0_1 = _mm256_add_epi32(acc0_1, _mm256_cvtepi16_epi32(_mm256_extracti128_si256(pr, 1))); }
+        { const __m256i pr = _mm256_add_epi16(_mm256_mullo_epi16(_mm256_cvtepi8_epi16(_mm_loadu_si128((const __m128i*)(i8 + c0))), _mm256_loadu_si256((const __m256i*)(wt + 128))), _mm256_mullo_epi16(_mm256_cvtepi8_epi16(_mm_loadu_si128((const __m128i*)(i9 + c0))), _mm256_loadu_si256((const __m256i*)(wt + 144))));
+          acc0_0 = _mm256_add_epi32(acc0_0, _mm256_cvtepi16_epi32(_mm256_castsi256_si128(pr)));
+          acc0_1 = _mm256_add_epi32(acc0_1, _mm256_cvtepi16_epi32(_mm256_extracti128_si256(pr, 1))); }
+        { const __m256i pr = _mm256_add_epi16(_mm256_mullo_epi16(_mm256_cvtepi8_epi16(_mm_loadu_si128((const __m128i*)(i10 + c0))), _mm256_loadu_si256((const __m256i*)(wt + 160))), _mm256_mullo_epi16(_mm256_cvtepi8_epi16(_mm_loadu_si128((const __m128i*)(i11 + c0))), _mm256_loadu_si256((const __m256i*)(wt + 176))));
+          acc0_0 = _mm256_add_epi32(acc0_0, _mm256_cvtepi16_epi32(_mm256_castsi256_si128(pr)));
+          acc0_1 = _mm256_add_epi32(acc0_1, _mm256_cvtepi16_epi32(_mm256_extracti128_si256(pr, 1))); }
+        { const __m256i pr = _mm256_add_epi16(_mm256_mullo_epi16(_mm256_cvtepi8_epi16(_mm_loadu_si128((const __m128i*)(i12 + c0))), _mm256_loadu_si256((const __m256i*)(wt + 192))), _mm256_mullo_epi16(_mm256_cvtepi8_epi16(_mm_loadu_si128((const __m128i*)(i13 + c0))), _mm256_loadu_si256((const __m256i*)(wt + 208))));
+          acc0_0 = _mm256_add_epi32(acc0_0, _mm256_cvtepi16_epi32(_mm256_castsi256_si128(pr)));
+          acc0_1 = _mm256_add_epi32(acc0_1, _mm256_cvtepi16_epi32(_mm256_extracti128_si256(pr, 1))); }
+        { const __m256i pr = _mm256_add_epi16(_mm256_mullo_epi16(_mm256_cvtepi8_epi16(_mm_loadu_si128((const __m128i*)(i14 + c0))), _mm256_loadu_si256((const __m256i*)(wt + 224))), _mm256_mullo_epi16(_mm256_cvtepi8_epi16(_mm_loadu_si128((const __m128i*)(i15 + c0))), _mm256_loadu_si256((const __m256i*)(wt + 240))));
+          acc0_0 = _mm256_add_epi32(acc0_0, _mm256_cvtepi16_epi32(_mm256_castsi256_si128(pr)));
+          acc0_1 = _mm256_add_epi32(acc0_1, _mm256_cvtepi16_epi32(_mm256_extracti128_si256(pr, 1))); }
+        { const __m256i pr = _mm256_add_epi16(_mm256_mullo_epi16(_mm256_cvtepi8_epi16(_mm_loadu_si128((const __m128i*)(i16 + c0))), _mm256_loadu_si256((const __m256i*)(wt + 256))), _mm256_mullo_epi16(_mm256_cvtepi8_epi16(_mm_loadu_si128((const __m128i*)(i17 + c0))), _mm256_loadu_si256((const __m256i*)(wt + 272))));
+          acc0_0 = _mm256_add_epi32(acc0_0, _mm256_cvtepi16_epi32(_mm256_castsi256_si128(pr)));
+          acc0_1 = _mm256_add_epi32(acc0_1, _mm256_cvtepi16_epi32(_mm256_extracti128_si256(pr, 1))); }
+        { const __m256i pr = _mm256_add_epi16(_mm256_mullo_epi16(_mm256_cvtepi8_epi16(_mm_loadu_si128((const __m128i*)(i18 + c0))), _mm256_loadu_si256((const __m256i*)(wt + 288))), _mm256_mullo_epi16(_mm256_cvtepi8_epi16(_mm_loadu_si128((const __m128i*)(i19 + c0))), _mm256_loadu_si256((const __m256i*)(wt + 304))));
+          acc0_0 = _mm256_add_epi32(acc0_0, _mm256_cvtepi16_epi32(_mm256_castsi256_si128(pr)));
+          acc0_1 = _mm256_add_epi32(acc0_1, _mm256_cvtepi16_epi32(_mm256_extracti128_si256(pr, 1))); }
+        { const __m256i pr = _mm256_add_epi16(_mm256_mullo_epi16(_mm256_cvtepi8_epi16(_mm_loadu_si128((const __m128i*)(i20 + c0))), _mm256_loadu_si256((const __m256i*)(wt + 320))), _mm256_mullo_epi16(_mm256_cvtepi8_epi16(_mm_loadu_si128((const __m128i*)(i21 + c0))), _mm256_loadu_si256((const __m256i*)(wt + 336))));
+          acc0_0 = _mm256_add_epi32(acc0_0, _mm256_cvtepi16_epi32(_mm256_castsi256_si128(pr)));
+          acc0_1 = _mm256_add_epi32(acc0_1, _mm256_cvtepi16_epi32(_mm256_extracti128_si256(pr, 1))); }
+        { const __m256i pr = _mm256_add_epi16(_mm256_mullo_epi16(_mm256_cvtepi8_epi16(_mm_loadu_si128((const __m128i*)(i22 + c0))), _mm256_loadu_si256((const __m256i*)(wt + 352))), _mm256_mullo_epi16(_mm256_cvtepi8_epi16(_mm_loadu_si128((const __m128i*)(i23 + c0))), _mm256_loadu_si256((const __m256i*)(wt + 368))));
+          acc0_0 = _mm256_add_epi32(acc0_0, _mm256_cvtepi16_epi32(_mm256_castsi256_si128(pr)));
+          acc0_1 = _mm256_add_epi32(acc0_1, _mm256_cvtepi16_epi32(_mm256_extracti128_si256(pr, 1))); }
+        { const __m256i pr = _mm256_mullo_epi16(_mm256_cvtepi8_epi16(_mm_loadu_si128((const __m128i*)(i24 + c0))), _mm256_loadu_si256((const __m256i*)(wt + 384)));
+          acc0_0 = _mm256_add_epi32(acc0_0, _mm256_cvtepi16_epi32(_mm256_castsi256_si128(pr)));
+          acc0_1 = _mm256_add_epi32(acc0_1, _mm256_cvtepi16_epi32(_mm256_extracti128_si256(pr, 1))); }
+      } else {
+        for (; t + 2 <= ks; t += 2, wt += 32) {
+          int8_t x0[16];
+          for (size_t j = 0; j < 16; j++) x0[j] = j < rem ? in[t + 0][c0 + j] : 0;
+          int8_t x1[16];
+          for (size_t j = 0; j < 16; j++) x1[j] = j < rem ? in[t + 1][c0 + j] : 0;
+          { const __m256i pr = _mm256_add_epi16(_mm256_mullo_epi16(_mm256_cvtepi8_epi16(_mm_loadu_si128((const __m128i*)(x0))), _mm256_loadu_si256((const __m256i*)(wt))), _mm256_mullo_epi16(_mm256_cvtepi8_epi16(_mm_loadu_si128((const __m128i*)(x1))), _mm256_loadu_si256((const __m256i*)(wt + 16))));
+            acc0_0 = _mm256_add_epi32(acc0_0, _mm256_cvtepi16_epi32(_mm256_castsi256_si128(pr)));
+            acc0_1 = _mm256_add_epi32(acc0_1, _mm256_cvtepi16_epi32(_mm256_extracti128_si256(pr, 1))); }
+        }
+        if (t < ks) {
+          int8_t x0[16];
+          for (size_t j = 0; j < 16; j++) x0[j] = j < rem ? in[t + 0][c0 + j] : 0;
+          { const __m256i pr = _mm256_mullo_epi16(_mm256_cvtepi8_epi16(_mm_loadu_si128((const __m128i*)(x0))), _mm256_loadu_si256((const __m256i*)(wt)));
+            acc0_0 = _mm256_add_epi32(acc0_0, _mm256_cvtepi16_epi32(_mm256_castsi256_si128(pr)));
+            acc0_1 = _mm256_add_epi32(acc0_1, _mm256_cvtepi16_epi32(_mm256_extracti128_si256(pr, 1))); }
+        }
+      }
+      const float* mp = (const float*)(const void*)((const char*)(pw) + 64);
+      const __m256 mq0 = _mm256_loadu_ps(mp + 0);
+      const __m256 mq1 = _mm256_loadu_ps(mp + 8);
+      const __m256i q0_0 = _mm256_add_epi32(_mm256_cvtps_epi32(_mm256_min_ps(_mm256_max_ps(_mm256_mul_ps(_mm256_cvtepi32_ps(acc0_0), mq0), qlo), qhi)), qzy);
+      const __m256i q0_1 = _mm256_add_epi32(_mm256_cvtps_epi32(_mm256_min_ps(_mm256_max_ps(_mm256_mul_ps(_mm256_cvtepi32_ps(acc0_1), mq1), qlo), qhi)), qzy);
+      if (rem == 16) {
+        { const __m256i h = _mm256_permute4x64_epi64(_mm256_packs_epi32(q0_0, q0_1), 0xD8);
+          _mm_storeu_si128((__m128i*)((out + c0) + 0), _mm_packs_epi16(_mm256_castsi256_si128(h), _mm256_extracti128_si256(h, 1))); }
+      } else {
+        int8_t ob[16];
+        { const __m256i h = _mm256_permute4x64_epi64(_mm256_packs_epi32(q0_0, q0_1), 0xD8);
+          _mm_storeu_si128((__m128i*)(ob + 0), _mm_packs_epi16(_mm256_castsi256_si128(h), _mm256_extracti128_si256(h, 1))); }
+        for (size_t j = 0; j < rem; j++) out[c0 + j] = ob[j];
+      }
+    }
+  }
+}
+
 static __attribute__((target("avx2,fma"))) void wrt_avx2_qdwconv_any_c16(size_t channels, size_t width, size_t ks, const int8_t* const* in, const void* packed_w, int8_t* out, size_t out_stride, const wrt_qparams* p) {
   const __m256 qlo = _mm256_set1_ps(p->lo);
   const __m256 qhi = _mm256_set1_ps(p->hi);
@@ -6018,7 +6206,7 @@ const wrt_target wrt_target_avx2 = {
   .qgemm_mr = 4, .qgemm_nr = 16, .qgemm_kr = 2, .qgemm_xoff = 0,
   .qgemm = wrt_avx2_qgemm_4x16,
   .qigemm = wrt_avx2_qigemm_4x16,
-  .qdwconv = {{0, 16, 1, wrt_avx2_qdwconv_any_c16}},
+  .qdwconv = {{9, 16, 1, wrt_avx2_qdwconv_9_c16}, {25, 16, 1, wrt_avx2_qdwconv_25_c16}, {0, 16, 1, wrt_avx2_qdwconv_any_c16}},
   .qadd = wrt_avx2_qadd, .qadd_scalar = wrt_avx2_qadd_scalar,
   .spmm_mr = 16, .spmm_g = 2,
   .spmm_min_sparsity = 0.35f, .spmm_k_penalty = 4.0f, .spmv_min_sparsity = 0.3f,

@@ -5026,6 +5026,196 @@ static __attribute__((target("avx512f,avx512bw,avx512vl,avx2,fma"))) void wrt_av
   }
 }
 
+static __attribute__((target("avx512f,avx512bw,avx512vl,avx2,fma"))) void wrt_avx512_qdwconv_9_c32(size_t channels, size_t width, size_t ks, const int8_t* const* in, const void* packed_w, int8_t* out, size_t out_stride, const wrt_qparams* p) {
+  const __m512 qhi = _mm512_set1_ps(p->hi);
+  const __m512i qzw = _mm512_set1_epi16((int16_t)p->zy);
+  const __m256i qmin = _mm256_set1_epi8((char)((int32_t)p->lo + p->zy));
+  const __m512i qperm = _mm512_setr_epi32(0, 4, 8, 12, 1, 5, 9, 13, 0, 0, 0, 0, 0, 0, 0, 0);
+  for (size_t px = 0; px < width; px++, in += ks, out += out_stride) {
+    const char* pw = (const char*)packed_w;
+    const int8_t* i0 = in[0];
+    const int8_t* i1 = in[1];
+    const int8_t* i2 = in[2];
+    const int8_t* i3 = in[3];
+    const int8_t* i4 = in[4];
+    const int8_t* i5 = in[5];
+    const int8_t* i6 = in[6];
+    const int8_t* i7 = in[7];
+    const int8_t* i8 = in[8];
+    for (size_t c0 = 0; c0 < channels; c0 += 32, pw += 32 * (8 + 2 * ks)) {
+      const size_t rem = channels - c0 < 32 ? channels - c0 : 32;
+      const int32_t* wb = (const int32_t*)(const void*)pw;
+      __m512i acc0_0 = _mm512_loadu_si512(wb + 0);
+      __m512i acc0_1 = _mm512_loadu_si512(wb + 16);
+      const int16_t* wt = (const int16_t*)(const void*)(pw + 256);
+      size_t t = 0;
+      if (rem == 32) {
+        { const __m512i pr = _mm512_add_epi16(_mm512_mullo_epi16(_mm512_cvtepi8_epi16(_mm256_loadu_si256((const __m256i*)(i0 + c0))), _mm512_loadu_si512(wt + 0)), _mm512_mullo_epi16(_mm512_cvtepi8_epi16(_mm256_loadu_si256((const __m256i*)(i1 + c0))), _mm512_loadu_si512(wt + 32)));
+          acc0_0 = _mm512_add_epi32(acc0_0, _mm512_cvtepi16_epi32(_mm512_castsi512_si256(pr)));
+          acc0_1 = _mm512_add_epi32(acc0_1, _mm512_cvtepi16_epi32(_mm512_extracti64x4_epi64(pr, 1))); }
+        { const __m512i pr = _mm512_add_epi16(_mm512_mullo_epi16(_mm512_cvtepi8_epi16(_mm256_loadu_si256((const __m256i*)(i2 + c0))), _mm512_loadu_si512(wt + 64)), _mm512_mullo_epi16(_mm512_cvtepi8_epi16(_mm256_loadu_si256((const __m256i*)(i3 + c0))), _mm512_loadu_si512(wt + 96)));
+          acc0_0 = _mm512_add_epi32(acc0_0, _mm512_cvtepi16_epi32(_mm512_castsi512_si256(pr)));
+          acc0_1 = _mm512_add_epi32(acc0_1, _mm512_cvtepi16_epi32(_mm512_extracti64x4_epi64(pr, 1))); }
+        { const __m512i pr = _mm512_add_epi16(_mm512_mullo_epi16(_mm512_cvtepi8_epi16(_mm256_loadu_si256((const __m256i*)(i4 + c0))), _mm512_loadu_si512(wt + 128)), _mm512_mullo_epi16(_mm512_cvtepi8_epi16(_mm256_loadu_si256((const __m256i*)(i5 + c0))), _mm512_loadu_si512(wt + 160)));
+          acc0_0 = _mm512_add_epi32(acc0_0, _mm512_cvtepi16_epi32(_mm512_castsi512_si256(pr)));
+          acc0_1 = _mm512_add_epi32(acc0_1, _mm512_cvtepi16_epi32(_mm512_extracti64x4_epi64(pr, 1))); }
+        { const __m512i pr = _mm512_add_epi16(_mm512_mullo_epi16(_mm512_cvtepi8_epi16(_mm256_loadu_si256((const __m256i*)(i6 + c0))), _mm512_loadu_si512(wt + 192)), _mm512_mullo_epi16(_mm512_cvtepi8_epi16(_mm256_loadu_si256((const __m256i*)(i7 + c0))), _mm512_loadu_si512(wt + 224)));
+          acc0_0 = _mm512_add_epi32(acc0_0, _mm512_cvtepi16_epi32(_mm512_castsi512_si256(pr)));
+          acc0_1 = _mm512_add_epi32(acc0_1, _mm512_cvtepi16_epi32(_mm512_extracti64x4_epi64(pr, 1))); }
+        { const __m512i pr = _mm512_mullo_epi16(_mm512_cvtepi8_epi16(_mm256_loadu_si256((const __m256i*)(i8 + c0))), _mm512_loadu_si512(wt + 256));
+          acc0_0 = _mm512_add_epi32(acc0_0, _mm512_cvtepi16_epi32(_mm512_castsi512_si256(pr)));
+          acc0_1 = _mm512_add_epi32(acc0_1, _mm512_cvtepi16_epi32(_mm512_extracti64x4_epi64(pr, 1))); }
+      } else {
+        const __mmask32 rmask = (__mmask32)((1ull << rem) - 1);
+        for (; t + 2 <= ks; t += 2, wt += 64) {
+          const int8_t* x0 = in[t + 0] + c0;
+          const int8_t* x1 = in[t + 1] + c0;
+          { const __m512i pr = _mm512_add_epi16(_mm512_mullo_epi16(_mm512_cvtepi8_epi16(_mm256_maskz_loadu_epi8(rmask, x0)), _mm512_loadu_si512(wt)), _mm512_mullo_epi16(_mm512_cvtepi8_epi16(_mm256_maskz_loadu_epi8(rmask, x1)), _mm512_loadu_si512(wt + 32)));
+            acc0_0 = _mm512_add_epi32(acc0_0, _mm512_cvtepi16_epi32(_mm512_castsi512_si256(pr)));
+            acc0_1 = _mm512_add_epi32(acc0_1, _mm512_cvtepi16_epi32(_mm512_extracti64x4_epi64(pr, 1))); }
+        }
+        if (t < ks) {
+          const int8_t* x0 = in[t + 0] + c0;
+          { const __m512i pr = _mm512_mullo_epi16(_mm512_cvtepi8_epi16(_mm256_maskz_loadu_epi8(rmask, x0)), _mm512_loadu_si512(wt));
+            acc0_0 = _mm512_add_epi32(acc0_0, _mm512_cvtepi16_epi32(_mm512_castsi512_si256(pr)));
+            acc0_1 = _mm512_add_epi32(acc0_1, _mm512_cvtepi16_epi32(_mm512_extracti64x4_epi64(pr, 1))); }
+        }
+      }
+      const float* mp = (const float*)(const void*)((const char*)(pw) + 128);
+      const __m512 mq0 = _mm512_loadu_ps(mp + 0);
+      const __m512 mq1 = _mm512_loadu_ps(mp + 16);
+      const __m512i q0_0 = _mm512_cvtps_epi32(_mm512_min_ps(_mm512_mul_ps(_mm512_cvtepi32_ps(acc0_0), mq0), qhi));
+      const __m512i q0_1 = _mm512_cvtps_epi32(_mm512_min_ps(_mm512_mul_ps(_mm512_cvtepi32_ps(acc0_1), mq1), qhi));
+      if (rem == 32) {
+        { const __m512i h = _mm512_adds_epi16(_mm512_packs_epi32(q0_0, q0_1), qzw);
+          const __m256i r = _mm512_castsi512_si256(_mm512_permutexvar_epi32(qperm, _mm512_packs_epi16(h, h)));
+          _mm256_storeu_si256((__m256i*)(void*)((out + c0)), _mm256_max_epi8(r, qmin)); }
+      } else {
+        int8_t ob[32];
+        { const __m512i h = _mm512_adds_epi16(_mm512_packs_epi32(q0_0, q0_1), qzw);
+          const __m256i r = _mm512_castsi512_si256(_mm512_permutexvar_epi32(qperm, _mm512_packs_epi16(h, h)));
+          _mm256_storeu_si256((__m256i*)(void*)(ob), _mm256_max_epi8(r, qmin)); }
+        for (size_t j = 0; j < rem; j++) out[c0 + j] = ob[j];
+      }
+    }
+  }
+}
+
+static __attribute__((target("avx512f,avx512bw,avx512vl,avx2,fma"))) void wrt_avx512_qdwconv_25_c32(size_t channels, size_t width, size_t ks, const int8_t* const* in, const void* packed_w, int8_t* out, size_t out_stride, const wrt_qparams* p) {
+  const __m512 qhi = _mm512_set1_ps(p->hi);
+  const __m512i qzw = _mm512_set1_epi16((int16_t)p->zy);
+  const __m256i qmin = _mm256_set1_epi8((char)((int32_t)p->lo + p->zy));
+  const __m512i qperm = _mm512_setr_epi32(0, 4, 8, 12, 1, 5, 9, 13, 0, 0, 0, 0, 0, 0, 0, 0);
+  for (size_t px = 0; px < width; px++, in += ks, out += out_stride) {
+    const char* pw = (const char*)packed_w;
+    const int8_t* i0 = in[0];
+    const int8_t* i1 = in[1];
+    const int8_t* i2 = in[2];
+    const int8_t* i3 = in[3];
+    const int8_t* i4 = in[4];
+    const int8_t* i5 = in[5];
+    const int8_t* i6 = in[6];
+    const int8_t* i7 = in[7];
+    const int8_t* i8 = in[8];
+    const int8_t* i9 = in[9];
+    const int8_t* i10 = in[10];
+    const int8_t* i11 = in[11];
+    const int8_t* i12 = in[12];
+    const int8_t* i13 = in[13];
+    const int8_t* i14 = in[14];
+    const int8_t* i15 = in[15];
+    const int8_t* i16 = in[16];
+    const int8_t* i17 = in[17];
+    const int8_t* i18 = in[18];
+    const int8_t* i19 = in[19];
+    const int8_t* i20 = in[20];
+    const int8_t* i21 = in[21];
+    const int8_t* i22 = in[22];
+    const int8_t* i23 = in[23];
+    const int8_t* i24 = in[24];
+    for (size_t c0 = 0; c0 < channels; c0 += 32, pw += 32 * (8 + 2 * ks)) {
+      const size_t rem = channels - c0 < 32 ? channels - c0 : 32;
+      const int32_t* wb = (const int32_t*)(const void*)pw;
+      __m512i acc0_0 = _mm512_loadu_si512(wb + 0);
+      __m512i acc0_1 = _mm512_loadu_si512(wb + 16);
+      const int16_t* wt = (const int16_t*)(const void*)(pw + 256);
+      size_t t = 0;
+      if (rem == 32) {
+        { const __m512i pr = _mm512_add_epi16(_mm512_mullo_epi16(_mm512_cvtepi8_epi16(_mm256_loadu_si256((const __m256i*)(i0 + c0))), _mm512_loadu_si512(wt + 0)), _mm512_mullo_epi16(_mm512_cvtepi8_epi16(_mm256_loadu_si256((const __m256i*)(i1 + c0))), _mm512_loadu_si512(wt + 32)));
+          acc0_0 = _mm512_add_epi32(acc0_0, _mm512_cvtepi16_epi32(_mm512_castsi512_si256(pr)));
+          acc0_1 = _mm512_add_epi32(acc0_1, _mm512_cvtepi16_epi32(_mm512_extracti64x4_epi64(pr, 1))); }
+        { const __m512i pr = _mm512_add_epi16(_mm512_mullo_epi16(_mm512_cvtepi8_epi16(_mm256_loadu_si256((const __m256i*)(i2 + c0))), _mm512_loadu_si512(wt + 64)), _mm512_mullo_epi16(_mm512_cvtepi8_epi16(_mm256_loadu_si256((const __m256i*)(i3 + c0))), _mm512_loadu_si512(wt + 96)));
+          acc0_0 = _mm512_add_epi32(acc0_0, _mm512_cvtepi16_epi32(_mm512_castsi512_si256(pr)));
+          acc0_1 = _mm512_add_epi32(acc0_1, _mm512_cvtepi16_epi32(_mm512_extracti64x4_epi64(pr, 1))); }
+        { const __m512i pr = _mm512_add_epi16(_mm512_mullo_epi16(_mm512_cvtepi8_epi16(_mm256_loadu_si256((const __m256i*)(i4 + c0))), _mm512_loadu_si512(wt + 128)), _mm512_mullo_epi16(_mm512_cvtepi8_epi16(_mm256_loadu_si256((const __m256i*)(i5 + c0))), _mm512_loadu_si512(wt + 160)));
+          acc0_0 = _mm512_add_epi32(acc0_0, _mm512_cvtepi16_epi32(_mm512_castsi512_si256(pr)));
+          acc0_1 = _mm512_add_epi32(acc0_1, _mm512_cvtepi16_epi32(_mm512_extracti64x4_epi64(pr, 1))); }
+        { const __m512i pr = _mm512_add_epi16(_mm512_mullo_epi16(_mm512_cvtepi8_epi16(_mm256_loadu_si256((const __m256i*)(i6 + c0))), _mm512_loadu_si512(wt + 192)), _mm512_mullo_epi16(_mm512_cvtepi8_epi16(_mm256_loadu_si256((const __m256i*)(i7 + c0))), _mm512_loadu_si512(wt + 224)));
+          acc0_0 = _mm512_add_epi32(acc0_0, _mm512_cvtepi16_epi32(_mm512_castsi512_si256(pr)));
+          acc0_1 = _mm512_add_epi32(acc0_1, _mm512_cvtepi16_epi32(_mm512_extracti64x4_epi64(pr, 1))); }
+        { const __m512i pr = _mm512_add_epi16(_mm512_mullo_epi16(_mm512_cvtepi8_epi16(_mm256_loadu_si256((const __m256i*)(i8 + c0))), _mm512_loadu_si512(wt + 256)), _mm512_mullo_epi16(_mm512_cvtepi8_epi16(_mm256_loadu_si256((const __m256i*)(i9 + c0))), _mm512_loadu_si512(wt + 288)));
+          acc0_0 = _mm512_add_epi32(acc0_0, _mm512_cvtepi16_epi32(_mm512_castsi512_si256(pr)));
+          acc0_1 = _mm512_add_epi32(acc0_1, _mm512_cvtepi16_epi32(_mm512_extracti64x4_epi64(pr, 1))); }
+        { const __m512i pr = _mm512_add_epi16(_mm512_mullo_epi16(_mm512_cvtepi8_epi16(_mm256_loadu_si256((const __m256i*)(i10 + c0))), _mm512_loadu_si512(wt + 320)), _mm512_mullo_epi16(_mm512_cvtepi8_epi16(_mm256_loadu_si256((const __m256i*)(i11 + c0))), _mm512_loadu_si512(wt + 352)));
+          acc0_0 = _mm512_add_epi32(acc0_0, _mm512_cvtepi16_epi32(_mm512_castsi512_si256(pr)));
+          acc0_1 = _mm512_add_epi32(acc0_1, _mm512_cvtepi16_epi32(_mm512_extracti64x4_epi64(pr, 1))); }
+        { const __m512i pr = _mm512_add_epi16(_mm512_mullo_epi16(_mm512_cvtepi8_epi16(_mm256_loadu_si256((const __m256i*)(i12 + c0))), _mm512_loadu_si512(wt + 384)), _mm512_mullo_epi16(_mm512_cvtepi8_epi16(_mm256_loadu_si256((const __m256i*)(i13 + c0))), _mm512_loadu_si512(wt + 416)));
+          acc0_0 = _mm512_add_epi32(acc0_0, _mm512_cvtepi16_epi32(_mm512_castsi512_si256(pr)));
+          acc0_1 = _mm512_add_epi32(acc0_1, _mm512_cvtepi16_epi32(_mm512_extracti64x4_epi64(pr, 1))); }
+        { const __m512i pr = _mm512_add_epi16(_mm512_mullo_epi16(_mm512_cvtepi8_epi16(_mm256_loadu_si256((const __m256i*)(i14 + c0))), _mm512_loadu_si512(wt + 448)), _mm512_mullo_epi16(_mm512_cvtepi8_epi16(_mm256_loadu_si256((const __m256i*)(i15 + c0))), _mm512_loadu_si512(wt + 480)));
+          acc0_0 = _mm512_add_epi32(acc0_0, _mm512_cvtepi16_epi32(_mm512_castsi512_si256(pr)));
+          acc0_1 = _mm512_add_epi32(acc0_1, _mm512_cvtepi16_epi32(_mm512_extracti64x4_epi64(pr, 1))); }
+        { const __m512i pr = _mm512_add_epi16(_mm512_mullo_epi16(_mm512_cvtepi8_epi16(_mm256_loadu_si256((const __m256i*)(i16 + c0))), _mm512_loadu_si512(wt + 512)), _mm512_mullo_epi16(_mm512_cvtepi8_epi16(_mm256_loadu_si256((const __m256i*)(i17 + c0))), _mm512_loadu_si512(wt + 544)));
+          acc0_0 = _mm512_add_epi32(acc0_0, _mm512_cvtepi16_epi32(_mm512_castsi512_si256(pr)));
+          acc0_1 = _mm512_add_epi32(acc0_1, _mm512_cvtepi16_epi32(_mm512_extracti64x4_epi64(pr, 1))); }
+        { const __m512i pr = _mm512_add_epi16(_mm512_mullo_epi16(_mm512_cvtepi8_epi16(_mm256_loadu_si256((const __m256i*)(i18 + c0))), _mm512_loadu_si512(wt + 576)), _mm512_mullo_epi16(_mm512_cvtepi8_epi16(_mm256_loadu_si256((const __m256i*)(i19 + c0))), _mm512_loadu_si512(wt + 608)));
+          acc0_0 = _mm512_add_epi32(acc0_0, _mm512_cvtepi16_epi32(_mm512_castsi512_si256(pr)));
+          acc0_1 = _mm512_add_epi32(acc0_1, _mm512_cvtepi16_epi32(_mm512_extracti64x4_epi64(pr, 1))); }
+        { const __m512i pr = _mm512_add_epi16(_mm512_mullo_epi16(_mm512_cvtepi8_epi16(_mm256_loadu_si256((const __m256i*)(i20 + c0))), _mm512_loadu_si512(wt + 640)), _mm512_mullo_epi16(_mm512_cvtepi8_epi16(_mm256_loadu_si256((const __m256i*)(i21 + c0))), _mm512_loadu_si512(wt + 672)));
+          acc0_0 = _mm512_add_epi32(acc0_0, _mm512_cvtepi16_epi32(_mm512_castsi512_si256(pr)));
+          acc0_1 = _mm512_add_epi32(acc0_1, _mm512_cvtepi16_epi32(_mm512_extracti64x4_epi64(pr, 1))); }
+        { const __m512i pr = _mm512_add_epi16(_mm512_mullo_epi16(_mm512_cvtepi8_epi16(_mm256_loadu_si256((const __m256i*)(i22 + c0))), _mm512_loadu_si512(wt + 704)), _mm512_mullo_epi16(_mm512_cvtepi8_epi16(_mm256_loadu_si256((const __m256i*)(i23 + c0))), _mm512_loadu_si512(wt + 736)));
+          acc0_0 = _mm512_add_epi32(acc0_0, _mm512_cvtepi16_epi32(_mm512_castsi512_si256(pr)));
+          acc0_1 = _mm512_add_epi32(acc0_1, _mm512_cvtepi16_epi32(_mm512_extracti64x4_epi64(pr, 1))); }
+        { const __m512i pr = _mm512_mullo_epi16(_mm512_cvtepi8_epi16(_mm256_loadu_si256((const __m256i*)(i24 + c0))), _mm512_loadu_si512(wt + 768));
+          acc0_0 = _mm512_add_epi32(acc0_0, _mm512_cvtepi16_epi32(_mm512_castsi512_si256(pr)));
+          acc0_1 = _mm512_add_epi32(acc0_1, _mm512_cvtepi16_epi32(_mm512_extracti64x4_epi64(pr, 1))); }
+      } else {
+        const __mmask32 rmask = (__mmask32)((1ull << rem) - 1);
+        for (; t + 2 <= ks; t += 2, wt += 64) {
+          const int8_t* x0 = in[t + 0] + c0;
+          const int8_t* x1 = in[t + 1] + c0;
+          { const __m512i pr = _mm512_add_epi16(_mm512_mullo_epi16(_mm512_cvtepi8_epi16(_mm256_maskz_loadu_epi8(rmask, x0)), _mm512_loadu_si512(wt)), _mm512_mullo_epi16(_mm512_cvtepi8_epi16(_mm256_maskz_loadu_epi8(rmask, x1)), _mm512_loadu_si512(wt + 32)));
+            acc0_0 = _mm512_add_epi32(acc0_0, _mm512_cvtepi16_epi32(_mm512_castsi512_si256(pr)));
+            acc0_1 = _mm512_add_epi32(acc0_1, _mm512_cvtepi16_epi32(_mm512_extracti64x4_epi64(pr, 1))); }
+        }
+        if (t < ks) {
+          const int8_t* x0 = in[t + 0] + c0;
+          { const __m512i pr = _mm512_mullo_epi16(_mm512_cvtepi8_epi16(_mm256_maskz_loadu_epi8(rmask, x0)), _mm512_loadu_si512(wt));
+            acc0_0 = _mm512_add_epi32(acc0_0, _mm512_cvtepi16_epi32(_mm512_castsi512_si256(pr)));
+            acc0_1 = _mm512_add_epi32(acc0_1, _mm512_cvtepi16_epi32(_mm512_extracti64x4_epi64(pr, 1))); }
+        }
+      }
+      const float* mp = (const float*)(const void*)((const char*)(pw) + 128);
+      const __m512 mq0 = _mm512_loadu_ps(mp + 0);
+      const __m512 mq1 = _mm512_loadu_ps(mp + 16);
+      const __m512i q0_0 = _mm512_cvtps_epi32(_mm512_min_ps(_mm512_mul_ps(_mm512_cvtepi32_ps(acc0_0), mq0), qhi));
+      const __m512i q0_1 = _mm512_cvtps_epi32(_mm512_min_ps(_mm512_mul_ps(_mm512_cvtepi32_ps(acc0_1), mq1), qhi));
+      if (rem == 32) {
+        { const __m512i h = _mm512_adds_epi16(_mm512_packs_epi32(q0_0, q0_1), qzw);
+          const __m256i r = _mm512_castsi512_si256(_mm512_permutexvar_epi32(qperm, _mm512_packs_epi16(h, h)));
+          _mm256_storeu_si256((__m256i*)(void*)((out + c0)), _mm256_max_epi8(r, qmin)); }
+      } else {
+        int8_t ob[32];
+        { const __m512i h = _mm512_adds_epi16(_mm512_packs_epi32(q0_0, q0_1), qzw);
+          const __m256i r = _mm512_castsi512_si256(_mm512_permutexvar_epi32(qperm, _mm512_packs_epi16(h, h)));
+          _mm256_storeu_si256((__m256i*)(void*)(ob), _mm256_max_epi8(r, qmin)); }
+        for (size_t j = 0; j < rem; j++) out[c0 + j] = ob[j];
+      }
+    }
+  }
+}
+
 static __attribute__((target("avx512f,avx512bw,avx512vl,avx2,fma"))) void wrt_avx512_qdwconv_any_c32(size_t channels, size_t width, size_t ks, const int8_t* const* in, const void* packed_w, int8_t* out, size_t out_stride, const wrt_qparams* p) {
   const __m512 qhi = _mm512_set1_ps(p->hi);
   const __m512i qzw = _mm512_set1_epi16((int16_t)p->zy);
@@ -7484,7 +7674,7 @@ const wrt_target wrt_target_avx512 = {
   .qgemm = wrt_avx512_qgemm_6x32,
   .qigemm = wrt_avx512_qigemm_6x32,
   .qgemm_half = wrt_avx512_qgemm_6x16p32,
-  .qdwconv = {{0, 32, 1, wrt_avx512_qdwconv_any_c32}},
+  .qdwconv = {{9, 32, 1, wrt_avx512_qdwconv_9_c32}, {25, 32, 1, wrt_avx512_qdwconv_25_c32}, {0, 32, 1, wrt_avx512_qdwconv_any_c32}},
   .qadd = wrt_avx512_qadd, .qadd_scalar = wrt_avx512_qadd_scalar,
   .spmm_mr = 32, .spmm_g = 4,
   .spmm_min_sparsity = 0.52f, .spmm_k_penalty = 10.0f, .spmv_min_sparsity = 0.45f,

@@ -5464,6 +5464,190 @@ static void wrt_neon_qigemm_4x8(size_t mr, size_t nc, size_t kc, size_t ks, cons
   }
 }
 
+static void wrt_neon_qdwconv_9_c8(size_t channels, size_t width, size_t ks, const int8_t* const* in, const void* packed_w, int8_t* out, size_t out_stride, const wrt_qparams* p) {
+  const float32x4_t qlo = vdupq_n_f32(p->lo);
+  const float32x4_t qhi = vdupq_n_f32(p->hi);
+  const int32x4_t qzy = vdupq_n_s32(p->zy);
+  for (size_t px = 0; px < width; px++, in += ks, out += out_stride) {
+    const char* pw = (const char*)packed_w;
+    const int8_t* i0 = in[0];
+    const int8_t* i1 = in[1];
+    const int8_t* i2 = in[2];
+    const int8_t* i3 = in[3];
+    const int8_t* i4 = in[4];
+    const int8_t* i5 = in[5];
+    const int8_t* i6 = in[6];
+    const int8_t* i7 = in[7];
+    const int8_t* i8 = in[8];
+    for (size_t c0 = 0; c0 < channels; c0 += 8, pw += 8 * (8 + 2 * ks)) {
+      const size_t rem = channels - c0 < 8 ? channels - c0 : 8;
+      const int32_t* wb = (const int32_t*)(const void*)pw;
+      int32x4_t acc0_0 = vld1q_s32(wb + 0);
+      int32x4_t acc0_1 = vld1q_s32(wb + 4);
+      const int16_t* wt = (const int16_t*)(const void*)(pw + 64);
+      size_t t = 0;
+      if (rem == 8) {
+        { const int16x8_t pr = vmlaq_s16(vmulq_s16(vmovl_s8(vld1_s8(i0 + c0)), vld1q_s16(wt + 0)), vmovl_s8(vld1_s8(i1 + c0)), vld1q_s16(wt + 8));
+          acc0_0 = vaddw_s16(acc0_0, vget_low_s16(pr));
+          acc0_1 = vaddw_high_s16(acc0_1, pr); }
+        { const int16x8_t pr = vmlaq_s16(vmulq_s16(vmovl_s8(vld1_s8(i2 + c0)), vld1q_s16(wt + 16)), vmovl_s8(vld1_s8(i3 + c0)), vld1q_s16(wt + 24));
+          acc0_0 = vaddw_s16(acc0_0, vget_low_s16(pr));
+          acc0_1 = vaddw_high_s16(acc0_1, pr); }
+        { const int16x8_t pr = vmlaq_s16(vmulq_s16(vmovl_s8(vld1_s8(i4 + c0)), vld1q_s16(wt + 32)), vmovl_s8(vld1_s8(i5 + c0)), vld1q_s16(wt + 40));
+          acc0_0 = vaddw_s16(acc0_0, vget_low_s16(pr));
+          acc0_1 = vaddw_high_s16(acc0_1, pr); }
+        { const int16x8_t pr = vmlaq_s16(vmulq_s16(vmovl_s8(vld1_s8(i6 + c0)), vld1q_s16(wt + 48)), vmovl_s8(vld1_s8(i7 + c0)), vld1q_s16(wt + 56));
+          acc0_0 = vaddw_s16(acc0_0, vget_low_s16(pr));
+          acc0_1 = vaddw_high_s16(acc0_1, pr); }
+        { const int16x8_t pr = vmulq_s16(vmovl_s8(vld1_s8(i8 + c0)), vld1q_s16(wt + 64));
+          acc0_0 = vaddw_s16(acc0_0, vget_low_s16(pr));
+          acc0_1 = vaddw_high_s16(acc0_1, pr); }
+      } else {
+        for (; t + 2 <= ks; t += 2, wt += 16) {
+          int8_t x0[8];
+          for (size_t j = 0; j < 8; j++) x0[j] = j < rem ? in[t + 0][c0 + j] : 0;
+          int8_t x1[8];
+          for (size_t j = 0; j < 8; j++) x1[j] = j < rem ? in[t + 1][c0 + j] : 0;
+          { const int16x8_t pr = vmlaq_s16(vmulq_s16(vmovl_s8(vld1_s8(x0)), vld1q_s16(wt)), vmovl_s8(vld1_s8(x1)), vld1q_s16(wt + 8));
+            acc0_0 = vaddw_s16(acc0_0, vget_low_s16(pr));
+            acc0_1 = vaddw_high_s16(acc0_1, pr); }
+        }
+        if (t < ks) {
+          int8_t x0[8];
+          for (size_t j = 0; j < 8; j++) x0[j] = j < rem ? in[t + 0][c0 + j] : 0;
+          { const int16x8_t pr = vmulq_s16(vmovl_s8(vld1_s8(x0)), vld1q_s16(wt));
+            acc0_0 = vaddw_s16(acc0_0, vget_low_s16(pr));
+            acc0_1 = vaddw_high_s16(acc0_1, pr); }
+        }
+      }
+      const float* mp = (const float*)(const void*)((const char*)(pw) + 32);
+      const float32x4_t mq0 = vld1q_f32(mp + 0);
+      const float32x4_t mq1 = vld1q_f32(mp + 4);
+      const int32x4_t q0_0 = vaddq_s32(vcvtnq_s32_f32(vminq_f32(vmaxq_f32(vmulq_f32(vcvtq_f32_s32(acc0_0), mq0), qlo), qhi)), qzy);
+      const int32x4_t q0_1 = vaddq_s32(vcvtnq_s32_f32(vminq_f32(vmaxq_f32(vmulq_f32(vcvtq_f32_s32(acc0_1), mq1), qlo), qhi)), qzy);
+      if (rem == 8) {
+        vst1_s8((out + c0) + 0, vqmovn_s16(vcombine_s16(vqmovn_s32(q0_0), vqmovn_s32(q0_1))));
+      } else {
+        int8_t ob[8];
+        vst1_s8(ob + 0, vqmovn_s16(vcombine_s16(vqmovn_s32(q0_0), vqmovn_s32(q0_1))));
+        for (size_t j = 0; j < rem; j++) out[c0 + j] = ob[j];
+      }
+    }
+  }
+}
+
+static void wrt_neon_qdwconv_25_c8(size_t channels, size_t width, size_t ks, const int8_t* const* in, const void* packed_w, int8_t* out, size_t out_stride, const wrt_qparams* p) {
+  const float32x4_t qlo = vdupq_n_f32(p->lo);
+  const float32x4_t qhi = vdupq_n_f32(p->hi);
+  const int32x4_t qzy = vdupq_n_s32(p->zy);
+  for (size_t px = 0; px < width; px++, in += ks, out += out_stride) {
+    const char* pw = (const char*)packed_w;
+    const int8_t* i0 = in[0];
+    const int8_t* i1 = in[1];
+    const int8_t* i2 = in[2];
+    const int8_t* i3 = in[3];
+    const int8_t* i4 = in[4];
+    const int8_t* i5 = in[5];
+    const int8_t* i6 = in[6];
+    const int8_t* i7 = in[7];
+    const int8_t* i8 = in[8];
+    const int8_t* i9 = in[9];
+    const int8_t* i10 = in[10];
+    const int8_t* i11 = in[11];
+    const int8_t* i12 = in[12];
+    const int8_t* i13 = in[13];
+    const int8_t* i14 = in[14];
+    const int8_t* i15 = in[15];
+    const int8_t* i16 = in[16];
+    const int8_t* i17 = in[17];
+    const int8_t* i18 = in[18];
+    const int8_t* i19 = in[19];
+    const int8_t* i20 = in[20];
+    const int8_t* i21 = in[21];
+    const int8_t* i22 = in[22];
+    const int8_t* i23 = in[23];
+    const int8_t* i24 = in[24];
+    for (size_t c0 = 0; c0 < channels; c0 += 8, pw += 8 * (8 + 2 * ks)) {
+      const size_t rem = channels - c0 < 8 ? channels - c0 : 8;
+      const int32_t* wb = (const int32_t*)(const void*)pw;
+      int32x4_t acc0_0 = vld1q_s32(wb + 0);
+      int32x4_t acc0_1 = vld1q_s32(wb + 4);
+      const int16_t* wt = (const int16_t*)(const void*)(pw + 64);
+      size_t t = 0;
+      if (rem == 8) {
+        { const int16x8_t pr = vmlaq_s16(vmulq_s16(vmovl_s8(vld1_s8(i0 + c0)), vld1q_s16(wt + 0)), vmovl_s8(vld1_s8(i1 + c0)), vld1q_s16(wt + 8));
+          acc0_0 = vaddw_s16(acc0_0, vget_low_s16(pr));
+          acc0_1 = vaddw_high_s16(acc0_1, pr); }
+        { const int16x8_t pr = vmlaq_s16(vmulq_s16(vmovl_s8(vld1_s8(i2 + c0)), vld1q_s16(wt + 16)), vmovl_s8(vld1_s8(i3 + c0)), vld1q_s16(wt + 24));
+          acc0_0 = vaddw_s16(acc0_0, vget_low_s16(pr));
+          acc0_1 = vaddw_high_s16(acc0_1, pr); }
+        { const int16x8_t pr = vmlaq_s16(vmulq_s16(vmovl_s8(vld1_s8(i4 + c0)), vld1q_s16(wt + 32)), vmovl_s8(vld1_s8(i5 + c0)), vld1q_s16(wt + 40));
+          acc0_0 = vaddw_s16(acc0_0, vget_low_s16(pr));
+          acc0_1 = vaddw_high_s16(acc0_1, pr); }
+        { const int16x8_t pr = vmlaq_s16(vmulq_s16(vmovl_s8(vld1_s8(i6 + c0)), vld1q_s16(wt + 48)), vmovl_s8(vld1_s8(i7 + c0)), vld1q_s16(wt + 56));
+          acc0_0 = vaddw_s16(acc0_0, vget_low_s16(pr));
+          acc0_1 = vaddw_high_s16(acc0_1, pr); }
+        { const int16x8_t pr = vmlaq_s16(vmulq_s16(vmovl_s8(vld1_s8(i8 + c0)), vld1q_s16(wt + 64)), vmovl_s8(vld1_s8(i9 + c0)), vld1q_s16(wt + 72));
+          acc0_0 = vaddw_s16(acc0_0, vget_low_s16(pr));
+          acc0_1 = vaddw_high_s16(acc0_1, pr); }
+        { const int16x8_t pr = vmlaq_s16(vmulq_s16(vmovl_s8(vld1_s8(i10 + c0)), vld1q_s16(wt + 80)), vmovl_s8(vld1_s8(i11 + c0)), vld1q_s16(wt + 88));
+          acc0_0 = vaddw_s16(acc0_0, vget_low_s16(pr));
+          acc0_1 = vaddw_high_s16(acc0_1, pr); }
+        { const int16x8_t pr = vmlaq_s16(vmulq_s16(vmovl_s8(vld1_s8(i12 + c0)), vld1q_s16(wt + 96)), vmovl_s8(vld1_s8(i13 + c0)), vld1q_s16(wt + 104));
+          acc0_0 = vaddw_s16(acc0_0, vget_low_s16(pr));
+          acc0_1 = vaddw_high_s16(acc0_1, pr); }
+        { const int16x8_t pr = vmlaq_s16(vmulq_s16(vmovl_s8(vld1_s8(i14 + c0)), vld1q_s16(wt + 112)), vmovl_s8(vld1_s8(i15 + c0)), vld1q_s16(wt + 120));
+          acc0_0 = vaddw_s16(acc0_0, vget_low_s16(pr));
+          acc0_1 = vaddw_high_s16(acc0_1, pr); }
+        { const int16x8_t pr = vmlaq_s16(vmulq_s16(vmovl_s8(vld1_s8(i16 + c0)), vld1q_s16(wt + 128)), vmovl_s8(vld1_s8(i17 + c0)), vld1q_s16(wt + 136));
+          acc0_0 = vaddw_s16(acc0_0, vget_low_s16(pr));
+          acc0_1 = vaddw_high_s16(acc0_1, pr); }
+        { const int16x8_t pr = vmlaq_s16(vmulq_s16(vmovl_s8(vld1_s8(i18 + c0)), vld1q_s16(wt + 144)), vmovl_s8(vld1_s8(i19 + c0)), vld1q_s16(wt + 152));
+          acc0_0 = vaddw_s16(acc0_0, vget_low_s16(pr));
+          acc0_1 = vaddw_high_s16(acc0_1, pr); }
+        { const int16x8_t pr = vmlaq_s16(vmulq_s16(vmovl_s8(vld1_s8(i20 + c0)), vld1q_s16(wt + 160)), vmovl_s8(vld1_s8(i21 + c0)), vld1q_s16(wt + 168));
+          acc0_0 = vaddw_s16(acc0_0, vget_low_s16(pr));
+          acc0_1 = vaddw_high_s16(acc0_1, pr); }
+        { const int16x8_t pr = vmlaq_s16(vmulq_s16(vmovl_s8(vld1_s8(i22 + c0)), vld1q_s16(wt + 176)), vmovl_s8(vld1_s8(i23 + c0)), vld1q_s16(wt + 184));
+          acc0_0 = vaddw_s16(acc0_0, vget_low_s16(pr));
+          acc0_1 = vaddw_high_s16(acc0_1, pr); }
+        { const int16x8_t pr = vmulq_s16(vmovl_s8(vld1_s8(i24 + c0)), vld1q_s16(wt + 192));
+          acc0_0 = vaddw_s16(acc0_0, vget_low_s16(pr));
+          acc0_1 = vaddw_high_s16(acc0_1, pr); }
+      } else {
+        for (; t + 2 <= ks; t += 2, wt += 16) {
+          int8_t x0[8];
+          for (size_t j = 0; j < 8; j++) x0[j] = j < rem ? in[t + 0][c0 + j] : 0;
+          int8_t x1[8];
+          for (size_t j = 0; j < 8; j++) x1[j] = j < rem ? in[t + 1][c0 + j] : 0;
+          { const int16x8_t pr = vmlaq_s16(vmulq_s16(vmovl_s8(vld1_s8(x0)), vld1q_s16(wt)), vmovl_s8(vld1_s8(x1)), vld1q_s16(wt + 8));
+            acc0_0 = vaddw_s16(acc0_0, vget_low_s16(pr));
+            acc0_1 = vaddw_high_s16(acc0_1, pr); }
+        }
+        if (t < ks) {
+          int8_t x0[8];
+          for (size_t j = 0; j < 8; j++) x0[j] = j < rem ? in[t + 0][c0 + j] : 0;
+          { const int16x8_t pr = vmulq_s16(vmovl_s8(vld1_s8(x0)), vld1q_s16(wt));
+            acc0_0 = vaddw_s16(acc0_0, vget_low_s16(pr));
+            acc0_1 = vaddw_high_s16(acc0_1, pr); }
+        }
+      }
+      const float* mp = (const float*)(const void*)((const char*)(pw) + 32);
+      const float32x4_t mq0 = vld1q_f32(mp + 0);
+      const float32x4_t mq1 = vld1q_f32(mp + 4);
+      const int32x4_t q0_0 = vaddq_s32(vcvtnq_s32_f32(vminq_f32(vmaxq_f32(vmulq_f32(vcvtq_f32_s32(acc0_0), mq0), qlo), qhi)), qzy);
+      const int32x4_t q0_1 = vaddq_s32(vcvtnq_s32_f32(vminq_f32(vmaxq_f32(vmulq_f32(vcvtq_f32_s32(acc0_1), mq1), qlo), qhi)), qzy);
+      if (rem == 8) {
+        vst1_s8((out + c0) + 0, vqmovn_s16(vcombine_s16(vqmovn_s32(q0_0), vqmovn_s32(q0_1))));
+      } else {
+        int8_t ob[8];
+        vst1_s8(ob + 0, vqmovn_s16(vcombine_s16(vqmovn_s32(q0_0), vqmovn_s32(q0_1))));
+        for (size_t j = 0; j < rem; j++) out[c0 + j] = ob[j];
+      }
+    }
+  }
+}
+
 static void wrt_neon_qdwconv_any_c8(size_t channels, size_t width, size_t ks, const int8_t* const* in, const void* packed_w, int8_t* out, size_t out_stride, const wrt_qparams* p) {
   const float32x4_t qlo = vdupq_n_f32(p->lo);
   const float32x4_t qhi = vdupq_n_f32(p->hi);
@@ -6051,7 +6235,7 @@ const wrt_target wrt_target_neon = {
   .qgemm_mr = 4, .qgemm_nr = 8, .qgemm_kr = 1, .qgemm_xoff = 0,
   .qgemm = wrt_neon_qgemm_4x8,
   .qigemm = wrt_neon_qigemm_4x8,
-  .qdwconv = {{0, 8, 1, wrt_neon_qdwconv_any_c8}},
+  .qdwconv = {{9, 8, 1, wrt_neon_qdwconv_9_c8}, {25, 8, 1, wrt_neon_qdwconv_25_c8}, {0, 8, 1, wrt_neon_qdwconv_any_c8}},
   .qadd = wrt_neon_qadd, .qadd_scalar = wrt_neon_qadd_scalar,
   .spmm_mr = 16, .spmm_g = 1,
   .spmm_min_sparsity = 0.38f, .spmm_k_penalty = 6.0f, .spmv_min_sparsity = 0.2f,

@@ -11,9 +11,9 @@ from __future__ import annotations
 from kernels_wasm.gen.cwriter import Code
 from kernels_wasm.gen.kernels.qgemm import _VNNI_ATTR, QTile, _bounds, _mults, _requant, _store_row
 
-# wasm: taps unrolled for 3x3 and 5x5 filters, their row pointers read once per pixel (the generic loop reads them per
-# channel tile and tap)
-SPECIALIZED_KS = {"wasm_simd128": (9, 25), "wasm_relaxed": (9, 25)}
+# taps unrolled for 3x3 and 5x5 filters, their row pointers read once per pixel (the generic loop reads them per
+# channel tile and tap); the scalar build keeps the generic entry only
+SPECIALIZED_KS = {n: (9, 25) for n in ("wasm_simd128", "wasm_relaxed", "avx2", "avx512", "neon")}
 
 
 def specialized_ks(t: QTile) -> tuple[int, ...]:
