@@ -48,8 +48,8 @@ size_t gemm_row_block(const wrt_target* tg, size_t m, size_t k) {
  * fully-connected layer) is tasks of such groups. */
 typedef struct {
   const wrt_target* tg;
-  size_t m, n, k, a_stride, c_stride, block, blocks, chunks, per_chunk, tasks; /* m: the rows in tiles */
-  size_t lone;                                                                /* 1: row m is a lone row */
+  size_t m, n, k, a_stride, c_stride, block, blocks, chunks, per_chunk; /* m: the rows in tiles */
+  size_t lone;                                                         /* 1: row m is a lone row */
   const float *a, *packed, *residual;
   float* c;
   const wrt_clamp* clamp;
@@ -167,9 +167,9 @@ static size_t tile_tasks(gemm_job* j, size_t panels) {
 void run_gemm(const wrt_target* tg, size_t m, size_t n, size_t k, const float* a, size_t a_stride, const float* packed,
               float* c, size_t c_stride, const wrt_clamp* clamp, const float* residual, int threads) {
   size_t panels = (n + tg->gemm_nr - 1) / tg->gemm_nr, lone = tg->gemm_row && m % tg->gemm_mr == 1;
-  gemm_job j = {tg, m - lone, n, k, a_stride, c_stride, 0, 0, 0, 0, 0, lone, a, packed, residual, c, clamp};
-  j.tasks = j.m ? tile_tasks(&j, panels) : (panels + tg->gemm_row_panels - 1) / tg->gemm_row_panels;
-  rt_parallel(threads, j.tasks, gemm_task, &j);
+  gemm_job j = {tg, m - lone, n, k, a_stride, c_stride, 0, 0, 0, 0, lone, a, packed, residual, c, clamp};
+  size_t tasks = j.m ? tile_tasks(&j, panels) : (panels + tg->gemm_row_panels - 1) / tg->gemm_row_panels;
+  rt_parallel(threads, tasks, gemm_task, &j);
 }
 
 /* ---- FULLY_CONNECTED and MATMUL -------------------------------------------------------------------------------- */
