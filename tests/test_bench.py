@@ -191,3 +191,28 @@ def test_a_cpu_clock_that_saw_a_run_take_no_time_is_left_out():
     assert "cpu_median_ms" not in by["wasmrt-relaxed"] and by["litert.js"]["pass_cpu_median_ms"] == [2.0, 2.1]
     line = next(s for s in pass_ratios(rows).splitlines() if "wasmrt-relaxed / litert.js" in s)
     assert line.split(":  ")[1].startswith("-  |") and "nan" not in line, line
+
+
+def test_each_native_pass_creates_its_engines_starting_with_another():
+    """The engine created first in a process runs slower than its twins (bench README): pass p starts creating at
+    engine p, returns the engines in report order, and an engine that cannot be created leaves None and a note."""
+    from wasmrt.bench.native import Engine, make_engines
+
+    created: list[str] = []
+
+    def maker(name: str):
+        def create() -> Engine:
+            if name == "broken":
+                raise RuntimeError("no such runtime")
+            created.append(name)
+            return Engine(name, list, {})
+        return name, create
+
+    makers = [maker(n) for n in ("ours", "litert", "broken", "onnxruntime")]
+    for p, first in ((0, "ours"), (1, "litert"), (3, "onnxruntime"), (5, "litert")):
+        created.clear()
+        notes: list[str] = []
+        made = make_engines(makers, notes, p)
+        assert created[0] == first and sorted(created) == ["litert", "onnxruntime", "ours"]
+        assert [e.id if e else None for e in made] == ["ours", "litert", None, "onnxruntime"]
+        assert notes == ["broken: no such runtime"]

@@ -4,10 +4,12 @@ each, interleaved round by round. One timed run = copy the inputs in + run + rea
 from __future__ import annotations
 
 import ctypes
+import gc
 import os
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
+from functools import partial
 from pathlib import Path
 
 import numpy as np
@@ -87,6 +89,13 @@ class _CEngine:
         if self.lib.wrt_run(self.h) != 0:
             raise WasmrtError(f"native engine run failed: {self.lib.wrt_error_message().decode()}")
 
+    def release(self) -> None:
+        if getattr(self, "h", None):
+            self.lib.wrt_release(self.h)
+            self.h = None
+
+    __del__ = release
+
 
 def _ours_via_ctypes(prep: Prepared, lib: Path | None = None) -> Engine:
     """Our engine through a minimal binding; lib: an earlier build's library (bench --baseline)."""
@@ -145,29 +154,39 @@ def _onnxruntime(prep: Prepared, threads: int = 1) -> Engine:
     return Engine(f"onnxruntime{suffix(threads)}", run, {"version": ort.__version__, "threads": threads})
 
 
-def make_engines(prep: Prepared, peers: bool, notes: list[str], baseline: Path | None = None,
-                 threads: tuple[int, ...] = (1,)) -> list[Engine]:
-    engines: list[Engine] = []
-    for t in threads:
-        try:
-            engines.append(_ours_via_package(prep, t) or _ours_via_ctypes(prep))
-        except Exception as e:  # the bench goes on with what runs, and says why something did not
-            notes.append(f"native wasmrt{suffix(t)}: {e}")
+Maker = tuple[str, Callable[[], Engine]]
+
+
+def engine_makers(prep: Prepared, peers: bool, baseline: Path | None = None,
+                  threads: tuple[int, ...] = (1,)) -> list[Maker]:
+    """(label, create) for every engine the run compares, in report order; create() loads the model."""
+    makers: list[Maker] = [(f"native wasmrt{suffix(t)}", partial(_ours, prep, t)) for t in threads]
     if baseline is not None and (baseline / "libwasmrt.so").is_file():
-        try:
-            engines.append(_ours_via_ctypes(prep, baseline / "libwasmrt.so"))
-        except Exception as e:
-            notes.append(f"native wasmrt baseline: {e}")
+        makers.append(("native wasmrt baseline", partial(_ours_via_ctypes, prep, baseline / "libwasmrt.so")))
     if peers:
         for kind, make in (("tflite", _litert), ("onnx", _onnxruntime)):
-            if kind not in prep.peer_files:
-                continue
-            for t in threads:
-                try:
-                    engines.append(make(prep, t))
-                except Exception as e:
-                    notes.append(f"native {make.__name__.strip('_')}{suffix(t)}: {e}")
-    return engines
+            if kind in prep.peer_files:
+                makers += [(f"native {make.__name__.strip('_')}{suffix(t)}", partial(make, prep, t)) for t in threads]
+    return makers
+
+
+def _ours(prep: Prepared, threads: int) -> Engine:
+    return _ours_via_package(prep, threads) or _ours_via_ctypes(prep)
+
+
+def make_engines(makers: list[Maker], notes: list[str], first: int = 0) -> list[Engine | None]:
+    """The engines, in the makers' order, created starting with makers[first] and wrapping around: in one process
+    the engine created first runs a few percent slower than an identical one created after it (README, Speed), so
+    each pass of the bench hands that place to another engine. None where one could not be created, with a note."""
+    made: list[Engine | None] = [None] * len(makers)
+    for k in range(len(makers)):
+        i = (first + k) % len(makers)
+        label, create = makers[i]
+        try:
+            made[i] = create()
+        except Exception as e:  # the bench goes on with what runs, and says why something did not
+            notes.append(f"{label}: {e}")
+    return made
 
 
 def run_native(prep: Prepared, peers: bool, warmup: int, rounds: int, progress: Callable[[int, int], None],
@@ -181,32 +200,56 @@ def run_native(prep: Prepared, peers: bool, warmup: int, rounds: int, progress: 
     also: (another prepared model, tag): its engines too, interleaved with these, their ids ending in the tag."""
     os.environ.setdefault("OMP_NUM_THREADS", "1")
     notes: list[str] = []
-    engines = make_engines(prep, peers, notes, baseline, tuple(threads or (1,)))
+    makers = engine_makers(prep, peers, baseline, tuple(threads or (1,)))
     if also is not None:
         other, tag = also
-        engines += [Engine(e.id + tag, e.run, e.info) for e in make_engines(other, peers, notes, None,
-                                                                            tuple(threads or (1,)))]
+        makers += [(label + tag, partial(_tagged, create, tag))
+                   for label, create in engine_makers(other, peers, None, tuple(threads or (1,)))]
     results: dict[str, dict] = {}
-    for e in engines:
-        t0 = time.perf_counter()
-        try:
-            results[e.id] = {"outputs": e.run(), "info": e.info, "times_ms": [], "cpu_ms": [], "passes": passes,
-                             "first_run_ms": (time.perf_counter() - t0) * 1e3}
-        except Exception as err:
-            results[e.id] = {"error": str(err)}
-    live = [e for e in engines if "error" not in results[e.id]]
-    total, done = len(live) * (warmup + passes * rounds), 0
+    count = Counter(progress)
+    for p in range(passes):
+        _run_pass(make_engines(makers, notes if p == 0 else [], p), results, p, passes, warmup, rounds, gap_ms,
+                  count)
+        gc.collect()  # this pass's engines go before the next pass loads its own
+    return results, notes
+
+
+class Counter:
+    """Progress over all passes; the total is known once the first pass has seen which engines run."""
+
+    def __init__(self, report: Callable[[int, int], None]) -> None:
+        self.report, self.done, self.total = report, 0, 0
+
+    def step(self) -> None:
+        self.done += 1
+        self.report(self.done, self.total)
+
+
+def _run_pass(made: list[Engine | None], results: dict[str, dict], p: int, passes: int, warmup: int, rounds: int,
+              gap_ms: float, count: Counter) -> None:
+    """One pass over freshly loaded engines: (in the first pass) the first run, kept as the output to cross-check,
+    then the warm-up and `rounds` timed rounds, the order rotated by one per round as the JS hosts do."""
+    live = [e for e in made if e is not None and (p == 0 or "times_ms" in results.get(e.id, {}))]
+    if p == 0:
+        for e in list(live):
+            t0 = time.perf_counter()
+            try:
+                results[e.id] = {"outputs": e.run(), "info": e.info, "times_ms": [], "cpu_ms": [], "passes": passes,
+                                 "first_run_ms": (time.perf_counter() - t0) * 1e3}
+            except Exception as err:
+                results[e.id] = {"error": str(err)}
+                live.remove(e)
+        count.total = len(live) * passes * (warmup + rounds)
     gap = gap_ms / 1e3
     for _ in range(warmup):
         for e in live:
             if gap:
                 time.sleep(gap)
             e.run()
-            done += 1
-            progress(done, total)
-    for r in range(passes * rounds):
+            count.step()
+    for r in range(rounds):
         for k in range(len(live)):
-            e = live[(k + r) % len(live)]  # rotate the order, as the JS hosts do
+            e = live[(k + r) % len(live)]
             if gap:
                 time.sleep(gap)
             c0, t0 = time.thread_time_ns(), time.perf_counter()
@@ -215,6 +258,9 @@ def run_native(prep: Prepared, peers: bool, warmup: int, rounds: int, progress: 
             results[e.id]["times_ms"].append((t1 - t0) * 1e3)
             if e.info.get("threads", 1) == 1:
                 results[e.id]["cpu_ms"].append((c1 - c0) / 1e6)
-            done += 1
-            progress(done, total)
-    return results, notes
+            count.step()
+
+
+def _tagged(create: Callable[[], Engine], tag: str) -> Engine:
+    e = create()
+    return Engine(e.id + tag, e.run, e.info)

@@ -81,7 +81,7 @@ def _profile_native(prep: Prepared, runs: int) -> dict[str, Any]:
             return {"error": f"wrt_run_profiled failed: {lib.wrt_error_message().decode()}"}
         if r >= 0:
             samples[r] = np.frombuffer(ms, np.float64, n)
-    lib.wrt_release(ctypes.c_void_p(eng.h))
+    eng.release()
     return {"target": eng.target, "ops": ops, "ms": [trimmed_mean(samples[:, i]) for i in range(n)],
             "whole_ms": trimmed_mean(samples.sum(axis=1))}
 
