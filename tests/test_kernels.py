@@ -135,6 +135,7 @@ CONV = [  # H, W, Cin, Cout, KH, KW, stride, dilation, pads (t, l, b, r), groups
     (6, 7, 7, 3, 2, 2, 1, 2, (1, 1, 0, 1), 1),       # dilation
     (3, 3, 2, 37, 3, 3, 1, 1, (1, 1, 1, 1), 1),      # Cout past several panels
     (4, 4, 3, 42, 3, 3, 1, 1, (1, 1, 1, 1), 1),      # a last panel of 10 or 2 columns (narrow on some targets)
+    (9, 9, 3, 32, 3, 3, 2, 1, (1, 1, 1, 1), 1),      # an RGB image's first layer (3 channels unrolled natively)
 ]
 
 

@@ -358,42 +358,123 @@ static __attribute__((target("avx2,fma"))) void wrt_avx2_igemm_6x16(size_t mr, s
   __m256 acc5_0 = acc0_0;
   __m256 acc5_1 = acc0_1;
   w += 16;
-  for (size_t t = ks; t != 0; t--) {
-    const float* a0 = ind[0];
-    const float* a1 = mr > 1 ? ind[1] : a0;
-    const float* a2 = mr > 2 ? ind[2] : a1;
-    const float* a3 = mr > 3 ? ind[3] : a2;
-    const float* a4 = mr > 4 ? ind[4] : a3;
-    const float* a5 = mr > 5 ? ind[5] : a4;
-    ind += mr;
-    for (size_t k = kc; k != 0; k--) {
-      const __m256 w0 = _mm256_loadu_ps(w + 0);
-      const __m256 w1 = _mm256_loadu_ps(w + 8);
-      w += 16;
-      const __m256 x0 = _mm256_broadcast_ss(a0);
-      a0 += 1;
-      acc0_0 = _mm256_fmadd_ps(x0, w0, acc0_0);
-      acc0_1 = _mm256_fmadd_ps(x0, w1, acc0_1);
-      const __m256 x1 = _mm256_broadcast_ss(a1);
-      a1 += 1;
-      acc1_0 = _mm256_fmadd_ps(x1, w0, acc1_0);
-      acc1_1 = _mm256_fmadd_ps(x1, w1, acc1_1);
-      const __m256 x2 = _mm256_broadcast_ss(a2);
-      a2 += 1;
-      acc2_0 = _mm256_fmadd_ps(x2, w0, acc2_0);
-      acc2_1 = _mm256_fmadd_ps(x2, w1, acc2_1);
-      const __m256 x3 = _mm256_broadcast_ss(a3);
-      a3 += 1;
-      acc3_0 = _mm256_fmadd_ps(x3, w0, acc3_0);
-      acc3_1 = _mm256_fmadd_ps(x3, w1, acc3_1);
-      const __m256 x4 = _mm256_broadcast_ss(a4);
-      a4 += 1;
-      acc4_0 = _mm256_fmadd_ps(x4, w0, acc4_0);
-      acc4_1 = _mm256_fmadd_ps(x4, w1, acc4_1);
-      const __m256 x5 = _mm256_broadcast_ss(a5);
-      a5 += 1;
-      acc5_0 = _mm256_fmadd_ps(x5, w0, acc5_0);
-      acc5_1 = _mm256_fmadd_ps(x5, w1, acc5_1);
+  if (kc == 3) {
+    for (size_t t = ks; t != 0; t--) {
+      const float* a0 = ind[0];
+      const float* a1 = mr > 1 ? ind[1] : a0;
+      const float* a2 = mr > 2 ? ind[2] : a1;
+      const float* a3 = mr > 3 ? ind[3] : a2;
+      const float* a4 = mr > 4 ? ind[4] : a3;
+      const float* a5 = mr > 5 ? ind[5] : a4;
+      ind += mr;
+      {
+        const __m256 w0 = _mm256_loadu_ps(w + 0);
+        const __m256 w1 = _mm256_loadu_ps(w + 8);
+        w += 16;
+        const __m256 x0 = _mm256_broadcast_ss(a0 + 0);
+        acc0_0 = _mm256_fmadd_ps(x0, w0, acc0_0);
+        acc0_1 = _mm256_fmadd_ps(x0, w1, acc0_1);
+        const __m256 x1 = _mm256_broadcast_ss(a1 + 0);
+        acc1_0 = _mm256_fmadd_ps(x1, w0, acc1_0);
+        acc1_1 = _mm256_fmadd_ps(x1, w1, acc1_1);
+        const __m256 x2 = _mm256_broadcast_ss(a2 + 0);
+        acc2_0 = _mm256_fmadd_ps(x2, w0, acc2_0);
+        acc2_1 = _mm256_fmadd_ps(x2, w1, acc2_1);
+        const __m256 x3 = _mm256_broadcast_ss(a3 + 0);
+        acc3_0 = _mm256_fmadd_ps(x3, w0, acc3_0);
+        acc3_1 = _mm256_fmadd_ps(x3, w1, acc3_1);
+        const __m256 x4 = _mm256_broadcast_ss(a4 + 0);
+        acc4_0 = _mm256_fmadd_ps(x4, w0, acc4_0);
+        acc4_1 = _mm256_fmadd_ps(x4, w1, acc4_1);
+        const __m256 x5 = _mm256_broadcast_ss(a5 + 0);
+        acc5_0 = _mm256_fmadd_ps(x5, w0, acc5_0);
+        acc5_1 = _mm256_fmadd_ps(x5, w1, acc5_1);
+      }
+      {
+        const __m256 w0 = _mm256_loadu_ps(w + 0);
+        const __m256 w1 = _mm256_loadu_ps(w + 8);
+        w += 16;
+        const __m256 x0 = _mm256_broadcast_ss(a0 + 1);
+        acc0_0 = _mm256_fmadd_ps(x0, w0, acc0_0);
+        acc0_1 = _mm256_fmadd_ps(x0, w1, acc0_1);
+        const __m256 x1 = _mm256_broadcast_ss(a1 + 1);
+        acc1_0 = _mm256_fmadd_ps(x1, w0, acc1_0);
+        acc1_1 = _mm256_fmadd_ps(x1, w1, acc1_1);
+        const __m256 x2 = _mm256_broadcast_ss(a2 + 1);
+        acc2_0 = _mm256_fmadd_ps(x2, w0, acc2_0);
+        acc2_1 = _mm256_fmadd_ps(x2, w1, acc2_1);
+        const __m256 x3 = _mm256_broadcast_ss(a3 + 1);
+        acc3_0 = _mm256_fmadd_ps(x3, w0, acc3_0);
+        acc3_1 = _mm256_fmadd_ps(x3, w1, acc3_1);
+        const __m256 x4 = _mm256_broadcast_ss(a4 + 1);
+        acc4_0 = _mm256_fmadd_ps(x4, w0, acc4_0);
+        acc4_1 = _mm256_fmadd_ps(x4, w1, acc4_1);
+        const __m256 x5 = _mm256_broadcast_ss(a5 + 1);
+        acc5_0 = _mm256_fmadd_ps(x5, w0, acc5_0);
+        acc5_1 = _mm256_fmadd_ps(x5, w1, acc5_1);
+      }
+      {
+        const __m256 w0 = _mm256_loadu_ps(w + 0);
+        const __m256 w1 = _mm256_loadu_ps(w + 8);
+        w += 16;
+        const __m256 x0 = _mm256_broadcast_ss(a0 + 2);
+        acc0_0 = _mm256_fmadd_ps(x0, w0, acc0_0);
+        acc0_1 = _mm256_fmadd_ps(x0, w1, acc0_1);
+        const __m256 x1 = _mm256_broadcast_ss(a1 + 2);
+        acc1_0 = _mm256_fmadd_ps(x1, w0, acc1_0);
+        acc1_1 = _mm256_fmadd_ps(x1, w1, acc1_1);
+        const __m256 x2 = _mm256_broadcast_ss(a2 + 2);
+        acc2_0 = _mm256_fmadd_ps(x2, w0, acc2_0);
+        acc2_1 = _mm256_fmadd_ps(x2, w1, acc2_1);
+        const __m256 x3 = _mm256_broadcast_ss(a3 + 2);
+        acc3_0 = _mm256_fmadd_ps(x3, w0, acc3_0);
+        acc3_1 = _mm256_fmadd_ps(x3, w1, acc3_1);
+        const __m256 x4 = _mm256_broadcast_ss(a4 + 2);
+        acc4_0 = _mm256_fmadd_ps(x4, w0, acc4_0);
+        acc4_1 = _mm256_fmadd_ps(x4, w1, acc4_1);
+        const __m256 x5 = _mm256_broadcast_ss(a5 + 2);
+        acc5_0 = _mm256_fmadd_ps(x5, w0, acc5_0);
+        acc5_1 = _mm256_fmadd_ps(x5, w1, acc5_1);
+      }
+    }
+  } else {
+    for (size_t t = ks; t != 0; t--) {
+      const float* a0 = ind[0];
+      const float* a1 = mr > 1 ? ind[1] : a0;
+      const float* a2 = mr > 2 ? ind[2] : a1;
+      const float* a3 = mr > 3 ? ind[3] : a2;
+      const float* a4 = mr > 4 ? ind[4] : a3;
+      const float* a5 = mr > 5 ? ind[5] : a4;
+      ind += mr;
+      for (size_t k = kc; k != 0; k--) {
+        const __m256 w0 = _mm256_loadu_ps(w + 0);
+        const __m256 w1 = _mm256_loadu_ps(w + 8);
+        w += 16;
+        const __m256 x0 = _mm256_broadcast_ss(a0);
+        a0 += 1;
+        acc0_0 = _mm256_fmadd_ps(x0, w0, acc0_0);
+        acc0_1 = _mm256_fmadd_ps(x0, w1, acc0_1);
+        const __m256 x1 = _mm256_broadcast_ss(a1);
+        a1 += 1;
+        acc1_0 = _mm256_fmadd_ps(x1, w0, acc1_0);
+        acc1_1 = _mm256_fmadd_ps(x1, w1, acc1_1);
+        const __m256 x2 = _mm256_broadcast_ss(a2);
+        a2 += 1;
+        acc2_0 = _mm256_fmadd_ps(x2, w0, acc2_0);
+        acc2_1 = _mm256_fmadd_ps(x2, w1, acc2_1);
+        const __m256 x3 = _mm256_broadcast_ss(a3);
+        a3 += 1;
+        acc3_0 = _mm256_fmadd_ps(x3, w0, acc3_0);
+        acc3_1 = _mm256_fmadd_ps(x3, w1, acc3_1);
+        const __m256 x4 = _mm256_broadcast_ss(a4);
+        a4 += 1;
+        acc4_0 = _mm256_fmadd_ps(x4, w0, acc4_0);
+        acc4_1 = _mm256_fmadd_ps(x4, w1, acc4_1);
+        const __m256 x5 = _mm256_broadcast_ss(a5);
+        a5 += 1;
+        acc5_0 = _mm256_fmadd_ps(x5, w0, acc5_0);
+        acc5_1 = _mm256_fmadd_ps(x5, w1, acc5_1);
+      }
     }
   }
   const __m256 vmin = _mm256_set1_ps(clamp->min);
@@ -818,35 +899,95 @@ static __attribute__((target("avx2,fma"))) void wrt_avx2_igemm_6x8(size_t mr, si
   __m256 acc4_0 = acc0_0;
   __m256 acc5_0 = acc0_0;
   w += 8;
-  for (size_t t = ks; t != 0; t--) {
-    const float* a0 = ind[0];
-    const float* a1 = mr > 1 ? ind[1] : a0;
-    const float* a2 = mr > 2 ? ind[2] : a1;
-    const float* a3 = mr > 3 ? ind[3] : a2;
-    const float* a4 = mr > 4 ? ind[4] : a3;
-    const float* a5 = mr > 5 ? ind[5] : a4;
-    ind += mr;
-    for (size_t k = kc; k != 0; k--) {
-      const __m256 w0 = _mm256_loadu_ps(w + 0);
-      w += 8;
-      const __m256 x0 = _mm256_broadcast_ss(a0);
-      a0 += 1;
-      acc0_0 = _mm256_fmadd_ps(x0, w0, acc0_0);
-      const __m256 x1 = _mm256_broadcast_ss(a1);
-      a1 += 1;
-      acc1_0 = _mm256_fmadd_ps(x1, w0, acc1_0);
-      const __m256 x2 = _mm256_broadcast_ss(a2);
-      a2 += 1;
-      acc2_0 = _mm256_fmadd_ps(x2, w0, acc2_0);
-      const __m256 x3 = _mm256_broadcast_ss(a3);
-      a3 += 1;
-      acc3_0 = _mm256_fmadd_ps(x3, w0, acc3_0);
-      const __m256 x4 = _mm256_broadcast_ss(a4);
-      a4 += 1;
-      acc4_0 = _mm256_fmadd_ps(x4, w0, acc4_0);
-      const __m256 x5 = _mm256_broadcast_ss(a5);
-      a5 += 1;
-      acc5_0 = _mm256_fmadd_ps(x5, w0, acc5_0);
+  if (kc == 3) {
+    for (size_t t = ks; t != 0; t--) {
+      const float* a0 = ind[0];
+      const float* a1 = mr > 1 ? ind[1] : a0;
+      const float* a2 = mr > 2 ? ind[2] : a1;
+      const float* a3 = mr > 3 ? ind[3] : a2;
+      const float* a4 = mr > 4 ? ind[4] : a3;
+      const float* a5 = mr > 5 ? ind[5] : a4;
+      ind += mr;
+      {
+        const __m256 w0 = _mm256_loadu_ps(w + 0);
+        w += 8;
+        const __m256 x0 = _mm256_broadcast_ss(a0 + 0);
+        acc0_0 = _mm256_fmadd_ps(x0, w0, acc0_0);
+        const __m256 x1 = _mm256_broadcast_ss(a1 + 0);
+        acc1_0 = _mm256_fmadd_ps(x1, w0, acc1_0);
+        const __m256 x2 = _mm256_broadcast_ss(a2 + 0);
+        acc2_0 = _mm256_fmadd_ps(x2, w0, acc2_0);
+        const __m256 x3 = _mm256_broadcast_ss(a3 + 0);
+        acc3_0 = _mm256_fmadd_ps(x3, w0, acc3_0);
+        const __m256 x4 = _mm256_broadcast_ss(a4 + 0);
+        acc4_0 = _mm256_fmadd_ps(x4, w0, acc4_0);
+        const __m256 x5 = _mm256_broadcast_ss(a5 + 0);
+        acc5_0 = _mm256_fmadd_ps(x5, w0, acc5_0);
+      }
+      {
+        const __m256 w0 = _mm256_loadu_ps(w + 0);
+        w += 8;
+        const __m256 x0 = _mm256_broadcast_ss(a0 + 1);
+        acc0_0 = _mm256_fmadd_ps(x0, w0, acc0_0);
+        const __m256 x1 = _mm256_broadcast_ss(a1 + 1);
+        acc1_0 = _mm256_fmadd_ps(x1, w0, acc1_0);
+        const __m256 x2 = _mm256_broadcast_ss(a2 + 1);
+        acc2_0 = _mm256_fmadd_ps(x2, w0, acc2_0);
+        const __m256 x3 = _mm256_broadcast_ss(a3 + 1);
+        acc3_0 = _mm256_fmadd_ps(x3, w0, acc3_0);
+        const __m256 x4 = _mm256_broadcast_ss(a4 + 1);
+        acc4_0 = _mm256_fmadd_ps(x4, w0, acc4_0);
+        const __m256 x5 = _mm256_broadcast_ss(a5 + 1);
+        acc5_0 = _mm256_fmadd_ps(x5, w0, acc5_0);
+      }
+      {
+        const __m256 w0 = _mm256_loadu_ps(w + 0);
+        w += 8;
+        const __m256 x0 = _mm256_broadcast_ss(a0 + 2);
+        acc0_0 = _mm256_fmadd_ps(x0, w0, acc0_0);
+        const __m256 x1 = _mm256_broadcast_ss(a1 + 2);
+        acc1_0 = _mm256_fmadd_ps(x1, w0, acc1_0);
+        const __m256 x2 = _mm256_broadcast_ss(a2 + 2);
+        acc2_0 = _mm256_fmadd_ps(x2, w0, acc2_0);
+        const __m256 x3 = _mm256_broadcast_ss(a3 + 2);
+        acc3_0 = _mm256_fmadd_ps(x3, w0, acc3_0);
+        const __m256 x4 = _mm256_broadcast_ss(a4 + 2);
+        acc4_0 = _mm256_fmadd_ps(x4, w0, acc4_0);
+        const __m256 x5 = _mm256_broadcast_ss(a5 + 2);
+        acc5_0 = _mm256_fmadd_ps(x5, w0, acc5_0);
+      }
+    }
+  } else {
+    for (size_t t = ks; t != 0; t--) {
+      const float* a0 = ind[0];
+      const float* a1 = mr > 1 ? ind[1] : a0;
+      const float* a2 = mr > 2 ? ind[2] : a1;
+      const float* a3 = mr > 3 ? ind[3] : a2;
+      const float* a4 = mr > 4 ? ind[4] : a3;
+      const float* a5 = mr > 5 ? ind[5] : a4;
+      ind += mr;
+      for (size_t k = kc; k != 0; k--) {
+        const __m256 w0 = _mm256_loadu_ps(w + 0);
+        w += 8;
+        const __m256 x0 = _mm256_broadcast_ss(a0);
+        a0 += 1;
+        acc0_0 = _mm256_fmadd_ps(x0, w0, acc0_0);
+        const __m256 x1 = _mm256_broadcast_ss(a1);
+        a1 += 1;
+        acc1_0 = _mm256_fmadd_ps(x1, w0, acc1_0);
+        const __m256 x2 = _mm256_broadcast_ss(a2);
+        a2 += 1;
+        acc2_0 = _mm256_fmadd_ps(x2, w0, acc2_0);
+        const __m256 x3 = _mm256_broadcast_ss(a3);
+        a3 += 1;
+        acc3_0 = _mm256_fmadd_ps(x3, w0, acc3_0);
+        const __m256 x4 = _mm256_broadcast_ss(a4);
+        a4 += 1;
+        acc4_0 = _mm256_fmadd_ps(x4, w0, acc4_0);
+        const __m256 x5 = _mm256_broadcast_ss(a5);
+        a5 += 1;
+        acc5_0 = _mm256_fmadd_ps(x5, w0, acc5_0);
+      }
     }
   }
   const __m256 vmin = _mm256_set1_ps(clamp->min);

@@ -370,52 +370,153 @@ static __attribute__((target("avx512f,avx512bw,avx512vl,avx2,fma"))) void wrt_av
   __m512 acc7_0 = acc0_0;
   __m512 acc7_1 = acc0_1;
   w += 32;
-  for (size_t t = ks; t != 0; t--) {
-    const float* a0 = ind[0];
-    const float* a1 = mr > 1 ? ind[1] : a0;
-    const float* a2 = mr > 2 ? ind[2] : a1;
-    const float* a3 = mr > 3 ? ind[3] : a2;
-    const float* a4 = mr > 4 ? ind[4] : a3;
-    const float* a5 = mr > 5 ? ind[5] : a4;
-    const float* a6 = mr > 6 ? ind[6] : a5;
-    const float* a7 = mr > 7 ? ind[7] : a6;
-    ind += mr;
-    for (size_t k = kc; k != 0; k--) {
-      const __m512 w0 = _mm512_loadu_ps(w + 0);
-      const __m512 w1 = _mm512_loadu_ps(w + 16);
-      w += 32;
-      const __m512 x0 = _mm512_set1_ps(*(a0));
-      a0 += 1;
-      acc0_0 = _mm512_fmadd_ps(x0, w0, acc0_0);
-      acc0_1 = _mm512_fmadd_ps(x0, w1, acc0_1);
-      const __m512 x1 = _mm512_set1_ps(*(a1));
-      a1 += 1;
-      acc1_0 = _mm512_fmadd_ps(x1, w0, acc1_0);
-      acc1_1 = _mm512_fmadd_ps(x1, w1, acc1_1);
-      const __m512 x2 = _mm512_set1_ps(*(a2));
-      a2 += 1;
-      acc2_0 = _mm512_fmadd_ps(x2, w0, acc2_0);
-      acc2_1 = _mm512_fmadd_ps(x2, w1, acc2_1);
-      const __m512 x3 = _mm512_set1_ps(*(a3));
-      a3 += 1;
-      acc3_0 = _mm512_fmadd_ps(x3, w0, acc3_0);
-      acc3_1 = _mm512_fmadd_ps(x3, w1, acc3_1);
-      const __m512 x4 = _mm512_set1_ps(*(a4));
-      a4 += 1;
-      acc4_0 = _mm512_fmadd_ps(x4, w0, acc4_0);
-      acc4_1 = _mm512_fmadd_ps(x4, w1, acc4_1);
-      const __m512 x5 = _mm512_set1_ps(*(a5));
-      a5 += 1;
-      acc5_0 = _mm512_fmadd_ps(x5, w0, acc5_0);
-      acc5_1 = _mm512_fmadd_ps(x5, w1, acc5_1);
-      const __m512 x6 = _mm512_set1_ps(*(a6));
-      a6 += 1;
-      acc6_0 = _mm512_fmadd_ps(x6, w0, acc6_0);
-      acc6_1 = _mm512_fmadd_ps(x6, w1, acc6_1);
-      const __m512 x7 = _mm512_set1_ps(*(a7));
-      a7 += 1;
-      acc7_0 = _mm512_fmadd_ps(x7, w0, acc7_0);
-      acc7_1 = _mm512_fmadd_ps(x7, w1, acc7_1);
+  if (kc == 3) {
+    for (size_t t = ks; t != 0; t--) {
+      const float* a0 = ind[0];
+      const float* a1 = mr > 1 ? ind[1] : a0;
+      const float* a2 = mr > 2 ? ind[2] : a1;
+      const float* a3 = mr > 3 ? ind[3] : a2;
+      const float* a4 = mr > 4 ? ind[4] : a3;
+      const float* a5 = mr > 5 ? ind[5] : a4;
+      const float* a6 = mr > 6 ? ind[6] : a5;
+      const float* a7 = mr > 7 ? ind[7] : a6;
+      ind += mr;
+      {
+        const __m512 w0 = _mm512_loadu_ps(w + 0);
+        const __m512 w1 = _mm512_loadu_ps(w + 16);
+        w += 32;
+        const __m512 x0 = _mm512_set1_ps(*(a0 + 0));
+        acc0_0 = _mm512_fmadd_ps(x0, w0, acc0_0);
+        acc0_1 = _mm512_fmadd_ps(x0, w1, acc0_1);
+        const __m512 x1 = _mm512_set1_ps(*(a1 + 0));
+        acc1_0 = _mm512_fmadd_ps(x1, w0, acc1_0);
+        acc1_1 = _mm512_fmadd_ps(x1, w1, acc1_1);
+        const __m512 x2 = _mm512_set1_ps(*(a2 + 0));
+        acc2_0 = _mm512_fmadd_ps(x2, w0, acc2_0);
+        acc2_1 = _mm512_fmadd_ps(x2, w1, acc2_1);
+        const __m512 x3 = _mm512_set1_ps(*(a3 + 0));
+        acc3_0 = _mm512_fmadd_ps(x3, w0, acc3_0);
+        acc3_1 = _mm512_fmadd_ps(x3, w1, acc3_1);
+        const __m512 x4 = _mm512_set1_ps(*(a4 + 0));
+        acc4_0 = _mm512_fmadd_ps(x4, w0, acc4_0);
+        acc4_1 = _mm512_fmadd_ps(x4, w1, acc4_1);
+        const __m512 x5 = _mm512_set1_ps(*(a5 + 0));
+        acc5_0 = _mm512_fmadd_ps(x5, w0, acc5_0);
+        acc5_1 = _mm512_fmadd_ps(x5, w1, acc5_1);
+        const __m512 x6 = _mm512_set1_ps(*(a6 + 0));
+        acc6_0 = _mm512_fmadd_ps(x6, w0, acc6_0);
+        acc6_1 = _mm512_fmadd_ps(x6, w1, acc6_1);
+        const __m512 x7 = _mm512_set1_ps(*(a7 + 0));
+        acc7_0 = _mm512_fmadd_ps(x7, w0, acc7_0);
+        acc7_1 = _mm512_fmadd_ps(x7, w1, acc7_1);
+      }
+      {
+        const __m512 w0 = _mm512_loadu_ps(w + 0);
+        const __m512 w1 = _mm512_loadu_ps(w + 16);
+        w += 32;
+        const __m512 x0 = _mm512_set1_ps(*(a0 + 1));
+        acc0_0 = _mm512_fmadd_ps(x0, w0, acc0_0);
+        acc0_1 = _mm512_fmadd_ps(x0, w1, acc0_1);
+        const __m512 x1 = _mm512_set1_ps(*(a1 + 1));
+        acc1_0 = _mm512_fmadd_ps(x1, w0, acc1_0);
+        acc1_1 = _mm512_fmadd_ps(x1, w1, acc1_1);
+        const __m512 x2 = _mm512_set1_ps(*(a2 + 1));
+        acc2_0 = _mm512_fmadd_ps(x2, w0, acc2_0);
+        acc2_1 = _mm512_fmadd_ps(x2, w1, acc2_1);
+        const __m512 x3 = _mm512_set1_ps(*(a3 + 1));
+        acc3_0 = _mm512_fmadd_ps(x3, w0, acc3_0);
+        acc3_1 = _mm512_fmadd_ps(x3, w1, acc3_1);
+        const __m512 x4 = _mm512_set1_ps(*(a4 + 1));
+        acc4_0 = _mm512_fmadd_ps(x4, w0, acc4_0);
+        acc4_1 = _mm512_fmadd_ps(x4, w1, acc4_1);
+        const __m512 x5 = _mm512_set1_ps(*(a5 + 1));
+        acc5_0 = _mm512_fmadd_ps(x5, w0, acc5_0);
+        acc5_1 = _mm512_fmadd_ps(x5, w1, acc5_1);
+        const __m512 x6 = _mm512_set1_ps(*(a6 + 1));
+        acc6_0 = _mm512_fmadd_ps(x6, w0, acc6_0);
+        acc6_1 = _mm512_fmadd_ps(x6, w1, acc6_1);
+        const __m512 x7 = _mm512_set1_ps(*(a7 + 1));
+        acc7_0 = _mm512_fmadd_ps(x7, w0, acc7_0);
+        acc7_1 = _mm512_fmadd_ps(x7, w1, acc7_1);
+      }
+      {
+        const __m512 w0 = _mm512_loadu_ps(w + 0);
+        const __m512 w1 = _mm512_loadu_ps(w + 16);
+        w += 32;
+        const __m512 x0 = _mm512_set1_ps(*(a0 + 2));
+        acc0_0 = _mm512_fmadd_ps(x0, w0, acc0_0);
+        acc0_1 = _mm512_fmadd_ps(x0, w1, acc0_1);
+        const __m512 x1 = _mm512_set1_ps(*(a1 + 2));
+        acc1_0 = _mm512_fmadd_ps(x1, w0, acc1_0);
+        acc1_1 = _mm512_fmadd_ps(x1, w1, acc1_1);
+        const __m512 x2 = _mm512_set1_ps(*(a2 + 2));
+        acc2_0 = _mm512_fmadd_ps(x2, w0, acc2_0);
+        acc2_1 = _mm512_fmadd_ps(x2, w1, acc2_1);
+        const __m512 x3 = _mm512_set1_ps(*(a3 + 2));
+        acc3_0 = _mm512_fmadd_ps(x3, w0, acc3_0);
+        acc3_1 = _mm512_fmadd_ps(x3, w1, acc3_1);
+        const __m512 x4 = _mm512_set1_ps(*(a4 + 2));
+        acc4_0 = _mm512_fmadd_ps(x4, w0, acc4_0);
+        acc4_1 = _mm512_fmadd_ps(x4, w1, acc4_1);
+        const __m512 x5 = _mm512_set1_ps(*(a5 + 2));
+        acc5_0 = _mm512_fmadd_ps(x5, w0, acc5_0);
+        acc5_1 = _mm512_fmadd_ps(x5, w1, acc5_1);
+        const __m512 x6 = _mm512_set1_ps(*(a6 + 2));
+        acc6_0 = _mm512_fmadd_ps(x6, w0, acc6_0);
+        acc6_1 = _mm512_fmadd_ps(x6, w1, acc6_1);
+        const __m512 x7 = _mm512_set1_ps(*(a7 + 2));
+        acc7_0 = _mm512_fmadd_ps(x7, w0, acc7_0);
+        acc7_1 = _mm512_fmadd_ps(x7, w1, acc7_1);
+      }
+    }
+  } else {
+    for (size_t t = ks; t != 0; t--) {
+      const float* a0 = ind[0];
+      const float* a1 = mr > 1 ? ind[1] : a0;
+      const float* a2 = mr > 2 ? ind[2] : a1;
+      const float* a3 = mr > 3 ? ind[3] : a2;
+      const float* a4 = mr > 4 ? ind[4] : a3;
+      const float* a5 = mr > 5 ? ind[5] : a4;
+      const float* a6 = mr > 6 ? ind[6] : a5;
+      const float* a7 = mr > 7 ? ind[7] : a6;
+      ind += mr;
+      for (size_t k = kc; k != 0; k--) {
+        const __m512 w0 = _mm512_loadu_ps(w + 0);
+        const __m512 w1 = _mm512_loadu_ps(w + 16);
+        w += 32;
+        const __m512 x0 = _mm512_set1_ps(*(a0));
+        a0 += 1;
+        acc0_0 = _mm512_fmadd_ps(x0, w0, acc0_0);
+        acc0_1 = _mm512_fmadd_ps(x0, w1, acc0_1);
+        const __m512 x1 = _mm512_set1_ps(*(a1));
+        a1 += 1;
+        acc1_0 = _mm512_fmadd_ps(x1, w0, acc1_0);
+        acc1_1 = _mm512_fmadd_ps(x1, w1, acc1_1);
+        const __m512 x2 = _mm512_set1_ps(*(a2));
+        a2 += 1;
+        acc2_0 = _mm512_fmadd_ps(x2, w0, acc2_0);
+        acc2_1 = _mm512_fmadd_ps(x2, w1, acc2_1);
+        const __m512 x3 = _mm512_set1_ps(*(a3));
+        a3 += 1;
+        acc3_0 = _mm512_fmadd_ps(x3, w0, acc3_0);
+        acc3_1 = _mm512_fmadd_ps(x3, w1, acc3_1);
+        const __m512 x4 = _mm512_set1_ps(*(a4));
+        a4 += 1;
+        acc4_0 = _mm512_fmadd_ps(x4, w0, acc4_0);
+        acc4_1 = _mm512_fmadd_ps(x4, w1, acc4_1);
+        const __m512 x5 = _mm512_set1_ps(*(a5));
+        a5 += 1;
+        acc5_0 = _mm512_fmadd_ps(x5, w0, acc5_0);
+        acc5_1 = _mm512_fmadd_ps(x5, w1, acc5_1);
+        const __m512 x6 = _mm512_set1_ps(*(a6));
+        a6 += 1;
+        acc6_0 = _mm512_fmadd_ps(x6, w0, acc6_0);
+        acc6_1 = _mm512_fmadd_ps(x6, w1, acc6_1);
+        const __m512 x7 = _mm512_set1_ps(*(a7));
+        a7 += 1;
+        acc7_0 = _mm512_fmadd_ps(x7, w0, acc7_0);
+        acc7_1 = _mm512_fmadd_ps(x7, w1, acc7_1);
+      }
     }
   }
   const __m512 vmin = _mm512_set1_ps(clamp->min);
@@ -820,43 +921,117 @@ static __attribute__((target("avx512f,avx512bw,avx512vl,avx2,fma"))) void wrt_av
   __m512 acc6_0 = acc0_0;
   __m512 acc7_0 = acc0_0;
   w += 16;
-  for (size_t t = ks; t != 0; t--) {
-    const float* a0 = ind[0];
-    const float* a1 = mr > 1 ? ind[1] : a0;
-    const float* a2 = mr > 2 ? ind[2] : a1;
-    const float* a3 = mr > 3 ? ind[3] : a2;
-    const float* a4 = mr > 4 ? ind[4] : a3;
-    const float* a5 = mr > 5 ? ind[5] : a4;
-    const float* a6 = mr > 6 ? ind[6] : a5;
-    const float* a7 = mr > 7 ? ind[7] : a6;
-    ind += mr;
-    for (size_t k = kc; k != 0; k--) {
-      const __m512 w0 = _mm512_loadu_ps(w + 0);
-      w += 16;
-      const __m512 x0 = _mm512_set1_ps(*(a0));
-      a0 += 1;
-      acc0_0 = _mm512_fmadd_ps(x0, w0, acc0_0);
-      const __m512 x1 = _mm512_set1_ps(*(a1));
-      a1 += 1;
-      acc1_0 = _mm512_fmadd_ps(x1, w0, acc1_0);
-      const __m512 x2 = _mm512_set1_ps(*(a2));
-      a2 += 1;
-      acc2_0 = _mm512_fmadd_ps(x2, w0, acc2_0);
-      const __m512 x3 = _mm512_set1_ps(*(a3));
-      a3 += 1;
-      acc3_0 = _mm512_fmadd_ps(x3, w0, acc3_0);
-      const __m512 x4 = _mm512_set1_ps(*(a4));
-      a4 += 1;
-      acc4_0 = _mm512_fmadd_ps(x4, w0, acc4_0);
-      const __m512 x5 = _mm512_set1_ps(*(a5));
-      a5 += 1;
-      acc5_0 = _mm512_fmadd_ps(x5, w0, acc5_0);
-      const __m512 x6 = _mm512_set1_ps(*(a6));
-      a6 += 1;
-      acc6_0 = _mm512_fmadd_ps(x6, w0, acc6_0);
-      const __m512 x7 = _mm512_set1_ps(*(a7));
-      a7 += 1;
-      acc7_0 = _mm512_fmadd_ps(x7, w0, acc7_0);
+  if (kc == 3) {
+    for (size_t t = ks; t != 0; t--) {
+      const float* a0 = ind[0];
+      const float* a1 = mr > 1 ? ind[1] : a0;
+      const float* a2 = mr > 2 ? ind[2] : a1;
+      const float* a3 = mr > 3 ? ind[3] : a2;
+      const float* a4 = mr > 4 ? ind[4] : a3;
+      const float* a5 = mr > 5 ? ind[5] : a4;
+      const float* a6 = mr > 6 ? ind[6] : a5;
+      const float* a7 = mr > 7 ? ind[7] : a6;
+      ind += mr;
+      {
+        const __m512 w0 = _mm512_loadu_ps(w + 0);
+        w += 16;
+        const __m512 x0 = _mm512_set1_ps(*(a0 + 0));
+        acc0_0 = _mm512_fmadd_ps(x0, w0, acc0_0);
+        const __m512 x1 = _mm512_set1_ps(*(a1 + 0));
+        acc1_0 = _mm512_fmadd_ps(x1, w0, acc1_0);
+        const __m512 x2 = _mm512_set1_ps(*(a2 + 0));
+        acc2_0 = _mm512_fmadd_ps(x2, w0, acc2_0);
+        const __m512 x3 = _mm512_set1_ps(*(a3 + 0));
+        acc3_0 = _mm512_fmadd_ps(x3, w0, acc3_0);
+        const __m512 x4 = _mm512_set1_ps(*(a4 + 0));
+        acc4_0 = _mm512_fmadd_ps(x4, w0, acc4_0);
+        const __m512 x5 = _mm512_set1_ps(*(a5 + 0));
+        acc5_0 = _mm512_fmadd_ps(x5, w0, acc5_0);
+        const __m512 x6 = _mm512_set1_ps(*(a6 + 0));
+        acc6_0 = _mm512_fmadd_ps(x6, w0, acc6_0);
+        const __m512 x7 = _mm512_set1_ps(*(a7 + 0));
+        acc7_0 = _mm512_fmadd_ps(x7, w0, acc7_0);
+      }
+      {
+        const __m512 w0 = _mm512_loadu_ps(w + 0);
+        w += 16;
+        const __m512 x0 = _mm512_set1_ps(*(a0 + 1));
+        acc0_0 = _mm512_fmadd_ps(x0, w0, acc0_0);
+        const __m512 x1 = _mm512_set1_ps(*(a1 + 1));
+        acc1_0 = _mm512_fmadd_ps(x1, w0, acc1_0);
+        const __m512 x2 = _mm512_set1_ps(*(a2 + 1));
+        acc2_0 = _mm512_fmadd_ps(x2, w0, acc2_0);
+        const __m512 x3 = _mm512_set1_ps(*(a3 + 1));
+        acc3_0 = _mm512_fmadd_ps(x3, w0, acc3_0);
+        const __m512 x4 = _mm512_set1_ps(*(a4 + 1));
+        acc4_0 = _mm512_fmadd_ps(x4, w0, acc4_0);
+        const __m512 x5 = _mm512_set1_ps(*(a5 + 1));
+        acc5_0 = _mm512_fmadd_ps(x5, w0, acc5_0);
+        const __m512 x6 = _mm512_set1_ps(*(a6 + 1));
+        acc6_0 = _mm512_fmadd_ps(x6, w0, acc6_0);
+        const __m512 x7 = _mm512_set1_ps(*(a7 + 1));
+        acc7_0 = _mm512_fmadd_ps(x7, w0, acc7_0);
+      }
+      {
+        const __m512 w0 = _mm512_loadu_ps(w + 0);
+        w += 16;
+        const __m512 x0 = _mm512_set1_ps(*(a0 + 2));
+        acc0_0 = _mm512_fmadd_ps(x0, w0, acc0_0);
+        const __m512 x1 = _mm512_set1_ps(*(a1 + 2));
+        acc1_0 = _mm512_fmadd_ps(x1, w0, acc1_0);
+        const __m512 x2 = _mm512_set1_ps(*(a2 + 2));
+        acc2_0 = _mm512_fmadd_ps(x2, w0, acc2_0);
+        const __m512 x3 = _mm512_set1_ps(*(a3 + 2));
+        acc3_0 = _mm512_fmadd_ps(x3, w0, acc3_0);
+        const __m512 x4 = _mm512_set1_ps(*(a4 + 2));
+        acc4_0 = _mm512_fmadd_ps(x4, w0, acc4_0);
+        const __m512 x5 = _mm512_set1_ps(*(a5 + 2));
+        acc5_0 = _mm512_fmadd_ps(x5, w0, acc5_0);
+        const __m512 x6 = _mm512_set1_ps(*(a6 + 2));
+        acc6_0 = _mm512_fmadd_ps(x6, w0, acc6_0);
+        const __m512 x7 = _mm512_set1_ps(*(a7 + 2));
+        acc7_0 = _mm512_fmadd_ps(x7, w0, acc7_0);
+      }
+    }
+  } else {
+    for (size_t t = ks; t != 0; t--) {
+      const float* a0 = ind[0];
+      const float* a1 = mr > 1 ? ind[1] : a0;
+      const float* a2 = mr > 2 ? ind[2] : a1;
+      const float* a3 = mr > 3 ? ind[3] : a2;
+      const float* a4 = mr > 4 ? ind[4] : a3;
+      const float* a5 = mr > 5 ? ind[5] : a4;
+      const float* a6 = mr > 6 ? ind[6] : a5;
+      const float* a7 = mr > 7 ? ind[7] : a6;
+      ind += mr;
+      for (size_t k = kc; k != 0; k--) {
+        const __m512 w0 = _mm512_loadu_ps(w + 0);
+        w += 16;
+        const __m512 x0 = _mm512_set1_ps(*(a0));
+        a0 += 1;
+        acc0_0 = _mm512_fmadd_ps(x0, w0, acc0_0);
+        const __m512 x1 = _mm512_set1_ps(*(a1));
+        a1 += 1;
+        acc1_0 = _mm512_fmadd_ps(x1, w0, acc1_0);
+        const __m512 x2 = _mm512_set1_ps(*(a2));
+        a2 += 1;
+        acc2_0 = _mm512_fmadd_ps(x2, w0, acc2_0);
+        const __m512 x3 = _mm512_set1_ps(*(a3));
+        a3 += 1;
+        acc3_0 = _mm512_fmadd_ps(x3, w0, acc3_0);
+        const __m512 x4 = _mm512_set1_ps(*(a4));
+        a4 += 1;
+        acc4_0 = _mm512_fmadd_ps(x4, w0, acc4_0);
+        const __m512 x5 = _mm512_set1_ps(*(a5));
+        a5 += 1;
+        acc5_0 = _mm512_fmadd_ps(x5, w0, acc5_0);
+        const __m512 x6 = _mm512_set1_ps(*(a6));
+        a6 += 1;
+        acc6_0 = _mm512_fmadd_ps(x6, w0, acc6_0);
+        const __m512 x7 = _mm512_set1_ps(*(a7));
+        a7 += 1;
+        acc7_0 = _mm512_fmadd_ps(x7, w0, acc7_0);
+      }
     }
   }
   const __m512 vmin = _mm512_set1_ps(clamp->min);

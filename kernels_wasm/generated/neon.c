@@ -436,52 +436,153 @@ static void wrt_neon_igemm_8x8(size_t mr, size_t nc, size_t kc, size_t ks, const
   float32x4_t acc7_0 = acc0_0;
   float32x4_t acc7_1 = acc0_1;
   w += 8;
-  for (size_t t = ks; t != 0; t--) {
-    const float* a0 = ind[0];
-    const float* a1 = mr > 1 ? ind[1] : a0;
-    const float* a2 = mr > 2 ? ind[2] : a1;
-    const float* a3 = mr > 3 ? ind[3] : a2;
-    const float* a4 = mr > 4 ? ind[4] : a3;
-    const float* a5 = mr > 5 ? ind[5] : a4;
-    const float* a6 = mr > 6 ? ind[6] : a5;
-    const float* a7 = mr > 7 ? ind[7] : a6;
-    ind += mr;
-    for (size_t k = kc; k != 0; k--) {
-      const float32x4_t w0 = vld1q_f32(w + 0);
-      const float32x4_t w1 = vld1q_f32(w + 4);
-      w += 8;
-      const float32x4_t x0 = vld1q_dup_f32(a0);
-      a0 += 1;
-      acc0_0 = vfmaq_f32(acc0_0, x0, w0);
-      acc0_1 = vfmaq_f32(acc0_1, x0, w1);
-      const float32x4_t x1 = vld1q_dup_f32(a1);
-      a1 += 1;
-      acc1_0 = vfmaq_f32(acc1_0, x1, w0);
-      acc1_1 = vfmaq_f32(acc1_1, x1, w1);
-      const float32x4_t x2 = vld1q_dup_f32(a2);
-      a2 += 1;
-      acc2_0 = vfmaq_f32(acc2_0, x2, w0);
-      acc2_1 = vfmaq_f32(acc2_1, x2, w1);
-      const float32x4_t x3 = vld1q_dup_f32(a3);
-      a3 += 1;
-      acc3_0 = vfmaq_f32(acc3_0, x3, w0);
-      acc3_1 = vfmaq_f32(acc3_1, x3, w1);
-      const float32x4_t x4 = vld1q_dup_f32(a4);
-      a4 += 1;
-      acc4_0 = vfmaq_f32(acc4_0, x4, w0);
-      acc4_1 = vfmaq_f32(acc4_1, x4, w1);
-      const float32x4_t x5 = vld1q_dup_f32(a5);
-      a5 += 1;
-      acc5_0 = vfmaq_f32(acc5_0, x5, w0);
-      acc5_1 = vfmaq_f32(acc5_1, x5, w1);
-      const float32x4_t x6 = vld1q_dup_f32(a6);
-      a6 += 1;
-      acc6_0 = vfmaq_f32(acc6_0, x6, w0);
-      acc6_1 = vfmaq_f32(acc6_1, x6, w1);
-      const float32x4_t x7 = vld1q_dup_f32(a7);
-      a7 += 1;
-      acc7_0 = vfmaq_f32(acc7_0, x7, w0);
-      acc7_1 = vfmaq_f32(acc7_1, x7, w1);
+  if (kc == 3) {
+    for (size_t t = ks; t != 0; t--) {
+      const float* a0 = ind[0];
+      const float* a1 = mr > 1 ? ind[1] : a0;
+      const float* a2 = mr > 2 ? ind[2] : a1;
+      const float* a3 = mr > 3 ? ind[3] : a2;
+      const float* a4 = mr > 4 ? ind[4] : a3;
+      const float* a5 = mr > 5 ? ind[5] : a4;
+      const float* a6 = mr > 6 ? ind[6] : a5;
+      const float* a7 = mr > 7 ? ind[7] : a6;
+      ind += mr;
+      {
+        const float32x4_t w0 = vld1q_f32(w + 0);
+        const float32x4_t w1 = vld1q_f32(w + 4);
+        w += 8;
+        const float32x4_t x0 = vld1q_dup_f32(a0 + 0);
+        acc0_0 = vfmaq_f32(acc0_0, x0, w0);
+        acc0_1 = vfmaq_f32(acc0_1, x0, w1);
+        const float32x4_t x1 = vld1q_dup_f32(a1 + 0);
+        acc1_0 = vfmaq_f32(acc1_0, x1, w0);
+        acc1_1 = vfmaq_f32(acc1_1, x1, w1);
+        const float32x4_t x2 = vld1q_dup_f32(a2 + 0);
+        acc2_0 = vfmaq_f32(acc2_0, x2, w0);
+        acc2_1 = vfmaq_f32(acc2_1, x2, w1);
+        const float32x4_t x3 = vld1q_dup_f32(a3 + 0);
+        acc3_0 = vfmaq_f32(acc3_0, x3, w0);
+        acc3_1 = vfmaq_f32(acc3_1, x3, w1);
+        const float32x4_t x4 = vld1q_dup_f32(a4 + 0);
+        acc4_0 = vfmaq_f32(acc4_0, x4, w0);
+        acc4_1 = vfmaq_f32(acc4_1, x4, w1);
+        const float32x4_t x5 = vld1q_dup_f32(a5 + 0);
+        acc5_0 = vfmaq_f32(acc5_0, x5, w0);
+        acc5_1 = vfmaq_f32(acc5_1, x5, w1);
+        const float32x4_t x6 = vld1q_dup_f32(a6 + 0);
+        acc6_0 = vfmaq_f32(acc6_0, x6, w0);
+        acc6_1 = vfmaq_f32(acc6_1, x6, w1);
+        const float32x4_t x7 = vld1q_dup_f32(a7 + 0);
+        acc7_0 = vfmaq_f32(acc7_0, x7, w0);
+        acc7_1 = vfmaq_f32(acc7_1, x7, w1);
+      }
+      {
+        const float32x4_t w0 = vld1q_f32(w + 0);
+        const float32x4_t w1 = vld1q_f32(w + 4);
+        w += 8;
+        const float32x4_t x0 = vld1q_dup_f32(a0 + 1);
+        acc0_0 = vfmaq_f32(acc0_0, x0, w0);
+        acc0_1 = vfmaq_f32(acc0_1, x0, w1);
+        const float32x4_t x1 = vld1q_dup_f32(a1 + 1);
+        acc1_0 = vfmaq_f32(acc1_0, x1, w0);
+        acc1_1 = vfmaq_f32(acc1_1, x1, w1);
+        const float32x4_t x2 = vld1q_dup_f32(a2 + 1);
+        acc2_0 = vfmaq_f32(acc2_0, x2, w0);
+        acc2_1 = vfmaq_f32(acc2_1, x2, w1);
+        const float32x4_t x3 = vld1q_dup_f32(a3 + 1);
+        acc3_0 = vfmaq_f32(acc3_0, x3, w0);
+        acc3_1 = vfmaq_f32(acc3_1, x3, w1);
+        const float32x4_t x4 = vld1q_dup_f32(a4 + 1);
+        acc4_0 = vfmaq_f32(acc4_0, x4, w0);
+        acc4_1 = vfmaq_f32(acc4_1, x4, w1);
+        const float32x4_t x5 = vld1q_dup_f32(a5 + 1);
+        acc5_0 = vfmaq_f32(acc5_0, x5, w0);
+        acc5_1 = vfmaq_f32(acc5_1, x5, w1);
+        const float32x4_t x6 = vld1q_dup_f32(a6 + 1);
+        acc6_0 = vfmaq_f32(acc6_0, x6, w0);
+        acc6_1 = vfmaq_f32(acc6_1, x6, w1);
+        const float32x4_t x7 = vld1q_dup_f32(a7 + 1);
+        acc7_0 = vfmaq_f32(acc7_0, x7, w0);
+        acc7_1 = vfmaq_f32(acc7_1, x7, w1);
+      }
+      {
+        const float32x4_t w0 = vld1q_f32(w + 0);
+        const float32x4_t w1 = vld1q_f32(w + 4);
+        w += 8;
+        const float32x4_t x0 = vld1q_dup_f32(a0 + 2);
+        acc0_0 = vfmaq_f32(acc0_0, x0, w0);
+        acc0_1 = vfmaq_f32(acc0_1, x0, w1);
+        const float32x4_t x1 = vld1q_dup_f32(a1 + 2);
+        acc1_0 = vfmaq_f32(acc1_0, x1, w0);
+        acc1_1 = vfmaq_f32(acc1_1, x1, w1);
+        const float32x4_t x2 = vld1q_dup_f32(a2 + 2);
+        acc2_0 = vfmaq_f32(acc2_0, x2, w0);
+        acc2_1 = vfmaq_f32(acc2_1, x2, w1);
+        const float32x4_t x3 = vld1q_dup_f32(a3 + 2);
+        acc3_0 = vfmaq_f32(acc3_0, x3, w0);
+        acc3_1 = vfmaq_f32(acc3_1, x3, w1);
+        const float32x4_t x4 = vld1q_dup_f32(a4 + 2);
+        acc4_0 = vfmaq_f32(acc4_0, x4, w0);
+        acc4_1 = vfmaq_f32(acc4_1, x4, w1);
+        const float32x4_t x5 = vld1q_dup_f32(a5 + 2);
+        acc5_0 = vfmaq_f32(acc5_0, x5, w0);
+        acc5_1 = vfmaq_f32(acc5_1, x5, w1);
+        const float32x4_t x6 = vld1q_dup_f32(a6 + 2);
+        acc6_0 = vfmaq_f32(acc6_0, x6, w0);
+        acc6_1 = vfmaq_f32(acc6_1, x6, w1);
+        const float32x4_t x7 = vld1q_dup_f32(a7 + 2);
+        acc7_0 = vfmaq_f32(acc7_0, x7, w0);
+        acc7_1 = vfmaq_f32(acc7_1, x7, w1);
+      }
+    }
+  } else {
+    for (size_t t = ks; t != 0; t--) {
+      const float* a0 = ind[0];
+      const float* a1 = mr > 1 ? ind[1] : a0;
+      const float* a2 = mr > 2 ? ind[2] : a1;
+      const float* a3 = mr > 3 ? ind[3] : a2;
+      const float* a4 = mr > 4 ? ind[4] : a3;
+      const float* a5 = mr > 5 ? ind[5] : a4;
+      const float* a6 = mr > 6 ? ind[6] : a5;
+      const float* a7 = mr > 7 ? ind[7] : a6;
+      ind += mr;
+      for (size_t k = kc; k != 0; k--) {
+        const float32x4_t w0 = vld1q_f32(w + 0);
+        const float32x4_t w1 = vld1q_f32(w + 4);
+        w += 8;
+        const float32x4_t x0 = vld1q_dup_f32(a0);
+        a0 += 1;
+        acc0_0 = vfmaq_f32(acc0_0, x0, w0);
+        acc0_1 = vfmaq_f32(acc0_1, x0, w1);
+        const float32x4_t x1 = vld1q_dup_f32(a1);
+        a1 += 1;
+        acc1_0 = vfmaq_f32(acc1_0, x1, w0);
+        acc1_1 = vfmaq_f32(acc1_1, x1, w1);
+        const float32x4_t x2 = vld1q_dup_f32(a2);
+        a2 += 1;
+        acc2_0 = vfmaq_f32(acc2_0, x2, w0);
+        acc2_1 = vfmaq_f32(acc2_1, x2, w1);
+        const float32x4_t x3 = vld1q_dup_f32(a3);
+        a3 += 1;
+        acc3_0 = vfmaq_f32(acc3_0, x3, w0);
+        acc3_1 = vfmaq_f32(acc3_1, x3, w1);
+        const float32x4_t x4 = vld1q_dup_f32(a4);
+        a4 += 1;
+        acc4_0 = vfmaq_f32(acc4_0, x4, w0);
+        acc4_1 = vfmaq_f32(acc4_1, x4, w1);
+        const float32x4_t x5 = vld1q_dup_f32(a5);
+        a5 += 1;
+        acc5_0 = vfmaq_f32(acc5_0, x5, w0);
+        acc5_1 = vfmaq_f32(acc5_1, x5, w1);
+        const float32x4_t x6 = vld1q_dup_f32(a6);
+        a6 += 1;
+        acc6_0 = vfmaq_f32(acc6_0, x6, w0);
+        acc6_1 = vfmaq_f32(acc6_1, x6, w1);
+        const float32x4_t x7 = vld1q_dup_f32(a7);
+        a7 += 1;
+        acc7_0 = vfmaq_f32(acc7_0, x7, w0);
+        acc7_1 = vfmaq_f32(acc7_1, x7, w1);
+      }
     }
   }
   const float32x4_t vmin = vdupq_n_f32(clamp->min);
@@ -991,43 +1092,117 @@ static void wrt_neon_igemm_8x4(size_t mr, size_t nc, size_t kc, size_t ks, const
   float32x4_t acc6_0 = acc0_0;
   float32x4_t acc7_0 = acc0_0;
   w += 4;
-  for (size_t t = ks; t != 0; t--) {
-    const float* a0 = ind[0];
-    const float* a1 = mr > 1 ? ind[1] : a0;
-    const float* a2 = mr > 2 ? ind[2] : a1;
-    const float* a3 = mr > 3 ? ind[3] : a2;
-    const float* a4 = mr > 4 ? ind[4] : a3;
-    const float* a5 = mr > 5 ? ind[5] : a4;
-    const float* a6 = mr > 6 ? ind[6] : a5;
-    const float* a7 = mr > 7 ? ind[7] : a6;
-    ind += mr;
-    for (size_t k = kc; k != 0; k--) {
-      const float32x4_t w0 = vld1q_f32(w + 0);
-      w += 4;
-      const float32x4_t x0 = vld1q_dup_f32(a0);
-      a0 += 1;
-      acc0_0 = vfmaq_f32(acc0_0, x0, w0);
-      const float32x4_t x1 = vld1q_dup_f32(a1);
-      a1 += 1;
-      acc1_0 = vfmaq_f32(acc1_0, x1, w0);
-      const float32x4_t x2 = vld1q_dup_f32(a2);
-      a2 += 1;
-      acc2_0 = vfmaq_f32(acc2_0, x2, w0);
-      const float32x4_t x3 = vld1q_dup_f32(a3);
-      a3 += 1;
-      acc3_0 = vfmaq_f32(acc3_0, x3, w0);
-      const float32x4_t x4 = vld1q_dup_f32(a4);
-      a4 += 1;
-      acc4_0 = vfmaq_f32(acc4_0, x4, w0);
-      const float32x4_t x5 = vld1q_dup_f32(a5);
-      a5 += 1;
-      acc5_0 = vfmaq_f32(acc5_0, x5, w0);
-      const float32x4_t x6 = vld1q_dup_f32(a6);
-      a6 += 1;
-      acc6_0 = vfmaq_f32(acc6_0, x6, w0);
-      const float32x4_t x7 = vld1q_dup_f32(a7);
-      a7 += 1;
-      acc7_0 = vfmaq_f32(acc7_0, x7, w0);
+  if (kc == 3) {
+    for (size_t t = ks; t != 0; t--) {
+      const float* a0 = ind[0];
+      const float* a1 = mr > 1 ? ind[1] : a0;
+      const float* a2 = mr > 2 ? ind[2] : a1;
+      const float* a3 = mr > 3 ? ind[3] : a2;
+      const float* a4 = mr > 4 ? ind[4] : a3;
+      const float* a5 = mr > 5 ? ind[5] : a4;
+      const float* a6 = mr > 6 ? ind[6] : a5;
+      const float* a7 = mr > 7 ? ind[7] : a6;
+      ind += mr;
+      {
+        const float32x4_t w0 = vld1q_f32(w + 0);
+        w += 4;
+        const float32x4_t x0 = vld1q_dup_f32(a0 + 0);
+        acc0_0 = vfmaq_f32(acc0_0, x0, w0);
+        const float32x4_t x1 = vld1q_dup_f32(a1 + 0);
+        acc1_0 = vfmaq_f32(acc1_0, x1, w0);
+        const float32x4_t x2 = vld1q_dup_f32(a2 + 0);
+        acc2_0 = vfmaq_f32(acc2_0, x2, w0);
+        const float32x4_t x3 = vld1q_dup_f32(a3 + 0);
+        acc3_0 = vfmaq_f32(acc3_0, x3, w0);
+        const float32x4_t x4 = vld1q_dup_f32(a4 + 0);
+        acc4_0 = vfmaq_f32(acc4_0, x4, w0);
+        const float32x4_t x5 = vld1q_dup_f32(a5 + 0);
+        acc5_0 = vfmaq_f32(acc5_0, x5, w0);
+        const float32x4_t x6 = vld1q_dup_f32(a6 + 0);
+        acc6_0 = vfmaq_f32(acc6_0, x6, w0);
+        const float32x4_t x7 = vld1q_dup_f32(a7 + 0);
+        acc7_0 = vfmaq_f32(acc7_0, x7, w0);
+      }
+      {
+        const float32x4_t w0 = vld1q_f32(w + 0);
+        w += 4;
+        const float32x4_t x0 = vld1q_dup_f32(a0 + 1);
+        acc0_0 = vfmaq_f32(acc0_0, x0, w0);
+        const float32x4_t x1 = vld1q_dup_f32(a1 + 1);
+        acc1_0 = vfmaq_f32(acc1_0, x1, w0);
+        const float32x4_t x2 = vld1q_dup_f32(a2 + 1);
+        acc2_0 = vfmaq_f32(acc2_0, x2, w0);
+        const float32x4_t x3 = vld1q_dup_f32(a3 + 1);
+        acc3_0 = vfmaq_f32(acc3_0, x3, w0);
+        const float32x4_t x4 = vld1q_dup_f32(a4 + 1);
+        acc4_0 = vfmaq_f32(acc4_0, x4, w0);
+        const float32x4_t x5 = vld1q_dup_f32(a5 + 1);
+        acc5_0 = vfmaq_f32(acc5_0, x5, w0);
+        const float32x4_t x6 = vld1q_dup_f32(a6 + 1);
+        acc6_0 = vfmaq_f32(acc6_0, x6, w0);
+        const float32x4_t x7 = vld1q_dup_f32(a7 + 1);
+        acc7_0 = vfmaq_f32(acc7_0, x7, w0);
+      }
+      {
+        const float32x4_t w0 = vld1q_f32(w + 0);
+        w += 4;
+        const float32x4_t x0 = vld1q_dup_f32(a0 + 2);
+        acc0_0 = vfmaq_f32(acc0_0, x0, w0);
+        const float32x4_t x1 = vld1q_dup_f32(a1 + 2);
+        acc1_0 = vfmaq_f32(acc1_0, x1, w0);
+        const float32x4_t x2 = vld1q_dup_f32(a2 + 2);
+        acc2_0 = vfmaq_f32(acc2_0, x2, w0);
+        const float32x4_t x3 = vld1q_dup_f32(a3 + 2);
+        acc3_0 = vfmaq_f32(acc3_0, x3, w0);
+        const float32x4_t x4 = vld1q_dup_f32(a4 + 2);
+        acc4_0 = vfmaq_f32(acc4_0, x4, w0);
+        const float32x4_t x5 = vld1q_dup_f32(a5 + 2);
+        acc5_0 = vfmaq_f32(acc5_0, x5, w0);
+        const float32x4_t x6 = vld1q_dup_f32(a6 + 2);
+        acc6_0 = vfmaq_f32(acc6_0, x6, w0);
+        const float32x4_t x7 = vld1q_dup_f32(a7 + 2);
+        acc7_0 = vfmaq_f32(acc7_0, x7, w0);
+      }
+    }
+  } else {
+    for (size_t t = ks; t != 0; t--) {
+      const float* a0 = ind[0];
+      const float* a1 = mr > 1 ? ind[1] : a0;
+      const float* a2 = mr > 2 ? ind[2] : a1;
+      const float* a3 = mr > 3 ? ind[3] : a2;
+      const float* a4 = mr > 4 ? ind[4] : a3;
+      const float* a5 = mr > 5 ? ind[5] : a4;
+      const float* a6 = mr > 6 ? ind[6] : a5;
+      const float* a7 = mr > 7 ? ind[7] : a6;
+      ind += mr;
+      for (size_t k = kc; k != 0; k--) {
+        const float32x4_t w0 = vld1q_f32(w + 0);
+        w += 4;
+        const float32x4_t x0 = vld1q_dup_f32(a0);
+        a0 += 1;
+        acc0_0 = vfmaq_f32(acc0_0, x0, w0);
+        const float32x4_t x1 = vld1q_dup_f32(a1);
+        a1 += 1;
+        acc1_0 = vfmaq_f32(acc1_0, x1, w0);
+        const float32x4_t x2 = vld1q_dup_f32(a2);
+        a2 += 1;
+        acc2_0 = vfmaq_f32(acc2_0, x2, w0);
+        const float32x4_t x3 = vld1q_dup_f32(a3);
+        a3 += 1;
+        acc3_0 = vfmaq_f32(acc3_0, x3, w0);
+        const float32x4_t x4 = vld1q_dup_f32(a4);
+        a4 += 1;
+        acc4_0 = vfmaq_f32(acc4_0, x4, w0);
+        const float32x4_t x5 = vld1q_dup_f32(a5);
+        a5 += 1;
+        acc5_0 = vfmaq_f32(acc5_0, x5, w0);
+        const float32x4_t x6 = vld1q_dup_f32(a6);
+        a6 += 1;
+        acc6_0 = vfmaq_f32(acc6_0, x6, w0);
+        const float32x4_t x7 = vld1q_dup_f32(a7);
+        a7 += 1;
+        acc7_0 = vfmaq_f32(acc7_0, x7, w0);
+      }
     }
   }
   const float32x4_t vmin = vdupq_n_f32(clamp->min);
