@@ -25,7 +25,7 @@ import pytest
 
 from kernels_wasm.gen import accuracy, harness
 from kernels_wasm.gen.__main__ import GENERATED, check
-from kernels_wasm.gen.emit import half_nr
+from kernels_wasm.gen.emit import half_mr, half_nr
 from kernels_wasm.gen.harness import Batch, Runner
 from kernels_wasm.gen.isa import TARGETS
 from kernels_wasm.gen.kernels import sparse as sparse_kernels
@@ -64,9 +64,9 @@ def test_generated_files_are_up_to_date() -> None:
 
 def test_table_matches_generator(case: Case) -> None:
     b = Batch()
-    o = b.out(40, 0.0)  # 20 int64
+    o = b.out(42, 0.0)  # 21 int64
     b.cmd("info", case.t, o)
-    info = case.r.run(b).i64(o, 20)
+    info = case.r.run(b).i64(o, 21)
     assert tuple(info[:2]) == case.isa.gemm_tile
     assert [tuple(info[2 + 3 * i: 5 + 3 * i]) for i in range(4)] == [
         (9, case.isa.dw_ct, 1), (25, case.isa.dw_ct, 1), (0, case.isa.dw_ct, 1), (0, 0, 0)]
@@ -77,6 +77,7 @@ def test_table_matches_generator(case: Case) -> None:
     assert info[18] == (0b11111 if info[17] > 1 else 0b11011), \
         "sparse kernels: spmm, spmv, sppack where G > 1, spmmu and its pack"
     assert info[19] == tile.umr
+    assert info[20] == (half_mr(case.isa) if half_nr(case.isa) else 0)
 
 
 # -- GEMM --------------------------------------------------------------------------------------------------------------
@@ -102,8 +103,12 @@ def test_gemm(case: Case) -> None:
     kcs = (1, 3, 16) if case.small else (1, 2, 5, 16, 67)
     b = Batch()
     jobs = []
-    tiles = [(0, nr_full)] + ([(1, half_nr(case.isa))] if half_nr(case.isa) else [])  # the narrow last-panel tile
-    for (half, nr), mr in ((t, m) for t in tiles for m in sorted({1, 2, mr_max - 1, mr_max} - {0})):
+    rows = sorted({1, 2, mr_max - 1, mr_max} - {0})
+    tiles = [(0, nr_full, rows)]
+    if half_nr(case.isa):  # the narrow last-panel tile; where it is taller, also past its short path of mr_max rows
+        tall = half_mr(case.isa)
+        tiles.append((1, half_nr(case.isa), sorted({*rows, *({mr_max + 1, tall - 1, tall} if tall > mr_max else ())})))
+    for half, nr, mr in ((h, n, m) for h, n, mrs in tiles for m in mrs):
         for nc in sorted({1, nr // 2 + 1, nr - 1, nr} - {0}):
             for kc in kcs:
                 pad_a, pad_c = int(rng.integers(0, 3)), int(rng.integers(0, 3))

@@ -69,14 +69,15 @@ static void add_residual(const gemm_job* j, size_t r0, size_t r1, size_t p0, siz
 
 static size_t min_size(size_t a, size_t b) { return a < b ? a : b; }
 
-/* rows [r0, r1) in tiles of MR, columns [p0, p1) (whole panels but the last) */
+/* rows [r0, r1) in tiles of the panel's tile height, columns [p0, p1) (whole panels but the last) */
 static void gemm_tiles(const gemm_job* j, size_t r0, size_t r1, size_t p0, size_t p1, const wrt_clamp* kc) {
   const wrt_target* tg = j->tg;
-  size_t mr = tg->gemm_mr, nr = tg->gemm_nr, panel_floats = nr * (1 + j->k);
+  size_t nr = tg->gemm_nr, panel_floats = nr * (1 + j->k);
   for (size_t p = p0; p < p1; p += nr) {
-    size_t nc = j->n - p < nr ? j->n - p : nr;
+    size_t nc = j->n - p < nr ? j->n - p : nr, full = gemm_panel_width(tg, nc) == nr;
+    size_t mr = full ? tg->gemm_mr : tg->gemm_mr_half;
     const float* panel = j->packed + (p / nr) * panel_floats;
-    wrt_gemm_fn fn = gemm_panel_width(tg, nc) == nr ? tg->gemm : tg->gemm_half;
+    wrt_gemm_fn fn = full ? tg->gemm : tg->gemm_half;
     for (size_t i = r0; i < r1; i += mr) {
       size_t rows = r1 - i < mr ? r1 - i : mr;
       fn(rows, nc, j->k, (const float*)((const char*)j->a + i * j->a_stride), j->a_stride, panel,

@@ -23,6 +23,11 @@ def half_nr(isa: Isa) -> int:
     return nr // 2 if isa.vl > 1 and nr % (2 * isa.vl) == 0 else 0
 
 
+def half_mr(isa: Isa) -> int:
+    """MR of the narrow last-panel GEMM tile: twice the full tile's natively (gemm.TALL_HALF), else the same."""
+    return isa.gemm_tile[0] * (2 if isa.name in gemm.TALL_HALF else 1)
+
+
 def row_kernel(isa: Isa) -> bool:
     """Whether the target has the one-row, several-panel GEMM: the SIMD ones (the scalar build is the portable
     fallback, and a scalar row is no latency-bound pair of vector chains)."""
@@ -33,7 +38,7 @@ def kernel_bodies(isa: Isa) -> list[str]:
     mr, nr = isa.gemm_tile
     parts = [gemm.gemm(isa, mr, nr), gemm.igemm(isa, mr, nr), *([gemm.gemm_row(isa, nr)] if row_kernel(isa) else [])]
     if half_nr(isa):
-        parts += [gemm.gemm(isa, mr, half_nr(isa)), gemm.igemm(isa, mr, half_nr(isa))]
+        parts += [gemm.gemm(isa, half_mr(isa), half_nr(isa)), gemm.igemm(isa, mr, half_nr(isa))]
     parts += [dwconv.dwconv(isa, ks) for ks in (*dwconv.SPECIALIZED_KS, 0)]
     parts += [eltwise.binary(isa, op, s) for s in (False, True) for op in eltwise.BINARY]
     parts += [eltwise.unary(isa, op) for op in eltwise.UNARY]
@@ -83,7 +88,8 @@ def table(isa: Isa, name: str, q: qgemm.QTile) -> str:
         f"  .igemm = {gemm.gemm_name(isa, mr, nr, True)},",
         *([f"  .gemm_row_panels = {gemm.ROW_PANELS}, .gemm_row = {gemm.gemm_row_name(isa, nr)},"]
           if row_kernel(isa) else []),
-        *([f"  .gemm_nr_half = {half_nr(isa)},", f"  .gemm_half = {gemm.gemm_name(isa, mr, half_nr(isa))},",
+        *([f"  .gemm_mr_half = {half_mr(isa)}, .gemm_nr_half = {half_nr(isa)},",
+           f"  .gemm_half = {gemm.gemm_name(isa, half_mr(isa), half_nr(isa))},",
            f"  .igemm_half = {gemm.gemm_name(isa, mr, half_nr(isa), True)},"] if half_nr(isa) else []),
         "  .dwconv = {", *dw, "  },",
         f"  .vbinary = {{{vb}\n  }},",

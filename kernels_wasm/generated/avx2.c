@@ -627,7 +627,7 @@ static __attribute__((target("avx2,fma"))) void wrt_avx2_gemm_row_4x16(size_t kc
   _mm256_storeu_ps(c + 56, _mm256_min_ps(vmax, _mm256_max_ps(vmin, acc3_1)));
 }
 
-static __attribute__((target("avx2,fma"))) void wrt_avx2_gemm_6x8(size_t mr, size_t nc, size_t kc, const float* a, size_t a_stride, const float* restrict w, float* c, size_t c_stride, const wrt_clamp* clamp) {
+static __attribute__((target("avx2,fma"))) void wrt_avx2_gemm_12x8(size_t mr, size_t nc, size_t kc, const float* a, size_t a_stride, const float* restrict w, float* c, size_t c_stride, const wrt_clamp* clamp) {
   if (mr <= 1) {
     const float* a0 = a;
     float* c0 = c;
@@ -661,20 +661,35 @@ static __attribute__((target("avx2,fma"))) void wrt_avx2_gemm_6x8(size_t mr, siz
     }
     return;
   }
-  if (mr <= 3) {
+  if (mr <= 6) {
     const float* a0 = a;
     const float* a1 = (const float*)((const char*)a0 + a_stride);
     if (mr <= 1) a1 = a0;
     const float* a2 = (const float*)((const char*)a1 + a_stride);
     if (mr <= 2) a2 = a1;
+    const float* a3 = (const float*)((const char*)a2 + a_stride);
+    if (mr <= 3) a3 = a2;
+    const float* a4 = (const float*)((const char*)a3 + a_stride);
+    if (mr <= 4) a4 = a3;
+    const float* a5 = (const float*)((const char*)a4 + a_stride);
+    if (mr <= 5) a5 = a4;
     float* c0 = c;
     float* c1 = (float*)((char*)c0 + c_stride);
     if (mr <= 1) c1 = c0;
     float* c2 = (float*)((char*)c1 + c_stride);
     if (mr <= 2) c2 = c1;
+    float* c3 = (float*)((char*)c2 + c_stride);
+    if (mr <= 3) c3 = c2;
+    float* c4 = (float*)((char*)c3 + c_stride);
+    if (mr <= 4) c4 = c3;
+    float* c5 = (float*)((char*)c4 + c_stride);
+    if (mr <= 5) c5 = c4;
     __m256 acc0_0 = _mm256_loadu_ps(w + 0);
     __m256 acc1_0 = acc0_0;
     __m256 acc2_0 = acc0_0;
+    __m256 acc3_0 = acc0_0;
+    __m256 acc4_0 = acc0_0;
+    __m256 acc5_0 = acc0_0;
     w += 8;
     for (size_t k = kc; k != 0; k--) {
       const __m256 w0 = _mm256_loadu_ps(w + 0);
@@ -688,17 +703,68 @@ static __attribute__((target("avx2,fma"))) void wrt_avx2_gemm_6x8(size_t mr, siz
       const __m256 x2 = _mm256_broadcast_ss(a2);
       a2 += 1;
       acc2_0 = _mm256_fmadd_ps(x2, w0, acc2_0);
+      const __m256 x3 = _mm256_broadcast_ss(a3);
+      a3 += 1;
+      acc3_0 = _mm256_fmadd_ps(x3, w0, acc3_0);
+      const __m256 x4 = _mm256_broadcast_ss(a4);
+      a4 += 1;
+      acc4_0 = _mm256_fmadd_ps(x4, w0, acc4_0);
+      const __m256 x5 = _mm256_broadcast_ss(a5);
+      a5 += 1;
+      acc5_0 = _mm256_fmadd_ps(x5, w0, acc5_0);
     }
     const __m256 vmin = _mm256_set1_ps(clamp->min);
     const __m256 vmax = _mm256_set1_ps(clamp->max);
     acc0_0 = _mm256_min_ps(vmax, _mm256_max_ps(vmin, acc0_0));
     acc1_0 = _mm256_min_ps(vmax, _mm256_max_ps(vmin, acc1_0));
     acc2_0 = _mm256_min_ps(vmax, _mm256_max_ps(vmin, acc2_0));
+    acc3_0 = _mm256_min_ps(vmax, _mm256_max_ps(vmin, acc3_0));
+    acc4_0 = _mm256_min_ps(vmax, _mm256_max_ps(vmin, acc4_0));
+    acc5_0 = _mm256_min_ps(vmax, _mm256_max_ps(vmin, acc5_0));
     if (nc >= 8) {
+      _mm256_storeu_ps(c5 + 0, acc5_0);
+      _mm256_storeu_ps(c4 + 0, acc4_0);
+      _mm256_storeu_ps(c3 + 0, acc3_0);
       _mm256_storeu_ps(c2 + 0, acc2_0);
       _mm256_storeu_ps(c1 + 0, acc1_0);
       _mm256_storeu_ps(c0 + 0, acc0_0);
     } else {
+      {
+        float* p = c5;
+        size_t n = nc;
+        __m256 t = acc5_0;
+        {
+          float* tp = p;
+          __m128 th = _mm256_castps256_ps128(t);
+          if (n & 4) { _mm_storeu_ps(tp, th); th = _mm256_extractf128_ps(t, 1); tp += 4; }
+          if (n & 2) { _mm_storel_pi((__m64*)tp, th); th = _mm_movehl_ps(th, th); tp += 2; }
+          if (n & 1) _mm_store_ss(tp, th);
+        }
+      }
+      {
+        float* p = c4;
+        size_t n = nc;
+        __m256 t = acc4_0;
+        {
+          float* tp = p;
+          __m128 th = _mm256_castps256_ps128(t);
+          if (n & 4) { _mm_storeu_ps(tp, th); th = _mm256_extractf128_ps(t, 1); tp += 4; }
+          if (n & 2) { _mm_storel_pi((__m64*)tp, th); th = _mm_movehl_ps(th, th); tp += 2; }
+          if (n & 1) _mm_store_ss(tp, th);
+        }
+      }
+      {
+        float* p = c3;
+        size_t n = nc;
+        __m256 t = acc3_0;
+        {
+          float* tp = p;
+          __m128 th = _mm256_castps256_ps128(t);
+          if (n & 4) { _mm_storeu_ps(tp, th); th = _mm256_extractf128_ps(t, 1); tp += 4; }
+          if (n & 2) { _mm_storel_pi((__m64*)tp, th); th = _mm_movehl_ps(th, th); tp += 2; }
+          if (n & 1) _mm_store_ss(tp, th);
+        }
+      }
       {
         float* p = c2;
         size_t n = nc;
@@ -749,6 +815,18 @@ static __attribute__((target("avx2,fma"))) void wrt_avx2_gemm_6x8(size_t mr, siz
   if (mr <= 4) a4 = a3;
   const float* a5 = (const float*)((const char*)a4 + a_stride);
   if (mr <= 5) a5 = a4;
+  const float* a6 = (const float*)((const char*)a5 + a_stride);
+  if (mr <= 6) a6 = a5;
+  const float* a7 = (const float*)((const char*)a6 + a_stride);
+  if (mr <= 7) a7 = a6;
+  const float* a8 = (const float*)((const char*)a7 + a_stride);
+  if (mr <= 8) a8 = a7;
+  const float* a9 = (const float*)((const char*)a8 + a_stride);
+  if (mr <= 9) a9 = a8;
+  const float* a10 = (const float*)((const char*)a9 + a_stride);
+  if (mr <= 10) a10 = a9;
+  const float* a11 = (const float*)((const char*)a10 + a_stride);
+  if (mr <= 11) a11 = a10;
   float* c0 = c;
   float* c1 = (float*)((char*)c0 + c_stride);
   if (mr <= 1) c1 = c0;
@@ -760,12 +838,30 @@ static __attribute__((target("avx2,fma"))) void wrt_avx2_gemm_6x8(size_t mr, siz
   if (mr <= 4) c4 = c3;
   float* c5 = (float*)((char*)c4 + c_stride);
   if (mr <= 5) c5 = c4;
+  float* c6 = (float*)((char*)c5 + c_stride);
+  if (mr <= 6) c6 = c5;
+  float* c7 = (float*)((char*)c6 + c_stride);
+  if (mr <= 7) c7 = c6;
+  float* c8 = (float*)((char*)c7 + c_stride);
+  if (mr <= 8) c8 = c7;
+  float* c9 = (float*)((char*)c8 + c_stride);
+  if (mr <= 9) c9 = c8;
+  float* c10 = (float*)((char*)c9 + c_stride);
+  if (mr <= 10) c10 = c9;
+  float* c11 = (float*)((char*)c10 + c_stride);
+  if (mr <= 11) c11 = c10;
   __m256 acc0_0 = _mm256_loadu_ps(w + 0);
   __m256 acc1_0 = acc0_0;
   __m256 acc2_0 = acc0_0;
   __m256 acc3_0 = acc0_0;
   __m256 acc4_0 = acc0_0;
   __m256 acc5_0 = acc0_0;
+  __m256 acc6_0 = acc0_0;
+  __m256 acc7_0 = acc0_0;
+  __m256 acc8_0 = acc0_0;
+  __m256 acc9_0 = acc0_0;
+  __m256 acc10_0 = acc0_0;
+  __m256 acc11_0 = acc0_0;
   w += 8;
   for (size_t k = kc; k != 0; k--) {
     const __m256 w0 = _mm256_loadu_ps(w + 0);
@@ -788,6 +884,24 @@ static __attribute__((target("avx2,fma"))) void wrt_avx2_gemm_6x8(size_t mr, siz
     const __m256 x5 = _mm256_broadcast_ss(a5);
     a5 += 1;
     acc5_0 = _mm256_fmadd_ps(x5, w0, acc5_0);
+    const __m256 x6 = _mm256_broadcast_ss(a6);
+    a6 += 1;
+    acc6_0 = _mm256_fmadd_ps(x6, w0, acc6_0);
+    const __m256 x7 = _mm256_broadcast_ss(a7);
+    a7 += 1;
+    acc7_0 = _mm256_fmadd_ps(x7, w0, acc7_0);
+    const __m256 x8 = _mm256_broadcast_ss(a8);
+    a8 += 1;
+    acc8_0 = _mm256_fmadd_ps(x8, w0, acc8_0);
+    const __m256 x9 = _mm256_broadcast_ss(a9);
+    a9 += 1;
+    acc9_0 = _mm256_fmadd_ps(x9, w0, acc9_0);
+    const __m256 x10 = _mm256_broadcast_ss(a10);
+    a10 += 1;
+    acc10_0 = _mm256_fmadd_ps(x10, w0, acc10_0);
+    const __m256 x11 = _mm256_broadcast_ss(a11);
+    a11 += 1;
+    acc11_0 = _mm256_fmadd_ps(x11, w0, acc11_0);
   }
   const __m256 vmin = _mm256_set1_ps(clamp->min);
   const __m256 vmax = _mm256_set1_ps(clamp->max);
@@ -797,7 +911,19 @@ static __attribute__((target("avx2,fma"))) void wrt_avx2_gemm_6x8(size_t mr, siz
   acc3_0 = _mm256_min_ps(vmax, _mm256_max_ps(vmin, acc3_0));
   acc4_0 = _mm256_min_ps(vmax, _mm256_max_ps(vmin, acc4_0));
   acc5_0 = _mm256_min_ps(vmax, _mm256_max_ps(vmin, acc5_0));
+  acc6_0 = _mm256_min_ps(vmax, _mm256_max_ps(vmin, acc6_0));
+  acc7_0 = _mm256_min_ps(vmax, _mm256_max_ps(vmin, acc7_0));
+  acc8_0 = _mm256_min_ps(vmax, _mm256_max_ps(vmin, acc8_0));
+  acc9_0 = _mm256_min_ps(vmax, _mm256_max_ps(vmin, acc9_0));
+  acc10_0 = _mm256_min_ps(vmax, _mm256_max_ps(vmin, acc10_0));
+  acc11_0 = _mm256_min_ps(vmax, _mm256_max_ps(vmin, acc11_0));
   if (nc >= 8) {
+    _mm256_storeu_ps(c11 + 0, acc11_0);
+    _mm256_storeu_ps(c10 + 0, acc10_0);
+    _mm256_storeu_ps(c9 + 0, acc9_0);
+    _mm256_storeu_ps(c8 + 0, acc8_0);
+    _mm256_storeu_ps(c7 + 0, acc7_0);
+    _mm256_storeu_ps(c6 + 0, acc6_0);
     _mm256_storeu_ps(c5 + 0, acc5_0);
     _mm256_storeu_ps(c4 + 0, acc4_0);
     _mm256_storeu_ps(c3 + 0, acc3_0);
@@ -805,6 +931,78 @@ static __attribute__((target("avx2,fma"))) void wrt_avx2_gemm_6x8(size_t mr, siz
     _mm256_storeu_ps(c1 + 0, acc1_0);
     _mm256_storeu_ps(c0 + 0, acc0_0);
   } else {
+    {
+      float* p = c11;
+      size_t n = nc;
+      __m256 t = acc11_0;
+      {
+        float* tp = p;
+        __m128 th = _mm256_castps256_ps128(t);
+        if (n & 4) { _mm_storeu_ps(tp, th); th = _mm256_extractf128_ps(t, 1); tp += 4; }
+        if (n & 2) { _mm_storel_pi((__m64*)tp, th); th = _mm_movehl_ps(th, th); tp += 2; }
+        if (n & 1) _mm_store_ss(tp, th);
+      }
+    }
+    {
+      float* p = c10;
+      size_t n = nc;
+      __m256 t = acc10_0;
+      {
+        float* tp = p;
+        __m128 th = _mm256_castps256_ps128(t);
+        if (n & 4) { _mm_storeu_ps(tp, th); th = _mm256_extractf128_ps(t, 1); tp += 4; }
+        if (n & 2) { _mm_storel_pi((__m64*)tp, th); th = _mm_movehl_ps(th, th); tp += 2; }
+        if (n & 1) _mm_store_ss(tp, th);
+      }
+    }
+    {
+      float* p = c9;
+      size_t n = nc;
+      __m256 t = acc9_0;
+      {
+        float* tp = p;
+        __m128 th = _mm256_castps256_ps128(t);
+        if (n & 4) { _mm_storeu_ps(tp, th); th = _mm256_extractf128_ps(t, 1); tp += 4; }
+        if (n & 2) { _mm_storel_pi((__m64*)tp, th); th = _mm_movehl_ps(th, th); tp += 2; }
+        if (n & 1) _mm_store_ss(tp, th);
+      }
+    }
+    {
+      float* p = c8;
+      size_t n = nc;
+      __m256 t = acc8_0;
+      {
+        float* tp = p;
+        __m128 th = _mm256_castps256_ps128(t);
+        if (n & 4) { _mm_storeu_ps(tp, th); th = _mm256_extractf128_ps(t, 1); tp += 4; }
+        if (n & 2) { _mm_storel_pi((__m64*)tp, th); th = _mm_movehl_ps(th, th); tp += 2; }
+        if (n & 1) _mm_store_ss(tp, th);
+      }
+    }
+    {
+      float* p = c7;
+      size_t n = nc;
+      __m256 t = acc7_0;
+      {
+        float* tp = p;
+        __m128 th = _mm256_castps256_ps128(t);
+        if (n & 4) { _mm_storeu_ps(tp, th); th = _mm256_extractf128_ps(t, 1); tp += 4; }
+        if (n & 2) { _mm_storel_pi((__m64*)tp, th); th = _mm_movehl_ps(th, th); tp += 2; }
+        if (n & 1) _mm_store_ss(tp, th);
+      }
+    }
+    {
+      float* p = c6;
+      size_t n = nc;
+      __m256 t = acc6_0;
+      {
+        float* tp = p;
+        __m128 th = _mm256_castps256_ps128(t);
+        if (n & 4) { _mm_storeu_ps(tp, th); th = _mm256_extractf128_ps(t, 1); tp += 4; }
+        if (n & 2) { _mm_storel_pi((__m64*)tp, th); th = _mm_movehl_ps(th, th); tp += 2; }
+        if (n & 1) _mm_store_ss(tp, th);
+      }
+    }
     {
       float* p = c5;
       size_t n = nc;
@@ -6300,8 +6498,8 @@ const wrt_target wrt_target_avx2 = {
   .gemm = wrt_avx2_gemm_6x16,
   .igemm = wrt_avx2_igemm_6x16,
   .gemm_row_panels = 4, .gemm_row = wrt_avx2_gemm_row_4x16,
-  .gemm_nr_half = 8,
-  .gemm_half = wrt_avx2_gemm_6x8,
+  .gemm_mr_half = 12, .gemm_nr_half = 8,
+  .gemm_half = wrt_avx2_gemm_12x8,
   .igemm_half = wrt_avx2_igemm_6x8,
   .dwconv = {
     {9, 16, wrt_avx2_dwconv_9_c16},

@@ -7801,7 +7801,7 @@ const wrt_target wrt_target_avx512 = {
   .gemm = wrt_avx512_gemm_8x32,
   .igemm = wrt_avx512_igemm_8x32,
   .gemm_row_panels = 4, .gemm_row = wrt_avx512_gemm_row_4x32,
-  .gemm_nr_half = 16,
+  .gemm_mr_half = 8, .gemm_nr_half = 16,
   .gemm_half = wrt_avx512_gemm_8x16,
   .igemm_half = wrt_avx512_igemm_8x16,
   .dwconv = {
@@ -7865,7 +7865,7 @@ const wrt_target wrt_target_avx512vnni = {
   .gemm = wrt_avx512_gemm_8x32,
   .igemm = wrt_avx512_igemm_8x32,
   .gemm_row_panels = 4, .gemm_row = wrt_avx512_gemm_row_4x32,
-  .gemm_nr_half = 16,
+  .gemm_mr_half = 8, .gemm_nr_half = 16,
   .gemm_half = wrt_avx512_gemm_8x16,
   .igemm_half = wrt_avx512_igemm_8x16,
   .dwconv = {

@@ -6363,7 +6363,7 @@ const wrt_target wrt_target_neon = {
   .gemm = wrt_neon_gemm_8x8,
   .igemm = wrt_neon_igemm_8x8,
   .gemm_row_panels = 4, .gemm_row = wrt_neon_gemm_row_4x8,
-  .gemm_nr_half = 4,
+  .gemm_mr_half = 8, .gemm_nr_half = 4,
   .gemm_half = wrt_neon_gemm_8x4,
   .igemm_half = wrt_neon_igemm_8x4,
   .dwconv = {

@@ -4006,7 +4006,7 @@ const wrt_target wrt_target_wasm_relaxed = {
   .gemm = wrt_wasm_relaxed_gemm_4x8,
   .igemm = wrt_wasm_relaxed_igemm_4x8,
   .gemm_row_panels = 4, .gemm_row = wrt_wasm_relaxed_gemm_row_4x8,
-  .gemm_nr_half = 4,
+  .gemm_mr_half = 4, .gemm_nr_half = 4,
   .gemm_half = wrt_wasm_relaxed_gemm_4x4,
   .igemm_half = wrt_wasm_relaxed_igemm_4x4,
   .dwconv = {
@@ -4071,7 +4071,7 @@ const wrt_target wrt_target_wasm_relaxed_usdot = {
   .gemm = wrt_wasm_relaxed_gemm_4x8,
   .igemm = wrt_wasm_relaxed_igemm_4x8,
   .gemm_row_panels = 4, .gemm_row = wrt_wasm_relaxed_gemm_row_4x8,
-  .gemm_nr_half = 4,
+  .gemm_mr_half = 4, .gemm_nr_half = 4,
   .gemm_half = wrt_wasm_relaxed_gemm_4x4,
   .igemm_half = wrt_wasm_relaxed_igemm_4x4,
   .dwconv = {

@@ -3522,7 +3522,7 @@ const wrt_target wrt_target_wasm_simd128 = {
   .gemm = wrt_wasm_simd128_gemm_4x8,
   .igemm = wrt_wasm_simd128_igemm_4x8,
   .gemm_row_panels = 4, .gemm_row = wrt_wasm_simd128_gemm_row_4x8,
-  .gemm_nr_half = 4,
+  .gemm_mr_half = 4, .gemm_nr_half = 4,
   .gemm_half = wrt_wasm_simd128_gemm_4x4,
   .igemm_half = wrt_wasm_simd128_igemm_4x4,
   .dwconv = {

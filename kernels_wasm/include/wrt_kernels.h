@@ -167,8 +167,9 @@ typedef struct {
   uint8_t gemm_row_panels;
   wrt_gemm_row_fn gemm_row;
   /* Optional MR x NR/2 tiles for a last panel of at most NR/2 columns, which the engine then packs NR/2 wide (same
-   * rules otherwise): Cout = 16, 24, 40, 80 ... waste up to half of an AVX-512 32-wide tile. NULL: none. */
-  uint8_t gemm_nr_half;
+   * rules otherwise): Cout = 16, 24, 40, 80 ... waste up to half of an AVX-512 32-wide tile. NULL: none. The GEMM's
+   * half tile is gemm_mr_half rows tall (MR, or 2 x MR where MR rows are too few accumulator chains). */
+  uint8_t gemm_mr_half, gemm_nr_half;
   wrt_gemm_fn gemm_half;
   wrt_igemm_fn igemm_half;
   wrt_dwconv_entry dwconv[WRT_MAX_DWCONV]; /* first match by ks wins; a ks == 0 entry must be present last */

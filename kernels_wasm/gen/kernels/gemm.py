@@ -95,6 +95,13 @@ def gemm(isa: Isa, mr: int, nr: int) -> str:
     return c.text()
 
 
+# The narrow last panel (NR/2 columns: Cout = 24, 40 ... on AVX2) has half the accumulators of a full tile. AVX2's
+# 6 chains cannot cover two FMA pipes of 4-5 cycles latency (60% of the FMA rate on Zen 2), so its GEMM tile there is
+# 2 x MR rows tall: the same sums in the same order. AVX-512 and NEON keep 8 chains; the wasm modules keep their size.
+# Only the GEMM: the igemm's indirection is laid out per MR-row tile.
+TALL_HALF = ("avx2",)
+
+
 # One row over ROW_PANELS panels at once: a lone last row (a 7x7 map's 49th pixel, a fully-connected layer's only
 # row) otherwise runs per panel on 2 accumulator chains, bound by the multiply-add latency.
 ROW_PANELS = 4

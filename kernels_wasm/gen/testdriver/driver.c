@@ -60,6 +60,7 @@ static void info(const wrt_target* t, int64_t* out) {
   out[6 + 3 * WRT_MAX_DWCONV] = (t->spmm != NULL) | (t->spmv != NULL) << 1 | (t->sppack != NULL) << 2 |
                                 (t->spmmu != NULL) << 3 | (t->sppacku != NULL) << 4;
   out[7 + 3 * WRT_MAX_DWCONV] = t->spmmu_mr;
+  out[8 + 3 * WRT_MAX_DWCONV] = t->gemm_mr_half;
 }
 
 /* A whole GEMM M x N x K on packed panels (the probe's inner loop): a row-major, packed panels back to back. */
