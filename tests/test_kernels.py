@@ -30,6 +30,7 @@ from kernels_wasm.gen.harness import Batch, Runner
 from kernels_wasm.gen.isa import TARGETS
 from kernels_wasm.gen.kernels import sparse as sparse_kernels
 from kernels_wasm.gen.kernels.eltwise import BINARY, UNARY
+from kernels_wasm.gen.kernels.interleave import INTERLEAVE3
 from python_ref import ops
 
 CASES = [("x86", "scalar"), ("x86", "avx2"), ("x86", "avx512"), ("wasm_scalar", "scalar"),
@@ -64,9 +65,9 @@ def test_generated_files_are_up_to_date() -> None:
 
 def test_table_matches_generator(case: Case) -> None:
     b = Batch()
-    o = b.out(42, 0.0)  # 21 int64
+    o = b.out(44, 0.0)  # 22 int64
     b.cmd("info", case.t, o)
-    info = case.r.run(b).i64(o, 21)
+    info = case.r.run(b).i64(o, 22)
     assert tuple(info[:2]) == case.isa.gemm_tile
     assert [tuple(info[2 + 3 * i: 5 + 3 * i]) for i in range(4)] == [
         (9, case.isa.dw_ct, 1), (25, case.isa.dw_ct, 1), (0, case.isa.dw_ct, 1), (0, 0, 0)]
@@ -78,6 +79,7 @@ def test_table_matches_generator(case: Case) -> None:
         "sparse kernels: spmm, spmv, sppack where G > 1, spmmu and its pack"
     assert info[19] == tile.umr
     assert info[20] == (half_mr(case.isa) if half_nr(case.isa) else 0)
+    assert info[21] == (case.isa.name in INTERLEAVE3)
 
 
 # -- GEMM --------------------------------------------------------------------------------------------------------------
@@ -128,6 +130,26 @@ def test_gemm(case: Case) -> None:
         ref = np.clip((a64 @ w64 + bias).astype(np.float32), *clamp).astype(np.float64)
         mag = np.abs(a64) @ np.abs(w64) + np.abs(bias)
         check_close(y[:, :nc], ref, 1e-6 * math.sqrt(a.shape[1]) * mag + 1e-30, f"gemm mr={mr} nc={nc} kc={a.shape[1]}")
+
+
+def test_interleave3(case: Case) -> None:
+    """Three planes to pixels, exactly: whole vector steps, their tail, and unaligned planes."""
+    if case.isa.name not in INTERLEAVE3:
+        pytest.skip(f"{case.isa.name}: no RGB interleave kernel (the engine's portable loop)")
+    rng = np.random.default_rng(3)
+    b = Batch()
+    jobs = []
+    for n in (1, 3, 4, 7, 8, 9, 17, 100, 1001):
+        planes = rng.standard_normal((3, n + 1)).astype(np.float32)
+        offs = [b.put(p) + 4 * (n % 2) for p in planes]  # odd n: each plane one float past an aligned start
+        yo = b.out(3 * n + 2)
+        b.cmd("interleave3", case.t, n, *offs, yo)
+        jobs.append((planes[:, n % 2:][:, :n], yo, n))
+    res = case.r.run(b)
+    for planes, yo, n in jobs:
+        y = res.f32(yo, 3 * n + 2)
+        np.testing.assert_array_equal(y[:3 * n], planes.T.ravel(), err_msg=f"interleave3 n={n}")
+        assert np.isnan(y[3 * n:]).all(), f"interleave3 n={n} wrote past 3n floats"
 
 
 # -- convolution through igemm, as the engine drives it ----------------------------------------------------------------

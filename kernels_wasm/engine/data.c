@@ -77,10 +77,25 @@ typedef struct {
   void* y;
   const void* x;
   size_t es, R, C, tiles;
+#if !defined(__wasm__)
+  wrt_interleave3_fn interleave3; /* the target's vector RGB interleave, or NULL */
+#endif
 } transpose_job;
 
 static void transpose_rows(void* ctx, size_t t0, size_t t1) {
   const transpose_job* j = ctx;
+#if !defined(__wasm__)
+  if (j->es == 4 && j->C == 3 && j->interleave3) { /* each matrix's run of tiles in one call */
+    for (size_t t = t0, e; t < t1; t = e) {
+      size_t k = t / j->tiles, r0 = t % j->tiles * TILE, R = j->R;
+      e = (k + 1) * j->tiles < t1 ? (k + 1) * j->tiles : t1;
+      size_t r1 = (e - k * j->tiles) * TILE < R ? (e - k * j->tiles) * TILE : R;
+      const float* x = (const float*)j->x + k * 3 * R;
+      j->interleave3(r1 - r0, x + r0, x + R + r0, x + 2 * R + r0, (float*)j->y + k * 3 * R + 3 * r0);
+    }
+    return;
+  }
+#endif
   for (size_t t = t0; t < t1; t++) {
     size_t k = t / j->tiles, r0 = t % j->tiles * TILE, r1 = j->R - r0 < TILE ? j->R : r0 + TILE, off = k * j->R * j->C;
     if (j->es == 4) transpose2d_f32((uint32_t*)j->y + off, (const uint32_t*)j->x + off, j->R, j->C, r0, r1);
@@ -483,7 +498,11 @@ int run_data(wrt_model* m, wrt_op* op) {
       if ((es == 4 || es == 1) && (r == 2 || r == 3) && ss[b] == 1 && ss[b + 1] == (int64_t)dims[b] &&
           (!b || ss[0] == (int64_t)(dims[1] * dims[2]))) {
         size_t R = dims[b], C = dims[b + 1], batches = b ? dims[0] : 1;
-        transpose_job j = {y->data, x->data, es, R, C, (R + TILE - 1) / TILE};
+        transpose_job j = {y->data, x->data, es, R, C, (R + TILE - 1) / TILE,
+#if !defined(__wasm__)
+                           m->tg->interleave3
+#endif
+        };
         op_parallel_rows(m, op, batches * j.tiles, transpose_rows, &j);
         return WRT_OK;
       }

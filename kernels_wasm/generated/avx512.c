@@ -7795,6 +7795,23 @@ static __attribute__((target("avx512f,avx512bw,avx512vl,avx2,fma"))) void wrt_av
   }
 }
 
+static __attribute__((target("avx512f,avx512bw,avx512vl,avx2,fma"))) void wrt_avx512_interleave3(size_t n, const float* p0, const float* p1, const float* p2, float* restrict y) {
+  size_t i = 0;
+  for (; i + 8 <= n; i += 8) {
+    const __m256 q0 = _mm256_permutevar8x32_ps(_mm256_loadu_ps(p0 + i), _mm256_setr_epi32(0, 3, 6, 1, 4, 7, 2, 5));
+    const __m256 q1 = _mm256_permutevar8x32_ps(_mm256_loadu_ps(p1 + i), _mm256_setr_epi32(5, 0, 3, 6, 1, 4, 7, 2));
+    const __m256 q2 = _mm256_permutevar8x32_ps(_mm256_loadu_ps(p2 + i), _mm256_setr_epi32(2, 5, 0, 3, 6, 1, 4, 7));
+    _mm256_storeu_ps(y + 3 * i + 0, _mm256_blend_ps(_mm256_blend_ps(q0, q1, 0x92), q2, 0x24));
+    _mm256_storeu_ps(y + 3 * i + 8, _mm256_blend_ps(_mm256_blend_ps(q0, q1, 0x24), q2, 0x49));
+    _mm256_storeu_ps(y + 3 * i + 16, _mm256_blend_ps(_mm256_blend_ps(q0, q1, 0x49), q2, 0x92));
+  }
+  for (; i < n; i++) {
+    y[3 * i] = p0[i];
+    y[3 * i + 1] = p1[i];
+    y[3 * i + 2] = p2[i];
+  }
+}
+
 const wrt_target wrt_target_avx512 = {
   .name = "avx512",
   .gemm_mr = 8, .gemm_nr = 32,
@@ -7857,6 +7874,7 @@ const wrt_target wrt_target_avx512 = {
   .sppack = wrt_avx512_sppack_32,
   .spmmu_mr = 64, .spmmu_min_sparsity = 0.5f, .spmmu_k_penalty = 8.0f,
   .spmmu = wrt_avx512_spmmu_64, .sppacku = wrt_avx512_sppack_64,
+  .interleave3 = wrt_avx512_interleave3,
 };
 
 const wrt_target wrt_target_avx512vnni = {
@@ -7921,4 +7939,5 @@ const wrt_target wrt_target_avx512vnni = {
   .sppack = wrt_avx512_sppack_32,
   .spmmu_mr = 64, .spmmu_min_sparsity = 0.5f, .spmmu_k_penalty = 8.0f,
   .spmmu = wrt_avx512_spmmu_64, .sppacku = wrt_avx512_sppack_64,
+  .interleave3 = wrt_avx512_interleave3,
 };

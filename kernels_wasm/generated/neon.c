@@ -6357,6 +6357,19 @@ static void wrt_neon_sppack_16(size_t mr, size_t kc, size_t ks, const float* con
   }
 }
 
+static void wrt_neon_interleave3(size_t n, const float* p0, const float* p1, const float* p2, float* restrict y) {
+  size_t i = 0;
+  for (; i + 4 <= n; i += 4) {
+    const float32x4x3_t v = {{vld1q_f32(p0 + i), vld1q_f32(p1 + i), vld1q_f32(p2 + i)}};
+    vst3q_f32(y + 3 * i, v);
+  }
+  for (; i < n; i++) {
+    y[3 * i] = p0[i];
+    y[3 * i + 1] = p1[i];
+    y[3 * i + 2] = p2[i];
+  }
+}
+
 const wrt_target wrt_target_neon = {
   .name = "neon",
   .gemm_mr = 8, .gemm_nr = 8,
@@ -6418,4 +6431,5 @@ const wrt_target wrt_target_neon = {
   .sppack = NULL,
   .spmmu_mr = 16, .spmmu_min_sparsity = 0.5f, .spmmu_k_penalty = 8.0f,
   .spmmu = wrt_neon_spmmu_16, .sppacku = wrt_neon_sppack_16,
+  .interleave3 = wrt_neon_interleave3,
 };

@@ -66,6 +66,9 @@ typedef void (*wrt_vbinary_fn)(size_t n, const float* a, const float* b, float* 
  * clip: min, max). */
 typedef void (*wrt_vunary_fn)(size_t n, const float* x, float* y, const float* params);
 
+/* Three planes of n floats to n interleaved pixels: y[3i + c] = p_c[i] (an RGB input's NCHW -> NHWC). */
+typedef void (*wrt_interleave3_fn)(size_t n, const float* p0, const float* p1, const float* p2, float* y);
+
 /* Per-channel pooling over one output pixel: for ch < channels, y[ch] = clamp(reduce_{t < ks} in[t][ch])
  * (max, or sum times `scale` for average; the engine computes 1/divisor per pixel). in: ks pointers, padding
  * taps point to a buffer of -INF (max) or 0 (average). */
@@ -207,6 +210,9 @@ typedef struct {
   float spmmu_min_sparsity, spmmu_k_penalty;
   wrt_spmmu_fn spmmu;
   wrt_sppack_fn sppacku;
+#if !defined(__wasm__) /* native only: the wasm modules keep their size (and their tables, data) */
+  wrt_interleave3_fn interleave3; /* or NULL (scalar): the engine's portable loop */
+#endif
 } wrt_target;
 
 /* Provided by the generated sources, one per compiled target (absent ones are not linked). */

@@ -19,7 +19,7 @@ static _Alignas(64) unsigned char drv_arena[DRV_ARENA];
 static const float* drv_ptrs[1 << 16];
 
 enum { CMD_INFO = 1, CMD_GEMM, CMD_IGEMM, CMD_DWCONV, CMD_VBINARY, CMD_VUNARY, CMD_POOL, CMD_GEMM_LOOP, CMD_SPMM, CMD_SPMV,
-       CMD_SPPACK, CMD_SPMMU, CMD_SPPACKU };
+       CMD_SPPACK, CMD_SPMMU, CMD_SPPACKU, CMD_INTERLEAVE3 };
 
 unsigned char* drv_base(void) { return drv_arena; }
 size_t drv_arena_size(void) { return DRV_ARENA; }
@@ -61,6 +61,9 @@ static void info(const wrt_target* t, int64_t* out) {
                                 (t->spmmu != NULL) << 3 | (t->sppacku != NULL) << 4;
   out[7 + 3 * WRT_MAX_DWCONV] = t->spmmu_mr;
   out[8 + 3 * WRT_MAX_DWCONV] = t->gemm_mr_half;
+#if !defined(__wasm__)
+  out[9 + 3 * WRT_MAX_DWCONV] = t->interleave3 != NULL;
+#endif
 }
 
 /* A whole GEMM M x N x K on packed panels (the probe's inner loop): a row-major, packed panels back to back. */
@@ -133,6 +136,12 @@ int drv_run(size_t cmd_off, size_t ncmd) {
         t->spmmu((size_t)a[0], (size_t)a[1], F(a[2]), (const int32_t*)(const void*)F(a[3]),
                  (const int32_t*)(const void*)F(a[4]), F(a[5]), F(a[6]), (size_t)a[7], &cl);
         break;
+#if !defined(__wasm__) /* native only (wrt_kernels.h) */
+      case CMD_INTERLEAVE3: /* n p0 p1 p2 y */
+        if (!t->interleave3) return (int)i + 1;
+        t->interleave3((size_t)a[0], F(a[1]), F(a[2]), F(a[3]), F(a[4]));
+        break;
+#endif
       case CMD_SPPACKU: /* mr kc ks ind out */
         t->sppacku((size_t)a[0], (size_t)a[1], (size_t)a[2], ptrs(a[3], (size_t)(a[0] * a[2]), 0), F(a[4]));
         break;
