@@ -144,8 +144,10 @@ function b64(f32) {
   return btoa(s);
 }
 
-// Load every engine, warm each up, then time `rounds` rounds; in each round every engine runs once, in an order
-// rotated by one per round so no engine always runs first after the others have cooled the caches.
+// Each pass loads every engine afresh, warms each up, times `rounds` rounds and releases them. In each round every
+// engine runs once, in an order rotated by one per round so no engine always runs first after the others have cooled
+// the caches. In one process, of identical engines the one created first runs 1-4% slower (natively; bench
+// README), so the creation starts with another engine each pass: with as many passes as engines each gets that place.
 export async function runJob(job, libs, readBytes, progress = () => {}) {
   const inputs = [];
   for (const x of job.inputs) {
@@ -155,49 +157,38 @@ export async function runJob(job, libs, readBytes, progress = () => {}) {
     inputs.push({ name: x.name, shape: x.shape, data: new T(own.buffer, 0, own.byteLength / T.BYTES_PER_ELEMENT) });
   }
   const results = {};
-  const engines = [];
-  for (const spec of job.engines) {
-    progress({ stage: "load", engine: spec.id });
-    try {
-      const e = await makeEngine(spec, libs, readBytes);
-      const outputs = await e.run(inputs, job.outputs); // first run: also the output to cross-check
-      const info = { threads: spec.threads ?? 1, ...e.info };
-      results[spec.id] = { load_ms: e.loadMs, info, outputs: outputs.map(b64), times_ms: [], cpu_ms: [],
-        passes: job.passes ?? 1 };
-      // the main thread's CPU time says nothing about a run spread over threads: wall clock only for those
-      e.single = (spec.threads ?? 1) === 1;
-      engines.push(e);
-    } catch (err) {
-      results[spec.id] = { error: String(err?.stack ?? err).slice(0, 2000) };
-    }
-  }
   const passes = job.passes ?? 1;
-  const total = engines.length * (job.warmup + passes * job.rounds);
+  const total = job.engines.length * passes * (job.warmup + job.rounds);
   let done = 0;
   // job.gap_ms: an idle pause before every run, so that the Workers the engine before left spinning sleep first
   const gap = () => (job.gap_ms ? new Promise((resolve) => setTimeout(resolve, job.gap_ms)) : null);
-  for (let w = 0; w < job.warmup; w++) {
-    for (const e of engines) {
-      await gap();
-      await e.run(inputs, job.outputs);
-      progress({ stage: "warmup", done: ++done, total });
+  let engines = [];
+  for (let p = 0; p < passes; p++) {
+    engines = await loadEngines(job, libs, readBytes, inputs, results, p, progress);
+    for (let w = 0; w < job.warmup; w++) {
+      for (const e of engines) {
+        await gap();
+        await e.run(inputs, job.outputs);
+        progress({ stage: "warmup", done: ++done, total });
+      }
     }
-  }
-  // passes of `rounds` rounds, one after the other; libs.cpuMs (when the host has one): this thread's CPU time,
-  // which a loaded machine inflates far less than the wall clock
-  for (let r = 0; r < passes * job.rounds; r++) {
-    for (let k = 0; k < engines.length; k++) {
-      const e = engines[(k + r) % engines.length];
-      const cpu = libs.cpuMs && e.single;
-      await gap();
-      const c0 = cpu ? await libs.cpuMs() : 0;
-      const t0 = performance.now();
-      await e.run(inputs, job.outputs);
-      const t1 = performance.now();
-      if (cpu) results[e.id].cpu_ms.push((await libs.cpuMs()) - c0);
-      results[e.id].times_ms.push(t1 - t0);
-      progress({ stage: "round", done: ++done, total });
+    // libs.cpuMs (when the host has one): this thread's CPU time, which a loaded machine inflates far less than the
+    // wall clock
+    for (let r = p * job.rounds; r < (p + 1) * job.rounds; r++) {
+      for (let k = 0; k < engines.length; k++) {
+        const e = engines[(k + r) % engines.length];
+        const cpu = libs.cpuMs && e.single;
+        await gap();
+        const c0 = cpu ? await libs.cpuMs() : 0;
+        const t0 = performance.now();
+        await e.run(inputs, job.outputs);
+        const t1 = performance.now();
+        if (cpu) results[e.id].cpu_ms.push((await libs.cpuMs()) - c0);
+        results[e.id].times_ms.push(t1 - t0);
+        progress({ stage: "round", done: ++done, total });
+      }
     }
+    if (p < passes - 1) await releaseAll(engines);
   }
   if (job.profile_runs) {
     for (const e of engines) {
@@ -210,6 +201,39 @@ export async function runJob(job, libs, readBytes, progress = () => {}) {
       }
     }
   }
+  await releaseAll(engines);
+  return results;
+}
+
+// Pass p's engines in report order, created starting with engine p; the first pass keeps each one's load time and
+// first outputs (the cross-check), and an engine that failed to load once is left out of later passes.
+async function loadEngines(job, libs, readBytes, inputs, results, p, progress) {
+  const n = job.engines.length;
+  const made = new Array(n).fill(null);
+  for (let i = 0; i < n; i++) {
+    const at = (i + p) % n;
+    const spec = job.engines[at];
+    if (results[spec.id]?.error) continue;
+    progress({ stage: "load", engine: spec.id });
+    try {
+      const e = await makeEngine(spec, libs, readBytes);
+      const outputs = await e.run(inputs, job.outputs); // first run: also the output to cross-check
+      // the main thread's CPU time says nothing about a run spread over threads: wall clock only for those
+      e.single = (spec.threads ?? 1) === 1;
+      if (!results[spec.id]) {
+        const info = { threads: spec.threads ?? 1, ...e.info };
+        results[spec.id] = { load_ms: e.loadMs, info, outputs: outputs.map(b64), times_ms: [], cpu_ms: [],
+          passes: job.passes ?? 1 };
+      }
+      made[at] = e;
+    } catch (err) {
+      results[spec.id] = { error: String(err?.stack ?? err).slice(0, 2000) };
+    }
+  }
+  return made.filter((e) => e !== null && !results[e.id].error);
+}
+
+async function releaseAll(engines) {
   for (const e of engines) {
     try {
       await e.release?.();
@@ -217,5 +241,4 @@ export async function runJob(job, libs, readBytes, progress = () => {}) {
       // releasing is best effort: the process ends anyway
     }
   }
-  return results;
 }
