@@ -228,6 +228,8 @@ case("transpose_nchw")(single("TRANSPOSE", (2, 5, 4, 3), {"perm": (0, 3, 1, 2)})
 case("transpose_reverse")(single("TRANSPOSE", (2, 5, 4), {"perm": ()}))
 case("transpose_to_nhwc")(single("TRANSPOSE", (1, 3, 40, 37), {"perm": (0, 2, 3, 1)}))  # the graph-input transpose
 case("transpose_to_nhwc_batch")(single("TRANSPOSE", (2, 19, 5, 7), {"perm": (0, 2, 3, 1)}))
+# RGB images in a batch, 63 pixels each: the native vector interleave's steps, its tail, and a tile split at a matrix
+case("transpose_to_nhwc_rgb_batch")(single("TRANSPOSE", (2, 3, 9, 7), {"perm": (0, 2, 3, 1)}))
 case("transpose_mixed")(single("TRANSPOSE", (2, 3, 1, 4, 5), {"perm": (3, 0, 2, 4, 1)}))
 case("concat_channels")(_concat({}))
 case("concat_clamped")(_concat({"act_min": -0.25, "act_max": 0.5}))
