@@ -176,6 +176,21 @@ static void dw_chunk(void* ctx, size_t t) {
     j->m->tg->vbinary[WRT_BIN_ADD](c1 - c0, row + x * CO, res + x * CO, row + x * CO, &j->op->clamp);
 }
 
+/* Asks for the cache lines of an output about to be written, for writing. The arena is reused and a run's weights
+ * do not fit the last-level cache, so an op's output lands on lines no cache holds: the first convolution (an RGB
+ * image's 3 channels per tap, the stores' share of its work is large) ran at 27 GFLOP/s with cold caches, 79 warm,
+ * and took 0.44 ms in MobileNetV2 instead of 0.28. WebAssembly has no prefetch. */
+static void prefetch_out(const void* p, size_t bytes) {
+#if !defined(__wasm__)
+  for (size_t o = 0; o < bytes; o += 64) __builtin_prefetch((const char*)p + o, 1);
+#else
+  (void)p, (void)bytes;
+#endif
+}
+
+/* tiles ahead whose output lines igemm_blocks asks for */
+#define OUT_AHEAD 2
+
 static void igemm_blocks(void* ctx, size_t b0, size_t b1) {
   const conv_job* j = ctx;
   const wrt_conv_plan* p = &j->op->u.conv;
@@ -185,6 +200,7 @@ static void igemm_blocks(void* ctx, size_t b0, size_t b1) {
   float* y = t_f32(j->m, j->op->out);
   for (size_t b = b0; b < b1; b++) {
     size_t p0 = b * MR, mr = P - p0 < MR ? P - p0 : MR;
+    if (b + OUT_AHEAD < b1) prefetch_out(y + (p0 + OUT_AHEAD * MR) * CO, MR * CO * sizeof(float));
     for (size_t n0 = 0; n0 < og; n0 += NR) {
       size_t nc = og - n0 < NR ? og - n0 : NR;
       wrt_igemm_fn fn = gemm_panel_width(tg, nc) == NR ? tg->igemm : tg->igemm_half;
