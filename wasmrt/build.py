@@ -69,13 +69,14 @@ CFLAGS = ("-std=c11", "-O3", "-Wall", "-Wextra", "-Werror", "-ffp-contract=off",
 # glue (broadcast set-up and row loops around the generated kernels, scalar fallbacks of rare ops) and the reductions
 # (a model's MEAN is its last pooling, 0.05-0.1 ms in Chromium) at -Oz (1 KB less than -Os, for the relaxed dot
 # tables' depthwise kernel of any filter). The float GEMM's task loops at -Os (440 bytes less, for computing a lone
-# last row with its panels while they are in cache).
+# last row with its panels while they are in cache), and the float pooling's glue (260 bytes less, for cutting
+# depthwise rows into chunks whose weights stay in L1).
 WASM_OPT_LEVEL = {"fb": "-Oz", "model_read": "-Oz", "shape_check": "-Oz", "qrules": "-Oz", "rt_err": "-Oz",
                   "support": "-Oz", "planner": "-Oz", "typed": "-Oz", "mediapipe": "-Oz", "profile": "-Oz",
                   "model": "-Oz", "ops": "-Os", "qconv": "-Os", "qelt": "-Oz", "qpool": "-Oz", "qdata": "-Oz",
                   "qmath": "-Oz", "recurrent": "-Oz", "data": "-Os", "sparse": "-Oz", "indirection": "-Os",
                   "target": "-Oz", "reduce": "-Oz", "rt_mem": "-Os", "rt_math": "-Oz", "conv": "-Os", "gemm": "-Os",
-                  "elementwise": "-Oz"}
+                  "elementwise": "-Oz", "pool": "-Os"}
 WASM_KERNEL_OPT = "-Os"  # the generated kernels
 NATIVE_THREADS = ("-DWRT_THREADS", "-pthread")  # native builds run parallel regions on a pthread pool
 # the shared libraries (in the manylinux_2_17 wheels) bind to pthread symbols every glibc since 2.17 has

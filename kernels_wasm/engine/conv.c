@@ -153,12 +153,14 @@ static void dw_rows(void* ctx, size_t r0, size_t r1) {
   }
 }
 
-/* Depthwise maps of few rows (7x7 late in a network) are cut by channels too, or two threads would split 7 rows
- * 4 + 3: a task is one row's chunk of whole channel tiles, run with the row's taps shifted to the chunk. Each
- * channel is computed by the same kernel code as in a whole row, so the bytes do not change. */
+/* A row is cut into chunks of whole channel tiles when its weights would not stay in L1 across its pixels (7x7x960:
+ * 38 KB), and on several threads when the map has few rows (7x7 late in a network: two threads would split 7 rows
+ * 4 + 3). A task is one row's chunk, run with the row's taps shifted to the chunk. Each channel is computed by the
+ * same kernel code as in a whole row, so the bytes do not change. */
 #define DW_TASKS 32      /* about this many (row, chunk) tasks */
 #define DW_SPLIT_ROWS 16 /* below this many rows */
 #define DW_CHUNK_TAPS 512 /* the shifted taps of a row live on the stack */
+#define DW_L1_WEIGHTS (24 * 1024) /* bytes of a chunk's packed weights, at most (about) */
 
 static void dw_chunk(void* ctx, size_t t) {
   const conv_job* j = ctx;
@@ -228,12 +230,14 @@ int run_conv(wrt_model* m, wrt_op* op) {
       return WRT_OK;
     case CONV_DW: {
       size_t rows = (size_t)(p->n * p->oh), tiles = (C + p->dw->ct - 1) / p->dw->ct;
-      if (rows >= DW_SPLIT_ROWS || (size_t)p->ow * ks > DW_CHUNK_TAPS || tiles < 2) {
+      size_t want = tiles * p->dw->ct * (1 + ks) * sizeof(float) / DW_L1_WEIGHTS + 1; /* chunks per row */
+      if (rows < DW_SPLIT_ROWS && op_threads(m, op) > 1 && want < (DW_TASKS + rows - 1) / rows)
+        want = (DW_TASKS + rows - 1) / rows;
+      if (want > tiles) want = tiles;
+      if (want < 2 || (size_t)p->ow * ks > DW_CHUNK_TAPS) {
         op_parallel_rows(m, op, rows, dw_rows, &j);
         return WRT_OK;
       }
-      size_t want = (DW_TASKS + rows - 1) / rows; /* chunks per row */
-      if (want > tiles) want = tiles;
       j.per = (tiles + want - 1) / want;
       j.chunks = (tiles + j.per - 1) / j.per;
       op_parallel(m, op, rows * j.chunks, dw_chunk, &j);
