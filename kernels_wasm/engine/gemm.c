@@ -78,8 +78,9 @@ static void gemm_tiles(const gemm_job* j, size_t r0, size_t r1, size_t p0, size_
     size_t mr = full ? tg->gemm_mr : tg->gemm_mr_half;
     const float* panel = j->packed + (p / nr) * panel_floats;
     wrt_gemm_fn fn = full ? tg->gemm : tg->gemm_half;
-    for (size_t i = r0; i < r1; i += mr) {
-      size_t rows = r1 - i < mr ? r1 - i : mr;
+    size_t step = tg->gemm_multi && full ? r1 - r0 : mr; /* rows per call */
+    for (size_t i = r0; i < r1; i += step) {
+      size_t rows = r1 - i < step ? r1 - i : step;
       fn(rows, nc, j->k, (const float*)((const char*)j->a + i * j->a_stride), j->a_stride, panel,
          (float*)((char*)j->c + i * j->c_stride) + p, j->c_stride, kc);
     }

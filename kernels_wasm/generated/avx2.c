@@ -28,6 +28,175 @@ __attribute__((unused)) static inline int32_t wrt_q_part(const int8_t* x, size_t
 }
 
 static __attribute__((target("avx2,fma"))) void wrt_avx2_gemm_6x16(size_t mr, size_t nc, size_t kc, const float* a, size_t a_stride, const float* restrict w, float* c, size_t c_stride, const wrt_clamp* clamp) {
+  for (; mr > 6; mr -= 6) {
+    const float* panel = w;
+    {
+      const float* a0 = a;
+      const float* a1 = (const float*)((const char*)a0 + a_stride);
+      const float* a2 = (const float*)((const char*)a1 + a_stride);
+      const float* a3 = (const float*)((const char*)a2 + a_stride);
+      const float* a4 = (const float*)((const char*)a3 + a_stride);
+      const float* a5 = (const float*)((const char*)a4 + a_stride);
+      float* c0 = c;
+      float* c1 = (float*)((char*)c0 + c_stride);
+      float* c2 = (float*)((char*)c1 + c_stride);
+      float* c3 = (float*)((char*)c2 + c_stride);
+      float* c4 = (float*)((char*)c3 + c_stride);
+      float* c5 = (float*)((char*)c4 + c_stride);
+      __m256 acc0_0 = _mm256_loadu_ps(w + 0);
+      __m256 acc0_1 = _mm256_loadu_ps(w + 8);
+      __m256 acc1_0 = acc0_0;
+      __m256 acc1_1 = acc0_1;
+      __m256 acc2_0 = acc0_0;
+      __m256 acc2_1 = acc0_1;
+      __m256 acc3_0 = acc0_0;
+      __m256 acc3_1 = acc0_1;
+      __m256 acc4_0 = acc0_0;
+      __m256 acc4_1 = acc0_1;
+      __m256 acc5_0 = acc0_0;
+      __m256 acc5_1 = acc0_1;
+      w += 16;
+      for (size_t k = kc; k != 0; k--) {
+        const __m256 w0 = _mm256_loadu_ps(w + 0);
+        const __m256 w1 = _mm256_loadu_ps(w + 8);
+        w += 16;
+        const __m256 x0 = _mm256_broadcast_ss(a0);
+        a0 += 1;
+        acc0_0 = _mm256_fmadd_ps(x0, w0, acc0_0);
+        acc0_1 = _mm256_fmadd_ps(x0, w1, acc0_1);
+        const __m256 x1 = _mm256_broadcast_ss(a1);
+        a1 += 1;
+        acc1_0 = _mm256_fmadd_ps(x1, w0, acc1_0);
+        acc1_1 = _mm256_fmadd_ps(x1, w1, acc1_1);
+        const __m256 x2 = _mm256_broadcast_ss(a2);
+        a2 += 1;
+        acc2_0 = _mm256_fmadd_ps(x2, w0, acc2_0);
+        acc2_1 = _mm256_fmadd_ps(x2, w1, acc2_1);
+        const __m256 x3 = _mm256_broadcast_ss(a3);
+        a3 += 1;
+        acc3_0 = _mm256_fmadd_ps(x3, w0, acc3_0);
+        acc3_1 = _mm256_fmadd_ps(x3, w1, acc3_1);
+        const __m256 x4 = _mm256_broadcast_ss(a4);
+        a4 += 1;
+        acc4_0 = _mm256_fmadd_ps(x4, w0, acc4_0);
+        acc4_1 = _mm256_fmadd_ps(x4, w1, acc4_1);
+        const __m256 x5 = _mm256_broadcast_ss(a5);
+        a5 += 1;
+        acc5_0 = _mm256_fmadd_ps(x5, w0, acc5_0);
+        acc5_1 = _mm256_fmadd_ps(x5, w1, acc5_1);
+      }
+      const __m256 vmin = _mm256_set1_ps(clamp->min);
+      const __m256 vmax = _mm256_set1_ps(clamp->max);
+      acc0_0 = _mm256_min_ps(vmax, _mm256_max_ps(vmin, acc0_0));
+      acc0_1 = _mm256_min_ps(vmax, _mm256_max_ps(vmin, acc0_1));
+      acc1_0 = _mm256_min_ps(vmax, _mm256_max_ps(vmin, acc1_0));
+      acc1_1 = _mm256_min_ps(vmax, _mm256_max_ps(vmin, acc1_1));
+      acc2_0 = _mm256_min_ps(vmax, _mm256_max_ps(vmin, acc2_0));
+      acc2_1 = _mm256_min_ps(vmax, _mm256_max_ps(vmin, acc2_1));
+      acc3_0 = _mm256_min_ps(vmax, _mm256_max_ps(vmin, acc3_0));
+      acc3_1 = _mm256_min_ps(vmax, _mm256_max_ps(vmin, acc3_1));
+      acc4_0 = _mm256_min_ps(vmax, _mm256_max_ps(vmin, acc4_0));
+      acc4_1 = _mm256_min_ps(vmax, _mm256_max_ps(vmin, acc4_1));
+      acc5_0 = _mm256_min_ps(vmax, _mm256_max_ps(vmin, acc5_0));
+      acc5_1 = _mm256_min_ps(vmax, _mm256_max_ps(vmin, acc5_1));
+      if (nc >= 16) {
+        _mm256_storeu_ps(c5 + 0, acc5_0);
+        _mm256_storeu_ps(c5 + 8, acc5_1);
+        _mm256_storeu_ps(c4 + 0, acc4_0);
+        _mm256_storeu_ps(c4 + 8, acc4_1);
+        _mm256_storeu_ps(c3 + 0, acc3_0);
+        _mm256_storeu_ps(c3 + 8, acc3_1);
+        _mm256_storeu_ps(c2 + 0, acc2_0);
+        _mm256_storeu_ps(c2 + 8, acc2_1);
+        _mm256_storeu_ps(c1 + 0, acc1_0);
+        _mm256_storeu_ps(c1 + 8, acc1_1);
+        _mm256_storeu_ps(c0 + 0, acc0_0);
+        _mm256_storeu_ps(c0 + 8, acc0_1);
+      } else {
+        {
+          float* p = c5;
+          size_t n = nc;
+          __m256 t = acc5_0;
+          if (n >= 8) { _mm256_storeu_ps(p, t); p += 8; n -= 8; t = acc5_1; }
+          {
+            float* tp = p;
+            __m128 th = _mm256_castps256_ps128(t);
+            if (n & 4) { _mm_storeu_ps(tp, th); th = _mm256_extractf128_ps(t, 1); tp += 4; }
+            if (n & 2) { _mm_storel_pi((__m64*)tp, th); th = _mm_movehl_ps(th, th); tp += 2; }
+            if (n & 1) _mm_store_ss(tp, th);
+          }
+        }
+        {
+          float* p = c4;
+          size_t n = nc;
+          __m256 t = acc4_0;
+          if (n >= 8) { _mm256_storeu_ps(p, t); p += 8; n -= 8; t = acc4_1; }
+          {
+            float* tp = p;
+            __m128 th = _mm256_castps256_ps128(t);
+            if (n & 4) { _mm_storeu_ps(tp, th); th = _mm256_extractf128_ps(t, 1); tp += 4; }
+            if (n & 2) { _mm_storel_pi((__m64*)tp, th); th = _mm_movehl_ps(th, th); tp += 2; }
+            if (n & 1) _mm_store_ss(tp, th);
+          }
+        }
+        {
+          float* p = c3;
+          size_t n = nc;
+          __m256 t = acc3_0;
+          if (n >= 8) { _mm256_storeu_ps(p, t); p += 8; n -= 8; t = acc3_1; }
+          {
+            float* tp = p;
+            __m128 th = _mm256_castps256_ps128(t);
+            if (n & 4) { _mm_storeu_ps(tp, th); th = _mm256_extractf128_ps(t, 1); tp += 4; }
+            if (n & 2) { _mm_storel_pi((__m64*)tp, th); th = _mm_movehl_ps(th, th); tp += 2; }
+            if (n & 1) _mm_store_ss(tp, th);
+          }
+        }
+        {
+          float* p = c2;
+          size_t n = nc;
+          __m256 t = acc2_0;
+          if (n >= 8) { _mm256_storeu_ps(p, t); p += 8; n -= 8; t = acc2_1; }
+          {
+            float* tp = p;
+            __m128 th = _mm256_castps256_ps128(t);
+            if (n & 4) { _mm_storeu_ps(tp, th); th = _mm256_extractf128_ps(t, 1); tp += 4; }
+            if (n & 2) { _mm_storel_pi((__m64*)tp, th); th = _mm_movehl_ps(th, th); tp += 2; }
+            if (n & 1) _mm_store_ss(tp, th);
+          }
+        }
+        {
+          float* p = c1;
+          size_t n = nc;
+          __m256 t = acc1_0;
+          if (n >= 8) { _mm256_storeu_ps(p, t); p += 8; n -= 8; t = acc1_1; }
+          {
+            float* tp = p;
+            __m128 th = _mm256_castps256_ps128(t);
+            if (n & 4) { _mm_storeu_ps(tp, th); th = _mm256_extractf128_ps(t, 1); tp += 4; }
+            if (n & 2) { _mm_storel_pi((__m64*)tp, th); th = _mm_movehl_ps(th, th); tp += 2; }
+            if (n & 1) _mm_store_ss(tp, th);
+          }
+        }
+        {
+          float* p = c0;
+          size_t n = nc;
+          __m256 t = acc0_0;
+          if (n >= 8) { _mm256_storeu_ps(p, t); p += 8; n -= 8; t = acc0_1; }
+          {
+            float* tp = p;
+            __m128 th = _mm256_castps256_ps128(t);
+            if (n & 4) { _mm_storeu_ps(tp, th); th = _mm256_extractf128_ps(t, 1); tp += 4; }
+            if (n & 2) { _mm_storel_pi((__m64*)tp, th); th = _mm_movehl_ps(th, th); tp += 2; }
+            if (n & 1) _mm_store_ss(tp, th);
+          }
+        }
+      }
+    }
+    w = panel;
+    a = (const float*)((const char*)a + 6 * a_stride);
+    c = (float*)((char*)c + 6 * c_stride);
+  }
   if (mr <= 1) {
     const float* a0 = a;
     float* c0 = c;
@@ -6511,7 +6680,7 @@ static __attribute__((target("avx2,fma"))) void wrt_avx2_interleave3(size_t n, c
 
 const wrt_target wrt_target_avx2 = {
   .name = "avx2",
-  .gemm_mr = 6, .gemm_nr = 16,
+  .gemm_mr = 6, .gemm_nr = 16, .gemm_multi = 1,
   .gemm = wrt_avx2_gemm_6x16,
   .igemm = wrt_avx2_igemm_6x16,
   .gemm_row_panels = 4, .gemm_row = wrt_avx2_gemm_row_4x16,

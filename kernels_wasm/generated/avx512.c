@@ -29,6 +29,177 @@ __attribute__((unused)) static inline int32_t wrt_q_part(const int8_t* x, size_t
 }
 
 static __attribute__((target("avx512f,avx512bw,avx512vl,avx2,fma"))) void wrt_avx512_gemm_8x32(size_t mr, size_t nc, size_t kc, const float* a, size_t a_stride, const float* restrict w, float* c, size_t c_stride, const wrt_clamp* clamp) {
+  for (; mr > 8; mr -= 8) {
+    const float* panel = w;
+    {
+      const float* a0 = a;
+      const float* a1 = (const float*)((const char*)a0 + a_stride);
+      const float* a2 = (const float*)((const char*)a1 + a_stride);
+      const float* a3 = (const float*)((const char*)a2 + a_stride);
+      const float* a4 = (const float*)((const char*)a3 + a_stride);
+      const float* a5 = (const float*)((const char*)a4 + a_stride);
+      const float* a6 = (const float*)((const char*)a5 + a_stride);
+      const float* a7 = (const float*)((const char*)a6 + a_stride);
+      float* c0 = c;
+      float* c1 = (float*)((char*)c0 + c_stride);
+      float* c2 = (float*)((char*)c1 + c_stride);
+      float* c3 = (float*)((char*)c2 + c_stride);
+      float* c4 = (float*)((char*)c3 + c_stride);
+      float* c5 = (float*)((char*)c4 + c_stride);
+      float* c6 = (float*)((char*)c5 + c_stride);
+      float* c7 = (float*)((char*)c6 + c_stride);
+      __m512 acc0_0 = _mm512_loadu_ps(w + 0);
+      __m512 acc0_1 = _mm512_loadu_ps(w + 16);
+      __m512 acc1_0 = acc0_0;
+      __m512 acc1_1 = acc0_1;
+      __m512 acc2_0 = acc0_0;
+      __m512 acc2_1 = acc0_1;
+      __m512 acc3_0 = acc0_0;
+      __m512 acc3_1 = acc0_1;
+      __m512 acc4_0 = acc0_0;
+      __m512 acc4_1 = acc0_1;
+      __m512 acc5_0 = acc0_0;
+      __m512 acc5_1 = acc0_1;
+      __m512 acc6_0 = acc0_0;
+      __m512 acc6_1 = acc0_1;
+      __m512 acc7_0 = acc0_0;
+      __m512 acc7_1 = acc0_1;
+      w += 32;
+      for (size_t k = kc; k != 0; k--) {
+        const __m512 w0 = _mm512_loadu_ps(w + 0);
+        const __m512 w1 = _mm512_loadu_ps(w + 16);
+        w += 32;
+        const __m512 x0 = _mm512_set1_ps(*(a0));
+        a0 += 1;
+        acc0_0 = _mm512_fmadd_ps(x0, w0, acc0_0);
+        acc0_1 = _mm512_fmadd_ps(x0, w1, acc0_1);
+        const __m512 x1 = _mm512_set1_ps(*(a1));
+        a1 += 1;
+        acc1_0 = _mm512_fmadd_ps(x1, w0, acc1_0);
+        acc1_1 = _mm512_fmadd_ps(x1, w1, acc1_1);
+        const __m512 x2 = _mm512_set1_ps(*(a2));
+        a2 += 1;
+        acc2_0 = _mm512_fmadd_ps(x2, w0, acc2_0);
+        acc2_1 = _mm512_fmadd_ps(x2, w1, acc2_1);
+        const __m512 x3 = _mm512_set1_ps(*(a3));
+        a3 += 1;
+        acc3_0 = _mm512_fmadd_ps(x3, w0, acc3_0);
+        acc3_1 = _mm512_fmadd_ps(x3, w1, acc3_1);
+        const __m512 x4 = _mm512_set1_ps(*(a4));
+        a4 += 1;
+        acc4_0 = _mm512_fmadd_ps(x4, w0, acc4_0);
+        acc4_1 = _mm512_fmadd_ps(x4, w1, acc4_1);
+        const __m512 x5 = _mm512_set1_ps(*(a5));
+        a5 += 1;
+        acc5_0 = _mm512_fmadd_ps(x5, w0, acc5_0);
+        acc5_1 = _mm512_fmadd_ps(x5, w1, acc5_1);
+        const __m512 x6 = _mm512_set1_ps(*(a6));
+        a6 += 1;
+        acc6_0 = _mm512_fmadd_ps(x6, w0, acc6_0);
+        acc6_1 = _mm512_fmadd_ps(x6, w1, acc6_1);
+        const __m512 x7 = _mm512_set1_ps(*(a7));
+        a7 += 1;
+        acc7_0 = _mm512_fmadd_ps(x7, w0, acc7_0);
+        acc7_1 = _mm512_fmadd_ps(x7, w1, acc7_1);
+      }
+      const __m512 vmin = _mm512_set1_ps(clamp->min);
+      const __m512 vmax = _mm512_set1_ps(clamp->max);
+      acc0_0 = _mm512_min_ps(vmax, _mm512_max_ps(vmin, acc0_0));
+      acc0_1 = _mm512_min_ps(vmax, _mm512_max_ps(vmin, acc0_1));
+      acc1_0 = _mm512_min_ps(vmax, _mm512_max_ps(vmin, acc1_0));
+      acc1_1 = _mm512_min_ps(vmax, _mm512_max_ps(vmin, acc1_1));
+      acc2_0 = _mm512_min_ps(vmax, _mm512_max_ps(vmin, acc2_0));
+      acc2_1 = _mm512_min_ps(vmax, _mm512_max_ps(vmin, acc2_1));
+      acc3_0 = _mm512_min_ps(vmax, _mm512_max_ps(vmin, acc3_0));
+      acc3_1 = _mm512_min_ps(vmax, _mm512_max_ps(vmin, acc3_1));
+      acc4_0 = _mm512_min_ps(vmax, _mm512_max_ps(vmin, acc4_0));
+      acc4_1 = _mm512_min_ps(vmax, _mm512_max_ps(vmin, acc4_1));
+      acc5_0 = _mm512_min_ps(vmax, _mm512_max_ps(vmin, acc5_0));
+      acc5_1 = _mm512_min_ps(vmax, _mm512_max_ps(vmin, acc5_1));
+      acc6_0 = _mm512_min_ps(vmax, _mm512_max_ps(vmin, acc6_0));
+      acc6_1 = _mm512_min_ps(vmax, _mm512_max_ps(vmin, acc6_1));
+      acc7_0 = _mm512_min_ps(vmax, _mm512_max_ps(vmin, acc7_0));
+      acc7_1 = _mm512_min_ps(vmax, _mm512_max_ps(vmin, acc7_1));
+      if (nc >= 32) {
+        _mm512_storeu_ps(c7 + 0, acc7_0);
+        _mm512_storeu_ps(c7 + 16, acc7_1);
+        _mm512_storeu_ps(c6 + 0, acc6_0);
+        _mm512_storeu_ps(c6 + 16, acc6_1);
+        _mm512_storeu_ps(c5 + 0, acc5_0);
+        _mm512_storeu_ps(c5 + 16, acc5_1);
+        _mm512_storeu_ps(c4 + 0, acc4_0);
+        _mm512_storeu_ps(c4 + 16, acc4_1);
+        _mm512_storeu_ps(c3 + 0, acc3_0);
+        _mm512_storeu_ps(c3 + 16, acc3_1);
+        _mm512_storeu_ps(c2 + 0, acc2_0);
+        _mm512_storeu_ps(c2 + 16, acc2_1);
+        _mm512_storeu_ps(c1 + 0, acc1_0);
+        _mm512_storeu_ps(c1 + 16, acc1_1);
+        _mm512_storeu_ps(c0 + 0, acc0_0);
+        _mm512_storeu_ps(c0 + 16, acc0_1);
+      } else {
+        {
+          float* p = c7;
+          size_t n = nc;
+          __m512 t = acc7_0;
+          if (n >= 16) { _mm512_storeu_ps(p, t); p += 16; n -= 16; t = acc7_1; }
+          _mm512_mask_storeu_ps(p, _cvtu32_mask16((1u << n) - 1u), t);
+        }
+        {
+          float* p = c6;
+          size_t n = nc;
+          __m512 t = acc6_0;
+          if (n >= 16) { _mm512_storeu_ps(p, t); p += 16; n -= 16; t = acc6_1; }
+          _mm512_mask_storeu_ps(p, _cvtu32_mask16((1u << n) - 1u), t);
+        }
+        {
+          float* p = c5;
+          size_t n = nc;
+          __m512 t = acc5_0;
+          if (n >= 16) { _mm512_storeu_ps(p, t); p += 16; n -= 16; t = acc5_1; }
+          _mm512_mask_storeu_ps(p, _cvtu32_mask16((1u << n) - 1u), t);
+        }
+        {
+          float* p = c4;
+          size_t n = nc;
+          __m512 t = acc4_0;
+          if (n >= 16) { _mm512_storeu_ps(p, t); p += 16; n -= 16; t = acc4_1; }
+          _mm512_mask_storeu_ps(p, _cvtu32_mask16((1u << n) - 1u), t);
+        }
+        {
+          float* p = c3;
+          size_t n = nc;
+          __m512 t = acc3_0;
+          if (n >= 16) { _mm512_storeu_ps(p, t); p += 16; n -= 16; t = acc3_1; }
+          _mm512_mask_storeu_ps(p, _cvtu32_mask16((1u << n) - 1u), t);
+        }
+        {
+          float* p = c2;
+          size_t n = nc;
+          __m512 t = acc2_0;
+          if (n >= 16) { _mm512_storeu_ps(p, t); p += 16; n -= 16; t = acc2_1; }
+          _mm512_mask_storeu_ps(p, _cvtu32_mask16((1u << n) - 1u), t);
+        }
+        {
+          float* p = c1;
+          size_t n = nc;
+          __m512 t = acc1_0;
+          if (n >= 16) { _mm512_storeu_ps(p, t); p += 16; n -= 16; t = acc1_1; }
+          _mm512_mask_storeu_ps(p, _cvtu32_mask16((1u << n) - 1u), t);
+        }
+        {
+          float* p = c0;
+          size_t n = nc;
+          __m512 t = acc0_0;
+          if (n >= 16) { _mm512_storeu_ps(p, t); p += 16; n -= 16; t = acc0_1; }
+          _mm512_mask_storeu_ps(p, _cvtu32_mask16((1u << n) - 1u), t);
+        }
+      }
+    }
+    w = panel;
+    a = (const float*)((const char*)a + 8 * a_stride);
+    c = (float*)((char*)c + 8 * c_stride);
+  }
   if (mr <= 1) {
     const float* a0 = a;
     float* c0 = c;
@@ -7814,7 +7985,7 @@ static __attribute__((target("avx512f,avx512bw,avx512vl,avx2,fma"))) void wrt_av
 
 const wrt_target wrt_target_avx512 = {
   .name = "avx512",
-  .gemm_mr = 8, .gemm_nr = 32,
+  .gemm_mr = 8, .gemm_nr = 32, .gemm_multi = 1,
   .gemm = wrt_avx512_gemm_8x32,
   .igemm = wrt_avx512_igemm_8x32,
   .gemm_row_panels = 4, .gemm_row = wrt_avx512_gemm_row_4x32,
@@ -7879,7 +8050,7 @@ const wrt_target wrt_target_avx512 = {
 
 const wrt_target wrt_target_avx512vnni = {
   .name = "avx512vnni",
-  .gemm_mr = 8, .gemm_nr = 32,
+  .gemm_mr = 8, .gemm_nr = 32, .gemm_multi = 1,
   .gemm = wrt_avx512_gemm_8x32,
   .igemm = wrt_avx512_igemm_8x32,
   .gemm_row_panels = 4, .gemm_row = wrt_avx512_gemm_row_4x32,

@@ -30,6 +30,217 @@ __attribute__((unused)) static inline int32_t wrt_q_part(const int8_t* x, size_t
 }
 
 static void wrt_neon_gemm_8x8(size_t mr, size_t nc, size_t kc, const float* a, size_t a_stride, const float* restrict w, float* c, size_t c_stride, const wrt_clamp* clamp) {
+  for (; mr > 8; mr -= 8) {
+    const float* panel = w;
+    {
+      const float* a0 = a;
+      const float* a1 = (const float*)((const char*)a0 + a_stride);
+      const float* a2 = (const float*)((const char*)a1 + a_stride);
+      const float* a3 = (const float*)((const char*)a2 + a_stride);
+      const float* a4 = (const float*)((const char*)a3 + a_stride);
+      const float* a5 = (const float*)((const char*)a4 + a_stride);
+      const float* a6 = (const float*)((const char*)a5 + a_stride);
+      const float* a7 = (const float*)((const char*)a6 + a_stride);
+      float* c0 = c;
+      float* c1 = (float*)((char*)c0 + c_stride);
+      float* c2 = (float*)((char*)c1 + c_stride);
+      float* c3 = (float*)((char*)c2 + c_stride);
+      float* c4 = (float*)((char*)c3 + c_stride);
+      float* c5 = (float*)((char*)c4 + c_stride);
+      float* c6 = (float*)((char*)c5 + c_stride);
+      float* c7 = (float*)((char*)c6 + c_stride);
+      float32x4_t acc0_0 = vld1q_f32(w + 0);
+      float32x4_t acc0_1 = vld1q_f32(w + 4);
+      float32x4_t acc1_0 = acc0_0;
+      float32x4_t acc1_1 = acc0_1;
+      float32x4_t acc2_0 = acc0_0;
+      float32x4_t acc2_1 = acc0_1;
+      float32x4_t acc3_0 = acc0_0;
+      float32x4_t acc3_1 = acc0_1;
+      float32x4_t acc4_0 = acc0_0;
+      float32x4_t acc4_1 = acc0_1;
+      float32x4_t acc5_0 = acc0_0;
+      float32x4_t acc5_1 = acc0_1;
+      float32x4_t acc6_0 = acc0_0;
+      float32x4_t acc6_1 = acc0_1;
+      float32x4_t acc7_0 = acc0_0;
+      float32x4_t acc7_1 = acc0_1;
+      w += 8;
+      for (size_t k = kc; k != 0; k--) {
+        const float32x4_t w0 = vld1q_f32(w + 0);
+        const float32x4_t w1 = vld1q_f32(w + 4);
+        w += 8;
+        const float32x4_t x0 = vld1q_dup_f32(a0);
+        a0 += 1;
+        acc0_0 = vfmaq_f32(acc0_0, x0, w0);
+        acc0_1 = vfmaq_f32(acc0_1, x0, w1);
+        const float32x4_t x1 = vld1q_dup_f32(a1);
+        a1 += 1;
+        acc1_0 = vfmaq_f32(acc1_0, x1, w0);
+        acc1_1 = vfmaq_f32(acc1_1, x1, w1);
+        const float32x4_t x2 = vld1q_dup_f32(a2);
+        a2 += 1;
+        acc2_0 = vfmaq_f32(acc2_0, x2, w0);
+        acc2_1 = vfmaq_f32(acc2_1, x2, w1);
+        const float32x4_t x3 = vld1q_dup_f32(a3);
+        a3 += 1;
+        acc3_0 = vfmaq_f32(acc3_0, x3, w0);
+        acc3_1 = vfmaq_f32(acc3_1, x3, w1);
+        const float32x4_t x4 = vld1q_dup_f32(a4);
+        a4 += 1;
+        acc4_0 = vfmaq_f32(acc4_0, x4, w0);
+        acc4_1 = vfmaq_f32(acc4_1, x4, w1);
+        const float32x4_t x5 = vld1q_dup_f32(a5);
+        a5 += 1;
+        acc5_0 = vfmaq_f32(acc5_0, x5, w0);
+        acc5_1 = vfmaq_f32(acc5_1, x5, w1);
+        const float32x4_t x6 = vld1q_dup_f32(a6);
+        a6 += 1;
+        acc6_0 = vfmaq_f32(acc6_0, x6, w0);
+        acc6_1 = vfmaq_f32(acc6_1, x6, w1);
+        const float32x4_t x7 = vld1q_dup_f32(a7);
+        a7 += 1;
+        acc7_0 = vfmaq_f32(acc7_0, x7, w0);
+        acc7_1 = vfmaq_f32(acc7_1, x7, w1);
+      }
+      const float32x4_t vmin = vdupq_n_f32(clamp->min);
+      const float32x4_t vmax = vdupq_n_f32(clamp->max);
+      acc0_0 = vminq_f32(vmaxq_f32(acc0_0, vmin), vmax);
+      acc0_1 = vminq_f32(vmaxq_f32(acc0_1, vmin), vmax);
+      acc1_0 = vminq_f32(vmaxq_f32(acc1_0, vmin), vmax);
+      acc1_1 = vminq_f32(vmaxq_f32(acc1_1, vmin), vmax);
+      acc2_0 = vminq_f32(vmaxq_f32(acc2_0, vmin), vmax);
+      acc2_1 = vminq_f32(vmaxq_f32(acc2_1, vmin), vmax);
+      acc3_0 = vminq_f32(vmaxq_f32(acc3_0, vmin), vmax);
+      acc3_1 = vminq_f32(vmaxq_f32(acc3_1, vmin), vmax);
+      acc4_0 = vminq_f32(vmaxq_f32(acc4_0, vmin), vmax);
+      acc4_1 = vminq_f32(vmaxq_f32(acc4_1, vmin), vmax);
+      acc5_0 = vminq_f32(vmaxq_f32(acc5_0, vmin), vmax);
+      acc5_1 = vminq_f32(vmaxq_f32(acc5_1, vmin), vmax);
+      acc6_0 = vminq_f32(vmaxq_f32(acc6_0, vmin), vmax);
+      acc6_1 = vminq_f32(vmaxq_f32(acc6_1, vmin), vmax);
+      acc7_0 = vminq_f32(vmaxq_f32(acc7_0, vmin), vmax);
+      acc7_1 = vminq_f32(vmaxq_f32(acc7_1, vmin), vmax);
+      if (nc >= 8) {
+        vst1q_f32(c7 + 0, acc7_0);
+        vst1q_f32(c7 + 4, acc7_1);
+        vst1q_f32(c6 + 0, acc6_0);
+        vst1q_f32(c6 + 4, acc6_1);
+        vst1q_f32(c5 + 0, acc5_0);
+        vst1q_f32(c5 + 4, acc5_1);
+        vst1q_f32(c4 + 0, acc4_0);
+        vst1q_f32(c4 + 4, acc4_1);
+        vst1q_f32(c3 + 0, acc3_0);
+        vst1q_f32(c3 + 4, acc3_1);
+        vst1q_f32(c2 + 0, acc2_0);
+        vst1q_f32(c2 + 4, acc2_1);
+        vst1q_f32(c1 + 0, acc1_0);
+        vst1q_f32(c1 + 4, acc1_1);
+        vst1q_f32(c0 + 0, acc0_0);
+        vst1q_f32(c0 + 4, acc0_1);
+      } else {
+        {
+          float* p = c7;
+          size_t n = nc;
+          float32x4_t t = acc7_0;
+          if (n >= 4) { vst1q_f32(p, t); p += 4; n -= 4; t = acc7_1; }
+          {
+            float* tp = p;
+            float32x2_t th = vget_low_f32(t);
+            if (n & 2) { vst1_f32(tp, th); th = vget_high_f32(t); tp += 2; }
+            if (n & 1) vst1_lane_f32(tp, th, 0);
+          }
+        }
+        {
+          float* p = c6;
+          size_t n = nc;
+          float32x4_t t = acc6_0;
+          if (n >= 4) { vst1q_f32(p, t); p += 4; n -= 4; t = acc6_1; }
+          {
+            float* tp = p;
+            float32x2_t th = vget_low_f32(t);
+            if (n & 2) { vst1_f32(tp, th); th = vget_high_f32(t); tp += 2; }
+            if (n & 1) vst1_lane_f32(tp, th, 0);
+          }
+        }
+        {
+          float* p = c5;
+          size_t n = nc;
+          float32x4_t t = acc5_0;
+          if (n >= 4) { vst1q_f32(p, t); p += 4; n -= 4; t = acc5_1; }
+          {
+            float* tp = p;
+            float32x2_t th = vget_low_f32(t);
+            if (n & 2) { vst1_f32(tp, th); th = vget_high_f32(t); tp += 2; }
+            if (n & 1) vst1_lane_f32(tp, th, 0);
+          }
+        }
+        {
+          float* p = c4;
+          size_t n = nc;
+          float32x4_t t = acc4_0;
+          if (n >= 4) { vst1q_f32(p, t); p += 4; n -= 4; t = acc4_1; }
+          {
+            float* tp = p;
+            float32x2_t th = vget_low_f32(t);
+            if (n & 2) { vst1_f32(tp, th); th = vget_high_f32(t); tp += 2; }
+            if (n & 1) vst1_lane_f32(tp, th, 0);
+          }
+        }
+        {
+          float* p = c3;
+          size_t n = nc;
+          float32x4_t t = acc3_0;
+          if (n >= 4) { vst1q_f32(p, t); p += 4; n -= 4; t = acc3_1; }
+          {
+            float* tp = p;
+            float32x2_t th = vget_low_f32(t);
+            if (n & 2) { vst1_f32(tp, th); th = vget_high_f32(t); tp += 2; }
+            if (n & 1) vst1_lane_f32(tp, th, 0);
+          }
+        }
+        {
+          float* p = c2;
+          size_t n = nc;
+          float32x4_t t = acc2_0;
+          if (n >= 4) { vst1q_f32(p, t); p += 4; n -= 4; t = acc2_1; }
+          {
+            float* tp = p;
+            float32x2_t th = vget_low_f32(t);
+            if (n & 2) { vst1_f32(tp, th); th = vget_high_f32(t); tp += 2; }
+            if (n & 1) vst1_lane_f32(tp, th, 0);
+          }
+        }
+        {
+          float* p = c1;
+          size_t n = nc;
+          float32x4_t t = acc1_0;
+          if (n >= 4) { vst1q_f32(p, t); p += 4; n -= 4; t = acc1_1; }
+          {
+            float* tp = p;
+            float32x2_t th = vget_low_f32(t);
+            if (n & 2) { vst1_f32(tp, th); th = vget_high_f32(t); tp += 2; }
+            if (n & 1) vst1_lane_f32(tp, th, 0);
+          }
+        }
+        {
+          float* p = c0;
+          size_t n = nc;
+          float32x4_t t = acc0_0;
+          if (n >= 4) { vst1q_f32(p, t); p += 4; n -= 4; t = acc0_1; }
+          {
+            float* tp = p;
+            float32x2_t th = vget_low_f32(t);
+            if (n & 2) { vst1_f32(tp, th); th = vget_high_f32(t); tp += 2; }
+            if (n & 1) vst1_lane_f32(tp, th, 0);
+          }
+        }
+      }
+    }
+    w = panel;
+    a = (const float*)((const char*)a + 8 * a_stride);
+    c = (float*)((char*)c + 8 * c_stride);
+  }
   if (mr <= 1) {
     const float* a0 = a;
     float* c0 = c;
@@ -6372,7 +6583,7 @@ static void wrt_neon_interleave3(size_t n, const float* p0, const float* p1, con
 
 const wrt_target wrt_target_neon = {
   .name = "neon",
-  .gemm_mr = 8, .gemm_nr = 8,
+  .gemm_mr = 8, .gemm_nr = 8, .gemm_multi = 1,
   .gemm = wrt_neon_gemm_8x8,
   .igemm = wrt_neon_igemm_8x8,
   .gemm_row_panels = 4, .gemm_row = wrt_neon_gemm_row_4x8,

@@ -27,7 +27,8 @@ typedef struct {
  *   c[i][j] = clamp(bias[j] + sum_{k < kc} a[i][k] * w[k][j])
  * a: row i starts at (const char*)a + i*a_stride, kc floats. c: row i at (char*)c + i*c_stride, nc floats written.
  * packed_w: one panel of NR columns: NR bias floats, then kc groups of NR floats (w[k][0..NR)), columns >= nc are 0.
- * 1 <= mr <= MR, 1 <= nc <= NR, kc >= 1. The engine loops panels over N and row blocks over M.
+ * 1 <= mr <= MR (gemm: any mr >= 1 where the target sets gemm_multi), 1 <= nc <= NR, kc >= 1. The engine loops panels
+ * over N and row blocks over M.
  */
 typedef void (*wrt_gemm_fn)(size_t mr, size_t nc, size_t kc, const float* a, size_t a_stride, const float* packed_w,
                             float* c, size_t c_stride, const wrt_clamp* clamp);
@@ -164,6 +165,7 @@ typedef struct {
 typedef struct {
   const char* name;        /* "scalar", "wasm_simd128", "wasm_relaxed", "avx2", "avx512", "avx512vnni", "neon" */
   uint8_t gemm_mr, gemm_nr;
+  uint8_t gemm_multi;      /* 1: gemm takes any mr >= 1 (whole tiles in a loop, then the last one) */
   wrt_gemm_fn gemm;
   wrt_igemm_fn igemm;      /* same MR/NR and packing rule (bias, then taps) as gemm */
   /* Optional: one row of A times gemm_row_panels whole panels (a lone last row of a tile loop). NULL: none. */

@@ -68,12 +68,17 @@ def tail_rows(mr: int) -> list[int]:
     return sorted({1, *([mr // 2] if mr >= 6 else [])} - {mr})
 
 
-def _gemm_rows(c: Code, isa: Isa, mr: int, nv: int) -> None:
+def _gemm_rows(c: Code, isa: Isa, mr: int, nv: int, full: bool = False) -> None:
+    """mr rows (full: exactly mr, no aliasing) from a and c."""
     c("const float* a0 = a;")
     for i in range(1, mr):
         c(f"const float* a{i} = (const float*)((const char*)a{i - 1} + a_stride);")
-        c(f"if (mr <= {i}) a{i} = a{i - 1};")
-    _row_ptrs(c, mr)
+        if not full:
+            c(f"if (mr <= {i}) a{i} = a{i - 1};")
+    if full:
+        c("float* c0 = c;", *(f"float* c{i} = (float*)((char*)c{i - 1} + c_stride);" for i in range(1, mr)))
+    else:
+        _row_ptrs(c, mr)
     _init_acc(c, isa, mr, nv)
     with c.block("for (size_t k = kc; k != 0; k--)"):
         _k_step(c, isa, mr, nv)
@@ -87,6 +92,13 @@ def gemm(isa: Isa, mr: int, nr: int) -> str:
     sig = (f"void {gemm_name(isa, mr, nr)}(size_t mr, size_t nc, size_t kc, const float* a, size_t a_stride, "
            "const float* restrict w, float* c, size_t c_stride, const wrt_clamp* clamp)")
     with c.block(isa.fn(sig)):
+        if isa.name in MULTI_TILE and nr == isa.gemm_tile[1]:  # whole tiles first, each exactly MR rows
+            with c.block(f"for (; mr > {mr}; mr -= {mr})"):
+                c("const float* panel = w;")
+                with c.block(""):
+                    _gemm_rows(c, isa, mr, nv, full=True)
+                c("w = panel;", f"a = (const float*)((const char*)a + {mr} * a_stride);",
+                  f"c = (float*)((char*)c + {mr} * c_stride);")
         for t in tail_rows(mr):  # a short last tile runs a tile of t rows
             with c.block(f"if (mr <= {t})"):
                 _gemm_rows(c, isa, t, nv)
@@ -100,6 +112,10 @@ def gemm(isa: Isa, mr: int, nr: int) -> str:
 # 2 x MR rows tall: the same sums in the same order. AVX-512 and NEON keep 8 chains; the wasm modules keep their size.
 # Only the GEMM: the igemm's indirection is laid out per MR-row tile.
 TALL_HALF = ("avx2",)
+
+# Natively a GEMM call runs any number of rows, whole MR-row tiles in a loop and then the last tile: a call per tile
+# cost a short reduction (an expansion layer's k = 16 .. 64) its pointer set-up and branches each time.
+MULTI_TILE = ("avx2", "avx512", "neon")
 
 
 # One row over ROW_PANELS panels at once: a lone last row (a 7x7 map's 49th pixel, a fully-connected layer's only
