@@ -160,7 +160,7 @@ static void dw_rows(void* ctx, size_t r0, size_t r1) {
 #define DW_TASKS 32      /* about this many (row, chunk) tasks */
 #define DW_SPLIT_ROWS 16 /* below this many rows */
 #define DW_CHUNK_TAPS 512 /* the shifted taps of a row live on the stack */
-#define DW_L1_WEIGHTS (24 * 1024) /* bytes of a chunk's packed weights, at most (about) */
+#define DW_L1_WEIGHTS (16 * 1024) /* bytes of a chunk's packed weights, at most (about) */
 
 static void dw_chunk(void* ctx, size_t t) {
   const conv_job* j = ctx;
