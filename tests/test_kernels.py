@@ -30,7 +30,7 @@ from kernels_wasm.gen.harness import Batch, Runner
 from kernels_wasm.gen.isa import TARGETS
 from kernels_wasm.gen.kernels import sparse as sparse_kernels
 from kernels_wasm.gen.kernels.eltwise import BINARY, UNARY
-from kernels_wasm.gen.kernels.gemm import MULTI_TILE
+from kernels_wasm.gen.kernels.gemm import MANY_ROWS
 from kernels_wasm.gen.kernels.interleave import INTERLEAVE3
 from python_ref import ops
 
@@ -107,8 +107,8 @@ def test_gemm(case: Case) -> None:
     b = Batch()
     jobs = []
     rows = sorted({1, 2, mr_max - 1, mr_max} - {0})
-    multi = {mr_max + 1, 2 * mr_max, 2 * mr_max + 1, 3 * mr_max - 1} if case.isa.name in MULTI_TILE else set()
-    tiles = [(0, nr_full, sorted({*rows, *multi}))]  # natively, several whole tiles per call, then the last one
+    multi = {mr_max + 1, 2 * mr_max, 2 * mr_max + 1, 3 * mr_max - 1} if case.isa.name in MANY_ROWS else set()
+    tiles = [(0, nr_full, sorted({*rows, *multi}))]  # several whole tiles per call, then the last one
     if half_nr(case.isa):  # the narrow last-panel tile; where it is taller, also past its short path of mr_max rows
         tall = half_mr(case.isa)
         tiles.append((1, half_nr(case.isa), sorted({*rows, *({mr_max + 1, tall - 1, tall} if tall > mr_max else ())})))

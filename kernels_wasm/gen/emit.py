@@ -84,7 +84,7 @@ def table(isa: Isa, name: str, q: qgemm.QTile) -> str:
     return "\n".join([
         f"const wrt_target wrt_target_{name} = {{",
         f'  .name = "{name}",',
-        f"  .gemm_mr = {mr}, .gemm_nr = {nr},{' .gemm_multi = 1,' if isa.name in gemm.MULTI_TILE else ''}",
+        f"  .gemm_mr = {mr}, .gemm_nr = {nr},{' .gemm_multi = 1,' if isa.name in gemm.MANY_ROWS else ''}",
         f"  .gemm = {gemm.gemm_name(isa, mr, nr)},",
         f"  .igemm = {gemm.gemm_name(isa, mr, nr, True)},",
         *([f"  .gemm_row_panels = {gemm.ROW_PANELS}, .gemm_row = {gemm.gemm_row_name(isa, nr)},"]

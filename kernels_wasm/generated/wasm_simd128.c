@@ -30,11 +30,68 @@ __attribute__((unused)) static inline int32_t wrt_q_part(const int8_t* x, size_t
 }
 
 static void wrt_wasm_simd128_gemm_4x8(size_t mr, size_t nc, size_t kc, const float* a, size_t a_stride, const float* restrict w, float* c, size_t c_stride, const wrt_clamp* clamp) {
-  if (mr <= 1) {
+  for (;; mr -= 4) {
+    const float* panel = w;
+    if (mr <= 1) {
+      const float* a0 = a;
+      float* c0 = c;
+      v128_t acc0_0 = wasm_v128_load(w + 0);
+      v128_t acc0_1 = wasm_v128_load(w + 4);
+      w += 8;
+      for (size_t k = kc; k != 0; k--) {
+        const v128_t w0 = wasm_v128_load(w + 0);
+        const v128_t w1 = wasm_v128_load(w + 4);
+        w += 8;
+        const v128_t x0 = wasm_v128_load32_splat(a0);
+        a0 += 1;
+        acc0_0 = wasm_f32x4_add(wasm_f32x4_mul(x0, w0), acc0_0);
+        acc0_1 = wasm_f32x4_add(wasm_f32x4_mul(x0, w1), acc0_1);
+      }
+      const v128_t vmin = wasm_f32x4_splat(clamp->min);
+      const v128_t vmax = wasm_f32x4_splat(clamp->max);
+      acc0_0 = wasm_f32x4_pmin(wasm_f32x4_pmax(acc0_0, vmin), vmax);
+      acc0_1 = wasm_f32x4_pmin(wasm_f32x4_pmax(acc0_1, vmin), vmax);
+      if (nc >= 8) {
+        wasm_v128_store(c0 + 0, acc0_0);
+        wasm_v128_store(c0 + 4, acc0_1);
+      } else {
+        {
+          float* p = c0;
+          size_t n = nc;
+          v128_t t = acc0_0;
+          if (n >= 4) { wasm_v128_store(p, t); p += 4; n -= 4; t = acc0_1; }
+          {
+            float* tp = p;
+            v128_t tv = t;
+            if (n & 2) { wasm_v128_store64_lane(tp, tv, 0); tv = wasm_i64x2_shuffle(tv, tv, 1, 1); tp += 2; }
+            if (n & 1) wasm_v128_store32_lane(tp, tv, 0);
+          }
+        }
+      }
+      return;
+    }
     const float* a0 = a;
+    const float* a1 = (const float*)((const char*)a0 + a_stride);
+    if (mr <= 1) a1 = a0;
+    const float* a2 = (const float*)((const char*)a1 + a_stride);
+    if (mr <= 2) a2 = a1;
+    const float* a3 = (const float*)((const char*)a2 + a_stride);
+    if (mr <= 3) a3 = a2;
     float* c0 = c;
+    float* c1 = (float*)((char*)c0 + c_stride);
+    if (mr <= 1) c1 = c0;
+    float* c2 = (float*)((char*)c1 + c_stride);
+    if (mr <= 2) c2 = c1;
+    float* c3 = (float*)((char*)c2 + c_stride);
+    if (mr <= 3) c3 = c2;
     v128_t acc0_0 = wasm_v128_load(w + 0);
     v128_t acc0_1 = wasm_v128_load(w + 4);
+    v128_t acc1_0 = acc0_0;
+    v128_t acc1_1 = acc0_1;
+    v128_t acc2_0 = acc0_0;
+    v128_t acc2_1 = acc0_1;
+    v128_t acc3_0 = acc0_0;
+    v128_t acc3_1 = acc0_1;
     w += 8;
     for (size_t k = kc; k != 0; k--) {
       const v128_t w0 = wasm_v128_load(w + 0);
@@ -44,15 +101,75 @@ static void wrt_wasm_simd128_gemm_4x8(size_t mr, size_t nc, size_t kc, const flo
       a0 += 1;
       acc0_0 = wasm_f32x4_add(wasm_f32x4_mul(x0, w0), acc0_0);
       acc0_1 = wasm_f32x4_add(wasm_f32x4_mul(x0, w1), acc0_1);
+      const v128_t x1 = wasm_v128_load32_splat(a1);
+      a1 += 1;
+      acc1_0 = wasm_f32x4_add(wasm_f32x4_mul(x1, w0), acc1_0);
+      acc1_1 = wasm_f32x4_add(wasm_f32x4_mul(x1, w1), acc1_1);
+      const v128_t x2 = wasm_v128_load32_splat(a2);
+      a2 += 1;
+      acc2_0 = wasm_f32x4_add(wasm_f32x4_mul(x2, w0), acc2_0);
+      acc2_1 = wasm_f32x4_add(wasm_f32x4_mul(x2, w1), acc2_1);
+      const v128_t x3 = wasm_v128_load32_splat(a3);
+      a3 += 1;
+      acc3_0 = wasm_f32x4_add(wasm_f32x4_mul(x3, w0), acc3_0);
+      acc3_1 = wasm_f32x4_add(wasm_f32x4_mul(x3, w1), acc3_1);
     }
     const v128_t vmin = wasm_f32x4_splat(clamp->min);
     const v128_t vmax = wasm_f32x4_splat(clamp->max);
     acc0_0 = wasm_f32x4_pmin(wasm_f32x4_pmax(acc0_0, vmin), vmax);
     acc0_1 = wasm_f32x4_pmin(wasm_f32x4_pmax(acc0_1, vmin), vmax);
+    acc1_0 = wasm_f32x4_pmin(wasm_f32x4_pmax(acc1_0, vmin), vmax);
+    acc1_1 = wasm_f32x4_pmin(wasm_f32x4_pmax(acc1_1, vmin), vmax);
+    acc2_0 = wasm_f32x4_pmin(wasm_f32x4_pmax(acc2_0, vmin), vmax);
+    acc2_1 = wasm_f32x4_pmin(wasm_f32x4_pmax(acc2_1, vmin), vmax);
+    acc3_0 = wasm_f32x4_pmin(wasm_f32x4_pmax(acc3_0, vmin), vmax);
+    acc3_1 = wasm_f32x4_pmin(wasm_f32x4_pmax(acc3_1, vmin), vmax);
     if (nc >= 8) {
+      wasm_v128_store(c3 + 0, acc3_0);
+      wasm_v128_store(c3 + 4, acc3_1);
+      wasm_v128_store(c2 + 0, acc2_0);
+      wasm_v128_store(c2 + 4, acc2_1);
+      wasm_v128_store(c1 + 0, acc1_0);
+      wasm_v128_store(c1 + 4, acc1_1);
       wasm_v128_store(c0 + 0, acc0_0);
       wasm_v128_store(c0 + 4, acc0_1);
     } else {
+      {
+        float* p = c3;
+        size_t n = nc;
+        v128_t t = acc3_0;
+        if (n >= 4) { wasm_v128_store(p, t); p += 4; n -= 4; t = acc3_1; }
+        {
+          float* tp = p;
+          v128_t tv = t;
+          if (n & 2) { wasm_v128_store64_lane(tp, tv, 0); tv = wasm_i64x2_shuffle(tv, tv, 1, 1); tp += 2; }
+          if (n & 1) wasm_v128_store32_lane(tp, tv, 0);
+        }
+      }
+      {
+        float* p = c2;
+        size_t n = nc;
+        v128_t t = acc2_0;
+        if (n >= 4) { wasm_v128_store(p, t); p += 4; n -= 4; t = acc2_1; }
+        {
+          float* tp = p;
+          v128_t tv = t;
+          if (n & 2) { wasm_v128_store64_lane(tp, tv, 0); tv = wasm_i64x2_shuffle(tv, tv, 1, 1); tp += 2; }
+          if (n & 1) wasm_v128_store32_lane(tp, tv, 0);
+        }
+      }
+      {
+        float* p = c1;
+        size_t n = nc;
+        v128_t t = acc1_0;
+        if (n >= 4) { wasm_v128_store(p, t); p += 4; n -= 4; t = acc1_1; }
+        {
+          float* tp = p;
+          v128_t tv = t;
+          if (n & 2) { wasm_v128_store64_lane(tp, tv, 0); tv = wasm_i64x2_shuffle(tv, tv, 1, 1); tp += 2; }
+          if (n & 1) wasm_v128_store32_lane(tp, tv, 0);
+        }
+      }
       {
         float* p = c0;
         size_t n = nc;
@@ -66,120 +183,10 @@ static void wrt_wasm_simd128_gemm_4x8(size_t mr, size_t nc, size_t kc, const flo
         }
       }
     }
-    return;
-  }
-  const float* a0 = a;
-  const float* a1 = (const float*)((const char*)a0 + a_stride);
-  if (mr <= 1) a1 = a0;
-  const float* a2 = (const float*)((const char*)a1 + a_stride);
-  if (mr <= 2) a2 = a1;
-  const float* a3 = (const float*)((const char*)a2 + a_stride);
-  if (mr <= 3) a3 = a2;
-  float* c0 = c;
-  float* c1 = (float*)((char*)c0 + c_stride);
-  if (mr <= 1) c1 = c0;
-  float* c2 = (float*)((char*)c1 + c_stride);
-  if (mr <= 2) c2 = c1;
-  float* c3 = (float*)((char*)c2 + c_stride);
-  if (mr <= 3) c3 = c2;
-  v128_t acc0_0 = wasm_v128_load(w + 0);
-  v128_t acc0_1 = wasm_v128_load(w + 4);
-  v128_t acc1_0 = acc0_0;
-  v128_t acc1_1 = acc0_1;
-  v128_t acc2_0 = acc0_0;
-  v128_t acc2_1 = acc0_1;
-  v128_t acc3_0 = acc0_0;
-  v128_t acc3_1 = acc0_1;
-  w += 8;
-  for (size_t k = kc; k != 0; k--) {
-    const v128_t w0 = wasm_v128_load(w + 0);
-    const v128_t w1 = wasm_v128_load(w + 4);
-    w += 8;
-    const v128_t x0 = wasm_v128_load32_splat(a0);
-    a0 += 1;
-    acc0_0 = wasm_f32x4_add(wasm_f32x4_mul(x0, w0), acc0_0);
-    acc0_1 = wasm_f32x4_add(wasm_f32x4_mul(x0, w1), acc0_1);
-    const v128_t x1 = wasm_v128_load32_splat(a1);
-    a1 += 1;
-    acc1_0 = wasm_f32x4_add(wasm_f32x4_mul(x1, w0), acc1_0);
-    acc1_1 = wasm_f32x4_add(wasm_f32x4_mul(x1, w1), acc1_1);
-    const v128_t x2 = wasm_v128_load32_splat(a2);
-    a2 += 1;
-    acc2_0 = wasm_f32x4_add(wasm_f32x4_mul(x2, w0), acc2_0);
-    acc2_1 = wasm_f32x4_add(wasm_f32x4_mul(x2, w1), acc2_1);
-    const v128_t x3 = wasm_v128_load32_splat(a3);
-    a3 += 1;
-    acc3_0 = wasm_f32x4_add(wasm_f32x4_mul(x3, w0), acc3_0);
-    acc3_1 = wasm_f32x4_add(wasm_f32x4_mul(x3, w1), acc3_1);
-  }
-  const v128_t vmin = wasm_f32x4_splat(clamp->min);
-  const v128_t vmax = wasm_f32x4_splat(clamp->max);
-  acc0_0 = wasm_f32x4_pmin(wasm_f32x4_pmax(acc0_0, vmin), vmax);
-  acc0_1 = wasm_f32x4_pmin(wasm_f32x4_pmax(acc0_1, vmin), vmax);
-  acc1_0 = wasm_f32x4_pmin(wasm_f32x4_pmax(acc1_0, vmin), vmax);
-  acc1_1 = wasm_f32x4_pmin(wasm_f32x4_pmax(acc1_1, vmin), vmax);
-  acc2_0 = wasm_f32x4_pmin(wasm_f32x4_pmax(acc2_0, vmin), vmax);
-  acc2_1 = wasm_f32x4_pmin(wasm_f32x4_pmax(acc2_1, vmin), vmax);
-  acc3_0 = wasm_f32x4_pmin(wasm_f32x4_pmax(acc3_0, vmin), vmax);
-  acc3_1 = wasm_f32x4_pmin(wasm_f32x4_pmax(acc3_1, vmin), vmax);
-  if (nc >= 8) {
-    wasm_v128_store(c3 + 0, acc3_0);
-    wasm_v128_store(c3 + 4, acc3_1);
-    wasm_v128_store(c2 + 0, acc2_0);
-    wasm_v128_store(c2 + 4, acc2_1);
-    wasm_v128_store(c1 + 0, acc1_0);
-    wasm_v128_store(c1 + 4, acc1_1);
-    wasm_v128_store(c0 + 0, acc0_0);
-    wasm_v128_store(c0 + 4, acc0_1);
-  } else {
-    {
-      float* p = c3;
-      size_t n = nc;
-      v128_t t = acc3_0;
-      if (n >= 4) { wasm_v128_store(p, t); p += 4; n -= 4; t = acc3_1; }
-      {
-        float* tp = p;
-        v128_t tv = t;
-        if (n & 2) { wasm_v128_store64_lane(tp, tv, 0); tv = wasm_i64x2_shuffle(tv, tv, 1, 1); tp += 2; }
-        if (n & 1) wasm_v128_store32_lane(tp, tv, 0);
-      }
-    }
-    {
-      float* p = c2;
-      size_t n = nc;
-      v128_t t = acc2_0;
-      if (n >= 4) { wasm_v128_store(p, t); p += 4; n -= 4; t = acc2_1; }
-      {
-        float* tp = p;
-        v128_t tv = t;
-        if (n & 2) { wasm_v128_store64_lane(tp, tv, 0); tv = wasm_i64x2_shuffle(tv, tv, 1, 1); tp += 2; }
-        if (n & 1) wasm_v128_store32_lane(tp, tv, 0);
-      }
-    }
-    {
-      float* p = c1;
-      size_t n = nc;
-      v128_t t = acc1_0;
-      if (n >= 4) { wasm_v128_store(p, t); p += 4; n -= 4; t = acc1_1; }
-      {
-        float* tp = p;
-        v128_t tv = t;
-        if (n & 2) { wasm_v128_store64_lane(tp, tv, 0); tv = wasm_i64x2_shuffle(tv, tv, 1, 1); tp += 2; }
-        if (n & 1) wasm_v128_store32_lane(tp, tv, 0);
-      }
-    }
-    {
-      float* p = c0;
-      size_t n = nc;
-      v128_t t = acc0_0;
-      if (n >= 4) { wasm_v128_store(p, t); p += 4; n -= 4; t = acc0_1; }
-      {
-        float* tp = p;
-        v128_t tv = t;
-        if (n & 2) { wasm_v128_store64_lane(tp, tv, 0); tv = wasm_i64x2_shuffle(tv, tv, 1, 1); tp += 2; }
-        if (n & 1) wasm_v128_store32_lane(tp, tv, 0);
-      }
-    }
+    if (mr <= 4) return;
+    w = panel;
+    a = (const float*)((const char*)a + 4 * a_stride);
+    c = (float*)((char*)c + 4 * c_stride);
   }
 }
 
@@ -3518,7 +3525,7 @@ static void wrt_wasm_simd128_sppack_32(size_t mr, size_t kc, size_t ks, const fl
 
 const wrt_target wrt_target_wasm_simd128 = {
   .name = "wasm_simd128",
-  .gemm_mr = 4, .gemm_nr = 8,
+  .gemm_mr = 4, .gemm_nr = 8, .gemm_multi = 1,
   .gemm = wrt_wasm_simd128_gemm_4x8,
   .igemm = wrt_wasm_simd128_igemm_4x8,
   .gemm_row_panels = 4, .gemm_row = wrt_wasm_simd128_gemm_row_4x8,

@@ -99,12 +99,23 @@ def gemm(isa: Isa, mr: int, nr: int) -> str:
                     _gemm_rows(c, isa, mr, nv, full=True)
                 c("w = panel;", f"a = (const float*)((const char*)a + {mr} * a_stride);",
                   f"c = (float*)((char*)c + {mr} * c_stride);")
-        for t in tail_rows(mr):  # a short last tile runs a tile of t rows
-            with c.block(f"if (mr <= {t})"):
-                _gemm_rows(c, isa, t, nv)
-                c("return;")
-        _gemm_rows(c, isa, mr, nv)
+        if isa.name in LOOP_TILE and nr == isa.gemm_tile[1]:  # one tile code, looped: rows past MR alias nothing
+            with c.block(f"for (;; mr -= {mr})"):
+                c("const float* panel = w;")
+                _gemm_tiles(c, isa, mr, nv)
+                c(f"if (mr <= {mr}) return;", "w = panel;", f"a = (const float*)((const char*)a + {mr} * a_stride);",
+                  f"c = (float*)((char*)c + {mr} * c_stride);")
+        else:
+            _gemm_tiles(c, isa, mr, nv)
     return c.text()
+
+
+def _gemm_tiles(c: Code, isa: Isa, mr: int, nv: int) -> None:
+    for t in tail_rows(mr):  # a short last tile runs a tile of t rows
+        with c.block(f"if (mr <= {t})"):
+            _gemm_rows(c, isa, t, nv)
+            c("return;")
+    _gemm_rows(c, isa, mr, nv)
 
 
 # The narrow last panel (NR/2 columns: Cout = 24, 40 ... on AVX2) has half the accumulators of a full tile. AVX2's
@@ -116,6 +127,10 @@ TALL_HALF = ("avx2",)
 # Natively a GEMM call runs any number of rows, whole MR-row tiles in a loop and then the last tile: a call per tile
 # cost a short reduction (an expansion layer's k = 16 .. 64) its pointer set-up and branches each time.
 MULTI_TILE = ("avx2", "avx512", "neon")
+# In WebAssembly the same, with the tile's code in the loop once (the modules' size): whole tiles run its aliasing
+# checks, all false.
+LOOP_TILE = ("wasm_simd128", "wasm_relaxed")
+MANY_ROWS = (*MULTI_TILE, *LOOP_TILE)  # the targets whose gemm takes any number of rows (table field gemm_multi)
 
 
 # One row over ROW_PANELS panels at once: a lone last row (a 7x7 map's 49th pixel, a fully-connected layer's only
