@@ -91,26 +91,29 @@ def gemm(isa: Isa, mr: int, nr: int) -> str:
     c = Code()
     sig = (f"void {gemm_name(isa, mr, nr)}(size_t mr, size_t nc, size_t kc, const float* a, size_t a_stride, "
            "const float* restrict w, float* c, size_t c_stride, const wrt_clamp* clamp)")
+    next_tile = ("w = panel;", f"a = (const float*)((const char*)a + {mr} * a_stride);",
+                 f"c = (float*)((char*)c + {mr} * c_stride);")
+    many = nr == isa.gemm_tile[1]  # the full-width tile; the narrow one runs one tile per call
     with c.block(isa.fn(sig)):
-        if isa.name in MULTI_TILE and nr == isa.gemm_tile[1]:  # whole tiles first, each exactly MR rows
+        if many and isa.name in MULTI_TILE:  # whole tiles first, each exactly MR rows, then the last one
             with c.block(f"for (; mr > {mr}; mr -= {mr})"):
                 c("const float* panel = w;")
                 with c.block(""):
                     _gemm_rows(c, isa, mr, nv, full=True)
-                c("w = panel;", f"a = (const float*)((const char*)a + {mr} * a_stride);",
-                  f"c = (float*)((char*)c + {mr} * c_stride);")
-        if isa.name in LOOP_TILE and nr == isa.gemm_tile[1]:  # one tile code, looped: rows past MR alias nothing
+                c(*next_tile)
+            _gemm_tiles(c, isa, mr, nv)
+        elif many and isa.name in LOOP_TILE:  # the tile's code once, looped: rows past MR alias nothing
             with c.block(f"for (;; mr -= {mr})"):
                 c("const float* panel = w;")
                 _gemm_tiles(c, isa, mr, nv)
-                c(f"if (mr <= {mr}) return;", "w = panel;", f"a = (const float*)((const char*)a + {mr} * a_stride);",
-                  f"c = (float*)((char*)c + {mr} * c_stride);")
+                c(f"if (mr <= {mr}) return;", *next_tile)
         else:
             _gemm_tiles(c, isa, mr, nv)
     return c.text()
 
 
 def _gemm_tiles(c: Code, isa: Isa, mr: int, nv: int) -> None:
+    """One tile: a short path for a last tile of few rows, else MR rows (those past mr aliasing the one before)."""
     for t in tail_rows(mr):  # a short last tile runs a tile of t rows
         with c.block(f"if (mr <= {t})"):
             _gemm_rows(c, isa, t, nv)
