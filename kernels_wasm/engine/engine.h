@@ -230,6 +230,8 @@ struct wrt_model {
   uint8_t dynamic;         /* some input has run-time dimensions */
   uint8_t broken;          /* a resize failed after freeing the old plan: the model refuses to run */
   uint64_t mem_used, mem_limit; /* bytes allocated for this model, and its budget */
+  uint8_t* pool;                /* natively: the planned memory in one mapping (huge pages), cut up by m_alloc */
+  uint64_t pool_cap, pool_used;
   uint64_t work, work_limit;    /* estimated work of one run, and its budget */
   int cur_op;              /* the op being prepared or run (-1: none), for error reports after a trap */
   int threads;             /* threads its runs may use (wrt_set_threads), 1 by default */

@@ -20,6 +20,10 @@
 void* rt_alloc(size_t n);
 void* rt_calloc(size_t n);
 void rt_free(void* p);
+#if !defined(__wasm__)
+void* rt_map(size_t n); /* zeroed, 2 MB aligned, in huge pages where the OS gives them; NULL: none */
+void rt_unmap(void* p, size_t n);
+#endif
 void rt_copy(void* dst, const void* src, size_t n);  /* memmove semantics */
 void rt_zero(void* dst, size_t n);
 

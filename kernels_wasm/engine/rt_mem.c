@@ -1,3 +1,7 @@
+#if !defined(__wasm__)
+#define _DEFAULT_SOURCE 1
+#include <sys/mman.h>
+#endif
 /* Memory. Natively: libc malloc/calloc (so ASan and the system allocator see everything). In wasm: a first-fit
  * free-list allocator over memory.grow that coalesces freed neighbours, so a load/run/release cycle returns every
  * byte for the next one (wasm memory never shrinks; an allocator that only grows would "leak" across model reloads).
@@ -177,6 +181,34 @@ void rt_free(void* p) {
 }
 
 const char* rt_getenv(const char* name) { return getenv(name); }
+
+#if defined(__has_feature)
+#if __has_feature(address_sanitizer)
+#define WRT_NO_POOL 1
+#endif
+#endif
+#define HUGE_PAGE ((size_t)2 << 20)
+
+void* rt_map(size_t n) {
+#if defined(WRT_NO_POOL) || defined(__SANITIZE_ADDRESS__)
+  (void)n;
+  return 0;
+#else
+  if (!n || n > ((size_t)1 << 40) || rt_getenv("WRT_NO_POOL")) return 0;
+  size_t len = (n + HUGE_PAGE - 1) & ~(HUGE_PAGE - 1);
+  unsigned char* raw = mmap(0, len + HUGE_PAGE, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+  if (raw == MAP_FAILED) return 0;
+  unsigned char* p = (unsigned char*)(((uintptr_t)raw + HUGE_PAGE - 1) & ~(uintptr_t)(HUGE_PAGE - 1));
+  if (p > raw) munmap(raw, (size_t)(p - raw)); /* keep [p, p + len) */
+  if (p + len < raw + len + HUGE_PAGE) munmap(p + len, (size_t)(raw + len + HUGE_PAGE - (p + len)));
+  madvise(p, len, MADV_HUGEPAGE);
+  return p;
+#endif
+}
+
+void rt_unmap(void* p, size_t n) {
+  if (p) munmap(p, (n + HUGE_PAGE - 1) & ~(HUGE_PAGE - 1));
+}
 
 #endif
 

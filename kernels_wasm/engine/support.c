@@ -23,6 +23,15 @@ struct alloc_node {
  * Every byte counts against the model's budget (mem_limit), which load() checks against the plan beforehand. */
 void* m_alloc(wrt_model* m, uint64_t n) {
   if (n > m->mem_limit || m->mem_used > m->mem_limit - n) return 0;
+#if !defined(__wasm__)
+  uint64_t r = (n + WRT_ALIGN - 1) & ~(uint64_t)(WRT_ALIGN - 1);
+  if (m->pool && r <= m->pool_cap - m->pool_used) { /* zeroed, freed with the pool */
+    void* q = m->pool + m->pool_used;
+    m->pool_used += r;
+    m->mem_used += n;
+    return q;
+  }
+#endif
   uint8_t* p = rt_calloc((size_t)n + WRT_ALIGN);
   if (!p) return 0;
   m->mem_used += n;
@@ -68,6 +77,10 @@ void m_free_shaped(wrt_model* m) {
 
 void m_free_all(wrt_model* m) {
   m_free_shaped(m);
+#if !defined(__wasm__)
+  rt_unmap(m->pool, (size_t)m->pool_cap);
+  m->pool = 0;
+#endif
   for (alloc_node* a = m->allocs; a;) {
     alloc_node* next = a->next;
     rt_free(a);
