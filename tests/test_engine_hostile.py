@@ -334,6 +334,34 @@ def test_wasm_memory_flat_over_1000_cycles() -> None:
     assert len(set(pages)) == 1, pages
 
 
+def _vm_size_kib() -> int:
+    return next(int(line.split()[1]) for line in Path("/proc/self/status").read_text().splitlines()
+                if line.startswith("VmSize:"))
+
+
+def test_native_memory_flat_over_cycles() -> None:
+    """Natively a model's planned memory is one mapping (rt_map): release must unmap it. 6 MB planned per load, so a
+    leaked mapping would grow the address space by 600 MB over 100 cycles."""
+    g = Graph()
+    x = g.add_input("x", (1, 128, 128, 32))
+    rng = np.random.default_rng(5)
+    w = g.add_const("w", rng.standard_normal((64, 1, 1, 32)).astype(np.float32))
+    (y,) = g.add_node("CONV_2D", [x, w], {"strides": (1, 1), "pads": (0, 0, 0, 0)}, name="conv", outputs=["y"])
+    g.outputs.append(y)
+    data = convert(g).data
+    feeds = {"x": rng.standard_normal((1, 128, 128, 32)).astype(np.float32)}
+    sizes = []
+    for cycle in range(110):
+        m = load(data, "native")
+        out = m.run(feeds)
+        m.release()
+        if cycle in (9, 109):
+            sizes.append(_vm_size_kib())
+    want = np.einsum("nhwc,oc->nhwo", feeds["x"].astype(np.float64), g.tensors["w"].data[:, 0, 0, :].astype(np.float64))
+    np.testing.assert_allclose(next(iter(out.values())), want, rtol=1e-4, atol=1e-4)
+    assert sizes[1] - sizes[0] < 64 * 1024, f"address space grew {sizes[1] - sizes[0]} KiB over 100 cycles"
+
+
 def test_wasm_memory_flat_when_alternating_models() -> None:
     """Two models of different sizes, loaded and released in turn, reuse the same memory (no fragmentation creep)."""
     inst = WasmInstance("scalar")
