@@ -2,7 +2,9 @@
 #define _DEFAULT_SOURCE 1
 #include <sys/mman.h>
 #endif
-/* Memory. Natively: libc malloc/calloc (so ASan and the system allocator see everything). In wasm: a first-fit
+/* Memory. Natively: libc malloc/calloc (so ASan and the system allocator see everything), and rt_map for a model's
+ * planned memory in one huge-page mapping (not under ASan; WRT_NO_POOL in the environment turns it off, to compare).
+ * In wasm: a first-fit
  * free-list allocator over memory.grow that coalesces freed neighbours, so a load/run/release cycle returns every
  * byte for the next one (wasm memory never shrinks; an allocator that only grows would "leak" across model reloads).
  * rt_calloc clears what it hands out, so no model sees bytes another model (or the host) left behind; it touches
