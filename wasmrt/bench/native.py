@@ -252,13 +252,35 @@ def _run_pass(made: list[Engine | None], results: dict[str, dict], p: int, passe
             e = live[(k + r) % len(live)]
             if gap:
                 time.sleep(gap)
+            single = e.info.get("threads", 1) == 1
+            w0 = 0.0 if single else wait_ms()
             c0, t0 = time.thread_time_ns(), time.perf_counter()
             e.run()
             t1, c1 = time.perf_counter(), time.thread_time_ns()
             results[e.id]["times_ms"].append((t1 - t0) * 1e3)
-            if e.info.get("threads", 1) == 1:
+            if single:
                 results[e.id]["cpu_ms"].append((c1 - c0) / 1e6)
+            elif w0 >= 0:
+                results[e.id].setdefault("wait_ms", []).append(wait_ms() - w0)
             count.step()
+
+
+def wait_ms() -> float:
+    """How long this process's threads (the engines' pools too) have waited for a core while ready to run, in ms:
+    the second field of each /proc/self/task/TID/schedstat; -1 without /proc. Two threads of a run that share one
+    core show as waits of milliseconds."""
+    total = 0
+    try:
+        tids = os.listdir("/proc/self/task")
+    except OSError:
+        return -1.0
+    for tid in tids:
+        try:
+            with open(f"/proc/self/task/{tid}/schedstat") as f:
+                total += int(f.read().split()[1])
+        except (OSError, IndexError, ValueError):  # a thread that ended in between
+            continue
+    return total / 1e6
 
 
 def _tagged(create: Callable[[], Engine], tag: str) -> Engine:

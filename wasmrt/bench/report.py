@@ -52,6 +52,9 @@ def rows_for(model: str, macs: int, host: str, results: dict[str, dict], outputs
         if len(cpu) == times.size and times.size and min(cpu) > 0:  # a clock that saw a run take no time is broken
             row.update(cpu_median_ms=float(np.median(cpu)),
                        pass_cpu_median_ms=[float(np.median(p)) for p in _passes(cpu, passes)])
+        wait = r.get("wait_ms") or []
+        if len(wait) == times.size and times.size:  # runs on several threads: their waits for a core (/proc)
+            row.update(wait_median_ms=float(np.median(wait)), waits_over_1ms=int(sum(w > 1.0 for w in wait)))
         tol = (ours_tolerance if row["ours"] else peer_tolerance)
         row["tolerance"] = TOLERANCE if tol is None else tol
         row["ok"] = bool(errs) and row["max_rel_err"] <= row["tolerance"] and len(errs) == len(outputs)
@@ -117,7 +120,9 @@ def _base_and_threads(engine: str) -> tuple[str, int]:
 
 def scaling_table(rows: list[dict[str, Any]], threads: list[int]) -> str:
     """Per engine (ours and peers): the median at each thread count and the speed-up over one thread, per pass
-    with the spread over the passes (wall clock: a multi-threaded run's time is the wall clock's)."""
+    with the spread over the passes (wall clock: a multi-threaded run's time is the wall clock's), and where the
+    host could tell, how long the run's threads waited for a core: a run whose threads the OS put on one core
+    waits milliseconds, and then no code of ours scales."""
     lines = ["thread scaling (wall clock; speed-up = one thread's pass median / N threads', per pass)"]
     groups: dict[tuple[str, str, str], dict[int, dict]] = {}
     for r in rows:
@@ -131,8 +136,11 @@ def scaling_table(rows: list[dict[str, Any]], threads: list[int]) -> str:
         cells = []
         for n in sorted(by_n)[1:]:
             q = [a / b if b > 0 else float("nan") for a, b in zip(one, by_n[n]["pass_median_ms"], strict=False)]
-            cells.append(f"{n} threads {by_n[n]['median_ms']:.2f} ms: x" + " ".join(f"{x:.2f}" for x in q)
-                         + f" (spread {min(q):.2f}-{max(q):.2f})")
+            r = by_n[n]
+            wait = (f"; its threads waited for a core {r['wait_median_ms']:.2f} ms a run (median), over 1 ms in "
+                    f"{r['waits_over_1ms']} of {r['runs']} runs" if "wait_median_ms" in r else "")
+            cells.append(f"{n} threads {r['median_ms']:.2f} ms: x" + " ".join(f"{x:.2f}" for x in q)
+                         + f" (spread {min(q):.2f}-{max(q):.2f}){wait}")
         lines.append(f"  {model}  {host}  {base}: 1 thread {by_n[1]['median_ms']:.2f} ms; " + "; ".join(cells))
     if len(lines) == 1:
         lines.append(f"  (no engine ran at 1 and at {max(threads)} threads)")

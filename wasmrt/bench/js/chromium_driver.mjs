@@ -8,6 +8,8 @@ import http from "node:http";
 import path from "node:path";
 import { chromium } from "playwright-core";
 
+import { waitMs } from "./procstat.mjs";
+
 const [jobPath, resultPath] = process.argv.slice(2);
 const job = JSON.parse(fs.readFileSync(jobPath, "utf8"));
 const here = path.dirname(new URL(import.meta.url).pathname);
@@ -98,6 +100,7 @@ try {
   await page.waitForFunction(() => typeof globalThis.runBench === "function", null, { timeout: 60000 });
   const pid = await rendererPid(page);
   await page.exposeFunction("wasmrtCpuMs", () => (pid ? threadCpuMs(pid) : -1));
+  await page.exposeFunction("wasmrtWaitMs", () => (pid ? waitMs(pid) : -1));
   result = await page.evaluate((j) => globalThis.runBench(j), job);
   result.host.version = context.browser()?.version() ?? "";
 } finally {

@@ -173,17 +173,20 @@ export async function runJob(job, libs, readBytes, progress = () => {}) {
       }
     }
     // libs.cpuMs (when the host has one): this thread's CPU time, which a loaded machine inflates far less than the
-    // wall clock
+    // wall clock; libs.waitMs: how long this process's threads waited for a core, for runs on several threads
     for (let r = p * job.rounds; r < (p + 1) * job.rounds; r++) {
       for (let k = 0; k < engines.length; k++) {
         const e = engines[(k + r) % engines.length];
         const cpu = libs.cpuMs && e.single;
+        const wait = libs.waitMs && !e.single;
         await gap();
         const c0 = cpu ? await libs.cpuMs() : 0;
+        const w0 = wait ? await libs.waitMs() : 0;
         const t0 = performance.now();
         await e.run(inputs, job.outputs);
         const t1 = performance.now();
         if (cpu) results[e.id].cpu_ms.push((await libs.cpuMs()) - c0);
+        if (wait) results[e.id].wait_ms.push((await libs.waitMs()) - w0);
         results[e.id].times_ms.push(t1 - t0);
         progress({ stage: "round", done: ++done, total });
       }
@@ -223,7 +226,7 @@ async function loadEngines(job, libs, readBytes, inputs, results, p, progress) {
       if (!results[spec.id]) {
         const info = { threads: spec.threads ?? 1, ...e.info };
         results[spec.id] = { load_ms: e.loadMs, info, outputs: outputs.map(b64), times_ms: [], cpu_ms: [],
-          passes: job.passes ?? 1 };
+          wait_ms: [], passes: job.passes ?? 1 };
       }
       made[at] = e;
     } catch (err) {

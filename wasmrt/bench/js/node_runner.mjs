@@ -9,6 +9,7 @@ import { pathToFileURL } from "node:url";
 import vm from "node:vm";
 
 import { runJob } from "./engines.mjs";
+import { waitMs } from "./procstat.mjs";
 
 const [jobPath, resultPath] = process.argv.slice(2);
 const job = JSON.parse(fs.readFileSync(jobPath, "utf8"));
@@ -69,6 +70,7 @@ function threadCpuMs() {
 if (fs.existsSync("/proc/thread-self/schedstat")) {
   libs.cpuMsSync = threadCpuMs;
   libs.cpuMs = threadCpuMs;
+  libs.waitMs = waitMs;
 }
 const results = await runJob(job, libs, readBytes, progress);
 const host = { kind: "node", version: process.version, v8: process.versions.v8 };

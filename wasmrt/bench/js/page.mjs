@@ -58,8 +58,11 @@ async function readBytes(path) {
 
 globalThis.runBench = async (job) => {
   const libs = await loadLibs(new Set(job.engines.map((e) => e.kind)), job.peer_threads ?? 1);
-  // the driver's clock of this renderer's main thread (CPU time, from /proc), when it found the renderer
-  if (typeof globalThis.wasmrtCpuMs === "function" && (await globalThis.wasmrtCpuMs()) >= 0) libs.cpuMs = globalThis.wasmrtCpuMs;
+  // the driver's clocks of this renderer (its main thread's CPU time, its threads' waits for a core: /proc), when
+  // it found the renderer
+  for (const [key, fn] of [["cpuMs", globalThis.wasmrtCpuMs], ["waitMs", globalThis.wasmrtWaitMs]]) {
+    if (typeof fn === "function" && (await fn()) >= 0) libs[key] = fn;
+  }
   const progress = (p) => console.log(`@progress ${JSON.stringify(p)}`);
   const engines = await runJob(job, libs, readBytes, progress);
   const host = { kind: "chromium", userAgent: navigator.userAgent, crossOriginIsolated: self.crossOriginIsolated };
