@@ -84,7 +84,7 @@ def test_bench_threads_scaling_table(tmp_path, small_model, capsys):
             assert r["wait_median_ms"] >= 0 and 0 <= r["waits_over_1ms"] <= r["runs"], r
     printed = capsys.readouterr().out
     assert "thread scaling" in printed and "node  wasmrt-simd: 1 thread" in printed and "2 threads" in printed
-    assert "its threads waited for a core" in printed and " ms a run (median), over 1 ms in " in printed
+    assert "the threads of its process waited for a core" in printed and "a run (median), over 1 ms in" in printed
     # with several threads every run follows an idle pause, so the pools of the engine before have gone to sleep
     assert doc["settings"]["idle_gap_ms"] == 100 and any("idle pause of 100 ms" in n for n in doc["notes"])
     assert main(["bench", str(small_model), "--threads", "0,2"]) == 2

@@ -137,8 +137,8 @@ def scaling_table(rows: list[dict[str, Any]], threads: list[int]) -> str:
         for n in sorted(by_n)[1:]:
             q = [a / b if b > 0 else float("nan") for a, b in zip(one, by_n[n]["pass_median_ms"], strict=False)]
             r = by_n[n]
-            wait = (f"; its threads waited for a core {r['wait_median_ms']:.2f} ms a run (median), over 1 ms in "
-                    f"{r['waits_over_1ms']} of {r['runs']} runs" if "wait_median_ms" in r else "")
+            wait = (f"; the threads of its process waited for a core {r['wait_median_ms']:.2f} ms a run (median), "
+                    f"over 1 ms in {r['waits_over_1ms']} of {r['runs']} runs" if "wait_median_ms" in r else "")
             cells.append(f"{n} threads {r['median_ms']:.2f} ms: x" + " ".join(f"{x:.2f}" for x in q)
                          + f" (spread {min(q):.2f}-{max(q):.2f}){wait}")
         lines.append(f"  {model}  {host}  {base}: 1 thread {by_n[1]['median_ms']:.2f} ms; " + "; ".join(cells))
