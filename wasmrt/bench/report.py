@@ -122,7 +122,7 @@ def scaling_table(rows: list[dict[str, Any]], threads: list[int]) -> str:
     """Per engine (ours and peers): the median at each thread count and the speed-up over one thread, per pass
     with the spread over the passes (wall clock: a multi-threaded run's time is the wall clock's), and where the
     host could tell, how long the run's threads waited for a core: a run whose threads the OS put on one core
-    waits milliseconds, and then no code of ours scales."""
+    waits milliseconds, and then no split of the work scales."""
     lines = ["thread scaling (wall clock; speed-up = one thread's pass median / N threads', per pass)"]
     groups: dict[tuple[str, str, str], dict[int, dict]] = {}
     for r in rows:
