@@ -76,8 +76,9 @@ static atomic_int pool_size; /* pool threads ready to take part */
  * POLL_MAX_NS) and looks again, and no caller wakes it; only then does it sleep until woken. A caller's wake lets the
  * OS place the woken thread, and a guest kernel that packs wake-ups onto busy vCPUs put it beside the caller, where
  * it waited for the next scheduler tick: in Chromium, where a Worker cannot move, 2 threads then ran MobileNetV2
- * 1.1-1.6x faster than one (1.6-1.85x with the polling). A thread whose own timeout ends stays on its core. The window covers the pauses of a
- * camera loop down to 5 frames per second; it costs a few hundred short wake-ups, not a spinning core. */
+ * 1.1-1.6x faster than one (1.6-1.85x with the polling). A thread whose own timeout ends stays on its core. The
+ * window covers the pauses of a camera loop down to 5 frames per second; it costs a few hundred short wake-ups, not a
+ * spinning core. */
 #define POLL_FIRST_NS 50000
 #define POLL_MAX_NS 500000
 #define POLL_WINDOW_NS 200000000
