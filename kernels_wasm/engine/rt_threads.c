@@ -102,7 +102,9 @@ static void take_tasks(int me) {
 }
 
 #if defined(__wasm__)
-static void sleep_on(unsigned seen, int64_t ns) { __builtin_wasm_memory_atomic_wait32((int*)&region.seq, (int)seen, ns); }
+static void sleep_on(unsigned seen, int64_t ns) {
+  __builtin_wasm_memory_atomic_wait32((int*)&region.seq, (int)seen, ns);
+}
 static void wake_all(void) { __builtin_wasm_memory_atomic_notify((int*)&region.seq, (unsigned)-1); }
 static void let_woken_run(void) {}
 static void note_caller_cpu(void) {}
