@@ -201,8 +201,9 @@ void* rt_map(size_t n) {
   unsigned char* raw = mmap(0, len + HUGE_PAGE, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
   if (raw == MAP_FAILED) return 0;
   unsigned char* p = (unsigned char*)(((uintptr_t)raw + HUGE_PAGE - 1) & ~(uintptr_t)(HUGE_PAGE - 1));
-  if (p > raw) munmap(raw, (size_t)(p - raw)); /* keep [p, p + len) */
-  if (p + len < raw + len + HUGE_PAGE) munmap(p + len, (size_t)(raw + len + HUGE_PAGE - (p + len)));
+  size_t head = (size_t)(p - raw); /* < HUGE_PAGE: keep [p, p + len), unmap the rest */
+  if (head) munmap(raw, head);
+  munmap(p + len, HUGE_PAGE - head);
   madvise(p, len, MADV_HUGEPAGE);
   return p;
 #endif
