@@ -38,8 +38,7 @@ const server = http.createServer((req, res) => {
 await new Promise((r) => server.listen(0, "127.0.0.1", r));
 const origin = `http://127.0.0.1:${server.address().port}`;
 
-// CPU time of a process's main thread (the renderer's, where the page's wasm runs), in ms: /proc/PID/schedstat
-// starts with the nanoseconds it has run. A loaded machine inflates it far less than the wall clock.
+// CPU time of a process's main thread, in ms: /proc/PID/schedstat starts with the nanoseconds it has run.
 function threadCpuMs(pid) {
   try {
     return Number(fs.readFileSync(`/proc/${pid}/schedstat`, "utf8").split(" ")[0]) / 1e6;
@@ -99,7 +98,6 @@ try {
   await page.goto(`${origin}/peers/${path.basename(here)}/page.html`);
   await page.waitForFunction(() => typeof globalThis.runBench === "function", null, { timeout: 60000 });
   const pid = await rendererPid(page);
-  await page.exposeFunction("wasmrtCpuMs", () => (pid ? threadCpuMs(pid) : -1));
   await page.exposeFunction("wasmrtWaitMs", () => (pid ? waitMs(pid) : -1));
   result = await page.evaluate((j) => globalThis.runBench(j), job);
   result.host.version = context.browser()?.version() ?? "";

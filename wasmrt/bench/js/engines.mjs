@@ -172,16 +172,17 @@ export async function runJob(job, libs, readBytes, progress = () => {}) {
         progress({ stage: "warmup", done: ++done, total });
       }
     }
-    // libs.cpuMs (when the host has one): this thread's CPU time, which a loaded machine inflates far less than the
-    // wall clock; libs.waitMs: how long this process's threads waited for a core, for runs on several threads
+    // libs.cpuMs (Node): this thread's CPU time, which a loaded machine inflates far less than the wall clock;
+    // libs.waitMs: how long this process's threads waited for a core, for runs on several threads, read before
+    // the idle pause (in Chromium a call to the driver: nothing but the pause comes between it and the run)
     for (let r = p * job.rounds; r < (p + 1) * job.rounds; r++) {
       for (let k = 0; k < engines.length; k++) {
         const e = engines[(k + r) % engines.length];
         const cpu = libs.cpuMs && e.single;
         const wait = libs.waitMs && !e.single;
+        const w0 = wait ? await libs.waitMs() : 0;
         await gap();
         const c0 = cpu ? await libs.cpuMs() : 0;
-        const w0 = wait ? await libs.waitMs() : 0;
         const t0 = performance.now();
         await e.run(inputs, job.outputs);
         const t1 = performance.now();

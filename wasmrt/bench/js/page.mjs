@@ -58,11 +58,10 @@ async function readBytes(path) {
 
 globalThis.runBench = async (job) => {
   const libs = await loadLibs(new Set(job.engines.map((e) => e.kind)), job.peer_threads ?? 1);
-  // the driver's clocks of this renderer (its main thread's CPU time, its threads' waits for a core: /proc), when
-  // it found the renderer
-  for (const [key, fn] of [["cpuMs", globalThis.wasmrtCpuMs], ["waitMs", globalThis.wasmrtWaitMs]]) {
-    if (typeof fn === "function" && (await fn()) >= 0) libs[key] = fn;
-  }
+  // the driver's count of how long this renderer's threads waited for a core (/proc), when it found the renderer.
+  // No CPU clock: reading one through the driver idles this thread just before the timed run (bench README).
+  const waitMs = globalThis.wasmrtWaitMs;
+  if (typeof waitMs === "function" && (await waitMs()) >= 0) libs.waitMs = waitMs;
   const progress = (p) => console.log(`@progress ${JSON.stringify(p)}`);
   const engines = await runJob(job, libs, readBytes, progress);
   const host = { kind: "chromium", userAgent: navigator.userAgent, crossOriginIsolated: self.crossOriginIsolated };
