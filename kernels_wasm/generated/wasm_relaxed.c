@@ -2911,7 +2911,7 @@ static void wrt_wasm_relaxed_qpack_4(size_t mr, size_t kc, const int8_t* a, size
   }
 }
 
-static void wrt_wasm_relaxed_qdwconv_9_c8(size_t channels, size_t width, size_t ks, const int8_t* const* in, const void* packed_w, int8_t* out, size_t out_stride, const wrt_qparams* p) {
+static void wrt_wasm_relaxed_qdwconv_9_c16(size_t channels, size_t width, size_t ks, const int8_t* const* in, const void* packed_w, int8_t* out, size_t out_stride, const wrt_qparams* p) {
   const v128_t qlo = wasm_f32x4_splat(p->lo);
   const v128_t qmagic = wasm_f32x4_const_splat(12582912.0f);
   const v128_t qmz = wasm_i32x4_splat(0x4B400000 - p->zy);
@@ -2927,232 +2927,164 @@ static void wrt_wasm_relaxed_qdwconv_9_c8(size_t channels, size_t width, size_t 
     const int8_t* i6 = in[6];
     const int8_t* i7 = in[7];
     const int8_t* i8 = in[8];
-    for (size_t c0 = 0; c0 < channels; c0 += 8, pw += 8 * (8 + 2 * ks)) {
-      const size_t rem = channels - c0 < 8 ? channels - c0 : 8;
+    for (size_t c0 = 0; c0 < channels; c0 += 16, pw += 16 * (8 + 2 * ks)) {
+      const size_t rem = channels - c0 < 16 ? channels - c0 : 16;
       const int32_t* wb = (const int32_t*)(const void*)pw;
       v128_t acc0_0 = wasm_v128_load(wb + 0);
       v128_t acc0_1 = wasm_v128_load(wb + 4);
-      const int16_t* wt = (const int16_t*)(const void*)(pw + 64);
+      v128_t acc0_2 = wasm_v128_load(wb + 8);
+      v128_t acc0_3 = wasm_v128_load(wb + 12);
+      const int16_t* wt = (const int16_t*)(const void*)(pw + 128);
       size_t t = 0;
-      if (rem == 8) {
-        { const v128_t pr = wasm_i16x8_add(wasm_i16x8_mul(wasm_i16x8_load8x8(i0 + c0), wasm_v128_load(wt + 0)), wasm_i16x8_mul(wasm_i16x8_load8x8(i1 + c0), wasm_v128_load(wt + 8)));
+      if (rem == 16) {
+        { const v128_t pr = wasm_i16x8_add(wasm_i16x8_mul(wasm_i16x8_load8x8(i0 + c0 + 0), wasm_v128_load(wt + 0 + 0)), wasm_i16x8_mul(wasm_i16x8_load8x8(i1 + c0 + 0), wasm_v128_load(wt + 16 + 0)));
           acc0_0 = wasm_i32x4_add(acc0_0, wasm_i32x4_extend_low_i16x8(pr));
           acc0_1 = wasm_i32x4_add(acc0_1, wasm_i32x4_extend_high_i16x8(pr)); }
-        { const v128_t pr = wasm_i16x8_add(wasm_i16x8_mul(wasm_i16x8_load8x8(i2 + c0), wasm_v128_load(wt + 16)), wasm_i16x8_mul(wasm_i16x8_load8x8(i3 + c0), wasm_v128_load(wt + 24)));
+        { const v128_t pr = wasm_i16x8_add(wasm_i16x8_mul(wasm_i16x8_load8x8(i0 + c0 + 8), wasm_v128_load(wt + 0 + 8)), wasm_i16x8_mul(wasm_i16x8_load8x8(i1 + c0 + 8), wasm_v128_load(wt + 16 + 8)));
+          acc0_2 = wasm_i32x4_add(acc0_2, wasm_i32x4_extend_low_i16x8(pr));
+          acc0_3 = wasm_i32x4_add(acc0_3, wasm_i32x4_extend_high_i16x8(pr)); }
+        { const v128_t pr = wasm_i16x8_add(wasm_i16x8_mul(wasm_i16x8_load8x8(i2 + c0 + 0), wasm_v128_load(wt + 32 + 0)), wasm_i16x8_mul(wasm_i16x8_load8x8(i3 + c0 + 0), wasm_v128_load(wt + 48 + 0)));
           acc0_0 = wasm_i32x4_add(acc0_0, wasm_i32x4_extend_low_i16x8(pr));
           acc0_1 = wasm_i32x4_add(acc0_1, wasm_i32x4_extend_high_i16x8(pr)); }
-        { const v128_t pr = wasm_i16x8_add(wasm_i16x8_mul(wasm_i16x8_load8x8(i4 + c0), wasm_v128_load(wt + 32)), wasm_i16x8_mul(wasm_i16x8_load8x8(i5 + c0), wasm_v128_load(wt + 40)));
+        { const v128_t pr = wasm_i16x8_add(wasm_i16x8_mul(wasm_i16x8_load8x8(i2 + c0 + 8), wasm_v128_load(wt + 32 + 8)), wasm_i16x8_mul(wasm_i16x8_load8x8(i3 + c0 + 8), wasm_v128_load(wt + 48 + 8)));
+          acc0_2 = wasm_i32x4_add(acc0_2, wasm_i32x4_extend_low_i16x8(pr));
+          acc0_3 = wasm_i32x4_add(acc0_3, wasm_i32x4_extend_high_i16x8(pr)); }
+        { const v128_t pr = wasm_i16x8_add(wasm_i16x8_mul(wasm_i16x8_load8x8(i4 + c0 + 0), wasm_v128_load(wt + 64 + 0)), wasm_i16x8_mul(wasm_i16x8_load8x8(i5 + c0 + 0), wasm_v128_load(wt + 80 + 0)));
           acc0_0 = wasm_i32x4_add(acc0_0, wasm_i32x4_extend_low_i16x8(pr));
           acc0_1 = wasm_i32x4_add(acc0_1, wasm_i32x4_extend_high_i16x8(pr)); }
-        { const v128_t pr = wasm_i16x8_add(wasm_i16x8_mul(wasm_i16x8_load8x8(i6 + c0), wasm_v128_load(wt + 48)), wasm_i16x8_mul(wasm_i16x8_load8x8(i7 + c0), wasm_v128_load(wt + 56)));
+        { const v128_t pr = wasm_i16x8_add(wasm_i16x8_mul(wasm_i16x8_load8x8(i4 + c0 + 8), wasm_v128_load(wt + 64 + 8)), wasm_i16x8_mul(wasm_i16x8_load8x8(i5 + c0 + 8), wasm_v128_load(wt + 80 + 8)));
+          acc0_2 = wasm_i32x4_add(acc0_2, wasm_i32x4_extend_low_i16x8(pr));
+          acc0_3 = wasm_i32x4_add(acc0_3, wasm_i32x4_extend_high_i16x8(pr)); }
+        { const v128_t pr = wasm_i16x8_add(wasm_i16x8_mul(wasm_i16x8_load8x8(i6 + c0 + 0), wasm_v128_load(wt + 96 + 0)), wasm_i16x8_mul(wasm_i16x8_load8x8(i7 + c0 + 0), wasm_v128_load(wt + 112 + 0)));
           acc0_0 = wasm_i32x4_add(acc0_0, wasm_i32x4_extend_low_i16x8(pr));
           acc0_1 = wasm_i32x4_add(acc0_1, wasm_i32x4_extend_high_i16x8(pr)); }
-        { const v128_t pr = wasm_i16x8_mul(wasm_i16x8_load8x8(i8 + c0), wasm_v128_load(wt + 64));
+        { const v128_t pr = wasm_i16x8_add(wasm_i16x8_mul(wasm_i16x8_load8x8(i6 + c0 + 8), wasm_v128_load(wt + 96 + 8)), wasm_i16x8_mul(wasm_i16x8_load8x8(i7 + c0 + 8), wasm_v128_load(wt + 112 + 8)));
+          acc0_2 = wasm_i32x4_add(acc0_2, wasm_i32x4_extend_low_i16x8(pr));
+          acc0_3 = wasm_i32x4_add(acc0_3, wasm_i32x4_extend_high_i16x8(pr)); }
+        { const v128_t pr = wasm_i16x8_mul(wasm_i16x8_load8x8(i8 + c0 + 0), wasm_v128_load(wt + 128 + 0));
           acc0_0 = wasm_i32x4_add(acc0_0, wasm_i32x4_extend_low_i16x8(pr));
           acc0_1 = wasm_i32x4_add(acc0_1, wasm_i32x4_extend_high_i16x8(pr)); }
+        { const v128_t pr = wasm_i16x8_mul(wasm_i16x8_load8x8(i8 + c0 + 8), wasm_v128_load(wt + 128 + 8));
+          acc0_2 = wasm_i32x4_add(acc0_2, wasm_i32x4_extend_low_i16x8(pr));
+          acc0_3 = wasm_i32x4_add(acc0_3, wasm_i32x4_extend_high_i16x8(pr)); }
       } else {
-        for (; t + 2 <= ks; t += 2, wt += 16) {
-          int8_t x0[8];
-          for (size_t j = 0; j < 8; j++) x0[j] = j < rem ? in[t + 0][c0 + j] : 0;
-          int8_t x1[8];
-          for (size_t j = 0; j < 8; j++) x1[j] = j < rem ? in[t + 1][c0 + j] : 0;
-          { const v128_t pr = wasm_i16x8_add(wasm_i16x8_mul(wasm_i16x8_load8x8(x0), wasm_v128_load(wt)), wasm_i16x8_mul(wasm_i16x8_load8x8(x1), wasm_v128_load(wt + 8)));
+        for (; t + 2 <= ks; t += 2, wt += 32) {
+          int8_t x0[16];
+          for (size_t j = 0; j < 16; j++) x0[j] = j < rem ? in[t + 0][c0 + j] : 0;
+          int8_t x1[16];
+          for (size_t j = 0; j < 16; j++) x1[j] = j < rem ? in[t + 1][c0 + j] : 0;
+          { const v128_t pr = wasm_i16x8_add(wasm_i16x8_mul(wasm_i16x8_load8x8(x0 + 0), wasm_v128_load(wt + 0)), wasm_i16x8_mul(wasm_i16x8_load8x8(x1 + 0), wasm_v128_load(wt + 16 + 0)));
             acc0_0 = wasm_i32x4_add(acc0_0, wasm_i32x4_extend_low_i16x8(pr));
             acc0_1 = wasm_i32x4_add(acc0_1, wasm_i32x4_extend_high_i16x8(pr)); }
+          { const v128_t pr = wasm_i16x8_add(wasm_i16x8_mul(wasm_i16x8_load8x8(x0 + 8), wasm_v128_load(wt + 8)), wasm_i16x8_mul(wasm_i16x8_load8x8(x1 + 8), wasm_v128_load(wt + 16 + 8)));
+            acc0_2 = wasm_i32x4_add(acc0_2, wasm_i32x4_extend_low_i16x8(pr));
+            acc0_3 = wasm_i32x4_add(acc0_3, wasm_i32x4_extend_high_i16x8(pr)); }
         }
         if (t < ks) {
-          int8_t x0[8];
-          for (size_t j = 0; j < 8; j++) x0[j] = j < rem ? in[t + 0][c0 + j] : 0;
-          { const v128_t pr = wasm_i16x8_mul(wasm_i16x8_load8x8(x0), wasm_v128_load(wt));
+          int8_t x0[16];
+          for (size_t j = 0; j < 16; j++) x0[j] = j < rem ? in[t + 0][c0 + j] : 0;
+          { const v128_t pr = wasm_i16x8_mul(wasm_i16x8_load8x8(x0 + 0), wasm_v128_load(wt + 0));
             acc0_0 = wasm_i32x4_add(acc0_0, wasm_i32x4_extend_low_i16x8(pr));
             acc0_1 = wasm_i32x4_add(acc0_1, wasm_i32x4_extend_high_i16x8(pr)); }
+          { const v128_t pr = wasm_i16x8_mul(wasm_i16x8_load8x8(x0 + 8), wasm_v128_load(wt + 8));
+            acc0_2 = wasm_i32x4_add(acc0_2, wasm_i32x4_extend_low_i16x8(pr));
+            acc0_3 = wasm_i32x4_add(acc0_3, wasm_i32x4_extend_high_i16x8(pr)); }
         }
       }
-      const float* mp = (const float*)(const void*)((const char*)(pw) + 32);
+      const float* mp = (const float*)(const void*)((const char*)(pw) + 64);
       const v128_t mq0 = wasm_v128_load(mp + 0);
       const v128_t mq1 = wasm_v128_load(mp + 4);
+      const v128_t mq2 = wasm_v128_load(mp + 8);
+      const v128_t mq3 = wasm_v128_load(mp + 12);
       const v128_t q0_0 = wasm_i32x4_sub(wasm_f32x4_add(wasm_f32x4_pmax(wasm_f32x4_mul(wasm_f32x4_convert_i32x4(acc0_0), mq0), qlo), qmagic), qmz);
       const v128_t q0_1 = wasm_i32x4_sub(wasm_f32x4_add(wasm_f32x4_pmax(wasm_f32x4_mul(wasm_f32x4_convert_i32x4(acc0_1), mq1), qlo), qmagic), qmz);
-      if (rem == 8) {
-        wasm_v128_store64_lane((out + c0) + 0, wasm_i8x16_min(wasm_i8x16_narrow_i16x8(wasm_i16x8_narrow_i32x4(q0_0, q0_1), wasm_i16x8_narrow_i32x4(q0_0, q0_1)), qmax8), 0);
+      const v128_t q0_2 = wasm_i32x4_sub(wasm_f32x4_add(wasm_f32x4_pmax(wasm_f32x4_mul(wasm_f32x4_convert_i32x4(acc0_2), mq2), qlo), qmagic), qmz);
+      const v128_t q0_3 = wasm_i32x4_sub(wasm_f32x4_add(wasm_f32x4_pmax(wasm_f32x4_mul(wasm_f32x4_convert_i32x4(acc0_3), mq3), qlo), qmagic), qmz);
+      if (rem == 16) {
+        wasm_v128_store((out + c0) + 0, wasm_i8x16_min(wasm_i8x16_narrow_i16x8(wasm_i16x8_narrow_i32x4(q0_0, q0_1), wasm_i16x8_narrow_i32x4(q0_2, q0_3)), qmax8));
       } else {
-        int8_t ob[8];
-        wasm_v128_store64_lane(ob + 0, wasm_i8x16_min(wasm_i8x16_narrow_i16x8(wasm_i16x8_narrow_i32x4(q0_0, q0_1), wasm_i16x8_narrow_i32x4(q0_0, q0_1)), qmax8), 0);
+        int8_t ob[16];
+        wasm_v128_store(ob + 0, wasm_i8x16_min(wasm_i8x16_narrow_i16x8(wasm_i16x8_narrow_i32x4(q0_0, q0_1), wasm_i16x8_narrow_i32x4(q0_2, q0_3)), qmax8));
         for (size_t j = 0; j < rem; j++) out[c0 + j] = ob[j];
       }
     }
   }
 }
 
-static void wrt_wasm_relaxed_qdwconv_25_c8(size_t channels, size_t width, size_t ks, const int8_t* const* in, const void* packed_w, int8_t* out, size_t out_stride, const wrt_qparams* p) {
+static void wrt_wasm_relaxed_qdwconv_any_c16(size_t channels, size_t width, size_t ks, const int8_t* const* in, const void* packed_w, int8_t* out, size_t out_stride, const wrt_qparams* p) {
   const v128_t qlo = wasm_f32x4_splat(p->lo);
   const v128_t qmagic = wasm_f32x4_const_splat(12582912.0f);
   const v128_t qmz = wasm_i32x4_splat(0x4B400000 - p->zy);
   const v128_t qmax8 = wasm_i8x16_splat((int8_t)((int32_t)p->hi + p->zy));
   for (size_t px = 0; px < width; px++, in += ks, out += out_stride) {
     const char* pw = (const char*)packed_w;
-    const int8_t* i0 = in[0];
-    const int8_t* i1 = in[1];
-    const int8_t* i2 = in[2];
-    const int8_t* i3 = in[3];
-    const int8_t* i4 = in[4];
-    const int8_t* i5 = in[5];
-    const int8_t* i6 = in[6];
-    const int8_t* i7 = in[7];
-    const int8_t* i8 = in[8];
-    const int8_t* i9 = in[9];
-    const int8_t* i10 = in[10];
-    const int8_t* i11 = in[11];
-    const int8_t* i12 = in[12];
-    const int8_t* i13 = in[13];
-    const int8_t* i14 = in[14];
-    const int8_t* i15 = in[15];
-    const int8_t* i16 = in[16];
-    const int8_t* i17 = in[17];
-    const int8_t* i18 = in[18];
-    const int8_t* i19 = in[19];
-    const int8_t* i20 = in[20];
-    const int8_t* i21 = in[21];
-    const int8_t* i22 = in[22];
-    const int8_t* i23 = in[23];
-    const int8_t* i24 = in[24];
-    for (size_t c0 = 0; c0 < channels; c0 += 8, pw += 8 * (8 + 2 * ks)) {
-      const size_t rem = channels - c0 < 8 ? channels - c0 : 8;
+    for (size_t c0 = 0; c0 < channels; c0 += 16, pw += 16 * (8 + 2 * ks)) {
+      const size_t rem = channels - c0 < 16 ? channels - c0 : 16;
       const int32_t* wb = (const int32_t*)(const void*)pw;
       v128_t acc0_0 = wasm_v128_load(wb + 0);
       v128_t acc0_1 = wasm_v128_load(wb + 4);
-      const int16_t* wt = (const int16_t*)(const void*)(pw + 64);
+      v128_t acc0_2 = wasm_v128_load(wb + 8);
+      v128_t acc0_3 = wasm_v128_load(wb + 12);
+      const int16_t* wt = (const int16_t*)(const void*)(pw + 128);
       size_t t = 0;
-      if (rem == 8) {
-        { const v128_t pr = wasm_i16x8_add(wasm_i16x8_mul(wasm_i16x8_load8x8(i0 + c0), wasm_v128_load(wt + 0)), wasm_i16x8_mul(wasm_i16x8_load8x8(i1 + c0), wasm_v128_load(wt + 8)));
-          acc0_0 = wasm_i32x4_add(acc0_0, wasm_i32x4_extend_low_i16x8(pr));
-          acc0_1 = wasm_i32x4_add(acc0_1, wasm_i32x4_extend_high_i16x8(pr)); }
-        { const v128_t pr = wasm_i16x8_add(wasm_i16x8_mul(wasm_i16x8_load8x8(i2 + c0), wasm_v128_load(wt + 16)), wasm_i16x8_mul(wasm_i16x8_load8x8(i3 + c0), wasm_v128_load(wt + 24)));
-          acc0_0 = wasm_i32x4_add(acc0_0, wasm_i32x4_extend_low_i16x8(pr));
-          acc0_1 = wasm_i32x4_add(acc0_1, wasm_i32x4_extend_high_i16x8(pr)); }
-        { const v128_t pr = wasm_i16x8_add(wasm_i16x8_mul(wasm_i16x8_load8x8(i4 + c0), wasm_v128_load(wt + 32)), wasm_i16x8_mul(wasm_i16x8_load8x8(i5 + c0), wasm_v128_load(wt + 40)));
-          acc0_0 = wasm_i32x4_add(acc0_0, wasm_i32x4_extend_low_i16x8(pr));
-          acc0_1 = wasm_i32x4_add(acc0_1, wasm_i32x4_extend_high_i16x8(pr)); }
-        { const v128_t pr = wasm_i16x8_add(wasm_i16x8_mul(wasm_i16x8_load8x8(i6 + c0), wasm_v128_load(wt + 48)), wasm_i16x8_mul(wasm_i16x8_load8x8(i7 + c0), wasm_v128_load(wt + 56)));
-          acc0_0 = wasm_i32x4_add(acc0_0, wasm_i32x4_extend_low_i16x8(pr));
-          acc0_1 = wasm_i32x4_add(acc0_1, wasm_i32x4_extend_high_i16x8(pr)); }
-        { const v128_t pr = wasm_i16x8_add(wasm_i16x8_mul(wasm_i16x8_load8x8(i8 + c0), wasm_v128_load(wt + 64)), wasm_i16x8_mul(wasm_i16x8_load8x8(i9 + c0), wasm_v128_load(wt + 72)));
-          acc0_0 = wasm_i32x4_add(acc0_0, wasm_i32x4_extend_low_i16x8(pr));
-          acc0_1 = wasm_i32x4_add(acc0_1, wasm_i32x4_extend_high_i16x8(pr)); }
-        { const v128_t pr = wasm_i16x8_add(wasm_i16x8_mul(wasm_i16x8_load8x8(i10 + c0), wasm_v128_load(wt + 80)), wasm_i16x8_mul(wasm_i16x8_load8x8(i11 + c0), wasm_v128_load(wt + 88)));
-          acc0_0 = wasm_i32x4_add(acc0_0, wasm_i32x4_extend_low_i16x8(pr));
-          acc0_1 = wasm_i32x4_add(acc0_1, wasm_i32x4_extend_high_i16x8(pr)); }
-        { const v128_t pr = wasm_i16x8_add(wasm_i16x8_mul(wasm_i16x8_load8x8(i12 + c0), wasm_v128_load(wt + 96)), wasm_i16x8_mul(wasm_i16x8_load8x8(i13 + c0), wasm_v128_load(wt + 104)));
-          acc0_0 = wasm_i32x4_add(acc0_0, wasm_i32x4_extend_low_i16x8(pr));
-          acc0_1 = wasm_i32x4_add(acc0_1, wasm_i32x4_extend_high_i16x8(pr)); }
-        { const v128_t pr = wasm_i16x8_add(wasm_i16x8_mul(wasm_i16x8_load8x8(i14 + c0), wasm_v128_load(wt + 112)), wasm_i16x8_mul(wasm_i16x8_load8x8(i15 + c0), wasm_v128_load(wt + 120)));
-          acc0_0 = wasm_i32x4_add(acc0_0, wasm_i32x4_extend_low_i16x8(pr));
-          acc0_1 = wasm_i32x4_add(acc0_1, wasm_i32x4_extend_high_i16x8(pr)); }
-        { const v128_t pr = wasm_i16x8_add(wasm_i16x8_mul(wasm_i16x8_load8x8(i16 + c0), wasm_v128_load(wt + 128)), wasm_i16x8_mul(wasm_i16x8_load8x8(i17 + c0), wasm_v128_load(wt + 136)));
-          acc0_0 = wasm_i32x4_add(acc0_0, wasm_i32x4_extend_low_i16x8(pr));
-          acc0_1 = wasm_i32x4_add(acc0_1, wasm_i32x4_extend_high_i16x8(pr)); }
-        { const v128_t pr = wasm_i16x8_add(wasm_i16x8_mul(wasm_i16x8_load8x8(i18 + c0), wasm_v128_load(wt + 144)), wasm_i16x8_mul(wasm_i16x8_load8x8(i19 + c0), wasm_v128_load(wt + 152)));
-          acc0_0 = wasm_i32x4_add(acc0_0, wasm_i32x4_extend_low_i16x8(pr));
-          acc0_1 = wasm_i32x4_add(acc0_1, wasm_i32x4_extend_high_i16x8(pr)); }
-        { const v128_t pr = wasm_i16x8_add(wasm_i16x8_mul(wasm_i16x8_load8x8(i20 + c0), wasm_v128_load(wt + 160)), wasm_i16x8_mul(wasm_i16x8_load8x8(i21 + c0), wasm_v128_load(wt + 168)));
-          acc0_0 = wasm_i32x4_add(acc0_0, wasm_i32x4_extend_low_i16x8(pr));
-          acc0_1 = wasm_i32x4_add(acc0_1, wasm_i32x4_extend_high_i16x8(pr)); }
-        { const v128_t pr = wasm_i16x8_add(wasm_i16x8_mul(wasm_i16x8_load8x8(i22 + c0), wasm_v128_load(wt + 176)), wasm_i16x8_mul(wasm_i16x8_load8x8(i23 + c0), wasm_v128_load(wt + 184)));
-          acc0_0 = wasm_i32x4_add(acc0_0, wasm_i32x4_extend_low_i16x8(pr));
-          acc0_1 = wasm_i32x4_add(acc0_1, wasm_i32x4_extend_high_i16x8(pr)); }
-        { const v128_t pr = wasm_i16x8_mul(wasm_i16x8_load8x8(i24 + c0), wasm_v128_load(wt + 192));
-          acc0_0 = wasm_i32x4_add(acc0_0, wasm_i32x4_extend_low_i16x8(pr));
-          acc0_1 = wasm_i32x4_add(acc0_1, wasm_i32x4_extend_high_i16x8(pr)); }
-      } else {
-        for (; t + 2 <= ks; t += 2, wt += 16) {
-          int8_t x0[8];
-          for (size_t j = 0; j < 8; j++) x0[j] = j < rem ? in[t + 0][c0 + j] : 0;
-          int8_t x1[8];
-          for (size_t j = 0; j < 8; j++) x1[j] = j < rem ? in[t + 1][c0 + j] : 0;
-          { const v128_t pr = wasm_i16x8_add(wasm_i16x8_mul(wasm_i16x8_load8x8(x0), wasm_v128_load(wt)), wasm_i16x8_mul(wasm_i16x8_load8x8(x1), wasm_v128_load(wt + 8)));
-            acc0_0 = wasm_i32x4_add(acc0_0, wasm_i32x4_extend_low_i16x8(pr));
-            acc0_1 = wasm_i32x4_add(acc0_1, wasm_i32x4_extend_high_i16x8(pr)); }
-        }
-        if (t < ks) {
-          int8_t x0[8];
-          for (size_t j = 0; j < 8; j++) x0[j] = j < rem ? in[t + 0][c0 + j] : 0;
-          { const v128_t pr = wasm_i16x8_mul(wasm_i16x8_load8x8(x0), wasm_v128_load(wt));
-            acc0_0 = wasm_i32x4_add(acc0_0, wasm_i32x4_extend_low_i16x8(pr));
-            acc0_1 = wasm_i32x4_add(acc0_1, wasm_i32x4_extend_high_i16x8(pr)); }
-        }
-      }
-      const float* mp = (const float*)(const void*)((const char*)(pw) + 32);
-      const v128_t mq0 = wasm_v128_load(mp + 0);
-      const v128_t mq1 = wasm_v128_load(mp + 4);
-      const v128_t q0_0 = wasm_i32x4_sub(wasm_f32x4_add(wasm_f32x4_pmax(wasm_f32x4_mul(wasm_f32x4_convert_i32x4(acc0_0), mq0), qlo), qmagic), qmz);
-      const v128_t q0_1 = wasm_i32x4_sub(wasm_f32x4_add(wasm_f32x4_pmax(wasm_f32x4_mul(wasm_f32x4_convert_i32x4(acc0_1), mq1), qlo), qmagic), qmz);
-      if (rem == 8) {
-        wasm_v128_store64_lane((out + c0) + 0, wasm_i8x16_min(wasm_i8x16_narrow_i16x8(wasm_i16x8_narrow_i32x4(q0_0, q0_1), wasm_i16x8_narrow_i32x4(q0_0, q0_1)), qmax8), 0);
-      } else {
-        int8_t ob[8];
-        wasm_v128_store64_lane(ob + 0, wasm_i8x16_min(wasm_i8x16_narrow_i16x8(wasm_i16x8_narrow_i32x4(q0_0, q0_1), wasm_i16x8_narrow_i32x4(q0_0, q0_1)), qmax8), 0);
-        for (size_t j = 0; j < rem; j++) out[c0 + j] = ob[j];
-      }
-    }
-  }
-}
-
-static void wrt_wasm_relaxed_qdwconv_any_c8(size_t channels, size_t width, size_t ks, const int8_t* const* in, const void* packed_w, int8_t* out, size_t out_stride, const wrt_qparams* p) {
-  const v128_t qlo = wasm_f32x4_splat(p->lo);
-  const v128_t qmagic = wasm_f32x4_const_splat(12582912.0f);
-  const v128_t qmz = wasm_i32x4_splat(0x4B400000 - p->zy);
-  const v128_t qmax8 = wasm_i8x16_splat((int8_t)((int32_t)p->hi + p->zy));
-  for (size_t px = 0; px < width; px++, in += ks, out += out_stride) {
-    const char* pw = (const char*)packed_w;
-    for (size_t c0 = 0; c0 < channels; c0 += 8, pw += 8 * (8 + 2 * ks)) {
-      const size_t rem = channels - c0 < 8 ? channels - c0 : 8;
-      const int32_t* wb = (const int32_t*)(const void*)pw;
-      v128_t acc0_0 = wasm_v128_load(wb + 0);
-      v128_t acc0_1 = wasm_v128_load(wb + 4);
-      const int16_t* wt = (const int16_t*)(const void*)(pw + 64);
-      size_t t = 0;
-      if (rem == 8) {
-        for (; t + 2 <= ks; t += 2, wt += 16) {
+      if (rem == 16) {
+        for (; t + 2 <= ks; t += 2, wt += 32) {
           const int8_t* x0 = in[t + 0] + c0;
           const int8_t* x1 = in[t + 1] + c0;
-          { const v128_t pr = wasm_i16x8_add(wasm_i16x8_mul(wasm_i16x8_load8x8(x0), wasm_v128_load(wt)), wasm_i16x8_mul(wasm_i16x8_load8x8(x1), wasm_v128_load(wt + 8)));
+          { const v128_t pr = wasm_i16x8_add(wasm_i16x8_mul(wasm_i16x8_load8x8(x0 + 0), wasm_v128_load(wt + 0)), wasm_i16x8_mul(wasm_i16x8_load8x8(x1 + 0), wasm_v128_load(wt + 16 + 0)));
             acc0_0 = wasm_i32x4_add(acc0_0, wasm_i32x4_extend_low_i16x8(pr));
             acc0_1 = wasm_i32x4_add(acc0_1, wasm_i32x4_extend_high_i16x8(pr)); }
+          { const v128_t pr = wasm_i16x8_add(wasm_i16x8_mul(wasm_i16x8_load8x8(x0 + 8), wasm_v128_load(wt + 8)), wasm_i16x8_mul(wasm_i16x8_load8x8(x1 + 8), wasm_v128_load(wt + 16 + 8)));
+            acc0_2 = wasm_i32x4_add(acc0_2, wasm_i32x4_extend_low_i16x8(pr));
+            acc0_3 = wasm_i32x4_add(acc0_3, wasm_i32x4_extend_high_i16x8(pr)); }
         }
         if (t < ks) {
           const int8_t* x0 = in[t + 0] + c0;
-          { const v128_t pr = wasm_i16x8_mul(wasm_i16x8_load8x8(x0), wasm_v128_load(wt));
+          { const v128_t pr = wasm_i16x8_mul(wasm_i16x8_load8x8(x0 + 0), wasm_v128_load(wt + 0));
             acc0_0 = wasm_i32x4_add(acc0_0, wasm_i32x4_extend_low_i16x8(pr));
             acc0_1 = wasm_i32x4_add(acc0_1, wasm_i32x4_extend_high_i16x8(pr)); }
+          { const v128_t pr = wasm_i16x8_mul(wasm_i16x8_load8x8(x0 + 8), wasm_v128_load(wt + 8));
+            acc0_2 = wasm_i32x4_add(acc0_2, wasm_i32x4_extend_low_i16x8(pr));
+            acc0_3 = wasm_i32x4_add(acc0_3, wasm_i32x4_extend_high_i16x8(pr)); }
         }
       } else {
-        for (; t + 2 <= ks; t += 2, wt += 16) {
-          int8_t x0[8];
-          for (size_t j = 0; j < 8; j++) x0[j] = j < rem ? in[t + 0][c0 + j] : 0;
-          int8_t x1[8];
-          for (size_t j = 0; j < 8; j++) x1[j] = j < rem ? in[t + 1][c0 + j] : 0;
-          { const v128_t pr = wasm_i16x8_add(wasm_i16x8_mul(wasm_i16x8_load8x8(x0), wasm_v128_load(wt)), wasm_i16x8_mul(wasm_i16x8_load8x8(x1), wasm_v128_load(wt + 8)));
+        for (; t + 2 <= ks; t += 2, wt += 32) {
+          int8_t x0[16];
+          for (size_t j = 0; j < 16; j++) x0[j] = j < rem ? in[t + 0][c0 + j] : 0;
+          int8_t x1[16];
+          for (size_t j = 0; j < 16; j++) x1[j] = j < rem ? in[t + 1][c0 + j] : 0;
+          { const v128_t pr = wasm_i16x8_add(wasm_i16x8_mul(wasm_i16x8_load8x8(x0 + 0), wasm_v128_load(wt + 0)), wasm_i16x8_mul(wasm_i16x8_load8x8(x1 + 0), wasm_v128_load(wt + 16 + 0)));
             acc0_0 = wasm_i32x4_add(acc0_0, wasm_i32x4_extend_low_i16x8(pr));
             acc0_1 = wasm_i32x4_add(acc0_1, wasm_i32x4_extend_high_i16x8(pr)); }
+          { const v128_t pr = wasm_i16x8_add(wasm_i16x8_mul(wasm_i16x8_load8x8(x0 + 8), wasm_v128_load(wt + 8)), wasm_i16x8_mul(wasm_i16x8_load8x8(x1 + 8), wasm_v128_load(wt + 16 + 8)));
+            acc0_2 = wasm_i32x4_add(acc0_2, wasm_i32x4_extend_low_i16x8(pr));
+            acc0_3 = wasm_i32x4_add(acc0_3, wasm_i32x4_extend_high_i16x8(pr)); }
         }
         if (t < ks) {
-          int8_t x0[8];
-          for (size_t j = 0; j < 8; j++) x0[j] = j < rem ? in[t + 0][c0 + j] : 0;
-          { const v128_t pr = wasm_i16x8_mul(wasm_i16x8_load8x8(x0), wasm_v128_load(wt));
+          int8_t x0[16];
+          for (size_t j = 0; j < 16; j++) x0[j] = j < rem ? in[t + 0][c0 + j] : 0;
+          { const v128_t pr = wasm_i16x8_mul(wasm_i16x8_load8x8(x0 + 0), wasm_v128_load(wt + 0));
             acc0_0 = wasm_i32x4_add(acc0_0, wasm_i32x4_extend_low_i16x8(pr));
             acc0_1 = wasm_i32x4_add(acc0_1, wasm_i32x4_extend_high_i16x8(pr)); }
+          { const v128_t pr = wasm_i16x8_mul(wasm_i16x8_load8x8(x0 + 8), wasm_v128_load(wt + 8));
+            acc0_2 = wasm_i32x4_add(acc0_2, wasm_i32x4_extend_low_i16x8(pr));
+            acc0_3 = wasm_i32x4_add(acc0_3, wasm_i32x4_extend_high_i16x8(pr)); }
         }
       }
-      const float* mp = (const float*)(const void*)((const char*)(pw) + 32);
+      const float* mp = (const float*)(const void*)((const char*)(pw) + 64);
       const v128_t mq0 = wasm_v128_load(mp + 0);
       const v128_t mq1 = wasm_v128_load(mp + 4);
+      const v128_t mq2 = wasm_v128_load(mp + 8);
+      const v128_t mq3 = wasm_v128_load(mp + 12);
       const v128_t q0_0 = wasm_i32x4_sub(wasm_f32x4_add(wasm_f32x4_pmax(wasm_f32x4_mul(wasm_f32x4_convert_i32x4(acc0_0), mq0), qlo), qmagic), qmz);
       const v128_t q0_1 = wasm_i32x4_sub(wasm_f32x4_add(wasm_f32x4_pmax(wasm_f32x4_mul(wasm_f32x4_convert_i32x4(acc0_1), mq1), qlo), qmagic), qmz);
-      if (rem == 8) {
-        wasm_v128_store64_lane((out + c0) + 0, wasm_i8x16_min(wasm_i8x16_narrow_i16x8(wasm_i16x8_narrow_i32x4(q0_0, q0_1), wasm_i16x8_narrow_i32x4(q0_0, q0_1)), qmax8), 0);
+      const v128_t q0_2 = wasm_i32x4_sub(wasm_f32x4_add(wasm_f32x4_pmax(wasm_f32x4_mul(wasm_f32x4_convert_i32x4(acc0_2), mq2), qlo), qmagic), qmz);
+      const v128_t q0_3 = wasm_i32x4_sub(wasm_f32x4_add(wasm_f32x4_pmax(wasm_f32x4_mul(wasm_f32x4_convert_i32x4(acc0_3), mq3), qlo), qmagic), qmz);
+      if (rem == 16) {
+        wasm_v128_store((out + c0) + 0, wasm_i8x16_min(wasm_i8x16_narrow_i16x8(wasm_i16x8_narrow_i32x4(q0_0, q0_1), wasm_i16x8_narrow_i32x4(q0_2, q0_3)), qmax8));
       } else {
-        int8_t ob[8];
-        wasm_v128_store64_lane(ob + 0, wasm_i8x16_min(wasm_i8x16_narrow_i16x8(wasm_i16x8_narrow_i32x4(q0_0, q0_1), wasm_i16x8_narrow_i32x4(q0_0, q0_1)), qmax8), 0);
+        int8_t ob[16];
+        wasm_v128_store(ob + 0, wasm_i8x16_min(wasm_i8x16_narrow_i16x8(wasm_i16x8_narrow_i32x4(q0_0, q0_1), wasm_i16x8_narrow_i32x4(q0_2, q0_3)), qmax8));
         for (size_t j = 0; j < rem; j++) out[c0 + j] = ob[j];
       }
     }
@@ -4062,7 +3994,7 @@ const wrt_target wrt_target_wasm_relaxed = {
   .qigemm = wrt_wasm_relaxed_qigemm_4x8,
   .qgemm_a16 = wrt_wasm_relaxed_qgemm_4x8_a16,
   .qpack = wrt_wasm_relaxed_qpack_4,
-  .qdwconv = {{9, 8, 1, wrt_wasm_relaxed_qdwconv_9_c8}, {25, 8, 1, wrt_wasm_relaxed_qdwconv_25_c8}, {0, 8, 1, wrt_wasm_relaxed_qdwconv_any_c8}},
+  .qdwconv = {{9, 16, 1, wrt_wasm_relaxed_qdwconv_9_c16}, {0, 16, 1, wrt_wasm_relaxed_qdwconv_any_c16}},
   .qadd = wrt_wasm_relaxed_qadd, .qadd_scalar = wrt_wasm_relaxed_qadd_scalar,
   .spmm_mr = 8, .spmm_g = 1,
   .spmm_min_sparsity = 0.57f, .spmm_k_penalty = 6.0f, .spmv_min_sparsity = 0.2f,
