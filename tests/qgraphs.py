@@ -222,6 +222,10 @@ KERNEL_CASES: dict[str, Builder] = {
     # (K 1501: a last 4-byte group of 1 byte) with a partial last block; past the stack buffer (K 4103), read in place
     "k_fc_runs": _sized_fc((23, 1501), 19),
     "k_fc_deep": _sized_fc((5, 4103), 11),
+    # one row (wasm: the one-row GEMM on int8 panels): a last panel of 5 columns and a k tail of 2, a 1x1 convolution
+    # of one pixel with a k tail of 1
+    "k_fc_row": _sized_fc((1, 302), 21),
+    "k_conv1x1_1px": _sized_conv((1, 1, 1, 37), (19, 1, 1, 37), {"act_min": 0.0}),
     "k_add": _sized_binary("ADD", (1, 5, 7, 19), (1, 5, 7, 19)),
     "k_sub_scalar": _sized_binary("SUB", (1, 5, 7, 19), (1, 1, 1, 1)),
     "k_add_scalar_first": _sized_binary("ADD", (1, 1, 1, 1), (1, 5, 7, 19)),

@@ -101,10 +101,11 @@ enum { A16_ELEMS = 8192 };
 #define HAS_QGEMM_A16 0
 #endif
 
-/* bytes of a weight in the panels of a 1x1 GEMM of K-deep rows: 2 where it runs on the target's int16 form
- * (qgemm_a16, weights widened at load as its activations are at run time), else 1 (and in every other path) */
-static uint64_t gemm_wb(const wrt_target* tg, uint64_t K) {
-  return HAS_QGEMM_A16 && tg->qgemm_a16 && ((K + 1) & ~(uint64_t)1) * tg->qgemm_mr <= A16_ELEMS ? 2 : 1;
+/* bytes of a weight in the panels of a 1x1 GEMM of M rows, K deep: 2 where it runs on the target's int16 form
+ * (qgemm_a16, weights widened at load as its activations are at run time), else 1 (and in every other path). One
+ * row (a fully-connected layer on one vector) reads each weight once: int8 panels, half the bytes, on qgemm_row. */
+static uint64_t gemm_wb(const wrt_target* tg, uint64_t M, uint64_t K) {
+  return HAS_QGEMM_A16 && tg->qgemm_a16 && M > 1 && ((K + 1) & ~(uint64_t)1) * tg->qgemm_mr <= A16_ELEMS ? 2 : 1;
 }
 
 /* whether the target's qgemm reads rows packed by qpack (a_stride 0): its qpack is not the int16 one of qgemm_a16 */
@@ -196,7 +197,7 @@ WRT_FOR_SIZE int plan_qconv(wrt_model* m, wrt_op* op, wrt_cost* c) {
     int bias_ok = op->n_in <= 2 || op->in[2] < 0 || check_int32_bias(m, op);
     if (w->is_const && bias_ok && !u8 && weights_centered(w, (size_t)N) && tg->qgemm) {
       op->path = QC_FC;
-      c->bytes += packed_bytes(tg, N, 1, K, gemm_wb(tg, K));
+      c->bytes += packed_bytes(tg, N, 1, K, gemm_wb(tg, M, K));
       c->work += sat_mul(M * N, K);
     } else { /* constant weights (and bias) are centered at load; weights computed at run time are read as they are */
       op->path = QC_GENERIC;
@@ -241,7 +242,7 @@ WRT_FOR_SIZE int plan_qconv(wrt_model* m, wrt_op* op, wrt_cost* c) {
                   !a->pads[3];
   int patch = G == 1 && !pointwise && ks * cg <= PATCH_K && tg->qgemm_mr <= PATCH_MR;
   c->bytes += patch ? packed_bytes(tg, og, 1, ks * cg, 1)
-                    : packed_bytes(tg, og, ks, cg, G == 1 && pointwise ? gemm_wb(tg, cg) : 1) * G;
+                    : packed_bytes(tg, og, ks, cg, G == 1 && pointwise ? gemm_wb(tg, P, cg) : 1) * G;
   if (G == 1 && pointwise) {
     op->path = QC_GEMM;
     return WRT_OK;
@@ -304,10 +305,11 @@ WRT_FOR_SIZE int prepare_qconv(wrt_model* m, wrt_op* op) {
   if (op->type == OP_FULLY_CONNECTED) {
     size_t K = (size_t)p->c;
     if (op->path == QC_GENERIC) return op->packed_in ? prepare_generic(m, op, N, K) : WRT_OK;
-    uint64_t bytes = packed_bytes(tg, N, 1, K, gemm_wb(tg, K));
+    size_t wb = (size_t)gemm_wb(tg, (uint64_t)p->n, K);
+    uint64_t bytes = packed_bytes(tg, N, 1, K, wb);
     if (!(p->packed = m_alloc(m, bytes))) return m_alloc_fail(m, op, "packing the weights", bytes);
     m->weights_bytes += (size_t)bytes;
-    pack_qgemm(tg, w, 0, N, 1, K, b, p->mult, p->za + tg->qgemm_xoff, (size_t)gemm_wb(tg, K), p->packed);
+    pack_qgemm(tg, w, 0, N, 1, K, b, p->mult, p->za + tg->qgemm_xoff, wb, p->packed);
     return WRT_OK;
   }
   size_t C = (size_t)p->c, CO = (size_t)p->co, ks = (size_t)p->ks, G = (size_t)p->groups, cg = C / G, og = CO / G;
@@ -358,7 +360,7 @@ WRT_FOR_SIZE int prepare_qconv(wrt_model* m, wrt_op* op) {
     cg *= ks;
     ks = 1;
   }
-  size_t wb = op->path == QC_GEMM ? (size_t)gemm_wb(tg, cg) : 1;
+  size_t wb = op->path == QC_GEMM ? (size_t)gemm_wb(tg, (uint64_t)p->pix, cg) : 1;
   uint64_t per_group = packed_bytes(tg, og, ks, cg, wb);
   uint8_t* pk = m_alloc(m, per_group * G);
   if (!pk) return m_alloc_fail(m, op, "packing the weights", per_group * G);
@@ -410,7 +412,7 @@ static void qgemm_blocks(void* ctx, size_t b0, size_t b1) {
   const qconv_job* j = ctx;
   const wrt_target* tg = j->m->tg;
   const wrt_qplan* p = &j->op->u.q;
-  size_t M = j->M, N = j->N, K = j->K, mr = tg->qgemm_mr, nr = tg->qgemm_nr, wb = (size_t)gemm_wb(tg, K);
+  size_t M = j->M, N = j->N, K = j->K, mr = tg->qgemm_mr, nr = tg->qgemm_nr, wb = (size_t)gemm_wb(tg, M, K);
   size_t pb = (size_t)panel_bytes(tg, 1, K, wb), run = (size_t)(64 * 1024) / ((K + 1) * mr);
   size_t k2 = (K + 1) & ~(size_t)1, kp = (K + 3) & ~(size_t)3;
   int16_t wide[A16_ELEMS]; /* or the packed blocks, as bytes */
@@ -437,9 +439,9 @@ static void qgemm_blocks(void* ctx, size_t b0, size_t b1) {
       size_t nc = N - n0 < step ? N - n0 : step;
       wrt_qgemm_fn f = fn ? fn : qgemm_for(tg, nc);
       for (size_t b = s0; b < s1; b++) {
-        size_t i = b * mr;
-        f(M - i < mr ? M - i : mr, nc, kc, a + (b - s0) * bs, as, p->packed + (n0 / nr) * pb, y + i * N + n0, N,
-          &p->rq);
+        size_t i = b * mr, rows = M - i < mr ? M - i : mr;
+        wrt_qgemm_fn g = rows == 1 && !fn && tg->qgemm_row ? tg->qgemm_row : f; /* a lone row: no copies of it */
+        g(rows, nc, kc, a + (b - s0) * bs, as, p->packed + (n0 / nr) * pb, y + i * N + n0, N, &p->rq);
       }
     }
   }

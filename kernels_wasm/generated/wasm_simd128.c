@@ -2896,6 +2896,71 @@ static void wrt_wasm_simd128_qgemm_4x8_a16(size_t mr, size_t nc, size_t kc, cons
   }
 }
 
+static void wrt_wasm_simd128_qgemm_1x8(size_t mr, size_t nc, size_t kc, const int8_t* a, size_t a_stride, const void* packed_w, int8_t* c, size_t c_stride, const wrt_qparams* p) {
+  (void)mr, (void)a_stride, (void)c_stride;
+  const int8_t* a0 = a;
+  int8_t* c0 = c;
+  const int32_t* wb = (const int32_t*)packed_w;
+  v128_t acc0_0 = wasm_v128_load(wb + 0);
+  v128_t acc0_1 = wasm_v128_load(wb + 4);
+  const int8_t* w = (const int8_t*)packed_w + 64;
+  size_t k = kc;
+  for (; k >= 4; k -= 4) {
+    const v128_t wb0 = wasm_v128_load(w + 0);
+    const v128_t wq0 = wasm_i16x8_extend_low_i8x16(wb0);
+    const v128_t wq1 = wasm_i16x8_extend_high_i8x16(wb0);
+    const v128_t wb0_1 = wasm_v128_load(w + 16 + 0);
+    const v128_t wq0_1 = wasm_i16x8_extend_low_i8x16(wb0_1);
+    const v128_t wq1_1 = wasm_i16x8_extend_high_i8x16(wb0_1);
+    w += 32;
+    const v128_t xq0 = wasm_i16x8_extend_low_i8x16(wasm_v128_load32_splat(a0));
+    const v128_t xa0 = wasm_i32x4_shuffle(xq0, xq0, 0, 0, 0, 0);
+    const v128_t xa0_1 = wasm_i32x4_shuffle(xq0, xq0, 1, 1, 1, 1);
+    a0 += 4;
+    acc0_0 = wasm_i32x4_add(acc0_0, wasm_i32x4_dot_i16x8(wq0, xa0));
+    acc0_1 = wasm_i32x4_add(acc0_1, wasm_i32x4_dot_i16x8(wq1, xa0));
+    acc0_0 = wasm_i32x4_add(acc0_0, wasm_i32x4_dot_i16x8(wq0_1, xa0_1));
+    acc0_1 = wasm_i32x4_add(acc0_1, wasm_i32x4_dot_i16x8(wq1_1, xa0_1));
+  }
+  for (; k >= 2; k -= 2) {
+    const v128_t wb0 = wasm_v128_load(w + 0);
+    const v128_t wq0 = wasm_i16x8_extend_low_i8x16(wb0);
+    const v128_t wq1 = wasm_i16x8_extend_high_i8x16(wb0);
+    w += 16;
+    const v128_t xa0 = wasm_i32x4_splat(wrt_q_pair(a0));
+    a0 += 2;
+    acc0_0 = wasm_i32x4_add(acc0_0, wasm_i32x4_dot_i16x8(wq0, xa0));
+    acc0_1 = wasm_i32x4_add(acc0_1, wasm_i32x4_dot_i16x8(wq1, xa0));
+  }
+  if (k != 0) {
+    const v128_t wb0 = wasm_v128_load(w + 0);
+    const v128_t wq0 = wasm_i16x8_extend_low_i8x16(wb0);
+    const v128_t wq1 = wasm_i16x8_extend_high_i8x16(wb0);
+    w += 16;
+    const v128_t xa0 = wasm_i32x4_splat((int32_t)(uint32_t)(uint16_t)(int16_t)*a0);
+    acc0_0 = wasm_i32x4_add(acc0_0, wasm_i32x4_dot_i16x8(wq0, xa0));
+    acc0_1 = wasm_i32x4_add(acc0_1, wasm_i32x4_dot_i16x8(wq1, xa0));
+  }
+  const v128_t qlo = wasm_f32x4_splat(p->lo);
+  const v128_t qmagic = wasm_f32x4_const_splat(12582912.0f);
+  const v128_t qmz = wasm_i32x4_splat(0x4B400000 - p->zy);
+  const v128_t qmax8 = wasm_i8x16_splat((int8_t)((int32_t)p->hi + p->zy));
+  const float* mp = (const float*)(const void*)((const char*)(packed_w) + 32);
+  const v128_t mq0 = wasm_v128_load(mp + 0);
+  const v128_t mq1 = wasm_v128_load(mp + 4);
+  {
+    const v128_t q0_0 = wasm_i32x4_sub(wasm_f32x4_add(wasm_f32x4_pmax(wasm_f32x4_mul(wasm_f32x4_convert_i32x4(acc0_0), mq0), qlo), qmagic), qmz);
+    const v128_t q0_1 = wasm_i32x4_sub(wasm_f32x4_add(wasm_f32x4_pmax(wasm_f32x4_mul(wasm_f32x4_convert_i32x4(acc0_1), mq1), qlo), qmagic), qmz);
+    if (nc == 8) {
+      wasm_v128_store64_lane(c0 + 0, wasm_i8x16_min(wasm_i8x16_narrow_i16x8(wasm_i16x8_narrow_i32x4(q0_0, q0_1), wasm_i16x8_narrow_i32x4(q0_0, q0_1)), qmax8), 0);
+    } else {
+      int8_t ob[8];
+      wasm_v128_store64_lane(ob + 0, wasm_i8x16_min(wasm_i8x16_narrow_i16x8(wasm_i16x8_narrow_i32x4(q0_0, q0_1), wasm_i16x8_narrow_i32x4(q0_0, q0_1)), qmax8), 0);
+      for (size_t j = 0; j < nc; j++) c0[j] = ob[j];
+    }
+  }
+}
+
 static void wrt_wasm_simd128_qpack_4(size_t mr, size_t kc, const int8_t* a, size_t a_stride, int8_t* out, uint32_t xmask) {
   (void)xmask;
   const size_t k2 = (kc + 1) & ~(size_t)1;
@@ -3509,6 +3574,7 @@ const wrt_target wrt_target_wasm_simd128 = {
   .qgemm = wrt_wasm_simd128_qgemm_4x8,
   .qigemm = wrt_wasm_simd128_qigemm_4x8,
   .qgemm_a16 = wrt_wasm_simd128_qgemm_4x8_a16,
+  .qgemm_row = wrt_wasm_simd128_qgemm_1x8,
   .qpack = wrt_wasm_simd128_qpack_4,
   .qdwconv = {{9, 16, 1, wrt_wasm_simd128_qdwconv_9_c16}, {0, 16, 1, wrt_wasm_simd128_qdwconv_any_c16}},
   .qadd = wrt_wasm_simd128_qadd, .qadd_scalar = wrt_wasm_simd128_qadd_scalar,

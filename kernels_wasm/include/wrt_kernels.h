@@ -191,6 +191,7 @@ typedef struct {
   /* or NULL: the 1x1 GEMM on int16 activations and weights (a: row i at (const int16_t*)a + i*a_stride, kc even,
    * an odd row padded with a zero; the panels as above with each weight as an int16; nc may pass NR) */
   wrt_qgemm_fn qgemm_a16;
+  wrt_qgemm_fn qgemm_row; /* with qgemm_a16: qgemm for one row (mr 1), on int8 panels */
   /* or NULL: lays out mr <= qgemm_mr rows of kc bytes for the 1x1 GEMM on staged rows: for qgemm_a16 where the
    * target has it (row i as kc int16 at 2 * i * (kc rounded up to even) bytes, a zero after an odd kc), else for
    * qgemm with a_stride 0 (the wasm relaxed dot tables: group g of 4 * qgemm_mr bytes holds row i's bytes 4g..4g+3

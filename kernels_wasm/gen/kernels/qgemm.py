@@ -25,7 +25,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from kernels_wasm.gen.cwriter import Code
 from kernels_wasm.gen.isa import Isa
@@ -391,19 +391,21 @@ def _finish(c: Code, t: QTile) -> None:
 
 def _finish_pairs(c: Code, t: QTile, full: str = "") -> None:
     """wasm, 8 columns: rows i + 1 and i narrowed into one vector of 16 bytes, one upper bound for both; row i + 1
-    stored first (rows past mr alias the row before). full: the test for a whole row (nc == NR)."""
+    stored first (rows past mr alias the row before); a one-row tile narrows its row twice. full: the test for a
+    whole row (nc == NR)."""
     for i in reversed(range(0, t.mr, 2)):
+        rows = (i + 1, i) if i + 1 < t.mr else (i,)
         with c.block(""):
-            for r in (i + 1, i):
+            for r in rows:
                 c(*_requant(t, r, 0), *_requant(t, r, 1))
-            h = [f"wasm_i16x8_narrow_i32x4(q{r}_0, q{r}_1)" for r in (i + 1, i)]
-            c(f"const v128_t b = wasm_i8x16_min(wasm_i8x16_narrow_i16x8({h[0]}, {h[1]}), qmax8);")
+            h = [f"wasm_i16x8_narrow_i32x4(q{r}_0, q{r}_1)" for r in rows]
+            c(f"const v128_t b = wasm_i8x16_min(wasm_i8x16_narrow_i16x8({h[0]}, {h[-1]}), qmax8);")
             with c.block(f"if ({full or f'nc == {t.nr}'})"):
-                c(f"wasm_v128_store64_lane(c{i + 1}, b, 0);", f"wasm_v128_store64_lane(c{i}, b, 1);")
+                c(*(f"wasm_v128_store64_lane(c{r}, b, {j});" for j, r in enumerate(rows)))
             with c.block("else"):
                 c("int8_t ob[16];", "wasm_v128_store(ob, b);",
-                  f"for (size_t j = 0; j < nc; j++) c{i + 1}[j] = ob[j];",
-                  f"for (size_t j = 0; j < nc; j++) c{i}[j] = ob[8 + j];")
+                  *(f"for (size_t j = 0; j < nc; j++) c{r}[j] = ob[{'8 + ' if h else ''}j];"
+                    for h, r in enumerate(rows)))
 
 
 def _rows(c: Code, t: QTile) -> None:
@@ -417,6 +419,8 @@ def qgemm(t: QTile) -> str:
     sig = (f"void {qgemm_name(t)}(size_t mr, size_t nc, size_t kc, const int8_t* a, size_t a_stride, "
            "const void* packed_w, int8_t* c, size_t c_stride, const wrt_qparams* p)")
     with c.block(t.fn(sig)):
+        if t.mr == 1:
+            c("(void)mr, (void)a_stride, (void)c_stride;")
         if not packs(t):
             _row_loop(c, t, head=True)
             _finish(c, t)
@@ -555,6 +559,13 @@ def a16(t: QTile) -> bool:
     return t.name in ("wasm_simd128", "wasm_relaxed")
 
 
+def row_tile(t: QTile) -> QTile:
+    """The one-row tile of a16 targets' qgemm_row: a GEMM of one row (a fully-connected layer on one vector) reads
+    each weight once, so the engine packs its weights as int8 (half the bytes of int16 panels), and the 4-row tile
+    would compute three copies of the row."""
+    return replace(t, mr=1)
+
+
 def qgemm16(t: QTile) -> str:
     """The GEMM of a16 targets on int16 activations and weights: a (int16) row i at a + i * a_stride elements, kc
     even (the engine pads odd rows with a zero; the weights past kc are zeros), the panel's weights packed as int16
@@ -628,5 +639,6 @@ def table_fields(t: QTile) -> list[str]:
     return [f"  .qgemm_mr = {t.mr}, .qgemm_nr = {t.nr}, .qgemm_kr = {t.kr}, .qgemm_xoff = {t.xoff},",
             f"  .qgemm = {qgemm_name(t)},", f"  .qigemm = {qgemm_name(t, True)},",
             *([f"  .qgemm_half = {qgemm_name(half)},"] if half else []),
-            *([f"  .qgemm_a16 = {qgemm_name(t)}_a16,"] if a16(t) else []),
+            *([f"  .qgemm_a16 = {qgemm_name(t)}_a16,", f"  .qgemm_row = {qgemm_name(row_tile(t))},"]
+              if a16(t) else []),
             *([f"  .qpack = {qpack_name(t)},"] if packs(t) or a16(t) else [])]
