@@ -401,11 +401,11 @@ def _finish_pairs(c: Code, t: QTile, full: str = "") -> None:
             h = [f"wasm_i16x8_narrow_i32x4(q{r}_0, q{r}_1)" for r in rows]
             c(f"const v128_t b = wasm_i8x16_min(wasm_i8x16_narrow_i16x8({h[0]}, {h[-1]}), qmax8);")
             with c.block(f"if ({full or f'nc == {t.nr}'})"):
-                c(*(f"wasm_v128_store64_lane(c{r}, b, {j});" for j, r in enumerate(rows)))
+                c(*(f"wasm_v128_store64_lane(c{r}, b, {lane});" for lane, r in enumerate(rows)))
             with c.block("else"):
                 c("int8_t ob[16];", "wasm_v128_store(ob, b);",
-                  *(f"for (size_t j = 0; j < nc; j++) c{r}[j] = ob[{'8 + ' if h else ''}j];"
-                    for h, r in enumerate(rows)))
+                  *(f"for (size_t j = 0; j < nc; j++) c{r}[j] = ob[{'8 + ' if lane else ''}j];"
+                    for lane, r in enumerate(rows)))
 
 
 def _rows(c: Code, t: QTile) -> None:
