@@ -421,7 +421,7 @@ static void qgemm_blocks(void* ctx, size_t b0, size_t b1) {
   /* the GEMM's operands: depth, row stride (elements), bytes per row block; fn 0: qgemm_for each panel */
   size_t kc = K, as = K, bs = mr * K;
   wrt_qgemm_fn fn = 0;
-  if (wb == 2) kc = as = k2, bs = mr * k2 * 2, fn = tg->qgemm_a16;
+  if (wb == 2) kc = k2, as = 0, bs = mr * k2 * 2, fn = tg->qgemm_a16;
   if (packed) kc = kp, as = 0, bs = mr * kp, fn = tg->qgemm;
   /* panels per call: the staged-row GEMMs take them all at once (their set-up once per row block) while the weights
    * (N columns of bs / mr bytes) stay in cache */

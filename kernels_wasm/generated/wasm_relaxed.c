@@ -2735,6 +2735,7 @@ static void wrt_wasm_relaxed_qigemm_4x8(size_t mr, size_t nc, size_t kc, size_t 
 }
 
 static void wrt_wasm_relaxed_qgemm_4x8_a16(size_t mr, size_t nc, size_t kc, const int8_t* a, size_t a_stride, const void* packed_w, int8_t* c, size_t c_stride, const wrt_qparams* p) {
+  (void)a_stride;
   int8_t* c0 = c;
   int8_t* c1 = c0 + c_stride;
   if (mr <= 1) c1 = c0;
@@ -2759,33 +2760,24 @@ static void wrt_wasm_relaxed_qgemm_4x8_a16(size_t mr, size_t nc, size_t kc, cons
     v128_t acc3_0 = acc0_0;
     v128_t acc3_1 = acc0_1;
     w += 64;
-    const int16_t* a0 = (const int16_t*)(const void*)a;
-    const int16_t* a1 = a0 + a_stride;
-    if (mr <= 1) a1 = a0;
-    const int16_t* a2 = a1 + a_stride;
-    if (mr <= 2) a2 = a1;
-    const int16_t* a3 = a2 + a_stride;
-    if (mr <= 3) a3 = a2;
-    for (size_t k = kc; k >= 2; k -= 2) {
+    const int8_t* xa = a;
+    const int8_t* const xe = a + kc * 8;
+    for (; xa != xe; xa += 16) {
       const v128_t wq0 = wasm_v128_load(w + 0);
       const v128_t wq1 = wasm_v128_load(w + 16);
-      const v128_t xa0 = wasm_v128_load32_splat(a0);
+      const v128_t xa0 = wasm_v128_load32_splat(xa + 0);
       acc0_0 = wasm_i32x4_add(acc0_0, wasm_i32x4_dot_i16x8(wq0, xa0));
       acc0_1 = wasm_i32x4_add(acc0_1, wasm_i32x4_dot_i16x8(wq1, xa0));
-      const v128_t xa1 = wasm_v128_load32_splat(a1);
+      const v128_t xa1 = wasm_v128_load32_splat(xa + 4);
       acc1_0 = wasm_i32x4_add(acc1_0, wasm_i32x4_dot_i16x8(wq0, xa1));
       acc1_1 = wasm_i32x4_add(acc1_1, wasm_i32x4_dot_i16x8(wq1, xa1));
-      const v128_t xa2 = wasm_v128_load32_splat(a2);
+      const v128_t xa2 = wasm_v128_load32_splat(xa + 8);
       acc2_0 = wasm_i32x4_add(acc2_0, wasm_i32x4_dot_i16x8(wq0, xa2));
       acc2_1 = wasm_i32x4_add(acc2_1, wasm_i32x4_dot_i16x8(wq1, xa2));
-      const v128_t xa3 = wasm_v128_load32_splat(a3);
+      const v128_t xa3 = wasm_v128_load32_splat(xa + 12);
       acc3_0 = wasm_i32x4_add(acc3_0, wasm_i32x4_dot_i16x8(wq0, xa3));
       acc3_1 = wasm_i32x4_add(acc3_1, wasm_i32x4_dot_i16x8(wq1, xa3));
       w += 32;
-      a0 += 2;
-      a1 += 2;
-      a2 += 2;
-      a3 += 2;
     }
     const float* mp = (const float*)(const void*)((const char*)(pw) + 32);
     const v128_t mq0 = wasm_v128_load(mp + 0);
@@ -2898,17 +2890,42 @@ static void wrt_wasm_relaxed_qgemm_1x8(size_t mr, size_t nc, size_t kc, const in
 
 static void wrt_wasm_relaxed_qpack_4(size_t mr, size_t kc, const int8_t* a, size_t a_stride, int8_t* out, uint32_t xmask) {
   (void)xmask;
-  const size_t k2 = (kc + 1) & ~(size_t)1;
+  const int8_t* r[4] = {a, a, a, a};
+  for (size_t i = 1; i < 4; i++) r[i] = i < mr ? r[i - 1] + a_stride : r[i - 1];
   int16_t* o = (int16_t*)(void*)out;
-  for (size_t i = 0; i < mr; i++, a += a_stride, o += k2) {
-    size_t k = 0;
-    for (; k + 16 <= kc; k += 16) {
-      const v128_t v = wasm_v128_load(a + k);
-      wasm_v128_store(o + k, wasm_i16x8_extend_low_i8x16(v));
-      wasm_v128_store(o + k + 8, wasm_i16x8_extend_high_i8x16(v));
-    }
-    for (; k < kc; k++) o[k] = a[k];
-    if (k2 != kc) o[kc] = 0;
+  size_t k = 0;
+  for (; k + 16 <= kc; k += 16, o += 64) {
+    const v128_t v0 = wasm_v128_load(r[0] + k);
+    const v128_t l0 = wasm_i16x8_extend_low_i8x16(v0);
+    const v128_t h0 = wasm_i16x8_extend_high_i8x16(v0);
+    const v128_t v1 = wasm_v128_load(r[1] + k);
+    const v128_t l1 = wasm_i16x8_extend_low_i8x16(v1);
+    const v128_t h1 = wasm_i16x8_extend_high_i8x16(v1);
+    const v128_t v2 = wasm_v128_load(r[2] + k);
+    const v128_t l2 = wasm_i16x8_extend_low_i8x16(v2);
+    const v128_t h2 = wasm_i16x8_extend_high_i8x16(v2);
+    const v128_t v3 = wasm_v128_load(r[3] + k);
+    const v128_t l3 = wasm_i16x8_extend_low_i8x16(v3);
+    const v128_t h3 = wasm_i16x8_extend_high_i8x16(v3);
+    { const v128_t t0 = wasm_i32x4_shuffle(l0, l1, 0, 4, 1, 5);
+      const v128_t t1 = wasm_i32x4_shuffle(l2, l3, 0, 4, 1, 5);
+      const v128_t t2 = wasm_i32x4_shuffle(l0, l1, 2, 6, 3, 7);
+      const v128_t t3 = wasm_i32x4_shuffle(l2, l3, 2, 6, 3, 7);
+      wasm_v128_store(o + 0, wasm_i32x4_shuffle(t0, t1, 0, 1, 4, 5));
+      wasm_v128_store(o + 8, wasm_i32x4_shuffle(t0, t1, 2, 3, 6, 7));
+      wasm_v128_store(o + 16, wasm_i32x4_shuffle(t2, t3, 0, 1, 4, 5));
+      wasm_v128_store(o + 24, wasm_i32x4_shuffle(t2, t3, 2, 3, 6, 7)); }
+    { const v128_t t0 = wasm_i32x4_shuffle(h0, h1, 0, 4, 1, 5);
+      const v128_t t1 = wasm_i32x4_shuffle(h2, h3, 0, 4, 1, 5);
+      const v128_t t2 = wasm_i32x4_shuffle(h0, h1, 2, 6, 3, 7);
+      const v128_t t3 = wasm_i32x4_shuffle(h2, h3, 2, 6, 3, 7);
+      wasm_v128_store(o + 32, wasm_i32x4_shuffle(t0, t1, 0, 1, 4, 5));
+      wasm_v128_store(o + 40, wasm_i32x4_shuffle(t0, t1, 2, 3, 6, 7));
+      wasm_v128_store(o + 48, wasm_i32x4_shuffle(t2, t3, 0, 1, 4, 5));
+      wasm_v128_store(o + 56, wasm_i32x4_shuffle(t2, t3, 2, 3, 6, 7)); }
+  }
+  for (; k < kc; k += 2, o += 8) {
+    for (size_t i = 0; i < 4; i++) o[2 * i] = r[i][k], o[2 * i + 1] = k + 1 < kc ? r[i][k + 1] : 0;
   }
 }
 

@@ -193,7 +193,8 @@ typedef struct {
   wrt_qgemm_fn qgemm_a16;
   wrt_qgemm_fn qgemm_row; /* with qgemm_a16: qgemm for one row (mr 1), on int8 panels */
   /* or NULL: lays out mr <= qgemm_mr rows of kc bytes for the 1x1 GEMM on staged rows: for qgemm_a16 where the
-   * target has it (row i as kc int16 at 2 * i * (kc rounded up to even) bytes, a zero after an odd kc), else for
+   * target has it (kc rounded up to even int16 elements a row, interleaved by pairs: group g of 4 * qgemm_mr bytes
+   * holds row i's elements 2g, 2g+1 at 4i, rows past mr copies of the last, a zero after an odd kc), else for
    * qgemm with a_stride 0 (the wasm relaxed dot tables: group g of 4 * qgemm_mr bytes holds row i's bytes 4g..4g+3
    * at 4i, XOR xmask; kc rounded up to 4 for qgemm) */
   wrt_qpack_fn qpack;
