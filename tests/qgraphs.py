@@ -219,7 +219,8 @@ KERNEL_CASES: dict[str, Builder] = {
     "k_dw3x3_w128": _sized_conv((1, 5, 5, 16), (16, 3, 3, 1), {"pads": (1, 1, 1, 1), "groups": 16}, wmin=-128),
     "k_fc": _sized_fc((3, 300), 77),
     # rows staged ahead of the panels (int16 on SIMD128, packed on the relaxed dot tables) in runs of 2 row blocks
-    # (K 1501: a last 4-byte group of 1 byte) with a partial last block; past the stack buffer (K 4103), read in place
+    # (K 1501: a last 4-byte group of 1 byte) with a partial last block; past the stack buffer (K 4103, and on AVX2,
+    # whose 6 rows of int16 pairs stage K <= 1365, K 1501), read in place
     "k_fc_runs": _sized_fc((23, 1501), 19),
     "k_fc_deep": _sized_fc((5, 4103), 11),
     # one row (wasm: the one-row GEMM on int8 panels): a last panel of 5 columns and a k tail of 2, a 1x1 convolution

@@ -90,7 +90,7 @@ static const wrt_qdwconv_entry* pick_qdw(const wrt_target* tg, size_t ks, int64_
 }
 
 /* The rows qpack stages for a run of blocks, on the stack: int16 rows for qgemm_a16 (one 4-row block of K <= 2048
- * at least) or packed blocks (K <= 4096) */
+ * at least) or packed blocks (K <= 4096 for 4 rows of bytes, 1365 for AVX2's 6 rows of int16 pairs) */
 enum { A16_ELEMS = 8192 };
 
 /* Only the wasm modules' tables have qgemm_a16 (SIMD128, and relaxed where its dot product is not exact): elsewhere
@@ -414,15 +414,16 @@ static void qgemm_blocks(void* ctx, size_t b0, size_t b1) {
   const wrt_qplan* p = &j->op->u.q;
   size_t M = j->M, N = j->N, K = j->K, mr = tg->qgemm_mr, nr = tg->qgemm_nr, wb = (size_t)gemm_wb(tg, M, K);
   size_t pb = (size_t)panel_bytes(tg, 1, K, wb), run = (size_t)(64 * 1024) / ((K + 1) * mr);
-  size_t k2 = (K + 1) & ~(size_t)1, kp = (K + 3) & ~(size_t)3;
+  size_t k2 = (K + 1) & ~(size_t)1, kr = tg->qgemm_kr, kp = (K + kr - 1) / kr * kr;
   int16_t wide[A16_ELEMS]; /* or the packed blocks, as bytes */
   int8_t* pk = (int8_t*)(void*)wide;
-  size_t packed = packs_rows(tg) && kp * mr <= sizeof wide;
+  /* packed rows: 4 bytes a row and k block (kr bytes, or a pair of int16); one row is never packed (qgemm_row) */
+  size_t packed = packs_rows(tg) && M > 1 && kp / kr * 4 * mr <= sizeof wide;
   /* the GEMM's operands: depth, row stride (elements), bytes per row block; fn 0: qgemm_for each panel */
   size_t kc = K, as = K, bs = mr * K;
   wrt_qgemm_fn fn = 0;
   if (wb == 2) kc = k2, as = 0, bs = mr * k2 * 2, fn = tg->qgemm_a16;
-  if (packed) kc = kp, as = 0, bs = mr * kp, fn = tg->qgemm;
+  if (packed) kc = kp, as = 0, bs = mr * (kp / kr * 4), fn = tg->qgemm;
   /* panels per call: the staged-row GEMMs take them all at once (their set-up once per row block) while the weights
    * (N columns of bs / mr bytes) stay in cache */
   size_t step = fn && N * (bs / mr) <= 8192 ? N : nr;
@@ -483,7 +484,8 @@ static void qpatch_blocks(void* ctx, size_t b0, size_t b1) {
   size_t nr = tg->qgemm_nr, kr = tg->qgemm_kr, K = ks * C, pb = (size_t)panel_bytes(tg, 1, K, 1);
   size_t kc = (K + kr - 1) / kr * kr;
   int8_t* y = (int8_t*)j->m->t[j->op->out].data;
-  int8_t a[PATCH_MR * PATCH_K], pk[PATCH_MR * PATCH_K]; /* pk: the rows as qpack lays them out, where it does */
+  /* pk: the rows as qpack lays them out, where it does (4 bytes a row and k block: twice the bytes at kr 2) */
+  int8_t a[PATCH_MR * PATCH_K], pk[PATCH_MR * PATCH_K * 2];
   __builtin_memset(a, 0, sizeof a);
   for (size_t b = b0; b < b1; b++) {
     size_t p0 = b * MR, mr = P - p0 < MR ? P - p0 : MR;

@@ -49,7 +49,9 @@ def kernel_bodies(isa: Isa) -> list[str]:
         if half:
             parts.append(qgemm.qgemm(half))
         if qgemm.a16(t):
-            parts += [qgemm.qgemm16(t), qgemm.qgemm(qgemm.row_tile(t)), qgemm.qwiden(t)]
+            parts += [qgemm.qgemm16(t), qgemm.qwiden(t)]
+        if qgemm.has_row(t):
+            parts.append(qgemm.qgemm(qgemm.row_tile(t)))
         if qgemm.packs(t):
             parts.append(qgemm.qpack(t))
         if not t.owner:

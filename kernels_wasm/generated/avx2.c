@@ -5621,14 +5621,7 @@ static __attribute__((target("avx2,fma"))) void wrt_avx2_avgpool(size_t channels
   }
 }
 
-static __attribute__((target("avx2,fma"))) void wrt_avx2_qgemm_4x16(size_t mr, size_t nc, size_t kc, const int8_t* a, size_t a_stride, const void* packed_w, int8_t* c, size_t c_stride, const wrt_qparams* p) {
-  const int8_t* a0 = a;
-  const int8_t* a1 = a0 + a_stride;
-  if (mr <= 1) a1 = a0;
-  const int8_t* a2 = a1 + a_stride;
-  if (mr <= 2) a2 = a1;
-  const int8_t* a3 = a2 + a_stride;
-  if (mr <= 3) a3 = a2;
+static __attribute__((target("avx2,fma"))) void wrt_avx2_qgemm_6x16(size_t mr, size_t nc, size_t kc, const int8_t* a, size_t a_stride, const void* packed_w, int8_t* c, size_t c_stride, const wrt_qparams* p) {
   int8_t* c0 = c;
   int8_t* c1 = c0 + c_stride;
   if (mr <= 1) c1 = c0;
@@ -5636,6 +5629,226 @@ static __attribute__((target("avx2,fma"))) void wrt_avx2_qgemm_4x16(size_t mr, s
   if (mr <= 2) c2 = c1;
   int8_t* c3 = c2 + c_stride;
   if (mr <= 3) c3 = c2;
+  int8_t* c4 = c3 + c_stride;
+  if (mr <= 4) c4 = c3;
+  int8_t* c5 = c4 + c_stride;
+  if (mr <= 5) c5 = c4;
+  const __m256 qlo = _mm256_set1_ps(p->lo);
+  const __m256 qhi = _mm256_set1_ps(p->hi);
+  const __m256i qzy = _mm256_set1_epi32(p->zy);
+  const int8_t* w = (const int8_t*)packed_w;
+  for (;;) {
+    const int8_t* pw = w;
+    const int32_t* wb = (const int32_t*)(const void*)pw;
+    __m256i acc0_0 = _mm256_loadu_si256((const __m256i*)(wb + 0));
+    __m256i acc0_1 = _mm256_loadu_si256((const __m256i*)(wb + 8));
+    __m256i acc1_0 = acc0_0;
+    __m256i acc1_1 = acc0_1;
+    __m256i acc2_0 = acc0_0;
+    __m256i acc2_1 = acc0_1;
+    __m256i acc3_0 = acc0_0;
+    __m256i acc3_1 = acc0_1;
+    __m256i acc4_0 = acc0_0;
+    __m256i acc4_1 = acc0_1;
+    __m256i acc5_0 = acc0_0;
+    __m256i acc5_1 = acc0_1;
+    w += 128;
+    if (a_stride == 0) {
+      const int8_t* ap = a;
+      for (size_t k = 0; k < kc; k += 2) {
+        const __m256i wq0 = _mm256_cvtepi8_epi16(_mm_loadu_si128((const __m128i*)(w + 0)));
+        const __m256i wq1 = _mm256_cvtepi8_epi16(_mm_loadu_si128((const __m128i*)(w + 16)));
+        w += 32;
+        const __m256i xa0 = _mm256_set1_epi32(wrt_q_load4(ap + 0));
+        acc0_0 = _mm256_add_epi32(acc0_0, _mm256_madd_epi16(wq0, xa0));
+        acc0_1 = _mm256_add_epi32(acc0_1, _mm256_madd_epi16(wq1, xa0));
+        const __m256i xa1 = _mm256_set1_epi32(wrt_q_load4(ap + 4));
+        acc1_0 = _mm256_add_epi32(acc1_0, _mm256_madd_epi16(wq0, xa1));
+        acc1_1 = _mm256_add_epi32(acc1_1, _mm256_madd_epi16(wq1, xa1));
+        const __m256i xa2 = _mm256_set1_epi32(wrt_q_load4(ap + 8));
+        acc2_0 = _mm256_add_epi32(acc2_0, _mm256_madd_epi16(wq0, xa2));
+        acc2_1 = _mm256_add_epi32(acc2_1, _mm256_madd_epi16(wq1, xa2));
+        const __m256i xa3 = _mm256_set1_epi32(wrt_q_load4(ap + 12));
+        acc3_0 = _mm256_add_epi32(acc3_0, _mm256_madd_epi16(wq0, xa3));
+        acc3_1 = _mm256_add_epi32(acc3_1, _mm256_madd_epi16(wq1, xa3));
+        const __m256i xa4 = _mm256_set1_epi32(wrt_q_load4(ap + 16));
+        acc4_0 = _mm256_add_epi32(acc4_0, _mm256_madd_epi16(wq0, xa4));
+        acc4_1 = _mm256_add_epi32(acc4_1, _mm256_madd_epi16(wq1, xa4));
+        const __m256i xa5 = _mm256_set1_epi32(wrt_q_load4(ap + 20));
+        acc5_0 = _mm256_add_epi32(acc5_0, _mm256_madd_epi16(wq0, xa5));
+        acc5_1 = _mm256_add_epi32(acc5_1, _mm256_madd_epi16(wq1, xa5));
+        ap += 24;
+      }
+    } else {
+      const int8_t* a0 = a;
+      const int8_t* a1 = a0 + a_stride;
+      if (mr <= 1) a1 = a0;
+      const int8_t* a2 = a1 + a_stride;
+      if (mr <= 2) a2 = a1;
+      const int8_t* a3 = a2 + a_stride;
+      if (mr <= 3) a3 = a2;
+      const int8_t* a4 = a3 + a_stride;
+      if (mr <= 4) a4 = a3;
+      const int8_t* a5 = a4 + a_stride;
+      if (mr <= 5) a5 = a4;
+      size_t k = kc;
+      for (; k >= 2; k -= 2) {
+        const __m256i wq0 = _mm256_cvtepi8_epi16(_mm_loadu_si128((const __m128i*)(w + 0)));
+        const __m256i wq1 = _mm256_cvtepi8_epi16(_mm_loadu_si128((const __m128i*)(w + 16)));
+        w += 32;
+        const __m256i xa0 = _mm256_set1_epi32(wrt_q_pair(a0));
+        a0 += 2;
+        acc0_0 = _mm256_add_epi32(acc0_0, _mm256_madd_epi16(wq0, xa0));
+        acc0_1 = _mm256_add_epi32(acc0_1, _mm256_madd_epi16(wq1, xa0));
+        const __m256i xa1 = _mm256_set1_epi32(wrt_q_pair(a1));
+        a1 += 2;
+        acc1_0 = _mm256_add_epi32(acc1_0, _mm256_madd_epi16(wq0, xa1));
+        acc1_1 = _mm256_add_epi32(acc1_1, _mm256_madd_epi16(wq1, xa1));
+        const __m256i xa2 = _mm256_set1_epi32(wrt_q_pair(a2));
+        a2 += 2;
+        acc2_0 = _mm256_add_epi32(acc2_0, _mm256_madd_epi16(wq0, xa2));
+        acc2_1 = _mm256_add_epi32(acc2_1, _mm256_madd_epi16(wq1, xa2));
+        const __m256i xa3 = _mm256_set1_epi32(wrt_q_pair(a3));
+        a3 += 2;
+        acc3_0 = _mm256_add_epi32(acc3_0, _mm256_madd_epi16(wq0, xa3));
+        acc3_1 = _mm256_add_epi32(acc3_1, _mm256_madd_epi16(wq1, xa3));
+        const __m256i xa4 = _mm256_set1_epi32(wrt_q_pair(a4));
+        a4 += 2;
+        acc4_0 = _mm256_add_epi32(acc4_0, _mm256_madd_epi16(wq0, xa4));
+        acc4_1 = _mm256_add_epi32(acc4_1, _mm256_madd_epi16(wq1, xa4));
+        const __m256i xa5 = _mm256_set1_epi32(wrt_q_pair(a5));
+        a5 += 2;
+        acc5_0 = _mm256_add_epi32(acc5_0, _mm256_madd_epi16(wq0, xa5));
+        acc5_1 = _mm256_add_epi32(acc5_1, _mm256_madd_epi16(wq1, xa5));
+      }
+      if (k != 0) {
+        const __m256i wq0 = _mm256_cvtepi8_epi16(_mm_loadu_si128((const __m128i*)(w + 0)));
+        const __m256i wq1 = _mm256_cvtepi8_epi16(_mm_loadu_si128((const __m128i*)(w + 16)));
+        w += 32;
+        const __m256i xa0 = _mm256_set1_epi32((int32_t)(uint32_t)(uint16_t)(int16_t)*a0);
+        acc0_0 = _mm256_add_epi32(acc0_0, _mm256_madd_epi16(wq0, xa0));
+        acc0_1 = _mm256_add_epi32(acc0_1, _mm256_madd_epi16(wq1, xa0));
+        const __m256i xa1 = _mm256_set1_epi32((int32_t)(uint32_t)(uint16_t)(int16_t)*a1);
+        acc1_0 = _mm256_add_epi32(acc1_0, _mm256_madd_epi16(wq0, xa1));
+        acc1_1 = _mm256_add_epi32(acc1_1, _mm256_madd_epi16(wq1, xa1));
+        const __m256i xa2 = _mm256_set1_epi32((int32_t)(uint32_t)(uint16_t)(int16_t)*a2);
+        acc2_0 = _mm256_add_epi32(acc2_0, _mm256_madd_epi16(wq0, xa2));
+        acc2_1 = _mm256_add_epi32(acc2_1, _mm256_madd_epi16(wq1, xa2));
+        const __m256i xa3 = _mm256_set1_epi32((int32_t)(uint32_t)(uint16_t)(int16_t)*a3);
+        acc3_0 = _mm256_add_epi32(acc3_0, _mm256_madd_epi16(wq0, xa3));
+        acc3_1 = _mm256_add_epi32(acc3_1, _mm256_madd_epi16(wq1, xa3));
+        const __m256i xa4 = _mm256_set1_epi32((int32_t)(uint32_t)(uint16_t)(int16_t)*a4);
+        acc4_0 = _mm256_add_epi32(acc4_0, _mm256_madd_epi16(wq0, xa4));
+        acc4_1 = _mm256_add_epi32(acc4_1, _mm256_madd_epi16(wq1, xa4));
+        const __m256i xa5 = _mm256_set1_epi32((int32_t)(uint32_t)(uint16_t)(int16_t)*a5);
+        acc5_0 = _mm256_add_epi32(acc5_0, _mm256_madd_epi16(wq0, xa5));
+        acc5_1 = _mm256_add_epi32(acc5_1, _mm256_madd_epi16(wq1, xa5));
+      }
+    }
+    const float* mp = (const float*)(const void*)((const char*)(pw) + 64);
+    const __m256 mq0 = _mm256_loadu_ps(mp + 0);
+    const __m256 mq1 = _mm256_loadu_ps(mp + 8);
+    {
+      const __m256i q5_0 = _mm256_add_epi32(_mm256_cvtps_epi32(_mm256_min_ps(_mm256_max_ps(_mm256_mul_ps(_mm256_cvtepi32_ps(acc5_0), mq0), qlo), qhi)), qzy);
+      const __m256i q5_1 = _mm256_add_epi32(_mm256_cvtps_epi32(_mm256_min_ps(_mm256_max_ps(_mm256_mul_ps(_mm256_cvtepi32_ps(acc5_1), mq1), qlo), qhi)), qzy);
+      if (nc >= 16) {
+        { const __m256i h = _mm256_permute4x64_epi64(_mm256_packs_epi32(q5_0, q5_1), 0xD8);
+          _mm_storeu_si128((__m128i*)(c5 + 0), _mm_packs_epi16(_mm256_castsi256_si128(h), _mm256_extracti128_si256(h, 1))); }
+      } else {
+        int8_t ob[16];
+        { const __m256i h = _mm256_permute4x64_epi64(_mm256_packs_epi32(q5_0, q5_1), 0xD8);
+          _mm_storeu_si128((__m128i*)(ob + 0), _mm_packs_epi16(_mm256_castsi256_si128(h), _mm256_extracti128_si256(h, 1))); }
+        for (size_t j = 0; j < nc; j++) c5[j] = ob[j];
+      }
+    }
+    {
+      const __m256i q4_0 = _mm256_add_epi32(_mm256_cvtps_epi32(_mm256_min_ps(_mm256_max_ps(_mm256_mul_ps(_mm256_cvtepi32_ps(acc4_0), mq0), qlo), qhi)), qzy);
+      const __m256i q4_1 = _mm256_add_epi32(_mm256_cvtps_epi32(_mm256_min_ps(_mm256_max_ps(_mm256_mul_ps(_mm256_cvtepi32_ps(acc4_1), mq1), qlo), qhi)), qzy);
+      if (nc >= 16) {
+        { const __m256i h = _mm256_permute4x64_epi64(_mm256_packs_epi32(q4_0, q4_1), 0xD8);
+          _mm_storeu_si128((__m128i*)(c4 + 0), _mm_packs_epi16(_mm256_castsi256_si128(h), _mm256_extracti128_si256(h, 1))); }
+      } else {
+        int8_t ob[16];
+        { const __m256i h = _mm256_permute4x64_epi64(_mm256_packs_epi32(q4_0, q4_1), 0xD8);
+          _mm_storeu_si128((__m128i*)(ob + 0), _mm_packs_epi16(_mm256_castsi256_si128(h), _mm256_extracti128_si256(h, 1))); }
+        for (size_t j = 0; j < nc; j++) c4[j] = ob[j];
+      }
+    }
+    {
+      const __m256i q3_0 = _mm256_add_epi32(_mm256_cvtps_epi32(_mm256_min_ps(_mm256_max_ps(_mm256_mul_ps(_mm256_cvtepi32_ps(acc3_0), mq0), qlo), qhi)), qzy);
+      const __m256i q3_1 = _mm256_add_epi32(_mm256_cvtps_epi32(_mm256_min_ps(_mm256_max_ps(_mm256_mul_ps(_mm256_cvtepi32_ps(acc3_1), mq1), qlo), qhi)), qzy);
+      if (nc >= 16) {
+        { const __m256i h = _mm256_permute4x64_epi64(_mm256_packs_epi32(q3_0, q3_1), 0xD8);
+          _mm_storeu_si128((__m128i*)(c3 + 0), _mm_packs_epi16(_mm256_castsi256_si128(h), _mm256_extracti128_si256(h, 1))); }
+      } else {
+        int8_t ob[16];
+        { const __m256i h = _mm256_permute4x64_epi64(_mm256_packs_epi32(q3_0, q3_1), 0xD8);
+          _mm_storeu_si128((__m128i*)(ob + 0), _mm_packs_epi16(_mm256_castsi256_si128(h), _mm256_extracti128_si256(h, 1))); }
+        for (size_t j = 0; j < nc; j++) c3[j] = ob[j];
+      }
+    }
+    {
+      const __m256i q2_0 = _mm256_add_epi32(_mm256_cvtps_epi32(_mm256_min_ps(_mm256_max_ps(_mm256_mul_ps(_mm256_cvtepi32_ps(acc2_0), mq0), qlo), qhi)), qzy);
+      const __m256i q2_1 = _mm256_add_epi32(_mm256_cvtps_epi32(_mm256_min_ps(_mm256_max_ps(_mm256_mul_ps(_mm256_cvtepi32_ps(acc2_1), mq1), qlo), qhi)), qzy);
+      if (nc >= 16) {
+        { const __m256i h = _mm256_permute4x64_epi64(_mm256_packs_epi32(q2_0, q2_1), 0xD8);
+          _mm_storeu_si128((__m128i*)(c2 + 0), _mm_packs_epi16(_mm256_castsi256_si128(h), _mm256_extracti128_si256(h, 1))); }
+      } else {
+        int8_t ob[16];
+        { const __m256i h = _mm256_permute4x64_epi64(_mm256_packs_epi32(q2_0, q2_1), 0xD8);
+          _mm_storeu_si128((__m128i*)(ob + 0), _mm_packs_epi16(_mm256_castsi256_si128(h), _mm256_extracti128_si256(h, 1))); }
+        for (size_t j = 0; j < nc; j++) c2[j] = ob[j];
+      }
+    }
+    {
+      const __m256i q1_0 = _mm256_add_epi32(_mm256_cvtps_epi32(_mm256_min_ps(_mm256_max_ps(_mm256_mul_ps(_mm256_cvtepi32_ps(acc1_0), mq0), qlo), qhi)), qzy);
+      const __m256i q1_1 = _mm256_add_epi32(_mm256_cvtps_epi32(_mm256_min_ps(_mm256_max_ps(_mm256_mul_ps(_mm256_cvtepi32_ps(acc1_1), mq1), qlo), qhi)), qzy);
+      if (nc >= 16) {
+        { const __m256i h = _mm256_permute4x64_epi64(_mm256_packs_epi32(q1_0, q1_1), 0xD8);
+          _mm_storeu_si128((__m128i*)(c1 + 0), _mm_packs_epi16(_mm256_castsi256_si128(h), _mm256_extracti128_si256(h, 1))); }
+      } else {
+        int8_t ob[16];
+        { const __m256i h = _mm256_permute4x64_epi64(_mm256_packs_epi32(q1_0, q1_1), 0xD8);
+          _mm_storeu_si128((__m128i*)(ob + 0), _mm_packs_epi16(_mm256_castsi256_si128(h), _mm256_extracti128_si256(h, 1))); }
+        for (size_t j = 0; j < nc; j++) c1[j] = ob[j];
+      }
+    }
+    {
+      const __m256i q0_0 = _mm256_add_epi32(_mm256_cvtps_epi32(_mm256_min_ps(_mm256_max_ps(_mm256_mul_ps(_mm256_cvtepi32_ps(acc0_0), mq0), qlo), qhi)), qzy);
+      const __m256i q0_1 = _mm256_add_epi32(_mm256_cvtps_epi32(_mm256_min_ps(_mm256_max_ps(_mm256_mul_ps(_mm256_cvtepi32_ps(acc0_1), mq1), qlo), qhi)), qzy);
+      if (nc >= 16) {
+        { const __m256i h = _mm256_permute4x64_epi64(_mm256_packs_epi32(q0_0, q0_1), 0xD8);
+          _mm_storeu_si128((__m128i*)(c0 + 0), _mm_packs_epi16(_mm256_castsi256_si128(h), _mm256_extracti128_si256(h, 1))); }
+      } else {
+        int8_t ob[16];
+        { const __m256i h = _mm256_permute4x64_epi64(_mm256_packs_epi32(q0_0, q0_1), 0xD8);
+          _mm_storeu_si128((__m128i*)(ob + 0), _mm_packs_epi16(_mm256_castsi256_si128(h), _mm256_extracti128_si256(h, 1))); }
+        for (size_t j = 0; j < nc; j++) c0[j] = ob[j];
+      }
+    }
+    if (nc <= 16) break;
+    nc -= 16;
+    c0 += 16;
+    c1 += 16;
+    c2 += 16;
+    c3 += 16;
+    c4 += 16;
+    c5 += 16;
+  }
+}
+
+static __attribute__((target("avx2,fma"))) void wrt_avx2_qigemm_6x16(size_t mr, size_t nc, size_t kc, size_t ks, const int8_t* const* ind, const void* packed_w, int8_t* c, size_t c_stride, const wrt_qparams* p) {
+  int8_t* c0 = c;
+  int8_t* c1 = c0 + c_stride;
+  if (mr <= 1) c1 = c0;
+  int8_t* c2 = c1 + c_stride;
+  if (mr <= 2) c2 = c1;
+  int8_t* c3 = c2 + c_stride;
+  if (mr <= 3) c3 = c2;
+  int8_t* c4 = c3 + c_stride;
+  if (mr <= 4) c4 = c3;
+  int8_t* c5 = c4 + c_stride;
+  if (mr <= 5) c5 = c4;
   const int32_t* wb = (const int32_t*)packed_w;
   __m256i acc0_0 = _mm256_loadu_si256((const __m256i*)(wb + 0));
   __m256i acc0_1 = _mm256_loadu_si256((const __m256i*)(wb + 8));
@@ -5645,84 +5858,72 @@ static __attribute__((target("avx2,fma"))) void wrt_avx2_qgemm_4x16(size_t mr, s
   __m256i acc2_1 = acc0_1;
   __m256i acc3_0 = acc0_0;
   __m256i acc3_1 = acc0_1;
+  __m256i acc4_0 = acc0_0;
+  __m256i acc4_1 = acc0_1;
+  __m256i acc5_0 = acc0_0;
+  __m256i acc5_1 = acc0_1;
   const int8_t* w = (const int8_t*)packed_w + 128;
-  size_t k = kc;
-  for (; k >= 4; k -= 4) {
-    const __m256i wq0 = _mm256_cvtepi8_epi16(_mm_loadu_si128((const __m128i*)(w + 0)));
-    const __m256i wq1 = _mm256_cvtepi8_epi16(_mm_loadu_si128((const __m128i*)(w + 16)));
-    const __m256i wq0_1 = _mm256_cvtepi8_epi16(_mm_loadu_si128((const __m128i*)(w + 32 + 0)));
-    const __m256i wq1_1 = _mm256_cvtepi8_epi16(_mm_loadu_si128((const __m128i*)(w + 32 + 16)));
-    w += 64;
-    const __m128i xq0 = _mm_cvtepi8_epi16(_mm_cvtsi32_si128(wrt_q_load4(a0)));
-    const __m256i xa0 = _mm256_broadcastd_epi32(xq0);
-    const __m256i xa0_1 = _mm256_broadcastd_epi32(_mm_srli_epi64(xq0, 32));
-    a0 += 4;
-    acc0_0 = _mm256_add_epi32(acc0_0, _mm256_madd_epi16(wq0, xa0));
-    acc0_1 = _mm256_add_epi32(acc0_1, _mm256_madd_epi16(wq1, xa0));
-    acc0_0 = _mm256_add_epi32(acc0_0, _mm256_madd_epi16(wq0_1, xa0_1));
-    acc0_1 = _mm256_add_epi32(acc0_1, _mm256_madd_epi16(wq1_1, xa0_1));
-    const __m128i xq1 = _mm_cvtepi8_epi16(_mm_cvtsi32_si128(wrt_q_load4(a1)));
-    const __m256i xa1 = _mm256_broadcastd_epi32(xq1);
-    const __m256i xa1_1 = _mm256_broadcastd_epi32(_mm_srli_epi64(xq1, 32));
-    a1 += 4;
-    acc1_0 = _mm256_add_epi32(acc1_0, _mm256_madd_epi16(wq0, xa1));
-    acc1_1 = _mm256_add_epi32(acc1_1, _mm256_madd_epi16(wq1, xa1));
-    acc1_0 = _mm256_add_epi32(acc1_0, _mm256_madd_epi16(wq0_1, xa1_1));
-    acc1_1 = _mm256_add_epi32(acc1_1, _mm256_madd_epi16(wq1_1, xa1_1));
-    const __m128i xq2 = _mm_cvtepi8_epi16(_mm_cvtsi32_si128(wrt_q_load4(a2)));
-    const __m256i xa2 = _mm256_broadcastd_epi32(xq2);
-    const __m256i xa2_1 = _mm256_broadcastd_epi32(_mm_srli_epi64(xq2, 32));
-    a2 += 4;
-    acc2_0 = _mm256_add_epi32(acc2_0, _mm256_madd_epi16(wq0, xa2));
-    acc2_1 = _mm256_add_epi32(acc2_1, _mm256_madd_epi16(wq1, xa2));
-    acc2_0 = _mm256_add_epi32(acc2_0, _mm256_madd_epi16(wq0_1, xa2_1));
-    acc2_1 = _mm256_add_epi32(acc2_1, _mm256_madd_epi16(wq1_1, xa2_1));
-    const __m128i xq3 = _mm_cvtepi8_epi16(_mm_cvtsi32_si128(wrt_q_load4(a3)));
-    const __m256i xa3 = _mm256_broadcastd_epi32(xq3);
-    const __m256i xa3_1 = _mm256_broadcastd_epi32(_mm_srli_epi64(xq3, 32));
-    a3 += 4;
-    acc3_0 = _mm256_add_epi32(acc3_0, _mm256_madd_epi16(wq0, xa3));
-    acc3_1 = _mm256_add_epi32(acc3_1, _mm256_madd_epi16(wq1, xa3));
-    acc3_0 = _mm256_add_epi32(acc3_0, _mm256_madd_epi16(wq0_1, xa3_1));
-    acc3_1 = _mm256_add_epi32(acc3_1, _mm256_madd_epi16(wq1_1, xa3_1));
-  }
-  for (; k >= 2; k -= 2) {
-    const __m256i wq0 = _mm256_cvtepi8_epi16(_mm_loadu_si128((const __m128i*)(w + 0)));
-    const __m256i wq1 = _mm256_cvtepi8_epi16(_mm_loadu_si128((const __m128i*)(w + 16)));
-    w += 32;
-    const __m256i xa0 = _mm256_set1_epi32(wrt_q_pair(a0));
-    a0 += 2;
-    acc0_0 = _mm256_add_epi32(acc0_0, _mm256_madd_epi16(wq0, xa0));
-    acc0_1 = _mm256_add_epi32(acc0_1, _mm256_madd_epi16(wq1, xa0));
-    const __m256i xa1 = _mm256_set1_epi32(wrt_q_pair(a1));
-    a1 += 2;
-    acc1_0 = _mm256_add_epi32(acc1_0, _mm256_madd_epi16(wq0, xa1));
-    acc1_1 = _mm256_add_epi32(acc1_1, _mm256_madd_epi16(wq1, xa1));
-    const __m256i xa2 = _mm256_set1_epi32(wrt_q_pair(a2));
-    a2 += 2;
-    acc2_0 = _mm256_add_epi32(acc2_0, _mm256_madd_epi16(wq0, xa2));
-    acc2_1 = _mm256_add_epi32(acc2_1, _mm256_madd_epi16(wq1, xa2));
-    const __m256i xa3 = _mm256_set1_epi32(wrt_q_pair(a3));
-    a3 += 2;
-    acc3_0 = _mm256_add_epi32(acc3_0, _mm256_madd_epi16(wq0, xa3));
-    acc3_1 = _mm256_add_epi32(acc3_1, _mm256_madd_epi16(wq1, xa3));
-  }
-  if (k != 0) {
-    const __m256i wq0 = _mm256_cvtepi8_epi16(_mm_loadu_si128((const __m128i*)(w + 0)));
-    const __m256i wq1 = _mm256_cvtepi8_epi16(_mm_loadu_si128((const __m128i*)(w + 16)));
-    w += 32;
-    const __m256i xa0 = _mm256_set1_epi32((int32_t)(uint32_t)(uint16_t)(int16_t)*a0);
-    acc0_0 = _mm256_add_epi32(acc0_0, _mm256_madd_epi16(wq0, xa0));
-    acc0_1 = _mm256_add_epi32(acc0_1, _mm256_madd_epi16(wq1, xa0));
-    const __m256i xa1 = _mm256_set1_epi32((int32_t)(uint32_t)(uint16_t)(int16_t)*a1);
-    acc1_0 = _mm256_add_epi32(acc1_0, _mm256_madd_epi16(wq0, xa1));
-    acc1_1 = _mm256_add_epi32(acc1_1, _mm256_madd_epi16(wq1, xa1));
-    const __m256i xa2 = _mm256_set1_epi32((int32_t)(uint32_t)(uint16_t)(int16_t)*a2);
-    acc2_0 = _mm256_add_epi32(acc2_0, _mm256_madd_epi16(wq0, xa2));
-    acc2_1 = _mm256_add_epi32(acc2_1, _mm256_madd_epi16(wq1, xa2));
-    const __m256i xa3 = _mm256_set1_epi32((int32_t)(uint32_t)(uint16_t)(int16_t)*a3);
-    acc3_0 = _mm256_add_epi32(acc3_0, _mm256_madd_epi16(wq0, xa3));
-    acc3_1 = _mm256_add_epi32(acc3_1, _mm256_madd_epi16(wq1, xa3));
+  for (size_t tap = ks; tap != 0; tap--) {
+    const int8_t* a0 = ind[0];
+    const int8_t* a1 = mr > 1 ? ind[1] : a0;
+    const int8_t* a2 = mr > 2 ? ind[2] : a1;
+    const int8_t* a3 = mr > 3 ? ind[3] : a2;
+    const int8_t* a4 = mr > 4 ? ind[4] : a3;
+    const int8_t* a5 = mr > 5 ? ind[5] : a4;
+    ind += mr;
+    size_t k = kc;
+    for (; k >= 2; k -= 2) {
+      const __m256i wq0 = _mm256_cvtepi8_epi16(_mm_loadu_si128((const __m128i*)(w + 0)));
+      const __m256i wq1 = _mm256_cvtepi8_epi16(_mm_loadu_si128((const __m128i*)(w + 16)));
+      w += 32;
+      const __m256i xa0 = _mm256_set1_epi32(wrt_q_pair(a0));
+      a0 += 2;
+      acc0_0 = _mm256_add_epi32(acc0_0, _mm256_madd_epi16(wq0, xa0));
+      acc0_1 = _mm256_add_epi32(acc0_1, _mm256_madd_epi16(wq1, xa0));
+      const __m256i xa1 = _mm256_set1_epi32(wrt_q_pair(a1));
+      a1 += 2;
+      acc1_0 = _mm256_add_epi32(acc1_0, _mm256_madd_epi16(wq0, xa1));
+      acc1_1 = _mm256_add_epi32(acc1_1, _mm256_madd_epi16(wq1, xa1));
+      const __m256i xa2 = _mm256_set1_epi32(wrt_q_pair(a2));
+      a2 += 2;
+      acc2_0 = _mm256_add_epi32(acc2_0, _mm256_madd_epi16(wq0, xa2));
+      acc2_1 = _mm256_add_epi32(acc2_1, _mm256_madd_epi16(wq1, xa2));
+      const __m256i xa3 = _mm256_set1_epi32(wrt_q_pair(a3));
+      a3 += 2;
+      acc3_0 = _mm256_add_epi32(acc3_0, _mm256_madd_epi16(wq0, xa3));
+      acc3_1 = _mm256_add_epi32(acc3_1, _mm256_madd_epi16(wq1, xa3));
+      const __m256i xa4 = _mm256_set1_epi32(wrt_q_pair(a4));
+      a4 += 2;
+      acc4_0 = _mm256_add_epi32(acc4_0, _mm256_madd_epi16(wq0, xa4));
+      acc4_1 = _mm256_add_epi32(acc4_1, _mm256_madd_epi16(wq1, xa4));
+      const __m256i xa5 = _mm256_set1_epi32(wrt_q_pair(a5));
+      a5 += 2;
+      acc5_0 = _mm256_add_epi32(acc5_0, _mm256_madd_epi16(wq0, xa5));
+      acc5_1 = _mm256_add_epi32(acc5_1, _mm256_madd_epi16(wq1, xa5));
+    }
+    if (k != 0) {
+      const __m256i wq0 = _mm256_cvtepi8_epi16(_mm_loadu_si128((const __m128i*)(w + 0)));
+      const __m256i wq1 = _mm256_cvtepi8_epi16(_mm_loadu_si128((const __m128i*)(w + 16)));
+      w += 32;
+      const __m256i xa0 = _mm256_set1_epi32((int32_t)(uint32_t)(uint16_t)(int16_t)*a0);
+      acc0_0 = _mm256_add_epi32(acc0_0, _mm256_madd_epi16(wq0, xa0));
+      acc0_1 = _mm256_add_epi32(acc0_1, _mm256_madd_epi16(wq1, xa0));
+      const __m256i xa1 = _mm256_set1_epi32((int32_t)(uint32_t)(uint16_t)(int16_t)*a1);
+      acc1_0 = _mm256_add_epi32(acc1_0, _mm256_madd_epi16(wq0, xa1));
+      acc1_1 = _mm256_add_epi32(acc1_1, _mm256_madd_epi16(wq1, xa1));
+      const __m256i xa2 = _mm256_set1_epi32((int32_t)(uint32_t)(uint16_t)(int16_t)*a2);
+      acc2_0 = _mm256_add_epi32(acc2_0, _mm256_madd_epi16(wq0, xa2));
+      acc2_1 = _mm256_add_epi32(acc2_1, _mm256_madd_epi16(wq1, xa2));
+      const __m256i xa3 = _mm256_set1_epi32((int32_t)(uint32_t)(uint16_t)(int16_t)*a3);
+      acc3_0 = _mm256_add_epi32(acc3_0, _mm256_madd_epi16(wq0, xa3));
+      acc3_1 = _mm256_add_epi32(acc3_1, _mm256_madd_epi16(wq1, xa3));
+      const __m256i xa4 = _mm256_set1_epi32((int32_t)(uint32_t)(uint16_t)(int16_t)*a4);
+      acc4_0 = _mm256_add_epi32(acc4_0, _mm256_madd_epi16(wq0, xa4));
+      acc4_1 = _mm256_add_epi32(acc4_1, _mm256_madd_epi16(wq1, xa4));
+      const __m256i xa5 = _mm256_set1_epi32((int32_t)(uint32_t)(uint16_t)(int16_t)*a5);
+      acc5_0 = _mm256_add_epi32(acc5_0, _mm256_madd_epi16(wq0, xa5));
+      acc5_1 = _mm256_add_epi32(acc5_1, _mm256_madd_epi16(wq1, xa5));
+    }
   }
   const __m256 qlo = _mm256_set1_ps(p->lo);
   const __m256 qhi = _mm256_set1_ps(p->hi);
@@ -5730,6 +5931,32 @@ static __attribute__((target("avx2,fma"))) void wrt_avx2_qgemm_4x16(size_t mr, s
   const float* mp = (const float*)(const void*)((const char*)(packed_w) + 64);
   const __m256 mq0 = _mm256_loadu_ps(mp + 0);
   const __m256 mq1 = _mm256_loadu_ps(mp + 8);
+  {
+    const __m256i q5_0 = _mm256_add_epi32(_mm256_cvtps_epi32(_mm256_min_ps(_mm256_max_ps(_mm256_mul_ps(_mm256_cvtepi32_ps(acc5_0), mq0), qlo), qhi)), qzy);
+    const __m256i q5_1 = _mm256_add_epi32(_mm256_cvtps_epi32(_mm256_min_ps(_mm256_max_ps(_mm256_mul_ps(_mm256_cvtepi32_ps(acc5_1), mq1), qlo), qhi)), qzy);
+    if (nc == 16) {
+      { const __m256i h = _mm256_permute4x64_epi64(_mm256_packs_epi32(q5_0, q5_1), 0xD8);
+        _mm_storeu_si128((__m128i*)(c5 + 0), _mm_packs_epi16(_mm256_castsi256_si128(h), _mm256_extracti128_si256(h, 1))); }
+    } else {
+      int8_t ob[16];
+      { const __m256i h = _mm256_permute4x64_epi64(_mm256_packs_epi32(q5_0, q5_1), 0xD8);
+        _mm_storeu_si128((__m128i*)(ob + 0), _mm_packs_epi16(_mm256_castsi256_si128(h), _mm256_extracti128_si256(h, 1))); }
+      for (size_t j = 0; j < nc; j++) c5[j] = ob[j];
+    }
+  }
+  {
+    const __m256i q4_0 = _mm256_add_epi32(_mm256_cvtps_epi32(_mm256_min_ps(_mm256_max_ps(_mm256_mul_ps(_mm256_cvtepi32_ps(acc4_0), mq0), qlo), qhi)), qzy);
+    const __m256i q4_1 = _mm256_add_epi32(_mm256_cvtps_epi32(_mm256_min_ps(_mm256_max_ps(_mm256_mul_ps(_mm256_cvtepi32_ps(acc4_1), mq1), qlo), qhi)), qzy);
+    if (nc == 16) {
+      { const __m256i h = _mm256_permute4x64_epi64(_mm256_packs_epi32(q4_0, q4_1), 0xD8);
+        _mm_storeu_si128((__m128i*)(c4 + 0), _mm_packs_epi16(_mm256_castsi256_si128(h), _mm256_extracti128_si256(h, 1))); }
+    } else {
+      int8_t ob[16];
+      { const __m256i h = _mm256_permute4x64_epi64(_mm256_packs_epi32(q4_0, q4_1), 0xD8);
+        _mm_storeu_si128((__m128i*)(ob + 0), _mm_packs_epi16(_mm256_castsi256_si128(h), _mm256_extracti128_si256(h, 1))); }
+      for (size_t j = 0; j < nc; j++) c4[j] = ob[j];
+    }
+  }
   {
     const __m256i q3_0 = _mm256_add_epi32(_mm256_cvtps_epi32(_mm256_min_ps(_mm256_max_ps(_mm256_mul_ps(_mm256_cvtepi32_ps(acc3_0), mq0), qlo), qhi)), qzy);
     const __m256i q3_1 = _mm256_add_epi32(_mm256_cvtps_epi32(_mm256_min_ps(_mm256_max_ps(_mm256_mul_ps(_mm256_cvtepi32_ps(acc3_1), mq1), qlo), qhi)), qzy);
@@ -5784,108 +6011,46 @@ static __attribute__((target("avx2,fma"))) void wrt_avx2_qgemm_4x16(size_t mr, s
   }
 }
 
-static __attribute__((target("avx2,fma"))) void wrt_avx2_qigemm_4x16(size_t mr, size_t nc, size_t kc, size_t ks, const int8_t* const* ind, const void* packed_w, int8_t* c, size_t c_stride, const wrt_qparams* p) {
+static __attribute__((target("avx2,fma"))) void wrt_avx2_qgemm_1x16(size_t mr, size_t nc, size_t kc, const int8_t* a, size_t a_stride, const void* packed_w, int8_t* c, size_t c_stride, const wrt_qparams* p) {
+  (void)mr, (void)a_stride, (void)c_stride;
+  const int8_t* a0 = a;
   int8_t* c0 = c;
-  int8_t* c1 = c0 + c_stride;
-  if (mr <= 1) c1 = c0;
-  int8_t* c2 = c1 + c_stride;
-  if (mr <= 2) c2 = c1;
-  int8_t* c3 = c2 + c_stride;
-  if (mr <= 3) c3 = c2;
   const int32_t* wb = (const int32_t*)packed_w;
   __m256i acc0_0 = _mm256_loadu_si256((const __m256i*)(wb + 0));
   __m256i acc0_1 = _mm256_loadu_si256((const __m256i*)(wb + 8));
-  __m256i acc1_0 = acc0_0;
-  __m256i acc1_1 = acc0_1;
-  __m256i acc2_0 = acc0_0;
-  __m256i acc2_1 = acc0_1;
-  __m256i acc3_0 = acc0_0;
-  __m256i acc3_1 = acc0_1;
   const int8_t* w = (const int8_t*)packed_w + 128;
-  for (size_t tap = ks; tap != 0; tap--) {
-    const int8_t* a0 = ind[0];
-    const int8_t* a1 = mr > 1 ? ind[1] : a0;
-    const int8_t* a2 = mr > 2 ? ind[2] : a1;
-    const int8_t* a3 = mr > 3 ? ind[3] : a2;
-    ind += mr;
-    size_t k = kc;
-    for (; k >= 4; k -= 4) {
-      const __m256i wq0 = _mm256_cvtepi8_epi16(_mm_loadu_si128((const __m128i*)(w + 0)));
-      const __m256i wq1 = _mm256_cvtepi8_epi16(_mm_loadu_si128((const __m128i*)(w + 16)));
-      const __m256i wq0_1 = _mm256_cvtepi8_epi16(_mm_loadu_si128((const __m128i*)(w + 32 + 0)));
-      const __m256i wq1_1 = _mm256_cvtepi8_epi16(_mm_loadu_si128((const __m128i*)(w + 32 + 16)));
-      w += 64;
-      const __m128i xq0 = _mm_cvtepi8_epi16(_mm_cvtsi32_si128(wrt_q_load4(a0)));
-      const __m256i xa0 = _mm256_broadcastd_epi32(xq0);
-      const __m256i xa0_1 = _mm256_broadcastd_epi32(_mm_srli_epi64(xq0, 32));
-      a0 += 4;
-      acc0_0 = _mm256_add_epi32(acc0_0, _mm256_madd_epi16(wq0, xa0));
-      acc0_1 = _mm256_add_epi32(acc0_1, _mm256_madd_epi16(wq1, xa0));
-      acc0_0 = _mm256_add_epi32(acc0_0, _mm256_madd_epi16(wq0_1, xa0_1));
-      acc0_1 = _mm256_add_epi32(acc0_1, _mm256_madd_epi16(wq1_1, xa0_1));
-      const __m128i xq1 = _mm_cvtepi8_epi16(_mm_cvtsi32_si128(wrt_q_load4(a1)));
-      const __m256i xa1 = _mm256_broadcastd_epi32(xq1);
-      const __m256i xa1_1 = _mm256_broadcastd_epi32(_mm_srli_epi64(xq1, 32));
-      a1 += 4;
-      acc1_0 = _mm256_add_epi32(acc1_0, _mm256_madd_epi16(wq0, xa1));
-      acc1_1 = _mm256_add_epi32(acc1_1, _mm256_madd_epi16(wq1, xa1));
-      acc1_0 = _mm256_add_epi32(acc1_0, _mm256_madd_epi16(wq0_1, xa1_1));
-      acc1_1 = _mm256_add_epi32(acc1_1, _mm256_madd_epi16(wq1_1, xa1_1));
-      const __m128i xq2 = _mm_cvtepi8_epi16(_mm_cvtsi32_si128(wrt_q_load4(a2)));
-      const __m256i xa2 = _mm256_broadcastd_epi32(xq2);
-      const __m256i xa2_1 = _mm256_broadcastd_epi32(_mm_srli_epi64(xq2, 32));
-      a2 += 4;
-      acc2_0 = _mm256_add_epi32(acc2_0, _mm256_madd_epi16(wq0, xa2));
-      acc2_1 = _mm256_add_epi32(acc2_1, _mm256_madd_epi16(wq1, xa2));
-      acc2_0 = _mm256_add_epi32(acc2_0, _mm256_madd_epi16(wq0_1, xa2_1));
-      acc2_1 = _mm256_add_epi32(acc2_1, _mm256_madd_epi16(wq1_1, xa2_1));
-      const __m128i xq3 = _mm_cvtepi8_epi16(_mm_cvtsi32_si128(wrt_q_load4(a3)));
-      const __m256i xa3 = _mm256_broadcastd_epi32(xq3);
-      const __m256i xa3_1 = _mm256_broadcastd_epi32(_mm_srli_epi64(xq3, 32));
-      a3 += 4;
-      acc3_0 = _mm256_add_epi32(acc3_0, _mm256_madd_epi16(wq0, xa3));
-      acc3_1 = _mm256_add_epi32(acc3_1, _mm256_madd_epi16(wq1, xa3));
-      acc3_0 = _mm256_add_epi32(acc3_0, _mm256_madd_epi16(wq0_1, xa3_1));
-      acc3_1 = _mm256_add_epi32(acc3_1, _mm256_madd_epi16(wq1_1, xa3_1));
-    }
-    for (; k >= 2; k -= 2) {
-      const __m256i wq0 = _mm256_cvtepi8_epi16(_mm_loadu_si128((const __m128i*)(w + 0)));
-      const __m256i wq1 = _mm256_cvtepi8_epi16(_mm_loadu_si128((const __m128i*)(w + 16)));
-      w += 32;
-      const __m256i xa0 = _mm256_set1_epi32(wrt_q_pair(a0));
-      a0 += 2;
-      acc0_0 = _mm256_add_epi32(acc0_0, _mm256_madd_epi16(wq0, xa0));
-      acc0_1 = _mm256_add_epi32(acc0_1, _mm256_madd_epi16(wq1, xa0));
-      const __m256i xa1 = _mm256_set1_epi32(wrt_q_pair(a1));
-      a1 += 2;
-      acc1_0 = _mm256_add_epi32(acc1_0, _mm256_madd_epi16(wq0, xa1));
-      acc1_1 = _mm256_add_epi32(acc1_1, _mm256_madd_epi16(wq1, xa1));
-      const __m256i xa2 = _mm256_set1_epi32(wrt_q_pair(a2));
-      a2 += 2;
-      acc2_0 = _mm256_add_epi32(acc2_0, _mm256_madd_epi16(wq0, xa2));
-      acc2_1 = _mm256_add_epi32(acc2_1, _mm256_madd_epi16(wq1, xa2));
-      const __m256i xa3 = _mm256_set1_epi32(wrt_q_pair(a3));
-      a3 += 2;
-      acc3_0 = _mm256_add_epi32(acc3_0, _mm256_madd_epi16(wq0, xa3));
-      acc3_1 = _mm256_add_epi32(acc3_1, _mm256_madd_epi16(wq1, xa3));
-    }
-    if (k != 0) {
-      const __m256i wq0 = _mm256_cvtepi8_epi16(_mm_loadu_si128((const __m128i*)(w + 0)));
-      const __m256i wq1 = _mm256_cvtepi8_epi16(_mm_loadu_si128((const __m128i*)(w + 16)));
-      w += 32;
-      const __m256i xa0 = _mm256_set1_epi32((int32_t)(uint32_t)(uint16_t)(int16_t)*a0);
-      acc0_0 = _mm256_add_epi32(acc0_0, _mm256_madd_epi16(wq0, xa0));
-      acc0_1 = _mm256_add_epi32(acc0_1, _mm256_madd_epi16(wq1, xa0));
-      const __m256i xa1 = _mm256_set1_epi32((int32_t)(uint32_t)(uint16_t)(int16_t)*a1);
-      acc1_0 = _mm256_add_epi32(acc1_0, _mm256_madd_epi16(wq0, xa1));
-      acc1_1 = _mm256_add_epi32(acc1_1, _mm256_madd_epi16(wq1, xa1));
-      const __m256i xa2 = _mm256_set1_epi32((int32_t)(uint32_t)(uint16_t)(int16_t)*a2);
-      acc2_0 = _mm256_add_epi32(acc2_0, _mm256_madd_epi16(wq0, xa2));
-      acc2_1 = _mm256_add_epi32(acc2_1, _mm256_madd_epi16(wq1, xa2));
-      const __m256i xa3 = _mm256_set1_epi32((int32_t)(uint32_t)(uint16_t)(int16_t)*a3);
-      acc3_0 = _mm256_add_epi32(acc3_0, _mm256_madd_epi16(wq0, xa3));
-      acc3_1 = _mm256_add_epi32(acc3_1, _mm256_madd_epi16(wq1, xa3));
-    }
+  size_t k = kc;
+  for (; k >= 4; k -= 4) {
+    const __m256i wq0 = _mm256_cvtepi8_epi16(_mm_loadu_si128((const __m128i*)(w + 0)));
+    const __m256i wq1 = _mm256_cvtepi8_epi16(_mm_loadu_si128((const __m128i*)(w + 16)));
+    const __m256i wq0_1 = _mm256_cvtepi8_epi16(_mm_loadu_si128((const __m128i*)(w + 32 + 0)));
+    const __m256i wq1_1 = _mm256_cvtepi8_epi16(_mm_loadu_si128((const __m128i*)(w + 32 + 16)));
+    w += 64;
+    const __m128i xq0 = _mm_cvtepi8_epi16(_mm_cvtsi32_si128(wrt_q_load4(a0)));
+    const __m256i xa0 = _mm256_broadcastd_epi32(xq0);
+    const __m256i xa0_1 = _mm256_broadcastd_epi32(_mm_srli_epi64(xq0, 32));
+    a0 += 4;
+    acc0_0 = _mm256_add_epi32(acc0_0, _mm256_madd_epi16(wq0, xa0));
+    acc0_1 = _mm256_add_epi32(acc0_1, _mm256_madd_epi16(wq1, xa0));
+    acc0_0 = _mm256_add_epi32(acc0_0, _mm256_madd_epi16(wq0_1, xa0_1));
+    acc0_1 = _mm256_add_epi32(acc0_1, _mm256_madd_epi16(wq1_1, xa0_1));
+  }
+  for (; k >= 2; k -= 2) {
+    const __m256i wq0 = _mm256_cvtepi8_epi16(_mm_loadu_si128((const __m128i*)(w + 0)));
+    const __m256i wq1 = _mm256_cvtepi8_epi16(_mm_loadu_si128((const __m128i*)(w + 16)));
+    w += 32;
+    const __m256i xa0 = _mm256_set1_epi32(wrt_q_pair(a0));
+    a0 += 2;
+    acc0_0 = _mm256_add_epi32(acc0_0, _mm256_madd_epi16(wq0, xa0));
+    acc0_1 = _mm256_add_epi32(acc0_1, _mm256_madd_epi16(wq1, xa0));
+  }
+  if (k != 0) {
+    const __m256i wq0 = _mm256_cvtepi8_epi16(_mm_loadu_si128((const __m128i*)(w + 0)));
+    const __m256i wq1 = _mm256_cvtepi8_epi16(_mm_loadu_si128((const __m128i*)(w + 16)));
+    w += 32;
+    const __m256i xa0 = _mm256_set1_epi32((int32_t)(uint32_t)(uint16_t)(int16_t)*a0);
+    acc0_0 = _mm256_add_epi32(acc0_0, _mm256_madd_epi16(wq0, xa0));
+    acc0_1 = _mm256_add_epi32(acc0_1, _mm256_madd_epi16(wq1, xa0));
   }
   const __m256 qlo = _mm256_set1_ps(p->lo);
   const __m256 qhi = _mm256_set1_ps(p->hi);
@@ -5893,45 +6058,6 @@ static __attribute__((target("avx2,fma"))) void wrt_avx2_qigemm_4x16(size_t mr, 
   const float* mp = (const float*)(const void*)((const char*)(packed_w) + 64);
   const __m256 mq0 = _mm256_loadu_ps(mp + 0);
   const __m256 mq1 = _mm256_loadu_ps(mp + 8);
-  {
-    const __m256i q3_0 = _mm256_add_epi32(_mm256_cvtps_epi32(_mm256_min_ps(_mm256_max_ps(_mm256_mul_ps(_mm256_cvtepi32_ps(acc3_0), mq0), qlo), qhi)), qzy);
-    const __m256i q3_1 = _mm256_add_epi32(_mm256_cvtps_epi32(_mm256_min_ps(_mm256_max_ps(_mm256_mul_ps(_mm256_cvtepi32_ps(acc3_1), mq1), qlo), qhi)), qzy);
-    if (nc == 16) {
-      { const __m256i h = _mm256_permute4x64_epi64(_mm256_packs_epi32(q3_0, q3_1), 0xD8);
-        _mm_storeu_si128((__m128i*)(c3 + 0), _mm_packs_epi16(_mm256_castsi256_si128(h), _mm256_extracti128_si256(h, 1))); }
-    } else {
-      int8_t ob[16];
-      { const __m256i h = _mm256_permute4x64_epi64(_mm256_packs_epi32(q3_0, q3_1), 0xD8);
-        _mm_storeu_si128((__m128i*)(ob + 0), _mm_packs_epi16(_mm256_castsi256_si128(h), _mm256_extracti128_si256(h, 1))); }
-      for (size_t j = 0; j < nc; j++) c3[j] = ob[j];
-    }
-  }
-  {
-    const __m256i q2_0 = _mm256_add_epi32(_mm256_cvtps_epi32(_mm256_min_ps(_mm256_max_ps(_mm256_mul_ps(_mm256_cvtepi32_ps(acc2_0), mq0), qlo), qhi)), qzy);
-    const __m256i q2_1 = _mm256_add_epi32(_mm256_cvtps_epi32(_mm256_min_ps(_mm256_max_ps(_mm256_mul_ps(_mm256_cvtepi32_ps(acc2_1), mq1), qlo), qhi)), qzy);
-    if (nc == 16) {
-      { const __m256i h = _mm256_permute4x64_epi64(_mm256_packs_epi32(q2_0, q2_1), 0xD8);
-        _mm_storeu_si128((__m128i*)(c2 + 0), _mm_packs_epi16(_mm256_castsi256_si128(h), _mm256_extracti128_si256(h, 1))); }
-    } else {
-      int8_t ob[16];
-      { const __m256i h = _mm256_permute4x64_epi64(_mm256_packs_epi32(q2_0, q2_1), 0xD8);
-        _mm_storeu_si128((__m128i*)(ob + 0), _mm_packs_epi16(_mm256_castsi256_si128(h), _mm256_extracti128_si256(h, 1))); }
-      for (size_t j = 0; j < nc; j++) c2[j] = ob[j];
-    }
-  }
-  {
-    const __m256i q1_0 = _mm256_add_epi32(_mm256_cvtps_epi32(_mm256_min_ps(_mm256_max_ps(_mm256_mul_ps(_mm256_cvtepi32_ps(acc1_0), mq0), qlo), qhi)), qzy);
-    const __m256i q1_1 = _mm256_add_epi32(_mm256_cvtps_epi32(_mm256_min_ps(_mm256_max_ps(_mm256_mul_ps(_mm256_cvtepi32_ps(acc1_1), mq1), qlo), qhi)), qzy);
-    if (nc == 16) {
-      { const __m256i h = _mm256_permute4x64_epi64(_mm256_packs_epi32(q1_0, q1_1), 0xD8);
-        _mm_storeu_si128((__m128i*)(c1 + 0), _mm_packs_epi16(_mm256_castsi256_si128(h), _mm256_extracti128_si256(h, 1))); }
-    } else {
-      int8_t ob[16];
-      { const __m256i h = _mm256_permute4x64_epi64(_mm256_packs_epi32(q1_0, q1_1), 0xD8);
-        _mm_storeu_si128((__m128i*)(ob + 0), _mm_packs_epi16(_mm256_castsi256_si128(h), _mm256_extracti128_si256(h, 1))); }
-      for (size_t j = 0; j < nc; j++) c1[j] = ob[j];
-    }
-  }
   {
     const __m256i q0_0 = _mm256_add_epi32(_mm256_cvtps_epi32(_mm256_min_ps(_mm256_max_ps(_mm256_mul_ps(_mm256_cvtepi32_ps(acc0_0), mq0), qlo), qhi)), qzy);
     const __m256i q0_1 = _mm256_add_epi32(_mm256_cvtps_epi32(_mm256_min_ps(_mm256_max_ps(_mm256_mul_ps(_mm256_cvtepi32_ps(acc0_1), mq1), qlo), qhi)), qzy);
@@ -5944,6 +6070,37 @@ static __attribute__((target("avx2,fma"))) void wrt_avx2_qigemm_4x16(size_t mr, 
         _mm_storeu_si128((__m128i*)(ob + 0), _mm_packs_epi16(_mm256_castsi256_si128(h), _mm256_extracti128_si256(h, 1))); }
       for (size_t j = 0; j < nc; j++) c0[j] = ob[j];
     }
+  }
+}
+
+static __attribute__((target("avx2,fma"))) void wrt_avx2_qpack_6(size_t mr, size_t kc, const int8_t* a, size_t a_stride, int8_t* out, uint32_t xmask) {
+  (void)xmask;
+  const int8_t* r[6] = {a, a, a, a, a, a};
+  for (size_t i = 1; i < 6; i++) r[i] = i < mr ? r[i - 1] + a_stride : r[i - 1];
+  int32_t* o = (int32_t*)(void*)out;
+  size_t k = 0;
+  for (; k + 8 <= kc; k += 8, o += 24) {
+    const __m128i v0 = _mm_cvtepi8_epi16(_mm_loadl_epi64((const __m128i*)(const void*)(r[0] + k)));
+    const __m128i v1 = _mm_cvtepi8_epi16(_mm_loadl_epi64((const __m128i*)(const void*)(r[1] + k)));
+    const __m128i v2 = _mm_cvtepi8_epi16(_mm_loadl_epi64((const __m128i*)(const void*)(r[2] + k)));
+    const __m128i v3 = _mm_cvtepi8_epi16(_mm_loadl_epi64((const __m128i*)(const void*)(r[3] + k)));
+    const __m128i v4 = _mm_cvtepi8_epi16(_mm_loadl_epi64((const __m128i*)(const void*)(r[4] + k)));
+    const __m128i v5 = _mm_cvtepi8_epi16(_mm_loadl_epi64((const __m128i*)(const void*)(r[5] + k)));
+    const __m128i t0 = _mm_unpacklo_epi32(v0, v1), t1 = _mm_unpacklo_epi32(v2, v3);
+    const __m128i t2 = _mm_unpackhi_epi32(v0, v1), t3 = _mm_unpackhi_epi32(v2, v3);
+    const __m128i u0 = _mm_unpacklo_epi32(v4, v5), u1 = _mm_unpackhi_epi32(v4, v5);
+    _mm_storeu_si128((__m128i*)(void*)(o + 0), _mm_unpacklo_epi64(t0, t1));
+    _mm_storel_epi64((__m128i*)(void*)(o + 4), u0);
+    _mm_storeu_si128((__m128i*)(void*)(o + 6), _mm_unpackhi_epi64(t0, t1));
+    _mm_storel_epi64((__m128i*)(void*)(o + 10), _mm_unpackhi_epi64(u0, u0));
+    _mm_storeu_si128((__m128i*)(void*)(o + 12), _mm_unpacklo_epi64(t2, t3));
+    _mm_storel_epi64((__m128i*)(void*)(o + 16), u1);
+    _mm_storeu_si128((__m128i*)(void*)(o + 18), _mm_unpackhi_epi64(t2, t3));
+    _mm_storel_epi64((__m128i*)(void*)(o + 22), _mm_unpackhi_epi64(u1, u1));
+  }
+  for (; k < kc; k += 2, o += 6) {
+    for (size_t i = 0; i < 6; i++)
+      o[i] = (int32_t)((uint32_t)(uint16_t)(int16_t)r[i][k] | ((uint32_t)(uint16_t)(int16_t)(k + 1 < kc ? r[i][k + 1] : 0) << 16));
   }
 }
 
@@ -6728,9 +6885,11 @@ const wrt_target wrt_target_avx2 = {
     [WRT_UN_NEG] = wrt_avx2_neg,
   },
   .maxpool = wrt_avx2_maxpool, .avgpool = wrt_avx2_avgpool,
-  .qgemm_mr = 4, .qgemm_nr = 16, .qgemm_kr = 2, .qgemm_xoff = 0,
-  .qgemm = wrt_avx2_qgemm_4x16,
-  .qigemm = wrt_avx2_qigemm_4x16,
+  .qgemm_mr = 6, .qgemm_nr = 16, .qgemm_kr = 2, .qgemm_xoff = 0,
+  .qgemm = wrt_avx2_qgemm_6x16,
+  .qigemm = wrt_avx2_qigemm_6x16,
+  .qgemm_row = wrt_avx2_qgemm_1x16,
+  .qpack = wrt_avx2_qpack_6,
   .qdwconv = {{9, 16, 1, wrt_avx2_qdwconv_9_c16}, {25, 16, 1, wrt_avx2_qdwconv_25_c16}, {0, 16, 1, wrt_avx2_qdwconv_any_c16}},
   .qadd = wrt_avx2_qadd, .qadd_scalar = wrt_avx2_qadd_scalar,
   .spmm_mr = 16, .spmm_g = 2,

@@ -2824,6 +2824,47 @@ static void wrt_wasm_simd128_qgemm_4x8_a16(size_t mr, size_t nc, size_t kc, cons
   }
 }
 
+static void wrt_wasm_simd128_qpack_4(size_t mr, size_t kc, const int8_t* a, size_t a_stride, int8_t* out, uint32_t xmask) {
+  (void)xmask;
+  const int8_t* r[4] = {a, a, a, a};
+  for (size_t i = 1; i < 4; i++) r[i] = i < mr ? r[i - 1] + a_stride : r[i - 1];
+  int16_t* o = (int16_t*)(void*)out;
+  size_t k = 0;
+  for (; k + 16 <= kc; k += 16, o += 64) {
+    const v128_t v0 = wasm_v128_load(r[0] + k);
+    const v128_t l0 = wasm_i16x8_extend_low_i8x16(v0);
+    const v128_t h0 = wasm_i16x8_extend_high_i8x16(v0);
+    const v128_t v1 = wasm_v128_load(r[1] + k);
+    const v128_t l1 = wasm_i16x8_extend_low_i8x16(v1);
+    const v128_t h1 = wasm_i16x8_extend_high_i8x16(v1);
+    const v128_t v2 = wasm_v128_load(r[2] + k);
+    const v128_t l2 = wasm_i16x8_extend_low_i8x16(v2);
+    const v128_t h2 = wasm_i16x8_extend_high_i8x16(v2);
+    const v128_t v3 = wasm_v128_load(r[3] + k);
+    const v128_t l3 = wasm_i16x8_extend_low_i8x16(v3);
+    const v128_t h3 = wasm_i16x8_extend_high_i8x16(v3);
+    { const v128_t t0 = wasm_i32x4_shuffle(l0, l1, 0, 4, 1, 5);
+      const v128_t t1 = wasm_i32x4_shuffle(l2, l3, 0, 4, 1, 5);
+      const v128_t t2 = wasm_i32x4_shuffle(l0, l1, 2, 6, 3, 7);
+      const v128_t t3 = wasm_i32x4_shuffle(l2, l3, 2, 6, 3, 7);
+      wasm_v128_store(o + 0, wasm_i32x4_shuffle(t0, t1, 0, 1, 4, 5));
+      wasm_v128_store(o + 8, wasm_i32x4_shuffle(t0, t1, 2, 3, 6, 7));
+      wasm_v128_store(o + 16, wasm_i32x4_shuffle(t2, t3, 0, 1, 4, 5));
+      wasm_v128_store(o + 24, wasm_i32x4_shuffle(t2, t3, 2, 3, 6, 7)); }
+    { const v128_t t0 = wasm_i32x4_shuffle(h0, h1, 0, 4, 1, 5);
+      const v128_t t1 = wasm_i32x4_shuffle(h2, h3, 0, 4, 1, 5);
+      const v128_t t2 = wasm_i32x4_shuffle(h0, h1, 2, 6, 3, 7);
+      const v128_t t3 = wasm_i32x4_shuffle(h2, h3, 2, 6, 3, 7);
+      wasm_v128_store(o + 32, wasm_i32x4_shuffle(t0, t1, 0, 1, 4, 5));
+      wasm_v128_store(o + 40, wasm_i32x4_shuffle(t0, t1, 2, 3, 6, 7));
+      wasm_v128_store(o + 48, wasm_i32x4_shuffle(t2, t3, 0, 1, 4, 5));
+      wasm_v128_store(o + 56, wasm_i32x4_shuffle(t2, t3, 2, 3, 6, 7)); }
+  }
+  for (; k < kc; k += 2, o += 8) {
+    for (size_t i = 0; i < 4; i++) o[2 * i] = r[i][k], o[2 * i + 1] = k + 1 < kc ? r[i][k + 1] : 0;
+  }
+}
+
 static void wrt_wasm_simd128_qgemm_1x8(size_t mr, size_t nc, size_t kc, const int8_t* a, size_t a_stride, const void* packed_w, int8_t* c, size_t c_stride, const wrt_qparams* p) {
   (void)mr, (void)a_stride, (void)c_stride;
   const int8_t* a0 = a;
@@ -2886,47 +2927,6 @@ static void wrt_wasm_simd128_qgemm_1x8(size_t mr, size_t nc, size_t kc, const in
       wasm_v128_store64_lane(ob + 0, wasm_i8x16_min(wasm_i8x16_narrow_i16x8(wasm_i16x8_narrow_i32x4(q0_0, q0_1), wasm_i16x8_narrow_i32x4(q0_0, q0_1)), qmax8), 0);
       for (size_t j = 0; j < nc; j++) c0[j] = ob[j];
     }
-  }
-}
-
-static void wrt_wasm_simd128_qpack_4(size_t mr, size_t kc, const int8_t* a, size_t a_stride, int8_t* out, uint32_t xmask) {
-  (void)xmask;
-  const int8_t* r[4] = {a, a, a, a};
-  for (size_t i = 1; i < 4; i++) r[i] = i < mr ? r[i - 1] + a_stride : r[i - 1];
-  int16_t* o = (int16_t*)(void*)out;
-  size_t k = 0;
-  for (; k + 16 <= kc; k += 16, o += 64) {
-    const v128_t v0 = wasm_v128_load(r[0] + k);
-    const v128_t l0 = wasm_i16x8_extend_low_i8x16(v0);
-    const v128_t h0 = wasm_i16x8_extend_high_i8x16(v0);
-    const v128_t v1 = wasm_v128_load(r[1] + k);
-    const v128_t l1 = wasm_i16x8_extend_low_i8x16(v1);
-    const v128_t h1 = wasm_i16x8_extend_high_i8x16(v1);
-    const v128_t v2 = wasm_v128_load(r[2] + k);
-    const v128_t l2 = wasm_i16x8_extend_low_i8x16(v2);
-    const v128_t h2 = wasm_i16x8_extend_high_i8x16(v2);
-    const v128_t v3 = wasm_v128_load(r[3] + k);
-    const v128_t l3 = wasm_i16x8_extend_low_i8x16(v3);
-    const v128_t h3 = wasm_i16x8_extend_high_i8x16(v3);
-    { const v128_t t0 = wasm_i32x4_shuffle(l0, l1, 0, 4, 1, 5);
-      const v128_t t1 = wasm_i32x4_shuffle(l2, l3, 0, 4, 1, 5);
-      const v128_t t2 = wasm_i32x4_shuffle(l0, l1, 2, 6, 3, 7);
-      const v128_t t3 = wasm_i32x4_shuffle(l2, l3, 2, 6, 3, 7);
-      wasm_v128_store(o + 0, wasm_i32x4_shuffle(t0, t1, 0, 1, 4, 5));
-      wasm_v128_store(o + 8, wasm_i32x4_shuffle(t0, t1, 2, 3, 6, 7));
-      wasm_v128_store(o + 16, wasm_i32x4_shuffle(t2, t3, 0, 1, 4, 5));
-      wasm_v128_store(o + 24, wasm_i32x4_shuffle(t2, t3, 2, 3, 6, 7)); }
-    { const v128_t t0 = wasm_i32x4_shuffle(h0, h1, 0, 4, 1, 5);
-      const v128_t t1 = wasm_i32x4_shuffle(h2, h3, 0, 4, 1, 5);
-      const v128_t t2 = wasm_i32x4_shuffle(h0, h1, 2, 6, 3, 7);
-      const v128_t t3 = wasm_i32x4_shuffle(h2, h3, 2, 6, 3, 7);
-      wasm_v128_store(o + 32, wasm_i32x4_shuffle(t0, t1, 0, 1, 4, 5));
-      wasm_v128_store(o + 40, wasm_i32x4_shuffle(t0, t1, 2, 3, 6, 7));
-      wasm_v128_store(o + 48, wasm_i32x4_shuffle(t2, t3, 0, 1, 4, 5));
-      wasm_v128_store(o + 56, wasm_i32x4_shuffle(t2, t3, 2, 3, 6, 7)); }
-  }
-  for (; k < kc; k += 2, o += 8) {
-    for (size_t i = 0; i < 4; i++) o[2 * i] = r[i][k], o[2 * i + 1] = k + 1 < kc ? r[i][k + 1] : 0;
   }
 }
 

@@ -89,7 +89,7 @@ typedef struct {
 /* QS8 GEMM: for i < mr, j < nc
  *   c[i][j] = requant(bias[j] + sum_{k < kc} (a[i][k] + XOFF) * w[k][j], mult[j])      (int32 sums wrap)
  * a: row i at a + i*a_stride, kc bytes read per row (a_stride 0, targets with qpack: the rows as qpack lays them
- * out, kc a multiple of 4; and nc may pass NR, the panels one after another). c: row i at c + i*c_stride, nc bytes
+ * out, kc a multiple of KR; and nc may pass NR, the panels one after another). c: row i at c + i*c_stride, nc bytes
  * written.
  * packed_w, one panel of NR columns: NR int32 biases, NR float32 multipliers, then ceil(kc/KR) blocks of NR*KR int8
  * weights, block b holding w[b*KR + r][j] at j*KR + r, zero past kc and nc. XOFF (qgemm_xoff: 0, or 128 for unsigned
@@ -191,12 +191,13 @@ typedef struct {
   /* or NULL: the 1x1 GEMM on int16 activations and weights (a: row i at (const int16_t*)a + i*a_stride, kc even,
    * an odd row padded with a zero; the panels as above with each weight as an int16; nc may pass NR) */
   wrt_qgemm_fn qgemm_a16;
-  wrt_qgemm_fn qgemm_row; /* with qgemm_a16: qgemm for one row (mr 1), on int8 panels */
+  wrt_qgemm_fn qgemm_row; /* or NULL: qgemm for one row (mr 1), on int8 panels */
   /* or NULL: lays out mr <= qgemm_mr rows of kc bytes for the 1x1 GEMM on staged rows: for qgemm_a16 where the
    * target has it (kc rounded up to even int16 elements a row, interleaved by pairs: group g of 4 * qgemm_mr bytes
    * holds row i's elements 2g, 2g+1 at 4i, rows past mr copies of the last, a zero after an odd kc), else for
-   * qgemm with a_stride 0 (the wasm relaxed dot tables: group g of 4 * qgemm_mr bytes holds row i's bytes 4g..4g+3
-   * at 4i, XOR xmask; kc rounded up to 4 for qgemm) */
+   * qgemm with a_stride 0, kc rounded up to qgemm_kr, rows past mr copies of the last: group g of 4 * qgemm_mr
+   * bytes holds row i's k block g as 4 bytes at 4i (the wasm relaxed dot tables, kr 4: its bytes XOR xmask; AVX2,
+   * kr 2: its pair as int16, a zero after an odd kc) */
   wrt_qpack_fn qpack;
   wrt_qdwconv_entry qdwconv[WRT_MAX_DWCONV]; /* first match by ks wins; a ks == 0 entry must be present last */
   wrt_qadd_fn qadd, qadd_scalar;

@@ -204,7 +204,7 @@ def run_native(prep: Prepared, peers: bool, warmup: int, rounds: int, progress: 
     if also is not None:
         other, tag = also
         makers += [(label + tag, partial(_tagged, create, tag))
-                   for label, create in engine_makers(other, peers, None, tuple(threads or (1,)))]
+                   for label, create in engine_makers(other, peers, baseline, tuple(threads or (1,)))]
     results: dict[str, dict] = {}
     count = Counter(progress)
     for p in range(passes):

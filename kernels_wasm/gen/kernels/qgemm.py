@@ -348,7 +348,9 @@ def _accs(c: Code, t: QTile, biases: str) -> None:
 
 
 def _k_loop(c: Code, t: QTile) -> None:
-    if t.kr == 2:  # two k blocks per step: each row's 4 activation bytes in one load
+    regs = 32 if t.name.startswith("avx512") else 16
+    if t.kr == 2 and (t.mr + 2) * t.nv + 2 <= regs:  # two k blocks per step: each row's 4 activation bytes in one
+        # load, where the accumulators, both blocks' weights and a row's two pairs fit the vector registers
         with c.block("for (; k >= 4; k -= 4)"):
             c(*_weights(t), *_weights(t, 1), f"w += {2 * t.pw * t.kr};")
             for i in range(t.mr):
@@ -372,6 +374,11 @@ def _finish(c: Code, t: QTile) -> None:
     if t.name.startswith("wasm") and t.nv == 2 and t.mr % 2 == 0:
         _finish_pairs(c, t)
         return
+    _store_rows(c, t, f"nc == {t.nr}")
+
+
+def _store_rows(c: Code, t: QTile, full: str) -> None:
+    """Each row's requantized bytes, a partial row (nc < NR, where full is false) through a buffer or a mask."""
     masked = t.name.startswith("avx512") and t.nv <= 2  # a partial row by a byte-masked store
     if masked:
         c(f"const __mmask{t.nr} cm = (__mmask{t.nr})(((uint64_t)1 << nc) - 1);")
@@ -379,7 +386,7 @@ def _finish(c: Code, t: QTile) -> None:
         with c.block(""):
             for v in range(t.nv):
                 c(*_requant(t, i, v))
-            with c.block(f"if (nc == {t.nr})"):
+            with c.block(f"if ({full})"):
                 c(*_store_row(t, i, f"c{i}"))
             with c.block("else"):
                 if masked:
@@ -430,22 +437,25 @@ def qgemm(t: QTile) -> str:
 
 
 def _packed_or_rows(c: Code, t: QTile) -> None:
-    """The k loop of the relaxed dot tile: on rows packed by qpack (a_stride 0: one load per row and k block) or on
-    rows in place."""
+    """The k loop of tiles that pack rows: on rows packed by qpack (a_stride 0: one broadcast load per row and k
+    block) or on rows in place."""
     with c.block("if (a_stride == 0)"):
         c("const int8_t* ap = a;")
-        with c.block("for (size_t k = 0; k < kc; k += 4)"):
+        with c.block(f"for (size_t k = 0; k < kc; k += {t.kr})"):
             c(*_weights(t), f"w += {t.pw * t.kr};")
             for i in range(t.mr):
-                c(f"const v128_t xa{i} = wasm_v128_load32_splat(ap + {4 * i});", *(_dot(t, i, v) for v in range(t.nv)))
+                word = f"ap + {4 * i}"
+                xa = (f"_mm256_set1_epi32(wrt_q_load4({word}))" if t.name == "avx2" else
+                      f"wasm_v128_load32_splat({word})")
+                c(f"const {t.ivt} xa{i} = {xa};", *(_dot(t, i, v) for v in range(t.nv)))
             c(f"ap += {4 * t.mr};")
     with c.block("else"):
         _row_loop(c, t, head=False)
 
 
 def _panels(c: Code, t: QTile, k_loop: Callable[[], None]) -> None:
-    """wasm GEMMs that take every panel of nc > NR columns in one call (the engine's choice where the weights stay in
-    cache: the set-up once per row block), k_loop the k steps over one panel's weights at w."""
+    """GEMMs on staged rows, which take every panel of nc > NR columns in one call (the engine's choice where the
+    weights stay in cache: the set-up once per row block), k_loop the k steps over one panel's weights at w."""
     _rows(c, t)
     c(*([_WASM_XM] if t.kr == 4 else []), *_bounds(t), "const int8_t* w = (const int8_t*)packed_w;")
     with c.block("for (;;)"):
@@ -454,7 +464,10 @@ def _panels(c: Code, t: QTile, k_loop: Callable[[], None]) -> None:
         c(f"w += {8 * t.pw};")
         k_loop()
         c(*_mults(t, "pw"))
-        _finish_pairs(c, t, f"nc >= {t.nr}")
+        if t.name.startswith("wasm"):
+            _finish_pairs(c, t, f"nc >= {t.nr}")
+        else:
+            _store_rows(c, t, f"nc >= {t.nr}")
         c(f"if (nc <= {t.nr}) break;", f"nc -= {t.nr};", *(f"c{i} += {t.nr};" for i in range(t.mr)))
 
 
@@ -471,11 +484,18 @@ def _row_loop(c: Code, t: QTile, head: bool) -> None:
 
 
 def packs(t: QTile) -> bool:
-    """Tiles whose 1x1 GEMM also reads activations packed ahead by qpack (qgemm's a_stride 0): the wasm relaxed dot
-    tile, whose k step then loads each row's 4 bytes at a fixed offset from one pointer, its sign bits already
-    flipped (xmask), in place of a load, an xor and a pointer step per row. The engine packs a run of row blocks
-    once for every panel."""
-    return t.name == "wasm_relaxed_dot"
+    """Tiles whose 1x1 GEMM also reads activations packed ahead by qpack (qgemm's a_stride 0), each row's k block as
+    4 bytes at a fixed offset from one pointer in place of a load, a conversion and a pointer step per row and
+    panel: the wasm relaxed dot tile (4 bytes, sign bits already flipped by xmask) and AVX2 (a pair widened to int16,
+    one broadcast load a row; 6 rows, as the widening of each weight is shared by more rows). The engine packs a run
+    of row blocks once for every panel; one row (mr 1) is never packed."""
+    return t.name in ("wasm_relaxed_dot", "avx2") and t.mr > 1
+
+
+def has_row(t: QTile) -> bool:
+    """Tables with qgemm_row, the GEMM of one row on int8 panels: a16 targets, and AVX2 (else its 6-row tile
+    would compute six copies of the row)."""
+    return a16(t) or t.name == "avx2"
 
 
 def _qpack_sig(t: QTile) -> str:
@@ -519,6 +539,40 @@ def qwiden(t: QTile) -> str:
 
 
 def qpack(t: QTile) -> str:
+    """The qpack of tiles that pack rows (packs)."""
+    return qpack_avx2(t) if t.name == "avx2" else qpack_dot(t)
+
+
+def qpack_avx2(t: QTile) -> str:
+    """6 rows of kc bytes (rows past mr copy the last) widened to int16 pairs: group g of 24 bytes holds row i's
+    elements 2g, 2g + 1 at 4i, a zero after an odd kc; xmask unused. 8 bytes of each row at a time: rows 0-3 by a
+    4 x 4 transpose of int32 lanes, rows 4-5 by one interleave."""
+    assert t.mr == 6
+    c = Code()
+    with c.block(_qpack_sig(t)):
+        c("(void)xmask;", "const int8_t* r[6] = {a, a, a, a, a, a};",
+          "for (size_t i = 1; i < 6; i++) r[i] = i < mr ? r[i - 1] + a_stride : r[i - 1];",
+          "int32_t* o = (int32_t*)(void*)out;", "size_t k = 0;")
+        with c.block("for (; k + 8 <= kc; k += 8, o += 24)"):
+            c(*(f"const __m128i v{i} = _mm_cvtepi8_epi16(_mm_loadl_epi64((const __m128i*)(const void*)(r[{i}] + k)));"
+                for i in range(6)),
+              "const __m128i t0 = _mm_unpacklo_epi32(v0, v1), t1 = _mm_unpacklo_epi32(v2, v3);",
+              "const __m128i t2 = _mm_unpackhi_epi32(v0, v1), t3 = _mm_unpackhi_epi32(v2, v3);",
+              "const __m128i u0 = _mm_unpacklo_epi32(v4, v5), u1 = _mm_unpackhi_epi32(v4, v5);")
+            for g, (lo, hi, u, half) in enumerate((("t0", "t1", "u0", 0), ("t0", "t1", "u0", 1),
+                                                  ("t2", "t3", "u1", 0), ("t2", "t3", "u1", 1))):
+                quad = f"_mm_unpack{'hi' if half else 'lo'}_epi64({lo}, {hi})"
+                pair = f"_mm_unpackhi_epi64({u}, {u})" if half else u
+                c(f"_mm_storeu_si128((__m128i*)(void*)(o + {6 * g}), {quad});",
+                  f"_mm_storel_epi64((__m128i*)(void*)(o + {6 * g + 4}), {pair});")
+        with c.block("for (; k < kc; k += 2, o += 6)"):  # pairs left, by elements (never read past a row)
+            c("for (size_t i = 0; i < 6; i++)",
+              "  o[i] = (int32_t)((uint32_t)(uint16_t)(int16_t)r[i][k] | "
+              "((uint32_t)(uint16_t)(int16_t)(k + 1 < kc ? r[i][k + 1] : 0) << 16));")
+    return c.text()
+
+
+def qpack_dot(t: QTile) -> str:
     """MR rows of kc bytes (row i at a + i * a_stride; rows past mr copy the last) as ceil(kc / 4) groups of
     4 * MR bytes, group g holding row i's bytes 4g..4g+3 at 4i, each XOR xmask; bytes past kc are xmask (weights
     there are zero). 16 bytes of each row at a time: a 4 x 4 transpose of int32 lanes."""
@@ -574,9 +628,9 @@ def a16(t: QTile) -> bool:
 
 
 def row_tile(t: QTile) -> QTile:
-    """The one-row tile of a16 targets' qgemm_row: a GEMM of one row (a fully-connected layer on one vector) reads
-    each weight once, so the engine packs its weights as int8 (half the bytes of int16 panels), and the 4-row tile
-    would compute three copies of the row."""
+    """The one-row tile of qgemm_row (has_row): a GEMM of one row (a fully-connected layer on one vector) reads
+    each weight once, so a16 targets pack its weights as int8 (half the bytes of int16 panels), and the full tile
+    would compute copies of the row."""
     return replace(t, mr=1)
 
 
@@ -620,7 +674,7 @@ def tiles(isa: Isa) -> list[QTile]:
     if n.startswith("wasm"):
         return [QTile(n, "", 4, 8, 2, 4, "v128_t", "v128_t")]
     if n == "avx2":
-        return [QTile("avx2", isa.attr, 4, 16, 2, 8, "__m256i", "__m256")]
+        return [QTile("avx2", isa.attr, 6, 16, 2, 8, "__m256i", "__m256")]
     if n == "avx512":
         return [QTile("avx512", _AVX512_ATTR, 6, 32, 2, 16, "__m512i", "__m512"),
                 QTile("avx512vnni", _VNNI_ATTR, 6, 32, 4, 16, "__m512i", "__m512", xoff=128)]
@@ -649,6 +703,6 @@ def table_fields(t: QTile) -> list[str]:
     return [f"  .qgemm_mr = {t.mr}, .qgemm_nr = {t.nr}, .qgemm_kr = {t.kr}, .qgemm_xoff = {t.xoff},",
             f"  .qgemm = {qgemm_name(t)},", f"  .qigemm = {qgemm_name(t, True)},",
             *([f"  .qgemm_half = {qgemm_name(half)},"] if half else []),
-            *([f"  .qgemm_a16 = {qgemm_name(t)}_a16,", f"  .qgemm_row = {qgemm_name(row_tile(t))},"]
-              if a16(t) else []),
+            *([f"  .qgemm_a16 = {qgemm_name(t)}_a16,"] if a16(t) else []),
+            *([f"  .qgemm_row = {qgemm_name(row_tile(t))},"] if has_row(t) else []),
             *([f"  .qpack = {qpack_name(t)},"] if packs(t) or a16(t) else [])]
