@@ -57,11 +57,12 @@ static int weights_above_min(const wrt_tensor* w) {
   return 1;
 }
 
-/* packed depthwise weights: per tile of ct channels, biases and multipliers, then int16 taps (kr 1) or int8 groups
- * of 4 taps (kr 4: see dw_by_column; a 3x3 filter is 3 groups either way) */
+/* packed depthwise weights: per tile of ct channels, biases and multipliers, then int16 taps (kr 1), int8 groups
+ * of 4 taps (kr 4: see dw_by_column; a 3x3 filter is 3 groups either way) or, kr 2 (3x3 only), per filter column
+ * two int16 pairs of taps */
 static uint64_t dw_packed_bytes(const wrt_qdwconv_entry* e, uint64_t C, uint64_t ks) {
   uint64_t ct = e->ct, kr = e->kr;
-  return (C + ct - 1) / ct * ct * (8 + (kr == 4 ? (ks + 3) / 4 * 4 : 2 * ks));
+  return (C + ct - 1) / ct * ct * (8 + (kr == 4 ? (ks + 3) / 4 * 4 : kr == 2 ? 24 : 2 * ks));
 }
 
 /* kr 4: the channel that slot j of a ct-channel tile holds (biases, multipliers and weight quads alike). AVX-512
@@ -77,8 +78,8 @@ static size_t dw_slot(size_t j, size_t ct) {
 
 /* kr 4 packs four taps per 32-bit lane: the wasm relaxed dot 3x3 kernel (16-channel tiles) by filter column (its 3
  * taps and a zero), every other kr 4 kernel (wasm relaxed dot, any filter; AVX-512 VNNI, 64-channel tiles, 9 or 25
- * taps) by runs of 4 consecutive taps */
-static int dw_by_column(const wrt_qdwconv_entry* e) { return e->kr == 4 && e->ct == 16 && e->ks == 9; }
+ * taps) by runs of 4 consecutive taps. kr 2 (AVX2, 3x3) packs by column too, its 3 taps and a zero as two pairs. */
+static int dw_by_column(const wrt_qdwconv_entry* e) { return (e->kr == 4 && e->ct == 16 && e->ks == 9) || e->kr == 2; }
 
 static const wrt_qdwconv_entry* pick_qdw(const wrt_target* tg, size_t ks, int64_t kh) {
   for (int i = 0; i < WRT_MAX_DWCONV; i++) {
@@ -325,7 +326,8 @@ WRT_FOR_SIZE int prepare_qconv(wrt_model* m, wrt_op* op) {
     /* kr 4 (relaxed dot): activations read as x + XOFF, as the dot GEMM's */
     uint32_t za = (uint32_t)p->za + (kr == 4 ? (uint32_t)tg->qgemm_xoff : 0);
     int cols = dw_by_column(p->dw);
-    size_t groups = cols ? 3 : (ks + kr - 1) / kr; /* the 3 columns of a 3x3 filter, or runs of kr taps */
+    /* by column: 4 / kr groups a column (rows 0-2 and a zero), or runs of kr taps */
+    size_t per_col = 4 / kr, groups = cols ? 3 * per_col : (ks + kr - 1) / kr;
     uint8_t* o = pk;
     for (size_t t0 = 0; t0 < C; t0 += ct) {
       for (size_t j = 0; j < ct; j++) {
@@ -336,15 +338,16 @@ WRT_FOR_SIZE int prepare_qconv(wrt_model* m, wrt_op* op) {
         put_f32(o + 4 * (ct + j), ch < C ? p->mult[ch] : 0.0f);
       }
       o += 8 * ct;
-      /* kr 1: tap-major int16; kr 4 by column: per column kx, channel-major int8 taps (0, kx), (1, kx), (2, kx), 0;
-       * kr 4 by runs: per run of 4 taps (the last padded with zeros), channel-major int8 */
+      /* kr 1: tap-major int16; by column: per column kx, channel-major taps (0, kx), (1, kx), (2, kx), 0 (kr 4:
+       * int8; kr 2: int16, two groups); kr 4 by runs: per run of 4 taps (the last padded with zeros), channel-major
+       * int8 */
       for (size_t g = 0; g < groups; g++)
         for (size_t j = 0; j < ct; j++) {
           size_t ch = t0 + (kr == 4 ? dw_slot(j, ct) : j);
           for (size_t s = 0; s < kr; s++) {
-            size_t t = cols ? 3 * s + g : kr * g + s;
-            int16_t v = (int16_t)(ch < C && (cols ? s < 3 : t < ks) ? wv(w, ch * ks + t) : 0);
-            if (kr == 1) {
+            size_t row = g % per_col * kr + s, t = cols ? 3 * row + g / per_col : kr * g + s;
+            int16_t v = (int16_t)(ch < C && (cols ? row < 3 : t < ks) ? wv(w, ch * ks + t) : 0);
+            if (kr != 4) {
               __builtin_memcpy(o, &v, 2);
               o += 2;
             } else {

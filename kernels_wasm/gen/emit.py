@@ -56,7 +56,8 @@ def kernel_bodies(isa: Isa) -> list[str]:
             parts.append(qgemm.qpack(t))
         if not t.owner:
             parts += [*(qdwconv.qdwconv(t, ks) for ks in (*qdwconv.specialized_ks(t), 0)), qadd.qadd(t, False),
-                      qadd.qadd(t, True), *(qdwconv.qdwconv_dot(ks) for ks in qdwconv.dot_ks(t))]
+                      qadd.qadd(t, True), *(qdwconv.qdwconv_dot(ks) for ks in qdwconv.dot_ks(t)),
+                      *(qdwconv.qdwconv_cols(t) for _ in qdwconv.cols_ks(t))]
         parts += [qdwconv.qdwconv_vnni(ks) for ks in qdwconv.vnni_ks(t)]
     parts += sparse.kernel_bodies(isa)
     parts += interleave.kernel_bodies(isa)
@@ -110,12 +111,14 @@ def table(isa: Isa, name: str, q: qgemm.QTile) -> str:
 
 def qdw_entries(own: qgemm.QTile, q: qgemm.QTile) -> list[str]:
     """The int8 depthwise entries {ks, ct, kr, fn}: the relaxed dot tile's own (kr 4: 3x3 and any filter, so none of
-    its owner's); the AVX-512 VNNI table's 4-tap kernels (kr 4, 64 channels) first, then its multiply-add ones."""
+    its owner's); the AVX-512 VNNI table's 4-tap kernels (kr 4, 64 channels) first, then its multiply-add ones; AVX2's
+    3x3 by filter column (kr 2) before its tap kernels (which still take 1x9 filters)."""
     dot = qdwconv.dot_ks(own) if q.owner else ()
     ct = qdwconv.dw_tile(own).nr
     vnni = qdwconv.vnni_ks(q)
     return [*(f"{{{ks}, 64, 4, {qdwconv.qdwconv_vnni_name(ks)}}}" for ks in vnni),
             *(f"{{{ks}, 16, 4, {qdwconv.qdwconv_dot_name(ks)}}}" for ks in dot),
+            *(f"{{{ks}, 16, 2, {qdwconv.qdwconv_cols_name(q)}}}" for ks in qdwconv.cols_ks(q)),
             *(f"{{{ks}, {ct}, 1, {qdwconv.qdwconv_name(own, ks)}}}"
               for ks in (*qdwconv.specialized_ks(own), 0) if ks not in vnni and not dot)]
 

@@ -6403,6 +6403,112 @@ static __attribute__((target("avx2,fma"))) void wrt_avx2_qadd_scalar(size_t n, c
   }
 }
 
+static __attribute__((target("avx2,fma"))) void wrt_avx2_qdwconv_cols_9_c16(size_t channels, size_t width, size_t ks, const int8_t* const* in, const void* packed_w, int8_t* out, size_t out_stride, const wrt_qparams* p) {
+  (void)ks;
+  const __m256 qlo = _mm256_set1_ps(p->lo);
+  const __m256 qhi = _mm256_set1_ps(p->hi);
+  const __m256i qzy = _mm256_set1_epi32(p->zy);
+  /* stride 1: every pixel's columns 0 and 1 are the row pointers of the pixel before's columns 1 and 2 */
+  int shift = 1;
+  for (size_t px = 1; px < width; px++) {
+    const int8_t* const* a = in + (px - 1) * 9;
+    shift &= (a[9] == a[1]) & (a[10] == a[2]) & (a[12] == a[4]) & (a[13] == a[5]) & (a[15] == a[7]) & (a[16] == a[8]);
+  }
+  const size_t full = channels & ~(size_t)15;
+  const char* pw = (const char*)packed_w;
+  for (size_t c0 = 0; c0 < full; c0 += 16, pw += 512) {
+    const int32_t* wb = (const int32_t*)(const void*)pw;
+    const int16_t* wt = (const int16_t*)(const void*)(pw + 128);
+    __m256i u0a = _mm256_setzero_si256(), u0b = u0a, u1a = u0a, u1b = u0a, u2a, u2b;
+    const int8_t* const* ip = in;
+    int8_t* op = out + c0;
+    for (size_t px = 0; px < width; px++, ip += 9, op += out_stride) {
+      if (px == 0 || !shift) {
+        { const __m128i x0 = _mm_loadu_si128((const __m128i*)(const void*)(ip[0] + c0));
+          const __m128i x1 = _mm_loadu_si128((const __m128i*)(const void*)(ip[3] + c0));
+          u0a = _mm256_cvtepi8_epi16(_mm_unpacklo_epi8(x0, x1));
+          u0b = _mm256_cvtepi8_epi16(_mm_unpackhi_epi8(x0, x1)); }
+        { const __m128i x0 = _mm_loadu_si128((const __m128i*)(const void*)(ip[1] + c0));
+          const __m128i x1 = _mm_loadu_si128((const __m128i*)(const void*)(ip[4] + c0));
+          u1a = _mm256_cvtepi8_epi16(_mm_unpacklo_epi8(x0, x1));
+          u1b = _mm256_cvtepi8_epi16(_mm_unpackhi_epi8(x0, x1)); }
+      }
+      { const __m128i x0 = _mm_loadu_si128((const __m128i*)(const void*)(ip[2] + c0));
+        const __m128i x1 = _mm_loadu_si128((const __m128i*)(const void*)(ip[5] + c0));
+        u2a = _mm256_cvtepi8_epi16(_mm_unpacklo_epi8(x0, x1));
+        u2b = _mm256_cvtepi8_epi16(_mm_unpackhi_epi8(x0, x1)); }
+      __m256i acc0_0 = _mm256_loadu_si256((const __m256i*)(wb + 0));
+      __m256i acc0_1 = _mm256_loadu_si256((const __m256i*)(wb + 8));
+      acc0_0 = _mm256_add_epi32(acc0_0, _mm256_madd_epi16(u0a, _mm256_loadu_si256((const __m256i*)(const void*)(wt + 0))));
+      acc0_1 = _mm256_add_epi32(acc0_1, _mm256_madd_epi16(u0b, _mm256_loadu_si256((const __m256i*)(const void*)(wt + 0 + 16))));
+      acc0_0 = _mm256_add_epi32(acc0_0, _mm256_madd_epi16(_mm256_cvtepi8_epi32(_mm_loadl_epi64((const __m128i*)(const void*)(ip[6] + c0))), _mm256_loadu_si256((const __m256i*)(const void*)(wt + 0 + 32))));
+      acc0_1 = _mm256_add_epi32(acc0_1, _mm256_madd_epi16(_mm256_cvtepi8_epi32(_mm_loadl_epi64((const __m128i*)(const void*)(ip[6] + c0 + 8))), _mm256_loadu_si256((const __m256i*)(const void*)(wt + 0 + 48))));
+      acc0_0 = _mm256_add_epi32(acc0_0, _mm256_madd_epi16(u1a, _mm256_loadu_si256((const __m256i*)(const void*)(wt + 64))));
+      acc0_1 = _mm256_add_epi32(acc0_1, _mm256_madd_epi16(u1b, _mm256_loadu_si256((const __m256i*)(const void*)(wt + 64 + 16))));
+      acc0_0 = _mm256_add_epi32(acc0_0, _mm256_madd_epi16(_mm256_cvtepi8_epi32(_mm_loadl_epi64((const __m128i*)(const void*)(ip[7] + c0))), _mm256_loadu_si256((const __m256i*)(const void*)(wt + 64 + 32))));
+      acc0_1 = _mm256_add_epi32(acc0_1, _mm256_madd_epi16(_mm256_cvtepi8_epi32(_mm_loadl_epi64((const __m128i*)(const void*)(ip[7] + c0 + 8))), _mm256_loadu_si256((const __m256i*)(const void*)(wt + 64 + 48))));
+      acc0_0 = _mm256_add_epi32(acc0_0, _mm256_madd_epi16(u2a, _mm256_loadu_si256((const __m256i*)(const void*)(wt + 128))));
+      acc0_1 = _mm256_add_epi32(acc0_1, _mm256_madd_epi16(u2b, _mm256_loadu_si256((const __m256i*)(const void*)(wt + 128 + 16))));
+      acc0_0 = _mm256_add_epi32(acc0_0, _mm256_madd_epi16(_mm256_cvtepi8_epi32(_mm_loadl_epi64((const __m128i*)(const void*)(ip[8] + c0))), _mm256_loadu_si256((const __m256i*)(const void*)(wt + 128 + 32))));
+      acc0_1 = _mm256_add_epi32(acc0_1, _mm256_madd_epi16(_mm256_cvtepi8_epi32(_mm_loadl_epi64((const __m128i*)(const void*)(ip[8] + c0 + 8))), _mm256_loadu_si256((const __m256i*)(const void*)(wt + 128 + 48))));
+      const float* mp = (const float*)(const void*)((const char*)(pw) + 64);
+      const __m256 mq0 = _mm256_loadu_ps(mp + 0);
+      const __m256 mq1 = _mm256_loadu_ps(mp + 8);
+      const __m256i q0_0 = _mm256_add_epi32(_mm256_cvtps_epi32(_mm256_min_ps(_mm256_max_ps(_mm256_mul_ps(_mm256_cvtepi32_ps(acc0_0), mq0), qlo), qhi)), qzy);
+      const __m256i q0_1 = _mm256_add_epi32(_mm256_cvtps_epi32(_mm256_min_ps(_mm256_max_ps(_mm256_mul_ps(_mm256_cvtepi32_ps(acc0_1), mq1), qlo), qhi)), qzy);
+      { const __m256i h = _mm256_permute4x64_epi64(_mm256_packs_epi32(q0_0, q0_1), 0xD8);
+        _mm_storeu_si128((__m128i*)(op + 0), _mm_packs_epi16(_mm256_castsi256_si128(h), _mm256_extracti128_si256(h, 1))); }
+      u0a = u1a, u0b = u1b, u1a = u2a, u1b = u2b;
+    }
+  }
+  if (full < channels) {
+    const size_t rem = channels - full;
+    for (size_t px = 0; px < width; px++, in += 9, out += out_stride) {
+      const int32_t* wb = (const int32_t*)(const void*)pw;
+      const int16_t* wt = (const int16_t*)(const void*)(pw + 128);
+      int8_t xb[9][16];
+      for (size_t t = 0; t < 9; t++)
+        for (size_t k = 0; k < 16; k++) xb[t][k] = k < rem ? in[t][full + k] : 0;
+      __m256i u0a, u0b, u1a, u1b, u2a, u2b;
+      { const __m128i x0 = _mm_loadu_si128((const __m128i*)(const void*)(xb[0]));
+        const __m128i x1 = _mm_loadu_si128((const __m128i*)(const void*)(xb[3]));
+        u0a = _mm256_cvtepi8_epi16(_mm_unpacklo_epi8(x0, x1));
+        u0b = _mm256_cvtepi8_epi16(_mm_unpackhi_epi8(x0, x1)); }
+      { const __m128i x0 = _mm_loadu_si128((const __m128i*)(const void*)(xb[1]));
+        const __m128i x1 = _mm_loadu_si128((const __m128i*)(const void*)(xb[4]));
+        u1a = _mm256_cvtepi8_epi16(_mm_unpacklo_epi8(x0, x1));
+        u1b = _mm256_cvtepi8_epi16(_mm_unpackhi_epi8(x0, x1)); }
+      { const __m128i x0 = _mm_loadu_si128((const __m128i*)(const void*)(xb[2]));
+        const __m128i x1 = _mm_loadu_si128((const __m128i*)(const void*)(xb[5]));
+        u2a = _mm256_cvtepi8_epi16(_mm_unpacklo_epi8(x0, x1));
+        u2b = _mm256_cvtepi8_epi16(_mm_unpackhi_epi8(x0, x1)); }
+      __m256i acc0_0 = _mm256_loadu_si256((const __m256i*)(wb + 0));
+      __m256i acc0_1 = _mm256_loadu_si256((const __m256i*)(wb + 8));
+      acc0_0 = _mm256_add_epi32(acc0_0, _mm256_madd_epi16(u0a, _mm256_loadu_si256((const __m256i*)(const void*)(wt + 0))));
+      acc0_1 = _mm256_add_epi32(acc0_1, _mm256_madd_epi16(u0b, _mm256_loadu_si256((const __m256i*)(const void*)(wt + 0 + 16))));
+      acc0_0 = _mm256_add_epi32(acc0_0, _mm256_madd_epi16(_mm256_cvtepi8_epi32(_mm_loadl_epi64((const __m128i*)(const void*)(xb[6]))), _mm256_loadu_si256((const __m256i*)(const void*)(wt + 0 + 32))));
+      acc0_1 = _mm256_add_epi32(acc0_1, _mm256_madd_epi16(_mm256_cvtepi8_epi32(_mm_loadl_epi64((const __m128i*)(const void*)(xb[6] + 8))), _mm256_loadu_si256((const __m256i*)(const void*)(wt + 0 + 48))));
+      acc0_0 = _mm256_add_epi32(acc0_0, _mm256_madd_epi16(u1a, _mm256_loadu_si256((const __m256i*)(const void*)(wt + 64))));
+      acc0_1 = _mm256_add_epi32(acc0_1, _mm256_madd_epi16(u1b, _mm256_loadu_si256((const __m256i*)(const void*)(wt + 64 + 16))));
+      acc0_0 = _mm256_add_epi32(acc0_0, _mm256_madd_epi16(_mm256_cvtepi8_epi32(_mm_loadl_epi64((const __m128i*)(const void*)(xb[7]))), _mm256_loadu_si256((const __m256i*)(const void*)(wt + 64 + 32))));
+      acc0_1 = _mm256_add_epi32(acc0_1, _mm256_madd_epi16(_mm256_cvtepi8_epi32(_mm_loadl_epi64((const __m128i*)(const void*)(xb[7] + 8))), _mm256_loadu_si256((const __m256i*)(const void*)(wt + 64 + 48))));
+      acc0_0 = _mm256_add_epi32(acc0_0, _mm256_madd_epi16(u2a, _mm256_loadu_si256((const __m256i*)(const void*)(wt + 128))));
+      acc0_1 = _mm256_add_epi32(acc0_1, _mm256_madd_epi16(u2b, _mm256_loadu_si256((const __m256i*)(const void*)(wt + 128 + 16))));
+      acc0_0 = _mm256_add_epi32(acc0_0, _mm256_madd_epi16(_mm256_cvtepi8_epi32(_mm_loadl_epi64((const __m128i*)(const void*)(xb[8]))), _mm256_loadu_si256((const __m256i*)(const void*)(wt + 128 + 32))));
+      acc0_1 = _mm256_add_epi32(acc0_1, _mm256_madd_epi16(_mm256_cvtepi8_epi32(_mm_loadl_epi64((const __m128i*)(const void*)(xb[8] + 8))), _mm256_loadu_si256((const __m256i*)(const void*)(wt + 128 + 48))));
+      const float* mp = (const float*)(const void*)((const char*)(pw) + 64);
+      const __m256 mq0 = _mm256_loadu_ps(mp + 0);
+      const __m256 mq1 = _mm256_loadu_ps(mp + 8);
+      const __m256i q0_0 = _mm256_add_epi32(_mm256_cvtps_epi32(_mm256_min_ps(_mm256_max_ps(_mm256_mul_ps(_mm256_cvtepi32_ps(acc0_0), mq0), qlo), qhi)), qzy);
+      const __m256i q0_1 = _mm256_add_epi32(_mm256_cvtps_epi32(_mm256_min_ps(_mm256_max_ps(_mm256_mul_ps(_mm256_cvtepi32_ps(acc0_1), mq1), qlo), qhi)), qzy);
+      int8_t ob[16];
+      { const __m256i h = _mm256_permute4x64_epi64(_mm256_packs_epi32(q0_0, q0_1), 0xD8);
+        _mm_storeu_si128((__m128i*)(ob + 0), _mm_packs_epi16(_mm256_castsi256_si128(h), _mm256_extracti128_si256(h, 1))); }
+      for (size_t j = 0; j < rem; j++) (out + full)[j] = ob[j];
+    }
+  }
+}
+
 static __attribute__((target("avx2,fma"))) void wrt_avx2_spmm_16(size_t mr, size_t n, const float* x, size_t x_stride, const int32_t* restrict nnz, const int32_t* restrict offs, const float* restrict w, float* y, size_t y_stride, const wrt_clamp* clamp) {
   const __m256i spread = _mm256_setr_epi32(0, 0, 1, 1, 2, 2, 3, 3);
   const __m256i pixmajor = _mm256_setr_epi32(0, 2, 4, 6, 1, 3, 5, 7);
@@ -6890,7 +6996,7 @@ const wrt_target wrt_target_avx2 = {
   .qigemm = wrt_avx2_qigemm_6x16,
   .qgemm_row = wrt_avx2_qgemm_1x16,
   .qpack = wrt_avx2_qpack_6,
-  .qdwconv = {{9, 16, 1, wrt_avx2_qdwconv_9_c16}, {25, 16, 1, wrt_avx2_qdwconv_25_c16}, {0, 16, 1, wrt_avx2_qdwconv_any_c16}},
+  .qdwconv = {{9, 16, 2, wrt_avx2_qdwconv_cols_9_c16}, {9, 16, 1, wrt_avx2_qdwconv_9_c16}, {25, 16, 1, wrt_avx2_qdwconv_25_c16}, {0, 16, 1, wrt_avx2_qdwconv_any_c16}},
   .qadd = wrt_avx2_qadd, .qadd_scalar = wrt_avx2_qadd_scalar,
   .spmm_mr = 16, .spmm_g = 2,
   .spmm_min_sparsity = 0.35f, .spmm_k_penalty = 4.0f, .spmv_min_sparsity = 0.3f,

@@ -201,6 +201,16 @@ def _dots(c: Code, u: str, wt: str) -> None:
         for v in range(4)))
 
 
+def _stride1_shift(c: Code) -> None:
+    """int shift: whether a 3x3 row is stride 1 (its pixels' columns 0 and 1 the columns 1 and 2 of the one before)."""
+    c("/* stride 1: every pixel's columns 0 and 1 are the row pointers of the pixel before's columns 1 and 2 */",
+      "int shift = 1;")
+    with c.block("for (size_t px = 1; px < width; px++)"):
+        c("const int8_t* const* a = in + (px - 1) * 9;")
+        c("shift &= (a[9] == a[1]) & (a[10] == a[2]) & (a[12] == a[4]) & (a[13] == a[5]) & (a[15] == a[7]) & "
+          "(a[16] == a[8]);")
+
+
 def _dot_epilogue(c: Code, d: QTile, dst: str, whole: bool) -> None:
     c(*_mults(d, "pw"))
     for v in range(d.nv):
@@ -223,12 +233,7 @@ def qdwconv_dot(ks: int) -> str:
            "const void* packed_w, int8_t* out, size_t out_stride, const wrt_qparams* p)")
     with c.block(d.fn(sig)):
         c(*_bounds(d), "const v128_t xm = wasm_i32x4_splat((int32_t)p->xmask);")
-        c("/* stride 1: every pixel's columns 0 and 1 are the row pointers of the pixel before's columns 1 and 2 */",
-          "int shift = 1;")
-        with c.block("for (size_t px = 1; px < width; px++)"):
-            c("const int8_t* const* a = in + (px - 1) * 9;")
-            c("shift &= (a[9] == a[1]) & (a[10] == a[2]) & (a[12] == a[4]) & (a[13] == a[5]) & (a[15] == a[7]) & "
-              "(a[16] == a[8]);")
+        _stride1_shift(c)
         c("const size_t full = channels & ~(size_t)15;", "const char* pw = (const char*)packed_w;")
         with c.block(f"for (size_t c0 = 0; c0 < full; c0 += 16, pw += {tile})"):
             c("const int32_t* wb = (const int32_t*)(const void*)pw;", "const int8_t* wt = (const int8_t*)(pw + 128);",
@@ -425,3 +430,84 @@ def _vnni_pixels(c: Code, ks: int) -> None:
             _vnni_tile(c, 256, ks, False)
         with c.block("else if (rem)"):
             _vnni_tile(c, 256, ks, True)
+
+
+# -- AVX2 3x3 by filter column: int16 pairs of rows, vpmaddwd ----------------------------------------------------------
+# A filter column's taps lie in three input rows at the same pixel. Rows 0 and 1 of 16 channels are interleaved by
+# bytes and widened into two vectors of 8 channels x 2 taps, each one vpmaddwd with the packed weight pairs; row 2 is
+# widened to int32 (its high half then multiplies a zero weight) for one more vpmaddwd per 8 channels. On a stride-1
+# row a pixel's first two columns are the last two of the pixel before, so the kernel runs each 16-channel tile along
+# the row and interleaves one new column per pixel (rows 0 and 1) instead of three. Packing (engine/qconv.c, entry kr
+# 2): per tile of 16 channels, 16 int32 biases, 16 float multipliers, then per column 64 int16 (channel j's taps
+# (0, kx), (1, kx) at 2j, its tap (2, kx) and a zero at 32 + 2j).
+COLS_KS = {"avx2": (9,)}
+
+
+def cols_ks(t: QTile) -> tuple[int, ...]:
+    return COLS_KS.get(t.name, ())
+
+
+def qdwconv_cols_name(t: QTile) -> str:
+    return f"wrt_{t.name}_qdwconv_cols_9_c16"
+
+
+def qdwconv_cols(t: QTile) -> str:
+    """The AVX2 3x3 kernel by filter column; channel tile 16 (a partial last tile through zeroed buffers)."""
+    d = dw_tile(t)
+    assert d.nr == 16 and t.name == "avx2"
+    c = Code()
+    sig = (f"void {qdwconv_cols_name(t)}(size_t channels, size_t width, size_t ks, const int8_t* const* in, "
+           "const void* packed_w, int8_t* out, size_t out_stride, const wrt_qparams* p)")
+
+    def pair(col: str, r0: str, r1: str) -> None:
+        c(f"{{ const __m128i x0 = _mm_loadu_si128((const __m128i*)(const void*)({r0}));",
+          f"  const __m128i x1 = _mm_loadu_si128((const __m128i*)(const void*)({r1}));",
+          f"  {col}a = _mm256_cvtepi8_epi16(_mm_unpacklo_epi8(x0, x1));",
+          f"  {col}b = _mm256_cvtepi8_epi16(_mm_unpackhi_epi8(x0, x1)); }}")
+
+    def taps(cols: list[str], row2: list[str]) -> None:
+        """acc0_0/acc0_1 += the three columns' products (pairs in cols, row 2 read at row2)."""
+        for kx, (col, r2) in enumerate(zip(cols, row2, strict=True)):
+            w = f"wt + {64 * kx}"
+            c(f"acc0_0 = _mm256_add_epi32(acc0_0, _mm256_madd_epi16({col}a, "
+              f"_mm256_loadu_si256((const __m256i*)(const void*)({w}))));",
+              f"acc0_1 = _mm256_add_epi32(acc0_1, _mm256_madd_epi16({col}b, "
+              f"_mm256_loadu_si256((const __m256i*)(const void*)({w} + 16))));",
+              f"acc0_0 = _mm256_add_epi32(acc0_0, _mm256_madd_epi16(_mm256_cvtepi8_epi32(_mm_loadl_epi64("
+              f"(const __m128i*)(const void*)({r2}))), _mm256_loadu_si256((const __m256i*)(const void*)({w} + 32))));",
+              f"acc0_1 = _mm256_add_epi32(acc0_1, _mm256_madd_epi16(_mm256_cvtepi8_epi32(_mm_loadl_epi64("
+              f"(const __m128i*)(const void*)({r2} + 8))), "
+              f"_mm256_loadu_si256((const __m256i*)(const void*)({w} + 48))));")
+
+    with c.block(d.fn(sig)):
+        c("(void)ks;", *_bounds(d))
+        _stride1_shift(c)
+        c("const size_t full = channels & ~(size_t)15;", "const char* pw = (const char*)packed_w;")
+        with c.block("for (size_t c0 = 0; c0 < full; c0 += 16, pw += 512)"):
+            c("const int32_t* wb = (const int32_t*)(const void*)pw;",
+              "const int16_t* wt = (const int16_t*)(const void*)(pw + 128);",
+              "__m256i u0a = _mm256_setzero_si256(), u0b = u0a, u1a = u0a, u1b = u0a, u2a, u2b;",
+              "const int8_t* const* ip = in;", "int8_t* op = out + c0;")
+            with c.block("for (size_t px = 0; px < width; px++, ip += 9, op += out_stride)"):
+                with c.block("if (px == 0 || !shift)"):
+                    pair("u0", "ip[0] + c0", "ip[3] + c0")
+                    pair("u1", "ip[1] + c0", "ip[4] + c0")
+                pair("u2", "ip[2] + c0", "ip[5] + c0")
+                c(*_acc_init(d))
+                taps(["u0", "u1", "u2"], [f"ip[{6 + kx}] + c0" for kx in range(3)])
+                _dot_epilogue(c, d, "op", True)
+                c("u0a = u1a, u0b = u1b, u1a = u2a, u1b = u2b;")
+        with c.block("if (full < channels)"):  # the partial tile: each pixel's 9 rows through a zeroed buffer
+            c("const size_t rem = channels - full;")
+            with c.block("for (size_t px = 0; px < width; px++, in += 9, out += out_stride)"):
+                c("const int32_t* wb = (const int32_t*)(const void*)pw;",
+                  "const int16_t* wt = (const int16_t*)(const void*)(pw + 128);", "int8_t xb[9][16];",
+                  "for (size_t t = 0; t < 9; t++)",
+                  "  for (size_t k = 0; k < 16; k++) xb[t][k] = k < rem ? in[t][full + k] : 0;",
+                  "__m256i u0a, u0b, u1a, u1b, u2a, u2b;")
+                for kx in range(3):
+                    pair(f"u{kx}", f"xb[{kx}]", f"xb[{3 + kx}]")
+                c(*_acc_init(d))
+                taps(["u0", "u1", "u2"], [f"xb[{6 + kx}]" for kx in range(3)])
+                _dot_epilogue(c, d, "(out + full)", False)
+    return c.text()
