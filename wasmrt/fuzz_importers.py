@@ -143,7 +143,8 @@ def worker(target: str, seconds: float | None, runs: int | None, corpus: Path, f
         pool += [p.read_bytes() for p in sorted(seed_dir.iterdir()) if p.is_file()]
     _cap_memory(target)
     signal.signal(signal.SIGPROF, _on_alarm)
-    flight = os.open(in_flight(findings, target), os.O_WRONLY | os.O_CREAT, 0o644)
+    flight = in_flight(findings, target)
+    staging = flight.with_name(".next-" + flight.name)
     rng = random.Random(seed)
     seen: set[str] = set()
     classes: set[str] = set()
@@ -161,8 +162,8 @@ def worker(target: str, seconds: float | None, runs: int | None, corpus: Path, f
         mutated = bool(pool) and rng.random() < 0.35
         data = mutate(rng.choice(pool), rng) if mutated else gen(rng.getrandbits(48), rng.choice((0.03, 0.08, 0.2)))
         exc: BaseException | None = None
-        os.ftruncate(flight, 0)
-        os.pwrite(flight, data, 0)
+        staging.write_bytes(data)
+        os.replace(staging, flight)  # atomic: a signal at any point leaves one whole input there
         start = time.process_time()
         signal.setitimer(signal.ITIMER_PROF, TIMEOUT_S)
         try:
