@@ -508,6 +508,24 @@ def qpack_name(t: QTile) -> str:
     return f"wrt_{t.name}_qpack_{t.mr}"
 
 
+def _staged_rows(n: int) -> list[str]:
+    """r[0..n-1]: the qpack's row pointers, rows past mr copies of the last."""
+    return [f"const int8_t* r[{n}] = {{{', '.join(['a'] * n)}}};",
+            f"for (size_t i = 1; i < {n}; i++) r[i] = i < mr ? r[i - 1] + a_stride : r[i - 1];"]
+
+
+def _transpose4(v: list[str]) -> tuple[list[str], list[str]]:
+    """A 4 x 4 transpose of the int32 lanes of wasm vectors v: the lines declaring t0..t3, and the 4 output vectors
+    (output g holds lane g of each of v, in order)."""
+    lines = [f"const v128_t t0 = wasm_i32x4_shuffle({v[0]}, {v[1]}, 0, 4, 1, 5);",
+             f"const v128_t t1 = wasm_i32x4_shuffle({v[2]}, {v[3]}, 0, 4, 1, 5);",
+             f"const v128_t t2 = wasm_i32x4_shuffle({v[0]}, {v[1]}, 2, 6, 3, 7);",
+             f"const v128_t t3 = wasm_i32x4_shuffle({v[2]}, {v[3]}, 2, 6, 3, 7);"]
+    outs = [f"wasm_i32x4_shuffle({a}, {b}, {lanes})" for a, b in (("t0", "t1"), ("t2", "t3"))
+            for lanes in ("0, 1, 4, 5", "2, 3, 6, 7")]
+    return lines, outs
+
+
 def qwiden(t: QTile) -> str:
     """The qpack of a16 targets: MR rows of kc bytes (rows past mr copy the last) widened to int16 and interleaved
     by k pairs: group g (4 * MR int16) holds row i's elements 2g, 2g + 1 at 2i, a zero after an odd kc; xmask unused.
@@ -516,23 +534,16 @@ def qwiden(t: QTile) -> str:
     assert t.mr == 4
     c = Code()
     with c.block(_qpack_sig(t)):
-        c("(void)xmask;", "const int8_t* r[4] = {a, a, a, a};",
-          "for (size_t i = 1; i < 4; i++) r[i] = i < mr ? r[i - 1] + a_stride : r[i - 1];",
-          "int16_t* o = (int16_t*)(void*)out;", "size_t k = 0;")
+        c("(void)xmask;", *_staged_rows(4), "int16_t* o = (int16_t*)(void*)out;", "size_t k = 0;")
         with c.block("for (; k + 16 <= kc; k += 16, o += 64)"):
             for i in range(4):
                 c(f"const v128_t v{i} = wasm_v128_load(r[{i}] + k);",
                   f"const v128_t l{i} = wasm_i16x8_extend_low_i8x16(v{i});",
                   f"const v128_t h{i} = wasm_i16x8_extend_high_i8x16(v{i});")
             for half, v in ((0, "l"), (32, "h")):
-                c(f"{{ const v128_t t0 = wasm_i32x4_shuffle({v}0, {v}1, 0, 4, 1, 5);",
-                  f"  const v128_t t1 = wasm_i32x4_shuffle({v}2, {v}3, 0, 4, 1, 5);",
-                  f"  const v128_t t2 = wasm_i32x4_shuffle({v}0, {v}1, 2, 6, 3, 7);",
-                  f"  const v128_t t3 = wasm_i32x4_shuffle({v}2, {v}3, 2, 6, 3, 7);",
-                  f"  wasm_v128_store(o + {half}, wasm_i32x4_shuffle(t0, t1, 0, 1, 4, 5));",
-                  f"  wasm_v128_store(o + {half + 8}, wasm_i32x4_shuffle(t0, t1, 2, 3, 6, 7));",
-                  f"  wasm_v128_store(o + {half + 16}, wasm_i32x4_shuffle(t2, t3, 0, 1, 4, 5));",
-                  f"  wasm_v128_store(o + {half + 24}, wasm_i32x4_shuffle(t2, t3, 2, 3, 6, 7)); }}")
+                lines, outs = _transpose4([f"{v}{i}" for i in range(4)])
+                body = [*lines, *(f"wasm_v128_store(o + {half + 8 * g}, {x});" for g, x in enumerate(outs))]
+                c("{ " + body[0], *("  " + ln for ln in body[1:-1]), "  " + body[-1] + " }")
         with c.block("for (; k < kc; k += 2, o += 8)"):  # pairs left, by elements (never read past a row)
             c("for (size_t i = 0; i < 4; i++) o[2 * i] = r[i][k], o[2 * i + 1] = k + 1 < kc ? r[i][k + 1] : 0;")
     return c.text()
@@ -550,9 +561,7 @@ def qpack_avx2(t: QTile) -> str:
     assert t.mr == 6
     c = Code()
     with c.block(_qpack_sig(t)):
-        c("(void)xmask;", "const int8_t* r[6] = {a, a, a, a, a, a};",
-          "for (size_t i = 1; i < 6; i++) r[i] = i < mr ? r[i - 1] + a_stride : r[i - 1];",
-          "int32_t* o = (int32_t*)(void*)out;", "size_t k = 0;")
+        c("(void)xmask;", *_staged_rows(6), "int32_t* o = (int32_t*)(void*)out;", "size_t k = 0;")
         with c.block("for (; k + 8 <= kc; k += 8, o += 24)"):
             c(*(f"const __m128i v{i} = _mm_cvtepi8_epi16(_mm_loadl_epi64((const __m128i*)(const void*)(r[{i}] + k)));"
                 for i in range(6)),
@@ -579,19 +588,12 @@ def qpack_dot(t: QTile) -> str:
     assert t.mr == 4
     c = Code()
     with c.block(_qpack_sig(t)):
-        c("const int8_t* r[4] = {a, a, a, a};",
-          "for (size_t i = 1; i < 4; i++) r[i] = i < mr ? r[i - 1] + a_stride : r[i - 1];",
-          "const v128_t xm = wasm_i32x4_splat((int32_t)xmask);", "size_t k = 0;")
+        c(*_staged_rows(4), "const v128_t xm = wasm_i32x4_splat((int32_t)xmask);", "size_t k = 0;")
         with c.block("for (; k + 16 <= kc; k += 16, out += 64)"):
-            c(*(f"const v128_t v{i} = wasm_v128_load(r[{i}] + k);" for i in range(4)),
-              "const v128_t t0 = wasm_i32x4_shuffle(v0, v1, 0, 4, 1, 5);",
-              "const v128_t t1 = wasm_i32x4_shuffle(v2, v3, 0, 4, 1, 5);",
-              "const v128_t t2 = wasm_i32x4_shuffle(v0, v1, 2, 6, 3, 7);",
-              "const v128_t t3 = wasm_i32x4_shuffle(v2, v3, 2, 6, 3, 7);",
-              "wasm_v128_store(out, wasm_v128_xor(wasm_i32x4_shuffle(t0, t1, 0, 1, 4, 5), xm));",
-              "wasm_v128_store(out + 16, wasm_v128_xor(wasm_i32x4_shuffle(t0, t1, 2, 3, 6, 7), xm));",
-              "wasm_v128_store(out + 32, wasm_v128_xor(wasm_i32x4_shuffle(t2, t3, 0, 1, 4, 5), xm));",
-              "wasm_v128_store(out + 48, wasm_v128_xor(wasm_i32x4_shuffle(t2, t3, 2, 3, 6, 7), xm));")
+            lines, outs = _transpose4([f"v{i}" for i in range(4)])
+            c(*(f"const v128_t v{i} = wasm_v128_load(r[{i}] + k);" for i in range(4)), *lines,
+              *(f"wasm_v128_store(out{f' + {16 * g}' if g else ''}, wasm_v128_xor({x}, xm));"
+                for g, x in enumerate(outs)))
         with c.block("for (; k + 4 <= kc; k += 4, out += 16)"):  # whole groups left: a word of each row
             c("v128_t g = wasm_v128_load32_zero(r[0] + k);", "g = wasm_v128_load32_lane(r[1] + k, g, 1);",
               "g = wasm_v128_load32_lane(r[2] + k, g, 2);", "g = wasm_v128_load32_lane(r[3] + k, g, 3);",
