@@ -31,26 +31,30 @@ MAX_SWEEPS = 24
 
 def patches(x: np.ndarray, op: str, w_shape: tuple[int, ...], a: dict, rows: np.ndarray | None) -> np.ndarray:
     """The input of a CONV_2D (im2col) or FULLY_CONNECTED at the given flat output positions (all if None), per
-    group: [G, M, KH*KW*Cg] float64, K ordered as the weights [Cout, KH, KW, Cg] are."""
+    group and transposed: [G, KH*KW*Cg, M] float64, K ordered as the weights [Cout, KH, KW, Cg] are. Positions are
+    the last axis so that each group's K x M matrix is contiguous for the products of Statistics.add (a [G, M, K]
+    layout needs a transposing copy per sample, which cost more than the products on depthwise layers)."""
     x = np.asarray(x, np.float64)
     if op == "FULLY_CONNECTED":
         p = x.reshape(-1, w_shape[-1])
-        return (p if rows is None else p[rows])[None]
+        return (p if rows is None else p[rows]).T[None]
     (sh, sw), (dh, dw), (pt, pl, pb, pr) = a["strides"], a["dilations"], a["pads"]
     g = int(a["groups"])
     _, kh, kw, cg = w_shape
-    n, h, wd, _ = x.shape
+    n, h, wd, c = x.shape
     oh, ow = shapes.conv_out(h, kh, sh, dh, pt, pb), shapes.conv_out(wd, kw, sw, dw, pl, pr)
-    xp = np.zeros((n, h + pt + pb, wd + pl + pr, x.shape[3]))
-    xp[:, pt:pt + h, pl:pl + wd] = x
+    hp, wp = h + pt + pb, wd + pl + pr
+    xp = np.zeros((c, n, hp, wp))  # channels first: the gather below then yields [C, KH, KW, M], contiguous
+    xp[:, :, pt:pt + h, pl:pl + wd] = x.transpose(3, 0, 1, 2)
     flat = np.arange(n * oh * ow) if rows is None else rows
     b, r = np.divmod(flat, oh * ow)
     oy, ox = np.divmod(r, ow)
-    iy = oy[:, None, None] * sh + np.arange(kh)[None, :, None] * dh
-    ix = ox[:, None, None] * sw + np.arange(kw)[None, None, :] * dw
-    p = xp[b[:, None, None], iy, ix]  # [M, KH, KW, C]
+    iy = oy[None, None, :] * sh + np.arange(kh)[:, None, None] * dh
+    ix = ox[None, None, :] * sw + np.arange(kw)[None, :, None] * dw
+    p = np.take(xp.reshape(c, -1), (b * hp + iy) * wp + ix, axis=1)  # [C, KH, KW, M]
     m = len(flat)
-    return p.reshape(m, kh * kw, g, cg).transpose(2, 0, 1, 3).reshape(g, m, kh * kw * cg)
+    p = p.reshape(g, cg, kh * kw, m)
+    return p.reshape(g, cg * kh * kw, m) if cg == 1 else p.transpose(0, 2, 1, 3).reshape(g, kh * kw * cg, m)
 
 
 def output_positions(x_shape: tuple[int, ...], op: str, w_shape: tuple[int, ...], a: dict) -> int:
@@ -83,19 +87,19 @@ class Statistics:
     def add(self, xq: np.ndarray, xf: np.ndarray) -> None:
         total = output_positions(xq.shape, self.op, self.w_shape, self.attrs)
         rows = None if total <= ROWS_PER_SAMPLE else np.sort(self.rng.choice(total, ROWS_PER_SAMPLE, replace=False))
-        pq, pf = (patches(v, self.op, self.w_shape, self.attrs, rows) for v in (xq, xf))
-        pqt = np.ascontiguousarray(pq.transpose(0, 2, 1))  # BLAS only takes contiguous operands
+        pq, pf = (patches(v, self.op, self.w_shape, self.attrs, rows) for v in (xq, xf))  # [G, K, M]
+        tq, tf = pq.transpose(0, 2, 1), pf.transpose(0, 2, 1)  # views: BLAS reads them as column-major
         if pq.shape[0] == 1:
-            gram, cross = (pqt[0] @ pq[0])[None], (pqt[0] @ pf[0])[None]
+            gram, cross = (pq[0] @ tq[0])[None], (pq[0] @ tf[0])[None]
         else:
-            gram, cross = pqt @ pq, pqt @ pf
-        sums = (pq.sum(1), pf.sum(1), gram, cross)
+            gram, cross = pq @ tq, pq @ tf
+        sums = (pq.sum(2), pf.sum(2), gram, cross)
         if self.sq is None:
             self.sq, self.sf, self.gram, self.cross = sums
         else:
             self.sq, self.sf, self.gram, self.cross = (a + b for a, b in zip(
                 (self.sq, self.sf, self.gram, self.cross), sums, strict=True))
-        self.count += pq.shape[1]
+        self.count += pq.shape[2]
 
     def centered(self) -> tuple[np.ndarray, np.ndarray]:
         n = max(self.count, 1)
