@@ -1,7 +1,7 @@
 """What a person sees on the demo pages in headless Chromium: no failed request and no console error or warning on
 any page; one source button highlighted at a time; the status line names the engine build in words; the landmark
 task draws no mesh on a photo without a face (and does on one with a face); the speed page says MobileNetV2 has
-random weights."""
+random weights; a try-on that cannot start says why, also after a source is clicked."""
 
 from __future__ import annotations
 
@@ -76,3 +76,9 @@ def test_landmark_mesh_only_where_there_is_a_face(pages: dict) -> None:
 def test_speed_page_says_random_weights(pages: dict) -> None:
     models = pages["speed"]["models"]
     assert "mobilenet_v2" in models and "random weights" in models, models
+
+
+def test_tryon_that_cannot_start_names_the_cause(pages: dict) -> None:
+    failed = pages["tryonFailed"]
+    assert failed["status"] == "stopped by the error below", failed
+    assert 'unknown variant "bogus"' in failed["error"] and "TypeError" not in failed["error"], failed

@@ -37,6 +37,7 @@ const ops = {
 
 self.onmessage = async ({ data: { id, op, args } }) => {
   try {
+    if (op !== "init" && !mesh) throw new Error(`${op}: the face models are not loaded (init has not succeeded)`);
     let result = await ops[op](args ?? {}), transfer = [];
     if (op === "frame") [result, transfer] = result;
     self.postMessage({ id, ok: true, result }, transfer);

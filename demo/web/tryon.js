@@ -198,6 +198,7 @@ function showError(e) {
   el.hidden = false;
   el.textContent = String(e?.message ?? e);
   $("status").dataset.state = "error";
+  $("status").textContent = "stopped by the error below";
 }
 
 // -- controls --------------------------------------------------------------------------------------------------
@@ -220,7 +221,10 @@ function buildControls() {
   };
   $("show-mesh").onchange = (e) => { state.showMesh = e.target.checked; };
   $("tracking").onchange = (e) => call("tracking", { on: e.target.checked });
-  for (const b of document.querySelectorAll("#sources button")) b.onclick = () => setSource(b.dataset.source).catch(showError);
+  // a source clicked while the models load waits for them; if they failed, the click shows that failure again
+  for (const b of document.querySelectorAll("#sources button")) {
+    b.onclick = () => ready.then(() => setSource(b.dataset.source)).catch(showError);
+  }
   $("variant").value = params.get("variant") ?? "auto";
   $("variant").onchange = (e) => { params.set("variant", e.target.value); location.search = params.toString(); };
   $("refine").checked = params.get("refine") === "1";

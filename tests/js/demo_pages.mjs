@@ -56,6 +56,17 @@ try {
   await page.screenshot({ path: `${cfg.artifacts}/demo-tryon.png` });
   await page.close();
 
+  // the try-on when its engine cannot start (a variant that does not exist), and a source clicked after that: the
+  // page names the cause and keeps naming it
+  page = await open("tryonFailed", "/demo/web/tryon.html?variant=bogus&source=astronaut",
+    () => document.getElementById("status").dataset.state === "error");
+  await page.click('#sources button[data-source="astronaut"]');
+  await page.waitForTimeout(500);
+  results.tryonFailed.status = await page.evaluate(() => document.getElementById("status").textContent);
+  results.tryonFailed.error = await page.evaluate(() => document.getElementById("error").textContent);
+  await page.screenshot({ path: `${cfg.artifacts}/demo-tryon-failed.png` });
+  await page.close();
+
   // the speed page, loaded (not run)
   page = await open("speed", "/demo/web/speed.html", () => document.querySelectorAll("#models input").length > 0);
   results.speed.models = await page.evaluate(() => document.getElementById("models").textContent);
