@@ -31,6 +31,7 @@ class Isa:
     dw_px: int = 4                          # depthwise output pixels per step (independent accumulator chains)
     dw_unroll: bool = True                  # unroll the taps of the 3x3/5x5 depthwise entries
     unroll: int = 2                         # vectors per main-loop step of element-wise/pool kernels
+    gemm_prefetch: int = 0                  # GEMM: packed weights asked for this many floats ahead (0: none)
     tail: str = "halving"                   # partial store: "none" (VL 1), "mask" (AVX-512), "halving"
     notes: tuple[str, ...] = field(default_factory=tuple)
 
@@ -222,6 +223,7 @@ AVX2 = Isa(
 AVX512 = Isa(
     name="avx512", vl=16, vtype="__m512", includes=("immintrin.h",), tail="mask",
     attr='__attribute__((target("avx512f,avx512bw,avx512vl,avx2,fma")))', gemm_tile=(8, 32), dw_ct=32,
+    gemm_prefetch=1024,
     ops={
         "zero": "_mm512_setzero_ps()", "dup": "_mm512_set1_ps({0})", "load": "_mm512_loadu_ps({0})",
         "loaddup": "_mm512_set1_ps(*({0}))", "store": "_mm512_storeu_ps({0}, {1})",

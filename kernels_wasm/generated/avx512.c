@@ -68,6 +68,8 @@ static __attribute__((target("avx512f,avx512bw,avx512vl,avx2,fma"))) void wrt_av
       for (size_t k = kc; k != 0; k--) {
         const __m512 w0 = _mm512_loadu_ps(w + 0);
         const __m512 w1 = _mm512_loadu_ps(w + 16);
+        __builtin_prefetch(w + 1024, 0, 3);
+        __builtin_prefetch(w + 1040, 0, 3);
         w += 32;
         const __m512 x0 = _mm512_set1_ps(*(a0));
         a0 += 1;
@@ -209,6 +211,8 @@ static __attribute__((target("avx512f,avx512bw,avx512vl,avx2,fma"))) void wrt_av
     for (size_t k = kc; k != 0; k--) {
       const __m512 w0 = _mm512_loadu_ps(w + 0);
       const __m512 w1 = _mm512_loadu_ps(w + 16);
+      __builtin_prefetch(w + 1024, 0, 3);
+      __builtin_prefetch(w + 1040, 0, 3);
       w += 32;
       const __m512 x0 = _mm512_set1_ps(*(a0));
       a0 += 1;
@@ -260,6 +264,8 @@ static __attribute__((target("avx512f,avx512bw,avx512vl,avx2,fma"))) void wrt_av
     for (size_t k = kc; k != 0; k--) {
       const __m512 w0 = _mm512_loadu_ps(w + 0);
       const __m512 w1 = _mm512_loadu_ps(w + 16);
+      __builtin_prefetch(w + 1024, 0, 3);
+      __builtin_prefetch(w + 1040, 0, 3);
       w += 32;
       const __m512 x0 = _mm512_set1_ps(*(a0));
       a0 += 1;
@@ -379,6 +385,8 @@ static __attribute__((target("avx512f,avx512bw,avx512vl,avx2,fma"))) void wrt_av
   for (size_t k = kc; k != 0; k--) {
     const __m512 w0 = _mm512_loadu_ps(w + 0);
     const __m512 w1 = _mm512_loadu_ps(w + 16);
+    __builtin_prefetch(w + 1024, 0, 3);
+    __builtin_prefetch(w + 1040, 0, 3);
     w += 32;
     const __m512 x0 = _mm512_set1_ps(*(a0));
     a0 += 1;
@@ -834,6 +842,7 @@ static __attribute__((target("avx512f,avx512bw,avx512vl,avx2,fma"))) void wrt_av
     w += 16;
     for (size_t k = kc; k != 0; k--) {
       const __m512 w0 = _mm512_loadu_ps(w + 0);
+      __builtin_prefetch(w + 1024, 0, 3);
       w += 16;
       const __m512 x0 = _mm512_set1_ps(*(a0));
       a0 += 1;
@@ -876,6 +885,7 @@ static __attribute__((target("avx512f,avx512bw,avx512vl,avx2,fma"))) void wrt_av
     w += 16;
     for (size_t k = kc; k != 0; k--) {
       const __m512 w0 = _mm512_loadu_ps(w + 0);
+      __builtin_prefetch(w + 1024, 0, 3);
       w += 16;
       const __m512 x0 = _mm512_set1_ps(*(a0));
       a0 += 1;
@@ -970,6 +980,7 @@ static __attribute__((target("avx512f,avx512bw,avx512vl,avx2,fma"))) void wrt_av
   w += 16;
   for (size_t k = kc; k != 0; k--) {
     const __m512 w0 = _mm512_loadu_ps(w + 0);
+    __builtin_prefetch(w + 1024, 0, 3);
     w += 16;
     const __m512 x0 = _mm512_set1_ps(*(a0));
     a0 += 1;
