@@ -206,7 +206,7 @@ WASM_RELAXED = Isa(
 
 AVX2 = Isa(
     name="avx2", vl=8, vtype="__m256", includes=("immintrin.h",), attr='__attribute__((target("avx2,fma")))',
-    gemm_tile=(6, 16), dw_ct=16,
+    gemm_tile=(6, 16), dw_ct=16, gemm_prefetch=1024,
     ops={
         "zero": "_mm256_setzero_ps()", "dup": "_mm256_set1_ps({0})", "load": "_mm256_loadu_ps({0})",
         "loaddup": "_mm256_broadcast_ss({0})", "store": "_mm256_storeu_ps({0}, {1})",

@@ -59,6 +59,8 @@ static __attribute__((target("avx2,fma"))) void wrt_avx2_gemm_6x16(size_t mr, si
       for (size_t k = kc; k != 0; k--) {
         const __m256 w0 = _mm256_loadu_ps(w + 0);
         const __m256 w1 = _mm256_loadu_ps(w + 8);
+        __builtin_prefetch(w + 1024, 0, 3);
+        __builtin_prefetch(w + 1032, 0, 3);
         w += 16;
         const __m256 x0 = _mm256_broadcast_ss(a0);
         a0 += 1;
@@ -206,6 +208,8 @@ static __attribute__((target("avx2,fma"))) void wrt_avx2_gemm_6x16(size_t mr, si
     for (size_t k = kc; k != 0; k--) {
       const __m256 w0 = _mm256_loadu_ps(w + 0);
       const __m256 w1 = _mm256_loadu_ps(w + 8);
+      __builtin_prefetch(w + 1024, 0, 3);
+      __builtin_prefetch(w + 1032, 0, 3);
       w += 16;
       const __m256 x0 = _mm256_broadcast_ss(a0);
       a0 += 1;
@@ -257,6 +261,8 @@ static __attribute__((target("avx2,fma"))) void wrt_avx2_gemm_6x16(size_t mr, si
     for (size_t k = kc; k != 0; k--) {
       const __m256 w0 = _mm256_loadu_ps(w + 0);
       const __m256 w1 = _mm256_loadu_ps(w + 8);
+      __builtin_prefetch(w + 1024, 0, 3);
+      __builtin_prefetch(w + 1032, 0, 3);
       w += 16;
       const __m256 x0 = _mm256_broadcast_ss(a0);
       a0 += 1;
@@ -367,6 +373,8 @@ static __attribute__((target("avx2,fma"))) void wrt_avx2_gemm_6x16(size_t mr, si
   for (size_t k = kc; k != 0; k--) {
     const __m256 w0 = _mm256_loadu_ps(w + 0);
     const __m256 w1 = _mm256_loadu_ps(w + 8);
+    __builtin_prefetch(w + 1024, 0, 3);
+    __builtin_prefetch(w + 1032, 0, 3);
     w += 16;
     const __m256 x0 = _mm256_broadcast_ss(a0);
     a0 += 1;
@@ -804,6 +812,7 @@ static __attribute__((target("avx2,fma"))) void wrt_avx2_gemm_12x8(size_t mr, si
     w += 8;
     for (size_t k = kc; k != 0; k--) {
       const __m256 w0 = _mm256_loadu_ps(w + 0);
+      __builtin_prefetch(w + 1024, 0, 3);
       w += 8;
       const __m256 x0 = _mm256_broadcast_ss(a0);
       a0 += 1;
@@ -862,6 +871,7 @@ static __attribute__((target("avx2,fma"))) void wrt_avx2_gemm_12x8(size_t mr, si
     w += 8;
     for (size_t k = kc; k != 0; k--) {
       const __m256 w0 = _mm256_loadu_ps(w + 0);
+      __builtin_prefetch(w + 1024, 0, 3);
       w += 8;
       const __m256 x0 = _mm256_broadcast_ss(a0);
       a0 += 1;
@@ -1034,6 +1044,7 @@ static __attribute__((target("avx2,fma"))) void wrt_avx2_gemm_12x8(size_t mr, si
   w += 8;
   for (size_t k = kc; k != 0; k--) {
     const __m256 w0 = _mm256_loadu_ps(w + 0);
+    __builtin_prefetch(w + 1024, 0, 3);
     w += 8;
     const __m256 x0 = _mm256_broadcast_ss(a0);
     a0 += 1;

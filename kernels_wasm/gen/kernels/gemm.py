@@ -84,9 +84,10 @@ def _gemm_rows(c: Code, isa: Isa, mr: int, nv: int, full: bool = False) -> None:
         _row_ptrs(c, mr)
     _init_acc(c, isa, mr, nv)
     # A model's weights do not stay in cache from run to run, and the panel of a late layer (7x7 map, 49 rows) is
-    # reused by few row tiles, so the first tile would wait on memory at every k step: AVX-512 asks 4 KB ahead
-    # (MobileNetV2 natively on Zen 5: its 7x7 layers 186-205 -> 222-237 GFLOP/s, the model 2-3% faster; 8 KB ahead
-    # the same, 2 KB slower; in the one-row kernel, where the classifier's weights stream, no gain).
+    # reused by few row tiles, so the first tile would wait on memory at every k step: the x86 kernels ask 4 KB
+    # ahead (MobileNetV2 natively on Zen 5: AVX-512's 7x7 layers 186-205 -> 222-237 GFLOP/s, the model 2-3% faster,
+    # AVX2 4%; 8 KB ahead the same, 2 KB slower; in the one-row kernel, where the classifier's weights stream, no
+    # gain).
     with c.block("for (size_t k = kc; k != 0; k--)"):
         _k_step(c, isa, mr, nv, prefetch=True)
     _store_tile(c, isa, mr, nv)
