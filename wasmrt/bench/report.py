@@ -53,8 +53,9 @@ def rows_for(model: str, macs: int, host: str, results: dict[str, dict], outputs
             row.update(cpu_median_ms=float(np.median(cpu)),
                        pass_cpu_median_ms=[float(np.median(p)) for p in _passes(cpu, passes)])
         wait = r.get("wait_ms") or []
-        if len(wait) == times.size and times.size:  # runs on several threads: their waits for a core (/proc)
-            row.update(wait_median_ms=float(np.median(wait)), waits_over_1ms=int(sum(w > 1.0 for w in wait)))
+        if wait:  # runs on several threads: their waits for a core (/proc), around the timed or warm-up runs
+            row.update(wait_median_ms=float(np.median(wait)), waits_over_1ms=int(sum(w > 1.0 for w in wait)),
+                       wait_runs=len(wait), wait_of=r.get("wait_of", "timed"))
         tol = (ours_tolerance if row["ours"] else peer_tolerance)
         row["tolerance"] = TOLERANCE if tol is None else tol
         row["ok"] = bool(errs) and row["max_rel_err"] <= row["tolerance"] and len(errs) == len(outputs)
@@ -137,8 +138,10 @@ def scaling_table(rows: list[dict[str, Any]], threads: list[int]) -> str:
         for n in sorted(by_n)[1:]:
             q = [a / b if b > 0 else float("nan") for a, b in zip(one, by_n[n]["pass_median_ms"], strict=False)]
             r = by_n[n]
+            warm = " warm-up" if r.get("wait_of") == "warmup" else ""
             wait = (f"; the threads of its process waited for a core {r['wait_median_ms']:.2f} ms a run (median), "
-                    f"over 1 ms in {r['waits_over_1ms']} of {r['runs']} runs" if "wait_median_ms" in r else "")
+                    f"over 1 ms in {r['waits_over_1ms']} of {r.get('wait_runs', r['runs'])}{warm} runs"
+                    if "wait_median_ms" in r else "")
             cells.append(f"{n} threads {r['median_ms']:.2f} ms: x" + " ".join(f"{x:.2f}" for x in q)
                          + f" (spread {min(q):.2f}-{max(q):.2f}){wait}")
         lines.append(f"  {model}  {host}  {base}: 1 thread {by_n[1]['median_ms']:.2f} ms; " + "; ".join(cells))

@@ -99,6 +99,7 @@ try {
   await page.waitForFunction(() => typeof globalThis.runBench === "function", null, { timeout: 60000 });
   const pid = await rendererPid(page);
   await page.exposeFunction("wasmrtWaitMs", () => (pid ? waitMs(pid) : -1));
+  await page.exposeFunction("wasmrtProgress", (line) => { process.stderr.write(`@progress ${line}\n`); });
   result = await page.evaluate((j) => globalThis.runBench(j), job);
   result.host.version = context.browser()?.version() ?? "";
 } finally {

@@ -165,21 +165,27 @@ export async function runJob(job, libs, readBytes, progress = () => {}) {
   let engines = [];
   for (let p = 0; p < passes; p++) {
     engines = await loadEngines(job, libs, readBytes, inputs, results, p, progress);
+    // libs.waitMs: how long this process's threads waited for a core, for runs on several threads, read before
+    // the idle pause. Where it is a call to the driver (libs.waitsOf "warmup": Chromium), the browser and the driver
+    // go on working after each call, on the cores that a run on several threads needs: there it is read around the
+    // warm-up runs only, and nothing but the idle pause comes between two timed runs.
+    const waits = (e, timed) => libs.waitMs && !e.single && (libs.waitsOf === "warmup") !== timed;
     for (let w = 0; w < job.warmup; w++) {
       for (const e of engines) {
+        const wait = waits(e, false);
+        const w0 = wait ? await libs.waitMs() : 0;
         await gap();
         await e.run(inputs, job.outputs);
-        progress({ stage: "warmup", done: ++done, total });
+        if (wait) results[e.id].wait_ms.push((await libs.waitMs()) - w0);
+        await progress({ stage: "warmup", done: ++done, total });
       }
     }
-    // libs.cpuMs (Node): this thread's CPU time, which a loaded machine inflates far less than the wall clock;
-    // libs.waitMs: how long this process's threads waited for a core, for runs on several threads, read before
-    // the idle pause (in Chromium a call to the driver: nothing but the pause comes between it and the run)
+    // libs.cpuMs (Node): this thread's CPU time, which a loaded machine inflates far less than the wall clock
     for (let r = p * job.rounds; r < (p + 1) * job.rounds; r++) {
       for (let k = 0; k < engines.length; k++) {
         const e = engines[(k + r) % engines.length];
         const cpu = libs.cpuMs && e.single;
-        const wait = libs.waitMs && !e.single;
+        const wait = waits(e, true);
         const w0 = wait ? await libs.waitMs() : 0;
         await gap();
         const c0 = cpu ? await libs.cpuMs() : 0;
@@ -189,7 +195,7 @@ export async function runJob(job, libs, readBytes, progress = () => {}) {
         if (cpu) results[e.id].cpu_ms.push((await libs.cpuMs()) - c0);
         if (wait) results[e.id].wait_ms.push((await libs.waitMs()) - w0);
         results[e.id].times_ms.push(t1 - t0);
-        progress({ stage: "round", done: ++done, total });
+        await progress({ stage: "round", done: ++done, total });
       }
     }
     if (p < passes - 1) await releaseAll(engines);
@@ -197,7 +203,7 @@ export async function runJob(job, libs, readBytes, progress = () => {}) {
   if (job.profile_runs) {
     for (const e of engines) {
       if (!e.profile) continue;
-      progress({ stage: "profile", engine: e.id });
+      await progress({ stage: "profile", engine: e.id });
       try {
         results[e.id].profile = e.profile(inputs, job.profile_runs);
       } catch (err) {
@@ -218,7 +224,7 @@ async function loadEngines(job, libs, readBytes, inputs, results, p, progress) {
     const at = (i + p) % n;
     const spec = job.engines[at];
     if (results[spec.id]?.error) continue;
-    progress({ stage: "load", engine: spec.id });
+    await progress({ stage: "load", engine: spec.id });
     try {
       const e = await makeEngine(spec, libs, readBytes);
       const outputs = await e.run(inputs, job.outputs); // first run: also the output to cross-check
@@ -227,7 +233,7 @@ async function loadEngines(job, libs, readBytes, inputs, results, p, progress) {
       if (!results[spec.id]) {
         const info = { threads: spec.threads ?? 1, ...e.info };
         results[spec.id] = { load_ms: e.loadMs, info, outputs: outputs.map(b64), times_ms: [], cpu_ms: [],
-          wait_ms: [], passes: job.passes ?? 1 };
+          wait_ms: [], wait_of: libs.waitsOf ?? "timed", passes: job.passes ?? 1 };
       }
       made[at] = e;
     } catch (err) {

@@ -61,8 +61,17 @@ globalThis.runBench = async (job) => {
   // the driver's count of how long this renderer's threads waited for a core (/proc), when it found the renderer.
   // No CPU clock: reading one through the driver idles this thread just before the timed run (bench README).
   const waitMs = globalThis.wasmrtWaitMs;
-  if (typeof waitMs === "function" && (await waitMs()) >= 0) libs.waitMs = waitMs;
-  const progress = (p) => console.log(`@progress ${JSON.stringify(p)}`);
+  if (typeof waitMs === "function" && (await waitMs()) >= 0) Object.assign(libs, { waitMs, waitsOf: "warmup" });
+  // Progress goes to the driver as a call the page awaits, not as a console message, and at most every 250 ms: the
+  // browser and the driver handle a console message while the next run is timed, on the cores that a run on
+  // several threads needs.
+  const report = globalThis.wasmrtProgress;
+  let last = -Infinity;
+  const progress = (p) => {
+    if (p.stage === "round" && p.done < p.total && performance.now() - last < 250) return null;
+    last = performance.now();
+    return report(JSON.stringify(p));
+  };
   const engines = await runJob(job, libs, readBytes, progress);
   const host = { kind: "chromium", userAgent: navigator.userAgent, crossOriginIsolated: self.crossOriginIsolated };
   return { host, engines };
