@@ -140,7 +140,7 @@ def scaling_table(rows: list[dict[str, Any]], threads: list[int]) -> str:
             r = by_n[n]
             warm = " warm-up" if r.get("wait_of") == "warmup" else ""
             wait = (f"; the threads of its process waited for a core {r['wait_median_ms']:.2f} ms a run (median), "
-                    f"over 1 ms in {r['waits_over_1ms']} of {r.get('wait_runs', r['runs'])}{warm} runs"
+                    f"over 1 ms in {r['waits_over_1ms']} of {r['wait_runs']}{warm} runs"
                     if "wait_median_ms" in r else "")
             cells.append(f"{n} threads {r['median_ms']:.2f} ms: x" + " ".join(f"{x:.2f}" for x in q)
                          + f" (spread {min(q):.2f}-{max(q):.2f}){wait}")

@@ -169,14 +169,16 @@ export async function runJob(job, libs, readBytes, progress = () => {}) {
     // the idle pause. Where it is a call to the driver (libs.waitsOf "warmup": Chromium), the browser and the driver
     // go on working after each call, on the cores that a run on several threads needs: there it is read around the
     // warm-up runs only, and nothing but the idle pause comes between two timed runs.
-    const waits = (e, timed) => libs.waitMs && !e.single && (libs.waitsOf === "warmup") !== timed;
+    const afterPause = async (e, timed, run) => {
+      const wait = libs.waitMs && !e.single && (libs.waitsOf === "warmup") !== timed;
+      const w0 = wait ? await libs.waitMs() : 0;
+      await gap();
+      await run();
+      if (wait) results[e.id].wait_ms.push((await libs.waitMs()) - w0);
+    };
     for (let w = 0; w < job.warmup; w++) {
       for (const e of engines) {
-        const wait = waits(e, false);
-        const w0 = wait ? await libs.waitMs() : 0;
-        await gap();
-        await e.run(inputs, job.outputs);
-        if (wait) results[e.id].wait_ms.push((await libs.waitMs()) - w0);
+        await afterPause(e, false, () => e.run(inputs, job.outputs));
         await progress({ stage: "warmup", done: ++done, total });
       }
     }
@@ -185,16 +187,14 @@ export async function runJob(job, libs, readBytes, progress = () => {}) {
       for (let k = 0; k < engines.length; k++) {
         const e = engines[(k + r) % engines.length];
         const cpu = libs.cpuMs && e.single;
-        const wait = waits(e, true);
-        const w0 = wait ? await libs.waitMs() : 0;
-        await gap();
-        const c0 = cpu ? await libs.cpuMs() : 0;
-        const t0 = performance.now();
-        await e.run(inputs, job.outputs);
-        const t1 = performance.now();
-        if (cpu) results[e.id].cpu_ms.push((await libs.cpuMs()) - c0);
-        if (wait) results[e.id].wait_ms.push((await libs.waitMs()) - w0);
-        results[e.id].times_ms.push(t1 - t0);
+        await afterPause(e, true, async () => {
+          const c0 = cpu ? await libs.cpuMs() : 0;
+          const t0 = performance.now();
+          await e.run(inputs, job.outputs);
+          const t1 = performance.now();
+          if (cpu) results[e.id].cpu_ms.push((await libs.cpuMs()) - c0);
+          results[e.id].times_ms.push(t1 - t0);
+        });
         await progress({ stage: "round", done: ++done, total });
       }
     }
