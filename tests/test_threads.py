@@ -4,6 +4,8 @@ engines report how many threads they got; the threaded wasm modules stay small."
 
 from __future__ import annotations
 
+import subprocess
+import sys
 from pathlib import Path
 
 import numpy as np
@@ -116,6 +118,33 @@ def test_depthwise_of_few_rows_split_by_channels(hw: int, stride: int) -> None:
                 m.release()
                 assert got.tobytes() == want, f"{engine} {variant} on {n} threads, {hw}x{hw}/{stride}"
             np.testing.assert_allclose(got, ref, rtol=2e-5, atol=2e-5 * float(np.abs(ref).max()))
+
+
+# a process that runs MobileNetV2 on 2 threads after idle pauses long enough for the pool thread to sleep (it is
+# then woken, kept off the caller's core), and prints whether each run gave the bytes of a 1-thread run
+_AFTER_PAUSES = """
+import os, sys, time
+import numpy as np
+from wasmrt.engines import load
+if sys.argv[2] == "one-core":
+    os.sched_setaffinity(0, {min(os.sched_getaffinity(0))})
+one, two = load(sys.argv[1], "native"), load(sys.argv[1], "native", threads=2)
+x = {s.name: np.random.default_rng(5).standard_normal(s.shape).astype(s.dtype) for s in one.inputs}
+want = [v.tobytes() for v in one.run(x).values()]
+for _ in range(3):
+    time.sleep(0.3)
+    print([v.tobytes() for v in two.run(x).values()] == want)
+"""
+
+
+@pytest.mark.parametrize("cores", ["all", "one-core"])
+def test_native_threads_woken_after_pauses_give_the_same_bytes(cores: str) -> None:
+    """The pool thread sleeps between runs; waking it moves it off the caller's core where there is another, and
+    where there is none (a process pinned to one core) it still runs, on the caller's."""
+    out = subprocess.run([sys.executable, "-c", _AFTER_PAUSES, str(ROOT / "models" / "mobilenet_v2.wrt"), cores],
+                         capture_output=True, text=True, timeout=120, cwd=ROOT)
+    assert out.returncode == 0, out.stderr
+    assert out.stdout.split() == ["True"] * 3
 
 
 def test_threads_argument() -> None:

@@ -18,9 +18,10 @@
  * range's end and next task; a pool thread reads the region's function only after its claim succeeded, and the
  * caller cannot open the next region before that task is done, so a late pool thread can only claim a task of the
  * region that is open (and then runs that region's function); the words of ranges a region does not use are
- * exhausted. Between regions pool threads spin for a short while (the next op usually follows within
- * microseconds), then look again after timed waits for a while (see POLL_WINDOW_NS), and then sleep on the region
- * generation (futex natively, memory.atomic.wait32 in wasm); the caller wakes them only when one sleeps, and
+ * exhausted; a thread counts the tasks it ran once, when it finds none left. Between regions pool threads spin for
+ * a short while (the next op usually follows within microseconds), in wasm then look again after timed waits for a
+ * while (see POLL_WINDOW_NS), and then sleep on the region generation (futex natively, memory.atomic.wait32 in
+ * wasm); the caller wakes them only when one sleeps, and
  * rt_pool_wake lets a run wake them while its first op (often a small serial one) runs. The caller never blocks:
  * browsers forbid waiting on a page's main thread. */
 #if defined(WRT_THREADS) && !defined(__wasm__) && !defined(_GNU_SOURCE)
@@ -75,33 +76,42 @@ static atomic_int pool_size; /* pool threads ready to take part */
 #define IDLE_SPINS 4000
 #endif
 
-/* After the spin a pool thread polls for POLL_WINDOW_NS: it sleeps with a timeout (POLL_FIRST_NS, doubling up to
- * POLL_MAX_NS) and looks again, and no caller wakes it; only then does it sleep until woken. A caller's wake lets the
- * OS place the woken thread, and a guest kernel that packs wake-ups onto busy vCPUs put it beside the caller, where
- * it waited for the next scheduler tick: in Chromium, where a Worker cannot move, 2 threads then ran MobileNetV2
- * 1.1-1.6x faster than one (1.6-1.85x with the polling). A thread whose own timeout ends stays on its core. The
- * window covers the pauses of a camera loop down to 5 frames per second; it costs a few hundred short wake-ups, not a
- * spinning core. */
+/* In wasm, after the spin a pool thread polls for POLL_WINDOW_NS: it sleeps with a timeout (POLL_FIRST_NS, doubling
+ * up to POLL_MAX_NS) and looks again, and no caller wakes it; only then does it sleep until woken. A caller's wake
+ * lets the OS place the woken thread, and a guest kernel that packs wake-ups onto busy vCPUs put it beside the
+ * caller, where it waited for the next scheduler tick: in Chromium, where a Worker cannot move, 2 threads then ran
+ * MobileNetV2 1.1-1.6x faster than one (1.6-1.85x with the polling). The window covers the pauses of a camera loop
+ * down to 5 frames per second; it costs a few hundred short wake-ups, not a spinning core. Natively nothing polls: a
+ * pool thread sleeps kept off the caller's core (keep_off below), while a thread whose timeout ended was placed
+ * beside the busy caller all the same, and missed the first 0.3-0.5 ms of a run. */
 #define POLL_FIRST_NS 50000
 #define POLL_MAX_NS 500000
+#if defined(__wasm__)
 #define POLL_WINDOW_NS 200000000
+#else
+#define POLL_WINDOW_NS 0
+#endif
 
-/* claims tasks of range r until it is exhausted */
-static void take_range(int r) {
-  for (;;) {
+static atomic_int asleep[MAX_POOL]; /* 1 while pool thread i sleeps on seq (or is about to) */
+
+/* claims tasks of range r until it is exhausted; returns how many it ran */
+static size_t take_range(int r) {
+  for (size_t ran = 0;; ran++) {
     unsigned long long w = atomic_fetch_add(&region.range[r].w, 1);
     size_t t = (size_t)(w & TASKS_MAX);
-    if (t >= (size_t)(w >> 32)) return;
+    if (t >= (size_t)(w >> 32)) return ran;
     rt_task_fn fn = atomic_load_explicit(&region.fn, memory_order_relaxed);
     fn(atomic_load_explicit(&region.ctx, memory_order_relaxed), t);
-    atomic_fetch_add(&region.done, 1);
   }
 }
 
-/* part `me`'s own range, then the others' leftovers */
+/* part `me`'s own range, then the others' leftovers. The tasks run are counted once, at the end: a count per task
+ * moved the counter's cache line between the cores at every task (0.2 us each between two dies). */
 static void take_tasks(int me) {
   int parts = atomic_load(&region.parts);
-  for (int k = 0; k < parts; k++) take_range((me + k) % parts);
+  size_t ran = 0;
+  for (int k = 0; k < parts; k++) ran += take_range((me + k) % parts);
+  if (ran) atomic_fetch_add(&region.done, ran);
 }
 
 #if defined(__wasm__)
@@ -112,6 +122,9 @@ static void wake_all(void) { __builtin_wasm_memory_atomic_notify((int*)&region.s
 static void let_woken_run(void) {}
 static void note_caller_cpu(void) {}
 static void leave_caller_cpu(void) {}
+static void before_sleep(int id) { (void)id; }
+static void unsteer(int id) { (void)id; }
+static int steer_sleepers(void) { return 1; }
 #else
 #include <pthread.h>
 #include <sched.h>
@@ -140,30 +153,69 @@ static void sleep_on(unsigned seen, int64_t ns) {
 }
 static void wake_all(void) { syscall(SYS_futex, (unsigned*)&region.seq, FUTEX_WAKE_PRIVATE, MAX_POOL, 0, 0, 0); }
 
-/* The kernel may wake a pool thread on the caller's core and leave it queued there behind the caller while the
- * other core runs another process: measured on a loaded 2-core machine, such a pool thread got 6-20 ms of CPU
- * over 20 runs of MobileNetV2 while waiting 60-100 ms in that core's run queue, and 2 threads ran no faster than
- * one for the whole process. So a pool thread that starts a region on the core the caller opened it on moves off
- * it (its affinity without that core, then its affinity as it was: the kernel migrates it on the first call, and
- * the second lets it go anywhere again). Rare: once it is elsewhere, the two stay apart. */
+/* The kernel may place a pool thread on the caller's core and leave it queued there behind the caller while the
+ * other core idles or runs another process. Measured on a 2-vCPU KVM guest booted with sched_vcpu_pack (it packs
+ * wake-ups onto busy vCPUs): a pool thread woken by the caller, or by its own timeout, after an idle pause ran on
+ * the caller's core once the caller yielded, or at the next scheduler tick (3.9 ms later) when it did not; on a
+ * loaded 2-core machine such a pool thread got 6-20 ms of CPU over 20 runs of MobileNetV2 while waiting 60-100 ms
+ * in that core's run queue. So a pool thread sleeps with the caller's core taken out of its affinity, and the
+ * kernel must wake it on another core (80-130 us on that guest: a halted vCPU's wake-up); it takes its affinity
+ * back after the region it was woken for. The pool thread sets this itself, off the caller's path (the call costs
+ * 10-25 us there); the caller does it for a thread that sleeps away from an earlier core of the caller's. A
+ * spinning pool thread that finds itself on the caller's core moves off it the same way (its affinity without that
+ * core, then its affinity as it was: the kernel migrates it on the first call, and the second lets it go anywhere
+ * again). */
 static atomic_int caller_cpu = -1;
+static atomic_int tids[MAX_POOL];  /* the pool threads' kernel thread ids (0 until set) */
+static cpu_set_t masks[MAX_POOL];  /* their affinity as they started */
+static atomic_int avoid[MAX_POOL]; /* the core taken out of pool thread i's affinity, plus 1 (0: none) */
+
 static void note_caller_cpu(void) { atomic_store_explicit(&caller_cpu, sched_getcpu(), memory_order_relaxed); }
-static void leave_caller_cpu(void) {
-  int here = sched_getcpu();
-  if (here < 0 || here != atomic_load_explicit(&caller_cpu, memory_order_relaxed)) return;
-  cpu_set_t mask, others;
-  if (sched_getaffinity(0, sizeof mask, &mask)) return;
-  others = mask;
-  CPU_CLR(here, &others);
-  if (CPU_COUNT(&others) > 0 && sched_setaffinity(0, sizeof others, &others) == 0)
-    sched_setaffinity(0, sizeof mask, &mask);
+
+/* `mask` without `cpu`; 0 when no core would be left */
+static int without_cpu(const cpu_set_t* mask, int cpu, cpu_set_t* others) {
+  *others = *mask;
+  if (cpu >= 0) CPU_CLR(cpu, others);
+  return cpu >= 0 && CPU_COUNT(others) > 0;
 }
 
-/* A guest kernel that packs wake-ups onto busy vCPUs (measured on a 2-vCPU KVM guest booted with sched_vcpu_pack)
- * queues a pool thread woken after an idle pause behind the caller, on the caller's core: woken after 100 ms idle,
- * it started 3.8 ms late (the next scheduler tick) every time, and 2 threads ran EfficientNet-Lite0 only 1.06x faster
- * than one. One yield after the wake lets it run at once, and it then moves off this core (leave_caller_cpu); where
- * it was woken elsewhere, the yield returns at once. */
+/* pool thread i (kernel thread `tid`, 0: the calling thread) kept off `cpu`; 0 when it could not be */
+static int keep_off(int i, pid_t tid, int cpu) {
+  cpu_set_t others;
+  if (!without_cpu(&masks[i], cpu, &others) || sched_setaffinity(tid, sizeof others, &others)) return 0;
+  atomic_store(&avoid[i], cpu + 1);
+  return 1;
+}
+
+/* pool thread `id`: its affinity as it started */
+static void unsteer(int id) {
+  if (atomic_exchange(&avoid[id], 0)) sched_setaffinity(0, sizeof masks[id], &masks[id]);
+}
+
+static void leave_caller_cpu(void) {
+  int here = sched_getcpu();
+  cpu_set_t mask, others;
+  if (here != atomic_load_explicit(&caller_cpu, memory_order_relaxed) || sched_getaffinity(0, sizeof mask, &mask) ||
+      !without_cpu(&mask, here, &others))
+    return;
+  if (sched_setaffinity(0, sizeof others, &others) == 0) sched_setaffinity(0, sizeof mask, &mask);
+}
+
+static void before_sleep(int id) { keep_off(id, 0, atomic_load_explicit(&caller_cpu, memory_order_relaxed)); }
+
+/* the sleeping pool threads kept off the caller's core before it wakes them; returns 0 when one may still be woken
+ * on the caller's core */
+static int steer_sleepers(void) {
+  int cpu = sched_getcpu(), away = 1, n = atomic_load(&pool_size);
+  for (int i = 0; i < n; i++) {
+    pid_t tid = (pid_t)atomic_load(&tids[i]);
+    if (!tid || !atomic_load(&asleep[i]) || atomic_load(&avoid[i]) == cpu + 1) continue;
+    if (!keep_off(i, tid, cpu)) away = 0;
+  }
+  return away;
+}
+
+/* where the caller could not steer a woken thread off its core: one yield lets it run (and move) at once */
 static void let_woken_run(void) { sched_yield(); }
 #endif
 
@@ -178,9 +230,10 @@ static void spin_step(unsigned spins) {
 #endif
 }
 
-/* the generation after `seen`: spin a while, poll, then sleep. The sleeper is counted before it sleeps and the
- * kernel (or the wasm engine) checks seq before sleeping, so a region opened in between is never missed. */
-static unsigned next_region(unsigned seen) {
+/* the generation after `seen`, for pool thread `id`: spin a while, poll (wasm), then sleep. The sleeper is counted
+ * before it sleeps and the kernel (or the wasm engine) checks seq before sleeping, so a region opened in between is
+ * never missed. */
+static unsigned next_region(int id, unsigned seen) {
   unsigned s;
   int64_t poll = POLL_FIRST_NS, polled = 0;
   for (unsigned spins = 0; (s = atomic_load(&region.seq)) == seen;) {
@@ -194,10 +247,12 @@ static unsigned next_region(unsigned seen) {
       poll = poll * 2 < POLL_MAX_NS ? poll * 2 : POLL_MAX_NS;
       continue;
     }
+    before_sleep(id);
+    atomic_store(&asleep[id], 1);
     atomic_fetch_add(&region.sleepers, 1);
     sleep_on(seen, -1);
     atomic_fetch_sub(&region.sleepers, 1);
-    leave_caller_cpu(); /* woken on the caller's core (see let_woken_run) */
+    atomic_store(&asleep[id], 0);
     spins = 0;
     poll = POLL_FIRST_NS, polled = 0;
   }
@@ -208,18 +263,20 @@ static unsigned next_region(unsigned seen) {
  * a region that invites it. */
 static void pool_loop(int id, unsigned seen) {
   for (;;) {
-    seen = next_region(seen);
+    seen = next_region(id, seen);
     if (id + 1 < atomic_load(&region.parts)) {
       leave_caller_cpu();
       take_tasks(id + 1);
     }
+    unsteer(id);
   }
 }
 
 static void wake_sleepers(void) {
   if (atomic_load(&region.sleepers) == 0) return;
+  int away = steer_sleepers();
   wake_all();
-  let_woken_run();
+  if (!away) let_woken_run();
 }
 
 static void run_region(int pool, size_t n, rt_task_fn fn, void* ctx) {
@@ -277,6 +334,8 @@ static start_args starts[MAX_POOL];
 
 static void* pool_main(void* arg) {
   const start_args* s = arg;
+  sched_getaffinity(0, sizeof masks[s->id], &masks[s->id]);
+  atomic_store(&tids[s->id], (int)syscall(SYS_gettid));
   pool_loop(s->id, s->seen);
   return 0;
 }
