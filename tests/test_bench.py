@@ -3,8 +3,10 @@ python_ref. (The full bench on the real models is a manual run, not CI.)"""
 
 from __future__ import annotations
 
+import itertools
 import json
 import shutil
+import time
 
 import numpy as np
 import pytest
@@ -158,6 +160,27 @@ def test_bench_chromium_threads_leave_the_timed_runs_alone(tmp_path, small_model
     assert threaded["wait_of"] == "warmup" and threaded["wait_runs"] == 2 * 3 and threaded["runs"] == 3, threaded
     assert "wait_median_ms" not in rows["wasmrt-simd"]
     assert "over 1 ms in" in capsys.readouterr().out.split("thread scaling")[1].split("warm-up runs")[0]
+
+
+def test_bench_warm_runs_come_before_each_timed_run(tmp_path, small_model, monkeypatch, capsys):
+    """--warm-runs K: K untimed runs of the engine between the idle pause and each of its timed runs."""
+    from wasmrt.engines.native import NativeModel
+
+    calls: list[float] = []
+    real = NativeModel._run
+
+    def counted(self, arrays):
+        calls.append(time.perf_counter())
+        return real(self, arrays)
+
+    monkeypatch.setattr(NativeModel, "_run", counted)
+    code, doc = _bench(tmp_path, small_model, "--hosts", "native", "--passes", "1", "--rounds", "3",
+                       "--warm-runs", "2", "--idle-gap", "30")
+    assert code == 0, capsys.readouterr().out
+    assert doc["settings"]["warm_runs"] == 2 and any("2 untimed run(s)" in n for n in doc["notes"])
+    assert len(calls) == 1 + 3 * (1 + 2)  # the first run (its outputs are checked), then 3 rounds of 2 + 1
+    gaps = [b - a for a, b in itertools.pairwise(calls)]
+    assert sum(g > 0.025 for g in gaps) == 3  # one idle pause before each round's first warm run, none in between
 
 
 def test_bench_rejects_unknown_host(tmp_path, small_model, capsys):

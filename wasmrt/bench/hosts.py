@@ -27,7 +27,7 @@ WASM_PEERS = (  # (id, kind, model file key, variant, runs threaded)
 
 def job_for(prep: Prepared, host: str, variants: list[str], peers: bool, warmup: int, rounds: int,
             profile_runs: int = 0, baseline: Path | None = None, passes: int = 1,
-            threads: list[int] | None = None, gap_ms: float = 0.0) -> dict:
+            threads: list[int] | None = None, gap_ms: float = 0.0, warm_runs: int = 0) -> dict:
     """The JS host's job: our variants at every thread count, the peers at the largest (onnxruntime-web and TF.js
     fix their thread count once per page or process)."""
     counts = threads or [1]
@@ -48,6 +48,7 @@ def job_for(prep: Prepared, host: str, variants: list[str], peers: bool, warmup:
                             "model": str(Path(f).relative_to(prep.dir))})
     return {"inputs": prep.inputs, "outputs": prep.outputs, "engines": engines, "warmup": warmup, "rounds": rounds,
             "passes": passes, "peer_threads": max(counts), "profile_runs": profile_runs, "gap_ms": gap_ms,
+            "warm_runs": warm_runs,
             **host_fields(host, bool(variants), baseline)}
 
 
@@ -67,12 +68,15 @@ def run_wasm_host(prep: Prepared, host: str, variants: list[str], peers: bool, w
                   progress: Callable[[int, int], None], log: Callable[[str], None],
                   profile_runs: int = 0, baseline: Path | None = None,
                   passes: int = 1, threads: list[int] | None = None,
-                  also: tuple[Prepared, str] | None = None, gap_ms: float = 0.0) -> tuple[dict, dict, list[str]]:
+                  also: tuple[Prepared, str] | None = None, gap_ms: float = 0.0,
+                  warm_runs: int = 0) -> tuple[dict, dict, list[str]]:
     """({engine id: result}, host info, notes) for host "node" or "chromium"; with profile_runs, our engines also
     return per-op samples of that many in-graph runs (engines.mjs profileOps). also: (another prepared model in a
     folder under prep.dir, with the same inputs and output names; tag): its engines too, in the same job,
-    interleaved, their ids ending in the tag. gap_ms: an idle pause before every run (run.py IDLE_GAP_MS)."""
-    job = job_for(prep, host, variants, peers, warmup, rounds, profile_runs, baseline, passes, threads, gap_ms)
+    interleaved, their ids ending in the tag. gap_ms: an idle pause before every run (run.py IDLE_GAP_MS);
+    warm_runs: untimed runs between the pause and each timed run."""
+    job = job_for(prep, host, variants, peers, warmup, rounds, profile_runs, baseline, passes, threads, gap_ms,
+                  warm_runs)
     if also is not None:
         other, tag = also
         if other.outputs != prep.outputs or [i["shape"] for i in other.inputs] != [i["shape"] for i in prep.inputs]:

@@ -191,10 +191,12 @@ def make_engines(makers: list[Maker], notes: list[str], first: int = 0) -> list[
 
 def run_native(prep: Prepared, peers: bool, warmup: int, rounds: int, progress: Callable[[int, int], None],
                baseline: Path | None = None, passes: int = 1, threads: list[int] | None = None,
-               also: tuple[Prepared, str] | None = None, gap_ms: float = 0.0) -> tuple[dict, list[str]]:
+               also: tuple[Prepared, str] | None = None, gap_ms: float = 0.0,
+               warm_runs: int = 0) -> tuple[dict, list[str]]:
     """{engine id: {times_ms, cpu_ms, passes, outputs, info}} for the native host, plus notes on what could not
     run. gap_ms: the process sleeps that long before every run (warm-up and timed), so that the thread pools the
-    engine before left spinning have gone to sleep (run.py IDLE_GAP_MS). cpu_ms: this thread's CPU time per run,
+    engine before left spinning have gone to sleep (run.py IDLE_GAP_MS), then runs each engine warm_runs times
+    untimed before its timed run. cpu_ms: this thread's CPU time per run,
     which a loaded machine inflates far less than the wall clock; only for single-threaded engines (the calling
     thread's time says nothing about a multi-threaded run).
     also: (another prepared model, tag): its engines too, interleaved with these, their ids ending in the tag."""
@@ -209,7 +211,7 @@ def run_native(prep: Prepared, peers: bool, warmup: int, rounds: int, progress: 
     count = Counter(progress)
     for p in range(passes):
         _run_pass(make_engines(makers, notes if p == 0 else [], p), results, p, passes, warmup, rounds, gap_ms,
-                  count)
+                  count, warm_runs)
         gc.collect()  # this pass's engines go before the next pass loads its own
     return results, notes
 
@@ -226,7 +228,7 @@ class Counter:
 
 
 def _run_pass(made: list[Engine | None], results: dict[str, dict], p: int, passes: int, warmup: int, rounds: int,
-              gap_ms: float, count: Counter) -> None:
+              gap_ms: float, count: Counter, warm_runs: int = 0) -> None:
     """One pass over freshly loaded engines: (in the first pass) the first run, kept as the output to cross-check,
     then the warm-up and `rounds` timed rounds, the order rotated by one per round as the JS hosts do."""
     live = [e for e in made if e is not None and (p == 0 or "times_ms" in results.get(e.id, {}))]
@@ -252,6 +254,8 @@ def _run_pass(made: list[Engine | None], results: dict[str, dict], p: int, passe
             e = live[(k + r) % len(live)]
             if gap:
                 time.sleep(gap)
+            for _ in range(warm_runs):
+                e.run()
             single = e.info.get("threads", 1) == 1
             w0 = 0.0 if single else wait_ms()
             c0, t0 = time.thread_time_ns(), time.perf_counter()

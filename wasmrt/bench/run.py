@@ -67,6 +67,11 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--idle-gap", type=float, default=None, metavar="MS",
                    help="idle pause before every run, so that the thread pools of the engine before have stopped "
                         f"spinning (default {IDLE_GAP_MS:g} ms when an engine runs on more than one thread, else 0)")
+    p.add_argument("--warm-runs", type=int, default=0, metavar="K",
+                   help="untimed runs of an engine right before each of its timed runs, after the idle pause: the "
+                        "timed run then finds the engine's threads awake and its caches warm, as in a loop that runs "
+                        "without pauses, while the pause still keeps each engine clear of the pools of the one "
+                        "before (default 0)")
     p.add_argument("--warmup", type=int, default=None, help="untimed runs per engine first (default 5, --quick 1)")
     p.add_argument("--quick", action="store_true", help="few rounds: a smoke test, not a measurement")
     p.add_argument("--int8", action="store_true",
@@ -100,8 +105,8 @@ def run(args: argparse.Namespace) -> int:
     if rounds < 1 or warmup < 0 or passes < 1:
         raise InputError("--rounds and --passes must be >= 1 and --warmup >= 0")
     gap_ms = args.idle_gap if args.idle_gap is not None else (IDLE_GAP_MS if max(threads) > 1 else 0.0)
-    if gap_ms < 0:
-        raise InputError("--idle-gap must be >= 0")
+    if gap_ms < 0 or args.warm_runs < 0:
+        raise InputError("--idle-gap and --warm-runs must be >= 0")
     if args.sparsity_sweep:
         return _sweep(args, hosts, variants, rounds, warmup, passes)
     if args.sparsities:
@@ -123,13 +128,17 @@ def run(args: argparse.Namespace) -> int:
                  "settings": {"hosts": hosts, "variants": variants, "peers": args.peers, "rounds": rounds,
                               "passes": passes, "peer_files": args.peer_files, "load_average": os.getloadavg(),
                               "warmup": warmup, "threads": threads, "tolerance": report.TOLERANCE,
-                              "idle_gap_ms": gap_ms, "baseline": str(baseline) if baseline else None},
+                              "idle_gap_ms": gap_ms, "warm_runs": args.warm_runs,
+                              "baseline": str(baseline) if baseline else None},
                  "models": {}, "hosts": {}, "notes": []}
     if gap_ms:
         doc["notes"].append(f"every run (warm-up and timed) follows an idle pause of {gap_ms:g} ms, untimed: thread "
                             "pools spin after a run before they sleep (onnxruntime's intra-op workers 35-80 ms), and "
                             "a pool still spinning would hold a core the next engine needs; peers keep their default "
                             "settings, spinning included")
+    if args.warm_runs:
+        doc["notes"].append(f"every timed run follows {args.warm_runs} untimed run(s) of the same engine, after the "
+                            "idle pause: times of an engine running without pauses (threads awake, caches warm)")
     t_start = time.monotonic()
     for model in models:
         bar.stage(f"{model}: preparing")
@@ -144,7 +153,8 @@ def run(args: argparse.Namespace) -> int:
             _describe(doc, p)
         for host in hosts:
             bar.stage(f"{prep.name}{' and int8' if args.int8 else ''} on {host}")
-            rows += _run_host(preps, host, args, variants, warmup, rounds, passes, threads, baseline, bar, doc, gap_ms)
+            rows += _run_host(preps, host, args, variants, warmup, rounds, passes, threads, baseline, bar, doc, gap_ms,
+                              args.warm_runs)
         if args.profile:
             from wasmrt.bench.profile import profile_model
 
@@ -198,7 +208,7 @@ def _describe(doc: dict, prep) -> None:
 
 def _run_host(preps: list, host: str, args: argparse.Namespace, variants: list[str], warmup: int, rounds: int,
               passes: int, threads: list[int], baseline: Path | None, bar, doc: dict,
-              gap_ms: float = 0.0) -> list[dict]:
+              gap_ms: float = 0.0, warm_runs: int = 0) -> list[dict]:
     """A model (and its int8 counterpart, interleaved in the same run) on one host: their rows (and the host's
     description and notes into doc)."""
     from wasmrt.bench import report
@@ -210,7 +220,7 @@ def _run_host(preps: list, host: str, args: argparse.Namespace, variants: list[s
         from wasmrt.bench.native import run_native
 
         results, notes = run_native(prep, args.peers, warmup, rounds, bar.update, baseline, passes, threads, also,
-                                    gap_ms)
+                                    gap_ms, warm_runs)
         info = {"kind": "native", "python": platform.python_version()}
     elif host == "webgpu":
         from wasmrt.bench.gpu import run_webgpu
@@ -223,7 +233,7 @@ def _run_host(preps: list, host: str, args: argparse.Namespace, variants: list[s
             return []
         results, info, notes = run_wasm_host(prep, host, variants, args.peers, warmup, rounds, bar.update, bar.log,
                                              baseline=baseline, passes=passes, threads=threads, also=also,
-                                             gap_ms=gap_ms)
+                                             gap_ms=gap_ms, warm_runs=warm_runs)
     doc["hosts"][host] = info
     doc["notes"] += [f"{prep.name}: {n}" for n in notes]
     rows = []

@@ -188,6 +188,7 @@ export async function runJob(job, libs, readBytes, progress = () => {}) {
         const e = engines[(k + r) % engines.length];
         const cpu = libs.cpuMs && e.single;
         await afterPause(e, true, async () => {
+          for (let i = 0; i < (job.warm_runs ?? 0); i++) await e.run(inputs, job.outputs);
           const c0 = cpu ? await libs.cpuMs() : 0;
           const t0 = performance.now();
           await e.run(inputs, job.outputs);
