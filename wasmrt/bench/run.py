@@ -153,8 +153,7 @@ def run(args: argparse.Namespace) -> int:
             _describe(doc, p)
         for host in hosts:
             bar.stage(f"{prep.name}{' and int8' if args.int8 else ''} on {host}")
-            rows += _run_host(preps, host, args, variants, warmup, rounds, passes, threads, baseline, bar, doc, gap_ms,
-                              args.warm_runs)
+            rows += _run_host(preps, host, args, variants, warmup, rounds, passes, threads, baseline, bar, doc, gap_ms)
         if args.profile:
             from wasmrt.bench.profile import profile_model
 
@@ -208,7 +207,7 @@ def _describe(doc: dict, prep) -> None:
 
 def _run_host(preps: list, host: str, args: argparse.Namespace, variants: list[str], warmup: int, rounds: int,
               passes: int, threads: list[int], baseline: Path | None, bar, doc: dict,
-              gap_ms: float = 0.0, warm_runs: int = 0) -> list[dict]:
+              gap_ms: float = 0.0) -> list[dict]:
     """A model (and its int8 counterpart, interleaved in the same run) on one host: their rows (and the host's
     description and notes into doc)."""
     from wasmrt.bench import report
@@ -220,7 +219,7 @@ def _run_host(preps: list, host: str, args: argparse.Namespace, variants: list[s
         from wasmrt.bench.native import run_native
 
         results, notes = run_native(prep, args.peers, warmup, rounds, bar.update, baseline, passes, threads, also,
-                                    gap_ms, warm_runs)
+                                    gap_ms, args.warm_runs)
         info = {"kind": "native", "python": platform.python_version()}
     elif host == "webgpu":
         from wasmrt.bench.gpu import run_webgpu
@@ -233,7 +232,7 @@ def _run_host(preps: list, host: str, args: argparse.Namespace, variants: list[s
             return []
         results, info, notes = run_wasm_host(prep, host, variants, args.peers, warmup, rounds, bar.update, bar.log,
                                              baseline=baseline, passes=passes, threads=threads, also=also,
-                                             gap_ms=gap_ms, warm_runs=warm_runs)
+                                             gap_ms=gap_ms, warm_runs=args.warm_runs)
     doc["hosts"][host] = info
     doc["notes"] += [f"{prep.name}: {n}" for n in notes]
     rows = []
