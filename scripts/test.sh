@@ -7,7 +7,7 @@ bash scripts/setup.sh
 export OPENBLAS_NUM_THREADS=1 OMP_NUM_THREADS=1
 echo "[test] building the engine and converting the bundled models (incremental)"
 .venv/bin/wasmrt build
-.venv/bin/python -m wasmrt.bundle
+.venv/bin/python -m wasmrt.zoo.bundle
 echo "[test] ruff"
 .venv/bin/ruff check .
 echo "[test] pytest"

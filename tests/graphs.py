@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from wasmrt.ir import Graph
+from wasmrt.compile.ir import Graph
 
 
 def conv_bn_relu_graph(seed: int = 0) -> Graph:

@@ -19,9 +19,9 @@ import numpy as np
 
 from python_ref._fb import wrt_generated as fb
 from python_ref.wrt_file import IDENTIFIER
-from wasmrt.ir import Graph
-from wasmrt.planner import plan_memory
-from wasmrt.wrt_writer import _AlignedBufferT, write_wrt
+from wasmrt.compile.ir import Graph
+from wasmrt.compile.planner import plan_memory
+from wasmrt.compile.writer import _AlignedBufferT, write_wrt
 
 
 @dataclass(frozen=True)

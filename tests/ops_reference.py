@@ -1,7 +1,7 @@
 """docs/ops.md, the supported-ops reference, generated (tests/test_docs.py checks that it is up to date).
 
 - The .wrt ops and their attributes come from python_ref/opdefs.py.
-- "What it becomes" comes from the importers' registries (wasmrt/importers/onnx_ops.py CONVERTERS,
+- "What it becomes" comes from the importers' registries (wasmrt/compile/onnx/ops.py CONVERTERS,
   tflite_ops.py CONVERTERS, onnx_fold.py for ONNX ops folded at import): the .wrt op names each converter function
   and the module-level helpers it calls write, plus the entry of the name table it was registered through
   (`_converter(*_UNARY)` maps Relu through _UNARY). Layout transposes the importers add around layout-sensitive
@@ -156,7 +156,7 @@ def _refusal_table(registry: dict[str, Callable]) -> list[str]:
 
 def _with_dtype(graph, dtype: np.dtype):
     """The single-op graph again with every float tensor in `dtype` (index tensors keep theirs)."""
-    from wasmrt.ir import Graph
+    from wasmrt.compile.ir import Graph
 
     g = Graph()
     cast = lambda a: a.astype(dtype) if a.dtype.kind == "f" else a  # noqa: E731
@@ -186,7 +186,7 @@ def _runs(data: bytes, engine: str, feeds: dict[str, np.ndarray]) -> bool:
 
 def dtype_support() -> dict[str, dict[str, list[str]]]:
     """op -> engine -> dtypes it runs, measured on the op's first case of tests/test_engine.py."""
-    from wasmrt.converter import convert
+    from wasmrt.compile.converter import convert
 
     sys.path.insert(0, str(ROOT / "tests"))
     import test_engine
@@ -217,8 +217,10 @@ def dtype_support() -> dict[str, dict[str, list[str]]]:
 
 def render() -> str:
     from python_ref.opdefs import OPS
-    from wasmrt.importers import onnx_fold, onnx_ops, tflite_ops
-    from wasmrt.importers.onnx_import import CONSTANT_ONLY_OPS, SUPPORTED_OPS
+    from wasmrt.compile.onnx import fold as onnx_fold
+    from wasmrt.compile.onnx import ops as onnx_ops
+    from wasmrt.compile.onnx.importer import CONSTANT_ONLY_OPS, SUPPORTED_OPS
+    from wasmrt.compile.tflite import ops as tflite_ops
 
     support = dtype_support()
     lines = ["# Supported ops", "",
@@ -247,7 +249,7 @@ def render() -> str:
         lines.append(f"| {op} | {what} |")
     lines += ["", "ONNX ops evaluated only when all their inputs are constant (shape arithmetic and the like): "
               + ", ".join(sorted(CONSTANT_ONLY_OPS & set(onnx_fold.FOLDERS), key=str.lower)) + ".", ""]
-    from wasmrt.importers import onnx_control
+    from wasmrt.compile.onnx import control as onnx_control
 
     lines += ["### ONNX forms that are refused", "",
               "Attribute values and input forms a converter does not support fail at import with an "
@@ -263,7 +265,8 @@ def render() -> str:
               "TFLite builtins (and the MediaPipe custom op `Convolution2DTransposeBias`) and the .wrt ops they "
               "become; ops whose inputs are all constant (fp16 weights behind DEQUANTIZE, weight transposes) are "
               "folded at import.", "", "| TFLite op | becomes (the .wrt ops its converter can write) |", "|---|---|"]
-    from wasmrt.importers import tflite_import, tflite_recurrent  # noqa: F401  (tflite_import registers them all)
+    from wasmrt.compile.tflite import importer as tflite_import  # noqa: F401  (registers every converter)
+    from wasmrt.compile.tflite import recurrent as tflite_recurrent
 
     tflite_map: dict[str, list[str]] = {}
     for module in (tflite_ops, tflite_recurrent):  # each handler analysed in the module that defines it

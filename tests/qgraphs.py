@@ -11,8 +11,8 @@ import numpy as np
 from python_ref import qops
 from python_ref.opdefs import PadMode, QuantType, ResizeMode
 from python_ref.quant import QuantParams
-from wasmrt.ir import Graph
-from wasmrt.quantizer import softmax_table
+from wasmrt.compile.ir import Graph
+from wasmrt.compile.quantizer import softmax_table
 
 QP = QuantParams.make
 

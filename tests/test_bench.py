@@ -13,7 +13,7 @@ import pytest
 from test_export import vision_graph
 
 from wasmrt.bench.report import pass_ratios, rows_for
-from wasmrt.cli import main
+from wasmrt.cli.main import main
 from wasmrt.export.tflite import export_tflite
 
 ROW_FIELDS = {"model", "host", "engine", "ours", "median_ms", "min_ms", "runs", "gflops", "max_rel_err", "ok",
@@ -118,7 +118,7 @@ def test_bench_profile_of_a_wrt_file(tmp_path, capsys):
     """A .wrt alone is enough: the profile reads the ops from the file, not from a source graph."""
     from test_engine import CASES
 
-    from wasmrt.converter import convert
+    from wasmrt.compile.converter import convert
 
     path = tmp_path / "dw.wrt"
     path.write_bytes(convert(CASES["dw3x3"](__import__("numpy").random.default_rng(0))[0]).data)
@@ -192,8 +192,8 @@ def test_bench_feeds_integer_inputs_as_integers(tmp_path):
     """Token ids (int64) reach every engine as integers, valid ones (0 or 1), and the outputs agree."""
     import numpy as np
 
-    from wasmrt.converter import convert
-    from wasmrt.ir import Graph
+    from wasmrt.compile.converter import convert
+    from wasmrt.compile.ir import Graph
 
     _needs_node()
     g = Graph()

@@ -110,10 +110,10 @@ def page_result(tmp_path_factory: pytest.TempPathFactory) -> dict:
     if not Path(CHROMIUM).exists():
         pytest.skip("chromium is not installed (apt-get install chromium)")
     if not (support.ROOT / "models" / "ppocr_rec.wrt").exists():
-        pytest.skip("models/ppocr_rec.wrt is missing: run python -m wasmrt.bundle")
+        pytest.skip("models/ppocr_rec.wrt is missing: run python -m wasmrt.zoo.bundle")
     import breadth_fixtures
 
-    from wasmrt.demo_server import DemoServer
+    from wasmrt.dev.demo_server import DemoServer
 
     fx = tmp_path_factory.mktemp("breadth-browser")
     fixtures = breadth_fixtures.write(fx)

@@ -15,8 +15,8 @@ from tflite_oracle import ModelBuilder, options
 from python_ref import Interpreter
 from tests.test_engine import ENGINE_IDS, ENGINES, engine_model
 from wasmrt import Stream
-from wasmrt.converter import convert
-from wasmrt.importers.tflite_import import import_tflite
+from wasmrt.compile.converter import convert
+from wasmrt.compile.tflite.importer import import_tflite
 
 TOLERANCE = 1e-4  # relative to max |oracle|
 ALL_ENGINES = [("ref", None), *ENGINES]

@@ -14,7 +14,7 @@ from onnx import TensorProto, helper, numpy_helper
 
 
 def wasmrt(*args: str, cwd: Path) -> subprocess.CompletedProcess[str]:
-    return subprocess.run([sys.executable, "-m", "wasmrt.cli", *args], capture_output=True, text=True, cwd=cwd,
+    return subprocess.run([sys.executable, "-m", "wasmrt.cli.main", *args], capture_output=True, text=True, cwd=cwd,
                           timeout=300)
 
 
@@ -123,7 +123,7 @@ def test_preprocessing_flags_are_stored_and_used(tiny_onnx: Path, tmp_path: Path
     the same flags given to `run` on a model without hints give the same tensor."""
     from PIL import Image
 
-    from wasmrt.ir import Preprocess
+    from wasmrt.compile.ir import Preprocess
     from wasmrt.preprocess import image_to_tensor
 
     rng = np.random.default_rng(1)
@@ -227,7 +227,7 @@ def test_input_notes_and_warnings(tiny_onnx: Path, tmp_path: Path) -> None:
 
 
 def test_overriding_a_static_tflite_shape_warns(tmp_path: Path) -> None:
-    from wasmrt.models import model_path
+    from wasmrt.zoo.models import model_path
 
     src = model_path("face_detection_short_range.tflite")
     r = wasmrt("convert", str(src), "--no-preset", "--input-shape", "input=1,256,256,3", "-o", "f.wrt", cwd=tmp_path)
@@ -238,7 +238,7 @@ def test_overriding_a_static_tflite_shape_warns(tmp_path: Path) -> None:
 
 def test_a_closed_pipe_is_one_line(tiny_onnx: Path, tmp_path: Path) -> None:
     assert wasmrt("convert", str(tiny_onnx), "-o", "m.wrt", cwd=tmp_path).returncode == 0
-    proc = subprocess.Popen([sys.executable, "-m", "wasmrt.cli", "run", "m.wrt", "--engine", "ref"], cwd=tmp_path,
+    proc = subprocess.Popen([sys.executable, "-m", "wasmrt.cli.main", "run", "m.wrt", "--engine", "ref"], cwd=tmp_path,
                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     assert proc.stdout is not None and proc.stderr is not None
     proc.stdout.close()  # the reader goes away before anything is written (like `| head -0`)
@@ -249,7 +249,7 @@ def test_a_closed_pipe_is_one_line(tiny_onnx: Path, tmp_path: Path) -> None:
 
 def test_mobilenet_says_random_weights_and_has_no_labels(tmp_path: Path) -> None:
     """No registry package ships MobileNetV2's ImageNet weights: the bundled one says so and names no classes."""
-    from wasmrt.models import model_path
+    from wasmrt.zoo.models import model_path
 
     assert wasmrt("convert", str(model_path("mobilenet_v2")), "-o", "m.wrt", cwd=tmp_path).returncode == 0
     assert "note: random weights" in wasmrt("inspect", "m.wrt", cwd=tmp_path).stdout

@@ -14,7 +14,7 @@ import numpy as np
 import pytest
 from test_docs import check_or_update
 
-from wasmrt import models
+from wasmrt.zoo import models
 
 ROOT = Path(__file__).resolve().parent.parent
 ARTIFACTS = ROOT / "build" / "artifacts"
@@ -72,7 +72,7 @@ def _oracle(path: Path, feeds: dict[str, np.ndarray]) -> list[np.ndarray]:
 
 
 def _check(name: str, path: Path, shapes: dict, origin: str) -> Row:
-    from wasmrt.converter import convert
+    from wasmrt.compile.converter import convert
     from wasmrt.engines import load
     from wasmrt.errors import UnsupportedOpError, WasmrtError
 

@@ -21,10 +21,10 @@ ARTIFACTS = ROOT / "build" / "artifacts"
 def _missing() -> str | None:
     if NODE is None or not Path(CHROMIUM).exists() or not (ROOT / "node_modules" / "playwright-core").is_dir():
         return "needs node, Debian's chromium and node_modules (scripts/setup.sh)"
-    from wasmrt.demo_server import missing_models, missing_wasm
+    from wasmrt.dev.demo_server import missing_models, missing_wasm
 
     if missing_wasm() or missing_models():
-        return f"missing {missing_wasm() + missing_models()}: run `wasmrt build` and `python -m wasmrt.bundle`"
+        return f"missing {missing_wasm() + missing_models()}: run `wasmrt build` and `python -m wasmrt.zoo.bundle`"
     return None
 
 
@@ -33,7 +33,7 @@ pytestmark = pytest.mark.skipif(_missing() is not None, reason=str(_missing()))
 
 @pytest.fixture(scope="module")
 def pages(tmp_path_factory: pytest.TempPathFactory) -> dict:
-    from wasmrt.demo_server import DemoServer, copy_samples
+    from wasmrt.dev.demo_server import DemoServer, copy_samples
 
     copy_samples()
     ARTIFACTS.mkdir(parents=True, exist_ok=True)

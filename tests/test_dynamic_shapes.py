@@ -1,4 +1,4 @@
-"""Models whose input sizes are chosen at run time: conversion with --dynamic (wasmrt/dynamic.py), the engines'
+"""Models whose input sizes are chosen at run time: conversion with --dynamic (wasmrt/compile/dynamic.py), the engines'
 re-planning on a size change, the bounds and limits that still hold, and memory across many changes."""
 
 from __future__ import annotations
@@ -14,8 +14,8 @@ from onnx import TensorProto, helper, numpy_helper
 from python_ref import Interpreter
 from python_ref.errors import ModelFormatError
 from tests.test_engine import ENGINE_IDS, ENGINES, engine_model
-from wasmrt.converter import convert
-from wasmrt.dynamic import parse_dynamic
+from wasmrt.compile.converter import convert
+from wasmrt.compile.dynamic import parse_dynamic
 from wasmrt.engines import load
 from wasmrt.errors import ConversionError, InputError, OutOfMemoryError, ResourceLimitError
 
@@ -30,12 +30,12 @@ def rel(got: np.ndarray, want: np.ndarray) -> float:
 
 @functools.cache
 def ocr_rec() -> tuple[bytes, ort.InferenceSession]:
-    from wasmrt import models
+    from wasmrt.zoo import models
 
     try:
         path = models.model_path("ch_PP-OCRv4_rec_infer.onnx")
     except Exception as e:
-        pytest.skip(f"the OCR recognizer is not available ({e}); run `python -m wasmrt.models fetch`")
+        pytest.skip(f"the OCR recognizer is not available ({e}); run `python -m wasmrt.zoo.models fetch`")
     data = convert(path, input_shapes={"x": (1, 3, 48, 320)}, dynamic=[parse_dynamic("x=3:32..1280")]).data
     opts = ort.SessionOptions()
     opts.intra_op_num_threads = 1

@@ -16,11 +16,11 @@ import qgraphs  # tests/ is on sys.path under pytest
 
 from python_ref import Interpreter
 from python_ref.wrt_file import read_wrt
-from wasmrt import build
-from wasmrt.converter import convert
+from wasmrt.compile.converter import convert
+from wasmrt.compile.ir import Graph
+from wasmrt.dev import build
 from wasmrt.engines import load
 from wasmrt.errors import InputError, ModelFormatError, WasmrtError
-from wasmrt.ir import Graph
 
 ENGINES = [("native", "scalar"), ("native", "avx2"), ("native", "avx512"), ("wasm", "scalar"), ("wasm", "simd"),
            ("wasm", "relaxed")]
@@ -581,7 +581,7 @@ def test_aarch64_under_qemu(aarch64_driver: Path, tmp_path: Path, cpu: str) -> N
 @pytest.mark.parametrize(("engine", "variant"), [("native", None), ("wasm", "scalar"), ("wasm", "relaxed")])
 def test_cli_run_on_c_engines(tmp_path: Path, capsys: pytest.CaptureFixture[str], engine: str,
                               variant: str | None) -> None:
-    from wasmrt.cli import main
+    from wasmrt.cli.main import main
 
     data, feeds, ref = converted("conv3x3_pad1")
     model, x = tmp_path / "m.wrt", tmp_path / "x.npy"
@@ -594,7 +594,7 @@ def test_cli_run_on_c_engines(tmp_path: Path, capsys: pytest.CaptureFixture[str]
 
 
 def test_cli_build_is_incremental(capsys: pytest.CaptureFixture[str]) -> None:
-    from wasmrt.cli import main
+    from wasmrt.cli.main import main
 
     build.build_wasm("simd")
     assert main(["build", "--only", "wasm"]) == 0

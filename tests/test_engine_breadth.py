@@ -13,9 +13,9 @@ import pytest
 from python_ref import Interpreter
 from python_ref.opdefs import Activation, CastTo, Coupling, Direction, GeluMode, ScatterReduction
 from tests.test_engine import ENGINE_IDS, ENGINES, close, engine_model, f32
-from wasmrt.converter import convert
+from wasmrt.compile.converter import convert
+from wasmrt.compile.ir import Graph
 from wasmrt.errors import InputError
-from wasmrt.ir import Graph
 
 Case = Callable[[np.random.Generator], tuple[Graph, dict[str, np.ndarray]]]
 CASES: dict[str, Case] = {}

@@ -17,12 +17,12 @@ from graphs import conv_bn_relu_graph
 
 from python_ref._fb import wrt_generated as fb
 from python_ref.wrt_file import read_wrt
-from wasmrt import build
-from wasmrt.converter import convert
+from wasmrt.compile.converter import convert
+from wasmrt.compile.ir import Graph
+from wasmrt.dev import build
 from wasmrt.engines import load
 from wasmrt.engines.wasm import WasmInstance, WasmModel
 from wasmrt.errors import InputError, ModelFormatError, WasmrtError
-from wasmrt.ir import Graph
 
 
 def kitchen_sink() -> Graph:

@@ -11,9 +11,9 @@ import pytest
 from test_engine import engine_model
 
 from python_ref import Interpreter
-from wasmrt import models
-from wasmrt.converter import convert
+from wasmrt.compile.converter import convert
 from wasmrt.errors import WasmrtError
+from wasmrt.zoo import models
 
 pytestmark = pytest.mark.slow
 
@@ -95,7 +95,7 @@ PHOTOS = {"chelsea": set(range(281, 286)), "coffee": {967}}  # cats (tabby .. Eg
 @functools.cache
 def photo_tensor(photo: str) -> np.ndarray:
     skimage_data = pytest.importorskip("skimage.data")
-    from wasmrt.ir import Preprocess
+    from wasmrt.compile.ir import Preprocess
     from wasmrt.preprocess import image_to_tensor
 
     interp = Interpreter(converted("efficientnet_lite0"))
@@ -120,7 +120,7 @@ def test_models_under_asan(tmp_path) -> None:
     """Every bundled model loaded and run by the native engine built with AddressSanitizer + UBSan."""
     import subprocess
 
-    from wasmrt import build
+    from wasmrt.dev import build
 
     try:
         driver = build.build_asan_driver().path

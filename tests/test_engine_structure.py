@@ -13,9 +13,9 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from wasmrt import build
-from wasmrt.converter import convert
-from wasmrt.ir import Graph
+from wasmrt.compile.converter import convert
+from wasmrt.compile.ir import Graph
+from wasmrt.dev import build
 
 ROOT = Path(__file__).resolve().parents[1]
 ENGINE = build.ENGINE

@@ -14,6 +14,7 @@ import numpy as np
 import pytest
 
 from python_ref.opdefs import CoordMode, PadMode, ResizeMode
+from wasmrt.compile.ir import Graph
 from wasmrt.export.common import (
     ExportError,
     SpatialPads,
@@ -25,7 +26,6 @@ from wasmrt.export.common import (
 from wasmrt.export.onnx_export import export_onnx
 from wasmrt.export.tfjs import export_tfjs
 from wasmrt.export.tflite import export_tflite
-from wasmrt.ir import Graph
 
 TOL = 1e-4
 
@@ -194,7 +194,7 @@ def test_tfjs_and_wasm_peers_match_reference(tmp_path):
 def test_tflite_operators_are_in_execution_order(tmp_path):
     """Every operator reads only graph inputs, constants or tensors written by earlier operators (XNNPACK would
     reorder a wrong file silently, the plain interpreter and our importer would not)."""
-    from wasmrt.converter import load_graph
+    from wasmrt.compile.converter import load_graph
 
     for name, make in GRAPHS.items():
         data = export_tflite(make())

@@ -13,8 +13,8 @@ from graphs import conv_bn_relu_graph
 from python_ref import Interpreter
 from python_ref.errors import ModelFormatError
 from python_ref.wrt_file import read_wrt
-from wasmrt.converter import convert
-from wasmrt.ir import Preprocess
+from wasmrt.compile.converter import convert
+from wasmrt.compile.ir import Preprocess
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -131,7 +131,7 @@ def test_wrong_input_shape_and_name_are_clear(wrt: bytes) -> None:
 
 
 def _fp16_graph(weights: np.ndarray) -> object:
-    from wasmrt.ir import Graph
+    from wasmrt.compile.ir import Graph
 
     g = Graph()
     x = g.add_input("x", (1, 4, 4, weights.shape[-1]))

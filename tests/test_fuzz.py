@@ -18,13 +18,14 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from wasmrt import fuzz, fuzz_importers
+from wasmrt.compile.ir import Graph
+from wasmrt.compile.planner import plan_memory
+from wasmrt.compile.writer import write_wrt
 from wasmrt.errors import ConversionError
-from wasmrt.fuzz_importers import check_files, run_importer
-from wasmrt.fuzz_replay import replay, replay_corpus, replay_file
-from wasmrt.ir import Graph
-from wasmrt.planner import plan_memory
-from wasmrt.wrt_writer import write_wrt
+from wasmrt.fuzz import campaign as fuzz
+from wasmrt.fuzz import importers as fuzz_importers
+from wasmrt.fuzz.importers import check_files, run_importer
+from wasmrt.fuzz.replay import replay, replay_corpus, replay_file
 
 HERE = Path(__file__).parent
 REGRESSIONS = HERE / "fuzz_regressions"
@@ -167,7 +168,7 @@ def test_replay_flags_a_disagreement(tmp_path: Path) -> None:
     seeds = sorted((CORPUS / "engine").glob("*-valid.wrt"))
     assert seeds and replay(seeds[:5])[1].get("agree") == 5
     from python_ref._fb import wrt_generated as fb
-    from wasmrt.fuzz_seeds import _pack
+    from wasmrt.fuzz.seeds import _pack
 
     m = fb.ModelT.InitFromPackedBuf((CORPUS / "engine" / "relu-valid.wrt").read_bytes(), 0)
     m.version = 7  # every reader refuses this: agreement

@@ -23,11 +23,11 @@ from python_ref._fb import wrt_generated as fb
 from python_ref.errors import ModelFormatError
 from python_ref.wrt_file import MAX_OP_OUTPUTS as WRT_MAX_OP_OUTPUTS
 from python_ref.wrt_file import camel, read_wrt
-from wasmrt import build
-from wasmrt.converter import convert
+from wasmrt.compile.converter import convert
+from wasmrt.compile.ir import Graph
+from wasmrt.dev import build
 from wasmrt.engines.base import ERR_FORMAT, ERR_UNSUPPORTED
 from wasmrt.errors import WasmrtError
-from wasmrt.ir import Graph
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
@@ -363,7 +363,7 @@ def _committed(path: Path) -> bytes:
 
 def _build_wasm(monkeypatch: pytest.MonkeyPatch, variants: tuple[str, ...] = tuple(build.WASM_VARIANTS)
                 ) -> dict[str, bytes]:
-    """The wasm variants built from the working tree's C sources with wasmrt/build.py's flags, into a temporary
+    """The wasm variants built from the working tree's C sources with wasmrt/dev/build.py's flags, into a temporary
     directory (inside build/, since the build names its outputs relative to the checkout)."""
     if shutil.which("clang-19") is None:
         pytest.skip("clang-19 is not installed: cannot rebuild the wasm modules to compare with the committed ones")

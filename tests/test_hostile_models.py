@@ -17,7 +17,7 @@ from hostile_models import Case, all_cases, feeds_for
 
 from python_ref import Interpreter
 from python_ref.wrt_file import read_wrt
-from wasmrt import build
+from wasmrt.dev import build
 from wasmrt.engines import load
 from wasmrt.engines.wasm import WasmInstance
 from wasmrt.errors import InputError, ModelFormatError, OutOfMemoryError, ResourceLimitError, WasmrtError

@@ -64,7 +64,7 @@ def page_result(tmp_path_factory: pytest.TempPathFactory) -> dict:
         pytest.skip(why)
     if not Path(CHROMIUM).exists():
         pytest.skip("chromium is not installed (apt-get install chromium)")
-    from wasmrt.demo_server import DemoServer
+    from wasmrt.dev.demo_server import DemoServer
 
     fx = tmp_path_factory.mktemp("int8-browser")
     cases = support.write_int8(fx)

@@ -59,7 +59,7 @@ def browser_results(tmp_path_factory: pytest.TempPathFactory) -> dict[str, dict]
         pytest.skip(why)
     if not Path(CHROMIUM).exists():
         pytest.skip("chromium is not installed (apt-get install chromium)")
-    from wasmrt.demo_server import DemoServer, copy_samples
+    from wasmrt.dev.demo_server import DemoServer, copy_samples
 
     copy_samples()
     tmp = tmp_path_factory.mktemp("browser")
@@ -116,7 +116,7 @@ def test_page_matches_reference(browser_results: dict, variant: str, model: str)
     errs = _check_against_reference(s, model)
     if model != "face_landmark":  # the landmark input is a rotated face crop, not image.toTensor
         from python_ref import Interpreter
-        from wasmrt.ir import Preprocess
+        from wasmrt.compile.ir import Preprocess
         from wasmrt.preprocess import image_to_tensor, read_image
 
         interp = Interpreter((support.ROOT / "models" / f"{model}.wrt").read_bytes())

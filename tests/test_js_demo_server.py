@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 
-from wasmrt.demo_server import ROOT, DemoServer
+from wasmrt.dev.demo_server import ROOT, DemoServer
 
 
 def _get(url: str) -> tuple[int, dict[str, str], bytes]:
@@ -51,7 +51,7 @@ def test_headers_mime_types_and_limits() -> None:
 
 def test_cli_serves_until_terminated(tmp_path: Path) -> None:
     url_file = tmp_path / "url"
-    proc = subprocess.Popen([sys.executable, "-m", "wasmrt.cli", "demo", "--port", "0", "--no-build",
+    proc = subprocess.Popen([sys.executable, "-m", "wasmrt.cli.main", "demo", "--port", "0", "--no-build",
                              "--url-file", str(url_file)], cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
                             text=True, env={**os.environ})
     try:

@@ -18,8 +18,8 @@ from python_ref import Interpreter
 from python_ref.vision import FaceMesh, python_ref_runner
 from python_ref.vision import refine as refinement  # the module
 from tests.test_engine import ENGINE_IDS, ENGINES, engine_model
-from wasmrt import models
-from wasmrt.converter import convert
+from wasmrt.compile.converter import convert
+from wasmrt.zoo import models
 
 ROOT = Path(__file__).resolve().parent.parent
 ATTENTION = "face_landmark_with_attention.tflite"
@@ -32,7 +32,7 @@ def source(name: str) -> Path:
     try:
         return models.model_path(name)
     except Exception as e:  # offline without a cache
-        pytest.skip(f"{name} not available ({e}); run `python -m wasmrt.models fetch`")
+        pytest.skip(f"{name} not available ({e}); run `python -m wasmrt.zoo.models fetch`")
 
 
 @functools.cache

@@ -23,10 +23,10 @@ LIMIT = 2 * 1024 * 1024
 def _missing() -> str | None:
     if NODE is None:
         return "needs node"
-    from wasmrt.demo_server import missing_models, missing_wasm
+    from wasmrt.dev.demo_server import missing_models, missing_wasm
 
     if missing_wasm() or missing_models():
-        return f"missing {missing_wasm() + missing_models()}: run `wasmrt build` and `python -m wasmrt.bundle`"
+        return f"missing {missing_wasm() + missing_models()}: run `wasmrt build` and `python -m wasmrt.zoo.bundle`"
     return None
 
 
@@ -54,7 +54,7 @@ def package_sizes(app: Path) -> dict[str, int]:
 
 @pytest.fixture(scope="module")
 def int8_models() -> None:
-    from wasmrt import face_int8
+    from wasmrt.zoo import face_int8
 
     face_int8.make()  # a minute when missing; the files stay in models/
 

@@ -11,11 +11,11 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from wasmrt import models
-from wasmrt.builders import efficientnet_lite0 as export_efficientnet_lite0
-from wasmrt.builders import mobilenet_v2 as build_mobilenet_v2
-from wasmrt.ir import Preprocess
+from wasmrt.compile.ir import Preprocess
 from wasmrt.preprocess import Geometry, from_dict, image_to_tensor, plan, resize_bilinear, to_dict
+from wasmrt.zoo import models
+from wasmrt.zoo.builders import efficientnet_lite0 as export_efficientnet_lite0
+from wasmrt.zoo.builders import mobilenet_v2 as build_mobilenet_v2
 
 
 def _cached(name: str) -> Path:

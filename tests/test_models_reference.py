@@ -26,10 +26,10 @@ import pytest
 from skimage import data as skdata
 
 from python_ref import Interpreter
-from wasmrt.converter import Converted, convert
-from wasmrt.ir import Preprocess
-from wasmrt.models import BUNDLED, load_labels, model_path
+from wasmrt.compile.converter import Converted, convert
+from wasmrt.compile.ir import Preprocess
 from wasmrt.preprocess import image_to_tensor
+from wasmrt.zoo.models import BUNDLED, load_labels, model_path
 
 pytestmark = pytest.mark.slow
 REL_TOL = 1e-4
@@ -154,7 +154,7 @@ def test_efficientnet_cli_classifies_photos(image: str, classes, tmp_path: Path)
     wrt = tmp_path / "efficientnet_lite0.wrt"
     wrt.write_bytes(converted("efficientnet_lite0").data)
     png = Path(skdata.__file__).parent / f"{image}.png"
-    r = subprocess.run([sys.executable, "-m", "wasmrt.cli", "run", str(wrt), "--engine", "ref",
+    r = subprocess.run([sys.executable, "-m", "wasmrt.cli.main", "run", str(wrt), "--engine", "ref",
                         "--input", f"input={png}", "-o", str(tmp_path / "out")], capture_output=True, text=True)
     assert r.returncode == 0, r.stderr
     logits = np.load(tmp_path / "out" / "logits.npy").reshape(-1)

@@ -68,7 +68,7 @@ def project(tmp_path_factory: pytest.TempPathFactory) -> Path:
     """A fresh npm project with the packed tarball installed, the README snippet, a model and two photos."""
     from PIL import Image
 
-    from wasmrt.package import npm_pack
+    from wasmrt.dev.package import npm_pack
 
     tarball = npm_pack(tmp_path_factory.mktemp("pack"), log=lambda _m: None)
     proj = tmp_path_factory.mktemp("npm-project")

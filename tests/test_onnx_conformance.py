@@ -26,8 +26,8 @@ import onnx
 import pytest
 from onnx import numpy_helper
 
+from wasmrt.compile.onnx.importer import CONSTANT_INPUTS, CONSTANT_ONLY_OPS, SUPPORTED_OPS, import_onnx
 from wasmrt.errors import WasmrtError
-from wasmrt.importers.onnx_import import CONSTANT_INPUTS, CONSTANT_ONLY_OPS, SUPPORTED_OPS, import_onnx
 
 NODE_DIR = Path(onnx.__file__).parent / "backend" / "test" / "data" / "node"
 DEVIATIONS_FILE = Path(__file__).with_name("onnx_known_deviations.txt")

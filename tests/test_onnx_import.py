@@ -12,9 +12,9 @@ import onnx
 import pytest
 from onnx import TensorProto, helper, numpy_helper
 
+from wasmrt.compile.ir import Graph
+from wasmrt.compile.onnx.importer import import_onnx
 from wasmrt.errors import ConversionError, ModelFormatError, UnsupportedOpError
-from wasmrt.importers.onnx_import import import_onnx
-from wasmrt.ir import Graph
 
 ort = pytest.importorskip("onnxruntime")
 RTOL = 1e-4
@@ -385,7 +385,7 @@ def test_identity_output_and_constant_output() -> None:
 # -- end to end through the converter and the .wrt interpreter ---------------------------------------------------------
 def test_through_converter_and_interpreter(tmp_path: Path) -> None:
     from python_ref import Interpreter
-    from wasmrt.converter import convert
+    from wasmrt.compile.converter import convert
 
     nodes = [helper.make_node("Conv", ["x", "w", "b"], ["c"], pads=[1, 1, 1, 1]),
              helper.make_node("BatchNormalization", ["c", "s", "t", "m", "v"], ["bn"]),
@@ -406,12 +406,12 @@ def test_through_converter_and_interpreter(tmp_path: Path) -> None:
 
 # -- real models -------------------------------------------------------------------------------------------------------
 def _real_model(name: str) -> str:
-    from wasmrt.models import CACHE
+    from wasmrt.zoo.models import CACHE
 
     for base in (CACHE, Path("/tmp/dl/x/rapidocr_onnxruntime/models")):
         if (base / name).is_file():
             return str(base / name)
-    pytest.skip(f"{name} not available: run `python -m wasmrt.models fetch` (PyPI rapidocr-onnxruntime==1.4.4)")
+    pytest.skip(f"{name} not available: run `python -m wasmrt.zoo.models fetch` (PyPI rapidocr-onnxruntime==1.4.4)")
 
 
 def _text_image(h: int, w: int) -> np.ndarray:

@@ -21,7 +21,7 @@ from onnx import TensorProto, helper, numpy_helper
 from onnxruntime.quantization import CalibrationDataReader, QuantFormat, QuantType, quantize_dynamic, quantize_static
 
 from python_ref import Interpreter
-from wasmrt.converter import convert
+from wasmrt.compile.converter import convert
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tools"))
 from ort_int8 import u8s8_saturates

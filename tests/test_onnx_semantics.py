@@ -20,9 +20,9 @@ from onnx import helper, numpy_helper
 
 from python_ref import Interpreter
 from tests.test_engine import engine_model
-from wasmrt.converter import convert
+from wasmrt.compile.converter import convert
+from wasmrt.compile.onnx.importer import import_onnx
 from wasmrt.errors import UnsupportedOpError
-from wasmrt.importers.onnx_import import import_onnx
 
 RTOL = 1e-4  # relative to max |onnxruntime|; recurrent cases run many dependent float32 steps
 ENGINES = [("ref", None), ("native", None), ("wasm", "simd")]

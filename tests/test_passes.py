@@ -5,8 +5,8 @@ from __future__ import annotations
 import numpy as np
 from graphs import conv_bn_relu_graph
 
-from wasmrt.ir import Graph
-from wasmrt.passes import optimize
+from wasmrt.compile.ir import Graph
+from wasmrt.compile.passes import optimize
 
 
 def _same_after_optimize(build, feeds: dict[str, np.ndarray]) -> Graph:
@@ -96,7 +96,7 @@ def _residual_block(second_use: bool = False, clamp_conv: bool = False) -> Graph
 
 
 def test_residual_add_fuses_into_the_convolution_and_splits_back() -> None:
-    from wasmrt.passes import split_residual_adds
+    from wasmrt.compile.passes import split_residual_adds
 
     x = np.random.default_rng(4).standard_normal((1, 5, 4, 8)).astype(np.float32)
     g = _residual_block()

@@ -5,9 +5,9 @@ from __future__ import annotations
 import numpy as np
 from graphs import conv_bn_relu_graph
 
-from wasmrt.ir import Graph
-from wasmrt.passes import optimize
-from wasmrt.planner import plan_memory
+from wasmrt.compile.ir import Graph
+from wasmrt.compile.passes import optimize
+from wasmrt.compile.planner import plan_memory
 
 
 def _lifetimes(g: Graph) -> dict[str, tuple[int, int]]:

@@ -17,11 +17,12 @@ from graphs import conv_bn_relu_graph
 from python_ref import Interpreter
 from python_ref import quant as qm
 from python_ref.wrt_file import read_wrt
-from wasmrt import calibrate, quantizer
-from wasmrt.bias_correction import bias_correct
-from wasmrt.converter import convert
-from wasmrt.ir import Graph
-from wasmrt.passes import optimize
+from wasmrt.compile import quantizer
+from wasmrt.compile.converter import convert
+from wasmrt.compile.ir import Graph
+from wasmrt.compile.passes import optimize
+from wasmrt.quantize import calibrate
+from wasmrt.quantize.bias_correction import bias_correct
 
 ROOT = Path(__file__).resolve().parents[1]
 RNG = np.random.default_rng(7)
@@ -107,7 +108,7 @@ def test_clipping_methods_clip_outliers() -> None:
 def test_mse_ranges_weigh_each_channel_by_its_consumers_weights() -> None:
     """One wide channel read by a tiny weight, three narrow ones read by large weights: min/max spends the int8
     levels on the wide channel; the range chosen by the consumer's error clips it and keeps the narrow ones fine."""
-    from wasmrt import clipping
+    from wasmrt.quantize import clipping
 
     g = Graph()
     x = g.add_input("x", (1, 4, 4, 4))
@@ -132,8 +133,8 @@ def test_mse_ranges_bring_a_real_detector_closer_to_float() -> None:
     sys.path.insert(0, str(ROOT / "tools"))
     import int8_acceptance
 
-    from wasmrt import photos
     from wasmrt.engines import load
+    from wasmrt.zoo import photos
 
     g = int8_acceptance.float_graph("face_detector")
     calib = int8_acceptance.samples(g, "detector", "calib", 16)
@@ -178,7 +179,7 @@ def test_bias_correction_moves_the_output_mean_towards_float() -> None:
 ])
 def test_patches_times_weights_are_the_reference_convolution(attrs: dict, w_shape: tuple[int, ...]) -> None:
     from python_ref.ops import conv2d_sums
-    from wasmrt import rounding
+    from wasmrt.quantize import rounding
 
     x, w = RNG.standard_normal((2, 7, 6, 4)), RNG.standard_normal(w_shape)
     want = conv2d_sums(x, w, attrs)
@@ -194,7 +195,7 @@ def test_patches_times_weights_are_the_reference_convolution(attrs: dict, w_shap
 def test_fitted_rounding_rounds_each_weight_down_or_up_and_lowers_the_output_error(groups: int) -> None:
     """Inputs with correlated channels (as real activations are): nearest rounding is not the best; the fit moves
     some weights to their other neighbour and the output error on the data goes down."""
-    from wasmrt import rounding
+    from wasmrt.quantize import rounding
 
     a = {"strides": (1, 1), "dilations": (1, 1), "pads": (1, 1, 1, 1), "groups": groups}
     w_shape = (16, 3, 3, 8 // groups)
@@ -216,7 +217,7 @@ def test_fitted_rounding_rounds_each_weight_down_or_up_and_lowers_the_output_err
 def test_fitted_rounding_brings_the_int8_net_closer_to_float_on_unseen_inputs() -> None:
     """conv 3x3 + relu -> conv 1x1 on inputs with correlated channels; the fit is on 16 samples, the error measured
     on 16 others."""
-    from wasmrt.cli_quantize import post_training
+    from wasmrt.cli.quantize import post_training
 
     rng = np.random.default_rng(11)
     g = Graph()
@@ -279,8 +280,8 @@ def uneven_feeds(n: int) -> list[dict[str, np.ndarray]]:
 
 
 def test_sensitivity_pass_finds_the_layer_that_reads_uneven_channels() -> None:
-    from wasmrt import sensitivity
-    from wasmrt.cli_quantize import post_training
+    from wasmrt.cli.quantize import post_training
+    from wasmrt.quantize import sensitivity
 
     g = uneven_channels_net()
     calib = uneven_feeds(16)
@@ -315,7 +316,7 @@ def test_cli_quantize_with_report(tmp_path: Path, calib_dir: Path) -> None:
     src = tmp_path / "net.wrt"
     src.write_bytes(convert(small_net()).data)
     out = tmp_path / "net_int8.wrt"
-    r = subprocess.run([sys.executable, "-m", "wasmrt.cli", "quantize", str(src), "-o", str(out), "--calib",
+    r = subprocess.run([sys.executable, "-m", "wasmrt.cli.main", "quantize", str(src), "-o", str(out), "--calib",
                         str(calib_dir), "--samples", "8", "--report", "--report-samples", "4", "--method",
                         "percentile"], capture_output=True, text=True, cwd=ROOT,
                        env={**os.environ, "OPENBLAS_NUM_THREADS": "1"})
@@ -335,17 +336,18 @@ def test_cli_refuses_bad_calibration_input(tmp_path: Path) -> None:
     src = tmp_path / "net.wrt"
     src.write_bytes(convert(small_net()).data)
     (tmp_path / "empty").mkdir()
-    r = subprocess.run([sys.executable, "-m", "wasmrt.cli", "quantize", str(src), "--calib", str(tmp_path / "empty")],
+    r = subprocess.run([sys.executable, "-m", "wasmrt.cli.main", "quantize", str(src), "--calib",
+                        str(tmp_path / "empty")],
                        capture_output=True, text=True, cwd=ROOT)
     assert r.returncode == 2 and "no images" in r.stderr and "Traceback" not in r.stderr
     bad = tmp_path / "bad"
     bad.mkdir()
     np.save(bad / "a.npy", np.zeros((1, 3, 3, 4), np.float32))
-    r = subprocess.run([sys.executable, "-m", "wasmrt.cli", "quantize", str(src), "--calib", str(bad)],
+    r = subprocess.run([sys.executable, "-m", "wasmrt.cli.main", "quantize", str(src), "--calib", str(bad)],
                        capture_output=True, text=True, cwd=ROOT)
     assert r.returncode == 2 and "shape [1, 3, 3, 4], the model takes [1, 8, 8, 4]" in r.stderr
-    r = subprocess.run([sys.executable, "-m", "wasmrt.cli", "quantize", str(src), "--calib", str(bad), "--keep-float",
-                        "-1"], capture_output=True, text=True, cwd=ROOT)
+    r = subprocess.run([sys.executable, "-m", "wasmrt.cli.main", "quantize", str(src), "--calib", str(bad),
+                        "--keep-float", "-1"], capture_output=True, text=True, cwd=ROOT)
     assert r.returncode == 2 and "--keep-float must be 0 or more, got -1" in r.stderr and "Traceback" not in r.stderr
 
 
@@ -353,7 +355,7 @@ def test_already_quantized_models_are_refused(tmp_path: Path, calib_dir: Path) -
     qg, _ = quantized(small_net())
     src = tmp_path / "q.wrt"
     src.write_bytes(convert(qg).data)
-    r = subprocess.run([sys.executable, "-m", "wasmrt.cli", "quantize", str(src), "--calib", str(calib_dir)],
+    r = subprocess.run([sys.executable, "-m", "wasmrt.cli.main", "quantize", str(src), "--calib", str(calib_dir)],
                        capture_output=True, text=True, cwd=ROOT)
     assert r.returncode == 2 and "already quantized" in r.stderr
 
@@ -427,9 +429,9 @@ def test_onnxruntime_qdq_import_differs_only_in_the_rounding_of_add() -> None:
 
 @pytest.mark.slow
 def test_tryon_int8_face_models_stay_near_the_float_ones() -> None:
-    """The models `wasmrt demo --int8` and the mini-program's --int8 build run (wasmrt/face_int8.py): landmarks within
-    a pixel of the float model at 192x192 on evaluation faces, the same faces found, smaller files."""
-    from wasmrt import face_int8
+    """The models `wasmrt demo --int8` and the mini-program's --int8 build run (wasmrt/zoo/face_int8.py): landmarks
+    within a pixel of the float model at 192x192 on evaluation faces, the same faces found, smaller files."""
+    from wasmrt.zoo import face_int8
 
     face_int8.make()
     r = face_int8.measure()

@@ -15,7 +15,7 @@ from python_ref import quant as qm
 from python_ref.errors import ModelFormatError
 from python_ref.quant import QuantParams
 from python_ref.wrt_file import read_wrt
-from wasmrt.converter import convert
+from wasmrt.compile.converter import convert
 
 F = np.float32
 

@@ -15,13 +15,13 @@ from test_engine import ENGINE_IDS, ENGINES, close, engine_model
 
 from python_ref import Interpreter, sparse
 from python_ref.wrt_file import read_wrt
-from wasmrt.converter import convert
+from wasmrt.compile.converter import convert
+from wasmrt.compile.ir import Graph
+from wasmrt.compile.planner import plan_memory
+from wasmrt.compile.sparsity import first_layers, layers, prune, prune_weight, sparse_tensors
+from wasmrt.compile.writer import write_wrt
 from wasmrt.engines import load
 from wasmrt.errors import OutOfMemoryError
-from wasmrt.ir import Graph
-from wasmrt.planner import plan_memory
-from wasmrt.sparsity import first_layers, layers, prune, prune_weight, sparse_tensors
-from wasmrt.wrt_writer import write_wrt
 
 
 def block_sparse(rng: np.random.Generator, shape: tuple[int, ...], sparsity: float) -> np.ndarray:
@@ -254,7 +254,7 @@ def test_converted_pruned_model_stores_sparse_and_agrees() -> None:
 
 def test_sparsify_command_prunes_reports_and_runs(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     from wasmrt.bench.mobilenet_v1 import mobilenet_v1
-    from wasmrt.cli import main
+    from wasmrt.cli.main import main
 
     dense = tmp_path / "m.wrt"
     dense.write_bytes(convert(mobilenet_v1(size=32, classes=16)).data)

@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from wasmrt.demo_server import ROOT, DemoServer, missing_models, missing_wasm
+from wasmrt.dev.demo_server import ROOT, DemoServer, missing_models, missing_wasm
 
 CHROMIUM = shutil.which("chromium") or "/usr/bin/chromium"
 NODE = shutil.which("node")
@@ -54,7 +54,7 @@ def _missing() -> str | None:
     if not (ROOT / "node_modules" / "playwright-core").is_dir():
         return "node_modules is missing: run scripts/setup.sh (npm ci)"
     if missing_wasm() or not (ROOT / "models" / "mobilenet_v2.wrt").is_file():
-        return f"missing {missing_wasm() + missing_models()}: run `wasmrt build` and `python -m wasmrt.bundle`"
+        return f"missing {missing_wasm() + missing_models()}: run `wasmrt build` and `python -m wasmrt.zoo.bundle`"
     return None
 
 

@@ -10,9 +10,9 @@ import numpy as np
 import pytest
 from tflite_oracle import ModelBuilder, litert_compatible, options, run_litert
 
+from wasmrt.compile.ir import Graph
+from wasmrt.compile.tflite.importer import import_tflite
 from wasmrt.errors import ModelFormatError, UnsupportedOpError, WasmrtError
-from wasmrt.importers.tflite_import import import_tflite
-from wasmrt.ir import Graph
 
 # model file -> (input value range of the real-image input, intermediate tensors also compared)
 REAL_MODELS = {
@@ -25,13 +25,13 @@ TOLERANCE = 1e-4  # max|ours - litert| <= TOLERANCE * max|litert|, per output
 
 
 def model_file(name: str) -> Path:
-    """A MediaPipe model from wasmrt.models' cache (fetched by scripts/setup.sh)."""
-    from wasmrt import models
+    """A MediaPipe model from wasmrt.zoo.models' cache (fetched by scripts/setup.sh)."""
+    from wasmrt.zoo import models
 
     try:
         return models.model_path(name)
     except Exception as e:  # offline without a cache: say what to run instead of failing elsewhere
-        pytest.skip(f"{name} not available ({e}); run `python -m wasmrt.models fetch`")
+        pytest.skip(f"{name} not available ({e}); run `python -m wasmrt.zoo.models fetch`")
 
 
 def assert_close(ours: np.ndarray, ref: np.ndarray, what: str, tol: float = TOLERANCE) -> float:

@@ -14,8 +14,8 @@ from ai_edge_litert import schema_py_generated as fb
 from tflite_oracle import ModelBuilder, options, run_litert
 
 from python_ref import Interpreter
-from wasmrt.converter import convert
-from wasmrt.importers.tflite_import import import_tflite
+from wasmrt.compile.converter import convert
+from wasmrt.compile.tflite.importer import import_tflite
 
 RNG = np.random.default_rng(11)
 

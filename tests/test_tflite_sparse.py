@@ -13,11 +13,11 @@ from tflite_oracle import ModelBuilder, options, run_litert
 
 from python_ref import Interpreter
 from python_ref.wrt_file import read_wrt
-from wasmrt.converter import convert
+from wasmrt.compile.converter import convert
+from wasmrt.compile.tflite.importer import import_tflite
+from wasmrt.compile.tflite.sparse import encode
 from wasmrt.engines import load
 from wasmrt.errors import ModelFormatError, UnsupportedOpError
-from wasmrt.importers.tflite_import import import_tflite
-from wasmrt.importers.tflite_sparse import encode
 
 SPARSE_MODELS = ("face_detection_full_range_sparse.tflite", "pose_detection.tflite")
 

@@ -13,10 +13,10 @@ import pytest
 import qgraphs  # tests/ is on sys.path under pytest
 
 from python_ref import Interpreter
-from wasmrt import build
-from wasmrt.converter import convert
+from wasmrt.compile.converter import convert
+from wasmrt.compile.ir import Graph
+from wasmrt.dev import build
 from wasmrt.engines import load
-from wasmrt.ir import Graph
 
 ROOT = Path(__file__).resolve().parents[1]
 MODELS = sorted((ROOT / "models").glob("*.wrt"))

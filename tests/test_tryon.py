@@ -28,10 +28,10 @@ def _missing() -> str | None:
         return "needs node and Debian's chromium"
     if not (ROOT / "node_modules" / "playwright-core").is_dir():
         return "node_modules is missing: run scripts/setup.sh (npm ci)"
-    from wasmrt.demo_server import missing_models, missing_wasm
+    from wasmrt.dev.demo_server import missing_models, missing_wasm
 
     if missing_wasm() or missing_models():
-        return f"missing {missing_wasm() + missing_models()}: run `wasmrt build` and `python -m wasmrt.bundle`"
+        return f"missing {missing_wasm() + missing_models()}: run `wasmrt build` and `python -m wasmrt.zoo.bundle`"
     return None
 
 
@@ -52,7 +52,7 @@ def _lm_err(a, b) -> float:
 
 @pytest.fixture(scope="module")
 def browser_run(fixtures: Path) -> dict:
-    from wasmrt.demo_server import DemoServer, copy_samples
+    from wasmrt.dev.demo_server import DemoServer, copy_samples
 
     copy_samples()
     ARTIFACTS.mkdir(parents=True, exist_ok=True)
@@ -142,7 +142,7 @@ LIVE_SAMPLES, LIVE_INTERVAL_MS = 40, 70
 def _live(fixtures: Path, name: str, int8: bool = False, sources: tuple[str, ...] = ("astronaut", "clip", "camera"),
           samples: int = 0) -> dict:
     """Screenshots of the displayed canvas while the live loop runs, per source (tests/js/tryon_live.mjs)."""
-    from wasmrt.demo_server import DemoServer, copy_samples
+    from wasmrt.dev.demo_server import DemoServer, copy_samples
 
     m = json.loads((fixtures / "vision.json").read_text())
     frames = np.fromfile(fixtures / m["clip"]["all"], np.uint8).reshape(m["clip"]["frames"], m["clip"]["size"],
@@ -173,8 +173,8 @@ def live_run(fixtures: Path) -> dict:
 
 @pytest.fixture(scope="module")
 def live_int8_run(fixtures: Path) -> dict:
-    """The same with tryon.html?int8=1: the face models `wasmrt quantize` made (wasmrt/face_int8.py)."""
-    from wasmrt import face_int8
+    """The same with tryon.html?int8=1: the face models `wasmrt quantize` made (wasmrt/zoo/face_int8.py)."""
+    from wasmrt.zoo import face_int8
 
     face_int8.make()  # a minute when missing; the files stay in models/
     return _live(fixtures, "live-int8", int8=True, sources=("astronaut", "clip"), samples=20)

@@ -30,14 +30,14 @@ from python_ref.vision import (
 )
 from python_ref.vision.clip import clip
 from python_ref.vision.lips import linear_to_oklab, polygon_mask, srgb_to_linear
-from wasmrt import models
+from wasmrt.zoo import models
 
 data = pytest.importorskip("skimage.data")
 ROOT = Path(__file__).resolve().parent.parent
 MODELS = ROOT / "models"
 CACHE = models.CACHE  # the source .tflite files (the user cache)
 needs_models = pytest.mark.skipif(not (MODELS / "face_landmark.wrt").exists(),
-                                  reason="run `python -m wasmrt.bundle` first")
+                                  reason="run `python -m wasmrt.zoo.bundle` first")
 
 
 @pytest.fixture(scope="module")
@@ -217,7 +217,7 @@ def test_paint_lips_recolours_only_the_lips_and_keeps_texture(face, astronaut):
 
 
 @needs_models
-@pytest.mark.skipif(not (CACHE / "face_landmark.tflite").exists(), reason="python -m wasmrt.models fetch")
+@pytest.mark.skipif(not (CACHE / "face_landmark.tflite").exists(), reason="python -m wasmrt.zoo.models fetch")
 def test_pipeline_agrees_with_litert(face, astronaut):
     pytest.importorskip("ai_edge_litert")
     mesh = FaceMesh(litert_runner(CACHE / "face_detection_short_range.tflite"),

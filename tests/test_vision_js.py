@@ -19,7 +19,7 @@ NODE = shutil.which("node")
 
 pytestmark = pytest.mark.skipif(
     NODE is None or not (ROOT / "models" / "face_landmark.wrt").exists(),
-    reason="needs node and the bundled models (python -m wasmrt.bundle)")
+    reason="needs node and the bundled models (python -m wasmrt.zoo.bundle)")
 
 
 @pytest.fixture(scope="session")

@@ -12,11 +12,11 @@ from test_engine_models import NO_WGSL, WEBGPU_MODELS, reference
 from test_engine_models import converted as converted_model
 
 from python_ref.wrt_file import read_wrt
+from wasmrt.compile.ir import Graph
 from wasmrt.engines import load
 from wasmrt.engines.webgpu import available
 from wasmrt.engines.webgpu_plan import SUPPORTED, kernel_table
 from wasmrt.errors import UnsupportedOpError
-from wasmrt.ir import Graph
 
 OK, WHY = available()
 pytestmark = pytest.mark.skipif(not OK, reason=f"no WebGPU adapter here: {WHY}")
@@ -186,7 +186,7 @@ def test_unsupported_op_is_refused_at_load_naming_it() -> None:
     b = g.add_input("b", (3, 4))
     (y,) = g.add_node("MATMUL", [a, b], {}, name="mm", outputs=["y"])
     g.outputs.append(y)
-    from wasmrt.converter import convert
+    from wasmrt.compile.converter import convert
 
     with pytest.raises(UnsupportedOpError, match=r"'MATMUL' \(node 'mm'\).*no WGSL kernel"):
         load(convert(g).data, "webgpu")
@@ -204,7 +204,7 @@ def _matmul_between_gpu_ops() -> bytes:
     (z,) = g.add_node("TANH", [y], {}, name="t", outputs=["z"])
     (nn,) = g.add_node("ADD", [n, n], {}, name="twice", outputs=["nn"])
     g.outputs += [z, y, nn]
-    from wasmrt.converter import convert
+    from wasmrt.compile.converter import convert
 
     return convert(g).data
 
@@ -301,7 +301,7 @@ def test_dense_layer_tiles(rows: int, k: int, n: int) -> None:
     """FULLY_CONNECTED through each GEMM tile (the 128x128 vector tile needs >= 1024 rows and >= 128 columns),
     with partial tiles at every edge, against python_ref."""
     from python_ref import Interpreter
-    from wasmrt.converter import convert
+    from wasmrt.compile.converter import convert
 
     rng = np.random.default_rng(3)
     g = Graph()
@@ -320,7 +320,7 @@ def test_dense_layer_tiles(rows: int, k: int, n: int) -> None:
 def test_convolution_with_residual_on_the_large_tile() -> None:
     """A 3x3 convolution with bias, fused residual and clamp on the 128x128 im2col tile."""
     from python_ref import Interpreter
-    from wasmrt.converter import convert
+    from wasmrt.compile.converter import convert
 
     rng = np.random.default_rng(4)
     g = Graph()

@@ -18,7 +18,8 @@ import pytest
 
 from python_ref import Interpreter
 from python_ref.wrt_file import read_wrt
-from wasmrt import models, paths
+from wasmrt import paths
+from wasmrt.zoo import models
 
 sys.path.insert(0, str(Path(__file__).parent / "js"))
 import js_fixtures as support
@@ -41,8 +42,8 @@ def page_inputs(interp: Interpreter) -> dict[str, np.ndarray]:
 
 
 def _unsupported_model() -> bytes:
-    from wasmrt.converter import convert
-    from wasmrt.ir import Graph
+    from wasmrt.compile.converter import convert
+    from wasmrt.compile.ir import Graph
 
     g = Graph()
     a = g.add_input("a", (2, 3))
@@ -54,8 +55,8 @@ def _unsupported_model() -> bytes:
 
 def _fallback_model() -> bytes:
     """relu(a) @ b (MATMUL of two activations: no WGSL kernel) between GPU ops; y is an output and read by tanh."""
-    from wasmrt.converter import convert
-    from wasmrt.ir import Graph
+    from wasmrt.compile.converter import convert
+    from wasmrt.compile.ir import Graph
 
     g = Graph()
     a = g.add_input("a", (2, 3))
@@ -72,8 +73,8 @@ CHAIN_X = (1, 12, 10, 8)
 
 def _chain_models() -> tuple[bytes, bytes]:
     """a: x -> 3x3 convolution (8 -> 16 channels, bias, clamp 0..6) -> y; b: y -> add a constant -> sigmoid -> z."""
-    from wasmrt.converter import convert
-    from wasmrt.ir import Graph
+    from wasmrt.compile.converter import convert
+    from wasmrt.compile.ir import Graph
 
     rng = np.random.default_rng(8)
     a = Graph()
@@ -101,8 +102,8 @@ def results(tmp_path_factory: pytest.TempPathFactory) -> dict:
         pytest.skip("chromium is not installed (apt-get install chromium)")
     missing = [n for n in models.BUNDLED if not (paths.models_dir() / models.BUNDLED[n].wrt).is_file()]
     if missing:
-        pytest.skip(f"bundled models not converted ({', '.join(missing)}): python -m wasmrt.bundle")
-    from wasmrt.demo_server import DemoServer
+        pytest.skip(f"bundled models not converted ({', '.join(missing)}): python -m wasmrt.zoo.bundle")
+    from wasmrt.dev.demo_server import DemoServer
 
     tmp = tmp_path_factory.mktemp("webgpu")
     jobs, res = tmp / "jobs.json", tmp / "results.json"

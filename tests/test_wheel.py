@@ -20,8 +20,9 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from wasmrt import models, paths
-from wasmrt.package import ARCHES, build_wheel
+from wasmrt import paths
+from wasmrt.dev.package import ARCHES, build_wheel
+from wasmrt.zoo import models
 
 ROOT = Path(__file__).resolve().parent.parent
 MODEL = "face_detection_short_range.tflite"
@@ -83,8 +84,8 @@ def test_wheels_hold_the_engine_and_only_our_packages(wheels: dict[str, Path]) -
 
 def test_installed_wheel_converts_and_runs_like_the_repository(venv: Path, tmp_path: Path) -> None:
     import wasmrt
-    from wasmrt.converter import convert
-    from wasmrt.models import preset_for
+    from wasmrt.compile.converter import convert
+    from wasmrt.zoo.models import preset_for
 
     work = tmp_path / "work"
     work.mkdir()
@@ -168,7 +169,7 @@ def test_aarch64_wheel_library_runs_a_model_under_qemu(wheels: dict[str, Path], 
     if not (shutil.which("qemu-aarch64") and shutil.which("aarch64-linux-gnu-gcc")):
         pytest.skip("needs qemu-user and gcc-aarch64-linux-gnu")
     from python_ref import Interpreter
-    from wasmrt.converter import convert
+    from wasmrt.compile.converter import convert
 
     with zipfile.ZipFile(wheels["aarch64"]) as z:
         (tmp_path / "libwasmrt.so").write_bytes(z.read("wasmrt/engines/lib/libwasmrt.so"))

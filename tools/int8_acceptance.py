@@ -1,4 +1,4 @@
-"""The int8 accuracy figures of issue 13, on real weights and real photos (wasmrt/photos.py), saved as JSON.
+"""The int8 accuracy figures of issue 13, on real weights and real photos (wasmrt/zoo/photos.py), saved as JSON.
 
     python tools/int8_acceptance.py [--out build/int8_acceptance.json] [--eval 600] [--calib 200]
 
@@ -33,13 +33,14 @@ from ort_int8 import u8s8_saturates  # noqa: E402
 
 from python_ref import Interpreter  # noqa: E402
 from python_ref import quant as qm  # noqa: E402
-from wasmrt import calibrate, photos  # noqa: E402
-from wasmrt.cli_quantize import post_training  # noqa: E402
-from wasmrt.converter import convert, load_graph  # noqa: E402
+from wasmrt.cli.quantize import post_training  # noqa: E402
+from wasmrt.compile.converter import convert, load_graph  # noqa: E402
+from wasmrt.compile.ir import Graph  # noqa: E402
+from wasmrt.compile.passes import optimize  # noqa: E402
 from wasmrt.engines import load  # noqa: E402
-from wasmrt.ir import Graph  # noqa: E402
-from wasmrt.models import BUNDLED, CACHE, model_path  # noqa: E402
-from wasmrt.passes import optimize  # noqa: E402
+from wasmrt.quantize import calibrate  # noqa: E402
+from wasmrt.zoo import photos  # noqa: E402
+from wasmrt.zoo.models import BUNDLED, CACHE, model_path  # noqa: E402
 
 WORK = CACHE / "int8"
 

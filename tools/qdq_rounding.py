@@ -45,8 +45,8 @@ def measure(n_images: int = 4) -> dict:
 
     from python_ref import ops as ref_ops
     from wasmrt.bench.int8 import qdq_int8
-    from wasmrt.converter import convert
-    from wasmrt.models import BUNDLED, model_path
+    from wasmrt.compile.converter import convert
+    from wasmrt.zoo.models import BUNDLED, model_path
 
     g = ia.float_graph("efficientnet_lite0")
     src = ia.WORK / "efficientnet_lite0_qdq.onnx"

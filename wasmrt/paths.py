@@ -80,7 +80,7 @@ def wasm_dir() -> Path:
     """The three wasm modules: js_bindings/dist/ of a checkout (built on demand), else the shipped copies."""
     root = checkout()
     if root is not None:
-        from wasmrt import build
+        from wasmrt.dev import build
 
         for variant in build.WASM_VARIANTS:
             build.build_wasm(variant)

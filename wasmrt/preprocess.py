@@ -29,7 +29,7 @@ from typing import Any
 
 import numpy as np
 
-from wasmrt.ir import Preprocess
+from wasmrt.compile.ir import Preprocess
 
 RESIZE_MODES = ("stretch", "crop", "letterbox")
 

@@ -8,7 +8,7 @@
 //   - the library: wasmrt's runtime, wasmrt.vision and the mini-program host in workers/facemesh/lib/ (a Worker
 //     can only load files of its own folder), the page's lips.js and tryon-page.js in lib/
 //   - --int8: the int8 face models instead (face_detector_int8.wrt, face_landmark_int8.wrt from wasmrt quantize:
-//     `python -m wasmrt.face_int8` makes them), under the same names in the projects
+//     `python -m wasmrt.zoo.face_int8` makes them), under the same names in the projects
 //   node demo/miniprogram/build.mjs [--brotli] [--int8] [--only wechat|alipay] [--target DIR (a built copy, not in place)]
 import { copyFileSync, cpSync, mkdirSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from "node:fs";
 import { dirname, join } from "node:path";
@@ -47,8 +47,8 @@ export function build({ brotli = false, int8 = false, only = PLATFORMS, models =
   const landmarks = Object.values(LANDMARK_MODELS).map((m) => source(m.file));
   for (const f of [detector, ...landmarks, join(dist, "wasmrt-simd.wasm"), join(dist, "wasmrt-scalar.wasm")]) {
     try { statSync(f); } catch {
-      throw new Error(`${f} is missing: run \`wasmrt build\` and \`python -m wasmrt.bundle\`` +
-        (int8 ? " (and `python -m wasmrt.face_int8` for the int8 face models)" : ""));
+      throw new Error(`${f} is missing: run \`wasmrt build\` and \`python -m wasmrt.zoo.bundle\`` +
+        (int8 ? " (and `python -m wasmrt.zoo.face_int8` for the int8 face models)" : ""));
     }
   }
   const split = Object.entries(LANDMARK_MODELS).map(([key, m]) => {

@@ -11,7 +11,7 @@ const ops = {
     refine = false, int8 = false }) {
     rt = await init({ variant });
     // refine: the attention mesh, 478 points (float: it has no int8 version); int8: the models `wasmrt quantize`
-    // made of face_detector and face_landmark (wasmrt/face_int8.py)
+    // made of face_detector and face_landmark (wasmrt/zoo/face_int8.py)
     const models = int8 ? {
       detectorModel: new URL("face_detector_int8.wrt", modelBase).href,
       landmarkModel: refine ? undefined : new URL("face_landmark_int8.wrt", modelBase).href,
@@ -19,7 +19,7 @@ const ops = {
     try {
       mesh = await FaceMesh.create(rt, { modelBase, tracking, refine, ...models });
     } catch (e) {
-      if (int8) e.message += " (the int8 face models are made by `wasmrt demo --int8` or `python -m wasmrt.face_int8`)";
+      if (int8) e.message += " (the int8 face models are made by `wasmrt demo --int8` or `python -m wasmrt.zoo.face_int8`)";
       throw e;
     }
     return { variant: rt.variant, reason: rt.reason, int8 };

@@ -1,7 +1,7 @@
 // Threads for the engine: the shared memory, and the Workers that run parallel regions on it. Used by init() when
 // it is asked for more than one thread; everything here falls back to one thread and says why.
 
-const STACK_BYTES = 256 * 1024; // as the main thread's (-z stack-size in wasmrt/build.py)
+const STACK_BYTES = 256 * 1024; // as the main thread's (-z stack-size in wasmrt/dev/build.py)
 const MAX_PAGES = 32768; // 2 GiB: the threaded modules' declared maximum (THREADS_MAX_MEMORY)
 const isNode = typeof process !== "undefined" && !!process.versions?.node && typeof window === "undefined";
 

@@ -517,7 +517,7 @@ static int check_order(wrt_model* m, uint8_t* ready) {
 
 /* An op's outputs share no arena bytes with its inputs or with each other; a RESHAPE's output may alias its input
  * exactly. Kernels check indices (GATHER, SCATTER_ND) and then write: a plan that let the output overwrite what was
- * checked would turn a checked index into an out-of-range one. The planners (wasmrt/planner.py, planner.c) never
+ * checked would turn a checked index into an out-of-range one. The planners (wasmrt/compile/planner.py, planner.c) never
  * make such a plan. Each output is compared with the inputs, then the earlier outputs, in order; the comparisons
  * are counted first (a hostile SPLIT has 4096 outputs). python_ref/wrt_file.py checks the same, in the same order. */
 static int shares_bytes(const wrt_tensor* a, const wrt_tensor* b) {

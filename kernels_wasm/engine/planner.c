@@ -1,4 +1,4 @@
-/* The arena plan at the current shapes, for a model whose inputs were resized at run time (wasmrt/planner.py makes
+/* The arena plan at the current shapes, for a model whose inputs were resized at run time (wasmrt/compile/planner.py makes
  * the file's plan offline, the same way): activations that are live at the same time never share bytes; a RESHAPE
  * of an activation shares its input's bytes (the two form one group, live over the union); groups are placed largest
  * first, each at the lowest-waste free gap over its lifetime (best fit), 64-byte aligned. */

@@ -28,9 +28,9 @@ def write(out: Path) -> dict:
     from test_breadth_models import TFLITE_LSTMS, tflite_lstm
     from test_dynamic_shapes import text_line
 
-    from wasmrt import models
-    from wasmrt.converter import convert
-    from wasmrt.importers.tflite_import import import_tflite
+    from wasmrt.compile.converter import convert
+    from wasmrt.compile.tflite.importer import import_tflite
+    from wasmrt.zoo import models
 
     out.mkdir(parents=True, exist_ok=True)
     m: dict = {"tolerance": 1e-4}

@@ -42,7 +42,7 @@ def missing_prerequisites() -> str | None:
     models when they are missing (as `wasmrt demo` does)."""
     if not (ROOT / "node_modules" / "playwright-core").is_dir():
         return "node_modules is missing: run scripts/setup.sh (npm ci)"
-    from wasmrt.demo_server import missing_models, missing_wasm, prepare
+    from wasmrt.dev.demo_server import missing_models, missing_wasm, prepare
 
     prepare(build=True, log=lambda m: print(m, file=sys.stderr))
     assert not missing_wasm() and not missing_models(), (missing_wasm(), missing_models())
@@ -58,7 +58,7 @@ def _patched(data: bytes, fn) -> bytes:
     """A model re-serialized after fn(ModelT) changed it (to make hostile-but-valid files)."""
     from python_ref._fb import wrt_generated as fb
     from python_ref.wrt_file import IDENTIFIER
-    from wasmrt.wrt_writer import _AlignedBufferT
+    from wasmrt.compile.writer import _AlignedBufferT
 
     m = fb.ModelT.InitFromPackedBuf(bytearray(data), 0)
     m.buffers = [_AlignedBufferT(b"" if b.data is None else bytes(bytearray(b.data))) for b in m.buffers]
@@ -78,7 +78,7 @@ def write_fixtures(out: Path) -> dict:
     """Write manifest.json + raw little-endian arrays: per model a fixed input (an image through the model's
     preprocessing) and python_ref's outputs; per (image, model) the preprocessed tensor; crafted bad models."""
     from python_ref import Interpreter
-    from wasmrt.ir import Preprocess
+    from wasmrt.compile.ir import Preprocess
     from wasmrt.preprocess import image_to_tensor, read_image
 
     out.mkdir(parents=True, exist_ok=True)
@@ -128,9 +128,9 @@ def write_sparse(out: Path) -> dict:
     """A small model pruned to 80% in 1x4 blocks (stored block-sparse), a fixed input and python_ref's outputs."""
     from python_ref import Interpreter
     from wasmrt.bench.mobilenet_v1 import _conv
-    from wasmrt.converter import convert
-    from wasmrt.ir import Graph
-    from wasmrt.sparsity import prune
+    from wasmrt.compile.converter import convert
+    from wasmrt.compile.ir import Graph
+    from wasmrt.compile.sparsity import prune
 
     rng = np.random.default_rng(5)
     g = Graph()
@@ -187,7 +187,7 @@ def write_int8(out: Path) -> list[dict]:
     import qgraphs
 
     from python_ref import Interpreter
-    from wasmrt.converter import convert
+    from wasmrt.compile.converter import convert
 
     cases = []
     for name in [*sorted(qgraphs.CASES), *sorted(qgraphs.KERNEL_CASES)]:

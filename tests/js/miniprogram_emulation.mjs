@@ -165,7 +165,7 @@ test("WeChat (SIMD device): astronaut and the clip equal the browser pipeline", 
 });
 
 test("WeChat built with --int8: the int8 face models give the browser pipeline's int8 results, near the float ones",
-  { skip: process.env.VISION_INT8 ? false : "VISION_INT8 is not set (the int8 face models: python -m wasmrt.face_int8)" },
+  { skip: process.env.VISION_INT8 ? false : "VISION_INT8 is not set (the int8 face models: python -m wasmrt.zoo.face_int8)" },
   async () => {
     simdRef ??= await reference("simd", frames);
     const int8Ref = await reference("simd", frames, { int8: true });

@@ -198,8 +198,8 @@ def prepare(out: Path, names: list[str], batches: tuple[int, ...] = (1, 8)) -> N
     widen them to fp32 at load): the files travel to the GPU machine, and speed does not depend on the values."""
     import tempfile
 
-    from wasmrt.converter import convert
-    from wasmrt.models import BUNDLED, model_path
+    from wasmrt.compile.converter import convert
+    from wasmrt.zoo.models import BUNDLED, model_path
 
     out.mkdir(parents=True, exist_ok=True)
     with tempfile.TemporaryDirectory() as tmp:
@@ -216,8 +216,8 @@ def prepare(out: Path, names: list[str], batches: tuple[int, ...] = (1, 8)) -> N
 
 def gemm_model(n: int) -> bytes:
     """One FULLY_CONNECTED [n, n] x [n, n]^T: the GEMM rate of the tiled kernel."""
-    from wasmrt.converter import convert
-    from wasmrt.ir import Graph
+    from wasmrt.compile.converter import convert
+    from wasmrt.compile.ir import Graph
 
     g = Graph()
     x = g.add_input("x", (n, n))

@@ -1,7 +1,7 @@
 """`wasmrt bench --int8`: each model also in int8, as rows named "<model> int8" next to its float rows.
 
-- ours: `wasmrt quantize`'s steps (its defaults; wasmrt.cli_quantize.post_training) on
-  calibration samples: photos from registry packages (wasmrt.photos, classifier crops) through the model's
+- ours: `wasmrt quantize`'s steps (its defaults; wasmrt.cli.quantize.post_training) on
+  calibration samples: photos from registry packages (wasmrt.zoo.photos, classifier crops) through the model's
   preprocessing hints, or seeded random inputs for a model without hints;
 - LiteRT and LiteRT.js: the float .tflite the float rows run, made full-integer by Google's AI Edge Quantizer
   (static_wi8_ai8: per-channel int8 weights, int8 activations, float input and output; peers.aeq_int8);
@@ -29,8 +29,9 @@ SUFFIX = " int8"
 
 def _samples(graph, n: int, split: str, seed: int) -> list[dict[str, np.ndarray]]:
     """Photos through the model's preprocessing hints, or seeded random inputs."""
-    from wasmrt import calibrate, photos
     from wasmrt.export.common import random_feeds
+    from wasmrt.quantize import calibrate
+    from wasmrt.zoo import photos
 
     if len(graph.inputs) == 1 and graph.inputs[0] in graph.metadata.preprocess:
         folder = photos.folder("classifier", split, n)
@@ -41,8 +42,8 @@ def _samples(graph, n: int, split: str, seed: int) -> list[dict[str, np.ndarray]
 def prepare_int8(prep: Prepared, peers: bool, log, n_calib: int = CALIB_SAMPLES) -> Prepared:
     """The int8 counterpart of a prepared float model (prepare.prepare), in <its folder>/int8."""
     from python_ref import Interpreter
-    from wasmrt.cli_quantize import float_graph, post_training
-    from wasmrt.converter import convert
+    from wasmrt.cli.quantize import float_graph, post_training
+    from wasmrt.compile.converter import convert
 
     if prep.source is None:
         raise ValueError(f"{prep.name}: --int8 needs the float model's source file, not a .wrt")

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from wasmrt.ir import Graph
+from wasmrt.compile.ir import Graph
 
 # (pointwise output channels, depthwise stride) of the 13 blocks
 BLOCKS = [(64, 1), (128, 2), (128, 1), (256, 2), (256, 1), (512, 2), (512, 1), (512, 1), (512, 1), (512, 1),

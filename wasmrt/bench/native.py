@@ -100,7 +100,7 @@ class _CEngine:
 def _ours_via_ctypes(prep: Prepared, lib: Path | None = None) -> Engine:
     """Our engine through a minimal binding; lib: an earlier build's library (bench --baseline)."""
     from python_ref import Interpreter
-    from wasmrt import build
+    from wasmrt.dev import build
 
     data = prep.wrt.read_bytes()
     spec = Interpreter(data)

@@ -17,9 +17,9 @@ from pathlib import Path
 import numpy as np
 
 from wasmrt import paths
+from wasmrt.compile.ir import Graph
 from wasmrt.errors import InputError
 from wasmrt.export.common import ExportError, load_optimized, random_feeds, random_input, run_reference
-from wasmrt.ir import Graph
 
 WORK = paths.work_dir() / "bench"
 
@@ -45,14 +45,14 @@ class Prepared:
 
 def resolve(model: str) -> tuple[str, Path, dict[str, tuple[int, ...]]]:
     """(display name, source file, input shapes) for a bundled model name or a model path."""
-    from wasmrt.models import BUNDLED, model_path
+    from wasmrt.zoo.models import BUNDLED, model_path
 
     if model in BUNDLED:
         return model, model_path(model), dict(BUNDLED[model].input_shapes)
     p = Path(model)
     if not p.is_file():
         raise InputError(f"{model}: no such model file, and not a bundled model ({', '.join(BUNDLED)})")
-    from wasmrt.models import preset_for
+    from wasmrt.zoo.models import preset_for
 
     preset = preset_for(p.name)
     return p.stem, p, dict(preset.input_shapes) if preset else {}
@@ -83,7 +83,7 @@ def prepare(model: str, peers: bool, log: callable, seed: int = 0, peer_files: s
     out.mkdir(parents=True)
     if src.suffix == ".wrt":
         return _prepare_wrt(name, src, out, peers, log, seed)
-    from wasmrt.converter import convert
+    from wasmrt.compile.converter import convert
 
     log(f"{name}: converting {src.name}")
     graph = load_optimized(src, shapes)

@@ -57,8 +57,8 @@ def _ops_of(prep: Prepared) -> list[dict[str, Any]]:
 
 
 def _profile_native(prep: Prepared, runs: int) -> dict[str, Any]:
-    from wasmrt import build
     from wasmrt.bench.native import _CEngine
+    from wasmrt.dev import build
 
     eng = _CEngine(build.build_native().path, prep.wrt.read_bytes())
     lib = eng.lib

@@ -1,7 +1,7 @@
 """`wasmrt bench --sparsity-sweep`: how block-sparse weights pay off against sparsity, natively and in wasm.
 
 Each base model (default: MobileNetV1 and one 3x3 convolution layer, random weights built in code) is written dense
-and pruned in 1x4 blocks (wasmrt.sparsity.prune: every convolution but the first and the depthwise ones, and the
+and pruned in 1x4 blocks (wasmrt.compile.sparsity.prune: every convolution but the first and the depthwise ones, and the
 classifier) at each sparsity. Per host (and wasm variant) one interleaved run times: the dense file; each pruned
 file as the engine loads it ("auto": sparse kernels from the target's break-even on, dense below); and each pruned
 file with the sparse kernels forced ("sparse": where the raw kernels stand against dense). Every engine's first
@@ -20,8 +20,8 @@ import numpy as np
 
 from wasmrt.bench.prepare import WORK, Prepared
 from wasmrt.bench.progress import Progress
+from wasmrt.compile.ir import Graph
 from wasmrt.errors import InputError
-from wasmrt.ir import Graph
 
 SPARSITIES = (0.3, 0.4, 0.5, 0.6, 0.7, 0.8, 0.9, 0.95)
 PROFILE_SPARSITY = 0.9
@@ -72,7 +72,7 @@ def _bases(models: list[str], log: Any) -> list[tuple[str, Graph, bool]]:
         name, src, shapes = resolve(m)
         log(f"{name}: importing {src.name}")
         if src.suffix == ".wrt":
-            from wasmrt.converter import graph_from_wrt
+            from wasmrt.compile.converter import graph_from_wrt
 
             out.append((name, graph_from_wrt(src), False))
         else:
@@ -84,9 +84,9 @@ def build(models: list[str], sparsities: list[float], root: Path, log: Any) -> l
     """Write every base model dense and pruned at each sparsity, with its python_ref outputs."""
     from python_ref import Interpreter
     from wasmrt.bench.prepare import _macs, _write_inputs
-    from wasmrt.converter import convert
+    from wasmrt.compile.converter import convert
+    from wasmrt.compile.sparsity import prune
     from wasmrt.export.common import random_feeds
-    from wasmrt.sparsity import prune
 
     bases = []
     for name, graph, first in _bases(models, log):

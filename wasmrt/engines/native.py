@@ -70,7 +70,7 @@ def library() -> ctypes.CDLL:
     global _lib
     with _lock:
         if _lib is None:
-            from wasmrt import build
+            from wasmrt.dev import build
 
             path = library_path()
             try:

@@ -27,7 +27,7 @@ from wasmrt.errors import WasmrtError
 VARIANTS = ("scalar", "simd", "relaxed")
 THREADED = ("simd", "relaxed")  # variants with a threaded build
 DEFAULT_VARIANT = "relaxed"
-STACK_BYTES = 256 * 1024  # each engine thread's stack, as the main one (wasmrt/build.py)
+STACK_BYTES = 256 * 1024  # each engine thread's stack, as the main one (wasmrt/dev/build.py)
 MAX_PAGES = 32768  # the threaded modules' declared memory maximum (build.THREADS_MAX_MEMORY)
 _lock = threading.Lock()
 _engines: dict[bool, object] = {}
@@ -37,7 +37,7 @@ _threaded: dict[tuple[str, int], WasmInstance] = {}
 
 def wasm_path(variant: str) -> Path:
     """The module file: rebuilt from source when a compiler is present, else the copy shipped in the package."""
-    from wasmrt import build
+    from wasmrt.dev import build
 
     if variant not in VARIANTS and variant.removesuffix("-mt") not in THREADED:
         raise ValueError(f"wasm variant {variant!r}: expected one of {', '.join(VARIANTS)}")

@@ -9,8 +9,8 @@ from pathlib import Path
 import numpy as np
 
 from python_ref import ops as ref_ops
+from wasmrt.compile.ir import Graph, Node
 from wasmrt.errors import WasmrtError
-from wasmrt.ir import Graph, Node
 
 INF = math.inf
 
@@ -21,8 +21,8 @@ class ExportError(WasmrtError):
 
 def load_optimized(path: str | Path, input_shapes: dict[str, tuple[int, ...]] | None = None) -> Graph:
     """Source model -> imported graph -> the converter's passes: what every engine in the bench runs."""
-    from wasmrt.converter import load_graph
-    from wasmrt.passes import optimize
+    from wasmrt.compile.converter import load_graph
+    from wasmrt.compile.passes import optimize
 
     graph = load_graph(path, input_shapes)
     optimize(graph)

@@ -19,9 +19,9 @@ import onnx
 from onnx import TensorProto, helper, numpy_helper
 
 from python_ref.opdefs import CoordMode, DepthToSpaceMode, NearestMode, PadMode, ResizeMode
+from wasmrt.compile.ir import Graph, Node
+from wasmrt.compile.passes import split_residual_adds
 from wasmrt.export.common import INF, ExportError, clamp_of
-from wasmrt.ir import Graph, Node
-from wasmrt.passes import split_residual_adds
 
 OPSET = 17
 TO_NCHW = (0, 3, 1, 2)  # nchw axis k holds NHWC axis TO_NCHW[k]

@@ -21,9 +21,9 @@ from typing import Any
 import numpy as np
 
 from python_ref.opdefs import CoordMode, DepthToSpaceMode, NearestMode, PadMode, ResizeMode
+from wasmrt.compile.ir import Graph, Node
+from wasmrt.compile.passes import split_residual_adds
 from wasmrt.export.common import INF, ExportError, clamp_of, is_depthwise, window_padding
-from wasmrt.ir import Graph, Node
-from wasmrt.passes import split_residual_adds
 
 _DT = {np.dtype(np.float32): "DT_FLOAT", np.dtype(np.int32): "DT_INT32", np.dtype(np.bool_): "DT_BOOL"}
 _MANIFEST_DT = {"DT_FLOAT": "float32", "DT_INT32": "int32", "DT_BOOL": "bool"}

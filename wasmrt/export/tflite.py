@@ -16,9 +16,9 @@ import numpy as np
 from ai_edge_litert import schema_py_generated as fb
 
 from python_ref.opdefs import CoordMode, DepthToSpaceMode, NearestMode, PadMode, ResizeMode
+from wasmrt.compile.ir import Graph, Node
+from wasmrt.compile.passes import split_residual_adds
 from wasmrt.export.common import INF, ExportError, clamp_of, is_depthwise, window_padding
-from wasmrt.ir import Graph, Node
-from wasmrt.passes import split_residual_adds
 
 BO = fb.BuiltinOperator
 OPT = fb.BuiltinOptions

@@ -1,0 +1,1 @@
+"""The command line: argument parsing only; each command calls the library."""

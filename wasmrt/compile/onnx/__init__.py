@@ -1,0 +1,1 @@
+"""ONNX importer: reads a onnx model into the wasmrt IR."""

@@ -1,0 +1,214 @@
+"""ONNX control flow with a static outcome, flattened into plain nodes at import.
+
+- If: the condition must be known at conversion time (a shape check, say, which folds once input shapes are fixed);
+  the chosen branch's nodes are converted in place and its outputs become the If's outputs.
+- Loop: the trip count must be a constant and the loop condition must fold to a constant on every iteration; the
+  body is unrolled (up to MAX_UNROLL iterations), loop-carried values threaded through, scan outputs stacked on a
+  new axis 0.
+- Scan: the scan axis lengths are static; the body is unrolled per step (slices of the scan inputs in, states
+  threaded through, scan outputs stacked along their axis, either direction).
+Anything else (a data-dependent condition or trip count) is an UnsupportedOpError naming the node and why.
+
+Each unrolled copy of a body gets its own value names (prefix "<node>/<k>/"), so the copies never collide; names
+from the enclosing graph keep theirs. Nodes are rebuilt as ONNX NodeProtos and go through the ordinary converters,
+so layout handling, constant folding and nested control flow all apply.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+import numpy as np
+import onnx
+from onnx import helper, numpy_helper
+
+from wasmrt.compile.onnx.context import Context, attributes, node_name
+
+MAX_UNROLL = 4096
+ConvertNode = Callable[[Context, onnx.NodeProto], None]
+CONTROL_FLOW_OPS = ("If", "Loop", "Scan")
+
+
+def _defined(g: onnx.GraphProto) -> set[str]:
+    names = {i.name for i in g.input} | {i.name for i in g.initializer}
+    for n in g.node:
+        names.update(o for o in n.output if o)
+    return names
+
+
+def _renamer(prefix: str, g: onnx.GraphProto) -> Callable[[str], str]:
+    local = _defined(g)
+    return lambda name: (prefix + name) if name in local else name
+
+
+def _copy_node(node: onnx.NodeProto, rename: Callable[[str], str]) -> onnx.NodeProto:
+    new = onnx.NodeProto()
+    new.CopyFrom(node)
+    del new.input[:]
+    del new.output[:]
+    new.input.extend(rename(i) if i else "" for i in node.input)
+    new.output.extend(rename(o) if o else "" for o in node.output)
+    new.name = rename(node.name) if node.name else ""
+    return new
+
+
+def _run_body(ctx: Context, convert: ConvertNode, g: onnx.GraphProto, prefix: str,
+              bound: dict[str, str | np.ndarray]) -> list[str]:
+    """Convert one copy of a sub-graph: its inputs bound to outer values (a name) or constants; returns the (renamed)
+    names of its outputs."""
+    rename = _renamer(prefix, g)
+    for inp in g.input:
+        src = bound.get(inp.name)
+        if isinstance(src, str):
+            ctx.alias(rename(inp.name), src)
+        elif src is not None:
+            ctx.set_const(rename(inp.name), src)
+    for init in g.initializer:
+        ctx.set_const(rename(init.name), numpy_helper.to_array(init))
+    for n in g.node:
+        convert(ctx, _copy_node(n, rename))
+    return [rename(o.name) for o in g.output]
+
+
+def _emit(ctx: Context, convert: ConvertNode, op_type: str, inputs: list[str], output: str, **attrs: Any) -> str:
+    convert(ctx, helper.make_node(op_type, inputs, [output], name=output, **attrs))
+    return output
+
+
+def _const(ctx: Context, name: str, value: Any) -> str:
+    ctx.set_const(name, np.asarray(value))
+    return name
+
+
+def _stack(ctx: Context, convert: ConvertNode, parts: list[str], axis: int, out: str) -> None:
+    """Concatenate values along a new axis (ONNX Reshape + Concat, as the converters know them; Reshape takes its
+    shape as an input in every opset a Loop or Scan body can come from, unlike Unsqueeze's axes)."""
+    if not parts:
+        raise ValueError("no values to stack")
+    ups = []
+    for k, p in enumerate(parts):
+        shape = ctx.values[p].shape
+        new = _const(ctx, f"{out}/shape{k}", np.array([*shape[:axis], 1, *shape[axis:]], np.int64))
+        ups.append(_emit(ctx, convert, "Reshape", [p, new], f"{out}/u{k}"))
+    if len(ups) == 1:
+        ctx.alias(out, ups[0])
+    else:
+        _emit(ctx, convert, "Concat", ups, out, axis=axis)
+
+
+def convert_if(ctx: Context, convert: ConvertNode, node: onnx.NodeProto) -> None:
+    cond = ctx.values[node.input[0]]
+    if not cond.is_const:
+        raise ctx.unsupported(node, "its condition depends on the input data; wasmrt inlines an If only when the "
+                                    "condition is known at conversion time (fixed input shapes)")
+    if cond.const.size != 1:
+        raise ctx.unsupported(node, f"condition of shape {list(cond.const.shape)} (must be a single value)")
+    a = attributes(node)
+    branch = a["then_branch"] if bool(cond.const.reshape(-1)[0]) else a["else_branch"]
+    outs = _run_body(ctx, convert, branch, f"{node_name(node)}/", {})
+    if len(outs) != len(node.output):
+        raise ctx.unsupported(node, f"the branch has {len(outs)} outputs, the node {len(node.output)}")
+    for name, src in zip(node.output, outs, strict=True):
+        if name:
+            ctx.alias(name, src)
+
+
+def convert_loop(ctx: Context, convert: ConvertNode, node: onnx.NodeProto) -> None:
+    body: onnx.GraphProto = attributes(node)["body"]
+    label = node_name(node)
+    if not ctx.has(node, 0) or not ctx.is_const(node.input[0]):
+        raise ctx.unsupported(node, "its trip count is not a constant; wasmrt unrolls a Loop only when the number of "
+                                    "iterations is known at conversion time")
+    trips = int(ctx.values[node.input[0]].const.reshape(-1)[0])
+    if trips > MAX_UNROLL:
+        raise ctx.unsupported(node, f"{trips} iterations (wasmrt unrolls at most {MAX_UNROLL})")
+    keep_going = True
+    if ctx.has(node, 1):
+        c = ctx.values[node.input[1]]
+        if not c.is_const:
+            raise ctx.unsupported(node, "its initial condition depends on the input data")
+        keep_going = bool(c.const.reshape(-1)[0])
+    carried = [n for n in node.input[2:]]
+    n_carried, n_scan = len(carried), len(body.output) - 1 - len(carried)
+    if len(body.input) != 2 + n_carried or n_scan < 0:
+        raise ctx.unsupported(node, "its body's inputs/outputs do not match the loop-carried values")
+    scans: list[list[str]] = [[] for _ in range(n_scan)]
+    it = 0
+    while keep_going and it < trips:
+        bound: dict[str, str | np.ndarray] = {body.input[0].name: np.array(it, np.int64),
+                                              body.input[1].name: np.array(True)}
+        bound.update({b.name: v for b, v in zip(body.input[2:], carried, strict=True)})
+        outs = _run_body(ctx, convert, body, f"{label}/{it}/", bound)
+        cond = ctx.values[outs[0]]
+        if not cond.is_const:
+            raise ctx.unsupported(node, f"its loop condition depends on the input data (iteration {it}); wasmrt "
+                                        "unrolls only loops whose trip count is known at conversion time")
+        keep_going = bool(cond.const.reshape(-1)[0])
+        carried = outs[1:1 + n_carried]
+        for k in range(n_scan):
+            scans[k].append(outs[1 + n_carried + k])
+        it += 1
+    finals = list(node.output)
+    for name, src in zip(finals[:n_carried], carried, strict=True):
+        if name:
+            ctx.alias(name, src)
+    for name, parts in zip(finals[n_carried:], scans, strict=True):
+        if not name:
+            continue
+        if not parts:
+            raise ctx.unsupported(node, f"scan output {name!r} of a loop that runs no iteration (an empty tensor)")
+        _stack(ctx, convert, parts, 0, name)
+
+
+def convert_scan(ctx: Context, convert: ConvertNode, node: onnx.NodeProto) -> None:
+    a = attributes(node)
+    body: onnx.GraphProto = a["body"]
+    label = node_name(node)
+    if ctx.opset < 9:
+        raise ctx.unsupported(node, "Scan before opset 9 (with a sequence_lens input)")
+    n_scan_in = int(a["num_scan_inputs"])
+    states, scan_in = list(node.input[:len(node.input) - n_scan_in]), list(node.input[len(node.input) - n_scan_in:])
+    n_states = len(states)
+    n_scan_out = len(body.output) - n_states
+    in_axes = list(a.get("scan_input_axes", [0] * n_scan_in))
+    in_dirs = list(a.get("scan_input_directions", [0] * n_scan_in))
+    out_axes = list(a.get("scan_output_axes", [0] * n_scan_out))
+    out_dirs = list(a.get("scan_output_directions", [0] * n_scan_out))
+    lengths = set()
+    for k, name in enumerate(scan_in):
+        rank = ctx.values[name].rank
+        in_axes[k] %= rank
+        lengths.add(ctx.values[name].shape[in_axes[k]])
+    if len(lengths) != 1:
+        raise ctx.unsupported(node, f"scan inputs of different lengths {sorted(lengths)}")
+    steps = lengths.pop()
+    if steps > MAX_UNROLL:
+        raise ctx.unsupported(node, f"{steps} steps (wasmrt unrolls at most {MAX_UNROLL})")
+    outs_per_step: list[list[str]] = [[] for _ in range(n_scan_out)]
+    for t in range(steps):
+        bound: dict[str, str | np.ndarray] = dict(zip((b.name for b in body.input[:n_states]), states, strict=True))
+        for k, name in enumerate(scan_in):
+            idx = steps - 1 - t if in_dirs[k] else t
+            p = f"{label}/{t}/in{k}"  # Gather of a scalar index: the step's slice without the axis, in any opset
+            bound[body.input[n_states + k].name] = _emit(ctx, convert, "Gather",
+                                                         [name, _const(ctx, p + "/i", np.array(idx, np.int64))], p,
+                                                         axis=in_axes[k])
+        outs = _run_body(ctx, convert, body, f"{label}/{t}/", bound)
+        states = outs[:n_states]
+        for k in range(n_scan_out):
+            outs_per_step[k].append(outs[n_states + k])
+    for name, src in zip(node.output[:n_states], states, strict=True):
+        if name:
+            ctx.alias(name, src)
+    for k, name in enumerate(node.output[n_states:]):
+        if not name:
+            continue
+        parts = outs_per_step[k][::-1] if out_dirs[k] else outs_per_step[k]
+        rank = ctx.values[parts[0]].rank + 1 if parts else 1
+        _stack(ctx, convert, parts, out_axes[k] % rank, name)
+
+
+CONVERTERS: dict[str, Callable[[Context, ConvertNode, onnx.NodeProto], None]] = {
+    "If": convert_if, "Loop": convert_loop, "Scan": convert_scan,
+}

@@ -1,0 +1,1 @@
+"""TFLITE importer: reads a tflite model into the wasmrt IR."""

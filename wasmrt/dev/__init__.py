@@ -1,0 +1,1 @@
+"""Checkout tooling: the engine build, the packages, the demo server."""

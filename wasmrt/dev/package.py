@@ -1,0 +1,155 @@
+"""`wasmrt package`: what users install, built from a source checkout into dist/.
+
+    wasmrt package [--wheels x86_64,aarch64] [--no-npm] [-o dist]
+
+- dist/wasmrt-<version>-py3-none-manylinux_2_<N>_<arch>.whl for x86-64 and aarch64: the wasmrt and python_ref
+  packages, the native library built for that architecture (x86-64: scalar + AVX2 + AVX-512 kernels picked at run
+  time; aarch64: cross-built, baseline ARMv8-A with the NEON kernels), the three wasm modules, and the pages, JS
+  binding and sample photos `wasmrt demo` serves. N is the newest glibc symbol version the library references, so
+  the manylinux tag is what the library really needs.
+- dist/wasmrt-<version>.tgz: `npm pack` of js_bindings/ with the built wasm modules and the face models
+  (models/face_detector.wrt, models/face_landmark.wrt, models/face_landmark_attention.wrt for refine) that
+  wasmrt/vision loads by default.
+
+The wheels are built by pip (`pip wheel`, setuptools from the registry unless cached) through setup.py's hooks.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import re
+import shutil
+import subprocess
+import sys
+import tempfile
+from collections.abc import Callable
+from pathlib import Path
+
+from wasmrt import paths
+from wasmrt.errors import WasmrtError
+
+ARCHES = ("x86_64", "aarch64")
+WEB_JS = ("src", "vision", "hosts")  # the JS binding's folders the pages import
+NPM_MODELS = ("face_detector", "face_landmark", "face_landmark_attention")  # what wasmrt/vision's FaceMesh loads
+
+Log = Callable[[str], None]
+
+
+def native_library(arch: str) -> Path:
+    from wasmrt.dev import build
+
+    if arch == "x86_64":
+        return build.build_native().path
+    if arch == "aarch64":
+        return build.build_aarch64_library().path
+    raise WasmrtError(f"unknown architecture {arch!r}; choose from {', '.join(ARCHES)}")
+
+
+def manylinux_tag(lib: Path, arch: str) -> str:
+    """manylinux_2_N_<arch>, N = the newest GLIBC_2.N symbol version the library references."""
+    versions = [int(m) for m in re.findall(rb"GLIBC_2\.(\d+)", lib.read_bytes())]
+    if not versions:
+        raise WasmrtError(f"{lib}: no glibc symbol versions found: is it a Linux shared library?")
+    return f"manylinux_2_{max(versions)}_{arch}"
+
+
+def stage_web(dest: Path) -> None:
+    """dest/demo/web/ (with the sample photos) and dest/js_bindings/{src,vision,hosts}/, as `wasmrt demo` serves."""
+    from wasmrt.dev.demo_server import copy_samples
+
+    root = paths.require_checkout("wasmrt package")
+    ignore = shutil.ignore_patterns("samples", "*.tmp")
+    shutil.copytree(root / "demo" / "web", dest / "demo" / "web", ignore=ignore)
+    if len(copy_samples(dest / "demo" / "web" / "samples")) < 3:
+        raise WasmrtError("the demo's sample photos come from scikit-image: pip install scikit-image")
+    for d in WEB_JS:
+        shutil.copytree(root / "js_bindings" / d, dest / "js_bindings" / d, ignore=ignore)
+
+
+def build_wheel(arch: str, out_dir: Path, log: Log = print) -> Path:
+    root = paths.require_checkout("wasmrt package")
+    lib = native_library(arch)
+    plat = manylinux_tag(lib, arch)
+    work = paths.work_dir() / "wheel" / arch
+    shutil.rmtree(work, ignore_errors=True)
+    stage = work / "stage"
+    (stage / "engines" / "lib").mkdir(parents=True)
+    shutil.copyfile(lib, stage / "engines" / "lib" / "libwasmrt.so")
+    stage_web(stage / "web")
+    env = {**os.environ, "WASMRT_WHEEL_STAGE": str(stage), "WASMRT_WHEEL_PLATFORM": plat,
+           "WASMRT_BUILD_BASE": str(work / "setuptools")}
+    log(f"wheel {plat}: pip wheel (native library {lib.stat().st_size:,} bytes)")
+    with tempfile.TemporaryDirectory() as tmp:
+        r = subprocess.run([sys.executable, "-m", "pip", "wheel", "--no-deps", "--disable-pip-version-check", "-q",
+                            "-w", tmp, str(root)], env=env, capture_output=True, text=True)
+        if r.returncode != 0:
+            raise WasmrtError(f"pip wheel failed for {plat}:\n{(r.stdout + r.stderr).strip()[-3000:]}")
+        (built,) = Path(tmp).glob("*.whl")
+        out_dir.mkdir(parents=True, exist_ok=True)
+        dest = out_dir / built.name
+        shutil.move(built, dest)
+    return dest
+
+
+def npm_models(log: Log = print) -> Path:
+    """js_bindings/models/ with the face models, converted when missing or older than models/."""
+    from wasmrt.zoo.bundle import convert_bundled
+    from wasmrt.zoo.models import BUNDLED
+
+    root = paths.require_checkout("wasmrt package")
+    dest = root / "js_bindings" / "models"
+    dest.mkdir(exist_ok=True)
+    for name in NPM_MODELS:
+        src = paths.models_dir() / BUNDLED[name].wrt
+        if not src.is_file():
+            convert_bundled(BUNDLED[name], paths.models_dir(), log=log)
+        target = dest / src.name
+        if not target.is_file() or target.read_bytes() != src.read_bytes():
+            shutil.copyfile(src, target)
+    return dest
+
+
+def npm_pack(out_dir: Path, log: Log = print) -> Path:
+    from wasmrt.dev import build
+
+    root = paths.require_checkout("wasmrt package")
+    for variant in build.WASM_VARIANTS:
+        build.build_wasm(variant)
+    npm_models(log)
+    npm = shutil.which("npm")
+    if npm is None:
+        raise WasmrtError("npm is needed to pack the npm package (apt install npm)")
+    out_dir.mkdir(parents=True, exist_ok=True)
+    r = subprocess.run([npm, "pack", "--silent", "--pack-destination", str(out_dir.resolve())],
+                       cwd=root / "js_bindings", capture_output=True, text=True)
+    if r.returncode != 0:
+        raise WasmrtError(f"npm pack failed:\n{r.stderr.strip()[-2000:]}")
+    return out_dir / r.stdout.strip().splitlines()[-1]
+
+
+def package(arches: list[str], npm: bool, out_dir: Path, log: Log = print) -> list[Path]:
+    built = [build_wheel(a, out_dir, log) for a in arches]
+    if npm:
+        built.append(npm_pack(out_dir, log))
+    for p in built:
+        log(f"{p.stat().st_size:>12,d} bytes  {p}")
+    return built
+
+
+def add_arguments(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--wheels", default=",".join(ARCHES),
+                   help=f"architectures of the platform wheels, comma-separated (default: {','.join(ARCHES)}; "
+                        "'' for none)")
+    p.add_argument("--no-npm", action="store_true", help="skip the npm tarball")
+    p.add_argument("-o", "--output", default=None, help="output folder (default: dist/ in the checkout)")
+
+
+def run(args: argparse.Namespace) -> int:
+    arches = [a.strip() for a in args.wheels.split(",") if a.strip()]
+    bad = [a for a in arches if a not in ARCHES]
+    if bad:
+        raise WasmrtError(f"unknown architecture {bad[0]!r}; choose from {', '.join(ARCHES)}")
+    root = paths.require_checkout("wasmrt package")
+    package(arches, not args.no_npm, Path(args.output) if args.output else root / "dist")
+    return 0

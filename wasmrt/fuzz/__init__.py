@@ -1,0 +1,1 @@
+"""Fuzz campaigns of the importers and the engine."""

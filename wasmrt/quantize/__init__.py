@@ -1,0 +1,1 @@
+"""Post-training quantization: calibration, clipping, fitted rounding, bias correction, sensitivity, report."""

@@ -1,0 +1,1 @@
+"""Bundled models, photos and model builders."""
