@@ -8,7 +8,7 @@ from typing import Any
 
 import numpy as np
 
-from python_ref import ops, shapes
+from python_ref import dispatch, shapes
 from python_ref.errors import InputError
 from python_ref.wrt_file import WrtModel, read_wrt
 
@@ -109,7 +109,7 @@ class Interpreter:
             else:
                 quant = ([tensors[i].quant if i >= 0 else None for i in op.inputs],
                          [tensors[i].quant for i in op.outputs])
-                results = ops.run(op.op, [get(i) for i in op.inputs], op.attrs, quant)
+                results = dispatch.run(op.op, [get(i) for i in op.inputs], op.attrs, quant)
                 if len(results) != len(op.outputs):
                     raise RuntimeError(f"op {k} ({op.op} {op.name!r}) produced {len(results)} outputs, the model "
                                        f"lists {len(op.outputs)}")

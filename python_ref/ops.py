@@ -14,46 +14,11 @@ from typing import Any
 
 import numpy as np
 
-from python_ref import mediapipe_ops, qrules, recurrent, shapes
+from python_ref import mediapipe_ops, recurrent, shapes
 from python_ref.opdefs import CoordMode, DepthToSpaceMode, GeluMode, NearestMode, PadMode, ResizeMode, ScatterReduction
-from python_ref.quant import QuantParams
 
 Attrs = dict[str, Any]
 F64 = np.float64
-
-
-def run(op: str, inputs: list[np.ndarray | None], attrs: dict[str, Any],
-        quant: tuple[list[QuantParams | None], list[QuantParams | None]] | None = None) -> list[np.ndarray]:
-    """Run one op. inputs holds None for an absent optional input; attrs has every attribute of the op.
-
-    quant: the quantization parameters of each input and output (None where a tensor has none). An op whose
-    integer inputs are quantized computes in the integer domain (python_ref/qops.py)."""
-    a = shapes.full_attrs(op, attrs)
-    xs = [None if x is None else np.asarray(x) for x in inputs]
-    specs = shapes.infer(op, [None if x is None else (x.shape, x.dtype) for x in xs], a)
-    qin, qout = quant or ([None] * len(xs), [None] * len(specs))
-    qin = list(qin) + [None] * (len(xs) - len(qin))
-    ins = [None if x is None else (x.shape, x.dtype, q) for x, q in zip(xs, qin, strict=True)]
-    try:
-        quantized = qrules.check_op(op, ins, [(s, d, q) for (s, d), q in zip(specs, qout, strict=True)], a, xs)
-    except ValueError as e:
-        raise ValueError(f"{op}: {e}") from None
-    if quantized:
-        from python_ref import qops
-
-        got = qops.run(op, xs, a, qin, list(qout), specs[0][1])
-    else:
-        got = _KERNELS[op](xs, a)
-    outs = list(got) if isinstance(got, tuple | list) else [got]
-    if len(outs) != len(specs):
-        raise AssertionError(f"{op}: kernel produced {len(outs)} outputs, shape inference says {len(specs)}")
-    result = []
-    for out, (shape, dtype) in zip(outs, specs, strict=True):
-        y = np.asarray(out, dtype=dtype)
-        if y.shape != shape:
-            raise AssertionError(f"{op}: kernel produced shape {y.shape}, shape inference says {shape}")
-        result.append(y if y.flags.c_contiguous else y.copy())
-    return result
 
 
 # -- helpers ---------------------------------------------------------------------------------------------------------
@@ -544,7 +509,7 @@ def _split(xs: list[np.ndarray | None], a: Attrs) -> list[np.ndarray]:
 
 
 _Kernel = Callable[[list[np.ndarray | None], Attrs], np.ndarray | list[np.ndarray]]
-_KERNELS: dict[str, _Kernel] = {
+KERNELS: dict[str, _Kernel] = {
     "CONV_2D": _conv2d,
     "CONV_TRANSPOSE_2D": _conv_transpose2d,
     "FULLY_CONNECTED": _fully_connected,
@@ -605,12 +570,12 @@ _KERNELS: dict[str, _Kernel] = {
     **recurrent.KERNELS,
     **mediapipe_ops.KERNELS,
 }
-_QUANTIZED_ONLY = ("QUANTIZE", "DEQUANTIZE", "LOOKUP")  # python_ref/qops.py computes them
+QUANTIZED_ONLY = ("QUANTIZE", "DEQUANTIZE", "LOOKUP")  # python_ref/qops.py computes them
 
 
 def compute(op: str, xs: list[np.ndarray | None], attrs: Attrs) -> np.ndarray:
     """The float (or plain-integer) kernel alone, without checks: for quantized kernels that move integers."""
-    return _KERNELS[op](xs, shapes.full_attrs(op, attrs))
+    return KERNELS[op](xs, shapes.full_attrs(op, attrs))
 
-_missing = set(shapes.OPS) - set(_KERNELS) - set(_QUANTIZED_ONLY)
+_missing = set(shapes.OPS) - set(KERNELS) - set(QUANTIZED_ONLY)
 assert not _missing, f"reference kernels missing for {sorted(_missing)}"

@@ -36,7 +36,7 @@ def kernel(*names: str) -> Callable[[_Kernel], _Kernel]:
 
 
 def run(op: str, xs: list[np.ndarray | None], a: Attrs, qin: list[Q], qout: list[Q], dtype: np.dtype) -> np.ndarray:
-    """One quantized op; the caller (python_ref.ops.run) has checked shapes and quantization rules."""
+    """One quantized op; the caller (python_ref.dispatch.run) has checked shapes and quantization rules."""
     return KERNELS[op](xs, a, qin, qout, dtype)
 
 

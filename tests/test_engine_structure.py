@@ -96,38 +96,113 @@ def test_shared_engine_functions_are_declared_in_headers_only() -> None:
                 pytest.fail(f"{f.name} declares {m.group(1)} outside the headers: {m.group(0).strip()[:80]}")
 
 
-def _module_imports(path: Path, package_root: Path) -> set[str]:
-    """Modules of the project that `path` imports at module level (imports inside functions are deferred)."""
+PY_PACKAGES = ("wasmrt", "python_ref", "kernels_wasm", "tools", "tests")
+JS_FOLDERS = ("js_bindings", "demo", "tests/js", "wasmrt/bench/js")
+
+
+def _module_imports(path: Path, package_root: Path, modules: set[str]) -> set[str]:
+    """Every module of the project that `path` imports, wherever the import stands: at module level, inside a
+    function or under `if TYPE_CHECKING:` (an import inside a function is a dependency all the same, only a later
+    one)."""
     tree = ast.parse(path.read_text())
     mod = ".".join(path.relative_to(package_root).with_suffix("").parts)
+    is_pkg = path.name == "__init__.py"
     out = set()
-    for node in tree.body:
+    for node in ast.walk(tree):
         if isinstance(node, ast.Import):
             out.update(a.name for a in node.names)
-        elif isinstance(node, ast.ImportFrom) and node.module:
-            base = node.module
+        elif isinstance(node, ast.ImportFrom):
+            base = node.module or ""
             if node.level:
-                parts = mod.split(".")[: -node.level]
-                base = ".".join([*parts, node.module])
-            out.add(base)
-            out.update(f"{base}.{a.name}" for a in node.names)
-        elif isinstance(node, ast.If):  # `if TYPE_CHECKING:` imports never run
-            continue
+                parts = mod.split(".")[: len(mod.split(".")) - node.level + (1 if is_pkg else 0)]
+                base = ".".join([*parts, *([node.module] if node.module else [])])
+            # `from pkg import sub` depends on the submodule; `from pkg import name` on pkg (its __init__)
+            out.update(f"{base}.{a.name}" if f"{base}.{a.name}" in modules else base for a in node.names)
+        elif isinstance(node, ast.Call) and getattr(node.func, "attr", getattr(node.func, "id", "")) in (
+                "import_module", "__import__") and node.args and isinstance(node.args[0], ast.Constant):
+            out.add(str(node.args[0].value))
     return out
 
 
-def test_python_modules_form_no_import_loop() -> None:
+def python_import_graph(root: Path) -> dict[str, set[str]]:
     modules = {}
-    for pkg in ("wasmrt", "python_ref", "kernels_wasm"):
-        for p in (ROOT / pkg).rglob("*.py"):
-            if "_fb" in p.parts:
+    for pkg in PY_PACKAGES:
+        for p in (root / pkg).rglob("*.py"):
+            if "_fb" in p.parts or "node_modules" in p.parts or "fuzz_corpus" in p.parts:
                 continue
-            name = ".".join(p.relative_to(ROOT).with_suffix("").parts).removesuffix(".__init__")
+            name = ".".join(p.relative_to(root).with_suffix("").parts).removesuffix(".__init__")
             modules[name] = p
-    graph = {name: {m for m in _module_imports(p, ROOT) if m in modules and m != name}
-             for name, p in modules.items()}
-    cycle = _find_cycle(graph)
+    # tools/ and tests/ put their own folder on sys.path: `import ort_int8` in tools/ is tools.ort_int8
+    local = {name.split(".", 1)[1]: name for name in modules if name.startswith(("tools.", "tests."))}
+    graph = {}
+    for name, p in modules.items():
+        deps = set()
+        for m in _module_imports(p, root, set(modules)):
+            if name.startswith(("tools.", "tests.")) and m not in modules:
+                m = f"{name.split('.')[0]}.{m}" if f"{name.split('.')[0]}.{m}" in modules else local.get(m, m)
+            if m in modules and m != name:
+                deps.add(m)
+        graph[name] = deps
+    return graph
+
+
+JS_IMPORT = re.compile(  # import ... from "./x.js", import("./x.js"), require("./x.js"), export ... from "./x.js"
+    r"""(?:\bimport\s*(?:[\w*{}\s,$]+\s*from\s*)?|\bimport\s*\(\s*|\brequire\s*\(\s*"""
+    r"""|\bexport\s*[\w*{}\s,$]+\s*from\s*)["'](\.{1,2}/[^"']+)["']""")
+
+
+def js_import_graph(root: Path) -> dict[str, set[str]]:
+    files = {p.resolve() for f in JS_FOLDERS for p in (root / f).rglob("*") if p.suffix in (".js", ".mjs")
+             and "node_modules" not in p.parts and "dist" not in p.parts}
+    graph: dict[str, set[str]] = {}
+    for p in files:
+        deps = {(p.parent / m).resolve() for m in JS_IMPORT.findall(p.read_text(errors="replace"))}
+        graph[str(p.relative_to(root))] = {str(d.relative_to(root)) for d in deps if d in files and d != p}
+    return graph
+
+
+def test_python_modules_form_no_import_loop() -> None:
+    cycle = _find_cycle(python_import_graph(ROOT))
     assert cycle is None, "modules import each other in a loop: " + " -> ".join(cycle)
+
+
+def test_js_modules_form_no_import_loop() -> None:
+    graph = js_import_graph(ROOT)
+    assert len(graph) > 30, "the JS files were not found"
+    cycle = _find_cycle(graph)
+    assert cycle is None, "JS modules import each other in a loop: " + " -> ".join(cycle)
+
+
+def test_import_loop_check_sees_imports_inside_functions(tmp_path: Path) -> None:
+    """The check must see a loop that hides behind an import inside a function, or behind a relative import."""
+    for pkg in PY_PACKAGES:
+        (tmp_path / pkg).mkdir()
+    (tmp_path / "wasmrt" / "__init__.py").write_text("")
+    (tmp_path / "wasmrt" / "a.py").write_text("from wasmrt import b\n")
+    (tmp_path / "wasmrt" / "b.py").write_text("def f():\n    from . import a\n    return a\n")
+    assert _find_cycle(python_import_graph(tmp_path)) is not None
+    (tmp_path / "wasmrt" / "b.py").write_text(
+        "def f():\n    import importlib\n    return importlib.import_module('wasmrt.a')\n")
+    assert _find_cycle(python_import_graph(tmp_path)) is not None
+    (tmp_path / "wasmrt" / "b.py").write_text("def f():\n    return 1\n")
+    assert _find_cycle(python_import_graph(tmp_path)) is None
+    (tmp_path / "js_bindings").mkdir()
+    (tmp_path / "js_bindings" / "x.js").write_text('export async function f() { return import("./y.js"); }\n')
+    (tmp_path / "js_bindings" / "y.js").write_text('import { f } from "./x.js";\n')
+    assert _find_cycle(js_import_graph(tmp_path)) is not None
+
+
+def test_wasmrt_keeps_at_most_ten_top_level_modules() -> None:
+    top = sorted(p.name for p in (ROOT / "wasmrt").glob("*.py"))
+    assert len(top) <= 10, f"wasmrt/ has {len(top)} top-level modules: {top}; give a concern its own folder"
+
+
+def test_engines_never_build() -> None:
+    """Loading an engine never compiles C: only `wasmrt build` and the package build do."""
+    graph = python_import_graph(ROOT)
+    for name in graph:
+        if name.startswith(("wasmrt.engines", "wasmrt.paths", "wasmrt.compile", "wasmrt.stream")) or name == "wasmrt":
+            assert "wasmrt.dev.build" not in graph[name], f"{name} imports the build driver"
 
 
 # -- adding a dtype variant of an op, as the engine README says ---------------------------------------------------

@@ -32,7 +32,7 @@ from kernels_wasm.gen.kernels import sparse as sparse_kernels
 from kernels_wasm.gen.kernels.eltwise import BINARY, UNARY
 from kernels_wasm.gen.kernels.gemm import MANY_ROWS
 from kernels_wasm.gen.kernels.interleave import INTERLEAVE3
-from python_ref import ops
+from python_ref import dispatch
 
 CASES = [("x86", "scalar"), ("x86", "avx2"), ("x86", "avx512"), ("wasm_scalar", "scalar"),
          ("wasm_simd128", "wasm_simd128"), ("wasm_relaxed", "wasm_relaxed"), ("neon", "neon")]
@@ -191,8 +191,8 @@ def conv_ref(x: np.ndarray, wt: np.ndarray, bias: np.ndarray, s: int, d: int, pa
              clamp: tuple[float, float]) -> tuple[np.ndarray, np.ndarray]:
     """python_ref output and the magnitude (same conv on absolute values) for the tolerance."""
     attrs = {"strides": (s, s), "dilations": (d, d), "pads": pads, "groups": g}
-    y = ops.run("CONV_2D", [x, wt, bias], {**attrs, "act_min": clamp[0], "act_max": clamp[1]})[0]
-    mag = ops.run("CONV_2D", [np.abs(x).astype(np.float64), np.abs(wt).astype(np.float64),
+    y = dispatch.run("CONV_2D", [x, wt, bias], {**attrs, "act_min": clamp[0], "act_max": clamp[1]})[0]
+    mag = dispatch.run("CONV_2D", [np.abs(x).astype(np.float64), np.abs(wt).astype(np.float64),
                               np.abs(bias).astype(np.float64)], attrs)[0]
     return y.astype(np.float64), mag
 
@@ -317,11 +317,11 @@ def test_pool(case: Case) -> None:
     res = case.r.run(b)
     for x, k, s, pads, avg, clamp, yo, shape in jobs:
         attrs = {"kernel": (k, k), "strides": (s, s), "pads": pads, "act_min": clamp[0], "act_max": clamp[1]}
-        ref = ops.run("AVERAGE_POOL_2D" if avg else "MAX_POOL_2D", [x], attrs)[0].astype(np.float64)
+        ref = dispatch.run("AVERAGE_POOL_2D" if avg else "MAX_POOL_2D", [x], attrs)[0].astype(np.float64)
         y = res.f32(yo, ref.size).reshape(shape)
         tol = 0.0
         if avg:  # float32 sum of k*k taps, then a rounded 1/count: bounded by the mean of |x|
-            mag = ops.run("AVERAGE_POOL_2D", [np.abs(x)], {**attrs, "act_min": -INF, "act_max": INF})[0]
+            mag = dispatch.run("AVERAGE_POOL_2D", [np.abs(x)], {**attrs, "act_min": -INF, "act_max": INF})[0]
             tol = 1.2e-7 * (k * k + 2) * mag.astype(np.float64) + 1e-30
         check_close(y, ref, tol, f"{'avg' if avg else 'max'}pool x{x.shape} k{k} s{s} p{pads}")
 
@@ -417,7 +417,7 @@ def test_vunary(case: Case) -> None:
     res = case.r.run(b)
     for op, x, oo in jobs:
         name, attrs, _ = UNARY_REF[op]
-        ref = ops.run(name, [x], attrs)[0].astype(np.float64)
+        ref = dispatch.run(name, [x], attrs)[0].astype(np.float64)
         check_close(res.f32(oo, x.size), ref, unary_tol(op, x, ref), f"{op} n={x.size}")
 
 

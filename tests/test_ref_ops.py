@@ -17,7 +17,7 @@ import onnxruntime as ort
 import pytest
 from onnx import helper, numpy_helper
 
-from python_ref import ops, shapes
+from python_ref import dispatch, ops, shapes
 from python_ref.opdefs import OPS, CoordMode, DepthToSpaceMode, NearestMode, PadMode, QuantType, ResizeMode
 from python_ref.quant import QuantParams
 from tests.breadth_samples import breadth_samples
@@ -62,7 +62,7 @@ def ort_run(op_type: str, inputs: list[Any], opset: int = OPSET, **attrs: Any) -
 
 
 def ref(op: str, inputs: list[np.ndarray | None], **attrs: Any) -> np.ndarray:
-    return ops.run(op, inputs, attrs)[0]
+    return dispatch.run(op, inputs, attrs)[0]
 
 
 def assert_close(got: np.ndarray, want: np.ndarray, rtol: float = 1e-6, atol: float = 1e-6) -> None:
@@ -499,7 +499,7 @@ def test_shape_inference_matches_kernels(op: str) -> None:
     cases = [(*c, None) for c in SAMPLES.get(op, [])] + QSAMPLES.get(op, [])
     for inputs, attrs, quant in cases:
         specs = shapes.infer(op, [None if x is None else (x.shape, x.dtype) for x in inputs], attrs)
-        outs = ops.run(op, inputs, attrs, quant)
+        outs = dispatch.run(op, inputs, attrs, quant)
         assert [(o.shape, o.dtype) for o in outs] == [(tuple(s), np.dtype(d)) for s, d in specs]
 
 

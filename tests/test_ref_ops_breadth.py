@@ -10,7 +10,7 @@ import onnxruntime as ort
 import pytest
 from onnx import helper, numpy_helper
 
-from python_ref import ops
+from python_ref import dispatch
 from python_ref.opdefs import Activation, CastTo, Coupling, Direction, GeluMode, ScatterReduction
 from tests.test_ref_ops import Const, assert_close, ort_run, rand, ref
 
@@ -128,7 +128,7 @@ def test_split(axis: int, sizes: tuple[int, ...]) -> None:
     shape = {1: (2, 9, 3), 0: (2, 3), -1: (2, 3)}[axis]
     x = rand(*shape)
     want = ort_multi("Split", [x, Const(np.array(sizes, np.int64))], len(sizes), opset=18, axis=axis)
-    for got, w in zip(ops.run("SPLIT", [x], {"axis": axis, "sizes": sizes}), want, strict=True):
+    for got, w in zip(dispatch.run("SPLIT", [x], {"axis": axis, "sizes": sizes}), want, strict=True):
         assert_close(got, w)
 
 
@@ -167,7 +167,7 @@ def test_recurrent(op: str, direction: str, onnx_attrs: dict, attrs: dict, seq: 
     onnx_in, ours = rnn_inputs(op, 6, 3, 5, 7, d, seq, True, True)
     n_out = 3 if op == "LSTM" else 2
     want = ort_multi(op, onnx_in, n_out, opset=14, direction=direction, hidden_size=7, **onnx_attrs)
-    got = ops.run(op, ours, {"direction": Direction[direction.upper()], **attrs})
+    got = dispatch.run(op, ours, {"direction": Direction[direction.upper()], **attrs})
     for g, w in zip(got, want, strict=True):
         assert_close(g, w, rtol=2e-6)
 
@@ -198,7 +198,7 @@ def test_recurrent_activations(op: str, acts: tuple[Activation, ...], alpha: tup
     if be:
         onnx_attrs["activation_beta"] = be
     want = ort_multi(op, onnx_in, 3 if op == "LSTM" else 2, opset=14, hidden_size=5, **onnx_attrs)
-    got = ops.run(op, ours, {"activations": tuple(int(a) for a in acts), "activation_alpha": alpha,
+    got = dispatch.run(op, ours, {"activations": tuple(int(a) for a in acts), "activation_alpha": alpha,
                              "activation_beta": beta})
     for g, w in zip(got, want, strict=True):
         assert_close(g, w, rtol=2e-6)

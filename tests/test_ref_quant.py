@@ -10,7 +10,7 @@ import numpy as np
 import pytest
 from qgraphs import CASES, quantized_op_graph
 
-from python_ref import Interpreter, ops
+from python_ref import Interpreter, dispatch
 from python_ref import quant as qm
 from python_ref.errors import ModelFormatError
 from python_ref.quant import QuantParams
@@ -191,6 +191,6 @@ def test_op_rules_are_checked_on_load() -> None:
 def test_quantized_ops_refuse_missing_parameters() -> None:
     x = np.zeros((1, 3, 3, 2), np.int8)
     with pytest.raises(ValueError, match=r"MEAN: input 0 .* has no quantization parameters"):
-        ops.run("MEAN", [x], {"axes": (1, 2)})
+        dispatch.run("MEAN", [x], {"axes": (1, 2)})
     with pytest.raises(ValueError, match=r"SIGMOID: .*LOOKUP"):
-        ops.run("SIGMOID", [x], {}, ([QuantParams.make(0.1)], [QuantParams.make(0.1)]))
+        dispatch.run("SIGMOID", [x], {}, ([QuantParams.make(0.1)], [QuantParams.make(0.1)]))

@@ -43,7 +43,7 @@ def measure(n_images: int = 4) -> dict:
     import onnx
     import onnxruntime as ort
 
-    from python_ref import ops as ref_ops
+    from python_ref import dispatch
     from wasmrt.bench.int8 import qdq_int8
     from wasmrt.compile.converter import convert
     from wasmrt.zoo.models import BUNDLED, model_path
@@ -83,7 +83,7 @@ def measure(n_images: int = 4) -> dict:
                 continue
             ins = [None if not i else qg.tensors[i].data if qg.tensors[i].is_const else (u8[i] - 128).astype(np.int8)
                    for i in n.inputs]
-            (got,) = ref_ops.run(n.op, ins, n.attrs, qg.quant_of(n))
+            (got,) = dispatch.run(n.op, ins, n.attrs, qg.quant_of(n))
             kind = n.op + (" depthwise" if n.attrs.get("groups", 1) > 1 else "")
             r = per_op.setdefault(kind, {"ops": set(), "values": 0, "differing": 0, "max_steps": 0})
             d = np.abs(got.astype(np.int64) + 128 - u8[y])

@@ -155,7 +155,7 @@ class Graph:
         return names
 
     def quant_of(self, node: Node) -> tuple[list[QuantParams | None], list[QuantParams | None]]:
-        """The quantization parameters of a node's inputs and outputs, as python_ref.ops.run takes them."""
+        """The quantization parameters of a node's inputs and outputs, as python_ref.dispatch.run takes them."""
         return ([self.tensors[i].quant if i else None for i in node.inputs],
                 [self.tensors[o].quant for o in node.outputs])
 
@@ -191,12 +191,12 @@ class Graph:
     def evaluate(self, feeds: dict[str, np.ndarray]) -> dict[str, np.ndarray]:
         """Every tensor's value for these inputs, with the reference ops: for tests and for debugging a conversion
         before it is written. Each result's shape is checked against the graph's."""
-        from python_ref import ops
+        from python_ref import dispatch
 
         values = {name: t.data for name, t in self.tensors.items() if t.data is not None}
         values.update(feeds)
         for n in self.nodes:
-            results = ops.run(n.op, [values[i] if i else None for i in n.inputs], n.attrs, self.quant_of(n))
+            results = dispatch.run(n.op, [values[i] if i else None for i in n.inputs], n.attrs, self.quant_of(n))
             for name, r in zip(n.outputs, results, strict=True):
                 if r.shape != self.tensors[name].shape:
                     raise AssertionError(f"{n.name} ({n.op}): {name} is {r.shape}, the graph says "

@@ -20,7 +20,7 @@ from collections.abc import Callable
 
 import numpy as np
 
-from python_ref import ops as ref_ops
+from python_ref import dispatch
 from python_ref.opdefs import OPS
 from wasmrt.compile.ir import Graph, Node
 
@@ -74,7 +74,7 @@ def fold_constants(graph: Graph) -> int:
         outs = [graph.tensors[o].shape for o in n.outputs]
         if fold_work(n.op, [t.data if t else None for t in ins], n.attrs, outs) > MAX_FOLD_WORK:
             continue
-        results = ref_ops.run(n.op, [t.data if t else None for t in ins], n.attrs, graph.quant_of(n))
+        results = dispatch.run(n.op, [t.data if t else None for t in ins], n.attrs, graph.quant_of(n))
         for name, value in zip(n.outputs, results, strict=True):
             t = graph.tensors[name]
             t.data = np.ascontiguousarray(value.astype(t.dtype, copy=False))

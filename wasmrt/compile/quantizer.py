@@ -19,7 +19,7 @@ from typing import Any
 
 import numpy as np
 
-from python_ref import ops as ref_ops
+from python_ref import dispatch, shapes
 from python_ref import quant as qm
 from python_ref.quant import QuantParams
 from wasmrt.compile.ir import Graph, Node, Tensor
@@ -306,7 +306,7 @@ def lookup_table(op: str, attrs: dict[str, Any], qx: QuantParams, qy: QuantParam
     """table[i] = quantize(f(dequantize(qmin + i))): the float reference op on every representable input."""
     lo, _ = qm.qrange(dtype)
     xs = qm.dequantize(np.arange(lo, lo + 256).astype(dtype), qx)
-    (fx,) = ref_ops.run(op, [xs], {k: v for k, v in attrs.items() if k in ref_ops.shapes.OPS[op].defaults()})
+    (fx,) = dispatch.run(op, [xs], {k: v for k, v in attrs.items() if k in shapes.OPS[op].defaults()})
     return qm.quantize(fx, qy, dtype)
 
 

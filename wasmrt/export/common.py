@@ -8,7 +8,7 @@ from pathlib import Path
 
 import numpy as np
 
-from python_ref import ops as ref_ops
+from python_ref import dispatch
 from wasmrt.compile.ir import Graph, Node
 from wasmrt.errors import WasmrtError
 
@@ -34,7 +34,7 @@ def run_reference(graph: Graph, feeds: dict[str, np.ndarray]) -> dict[str, np.nd
     values: dict[str, np.ndarray] = {k: v.data for k, v in graph.tensors.items() if v.is_const}
     values.update(feeds)
     for n in graph.nodes:
-        outs = ref_ops.run(n.op, [values[i] if i else None for i in n.inputs], n.attrs)
+        outs = dispatch.run(n.op, [values[i] if i else None for i in n.inputs], n.attrs)
         values.update(zip(n.outputs, outs, strict=True))
     return {o: values[o] for o in graph.outputs}
 

@@ -15,8 +15,7 @@ from collections.abc import Callable
 
 import numpy as np
 
-from python_ref import ops as ref_ops
-from python_ref import qops
+from python_ref import dispatch, qops
 from python_ref import quant as qm
 from wasmrt.compile.ir import Graph, Node
 from wasmrt.quantize import rounding
@@ -65,7 +64,7 @@ def bias_correct(qg: Graph, src: Graph, samples: list[dict[str, np.ndarray]],
                 progress(label, done, len(layers))
         for v in values:
             ins = [_value(qg, v, i) for i in node.inputs]
-            for o, r in zip(node.outputs, ref_ops.run(node.op, ins, node.attrs, qg.quant_of(node)), strict=True):
+            for o, r in zip(node.outputs, dispatch.run(node.op, ins, node.attrs, qg.quant_of(node)), strict=True):
                 v[o] = r
             for i in node.inputs:
                 if i and last.get(i) == step:

@@ -15,8 +15,7 @@ from typing import Any
 
 import numpy as np
 
-from python_ref import ops as ref_ops
-from python_ref import qrules, shapes
+from python_ref import dispatch, qrules, shapes
 from python_ref.opdefs import OPS, QuantType
 from python_ref.quant import QuantParams, dequantize
 from wasmrt.compile.ir import Graph
@@ -313,7 +312,7 @@ class Context:
         full = OPS[kind].defaults()
         full.update(attrs)
         values = [self.graph.const(i) if i else None for i in inputs]
-        (value,) = ref_ops.run(kind, values, full)  # quantized constants: integer data movement
+        (value,) = dispatch.run(kind, values, full)  # quantized constants: integer data movement
         q = self.graph.tensors[inputs[0]].quant if inputs[0] else None
         keep = q is not None and q.per_tensor and kind in qrules.SAME_PARAMS
         return self.graph.add_const(base, value, quant=q if keep else None)
