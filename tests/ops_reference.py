@@ -265,16 +265,15 @@ def render() -> str:
               "TFLite builtins (and the MediaPipe custom op `Convolution2DTransposeBias`) and the .wrt ops they "
               "become; ops whose inputs are all constant (fp16 weights behind DEQUANTIZE, weight transposes) are "
               "folded at import.", "", "| TFLite op | becomes (the .wrt ops its converter can write) |", "|---|---|"]
-    from wasmrt.compile.tflite import importer as tflite_import  # noqa: F401  (registers every converter)
+    from wasmrt.compile.tflite import importer as tflite_import
     from wasmrt.compile.tflite import recurrent as tflite_recurrent
 
     tflite_map: dict[str, list[str]] = {}
     for module in (tflite_ops, tflite_recurrent):  # each handler analysed in the module that defines it
-        own = {op: fn for op, fn in tflite_ops.CONVERTERS.items() if fn.__module__ == module.__name__}
-        tflite_map.update(becomes(module, own))
+        tflite_map.update(becomes(module, module.CONVERTERS))
     for op, got in sorted(tflite_map.items()):
         lines.append(f"| {op} | {', '.join(got) if got else 'folded at import (constants only)'} |")
     lines += ["", "### TFLite forms that are refused", "",
               "As for ONNX: an UnsupportedOpError naming the file, the op, the node and the detail.", "",
-              *_refusal_table(tflite_ops.CONVERTERS)]
+              *_refusal_table(tflite_import.CONVERTERS)]
     return "\n".join(lines) + "\n"

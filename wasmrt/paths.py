@@ -77,14 +77,7 @@ def js_bindings() -> Path:
 
 
 def wasm_dir() -> Path:
-    """The three wasm modules: js_bindings/dist/ of a checkout (built on demand), else the shipped copies."""
-    root = checkout()
-    if root is not None:
-        from wasmrt.dev import build
-
-        for variant in build.WASM_VARIANTS:
-            build.build_wasm(variant)
-        return root / "js_bindings" / "dist"
+    """The wasm modules, in the package (committed in a checkout, where `wasmrt build` refreshes them)."""
     return SHIPPED_WASM
 
 

@@ -20,6 +20,7 @@ from pathlib import Path
 import numpy as np
 
 from python_ref.wrt_file import read_metadata
+from wasmrt import paths
 from wasmrt.engines.base import DEFAULT_LIMITS, DTYPES, Limits, Model, TensorSpec, sparse_policy
 from wasmrt.engines.errors import engine_error
 from wasmrt.errors import WasmrtError
@@ -36,18 +37,14 @@ _threaded: dict[tuple[str, int], WasmInstance] = {}
 
 
 def wasm_path(variant: str) -> Path:
-    """The module file: rebuilt from source when a compiler is present, else the copy shipped in the package."""
-    from wasmrt.dev import build
-
+    """The module file shipped in the package; an engine never builds (`wasmrt build` refreshes it in a checkout)."""
     if variant not in VARIANTS and variant.removesuffix("-mt") not in THREADED:
         raise ValueError(f"wasm variant {variant!r}: expected one of {', '.join(VARIANTS)}")
-    shipped = build.PACKAGE_DIST / f"wasmrt-{variant}.wasm"
-    try:
-        return build.build_wasm(variant).path
-    except WasmrtError:
-        if shipped.is_file():
-            return shipped
-        raise
+    path = paths.wasm_dir() / f"wasmrt-{variant}.wasm"
+    if not path.is_file():
+        raise WasmrtError(f"the wasm engine's module {path} is missing: run `wasmrt build` in a checkout, or "
+                          "reinstall the package")
+    return path
 
 
 def _module(file: str, deterministic: bool = False):  # -> (wasmtime.Engine, wasmtime.Module)

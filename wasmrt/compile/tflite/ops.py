@@ -5,30 +5,31 @@ from __future__ import annotations
 import math
 import struct
 from collections.abc import Callable
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 import numpy as np
 
 from python_ref.opdefs import INF, CoordMode, DepthToSpaceMode, NearestMode, PadMode, ResizeMode
 from python_ref.quant import QuantParams, dequantize
+from wasmrt.compile.tflite.context import Context, OpConverter
+from wasmrt.compile.tflite.reader import TflOp
 from wasmrt.errors import ModelFormatError
 
-if TYPE_CHECKING:
-    from wasmrt.compile.tflite.importer import Context
-    from wasmrt.compile.tflite.reader import TflOp
-
-OpConverter = Callable[["Context", "TflOp"], None]
-CONVERTERS: dict[str, OpConverter] = {}
-# ops whose variable tensors (recurrent state) become graph inputs and outputs (tflite_recurrent.py)
-STATEFUL_OPS = ("UNIDIRECTIONAL_SEQUENCE_LSTM", "BIDIRECTIONAL_SEQUENCE_LSTM", "LSTM")
+CONVERTERS: dict[str, OpConverter] = {}  # this module's converters; importer.py merges every module's table
 
 
-def converts(*names: str) -> Callable[[OpConverter], OpConverter]:
-    def register(fn: OpConverter) -> OpConverter:
-        for n in names:
-            CONVERTERS[n] = fn
-        return fn
-    return register
+def registrar(table: dict[str, OpConverter]) -> Callable[..., Callable[[OpConverter], OpConverter]]:
+    """A `@converts("NAME", ...)` decorator that records converters in `table`."""
+    def converts(*names: str) -> Callable[[OpConverter], OpConverter]:
+        def register(fn: OpConverter) -> OpConverter:
+            for n in names:
+                table[n] = fn
+            return fn
+        return register
+    return converts
+
+
+converts = registrar(CONVERTERS)
 
 
 # -- shared rules -------------------------------------------------------------------------------------------------

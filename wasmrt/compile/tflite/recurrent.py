@@ -13,16 +13,15 @@ run to run as LiteRT does.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
-
 import numpy as np
 
 from python_ref.opdefs import Activation, Coupling, Direction
-from wasmrt.compile.tflite.ops import converts
+from wasmrt.compile.tflite.context import Context, OpConverter
+from wasmrt.compile.tflite.ops import registrar
+from wasmrt.compile.tflite.reader import TflOp
 
-if TYPE_CHECKING:
-    from wasmrt.compile.tflite.importer import Context
-    from wasmrt.compile.tflite.reader import TflOp
+CONVERTERS: dict[str, OpConverter] = {}
+converts = registrar(CONVERTERS)
 
 F32 = np.float32
 # TfLiteFusedActivation -> the LSTM's cell and output activation
