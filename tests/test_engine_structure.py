@@ -192,6 +192,22 @@ def test_import_loop_check_sees_imports_inside_functions(tmp_path: Path) -> None
     assert _find_cycle(js_import_graph(tmp_path)) is not None
 
 
+def test_wasmrt_folders_form_no_loop() -> None:
+    """Arrows between wasmrt's folders (and its top-level modules) run one way: a folder never imports one that
+    imports it back, through any module of either."""
+    def unit(m: str) -> str:
+        parts = m.split(".")
+        return ".".join(parts[:2]) if parts[0] == "wasmrt" else parts[0]
+
+    graph: dict[str, set[str]] = {}
+    for m, deps in python_import_graph(ROOT).items():
+        if m.startswith("wasmrt"):
+            graph.setdefault(unit(m), set()).update(unit(d) for d in deps if unit(d) != unit(m))
+    assert {"wasmrt.compile", "wasmrt.engines", "wasmrt.quantize", "wasmrt.cli"} <= set(graph)
+    cycle = _find_cycle(graph)
+    assert cycle is None, "wasmrt folders import each other in a loop: " + " -> ".join(cycle)
+
+
 def test_wasmrt_keeps_at_most_ten_top_level_modules() -> None:
     top = sorted(p.name for p in (ROOT / "wasmrt").glob("*.py"))
     assert len(top) <= 10, f"wasmrt/ has {len(top)} top-level modules: {top}; give a concern its own folder"

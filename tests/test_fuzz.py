@@ -22,9 +22,10 @@ from wasmrt.compile.ir import Graph
 from wasmrt.compile.planner import plan_memory
 from wasmrt.compile.writer import write_wrt
 from wasmrt.errors import ConversionError
-from wasmrt.fuzz import campaign as fuzz
+from wasmrt.fuzz import engine as fuzz
 from wasmrt.fuzz import importers as fuzz_importers
 from wasmrt.fuzz.importers import check_files, run_importer
+from wasmrt.fuzz.records import TIMEOUT_S
 from wasmrt.fuzz.replay import replay, replay_corpus, replay_file
 
 HERE = Path(__file__).parent
@@ -137,7 +138,7 @@ def test_importer_reproducers(target: str) -> None:
     paths = sorted((REGRESSIONS / target).glob(f"*.{target}"))
     assert paths
     rows = check_files(target, paths)
-    bad = [r for r in rows if r["outcome"] == "finding" or r["seconds"] > fuzz.TIMEOUT_S]
+    bad = [r for r in rows if r["outcome"] == "finding" or r["seconds"] > TIMEOUT_S]
     assert not bad, bad
     for r in rows:
         if r["outcome"] == "error":

@@ -217,7 +217,7 @@ def test_fitted_rounding_rounds_each_weight_down_or_up_and_lowers_the_output_err
 def test_fitted_rounding_brings_the_int8_net_closer_to_float_on_unseen_inputs() -> None:
     """conv 3x3 + relu -> conv 1x1 on inputs with correlated channels; the fit is on 16 samples, the error measured
     on 16 others."""
-    from wasmrt.cli.quantize import post_training
+    from wasmrt.quantize.pipeline import post_training
 
     rng = np.random.default_rng(11)
     g = Graph()
@@ -280,8 +280,8 @@ def uneven_feeds(n: int) -> list[dict[str, np.ndarray]]:
 
 
 def test_sensitivity_pass_finds_the_layer_that_reads_uneven_channels() -> None:
-    from wasmrt.cli.quantize import post_training
     from wasmrt.quantize import sensitivity
+    from wasmrt.quantize.pipeline import post_training
 
     g = uneven_channels_net()
     calib = uneven_feeds(16)

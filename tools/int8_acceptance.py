@@ -33,12 +33,12 @@ from ort_int8 import u8s8_saturates  # noqa: E402
 
 from python_ref import Interpreter  # noqa: E402
 from python_ref import quant as qm  # noqa: E402
-from wasmrt.cli.quantize import post_training  # noqa: E402
 from wasmrt.compile.converter import convert, load_graph  # noqa: E402
 from wasmrt.compile.ir import Graph  # noqa: E402
 from wasmrt.compile.passes import optimize  # noqa: E402
 from wasmrt.engines import load  # noqa: E402
 from wasmrt.quantize import calibrate  # noqa: E402
+from wasmrt.quantize.pipeline import post_training  # noqa: E402
 from wasmrt.zoo import photos  # noqa: E402
 from wasmrt.zoo.models import BUNDLED, CACHE, model_path  # noqa: E402
 

@@ -1,6 +1,6 @@
 """`wasmrt bench --int8`: each model also in int8, as rows named "<model> int8" next to its float rows.
 
-- ours: `wasmrt quantize`'s steps (its defaults; wasmrt.cli.quantize.post_training) on
+- ours: `wasmrt quantize`'s steps (its defaults; wasmrt.quantize.pipeline.post_training) on
   calibration samples: photos from registry packages (wasmrt.zoo.photos, classifier crops) through the model's
   preprocessing hints, or seeded random inputs for a model without hints;
 - LiteRT and LiteRT.js: the float .tflite the float rows run, made full-integer by Google's AI Edge Quantizer
@@ -42,15 +42,16 @@ def _samples(graph, n: int, split: str, seed: int) -> list[dict[str, np.ndarray]
 def prepare_int8(prep: Prepared, peers: bool, log, n_calib: int = CALIB_SAMPLES) -> Prepared:
     """The int8 counterpart of a prepared float model (prepare.prepare), in <its folder>/int8."""
     from python_ref import Interpreter
-    from wasmrt.cli.quantize import float_graph, post_training
     from wasmrt.compile.converter import convert
+    from wasmrt.quantize.pipeline import float_graph, post_training
+    from wasmrt.zoo.models import quantize_preset
 
     if prep.source is None:
         raise ValueError(f"{prep.name}: --int8 needs the float model's source file, not a .wrt")
     out = prep.dir / "int8"
     out.mkdir(exist_ok=True)
     shapes = [(i["name"], tuple(i["shape"])) for i in prep.inputs]
-    graph = float_graph(prep.source, shapes, log)
+    graph = float_graph(prep.source, shapes, log, quantize_preset(prep.source.name))
     calib = _samples(graph, n_calib, "calib", 1000)
     log(f"{prep.name}: quantizing on {len(calib)} calibration samples (wasmrt quantize's defaults)")
     qg, _ = post_training(graph, calib)

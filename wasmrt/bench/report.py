@@ -2,16 +2,14 @@
 
 from __future__ import annotations
 
-import importlib.util
 import json
-import subprocess
-import sys
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 
 from wasmrt.export.common import max_rel_error
+from wasmrt.progress import pyplot
 
 TOLERANCE = 1e-3  # max |got - ref| / max |ref| per output: fp32 engines summing in other orders stay far below
 OURS = "wasmrt"
@@ -197,24 +195,9 @@ def _jsonable(v: Any) -> Any:
     raise TypeError(f"not JSON serializable: {type(v).__name__}")
 
 
-def _matplotlib(log: Any) -> Any:
-    if importlib.util.find_spec("matplotlib") is None:
-        log("installing matplotlib for the chart (pip, once)")
-        r = subprocess.run([sys.executable, "-m", "pip", "install", "-q", "matplotlib"], capture_output=True,
-                           text=True)
-        if r.returncode != 0:
-            return None
-    import matplotlib
-
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
-
-    return plt
-
-
 def save_chart(path: Path, rows: list[dict[str, Any]], log: Any) -> bool:
     """One panel per model: median ms per engine (bars), min ms (ticks), grouped by host; ours highlighted."""
-    plt = _matplotlib(log)
+    plt = pyplot(log)
     if plt is None:
         log("matplotlib is not available: no chart")
         return False

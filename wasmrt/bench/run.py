@@ -94,7 +94,7 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
 def run(args: argparse.Namespace) -> int:
     from wasmrt.bench import report
     from wasmrt.bench.prepare import WORK, prepare
-    from wasmrt.bench.progress import Progress
+    from wasmrt.progress import Progress
 
     hosts = _csv(args.hosts, ALL_HOSTS, "host")
     variants = _csv(args.variants, VARIANTS, "variant")

@@ -19,9 +19,9 @@ from typing import Any
 import numpy as np
 
 from wasmrt.bench.prepare import WORK, Prepared
-from wasmrt.bench.progress import Progress
 from wasmrt.compile.ir import Graph
 from wasmrt.errors import InputError
+from wasmrt.progress import Progress
 
 SPARSITIES = (0.3, 0.4, 0.5, 0.6, 0.7, 0.8, 0.9, 0.95)
 PROFILE_SPARSITY = 0.9
@@ -307,9 +307,9 @@ def profile_text(prof: dict[str, Any]) -> str:
 
 def save_plot(path: Path, summaries: list[dict[str, Any]], bases: list[Base], prof: dict[str, Any] | None,
               log: Any) -> bool:
-    from wasmrt.bench.report import _matplotlib
+    from wasmrt.progress import pyplot
 
-    plt = _matplotlib(log)
+    plt = pyplot(log)
     if plt is None:
         log("matplotlib is not available: no plot")
         return False

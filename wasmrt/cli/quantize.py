@@ -23,7 +23,6 @@
 from __future__ import annotations
 
 import argparse
-import copy
 import time
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -31,17 +30,13 @@ from typing import TYPE_CHECKING
 import numpy as np
 
 from wasmrt.cli.inputs import shape_arg
-from wasmrt.errors import ConversionError, InputError
 
 if TYPE_CHECKING:
-    from collections.abc import Callable
 
-    from wasmrt.bench.progress import Progress
     from wasmrt.compile.ir import Graph
     from wasmrt.compile.quantizer import Plan
+    from wasmrt.progress import Progress
 
-BIAS_SAMPLES = 64
-ROUNDINGS = ("fitted", "nearest")
 
 
 def add_parser(sub: argparse._SubParsersAction) -> None:
@@ -61,7 +56,7 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--keep-float", type=int, default=0, metavar="N",
                    help=f"keep at most N of the most sensitive layers float (default 0: none; {MAX_LAYERS} on "
                         "EfficientNet-Lite0 gives 2 points of top-1 agreement)")
-    p.add_argument("--rounding", choices=ROUNDINGS, default="fitted",
+    p.add_argument("--rounding", choices=("fitted", "nearest"), default="fitted",
                    help="int8 weights rounded to fit each layer's float output on the samples (default), or to "
                         "nearest")
     p.add_argument("--no-bias-correction", action="store_true", help="skip the empirical bias correction")
@@ -73,28 +68,19 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from wasmrt.bench.progress import Progress
-    from wasmrt.compile.converter import convert
-    from wasmrt.quantize import calibrate
+    from wasmrt.progress import Progress
+    from wasmrt.quantize.pipeline import quantize_file
+    from wasmrt.zoo.models import quantize_preset
 
-    if args.keep_float < 0:
-        raise InputError(f"--keep-float must be 0 or more, got {args.keep_float}")
     src = Path(args.model)
     out = Path(args.output or src.with_name(src.stem + "_int8.wrt"))
     bar = Progress(prefix="quantize")
     t0 = time.perf_counter()
-    graph = float_graph(src, args.input_shape or [], bar.log)
-    float_bytes = len(convert(copy.deepcopy(graph), weights="fp32").data)  # convert optimizes (fuses) in place
-    files = calibrate.sample_files(args.calib, args.samples)
-    bar.stage(f"loading {len(files)} calibration samples")
-    samples = []
-    for k, f in enumerate(files):
-        samples.append(calibrate.load_sample(f, graph))
-        bar.update(k + 1, len(files))
-    skip = {s.strip() for s in args.skip.split(",") if s.strip()}
-    qg, plan = post_training(graph, samples, args.method, skip, not args.no_bias_correction,
-                             lambda label, d, n: _step(bar, label, d, n), bar.log, args.keep_float, args.rounding)
-    data = convert(qg).data
+    q = quantize_file(src, args.calib, samples=args.samples, method=args.method, skip=skip_arg(args.skip),
+                      bias_correction=not args.no_bias_correction, keep_float=args.keep_float,
+                      rounding=args.rounding, input_shapes=args.input_shape, preset=quantize_preset(src.name),
+                      step=lambda label, d, n: _step(bar, label, d, n), log=bar.log)
+    data, float_bytes, plan = q.data, q.float_bytes, q.plan
     out.parent.mkdir(parents=True, exist_ok=True)
     out.write_bytes(data)
     bar.close()
@@ -104,46 +90,12 @@ def run(args: argparse.Namespace) -> int:
     for name, why in kept.items():
         print(f"  float: {name} ({why})")
     if args.report:
-        _report(args, graph, qg, plan, samples, out, float_bytes, len(data), bar)
+        _report(args, q.graph, q.int8_graph, plan, q.samples, out, float_bytes, len(data), bar)
     return 0
 
 
-def post_training(graph: Graph, samples: list[dict[str, np.ndarray]], method: str = "mse",
-                  skip: set[str] | None = None, bias_correction: bool = True,
-                  step: Callable[[str, int, int], None] | None = None,
-                  log: Callable[[str], None] | None = None, keep_float: int = 0, rounding: str = "fitted"
-                  ) -> tuple[Graph, Plan]:
-    """Steps 2-4 above on loaded samples: ranges, the most sensitive layers (at most keep_float of them, on up to
-    sensitivity.SAMPLES samples), the int8 graph, bias correction on up to BIAS_SAMPLES of them."""
-    from wasmrt.compile import quantizer
-    from wasmrt.quantize import calibrate, sensitivity
-    from wasmrt.quantize.bias_correction import bias_correct
-
-    trace = calibrate.Tracer(graph, calibrate.activations(graph), log=log)
-    if log:
-        log(f"tracing {len(trace.names)} activations on the {trace.engine} engine ({method})")
-    ranges = calibrate.collect(trace, samples, method, step)
-    skip = set(skip or ())
-    sensitive: dict[str, str] = {}
-    if keep_float > 0:
-        sens = sensitivity.measure(graph, ranges, _spread(samples, sensitivity.SAMPLES), skip, step)
-        sensitive = {n: f"most sensitive layer: {100 * sens.gain(n):.0f}% of the int8 output error"
-                     for n in sens.choose(keep_float)}
-        if log:
-            log(f"most sensitive layers, kept float: {', '.join(sensitive) or 'none'}")
-    qg, plan = quantizer.quantize_graph(graph, ranges, skip | set(sensitive))
-    plan.decisions.update(sensitive)
-    if rounding not in ROUNDINGS:
-        raise InputError(f"rounding must be one of {', '.join(ROUNDINGS)}, got {rounding!r}")
-    if bias_correction or rounding == "fitted":
-        bias_correct(qg, graph, _spread(samples, BIAS_SAMPLES), step, fit_rounding=rounding == "fitted",
-                     correct_bias=bias_correction)
-    return qg, plan
-
-
-def _spread(samples: list[dict[str, np.ndarray]], n: int) -> list[dict[str, np.ndarray]]:
-    """At most n of the samples, spread over the whole list."""
-    return samples[:: max(1, len(samples) // n)][:n]
+def skip_arg(text: str) -> set[str]:
+    return {s.strip() for s in text.split(",") if s.strip()}
 
 
 def _step(bar: Progress, label: str, done: int, total: int) -> None:
@@ -152,33 +104,12 @@ def _step(bar: Progress, label: str, done: int, total: int) -> None:
     bar.update(done, total)
 
 
-def float_graph(src: Path, shape_args: list[tuple[str, tuple[int, ...]]], log: Callable[[str], None]) -> Graph:
-    """The optimized float graph of a model file, with the bundled preset (shapes, preprocessing, labels)."""
-    from wasmrt.compile.converter import load_graph, source_kind
-    from wasmrt.compile.passes import optimize
-    from wasmrt.zoo.models import load_labels, preset_for
-
-    shapes = dict(shape_args)
-    preset = preset_for(src.name) if source_kind(src) != "wrt" else None
-    if preset is not None:
-        log(f"using the bundled preset for {src.name} (input shapes, preprocessing, labels)")
-        shapes = {**preset.input_shapes, **shapes}
-    graph = load_graph(src, shapes or None)
-    if preset is not None:
-        graph.metadata.preprocess.update(preset.preprocess)
-        if preset.labels:
-            graph.metadata.labels = load_labels(preset.labels)
-    if any(t.quant is not None for t in graph.tensors.values()):
-        raise ConversionError(f"{src}: the model is already quantized; give the float model")
-    optimize(graph, fuse_residuals=False)
-    return graph
-
-
 def _report(args: argparse.Namespace, graph: Graph, qg: Graph, plan: Plan, samples: list[dict[str, np.ndarray]],
             out: Path, float_bytes: int, int8_bytes: int, bar: Progress) -> None:
     from wasmrt.quantize import report as quant_report
+    from wasmrt.quantize.pipeline import spread
 
-    sub = _spread(samples, args.report_samples)
+    sub = spread(samples, args.report_samples)
     report = quant_report.measure(graph, qg, plan, sub, lambda label, d, n: _step(bar, label, d, n))
     report.float_bytes, report.int8_bytes, report.kept_float = float_bytes, int8_bytes, plan.kept_float
     bar.close()

@@ -41,10 +41,11 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
 
 def run(args: argparse.Namespace) -> int:
     from python_ref.wrt_file import read_wrt
-    from wasmrt.cli.quantize import float_graph
     from wasmrt.compile.converter import convert
     from wasmrt.compile.sparsity import prune
+    from wasmrt.quantize.pipeline import float_graph
     from wasmrt.report import layer_table
+    from wasmrt.zoo.models import quantize_preset
 
     src = Path(args.model)
     if not src.is_file():
@@ -53,7 +54,7 @@ def run(args: argparse.Namespace) -> int:
         raise InputError(f"--sparsity must be in [0, 1), got {args.sparsity}")
     out = Path(args.output or src.with_name(src.stem + "_sparse.wrt"))
     t0 = time.perf_counter()
-    graph = float_graph(src, args.input_shape or [], lambda m: print("  " + m))
+    graph = float_graph(src, args.input_shape or [], lambda m: print("  " + m), quantize_preset(src.name))
     dense_bytes = len(convert(graph, weights=args.weights).data)  # convert optimizes in place: prune what runs
     skip = {s.strip() for s in args.skip.split(",") if s.strip()}
     try:

@@ -32,7 +32,7 @@ from collections.abc import Callable
 from datetime import datetime
 from pathlib import Path
 
-from wasmrt.fuzz.campaign import MAX_MEMORY, ROOT, SEEDS, TIMEOUT_S, WORK, Campaign, Finding
+from wasmrt.fuzz.records import MAX_MEMORY, ROOT, SEEDS, TIMEOUT_S, WORK, Campaign, Finding
 
 SUFFIX = {"onnx": ".onnx", "tflite": ".tflite"}
 MAX_POOL = 2000  # mutation pool of novel inputs kept in memory (and written to the corpus directory)

@@ -25,7 +25,8 @@ from pathlib import Path
 import numpy as np
 
 from wasmrt.errors import InputError, ModelFormatError, WasmrtError
-from wasmrt.fuzz.campaign import MAX_MEMORY, Finding, engine_env
+from wasmrt.fuzz.engine import engine_env
+from wasmrt.fuzz.records import MAX_MEMORY, Finding
 
 MAX_WORK = 1 << 20  # the fuzzer's work budget: replays stay fast
 REF_MAX_BYTES = 64 << 20  # python_ref runs a model only when all its tensors fit in this

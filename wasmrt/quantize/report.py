@@ -125,9 +125,9 @@ def _output_error(src: Graph, name: str, pairs: list[tuple[np.ndarray, np.ndarra
 
 def save_plot(path: Path, report: Report, title: str, log: Callable[[str], None]) -> bool:
     """SQNR per layer in graph order (bars), RMS error in steps (line), the output summary as the title."""
-    from wasmrt.bench.report import _matplotlib
+    from wasmrt.progress import pyplot
 
-    plt = _matplotlib(log)
+    plt = pyplot(log)
     if plt is None:
         log("matplotlib is not available: no plot")
         return False

@@ -42,8 +42,9 @@ def missing(out_dir: Path | None = None) -> list[str]:
 
 
 def make(out_dir: Path | None = None, force: bool = False, log=print) -> dict[str, Path]:
-    """Quantize both face models with `wasmrt quantize` (its defaults) into out_dir."""
-    from wasmrt.cli.main import main as cli
+    """Quantize both face models with `wasmrt quantize`'s pipeline (its defaults) into out_dir."""
+    from wasmrt.quantize.pipeline import quantize_file
+    from wasmrt.zoo.models import quantize_preset
 
     out_dir = out_dir or paths.models_dir()
     made = {}
@@ -54,12 +55,12 @@ def make(out_dir: Path | None = None, force: bool = False, log=print) -> dict[st
             continue
         kind, n = CALIB[name]
         calib = photos.folder(kind, "calib", n)
-        args = [str(model_path(name)), "-o", str(out), "--calib", str(calib), "--samples", str(n)]
-        args += ["--skip", SKIP[name]] if name in SKIP else []
-        log(f"face_int8: wasmrt quantize {' '.join(args)}")
-        rc = cli(["quantize", *args])
-        if rc != 0:
-            raise RuntimeError(f"wasmrt quantize {name} failed (exit {rc})")
+        src, skip = model_path(name), set(SKIP.get(name, "").split(",")) - {""}
+        log(f"face_int8: wasmrt quantize {src} -o {out} --calib {calib} --samples {n}"
+            + (f" --skip {SKIP[name]}" if skip else ""))
+        q = quantize_file(src, calib, samples=n, skip=skip, preset=quantize_preset(src.name))
+        out.parent.mkdir(parents=True, exist_ok=True)
+        out.write_bytes(q.data)
     return made
 
 

@@ -32,6 +32,7 @@ from types import ModuleType
 from wasmrt import paths
 from wasmrt.compile.ir import Preprocess
 from wasmrt.preprocess import to_dict
+from wasmrt.quantize.pipeline import Preset
 
 CACHE = paths.sources_dir()
 
@@ -496,3 +497,11 @@ if __name__ == "__main__":
 def preset_for(filename: str) -> BundledModel | None:
     """The bundled model whose source file has this name, so `wasmrt convert` can apply its preset."""
     return next((m for m in BUNDLED.values() if m.source == filename), None)
+
+
+def quantize_preset(filename: str) -> Preset | None:
+    """A bundled model's preset as the quantization pipeline takes it (labels loaded)."""
+    m = preset_for(filename)
+    if m is None:
+        return None
+    return Preset(dict(m.input_shapes), dict(m.preprocess), load_labels(m.labels) if m.labels else None)

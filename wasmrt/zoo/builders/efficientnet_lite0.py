@@ -262,20 +262,11 @@ def main(argv: list[str] | None = None) -> int:
     import argparse
 
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("pth", type=Path, nargs="?", help="the .pth checkpoint (default: fetch it via wasmrt.zoo.models)")
-    ap.add_argument("-o", "--output", type=Path,
-                    help="output .onnx (default: efficientnet_lite0.onnx in the model cache)")
+    # the bundled model (labels and preprocessing embedded): `python -m wasmrt.zoo.models fetch`
+    ap.add_argument("pth", type=Path, help="the .pth checkpoint")
+    ap.add_argument("-o", "--output", type=Path, help="output .onnx (default: efficientnet_lite0.onnx beside the .pth)")
     ap.add_argument("--print-keys", action="store_true", help="list the state-dict entries and exit")
     args = ap.parse_args(argv)
-    if args.pth is None and not args.print_keys:
-        from wasmrt.zoo.models import model_path
-
-        print(model_path("efficientnet_lite0"))  # fetches and exports with labels and preprocessing
-        return 0
-    if args.pth is None:
-        from wasmrt.zoo.models import model_path
-
-        args.pth = model_path("efficientnet-lite0-57934424.pth")
     if args.print_keys:
         for key, value in load_legacy_torch(args.pth).items():
             print(f"{key:48s} {value.dtype!s:8s} {list(value.shape)}")

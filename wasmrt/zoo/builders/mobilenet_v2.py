@@ -210,14 +210,9 @@ def main(argv: list[str] | None = None) -> int:
     import argparse
 
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("-o", "--output", type=Path, help="output .onnx (default: mobilenet_v2.onnx in the model cache)")
-    args = ap.parse_args(argv)
-    if args.output is None:
-        from wasmrt.zoo.models import model_path
-
-        print(model_path("mobilenet_v2"))  # builds it with its preprocessing metadata
-    else:
-        print(build(args.output))
+    # the bundled model (preprocessing embedded): `python -m wasmrt.zoo.models fetch`
+    ap.add_argument("-o", "--output", type=Path, required=True, help="output .onnx")
+    print(build(ap.parse_args(argv).output))
     return 0
 
 

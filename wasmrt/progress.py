@@ -1,9 +1,29 @@
-"""A one-line progress bar on stderr (plain lines when stderr is not a terminal, e.g. in CI logs)."""
+"""What long work shows: a one-line progress bar on stderr (plain lines when stderr is not a terminal, e.g. in CI
+logs), and matplotlib for the pictures of results (quantization reports, bench charts)."""
 
 from __future__ import annotations
 
+import importlib.util
+import subprocess
 import sys
 import time
+from typing import Any
+
+
+def pyplot(log: Any) -> Any:
+    """matplotlib.pyplot on the Agg backend, installed with pip on first use; None when it cannot be had."""
+    if importlib.util.find_spec("matplotlib") is None:
+        log("installing matplotlib for the chart (pip, once)")
+        r = subprocess.run([sys.executable, "-m", "pip", "install", "-q", "matplotlib"], capture_output=True,
+                           text=True)
+        if r.returncode != 0:
+            return None
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    return plt
 
 
 class Progress:
