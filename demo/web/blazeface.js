@@ -1,5 +1,5 @@
 // BlazeFace (MediaPipe short-range face detector) output decoding: 896 anchors, sigmoid scores, weighted NMS.
-// Conventions from the model's documentation (notes/models.md); coordinates are normalized to the 128x128 input.
+// Conventions from the model's documentation (docs/dev/face-pipeline.md); coordinates are normalized to the 128x128 input.
 
 const INPUT = 128;
 

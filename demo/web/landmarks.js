@@ -1,4 +1,4 @@
-// Face landmarks: the rotated square face crop the landmark model expects (MediaPipe's ROI rules, notes/models.md),
+// Face landmarks: the rotated square face crop the landmark model expects (docs/dev/face-pipeline.md),
 // and the way back from crop pixels to image pixels.
 
 /**

@@ -1,5 +1,5 @@
 // Host adapters for mini-programs: WeChat (WXWebAssembly, wx), Alipay (MYWebAssembly, my), Douyin (TTWebAssembly, tt).
-// What differs from browsers (notes/hosts.md):
+// What differs from browsers (docs/miniprograms.md):
 //   - instantiate(path, imports) takes a path inside the code package only (".wasm", or brotli ".wasm.br"):
 //     no URL, no bytes (Alipay's typings declare bytes: tried after the path); resolves to an Instance or
 //     {instance} depending on version: both are accepted.

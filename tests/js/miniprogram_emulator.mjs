@@ -1,4 +1,4 @@
-// A faithful-as-documented emulation of the WeChat and Alipay mini-program hosts (notes/hosts.md) to run the real
+// A faithful-as-documented emulation of the WeChat and Alipay mini-program hosts (docs/miniprograms.md) to run the real
 // try-on page and worker of demo/miniprogram in Node:
 //   - files: getFileSystemManager().readFile({filePath, encoding?, success, fail}) / readFileSync(path, encoding?)
 //     return a fresh ArrayBuffer without encoding; code package paths only (plus USER_DATA_PATH); files of a

@@ -141,7 +141,7 @@ def _tool(*names: str) -> str:
     for n in names:
         if shutil.which(n):
             return n
-    raise WasmrtError(f"compiler not found: install {' or '.join(names)} (see notes/toolchain.md)")
+    raise WasmrtError(f"compiler not found: install {' or '.join(names)} (see docs/dev/toolchain.md)")
 
 
 def _run(cmd: list[str]) -> None:

@@ -190,7 +190,7 @@ BUNDLED: dict[str, BundledModel] = {m.name: m for m in [
     BundledModel(
         "face_landmark", "face_landmark.tflite", "face_landmark.wrt", "PyPI mediapipe==0.10.21", "Apache-2.0",
         preprocess={"input_1": Preprocess(layout="NHWC", std=(255.0,) * 3)},
-        note="468 landmarks on a rotated 192x192 face crop (see notes/models.md for the ROI rules)",
+        note="468 landmarks on a rotated 192x192 face crop (see docs/dev/face-pipeline.md for the ROI rules)",
     ),
     BundledModel(
         "face_landmark_attention", "face_landmark_with_attention.tflite", "face_landmark_attention.wrt",
