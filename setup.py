@@ -1,37 +1,70 @@
-"""Platform-wheel hooks for setuptools (the project's metadata is in pyproject.toml).
+"""The package build's native step (the project's metadata is in pyproject.toml).
 
-`wasmrt package` (wasmrt/dev/package.py) stages what a platform wheel carries beyond the Python sources (the native
-library, the pages and the JS binding `wasmrt demo` serves, the demo's sample photos) in a folder laid out like the
-wasmrt package and names it in WASMRT_WHEEL_STAGE, with the wheel's platform tag in WASMRT_WHEEL_PLATFORM. Without
-them (pip install -e ., a plain pip wheel) this builds the pure-Python package.
+`pip install <checkout>`, `pip install <sdist>` and `pip wheel` of either compile the native library with this
+machine's C compiler ($CC, else cc, clang or gcc) from the C sources in kernels_wasm/ (an sdist carries them, a
+wheel does not) into wasmrt/engines/lib/libwasmrt.so, by the recipe `wasmrt build` uses (wasmrt/dev/native_build.py).
+Without a compiler, or when it fails, the package still installs with its wasm engine: one line says so, and
+wasmrt/engines/lib/libwasmrt.so.unavailable holds the reason, which `wasmrt.load(..., engine="native")` reports.
+WASMRT_REQUIRE_NATIVE=1 makes that an error instead. Such a wheel is tagged for its platform (py3-none-<platform>).
+
+`wasmrt package` (wasmrt/dev/package.py) builds the wheels it publishes differently: it stages what a platform wheel
+carries beyond the Python sources (the native library it built, the pages and the JS binding `wasmrt demo` serves,
+the demo's sample photos) in a folder laid out like the wasmrt package, names it in WASMRT_WHEEL_STAGE, and names the
+wheel's platform tag in WASMRT_WHEEL_PLATFORM. An editable install (pip install -e .) builds nothing: it runs from
+the checkout, whose native library `wasmrt build` makes.
 """
 
+import importlib.util
 import os
 import shutil
+import sys
 from pathlib import Path
+from types import ModuleType
 
 from setuptools import setup
 from setuptools.command.bdist_wheel import bdist_wheel
 from setuptools.command.build_py import build_py
 
+ROOT = Path(__file__).resolve().parent
+
+
+def native_build() -> ModuleType:
+    """wasmrt/dev/native_build.py, loaded by path: importing wasmrt would need its dependencies (numpy, ...)."""
+    name = "_wasmrt_native_build"
+    spec = importlib.util.spec_from_file_location(name, ROOT / "wasmrt" / "dev" / "native_build.py")
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[name] = module  # dataclasses look their module up there
+    spec.loader.exec_module(module)
+    return module
+
+
+NATIVE = native_build()
+
 
 class BuildPy(build_py):
     def run(self) -> None:
         super().run()
+        if self.editable_mode:
+            return
+        lib_dir = Path(self.build_lib) / "wasmrt" / "engines" / "lib"
         stage = os.environ.get("WASMRT_WHEEL_STAGE")
-        if stage and not self.editable_mode:
+        if stage:
             shutil.copytree(stage, Path(self.build_lib) / "wasmrt", dirs_exist_ok=True)
+            (lib_dir / NATIVE.UNAVAILABLE).unlink(missing_ok=True)  # left there by an earlier source build
+        else:
+            NATIVE.build_for_install(ROOT, lib_dir)
 
 
 class BdistWheel(bdist_wheel):
     def finalize_options(self) -> None:
-        if os.environ.get("WASMRT_WHEEL_PLATFORM"):  # a native library inside: a platlib (non-pure) wheel
-            self.distribution.has_ext_modules = lambda: True
+        # a native library inside (or the reason there is none, for this platform): a platlib (non-pure) wheel
+        self.distribution.has_ext_modules = lambda: True
         super().finalize_options()
 
     def get_tag(self) -> tuple[str, str, str]:
-        plat = os.environ.get("WASMRT_WHEEL_PLATFORM")
-        return ("py3", "none", plat) if plat else super().get_tag()  # ctypes, not a CPython extension
+        plat = os.environ.get("WASMRT_WHEEL_PLATFORM") or super().get_tag()[2]
+        return ("py3", "none", plat)  # ctypes, not a CPython extension: any Python 3 on this platform
 
 
 setup(

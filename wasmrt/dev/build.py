@@ -5,14 +5,18 @@
 - js_bindings/dist/wasmrt-{scalar,simd,relaxed}.wasm: clang-19 --target=wasm32, freestanding (no libc, no
   emscripten), compiled and linked in two steps (a one-step clang link runs an old wasm-opt that rejects relaxed
   SIMD). The files are also copied into wasmrt/engines/dist/ so the Python package ships them.
-- build/native/libwasmrt.so: engine + scalar/AVX2/AVX-512 kernels, picked at run time (WASMRT_FORCE_TARGET).
+- build/native/libwasmrt.so: engine + scalar/AVX2/AVX-512 kernels, picked at run time (WASMRT_FORCE_TARGET), beside
+  libwasmrt.so.inputs.json (the sources it was built from, which the native engine checks). On an aarch64 machine,
+  the NEON build instead. The recipe (sources, defines, flags) is wasmrt/dev/native_build.py, which the package
+  build (setup.py) uses too.
 - build/aarch64/wrt_driver: static aarch64 test driver (NEON kernels) for qemu-aarch64.
 - build/aarch64/libwasmrt.so: the aarch64 native library (baseline ARMv8-A, NEON kernels) the aarch64 wheel ships.
 - build/asan/wrt_driver: the native test driver under AddressSanitizer + UBSan (gcc, which ships libasan here).
 - build/fuzz/wrt_fuzz_engine: the structure-aware libFuzzer target (kernels_wasm/fuzz/), clang-19 with
   -fsanitize=fuzzer,address,undefined (libFuzzer from Debian's libclang-rt-19-dev). Run it with `wasmrt fuzz`.
 
-Each artefact is rebuilt only when a hash of its sources, flags and compiler changes.
+Each artefact is rebuilt only when a hash of its sources, flags and compiler changes. Engines never call this: they
+load what it made, and say to run `wasmrt build` when that is missing or older than the C sources.
 """
 
 from __future__ import annotations
@@ -28,13 +32,15 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from wasmrt import paths
+from wasmrt.dev import native_build
+from wasmrt.dev.native_build import CFLAGS, NATIVE_THREADS, Recipe
 from wasmrt.errors import WasmrtError
 
 ROOT = paths.checkout() or paths.PACKAGE.parent  # installed: nothing to build, engine_sources() says so
-ENGINE = ROOT / "kernels_wasm" / "engine"
-GENERATED = ROOT / "kernels_wasm" / "generated"
-INCLUDE = ROOT / "kernels_wasm" / "include"
-PROVISIONAL = ENGINE / "test" / "provisional_scalar.c"
+ENGINE = ROOT / native_build.ENGINE
+GENERATED = ROOT / native_build.GENERATED
+INCLUDE = ROOT / native_build.INCLUDE
+PROVISIONAL = ROOT / native_build.PROVISIONAL
 DRIVER = ENGINE / "test" / "driver.c"
 FUZZ = ROOT / "kernels_wasm" / "fuzz"
 BUILD = ROOT / "build"
@@ -53,7 +59,6 @@ EXPORTS = (
     "wrt_input_dim_min", "wrt_input_dim_max", "wrt_resize_inputs",
     "wrt_set_threads",
 )
-CFLAGS = ("-std=c11", "-O3", "-Wall", "-Wextra", "-Werror", "-ffp-contract=off", "-fno-math-errno")
 # The wasm modules must stay small (SIMD_WASM_LIMIT): code that runs once per load (reading and checking the file,
 # planning, support, error words) and the scalar loops of rare ops (integer tensors, MediaPipe's transforms) is
 # built for the smallest size (-Oz); the portable int8 paths behind the generated kernels, data movement, the
@@ -78,10 +83,6 @@ WASM_OPT_LEVEL = {"fb": "-Oz", "model_read": "-Oz", "shape_check": "-Oz", "qrule
                   "target": "-Oz", "reduce": "-Oz", "rt_mem": "-Os", "rt_math": "-Oz", "conv": "-Os", "gemm": "-Os",
                   "elementwise": "-Oz", "pool": "-Os"}
 WASM_KERNEL_OPT = "-Os"  # the generated kernels
-NATIVE_THREADS = ("-DWRT_THREADS", "-pthread")  # native builds run parallel regions on a pthread pool
-# the shared libraries (in the manylinux_2_17 wheels) bind to pthread symbols every glibc since 2.17 has
-SHARED_THREADS = (*NATIVE_THREADS, "-DWRT_OLD_GLIBC_SYMBOLS")
-SHARED_THREAD_LIBS = ("-Wl,--no-as-needed", "-l:libpthread.so.0", "-Wl,--as-needed")
 
 
 @dataclass(frozen=True)
@@ -109,7 +110,6 @@ WASM_VARIANTS: dict[str, WasmVariant] = {v.name: v for v in (
     WasmVariant("simd-mt", "wasm_simd128", ("-msimd128", *THREADS_COMPILE), threads=True),
     WasmVariant("relaxed-mt", "wasm_relaxed", ("-msimd128", "-mrelaxed-simd", *THREADS_COMPILE), threads=True),
 )}
-NATIVE_TARGETS = ("scalar", "avx2", "avx512")
 
 
 @dataclass
@@ -214,40 +214,30 @@ def build_wasm(variant: str, force: bool = False) -> Artefact:
 # -- native -------------------------------------------------------------------------------------------------------
 
 
-def _native_kernels() -> tuple[list[Path], list[str], list[str]]:
-    srcs, defs, notes = [], [], []
-    for t in NATIVE_TARGETS:
-        gen = GENERATED / f"{t}.c"
-        if gen.is_file():
-            srcs.append(gen)
-            if t != "scalar":
-                defs.append(f"-DWRT_HAVE_{t.upper()}")
-        elif t == "scalar":
-            srcs.append(PROVISIONAL)
-            notes.append(kernel_source(t)[2] or "")
-        else:
-            notes.append(f"kernels_wasm/generated/{t}.c is missing: the {t} path is not built")
-    return srcs, defs, notes
+def _compile_library(r: Recipe, cc: str, out: Path) -> None:
+    try:
+        native_build.compile_library(r, [cc], out)
+    except native_build.BuildError as e:
+        raise WasmrtError(f"building {out.name} failed: {e}\n{e.output}") from None
 
 
 def build_native(force: bool = False) -> Artefact:
-    """build/native/libwasmrt.so with run-time dispatch over the x86-64 targets."""
+    """build/native/libwasmrt.so for this machine (x86-64: run-time dispatch over scalar, AVX2 and AVX-512), built as
+    the platform wheel ships it, and the record of its inputs beside it."""
+    paths.require_checkout("building the C engine")
     cc = _tool("clang-19", "gcc")
-    ksrcs, kdefs, notes = _native_kernels()
-    sources = [*engine_sources(), *ksrcs]
-    flags = [*CFLAGS, *SHARED_THREADS, "-fPIC", "-fvisibility=hidden", *kdefs, "-I", str(INCLUDE)]
-    out = BUILD / "native" / "libwasmrt.so"
-
-    def make(tmp: Path) -> None:
-        _run([cc, *flags, "-shared", *map(str, sources), "-o", str(tmp), "-lm", *SHARED_THREAD_LIBS])
-
-    return Artefact(out, _cached(out, _stamp(sources, flags, cc), force, make), notes)
+    r = native_build.recipe(ROOT, wheel=True)
+    out = BUILD / "native" / native_build.LIBRARY
+    built = _cached(out, _stamp(list(r.sources), r.compile_flags, r.link_flags, cc), force,
+                    lambda tmp: _compile_library(r, cc, tmp))
+    native_build.record_inputs(r, out)
+    return Artefact(out, built, list(r.notes))
 
 
 def build_asan_driver(force: bool = False) -> Artefact:
     """The test driver (load/run model files) with AddressSanitizer and UBSan, aborting on the first report."""
     cc = _tool("gcc")
-    ksrcs, kdefs, notes = _native_kernels()
+    ksrcs, kdefs, notes = native_build.kernels(ROOT, native_build.machine())
     sources = [*engine_sources(), *ksrcs, DRIVER]
     flags = [*CFLAGS[:1], "-O1", "-g", *CFLAGS[2:], *NATIVE_THREADS, "-fsanitize=address,undefined",
              "-fno-sanitize-recover=all",
@@ -264,7 +254,7 @@ def build_fuzz(force: bool = False) -> Artefact:
     """The engine fuzzer: every engine source and native kernel, the recipe generator and the libFuzzer target, under
     ASan + UBSan with -O1 (the sanitizers' usual trade of speed for clear reports)."""
     cc = _tool("clang-19")
-    ksrcs, kdefs, notes = _native_kernels()
+    ksrcs, kdefs, notes = native_build.kernels(ROOT, native_build.machine())
     fuzz = sorted(FUZZ.glob("*.c"))
     sources = [*engine_sources(), *ksrcs, *fuzz]
     flags = [*CFLAGS[:1], "-O1", "-g", *CFLAGS[2:], "-fsanitize=fuzzer,address,undefined", "-fno-sanitize-recover=all",
@@ -285,18 +275,10 @@ def build_fuzz(force: bool = False) -> Artefact:
     return Artefact(out, _cached(out, stamp, force, make), notes)
 
 
-def _aarch64_kernels() -> tuple[list[Path], list[str]]:
-    """The aarch64 kernel sources (scalar, and NEON when generated) and their defines."""
-    kern = [GENERATED / "scalar.c" if (GENERATED / "scalar.c").is_file() else PROVISIONAL]
-    if not (GENERATED / "neon.c").is_file():
-        return kern, []
-    return [*kern, GENERATED / "neon.c"], ["-DWRT_HAVE_NEON"]
-
-
 def build_aarch64(force: bool = False) -> Artefact:
     """Static aarch64 test driver with the NEON kernels, for qemu-aarch64."""
     cc = _tool("aarch64-linux-gnu-gcc")
-    kern, defs = _aarch64_kernels()
+    kern, defs, notes = native_build.kernels(ROOT, "aarch64")
     sources = [*engine_sources(), *kern, DRIVER]
     flags = [*CFLAGS, *NATIVE_THREADS, "-march=armv8.2-a+fp16+dotprod", "-static", *defs, "-I", str(INCLUDE)]
     out = BUILD / "aarch64" / "wrt_driver"
@@ -304,24 +286,19 @@ def build_aarch64(force: bool = False) -> Artefact:
     def make(tmp: Path) -> None:
         _run([cc, *flags, *map(str, sources), "-o", str(tmp), "-lm"])
 
-    notes = [] if defs else ["kernels_wasm/generated/neon.c is missing: scalar kernels only"]
     return Artefact(out, _cached(out, _stamp(sources, flags, cc), force, make), notes)
 
 
 def build_aarch64_library(force: bool = False) -> Artefact:
     """build/aarch64/libwasmrt.so: baseline ARMv8-A (NEON is part of it; the kernels use nothing newer), so the
     aarch64 wheel runs on every 64-bit ARM Linux."""
+    paths.require_checkout("building the C engine")
     cc = _tool("aarch64-linux-gnu-gcc")
-    kern, defs = _aarch64_kernels()
-    sources = [*engine_sources(), *kern]
-    flags = [*CFLAGS, *SHARED_THREADS, "-march=armv8-a", "-fPIC", "-fvisibility=hidden", *defs, "-I", str(INCLUDE)]
-    out = BUILD / "aarch64" / "libwasmrt.so"
-
-    def make(tmp: Path) -> None:
-        _run([cc, *flags, "-shared", *map(str, sources), "-o", str(tmp), "-lm", *SHARED_THREAD_LIBS])
-
-    notes = [] if defs else ["kernels_wasm/generated/neon.c is missing: scalar kernels only"]
-    return Artefact(out, _cached(out, _stamp(sources, flags, cc), force, make), notes)
+    r = native_build.recipe(ROOT, "aarch64", wheel=True, system="linux")
+    out = BUILD / "aarch64" / native_build.LIBRARY
+    built = _cached(out, _stamp(list(r.sources), r.compile_flags, r.link_flags, cc), force,
+                    lambda tmp: _compile_library(r, cc, tmp))
+    return Artefact(out, built, list(r.notes))
 
 
 def build_all(only: str | None = None, force: bool = False,

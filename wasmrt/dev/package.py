@@ -1,17 +1,21 @@
 """`wasmrt package`: what users install, built from a source checkout into dist/.
 
-    wasmrt package [--wheels x86_64,aarch64] [--no-npm] [-o dist]
+    wasmrt package [--wheels x86_64,aarch64] [--no-sdist] [--no-npm] [-o dist]
 
 - dist/wasmrt-<version>-py3-none-manylinux_2_<N>_<arch>.whl for x86-64 and aarch64: the wasmrt and python_ref
   packages, the native library built for that architecture (x86-64: scalar + AVX2 + AVX-512 kernels picked at run
   time; aarch64: cross-built, baseline ARMv8-A with the NEON kernels), the three wasm modules, and the pages, JS
   binding and sample photos `wasmrt demo` serves. N is the newest glibc symbol version the library references, so
   the manylinux tag is what the library really needs.
+- dist/wasmrt-<version>.tar.gz: the sdist, for every other platform: the Python sources and the C sources that
+  `pip install` compiles into the native library with the machine's C compiler (setup.py; without one the package
+  installs with the wasm engine only, and the native engine says why).
 - dist/wasmrt-<version>.tgz: `npm pack` of js_bindings/ with the built wasm modules and the face models
   (models/face_detector.wrt, models/face_landmark.wrt, models/face_landmark_attention.wrt for refine) that
   wasmrt/vision loads by default.
 
-The wheels are built by pip (`pip wheel`, setuptools from the registry unless cached) through setup.py's hooks.
+The wheels are built by pip (`pip wheel`, setuptools from the registry unless cached) through setup.py's hooks;
+the sdist by setuptools' build backend in this environment.
 """
 
 from __future__ import annotations
@@ -27,6 +31,7 @@ from collections.abc import Callable
 from pathlib import Path
 
 from wasmrt import paths
+from wasmrt.dev import native_build
 from wasmrt.errors import WasmrtError
 
 ARCHES = ("x86_64", "aarch64")
@@ -40,6 +45,8 @@ def native_library(arch: str) -> Path:
     from wasmrt.dev import build
 
     if arch == "x86_64":
+        if native_build.machine() != "x86_64":
+            raise WasmrtError(f"the x86-64 wheel's library is built on x86-64 only (this is {native_build.machine()})")
         return build.build_native().path
     if arch == "aarch64":
         return build.build_aarch64_library().path
@@ -92,6 +99,18 @@ def build_wheel(arch: str, out_dir: Path, log: Log = print) -> Path:
     return dest
 
 
+def build_sdist(out_dir: Path) -> Path:
+    """out_dir/wasmrt-<version>.tar.gz, by setuptools' build backend (PEP 517) in this environment; MANIFEST.in adds
+    the C sources setup.py compiles."""
+    root = paths.require_checkout("wasmrt package")
+    out_dir.mkdir(parents=True, exist_ok=True)
+    code = "import sys; from setuptools import build_meta; print(build_meta.build_sdist(sys.argv[1]))"
+    r = subprocess.run([sys.executable, "-c", code, str(out_dir.resolve())], cwd=root, capture_output=True, text=True)
+    if r.returncode != 0:
+        raise WasmrtError(f"building the sdist failed:\n{(r.stdout + r.stderr).strip()[-3000:]}")
+    return out_dir / r.stdout.strip().splitlines()[-1]
+
+
 def npm_models(log: Log = print) -> Path:
     """js_bindings/models/ with the face models, converted when missing or older than models/."""
     from wasmrt.zoo.bundle import convert_bundled
@@ -128,8 +147,10 @@ def npm_pack(out_dir: Path, log: Log = print) -> Path:
     return out_dir / r.stdout.strip().splitlines()[-1]
 
 
-def package(arches: list[str], npm: bool, out_dir: Path, log: Log = print) -> list[Path]:
+def package(arches: list[str], npm: bool, out_dir: Path, log: Log = print, sdist: bool = True) -> list[Path]:
     built = [build_wheel(a, out_dir, log) for a in arches]
+    if sdist:
+        built.append(build_sdist(out_dir))
     if npm:
         built.append(npm_pack(out_dir, log))
     for p in built:
@@ -141,6 +162,7 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--wheels", default=",".join(ARCHES),
                    help=f"architectures of the platform wheels, comma-separated (default: {','.join(ARCHES)}; "
                         "'' for none)")
+    p.add_argument("--no-sdist", action="store_true", help="skip the sdist")
     p.add_argument("--no-npm", action="store_true", help="skip the npm tarball")
     p.add_argument("-o", "--output", default=None, help="output folder (default: dist/ in the checkout)")
 
@@ -151,5 +173,5 @@ def run(args: argparse.Namespace) -> int:
     if bad:
         raise WasmrtError(f"unknown architecture {bad[0]!r}; choose from {', '.join(ARCHES)}")
     root = paths.require_checkout("wasmrt package")
-    package(arches, not args.no_npm, Path(args.output) if args.output else root / "dist")
+    package(arches, not args.no_npm, Path(args.output) if args.output else root / "dist", sdist=not args.no_sdist)
     return 0

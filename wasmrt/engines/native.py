@@ -1,5 +1,7 @@
-"""The C engine as a native shared library (a checkout's build/native/libwasmrt.so, or the one a wheel ships),
-through ctypes.
+"""The C engine as a native shared library, through ctypes: a checkout's build/native/libwasmrt.so (`wasmrt build`
+makes it), or, installed, wasmrt/engines/lib/libwasmrt.so (a platform wheel ships it; `pip install` from a checkout
+or an sdist compiles it with the machine's C compiler). Loading never compiles: a missing library, or a checkout's
+built from other C sources, is an error that says what to run.
 
 The library picks its kernels at load time from the CPU (AVX-512 VNNI > AVX-512 > AVX2+FMA > scalar; the VNNI table
 differs only in its int8 kernels); `variant` (or the
@@ -9,6 +11,8 @@ WASMRT_FORCE_TARGET environment variable) forces one, which must be available on
 from __future__ import annotations
 
 import ctypes
+import hashlib
+import json
 import os
 import threading
 from pathlib import Path
@@ -25,10 +29,56 @@ _lib: ctypes.CDLL | None = None
 _lock = threading.Lock()
 
 
+# Beside the library (names from the build recipe, wasmrt/dev/native_build.py, which this layer does not import):
+INPUTS_SUFFIX = ".inputs.json"  # a checkout's: the globs and SHA-256 of the C sources `wasmrt build` compiled
+UNAVAILABLE_SUFFIX = ".unavailable"  # an installed package's: why the package build made no library
+
+
 def library_path() -> Path:
     from wasmrt import paths
 
     return paths.native_library()
+
+
+def _changed_sources(root: Path, lib: Path) -> list[str]:
+    """The C sources that differ from those `lib` was built from (every one when there is no record of them)."""
+    try:
+        record = json.loads(lib.with_name(lib.name + INPUTS_SUFFIX).read_text())
+        files, globs = dict(record["files"]), list(record["globs"])
+    except (OSError, ValueError, KeyError, TypeError):
+        return ["(no record of the sources it was built from)"]
+    changed = [rel for rel, digest in files.items()
+               if not (root / rel).is_file() or hashlib.sha256((root / rel).read_bytes()).hexdigest() != digest]
+    added = {p.relative_to(root).as_posix() for g in globs for p in root.glob(g)} - files.keys()
+    return sorted([*changed, *added])
+
+
+def unavailable_reason() -> str | None:
+    """Why the native library cannot be loaded here, or None when it can."""
+    from wasmrt import paths
+
+    path = library_path()
+    root = paths.checkout()
+    if root is not None:
+        rel = path.relative_to(root) if path.is_relative_to(root) else path
+        fix = f"run `wasmrt build --only native` in {root} (loading an engine never compiles C)"
+        if not path.is_file():
+            return f"the native library {rel} is not built: {fix}"
+        changed = _changed_sources(root, path)
+        if changed:
+            more = f" and {len(changed) - 1} more" if len(changed) > 1 else ""
+            return f"the native library {rel} was built from other C sources ({changed[0]}{more}): {fix}"
+        return None
+    if path.is_file():
+        return None
+    note = path.with_name(path.name + UNAVAILABLE_SUFFIX)
+    fix = ('the wasm engine runs without it (engine="wasm"); for the native engine install a C compiler (gcc or '
+           "clang) and reinstall wasmrt from source (pip install --force-reinstall --no-cache-dir <checkout or sdist>)")
+    try:
+        reason = note.read_text().splitlines()[0].strip()
+    except (OSError, IndexError):
+        return f"the native library is missing from the installed package ({path}): reinstall wasmrt; {fix}"
+    return f"the native engine was not built when wasmrt was installed: {reason} (details in {note}); {fix}"
 
 
 def _declare(lib: ctypes.CDLL) -> None:
@@ -66,20 +116,16 @@ def _declare(lib: ctypes.CDLL) -> None:
 
 
 def library() -> ctypes.CDLL:
-    """The loaded library, built first when the sources changed and a compiler is available."""
+    """The loaded library; a WasmrtError saying why and what to do when there is none to load here."""
     global _lib
     with _lock:
         if _lib is None:
-            from wasmrt.dev import build
-
-            path = library_path()
-            try:
-                build.build_native()
-            except WasmrtError:
-                if not path.is_file():
-                    raise
-            _lib = ctypes.CDLL(str(path))
-            _declare(_lib)
+            reason = unavailable_reason()
+            if reason:
+                raise WasmrtError(reason)
+            lib = ctypes.CDLL(str(library_path()))
+            _declare(lib)
+            _lib = lib
         return _lib
 
 
