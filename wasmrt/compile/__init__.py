@@ -1,1 +1,9 @@
-"""Model file -> .wrt: the importers (onnx/, tflite/), the IR, graph passes, the memory planner and the writer."""
+"""Model file -> .wrt: the importers (onnx/, tflite/), the IR, graph passes, the memory planner and the writer.
+
+    from wasmrt.compile import convert
+    data = convert("model.onnx", input_shapes={"x": (1, 3, 224, 224)}).data
+"""
+
+from wasmrt.compile.converter import Converted, convert
+
+__all__ = ["Converted", "convert"]
