@@ -67,6 +67,7 @@ def test_wheels_hold_the_engine_and_only_our_packages(wheels: dict[str, Path]) -
             names = z.namelist()
             tops = {n.split("/")[0] for n in names if not n.split("/")[0].endswith(".dist-info")}
             assert tops == {"wasmrt", "python_ref"}, tops  # no top-level `build`, no kernels_wasm
+            assert not [n for n in names if n.endswith((".c", ".h", ".unavailable"))], "C sources in a wheel"
             lib = z.read("wasmrt/engines/lib/libwasmrt.so")
             assert lib[:4] == b"\x7fELF" and int.from_bytes(lib[18:20], "little") == ELF_MACHINE[arch], arch
             for v in ("scalar", "simd", "relaxed"):

@@ -104,6 +104,9 @@ def build_sdist(out_dir: Path) -> Path:
     the C sources setup.py compiles."""
     root = paths.require_checkout("wasmrt package")
     out_dir.mkdir(parents=True, exist_ok=True)
+    # setuptools keeps every file an earlier build's SOURCES.txt listed: start without one, so that the sdist holds
+    # what MANIFEST.in and the package data say now
+    (root / "wasmrt.egg-info" / "SOURCES.txt").unlink(missing_ok=True)
     code = "import sys; from setuptools import build_meta; print(build_meta.build_sdist(sys.argv[1]))"
     r = subprocess.run([sys.executable, "-c", code, str(out_dir.resolve())], cwd=root, capture_output=True, text=True)
     if r.returncode != 0:
