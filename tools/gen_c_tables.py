@@ -1,4 +1,5 @@
-"""The C engine's op tables (kernels_wasm/engine/generated/wrt_ops.h), generated from python_ref/opdefs.py.
+"""The C engine's op tables (kernels_wasm/engine/generated/wrt_ops.h), generated from python_ref/opdefs.py, and its
+error codes (a marked block of kernels_wasm/engine/wasmrt.h), generated from python_ref/errors.py.
 
 Called by tools/gen_schema.py (which writes the file and covers it with `--check`); not a command of its own.
 The header holds what the C reader needs to know about the format's op set, so adding an op never means editing
@@ -19,9 +20,12 @@ from __future__ import annotations
 import math
 from typing import Any
 
-from python_ref import opdefs
+from python_ref import errors, opdefs
 
 C_HEADER_PATH = "kernels_wasm/engine/generated/wrt_ops.h"
+API_HEADER_PATH = "kernels_wasm/engine/wasmrt.h"  # the public header: its error codes are a generated block
+ERRORS_BEGIN = "/* Error codes: GENERATED from python_ref/errors.py by tools/gen_schema.py, do not edit */"
+ERRORS_END = "/* end of the generated error codes */"
 
 KINDS = {"int": "WRT_ATTR_INT", "float": "WRT_ATTR_FLOAT", "bool": "WRT_ATTR_BOOL", "ints": "WRT_ATTR_INTS",
          "floats": "WRT_ATTR_FLOATS"}
@@ -166,3 +170,14 @@ def header_text() -> str:
         out.append(f"    [WRT_ENUM_{name}] = {{\"{name}\", {min(values)}, {max(values)}}},")
     out += ["};", "#endif /* WRT_OPS_DEFINE_TABLES */", "", "#endif", ""]
     return "\n".join(out)
+
+def api_header_text(current: str) -> str:
+    """wasmrt.h (the text `current`) with its block of error codes generated from python_ref/errors.py."""
+    begin, end = current.find(ERRORS_BEGIN), current.find(ERRORS_END)
+    if begin < 0 or end < begin:
+        raise ValueError(f"{API_HEADER_PATH}: the markers of the generated error codes are missing")
+    items = [(f"WRT_OK = {errors.OK},", "no error")]
+    items += [(f"WRT_ERR_{e.name} = {e.code},", e.doc) for e in errors.ENGINE_ERRORS]
+    width = max(len(code) for code, _ in items)
+    block = [ERRORS_BEGIN, "enum {", *(f"  {code:<{width}} /* {doc} */" for code, doc in items), "};", ""]
+    return current[:begin] + "\n".join(block) + current[end:]

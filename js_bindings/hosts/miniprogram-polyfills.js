@@ -1,7 +1,7 @@
 // What wasmrt's runtime needs and mini-program JS engines may lack; import this first in a mini-program Worker.
 // Only fills gaps: nothing is replaced where the host already has it.
 
-// UTF-8 only (model metadata and engine messages); enough for runtime.js and metadata.js.
+// UTF-8 only (model metadata and engine messages); enough for runtime.js and format/reader.js.
 class Utf8Decoder {
   constructor(label = "utf-8") {
     if (!/^utf-?8$/i.test(label)) throw new RangeError(`this TextDecoder only decodes UTF-8, not ${label}`);

@@ -1,5 +1,9 @@
 // Typed errors. The C engine reports a code plus a message naming the problem; we keep its text verbatim.
 
+import { ERROR_CLASS_OF_CODE } from "./error_codes.js";
+
+export { ERROR_CODES } from "./error_codes.js";
+
 export class WasmrtError extends Error {
   constructor(message, options) {
     super(message, options);
@@ -23,20 +27,10 @@ export class OutOfMemoryError extends WasmrtError {}
 /** A run of the model would take more work than its limit allows (load option maxWork). */
 export class ResourceLimitError extends WasmrtError {}
 
-// Codes of kernels_wasm/engine/wasmrt.h
-export const ERROR_CODES = Object.freeze({ OK: 0, FORMAT: 1, UNSUPPORTED: 2, NOMEM: 3, INPUT: 4, LIMIT: 5 });
-
-const BY_CODE = {
-  [ERROR_CODES.FORMAT]: ModelFormatError,
-  [ERROR_CODES.UNSUPPORTED]: UnsupportedOpError,
-  [ERROR_CODES.NOMEM]: OutOfMemoryError,
-  [ERROR_CODES.INPUT]: InputError,
-  [ERROR_CODES.LIMIT]: ResourceLimitError,
-};
-
-/** The error class for an engine error code (WasmrtError for codes we do not know). */
+/** The error class for an engine error code (WasmrtError for codes we do not know), with the engine's message. The
+ * map is generated from python_ref/errors.py (./error_codes.js), which the Python engines follow too. */
 export function errorFromCode(code, message) {
-  const Cls = BY_CODE[code] ?? WasmrtError;
+  const Cls = ERROR_CLASSES[ERROR_CLASS_OF_CODE[code]] ?? WasmrtError;
   return new Cls(message || `engine error code ${code}`);
 }
 

@@ -13,7 +13,7 @@ export {
   ERROR_CODES, InputError, ModelFormatError, OutOfMemoryError, ResourceLimitError, UnsupportedOpError, WasmrtError,
 } from "./errors.js";
 export { defaultHost, nodeHost, webHost } from "./host.js";
-export { readMetadata } from "./metadata.js";
+export { readMetadata } from "./format/reader.js";
 export { Model, Runtime, Stream } from "./runtime.js";
 export { DTYPES, Tensor } from "./tensor.js";
 export { describeVariant, probe, VARIANTS } from "./variants.js";

@@ -3,7 +3,7 @@
 // wasm as signed i32: `>>> 0` makes them unsigned, so the whole 4 GiB address space works.
 
 import { ERROR_CODES, errorFromCode, InputError, OutOfMemoryError, WasmrtError } from "./errors.js";
-import { readMetadata } from "./metadata.js";
+import { readMetadata } from "./format/reader.js";
 import { arrayTypeOf, DTYPES, dtypeOfArray, sizeOf, Tensor } from "./tensor.js";
 
 const REQUIRED_EXPORTS = [

@@ -17,14 +17,16 @@
 extern "C" {
 #endif
 
+/* Error codes: GENERATED from python_ref/errors.py by tools/gen_schema.py, do not edit */
 enum {
-  WRT_OK = 0,
+  WRT_OK = 0,              /* no error */
   WRT_ERR_FORMAT = 1,      /* the file is not a valid .wrt model */
-  WRT_ERR_UNSUPPORTED = 2, /* valid, but uses something this engine cannot run */
-  WRT_ERR_NOMEM = 3,
+  WRT_ERR_UNSUPPORTED = 2, /* a valid model using an op, dtype or attribute this engine cannot run */
+  WRT_ERR_NOMEM = 3,       /* out of memory, or beyond the model's memory limit (max_memory) */
   WRT_ERR_INPUT = 4,       /* bad argument or bad input data found while running */
   WRT_ERR_LIMIT = 5,       /* the model is beyond a resource limit (max_work) */
 };
+/* end of the generated error codes */
 
 /* dtype codes: those of the .wrt format (schema/wrt.fbs DType) */
 enum { WRT_F32 = 0, WRT_F16 = 1, WRT_I8 = 2, WRT_U8 = 3, WRT_I32 = 4, WRT_I64 = 5, WRT_BOOL = 6 };

@@ -7,13 +7,12 @@
 // the ops without a WGSL kernel run on the wasm engine between GPU passes (split.js), reported in model.fallback.
 
 import { InputError, ModelFormatError, UnsupportedOpError, WasmrtError } from "../errors.js";
-import { readMetadata } from "../metadata.js";
+import { readMetadata, readWrt } from "../format/reader.js";
 import { Tensor } from "../tensor.js";
 import { fromF16, toF16 } from "./f16.js";
 import { KERNELS } from "./kernels.js";
 import { packParams, plan } from "./plan.js";
 import { report, split, WasmSide } from "./split.js";
-import { readWrt } from "./wrt.js";
 
 const UNIFORM_ALIGN = 256;
 const S = () => globalThis.GPUBufferUsage;
