@@ -118,7 +118,7 @@ def test_importer_worker_killed_by_a_signal_keeps_its_input(tmp_path: Path, monk
     def crash_the_worker() -> None:
         for _ in range(600):
             if flight.is_file() and flight.stat().st_size:
-                subprocess.run(["pkill", "-SEGV", "-f", f"fuzz_importers worker onnx {tmp_path}"])
+                subprocess.run(["pkill", "-SEGV", "-f", f"fuzz.importers worker onnx {tmp_path}"])
                 return
             time.sleep(0.1)
 
