@@ -210,15 +210,13 @@ def test_op_without_wgsl_kernel_is_refused_naming_it(results: dict) -> None:
 
 
 def _python_report(data: bytes) -> list[dict]:
-    """The Python engine's fallback report (its planner and split: no GPU needed), in the JS field names."""
+    """The Python engine's fallback report (the same planner run under Node: no GPU needed), in the JS field names."""
     from wasmrt.engines.webgpu_plan import plan
-    from wasmrt.engines.webgpu_split import report, split
+    from wasmrt.engines.webgpu_split import report
 
-    m = read_wrt(data)
-    wasm_ops = plan(m, fallback=True).wasm_ops
     return [{"first": s["first"], "end": s["end"], "ops": [(o["index"], o["type"], o["name"]) for o in s["ops"]],
              "toWasm": s["to_wasm"], "toGpu": s["to_gpu"], "outputs": s["outputs"]}
-            for s in report(m, wasm_ops, split(m, wasm_ops))]
+            for s in report(read_wrt(data), plan(data))]
 
 
 @pytest.mark.parametrize("name", ["mixed", *sorted(NO_WGSL)])

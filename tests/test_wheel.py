@@ -74,7 +74,8 @@ def test_wheels_hold_the_engine_and_only_our_packages(wheels: dict[str, Path]) -
                 assert z.read(f"wasmrt/engines/dist/wasmrt-{v}.wasm")[:4] == b"\0asm"
             for f in ("web/demo/web/index.html", "web/demo/web/tryon.html", "web/demo/web/speed.html",
                       "web/demo/web/samples/astronaut.png", "web/js_bindings/src/index.js",
-                      "web/js_bindings/vision/index.js"):
+                      "web/js_bindings/vision/index.js", "web/js_bindings/package.json",
+                      "web/js_bindings/src/webgpu/kernels.js", "web/js_bindings/src/webgpu/plan-cli.mjs"):
                 assert f"wasmrt/{f}" in names, f
             meta = next(n for n in names if n.endswith(".dist-info/METADATA"))
             assert "Requires-Dist: wasmtime" in z.read(meta).decode()
@@ -114,6 +115,17 @@ def test_installed_wheel_converts_and_runs_like_the_repository(venv: Path, tmp_p
         for name, value in want.items():
             assert np.array_equal(np.load(work / f"out_{engine}" / f"{name}.npy"), value), (engine, name)
     assert "on the native engine (" in cli("run", "fd.wrt").stdout  # auto: the fastest engine here
+    # the webgpu engine's planner and kernels (the JS binding's, run by Node) come with the wheel: the same plan
+    from wasmrt.engines.webgpu_plan import kernel_table, plan
+
+    code = ("from wasmrt.engines.webgpu_plan import plan, kernel_table; p = plan(open('fd.wrt', 'rb')"
+            ".read()); print(len(p.dispatches), len(kernel_table()['kernels']), p.constants.nbytes)")
+    r = subprocess.run([str(bin_ / "python"), "-c", code], cwd=work, env=_env(work), capture_output=True, text=True,
+                       timeout=300)
+    assert r.returncode == 0, r.stderr[-3000:]
+    want = plan(ours)
+    assert r.stdout.split() == [str(len(want.dispatches)), str(len(kernel_table()["kernels"])),
+                                str(want.constants.nbytes)], r.stdout
     assert cli("--version").stdout.strip() == f"wasmrt {wasmrt.__version__}"
     assert _snapshot(_site_packages(venv)) == before, "the installed package changed while being used"
     assert not (work / "cache").exists() or not any((work / "cache").rglob("*.so"))

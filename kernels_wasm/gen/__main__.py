@@ -35,7 +35,7 @@ def main(argv: list[str] | None = None) -> int:
     args.out.mkdir(parents=True, exist_ok=True)
     for name, text in generate_all().items():
         (args.out / name).write_text(text, encoding="utf-8", newline="\n")
-    for path, text in generate_wgsl().items():  # the WebGPU engines' kernels live beside their engines
+    for path, text in generate_wgsl().items():  # js_bindings/src/webgpu/kernels.js, which both WebGPU engines read
         path.parent.mkdir(parents=True, exist_ok=True)
         path.write_text(text, encoding="utf-8", newline="\n")
     print(f"wrote {len(generate_all())} files to {args.out} and the WGSL kernels")

@@ -72,6 +72,8 @@ def stage_web(dest: Path) -> None:
         raise WasmrtError("the demo's sample photos come from scikit-image: pip install scikit-image")
     for d in WEB_JS:
         shutil.copytree(root / "js_bindings" / d, dest / "js_bindings" / d, ignore=ignore)
+    # Node reads these .js files as ES modules: the webgpu engine runs src/webgpu/plan-cli.mjs (its planner)
+    (dest / "js_bindings" / "package.json").write_text('{"type": "module"}\n', encoding="utf-8")
 
 
 def build_wheel(arch: str, out_dir: Path, log: Log = print) -> Path:

@@ -5,6 +5,7 @@ Load uploads the packed constants once and builds one pipeline per kernel (cache
 op (arena, constants, that op's parameters); a run writes the inputs into the arena, records every dispatch in one
 compute pass of one command buffer, copies the outputs into a mapped buffer and reads them back. With
 fallback="wasm" the ops without a WGSL kernel run on the wasm engine instead of being refused (webgpu_split.py).
+The plan and the kernels are the JS backend's (webgpu_plan.py): one planner and one kernel file for both engines.
 """
 
 from __future__ import annotations
@@ -17,15 +18,11 @@ import numpy as np
 
 from python_ref.wrt_file import read_wrt
 from wasmrt.engines.base import Model, TensorSpec
-from wasmrt.engines.webgpu_plan import F32, Plan, kernel_table, plan
-from wasmrt.engines.webgpu_split import FALLBACKS, Segment, WasmSide, report, split
-from wasmrt.errors import WasmrtError
+from wasmrt.engines.webgpu_plan import F32, Plan, Segment, WebGPUUnavailable, kernel_table, plan
+from wasmrt.engines.webgpu_split import FALLBACKS, WasmSide, report
+from wasmrt.errors import UnsupportedOpError, WasmrtError
 
 UNIFORM_ALIGN = 256
-
-
-class WebGPUUnavailable(WasmrtError):
-    """No working WebGPU adapter here (no `wgpu` package, no GPU driver, no Vulkan software driver)."""
 
 
 _DEVICE: dict[str, Any] = {}
@@ -121,10 +118,15 @@ class WebGPUModel(Model):
         super().__init__([TensorSpec(t[i].name, t[i].shape, t[i].dtype) for i in model.inputs],
                          [TensorSpec(t[i].name, t[i].shape, t[i].dtype) for i in model.outputs])
         self.metadata = model.metadata
-        self.plan: Plan = plan(model, self.label, fallback == "wasm")  # refuses unsupported ops before the GPU
+        self.plan: Plan = plan(data, self.label)
+        if self.plan.wasm_ops and fallback != "wasm":  # refused before the GPU, naming the first op it cannot run
+            k = min(self.plan.wasm_ops)
+            why = self.plan.wasm_ops[k].replace(self.plan.wasm_op_types[k], model.ops[k].op)
+            raise UnsupportedOpError(model.ops[k].op, model.ops[k].name or f"#{k}", f"{self.label} (engine webgpu)",
+                                     why)
         self._tensors = t
-        self._segments = split(model, self.plan.wasm_ops)
-        self.fallback: list[dict[str, Any]] = report(model, self.plan.wasm_ops, self._segments)
+        self._segments = self.plan.segments
+        self.fallback: list[dict[str, Any]] = report(model, self.plan)
         self._wasm: WasmSide | None = None
         adapter, dev = device()
         if storage == "f16" and "shader-f16" not in _DEVICE["features"]:
@@ -155,7 +157,7 @@ class WebGPUModel(Model):
         consts = self.plan.constants.astype(self._dt).tobytes()
         self._consts = dev.create_buffer_with_data(label="constants", data=consts + bytes(-len(consts) % 4),
                                                    usage=wgpu.BufferUsage.STORAGE)
-        blocks = [d.packed() for d in self.plan.dispatches]
+        blocks = [d.uniform for d in self.plan.dispatches]
         offsets, size = [], 0
         for b in blocks:
             offsets.append(size)

@@ -2,73 +2,39 @@
 run on the wasm engine, which loads the same .wrt beside the GPU copy (its arena follows the file's memory plan, as
 the GPU arena does, so every tensor the plan keeps live is live on both sides).
 
-The op list is cut into segments of consecutive ops on one side. Before a wasm segment the tensors it reads that GPU
-ops computed are read back and written into wasm memory (wrt_tensor_data); the segment runs with wrt_run_ops; the
-tensors it computes that later GPU ops read are uploaded into the GPU arena. Graph inputs go to both sides, graph
-outputs computed on wasm are read from wasm memory. Every crossing is in the model's `fallback` report: never a
-silent CPU fallback. js_bindings/src/webgpu/split.js is the same in JS.
+The plan (webgpu_plan.py, from the JS planner's split.js) cuts the op list into segments of consecutive ops on one
+side. Before a wasm segment the tensors it reads that GPU ops computed are read back and written into wasm memory
+(wrt_tensor_data); the segment runs with wrt_run_ops; the tensors it computes that later GPU ops read are uploaded
+into the GPU arena. Graph inputs go to both sides, graph outputs computed on wasm are read from wasm memory. Every
+crossing is in the model's `fallback` report: never a silent CPU fallback.
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
 
 from python_ref.wrt_file import WrtModel
 from wasmrt.engines.errors import engine_error
+from wasmrt.engines.webgpu_plan import Plan
 from wasmrt.errors import WasmrtError
 
 FALLBACKS = (None, "wasm")
 
 
-@dataclass
-class Segment:
-    first: int           # ops [first, end)
-    end: int
-    wasm: bool
-    to_wasm: list[int]   # tensors GPU ops computed that this wasm segment reads: read back before it
-    to_gpu: list[int]    # tensors this wasm segment computes that later GPU ops read: uploaded after it
-    outputs: list[int]   # graph outputs this wasm segment computes: read from wasm memory after the run
-
-
-def split(model: WrtModel, wasm_ops: dict[int, str]) -> list[Segment]:
-    """The model's ops as GPU and wasm segments, with the tensors crossing at each boundary."""
-    producer: dict[int, int] = {}
-    consumers: dict[int, list[int]] = {}
-    for k, op in enumerate(model.ops):
-        for t in op.outputs:
-            producer[t] = k
-        for t in op.inputs:
-            consumers.setdefault(t, []).append(k)
-    segs, k, n = [], 0, len(model.ops)
-    while k < n:
-        side, end = k in wasm_ops, k
-        while end < n and (end in wasm_ops) == side:
-            end += 1
-        if not side:
-            segs.append(Segment(k, end, False, [], [], []))
-        else:
-            ins = {t for j in range(k, end) for t in model.ops[j].inputs}
-            outs = {t for j in range(k, end) for t in model.ops[j].outputs}
-            segs.append(Segment(
-                k, end, True,
-                sorted(t for t in ins if t in producer and producer[t] < k and producer[t] not in wasm_ops),
-                sorted(t for t in outs if any(c >= end and c not in wasm_ops for c in consumers.get(t, []))),
-                [t for t in model.outputs if t in outs]))
-        k = end
-    return segs
-
-
-def report(model: WrtModel, wasm_ops: dict[int, str], segs: list[Segment]) -> list[dict[str, Any]]:
+def report(model: WrtModel, p: Plan) -> list[dict[str, Any]]:
     """The wasm segments: their ops (index, type, name, why not on the GPU) and the tensors crossing (names)."""
     names = [t.name for t in model.tensors]
+
+    def why(k: int) -> str:  # in this reader's op names
+        return p.wasm_ops[k].replace(p.wasm_op_types[k], model.ops[k].op)
+
     return [{"first": s.first, "end": s.end,
-             "ops": [{"index": k, "type": model.ops[k].op, "name": model.ops[k].name, "reason": wasm_ops[k]}
+             "ops": [{"index": k, "type": model.ops[k].op, "name": model.ops[k].name, "reason": why(k)}
                      for k in range(s.first, s.end)],
              "to_wasm": [names[t] for t in s.to_wasm], "to_gpu": [names[t] for t in s.to_gpu],
-             "outputs": [names[t] for t in s.outputs]} for s in segs if s.wasm]
+             "outputs": [names[t] for t in s.outputs]} for s in p.segments if s.wasm]
 
 
 class WasmSide:

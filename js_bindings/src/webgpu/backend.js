@@ -1,5 +1,6 @@
 // The WebGPU backend: the generated WGSL kernels (kernels.js) on navigator.gpu, in pages and Workers. Loaded by
-// init({backend: "webgpu" | "auto"}) only, so the wasm path never downloads it.
+// init({backend: "webgpu" | "auto"}) only (backends.js), so the wasm path never downloads it. GpuRuntime implements
+// the backend contract of ../backend.d.ts.
 //
 // load(): constants uploaded once into one buffer, one arena buffer at the .wrt memory plan's offsets, one pipeline per
 // kernel, one bind group per op. run(): inputs written into the arena, every dispatch recorded into one compute pass
@@ -17,9 +18,12 @@ import { report, split, WasmSide } from "./split.js";
 const UNIFORM_ALIGN = 256;
 const S = () => globalThis.GPUBufferUsage;
 
-/** {device, adapterInfo} when WebGPU is present and working here; otherwise throws a WasmrtError saying why.
- * "Working" means a device was created and ran one of our kernels with the right answer. */
-export async function openDevice() {
+/** A GpuRuntime when WebGPU is present and working here; otherwise throws a WasmrtError saying why. "Working" means
+ * a device was created and ran one of our kernels with the right answer. host: the host adapter that reads model
+ * files; auto: chosen by init({backend: "auto"}) (the reason says so); wasmRuntime: () => Promise of the wasm
+ * runtime that runs the ops without a WGSL kernel (load option fallback: "wasm"). */
+/** @param {{host?: any, auto?: boolean, wasmRuntime?: (() => Promise<any>) | null}} [options] */
+export async function openDevice({ host, auto = false, wasmRuntime = null } = {}) {
   const gpu = globalThis.navigator?.gpu;
   if (!gpu) throw new WasmrtError("WebGPU is not available here (no navigator.gpu)");
   const adapter = await gpu.requestAdapter({ powerPreference: "high-performance" });
@@ -33,16 +37,25 @@ export async function openDevice() {
     },
   });
   const info = adapter.info ?? {};
-  const gpuRt = new GpuRuntime(device, `${info.vendor || "?"} ${info.architecture || info.description || ""}`.trim());
+  const gpuRt = new GpuRuntime(device, `${info.vendor || "?"} ${info.architecture || info.description || ""}`.trim(),
+    { host, auto, wasmRuntime });
   await gpuRt.selfTest();
   return gpuRt;
 }
 
 export class GpuRuntime {
-  constructor(device, adapter) {
+  /** @param {any} device @param {string} adapter
+   * @param {{host?: any, auto?: boolean, wasmRuntime?: (() => Promise<any>) | null}} [options] */
+  constructor(device, adapter, { host = null, auto = false, wasmRuntime = null } = {}) {
     this.device = device;
     this.adapter = adapter;
+    /** @type {"webgpu"} */
     this.backend = "webgpu";
+    this.reason = `WebGPU adapter ${adapter}${auto ? " (auto: WebGPU present and working)" : ""}`;
+    this._hostAdapter = host;
+    /** The host adapter's name. */
+    this.host = host?.name ?? "";
+    this.wasmRuntime = wasmRuntime;
     this._pipelines = new Map();
     this._bgl = device.createBindGroupLayout({
       entries: [
@@ -71,7 +84,7 @@ export class GpuRuntime {
   // relu over [-1, 2, -3, 4] through the real path (pipeline, bind group, dispatch, readback)
   async selfTest() {
     const d = { kernel: "unary_relu", params: { gx: 1, n: 4, x: 0, y: 4 }, groups: [1, 1, 1] };
-    const m = new GpuModel(this, null, { constants: new Float32Array(64), dispatches: [d], arenaBytes: 32 }, [], []);
+    const m = new GpuModel(this, { plan: { constants: new Float32Array(64), dispatches: [d], arenaBytes: 32 }, ins: [], outs: [] });
     await m._build();
     const got = await m._execute([[0, new Float32Array([-1, 2, -3, 4])]], [[16, 16]]);
     m.release();
@@ -89,7 +102,7 @@ export class GpuRuntime {
     else if (ArrayBuffer.isView(source)) bytes = new Uint8Array(source.buffer, source.byteOffset, source.byteLength);
     else if (source instanceof ArrayBuffer) bytes = new Uint8Array(source);
     else if (typeof Blob !== "undefined" && source instanceof Blob) bytes = new Uint8Array(await source.arrayBuffer());
-    else if (typeof source === "string" || source instanceof URL) bytes = await (options.host ?? this.host).readBytes(source);
+    else if (typeof source === "string" || source instanceof URL) bytes = await (options.host ?? this._hostAdapter).readBytes(source);
     else throw new InputError("cannot load a model from that: give a URL or path, an ArrayBuffer, a typed array or a Blob");
     return this.loadBytes(bytes, { name: options.name ?? (typeof source === "string" ? source : undefined),
       storage: options.storage, fallback: options.fallback });
@@ -97,7 +110,8 @@ export class GpuRuntime {
 
   /** Load a .wrt model (bytes); refuses models with ops that have no WGSL kernel, naming the op, unless fallback
    * is "wasm": those ops then run on the wasm engine and model.fallback reports them and the tensors crossing.
-   * storage "f16" keeps activations and weights as f16 on the GPU (adapters with shader-f16; f32 arithmetic). */
+   * storage "f16" keeps activations and weights as f16 on the GPU (adapters with shader-f16; f32 arithmetic).
+   * @param {Uint8Array} bytes @param {{name?: string, storage?: "f32" | "f16", fallback?: "wasm" | null}} [options] */
   async loadBytes(bytes, { name, storage = "f32", fallback = null } = {}) {
     const label = name ?? "<bytes>";
     if (storage !== "f32" && storage !== "f16") {
@@ -137,12 +151,11 @@ export class GpuRuntime {
       name: model.tensors[i].name, shape: Object.freeze(model.tensors[i].shape.slice()), dtype: model.tensors[i].dtype,
     })));
     const io = (list) => list.map((i) => [model.tensors[i].arenaOffset / 4 * es, model.tensors[i].size * es]);
-    const m = new GpuModel(this, readMetadata(bytes), p, io(model.inputs), io(model.outputs), label, storage);
-    m.inputs = specs(model.inputs);
-    m.outputs = specs(model.outputs);
-    Object.assign(m, { _segs: segs, _wasm: wasm, _tensors: model.tensors });
-    /** The wasm segments (fallback "wasm"): their ops and the tensors crossing; empty when all run on the GPU. */
-    m.fallback = report(model, p.wasmOps, segs, (k) => wasm.opType(k));
+    const m = new GpuModel(this, {
+      metadata: readMetadata(bytes), plan: p, ins: io(model.inputs), outs: io(model.outputs), name: label, storage,
+      inputs: specs(model.inputs), outputs: specs(model.outputs), segs, wasm, tensors: model.tensors,
+      fallback: report(model, p.wasmOps, segs, (k) => wasm.opType(k)),
+    });
     try {
       await m._build();
     } catch (e) {
@@ -154,16 +167,28 @@ export class GpuRuntime {
 }
 
 export class GpuModel {
-  constructor(rt, metadata, p, ins, outs, name = "", storage = "f32") {
+  /** ins, outs: [arena byte offset, bytes] of each input and output; segs, wasm, tensors: the wasm fallback's
+   * segments, the wasm engine's copy of the model (WasmSide) and the file's tensors (fallback "wasm" only). */
+  constructor(rt, { metadata = null, plan, ins, outs, name = "", storage = "f32", inputs = [], outputs = [], segs = null,
+    wasm = null, tensors = [], fallback = [] }) {
     this._rt = rt;
+    /** @type {"f32" | "f16"} */
     this.storage = storage;
     this._es = storage === "f16" ? 2 : 4;
-    this._plan = p;
+    this._plan = plan;
     this._in = ins;
     this._out = outs;
     this.metadata = metadata;
     this.name = name;
+    /** @type {"webgpu"} */
     this.backend = "webgpu";
+    this.inputs = inputs;
+    this.outputs = outputs;
+    this._segs = segs;
+    this._wasm = wasm;
+    this._tensors = tensors;
+    /** The wasm segments (fallback "wasm"): their ops and the tensors crossing; empty when all run on the GPU. */
+    this.fallback = fallback;
     this._queue = Promise.resolve(); // runs one at a time: they share the arena and the readback buffer
   }
 
@@ -324,6 +349,7 @@ export class GpuModel {
     if (this.released) throw new WasmrtError("this model was released");
     const values = feedsInOrder(this.inputs, feeds, this._rt, this.storage);
     const bufs = await this._execute(values.map((v, i) => [this._in[i][0], v]), this._out, toGpu);
+    /** @type {Record<string, Tensor | GpuTensor>} */
     const out = {};
     this.outputs.forEach((o, i) => {
       out[o.name] = toGpu ? new GpuTensor(this._rt, bufs[i], o.dtype, o.shape.slice(), this._out[i][1], this.storage)

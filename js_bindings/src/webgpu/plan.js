@@ -1,7 +1,15 @@
-// A .wrt model as WebGPU work: packed constants and one dispatch per op (kernel, parameters, grid). The same plan
-// as wasmrt/engines/webgpu_plan.py (the Python engine): keep the two in step. An op without a WGSL kernel, or a
-// tensor that is not float32, is refused here with an UnsupportedOpError naming it; with fallback it is listed in
-// plan.wasmOps instead, for the wasm engine to run (split.js).
+// A .wrt model as WebGPU work: packed constants and one dispatch per op (kernel, parameters, grid). The one WebGPU
+// planner: the JS backend (backend.js) and the Python engine (wasmrt/engines/webgpu.py, which runs this module under
+// Node through plan-cli.mjs) both run these plans. An op without a WGSL kernel, or a tensor that is not float32, is
+// refused here with an UnsupportedOpError naming it; with fallback it is listed in plan.wasmOps instead, for the wasm
+// engine to run (split.js).
+//
+// Why here, at load, and not at convert time in the .wrt: a plan is the model seen through one set of kernels (their
+// names, parameter layouts, GEMM tiles, workgroup size), which ships with the runtime, not with the model. Stored in
+// the file it would tie every .wrt to one kernel release (files converted before a kernel change, or before plans
+// existed, could no longer run on WebGPU) and grow every file, most of which never meet a GPU. Here, the plan always
+// matches the kernels beside it (kernels.js, the one copy both engines read), and the engine that ships to browsers
+// is the one whose plans the Python GPU tests check.
 
 import { UnsupportedOpError } from "../errors.js";
 import { KERNELS } from "./kernels.js";
@@ -80,7 +88,7 @@ class Planner {
     return t.arenaOffset / 4;
   }
   add(k, kernel, params, groups, flops = 0) {
-    this.dispatches.push({ kernel, params, groups, op: k });
+    this.dispatches.push({ kernel, params, groups, op: k, flops });
     this.flops += flops;
   }
 
