@@ -43,7 +43,8 @@ export interface InitOptions {
   wasmPaths?: string | URL | Partial<Record<Variant, WasmSource>>;
   host?: HostAdapter;
   /** "wasm" (default); "webgpu": the WGSL kernels on navigator.gpu (an error says why when WebGPU is absent or
-   * broken); "auto": WebGPU when present and working (it runs a test kernel), else wasm. */
+   * broken); "auto": WebGPU when present and working (it runs a test kernel), else wasm (its reason then says why
+   * not WebGPU). Both backends implement one contract (backend.d.ts). */
   backend?: "wasm" | "webgpu" | "auto";
 }
 
@@ -228,6 +229,8 @@ export interface WebGPURuntime {
   /** The adapter, and why WebGPU was picked. */
   readonly reason: string;
   readonly adapter: string;
+  /** The host adapter's name (model files given as URLs or paths are read through it). */
+  readonly host: string;
   /** storage "f16": activations and weights as f16 on the GPU (adapters with the shader-f16 feature; an error
    * says so otherwise), half the memory traffic, about 3 significant digits. */
   load(source: ModelSource, options?: { name?: string; host?: HostAdapter; storage?: "f32" | "f16";

@@ -23,13 +23,18 @@ const finalizer = typeof FinalizationRegistry === "function"
   : null;
 
 export class Runtime {
-  /** Use wasmrt.init(); this wraps an already instantiated engine. */
-  constructor(instance, { variant, reason, features, host, threads = 1, threadsReason = "", workers = [] }) {
+  /** Use wasmrt.init(); this wraps an already instantiated engine (the wasm backend of backends.js). skipped: why
+   * the backends init({backend: "auto"}) tried first were not used. */
+  /** @param {any} instance @param {{variant: any, reason: string, features: any, host: any, threads?: number,
+   * threadsReason?: string, workers?: any[], skipped?: string}} options */
+  constructor(instance, { variant, reason, features, host, threads = 1, threadsReason = "", workers = [], skipped = "" }) {
     const ex = instance.exports;
     const missing = REQUIRED_EXPORTS.filter((k) => !(k in ex));
     if (missing.length) {
       throw new WasmrtError(`the ${variant} engine module lacks the exports ${missing.join(", ")} (wrong .wasm file?)`);
     }
+    /** @type {"wasm"} */
+    this.backend = "wasm";
     this._ex = ex;
     this._broken = null;
     this._live = new Set(); // handles of loaded models
@@ -38,8 +43,8 @@ export class Runtime {
     /** Threads a run uses (1 without cross-origin isolation, shared memory or Workers: threadsReason says). */
     this.threads = threads;
     this.threadsReason = threadsReason;
-    /** Why this variant was picked (and why better ones were not), and how many threads. */
-    this.reason = threadsReason ? `${reason}; ${threadsReason}` : reason;
+    /** Why this variant was picked (and why better ones were not), how many threads, and why not another backend. */
+    this.reason = [reason, threadsReason, skipped].filter(Boolean).join("; ");
     this._workers = workers;
     /** What the probes found: {simd: {available, reason}, relaxed: {available, reason}} */
     this.features = features;
@@ -71,7 +76,8 @@ export class Runtime {
     return this.loadBytes(await readSource(source, options.host ?? this._hostAdapter), options);
   }
 
-  /** Synchronous load from bytes already in memory. */
+  /** Synchronous load from bytes already in memory.
+   * @param {ArrayBuffer | ArrayBufferView} bytes @param {import("./backend.js").LoadOptions} [options] */
   loadBytes(bytes, { name, maxMemory = 0, maxWork = 0, sparse = "auto" } = {}) {
     this._usable();
     bytes = toBytes(bytes);
@@ -200,6 +206,10 @@ export class Model {
   constructor(runtime, handle, metadata, name) {
     this._rt = runtime;
     this._h = handle;
+    /** @type {readonly import("./backend.js").TensorInfo[]} */
+    this.inputs = [];
+    /** @type {readonly import("./backend.js").TensorInfo[]} */
+    this.outputs = [];
     this._specs();
     /** {source, producer, preprocess: {inputIndex: hints}, labels, props} from the model file */
     this.metadata = metadata;
@@ -375,6 +385,8 @@ export class Stream {
     if (!Object.keys(pairs).length) throw new InputError("this model has no state pairs (give {output: input})");
     this.model = model;
     this.pairs = Object.freeze({ ...pairs });
+    /** @type {Record<string, Tensor>} */
+    this.state = {};
     this.reset();
   }
 
