@@ -16,7 +16,7 @@ export class InputError extends WasmrtError {}
 export class OutOfMemoryError extends WasmrtError {}
 /** A run would take more work than the model's limit (load option maxWork). */
 export class ResourceLimitError extends WasmrtError {}
-export const ERROR_CODES: Readonly<{ OK: 0; FORMAT: 1; UNSUPPORTED: 2; NOMEM: 3; INPUT: 4; LIMIT: 5 }>;
+export { ERROR_CODES } from "./error_codes.js"; // generated from python_ref/errors.py
 
 export interface Feature { available: boolean; reason: string }
 export interface Features { scalar: Feature; simd: Feature; relaxed: Feature }
