@@ -15,11 +15,7 @@ from python_ref.errors import InputError
 from python_ref.interpreter import TensorSpec, check_feeds
 from python_ref.wrt_file import DTYPES
 
-__all__ = ["DEFAULT_LIMITS", "DTYPES", "ERR_FORMAT", "ERR_INPUT", "ERR_LIMIT", "ERR_NOMEM", "ERR_UNSUPPORTED",
-           "SPARSE_POLICIES", "Limits", "Model", "TensorSpec", "sparse_policy"]
-
-# C engine error codes (kernels_wasm/engine/wasmrt.h)
-ERR_FORMAT, ERR_UNSUPPORTED, ERR_NOMEM, ERR_INPUT, ERR_LIMIT = 1, 2, 3, 4, 5
+__all__ = ["DEFAULT_LIMITS", "DTYPES", "SPARSE_POLICIES", "Limits", "Model", "TensorSpec", "sparse_policy"]
 
 
 @dataclass(frozen=True)
