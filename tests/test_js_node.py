@@ -1,6 +1,6 @@
 """The JavaScript API (js_bindings/, npm package "wasmrt") on Node: node:test files in tests/js/, run on Node 22
 (every variant, relaxed SIMD included) and on Node 20 (scalar and SIMD; relaxed must be refused with a reason),
-against python_ref outputs written by tests/js/support.py."""
+against python_ref outputs written by tests/js/js_fixtures.py."""
 
 from __future__ import annotations
 

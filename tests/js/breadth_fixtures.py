@@ -1,4 +1,4 @@
-"""Fixtures of the JavaScript breadth tests (Node: tests/js/breadth.test.mjs; Chromium: tests/js/breadth_browser.mjs):
+"""Fixtures of the JavaScript breadth tests (Node: tests/js/breadth.test.mjs; Chromium: tests/test_breadth_browser.py):
 models with run-time sizes, streamed recurrent models and transformer encoders, their inputs and their frameworks'
 outputs (onnxruntime, LiteRT) as raw little-endian files, listed in breadth.json."""
 
