@@ -116,6 +116,25 @@ class Activation(enum.IntEnum):
 
 INF = float("inf")
 
+# Families: what an op is, declared once here, so every table that groups ops follows from this file (python_ref's
+# shape and quantization rules, the quantizer, the C engine's generated tables, the fuzzers, the docs).
+#
+# OpDef.family, the op's structure:
+UNARY = "unary"  # element-wise function of one input: y has x's shape and dtype (shape rule, C dispatch to the
+#                  op's vector kernel of kernels_wasm/gen/kernels/eltwise.py UNARY, named like the op, lower case)
+FAMILIES = ("", UNARY)
+#
+# OpDef.quant, the op's int8 form (python_ref/qrules.py checks it, wasmrt/compile/quantizer.py makes it):
+Q_WEIGHTED = "weighted"  # int8 input and weights (per tensor or per output channel), int32 bias, own output params
+Q_MOVES = "moves"  # moves integers unchanged: the output's parameters must equal the input's (a reader rule)
+Q_SELECTS = "selects"  # picks among input values: the quantizer gives the output the input's parameters
+Q_ARITHMETIC = "arithmetic"  # computes in the integer domain; the output has parameters of its own
+Q_TABLE = "table"  # a function of one value: quantized as a LOOKUP of its 256-entry table (made by converters)
+Q_INTEGER = "integer"  # quantized by definition: QUANTIZE, DEQUANTIZE, LOOKUP
+QUANT_FORMS = ("", Q_WEIGHTED, Q_MOVES, Q_SELECTS, Q_ARITHMETIC, Q_TABLE, Q_INTEGER)
+# int8 forms computed by an op of the same name on integers (the others are no op of the format, or a LOOKUP)
+Q_NATIVE = (Q_WEIGHTED, Q_MOVES, Q_SELECTS, Q_ARITHMETIC, Q_INTEGER)
+
 
 @dataclass(frozen=True)
 class Attr:
@@ -136,6 +155,10 @@ class OpDef:
     options: str | None = None  # FlatBuffers options table; ops with identical attrs share one
     doc: str = ""
     const_inputs: tuple[str, ...] = ()  # inputs that must be constants (engines pack them at load)
+    family: str = ""  # FAMILIES
+    quant: str = ""  # QUANT_FORMS: its int8 form ("" none)
+    qout: tuple[float, int] | None = None  # int8 form: the output's fixed (scale, zero point), TFLite's
+    float_only: bool = False  # x must be floating point (int8/uint8 also when quantized, for a native int8 form)
 
     @property
     def min_inputs(self) -> int:
@@ -160,6 +183,11 @@ class OpDef:
         names = [i.rstrip("?.") for i in self.inputs]
         return sum(1 << names.index(n) for n in self.const_inputs)
 
+    @property
+    def needs_quant(self) -> bool:
+        """int8/uint8 inputs only as quantized tensors: a float-only op with an int8 form of its own."""
+        return self.float_only and self.quant in Q_NATIVE
+
     def attr(self, name: str) -> Attr:
         for a in self.attrs:
             if a.name == name:
@@ -182,10 +210,12 @@ _DEFS: list[OpDef] = []
 
 
 def _op(name: str, code: int, inputs: tuple[str, ...], attrs: tuple[Attr, ...] = (), options: str | None = None,
-        doc: str = "", outputs: tuple[str, ...] = ("y",), const: tuple[str, ...] = ()) -> None:
+        doc: str = "", outputs: tuple[str, ...] = ("y",), const: tuple[str, ...] = (), family: str = "",
+        quant: str = "", qout: tuple[float, int] | None = None, float_only: bool = False) -> None:
     if attrs and options is None:
         options = "".join(p.capitalize() for p in name.split("_")) + "Options"
-    _DEFS.append(OpDef(name, code, inputs, outputs, attrs, options, doc, const))
+    assert family in FAMILIES and quant in QUANT_FORMS, name
+    _DEFS.append(OpDef(name, code, inputs, outputs, attrs, options, doc, const, family, quant, qout, float_only))
 
 
 # --- convolution and dense -------------------------------------------------------------------------------------
@@ -193,87 +223,97 @@ _op("CONV_2D", 1, ("x", "w", "b?", "r?"), (*SPATIAL, Attr("groups", "int", 1), *
     "y[n,oh,ow,o] = b[o] + sum_{kh,kw,i} x[n, oh*sh - pt + kh*dh, ow*sw - pl + kw*dw, g*Cg + i] * w[o,kh,kw,i]; "
     "out-of-range input positions read 0. OH = floor((H + pt + pb - dh*(KH-1) - 1) / sh) + 1. "
     "r (optional, the output's shape): a residual added to the float32 result before the clamp, as a following "
-    "ADD would (passes.fuse_residual_adds).", const=("w", "b"))
+    "ADD would (passes.fuse_residual_adds).", const=("w", "b"), quant=Q_WEIGHTED, float_only=True)
 _op("CONV_TRANSPOSE_2D", 2, ("x", "w", "b?"),
     (*SPATIAL, Attr("groups", "int", 1), Attr("output_padding", "ints", (0, 0)), *ACT), "ConvTranspose2DOptions",
     "Gradient of CONV_2D; w is [Cout, KH, KW, Cin/groups]. OH = (H-1)*sh - pt - pb + dh*(KH-1) + 1 + oph.",
-    const=("w", "b"))
+    const=("w", "b"), quant=Q_WEIGHTED, float_only=True)
 _op("FULLY_CONNECTED", 3, ("x", "w", "b?"), ACT, "FullyConnectedOptions",
-    "x [..., K] times w [N, K] transposed plus b [N] -> [..., N].")
-_op("MATMUL", 4, ("a", "b"), doc="numpy.matmul semantics, batch dimensions broadcast.")
+    "x [..., K] times w [N, K] transposed plus b [N] -> [..., N].", quant=Q_WEIGHTED, float_only=True)
+_op("MATMUL", 4, ("a", "b"), doc="numpy.matmul semantics, batch dimensions broadcast.", quant=Q_ARITHMETIC)
 
 # --- element-wise binary, numpy broadcasting ------------------------------------------------------------------
 for _name, _code in (("ADD", 10), ("SUB", 11), ("MUL", 12), ("DIV", 13), ("MAXIMUM", 14), ("MINIMUM", 15)):
-    _op(_name, _code, ("a", "b"), ACT, "BinaryOptions")
-_op("POW", 16, ("a", "b"))
-_op("PRELU", 17, ("x", "slope"), doc="y = x if x >= 0 else slope * x; slope broadcasts against x.")
+    _op(_name, _code, ("a", "b"), ACT, "BinaryOptions", quant="" if _name == "DIV" else Q_ARITHMETIC)
+_op("POW", 16, ("a", "b"), float_only=True)
+_op("PRELU", 17, ("x", "slope"), doc="y = x if x >= 0 else slope * x; slope broadcasts against x.",
+    quant=Q_ARITHMETIC, float_only=True)
 
 # --- element-wise unary --------------------------------------------------------------------------------------------
-_op("RELU", 20, ("x",))
-_op("CLIP", 21, ("x",), (Attr("min", "float", -INF), Attr("max", "float", INF)), doc="min(max(x, min), max)")
-_op("LEAKY_RELU", 22, ("x",), (Attr("alpha", "float", 0.01),))
-_op("HARD_SWISH", 23, ("x",), doc="x * min(max(x + 3, 0), 6) / 6")
+# (float attributes, in declaration order, are the params of the op's vector kernel)
+_op("RELU", 20, ("x",), family=UNARY, quant=Q_ARITHMETIC)
+_op("CLIP", 21, ("x",), (Attr("min", "float", -INF), Attr("max", "float", INF)), doc="min(max(x, min), max)",
+    family=UNARY, quant=Q_ARITHMETIC)
+_op("LEAKY_RELU", 22, ("x",), (Attr("alpha", "float", 0.01),), family=UNARY, quant=Q_TABLE, float_only=True)
+_op("HARD_SWISH", 23, ("x",), doc="x * min(max(x + 3, 0), 6) / 6", family=UNARY, quant=Q_TABLE, float_only=True)
 _op("HARD_SIGMOID", 24, ("x",), (Attr("alpha", "float", 0.2), Attr("beta", "float", 0.5)),
-    doc="min(max(alpha * x + beta, 0), 1)")
-_op("SIGMOID", 25, ("x",))
-_op("TANH", 26, ("x",))
-_op("EXP", 27, ("x",))
-_op("SQRT", 28, ("x",))
-_op("ABS", 29, ("x",))
-_op("NEG", 30, ("x",))
+    doc="min(max(alpha * x + beta, 0), 1)", family=UNARY, quant=Q_TABLE, qout=(1 / 256, -128), float_only=True)
+_op("SIGMOID", 25, ("x",), family=UNARY, quant=Q_TABLE, qout=(1 / 256, -128), float_only=True)
+_op("TANH", 26, ("x",), family=UNARY, quant=Q_TABLE, qout=(1 / 128, 0), float_only=True)
+_op("EXP", 27, ("x",), family=UNARY, quant=Q_TABLE, float_only=True)
+_op("SQRT", 28, ("x",), family=UNARY, quant=Q_TABLE, float_only=True)
+_op("ABS", 29, ("x",), family=UNARY, quant=Q_TABLE)
+_op("NEG", 30, ("x",), family=UNARY, quant=Q_TABLE)
 
 # --- pooling and reductions --------------------------------------------------------------------------------------
 _POOL = (Attr("kernel", "ints", (1, 1)), *SPATIAL, Attr("ceil_mode", "bool", False),
          Attr("count_include_pad", "bool", False), *ACT)
 _op("MAX_POOL_2D", 40, ("x",), _POOL, "Pool2DOptions",
     "NHWC window max; padded positions are ignored. ceil_mode rounds the output size up; a window that starts "
-    "inside the input or the top/left padding is kept.")
+    "inside the input or the top/left padding is kept.", quant=Q_SELECTS, float_only=True)
 _op("AVERAGE_POOL_2D", 41, ("x",), _POOL, "Pool2DOptions",
     "NHWC window mean. Divisor: valid input positions, plus the explicit pads when count_include_pad; positions "
-    "beyond the explicit pads (ceil_mode) never count.")
-_op("MEAN", 42, ("x",), (Attr("axes", "ints", ()), Attr("keepdims", "bool", True)), "ReduceOptions")
-_op("REDUCE_MAX", 43, ("x",), (Attr("axes", "ints", ()), Attr("keepdims", "bool", True)), "ReduceOptions")
+    "beyond the explicit pads (ceil_mode) never count.", quant=Q_ARITHMETIC, float_only=True)
+_op("MEAN", 42, ("x",), (Attr("axes", "ints", ()), Attr("keepdims", "bool", True)), "ReduceOptions",
+    quant=Q_ARITHMETIC, float_only=True)
+_op("REDUCE_MAX", 43, ("x",), (Attr("axes", "ints", ()), Attr("keepdims", "bool", True)), "ReduceOptions",
+    quant=Q_SELECTS)
 _op("REDUCE_SUM", 44, ("x",), (Attr("axes", "ints", ()), Attr("keepdims", "bool", True)), "ReduceOptions")
 _op("SOFTMAX", 45, ("x", "table?"), (Attr("axis", "int", -1),),
     doc="exp(x - max) / sum, along axis. Quantized x: table is the int32 exponential table [256] (README).",
-    const=("table",))
+    const=("table",), quant=Q_ARITHMETIC, qout=(1 / 256, -128), float_only=True)
 
 # --- data movement -------------------------------------------------------------------------------------------------
-_op("RESHAPE", 50, ("x",), (Attr("shape", "ints", ()),), doc="row-major reinterpretation; never copies in engines")
-_op("TRANSPOSE", 51, ("x",), (Attr("perm", "ints", ()),))
+_op("RESHAPE", 50, ("x",), (Attr("shape", "ints", ()),), doc="row-major reinterpretation; never copies in engines",
+    quant=Q_MOVES)
+_op("TRANSPOSE", 51, ("x",), (Attr("perm", "ints", ()),), quant=Q_MOVES)
 _op("CONCATENATION", 52, ("xs...",), (Attr("axis", "int", 0), *ACT),
-    doc="variadic inputs; axis is non-negative")
+    doc="variadic inputs; axis is non-negative", quant=Q_ARITHMETIC)
 _op("SLICE", 53, ("x",), (Attr("starts", "ints", ()), Attr("ends", "ints", ()), Attr("steps", "ints", ())),
     doc="per-axis start/end/step over every axis, already clamped; with a negative step end may be -1, "
-        "meaning 'through index 0'.")
+        "meaning 'through index 0'.", quant=Q_MOVES)
 _op("PAD", 54, ("x",), (Attr("pads", "ints", ()), Attr("mode", "PadMode", PadMode.CONSTANT),
                         Attr("value", "float", 0.0)),
-    doc="pads = [begin_0..begin_{r-1}, end_0..end_{r-1}], all >= 0")
+    doc="pads = [begin_0..begin_{r-1}, end_0..end_{r-1}], all >= 0", quant=Q_MOVES)
 _op("RESIZE", 55, ("x",), (Attr("size", "ints", (0, 0)), Attr("scales", "floats", (0.0, 0.0)),
                            Attr("mode", "ResizeMode", ResizeMode.BILINEAR),
                            Attr("coord", "CoordMode", CoordMode.HALF_PIXEL),
                            Attr("nearest", "NearestMode", NearestMode.ROUND_PREFER_FLOOR)),
-    doc="NHWC, resizes H and W to size; scales (h, w) define the coordinate map, 0 means size/in.")
+    doc="NHWC, resizes H and W to size; scales (h, w) define the coordinate map, 0 means size/in.",
+    quant=Q_MOVES, float_only=True)
 _op("DEPTH_TO_SPACE", 56, ("x",), (Attr("block", "int", 2), Attr("mode", "DepthToSpaceMode", DepthToSpaceMode.DCR)),
-    doc="NHWC")
-_op("GATHER", 57, ("x", "indices"), (Attr("axis", "int", 0),), doc="numpy.take with int32/int64 indices")
+    doc="NHWC", quant=Q_MOVES)
+_op("GATHER", 57, ("x", "indices"), (Attr("axis", "int", 0),), doc="numpy.take with int32/int64 indices",
+    quant=Q_MOVES)
 
 # --- quantization (codes 100-139; declared here so their options keep their union type ids) ------------------
 _op("QUANTIZE", 100, ("x",), (Attr("dtype", "QuantType", QuantType.INT8),),
     doc="float32 -> integer: zy + clamp(rne(f32(x / sy))), NaN -> zy; integer -> integer: requantization to y's "
-        "parameters. y is int8 or uint8 (dtype).")
-_op("DEQUANTIZE", 101, ("x",), doc="integer -> float32: f32(f32(x - zx) * sx), per tensor or per channel")
+        "parameters. y is int8 or uint8 (dtype).", quant=Q_INTEGER)
+_op("DEQUANTIZE", 101, ("x",), doc="integer -> float32: f32(f32(x - zx) * sx), per tensor or per channel",
+    quant=Q_INTEGER)
 _op("LOOKUP", 102, ("x", "table"),
     doc="y = table[x - qmin]: a quantized element-wise function tabulated by the converter (256 entries)",
-    const=("table",))
+    const=("table",), quant=Q_INTEGER)
 
 # --- transformer blocks, comparisons, integer and shape arithmetic (60-79) ------------------------------------------
 _op("LAYER_NORM", 60, ("x", "scale?", "bias?"), (Attr("axis", "int", -1), Attr("epsilon", "float", 1e-5)),
     doc="(x - mean) / sqrt(var + epsilon) * scale + bias, mean and (biased) variance over the axes [axis, rank); "
-        "scale and bias broadcast against x's trailing axes.")
+        "scale and bias broadcast against x's trailing axes.", float_only=True)
 _op("GELU", 61, ("x",), (Attr("mode", "GeluMode", GeluMode.EXACT),),
-    doc="EXACT: x * (1 + erf(x / sqrt 2)) / 2; TANH: x * (1 + tanh(sqrt(2/pi) * (x + 0.044715 x^3))) / 2")
-_op("ERF", 62, ("x",))
+    doc="EXACT: x * (1 + erf(x / sqrt 2)) / 2; TANH: x * (1 + tanh(sqrt(2/pi) * (x + 0.044715 x^3))) / 2",
+    family=UNARY, float_only=True)
+_op("ERF", 62, ("x",), family=UNARY, float_only=True)
 _op("WHERE", 63, ("cond", "a", "b"), doc="cond ? a : b with numpy broadcasting of all three; cond is bool")
 _op("EXPAND", 64, ("x",), (Attr("shape", "ints", ()),),
     doc="numpy.broadcast_to(x, broadcast_shapes(x.shape, shape)) (ONNX Expand: a 1 in shape keeps x's dim)")
@@ -290,9 +330,9 @@ _op("SCATTER_ND", 75, ("x", "indices", "updates"), (Attr("reduction", "ScatterRe
         "indices [..., k] int32/int64 address the first k axes, negative values count from the end")
 _op("SPLIT", 76, ("x",), (Attr("axis", "int", 0), Attr("sizes", "ints", ())), outputs=("ys...",),
     doc="consecutive slices of x along axis, one output per entry of sizes (which sum to the axis length)")
-_op("LOG", 77, ("x",))
-_op("FLOOR", 78, ("x",))
-_op("CEIL", 79, ("x",))
+_op("LOG", 77, ("x",), family=UNARY, float_only=True)
+_op("FLOOR", 78, ("x",), family=UNARY, float_only=True)
+_op("CEIL", 79, ("x",), family=UNARY, float_only=True)
 
 # --- recurrent layers (80-84): ONNX semantics (layout 0: time-major); TFLite's LSTM maps onto LSTM ----------------
 _RNN = (Attr("direction", "Direction", Direction.FORWARD), Attr("activations", "ints", ()),
@@ -309,13 +349,14 @@ _op("LSTM", 80, ("x", "w", "r", "b?", "seq_lens?", "h0?", "c0?", "p?", "proj_w?"
         "gate before its bias. activations: 3 per direction (f, g, h), empty = sigmoid, tanh, tanh; clip bounds "
         "every gate's input after its bias (ONNX clip). coupling: ONNX input_forget (f = 1 - i) or TFLite CIFG "
         "(i = 1 - f).",
-    const=("w", "r", "b", "p", "proj_w", "proj_b", "ln"))
+    const=("w", "r", "b", "p", "proj_w", "proj_b", "ln"), float_only=True)
 _op("GRU", 81, ("x", "w", "r", "b?", "seq_lens?", "h0?"), (*_RNN, Attr("linear_before_reset", "bool", False)),
     outputs=("y", "y_h"),
     doc="ONNX GRU (gates z, r, h; w [D, 3H, I], r [D, 3H, H], b [D, 6H]); activations: 2 per direction (f, g)",
-    const=("w", "r", "b"))
+    const=("w", "r", "b"), float_only=True)
 _op("RNN", 82, ("x", "w", "r", "b?", "seq_lens?", "h0?"), _RNN, outputs=("y", "y_h"),
-    doc="ONNX RNN (w [D, H, I], r [D, H, H], b [D, 2H]); activations: 1 per direction", const=("w", "r", "b"))
+    doc="ONNX RNN (w [D, H, I], r [D, H, H], b [D, 2H]); activations: 1 per direction", const=("w", "r", "b"),
+    float_only=True)
 
 # --- MediaPipe's attention face mesh ops (85-89) --------------------------------------------------------------------
 _op("LANDMARKS_TO_TRANSFORM_MATRIX", 85, ("landmarks",),
@@ -323,15 +364,15 @@ _op("LANDMARKS_TO_TRANSFORM_MATRIX", 85, ("landmarks",),
      Attr("scales", "floats", (1.0, 1.0)), Attr("subset", "ints", ())),
     doc="MediaPipe Landmarks2TransformMatrix v2: landmarks [1, N, 3] -> the [1, 4, 4] matrix taking a size[0] x "
         "size[1] (h, w) crop's pixel coordinates to landmark coordinates: rotation from landmarks rotation_idx "
-        "(left, right), box of the subset landmarks in the rotated frame, scaled by scales (x, y)")
+        "(left, right), box of the subset landmarks in the rotated frame, scaled by scales (x, y)", float_only=True)
 _op("TRANSFORM_TENSOR_BILINEAR", 86, ("x", "matrix"),
     (Attr("size", "ints", (1, 1)), Attr("align_corners", "bool", False)),
     doc="MediaPipe TransformTensorBilinear: y [1, size[0], size[1], C] samples x [1, H, W, C] bilinearly at "
         "(m[0] . (ox, oy, 0, 1), m[1] . (...)) (v2: with the half-pixel correction; align_corners: v1, without); "
-        "a sample outside [0, W-1] x [0, H-1] is 0")
+        "a sample outside [0, W-1] x [0, H-1] is 0", float_only=True)
 _op("TRANSFORM_LANDMARKS", 87, ("landmarks", "matrix"), (Attr("dimensions", "int", 2), Attr("scale", "float", 1.0)),
     doc="MediaPipe TransformLandmarks: each landmark (x, y[, z]) of the last axis (groups of `dimensions`) becomes "
-        "(m[0] . (x, y, 0, scale), m[1] . (x, y, 0, scale)[, z])")
+        "(m[0] . (x, y, 0, scale), m[1] . (x, y, 0, scale)[, z])", float_only=True)
 
 OPS: dict[str, OpDef] = {d.name: d for d in _DEFS}
 BY_CODE: dict[int, OpDef] = {d.code: d for d in _DEFS}
@@ -353,3 +394,13 @@ def options_tables() -> dict[str, tuple[Attr, ...]]:
             raise AssertionError(f"{d.name}: options table {d.options} differs from its other users")
         tables[d.options] = d.attrs
     return tables
+
+
+def family(name: str) -> set[str]:
+    """The ops of a family (FAMILIES)."""
+    return {d.name for d in _DEFS if d.family == name}
+
+
+def quant_form(*forms: str) -> set[str]:
+    """The ops whose int8 form is one of `forms` (QUANT_FORMS)."""
+    return {d.name for d in _DEFS if d.quant in forms}

@@ -1,5 +1,5 @@
 """The rules quantization parameters must follow, per tensor and per op: checked by the .wrt reader on load (a
-hostile file gets a ModelFormatError naming the tensor or op), by python_ref.ops.run and by the graph IR. The C
+hostile file gets a ModelFormatError naming the tensor or op), by python_ref.dispatch.run and by the graph IR. The C
 reader enforces the same list (python_ref/README.md, "Quantized int8: what a reader verifies").
 
 An op is quantized when one of its integer inputs carries quantization parameters (QUANTIZE, DEQUANTIZE and
@@ -13,6 +13,7 @@ from typing import Any
 
 import numpy as np
 
+from python_ref.opdefs import OPS, Q_INTEGER, Q_MOVES, Q_NATIVE, Q_TABLE, Q_WEIGHTED, quant_form
 from python_ref.quant import INT32_MAX, QUANT_DTYPES, QuantParams, qrange
 
 Spec = tuple[tuple[int, ...], np.dtype, QuantParams | None]  # shape, dtype, quantization
@@ -20,15 +21,15 @@ I32 = np.dtype(np.int32)
 F32 = np.dtype(np.float32)
 TABLE_SIZE = 256
 
-WEIGHTED = {"CONV_2D", "CONV_TRANSPOSE_2D", "FULLY_CONNECTED"}
-SAME_PARAMS = {"RESHAPE", "TRANSPOSE", "SLICE", "DEPTH_TO_SPACE", "GATHER", "PAD", "RESIZE"}
-QUANTIZED_OPS = WEIGHTED | SAME_PARAMS | {
-    "MATMUL", "ADD", "SUB", "MUL", "MAXIMUM", "MINIMUM", "PRELU", "RELU", "CLIP", "MAX_POOL_2D", "AVERAGE_POOL_2D",
-    "MEAN", "REDUCE_MAX", "SOFTMAX", "CONCATENATION", "QUANTIZE", "DEQUANTIZE", "LOOKUP"}
-ALWAYS_QUANTIZED = {"QUANTIZE", "DEQUANTIZE", "LOOKUP"}
+# the op families of the int8 rules, from each op's declared int8 form (python_ref/opdefs.py OpDef.quant); the C
+# reader reads the same declaration (kernels_wasm/engine/generated/wrt_ops.h)
+WEIGHTED = quant_form(Q_WEIGHTED)
+SAME_PARAMS = quant_form(Q_MOVES)  # the output's parameters must equal the input's
+QUANTIZED_OPS = quant_form(*Q_NATIVE)  # ops with an int8 form of their own
+ALWAYS_QUANTIZED = quant_form(Q_INTEGER)
+TABULATED = quant_form(Q_TABLE)  # quantized by converters as a LOOKUP table, no int8 form of their own
 # ops that take int8/uint8 only as quantized tensors (python_ref.shapes lets these integers through)
-NEEDS_QUANT = {"CONV_2D", "CONV_TRANSPOSE_2D", "FULLY_CONNECTED", "PRELU", "MAX_POOL_2D", "AVERAGE_POOL_2D", "MEAN",
-               "SOFTMAX", "RESIZE"}
+NEEDS_QUANT = {name for name, d in OPS.items() if d.needs_quant}
 
 
 def check_tensor(where: str, shape: tuple[int, ...], dtype: np.dtype, q: QuantParams | None) -> None:
@@ -94,8 +95,7 @@ def check_op(op: str, inputs: list[Spec | None], outputs: list[Spec], attrs: dic
         return False
     if op not in QUANTIZED_OPS:
         hint = " (converters express quantized element-wise functions as a LOOKUP table)" \
-            if op in ("LEAKY_RELU", "HARD_SWISH", "HARD_SIGMOID", "SIGMOID", "TANH", "EXP", "SQRT", "ABS",
-                      "NEG") else ""
+            if op in TABULATED else ""
         raise ValueError(f"has no quantized variant: quantized input 0{hint}")
     y = outputs[0]
     _check_act(attrs)

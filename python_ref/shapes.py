@@ -15,6 +15,7 @@ import numpy as np
 
 from python_ref.opdefs import (
     OPS,
+    UNARY,
     Activation,
     CastTo,
     CoordMode,
@@ -26,16 +27,14 @@ from python_ref.opdefs import (
     QuantType,
     ResizeMode,
     ScatterReduction,
+    family,
 )
 from python_ref.quant import QUANT_DTYPES
 
 Spec = tuple[tuple[int, ...], np.dtype]
 Shape = tuple[int, ...]
 
-_FLOAT_ONLY = {"CONV_2D", "CONV_TRANSPOSE_2D", "FULLY_CONNECTED", "POW", "PRELU", "LEAKY_RELU", "HARD_SWISH",
-               "HARD_SIGMOID", "SIGMOID", "TANH", "EXP", "SQRT", "MAX_POOL_2D", "AVERAGE_POOL_2D", "MEAN",
-               "SOFTMAX", "RESIZE", "LAYER_NORM", "GELU", "ERF", "LOG", "FLOOR", "CEIL", "LSTM", "GRU", "RNN",
-               "LANDMARKS_TO_TRANSFORM_MATRIX", "TRANSFORM_TENSOR_BILINEAR", "TRANSFORM_LANDMARKS"}
+_FLOAT_ONLY = {name for name, d in OPS.items() if d.float_only}  # opdefs: OpDef.float_only
 BOOL = np.dtype(np.bool_)
 CAST_DTYPES = {CastTo.FLOAT32: np.dtype(np.float32), CastTo.FLOAT16: np.dtype(np.float16),
                CastTo.INT8: np.dtype(np.int8), CastTo.UINT8: np.dtype(np.uint8), CastTo.INT32: np.dtype(np.int32),
@@ -43,8 +42,7 @@ CAST_DTYPES = {CastTo.FLOAT32: np.dtype(np.float32), CastTo.FLOAT16: np.dtype(np
 MAX_SPLIT = 4096  # outputs of one SPLIT (the format's limit on an op's outputs)
 _INT_INDEX = (np.dtype(np.int32), np.dtype(np.int64))
 # ops of _FLOAT_ONLY that also take int8/uint8 as quantized tensors (python_ref.qrules requires the parameters)
-_QUANTIZABLE = {"CONV_2D", "CONV_TRANSPOSE_2D", "FULLY_CONNECTED", "PRELU", "MAX_POOL_2D", "AVERAGE_POOL_2D", "MEAN",
-                "SOFTMAX", "RESIZE"}
+_QUANTIZABLE = {name for name, d in OPS.items() if d.needs_quant}
 _I32, _F32 = np.dtype(np.int32), np.dtype(np.float32)
 QUANT_TYPES = {QuantType.INT8: np.dtype(np.int8), QuantType.UINT8: np.dtype(np.uint8)}
 
@@ -665,14 +663,13 @@ def _transform_landmarks(specs: list[Spec | None], a: dict[str, Any], err: _Err)
 
 _Rule = Callable[[list[Spec | None], dict[str, Any], _Err], Spec | list[Spec]]
 _RULES: dict[str, _Rule] = {
+    **{k: _unary for k in family(UNARY)},  # element-wise unary ops (opdefs); an entry below adds checks
     "CONV_2D": _conv2d,
     "CONV_TRANSPOSE_2D": _conv_transpose2d,
     "FULLY_CONNECTED": _fully_connected,
     "MATMUL": _matmul,
     **{k: _binary for k in ("ADD", "SUB", "MUL", "DIV", "MAXIMUM", "MINIMUM", "POW")},
     "PRELU": _prelu,
-    **{k: _unary for k in ("RELU", "LEAKY_RELU", "HARD_SWISH", "HARD_SIGMOID", "SIGMOID", "TANH", "EXP", "SQRT",
-                           "ABS", "NEG", "ERF", "LOG", "FLOOR", "CEIL")},
     "CLIP": _clip,
     "MAX_POOL_2D": _pool,
     "AVERAGE_POOL_2D": _pool,

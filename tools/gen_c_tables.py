@@ -9,7 +9,11 @@ C tables by hand:
 - union Options type ids (`OPTIONS_<Table>`, NONE = 0) in the order of the schema's `union Options` declaration;
 - per options table, its fields: FlatBuffers slot (declaration order: vtable entry at byte 4 + 2 * slot), kind,
   scalar/element size, default; an ints/floats attribute with a non-empty default has exactly that many values;
-- attribute names (`ATTR_<name>`) and enums (`WRT_ENUM_<Name>`, values `WRT_<Name>_<VALUE>`, valid range).
+- attribute names (`ATTR_<name>`) and enums (`WRT_ENUM_<Name>`, values `WRT_<Name>_<VALUE>`, valid range);
+- the op families (OpDef.family, OpDef.quant): per op its family (`WRT_FAMILY_*`), its int8 form (`WRT_QUANT_*`,
+  read by the reader's int8 rules), whether int8 inputs must be quantized, and for an element-wise unary op its
+  vector kernel (`WRT_UN_<NAME>` of kernels_wasm/gen/kernels/eltwise.py UNARY, named like the op) with the float
+  attributes the kernel takes as params (`WRT_UNARY_PARAMS`); the engine dispatches such an op to it by itself.
 
 The declarations are always visible; the table definitions are compiled where WRT_OPS_DEFINE_TABLES is defined
 (kernels_wasm/engine/model_read.c), once.
@@ -20,6 +24,7 @@ from __future__ import annotations
 import math
 from typing import Any
 
+from kernels_wasm.gen.kernels import eltwise
 from python_ref import errors, opdefs
 
 C_HEADER_PATH = "kernels_wasm/engine/generated/wrt_ops.h"
@@ -77,8 +82,57 @@ def _field(table: str, slot: int, a: opdefs.Attr) -> tuple[str, str | None]:
     return init, vec_def
 
 
+def unary_kernels() -> dict[str, str]:
+    """Element-wise unary op -> its vector kernel (the UNARY entry of kernels_wasm/gen/kernels/eltwise.py named
+    like the op, lower case)."""
+    out = {}
+    for k in eltwise.UNARY:
+        d = opdefs.OPS.get(k.upper())
+        if d is None or d.family != opdefs.UNARY:
+            raise ValueError(f"vector kernel {k!r}: no element-wise unary op {k.upper()} in python_ref/opdefs.py")
+        if eltwise.UNARY[k][1] != len(unary_params(d)):
+            raise ValueError(f"vector kernel {k!r} reads {eltwise.UNARY[k][1]} params, {d.name} has "
+                             f"{len(unary_params(d))} float attributes")
+        out[d.name] = eltwise.unary_enum(k)
+    return out
+
+
+def unary_params(d: opdefs.OpDef) -> list[str]:
+    """The float attributes of an element-wise unary op, in declaration order: the params of its vector kernel (the
+    engine's wrt_attrs field of the same name)."""
+    floats = [a.name for a in d.attrs if a.kind == "float"]
+    if len(floats) > 2 or len(floats) != len(d.attrs):
+        raise ValueError(f"{d.name}: an element-wise unary op passes at most 2 float attributes to its kernel")
+    return floats
+
+
+def _families(ops: list[opdefs.OpDef]) -> list[str]:
+    """The family enums, the params macro of the unary ops' kernels."""
+    kernels = unary_kernels()
+    if len(opdefs.FAMILIES) > 4 or len(opdefs.QUANT_FORMS) > 8:
+        raise ValueError("widen wrt_opdef.family / wrt_opdef.quant")
+    out = ["/* op families (python_ref/opdefs.py OpDef.family, OpDef.quant) */",
+           "enum { " + ", ".join(f"WRT_FAMILY_{(f or 'none').upper()} = {i}" for i, f in enumerate(opdefs.FAMILIES))
+           + " };",
+           "enum { " + ", ".join(f"WRT_QUANT_{(q or 'none').upper()} = {i}" for i, q in enumerate(opdefs.QUANT_FORMS))
+           + " };",
+           "/* an int8 form computed by the op itself (not a LOOKUP made by converters) */",
+           "#define WRT_QUANT_NATIVE(q) (" + " || ".join(f"(q) == WRT_QUANT_{q.upper()}" for q in opdefs.Q_NATIVE)
+           + ")",
+           "/* p[] = the params of an element-wise unary op's vector kernel: its float attributes, in order */",
+           "#define WRT_UNARY_PARAMS(type, a, p) \\", "  do { \\", "    switch (type) { \\"]
+    for d in ops:
+        params = unary_params(d) if d.name in kernels else []
+        if params:
+            out.append(f"      case OP_{d.name}: " + " ".join(f"(p)[{i}] = (a)->{n};" for i, n in enumerate(params))
+                       + " break; \\")
+    out += ["      default: break; \\", "    } \\", "  } while (0)", ""]
+    return out
+
+
 def header_text() -> str:
     ops = sorted(opdefs.OPS.values(), key=lambda d: d.code)
+    kernels = unary_kernels()
     union = options_union()
     union_id = {name: i + 1 for i, (name, _) in enumerate(union)}
     enum_ids = {name: i for i, name in enumerate(opdefs.ENUMS)}
@@ -119,7 +173,11 @@ def header_text() -> str:
             "  uint8_t variadic_out;",
             "  uint8_t options;  /* OPTIONS_* type id, OPTIONS_NONE for an op without attributes */",
             "  uint16_t const_in; /* bit i: input i must be a constant (packed at load) */",
-            "} wrt_opdef;", "",
+            "  uint8_t family : 2;      /* WRT_FAMILY_* */",
+            "  uint8_t quant : 3;       /* WRT_QUANT_*: its int8 form */",
+            "  uint8_t needs_quant : 1; /* takes int8/uint8 inputs only as quantized tensors */",
+            "  int8_t unary;     /* element-wise unary op: its vector kernel WRT_UN_* (wrt_eltwise.h), else -1 */",
+            "} wrt_opdef;", "", *_families(ops),
             "typedef struct {",
             "  const char* name;          /* as in opdefs.py */",
             "  uint8_t attr;              /* ATTR_* */",
@@ -146,12 +204,15 @@ def header_text() -> str:
             "extern const wrt_optionsdef WRT_OPTIONS[OPTIONS_COUNT]; /* by union type id; [0] = NONE */",
             "extern const wrt_enumdef WRT_ENUMS[WRT_NUM_ENUMS];",
             "const wrt_opdef* wrt_opdef_of(int code);                /* NULL for unknown codes */", "",
-            "#ifdef WRT_OPS_DEFINE_TABLES", "const wrt_opdef WRT_OPDEFS[OP_MAX_CODE] = {"]
+            "#ifdef WRT_OPS_DEFINE_TABLES", '#include "../../generated/wrt_eltwise.h" /* WRT_UN_* */',
+            "const wrt_opdef WRT_OPDEFS[OP_MAX_CODE] = {"]
     for d in ops:
         opt = f"OPTIONS_{d.options}" if d.options else "OPTIONS_NONE"
         min_in = d.min_inputs + int(d.variadic)  # 'xs...': one or more
+        fam = f"WRT_FAMILY_{(d.family or 'none').upper()}, WRT_QUANT_{(d.quant or 'none').upper()}"
         out.append(f"    [OP_{d.name}] = {{\"{d.name}\", {d.code}, {min_in}, {len(d.inputs)}, "
-                   f"{int(d.variadic)}, {len(d.outputs)}, {int(d.variadic_outputs)}, {opt}, {d.const_mask}}},")
+                   f"{int(d.variadic)}, {len(d.outputs)}, {int(d.variadic_outputs)}, {opt}, {d.const_mask}, "
+                   f"{fam}, {int(d.needs_quant)}, {kernels.get(d.name, '-1')}}},")
     out.append("};")
     tables = []
     for name, attrs in union:
@@ -170,6 +231,7 @@ def header_text() -> str:
         out.append(f"    [WRT_ENUM_{name}] = {{\"{name}\", {min(values)}, {max(values)}}},")
     out += ["};", "#endif /* WRT_OPS_DEFINE_TABLES */", "", "#endif", ""]
     return "\n".join(out)
+
 
 def api_header_text(current: str) -> str:
     """wasmrt.h (the text `current`) with its block of error codes generated from python_ref/errors.py."""

@@ -163,21 +163,8 @@ static float unary_scalar(int code, float x, const float* p) {
   }
 }
 
-static int unary_code(int type) {
-  switch (type) {
-    case OP_RELU: return WRT_UN_RELU;
-    case OP_CLIP: return WRT_UN_CLIP;
-    case OP_LEAKY_RELU: return WRT_UN_LEAKY_RELU;
-    case OP_HARD_SWISH: return WRT_UN_HARD_SWISH;
-    case OP_HARD_SIGMOID: return WRT_UN_HARD_SIGMOID;
-    case OP_SIGMOID: return WRT_UN_SIGMOID;
-    case OP_TANH: return WRT_UN_TANH;
-    case OP_EXP: return WRT_UN_EXP;
-    case OP_SQRT: return WRT_UN_SQRT;
-    case OP_ABS: return WRT_UN_ABS;
-    default: return WRT_UN_NEG;
-  }
-}
+/* the op's vector kernel (python_ref/opdefs.py's unary family, generated/wrt_ops.h) */
+static int unary_code(int type) { return WRT_OPDEFS[type].unary; }
 
 static int binary_code(int type, int* rev) {
   switch (type) {
@@ -247,9 +234,7 @@ int run_elementwise(wrt_model* m, wrt_op* op) {
   }
   if (op->n_in == 1) {
     float params[2] = {0, 0};
-    if (op->type == OP_CLIP) { params[0] = op->a.min; params[1] = op->a.max; }
-    if (op->type == OP_LEAKY_RELU) params[0] = op->a.alpha;
-    if (op->type == OP_HARD_SIGMOID) { params[0] = op->a.alpha; params[1] = op->a.beta; }
+    WRT_UNARY_PARAMS(op->type, &op->a, params);
     unary_job j = {m->tg->vunary[unary_code(op->type)], unary_code(op->type), x, yd, (size_t)y->count,
                    {params[0], params[1]}};
     op_parallel(m, op, (j.n + TASK_ELEMS - 1) / TASK_ELEMS, unary_task, &j);

@@ -1,6 +1,8 @@
 /* The op table: for each op type and dtype class, the functions that plan, prepare and run it. Adding an op is one
- * entry here (plus its shape rule in shape_check.c and its module); adding a dtype variant of an op (int8, sparse
- * weights) is one more entry in the op's row. A missing entry is reported as unsupported, naming op and dtype. */
+ * entry here (plus its shape rule in shape_check.c and its module); a float32 element-wise unary op with a vector
+ * kernel needs none of these (python_ref/opdefs.py's family, generated/wrt_ops.h). Adding a dtype variant of an op
+ * (int8, sparse weights) is one more entry in the op's row. A missing entry is reported as unsupported, naming op
+ * and dtype. */
 #include "engine.h"
 
 #define IMPL(plan, prepare, run, kernel) {plan, prepare, run, kernel}
@@ -68,15 +70,6 @@ static const wrt_op_impl* const TABLE[OP_MAX_CODE][WRT_DC_COUNT] = {
     [OP_PRELU] = F32_QS8(ELTWISE, QELT),
     [OP_RELU] = F32_QS8(ELTWISE, QELT),
     [OP_CLIP] = F32_QS8(ELTWISE, QELT),
-    [OP_LEAKY_RELU] = F32(ELTWISE),
-    [OP_HARD_SWISH] = F32(ELTWISE),
-    [OP_HARD_SIGMOID] = F32(ELTWISE),
-    [OP_SIGMOID] = F32(ELTWISE),
-    [OP_TANH] = F32(ELTWISE),
-    [OP_EXP] = F32(ELTWISE),
-    [OP_SQRT] = F32(ELTWISE),
-    [OP_ABS] = F32(ELTWISE),
-    [OP_NEG] = F32(ELTWISE),
     [OP_MAX_POOL_2D] = F32_QS8(POOL, QPOOL),
     [OP_AVERAGE_POOL_2D] = F32_QS8(POOL, QPOOL),
     [OP_MEAN] = F32_QS8(REDUCE, QPOOL),
@@ -130,5 +123,8 @@ int dtype_class(const wrt_model* m, const wrt_op* op) {
 }
 
 const wrt_op_impl* op_impl(int type, int dclass) {
-  return type > 0 && type < OP_MAX_CODE && dclass >= 0 && dclass < WRT_DC_COUNT ? TABLE[type][dclass] : 0;
+  if (type <= 0 || type >= OP_MAX_CODE || dclass < 0 || dclass >= WRT_DC_COUNT) return 0;
+  /* float32 element-wise unary ops with a vector kernel (generated/wrt_ops.h) need no entry above */
+  if (!TABLE[type][dclass] && dclass == WRT_DC_F32 && WRT_OPDEFS[type].unary >= 0) return &ELTWISE;
+  return TABLE[type][dclass];
 }

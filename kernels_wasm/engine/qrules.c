@@ -77,27 +77,16 @@ int read_quant(wrt_model* m, fb_buf f, size_t qt, wrt_tensor* t, uint32_t i) {
 }
 
 /* ---- per-op rules --------------------------------------------------------------------------------------------- */
-static int in_set(int type, const int* set, int n) {
-  for (int i = 0; i < n; i++)
-    if (set[i] == type) return 1;
-  return 0;
+/* the op's families, declared in python_ref/opdefs.py (generated/wrt_ops.h): its int8 form and input rule */
+static const wrt_opdef* def_of(int type) {
+  static const wrt_opdef none = {.name = 0};
+  const wrt_opdef* d = wrt_opdef_of(type);
+  return d ? d : &none;
 }
-
-static const int WEIGHTED[] = {OP_CONV_2D, OP_CONV_TRANSPOSE_2D, OP_FULLY_CONNECTED};
-static const int SAME_PARAMS[] = {OP_RESHAPE, OP_TRANSPOSE, OP_SLICE, OP_DEPTH_TO_SPACE, OP_GATHER, OP_PAD, OP_RESIZE};
-static const int QUANTIZED_OPS[] = {OP_CONV_2D, OP_CONV_TRANSPOSE_2D, OP_FULLY_CONNECTED, OP_RESHAPE, OP_TRANSPOSE,
-                                    OP_SLICE, OP_DEPTH_TO_SPACE, OP_GATHER, OP_PAD, OP_RESIZE, OP_MATMUL, OP_ADD,
-                                    OP_SUB, OP_MUL, OP_MAXIMUM, OP_MINIMUM, OP_PRELU, OP_RELU, OP_CLIP,
-                                    OP_MAX_POOL_2D, OP_AVERAGE_POOL_2D, OP_MEAN, OP_REDUCE_MAX, OP_SOFTMAX,
-                                    OP_CONCATENATION, OP_QUANTIZE, OP_DEQUANTIZE, OP_LOOKUP};
-static const int NEEDS_QUANT[] = {OP_CONV_2D, OP_CONV_TRANSPOSE_2D, OP_FULLY_CONNECTED, OP_PRELU, OP_MAX_POOL_2D,
-                                  OP_AVERAGE_POOL_2D, OP_MEAN, OP_SOFTMAX, OP_RESIZE};
-static const int TABLE_HINT[] = {OP_LEAKY_RELU, OP_HARD_SWISH, OP_HARD_SIGMOID, OP_SIGMOID, OP_TANH, OP_EXP,
-                                 OP_SQRT, OP_ABS, OP_NEG};
-#define N_OF(a) (int)(sizeof a / sizeof a[0])
+static int quant_form(int type) { return def_of(type)->quant; }
 
 int op_is_quantized(const wrt_model* m, const wrt_op* op) {
-  if (op->type == OP_QUANTIZE || op->type == OP_DEQUANTIZE || op->type == OP_LOOKUP) return 1;
+  if (quant_form(op->type) == WRT_QUANT_INTEGER) return 1; /* QUANTIZE, DEQUANTIZE, LOOKUP */
   const wrt_tensor* x = &m->t[op->in[0]];
   return is_q8(x->dtype) && x->q;
 }
@@ -218,20 +207,20 @@ int check_quant(wrt_model* m, wrt_op* op) {
   const wrt_attrs* a = &op->a;
   int r;
   if (!op_is_quantized(m, op)) {
-    if (in_set(op->type, NEEDS_QUANT, N_OF(NEEDS_QUANT)) && is_q8(x->dtype))
+    if (def_of(op->type)->needs_quant && is_q8(x->dtype))
       FAIL("input 0 (%s) has no quantization parameters; %s takes integers only as quantized tensors",
            dtype_name(x->dtype), op_name(op));
     if (op->type == OP_CONCATENATION && x->dtype != WRT_F32 && x->dtype != WRT_F16 &&
         (a->act_min != -__builtin_inff() || a->act_max != __builtin_inff()))
       FAIL("a fused clamp on plain (unquantized) integers");
     for (int k = 0; k < op->n_in; k++)
-      if (op->in[k] >= 0 && m->t[op->in[k]].q && !(in_set(op->type, WEIGHTED, N_OF(WEIGHTED)) && k > 0))
+      if (op->in[k] >= 0 && m->t[op->in[k]].q && !(quant_form(op->type) == WRT_QUANT_WEIGHTED && k > 0))
         FAIL("input %d is quantized but input 0 is not: mixing quantized and plain tensors", k);
     if (y->q) FAIL("the output is quantized but the inputs are not");
     return 0;
   }
-  if (!in_set(op->type, QUANTIZED_OPS, N_OF(QUANTIZED_OPS)))
-    FAIL("has no quantized variant: quantized input 0%s", in_set(op->type, TABLE_HINT, N_OF(TABLE_HINT))
+  if (!WRT_QUANT_NATIVE(quant_form(op->type)))
+    FAIL("has no quantized variant: quantized input 0%s", quant_form(op->type) == WRT_QUANT_TABLE
          ? " (converters express quantized element-wise functions as a LOOKUP table)" : "");
   if (op_has_clamp(op->type)) {
     if (is_nan(a->act_min)) FAIL("act_min is NaN");
@@ -257,7 +246,7 @@ int check_quant(wrt_model* m, wrt_op* op) {
     return check_table(m, op, 1, y->dtype, "LOOKUP");
   }
   if ((r = need(m, op, op->in[0], 0, 1))) return r;
-  if (in_set(op->type, WEIGHTED, N_OF(WEIGHTED))) {
+  if (quant_form(op->type) == WRT_QUANT_WEIGHTED) {
     if ((r = check_weights(m, op))) return r;
   } else if (op->type == OP_SOFTMAX) {
     if ((r = check_softmax_table(m, op))) return r;
@@ -273,7 +262,7 @@ int check_quant(wrt_model* m, wrt_op* op) {
       FAIL("ADD/SUB scale ratio %g outside [2^-10, 2^8)", (double)big);
     }
   }
-  if (in_set(op->type, SAME_PARAMS, N_OF(SAME_PARAMS)) && !quant_equal(x->q, y->q)) {
+  if (quant_form(op->type) == WRT_QUANT_MOVES && !quant_equal(x->q, y->q)) {
     char qa[96], qb[96];
     quant_repr(qa, sizeof qa, x->q);
     quant_repr(qb, sizeof qb, y->q);

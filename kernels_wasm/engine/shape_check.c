@@ -213,10 +213,6 @@ static int infer(wrt_model* m, wrt_op* op, int k, shp* out) {
       CHECK(a->min <= a->max, "min %g is greater than max %g", (double)a->min, (double)a->max);
       *out = xs;
       return 0;
-    case OP_RELU: case OP_LEAKY_RELU: case OP_HARD_SWISH: case OP_HARD_SIGMOID: case OP_SIGMOID: case OP_TANH:
-    case OP_EXP: case OP_SQRT: case OP_ABS: case OP_NEG:
-      *out = xs;
-      return 0;
     case OP_MAX_POOL_2D: case OP_AVERAGE_POOL_2D: {
       if ((r = rank_is(op, x, 4, "input x (NHWC)"))) return r;
       CHECK(a->kernel[0] >= 1 && a->kernel[1] >= 1 && a->kernel[0] <= 4096 && a->kernel[1] <= 4096,
@@ -526,8 +522,7 @@ static int infer_extra(wrt_model* m, wrt_op* op, int k, shp* out) {
       *out = xs;
       return 0;
     }
-    case OP_GELU: case OP_ERF: case OP_LOG: case OP_FLOOR: case OP_CEIL: case OP_CAST: case OP_NOT:
-    case OP_TRANSFORM_LANDMARKS:
+    case OP_CAST: case OP_NOT: case OP_TRANSFORM_LANDMARKS:
       if (op->type == OP_TRANSFORM_LANDMARKS) {
         if ((r = is_matrix_4x4(op, &m->t[op->in[1]]))) return r;
         CHECK(a->dimensions == 2 || a->dimensions == 3, "dimensions must be 2 or 3, got %d", a->dimensions);
@@ -603,6 +598,11 @@ static int infer_extra(wrt_model* m, wrt_op* op, int k, shp* out) {
       *out = (shp){4, {1, a->size[0], a->size[1], x->dims[3]}};
       return 0;
   }
+  /* element-wise unary ops (python_ref/opdefs.py's family, generated/wrt_ops.h) keep the shape */
+  if (WRT_OPDEFS[op->type].family == WRT_FAMILY_UNARY) {
+    *out = xs;
+    return 0;
+  }
   /* an op of the format (generated/wrt_ops.h) without a shape rule, and so without a kernel, here */
   return op_fail(op, WRT_ERR_UNSUPPORTED, "%s is not implemented by the C engine", op_name(op));
 }
@@ -615,7 +615,7 @@ static int dtypes(wrt_model* m, const wrt_op* op, int* out) {
   *out = x->dtype;
   /* quantized CONV_2D / CONV_TRANSPOSE_2D / FULLY_CONNECTED: int8/uint8 weights, int32 bias (python_ref's
    * _weight_dtypes) */
-  int weighted = op->type == OP_CONV_2D || op->type == OP_CONV_TRANSPOSE_2D || op->type == OP_FULLY_CONNECTED;
+  int weighted = WRT_OPDEFS[op->type].quant == WRT_QUANT_WEIGHTED;
   if (weighted && is_q8(x->dtype)) {
     const wrt_tensor* w = &m->t[op->in[1]];
     CHECK(is_q8(w->dtype), "quantized input %s needs int8 or uint8 weights, got %s", dtype_name(x->dtype),

@@ -866,10 +866,6 @@ static int gen_op(G* g) {
     case OP_ADD: case OP_SUB: case OP_MUL: case OP_DIV: case OP_MAXIMUM: case OP_MINIMUM: case OP_POW: case OP_PRELU:
       gen_binary(g, op);
       break;
-    case OP_RELU: case OP_CLIP: case OP_LEAKY_RELU: case OP_HARD_SWISH: case OP_HARD_SIGMOID: case OP_SIGMOID:
-    case OP_TANH: case OP_EXP: case OP_SQRT: case OP_ABS: case OP_NEG:
-      gen_unary(g, op);
-      break;
     case OP_MAX_POOL_2D: case OP_AVERAGE_POOL_2D: gen_pool(g, op); break;
     case OP_MEAN: case OP_REDUCE_MAX: case OP_REDUCE_SUM: case OP_SOFTMAX: gen_reduce(g, op); break;
     case OP_RESHAPE: gen_reshape(g, op); break;
@@ -880,7 +876,10 @@ static int gen_op(G* g) {
     case OP_RESIZE: gen_resize(g, op); break;
     case OP_DEPTH_TO_SPACE: gen_d2s(g, op); break;
     case OP_GATHER: gen_gather(g, op); break;
-    default: gen_generic(g, op); break;
+    default: /* element-wise unary ops: python_ref/opdefs.py's family (generated/wrt_ops.h) */
+      if (op->type > 0 && op->type < OP_MAX_CODE && WRT_OPDEFS[op->type].family == WRT_FAMILY_UNARY) gen_unary(g, op);
+      else gen_generic(g, op);
+      break;
   }
   if (g->nt == 0 || op->n_in == 0) return -1;
   if (op->in[0] < 0) op->in[0] = 0; /* a failed add_* (tensor table full): any tensor */

@@ -19,21 +19,21 @@ from typing import Any
 
 import numpy as np
 
-from python_ref import dispatch, shapes
+from python_ref import dispatch, qrules, shapes
 from python_ref import quant as qm
+from python_ref.opdefs import OPS, Q_ARITHMETIC, Q_MOVES, Q_SELECTS, quant_form
 from python_ref.quant import QuantParams
 from wasmrt.compile.ir import Graph, Node, Tensor
 
-WEIGHTED = {"CONV_2D", "CONV_TRANSPOSE_2D", "FULLY_CONNECTED"}
+# The op families, from each op's declared int8 form (python_ref/opdefs.py OpDef.quant):
+WEIGHTED = qrules.WEIGHTED
 # output keeps the input's parameters: the op only moves or selects values
-SHARED = {"RESHAPE", "TRANSPOSE", "SLICE", "DEPTH_TO_SPACE", "GATHER", "PAD", "RESIZE", "MAX_POOL_2D", "REDUCE_MAX"}
-ARITHMETIC = {"MATMUL", "ADD", "SUB", "MUL", "MAXIMUM", "MINIMUM", "PRELU", "RELU", "CLIP", "AVERAGE_POOL_2D", "MEAN",
-              "SOFTMAX", "CONCATENATION"}
-TABULATED = {"LEAKY_RELU", "HARD_SWISH", "HARD_SIGMOID", "SIGMOID", "TANH", "EXP", "SQRT", "ABS", "NEG"}
+SHARED = quant_form(Q_MOVES, Q_SELECTS)
+ARITHMETIC = quant_form(Q_ARITHMETIC)
+TABULATED = qrules.TABULATED  # quantized as a LOOKUP of the float op's table
 QUANTIZABLE = WEIGHTED | SHARED | ARITHMETIC | TABULATED
 # outputs whose range is known exactly: the parameters TFLite uses
-FIXED = {"SIGMOID": (1 / 256, -128), "HARD_SIGMOID": (1 / 256, -128), "SOFTMAX": (1 / 256, -128),
-         "TANH": (1 / 128, 0)}
+FIXED = {name: d.qout for name, d in OPS.items() if d.qout is not None}
 
 
 @dataclass

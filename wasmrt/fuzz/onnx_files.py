@@ -16,6 +16,8 @@ import numpy as np
 import onnx
 from onnx import TensorProto, helper
 
+from wasmrt.compile.onnx import ops as onnx_ops
+
 HOSTILE = (0, -1, 1, 2, 3, 7, 65536, 2**31 - 1, -(2**31), 2**40, 2**62, -(2**62), 10**9)
 FLOAT_HOSTILE = (0.0, -0.0, 1.0, -1.0, 1e-30, 1e30, float("inf"), float("-inf"), float("nan"), 0.5)
 ELEM_TYPES = (TensorProto.FLOAT, TensorProto.FLOAT, TensorProto.FLOAT, TensorProto.INT64, TensorProto.INT32,
@@ -91,6 +93,9 @@ OPS: dict[str, tuple[tuple[str, ...], dict[str, str]]] = {
     "Einsum": (("x", "x"), {"equation": "str:ij,jk->ik,bogus"}),
     "NonZero": (("x",), {}),
 }
+# every element-wise op the importer converts one to one (its own table), with no attributes unless listed above
+for _op in (*onnx_ops._UNARY, *onnx_ops._BINARY):
+    OPS.setdefault(_op, (("x",) * (1 if _op in onnx_ops._UNARY else 2), {}))
 
 
 class OnnxGen:

@@ -17,6 +17,8 @@ from typing import Any
 import flatbuffers
 import numpy as np
 
+from wasmrt.compile.tflite import ops as tflite_ops
+
 HOSTILE = (0, -1, 1, 2, 3, 65536, 2**31 - 1, -(2**31), 1 << 20, 7)
 FLOAT_HOSTILE = (0.0, -1.0, 1e30, float("inf"), float("nan"), 0.5)
 TYPES = ("FLOAT32", "FLOAT32", "FLOAT32", "INT32", "INT64", "FLOAT16", "INT8", "UINT8", "BOOL", "STRING", "FLOAT64")
@@ -59,6 +61,8 @@ OPS: dict[str, tuple[tuple[str, ...], str | None]] = {
     "CUSTOM": (("x", "w", "c"), None),
     "LSTM": (("x",), None), "WHILE": (("x",), None),
 }
+for _op in tflite_ops._UNARY:  # every element-wise unary op the importer converts one to one (its own table)
+    OPS.setdefault(_op, (("x",), None))
 
 
 def _fb() -> Any:

@@ -212,7 +212,27 @@ typedef struct {
   uint8_t variadic_out;
   uint8_t options;  /* OPTIONS_* type id, OPTIONS_NONE for an op without attributes */
   uint16_t const_in; /* bit i: input i must be a constant (packed at load) */
+  uint8_t family : 2;      /* WRT_FAMILY_* */
+  uint8_t quant : 3;       /* WRT_QUANT_*: its int8 form */
+  uint8_t needs_quant : 1; /* takes int8/uint8 inputs only as quantized tensors */
+  int8_t unary;     /* element-wise unary op: its vector kernel WRT_UN_* (wrt_eltwise.h), else -1 */
 } wrt_opdef;
+
+/* op families (python_ref/opdefs.py OpDef.family, OpDef.quant) */
+enum { WRT_FAMILY_NONE = 0, WRT_FAMILY_UNARY = 1 };
+enum { WRT_QUANT_NONE = 0, WRT_QUANT_WEIGHTED = 1, WRT_QUANT_MOVES = 2, WRT_QUANT_SELECTS = 3, WRT_QUANT_ARITHMETIC = 4, WRT_QUANT_TABLE = 5, WRT_QUANT_INTEGER = 6 };
+/* an int8 form computed by the op itself (not a LOOKUP made by converters) */
+#define WRT_QUANT_NATIVE(q) ((q) == WRT_QUANT_WEIGHTED || (q) == WRT_QUANT_MOVES || (q) == WRT_QUANT_SELECTS || (q) == WRT_QUANT_ARITHMETIC || (q) == WRT_QUANT_INTEGER)
+/* p[] = the params of an element-wise unary op's vector kernel: its float attributes, in order */
+#define WRT_UNARY_PARAMS(type, a, p) \
+  do { \
+    switch (type) { \
+      case OP_CLIP: (p)[0] = (a)->min; (p)[1] = (a)->max; break; \
+      case OP_LEAKY_RELU: (p)[0] = (a)->alpha; break; \
+      case OP_HARD_SIGMOID: (p)[0] = (a)->alpha; (p)[1] = (a)->beta; break; \
+      default: break; \
+    } \
+  } while (0)
 
 typedef struct {
   const char* name;          /* as in opdefs.py */
@@ -245,73 +265,74 @@ extern const wrt_enumdef WRT_ENUMS[WRT_NUM_ENUMS];
 const wrt_opdef* wrt_opdef_of(int code);                /* NULL for unknown codes */
 
 #ifdef WRT_OPS_DEFINE_TABLES
+#include "../../generated/wrt_eltwise.h" /* WRT_UN_* */
 const wrt_opdef WRT_OPDEFS[OP_MAX_CODE] = {
-    [OP_CONV_2D] = {"CONV_2D", 1, 2, 4, 0, 1, 0, OPTIONS_Conv2DOptions, 6},
-    [OP_CONV_TRANSPOSE_2D] = {"CONV_TRANSPOSE_2D", 2, 2, 3, 0, 1, 0, OPTIONS_ConvTranspose2DOptions, 6},
-    [OP_FULLY_CONNECTED] = {"FULLY_CONNECTED", 3, 2, 3, 0, 1, 0, OPTIONS_FullyConnectedOptions, 0},
-    [OP_MATMUL] = {"MATMUL", 4, 2, 2, 0, 1, 0, OPTIONS_NONE, 0},
-    [OP_ADD] = {"ADD", 10, 2, 2, 0, 1, 0, OPTIONS_BinaryOptions, 0},
-    [OP_SUB] = {"SUB", 11, 2, 2, 0, 1, 0, OPTIONS_BinaryOptions, 0},
-    [OP_MUL] = {"MUL", 12, 2, 2, 0, 1, 0, OPTIONS_BinaryOptions, 0},
-    [OP_DIV] = {"DIV", 13, 2, 2, 0, 1, 0, OPTIONS_BinaryOptions, 0},
-    [OP_MAXIMUM] = {"MAXIMUM", 14, 2, 2, 0, 1, 0, OPTIONS_BinaryOptions, 0},
-    [OP_MINIMUM] = {"MINIMUM", 15, 2, 2, 0, 1, 0, OPTIONS_BinaryOptions, 0},
-    [OP_POW] = {"POW", 16, 2, 2, 0, 1, 0, OPTIONS_NONE, 0},
-    [OP_PRELU] = {"PRELU", 17, 2, 2, 0, 1, 0, OPTIONS_NONE, 0},
-    [OP_RELU] = {"RELU", 20, 1, 1, 0, 1, 0, OPTIONS_NONE, 0},
-    [OP_CLIP] = {"CLIP", 21, 1, 1, 0, 1, 0, OPTIONS_ClipOptions, 0},
-    [OP_LEAKY_RELU] = {"LEAKY_RELU", 22, 1, 1, 0, 1, 0, OPTIONS_LeakyReluOptions, 0},
-    [OP_HARD_SWISH] = {"HARD_SWISH", 23, 1, 1, 0, 1, 0, OPTIONS_NONE, 0},
-    [OP_HARD_SIGMOID] = {"HARD_SIGMOID", 24, 1, 1, 0, 1, 0, OPTIONS_HardSigmoidOptions, 0},
-    [OP_SIGMOID] = {"SIGMOID", 25, 1, 1, 0, 1, 0, OPTIONS_NONE, 0},
-    [OP_TANH] = {"TANH", 26, 1, 1, 0, 1, 0, OPTIONS_NONE, 0},
-    [OP_EXP] = {"EXP", 27, 1, 1, 0, 1, 0, OPTIONS_NONE, 0},
-    [OP_SQRT] = {"SQRT", 28, 1, 1, 0, 1, 0, OPTIONS_NONE, 0},
-    [OP_ABS] = {"ABS", 29, 1, 1, 0, 1, 0, OPTIONS_NONE, 0},
-    [OP_NEG] = {"NEG", 30, 1, 1, 0, 1, 0, OPTIONS_NONE, 0},
-    [OP_MAX_POOL_2D] = {"MAX_POOL_2D", 40, 1, 1, 0, 1, 0, OPTIONS_Pool2DOptions, 0},
-    [OP_AVERAGE_POOL_2D] = {"AVERAGE_POOL_2D", 41, 1, 1, 0, 1, 0, OPTIONS_Pool2DOptions, 0},
-    [OP_MEAN] = {"MEAN", 42, 1, 1, 0, 1, 0, OPTIONS_ReduceOptions, 0},
-    [OP_REDUCE_MAX] = {"REDUCE_MAX", 43, 1, 1, 0, 1, 0, OPTIONS_ReduceOptions, 0},
-    [OP_REDUCE_SUM] = {"REDUCE_SUM", 44, 1, 1, 0, 1, 0, OPTIONS_ReduceOptions, 0},
-    [OP_SOFTMAX] = {"SOFTMAX", 45, 1, 2, 0, 1, 0, OPTIONS_SoftmaxOptions, 2},
-    [OP_RESHAPE] = {"RESHAPE", 50, 1, 1, 0, 1, 0, OPTIONS_ReshapeOptions, 0},
-    [OP_TRANSPOSE] = {"TRANSPOSE", 51, 1, 1, 0, 1, 0, OPTIONS_TransposeOptions, 0},
-    [OP_CONCATENATION] = {"CONCATENATION", 52, 1, 1, 1, 1, 0, OPTIONS_ConcatenationOptions, 0},
-    [OP_SLICE] = {"SLICE", 53, 1, 1, 0, 1, 0, OPTIONS_SliceOptions, 0},
-    [OP_PAD] = {"PAD", 54, 1, 1, 0, 1, 0, OPTIONS_PadOptions, 0},
-    [OP_RESIZE] = {"RESIZE", 55, 1, 1, 0, 1, 0, OPTIONS_ResizeOptions, 0},
-    [OP_DEPTH_TO_SPACE] = {"DEPTH_TO_SPACE", 56, 1, 1, 0, 1, 0, OPTIONS_DepthToSpaceOptions, 0},
-    [OP_GATHER] = {"GATHER", 57, 2, 2, 0, 1, 0, OPTIONS_GatherOptions, 0},
-    [OP_LAYER_NORM] = {"LAYER_NORM", 60, 1, 3, 0, 1, 0, OPTIONS_LayerNormOptions, 0},
-    [OP_GELU] = {"GELU", 61, 1, 1, 0, 1, 0, OPTIONS_GeluOptions, 0},
-    [OP_ERF] = {"ERF", 62, 1, 1, 0, 1, 0, OPTIONS_NONE, 0},
-    [OP_WHERE] = {"WHERE", 63, 3, 3, 0, 1, 0, OPTIONS_NONE, 0},
-    [OP_EXPAND] = {"EXPAND", 64, 1, 1, 0, 1, 0, OPTIONS_ExpandOptions, 0},
-    [OP_CAST] = {"CAST", 65, 1, 1, 0, 1, 0, OPTIONS_CastOptions, 0},
-    [OP_EQUAL] = {"EQUAL", 66, 2, 2, 0, 1, 0, OPTIONS_NONE, 0},
-    [OP_LESS] = {"LESS", 67, 2, 2, 0, 1, 0, OPTIONS_NONE, 0},
-    [OP_GREATER] = {"GREATER", 68, 2, 2, 0, 1, 0, OPTIONS_NONE, 0},
-    [OP_LESS_EQUAL] = {"LESS_EQUAL", 69, 2, 2, 0, 1, 0, OPTIONS_NONE, 0},
-    [OP_GREATER_EQUAL] = {"GREATER_EQUAL", 70, 2, 2, 0, 1, 0, OPTIONS_NONE, 0},
-    [OP_NOT] = {"NOT", 71, 1, 1, 0, 1, 0, OPTIONS_NONE, 0},
-    [OP_AND] = {"AND", 72, 2, 2, 0, 1, 0, OPTIONS_NONE, 0},
-    [OP_OR] = {"OR", 73, 2, 2, 0, 1, 0, OPTIONS_NONE, 0},
-    [OP_XOR] = {"XOR", 74, 2, 2, 0, 1, 0, OPTIONS_NONE, 0},
-    [OP_SCATTER_ND] = {"SCATTER_ND", 75, 3, 3, 0, 1, 0, OPTIONS_ScatterNdOptions, 0},
-    [OP_SPLIT] = {"SPLIT", 76, 1, 1, 0, 1, 1, OPTIONS_SplitOptions, 0},
-    [OP_LOG] = {"LOG", 77, 1, 1, 0, 1, 0, OPTIONS_NONE, 0},
-    [OP_FLOOR] = {"FLOOR", 78, 1, 1, 0, 1, 0, OPTIONS_NONE, 0},
-    [OP_CEIL] = {"CEIL", 79, 1, 1, 0, 1, 0, OPTIONS_NONE, 0},
-    [OP_LSTM] = {"LSTM", 80, 3, 11, 0, 3, 0, OPTIONS_LstmOptions, 1934},
-    [OP_GRU] = {"GRU", 81, 3, 6, 0, 2, 0, OPTIONS_GruOptions, 14},
-    [OP_RNN] = {"RNN", 82, 3, 6, 0, 2, 0, OPTIONS_RnnOptions, 14},
-    [OP_LANDMARKS_TO_TRANSFORM_MATRIX] = {"LANDMARKS_TO_TRANSFORM_MATRIX", 85, 1, 1, 0, 1, 0, OPTIONS_LandmarksToTransformMatrixOptions, 0},
-    [OP_TRANSFORM_TENSOR_BILINEAR] = {"TRANSFORM_TENSOR_BILINEAR", 86, 2, 2, 0, 1, 0, OPTIONS_TransformTensorBilinearOptions, 0},
-    [OP_TRANSFORM_LANDMARKS] = {"TRANSFORM_LANDMARKS", 87, 2, 2, 0, 1, 0, OPTIONS_TransformLandmarksOptions, 0},
-    [OP_QUANTIZE] = {"QUANTIZE", 100, 1, 1, 0, 1, 0, OPTIONS_QuantizeOptions, 0},
-    [OP_DEQUANTIZE] = {"DEQUANTIZE", 101, 1, 1, 0, 1, 0, OPTIONS_NONE, 0},
-    [OP_LOOKUP] = {"LOOKUP", 102, 2, 2, 0, 1, 0, OPTIONS_NONE, 2},
+    [OP_CONV_2D] = {"CONV_2D", 1, 2, 4, 0, 1, 0, OPTIONS_Conv2DOptions, 6, WRT_FAMILY_NONE, WRT_QUANT_WEIGHTED, 1, -1},
+    [OP_CONV_TRANSPOSE_2D] = {"CONV_TRANSPOSE_2D", 2, 2, 3, 0, 1, 0, OPTIONS_ConvTranspose2DOptions, 6, WRT_FAMILY_NONE, WRT_QUANT_WEIGHTED, 1, -1},
+    [OP_FULLY_CONNECTED] = {"FULLY_CONNECTED", 3, 2, 3, 0, 1, 0, OPTIONS_FullyConnectedOptions, 0, WRT_FAMILY_NONE, WRT_QUANT_WEIGHTED, 1, -1},
+    [OP_MATMUL] = {"MATMUL", 4, 2, 2, 0, 1, 0, OPTIONS_NONE, 0, WRT_FAMILY_NONE, WRT_QUANT_ARITHMETIC, 0, -1},
+    [OP_ADD] = {"ADD", 10, 2, 2, 0, 1, 0, OPTIONS_BinaryOptions, 0, WRT_FAMILY_NONE, WRT_QUANT_ARITHMETIC, 0, -1},
+    [OP_SUB] = {"SUB", 11, 2, 2, 0, 1, 0, OPTIONS_BinaryOptions, 0, WRT_FAMILY_NONE, WRT_QUANT_ARITHMETIC, 0, -1},
+    [OP_MUL] = {"MUL", 12, 2, 2, 0, 1, 0, OPTIONS_BinaryOptions, 0, WRT_FAMILY_NONE, WRT_QUANT_ARITHMETIC, 0, -1},
+    [OP_DIV] = {"DIV", 13, 2, 2, 0, 1, 0, OPTIONS_BinaryOptions, 0, WRT_FAMILY_NONE, WRT_QUANT_NONE, 0, -1},
+    [OP_MAXIMUM] = {"MAXIMUM", 14, 2, 2, 0, 1, 0, OPTIONS_BinaryOptions, 0, WRT_FAMILY_NONE, WRT_QUANT_ARITHMETIC, 0, -1},
+    [OP_MINIMUM] = {"MINIMUM", 15, 2, 2, 0, 1, 0, OPTIONS_BinaryOptions, 0, WRT_FAMILY_NONE, WRT_QUANT_ARITHMETIC, 0, -1},
+    [OP_POW] = {"POW", 16, 2, 2, 0, 1, 0, OPTIONS_NONE, 0, WRT_FAMILY_NONE, WRT_QUANT_NONE, 0, -1},
+    [OP_PRELU] = {"PRELU", 17, 2, 2, 0, 1, 0, OPTIONS_NONE, 0, WRT_FAMILY_NONE, WRT_QUANT_ARITHMETIC, 1, -1},
+    [OP_RELU] = {"RELU", 20, 1, 1, 0, 1, 0, OPTIONS_NONE, 0, WRT_FAMILY_UNARY, WRT_QUANT_ARITHMETIC, 0, WRT_UN_RELU},
+    [OP_CLIP] = {"CLIP", 21, 1, 1, 0, 1, 0, OPTIONS_ClipOptions, 0, WRT_FAMILY_UNARY, WRT_QUANT_ARITHMETIC, 0, WRT_UN_CLIP},
+    [OP_LEAKY_RELU] = {"LEAKY_RELU", 22, 1, 1, 0, 1, 0, OPTIONS_LeakyReluOptions, 0, WRT_FAMILY_UNARY, WRT_QUANT_TABLE, 0, WRT_UN_LEAKY_RELU},
+    [OP_HARD_SWISH] = {"HARD_SWISH", 23, 1, 1, 0, 1, 0, OPTIONS_NONE, 0, WRT_FAMILY_UNARY, WRT_QUANT_TABLE, 0, WRT_UN_HARD_SWISH},
+    [OP_HARD_SIGMOID] = {"HARD_SIGMOID", 24, 1, 1, 0, 1, 0, OPTIONS_HardSigmoidOptions, 0, WRT_FAMILY_UNARY, WRT_QUANT_TABLE, 0, WRT_UN_HARD_SIGMOID},
+    [OP_SIGMOID] = {"SIGMOID", 25, 1, 1, 0, 1, 0, OPTIONS_NONE, 0, WRT_FAMILY_UNARY, WRT_QUANT_TABLE, 0, WRT_UN_SIGMOID},
+    [OP_TANH] = {"TANH", 26, 1, 1, 0, 1, 0, OPTIONS_NONE, 0, WRT_FAMILY_UNARY, WRT_QUANT_TABLE, 0, WRT_UN_TANH},
+    [OP_EXP] = {"EXP", 27, 1, 1, 0, 1, 0, OPTIONS_NONE, 0, WRT_FAMILY_UNARY, WRT_QUANT_TABLE, 0, WRT_UN_EXP},
+    [OP_SQRT] = {"SQRT", 28, 1, 1, 0, 1, 0, OPTIONS_NONE, 0, WRT_FAMILY_UNARY, WRT_QUANT_TABLE, 0, WRT_UN_SQRT},
+    [OP_ABS] = {"ABS", 29, 1, 1, 0, 1, 0, OPTIONS_NONE, 0, WRT_FAMILY_UNARY, WRT_QUANT_TABLE, 0, WRT_UN_ABS},
+    [OP_NEG] = {"NEG", 30, 1, 1, 0, 1, 0, OPTIONS_NONE, 0, WRT_FAMILY_UNARY, WRT_QUANT_TABLE, 0, WRT_UN_NEG},
+    [OP_MAX_POOL_2D] = {"MAX_POOL_2D", 40, 1, 1, 0, 1, 0, OPTIONS_Pool2DOptions, 0, WRT_FAMILY_NONE, WRT_QUANT_SELECTS, 1, -1},
+    [OP_AVERAGE_POOL_2D] = {"AVERAGE_POOL_2D", 41, 1, 1, 0, 1, 0, OPTIONS_Pool2DOptions, 0, WRT_FAMILY_NONE, WRT_QUANT_ARITHMETIC, 1, -1},
+    [OP_MEAN] = {"MEAN", 42, 1, 1, 0, 1, 0, OPTIONS_ReduceOptions, 0, WRT_FAMILY_NONE, WRT_QUANT_ARITHMETIC, 1, -1},
+    [OP_REDUCE_MAX] = {"REDUCE_MAX", 43, 1, 1, 0, 1, 0, OPTIONS_ReduceOptions, 0, WRT_FAMILY_NONE, WRT_QUANT_SELECTS, 0, -1},
+    [OP_REDUCE_SUM] = {"REDUCE_SUM", 44, 1, 1, 0, 1, 0, OPTIONS_ReduceOptions, 0, WRT_FAMILY_NONE, WRT_QUANT_NONE, 0, -1},
+    [OP_SOFTMAX] = {"SOFTMAX", 45, 1, 2, 0, 1, 0, OPTIONS_SoftmaxOptions, 2, WRT_FAMILY_NONE, WRT_QUANT_ARITHMETIC, 1, -1},
+    [OP_RESHAPE] = {"RESHAPE", 50, 1, 1, 0, 1, 0, OPTIONS_ReshapeOptions, 0, WRT_FAMILY_NONE, WRT_QUANT_MOVES, 0, -1},
+    [OP_TRANSPOSE] = {"TRANSPOSE", 51, 1, 1, 0, 1, 0, OPTIONS_TransposeOptions, 0, WRT_FAMILY_NONE, WRT_QUANT_MOVES, 0, -1},
+    [OP_CONCATENATION] = {"CONCATENATION", 52, 1, 1, 1, 1, 0, OPTIONS_ConcatenationOptions, 0, WRT_FAMILY_NONE, WRT_QUANT_ARITHMETIC, 0, -1},
+    [OP_SLICE] = {"SLICE", 53, 1, 1, 0, 1, 0, OPTIONS_SliceOptions, 0, WRT_FAMILY_NONE, WRT_QUANT_MOVES, 0, -1},
+    [OP_PAD] = {"PAD", 54, 1, 1, 0, 1, 0, OPTIONS_PadOptions, 0, WRT_FAMILY_NONE, WRT_QUANT_MOVES, 0, -1},
+    [OP_RESIZE] = {"RESIZE", 55, 1, 1, 0, 1, 0, OPTIONS_ResizeOptions, 0, WRT_FAMILY_NONE, WRT_QUANT_MOVES, 1, -1},
+    [OP_DEPTH_TO_SPACE] = {"DEPTH_TO_SPACE", 56, 1, 1, 0, 1, 0, OPTIONS_DepthToSpaceOptions, 0, WRT_FAMILY_NONE, WRT_QUANT_MOVES, 0, -1},
+    [OP_GATHER] = {"GATHER", 57, 2, 2, 0, 1, 0, OPTIONS_GatherOptions, 0, WRT_FAMILY_NONE, WRT_QUANT_MOVES, 0, -1},
+    [OP_LAYER_NORM] = {"LAYER_NORM", 60, 1, 3, 0, 1, 0, OPTIONS_LayerNormOptions, 0, WRT_FAMILY_NONE, WRT_QUANT_NONE, 0, -1},
+    [OP_GELU] = {"GELU", 61, 1, 1, 0, 1, 0, OPTIONS_GeluOptions, 0, WRT_FAMILY_UNARY, WRT_QUANT_NONE, 0, -1},
+    [OP_ERF] = {"ERF", 62, 1, 1, 0, 1, 0, OPTIONS_NONE, 0, WRT_FAMILY_UNARY, WRT_QUANT_NONE, 0, -1},
+    [OP_WHERE] = {"WHERE", 63, 3, 3, 0, 1, 0, OPTIONS_NONE, 0, WRT_FAMILY_NONE, WRT_QUANT_NONE, 0, -1},
+    [OP_EXPAND] = {"EXPAND", 64, 1, 1, 0, 1, 0, OPTIONS_ExpandOptions, 0, WRT_FAMILY_NONE, WRT_QUANT_NONE, 0, -1},
+    [OP_CAST] = {"CAST", 65, 1, 1, 0, 1, 0, OPTIONS_CastOptions, 0, WRT_FAMILY_NONE, WRT_QUANT_NONE, 0, -1},
+    [OP_EQUAL] = {"EQUAL", 66, 2, 2, 0, 1, 0, OPTIONS_NONE, 0, WRT_FAMILY_NONE, WRT_QUANT_NONE, 0, -1},
+    [OP_LESS] = {"LESS", 67, 2, 2, 0, 1, 0, OPTIONS_NONE, 0, WRT_FAMILY_NONE, WRT_QUANT_NONE, 0, -1},
+    [OP_GREATER] = {"GREATER", 68, 2, 2, 0, 1, 0, OPTIONS_NONE, 0, WRT_FAMILY_NONE, WRT_QUANT_NONE, 0, -1},
+    [OP_LESS_EQUAL] = {"LESS_EQUAL", 69, 2, 2, 0, 1, 0, OPTIONS_NONE, 0, WRT_FAMILY_NONE, WRT_QUANT_NONE, 0, -1},
+    [OP_GREATER_EQUAL] = {"GREATER_EQUAL", 70, 2, 2, 0, 1, 0, OPTIONS_NONE, 0, WRT_FAMILY_NONE, WRT_QUANT_NONE, 0, -1},
+    [OP_NOT] = {"NOT", 71, 1, 1, 0, 1, 0, OPTIONS_NONE, 0, WRT_FAMILY_NONE, WRT_QUANT_NONE, 0, -1},
+    [OP_AND] = {"AND", 72, 2, 2, 0, 1, 0, OPTIONS_NONE, 0, WRT_FAMILY_NONE, WRT_QUANT_NONE, 0, -1},
+    [OP_OR] = {"OR", 73, 2, 2, 0, 1, 0, OPTIONS_NONE, 0, WRT_FAMILY_NONE, WRT_QUANT_NONE, 0, -1},
+    [OP_XOR] = {"XOR", 74, 2, 2, 0, 1, 0, OPTIONS_NONE, 0, WRT_FAMILY_NONE, WRT_QUANT_NONE, 0, -1},
+    [OP_SCATTER_ND] = {"SCATTER_ND", 75, 3, 3, 0, 1, 0, OPTIONS_ScatterNdOptions, 0, WRT_FAMILY_NONE, WRT_QUANT_NONE, 0, -1},
+    [OP_SPLIT] = {"SPLIT", 76, 1, 1, 0, 1, 1, OPTIONS_SplitOptions, 0, WRT_FAMILY_NONE, WRT_QUANT_NONE, 0, -1},
+    [OP_LOG] = {"LOG", 77, 1, 1, 0, 1, 0, OPTIONS_NONE, 0, WRT_FAMILY_UNARY, WRT_QUANT_NONE, 0, -1},
+    [OP_FLOOR] = {"FLOOR", 78, 1, 1, 0, 1, 0, OPTIONS_NONE, 0, WRT_FAMILY_UNARY, WRT_QUANT_NONE, 0, -1},
+    [OP_CEIL] = {"CEIL", 79, 1, 1, 0, 1, 0, OPTIONS_NONE, 0, WRT_FAMILY_UNARY, WRT_QUANT_NONE, 0, -1},
+    [OP_LSTM] = {"LSTM", 80, 3, 11, 0, 3, 0, OPTIONS_LstmOptions, 1934, WRT_FAMILY_NONE, WRT_QUANT_NONE, 0, -1},
+    [OP_GRU] = {"GRU", 81, 3, 6, 0, 2, 0, OPTIONS_GruOptions, 14, WRT_FAMILY_NONE, WRT_QUANT_NONE, 0, -1},
+    [OP_RNN] = {"RNN", 82, 3, 6, 0, 2, 0, OPTIONS_RnnOptions, 14, WRT_FAMILY_NONE, WRT_QUANT_NONE, 0, -1},
+    [OP_LANDMARKS_TO_TRANSFORM_MATRIX] = {"LANDMARKS_TO_TRANSFORM_MATRIX", 85, 1, 1, 0, 1, 0, OPTIONS_LandmarksToTransformMatrixOptions, 0, WRT_FAMILY_NONE, WRT_QUANT_NONE, 0, -1},
+    [OP_TRANSFORM_TENSOR_BILINEAR] = {"TRANSFORM_TENSOR_BILINEAR", 86, 2, 2, 0, 1, 0, OPTIONS_TransformTensorBilinearOptions, 0, WRT_FAMILY_NONE, WRT_QUANT_NONE, 0, -1},
+    [OP_TRANSFORM_LANDMARKS] = {"TRANSFORM_LANDMARKS", 87, 2, 2, 0, 1, 0, OPTIONS_TransformLandmarksOptions, 0, WRT_FAMILY_NONE, WRT_QUANT_NONE, 0, -1},
+    [OP_QUANTIZE] = {"QUANTIZE", 100, 1, 1, 0, 1, 0, OPTIONS_QuantizeOptions, 0, WRT_FAMILY_NONE, WRT_QUANT_INTEGER, 0, -1},
+    [OP_DEQUANTIZE] = {"DEQUANTIZE", 101, 1, 1, 0, 1, 0, OPTIONS_NONE, 0, WRT_FAMILY_NONE, WRT_QUANT_INTEGER, 0, -1},
+    [OP_LOOKUP] = {"LOOKUP", 102, 2, 2, 0, 1, 0, OPTIONS_NONE, 2, WRT_FAMILY_NONE, WRT_QUANT_INTEGER, 0, -1},
 };
 static const int32_t wrt_def_Conv2DOptions_strides[2] = {1, 1};
 static const int32_t wrt_def_Conv2DOptions_dilations[2] = {1, 1};
