@@ -339,6 +339,9 @@ def test_installed_engine_names_the_reason_it_was_not_built(tmp_path: Path, monk
     reason = native.unavailable_reason() or ""
     note = lib.with_name(native_build.UNAVAILABLE)
     assert reason.startswith("the native engine was not built when wasmrt was installed: no C compiler was found "
-                             f"(...) (details in {note}); the wasm engine runs"), reason
+                             f"(...) (the compiler's words: {note}); the wasm engine runs"), reason
+    note.write_text("no C compiler was found (...)\n")
+    assert (native.unavailable_reason() or "").startswith("the native engine was not built when wasmrt was installed: "
+                                                          "no C compiler was found (...); the wasm engine runs")
     lib.write_bytes(b"\x7fELF")
     assert native.unavailable_reason() is None

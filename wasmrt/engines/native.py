@@ -75,10 +75,12 @@ def unavailable_reason() -> str | None:
     fix = ('the wasm engine runs without it (engine="wasm"); for the native engine install a C compiler (gcc or '
            "clang) and reinstall wasmrt from source (pip install --force-reinstall --no-cache-dir <checkout or sdist>)")
     try:
-        reason = note.read_text().splitlines()[0].strip()
+        lines = note.read_text().splitlines()
+        reason = lines[0].strip()
     except (OSError, IndexError):
         return f"the native library is missing from the installed package ({path}): reinstall wasmrt; {fix}"
-    return f"the native engine was not built when wasmrt was installed: {reason} (details in {note}); {fix}"
+    details = f" (the compiler's words: {note})" if len(lines) > 1 else ""
+    return f"the native engine was not built when wasmrt was installed: {reason}{details}; {fix}"
 
 
 def _declare(lib: ctypes.CDLL) -> None:
