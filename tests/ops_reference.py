@@ -22,6 +22,8 @@ from types import ModuleType
 
 import numpy as np
 
+from python_ref import opdefs
+
 ROOT = Path(__file__).resolve().parent.parent
 DTYPES = ("float32", "float16", "int32", "int8")
 ENGINES = ("ref", "native", "wasm")
@@ -214,9 +216,26 @@ def dtype_support() -> dict[str, dict[str, list[str]]]:
 
 # -- the page ---------------------------------------------------------------------------------------------------------
 
+# python_ref/opdefs.py OpDef.quant -> the int8 column
+INT8_FORMS = {"": "float only", opdefs.Q_WEIGHTED: "int8, int8 weights per output channel, int32 bias",
+              opdefs.Q_MOVES: "int8, the input's parameters", opdefs.Q_SELECTS: "int8", opdefs.Q_ARITHMETIC: "int8",
+              opdefs.Q_TABLE: "int8 as a LOOKUP table", opdefs.Q_INTEGER: "integer"}
+
+
+def op_table(support: dict[str, dict[str, list[str]]]) -> list[str]:
+    """The table of .wrt ops: one row per op of python_ref/opdefs.py, the dtypes each engine runs (`support`,
+    measured by dtype_support) and the op's declared int8 form."""
+    lines = ["| op | inputs | attributes | ref | native | wasm | int8 |", "|---|---|---|---|---|---|---|"]
+    for name, d in opdefs.OPS.items():
+        attrs = ", ".join(a.name for a in d.attrs) or "–"
+        row = support.get(name)
+        cells = [", ".join(row[e]) or "none" for e in ENGINES] if row else ["(no test case)"] * 3
+        lines.append(f"| {name} | {', '.join(d.inputs)} | {attrs} | " + " | ".join(cells)
+                     + f" | {INT8_FORMS[d.quant]} |")
+    return lines
+
 
 def render() -> str:
-    from python_ref.opdefs import OPS
     from wasmrt.compile.onnx import fold as onnx_fold
     from wasmrt.compile.onnx import ops as onnx_ops
     from wasmrt.compile.onnx.importer import CONSTANT_ONLY_OPS, SUPPORTED_OPS
@@ -230,12 +249,8 @@ def render() -> str:
              "Measured: each op's single-op test case rebuilt with every float tensor in the dtype and run by "
              "python_ref (`ref`), the C engine natively (`native`) and as wasm (`wasm`); index inputs keep their "
              "int32. Float weights may be stored as float16 in any case (`--weights`): engines widen them at load.",
-             "", "| op | inputs | attributes | ref | native | wasm |", "|---|---|---|---|---|---|"]
-    for name, d in OPS.items():
-        attrs = ", ".join(a.name for a in d.attrs) or "–"
-        row = support.get(name)
-        cells = [", ".join(row[e]) or "none" for e in ENGINES] if row else ["(no test case)"] * 3
-        lines.append(f"| {name} | {', '.join(d.inputs)} | {attrs} | " + " | ".join(cells) + " |")
+             "The int8 column is the op's declared int8 form (python_ref/opdefs.py): what `wasmrt quantize` makes of "
+             "it and what a reader accepts for it.", "", *op_table(support)]
 
     lines += ["", "## ONNX", "",
               "ONNX ops converted for runtime inputs, and the .wrt ops they become (`Constant`, `Shape` and `Size` "
