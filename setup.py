@@ -28,10 +28,10 @@ from setuptools.command.build_py import build_py
 ROOT = Path(__file__).resolve().parent
 
 
-def native_build() -> ModuleType:
-    """wasmrt/dev/native_build.py, loaded by path: importing wasmrt would need its dependencies (numpy, ...)."""
-    name = "_wasmrt_native_build"
-    spec = importlib.util.spec_from_file_location(name, ROOT / "wasmrt" / "dev" / "native_build.py")
+def dev_module(stem: str) -> ModuleType:
+    """wasmrt/dev/<stem>.py, loaded by path: importing wasmrt would need its dependencies (numpy, ...)."""
+    name = f"_wasmrt_{stem}"
+    spec = importlib.util.spec_from_file_location(name, ROOT / "wasmrt" / "dev" / f"{stem}.py")
     assert spec is not None and spec.loader is not None
     module = importlib.util.module_from_spec(spec)
     sys.modules[name] = module  # dataclasses look their module up there
@@ -39,7 +39,8 @@ def native_build() -> ModuleType:
     return module
 
 
-NATIVE = native_build()
+NATIVE = dev_module("native_build")
+WEB = dev_module("web_files")
 
 
 class BuildPy(build_py):
@@ -54,6 +55,8 @@ class BuildPy(build_py):
             (lib_dir / NATIVE.UNAVAILABLE).unlink(missing_ok=True)  # left there by an earlier source build
         else:
             NATIVE.build_for_install(ROOT, lib_dir)
+            if (ROOT / "js_bindings").is_dir():  # the pages and the JS planner of the webgpu engine, as wheels have
+                WEB.copy_web(ROOT, Path(self.build_lib) / "wasmrt" / "web")
 
 
 class BdistWheel(bdist_wheel):

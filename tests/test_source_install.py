@@ -173,7 +173,8 @@ def test_sdist_carries_what_the_native_build_reads(sdist: Path) -> None:
         assert not missing, (arch, missing)
     assert {"setup.py", "pyproject.toml", "MANIFEST.in", "wasmrt/dev/native_build.py",
             "wasmrt/engines/dist/wasmrt-simd.wasm"} <= names
-    assert not any(n.startswith(("tests/", "build/", "js_bindings/", "node_modules/")) for n in names), names
+    assert "js_bindings/src/webgpu/plan-cli.mjs" in names and "demo/web/index.html" in names  # wasmrt/web/
+    assert not any(n.startswith(("tests/", "build/", "node_modules/", "js_bindings/dist/")) for n in names), names
 
 
 # -- installs with a compiler ---------------------------------------------------------------------------------------
@@ -192,6 +193,9 @@ def test_source_install_runs_like_the_checkout(source: str, request: pytest.Fixt
     lib = sp / "wasmrt" / "engines" / "lib" / native_build.LIBRARY
     assert lib.read_bytes()[:4] == b"\x7fELF"
     assert not lib.with_name(native_build.UNAVAILABLE).exists()
+    web = sp / "wasmrt" / "web"  # the pages `wasmrt demo` serves and the webgpu engine's planner, as wheels carry them
+    assert (web / "js_bindings" / "src" / "webgpu" / "plan-cli.mjs").is_file() and (web / "demo" / "web" /
+                                                                                    "index.html").is_file()
     assert not [p for p in sp.rglob("*") if p.suffix in (".c", ".h")] and not (sp / "kernels_wasm").exists()
     (wheel_info,) = sp.glob("wasmrt-*.dist-info/WHEEL")
     assert "Root-Is-Purelib: false" in wheel_info.read_text()

@@ -1,9 +1,10 @@
-"""Where wasmrt finds its own files and keeps its caches: in a source checkout, and installed from a wheel.
+"""Where wasmrt finds its own files and keeps its caches: in a source checkout, and installed.
 
 A source checkout (kernels_wasm/engine/ and js_bindings/ beside this package) builds the engine from source into
-build/, keeps converted models in models/ and serves the pages from demo/ and js_bindings/. An installed wheel
-carries all of that prebuilt inside the package: the native library in wasmrt/engines/lib/, the three wasm modules
-in wasmrt/engines/dist/, the pages and the JS binding in wasmrt/web/.
+build/ (`wasmrt build`), keeps converted models in models/ and serves the pages from demo/ and js_bindings/. An
+installed package (a wheel, or `pip install` of a checkout or an sdist, which compiles the native library) carries
+all of that inside the package: the native library in wasmrt/engines/lib/, the wasm modules in wasmrt/engines/dist/
+(committed, so a checkout reads them there too), the pages and the JS binding in wasmrt/web/.
 
 Caches (model files fetched from registry packages, bench peers) live in the user cache directory in both cases,
 never inside the package: $WASMRT_CACHE_DIR, else $XDG_CACHE_HOME/wasmrt, else ~/.cache/wasmrt. Files a user asked
@@ -17,8 +18,8 @@ from pathlib import Path
 
 PACKAGE = Path(__file__).resolve().parent
 SHIPPED_WASM = PACKAGE / "engines" / "dist"  # wasmrt-{scalar,simd,relaxed}.wasm, in the checkout too
-SHIPPED_NATIVE = PACKAGE / "engines" / "lib" / "libwasmrt.so"  # wheels only
-SHIPPED_WEB = PACKAGE / "web"  # wheels only: demo/web/ and js_bindings/{src,vision,hosts}/
+SHIPPED_NATIVE = PACKAGE / "engines" / "lib" / "libwasmrt.so"  # installed packages (wheel or source install)
+SHIPPED_WEB = PACKAGE / "web"  # installed packages: demo/web/ and js_bindings/{src,vision,hosts}/
 
 
 def checkout() -> Path | None:

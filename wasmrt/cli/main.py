@@ -321,7 +321,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.set_defaults(fn=cmd_fuzz)
     from wasmrt.dev.package import add_arguments as package_arguments
 
-    p = sub.add_parser("package", help="build the platform wheels and the npm tarball into dist/ (checkout)")
+    p = sub.add_parser("package", help="build the platform wheels, the sdist and the npm tarball into dist/ (checkout)")
     package_arguments(p)
     p.set_defaults(fn=cmd_package)
     return ap

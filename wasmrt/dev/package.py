@@ -32,10 +32,10 @@ from pathlib import Path
 
 from wasmrt import paths
 from wasmrt.dev import native_build
+from wasmrt.dev.web_files import copy_web
 from wasmrt.errors import WasmrtError
 
 ARCHES = ("x86_64", "aarch64")
-WEB_JS = ("src", "vision", "hosts")  # the JS binding's folders the pages import
 NPM_MODELS = ("face_detector", "face_landmark", "face_landmark_attention")  # what wasmrt/vision's FaceMesh loads
 
 Log = Callable[[str], None]
@@ -65,15 +65,9 @@ def stage_web(dest: Path) -> None:
     """dest/demo/web/ (with the sample photos) and dest/js_bindings/{src,vision,hosts}/, as `wasmrt demo` serves."""
     from wasmrt.dev.demo_server import copy_samples
 
-    root = paths.require_checkout("wasmrt package")
-    ignore = shutil.ignore_patterns("samples", "*.tmp")
-    shutil.copytree(root / "demo" / "web", dest / "demo" / "web", ignore=ignore)
+    copy_web(paths.require_checkout("wasmrt package"), dest)
     if len(copy_samples(dest / "demo" / "web" / "samples")) < 3:
         raise WasmrtError("the demo's sample photos come from scikit-image: pip install scikit-image")
-    for d in WEB_JS:
-        shutil.copytree(root / "js_bindings" / d, dest / "js_bindings" / d, ignore=ignore)
-    # Node reads these .js files as ES modules: the webgpu engine runs src/webgpu/plan-cli.mjs (its planner)
-    (dest / "js_bindings" / "package.json").write_text('{"type": "module"}\n', encoding="utf-8")
 
 
 def build_wheel(arch: str, out_dir: Path, log: Log = print) -> Path:
