@@ -42,6 +42,12 @@ export interface InitOptions {
   /** Folder (URL or path) holding wasmrt-{relaxed,simd,scalar}.wasm, or one source per variant. */
   wasmPaths?: string | URL | Partial<Record<Variant, WasmSource>>;
   host?: HostAdapter;
+  /** Threads a run of the wasm backend uses: 1 (default), a positive integer, or "auto" (the cores the host
+   * reports, at most 8). More than one needs the threaded build (simd or relaxed; not scalar), shared memory and
+   * Workers, which pages have only when cross-origin isolated; where threads cannot run the runtime runs on one and
+   * its reason says why (Runtime.threads is the count it got). The results are the same bytes for any count. Not a
+   * positive integer or "auto": a WasmrtError. */
+  threads?: number | "auto";
   /** "wasm" (default); "webgpu": the WGSL kernels on navigator.gpu (an error says why when WebGPU is absent or
    * broken); "auto": WebGPU when present and working (it runs a test kernel), else wasm (its reason then says why
    * not WebGPU). Both backends implement one contract (backend.d.ts). */
@@ -161,6 +167,8 @@ export class Runtime {
   readonly reason: string;
   readonly features: Features;
   readonly host: string;
+  /** Threads a run uses: what init({threads}) asked for, or fewer where threads cannot run (reason says why). */
+  readonly threads: number;
   /** Bytes of wasm linear memory (grows as needed, never shrinks; released models' memory is reused). */
   readonly memoryBytes: number;
   readonly target: string;
@@ -168,6 +176,9 @@ export class Runtime {
    * default 2^33) are checked before anything large is allocated; 0 means the default. */
   load(source: ModelSource, options?: LoadOptions & { host?: HostAdapter }): Promise<Model>;
   loadBytes(bytes: ArrayBuffer | ArrayBufferView, options?: LoadOptions): Model;
+  /** Stop the engine's Worker threads (a runtime with threads > 1 keeps them until then; with one thread there are
+   * none). The runtime and its models are unusable afterwards: load and run throw a WasmrtError. */
+  close(): void;
 }
 
 /** A tensor kept in GPU memory (run(feeds, {outputs: "gpu"}) on the WebGPU backend): feed it to another model of
