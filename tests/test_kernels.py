@@ -32,7 +32,7 @@ from kernels_wasm.gen.kernels import sparse as sparse_kernels
 from kernels_wasm.gen.kernels.eltwise import BINARY, UNARY
 from kernels_wasm.gen.kernels.gemm import MANY_ROWS
 from kernels_wasm.gen.kernels.interleave import INTERLEAVE3
-from python_ref import dispatch
+from python_ref import dispatch, opdefs
 
 CASES = [("x86", "scalar"), ("x86", "avx2"), ("x86", "avx512"), ("wasm_scalar", "scalar"),
          ("wasm_simd128", "wasm_simd128"), ("wasm_relaxed", "wasm_relaxed"), ("neon", "neon")]
@@ -390,6 +390,13 @@ UNARY_REF = {  # op -> (python_ref op, attrs, params passed to the kernel)
 }
 
 
+def unary_ref(op: str) -> tuple[str, dict, list[float]]:
+    """UNARY_REF's entry; a kernel not listed there: the op of its name with its default attributes (the float
+    attributes are the kernel's params, tools/gen_c_tables.py unary_params)."""
+    d = opdefs.OPS[op.upper()]
+    return UNARY_REF.get(op, (d.name, {}, [float(a.default) for a in d.attrs if a.kind == "float"]))
+
+
 def unary_tol(op: str, x: np.ndarray, ref: np.ndarray) -> np.ndarray | float:
     if op in accuracy.BOUNDS:
         return accuracy.BOUNDS[op] * np.abs(ref)
@@ -410,13 +417,13 @@ def test_vunary(case: Case) -> None:
             if op == "sqrt":
                 x = np.abs(x)
             xo = b.put(x)
-            po = b.put(np.asarray(UNARY_REF[op][2] or [0.0], np.float32))
+            po = b.put(np.asarray(unary_ref(op)[2] or [0.0], np.float32))
             oo = b.out(n) if n % 4 != 1 else xo  # odd sizes run in place
             b.cmd("vunary", case.t, op_i, n, xo, oo, po)
             jobs.append((op, x, oo))
     res = case.r.run(b)
     for op, x, oo in jobs:
-        name, attrs, _ = UNARY_REF[op]
+        name, attrs, _ = unary_ref(op)
         ref = dispatch.run(name, [x], attrs)[0].astype(np.float64)
         check_close(res.f32(oo, x.size), ref, unary_tol(op, x, ref), f"{op} n={x.size}")
 
