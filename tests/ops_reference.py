@@ -238,6 +238,7 @@ def op_table(support: dict[str, dict[str, list[str]]]) -> list[str]:
 def render() -> str:
     from wasmrt.compile.onnx import fold as onnx_fold
     from wasmrt.compile.onnx import ops as onnx_ops
+    from wasmrt.compile.onnx import quant as onnx_quant
     from wasmrt.compile.onnx.importer import CONSTANT_ONLY_OPS, SUPPORTED_OPS
     from wasmrt.compile.tflite import ops as tflite_ops
 
@@ -256,7 +257,7 @@ def render() -> str:
               "ONNX ops converted for runtime inputs, and the .wrt ops they become (`Constant`, `Shape` and `Size` "
               "become constants). Any op whose inputs are all constant is evaluated at import time.", "",
               "| ONNX op | becomes (the .wrt ops its converter can write) |", "|---|---|"]
-    onnx_map = becomes(onnx_ops, onnx_ops.CONVERTERS)
+    onnx_map = becomes(onnx_ops, onnx_ops.CONVERTERS) | becomes(onnx_quant, onnx_quant.CONVERTERS)
     for op in sorted(SUPPORTED_OPS, key=str.lower):
         got = onnx_map.get(op)
         what = ", ".join(got) if got else ("nothing: its input passes through" if op in onnx_map
@@ -274,7 +275,7 @@ def render() -> str:
               "conformance cases that differ, and why). Inputs a converter needs constant (weights, shapes, axes, "
               "pads, ...) are refused the same way when the model computes them at run time. Ops not in the table "
               "above are refused by name.",
-              "", *_refusal_table({**onnx_ops.CONVERTERS, **onnx_control.CONVERTERS}), ""]
+              "", *_refusal_table({**onnx_ops.CONVERTERS, **onnx_quant.CONVERTERS, **onnx_control.CONVERTERS}), ""]
 
     lines += ["## TFLite", "",
               "TFLite builtins (and the MediaPipe custom op `Convolution2DTransposeBias`) and the .wrt ops they "

@@ -3,7 +3,7 @@
 // tsc checks the implementations against it, and the public types of index.d.ts against the code
 // (tests/js/backends-check.ts, run by tests/test_js_node.py).
 
-import type { HostAdapter, InitOptions, Metadata, ModelSource, Outputs, TensorInfo } from "./index.js";
+import type { HostAdapter, InitOptions, ModelLike, ModelSource, Outputs } from "./index.js";
 
 // The public types the implementations name in their JSDoc (through this file, so no .js module imports index.js)
 export type { InitOptions, LoadOptions, TensorInfo } from "./index.js";
@@ -11,12 +11,7 @@ export type { InitOptions, LoadOptions, TensorInfo } from "./index.js";
 export type BackendName = "wasm" | "webgpu";
 
 /** A model loaded by a backend's runtime. */
-export interface BackendModel {
-  readonly inputs: readonly TensorInfo[];
-  readonly outputs: readonly TensorInfo[];
-  readonly metadata: Metadata;
-  readonly labels: string[];
-  readonly name: string;
+export interface BackendModel extends ModelLike {
   readonly released: boolean;
   run(feeds: any, options?: any): Promise<Outputs | Record<string, unknown>>;
   release(): void;

@@ -48,17 +48,19 @@ from onnx import helper, numpy_helper
 from python_ref.opdefs import QuantType
 from python_ref.quant import QuantParams
 from wasmrt.compile.ir import Graph, Metadata, Preprocess
+from wasmrt.compile.onnx import ops as onnx_ops
 from wasmrt.compile.onnx import quant as onnx_quant
 from wasmrt.compile.onnx.context import MAX_DIM, Context, Value, attributes, node_name
 from wasmrt.compile.onnx.control import CONVERTERS as CONTROL_FLOW
 from wasmrt.compile.onnx.fold import FOLDERS, fold
-from wasmrt.compile.onnx.ops import CONSTANT_INPUTS, CONVERTERS
+from wasmrt.compile.onnx.ops import CONSTANT_INPUTS
 from wasmrt.compile.onnx.shapes import shape_slice
 from wasmrt.errors import ConversionError, ModelFormatError, UnsupportedOpError, WasmrtError
 
 __all__ = ["CONSTANT_INPUTS", "CONSTANT_ONLY_OPS", "SUPPORTED_OPS", "import_onnx"]
 
 # ONNX ops converted for runtime (data-dependent) inputs.
+CONVERTERS = {**onnx_ops.CONVERTERS, **onnx_quant.CONVERTERS}  # every node converter but control flow
 SUPPORTED_OPS: frozenset[str] = frozenset(CONVERTERS) | frozenset(CONTROL_FLOW) | {"Constant", "Shape", "Size"}
 # ONNX ops evaluated only when all their inputs are constant (others go through onnx's reference evaluator).
 CONSTANT_ONLY_OPS: frozenset[str] = frozenset(FOLDERS) - SUPPORTED_OPS

@@ -39,6 +39,7 @@ from wasmrt.compile.onnx.context import (
     node_name,
 )
 from wasmrt.compile.onnx.shapes import explicit_pads, reshape_target, slice_params
+from wasmrt.compile.registry import registrar
 
 OpConverter = Callable[[Context, onnx.NodeProto, dict[str, Any]], None]
 CONVERTERS: dict[str, OpConverter] = {}
@@ -57,13 +58,7 @@ CONSTANT_INPUTS: dict[str, tuple[int, ...]] = {
 F32 = np.float32
 
 
-def converts(*ops: str) -> Callable[[OpConverter], OpConverter]:
-    def register(fn: OpConverter) -> OpConverter:
-        for op in ops:
-            CONVERTERS[op] = fn
-        return fn
-
-    return register
+converts = registrar(CONVERTERS)
 
 
 # -- shared helpers ------------------------------------------------------------------------------------------------

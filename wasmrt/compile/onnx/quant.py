@@ -24,8 +24,11 @@ import onnx
 from onnx import helper
 
 from python_ref.quant import QuantParams, dequantize
+from wasmrt.compile.onnx import ops
 from wasmrt.compile.onnx.context import Context
-from wasmrt.compile.onnx.ops import CONVERTERS
+from wasmrt.compile.onnx.ops import OpConverter
+
+CONVERTERS: dict[str, OpConverter] = {}  # this module's converters; importer.py merges them with ops.py's
 
 MS_DOMAIN = "com.microsoft"
 F32 = np.float32
@@ -112,7 +115,7 @@ def _float_input(ctx: Context, node: onnx.NodeProto, x_i: int, s_i: int, z_i: in
 def _float_op(ctx: Context, node: onnx.NodeProto, op_type: str, inputs: list[str], attrs: dict[str, Any]) -> str:
     out = f"{node.output[0]}/float"
     synthetic = helper.make_node(op_type, inputs, [out], name=node.name or out)
-    CONVERTERS[op_type](ctx, synthetic, attrs)
+    ops.CONVERTERS[op_type](ctx, synthetic, attrs)
     return out
 
 

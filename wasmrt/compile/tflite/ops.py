@@ -4,31 +4,18 @@ from __future__ import annotations
 
 import math
 import struct
-from collections.abc import Callable
 from typing import Any
 
 import numpy as np
 
 from python_ref.opdefs import INF, CoordMode, DepthToSpaceMode, NearestMode, PadMode, ResizeMode
 from python_ref.quant import QuantParams, dequantize
+from wasmrt.compile.registry import registrar
 from wasmrt.compile.tflite.context import Context, OpConverter
 from wasmrt.compile.tflite.reader import TflOp
 from wasmrt.errors import ModelFormatError
 
 CONVERTERS: dict[str, OpConverter] = {}  # this module's converters; importer.py merges every module's table
-
-
-def registrar(table: dict[str, OpConverter]) -> Callable[..., Callable[[OpConverter], OpConverter]]:
-    """A `@converts("NAME", ...)` decorator that records converters in `table`."""
-    def converts(*names: str) -> Callable[[OpConverter], OpConverter]:
-        def register(fn: OpConverter) -> OpConverter:
-            for n in names:
-                table[n] = fn
-            return fn
-        return register
-    return converts
-
-
 converts = registrar(CONVERTERS)
 
 

@@ -16,8 +16,8 @@ from __future__ import annotations
 import numpy as np
 
 from python_ref.opdefs import Activation, Coupling, Direction
+from wasmrt.compile.registry import registrar
 from wasmrt.compile.tflite.context import Context, OpConverter
-from wasmrt.compile.tflite.ops import registrar
 from wasmrt.compile.tflite.reader import TflOp
 
 CONVERTERS: dict[str, OpConverter] = {}
