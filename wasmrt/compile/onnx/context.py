@@ -67,7 +67,7 @@ class Context:
         self._const_cache: dict[tuple[bytes, tuple[int, ...], str], str] = {}
         # constants that are a DequantizeLinear of integers: their parameters (onnx_quant.py)
         self.qsources: dict[str, QuantParams] = {}
-        self.dynamic: set[str] = set()  # DynamicQuantizeLinear outputs: float, standing for x / 1 + 0
+        self.dynamic: set[str] = set()  # DynamicQuantizeLinear outputs: float32 tensors holding the integers
 
     # -- errors ----------------------------------------------------------------------------------------------------
     def unsupported(self, node: onnx.NodeProto, detail: str) -> UnsupportedOpError:

@@ -280,6 +280,9 @@ def _convert_node(ctx: Context, node: onnx.NodeProto) -> None:
     _check_outputs(ctx, node)
 
 
+convert_node = _convert_node  # expansions of one node into several (onnx/quant.py) convert theirs with it
+
+
 def _check_outputs(ctx: Context, node: onnx.NodeProto) -> None:
     for name in node.output:
         if name and name not in ctx.values:

@@ -23,9 +23,9 @@ import numpy as np
 import onnx
 from onnx import helper
 
-from python_ref.quant import QuantParams, dequantize
+from python_ref.quant import DYNAMIC_QMAX, QuantParams, dequantize
 from wasmrt.compile.onnx import ops
-from wasmrt.compile.onnx.context import Context
+from wasmrt.compile.onnx.context import Context, node_name
 from wasmrt.compile.onnx.ops import OpConverter
 
 CONVERTERS: dict[str, OpConverter] = {}  # this module's converters; importer.py merges them with ops.py's
@@ -184,38 +184,169 @@ MS_OPS["QGemm"] = _qgemm
 CONVERTERS.update(MS_OPS)
 
 
-# -- integer ops without requantization ---------------------------------------------------------------------
-def _integer_operand(ctx: Context, node: onnx.NodeProto, x_i: int, z_i: int, tag: str) -> str:
-    """x - x_zp as float (exact integers): constants directly, run-time tensors from DynamicQuantizeLinear (float
-    already, zero point 0) as they are."""
-    x = node.input[x_i]
-    zp = np.asarray(ctx.const(node, z_i, "the zero point"), np.int64) if ctx.has(node, z_i) else np.zeros(1, np.int64)
-    if ctx.is_const(x):
-        name = f"{node.output[0]}/{tag}"
-        v = np.asarray(ctx.value(x).const, np.int64)
-        zp = zp.reshape((-1,) + (1,) * (v.ndim - 1)) if zp.size > 1 else zp.reshape(())
-        ctx.set_const(name, (v - zp).astype(np.float32))
+# -- dynamic quantization: expanded into float ops that compute the integers exactly -------------------------------
+RNE_MAGIC = 12582912.0  # 1.5 * 2^23: f32(f32(v + M) - M) is v rounded half to even for |v| < 2^22
+
+
+class _Expansion:
+    """ONNX nodes standing for one node, converted one by one by the importer (so constants fold and layouts
+    follow as for the model's own nodes); names are the node's output name plus a suffix."""
+
+    def __init__(self, ctx: Context, node: onnx.NodeProto, base: str = "") -> None:
+        from wasmrt.compile.onnx.importer import convert_node  # the importer imports this module
+        self.ctx, self.node, self.base = ctx, node, base or node.output[0]
+        self._convert = convert_node
+        self._n = 0
+
+    def const(self, value: Any, dtype: Any = F32) -> str:
+        self._n += 1
+        name = f"{self.base}/c{self._n}"
+        self.ctx.set_const(name, np.asarray(value, dtype))
         return name
-    if x in ctx.dynamic and not np.any(zp):
-        return x
-    raise ctx.unsupported(node, f"input {x!r} is an integer tensor computed at run time (only "
-                                "DynamicQuantizeLinear outputs and constants are supported)")
 
+    def op(self, op_type: str, inputs: list[str], out: str = "", n_out: int = 1, **attrs: Any) -> Any:
+        """Convert one ONNX node; its output name(s) (out: the first one's name, else a fresh one)."""
+        outs = []
+        for k in range(n_out):
+            self._n += 1
+            outs.append(out if out and k == 0 else f"{self.base}/{op_type.lower()}{self._n}")
+        self._convert(self.ctx, helper.make_node(op_type, inputs, outs, name=f"{node_name(self.node)}/{op_type}"
+                                                 f"{self._n}", **attrs))
+        return outs[0] if n_out == 1 else outs
 
-def _integer(op_type: str) -> Any:
-    def convert(ctx: Context, node: onnx.NodeProto, a: dict[str, Any]) -> None:
-        ins = [_integer_operand(ctx, node, 0, 2, "a"), _integer_operand(ctx, node, 1, 3, "b")]
-        ctx.alias(node.output[0], _float_op(ctx, node, op_type, ins, a))
-    return convert
+    def rne(self, v: str) -> str:
+        """v rounded half to even (|v| < 2^22 here: v is at most 255.x in magnitude)."""
+        return self.op("Sub", [self.op("Add", [v, self.const(RNE_MAGIC)]), self.const(RNE_MAGIC)])
+
+    def dynamic_quantize(self, x: str, outs: tuple[str, str, str] = ("", "", "")) -> tuple[str, str, str]:
+        """ONNX DynamicQuantizeLinear of x as float ops (python_ref.quant.dynamic_quantize, bit for bit): the
+        quantized values and the zero point as float32 integers, the scale; each name in outs when given."""
+        zero, qmax = self.const(0.0), self.const(float(DYNAMIC_QMAX))
+        hi = self.op("Max", [self.op("ReduceMax", [x], keepdims=0), zero])
+        lo = self.op("Min", [self.op("ReduceMin", [x], keepdims=0), zero])
+        span = self.op("Sub", [hi, lo])
+        scale = self.op("Where", [self.op("Equal", [span, zero]), self.const(1.0), self.op("Div", [span, qmax])],
+                        out=outs[1])
+        zp = self.rne(self.op("Clip", [self.op("Neg", [self.op("Div", [lo, scale])]), zero, qmax]))
+        if outs[2]:
+            zp = self.op("Identity", [zp], out=outs[2])
+        y = self.op("Clip", [self.op("Add", [self.rne(self.op("Div", [x, scale])), zp]), zero, qmax], out=outs[0])
+        self.ctx.dynamic.add(y)
+        return y, scale, zp
+
+    def integers(self, x_i: int, z_i: int, axis: int = 0) -> str:
+        """Input x_i minus its zero point (input z_i) as float32 integers: constants directly (per-channel zero
+        points along `axis` of x), run-time tensors from DynamicQuantizeLinear through a SUB."""
+        ctx, node = self.ctx, self.node
+        x = node.input[x_i]
+        if ctx.is_const(x):
+            v = np.asarray(ctx.value(x).const, np.int64)
+            zp = np.asarray(ctx.const(node, z_i, "the zero point"), np.int64) if ctx.has(node, z_i) else \
+                np.zeros(1, np.int64)
+            view = [1] * v.ndim
+            if zp.size > 1:
+                view[axis % v.ndim] = -1
+            return self.const((v - zp.reshape(view)).astype(F32))
+        if x not in ctx.dynamic:
+            raise ctx.unsupported(node, f"input {x!r} is an integer tensor computed at run time (only "
+                                        "DynamicQuantizeLinear outputs and constants are supported)")
+        return self.op("Sub", [x, node.input[z_i]]) if ctx.has(node, z_i) else x
 
 
 def _dynamic_quantize(ctx: Context, node: onnx.NodeProto, a: dict[str, Any]) -> None:
-    ctx.alias(node.output[0], node.input[0])
-    ctx.dynamic.add(node.output[0])
-    ctx.set_const(node.output[1], np.array(1.0, np.float32))
-    ctx.set_const(node.output[2], np.array(0, np.uint8))
+    outs = tuple(node.output) + ("",) * (3 - len(node.output))
+    _Expansion(ctx, node).dynamic_quantize(node.input[0], (outs[0], outs[1], outs[2]))
 
 
-CONVERTERS["ConvInteger"] = _integer("Conv")
-CONVERTERS["MatMulInteger"] = _integer("MatMul")
+def _integer(op_type: str, w_axis: int) -> Any:
+    """ConvInteger / MatMulInteger: the exact int32 sums as a float conv / matmul of x - x_zp and w - w_zp
+    (integers below 2^24 in magnitude are exact in float32; w_axis: the weights' per-channel axis)."""
+    def convert(ctx: Context, node: onnx.NodeProto, a: dict[str, Any]) -> None:
+        e = _Expansion(ctx, node)
+        e.op(op_type, [e.integers(0, 2), e.integers(1, 3, w_axis)], out=node.output[0], **a)
+    return convert
+
+
+def _scaled_product(e: _Expansion, a: str, b: str, scale_a: str, scale_b: str, bias: str, out: str) -> None:
+    """onnxruntime's MatMulIntegerToFloat output: f32(acc * f32(sa * sb)) (+ bias)."""
+    acc = e.op("MatMul", [a, b])
+    y = e.op("Mul", [acc, e.op("Mul", [scale_a, scale_b])], out="" if bias else out)
+    if bias:
+        e.op("Add", [y, bias], out=out)
+
+
+def _dynamic_quantize_matmul(ctx: Context, node: onnx.NodeProto, a: dict[str, Any]) -> None:
+    """com.microsoft DynamicQuantizeMatMul(A, B, b_scale, b_zero_point?, bias?): A through DynamicQuantizeLinear,
+    then MatMulIntegerToFloat."""
+    e = _Expansion(ctx, node)
+    qa, sa, za = e.dynamic_quantize(node.input[0])
+    a_int = e.op("Sub", [qa, za])
+    bias = node.input[4] if ctx.has(node, 4) else ""
+    _scaled_product(e, a_int, e.integers(1, 3, -1), sa, node.input[2], bias, node.output[0])
+
+
+def _matmul_integer_to_float(ctx: Context, node: onnx.NodeProto, a: dict[str, Any]) -> None:
+    """com.microsoft MatMulIntegerToFloat(A, B, a_scale, b_scale, a_zero_point?, b_zero_point?, bias?):
+    f32(sum (A - za)(B - zb) * f32(a_scale * b_scale)) + bias."""
+    e = _Expansion(ctx, node)
+    bias = node.input[6] if ctx.has(node, 6) else ""
+    _scaled_product(e, e.integers(0, 4), e.integers(1, 5, -1), node.input[2], node.input[3], bias, node.output[0])
+
+
+CONVERTERS["ConvInteger"] = _integer("Conv", 0)
+CONVERTERS["MatMulInteger"] = _integer("MatMul", -1)
 CONVERTERS["DynamicQuantizeLinear"] = _dynamic_quantize
+MS_OPS["DynamicQuantizeMatMul"] = CONVERTERS["DynamicQuantizeMatMul"] = _dynamic_quantize_matmul
+MS_OPS["MatMulIntegerToFloat"] = CONVERTERS["MatMulIntegerToFloat"] = _matmul_integer_to_float
+
+
+# -- data movement on quantized integers: the parameters pass through ----------------------------------------------
+PASS_THROUGH = ("MaxPool", "Reshape", "Transpose", "Flatten", "Squeeze", "Unsqueeze", "Concat", "Resize", "Upsample",
+                "Slice", "Split", "Gather", "DepthToSpace", "SpaceToDepth", "Identity", "Expand", "Tile",
+                "GlobalMaxPool", "ReduceMax", "Pad")
+
+
+def _passing(op_type: str, convert: OpConverter) -> OpConverter:
+    """The float converter; on integers that carry quantization parameters (a QOperator model's uint8 between
+    QLinear ops), DEQUANTIZE -> the float op -> QUANTIZE with the same parameters (int8 data movement once
+    wasmrt/compile/qdq.py has run). Every data input must carry the same parameters; Resize only nearest; Pad's
+    constant is an integer of the input."""
+    def run(ctx: Context, node: onnx.NodeProto, a: dict[str, Any]) -> None:
+        data = [k for k, n in enumerate(node.input[:len(node.input) if op_type == "Concat" else 1])
+                if n and not ctx.is_const(n)]
+        qs = {ctx.graph.tensors[ctx.value(node.input[k]).ir].quant for k in data}
+        if qs == {None} or not qs:
+            convert(ctx, node, a)
+            return
+        if len(qs) > 1:
+            raise ctx.unsupported(node, f"inputs quantized with different parameters {sorted(map(repr, qs))}")
+        q = qs.pop()
+        if q is None:
+            raise ctx.unsupported(node, "some inputs are quantized integers, others are not")
+        if op_type in ("Resize", "Upsample") and a.get("mode", "nearest") != "nearest":
+            raise ctx.unsupported(node, f"{a['mode']} {op_type} of quantized integers")
+        inputs = list(node.input)
+        for k in data:
+            x = node.input[k]
+            inputs[k] = f"{node.output[0]}/x{k}"
+            ctx.bind(inputs[k], ctx.emit("DEQUANTIZE", [ctx.value(x).ir], None, inputs[k]), _layout(ctx, x))
+        if op_type == "Pad" and ctx.has(node, 2):  # the fill is an integer of the input: its real value
+            fill = np.asarray(ctx.const(node, 2, "the constant value"), np.int64).reshape(-1)[:1]
+            inputs[2] = f"{node.output[0]}/fill"
+            ctx.set_const(inputs[2], dequantize(fill - (128 if ctx.value(node.input[2]).const.dtype == np.uint8
+                                                        else 0), q).reshape(()))
+        outs = [f"{o}/float" if o else "" for o in node.output]
+        synthetic = helper.make_node(node.op_type, inputs, outs, name=node_name(node))
+        convert(ctx, synthetic, a)
+        for o, f in zip(node.output, outs, strict=True):
+            if o:
+                cl = _layout(ctx, f)
+                ctx.values[o] = ctx.values[f]
+                ctx.bind(o, ctx.graph.add_node("QUANTIZE", [ctx.ir(f, cl)], None, name=node_name(node),
+                                               outputs=[ctx.graph.unique_name(o)], quant=[q])[0], cl)
+    return run
+
+
+for _op_type in PASS_THROUGH:
+    if _op_type in ops.CONVERTERS:
+        CONVERTERS[_op_type] = _passing(_op_type, ops.CONVERTERS[_op_type])
