@@ -24,6 +24,7 @@ import onnx
 from onnx import helper, numpy_helper
 
 from wasmrt.compile.onnx.context import Context, attributes, node_name
+from wasmrt.errors import ModelFormatError
 
 MAX_UNROLL = 4096
 ConvertNode = Callable[[Context, onnx.NodeProto], None]
@@ -31,10 +32,40 @@ CONTROL_FLOW_OPS = ("If", "Loop", "Scan")
 
 
 def _defined(g: onnx.GraphProto) -> set[str]:
+    """The names a graph defines itself: its inputs, initializers and node outputs. They hide (shadow) values of
+    the same name in enclosing graphs, for the graph and every graph nested in it."""
     names = {i.name for i in g.input} | {i.name for i in g.initializer}
     for n in g.node:
         names.update(o for o in n.output if o)
     return names
+
+
+def _subgraphs(node: onnx.NodeProto) -> list[onnx.GraphProto]:
+    """The graphs in node's attributes (an If's branches, a Loop's or Scan's body, any GRAPHS attribute)."""
+    out: list[onnx.GraphProto] = []
+    for a in node.attribute:
+        if a.type == onnx.AttributeProto.GRAPH:
+            out.append(a.g)
+        elif a.type == onnx.AttributeProto.GRAPHS:
+            out.extend(a.graphs)
+    return out
+
+
+def _rebind(g: onnx.GraphProto, outer: Callable[[str], str]) -> None:
+    """Rewrite, in place, every name that graph g (at any nesting depth) reads from an enclosing scope through
+    `outer`; names defined on the way down (by g or a graph between g and the reader) are local and stay."""
+    local = _defined(g)
+
+    def scoped(name: str) -> str:
+        return name if not name or name in local else outer(name)
+
+    for n in g.node:
+        for i, name in enumerate(n.input):
+            n.input[i] = scoped(name)
+        for sub in _subgraphs(n):
+            _rebind(sub, scoped)
+    for o in g.output:  # a body may return an enclosing value unchanged
+        o.name = scoped(o.name)
 
 
 def _renamer(prefix: str, g: onnx.GraphProto) -> Callable[[str], str]:
@@ -42,21 +73,49 @@ def _renamer(prefix: str, g: onnx.GraphProto) -> Callable[[str], str]:
     return lambda name: (prefix + name) if name in local else name
 
 
-def _copy_node(node: onnx.NodeProto, rename: Callable[[str], str]) -> onnx.NodeProto:
+def _copy_node(node: onnx.NodeProto, rename: Callable[[str], str], prefix: str) -> onnx.NodeProto:
+    """node of a body copy: the values the body defines renamed, also where graphs nested in node read them."""
     new = onnx.NodeProto()
     new.CopyFrom(node)
     del new.input[:]
     del new.output[:]
     new.input.extend(rename(i) if i else "" for i in node.input)
     new.output.extend(rename(o) if o else "" for o in node.output)
-    new.name = rename(node.name) if node.name else ""
+    new.name = prefix + node.name if node.name else ""
+    for sub in _subgraphs(new):
+        _rebind(sub, rename)
     return new
+
+
+def check_scope(ctx: Context, g: onnx.GraphProto, visible: Callable[[str], bool], where: str) -> None:
+    """Check, without converting it, that every name graph g reads is defined where it is read: by g before the
+    reading node (its inputs, initializers and earlier nodes' outputs), or by an enclosing scope (`visible`), at any
+    depth of nesting. A body wasmrt does not convert (the If branch not taken, the body of a Loop or Scan that runs
+    no step) is held to the scoping rules of the one it does."""
+    known = {i.name for i in g.input} | {i.name for i in g.initializer}
+
+    def seen(name: str) -> bool:
+        return name in known or visible(name)
+
+    for n in g.node:
+        for name in n.input:
+            if name and not seen(name):
+                raise ModelFormatError(f"{ctx.source}: node {node_name(n)!r} in {where} reads {name!r}, which is "
+                                       "neither an input, an initializer nor produced by an earlier node, in its "
+                                       "graph or an enclosing one")
+        for sub in _subgraphs(n):
+            check_scope(ctx, sub, seen, where)
+        known.update(o for o in n.output if o)
+    for o in g.output:
+        if not seen(o.name):
+            raise ModelFormatError(f"{ctx.source}: output {o.name!r} of {where} is never produced")
 
 
 def _run_body(ctx: Context, convert: ConvertNode, g: onnx.GraphProto, prefix: str,
               bound: dict[str, str | np.ndarray]) -> list[str]:
     """Convert one copy of a sub-graph: its inputs bound to outer values (a name) or constants; returns the (renamed)
-    names of its outputs."""
+    names of its outputs. Names the sub-graph reads from enclosing graphs have been rewritten into this scope's
+    names already (_rebind, when the node holding it was copied); the ones it defines get the prefix."""
     rename = _renamer(prefix, g)
     for inp in g.input:
         src = bound.get(inp.name)
@@ -67,8 +126,12 @@ def _run_body(ctx: Context, convert: ConvertNode, g: onnx.GraphProto, prefix: st
     for init in g.initializer:
         ctx.set_const(rename(init.name), numpy_helper.to_array(init))
     for n in g.node:
-        convert(ctx, _copy_node(n, rename))
-    return [rename(o.name) for o in g.output]
+        convert(ctx, _copy_node(n, rename, prefix))
+    outs = [rename(o.name) for o in g.output]
+    for name in outs:
+        if name not in ctx.values:
+            raise ModelFormatError(f"{ctx.source}: sub-graph output {name!r} is never produced")
+    return outs
 
 
 def _emit(ctx: Context, convert: ConvertNode, op_type: str, inputs: list[str], output: str, **attrs: Any) -> str:
@@ -105,7 +168,10 @@ def convert_if(ctx: Context, convert: ConvertNode, node: onnx.NodeProto) -> None
     if cond.const.size != 1:
         raise ctx.unsupported(node, f"condition of shape {list(cond.const.shape)} (must be a single value)")
     a = attributes(node)
-    branch = a["then_branch"] if bool(cond.const.reshape(-1)[0]) else a["else_branch"]
+    taken = bool(cond.const.reshape(-1)[0])
+    branch, other = (a["then_branch"], a["else_branch"]) if taken else (a["else_branch"], a["then_branch"])
+    check_scope(ctx, other, ctx.values.__contains__, f"the {'else' if taken else 'then'} branch of "
+                                                     f"{node_name(node)!r}")
     outs = _run_body(ctx, convert, branch, f"{node_name(node)}/", {})
     if len(outs) != len(node.output):
         raise ctx.unsupported(node, f"the branch has {len(outs)} outputs, the node {len(node.output)}")
@@ -149,6 +215,8 @@ def convert_loop(ctx: Context, convert: ConvertNode, node: onnx.NodeProto) -> No
         for k in range(n_scan):
             scans[k].append(outs[1 + n_carried + k])
         it += 1
+    if it == 0:  # the body never runs: it must still read only what its scope defines
+        check_scope(ctx, body, ctx.values.__contains__, f"the body of {node_name(node)!r}")
     finals = list(node.output)
     for name, src in zip(finals[:n_carried], carried, strict=True):
         if name:
@@ -198,6 +266,8 @@ def convert_scan(ctx: Context, convert: ConvertNode, node: onnx.NodeProto) -> No
         states = outs[:n_states]
         for k in range(n_scan_out):
             outs_per_step[k].append(outs[n_states + k])
+    if steps == 0:
+        check_scope(ctx, body, ctx.values.__contains__, f"the body of {node_name(node)!r}")
     for name, src in zip(node.output[:n_states], states, strict=True):
         if name:
             ctx.alias(name, src)
