@@ -4,7 +4,8 @@
 
 Scope: the default ONNX domain, opsets 11 to 21 (older and newer models import too when the ops they use kept
 their semantics; attribute-vs-input changes such as Clip min/max, Pad pads, Slice, Squeeze/Unsqueeze/Reduce* axes,
-Split sizes and the Resize inputs are handled per opset). Other domains are unsupported. Control flow with a static
+Split sizes and the Resize inputs are handled per opset), and onnxruntime's com.microsoft ops its quantization tools
+and optimizers write (onnx_quant.py, onnx_contrib.py). Other domains are unsupported. Control flow with a static
 outcome (If on a condition known at import, Loop with a constant trip count, Scan) is flattened (onnx_control.py).
 
 Static shapes. Dynamic dims of graph inputs come from `input_shapes`; a leading symbolic dim (the batch) defaults
@@ -48,6 +49,7 @@ from onnx import helper, numpy_helper
 from python_ref.opdefs import QuantType
 from python_ref.quant import QuantParams
 from wasmrt.compile.ir import Graph, Metadata, Preprocess
+from wasmrt.compile.onnx import contrib as onnx_contrib
 from wasmrt.compile.onnx import ops as onnx_ops
 from wasmrt.compile.onnx import quant as onnx_quant
 from wasmrt.compile.onnx.context import MAX_DIM, Context, Value, attributes, node_name
@@ -59,8 +61,8 @@ from wasmrt.errors import ConversionError, ModelFormatError, UnsupportedOpError,
 
 __all__ = ["CONSTANT_INPUTS", "CONSTANT_ONLY_OPS", "SUPPORTED_OPS", "import_onnx"]
 
-# ONNX ops converted for runtime (data-dependent) inputs.
-CONVERTERS = {**onnx_ops.CONVERTERS, **onnx_quant.CONVERTERS}  # every node converter but control flow
+# ONNX ops converted for runtime (data-dependent) inputs: every node converter but control flow.
+CONVERTERS = {**onnx_ops.CONVERTERS, **onnx_quant.CONVERTERS, **onnx_contrib.CONVERTERS}
 SUPPORTED_OPS: frozenset[str] = frozenset(CONVERTERS) | frozenset(CONTROL_FLOW) | {"Constant", "Shape", "Size"}
 # ONNX ops evaluated only when all their inputs are constant (others go through onnx's reference evaluator).
 CONSTANT_ONLY_OPS: frozenset[str] = frozenset(FOLDERS) - SUPPORTED_OPS
@@ -249,7 +251,8 @@ def _convert_node(ctx: Context, node: onnx.NodeProto) -> None:
             raise ModelFormatError(f"{ctx.source}: node {node_name(node)!r} reads {name!r}, which is neither an "
                                    "input, an initializer nor produced by an earlier node")
     if node.domain not in ("", "ai.onnx") and not (node.domain == onnx_quant.MS_DOMAIN
-                                                   and node.op_type in onnx_quant.MS_OPS):
+                                                   and (node.op_type in onnx_quant.MS_OPS
+                                                        or node.op_type in onnx_contrib.MS_OPS)):
         raise ctx.unsupported(node, f"custom domain {node.domain!r}")
     if node.op_type in CONTROL_FLOW:
         CONTROL_FLOW[node.op_type](ctx, _convert_node, node)
