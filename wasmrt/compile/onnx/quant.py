@@ -7,11 +7,16 @@ ops of them (python_ref/README.md, "Quantized int8").
 - QOperator models: QLinearConv, QLinearMatMul and onnxruntime's com.microsoft QLinearAdd, QLinearMul,
   QLinearSigmoid, QLinearLeakyRelu, QLinearAveragePool, QLinearGlobalAveragePool, QLinearConcat, QLinearSoftmax
   and QGemm are imported as DEQUANTIZE -> the float op -> QUANTIZE.
-- ConvInteger / MatMulInteger compute their exact integer sums as a float conv / matmul of x - x_zp and w - w_zp
-  (the int32 result then goes through Cast and a scale multiply, which stay float).
-- DynamicQuantizeLinear quantizes with a range measured at run time, which has no static int8 form: its output is
-  the float input itself with scale 1 and zero point 0, so the following ConvInteger/MatMulInteger + scale multiply
-  compute the float product with the int8 weights (more precisely than onnxruntime, which also rounds x).
+- Data movement on a QOperator model's uint8 between QLinear ops (MaxPool, Reshape, Flatten, Transpose, Concat of
+  equal parameters, Resize nearest, Pad with an integer fill, ...) is DEQUANTIZE -> the float op -> QUANTIZE with
+  the input's parameters, which qdq.py makes the int8 op.
+- Dynamic quantization, exact to the spec: DynamicQuantizeLinear expands into float ops that compute its uint8
+  values, scale and zero point bit for bit (python_ref.quant.dynamic_quantize; round half to even as
+  f32(f32(v + 1.5 * 2^23) - 1.5 * 2^23)), the integers held in float32. ConvInteger / MatMulInteger compute their
+  exact integer sums as a float conv / matmul of x - x_zp and w - w_zp (exact while the sums stay below 2^24, i.e.
+  K <= 514 for any uint8 x int8 values; beyond, float32 rounds them relatively by 2^-24). onnxruntime's
+  com.microsoft DynamicQuantizeMatMul, MatMulIntegerToFloat and DynamicQuantizeLSTM (unrolled over its time steps,
+  its input and each step's state quantized as onnxruntime does) expand likewise.
 uint8 tensors are int8 inside (values and zero points minus 128), which changes no result.
 """
 
@@ -350,3 +355,81 @@ def _passing(op_type: str, convert: OpConverter) -> OpConverter:
 for _op_type in PASS_THROUGH:
     if _op_type in ops.CONVERTERS:
         CONVERTERS[_op_type] = _passing(_op_type, ops.CONVERTERS[_op_type])
+
+
+# -- com.microsoft DynamicQuantizeLSTM: the recurrence unrolled over the (static) time steps ------------------------
+def _dynamic_quantize_lstm(ctx: Context, node: onnx.NodeProto, a: dict[str, Any]) -> None:
+    """onnxruntime's DynamicQuantizeLSTM(X, W, R, B?, seq_lens?, h0?, c0?, P?, W_scale, W_zp, R_scale, R_zp): an
+    ONNX LSTM (gates i, o, f, c; W [D, I, 4H] and R [D, H, 4H] int8/uint8, per tensor or per column) whose two
+    products quantize their float operand as DynamicQuantizeLinear does: the whole input X [T*B, I] once, and
+    h_{t-1} [B, H] at every step. Each product is f32(sum (q - zq)(w - zw) * f32(s_q * s_w)); the input product,
+    the recurrent one and the biases (W's + R's) add up to the gates. Unrolled into float ops step by step, so the
+    graph grows with T."""
+    e = _Expansion(ctx, node)
+    x = node.input[0]
+    if ctx.is_const(x):
+        raise ctx.unsupported(node, "a constant input sequence")
+    steps, batch, _ = ctx.shape(x)
+    hidden = int(a["hidden_size"])
+    dirs = {"forward": [False], "reverse": [True], "bidirectional": [False, True]}.get(a.get("direction", "forward"))
+    if dirs is None:
+        raise ctx.unsupported(node, f"direction {a['direction']!r}")
+    nd = len(dirs)
+    acts = [s.lower() if isinstance(s, str) else s.decode().lower() for s in a.get("activations", [])]
+    if acts and acts != ["sigmoid", "tanh", "tanh"] * nd:
+        raise ctx.unsupported(node, f"activations {acts} (the default Sigmoid, Tanh, Tanh only)")
+    if ctx.has(node, 4) and not np.all(np.asarray(ctx.const(node, 4, "seq_lens")) == steps):
+        raise ctx.unsupported(node, "sequence lengths shorter than the input")
+    w, r = (np.asarray(ctx.const(node, i, "the weights"), np.int64) for i in (1, 2))
+
+    def per_dir(i: int, default: float = 0.0) -> np.ndarray:
+        v = ctx.const(node, i) if ctx.has(node, i) else np.full(1, default)
+        return np.asarray(v, np.float64).reshape(nd if np.size(v) >= nd else 1, -1).repeat(
+            1 if np.size(v) >= nd else nd, axis=0)
+
+    ws, wz, rs, rz = per_dir(8, 1.0), per_dir(9), per_dir(10, 1.0), per_dir(11)
+    bias = np.asarray(ctx.const(node, 3), F32).reshape(nd, 8 * hidden) if ctx.has(node, 3) else \
+        np.zeros((nd, 8 * hidden), F32)
+    peep = np.asarray(ctx.const(node, 7), F32).reshape(nd, 3 * hidden) if ctx.has(node, 7) else None
+    clip = float(a["clip"]) if "clip" in a else None
+    state0 = [node.input[i] if ctx.has(node, i) else e.const(np.zeros((nd, batch, hidden))) for i in (5, 6)]
+    i64 = np.int64
+
+    qx, sx, zx = e.dynamic_quantize(e.op("Reshape", [x, e.const([steps * batch, -1], i64)]))
+    xi = e.op("Sub", [qx, zx])
+    ys, hs, cs = [], [], []
+    for d, reverse in enumerate(dirs):
+        proj = e.op("MatMul", [xi, e.const(w[d] - wz[d].astype(i64))])
+        proj = e.op("Mul", [proj, e.op("Mul", [sx, e.const(ws[d])])])
+        proj = e.op("Reshape", [proj, e.const([steps, batch, 4 * hidden], i64)])
+        rd, rsd = e.const(r[d] - rz[d].astype(i64)), e.const(rs[d])
+        bd = e.const(np.add(bias[d, :4 * hidden], bias[d, 4 * hidden:], dtype=F32))
+        h, c = (e.op("Gather", [s, e.const(d, i64)], axis=0) for s in state0)
+        out: list[str] = [""] * steps
+        for t in (range(steps - 1, -1, -1) if reverse else range(steps)):
+            qh, sh, zh = e.dynamic_quantize(h)
+            rec = e.op("Mul", [e.op("MatMul", [e.op("Sub", [qh, zh]), rd]), e.op("Mul", [sh, rsd])])
+            g = e.op("Add", [e.op("Add", [e.op("Gather", [proj, e.const(t, i64)], axis=0), rec]), bd])
+            if clip is not None:
+                g = e.op("Clip", [g, e.const(-clip), e.const(clip)])
+            g = e.op("Reshape", [g, e.const([batch, 4, hidden], i64)])
+            gi, go, gf, gc = (e.op("Gather", [g, e.const(k, i64)], axis=1) for k in range(4))
+            if peep is not None:
+                gi = e.op("Add", [gi, e.op("Mul", [c, e.const(peep[d, :hidden])])])
+                gf = e.op("Add", [gf, e.op("Mul", [c, e.const(peep[d, 2 * hidden:])])])
+            i_gate = e.op("Sigmoid", [gi])
+            f_gate = e.op("Sub", [e.const(1.0), i_gate]) if a.get("input_forget", 0) else e.op("Sigmoid", [gf])
+            c = e.op("Add", [e.op("Mul", [f_gate, c]), e.op("Mul", [i_gate, e.op("Tanh", [gc])])])
+            if peep is not None:
+                go = e.op("Add", [go, e.op("Mul", [c, e.const(peep[d, hidden:2 * hidden])])])
+            h = e.op("Mul", [e.op("Sigmoid", [go]), e.op("Tanh", [c])])
+            out[t] = e.op("Reshape", [h, e.const([1, 1, batch, hidden], i64)])
+        ys.append(e.op("Concat", out, axis=0))
+        hs.append(e.op("Reshape", [h, e.const([1, batch, hidden], i64)]))
+        cs.append(e.op("Reshape", [c, e.const([1, batch, hidden], i64)]))
+    for k, parts in enumerate((ys, hs, cs)):
+        if len(node.output) > k and node.output[k]:
+            e.op("Concat", parts, out=node.output[k], axis=1 if k == 0 else 0)
+
+
+MS_OPS["DynamicQuantizeLSTM"] = CONVERTERS["DynamicQuantizeLSTM"] = _dynamic_quantize_lstm
