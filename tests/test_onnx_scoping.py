@@ -155,6 +155,20 @@ for _c in (True, False):
     case(f"scan_body_reads_outer_{int(_c)}")(functools.partial(_scan, _c))
 
 
+@case("scan8_batched_body_reads_outer")
+def _scan8() -> Built:
+    """Scan-8 (a batch axis on every input and output, no sequence_lens): each batch item is scanned, backwards;
+    the body reads the main graph's w."""
+    scan_body = body("scan8_body", [node("Mul", ["xt", "w"], ["xw"]), node("Add", ["h", "xw"], ["n"]),
+                                    node("Tanh", ["n"], ["o"])], ["n", "o"],
+                     inputs=[helper.make_tensor_value_info("h", F, [3]), helper.make_tensor_value_info("xt", F, [3])])
+    feeds = {"h0": arr(2, 3), "x": arr(2, 4, 3)}
+    m = model([node("Scan", ["", "h0", "x"], ["h_final", "outs"], body=scan_body, num_scan_inputs=1,
+                    directions=[1])], feeds, ["h_final", "outs"], {"w": arr(3)}, opset=8)
+    m.ir_version = 4  # initializers need not be graph inputs
+    return m, feeds, set()
+
+
 def _shadowing(c: bool) -> Built:
     """The main graph computes k; the then branch's own initializer k hides it there. A Loop body's input x hides
     the main graph's x, and the body reads the outer k. (onnxruntime departs from lexical scoping when the outer

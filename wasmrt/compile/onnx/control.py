@@ -6,12 +6,21 @@
   body is unrolled (up to MAX_UNROLL iterations), loop-carried values threaded through, scan outputs stacked on a
   new axis 0.
 - Scan: the scan axis lengths are static; the body is unrolled per step (slices of the scan inputs in, states
-  threaded through, scan outputs stacked along their axis, either direction).
+  threaded through, scan outputs stacked along their axis, either direction). Scan-8 (opset 8: a batch axis 0 on
+  every input and output, and a sequence_lens input) runs each batch item so and stacks the results; its
+  sequence_lens must be absent or the full length.
 Anything else (a data-dependent condition or trip count) is an UnsupportedOpError naming the node and why.
 
-Each unrolled copy of a body gets its own value names (prefix "<node>/<k>/"), so the copies never collide; names
-from the enclosing graph keep theirs. Nodes are rebuilt as ONNX NodeProtos and go through the ordinary converters,
-so layout handling, constant folding and nested control flow all apply.
+Scoping (ONNX's lexical rules). A body reads any value of any enclosing graph, at any depth of nesting; the names
+a body defines itself (its inputs, initializers and node outputs) hide outer values of the same name, for the body
+and every graph nested in it. Each converted copy of a body gets its own value names (prefix "<node>/" for a
+branch, "<node>/<k>/" for step k), so copies never collide; names from enclosing graphs keep theirs. When a node of
+a copy is rebuilt, the graphs in its attributes are rewritten too (_rebind): each name such a graph reads from
+outside itself becomes the name it has in this copy, so a nested body finds the enclosing body's values, shadowed
+ones included. A body that is not converted (the If branch not taken, the body of a Loop or Scan that runs no step)
+is checked against the same scope (check_scope): it may read only names defined there before its node.
+Nodes are rebuilt as ONNX NodeProtos and go through the ordinary converters, so layout handling, constant folding
+and nested control flow all apply.
 """
 
 from __future__ import annotations
@@ -233,19 +242,60 @@ def convert_scan(ctx: Context, convert: ConvertNode, node: onnx.NodeProto) -> No
     a = attributes(node)
     body: onnx.GraphProto = a["body"]
     label = node_name(node)
-    if ctx.opset < 9:
-        raise ctx.unsupported(node, "Scan before opset 9 (with a sequence_lens input)")
     n_scan_in = int(a["num_scan_inputs"])
-    states, scan_in = list(node.input[:len(node.input) - n_scan_in]), list(node.input[len(node.input) - n_scan_in:])
-    n_states = len(states)
+    inputs = list(node.input)
+    if ctx.opset < 9:  # Scan-8: a sequence_lens input first, and a batch axis 0 on every input and output
+        lens, inputs = (inputs[0] if inputs else ""), inputs[1:]
+    n_states = len(inputs) - n_scan_in
+    states, scan_in = inputs[:n_states], inputs[n_states:]
     n_scan_out = len(body.output) - n_states
-    in_axes = list(a.get("scan_input_axes", [0] * n_scan_in))
-    in_dirs = list(a.get("scan_input_directions", [0] * n_scan_in))
-    out_axes = list(a.get("scan_output_axes", [0] * n_scan_out))
-    out_dirs = list(a.get("scan_output_directions", [0] * n_scan_out))
+    if n_states < 0 or n_scan_out < 0 or len(body.input) != len(inputs) or len(node.output) > len(body.output):
+        raise ctx.unsupported(node, "its body's inputs/outputs do not match the node's states and scan inputs")
+    wanted = list(node.output) + [""] * (len(body.output) - len(node.output))
+    if ctx.opset >= 9:
+        in_axes = list(a.get("scan_input_axes", [0] * n_scan_in))
+        in_dirs = list(a.get("scan_input_directions", [0] * n_scan_in))
+        out_axes = list(a.get("scan_output_axes", [0] * n_scan_out))
+        out_dirs = list(a.get("scan_output_directions", [0] * n_scan_out))
+        _scan(ctx, convert, node, body, states, scan_in, (in_axes, in_dirs, out_axes, out_dirs), label, wanted)
+        return
+    batches = {ctx.values[n].shape[0] if ctx.values[n].rank else -1 for n in inputs}
+    if len(batches) != 1 or -1 in batches:
+        raise ctx.unsupported(node, f"Scan-8 inputs with different batch sizes {sorted(batches)}")
+    batch = batches.pop()
+    steps = {ctx.values[n].shape[1] for n in scan_in if ctx.values[n].rank > 1}
+    if lens:
+        if not ctx.is_const(lens):
+            raise ctx.unsupported(node, "its sequence_lens is not a constant")
+        if not np.all(ctx.values[lens].const == max(steps, default=0)):
+            raise ctx.unsupported(node, "sequence_lens shorter than the scan inputs (wasmrt scans whole sequences)")
+    dirs = list(a.get("directions", [0] * n_scan_in))
+    axes = ([0] * n_scan_in, dirs, [0] * n_scan_out, [0] * n_scan_out)
+    per_item: list[list[str]] = []
+    for b in range(batch):  # each batch item on its own, its batch axis dropped, then the results stacked
+        p = f"{label}/b{b}"
+        item = [_emit(ctx, convert, "Gather", [n, _const(ctx, f"{p}/in{k}/i", np.array(b, np.int64))], f"{p}/in{k}",
+                      axis=0) for k, n in enumerate(inputs)]
+        outs = [f"{p}/out{j}" if name else "" for j, name in enumerate(wanted)]
+        _scan(ctx, convert, node, body, item[:n_states], item[n_states:], axes, p, outs)
+        per_item.append(outs)
+    for j, name in enumerate(wanted):
+        if name:
+            _stack(ctx, convert, [outs[j] for outs in per_item], 0, name)
+
+
+def _scan(ctx: Context, convert: ConvertNode, node: onnx.NodeProto, body: onnx.GraphProto, states: list[str],
+          scan_in: list[str], axes: tuple[list[int], list[int], list[int], list[int]], label: str,
+          out_names: list[str]) -> None:
+    """Unroll one Scan (opset 9 semantics) over states and scan inputs, writing its outputs to out_names ("" for
+    one not wanted)."""
+    in_axes, in_dirs, out_axes, out_dirs = axes
+    n_states = len(states)
     lengths = set()
     for k, name in enumerate(scan_in):
         rank = ctx.values[name].rank
+        if rank == 0:
+            raise ctx.unsupported(node, f"scan input {name!r} is a scalar")
         in_axes[k] %= rank
         lengths.add(ctx.values[name].shape[in_axes[k]])
     if len(lengths) != 1:
@@ -253,6 +303,7 @@ def convert_scan(ctx: Context, convert: ConvertNode, node: onnx.NodeProto) -> No
     steps = lengths.pop()
     if steps > MAX_UNROLL:
         raise ctx.unsupported(node, f"{steps} steps (wasmrt unrolls at most {MAX_UNROLL})")
+    n_scan_out = len(out_names) - n_states
     outs_per_step: list[list[str]] = [[] for _ in range(n_scan_out)]
     for t in range(steps):
         bound: dict[str, str | np.ndarray] = dict(zip((b.name for b in body.input[:n_states]), states, strict=True))
@@ -268,15 +319,16 @@ def convert_scan(ctx: Context, convert: ConvertNode, node: onnx.NodeProto) -> No
             outs_per_step[k].append(outs[n_states + k])
     if steps == 0:
         check_scope(ctx, body, ctx.values.__contains__, f"the body of {node_name(node)!r}")
-    for name, src in zip(node.output[:n_states], states, strict=True):
+        if any(out_names[n_states:]):
+            raise ctx.unsupported(node, "scan outputs of a scan over no step (empty tensors)")
+    for name, src in zip(out_names[:n_states], states, strict=True):
         if name:
             ctx.alias(name, src)
-    for k, name in enumerate(node.output[n_states:]):
+    for k, name in enumerate(out_names[n_states:]):
         if not name:
             continue
         parts = outs_per_step[k][::-1] if out_dirs[k] else outs_per_step[k]
-        rank = ctx.values[parts[0]].rank + 1 if parts else 1
-        _stack(ctx, convert, parts, out_axes[k] % rank, name)
+        _stack(ctx, convert, parts, out_axes[k] % (ctx.values[parts[0]].rank + 1), name)
 
 
 CONVERTERS: dict[str, Callable[[Context, ConvertNode, onnx.NodeProto], None]] = {
