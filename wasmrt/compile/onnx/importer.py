@@ -271,8 +271,9 @@ def _convert_node(ctx: Context, node: onnx.NodeProto) -> None:
     elif all(ctx.is_const(n) for n in node.input if n):
         _fold_node(ctx, node, attrs)
     elif node.op_type in CONVERTERS:
+        convert = onnx_quant.on_integers(ctx, node) or CONVERTERS[node.op_type]  # a QOperator model's uint8
         try:
-            CONVERTERS[node.op_type](ctx, node, attrs)
+            convert(ctx, node, attrs)
         except (WasmrtError, MemoryError, RecursionError):
             raise
         except Exception as e:  # e.g. shape inference rejecting the attributes, or a required one missing

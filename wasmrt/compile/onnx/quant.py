@@ -311,23 +311,26 @@ PASS_THROUGH = ("MaxPool", "Reshape", "Transpose", "Flatten", "Squeeze", "Unsque
                 "GlobalMaxPool", "ReduceMax", "Pad")
 
 
-def _passing(op_type: str, convert: OpConverter) -> OpConverter:
-    """The float converter; on integers that carry quantization parameters (a QOperator model's uint8 between
-    QLinear ops), DEQUANTIZE -> the float op -> QUANTIZE with the same parameters (int8 data movement once
-    wasmrt/compile/qdq.py has run). Every data input must carry the same parameters; Resize only nearest; Pad's
-    constant is an integer of the input."""
+def on_integers(ctx: Context, node: onnx.NodeProto) -> OpConverter | None:
+    """The converter of a default-domain data-movement node whose run-time input is a QOperator model's quantized
+    integers (uint8 between QLinear ops): DEQUANTIZE -> the float op -> QUANTIZE with the input's parameters (the
+    int8 op once wasmrt/compile/qdq.py has run). None for every other node (the importer's table converts it).
+    Every data input must carry the same parameters; Resize only nearest; Pad's constant is an integer of the
+    input."""
+    op_type = node.op_type
+    if op_type not in PASS_THROUGH or node.domain not in ("", "ai.onnx") or op_type not in ops.CONVERTERS:
+        return None
+    data = [k for k, n in enumerate(node.input[:len(node.input) if op_type == "Concat" else 1])
+            if n and n in ctx.values and not ctx.is_const(n)]
+    qs = {ctx.graph.tensors[ctx.value(node.input[k]).ir].quant for k in data}
+    if qs == {None} or not qs:
+        return None
+    convert = ops.CONVERTERS[op_type]
+
     def run(ctx: Context, node: onnx.NodeProto, a: dict[str, Any]) -> None:
-        data = [k for k, n in enumerate(node.input[:len(node.input) if op_type == "Concat" else 1])
-                if n and not ctx.is_const(n)]
-        qs = {ctx.graph.tensors[ctx.value(node.input[k]).ir].quant for k in data}
-        if qs == {None} or not qs:
-            convert(ctx, node, a)
-            return
         if len(qs) > 1:
-            raise ctx.unsupported(node, f"inputs quantized with different parameters {sorted(map(repr, qs))}")
-        q = qs.pop()
-        if q is None:
-            raise ctx.unsupported(node, "some inputs are quantized integers, others are not")
+            raise ctx.unsupported(node, "inputs quantized with different parameters, or quantized and not")
+        q = next(iter(qs))
         if op_type in ("Resize", "Upsample") and a.get("mode", "nearest") != "nearest":
             raise ctx.unsupported(node, f"{a['mode']} {op_type} of quantized integers")
         inputs = list(node.input)
@@ -341,20 +344,14 @@ def _passing(op_type: str, convert: OpConverter) -> OpConverter:
             ctx.set_const(inputs[2], dequantize(fill - (128 if ctx.value(node.input[2]).const.dtype == np.uint8
                                                         else 0), q).reshape(()))
         outs = [f"{o}/float" if o else "" for o in node.output]
-        synthetic = helper.make_node(node.op_type, inputs, outs, name=node_name(node))
-        convert(ctx, synthetic, a)
+        convert(ctx, helper.make_node(op_type, inputs, outs, name=node_name(node)), a)
         for o, f in zip(node.output, outs, strict=True):
             if o:
                 cl = _layout(ctx, f)
-                ctx.values[o] = ctx.values[f]
-                ctx.bind(o, ctx.graph.add_node("QUANTIZE", [ctx.ir(f, cl)], None, name=node_name(node),
-                                               outputs=[ctx.graph.unique_name(o)], quant=[q])[0], cl)
+                (y,) = ctx.graph.add_node("QUANTIZE", [ctx.ir(f, cl)], None, name=node_name(node),
+                                          outputs=[ctx.graph.unique_name(o)], quant=[q])
+                ctx.bind(o, y, cl)
     return run
-
-
-for _op_type in PASS_THROUGH:
-    if _op_type in ops.CONVERTERS:
-        CONVERTERS[_op_type] = _passing(_op_type, ops.CONVERTERS[_op_type])
 
 
 # -- com.microsoft DynamicQuantizeLSTM: the recurrence unrolled over the (static) time steps ------------------------
