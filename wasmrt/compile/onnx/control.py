@@ -273,7 +273,7 @@ def convert_scan(ctx: Context, convert: ConvertNode, node: onnx.NodeProto) -> No
     axes = ([0] * n_scan_in, dirs, [0] * n_scan_out, [0] * n_scan_out)
     per_item: list[list[str]] = []
     for b in range(batch):  # each batch item on its own, its batch axis dropped, then the results stacked
-        p = f"{label}/b{b}"
+        p = f"{label}#b{b}"
         item = [_emit(ctx, convert, "Gather", [n, _const(ctx, f"{p}/in{k}/i", np.array(b, np.int64))], f"{p}/in{k}",
                       axis=0) for k, n in enumerate(inputs)]
         outs = [f"{p}/out{j}" if name else "" for j, name in enumerate(wanted)]
@@ -309,7 +309,7 @@ def _scan(ctx: Context, convert: ConvertNode, node: onnx.NodeProto, body: onnx.G
         bound: dict[str, str | np.ndarray] = dict(zip((b.name for b in body.input[:n_states]), states, strict=True))
         for k, name in enumerate(scan_in):
             idx = steps - 1 - t if in_dirs[k] else t
-            p = f"{label}/{t}/in{k}"  # Gather of a scalar index: the step's slice without the axis, in any opset
+            p = f"{label}/{t}#in{k}"  # Gather of a scalar index: the step's slice without the axis, in any opset
             bound[body.input[n_states + k].name] = _emit(ctx, convert, "Gather",
                                                          [name, _const(ctx, p + "/i", np.array(idx, np.int64))], p,
                                                          axis=in_axes[k])
