@@ -347,8 +347,10 @@ def _skip_ln_all() -> Case:
                 epsilon=1e-5)
 
 
-case("skip_layer_norm_no_beta_no_bias")(lambda: Case(
-    "SkipLayerNormalization", [("x", arr(2, 5, 16), False), ("s", arr(2, 5, 16), False), ("g", arr(16), True)]))
+# small values: the default epsilon (1e-12) shows against any other
+case("skip_layer_norm_no_beta_no_bias_default_epsilon")(lambda: Case(
+    "SkipLayerNormalization", [("x", arr(2, 5, 16, lo=-1e-3, hi=1e-3), False),
+                               ("s", arr(2, 5, 16, lo=-1e-3, hi=1e-3), False), ("g", arr(16), True)]))
 case("skip_layer_norm_2d_skip_bias_sum")(lambda: Case(
     "SkipLayerNormalization", [("x", arr(2, 5, 16), False), ("s", arr(5, 16), True), ("g", arr(16), True),
                                ("be", None, True), ("bi", arr(16), True)], outputs=["y0", "", "", "y3"]))
@@ -357,8 +359,9 @@ case("layer_norm_microsoft_domain")(lambda: Case(
     opset=14, oracle_domain="", epsilon=1e-12))
 case("layer_norm_onnxruntime_default_domain_opset14")(lambda: Case(
     "LayerNormalization", [("x", arr(3, 4, 6), False), ("g", arr(4, 6), True)], 3, domain="", opset=14, axis=1))
-case("simplified_layer_norm")(lambda: Case(
-    "SimplifiedLayerNormalization", [("x", arr(2, 5, 16), False), ("g", arr(16), True)], 2, domain=""))
+case("simplified_layer_norm_default_epsilon")(lambda: Case(
+    "SimplifiedLayerNormalization", [("x", arr(2, 5, 16, lo=-3e-3, hi=3e-3), False), ("g", arr(16), True)], 2,
+    domain=""))
 case("skip_simplified_layer_norm")(lambda: Case(
     "SkipSimplifiedLayerNormalization", [("x", arr(2, 5, 16), False), ("s", arr(2, 5, 16), False),
                                          ("g", arr(16), True), ("bi", arr(16), True)], outputs=["y0", "", "y2", "y3"]))
@@ -379,6 +382,10 @@ def _embed(mask: bool = True, segments: bool = True, positions: bool = False, ou
 case("embed_layer_norm_all")(lambda: _embed())
 case("embed_layer_norm_position_ids")(lambda: _embed(positions=True))
 case("embed_layer_norm_no_segments_no_mask_sum")(lambda: _embed(mask=False, segments=False, outputs=["y0", "", "y2"]))
+case("embed_layer_norm_default_epsilon")(lambda: Case("EmbedLayerNormalization", [
+    ("ids", R.integers(0, 30, (2, 6)).astype(np.int32), False), ("seg", None, False),
+    ("we", arr(30, 16, lo=-1e-3, hi=1e-3), True), ("pe", arr(10, 16, lo=-1e-3, hi=1e-3), True), ("se", None, True),
+    ("g", arr(16), True), ("b", arr(16), True)], mask_index_type=0))
 case("embed_layer_norm_one_output")(lambda: _embed(mask=False, outputs=1, mask_index_type=0))
 
 B_, S_, D_ = 2, 5, 16
@@ -452,3 +459,10 @@ def test_unknown_fused_activation_is_refused() -> None:
 
 def test_other_microsoft_ops_stay_refused_by_domain() -> None:
     _refused(Case("Rfft", [("x", arr(2, 8), False)]), "custom domain 'com.microsoft'")
+
+
+def test_onnx_attention_is_not_read_as_onnxruntimes() -> None:
+    """ONNX's own Attention (opset 23: Q, K and V inputs) shares the name, not the semantics: refused by name."""
+    c = Case("Attention", [("q", arr(1, 2, 4, 8), False), ("k", arr(1, 2, 4, 8), False), ("v", arr(1, 2, 4, 8), False)],
+             domain="", opset=23)
+    _refused(c, "no wasmrt equivalent")

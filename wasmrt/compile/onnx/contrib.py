@@ -46,9 +46,11 @@ from wasmrt.compile.onnx.ops import OpConverter
 from wasmrt.compile.registry import registrar
 
 MS_DOMAIN = "com.microsoft"
-CONVERTERS: dict[str, OpConverter] = {}  # ops only onnxruntime defines; importer.py merges them with ops.py's
-# com.microsoft ops with the semantics of the ONNX op of the same name, whose rule (ops.py) converts them
-SAME_AS_ONNX = frozenset({"Gelu", "LayerNormalization"})
+# The rules of com.microsoft nodes, by op type: importer.py looks a com.microsoft node up here, since some names are
+# also ONNX ops of other semantics (ONNX's own Attention, opset 23, takes Q, K and V).
+CONVERTERS: dict[str, OpConverter] = {}
+# com.microsoft ops with the semantics of the ONNX op of the same name: ops.py's rule converts them
+SAME_AS_ONNX = ("Gelu", "LayerNormalization")
 F32 = np.float32
 
 converts = registrar(CONVERTERS)
@@ -306,13 +308,14 @@ def _embed_mask_index(ctx: Context, node: onnx.NodeProto, batch: int) -> None:
 # -- attention ---------------------------------------------------------------------------------------------------
 @converts("Attention")
 def _attention(ctx: Context, node: onnx.NodeProto, a: dict) -> None:
-    for attr, what in (("do_rotary", "rotary embedding (do_rotary)"),
-                       ("past_present_share_buffer", "a past/present shared buffer")):
-        if a.get(attr, 0):
-            raise ctx.unsupported(node, what)
-    for i, what in ((4, "past state (input 4, past)"), (6, "past_sequence_length (input 6)")):
-        if ctx.has(node, i):
-            raise ctx.unsupported(node, what)
+    if a.get("do_rotary", 0):
+        raise ctx.unsupported(node, "rotary embedding (do_rotary)")
+    if a.get("past_present_share_buffer", 0):
+        raise ctx.unsupported(node, "a past/present shared buffer (past_present_share_buffer)")
+    if ctx.has(node, 4):
+        raise ctx.unsupported(node, "past state (input 4, past): only self attention without a cache")
+    if ctx.has(node, 6):
+        raise ctx.unsupported(node, "past_sequence_length (input 6)")
     x = ctx.value(node.input[0])
     if x.rank != 3:
         raise ctx.unsupported(node, f"input of rank {x.rank} (expected [batch, sequence, hidden])")
@@ -415,5 +418,7 @@ def _mask_bias(ctx: Context, node: onnx.NodeProto, batch: int, seq: int, filler:
     return ctx.emit("RESHAPE", [bias], {"shape": shape}, _tmp(node, "mask_bias"), label)
 
 
-MS_OPS: frozenset[str] = frozenset(CONVERTERS) | SAME_AS_ONNX
-assert not set(CONVERTERS) & set(ops.CONVERTERS), "a contrib rule would replace an ONNX op's rule"
+CONVERTERS.update({name: ops.CONVERTERS[name] for name in SAME_AS_ONNX})
+# onnxruntime's ops of the default domain that ONNX does not define (importer.py merges them with ops.py's rules)
+DEFAULT_DOMAIN: dict[str, OpConverter] = {"SimplifiedLayerNormalization": _simplified_layer_norm}
+assert not set(DEFAULT_DOMAIN) & set(ops.CONVERTERS), "a contrib rule would replace an ONNX op's rule"

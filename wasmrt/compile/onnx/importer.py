@@ -62,7 +62,7 @@ from wasmrt.errors import ConversionError, ModelFormatError, UnsupportedOpError,
 __all__ = ["CONSTANT_INPUTS", "CONSTANT_ONLY_OPS", "SUPPORTED_OPS", "import_onnx"]
 
 # ONNX ops converted for runtime (data-dependent) inputs: every node converter but control flow.
-CONVERTERS = {**onnx_ops.CONVERTERS, **onnx_quant.CONVERTERS, **onnx_contrib.CONVERTERS}
+CONVERTERS = {**onnx_ops.CONVERTERS, **onnx_quant.CONVERTERS, **onnx_contrib.DEFAULT_DOMAIN}
 SUPPORTED_OPS: frozenset[str] = frozenset(CONVERTERS) | frozenset(CONTROL_FLOW) | {"Constant", "Shape", "Size"}
 # ONNX ops evaluated only when all their inputs are constant (others go through onnx's reference evaluator).
 CONSTANT_ONLY_OPS: frozenset[str] = frozenset(FOLDERS) - SUPPORTED_OPS
@@ -252,7 +252,7 @@ def _convert_node(ctx: Context, node: onnx.NodeProto) -> None:
                                    "input, an initializer nor produced by an earlier node")
     if node.domain not in ("", "ai.onnx") and not (node.domain == onnx_quant.MS_DOMAIN
                                                    and (node.op_type in onnx_quant.MS_OPS
-                                                        or node.op_type in onnx_contrib.MS_OPS)):
+                                                        or node.op_type in onnx_contrib.CONVERTERS)):
         raise ctx.unsupported(node, f"custom domain {node.domain!r}")
     if node.op_type in CONTROL_FLOW:
         CONTROL_FLOW[node.op_type](ctx, _convert_node, node)
@@ -270,8 +270,8 @@ def _convert_node(ctx: Context, node: onnx.NodeProto) -> None:
         ctx.set_const(node.output[0], value)
     elif all(ctx.is_const(n) for n in node.input if n):
         _fold_node(ctx, node, attrs)
-    elif node.op_type in CONVERTERS:
-        convert = onnx_quant.on_integers(ctx, node) or CONVERTERS[node.op_type]  # a QOperator model's uint8
+    elif (rule := _rule(node)) is not None:
+        convert = onnx_quant.on_integers(ctx, node) or rule  # a QOperator model's uint8
         try:
             convert(ctx, node, attrs)
         except (WasmrtError, MemoryError, RecursionError):
@@ -285,6 +285,13 @@ def _convert_node(ctx: Context, node: onnx.NodeProto) -> None:
 
 
 convert_node = _convert_node  # expansions of one node into several (onnx/quant.py) convert theirs with it
+
+
+def _rule(node: onnx.NodeProto) -> onnx_ops.OpConverter | None:
+    """The converter of a node: com.microsoft ones from their own table (onnx_contrib.py), others by op type."""
+    if node.domain == onnx_contrib.MS_DOMAIN and node.op_type in onnx_contrib.CONVERTERS:
+        return onnx_contrib.CONVERTERS[node.op_type]
+    return CONVERTERS.get(node.op_type)
 
 
 def _check_outputs(ctx: Context, node: onnx.NodeProto) -> None:
