@@ -14,6 +14,11 @@ into constants (shape tensors, indices). Initializers and Constant nodes are con
 are all constant is evaluated here (onnx_fold.py); since shapes are static, Shape and Size are constants too. Only
 data-dependent nodes become IR nodes (onnx_ops.py). Runtime tensors are float32.
 
+float16 models: a float16 graph input stays a float16 .wrt input read through one CAST to float32, and a float16
+graph output is the CAST of its float32 value back to float16 (round to nearest even); float16 initializers and
+Constants become float32 constants (the writer may store them as float16 again). Everything between computes in
+float32, so a float16 model's result is its float32 counterpart's, rounded once at the output.
+
 Layout policy. The IR runs spatial ops channels-last (NHWC), ONNX thinks NCHW. Each ONNX tensor's Value records
 whether its IR tensor is stored in ONNX's layout or channels-last ([N, C, D...] stored as [N, D..., C]):
 - Conv, ConvTranspose, MaxPool/AveragePool, GlobalAverage/MaxPool, Resize/Upsample and DepthToSpace read
@@ -46,7 +51,7 @@ import onnx
 from google.protobuf.message import DecodeError
 from onnx import helper, numpy_helper
 
-from python_ref.opdefs import QuantType
+from python_ref.opdefs import CastTo, QuantType
 from python_ref.quant import QuantParams
 from wasmrt.compile.ir import Graph, Metadata, Preprocess
 from wasmrt.compile.onnx import contrib as onnx_contrib
@@ -67,7 +72,8 @@ SUPPORTED_OPS: frozenset[str] = frozenset(CONVERTERS) | frozenset(CONTROL_FLOW) 
 # ONNX ops evaluated only when all their inputs are constant (others go through onnx's reference evaluator).
 CONSTANT_ONLY_OPS: frozenset[str] = frozenset(FOLDERS) - SUPPORTED_OPS
 MIN_OPSET = 7
-RUNTIME_INPUT_DTYPES = tuple(np.dtype(d) for d in (np.float32, np.int32, np.int64, np.bool_, np.uint8, np.int8))
+RUNTIME_INPUT_DTYPES = tuple(np.dtype(d) for d in (np.float32, np.float16, np.int32, np.int64, np.bool_, np.uint8,
+                                                   np.int8))
 
 
 def import_onnx(path_or_model: str | os.PathLike | bytes | onnx.ModelProto,
@@ -189,7 +195,10 @@ def _add_inputs(ctx: Context, g: onnx.GraphProto, shapes: dict[str, tuple[int, .
                                   "with freeze_inputs)")
         shape = _input_shape(ctx.source, inp, shapes.get(inp.name))
         ctx.graph.add_input(inp.name, shape, dtype)
-        ctx.values[inp.name] = Value(shape, ir=inp.name)
+        ir = inp.name
+        if dtype == np.float16:  # float16 at the boundary, float32 inside
+            ir = ctx.emit("CAST", [inp.name], {"to": CastTo.FLOAT32}, inp.name + "/f32")
+        ctx.values[inp.name] = Value(shape, ir=ir)
 
 
 def _input_shape(source: str, inp: onnx.ValueInfoProto, given: tuple[int, ...] | None) -> tuple[int, ...]:
@@ -237,6 +246,8 @@ def _add_outputs(ctx: Context, g: onnx.GraphProto) -> None:
             up = QuantParams.make(q.scale, q.zero_point + 128)
             (ir,) = graph.add_node("QUANTIZE", [ir], {"dtype": QuantType.UINT8}, quant=[up],
                                    outputs=[graph.unique_name(out.name + "/uint8")])
+        elif out.type.tensor_type.elem_type == onnx.TensorProto.FLOAT16 and graph.tensors[ir].dtype == np.float32:
+            ir = ctx.emit("CAST", [ir], {"to": CastTo.FLOAT16}, out.name + "/f16")
         elif ir in graph.inputs or ir in graph.outputs:  # an output needs its own tensor: copy
             ir = ctx.emit("RESHAPE", [ir], {"shape": graph.tensors[ir].shape}, out.name)
         if ir != out.name:
