@@ -108,6 +108,8 @@ class Context:
 
     def set_const(self, name: str, arr: Any) -> None:
         arr = np.asarray(arr)
+        if arr.dtype == np.float16:  # float16 constants hold their exact values as float32 (computed in float32)
+            arr = arr.astype(np.float32)
         self.values[name] = Value(tuple(arr.shape), const=arr)
 
     def alias(self, dst: str, src: str) -> None:
