@@ -230,3 +230,28 @@ def bias_int32(b: np.ndarray, sx: Any, sw: np.ndarray) -> np.ndarray:
     """A float bias as int32 in units of f32(sx * sw[c]), rounded to nearest even, saturated."""
     unit = mul_scale(sx, sw).astype(np.float64)
     return np.clip(np.rint(np.asarray(b, np.float64) / unit), INT32_MIN, INT32_MAX).astype(np.int32)
+
+
+# -- dynamic quantization (ONNX DynamicQuantizeLinear; onnxruntime's dynamic int8 ops) ------------------------------
+DYNAMIC_QMAX = 255  # DynamicQuantizeLinear quantizes to uint8 [0, 255]
+
+
+def dynamic_params(x: np.ndarray) -> tuple[np.float32, np.float32]:
+    """(scale, zero point) that ONNX DynamicQuantizeLinear measures on x, the zero point as an integer-valued
+    float32: lo = min(0, min x), hi = max(0, max x); scale = f32(f32(hi - lo) / 255), 1 where hi == lo (onnxruntime;
+    then every quantized value is 0 whatever the scale); zp = rne(clamp(-f32(lo / scale), 0, 255))."""
+    x = np.asarray(x, F32)
+    hi = F32(max(F32(0), np.max(x))) if x.size else F32(0)
+    lo = F32(min(F32(0), np.min(x))) if x.size else F32(0)
+    scale = F32(1) if hi == lo else np.divide(np.subtract(hi, lo, dtype=F32), F32(DYNAMIC_QMAX), dtype=F32)
+    zp = np.rint(np.clip(-np.divide(lo, scale, dtype=F32), F32(0), F32(DYNAMIC_QMAX)))
+    return F32(scale), F32(zp)
+
+
+def dynamic_quantize(x: np.ndarray) -> tuple[np.ndarray, np.float32, np.uint8]:
+    """ONNX DynamicQuantizeLinear: (y uint8, scale, zero point) with y = clamp(rne(f32(x / scale)) + zp, 0, 255)
+    (the scale and zero point of dynamic_params; round half to even)."""
+    x = np.asarray(x, F32)
+    scale, zp = dynamic_params(x)
+    y = np.clip(np.rint(np.divide(x, scale, dtype=F32)) + zp, F32(0), F32(DYNAMIC_QMAX))
+    return y.astype(np.uint8), scale, np.uint8(zp)

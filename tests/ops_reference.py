@@ -107,6 +107,22 @@ def becomes(module: ModuleType, registry: dict[str, Callable]) -> dict[str, list
     return out
 
 
+def becomes_composed(module: ModuleType, registry: dict[str, Callable], onnx_map: dict[str, list[str]]
+                     ) -> dict[str, list[str]]:
+    """Like becomes() for rules composed of ONNX ops' rules (onnx/contrib.py): the .wrt ops a rule writes itself and
+    those of the ONNX ops whose names (keys of onnx_map) its code mentions."""
+    own = becomes(module, registry)
+    mentioned, calls = {}, {}
+    for node in ast.parse(inspect.getsource(module)).body:
+        if isinstance(node, ast.FunctionDef):
+            mentioned[node.name] = {n.value for n in ast.walk(node) if isinstance(n, ast.Constant)
+                                    and isinstance(n.value, str) and n.value in onnx_map}
+            calls[node.name] = {n.func.id for n in ast.walk(node) if isinstance(n, ast.Call)
+                                and isinstance(n.func, ast.Name)}
+    return {op: sorted(set(own[op]).union(*(onnx_map[n] for n in _closure(fn.__name__, mentioned, calls))))
+            for op, fn in registry.items()}
+
+
 def _text(node: ast.expr) -> str:
     """An error message's source as a reader sees it: literal parts kept, computed parts as '…'."""
     if isinstance(node, ast.Constant) and isinstance(node.value, str):
@@ -236,6 +252,7 @@ def op_table(support: dict[str, dict[str, list[str]]]) -> list[str]:
 
 
 def render() -> str:
+    from wasmrt.compile.onnx import contrib as onnx_contrib
     from wasmrt.compile.onnx import fold as onnx_fold
     from wasmrt.compile.onnx import ops as onnx_ops
     from wasmrt.compile.onnx import quant as onnx_quant
@@ -258,6 +275,9 @@ def render() -> str:
               "become constants). Any op whose inputs are all constant is evaluated at import time.", "",
               "| ONNX op | becomes (the .wrt ops its converter can write) |", "|---|---|"]
     onnx_map = becomes(onnx_ops, onnx_ops.CONVERTERS) | becomes(onnx_quant, onnx_quant.CONVERTERS)
+    contrib_rules = {op: fn for op, fn in onnx_contrib.CONVERTERS.items() if fn.__module__ == onnx_contrib.__name__}
+    contrib_map = becomes_composed(onnx_contrib, contrib_rules, onnx_map)
+    onnx_map |= {op: contrib_map[op] for op in onnx_contrib.DEFAULT_DOMAIN}
     for op in sorted(SUPPORTED_OPS, key=str.lower):
         got = onnx_map.get(op)
         what = ", ".join(got) if got else ("nothing: its input passes through" if op in onnx_map
@@ -276,6 +296,16 @@ def render() -> str:
               "pads, ...) are refused the same way when the model computes them at run time. Ops not in the table "
               "above are refused by name.",
               "", *_refusal_table({**onnx_ops.CONVERTERS, **onnx_quant.CONVERTERS, **onnx_control.CONVERTERS}), ""]
+    lines += ["### onnxruntime's fused com.microsoft ops", "",
+              "What onnxruntime's transformers optimizer and its graph optimizer (saved at ORT_ENABLE_EXTENDED) "
+              "write, composed of .wrt ops with onnxruntime's semantics (wasmrt/compile/onnx/contrib.py; "
+              "tests/test_onnx_contrib.py checks them against onnxruntime). Its quantization ops are in the table "
+              "above.", "", "| com.microsoft op | becomes (the .wrt ops its converter can write) |", "|---|---|"]
+    for op in sorted(onnx_contrib.CONVERTERS, key=str.lower):
+        what = (f"as ONNX's {op}: " + ", ".join(onnx_map[op])) if op in onnx_contrib.SAME_AS_ONNX \
+            else ", ".join(contrib_map[op])
+        lines.append(f"| {op} | {what} |")
+    lines += ["", *_refusal_table(contrib_rules), ""]
 
     lines += ["## TFLite", "",
               "TFLite builtins (and the MediaPipe custom op `Convolution2DTransposeBias`) and the .wrt ops they "

@@ -2,8 +2,16 @@
 
 export type Variant = "relaxed" | "simd" | "scalar";
 export type DType = "float32" | "float16" | "int8" | "uint8" | "int32" | "int64" | "bool";
+/** float16 data is a Float16Array where the host has one, else a Uint16Array of the IEEE binary16 bits. */
 export type TypedArray =
-  | Float32Array | Uint16Array | Int8Array | Uint8Array | Uint8ClampedArray | Int32Array | BigInt64Array;
+  | Float32Array | Float16ArrayLike | Uint16Array | Int8Array | Uint8Array | Uint8ClampedArray | Int32Array
+  | BigInt64Array;
+/** A Float16Array (Node 24+, recent browsers), typed structurally: no TypeScript lib beyond es2022 is needed. */
+export interface Float16ArrayLike extends ArrayBufferView {
+  readonly length: number;
+  [index: number]: number;
+  readonly [Symbol.toStringTag]: "Float16Array";
+}
 
 export class WasmrtError extends Error {}
 /** The bytes are not a valid .wrt model. */
@@ -101,6 +109,10 @@ export class Tensor<T extends TypedArray = TypedArray> {
   geometry?: Geometry;
 }
 export const DTYPES: readonly DType[];
+/** The binary16 bits of numbers (round to nearest even, as numpy's astype(float16)): float16 data for any host. */
+export function toFloat16Bits(values: ArrayLike<number> | Float16ArrayLike): Uint16Array;
+/** The values of float16 data (binary16 bits in a Uint16Array, or a Float16Array) as a Float32Array. */
+export function fromFloat16Bits(bits: Uint16Array | Float16ArrayLike): Float32Array;
 
 export type Feed = Tensor | TypedArray | number[] | { data: TypedArray | number[]; shape?: number[]; dtype?: DType };
 export type Feeds = Record<string, Feed> | Tensor | TypedArray;

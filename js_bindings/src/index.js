@@ -12,7 +12,7 @@ export {
 export { defaultHost, nodeHost, webHost } from "./host.js";
 export { readMetadata } from "./format/reader.js";
 export { Model, Runtime, Stream } from "./runtime.js";
-export { DTYPES, Tensor } from "./tensor.js";
+export { DTYPES, fromFloat16Bits, Tensor, toFloat16Bits } from "./tensor.js";
 export { describeVariant, probe, VARIANTS } from "./variants.js";
 export * as image from "./image.js";
 // The face pipeline and the try-on are their own entry point: import { FaceMesh } from "wasmrt/vision".

@@ -4,7 +4,9 @@
 
 import { ERROR_CODES, errorFromCode, InputError, OutOfMemoryError, WasmrtError } from "./errors.js";
 import { readMetadata } from "./format/reader.js";
-import { arrayTypeOf, DTYPES, dtypeOfArray, sizeOf, Tensor } from "./tensor.js";
+import {
+  arrayTypeOf, DTYPES, dtypeOfArray, float16BitsView, float16FromBits, sizeOf, Tensor, toFloat16Bits,
+} from "./tensor.js";
 
 const REQUIRED_EXPORTS = [
   "memory", "wrt_alloc", "wrt_free", "wrt_load_with_limits", "wrt_release", "wrt_run", "wrt_error_message",
@@ -295,17 +297,20 @@ export class Model {
     if (shapes.some((s, i) => s.some((d, a) => d !== this.inputs[i].shape[a]))) this._resize(shapes);
     return rt._call(() => { // every call into the engine: a trap becomes a WasmrtError
       values.forEach(({ data }, i) => {
-        const T = arrayTypeOf(this.inputs[i].dtype);
-        new T(ex.memory.buffer, u32(ex.wrt_input_ptr(this._h, i)), data.length).set(data);
+        const f16 = this.inputs[i].dtype === "float16"; // copied as bits: a Float16Array or a Uint16Array of bits
+        const T = f16 ? Uint16Array : arrayTypeOf(this.inputs[i].dtype);
+        new T(ex.memory.buffer, u32(ex.wrt_input_ptr(this._h, i)), data.length).set(f16 ? float16BitsView(data) : data);
       });
       const code = ex.wrt_run(this._h);
       if (code !== ERROR_CODES.OK) throw errorFromCode(code, rt._message());
       const out = {};
       this.outputs.forEach((o, i) => {
-        const T = arrayTypeOf(o.dtype);
+        const f16 = o.dtype === "float16"; // the bits, as a Float16Array where the host has one
+        const T = f16 ? Uint16Array : arrayTypeOf(o.dtype);
         const ptr = u32(ex.wrt_output_ptr(this._h, i));
         const n = sizeOf(o.shape);
-        out[o.name] = new Tensor(o.dtype, new T(ex.memory.buffer, ptr, n).slice(), o.shape.slice()); // a plain copy
+        const data = new T(ex.memory.buffer, ptr, n).slice(); // a plain copy
+        out[o.name] = new Tensor(o.dtype, f16 ? float16FromBits(data) : data, o.shape.slice());
       });
       return out;
     });
@@ -359,7 +364,9 @@ function checkFeed(spec, v) {
   if ((dtype && dtype !== spec.dtype) || got !== spec.dtype) {
     throw new InputError(`input '${spec.name}': expected ${spec.dtype} data, got ${dtype ?? data.constructor.name}`);
   }
-  if (Array.isArray(data)) data = arrayTypeOf(spec.dtype).from(data);
+  if (Array.isArray(data)) {
+    data = spec.dtype === "float16" ? float16FromBits(toFloat16Bits(data)) : arrayTypeOf(spec.dtype).from(data);
+  }
   if (data.length !== sizeOf(shape)) {
     throw new InputError(`input '${spec.name}': ${data.length} elements given, shape [${shape.join(", ")}] ` +
       `needs ${sizeOf(shape)}`);

@@ -51,4 +51,11 @@ async function gpuMain(): Promise<string> {
   gm.release();
   return `${which} ${gpu.reason} ${gm.dispatches} ${Object.keys(gout)} ${back.shape} ${crossing} ${onWasm}`;
 }
-export { gpuMain, main };
+// float16 models (docs/js-api.md "float16 models"): bits on any host, a Float16Array where there is one.
+async function float16Main(model: wasmrt.Model): Promise<number> {
+  const bits: Uint16Array = wasmrt.toFloat16Bits([0.5, -1, 2]);
+  const out = await model.run({ x: new wasmrt.Tensor("float16", bits, [1, 3]) });
+  const values: Float32Array = wasmrt.fromFloat16Bits(out.y.data as Uint16Array);
+  return values[0];
+}
+export { float16Main, gpuMain, main };

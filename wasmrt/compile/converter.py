@@ -88,13 +88,17 @@ def load_graph(path: str | Path, input_shapes: dict[str, tuple[int, ...]] | None
 def convert(src: str | Path | Graph, *, input_shapes: dict[str, tuple[int, ...]] | None = None,
             preprocess: dict[str, Preprocess] | None = None, labels: list[str] | None = None,
             weights: str = "auto", sparse: bool = True, log: Callable[[str], None] | None = None,
-            dynamic: list[DynamicDim] | None = None, state: dict[str, str] | None = None) -> Converted:
+            dynamic: list[DynamicDim] | None = None, state: dict[str, str] | None = None,
+            observe: Callable[[str, Graph], None] | None = None) -> Converted:
     """Convert a model file (or an already imported graph) to .wrt bytes. weights: how float constants are stored,
     see wrt_writer.stored_constant ("auto" = fp16 where lossless); sparse: store weights whose 1x4 blocks are mostly
     zero block-sparse (wasmrt.compile.sparsity.sparse_tensors).
     dynamic: input dimensions sized at run time, within bounds
     (wasmrt/compile/dynamic.py); input_shapes then gives the size the model is planned for. state: recurrent state pairs
-    {output: input} stored in the metadata (wasmrt.Stream)."""
+    {output: input} stored in the metadata (wasmrt.Stream). observe(step, graph): called with the graph after the
+    import ("import"), after the QDQ rewrite ("quantize_qdq") and after each graph pass that changed it (the pass's
+    name, see passes.optimize), to check each step's numerics (tests/test_pass_numerics.py); it must not change the
+    graph."""
     say = log or (lambda _msg: None)
     if isinstance(src, Graph):
         if dynamic:
@@ -119,10 +123,14 @@ def convert(src: str | Path | Graph, *, input_shapes: dict[str, tuple[int, ...]]
             raise ValueError(f"state {out}={inp}: the model has no output {out!r} or no input {inp!r} "
                              f"(outputs {graph.outputs}, inputs {graph.inputs})")
         graph.metadata.props[f"state.{out}"] = inp
+    if observe:
+        observe("import", graph)
     if has_qdq(graph):
         say("quantized in QDQ form: turning float ops between QUANTIZE/DEQUANTIZE into int8 ops")
         graph = quantize_qdq(graph)
-    counts = optimize(graph, say)
+        if observe:
+            observe("quantize_qdq", graph)
+    counts = optimize(graph, say, observe=observe)
     say(f"optimized: {len(graph.nodes)} ops")
     plan = plan_memory(graph)
     if plan.arena_size > MAX_ARENA:

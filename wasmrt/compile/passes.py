@@ -320,20 +320,27 @@ PASSES: list[tuple[str, Callable[[Graph], int]]] = [
 ]
 
 
-def optimize(graph: Graph, log: Callable[[str], None] | None = None, *, fuse_residuals: bool = True) -> dict[str, int]:
+def optimize(graph: Graph, log: Callable[[str], None] | None = None, *, fuse_residuals: bool = True,
+             observe: Callable[[str, Graph], None] | None = None) -> dict[str, int]:
     """Run the passes to a fixed point; returns how often each one changed the graph. fuse_residuals=False (for
     the quantizer, which gives the convolution and the add their own int8 parameters) leaves residual adds as ADD
-    ops and splits those a .wrt file already fused."""
+    ops and splits those a .wrt file already fused. observe(name, graph) is called after each pass run that changed
+    the graph (name is the pass's PASSES name), so a caller can evaluate the graph between passes
+    (tests/test_pass_numerics.py); it must not change the graph."""
     passes = PASSES if fuse_residuals else [(n, f) for n, f in PASSES if f is not fuse_residual_adds]
     counts = {name: 0 for name, _ in passes}
     if not fuse_residuals:
         counts["unfuse_residual_adds"] = unfuse_residual_adds(graph)
+        if observe and counts["unfuse_residual_adds"]:
+            observe("unfuse_residual_adds", graph)
     for _ in range(10):
         changed = 0
         for name, fn in passes:
             c = fn(graph)
             counts[name] += c
             changed += c
+            if observe and c:
+                observe(name, graph)
         graph.prune()
         if not changed:
             break

@@ -67,7 +67,7 @@ class Context:
         self._const_cache: dict[tuple[bytes, tuple[int, ...], str], str] = {}
         # constants that are a DequantizeLinear of integers: their parameters (onnx_quant.py)
         self.qsources: dict[str, QuantParams] = {}
-        self.dynamic: set[str] = set()  # DynamicQuantizeLinear outputs: float, standing for x / 1 + 0
+        self.dynamic: set[str] = set()  # DynamicQuantizeLinear outputs: float32 tensors holding the integers
 
     # -- errors ----------------------------------------------------------------------------------------------------
     def unsupported(self, node: onnx.NodeProto, detail: str) -> UnsupportedOpError:
@@ -108,6 +108,8 @@ class Context:
 
     def set_const(self, name: str, arr: Any) -> None:
         arr = np.asarray(arr)
+        if arr.dtype == np.float16:  # float16 constants hold their exact values as float32 (computed in float32)
+            arr = arr.astype(np.float32)
         self.values[name] = Value(tuple(arr.shape), const=arr)
 
     def alias(self, dst: str, src: str) -> None:

@@ -4,7 +4,8 @@
 
 Scope: the default ONNX domain, opsets 11 to 21 (older and newer models import too when the ops they use kept
 their semantics; attribute-vs-input changes such as Clip min/max, Pad pads, Slice, Squeeze/Unsqueeze/Reduce* axes,
-Split sizes and the Resize inputs are handled per opset). Other domains are unsupported. Control flow with a static
+Split sizes and the Resize inputs are handled per opset), and onnxruntime's com.microsoft ops its quantization tools
+and optimizers write (onnx_quant.py, onnx_contrib.py). Other domains are unsupported. Control flow with a static
 outcome (If on a condition known at import, Loop with a constant trip count, Scan) is flattened (onnx_control.py).
 
 Static shapes. Dynamic dims of graph inputs come from `input_shapes`; a leading symbolic dim (the batch) defaults
@@ -12,6 +13,11 @@ to 1, any other unresolved dim is a ConversionError naming the input and the dim
 into constants (shape tensors, indices). Initializers and Constant nodes are constants, and every node whose inputs
 are all constant is evaluated here (onnx_fold.py); since shapes are static, Shape and Size are constants too. Only
 data-dependent nodes become IR nodes (onnx_ops.py). Runtime tensors are float32.
+
+float16 models: a float16 graph input stays a float16 .wrt input read through one CAST to float32, and a float16
+graph output is the CAST of its float32 value back to float16 (round to nearest even); float16 initializers and
+Constants become float32 constants (the writer may store them as float16 again). Everything between computes in
+float32, so a float16 model's result is its float32 counterpart's, rounded once at the output.
 
 Layout policy. The IR runs spatial ops channels-last (NHWC), ONNX thinks NCHW. Each ONNX tensor's Value records
 whether its IR tensor is stored in ONNX's layout or channels-last ([N, C, D...] stored as [N, D..., C]):
@@ -45,9 +51,10 @@ import onnx
 from google.protobuf.message import DecodeError
 from onnx import helper, numpy_helper
 
-from python_ref.opdefs import QuantType
+from python_ref.opdefs import CastTo, QuantType
 from python_ref.quant import QuantParams
 from wasmrt.compile.ir import Graph, Metadata, Preprocess
+from wasmrt.compile.onnx import contrib as onnx_contrib
 from wasmrt.compile.onnx import ops as onnx_ops
 from wasmrt.compile.onnx import quant as onnx_quant
 from wasmrt.compile.onnx.context import MAX_DIM, Context, Value, attributes, node_name
@@ -59,13 +66,14 @@ from wasmrt.errors import ConversionError, ModelFormatError, UnsupportedOpError,
 
 __all__ = ["CONSTANT_INPUTS", "CONSTANT_ONLY_OPS", "SUPPORTED_OPS", "import_onnx"]
 
-# ONNX ops converted for runtime (data-dependent) inputs.
-CONVERTERS = {**onnx_ops.CONVERTERS, **onnx_quant.CONVERTERS}  # every node converter but control flow
+# ONNX ops converted for runtime (data-dependent) inputs: every node converter but control flow.
+CONVERTERS = {**onnx_ops.CONVERTERS, **onnx_quant.CONVERTERS, **onnx_contrib.DEFAULT_DOMAIN}
 SUPPORTED_OPS: frozenset[str] = frozenset(CONVERTERS) | frozenset(CONTROL_FLOW) | {"Constant", "Shape", "Size"}
 # ONNX ops evaluated only when all their inputs are constant (others go through onnx's reference evaluator).
 CONSTANT_ONLY_OPS: frozenset[str] = frozenset(FOLDERS) - SUPPORTED_OPS
 MIN_OPSET = 7
-RUNTIME_INPUT_DTYPES = tuple(np.dtype(d) for d in (np.float32, np.int32, np.int64, np.bool_, np.uint8, np.int8))
+RUNTIME_INPUT_DTYPES = tuple(np.dtype(d) for d in (np.float32, np.float16, np.int32, np.int64, np.bool_, np.uint8,
+                                                   np.int8))
 
 
 def import_onnx(path_or_model: str | os.PathLike | bytes | onnx.ModelProto,
@@ -187,7 +195,10 @@ def _add_inputs(ctx: Context, g: onnx.GraphProto, shapes: dict[str, tuple[int, .
                                   "with freeze_inputs)")
         shape = _input_shape(ctx.source, inp, shapes.get(inp.name))
         ctx.graph.add_input(inp.name, shape, dtype)
-        ctx.values[inp.name] = Value(shape, ir=inp.name)
+        ir = inp.name
+        if dtype == np.float16:  # float16 at the boundary, float32 inside
+            ir = ctx.emit("CAST", [inp.name], {"to": CastTo.FLOAT32}, inp.name + "/f32")
+        ctx.values[inp.name] = Value(shape, ir=ir)
 
 
 def _input_shape(source: str, inp: onnx.ValueInfoProto, given: tuple[int, ...] | None) -> tuple[int, ...]:
@@ -235,6 +246,8 @@ def _add_outputs(ctx: Context, g: onnx.GraphProto) -> None:
             up = QuantParams.make(q.scale, q.zero_point + 128)
             (ir,) = graph.add_node("QUANTIZE", [ir], {"dtype": QuantType.UINT8}, quant=[up],
                                    outputs=[graph.unique_name(out.name + "/uint8")])
+        elif out.type.tensor_type.elem_type == onnx.TensorProto.FLOAT16 and graph.tensors[ir].dtype == np.float32:
+            ir = ctx.emit("CAST", [ir], {"to": CastTo.FLOAT16}, out.name + "/f16")
         elif ir in graph.inputs or ir in graph.outputs:  # an output needs its own tensor: copy
             ir = ctx.emit("RESHAPE", [ir], {"shape": graph.tensors[ir].shape}, out.name)
         if ir != out.name:
@@ -249,7 +262,8 @@ def _convert_node(ctx: Context, node: onnx.NodeProto) -> None:
             raise ModelFormatError(f"{ctx.source}: node {node_name(node)!r} reads {name!r}, which is neither an "
                                    "input, an initializer nor produced by an earlier node")
     if node.domain not in ("", "ai.onnx") and not (node.domain == onnx_quant.MS_DOMAIN
-                                                   and node.op_type in onnx_quant.MS_OPS):
+                                                   and (node.op_type in onnx_quant.MS_OPS
+                                                        or node.op_type in onnx_contrib.CONVERTERS)):
         raise ctx.unsupported(node, f"custom domain {node.domain!r}")
     if node.op_type in CONTROL_FLOW:
         CONTROL_FLOW[node.op_type](ctx, _convert_node, node)
@@ -267,9 +281,10 @@ def _convert_node(ctx: Context, node: onnx.NodeProto) -> None:
         ctx.set_const(node.output[0], value)
     elif all(ctx.is_const(n) for n in node.input if n):
         _fold_node(ctx, node, attrs)
-    elif node.op_type in CONVERTERS:
+    elif (rule := _rule(node)) is not None:
+        convert = onnx_quant.on_integers(ctx, node) or rule  # a QOperator model's uint8
         try:
-            CONVERTERS[node.op_type](ctx, node, attrs)
+            convert(ctx, node, attrs)
         except (WasmrtError, MemoryError, RecursionError):
             raise
         except Exception as e:  # e.g. shape inference rejecting the attributes, or a required one missing
@@ -278,6 +293,16 @@ def _convert_node(ctx: Context, node: onnx.NodeProto) -> None:
         hint = " (supported only when all its inputs are constant)" if node.op_type in CONSTANT_ONLY_OPS else ""
         raise ctx.unsupported(node, "no wasmrt equivalent" + hint)
     _check_outputs(ctx, node)
+
+
+convert_node = _convert_node  # expansions of one node into several (onnx/quant.py) convert theirs with it
+
+
+def _rule(node: onnx.NodeProto) -> onnx_ops.OpConverter | None:
+    """The converter of a node: com.microsoft ones from their own table (onnx_contrib.py), others by op type."""
+    if node.domain == onnx_contrib.MS_DOMAIN and node.op_type in onnx_contrib.CONVERTERS:
+        return onnx_contrib.CONVERTERS[node.op_type]
+    return CONVERTERS.get(node.op_type)
 
 
 def _check_outputs(ctx: Context, node: onnx.NodeProto) -> None:

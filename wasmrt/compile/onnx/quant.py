@@ -7,11 +7,16 @@ ops of them (python_ref/README.md, "Quantized int8").
 - QOperator models: QLinearConv, QLinearMatMul and onnxruntime's com.microsoft QLinearAdd, QLinearMul,
   QLinearSigmoid, QLinearLeakyRelu, QLinearAveragePool, QLinearGlobalAveragePool, QLinearConcat, QLinearSoftmax
   and QGemm are imported as DEQUANTIZE -> the float op -> QUANTIZE.
-- ConvInteger / MatMulInteger compute their exact integer sums as a float conv / matmul of x - x_zp and w - w_zp
-  (the int32 result then goes through Cast and a scale multiply, which stay float).
-- DynamicQuantizeLinear quantizes with a range measured at run time, which has no static int8 form: its output is
-  the float input itself with scale 1 and zero point 0, so the following ConvInteger/MatMulInteger + scale multiply
-  compute the float product with the int8 weights (more precisely than onnxruntime, which also rounds x).
+- Data movement on a QOperator model's uint8 between QLinear ops (MaxPool, Reshape, Flatten, Transpose, Concat of
+  equal parameters, Resize nearest, Pad with an integer fill, ...) is DEQUANTIZE -> the float op -> QUANTIZE with
+  the input's parameters, which qdq.py makes the int8 op.
+- Dynamic quantization, exact to the spec: DynamicQuantizeLinear expands into float ops that compute its uint8
+  values, scale and zero point bit for bit (python_ref.quant.dynamic_quantize; round half to even as
+  f32(f32(v + 1.5 * 2^23) - 1.5 * 2^23)), the integers held in float32. ConvInteger / MatMulInteger compute their
+  exact integer sums as a float conv / matmul of x - x_zp and w - w_zp (exact while the sums stay below 2^24, i.e.
+  K <= 514 for any uint8 x int8 values; beyond, float32 rounds them relatively by 2^-24). onnxruntime's
+  com.microsoft DynamicQuantizeMatMul, MatMulIntegerToFloat and DynamicQuantizeLSTM (unrolled over its time steps,
+  its input and each step's state quantized as onnxruntime does) expand likewise.
 uint8 tensors are int8 inside (values and zero points minus 128), which changes no result.
 """
 
@@ -23,9 +28,9 @@ import numpy as np
 import onnx
 from onnx import helper
 
-from python_ref.quant import QuantParams, dequantize
+from python_ref.quant import DYNAMIC_QMAX, QuantParams, dequantize
 from wasmrt.compile.onnx import ops
-from wasmrt.compile.onnx.context import Context
+from wasmrt.compile.onnx.context import Context, node_name
 from wasmrt.compile.onnx.ops import OpConverter
 
 CONVERTERS: dict[str, OpConverter] = {}  # this module's converters; importer.py merges them with ops.py's
@@ -184,38 +189,244 @@ MS_OPS["QGemm"] = _qgemm
 CONVERTERS.update(MS_OPS)
 
 
-# -- integer ops without requantization ---------------------------------------------------------------------
-def _integer_operand(ctx: Context, node: onnx.NodeProto, x_i: int, z_i: int, tag: str) -> str:
-    """x - x_zp as float (exact integers): constants directly, run-time tensors from DynamicQuantizeLinear (float
-    already, zero point 0) as they are."""
-    x = node.input[x_i]
-    zp = np.asarray(ctx.const(node, z_i, "the zero point"), np.int64) if ctx.has(node, z_i) else np.zeros(1, np.int64)
-    if ctx.is_const(x):
-        name = f"{node.output[0]}/{tag}"
-        v = np.asarray(ctx.value(x).const, np.int64)
-        zp = zp.reshape((-1,) + (1,) * (v.ndim - 1)) if zp.size > 1 else zp.reshape(())
-        ctx.set_const(name, (v - zp).astype(np.float32))
+# -- dynamic quantization: expanded into float ops that compute the integers exactly -------------------------------
+RNE_MAGIC = 12582912.0  # 1.5 * 2^23: f32(f32(v + M) - M) is v rounded half to even for |v| < 2^22
+
+
+class _Expansion:
+    """ONNX nodes standing for one node, converted one by one by the importer (so constants fold and layouts
+    follow as for the model's own nodes); names are the node's output name plus a suffix."""
+
+    def __init__(self, ctx: Context, node: onnx.NodeProto, base: str = "") -> None:
+        from wasmrt.compile.onnx.importer import convert_node  # the importer imports this module
+        self.ctx, self.node, self.base = ctx, node, base or node.output[0]
+        self._convert = convert_node
+        self._n = 0
+
+    def const(self, value: Any, dtype: Any = F32) -> str:
+        self._n += 1
+        name = f"{self.base}/c{self._n}"
+        self.ctx.set_const(name, np.asarray(value, dtype))
         return name
-    if x in ctx.dynamic and not np.any(zp):
-        return x
-    raise ctx.unsupported(node, f"input {x!r} is an integer tensor computed at run time (only "
-                                "DynamicQuantizeLinear outputs and constants are supported)")
 
+    def op(self, op_type: str, inputs: list[str], out: str = "", n_out: int = 1, **attrs: Any) -> Any:
+        """Convert one ONNX node; its output name(s) (out: the first one's name, else a fresh one)."""
+        outs = []
+        for k in range(n_out):
+            self._n += 1
+            outs.append(out if out and k == 0 else f"{self.base}/{op_type.lower()}{self._n}")
+        self._convert(self.ctx, helper.make_node(op_type, inputs, outs, name=f"{node_name(self.node)}/{op_type}"
+                                                 f"{self._n}", **attrs))
+        return outs[0] if n_out == 1 else outs
 
-def _integer(op_type: str) -> Any:
-    def convert(ctx: Context, node: onnx.NodeProto, a: dict[str, Any]) -> None:
-        ins = [_integer_operand(ctx, node, 0, 2, "a"), _integer_operand(ctx, node, 1, 3, "b")]
-        ctx.alias(node.output[0], _float_op(ctx, node, op_type, ins, a))
-    return convert
+    def rne(self, v: str) -> str:
+        """v rounded half to even (|v| < 2^22 here: v is at most 255.x in magnitude)."""
+        return self.op("Sub", [self.op("Add", [v, self.const(RNE_MAGIC)]), self.const(RNE_MAGIC)])
+
+    def dynamic_quantize(self, x: str, outs: tuple[str, str, str] = ("", "", "")) -> tuple[str, str, str]:
+        """ONNX DynamicQuantizeLinear of x as float ops (python_ref.quant.dynamic_quantize, bit for bit): the
+        quantized values and the zero point as float32 integers, the scale; each name in outs when given."""
+        zero, qmax = self.const(0.0), self.const(float(DYNAMIC_QMAX))
+        hi = self.op("Max", [self.op("ReduceMax", [x], keepdims=0), zero])
+        lo = self.op("Min", [self.op("ReduceMin", [x], keepdims=0), zero])
+        span = self.op("Sub", [hi, lo])
+        scale = self.op("Where", [self.op("Equal", [span, zero]), self.const(1.0), self.op("Div", [span, qmax])],
+                        out=outs[1])
+        zp = self.rne(self.op("Clip", [self.op("Neg", [self.op("Div", [lo, scale])]), zero, qmax]))
+        if outs[2]:
+            zp = self.op("Identity", [zp], out=outs[2])
+        y = self.op("Clip", [self.op("Add", [self.rne(self.op("Div", [x, scale])), zp]), zero, qmax], out=outs[0])
+        self.ctx.dynamic.add(y)
+        return y, scale, zp
+
+    def integers(self, x_i: int, z_i: int, axis: int = 0) -> str:
+        """Input x_i minus its zero point (input z_i) as float32 integers: constants directly (per-channel zero
+        points along `axis` of x), run-time tensors from DynamicQuantizeLinear through a SUB."""
+        ctx, node = self.ctx, self.node
+        x = node.input[x_i]
+        if ctx.is_const(x):
+            v = np.asarray(ctx.value(x).const, np.int64)
+            zp = np.asarray(ctx.const(node, z_i, "the zero point"), np.int64) if ctx.has(node, z_i) else \
+                np.zeros(1, np.int64)
+            view = [1] * v.ndim
+            if zp.size > 1:
+                view[axis % v.ndim] = -1
+            return self.const((v - zp.reshape(view)).astype(F32))
+        if x not in ctx.dynamic:
+            raise ctx.unsupported(node, f"input {x!r} is an integer tensor computed at run time (only "
+                                        "DynamicQuantizeLinear outputs and constants are supported)")
+        return self.op("Sub", [x, node.input[z_i]]) if ctx.has(node, z_i) else x
 
 
 def _dynamic_quantize(ctx: Context, node: onnx.NodeProto, a: dict[str, Any]) -> None:
-    ctx.alias(node.output[0], node.input[0])
-    ctx.dynamic.add(node.output[0])
-    ctx.set_const(node.output[1], np.array(1.0, np.float32))
-    ctx.set_const(node.output[2], np.array(0, np.uint8))
+    outs = tuple(node.output) + ("",) * (3 - len(node.output))
+    _Expansion(ctx, node).dynamic_quantize(node.input[0], (outs[0], outs[1], outs[2]))
 
 
-CONVERTERS["ConvInteger"] = _integer("Conv")
-CONVERTERS["MatMulInteger"] = _integer("MatMul")
+def _integer(op_type: str, w_axis: int) -> Any:
+    """ConvInteger / MatMulInteger: the exact int32 sums as a float conv / matmul of x - x_zp and w - w_zp
+    (integers below 2^24 in magnitude are exact in float32; w_axis: the weights' per-channel axis)."""
+    def convert(ctx: Context, node: onnx.NodeProto, a: dict[str, Any]) -> None:
+        e = _Expansion(ctx, node)
+        e.op(op_type, [e.integers(0, 2), e.integers(1, 3, w_axis)], out=node.output[0], **a)
+    return convert
+
+
+def _scaled_product(e: _Expansion, a: str, b: str, scale_a: str, scale_b: str, bias: str, out: str) -> None:
+    """onnxruntime's MatMulIntegerToFloat output: f32(acc * f32(sa * sb)) (+ bias)."""
+    acc = e.op("MatMul", [a, b])
+    y = e.op("Mul", [acc, e.op("Mul", [scale_a, scale_b])], out="" if bias else out)
+    if bias:
+        e.op("Add", [y, bias], out=out)
+
+
+def _dynamic_quantize_matmul(ctx: Context, node: onnx.NodeProto, a: dict[str, Any]) -> None:
+    """com.microsoft DynamicQuantizeMatMul(A, B, b_scale, b_zero_point?, bias?): A through DynamicQuantizeLinear,
+    then MatMulIntegerToFloat."""
+    e = _Expansion(ctx, node)
+    qa, sa, za = e.dynamic_quantize(node.input[0])
+    a_int = e.op("Sub", [qa, za])
+    bias = node.input[4] if ctx.has(node, 4) else ""
+    _scaled_product(e, a_int, e.integers(1, 3, -1), sa, node.input[2], bias, node.output[0])
+
+
+def _matmul_integer_to_float(ctx: Context, node: onnx.NodeProto, a: dict[str, Any]) -> None:
+    """com.microsoft MatMulIntegerToFloat(A, B, a_scale, b_scale, a_zero_point?, b_zero_point?, bias?):
+    f32(sum (A - za)(B - zb) * f32(a_scale * b_scale)) + bias."""
+    e = _Expansion(ctx, node)
+    bias = node.input[6] if ctx.has(node, 6) else ""
+    _scaled_product(e, e.integers(0, 4), e.integers(1, 5, -1), node.input[2], node.input[3], bias, node.output[0])
+
+
+CONVERTERS["ConvInteger"] = _integer("Conv", 0)
+CONVERTERS["MatMulInteger"] = _integer("MatMul", -1)
 CONVERTERS["DynamicQuantizeLinear"] = _dynamic_quantize
+MS_OPS["DynamicQuantizeMatMul"] = CONVERTERS["DynamicQuantizeMatMul"] = _dynamic_quantize_matmul
+MS_OPS["MatMulIntegerToFloat"] = CONVERTERS["MatMulIntegerToFloat"] = _matmul_integer_to_float
+
+
+# -- data movement on quantized integers: the parameters pass through ----------------------------------------------
+PASS_THROUGH = ("MaxPool", "Reshape", "Transpose", "Flatten", "Squeeze", "Unsqueeze", "Concat", "Resize", "Upsample",
+                "Slice", "Split", "Gather", "DepthToSpace", "SpaceToDepth", "Identity", "Expand", "Tile",
+                "GlobalMaxPool", "ReduceMax", "Pad")
+
+
+def on_integers(ctx: Context, node: onnx.NodeProto) -> OpConverter | None:
+    """The converter of a default-domain data-movement node whose run-time input is a QOperator model's quantized
+    integers (uint8 between QLinear ops): DEQUANTIZE -> the float op -> QUANTIZE with the input's parameters (the
+    int8 op once wasmrt/compile/qdq.py has run). None for every other node (the importer's table converts it).
+    Every data input must carry the same parameters; Resize only nearest; Pad's constant is an integer of the
+    input."""
+    op_type = node.op_type
+    if op_type not in PASS_THROUGH or node.domain not in ("", "ai.onnx") or op_type not in ops.CONVERTERS:
+        return None
+    data = [k for k, n in enumerate(node.input[:len(node.input) if op_type == "Concat" else 1])
+            if n and n in ctx.values and not ctx.is_const(n)]
+    qs = {ctx.graph.tensors[ctx.value(node.input[k]).ir].quant for k in data}
+    if qs == {None} or not qs:
+        return None
+    convert = ops.CONVERTERS[op_type]
+
+    def run(ctx: Context, node: onnx.NodeProto, a: dict[str, Any]) -> None:
+        if len(qs) > 1:
+            raise ctx.unsupported(node, "inputs quantized with different parameters, or quantized and not")
+        q = next(iter(qs))
+        if op_type in ("Resize", "Upsample") and a.get("mode", "nearest") != "nearest":
+            raise ctx.unsupported(node, f"{a['mode']} {op_type} of quantized integers")
+        inputs = list(node.input)
+        for k in data:
+            x = node.input[k]
+            inputs[k] = f"{node.output[0]}/x{k}"
+            ctx.bind(inputs[k], ctx.emit("DEQUANTIZE", [ctx.value(x).ir], None, inputs[k]), _layout(ctx, x))
+        if op_type == "Pad" and ctx.has(node, 2):  # the fill is an integer of the input: its real value
+            fill = np.asarray(ctx.const(node, 2, "the constant value"), np.int64).reshape(-1)[:1]
+            inputs[2] = f"{node.output[0]}/fill"
+            ctx.set_const(inputs[2], dequantize(fill - (128 if ctx.value(node.input[2]).const.dtype == np.uint8
+                                                        else 0), q).reshape(()))
+        outs = [f"{o}/float" if o else "" for o in node.output]
+        convert(ctx, helper.make_node(op_type, inputs, outs, name=node_name(node)), a)
+        for o, f in zip(node.output, outs, strict=True):
+            if o:
+                cl = _layout(ctx, f)
+                (y,) = ctx.graph.add_node("QUANTIZE", [ctx.ir(f, cl)], None, name=node_name(node),
+                                          outputs=[ctx.graph.unique_name(o)], quant=[q])
+                ctx.bind(o, y, cl)
+    return run
+
+
+# -- com.microsoft DynamicQuantizeLSTM: the recurrence unrolled over the (static) time steps ------------------------
+def _dynamic_quantize_lstm(ctx: Context, node: onnx.NodeProto, a: dict[str, Any]) -> None:
+    """onnxruntime's DynamicQuantizeLSTM(X, W, R, B?, seq_lens?, h0?, c0?, P?, W_scale, W_zp, R_scale, R_zp): an
+    ONNX LSTM (gates i, o, f, c; W [D, I, 4H] and R [D, H, 4H] int8/uint8, per tensor or per column) whose two
+    products quantize their float operand as DynamicQuantizeLinear does: the whole input X [T*B, I] once, and
+    h_{t-1} [B, H] at every step. Each product is f32(sum (q - zq)(w - zw) * f32(s_q * s_w)); the input product,
+    the recurrent one and the biases (W's + R's) add up to the gates. Unrolled into float ops step by step, so the
+    graph grows with T."""
+    e = _Expansion(ctx, node)
+    x = node.input[0]
+    if ctx.is_const(x):
+        raise ctx.unsupported(node, "a constant input sequence")
+    steps, batch, _ = ctx.shape(x)
+    hidden = int(a["hidden_size"])
+    dirs = {"forward": [False], "reverse": [True], "bidirectional": [False, True]}.get(a.get("direction", "forward"))
+    if dirs is None:
+        raise ctx.unsupported(node, f"direction {a['direction']!r}")
+    nd = len(dirs)
+    acts = [s.lower() if isinstance(s, str) else s.decode().lower() for s in a.get("activations", [])]
+    if acts and acts != ["sigmoid", "tanh", "tanh"] * nd:
+        raise ctx.unsupported(node, f"activations {acts} (the default Sigmoid, Tanh, Tanh only)")
+    if ctx.has(node, 4) and not np.all(np.asarray(ctx.const(node, 4, "seq_lens")) == steps):
+        raise ctx.unsupported(node, "sequence lengths shorter than the input")
+    w, r = (np.asarray(ctx.const(node, i, "the weights"), np.int64) for i in (1, 2))
+
+    def per_dir(i: int, default: float = 0.0) -> np.ndarray:
+        v = ctx.const(node, i) if ctx.has(node, i) else np.full(1, default)
+        return np.asarray(v, np.float64).reshape(nd if np.size(v) >= nd else 1, -1).repeat(
+            1 if np.size(v) >= nd else nd, axis=0)
+
+    ws, wz, rs, rz = per_dir(8, 1.0), per_dir(9), per_dir(10, 1.0), per_dir(11)
+    bias = np.asarray(ctx.const(node, 3), F32).reshape(nd, 8 * hidden) if ctx.has(node, 3) else \
+        np.zeros((nd, 8 * hidden), F32)
+    peep = np.asarray(ctx.const(node, 7), F32).reshape(nd, 3 * hidden) if ctx.has(node, 7) else None
+    clip = float(a["clip"]) if "clip" in a else None
+    state0 = [node.input[i] if ctx.has(node, i) else e.const(np.zeros((nd, batch, hidden))) for i in (5, 6)]
+    i64 = np.int64
+
+    qx, sx, zx = e.dynamic_quantize(e.op("Reshape", [x, e.const([steps * batch, -1], i64)]))
+    xi = e.op("Sub", [qx, zx])
+    ys, hs, cs = [], [], []
+    for d, reverse in enumerate(dirs):
+        proj = e.op("MatMul", [xi, e.const(w[d] - wz[d].astype(i64))])
+        proj = e.op("Mul", [proj, e.op("Mul", [sx, e.const(ws[d])])])
+        proj = e.op("Reshape", [proj, e.const([steps, batch, 4 * hidden], i64)])
+        rd, rsd = e.const(r[d] - rz[d].astype(i64)), e.const(rs[d])
+        bd = e.const(np.add(bias[d, :4 * hidden], bias[d, 4 * hidden:], dtype=F32))
+        h, c = (e.op("Gather", [s, e.const(d, i64)], axis=0) for s in state0)
+        out: list[str] = [""] * steps
+        for t in (range(steps - 1, -1, -1) if reverse else range(steps)):
+            qh, sh, zh = e.dynamic_quantize(h)
+            rec = e.op("Mul", [e.op("MatMul", [e.op("Sub", [qh, zh]), rd]), e.op("Mul", [sh, rsd])])
+            g = e.op("Add", [e.op("Add", [e.op("Gather", [proj, e.const(t, i64)], axis=0), rec]), bd])
+            if clip is not None:
+                g = e.op("Clip", [g, e.const(-clip), e.const(clip)])
+            g = e.op("Reshape", [g, e.const([batch, 4, hidden], i64)])
+            gi, go, gf, gc = (e.op("Gather", [g, e.const(k, i64)], axis=1) for k in range(4))
+            if peep is not None:
+                gi = e.op("Add", [gi, e.op("Mul", [c, e.const(peep[d, :hidden])])])
+                gf = e.op("Add", [gf, e.op("Mul", [c, e.const(peep[d, 2 * hidden:])])])
+            i_gate = e.op("Sigmoid", [gi])
+            f_gate = e.op("Sub", [e.const(1.0), i_gate]) if a.get("input_forget", 0) else e.op("Sigmoid", [gf])
+            c = e.op("Add", [e.op("Mul", [f_gate, c]), e.op("Mul", [i_gate, e.op("Tanh", [gc])])])
+            if peep is not None:
+                go = e.op("Add", [go, e.op("Mul", [c, e.const(peep[d, hidden:2 * hidden])])])
+            h = e.op("Mul", [e.op("Sigmoid", [go]), e.op("Tanh", [c])])
+            out[t] = e.op("Reshape", [h, e.const([1, 1, batch, hidden], i64)])
+        ys.append(e.op("Concat", out, axis=0))
+        hs.append(e.op("Reshape", [h, e.const([1, batch, hidden], i64)]))
+        cs.append(e.op("Reshape", [c, e.const([1, batch, hidden], i64)]))
+    for k, parts in enumerate((ys, hs, cs)):
+        if len(node.output) > k and node.output[k]:
+            e.op("Concat", parts, out=node.output[k], axis=1 if k == 0 else 0)
+
+
+MS_OPS["DynamicQuantizeLSTM"] = CONVERTERS["DynamicQuantizeLSTM"] = _dynamic_quantize_lstm
