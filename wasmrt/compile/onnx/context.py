@@ -10,6 +10,7 @@ See onnx_import.py for the overall layout policy.
 from __future__ import annotations
 
 import math
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
@@ -60,8 +61,11 @@ class Value:
 
 
 class Context:
-    def __init__(self, graph: Graph, source: str, opset: int) -> None:
+    def __init__(self, graph: Graph, source: str, opset: int,
+                 convert_node: Callable[[Context, onnx.NodeProto], None]) -> None:
         self.graph, self.source, self.opset = graph, source, opset
+        # the importer's node conversion, for rules that expand one node into several (onnx/quant.py)
+        self.convert_node = convert_node
         self.values: dict[str, Value] = {}
         self._layout_cache: dict[tuple[str, bool], str] = {}
         self._const_cache: dict[tuple[bytes, tuple[int, ...], str], str] = {}

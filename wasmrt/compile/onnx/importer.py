@@ -96,7 +96,7 @@ def _import(model: onnx.ModelProto, source: str, input_shapes: dict[str, tuple[i
     graph.metadata.source = source
     graph.metadata.producer = f"onnx opset {opset}, {model.producer_name or 'unknown producer'}".strip()
     _read_metadata(model, graph.metadata, source)
-    ctx = Context(graph, source, opset)
+    ctx = Context(graph, source, opset, _convert_node)
     _add_initializers(ctx, model.graph)
     _add_inputs(ctx, model.graph, dict(input_shapes or {}), dict(freeze_inputs or {}))
     for node in model.graph.node:
@@ -295,7 +295,6 @@ def _convert_node(ctx: Context, node: onnx.NodeProto) -> None:
     _check_outputs(ctx, node)
 
 
-convert_node = _convert_node  # expansions of one node into several (onnx/quant.py) convert theirs with it
 
 
 def _rule(node: onnx.NodeProto) -> onnx_ops.OpConverter | None:

@@ -198,9 +198,8 @@ class _Expansion:
     follow as for the model's own nodes); names are the node's output name plus a suffix."""
 
     def __init__(self, ctx: Context, node: onnx.NodeProto, base: str = "") -> None:
-        from wasmrt.compile.onnx.importer import convert_node  # the importer imports this module
         self.ctx, self.node, self.base = ctx, node, base or node.output[0]
-        self._convert = convert_node
+        self._convert = ctx.convert_node
         self._n = 0
 
     def const(self, value: Any, dtype: Any = F32) -> str:
