@@ -26,7 +26,7 @@ const LANDMARK_MODELS = {
   attention: { file: "face_landmark_attention.wrt", subpackages: ["attention", "attention2"] },
 };
 const WORKER_LIB = [
-  "src/errors.js", "src/error_codes.js", "src/format/reader.js", "src/format/generated.js", "src/tensor.js",
+  "src/errors.js", "src/error_codes.js", "src/format/reader.js", "src/format/generated.js", "src/f16.js", "src/tensor.js",
   "src/runtime.js", "src/image.js",
   "vision/facemesh.js", "vision/detect.js", "vision/roi.js", "vision/refine.js", "vision/sample.js",
   "hosts/miniprogram.js", "hosts/miniprogram-polyfills.js",

@@ -1,7 +1,7 @@
 // Tensors: a typed array plus a shape. Dtype names follow numpy; codes follow the .wrt DType enum.
 
 import { InputError } from "./errors.js";
-import { f16Bits, f16Value } from "./webgpu/f16.js";
+import { f16Bits, f16Value } from "./f16.js";
 
 export const DTYPES = ["float32", "float16", "int8", "uint8", "int32", "int64", "bool"]; // index = .wrt code
 

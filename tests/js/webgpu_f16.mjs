@@ -2,7 +2,7 @@
 //   node webgpu_f16.mjs values.f32 bits.u16 all.f32
 // values.f32: float32 values -> bits.u16: their binary16 bits (toF16); all.f32: f16Value of every 16-bit pattern.
 import { readFileSync, writeFileSync } from "node:fs";
-import { fromF16, toF16 } from "../../js_bindings/src/webgpu/f16.js";
+import { fromF16, toF16 } from "../../js_bindings/src/f16.js";
 
 const [valuesFile, bitsFile, allFile] = process.argv.slice(2);
 const raw = readFileSync(valuesFile);

@@ -10,7 +10,7 @@
 import { InputError, ModelFormatError, UnsupportedOpError, WasmrtError } from "../errors.js";
 import { readMetadata, readWrt } from "../format/reader.js";
 import { Tensor } from "../tensor.js";
-import { fromF16, toF16 } from "./f16.js";
+import { fromF16, toF16 } from "../f16.js";
 import { KERNELS } from "./kernels.js";
 import { packParams, plan } from "./plan.js";
 import { report, split, WasmSide } from "./split.js";

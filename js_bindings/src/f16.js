@@ -1,5 +1,5 @@
-// float32 <-> IEEE binary16 for f16 storage on the WebGPU backend (inputs in, outputs out), rounding to nearest
-// even as numpy's astype(float16) does; independent of Float16Array, which not every browser has.
+// float32 <-> IEEE binary16, rounding to nearest even as numpy's astype(float16) does, independent of Float16Array
+// (which not every host has): float16 tensors (tensor.js) and f16 storage on the WebGPU backend.
 
 const F = new Float32Array(1);
 const U = new Uint32Array(F.buffer);
