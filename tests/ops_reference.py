@@ -4,8 +4,10 @@
 - "What it becomes" comes from the importers' registries (wasmrt/compile/onnx/ops.py CONVERTERS,
   tflite_ops.py CONVERTERS, onnx_fold.py for ONNX ops folded at import): the .wrt op names each converter function
   and the module-level helpers it calls write, plus the entry of the name table it was registered through
-  (`_converter(*_UNARY)` maps Relu through _UNARY). Layout transposes the importers add around layout-sensitive
-  ops are not listed.
+  (`_converter(*_UNARY)` maps Relu through _UNARY); rules composed of other ONNX ops' rules (onnx/contrib.py,
+  onnx/quant.py, factories such as `_qlinear("Conv", ...)`) are credited with those ops' .wrt ops. Where that reading
+  lists nothing, the .wrt ops are measured: the importer's output on the onnx package's single-op node tests.
+  Layout transposes the importers add around layout-sensitive ops are not listed.
 - Which dtypes each engine runs is measured, not declared: every op's first single-op case of tests/test_engine.py
   is rebuilt with each dtype and run on python_ref, the native engine and the wasm engine (SIMD128 build).
 """
@@ -119,8 +121,52 @@ def becomes_composed(module: ModuleType, registry: dict[str, Callable], onnx_map
                                     and isinstance(n.value, str) and n.value in onnx_map}
             calls[node.name] = {n.func.id for n in ast.walk(node) if isinstance(n, ast.Call)
                                 and isinstance(n.func, ast.Name)}
-    return {op: sorted(set(own[op]).union(*(onnx_map[n] for n in _closure(fn.__name__, mentioned, calls))))
+    # rules made by a factory at module level (`"QLinearConv": _qlinear("Conv", ...)`): the ONNX ops named in the
+    # factory's arguments, and what the factory's own code writes and names
+    literals, wrt_calls, _ = _names(module)
+    made: dict[str, set[str]] = {}
+    for node in ast.walk(ast.parse(inspect.getsource(module))):
+        pairs = []
+        if isinstance(node, ast.Assign) and isinstance(node.value, ast.Call):
+            pairs = [(t.slice, node.value) for t in node.targets if isinstance(t, ast.Subscript)]
+        elif isinstance(node, ast.Dict):
+            pairs = [(k, v) for k, v in zip(node.keys, node.values, strict=True) if isinstance(v, ast.Call)]
+        for key, call in pairs:
+            if isinstance(key, ast.Constant) and key.value in registry and isinstance(call.func, ast.Name):
+                named = {a.value for a in call.args if isinstance(a, ast.Constant) and a.value in onnx_map}
+                made[key.value] = ({w for n in named | _closure(call.func.id, mentioned, calls) for w in onnx_map[n]}
+                                   | _closure(call.func.id, literals, wrt_calls))
+    return {op: sorted(set(own[op]).union(*(onnx_map[n] for n in _closure(fn.__name__, mentioned, calls)),
+                                          made.get(op, set())))
             for op, fn in registry.items()}
+
+
+def measured_onnx(ops: set[str]) -> dict[str, list[str]]:
+    """The .wrt ops the importer writes for each of `ops` on the onnx package's own node tests that use it (where
+    the reading of the converter's code lists none: rules that expand into other rules through closures)."""
+    import onnx
+    import onnx.backend.test
+
+    from wasmrt.compile.converter import convert
+    from wasmrt.compile.ir import Graph
+
+    data = Path(onnx.backend.test.__file__).parent / "data" / "node"
+    out: dict[str, set[str]] = {}
+    for model in sorted(data.glob("*/model.onnx")):
+        m = onnx.load(str(model), load_external_data=False)
+        used = {n.op_type for n in m.graph.node} & ops
+        if not used or any(n.op_type not in ops for n in m.graph.node):
+            continue  # a case of several ops would credit one with the others' .wrt ops
+        try:
+            graph = convert(str(model)).graph
+        except Exception:  # a refused form of the op: its other cases say what it becomes
+            continue
+        assert isinstance(graph, Graph)
+        copies = {id(n) for n in graph.nodes if n.op == "RESHAPE" and n.inputs[0] in graph.inputs
+                  and n.outputs[0] in graph.outputs}  # an output that is an input is written by a copy
+        for op in used:
+            out.setdefault(op, set()).update(n.op for n in graph.nodes if id(n) not in copies)
+    return {op: sorted(v) for op, v in out.items()}
 
 
 def _text(node: ast.expr) -> str:
@@ -274,10 +320,13 @@ def render() -> str:
               "ONNX ops converted for runtime inputs, and the .wrt ops they become (`Constant`, `Shape` and `Size` "
               "become constants). Any op whose inputs are all constant is evaluated at import time.", "",
               "| ONNX op | becomes (the .wrt ops its converter can write) |", "|---|---|"]
-    onnx_map = becomes(onnx_ops, onnx_ops.CONVERTERS) | becomes(onnx_quant, onnx_quant.CONVERTERS)
+    onnx_map = becomes(onnx_ops, onnx_ops.CONVERTERS)
+    # the quantization rules write .wrt ops themselves or expand into other ONNX ops' rules (dynamic quantization)
+    onnx_map |= becomes_composed(onnx_quant, onnx_quant.CONVERTERS, onnx_map)
     contrib_rules = {op: fn for op, fn in onnx_contrib.CONVERTERS.items() if fn.__module__ == onnx_contrib.__name__}
     contrib_map = becomes_composed(onnx_contrib, contrib_rules, onnx_map)
     onnx_map |= {op: contrib_map[op] for op in onnx_contrib.DEFAULT_DOMAIN}
+    onnx_map |= measured_onnx({op for op in SUPPORTED_OPS if not onnx_map.get(op) and op in onnx_map})
     for op in sorted(SUPPORTED_OPS, key=str.lower):
         got = onnx_map.get(op)
         what = ", ".join(got) if got else ("nothing: its input passes through" if op in onnx_map

@@ -317,14 +317,16 @@ def _unsupported(c: Case, *words: str) -> None:
         assert w in msg, msg
 
 
-def test_if_with_a_runtime_condition_names_the_node() -> None:
+def test_if_with_a_runtime_condition_and_branches_of_different_shapes_names_the_node() -> None:
+    """A run-time condition selects between the branches' outputs (tests/test_onnx_runtime_if.py), which must then
+    have the same shapes: here they differ, so the If is refused, by name."""
     then = helper.make_graph([helper.make_node("Identity", ["x"], ["t"])], "then", [],
                              [helper.make_tensor_value_info("t", onnx.TensorProto.FLOAT, [2])])
-    other = helper.make_graph([helper.make_node("Neg", ["x"], ["e"])], "else", [],
-                              [helper.make_tensor_value_info("e", onnx.TensorProto.FLOAT, [2])])
+    other = helper.make_graph([helper.make_node("Concat", ["x", "x"], ["e"], axis=0)], "else", [],
+                              [helper.make_tensor_value_info("e", onnx.TensorProto.FLOAT, [4])])
     c = Case("If", [("cond", np.array(True), False)], 1, opset=13, then_branch=then, else_branch=other)
     c.model.graph.input.append(helper.make_tensor_value_info("x", onnx.TensorProto.FLOAT, [2]))
-    _unsupported(c, "condition")
+    _unsupported(c, "condition depends on the input data", "shape")
 
 
 def test_einsum_is_refused_by_name() -> None:

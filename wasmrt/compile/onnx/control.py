@@ -1,7 +1,15 @@
-"""ONNX control flow with a static outcome, flattened into plain nodes at import.
+"""ONNX control flow flattened into plain nodes at import.
 
-- If: the condition must be known at conversion time (a shape check, say, which folds once input shapes are fixed);
-  the chosen branch's nodes are converted in place and its outputs become the If's outputs.
+- If with a condition known at conversion time (a shape check, say, which folds once input shapes are fixed): the
+  chosen branch's nodes are converted in place and its outputs become the If's outputs.
+- If with a run-time condition (one that depends on the input data): both branches are converted, each in its own
+  scope (prefix "<node>/then/" and "<node>/else/"), and each output of the If becomes a WHERE selecting, by the
+  condition (reshaped to a scalar, so it broadcasts to any output shape), between the two branches' values. This is
+  exact because ONNX branches have no side effects; the cost is that both branches run, every time (a run-time If
+  nested in a run-time branch doubles again: MAX_RUNTIME_IF_DEPTH bounds the nesting). Each output of the two
+  branches must have the same shape and element type after shape inference at import (float, integer or bool: WHERE
+  selects any of them); branches whose outputs differ in shape or type, and branches that cannot be converted
+  ahead of the condition (a Loop or Scan inside whose trip count depends on the input data), are refused.
 - Loop: the trip count must be a constant and the loop condition must fold to a constant on every iteration; the
   body is unrolled (up to MAX_UNROLL iterations), loop-carried values threaded through, scan outputs stacked on a
   new axis 0.
@@ -9,7 +17,8 @@
   threaded through, scan outputs stacked along their axis, either direction). Scan-8 (opset 8: a batch axis 0 on
   every input and output, and a sequence_lens input) runs each batch item so and stacks the results; its
   sequence_lens must be absent or the full length.
-Anything else (a data-dependent condition or trip count) is an UnsupportedOpError naming the node and why.
+Anything else (a data-dependent trip count or loop condition, If branches that a run-time condition cannot select
+between) is an UnsupportedOpError naming the node and why.
 
 Scoping (ONNX's lexical rules). A body reads any value of any enclosing graph, at any depth of nesting; the names
 a body defines itself (its inputs, initializers and node outputs) hide outer values of the same name, for the body
@@ -18,7 +27,8 @@ branch, "<node>/<k>/" for step k), so copies never collide; names from enclosing
 a copy is rebuilt, the graphs in its attributes are rewritten too (_rebind): each name such a graph reads from
 outside itself becomes the name it has in this copy, so a nested body finds the enclosing body's values, shadowed
 ones included. A body that is not converted (the If branch not taken, the body of a Loop or Scan that runs no step)
-is checked against the same scope (check_scope): it may read only names defined there before its node.
+is checked against the same scope (check_scope): it may read only names defined there before its node. (The
+branches of a run-time If are both converted, so both go through the ordinary scoping.)
 Nodes are rebuilt as ONNX NodeProtos and go through the ordinary converters, so layout handling, constant folding
 and nested control flow all apply.
 """
@@ -33,9 +43,10 @@ import onnx
 from onnx import helper, numpy_helper
 
 from wasmrt.compile.onnx.context import Context, attributes, node_name
-from wasmrt.errors import ModelFormatError
+from wasmrt.errors import ModelFormatError, UnsupportedOpError
 
 MAX_UNROLL = 4096
+MAX_RUNTIME_IF_DEPTH = 8  # run-time Ifs nested in run-time branches: the innermost branches run 2**depth times over
 ConvertNode = Callable[[Context, onnx.NodeProto], None]
 CONTROL_FLOW_OPS = ("If", "Loop", "Scan")
 
@@ -171,11 +182,11 @@ def _stack(ctx: Context, convert: ConvertNode, parts: list[str], axis: int, out:
 
 def convert_if(ctx: Context, convert: ConvertNode, node: onnx.NodeProto) -> None:
     cond = ctx.values[node.input[0]]
+    if cond.shape and int(np.prod(cond.shape)) != 1:
+        raise ctx.unsupported(node, f"condition of shape {list(cond.shape)} (must be a single value)")
     if not cond.is_const:
-        raise ctx.unsupported(node, "its condition depends on the input data; wasmrt inlines an If only when the "
-                                    "condition is known at conversion time (fixed input shapes)")
-    if cond.const.size != 1:
-        raise ctx.unsupported(node, f"condition of shape {list(cond.const.shape)} (must be a single value)")
+        _runtime_if(ctx, convert, node)
+        return
     a = attributes(node)
     taken = bool(cond.const.reshape(-1)[0])
     branch, other = (a["then_branch"], a["else_branch"]) if taken else (a["else_branch"], a["then_branch"])
@@ -187,6 +198,90 @@ def convert_if(ctx: Context, convert: ConvertNode, node: onnx.NodeProto) -> None
     for name, src in zip(node.output, outs, strict=True):
         if name:
             ctx.alias(name, src)
+
+
+_runtime_depth: dict[int, int] = {}  # id(Context) -> run-time Ifs being converted, one inside the other
+
+
+def _elem_type(ctx: Context, name: str) -> np.dtype:
+    v = ctx.values[name]
+    return v.const.dtype if v.const is not None else np.dtype(ctx.graph.tensors[v.ir].dtype)
+
+
+def _same_type(a: np.dtype, b: np.dtype, both_runtime: bool) -> bool:
+    """Whether WHERE can select between values of element types a and b: the same type for two run-time tensors;
+    the same kind (float, integer, bool) when one is a constant, which the Where rule casts to the other's type
+    (integer constants are int64 where the run-time tensor of the same ONNX type may be int32)."""
+    if both_runtime:
+        return a == b
+    kind = {"f": "f", "i": "i", "u": "i", "b": "b"}
+    return kind.get(a.kind, a.str) == kind.get(b.kind, b.str)
+
+
+def _reason(e: UnsupportedOpError) -> str:
+    return f"{e.op_type} node {e.node!r}: {e.detail}" if e.node else str(e)
+
+
+def _declared(g: onnx.GraphProto, k: int) -> int:
+    t = g.output[k].type
+    return t.tensor_type.elem_type if t.HasField("tensor_type") else 0
+
+
+def _runtime_if(ctx: Context, convert: ConvertNode, node: onnx.NodeProto) -> None:
+    """An If whose condition is known only at run time: both branches converted, one WHERE per output."""
+    a = attributes(node)
+    label = node_name(node)
+    depth = _runtime_depth.get(id(ctx), 0)
+    if depth >= MAX_RUNTIME_IF_DEPTH:
+        raise ctx.unsupported(node, f"run-time conditions nested {depth + 1} deep (wasmrt converts both branches of "
+                                    f"a run-time If, so nesting doubles the work; at most {MAX_RUNTIME_IF_DEPTH})")
+    results: dict[str, list[str]] = {}
+    _runtime_depth[id(ctx)] = depth + 1
+    try:
+        for which in ("then", "else"):
+            g: onnx.GraphProto = a[f"{which}_branch"]
+            try:
+                results[which] = _run_body(ctx, convert, g, f"{label}/{which}/", {})
+            except UnsupportedOpError as e:
+                raise ctx.unsupported(node, f"its condition depends on the input data, so wasmrt converts both "
+                                            f"branches and selects their outputs at run time, and its {which} "
+                                            f"branch cannot be converted: {_reason(e)}") from e
+    finally:
+        if depth:
+            _runtime_depth[id(ctx)] = depth
+        else:
+            _runtime_depth.pop(id(ctx), None)
+    then_outs, else_outs = results["then"], results["else"]
+    for which, outs in results.items():
+        if len(outs) != len(node.output):
+            raise ctx.unsupported(node, f"the {which} branch has {len(outs)} outputs, the node {len(node.output)}")
+    for k, (t, e) in enumerate(zip(then_outs, else_outs, strict=True)):
+        tv, ev = ctx.values[t], ctx.values[e]
+        what = f"output {k} ({node.output[k] or 'unused'!r})"
+        if tv.shape != ev.shape:
+            raise ctx.unsupported(node, f"its condition depends on the input data and the branches' {what} differ "
+                                        f"in shape: {list(tv.shape)} (then) and {list(ev.shape)} (else); wasmrt "
+                                        "selects at run time only between outputs of the same shape and type")
+        dt, de = _elem_type(ctx, t), _elem_type(ctx, e)
+        declared = (_declared(a["then_branch"], k), _declared(a["else_branch"], k))
+        if (all(declared) and declared[0] != declared[1]) or not _same_type(dt, de, not tv.is_const
+                                                                              and not ev.is_const):
+            raise ctx.unsupported(node, f"its condition depends on the input data and the branches' {what} differ "
+                                        f"in element type: {dt.name} (then) and {de.name} (else); wasmrt selects at "
+                                        "run time only between outputs of the same shape and type")
+    c = node.input[0]
+    if ctx.values[c].rank:  # a scalar condition broadcasts to every output shape ([1] would add an axis to a scalar)
+        c = _emit(ctx, convert, "Reshape", [c, _const(ctx, f"{label}/cond_shape", np.zeros(0, np.int64))],
+                  f"{label}/cond")
+    if _elem_type(ctx, c) != np.bool_:
+        c = _emit(ctx, convert, "Cast", [c], f"{label}/cond_bool", to=onnx.TensorProto.BOOL)
+    for name, t, e in zip(node.output, then_outs, else_outs, strict=True):
+        if not name:
+            continue
+        if ctx.values[t] is ctx.values[e]:  # both branches pass the same value on
+            ctx.alias(name, t)
+        else:
+            _emit(ctx, convert, "Where", [c, t, e], name)
 
 
 def convert_loop(ctx: Context, convert: ConvertNode, node: onnx.NodeProto) -> None:

@@ -5,8 +5,9 @@
 Scope: the default ONNX domain, opsets 11 to 21 (older and newer models import too when the ops they use kept
 their semantics; attribute-vs-input changes such as Clip min/max, Pad pads, Slice, Squeeze/Unsqueeze/Reduce* axes,
 Split sizes and the Resize inputs are handled per opset), and onnxruntime's com.microsoft ops its quantization tools
-and optimizers write (onnx_quant.py, onnx_contrib.py). Other domains are unsupported. Control flow with a static
-outcome (If on a condition known at import, Loop with a constant trip count, Scan) is flattened (onnx_control.py).
+and optimizers write (onnx_quant.py, onnx_contrib.py). Other domains are unsupported. Control flow is flattened
+(onnx/control.py): an If on a condition known at import inlines its branch, one on a run-time condition converts
+both branches and selects their outputs with WHERE; a Loop needs a constant trip count; Scan is unrolled.
 
 Static shapes. Dynamic dims of graph inputs come from `input_shapes`; a leading symbolic dim (the batch) defaults
 to 1, any other unresolved dim is a ConversionError naming the input and the dim. `freeze_inputs` turns graph inputs
