@@ -10,7 +10,6 @@ from __future__ import annotations
 import functools
 import io
 import warnings
-from typing import Any
 
 import numpy as np
 import onnx
@@ -20,22 +19,11 @@ from onnx import TensorProto, helper, numpy_helper
 
 from python_ref import Interpreter
 from tests.test_engine import engine_model
+from tests.test_onnx_scoping import ENGINES, F, assert_matches, body, node
 from wasmrt.compile.converter import convert
 from wasmrt.compile.onnx import control
 from wasmrt.compile.onnx.importer import import_onnx
 from wasmrt.errors import UnsupportedOpError
-
-RTOL = 1e-5  # relative to max |onnxruntime|
-ENGINES = [("ref", None), ("native", None), ("wasm", "simd")]
-F = TensorProto.FLOAT
-
-
-def node(op: str, inputs: list[str], outputs: list[str], **attrs: Any) -> onnx.NodeProto:
-    return helper.make_node(op, inputs, outputs, name=f"{op}:{outputs[0]}", **attrs)
-
-
-def body(name: str, nodes: list[onnx.NodeProto], outputs: list[str]) -> onnx.GraphProto:
-    return helper.make_graph(nodes, name, [], [helper.make_empty_tensor_value_info(o) for o in outputs])
 
 
 def model(nodes: list[onnx.NodeProto], inputs: dict[str, tuple[int, list[int]]], outputs: list[str],
@@ -191,16 +179,7 @@ def prepared(name: str) -> tuple[bytes, dict[str, np.ndarray], list[str], list[n
 def test_matches_onnxruntime(name: str, engine: str, variant: str | None) -> None:
     data, feeds, outs, want = prepared(name)
     m = Interpreter(data) if engine == "ref" else engine_model(data, engine, variant)
-    got = m.run(feeds)
-    for out, w in zip(outs, want, strict=True):
-        g = np.asarray(got[out])
-        assert g.shape == w.shape, (out, g.shape, w.shape)
-        if w.dtype.kind in "biu":
-            np.testing.assert_array_equal(g.astype(w.dtype), w, err_msg=out)
-            continue
-        err = float(np.abs(g.astype(np.float64) - w).max(initial=0.0))
-        scale = max(float(np.abs(w).max(initial=0.0)), 1e-6)
-        assert err <= RTOL * scale, f"{out}: max|ours - ort| = {err:.3g}, max|ort| = {scale:.3g}"
+    assert_matches(m.run(feeds), outs, want)
 
 
 def test_the_inputs_take_every_path() -> None:

@@ -284,13 +284,20 @@ def prepared(name: str) -> tuple[bytes, dict[str, np.ndarray], list[str], list[n
 def test_matches_onnxruntime(name: str, engine: str, variant: str | None) -> None:
     data, feeds, outs, want = prepared(name)
     m = Interpreter(data) if engine == "ref" else engine_model(data, engine, variant)
-    got = m.run(feeds)
-    for name_, w in zip(outs, want, strict=True):
-        g = np.asarray(got[name_])
-        assert g.shape == w.shape, (name_, g.shape, w.shape)
+    assert_matches(m.run(feeds), outs, want)
+
+
+def assert_matches(got: dict[str, np.ndarray], outs: list[str], want: list[np.ndarray]) -> None:
+    """Each output as onnxruntime's: integer and bool outputs equal, float ones within RTOL of max |onnxruntime|."""
+    for out, w in zip(outs, want, strict=True):
+        g = np.asarray(got[out])
+        assert g.shape == w.shape, (out, g.shape, w.shape)
+        if w.dtype.kind in "biu":
+            np.testing.assert_array_equal(g.astype(w.dtype), w, err_msg=out)
+            continue
         err = float(np.abs(g.astype(np.float64) - w).max(initial=0.0))
         scale = max(float(np.abs(w).max(initial=0.0)), 1e-6)
-        assert err <= RTOL * scale, f"{name_}: max|ours - ort| = {err:.3g}, max|ort| = {scale:.3g}"
+        assert err <= RTOL * scale, f"{out}: max|ours - ort| = {err:.3g}, max|ort| = {scale:.3g}"
 
 
 def test_the_branches_taken_differ() -> None:
