@@ -21,10 +21,11 @@ import numpy as np
 import onnx
 import onnxruntime as ort
 import pytest
-from onnx import helper, numpy_helper
+from onnx import helper
 
 from python_ref import Interpreter
 from tests.test_engine import engine_model
+from tests.test_onnx_semantics import single_node_model
 from wasmrt.compile.converter import convert
 from wasmrt.compile.onnx.importer import import_onnx
 from wasmrt.errors import UnsupportedOpError
@@ -255,24 +256,10 @@ class Case:
         self.oracle_domain, self.oracle_op, self.numpy_oracle = oracle_domain, oracle_op, numpy_oracle
 
     def model(self, domain: str | None = None, op: str | None = None) -> onnx.ModelProto:
-        names, vinfos, inits = [], [], []
-        for name, value, const in self.inputs:
-            names.append(name if value is not None else "")
-            if value is None:
-                continue
-            if const:
-                inits.append(numpy_helper.from_array(value, name))
-            else:
-                vinfos.append(helper.make_tensor_value_info(name, helper.np_dtype_to_tensor_dtype(value.dtype),
-                                                            value.shape))
-        node = helper.make_node(op or self.op, names, self.outputs, name=f"the_{self.op.lower()}",
-                                domain=self.domain if domain is None else domain, **self.attrs)
-        graph = helper.make_graph([node], "g", vinfos, [helper.make_empty_tensor_value_info(o)
-                                                       for o in self.outputs if o], inits)
-        model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", self.opset),
-                                                        helper.make_opsetid(MS, 1)])
-        model.ir_version = 9
-        return model
+        m = single_node_model(op or self.op, self.inputs, self.outputs, {"": self.opset, MS: 1},
+                              self.domain if domain is None else domain, **self.attrs)
+        m.graph.node[0].name = f"the_{self.op.lower()}"  # the node keeps its name when the oracle runs another op
+        return m
 
     @property
     def feeds(self) -> dict[str, np.ndarray]:

@@ -33,6 +33,28 @@ def arr(*shape: int, lo: float = -1.0, hi: float = 1.0) -> np.ndarray:
     return R.uniform(lo, hi, shape).astype(np.float32)
 
 
+def single_node_model(op: str, inputs: list[tuple[str, np.ndarray | None, bool]], outputs: list[str],
+                      opsets: dict[str, int], domain: str = "", **attrs: Any) -> onnx.ModelProto:
+    """A model of one node: inputs are (name, value, constant); an absent optional input has value None, a constant
+    one becomes an initializer, the others graph inputs; an empty output name is an absent optional output."""
+    names, vinfos, inits = [], [], []
+    for name, value, const in inputs:
+        names.append(name if value is not None else "")
+        if value is None:
+            continue
+        if const:
+            inits.append(numpy_helper.from_array(value, name))
+        else:
+            vinfos.append(helper.make_tensor_value_info(name, helper.np_dtype_to_tensor_dtype(value.dtype),
+                                                        value.shape))
+    node = helper.make_node(op, names, outputs, name=f"the_{op.lower()}", domain=domain, **attrs)
+    graph = helper.make_graph([node], "g", vinfos, [helper.make_empty_tensor_value_info(o) for o in outputs if o],
+                              inits)
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid(d, v) for d, v in opsets.items()])
+    model.ir_version = 9
+    return model
+
+
 class Case:
     """One ONNX node: runtime inputs (feeds), constant inputs (initializers), attributes, output count."""
 
@@ -42,22 +64,8 @@ class Case:
 
     @functools.cached_property
     def model(self) -> onnx.ModelProto:
-        names, vinfos, inits = [], [], []
-        for name, value, const in self.inputs:
-            names.append(name if value is not None else "")
-            if value is None:
-                continue
-            if const:
-                inits.append(numpy_helper.from_array(value, name))
-            else:
-                vinfos.append(helper.make_tensor_value_info(name, helper.np_dtype_to_tensor_dtype(value.dtype),
-                                                            value.shape))
-        outs = [f"y{k}" for k in range(self.n_out)]
-        node = helper.make_node(self.op, names, outs, name=f"the_{self.op.lower()}", **self.attrs)
-        graph = helper.make_graph([node], "g", vinfos, [helper.make_empty_tensor_value_info(o) for o in outs], inits)
-        model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", self.opset)])
-        model.ir_version = 9
-        return model
+        return single_node_model(self.op, self.inputs, [f"y{k}" for k in range(self.n_out)], {"": self.opset},
+                                 **self.attrs)
 
     def oracle(self) -> list[np.ndarray]:
         """onnxruntime's outputs; recurrent layout=1 (batch-major), which onnxruntime refuses, through the same node
