@@ -11,7 +11,7 @@
 //     `python -m wasmrt.zoo.face_int8` makes them), under the same names in the projects
 //   node demo/miniprogram/build.mjs [--brotli] [--int8] [--only wechat|alipay] [--target DIR (a built copy, not in place)]
 import { copyFileSync, cpSync, mkdirSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from "node:fs";
-import { dirname, join } from "node:path";
+import { dirname, join, relative } from "node:path";
 import { fileURLToPath } from "node:url";
 import { brotliCompressSync, constants } from "node:zlib";
 
@@ -25,12 +25,24 @@ const LANDMARK_MODELS = {
   landmark: { file: "face_landmark.wrt", subpackages: ["landmarks"] },
   attention: { file: "face_landmark_attention.wrt", subpackages: ["attention", "attention2"] },
 };
-const WORKER_LIB = [
-  "src/errors.js", "src/error_codes.js", "src/format/reader.js", "src/format/generated.js", "src/f16.js", "src/tensor.js",
-  "src/runtime.js", "src/image.js",
-  "vision/facemesh.js", "vision/detect.js", "vision/roi.js", "vision/refine.js", "vision/sample.js",
-  "hosts/miniprogram.js", "hosts/miniprogram-polyfills.js",
-];
+// static imports (`import ... from "./x.js"`, `import "./x.js"`, `export ... from "./x.js"`) of a module
+const STATIC_IMPORT = /^\s*(?:(?:import|export)\s[^;]*?\bfrom\s*|import\s*)["'](\.{1,2}\/[^"']+)["']/gm;
+
+/** The library files (relative to js_bindings/) a platform's worker needs: what the worker's own files import from
+ * its lib/ folder, and everything those import in turn, so the list can never miss a module the code gained. */
+function workerLib(platform) {
+  const own = [join(HERE, "shared", "worker-main.js"), join(HERE, platform, "workers", "facemesh", "index.js")];
+  const todo = own.flatMap((f) => [...readFileSync(f, "utf8").matchAll(STATIC_IMPORT)])
+    .map((m) => m[1]).filter((s) => s.startsWith("./lib/")).map((s) => join(LIB, s.slice("./lib/".length)));
+  const seen = new Set();
+  while (todo.length) {
+    const f = todo.pop();
+    if (seen.has(f)) continue;
+    seen.add(f);
+    for (const m of readFileSync(f, "utf8").matchAll(STATIC_IMPORT)) todo.push(join(dirname(f), m[1]));
+  }
+  return [...seen].map((f) => relative(LIB, f)).sort();
+}
 
 function copy(src, dst) {
   mkdirSync(dirname(dst), { recursive: true });
@@ -92,7 +104,7 @@ export function build({ brotli = false, int8 = false, only = PLATFORMS, models =
       });
       manifest[m.key] = { file: m.file, parts, bytes: m.bytes.length, subpackages: m.subpackages };
     }
-    for (const f of WORKER_LIB) copy(join(LIB, f), join(app, "workers/facemesh/lib", f));
+    for (const f of workerLib(platform)) copy(join(LIB, f), join(app, "workers/facemesh/lib", f));
     copy(join(HERE, "shared", "worker-main.js"), join(app, "workers/facemesh/worker-main.js"));
     copy(join(LIB, "vision", "lips.js"), join(app, "lib", "lips.js"));
     copy(join(HERE, "shared", "tryon-page.js"), join(app, "lib", "tryon-page.js"));
