@@ -28,11 +28,14 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from types import ModuleType
+from typing import TYPE_CHECKING
 
 from wasmrt import paths
 from wasmrt.compile.ir import Preprocess
 from wasmrt.preprocess import to_dict
-from wasmrt.quantize.pipeline import Preset
+
+if TYPE_CHECKING:
+    from wasmrt.quantize.pipeline import Preset
 
 CACHE = paths.sources_dir()
 
@@ -501,6 +504,8 @@ def preset_for(filename: str) -> BundledModel | None:
 
 def quantize_preset(filename: str) -> Preset | None:
     """A bundled model's preset as the quantization pipeline takes it (labels loaded)."""
+    from wasmrt.quantize.pipeline import Preset  # the pipeline imports the converter: only when quantizing
+
     m = preset_for(filename)
     if m is None:
         return None
