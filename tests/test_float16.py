@@ -2,11 +2,19 @@
 outputs (one CAST each at the boundary) and compute in float32 inside; every engine takes and returns float16
 arrays (numpy float16 in Python; Float16Array or Uint16Array bits in JavaScript).
 
-Each model is compared with onnxruntime twice: on the float16 model itself, and on its float32 counterpart (the
-same float16 weights widened, the input widened), whose output rounded to float16 is what wasmrt computes. The
-second agreement is the tight one (about one float16 rounding, 1e-3 relative); onnxruntime's CPU provider rounds
-every intermediate tensor of a float16 model to float16, which moves its own result away from both by up to ~1%
-on a deep CNN (EfficientNet-Lite0), so the first is checked within what that rounding accounts for."""
+Each model is compared with onnxruntime three times: on its float32 counterpart (the same float16 weights widened,
+the input widened), whose output rounded to float16 is what wasmrt computes (within 1e-3: one float16 rounding);
+on the float16 model itself with onnxruntime's graph optimizations off; and with them on (its default).
+
+onnxruntime's own float16 runs are not one answer. Its CPU provider computes most ops of a float16 model in float32
+between casts, but keeps data movement (Reshape, Transpose, Gather) and LayerNormalization in float16, so values are
+rounded to float16 where they cross those ops; and its basic optimization level folds BatchNormalization into the
+convolutions in float16 arithmetic, rounding the folded weights to float16. On EfficientNet-Lite0 the second moves
+its output by 1.1e-2 (rms, relative) from its own unoptimized run, which is within 4e-5 of ours; on the small BERT
+encoder its two levels agree and sit 6.6e-4 (rms; 1.5e-3 at the largest difference, three float16 steps at
+|y| = 2.5) from the float32 computation rounded once, which is ours. The checks below hold each engine to those
+figures: within 1e-3 of the float32 computation, and no further from onnxruntime's float16 runs than their own
+float16 rounding accounts for."""
 
 from __future__ import annotations
 
@@ -75,9 +83,11 @@ def widened(model16: onnx.ModelProto, original: onnx.ModelProto) -> onnx.ModelPr
     return m
 
 
-def ort_run(model: onnx.ModelProto, feeds: dict[str, np.ndarray]) -> dict[str, np.ndarray]:
+def ort_run(model: onnx.ModelProto, feeds: dict[str, np.ndarray], optimized: bool = True) -> dict[str, np.ndarray]:
     so = ort.SessionOptions()
     so.log_severity_level = 3
+    if not optimized:
+        so.graph_optimization_level = ort.GraphOptimizationLevel.ORT_DISABLE_ALL
     s = ort.InferenceSession(model.SerializeToString(), so, providers=["CPUExecutionProvider"])
     return dict(zip((o.name for o in s.get_outputs()), s.run(None, feeds), strict=True))
 
@@ -112,6 +122,7 @@ class Case:
         self.model16 = to_float16(model)
         self.feeds = {k: v.astype(np.float16) if v.dtype == np.float32 else v for k, v in feeds32.items()}
         self.ort16 = ort_run(self.model16, self.feeds)
+        self.ort16_plain = ort_run(self.model16, self.feeds, optimized=False)
         wide = {k: v.astype(np.float32) if v.dtype == np.float16 else v for k, v in self.feeds.items()}
         self.ort32 = ort_run(widened(self.model16, model), wide)
         self.wrt = convert(import_onnx(self.model16)).data
@@ -147,7 +158,10 @@ def effnet() -> Case:
     return Case(m, {m.graph.input[0].name: x})
 
 
-def _check(case: Case, engine: str, tol_ort16_rms: float, tol_ort16_max: float) -> dict[str, tuple[float, ...]]:
+def _check(case: Case, engine: str, plain_max: float, plain_rms: float = 1e-3,
+           optimized_rms: float | None = None) -> dict[str, tuple[float, ...]]:
+    """plain_max, plain_rms: from onnxruntime's unoptimized float16 run; optimized_rms: from its default run, if
+    that differs from the unoptimized one (else the same bounds)."""
     model = wasmrt.load(case.wrt, engine)
     assert [s.dtype for s in model.inputs if s.name in case.feeds] == [v.dtype for v in case.feeds.values()]
     assert all(s.dtype == np.float16 for s in model.outputs)
@@ -156,29 +170,37 @@ def _check(case: Case, engine: str, tol_ort16_rms: float, tol_ort16_max: float) 
     for name, y in got.items():
         assert y.dtype == np.float16 and y.shape == case.ort16[name].shape
         e32 = rel(y, case.ort32[name])  # the float32 computation, rounded once to float16 at the output
-        e16, r16 = rel(y, case.ort16[name]), rms_rel(y, case.ort16[name])
-        figures[name] = (e32, e16, r16)
+        p16, pr16 = rel(y, case.ort16_plain[name]), rms_rel(y, case.ort16_plain[name])
+        r16 = rms_rel(y, case.ort16[name])
+        figures[name] = (e32, p16, pr16, r16)
         assert e32 <= 1e-3, f"{engine} {name}: {e32:.2e} from onnxruntime's float32 counterpart"
-        assert r16 <= tol_ort16_rms and e16 <= tol_ort16_max, \
-            f"{engine} {name}: {e16:.2e} (max) / {r16:.2e} (rms) from onnxruntime's float16 run"
+        assert p16 <= plain_max and pr16 <= plain_rms, \
+            f"{engine} {name}: {p16:.2e} (max) / {pr16:.2e} (rms) from onnxruntime's unoptimized float16 run"
+        if optimized_rms is None:
+            assert np.array_equal(case.ort16[name], case.ort16_plain[name]), name
+        else:  # no further than onnxruntime's optimized run is from its unoptimized one (1%: the norms differ)
+            spread = rms_rel(case.ort16[name], case.ort16_plain[name])
+            assert spread <= optimized_rms and r16 <= 1.01 * spread + pr16, (name, r16, spread)
     return figures
 
 
 @pytest.mark.parametrize("engine", ENGINES)
 def test_small_cnn(cnn: Case, engine: str) -> None:
-    _check(cnn, engine, 1e-3, 1e-3)
+    _check(cnn, engine, 1e-3, optimized_rms=2e-3)
 
 
 @pytest.mark.parametrize("engine", ENGINES)
 def test_bert_encoder(bert: Case, engine: str) -> None:
-    # onnxruntime rounds each attention/FFN intermediate to float16: 1.5e-3 of the largest value at most
-    _check(bert, engine, 1e-3, 3e-3)
+    # onnxruntime rounds the inputs of LayerNormalization (and the values moved by Reshape/Transpose) to float16:
+    # 6.6e-4 rms from the float32 computation, 1.5e-3 at the largest difference (three float16 steps at 2.5)
+    _check(bert, engine, 2e-3, 1e-3)
 
 
 @pytest.mark.parametrize("engine", ENGINES)
 def test_efficientnet_lite0(effnet: Case, engine: str) -> None:
-    # 60+ layers of float16 activations in onnxruntime drift ~1.2% (rms) from the float32 computation
-    _check(effnet, engine, 2.5e-2, 2.5e-2)
+    # unoptimized: 4e-5 from ours; optimized: onnxruntime folds BatchNormalization in float16 (1.1e-2 rms away
+    # from its own unoptimized run)
+    _check(effnet, engine, 1e-3, 1e-3, optimized_rms=1.5e-2)
 
 
 def test_engines_agree(cnn: Case, bert: Case) -> None:
