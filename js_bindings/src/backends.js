@@ -3,7 +3,7 @@
 //   wasm    the C engine compiled to WebAssembly (runtime.js): relaxed SIMD > SIMD128 > scalar, threads on request
 //   webgpu  the generated WGSL kernels on navigator.gpu (webgpu/backend.js, imported only when asked for, so the
 //           wasm path never downloads it)
-// init({backend: "auto"}) tries them in BACKENDS order and takes the first that works.
+// init({backend: "auto"}) keeps both where WebGPU works and measures, per model, which is faster (auto.js).
 
 import { WasmrtError } from "./errors.js";
 import { defaultHost } from "./host.js";
@@ -147,5 +147,5 @@ export const webgpuBackend = {
   },
 };
 
-/** Every backend, in the order init({backend: "auto"}) tries them. */
+/** Every backend init() can name. */
 export const BACKENDS = Object.freeze([webgpuBackend, wasmBackend]);

@@ -57,8 +57,9 @@ export interface InitOptions {
    * positive integer or "auto": a WasmrtError. */
   threads?: number | "auto";
   /** "wasm" (default); "webgpu": the WGSL kernels on navigator.gpu (an error says why when WebGPU is absent or
-   * broken); "auto": WebGPU when present and working (it runs a test kernel), else wasm (its reason then says why
-   * not WebGPU). Both backends implement one contract (backend.d.ts). */
+   * broken); "auto": where WebGPU works (it runs a test kernel), an AutoRuntime holding both, which keeps each model
+   * on the one a short trial finds faster; else wasm (its reason then says why not WebGPU). Both backends implement
+   * one contract (backend.d.ts). */
   backend?: "wasm" | "webgpu" | "auto";
 }
 
@@ -262,9 +263,31 @@ export interface WebGPURuntime {
     Promise<WebGPUModel>;
 }
 
+/** Which backend init({backend: "auto"}) kept a model on, and why: the trial's median times (ms a run) or the
+ * reason there was no trial (asked, remembered, WebGPU cannot run the model, the trial run failed). */
+export interface BackendChoice {
+  readonly backend: "wasm" | "webgpu";
+  readonly reason: string;
+  readonly ms: { readonly wasm?: number; readonly webgpu?: number };
+}
+
+/** init({backend: "auto"}) where WebGPU works: both runtimes; each load runs a short trial on zeros of the model's
+ * inputs and keeps the model on the faster (remembered per file, adapter and variant; localStorage where present). */
+export interface AutoRuntime {
+  readonly backend: "auto";
+  readonly reason: string;
+  readonly host: string;
+  readonly wasm: Runtime;
+  readonly webgpu: WebGPURuntime;
+  load(source: ModelSource, options?: LoadOptions & { host?: HostAdapter; backend?: "wasm" | "webgpu" }):
+    Promise<(Model | WebGPUModel) & { readonly choice: BackendChoice }>;
+  loadBytes(bytes: Uint8Array, options?: LoadOptions & { backend?: "wasm" | "webgpu" }):
+    Promise<(Model | WebGPUModel) & { readonly choice: BackendChoice }>;
+}
+
 /** Instantiate the engine (one wasm memory; load any number of models into it), or the WebGPU backend. */
 export function init(options: InitOptions & { backend: "webgpu" }): Promise<WebGPURuntime>;
-export function init(options: InitOptions & { backend: "auto" }): Promise<Runtime | WebGPURuntime>;
+export function init(options: InitOptions & { backend: "auto" }): Promise<Runtime | AutoRuntime>;
 export function init(options?: InitOptions): Promise<Runtime>;
 export function probe(host: HostAdapter): Features;
 export function readMetadata(bytes: Uint8Array): Metadata;

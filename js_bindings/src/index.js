@@ -3,7 +3,8 @@
 //   const model = await rt.load("model.wrt");
 //   const out = await model.run({ input: { data, shape } });
 
-import { BACKENDS, wasmBackend } from "./backends.js";
+import { AutoRuntime } from "./auto.js";
+import { BACKENDS, wasmBackend, webgpuBackend } from "./backends.js";
 import { WasmrtError } from "./errors.js";
 
 export {
@@ -25,8 +26,8 @@ export * as image from "./image.js";
  * options.wasmPaths: folder of the wasmrt-*.wasm files, or {variant: URL | path | bytes}
  * options.host: a host adapter (see host.js) for platforms without fetch/WebAssembly (mini-programs)
  * options.backend: "wasm" (default) | "webgpu" (the WGSL kernels on navigator.gpu; an error says why when WebGPU
- *   is absent or broken) | "auto" (the first backend of BACKENDS that works here: WebGPU when present and working,
- *   else wasm). rt.backend and rt.reason say which and why.
+ *   is absent or broken) | "auto" (where WebGPU works, both: each model is loaded on both, timed in a short trial
+ *   and kept on the faster, model.choice says which and why; elsewhere wasm, rt.reason says why).
  */
 export async function init(options = {}) {
   const asked = options.backend ?? "wasm";
@@ -44,16 +45,14 @@ export async function init(options = {}) {
       throw new WasmrtError(`init({backend: ${JSON.stringify(asked)}}): ${e.message}`, { cause: e });
     }
   }
-  const skipped = [];
-  for (const backend of BACKENDS) {
-    try {
-      return await backend.create(options, { auto: true, skipped });
-    } catch (e) {
-      if (backend === BACKENDS[BACKENDS.length - 1]) throw e;
-      skipped.push(`${backend.label} not used: ${e.message}`);
-    }
+  // auto: the wasm engine always; WebGPU beside it where it works, each model then kept on the faster (auto.js)
+  let gpu;
+  try {
+    gpu = await webgpuBackend.create(options, { auto: true, skipped: [] });
+  } catch (e) {
+    return wasmBackend.create(options, { auto: true, skipped: [`WebGPU not used: ${e.message}`] });
   }
-  throw new WasmrtError("init: no backend"); // not reached: the last backend returns or throws
+  return new AutoRuntime(await wasmBackend.create(options), gpu);
 }
 
 export const version = "0.1.0";

@@ -47,7 +47,14 @@ async function gpuMain(): Promise<string> {
   const onWasm: string[] = fb.fallback.flatMap((s) => s.ops.map((o) => `${o.index} ${o.type} ${o.name}: ${o.reason}`));
   fb.release();
   const picked = await wasmrt.init({ backend: "auto" });
-  const which: "wasm" | "webgpu" = picked.backend;
+  const which: "wasm" | "auto" = picked.backend;
+  if (picked.backend === "auto") {
+    const chosen = await picked.load("models/face_detector.wrt");
+    const why: string = `${chosen.choice.backend}: ${chosen.choice.reason} ${chosen.choice.ms.wasm ?? ""}`;
+    chosen.release();
+    const onGpu: wasmrt.WebGPURuntime = picked.webgpu;
+    return `${why} ${onGpu.adapter}`;
+  }
   gm.release();
   return `${which} ${gpu.reason} ${gm.dispatches} ${Object.keys(gout)} ${back.shape} ${crossing} ${onWasm}`;
 }

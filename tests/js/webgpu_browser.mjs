@@ -68,12 +68,17 @@ async function pageRun({ origin, backend, models, unsupported, chain, f16Model, 
       const first = performance.now() - t0;
       let second = null; // a second run (warm pipelines) where it is cheap: SwiftShader takes a minute on ppocr_det
       if (first < 3000) { const t1 = performance.now(); await m.run(feeds); second = performance.now() - t1; }
-      out.models[name] = { firstMs: first, secondMs: second, backend: m.backend ?? "wasm",
+      out.models[name] = { firstMs: first, secondMs: second, backend: m.backend ?? "wasm", choice: m.choice ?? null,
         outputs: Object.fromEntries(Object.entries(res).map(([k, t]) => [k, { shape: t.shape, b64: b64(t.data.buffer) }])) };
       m.release();
     } catch (e) {
       out.models[name] = { error: `${e.name}: ${e.message}` };
     }
+  }
+  if (rt.backend === "auto" && models.length) { // loaded again: the choice is remembered, no trial
+    const again = await rt.load(`${origin}/models/${models[0]}.wrt`);
+    out.again = again.choice;
+    again.release();
   }
   if (chain) out.chain = await chainRun(rt, chain, b64);
   if (f16Model) { // f16 storage: runs where the adapter has shader-f16, else an error naming the feature
@@ -163,7 +168,7 @@ for (const [label, flags] of [["webgpu", WEBGPU_FLAGS], ["nogpu", []]]) {
   if (label === "webgpu") {
     results[label].webgpu = await page.evaluate(pageRun, { origin: jobs.origin, backend: "webgpu", models: jobs.models,
       unsupported: jobs.unsupported, chain: jobs.chain, f16Model: jobs.workerModel, fallback: jobs.fallback });
-    results[label].auto = await page.evaluate(pageRun, { origin: jobs.origin, backend: "auto", models: [] });
+    results[label].auto = await page.evaluate(pageRun, { origin: jobs.origin, backend: "auto", models: [jobs.workerModel] });
     results[label].worker = await page.evaluate(workerRun, { origin: jobs.origin, model: jobs.workerModel });
   } else {
     results[label].auto = await page.evaluate(pageRun, { origin: jobs.origin, backend: "auto", models: [jobs.workerModel] });
