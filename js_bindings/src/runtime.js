@@ -9,7 +9,7 @@ import {
 } from "./tensor.js";
 
 const REQUIRED_EXPORTS = [
-  "memory", "wrt_alloc", "wrt_free", "wrt_load_with_limits", "wrt_release", "wrt_run", "wrt_error_message",
+  "memory", "wrt_alloc", "wrt_free", "wrt_load_begin", "wrt_load_next", "wrt_release", "wrt_run", "wrt_error_message",
   "wrt_active_op",
   "wrt_num_inputs", "wrt_num_outputs", "wrt_tensor_name", "wrt_tensor_rank", "wrt_tensor_dim",
   "wrt_tensor_dtype", "wrt_tensor_bytes", "wrt_input_ptr", "wrt_output_ptr",
@@ -91,21 +91,38 @@ export class Runtime {
     const ex = this._ex;
     const policy = SPARSE_POLICIES[sparse];
     if (policy && !ex.wrt_set_sparse_policy) throw new InputError(`this engine build has no sparse option (${sparse})`);
-    const ptr = this._alloc(bytes.length || 1, "the model file");
-    const errPtr = this._alloc(4, "an error code");
-    let handle = 0, code = 0;
+    // The engine takes the block holding the file, frees it once the structure is read, then asks for each
+    // constant again as it packs it: the file's bytes and the packed weights are never in wasm memory together
+    // (wasm memory never shrinks, so that sum would stay).
+    const errPtr = this._alloc(12, "an error code");
+    let ptr = 0, handle = 0, code = 0;
     try {
+      ptr = this._alloc(bytes.length || 1, "the model file");
       new Uint8Array(ex.memory.buffer, ptr, bytes.length).set(bytes);
       const old = ex.wrt_set_sparse_policy?.(policy);
       try {
-        handle = u32(this._call(() => ex.wrt_load_with_limits(ptr, bytes.length, maxMemory, maxWork, errPtr)));
+        const p = ptr;
+        ptr = 0; // the engine's now (freed by it, also on error)
+        handle = u32(this._call(() => ex.wrt_load_begin(p, bytes.length, maxMemory, maxWork, errPtr)));
+        code = new Int32Array(ex.memory.buffer, errPtr, 1)[0];
+        while (handle) {
+          const n = this._call(() => ex.wrt_load_next(handle, errPtr + 4));
+          if (n === 0) break;
+          if (n < 0) {
+            code = -n;
+            ex.wrt_release(handle);
+            handle = 0;
+            break;
+          }
+          const [dst, at] = new Uint32Array(ex.memory.buffer, errPtr + 4, 2); // the memory may have grown
+          new Uint8Array(ex.memory.buffer, dst, n).set(bytes.subarray(at, at + n));
+        }
       } finally {
         if (!this._broken && old !== undefined) ex.wrt_set_sparse_policy(old);
       }
-      code = new Int32Array(ex.memory.buffer, errPtr, 1)[0];
     } finally {
       if (!this._broken) {
-        ex.wrt_free(ptr);
+        if (ptr) ex.wrt_free(ptr);
         ex.wrt_free(errPtr);
       }
     }

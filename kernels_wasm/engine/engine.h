@@ -56,9 +56,11 @@ typedef struct {
   int64_t arena_offset;      /* -1 for constants */
   const wrt_quant* q;        /* quantization parameters, NULL when the tensor has none */
   const uint8_t* file_data;  /* constants: the bytes in the model file (valid during wrt_load only) */
+  uint32_t file_off, file_len; /* constants read from the file: where their bytes are (a streamed load fetches them
+                                * again when their op is prepared); file_len 0: none, or an owned widened copy */
   const int32_t *dmin, *dmax; /* graph inputs sized at run time: the bounds of each dimension (else NULL) */
   /* block-sparse constants (python_ref/sparse.py): file_data holds the stored blocks' values (float32), sp_starts and
-   * sp_cols the row starts and columns (little-endian int32 in the model file, valid during wrt_load only) */
+   * sp_cols the row starts and columns (little-endian int32, copied from the file: prepare reads them) */
   uint8_t sparse;
   uint32_t sp_blocks;
   const uint8_t *sp_starts, *sp_cols;
@@ -235,6 +237,14 @@ struct wrt_model {
   uint64_t work, work_limit;    /* estimated work of one run, and its budget */
   int cur_op;              /* the op being prepared or run (-1: none), for error reports after a trap */
   int threads;             /* threads its runs may use (wrt_set_threads), 1 by default */
+  /* a streamed load (wrt_load_begin/wrt_load_next): the op being prepared and its next input; its constants are
+   * staged at the start of the arena (unused until the first run) or, when they exceed it, in stage_own */
+  uint8_t streaming;
+  const uint8_t* file;     /* a load from the caller's bytes (wrt_load_with_limits): read in place, not fetched */
+  int load_op, load_in;
+  uint64_t load_need;      /* what the plan allows the model to claim */
+  size_t stage_used, stage_hi;
+  uint8_t* stage_own;
 };
 
 /* ---- the op table (ops.c) --------------------------------------------------------------------------------------- */

@@ -53,6 +53,7 @@ const char* wrt_active_op(void) {
 }
 
 int run_ops(wrt_model* m, int begin, int end) {
+  if (m->streaming) return rt_error(WRT_ERR_INPUT, "the model is still loading (wrt_load_next)");
   active = m;
   if (m->threads > 1) rt_pool_wake();
   for (int k = begin; k < end; k++) {
@@ -135,9 +136,8 @@ static int plan_model(wrt_model* m, uint64_t* need, int resize) {
 
 /* What follows the tensor shapes, allocated as planned: the padding sources for indirection (as long as the widest
  * channel row a convolution or pool reads), the arena at the tensors' offsets, each op's tables, the scratch. */
-static int allocate_plan(wrt_model* m, uint64_t need) {
+static int allocate_shaped(wrt_model* m) {
   size_t pad = m->pad_floats;
-  int r;
   m->zeros = m_alloc_shaped(m, pad * sizeof(float));
   m->neg_inf = m_alloc_shaped(m, pad * sizeof(float));
   if (!m->zeros || !m->neg_inf) return m_alloc_fail(m, 0, "the padding buffers", 2 * pad * sizeof(float));
@@ -146,11 +146,10 @@ static int allocate_plan(wrt_model* m, uint64_t need) {
   if (!m->arena) return m_alloc_fail(m, 0, "the arena", m->arena_size);
   for (int i = 0; i < m->n_tensors; i++)
     if (!m->t[i].is_const) m->t[i].data = m->arena + m->t[i].arena_offset;
-  for (int k = 0; k < m->n_ops; k++) {
-    if (m->ops[k].skip) continue;
-    m->cur_op = k;
-    if ((r = prepare_op(m, &m->ops[k]))) return r;
-  }
+  return WRT_OK;
+}
+
+static int allocate_scratch(wrt_model* m, uint64_t need) {
   m->cur_op = -1;
   m->scratch = 0;
   if (m->scratch_bytes_wide) {
@@ -163,7 +162,19 @@ static int allocate_plan(wrt_model* m, uint64_t need) {
   return WRT_OK;
 }
 
-static int load(wrt_model* m, const void* data, size_t size) {
+static int allocate_plan(wrt_model* m, uint64_t need) {
+  int r = allocate_shaped(m);
+  for (int k = 0; k < m->n_ops && !r; k++) {
+    if (m->ops[k].skip) continue;
+    m->cur_op = k;
+    r = prepare_op(m, &m->ops[k]);
+  }
+  return r ? r : allocate_scratch(m, need);
+}
+
+/* Verify and read the file, check the shapes and plan against the limits: everything that reads the file's
+ * structure. Constants are read from it too (checks, float16 widening, plans that look at values). */
+static int load_structure(wrt_model* m, const void* data, size_t size, uint64_t* need) {
   if (!data && size) return rt_error(WRT_ERR_INPUT, "model data is NULL");
   fb_buf f = {(const uint8_t*)data, size};
   int r = fb_verify_model(f);
@@ -174,20 +185,96 @@ static int load(wrt_model* m, const void* data, size_t size) {
   m->tg = pick_target();
   if (!m->tg || !m->tg->gemm || !m->tg->igemm)
     return rt_error(WRT_ERR_UNSUPPORTED, "kernel target '%s' lacks GEMM kernels", m->tg ? m->tg->name : "none");
-  uint64_t need = 0;
-  if ((r = plan_model(m, &need, 0))) return r;
+  if ((r = plan_model(m, need, 0))) return r;
 #if !defined(__wasm__)
   /* Natively the planned memory is one mapping in huge pages where the OS gives them: MobileNetV2 ran 3-5% slower
    * from separate heap blocks, the engine created first in a process slowest. Not for a model whose inputs can be
    * resized: a resize re-makes the shaped blocks, which a pool cannot give back. */
   int sized_at_run_time = 0;
   for (int i = 0; i < m->n_inputs; i++) sized_at_run_time |= m->t[m->inputs[i]].dmin != 0;
-  m->pool_cap = need - m->mem_used + (uint64_t)(8 * m->n_ops + m->n_tensors + 8) * WRT_ALIGN; /* + rounding */
+  m->pool_cap = *need - m->mem_used + (uint64_t)(8 * m->n_ops + m->n_tensors + 8) * WRT_ALIGN; /* + rounding */
   m->pool = sized_at_run_time ? 0 : rt_map((size_t)m->pool_cap);
 #endif
-  if ((r = allocate_plan(m, need))) return r;
-  for (int i = 0; i < m->n_tensors; i++) m->t[i].file_data = 0; /* the caller may free the model bytes now */
   return WRT_OK;
+}
+
+/* ---- streamed load: the file's bytes and the packed weights never held together ----------------------------------- */
+static uint64_t stage_size(uint32_t n) { return ((uint64_t)n + WRT_ALIGN - 1) / WRT_ALIGN * WRT_ALIGN; }
+
+/* the constants of op k still to fetch, and the bytes their staging takes */
+static int wants_bytes(const wrt_model* m, const wrt_op* op, int i) {
+  int ti = op->in[i];
+  if (ti < 0 || !m->t[ti].is_const || !m->t[ti].file_len) return 0;
+  for (int j = 0; j < i; j++)
+    if (op->in[j] == ti) return 0; /* an input read twice is fetched once */
+  return 1;
+}
+
+/* Before op k's first constant: its staging area, the arena's start when they fit (the arena is unused until the
+ * first run, and cleared again once loaded), else a block of their own for the time of its prepare. */
+static int stage_begin(wrt_model* m, const wrt_op* op) {
+  uint64_t total = 0;
+  m->stage_used = 0;
+  if (m->file) return WRT_OK; /* read in place */
+  for (int i = 0; i < op->n_in; i++)
+    if (wants_bytes(m, op, i)) total += stage_size(m->t[op->in[i]].file_len);
+  if (total <= m->arena_size) return WRT_OK;
+  m->stage_own = total < SIZE_MAX ? rt_alloc((size_t)total) : 0;
+  return m->stage_own ? WRT_OK : m_alloc_fail(m, op, "staging its constants", total);
+}
+
+static void stage_end(wrt_model* m, const wrt_op* op) {
+  for (int i = 0; i < op->n_in; i++)
+    if (op->in[i] >= 0 && m->t[op->in[i]].file_len) m->t[op->in[i]].file_data = 0;
+  if (!m->stage_own && m->stage_used > m->stage_hi) m->stage_hi = m->stage_used;
+  rt_free(m->stage_own);
+  m->stage_own = 0;
+}
+
+int wrt_load_next(wrt_model* m, uint32_t* want) {
+  if (!m || !m->streaming) return -rt_error(WRT_ERR_INPUT, "wrt_load_next: no streamed load in progress");
+  active = m;
+  int r = WRT_OK;
+  while (m->load_op < m->n_ops) {
+    wrt_op* op = &m->ops[m->load_op];
+    if (op->skip) {
+      m->load_op++;
+      continue;
+    }
+    m->cur_op = m->load_op;
+    if (m->load_in == 0 && (r = stage_begin(m, op))) break;
+    while (m->load_in < op->n_in) {
+      int i = m->load_in++;
+      if (!wants_bytes(m, op, i)) continue;
+      wrt_tensor* t = &m->t[op->in[i]];
+      if (m->file) {
+        t->file_data = m->file + t->file_off;
+        continue;
+      }
+      uint8_t* at = (m->stage_own ? m->stage_own : m->arena) + m->stage_used;
+      m->stage_used += (size_t)stage_size(t->file_len);
+      t->file_data = at;
+      want[0] = (uint32_t)(uintptr_t)at; /* wasm32 addresses */
+      want[1] = t->file_off;
+      active = 0;
+      return (int)t->file_len;
+    }
+    r = prepare_op(m, op);
+    stage_end(m, op);
+    if (r) break;
+    m->load_op++;
+    m->load_in = 0;
+  }
+  if (!r) {
+    rt_zero(m->arena, m->stage_hi); /* as every allocation: zero before the model's first run */
+    r = allocate_scratch(m, m->load_need);
+  }
+  for (int i = 0; i < m->n_tensors; i++) m->t[i].file_data = 0;
+  m->streaming = 0;
+  m->file = 0; /* the caller may free the model bytes now */
+  m->cur_op = -1;
+  active = 0;
+  return -r;
 }
 
 /* ---- run-time input sizes ----------------------------------------------------------------------------------- */
@@ -252,6 +339,7 @@ static int set_input_shapes(wrt_model* m, const int32_t* dims, int n) {
 
 int wrt_resize_inputs(wrt_model* m, const int32_t* dims, int n) {
   if (!m) return rt_error(WRT_ERR_INPUT, "wrt_resize_inputs: model is NULL");
+  if (m->streaming) return rt_error(WRT_ERR_INPUT, "the model is still loading (wrt_load_next)");
   if (m->broken) return rt_error(WRT_ERR_NOMEM, "the model could not be re-planned after its last resize; load it again");
   rt_clear_error();
   saved_shape* old = rt_alloc(sizeof(saved_shape) * (size_t)(m->n_tensors ? m->n_tensors : 1));
@@ -308,7 +396,7 @@ static uint64_t limit_or_default(double v, uint64_t def, uint64_t cap) {
   return v >= (double)cap ? cap : (uint64_t)v;
 }
 
-wrt_model* wrt_load_with_limits(const void* data, size_t size, double max_memory, double max_work, int* err) {
+static wrt_model* model_new(double max_memory, double max_work, int* err) {
   rt_clear_error();
   wrt_model* m = rt_calloc(sizeof(wrt_model));
   if (!m) {
@@ -320,11 +408,43 @@ wrt_model* wrt_load_with_limits(const void* data, size_t size, double max_memory
   m->work_limit = limit_or_default(max_work, WRT_DEFAULT_MAX_WORK, UINT64_MAX >> 1);
   m->cur_op = -1;
   m->threads = 1;
-  active = m;
-  int r = load(m, data, size);
+  return m;
+}
+
+/* streamed: the engine owns data and frees it once the structure is read; else the caller's bytes are read in place */
+static wrt_model* load_begin(const void* data, size_t size, double max_memory, double max_work, int* err, int streamed) {
+  wrt_model* m = model_new(max_memory, max_work, err);
+  int r = WRT_ERR_NOMEM;
+  if (m) {
+    active = m;
+    r = load_structure(m, data, size, &m->load_need);
+    for (int i = 0; i < m->n_tensors; i++) m->t[i].file_data = m->t[i].file_len ? 0 : m->t[i].file_data;
+    m->file = streamed ? 0 : (const uint8_t*)data;
+  }
+  if (streamed) rt_free((void*)data); /* before anything large is allocated: the packed weights take its place */
+  if (!m) return 0;
+  if (!r) r = allocate_shaped(m);
+  m->streaming = !r;
+  m->cur_op = -1;
   active = 0;
   if (err) *err = r;
   if (r) {
+    wrt_release(m);
+    return 0;
+  }
+  return m;
+}
+
+wrt_model* wrt_load_begin(void* data, size_t size, double max_memory, double max_work, int* err) {
+  return load_begin(data, size, max_memory, max_work, err, 1);
+}
+
+wrt_model* wrt_load_with_limits(const void* data, size_t size, double max_memory, double max_work, int* err) {
+  wrt_model* m = load_begin(data, size, max_memory, max_work, err, 0);
+  uint32_t want[2];
+  int r = m ? wrt_load_next(m, want) : 0; /* reads in place: never asks */
+  if (r) {
+    if (err) *err = -r;
     wrt_release(m);
     return 0;
   }
@@ -335,6 +455,7 @@ wrt_model* wrt_load(const void* data, size_t size, int* err) { return wrt_load_w
 
 void wrt_release(wrt_model* m) {
   if (!m) return;
+  rt_free(m->stage_own);
   m_free_all(m);
   rt_free(m);
 }

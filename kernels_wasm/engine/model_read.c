@@ -39,6 +39,7 @@ static int widen_f16(wrt_model* m, wrt_tensor* t, uint64_t n, float** shared) {
     *shared = w;
   }
   t->file_data = (const uint8_t*)w;
+  t->file_len = 0; /* owned: a streamed load has nothing to fetch */
   t->dtype = WRT_F32;
   t->esize = 4;
   t->nbytes = t->count * 4;
@@ -51,7 +52,7 @@ static int sparse_fail(uint32_t i, const wrt_tensor* t, const char* msg) {
 }
 
 /* the encoding in table sp against the tensor's shape and its buffer of `len` bytes */
-static int read_sparsity(fb_buf f, size_t sp, uint32_t i, wrt_tensor* t, uint32_t len) {
+static int read_sparsity(wrt_model* m, fb_buf f, size_t sp, uint32_t i, wrt_tensor* t, uint32_t len) {
   char msg[200];
   if (t->rank == 0) return sparse_fail(i, t, "a block-sparse tensor needs rank 1 or more");
   uint64_t rows = (uint64_t)t->dims[0], cols = rows ? t->count / rows : 1;
@@ -108,8 +109,13 @@ static int read_sparsity(fb_buf f, size_t sp, uint32_t i, wrt_tensor* t, uint32_
   }
   t->sparse = 1;
   t->sp_blocks = nb;
-  t->sp_starts = fb_vdata(f, sv);
-  t->sp_cols = fb_vdata(f, cv);
+  /* copied: a streamed load frees the file before prepare reads them */
+  uint8_t* idx = m_alloc(m, 4 * ((size_t)ns + nb) + 1);
+  if (!idx) return m_alloc_fail(m, 0, "block-sparse indices", 4 * ((uint64_t)ns + nb));
+  rt_copy(idx, fb_vdata(f, sv), 4 * (size_t)ns);
+  rt_copy(idx + 4 * (size_t)ns, fb_vdata(f, cv), 4 * (size_t)nb);
+  t->sp_starts = idx;
+  t->sp_cols = idx + 4 * (size_t)ns;
   return WRT_OK;
 }
 
@@ -218,7 +224,12 @@ static int read_each_tensor(wrt_model* m, fb_buf f, size_t root, name_pool* np, 
       t->is_const = 1;
       t->arena_offset = -1;
       t->file_data = len ? fb_vdata(f, dv) : 0;
-      if (sp && read_sparsity(f, sp, i, t, len) != WRT_OK) return WRT_ERR_FORMAT;
+      t->file_off = len ? (uint32_t)(dv + 4) : 0;
+      t->file_len = len;
+      if (sp) {
+        int r = read_sparsity(m, f, sp, i, t, len);
+        if (r != WRT_OK) return r;
+      }
     }
     size_t lov = fb_ref(f, tt, 6), hiv = fb_ref(f, tt, 7);
     if (fb_vlen(f, lov) || fb_vlen(f, hiv)) { /* run-time dimensions: the bounds of each (any tensor: check_order

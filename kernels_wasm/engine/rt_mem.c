@@ -225,3 +225,11 @@ void rt_zero(void* dst, size_t n) {
 
 void* wrt_alloc(size_t n) { return rt_alloc(n); }
 void wrt_free(void* p) { rt_free(p); }
+
+size_t wrt_static_size(void) {
+#if defined(__wasm__)
+  return (size_t)&__heap_base; /* the module's data and the main stack lie below the heap */
+#else
+  return 0;
+#endif
+}

@@ -42,6 +42,14 @@ WRT_API wrt_model* wrt_load(const void* data, size_t size, int* err);
  * bundled models need 0.04-2.3 G). Both are checked before anything large is allocated, so a small hostile file
  * cannot make the engine claim gigabytes or run for minutes. */
 WRT_API wrt_model* wrt_load_with_limits(const void* data, size_t size, double max_memory, double max_work, int* err);
+/* A load that never holds the file's bytes and the packed weights at once (the wasm hosts use it: wasm memory never
+ * shrinks, so the peak stays). The host copies the file into a block from wrt_alloc and hands the block over:
+ * wrt_load_begin verifies and reads it, checks the plan against the limits, and frees it before anything large is
+ * allocated (also on error). Each constant is then fetched again when its op packs it: wrt_load_next returns n > 0
+ * when it wants the n bytes at file offset want[1] copied to address want[0] (then call it again), 0 once the model
+ * is loaded, or -code on error (then wrt_release the model). The host's copy of the file may go after that. */
+WRT_API wrt_model* wrt_load_begin(void* data, size_t size, double max_memory, double max_work, int* err);
+WRT_API int wrt_load_next(wrt_model* m, uint32_t* want);
 WRT_API void wrt_release(wrt_model* m);
 WRT_API int wrt_run(wrt_model* m);
 WRT_API const char* wrt_error_message(void);
@@ -111,6 +119,9 @@ WRT_API int wrt_run_profiled(wrt_model* m, double* ms, int cap);
 enum { WRT_SPARSE_AUTO = 0, WRT_SPARSE_ALWAYS = 1, WRT_SPARSE_NEVER = 2 };
 WRT_API int wrt_set_sparse_policy(int policy);
 
+/* wasm: bytes of linear memory below the heap (the module's static data and main stack); 0 natively. A loaded model's
+ * memory is about wrt_static_size() + wrt_memory_size() of each model (hosts and tests compare the memory with it). */
+WRT_API size_t wrt_static_size(void);
 WRT_API void* wrt_alloc(size_t n);
 WRT_API void wrt_free(void* p);
 

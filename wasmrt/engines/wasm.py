@@ -185,21 +185,36 @@ class WasmInstance:
         return self.cstr(self.ptr("wrt_error_message"))
 
     def load(self, data: bytes, name: str = "", limits: Limits = DEFAULT_LIMITS, sparse: str = "auto") -> int:
-        """wrt_load on a copy of data in linear memory; returns the model pointer or raises the engine's error."""
+        """A streamed load (wrt_load_begin/wrt_load_next): the engine frees its copy of the file once the structure
+        is read and asks for each constant again as it packs it, so the file's bytes and the packed weights are never
+        in linear memory together. Returns the model pointer or raises the engine's error."""
         policy = sparse_policy(sparse)
         with self.lock:
-            buf = self.ptr("wrt_alloc", len(data) + 8)
+            io = self.ptr("wrt_alloc", 12)  # the error code, then the engine's requests {address, file offset}
+            buf = self.ptr("wrt_alloc", len(data) or 1) if io else 0
             if not buf:
+                if io:
+                    self.call("wrt_free", io)
                 raise WasmrtError(f"{name}: out of wasm memory for the {len(data):,}-byte model")
             old_policy = self.call("wrt_set_sparse_policy", policy)
             try:
                 self.write(buf, data)
-                err_at = buf + len(data) + (-len(data) % 4)  # an int for the error code, after the bytes
-                model = self.ptr("wrt_load_with_limits", buf, len(data), limits.max_memory, limits.max_work, err_at)
-                code = int(np.frombuffer(self.read(err_at, 4), "<i4")[0])
+                model = self.ptr("wrt_load_begin", buf, len(data), limits.max_memory, limits.max_work, io)
+                code = int(np.frombuffer(self.read(io, 4), "<i4")[0])
+                while model:
+                    n = self.call("wrt_load_next", model, io + 4)
+                    if n == 0:
+                        break
+                    if n < 0:
+                        code = -n
+                        self.call("wrt_release", model)
+                        model = 0
+                        break
+                    dst, at = (int(v) for v in np.frombuffer(self.read(io + 4, 8), "<u4"))
+                    self.write(dst, data[at:at + n])
             finally:
                 if not self.broken:
-                    self.call("wrt_free", buf)
+                    self.call("wrt_free", io)
                     self.call("wrt_set_sparse_policy", old_policy)
         if not model:
             raise engine_error(code, self.error_message(), name)
