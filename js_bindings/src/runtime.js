@@ -94,6 +94,8 @@ export class Runtime {
     // The engine takes the block holding the file, frees it once the structure is read, then asks for each
     // constant again as it packs it: the file's bytes and the packed weights are never in wasm memory together
     // (wasm memory never shrinks, so that sum would stay).
+    // Constants are read twice (checked, then packed): bytes another thread could change in between are copied.
+    if (typeof SharedArrayBuffer !== "undefined" && bytes.buffer instanceof SharedArrayBuffer) bytes = bytes.slice();
     const errPtr = this._alloc(12, "an error code");
     let ptr = 0, handle = 0, code = 0;
     try {
