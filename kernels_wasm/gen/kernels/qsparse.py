@@ -137,12 +137,10 @@ def _mult(isa: Isa, j: int) -> str:
 def _store_bytes(c: Code, mr: int) -> None:
     """The block row's 4 x MR int32 outputs (t[j * MR + i]) to the n - r (< 4: fewer) channels of the mr pixels."""
     c("const size_t nleft = n - r < 4 ? n - r : 4;", "int8_t* yo = y + r;")
-    with c.block("if (nleft == 4)"):
-        with c.block("for (size_t i = 0; i < mr; i++, yo += y_stride)"):
-            c(*(f"yo[{j}] = (int8_t)t[{j * mr} + i];" for j in range(4)))
-    with c.block("else"):
-        with c.block("for (size_t i = 0; i < mr; i++, yo += y_stride)"):
-            c(f"for (size_t j = 0; j < nleft; j++) yo[j] = (int8_t)t[j * {mr} + i];")
+    with c.block("if (nleft == 4)"), c.block("for (size_t i = 0; i < mr; i++, yo += y_stride)"):
+        c(*(f"yo[{j}] = (int8_t)t[{j * mr} + i];" for j in range(4)))
+    with c.block("else"), c.block("for (size_t i = 0; i < mr; i++, yo += y_stride)"):
+        c(f"for (size_t j = 0; j < nleft; j++) yo[j] = (int8_t)t[j * {mr} + i];")
 
 
 SIG = ("void {name}(size_t mr, size_t n, const int16_t* x, const int32_t* restrict nnz, const int32_t* restrict offs, "
@@ -223,11 +221,9 @@ def qsppack(isa: Isa) -> str:
     with c.block(_fn(isa, sig)):
         pos = ", ".join(str(slot(isa, i)) for i in range(mr))
         c(f"static const uint8_t pos[{mr}] = {{{pos}}};")
-        with c.block("for (size_t t = 0; t < ks; t++, ind += mr)"):
-            with c.block(f"for (size_t i = 0; i < {mr}; i++)"):
-                c("const int8_t* src = ind[i < mr ? i : mr - 1];",
-                  f"int16_t* o = out + t * kc * {mr} + pos[i];")
-                c(f"for (size_t k = 0; k < kc; k++) o[k * {mr}] = src[k];")
+        with c.block("for (size_t t = 0; t < ks; t++, ind += mr)"), c.block(f"for (size_t i = 0; i < {mr}; i++)"):
+            c("const int8_t* src = ind[i < mr ? i : mr - 1];", f"int16_t* o = out + t * kc * {mr} + pos[i];")
+            c(f"for (size_t k = 0; k < kc; k++) o[k * {mr}] = src[k];")
     return c.text()
 
 
