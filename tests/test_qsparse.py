@@ -91,3 +91,26 @@ def test_forcing_picks_the_sparse_or_the_dense_kernel() -> None:
     assert _kernel(data, "always") == "qs8 sparse gemm (im2col)"
     assert _kernel(graph("pw_wide", density=0.05)[0], "auto") == "qs8 sparse gemm"  # 95%: past every break-even
     assert "sparse" not in _kernel(graph("pw_wide", density=0.9)[0], "auto")  # stored dense: 10% sparse
+
+
+def test_pruned_then_quantized_model_keeps_its_zero_blocks_and_stores_int8_sparse() -> None:
+    """`wasmrt quantize --sparsity`'s steps: prune (include_first: this layer reads the input), quantize with fitted
+    rounding, int8 weights stored block-sparse with the pruned sparsity; the engine runs them to python_ref's bytes."""
+    from wasmrt.bench.mobilenet_v1 import conv3x3_layer
+    from wasmrt.compile.sparsity import prune
+    from wasmrt.export.common import random_feeds
+    from wasmrt.quantize.pipeline import post_training
+
+    g = conv3x3_layer(8, 16)
+    ((_, after),) = prune(g, 0.9, include_first=True)
+    qg, _ = post_training(g, [random_feeds(g, k) for k in range(4)], method="minmax", bias_correction=False)
+    data = convert(qg).data
+    ws = [t for t in Interpreter(data).model.tensors if t.sparse is not None]
+    assert len(ws) == 1 and ws[0].data.dtype == np.int8
+    assert after is not None and sparse.block_sparsity(ws[0].data) >= after.sparsity > 0.89
+    feeds = random_feeds(g, 9)
+    want = Interpreter(data).run(feeds)
+    for variant in (None, "scalar"):
+        got = load(data, "native", variant, sparse="always").run(feeds)
+        for k in want:
+            np.testing.assert_array_equal(got[k], want[k])

@@ -4,6 +4,7 @@
  *   model_read.c, shape_check.c     loader stages: verified tensors/ops/attributes, inferred shapes
  *   conv.c, pool.c, gemm.c, ...     op modules (conv.c and pool.c use gemm.c and indirection.c)
  *   sparse.c                        the block-sparse variant of CONV_2D and FULLY_CONNECTED
+ *   qsparse.c                       its int8 variant (qconv.c hands it the layers qsparse_chosen picks)
  *   support.c, rt_*.c, fb.c         allocation, constants, errors and names; libc replacements; FlatBuffers
  */
 #ifndef WRT_ENGINE_H

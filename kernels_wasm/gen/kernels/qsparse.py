@@ -30,9 +30,10 @@ _SSE_ATTR = {"avx2": '__attribute__((target("avx2,fma")))',
 
 @dataclass(frozen=True)
 class QSparseTile:
-    """Pixels per tile, and where the int8 sparse kernels start to beat the dense int8 ones on this target
-    (measured on MobileNetV1's pruned layers, docs/dev/kernels-journal.md): a layer of K columns runs sparse from a
-    block sparsity of min_sparsity + k_penalty / K on."""
+    """Pixels per tile, and where the int8 sparse kernels start to beat the dense int8 ones on this target: a layer
+    of K columns runs sparse from a block sparsity of min_sparsity + k_penalty / K on. First estimates from whole
+    MobileNetV1 runs at 90% (docs/dev/kernels-journal.md), not yet a per-layer sweep: AVX-512 with VNNI runs its
+    dense int8 GEMM four bytes per lane, so its sparse kernels only just win at 90%."""
 
     vl: int  # int32 lanes of a vector (MR = 2 VL)
     min_sparsity: float
