@@ -8,8 +8,10 @@ the stored blocks, `columns` gives each one's column (increasing within a block 
 4 values per stored block (rows past shape[0] hold 0).
 
 A sparse tensor IS its dense equivalent (`expand`): every op computes exactly what it computes on the dense tensor,
-so engines may run it dense or sparse as they see fit. Readers verify the encoding completely (`check`, with the
-same words in kernels_wasm/engine/model_read.c) and bound what all sparse constants of a file expand to.
+so engines may run it dense or sparse as they see fit (an int8 CONV_2D or FULLY_CONNECTED on int8 block-sparse
+weights gives, bit for bit, the bytes of the dense int8 op on the expansion). Readers verify the encoding completely
+(`check`, with the same words in kernels_wasm/engine/model_read.c) and bound what all sparse constants of a file
+expand to.
 """
 
 from __future__ import annotations
@@ -23,6 +25,9 @@ BLOCK = 4  # rows per block
 # to gigabytes; the C engine has the same rule, and counts each dense expansion it makes against max_memory)
 MAX_EXPANDED_BYTES = 1 << 30
 SPARSE_OPS = ("CONV_2D", "FULLY_CONNECTED")  # ops whose weights (input 1) may be stored block-sparse
+# the stored dtypes: float weights, and int8 weights of quantized layers (an absent block is the integer 0, which
+# is the real 0 for the symmetric int8 weights the quantizer writes)
+DTYPES = (np.dtype(np.float32), np.dtype(np.float16), np.dtype(np.int8))
 
 
 @dataclass(frozen=True)

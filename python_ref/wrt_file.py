@@ -205,8 +205,8 @@ def _tensor(i: int, t: fb.TensorT, buffers: list[Any]) -> TensorInfo:
     info = TensorInfo(name, shape, dtype.newbyteorder("="), arena_offset=int(t.arenaOffset))
     if t.sparsity is not None:
         _check(t.buffer != 0, f"tensor {i} ({name!r}): block-sparse, but not a constant")
-        _check(dtype in (np.float32, np.float16),
-               f"tensor {i} ({name!r}): block-sparse tensors must be float32 or float16, not {dtype.name}")
+        _check(dtype in sparse.DTYPES,
+               f"tensor {i} ({name!r}): block-sparse tensors must be float32, float16 or int8, not {dtype.name}")
     if t.buffer != 0:
         _check(t.buffer < len(buffers), f"tensor {i} ({name!r}): buffer {t.buffer} of {len(buffers)}")
         raw = buffers[t.buffer]

@@ -18,6 +18,7 @@ import flatbuffers
 import numpy as np
 
 from python_ref._fb import wrt_generated as fb
+from python_ref.quant import QuantParams
 from python_ref.wrt_file import IDENTIFIER
 from wasmrt.compile.ir import Graph
 from wasmrt.compile.planner import plan_memory
@@ -334,6 +335,19 @@ def _sparse_fc(n: int = 10, k: int = 12, density: float = 0.4, op: str = "FULLY_
     return write_wrt(g, plan_memory(g), "fp32", {"w"})
 
 
+def _sparse_qfc(n: int = 10, k: int = 12) -> bytes:
+    """An int8 FULLY_CONNECTED, x [2, k] int8, with int8 block-sparse weights [n, k] (the last block row partial)."""
+    rng = _rng()
+    keep = np.repeat(rng.random((-(-n // 4), k)) < 0.4, 4, axis=0)[:n]
+    w = (rng.integers(-127, 128, (n, k)) * keep).astype(np.int8)
+    g = Graph()
+    x = g.add_input("x", (2, k), np.int8, QuantParams.make(0.05, 3))
+    wt = g.add_const("w", w, quant=QuantParams.make(np.full(n, 0.01), 0, 0))
+    (y,) = g.add_node("FULLY_CONNECTED", [x, wt], name="qfc", outputs=["y"], quant=[QuantParams.make(0.2, -1)])
+    g.outputs.append(y)
+    return write_wrt(g, plan_memory(g), "fp32", {"w"})
+
+
 def _edit_w(data: bytes, fn: Callable[[fb.TensorT], None]) -> bytes:
     def edit(m: fb.ModelT) -> None:
         fn(next(t for t in m.tensors if bytes(t.name) == b"w"))
@@ -349,6 +363,11 @@ def _edit_w_values(data: bytes, fn: Callable[[bytearray], bytes]) -> bytes:
 
 def _nonzero_padding(raw: bytearray) -> bytes:
     raw[-4:] = np.float32(1.0).tobytes()  # 10 rows: the last value of the last block is row 11's
+    return bytes(raw)
+
+
+def _nonzero_padding_i8(raw: bytearray) -> bytes:
+    raw[-1] = 1  # 10 rows: the last value of the last block is row 11's
     return bytes(raw)
 
 
@@ -382,7 +401,7 @@ def _big_sparse(rows: int, cols: int, op: str = "FULLY_CONNECTED", groups: int =
 
 def sparse_cases() -> list[Case]:
     """Block-sparse weights (python_ref/sparse.py): encodings that lie, and sizes that would expand to gigabytes."""
-    base = _sparse_fc()
+    base, qbase = _sparse_fc(), _sparse_qfc()
     fmt = r"tensor \d+ \('w'\): .*"  # the exact words: python_ref must say the same (python_rejects)
 
     def starts(f: Callable) -> Callable:  # edit the row starts with f(list)
@@ -409,7 +428,16 @@ def sparse_cases() -> list[Case]:
         ("sparse_not_a_constant", _edit_w(base, lambda t: (setattr(t, "buffer", 0), setattr(t, "arenaOffset", 0))),
          "block-sparse, but not a constant"),
         ("sparse_int32", _edit_w(base, lambda t: setattr(t, "dtype", fb.DType.INT32)),
-         "block-sparse tensors must be float32 or float16, not int32"),
+         "block-sparse tensors must be float32, float16 or int8, not int32"),
+        ("sparse_int8_column_out_of_range", _edit_w(qbase, cols(lambda c: [*c[:-1], 12])),
+         "is in column 12; columns must increase"),
+        ("sparse_int8_columns_not_increasing", _edit_w(qbase, cols(lambda c: [c[0], c[0], *c[2:]])),
+         "columns must increase within a block row and stay below 12"),
+        ("sparse_int8_row_starts_past_blocks", _edit_w(qbase, starts(lambda s: [*s[:-1], s[-1] + 1])),
+         r"row starts must begin at 0, never decrease and end at the \d+ stored blocks"),
+        ("sparse_int8_values_short", _edit_w_values(qbase, lambda raw: bytes(raw[:-4])),
+         r"block-sparse: the buffer holds \d+ bytes, \d+ blocks of 4 int8 values need \d+"),
+        ("sparse_int8_padding_nonzero", _edit_w_values(qbase, _nonzero_padding_i8), "has a non-zero value past row 9"),
         ("sparse_rank_0", _edit_w(base, lambda t: setattr(t, "shape", [])),
          "a block-sparse tensor needs rank 1 or more"),
     ]

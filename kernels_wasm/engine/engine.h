@@ -4,6 +4,7 @@
  *   model_read.c, shape_check.c     loader stages: verified tensors/ops/attributes, inferred shapes
  *   conv.c, pool.c, gemm.c, ...     op modules (conv.c and pool.c use gemm.c and indirection.c)
  *   sparse.c                        the block-sparse variant of CONV_2D and FULLY_CONNECTED
+ *   qsparse.c                       its int8 variant (qconv.c hands it the layers qsparse_chosen picks)
  *   support.c, rt_*.c, fb.c         allocation, constants, errors and names; libc replacements; FlatBuffers
  */
 #ifndef WRT_ENGINE_H
@@ -132,7 +133,8 @@ typedef struct {
   int32_t za, zb, zw;      /* input zero points (zw: per-tensor weights) */
   float ma, mb;            /* float multipliers */
   wrt_qadd_params add;     /* ADD/SUB fixed point */
-  const float* mult;       /* per-channel multipliers */
+  const float* mult;       /* per-channel multipliers (as many as the channels rounded up to 4, zeros after) */
+  int32_t *sp_nnz, *sp_offs; /* block-sparse weights (qsparse.c): pairs per block row, their column offsets */
   const int32_t* bias;     /* generic convolution: biases; PRELU: slope minus its zero point */
   uint8_t* table;          /* 256-byte tables indexed by the raw input byte (one per input for CONCATENATION) */
   const void* aux;         /* op-specific: DEQUANTIZE float table, RESIZE weights, ... */
@@ -411,8 +413,15 @@ int plan_sparse(wrt_model* m, wrt_op* op, wrt_cost* c); /* CONV_2D, FULLY_CONNEC
 int prepare_sparse(wrt_model* m, wrt_op* op);
 int run_sparse(wrt_model* m, wrt_op* op);
 const char* sparse_kernel(const wrt_op* op);
-void sparse_expand(const wrt_tensor* t, float* out); /* the dense equivalent of a block-sparse constant */
+void sparse_expand(const wrt_tensor* t, void* out); /* the dense equivalent of a block-sparse constant (its dtype) */
 int sparse_candidate(const wrt_model* m, const wrt_op* op); /* dense weights the unstructured sparse kernel runs */
+int sparse_policy(void); /* wrt_set_sparse_policy's WRT_SPARSE_* */
+/* int8 block-sparse weights (qsparse.c): whether the layer runs on qspmm (fast: the dense int8 kernels could run it,
+ * i.e. int8 input and centered constant weights), its plan, prepare (bias: the int32 biases or NULL) and run */
+int qsparse_chosen(const wrt_model* m, const wrt_op* op, int fast);
+void qsparse_plan(wrt_model* m, wrt_op* op, wrt_cost* c);
+int qsparse_prepare(wrt_model* m, wrt_op* op, const int32_t* bias);
+void qsparse_run(wrt_model* m, wrt_op* op);
 
 /* indirection buffers (indirection.c): pointers into the arena, whose address is fixed for the model's lifetime */
 int64_t tap_input_pixel(const wrt_attrs* a, int64_t H, int64_t W, int64_t OH, int64_t OW, int64_t px, int64_t kh,

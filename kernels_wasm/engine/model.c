@@ -18,14 +18,14 @@ static int prepare_inputs(wrt_model* m, wrt_op* op) {
  * its prepare (the plan counted it): the file's bytes are what every prepare reads. */
 static int prepare_op(wrt_model* m, wrt_op* op) {
   const uint8_t* saved[8] = {0};
-  float* dense[8] = {0};
+  void* dense[8] = {0};
   int r = WRT_OK;
   for (int i = 0; i < op->n_in && i < 8 && r == WRT_OK; i++) {
     if (!(op->expand_in >> i & 1)) continue;
     wrt_tensor* t = &m->t[op->in[i]];
-    dense[i] = rt_alloc((size_t)t->count * sizeof(float) + 1);
+    dense[i] = rt_alloc((size_t)t->nbytes + 1); /* float32 or int8 */
     if (!dense[i]) {
-      r = m_alloc_fail(m, op, "expanding block-sparse weights", t->count * sizeof(float) + 1);
+      r = m_alloc_fail(m, op, "expanding block-sparse weights", t->nbytes + 1);
       break;
     }
     sparse_expand(t, dense[i]);

@@ -95,12 +95,14 @@ static int read_sparsity(wrt_model* m, fb_buf f, size_t sp, uint32_t i, wrt_tens
               dtype_name(t->dtype), (int64_t)need);
     return sparse_fail(i, t, msg);
   }
-  if (rows % 4) { /* values of rows past shape[0] must be 0 (fp16: +-0 only) */
+  if (rows % 4) { /* values of rows past shape[0] must be 0 (floats: +-0) */
     uint32_t b0 = (uint32_t)fb_vi32(f, sv, ns - 2);
     for (uint32_t b = b0; b < nb; b++)
       for (uint64_t j = rows % 4; j < 4; j++) {
         const uint8_t* v = t->file_data + (b * 4 + j) * t->esize;
-        uint32_t bits = t->esize == 4 ? fb_rd32(v) & 0x7fffffffu : (uint32_t)((v[0] | v[1] << 8) & 0x7fff);
+        uint32_t bits = t->esize == 4   ? fb_rd32(v) & 0x7fffffffu
+                        : t->esize == 2 ? (uint32_t)((v[0] | v[1] << 8) & 0x7fff)
+                                        : v[0];
         if (bits) {
           rt_format(msg, sizeof msg, "block-sparse: block %u has a non-zero value past row %l", b, (int64_t)rows - 1);
           return sparse_fail(i, t, msg);
@@ -211,8 +213,8 @@ static int read_each_tensor(wrt_model* m, fb_buf f, size_t root, name_pool* np, 
     t->arena_offset = fb_i64(f, tt, 4, -1);
     size_t sp = fb_ref(f, tt, 8);
     if (sp && !buf) return rt_error(WRT_ERR_FORMAT, "tensor %u ('%s'): block-sparse, but not a constant", i, t->name);
-    if (sp && t->dtype != WRT_F32 && t->dtype != WRT_F16)
-      return rt_error(WRT_ERR_FORMAT, "tensor %u ('%s'): block-sparse tensors must be float32 or float16, not %s", i,
+    if (sp && t->dtype != WRT_F32 && t->dtype != WRT_F16 && t->dtype != WRT_I8)
+      return rt_error(WRT_ERR_FORMAT, "tensor %u ('%s'): block-sparse tensors must be float32, float16 or int8, not %s", i,
                       t->name, dtype_name(t->dtype));
     if (buf != 0) {
       if (buf >= nb) return rt_error(WRT_ERR_FORMAT, "tensor %u ('%s'): buffer %u of %u", i, t->name, buf, nb);

@@ -5,11 +5,13 @@
  * pixel's patch (its ks * c bytes gathered into one row). The zero point of the input is folded into the packed bias
  * (padding taps read a row of zx, so they add (zx - zx) * w = 0), with the target's activation offset (unsigned dot
  * products read x + 128).
+ * Block-sparse int8 weights run on the sparse kernels (qsparse.c) where qsparse_chosen says so; else on these
+ * paths, over the weights expanded for the prepare (model.c: op->expand_in).
  * Everything else (weight zero points, uint8 inputs, CONV_TRANSPOSE_2D, MATMUL, weights computed at run time) takes
  * the generic path: the same sums in portable C. */
 #include "engine.h"
 
-enum { QC_GEMM = 1, QC_IGEMM, QC_DW, QC_GROUPED, QC_FC, QC_GENERIC, QC_TRANSPOSE, QC_MATMUL, QC_PATCH };
+enum { QC_GEMM = 1, QC_IGEMM, QC_DW, QC_GROUPED, QC_FC, QC_GENERIC, QC_TRANSPOSE, QC_MATMUL, QC_PATCH, QC_SPARSE };
 
 /* QC_PATCH: a KxK convolution whose patch (ks taps x c channels) is at most PATCH_K bytes runs as a GEMM of depth
  * ks * c over patch rows gathered per MR pixels: a 3-channel 3x3 layer has 27-byte rows, where the igemm takes one
@@ -52,7 +54,7 @@ static inline int32_t wv(const wrt_tensor* w, size_t i) {
 
 /* no weight is -128: the depthwise kernels sum two taps' products in int16 (128 * 127 * 2 fits, 128 * 128 * 2 not) */
 static int weights_above_min(const wrt_tensor* w) {
-  for (uint64_t i = 0; i < w->count; i++)
+  for (uint64_t i = 0; i < (w->sparse ? 4 * (uint64_t)w->sp_blocks : w->count); i++) /* block-sparse: stored values */
     if (wv(w, (size_t)i) == -128) return 0;
   return 1;
 }
@@ -191,7 +193,22 @@ WRT_FOR_SIZE int plan_qconv(wrt_model* m, wrt_op* op, wrt_cost* c) {
   }
   uint64_t N = (uint64_t)w->dims[0];
   op->packed_in = 0x6; /* weights, bias */
-  c->bytes += N * 4 + 1; /* multipliers */
+  c->bytes += (N + 3) / 4 * 16 + 1; /* multipliers */
+  /* block-sparse weights: the sparse kernels, or a dense path on their expansion */
+  int fast_in = !u8 && w->is_const && weights_centered(w, (size_t)N);
+  if (qsparse_chosen(m, op, fast_in)) {
+    op->path = QC_SPARSE;
+    if (op->type == OP_CONV_2D) {
+      geometry(m, op, p);
+      c->bytes += (uint64_t)p->c + 64; /* the padding row */
+    }
+    qsparse_plan(m, op, c);
+    return WRT_OK;
+  }
+  if (w->sparse) {
+    op->expand_in = 0x2;
+    c->bytes += w->nbytes + 1;
+  }
   if (op->type == OP_FULLY_CONNECTED) {
     uint64_t K = (uint64_t)w->dims[1], M = x->count / (K ? K : 1);
     if (K == 0) return op_fail(op, WRT_ERR_UNSUPPORTED, "an empty reduction dimension is not supported");
@@ -261,11 +278,13 @@ WRT_FOR_SIZE int plan_qconv(wrt_model* m, wrt_op* op, wrt_cost* c) {
 /* m[o] = f32(f32(sx * sw[o]) / sy) */
 static float* multipliers(wrt_model* m, wrt_op* op, size_t n) {
   const wrt_tensor *x = &m->t[op->in[0]], *w = &m->t[op->in[1]], *y = &m->t[op->out];
-  float* mult = m_alloc(m, n * 4 + 1);
+  size_t n4 = (n + 3) / 4 * 4; /* zeros after n: the sparse kernels read a block row's 4 */
+  float* mult = m_alloc(m, n4 * 4 + 1);
   if (!mult) {
-    m_alloc_fail(m, op, "the multipliers", n * 4 + 1);
+    m_alloc_fail(m, op, "the multipliers", n4 * 4 + 1);
     return 0;
   }
+  for (size_t o = n; o < n4; o++) mult[o] = 0.0f;
   for (size_t o = 0; o < n; o++) {
     float prod = x->q->s * w->q->scale[w->q->axis < 0 ? 0 : o];
     mult[o] = prod / y->q->s;
@@ -303,6 +322,13 @@ WRT_FOR_SIZE int prepare_qconv(wrt_model* m, wrt_op* op) {
   size_t N = (size_t)w->dims[0];
   if (!(p->mult = multipliers(m, op, N))) return WRT_ERR_NOMEM;
   const int32_t* b = bias_data(m, op);
+  if (op->path == QC_SPARSE) {
+    if (op->type == OP_CONV_2D) {
+      int r = q_fill_pad(m, op, p->za, (size_t)p->c + 64);
+      if (r) return r;
+    }
+    return qsparse_prepare(m, op, b);
+  }
   if (op->type == OP_FULLY_CONNECTED) {
     size_t K = (size_t)p->c;
     if (op->path == QC_GENERIC) return op->packed_in ? prepare_generic(m, op, N, K) : WRT_OK;
@@ -384,6 +410,7 @@ const char* qconv_kernel(const wrt_op* op) {
     case QC_GROUPED: return "qs8 igemm per group";
     case QC_PATCH: return "qs8 gemm on patches";
     case QC_FC: return "qs8 gemm";
+    case QC_SPARSE: return op->u.q.ind ? "qs8 sparse gemm (im2col)" : "qs8 sparse gemm";
     case QC_TRANSPOSE: return "qs8 conv transpose (portable)";
     case QC_MATMUL: return "qs8 matmul (portable)";
     default: return "qs8 portable";
@@ -648,6 +675,7 @@ int run_qconv(wrt_model* m, wrt_op* op) {
   size_t P = (size_t)p->pix, C = (size_t)p->c, CO = (size_t)p->co, ks = (size_t)p->ks;
   size_t G = (size_t)p->groups, cg = G ? C / G : 0;
   switch (op->path) {
+    case QC_SPARSE: qsparse_run(m, op); return WRT_OK;
     case QC_FC:
       if (p->n) run_qgemm(m, op, (size_t)p->n, CO, C);
       return WRT_OK;

@@ -32,16 +32,19 @@ int wrt_set_sparse_policy(int p) {
   return old;
 }
 
+int sparse_policy(void) { return policy; }
+
 static uint32_t rd_start(const wrt_tensor* t, uint64_t r) { return fb_rd32(t->sp_starts + 4 * r); }
 
-void sparse_expand(const wrt_tensor* t, float* out) {
-  uint64_t rows = (uint64_t)t->dims[0], cols = rows ? t->count / rows : 0;
-  const float* v = (const float*)(const void*)t->file_data;
-  for (uint64_t i = 0; i < t->count; i++) out[i] = 0.0f;
+void sparse_expand(const wrt_tensor* t, void* out) {
+  uint64_t rows = (uint64_t)t->dims[0], cols = rows ? t->count / rows : 0, es = t->esize == 1 ? 1 : 4;
+  uint8_t* o = out; /* float32 (float16 weights are widened at load) or int8: the element bytes */
+  for (uint64_t i = 0; i < t->count * es; i++) o[i] = 0;
   for (uint64_t r = 0; r < (rows + 3) / 4; r++)
     for (uint32_t b = rd_start(t, r), e = rd_start(t, r + 1); b < e; b++) {
       uint64_t col = fb_rd32(t->sp_cols + 4 * (size_t)b);
-      for (uint64_t j = 0; j < 4 && 4 * r + j < rows; j++) out[(4 * r + j) * cols + col] = v[4 * (size_t)b + j];
+      for (uint64_t j = 0; j < 4 && 4 * r + j < rows; j++)
+        __builtin_memcpy(o + ((4 * r + j) * cols + col) * es, t->file_data + (4 * (size_t)b + j) * es, es);
     }
 }
 

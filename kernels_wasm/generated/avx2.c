@@ -6935,6 +6935,87 @@ static __attribute__((target("avx2,fma"))) void wrt_avx2_sppack_32(size_t mr, si
   }
 }
 
+static __attribute__((target("avx2,fma"))) void wrt_avx2_qspmm_16(size_t mr, size_t n, const int16_t* x, const int32_t* restrict nnz, const int32_t* restrict offs, const int32_t* restrict w, const float* restrict mult, int8_t* y, size_t y_stride, const wrt_qparams* p) {
+  const __m256 qlo = _mm256_set1_ps(p->lo), qhi = _mm256_set1_ps(p->hi);
+  const __m256i qzy = _mm256_set1_epi32(p->zy);
+  const char* xb = (const char*)x;
+  for (size_t r = 0; r < n; r += 4) {
+    int32_t t[64] __attribute__((aligned(64)));
+    __m256i acc0_0 = _mm256_set1_epi32(*(w + 0));
+    __m256i acc0_1 = _mm256_set1_epi32(*(w + 0));
+    __m256i acc1_0 = _mm256_set1_epi32(*(w + 1));
+    __m256i acc1_1 = _mm256_set1_epi32(*(w + 1));
+    __m256i acc2_0 = _mm256_set1_epi32(*(w + 2));
+    __m256i acc2_1 = _mm256_set1_epi32(*(w + 2));
+    __m256i acc3_0 = _mm256_set1_epi32(*(w + 3));
+    __m256i acc3_1 = _mm256_set1_epi32(*(w + 3));
+    w += 4;
+    for (int32_t k = *nnz++; k > 0; k--, offs += 2, w += 4) {
+      const __m256i x0 = _mm256_loadu_si256((const __m256i*)(const void*)((const void*)(xb + (size_t)offs[0])));
+      const __m256i x1 = _mm256_loadu_si256((const __m256i*)(const void*)((const void*)(xb + (size_t)offs[1])));
+      const __m256i xl = _mm256_unpacklo_epi16(x0, x1);
+      const __m256i xh = _mm256_unpackhi_epi16(x0, x1);
+      const __m256i w0 = _mm256_set1_epi32(*(w + 0));
+      acc0_0 = _mm256_add_epi32(acc0_0, _mm256_madd_epi16(xl, w0));
+      acc0_1 = _mm256_add_epi32(acc0_1, _mm256_madd_epi16(xh, w0));
+      const __m256i w1 = _mm256_set1_epi32(*(w + 1));
+      acc1_0 = _mm256_add_epi32(acc1_0, _mm256_madd_epi16(xl, w1));
+      acc1_1 = _mm256_add_epi32(acc1_1, _mm256_madd_epi16(xh, w1));
+      const __m256i w2 = _mm256_set1_epi32(*(w + 2));
+      acc2_0 = _mm256_add_epi32(acc2_0, _mm256_madd_epi16(xl, w2));
+      acc2_1 = _mm256_add_epi32(acc2_1, _mm256_madd_epi16(xh, w2));
+      const __m256i w3 = _mm256_set1_epi32(*(w + 3));
+      acc3_0 = _mm256_add_epi32(acc3_0, _mm256_madd_epi16(xl, w3));
+      acc3_1 = _mm256_add_epi32(acc3_1, _mm256_madd_epi16(xh, w3));
+    }
+    {
+      const __m256 mq = _mm256_set1_ps(mult[r + 0]);
+      _mm256_storeu_si256((__m256i*)(void*)(t + 0), _mm256_add_epi32(_mm256_cvtps_epi32(_mm256_min_ps(_mm256_max_ps(_mm256_mul_ps(_mm256_cvtepi32_ps(acc0_0), mq), qlo), qhi)), qzy));
+      _mm256_storeu_si256((__m256i*)(void*)(t + 8), _mm256_add_epi32(_mm256_cvtps_epi32(_mm256_min_ps(_mm256_max_ps(_mm256_mul_ps(_mm256_cvtepi32_ps(acc0_1), mq), qlo), qhi)), qzy));
+    }
+    {
+      const __m256 mq = _mm256_set1_ps(mult[r + 1]);
+      _mm256_storeu_si256((__m256i*)(void*)(t + 16), _mm256_add_epi32(_mm256_cvtps_epi32(_mm256_min_ps(_mm256_max_ps(_mm256_mul_ps(_mm256_cvtepi32_ps(acc1_0), mq), qlo), qhi)), qzy));
+      _mm256_storeu_si256((__m256i*)(void*)(t + 24), _mm256_add_epi32(_mm256_cvtps_epi32(_mm256_min_ps(_mm256_max_ps(_mm256_mul_ps(_mm256_cvtepi32_ps(acc1_1), mq), qlo), qhi)), qzy));
+    }
+    {
+      const __m256 mq = _mm256_set1_ps(mult[r + 2]);
+      _mm256_storeu_si256((__m256i*)(void*)(t + 32), _mm256_add_epi32(_mm256_cvtps_epi32(_mm256_min_ps(_mm256_max_ps(_mm256_mul_ps(_mm256_cvtepi32_ps(acc2_0), mq), qlo), qhi)), qzy));
+      _mm256_storeu_si256((__m256i*)(void*)(t + 40), _mm256_add_epi32(_mm256_cvtps_epi32(_mm256_min_ps(_mm256_max_ps(_mm256_mul_ps(_mm256_cvtepi32_ps(acc2_1), mq), qlo), qhi)), qzy));
+    }
+    {
+      const __m256 mq = _mm256_set1_ps(mult[r + 3]);
+      _mm256_storeu_si256((__m256i*)(void*)(t + 48), _mm256_add_epi32(_mm256_cvtps_epi32(_mm256_min_ps(_mm256_max_ps(_mm256_mul_ps(_mm256_cvtepi32_ps(acc3_0), mq), qlo), qhi)), qzy));
+      _mm256_storeu_si256((__m256i*)(void*)(t + 56), _mm256_add_epi32(_mm256_cvtps_epi32(_mm256_min_ps(_mm256_max_ps(_mm256_mul_ps(_mm256_cvtepi32_ps(acc3_1), mq), qlo), qhi)), qzy));
+    }
+    const size_t nleft = n - r < 4 ? n - r : 4;
+    int8_t* yo = y + r;
+    if (nleft == 4) {
+      for (size_t i = 0; i < mr; i++, yo += y_stride) {
+        yo[0] = (int8_t)t[0 + i];
+        yo[1] = (int8_t)t[16 + i];
+        yo[2] = (int8_t)t[32 + i];
+        yo[3] = (int8_t)t[48 + i];
+      }
+    } else {
+      for (size_t i = 0; i < mr; i++, yo += y_stride) {
+        for (size_t j = 0; j < nleft; j++) yo[j] = (int8_t)t[j * 16 + i];
+      }
+    }
+  }
+}
+
+static __attribute__((target("avx2,fma"))) void wrt_avx2_qsppack_16(size_t mr, size_t kc, size_t ks, const int8_t* const* ind, int16_t* restrict out) {
+  static const uint8_t pos[16] = {0, 1, 2, 3, 8, 9, 10, 11, 4, 5, 6, 7, 12, 13, 14, 15};
+  for (size_t t = 0; t < ks; t++, ind += mr) {
+    for (size_t i = 0; i < 16; i++) {
+      const int8_t* src = ind[i < mr ? i : mr - 1];
+      int16_t* o = out + t * kc * 16 + pos[i];
+      for (size_t k = 0; k < kc; k++) o[k * 16] = src[k];
+    }
+  }
+}
+
 static __attribute__((target("avx2,fma"))) void wrt_avx2_interleave3(size_t n, const float* p0, const float* p1, const float* p2, float* restrict y) {
   size_t i = 0;
   for (; i + 8 <= n; i += 8) {
@@ -7015,5 +7096,7 @@ const wrt_target wrt_target_avx2 = {
   .sppack = wrt_avx2_sppack_16,
   .spmmu_mr = 32, .spmmu_min_sparsity = 0.5f, .spmmu_k_penalty = 8.0f,
   .spmmu = wrt_avx2_spmmu_32, .sppacku = wrt_avx2_sppack_32,
+  .qspmm_mr = 16, .qspmm_min_sparsity = 0.6f, .qspmm_k_penalty = 8.0f,
+  .qspmm = wrt_avx2_qspmm_16, .qsppack = wrt_avx2_qsppack_16,
   .interleave3 = wrt_avx2_interleave3,
 };

@@ -7977,6 +7977,87 @@ static __attribute__((target("avx512f,avx512bw,avx512vl,avx2,fma"))) void wrt_av
   }
 }
 
+static __attribute__((target("avx512f,avx512bw,avx512vl,avx2,fma"))) void wrt_avx512_qspmm_32(size_t mr, size_t n, const int16_t* x, const int32_t* restrict nnz, const int32_t* restrict offs, const int32_t* restrict w, const float* restrict mult, int8_t* y, size_t y_stride, const wrt_qparams* p) {
+  const __m512 qlo = _mm512_set1_ps(p->lo), qhi = _mm512_set1_ps(p->hi);
+  const __m512i qzy = _mm512_set1_epi32(p->zy);
+  const char* xb = (const char*)x;
+  for (size_t r = 0; r < n; r += 4) {
+    int32_t t[128] __attribute__((aligned(64)));
+    __m512i acc0_0 = _mm512_set1_epi32(*(w + 0));
+    __m512i acc0_1 = _mm512_set1_epi32(*(w + 0));
+    __m512i acc1_0 = _mm512_set1_epi32(*(w + 1));
+    __m512i acc1_1 = _mm512_set1_epi32(*(w + 1));
+    __m512i acc2_0 = _mm512_set1_epi32(*(w + 2));
+    __m512i acc2_1 = _mm512_set1_epi32(*(w + 2));
+    __m512i acc3_0 = _mm512_set1_epi32(*(w + 3));
+    __m512i acc3_1 = _mm512_set1_epi32(*(w + 3));
+    w += 4;
+    for (int32_t k = *nnz++; k > 0; k--, offs += 2, w += 4) {
+      const __m512i x0 = _mm512_loadu_si512((const void*)(xb + (size_t)offs[0]));
+      const __m512i x1 = _mm512_loadu_si512((const void*)(xb + (size_t)offs[1]));
+      const __m512i xl = _mm512_unpacklo_epi16(x0, x1);
+      const __m512i xh = _mm512_unpackhi_epi16(x0, x1);
+      const __m512i w0 = _mm512_set1_epi32(*(w + 0));
+      acc0_0 = _mm512_add_epi32(acc0_0, _mm512_madd_epi16(xl, w0));
+      acc0_1 = _mm512_add_epi32(acc0_1, _mm512_madd_epi16(xh, w0));
+      const __m512i w1 = _mm512_set1_epi32(*(w + 1));
+      acc1_0 = _mm512_add_epi32(acc1_0, _mm512_madd_epi16(xl, w1));
+      acc1_1 = _mm512_add_epi32(acc1_1, _mm512_madd_epi16(xh, w1));
+      const __m512i w2 = _mm512_set1_epi32(*(w + 2));
+      acc2_0 = _mm512_add_epi32(acc2_0, _mm512_madd_epi16(xl, w2));
+      acc2_1 = _mm512_add_epi32(acc2_1, _mm512_madd_epi16(xh, w2));
+      const __m512i w3 = _mm512_set1_epi32(*(w + 3));
+      acc3_0 = _mm512_add_epi32(acc3_0, _mm512_madd_epi16(xl, w3));
+      acc3_1 = _mm512_add_epi32(acc3_1, _mm512_madd_epi16(xh, w3));
+    }
+    {
+      const __m512 mq = _mm512_set1_ps(mult[r + 0]);
+      _mm512_storeu_si512((void*)(t + 0), _mm512_add_epi32(_mm512_cvtps_epi32(_mm512_min_ps(_mm512_max_ps(_mm512_mul_ps(_mm512_cvtepi32_ps(acc0_0), mq), qlo), qhi)), qzy));
+      _mm512_storeu_si512((void*)(t + 16), _mm512_add_epi32(_mm512_cvtps_epi32(_mm512_min_ps(_mm512_max_ps(_mm512_mul_ps(_mm512_cvtepi32_ps(acc0_1), mq), qlo), qhi)), qzy));
+    }
+    {
+      const __m512 mq = _mm512_set1_ps(mult[r + 1]);
+      _mm512_storeu_si512((void*)(t + 32), _mm512_add_epi32(_mm512_cvtps_epi32(_mm512_min_ps(_mm512_max_ps(_mm512_mul_ps(_mm512_cvtepi32_ps(acc1_0), mq), qlo), qhi)), qzy));
+      _mm512_storeu_si512((void*)(t + 48), _mm512_add_epi32(_mm512_cvtps_epi32(_mm512_min_ps(_mm512_max_ps(_mm512_mul_ps(_mm512_cvtepi32_ps(acc1_1), mq), qlo), qhi)), qzy));
+    }
+    {
+      const __m512 mq = _mm512_set1_ps(mult[r + 2]);
+      _mm512_storeu_si512((void*)(t + 64), _mm512_add_epi32(_mm512_cvtps_epi32(_mm512_min_ps(_mm512_max_ps(_mm512_mul_ps(_mm512_cvtepi32_ps(acc2_0), mq), qlo), qhi)), qzy));
+      _mm512_storeu_si512((void*)(t + 80), _mm512_add_epi32(_mm512_cvtps_epi32(_mm512_min_ps(_mm512_max_ps(_mm512_mul_ps(_mm512_cvtepi32_ps(acc2_1), mq), qlo), qhi)), qzy));
+    }
+    {
+      const __m512 mq = _mm512_set1_ps(mult[r + 3]);
+      _mm512_storeu_si512((void*)(t + 96), _mm512_add_epi32(_mm512_cvtps_epi32(_mm512_min_ps(_mm512_max_ps(_mm512_mul_ps(_mm512_cvtepi32_ps(acc3_0), mq), qlo), qhi)), qzy));
+      _mm512_storeu_si512((void*)(t + 112), _mm512_add_epi32(_mm512_cvtps_epi32(_mm512_min_ps(_mm512_max_ps(_mm512_mul_ps(_mm512_cvtepi32_ps(acc3_1), mq), qlo), qhi)), qzy));
+    }
+    const size_t nleft = n - r < 4 ? n - r : 4;
+    int8_t* yo = y + r;
+    if (nleft == 4) {
+      for (size_t i = 0; i < mr; i++, yo += y_stride) {
+        yo[0] = (int8_t)t[0 + i];
+        yo[1] = (int8_t)t[32 + i];
+        yo[2] = (int8_t)t[64 + i];
+        yo[3] = (int8_t)t[96 + i];
+      }
+    } else {
+      for (size_t i = 0; i < mr; i++, yo += y_stride) {
+        for (size_t j = 0; j < nleft; j++) yo[j] = (int8_t)t[j * 32 + i];
+      }
+    }
+  }
+}
+
+static __attribute__((target("avx512f,avx512bw,avx512vl,avx2,fma"))) void wrt_avx512_qsppack_32(size_t mr, size_t kc, size_t ks, const int8_t* const* ind, int16_t* restrict out) {
+  static const uint8_t pos[32] = {0, 1, 2, 3, 8, 9, 10, 11, 16, 17, 18, 19, 24, 25, 26, 27, 4, 5, 6, 7, 12, 13, 14, 15, 20, 21, 22, 23, 28, 29, 30, 31};
+  for (size_t t = 0; t < ks; t++, ind += mr) {
+    for (size_t i = 0; i < 32; i++) {
+      const int8_t* src = ind[i < mr ? i : mr - 1];
+      int16_t* o = out + t * kc * 32 + pos[i];
+      for (size_t k = 0; k < kc; k++) o[k * 32] = src[k];
+    }
+  }
+}
+
 static __attribute__((target("avx512f,avx512bw,avx512vl,avx2,fma"))) void wrt_avx512_interleave3(size_t n, const float* p0, const float* p1, const float* p2, float* restrict y) {
   size_t i = 0;
   for (; i + 8 <= n; i += 8) {
@@ -8056,6 +8137,8 @@ const wrt_target wrt_target_avx512 = {
   .sppack = wrt_avx512_sppack_32,
   .spmmu_mr = 64, .spmmu_min_sparsity = 0.5f, .spmmu_k_penalty = 8.0f,
   .spmmu = wrt_avx512_spmmu_64, .sppacku = wrt_avx512_sppack_64,
+  .qspmm_mr = 32, .qspmm_min_sparsity = 0.7f, .qspmm_k_penalty = 8.0f,
+  .qspmm = wrt_avx512_qspmm_32, .qsppack = wrt_avx512_qsppack_32,
   .interleave3 = wrt_avx512_interleave3,
 };
 
@@ -8121,5 +8204,7 @@ const wrt_target wrt_target_avx512vnni = {
   .sppack = wrt_avx512_sppack_32,
   .spmmu_mr = 64, .spmmu_min_sparsity = 0.5f, .spmmu_k_penalty = 8.0f,
   .spmmu = wrt_avx512_spmmu_64, .sppacku = wrt_avx512_sppack_64,
+  .qspmm_mr = 32, .qspmm_min_sparsity = 0.7f, .qspmm_k_penalty = 8.0f,
+  .qspmm = wrt_avx512_qspmm_32, .qsppack = wrt_avx512_qsppack_32,
   .interleave3 = wrt_avx512_interleave3,
 };

@@ -6568,6 +6568,90 @@ static void wrt_neon_sppack_16(size_t mr, size_t kc, size_t ks, const float* con
   }
 }
 
+static void wrt_neon_qspmm_8(size_t mr, size_t n, const int16_t* x, const int32_t* restrict nnz, const int32_t* restrict offs, const int32_t* restrict w, const float* restrict mult, int8_t* y, size_t y_stride, const wrt_qparams* p) {
+  const float32x4_t qlo = vdupq_n_f32(p->lo), qhi = vdupq_n_f32(p->hi);
+  const int32x4_t qzy = vdupq_n_s32(p->zy);
+  const char* xb = (const char*)x;
+  for (size_t r = 0; r < n; r += 4) {
+    int32_t t[32] __attribute__((aligned(64)));
+    int32x4_t acc0_0 = vld1q_dup_s32(w + 0);
+    int32x4_t acc0_1 = vld1q_dup_s32(w + 0);
+    int32x4_t acc1_0 = vld1q_dup_s32(w + 1);
+    int32x4_t acc1_1 = vld1q_dup_s32(w + 1);
+    int32x4_t acc2_0 = vld1q_dup_s32(w + 2);
+    int32x4_t acc2_1 = vld1q_dup_s32(w + 2);
+    int32x4_t acc3_0 = vld1q_dup_s32(w + 3);
+    int32x4_t acc3_1 = vld1q_dup_s32(w + 3);
+    w += 4;
+    for (int32_t k = *nnz++; k > 0; k--, offs += 2, w += 4) {
+      const int16x8_t x0 = vld1q_s16((const int16_t*)(const void*)(xb + (size_t)offs[0]));
+      const int16x8_t x1 = vld1q_s16((const int16_t*)(const void*)(xb + (size_t)offs[1]));
+      const int16x8_t wv = vreinterpretq_s16_s32(vld1q_s32(w));
+      acc0_0 = vmlal_laneq_s16(acc0_0, vget_low_s16(x0), wv, 0);
+      acc0_0 = vmlal_laneq_s16(acc0_0, vget_low_s16(x1), wv, 1);
+      acc0_1 = vmlal_high_laneq_s16(acc0_1, x0, wv, 0);
+      acc0_1 = vmlal_high_laneq_s16(acc0_1, x1, wv, 1);
+      acc1_0 = vmlal_laneq_s16(acc1_0, vget_low_s16(x0), wv, 2);
+      acc1_0 = vmlal_laneq_s16(acc1_0, vget_low_s16(x1), wv, 3);
+      acc1_1 = vmlal_high_laneq_s16(acc1_1, x0, wv, 2);
+      acc1_1 = vmlal_high_laneq_s16(acc1_1, x1, wv, 3);
+      acc2_0 = vmlal_laneq_s16(acc2_0, vget_low_s16(x0), wv, 4);
+      acc2_0 = vmlal_laneq_s16(acc2_0, vget_low_s16(x1), wv, 5);
+      acc2_1 = vmlal_high_laneq_s16(acc2_1, x0, wv, 4);
+      acc2_1 = vmlal_high_laneq_s16(acc2_1, x1, wv, 5);
+      acc3_0 = vmlal_laneq_s16(acc3_0, vget_low_s16(x0), wv, 6);
+      acc3_0 = vmlal_laneq_s16(acc3_0, vget_low_s16(x1), wv, 7);
+      acc3_1 = vmlal_high_laneq_s16(acc3_1, x0, wv, 6);
+      acc3_1 = vmlal_high_laneq_s16(acc3_1, x1, wv, 7);
+    }
+    {
+      const float32x4_t mq = vld1q_dup_f32(mult + r + 0);
+      vst1q_s32(t + 0, vaddq_s32(vcvtnq_s32_f32(vminq_f32(vmaxq_f32(vmulq_f32(vcvtq_f32_s32(acc0_0), mq), qlo), qhi)), qzy));
+      vst1q_s32(t + 4, vaddq_s32(vcvtnq_s32_f32(vminq_f32(vmaxq_f32(vmulq_f32(vcvtq_f32_s32(acc0_1), mq), qlo), qhi)), qzy));
+    }
+    {
+      const float32x4_t mq = vld1q_dup_f32(mult + r + 1);
+      vst1q_s32(t + 8, vaddq_s32(vcvtnq_s32_f32(vminq_f32(vmaxq_f32(vmulq_f32(vcvtq_f32_s32(acc1_0), mq), qlo), qhi)), qzy));
+      vst1q_s32(t + 12, vaddq_s32(vcvtnq_s32_f32(vminq_f32(vmaxq_f32(vmulq_f32(vcvtq_f32_s32(acc1_1), mq), qlo), qhi)), qzy));
+    }
+    {
+      const float32x4_t mq = vld1q_dup_f32(mult + r + 2);
+      vst1q_s32(t + 16, vaddq_s32(vcvtnq_s32_f32(vminq_f32(vmaxq_f32(vmulq_f32(vcvtq_f32_s32(acc2_0), mq), qlo), qhi)), qzy));
+      vst1q_s32(t + 20, vaddq_s32(vcvtnq_s32_f32(vminq_f32(vmaxq_f32(vmulq_f32(vcvtq_f32_s32(acc2_1), mq), qlo), qhi)), qzy));
+    }
+    {
+      const float32x4_t mq = vld1q_dup_f32(mult + r + 3);
+      vst1q_s32(t + 24, vaddq_s32(vcvtnq_s32_f32(vminq_f32(vmaxq_f32(vmulq_f32(vcvtq_f32_s32(acc3_0), mq), qlo), qhi)), qzy));
+      vst1q_s32(t + 28, vaddq_s32(vcvtnq_s32_f32(vminq_f32(vmaxq_f32(vmulq_f32(vcvtq_f32_s32(acc3_1), mq), qlo), qhi)), qzy));
+    }
+    const size_t nleft = n - r < 4 ? n - r : 4;
+    int8_t* yo = y + r;
+    if (nleft == 4) {
+      for (size_t i = 0; i < mr; i++, yo += y_stride) {
+        yo[0] = (int8_t)t[0 + i];
+        yo[1] = (int8_t)t[8 + i];
+        yo[2] = (int8_t)t[16 + i];
+        yo[3] = (int8_t)t[24 + i];
+      }
+    } else {
+      for (size_t i = 0; i < mr; i++, yo += y_stride) {
+        for (size_t j = 0; j < nleft; j++) yo[j] = (int8_t)t[j * 8 + i];
+      }
+    }
+  }
+}
+
+static void wrt_neon_qsppack_8(size_t mr, size_t kc, size_t ks, const int8_t* const* ind, int16_t* restrict out) {
+  static const uint8_t pos[8] = {0, 1, 2, 3, 4, 5, 6, 7};
+  for (size_t t = 0; t < ks; t++, ind += mr) {
+    for (size_t i = 0; i < 8; i++) {
+      const int8_t* src = ind[i < mr ? i : mr - 1];
+      int16_t* o = out + t * kc * 8 + pos[i];
+      for (size_t k = 0; k < kc; k++) o[k * 8] = src[k];
+    }
+  }
+}
+
 static void wrt_neon_interleave3(size_t n, const float* p0, const float* p1, const float* p2, float* restrict y) {
   size_t i = 0;
   for (; i + 4 <= n; i += 4) {
@@ -6642,5 +6726,7 @@ const wrt_target wrt_target_neon = {
   .sppack = NULL,
   .spmmu_mr = 16, .spmmu_min_sparsity = 0.5f, .spmmu_k_penalty = 8.0f,
   .spmmu = wrt_neon_spmmu_16, .sppacku = wrt_neon_sppack_16,
+  .qspmm_mr = 8, .qspmm_min_sparsity = 0.5f, .qspmm_k_penalty = 8.0f,
+  .qspmm = wrt_neon_qspmm_8, .qsppack = wrt_neon_qsppack_8,
   .interleave3 = wrt_neon_interleave3,
 };

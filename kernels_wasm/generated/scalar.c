@@ -2484,6 +2484,66 @@ static void wrt_scalar_sppack_4(size_t mr, size_t kc, size_t ks, const float* co
   }
 }
 
+static void wrt_scalar_qspmm_4(size_t mr, size_t n, const int16_t* x, const int32_t* restrict nnz, const int32_t* restrict offs, const int32_t* restrict w, const float* restrict mult, int8_t* y, size_t y_stride, const wrt_qparams* p) {
+  const float qlo = p->lo, qhi = p->hi;
+  const char* xb = (const char*)x;
+  for (size_t r = 0; r < n; r += 4) {
+    int32_t t[16];
+    for (size_t i = 0; i < 4; i++) t[0 + i] = w[0];
+    for (size_t i = 0; i < 4; i++) t[4 + i] = w[1];
+    for (size_t i = 0; i < 4; i++) t[8 + i] = w[2];
+    for (size_t i = 0; i < 4; i++) t[12 + i] = w[3];
+    w += 4;
+    for (int32_t k = *nnz++; k > 0; k--, offs += 2, w += 4) {
+      const int16_t* x0 = (const int16_t*)(const void*)(xb + (size_t)offs[0]);
+      const int16_t* x1 = (const int16_t*)(const void*)(xb + (size_t)offs[1]);
+      const int32_t a0 = (int16_t)(uint16_t)(uint32_t)w[0], b0 = (int16_t)(uint16_t)((uint32_t)w[0] >> 16);
+      const int32_t a1 = (int16_t)(uint16_t)(uint32_t)w[1], b1 = (int16_t)(uint16_t)((uint32_t)w[1] >> 16);
+      const int32_t a2 = (int16_t)(uint16_t)(uint32_t)w[2], b2 = (int16_t)(uint16_t)((uint32_t)w[2] >> 16);
+      const int32_t a3 = (int16_t)(uint16_t)(uint32_t)w[3], b3 = (int16_t)(uint16_t)((uint32_t)w[3] >> 16);
+      for (size_t i = 0; i < 4; i++) {
+        const int32_t u = x0[i], v = x1[i];
+        t[0 + i] += u * a0 + v * b0;
+        t[4 + i] += u * a1 + v * b1;
+        t[8 + i] += u * a2 + v * b2;
+        t[12 + i] += u * a3 + v * b3;
+      }
+    }
+    for (size_t e = 0; e < 16; e++) {
+      float f = (float)t[e] * mult[r + e / 4];
+      f = f < qlo ? qlo : f;
+      f = f > qhi ? qhi : f;
+      const float rn = f + 12582912.0f;
+      t[e] = (int32_t)(rn - 12582912.0f) + p->zy;
+    }
+    const size_t nleft = n - r < 4 ? n - r : 4;
+    int8_t* yo = y + r;
+    if (nleft == 4) {
+      for (size_t i = 0; i < mr; i++, yo += y_stride) {
+        yo[0] = (int8_t)t[0 + i];
+        yo[1] = (int8_t)t[4 + i];
+        yo[2] = (int8_t)t[8 + i];
+        yo[3] = (int8_t)t[12 + i];
+      }
+    } else {
+      for (size_t i = 0; i < mr; i++, yo += y_stride) {
+        for (size_t j = 0; j < nleft; j++) yo[j] = (int8_t)t[j * 4 + i];
+      }
+    }
+  }
+}
+
+static void wrt_scalar_qsppack_4(size_t mr, size_t kc, size_t ks, const int8_t* const* ind, int16_t* restrict out) {
+  static const uint8_t pos[4] = {0, 1, 2, 3};
+  for (size_t t = 0; t < ks; t++, ind += mr) {
+    for (size_t i = 0; i < 4; i++) {
+      const int8_t* src = ind[i < mr ? i : mr - 1];
+      int16_t* o = out + t * kc * 4 + pos[i];
+      for (size_t k = 0; k < kc; k++) o[k * 4] = src[k];
+    }
+  }
+}
+
 const wrt_target wrt_target_scalar = {
   .name = "scalar",
   .gemm_mr = 2, .gemm_nr = 4,
@@ -2541,4 +2601,6 @@ const wrt_target wrt_target_scalar = {
   .sppack = NULL,
   .spmmu_mr = 4, .spmmu_min_sparsity = 0.3f, .spmmu_k_penalty = 8.0f,
   .spmmu = wrt_scalar_spmmu_4, .sppacku = wrt_scalar_sppack_4,
+  .qspmm_mr = 4, .qspmm_min_sparsity = 0.3f, .qspmm_k_penalty = 0.0f,
+  .qspmm = wrt_scalar_qspmm_4, .qsppack = wrt_scalar_qsppack_4,
 };

@@ -150,6 +150,18 @@ typedef void (*wrt_sppack_fn)(size_t mr, size_t kc, size_t ks, const float* cons
 typedef void (*wrt_spmmu_fn)(size_t mr, size_t n, const float* x, const int32_t* nnz, const int32_t* offs,
                              const float* w, float* y, size_t y_stride, const wrt_clamp* clamp);
 
+/* int8 block-sparse GEMM (kernels_wasm/gen/kernels/qsparse.py) over a tile packed [K][MR] int16 by qsppack, for
+ * pixel i < mr (1 <= mr <= MR = wrt_target.qspmm_mr) and output channel j < n:
+ *   y_i[j] = requant(bias[j] + sum over the stored pairs q of block row j/4:
+ *                    w_q[j%4].lo * x[offs_q0/2 + POS(i)] + w_q[j%4].hi * x[offs_q1/2 + POS(i)], mult[j])
+ * Weights per block row: 4 int32 biases, then per pair of blocks 4 int32, channel j%4's two int16 weights (the
+ * block at offs_q0 in the low half); nnz[r]: the pairs of block row r; offs: 2 int32 per pair (column * 2 * MR);
+ * mult: per channel, readable up to n rounded up to 4. y_i at y + i*y_stride, n bytes written (never more). */
+typedef void (*wrt_qspmm_fn)(size_t mr, size_t n, const int16_t* x, const int32_t* nnz, const int32_t* offs,
+                             const int32_t* w, const float* mult, int8_t* y, size_t y_stride, const wrt_qparams* p);
+/* Pack a tile for qspmm: out[(t*kc + k)*MR + POS(i)] = ind[t*mr + min(i, mr-1)][k] for t < ks, k < kc, i < MR. */
+typedef void (*wrt_qsppack_fn)(size_t mr, size_t kc, size_t ks, const int8_t* const* ind, int16_t* out);
+
 /* WRT_BIN_* and WRT_UN_*: generated from the kernel definitions (kernels_wasm/gen/kernels/eltwise.py) */
 #include "../generated/wrt_eltwise.h"
 
@@ -215,6 +227,12 @@ typedef struct {
   float spmmu_min_sparsity, spmmu_k_penalty;
   wrt_spmmu_fn spmmu;
   wrt_sppack_fn sppacku;
+  /* int8 block-sparse weights: pixels per qspmm tile; the block sparsity from which they beat the dense int8 GEMM
+   * here (measured, kernels_wasm/gen/kernels/qsparse.py): min + k_penalty / K for a layer of K columns */
+  uint8_t qspmm_mr;
+  float qspmm_min_sparsity, qspmm_k_penalty;
+  wrt_qspmm_fn qspmm;
+  wrt_qsppack_fn qsppack;
 #if !defined(__wasm__) /* native only: the wasm modules keep their size (and their tables, data) */
   wrt_interleave3_fn interleave3; /* or NULL (scalar): the engine's portable loop */
 #endif

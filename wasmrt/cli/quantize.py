@@ -1,7 +1,7 @@
 """`wasmrt quantize`: post-training int8 quantization of an ONNX, TFLite or .wrt model on calibration images.
 
     wasmrt quantize model.onnx -o model_int8.wrt --calib images/ [--method minmax|percentile|kl|mse] [--samples 200]
-        [--skip NODE,...] [--keep-float N] [--rounding fitted|nearest] [--report]
+        [--skip NODE,...] [--keep-float N] [--rounding fitted|nearest] [--sparsity S] [--report]
 
 1. The model is imported and optimized as `wasmrt convert` does (bundled presets apply by file name).
 2. Calibration samples: images from the folder turned into tensors by the model's preprocessing hints, or .npy
@@ -59,6 +59,9 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--rounding", choices=("fitted", "nearest"), default="fitted",
                    help="int8 weights rounded to fit each layer's float output on the samples (default), or to "
                         "nearest")
+    p.add_argument("--sparsity", type=float, metavar="S",
+                   help="prune the float model to block sparsity S (1x4 blocks, as `wasmrt sparsify`) first: an int8 "
+                        "model with block-sparse weights")
     p.add_argument("--no-bias-correction", action="store_true", help="skip the empirical bias correction")
     p.add_argument("--report", action="store_true", help="measure the int8 model against the float one")
     p.add_argument("--report-samples", type=int, default=32, help="samples the report runs (default 32)")
@@ -79,7 +82,7 @@ def run(args: argparse.Namespace) -> int:
     q = quantize_file(src, args.calib, samples=args.samples, method=args.method, skip=skip_arg(args.skip),
                       bias_correction=not args.no_bias_correction, keep_float=args.keep_float,
                       rounding=args.rounding, input_shapes=args.input_shape, preset=quantize_preset(src.name),
-                      step=lambda label, d, n: _step(bar, label, d, n), log=bar.log)
+                      step=lambda label, d, n: _step(bar, label, d, n), log=bar.log, sparsity=args.sparsity)
     data, float_bytes, plan = q.data, q.float_bytes, q.plan
     out.parent.mkdir(parents=True, exist_ok=True)
     out.write_bytes(data)

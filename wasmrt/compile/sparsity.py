@@ -60,7 +60,7 @@ def file_bytes(w: np.ndarray, weights: str = "auto") -> tuple[int, int]:
 
 
 def layers(g: Graph, weights: str = "auto") -> list[Layer]:
-    """The weights that may be stored block-sparse: float32 constants read only as input 1 of CONV_2D or
+    """The weights that may be stored block-sparse: float32 or int8 constants read only as input 1 of CONV_2D or
     FULLY_CONNECTED (the format's rule), with their op and block sparsity."""
     uses: dict[str, list[tuple[Node, int]]] = {}
     for n in g.nodes:
@@ -70,7 +70,7 @@ def layers(g: Graph, weights: str = "auto") -> list[Layer]:
     out = []
     for name, t in g.tensors.items():
         us = uses.get(name, [])
-        if (t.data is None or t.dtype != np.float32 or len(t.shape) < 2 or not us or name in g.outputs
+        if (t.data is None or t.dtype not in (np.float32, np.int8) or len(t.shape) < 2 or not us or name in g.outputs
                 or any(n.op not in sparse.SPARSE_OPS or slot != 1 for n, slot in us)):
             continue
         out.append(_layer(g, us[0][0], name, weights))

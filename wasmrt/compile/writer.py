@@ -81,8 +81,10 @@ def _options(op: str, attrs: dict[str, Any]) -> tuple[int, Any]:
 
 
 def _sparse_tensor(ft: fb.TensorT, data: np.ndarray, weights: str) -> np.ndarray:
-    """Set ft.sparsity from a float constant; returns the stored blocks' values (fp16 where `weights` says)."""
-    enc = sparse.encode(np.asarray(data, np.float32))
+    """Set ft.sparsity from a float or int8 constant; returns the stored blocks' values (float: fp16 where `weights`
+    says; int8 as it is)."""
+    arr = np.asarray(data)
+    enc = sparse.encode(arr if arr.dtype == np.int8 else arr.astype(np.float32))
     ft.sparsity = fb.BlockSparsityT()
     ft.sparsity.rowStarts = [int(v) for v in enc.row_starts]
     ft.sparsity.columns = [int(v) for v in enc.columns]

@@ -16,6 +16,7 @@ from wasmrt.compile.converter import convert, load_graph, source_kind
 from wasmrt.compile.ir import Graph, Preprocess
 from wasmrt.compile.passes import optimize
 from wasmrt.compile.quantizer import Plan
+from wasmrt.compile.sparsity import prune
 from wasmrt.errors import ConversionError, InputError
 from wasmrt.quantize import calibrate, sensitivity
 from wasmrt.quantize.bias_correction import bias_correct
@@ -78,12 +79,19 @@ def quantize_file(src: Path, calib: Path | str, *, samples: int = 200, method: s
                   skip: set[str] | None = None, bias_correction: bool = True, keep_float: int = 0,
                   rounding: str = "fitted", input_shapes: list[tuple[str, tuple[int, ...]]] | None = None,
                   preset: Preset | None = None, step: Callable[[str, int, int], None] | None = None,
-                  log: Callable[[str], None] = lambda _: None) -> Quantized:
-    """A model file and a folder of calibration images or .npy tensors -> the int8 .wrt (steps 1-4)."""
+                  log: Callable[[str], None] = lambda _: None, sparsity: float | None = None) -> Quantized:
+    """A model file and a folder of calibration images or .npy tensors -> the int8 .wrt (steps 1-4). sparsity: first
+    prune the float model in 1x4 blocks as `wasmrt sparsify` does (its defaults); the zero blocks stay zero through
+    quantization (rounding.fit) and the int8 weights are stored block-sparse."""
     if keep_float < 0:
         raise InputError(f"--keep-float must be 0 or more, got {keep_float}")
+    if sparsity is not None and not 0.0 <= sparsity < 1.0:
+        raise InputError(f"--sparsity must be in [0, 1), got {sparsity}")
     graph = float_graph(src, input_shapes or [], log, preset)
     float_bytes = len(convert(copy.deepcopy(graph), weights="fp32").data)  # convert optimizes (fuses) in place
+    if sparsity is not None:
+        pruned = [a.node for a, b in prune(graph, sparsity) if b is not None]
+        log(f"pruned {len(pruned)} layers to {sparsity:.0%} block sparsity (1x4)")
     files = calibrate.sample_files(calib, samples)
     loaded = []
     for k, f in enumerate(files):

@@ -120,6 +120,8 @@ def fit(w: np.ndarray, scale: np.ndarray, stats: Statistics, bits_max: int = 127
     real = np.asarray(w, np.float64).reshape(groups, og, k) / s.reshape(groups, og, 1)
     lo = np.clip(np.floor(real), -bits_max, bits_max)
     hi = np.clip(lo + 1, -bits_max, bits_max)
+    zero = real == 0  # pruned weights stay 0: the zero blocks of a sparse model are what its file stores
+    lo[zero] = hi[zero] = 0
     q = np.clip(np.rint(real), -bits_max, bits_max)
     ridge = RIDGE * np.mean(np.diagonal(h, axis1=1, axis2=2), axis=1).reshape(groups, 1, 1) + 1e-30
     hr = h + ridge * np.eye(k)

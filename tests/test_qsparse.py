@@ -1,0 +1,116 @@
+"""int8 CONV_2D / FULLY_CONNECTED with int8 1x4 block-sparse weights (python_ref/sparse.py,
+kernels_wasm/gen/kernels/qsparse.py, engine qsparse.c): the bytes of python_ref's dense int8 op on the expanded
+weights, on every engine and kernel target (native scalar, AVX2, AVX-512, wasm scalar, SIMD128, relaxed), with the
+sparse kernels forced, the dense ones forced, and as the target's break-even picks; and `wasmrt quantize --sparsity`.
+
+Shapes cover tiles of 1..MR pixels and several tiles, channel counts off 4 (a partial last block row), block rows
+with no block, an odd number of blocks in a row (paired with zeros), KxK with stride and padding (taps through the
+indirection, padding reading the zero point), FULLY_CONNECTED on one row and on several. Exact: int8 has one answer.
+"""
+
+from __future__ import annotations
+
+import ctypes
+
+import numpy as np
+import pytest
+from qgraphs import QP, QX, QY, _bias, _i8
+from test_engine import QENGINES, engine_model
+
+from python_ref import Interpreter, sparse
+from wasmrt.compile.converter import convert
+from wasmrt.compile.ir import Graph
+from wasmrt.engines import load
+
+
+def _sparse_i8(rng: np.random.Generator, shape: tuple[int, ...], density: float) -> np.ndarray:
+    """int8 weights in [-127, 127] with about 1 - density of their 1x4 blocks zero, block row 1 empty."""
+    rows, cols = sparse.matrix_shape(shape)
+    br = sparse.block_rows(rows)
+    keep = rng.random((br, cols)) < density
+    if br > 1:
+        keep[1] = False
+    w = _i8(rng, br * 4, cols, lo=-127) * np.repeat(keep, 4, axis=0)
+    return np.ascontiguousarray(w[:rows]).reshape(shape).astype(np.int8)
+
+
+# name -> (op, input shape, weight shape, attributes)
+CASES = {
+    "pw_1px": ("CONV_2D", (1, 1, 1, 24), (8, 1, 1, 24), {}),
+    "pw_tiles": ("CONV_2D", (1, 7, 11, 40), (22, 1, 1, 40), {"act_min": 0.0, "act_max": 6.0}),
+    "pw_wide": ("CONV_2D", (1, 9, 8, 96), (64, 1, 1, 96), {}),
+    "conv3x3_s2": ("CONV_2D", (1, 9, 10, 12), (13, 3, 3, 12), {"strides": (2, 2), "pads": (1, 1, 1, 1)}),
+    "conv3x3_same": ("CONV_2D", (1, 8, 8, 16), (16, 3, 3, 16), {"pads": (1, 1, 1, 1), "act_min": 0.0}),
+    "fc_row": ("FULLY_CONNECTED", (1, 70), (30, 70), {}),
+    "fc_batch": ("FULLY_CONNECTED", (5, 33), (9, 33), {"act_max": 0.5}),
+}
+
+
+def graph(name: str, density: float = 0.25, seed: int = 3) -> tuple[bytes, dict[str, np.ndarray]]:
+    op, xs, ws, attrs = CASES[name]
+    rng = np.random.default_rng(seed)
+    g = Graph()
+    x = g.add_input("x", xs, np.int8, QX)
+    w = g.add_const("w", _sparse_i8(rng, ws, density), quant=QP(rng.uniform(0.002, 0.02, ws[0]), 0, 0))
+    g.add_node(op, [x, w, _bias(g, rng, ws[0])], attrs, name=name, outputs=["y"], quant=[QY])
+    g.outputs.append("y")
+    return convert(g).data, {"x": _i8(rng, *xs)}
+
+
+def test_int8_weights_are_stored_block_sparse_and_read_back_exactly() -> None:
+    data, _ = graph("conv3x3_s2")
+    w = next(t for t in Interpreter(data).model.tensors if t.name == "w")
+    assert w.sparse is not None and w.sparse.values.dtype == np.int8
+    assert sparse.block_sparsity(w.data) > 0.5
+
+
+@pytest.mark.parametrize(("engine", "variant"), QENGINES, ids=[f"{e}-{v}" for e, v in QENGINES])
+@pytest.mark.parametrize("name", sorted(CASES))
+def test_sparse_int8_is_bit_exact(name: str, engine: str, variant: str) -> None:
+    data, feeds = graph(name)
+    want = Interpreter(data).run(feeds)["y"]
+    engine_model(data, engine, variant)  # a skip where the host lacks the target
+    for policy in ("always", "never", "auto"):
+        m = load(data, engine, variant, sparse=policy)
+        for _ in range(2):  # the second run finds the arena (and the packed tile) as the first left it
+            np.testing.assert_array_equal(m.run(feeds)["y"], want, err_msg=f"{name} {engine}-{variant} {policy}")
+
+
+def _kernel(data: bytes, policy: str) -> str:
+    m = load(data, "native", sparse=policy)
+    lib = m._lib
+    lib.wrt_op_kernel.restype, lib.wrt_op_kernel.argtypes = ctypes.c_char_p, [ctypes.c_void_p, ctypes.c_int]
+    return lib.wrt_op_kernel(m._ptr, 0).decode()
+
+
+def test_forcing_picks_the_sparse_or_the_dense_kernel() -> None:
+    data, _ = graph("pw_tiles")
+    assert _kernel(data, "always") == "qs8 sparse gemm"
+    assert "sparse" not in _kernel(data, "never")
+    data, _ = graph("conv3x3_s2")
+    assert _kernel(data, "always") == "qs8 sparse gemm (im2col)"
+    assert _kernel(graph("pw_wide", density=0.05)[0], "auto") == "qs8 sparse gemm"  # 95%: past every break-even
+    assert "sparse" not in _kernel(graph("pw_wide", density=0.9)[0], "auto")  # stored dense: 10% sparse
+
+
+def test_pruned_then_quantized_model_keeps_its_zero_blocks_and_stores_int8_sparse() -> None:
+    """`wasmrt quantize --sparsity`'s steps: prune (include_first: this layer reads the input), quantize with fitted
+    rounding, int8 weights stored block-sparse with the pruned sparsity; the engine runs them to python_ref's bytes."""
+    from wasmrt.bench.mobilenet_v1 import conv3x3_layer
+    from wasmrt.compile.sparsity import prune
+    from wasmrt.export.common import random_feeds
+    from wasmrt.quantize.pipeline import post_training
+
+    g = conv3x3_layer(8, 16)
+    ((_, after),) = prune(g, 0.9, include_first=True)
+    qg, _ = post_training(g, [random_feeds(g, k) for k in range(4)], method="minmax", bias_correction=False)
+    data = convert(qg).data
+    ws = [t for t in Interpreter(data).model.tensors if t.sparse is not None]
+    assert len(ws) == 1 and ws[0].data.dtype == np.int8
+    assert after is not None and sparse.block_sparsity(ws[0].data) >= after.sparsity > 0.89
+    feeds = random_feeds(g, 9)
+    want = Interpreter(data).run(feeds)
+    for variant in (None, "scalar"):
+        got = load(data, "native", variant, sparse="always").run(feeds)
+        for k in want:
+            np.testing.assert_array_equal(got[k], want[k])
