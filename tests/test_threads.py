@@ -159,4 +159,4 @@ def test_threads_argument() -> None:
 def test_threaded_modules_are_small() -> None:
     for variant in ("simd-mt", "relaxed-mt"):
         art = build.build_wasm(variant)
-        assert art.size <= 200_000, f"{art.path.name}: {art.size} bytes"
+        assert art.size <= build.SIMD_WASM_LIMIT, f"{art.path.name}: {art.size} bytes"

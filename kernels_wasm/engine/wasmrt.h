@@ -111,6 +111,14 @@ WRT_API int wrt_run_profiled(wrt_model* m, double* ms, int cap);
 enum { WRT_SPARSE_AUTO = 0, WRT_SPARSE_ALWAYS = 1, WRT_SPARSE_NEVER = 2 };
 WRT_API int wrt_set_sparse_policy(int policy);
 
+/* Dense KxK convolutions (one group, not 1x1): which algorithm runs them (for benchmarks, tests and per-layer
+ * timing; applies to models loaded afterwards, in the whole process). WRT_CONV_AUTO (default): the engine's rules;
+ * WRT_CONV_IGEMM: indirect GEMM; WRT_CONV_WINO2 / WRT_CONV_WINO4: Winograd F(2x2, 3x3) / F(4x4, 3x3) wherever it
+ * applies (3x3, stride 1, dilation 1), indirect GEMM elsewhere. Winograd results are within the tolerance of
+ * python_ref/winograd.py, not the same bytes. Returns the previous choice. */
+enum { WRT_CONV_AUTO = 0, WRT_CONV_IGEMM = 1, WRT_CONV_WINO2 = 2, WRT_CONV_WINO4 = 3 };
+WRT_API int wrt_set_conv_algo(int algo);
+
 WRT_API void* wrt_alloc(size_t n);
 WRT_API void wrt_free(void* p);
 

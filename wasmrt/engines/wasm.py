@@ -21,7 +21,7 @@ import numpy as np
 
 from python_ref.wrt_file import read_metadata
 from wasmrt import paths
-from wasmrt.engines.base import DEFAULT_LIMITS, DTYPES, Limits, Model, TensorSpec, sparse_policy
+from wasmrt.engines.base import DEFAULT_LIMITS, DTYPES, Limits, Model, TensorSpec, conv_algo, sparse_policy
 from wasmrt.engines.errors import engine_error
 from wasmrt.errors import WasmrtError
 
@@ -184,14 +184,16 @@ class WasmInstance:
     def error_message(self) -> str:
         return self.cstr(self.ptr("wrt_error_message"))
 
-    def load(self, data: bytes, name: str = "", limits: Limits = DEFAULT_LIMITS, sparse: str = "auto") -> int:
+    def load(self, data: bytes, name: str = "", limits: Limits = DEFAULT_LIMITS, sparse: str = "auto",
+             conv: str = "auto") -> int:
         """wrt_load on a copy of data in linear memory; returns the model pointer or raises the engine's error."""
-        policy = sparse_policy(sparse)
+        policy, algo = sparse_policy(sparse), conv_algo(conv)
         with self.lock:
             buf = self.ptr("wrt_alloc", len(data) + 8)
             if not buf:
                 raise WasmrtError(f"{name}: out of wasm memory for the {len(data):,}-byte model")
             old_policy = self.call("wrt_set_sparse_policy", policy)
+            old_algo = self.call("wrt_set_conv_algo", algo)
             try:
                 self.write(buf, data)
                 err_at = buf + len(data) + (-len(data) % 4)  # an int for the error code, after the bytes
@@ -201,6 +203,7 @@ class WasmInstance:
                 if not self.broken:
                     self.call("wrt_free", buf)
                     self.call("wrt_set_sparse_policy", old_policy)
+                    self.call("wrt_set_conv_algo", old_algo)
         if not model:
             raise engine_error(code, self.error_message(), name)
         return model
@@ -211,13 +214,13 @@ class WasmModel(Model):
 
     def __init__(self, data: bytes, name: str = "", variant: str | None = None,
                  instance: WasmInstance | None = None, limits: Limits = DEFAULT_LIMITS, threads: int = 1,
-                 sparse: str = "auto") -> None:
+                 sparse: str = "auto", conv: str = "auto") -> None:
         variant = variant or DEFAULT_VARIANT
         if instance is None:
             instance = threaded_instance(variant, threads) if threads > 1 else WasmInstance(variant)
         self.wasm = instance
         self._ptr: int | None = None
-        self._ptr = self.wasm.load(bytes(data), name, limits, sparse)
+        self._ptr = self.wasm.load(bytes(data), name, limits, sparse, conv)
         self.threads = self.wasm.call("wrt_set_threads", self._ptr, self.wasm.threads) if self.wasm.threads > 1 else 1
         self.variant = self.wasm.cstr(self.wasm.ptr("wrt_model_target", self._ptr))
         super().__init__(self._specs(0), self._specs(1))
