@@ -49,9 +49,9 @@ static const wrt_dwconv_entry* pick_dwconv(const wrt_target* tg, size_t ks) {
 }
 
 /* where the rules pick Winograd F(4x4, 3x3) */
-#define WINO_MIN_CIN 16
-#define WINO_MIN_COUT 16
-#define WINO_MIN_PIXELS 64
+#define WINO_MIN_CIN 32
+#define WINO_MIN_COUT 32
+#define WINO_MIN_PIXELS 49
 
 static int pointwise(const wrt_op* op) {
   const wrt_attrs* a = &op->a;
@@ -61,8 +61,9 @@ static int pointwise(const wrt_op* op) {
 
 /* The algorithm of a dense (one group) KxK convolution that is not 1x1: the candidates, and the choice among them
  * (wrt_set_conv_algo forces one where it applies). Winograd applies to 3x3 filters of stride 1 and dilation 1.
- * Rules (measured, docs/dev/kernels-journal.md "Winograd"): F(4x4) where the map has enough tiles and Cin, Cout
- * are wide enough for the transforms to be paid by the GEMMs; else the indirect GEMM. */
+ * Rules (measured per layer shape natively and in wasm, docs/dev/kernels-journal.md "Winograd"): F(4x4) from 32
+ * input and output channels and a 7x7 map (1.5-4x faster than igemm there; at 16 channels even, at 8 slower: the
+ * transforms are not paid by the GEMMs); else the indirect GEMM. */
 static int choose_conv(const wrt_op* op) {
   const wrt_conv_plan* p = &op->u.conv;
   const wrt_attrs* a = &op->a;
