@@ -3,7 +3,15 @@
  * buffers point into the arena, whose address is fixed for the model's lifetime. */
 #include "engine.h"
 
-enum { CONV_GEMM = 1, CONV_IGEMM, CONV_DW, CONV_GROUPED };
+enum { CONV_GEMM = 1, CONV_IGEMM, CONV_DW, CONV_GROUPED, CONV_WINO2, CONV_WINO4 };
+
+static int algo_policy = WRT_CONV_AUTO;
+
+int wrt_set_conv_algo(int algo) {
+  int old = algo_policy;
+  if (algo >= WRT_CONV_AUTO && algo <= WRT_CONV_WINO4) algo_policy = algo;
+  return old;
+}
 
 static void conv_geometry(wrt_model* m, wrt_op* op, wrt_conv_plan* p) {
   const wrt_tensor *x = &m->t[op->in[0]], *w = &m->t[op->in[1]], *y = &m->t[op->out];
@@ -40,10 +48,33 @@ static const wrt_dwconv_entry* pick_dwconv(const wrt_target* tg, size_t ks) {
   return 0;
 }
 
+/* where the rules pick Winograd F(4x4, 3x3) */
+#define WINO_MIN_CIN 32
+#define WINO_MIN_COUT 32
+#define WINO_MIN_PIXELS 49
+
 static int pointwise(const wrt_op* op) {
   const wrt_attrs* a = &op->a;
   return op->u.conv.ks == 1 && a->strides[0] == 1 && a->strides[1] == 1 && a->pads[0] == 0 && a->pads[1] == 0 &&
          a->pads[2] == 0 && a->pads[3] == 0;
+}
+
+/* The algorithm of a dense (one group) KxK convolution that is not 1x1: the candidates, and the choice among them
+ * (wrt_set_conv_algo forces one where it applies). Winograd applies to 3x3 filters of stride 1 and dilation 1.
+ * Rules (measured per layer shape natively and in wasm, docs/dev/kernels-journal.md "Winograd"): F(4x4) from 32
+ * input and output channels and a 7x7 map (1.5-4x faster than igemm there; at 16 channels even, at 8 slower: the
+ * transforms are not paid by the GEMMs); else the indirect GEMM. */
+static int choose_conv(const wrt_op* op) {
+  const wrt_conv_plan* p = &op->u.conv;
+  const wrt_attrs* a = &op->a;
+  int wino = p->kh == 3 && p->kw == 3 && a->strides[0] == 1 && a->strides[1] == 1 && a->dilations[0] == 1 &&
+             a->dilations[1] == 1 && p->groups == 1;
+  if (algo_policy == WRT_CONV_IGEMM || (algo_policy != WRT_CONV_AUTO && !wino)) return CONV_IGEMM;
+  if (algo_policy == WRT_CONV_WINO2) return CONV_WINO2;
+  if (algo_policy == WRT_CONV_WINO4) return CONV_WINO4;
+  if (!wino) return CONV_IGEMM;
+  if (p->c >= WINO_MIN_CIN && p->co >= WINO_MIN_COUT && p->oh * p->ow >= WINO_MIN_PIXELS) return CONV_WINO4;
+  return CONV_IGEMM;
 }
 
 WRT_FOR_SIZE int plan_conv(wrt_model* m, wrt_op* op, wrt_cost* c) {
@@ -69,7 +100,12 @@ WRT_FOR_SIZE int plan_conv(wrt_model* m, wrt_op* op, wrt_cost* c) {
     op->path = CONV_GEMM;
     return WRT_OK;
   }
-  op->path = G == 1 ? CONV_IGEMM : CONV_GROUPED;
+  op->path = G == 1 ? choose_conv(op) : CONV_GROUPED;
+  if (op->path == CONV_WINO2 || op->path == CONV_WINO4) {
+    c->work -= sat_mul(P * CO, ks * cg); /* instead of the direct convolution's */
+    c->bytes -= gemm_packed_floats(m->tg, og, ks * cg) * G * sizeof(float);
+    return plan_winograd(m, op, c, op->path == CONV_WINO2 ? 2 : 4);
+  }
   c->shape_bytes += ptr_bytes(P * ks) + 1;
   if (G > 1) { /* each group's taps are shifted into scratch at run time */
     c->scratch = ptr_bytes(P * ks);
@@ -84,6 +120,7 @@ WRT_FOR_SIZE int prepare_conv(wrt_model* m, wrt_op* op) {
   const float* bias = bias_of(m, op);
   size_t C = (size_t)p->c, CO = (size_t)p->co, ks = (size_t)p->ks, G = (size_t)p->groups;
   size_t cg = C / G, og = CO / G;
+  if (op->path == CONV_WINO2 || op->path == CONV_WINO4) return prepare_winograd(m, op);
   if (p->packed) { /* a resize: the weights stay, the indirection follows the new shapes */
     if (op->path == CONV_GEMM) return WRT_OK;
     if (op->path != CONV_DW) return build_igemm_indirection(m, op, p);
@@ -122,10 +159,11 @@ const char* conv_kernel(const wrt_op* op) {
   static const char* const names[][2] = { /* by path (then the specialized depthwise entries), without/with a residual */
       {"?", "?"}, {"gemm 1x1", "gemm 1x1 + add"}, {"igemm", "igemm + add"}, {"dwconv any", "dwconv any + add"},
       {"igemm per group", "igemm per group + add"}, {"dwconv 3x3", "dwconv 3x3 + add"},
-      {"dwconv 5x5", "dwconv 5x5 + add"}};
+      {"dwconv 5x5", "dwconv 5x5 + add"}, {"winograd F(2x2,3x3)", "winograd F(2x2,3x3) + add"},
+      {"winograd F(4x4,3x3)", "winograd F(4x4,3x3) + add"}};
   const wrt_dwconv_entry* dw = op->u.conv.dw;
-  int k = op->path == CONV_DW && dw && dw->ks ? (dw->ks == 9 ? 5 : 6) : op->path;
-  return k >= 0 && k <= 6 ? names[k][has_residual(op)] : "?";
+  int k = op->path == CONV_DW && dw && dw->ks ? (dw->ks == 9 ? 5 : 6) : op->path >= CONV_WINO2 ? op->path + 2 : op->path;
+  return k >= 0 && k <= 8 ? names[k][has_residual(op)] : "?";
 }
 
 /* Tasks of a convolution run: depthwise, ranges of output rows; igemm, ranges of MR-pixel blocks (of one group). */
@@ -243,6 +281,9 @@ int run_conv(wrt_model* m, wrt_op* op) {
       op_parallel(m, op, rows * j.chunks, dw_chunk, &j);
       return WRT_OK;
     }
+    case CONV_WINO2:
+    case CONV_WINO4:
+      return run_winograd(m, op, res);
     case CONV_IGEMM:
     case CONV_GROUPED: {
       for (size_t g = 0; g < G; g++) {

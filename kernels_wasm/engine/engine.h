@@ -2,7 +2,7 @@
  *   model.c                         wrt_load / wrt_run / wrt_release, the tensor-info API, the run loop
  *   ops.c                           the op table: {plan, prepare, run, kernel} per (op type, dtype class)
  *   model_read.c, shape_check.c     loader stages: verified tensors/ops/attributes, inferred shapes
- *   conv.c, pool.c, gemm.c, ...     op modules (conv.c and pool.c use gemm.c and indirection.c)
+ *   conv.c, pool.c, gemm.c, ...     op modules (conv.c and pool.c use gemm.c and indirection.c; conv.c winograd.c)
  *   sparse.c                        the block-sparse variant of CONV_2D and FULLY_CONNECTED
  *   qsparse.c                       its int8 variant (qconv.c hands it the layers qsparse_chosen picks)
  *   support.c, rt_*.c, fb.c         allocation, constants, errors and names; libc replacements; FlatBuffers
@@ -97,6 +97,7 @@ typedef struct {
   float* packed;    /* packed weights (GEMM panels, igemm taps, dwconv tiles) */
   const float** ind; /* indirection pointers into the arena (igemm, dwconv) */
   const wrt_dwconv_entry* dw;
+  int64_t tile;     /* Winograd: output tile size m (2 or 4); chunk holds its tiles per block, gpack per position */
 } wrt_conv_plan;
 
 typedef struct {
@@ -429,6 +430,12 @@ int64_t tap_input_pixel(const wrt_attrs* a, int64_t H, int64_t W, int64_t OH, in
 int build_igemm_indirection(wrt_model* m, wrt_op* op, wrt_conv_plan* p);      /* per MR pixels, tap-major */
 const float** build_tile_indirection(wrt_model* m, wrt_op* op, size_t mr);    /* the same for tiles of mr pixels */
 const float** build_pixel_indirection(wrt_model* m, wrt_op* op, const float* pad_src, int64_t kh_n, int64_t kw_n);
+
+/* Winograd F(m x m, 3 x 3) of a dense 3x3 stride-1 CONV_2D (winograd.c): the conv plan's geometry already set;
+ * res: the fused residual (NULL: none), added after the output transforms */
+int plan_winograd(wrt_model* m, wrt_op* op, wrt_cost* c, int tile);
+int prepare_winograd(wrt_model* m, wrt_op* op);
+int run_winograd(wrt_model* m, wrt_op* op, const float* res);
 
 /* GEMM (gemm.c): packing into panels of NR columns, w(k, j) read via strides (in floats); bias may be NULL */
 uint64_t gemm_packed_floats(const wrt_target* tg, uint64_t n, uint64_t kc_total);

@@ -122,6 +122,14 @@ WRT_API int wrt_set_sparse_policy(int policy);
 /* wasm: bytes of linear memory below the heap (the module's static data and main stack); 0 natively. A loaded model's
  * memory is about wrt_static_size() + wrt_memory_size() of each model (hosts and tests compare the memory with it). */
 WRT_API size_t wrt_static_size(void);
+
+/* Dense KxK convolutions (one group, not 1x1): which algorithm runs them (for benchmarks, tests and per-layer
+ * timing; applies to models loaded afterwards, in the whole process). WRT_CONV_AUTO (default): the engine's rules;
+ * WRT_CONV_IGEMM: indirect GEMM; WRT_CONV_WINO2 / WRT_CONV_WINO4: Winograd F(2x2, 3x3) / F(4x4, 3x3) wherever it
+ * applies (3x3, stride 1, dilation 1), indirect GEMM elsewhere. Winograd results are within the tolerance of
+ * python_ref/winograd.py, not the same bytes. Returns the previous choice. */
+enum { WRT_CONV_AUTO = 0, WRT_CONV_IGEMM = 1, WRT_CONV_WINO2 = 2, WRT_CONV_WINO4 = 3 };
+WRT_API int wrt_set_conv_algo(int algo);
 WRT_API void* wrt_alloc(size_t n);
 WRT_API void wrt_free(void* p);
 

@@ -161,6 +161,15 @@ typedef void (*wrt_qspmm_fn)(size_t mr, size_t n, const int16_t* x, const int32_
                              const int32_t* w, const float* mult, int8_t* y, size_t y_stride, const wrt_qparams* p);
 /* Pack a tile for qspmm: out[(t*kc + k)*MR + POS(i)] = ind[t*mr + min(i, mr-1)][k] for t < ks, k < kc, i < MR. */
 typedef void (*wrt_qsppack_fn)(size_t mr, size_t kc, size_t ks, const int8_t* const* ind, int16_t* out);
+/* Winograd F(m x m, 3 x 3) transforms (python_ref/winograd.py), n = m + 2, channels c >= 1, strides in bytes:
+ * input: n*n pointers (tile row-major, each to c floats, or to a zero buffer of >= c floats) -> position p of
+ * B^T d B at (char*)out + p*out_stride, c floats each. output: position p of the products at (char*)in +
+ * p*in_stride -> pixel (r, s) of A^T M A + bias, clamped, at (char*)out + r*row_stride + s*px_stride (c floats),
+ * stored for r < rows, s < cols only (1 <= rows, cols <= m). Entry i of the tables: m = 2, 4. */
+typedef void (*wrt_wino_in_fn)(size_t c, const float* const* in, float* out, size_t out_stride);
+typedef void (*wrt_wino_out_fn)(size_t c, const float* in, size_t in_stride, const float* bias, float* out,
+                                size_t row_stride, size_t px_stride, size_t rows, size_t cols, const wrt_clamp* clamp);
+#define WRT_WINO_KINDS 2
 
 /* WRT_BIN_* and WRT_UN_*: generated from the kernel definitions (kernels_wasm/gen/kernels/eltwise.py) */
 #include "../generated/wrt_eltwise.h"
@@ -233,6 +242,8 @@ typedef struct {
   float qspmm_min_sparsity, qspmm_k_penalty;
   wrt_qspmm_fn qspmm;
   wrt_qsppack_fn qsppack;
+  wrt_wino_in_fn wino_in[WRT_WINO_KINDS];   /* Winograd F(2x2, 3x3), F(4x4, 3x3) tile transforms */
+  wrt_wino_out_fn wino_out[WRT_WINO_KINDS];
 #if !defined(__wasm__) /* native only: the wasm modules keep their size (and their tables, data) */
   wrt_interleave3_fn interleave3; /* or NULL (scalar): the engine's portable loop */
 #endif

@@ -15,7 +15,7 @@ __all__ = ["ENGINES", "Limits", "Model", "TensorSpec", "load"]
 
 def load(source: str | Path | bytes | bytearray | memoryview, engine: str = "ref",
          variant: str | None = None, *, max_memory: int | None = None, max_work: float | None = None,
-         threads: int | str = 1, sparse: str = "auto", fallback: str | None = None) -> Model:
+         threads: int | str = 1, sparse: str = "auto", conv: str = "auto", fallback: str | None = None) -> Model:
     """Load a .wrt model from a path or bytes on one engine.
 
     variant: native: "scalar" | "avx2" | "avx512" (default: the best the CPU runs); wasm: "scalar" | "simd" |
@@ -32,6 +32,10 @@ def load(source: str | Path | bytes | bytearray | memoryview, engine: str = "ref
     sparse (native and wasm): which kernels run block-sparse weights: "auto" (sparse from the target's measured
     break-even sparsity, dense below it), "always" (sparse wherever possible) or "never"; for benchmarks and tests,
     the results agree within the float tolerance.
+    conv (native and wasm): which algorithm runs dense 3x3 (and other KxK) convolutions: "auto" (the engine's
+    rules), "igemm" (indirect GEMM), "wino2" or "wino4" (Winograd F(2x2, 3x3) / F(4x4, 3x3) wherever it applies:
+    3x3, stride 1, dilation 1, one group); Winograd results are within python_ref/winograd.py's written tolerance
+    of the direct convolution. Profiles (wasmrt.bench.profile, `wasmrt bench --profile`) name each layer's kernel.
     """
     if not isinstance(source, str | Path | bytes | bytearray | memoryview):
         raise TypeError(f"wasmrt.load: expected a path (str or Path) or the model's bytes, got {type(source).__name__}")
@@ -54,11 +58,11 @@ def load(source: str | Path | bytes | bytearray | memoryview, engine: str = "ref
     if engine == "native":
         from wasmrt.engines.native import NativeModel
 
-        return NativeModel(data, name, variant, limits=limits, threads=threads, sparse=sparse)
+        return NativeModel(data, name, variant, limits=limits, threads=threads, sparse=sparse, conv=conv)
     if engine == "wasm":
         from wasmrt.engines.wasm import WasmModel
 
-        return WasmModel(data, name, variant, limits=limits, threads=threads, sparse=sparse)
+        return WasmModel(data, name, variant, limits=limits, threads=threads, sparse=sparse, conv=conv)
     if engine == "webgpu":
         from wasmrt.engines.webgpu import WebGPUModel
 

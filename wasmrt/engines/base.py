@@ -15,7 +15,8 @@ from python_ref.errors import InputError
 from python_ref.interpreter import TensorSpec, check_feeds
 from python_ref.wrt_file import DTYPES
 
-__all__ = ["DEFAULT_LIMITS", "DTYPES", "SPARSE_POLICIES", "Limits", "Model", "TensorSpec", "sparse_policy"]
+__all__ = ["CONV_ALGOS", "DEFAULT_LIMITS", "DTYPES", "SPARSE_POLICIES", "Limits", "Model", "TensorSpec", "conv_algo",
+           "sparse_policy"]
 
 
 @dataclass(frozen=True)
@@ -52,6 +53,17 @@ def sparse_policy(sparse: str) -> int:
     if sparse not in SPARSE_POLICIES:
         raise ValueError(f"sparse must be one of {', '.join(SPARSE_POLICIES)}, got {sparse!r}")
     return SPARSE_POLICIES[sparse]
+
+
+# which algorithm runs dense KxK convolutions (wrt_set_conv_algo): the engine's rules, the indirect GEMM, or Winograd
+# F(2x2, 3x3) / F(4x4, 3x3) wherever it applies (python_ref/winograd.py ALGORITHMS)
+CONV_ALGOS = {"auto": 0, "igemm": 1, "wino2": 2, "wino4": 3}
+
+
+def conv_algo(conv: str) -> int:
+    if conv not in CONV_ALGOS:
+        raise ValueError(f"conv must be one of {', '.join(CONV_ALGOS)}, got {conv!r}")
+    return CONV_ALGOS[conv]
 
 
 class Model:

@@ -20,7 +20,7 @@ from pathlib import Path
 import numpy as np
 
 from python_ref.wrt_file import read_metadata
-from wasmrt.engines.base import DEFAULT_LIMITS, DTYPES, Limits, Model, TensorSpec, sparse_policy
+from wasmrt.engines.base import DEFAULT_LIMITS, DTYPES, Limits, Model, TensorSpec, conv_algo, sparse_policy
 from wasmrt.engines.errors import engine_error
 from wasmrt.errors import WasmrtError
 
@@ -107,6 +107,7 @@ def _declare(lib: ctypes.CDLL) -> None:
         "wrt_memory_size": (c.c_size_t, [c.c_void_p]),
         "wrt_work_estimate": (c.c_double, [c.c_void_p]),
         "wrt_set_sparse_policy": (c.c_int, [c.c_int]),
+        "wrt_set_conv_algo": (c.c_int, [c.c_int]),
         "wrt_input_dim_min": (c.c_int, [c.c_void_p, c.c_int, c.c_int]),
         "wrt_input_dim_max": (c.c_int, [c.c_void_p, c.c_int, c.c_int]),
         "wrt_resize_inputs": (c.c_int, [c.c_void_p, c.POINTER(c.c_int32), c.c_int]),
@@ -135,25 +136,28 @@ class NativeModel(Model):
     engine = "native"
 
     def __init__(self, data: bytes, name: str = "", variant: str | None = None,
-                 limits: Limits = DEFAULT_LIMITS, threads: int = 1, sparse: str = "auto") -> None:
+                 limits: Limits = DEFAULT_LIMITS, threads: int = 1, sparse: str = "auto",
+                 conv: str = "auto") -> None:
         lib = library()
-        policy = sparse_policy(sparse)
+        policy, algo = sparse_policy(sparse), conv_algo(conv)
         self._lib = lib
         self._ptr: int | None = None
         if variant is not None and variant not in VARIANTS:
             raise ValueError(f"native variant {variant!r}: expected one of {', '.join(VARIANTS)}")
         err = ctypes.c_int(0)
         buf = ctypes.create_string_buffer(bytes(data), len(data))
-        with _lock:  # the forced target and the sparse policy are read during wrt_load
+        with _lock:  # the forced target, the sparse policy and the conv algorithm are read during wrt_load
             old = os.environ.get("WASMRT_FORCE_TARGET")
             if variant is not None:
                 os.environ["WASMRT_FORCE_TARGET"] = variant
             old_policy = lib.wrt_set_sparse_policy(policy)
+            old_algo = lib.wrt_set_conv_algo(algo)
             try:
                 ptr = lib.wrt_load_with_limits(buf, len(data), limits.max_memory, limits.max_work, ctypes.byref(err))
                 message = lib.wrt_error_message().decode("utf-8", "replace")
             finally:
                 lib.wrt_set_sparse_policy(old_policy)
+                lib.wrt_set_conv_algo(old_algo)
                 if variant is not None:
                     if old is None:
                         os.environ.pop("WASMRT_FORCE_TARGET", None)

@@ -21,7 +21,7 @@ import numpy as np
 
 from python_ref.wrt_file import read_metadata
 from wasmrt import paths
-from wasmrt.engines.base import DEFAULT_LIMITS, DTYPES, Limits, Model, TensorSpec, sparse_policy
+from wasmrt.engines.base import DEFAULT_LIMITS, DTYPES, Limits, Model, TensorSpec, conv_algo, sparse_policy
 from wasmrt.engines.errors import engine_error
 from wasmrt.errors import WasmrtError
 
@@ -184,11 +184,12 @@ class WasmInstance:
     def error_message(self) -> str:
         return self.cstr(self.ptr("wrt_error_message"))
 
-    def load(self, data: bytes, name: str = "", limits: Limits = DEFAULT_LIMITS, sparse: str = "auto") -> int:
+    def load(self, data: bytes, name: str = "", limits: Limits = DEFAULT_LIMITS, sparse: str = "auto",
+             conv: str = "auto") -> int:
         """A streamed load (wrt_load_begin/wrt_load_next): the engine frees its copy of the file once the structure
         is read and asks for each constant again as it packs it, so the file's bytes and the packed weights are never
         in linear memory together. Returns the model pointer or raises the engine's error."""
-        policy = sparse_policy(sparse)
+        policy, algo = sparse_policy(sparse), conv_algo(conv)
         with self.lock:
             io = self.ptr("wrt_alloc", 12)  # the error code, then the engine's requests {address, file offset}
             buf = self.ptr("wrt_alloc", len(data) or 1) if io else 0
@@ -197,6 +198,7 @@ class WasmInstance:
                     self.call("wrt_free", io)
                 raise WasmrtError(f"{name}: out of wasm memory for the {len(data):,}-byte model")
             old_policy = self.call("wrt_set_sparse_policy", policy)
+            old_algo = self.call("wrt_set_conv_algo", algo)
             try:
                 self.write(buf, data)
                 model = self.ptr("wrt_load_begin", buf, len(data), limits.max_memory, limits.max_work, io)
@@ -216,6 +218,7 @@ class WasmInstance:
                 if not self.broken:
                     self.call("wrt_free", io)
                     self.call("wrt_set_sparse_policy", old_policy)
+                    self.call("wrt_set_conv_algo", old_algo)
         if not model:
             raise engine_error(code, self.error_message(), name)
         return model
@@ -226,13 +229,13 @@ class WasmModel(Model):
 
     def __init__(self, data: bytes, name: str = "", variant: str | None = None,
                  instance: WasmInstance | None = None, limits: Limits = DEFAULT_LIMITS, threads: int = 1,
-                 sparse: str = "auto") -> None:
+                 sparse: str = "auto", conv: str = "auto") -> None:
         variant = variant or DEFAULT_VARIANT
         if instance is None:
             instance = threaded_instance(variant, threads) if threads > 1 else WasmInstance(variant)
         self.wasm = instance
         self._ptr: int | None = None
-        self._ptr = self.wasm.load(bytes(data), name, limits, sparse)
+        self._ptr = self.wasm.load(bytes(data), name, limits, sparse, conv)
         self.threads = self.wasm.call("wrt_set_threads", self._ptr, self.wasm.threads) if self.wasm.threads > 1 else 1
         self.variant = self.wasm.cstr(self.wasm.ptr("wrt_model_target", self._ptr))
         super().__init__(self._specs(0), self._specs(1))

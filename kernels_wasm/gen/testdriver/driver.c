@@ -19,7 +19,7 @@ static _Alignas(64) unsigned char drv_arena[DRV_ARENA];
 static const float* drv_ptrs[1 << 16];
 
 enum { CMD_INFO = 1, CMD_GEMM, CMD_IGEMM, CMD_DWCONV, CMD_VBINARY, CMD_VUNARY, CMD_POOL, CMD_GEMM_LOOP, CMD_SPMM, CMD_SPMV,
-       CMD_SPPACK, CMD_SPMMU, CMD_SPPACKU, CMD_INTERLEAVE3 };
+       CMD_SPPACK, CMD_SPMMU, CMD_SPPACKU, CMD_INTERLEAVE3, CMD_WINO_IN, CMD_WINO_OUT };
 
 unsigned char* drv_base(void) { return drv_arena; }
 size_t drv_arena_size(void) { return DRV_ARENA; }
@@ -144,6 +144,15 @@ int drv_run(size_t cmd_off, size_t ncmd) {
 #endif
       case CMD_SPPACKU: /* mr kc ks ind out */
         t->sppacku((size_t)a[0], (size_t)a[1], (size_t)a[2], ptrs(a[3], (size_t)(a[0] * a[2]), 0), F(a[4]));
+        break;
+      case CMD_WINO_IN: /* kind c in out out_stride (kind 0: F(2x2), 16 taps; 1: F(4x4), 36) */
+        if (a[0] < 0 || a[0] >= WRT_WINO_KINDS) return (int)i + 1;
+        t->wino_in[a[0]]((size_t)a[1], ptrs(a[2], a[0] ? 36 : 16, 0), F(a[3]), (size_t)a[4]);
+        break;
+      case CMD_WINO_OUT: /* kind c in in_stride bias out row_stride px_stride rows cols */
+        if (a[0] < 0 || a[0] >= WRT_WINO_KINDS) return (int)i + 1;
+        t->wino_out[a[0]]((size_t)a[1], F(a[2]), (size_t)a[3], F(a[4]), F(a[5]), (size_t)a[6], (size_t)a[7],
+                          (size_t)a[8], (size_t)a[9], &cl);
         break;
       default:
         return (int)i + 1;
