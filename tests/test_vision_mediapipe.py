@@ -1,0 +1,186 @@
+"""The hand and segmentation pipelines (wasmrt.vision on each engine) against MediaPipe's own Python solutions
+(mediapipe==0.10.21, in .venv-mediapipe) on real photos from registry packages (wasmrt/zoo/photos.py says which).
+
+MediaPipe's outputs are cached on disk (the model cache's oracle/ folder), keyed by the image bytes, the oracle
+tool's text and its arguments, so only the first run on a machine pays for MediaPipe.
+"""
+
+from __future__ import annotations
+
+import functools
+import hashlib
+import json
+import math
+import subprocess
+import tempfile
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from python_ref.vision.constants import MASK_THRESHOLD
+from python_ref.vision.sample import sample_rect
+from wasmrt.zoo import models, photos
+
+ROOT = Path(__file__).resolve().parent.parent
+MEDIAPIPE_PYTHON = ROOT / ".venv-mediapipe" / "bin" / "python"
+TOOL = ROOT / "tools" / "mediapipe_hands.py"
+ORACLE = models.CACHE / "oracle"
+HAND_IMAGES = [*photos.HAND_PHOTOS, *(f"{n}@{r}{c}" for n, r, c in photos.HAND_TILES)]
+MAX_MEAN_PX = 1.0  # the acceptance bound on the mean landmark distance to MediaPipe's
+
+
+def image(name: str) -> np.ndarray:
+    try:
+        if "@" in name:
+            base, rc = name.split("@")
+            return photos.hand_tile(base, int(rc[0]), int(rc[1]))
+        return photos.photo(name)
+    except Exception as e:  # offline without a cache
+        pytest.skip(f"photo {name} not available ({e})")
+
+
+def _oracle(args: list[str], images: dict[str, np.ndarray]) -> dict[str, object]:
+    """Run the MediaPipe tool once over the images that are not cached yet; {name: its JSON output}."""
+    if not MEDIAPIPE_PYTHON.is_file():
+        pytest.skip("MediaPipe's Python package is not installed (.venv-mediapipe: run scripts/setup.sh)")
+    ORACLE.mkdir(parents=True, exist_ok=True)
+    tool = hashlib.sha256(TOOL.read_bytes() + json.dumps(args).encode()).hexdigest()
+    keys = {n: hashlib.sha256(tool.encode() + str(a.shape).encode() + a.tobytes()).hexdigest()[:32]
+            for n, a in images.items()}
+    todo = [n for n in images if not (ORACLE / f"{keys[n]}.json").is_file()]
+    if todo:
+        with tempfile.TemporaryDirectory() as tmp:
+            paths = {}
+            for n in todo:
+                paths[n] = str(Path(tmp) / f"{keys[n]}.npy")
+                np.save(paths[n], images[n])
+            extra = ["--out", str(ORACLE)] if args[0] == "selfie" else []
+            r = subprocess.run([str(MEDIAPIPE_PYTHON), str(TOOL), *args, *extra, *paths.values()],
+                               capture_output=True, text=True, timeout=900)
+            assert r.returncode == 0, r.stderr[-2000:]
+            out = json.loads(r.stdout.strip().splitlines()[-1])
+            for n in todo:
+                (ORACLE / f"{keys[n]}.json").write_text(json.dumps(out[paths[n]]))
+    return {n: json.loads((ORACLE / f"{keys[n]}.json").read_text()) for n in images}
+
+
+@functools.cache
+def mediapipe_hands(lite: bool) -> dict[str, list[dict]]:
+    return _oracle(["hands", *(["--lite"] if lite else []), "--max-hands", "2"],
+                   {n: image(n) for n in HAND_IMAGES})
+
+
+@functools.cache
+def mediapipe_masks(model: int) -> dict[str, np.ndarray]:
+    out = _oracle(["selfie", "--model", str(model)], {n: image(n) for n in photos.PEOPLE_PHOTOS})
+    return {n: np.load(ORACLE / Path(str(f)).name) for n, f in out.items()}
+
+
+@functools.cache
+def tracker(engine: str, lite: bool, tracking: bool = False, max_hands: int = 2):
+    from wasmrt.vision import HandTracker
+
+    try:
+        return HandTracker(engine, lite=lite, tracking=tracking, max_hands=max_hands)
+    except Exception as e:  # offline without the models
+        pytest.skip(f"hand models not available ({e})")
+
+
+def compare_hands(engine: str, lite: bool, names: list[str]) -> list[float]:
+    """Per hand: the mean landmark distance to MediaPipe's; asserts the same hands in the same order, the same
+    handedness and the bound."""
+    oracle = mediapipe_hands(lite)
+    ht = tracker(engine, lite)
+    means = []
+    for n in names:
+        ours, theirs = ht.detect(image(n)), oracle[n]
+        assert len(ours) == len(theirs), f"{n}: {len(ours)} hands, MediaPipe {len(theirs)}"
+        for k, (h, o) in enumerate(zip(ours, theirs, strict=True)):
+            d = np.linalg.norm(h.landmarks[:, :2] - np.array(o["landmarks"])[:, :2], axis=1)
+            world = np.abs(h.world - np.array(o["world"])).max()
+            print(f"{n} hand {k} ({h.handedness} {h.handedness_score:.3f}, {h.gesture}) {engine}: mean {d.mean():.4f} "
+                  f"px, max {d.max():.4f} px; world max {world * 1000:.3f} mm")
+            assert h.handedness == o["handedness"], f"{n} hand {k}"
+            assert h.handedness_score == pytest.approx(o["score"], abs=0.02)
+            assert d.mean() < MAX_MEAN_PX, f"{n} hand {k}: {d.mean():.3f} px"
+            means.append(float(d.mean()))
+    return means
+
+
+def test_photo_set_has_20_images_with_hands():
+    """The acceptance asks for at least 20 real photos with hands where MediaPipe finds them."""
+    oracle = mediapipe_hands(False)
+    with_hands = [n for n in HAND_IMAGES if oracle[n]]
+    assert len(with_hands) >= 20, with_hands
+    assert sum(len(oracle[n]) for n in HAND_IMAGES) >= 25
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("lite", [False, True], ids=["full", "lite"])
+@pytest.mark.parametrize("engine", ["native", "wasm"])
+def test_hands_match_mediapipe(engine: str, lite: bool) -> None:
+    means = compare_hands(engine, lite, HAND_IMAGES)
+    print(f"{engine} {'lite' if lite else 'full'}: {len(means)} hands, mean of means {np.mean(means):.4f} px, "
+          f"worst {max(means):.4f} px")
+
+
+@pytest.mark.slow
+def test_hands_match_mediapipe_on_python_ref() -> None:
+    """The numpy specification itself (slow: a few photos)."""
+    compare_hands("ref", False, ["group4.jpg", "group5.jpg", "handSrc.jpg", "human_body.jpg"])
+
+
+def clip_frames(base: np.ndarray, count: int = 40, size: int = 480) -> list[np.ndarray]:
+    """A clip made from one photo: a square window that drifts, turns (up to +-25 degrees) and zooms (0.8-1.25x)
+    smoothly from frame to frame, sampled to size x size."""
+    h, w = base.shape[:2]
+    side = min(h, w) * 0.9
+    frames = []
+    for t in range(count):
+        a = 2 * math.pi * t / count
+        cx = w / 2 + 0.08 * side * math.sin(a)
+        cy = h / 2 + 0.06 * side * math.sin(2 * a)
+        zoom = 1.25 ** math.sin(a + 1.0)
+        frames.append(sample_rect(base, cx, cy, side / zoom, side / zoom, math.radians(25) * math.sin(a), size,
+                                  size))
+    return frames
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("name", ["handSrc.jpg", "Back_Projection_Theory0.jpg", "human_webcam.jpg"])
+def test_tracking_keeps_the_hand(name: str) -> None:
+    """One hand (max_hands=1): after the first frame the palm detector runs only when tracking lost the hand;
+    tracking must keep it on >= 90% of the frames, and find it on every frame."""
+    ht = tracker("native", False, tracking=True, max_hands=1)
+    ht.reset()
+    frames = clip_frames(image(name))
+    tracked = found = 0
+    for f in frames:
+        hands = ht.detect(f)
+        found += len(hands) == 1
+        tracked += len(hands) == 1 and hands[0].tracked and not ht.stats.ran_detector
+    print(f"{name}: found on {found}/{len(frames)} frames, tracked without detection on {tracked}/{len(frames) - 1}")
+    assert found == len(frames)
+    assert tracked >= 0.9 * (len(frames) - 1)
+
+
+def _iou(a: np.ndarray, b: np.ndarray) -> float:
+    x, y = a >= MASK_THRESHOLD, b >= MASK_THRESHOLD
+    return float((x & y).sum() / max((x | y).sum(), 1))
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("engine", ["native", "wasm", "ref"])
+@pytest.mark.parametrize("model", ["general", "landscape"])
+def test_segmentation_matches_mediapipe(engine: str, model: str) -> None:
+    from wasmrt.vision import SelfieSegmenter
+
+    oracle = mediapipe_masks(0 if model == "general" else 1)
+    seg = SelfieSegmenter(engine, model=model, smoothing=0.0)
+    names = photos.PEOPLE_PHOTOS if engine != "ref" else photos.PEOPLE_PHOTOS[:3]
+    for n in names:
+        mask = seg.segment(image(n))
+        iou = _iou(mask, oracle[n])
+        print(f"{n} {model} {engine}: IoU {iou:.5f}, max |diff| {np.abs(mask - oracle[n]).max():.4f}")
+        assert iou >= 0.99, n
