@@ -14,8 +14,8 @@ from __future__ import annotations
 
 import argparse
 import hashlib
-import io
 import inspect
+import io
 import json
 import os
 import re
