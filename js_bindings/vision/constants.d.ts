@@ -22,7 +22,7 @@ export declare const LANDMARK_ROI: { readonly "scale": number; readonly "shift_x
 export declare const TRACK_IOU: number;
 export declare const MAX_HANDS: number;
 export declare const HAND_LANDMARK_NAMES: readonly string[];
-export declare const HAND_CONNECTIONS: readonly readonly number[][];
+export declare const HAND_CONNECTIONS: readonly (readonly number[])[];
 export declare const FINGERS: { readonly "index": readonly number[]; readonly "middle": readonly number[]; readonly "ring": readonly number[]; readonly "pinky": readonly number[] };
 export declare const THUMB: { readonly "mcp": number; readonly "tip": number; readonly "palm": number };
 export declare const FINGER_EXTENDED: number;
