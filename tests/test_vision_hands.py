@@ -271,3 +271,21 @@ def test_js_constants_type_check(tmp_path: Path):
     if node.returncode != 0:
         pytest.skip(f"node cannot run: {node.stderr[-300:]}")
     assert json.loads(node.stdout) == json.loads(json.dumps(C.ALL))
+
+
+def test_bad_frames_are_refused_clearly():
+    from python_ref.vision.hands import HandTracker
+    from python_ref.vision.segment import SelfieSegmenter
+
+    def never(feeds):
+        raise AssertionError("no model runs on a bad frame")
+
+    for bad in (np.zeros((0, 5, 3), np.uint8), np.zeros((4, 4), np.uint8), np.zeros((4, 4, 3), np.float32)):
+        with pytest.raises(ValueError, match="uint8 image"):
+            HandTracker(never, never).detect(bad)
+        with pytest.raises(ValueError, match="uint8 image"):
+            SelfieSegmenter({"general": never}).segment(bad)
+    with pytest.raises(ValueError, match="max_hands"):
+        HandTracker(never, never, max_hands=0)
+    with pytest.raises(ValueError, match="auto, general or landscape"):
+        SelfieSegmenter({}, model="portrait")

@@ -150,8 +150,8 @@ class HandTracker:
 
     def detect(self, image: np.ndarray) -> list[Hand]:
         rgb = np.asarray(image)
-        if rgb.ndim != 3 or rgb.shape[2] not in (3, 4) or rgb.dtype != np.uint8:
-            raise ValueError(f"HandTracker.detect: expected an HxWx3 (or x4) uint8 image, got {rgb.dtype} "
+        if rgb.ndim != 3 or rgb.shape[2] not in (3, 4) or rgb.dtype != np.uint8 or 0 in rgb.shape:
+            raise ValueError(f"HandTracker.detect: expected an HxWx3 (or x4) uint8 image (not empty), got {rgb.dtype} "
                              f"{rgb.shape}")
         self.stats = FrameStats()
         tracked = self.tracked if self.tracking else []

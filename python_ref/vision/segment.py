@@ -160,9 +160,9 @@ class SelfieSegmenter:
     def segment(self, image: np.ndarray) -> np.ndarray:
         """[H, W] float32 person confidence in [0, 1]."""
         rgb = np.asarray(image)
-        if rgb.ndim != 3 or rgb.shape[2] not in (3, 4) or rgb.dtype != np.uint8:
-            raise ValueError(f"SelfieSegmenter.segment: expected an HxWx3 (or x4) uint8 image, got {rgb.dtype} "
-                             f"{rgb.shape}")
+        if rgb.ndim != 3 or rgb.shape[2] not in (3, 4) or rgb.dtype != np.uint8 or 0 in rgb.shape:
+            raise ValueError("SelfieSegmenter.segment: expected an HxWx3 (or x4) uint8 image (not empty), got "
+                             f"{rgb.dtype} {rgb.shape}")
         small, _ = self.raw_mask(rgb)
         mask = resize_mask(small, rgb.shape[1], rgb.shape[0])
         mask = smooth(mask, self.previous, self.smoothing)
