@@ -9,7 +9,8 @@ specification) with their models on the ref, native or wasm engine; same pixels 
     mask = seg.segment(frame)                   # [H, W] float32, smoothed over frames
     out = replace_background(frame, mask, (0, 177, 64))
 
-Models come from the package's models/ folder when bundled there (<name>.wrt), else from MediaPipe's .tflite in the
+Models come from the converted models' folder (wasmrt.paths.models_dir(): the checkout's models/) when bundled
+there (<name>.wrt), else from MediaPipe's .tflite in the
 model cache (python -m wasmrt.zoo.models fetch), converted once per process.
 """
 
@@ -25,7 +26,6 @@ from python_ref.vision.hands import HandTracker as _HandTracker
 from python_ref.vision.segment import SelfieSegmenter as _SelfieSegmenter
 from python_ref.vision.segment import blur_background, replace_background
 
-MODELS = Path(__file__).resolve().parents[2] / "models"
 ENGINES = ("ref", "native", "wasm")
 
 __all__ = ["ENGINES", "Hand", "HandTracker", "SelfieSegmenter", "blur_background", "finger_states", "gesture",
@@ -35,7 +35,9 @@ __all__ = ["ENGINES", "Hand", "HandTracker", "SelfieSegmenter", "blur_background
 @functools.cache
 def model_bytes(source: str) -> bytes:
     """A model's .wrt bytes by its MediaPipe .tflite name (e.g. "palm_detection_full.tflite")."""
-    bundled = MODELS / (Path(source).stem + ".wrt")
+    from wasmrt.paths import models_dir
+
+    bundled = models_dir() / (Path(source).stem + ".wrt")
     if bundled.is_file():
         return bundled.read_bytes()
     from wasmrt.compile.converter import convert
