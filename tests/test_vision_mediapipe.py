@@ -232,3 +232,27 @@ def test_redetection_after_the_hand_leaves() -> None:
         hands = two.detect(frame)
         assert len(hands) == 1 and two.stats.ran_detector
     assert hands[0].tracked  # the tracked crop replaced the palm's (IoU > 0.5)
+
+
+@pytest.mark.slow
+def test_background_replaced_where_the_mask_says() -> None:
+    """On a real photo: where the smoothed mask's 8-bit alpha is 255 / 0 the person's pixels stay and the background
+    becomes the colour; the blurred background keeps the person too. Smoothing over a still clip
+    converges to the single-frame mask where the model is sure."""
+    from wasmrt.vision import SelfieSegmenter, blur_background, replace_background
+
+    frame = image("grace_hopper.jpg")
+    seg = SelfieSegmenter("native")
+    first = seg.segment(frame)
+    for _ in range(3):
+        mask = seg.segment(frame)
+    sure = (first <= 0.01) | (first >= 0.99)
+    assert sure.mean() > 0.5 and np.abs(mask - first)[sure].max() < 0.01
+    out = replace_background(frame, mask, (0, 177, 64))
+    person, back = mask >= 254.5 / 255, mask < 0.5 / 255
+    assert person.mean() > 0.2 and back.mean() > 0.1
+    np.testing.assert_array_equal(out[person], frame[person])
+    np.testing.assert_array_equal(out[back], np.broadcast_to(np.array([0, 177, 64], np.uint8), out[back].shape))
+    blurred = blur_background(frame, mask)
+    np.testing.assert_array_equal(blurred[person], frame[person])
+    assert np.abs(blurred[back].astype(int) - frame[back]).mean() > 1  # the background did change
