@@ -24,7 +24,7 @@ int qsparse_chosen(const wrt_model* m, const wrt_op* op, int fast) {
   const wrt_tensor *w = &m->t[op->in[1]], *x = &m->t[op->in[0]];
   const wrt_target* tg = m->tg;
   int policy = sparse_policy();
-  if (!fast || !w->sparse || w->dtype != WRT_I8 || x->dtype != WRT_I8 || !tg->qspmm || !tg->qsppack ||
+  if (!fast || !w->sparse || w->dtype != WRT_I8 || x->dtype != WRT_I8 || !tg->qspmm || !tg->qsppack || !tg->qspmv ||
       policy == WRT_SPARSE_NEVER)
     return 0;
   if (op->type != OP_CONV_2D && op->type != OP_FULLY_CONNECTED) return 0;
@@ -153,6 +153,11 @@ void qsparse_run(wrt_model* m, wrt_op* op) {
   layer_dims(m, op, &K64, &P64);
   qs_job j = {m, op, (size_t)P64, (size_t)w->dims[0], (size_t)K64, 1, 0, m->tg->qspmm_mr, 0, 0,
               (const int8_t*)m->t[op->in[0]].data, (int8_t*)m->t[op->out].data};
+  if (j.P == 1 && !op->u.q.ind) { /* one pixel read in place: no tile */
+    const wrt_qplan* p = &op->u.q;
+    m->tg->qspmv(j.N, j.x, p->sp_nnz, p->sp_offs, (const int32_t*)(const void*)p->packed, p->mult, j.y, &p->rq);
+    return;
+  }
   j.ks = op->type == OP_CONV_2D ? (size_t)(w->dims[1] * w->dims[2]) : 1;
   j.kc = j.K / j.ks;
   j.tiles = (j.P + j.MR - 1) / j.MR;

@@ -7112,6 +7112,28 @@ static __attribute__((target("avx2,fma"))) void wrt_avx2_qsppack_16(size_t mr, s
   }
 }
 
+static __attribute__((target("avx2,fma"))) void wrt_avx2_qspmv(size_t n, const int8_t* x, const int32_t* restrict nnz, const int32_t* restrict offs, const int32_t* restrict w, const float* restrict mult, int8_t* y, const wrt_qparams* p) {
+  const float qlo = p->lo, qhi = p->hi;
+  for (size_t r = 0; r < n; r += 4) {
+    int32_t t[4] __attribute__((aligned(16)));
+    __m128i acc = _mm_loadu_si128((const __m128i*)(const void*)w);
+    w += 4;
+    for (int32_t k = *nnz++; k > 0; k--, offs += 2, w += 4) {
+      const int32_t xv = (int32_t)((uint32_t)(uint16_t)(int16_t)x[offs[0] >> 5] | (uint32_t)(uint16_t)(int16_t)x[offs[1] >> 5] << 16);
+      acc = _mm_add_epi32(acc, _mm_madd_epi16(_mm_set1_epi32(xv), _mm_loadu_si128((const __m128i*)(const void*)w)));
+    }
+    _mm_storeu_si128((__m128i*)(void*)t, acc);
+    const size_t nleft = n - r < 4 ? n - r : 4;
+    for (size_t j = 0; j < nleft; j++) {
+      float f = (float)t[j] * mult[r + j];
+      f = f < qlo ? qlo : f;
+      f = f > qhi ? qhi : f;
+      const float rn = f + 12582912.0f;
+      y[r + j] = (int8_t)((int32_t)(rn - 12582912.0f) + p->zy);
+    }
+  }
+}
+
 static __attribute__((target("avx2,fma"))) void wrt_avx2_interleave3(size_t n, const float* p0, const float* p1, const float* p2, float* restrict y) {
   size_t i = 0;
   for (; i + 8 <= n; i += 8) {
@@ -7926,8 +7948,8 @@ const wrt_target wrt_target_avx2 = {
   .sppack = wrt_avx2_sppack_16,
   .spmmu_mr = 32, .spmmu_min_sparsity = 0.5f, .spmmu_k_penalty = 8.0f,
   .spmmu = wrt_avx2_spmmu_32, .sppacku = wrt_avx2_sppack_32,
-  .qspmm_mr = 16, .qspmm_kr = 2, .qspmm_xoff = 0, .qspmm_min_sparsity = 0.6f, .qspmm_k_penalty = 8.0f,
-  .qspmm = wrt_avx2_qspmm_16, .qsppack = wrt_avx2_qsppack_16,
+  .qspmm_mr = 16, .qspmm_kr = 2, .qspmm_xoff = 0, .qspmm_min_sparsity = 0.5f, .qspmm_k_penalty = 2.0f,
+  .qspmm = wrt_avx2_qspmm_16, .qsppack = wrt_avx2_qsppack_16, .qspmv = wrt_avx2_qspmv,
   .wino_in = {wrt_avx2_wino2_in, wrt_avx2_wino4_in}, .wino_out = {wrt_avx2_wino2_out, wrt_avx2_wino4_out},
   .interleave3 = wrt_avx2_interleave3,
 };

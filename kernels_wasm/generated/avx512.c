@@ -8150,6 +8150,28 @@ static __attribute__((target("avx512f,avx512bw,avx512vl,avx2,fma"))) void wrt_av
   }
 }
 
+static __attribute__((target("avx512f,avx512bw,avx512vl,avx2,fma"))) void wrt_avx512_qspmv(size_t n, const int8_t* x, const int32_t* restrict nnz, const int32_t* restrict offs, const int32_t* restrict w, const float* restrict mult, int8_t* y, const wrt_qparams* p) {
+  const float qlo = p->lo, qhi = p->hi;
+  for (size_t r = 0; r < n; r += 4) {
+    int32_t t[4] __attribute__((aligned(16)));
+    __m128i acc = _mm_loadu_si128((const __m128i*)(const void*)w);
+    w += 4;
+    for (int32_t k = *nnz++; k > 0; k--, offs += 2, w += 4) {
+      const int32_t xv = (int32_t)((uint32_t)(uint16_t)(int16_t)x[offs[0] >> 6] | (uint32_t)(uint16_t)(int16_t)x[offs[1] >> 6] << 16);
+      acc = _mm_add_epi32(acc, _mm_madd_epi16(_mm_set1_epi32(xv), _mm_loadu_si128((const __m128i*)(const void*)w)));
+    }
+    _mm_storeu_si128((__m128i*)(void*)t, acc);
+    const size_t nleft = n - r < 4 ? n - r : 4;
+    for (size_t j = 0; j < nleft; j++) {
+      float f = (float)t[j] * mult[r + j];
+      f = f < qlo ? qlo : f;
+      f = f > qhi ? qhi : f;
+      const float rn = f + 12582912.0f;
+      y[r + j] = (int8_t)((int32_t)(rn - 12582912.0f) + p->zy);
+    }
+  }
+}
+
 static __attribute__((target("avx512f,avx512bw,avx512vl,avx512vnni,avx2,fma"))) void wrt_avx512vnni_qspmm_64(size_t mr, size_t n, const void* x, const int32_t* restrict nnz, const int32_t* restrict offs, const int32_t* restrict w, const float* restrict mult, int8_t* y, size_t y_stride, const wrt_qparams* p) {
   const __m512 qlo = _mm512_set1_ps(p->lo), qhi = _mm512_set1_ps(p->hi);
   const __m512i qzy = _mm512_set1_epi32(p->zy);
@@ -8403,6 +8425,28 @@ static __attribute__((target("avx512f,avx512bw,avx512vl,avx512vnni,avx2,fma"))) 
         _mm_storeu_si128((__m128i*)(void*)(d + (k + 15) * 64), _mm_xor_si128(s3_15, flip));
       }
       for (; k < kc; k++) for (size_t j = 0; j < 16; j++) d[k * 64 + j] = (uint8_t)(s[j][k] ^ 0x80);
+    }
+  }
+}
+
+static __attribute__((target("avx512f,avx512bw,avx512vl,avx512vnni,avx2,fma"))) void wrt_avx512vnni_qspmv(size_t n, const int8_t* x, const int32_t* restrict nnz, const int32_t* restrict offs, const int32_t* restrict w, const float* restrict mult, int8_t* y, const wrt_qparams* p) {
+  const float qlo = p->lo, qhi = p->hi;
+  for (size_t r = 0; r < n; r += 4) {
+    int32_t t[4] __attribute__((aligned(16)));
+    __m128i acc = _mm_loadu_si128((const __m128i*)(const void*)w);
+    w += 4;
+    for (int32_t k = *nnz++; k > 0; k--, offs += 4, w += 4) {
+      const int32_t xv = (int32_t)((uint32_t)(uint8_t)(x[offs[0] >> 6] ^ 0x80) << 0 | (uint32_t)(uint8_t)(x[offs[1] >> 6] ^ 0x80) << 8 | (uint32_t)(uint8_t)(x[offs[2] >> 6] ^ 0x80) << 16 | (uint32_t)(uint8_t)(x[offs[3] >> 6] ^ 0x80) << 24);
+      acc = _mm_dpbusd_epi32(acc, _mm_set1_epi32(xv), _mm_loadu_si128((const __m128i*)(const void*)w));
+    }
+    _mm_storeu_si128((__m128i*)(void*)t, acc);
+    const size_t nleft = n - r < 4 ? n - r : 4;
+    for (size_t j = 0; j < nleft; j++) {
+      float f = (float)t[j] * mult[r + j];
+      f = f < qlo ? qlo : f;
+      f = f > qhi ? qhi : f;
+      const float rn = f + 12582912.0f;
+      y[r + j] = (int8_t)((int32_t)(rn - 12582912.0f) + p->zy);
     }
   }
 }
@@ -9220,8 +9264,8 @@ const wrt_target wrt_target_avx512 = {
   .sppack = wrt_avx512_sppack_32,
   .spmmu_mr = 64, .spmmu_min_sparsity = 0.5f, .spmmu_k_penalty = 8.0f,
   .spmmu = wrt_avx512_spmmu_64, .sppacku = wrt_avx512_sppack_64,
-  .qspmm_mr = 32, .qspmm_kr = 2, .qspmm_xoff = 0, .qspmm_min_sparsity = 0.7f, .qspmm_k_penalty = 8.0f,
-  .qspmm = wrt_avx512_qspmm_32, .qsppack = wrt_avx512_qsppack_32,
+  .qspmm_mr = 32, .qspmm_kr = 2, .qspmm_xoff = 0, .qspmm_min_sparsity = 0.5f, .qspmm_k_penalty = 2.0f,
+  .qspmm = wrt_avx512_qspmm_32, .qsppack = wrt_avx512_qsppack_32, .qspmv = wrt_avx512_qspmv,
   .wino_in = {wrt_avx512_wino2_in, wrt_avx512_wino4_in}, .wino_out = {wrt_avx512_wino2_out, wrt_avx512_wino4_out},
   .interleave3 = wrt_avx512_interleave3,
 };
@@ -9288,8 +9332,8 @@ const wrt_target wrt_target_avx512vnni = {
   .sppack = wrt_avx512_sppack_32,
   .spmmu_mr = 64, .spmmu_min_sparsity = 0.5f, .spmmu_k_penalty = 8.0f,
   .spmmu = wrt_avx512_spmmu_64, .sppacku = wrt_avx512_sppack_64,
-  .qspmm_mr = 64, .qspmm_kr = 4, .qspmm_xoff = 128, .qspmm_min_sparsity = 0.6f, .qspmm_k_penalty = 8.0f,
-  .qspmm = wrt_avx512vnni_qspmm_64, .qsppack = wrt_avx512vnni_qsppack_64,
+  .qspmm_mr = 64, .qspmm_kr = 4, .qspmm_xoff = 128, .qspmm_min_sparsity = 0.5f, .qspmm_k_penalty = 16.0f,
+  .qspmm = wrt_avx512vnni_qspmm_64, .qsppack = wrt_avx512vnni_qsppack_64, .qspmv = wrt_avx512vnni_qspmv,
   .wino_in = {wrt_avx512_wino2_in, wrt_avx512_wino4_in}, .wino_out = {wrt_avx512_wino2_out, wrt_avx512_wino4_out},
   .interleave3 = wrt_avx512_interleave3,
 };

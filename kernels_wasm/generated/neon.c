@@ -6647,6 +6647,29 @@ static void wrt_neon_qsppack_8(size_t mr, size_t kc, size_t ks, const int8_t* co
   }
 }
 
+static void wrt_neon_qspmv(size_t n, const int8_t* x, const int32_t* restrict nnz, const int32_t* restrict offs, const int32_t* restrict w, const float* restrict mult, int8_t* y, const wrt_qparams* p) {
+  const float qlo = p->lo, qhi = p->hi;
+  for (size_t r = 0; r < n; r += 4) {
+    int32_t t[4] __attribute__((aligned(16)));
+    int32x4_t acc = vld1q_s32(w);
+    w += 4;
+    for (int32_t k = *nnz++; k > 0; k--, offs += 2, w += 4) {
+      const int32_t xv = (int32_t)((uint32_t)(uint16_t)(int16_t)x[offs[0] >> 4] | (uint32_t)(uint16_t)(int16_t)x[offs[1] >> 4] << 16);
+      const int16x8_t xs = vreinterpretq_s16_s32(vdupq_n_s32(xv)), wv = vreinterpretq_s16_s32(vld1q_s32(w));
+      acc = vaddq_s32(acc, vpaddq_s32(vmull_s16(vget_low_s16(xs), vget_low_s16(wv)), vmull_high_s16(xs, wv)));
+    }
+    vst1q_s32(t, acc);
+    const size_t nleft = n - r < 4 ? n - r : 4;
+    for (size_t j = 0; j < nleft; j++) {
+      float f = (float)t[j] * mult[r + j];
+      f = f < qlo ? qlo : f;
+      f = f > qhi ? qhi : f;
+      const float rn = f + 12582912.0f;
+      y[r + j] = (int8_t)((int32_t)(rn - 12582912.0f) + p->zy);
+    }
+  }
+}
+
 static void wrt_neon_interleave3(size_t n, const float* p0, const float* p1, const float* p2, float* restrict y) {
   size_t i = 0;
   for (; i + 4 <= n; i += 4) {
@@ -7456,7 +7479,7 @@ const wrt_target wrt_target_neon = {
   .spmmu_mr = 16, .spmmu_min_sparsity = 0.5f, .spmmu_k_penalty = 8.0f,
   .spmmu = wrt_neon_spmmu_16, .sppacku = wrt_neon_sppack_16,
   .qspmm_mr = 8, .qspmm_kr = 2, .qspmm_xoff = 0, .qspmm_min_sparsity = 0.5f, .qspmm_k_penalty = 8.0f,
-  .qspmm = wrt_neon_qspmm_8, .qsppack = wrt_neon_qsppack_8,
+  .qspmm = wrt_neon_qspmm_8, .qsppack = wrt_neon_qsppack_8, .qspmv = wrt_neon_qspmv,
   .wino_in = {wrt_neon_wino2_in, wrt_neon_wino4_in}, .wino_out = {wrt_neon_wino2_out, wrt_neon_wino4_out},
   .interleave3 = wrt_neon_interleave3,
 };

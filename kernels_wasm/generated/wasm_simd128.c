@@ -3550,6 +3550,28 @@ static void wrt_wasm_simd128_qsppack_8(size_t mr, size_t kc, size_t ks, const in
   }
 }
 
+static void wrt_wasm_simd128_qspmv(size_t n, const int8_t* x, const int32_t* restrict nnz, const int32_t* restrict offs, const int32_t* restrict w, const float* restrict mult, int8_t* y, const wrt_qparams* p) {
+  const float qlo = p->lo, qhi = p->hi;
+  for (size_t r = 0; r < n; r += 4) {
+    int32_t t[4] __attribute__((aligned(16)));
+    v128_t acc = wasm_v128_load(w);
+    w += 4;
+    for (int32_t k = *nnz++; k > 0; k--, offs += 2, w += 4) {
+      const int32_t xv = (int32_t)((uint32_t)(uint16_t)(int16_t)x[offs[0] >> 4] | (uint32_t)(uint16_t)(int16_t)x[offs[1] >> 4] << 16);
+      acc = wasm_i32x4_add(acc, wasm_i32x4_dot_i16x8(wasm_i32x4_splat(xv), wasm_v128_load(w)));
+    }
+    wasm_v128_store(t, acc);
+    const size_t nleft = n - r < 4 ? n - r : 4;
+    for (size_t j = 0; j < nleft; j++) {
+      float f = (float)t[j] * mult[r + j];
+      f = f < qlo ? qlo : f;
+      f = f > qhi ? qhi : f;
+      const float rn = f + 12582912.0f;
+      y[r + j] = (int8_t)((int32_t)(rn - 12582912.0f) + p->zy);
+    }
+  }
+}
+
 static void wrt_wasm_simd128_wino2_in(size_t c, const float* const* in, float* out, size_t out_stride) {
   size_t ch = 0;
   for (; ch + 4 <= c; ch += 4) {
@@ -4349,6 +4371,6 @@ const wrt_target wrt_target_wasm_simd128 = {
   .spmmu_mr = 32, .spmmu_min_sparsity = 0.5f, .spmmu_k_penalty = 8.0f,
   .spmmu = wrt_wasm_simd128_spmmu_32, .sppacku = wrt_wasm_simd128_sppack_32,
   .qspmm_mr = 8, .qspmm_kr = 2, .qspmm_xoff = 0, .qspmm_min_sparsity = 0.5f, .qspmm_k_penalty = 8.0f,
-  .qspmm = wrt_wasm_simd128_qspmm_8, .qsppack = wrt_wasm_simd128_qsppack_8,
+  .qspmm = wrt_wasm_simd128_qspmm_8, .qsppack = wrt_wasm_simd128_qsppack_8, .qspmv = wrt_wasm_simd128_qspmv,
   .wino_in = {wrt_wasm_simd128_wino2_in, wrt_wasm_simd128_wino4_in}, .wino_out = {wrt_wasm_simd128_wino2_out, wrt_wasm_simd128_wino4_out},
 };

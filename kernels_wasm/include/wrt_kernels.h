@@ -162,6 +162,9 @@ typedef void (*wrt_spmmu_fn)(size_t mr, size_t n, const float* x, const int32_t*
  * written (never more). */
 typedef void (*wrt_qspmm_fn)(size_t mr, size_t n, const void* x, const int32_t* nnz, const int32_t* offs,
                              const int32_t* w, const float* mult, int8_t* y, size_t y_stride, const wrt_qparams* p);
+/* The same for one pixel read in place (x: its K int8 values; offs as qspmm's, column * MR * bytes): y[j], j < n. */
+typedef void (*wrt_qspmv_fn)(size_t n, const int8_t* x, const int32_t* nnz, const int32_t* offs, const int32_t* w,
+                             const float* mult, int8_t* y, const wrt_qparams* p);
 /* Pack a tile for qspmm: out[(t*kc + k)*MR + POS(i)] = ind[t*mr + min(i, mr-1)][k] (+ XOFF) for t < ks, k < kc,
  * i < MR, as int16 (KR 2) or bytes (KR 4). */
 typedef void (*wrt_qsppack_fn)(size_t mr, size_t kc, size_t ks, const int8_t* const* ind, void* out);
@@ -246,6 +249,7 @@ typedef struct {
   float qspmm_min_sparsity, qspmm_k_penalty;
   wrt_qspmm_fn qspmm;
   wrt_qsppack_fn qsppack;
+  wrt_qspmv_fn qspmv; /* one pixel */
   wrt_wino_in_fn wino_in[WRT_WINO_KINDS];   /* Winograd F(2x2, 3x3), F(4x4, 3x3) tile transforms */
   wrt_wino_out_fn wino_out[WRT_WINO_KINDS];
 #if !defined(__wasm__) /* native only: the wasm modules keep their size (and their tables, data) */

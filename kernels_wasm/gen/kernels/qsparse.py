@@ -33,9 +33,11 @@ _SSE_ATTR = {"avx2": '__attribute__((target("avx2,fma")))',
 @dataclass(frozen=True)
 class QSparseTile:
     """Pixels per tile, and where the int8 sparse kernels start to beat the dense int8 ones on this target: a layer
-    of K columns runs sparse from a block sparsity of min_sparsity + k_penalty / K on. First estimates from whole
-    MobileNetV1 runs at 90% (docs/dev/kernels-journal.md), not yet a per-layer sweep: AVX-512 with VNNI runs its
-    dense int8 GEMM four bytes per lane, so its sparse kernels only just win at 90%."""
+    of K columns runs sparse from a block sparsity of min_sparsity + k_penalty / K on. x86: from the per-layer sweep
+    on MobileNetV1's layer shapes (`wasmrt bench --sparsity-sweep --int8 layers`, docs/dev/kernels-journal.md): AVX2
+    and AVX-512 win from the lowest sparsity the converter stores block-sparse (about 0.55) at every K; AVX-512 VNNI,
+    whose dense int8 GEMM runs 4 multiply-adds per byte lane, from 0.6-0.7 at K = 128 and not at K = 32. wasm:
+    whole MobileNetV1 runs at 90% (first estimates); NEON: not measured (qemu), as wasm."""
 
     vl: int  # int32 lanes of a vector
     min_sparsity: float
@@ -62,9 +64,9 @@ TILES: dict[str, QSparseTile] = {
     "scalar": QSparseTile(2, 0.3, 0.0),
     "wasm_simd128": QSparseTile(4, 0.5, 8.0),
     "wasm_relaxed": QSparseTile(4, 0.55, 8.0),
-    "avx2": QSparseTile(8, 0.6, 8.0),
-    "avx512": QSparseTile(16, 0.7, 8.0),
-    "avx512vnni": QSparseTile(16, 0.6, 8.0, kr=4),
+    "avx2": QSparseTile(8, 0.5, 2.0),
+    "avx512": QSparseTile(16, 0.5, 2.0),
+    "avx512vnni": QSparseTile(16, 0.5, 16.0, kr=4),
     "neon": QSparseTile(4, 0.5, 8.0),  # not measured (qemu): as wasm
 }
 
@@ -365,8 +367,73 @@ def _pack(c: Code, mr: int) -> None:
         c(f"for (size_t k = 0; k < kc; k++) o[k * {mr}] = src[k];")
 
 
+def qspmv_name(key: str) -> str:
+    return f"wrt_{key}_qspmv"
+
+
+# family -> one group's int32 of activations (xv) into the 4 channels' accumulator vector (acc) by the weights at w
+_SPMV = {
+    "wasm": ("v128_t", "wasm_v128_load(w)", "wasm_i32x4_add(acc, wasm_i32x4_dot_i16x8(wasm_i32x4_splat(xv), "
+             "wasm_v128_load(w)))", "wasm_v128_store(t, acc);"),
+    "x86": ("__m128i", "_mm_loadu_si128((const __m128i*)(const void*)w)",
+            "_mm_add_epi32(acc, _mm_madd_epi16(_mm_set1_epi32(xv), _mm_loadu_si128((const __m128i*)(const void*)w)))",
+            "_mm_storeu_si128((__m128i*)(void*)t, acc);"),
+    "vnni": ("__m128i", "_mm_loadu_si128((const __m128i*)(const void*)w)",
+             "_mm_dpbusd_epi32(acc, _mm_set1_epi32(xv), _mm_loadu_si128((const __m128i*)(const void*)w))",
+             "_mm_storeu_si128((__m128i*)(void*)t, acc);"),
+    "neon": ("int32x4_t", "vld1q_s32(w)", "vaddq_s32(acc, vpaddq_s32(vmull_s16(vget_low_s16(xs), vget_low_s16(wv)), "
+             "vmull_high_s16(xs, wv)))", "vst1q_s32(t, acc);"),
+}
+
+
+def qspmv(isa: Isa, key: str) -> str:
+    """One pixel read in place: per group, its kr activations (x + XOFF) as one int32 (the column from the tile
+    offset: offs / (MR * bytes)), multiplied into the 4 channels' weights at once; qgemm's requantization in scalar
+    float (the same steps as the vector one)."""
+    t = TILES[key]
+    shift = (t.mr * t.xbytes).bit_length() - 1
+    assert 1 << shift == t.mr * t.xbytes
+    c = Code()
+    sig = (f"void {qspmv_name(key)}(size_t n, const int8_t* x, const int32_t* restrict nnz, const int32_t* restrict "
+           "offs, const int32_t* restrict w, const float* restrict mult, int8_t* y, const wrt_qparams* p)")
+    fam = "scalar" if isa.vl == 1 else "vnni" if t.kr == 4 else "x86" if key in _SSE_ATTR else _family(key)
+    with c.block(_fn(key, isa, sig)):
+        c("const float qlo = p->lo, qhi = p->hi;")
+        with c.block("for (size_t r = 0; r < n; r += 4)"):
+            c("int32_t t[4] __attribute__((aligned(16)));")
+            if fam != "scalar":
+                c(f"{_SPMV[fam][0]} acc = {_SPMV[fam][1]};")
+            else:
+                c("for (int j = 0; j < 4; j++) t[j] = w[j];")
+            c("w += 4;")
+            with c.block(f"for (int32_t k = *nnz++; k > 0; k--, offs += {t.kr}, w += 4)"):
+                cols = [f"x[offs[{e}] >> {shift}]" for e in range(t.kr)]
+                if fam == "scalar":
+                    c(f"const int32_t u = {cols[0]}, v = {cols[1]};")
+                    c(*(f"t[{j}] += u * (int16_t)(uint16_t)(uint32_t)w[{j}] + "
+                        f"v * (int16_t)(uint16_t)((uint32_t)w[{j}] >> 16);" for j in range(4)))
+                elif t.kr == 4:
+                    c("const int32_t xv = (int32_t)(" + " | ".join(
+                        f"(uint32_t)(uint8_t)({v} ^ 0x80) << {8 * e}" for e, v in enumerate(cols)) + ");")
+                else:
+                    c(f"const int32_t xv = (int32_t)((uint32_t)(uint16_t)(int16_t){cols[0]} | "
+                      f"(uint32_t)(uint16_t)(int16_t){cols[1]} << 16);")
+                if fam != "scalar":
+                    if fam == "neon":
+                        c("const int16x8_t xs = vreinterpretq_s16_s32(vdupq_n_s32(xv)), "
+                          "wv = vreinterpretq_s16_s32(vld1q_s32(w));")
+                    c(f"acc = {_SPMV[fam][2]};")
+            if fam != "scalar":
+                c(_SPMV[fam][3])
+            c("const size_t nleft = n - r < 4 ? n - r : 4;")
+            with c.block("for (size_t j = 0; j < nleft; j++)"):
+                c("float f = (float)t[j] * mult[r + j];", "f = f < qlo ? qlo : f;", "f = f > qhi ? qhi : f;",
+                  "const float rn = f + 12582912.0f;", "y[r + j] = (int8_t)((int32_t)(rn - 12582912.0f) + p->zy);")
+    return c.text()
+
+
 def kernel_bodies(isa: Isa) -> list[str]:
-    return [f(isa, k) for k in keys(isa) for f in (qspmm, qsppack)]
+    return [f(isa, k) for k in keys(isa) for f in (qspmm, qsppack, qspmv)]
 
 
 def table_fields(isa: Isa, table: str) -> list[str]:
@@ -374,4 +441,4 @@ def table_fields(isa: Isa, table: str) -> list[str]:
     t = TILES[k]
     return [f"  .qspmm_mr = {t.mr}, .qspmm_kr = {t.kr}, .qspmm_xoff = {t.xoff}, .qspmm_min_sparsity = "
             f"{t.min_sparsity}f, .qspmm_k_penalty = {t.k_penalty}f,",
-            f"  .qspmm = {qspmm_name(k)}, .qsppack = {qsppack_name(k)},"]
+            f"  .qspmm = {qspmm_name(k)}, .qsppack = {qsppack_name(k)}, .qspmv = {qspmv_name(k)},"]
