@@ -1,11 +1,14 @@
 """int8 CONV_2D / FULLY_CONNECTED with int8 1x4 block-sparse weights (python_ref/sparse.py,
 kernels_wasm/gen/kernels/qsparse.py, engine qsparse.c): the bytes of python_ref's dense int8 op on the expanded
-weights, on every engine and kernel target (native scalar, AVX2, AVX-512, wasm scalar, SIMD128, relaxed), with the
-sparse kernels forced, the dense ones forced, and as the target's break-even picks; and `wasmrt quantize --sparsity`.
+weights, on every engine and kernel target (native scalar, AVX2, AVX-512, AVX-512 VNNI, wasm scalar, SIMD128,
+relaxed; NEON under qemu), with the sparse kernels forced, the dense ones forced, and as the target's break-even
+picks, on 1-4 threads; and `wasmrt quantize --sparsity`.
 
-Shapes cover tiles of 1..MR pixels and several tiles, channel counts off 4 (a partial last block row), block rows
-with no block, an odd number of blocks in a row (paired with zeros), KxK with stride and padding (taps through the
-indirection, padding reading the zero point), FULLY_CONNECTED on one row and on several. Exact: int8 has one answer.
+Shapes cover tiles of 1..MR pixels and several tiles (AVX-512 VNNI: 64 pixels, loops for <= 16 and <= 32 of them),
+channel counts off 4 (a partial last block row), block rows with no block, a number of blocks in a row off the
+group size (padded with zero weights), KxK with stride and padding (taps through the indirection, padding reading
+the zero point), FULLY_CONNECTED and 1x1 convolutions on one pixel (the spmv) and on several. Exact: int8 has one
+answer.
 """
 
 from __future__ import annotations
