@@ -6639,11 +6639,61 @@ static void wrt_neon_qspmm_8(size_t mr, size_t n, const void* x, const int32_t* 
 static void wrt_neon_qsppack_8(size_t mr, size_t kc, size_t ks, const int8_t* const* ind, void* restrict out) {
   int16_t* ob = (int16_t*)out;
   for (size_t t = 0; t < ks; t++, ind += mr) {
-    for (size_t i = 0; i < 8; i++) {
-      const int8_t* src = ind[i < mr ? i : mr - 1];
-      int16_t* o = ob + t * kc * 8 + i;
-      for (size_t k = 0; k < kc; k++) o[k * 8] = src[k];
+    const int8_t* s[8];
+    for (size_t j = 0; j < 8; j++) s[j] = ind[j < mr ? j : mr - 1];
+    int16_t* d = ob + t * kc * 8;
+    size_t k = 0;
+    for (; k + 16 <= kc; k += 16) {
+      const int8x16_t r0 = vld1q_s8(s[0] + k);
+      const int8x16_t r1 = vld1q_s8(s[1] + k);
+      const int8x16_t r2 = vld1q_s8(s[2] + k);
+      const int8x16_t r3 = vld1q_s8(s[3] + k);
+      const int8x16_t r4 = vld1q_s8(s[4] + k);
+      const int8x16_t r5 = vld1q_s8(s[5] + k);
+      const int8x16_t r6 = vld1q_s8(s[6] + k);
+      const int8x16_t r7 = vld1q_s8(s[7] + k);
+      const int8x16_t s0_0 = vzip1q_s8(r0, r1);
+      const int8x16_t s0_1 = vzip2q_s8(r0, r1);
+      const int8x16_t s0_2 = vzip1q_s8(r2, r3);
+      const int8x16_t s0_3 = vzip2q_s8(r2, r3);
+      const int8x16_t s0_4 = vzip1q_s8(r4, r5);
+      const int8x16_t s0_5 = vzip2q_s8(r4, r5);
+      const int8x16_t s0_6 = vzip1q_s8(r6, r7);
+      const int8x16_t s0_7 = vzip2q_s8(r6, r7);
+      const int8x16_t s1_0 = vreinterpretq_s8_s16(vzip1q_s16(vreinterpretq_s16_s8(s0_0), vreinterpretq_s16_s8(s0_2)));
+      const int8x16_t s1_1 = vreinterpretq_s8_s16(vzip2q_s16(vreinterpretq_s16_s8(s0_0), vreinterpretq_s16_s8(s0_2)));
+      const int8x16_t s1_2 = vreinterpretq_s8_s16(vzip1q_s16(vreinterpretq_s16_s8(s0_1), vreinterpretq_s16_s8(s0_3)));
+      const int8x16_t s1_3 = vreinterpretq_s8_s16(vzip2q_s16(vreinterpretq_s16_s8(s0_1), vreinterpretq_s16_s8(s0_3)));
+      const int8x16_t s1_4 = vreinterpretq_s8_s16(vzip1q_s16(vreinterpretq_s16_s8(s0_4), vreinterpretq_s16_s8(s0_6)));
+      const int8x16_t s1_5 = vreinterpretq_s8_s16(vzip2q_s16(vreinterpretq_s16_s8(s0_4), vreinterpretq_s16_s8(s0_6)));
+      const int8x16_t s1_6 = vreinterpretq_s8_s16(vzip1q_s16(vreinterpretq_s16_s8(s0_5), vreinterpretq_s16_s8(s0_7)));
+      const int8x16_t s1_7 = vreinterpretq_s8_s16(vzip2q_s16(vreinterpretq_s16_s8(s0_5), vreinterpretq_s16_s8(s0_7)));
+      const int8x16_t s2_0 = vreinterpretq_s8_s32(vzip1q_s32(vreinterpretq_s32_s8(s1_0), vreinterpretq_s32_s8(s1_4)));
+      const int8x16_t s2_1 = vreinterpretq_s8_s32(vzip2q_s32(vreinterpretq_s32_s8(s1_0), vreinterpretq_s32_s8(s1_4)));
+      const int8x16_t s2_2 = vreinterpretq_s8_s32(vzip1q_s32(vreinterpretq_s32_s8(s1_1), vreinterpretq_s32_s8(s1_5)));
+      const int8x16_t s2_3 = vreinterpretq_s8_s32(vzip2q_s32(vreinterpretq_s32_s8(s1_1), vreinterpretq_s32_s8(s1_5)));
+      const int8x16_t s2_4 = vreinterpretq_s8_s32(vzip1q_s32(vreinterpretq_s32_s8(s1_2), vreinterpretq_s32_s8(s1_6)));
+      const int8x16_t s2_5 = vreinterpretq_s8_s32(vzip2q_s32(vreinterpretq_s32_s8(s1_2), vreinterpretq_s32_s8(s1_6)));
+      const int8x16_t s2_6 = vreinterpretq_s8_s32(vzip1q_s32(vreinterpretq_s32_s8(s1_3), vreinterpretq_s32_s8(s1_7)));
+      const int8x16_t s2_7 = vreinterpretq_s8_s32(vzip2q_s32(vreinterpretq_s32_s8(s1_3), vreinterpretq_s32_s8(s1_7)));
+      vst1q_s16(d + (k + 0) * 8, vmovl_s8(vget_low_s8(s2_0)));
+      vst1q_s16(d + (k + 1) * 8, vmovl_high_s8(s2_0));
+      vst1q_s16(d + (k + 2) * 8, vmovl_s8(vget_low_s8(s2_1)));
+      vst1q_s16(d + (k + 3) * 8, vmovl_high_s8(s2_1));
+      vst1q_s16(d + (k + 4) * 8, vmovl_s8(vget_low_s8(s2_2)));
+      vst1q_s16(d + (k + 5) * 8, vmovl_high_s8(s2_2));
+      vst1q_s16(d + (k + 6) * 8, vmovl_s8(vget_low_s8(s2_3)));
+      vst1q_s16(d + (k + 7) * 8, vmovl_high_s8(s2_3));
+      vst1q_s16(d + (k + 8) * 8, vmovl_s8(vget_low_s8(s2_4)));
+      vst1q_s16(d + (k + 9) * 8, vmovl_high_s8(s2_4));
+      vst1q_s16(d + (k + 10) * 8, vmovl_s8(vget_low_s8(s2_5)));
+      vst1q_s16(d + (k + 11) * 8, vmovl_high_s8(s2_5));
+      vst1q_s16(d + (k + 12) * 8, vmovl_s8(vget_low_s8(s2_6)));
+      vst1q_s16(d + (k + 13) * 8, vmovl_high_s8(s2_6));
+      vst1q_s16(d + (k + 14) * 8, vmovl_s8(vget_low_s8(s2_7)));
+      vst1q_s16(d + (k + 15) * 8, vmovl_high_s8(s2_7));
     }
+    for (; k < kc; k++) for (size_t j = 0; j < 8; j++) d[k * 8 + j] = s[j][k];
   }
 }
 

@@ -3542,11 +3542,61 @@ static void wrt_wasm_simd128_qspmm_8(size_t mr, size_t n, const void* x, const i
 static void wrt_wasm_simd128_qsppack_8(size_t mr, size_t kc, size_t ks, const int8_t* const* ind, void* restrict out) {
   int16_t* ob = (int16_t*)out;
   for (size_t t = 0; t < ks; t++, ind += mr) {
-    for (size_t i = 0; i < 8; i++) {
-      const int8_t* src = ind[i < mr ? i : mr - 1];
-      int16_t* o = ob + t * kc * 8 + i;
-      for (size_t k = 0; k < kc; k++) o[k * 8] = src[k];
+    const int8_t* s[8];
+    for (size_t j = 0; j < 8; j++) s[j] = ind[j < mr ? j : mr - 1];
+    int16_t* d = ob + t * kc * 8;
+    size_t k = 0;
+    for (; k + 16 <= kc; k += 16) {
+      const v128_t r0 = wasm_v128_load(s[0] + k);
+      const v128_t r1 = wasm_v128_load(s[1] + k);
+      const v128_t r2 = wasm_v128_load(s[2] + k);
+      const v128_t r3 = wasm_v128_load(s[3] + k);
+      const v128_t r4 = wasm_v128_load(s[4] + k);
+      const v128_t r5 = wasm_v128_load(s[5] + k);
+      const v128_t r6 = wasm_v128_load(s[6] + k);
+      const v128_t r7 = wasm_v128_load(s[7] + k);
+      const v128_t s0_0 = wasm_i8x16_shuffle(r0, r1, 0, 16, 1, 17, 2, 18, 3, 19, 4, 20, 5, 21, 6, 22, 7, 23);
+      const v128_t s0_1 = wasm_i8x16_shuffle(r0, r1, 8, 24, 9, 25, 10, 26, 11, 27, 12, 28, 13, 29, 14, 30, 15, 31);
+      const v128_t s0_2 = wasm_i8x16_shuffle(r2, r3, 0, 16, 1, 17, 2, 18, 3, 19, 4, 20, 5, 21, 6, 22, 7, 23);
+      const v128_t s0_3 = wasm_i8x16_shuffle(r2, r3, 8, 24, 9, 25, 10, 26, 11, 27, 12, 28, 13, 29, 14, 30, 15, 31);
+      const v128_t s0_4 = wasm_i8x16_shuffle(r4, r5, 0, 16, 1, 17, 2, 18, 3, 19, 4, 20, 5, 21, 6, 22, 7, 23);
+      const v128_t s0_5 = wasm_i8x16_shuffle(r4, r5, 8, 24, 9, 25, 10, 26, 11, 27, 12, 28, 13, 29, 14, 30, 15, 31);
+      const v128_t s0_6 = wasm_i8x16_shuffle(r6, r7, 0, 16, 1, 17, 2, 18, 3, 19, 4, 20, 5, 21, 6, 22, 7, 23);
+      const v128_t s0_7 = wasm_i8x16_shuffle(r6, r7, 8, 24, 9, 25, 10, 26, 11, 27, 12, 28, 13, 29, 14, 30, 15, 31);
+      const v128_t s1_0 = wasm_i16x8_shuffle(s0_0, s0_2, 0, 8, 1, 9, 2, 10, 3, 11);
+      const v128_t s1_1 = wasm_i16x8_shuffle(s0_0, s0_2, 4, 12, 5, 13, 6, 14, 7, 15);
+      const v128_t s1_2 = wasm_i16x8_shuffle(s0_1, s0_3, 0, 8, 1, 9, 2, 10, 3, 11);
+      const v128_t s1_3 = wasm_i16x8_shuffle(s0_1, s0_3, 4, 12, 5, 13, 6, 14, 7, 15);
+      const v128_t s1_4 = wasm_i16x8_shuffle(s0_4, s0_6, 0, 8, 1, 9, 2, 10, 3, 11);
+      const v128_t s1_5 = wasm_i16x8_shuffle(s0_4, s0_6, 4, 12, 5, 13, 6, 14, 7, 15);
+      const v128_t s1_6 = wasm_i16x8_shuffle(s0_5, s0_7, 0, 8, 1, 9, 2, 10, 3, 11);
+      const v128_t s1_7 = wasm_i16x8_shuffle(s0_5, s0_7, 4, 12, 5, 13, 6, 14, 7, 15);
+      const v128_t s2_0 = wasm_i32x4_shuffle(s1_0, s1_4, 0, 4, 1, 5);
+      const v128_t s2_1 = wasm_i32x4_shuffle(s1_0, s1_4, 2, 6, 3, 7);
+      const v128_t s2_2 = wasm_i32x4_shuffle(s1_1, s1_5, 0, 4, 1, 5);
+      const v128_t s2_3 = wasm_i32x4_shuffle(s1_1, s1_5, 2, 6, 3, 7);
+      const v128_t s2_4 = wasm_i32x4_shuffle(s1_2, s1_6, 0, 4, 1, 5);
+      const v128_t s2_5 = wasm_i32x4_shuffle(s1_2, s1_6, 2, 6, 3, 7);
+      const v128_t s2_6 = wasm_i32x4_shuffle(s1_3, s1_7, 0, 4, 1, 5);
+      const v128_t s2_7 = wasm_i32x4_shuffle(s1_3, s1_7, 2, 6, 3, 7);
+      wasm_v128_store(d + (k + 0) * 8, wasm_i16x8_extend_low_i8x16(s2_0));
+      wasm_v128_store(d + (k + 1) * 8, wasm_i16x8_extend_high_i8x16(s2_0));
+      wasm_v128_store(d + (k + 2) * 8, wasm_i16x8_extend_low_i8x16(s2_1));
+      wasm_v128_store(d + (k + 3) * 8, wasm_i16x8_extend_high_i8x16(s2_1));
+      wasm_v128_store(d + (k + 4) * 8, wasm_i16x8_extend_low_i8x16(s2_2));
+      wasm_v128_store(d + (k + 5) * 8, wasm_i16x8_extend_high_i8x16(s2_2));
+      wasm_v128_store(d + (k + 6) * 8, wasm_i16x8_extend_low_i8x16(s2_3));
+      wasm_v128_store(d + (k + 7) * 8, wasm_i16x8_extend_high_i8x16(s2_3));
+      wasm_v128_store(d + (k + 8) * 8, wasm_i16x8_extend_low_i8x16(s2_4));
+      wasm_v128_store(d + (k + 9) * 8, wasm_i16x8_extend_high_i8x16(s2_4));
+      wasm_v128_store(d + (k + 10) * 8, wasm_i16x8_extend_low_i8x16(s2_5));
+      wasm_v128_store(d + (k + 11) * 8, wasm_i16x8_extend_high_i8x16(s2_5));
+      wasm_v128_store(d + (k + 12) * 8, wasm_i16x8_extend_low_i8x16(s2_6));
+      wasm_v128_store(d + (k + 13) * 8, wasm_i16x8_extend_high_i8x16(s2_6));
+      wasm_v128_store(d + (k + 14) * 8, wasm_i16x8_extend_low_i8x16(s2_7));
+      wasm_v128_store(d + (k + 15) * 8, wasm_i16x8_extend_high_i8x16(s2_7));
     }
+    for (; k < kc; k++) for (size_t j = 0; j < 8; j++) d[k * 8 + j] = s[j][k];
   }
 }
 

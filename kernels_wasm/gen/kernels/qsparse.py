@@ -19,6 +19,7 @@ nnz[r] pairs; offs: 2 int32 per pair, the byte offsets of its columns in the til
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
 
 from kernels_wasm.gen.cwriter import Code
@@ -299,11 +300,29 @@ def qspmm(isa: Isa, key: str) -> str:
     return c.text()
 
 
-def _transpose16(c: Code) -> list[tuple[str, int]]:
-    """16 rows r0..r15 of 16 bytes -> 16 vectors, each one column across the rows: (vector name, column). Four
-    rounds of unpacks, each pairing the vectors that hold the same columns of adjacent row groups."""
-    vecs = [(f"r{i}", i, 1, tuple(range(16))) for i in range(16)]
-    for s, width in enumerate((8, 16, 32, 64)):
+def _x86_unpack(width: int, part: str, a: str, b: str) -> str:
+    return f"_mm_unpack{part}_epi{width}({a}, {b})"
+
+
+def _wasm_unpack(width: int, part: str, a: str, b: str) -> str:
+    n = 128 // width
+    idx = [k // 2 + (n if k % 2 else 0) + (n // 2 if part == "hi" else 0) for k in range(n)]
+    return f"wasm_i{width}x{n}_shuffle({a}, {b}, {', '.join(map(str, idx))})"
+
+
+def _neon_unpack(width: int, part: str, a: str, b: str) -> str:
+    z = "vzip1q" if part == "lo" else "vzip2q"
+    if width == 8:
+        return f"{z}_s8({a}, {b})"
+    return f"vreinterpretq_s8_s{width}({z}_s{width}(vreinterpretq_s{width}_s8({a}), vreinterpretq_s{width}_s8({b})))"
+
+
+def _transpose(c: Code, rows: int, vt: str, unpack: Callable[[int, str, str, str], str]) -> list[tuple[str, tuple]]:
+    """rows vectors r0.. of 16 bytes (row i: 16 columns) -> vectors of whole columns across the rows: (vector name,
+    its columns; 16 // rows of them, rows bytes each). Rounds of interleaves (low or high halves, as x86 unpack,
+    wasm shuffles, NEON zip), each pairing the vectors that hold the same columns of adjacent row groups."""
+    vecs = [(f"r{i}", i, 1, tuple(range(16))) for i in range(rows)]
+    for s, width in enumerate((8, 16, 32, 64)[:rows.bit_length() - 1]):
         out = []
         for name, r0, nr, cols in vecs:
             if r0 % (2 * nr):
@@ -312,10 +331,10 @@ def _transpose16(c: Code) -> list[tuple[str, int]]:
             half = len(cols) // 2
             for part, cs in (("lo", cols[:half]), ("hi", cols[half:])):
                 nm = f"s{s}_{len(out)}"
-                c(f"const __m128i {nm} = _mm_unpack{part}_epi{width}({name}, {other[0]});")
+                c(f"const {vt} {nm} = {unpack(width, part, name, other[0])};")
                 out.append((nm, r0, 2 * nr, cs))
         vecs = out
-    return [(v[0], v[3][0]) for v in vecs]
+    return [(v[0], v[3]) for v in vecs]
 
 
 def _pack_x86(key: str, c: Code) -> None:
@@ -336,7 +355,7 @@ def _pack_x86(key: str, c: Code) -> None:
         with c.block("for (; k + 16 <= kc; k += 16)"):
             c(*(f"const __m128i r{i} = _mm_loadu_si128((const __m128i*)(const void*)(s[{i}] + k));"
                 for i in range(16)))
-            for name, col in _transpose16(c):
+            for name, (col,) in _transpose(c, 16, "__m128i", _x86_unpack):
                 dst = f"d + (k + {col}) * {mr}"
                 if t.xbytes == 1:
                     c(f"_mm_storeu_si128((__m128i*)(void*)({dst}), _mm_xor_si128({name}, flip));")
@@ -356,15 +375,33 @@ def qsppack(isa: Isa, key: str) -> str:
         if key in _SSE_ATTR:
             _pack_x86(key, c)
         else:
-            _pack(c, mr)
+            _pack(key, c, mr)
     return c.text()
 
 
-def _pack(c: Code, mr: int) -> None:
+def _pack(key: str, c: Code, mr: int) -> None:
+    """wasm, NEON: the MR = 8 pixels' rows 16 channels at a time, transposed by interleaves into vectors of 2
+    columns x 8 bytes, each widened to int16 by halves; the channels past the last 16 one by one."""
+    vec = {"wasm": ("v128_t", "wasm_v128_load({0})", _wasm_unpack, "wasm_v128_store({0}, {1});",
+                    ("wasm_i16x8_extend_low_i8x16({0})", "wasm_i16x8_extend_high_i8x16({0})")),
+           "neon": ("int8x16_t", "vld1q_s8({0})", _neon_unpack, "vst1q_s16({0}, {1});",
+                    ("vmovl_s8(vget_low_s8({0}))", "vmovl_high_s8({0})"))}.get(_family(key))
     c("int16_t* ob = (int16_t*)out;")
-    with c.block("for (size_t t = 0; t < ks; t++, ind += mr)"), c.block(f"for (size_t i = 0; i < {mr}; i++)"):
-        c("const int8_t* src = ind[i < mr ? i : mr - 1];", f"int16_t* o = ob + t * kc * {mr} + i;")
-        c(f"for (size_t k = 0; k < kc; k++) o[k * {mr}] = src[k];")
+    if vec is None or mr != 8:
+        with c.block("for (size_t t = 0; t < ks; t++, ind += mr)"), c.block(f"for (size_t i = 0; i < {mr}; i++)"):
+            c("const int8_t* src = ind[i < mr ? i : mr - 1];", f"int16_t* o = ob + t * kc * {mr} + i;")
+            c(f"for (size_t k = 0; k < kc; k++) o[k * {mr}] = src[k];")
+        return
+    vt, load, unpack, store, widen = vec
+    with c.block("for (size_t t = 0; t < ks; t++, ind += mr)"):
+        c("const int8_t* s[8];", "for (size_t j = 0; j < 8; j++) s[j] = ind[j < mr ? j : mr - 1];")
+        c("int16_t* d = ob + t * kc * 8;", "size_t k = 0;")
+        with c.block("for (; k + 16 <= kc; k += 16)"):
+            c(*(f"const {vt} r{i} = {load.format(f's[{i}] + k')};" for i in range(8)))
+            for name, cols in _transpose(c, 8, vt, unpack):
+                for col, w in zip(cols, widen, strict=True):
+                    c(store.format(f"d + (k + {col}) * 8", w.format(name)))
+        c("for (; k < kc; k++) for (size_t j = 0; j < 8; j++) d[k * 8 + j] = s[j][k];")
 
 
 def qspmv_name(key: str) -> str:
