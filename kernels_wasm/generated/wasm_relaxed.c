@@ -4904,7 +4904,7 @@ const wrt_target wrt_target_wasm_relaxed = {
   .sppack = NULL,
   .spmmu_mr = 32, .spmmu_min_sparsity = 0.5f, .spmmu_k_penalty = 8.0f,
   .spmmu = wrt_wasm_relaxed_spmmu_32, .sppacku = wrt_wasm_relaxed_sppack_32,
-  .qspmm_mr = 8, .qspmm_kr = 2, .qspmm_xoff = 0, .qspmm_min_sparsity = 0.55f, .qspmm_k_penalty = 8.0f,
+  .qspmm_mr = 8, .qspmm_kr = 2, .qspmm_xoff = 0, .qspmm_min_sparsity = 0.55f, .qspmm_k_penalty = 12.0f,
   .qspmm = wrt_wasm_relaxed_qspmm_8, .qsppack = wrt_wasm_relaxed_qsppack_8, .qspmv = wrt_wasm_relaxed_qspmv,
   .wino_in = {wrt_wasm_relaxed_wino2_in, wrt_wasm_relaxed_wino4_in}, .wino_out = {wrt_wasm_relaxed_wino2_out, wrt_wasm_relaxed_wino4_out},
 };
@@ -4971,7 +4971,7 @@ const wrt_target wrt_target_wasm_relaxed_usdot = {
   .sppack = NULL,
   .spmmu_mr = 32, .spmmu_min_sparsity = 0.5f, .spmmu_k_penalty = 8.0f,
   .spmmu = wrt_wasm_relaxed_spmmu_32, .sppacku = wrt_wasm_relaxed_sppack_32,
-  .qspmm_mr = 8, .qspmm_kr = 2, .qspmm_xoff = 0, .qspmm_min_sparsity = 0.55f, .qspmm_k_penalty = 8.0f,
+  .qspmm_mr = 8, .qspmm_kr = 2, .qspmm_xoff = 0, .qspmm_min_sparsity = 0.55f, .qspmm_k_penalty = 12.0f,
   .qspmm = wrt_wasm_relaxed_qspmm_8, .qsppack = wrt_wasm_relaxed_qsppack_8, .qspmv = wrt_wasm_relaxed_qspmv,
   .wino_in = {wrt_wasm_relaxed_wino2_in, wrt_wasm_relaxed_wino4_in}, .wino_out = {wrt_wasm_relaxed_wino2_out, wrt_wasm_relaxed_wino4_out},
 };
