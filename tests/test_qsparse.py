@@ -1,21 +1,26 @@
 """int8 CONV_2D / FULLY_CONNECTED with int8 1x4 block-sparse weights (python_ref/sparse.py,
 kernels_wasm/gen/kernels/qsparse.py, engine qsparse.c): the bytes of python_ref's dense int8 op on the expanded
-weights, on every engine and kernel target (native scalar, AVX2, AVX-512, wasm scalar, SIMD128, relaxed), with the
-sparse kernels forced, the dense ones forced, and as the target's break-even picks; and `wasmrt quantize --sparsity`.
+weights, on every engine and kernel target (native scalar, AVX2, AVX-512, AVX-512 VNNI, wasm scalar, SIMD128,
+relaxed; NEON under qemu), with the sparse kernels forced, the dense ones forced, and as the target's break-even
+picks, on 1-4 threads; and `wasmrt quantize --sparsity`.
 
-Shapes cover tiles of 1..MR pixels and several tiles, channel counts off 4 (a partial last block row), block rows
-with no block, an odd number of blocks in a row (paired with zeros), KxK with stride and padding (taps through the
-indirection, padding reading the zero point), FULLY_CONNECTED on one row and on several. Exact: int8 has one answer.
+Shapes cover tiles of 1..MR pixels and several tiles (AVX-512 VNNI: 64 pixels, loops for <= 16 and <= 32 of them),
+channel counts off 4 (a partial last block row), block rows with no block, a number of blocks in a row off the
+group size (padded with zero weights), KxK with stride and padding (taps through the indirection, padding reading
+the zero point), FULLY_CONNECTED and 1x1 convolutions on one pixel (the spmv) and on several. Exact: int8 has one
+answer.
 """
 
 from __future__ import annotations
 
 import ctypes
+import subprocess
+from pathlib import Path
 
 import numpy as np
 import pytest
 from qgraphs import QP, QX, QY, _bias, _i8
-from test_engine import QENGINES, engine_model
+from test_engine import QENGINES, aarch64_driver, engine_model  # noqa: F401 (aarch64_driver: a fixture)
 
 from python_ref import Interpreter, sparse
 from wasmrt.compile.converter import convert
@@ -43,6 +48,7 @@ CASES = {
     "conv3x3_same": ("CONV_2D", (1, 8, 8, 16), (16, 3, 3, 16), {"pads": (1, 1, 1, 1), "act_min": 0.0}),
     "fc_row": ("FULLY_CONNECTED", (1, 70), (30, 70), {}),
     "fc_batch": ("FULLY_CONNECTED", (5, 33), (9, 33), {"act_max": 0.5}),
+    "pw_threads": ("CONV_2D", (1, 24, 24, 64), (46, 1, 1, 64), {}),  # 9 VNNI tiles: work enough for every thread
 }
 
 
@@ -114,3 +120,38 @@ def test_pruned_then_quantized_model_keeps_its_zero_blocks_and_stores_int8_spars
         got = load(data, "native", variant, sparse="always").run(feeds)
         for k in want:
             np.testing.assert_array_equal(got[k], want[k])
+
+
+THREADED = [("native", "scalar"), ("native", "avx2"), ("native", "avx512"), ("native", "avx512vnni"),
+            ("wasm", "simd"), ("wasm", "relaxed")]
+
+
+@pytest.mark.parametrize(("engine", "variant"), THREADED, ids=[f"{e}-{v}" for e, v in THREADED])
+@pytest.mark.parametrize("name", ["pw_threads", "conv3x3_same"])
+def test_sparse_int8_gives_the_same_bytes_on_any_thread_count(name: str, engine: str, variant: str) -> None:
+    """Tiles in tasks fixed by the shape, each with its own part of the scratch: python_ref's bytes on 1-4 threads."""
+    data, feeds = graph(name)
+    want = Interpreter(data).run(feeds)["y"]
+    engine_model(data, engine, variant)
+    for n in (1, 2, 3, 4) if engine == "native" else (1, 2):
+        m = load(data, engine, variant, sparse="always", threads=n)
+        for _ in range(2):
+            np.testing.assert_array_equal(m.run(feeds)["y"], want, err_msg=f"{name} {engine}-{variant} {n} threads")
+        m.release()
+
+
+def test_sparse_int8_neon_under_qemu(aarch64_driver: Path, tmp_path: Path) -> None:  # noqa: F811
+    """The NEON kernels (tile, pack, one-pixel spmv) on an emulated aarch64: 95% sparse, past the break-even of every
+    case's K, so the driver's automatic choice runs them sparse."""
+    for name in sorted(CASES):
+        data, feeds = graph(name, density=0.05)
+        want = Interpreter(data).run(feeds)["y"]
+        d = tmp_path / name
+        d.mkdir()
+        (d / "m.wrt").write_bytes(data)
+        (d / "in0.bin").write_bytes(np.ascontiguousarray(feeds["x"]).tobytes())
+        r = subprocess.run(["qemu-aarch64", "-cpu", "max", str(aarch64_driver), "run", str(d / "m.wrt"), str(d),
+                            str(d / "in0.bin")], capture_output=True, text=True, timeout=120)
+        assert r.returncode == 0 and r.stdout.strip() == "neon", f"{name}: {r.stderr}"
+        got = np.fromfile(d / "out0.bin", want.dtype).reshape(want.shape)
+        np.testing.assert_array_equal(got, want, err_msg=name)

@@ -17,9 +17,9 @@ class Code:
 
     @contextmanager
     def block(self, head: str, tail: str = "}") -> Iterator[None]:
-        """`head {` ... `}`; head "else" joins the previous closing brace; an empty head opens a bare scope."""
-        if head == "else" and self.lines and self.lines[-1].strip() == "}":
-            self.lines[-1] += " else {"
+        """`head {` ... `}`; a head "else..." joins the previous closing brace; an empty head opens a bare scope."""
+        if head.startswith("else") and self.lines and self.lines[-1].strip() == "}":
+            self.lines[-1] += f" {head} {{"
         else:
             self(f"{head} {{" if head else "{")
         self.depth += 1

@@ -118,7 +118,7 @@ def table(isa: Isa, name: str, q: qgemm.QTile) -> str:
         "  .qdwconv = {" + ", ".join(qdw_entries(own, q)) + "},",
         f"  .qadd = {qadd.qadd_name(own, False)}, .qadd_scalar = {qadd.qadd_name(own, True)},",
         *sparse.table_fields(isa),
-        *qsparse.table_fields(isa),
+        *qsparse.table_fields(isa, name),
         *winograd.table_fields(isa),
         *interleave.table_fields(isa),
         "};",

@@ -6935,12 +6935,12 @@ static __attribute__((target("avx2,fma"))) void wrt_avx2_sppack_32(size_t mr, si
   }
 }
 
-static __attribute__((target("avx2,fma"))) void wrt_avx2_qspmm_16(size_t mr, size_t n, const int16_t* x, const int32_t* restrict nnz, const int32_t* restrict offs, const int32_t* restrict w, const float* restrict mult, int8_t* y, size_t y_stride, const wrt_qparams* p) {
+static __attribute__((target("avx2,fma"))) void wrt_avx2_qspmm_16(size_t mr, size_t n, const void* x, const int32_t* restrict nnz, const int32_t* restrict offs, const int32_t* restrict w, const float* restrict mult, int8_t* y, size_t y_stride, const wrt_qparams* p) {
   const __m256 qlo = _mm256_set1_ps(p->lo), qhi = _mm256_set1_ps(p->hi);
   const __m256i qzy = _mm256_set1_epi32(p->zy);
   const char* xb = (const char*)x;
   for (size_t r = 0; r < n; r += 4) {
-    int32_t t[64] __attribute__((aligned(64)));
+    int32_t t[16] __attribute__((aligned(64)));
     __m256i acc0_0 = _mm256_set1_epi32(*(w + 0));
     __m256i acc0_1 = _mm256_set1_epi32(*(w + 0));
     __m256i acc1_0 = _mm256_set1_epi32(*(w + 1));
@@ -6968,50 +6968,168 @@ static __attribute__((target("avx2,fma"))) void wrt_avx2_qspmm_16(size_t mr, siz
       acc3_0 = _mm256_add_epi32(acc3_0, _mm256_madd_epi16(xl, w3));
       acc3_1 = _mm256_add_epi32(acc3_1, _mm256_madd_epi16(xh, w3));
     }
+    const __m256 mq0 = _mm256_set1_ps(mult[r + 0]);
+    const __m256 mq1 = _mm256_set1_ps(mult[r + 1]);
+    const __m256 mq2 = _mm256_set1_ps(mult[r + 2]);
+    const __m256 mq3 = _mm256_set1_ps(mult[r + 3]);
     {
-      const __m256 mq = _mm256_set1_ps(mult[r + 0]);
-      _mm256_storeu_si256((__m256i*)(void*)(t + 0), _mm256_add_epi32(_mm256_cvtps_epi32(_mm256_min_ps(_mm256_max_ps(_mm256_mul_ps(_mm256_cvtepi32_ps(acc0_0), mq), qlo), qhi)), qzy));
-      _mm256_storeu_si256((__m256i*)(void*)(t + 8), _mm256_add_epi32(_mm256_cvtps_epi32(_mm256_min_ps(_mm256_max_ps(_mm256_mul_ps(_mm256_cvtepi32_ps(acc0_1), mq), qlo), qhi)), qzy));
+      const __m256i v0 = _mm256_add_epi32(_mm256_cvtps_epi32(_mm256_min_ps(_mm256_max_ps(_mm256_mul_ps(_mm256_cvtepi32_ps(acc0_0), mq0), qlo), qhi)), qzy);
+      const __m256i v1 = _mm256_add_epi32(_mm256_cvtps_epi32(_mm256_min_ps(_mm256_max_ps(_mm256_mul_ps(_mm256_cvtepi32_ps(acc1_0), mq1), qlo), qhi)), qzy);
+      const __m256i v2 = _mm256_add_epi32(_mm256_cvtps_epi32(_mm256_min_ps(_mm256_max_ps(_mm256_mul_ps(_mm256_cvtepi32_ps(acc2_0), mq2), qlo), qhi)), qzy);
+      const __m256i v3 = _mm256_add_epi32(_mm256_cvtps_epi32(_mm256_min_ps(_mm256_max_ps(_mm256_mul_ps(_mm256_cvtepi32_ps(acc3_0), mq3), qlo), qhi)), qzy);
+      _mm256_storeu_si256((__m256i*)(void*)(t + 0), _mm256_or_si256(_mm256_or_si256(_mm256_and_si256(v0, _mm256_set1_epi32(255)), _mm256_srli_epi32(_mm256_slli_epi32(v1, 24), 16)), _mm256_or_si256(_mm256_srli_epi32(_mm256_slli_epi32(v2, 24), 8), _mm256_slli_epi32(v3, 24))));
     }
     {
-      const __m256 mq = _mm256_set1_ps(mult[r + 1]);
-      _mm256_storeu_si256((__m256i*)(void*)(t + 16), _mm256_add_epi32(_mm256_cvtps_epi32(_mm256_min_ps(_mm256_max_ps(_mm256_mul_ps(_mm256_cvtepi32_ps(acc1_0), mq), qlo), qhi)), qzy));
-      _mm256_storeu_si256((__m256i*)(void*)(t + 24), _mm256_add_epi32(_mm256_cvtps_epi32(_mm256_min_ps(_mm256_max_ps(_mm256_mul_ps(_mm256_cvtepi32_ps(acc1_1), mq), qlo), qhi)), qzy));
-    }
-    {
-      const __m256 mq = _mm256_set1_ps(mult[r + 2]);
-      _mm256_storeu_si256((__m256i*)(void*)(t + 32), _mm256_add_epi32(_mm256_cvtps_epi32(_mm256_min_ps(_mm256_max_ps(_mm256_mul_ps(_mm256_cvtepi32_ps(acc2_0), mq), qlo), qhi)), qzy));
-      _mm256_storeu_si256((__m256i*)(void*)(t + 40), _mm256_add_epi32(_mm256_cvtps_epi32(_mm256_min_ps(_mm256_max_ps(_mm256_mul_ps(_mm256_cvtepi32_ps(acc2_1), mq), qlo), qhi)), qzy));
-    }
-    {
-      const __m256 mq = _mm256_set1_ps(mult[r + 3]);
-      _mm256_storeu_si256((__m256i*)(void*)(t + 48), _mm256_add_epi32(_mm256_cvtps_epi32(_mm256_min_ps(_mm256_max_ps(_mm256_mul_ps(_mm256_cvtepi32_ps(acc3_0), mq), qlo), qhi)), qzy));
-      _mm256_storeu_si256((__m256i*)(void*)(t + 56), _mm256_add_epi32(_mm256_cvtps_epi32(_mm256_min_ps(_mm256_max_ps(_mm256_mul_ps(_mm256_cvtepi32_ps(acc3_1), mq), qlo), qhi)), qzy));
+      const __m256i v0 = _mm256_add_epi32(_mm256_cvtps_epi32(_mm256_min_ps(_mm256_max_ps(_mm256_mul_ps(_mm256_cvtepi32_ps(acc0_1), mq0), qlo), qhi)), qzy);
+      const __m256i v1 = _mm256_add_epi32(_mm256_cvtps_epi32(_mm256_min_ps(_mm256_max_ps(_mm256_mul_ps(_mm256_cvtepi32_ps(acc1_1), mq1), qlo), qhi)), qzy);
+      const __m256i v2 = _mm256_add_epi32(_mm256_cvtps_epi32(_mm256_min_ps(_mm256_max_ps(_mm256_mul_ps(_mm256_cvtepi32_ps(acc2_1), mq2), qlo), qhi)), qzy);
+      const __m256i v3 = _mm256_add_epi32(_mm256_cvtps_epi32(_mm256_min_ps(_mm256_max_ps(_mm256_mul_ps(_mm256_cvtepi32_ps(acc3_1), mq3), qlo), qhi)), qzy);
+      _mm256_storeu_si256((__m256i*)(void*)(t + 8), _mm256_or_si256(_mm256_or_si256(_mm256_and_si256(v0, _mm256_set1_epi32(255)), _mm256_srli_epi32(_mm256_slli_epi32(v1, 24), 16)), _mm256_or_si256(_mm256_srli_epi32(_mm256_slli_epi32(v2, 24), 8), _mm256_slli_epi32(v3, 24))));
     }
     const size_t nleft = n - r < 4 ? n - r : 4;
     int8_t* yo = y + r;
     if (nleft == 4) {
       for (size_t i = 0; i < mr; i++, yo += y_stride) {
-        yo[0] = (int8_t)t[0 + i];
-        yo[1] = (int8_t)t[16 + i];
-        yo[2] = (int8_t)t[32 + i];
-        yo[3] = (int8_t)t[48 + i];
+        __builtin_memcpy(yo, t + i, 4);
       }
     } else {
       for (size_t i = 0; i < mr; i++, yo += y_stride) {
-        for (size_t j = 0; j < nleft; j++) yo[j] = (int8_t)t[j * 16 + i];
+        for (size_t j = 0; j < nleft; j++) yo[j] = (int8_t)(t[i] >> (8 * j));
       }
     }
   }
 }
 
-static __attribute__((target("avx2,fma"))) void wrt_avx2_qsppack_16(size_t mr, size_t kc, size_t ks, const int8_t* const* ind, int16_t* restrict out) {
-  static const uint8_t pos[16] = {0, 1, 2, 3, 8, 9, 10, 11, 4, 5, 6, 7, 12, 13, 14, 15};
+static __attribute__((target("avx2,fma"))) void wrt_avx2_qsppack_16(size_t mr, size_t kc, size_t ks, const int8_t* const* ind, void* restrict out) {
+  static const uint8_t pix[16] = {0, 1, 2, 3, 8, 9, 10, 11, 4, 5, 6, 7, 12, 13, 14, 15};
+  int16_t* o = (int16_t*)out;
   for (size_t t = 0; t < ks; t++, ind += mr) {
-    for (size_t i = 0; i < 16; i++) {
-      const int8_t* src = ind[i < mr ? i : mr - 1];
-      int16_t* o = out + t * kc * 16 + pos[i];
-      for (size_t k = 0; k < kc; k++) o[k * 16] = src[k];
+    for (size_t g = 0; g < 16; g += 16) {
+      const int8_t* s[16];
+      for (size_t j = 0; j < 16; j++) s[j] = ind[pix[g + j] < mr ? pix[g + j] : mr - 1];
+      int16_t* d = o + t * kc * 16 + g;
+      size_t k = 0;
+      for (; k + 16 <= kc; k += 16) {
+        const __m128i r0 = _mm_loadu_si128((const __m128i*)(const void*)(s[0] + k));
+        const __m128i r1 = _mm_loadu_si128((const __m128i*)(const void*)(s[1] + k));
+        const __m128i r2 = _mm_loadu_si128((const __m128i*)(const void*)(s[2] + k));
+        const __m128i r3 = _mm_loadu_si128((const __m128i*)(const void*)(s[3] + k));
+        const __m128i r4 = _mm_loadu_si128((const __m128i*)(const void*)(s[4] + k));
+        const __m128i r5 = _mm_loadu_si128((const __m128i*)(const void*)(s[5] + k));
+        const __m128i r6 = _mm_loadu_si128((const __m128i*)(const void*)(s[6] + k));
+        const __m128i r7 = _mm_loadu_si128((const __m128i*)(const void*)(s[7] + k));
+        const __m128i r8 = _mm_loadu_si128((const __m128i*)(const void*)(s[8] + k));
+        const __m128i r9 = _mm_loadu_si128((const __m128i*)(const void*)(s[9] + k));
+        const __m128i r10 = _mm_loadu_si128((const __m128i*)(const void*)(s[10] + k));
+        const __m128i r11 = _mm_loadu_si128((const __m128i*)(const void*)(s[11] + k));
+        const __m128i r12 = _mm_loadu_si128((const __m128i*)(const void*)(s[12] + k));
+        const __m128i r13 = _mm_loadu_si128((const __m128i*)(const void*)(s[13] + k));
+        const __m128i r14 = _mm_loadu_si128((const __m128i*)(const void*)(s[14] + k));
+        const __m128i r15 = _mm_loadu_si128((const __m128i*)(const void*)(s[15] + k));
+        const __m128i s0_0 = _mm_unpacklo_epi8(r0, r1);
+        const __m128i s0_1 = _mm_unpackhi_epi8(r0, r1);
+        const __m128i s0_2 = _mm_unpacklo_epi8(r2, r3);
+        const __m128i s0_3 = _mm_unpackhi_epi8(r2, r3);
+        const __m128i s0_4 = _mm_unpacklo_epi8(r4, r5);
+        const __m128i s0_5 = _mm_unpackhi_epi8(r4, r5);
+        const __m128i s0_6 = _mm_unpacklo_epi8(r6, r7);
+        const __m128i s0_7 = _mm_unpackhi_epi8(r6, r7);
+        const __m128i s0_8 = _mm_unpacklo_epi8(r8, r9);
+        const __m128i s0_9 = _mm_unpackhi_epi8(r8, r9);
+        const __m128i s0_10 = _mm_unpacklo_epi8(r10, r11);
+        const __m128i s0_11 = _mm_unpackhi_epi8(r10, r11);
+        const __m128i s0_12 = _mm_unpacklo_epi8(r12, r13);
+        const __m128i s0_13 = _mm_unpackhi_epi8(r12, r13);
+        const __m128i s0_14 = _mm_unpacklo_epi8(r14, r15);
+        const __m128i s0_15 = _mm_unpackhi_epi8(r14, r15);
+        const __m128i s1_0 = _mm_unpacklo_epi16(s0_0, s0_2);
+        const __m128i s1_1 = _mm_unpackhi_epi16(s0_0, s0_2);
+        const __m128i s1_2 = _mm_unpacklo_epi16(s0_1, s0_3);
+        const __m128i s1_3 = _mm_unpackhi_epi16(s0_1, s0_3);
+        const __m128i s1_4 = _mm_unpacklo_epi16(s0_4, s0_6);
+        const __m128i s1_5 = _mm_unpackhi_epi16(s0_4, s0_6);
+        const __m128i s1_6 = _mm_unpacklo_epi16(s0_5, s0_7);
+        const __m128i s1_7 = _mm_unpackhi_epi16(s0_5, s0_7);
+        const __m128i s1_8 = _mm_unpacklo_epi16(s0_8, s0_10);
+        const __m128i s1_9 = _mm_unpackhi_epi16(s0_8, s0_10);
+        const __m128i s1_10 = _mm_unpacklo_epi16(s0_9, s0_11);
+        const __m128i s1_11 = _mm_unpackhi_epi16(s0_9, s0_11);
+        const __m128i s1_12 = _mm_unpacklo_epi16(s0_12, s0_14);
+        const __m128i s1_13 = _mm_unpackhi_epi16(s0_12, s0_14);
+        const __m128i s1_14 = _mm_unpacklo_epi16(s0_13, s0_15);
+        const __m128i s1_15 = _mm_unpackhi_epi16(s0_13, s0_15);
+        const __m128i s2_0 = _mm_unpacklo_epi32(s1_0, s1_4);
+        const __m128i s2_1 = _mm_unpackhi_epi32(s1_0, s1_4);
+        const __m128i s2_2 = _mm_unpacklo_epi32(s1_1, s1_5);
+        const __m128i s2_3 = _mm_unpackhi_epi32(s1_1, s1_5);
+        const __m128i s2_4 = _mm_unpacklo_epi32(s1_2, s1_6);
+        const __m128i s2_5 = _mm_unpackhi_epi32(s1_2, s1_6);
+        const __m128i s2_6 = _mm_unpacklo_epi32(s1_3, s1_7);
+        const __m128i s2_7 = _mm_unpackhi_epi32(s1_3, s1_7);
+        const __m128i s2_8 = _mm_unpacklo_epi32(s1_8, s1_12);
+        const __m128i s2_9 = _mm_unpackhi_epi32(s1_8, s1_12);
+        const __m128i s2_10 = _mm_unpacklo_epi32(s1_9, s1_13);
+        const __m128i s2_11 = _mm_unpackhi_epi32(s1_9, s1_13);
+        const __m128i s2_12 = _mm_unpacklo_epi32(s1_10, s1_14);
+        const __m128i s2_13 = _mm_unpackhi_epi32(s1_10, s1_14);
+        const __m128i s2_14 = _mm_unpacklo_epi32(s1_11, s1_15);
+        const __m128i s2_15 = _mm_unpackhi_epi32(s1_11, s1_15);
+        const __m128i s3_0 = _mm_unpacklo_epi64(s2_0, s2_8);
+        const __m128i s3_1 = _mm_unpackhi_epi64(s2_0, s2_8);
+        const __m128i s3_2 = _mm_unpacklo_epi64(s2_1, s2_9);
+        const __m128i s3_3 = _mm_unpackhi_epi64(s2_1, s2_9);
+        const __m128i s3_4 = _mm_unpacklo_epi64(s2_2, s2_10);
+        const __m128i s3_5 = _mm_unpackhi_epi64(s2_2, s2_10);
+        const __m128i s3_6 = _mm_unpacklo_epi64(s2_3, s2_11);
+        const __m128i s3_7 = _mm_unpackhi_epi64(s2_3, s2_11);
+        const __m128i s3_8 = _mm_unpacklo_epi64(s2_4, s2_12);
+        const __m128i s3_9 = _mm_unpackhi_epi64(s2_4, s2_12);
+        const __m128i s3_10 = _mm_unpacklo_epi64(s2_5, s2_13);
+        const __m128i s3_11 = _mm_unpackhi_epi64(s2_5, s2_13);
+        const __m128i s3_12 = _mm_unpacklo_epi64(s2_6, s2_14);
+        const __m128i s3_13 = _mm_unpackhi_epi64(s2_6, s2_14);
+        const __m128i s3_14 = _mm_unpacklo_epi64(s2_7, s2_15);
+        const __m128i s3_15 = _mm_unpackhi_epi64(s2_7, s2_15);
+        _mm256_storeu_si256((__m256i*)(void*)(d + (k + 0) * 16), _mm256_cvtepi8_epi16(s3_0));
+        _mm256_storeu_si256((__m256i*)(void*)(d + (k + 1) * 16), _mm256_cvtepi8_epi16(s3_1));
+        _mm256_storeu_si256((__m256i*)(void*)(d + (k + 2) * 16), _mm256_cvtepi8_epi16(s3_2));
+        _mm256_storeu_si256((__m256i*)(void*)(d + (k + 3) * 16), _mm256_cvtepi8_epi16(s3_3));
+        _mm256_storeu_si256((__m256i*)(void*)(d + (k + 4) * 16), _mm256_cvtepi8_epi16(s3_4));
+        _mm256_storeu_si256((__m256i*)(void*)(d + (k + 5) * 16), _mm256_cvtepi8_epi16(s3_5));
+        _mm256_storeu_si256((__m256i*)(void*)(d + (k + 6) * 16), _mm256_cvtepi8_epi16(s3_6));
+        _mm256_storeu_si256((__m256i*)(void*)(d + (k + 7) * 16), _mm256_cvtepi8_epi16(s3_7));
+        _mm256_storeu_si256((__m256i*)(void*)(d + (k + 8) * 16), _mm256_cvtepi8_epi16(s3_8));
+        _mm256_storeu_si256((__m256i*)(void*)(d + (k + 9) * 16), _mm256_cvtepi8_epi16(s3_9));
+        _mm256_storeu_si256((__m256i*)(void*)(d + (k + 10) * 16), _mm256_cvtepi8_epi16(s3_10));
+        _mm256_storeu_si256((__m256i*)(void*)(d + (k + 11) * 16), _mm256_cvtepi8_epi16(s3_11));
+        _mm256_storeu_si256((__m256i*)(void*)(d + (k + 12) * 16), _mm256_cvtepi8_epi16(s3_12));
+        _mm256_storeu_si256((__m256i*)(void*)(d + (k + 13) * 16), _mm256_cvtepi8_epi16(s3_13));
+        _mm256_storeu_si256((__m256i*)(void*)(d + (k + 14) * 16), _mm256_cvtepi8_epi16(s3_14));
+        _mm256_storeu_si256((__m256i*)(void*)(d + (k + 15) * 16), _mm256_cvtepi8_epi16(s3_15));
+      }
+      for (; k < kc; k++) for (size_t j = 0; j < 16; j++) d[k * 16 + j] = s[j][k];
+    }
+  }
+}
+
+static __attribute__((target("avx2,fma"))) void wrt_avx2_qspmv(size_t n, const int8_t* x, const int32_t* restrict nnz, const int32_t* restrict offs, const int32_t* restrict w, const float* restrict mult, int8_t* y, const wrt_qparams* p) {
+  const float qlo = p->lo, qhi = p->hi;
+  for (size_t r = 0; r < n; r += 4) {
+    int32_t t[4] __attribute__((aligned(16)));
+    __m128i acc = _mm_loadu_si128((const __m128i*)(const void*)w);
+    w += 4;
+    for (int32_t k = *nnz++; k > 0; k--, offs += 2, w += 4) {
+      const int32_t xv = (int32_t)((uint32_t)(uint16_t)(int16_t)x[offs[0] >> 5] | (uint32_t)(uint16_t)(int16_t)x[offs[1] >> 5] << 16);
+      acc = _mm_add_epi32(acc, _mm_madd_epi16(_mm_set1_epi32(xv), _mm_loadu_si128((const __m128i*)(const void*)w)));
+    }
+    _mm_storeu_si128((__m128i*)(void*)t, acc);
+    const size_t nleft = n - r < 4 ? n - r : 4;
+    for (size_t j = 0; j < nleft; j++) {
+      float f = (float)t[j] * mult[r + j];
+      f = f < qlo ? qlo : f;
+      f = f > qhi ? qhi : f;
+      const float rn = f + 12582912.0f;
+      y[r + j] = (int8_t)((int32_t)(rn - 12582912.0f) + p->zy);
     }
   }
 }
@@ -7830,8 +7948,8 @@ const wrt_target wrt_target_avx2 = {
   .sppack = wrt_avx2_sppack_16,
   .spmmu_mr = 32, .spmmu_min_sparsity = 0.5f, .spmmu_k_penalty = 8.0f,
   .spmmu = wrt_avx2_spmmu_32, .sppacku = wrt_avx2_sppack_32,
-  .qspmm_mr = 16, .qspmm_min_sparsity = 0.6f, .qspmm_k_penalty = 8.0f,
-  .qspmm = wrt_avx2_qspmm_16, .qsppack = wrt_avx2_qsppack_16,
+  .qspmm_mr = 16, .qspmm_kr = 2, .qspmm_xoff = 0, .qspmm_min_sparsity = 0.5f, .qspmm_k_penalty = 2.0f,
+  .qspmm = wrt_avx2_qspmm_16, .qsppack = wrt_avx2_qsppack_16, .qspmv = wrt_avx2_qspmv,
   .wino_in = {wrt_avx2_wino2_in, wrt_avx2_wino4_in}, .wino_out = {wrt_avx2_wino2_out, wrt_avx2_wino4_out},
   .interleave3 = wrt_avx2_interleave3,
 };

@@ -6535,8 +6535,7 @@ static __attribute__((target("avx512f,avx512bw,avx512vl,avx512vnni,avx2,fma"))) 
       const __m512i h23 = _mm512_add_epi16(_mm512_packs_epi32(q2, q3), qzy);
       const __m512i b = _mm512_packs_epi16(h01, h23);
       _mm512_mask_storeu_epi8(out + c0, m, b);
-    }
-    else if (rem == 32) {
+    } else if (rem == 32) {
       const __m256i xm = _mm256_set1_epi8((char)0x80), z = _mm256_setzero_si256();
       const __m256i qzy = _mm256_set1_epi16((int16_t)p->zy);
       const __m256 qlo = _mm256_set1_ps(p->lo), qhi = _mm256_set1_ps(p->hi);
@@ -6589,8 +6588,7 @@ static __attribute__((target("avx512f,avx512bw,avx512vl,avx512vnni,avx2,fma"))) 
       const __m256i h23 = _mm256_add_epi16(_mm256_packs_epi32(q2, q3), qzy);
       const __m256i b = _mm256_packs_epi16(h01, h23);
       _mm256_storeu_si256((__m256i*)(void*)(out + c0), b);
-    }
-    else if (rem) {
+    } else if (rem) {
       const __m256i xm = _mm256_set1_epi8((char)0x80), z = _mm256_setzero_si256();
       const __m256i qzy = _mm256_set1_epi16((int16_t)p->zy);
       const __m256 qlo = _mm256_set1_ps(p->lo), qhi = _mm256_set1_ps(p->hi);
@@ -7145,8 +7143,7 @@ static __attribute__((target("avx512f,avx512bw,avx512vl,avx512vnni,avx2,fma"))) 
       const __m512i h23 = _mm512_add_epi16(_mm512_packs_epi32(q2, q3), qzy);
       const __m512i b = _mm512_packs_epi16(h01, h23);
       _mm512_mask_storeu_epi8(out + c0, m, b);
-    }
-    else if (rem == 32) {
+    } else if (rem == 32) {
       const __m256i xm = _mm256_set1_epi8((char)0x80), z = _mm256_setzero_si256();
       const __m256i qzy = _mm256_set1_epi16((int16_t)p->zy);
       const __m256 qlo = _mm256_set1_ps(p->lo), qhi = _mm256_set1_ps(p->hi);
@@ -7247,8 +7244,7 @@ static __attribute__((target("avx512f,avx512bw,avx512vl,avx512vnni,avx2,fma"))) 
       const __m256i h23 = _mm256_add_epi16(_mm256_packs_epi32(q2, q3), qzy);
       const __m256i b = _mm256_packs_epi16(h01, h23);
       _mm256_storeu_si256((__m256i*)(void*)(out + c0), b);
-    }
-    else if (rem) {
+    } else if (rem) {
       const __m256i xm = _mm256_set1_epi8((char)0x80), z = _mm256_setzero_si256();
       const __m256i qzy = _mm256_set1_epi16((int16_t)p->zy);
       const __m256 qlo = _mm256_set1_ps(p->lo), qhi = _mm256_set1_ps(p->hi);
@@ -7977,12 +7973,12 @@ static __attribute__((target("avx512f,avx512bw,avx512vl,avx2,fma"))) void wrt_av
   }
 }
 
-static __attribute__((target("avx512f,avx512bw,avx512vl,avx2,fma"))) void wrt_avx512_qspmm_32(size_t mr, size_t n, const int16_t* x, const int32_t* restrict nnz, const int32_t* restrict offs, const int32_t* restrict w, const float* restrict mult, int8_t* y, size_t y_stride, const wrt_qparams* p) {
+static __attribute__((target("avx512f,avx512bw,avx512vl,avx2,fma"))) void wrt_avx512_qspmm_32(size_t mr, size_t n, const void* x, const int32_t* restrict nnz, const int32_t* restrict offs, const int32_t* restrict w, const float* restrict mult, int8_t* y, size_t y_stride, const wrt_qparams* p) {
   const __m512 qlo = _mm512_set1_ps(p->lo), qhi = _mm512_set1_ps(p->hi);
   const __m512i qzy = _mm512_set1_epi32(p->zy);
   const char* xb = (const char*)x;
   for (size_t r = 0; r < n; r += 4) {
-    int32_t t[128] __attribute__((aligned(64)));
+    int32_t t[32] __attribute__((aligned(64)));
     __m512i acc0_0 = _mm512_set1_epi32(*(w + 0));
     __m512i acc0_1 = _mm512_set1_epi32(*(w + 0));
     __m512i acc1_0 = _mm512_set1_epi32(*(w + 1));
@@ -8010,50 +8006,447 @@ static __attribute__((target("avx512f,avx512bw,avx512vl,avx2,fma"))) void wrt_av
       acc3_0 = _mm512_add_epi32(acc3_0, _mm512_madd_epi16(xl, w3));
       acc3_1 = _mm512_add_epi32(acc3_1, _mm512_madd_epi16(xh, w3));
     }
+    const __m512 mq0 = _mm512_set1_ps(mult[r + 0]);
+    const __m512 mq1 = _mm512_set1_ps(mult[r + 1]);
+    const __m512 mq2 = _mm512_set1_ps(mult[r + 2]);
+    const __m512 mq3 = _mm512_set1_ps(mult[r + 3]);
     {
-      const __m512 mq = _mm512_set1_ps(mult[r + 0]);
-      _mm512_storeu_si512((void*)(t + 0), _mm512_add_epi32(_mm512_cvtps_epi32(_mm512_min_ps(_mm512_max_ps(_mm512_mul_ps(_mm512_cvtepi32_ps(acc0_0), mq), qlo), qhi)), qzy));
-      _mm512_storeu_si512((void*)(t + 16), _mm512_add_epi32(_mm512_cvtps_epi32(_mm512_min_ps(_mm512_max_ps(_mm512_mul_ps(_mm512_cvtepi32_ps(acc0_1), mq), qlo), qhi)), qzy));
+      const __m512i v0 = _mm512_add_epi32(_mm512_cvtps_epi32(_mm512_min_ps(_mm512_max_ps(_mm512_mul_ps(_mm512_cvtepi32_ps(acc0_0), mq0), qlo), qhi)), qzy);
+      const __m512i v1 = _mm512_add_epi32(_mm512_cvtps_epi32(_mm512_min_ps(_mm512_max_ps(_mm512_mul_ps(_mm512_cvtepi32_ps(acc1_0), mq1), qlo), qhi)), qzy);
+      const __m512i v2 = _mm512_add_epi32(_mm512_cvtps_epi32(_mm512_min_ps(_mm512_max_ps(_mm512_mul_ps(_mm512_cvtepi32_ps(acc2_0), mq2), qlo), qhi)), qzy);
+      const __m512i v3 = _mm512_add_epi32(_mm512_cvtps_epi32(_mm512_min_ps(_mm512_max_ps(_mm512_mul_ps(_mm512_cvtepi32_ps(acc3_0), mq3), qlo), qhi)), qzy);
+      _mm512_storeu_si512((void*)(t + 0), _mm512_or_si512(_mm512_or_si512(_mm512_and_si512(v0, _mm512_set1_epi32(255)), _mm512_srli_epi32(_mm512_slli_epi32(v1, 24), 16)), _mm512_or_si512(_mm512_srli_epi32(_mm512_slli_epi32(v2, 24), 8), _mm512_slli_epi32(v3, 24))));
     }
     {
-      const __m512 mq = _mm512_set1_ps(mult[r + 1]);
-      _mm512_storeu_si512((void*)(t + 32), _mm512_add_epi32(_mm512_cvtps_epi32(_mm512_min_ps(_mm512_max_ps(_mm512_mul_ps(_mm512_cvtepi32_ps(acc1_0), mq), qlo), qhi)), qzy));
-      _mm512_storeu_si512((void*)(t + 48), _mm512_add_epi32(_mm512_cvtps_epi32(_mm512_min_ps(_mm512_max_ps(_mm512_mul_ps(_mm512_cvtepi32_ps(acc1_1), mq), qlo), qhi)), qzy));
-    }
-    {
-      const __m512 mq = _mm512_set1_ps(mult[r + 2]);
-      _mm512_storeu_si512((void*)(t + 64), _mm512_add_epi32(_mm512_cvtps_epi32(_mm512_min_ps(_mm512_max_ps(_mm512_mul_ps(_mm512_cvtepi32_ps(acc2_0), mq), qlo), qhi)), qzy));
-      _mm512_storeu_si512((void*)(t + 80), _mm512_add_epi32(_mm512_cvtps_epi32(_mm512_min_ps(_mm512_max_ps(_mm512_mul_ps(_mm512_cvtepi32_ps(acc2_1), mq), qlo), qhi)), qzy));
-    }
-    {
-      const __m512 mq = _mm512_set1_ps(mult[r + 3]);
-      _mm512_storeu_si512((void*)(t + 96), _mm512_add_epi32(_mm512_cvtps_epi32(_mm512_min_ps(_mm512_max_ps(_mm512_mul_ps(_mm512_cvtepi32_ps(acc3_0), mq), qlo), qhi)), qzy));
-      _mm512_storeu_si512((void*)(t + 112), _mm512_add_epi32(_mm512_cvtps_epi32(_mm512_min_ps(_mm512_max_ps(_mm512_mul_ps(_mm512_cvtepi32_ps(acc3_1), mq), qlo), qhi)), qzy));
+      const __m512i v0 = _mm512_add_epi32(_mm512_cvtps_epi32(_mm512_min_ps(_mm512_max_ps(_mm512_mul_ps(_mm512_cvtepi32_ps(acc0_1), mq0), qlo), qhi)), qzy);
+      const __m512i v1 = _mm512_add_epi32(_mm512_cvtps_epi32(_mm512_min_ps(_mm512_max_ps(_mm512_mul_ps(_mm512_cvtepi32_ps(acc1_1), mq1), qlo), qhi)), qzy);
+      const __m512i v2 = _mm512_add_epi32(_mm512_cvtps_epi32(_mm512_min_ps(_mm512_max_ps(_mm512_mul_ps(_mm512_cvtepi32_ps(acc2_1), mq2), qlo), qhi)), qzy);
+      const __m512i v3 = _mm512_add_epi32(_mm512_cvtps_epi32(_mm512_min_ps(_mm512_max_ps(_mm512_mul_ps(_mm512_cvtepi32_ps(acc3_1), mq3), qlo), qhi)), qzy);
+      _mm512_storeu_si512((void*)(t + 16), _mm512_or_si512(_mm512_or_si512(_mm512_and_si512(v0, _mm512_set1_epi32(255)), _mm512_srli_epi32(_mm512_slli_epi32(v1, 24), 16)), _mm512_or_si512(_mm512_srli_epi32(_mm512_slli_epi32(v2, 24), 8), _mm512_slli_epi32(v3, 24))));
     }
     const size_t nleft = n - r < 4 ? n - r : 4;
     int8_t* yo = y + r;
     if (nleft == 4) {
       for (size_t i = 0; i < mr; i++, yo += y_stride) {
-        yo[0] = (int8_t)t[0 + i];
-        yo[1] = (int8_t)t[32 + i];
-        yo[2] = (int8_t)t[64 + i];
-        yo[3] = (int8_t)t[96 + i];
+        __builtin_memcpy(yo, t + i, 4);
       }
     } else {
       for (size_t i = 0; i < mr; i++, yo += y_stride) {
-        for (size_t j = 0; j < nleft; j++) yo[j] = (int8_t)t[j * 32 + i];
+        for (size_t j = 0; j < nleft; j++) yo[j] = (int8_t)(t[i] >> (8 * j));
       }
     }
   }
 }
 
-static __attribute__((target("avx512f,avx512bw,avx512vl,avx2,fma"))) void wrt_avx512_qsppack_32(size_t mr, size_t kc, size_t ks, const int8_t* const* ind, int16_t* restrict out) {
-  static const uint8_t pos[32] = {0, 1, 2, 3, 8, 9, 10, 11, 16, 17, 18, 19, 24, 25, 26, 27, 4, 5, 6, 7, 12, 13, 14, 15, 20, 21, 22, 23, 28, 29, 30, 31};
+static __attribute__((target("avx512f,avx512bw,avx512vl,avx2,fma"))) void wrt_avx512_qsppack_32(size_t mr, size_t kc, size_t ks, const int8_t* const* ind, void* restrict out) {
+  static const uint8_t pix[32] = {0, 1, 2, 3, 16, 17, 18, 19, 4, 5, 6, 7, 20, 21, 22, 23, 8, 9, 10, 11, 24, 25, 26, 27, 12, 13, 14, 15, 28, 29, 30, 31};
+  int16_t* o = (int16_t*)out;
   for (size_t t = 0; t < ks; t++, ind += mr) {
-    for (size_t i = 0; i < 32; i++) {
-      const int8_t* src = ind[i < mr ? i : mr - 1];
-      int16_t* o = out + t * kc * 32 + pos[i];
-      for (size_t k = 0; k < kc; k++) o[k * 32] = src[k];
+    for (size_t g = 0; g < 32; g += 16) {
+      const int8_t* s[16];
+      for (size_t j = 0; j < 16; j++) s[j] = ind[pix[g + j] < mr ? pix[g + j] : mr - 1];
+      int16_t* d = o + t * kc * 32 + g;
+      size_t k = 0;
+      for (; k + 16 <= kc; k += 16) {
+        const __m128i r0 = _mm_loadu_si128((const __m128i*)(const void*)(s[0] + k));
+        const __m128i r1 = _mm_loadu_si128((const __m128i*)(const void*)(s[1] + k));
+        const __m128i r2 = _mm_loadu_si128((const __m128i*)(const void*)(s[2] + k));
+        const __m128i r3 = _mm_loadu_si128((const __m128i*)(const void*)(s[3] + k));
+        const __m128i r4 = _mm_loadu_si128((const __m128i*)(const void*)(s[4] + k));
+        const __m128i r5 = _mm_loadu_si128((const __m128i*)(const void*)(s[5] + k));
+        const __m128i r6 = _mm_loadu_si128((const __m128i*)(const void*)(s[6] + k));
+        const __m128i r7 = _mm_loadu_si128((const __m128i*)(const void*)(s[7] + k));
+        const __m128i r8 = _mm_loadu_si128((const __m128i*)(const void*)(s[8] + k));
+        const __m128i r9 = _mm_loadu_si128((const __m128i*)(const void*)(s[9] + k));
+        const __m128i r10 = _mm_loadu_si128((const __m128i*)(const void*)(s[10] + k));
+        const __m128i r11 = _mm_loadu_si128((const __m128i*)(const void*)(s[11] + k));
+        const __m128i r12 = _mm_loadu_si128((const __m128i*)(const void*)(s[12] + k));
+        const __m128i r13 = _mm_loadu_si128((const __m128i*)(const void*)(s[13] + k));
+        const __m128i r14 = _mm_loadu_si128((const __m128i*)(const void*)(s[14] + k));
+        const __m128i r15 = _mm_loadu_si128((const __m128i*)(const void*)(s[15] + k));
+        const __m128i s0_0 = _mm_unpacklo_epi8(r0, r1);
+        const __m128i s0_1 = _mm_unpackhi_epi8(r0, r1);
+        const __m128i s0_2 = _mm_unpacklo_epi8(r2, r3);
+        const __m128i s0_3 = _mm_unpackhi_epi8(r2, r3);
+        const __m128i s0_4 = _mm_unpacklo_epi8(r4, r5);
+        const __m128i s0_5 = _mm_unpackhi_epi8(r4, r5);
+        const __m128i s0_6 = _mm_unpacklo_epi8(r6, r7);
+        const __m128i s0_7 = _mm_unpackhi_epi8(r6, r7);
+        const __m128i s0_8 = _mm_unpacklo_epi8(r8, r9);
+        const __m128i s0_9 = _mm_unpackhi_epi8(r8, r9);
+        const __m128i s0_10 = _mm_unpacklo_epi8(r10, r11);
+        const __m128i s0_11 = _mm_unpackhi_epi8(r10, r11);
+        const __m128i s0_12 = _mm_unpacklo_epi8(r12, r13);
+        const __m128i s0_13 = _mm_unpackhi_epi8(r12, r13);
+        const __m128i s0_14 = _mm_unpacklo_epi8(r14, r15);
+        const __m128i s0_15 = _mm_unpackhi_epi8(r14, r15);
+        const __m128i s1_0 = _mm_unpacklo_epi16(s0_0, s0_2);
+        const __m128i s1_1 = _mm_unpackhi_epi16(s0_0, s0_2);
+        const __m128i s1_2 = _mm_unpacklo_epi16(s0_1, s0_3);
+        const __m128i s1_3 = _mm_unpackhi_epi16(s0_1, s0_3);
+        const __m128i s1_4 = _mm_unpacklo_epi16(s0_4, s0_6);
+        const __m128i s1_5 = _mm_unpackhi_epi16(s0_4, s0_6);
+        const __m128i s1_6 = _mm_unpacklo_epi16(s0_5, s0_7);
+        const __m128i s1_7 = _mm_unpackhi_epi16(s0_5, s0_7);
+        const __m128i s1_8 = _mm_unpacklo_epi16(s0_8, s0_10);
+        const __m128i s1_9 = _mm_unpackhi_epi16(s0_8, s0_10);
+        const __m128i s1_10 = _mm_unpacklo_epi16(s0_9, s0_11);
+        const __m128i s1_11 = _mm_unpackhi_epi16(s0_9, s0_11);
+        const __m128i s1_12 = _mm_unpacklo_epi16(s0_12, s0_14);
+        const __m128i s1_13 = _mm_unpackhi_epi16(s0_12, s0_14);
+        const __m128i s1_14 = _mm_unpacklo_epi16(s0_13, s0_15);
+        const __m128i s1_15 = _mm_unpackhi_epi16(s0_13, s0_15);
+        const __m128i s2_0 = _mm_unpacklo_epi32(s1_0, s1_4);
+        const __m128i s2_1 = _mm_unpackhi_epi32(s1_0, s1_4);
+        const __m128i s2_2 = _mm_unpacklo_epi32(s1_1, s1_5);
+        const __m128i s2_3 = _mm_unpackhi_epi32(s1_1, s1_5);
+        const __m128i s2_4 = _mm_unpacklo_epi32(s1_2, s1_6);
+        const __m128i s2_5 = _mm_unpackhi_epi32(s1_2, s1_6);
+        const __m128i s2_6 = _mm_unpacklo_epi32(s1_3, s1_7);
+        const __m128i s2_7 = _mm_unpackhi_epi32(s1_3, s1_7);
+        const __m128i s2_8 = _mm_unpacklo_epi32(s1_8, s1_12);
+        const __m128i s2_9 = _mm_unpackhi_epi32(s1_8, s1_12);
+        const __m128i s2_10 = _mm_unpacklo_epi32(s1_9, s1_13);
+        const __m128i s2_11 = _mm_unpackhi_epi32(s1_9, s1_13);
+        const __m128i s2_12 = _mm_unpacklo_epi32(s1_10, s1_14);
+        const __m128i s2_13 = _mm_unpackhi_epi32(s1_10, s1_14);
+        const __m128i s2_14 = _mm_unpacklo_epi32(s1_11, s1_15);
+        const __m128i s2_15 = _mm_unpackhi_epi32(s1_11, s1_15);
+        const __m128i s3_0 = _mm_unpacklo_epi64(s2_0, s2_8);
+        const __m128i s3_1 = _mm_unpackhi_epi64(s2_0, s2_8);
+        const __m128i s3_2 = _mm_unpacklo_epi64(s2_1, s2_9);
+        const __m128i s3_3 = _mm_unpackhi_epi64(s2_1, s2_9);
+        const __m128i s3_4 = _mm_unpacklo_epi64(s2_2, s2_10);
+        const __m128i s3_5 = _mm_unpackhi_epi64(s2_2, s2_10);
+        const __m128i s3_6 = _mm_unpacklo_epi64(s2_3, s2_11);
+        const __m128i s3_7 = _mm_unpackhi_epi64(s2_3, s2_11);
+        const __m128i s3_8 = _mm_unpacklo_epi64(s2_4, s2_12);
+        const __m128i s3_9 = _mm_unpackhi_epi64(s2_4, s2_12);
+        const __m128i s3_10 = _mm_unpacklo_epi64(s2_5, s2_13);
+        const __m128i s3_11 = _mm_unpackhi_epi64(s2_5, s2_13);
+        const __m128i s3_12 = _mm_unpacklo_epi64(s2_6, s2_14);
+        const __m128i s3_13 = _mm_unpackhi_epi64(s2_6, s2_14);
+        const __m128i s3_14 = _mm_unpacklo_epi64(s2_7, s2_15);
+        const __m128i s3_15 = _mm_unpackhi_epi64(s2_7, s2_15);
+        _mm256_storeu_si256((__m256i*)(void*)(d + (k + 0) * 32), _mm256_cvtepi8_epi16(s3_0));
+        _mm256_storeu_si256((__m256i*)(void*)(d + (k + 1) * 32), _mm256_cvtepi8_epi16(s3_1));
+        _mm256_storeu_si256((__m256i*)(void*)(d + (k + 2) * 32), _mm256_cvtepi8_epi16(s3_2));
+        _mm256_storeu_si256((__m256i*)(void*)(d + (k + 3) * 32), _mm256_cvtepi8_epi16(s3_3));
+        _mm256_storeu_si256((__m256i*)(void*)(d + (k + 4) * 32), _mm256_cvtepi8_epi16(s3_4));
+        _mm256_storeu_si256((__m256i*)(void*)(d + (k + 5) * 32), _mm256_cvtepi8_epi16(s3_5));
+        _mm256_storeu_si256((__m256i*)(void*)(d + (k + 6) * 32), _mm256_cvtepi8_epi16(s3_6));
+        _mm256_storeu_si256((__m256i*)(void*)(d + (k + 7) * 32), _mm256_cvtepi8_epi16(s3_7));
+        _mm256_storeu_si256((__m256i*)(void*)(d + (k + 8) * 32), _mm256_cvtepi8_epi16(s3_8));
+        _mm256_storeu_si256((__m256i*)(void*)(d + (k + 9) * 32), _mm256_cvtepi8_epi16(s3_9));
+        _mm256_storeu_si256((__m256i*)(void*)(d + (k + 10) * 32), _mm256_cvtepi8_epi16(s3_10));
+        _mm256_storeu_si256((__m256i*)(void*)(d + (k + 11) * 32), _mm256_cvtepi8_epi16(s3_11));
+        _mm256_storeu_si256((__m256i*)(void*)(d + (k + 12) * 32), _mm256_cvtepi8_epi16(s3_12));
+        _mm256_storeu_si256((__m256i*)(void*)(d + (k + 13) * 32), _mm256_cvtepi8_epi16(s3_13));
+        _mm256_storeu_si256((__m256i*)(void*)(d + (k + 14) * 32), _mm256_cvtepi8_epi16(s3_14));
+        _mm256_storeu_si256((__m256i*)(void*)(d + (k + 15) * 32), _mm256_cvtepi8_epi16(s3_15));
+      }
+      for (; k < kc; k++) for (size_t j = 0; j < 16; j++) d[k * 32 + j] = s[j][k];
+    }
+  }
+}
+
+static __attribute__((target("avx512f,avx512bw,avx512vl,avx2,fma"))) void wrt_avx512_qspmv(size_t n, const int8_t* x, const int32_t* restrict nnz, const int32_t* restrict offs, const int32_t* restrict w, const float* restrict mult, int8_t* y, const wrt_qparams* p) {
+  const float qlo = p->lo, qhi = p->hi;
+  for (size_t r = 0; r < n; r += 4) {
+    int32_t t[4] __attribute__((aligned(16)));
+    __m128i acc = _mm_loadu_si128((const __m128i*)(const void*)w);
+    w += 4;
+    for (int32_t k = *nnz++; k > 0; k--, offs += 2, w += 4) {
+      const int32_t xv = (int32_t)((uint32_t)(uint16_t)(int16_t)x[offs[0] >> 6] | (uint32_t)(uint16_t)(int16_t)x[offs[1] >> 6] << 16);
+      acc = _mm_add_epi32(acc, _mm_madd_epi16(_mm_set1_epi32(xv), _mm_loadu_si128((const __m128i*)(const void*)w)));
+    }
+    _mm_storeu_si128((__m128i*)(void*)t, acc);
+    const size_t nleft = n - r < 4 ? n - r : 4;
+    for (size_t j = 0; j < nleft; j++) {
+      float f = (float)t[j] * mult[r + j];
+      f = f < qlo ? qlo : f;
+      f = f > qhi ? qhi : f;
+      const float rn = f + 12582912.0f;
+      y[r + j] = (int8_t)((int32_t)(rn - 12582912.0f) + p->zy);
+    }
+  }
+}
+
+static __attribute__((target("avx512f,avx512bw,avx512vl,avx512vnni,avx2,fma"))) void wrt_avx512vnni_qspmm_64(size_t mr, size_t n, const void* x, const int32_t* restrict nnz, const int32_t* restrict offs, const int32_t* restrict w, const float* restrict mult, int8_t* y, size_t y_stride, const wrt_qparams* p) {
+  const __m512 qlo = _mm512_set1_ps(p->lo), qhi = _mm512_set1_ps(p->hi);
+  const __m512i qzy = _mm512_set1_epi32(p->zy);
+  const char* xb = (const char*)x;
+  const size_t nv = (mr + 15) / 16;
+  for (size_t r = 0; r < n; r += 4) {
+    int32_t t[64] __attribute__((aligned(64)));
+    __m512i acc0_0 = _mm512_set1_epi32(w[0]);
+    __m512i acc0_1 = _mm512_set1_epi32(w[0]);
+    __m512i acc0_2 = _mm512_set1_epi32(w[0]);
+    __m512i acc0_3 = _mm512_set1_epi32(w[0]);
+    __m512i acc1_0 = _mm512_set1_epi32(w[1]);
+    __m512i acc1_1 = _mm512_set1_epi32(w[1]);
+    __m512i acc1_2 = _mm512_set1_epi32(w[1]);
+    __m512i acc1_3 = _mm512_set1_epi32(w[1]);
+    __m512i acc2_0 = _mm512_set1_epi32(w[2]);
+    __m512i acc2_1 = _mm512_set1_epi32(w[2]);
+    __m512i acc2_2 = _mm512_set1_epi32(w[2]);
+    __m512i acc2_3 = _mm512_set1_epi32(w[2]);
+    __m512i acc3_0 = _mm512_set1_epi32(w[3]);
+    __m512i acc3_1 = _mm512_set1_epi32(w[3]);
+    __m512i acc3_2 = _mm512_set1_epi32(w[3]);
+    __m512i acc3_3 = _mm512_set1_epi32(w[3]);
+    w += 4;
+    if (nv > 2) {
+      for (int32_t k = *nnz; k > 0; k--, offs += 4, w += 4) {
+        const __m512i c0 = _mm512_loadu_si512((const void*)(xb + (size_t)offs[0]));
+        const __m512i c1 = _mm512_loadu_si512((const void*)(xb + (size_t)offs[1]));
+        const __m512i c2 = _mm512_loadu_si512((const void*)(xb + (size_t)offs[2]));
+        const __m512i c3 = _mm512_loadu_si512((const void*)(xb + (size_t)offs[3]));
+        const __m512i a01l = _mm512_unpacklo_epi8(c0, c1), a23l = _mm512_unpacklo_epi8(c2, c3);
+        const __m512i a01h = _mm512_unpackhi_epi8(c0, c1), a23h = _mm512_unpackhi_epi8(c2, c3);
+        const __m512i q0 = _mm512_unpacklo_epi16(a01l, a23l);
+        const __m512i q1 = _mm512_unpackhi_epi16(a01l, a23l);
+        const __m512i q2 = _mm512_unpacklo_epi16(a01h, a23h);
+        const __m512i q3 = _mm512_unpackhi_epi16(a01h, a23h);
+        const __m512i w0 = _mm512_set1_epi32(w[0]);
+        acc0_0 = _mm512_dpbusd_epi32(acc0_0, q0, w0);
+        acc0_1 = _mm512_dpbusd_epi32(acc0_1, q1, w0);
+        acc0_2 = _mm512_dpbusd_epi32(acc0_2, q2, w0);
+        acc0_3 = _mm512_dpbusd_epi32(acc0_3, q3, w0);
+        const __m512i w1 = _mm512_set1_epi32(w[1]);
+        acc1_0 = _mm512_dpbusd_epi32(acc1_0, q0, w1);
+        acc1_1 = _mm512_dpbusd_epi32(acc1_1, q1, w1);
+        acc1_2 = _mm512_dpbusd_epi32(acc1_2, q2, w1);
+        acc1_3 = _mm512_dpbusd_epi32(acc1_3, q3, w1);
+        const __m512i w2 = _mm512_set1_epi32(w[2]);
+        acc2_0 = _mm512_dpbusd_epi32(acc2_0, q0, w2);
+        acc2_1 = _mm512_dpbusd_epi32(acc2_1, q1, w2);
+        acc2_2 = _mm512_dpbusd_epi32(acc2_2, q2, w2);
+        acc2_3 = _mm512_dpbusd_epi32(acc2_3, q3, w2);
+        const __m512i w3 = _mm512_set1_epi32(w[3]);
+        acc3_0 = _mm512_dpbusd_epi32(acc3_0, q0, w3);
+        acc3_1 = _mm512_dpbusd_epi32(acc3_1, q1, w3);
+        acc3_2 = _mm512_dpbusd_epi32(acc3_2, q2, w3);
+        acc3_3 = _mm512_dpbusd_epi32(acc3_3, q3, w3);
+      }
+    } else if (nv == 2) {
+      for (int32_t k = *nnz; k > 0; k--, offs += 4, w += 4) {
+        const __m512i c0 = _mm512_loadu_si512((const void*)(xb + (size_t)offs[0]));
+        const __m512i c1 = _mm512_loadu_si512((const void*)(xb + (size_t)offs[1]));
+        const __m512i c2 = _mm512_loadu_si512((const void*)(xb + (size_t)offs[2]));
+        const __m512i c3 = _mm512_loadu_si512((const void*)(xb + (size_t)offs[3]));
+        const __m512i a01l = _mm512_unpacklo_epi8(c0, c1), a23l = _mm512_unpacklo_epi8(c2, c3);
+        const __m512i q0 = _mm512_unpacklo_epi16(a01l, a23l);
+        const __m512i q1 = _mm512_unpackhi_epi16(a01l, a23l);
+        const __m512i w0 = _mm512_set1_epi32(w[0]);
+        acc0_0 = _mm512_dpbusd_epi32(acc0_0, q0, w0);
+        acc0_1 = _mm512_dpbusd_epi32(acc0_1, q1, w0);
+        const __m512i w1 = _mm512_set1_epi32(w[1]);
+        acc1_0 = _mm512_dpbusd_epi32(acc1_0, q0, w1);
+        acc1_1 = _mm512_dpbusd_epi32(acc1_1, q1, w1);
+        const __m512i w2 = _mm512_set1_epi32(w[2]);
+        acc2_0 = _mm512_dpbusd_epi32(acc2_0, q0, w2);
+        acc2_1 = _mm512_dpbusd_epi32(acc2_1, q1, w2);
+        const __m512i w3 = _mm512_set1_epi32(w[3]);
+        acc3_0 = _mm512_dpbusd_epi32(acc3_0, q0, w3);
+        acc3_1 = _mm512_dpbusd_epi32(acc3_1, q1, w3);
+      }
+    } else {
+      for (int32_t k = *nnz; k > 0; k--, offs += 4, w += 4) {
+        const __m512i c0 = _mm512_loadu_si512((const void*)(xb + (size_t)offs[0]));
+        const __m512i c1 = _mm512_loadu_si512((const void*)(xb + (size_t)offs[1]));
+        const __m512i c2 = _mm512_loadu_si512((const void*)(xb + (size_t)offs[2]));
+        const __m512i c3 = _mm512_loadu_si512((const void*)(xb + (size_t)offs[3]));
+        const __m512i a01l = _mm512_unpacklo_epi8(c0, c1), a23l = _mm512_unpacklo_epi8(c2, c3);
+        const __m512i q0 = _mm512_unpacklo_epi16(a01l, a23l);
+        const __m512i w0 = _mm512_set1_epi32(w[0]);
+        acc0_0 = _mm512_dpbusd_epi32(acc0_0, q0, w0);
+        const __m512i w1 = _mm512_set1_epi32(w[1]);
+        acc1_0 = _mm512_dpbusd_epi32(acc1_0, q0, w1);
+        const __m512i w2 = _mm512_set1_epi32(w[2]);
+        acc2_0 = _mm512_dpbusd_epi32(acc2_0, q0, w2);
+        const __m512i w3 = _mm512_set1_epi32(w[3]);
+        acc3_0 = _mm512_dpbusd_epi32(acc3_0, q0, w3);
+      }
+    }
+    nnz++;
+    const __m512 mq0 = _mm512_set1_ps(mult[r + 0]);
+    const __m512 mq1 = _mm512_set1_ps(mult[r + 1]);
+    const __m512 mq2 = _mm512_set1_ps(mult[r + 2]);
+    const __m512 mq3 = _mm512_set1_ps(mult[r + 3]);
+    {
+      const __m512i v0 = _mm512_add_epi32(_mm512_cvtps_epi32(_mm512_min_ps(_mm512_max_ps(_mm512_mul_ps(_mm512_cvtepi32_ps(acc0_0), mq0), qlo), qhi)), qzy);
+      const __m512i v1 = _mm512_add_epi32(_mm512_cvtps_epi32(_mm512_min_ps(_mm512_max_ps(_mm512_mul_ps(_mm512_cvtepi32_ps(acc1_0), mq1), qlo), qhi)), qzy);
+      const __m512i v2 = _mm512_add_epi32(_mm512_cvtps_epi32(_mm512_min_ps(_mm512_max_ps(_mm512_mul_ps(_mm512_cvtepi32_ps(acc2_0), mq2), qlo), qhi)), qzy);
+      const __m512i v3 = _mm512_add_epi32(_mm512_cvtps_epi32(_mm512_min_ps(_mm512_max_ps(_mm512_mul_ps(_mm512_cvtepi32_ps(acc3_0), mq3), qlo), qhi)), qzy);
+      _mm512_storeu_si512((void*)(t + 0), _mm512_or_si512(_mm512_or_si512(_mm512_and_si512(v0, _mm512_set1_epi32(255)), _mm512_srli_epi32(_mm512_slli_epi32(v1, 24), 16)), _mm512_or_si512(_mm512_srli_epi32(_mm512_slli_epi32(v2, 24), 8), _mm512_slli_epi32(v3, 24))));
+    }
+    if (nv > 1) {
+      const __m512i v0 = _mm512_add_epi32(_mm512_cvtps_epi32(_mm512_min_ps(_mm512_max_ps(_mm512_mul_ps(_mm512_cvtepi32_ps(acc0_1), mq0), qlo), qhi)), qzy);
+      const __m512i v1 = _mm512_add_epi32(_mm512_cvtps_epi32(_mm512_min_ps(_mm512_max_ps(_mm512_mul_ps(_mm512_cvtepi32_ps(acc1_1), mq1), qlo), qhi)), qzy);
+      const __m512i v2 = _mm512_add_epi32(_mm512_cvtps_epi32(_mm512_min_ps(_mm512_max_ps(_mm512_mul_ps(_mm512_cvtepi32_ps(acc2_1), mq2), qlo), qhi)), qzy);
+      const __m512i v3 = _mm512_add_epi32(_mm512_cvtps_epi32(_mm512_min_ps(_mm512_max_ps(_mm512_mul_ps(_mm512_cvtepi32_ps(acc3_1), mq3), qlo), qhi)), qzy);
+      _mm512_storeu_si512((void*)(t + 16), _mm512_or_si512(_mm512_or_si512(_mm512_and_si512(v0, _mm512_set1_epi32(255)), _mm512_srli_epi32(_mm512_slli_epi32(v1, 24), 16)), _mm512_or_si512(_mm512_srli_epi32(_mm512_slli_epi32(v2, 24), 8), _mm512_slli_epi32(v3, 24))));
+    }
+    if (nv > 2) {
+      const __m512i v0 = _mm512_add_epi32(_mm512_cvtps_epi32(_mm512_min_ps(_mm512_max_ps(_mm512_mul_ps(_mm512_cvtepi32_ps(acc0_2), mq0), qlo), qhi)), qzy);
+      const __m512i v1 = _mm512_add_epi32(_mm512_cvtps_epi32(_mm512_min_ps(_mm512_max_ps(_mm512_mul_ps(_mm512_cvtepi32_ps(acc1_2), mq1), qlo), qhi)), qzy);
+      const __m512i v2 = _mm512_add_epi32(_mm512_cvtps_epi32(_mm512_min_ps(_mm512_max_ps(_mm512_mul_ps(_mm512_cvtepi32_ps(acc2_2), mq2), qlo), qhi)), qzy);
+      const __m512i v3 = _mm512_add_epi32(_mm512_cvtps_epi32(_mm512_min_ps(_mm512_max_ps(_mm512_mul_ps(_mm512_cvtepi32_ps(acc3_2), mq3), qlo), qhi)), qzy);
+      _mm512_storeu_si512((void*)(t + 32), _mm512_or_si512(_mm512_or_si512(_mm512_and_si512(v0, _mm512_set1_epi32(255)), _mm512_srli_epi32(_mm512_slli_epi32(v1, 24), 16)), _mm512_or_si512(_mm512_srli_epi32(_mm512_slli_epi32(v2, 24), 8), _mm512_slli_epi32(v3, 24))));
+    }
+    if (nv > 3) {
+      const __m512i v0 = _mm512_add_epi32(_mm512_cvtps_epi32(_mm512_min_ps(_mm512_max_ps(_mm512_mul_ps(_mm512_cvtepi32_ps(acc0_3), mq0), qlo), qhi)), qzy);
+      const __m512i v1 = _mm512_add_epi32(_mm512_cvtps_epi32(_mm512_min_ps(_mm512_max_ps(_mm512_mul_ps(_mm512_cvtepi32_ps(acc1_3), mq1), qlo), qhi)), qzy);
+      const __m512i v2 = _mm512_add_epi32(_mm512_cvtps_epi32(_mm512_min_ps(_mm512_max_ps(_mm512_mul_ps(_mm512_cvtepi32_ps(acc2_3), mq2), qlo), qhi)), qzy);
+      const __m512i v3 = _mm512_add_epi32(_mm512_cvtps_epi32(_mm512_min_ps(_mm512_max_ps(_mm512_mul_ps(_mm512_cvtepi32_ps(acc3_3), mq3), qlo), qhi)), qzy);
+      _mm512_storeu_si512((void*)(t + 48), _mm512_or_si512(_mm512_or_si512(_mm512_and_si512(v0, _mm512_set1_epi32(255)), _mm512_srli_epi32(_mm512_slli_epi32(v1, 24), 16)), _mm512_or_si512(_mm512_srli_epi32(_mm512_slli_epi32(v2, 24), 8), _mm512_slli_epi32(v3, 24))));
+    }
+    const size_t nleft = n - r < 4 ? n - r : 4;
+    int8_t* yo = y + r;
+    if (nleft == 4) {
+      for (size_t i = 0; i < mr; i++, yo += y_stride) {
+        __builtin_memcpy(yo, t + i, 4);
+      }
+    } else {
+      for (size_t i = 0; i < mr; i++, yo += y_stride) {
+        for (size_t j = 0; j < nleft; j++) yo[j] = (int8_t)(t[i] >> (8 * j));
+      }
+    }
+  }
+}
+
+static __attribute__((target("avx512f,avx512bw,avx512vl,avx512vnni,avx2,fma"))) void wrt_avx512vnni_qsppack_64(size_t mr, size_t kc, size_t ks, const int8_t* const* ind, void* restrict out) {
+  static const uint8_t pix[64] = {0, 1, 2, 3, 16, 17, 18, 19, 32, 33, 34, 35, 48, 49, 50, 51, 4, 5, 6, 7, 20, 21, 22, 23, 36, 37, 38, 39, 52, 53, 54, 55, 8, 9, 10, 11, 24, 25, 26, 27, 40, 41, 42, 43, 56, 57, 58, 59, 12, 13, 14, 15, 28, 29, 30, 31, 44, 45, 46, 47, 60, 61, 62, 63};
+  uint8_t* o = (uint8_t*)out;
+  const __m128i flip = _mm_set1_epi8((char)0x80);
+  for (size_t t = 0; t < ks; t++, ind += mr) {
+    for (size_t g = 0; g < 64; g += 16) {
+      const int8_t* s[16];
+      for (size_t j = 0; j < 16; j++) s[j] = ind[pix[g + j] < mr ? pix[g + j] : mr - 1];
+      uint8_t* d = o + t * kc * 64 + g;
+      size_t k = 0;
+      for (; k + 16 <= kc; k += 16) {
+        const __m128i r0 = _mm_loadu_si128((const __m128i*)(const void*)(s[0] + k));
+        const __m128i r1 = _mm_loadu_si128((const __m128i*)(const void*)(s[1] + k));
+        const __m128i r2 = _mm_loadu_si128((const __m128i*)(const void*)(s[2] + k));
+        const __m128i r3 = _mm_loadu_si128((const __m128i*)(const void*)(s[3] + k));
+        const __m128i r4 = _mm_loadu_si128((const __m128i*)(const void*)(s[4] + k));
+        const __m128i r5 = _mm_loadu_si128((const __m128i*)(const void*)(s[5] + k));
+        const __m128i r6 = _mm_loadu_si128((const __m128i*)(const void*)(s[6] + k));
+        const __m128i r7 = _mm_loadu_si128((const __m128i*)(const void*)(s[7] + k));
+        const __m128i r8 = _mm_loadu_si128((const __m128i*)(const void*)(s[8] + k));
+        const __m128i r9 = _mm_loadu_si128((const __m128i*)(const void*)(s[9] + k));
+        const __m128i r10 = _mm_loadu_si128((const __m128i*)(const void*)(s[10] + k));
+        const __m128i r11 = _mm_loadu_si128((const __m128i*)(const void*)(s[11] + k));
+        const __m128i r12 = _mm_loadu_si128((const __m128i*)(const void*)(s[12] + k));
+        const __m128i r13 = _mm_loadu_si128((const __m128i*)(const void*)(s[13] + k));
+        const __m128i r14 = _mm_loadu_si128((const __m128i*)(const void*)(s[14] + k));
+        const __m128i r15 = _mm_loadu_si128((const __m128i*)(const void*)(s[15] + k));
+        const __m128i s0_0 = _mm_unpacklo_epi8(r0, r1);
+        const __m128i s0_1 = _mm_unpackhi_epi8(r0, r1);
+        const __m128i s0_2 = _mm_unpacklo_epi8(r2, r3);
+        const __m128i s0_3 = _mm_unpackhi_epi8(r2, r3);
+        const __m128i s0_4 = _mm_unpacklo_epi8(r4, r5);
+        const __m128i s0_5 = _mm_unpackhi_epi8(r4, r5);
+        const __m128i s0_6 = _mm_unpacklo_epi8(r6, r7);
+        const __m128i s0_7 = _mm_unpackhi_epi8(r6, r7);
+        const __m128i s0_8 = _mm_unpacklo_epi8(r8, r9);
+        const __m128i s0_9 = _mm_unpackhi_epi8(r8, r9);
+        const __m128i s0_10 = _mm_unpacklo_epi8(r10, r11);
+        const __m128i s0_11 = _mm_unpackhi_epi8(r10, r11);
+        const __m128i s0_12 = _mm_unpacklo_epi8(r12, r13);
+        const __m128i s0_13 = _mm_unpackhi_epi8(r12, r13);
+        const __m128i s0_14 = _mm_unpacklo_epi8(r14, r15);
+        const __m128i s0_15 = _mm_unpackhi_epi8(r14, r15);
+        const __m128i s1_0 = _mm_unpacklo_epi16(s0_0, s0_2);
+        const __m128i s1_1 = _mm_unpackhi_epi16(s0_0, s0_2);
+        const __m128i s1_2 = _mm_unpacklo_epi16(s0_1, s0_3);
+        const __m128i s1_3 = _mm_unpackhi_epi16(s0_1, s0_3);
+        const __m128i s1_4 = _mm_unpacklo_epi16(s0_4, s0_6);
+        const __m128i s1_5 = _mm_unpackhi_epi16(s0_4, s0_6);
+        const __m128i s1_6 = _mm_unpacklo_epi16(s0_5, s0_7);
+        const __m128i s1_7 = _mm_unpackhi_epi16(s0_5, s0_7);
+        const __m128i s1_8 = _mm_unpacklo_epi16(s0_8, s0_10);
+        const __m128i s1_9 = _mm_unpackhi_epi16(s0_8, s0_10);
+        const __m128i s1_10 = _mm_unpacklo_epi16(s0_9, s0_11);
+        const __m128i s1_11 = _mm_unpackhi_epi16(s0_9, s0_11);
+        const __m128i s1_12 = _mm_unpacklo_epi16(s0_12, s0_14);
+        const __m128i s1_13 = _mm_unpackhi_epi16(s0_12, s0_14);
+        const __m128i s1_14 = _mm_unpacklo_epi16(s0_13, s0_15);
+        const __m128i s1_15 = _mm_unpackhi_epi16(s0_13, s0_15);
+        const __m128i s2_0 = _mm_unpacklo_epi32(s1_0, s1_4);
+        const __m128i s2_1 = _mm_unpackhi_epi32(s1_0, s1_4);
+        const __m128i s2_2 = _mm_unpacklo_epi32(s1_1, s1_5);
+        const __m128i s2_3 = _mm_unpackhi_epi32(s1_1, s1_5);
+        const __m128i s2_4 = _mm_unpacklo_epi32(s1_2, s1_6);
+        const __m128i s2_5 = _mm_unpackhi_epi32(s1_2, s1_6);
+        const __m128i s2_6 = _mm_unpacklo_epi32(s1_3, s1_7);
+        const __m128i s2_7 = _mm_unpackhi_epi32(s1_3, s1_7);
+        const __m128i s2_8 = _mm_unpacklo_epi32(s1_8, s1_12);
+        const __m128i s2_9 = _mm_unpackhi_epi32(s1_8, s1_12);
+        const __m128i s2_10 = _mm_unpacklo_epi32(s1_9, s1_13);
+        const __m128i s2_11 = _mm_unpackhi_epi32(s1_9, s1_13);
+        const __m128i s2_12 = _mm_unpacklo_epi32(s1_10, s1_14);
+        const __m128i s2_13 = _mm_unpackhi_epi32(s1_10, s1_14);
+        const __m128i s2_14 = _mm_unpacklo_epi32(s1_11, s1_15);
+        const __m128i s2_15 = _mm_unpackhi_epi32(s1_11, s1_15);
+        const __m128i s3_0 = _mm_unpacklo_epi64(s2_0, s2_8);
+        const __m128i s3_1 = _mm_unpackhi_epi64(s2_0, s2_8);
+        const __m128i s3_2 = _mm_unpacklo_epi64(s2_1, s2_9);
+        const __m128i s3_3 = _mm_unpackhi_epi64(s2_1, s2_9);
+        const __m128i s3_4 = _mm_unpacklo_epi64(s2_2, s2_10);
+        const __m128i s3_5 = _mm_unpackhi_epi64(s2_2, s2_10);
+        const __m128i s3_6 = _mm_unpacklo_epi64(s2_3, s2_11);
+        const __m128i s3_7 = _mm_unpackhi_epi64(s2_3, s2_11);
+        const __m128i s3_8 = _mm_unpacklo_epi64(s2_4, s2_12);
+        const __m128i s3_9 = _mm_unpackhi_epi64(s2_4, s2_12);
+        const __m128i s3_10 = _mm_unpacklo_epi64(s2_5, s2_13);
+        const __m128i s3_11 = _mm_unpackhi_epi64(s2_5, s2_13);
+        const __m128i s3_12 = _mm_unpacklo_epi64(s2_6, s2_14);
+        const __m128i s3_13 = _mm_unpackhi_epi64(s2_6, s2_14);
+        const __m128i s3_14 = _mm_unpacklo_epi64(s2_7, s2_15);
+        const __m128i s3_15 = _mm_unpackhi_epi64(s2_7, s2_15);
+        _mm_storeu_si128((__m128i*)(void*)(d + (k + 0) * 64), _mm_xor_si128(s3_0, flip));
+        _mm_storeu_si128((__m128i*)(void*)(d + (k + 1) * 64), _mm_xor_si128(s3_1, flip));
+        _mm_storeu_si128((__m128i*)(void*)(d + (k + 2) * 64), _mm_xor_si128(s3_2, flip));
+        _mm_storeu_si128((__m128i*)(void*)(d + (k + 3) * 64), _mm_xor_si128(s3_3, flip));
+        _mm_storeu_si128((__m128i*)(void*)(d + (k + 4) * 64), _mm_xor_si128(s3_4, flip));
+        _mm_storeu_si128((__m128i*)(void*)(d + (k + 5) * 64), _mm_xor_si128(s3_5, flip));
+        _mm_storeu_si128((__m128i*)(void*)(d + (k + 6) * 64), _mm_xor_si128(s3_6, flip));
+        _mm_storeu_si128((__m128i*)(void*)(d + (k + 7) * 64), _mm_xor_si128(s3_7, flip));
+        _mm_storeu_si128((__m128i*)(void*)(d + (k + 8) * 64), _mm_xor_si128(s3_8, flip));
+        _mm_storeu_si128((__m128i*)(void*)(d + (k + 9) * 64), _mm_xor_si128(s3_9, flip));
+        _mm_storeu_si128((__m128i*)(void*)(d + (k + 10) * 64), _mm_xor_si128(s3_10, flip));
+        _mm_storeu_si128((__m128i*)(void*)(d + (k + 11) * 64), _mm_xor_si128(s3_11, flip));
+        _mm_storeu_si128((__m128i*)(void*)(d + (k + 12) * 64), _mm_xor_si128(s3_12, flip));
+        _mm_storeu_si128((__m128i*)(void*)(d + (k + 13) * 64), _mm_xor_si128(s3_13, flip));
+        _mm_storeu_si128((__m128i*)(void*)(d + (k + 14) * 64), _mm_xor_si128(s3_14, flip));
+        _mm_storeu_si128((__m128i*)(void*)(d + (k + 15) * 64), _mm_xor_si128(s3_15, flip));
+      }
+      for (; k < kc; k++) for (size_t j = 0; j < 16; j++) d[k * 64 + j] = (uint8_t)(s[j][k] ^ 0x80);
+    }
+  }
+}
+
+static __attribute__((target("avx512f,avx512bw,avx512vl,avx512vnni,avx2,fma"))) void wrt_avx512vnni_qspmv(size_t n, const int8_t* x, const int32_t* restrict nnz, const int32_t* restrict offs, const int32_t* restrict w, const float* restrict mult, int8_t* y, const wrt_qparams* p) {
+  const float qlo = p->lo, qhi = p->hi;
+  for (size_t r = 0; r < n; r += 4) {
+    int32_t t[4] __attribute__((aligned(16)));
+    __m128i acc = _mm_loadu_si128((const __m128i*)(const void*)w);
+    w += 4;
+    for (int32_t k = *nnz++; k > 0; k--, offs += 4, w += 4) {
+      const int32_t xv = (int32_t)((uint32_t)(uint8_t)(x[offs[0] >> 6] ^ 0x80) << 0 | (uint32_t)(uint8_t)(x[offs[1] >> 6] ^ 0x80) << 8 | (uint32_t)(uint8_t)(x[offs[2] >> 6] ^ 0x80) << 16 | (uint32_t)(uint8_t)(x[offs[3] >> 6] ^ 0x80) << 24);
+      acc = _mm_dpbusd_epi32(acc, _mm_set1_epi32(xv), _mm_loadu_si128((const __m128i*)(const void*)w));
+    }
+    _mm_storeu_si128((__m128i*)(void*)t, acc);
+    const size_t nleft = n - r < 4 ? n - r : 4;
+    for (size_t j = 0; j < nleft; j++) {
+      float f = (float)t[j] * mult[r + j];
+      f = f < qlo ? qlo : f;
+      f = f > qhi ? qhi : f;
+      const float rn = f + 12582912.0f;
+      y[r + j] = (int8_t)((int32_t)(rn - 12582912.0f) + p->zy);
     }
   }
 }
@@ -8871,8 +9264,8 @@ const wrt_target wrt_target_avx512 = {
   .sppack = wrt_avx512_sppack_32,
   .spmmu_mr = 64, .spmmu_min_sparsity = 0.5f, .spmmu_k_penalty = 8.0f,
   .spmmu = wrt_avx512_spmmu_64, .sppacku = wrt_avx512_sppack_64,
-  .qspmm_mr = 32, .qspmm_min_sparsity = 0.7f, .qspmm_k_penalty = 8.0f,
-  .qspmm = wrt_avx512_qspmm_32, .qsppack = wrt_avx512_qsppack_32,
+  .qspmm_mr = 32, .qspmm_kr = 2, .qspmm_xoff = 0, .qspmm_min_sparsity = 0.5f, .qspmm_k_penalty = 2.0f,
+  .qspmm = wrt_avx512_qspmm_32, .qsppack = wrt_avx512_qsppack_32, .qspmv = wrt_avx512_qspmv,
   .wino_in = {wrt_avx512_wino2_in, wrt_avx512_wino4_in}, .wino_out = {wrt_avx512_wino2_out, wrt_avx512_wino4_out},
   .interleave3 = wrt_avx512_interleave3,
 };
@@ -8939,8 +9332,8 @@ const wrt_target wrt_target_avx512vnni = {
   .sppack = wrt_avx512_sppack_32,
   .spmmu_mr = 64, .spmmu_min_sparsity = 0.5f, .spmmu_k_penalty = 8.0f,
   .spmmu = wrt_avx512_spmmu_64, .sppacku = wrt_avx512_sppack_64,
-  .qspmm_mr = 32, .qspmm_min_sparsity = 0.7f, .qspmm_k_penalty = 8.0f,
-  .qspmm = wrt_avx512_qspmm_32, .qsppack = wrt_avx512_qsppack_32,
+  .qspmm_mr = 64, .qspmm_kr = 4, .qspmm_xoff = 128, .qspmm_min_sparsity = 0.5f, .qspmm_k_penalty = 16.0f,
+  .qspmm = wrt_avx512vnni_qspmm_64, .qsppack = wrt_avx512vnni_qsppack_64, .qspmv = wrt_avx512vnni_qspmv,
   .wino_in = {wrt_avx512_wino2_in, wrt_avx512_wino4_in}, .wino_out = {wrt_avx512_wino2_out, wrt_avx512_wino4_out},
   .interleave3 = wrt_avx512_interleave3,
 };

@@ -6568,12 +6568,12 @@ static void wrt_neon_sppack_16(size_t mr, size_t kc, size_t ks, const float* con
   }
 }
 
-static void wrt_neon_qspmm_8(size_t mr, size_t n, const int16_t* x, const int32_t* restrict nnz, const int32_t* restrict offs, const int32_t* restrict w, const float* restrict mult, int8_t* y, size_t y_stride, const wrt_qparams* p) {
+static void wrt_neon_qspmm_8(size_t mr, size_t n, const void* x, const int32_t* restrict nnz, const int32_t* restrict offs, const int32_t* restrict w, const float* restrict mult, int8_t* y, size_t y_stride, const wrt_qparams* p) {
   const float32x4_t qlo = vdupq_n_f32(p->lo), qhi = vdupq_n_f32(p->hi);
   const int32x4_t qzy = vdupq_n_s32(p->zy);
   const char* xb = (const char*)x;
   for (size_t r = 0; r < n; r += 4) {
-    int32_t t[32] __attribute__((aligned(64)));
+    int32_t t[8] __attribute__((aligned(64)));
     int32x4_t acc0_0 = vld1q_dup_s32(w + 0);
     int32x4_t acc0_1 = vld1q_dup_s32(w + 0);
     int32x4_t acc1_0 = vld1q_dup_s32(w + 1);
@@ -6604,50 +6604,118 @@ static void wrt_neon_qspmm_8(size_t mr, size_t n, const int16_t* x, const int32_
       acc3_1 = vmlal_high_laneq_s16(acc3_1, x0, wv, 6);
       acc3_1 = vmlal_high_laneq_s16(acc3_1, x1, wv, 7);
     }
+    const float32x4_t mq0 = vld1q_dup_f32(mult + r + 0);
+    const float32x4_t mq1 = vld1q_dup_f32(mult + r + 1);
+    const float32x4_t mq2 = vld1q_dup_f32(mult + r + 2);
+    const float32x4_t mq3 = vld1q_dup_f32(mult + r + 3);
     {
-      const float32x4_t mq = vld1q_dup_f32(mult + r + 0);
-      vst1q_s32(t + 0, vaddq_s32(vcvtnq_s32_f32(vminq_f32(vmaxq_f32(vmulq_f32(vcvtq_f32_s32(acc0_0), mq), qlo), qhi)), qzy));
-      vst1q_s32(t + 4, vaddq_s32(vcvtnq_s32_f32(vminq_f32(vmaxq_f32(vmulq_f32(vcvtq_f32_s32(acc0_1), mq), qlo), qhi)), qzy));
+      const int32x4_t v0 = vaddq_s32(vcvtnq_s32_f32(vminq_f32(vmaxq_f32(vmulq_f32(vcvtq_f32_s32(acc0_0), mq0), qlo), qhi)), qzy);
+      const int32x4_t v1 = vaddq_s32(vcvtnq_s32_f32(vminq_f32(vmaxq_f32(vmulq_f32(vcvtq_f32_s32(acc1_0), mq1), qlo), qhi)), qzy);
+      const int32x4_t v2 = vaddq_s32(vcvtnq_s32_f32(vminq_f32(vmaxq_f32(vmulq_f32(vcvtq_f32_s32(acc2_0), mq2), qlo), qhi)), qzy);
+      const int32x4_t v3 = vaddq_s32(vcvtnq_s32_f32(vminq_f32(vmaxq_f32(vmulq_f32(vcvtq_f32_s32(acc3_0), mq3), qlo), qhi)), qzy);
+      vst1q_s32(t + 0, vorrq_s32(vorrq_s32(vandq_s32(v0, vdupq_n_s32(255)), vreinterpretq_s32_u32(vshrq_n_u32(vreinterpretq_u32_s32(vshlq_n_s32(v1, 24)), 16))), vorrq_s32(vreinterpretq_s32_u32(vshrq_n_u32(vreinterpretq_u32_s32(vshlq_n_s32(v2, 24)), 8)), vshlq_n_s32(v3, 24))));
     }
     {
-      const float32x4_t mq = vld1q_dup_f32(mult + r + 1);
-      vst1q_s32(t + 8, vaddq_s32(vcvtnq_s32_f32(vminq_f32(vmaxq_f32(vmulq_f32(vcvtq_f32_s32(acc1_0), mq), qlo), qhi)), qzy));
-      vst1q_s32(t + 12, vaddq_s32(vcvtnq_s32_f32(vminq_f32(vmaxq_f32(vmulq_f32(vcvtq_f32_s32(acc1_1), mq), qlo), qhi)), qzy));
-    }
-    {
-      const float32x4_t mq = vld1q_dup_f32(mult + r + 2);
-      vst1q_s32(t + 16, vaddq_s32(vcvtnq_s32_f32(vminq_f32(vmaxq_f32(vmulq_f32(vcvtq_f32_s32(acc2_0), mq), qlo), qhi)), qzy));
-      vst1q_s32(t + 20, vaddq_s32(vcvtnq_s32_f32(vminq_f32(vmaxq_f32(vmulq_f32(vcvtq_f32_s32(acc2_1), mq), qlo), qhi)), qzy));
-    }
-    {
-      const float32x4_t mq = vld1q_dup_f32(mult + r + 3);
-      vst1q_s32(t + 24, vaddq_s32(vcvtnq_s32_f32(vminq_f32(vmaxq_f32(vmulq_f32(vcvtq_f32_s32(acc3_0), mq), qlo), qhi)), qzy));
-      vst1q_s32(t + 28, vaddq_s32(vcvtnq_s32_f32(vminq_f32(vmaxq_f32(vmulq_f32(vcvtq_f32_s32(acc3_1), mq), qlo), qhi)), qzy));
+      const int32x4_t v0 = vaddq_s32(vcvtnq_s32_f32(vminq_f32(vmaxq_f32(vmulq_f32(vcvtq_f32_s32(acc0_1), mq0), qlo), qhi)), qzy);
+      const int32x4_t v1 = vaddq_s32(vcvtnq_s32_f32(vminq_f32(vmaxq_f32(vmulq_f32(vcvtq_f32_s32(acc1_1), mq1), qlo), qhi)), qzy);
+      const int32x4_t v2 = vaddq_s32(vcvtnq_s32_f32(vminq_f32(vmaxq_f32(vmulq_f32(vcvtq_f32_s32(acc2_1), mq2), qlo), qhi)), qzy);
+      const int32x4_t v3 = vaddq_s32(vcvtnq_s32_f32(vminq_f32(vmaxq_f32(vmulq_f32(vcvtq_f32_s32(acc3_1), mq3), qlo), qhi)), qzy);
+      vst1q_s32(t + 4, vorrq_s32(vorrq_s32(vandq_s32(v0, vdupq_n_s32(255)), vreinterpretq_s32_u32(vshrq_n_u32(vreinterpretq_u32_s32(vshlq_n_s32(v1, 24)), 16))), vorrq_s32(vreinterpretq_s32_u32(vshrq_n_u32(vreinterpretq_u32_s32(vshlq_n_s32(v2, 24)), 8)), vshlq_n_s32(v3, 24))));
     }
     const size_t nleft = n - r < 4 ? n - r : 4;
     int8_t* yo = y + r;
     if (nleft == 4) {
       for (size_t i = 0; i < mr; i++, yo += y_stride) {
-        yo[0] = (int8_t)t[0 + i];
-        yo[1] = (int8_t)t[8 + i];
-        yo[2] = (int8_t)t[16 + i];
-        yo[3] = (int8_t)t[24 + i];
+        __builtin_memcpy(yo, t + i, 4);
       }
     } else {
       for (size_t i = 0; i < mr; i++, yo += y_stride) {
-        for (size_t j = 0; j < nleft; j++) yo[j] = (int8_t)t[j * 8 + i];
+        for (size_t j = 0; j < nleft; j++) yo[j] = (int8_t)(t[i] >> (8 * j));
       }
     }
   }
 }
 
-static void wrt_neon_qsppack_8(size_t mr, size_t kc, size_t ks, const int8_t* const* ind, int16_t* restrict out) {
-  static const uint8_t pos[8] = {0, 1, 2, 3, 4, 5, 6, 7};
+static void wrt_neon_qsppack_8(size_t mr, size_t kc, size_t ks, const int8_t* const* ind, void* restrict out) {
+  int16_t* ob = (int16_t*)out;
   for (size_t t = 0; t < ks; t++, ind += mr) {
-    for (size_t i = 0; i < 8; i++) {
-      const int8_t* src = ind[i < mr ? i : mr - 1];
-      int16_t* o = out + t * kc * 8 + pos[i];
-      for (size_t k = 0; k < kc; k++) o[k * 8] = src[k];
+    const int8_t* s[8];
+    for (size_t j = 0; j < 8; j++) s[j] = ind[j < mr ? j : mr - 1];
+    int16_t* d = ob + t * kc * 8;
+    size_t k = 0;
+    for (; k + 16 <= kc; k += 16) {
+      const int8x16_t r0 = vld1q_s8(s[0] + k);
+      const int8x16_t r1 = vld1q_s8(s[1] + k);
+      const int8x16_t r2 = vld1q_s8(s[2] + k);
+      const int8x16_t r3 = vld1q_s8(s[3] + k);
+      const int8x16_t r4 = vld1q_s8(s[4] + k);
+      const int8x16_t r5 = vld1q_s8(s[5] + k);
+      const int8x16_t r6 = vld1q_s8(s[6] + k);
+      const int8x16_t r7 = vld1q_s8(s[7] + k);
+      const int8x16_t s0_0 = vzip1q_s8(r0, r1);
+      const int8x16_t s0_1 = vzip2q_s8(r0, r1);
+      const int8x16_t s0_2 = vzip1q_s8(r2, r3);
+      const int8x16_t s0_3 = vzip2q_s8(r2, r3);
+      const int8x16_t s0_4 = vzip1q_s8(r4, r5);
+      const int8x16_t s0_5 = vzip2q_s8(r4, r5);
+      const int8x16_t s0_6 = vzip1q_s8(r6, r7);
+      const int8x16_t s0_7 = vzip2q_s8(r6, r7);
+      const int8x16_t s1_0 = vreinterpretq_s8_s16(vzip1q_s16(vreinterpretq_s16_s8(s0_0), vreinterpretq_s16_s8(s0_2)));
+      const int8x16_t s1_1 = vreinterpretq_s8_s16(vzip2q_s16(vreinterpretq_s16_s8(s0_0), vreinterpretq_s16_s8(s0_2)));
+      const int8x16_t s1_2 = vreinterpretq_s8_s16(vzip1q_s16(vreinterpretq_s16_s8(s0_1), vreinterpretq_s16_s8(s0_3)));
+      const int8x16_t s1_3 = vreinterpretq_s8_s16(vzip2q_s16(vreinterpretq_s16_s8(s0_1), vreinterpretq_s16_s8(s0_3)));
+      const int8x16_t s1_4 = vreinterpretq_s8_s16(vzip1q_s16(vreinterpretq_s16_s8(s0_4), vreinterpretq_s16_s8(s0_6)));
+      const int8x16_t s1_5 = vreinterpretq_s8_s16(vzip2q_s16(vreinterpretq_s16_s8(s0_4), vreinterpretq_s16_s8(s0_6)));
+      const int8x16_t s1_6 = vreinterpretq_s8_s16(vzip1q_s16(vreinterpretq_s16_s8(s0_5), vreinterpretq_s16_s8(s0_7)));
+      const int8x16_t s1_7 = vreinterpretq_s8_s16(vzip2q_s16(vreinterpretq_s16_s8(s0_5), vreinterpretq_s16_s8(s0_7)));
+      const int8x16_t s2_0 = vreinterpretq_s8_s32(vzip1q_s32(vreinterpretq_s32_s8(s1_0), vreinterpretq_s32_s8(s1_4)));
+      const int8x16_t s2_1 = vreinterpretq_s8_s32(vzip2q_s32(vreinterpretq_s32_s8(s1_0), vreinterpretq_s32_s8(s1_4)));
+      const int8x16_t s2_2 = vreinterpretq_s8_s32(vzip1q_s32(vreinterpretq_s32_s8(s1_1), vreinterpretq_s32_s8(s1_5)));
+      const int8x16_t s2_3 = vreinterpretq_s8_s32(vzip2q_s32(vreinterpretq_s32_s8(s1_1), vreinterpretq_s32_s8(s1_5)));
+      const int8x16_t s2_4 = vreinterpretq_s8_s32(vzip1q_s32(vreinterpretq_s32_s8(s1_2), vreinterpretq_s32_s8(s1_6)));
+      const int8x16_t s2_5 = vreinterpretq_s8_s32(vzip2q_s32(vreinterpretq_s32_s8(s1_2), vreinterpretq_s32_s8(s1_6)));
+      const int8x16_t s2_6 = vreinterpretq_s8_s32(vzip1q_s32(vreinterpretq_s32_s8(s1_3), vreinterpretq_s32_s8(s1_7)));
+      const int8x16_t s2_7 = vreinterpretq_s8_s32(vzip2q_s32(vreinterpretq_s32_s8(s1_3), vreinterpretq_s32_s8(s1_7)));
+      vst1q_s16(d + (k + 0) * 8, vmovl_s8(vget_low_s8(s2_0)));
+      vst1q_s16(d + (k + 1) * 8, vmovl_high_s8(s2_0));
+      vst1q_s16(d + (k + 2) * 8, vmovl_s8(vget_low_s8(s2_1)));
+      vst1q_s16(d + (k + 3) * 8, vmovl_high_s8(s2_1));
+      vst1q_s16(d + (k + 4) * 8, vmovl_s8(vget_low_s8(s2_2)));
+      vst1q_s16(d + (k + 5) * 8, vmovl_high_s8(s2_2));
+      vst1q_s16(d + (k + 6) * 8, vmovl_s8(vget_low_s8(s2_3)));
+      vst1q_s16(d + (k + 7) * 8, vmovl_high_s8(s2_3));
+      vst1q_s16(d + (k + 8) * 8, vmovl_s8(vget_low_s8(s2_4)));
+      vst1q_s16(d + (k + 9) * 8, vmovl_high_s8(s2_4));
+      vst1q_s16(d + (k + 10) * 8, vmovl_s8(vget_low_s8(s2_5)));
+      vst1q_s16(d + (k + 11) * 8, vmovl_high_s8(s2_5));
+      vst1q_s16(d + (k + 12) * 8, vmovl_s8(vget_low_s8(s2_6)));
+      vst1q_s16(d + (k + 13) * 8, vmovl_high_s8(s2_6));
+      vst1q_s16(d + (k + 14) * 8, vmovl_s8(vget_low_s8(s2_7)));
+      vst1q_s16(d + (k + 15) * 8, vmovl_high_s8(s2_7));
+    }
+    for (; k < kc; k++) for (size_t j = 0; j < 8; j++) d[k * 8 + j] = s[j][k];
+  }
+}
+
+static void wrt_neon_qspmv(size_t n, const int8_t* x, const int32_t* restrict nnz, const int32_t* restrict offs, const int32_t* restrict w, const float* restrict mult, int8_t* y, const wrt_qparams* p) {
+  const float qlo = p->lo, qhi = p->hi;
+  for (size_t r = 0; r < n; r += 4) {
+    int32_t t[4] __attribute__((aligned(16)));
+    int32x4_t acc = vld1q_s32(w);
+    w += 4;
+    for (int32_t k = *nnz++; k > 0; k--, offs += 2, w += 4) {
+      const int32_t xv = (int32_t)((uint32_t)(uint16_t)(int16_t)x[offs[0] >> 4] | (uint32_t)(uint16_t)(int16_t)x[offs[1] >> 4] << 16);
+      const int16x8_t xs = vreinterpretq_s16_s32(vdupq_n_s32(xv)), wv = vreinterpretq_s16_s32(vld1q_s32(w));
+      acc = vaddq_s32(acc, vpaddq_s32(vmull_s16(vget_low_s16(xs), vget_low_s16(wv)), vmull_high_s16(xs, wv)));
+    }
+    vst1q_s32(t, acc);
+    const size_t nleft = n - r < 4 ? n - r : 4;
+    for (size_t j = 0; j < nleft; j++) {
+      float f = (float)t[j] * mult[r + j];
+      f = f < qlo ? qlo : f;
+      f = f > qhi ? qhi : f;
+      const float rn = f + 12582912.0f;
+      y[r + j] = (int8_t)((int32_t)(rn - 12582912.0f) + p->zy);
     }
   }
 }
@@ -7460,8 +7528,8 @@ const wrt_target wrt_target_neon = {
   .sppack = NULL,
   .spmmu_mr = 16, .spmmu_min_sparsity = 0.5f, .spmmu_k_penalty = 8.0f,
   .spmmu = wrt_neon_spmmu_16, .sppacku = wrt_neon_sppack_16,
-  .qspmm_mr = 8, .qspmm_min_sparsity = 0.5f, .qspmm_k_penalty = 8.0f,
-  .qspmm = wrt_neon_qspmm_8, .qsppack = wrt_neon_qsppack_8,
+  .qspmm_mr = 8, .qspmm_kr = 2, .qspmm_xoff = 0, .qspmm_min_sparsity = 0.5f, .qspmm_k_penalty = 8.0f,
+  .qspmm = wrt_neon_qspmm_8, .qsppack = wrt_neon_qsppack_8, .qspmv = wrt_neon_qspmv,
   .wino_in = {wrt_neon_wino2_in, wrt_neon_wino4_in}, .wino_out = {wrt_neon_wino2_out, wrt_neon_wino4_out},
   .interleave3 = wrt_neon_interleave3,
 };

@@ -2484,7 +2484,7 @@ static void wrt_scalar_sppack_4(size_t mr, size_t kc, size_t ks, const float* co
   }
 }
 
-static void wrt_scalar_qspmm_4(size_t mr, size_t n, const int16_t* x, const int32_t* restrict nnz, const int32_t* restrict offs, const int32_t* restrict w, const float* restrict mult, int8_t* y, size_t y_stride, const wrt_qparams* p) {
+static void wrt_scalar_qspmm_4(size_t mr, size_t n, const void* x, const int32_t* restrict nnz, const int32_t* restrict offs, const int32_t* restrict w, const float* restrict mult, int8_t* y, size_t y_stride, const wrt_qparams* p) {
   const float qlo = p->lo, qhi = p->hi;
   const char* xb = (const char*)x;
   for (size_t r = 0; r < n; r += 4) {
@@ -2533,13 +2533,37 @@ static void wrt_scalar_qspmm_4(size_t mr, size_t n, const int16_t* x, const int3
   }
 }
 
-static void wrt_scalar_qsppack_4(size_t mr, size_t kc, size_t ks, const int8_t* const* ind, int16_t* restrict out) {
-  static const uint8_t pos[4] = {0, 1, 2, 3};
+static void wrt_scalar_qsppack_4(size_t mr, size_t kc, size_t ks, const int8_t* const* ind, void* restrict out) {
+  int16_t* ob = (int16_t*)out;
   for (size_t t = 0; t < ks; t++, ind += mr) {
     for (size_t i = 0; i < 4; i++) {
       const int8_t* src = ind[i < mr ? i : mr - 1];
-      int16_t* o = out + t * kc * 4 + pos[i];
+      int16_t* o = ob + t * kc * 4 + i;
       for (size_t k = 0; k < kc; k++) o[k * 4] = src[k];
+    }
+  }
+}
+
+static void wrt_scalar_qspmv(size_t n, const int8_t* x, const int32_t* restrict nnz, const int32_t* restrict offs, const int32_t* restrict w, const float* restrict mult, int8_t* y, const wrt_qparams* p) {
+  const float qlo = p->lo, qhi = p->hi;
+  for (size_t r = 0; r < n; r += 4) {
+    int32_t t[4] __attribute__((aligned(16)));
+    for (int j = 0; j < 4; j++) t[j] = w[j];
+    w += 4;
+    for (int32_t k = *nnz++; k > 0; k--, offs += 2, w += 4) {
+      const int32_t u = x[offs[0] >> 3], v = x[offs[1] >> 3];
+      t[0] += u * (int16_t)(uint16_t)(uint32_t)w[0] + v * (int16_t)(uint16_t)((uint32_t)w[0] >> 16);
+      t[1] += u * (int16_t)(uint16_t)(uint32_t)w[1] + v * (int16_t)(uint16_t)((uint32_t)w[1] >> 16);
+      t[2] += u * (int16_t)(uint16_t)(uint32_t)w[2] + v * (int16_t)(uint16_t)((uint32_t)w[2] >> 16);
+      t[3] += u * (int16_t)(uint16_t)(uint32_t)w[3] + v * (int16_t)(uint16_t)((uint32_t)w[3] >> 16);
+    }
+    const size_t nleft = n - r < 4 ? n - r : 4;
+    for (size_t j = 0; j < nleft; j++) {
+      float f = (float)t[j] * mult[r + j];
+      f = f < qlo ? qlo : f;
+      f = f > qhi ? qhi : f;
+      const float rn = f + 12582912.0f;
+      y[r + j] = (int8_t)((int32_t)(rn - 12582912.0f) + p->zy);
     }
   }
 }
@@ -2976,7 +3000,7 @@ const wrt_target wrt_target_scalar = {
   .sppack = NULL,
   .spmmu_mr = 4, .spmmu_min_sparsity = 0.3f, .spmmu_k_penalty = 8.0f,
   .spmmu = wrt_scalar_spmmu_4, .sppacku = wrt_scalar_sppack_4,
-  .qspmm_mr = 4, .qspmm_min_sparsity = 0.3f, .qspmm_k_penalty = 0.0f,
-  .qspmm = wrt_scalar_qspmm_4, .qsppack = wrt_scalar_qsppack_4,
+  .qspmm_mr = 4, .qspmm_kr = 2, .qspmm_xoff = 0, .qspmm_min_sparsity = 0.3f, .qspmm_k_penalty = 0.0f,
+  .qspmm = wrt_scalar_qspmm_4, .qsppack = wrt_scalar_qsppack_4, .qspmv = wrt_scalar_qspmv,
   .wino_in = {wrt_scalar_wino2_in, wrt_scalar_wino4_in}, .wino_out = {wrt_scalar_wino2_out, wrt_scalar_wino4_out},
 };

@@ -3957,13 +3957,13 @@ static void wrt_wasm_relaxed_sppack_32(size_t mr, size_t kc, size_t ks, const fl
   }
 }
 
-static void wrt_wasm_relaxed_qspmm_8(size_t mr, size_t n, const int16_t* x, const int32_t* restrict nnz, const int32_t* restrict offs, const int32_t* restrict w, const float* restrict mult, int8_t* y, size_t y_stride, const wrt_qparams* p) {
+static void wrt_wasm_relaxed_qspmm_8(size_t mr, size_t n, const void* x, const int32_t* restrict nnz, const int32_t* restrict offs, const int32_t* restrict w, const float* restrict mult, int8_t* y, size_t y_stride, const wrt_qparams* p) {
   const v128_t qlo = wasm_f32x4_splat(p->lo), qhi = wasm_f32x4_splat(p->hi);
   const v128_t qmagic = wasm_f32x4_const_splat(12582912.0f);
   const v128_t qmz = wasm_i32x4_splat(0x4B400000 - p->zy);
   const char* xb = (const char*)x;
   for (size_t r = 0; r < n; r += 4) {
-    int32_t t[32] __attribute__((aligned(64)));
+    int32_t t[8] __attribute__((aligned(64)));
     v128_t acc0_0 = wasm_v128_load32_splat(w + 0);
     v128_t acc0_1 = wasm_v128_load32_splat(w + 0);
     v128_t acc1_0 = wasm_v128_load32_splat(w + 1);
@@ -3991,50 +3991,117 @@ static void wrt_wasm_relaxed_qspmm_8(size_t mr, size_t n, const int16_t* x, cons
       acc3_0 = wasm_i32x4_add(acc3_0, wasm_i32x4_dot_i16x8(xl, w3));
       acc3_1 = wasm_i32x4_add(acc3_1, wasm_i32x4_dot_i16x8(xh, w3));
     }
+    const v128_t mq0 = wasm_v128_load32_splat(mult + r + 0);
+    const v128_t mq1 = wasm_v128_load32_splat(mult + r + 1);
+    const v128_t mq2 = wasm_v128_load32_splat(mult + r + 2);
+    const v128_t mq3 = wasm_v128_load32_splat(mult + r + 3);
     {
-      const v128_t mq = wasm_v128_load32_splat(mult + r + 0);
-      wasm_v128_store(t + 0, wasm_i32x4_sub(wasm_f32x4_add(wasm_f32x4_pmin(wasm_f32x4_pmax(wasm_f32x4_mul(wasm_f32x4_convert_i32x4(acc0_0), mq), qlo), qhi), qmagic), qmz));
-      wasm_v128_store(t + 4, wasm_i32x4_sub(wasm_f32x4_add(wasm_f32x4_pmin(wasm_f32x4_pmax(wasm_f32x4_mul(wasm_f32x4_convert_i32x4(acc0_1), mq), qlo), qhi), qmagic), qmz));
+      const v128_t v0 = wasm_i32x4_sub(wasm_f32x4_add(wasm_f32x4_pmin(wasm_f32x4_pmax(wasm_f32x4_mul(wasm_f32x4_convert_i32x4(acc0_0), mq0), qlo), qhi), qmagic), qmz);
+      const v128_t v1 = wasm_i32x4_sub(wasm_f32x4_add(wasm_f32x4_pmin(wasm_f32x4_pmax(wasm_f32x4_mul(wasm_f32x4_convert_i32x4(acc1_0), mq1), qlo), qhi), qmagic), qmz);
+      const v128_t v2 = wasm_i32x4_sub(wasm_f32x4_add(wasm_f32x4_pmin(wasm_f32x4_pmax(wasm_f32x4_mul(wasm_f32x4_convert_i32x4(acc2_0), mq2), qlo), qhi), qmagic), qmz);
+      const v128_t v3 = wasm_i32x4_sub(wasm_f32x4_add(wasm_f32x4_pmin(wasm_f32x4_pmax(wasm_f32x4_mul(wasm_f32x4_convert_i32x4(acc3_0), mq3), qlo), qhi), qmagic), qmz);
+      wasm_v128_store(t + 0, wasm_v128_or(wasm_v128_or(wasm_v128_and(v0, wasm_i32x4_splat(255)), wasm_u32x4_shr(wasm_i32x4_shl(v1, 24), 16)), wasm_v128_or(wasm_u32x4_shr(wasm_i32x4_shl(v2, 24), 8), wasm_i32x4_shl(v3, 24))));
     }
     {
-      const v128_t mq = wasm_v128_load32_splat(mult + r + 1);
-      wasm_v128_store(t + 8, wasm_i32x4_sub(wasm_f32x4_add(wasm_f32x4_pmin(wasm_f32x4_pmax(wasm_f32x4_mul(wasm_f32x4_convert_i32x4(acc1_0), mq), qlo), qhi), qmagic), qmz));
-      wasm_v128_store(t + 12, wasm_i32x4_sub(wasm_f32x4_add(wasm_f32x4_pmin(wasm_f32x4_pmax(wasm_f32x4_mul(wasm_f32x4_convert_i32x4(acc1_1), mq), qlo), qhi), qmagic), qmz));
-    }
-    {
-      const v128_t mq = wasm_v128_load32_splat(mult + r + 2);
-      wasm_v128_store(t + 16, wasm_i32x4_sub(wasm_f32x4_add(wasm_f32x4_pmin(wasm_f32x4_pmax(wasm_f32x4_mul(wasm_f32x4_convert_i32x4(acc2_0), mq), qlo), qhi), qmagic), qmz));
-      wasm_v128_store(t + 20, wasm_i32x4_sub(wasm_f32x4_add(wasm_f32x4_pmin(wasm_f32x4_pmax(wasm_f32x4_mul(wasm_f32x4_convert_i32x4(acc2_1), mq), qlo), qhi), qmagic), qmz));
-    }
-    {
-      const v128_t mq = wasm_v128_load32_splat(mult + r + 3);
-      wasm_v128_store(t + 24, wasm_i32x4_sub(wasm_f32x4_add(wasm_f32x4_pmin(wasm_f32x4_pmax(wasm_f32x4_mul(wasm_f32x4_convert_i32x4(acc3_0), mq), qlo), qhi), qmagic), qmz));
-      wasm_v128_store(t + 28, wasm_i32x4_sub(wasm_f32x4_add(wasm_f32x4_pmin(wasm_f32x4_pmax(wasm_f32x4_mul(wasm_f32x4_convert_i32x4(acc3_1), mq), qlo), qhi), qmagic), qmz));
+      const v128_t v0 = wasm_i32x4_sub(wasm_f32x4_add(wasm_f32x4_pmin(wasm_f32x4_pmax(wasm_f32x4_mul(wasm_f32x4_convert_i32x4(acc0_1), mq0), qlo), qhi), qmagic), qmz);
+      const v128_t v1 = wasm_i32x4_sub(wasm_f32x4_add(wasm_f32x4_pmin(wasm_f32x4_pmax(wasm_f32x4_mul(wasm_f32x4_convert_i32x4(acc1_1), mq1), qlo), qhi), qmagic), qmz);
+      const v128_t v2 = wasm_i32x4_sub(wasm_f32x4_add(wasm_f32x4_pmin(wasm_f32x4_pmax(wasm_f32x4_mul(wasm_f32x4_convert_i32x4(acc2_1), mq2), qlo), qhi), qmagic), qmz);
+      const v128_t v3 = wasm_i32x4_sub(wasm_f32x4_add(wasm_f32x4_pmin(wasm_f32x4_pmax(wasm_f32x4_mul(wasm_f32x4_convert_i32x4(acc3_1), mq3), qlo), qhi), qmagic), qmz);
+      wasm_v128_store(t + 4, wasm_v128_or(wasm_v128_or(wasm_v128_and(v0, wasm_i32x4_splat(255)), wasm_u32x4_shr(wasm_i32x4_shl(v1, 24), 16)), wasm_v128_or(wasm_u32x4_shr(wasm_i32x4_shl(v2, 24), 8), wasm_i32x4_shl(v3, 24))));
     }
     const size_t nleft = n - r < 4 ? n - r : 4;
     int8_t* yo = y + r;
     if (nleft == 4) {
       for (size_t i = 0; i < mr; i++, yo += y_stride) {
-        yo[0] = (int8_t)t[0 + i];
-        yo[1] = (int8_t)t[8 + i];
-        yo[2] = (int8_t)t[16 + i];
-        yo[3] = (int8_t)t[24 + i];
+        __builtin_memcpy(yo, t + i, 4);
       }
     } else {
       for (size_t i = 0; i < mr; i++, yo += y_stride) {
-        for (size_t j = 0; j < nleft; j++) yo[j] = (int8_t)t[j * 8 + i];
+        for (size_t j = 0; j < nleft; j++) yo[j] = (int8_t)(t[i] >> (8 * j));
       }
     }
   }
 }
 
-static void wrt_wasm_relaxed_qsppack_8(size_t mr, size_t kc, size_t ks, const int8_t* const* ind, int16_t* restrict out) {
-  static const uint8_t pos[8] = {0, 1, 2, 3, 4, 5, 6, 7};
+static void wrt_wasm_relaxed_qsppack_8(size_t mr, size_t kc, size_t ks, const int8_t* const* ind, void* restrict out) {
+  int16_t* ob = (int16_t*)out;
   for (size_t t = 0; t < ks; t++, ind += mr) {
-    for (size_t i = 0; i < 8; i++) {
-      const int8_t* src = ind[i < mr ? i : mr - 1];
-      int16_t* o = out + t * kc * 8 + pos[i];
-      for (size_t k = 0; k < kc; k++) o[k * 8] = src[k];
+    const int8_t* s[8];
+    for (size_t j = 0; j < 8; j++) s[j] = ind[j < mr ? j : mr - 1];
+    int16_t* d = ob + t * kc * 8;
+    size_t k = 0;
+    for (; k + 16 <= kc; k += 16) {
+      const v128_t r0 = wasm_v128_load(s[0] + k);
+      const v128_t r1 = wasm_v128_load(s[1] + k);
+      const v128_t r2 = wasm_v128_load(s[2] + k);
+      const v128_t r3 = wasm_v128_load(s[3] + k);
+      const v128_t r4 = wasm_v128_load(s[4] + k);
+      const v128_t r5 = wasm_v128_load(s[5] + k);
+      const v128_t r6 = wasm_v128_load(s[6] + k);
+      const v128_t r7 = wasm_v128_load(s[7] + k);
+      const v128_t s0_0 = wasm_i8x16_shuffle(r0, r1, 0, 16, 1, 17, 2, 18, 3, 19, 4, 20, 5, 21, 6, 22, 7, 23);
+      const v128_t s0_1 = wasm_i8x16_shuffle(r0, r1, 8, 24, 9, 25, 10, 26, 11, 27, 12, 28, 13, 29, 14, 30, 15, 31);
+      const v128_t s0_2 = wasm_i8x16_shuffle(r2, r3, 0, 16, 1, 17, 2, 18, 3, 19, 4, 20, 5, 21, 6, 22, 7, 23);
+      const v128_t s0_3 = wasm_i8x16_shuffle(r2, r3, 8, 24, 9, 25, 10, 26, 11, 27, 12, 28, 13, 29, 14, 30, 15, 31);
+      const v128_t s0_4 = wasm_i8x16_shuffle(r4, r5, 0, 16, 1, 17, 2, 18, 3, 19, 4, 20, 5, 21, 6, 22, 7, 23);
+      const v128_t s0_5 = wasm_i8x16_shuffle(r4, r5, 8, 24, 9, 25, 10, 26, 11, 27, 12, 28, 13, 29, 14, 30, 15, 31);
+      const v128_t s0_6 = wasm_i8x16_shuffle(r6, r7, 0, 16, 1, 17, 2, 18, 3, 19, 4, 20, 5, 21, 6, 22, 7, 23);
+      const v128_t s0_7 = wasm_i8x16_shuffle(r6, r7, 8, 24, 9, 25, 10, 26, 11, 27, 12, 28, 13, 29, 14, 30, 15, 31);
+      const v128_t s1_0 = wasm_i16x8_shuffle(s0_0, s0_2, 0, 8, 1, 9, 2, 10, 3, 11);
+      const v128_t s1_1 = wasm_i16x8_shuffle(s0_0, s0_2, 4, 12, 5, 13, 6, 14, 7, 15);
+      const v128_t s1_2 = wasm_i16x8_shuffle(s0_1, s0_3, 0, 8, 1, 9, 2, 10, 3, 11);
+      const v128_t s1_3 = wasm_i16x8_shuffle(s0_1, s0_3, 4, 12, 5, 13, 6, 14, 7, 15);
+      const v128_t s1_4 = wasm_i16x8_shuffle(s0_4, s0_6, 0, 8, 1, 9, 2, 10, 3, 11);
+      const v128_t s1_5 = wasm_i16x8_shuffle(s0_4, s0_6, 4, 12, 5, 13, 6, 14, 7, 15);
+      const v128_t s1_6 = wasm_i16x8_shuffle(s0_5, s0_7, 0, 8, 1, 9, 2, 10, 3, 11);
+      const v128_t s1_7 = wasm_i16x8_shuffle(s0_5, s0_7, 4, 12, 5, 13, 6, 14, 7, 15);
+      const v128_t s2_0 = wasm_i32x4_shuffle(s1_0, s1_4, 0, 4, 1, 5);
+      const v128_t s2_1 = wasm_i32x4_shuffle(s1_0, s1_4, 2, 6, 3, 7);
+      const v128_t s2_2 = wasm_i32x4_shuffle(s1_1, s1_5, 0, 4, 1, 5);
+      const v128_t s2_3 = wasm_i32x4_shuffle(s1_1, s1_5, 2, 6, 3, 7);
+      const v128_t s2_4 = wasm_i32x4_shuffle(s1_2, s1_6, 0, 4, 1, 5);
+      const v128_t s2_5 = wasm_i32x4_shuffle(s1_2, s1_6, 2, 6, 3, 7);
+      const v128_t s2_6 = wasm_i32x4_shuffle(s1_3, s1_7, 0, 4, 1, 5);
+      const v128_t s2_7 = wasm_i32x4_shuffle(s1_3, s1_7, 2, 6, 3, 7);
+      wasm_v128_store(d + (k + 0) * 8, wasm_i16x8_extend_low_i8x16(s2_0));
+      wasm_v128_store(d + (k + 1) * 8, wasm_i16x8_extend_high_i8x16(s2_0));
+      wasm_v128_store(d + (k + 2) * 8, wasm_i16x8_extend_low_i8x16(s2_1));
+      wasm_v128_store(d + (k + 3) * 8, wasm_i16x8_extend_high_i8x16(s2_1));
+      wasm_v128_store(d + (k + 4) * 8, wasm_i16x8_extend_low_i8x16(s2_2));
+      wasm_v128_store(d + (k + 5) * 8, wasm_i16x8_extend_high_i8x16(s2_2));
+      wasm_v128_store(d + (k + 6) * 8, wasm_i16x8_extend_low_i8x16(s2_3));
+      wasm_v128_store(d + (k + 7) * 8, wasm_i16x8_extend_high_i8x16(s2_3));
+      wasm_v128_store(d + (k + 8) * 8, wasm_i16x8_extend_low_i8x16(s2_4));
+      wasm_v128_store(d + (k + 9) * 8, wasm_i16x8_extend_high_i8x16(s2_4));
+      wasm_v128_store(d + (k + 10) * 8, wasm_i16x8_extend_low_i8x16(s2_5));
+      wasm_v128_store(d + (k + 11) * 8, wasm_i16x8_extend_high_i8x16(s2_5));
+      wasm_v128_store(d + (k + 12) * 8, wasm_i16x8_extend_low_i8x16(s2_6));
+      wasm_v128_store(d + (k + 13) * 8, wasm_i16x8_extend_high_i8x16(s2_6));
+      wasm_v128_store(d + (k + 14) * 8, wasm_i16x8_extend_low_i8x16(s2_7));
+      wasm_v128_store(d + (k + 15) * 8, wasm_i16x8_extend_high_i8x16(s2_7));
+    }
+    for (; k < kc; k++) for (size_t j = 0; j < 8; j++) d[k * 8 + j] = s[j][k];
+  }
+}
+
+static void wrt_wasm_relaxed_qspmv(size_t n, const int8_t* x, const int32_t* restrict nnz, const int32_t* restrict offs, const int32_t* restrict w, const float* restrict mult, int8_t* y, const wrt_qparams* p) {
+  const float qlo = p->lo, qhi = p->hi;
+  for (size_t r = 0; r < n; r += 4) {
+    int32_t t[4] __attribute__((aligned(16)));
+    v128_t acc = wasm_v128_load(w);
+    w += 4;
+    for (int32_t k = *nnz++; k > 0; k--, offs += 2, w += 4) {
+      const int32_t xv = (int32_t)((uint32_t)(uint16_t)(int16_t)x[offs[0] >> 4] | (uint32_t)(uint16_t)(int16_t)x[offs[1] >> 4] << 16);
+      acc = wasm_i32x4_add(acc, wasm_i32x4_dot_i16x8(wasm_i32x4_splat(xv), wasm_v128_load(w)));
+    }
+    wasm_v128_store(t, acc);
+    const size_t nleft = n - r < 4 ? n - r : 4;
+    for (size_t j = 0; j < nleft; j++) {
+      float f = (float)t[j] * mult[r + j];
+      f = f < qlo ? qlo : f;
+      f = f > qhi ? qhi : f;
+      const float rn = f + 12582912.0f;
+      y[r + j] = (int8_t)((int32_t)(rn - 12582912.0f) + p->zy);
     }
   }
 }
@@ -4837,8 +4904,8 @@ const wrt_target wrt_target_wasm_relaxed = {
   .sppack = NULL,
   .spmmu_mr = 32, .spmmu_min_sparsity = 0.5f, .spmmu_k_penalty = 8.0f,
   .spmmu = wrt_wasm_relaxed_spmmu_32, .sppacku = wrt_wasm_relaxed_sppack_32,
-  .qspmm_mr = 8, .qspmm_min_sparsity = 0.55f, .qspmm_k_penalty = 8.0f,
-  .qspmm = wrt_wasm_relaxed_qspmm_8, .qsppack = wrt_wasm_relaxed_qsppack_8,
+  .qspmm_mr = 8, .qspmm_kr = 2, .qspmm_xoff = 0, .qspmm_min_sparsity = 0.55f, .qspmm_k_penalty = 12.0f,
+  .qspmm = wrt_wasm_relaxed_qspmm_8, .qsppack = wrt_wasm_relaxed_qsppack_8, .qspmv = wrt_wasm_relaxed_qspmv,
   .wino_in = {wrt_wasm_relaxed_wino2_in, wrt_wasm_relaxed_wino4_in}, .wino_out = {wrt_wasm_relaxed_wino2_out, wrt_wasm_relaxed_wino4_out},
 };
 
@@ -4904,7 +4971,7 @@ const wrt_target wrt_target_wasm_relaxed_usdot = {
   .sppack = NULL,
   .spmmu_mr = 32, .spmmu_min_sparsity = 0.5f, .spmmu_k_penalty = 8.0f,
   .spmmu = wrt_wasm_relaxed_spmmu_32, .sppacku = wrt_wasm_relaxed_sppack_32,
-  .qspmm_mr = 8, .qspmm_min_sparsity = 0.55f, .qspmm_k_penalty = 8.0f,
-  .qspmm = wrt_wasm_relaxed_qspmm_8, .qsppack = wrt_wasm_relaxed_qsppack_8,
+  .qspmm_mr = 8, .qspmm_kr = 2, .qspmm_xoff = 0, .qspmm_min_sparsity = 0.55f, .qspmm_k_penalty = 12.0f,
+  .qspmm = wrt_wasm_relaxed_qspmm_8, .qsppack = wrt_wasm_relaxed_qsppack_8, .qspmv = wrt_wasm_relaxed_qspmv,
   .wino_in = {wrt_wasm_relaxed_wino2_in, wrt_wasm_relaxed_wino4_in}, .wino_out = {wrt_wasm_relaxed_wino2_out, wrt_wasm_relaxed_wino4_out},
 };

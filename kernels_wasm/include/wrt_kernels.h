@@ -150,17 +150,24 @@ typedef void (*wrt_sppack_fn)(size_t mr, size_t kc, size_t ks, const float* cons
 typedef void (*wrt_spmmu_fn)(size_t mr, size_t n, const float* x, const int32_t* nnz, const int32_t* offs,
                              const float* w, float* y, size_t y_stride, const wrt_clamp* clamp);
 
-/* int8 block-sparse GEMM (kernels_wasm/gen/kernels/qsparse.py) over a tile packed [K][MR] int16 by qsppack, for
- * pixel i < mr (1 <= mr <= MR = wrt_target.qspmm_mr) and output channel j < n:
- *   y_i[j] = requant(bias[j] + sum over the stored pairs q of block row j/4:
- *                    w_q[j%4].lo * x[offs_q0/2 + POS(i)] + w_q[j%4].hi * x[offs_q1/2 + POS(i)], mult[j])
- * Weights per block row: 4 int32 biases, then per pair of blocks 4 int32, channel j%4's two int16 weights (the
- * block at offs_q0 in the low half); nnz[r]: the pairs of block row r; offs: 2 int32 per pair (column * 2 * MR);
- * mult: per channel, readable up to n rounded up to 4. y_i at y + i*y_stride, n bytes written (never more). */
-typedef void (*wrt_qspmm_fn)(size_t mr, size_t n, const int16_t* x, const int32_t* nnz, const int32_t* offs,
+/* int8 block-sparse GEMM (kernels_wasm/gen/kernels/qsparse.py) over a tile packed [K][MR] by qsppack, for pixel
+ * i < mr (1 <= mr <= MR = wrt_target.qspmm_mr) and output channel j < n, in groups of KR = wrt_target.qspmm_kr
+ * blocks of one block row (KR 2: int16 activations; KR 4: bytes x + XOFF, XOFF = wrt_target.qspmm_xoff):
+ *   y_i[j] = requant(bias[j] + sum over the stored groups q of block row j/4, its blocks b < KR:
+ *                    w_q[j%4].b * (x + XOFF)[column of offs_qb, pixel POS(i)], mult[j])
+ * Weights per block row: 4 int32 biases (-(zx + XOFF) * sum w folded in), then per group 4 int32, channel j%4's KR
+ * weights (KR 2: two int16, the block at offs_q0 low; KR 4: four int8, offs_q0's in the low byte; absent blocks of
+ * a short last group: zeros); nnz[r]: the groups of block row r; offs: KR int32 per group (column * MR * the bytes
+ * of a packed activation); mult: per channel, readable up to n rounded up to 4. y_i at y + i*y_stride, n bytes
+ * written (never more). */
+typedef void (*wrt_qspmm_fn)(size_t mr, size_t n, const void* x, const int32_t* nnz, const int32_t* offs,
                              const int32_t* w, const float* mult, int8_t* y, size_t y_stride, const wrt_qparams* p);
-/* Pack a tile for qspmm: out[(t*kc + k)*MR + POS(i)] = ind[t*mr + min(i, mr-1)][k] for t < ks, k < kc, i < MR. */
-typedef void (*wrt_qsppack_fn)(size_t mr, size_t kc, size_t ks, const int8_t* const* ind, int16_t* out);
+/* The same for one pixel read in place (x: its K int8 values; offs as qspmm's, column * MR * bytes): y[j], j < n. */
+typedef void (*wrt_qspmv_fn)(size_t n, const int8_t* x, const int32_t* nnz, const int32_t* offs, const int32_t* w,
+                             const float* mult, int8_t* y, const wrt_qparams* p);
+/* Pack a tile for qspmm: out[(t*kc + k)*MR + POS(i)] = ind[t*mr + min(i, mr-1)][k] (+ XOFF) for t < ks, k < kc,
+ * i < MR, as int16 (KR 2) or bytes (KR 4). */
+typedef void (*wrt_qsppack_fn)(size_t mr, size_t kc, size_t ks, const int8_t* const* ind, void* out);
 /* Winograd F(m x m, 3 x 3) transforms (python_ref/winograd.py), n = m + 2, channels c >= 1, strides in bytes:
  * input: n*n pointers (tile row-major, each to c floats, or to a zero buffer of >= c floats) -> position p of
  * B^T d B at (char*)out + p*out_stride, c floats each. output: position p of the products at (char*)in +
@@ -238,10 +245,11 @@ typedef struct {
   wrt_sppack_fn sppacku;
   /* int8 block-sparse weights: pixels per qspmm tile; the block sparsity from which they beat the dense int8 GEMM
    * here (measured, kernels_wasm/gen/kernels/qsparse.py): min + k_penalty / K for a layer of K columns */
-  uint8_t qspmm_mr;
+  uint8_t qspmm_mr, qspmm_kr, qspmm_xoff; /* pixels per tile, blocks per group, activation offset (see above) */
   float qspmm_min_sparsity, qspmm_k_penalty;
   wrt_qspmm_fn qspmm;
   wrt_qsppack_fn qsppack;
+  wrt_qspmv_fn qspmv; /* one pixel */
   wrt_wino_in_fn wino_in[WRT_WINO_KINDS];   /* Winograd F(2x2, 3x3), F(4x4, 3x3) tile transforms */
   wrt_wino_out_fn wino_out[WRT_WINO_KINDS];
 #if !defined(__wasm__) /* native only: the wasm modules keep their size (and their tables, data) */

@@ -77,7 +77,8 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--int8", action="store_true",
                    help="also each model quantized to int8 (ours by wasmrt quantize's steps; with --peers LiteRT and "
                         "LiteRT.js on an AI Edge Quantizer int8 TFLite, onnxruntime(-web) on a quantize_static QDQ "
-                        "model), with the int8 / float32 speed-up per engine")
+                        "model), with the int8 / float32 speed-up per engine; with --sparsity-sweep, the swept "
+                        "files quantized to int8 (int8 sparse kernels against the dense int8 ones)")
     p.add_argument("--profile", action="store_true", help="per-op time and GFLOP/s, native and wasm side by side")
     p.add_argument("--baseline", metavar="DIR", help="also run an earlier build, interleaved with this one: a folder "
                                                      "with its libwasmrt.so and wasmrt-<variant>.wasm files")
@@ -251,7 +252,7 @@ def _sweep(args: argparse.Namespace, hosts: list[str], variants: list[str], roun
         raise InputError("--sparsity-sweep times our engine only (no --peers, --baseline)")
     out = Path(args.output).resolve() if args.output else sweep.default_output()  # the hosts run elsewhere
     res = sweep.run_sweep(args.models, hosts, variants, warmup, rounds, sweep.parse_sparsities(args.sparsities),
-                          args.profile, out, passes)
+                          args.profile, out, passes, args.int8)
     doc = res["doc"]
     if not args.no_chart:
         chart = out.with_suffix(".png")

@@ -6,7 +6,9 @@ classifier) at each sparsity. Per host (and wasm variant) one interleaved run ti
 file as the engine loads it ("auto": sparse kernels from the target's break-even on, dense below); and each pruned
 file with the sparse kernels forced ("sparse": where the raw kernels stand against dense). Every engine's first
 output is checked against python_ref on its own file. With --profile, the dense and the 90% MobileNetV1 are also
-profiled op by op, giving the time of the pruned layers on their own. Results: a table, JSON and a PNG plot.
+profiled op by op, giving the time of the pruned layers on their own. With --int8 every file (the dense one too) is
+quantized to int8 first, so the int8 sparse kernels run against the dense int8 ones. Results: a table, JSON and a
+PNG plot.
 """
 
 from __future__ import annotations
@@ -80,8 +82,17 @@ def _bases(models: list[str], log: Any) -> list[tuple[str, Graph, bool]]:
     return out
 
 
-def build(models: list[str], sparsities: list[float], root: Path, log: Any) -> list[Base]:
-    """Write every base model dense and pruned at each sparsity, with its python_ref outputs."""
+def _int8(g: Graph, samples: list[dict[str, np.ndarray]]) -> Graph:
+    """`wasmrt quantize`'s steps with the quick settings (min-max ranges, nearest rounding): the int8 weights keep the
+    pruned zero blocks and are stored block-sparse."""
+    from wasmrt.quantize.pipeline import post_training
+
+    return post_training(g, samples, method="minmax", bias_correction=False, rounding="nearest")[0]
+
+
+def build(models: list[str], sparsities: list[float], root: Path, log: Any, int8: bool = False) -> list[Base]:
+    """Write every base model dense and pruned at each sparsity (each quantized to int8 with int8), with its
+    python_ref outputs."""
     from python_ref import Interpreter
     from wasmrt.bench.prepare import _macs, _write_inputs
     from wasmrt.compile.converter import convert
@@ -94,6 +105,7 @@ def build(models: list[str], sparsities: list[float], root: Path, log: Any) -> l
         folder.mkdir(parents=True, exist_ok=True)
         feeds = random_feeds(graph, 0)
         _write_inputs(folder, feeds)
+        samples = [random_feeds(graph, k) for k in range(1, 3)] if int8 else []
         files = []
         for s in [None, *sparsities]:
             g = graph
@@ -101,6 +113,8 @@ def build(models: list[str], sparsities: list[float], root: Path, log: Any) -> l
             if s is not None:
                 g = _copy(graph)
                 pruned = [a.node for _, a in prune(g, s, include_first=first) if a is not None]
+            if int8:
+                g = _int8(g, samples)
             fid = "dense" if s is None else f"s{round(100 * s)}"
             path = folder / f"{fid}.wrt"
             path.write_bytes(convert(g).data)
@@ -364,10 +378,10 @@ def parse_sparsities(text: str | None) -> list[float]:
 
 
 def run_sweep(models: list[str], hosts: list[str], variants: list[str], warmup: int, rounds: int,
-              sparsities: list[float], profile: bool, out: Path, passes: int = 1) -> dict[str, Any]:
+              sparsities: list[float], profile: bool, out: Path, passes: int = 1, int8: bool = False) -> dict[str, Any]:
     bar = Progress()
     root = out.with_suffix("")
-    bases = build(models, sparsities, root, bar.log)
+    bases = build(models, sparsities, root, bar.log, int8)
     summaries: list[dict[str, Any]] = []
     for base in bases:
         for host in hosts:
@@ -384,7 +398,8 @@ def run_sweep(models: list[str], hosts: list[str], variants: list[str], warmup: 
     prof = profile_pruned(bases, hosts, variants, bar) if profile else None
     bar.close()
     doc = {"sparsities": sparsities, "settings": {"hosts": hosts, "variants": variants, "rounds": rounds,
-                                                  "passes": passes, "warmup": warmup, "threads": 1},
+                                                  "passes": passes, "warmup": warmup, "threads": 1,
+                                                  "int8": int8},
            "files": {b.name: {f.id: {"sparsity": f.sparsity, "bytes": f.path.stat().st_size, "path": f.path}
                               for f in b.files} for b in bases},
            "summaries": summaries, "profile": prof}
