@@ -268,3 +268,14 @@ def test_a_fitting_entry_of_another_model_is_not_taken(mixed, cache_dir: Path) -
 def test_a_bad_mode_is_refused(mixed) -> None:
     with pytest.raises(ValueError, match="choose must be one of rules, measure, deterministic"):
         load(mixed[0], "native", choose="fastest")
+
+
+def test_inspect_lists_the_choices(mixed, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    from wasmrt.cli.main import main
+
+    path = tmp_path / "mixed.wrt"
+    path.write_bytes(mixed[0])
+    assert main(["inspect", str(path), "--choices", "deterministic", "--engine", "native"]) == 0
+    out = capsys.readouterr().out
+    assert "algorithm choices (deterministic):" in out
+    assert "c2 " in out and "*igemm, winograd F(2x2,3x3), winograd F(4x4,3x3)" in out and "*dense, sparse" in out

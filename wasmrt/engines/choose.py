@@ -60,6 +60,21 @@ def plan_of(model: ChoiceModel) -> list[dict[str, Any]]:
     return rows
 
 
+def format_plan(rows: list[dict[str, Any]], source: str) -> str:
+    """The ops with candidates, one a line: the chosen one marked with *, measured median times in ms."""
+    lines = [f"algorithm choices ({source}):"]
+    for r in rows:
+        if not r["candidates"]:
+            continue
+        times = r["times_ms"] or [None] * len(r["candidates"])
+        cands = ", ".join(("*" if k == r["chosen"] else "") + c + (f" {t:.3f} ms" if t is not None else "")
+                          for k, (c, t) in enumerate(zip(r["candidates"], times, strict=True)))
+        lines.append(f"  {r['op']:4d} {r['type']:<16s} {r['name'][:40]:<40s} {cands}")
+    if len(lines) == 1:
+        lines.append("  (no op has alternatives)")
+    return "\n".join(lines)
+
+
 def _counts(model: ChoiceModel) -> list[int]:
     return [len(model.op_info(i)[3]) for i in range(model.op_count())]
 
