@@ -279,3 +279,16 @@ def test_inspect_lists_the_choices(mixed, tmp_path: Path, capsys: pytest.Capture
     out = capsys.readouterr().out
     assert "algorithm choices (deterministic):" in out
     assert "c2 " in out and "*igemm, winograd F(2x2,3x3), winograd F(4x4,3x3)" in out and "*dense, sparse" in out
+
+
+def test_a_model_without_alternatives_is_loaded_once_without_a_cache_entry(cache_dir: Path,
+                                                                           monkeypatch: pytest.MonkeyPatch) -> None:
+    g = Graph()
+    x = g.add_input("x", (1, 6, 6, 4))
+    w = g.add_const("w", np.ones((4, 3, 3, 4), np.float32))
+    (y,) = g.add_node("CONV_2D", [x, w], {"strides": (2, 2)}, name="s2", outputs=["y"])
+    g.outputs.append(y)
+    data = convert(g).data
+    monkeypatch.setattr(choose, "cache_key", lambda *a: pytest.fail("digested a model without alternatives"))
+    m = load(data, "native", choose="measure")
+    assert m.choice_source == "measured" and not list(cache_dir.glob("**/*.json"))

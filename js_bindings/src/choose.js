@@ -32,10 +32,10 @@ const chosenOf = (model) => planOf(model).map((r) => (r.candidates.length >= 2 ?
 
 /** Time each candidate index on this device and load with the fastest per op (the engine decides). load(choices,
  * force) loads the model with per-op forced indices (and force on every other op). */
-export function measure(rt, load) {
+export function measure(rt, load, rules = null) {
   const ex = rt._ex;
   const start = now();
-  let base = load([], -1); // the rules' choice: which ops have candidates, which index the rules take
+  let base = rules ?? load([], -1); // the rules' choice: which ops have candidates, which index the rules take
   const rows = planOf(base);
   const n = rows.length, counts = rows.map((r) => r.candidates.length), rules = rows.map((r) => r.chosen);
   base._chosenBy = "measured";
@@ -49,13 +49,12 @@ export function measure(rt, load) {
     const same = ops.every((i) => counts[i] <= k || rules[i] === k);
     const model = same ? base : load([], k);
     try {
-      for (let w = 0; w < warm; w++) model._runOps(0, n); // a whole run: every op's input holds activations
-      for (let p = 0; p < passes; p++) {
+      for (let p = 0; p < warm + passes; p++) { // the ops with a candidate k, each alone (wrt_tune_param's words)
         for (const i of ops) {
           if (counts[i] <= k) continue;
           const t0 = now();
           model._runOps(i, i + 1);
-          ex.wrt_tune_time(i, k, now() - t0);
+          if (p >= warm) ex.wrt_tune_time(i, k, now() - t0);
         }
       }
       timed = true;
@@ -141,20 +140,29 @@ export async function cacheKey(rt, bytes, version, device) {
 
 /** load() with {choose: "measure"}: a cached choice when the store has one that fits, else measured and stored. */
 export async function loadMeasured(rt, bytes, load, store, version, device) {
+  // The rules' load first: a model without alternatives (most) costs nothing more, not even its digest.
+  const rules = load([], -1);
+  const counts = JSON.stringify(countsOf(rules));
+  if (Math.max(0, ...countsOf(rules)) < 2) {
+    rules._chosenBy = "measured";
+    return rules;
+  }
   const key = await cacheKey(rt, bytes, version, device);
   let entry = null;
   try { entry = parseEntry(await store?.get(key)); } catch { entry = null; }
-  if (entry) {
-    const model = load(entry.choices, -1);
-    if (JSON.stringify(countsOf(model)) === JSON.stringify(entry.counts) &&
-        JSON.stringify(chosenOf(model)) === JSON.stringify(entry.choices)) {
+  if (entry && JSON.stringify(entry.counts) === counts) {
+    const want = JSON.stringify(entry.choices);
+    const fits = JSON.stringify(chosenOf(rules)) === want;
+    const model = fits ? rules : load(entry.choices, -1);
+    if (fits || (JSON.stringify(countsOf(model)) === counts && JSON.stringify(chosenOf(model)) === want)) {
+      if (model !== rules) rules.release();
       model._chosenBy = "cache";
       model._choiceTimes = entry.times;
       return model;
     }
     model.release(); // it does not fit this model or engine
   }
-  const model = measure(rt, load);
+  const model = measure(rt, load, rules);
   try { await store?.set(key, JSON.stringify(entryOf(model))); } catch { /* a cache that cannot be written */ }
   return model;
 }

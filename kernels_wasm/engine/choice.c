@@ -6,14 +6,15 @@
  * choice. A forced index the op lacks (or -1) leaves the op to the rules. The forced vector (wrt_set_choices) is
  * read when a model is planned at load, like the process-wide sparse and conv policies; a resize keeps the choice.
  *
- * Measuring (hosts, docs/choices.md): per candidate index k a load with every op that has k forced to it, warm-up
- * runs of the whole model (every op's input then holds real activations), then passes timing each op that has k
- * alone (wrt_run_ops(i, i + 1)), whose times go to wrt_tune_time; wrt_tune_pick then names each op's fastest
- * candidate (the rules' unless another is faster by the margin). wasm has no clock import: the host times. */
+ * Measuring (hosts, docs/choices.md): per candidate index k a load with every op that has k forced to it, then
+ * warm-up runs and timed passes of each op that has k, alone (wrt_run_ops(i, i + 1), on the zeros of a fresh arena:
+ * only convolutions and fully-connected layers have candidates, and their speed does not depend on the values),
+ * whose times go to wrt_tune_time; wrt_tune_pick then names each op's fastest candidate (the rules' unless another
+ * is faster by the margin). wasm has no clock import: the host times. */
 #include "engine.h"
 
 /* the procedure's constants, read by every host through wrt_tune_param (one declaration) */
-enum { TUNE_PASSES = 5, TUNE_WARM = 1, TUNE_BUDGET_MS = 2000, TUNE_MARGIN_PCT = 3 };
+enum { TUNE_PASSES = 3, TUNE_WARM = 1, TUNE_BUDGET_MS = 2000, TUNE_MARGIN_PCT = 3 };
 #define TUNE_MAX_SAMPLES 8
 
 static int32_t* forced; /* per op: a candidate index, or -1 */

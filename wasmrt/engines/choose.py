@@ -79,11 +79,12 @@ def _counts(model: ChoiceModel) -> list[int]:
     return [len(model.op_info(i)[3]) for i in range(model.op_count())]
 
 
-def measure(load: Loader, clock: Callable[[], float] = time.perf_counter) -> ChoiceModel:
+def measure(load: Loader, clock: Callable[[], float] = time.perf_counter, base: Any = None) -> ChoiceModel:
     """Time each candidate index on this machine and load the model with the fastest per op (the engine decides:
-    wrt_tune_pick). The procedure's constants come from the engine (wrt_tune_param)."""
+    wrt_tune_pick). The procedure's constants come from the engine (wrt_tune_param). base: the model already loaded
+    with the rules' choice, if any."""
     start = clock()
-    base = load((), -1)  # the rules' choice: which ops have candidates, and which index the rules take
+    base = base if base is not None else load((), -1)  # the rules: which ops have candidates, which index they take
     n = base.op_count()
     info = [base.op_info(i) for i in range(n)]
     counts = [len(c) for _, _, _, c, _ in info]
@@ -100,14 +101,13 @@ def measure(load: Loader, clock: Callable[[], float] = time.perf_counter) -> Cho
             break  # ops not timed for k keep what was timed; wrt_tune_pick falls back to the rules
         model = base if all(rules[i] == k for i in range(n) if counts[i] > k) else load((), k)
         try:
-            for _ in range(warm):  # a whole run: every op's input holds real activations
-                model.run_ops(0, n)
-            for _ in range(passes):  # then the ops with a candidate k, each alone
+            for p in range(warm + passes):  # the ops with a candidate k, each alone (wrt_tune_param's words)
                 for i in ops:
                     if counts[i] > k:
                         t0 = clock()
                         model.run_ops(i, i + 1)
-                        base.tune("wrt_tune_time", i, k, (clock() - t0) * 1e3)
+                        if p >= warm:
+                            base.tune("wrt_tune_time", i, k, (clock() - t0) * 1e3)
             timed = True
         finally:
             if model is not base:
@@ -188,10 +188,8 @@ def read_cache(path: Path) -> dict[str, Any] | None:
 
 def write_cache(path: Path, model: ChoiceModel) -> None:
     """Best effort: a cache that cannot be written only costs a measurement next time."""
-    n = model.op_count()
     counts = _counts(model)
-    entry = {"version": CACHE_VERSION, "counts": counts,
-             "choices": [model.op_info(i)[4] if counts[i] >= 2 else -1 for i in range(n)],
+    entry = {"version": CACHE_VERSION, "counts": counts, "choices": _chosen(model),
              "times": {str(i): t for i, t in model.choice_times.items()}}
     try:
         path.parent.mkdir(parents=True, exist_ok=True)
@@ -214,16 +212,28 @@ def load_chosen(load: Loader, choose: str, model_bytes: bytes, engine: str, thre
         model = load((), 0)
         model.choice_source = "deterministic"
         return model
+    # The rules' load first: a model without alternatives (most) costs nothing more, not even its digest.
+    rules = load((), -1)
+    counts = _counts(rules)
+    if max(counts, default=0) < 2:
+        rules.choice_source = "measured"
+        return rules
     path = cache_dir() / "choices" / f"{cache_key(model_bytes, engine, threads)}.json"
     entry = read_cache(path)
-    if entry is not None:
-        model = load(entry["choices"], -1)
-        chosen = [model.op_info(i)[4] if n >= 2 else -1 for i, n in enumerate(_counts(model))]
-        if _counts(model) == entry["counts"] and chosen == entry["choices"]:
+    if entry is not None and entry["counts"] == counts:
+        fits = _chosen(rules) == entry["choices"]
+        model = rules if fits else load(entry["choices"], -1)
+        if fits or (_counts(model) == counts and _chosen(model) == entry["choices"]):
             model.choice_source = "cache"
             model.choice_times = {int(i): t for i, t in entry["times"].items()}
+            if model is not rules:
+                rules.release()
             return model
         model.release()  # it does not fit this model or engine: measure again
-    model = measure(load)
+    model = measure(load, base=rules)
     write_cache(path, model)
     return model
+
+
+def _chosen(model: ChoiceModel) -> list[int]:
+    return [model.op_info(i)[4] if n >= 2 else -1 for i, n in enumerate(_counts(model))]
