@@ -32,10 +32,10 @@ const chosenOf = (model) => planOf(model).map((r) => (r.candidates.length >= 2 ?
 
 /** Time each candidate index on this device and load with the fastest per op (the engine decides). load(choices,
  * force) loads the model with per-op forced indices (and force on every other op). */
-export function measure(rt, load, rules = null) {
+export function measure(rt, load, rulesModel = null) {
   const ex = rt._ex;
   const start = now();
-  let base = rules ?? load([], -1); // the rules' choice: which ops have candidates, which index the rules take
+  let base = rulesModel ?? load([], -1); // the rules' choice: which ops have candidates, which index the rules take
   const rows = planOf(base);
   const n = rows.length, counts = rows.map((r) => r.candidates.length), rules = rows.map((r) => r.chosen);
   base._chosenBy = "measured";
