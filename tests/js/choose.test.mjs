@@ -7,6 +7,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { test } from "node:test";
 import * as wasmrt from "wasmrt";
+import { miniProgramHost } from "wasmrt/hosts/miniprogram";
 import { manifest, maxErr, readArray } from "./helpers.mjs";
 
 const TOL = 2e-5;
@@ -99,4 +100,19 @@ test("a host's storage keeps the entries; values of any type from it are ignored
   bad = null;
   storage.get = async () => { throw new Error("storage unavailable"); };
   assert.equal((await rt.load(bytes, { choose: "measure", host })).chosenBy, "measured");
+});
+
+test("mini-program hosts keep the entries in the platform's storage (Alipay's calls take objects)", async () => {
+  const wasm = { instantiate: async () => ({}) };
+  const kv = new Map();
+  const wx = { getStorageSync: (k) => kv.get(k) ?? "", setStorageSync: (k, v) => kv.set(k, v) };
+  const host = miniProgramHost({ platform: "wechat", wasm, fs: null, api: wx });
+  assert.equal(await host.storage.get("a"), null);
+  await host.storage.set("a", "{}");
+  assert.equal(await host.storage.get("a"), "{}");
+  const my = { getStorageSync: ({ key }) => ({ data: kv.get(key) }), setStorageSync: ({ key, data }) => kv.set(key, data) };
+  const alipay = miniProgramHost({ platform: "alipay", wasm, fs: null, api: my });
+  await alipay.storage.set("b", "[1]");
+  assert.equal(await alipay.storage.get("b"), "[1]");
+  assert.equal(miniProgramHost({ platform: "wechat", wasm, fs: null, api: {} }).storage, undefined);
 });
