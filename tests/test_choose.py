@@ -292,3 +292,30 @@ def test_a_model_without_alternatives_is_loaded_once_without_a_cache_entry(cache
     monkeypatch.setattr(choose, "cache_key", lambda *a: pytest.fail("digested a model without alternatives"))
     m = load(data, "native", choose="measure")
     assert m.choice_source == "measured" and not list(cache_dir.glob("**/*.json"))
+
+
+def test_chromium_caches_in_cache_storage_then_indexeddb(mixed, tmp_path: Path) -> None:
+    """tests/js/choose_browser.mjs: measured once, then read from Cache Storage; a hostile entry there is measured
+    again; with Cache Storage hidden, the same through IndexedDB."""
+    import shutil
+    import subprocess
+    import sys
+
+    sys.path.insert(0, str(Path(__file__).parent / "js"))
+    import js_fixtures as support
+
+    chromium = shutil.which("chromium") or "/usr/bin/chromium"
+    why = support.missing_prerequisites()
+    if why or not Path(chromium).exists():
+        pytest.skip(why or "Debian's chromium is not installed")
+    model, out = tmp_path / "mixed.wrt", tmp_path / "result.json"
+    model.write_bytes(mixed[0])
+    r = subprocess.run([str(support.NODE22), str(support.ROOT / "tests" / "js" / "choose_browser.mjs"),
+                        str(support.ROOT), str(model), str(out), chromium],
+                       cwd=support.ROOT, capture_output=True, text=True, timeout=600)
+    assert r.returncode == 0, r.stderr[-3000:]
+    res = json.loads(out.read_text())
+    assert "error" not in res and not res["pageErrors"], res
+    assert res["cacheStorage"] == ["measured", "cache", True, 3], res
+    assert res["hostile"] == "measured"
+    assert res["indexedDB"] == ["measured", "cache", True, 3], res
