@@ -268,6 +268,8 @@ def test_a_fitting_entry_of_another_model_is_not_taken(mixed, cache_dir: Path) -
 def test_a_bad_mode_is_refused(mixed) -> None:
     with pytest.raises(ValueError, match="choose must be one of rules, measure, deterministic"):
         load(mixed[0], "native", choose="fastest")
+    with pytest.raises(ValueError, match="choose applies to the C engine"):
+        load(mixed[0], "ref", choose="measure")
 
 
 def test_inspect_lists_the_choices(mixed, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:

@@ -57,6 +57,8 @@ def load(source: str | Path | bytes | bytearray | memoryview, engine: str = "ref
         raise TypeError(f"wasmrt.load: expected a path (str or Path) or the model's bytes, got {type(source).__name__}")
     if fallback is not None and engine != "webgpu":
         raise ValueError(f"wasmrt.load: fallback applies to engine 'webgpu', not {engine!r}")
+    if check_mode(choose) != "rules" and engine not in ("native", "wasm"):
+        raise ValueError(f"wasmrt.load: choose applies to the C engine (native, wasm), not {engine!r}")
     limits = Limits.of(max_memory, max_work)
     threads = Limits.threads_of(threads)
     if isinstance(source, str | Path):
@@ -71,8 +73,6 @@ def load(source: str | Path | bytes | bytearray | memoryview, engine: str = "ref
         from wasmrt.engines.ref import RefModel
 
         return RefModel(data, name)
-    if engine in ("native", "wasm"):
-        check_mode(choose)
     if engine == "native":
         from wasmrt.engines.native import NativeModel, build_identity
 
