@@ -123,13 +123,15 @@ async function digest(bytes) {
   }
   let lo = 0x84222325, hi = 0xcbf29ce4;
   for (let i = 0; i < bytes.length; i++) { // FNV-1a 64 in two 32-bit halves
-    lo ^= bytes[i];
+    lo = (lo ^ bytes[i]) >>> 0; // unsigned: ^ gives a signed int32
     const l = lo * 0x1b3, m = hi * 0x1b3 + lo * 256 + Math.floor(l / 0x100000000); // exact below 2^53
     lo = l >>> 0;
     hi = m >>> 0;
   }
   return `fnv${hi.toString(16).padStart(8, "0")}${lo.toString(16).padStart(8, "0")}`;
 }
+
+export { digest as digestForTests };
 
 /** The cache key: model digest, engine build (package version, variant, target, threads), device. */
 export async function cacheKey(rt, bytes, version, device) {

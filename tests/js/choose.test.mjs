@@ -116,3 +116,25 @@ test("mini-program hosts keep the entries in the platform's storage (Alipay's ca
   assert.equal(await alipay.storage.get("b"), "[1]");
   assert.equal(miniProgramHost({ platform: "wechat", wasm, fs: null, api: {} }).storage, undefined);
 });
+
+test("cache keys: SHA-256 where WebCrypto is, FNV-1a 64 elsewhere (mini-programs)", async () => {
+  const { cacheKey } = await import("../../js_bindings/src/choose.js");
+  const rt = { variant: "simd", target: "wasm_simd128", threads: 1 };
+  const a = new TextEncoder().encode("a");
+  const k1 = await cacheKey(rt, a, "0.1.0", "dev");
+  assert.equal(k1, await cacheKey(rt, a, "0.1.0", "dev"));
+  assert.notEqual(k1, await cacheKey(rt, new TextEncoder().encode("b"), "0.1.0", "dev"));
+  assert.notEqual(k1, await cacheKey({ ...rt, threads: 2 }, a, "0.1.0", "dev"));
+  const saved = Object.getOwnPropertyDescriptor(globalThis, "crypto");
+  Object.defineProperty(globalThis, "crypto", { value: {}, configurable: true });
+  try {
+    const k2 = await cacheKey(rt, a, "0.1.0", "dev");
+    assert.ok(k2.startsWith("wasmrt-choices-v1-fnv") && k2 !== k1, k2);
+    // the FNV-1a 64 test vector of "a" (0xaf63dc4c8601ec8c) is the model part of the key
+    const { digestForTests } = await import("../../js_bindings/src/choose.js");
+    assert.equal(await digestForTests(a), "fnvaf63dc4c8601ec8c");
+    assert.equal(await digestForTests(new TextEncoder().encode("foobar")), "fnv85944171f73967e8");
+  } finally {
+    Object.defineProperty(globalThis, "crypto", saved);
+  }
+});
