@@ -16,6 +16,9 @@ export interface MiniProgramHostOptions {
   platform?: Platform;
   wasm?: MiniProgramWasm;
   fs?: FileSystemManager | null;
+  /** The platform's API object (wx, my, tt; default: the global one): its getStorageSync/setStorageSync keep the
+   * measured algorithm choices of load({choose: "measure"}). */
+  api?: { getStorageSync(key: any): any; setStorageSync(key: any, data?: any): void };
   name?: string;
   /** After a failed path instantiate, instantiate bytes (default: Alipay, whose typings declare bytes). */
   bytesFallback?: boolean;

@@ -44,6 +44,23 @@ function fsReadBytes(fs, path) {
   });
 }
 
+/** The platform's key-value storage (getStorageSync, setStorageSync; Alipay's take {key, data}) for measured
+ * choices; none without. */
+function storageOf(api, alipay) {
+  if (typeof api?.getStorageSync !== "function" || typeof api?.setStorageSync !== "function") return undefined;
+  return {
+    async get(key) {
+      const v = alipay ? api.getStorageSync({ key }) : api.getStorageSync(key);
+      const text = v && typeof v === "object" && "data" in v ? v.data : v;
+      return typeof text === "string" && text ? text : null;
+    },
+    async set(key, text) {
+      if (alipay) api.setStorageSync({ key, data: text });
+      else api.setStorageSync(key, text);
+    },
+  };
+}
+
 /**
  * A wasmrt host adapter for a mini-program. options: platform ("wechat" | "alipay" | "douyin"), or wasm (the
  * XXWebAssembly object) and fs (a file-system manager); name; bytesFallback (default: Alipay) with wasmBytes
@@ -82,6 +99,7 @@ export function miniProgramHost(options = {}) {
       }
     },
     readBytes: (source) => fsReadBytes(fs, String(source)),
+    storage: storageOf(options.api ?? globalThis[names.api], platform === "alipay"),
   };
 }
 

@@ -4,6 +4,8 @@
 //   validate(bytes) -> boolean | undefined  WebAssembly.validate, or undefined when the host cannot tell
 //   instantiate(source, imports) -> Promise<WebAssembly.Instance>   source: URL string, URL, path or bytes
 //   readBytes(source) -> Promise<Uint8Array>   a model file by URL or path
+//   storage (optional)                    {get(key) -> Promise<string | null>, set(key, text) -> Promise<void>}: where
+//                                         load({choose: "measure"}) keeps measured choices (none: measured each load)
 // Mini-program hosts (WXWebAssembly.instantiate(path, imports), wx.getFileSystemManager().readFile) implement the
 // same four members and are passed as init({host}).
 
@@ -36,6 +38,69 @@ async function fetchOk(url) {
   return res;
 }
 
+const CACHE_NAME = "wasmrt-choices";
+
+/** Cache Storage where the page has it (secure contexts), else IndexedDB, else nothing. */
+const webStorage = {
+  async get(key) {
+    if (globalThis.caches) {
+      const res = await (await caches.open(CACHE_NAME)).match(`/${key}`);
+      return res ? res.text() : null;
+    }
+    return idb("readonly", (s) => s.get(key));
+  },
+  async set(key, text) {
+    if (globalThis.caches) {
+      await (await caches.open(CACHE_NAME)).put(`/${key}`, new Response(text));
+      return;
+    }
+    await idb("readwrite", (s) => s.put(text, key));
+  },
+};
+
+function idb(mode, op) {
+  if (!globalThis.indexedDB) return Promise.resolve(null);
+  return new Promise((resolve, reject) => {
+    const open = indexedDB.open(CACHE_NAME, 1);
+    open.onupgradeneeded = () => open.result.createObjectStore("choices");
+    open.onerror = () => reject(open.error);
+    open.onsuccess = () => {
+      const req = op(open.result.transaction("choices", mode).objectStore("choices"));
+      req.onsuccess = () => { open.result.close(); resolve(typeof req.result === "string" ? req.result : null); };
+      req.onerror = () => { open.result.close(); reject(req.error); };
+    };
+  });
+}
+
+/** Node: a file per key in $WASMRT_CACHE_DIR, else $XDG_CACHE_HOME/wasmrt, else ~/.cache/wasmrt (choices/). */
+const nodeStorage = {
+  async dir() {
+    const path = await import(/* webpackIgnore: true */ "node:path");
+    const os = await import(/* webpackIgnore: true */ "node:os");
+    const env = process.env;
+    const base = env.WASMRT_CACHE_DIR || path.join(env.XDG_CACHE_HOME || path.join(os.homedir(), ".cache"), "wasmrt");
+    return path.join(base, "choices");
+  },
+  async get(key) {
+    const fs = await import(/* webpackIgnore: true */ "node:fs/promises");
+    const file = `${await this.dir()}/${key}.json`;
+    try {
+      if ((await fs.stat(file)).size > 4 << 20) return null;
+      return await fs.readFile(file, "utf8");
+    } catch {
+      return null;
+    }
+  },
+  async set(key, text) {
+    const fs = await import(/* webpackIgnore: true */ "node:fs/promises");
+    const dir = await this.dir();
+    await fs.mkdir(dir, { recursive: true });
+    const tmp = `${dir}/${key}.${process.pid}.tmp`;
+    await fs.writeFile(tmp, text);
+    await fs.rename(tmp, `${dir}/${key}.json`);
+  },
+};
+
 /** Browsers, Web Workers, Deno: fetch + WebAssembly.instantiateStreaming. */
 export const webHost = {
   name: "web",
@@ -53,6 +118,7 @@ export const webHost = {
   async readBytes(source) {
     return new Uint8Array(await (await fetchOk(String(source))).arrayBuffer());
   },
+  storage: webStorage,
 };
 
 async function nodeRead(source) {
@@ -78,6 +144,7 @@ export const nodeHost = {
     return instantiateBytes(asBytes(source) ?? (await nodeRead(source)), imports);
   },
   readBytes: nodeRead,
+  storage: nodeStorage,
 };
 
 export function defaultHost() {

@@ -38,6 +38,15 @@ export interface HostAdapter {
   features?: { simd?: boolean; relaxed?: boolean };
   instantiate(source: string | URL | Uint8Array | ArrayBuffer, imports: WebAssembly.Imports): Promise<WebAssembly.Instance>;
   readBytes(source: string | URL): Promise<Uint8Array>;
+  /** Where load({choose: "measure"}) keeps measured choices (absent: measured at every such load). */
+  storage?: ChoiceStorage;
+}
+
+/** A key-value store of text (Cache Storage or IndexedDB in browsers, a file per key in Node, the mini-program's
+ * storage). */
+export interface ChoiceStorage {
+  get(key: string): Promise<string | null>;
+  set(key: string, text: string): Promise<void>;
 }
 export const webHost: HostAdapter;
 export const nodeHost: HostAdapter;
@@ -147,6 +156,10 @@ export class Model implements ModelLike {
   stream(pairs?: Record<string, string>): Stream;
   /** Free the model's engine memory; safe to call twice. */
   release(): void;
+  /** Per op in execution order: candidates, the chosen one, measured times (load option choose). */
+  plan(): PlanEntry[];
+  /** How the ops' algorithms were chosen: the rules, the deterministic choice, measured now, or from the cache. */
+  readonly chosenBy: "rules" | "deterministic" | "measured" | "cache";
 }
 
 export class Stream {
@@ -171,6 +184,23 @@ export interface LoadOptions {
   /** Which kernels run block-sparse weights: "auto" (default: sparse from the build's measured break-even
    * sparsity, dense below it), "always" or "never". For benchmarks; results agree within float tolerance. */
   sparse?: "auto" | "always" | "never";
+  /** How each layer's algorithm is chosen among its candidates (docs/choices.md): "rules" (default: the engine's
+   * fixed rules), "measure" (timed on this device at the first load, cached by load() in the host's storage;
+   * loadBytes measures without a cache) or "deterministic" (the dense path everywhere: the same bytes on any device
+   * of a variant and any thread count). */
+  choose?: "rules" | "measure" | "deterministic";
+}
+
+/** One op of Model.plan(): its candidates (index 0: the dense path), the chosen index (-1: no alternatives) and,
+ * when measured, each candidate's median time in ms (null where not timed). */
+export interface PlanEntry {
+  readonly op: number;
+  readonly type: string;
+  readonly name: string;
+  readonly kernel: string;
+  readonly candidates: readonly string[];
+  readonly chosen: number;
+  readonly timesMs: readonly (number | null)[] | null;
 }
 
 export class Runtime {

@@ -6,6 +6,7 @@
 import { AutoRuntime } from "./auto.js";
 import { BACKENDS, wasmBackend, webgpuBackend } from "./backends.js";
 import { WasmrtError } from "./errors.js";
+import { Runtime } from "./runtime.js";
 
 export {
   ERROR_CODES, InputError, ModelFormatError, OutOfMemoryError, ResourceLimitError, UnsupportedOpError, WasmrtError,
@@ -56,3 +57,4 @@ export async function init(options = {}) {
 }
 
 export const version = "0.1.0";
+Runtime.packageVersion = version;

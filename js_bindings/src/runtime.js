@@ -2,6 +2,7 @@
 // Everything crossing into wasm goes through the C API of kernels_wasm/engine/wasmrt.h. Pointers come back from
 // wasm as signed i32: `>>> 0` makes them unsigned, so the whole 4 GiB address space works.
 
+import { CHOOSE_MODES, loadMeasured, measure, planOf } from "./choose.js";
 import { ERROR_CODES, errorFromCode, InputError, OutOfMemoryError, WasmrtError } from "./errors.js";
 import { readMetadata } from "./format/reader.js";
 import {
@@ -25,6 +26,9 @@ const finalizer = typeof FinalizationRegistry === "function"
   : null;
 
 export class Runtime {
+  /** The package's version (index.js sets it): part of the choice cache's key. */
+  static packageVersion = "";
+
   /** Use wasmrt.init(); this wraps an already instantiated engine (the wasm backend of backends.js). skipped: why
    * the backends init({backend: "auto"}) tried first were not used. */
   /** @param {any} instance @param {{variant: any, reason: string, features: any, host: any, threads?: number,
@@ -75,19 +79,43 @@ export class Runtime {
    * kernels run block-sparse weights, "auto" (default), "always" or "never" (for benchmarks).
    */
   async load(source, options = {}) {
-    return this.loadBytes(await readSource(source, options.host ?? this._hostAdapter), options);
+    const host = options.host ?? this._hostAdapter;
+    const bytes = await readSource(source, host);
+    if (options.choose !== "measure") return this.loadBytes(bytes, options);
+    this._checkLoad(bytes, options);
+    const copy = toBytes(bytes).slice(); // measuring loads it several times; the caller may change its buffer meanwhile
+    return loadMeasured(this, copy, (choices, force) => this._loadForced(copy, options, choices, force), host.storage,
+      Runtime.packageVersion, deviceIdentity());
   }
 
   /** Synchronous load from bytes already in memory.
    * @param {ArrayBuffer | ArrayBufferView} bytes @param {import("./backend.js").LoadOptions} [options] */
-  loadBytes(bytes, { name, maxMemory = 0, maxWork = 0, sparse = "auto" } = {}) {
+  loadBytes(bytes, options = {}) {
+    const choose = this._checkLoad(bytes, options);
+    const copy = choose === "measure" ? toBytes(bytes).slice() : bytes; // measured here without a cache (see load)
+    const model = choose === "measure" ? measure(this, (c, f) => this._loadForced(copy, options, c, f))
+      : this._loadForced(bytes, options, [], choose === "deterministic" ? 0 : -1);
+    model._chosenBy = choose === "measure" ? "measured" : choose;
+    return model;
+  }
+
+  _checkLoad(bytes, { maxMemory = 0, maxWork = 0, sparse = "auto", choose = "rules" }) {
     this._usable();
-    bytes = toBytes(bytes);
-    if (!bytes) throw new InputError("loadBytes needs an ArrayBuffer or a typed array");
+    if (!toBytes(bytes)) throw new InputError("loadBytes needs an ArrayBuffer or a typed array");
     for (const [k, v] of [["maxMemory", maxMemory], ["maxWork", maxWork]]) {
       if (typeof v !== "number" || !(v >= 0)) throw new InputError(`${k} must be a number >= 0 (0: the default), got ${v}`);
     }
     if (!(sparse in SPARSE_POLICIES)) throw new InputError(`sparse must be "auto", "always" or "never", got ${sparse}`);
+    if (!CHOOSE_MODES.includes(choose)) {
+      throw new InputError(`choose must be "rules", "measure" or "deterministic", got ${choose}`);
+    }
+    if (choose !== "rules" && !this._ex.wrt_set_choices) throw new InputError(`this engine build has no choose option (${choose})`);
+    return choose;
+  }
+
+  // One load with per-op forced candidate indices (choices[i], -1: the rules) and `force` on every other op.
+  _loadForced(bytes, { name, maxMemory = 0, maxWork = 0, sparse = "auto" }, choices, force) {
+    bytes = toBytes(bytes);
     const ex = this._ex;
     const policy = SPARSE_POLICIES[sparse];
     if (policy && !ex.wrt_set_sparse_policy) throw new InputError(`this engine build has no sparse option (${sparse})`);
@@ -103,6 +131,7 @@ export class Runtime {
       new Uint8Array(ex.memory.buffer, ptr, bytes.length).set(bytes);
       const old = ex.wrt_set_sparse_policy?.(policy);
       try {
+        this._setChoices(choices, force);
         const p = ptr;
         ptr = 0; // the engine's now (freed by it, also on error)
         handle = u32(this._call(() => ex.wrt_load_begin(p, bytes.length, maxMemory, maxWork, errPtr)));
@@ -121,6 +150,10 @@ export class Runtime {
         }
       } finally {
         if (!this._broken && old !== undefined) ex.wrt_set_sparse_policy(old);
+        if (!this._broken && ex.wrt_set_choices) {
+          ex.wrt_set_choices(0, 0);
+          ex.wrt_force_choice(-1);
+        }
       }
     } finally {
       if (!this._broken) {
@@ -139,6 +172,21 @@ export class Runtime {
   }
 
   // -- internals shared with Model --------------------------------------------------------------------------
+
+  _setChoices(choices, force) {
+    const ex = this._ex;
+    if (!ex.wrt_set_choices) return;
+    ex.wrt_force_choice(force);
+    if (!choices.length) return;
+    const p = this._alloc(choices.length * 4, "the choice vector");
+    try {
+      new Int32Array(ex.memory.buffer, p, choices.length).set(choices);
+      const code = ex.wrt_set_choices(p, choices.length);
+      if (code !== ERROR_CODES.OK) throw errorFromCode(code, this._message());
+    } finally {
+      ex.wrt_free(p);
+    }
+  }
 
   _usable() {
     if (this._closed) throw new WasmrtError("this runtime was closed (close()); create a new one with init()");
@@ -181,6 +229,15 @@ export class Runtime {
   _releaseHandle(handle) {
     if (this._live.delete(handle) && !this._broken) this._ex.wrt_release(handle);
   }
+}
+
+/** What the choice cache knows of the device: the user agent or Node's CPU, and the cores. */
+function deviceIdentity() {
+  const nav = globalThis.navigator;
+  if (typeof process !== "undefined" && process.versions?.node) {
+    return `node ${process.platform} ${process.arch} ${nav?.hardwareConcurrency ?? ""}`;
+  }
+  return `${nav?.userAgent ?? "unknown"} ${nav?.hardwareConcurrency ?? ""}`;
 }
 
 function toBytes(x) {
@@ -300,6 +357,23 @@ export class Model {
 
   /** Class names stored in the model (empty when it has none). */
   get labels() { return this.metadata.labels; }
+
+  /** Per op in execution order: {op, type, name, kernel, candidates, chosen, timesMs} (load's choose option). */
+  plan() {
+    if (!this._h) throw new WasmrtError("this model was released");
+    return planOf(this);
+  }
+
+  /** How each op's algorithm was chosen: "rules", "deterministic", "measured" or "cache". */
+  get chosenBy() { return this._chosenBy ?? "rules"; }
+
+  _runOps(begin, end) {
+    const rt = this._rt;
+    rt._call(() => {
+      const code = rt._ex.wrt_run_ops(this._h, begin, end);
+      if (code !== ERROR_CODES.OK) throw errorFromCode(code, rt._message());
+    });
+  }
 
   get released() { return this._h === 0; }
 

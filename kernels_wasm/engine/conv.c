@@ -64,11 +64,12 @@ static int pointwise(const wrt_op* op) {
  * Rules (measured per layer shape natively and in wasm, docs/dev/kernels-journal.md "Winograd"): F(4x4) from 32
  * input and output channels and a 7x7 map (1.5-4x faster than igemm there; at 16 channels even, at 8 slower: the
  * transforms are not paid by the GEMMs); else the indirect GEMM. */
-static int choose_conv(const wrt_op* op) {
+static int choose_conv(wrt_model* m, wrt_op* op) {
   const wrt_conv_plan* p = &op->u.conv;
-  const wrt_attrs* a = &op->a;
-  int wino = p->kh == 3 && p->kw == 3 && a->strides[0] == 1 && a->strides[1] == 1 && a->dilations[0] == 1 &&
-             a->dilations[1] == 1 && p->groups == 1;
+  int wino = choice_winograd(m, op);
+  choice_offer(op, WRT_CH_DENSE | (wino ? WRT_CH_WINO2 | WRT_CH_WINO4 : 0u));
+  unsigned f = choice_forced(op); /* a per-op choice (choice.c) before the process-wide one */
+  if (f) return f == WRT_CH_WINO2 ? CONV_WINO2 : f == WRT_CH_WINO4 ? CONV_WINO4 : CONV_IGEMM;
   if (algo_policy == WRT_CONV_IGEMM || (algo_policy != WRT_CONV_AUTO && !wino)) return CONV_IGEMM;
   if (algo_policy == WRT_CONV_WINO2) return CONV_WINO2;
   if (algo_policy == WRT_CONV_WINO4) return CONV_WINO4;
@@ -100,7 +101,8 @@ WRT_FOR_SIZE int plan_conv(wrt_model* m, wrt_op* op, wrt_cost* c) {
     op->path = CONV_GEMM;
     return WRT_OK;
   }
-  op->path = G == 1 ? choose_conv(op) : CONV_GROUPED;
+  op->path = G == 1 ? choose_conv(m, op) : CONV_GROUPED;
+  choice_note(op, op->path == CONV_WINO2 ? WRT_CH_WINO2 : op->path == CONV_WINO4 ? WRT_CH_WINO4 : WRT_CH_DENSE);
   if (op->path == CONV_WINO2 || op->path == CONV_WINO4) {
     c->work -= sat_mul(P * CO, ks * cg); /* instead of the direct convolution's */
     c->bytes -= gemm_packed_floats(m->tg, og, ks * cg) * G * sizeof(float);

@@ -5,6 +5,7 @@
  *   conv.c, pool.c, gemm.c, ...     op modules (conv.c and pool.c use gemm.c and indirection.c; conv.c winograd.c)
  *   sparse.c                        the block-sparse variant of CONV_2D and FULLY_CONNECTED
  *   qsparse.c                       its int8 variant (qconv.c hands it the layers qsparse_chosen picks)
+ *   choice.c                        per-op algorithm candidates, forced choices, the measuring procedure's decision
  *   support.c, rt_*.c, fb.c         allocation, constants, errors and names; libc replacements; FlatBuffers
  */
 #ifndef WRT_ENGINE_H
@@ -182,6 +183,8 @@ typedef struct wrt_op {
   uint8_t skip;            /* the output is empty: nothing to prepare or run */
   uint8_t expand_in;       /* bit i: input i is block-sparse and expanded to dense for a dense path's prepare */
   uint8_t sparse_path;     /* block-sparse weights: 0 not planned yet, 1 the sparse kernels, 2 dense (kept on resize) */
+  uint8_t cands, algo;     /* choice.c: the WRT_CH_* candidates its plan offered, and the one it took */
+  int8_t force;            /* the candidate index wrt_set_choices forced at load, or -1: the rules */
   uint64_t work;           /* its cost's work: small ops run on one thread */
   wrt_clamp clamp;
   union {
@@ -262,7 +265,7 @@ struct wrt_op_impl {
   const char* (*kernel)(const wrt_op* op);            /* the path that runs it, for profiles */
 };
 
-int dtype_class(const wrt_model* m, const wrt_op* op);
+int dtype_class(const wrt_model* m, wrt_op* op);
 const wrt_op_impl* op_impl(int type, int dclass); /* NULL: this engine has no such variant */
 
 /* ---- quantization parameters and rules (qrules.c) ------------------------------------------------------------- */
@@ -415,11 +418,11 @@ int prepare_sparse(wrt_model* m, wrt_op* op);
 int run_sparse(wrt_model* m, wrt_op* op);
 const char* sparse_kernel(const wrt_op* op);
 void sparse_expand(const wrt_tensor* t, void* out); /* the dense equivalent of a block-sparse constant (its dtype) */
-int sparse_candidate(const wrt_model* m, const wrt_op* op); /* dense weights the unstructured sparse kernel runs */
+int sparse_candidate(const wrt_model* m, wrt_op* op); /* dense weights the unstructured sparse kernel runs */
 int sparse_policy(void); /* wrt_set_sparse_policy's WRT_SPARSE_* */
 /* int8 block-sparse weights (qsparse.c): whether the layer runs on qspmm (fast: the dense int8 kernels could run it,
  * i.e. int8 input and centered constant weights), its plan, prepare (bias: the int32 biases or NULL) and run */
-int qsparse_chosen(const wrt_model* m, const wrt_op* op, int fast);
+int qsparse_chosen(const wrt_model* m, wrt_op* op, int fast);
 void qsparse_plan(wrt_model* m, wrt_op* op, wrt_cost* c);
 int qsparse_prepare(wrt_model* m, wrt_op* op, const int32_t* bias);
 void qsparse_run(wrt_model* m, wrt_op* op);
@@ -454,5 +457,14 @@ int64_t conv_out_size(int64_t size, int64_t k, int64_t s, int64_t d, int64_t p0,
 int64_t pool_out_size(int64_t size, int64_t k, int64_t s, int64_t d, int64_t p0, int64_t p1, int ceil_mode);
 
 const wrt_target* pick_target(void); /* target.c */
+
+/* Per-op algorithm choice (choice.c). An op's plan offers its candidates (bits, listed in this order: index 0 is the
+ * dense path), asks which one was forced (0: none, follow the rules) and notes the one it takes. */
+enum { WRT_CH_DENSE = 1, WRT_CH_SPARSE = 2, WRT_CH_WINO2 = 4, WRT_CH_WINO4 = 8, WRT_CH_COUNT = 4 };
+void choice_reset(wrt_op* op, int k); /* before op k's first plan: no candidates, wrt_set_choices's forced index */
+void choice_offer(wrt_op* op, unsigned bits);
+unsigned choice_forced(const wrt_op* op); /* the forced candidate's bit among those offered so far, or 0 */
+unsigned choice_note(wrt_op* op, unsigned bit); /* returns bit */
+int choice_winograd(const wrt_model* m, const wrt_op* op); /* Winograd F(m x m, 3x3) applies to this CONV_2D */
 
 #endif

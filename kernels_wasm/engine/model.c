@@ -78,6 +78,7 @@ static int plan_model(wrt_model* m, uint64_t* need, int resize) {
   m->work = 0;
   for (int k = 0; k < m->n_ops; k++) {
     wrt_op* op = &m->ops[k];
+    if (!resize) choice_reset(op, k); /* also for an op skipped now, which a resize may bring in */
     op->skip = 1; /* nothing to compute when every output is empty */
     for (int k = 0; k < op->n_out; k++) op->skip &= m->t[op->outs[k]].count == 0;
     if (op->skip) continue;

@@ -115,7 +115,7 @@ static const wrt_op_impl* const TABLE[OP_MAX_CODE][WRT_DC_COUNT] = {
     [OP_TRANSFORM_LANDMARKS] = F32(MEDIAPIPE),
 };
 
-int dtype_class(const wrt_model* m, const wrt_op* op) {
+int dtype_class(const wrt_model* m, wrt_op* op) {
   if (op_is_quantized(m, op)) return WRT_DC_QS8;
   if (m->t[op->in[0]].dtype != WRT_F32) return WRT_DC_OTHER;
   return op->n_in > 1 && op->in[1] >= 0 && (m->t[op->in[1]].sparse || sparse_candidate(m, op)) ? WRT_DC_F32_SPARSE

@@ -20,12 +20,11 @@ static void layer_dims(const wrt_model* m, const wrt_op* op, uint64_t* K, uint64
   *P = n ? y->count / n : 0;
 }
 
-int qsparse_chosen(const wrt_model* m, const wrt_op* op, int fast) {
+int qsparse_chosen(const wrt_model* m, wrt_op* op, int fast) {
   const wrt_tensor *w = &m->t[op->in[1]], *x = &m->t[op->in[0]];
   const wrt_target* tg = m->tg;
   int policy = sparse_policy();
-  if (!fast || !w->sparse || w->dtype != WRT_I8 || x->dtype != WRT_I8 || !tg->qspmm || !tg->qsppack || !tg->qspmv ||
-      policy == WRT_SPARSE_NEVER)
+  if (!fast || !w->sparse || w->dtype != WRT_I8 || x->dtype != WRT_I8 || !tg->qspmm || !tg->qsppack || !tg->qspmv)
     return 0;
   if (op->type != OP_CONV_2D && op->type != OP_FULLY_CONNECTED) return 0;
   if (op->type == OP_CONV_2D && op->a.groups != 1) return 0;
@@ -33,9 +32,13 @@ int qsparse_chosen(const wrt_model* m, const wrt_op* op, int fast) {
   uint64_t K, P, n = (uint64_t)w->dims[0], br = (n + 3) / 4;
   layer_dims(m, op, &K, &P);
   if (!K || K * tg->qspmm_mr * 2 >= ((uint64_t)1 << 31)) return 0; /* column offsets are int32 bytes */
-  if (policy == WRT_SPARSE_ALWAYS) return 1;
+  choice_offer(op, WRT_CH_DENSE | WRT_CH_SPARSE);
+  unsigned f = choice_forced(op); /* a per-op choice (choice.c) before the policy */
+  if (f) return choice_note(op, f) == WRT_CH_SPARSE;
+  if (policy == WRT_SPARSE_NEVER) return choice_note(op, WRT_CH_DENSE) == WRT_CH_SPARSE;
   double sparsity = 1.0 - (double)w->sp_blocks / ((double)br * (double)K);
-  return sparsity >= tg->qspmm_min_sparsity + tg->qspmm_k_penalty / (double)K;
+  int sparse = policy == WRT_SPARSE_ALWAYS || sparsity >= tg->qspmm_min_sparsity + tg->qspmm_k_penalty / (double)K;
+  return choice_note(op, sparse ? WRT_CH_SPARSE : WRT_CH_DENSE) == WRT_CH_SPARSE;
 }
 
 static int pointwise(const wrt_op* op, const wrt_tensor* w) {

@@ -92,15 +92,25 @@ static int unstructured_ok(const wrt_model* m, const wrt_op* op, uint64_t k, uin
                                             tg->spmmu_min_sparsity + tg->spmmu_k_penalty / (double)(k ? k : 1);
 }
 
+/* the layer's candidates (choice.c): the sparse kernels, or the dense implementation's */
+static void offer_sparse(const wrt_model* m, wrt_op* op) {
+  choice_offer(op, WRT_CH_DENSE | WRT_CH_SPARSE | (choice_winograd(m, op) ? WRT_CH_WINO2 | WRT_CH_WINO4 : 0u));
+}
+
 /* dtype_class: dense float32 weights of a CONV_2D (groups 1) or FULLY_CONNECTED that the unstructured kernel would
  * run (decided once, at load: the file is gone at a resize, which keeps the choice) */
-int sparse_candidate(const wrt_model* m, const wrt_op* op) {
+int sparse_candidate(const wrt_model* m, wrt_op* op) {
   if (op->sparse_path) return op->sparse_path == 1;
   if ((op->type != OP_CONV_2D && op->type != OP_FULLY_CONNECTED) || op->n_in < 2 || op->in[1] < 0) return 0;
   const wrt_tensor *w = &m->t[op->in[1]], *y = &m->t[op->out];
   if (!w->is_const || w->dtype != WRT_F32 || !w->file_data || w->rank < 2 || !w->dims[0]) return 0;
   uint64_t n = (uint64_t)w->dims[0];
-  return unstructured_ok(m, op, w->count / n, y->count / n);
+  if (!unstructured_ok(m, op, w->count / n, y->count / n)) return 0;
+  offer_sparse(m, op);
+  unsigned f = choice_forced(op); /* a per-op choice (choice.c): the dense implementation unless sparse */
+  if (!f || f == WRT_CH_SPARSE) return 1;
+  choice_note(op, WRT_CH_DENSE); /* a convolution's plan notes its own algorithm */
+  return 0;
 }
 
 /* Packed weights per row block (4 output channels, or 1 for SP_UNSTRUCT): its biases, then the weights of each
@@ -114,13 +124,17 @@ int plan_sparse(wrt_model* m, wrt_op* op, wrt_cost* c) {
   double break_even = pix == 1 ? m->tg->spmv_min_sparsity
                                : m->tg->spmm_min_sparsity + m->tg->spmm_k_penalty / (double)(k ? k : 1);
   /* a resize keeps the choice made at load: the weights were packed (or expanded) for it */
-  int resize = op->sparse_path != 0, sparse = resize ? op->sparse_path == 1
-                                                     : policy != WRT_SPARSE_NEVER && sparse_possible(m, op, k) &&
-                                                           (policy == WRT_SPARSE_ALWAYS || sparsity >= break_even);
+  int resize = op->sparse_path != 0, possible = sparse_possible(m, op, k);
+  if (!resize && w->sparse && possible) offer_sparse(m, op);
+  unsigned f = resize ? 0 : choice_forced(op); /* a per-op choice (choice.c) before the policy */
+  int sparse = resize ? op->sparse_path == 1
+               : f    ? f == WRT_CH_SPARSE && possible
+                      : policy != WRT_SPARSE_NEVER && possible && (policy == WRT_SPARSE_ALWAYS || sparsity >= break_even);
   /* dense-stored weights: dtype_class chose them for the unstructured kernel */
-  int u = resize ? sparse && p->mode == SP_UNSTRUCT : !w->sparse || (!sparse && unstructured_ok(m, op, k, pix));
+  int u = resize ? sparse && p->mode == SP_UNSTRUCT : !w->sparse || (!sparse && !f && unstructured_ok(m, op, k, pix));
   sparse |= u;
   op->sparse_path = sparse ? 1 : 2;
+  if (!resize) choice_note(op, sparse ? WRT_CH_SPARSE : WRT_CH_DENSE);
   if (!sparse) { /* the dense implementation (ops.c), over the weights expanded for its prepare */
     if (!w->sparse) return WRT_PLAN_DENSE;
     op->expand_in = 0x2;

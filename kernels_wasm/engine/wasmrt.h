@@ -130,6 +130,30 @@ WRT_API size_t wrt_static_size(void);
  * python_ref/winograd.py, not the same bytes. Returns the previous choice. */
 enum { WRT_CONV_AUTO = 0, WRT_CONV_IGEMM = 1, WRT_CONV_WINO2 = 2, WRT_CONV_WINO4 = 3 };
 WRT_API int wrt_set_conv_algo(int algo);
+
+/* Per-op algorithm choice. An op with alternatives (dense KxK convolutions: indirect GEMM or Winograd; block-sparse
+ * weights, float or int8: sparse or dense kernels) lists them as candidates, index 0 always the dense path (the
+ * deterministic choice): their number (0 for an op without alternatives), each one's name ("igemm", "dense",
+ * "sparse", "winograd F(2x2,3x3)", "winograd F(4x4,3x3)"; NULL out of range) and the index the load chose (-1 none).
+ * wrt_set_choices fixes, for models loaded afterwards in the whole process, op i's candidate index to choices[i]
+ * (-1 or an index the op lacks: the engine's rules); n = 0 clears it. Returns 0 or an error code. Ops beyond the
+ * vector take wrt_force_choice's index (-1, the default: the rules; returns the previous one). */
+WRT_API int wrt_op_num_choices(const wrt_model* m, int i);
+WRT_API const char* wrt_op_choice_name(const wrt_model* m, int i, int k);
+WRT_API int wrt_op_chosen(const wrt_model* m, int i);
+WRT_API int wrt_set_choices(const int32_t* choices, int n);
+WRT_API int wrt_force_choice(int k);
+/* The measuring procedure's decision, kept here so every host decides alike (hosts time, wasm has no clock):
+ * wrt_tune_param(0) timed passes per candidate, (1) warm-up runs, (2) time budget in ms, (3) the margin in percent
+ * by which a candidate must beat the rules' choice, (4) the most candidates an op has (-1 beyond); wrt_tune_begin(n)
+ * forgets every time and makes room for n ops; wrt_tune_time records one time of op i's candidate k; wrt_tune_median
+ * (-1 without any); wrt_tune_pick: op i's fastest candidate (rules_k, the rules' index, unless beaten by the margin,
+ * or when nothing was timed). Process-wide, one host thread at a time. */
+WRT_API int wrt_tune_param(int which);
+WRT_API int wrt_tune_begin(int n_ops);
+WRT_API void wrt_tune_time(int op, int k, double ms);
+WRT_API double wrt_tune_median(int op, int k);
+WRT_API int wrt_tune_pick(int op, int rules_k);
 WRT_API void* wrt_alloc(size_t n);
 WRT_API void wrt_free(void* p);
 

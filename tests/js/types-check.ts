@@ -13,6 +13,11 @@ async function main(img: HTMLImageElement): Promise<string> {
   const out2 = await model.run({ input: { data: new Float32Array(3 * 224 * 224), shape: [1, 3, 224, 224] } });
   const logits = out.logits.data as Float32Array;
   const g: wasmrt.Geometry | undefined = x.geometry;
+  const plan: wasmrt.PlanEntry[] = model.plan();
+  const chosen: string[] = plan.filter((r) => r.chosen >= 0).map((r) => `${r.name}: ${r.candidates[r.chosen]}`);
+  const by: "rules" | "deterministic" | "measured" | "cache" = model.chosenBy;
+  const measured = await rt.load("models/mobilenet_v2.wrt", { choose: "measure" });
+  const ms: (number | null)[] | undefined = measured.plan()[0]?.timesMs?.slice();
   model.release();
   try {
     await rt.load(new Uint8Array(8));
@@ -28,6 +33,7 @@ async function main(img: HTMLImageElement): Promise<string> {
     name: "wx", features: { simd: true },
     instantiate: async (src, imports) => (await WebAssembly.instantiate(new Uint8Array(0), imports)).instance,
     readBytes: async () => new Uint8Array(0),
+    storage: { get: async (key: string) => localStorage.getItem(key), set: async (key, text) => localStorage.setItem(key, text) },
   };
   await wasmrt.init({ host, wasmPaths: { simd: "/wasm/wasmrt-simd.wasm" } });
   return `${why} ${v} ${shapes} ${logits[0]} ${g?.srcW} ${out2} ${wo}`;

@@ -87,6 +87,16 @@ def cmd_inspect(args: argparse.Namespace) -> int:
     from wasmrt.report import describe
 
     print(describe(args.model))
+    if args.choices:
+        from wasmrt.engines import load
+        from wasmrt.engines.choose import format_plan
+
+        engine, _ = pick_engine(args.engine, args.variant)
+        if engine == "ref":
+            raise WasmrtError("--choices needs the C engine (native or wasm)")
+        model = load(args.model, engine, args.variant, threads=args.threads, choose=args.choices)
+        print(f"\n{engine} {model.variant}, {model.threads} thread(s)")
+        print(format_plan(model.plan(), model.choice_source))
     return 0
 
 
@@ -271,6 +281,13 @@ def build_parser() -> argparse.ArgumentParser:
 
     p = sub.add_parser("inspect", help="show a .wrt model's inputs, outputs, ops, parameters and memory plan")
     p.add_argument("model")
+    p.add_argument("--choices", nargs="?", const="rules", choices=["rules", "measure", "deterministic"],
+                   help="also load it on the C engine and list each op's algorithm candidates and the chosen one "
+                        "(rules, the default; measure: timed here, cached; deterministic)")
+    p.add_argument("--engine", default="auto", choices=["auto", "native", "wasm"],
+                   help="with --choices: auto (default) native > wasm")
+    p.add_argument("--variant", choices=["scalar", "avx2", "avx512", "avx512vnni", "simd", "relaxed"])
+    p.add_argument("--threads", type=int, default=1, help="with --choices: threads (measured choices depend on it)")
     p.set_defaults(fn=cmd_inspect)
 
     p = sub.add_parser("run", help="run a .wrt model")

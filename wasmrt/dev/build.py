@@ -60,6 +60,8 @@ EXPORTS = (
     "wrt_current_op",
     "wrt_set_sparse_policy",
     "wrt_set_conv_algo",
+    "wrt_op_num_choices", "wrt_op_choice_name", "wrt_op_chosen", "wrt_set_choices", "wrt_force_choice",
+    "wrt_tune_param", "wrt_tune_begin", "wrt_tune_time", "wrt_tune_median", "wrt_tune_pick",
     "wrt_input_dim_min", "wrt_input_dim_max", "wrt_resize_inputs",
     "wrt_set_threads", "wrt_static_size",
 )
@@ -85,7 +87,7 @@ WASM_OPT_LEVEL = {"fb": "-Oz", "model_read": "-Oz", "shape_check": "-Oz", "qrule
                   "model": "-Oz", "ops": "-Os", "qconv": "-Os", "qelt": "-Oz", "qpool": "-Oz", "qdata": "-Oz",
                   "qmath": "-Oz", "recurrent": "-Oz", "data": "-Os", "sparse": "-Oz", "indirection": "-Os",
                   "target": "-Oz", "reduce": "-Oz", "rt_mem": "-Os", "rt_math": "-Oz", "conv": "-Os", "gemm": "-Os",
-                  "elementwise": "-Oz", "pool": "-Os"}
+                  "elementwise": "-Oz", "pool": "-Os", "choice": "-Oz"}
 WASM_KERNEL_OPT = "-Os"  # the generated kernels
 
 

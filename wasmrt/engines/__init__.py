@@ -3,9 +3,13 @@ WebAssembly ("wasm", run by wasmtime) or the WGSL kernels on a GPU ("webgpu", th
 
 from __future__ import annotations
 
+import functools
+import hashlib
+from collections.abc import Sequence
 from pathlib import Path
 
 from wasmrt.engines.base import Limits, Model, TensorSpec
+from wasmrt.engines.choose import check_mode, load_chosen
 from wasmrt.errors import ModelFormatError
 
 ENGINES = ("ref", "native", "wasm", "webgpu")
@@ -13,9 +17,16 @@ ENGINES = ("ref", "native", "wasm", "webgpu")
 __all__ = ["ENGINES", "Limits", "Model", "TensorSpec", "load"]
 
 
+@functools.cache
+def wasm_identity(path: Path) -> str:
+    """A wasm module's build: its bytes' digest."""
+    return hashlib.sha256(path.read_bytes()).hexdigest()[:16]
+
+
 def load(source: str | Path | bytes | bytearray | memoryview, engine: str = "ref",
          variant: str | None = None, *, max_memory: int | None = None, max_work: float | None = None,
-         threads: int | str = 1, sparse: str = "auto", conv: str = "auto", fallback: str | None = None) -> Model:
+         threads: int | str = 1, sparse: str = "auto", conv: str = "auto", fallback: str | None = None,
+         choose: str = "rules") -> Model:
     """Load a .wrt model from a path or bytes on one engine.
 
     variant: native: "scalar" | "avx2" | "avx512" (default: the best the CPU runs); wasm: "scalar" | "simd" |
@@ -36,11 +47,18 @@ def load(source: str | Path | bytes | bytearray | memoryview, engine: str = "ref
     rules), "igemm" (indirect GEMM), "wino2" or "wino4" (Winograd F(2x2, 3x3) / F(4x4, 3x3) wherever it applies:
     3x3, stride 1, dilation 1, one group); Winograd results are within python_ref/winograd.py's written tolerance
     of the direct convolution. Profiles (wasmrt.bench.profile, `wasmrt bench --profile`) name each layer's kernel.
+    choose (native and wasm): how each layer's algorithm is chosen among its candidates (docs/choices.md): "rules"
+    (default: the engine's fixed rules), "measure" (each candidate timed on this machine at the first load, the
+    fastest per layer; cached in the user cache directory, so later loads cost nothing) or "deterministic" (the
+    dense path everywhere: the same bytes on every machine of a target and any thread count). `model.plan()` lists
+    each op's candidates, the chosen one and the measured times; per-op choices override sparse= and conv=.
     """
     if not isinstance(source, str | Path | bytes | bytearray | memoryview):
         raise TypeError(f"wasmrt.load: expected a path (str or Path) or the model's bytes, got {type(source).__name__}")
     if fallback is not None and engine != "webgpu":
         raise ValueError(f"wasmrt.load: fallback applies to engine 'webgpu', not {engine!r}")
+    if check_mode(choose) != "rules" and engine not in ("native", "wasm"):
+        raise ValueError(f"wasmrt.load: choose applies to the C engine (native, wasm), not {engine!r}")
     limits = Limits.of(max_memory, max_work)
     threads = Limits.threads_of(threads)
     if isinstance(source, str | Path):
@@ -56,13 +74,26 @@ def load(source: str | Path | bytes | bytearray | memoryview, engine: str = "ref
 
         return RefModel(data, name)
     if engine == "native":
-        from wasmrt.engines.native import NativeModel
+        from wasmrt.engines.native import NativeModel, build_identity
 
-        return NativeModel(data, name, variant, limits=limits, threads=threads, sparse=sparse, conv=conv)
+        def native(choices: Sequence[int], force: int) -> Model:
+            return NativeModel(data, name, variant, limits=limits, threads=threads, sparse=sparse, conv=conv,
+                               choices=choices, force=force)
+
+        ident = build_identity(variant) if choose == "measure" else ""
+        return load_chosen(native, choose, data, f"native {ident} sparse={sparse} conv={conv}", threads)
     if engine == "wasm":
-        from wasmrt.engines.wasm import WasmModel
+        from wasmrt.engines.wasm import DEFAULT_VARIANT, WasmInstance, WasmModel, threaded_instance, wasm_path
 
-        return WasmModel(data, name, variant, limits=limits, threads=threads, sparse=sparse, conv=conv)
+        v = variant or DEFAULT_VARIANT
+        instance = threaded_instance(v, threads) if threads > 1 else WasmInstance(v)
+
+        def wasm(choices: Sequence[int], force: int) -> Model:
+            return WasmModel(data, name, v, instance=instance, limits=limits, threads=threads, sparse=sparse,
+                             conv=conv, choices=choices, force=force)
+
+        ident = wasm_identity(wasm_path(v)) if choose == "measure" else ""
+        return load_chosen(wasm, choose, data, f"wasm {v} {ident} sparse={sparse} conv={conv}", threads)
     if engine == "webgpu":
         from wasmrt.engines.webgpu import WebGPUModel
 

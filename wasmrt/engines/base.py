@@ -72,6 +72,8 @@ class Model:
     engine: str = ""
     variant: str = ""  # kernel target the engine picked (scalar, avx2, wasm_simd128, ...)
     threads: int = 1  # threads a run uses
+    choice_source: str = "rules"  # how the C engine chose each op's algorithm: rules, deterministic, measured, cache
+    choice_times: dict[int, list[float | None]]  # measured: per op with candidates, each one's median ms
     metadata: dict[str, Any]  # source, producer, preprocess hints, labels, props (python_ref.wrt_file's form)
 
     def __init__(self, inputs: list[TensorSpec], outputs: list[TensorSpec]) -> None:
@@ -79,6 +81,7 @@ class Model:
         self.outputs = outputs
         # One run at a time per model (its arena holds one run's tensors); release() waits for a run to finish.
         self._lock = threading.Lock()
+        self.choice_times = {}
 
     def check_feeds(self, feeds: dict[str, Any] | Sequence[Any] | np.ndarray) -> list[np.ndarray]:
         """Feeds in input order, contiguous, with the exact dtype and shape the model declares. Takes {name: array},

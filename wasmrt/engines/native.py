@@ -11,16 +11,20 @@ WASMRT_FORCE_TARGET environment variable) forces one, which must be available on
 from __future__ import annotations
 
 import ctypes
+import functools
 import hashlib
 import json
 import os
 import threading
+from collections.abc import Sequence
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 
 from python_ref.wrt_file import read_metadata
 from wasmrt.engines.base import DEFAULT_LIMITS, DTYPES, Limits, Model, TensorSpec, conv_algo, sparse_policy
+from wasmrt.engines.choose import plan_of
 from wasmrt.engines.errors import engine_error
 from wasmrt.errors import WasmrtError
 
@@ -112,6 +116,21 @@ def _declare(lib: ctypes.CDLL) -> None:
         "wrt_input_dim_max": (c.c_int, [c.c_void_p, c.c_int, c.c_int]),
         "wrt_resize_inputs": (c.c_int, [c.c_void_p, c.POINTER(c.c_int32), c.c_int]),
         "wrt_set_threads": (c.c_int, [c.c_void_p, c.c_int]),
+        "wrt_num_ops": (c.c_int, [c.c_void_p]),
+        "wrt_op_type": (c.c_char_p, [c.c_void_p, c.c_int]),
+        "wrt_op_name": (c.c_char_p, [c.c_void_p, c.c_int]),
+        "wrt_op_kernel": (c.c_char_p, [c.c_void_p, c.c_int]),
+        "wrt_run_ops": (c.c_int, [c.c_void_p, c.c_int, c.c_int]),
+        "wrt_op_num_choices": (c.c_int, [c.c_void_p, c.c_int]),
+        "wrt_op_choice_name": (c.c_char_p, [c.c_void_p, c.c_int, c.c_int]),
+        "wrt_op_chosen": (c.c_int, [c.c_void_p, c.c_int]),
+        "wrt_set_choices": (c.c_int, [c.POINTER(c.c_int32), c.c_int]),
+        "wrt_force_choice": (c.c_int, [c.c_int]),
+        "wrt_tune_param": (c.c_int, [c.c_int]),
+        "wrt_tune_begin": (c.c_int, [c.c_int]),
+        "wrt_tune_time": (None, [c.c_int, c.c_int, c.c_double]),
+        "wrt_tune_median": (c.c_double, [c.c_int, c.c_int]),
+        "wrt_tune_pick": (c.c_int, [c.c_int, c.c_int]),
     }
     for name, (res, args) in sig.items():
         fn = getattr(lib, name)
@@ -132,12 +151,23 @@ def library() -> ctypes.CDLL:
         return _lib
 
 
+@functools.cache
+def _library_digest(path: Path) -> str:
+    return hashlib.sha256(path.read_bytes()).hexdigest()[:16]
+
+
+def build_identity(variant: str | None) -> str:
+    """The library's build (its bytes' digest) and the kernel target a load would pick (for the choice cache)."""
+    lib = library()
+    return f"{_library_digest(library_path())} {variant or lib.wrt_target_name().decode()}"
+
+
 class NativeModel(Model):
     engine = "native"
 
     def __init__(self, data: bytes, name: str = "", variant: str | None = None,
                  limits: Limits = DEFAULT_LIMITS, threads: int = 1, sparse: str = "auto",
-                 conv: str = "auto") -> None:
+                 conv: str = "auto", choices: Sequence[int] = (), force: int = -1) -> None:
         lib = library()
         policy, algo = sparse_policy(sparse), conv_algo(conv)
         self._lib = lib
@@ -152,12 +182,17 @@ class NativeModel(Model):
                 os.environ["WASMRT_FORCE_TARGET"] = variant
             old_policy = lib.wrt_set_sparse_policy(policy)
             old_algo = lib.wrt_set_conv_algo(algo)
+            vec = (ctypes.c_int32 * max(len(choices), 1))(*choices)
+            lib.wrt_set_choices(vec, len(choices))
+            lib.wrt_force_choice(force)
             try:
                 ptr = lib.wrt_load_with_limits(buf, len(data), limits.max_memory, limits.max_work, ctypes.byref(err))
                 message = lib.wrt_error_message().decode("utf-8", "replace")
             finally:
                 lib.wrt_set_sparse_policy(old_policy)
                 lib.wrt_set_conv_algo(old_algo)
+                lib.wrt_set_choices(None, 0)
+                lib.wrt_force_choice(-1)
                 if variant is not None:
                     if old is None:
                         os.environ.pop("WASMRT_FORCE_TARGET", None)
@@ -178,6 +213,36 @@ class NativeModel(Model):
         self.memory_size = int(lib.wrt_memory_size(ptr))
         self.threads = int(lib.wrt_set_threads(ptr, threads))
         self.work = float(lib.wrt_work_estimate(ptr))
+
+    # per-op algorithm choice (wasmrt.engines.choose)
+    def op_count(self) -> int:
+        return int(self._lib.wrt_num_ops(self._live()))
+
+    def op_info(self, i: int) -> tuple[str, str, str, list[str], int]:
+        lib, p = self._lib, self._live()
+        fns = (lib.wrt_op_type, lib.wrt_op_name, lib.wrt_op_kernel)
+        text = [(f(p, i) or b"").decode("utf-8", "replace") for f in fns]
+        cands = [lib.wrt_op_choice_name(p, i, k).decode() for k in range(lib.wrt_op_num_choices(p, i))]
+        return text[0], text[1], text[2], cands, int(lib.wrt_op_chosen(p, i))
+
+    def run_ops(self, begin: int, end: int) -> None:
+        code = self._lib.wrt_run_ops(self._live(), begin, end)
+        if code:
+            raise engine_error(code, self._lib.wrt_error_message().decode("utf-8", "replace"), "")
+
+    def tune(self, name: str, *args: float) -> float:
+        with _lock:  # the procedure's state is process-wide
+            r = getattr(self._lib, name)(*args)
+        return 0.0 if r is None else float(r)
+
+    def plan(self) -> list[dict[str, Any]]:
+        """Per op: type, name, kernel, candidates, chosen and measured times (see wasmrt.load's choose)."""
+        return plan_of(self)
+
+    def _live(self) -> int:
+        if self._ptr is None:
+            raise WasmrtError("the model was released")
+        return self._ptr
 
     def _specs(self, which: int) -> list[TensorSpec]:
         lib, p = self._lib, self._ptr

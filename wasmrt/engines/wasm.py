@@ -15,13 +15,16 @@ from __future__ import annotations
 import contextlib
 import ctypes
 import threading
+from collections.abc import Sequence
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 
 from python_ref.wrt_file import read_metadata
 from wasmrt import paths
 from wasmrt.engines.base import DEFAULT_LIMITS, DTYPES, Limits, Model, TensorSpec, conv_algo, sparse_policy
+from wasmrt.engines.choose import plan_of
 from wasmrt.engines.errors import engine_error
 from wasmrt.errors import WasmrtError
 
@@ -184,8 +187,15 @@ class WasmInstance:
     def error_message(self) -> str:
         return self.cstr(self.ptr("wrt_error_message"))
 
+    def call_float(self, name: str, *args: float) -> float:
+        """An export that returns a double (call() returns ints)."""
+        with self.lock:
+            if self.broken:
+                raise WasmrtError(f"this wasm engine instance stopped after a crash ({self.broken})")
+            return float(self.exports[name](self.store, *args))
+
     def load(self, data: bytes, name: str = "", limits: Limits = DEFAULT_LIMITS, sparse: str = "auto",
-             conv: str = "auto") -> int:
+             conv: str = "auto", choices: Sequence[int] = (), force: int = -1) -> int:
         """A streamed load (wrt_load_begin/wrt_load_next): the engine frees its copy of the file once the structure
         is read and asks for each constant again as it packs it, so the file's bytes and the packed weights are never
         in linear memory together. Returns the model pointer or raises the engine's error."""
@@ -200,6 +210,7 @@ class WasmInstance:
             old_policy = self.call("wrt_set_sparse_policy", policy)
             old_algo = self.call("wrt_set_conv_algo", algo)
             try:
+                self._set_choices(choices, force)
                 self.write(buf, data)
                 model = self.ptr("wrt_load_begin", buf, len(data), limits.max_memory, limits.max_work, io)
                 code = int(np.frombuffer(self.read(io, 4), "<i4")[0])
@@ -219,9 +230,29 @@ class WasmInstance:
                     self.call("wrt_free", io)
                     self.call("wrt_set_sparse_policy", old_policy)
                     self.call("wrt_set_conv_algo", old_algo)
+                    self.call("wrt_set_choices", 0, 0)
+                    self.call("wrt_force_choice", -1)
         if not model:
             raise engine_error(code, self.error_message(), name)
         return model
+
+
+    def _set_choices(self, choices: Sequence[int], force: int) -> None:
+        """wrt_set_choices / wrt_force_choice for the next load (the engine copies the vector)."""
+        self.call("wrt_force_choice", force)
+        if not choices:
+            return
+        vec = np.asarray(choices, "<i4")
+        buf = self.ptr("wrt_alloc", vec.nbytes)
+        if not buf:
+            raise WasmrtError("out of wasm memory for the choice vector")
+        try:
+            self.write(buf, vec)
+            code = self.call("wrt_set_choices", buf, len(vec))
+        finally:
+            self.call("wrt_free", buf)
+        if code:
+            raise engine_error(code, self.error_message(), "")
 
 
 class WasmModel(Model):
@@ -229,13 +260,13 @@ class WasmModel(Model):
 
     def __init__(self, data: bytes, name: str = "", variant: str | None = None,
                  instance: WasmInstance | None = None, limits: Limits = DEFAULT_LIMITS, threads: int = 1,
-                 sparse: str = "auto", conv: str = "auto") -> None:
+                 sparse: str = "auto", conv: str = "auto", choices: Sequence[int] = (), force: int = -1) -> None:
         variant = variant or DEFAULT_VARIANT
         if instance is None:
             instance = threaded_instance(variant, threads) if threads > 1 else WasmInstance(variant)
         self.wasm = instance
         self._ptr: int | None = None
-        self._ptr = self.wasm.load(bytes(data), name, limits, sparse, conv)
+        self._ptr = self.wasm.load(bytes(data), name, limits, sparse, conv, choices, force)
         self.threads = self.wasm.call("wrt_set_threads", self._ptr, self.wasm.threads) if self.wasm.threads > 1 else 1
         self.variant = self.wasm.cstr(self.wasm.ptr("wrt_model_target", self._ptr))
         super().__init__(self._specs(0), self._specs(1))
@@ -243,6 +274,34 @@ class WasmModel(Model):
         self.arena_size = self.wasm.ptr("wrt_arena_size", self._ptr)
         self.weights_size = self.wasm.ptr("wrt_weights_size", self._ptr)
         self.memory_size = self.wasm.ptr("wrt_memory_size", self._ptr)
+
+    # per-op algorithm choice (wasmrt.engines.choose)
+    def op_count(self) -> int:
+        return self.wasm.call("wrt_num_ops", self._live())
+
+    def op_info(self, i: int) -> tuple[str, str, str, list[str], int]:
+        w, p = self.wasm, self._live()
+        text = [w.cstr(w.ptr(f, p, i)) for f in ("wrt_op_type", "wrt_op_name", "wrt_op_kernel")]
+        cands = [w.cstr(w.ptr("wrt_op_choice_name", p, i, k)) for k in range(w.call("wrt_op_num_choices", p, i))]
+        return text[0], text[1], text[2], cands, w.call("wrt_op_chosen", p, i)
+
+    def run_ops(self, begin: int, end: int) -> None:
+        with self.wasm.lock:
+            code = self.wasm.call("wrt_run_ops", self._live(), begin, end)
+            if code:
+                raise engine_error(code, self.wasm.error_message(), "")
+
+    def tune(self, name: str, *args: float) -> float:
+        return self.wasm.call_float(name, *args)
+
+    def plan(self) -> list[dict[str, Any]]:
+        """Per op: type, name, kernel, candidates, chosen and measured times (see wasmrt.load's choose)."""
+        return plan_of(self)
+
+    def _live(self) -> int:
+        if self._ptr is None:
+            raise WasmrtError("the model was released")
+        return self._ptr
 
     def _specs(self, which: int) -> list[TensorSpec]:
         w, p = self.wasm, self._ptr
