@@ -171,6 +171,10 @@ export interface LoadOptions {
   /** Which kernels run block-sparse weights: "auto" (default: sparse from the build's measured break-even
    * sparsity, dense below it), "always" or "never". For benchmarks; results agree within float tolerance. */
   sparse?: "auto" | "always" | "never";
+  /** Which algorithm runs dense 3x3 stride-1 convolutions: "auto" (default: the build's measured rules), "igemm"
+   * (the direct convolution as an indirect GEMM), "wino2" or "wino4" (Winograd F(2x2, 3x3) / F(4x4, 3x3) wherever
+   * it applies). For benchmarks; Winograd's results differ from the direct ones within docs/winograd.md's bound. */
+  conv?: "auto" | "igemm" | "wino2" | "wino4";
 }
 
 export class Runtime {

@@ -16,6 +16,7 @@ const REQUIRED_EXPORTS = [
 ];
 
 const SPARSE_POLICIES = { auto: 0, always: 1, never: 2 }; // wrt_set_sparse_policy
+const CONV_ALGOS = { auto: 0, igemm: 1, wino2: 2, wino4: 3 }; // wrt_set_conv_algo (WRT_CONV_* of wasmrt.h)
 const utf8 = new TextDecoder("utf-8");
 const u32 = (p) => p >>> 0;
 
@@ -72,7 +73,9 @@ export class Runtime {
    * The bytes are copied into the engine and not kept. Options: name; maxMemory (bytes the model may claim,
    * default 1 GiB) and maxWork (estimated multiply-adds of one run, default 2^33): a model beyond them is refused
    * before anything large is allocated (OutOfMemoryError / ResourceLimitError naming the limit); sparse: which
-   * kernels run block-sparse weights, "auto" (default), "always" or "never" (for benchmarks).
+   * kernels run block-sparse weights, "auto" (default), "always" or "never" (for benchmarks); conv: which algorithm
+   * runs dense 3x3 stride-1 convolutions, "auto" (default: the build's measured rules), "igemm" (direct), "wino2" or
+   * "wino4" (Winograd F(2x2, 3x3) / F(4x4, 3x3) wherever it applies; docs/winograd.md gives their tolerance).
    */
   async load(source, options = {}) {
     return this.loadBytes(await readSource(source, options.host ?? this._hostAdapter), options);
@@ -80,7 +83,7 @@ export class Runtime {
 
   /** Synchronous load from bytes already in memory.
    * @param {ArrayBuffer | ArrayBufferView} bytes @param {import("./backend.js").LoadOptions} [options] */
-  loadBytes(bytes, { name, maxMemory = 0, maxWork = 0, sparse = "auto" } = {}) {
+  loadBytes(bytes, { name, maxMemory = 0, maxWork = 0, sparse = "auto", conv = "auto" } = {}) {
     this._usable();
     bytes = toBytes(bytes);
     if (!bytes) throw new InputError("loadBytes needs an ArrayBuffer or a typed array");
@@ -88,9 +91,13 @@ export class Runtime {
       if (typeof v !== "number" || !(v >= 0)) throw new InputError(`${k} must be a number >= 0 (0: the default), got ${v}`);
     }
     if (!(sparse in SPARSE_POLICIES)) throw new InputError(`sparse must be "auto", "always" or "never", got ${sparse}`);
+    if (!Object.hasOwn(CONV_ALGOS, conv)) {
+      throw new InputError(`conv must be one of ${Object.keys(CONV_ALGOS).map((k) => `"${k}"`).join(", ")}, got ${conv}`);
+    }
     const ex = this._ex;
-    const policy = SPARSE_POLICIES[sparse];
+    const policy = SPARSE_POLICIES[sparse], algo = CONV_ALGOS[conv];
     if (policy && !ex.wrt_set_sparse_policy) throw new InputError(`this engine build has no sparse option (${sparse})`);
+    if (algo && !ex.wrt_set_conv_algo) throw new InputError(`this engine build has no conv option (${conv})`);
     // The engine takes the block holding the file, frees it once the structure is read, then asks for each
     // constant again as it packs it: the file's bytes and the packed weights are never in wasm memory together
     // (wasm memory never shrinks, so that sum would stay).
@@ -102,6 +109,7 @@ export class Runtime {
       ptr = this._alloc(bytes.length || 1, "the model file");
       new Uint8Array(ex.memory.buffer, ptr, bytes.length).set(bytes);
       const old = ex.wrt_set_sparse_policy?.(policy);
+      const oldAlgo = ex.wrt_set_conv_algo?.(algo); // process-wide in the engine: set for this load only
       try {
         const p = ptr;
         ptr = 0; // the engine's now (freed by it, also on error)
@@ -121,6 +129,7 @@ export class Runtime {
         }
       } finally {
         if (!this._broken && old !== undefined) ex.wrt_set_sparse_policy(old);
+        if (!this._broken && oldAlgo !== undefined) ex.wrt_set_conv_algo(oldAlgo);
       }
     } finally {
       if (!this._broken) {
