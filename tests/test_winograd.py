@@ -196,7 +196,8 @@ def expected_kernel(rule: WinoRule, h: int, w: int, c: int, co: int) -> str:
 
 # around every bound of the tables: channels 16 / 8, Cin*Cout 512 / 1024, 7x7 maps, many channels on small maps
 RULE_SHAPES = [(16, 16, 32, 32), (16, 16, 8, 8), (16, 16, 96, 24), (14, 14, 24, 24), (10, 10, 16, 16),
-               (7, 7, 16, 16), (6, 6, 64, 64), (7, 7, 256, 256), (7, 7, 512, 512), (14, 14, 256, 256), (9, 8, 48, 12)]
+               (7, 7, 16, 16), (6, 6, 64, 64), (7, 7, 256, 256), (7, 7, 512, 512), (14, 14, 256, 256), (9, 8, 48, 12),
+               (7, 7, 768, 768)]
 
 
 @pytest.mark.parametrize(("engine", "variant"), ENGINES, ids=[f"{e}-{v}" for e, v in ENGINES])
@@ -209,15 +210,14 @@ def test_rules_follow_the_target_table(engine: str, variant: str | None) -> None
 
 
 def test_tables_differ_where_measured() -> None:
-    """The rules are per target: PP-OCRv4 det's 96 -> 24 layers run F(4x4) on all, 7x7x512 F(2x2) on all, 24 x 24
-    channels only in wasm, 7x7x256 F(2x2) only natively."""
+    """The rules are per target: PP-OCRv4 det's 96 -> 24 layers run F(4x4) on all, 24 x 24 channels only in wasm,
+    7x7x512 F(2x2) only natively; 7x7x256 and 14x14x512 F(4x4) on all."""
     native, wasm = RULES["avx512"], RULES["wasm_relaxed"]
-    assert expected_kernel(native, 120, 160, 96, 24) == expected_kernel(wasm, 120, 160, 96, 24) == "winograd F(4x4,3x3)"
-    assert expected_kernel(native, 7, 7, 512, 512) == expected_kernel(wasm, 7, 7, 512, 512) == "winograd F(2x2,3x3)"
-    assert (expected_kernel(native, 56, 56, 24, 24), expected_kernel(wasm, 56, 56, 24, 24)) == (
-        "igemm", "winograd F(4x4,3x3)")
-    assert (expected_kernel(native, 7, 7, 256, 256), expected_kernel(wasm, 7, 7, 256, 256)) == (
-        "winograd F(2x2,3x3)", "winograd F(4x4,3x3)")
+    f4, f2 = "winograd F(4x4,3x3)", "winograd F(2x2,3x3)"
+    for shape in ((120, 160, 96, 24), (7, 7, 256, 256), (14, 14, 512, 512)):
+        assert expected_kernel(native, *shape) == expected_kernel(wasm, *shape) == f4, shape
+    assert (expected_kernel(native, 56, 56, 24, 24), expected_kernel(wasm, 56, 56, 24, 24)) == ("igemm", f4)
+    assert (expected_kernel(native, 7, 7, 512, 512), expected_kernel(wasm, 7, 7, 512, 512)) == (f2, f4)
 
 
 @pytest.mark.parametrize("algo", ALGOS)

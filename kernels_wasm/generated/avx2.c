@@ -7833,6 +7833,6 @@ const wrt_target wrt_target_avx2 = {
   .qspmm_mr = 16, .qspmm_min_sparsity = 0.6f, .qspmm_k_penalty = 8.0f,
   .qspmm = wrt_avx2_qspmm_16, .qsppack = wrt_avx2_qsppack_16,
   .wino_in = {wrt_avx2_wino2_in, wrt_avx2_wino4_in}, .wino_out = {wrt_avx2_wino2_out, wrt_avx2_wino4_out},
-  .wino_min_channels = 16, .wino_min_cc = 1024, .wino_min_pixels = 49, .wino_f2_weights_per_tile = 8192,
+  .wino_min_channels = 16, .wino_min_cc = 1024, .wino_min_pixels = 49, .wino_f2_weights_per_tile = 32768,
   .interleave3 = wrt_avx2_interleave3,
 };

@@ -8874,7 +8874,7 @@ const wrt_target wrt_target_avx512 = {
   .qspmm_mr = 32, .qspmm_min_sparsity = 0.7f, .qspmm_k_penalty = 8.0f,
   .qspmm = wrt_avx512_qspmm_32, .qsppack = wrt_avx512_qsppack_32,
   .wino_in = {wrt_avx512_wino2_in, wrt_avx512_wino4_in}, .wino_out = {wrt_avx512_wino2_out, wrt_avx512_wino4_out},
-  .wino_min_channels = 16, .wino_min_cc = 1024, .wino_min_pixels = 49, .wino_f2_weights_per_tile = 8192,
+  .wino_min_channels = 16, .wino_min_cc = 1024, .wino_min_pixels = 49, .wino_f2_weights_per_tile = 32768,
   .interleave3 = wrt_avx512_interleave3,
 };
 
@@ -8943,6 +8943,6 @@ const wrt_target wrt_target_avx512vnni = {
   .qspmm_mr = 32, .qspmm_min_sparsity = 0.7f, .qspmm_k_penalty = 8.0f,
   .qspmm = wrt_avx512_qspmm_32, .qsppack = wrt_avx512_qsppack_32,
   .wino_in = {wrt_avx512_wino2_in, wrt_avx512_wino4_in}, .wino_out = {wrt_avx512_wino2_out, wrt_avx512_wino4_out},
-  .wino_min_channels = 16, .wino_min_cc = 1024, .wino_min_pixels = 49, .wino_f2_weights_per_tile = 8192,
+  .wino_min_channels = 16, .wino_min_cc = 1024, .wino_min_pixels = 49, .wino_f2_weights_per_tile = 32768,
   .interleave3 = wrt_avx512_interleave3,
 };

@@ -40,14 +40,15 @@ class WinoRule:
     f2_weights_per_tile: int
 
 
-# Measured one thread, best of 9-15, on a loaded 2-core Zen 4 (AVX-512; wasm in Node 22): F(4x4) beats igemm from
-# 16 channels on large maps (56x56x16: wasm relaxed 0.56 vs 0.61 ms, native 0.12 vs 0.15; 120x160x96->24,
-# PP-OCRv4 det's: 19 vs 33 ms wasm, 13 vs 24 native); natively 32x32 channels are even (0.70 vs 0.66 at 56x56),
-# hence Cin*Cout >= 1024 there. F(2x2) beats F(4x4) natively on 7x7x256 (0.50 vs 0.59), 7x7x512 (1.66 vs 1.85),
-# 14x14x512 (4.9 vs 6.8), not on 14x14x256 (1.50 vs 1.38); in wasm only from 7x7x512 (6.0 vs 7.2; 7x7x256: F(4x4)
-# 0.93 vs 1.37).
-_NATIVE = WinoRule(16, 1024, 49, 8192)
-_WASM = WinoRule(16, 512, 49, 32768)
+# Measured one thread, best of 9-21, on the 2-core Zen 4 (AVX-512; wasm in Node 22): F(4x4) beats igemm from 16
+# channels on large maps (56x56x16: wasm relaxed 0.56 vs 0.61 ms, native 0.12 vs 0.15; 120x160x96->24, PP-OCRv4
+# det's: wasm relaxed 10.0 vs 17.6, SIMD128 14.7 vs 26.6, native 9.1 vs 24); natively 32x32 channels are even
+# (0.70 vs 0.66 at 56x56), hence Cin*Cout >= 1024 there. F(2x2) beats F(4x4) natively on 7x7x512 (1.44 vs 1.70:
+# Cin*Cout / tiles = 65536), not on 7x7x256 (0.33 vs 0.22: 16384), 14x14x512 (4.66 vs 3.81: 16384) or 14x14x256;
+# in wasm on none (7x7x512: relaxed 4.25-4.82 vs 3.61-4.81, SIMD128 4.91-5.31 vs 3.98-4.85), hence a bound above
+# every measured shape there.
+_NATIVE = WinoRule(16, 1024, 49, 32768)
+_WASM = WinoRule(16, 512, 49, 131072)
 RULES: dict[str, WinoRule] = {
     "scalar": _WASM,  # not measured apart: the wasm rules (the transforms are scalar there too)
     "wasm_simd128": _WASM,
