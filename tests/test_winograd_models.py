@@ -108,3 +108,16 @@ def test_model_with_winograd_matches_reference(name: str, engine: str, variant: 
         assert err <= RTOL.get(name, RTOL["default"]) * scale + 1e-6, \
             f"{name} {algo} output {k!r}: max error {err:.3g}, output range {scale:.3g}"
     m.release()
+
+
+@pytest.mark.parametrize(("engine", "variant"), [("native", None), ("wasm", "relaxed")], ids=["native", "wasm"])
+@pytest.mark.parametrize("name", ["resnet18", "unet"])
+def test_models_do_not_depend_on_threads(name: str, engine: str, variant: str | None) -> None:
+    """The rules' choice and Winograd's blocks follow the shapes, not the thread count: the same bytes."""
+    feeds, _ = reference(name)
+    outs = []
+    for t in (1, 2, 3):
+        m = load(converted(name), engine, variant, threads=t)
+        outs.append(next(iter(m.run(feeds).values())).tobytes())
+        m.release()
+    assert outs[0] == outs[1] == outs[2]
