@@ -267,3 +267,20 @@ def test_each_native_pass_creates_its_engines_starting_with_another():
         assert created[0] == first and sorted(created) == ["litert", "onnxruntime", "ours"]
         assert [e.id if e else None for e in made] == ["ours", "litert", None, "onnxruntime"]
         assert notes == ["broken: no such runtime"]
+
+
+def test_bench_baseline_conv_rows(tmp_path, small_model, capsys):
+    """--baseline-conv: this build with the convolutions forced, interleaved as the @baseline rows, with ratios."""
+    _needs_node()
+    code, doc = _bench(tmp_path, small_model, "--hosts", "native,node", "--variants", "relaxed", "--passes", "1",
+                       "--baseline-conv", "igemm")
+    assert code == 0, capsys.readouterr().out
+    assert doc["settings"]["baseline_conv"] == "igemm"
+    base = {r["host"]: r for r in doc["rows"] if r["engine"].endswith("@baseline")}
+    assert set(base) == {"native", "node"} and all(r["ok"] for r in base.values()), base
+    assert base["native"]["info"]["conv"] == "igemm"
+    printed = capsys.readouterr().out
+    assert "node  wasmrt-relaxed / wasmrt-relaxed@baseline:" in printed
+    assert "forced to igemm" in printed
+    assert main(["bench", str(small_model), "--baseline", str(tmp_path), "--baseline-conv", "igemm"]) == 2
+    assert "give one" in capsys.readouterr().err

@@ -12,7 +12,7 @@ import pytest
 from test_kernels import Case, case  # noqa: F401 - the per-target kernel fixture
 
 from kernels_wasm.gen.harness import Batch
-from kernels_wasm.gen.kernels.winograd import TILES
+from kernels_wasm.gen.kernels.winograd import RULES, TILES, WinoRule
 from python_ref import Interpreter, winograd
 from python_ref.ops import conv2d_sums
 from wasmrt.compile.converter import convert
@@ -153,24 +153,71 @@ def test_engine_convolution_within_tolerance(engine: str, variant: str | None, a
         assert err > 0 or shape[0] == 1  # a different summation order than the direct kernels: not the same bytes
 
 
-def kernels_of(data: bytes, conv: str) -> list[str]:
-    model = load(data, "native", conv=conv)
+def kernels_of(data: bytes, conv: str, engine: str = "native", variant: str | None = None) -> tuple[str, list[str]]:
+    """(the kernel target, the kernel each op ran) of the model loaded on that engine."""
+    model = load(data, engine, variant, conv=conv)
+    if engine == "wasm":
+        w = model.wasm
+        n = w.call("wrt_num_ops", model._ptr)
+        return model.variant, [w.cstr(w.call("wrt_op_kernel", model._ptr, i)) for i in range(n)]
     lib = library()
     lib.wrt_op_kernel.restype = ctypes.c_char_p
     lib.wrt_op_kernel.argtypes = [ctypes.c_void_p, ctypes.c_int]
     lib.wrt_num_ops.argtypes = [ctypes.c_void_p]
-    return [lib.wrt_op_kernel(model._ptr, i).decode() for i in range(lib.wrt_num_ops(model._ptr))]
+    return model.variant, [lib.wrt_op_kernel(model._ptr, i).decode() for i in range(lib.wrt_num_ops(model._ptr))]
 
 
 def test_choice_is_reported_and_forced() -> None:
     big = conv_model(16, 16, 32, 32, (1, 1, 1, 1))[0]
     small = conv_model(16, 16, 8, 8, (1, 1, 1, 1))[0]
-    assert kernels_of(big, "auto") == ["winograd F(4x4,3x3)"]
-    assert kernels_of(small, "auto") == ["igemm"]
-    assert kernels_of(small, "wino2") == ["winograd F(2x2,3x3)"]
-    assert kernels_of(big, "igemm") == ["igemm"]
+    assert kernels_of(big, "auto")[1] == ["winograd F(4x4,3x3)"]
+    assert kernels_of(small, "auto")[1] == ["igemm"]
+    assert kernels_of(small, "wino2")[1] == ["winograd F(2x2,3x3)"]
+    assert kernels_of(big, "igemm")[1] == ["igemm"]
     with pytest.raises(ValueError, match="conv must be one of"):
         load(big, "native", conv="fft")
+
+
+def rule_target(variant: str) -> str:
+    """The kernel table (RULES key) of an engine's reported target."""
+    for key, isa in (("avx512", "avx512"), ("avx2", "avx2"), ("relaxed", "wasm_relaxed"), ("simd", "wasm_simd128"),
+                     ("neon", "neon"), ("scalar", "scalar")):
+        if key in variant:
+            return isa
+    raise AssertionError(f"no rule table for target {variant!r}")
+
+
+def expected_kernel(rule: WinoRule, h: int, w: int, c: int, co: int) -> str:
+    if min(c, co) < rule.min_channels or c * co < rule.min_cc or h * w < rule.min_pixels:
+        return "igemm"
+    tiles4 = -(-h // 4) * -(-w // 4)
+    return "winograd F(2x2,3x3)" if c * co >= tiles4 * rule.f2_weights_per_tile else "winograd F(4x4,3x3)"
+
+
+# around every bound of the tables: channels 16 / 8, Cin*Cout 512 / 1024, 7x7 maps, many channels on small maps
+RULE_SHAPES = [(16, 16, 32, 32), (16, 16, 8, 8), (16, 16, 96, 24), (14, 14, 24, 24), (10, 10, 16, 16),
+               (7, 7, 16, 16), (6, 6, 64, 64), (7, 7, 256, 256), (7, 7, 512, 512), (14, 14, 256, 256), (9, 8, 48, 12),
+               (7, 7, 768, 768)]
+
+
+@pytest.mark.parametrize(("engine", "variant"), ENGINES, ids=[f"{e}-{v}" for e, v in ENGINES])
+def test_rules_follow_the_target_table(engine: str, variant: str | None) -> None:
+    """auto picks per the measured table of the target the engine runs (kernels_wasm/gen/kernels/winograd.py)."""
+    for h, w, c, co in RULE_SHAPES:
+        target, kernels = kernels_of(conv_model(h, w, c, co, (1, 1, 1, 1))[0], "auto", engine, variant)
+        want = expected_kernel(RULES[rule_target(target)], h, w, c, co)
+        assert kernels == [want], f"{target} {h}x{w}x{c}->{co}: {kernels[0]}, the table says {want}"
+
+
+def test_tables_differ_where_measured() -> None:
+    """The rules are per target: PP-OCRv4 det's 96 -> 24 layers run F(4x4) on all, 24 x 24 channels only in wasm,
+    7x7x512 F(2x2) only natively; 7x7x256 and 14x14x512 F(4x4) on all."""
+    native, wasm = RULES["avx512"], RULES["wasm_relaxed"]
+    f4, f2 = "winograd F(4x4,3x3)", "winograd F(2x2,3x3)"
+    for shape in ((120, 160, 96, 24), (7, 7, 256, 256), (14, 14, 512, 512)):
+        assert expected_kernel(native, *shape) == expected_kernel(wasm, *shape) == f4, shape
+    assert (expected_kernel(native, 56, 56, 24, 24), expected_kernel(wasm, 56, 56, 24, 24)) == ("igemm", f4)
+    assert (expected_kernel(native, 7, 7, 512, 512), expected_kernel(wasm, 7, 7, 512, 512)) == (f2, f4)
 
 
 @pytest.mark.parametrize("algo", ALGOS)

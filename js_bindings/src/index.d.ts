@@ -189,6 +189,10 @@ export interface LoadOptions {
    * loadBytes measures without a cache) or "deterministic" (the dense path everywhere: the same bytes on any device
    * of a variant and any thread count). */
   choose?: "rules" | "measure" | "deterministic";
+  /** Which algorithm runs dense 3x3 stride-1 convolutions: "auto" (default: the build's measured rules), "igemm"
+   * (the direct convolution as an indirect GEMM), "wino2" or "wino4" (Winograd F(2x2, 3x3) / F(4x4, 3x3) wherever
+   * it applies). For benchmarks; Winograd's results differ from the direct ones within docs/winograd.md's bound. */
+  conv?: "auto" | "igemm" | "wino2" | "wino4";
 }
 
 /** One op of Model.plan(): its candidates (index 0: the dense path), the chosen index (-1: no alternatives) and,

@@ -17,6 +17,7 @@ const REQUIRED_EXPORTS = [
 ];
 
 const SPARSE_POLICIES = { auto: 0, always: 1, never: 2 }; // wrt_set_sparse_policy
+const CONV_ALGOS = { auto: 0, igemm: 1, wino2: 2, wino4: 3 }; // wrt_set_conv_algo (WRT_CONV_* of wasmrt.h)
 const utf8 = new TextDecoder("utf-8");
 const u32 = (p) => p >>> 0;
 
@@ -99,13 +100,17 @@ export class Runtime {
     return model;
   }
 
-  _checkLoad(bytes, { maxMemory = 0, maxWork = 0, sparse = "auto", choose = "rules" }) {
+  _checkLoad(bytes, { maxMemory = 0, maxWork = 0, sparse = "auto", conv = "auto", choose = "rules" }) {
     this._usable();
     if (!toBytes(bytes)) throw new InputError("loadBytes needs an ArrayBuffer or a typed array");
     for (const [k, v] of [["maxMemory", maxMemory], ["maxWork", maxWork]]) {
       if (typeof v !== "number" || !(v >= 0)) throw new InputError(`${k} must be a number >= 0 (0: the default), got ${v}`);
     }
     if (!(sparse in SPARSE_POLICIES)) throw new InputError(`sparse must be "auto", "always" or "never", got ${sparse}`);
+    if (!Object.hasOwn(CONV_ALGOS, conv)) {
+      throw new InputError(`conv must be one of ${Object.keys(CONV_ALGOS).map((k) => `"${k}"`).join(", ")}, got ${conv}`);
+    }
+    if (CONV_ALGOS[conv] && !this._ex.wrt_set_conv_algo) throw new InputError(`this engine build has no conv option (${conv})`);
     if (!CHOOSE_MODES.includes(choose)) {
       throw new InputError(`choose must be "rules", "measure" or "deterministic", got ${choose}`);
     }
@@ -114,10 +119,10 @@ export class Runtime {
   }
 
   // One load with per-op forced candidate indices (choices[i], -1: the rules) and `force` on every other op.
-  _loadForced(bytes, { name, maxMemory = 0, maxWork = 0, sparse = "auto" }, choices, force) {
+  _loadForced(bytes, { name, maxMemory = 0, maxWork = 0, sparse = "auto", conv = "auto" }, choices, force) {
     bytes = toBytes(bytes);
     const ex = this._ex;
-    const policy = SPARSE_POLICIES[sparse];
+    const policy = SPARSE_POLICIES[sparse], algo = CONV_ALGOS[conv];
     if (policy && !ex.wrt_set_sparse_policy) throw new InputError(`this engine build has no sparse option (${sparse})`);
     // The engine takes the block holding the file, frees it once the structure is read, then asks for each
     // constant again as it packs it: the file's bytes and the packed weights are never in wasm memory together
@@ -130,6 +135,7 @@ export class Runtime {
       ptr = this._alloc(bytes.length || 1, "the model file");
       new Uint8Array(ex.memory.buffer, ptr, bytes.length).set(bytes);
       const old = ex.wrt_set_sparse_policy?.(policy);
+      const oldAlgo = ex.wrt_set_conv_algo?.(algo); // process-wide in the engine: set for this load only
       try {
         this._setChoices(choices, force);
         const p = ptr;
@@ -150,6 +156,7 @@ export class Runtime {
         }
       } finally {
         if (!this._broken && old !== undefined) ex.wrt_set_sparse_policy(old);
+        if (!this._broken && oldAlgo !== undefined) ex.wrt_set_conv_algo(oldAlgo);
         if (!this._broken && ex.wrt_set_choices) {
           ex.wrt_set_choices(0, 0);
           ex.wrt_force_choice(-1);

@@ -49,8 +49,8 @@ class WorkerRuntime {
     } else if (source instanceof URL) {
       source = source.href;
     }
-    const { name, maxMemory, maxWork, sparse } = options;
-    const info = await this._port.call("load", { source, name, maxMemory, maxWork, sparse });
+    const { name, maxMemory, maxWork, sparse, conv } = options;
+    const info = await this._port.call("load", { source, name, maxMemory, maxWork, sparse, conv });
     return new WorkerModel(this._port, info);
   }
 

@@ -15,8 +15,8 @@ const ops = {
     return { variant: runtime.variant, reason: runtime.reason, features: runtime.features, host: runtime.host,
       threads: runtime.threads };
   },
-  async load({ source, name, maxMemory, maxWork, sparse }) {
-    const model = await need().load(source, { name, maxMemory, maxWork, sparse });
+  async load({ source, name, maxMemory, maxWork, sparse, conv }) {
+    const model = await need().load(source, { name, maxMemory, maxWork, sparse, conv });
     const id = nextModel++;
     models.set(id, model);
     return { id, ...summary(model) };

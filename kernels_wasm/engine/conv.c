@@ -48,11 +48,6 @@ static const wrt_dwconv_entry* pick_dwconv(const wrt_target* tg, size_t ks) {
   return 0;
 }
 
-/* where the rules pick Winograd F(4x4, 3x3) */
-#define WINO_MIN_CIN 32
-#define WINO_MIN_COUT 32
-#define WINO_MIN_PIXELS 49
-
 static int pointwise(const wrt_op* op) {
   const wrt_attrs* a = &op->a;
   return op->u.conv.ks == 1 && a->strides[0] == 1 && a->strides[1] == 1 && a->pads[0] == 0 && a->pads[1] == 0 &&
@@ -61,10 +56,11 @@ static int pointwise(const wrt_op* op) {
 
 /* The algorithm of a dense (one group) KxK convolution that is not 1x1: the candidates, and the choice among them
  * (wrt_set_conv_algo forces one where it applies). Winograd applies to 3x3 filters of stride 1 and dilation 1.
- * Rules (measured per layer shape natively and in wasm, docs/dev/kernels-journal.md "Winograd"): F(4x4) from 32
- * input and output channels and a 7x7 map (1.5-4x faster than igemm there; at 16 channels even, at 8 slower: the
- * transforms are not paid by the GEMMs); else the indirect GEMM. */
+ * Rules, per target from per-layer timings (kernels_wasm/gen/kernels/winograd.py RULES): F(4x4) from enough
+ * channels and pixels that the transforms are paid by the GEMMs; F(2x2) instead where few F(4x4) tiles share each
+ * streamed transformed weight (small maps with many channels); else the indirect GEMM. */
 static int choose_conv(wrt_model* m, wrt_op* op) {
+  const wrt_target* tg = m->tg;
   const wrt_conv_plan* p = &op->u.conv;
   int wino = choice_winograd(m, op);
   choice_offer(op, WRT_CH_DENSE | (wino ? WRT_CH_WINO2 | WRT_CH_WINO4 : 0u));
@@ -74,8 +70,12 @@ static int choose_conv(wrt_model* m, wrt_op* op) {
   if (algo_policy == WRT_CONV_WINO2) return CONV_WINO2;
   if (algo_policy == WRT_CONV_WINO4) return CONV_WINO4;
   if (!wino) return CONV_IGEMM;
-  if (p->c >= WINO_MIN_CIN && p->co >= WINO_MIN_COUT && p->oh * p->ow >= WINO_MIN_PIXELS) return CONV_WINO4;
-  return CONV_IGEMM;
+  uint64_t C = (uint64_t)p->c, CO = (uint64_t)p->co;
+  if ((C < CO ? C : CO) < tg->wino_min_channels || C * CO < tg->wino_min_cc ||
+      (uint64_t)p->oh * (uint64_t)p->ow < tg->wino_min_pixels)
+    return CONV_IGEMM;
+  uint64_t tiles4 = (uint64_t)p->n * (((uint64_t)p->oh + 3) / 4) * (((uint64_t)p->ow + 3) / 4);
+  return C * CO >= tiles4 * tg->wino_f2_weights_per_tile ? CONV_WINO2 : CONV_WINO4;
 }
 
 WRT_FOR_SIZE int plan_conv(wrt_model* m, wrt_op* op, wrt_cost* c) {

@@ -7951,5 +7951,6 @@ const wrt_target wrt_target_avx2 = {
   .qspmm_mr = 16, .qspmm_kr = 2, .qspmm_xoff = 0, .qspmm_min_sparsity = 0.5f, .qspmm_k_penalty = 2.0f,
   .qspmm = wrt_avx2_qspmm_16, .qsppack = wrt_avx2_qsppack_16, .qspmv = wrt_avx2_qspmv,
   .wino_in = {wrt_avx2_wino2_in, wrt_avx2_wino4_in}, .wino_out = {wrt_avx2_wino2_out, wrt_avx2_wino4_out},
+  .wino_min_channels = 16, .wino_min_cc = 1024, .wino_min_pixels = 49, .wino_f2_weights_per_tile = 32768,
   .interleave3 = wrt_avx2_interleave3,
 };

@@ -9267,6 +9267,7 @@ const wrt_target wrt_target_avx512 = {
   .qspmm_mr = 32, .qspmm_kr = 2, .qspmm_xoff = 0, .qspmm_min_sparsity = 0.5f, .qspmm_k_penalty = 2.0f,
   .qspmm = wrt_avx512_qspmm_32, .qsppack = wrt_avx512_qsppack_32, .qspmv = wrt_avx512_qspmv,
   .wino_in = {wrt_avx512_wino2_in, wrt_avx512_wino4_in}, .wino_out = {wrt_avx512_wino2_out, wrt_avx512_wino4_out},
+  .wino_min_channels = 16, .wino_min_cc = 1024, .wino_min_pixels = 49, .wino_f2_weights_per_tile = 32768,
   .interleave3 = wrt_avx512_interleave3,
 };
 
@@ -9335,5 +9336,6 @@ const wrt_target wrt_target_avx512vnni = {
   .qspmm_mr = 64, .qspmm_kr = 4, .qspmm_xoff = 128, .qspmm_min_sparsity = 0.5f, .qspmm_k_penalty = 16.0f,
   .qspmm = wrt_avx512vnni_qspmm_64, .qsppack = wrt_avx512vnni_qsppack_64, .qspmv = wrt_avx512vnni_qspmv,
   .wino_in = {wrt_avx512_wino2_in, wrt_avx512_wino4_in}, .wino_out = {wrt_avx512_wino2_out, wrt_avx512_wino4_out},
+  .wino_min_channels = 16, .wino_min_cc = 1024, .wino_min_pixels = 49, .wino_f2_weights_per_tile = 32768,
   .interleave3 = wrt_avx512_interleave3,
 };

@@ -7531,5 +7531,6 @@ const wrt_target wrt_target_neon = {
   .qspmm_mr = 8, .qspmm_kr = 2, .qspmm_xoff = 0, .qspmm_min_sparsity = 0.5f, .qspmm_k_penalty = 8.0f,
   .qspmm = wrt_neon_qspmm_8, .qsppack = wrt_neon_qsppack_8, .qspmv = wrt_neon_qspmv,
   .wino_in = {wrt_neon_wino2_in, wrt_neon_wino4_in}, .wino_out = {wrt_neon_wino2_out, wrt_neon_wino4_out},
+  .wino_min_channels = 16, .wino_min_cc = 512, .wino_min_pixels = 49, .wino_f2_weights_per_tile = 131072,
   .interleave3 = wrt_neon_interleave3,
 };

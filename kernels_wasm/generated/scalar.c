@@ -3003,4 +3003,5 @@ const wrt_target wrt_target_scalar = {
   .qspmm_mr = 4, .qspmm_kr = 2, .qspmm_xoff = 0, .qspmm_min_sparsity = 0.3f, .qspmm_k_penalty = 0.0f,
   .qspmm = wrt_scalar_qspmm_4, .qsppack = wrt_scalar_qsppack_4, .qspmv = wrt_scalar_qspmv,
   .wino_in = {wrt_scalar_wino2_in, wrt_scalar_wino4_in}, .wino_out = {wrt_scalar_wino2_out, wrt_scalar_wino4_out},
+  .wino_min_channels = 16, .wino_min_cc = 512, .wino_min_pixels = 49, .wino_f2_weights_per_tile = 131072,
 };

@@ -4907,6 +4907,7 @@ const wrt_target wrt_target_wasm_relaxed = {
   .qspmm_mr = 8, .qspmm_kr = 2, .qspmm_xoff = 0, .qspmm_min_sparsity = 0.55f, .qspmm_k_penalty = 12.0f,
   .qspmm = wrt_wasm_relaxed_qspmm_8, .qsppack = wrt_wasm_relaxed_qsppack_8, .qspmv = wrt_wasm_relaxed_qspmv,
   .wino_in = {wrt_wasm_relaxed_wino2_in, wrt_wasm_relaxed_wino4_in}, .wino_out = {wrt_wasm_relaxed_wino2_out, wrt_wasm_relaxed_wino4_out},
+  .wino_min_channels = 16, .wino_min_cc = 512, .wino_min_pixels = 49, .wino_f2_weights_per_tile = 131072,
 };
 
 const wrt_target wrt_target_wasm_relaxed_usdot = {
@@ -4974,4 +4975,5 @@ const wrt_target wrt_target_wasm_relaxed_usdot = {
   .qspmm_mr = 8, .qspmm_kr = 2, .qspmm_xoff = 0, .qspmm_min_sparsity = 0.55f, .qspmm_k_penalty = 12.0f,
   .qspmm = wrt_wasm_relaxed_qspmm_8, .qsppack = wrt_wasm_relaxed_qsppack_8, .qspmv = wrt_wasm_relaxed_qspmv,
   .wino_in = {wrt_wasm_relaxed_wino2_in, wrt_wasm_relaxed_wino4_in}, .wino_out = {wrt_wasm_relaxed_wino2_out, wrt_wasm_relaxed_wino4_out},
+  .wino_min_channels = 16, .wino_min_cc = 512, .wino_min_pixels = 49, .wino_f2_weights_per_tile = 131072,
 };

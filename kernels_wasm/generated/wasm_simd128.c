@@ -4423,4 +4423,5 @@ const wrt_target wrt_target_wasm_simd128 = {
   .qspmm_mr = 8, .qspmm_kr = 2, .qspmm_xoff = 0, .qspmm_min_sparsity = 0.5f, .qspmm_k_penalty = 8.0f,
   .qspmm = wrt_wasm_simd128_qspmm_8, .qsppack = wrt_wasm_simd128_qsppack_8, .qspmv = wrt_wasm_simd128_qspmv,
   .wino_in = {wrt_wasm_simd128_wino2_in, wrt_wasm_simd128_wino4_in}, .wino_out = {wrt_wasm_simd128_wino2_out, wrt_wasm_simd128_wino4_out},
+  .wino_min_channels = 16, .wino_min_cc = 512, .wino_min_pixels = 49, .wino_f2_weights_per_tile = 131072,
 };

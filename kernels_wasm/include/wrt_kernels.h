@@ -252,6 +252,10 @@ typedef struct {
   wrt_qspmv_fn qspmv; /* one pixel */
   wrt_wino_in_fn wino_in[WRT_WINO_KINDS];   /* Winograd F(2x2, 3x3), F(4x4, 3x3) tile transforms */
   wrt_wino_out_fn wino_out[WRT_WINO_KINDS];
+  /* where the rules run Winograd here (measured, kernels_wasm/gen/kernels/winograd.py RULES): F(4x4) from
+   * min(Cin, Cout) >= wino_min_channels, Cin * Cout >= wino_min_cc and wino_min_pixels output pixels; F(2x2)
+   * instead where Cin * Cout / (F(4x4) tiles) >= wino_f2_weights_per_tile */
+  uint32_t wino_min_channels, wino_min_cc, wino_min_pixels, wino_f2_weights_per_tile;
 #if !defined(__wasm__) /* native only: the wasm modules keep their size (and their tables, data) */
   wrt_interleave3_fn interleave3; /* or NULL (scalar): the engine's portable loop */
 #endif

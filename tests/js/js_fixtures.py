@@ -116,12 +116,40 @@ def write_fixtures(out: Path) -> dict:
         manifest["bad_models"][key] = str(out / f"{key}.wrt")
     manifest["hostile"] = write_hostile(out)
     manifest["sparse"] = write_sparse(out)
+    manifest["winograd"] = write_winograd(out)
     manifest["int8"] = write_int8(out)
     import breadth_fixtures  # the breadth models (OCR widths, streams, encoders): tests/js/breadth.test.mjs
 
     breadth_fixtures.write(out)
     (out / "manifest.json").write_text(json.dumps(manifest, indent=1))
     return manifest
+
+
+def write_winograd(out: Path) -> dict:
+    """A 3x3 convolution Winograd applies to (13x11 map: tiles cut at both edges), a fixed input, python_ref's direct
+    outputs and the written Winograd tolerance of each tile size (python_ref/winograd.py)."""
+    from python_ref import Interpreter, winograd
+    from wasmrt.compile.converter import convert
+    from wasmrt.compile.ir import Graph
+
+    rng = np.random.default_rng(9)
+    w = rng.standard_normal((40, 3, 3, 32)).astype(np.float32)
+    b = rng.standard_normal(40).astype(np.float32)
+    x = rng.uniform(-1, 1, (1, 13, 11, 32)).astype(np.float32)
+    a = {"pads": (1, 1, 1, 1), "strides": (1, 1), "dilations": (1, 1), "groups": 1}
+    g = Graph()
+    xi = g.add_input("x", x.shape)
+    (y,) = g.add_node("CONV_2D", [xi, g.add_const("w", w), g.add_const("b", b)], {"pads": a["pads"]}, name="conv",
+                      outputs=["y"])
+    g.outputs.append(y)
+    path = out / "winograd.wrt"
+    path.write_bytes(convert(g).data)
+    ref = Interpreter(path.read_bytes()).run({"x": x})["y"]
+    tol = {algo: winograd.tolerance(x, w, b, a, m) for algo, m in winograd.ALGORITHMS.items()}
+    for k, v in (("x", x), ("y", ref)):
+        (out / f"winograd.{k}.f32").write_bytes(np.ascontiguousarray(v, "<f4").tobytes())
+    return {"path": str(path), "inputs": {"x": {"file": "winograd.x.f32", "shape": list(x.shape)}},
+            "outputs": {"y": {"file": "winograd.y.f32", "shape": list(ref.shape)}}, "tolerance": tol}
 
 
 def write_sparse(out: Path) -> dict:

@@ -25,7 +25,9 @@ async function main(img: HTMLImageElement): Promise<string> {
     if (e instanceof wasmrt.ModelFormatError) return e.message;
   }
   const w = await initWorker({ variant: "simd" });
-  const wm = await w.load(new Blob([]));
+  const wm = await w.load(new Blob([]), { conv: "igemm" });
+  const direct = rt.loadBytes(new Uint8Array(8), { conv: "wino4", sparse: "auto" });
+  direct.release();
   const wo: wasmrt.Outputs = await wm.run(new Float32Array(4), { transfer: true });
   await wm.release();
   w.terminate();

@@ -27,7 +27,8 @@ WASM_PEERS = (  # (id, kind, model file key, variant, runs threaded)
 
 def job_for(prep: Prepared, host: str, variants: list[str], peers: bool, warmup: int, rounds: int,
             profile_runs: int = 0, baseline: Path | None = None, passes: int = 1,
-            threads: list[int] | None = None, gap_ms: float = 0.0, warm_runs: int = 0) -> dict:
+            threads: list[int] | None = None, gap_ms: float = 0.0, warm_runs: int = 0,
+            baseline_conv: str | None = None) -> dict:
     """The JS host's job: our variants at every thread count, the peers at the largest (onnxruntime-web and TF.js
     fix their thread count once per page or process)."""
     counts = threads or [1]
@@ -37,6 +38,9 @@ def job_for(prep: Prepared, host: str, variants: list[str], peers: bool, warmup:
         where = "/baseline/" if host == "chromium" else str(baseline)
         engines += [{"id": f"wasmrt-{v}@baseline", "kind": "wasmrt", "variant": v, "model": "model.wrt",
                      "wasmPaths": where} for v in variants if (baseline / f"wasmrt-{v}.wasm").is_file()]
+    if baseline_conv:  # this build with the dense convolutions' algorithm forced (bench --baseline-conv)
+        engines += [{"id": f"wasmrt-{v}@baseline", "kind": "wasmrt", "variant": v, "model": "model.wrt",
+                     "conv": baseline_conv} for v in variants]
     if peers:
         for eid, kind, key, variant, threaded in WASM_PEERS:
             f = prep.peer_files.get(key)
@@ -69,20 +73,21 @@ def run_wasm_host(prep: Prepared, host: str, variants: list[str], peers: bool, w
                   profile_runs: int = 0, baseline: Path | None = None,
                   passes: int = 1, threads: list[int] | None = None,
                   also: tuple[Prepared, str] | None = None, gap_ms: float = 0.0,
-                  warm_runs: int = 0) -> tuple[dict, dict, list[str]]:
+                  warm_runs: int = 0, baseline_conv: str | None = None) -> tuple[dict, dict, list[str]]:
     """({engine id: result}, host info, notes) for host "node" or "chromium"; with profile_runs, our engines also
     return per-op samples of that many in-graph runs (engines.mjs profileOps). also: (another prepared model in a
     folder under prep.dir, with the same inputs and output names; tag): its engines too, in the same job,
     interleaved, their ids ending in the tag. gap_ms: an idle pause before every run (run.py IDLE_GAP_MS);
     warm_runs: untimed runs between the pause and each timed run."""
     job = job_for(prep, host, variants, peers, warmup, rounds, profile_runs, baseline, passes, threads, gap_ms,
-                  warm_runs)
+                  warm_runs, baseline_conv)
     if also is not None:
         other, tag = also
         if other.outputs != prep.outputs or [i["shape"] for i in other.inputs] != [i["shape"] for i in prep.inputs]:
             raise ValueError(f"{other.name}: inputs or outputs differ from {prep.name}'s: cannot share a job")
         sub = other.dir.relative_to(prep.dir)
-        other_job = job_for(other, host, variants, peers, warmup, rounds, profile_runs, baseline, passes, threads)
+        other_job = job_for(other, host, variants, peers, warmup, rounds, profile_runs, baseline, passes, threads,
+                            baseline_conv=baseline_conv)
         for e in other_job["engines"]:
             job["engines"].append({**e, "id": e["id"] + tag, "model": str(sub / e["model"])})
     return run_job(job, prep.dir, host, f"{host}-profile" if profile_runs else host, progress, log, peers)

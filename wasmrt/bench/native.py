@@ -32,14 +32,15 @@ def suffix(threads: int) -> str:
     return f"-t{threads}" if threads > 1 else ""
 
 
-def _ours_via_package(prep: Prepared, threads: int = 1) -> Engine | None:
-    """The engine binding of the wasmrt package, when it is there."""
+def _ours_via_package(prep: Prepared, threads: int = 1, conv: str = "auto") -> Engine | None:
+    """The engine binding of the wasmrt package, when it is there; conv: the dense convolutions' algorithm (not
+    "auto": a @baseline row, bench --baseline-conv)."""
     import wasmrt
 
     load = getattr(wasmrt, "load", None)
     if load is None:
         return None
-    model = load(str(prep.wrt), engine="native", threads=threads)
+    model = load(str(prep.wrt), engine="native", threads=threads, conv=conv)
     feeds = prep.feeds
 
     def run() -> Outputs:
@@ -47,8 +48,9 @@ def _ours_via_package(prep: Prepared, threads: int = 1) -> Engine | None:
         return [res[o] for o in prep.outputs] if all(o in res for o in prep.outputs) else list(res.values())
 
     variant = getattr(model, "variant", "") or "native"
-    return Engine(f"wasmrt-{variant}{suffix(threads)}", run,
-                  {"variant": variant, "binding": "wasmrt.load", "threads": model.threads})
+    tag = "@baseline" if conv != "auto" else ""
+    return Engine(f"wasmrt-{variant}{suffix(threads)}{tag}", run,
+                  {"variant": variant, "binding": "wasmrt.load", "threads": model.threads, "conv": conv})
 
 
 class _CEngine:
@@ -158,11 +160,13 @@ Maker = tuple[str, Callable[[], Engine]]
 
 
 def engine_makers(prep: Prepared, peers: bool, baseline: Path | None = None,
-                  threads: tuple[int, ...] = (1,)) -> list[Maker]:
+                  threads: tuple[int, ...] = (1,), baseline_conv: str | None = None) -> list[Maker]:
     """(label, create) for every engine the run compares, in report order; create() loads the model."""
     makers: list[Maker] = [(f"native wasmrt{suffix(t)}", partial(_ours, prep, t)) for t in threads]
     if baseline is not None and (baseline / "libwasmrt.so").is_file():
         makers.append(("native wasmrt baseline", partial(_ours_via_ctypes, prep, baseline / "libwasmrt.so")))
+    if baseline_conv:
+        makers.append((f"native wasmrt conv={baseline_conv}", partial(_ours_via_package, prep, 1, baseline_conv)))
     if peers:
         for kind, make in (("tflite", _litert), ("onnx", _onnxruntime)):
             if kind in prep.peer_files:
@@ -192,7 +196,7 @@ def make_engines(makers: list[Maker], notes: list[str], first: int = 0) -> list[
 def run_native(prep: Prepared, peers: bool, warmup: int, rounds: int, progress: Callable[[int, int], None],
                baseline: Path | None = None, passes: int = 1, threads: list[int] | None = None,
                also: tuple[Prepared, str] | None = None, gap_ms: float = 0.0,
-               warm_runs: int = 0) -> tuple[dict, list[str]]:
+               warm_runs: int = 0, baseline_conv: str | None = None) -> tuple[dict, list[str]]:
     """{engine id: {times_ms, cpu_ms, passes, outputs, info}} for the native host, plus notes on what could not
     run. gap_ms: the process sleeps that long before every run (warm-up and timed), so that the thread pools the
     engine before left spinning have gone to sleep (run.py IDLE_GAP_MS), then runs each engine warm_runs times
@@ -202,11 +206,11 @@ def run_native(prep: Prepared, peers: bool, warmup: int, rounds: int, progress: 
     also: (another prepared model, tag): its engines too, interleaved with these, their ids ending in the tag."""
     os.environ.setdefault("OMP_NUM_THREADS", "1")
     notes: list[str] = []
-    makers = engine_makers(prep, peers, baseline, tuple(threads or (1,)))
+    makers = engine_makers(prep, peers, baseline, tuple(threads or (1,)), baseline_conv)
     if also is not None:
         other, tag = also
         makers += [(label + tag, partial(_tagged, create, tag))
-                   for label, create in engine_makers(other, peers, baseline, tuple(threads or (1,)))]
+                   for label, create in engine_makers(other, peers, baseline, tuple(threads or (1,)), baseline_conv)]
     results: dict[str, dict] = {}
     count = Counter(progress)
     for p in range(passes):

@@ -82,6 +82,9 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--profile", action="store_true", help="per-op time and GFLOP/s, native and wasm side by side")
     p.add_argument("--baseline", metavar="DIR", help="also run an earlier build, interleaved with this one: a folder "
                                                      "with its libwasmrt.so and wasmrt-<variant>.wasm files")
+    p.add_argument("--baseline-conv", metavar="ALGO", choices=("igemm", "wino2", "wino4"),
+                   help="also run this build with dense 3x3 convolutions forced to ALGO (igemm: the direct "
+                        "convolution, as before Winograd), interleaved, as the @baseline rows")
     p.add_argument("--sparsity-sweep", action="store_true",
                    help="time models pruned in 1x4 blocks at several sparsities against the dense model (default: "
                         "MobileNetV1 and a 3x3 convolution, random weights), with a plot; --profile adds per-layer "
@@ -116,6 +119,8 @@ def run(args: argparse.Namespace) -> int:
     baseline = Path(args.baseline).resolve() if args.baseline else None
     if baseline is not None and not baseline.is_dir():
         raise InputError(f"--baseline {args.baseline}: no such folder")
+    if baseline is not None and args.baseline_conv:
+        raise InputError("--baseline and --baseline-conv both make the @baseline rows: give one")
     stamp = datetime.now().strftime("%Y%m%d-%H%M%S")
     out = Path(args.output) if args.output else WORK / f"{stamp}.json"
     bar = Progress()
@@ -130,13 +135,16 @@ def run(args: argparse.Namespace) -> int:
                               "passes": passes, "peer_files": args.peer_files, "load_average": os.getloadavg(),
                               "warmup": warmup, "threads": threads, "tolerance": report.TOLERANCE,
                               "idle_gap_ms": gap_ms, "warm_runs": args.warm_runs,
-                              "baseline": str(baseline) if baseline else None},
+                              "baseline": str(baseline) if baseline else None,
+                              "baseline_conv": args.baseline_conv},
                  "models": {}, "hosts": {}, "notes": []}
     if gap_ms:
         doc["notes"].append(f"every run (warm-up and timed) follows an idle pause of {gap_ms:g} ms, untimed: thread "
                             "pools spin after a run before they sleep (onnxruntime's intra-op workers 35-80 ms), and "
                             "a pool still spinning would hold a core the next engine needs; peers keep their default "
                             "settings, spinning included")
+    if args.baseline_conv:
+        doc["notes"].append(f"@baseline rows: this build with dense 3x3 convolutions forced to {args.baseline_conv}")
     if args.warm_runs:
         doc["notes"].append(f"every timed run follows {args.warm_runs} untimed run(s) of the same engine, after the "
                             "idle pause: times of an engine running without pauses (threads awake, caches warm)")
@@ -220,7 +228,7 @@ def _run_host(preps: list, host: str, args: argparse.Namespace, variants: list[s
         from wasmrt.bench.native import run_native
 
         results, notes = run_native(prep, args.peers, warmup, rounds, bar.update, baseline, passes, threads, also,
-                                    gap_ms, args.warm_runs)
+                                    gap_ms, args.warm_runs, args.baseline_conv)
         info = {"kind": "native", "python": platform.python_version()}
     elif host == "webgpu":
         from wasmrt.bench.gpu import run_webgpu
@@ -233,7 +241,8 @@ def _run_host(preps: list, host: str, args: argparse.Namespace, variants: list[s
             return []
         results, info, notes = run_wasm_host(prep, host, variants, args.peers, warmup, rounds, bar.update, bar.log,
                                              baseline=baseline, passes=passes, threads=threads, also=also,
-                                             gap_ms=gap_ms, warm_runs=args.warm_runs)
+                                             gap_ms=gap_ms, warm_runs=args.warm_runs,
+                                             baseline_conv=args.baseline_conv)
     doc["hosts"][host] = info
     doc["notes"] += [f"{prep.name}: {n}" for n in notes]
     rows = []

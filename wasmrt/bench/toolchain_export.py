@@ -22,7 +22,17 @@ import torch
 from onnx import helper, numpy_helper
 from torch import nn
 
-SUPPORTED = {"Conv", "BatchNormalization", "Clip", "Relu", "Add", "GlobalAveragePool", "Flatten", "Gemm"}
+SUPPORTED = {"Conv", "ConvTranspose", "BatchNormalization", "Clip", "Relu", "Add", "Concat", "MaxPool",
+             "GlobalAveragePool", "Flatten", "Gemm"}
+
+
+class Concat(nn.Module):
+    def __init__(self, axis: int) -> None:
+        super().__init__()
+        self.axis = axis
+
+    def forward(self, *xs: torch.Tensor) -> torch.Tensor:
+        return torch.cat(xs, self.axis)
 
 
 class OnnxModule(nn.Module):
@@ -51,6 +61,25 @@ class OnnxModule(nn.Module):
                 if b is not None:
                     conv.bias.data = torch.from_numpy(b.copy())
                 layer = conv if symmetric else nn.Sequential(nn.ZeroPad2d((pl, pr, pt, pb)), conv)
+            elif n.op_type == "ConvTranspose":
+                w = init[n.input[1]]  # [Cin, Cout / groups, kh, kw]
+                b = init[n.input[2]] if len(n.input) > 2 and n.input[2] else None
+                pads, groups = a.get("pads", (0, 0, 0, 0)), a.get("group", 1)
+                if tuple(pads[:2]) != tuple(pads[2:]) or any(a.get("output_padding", ())):
+                    raise SystemExit("toolchain_export: ConvTranspose with asymmetric or output padding")
+                conv = nn.ConvTranspose2d(w.shape[0], w.shape[1] * groups, tuple(w.shape[2:]),
+                                          stride=tuple(a.get("strides", (1, 1))), padding=tuple(pads[:2]),
+                                          dilation=tuple(a.get("dilations", (1, 1))), groups=groups,
+                                          bias=b is not None)
+                conv.weight.data = torch.from_numpy(w.copy())
+                if b is not None:
+                    conv.bias.data = torch.from_numpy(b.copy())
+                layer = conv
+            elif n.op_type == "MaxPool":
+                pt, pl, pb, pr = a.get("pads", (0, 0, 0, 0))
+                if (pt, pl) != (pb, pr) or a.get("ceil_mode", 0):
+                    raise SystemExit("toolchain_export: MaxPool with asymmetric padding or ceil_mode")
+                layer = nn.MaxPool2d(tuple(a["kernel_shape"]), stride=tuple(a.get("strides", (1, 1))), padding=(pt, pl))
             elif n.op_type == "BatchNormalization":
                 scale = init[n.input[1]]
                 layer = nn.BatchNorm2d(scale.shape[0], eps=a.get("epsilon", 1e-5))
@@ -74,6 +103,8 @@ class OnnxModule(nn.Module):
                 layer = nn.Linear(w.shape[1], w.shape[0])
                 layer.weight.data = torch.from_numpy(np.ascontiguousarray(w))
                 layer.bias.data = torch.from_numpy(b.copy())
+            elif n.op_type == "Concat":
+                layer = Concat(a.get("axis", 1))
             elif n.op_type != "Add":
                 raise SystemExit(f"toolchain_export: {n.op_type} is not among the ops it builds ({sorted(SUPPORTED)})")
             if layer is not None:
@@ -84,7 +115,12 @@ class OnnxModule(nn.Module):
     def forward(self, x: torch.Tensor) -> torch.Tensor:
         env = {self.input: x}
         for kind, k, ins, out in self.steps:
-            env[out] = env[ins[0]] + env[ins[1]] if kind == "Add" else self.layers[k](env[ins[0]])
+            if kind == "Add":
+                env[out] = env[ins[0]] + env[ins[1]]
+            elif kind == "Concat":
+                env[out] = self.layers[k](*(env[i] for i in ins))
+            else:
+                env[out] = self.layers[k](env[ins[0]])
         return env[self.output]
 
 

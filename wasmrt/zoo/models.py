@@ -241,6 +241,16 @@ BUNDLED: dict[str, BundledModel] = {m.name: m for m in [
         # no registry package ships MobileNetV2's ImageNet weights: no labels, its classes would be noise
         note="MobileNetV2 1.0 224 architecture with random weights (seeded): for speed and layout tests only",
     ),
+    BundledModel(
+        "resnet18", "resnet18.onnx", "resnet18.wrt", "built by wasmrt/zoo/builders/resnet18.py with random weights",
+        "Apache-2.0 (generated)", preprocess={"input": CLASSIFIER_224},
+        note="ResNet-18 224 architecture with random weights (seeded): dense 3x3 convolutions, for speed tests only",
+    ),
+    BundledModel(
+        "unet", "unet.onnx", "unet.wrt", "built by wasmrt/zoo/builders/unet.py with random weights",
+        "Apache-2.0 (generated)", preprocess={"input": Preprocess(layout="NCHW", mean=(127.5,) * 3, std=(127.5,) * 3)},
+        note="U-Net 128x128 (32-256 channels) with random weights (seeded): dense 3x3 convolutions, for speed tests",
+    ),
 ]}
 
 
@@ -448,9 +458,23 @@ def _mobilenet_onnx() -> Path:
     return _generated(CACHE / m.source, _generator_stamp(mobilenet_v2, m), build)
 
 
+def _random_weights_onnx(name: str) -> Path:
+    import importlib
+
+    builder = importlib.import_module(f"wasmrt.zoo.builders.{name}")
+    m = BUNDLED[name]
+
+    def build(dest: Path) -> None:
+        builder.build(dest, preprocess=to_dict(m.preprocess["input"]))
+
+    return _generated(CACHE / m.source, _generator_stamp(builder, m), build)
+
+
 _GENERATED: dict[str, Callable[[], Path]] = {
     "efficientnet_lite0.onnx": _efficientnet_onnx,
     "mobilenet_v2.onnx": _mobilenet_onnx,
+    "resnet18.onnx": lambda: _random_weights_onnx("resnet18"),
+    "unet.onnx": lambda: _random_weights_onnx("unet"),
     "imagenet_labels.json": labels_path,
 }
 

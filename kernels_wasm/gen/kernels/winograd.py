@@ -15,6 +15,7 @@ unrolled code on scalars.
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from fractions import Fraction
 
 from kernels_wasm.gen.cwriter import Code, flt
@@ -23,6 +24,39 @@ from python_ref.winograd import ALGORITHMS, R, matrices
 
 TILES = tuple(sorted(ALGORITHMS.values()))  # output tile sizes m: 2, 4
 HEADER = "wrt_winograd.h"
+
+
+@dataclass(frozen=True)
+class WinoRule:
+    """Where the engine's rules (conv.c choose_conv) run a dense 3x3 stride-1 convolution as Winograd on a target,
+    from per-layer timings (docs/dev/bench-journal.md "Winograd"): F(4x4, 3x3) when both channel counts reach
+    min_channels, their product min_cc and the output map min_pixels; F(2x2, 3x3) instead where few F(4x4) tiles
+    share each streamed transformed weight: Cin * Cout / (F(4x4) tiles) >= f2_weights_per_tile (small maps with many
+    channels, e.g. 7x7x512, whose GEMMs of a few rows stream 36 weight panels per block); else the indirect GEMM."""
+
+    min_channels: int
+    min_cc: int
+    min_pixels: int
+    f2_weights_per_tile: int
+
+
+# Measured one thread, best of 9-21, on the 2-core Zen 4 (AVX-512; wasm in Node 22): F(4x4) beats igemm from 16
+# channels on large maps (56x56x16: wasm relaxed 0.56 vs 0.61 ms, native 0.12 vs 0.15; 120x160x96->24, PP-OCRv4
+# det's: wasm relaxed 10.0 vs 17.6, SIMD128 14.7 vs 26.6, native 9.1 vs 24); natively 32x32 channels are even
+# (0.70 vs 0.66 at 56x56), hence Cin*Cout >= 1024 there. F(2x2) beats F(4x4) natively on 7x7x512 (1.44 vs 1.70:
+# Cin*Cout / tiles = 65536), not on 7x7x256 (0.33 vs 0.22: 16384), 14x14x512 (4.66 vs 3.81: 16384) or 14x14x256;
+# in wasm on none (7x7x512: relaxed 4.25-4.82 vs 3.61-4.81, SIMD128 4.91-5.31 vs 3.98-4.85), hence a bound above
+# every measured shape there.
+_NATIVE = WinoRule(16, 1024, 49, 32768)
+_WASM = WinoRule(16, 512, 49, 131072)
+RULES: dict[str, WinoRule] = {
+    "scalar": _WASM,  # not measured apart: the wasm rules (the transforms are scalar there too)
+    "wasm_simd128": _WASM,
+    "wasm_relaxed": _WASM,
+    "avx2": _NATIVE,
+    "avx512": _NATIVE,
+    "neon": _WASM,  # not measured (qemu): as wasm relaxed, 128-bit vectors with FMA
+}
 
 
 def in_name(isa: Isa, m: int) -> str:
@@ -139,7 +173,10 @@ def kernel_bodies(isa: Isa) -> list[str]:
 def table_fields(isa: Isa) -> list[str]:
     ins = ", ".join(in_name(isa, m) for m in TILES)
     outs = ", ".join(out_name(isa, m) for m in TILES)
-    return [f"  .wino_in = {{{ins}}}, .wino_out = {{{outs}}},"]
+    r = RULES[isa.name]
+    return [f"  .wino_in = {{{ins}}}, .wino_out = {{{outs}}},",
+            f"  .wino_min_channels = {r.min_channels}, .wino_min_cc = {r.min_cc}, .wino_min_pixels = {r.min_pixels},"
+            f" .wino_f2_weights_per_tile = {r.f2_weights_per_tile},"]
 
 
 def header() -> str:

@@ -78,7 +78,8 @@ async function wasmrtEngine(spec, libs, readBytes) {
   // spec.wasmPaths: a baseline build's .wasm files (bench --baseline), else the current build
   const rt = await libs.wasmrt.init({ variant: spec.variant, threads: spec.threads ?? 1, ...libs.wasmrtOptions,
     ...(spec.wasmPaths ? { wasmPaths: spec.wasmPaths } : {}) });
-  const model = rt.loadBytes(await readBytes(spec.model), spec.sparse ? { sparse: spec.sparse } : {});
+  const model = rt.loadBytes(await readBytes(spec.model),
+    { ...(spec.sparse ? { sparse: spec.sparse } : {}), ...(spec.conv ? { conv: spec.conv } : {}) });
   return {
     async run(inputs, outputNames) {
       const feeds = {};
