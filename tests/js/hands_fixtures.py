@@ -1,0 +1,171 @@
+"""Fixtures of the JS hand and segmentation tests: photos as raw RGBA, python_ref.vision's results through
+wasmrt.vision (native engine), and every model call those pipelines made (input checksum, outputs) so the JS
+pipelines can be fed exactly the model outputs Python got: any difference is then in the pipeline code (letterbox,
+anchors, NMS, crops, landmarks, tracking, gestures, masks, compositing), and a crop or input that is not
+bit-identical stops the replay (its checksum differs).
+
+    python tests/js/hands_fixtures.py OUT_DIR   (writes OUT_DIR/hands.json and the raw arrays it names)
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import sys
+from pathlib import Path
+
+import numpy as np
+
+os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
+
+HAND_NAMES = ("human_webcam.jpg", "group2.jpg", "Back_Projection_Theory0.jpg", "Back_Projection1_Source_Image.jpg",
+              "screen_charuco.jpg", "handSrc.jpg", "messi5.jpg", "group5.jpg")
+SEG_NAMES = ("astronaut", "grace_hopper.jpg", "messi5.jpg", "human_webcam.jpg")  # general, general, landscape, general
+CLIP_PHOTO, CLIP_FRAMES, CLIP_SIZE = "Back_Projection_Theory0.jpg", 24, 256
+SMOOTH_FRAMES = 3  # segmentation with smoothing over the first frames of the astronaut clip
+GESTURE_SETS = 3000
+BACKGROUND = [0, 177, 64]
+BROWSER_HANDS, BROWSER_SEG = "screen_charuco.jpg", "messi5.jpg"  # the headless Chromium case
+
+
+def checksum(a: np.ndarray) -> int:
+    """Sum of the float32 input's 32-bit words mod 2^32 (tests/js/hands_replay.mjs computes the same)."""
+    return int(np.ascontiguousarray(a, np.float32).view(np.uint32).astype(np.uint64).sum() % (1 << 32))
+
+
+class Recorder:
+    """A model runner that records each call (input checksum, outputs) into a shared tape."""
+
+    def __init__(self, name: str, run, tape: list, blob: list) -> None:
+        self.name, self.inner, self.tape, self.blob = name, run, tape, blob
+
+    def __call__(self, feeds: dict) -> dict:
+        out = self.inner(feeds)
+        (x,) = feeds.values()
+        entry = {"model": self.name, "input": checksum(x), "outputs": {}}
+        for k, v in out.items():
+            a = np.ascontiguousarray(v, np.float32).reshape(-1)
+            entry["outputs"][k] = [sum(len(b) for b in self.blob), a.size]
+            self.blob.append(a)
+        self.tape.append(entry)
+        return out
+
+
+def rgba(rgb: np.ndarray) -> np.ndarray:
+    out = np.full((*rgb.shape[:2], 4), 255, dtype=np.uint8)
+    out[:, :, :3] = rgb[:, :, :3]
+    return out
+
+
+def hand_json(h) -> dict:
+    return {"landmarks": h.landmarks.reshape(-1).tolist(), "world": h.world.reshape(-1).tolist(),
+            "handedness": h.handedness, "handednessScore": h.handedness_score, "score": h.score,
+            "gesture": h.gesture, "tracked": h.tracked, "roi": [h.roi.cx, h.roi.cy, h.roi.side, h.roi.angle],
+            "detection": None if h.detection is None else {
+                "box": h.detection.box.tolist(), "keypoints": h.detection.keypoints.reshape(-1).tolist(),
+                "score": h.detection.score}}
+
+
+def gesture_sets(n: int) -> tuple[np.ndarray, np.ndarray, list]:
+    """Random landmark sets (image [n, 21, 3], world [n, 21, 3]) and python_ref's gesture of each."""
+    from python_ref.vision.gestures import gesture
+
+    rng = np.random.default_rng(43)
+    world = rng.uniform(-0.08, 0.08, (n, 21, 3))
+    image = rng.uniform(0, 400, (n, 21, 3))
+    return image, world, [gesture(image[k], world[k]) for k in range(n)]
+
+
+def write(out: Path) -> dict:
+    from python_ref.vision.clip import clip
+    from python_ref.vision.segment import blur_background, replace_background
+    from python_ref.vision.hands import HandTracker as RefHands
+    from python_ref.vision.segment import SelfieSegmenter as RefSeg
+    from python_ref.vision.constants import SELFIE_MODELS
+    from wasmrt.vision import model_bytes, runner
+    from wasmrt.zoo import photos
+
+    out.mkdir(parents=True, exist_ok=True)
+    (out / "models").mkdir(exist_ok=True)
+    sources = {"palm_detection_full": "palm_detection_full.tflite", "hand_landmark_full": "hand_landmark_full.tflite",
+               **{Path(s["source"]).stem: s["source"] for s in SELFIE_MODELS.values()}}
+    for stem, src in sources.items():
+        (out / "models" / f"{stem}.wrt").write_bytes(model_bytes(src))
+    run = {stem: runner(src, "native") for stem, src in sources.items()}
+    tapes: dict[str, list] = {}
+    blob: list[np.ndarray] = []
+
+    def tape(key: str) -> list:
+        return tapes.setdefault(key, [])
+
+    def hands(key: str, **options) -> RefHands:
+        t = tape(key)
+        return RefHands(Recorder("palm_detection_full", run["palm_detection_full"], t, blob),
+                        Recorder("hand_landmark_full", run["hand_landmark_full"], t, blob), **options)
+
+    def seg(key: str, **options) -> RefSeg:
+        t = tape(key)
+        return RefSeg({m: Recorder(Path(s["source"]).stem, run[Path(s["source"]).stem], t, blob)
+                       for m, s in SELFIE_MODELS.items()}, **options)
+
+    manifest: dict = {"models": str(out / "models"), "background": BACKGROUND, "photos": {}, "hands": {},
+                      "segments": {}}
+
+    def save(name: str, img: np.ndarray) -> None:
+        if name not in manifest["photos"]:
+            file = name.replace(".", "_") + ".rgba"
+            rgba(img).tofile(out / file)
+            manifest["photos"][name] = {"file": file, "width": img.shape[1], "height": img.shape[0]}
+
+    for name in HAND_NAMES:
+        img = photos.photo(name)
+        save(name, img)
+        found = hands(f"hands:{name}", tracking=False, max_hands=2).detect(img)
+        manifest["hands"][name] = [hand_json(h) for h in found]
+
+    for name in SEG_NAMES:
+        img = photos.photo(name)
+        save(name, img)
+        mask = seg(f"seg:{name}", smoothing=0.0).segment(img)
+        base = name.replace(".", "_")
+        mask.astype(np.float32).tofile(out / f"{base}_mask.f32")
+        replace_background(rgba(img), mask, tuple(BACKGROUND)).tofile(out / f"{base}_replaced.rgba")
+        blur_background(rgba(img), mask).tofile(out / f"{base}_blurred.rgba")
+        manifest["segments"][name] = {"mask": f"{base}_mask.f32", "replaced": f"{base}_replaced.rgba",
+                                      "blurred": f"{base}_blurred.rgba"}
+
+    # tracking on a clip (one hand: the detector runs only when tracking is lost)
+    frames = clip(photos.photo(CLIP_PHOTO), CLIP_FRAMES, CLIP_SIZE)
+    np.stack(frames).tofile(out / "hand_clip.rgba")
+    ht = hands("clip", tracking=True, max_hands=1)
+    per_frame = []
+    for f in frames:
+        found = ht.detect(f)
+        per_frame.append({"ranDetector": ht.stats.ran_detector, "hands": [hand_json(h) for h in found]})
+    manifest["clip"] = {"file": "hand_clip.rgba", "frames": CLIP_FRAMES, "size": CLIP_SIZE, "results": per_frame}
+
+    # smoothing over frames: the astronaut clip's first frames
+    astro = rgba(photos.photo("astronaut"))
+    sm = seg("smooth")
+    smoothed = [sm.segment(f) for f in clip(astro, 48, 384)[:SMOOTH_FRAMES]]
+    np.stack(clip(astro, 48, 384)[:SMOOTH_FRAMES]).tofile(out / "smooth_frames.rgba")
+    np.stack(smoothed).astype(np.float32).tofile(out / "smooth_masks.f32")
+    manifest["smooth"] = {"frames": "smooth_frames.rgba", "masks": "smooth_masks.f32", "n": SMOOTH_FRAMES,
+                          "size": 384}
+
+    image, world, names = gesture_sets(GESTURE_SETS)
+    image.astype(np.float64).tofile(out / "gesture_image.f64")
+    world.astype(np.float64).tofile(out / "gesture_world.f64")
+    manifest["gestures"] = {"n": GESTURE_SETS, "image": "gesture_image.f64", "world": "gesture_world.f64",
+                            "names": names}
+    manifest["browser"] = {"hands": BROWSER_HANDS, "segment": BROWSER_SEG}
+
+    np.concatenate(blob).astype(np.float32).tofile(out / "tape.f32")
+    manifest["tapes"] = tapes
+    manifest["tape"] = "tape.f32"
+    (out / "hands.json").write_text(json.dumps(manifest))
+    return manifest
+
+
+if __name__ == "__main__":
+    write(Path(sys.argv[1]))
