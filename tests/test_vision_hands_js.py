@@ -46,3 +46,19 @@ def test_js_hands_and_segmentation_match_python(fixtures: Path) -> None:
     assert {e["kind"] for e in got} == {"photo", "clip", "gestures", "segment"}
     assert {e["model"] for e in got if e["kind"] == "segment"} == {"general", "landscape"}
     assert sum(e["hands"] for e in got if e["kind"] == "photo") == 9
+
+
+@pytest.mark.skipif(not CHROMIUM.exists() or not (ROOT / "node_modules" / "playwright-core").exists(),
+                    reason="needs /usr/bin/chromium and playwright-core")
+def test_js_hands_and_segmentation_in_chromium(fixtures: Path) -> None:
+    """A photo's hands and a landscape photo's mask, drawn on a canvas, in headless Chromium equal Python's."""
+    r = subprocess.run([NODE, "tests/js/hands_browser.mjs", str(fixtures)], cwd=ROOT, capture_output=True, text=True,
+                       timeout=300)
+    assert r.returncode == 0, r.stderr[-3000:]
+    line = [s for s in r.stdout.splitlines() if s.startswith("HANDS_BROWSER ")][-1]
+    got = json.loads(line[len("HANDS_BROWSER "):])
+    assert not got["logs"], got["logs"]
+    h = got["hands"]
+    assert h["found"] == h["want"] >= 1 and h["maxDiff"] < 1e-9
+    assert h["gestures"] == h["wantGestures"] and h["handedness"] == h["wantHandedness"]
+    assert got["segment"] == {"model": "landscape", "maskBytesOff": 0, "canvasBytesOff": 0}

@@ -78,10 +78,10 @@ def gesture_sets(n: int) -> tuple[np.ndarray, np.ndarray, list]:
 
 def write(out: Path) -> dict:
     from python_ref.vision.clip import clip
-    from python_ref.vision.segment import blur_background, replace_background
+    from python_ref.vision.constants import SELFIE_MODELS
     from python_ref.vision.hands import HandTracker as RefHands
     from python_ref.vision.segment import SelfieSegmenter as RefSeg
-    from python_ref.vision.constants import SELFIE_MODELS
+    from python_ref.vision.segment import blur_background, replace_background
     from wasmrt.vision import model_bytes, runner
     from wasmrt.zoo import photos
 
