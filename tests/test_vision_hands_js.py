@@ -43,7 +43,7 @@ def test_js_hands_and_segmentation_match_python(fixtures: Path) -> None:
                        capture_output=True, text=True, timeout=600)
     assert r.returncode == 0, f"{r.stdout[-8000:]}\n{r.stderr[-3000:]}"
     got = reports(r.stdout)
-    assert {e["kind"] for e in got} == {"photo", "clip", "gestures", "segment"}
+    assert {e["kind"] for e in got} == {"photo", "clip", "gestures", "segment", "engine-hands", "engine-segment"}
     assert {e["model"] for e in got if e["kind"] == "segment"} == {"general", "landscape"}
     assert sum(e["hands"] for e in got if e["kind"] == "photo") == 9
 

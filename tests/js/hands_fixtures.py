@@ -25,6 +25,8 @@ CLIP_PHOTO, CLIP_FRAMES, CLIP_SIZE = "Back_Projection_Theory0.jpg", 24, 256
 SMOOTH_FRAMES = 3  # segmentation with smoothing over the first frames of the astronaut clip
 GESTURE_SETS = 3000
 BACKGROUND = [0, 177, 64]
+ENGINE_VARIANT = "simd"  # the wasm build both wasmtime (Python) and Node run: no relaxed ops, so the same floats
+ENGINE_HANDS, ENGINE_SEG = ("group2.jpg", "screen_charuco.jpg"), ("astronaut", "messi5.jpg")
 BROWSER_HANDS, BROWSER_SEG = "screen_charuco.jpg", "messi5.jpg"  # the headless Chromium case
 
 
@@ -82,7 +84,7 @@ def write(out: Path) -> dict:
     from python_ref.vision.hands import HandTracker as RefHands
     from python_ref.vision.segment import SelfieSegmenter as RefSeg
     from python_ref.vision.segment import blur_background, replace_background
-    from wasmrt.vision import model_bytes, runner
+    from wasmrt.vision import HandTracker, SelfieSegmenter, model_bytes, runner
     from wasmrt.zoo import photos
 
     out.mkdir(parents=True, exist_ok=True)
@@ -158,6 +160,16 @@ def write(out: Path) -> dict:
     world.astype(np.float64).tofile(out / "gesture_world.f64")
     manifest["gestures"] = {"n": GESTURE_SETS, "image": "gesture_image.f64", "world": "gesture_world.f64",
                             "names": names}
+    # the same engine build on both sides: Python's wasm engine (wasmtime) here, js_bindings/dist's in Node
+    eh = HandTracker("wasm", variant=ENGINE_VARIANT, tracking=False, max_hands=2)
+    es = SelfieSegmenter("wasm", variant=ENGINE_VARIANT, smoothing=0.0)
+    manifest["engine"] = {"variant": ENGINE_VARIANT, "hands": {}, "segments": {}}
+    for name in ENGINE_HANDS:
+        manifest["engine"]["hands"][name] = [hand_json(h) for h in eh.detect(photos.photo(name))]
+    for name in ENGINE_SEG:
+        file = name.replace(".", "_") + f"_{ENGINE_VARIANT}_mask.f32"
+        es.segment(photos.photo(name)).astype(np.float32).tofile(out / file)
+        manifest["engine"]["segments"][name] = file
     manifest["browser"] = {"hands": BROWSER_HANDS, "segment": BROWSER_SEG}
 
     np.concatenate(blob).astype(np.float32).tofile(out / "tape.f32")

@@ -2,9 +2,10 @@
 // those Python's pipelines got (tests/js/hands_replay.mjs checks every model input is bit-identical), so landmarks,
 // crops, handedness, gestures, tracking, masks and composites must equal Python's. Run by tests/test_vision_hands_js.py.
 import assert from "node:assert/strict";
-import { readFileSync } from "node:fs";
+import { existsSync, readFileSync } from "node:fs";
 import { join } from "node:path";
-import { test } from "node:test";
+import { describe, test } from "node:test";
+import { fileURLToPath } from "node:url";
 
 import {
   blurBackground, GESTURES, gesture, HandTracker, replaceBackground, SelfieSegmenter,
@@ -119,4 +120,30 @@ test("bad frames and options are refused with a clear error", async () => {
   await assert.rejects(SelfieSegmenter.create(replay("clip"), { model: "portrait" }), /auto, general or landscape/);
   const f = photo("messi5.jpg");
   assert.throws(() => replaceBackground(f, new Float32Array(3), [0, 0, 0]), /differ in size/);
+});
+
+// The very module Python's wasm engine runs (wasmtime): the committed wasmrt/engines/dist build.
+const DIST = fileURLToPath(new URL("../../wasmrt/engines/dist/", import.meta.url));
+const E = M.engine;
+describe(`with the wasm engine (${E.variant}) in Node`, {
+  skip: !existsSync(join(DIST, `wasmrt-${E.variant}.wasm`)) && "wasmrt/engines/dist has no engine",
+}, () => {
+  test("hands and masks equal Python's on the same engine build", async () => {
+    const wasmrt = await import("../../js_bindings/src/index.js");
+    const rt = await wasmrt.init({ variant: E.variant, wasmPaths: DIST });
+    const tracker = await HandTracker.create(rt, { modelBase: M.models + "/", tracking: false, maxHands: 2 });
+    for (const [name, want] of Object.entries(E.hands)) {
+      const { hands } = await tracker.detect(photo(name));
+      assert.equal(hands.length, want.length, `${name}: hands found`);
+      let worst = 0;
+      hands.forEach((h, k) => { worst = Math.max(worst, sameHand(h, want[k], `${name} hand ${k}`)); });
+      report("engine-hands", { variant: E.variant, name, hands: hands.length, maxDiff: worst });
+    }
+    const seg = await SelfieSegmenter.create(rt, { modelBase: M.models + "/", smoothing: 0 });
+    for (const [name, file] of Object.entries(E.segments)) {
+      const { mask, model } = await seg.segment(photo(name));
+      assert.deepEqual(new Uint8Array(mask.data.buffer), u8(file), `${name}: mask bytes`);
+      report("engine-segment", { variant: E.variant, name, model });
+    }
+  });
 });
