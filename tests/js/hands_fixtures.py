@@ -22,6 +22,8 @@ HAND_NAMES = ("human_webcam.jpg", "group2.jpg", "Back_Projection_Theory0.jpg", "
               "screen_charuco.jpg", "handSrc.jpg", "messi5.jpg", "group5.jpg")
 SEG_NAMES = ("astronaut", "grace_hopper.jpg", "messi5.jpg", "human_webcam.jpg")  # general, general, landscape, general
 CLIP_PHOTO, CLIP_FRAMES, CLIP_SIZE = "Back_Projection_Theory0.jpg", 24, 256
+CLIP2_FRAMES = 6  # the clip's first frames with max_hands=2
+LITE_PHOTO = "human_webcam.jpg"  # the lite palm and landmark models (lite: true)
 SMOOTH_FRAMES = 3  # segmentation with smoothing over the first frames of the astronaut clip
 GESTURE_SETS = 3000
 BACKGROUND = [0, 177, 64]
@@ -89,7 +91,9 @@ def write(out: Path) -> dict:
 
     out.mkdir(parents=True, exist_ok=True)
     (out / "models").mkdir(exist_ok=True)
-    sources = {"palm_detection_full": "palm_detection_full.tflite", "hand_landmark_full": "hand_landmark_full.tflite",
+    sources = {f"{m}_{k}": f"{m}_{k}.tflite" for m in ("palm_detection", "hand_landmark") for k in ("full", "lite")}
+    sources = {
+        **sources,
                **{Path(s["source"]).stem: s["source"] for s in SELFIE_MODELS.values()}}
     for stem, src in sources.items():
         (out / "models" / f"{stem}.wrt").write_bytes(model_bytes(src))
@@ -100,10 +104,10 @@ def write(out: Path) -> dict:
     def tape(key: str) -> list:
         return tapes.setdefault(key, [])
 
-    def hands(key: str, **options) -> RefHands:
+    def hands(key: str, kind: str = "full", **options) -> RefHands:
         t = tape(key)
-        return RefHands(Recorder("palm_detection_full", run["palm_detection_full"], t, blob),
-                        Recorder("hand_landmark_full", run["hand_landmark_full"], t, blob), **options)
+        return RefHands(Recorder(f"palm_detection_{kind}", run[f"palm_detection_{kind}"], t, blob),
+                        Recorder(f"hand_landmark_{kind}", run[f"hand_landmark_{kind}"], t, blob), **options)
 
     def seg(key: str, **options) -> RefSeg:
         t = tape(key)
@@ -144,7 +148,18 @@ def write(out: Path) -> dict:
     for f in frames:
         found = ht.detect(f)
         per_frame.append({"ranDetector": ht.stats.ran_detector, "hands": [hand_json(h) for h in found]})
-    manifest["clip"] = {"file": "hand_clip.rgba", "frames": CLIP_FRAMES, "size": CLIP_SIZE, "results": per_frame}
+    # max_hands=2 with one hand: the detector runs every frame and the tracked crop replaces the palm's (association)
+    two = hands("clip2", tracking=True, max_hands=2)
+    per_frame2 = []
+    for f in frames[:CLIP2_FRAMES]:
+        found = two.detect(f)
+        per_frame2.append({"ranDetector": two.stats.ran_detector, "hands": [hand_json(h) for h in found]})
+    manifest["clip"] = {"file": "hand_clip.rgba", "frames": CLIP_FRAMES, "size": CLIP_SIZE, "results": per_frame,
+                        "twoHands": per_frame2}
+    lite = photos.photo(LITE_PHOTO)
+    save(LITE_PHOTO, lite)
+    manifest["lite"] = {"photo": LITE_PHOTO,
+                        "hands": [hand_json(h) for h in hands("lite", "lite", tracking=False).detect(lite)]}
 
     # smoothing over frames: the astronaut clip's first frames
     astro = rgba(photos.photo("astronaut"))

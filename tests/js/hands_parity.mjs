@@ -78,6 +78,30 @@ test("tracking on a clip: the same crops, hands and detector runs as Python's", 
   report("clip", { frames: C.frames, detectorRuns: runs, maxDiff: worst });
 });
 
+test("max 2 hands on the clip: the detector every frame, the tracked crop replacing the palm's", async () => {
+  const C = M.clip, all = u8(C.file), n = C.size * C.size * 4;
+  const rt = replay("clip2");
+  const tracker = await HandTracker.create(rt, { modelBase: M.models, maxHands: 2 });
+  let tracked = 0;
+  for (let t = 0; t < C.twoHands.length; t++) {
+    const { hands, ranDetector } = await tracker.detect({ data: all.subarray(t * n, (t + 1) * n), width: C.size, height: C.size });
+    const py = C.twoHands[t];
+    assert.ok(ranDetector && py.ranDetector);
+    assert.equal(hands.length, py.hands.length, `frame ${t}: hands`);
+    hands.forEach((h, k) => { sameHand(h, py.hands[k], `frame ${t}`); tracked += h.tracked; });
+  }
+  assert.ok(rt.done() && tracked >= C.twoHands.length - 1, `${tracked} tracked hands`);
+});
+
+test("lite models: the same hands as Python's", async () => {
+  const L = M.lite, rt = replay("lite");
+  const tracker = await HandTracker.create(rt, { modelBase: M.models, lite: true, tracking: false });
+  const { hands } = await tracker.detect(photo(L.photo));
+  assert.ok(rt.done());
+  assert.equal(hands.length, L.hands.length);
+  hands.forEach((h, k) => sameHand(h, L.hands[k], `lite hand ${k}`));
+});
+
 test("gestures on landmark sets equal Python's, every gesture among them", () => {
   const G = M.gestures, image = typed(Float64Array, G.image), world = typed(Float64Array, G.world);
   const seen = new Set();
