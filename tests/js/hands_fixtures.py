@@ -9,6 +9,7 @@ bit-identical stops the replay (its checksum differs).
 
 from __future__ import annotations
 
+import hashlib
 import json
 import os
 import sys
@@ -16,11 +17,16 @@ from pathlib import Path
 
 import numpy as np
 
+from wasmrt.zoo import photos
+
 os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
 
-HAND_NAMES = ("human_webcam.jpg", "group2.jpg", "Back_Projection_Theory0.jpg", "Back_Projection1_Source_Image.jpg",
-              "screen_charuco.jpg", "handSrc.jpg", "messi5.jpg", "group5.jpg")
-SEG_NAMES = ("astronaut", "grace_hopper.jpg", "messi5.jpg", "human_webcam.jpg")  # general, general, landscape, general
+# The photos of tests/test_vision_mediapipe.py (wasmrt/zoo/photos.py): HAND_PHOTOS and the HAND_TILES windows
+# ("name@rc"), PEOPLE_PHOTOS for segmentation (both models: the frame's shape picks one).
+HAND_TILE_NAMES = tuple(f"{n}@{r}{c}" for n, r, c in photos.HAND_TILES)
+HAND_NAMES = (*photos.HAND_PHOTOS, *HAND_TILE_NAMES)
+SEG_NAMES = photos.PEOPLE_PHOTOS
+FILE_SEGMENTS = ("grace_hopper.jpg", "messi5.jpg")  # kept as files (the browser case); the others by SHA-256
 CLIP_PHOTO, CLIP_FRAMES, CLIP_SIZE = "Back_Projection_Theory0.jpg", 24, 256
 CLIP2_FRAMES = 6  # the clip's first frames with max_hands=2
 LITE_PHOTO = "human_webcam.jpg"  # the lite palm and landmark models (lite: true)
@@ -87,7 +93,6 @@ def write(out: Path) -> dict:
     from python_ref.vision.segment import SelfieSegmenter as RefSeg
     from python_ref.vision.segment import blur_background, replace_background
     from wasmrt.vision import HandTracker, SelfieSegmenter, model_bytes, runner
-    from wasmrt.zoo import photos
 
     out.mkdir(parents=True, exist_ok=True)
     (out / "models").mkdir(exist_ok=True)
@@ -123,8 +128,14 @@ def write(out: Path) -> dict:
             rgba(img).tofile(out / file)
             manifest["photos"][name] = {"file": file, "width": img.shape[1], "height": img.shape[0]}
 
+    def image(name: str) -> np.ndarray:
+        if "@" in name:
+            base, rc = name.split("@")
+            return photos.hand_tile(base, int(rc[0]), int(rc[1]))
+        return photos.photo(name)
+
     for name in HAND_NAMES:
-        img = photos.photo(name)
+        img = image(name)
         save(name, img)
         found = hands(f"hands:{name}", tracking=False, max_hands=2).detect(img)
         manifest["hands"][name] = [hand_json(h) for h in found]
@@ -133,12 +144,14 @@ def write(out: Path) -> dict:
         img = photos.photo(name)
         save(name, img)
         mask = seg(f"seg:{name}", smoothing=0.0).segment(img)
-        base = name.replace(".", "_")
-        mask.astype(np.float32).tofile(out / f"{base}_mask.f32")
-        replace_background(rgba(img), mask, tuple(BACKGROUND)).tofile(out / f"{base}_replaced.rgba")
-        blur_background(rgba(img), mask).tofile(out / f"{base}_blurred.rgba")
-        manifest["segments"][name] = {"mask": f"{base}_mask.f32", "replaced": f"{base}_replaced.rgba",
-                                      "blurred": f"{base}_blurred.rgba"}
+        arrays = {"mask": mask.astype(np.float32), "replaced": replace_background(rgba(img), mask, tuple(BACKGROUND)),
+                  "blurred": blur_background(rgba(img), mask)}
+        entry = manifest["segments"][name] = {"sha256": {k: hashlib.sha256(a.tobytes()).hexdigest()
+                                                         for k, a in arrays.items()}}
+        if name in FILE_SEGMENTS:
+            for k, a in arrays.items():
+                entry[k] = f"{name.replace('.', '_')}_{k}.{'f32' if k == 'mask' else 'rgba'}"
+                a.tofile(out / entry[k])
 
     # tracking on a clip (one hand: the detector runs only when tracking is lost)
     frames = clip(photos.photo(CLIP_PHOTO), CLIP_FRAMES, CLIP_SIZE)
