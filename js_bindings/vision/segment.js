@@ -112,12 +112,13 @@ export function boxBlur(frame, radius = BLUR_RADIUS, passes = BLUR_PASSES) {
       for (let line = 0; line < count; line++) {
         const base = line * lineStep;
         for (let k = 0; k < 3; k++) {
-          const at = (i) => src[base + Math.min(Math.max(i, 0), len - 1) * step + k];
+          const o = base + k;
           let s = 0;
-          for (let i = -radius; i <= radius; i++) s += at(i);
+          for (let i = -radius; i <= radius; i++) s += src[o + (i < 0 ? 0 : i >= len ? len - 1 : i) * step];
           for (let i = 0; i < len; i++) {
-            dst[base + i * step + k] = Math.floor((s + half) / n);
-            s += at(i + radius + 1) - at(i - radius);
+            dst[o + i * step] = ((s + half) / n) | 0; // s >= 0: truncation is the floor
+            const add = i + radius + 1, sub = i - radius;
+            s += src[o + (add < len ? add : len - 1) * step] - src[o + (sub > 0 ? sub : 0) * step];
           }
         }
       }
