@@ -80,16 +80,17 @@ export function weightedNms(dets, iouThreshold = 0.3) {
     const first = dets[remaining[0]];
     const cluster = [], rest = [];
     for (const k of remaining) (k === remaining[0] || iou(first.box, dets[k].box) > iouThreshold ? cluster : rest).push(k);
-    const box = [0, 0, 0, 0], keypoints = new Float64Array(12);
+    const nk = first.keypoints.length; // 12 for faces, 14 for palms
+    const box = [0, 0, 0, 0], keypoints = new Float64Array(nk);
     let wsum = 0;
     for (const k of cluster) {
       const d = dets[k];
       wsum += d.score;
       for (let c = 0; c < 4; c++) box[c] += d.box[c] * d.score;
-      for (let c = 0; c < 12; c++) keypoints[c] += d.keypoints[c] * d.score;
+      for (let c = 0; c < nk; c++) keypoints[c] += d.keypoints[c] * d.score;
     }
     for (let c = 0; c < 4; c++) box[c] /= wsum;
-    for (let c = 0; c < 12; c++) keypoints[c] /= wsum;
+    for (let c = 0; c < nk; c++) keypoints[c] /= wsum;
     out.push({ box, keypoints, score: first.score });
     remaining = rest;
   }

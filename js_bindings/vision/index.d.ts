@@ -128,3 +128,129 @@ export function mapLandmarks(raw: ArrayLike<number>, roi: Roi, n?: number): Floa
 /** Frame t of n of the deterministic test clip (python_ref/vision/clip.py). */
 export function clipFrame(image: Pixels, t: number, n: number, size?: number): { data: Uint8ClampedArray; width: number; height: number };
 export function clipParams(t: number, n: number): { angle: number; scale: number; sx: number; sy: number };
+
+// -- hands (palm detection, 21 landmarks, handedness, tracking, gestures) ------------------------------------------
+
+export * from "./constants.js";
+
+/** A palm from the palm detector: box, 7 keypoints (wrist, index/middle/ring/pinky MCP, thumb CMC, thumb MCP). */
+export interface PalmDetection {
+  /** [xMin, yMin, xMax, yMax] */
+  box: number[];
+  /** 7 (x, y) pairs, flat */
+  keypoints: Float64Array;
+  score: number;
+}
+
+export type GestureName = "open_palm" | "closed_fist" | "pointing_up" | "victory" | "thumb_up" | "thumb_down";
+
+export interface Hand {
+  /** 21 points (constants HAND_LANDMARK_NAMES): x, y image pixels, z (relative depth, in the scale of x). */
+  landmarks: Float64Array;
+  /** 21 points in metres about the hand's centre (x right, y down, as the image). */
+  worldLandmarks: Float64Array;
+  /** "Left" or "Right" as MediaPipe labels them (for a mirrored, selfie-camera image). */
+  handedness: "Left" | "Right";
+  handednessScore: number;
+  /** Hand presence from the landmark model, in [0, 1]. */
+  score: number;
+  gesture: GestureName | null;
+  /** The crop the landmarks came from (angle: the fingers' direction turned to up). */
+  roi: Roi;
+  /** The crop came from the previous frame's landmarks (no palm detection for this hand). */
+  tracked: boolean;
+  detection: PalmDetection | null;
+}
+
+export interface HandTrackerOptions {
+  /** Folder with palm_detection_full.wrt and hand_landmark_full.wrt (the _lite ones with lite); default:
+   * defaultModelBase(). */
+  modelBase?: string | URL;
+  palmModel?: string | URL | Uint8Array | ArrayBuffer;
+  landmarkModel?: string | URL | Uint8Array | ArrayBuffer;
+  lite?: boolean;
+  /** default 2 */
+  maxHands?: number;
+  minDetectionScore?: number;
+  minPresence?: number;
+  /** Follow hands from the previous frame's landmarks; the palm detector runs while fewer than maxHands are tracked. */
+  tracking?: boolean;
+}
+
+export interface HandStageMs { detector?: number; warp?: number; landmarks?: number; total: number }
+
+export class HandTracker {
+  static create(rt: ModelLoader, options?: HandTrackerOptions): Promise<HandTracker>;
+  constructor(detector: RunnableModel, landmarker: RunnableModel, options?: HandTrackerOptions);
+  tracked: Roi[];
+  detect(image: Pixels): Promise<{ hands: Hand[]; ranDetector: boolean; ms: HandStageMs }>;
+  detectPalms(image: Pixels, ms?: HandStageMs): Promise<PalmDetection[]>;
+  landmarksIn(image: Pixels, roi: Roi, ms?: HandStageMs):
+    Promise<{ landmarks: Float64Array; worldLandmarks: Float64Array; presence: number; left: number }>;
+  reset(): void;
+  release(): Promise<void>;
+}
+
+export type FingerName = "thumb" | "index" | "middle" | "ring" | "pinky";
+/** Which fingers are extended, from world landmarks. */
+export function fingerStates(world: ArrayLike<number>): Record<FingerName, boolean>;
+export function direction(landmarks: ArrayLike<number>, a: number, b: number): "up" | "down" | null;
+export function gesture(landmarks: ArrayLike<number>, world: ArrayLike<number>): GestureName | null;
+export function roiFromHandLandmarks(landmarks: ArrayLike<number>): Roi;
+export function associate(palmRois: Roi[], tracked: Roi[], threshold?: number): { roi: Roi; tracked: boolean; palm: number }[];
+export function handedness(pLeft: number): ["Left" | "Right", number];
+export function mapWorld(raw: ArrayLike<number>, roi: Roi): Float64Array;
+export function palmAnchors(opts?: Record<string, unknown>): Float64Array;
+export function palmLetterbox(pixels: Pixels): { data: Float32Array; shape: number[]; geometry: Record<string, number> };
+export function decodePalms(raw: ArrayLike<number>, logits: ArrayLike<number>, geometry: Record<string, number>,
+  minScore?: number): PalmDetection[];
+export function palmsFrom(out: Record<string, { data: ArrayLike<number> }>, geometry: Record<string, number>,
+  minScore?: number, maxPalms?: number): PalmDetection[];
+export function roiFromPalm(det: PalmDetection): Roi;
+export function transformRect(cx: number, cy: number, w: number, h: number, rotation: number,
+  opts: { scale: number; shift_x: number; shift_y: number }): Roi;
+export function normalizeRadians(a: number): number;
+
+// -- selfie segmentation and compositing -------------------------------------------------------------------------
+
+/** Person confidence in [0, 1], one value per frame pixel (row-major). */
+export interface Mask { data: Float32Array; width: number; height: number }
+/** A composited frame: the frame's byte type and channels. */
+export interface Composited { data: Uint8Array | Uint8ClampedArray; width: number; height: number; channels: 3 | 4 }
+export type SelfieModel = "general" | "landscape";
+
+export interface SelfieSegmenterOptions {
+  /** Folder with selfie_segmentation.wrt and selfie_segmentation_landscape.wrt; default: defaultModelBase(). */
+  modelBase?: string | URL;
+  generalModel?: string | URL | Uint8Array | ArrayBuffer;
+  landscapeModel?: string | URL | Uint8Array | ArrayBuffer;
+  /** "auto" (default): landscape when width > 4/3 height; a fixed model loads only that one. */
+  model?: "auto" | SelfieModel;
+  /** The previous mask's weight where the new one is uncertain (MediaPipe's 0.7); 0 turns smoothing off. */
+  smoothing?: number;
+}
+
+export class SelfieSegmenter {
+  static create(rt: ModelLoader, options?: SelfieSegmenterOptions): Promise<SelfieSegmenter>;
+  constructor(runners: Partial<Record<SelfieModel, RunnableModel>>, options?: SelfieSegmenterOptions);
+  segment(image: Pixels): Promise<{ mask: Mask; model: SelfieModel; ms: { model: number; post: number; total: number } }>;
+  rawMask(image: Pixels): Promise<Mask & { model: SelfieModel }>;
+  reset(): void;
+  release(): Promise<void>;
+}
+
+type Background = Pixels | [number, number, number] | string;
+/** The frame where the mask says person, the background (image of the frame's size, [r, g, b] or "#rrggbb") elsewhere. */
+export function replaceBackground(frame: Pixels, mask: Mask | Float32Array, background: Background): Composited;
+/** The background box-blurred (2 passes of radius, default 8), the person kept. */
+export function blurBackground(frame: Pixels, mask: Mask | Float32Array, options?: { radius?: number }): Composited;
+export function composite(frame: Pixels, mask: Mask | Float32Array, background: Pixels): Composited;
+export function boxBlur(frame: Pixels, radius?: number, passes?: number): Composited;
+/** Canvas helper: composites and draws the result at (0, 0) with putImageData. */
+export function drawSegmented(ctx: CanvasRenderingContext2D | OffscreenCanvasRenderingContext2D, frame: Pixels,
+  mask: Mask | Float32Array, options?: { background?: Background; blur?: boolean; radius?: number }): Composited;
+export function chooseModel(width: number, height: number): SelfieModel;
+export function selfieInput(pixels: Pixels, model: SelfieModel): Float32Array;
+export function resizeMask(mask: ArrayLike<number>, w: number, h: number, width: number, height: number): Float32Array;
+export function smooth(mask: ArrayLike<number>, previous: ArrayLike<number> | null, ratio?: number): Float32Array;
+export function alpha8(m: number): number;

@@ -3,9 +3,16 @@
 //   const face = await FaceMesh.create(rt);                  // the face models of the package's models/ folder
 //   const { faces } = await face.detect(imageData);          // ImageData or {data: RGBA bytes, width, height}
 //   paintLips(ctx, faces[0], { color: "#c2185b", intensity: 0.6 });
-// The same pipeline in numpy is python_ref/vision (the oracle these modules are tested against).
+//   const hands = await HandTracker.create(rt, { maxHands: 2 });  // palm_detection_full.wrt, hand_landmark_full.wrt
+//   const { hands: found } = await hands.detect(frame);      // 21 landmarks, handedness, gesture; tracked
+//   const seg = await SelfieSegmenter.create(rt);            // selfie_segmentation(_landscape).wrt, by frame shape
+//   const { mask } = await seg.segment(frame);               // person confidence at frame size, smoothed
+//   const out = replaceBackground(frame, mask, "#00b140");   // or blurBackground(frame, mask, { radius: 8 })
+// The same pipelines in numpy is python_ref/vision (the oracle these modules are tested against).
 
 import { FaceMesh as FaceMeshCore } from "./facemesh.js";
+import { HandTracker as HandTrackerCore } from "./hands.js";
+import { SelfieSegmenter as SelfieSegmenterCore } from "./segment.js";
 
 /** Where FaceMesh.create loads face_detector.wrt and face_landmark.wrt from by default: the package's models/. */
 export function defaultModelBase() {
@@ -21,6 +28,33 @@ export class FaceMesh extends FaceMeshCore {
   }
 }
 
+const withBase = (options, given) => (options.modelBase || given ? options : { ...options, modelBase: defaultModelBase() });
+
+/** HandTracker whose create() defaults options.modelBase to defaultModelBase(). */
+export class HandTracker extends HandTrackerCore {
+  static create(rt, options = {}) {
+    return super.create(rt, withBase(options, options.palmModel && options.landmarkModel));
+  }
+}
+
+/** SelfieSegmenter whose create() defaults options.modelBase to defaultModelBase(). */
+export class SelfieSegmenter extends SelfieSegmenterCore {
+  static create(rt, options = {}) {
+    const m = options.model ?? "auto";
+    const given = (m === "auto" || m === "general" ? options.generalModel : true)
+      && (m === "auto" || m === "landscape" ? options.landscapeModel : true);
+    return super.create(rt, withBase(options, given));
+  }
+}
+
+export * from "./constants.js";
+export { direction, fingerStates, gesture } from "./gestures.js";
+export { associate, handedness, mapWorld, roiFromHandLandmarks } from "./hands.js";
+export { decodePalms, normalizeRadians, palmAnchors, palmLetterbox, palmsFrom, roiFromPalm, transformRect } from "./palm.js";
+export {
+  alpha8, blurBackground, boxBlur, chooseModel, composite, drawSegmented, replaceBackground, resizeMask, selfieInput,
+  smooth,
+} from "./segment.js";
 export { decode, DETECTOR_INPUT, iou, letterbox, ssdAnchors, weightedNms } from "./detect.js";
 export { LANDMARK_INPUT, mapLandmarks, roiFromDetection, roiFromLandmarks, roiIsSane, warpRoi } from "./roi.js";
 export {

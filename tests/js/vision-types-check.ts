@@ -22,3 +22,25 @@ async function mini() {
   vision.recolorLips(pixels, faces[0], { color: [194, 24, 91], intensity: 0.5 });
 }
 mini();
+
+import { blurBackground, drawSegmented, HAND_CONNECTIONS, HandTracker, replaceBackground, SelfieSegmenter } from "wasmrt/vision";
+async function handsAndSegmentation() {
+  const rt = await wasmrt.init();
+  const frame = { data: new Uint8ClampedArray(16), width: 2, height: 2 };
+  const seg = await SelfieSegmenter.create(rt);
+  const { mask, model } = await seg.segment(frame);
+  const m: "general" | "landscape" = model;
+  const out = replaceBackground(frame, mask, [0, 177, 64]);
+  const soft = blurBackground(frame, mask, { radius: 8 });
+  drawSegmented(document.createElement("canvas").getContext("2d")!, frame, mask, { background: "#00b140" });
+  const tracker = await HandTracker.create(rt, { maxHands: 2 });
+  const { hands, ranDetector } = await tracker.detect(frame);
+  for (const h of hands) {
+    const g: string | null = h.gesture;
+    const side: "Left" | "Right" = h.handedness;
+    const x: number = h.landmarks[3 * HAND_CONNECTIONS[0][1]];
+    console.log(g, side, x, h.worldLandmarks.length, h.score, ranDetector);
+  }
+  console.log(m, out.channels, soft.data.length);
+}
+handsAndSegmentation();

@@ -1,0 +1,214 @@
+// Selfie segmentation (MediaPipe's selfie_segmentation and selfie_segmentation_landscape), temporal smoothing and
+// compositing on raw pixels and on a canvas. A port of python_ref/vision/segment.py (its docstring states every
+// rule: model choice, input, mask resize, smoothing in float32, 8-bit compositing, box blur).
+
+import {
+  BLUR_PASSES, BLUR_RADIUS, LANDSCAPE_MIN_ASPECT, SELFIE_MODELS, SMOOTHING_POLY, SMOOTHING_RATIO,
+} from "./constants.js";
+import { parseColor } from "./lips.js";
+import { loadModel, now, pixelsOf } from "./pixels.js";
+import { sampleRect } from "./sample.js";
+
+const f32 = Math.fround;
+
+export const chooseModel = (width, height) => (width > LANDSCAPE_MIN_ASPECT * height ? "landscape" : "general");
+
+/** Float32Array(h*w*3) in [0, 1]: the whole frame stretched to the model's input. */
+export function selfieInput(pixels, model) {
+  const spec = SELFIE_MODELS[model], { width: W, height: H } = pixels;
+  const px = sampleRect(pixels, W / 2, H / 2, W, H, 0, spec.width, spec.height, "zero");
+  const out = new Float32Array(px.length);
+  for (let i = 0; i < px.length; i++) out[i] = f32(px[i] / 255);
+  return out;
+}
+
+function axis(nSrc, nDst) {
+  const i0 = new Int32Array(nDst), i1 = new Int32Array(nDst), f = new Float64Array(nDst);
+  for (let j = 0; j < nDst; j++) {
+    const s = Math.min(Math.max((j + 0.5) * (nSrc / nDst) - 0.5, 0), nSrc - 1), lo = Math.floor(s);
+    i0[j] = lo; i1[j] = Math.min(lo + 1, nSrc - 1); f[j] = s - lo;
+  }
+  return [i0, i1, f];
+}
+
+/** A w x h float mask -> Float32Array(width*height): bilinear, pixel centres aligned, edges clamped. */
+export function resizeMask(m, w, h, width, height) {
+  const [x0, x1, fx] = axis(w, width), [y0, y1, fy] = axis(h, height);
+  const out = new Float32Array(width * height);
+  for (let i = 0; i < height; i++) {
+    const r0 = y0[i] * w, r1 = y1[i] * w, b = fy[i];
+    for (let j = 0; j < width; j++) {
+      const a = fx[j];
+      const top = m[r0 + x0[j]] * (1 - a) + m[r0 + x1[j]] * a, bottom = m[r1 + x0[j]] * (1 - a) + m[r1 + x1[j]] * a;
+      out[i * width + j] = top * (1 - b) + bottom * b;
+    }
+  }
+  return out;
+}
+
+const [C1, C2, C3, C4, C5] = SMOOTHING_POLY.map(f32);
+
+/** MediaPipe's uncertainty-weighted blend of this frame's mask with the previous output (float32 arithmetic). */
+export function smooth(mask, previous, ratio = SMOOTHING_RATIO) {
+  if (!previous || ratio <= 0 || previous.length !== mask.length) return Float32Array.from(mask);
+  const r = f32(ratio), out = new Float32Array(mask.length);
+  for (let i = 0; i < mask.length; i++) {
+    const n = f32(mask[i]), t = f32(n - 0.5), x = f32(t * t);
+    let p = f32(C4 + f32(x * C5)); // Horner's rule, each step rounded to float32 as numpy does
+    p = f32(C3 + f32(x * p));
+    p = f32(C2 + f32(x * p));
+    p = f32(C1 + f32(x * p));
+    p = f32(x * p);
+    const u = f32(1 - Math.min(1, p));
+    out[i] = f32(n + f32(f32(previous[i] - n) * f32(u * r)));
+  }
+  return out;
+}
+
+const maskData = (mask) => (ArrayBuffer.isView(mask) ? mask : mask?.data);
+
+/** 8-bit alpha of a mask value: floor(clip(m, 0, 1) * 255 + 0.5). */
+export const alpha8 = (m) => Math.floor(Math.min(Math.max(m, 0), 1) * 255 + 0.5);
+
+/**
+ * The frame where the mask says person, the background elsewhere: a new {data, width, height, channels} (the
+ * frame's byte type and channels; an RGBA frame keeps its alpha). background: an image of the frame's size.
+ */
+export function composite(frame, mask, background) {
+  const fg = pixelsOf(frame, "composite"), bg = pixelsOf(background, "composite"), m = maskData(mask);
+  if (bg.width !== fg.width || bg.height !== fg.height || !m || m.length !== fg.width * fg.height) {
+    throw new RangeError(`composite: frame ${fg.width}x${fg.height}, mask of ${m?.length} values and background ` +
+      `${bg.width}x${bg.height} differ in size`);
+  }
+  const C = fg.channels, B = bg.channels, data = new fg.data.constructor(fg.width * fg.height * C);
+  for (let p = 0; p < m.length; p++) {
+    const a = alpha8(m[p]);
+    for (let k = 0; k < 3; k++) data[p * C + k] = Math.floor((fg.data[p * C + k] * a + bg.data[p * B + k] * (255 - a) + 127) / 255);
+    if (C === 4) data[p * C + 3] = fg.data[p * C + 3];
+  }
+  return { data, width: fg.width, height: fg.height, channels: C };
+}
+
+/** background: an image of the frame's size, an [r, g, b] colour or a "#rrggbb" string. */
+export function replaceBackground(frame, mask, background) {
+  if (Array.isArray(background) || typeof background === "string") {
+    const fg = pixelsOf(frame, "replaceBackground"), rgb = parseColor(background);
+    const data = new Uint8Array(fg.width * fg.height * 3);
+    for (let p = 0; p < data.length; p += 3) { data[p] = rgb[0]; data[p + 1] = rgb[1]; data[p + 2] = rgb[2]; }
+    background = { data, width: fg.width, height: fg.height, channels: 3 };
+  }
+  return composite(frame, mask, background);
+}
+
+/** passes box filters of the given radius (horizontal then vertical, edges replicated, rounded): RGB bytes. */
+export function boxBlur(frame, radius = BLUR_RADIUS, passes = BLUR_PASSES) {
+  const { data, width: W, height: H, channels: C } = pixelsOf(frame, "boxBlur");
+  let img = new Int32Array(W * H * 3);
+  for (let p = 0; p < W * H; p++) for (let k = 0; k < 3; k++) img[3 * p + k] = data[p * C + k];
+  if (radius >= 1) {
+    const n = 2 * radius + 1, half = Math.floor(n / 2);
+    const pass = (src, len, count, step, lineStep) => { // one direction: `count` lines of `len` pixels
+      const dst = new Int32Array(src.length);
+      for (let line = 0; line < count; line++) {
+        const base = line * lineStep;
+        for (let k = 0; k < 3; k++) {
+          const o = base + k;
+          let s = 0;
+          for (let i = -radius; i <= radius; i++) s += src[o + (i < 0 ? 0 : i >= len ? len - 1 : i) * step];
+          for (let i = 0; i < len; i++) {
+            dst[o + i * step] = ((s + half) / n) | 0; // s >= 0: truncation is the floor
+            const add = i + radius + 1, sub = i - radius;
+            s += src[o + (add < len ? add : len - 1) * step] - src[o + (sub > 0 ? sub : 0) * step];
+          }
+        }
+      }
+      return dst;
+    };
+    for (let t = 0; t < passes; t++) {
+      img = pass(img, W, H, 3, 3 * W); // along rows
+      img = pass(img, H, W, 3 * W, 3); // along columns
+    }
+  }
+  return { data: Uint8Array.from(img), width: W, height: H, channels: 3 };
+}
+
+/** The background box-blurred (options.radius, default BLUR_RADIUS), the person kept. */
+export function blurBackground(frame, mask, { radius = BLUR_RADIUS } = {}) {
+  return composite(frame, mask, boxBlur(frame, radius));
+}
+
+/**
+ * Canvas helper: draws the composited frame on a 2-D context (ctx.putImageData at 0, 0). options: background (image,
+ * colour) or blur: true with radius.
+ */
+export function drawSegmented(ctx, frame, mask, { background = [0, 0, 0], blur = false, radius = BLUR_RADIUS } = {}) {
+  const out = blur ? blurBackground(frame, mask, { radius }) : replaceBackground(frame, mask, background);
+  const rgba = new Uint8ClampedArray(out.width * out.height * 4);
+  for (let p = 0; p < out.width * out.height; p++) {
+    for (let k = 0; k < 3; k++) rgba[4 * p + k] = out.data[p * out.channels + k];
+    rgba[4 * p + 3] = out.channels === 4 ? out.data[4 * p + 3] : 255;
+  }
+  const image = typeof ImageData === "function" ? new ImageData(rgba, out.width, out.height)
+    : { data: rgba, width: out.width, height: out.height };
+  ctx.putImageData(image, 0, 0);
+  return out;
+}
+
+export class SelfieSegmenter {
+  /**
+   * Load the selfie models into a runtime. options: modelBase (folder holding selfie_segmentation.wrt and
+   * selfie_segmentation_landscape.wrt) or generalModel / landscapeModel (URL, path or bytes); model ("auto": by frame
+   * shape, "general" or "landscape": only that one is loaded); smoothing (the previous mask's weight, 0.7; 0: off).
+   */
+  static async create(rt, options = {}) {
+    const model = options.model ?? "auto";
+    if (model !== "auto" && !(model in SELFIE_MODELS)) {
+      throw new RangeError(`SelfieSegmenter: model must be auto, general or landscape, got ${JSON.stringify(model)}`);
+    }
+    const names = model === "auto" ? Object.keys(SELFIE_MODELS) : [model];
+    const given = { general: options.generalModel, landscape: options.landscapeModel };
+    if (!options.modelBase && names.some((n) => !given[n])) {
+      throw new TypeError("SelfieSegmenter.create needs options.modelBase (the folder holding selfie_segmentation.wrt " +
+        "and selfie_segmentation_landscape.wrt) or the models themselves (generalModel, landscapeModel)");
+    }
+    const file = (n) => SELFIE_MODELS[n].source.replace(/\.tflite$/, ".wrt");
+    const loaded = await Promise.all(names.map((n) => loadModel(rt, given[n], options.modelBase, file(n), "SelfieSegmenter")));
+    return new this(Object.fromEntries(names.map((n, i) => [n, loaded[i]])), options);
+  }
+
+  /** runners: {general?, landscape?}: loaded models (async run(feeds) -> {name: {data}}). */
+  constructor(runners, { model = "auto", smoothing = SMOOTHING_RATIO } = {}) {
+    Object.assign(this, { runners, model, smoothing });
+    this.previous = null;
+  }
+
+  /** Forget the previous mask (a new scene). */
+  reset() { this.previous = null; }
+
+  /** The model's mask at its input size: {data: Float32Array, width, height, model}. */
+  async rawMask(image) {
+    const pixels = pixelsOf(image, "SelfieSegmenter.rawMask");
+    const model = this.model === "auto" ? chooseModel(pixels.width, pixels.height) : this.model;
+    const runner = this.runners[model];
+    if (!runner) throw new Error(`SelfieSegmenter: no ${model} model loaded`);
+    const spec = SELFIE_MODELS[model];
+    const out = await runner.run({ input_1: { data: selfieInput(pixels, model), shape: [1, spec.height, spec.width, 3] } });
+    return { data: out[spec.output].data, width: spec.width, height: spec.height, model };
+  }
+
+  /** One frame: {mask: {data: Float32Array (person confidence), width, height}, model, ms}, smoothed over frames. */
+  async segment(image) {
+    const pixels = pixelsOf(image, "SelfieSegmenter.segment"), t0 = now();
+    const small = await this.rawMask(pixels);
+    const t1 = now();
+    const full = resizeMask(small.data, small.width, small.height, pixels.width, pixels.height);
+    const data = smooth(full, this.previous, this.smoothing);
+    this.previous = data;
+    const mask = { data, width: pixels.width, height: pixels.height };
+    return { mask, model: small.model, ms: { model: t1 - t0, post: now() - t1, total: now() - t0 } };
+  }
+
+  async release() {
+    for (const r of Object.values(this.runners)) await r.release?.();
+  }
+}
