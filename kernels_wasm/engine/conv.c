@@ -67,7 +67,7 @@ static int pointwise(const wrt_op* op) {
 static int choose_conv(const wrt_op* op) {
   const wrt_conv_plan* p = &op->u.conv;
   const wrt_attrs* a = &op->a;
-  int wino = p->kh == 3 && p->kw == 3 && a->strides[0] == 1 && a->strides[1] == 1 && a->dilations[0] == 1 &&
+  int wino = WRT_KF_WINOGRAD && p->kh == 3 && p->kw == 3 && a->strides[0] == 1 && a->strides[1] == 1 && a->dilations[0] == 1 &&
              a->dilations[1] == 1 && p->groups == 1;
   if (algo_policy == WRT_CONV_IGEMM || (algo_policy != WRT_CONV_AUTO && !wino)) return CONV_IGEMM;
   if (algo_policy == WRT_CONV_WINO2) return CONV_WINO2;
@@ -101,7 +101,7 @@ WRT_FOR_SIZE int plan_conv(wrt_model* m, wrt_op* op, wrt_cost* c) {
     return WRT_OK;
   }
   op->path = G == 1 ? choose_conv(op) : CONV_GROUPED;
-  if (op->path == CONV_WINO2 || op->path == CONV_WINO4) {
+  if (WRT_KF_WINOGRAD && (op->path == CONV_WINO2 || op->path == CONV_WINO4)) {
     c->work -= sat_mul(P * CO, ks * cg); /* instead of the direct convolution's */
     c->bytes -= gemm_packed_floats(m->tg, og, ks * cg) * G * sizeof(float);
     return plan_winograd(m, op, c, op->path == CONV_WINO2 ? 2 : 4);
@@ -120,7 +120,7 @@ WRT_FOR_SIZE int prepare_conv(wrt_model* m, wrt_op* op) {
   const float* bias = bias_of(m, op);
   size_t C = (size_t)p->c, CO = (size_t)p->co, ks = (size_t)p->ks, G = (size_t)p->groups;
   size_t cg = C / G, og = CO / G;
-  if (op->path == CONV_WINO2 || op->path == CONV_WINO4) return prepare_winograd(m, op);
+  if (WRT_KF_WINOGRAD && (op->path == CONV_WINO2 || op->path == CONV_WINO4)) return prepare_winograd(m, op);
   if (p->packed) { /* a resize: the weights stay, the indirection follows the new shapes */
     if (op->path == CONV_GEMM) return WRT_OK;
     if (op->path != CONV_DW) return build_igemm_indirection(m, op, p);
@@ -283,7 +283,7 @@ int run_conv(wrt_model* m, wrt_op* op) {
     }
     case CONV_WINO2:
     case CONV_WINO4:
-      return run_winograd(m, op, res);
+      return WRT_KF_WINOGRAD ? run_winograd(m, op, res) : WRT_ERR_UNSUPPORTED; /* never planned without it */
     case CONV_IGEMM:
     case CONV_GROUPED: {
       for (size_t g = 0; g < G; g++) {

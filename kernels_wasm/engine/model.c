@@ -83,6 +83,9 @@ static int plan_model(wrt_model* m, uint64_t* need, int resize) {
     if (op->skip) continue;
     m->cur_op = k;
     op->impl = op_impl(op->type, dtype_class(m, op));
+#ifdef WRT_TRIMMED
+    if (!op->impl) return op_not_in_module(m, op); /* the full modules may hold it: say so */
+#endif
     if (!op->impl)
       return op_fail(op, WRT_ERR_UNSUPPORTED, "%s inputs are not supported by the C engine (%s has no %s variant)",
                      dtype_name(m->t[op->in[0]].dtype), op_name(op), dtype_name(m->t[op->in[0]].dtype));

@@ -196,7 +196,7 @@ WRT_FOR_SIZE int plan_qconv(wrt_model* m, wrt_op* op, wrt_cost* c) {
   c->bytes += (N + 3) / 4 * 16 + 1; /* multipliers */
   /* block-sparse weights: the sparse kernels, or a dense path on their expansion */
   int fast_in = !u8 && w->is_const && weights_centered(w, (size_t)N);
-  if (qsparse_chosen(m, op, fast_in)) {
+  if (WRT_KF_QSPARSE && qsparse_chosen(m, op, fast_in)) {
     op->path = QC_SPARSE;
     if (op->type == OP_CONV_2D) {
       geometry(m, op, p);
@@ -322,7 +322,7 @@ WRT_FOR_SIZE int prepare_qconv(wrt_model* m, wrt_op* op) {
   size_t N = (size_t)w->dims[0];
   if (!(p->mult = multipliers(m, op, N))) return WRT_ERR_NOMEM;
   const int32_t* b = bias_data(m, op);
-  if (op->path == QC_SPARSE) {
+  if (WRT_KF_QSPARSE && op->path == QC_SPARSE) {
     if (op->type == OP_CONV_2D) {
       int r = q_fill_pad(m, op, p->za, (size_t)p->c + 64);
       if (r) return r;
@@ -675,7 +675,9 @@ int run_qconv(wrt_model* m, wrt_op* op) {
   size_t P = (size_t)p->pix, C = (size_t)p->c, CO = (size_t)p->co, ks = (size_t)p->ks;
   size_t G = (size_t)p->groups, cg = G ? C / G : 0;
   switch (op->path) {
-    case QC_SPARSE: qsparse_run(m, op); return WRT_OK;
+    case QC_SPARSE:
+      if (WRT_KF_QSPARSE) qsparse_run(m, op); /* never planned without it */
+      return WRT_OK;
     case QC_FC:
       if (p->n) run_qgemm(m, op, (size_t)p->n, CO, C);
       return WRT_OK;

@@ -21,7 +21,7 @@ int plan_qpool(wrt_model* m, wrt_op* op, wrt_cost* c) {
   p->za = x->q->z;
   c->work += WORK_VEC * x->count;
   switch (op->type) {
-    case OP_MAX_POOL_2D: case OP_AVERAGE_POOL_2D: {
+    OP_CASE(MAX_POOL_2D) OP_CASE(AVERAGE_POOL_2D) {
       p->n = x->dims[0];
       p->h = x->dims[1];
       p->w = x->dims[2];
@@ -39,7 +39,7 @@ int plan_qpool(wrt_model* m, wrt_op* op, wrt_cost* c) {
       c->work += WORK_DW * sat_mul(y->count, ks);
       return WRT_OK;
     }
-    case OP_MEAN: case OP_REDUCE_MAX:
+    OP_CASE(MEAN) OP_CASE(REDUCE_MAX)
       op->path = op->type == OP_MEAN ? QP_MEAN : QP_REDUCE_MAX;
       c->scratch = y->count * 4 + 4;
       c->bytes += 256;

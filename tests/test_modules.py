@@ -1,0 +1,123 @@
+"""wasm modules built for given models (`wasmrt build --for`, wasmrt/dev/modules.py): their sizes, the same output
+bytes as the full modules, and a clear refusal of a model that needs what such a module lacks.
+
+The modules are built into build/modules/<set>/ (cached by the build's stamps: a first run compiles each set, about
+10-20 s per module on two cores)."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from wasmrt import paths
+from wasmrt.errors import UnsupportedOpError
+
+ROOT = paths.checkout()
+MODELS = ROOT / "models" if ROOT else Path("models")
+FACE_FLOAT = ("face_detector.wrt", "face_landmark.wrt", "face_landmark_attention.wrt")
+FACE_INT8 = ("face_detector_int8.wrt", "face_landmark_int8.wrt", "face_landmark_attention.wrt")
+FACE_LIMIT = 120_000  # bytes: the face try-on's modules (relaxed and SIMD128)
+MODEL_LIMIT = 150_000  # bytes: a module built for one other bundled model
+OTHERS = ("mobilenet_v2.wrt", "efficientnet_lite0.wrt", "selfie_segmentation.wrt", "ppocr_cls.wrt",
+          "ppocr_det.wrt", "ppocr_rec.wrt")
+
+pytestmark = pytest.mark.skipif(ROOT is None, reason="builds modules: needs a checkout")
+
+
+def _have(*names: str) -> None:
+    missing = [n for n in names if not (MODELS / n).is_file()]
+    if missing:
+        pytest.skip(f"bundled models missing ({', '.join(missing)}): run python -m wasmrt.zoo.bundle")
+
+
+def _build(name: str, models: tuple[str, ...], variants: tuple[str, ...]) -> Path:
+    from wasmrt.dev.modules import build_for
+
+    _have(*models)
+    out = ROOT / "build" / "modules" / name
+    build_for([MODELS / m for m in models], out, variants)
+    return out
+
+
+def _feeds(model, seed: int = 0) -> dict[str, np.ndarray]:  # type: ignore[no-untyped-def]
+    rng = np.random.default_rng(seed)
+    return {s.name: (rng.random(s.shape, dtype=np.float32) * 2 - 1).astype(s.dtype) for s in model.inputs}
+
+
+def _same_outputs(folder: Path, model_file: str, variant: str) -> None:
+    from wasmrt.engines.wasm import WasmInstance, WasmModel
+
+    data = (MODELS / model_file).read_bytes()
+    full = WasmModel(data, model_file, variant)
+    trimmed = WasmModel(data, model_file, variant, instance=WasmInstance(variant, folder=folder))
+    feeds = _feeds(full)
+    a, b = full.run(feeds), trimmed.run(feeds)
+    assert list(a) == list(b)
+    for k in a:
+        assert a[k].tobytes() == b[k].tobytes(), f"{model_file} output {k} differs on the {variant} module"
+
+
+@pytest.mark.parametrize("variant", ["relaxed", "simd"])
+def test_face_float_modules_are_small_and_exact(variant: str) -> None:
+    out = _build("face", FACE_FLOAT, (variant,))
+    size = (out / f"wasmrt-{variant}.wasm").stat().st_size
+    assert size <= FACE_LIMIT, f"{variant} module for the face models: {size:,} bytes"
+    for m in FACE_FLOAT:
+        _same_outputs(out, m, variant)
+
+
+@pytest.mark.parametrize("variant", ["relaxed", "simd"])
+def test_face_int8_modules_are_exact(variant: str) -> None:
+    out = _build("face-int8", FACE_INT8, (variant,))
+    for m in FACE_INT8:
+        _same_outputs(out, m, variant)
+
+
+def test_manifest_names_models_ops_and_modules() -> None:
+    out = _build("face", FACE_FLOAT, ("relaxed", "simd"))
+    man = json.loads((out / "wasmrt-modules.json").read_text())
+    assert man["models"] == sorted(FACE_FLOAT)
+    assert man["ops"]["CONV_2D"] == ["F32"] and "MEAN" not in man["ops"]
+    assert "TRANSFORM_LANDMARKS" in man["ops"] and "QS8" not in man["families"]
+    for v in ("relaxed", "simd"):
+        assert man["modules"][v]["bytes"] == (out / f"wasmrt-{v}.wasm").stat().st_size
+
+
+def test_model_needing_a_missing_op_is_refused_clearly() -> None:
+    from wasmrt.engines.wasm import WasmInstance, WasmModel
+
+    _have("mobilenet_v2.wrt")
+    out = _build("face", FACE_FLOAT, ("simd",))
+    data = (MODELS / "mobilenet_v2.wrt").read_bytes()
+    with pytest.raises(UnsupportedOpError) as e:
+        WasmModel(data, "mobilenet_v2.wrt", "simd", instance=WasmInstance("simd", folder=out))
+    msg = str(e.value)
+    # its first op, a TRANSPOSE, is not in the face models; the message names the op and the module's models
+    assert "operator 0 (TRANSPOSE 'input/to_nhwc'): TRANSPOSE on float32 inputs is not in this module" in msg, msg
+    assert "face_detector.wrt, face_landmark.wrt, face_landmark_attention.wrt" in msg and "--for" in msg, msg
+    # the instance stays usable: a model it was built for loads after the refusal
+    inst = WasmInstance("simd", folder=out)
+    with pytest.raises(UnsupportedOpError):
+        WasmModel(data, "mobilenet_v2.wrt", "simd", instance=inst)
+    WasmModel((MODELS / "face_detector.wrt").read_bytes(), "face_detector.wrt", "simd", instance=inst)
+
+
+def test_int8_model_on_float_module_is_refused_by_class() -> None:
+    from wasmrt.engines.wasm import WasmInstance, WasmModel
+
+    out = _build("face", FACE_FLOAT, ("simd",))
+    _have("face_detector_int8.wrt")
+    data = (MODELS / "face_detector_int8.wrt").read_bytes()
+    with pytest.raises(UnsupportedOpError, match=r"on (float32|int8) inputs is not in this module"):
+        WasmModel(data, "face_detector_int8.wrt", "simd", instance=WasmInstance("simd", folder=out))
+
+
+@pytest.mark.parametrize("model", OTHERS)
+def test_module_for_each_bundled_model(model: str) -> None:
+    out = _build(model.removesuffix(".wrt"), (model,), ("relaxed",))
+    size = (out / "wasmrt-relaxed.wasm").stat().st_size
+    assert size <= MODEL_LIMIT, f"relaxed module for {model}: {size:,} bytes"
+    _same_outputs(out, model, "relaxed")
