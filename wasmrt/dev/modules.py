@@ -119,5 +119,17 @@ def build_for(models: Sequence[Path], out_dir: Path, variants: Iterable[str] | N
             raise WasmrtError(f"{art.path.name} built for {', '.join(trim.models)} is {art.size:,} bytes, over the "
                               f"{limit:,}-byte budget")
         built[v] = art.path
-    (out_dir / MANIFEST).write_text(json.dumps(trim.manifest(built), indent=1, sort_keys=True) + "\n")
+    # modules of other variants built earlier for the same models stay listed (--variant builds a few at a time)
+    manifest = out_dir / MANIFEST
+    try:
+        old = json.loads(manifest.read_text())
+    except (OSError, ValueError):
+        old = {}
+    listed = dict(built)
+    if {k: old.get(k) for k in ("models", "ops", "families")} == {k: v for k, v in trim.manifest({}).items()
+                                                                    if k != "modules"}:
+        for v, entry in old.get("modules", {}).items():
+            if v not in listed and v in build.WASM_VARIANTS and (out_dir / entry.get("file", "")).is_file():
+                listed[v] = out_dir / entry["file"]
+    manifest.write_text(json.dumps(trim.manifest(dict(sorted(listed.items()))), indent=1, sort_keys=True) + "\n")
     return built
