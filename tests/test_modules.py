@@ -13,12 +13,13 @@ import numpy as np
 import pytest
 
 from wasmrt import paths
+from wasmrt.dev.modules import TRYON_SETS
 from wasmrt.errors import UnsupportedOpError
 
 ROOT = paths.checkout()
 MODELS = ROOT / "models" if ROOT else Path("models")
-FACE_FLOAT = ("face_detector.wrt", "face_landmark.wrt", "face_landmark_attention.wrt")
-FACE_INT8 = ("face_detector_int8.wrt", "face_landmark_int8.wrt", "face_landmark_attention.wrt")
+FACE_FLOAT = TRYON_SETS["face"]
+FACE_INT8 = TRYON_SETS["face-int8"]
 FACE_LIMIT = 120_000  # bytes: the face try-on's modules (relaxed and SIMD128)
 MODEL_LIMIT = 150_000  # bytes: a module built for one other bundled model
 OTHERS = ("mobilenet_v2.wrt", "efficientnet_lite0.wrt", "selfie_segmentation.wrt", "ppocr_cls.wrt",
@@ -146,3 +147,32 @@ def test_node_loads_modules_and_refuses_clearly() -> None:
             assert err and err["name"] == "UnsupportedOpError", (m, err)
             assert "is not in this module, which was built for other models (face_detector.wrt" in err["message"]
         assert got["after"]
+
+
+def test_every_family_guards_something() -> None:
+    """Each family declared in kernels_wasm/gen/families.py guards kernels in every generated target, or engine code
+    (RESIZE): a declared family that guards nothing would be a module setting that changes nothing."""
+    from kernels_wasm.gen import families
+
+    generated = {p.name: p.read_text() for p in (ROOT / "kernels_wasm" / "generated").glob("*.c")}
+    engine = "".join(p.read_text() for p in (ROOT / "kernels_wasm" / "engine").glob("*.c"))
+    for f in families.FAMILIES:
+        m = families.macro(f.name)
+        where = [n for n, text in generated.items() if f"#if {m}" in text]
+        assert where or m in engine, f"{m} guards nothing"
+
+
+def test_uses_and_header_of_a_model() -> None:
+    from python_ref.wrt_file import read_wrt
+    from wasmrt.dev.modules import Trim, uses
+
+    _have("face_detector.wrt", "face_detector_int8.wrt")
+    u = uses(read_wrt(MODELS / "face_detector.wrt"))
+    assert {"CONV_2D:F32", "ADD:F32", "MAX_POOL_2D:F32", "PAD:F32"} <= u and not any(":QS8" in x for x in u)
+    q = uses(read_wrt(MODELS / "face_detector_int8.wrt"))
+    assert {"CONV_2D:QS8", "QUANTIZE:QS8", "DEQUANTIZE:QS8"} <= q
+    t = Trim.for_models([MODELS / "face_detector.wrt"])
+    h = t.header()
+    assert "#define WRT_KEEP_CONV_2D (WRT_DC_BIT(F32))" in h and "#define WRT_KEEP_MEAN (0u)" in h
+    assert "#define WRT_KF_QS8 0" in h and "#define WRT_KF_DWCONV 1" in h and "#define WRT_KF_RESIZE 0" in h
+    assert t.header() == Trim.for_models([MODELS / "face_detector.wrt"]).header()  # deterministic

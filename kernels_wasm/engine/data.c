@@ -180,7 +180,7 @@ WRT_FOR_SIZE int plan_data(wrt_model* m, wrt_op* op, wrt_cost* c) {
     return op_fail(op, WRT_ERR_UNSUPPORTED, "a fused clamp on %s data is not implemented by the C engine",
                    dtype_name(x->dtype));
   c->work += WORK_COPY * y->count;
-  switch (op->type) {
+  switch (op_code(op)) {
     OP_CASE(SPLIT) c->work += WORK_COPY * x->count; break;
     OP_CASE(SCATTER_ND)
       c->work += WORK_COPY * (x->count + m->t[op->in[2]].count) + WORK_SCALAR * m->t[op->in[1]].count;
@@ -228,7 +228,7 @@ WRT_FOR_SIZE int plan_data(wrt_model* m, wrt_op* op, wrt_cost* c) {
 
 WRT_FOR_SIZE int prepare_data(wrt_model* m, wrt_op* op) {
   const wrt_tensor *x = &m->t[op->in[0]], *y = &m->t[op->out];
-  if (op->type == OP_RESIZE) {
+  if (WRT_KEEP_OP(RESIZE) && op->type == OP_RESIZE) {
     lerp* th = resize_axis(m, y->dims[1], x->dims[1], op->a.scales[0], &op->a);
     lerp* tw = resize_axis(m, y->dims[2], x->dims[2], op->a.scales[1], &op->a);
     if (!th || !tw)
@@ -474,7 +474,7 @@ int run_data(wrt_model* m, wrt_op* op) {
   size_t es = x->esize;
   int64_t xs[WRT_MAX_RANK];
   contiguous_strides(x, xs);
-  switch (op->type) {
+  switch (op_code(op)) {
     OP_CASE(RESHAPE)
       if (y->data != x->data) rt_copy(y->data, x->data, (size_t)x->nbytes); /* the planner normally aliases them */
       return WRT_OK;

@@ -266,11 +266,14 @@ enum { WRT_DC_F32, WRT_DC_QS8, WRT_DC_OTHER, WRT_DC_F32_SPARSE, WRT_DC_COUNT };
 #define WRT_KEEP(op, c) 1u
 #define WRT_KEEP_OP(op) 1
 #endif
-/* `case OP_X:` in a switch over op->type (in a function returning an error code) whose cases a module without X
- * leaves out: check_op refuses such an op before any of them runs. */
-#define OP_CASE(X) \
-  case OP_##X:     \
-    if (!WRT_KEEP_OP(X) && op->type == OP_##X) return WRT_ERR_UNSUPPORTED;
+/* `switch (op_code(op)) { OP_CASE(X) ... }`: a case that a module without X leaves out. Its label then takes a value
+ * above every op code, which op_code tells the compiler never comes (read_model refuses unknown codes, check_op the
+ * ops a module lacks), so it drops what only that label reached. */
+#define OP_CASE(X) case (WRT_KEEP_OP(X) ? OP_##X : OP_MAX_CODE + OP_##X):
+static inline int op_code(const wrt_op* op) {
+  if (op->type >= OP_MAX_CODE) __builtin_unreachable();
+  return op->type;
+}
 
 struct wrt_op_impl {
   int (*plan)(wrt_model* m, wrt_op* op, wrt_cost* c); /* choose the path, fill the plan, state the cost */

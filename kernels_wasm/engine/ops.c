@@ -132,13 +132,6 @@ int dtype_class(const wrt_model* m, const wrt_op* op) {
              : WRT_DC_F32;
 }
 
-#ifdef WRT_TRIMMED
-static const uint8_t KEPT[OP_MAX_CODE] = {WRT_KEEP_ROWS};
-int op_kept(int type) { return type > 0 && type < OP_MAX_CODE && KEPT[type]; }
-#else
-int op_kept(int type) { return type > 0 && type < OP_MAX_CODE; }
-#endif
-
 const wrt_op_impl* op_impl(int type, int dclass) {
   if (type <= 0 || type >= OP_MAX_CODE || dclass < 0 || dclass >= WRT_DC_COUNT) return 0;
   /* float32 element-wise unary ops with a vector kernel (generated/wrt_ops.h) need no entry above */

@@ -19,7 +19,7 @@ int plan_qelt(wrt_model* m, wrt_op* op, wrt_cost* c) {
   if (y->q) q_out_params(m, op, lo, hi, &p->rq, &p->lo, &p->hi);
   p->za = x->q ? x->q->z : 0;
   c->work += WORK_VEC * y->count;
-  switch (op->type) {
+  switch (op_code(op)) {
     OP_CASE(ADD) OP_CASE(SUB) {
       const wrt_quant *qa = x->q, *qb = m->t[op->in[1]].q;
       float ra = qa->s / y->q->s, rb = qb->s / y->q->s;

@@ -131,7 +131,7 @@ static int infer(wrt_model* m, wrt_op* op, int k, shp* out) {
   const wrt_tensor* x = &m->t[op->in[0]];
   shp xs = of(x);
   int r, g;
-  switch (op->type) {
+  switch (op_code(op)) {
     OP_CASE(CONV_2D) {
       if ((r = conv_weights(m, op, &g))) return r;
       const wrt_tensor* w = &m->t[op->in[1]];
@@ -503,7 +503,7 @@ static int infer_extra(wrt_model* m, wrt_op* op, int k, shp* out) {
   const wrt_tensor* x = &m->t[op->in[0]];
   shp xs = of(x);
   int r;
-  switch (op->type) {
+  switch (op_code(op)) {
     OP_CASE(LAYER_NORM) {
       CHECK(x->rank >= 1, "input must have rank >= 1");
       CHECK(a->axis >= -x->rank && a->axis < x->rank, "axis %d is out of range for rank %d", a->axis, x->rank);
@@ -628,7 +628,7 @@ static int dtypes(wrt_model* m, const wrt_op* op, int* out) {
   int first = 0, n = op->n_in; /* inputs [first, n) except `index` and `free` must have x's dtype... */
   int index = -1;              /* ...this one must be int32/int64... */
   int free = -1;               /* ...and this one may be anything (a table) */
-  switch (op->type) {
+  switch (op_code(op)) {
     case OP_QUANTIZE: *out = op->a.qdtype == WRT_QuantType_UINT8 ? WRT_U8 : WRT_I8; break;
     case OP_DEQUANTIZE: *out = WRT_F32; break;
     case OP_LOOKUP: free = 1; *out = m->t[op->in[1]].dtype; break;

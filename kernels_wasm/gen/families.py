@@ -4,7 +4,8 @@ kernels and table fields with `#if WRT_KF_<NAME>` (generated/wrt_families.h sets
 modules hold everything), and wasmrt/dev/modules.py sets the macros of a trimmed module from the uses of its models.
 
 A use is `OP:CLASS` (an op and the dtype class its inputs put it in: F32, QS8, OTHER, F32_SPARSE, the classes of
-engine.h's op table) or a path the planner may pick for a model's layer (`winograd`)."""
+engine.h's op table), a path the planner may pick for a model's layer (`winograd`, `qsparse`), or `dynamic` (inputs
+sized at run time). RESIZE guards engine code rather than kernels: the same switch, for the same question."""
 
 from __future__ import annotations
 
@@ -52,6 +53,8 @@ FAMILIES: tuple[Family, ...] = (
     Family("SPARSE", ("CONV_2D:F32_SPARSE", "FULLY_CONNECTED:F32_SPARSE"), "float32 sparse GEMM and GEMV"),
     Family("QSPARSE", ("qsparse",), "int8 block-sparse GEMM"),
     Family("WINOGRAD", ("winograd",), "Winograd F(2x2,3x3) and F(4x4,3x3) transforms"),
+    Family("RESIZE", ("dynamic",), "re-planning a model whose inputs are sized at run time (engine: planner.c, "
+           "wrt_resize_inputs)"),
     Family("INTERLEAVE", ("TRANSPOSE:F32", "TRANSPOSE:QS8", "TRANSPOSE:OTHER"), "the 3-channel interleave of "
            "transposes (exact data movement: without it the generic loop gives the same bytes)"),
     *(_unary(op) for op in eltwise.UNARY),

@@ -22,6 +22,9 @@
 #ifndef WRT_KF_WINOGRAD /* Winograd F(2x2,3x3) and F(4x4,3x3) transforms */
 #define WRT_KF_WINOGRAD 1
 #endif
+#ifndef WRT_KF_RESIZE /* re-planning a model whose inputs are sized at run time (engine: planner.c, wrt_resize_inputs) */
+#define WRT_KF_RESIZE 1
+#endif
 #ifndef WRT_KF_INTERLEAVE /* the 3-channel interleave of transposes (exact data movement: without it the generic loop gives the same bytes) */
 #define WRT_KF_INTERLEAVE 1
 #endif

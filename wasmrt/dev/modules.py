@@ -28,6 +28,9 @@ from wasmrt.dev import build
 from wasmrt.errors import WasmrtError
 
 MANIFEST = "wasmrt-modules.json"
+# The face try-on's model sets (demo pages, mini-program): float, and int8 (whose refined mesh stays float)
+TRYON_SETS = {"face": ("face_detector.wrt", "face_landmark.wrt", "face_landmark_attention.wrt"),
+              "face-int8": ("face_detector_int8.wrt", "face_landmark_int8.wrt", "face_landmark_attention.wrt")}
 CLASSES = ("F32", "QS8", "OTHER", "F32_SPARSE")  # dtype classes of the op table (engine.h WRT_DC_*)
 _WEIGHTED = ("CONV_2D", "FULLY_CONNECTED")  # the ops with a block-sparse class
 # zero weights from which a dense float layer may run sparse on some target (the lowest break-even of
@@ -53,7 +56,7 @@ def op_classes(m: WrtModel, k: int) -> set[str]:
 
 def uses(m: WrtModel) -> set[str]:
     """What a model needs of a module: OP:CLASS for each op, and the paths its layers may take (families.py)."""
-    out: set[str] = set()
+    out: set[str] = {"dynamic"} if any(m.tensors[i].bounds for i in m.inputs) else set()
     for k, o in enumerate(m.ops):
         classes = op_classes(m, k)
         out |= {f"{o.op}:{c}" for c in classes}
