@@ -100,12 +100,12 @@ def guarded(parts: list[tuple[str | None, str]]) -> str:
 
 def _slot(family: str | None, entry: str) -> str:
     """One entry of a kernel array, inside its family's guard."""
-    return f"\n    {entry}" if family is None else f"\n#if {families.macro(family)}\n    {entry}\n#endif"
+    return f"\n    {entry}" if family is None else f"\n#if {families.condition(family)}\n    {entry}\n#endif"
 
 
 def fields(family: str | None, lines: list[str]) -> list[str]:
     """Table fields inside their family's guard (a left-out family's pointers stay NULL)."""
-    return lines if family is None or not lines else [f"#if {families.macro(family)}", *lines, "#endif"]
+    return lines if family is None or not lines else [f"#if {families.condition(family)}", *lines, "#endif"]
 
 
 def prelude(isa: Isa) -> str:

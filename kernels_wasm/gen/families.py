@@ -46,39 +46,47 @@ def _unary(op: str) -> Family:
                   f"the float32 {op} kernel")
 
 
-FAMILIES: tuple[Family, ...] = (
-    Family("DWCONV", _CONV_F32, "float32 depthwise convolution tiles"),
-    Family("POOL", ("MAX_POOL_2D:F32", "AVERAGE_POOL_2D:F32"), "float32 max and average pooling"),
-    Family("QS8", ("*:QS8",), "every int8 kernel: GEMM, indirect GEMM, depthwise, addition, packing"),
-    Family("SPARSE", ("CONV_2D:F32_SPARSE", "FULLY_CONNECTED:F32_SPARSE"), "float32 sparse GEMM and GEMV"),
-    Family("QSPARSE", ("qsparse",), "int8 block-sparse GEMM"),
-    Family("WINOGRAD", ("winograd",), "Winograd F(2x2,3x3) and F(4x4,3x3) transforms"),
-    Family("RESIZE", ("dynamic",), "re-planning a model whose inputs are sized at run time (engine: planner.c, "
-           "wrt_resize_inputs)"),
-    Family("INTERLEAVE", ("TRANSPOSE:F32", "TRANSPOSE:QS8", "TRANSPOSE:OTHER"), "the 3-channel interleave of "
-           "transposes (exact data movement: without it the generic loop gives the same bytes)"),
-    *(_unary(op) for op in eltwise.UNARY),
-    *(Family(f"BINARY_{k.upper()}", (f"{op}:F32",), f"the float32 {k} kernels") for k, op in BINARY_OPS.items()),
-)
-BY_NAME = {f.name: f for f in FAMILIES}
+def all_families() -> tuple[Family, ...]:
+    """Every family, the element-wise ones from eltwise's tables as they stand (an op added to them has its family)."""
+    return (
+        Family("DWCONV", _CONV_F32, "float32 depthwise convolution tiles"),
+        Family("POOL", ("MAX_POOL_2D:F32", "AVERAGE_POOL_2D:F32"), "float32 max and average pooling"),
+        Family("QS8", ("*:QS8",), "every int8 kernel: GEMM, indirect GEMM, depthwise, addition, packing"),
+        Family("SPARSE", ("CONV_2D:F32_SPARSE", "FULLY_CONNECTED:F32_SPARSE"), "float32 sparse GEMM and GEMV"),
+        Family("QSPARSE", ("qsparse",), "int8 block-sparse GEMM"),
+        Family("WINOGRAD", ("winograd",), "Winograd F(2x2,3x3) and F(4x4,3x3) transforms"),
+        Family("RESIZE", ("dynamic",), "re-planning a model whose inputs are sized at run time (engine: planner.c, "
+               "wrt_resize_inputs)"),
+        Family("INTERLEAVE", ("TRANSPOSE:F32", "TRANSPOSE:QS8", "TRANSPOSE:OTHER"), "the 3-channel interleave of "
+               "transposes (exact data movement: without it the generic loop gives the same bytes)"),
+        *(_unary(op) for op in eltwise.UNARY),
+        *(Family(f"BINARY_{k.upper()}", (f"{op}:F32",), f"the float32 {k} kernels") for k, op in BINARY_OPS.items()),
+    )
 
 
 def macro(family: str) -> str:
-    if family not in BY_NAME:
+    if family not in {f.name for f in all_families()}:
         raise KeyError(f"no kernel family {family!r} in kernels_wasm/gen/families.py")
     return f"WRT_KF_{family}"
 
 
+def condition(family: str) -> str:
+    """The preprocessor test of a family: on unless a trimmed build set its macro to 0 (a family declared since
+    wrt_families.h was generated is on too)."""
+    m = macro(family)
+    return f"!defined({m}) || {m}"
+
+
 def guard(family: str | None, code: str) -> str:
     """code inside its family's guard (None: always built)."""
-    return code if family is None else f"#if {macro(family)}\n{code}#endif\n"
+    return code if family is None else f"#if {condition(family)}\n{code}#endif\n"
 
 
 def kept(uses: set[str]) -> dict[str, bool]:
     """Family -> whether a module for models with these uses needs it."""
     classes = {u.split(":", 1)[1] for u in uses if ":" in u}
     return {f.name: any(n in uses or (n.startswith("*:") and n[2:] in classes) for n in f.needed_by)
-            for f in FAMILIES}
+            for f in all_families()}
 
 
 def header() -> str:
@@ -87,6 +95,6 @@ def header() -> str:
              " * Kernel families a module built for given models may leave out (wasmrt build --for sets their macros",
              " * to 0 in its generated wrt_trim.h); the full modules keep them all. */",
              "#ifndef WRT_FAMILIES_H", "#define WRT_FAMILIES_H", ""]
-    for f in FAMILIES:
+    for f in all_families():
         lines += [f"#ifndef {macro(f.name)} /* {f.what} */", f"#define {macro(f.name)} 1", "#endif"]
     return "\n".join([*lines, "", "#endif", ""])

@@ -1460,7 +1460,7 @@ static __attribute__((target("avx2,fma"))) void wrt_avx2_igemm_6x8(size_t mr, si
 }
 
 
-#if WRT_KF_DWCONV
+#if !defined(WRT_KF_DWCONV) || WRT_KF_DWCONV
 static __attribute__((target("avx2,fma"))) void wrt_avx2_dwconv_9_c16(size_t channels, size_t width, size_t ks, const float* const* in, const float* restrict w, float* out, size_t out_stride, const wrt_clamp* clamp) {
   (void)ks;
   const __m256 vmin = _mm256_set1_ps(clamp->min);
@@ -4211,7 +4211,7 @@ static __attribute__((target("avx2,fma"))) void wrt_avx2_vadd(size_t n, const fl
 }
 
 
-#if WRT_KF_BINARY_SUB
+#if !defined(WRT_KF_BINARY_SUB) || WRT_KF_BINARY_SUB
 static __attribute__((target("avx2,fma"))) void wrt_avx2_vsub(size_t n, const float* a, const float* b, float* y, const wrt_clamp* clamp) {
   const __m256 vmin = _mm256_set1_ps(clamp->min);
   const __m256 vmax = _mm256_set1_ps(clamp->max);
@@ -4261,7 +4261,7 @@ static __attribute__((target("avx2,fma"))) void wrt_avx2_vsub(size_t n, const fl
 
 #endif
 
-#if WRT_KF_BINARY_RSUB
+#if !defined(WRT_KF_BINARY_RSUB) || WRT_KF_BINARY_RSUB
 static __attribute__((target("avx2,fma"))) void wrt_avx2_vrsub(size_t n, const float* a, const float* b, float* y, const wrt_clamp* clamp) {
   const __m256 vmin = _mm256_set1_ps(clamp->min);
   const __m256 vmax = _mm256_set1_ps(clamp->max);
@@ -4311,7 +4311,7 @@ static __attribute__((target("avx2,fma"))) void wrt_avx2_vrsub(size_t n, const f
 
 #endif
 
-#if WRT_KF_BINARY_MUL
+#if !defined(WRT_KF_BINARY_MUL) || WRT_KF_BINARY_MUL
 static __attribute__((target("avx2,fma"))) void wrt_avx2_vmul(size_t n, const float* a, const float* b, float* y, const wrt_clamp* clamp) {
   const __m256 vmin = _mm256_set1_ps(clamp->min);
   const __m256 vmax = _mm256_set1_ps(clamp->max);
@@ -4361,7 +4361,7 @@ static __attribute__((target("avx2,fma"))) void wrt_avx2_vmul(size_t n, const fl
 
 #endif
 
-#if WRT_KF_BINARY_DIV
+#if !defined(WRT_KF_BINARY_DIV) || WRT_KF_BINARY_DIV
 static __attribute__((target("avx2,fma"))) void wrt_avx2_vdiv(size_t n, const float* a, const float* b, float* y, const wrt_clamp* clamp) {
   const __m256 vmin = _mm256_set1_ps(clamp->min);
   const __m256 vmax = _mm256_set1_ps(clamp->max);
@@ -4411,7 +4411,7 @@ static __attribute__((target("avx2,fma"))) void wrt_avx2_vdiv(size_t n, const fl
 
 #endif
 
-#if WRT_KF_BINARY_RDIV
+#if !defined(WRT_KF_BINARY_RDIV) || WRT_KF_BINARY_RDIV
 static __attribute__((target("avx2,fma"))) void wrt_avx2_vrdiv(size_t n, const float* a, const float* b, float* y, const wrt_clamp* clamp) {
   const __m256 vmin = _mm256_set1_ps(clamp->min);
   const __m256 vmax = _mm256_set1_ps(clamp->max);
@@ -4461,7 +4461,7 @@ static __attribute__((target("avx2,fma"))) void wrt_avx2_vrdiv(size_t n, const f
 
 #endif
 
-#if WRT_KF_BINARY_MAX
+#if !defined(WRT_KF_BINARY_MAX) || WRT_KF_BINARY_MAX
 static __attribute__((target("avx2,fma"))) void wrt_avx2_vmax(size_t n, const float* a, const float* b, float* y, const wrt_clamp* clamp) {
   const __m256 vmin = _mm256_set1_ps(clamp->min);
   const __m256 vmax = _mm256_set1_ps(clamp->max);
@@ -4511,7 +4511,7 @@ static __attribute__((target("avx2,fma"))) void wrt_avx2_vmax(size_t n, const fl
 
 #endif
 
-#if WRT_KF_BINARY_MIN
+#if !defined(WRT_KF_BINARY_MIN) || WRT_KF_BINARY_MIN
 static __attribute__((target("avx2,fma"))) void wrt_avx2_vmin(size_t n, const float* a, const float* b, float* y, const wrt_clamp* clamp) {
   const __m256 vmin = _mm256_set1_ps(clamp->min);
   const __m256 vmax = _mm256_set1_ps(clamp->max);
@@ -4561,7 +4561,7 @@ static __attribute__((target("avx2,fma"))) void wrt_avx2_vmin(size_t n, const fl
 
 #endif
 
-#if WRT_KF_BINARY_PRELU
+#if !defined(WRT_KF_BINARY_PRELU) || WRT_KF_BINARY_PRELU
 static __attribute__((target("avx2,fma"))) void wrt_avx2_vprelu(size_t n, const float* a, const float* b, float* y, const wrt_clamp* clamp) {
   const __m256 vmin = _mm256_set1_ps(clamp->min);
   const __m256 vmax = _mm256_set1_ps(clamp->max);
@@ -4612,7 +4612,7 @@ static __attribute__((target("avx2,fma"))) void wrt_avx2_vprelu(size_t n, const 
 
 #endif
 
-#if WRT_KF_BINARY_ADD
+#if !defined(WRT_KF_BINARY_ADD) || WRT_KF_BINARY_ADD
 static __attribute__((target("avx2,fma"))) void wrt_avx2_vaddc(size_t n, const float* a, const float* b, float* y, const wrt_clamp* clamp) {
   const __m256 vmin = _mm256_set1_ps(clamp->min);
   const __m256 vmax = _mm256_set1_ps(clamp->max);
@@ -4655,7 +4655,7 @@ static __attribute__((target("avx2,fma"))) void wrt_avx2_vaddc(size_t n, const f
 
 #endif
 
-#if WRT_KF_BINARY_SUB
+#if !defined(WRT_KF_BINARY_SUB) || WRT_KF_BINARY_SUB
 static __attribute__((target("avx2,fma"))) void wrt_avx2_vsubc(size_t n, const float* a, const float* b, float* y, const wrt_clamp* clamp) {
   const __m256 vmin = _mm256_set1_ps(clamp->min);
   const __m256 vmax = _mm256_set1_ps(clamp->max);
@@ -4698,7 +4698,7 @@ static __attribute__((target("avx2,fma"))) void wrt_avx2_vsubc(size_t n, const f
 
 #endif
 
-#if WRT_KF_BINARY_RSUB
+#if !defined(WRT_KF_BINARY_RSUB) || WRT_KF_BINARY_RSUB
 static __attribute__((target("avx2,fma"))) void wrt_avx2_vrsubc(size_t n, const float* a, const float* b, float* y, const wrt_clamp* clamp) {
   const __m256 vmin = _mm256_set1_ps(clamp->min);
   const __m256 vmax = _mm256_set1_ps(clamp->max);
@@ -4741,7 +4741,7 @@ static __attribute__((target("avx2,fma"))) void wrt_avx2_vrsubc(size_t n, const 
 
 #endif
 
-#if WRT_KF_BINARY_MUL
+#if !defined(WRT_KF_BINARY_MUL) || WRT_KF_BINARY_MUL
 static __attribute__((target("avx2,fma"))) void wrt_avx2_vmulc(size_t n, const float* a, const float* b, float* y, const wrt_clamp* clamp) {
   const __m256 vmin = _mm256_set1_ps(clamp->min);
   const __m256 vmax = _mm256_set1_ps(clamp->max);
@@ -4784,7 +4784,7 @@ static __attribute__((target("avx2,fma"))) void wrt_avx2_vmulc(size_t n, const f
 
 #endif
 
-#if WRT_KF_BINARY_DIV
+#if !defined(WRT_KF_BINARY_DIV) || WRT_KF_BINARY_DIV
 static __attribute__((target("avx2,fma"))) void wrt_avx2_vdivc(size_t n, const float* a, const float* b, float* y, const wrt_clamp* clamp) {
   const __m256 vmin = _mm256_set1_ps(clamp->min);
   const __m256 vmax = _mm256_set1_ps(clamp->max);
@@ -4827,7 +4827,7 @@ static __attribute__((target("avx2,fma"))) void wrt_avx2_vdivc(size_t n, const f
 
 #endif
 
-#if WRT_KF_BINARY_RDIV
+#if !defined(WRT_KF_BINARY_RDIV) || WRT_KF_BINARY_RDIV
 static __attribute__((target("avx2,fma"))) void wrt_avx2_vrdivc(size_t n, const float* a, const float* b, float* y, const wrt_clamp* clamp) {
   const __m256 vmin = _mm256_set1_ps(clamp->min);
   const __m256 vmax = _mm256_set1_ps(clamp->max);
@@ -4870,7 +4870,7 @@ static __attribute__((target("avx2,fma"))) void wrt_avx2_vrdivc(size_t n, const 
 
 #endif
 
-#if WRT_KF_BINARY_MAX
+#if !defined(WRT_KF_BINARY_MAX) || WRT_KF_BINARY_MAX
 static __attribute__((target("avx2,fma"))) void wrt_avx2_vmaxc(size_t n, const float* a, const float* b, float* y, const wrt_clamp* clamp) {
   const __m256 vmin = _mm256_set1_ps(clamp->min);
   const __m256 vmax = _mm256_set1_ps(clamp->max);
@@ -4913,7 +4913,7 @@ static __attribute__((target("avx2,fma"))) void wrt_avx2_vmaxc(size_t n, const f
 
 #endif
 
-#if WRT_KF_BINARY_MIN
+#if !defined(WRT_KF_BINARY_MIN) || WRT_KF_BINARY_MIN
 static __attribute__((target("avx2,fma"))) void wrt_avx2_vminc(size_t n, const float* a, const float* b, float* y, const wrt_clamp* clamp) {
   const __m256 vmin = _mm256_set1_ps(clamp->min);
   const __m256 vmax = _mm256_set1_ps(clamp->max);
@@ -4956,7 +4956,7 @@ static __attribute__((target("avx2,fma"))) void wrt_avx2_vminc(size_t n, const f
 
 #endif
 
-#if WRT_KF_BINARY_PRELU
+#if !defined(WRT_KF_BINARY_PRELU) || WRT_KF_BINARY_PRELU
 static __attribute__((target("avx2,fma"))) void wrt_avx2_vpreluc(size_t n, const float* a, const float* b, float* y, const wrt_clamp* clamp) {
   const __m256 vmin = _mm256_set1_ps(clamp->min);
   const __m256 vmax = _mm256_set1_ps(clamp->max);
@@ -5000,7 +5000,7 @@ static __attribute__((target("avx2,fma"))) void wrt_avx2_vpreluc(size_t n, const
 
 #endif
 
-#if WRT_KF_UNARY_RELU
+#if !defined(WRT_KF_UNARY_RELU) || WRT_KF_UNARY_RELU
 static __attribute__((target("avx2,fma"))) void wrt_avx2_relu(size_t n, const float* x, float* y, const float* params) {
   (void)params;
   const __m256 k_zero = _mm256_set1_ps(0.0f);
@@ -5038,7 +5038,7 @@ static __attribute__((target("avx2,fma"))) void wrt_avx2_relu(size_t n, const fl
 
 #endif
 
-#if WRT_KF_UNARY_CLIP
+#if !defined(WRT_KF_UNARY_CLIP) || WRT_KF_UNARY_CLIP
 static __attribute__((target("avx2,fma"))) void wrt_avx2_clip(size_t n, const float* x, float* y, const float* params) {
   const __m256 k_p0 = _mm256_set1_ps(params[0]);
   const __m256 k_p1 = _mm256_set1_ps(params[1]);
@@ -5076,7 +5076,7 @@ static __attribute__((target("avx2,fma"))) void wrt_avx2_clip(size_t n, const fl
 
 #endif
 
-#if WRT_KF_UNARY_LEAKY_RELU
+#if !defined(WRT_KF_UNARY_LEAKY_RELU) || WRT_KF_UNARY_LEAKY_RELU
 static __attribute__((target("avx2,fma"))) void wrt_avx2_leaky_relu(size_t n, const float* x, float* y, const float* params) {
   const __m256 k_p0 = _mm256_set1_ps(params[0]);
   const __m256 k_zero = _mm256_set1_ps(0.0f);
@@ -5114,7 +5114,7 @@ static __attribute__((target("avx2,fma"))) void wrt_avx2_leaky_relu(size_t n, co
 
 #endif
 
-#if WRT_KF_UNARY_HARD_SWISH
+#if !defined(WRT_KF_UNARY_HARD_SWISH) || WRT_KF_UNARY_HARD_SWISH
 static __attribute__((target("avx2,fma"))) void wrt_avx2_hard_swish(size_t n, const float* x, float* y, const float* params) {
   (void)params;
   const __m256 k_zero = _mm256_set1_ps(0.0f);
@@ -5155,7 +5155,7 @@ static __attribute__((target("avx2,fma"))) void wrt_avx2_hard_swish(size_t n, co
 
 #endif
 
-#if WRT_KF_UNARY_HARD_SIGMOID
+#if !defined(WRT_KF_UNARY_HARD_SIGMOID) || WRT_KF_UNARY_HARD_SIGMOID
 static __attribute__((target("avx2,fma"))) void wrt_avx2_hard_sigmoid(size_t n, const float* x, float* y, const float* params) {
   const __m256 k_p0 = _mm256_set1_ps(params[0]);
   const __m256 k_p1 = _mm256_set1_ps(params[1]);
@@ -5195,7 +5195,7 @@ static __attribute__((target("avx2,fma"))) void wrt_avx2_hard_sigmoid(size_t n, 
 
 #endif
 
-#if WRT_KF_UNARY_SIGMOID
+#if !defined(WRT_KF_UNARY_SIGMOID) || WRT_KF_UNARY_SIGMOID
 static __attribute__((target("avx2,fma"))) void wrt_avx2_sigmoid(size_t n, const float* x, float* y, const float* params) {
   (void)params;
   const __m256 k_log2e = _mm256_set1_ps(0x1.715476p+0f);
@@ -5284,7 +5284,7 @@ static __attribute__((target("avx2,fma"))) void wrt_avx2_sigmoid(size_t n, const
 
 #endif
 
-#if WRT_KF_UNARY_TANH
+#if !defined(WRT_KF_UNARY_TANH) || WRT_KF_UNARY_TANH
 static __attribute__((target("avx2,fma"))) void wrt_avx2_tanh(size_t n, const float* x, float* y, const float* params) {
   (void)params;
   const __m256 k_log2e = _mm256_set1_ps(0x1.715476p+0f);
@@ -5397,7 +5397,7 @@ static __attribute__((target("avx2,fma"))) void wrt_avx2_tanh(size_t n, const fl
 
 #endif
 
-#if WRT_KF_UNARY_EXP
+#if !defined(WRT_KF_UNARY_EXP) || WRT_KF_UNARY_EXP
 static __attribute__((target("avx2,fma"))) void wrt_avx2_exp(size_t n, const float* x, float* y, const float* params) {
   (void)params;
   const __m256 k_log2e = _mm256_set1_ps(0x1.715476p+0f);
@@ -5481,7 +5481,7 @@ static __attribute__((target("avx2,fma"))) void wrt_avx2_exp(size_t n, const flo
 
 #endif
 
-#if WRT_KF_UNARY_SQRT
+#if !defined(WRT_KF_UNARY_SQRT) || WRT_KF_UNARY_SQRT
 static __attribute__((target("avx2,fma"))) void wrt_avx2_sqrt(size_t n, const float* x, float* y, const float* params) {
   (void)params;
   for (; n >= 16; n -= 16) {
@@ -5518,7 +5518,7 @@ static __attribute__((target("avx2,fma"))) void wrt_avx2_sqrt(size_t n, const fl
 
 #endif
 
-#if WRT_KF_UNARY_ABS
+#if !defined(WRT_KF_UNARY_ABS) || WRT_KF_UNARY_ABS
 static __attribute__((target("avx2,fma"))) void wrt_avx2_abs(size_t n, const float* x, float* y, const float* params) {
   (void)params;
   for (; n >= 16; n -= 16) {
@@ -5555,7 +5555,7 @@ static __attribute__((target("avx2,fma"))) void wrt_avx2_abs(size_t n, const flo
 
 #endif
 
-#if WRT_KF_UNARY_NEG
+#if !defined(WRT_KF_UNARY_NEG) || WRT_KF_UNARY_NEG
 static __attribute__((target("avx2,fma"))) void wrt_avx2_neg(size_t n, const float* x, float* y, const float* params) {
   (void)params;
   for (; n >= 16; n -= 16) {
@@ -5592,7 +5592,7 @@ static __attribute__((target("avx2,fma"))) void wrt_avx2_neg(size_t n, const flo
 
 #endif
 
-#if WRT_KF_POOL
+#if !defined(WRT_KF_POOL) || WRT_KF_POOL
 static __attribute__((target("avx2,fma"))) void wrt_avx2_maxpool(size_t channels, size_t ks, const float* const* in, float* y, float scale, const wrt_clamp* clamp) {
   (void)scale;
   const __m256 vmin = _mm256_set1_ps(clamp->min);
@@ -5724,7 +5724,7 @@ static __attribute__((target("avx2,fma"))) void wrt_avx2_avgpool(size_t channels
 
 #endif
 
-#if WRT_KF_QS8
+#if !defined(WRT_KF_QS8) || WRT_KF_QS8
 static __attribute__((target("avx2,fma"))) void wrt_avx2_qgemm_6x16(size_t mr, size_t nc, size_t kc, const int8_t* a, size_t a_stride, const void* packed_w, int8_t* c, size_t c_stride, const wrt_qparams* p) {
   int8_t* c0 = c;
   int8_t* c1 = c0 + c_stride;
@@ -6615,7 +6615,7 @@ static __attribute__((target("avx2,fma"))) void wrt_avx2_qdwconv_cols_9_c16(size
 
 #endif
 
-#if WRT_KF_SPARSE
+#if !defined(WRT_KF_SPARSE) || WRT_KF_SPARSE
 static __attribute__((target("avx2,fma"))) void wrt_avx2_spmm_16(size_t mr, size_t n, const float* x, size_t x_stride, const int32_t* restrict nnz, const int32_t* restrict offs, const float* restrict w, float* y, size_t y_stride, const wrt_clamp* clamp) {
   const __m256i spread = _mm256_setr_epi32(0, 0, 1, 1, 2, 2, 3, 3);
   const __m256i pixmajor = _mm256_setr_epi32(0, 2, 4, 6, 1, 3, 5, 7);
@@ -7033,7 +7033,7 @@ static __attribute__((target("avx2,fma"))) void wrt_avx2_sppack_32(size_t mr, si
 
 #endif
 
-#if WRT_KF_QSPARSE
+#if !defined(WRT_KF_QSPARSE) || WRT_KF_QSPARSE
 static __attribute__((target("avx2,fma"))) void wrt_avx2_qspmm_16(size_t mr, size_t n, const int16_t* x, const int32_t* restrict nnz, const int32_t* restrict offs, const int32_t* restrict w, const float* restrict mult, int8_t* y, size_t y_stride, const wrt_qparams* p) {
   const __m256 qlo = _mm256_set1_ps(p->lo), qhi = _mm256_set1_ps(p->hi);
   const __m256i qzy = _mm256_set1_epi32(p->zy);
@@ -7117,7 +7117,7 @@ static __attribute__((target("avx2,fma"))) void wrt_avx2_qsppack_16(size_t mr, s
 
 #endif
 
-#if WRT_KF_INTERLEAVE
+#if !defined(WRT_KF_INTERLEAVE) || WRT_KF_INTERLEAVE
 static __attribute__((target("avx2,fma"))) void wrt_avx2_interleave3(size_t n, const float* p0, const float* p1, const float* p2, float* restrict y) {
   size_t i = 0;
   for (; i + 8 <= n; i += 8) {
@@ -7137,7 +7137,7 @@ static __attribute__((target("avx2,fma"))) void wrt_avx2_interleave3(size_t n, c
 
 #endif
 
-#if WRT_KF_WINOGRAD
+#if !defined(WRT_KF_WINOGRAD) || WRT_KF_WINOGRAD
 static __attribute__((target("avx2,fma"))) void wrt_avx2_wino2_in(size_t c, const float* const* in, float* out, size_t out_stride) {
   size_t ch = 0;
   for (; ch + 8 <= c; ch += 8) {
@@ -7884,7 +7884,7 @@ const wrt_target wrt_target_avx2 = {
   .gemm_mr_half = 12, .gemm_nr_half = 8,
   .gemm_half = wrt_avx2_gemm_12x8,
   .igemm_half = wrt_avx2_igemm_6x8,
-#if WRT_KF_DWCONV
+#if !defined(WRT_KF_DWCONV) || WRT_KF_DWCONV
   .dwconv = {
     {9, 16, wrt_avx2_dwconv_9_c16},
     {25, 16, wrt_avx2_dwconv_25_c16},
@@ -7893,99 +7893,99 @@ const wrt_target wrt_target_avx2 = {
 #endif
   .vbinary = {
     [WRT_BIN_ADD] = wrt_avx2_vadd,
-#if WRT_KF_BINARY_SUB
+#if !defined(WRT_KF_BINARY_SUB) || WRT_KF_BINARY_SUB
     [WRT_BIN_SUB] = wrt_avx2_vsub,
 #endif
-#if WRT_KF_BINARY_RSUB
+#if !defined(WRT_KF_BINARY_RSUB) || WRT_KF_BINARY_RSUB
     [WRT_BIN_RSUB] = wrt_avx2_vrsub,
 #endif
-#if WRT_KF_BINARY_MUL
+#if !defined(WRT_KF_BINARY_MUL) || WRT_KF_BINARY_MUL
     [WRT_BIN_MUL] = wrt_avx2_vmul,
 #endif
-#if WRT_KF_BINARY_DIV
+#if !defined(WRT_KF_BINARY_DIV) || WRT_KF_BINARY_DIV
     [WRT_BIN_DIV] = wrt_avx2_vdiv,
 #endif
-#if WRT_KF_BINARY_RDIV
+#if !defined(WRT_KF_BINARY_RDIV) || WRT_KF_BINARY_RDIV
     [WRT_BIN_RDIV] = wrt_avx2_vrdiv,
 #endif
-#if WRT_KF_BINARY_MAX
+#if !defined(WRT_KF_BINARY_MAX) || WRT_KF_BINARY_MAX
     [WRT_BIN_MAX] = wrt_avx2_vmax,
 #endif
-#if WRT_KF_BINARY_MIN
+#if !defined(WRT_KF_BINARY_MIN) || WRT_KF_BINARY_MIN
     [WRT_BIN_MIN] = wrt_avx2_vmin,
 #endif
-#if WRT_KF_BINARY_PRELU
+#if !defined(WRT_KF_BINARY_PRELU) || WRT_KF_BINARY_PRELU
     [WRT_BIN_PRELU] = wrt_avx2_vprelu,
 #endif
   },
   .vbinary_scalar = {
-#if WRT_KF_BINARY_ADD
+#if !defined(WRT_KF_BINARY_ADD) || WRT_KF_BINARY_ADD
     [WRT_BIN_ADD] = wrt_avx2_vaddc,
 #endif
-#if WRT_KF_BINARY_SUB
+#if !defined(WRT_KF_BINARY_SUB) || WRT_KF_BINARY_SUB
     [WRT_BIN_SUB] = wrt_avx2_vsubc,
 #endif
-#if WRT_KF_BINARY_RSUB
+#if !defined(WRT_KF_BINARY_RSUB) || WRT_KF_BINARY_RSUB
     [WRT_BIN_RSUB] = wrt_avx2_vrsubc,
 #endif
-#if WRT_KF_BINARY_MUL
+#if !defined(WRT_KF_BINARY_MUL) || WRT_KF_BINARY_MUL
     [WRT_BIN_MUL] = wrt_avx2_vmulc,
 #endif
-#if WRT_KF_BINARY_DIV
+#if !defined(WRT_KF_BINARY_DIV) || WRT_KF_BINARY_DIV
     [WRT_BIN_DIV] = wrt_avx2_vdivc,
 #endif
-#if WRT_KF_BINARY_RDIV
+#if !defined(WRT_KF_BINARY_RDIV) || WRT_KF_BINARY_RDIV
     [WRT_BIN_RDIV] = wrt_avx2_vrdivc,
 #endif
-#if WRT_KF_BINARY_MAX
+#if !defined(WRT_KF_BINARY_MAX) || WRT_KF_BINARY_MAX
     [WRT_BIN_MAX] = wrt_avx2_vmaxc,
 #endif
-#if WRT_KF_BINARY_MIN
+#if !defined(WRT_KF_BINARY_MIN) || WRT_KF_BINARY_MIN
     [WRT_BIN_MIN] = wrt_avx2_vminc,
 #endif
-#if WRT_KF_BINARY_PRELU
+#if !defined(WRT_KF_BINARY_PRELU) || WRT_KF_BINARY_PRELU
     [WRT_BIN_PRELU] = wrt_avx2_vpreluc,
 #endif
   },
   .vunary = {
-#if WRT_KF_UNARY_RELU
+#if !defined(WRT_KF_UNARY_RELU) || WRT_KF_UNARY_RELU
     [WRT_UN_RELU] = wrt_avx2_relu,
 #endif
-#if WRT_KF_UNARY_CLIP
+#if !defined(WRT_KF_UNARY_CLIP) || WRT_KF_UNARY_CLIP
     [WRT_UN_CLIP] = wrt_avx2_clip,
 #endif
-#if WRT_KF_UNARY_LEAKY_RELU
+#if !defined(WRT_KF_UNARY_LEAKY_RELU) || WRT_KF_UNARY_LEAKY_RELU
     [WRT_UN_LEAKY_RELU] = wrt_avx2_leaky_relu,
 #endif
-#if WRT_KF_UNARY_HARD_SWISH
+#if !defined(WRT_KF_UNARY_HARD_SWISH) || WRT_KF_UNARY_HARD_SWISH
     [WRT_UN_HARD_SWISH] = wrt_avx2_hard_swish,
 #endif
-#if WRT_KF_UNARY_HARD_SIGMOID
+#if !defined(WRT_KF_UNARY_HARD_SIGMOID) || WRT_KF_UNARY_HARD_SIGMOID
     [WRT_UN_HARD_SIGMOID] = wrt_avx2_hard_sigmoid,
 #endif
-#if WRT_KF_UNARY_SIGMOID
+#if !defined(WRT_KF_UNARY_SIGMOID) || WRT_KF_UNARY_SIGMOID
     [WRT_UN_SIGMOID] = wrt_avx2_sigmoid,
 #endif
-#if WRT_KF_UNARY_TANH
+#if !defined(WRT_KF_UNARY_TANH) || WRT_KF_UNARY_TANH
     [WRT_UN_TANH] = wrt_avx2_tanh,
 #endif
-#if WRT_KF_UNARY_EXP
+#if !defined(WRT_KF_UNARY_EXP) || WRT_KF_UNARY_EXP
     [WRT_UN_EXP] = wrt_avx2_exp,
 #endif
-#if WRT_KF_UNARY_SQRT
+#if !defined(WRT_KF_UNARY_SQRT) || WRT_KF_UNARY_SQRT
     [WRT_UN_SQRT] = wrt_avx2_sqrt,
 #endif
-#if WRT_KF_UNARY_ABS
+#if !defined(WRT_KF_UNARY_ABS) || WRT_KF_UNARY_ABS
     [WRT_UN_ABS] = wrt_avx2_abs,
 #endif
-#if WRT_KF_UNARY_NEG
+#if !defined(WRT_KF_UNARY_NEG) || WRT_KF_UNARY_NEG
     [WRT_UN_NEG] = wrt_avx2_neg,
 #endif
   },
-#if WRT_KF_POOL
+#if !defined(WRT_KF_POOL) || WRT_KF_POOL
   .maxpool = wrt_avx2_maxpool, .avgpool = wrt_avx2_avgpool,
 #endif
-#if WRT_KF_QS8
+#if !defined(WRT_KF_QS8) || WRT_KF_QS8
   .qgemm_mr = 6, .qgemm_nr = 16, .qgemm_kr = 2, .qgemm_xoff = 0,
   .qgemm = wrt_avx2_qgemm_6x16,
   .qigemm = wrt_avx2_qigemm_6x16,
@@ -7994,7 +7994,7 @@ const wrt_target wrt_target_avx2 = {
   .qdwconv = {{9, 16, 2, wrt_avx2_qdwconv_cols_9_c16}, {9, 16, 1, wrt_avx2_qdwconv_9_c16}, {25, 16, 1, wrt_avx2_qdwconv_25_c16}, {0, 16, 1, wrt_avx2_qdwconv_any_c16}},
   .qadd = wrt_avx2_qadd, .qadd_scalar = wrt_avx2_qadd_scalar,
 #endif
-#if WRT_KF_SPARSE
+#if !defined(WRT_KF_SPARSE) || WRT_KF_SPARSE
   .spmm_mr = 16, .spmm_g = 2,
   .spmm_min_sparsity = 0.35f, .spmm_k_penalty = 4.0f, .spmv_min_sparsity = 0.3f,
   .spmm = wrt_avx2_spmm_16, .spmv = wrt_avx2_spmv,
@@ -8002,14 +8002,14 @@ const wrt_target wrt_target_avx2 = {
   .spmmu_mr = 32, .spmmu_min_sparsity = 0.5f, .spmmu_k_penalty = 8.0f,
   .spmmu = wrt_avx2_spmmu_32, .sppacku = wrt_avx2_sppack_32,
 #endif
-#if WRT_KF_QSPARSE
+#if !defined(WRT_KF_QSPARSE) || WRT_KF_QSPARSE
   .qspmm_mr = 16, .qspmm_min_sparsity = 0.6f, .qspmm_k_penalty = 8.0f,
   .qspmm = wrt_avx2_qspmm_16, .qsppack = wrt_avx2_qsppack_16,
 #endif
-#if WRT_KF_WINOGRAD
+#if !defined(WRT_KF_WINOGRAD) || WRT_KF_WINOGRAD
   .wino_in = {wrt_avx2_wino2_in, wrt_avx2_wino4_in}, .wino_out = {wrt_avx2_wino2_out, wrt_avx2_wino4_out},
 #endif
-#if WRT_KF_INTERLEAVE
+#if !defined(WRT_KF_INTERLEAVE) || WRT_KF_INTERLEAVE
   .interleave3 = wrt_avx2_interleave3,
 #endif
 };

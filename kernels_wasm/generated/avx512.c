@@ -1288,7 +1288,7 @@ static __attribute__((target("avx512f,avx512bw,avx512vl,avx2,fma"))) void wrt_av
 }
 
 
-#if WRT_KF_DWCONV
+#if !defined(WRT_KF_DWCONV) || WRT_KF_DWCONV
 static __attribute__((target("avx512f,avx512bw,avx512vl,avx2,fma"))) void wrt_avx512_dwconv_9_c32(size_t channels, size_t width, size_t ks, const float* const* in, const float* restrict w, float* out, size_t out_stride, const wrt_clamp* clamp) {
   (void)ks;
   const __m512 vmin = _mm512_set1_ps(clamp->min);
@@ -3589,7 +3589,7 @@ static __attribute__((target("avx512f,avx512bw,avx512vl,avx2,fma"))) void wrt_av
 }
 
 
-#if WRT_KF_BINARY_SUB
+#if !defined(WRT_KF_BINARY_SUB) || WRT_KF_BINARY_SUB
 static __attribute__((target("avx512f,avx512bw,avx512vl,avx2,fma"))) void wrt_avx512_vsub(size_t n, const float* a, const float* b, float* y, const wrt_clamp* clamp) {
   const __m512 vmin = _mm512_set1_ps(clamp->min);
   const __m512 vmax = _mm512_set1_ps(clamp->max);
@@ -3629,7 +3629,7 @@ static __attribute__((target("avx512f,avx512bw,avx512vl,avx2,fma"))) void wrt_av
 
 #endif
 
-#if WRT_KF_BINARY_RSUB
+#if !defined(WRT_KF_BINARY_RSUB) || WRT_KF_BINARY_RSUB
 static __attribute__((target("avx512f,avx512bw,avx512vl,avx2,fma"))) void wrt_avx512_vrsub(size_t n, const float* a, const float* b, float* y, const wrt_clamp* clamp) {
   const __m512 vmin = _mm512_set1_ps(clamp->min);
   const __m512 vmax = _mm512_set1_ps(clamp->max);
@@ -3669,7 +3669,7 @@ static __attribute__((target("avx512f,avx512bw,avx512vl,avx2,fma"))) void wrt_av
 
 #endif
 
-#if WRT_KF_BINARY_MUL
+#if !defined(WRT_KF_BINARY_MUL) || WRT_KF_BINARY_MUL
 static __attribute__((target("avx512f,avx512bw,avx512vl,avx2,fma"))) void wrt_avx512_vmul(size_t n, const float* a, const float* b, float* y, const wrt_clamp* clamp) {
   const __m512 vmin = _mm512_set1_ps(clamp->min);
   const __m512 vmax = _mm512_set1_ps(clamp->max);
@@ -3709,7 +3709,7 @@ static __attribute__((target("avx512f,avx512bw,avx512vl,avx2,fma"))) void wrt_av
 
 #endif
 
-#if WRT_KF_BINARY_DIV
+#if !defined(WRT_KF_BINARY_DIV) || WRT_KF_BINARY_DIV
 static __attribute__((target("avx512f,avx512bw,avx512vl,avx2,fma"))) void wrt_avx512_vdiv(size_t n, const float* a, const float* b, float* y, const wrt_clamp* clamp) {
   const __m512 vmin = _mm512_set1_ps(clamp->min);
   const __m512 vmax = _mm512_set1_ps(clamp->max);
@@ -3749,7 +3749,7 @@ static __attribute__((target("avx512f,avx512bw,avx512vl,avx2,fma"))) void wrt_av
 
 #endif
 
-#if WRT_KF_BINARY_RDIV
+#if !defined(WRT_KF_BINARY_RDIV) || WRT_KF_BINARY_RDIV
 static __attribute__((target("avx512f,avx512bw,avx512vl,avx2,fma"))) void wrt_avx512_vrdiv(size_t n, const float* a, const float* b, float* y, const wrt_clamp* clamp) {
   const __m512 vmin = _mm512_set1_ps(clamp->min);
   const __m512 vmax = _mm512_set1_ps(clamp->max);
@@ -3789,7 +3789,7 @@ static __attribute__((target("avx512f,avx512bw,avx512vl,avx2,fma"))) void wrt_av
 
 #endif
 
-#if WRT_KF_BINARY_MAX
+#if !defined(WRT_KF_BINARY_MAX) || WRT_KF_BINARY_MAX
 static __attribute__((target("avx512f,avx512bw,avx512vl,avx2,fma"))) void wrt_avx512_vmax(size_t n, const float* a, const float* b, float* y, const wrt_clamp* clamp) {
   const __m512 vmin = _mm512_set1_ps(clamp->min);
   const __m512 vmax = _mm512_set1_ps(clamp->max);
@@ -3829,7 +3829,7 @@ static __attribute__((target("avx512f,avx512bw,avx512vl,avx2,fma"))) void wrt_av
 
 #endif
 
-#if WRT_KF_BINARY_MIN
+#if !defined(WRT_KF_BINARY_MIN) || WRT_KF_BINARY_MIN
 static __attribute__((target("avx512f,avx512bw,avx512vl,avx2,fma"))) void wrt_avx512_vmin(size_t n, const float* a, const float* b, float* y, const wrt_clamp* clamp) {
   const __m512 vmin = _mm512_set1_ps(clamp->min);
   const __m512 vmax = _mm512_set1_ps(clamp->max);
@@ -3869,7 +3869,7 @@ static __attribute__((target("avx512f,avx512bw,avx512vl,avx2,fma"))) void wrt_av
 
 #endif
 
-#if WRT_KF_BINARY_PRELU
+#if !defined(WRT_KF_BINARY_PRELU) || WRT_KF_BINARY_PRELU
 static __attribute__((target("avx512f,avx512bw,avx512vl,avx2,fma"))) void wrt_avx512_vprelu(size_t n, const float* a, const float* b, float* y, const wrt_clamp* clamp) {
   const __m512 vmin = _mm512_set1_ps(clamp->min);
   const __m512 vmax = _mm512_set1_ps(clamp->max);
@@ -3910,7 +3910,7 @@ static __attribute__((target("avx512f,avx512bw,avx512vl,avx2,fma"))) void wrt_av
 
 #endif
 
-#if WRT_KF_BINARY_ADD
+#if !defined(WRT_KF_BINARY_ADD) || WRT_KF_BINARY_ADD
 static __attribute__((target("avx512f,avx512bw,avx512vl,avx2,fma"))) void wrt_avx512_vaddc(size_t n, const float* a, const float* b, float* y, const wrt_clamp* clamp) {
   const __m512 vmin = _mm512_set1_ps(clamp->min);
   const __m512 vmax = _mm512_set1_ps(clamp->max);
@@ -3945,7 +3945,7 @@ static __attribute__((target("avx512f,avx512bw,avx512vl,avx2,fma"))) void wrt_av
 
 #endif
 
-#if WRT_KF_BINARY_SUB
+#if !defined(WRT_KF_BINARY_SUB) || WRT_KF_BINARY_SUB
 static __attribute__((target("avx512f,avx512bw,avx512vl,avx2,fma"))) void wrt_avx512_vsubc(size_t n, const float* a, const float* b, float* y, const wrt_clamp* clamp) {
   const __m512 vmin = _mm512_set1_ps(clamp->min);
   const __m512 vmax = _mm512_set1_ps(clamp->max);
@@ -3980,7 +3980,7 @@ static __attribute__((target("avx512f,avx512bw,avx512vl,avx2,fma"))) void wrt_av
 
 #endif
 
-#if WRT_KF_BINARY_RSUB
+#if !defined(WRT_KF_BINARY_RSUB) || WRT_KF_BINARY_RSUB
 static __attribute__((target("avx512f,avx512bw,avx512vl,avx2,fma"))) void wrt_avx512_vrsubc(size_t n, const float* a, const float* b, float* y, const wrt_clamp* clamp) {
   const __m512 vmin = _mm512_set1_ps(clamp->min);
   const __m512 vmax = _mm512_set1_ps(clamp->max);
@@ -4015,7 +4015,7 @@ static __attribute__((target("avx512f,avx512bw,avx512vl,avx2,fma"))) void wrt_av
 
 #endif
 
-#if WRT_KF_BINARY_MUL
+#if !defined(WRT_KF_BINARY_MUL) || WRT_KF_BINARY_MUL
 static __attribute__((target("avx512f,avx512bw,avx512vl,avx2,fma"))) void wrt_avx512_vmulc(size_t n, const float* a, const float* b, float* y, const wrt_clamp* clamp) {
   const __m512 vmin = _mm512_set1_ps(clamp->min);
   const __m512 vmax = _mm512_set1_ps(clamp->max);
@@ -4050,7 +4050,7 @@ static __attribute__((target("avx512f,avx512bw,avx512vl,avx2,fma"))) void wrt_av
 
 #endif
 
-#if WRT_KF_BINARY_DIV
+#if !defined(WRT_KF_BINARY_DIV) || WRT_KF_BINARY_DIV
 static __attribute__((target("avx512f,avx512bw,avx512vl,avx2,fma"))) void wrt_avx512_vdivc(size_t n, const float* a, const float* b, float* y, const wrt_clamp* clamp) {
   const __m512 vmin = _mm512_set1_ps(clamp->min);
   const __m512 vmax = _mm512_set1_ps(clamp->max);
@@ -4085,7 +4085,7 @@ static __attribute__((target("avx512f,avx512bw,avx512vl,avx2,fma"))) void wrt_av
 
 #endif
 
-#if WRT_KF_BINARY_RDIV
+#if !defined(WRT_KF_BINARY_RDIV) || WRT_KF_BINARY_RDIV
 static __attribute__((target("avx512f,avx512bw,avx512vl,avx2,fma"))) void wrt_avx512_vrdivc(size_t n, const float* a, const float* b, float* y, const wrt_clamp* clamp) {
   const __m512 vmin = _mm512_set1_ps(clamp->min);
   const __m512 vmax = _mm512_set1_ps(clamp->max);
@@ -4120,7 +4120,7 @@ static __attribute__((target("avx512f,avx512bw,avx512vl,avx2,fma"))) void wrt_av
 
 #endif
 
-#if WRT_KF_BINARY_MAX
+#if !defined(WRT_KF_BINARY_MAX) || WRT_KF_BINARY_MAX
 static __attribute__((target("avx512f,avx512bw,avx512vl,avx2,fma"))) void wrt_avx512_vmaxc(size_t n, const float* a, const float* b, float* y, const wrt_clamp* clamp) {
   const __m512 vmin = _mm512_set1_ps(clamp->min);
   const __m512 vmax = _mm512_set1_ps(clamp->max);
@@ -4155,7 +4155,7 @@ static __attribute__((target("avx512f,avx512bw,avx512vl,avx2,fma"))) void wrt_av
 
 #endif
 
-#if WRT_KF_BINARY_MIN
+#if !defined(WRT_KF_BINARY_MIN) || WRT_KF_BINARY_MIN
 static __attribute__((target("avx512f,avx512bw,avx512vl,avx2,fma"))) void wrt_avx512_vminc(size_t n, const float* a, const float* b, float* y, const wrt_clamp* clamp) {
   const __m512 vmin = _mm512_set1_ps(clamp->min);
   const __m512 vmax = _mm512_set1_ps(clamp->max);
@@ -4190,7 +4190,7 @@ static __attribute__((target("avx512f,avx512bw,avx512vl,avx2,fma"))) void wrt_av
 
 #endif
 
-#if WRT_KF_BINARY_PRELU
+#if !defined(WRT_KF_BINARY_PRELU) || WRT_KF_BINARY_PRELU
 static __attribute__((target("avx512f,avx512bw,avx512vl,avx2,fma"))) void wrt_avx512_vpreluc(size_t n, const float* a, const float* b, float* y, const wrt_clamp* clamp) {
   const __m512 vmin = _mm512_set1_ps(clamp->min);
   const __m512 vmax = _mm512_set1_ps(clamp->max);
@@ -4226,7 +4226,7 @@ static __attribute__((target("avx512f,avx512bw,avx512vl,avx2,fma"))) void wrt_av
 
 #endif
 
-#if WRT_KF_UNARY_RELU
+#if !defined(WRT_KF_UNARY_RELU) || WRT_KF_UNARY_RELU
 static __attribute__((target("avx512f,avx512bw,avx512vl,avx2,fma"))) void wrt_avx512_relu(size_t n, const float* x, float* y, const float* params) {
   (void)params;
   const __m512 k_zero = _mm512_set1_ps(0.0f);
@@ -4256,7 +4256,7 @@ static __attribute__((target("avx512f,avx512bw,avx512vl,avx2,fma"))) void wrt_av
 
 #endif
 
-#if WRT_KF_UNARY_CLIP
+#if !defined(WRT_KF_UNARY_CLIP) || WRT_KF_UNARY_CLIP
 static __attribute__((target("avx512f,avx512bw,avx512vl,avx2,fma"))) void wrt_avx512_clip(size_t n, const float* x, float* y, const float* params) {
   const __m512 k_p0 = _mm512_set1_ps(params[0]);
   const __m512 k_p1 = _mm512_set1_ps(params[1]);
@@ -4286,7 +4286,7 @@ static __attribute__((target("avx512f,avx512bw,avx512vl,avx2,fma"))) void wrt_av
 
 #endif
 
-#if WRT_KF_UNARY_LEAKY_RELU
+#if !defined(WRT_KF_UNARY_LEAKY_RELU) || WRT_KF_UNARY_LEAKY_RELU
 static __attribute__((target("avx512f,avx512bw,avx512vl,avx2,fma"))) void wrt_avx512_leaky_relu(size_t n, const float* x, float* y, const float* params) {
   const __m512 k_p0 = _mm512_set1_ps(params[0]);
   const __m512 k_zero = _mm512_set1_ps(0.0f);
@@ -4316,7 +4316,7 @@ static __attribute__((target("avx512f,avx512bw,avx512vl,avx2,fma"))) void wrt_av
 
 #endif
 
-#if WRT_KF_UNARY_HARD_SWISH
+#if !defined(WRT_KF_UNARY_HARD_SWISH) || WRT_KF_UNARY_HARD_SWISH
 static __attribute__((target("avx512f,avx512bw,avx512vl,avx2,fma"))) void wrt_avx512_hard_swish(size_t n, const float* x, float* y, const float* params) {
   (void)params;
   const __m512 k_zero = _mm512_set1_ps(0.0f);
@@ -4349,7 +4349,7 @@ static __attribute__((target("avx512f,avx512bw,avx512vl,avx2,fma"))) void wrt_av
 
 #endif
 
-#if WRT_KF_UNARY_HARD_SIGMOID
+#if !defined(WRT_KF_UNARY_HARD_SIGMOID) || WRT_KF_UNARY_HARD_SIGMOID
 static __attribute__((target("avx512f,avx512bw,avx512vl,avx2,fma"))) void wrt_avx512_hard_sigmoid(size_t n, const float* x, float* y, const float* params) {
   const __m512 k_p0 = _mm512_set1_ps(params[0]);
   const __m512 k_p1 = _mm512_set1_ps(params[1]);
@@ -4381,7 +4381,7 @@ static __attribute__((target("avx512f,avx512bw,avx512vl,avx2,fma"))) void wrt_av
 
 #endif
 
-#if WRT_KF_UNARY_SIGMOID
+#if !defined(WRT_KF_UNARY_SIGMOID) || WRT_KF_UNARY_SIGMOID
 static __attribute__((target("avx512f,avx512bw,avx512vl,avx2,fma"))) void wrt_avx512_sigmoid(size_t n, const float* x, float* y, const float* params) {
   (void)params;
   const __m512 k_log2e = _mm512_set1_ps(0x1.715476p+0f);
@@ -4462,7 +4462,7 @@ static __attribute__((target("avx512f,avx512bw,avx512vl,avx2,fma"))) void wrt_av
 
 #endif
 
-#if WRT_KF_UNARY_TANH
+#if !defined(WRT_KF_UNARY_TANH) || WRT_KF_UNARY_TANH
 static __attribute__((target("avx512f,avx512bw,avx512vl,avx2,fma"))) void wrt_avx512_tanh(size_t n, const float* x, float* y, const float* params) {
   (void)params;
   const __m512 k_log2e = _mm512_set1_ps(0x1.715476p+0f);
@@ -4567,7 +4567,7 @@ static __attribute__((target("avx512f,avx512bw,avx512vl,avx2,fma"))) void wrt_av
 
 #endif
 
-#if WRT_KF_UNARY_EXP
+#if !defined(WRT_KF_UNARY_EXP) || WRT_KF_UNARY_EXP
 static __attribute__((target("avx512f,avx512bw,avx512vl,avx2,fma"))) void wrt_avx512_exp(size_t n, const float* x, float* y, const float* params) {
   (void)params;
   const __m512 k_log2e = _mm512_set1_ps(0x1.715476p+0f);
@@ -4643,7 +4643,7 @@ static __attribute__((target("avx512f,avx512bw,avx512vl,avx2,fma"))) void wrt_av
 
 #endif
 
-#if WRT_KF_UNARY_SQRT
+#if !defined(WRT_KF_UNARY_SQRT) || WRT_KF_UNARY_SQRT
 static __attribute__((target("avx512f,avx512bw,avx512vl,avx2,fma"))) void wrt_avx512_sqrt(size_t n, const float* x, float* y, const float* params) {
   (void)params;
   for (; n >= 32; n -= 32) {
@@ -4672,7 +4672,7 @@ static __attribute__((target("avx512f,avx512bw,avx512vl,avx2,fma"))) void wrt_av
 
 #endif
 
-#if WRT_KF_UNARY_ABS
+#if !defined(WRT_KF_UNARY_ABS) || WRT_KF_UNARY_ABS
 static __attribute__((target("avx512f,avx512bw,avx512vl,avx2,fma"))) void wrt_avx512_abs(size_t n, const float* x, float* y, const float* params) {
   (void)params;
   for (; n >= 32; n -= 32) {
@@ -4701,7 +4701,7 @@ static __attribute__((target("avx512f,avx512bw,avx512vl,avx2,fma"))) void wrt_av
 
 #endif
 
-#if WRT_KF_UNARY_NEG
+#if !defined(WRT_KF_UNARY_NEG) || WRT_KF_UNARY_NEG
 static __attribute__((target("avx512f,avx512bw,avx512vl,avx2,fma"))) void wrt_avx512_neg(size_t n, const float* x, float* y, const float* params) {
   (void)params;
   for (; n >= 32; n -= 32) {
@@ -4730,7 +4730,7 @@ static __attribute__((target("avx512f,avx512bw,avx512vl,avx2,fma"))) void wrt_av
 
 #endif
 
-#if WRT_KF_POOL
+#if !defined(WRT_KF_POOL) || WRT_KF_POOL
 static __attribute__((target("avx512f,avx512bw,avx512vl,avx2,fma"))) void wrt_avx512_maxpool(size_t channels, size_t ks, const float* const* in, float* y, float scale, const wrt_clamp* clamp) {
   (void)scale;
   const __m512 vmin = _mm512_set1_ps(clamp->min);
@@ -4844,7 +4844,7 @@ static __attribute__((target("avx512f,avx512bw,avx512vl,avx2,fma"))) void wrt_av
 
 #endif
 
-#if WRT_KF_QS8
+#if !defined(WRT_KF_QS8) || WRT_KF_QS8
 static __attribute__((target("avx512f,avx512bw,avx512vl,avx2,fma"))) void wrt_avx512_qgemm_6x32(size_t mr, size_t nc, size_t kc, const int8_t* a, size_t a_stride, const void* packed_w, int8_t* c, size_t c_stride, const wrt_qparams* p) {
   const int8_t* a0 = a;
   const int8_t* a1 = a0 + a_stride;
@@ -7449,7 +7449,7 @@ static __attribute__((target("avx512f,avx512bw,avx512vl,avx512vnni,avx2,fma"))) 
 
 #endif
 
-#if WRT_KF_SPARSE
+#if !defined(WRT_KF_SPARSE) || WRT_KF_SPARSE
 static __attribute__((target("avx512f,avx512bw,avx512vl,avx2,fma"))) void wrt_avx512_spmm_32(size_t mr, size_t n, const float* x, size_t x_stride, const int32_t* restrict nnz, const int32_t* restrict offs, const float* restrict w, float* y, size_t y_stride, const wrt_clamp* clamp) {
   const __m512i spread = _mm512_setr_epi32(0, 0, 0, 0, 1, 1, 1, 1, 2, 2, 2, 2, 3, 3, 3, 3);
   const __m512i pixmajor = _mm512_setr_epi32(0, 4, 8, 12, 1, 5, 9, 13, 2, 6, 10, 14, 3, 7, 11, 15);
@@ -8075,7 +8075,7 @@ static __attribute__((target("avx512f,avx512bw,avx512vl,avx2,fma"))) void wrt_av
 
 #endif
 
-#if WRT_KF_QSPARSE
+#if !defined(WRT_KF_QSPARSE) || WRT_KF_QSPARSE
 static __attribute__((target("avx512f,avx512bw,avx512vl,avx2,fma"))) void wrt_avx512_qspmm_32(size_t mr, size_t n, const int16_t* x, const int32_t* restrict nnz, const int32_t* restrict offs, const int32_t* restrict w, const float* restrict mult, int8_t* y, size_t y_stride, const wrt_qparams* p) {
   const __m512 qlo = _mm512_set1_ps(p->lo), qhi = _mm512_set1_ps(p->hi);
   const __m512i qzy = _mm512_set1_epi32(p->zy);
@@ -8159,7 +8159,7 @@ static __attribute__((target("avx512f,avx512bw,avx512vl,avx2,fma"))) void wrt_av
 
 #endif
 
-#if WRT_KF_INTERLEAVE
+#if !defined(WRT_KF_INTERLEAVE) || WRT_KF_INTERLEAVE
 static __attribute__((target("avx512f,avx512bw,avx512vl,avx2,fma"))) void wrt_avx512_interleave3(size_t n, const float* p0, const float* p1, const float* p2, float* restrict y) {
   size_t i = 0;
   for (; i + 8 <= n; i += 8) {
@@ -8179,7 +8179,7 @@ static __attribute__((target("avx512f,avx512bw,avx512vl,avx2,fma"))) void wrt_av
 
 #endif
 
-#if WRT_KF_WINOGRAD
+#if !defined(WRT_KF_WINOGRAD) || WRT_KF_WINOGRAD
 static __attribute__((target("avx512f,avx512bw,avx512vl,avx2,fma"))) void wrt_avx512_wino2_in(size_t c, const float* const* in, float* out, size_t out_stride) {
   size_t ch = 0;
   for (; ch + 16 <= c; ch += 16) {
@@ -8926,7 +8926,7 @@ const wrt_target wrt_target_avx512 = {
   .gemm_mr_half = 8, .gemm_nr_half = 16,
   .gemm_half = wrt_avx512_gemm_8x16,
   .igemm_half = wrt_avx512_igemm_8x16,
-#if WRT_KF_DWCONV
+#if !defined(WRT_KF_DWCONV) || WRT_KF_DWCONV
   .dwconv = {
     {9, 32, wrt_avx512_dwconv_9_c32},
     {25, 32, wrt_avx512_dwconv_25_c32},
@@ -8935,99 +8935,99 @@ const wrt_target wrt_target_avx512 = {
 #endif
   .vbinary = {
     [WRT_BIN_ADD] = wrt_avx512_vadd,
-#if WRT_KF_BINARY_SUB
+#if !defined(WRT_KF_BINARY_SUB) || WRT_KF_BINARY_SUB
     [WRT_BIN_SUB] = wrt_avx512_vsub,
 #endif
-#if WRT_KF_BINARY_RSUB
+#if !defined(WRT_KF_BINARY_RSUB) || WRT_KF_BINARY_RSUB
     [WRT_BIN_RSUB] = wrt_avx512_vrsub,
 #endif
-#if WRT_KF_BINARY_MUL
+#if !defined(WRT_KF_BINARY_MUL) || WRT_KF_BINARY_MUL
     [WRT_BIN_MUL] = wrt_avx512_vmul,
 #endif
-#if WRT_KF_BINARY_DIV
+#if !defined(WRT_KF_BINARY_DIV) || WRT_KF_BINARY_DIV
     [WRT_BIN_DIV] = wrt_avx512_vdiv,
 #endif
-#if WRT_KF_BINARY_RDIV
+#if !defined(WRT_KF_BINARY_RDIV) || WRT_KF_BINARY_RDIV
     [WRT_BIN_RDIV] = wrt_avx512_vrdiv,
 #endif
-#if WRT_KF_BINARY_MAX
+#if !defined(WRT_KF_BINARY_MAX) || WRT_KF_BINARY_MAX
     [WRT_BIN_MAX] = wrt_avx512_vmax,
 #endif
-#if WRT_KF_BINARY_MIN
+#if !defined(WRT_KF_BINARY_MIN) || WRT_KF_BINARY_MIN
     [WRT_BIN_MIN] = wrt_avx512_vmin,
 #endif
-#if WRT_KF_BINARY_PRELU
+#if !defined(WRT_KF_BINARY_PRELU) || WRT_KF_BINARY_PRELU
     [WRT_BIN_PRELU] = wrt_avx512_vprelu,
 #endif
   },
   .vbinary_scalar = {
-#if WRT_KF_BINARY_ADD
+#if !defined(WRT_KF_BINARY_ADD) || WRT_KF_BINARY_ADD
     [WRT_BIN_ADD] = wrt_avx512_vaddc,
 #endif
-#if WRT_KF_BINARY_SUB
+#if !defined(WRT_KF_BINARY_SUB) || WRT_KF_BINARY_SUB
     [WRT_BIN_SUB] = wrt_avx512_vsubc,
 #endif
-#if WRT_KF_BINARY_RSUB
+#if !defined(WRT_KF_BINARY_RSUB) || WRT_KF_BINARY_RSUB
     [WRT_BIN_RSUB] = wrt_avx512_vrsubc,
 #endif
-#if WRT_KF_BINARY_MUL
+#if !defined(WRT_KF_BINARY_MUL) || WRT_KF_BINARY_MUL
     [WRT_BIN_MUL] = wrt_avx512_vmulc,
 #endif
-#if WRT_KF_BINARY_DIV
+#if !defined(WRT_KF_BINARY_DIV) || WRT_KF_BINARY_DIV
     [WRT_BIN_DIV] = wrt_avx512_vdivc,
 #endif
-#if WRT_KF_BINARY_RDIV
+#if !defined(WRT_KF_BINARY_RDIV) || WRT_KF_BINARY_RDIV
     [WRT_BIN_RDIV] = wrt_avx512_vrdivc,
 #endif
-#if WRT_KF_BINARY_MAX
+#if !defined(WRT_KF_BINARY_MAX) || WRT_KF_BINARY_MAX
     [WRT_BIN_MAX] = wrt_avx512_vmaxc,
 #endif
-#if WRT_KF_BINARY_MIN
+#if !defined(WRT_KF_BINARY_MIN) || WRT_KF_BINARY_MIN
     [WRT_BIN_MIN] = wrt_avx512_vminc,
 #endif
-#if WRT_KF_BINARY_PRELU
+#if !defined(WRT_KF_BINARY_PRELU) || WRT_KF_BINARY_PRELU
     [WRT_BIN_PRELU] = wrt_avx512_vpreluc,
 #endif
   },
   .vunary = {
-#if WRT_KF_UNARY_RELU
+#if !defined(WRT_KF_UNARY_RELU) || WRT_KF_UNARY_RELU
     [WRT_UN_RELU] = wrt_avx512_relu,
 #endif
-#if WRT_KF_UNARY_CLIP
+#if !defined(WRT_KF_UNARY_CLIP) || WRT_KF_UNARY_CLIP
     [WRT_UN_CLIP] = wrt_avx512_clip,
 #endif
-#if WRT_KF_UNARY_LEAKY_RELU
+#if !defined(WRT_KF_UNARY_LEAKY_RELU) || WRT_KF_UNARY_LEAKY_RELU
     [WRT_UN_LEAKY_RELU] = wrt_avx512_leaky_relu,
 #endif
-#if WRT_KF_UNARY_HARD_SWISH
+#if !defined(WRT_KF_UNARY_HARD_SWISH) || WRT_KF_UNARY_HARD_SWISH
     [WRT_UN_HARD_SWISH] = wrt_avx512_hard_swish,
 #endif
-#if WRT_KF_UNARY_HARD_SIGMOID
+#if !defined(WRT_KF_UNARY_HARD_SIGMOID) || WRT_KF_UNARY_HARD_SIGMOID
     [WRT_UN_HARD_SIGMOID] = wrt_avx512_hard_sigmoid,
 #endif
-#if WRT_KF_UNARY_SIGMOID
+#if !defined(WRT_KF_UNARY_SIGMOID) || WRT_KF_UNARY_SIGMOID
     [WRT_UN_SIGMOID] = wrt_avx512_sigmoid,
 #endif
-#if WRT_KF_UNARY_TANH
+#if !defined(WRT_KF_UNARY_TANH) || WRT_KF_UNARY_TANH
     [WRT_UN_TANH] = wrt_avx512_tanh,
 #endif
-#if WRT_KF_UNARY_EXP
+#if !defined(WRT_KF_UNARY_EXP) || WRT_KF_UNARY_EXP
     [WRT_UN_EXP] = wrt_avx512_exp,
 #endif
-#if WRT_KF_UNARY_SQRT
+#if !defined(WRT_KF_UNARY_SQRT) || WRT_KF_UNARY_SQRT
     [WRT_UN_SQRT] = wrt_avx512_sqrt,
 #endif
-#if WRT_KF_UNARY_ABS
+#if !defined(WRT_KF_UNARY_ABS) || WRT_KF_UNARY_ABS
     [WRT_UN_ABS] = wrt_avx512_abs,
 #endif
-#if WRT_KF_UNARY_NEG
+#if !defined(WRT_KF_UNARY_NEG) || WRT_KF_UNARY_NEG
     [WRT_UN_NEG] = wrt_avx512_neg,
 #endif
   },
-#if WRT_KF_POOL
+#if !defined(WRT_KF_POOL) || WRT_KF_POOL
   .maxpool = wrt_avx512_maxpool, .avgpool = wrt_avx512_avgpool,
 #endif
-#if WRT_KF_QS8
+#if !defined(WRT_KF_QS8) || WRT_KF_QS8
   .qgemm_mr = 6, .qgemm_nr = 32, .qgemm_kr = 2, .qgemm_xoff = 0,
   .qgemm = wrt_avx512_qgemm_6x32,
   .qigemm = wrt_avx512_qigemm_6x32,
@@ -9035,7 +9035,7 @@ const wrt_target wrt_target_avx512 = {
   .qdwconv = {{9, 32, 1, wrt_avx512_qdwconv_9_c32}, {25, 32, 1, wrt_avx512_qdwconv_25_c32}, {0, 32, 1, wrt_avx512_qdwconv_any_c32}},
   .qadd = wrt_avx512_qadd, .qadd_scalar = wrt_avx512_qadd_scalar,
 #endif
-#if WRT_KF_SPARSE
+#if !defined(WRT_KF_SPARSE) || WRT_KF_SPARSE
   .spmm_mr = 32, .spmm_g = 4,
   .spmm_min_sparsity = 0.52f, .spmm_k_penalty = 10.0f, .spmv_min_sparsity = 0.45f,
   .spmm = wrt_avx512_spmm_32, .spmv = wrt_avx512_spmv,
@@ -9043,14 +9043,14 @@ const wrt_target wrt_target_avx512 = {
   .spmmu_mr = 64, .spmmu_min_sparsity = 0.5f, .spmmu_k_penalty = 8.0f,
   .spmmu = wrt_avx512_spmmu_64, .sppacku = wrt_avx512_sppack_64,
 #endif
-#if WRT_KF_QSPARSE
+#if !defined(WRT_KF_QSPARSE) || WRT_KF_QSPARSE
   .qspmm_mr = 32, .qspmm_min_sparsity = 0.7f, .qspmm_k_penalty = 8.0f,
   .qspmm = wrt_avx512_qspmm_32, .qsppack = wrt_avx512_qsppack_32,
 #endif
-#if WRT_KF_WINOGRAD
+#if !defined(WRT_KF_WINOGRAD) || WRT_KF_WINOGRAD
   .wino_in = {wrt_avx512_wino2_in, wrt_avx512_wino4_in}, .wino_out = {wrt_avx512_wino2_out, wrt_avx512_wino4_out},
 #endif
-#if WRT_KF_INTERLEAVE
+#if !defined(WRT_KF_INTERLEAVE) || WRT_KF_INTERLEAVE
   .interleave3 = wrt_avx512_interleave3,
 #endif
 };
@@ -9064,7 +9064,7 @@ const wrt_target wrt_target_avx512vnni = {
   .gemm_mr_half = 8, .gemm_nr_half = 16,
   .gemm_half = wrt_avx512_gemm_8x16,
   .igemm_half = wrt_avx512_igemm_8x16,
-#if WRT_KF_DWCONV
+#if !defined(WRT_KF_DWCONV) || WRT_KF_DWCONV
   .dwconv = {
     {9, 32, wrt_avx512_dwconv_9_c32},
     {25, 32, wrt_avx512_dwconv_25_c32},
@@ -9073,99 +9073,99 @@ const wrt_target wrt_target_avx512vnni = {
 #endif
   .vbinary = {
     [WRT_BIN_ADD] = wrt_avx512_vadd,
-#if WRT_KF_BINARY_SUB
+#if !defined(WRT_KF_BINARY_SUB) || WRT_KF_BINARY_SUB
     [WRT_BIN_SUB] = wrt_avx512_vsub,
 #endif
-#if WRT_KF_BINARY_RSUB
+#if !defined(WRT_KF_BINARY_RSUB) || WRT_KF_BINARY_RSUB
     [WRT_BIN_RSUB] = wrt_avx512_vrsub,
 #endif
-#if WRT_KF_BINARY_MUL
+#if !defined(WRT_KF_BINARY_MUL) || WRT_KF_BINARY_MUL
     [WRT_BIN_MUL] = wrt_avx512_vmul,
 #endif
-#if WRT_KF_BINARY_DIV
+#if !defined(WRT_KF_BINARY_DIV) || WRT_KF_BINARY_DIV
     [WRT_BIN_DIV] = wrt_avx512_vdiv,
 #endif
-#if WRT_KF_BINARY_RDIV
+#if !defined(WRT_KF_BINARY_RDIV) || WRT_KF_BINARY_RDIV
     [WRT_BIN_RDIV] = wrt_avx512_vrdiv,
 #endif
-#if WRT_KF_BINARY_MAX
+#if !defined(WRT_KF_BINARY_MAX) || WRT_KF_BINARY_MAX
     [WRT_BIN_MAX] = wrt_avx512_vmax,
 #endif
-#if WRT_KF_BINARY_MIN
+#if !defined(WRT_KF_BINARY_MIN) || WRT_KF_BINARY_MIN
     [WRT_BIN_MIN] = wrt_avx512_vmin,
 #endif
-#if WRT_KF_BINARY_PRELU
+#if !defined(WRT_KF_BINARY_PRELU) || WRT_KF_BINARY_PRELU
     [WRT_BIN_PRELU] = wrt_avx512_vprelu,
 #endif
   },
   .vbinary_scalar = {
-#if WRT_KF_BINARY_ADD
+#if !defined(WRT_KF_BINARY_ADD) || WRT_KF_BINARY_ADD
     [WRT_BIN_ADD] = wrt_avx512_vaddc,
 #endif
-#if WRT_KF_BINARY_SUB
+#if !defined(WRT_KF_BINARY_SUB) || WRT_KF_BINARY_SUB
     [WRT_BIN_SUB] = wrt_avx512_vsubc,
 #endif
-#if WRT_KF_BINARY_RSUB
+#if !defined(WRT_KF_BINARY_RSUB) || WRT_KF_BINARY_RSUB
     [WRT_BIN_RSUB] = wrt_avx512_vrsubc,
 #endif
-#if WRT_KF_BINARY_MUL
+#if !defined(WRT_KF_BINARY_MUL) || WRT_KF_BINARY_MUL
     [WRT_BIN_MUL] = wrt_avx512_vmulc,
 #endif
-#if WRT_KF_BINARY_DIV
+#if !defined(WRT_KF_BINARY_DIV) || WRT_KF_BINARY_DIV
     [WRT_BIN_DIV] = wrt_avx512_vdivc,
 #endif
-#if WRT_KF_BINARY_RDIV
+#if !defined(WRT_KF_BINARY_RDIV) || WRT_KF_BINARY_RDIV
     [WRT_BIN_RDIV] = wrt_avx512_vrdivc,
 #endif
-#if WRT_KF_BINARY_MAX
+#if !defined(WRT_KF_BINARY_MAX) || WRT_KF_BINARY_MAX
     [WRT_BIN_MAX] = wrt_avx512_vmaxc,
 #endif
-#if WRT_KF_BINARY_MIN
+#if !defined(WRT_KF_BINARY_MIN) || WRT_KF_BINARY_MIN
     [WRT_BIN_MIN] = wrt_avx512_vminc,
 #endif
-#if WRT_KF_BINARY_PRELU
+#if !defined(WRT_KF_BINARY_PRELU) || WRT_KF_BINARY_PRELU
     [WRT_BIN_PRELU] = wrt_avx512_vpreluc,
 #endif
   },
   .vunary = {
-#if WRT_KF_UNARY_RELU
+#if !defined(WRT_KF_UNARY_RELU) || WRT_KF_UNARY_RELU
     [WRT_UN_RELU] = wrt_avx512_relu,
 #endif
-#if WRT_KF_UNARY_CLIP
+#if !defined(WRT_KF_UNARY_CLIP) || WRT_KF_UNARY_CLIP
     [WRT_UN_CLIP] = wrt_avx512_clip,
 #endif
-#if WRT_KF_UNARY_LEAKY_RELU
+#if !defined(WRT_KF_UNARY_LEAKY_RELU) || WRT_KF_UNARY_LEAKY_RELU
     [WRT_UN_LEAKY_RELU] = wrt_avx512_leaky_relu,
 #endif
-#if WRT_KF_UNARY_HARD_SWISH
+#if !defined(WRT_KF_UNARY_HARD_SWISH) || WRT_KF_UNARY_HARD_SWISH
     [WRT_UN_HARD_SWISH] = wrt_avx512_hard_swish,
 #endif
-#if WRT_KF_UNARY_HARD_SIGMOID
+#if !defined(WRT_KF_UNARY_HARD_SIGMOID) || WRT_KF_UNARY_HARD_SIGMOID
     [WRT_UN_HARD_SIGMOID] = wrt_avx512_hard_sigmoid,
 #endif
-#if WRT_KF_UNARY_SIGMOID
+#if !defined(WRT_KF_UNARY_SIGMOID) || WRT_KF_UNARY_SIGMOID
     [WRT_UN_SIGMOID] = wrt_avx512_sigmoid,
 #endif
-#if WRT_KF_UNARY_TANH
+#if !defined(WRT_KF_UNARY_TANH) || WRT_KF_UNARY_TANH
     [WRT_UN_TANH] = wrt_avx512_tanh,
 #endif
-#if WRT_KF_UNARY_EXP
+#if !defined(WRT_KF_UNARY_EXP) || WRT_KF_UNARY_EXP
     [WRT_UN_EXP] = wrt_avx512_exp,
 #endif
-#if WRT_KF_UNARY_SQRT
+#if !defined(WRT_KF_UNARY_SQRT) || WRT_KF_UNARY_SQRT
     [WRT_UN_SQRT] = wrt_avx512_sqrt,
 #endif
-#if WRT_KF_UNARY_ABS
+#if !defined(WRT_KF_UNARY_ABS) || WRT_KF_UNARY_ABS
     [WRT_UN_ABS] = wrt_avx512_abs,
 #endif
-#if WRT_KF_UNARY_NEG
+#if !defined(WRT_KF_UNARY_NEG) || WRT_KF_UNARY_NEG
     [WRT_UN_NEG] = wrt_avx512_neg,
 #endif
   },
-#if WRT_KF_POOL
+#if !defined(WRT_KF_POOL) || WRT_KF_POOL
   .maxpool = wrt_avx512_maxpool, .avgpool = wrt_avx512_avgpool,
 #endif
-#if WRT_KF_QS8
+#if !defined(WRT_KF_QS8) || WRT_KF_QS8
   .qgemm_mr = 6, .qgemm_nr = 32, .qgemm_kr = 4, .qgemm_xoff = 128,
   .qgemm = wrt_avx512vnni_qgemm_6x32,
   .qigemm = wrt_avx512vnni_qigemm_6x32,
@@ -9173,7 +9173,7 @@ const wrt_target wrt_target_avx512vnni = {
   .qdwconv = {{9, 64, 4, wrt_avx512vnni_dot_qdwconv_9_c64}, {25, 64, 4, wrt_avx512vnni_dot_qdwconv_25_c64}, {0, 32, 1, wrt_avx512vnni_qdwconv_any_c32}},
   .qadd = wrt_avx512vnni_qadd, .qadd_scalar = wrt_avx512vnni_qadd_scalar,
 #endif
-#if WRT_KF_SPARSE
+#if !defined(WRT_KF_SPARSE) || WRT_KF_SPARSE
   .spmm_mr = 32, .spmm_g = 4,
   .spmm_min_sparsity = 0.52f, .spmm_k_penalty = 10.0f, .spmv_min_sparsity = 0.45f,
   .spmm = wrt_avx512_spmm_32, .spmv = wrt_avx512_spmv,
@@ -9181,14 +9181,14 @@ const wrt_target wrt_target_avx512vnni = {
   .spmmu_mr = 64, .spmmu_min_sparsity = 0.5f, .spmmu_k_penalty = 8.0f,
   .spmmu = wrt_avx512_spmmu_64, .sppacku = wrt_avx512_sppack_64,
 #endif
-#if WRT_KF_QSPARSE
+#if !defined(WRT_KF_QSPARSE) || WRT_KF_QSPARSE
   .qspmm_mr = 32, .qspmm_min_sparsity = 0.7f, .qspmm_k_penalty = 8.0f,
   .qspmm = wrt_avx512_qspmm_32, .qsppack = wrt_avx512_qsppack_32,
 #endif
-#if WRT_KF_WINOGRAD
+#if !defined(WRT_KF_WINOGRAD) || WRT_KF_WINOGRAD
   .wino_in = {wrt_avx512_wino2_in, wrt_avx512_wino4_in}, .wino_out = {wrt_avx512_wino2_out, wrt_avx512_wino4_out},
 #endif
-#if WRT_KF_INTERLEAVE
+#if !defined(WRT_KF_INTERLEAVE) || WRT_KF_INTERLEAVE
   .interleave3 = wrt_avx512_interleave3,
 #endif
 };

@@ -246,7 +246,7 @@ static void wrt_scalar_igemm_2x4(size_t mr, size_t nc, size_t kc, size_t ks, con
 }
 
 
-#if WRT_KF_DWCONV
+#if !defined(WRT_KF_DWCONV) || WRT_KF_DWCONV
 static void wrt_scalar_dwconv_9_c1(size_t channels, size_t width, size_t ks, const float* const* in, const float* restrict w, float* out, size_t out_stride, const wrt_clamp* clamp) {
   (void)ks;
   const float vmin = clamp->min;
@@ -721,7 +721,7 @@ static void wrt_scalar_vadd(size_t n, const float* a, const float* b, float* y, 
 }
 
 
-#if WRT_KF_BINARY_SUB
+#if !defined(WRT_KF_BINARY_SUB) || WRT_KF_BINARY_SUB
 static void wrt_scalar_vsub(size_t n, const float* a, const float* b, float* y, const wrt_clamp* clamp) {
   const float vmin = clamp->min;
   const float vmax = clamp->max;
@@ -764,7 +764,7 @@ static void wrt_scalar_vsub(size_t n, const float* a, const float* b, float* y, 
 
 #endif
 
-#if WRT_KF_BINARY_RSUB
+#if !defined(WRT_KF_BINARY_RSUB) || WRT_KF_BINARY_RSUB
 static void wrt_scalar_vrsub(size_t n, const float* a, const float* b, float* y, const wrt_clamp* clamp) {
   const float vmin = clamp->min;
   const float vmax = clamp->max;
@@ -807,7 +807,7 @@ static void wrt_scalar_vrsub(size_t n, const float* a, const float* b, float* y,
 
 #endif
 
-#if WRT_KF_BINARY_MUL
+#if !defined(WRT_KF_BINARY_MUL) || WRT_KF_BINARY_MUL
 static void wrt_scalar_vmul(size_t n, const float* a, const float* b, float* y, const wrt_clamp* clamp) {
   const float vmin = clamp->min;
   const float vmax = clamp->max;
@@ -850,7 +850,7 @@ static void wrt_scalar_vmul(size_t n, const float* a, const float* b, float* y, 
 
 #endif
 
-#if WRT_KF_BINARY_DIV
+#if !defined(WRT_KF_BINARY_DIV) || WRT_KF_BINARY_DIV
 static void wrt_scalar_vdiv(size_t n, const float* a, const float* b, float* y, const wrt_clamp* clamp) {
   const float vmin = clamp->min;
   const float vmax = clamp->max;
@@ -893,7 +893,7 @@ static void wrt_scalar_vdiv(size_t n, const float* a, const float* b, float* y, 
 
 #endif
 
-#if WRT_KF_BINARY_RDIV
+#if !defined(WRT_KF_BINARY_RDIV) || WRT_KF_BINARY_RDIV
 static void wrt_scalar_vrdiv(size_t n, const float* a, const float* b, float* y, const wrt_clamp* clamp) {
   const float vmin = clamp->min;
   const float vmax = clamp->max;
@@ -936,7 +936,7 @@ static void wrt_scalar_vrdiv(size_t n, const float* a, const float* b, float* y,
 
 #endif
 
-#if WRT_KF_BINARY_MAX
+#if !defined(WRT_KF_BINARY_MAX) || WRT_KF_BINARY_MAX
 static void wrt_scalar_vmax(size_t n, const float* a, const float* b, float* y, const wrt_clamp* clamp) {
   const float vmin = clamp->min;
   const float vmax = clamp->max;
@@ -979,7 +979,7 @@ static void wrt_scalar_vmax(size_t n, const float* a, const float* b, float* y, 
 
 #endif
 
-#if WRT_KF_BINARY_MIN
+#if !defined(WRT_KF_BINARY_MIN) || WRT_KF_BINARY_MIN
 static void wrt_scalar_vmin(size_t n, const float* a, const float* b, float* y, const wrt_clamp* clamp) {
   const float vmin = clamp->min;
   const float vmax = clamp->max;
@@ -1022,7 +1022,7 @@ static void wrt_scalar_vmin(size_t n, const float* a, const float* b, float* y, 
 
 #endif
 
-#if WRT_KF_BINARY_PRELU
+#if !defined(WRT_KF_BINARY_PRELU) || WRT_KF_BINARY_PRELU
 static void wrt_scalar_vprelu(size_t n, const float* a, const float* b, float* y, const wrt_clamp* clamp) {
   const float vmin = clamp->min;
   const float vmax = clamp->max;
@@ -1066,7 +1066,7 @@ static void wrt_scalar_vprelu(size_t n, const float* a, const float* b, float* y
 
 #endif
 
-#if WRT_KF_BINARY_ADD
+#if !defined(WRT_KF_BINARY_ADD) || WRT_KF_BINARY_ADD
 static void wrt_scalar_vaddc(size_t n, const float* a, const float* b, float* y, const wrt_clamp* clamp) {
   const float vmin = clamp->min;
   const float vmax = clamp->max;
@@ -1103,7 +1103,7 @@ static void wrt_scalar_vaddc(size_t n, const float* a, const float* b, float* y,
 
 #endif
 
-#if WRT_KF_BINARY_SUB
+#if !defined(WRT_KF_BINARY_SUB) || WRT_KF_BINARY_SUB
 static void wrt_scalar_vsubc(size_t n, const float* a, const float* b, float* y, const wrt_clamp* clamp) {
   const float vmin = clamp->min;
   const float vmax = clamp->max;
@@ -1140,7 +1140,7 @@ static void wrt_scalar_vsubc(size_t n, const float* a, const float* b, float* y,
 
 #endif
 
-#if WRT_KF_BINARY_RSUB
+#if !defined(WRT_KF_BINARY_RSUB) || WRT_KF_BINARY_RSUB
 static void wrt_scalar_vrsubc(size_t n, const float* a, const float* b, float* y, const wrt_clamp* clamp) {
   const float vmin = clamp->min;
   const float vmax = clamp->max;
@@ -1177,7 +1177,7 @@ static void wrt_scalar_vrsubc(size_t n, const float* a, const float* b, float* y
 
 #endif
 
-#if WRT_KF_BINARY_MUL
+#if !defined(WRT_KF_BINARY_MUL) || WRT_KF_BINARY_MUL
 static void wrt_scalar_vmulc(size_t n, const float* a, const float* b, float* y, const wrt_clamp* clamp) {
   const float vmin = clamp->min;
   const float vmax = clamp->max;
@@ -1214,7 +1214,7 @@ static void wrt_scalar_vmulc(size_t n, const float* a, const float* b, float* y,
 
 #endif
 
-#if WRT_KF_BINARY_DIV
+#if !defined(WRT_KF_BINARY_DIV) || WRT_KF_BINARY_DIV
 static void wrt_scalar_vdivc(size_t n, const float* a, const float* b, float* y, const wrt_clamp* clamp) {
   const float vmin = clamp->min;
   const float vmax = clamp->max;
@@ -1251,7 +1251,7 @@ static void wrt_scalar_vdivc(size_t n, const float* a, const float* b, float* y,
 
 #endif
 
-#if WRT_KF_BINARY_RDIV
+#if !defined(WRT_KF_BINARY_RDIV) || WRT_KF_BINARY_RDIV
 static void wrt_scalar_vrdivc(size_t n, const float* a, const float* b, float* y, const wrt_clamp* clamp) {
   const float vmin = clamp->min;
   const float vmax = clamp->max;
@@ -1288,7 +1288,7 @@ static void wrt_scalar_vrdivc(size_t n, const float* a, const float* b, float* y
 
 #endif
 
-#if WRT_KF_BINARY_MAX
+#if !defined(WRT_KF_BINARY_MAX) || WRT_KF_BINARY_MAX
 static void wrt_scalar_vmaxc(size_t n, const float* a, const float* b, float* y, const wrt_clamp* clamp) {
   const float vmin = clamp->min;
   const float vmax = clamp->max;
@@ -1325,7 +1325,7 @@ static void wrt_scalar_vmaxc(size_t n, const float* a, const float* b, float* y,
 
 #endif
 
-#if WRT_KF_BINARY_MIN
+#if !defined(WRT_KF_BINARY_MIN) || WRT_KF_BINARY_MIN
 static void wrt_scalar_vminc(size_t n, const float* a, const float* b, float* y, const wrt_clamp* clamp) {
   const float vmin = clamp->min;
   const float vmax = clamp->max;
@@ -1362,7 +1362,7 @@ static void wrt_scalar_vminc(size_t n, const float* a, const float* b, float* y,
 
 #endif
 
-#if WRT_KF_BINARY_PRELU
+#if !defined(WRT_KF_BINARY_PRELU) || WRT_KF_BINARY_PRELU
 static void wrt_scalar_vpreluc(size_t n, const float* a, const float* b, float* y, const wrt_clamp* clamp) {
   const float vmin = clamp->min;
   const float vmax = clamp->max;
@@ -1400,7 +1400,7 @@ static void wrt_scalar_vpreluc(size_t n, const float* a, const float* b, float* 
 
 #endif
 
-#if WRT_KF_UNARY_RELU
+#if !defined(WRT_KF_UNARY_RELU) || WRT_KF_UNARY_RELU
 static void wrt_scalar_relu(size_t n, const float* x, float* y, const float* params) {
   (void)params;
   const float k_zero = 0.0f;
@@ -1431,7 +1431,7 @@ static void wrt_scalar_relu(size_t n, const float* x, float* y, const float* par
 
 #endif
 
-#if WRT_KF_UNARY_CLIP
+#if !defined(WRT_KF_UNARY_CLIP) || WRT_KF_UNARY_CLIP
 static void wrt_scalar_clip(size_t n, const float* x, float* y, const float* params) {
   const float k_p0 = params[0];
   const float k_p1 = params[1];
@@ -1462,7 +1462,7 @@ static void wrt_scalar_clip(size_t n, const float* x, float* y, const float* par
 
 #endif
 
-#if WRT_KF_UNARY_LEAKY_RELU
+#if !defined(WRT_KF_UNARY_LEAKY_RELU) || WRT_KF_UNARY_LEAKY_RELU
 static void wrt_scalar_leaky_relu(size_t n, const float* x, float* y, const float* params) {
   const float k_p0 = params[0];
   const float k_zero = 0.0f;
@@ -1493,7 +1493,7 @@ static void wrt_scalar_leaky_relu(size_t n, const float* x, float* y, const floa
 
 #endif
 
-#if WRT_KF_UNARY_HARD_SWISH
+#if !defined(WRT_KF_UNARY_HARD_SWISH) || WRT_KF_UNARY_HARD_SWISH
 static void wrt_scalar_hard_swish(size_t n, const float* x, float* y, const float* params) {
   (void)params;
   const float k_zero = 0.0f;
@@ -1527,7 +1527,7 @@ static void wrt_scalar_hard_swish(size_t n, const float* x, float* y, const floa
 
 #endif
 
-#if WRT_KF_UNARY_HARD_SIGMOID
+#if !defined(WRT_KF_UNARY_HARD_SIGMOID) || WRT_KF_UNARY_HARD_SIGMOID
 static void wrt_scalar_hard_sigmoid(size_t n, const float* x, float* y, const float* params) {
   const float k_p0 = params[0];
   const float k_p1 = params[1];
@@ -1560,7 +1560,7 @@ static void wrt_scalar_hard_sigmoid(size_t n, const float* x, float* y, const fl
 
 #endif
 
-#if WRT_KF_UNARY_SIGMOID
+#if !defined(WRT_KF_UNARY_SIGMOID) || WRT_KF_UNARY_SIGMOID
 static void wrt_scalar_sigmoid(size_t n, const float* x, float* y, const float* params) {
   (void)params;
   const float k_log2e = 0x1.715476p+0f;
@@ -1652,7 +1652,7 @@ static void wrt_scalar_sigmoid(size_t n, const float* x, float* y, const float* 
 
 #endif
 
-#if WRT_KF_UNARY_TANH
+#if !defined(WRT_KF_UNARY_TANH) || WRT_KF_UNARY_TANH
 static void wrt_scalar_tanh(size_t n, const float* x, float* y, const float* params) {
   (void)params;
   const float k_log2e = 0x1.715476p+0f;
@@ -1772,7 +1772,7 @@ static void wrt_scalar_tanh(size_t n, const float* x, float* y, const float* par
 
 #endif
 
-#if WRT_KF_UNARY_EXP
+#if !defined(WRT_KF_UNARY_EXP) || WRT_KF_UNARY_EXP
 static void wrt_scalar_exp(size_t n, const float* x, float* y, const float* params) {
   (void)params;
   const float k_log2e = 0x1.715476p+0f;
@@ -1857,7 +1857,7 @@ static void wrt_scalar_exp(size_t n, const float* x, float* y, const float* para
 
 #endif
 
-#if WRT_KF_UNARY_SQRT
+#if !defined(WRT_KF_UNARY_SQRT) || WRT_KF_UNARY_SQRT
 static void wrt_scalar_sqrt(size_t n, const float* x, float* y, const float* params) {
   (void)params;
   for (; n >= 4; n -= 4) {
@@ -1887,7 +1887,7 @@ static void wrt_scalar_sqrt(size_t n, const float* x, float* y, const float* par
 
 #endif
 
-#if WRT_KF_UNARY_ABS
+#if !defined(WRT_KF_UNARY_ABS) || WRT_KF_UNARY_ABS
 static void wrt_scalar_abs(size_t n, const float* x, float* y, const float* params) {
   (void)params;
   for (; n >= 4; n -= 4) {
@@ -1917,7 +1917,7 @@ static void wrt_scalar_abs(size_t n, const float* x, float* y, const float* para
 
 #endif
 
-#if WRT_KF_UNARY_NEG
+#if !defined(WRT_KF_UNARY_NEG) || WRT_KF_UNARY_NEG
 static void wrt_scalar_neg(size_t n, const float* x, float* y, const float* params) {
   (void)params;
   for (; n >= 4; n -= 4) {
@@ -1947,7 +1947,7 @@ static void wrt_scalar_neg(size_t n, const float* x, float* y, const float* para
 
 #endif
 
-#if WRT_KF_POOL
+#if !defined(WRT_KF_POOL) || WRT_KF_POOL
 static void wrt_scalar_maxpool(size_t channels, size_t ks, const float* const* in, float* y, float scale, const wrt_clamp* clamp) {
   (void)scale;
   const float vmin = clamp->min;
@@ -2065,7 +2065,7 @@ static void wrt_scalar_avgpool(size_t channels, size_t ks, const float* const* i
 
 #endif
 
-#if WRT_KF_QS8
+#if !defined(WRT_KF_QS8) || WRT_KF_QS8
 static void wrt_scalar_qgemm_2x4(size_t mr, size_t nc, size_t kc, const int8_t* a, size_t a_stride, const void* packed_w, int8_t* c, size_t c_stride, const wrt_qparams* p) {
   const int8_t* a0 = a;
   const int8_t* a1 = a0 + a_stride;
@@ -2375,7 +2375,7 @@ static void wrt_scalar_qadd_scalar(size_t n, const int8_t* a, const int8_t* b, i
 
 #endif
 
-#if WRT_KF_SPARSE
+#if !defined(WRT_KF_SPARSE) || WRT_KF_SPARSE
 static void wrt_scalar_spmm_2(size_t mr, size_t n, const float* x, size_t x_stride, const int32_t* restrict nnz, const int32_t* restrict offs, const float* restrict w, float* y, size_t y_stride, const wrt_clamp* clamp) {
   const char* x0 = (const char*)x;
   const char* x1 = mr > 1 ? x0 + x_stride : x0;
@@ -2582,7 +2582,7 @@ static void wrt_scalar_sppack_4(size_t mr, size_t kc, size_t ks, const float* co
 
 #endif
 
-#if WRT_KF_QSPARSE
+#if !defined(WRT_KF_QSPARSE) || WRT_KF_QSPARSE
 static void wrt_scalar_qspmm_4(size_t mr, size_t n, const int16_t* x, const int32_t* restrict nnz, const int32_t* restrict offs, const int32_t* restrict w, const float* restrict mult, int8_t* y, size_t y_stride, const wrt_qparams* p) {
   const float qlo = p->lo, qhi = p->hi;
   const char* xb = (const char*)x;
@@ -2645,7 +2645,7 @@ static void wrt_scalar_qsppack_4(size_t mr, size_t kc, size_t ks, const int8_t* 
 
 #endif
 
-#if WRT_KF_WINOGRAD
+#if !defined(WRT_KF_WINOGRAD) || WRT_KF_WINOGRAD
 static void wrt_scalar_wino2_in(size_t c, const float* const* in, float* out, size_t out_stride) {
   size_t ch = 0;
   for (; ch + 1 <= c; ch += 1) {
@@ -3029,7 +3029,7 @@ const wrt_target wrt_target_scalar = {
   .gemm_mr = 2, .gemm_nr = 4,
   .gemm = wrt_scalar_gemm_2x4,
   .igemm = wrt_scalar_igemm_2x4,
-#if WRT_KF_DWCONV
+#if !defined(WRT_KF_DWCONV) || WRT_KF_DWCONV
   .dwconv = {
     {9, 1, wrt_scalar_dwconv_9_c1},
     {25, 1, wrt_scalar_dwconv_25_c1},
@@ -3038,106 +3038,106 @@ const wrt_target wrt_target_scalar = {
 #endif
   .vbinary = {
     [WRT_BIN_ADD] = wrt_scalar_vadd,
-#if WRT_KF_BINARY_SUB
+#if !defined(WRT_KF_BINARY_SUB) || WRT_KF_BINARY_SUB
     [WRT_BIN_SUB] = wrt_scalar_vsub,
 #endif
-#if WRT_KF_BINARY_RSUB
+#if !defined(WRT_KF_BINARY_RSUB) || WRT_KF_BINARY_RSUB
     [WRT_BIN_RSUB] = wrt_scalar_vrsub,
 #endif
-#if WRT_KF_BINARY_MUL
+#if !defined(WRT_KF_BINARY_MUL) || WRT_KF_BINARY_MUL
     [WRT_BIN_MUL] = wrt_scalar_vmul,
 #endif
-#if WRT_KF_BINARY_DIV
+#if !defined(WRT_KF_BINARY_DIV) || WRT_KF_BINARY_DIV
     [WRT_BIN_DIV] = wrt_scalar_vdiv,
 #endif
-#if WRT_KF_BINARY_RDIV
+#if !defined(WRT_KF_BINARY_RDIV) || WRT_KF_BINARY_RDIV
     [WRT_BIN_RDIV] = wrt_scalar_vrdiv,
 #endif
-#if WRT_KF_BINARY_MAX
+#if !defined(WRT_KF_BINARY_MAX) || WRT_KF_BINARY_MAX
     [WRT_BIN_MAX] = wrt_scalar_vmax,
 #endif
-#if WRT_KF_BINARY_MIN
+#if !defined(WRT_KF_BINARY_MIN) || WRT_KF_BINARY_MIN
     [WRT_BIN_MIN] = wrt_scalar_vmin,
 #endif
-#if WRT_KF_BINARY_PRELU
+#if !defined(WRT_KF_BINARY_PRELU) || WRT_KF_BINARY_PRELU
     [WRT_BIN_PRELU] = wrt_scalar_vprelu,
 #endif
   },
   .vbinary_scalar = {
-#if WRT_KF_BINARY_ADD
+#if !defined(WRT_KF_BINARY_ADD) || WRT_KF_BINARY_ADD
     [WRT_BIN_ADD] = wrt_scalar_vaddc,
 #endif
-#if WRT_KF_BINARY_SUB
+#if !defined(WRT_KF_BINARY_SUB) || WRT_KF_BINARY_SUB
     [WRT_BIN_SUB] = wrt_scalar_vsubc,
 #endif
-#if WRT_KF_BINARY_RSUB
+#if !defined(WRT_KF_BINARY_RSUB) || WRT_KF_BINARY_RSUB
     [WRT_BIN_RSUB] = wrt_scalar_vrsubc,
 #endif
-#if WRT_KF_BINARY_MUL
+#if !defined(WRT_KF_BINARY_MUL) || WRT_KF_BINARY_MUL
     [WRT_BIN_MUL] = wrt_scalar_vmulc,
 #endif
-#if WRT_KF_BINARY_DIV
+#if !defined(WRT_KF_BINARY_DIV) || WRT_KF_BINARY_DIV
     [WRT_BIN_DIV] = wrt_scalar_vdivc,
 #endif
-#if WRT_KF_BINARY_RDIV
+#if !defined(WRT_KF_BINARY_RDIV) || WRT_KF_BINARY_RDIV
     [WRT_BIN_RDIV] = wrt_scalar_vrdivc,
 #endif
-#if WRT_KF_BINARY_MAX
+#if !defined(WRT_KF_BINARY_MAX) || WRT_KF_BINARY_MAX
     [WRT_BIN_MAX] = wrt_scalar_vmaxc,
 #endif
-#if WRT_KF_BINARY_MIN
+#if !defined(WRT_KF_BINARY_MIN) || WRT_KF_BINARY_MIN
     [WRT_BIN_MIN] = wrt_scalar_vminc,
 #endif
-#if WRT_KF_BINARY_PRELU
+#if !defined(WRT_KF_BINARY_PRELU) || WRT_KF_BINARY_PRELU
     [WRT_BIN_PRELU] = wrt_scalar_vpreluc,
 #endif
   },
   .vunary = {
-#if WRT_KF_UNARY_RELU
+#if !defined(WRT_KF_UNARY_RELU) || WRT_KF_UNARY_RELU
     [WRT_UN_RELU] = wrt_scalar_relu,
 #endif
-#if WRT_KF_UNARY_CLIP
+#if !defined(WRT_KF_UNARY_CLIP) || WRT_KF_UNARY_CLIP
     [WRT_UN_CLIP] = wrt_scalar_clip,
 #endif
-#if WRT_KF_UNARY_LEAKY_RELU
+#if !defined(WRT_KF_UNARY_LEAKY_RELU) || WRT_KF_UNARY_LEAKY_RELU
     [WRT_UN_LEAKY_RELU] = wrt_scalar_leaky_relu,
 #endif
-#if WRT_KF_UNARY_HARD_SWISH
+#if !defined(WRT_KF_UNARY_HARD_SWISH) || WRT_KF_UNARY_HARD_SWISH
     [WRT_UN_HARD_SWISH] = wrt_scalar_hard_swish,
 #endif
-#if WRT_KF_UNARY_HARD_SIGMOID
+#if !defined(WRT_KF_UNARY_HARD_SIGMOID) || WRT_KF_UNARY_HARD_SIGMOID
     [WRT_UN_HARD_SIGMOID] = wrt_scalar_hard_sigmoid,
 #endif
-#if WRT_KF_UNARY_SIGMOID
+#if !defined(WRT_KF_UNARY_SIGMOID) || WRT_KF_UNARY_SIGMOID
     [WRT_UN_SIGMOID] = wrt_scalar_sigmoid,
 #endif
-#if WRT_KF_UNARY_TANH
+#if !defined(WRT_KF_UNARY_TANH) || WRT_KF_UNARY_TANH
     [WRT_UN_TANH] = wrt_scalar_tanh,
 #endif
-#if WRT_KF_UNARY_EXP
+#if !defined(WRT_KF_UNARY_EXP) || WRT_KF_UNARY_EXP
     [WRT_UN_EXP] = wrt_scalar_exp,
 #endif
-#if WRT_KF_UNARY_SQRT
+#if !defined(WRT_KF_UNARY_SQRT) || WRT_KF_UNARY_SQRT
     [WRT_UN_SQRT] = wrt_scalar_sqrt,
 #endif
-#if WRT_KF_UNARY_ABS
+#if !defined(WRT_KF_UNARY_ABS) || WRT_KF_UNARY_ABS
     [WRT_UN_ABS] = wrt_scalar_abs,
 #endif
-#if WRT_KF_UNARY_NEG
+#if !defined(WRT_KF_UNARY_NEG) || WRT_KF_UNARY_NEG
     [WRT_UN_NEG] = wrt_scalar_neg,
 #endif
   },
-#if WRT_KF_POOL
+#if !defined(WRT_KF_POOL) || WRT_KF_POOL
   .maxpool = wrt_scalar_maxpool, .avgpool = wrt_scalar_avgpool,
 #endif
-#if WRT_KF_QS8
+#if !defined(WRT_KF_QS8) || WRT_KF_QS8
   .qgemm_mr = 2, .qgemm_nr = 4, .qgemm_kr = 1, .qgemm_xoff = 0,
   .qgemm = wrt_scalar_qgemm_2x4,
   .qigemm = wrt_scalar_qigemm_2x4,
   .qdwconv = {{0, 1, 1, wrt_scalar_qdwconv_any_c1}},
   .qadd = wrt_scalar_qadd, .qadd_scalar = wrt_scalar_qadd_scalar,
 #endif
-#if WRT_KF_SPARSE
+#if !defined(WRT_KF_SPARSE) || WRT_KF_SPARSE
   .spmm_mr = 2, .spmm_g = 1,
   .spmm_min_sparsity = 0.2f, .spmm_k_penalty = 0.0f, .spmv_min_sparsity = 0.2f,
   .spmm = wrt_scalar_spmm_2, .spmv = wrt_scalar_spmv,
@@ -3145,11 +3145,11 @@ const wrt_target wrt_target_scalar = {
   .spmmu_mr = 4, .spmmu_min_sparsity = 0.3f, .spmmu_k_penalty = 8.0f,
   .spmmu = wrt_scalar_spmmu_4, .sppacku = wrt_scalar_sppack_4,
 #endif
-#if WRT_KF_QSPARSE
+#if !defined(WRT_KF_QSPARSE) || WRT_KF_QSPARSE
   .qspmm_mr = 4, .qspmm_min_sparsity = 0.3f, .qspmm_k_penalty = 0.0f,
   .qspmm = wrt_scalar_qspmm_4, .qsppack = wrt_scalar_qsppack_4,
 #endif
-#if WRT_KF_WINOGRAD
+#if !defined(WRT_KF_WINOGRAD) || WRT_KF_WINOGRAD
   .wino_in = {wrt_scalar_wino2_in, wrt_scalar_wino4_in}, .wino_out = {wrt_scalar_wino2_out, wrt_scalar_wino4_out},
 #endif
 };
