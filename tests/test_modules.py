@@ -176,3 +176,17 @@ def test_uses_and_header_of_a_model() -> None:
     assert "#define WRT_KEEP_CONV_2D (WRT_DC_BIT(F32))" in h and "#define WRT_KEEP_MEAN (0u)" in h
     assert "#define WRT_KF_QS8 0" in h and "#define WRT_KF_DWCONV 1" in h and "#define WRT_KF_RESIZE 0" in h
     assert t.header() == Trim.for_models([MODELS / "face_detector.wrt"]).header()  # deterministic
+
+
+def test_cli_build_for() -> None:
+    import subprocess
+    import sys
+
+    _have("face_detector.wrt")
+    out = ROOT / "build" / "modules" / "cli"
+    r = subprocess.run([sys.executable, "-m", "wasmrt.cli.main", "build", "--for", str(MODELS / "face_detector.wrt"),
+                        "-o", str(out), "--variant", "scalar"], capture_output=True, text=True, cwd=ROOT, timeout=600)
+    assert r.returncode == 0, r.stderr[-3000:]
+    assert "wasm-scalar" in r.stdout and "wasmrt-modules.json" in r.stdout, r.stdout
+    man = json.loads((out / "wasmrt-modules.json").read_text())
+    assert man["models"] == ["face_detector.wrt"] and list(man["modules"]) == ["scalar"]
