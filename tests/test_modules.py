@@ -20,6 +20,7 @@ ROOT = paths.checkout()
 MODELS = ROOT / "models" if ROOT else Path("models")
 FACE_FLOAT = TRYON_SETS["face"]
 FACE_INT8 = TRYON_SETS["face-int8"]
+FACE_INT8_REFINE = TRYON_SETS["face-int8-refine"]
 FACE_LIMIT = 120_000  # bytes: the face try-on's modules (relaxed and SIMD128)
 MODEL_LIMIT = 150_000  # bytes: a module built for one other bundled model
 OTHERS = ("mobilenet_v2.wrt", "efficientnet_lite0.wrt", "selfie_segmentation.wrt", "ppocr_cls.wrt",
@@ -71,9 +72,20 @@ def test_face_float_modules_are_small_and_exact(variant: str) -> None:
 
 
 @pytest.mark.parametrize("variant", ["relaxed", "simd"])
-def test_face_int8_modules_are_exact(variant: str) -> None:
+def test_face_int8_modules_are_small_and_exact(variant: str) -> None:
     out = _build("face-int8", FACE_INT8, (variant,))
+    size = (out / f"wasmrt-{variant}.wasm").stat().st_size
+    assert size <= FACE_LIMIT, f"{variant} module for the int8 face models: {size:,} bytes"
     for m in FACE_INT8:
+        _same_outputs(out, m, variant)
+
+
+@pytest.mark.parametrize("variant", ["relaxed", "simd"])
+def test_face_int8_refine_modules_are_exact(variant: str) -> None:
+    # the int8 detector with the float attention mesh: both paths in one module (about 128-136 KB, over FACE_LIMIT)
+    out = _build("face-int8-refine", FACE_INT8_REFINE, (variant,))
+    assert (out / f"wasmrt-{variant}.wasm").stat().st_size <= MODEL_LIMIT
+    for m in FACE_INT8_REFINE:
         _same_outputs(out, m, variant)
 
 
@@ -190,3 +202,18 @@ def test_cli_build_for() -> None:
     assert "wasm-scalar" in r.stdout and "wasmrt-modules.json" in r.stdout, r.stdout
     man = json.loads((out / "wasmrt-modules.json").read_text())
     assert man["models"] == ["face_detector.wrt"] and list(man["modules"]) == ["scalar"]
+
+
+def test_same_models_same_bytes() -> None:
+    """A forced rebuild into another folder gives the bytes the first build's manifest names."""
+    import hashlib
+
+    from wasmrt.dev.modules import build_for
+
+    _have("face_detector.wrt")
+    first = _build("cli", ("face_detector.wrt",), ("scalar",))
+    again = ROOT / "build" / "modules" / "cli-again"
+    build_for([MODELS / "face_detector.wrt"], again, ("scalar",), force=True)
+    man = json.loads((first / "wasmrt-modules.json").read_text())
+    assert hashlib.sha256((again / "wasmrt-scalar.wasm").read_bytes()).hexdigest() == man["modules"]["scalar"]["sha256"]
+    assert (again / "wasmrt-modules.json").read_text() == (first / "wasmrt-modules.json").read_text()

@@ -21,7 +21,7 @@ async function builtFor(set) {
 const ops = {
   async init({ variant = "auto", modelBase = new URL("../../models/", import.meta.url).href, tracking = true,
     refine = false, int8 = false }) {
-    rt = await init({ variant, ...(await builtFor(int8 ? "face-int8" : "face")) });
+    rt = await init({ variant, ...(await builtFor(int8 ? (refine ? "face-int8-refine" : "face-int8") : "face")) });
     // refine: the attention mesh, 478 points (float: it has no int8 version); int8: the models `wasmrt quantize`
     // made of face_detector and face_landmark (wasmrt/zoo/face_int8.py)
     const models = int8 ? {

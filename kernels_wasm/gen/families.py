@@ -4,8 +4,9 @@ kernels and table fields with `#if WRT_KF_<NAME>` (generated/wrt_families.h sets
 modules hold everything), and wasmrt/dev/modules.py sets the macros of a trimmed module from the uses of its models.
 
 A use is `OP:CLASS` (an op and the dtype class its inputs put it in: F32, QS8, OTHER, F32_SPARSE, the classes of
-engine.h's op table), a path the planner may pick for a model's layer (`winograd`, `qsparse`), or `dynamic` (inputs
-sized at run time). RESIZE guards engine code rather than kernels: the same switch, for the same question."""
+engine.h's op table), a path the planner may pick for a model's layer (`dwconv`, `winograd`, `qsparse`), or
+`dynamic` (inputs sized at run time). RESIZE guards engine code rather than kernels: the same switch, for the same
+question."""
 
 from __future__ import annotations
 
@@ -23,9 +24,6 @@ class Family:
     what: str
 
 
-# float convolutions' depthwise tiles; a model with float32 convolutions has depthwise ones more often than not,
-# and which convolution is depthwise is known only once the engine reads the groups
-_CONV_F32 = ("CONV_2D:F32", "CONV_2D:F32_SPARSE")
 # the recurrent ops' gates run the sigmoid, tanh and relu kernels
 _RNN = ("LSTM:F32", "GRU:F32", "RNN:F32")
 
@@ -49,7 +47,7 @@ def _unary(op: str) -> Family:
 def all_families() -> tuple[Family, ...]:
     """Every family, the element-wise ones from eltwise's tables as they stand (an op added to them has its family)."""
     return (
-        Family("DWCONV", _CONV_F32, "float32 depthwise convolution tiles"),
+        Family("DWCONV", ("dwconv",), "float32 depthwise convolution tiles"),
         Family("POOL", ("MAX_POOL_2D:F32", "AVERAGE_POOL_2D:F32"), "float32 max and average pooling"),
         Family("QS8", ("*:QS8",), "every int8 kernel: GEMM, indirect GEMM, depthwise, addition, packing"),
         Family("SPARSE", ("CONV_2D:F32_SPARSE", "FULLY_CONNECTED:F32_SPARSE"), "float32 sparse GEMM and GEMV"),

@@ -28,9 +28,11 @@ from wasmrt.dev import build
 from wasmrt.errors import WasmrtError
 
 MANIFEST = "wasmrt-modules.json"
-# The face try-on's model sets (demo pages, mini-program): float, and int8 (whose refined mesh stays float)
+# The face try-on's model sets (demo pages): float (with the refined mesh), int8, and the int8 detector with the
+# refined mesh (which has no int8 version)
 TRYON_SETS = {"face": ("face_detector.wrt", "face_landmark.wrt", "face_landmark_attention.wrt"),
-              "face-int8": ("face_detector_int8.wrt", "face_landmark_int8.wrt", "face_landmark_attention.wrt")}
+              "face-int8": ("face_detector_int8.wrt", "face_landmark_int8.wrt"),
+              "face-int8-refine": ("face_detector_int8.wrt", "face_landmark_attention.wrt")}
 CLASSES = ("F32", "QS8", "OTHER", "F32_SPARSE")  # dtype classes of the op table (engine.h WRT_DC_*)
 _WEIGHTED = ("CONV_2D", "FULLY_CONNECTED")  # the ops with a block-sparse class
 # zero weights from which a dense float layer may run sparse on some target (the lowest break-even of
@@ -63,8 +65,11 @@ def uses(m: WrtModel) -> set[str]:
         a = o.attrs
         if o.op == "CONV_2D" and "F32" in classes:
             w = m.tensors[o.inputs[1]]
+            g = int(a.get("groups", 1))
+            if len(w.shape) == 4 and g == w.shape[3] * g == w.shape[0]:
+                out.add("dwconv")  # conv.c's depthwise path: one input and one output channel per group
             if (len(w.shape) == 4 and tuple(w.shape[1:3]) == (3, 3) and tuple(a.get("strides", (1, 1))) == (1, 1)
-                    and tuple(a.get("dilations", (1, 1))) == (1, 1) and a.get("groups", 1) == 1):
+                    and tuple(a.get("dilations", (1, 1))) == (1, 1) and g == 1):
                 out.add("winograd")  # the planner may pick it for a 3x3 layer
         if o.op in _WEIGHTED and classes == {"QS8"} and m.tensors[o.inputs[1]].sparse is not None:
             out.add("qsparse")
@@ -85,6 +90,8 @@ class Trim:
             raise WasmrtError("wasmrt build --for: name at least one .wrt model")
         u: set[str] = set()
         for p in paths:
+            if not Path(p).is_file():
+                raise WasmrtError(f"wasmrt build --for: {p} is not a file (name .wrt models, made by wasmrt convert)")
             u |= uses(read_wrt(p))
         keep = {op: tuple(c for c in CLASSES if f"{op}:{c}" in u) for op in sorted(opdefs.OPS)}
         return cls(tuple(sorted({Path(p).name for p in paths})), {k: v for k, v in keep.items() if v},
