@@ -271,9 +271,9 @@ def test_new_dtype_variant_through_the_op_table(tmp_path: Path) -> None:
                                                     "const wrt_target* pick_target(void);"))
     ops = (engine / "ops.c").read_text()
     # NEG (float32 through its vector kernel, an element-wise unary op with no row of its own) gains an int32 row
-    row = "    [OP_MAX_POOL_2D] = F32_QS8(POOL, QPOOL),"
+    row = "    [OP_MAX_POOL_2D] = F32_QS8(MAX_POOL_2D, POOL, QPOOL),"
     assert row in ops and "[OP_NEG]" not in ops, "the op table changed shape: update this test and the engine README"
-    variant = "    [OP_NEG] = {[WRT_DC_OTHER] = &NEG_I32},\n" + row
+    variant = "    [OP_NEG] = {E(NEG, OTHER, NEG_I32)},\n" + row
     (engine / "ops.c").write_text(ops.replace(row, variant))
     driver = tmp_path / "wrt_driver"
     r = subprocess.run([cc, *build.CFLAGS[:1], "-O1", *build.CFLAGS[2:], "-I", str(kw / "include"),

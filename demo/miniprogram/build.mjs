@@ -9,7 +9,10 @@
 //     can only load files of its own folder), the page's lips.js and tryon-page.js in lib/
 //   - --int8: the int8 face models instead (face_detector_int8.wrt, face_landmark_int8.wrt from wasmrt quantize:
 //     `python -m wasmrt.zoo.face_int8` makes them), under the same names in the projects
-//   node demo/miniprogram/build.mjs [--brotli] [--int8] [--only wechat|alipay] [--target DIR (a built copy, not in place)]
+//   - --wasm DIR: the modules of DIR instead of the full ones: `wasmrt build --for` the face models -o DIR holds
+//     only their ops and kernels (about half the bytes); lib/models.js then names the models they were built for
+//   node demo/miniprogram/build.mjs [--brotli] [--int8] [--wasm DIR] [--only wechat|alipay]
+//     [--target DIR (a built copy, not in place)]
 import { copyFileSync, cpSync, mkdirSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from "node:fs";
 import { dirname, join, relative } from "node:path";
 import { fileURLToPath } from "node:url";
@@ -95,6 +98,9 @@ export function build({ brotli = false, int8 = false, only = PLATFORMS, models =
     }
     copy(detector, join(app, "models", "face_detector.wrt"));
     const manifest = { wasmDir: "/wasm", brotli, int8, detector: "/models/face_detector.wrt" };
+    // modules built for given models (wasmrt build --for) say which in their manifest
+    const built = join(dist, "wasmrt-modules.json");
+    try { manifest.wasmBuiltFor = JSON.parse(readFileSync(built, "utf8")).models; } catch { /* the full modules */ }
     for (const m of split) {
       const parts = m.subpackages.map((s, k) => {
         const rel = `${s}/data/${m.file}.${k}`;
@@ -134,7 +140,7 @@ if (process.argv[1] && fileURLToPath(import.meta.url) === process.argv[1]) {
   const opt = (name) => (args.includes(name) ? args[args.indexOf(name) + 1] : undefined);
   const int8 = args.includes("--int8");
   const apps = build({ brotli: args.includes("--brotli"), int8, only: opt("--only") ? [opt("--only")] : PLATFORMS,
-    target: opt("--target") });
+    target: opt("--target"), ...(opt("--wasm") ? { dist: opt("--wasm") } : {}) });
   console.log(`mini-programs built (${args.includes("--brotli") ? "brotli wasm" : "plain wasm"}, ` +
     `${int8 ? "int8" : "float"} face models):`);
   for (const [platform, app] of Object.entries(apps)) {

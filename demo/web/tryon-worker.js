@@ -6,10 +6,22 @@ import { FaceMesh } from "../../js_bindings/vision/index.js";
 
 let rt = null, mesh = null;
 
+// The modules built for the face models (wasmrt build --for, which the demo server runs: about half the full
+// modules' bytes), or the full ones where the server has none
+async function builtFor(set) {
+  const folder = new URL(`../../face-wasm/${set}/`, import.meta.url);
+  try {
+    const r = await fetch(new URL("wasmrt-modules.json", folder));
+    return r.ok ? { wasmPaths: folder.href, modules: await r.json() } : {};
+  } catch {
+    return {};
+  }
+}
+
 const ops = {
   async init({ variant = "auto", modelBase = new URL("../../models/", import.meta.url).href, tracking = true,
     refine = false, int8 = false }) {
-    rt = await init({ variant });
+    rt = await init({ variant, ...(await builtFor(int8 ? (refine ? "face-int8-refine" : "face-int8") : "face")) });
     // refine: the attention mesh, 478 points (float: it has no int8 version); int8: the models `wasmrt quantize`
     // made of face_detector and face_landmark (wasmrt/zoo/face_int8.py)
     const models = int8 ? {
@@ -22,7 +34,7 @@ const ops = {
       if (int8) e.message += " (the int8 face models are made by `wasmrt demo --int8` or `python -m wasmrt.zoo.face_int8`)";
       throw e;
     }
-    return { variant: rt.variant, reason: rt.reason, int8 };
+    return { variant: rt.variant, reason: rt.reason, int8, builtFor: rt.builtFor };
   },
   async frame({ buffer, width, height }) {
     const r = await mesh.detect({ data: new Uint8ClampedArray(buffer), width, height });

@@ -238,7 +238,7 @@ async function start() {
   const info = await call("init", { variant: params.get("variant") ?? "auto", refine: params.get("refine") === "1",
     int8: params.get("int8") === "1" });
   $("engine-info").textContent = `engine: the ${describeVariant(info.variant)} build (${info.reason})` +
-    (info.int8 ? ", int8 face models" : "");
+    (info.int8 ? ", int8 face models" : "") + (info.builtFor ? `, module built for ${info.builtFor.join(", ")}` : "");
   $("status").dataset.state = "ready";
   $("status").textContent = "ready";
   const source = params.get("source") ?? "camera";

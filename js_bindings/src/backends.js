@@ -28,12 +28,16 @@ const DEFAULT_WASM = {
 // The engine is freestanding: it imports nothing today. Kept in one place for hosts that need an object anyway.
 const ENGINE_IMPORTS = () => ({ env: {} });
 
-/** @param {string} variant @param {Options["wasmPaths"]} wasmPaths @returns {any} */
-function wasmSource(variant, wasmPaths) {
-  if (wasmPaths === undefined || wasmPaths === null) return DEFAULT_WASM[variant]();
+/** @param {string} variant @param {Options["wasmPaths"]} wasmPaths @param {Options["modules"]} [modules]
+ * @returns {any} */
+function wasmSource(variant, wasmPaths, modules) {
+  if (wasmPaths === undefined || wasmPaths === null) {
+    if (modules) throw new WasmrtError("init({modules}) describes modules built for given models: name their folder in wasmPaths");
+    return DEFAULT_WASM[variant]();
+  }
   if (typeof wasmPaths === "string" || wasmPaths instanceof URL) { // a folder (URL or path) holding all three
     const dir = String(wasmPaths);
-    return dir.replace(/\/?$/, "/") + `wasmrt-${variant}.wasm`;
+    return dir.replace(/\/?$/, "/") + (modules?.modules[variant]?.file ?? `wasmrt-${variant}.wasm`);
   }
   if (typeof wasmPaths === "object") { // per variant: URL, path or bytes
     /** @type {Record<string, unknown>} */
@@ -63,17 +67,17 @@ const skippedNote = (choice) => (choice?.skipped.length ? choice.skipped.join(";
 /** @param {Options} options @param {Choice} [choice] @returns {Promise<Runtime>} */
 async function createWasm(options, choice) {
   const host = options.host ?? defaultHost();
-  const features = probe(host);
+  const features = builtFor(probe(host), options.modules);
   const chosen = chooseVariant(features, options.variant);
   const variant = /** @type {string} */ (chosen.variant), reason = chosen.reason; // scalar runs everywhere
   const skipped = skippedNote(choice);
   const asked = threadCount(options.threads);
   const noThreads = asked > 1 ? threadsUnavailable(host, variant) : null;
   if (asked > 1 && !noThreads) {
-    return createThreaded(host, variant, reason, features, asked, options.wasmPaths, skipped);
+    return createThreaded(host, variant, reason, features, asked, options, skipped);
   }
   const threadsReason = asked > 1 ? `1 thread of ${asked}: ${noThreads}` : "1 thread (as asked)";
-  const source = wasmSource(variant, options.wasmPaths);
+  const source = wasmSource(variant, options.wasmPaths, options.modules);
   let instance;
   try {
     instance = await host.instantiate(source, ENGINE_IMPORTS());
@@ -89,15 +93,38 @@ async function createWasm(options, choice) {
   const got = instance;
   // Some mini-program hosts resolve to {instance} instead of an Instance
   if (!got?.exports && got?.instance) instance = got.instance;
-  return new Runtime(instance, { variant, reason, features, host, threads: 1, threadsReason, skipped });
+  return new Runtime(instance, { variant, reason, features, host, threads: 1, threadsReason, skipped,
+    builtFor: options.modules?.models ?? null });
+}
+
+/** The variants a folder of modules built for given models (init({modules}), its wasmrt-modules.json) lacks count
+ * as unavailable, saying so.
+ * @param {any} features @param {Options["modules"]} modules @returns {any} */
+function builtFor(features, modules) {
+  if (!modules) return features;
+  if (!modules.modules || !Array.isArray(modules.models)) {
+    throw new WasmrtError("init({modules}) takes the parsed wasmrt-modules.json that wasmrt build --for writes");
+  }
+  /** @type {Record<string, any>} */
+  const out = { ...features };
+  for (const v of Object.keys(features)) {
+    if (!modules.modules[v]) {
+      out[v] = { available: false, reason: `not among the modules built for ${modules.models.join(", ")}` };
+    }
+  }
+  return out;
 }
 
 // The threaded build: one module on a shared memory, instantiated here and in asked - 1 Workers.
 /** @param {any} host @param {string} variant @param {string} reason @param {any} features @param {number} asked
- * @param {Options["wasmPaths"]} wasmPaths @param {string} skipped */
-async function createThreaded(host, variant, reason, features, asked, wasmPaths, skipped) {
+ * @param {Options} options @param {string} skipped */
+async function createThreaded(host, variant, reason, features, asked, options, skipped) {
   const file = `${variant}-mt`;
-  const source = wasmSource(file, wasmPaths);
+  if (options.modules && !options.modules.modules[file]) {
+    throw new WasmrtError(`init({threads: ${asked}}): the modules built for ${options.modules.models.join(", ")} ` +
+      `have no ${file} module (wasmrt build --for ... builds it unless --variant leaves it out)`);
+  }
+  const source = wasmSource(file, options.wasmPaths, options.modules);
   let module;
   try {
     const bytes = source instanceof Uint8Array || ArrayBuffer.isView(source) ? source : await host.readBytes(source);
@@ -118,7 +145,8 @@ async function createThreaded(host, variant, reason, features, asked, wasmPaths,
   }
   const threads = 1 + workers.length;
   const threadsReason = threads === asked ? `${threads} threads (as asked)` : `${threads} threads of ${asked}${why}`;
-  return new Runtime(instance, { variant, reason, features, host, threads, threadsReason, workers, skipped });
+  return new Runtime(instance, { variant, reason, features, host, threads, threadsReason, workers, skipped,
+    builtFor: options.modules?.models ?? null });
 }
 
 /** The C engine compiled to WebAssembly. @satisfies {Backend} */

@@ -58,6 +58,11 @@ export interface InitOptions {
   variant?: Variant | "auto";
   /** Folder (URL or path) holding wasmrt-{relaxed,simd,scalar}.wasm, or one source per variant. */
   wasmPaths?: string | URL | Partial<Record<Variant, WasmSource>>;
+  /** The manifest (wasmrt-modules.json, parsed) beside modules built for given models by `wasmrt build --for`, whose
+   * folder is wasmPaths: init() picks among the variants it lists (the others count as unavailable, its reason says
+   * why) and Runtime.builtFor names the models. A model needing an op such a module lacks is refused at load with an
+   * UnsupportedOpError naming the op and those models. */
+  modules?: ModulesManifest;
   host?: HostAdapter;
   /** Threads a run of the wasm backend uses: 1 (default), a positive integer, or "auto" (the cores the host
    * reports, at most 8). More than one needs the threaded build (simd or relaxed; not scalar), shared memory and
@@ -70,6 +75,18 @@ export interface InitOptions {
    * on the one a short trial finds faster; else wasm (its reason then says why not WebGPU). Both backends implement
    * one contract (backend.d.ts). */
   backend?: "wasm" | "webgpu" | "auto";
+}
+
+/** wasmrt-modules.json: what `wasmrt build --for` built. */
+export interface ModulesManifest {
+  /** The model files the modules were built for. */
+  readonly models: readonly string[];
+  /** Op -> the dtype classes kept ("F32", "QS8", "OTHER", "F32_SPARSE"). */
+  readonly ops: Readonly<Record<string, readonly string[]>>;
+  /** The kernel families kept (kernels_wasm/gen/families.py). */
+  readonly families: readonly string[];
+  /** Variant ("relaxed", "simd", "scalar", "relaxed-mt", "simd-mt") -> its module file, size and SHA-256. */
+  readonly modules: Readonly<Record<string, { readonly file: string; readonly bytes: number; readonly sha256: string }>>;
 }
 
 export interface TensorInfo {
@@ -216,6 +233,8 @@ export class Runtime {
   readonly host: string;
   /** Threads a run uses: what init({threads}) asked for, or fewer where threads cannot run (reason says why). */
   readonly threads: number;
+  /** The models the module was built for (init({modules})), or null for the full module. */
+  readonly builtFor: readonly string[] | null;
   /** Bytes of wasm linear memory (grows as needed, never shrinks; released models' memory is reused). */
   readonly memoryBytes: number;
   readonly target: string;

@@ -33,8 +33,9 @@ export class Runtime {
   /** Use wasmrt.init(); this wraps an already instantiated engine (the wasm backend of backends.js). skipped: why
    * the backends init({backend: "auto"}) tried first were not used. */
   /** @param {any} instance @param {{variant: any, reason: string, features: any, host: any, threads?: number,
-   * threadsReason?: string, workers?: any[], skipped?: string}} options */
-  constructor(instance, { variant, reason, features, host, threads = 1, threadsReason = "", workers = [], skipped = "" }) {
+   * threadsReason?: string, workers?: any[], skipped?: string, builtFor?: readonly string[] | null}} options */
+  constructor(instance, { variant, reason, features, host, threads = 1, threadsReason = "", workers = [], skipped = "",
+    builtFor = null }) {
     const ex = instance.exports;
     const missing = REQUIRED_EXPORTS.filter((k) => !(k in ex));
     if (missing.length) {
@@ -57,6 +58,8 @@ export class Runtime {
     this.features = features;
     this.host = host.name;
     this._hostAdapter = host;
+    /** The models a module built by `wasmrt build --for` holds the ops of (init({modules})); null: the full module. */
+    this.builtFor = builtFor;
   }
 
   /** Stop the engine's Workers (threaded runtimes); the runtime and its models are unusable afterwards. */

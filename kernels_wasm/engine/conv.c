@@ -62,7 +62,7 @@ static int pointwise(const wrt_op* op) {
 static int choose_conv(wrt_model* m, wrt_op* op) {
   const wrt_target* tg = m->tg;
   const wrt_conv_plan* p = &op->u.conv;
-  int wino = choice_winograd(m, op);
+  int wino = WRT_KF_WINOGRAD && choice_winograd(m, op);
   choice_offer(op, WRT_CH_DENSE | (wino ? WRT_CH_WINO2 | WRT_CH_WINO4 : 0u));
   unsigned f = choice_forced(op); /* a per-op choice (choice.c) before the process-wide one */
   if (f) return f == WRT_CH_WINO2 ? CONV_WINO2 : f == WRT_CH_WINO4 ? CONV_WINO4 : CONV_IGEMM;
@@ -103,7 +103,7 @@ WRT_FOR_SIZE int plan_conv(wrt_model* m, wrt_op* op, wrt_cost* c) {
   }
   op->path = G == 1 ? choose_conv(m, op) : CONV_GROUPED;
   choice_note(op, op->path == CONV_WINO2 ? WRT_CH_WINO2 : op->path == CONV_WINO4 ? WRT_CH_WINO4 : WRT_CH_DENSE);
-  if (op->path == CONV_WINO2 || op->path == CONV_WINO4) {
+  if (WRT_KF_WINOGRAD && (op->path == CONV_WINO2 || op->path == CONV_WINO4)) {
     c->work -= sat_mul(P * CO, ks * cg); /* instead of the direct convolution's */
     c->bytes -= gemm_packed_floats(m->tg, og, ks * cg) * G * sizeof(float);
     return plan_winograd(m, op, c, op->path == CONV_WINO2 ? 2 : 4);
@@ -122,7 +122,7 @@ WRT_FOR_SIZE int prepare_conv(wrt_model* m, wrt_op* op) {
   const float* bias = bias_of(m, op);
   size_t C = (size_t)p->c, CO = (size_t)p->co, ks = (size_t)p->ks, G = (size_t)p->groups;
   size_t cg = C / G, og = CO / G;
-  if (op->path == CONV_WINO2 || op->path == CONV_WINO4) return prepare_winograd(m, op);
+  if (WRT_KF_WINOGRAD && (op->path == CONV_WINO2 || op->path == CONV_WINO4)) return prepare_winograd(m, op);
   if (p->packed) { /* a resize: the weights stay, the indirection follows the new shapes */
     if (op->path == CONV_GEMM) return WRT_OK;
     if (op->path != CONV_DW) return build_igemm_indirection(m, op, p);
@@ -285,7 +285,7 @@ int run_conv(wrt_model* m, wrt_op* op) {
     }
     case CONV_WINO2:
     case CONV_WINO4:
-      return run_winograd(m, op, res);
+      return WRT_KF_WINOGRAD ? run_winograd(m, op, res) : WRT_ERR_UNSUPPORTED; /* never planned without it */
     case CONV_IGEMM:
     case CONV_GROUPED: {
       for (size_t g = 0; g < G; g++) {

@@ -180,32 +180,32 @@ WRT_FOR_SIZE int plan_data(wrt_model* m, wrt_op* op, wrt_cost* c) {
     return op_fail(op, WRT_ERR_UNSUPPORTED, "a fused clamp on %s data is not implemented by the C engine",
                    dtype_name(x->dtype));
   c->work += WORK_COPY * y->count;
-  switch (op->type) {
-    case OP_SPLIT: c->work += WORK_COPY * x->count; break;
-    case OP_SCATTER_ND:
+  switch (op_code(op)) {
+    OP_CASE(SPLIT) c->work += WORK_COPY * x->count; break;
+    OP_CASE(SCATTER_ND)
       c->work += WORK_COPY * (x->count + m->t[op->in[2]].count) + WORK_SCALAR * m->t[op->in[1]].count;
       if (op->a.reduction != WRT_ScatterReduction_NONE && x->dtype != WRT_F32 && x->dtype != WRT_I32 &&
           x->dtype != WRT_I64)
         return op_fail(op, WRT_ERR_UNSUPPORTED, "a %s reduction on %s data is not supported", "ScatterND",
                        dtype_name(x->dtype));
       break;
-    case OP_RESIZE:
+    OP_CASE(RESIZE)
       c->shape_bytes += sizeof(lerp) * ((uint64_t)y->dims[1] + (uint64_t)y->dims[2]);
       if (op->a.mode != 0) c->work += WORK_SCALAR * y->count;
       break;
-    case OP_PAD:
+    OP_CASE(PAD)
       for (int i = 0; i < y->rank; i++) c->shape_bytes += sizeof(int32_t) * (uint64_t)y->dims[i];
       c->shape_bytes += sizeof(int32_t);
       if (x->dtype == WRT_F16 && op->a.value != 0)
         return op_fail(op, WRT_ERR_UNSUPPORTED, "a non-zero float16 pad value is not supported");
       break;
-    case OP_CONCATENATION: { /* one copy per input and outer index, even where an input is empty on the axis */
+    OP_CASE(CONCATENATION) { /* one copy per input and outer index, even where an input is empty on the axis */
       uint64_t outer = 1;
       for (int i = 0; i < op->a.axis; i++) outer *= (uint64_t)y->dims[i];
       c->work += WORK_COPY * outer * (uint64_t)op->n_in;
       break;
     }
-    case OP_GATHER: { /* run-time indices are checked on every run */
+    OP_CASE(GATHER) { /* run-time indices are checked on every run */
       const wrt_tensor* it = &m->t[op->in[1]];
       c->work += WORK_COPY * it->count;
       if (it->is_const) { /* constant indices are checked once, here */
@@ -228,7 +228,7 @@ WRT_FOR_SIZE int plan_data(wrt_model* m, wrt_op* op, wrt_cost* c) {
 
 WRT_FOR_SIZE int prepare_data(wrt_model* m, wrt_op* op) {
   const wrt_tensor *x = &m->t[op->in[0]], *y = &m->t[op->out];
-  if (op->type == OP_RESIZE) {
+  if (WRT_KEEP_OP(RESIZE) && op->type == OP_RESIZE) {
     lerp* th = resize_axis(m, y->dims[1], x->dims[1], op->a.scales[0], &op->a);
     lerp* tw = resize_axis(m, y->dims[2], x->dims[2], op->a.scales[1], &op->a);
     if (!th || !tw)
@@ -474,11 +474,11 @@ int run_data(wrt_model* m, wrt_op* op) {
   size_t es = x->esize;
   int64_t xs[WRT_MAX_RANK];
   contiguous_strides(x, xs);
-  switch (op->type) {
-    case OP_RESHAPE:
+  switch (op_code(op)) {
+    OP_CASE(RESHAPE)
       if (y->data != x->data) rt_copy(y->data, x->data, (size_t)x->nbytes); /* the planner normally aliases them */
       return WRT_OK;
-    case OP_TRANSPOSE: {
+    OP_CASE(TRANSPOSE) {
       size_t dims[WRT_MAX_RANK];
       int64_t ss[WRT_MAX_RANK];
       int r = 0;
@@ -509,7 +509,7 @@ int run_data(wrt_model* m, wrt_op* op) {
       strided_copy(y->data, x->data, es, r, dims, ss, 0);
       return WRT_OK;
     }
-    case OP_SLICE: {
+    OP_CASE(SLICE) {
       size_t dims[WRT_MAX_RANK];
       int64_t ss[WRT_MAX_RANK], base = 0;
       for (int i = 0; i < y->rank; i++) {
@@ -521,7 +521,7 @@ int run_data(wrt_model* m, wrt_op* op) {
       strided_copy(y->data, (const uint8_t*)x->data + base * (int64_t)es, es, y->rank, dims, ss, 0);
       return WRT_OK;
     }
-    case OP_DEPTH_TO_SPACE: {
+    OP_CASE(DEPTH_TO_SPACE) {
       size_t b = (size_t)op->a.block, N = (size_t)x->dims[0], H = (size_t)x->dims[1], W = (size_t)x->dims[2];
       size_t C = (size_t)x->dims[3], co = C / (b * b);
       size_t dims[6] = {N, H, b, W, b, co};
@@ -531,7 +531,7 @@ int run_data(wrt_model* m, wrt_op* op) {
       strided_copy(y->data, x->data, es, 6, dims, ss, 0);
       return WRT_OK;
     }
-    case OP_CONCATENATION: {
+    OP_CASE(CONCATENATION) {
       int ax = op->a.axis;
       size_t outer = 1, inner = 1;
       for (int i = 0; i < ax; i++) outer *= (size_t)y->dims[i];
@@ -547,11 +547,11 @@ int run_data(wrt_model* m, wrt_op* op) {
       if (!is_unclamped(&op->clamp)) clamp_inplace(y->data, (size_t)y->count, &op->clamp);
       return WRT_OK;
     }
-    case OP_PAD: return run_pad(m, op);
-    case OP_RESIZE: return run_resize(m, op);
-    case OP_GATHER: return run_gather(m, op);
-    case OP_SCATTER_ND: return run_scatter_nd(m, op);
-    case OP_EXPAND: { /* strides 0 on the broadcast axes */
+    OP_CASE(PAD) return run_pad(m, op);
+    OP_CASE(RESIZE) return run_resize(m, op);
+    OP_CASE(GATHER) return run_gather(m, op);
+    OP_CASE(SCATTER_ND) return run_scatter_nd(m, op);
+    OP_CASE(EXPAND) { /* strides 0 on the broadcast axes */
       size_t dims[WRT_MAX_RANK];
       int64_t ss[WRT_MAX_RANK];
       for (int i = 0; i < y->rank; i++) {
@@ -562,7 +562,7 @@ int run_data(wrt_model* m, wrt_op* op) {
       strided_copy(y->data, x->data, es, y->rank, dims, ss, 0);
       return WRT_OK;
     }
-    case OP_SPLIT: { /* each output: a slice of x along the axis */
+    OP_CASE(SPLIT) { /* each output: a slice of x along the axis */
       int ax = op->a.axis < 0 ? op->a.axis + x->rank : op->a.axis;
       int64_t start = 0;
       for (int k = 0; k < op->n_out; k++) {

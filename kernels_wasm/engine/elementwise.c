@@ -179,9 +179,13 @@ static int binary_code(int type, int* rev) {
 }
 
 /* ---- functions without a vector kernel, in double (python_ref's precision, rounded once) ---------------------- */
+/* (a module without these ops leaves their double-precision path out) */
 static int is_double_fn(int type) {
-  return type == OP_GELU || type == OP_ERF || type == OP_LOG || type == OP_FLOOR || type == OP_CEIL;
+  return (WRT_KEEP_OP(GELU) && type == OP_GELU) || (WRT_KEEP_OP(ERF) && type == OP_ERF) ||
+         (WRT_KEEP_OP(LOG) && type == OP_LOG) || (WRT_KEEP_OP(FLOOR) && type == OP_FLOOR) ||
+         (WRT_KEEP_OP(CEIL) && type == OP_CEIL);
 }
+static int is_pow(int type) { return WRT_KEEP_OP(POW) && type == OP_POW; }
 
 static float double_fn(const wrt_op* op, float xf) {
   double x = xf;
@@ -219,7 +223,7 @@ static void unary_task(void* ctx, size_t t) {
 
 WRT_FOR_SIZE int plan_elementwise(wrt_model* m, wrt_op* op, wrt_cost* c) {
   /* POW, and unary ops without a vector kernel, compute in double */
-  int slow = op->type == OP_POW || is_double_fn(op->type) || (op->n_in == 1 && !m->tg->vunary[unary_code(op->type)]);
+  int slow = is_pow(op->type) || is_double_fn(op->type) || (op->n_in == 1 && !m->tg->vunary[unary_code(op->type)]);
   c->work += (slow ? WORK_LIBM : WORK_VEC) * m->t[op->out].count;
   return WRT_OK;
 }
@@ -243,7 +247,7 @@ int run_elementwise(wrt_model* m, wrt_op* op) {
   bcast bc;
   bcast_setup(&m->t[op->in[0]], &m->t[op->in[1]], y, &bc);
   const float* b = t_f32(m, op->in[1]);
-  if (op->type == OP_POW) bcast_run(m, op, &bc, x, b, yd, pow_row, 0);
+  if (is_pow(op->type)) bcast_run(m, op, &bc, x, b, yd, pow_row, 0);
   else {
     bin_ctx c = {m->tg, 0, 0, &op->clamp};
     c.code = binary_code(op->type, &c.rev);

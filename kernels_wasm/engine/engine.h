@@ -257,6 +257,26 @@ struct wrt_model {
 /* Dtype classes: an op's implementation is chosen by its type and by the class of its first input; float32 ops whose
  * weights (input 1) are block-sparse form their own class. */
 enum { WRT_DC_F32, WRT_DC_QS8, WRT_DC_OTHER, WRT_DC_F32_SPARSE, WRT_DC_COUNT };
+/* A module built for given models (wasmrt build --for) is compiled with its generated wrt_trim.h, which defines
+ * WRT_TRIMMED, the models' names (WRT_TRIM_MODELS), the kernel families it holds (WRT_KF_*) and, for every op, the
+ * dtype classes it keeps (WRT_KEEP_<OP>, a mask of WRT_DC_BIT): only those rows of the op table are linked in.
+ * Without it (the full modules and the native builds) every op is kept. */
+#define WRT_DC_BIT(c) (1u << WRT_DC_##c)
+#ifdef WRT_TRIMMED
+#define WRT_KEEP(op, c) ((WRT_KEEP_##op >> WRT_DC_##c) & 1u)
+#define WRT_KEEP_OP(op) (WRT_KEEP_##op != 0)
+#else
+#define WRT_KEEP(op, c) 1u
+#define WRT_KEEP_OP(op) 1
+#endif
+/* `switch (op_code(op)) { OP_CASE(X) ... }`: a case that a module without X leaves out. Its label then takes a value
+ * above every op code, which op_code tells the compiler never comes (read_model refuses unknown codes, check_op the
+ * ops a module lacks), so it drops what only that label reached. */
+#define OP_CASE(X) case (WRT_KEEP_OP(X) ? OP_##X : OP_MAX_CODE + OP_##X):
+static inline int op_code(const wrt_op* op) {
+  if (op->type >= OP_MAX_CODE) __builtin_unreachable();
+  return op->type;
+}
 
 struct wrt_op_impl {
   int (*plan)(wrt_model* m, wrt_op* op, wrt_cost* c); /* choose the path, fill the plan, state the cost */
@@ -267,6 +287,8 @@ struct wrt_op_impl {
 
 int dtype_class(const wrt_model* m, wrt_op* op);
 const wrt_op_impl* op_impl(int type, int dclass); /* NULL: this engine has no such variant */
+int op_kept(int type); /* whether this module holds the op (one built for given models may not) */
+int op_not_in_module(const wrt_model* m, const wrt_op* op); /* its refusal, naming the models the module is for */
 
 /* ---- quantization parameters and rules (qrules.c) ------------------------------------------------------------- */
 int read_quant(wrt_model* m, fb_buf f, size_t qt, wrt_tensor* t, uint32_t index); /* Tensor.quant, verified */

@@ -84,6 +84,9 @@ static int plan_model(wrt_model* m, uint64_t* need, int resize) {
     if (op->skip) continue;
     m->cur_op = k;
     op->impl = op_impl(op->type, dtype_class(m, op));
+#ifdef WRT_TRIMMED
+    if (!op->impl) return op_not_in_module(m, op); /* the full modules may hold it: say so */
+#endif
     if (!op->impl)
       return op_fail(op, WRT_ERR_UNSUPPORTED, "%s inputs are not supported by the C engine (%s has no %s variant)",
                      dtype_name(m->t[op->in[0]].dtype), op_name(op), dtype_name(m->t[op->in[0]].dtype));
@@ -342,6 +345,11 @@ int wrt_resize_inputs(wrt_model* m, const int32_t* dims, int n) {
   if (!m) return rt_error(WRT_ERR_INPUT, "wrt_resize_inputs: model is NULL");
   if (m->streaming) return rt_error(WRT_ERR_INPUT, "the model is still loading (wrt_load_next)");
   if (m->broken) return rt_error(WRT_ERR_NOMEM, "the model could not be re-planned after its last resize; load it again");
+#if !WRT_KF_RESIZE /* a module built for models of fixed input sizes leaves the re-planning (planner.c) out */
+  (void)dims, (void)n;
+  return rt_error(WRT_ERR_UNSUPPORTED, "wrt_resize_inputs: this module was built for models whose inputs have fixed "
+                  "sizes (" WRT_TRIM_MODELS ") by wasmrt build --for");
+#endif
   rt_clear_error();
   saved_shape* old = rt_alloc(sizeof(saved_shape) * (size_t)(m->n_tensors ? m->n_tensors : 1));
   int64_t* offsets = rt_alloc(sizeof(int64_t) * (size_t)(m->n_tensors ? m->n_tensors : 1));

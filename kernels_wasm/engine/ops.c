@@ -42,89 +42,99 @@ static int plan_sparse_or_dense(wrt_model* m, wrt_op* op, wrt_cost* c) {
 }
 static const wrt_op_impl SPARSE = IMPL(plan_sparse_or_dense, prepare_sparse, run_sparse, sparse_kernel);
 
+/* Each entry is linked in only where the module keeps that op's class (WRT_KEEP, engine.h): a trimmed module's
+ * table holds its models' rows, and the linker drops every function no row reaches. */
+#define E(op, c, impl) [WRT_DC_##c] = WRT_KEEP(op, c) ? &impl : 0
 /* float32 only */
-#define F32(impl) {[WRT_DC_F32] = &impl}
+#define F32(op, impl) {E(op, F32, impl)}
+/* int8 only */
+#define QS8(op, qimpl) {E(op, QS8, qimpl)}
 /* float32 and int8 */
-#define F32_QS8(impl, qimpl) {[WRT_DC_F32] = &impl, [WRT_DC_QS8] = &qimpl}
+#define F32_QS8(op, impl, qimpl) {E(op, F32, impl), E(op, QS8, qimpl)}
 /* float32 (dense or block-sparse weights) and int8 */
-#define F32_QS8_SPARSE(impl, qimpl) {[WRT_DC_F32] = &impl, [WRT_DC_QS8] = &qimpl, [WRT_DC_F32_SPARSE] = &SPARSE}
+#define F32_QS8_SPARSE(op, impl, qimpl) {E(op, F32, impl), E(op, QS8, qimpl), E(op, F32_SPARSE, SPARSE)}
 /* any element type: data movement copies bytes */
-#define ANY(impl) {[WRT_DC_F32] = &impl, [WRT_DC_QS8] = &impl, [WRT_DC_OTHER] = &impl}
+#define ANY(op, impl) {E(op, F32, impl), E(op, QS8, impl), E(op, OTHER, impl)}
+/* float32 and integers through `impl`, int8 through `qimpl` */
+#define ANY_QS8(op, impl, qimpl) {E(op, F32, impl), E(op, QS8, qimpl), E(op, OTHER, impl)}
 /* float32 through `impl`, integers through the typed scalar loops */
-#define F32_INT(impl) {[WRT_DC_F32] = &impl, [WRT_DC_OTHER] = &TYPED}
+#define F32_INT(op, impl) {E(op, F32, impl), E(op, OTHER, TYPED)}
 /* float32, int8, and integers through the typed scalar loops */
-#define F32_QS8_INT(impl, qimpl) {[WRT_DC_F32] = &impl, [WRT_DC_QS8] = &qimpl, [WRT_DC_OTHER] = &TYPED}
+#define F32_QS8_INT(op, impl, qimpl) {E(op, F32, impl), E(op, QS8, qimpl), E(op, OTHER, TYPED)}
 
 static const wrt_op_impl* const TABLE[OP_MAX_CODE][WRT_DC_COUNT] = {
-    [OP_CONV_2D] = F32_QS8_SPARSE(CONV, QCONV),
-    [OP_CONV_TRANSPOSE_2D] = F32_QS8(CONV_T, QCONV),
-    [OP_FULLY_CONNECTED] = F32_QS8_SPARSE(DENSE, QCONV),
-    [OP_MATMUL] = F32_QS8(DENSE, QCONV),
-    [OP_ADD] = F32_QS8_INT(ELTWISE, QELT),
-    [OP_SUB] = F32_QS8_INT(ELTWISE, QELT),
-    [OP_MUL] = F32_QS8_INT(ELTWISE, QELT),
-    [OP_DIV] = F32_INT(ELTWISE),
-    [OP_MAXIMUM] = F32_QS8_INT(ELTWISE, QELT),
-    [OP_MINIMUM] = F32_QS8_INT(ELTWISE, QELT),
-    [OP_POW] = F32(ELTWISE),
-    [OP_PRELU] = F32_QS8(ELTWISE, QELT),
-    [OP_RELU] = F32_QS8(ELTWISE, QELT),
-    [OP_CLIP] = F32_QS8(ELTWISE, QELT),
-    [OP_MAX_POOL_2D] = F32_QS8(POOL, QPOOL),
-    [OP_AVERAGE_POOL_2D] = F32_QS8(POOL, QPOOL),
-    [OP_MEAN] = F32_QS8(REDUCE, QPOOL),
-    [OP_REDUCE_MAX] = F32_QS8(REDUCE, QPOOL),
-    [OP_REDUCE_SUM] = F32(REDUCE),
-    [OP_SOFTMAX] = F32_QS8(REDUCE, QPOOL),
-    [OP_RESHAPE] = ANY(DATA),
-    [OP_TRANSPOSE] = ANY(DATA),
-    [OP_CONCATENATION] = {[WRT_DC_F32] = &DATA, [WRT_DC_QS8] = &QDATA, [WRT_DC_OTHER] = &DATA},
-    [OP_SLICE] = ANY(DATA),
-    [OP_PAD] = ANY(DATA),
-    [OP_RESIZE] = F32_QS8(DATA, QDATA),
-    [OP_DEPTH_TO_SPACE] = ANY(DATA),
-    [OP_GATHER] = ANY(DATA),
-    [OP_QUANTIZE] = {[WRT_DC_QS8] = &QELT},
-    [OP_DEQUANTIZE] = {[WRT_DC_QS8] = &QELT},
-    [OP_LOOKUP] = {[WRT_DC_QS8] = &QELT},
-    [OP_LAYER_NORM] = F32(REDUCE),
-    [OP_GELU] = F32(ELTWISE),
-    [OP_ERF] = F32(ELTWISE),
-    [OP_LOG] = F32(ELTWISE),
-    [OP_FLOOR] = F32(ELTWISE),
-    [OP_CEIL] = F32(ELTWISE),
-    [OP_WHERE] = ANY(TYPED),
-    [OP_EXPAND] = ANY(DATA),
-    [OP_CAST] = ANY(TYPED),
-    [OP_EQUAL] = ANY(TYPED),
-    [OP_LESS] = ANY(TYPED),
-    [OP_GREATER] = ANY(TYPED),
-    [OP_LESS_EQUAL] = ANY(TYPED),
-    [OP_GREATER_EQUAL] = ANY(TYPED),
-    [OP_NOT] = ANY(TYPED),
-    [OP_AND] = ANY(TYPED),
-    [OP_OR] = ANY(TYPED),
-    [OP_XOR] = ANY(TYPED),
-    [OP_SCATTER_ND] = ANY(DATA),
-    [OP_SPLIT] = ANY(DATA),
-    [OP_LSTM] = F32(RNN),
-    [OP_GRU] = F32(RNN),
-    [OP_RNN] = F32(RNN),
-    [OP_LANDMARKS_TO_TRANSFORM_MATRIX] = F32(MEDIAPIPE),
-    [OP_TRANSFORM_TENSOR_BILINEAR] = F32(MEDIAPIPE),
-    [OP_TRANSFORM_LANDMARKS] = F32(MEDIAPIPE),
+    [OP_CONV_2D] = F32_QS8_SPARSE(CONV_2D, CONV, QCONV),
+    [OP_CONV_TRANSPOSE_2D] = F32_QS8(CONV_TRANSPOSE_2D, CONV_T, QCONV),
+    [OP_FULLY_CONNECTED] = F32_QS8_SPARSE(FULLY_CONNECTED, DENSE, QCONV),
+    [OP_MATMUL] = F32_QS8(MATMUL, DENSE, QCONV),
+    [OP_ADD] = F32_QS8_INT(ADD, ELTWISE, QELT),
+    [OP_SUB] = F32_QS8_INT(SUB, ELTWISE, QELT),
+    [OP_MUL] = F32_QS8_INT(MUL, ELTWISE, QELT),
+    [OP_DIV] = F32_INT(DIV, ELTWISE),
+    [OP_MAXIMUM] = F32_QS8_INT(MAXIMUM, ELTWISE, QELT),
+    [OP_MINIMUM] = F32_QS8_INT(MINIMUM, ELTWISE, QELT),
+    [OP_POW] = F32(POW, ELTWISE),
+    [OP_PRELU] = F32_QS8(PRELU, ELTWISE, QELT),
+    [OP_RELU] = F32_QS8(RELU, ELTWISE, QELT),
+    [OP_CLIP] = F32_QS8(CLIP, ELTWISE, QELT),
+    [OP_MAX_POOL_2D] = F32_QS8(MAX_POOL_2D, POOL, QPOOL),
+    [OP_AVERAGE_POOL_2D] = F32_QS8(AVERAGE_POOL_2D, POOL, QPOOL),
+    [OP_MEAN] = F32_QS8(MEAN, REDUCE, QPOOL),
+    [OP_REDUCE_MAX] = F32_QS8(REDUCE_MAX, REDUCE, QPOOL),
+    [OP_REDUCE_SUM] = F32(REDUCE_SUM, REDUCE),
+    [OP_SOFTMAX] = F32_QS8(SOFTMAX, REDUCE, QPOOL),
+    [OP_RESHAPE] = ANY(RESHAPE, DATA),
+    [OP_TRANSPOSE] = ANY(TRANSPOSE, DATA),
+    [OP_CONCATENATION] = ANY_QS8(CONCATENATION, DATA, QDATA),
+    [OP_SLICE] = ANY(SLICE, DATA),
+    [OP_PAD] = ANY(PAD, DATA),
+    [OP_RESIZE] = F32_QS8(RESIZE, DATA, QDATA),
+    [OP_DEPTH_TO_SPACE] = ANY(DEPTH_TO_SPACE, DATA),
+    [OP_GATHER] = ANY(GATHER, DATA),
+    [OP_QUANTIZE] = QS8(QUANTIZE, QELT),
+    [OP_DEQUANTIZE] = QS8(DEQUANTIZE, QELT),
+    [OP_LOOKUP] = QS8(LOOKUP, QELT),
+    [OP_LAYER_NORM] = F32(LAYER_NORM, REDUCE),
+    [OP_GELU] = F32(GELU, ELTWISE),
+    [OP_ERF] = F32(ERF, ELTWISE),
+    [OP_LOG] = F32(LOG, ELTWISE),
+    [OP_FLOOR] = F32(FLOOR, ELTWISE),
+    [OP_CEIL] = F32(CEIL, ELTWISE),
+    [OP_WHERE] = ANY(WHERE, TYPED),
+    [OP_EXPAND] = ANY(EXPAND, DATA),
+    [OP_CAST] = ANY(CAST, TYPED),
+    [OP_EQUAL] = ANY(EQUAL, TYPED),
+    [OP_LESS] = ANY(LESS, TYPED),
+    [OP_GREATER] = ANY(GREATER, TYPED),
+    [OP_LESS_EQUAL] = ANY(LESS_EQUAL, TYPED),
+    [OP_GREATER_EQUAL] = ANY(GREATER_EQUAL, TYPED),
+    [OP_NOT] = ANY(NOT, TYPED),
+    [OP_AND] = ANY(AND, TYPED),
+    [OP_OR] = ANY(OR, TYPED),
+    [OP_XOR] = ANY(XOR, TYPED),
+    [OP_SCATTER_ND] = ANY(SCATTER_ND, DATA),
+    [OP_SPLIT] = ANY(SPLIT, DATA),
+    [OP_LSTM] = F32(LSTM, RNN),
+    [OP_GRU] = F32(GRU, RNN),
+    [OP_RNN] = F32(RNN, RNN),
+    [OP_LANDMARKS_TO_TRANSFORM_MATRIX] = F32(LANDMARKS_TO_TRANSFORM_MATRIX, MEDIAPIPE),
+    [OP_TRANSFORM_TENSOR_BILINEAR] = F32(TRANSFORM_TENSOR_BILINEAR, MEDIAPIPE),
+    [OP_TRANSFORM_LANDMARKS] = F32(TRANSFORM_LANDMARKS, MEDIAPIPE),
 };
 
 int dtype_class(const wrt_model* m, wrt_op* op) {
   if (op_is_quantized(m, op)) return WRT_DC_QS8;
   if (m->t[op->in[0]].dtype != WRT_F32) return WRT_DC_OTHER;
-  return op->n_in > 1 && op->in[1] >= 0 && (m->t[op->in[1]].sparse || sparse_candidate(m, op)) ? WRT_DC_F32_SPARSE
-                                                                                               : WRT_DC_F32;
+  /* a module without the sparse class never checks dense weights for zeros: they run dense */
+  int candidates = WRT_KEEP(CONV_2D, F32_SPARSE) || WRT_KEEP(FULLY_CONNECTED, F32_SPARSE);
+  return op->n_in > 1 && op->in[1] >= 0 && (m->t[op->in[1]].sparse || (candidates && sparse_candidate(m, op)))
+             ? WRT_DC_F32_SPARSE
+             : WRT_DC_F32;
 }
 
 const wrt_op_impl* op_impl(int type, int dclass) {
   if (type <= 0 || type >= OP_MAX_CODE || dclass < 0 || dclass >= WRT_DC_COUNT) return 0;
   /* float32 element-wise unary ops with a vector kernel (generated/wrt_ops.h) need no entry above */
-  if (!TABLE[type][dclass] && dclass == WRT_DC_F32 && WRT_OPDEFS[type].unary >= 0) return &ELTWISE;
+  if (!TABLE[type][dclass] && dclass == WRT_DC_F32 && WRT_OPDEFS[type].unary >= 0) return op_kept(type) ? &ELTWISE : 0;
   return TABLE[type][dclass];
 }

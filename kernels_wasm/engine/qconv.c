@@ -181,7 +181,7 @@ WRT_FOR_SIZE int plan_qconv(wrt_model* m, wrt_op* op, wrt_cost* c) {
   q_out_params(m, op, lo, hi, &p->rq, &p->lo, &p->hi);
   p->za = x->q->z;
   int u8 = x->dtype == WRT_U8;
-  if (op->type == OP_MATMUL) {
+  if (WRT_KEEP(MATMUL, QS8) && op->type == OP_MATMUL) { /* (a module without it leaves its paths out) */
     op->path = QC_MATMUL;
     p->zb = w->q->z;
     p->ma = x->q->s * w->q->s;
@@ -196,7 +196,7 @@ WRT_FOR_SIZE int plan_qconv(wrt_model* m, wrt_op* op, wrt_cost* c) {
   c->bytes += (N + 3) / 4 * 16 + 1; /* multipliers */
   /* block-sparse weights: the sparse kernels, or a dense path on their expansion */
   int fast_in = !u8 && w->is_const && weights_centered(w, (size_t)N);
-  if (qsparse_chosen(m, op, fast_in)) {
+  if (WRT_KF_QSPARSE && qsparse_chosen(m, op, fast_in)) {
     op->path = QC_SPARSE;
     if (op->type == OP_CONV_2D) {
       geometry(m, op, p);
@@ -209,7 +209,7 @@ WRT_FOR_SIZE int plan_qconv(wrt_model* m, wrt_op* op, wrt_cost* c) {
     op->expand_in = 0x2;
     c->bytes += w->nbytes + 1;
   }
-  if (op->type == OP_FULLY_CONNECTED) {
+  if (WRT_KEEP(FULLY_CONNECTED, QS8) && op->type == OP_FULLY_CONNECTED) {
     uint64_t K = (uint64_t)w->dims[1], M = x->count / (K ? K : 1);
     if (K == 0) return op_fail(op, WRT_ERR_UNSUPPORTED, "an empty reduction dimension is not supported");
     int bias_ok = op->n_in <= 2 || op->in[2] < 0 || check_int32_bias(m, op);
@@ -232,7 +232,7 @@ WRT_FOR_SIZE int plan_qconv(wrt_model* m, wrt_op* op, wrt_cost* c) {
   uint64_t P = (uint64_t)p->pix, C = (uint64_t)p->c, CO = (uint64_t)p->co, ks = (uint64_t)p->ks;
   uint64_t G = (uint64_t)p->groups, cg = C / G, og = CO / G;
   c->bytes += C + 64; /* the padding row */
-  if (op->type == OP_CONV_TRANSPOSE_2D) {
+  if (WRT_KEEP(CONV_TRANSPOSE_2D, QS8) && op->type == OP_CONV_TRANSPOSE_2D) {
     op->path = QC_TRANSPOSE;
     uint64_t opix = y->count / (CO ? CO : 1);
     c->bytes += CO * ks * cg * 2 + CO * 4 + 2;
@@ -322,14 +322,14 @@ WRT_FOR_SIZE int prepare_qconv(wrt_model* m, wrt_op* op) {
   size_t N = (size_t)w->dims[0];
   if (!(p->mult = multipliers(m, op, N))) return WRT_ERR_NOMEM;
   const int32_t* b = bias_data(m, op);
-  if (op->path == QC_SPARSE) {
+  if (WRT_KF_QSPARSE && op->path == QC_SPARSE) {
     if (op->type == OP_CONV_2D) {
       int r = q_fill_pad(m, op, p->za, (size_t)p->c + 64);
       if (r) return r;
     }
     return qsparse_prepare(m, op, b);
   }
-  if (op->type == OP_FULLY_CONNECTED) {
+  if (WRT_KEEP(FULLY_CONNECTED, QS8) && op->type == OP_FULLY_CONNECTED) {
     size_t K = (size_t)p->c;
     if (op->path == QC_GENERIC) return op->packed_in ? prepare_generic(m, op, N, K) : WRT_OK;
     size_t wb = (size_t)gemm_wb(tg, (uint64_t)p->n, K);
@@ -675,7 +675,9 @@ int run_qconv(wrt_model* m, wrt_op* op) {
   size_t P = (size_t)p->pix, C = (size_t)p->c, CO = (size_t)p->co, ks = (size_t)p->ks;
   size_t G = (size_t)p->groups, cg = G ? C / G : 0;
   switch (op->path) {
-    case QC_SPARSE: qsparse_run(m, op); return WRT_OK;
+    case QC_SPARSE:
+      if (WRT_KF_QSPARSE) qsparse_run(m, op); /* never planned without it */
+      return WRT_OK;
     case QC_FC:
       if (p->n) run_qgemm(m, op, (size_t)p->n, CO, C);
       return WRT_OK;
@@ -708,10 +710,14 @@ int run_qconv(wrt_model* m, wrt_op* op) {
       }
       return WRT_OK;
     }
-    case QC_TRANSPOSE: run_transpose(m, op); return WRT_OK;
-    case QC_MATMUL: run_matmul(m, op); return WRT_OK;
+    case QC_TRANSPOSE:
+      if (WRT_KEEP(CONV_TRANSPOSE_2D, QS8)) run_transpose(m, op);
+      return WRT_OK;
+    case QC_MATMUL:
+      if (WRT_KEEP(MATMUL, QS8)) run_matmul(m, op);
+      return WRT_OK;
     default:
-      if (op->type == OP_FULLY_CONNECTED) run_generic_fc(m, op);
+      if (WRT_KEEP(FULLY_CONNECTED, QS8) && op->type == OP_FULLY_CONNECTED) run_generic_fc(m, op);
       else run_generic_conv(m, op);
       return WRT_OK;
   }

@@ -19,8 +19,8 @@ int plan_qelt(wrt_model* m, wrt_op* op, wrt_cost* c) {
   if (y->q) q_out_params(m, op, lo, hi, &p->rq, &p->lo, &p->hi);
   p->za = x->q ? x->q->z : 0;
   c->work += WORK_VEC * y->count;
-  switch (op->type) {
-    case OP_ADD: case OP_SUB: {
+  switch (op_code(op)) {
+    OP_CASE(ADD) OP_CASE(SUB) {
       const wrt_quant *qa = x->q, *qb = m->t[op->in[1]].q;
       float ra = qa->s / y->q->s, rb = qb->s / y->q->s;
       int32_t ma, mb, sh;
@@ -30,7 +30,7 @@ int plan_qelt(wrt_model* m, wrt_op* op, wrt_cost* c) {
       op->path = QE_ADD;
       return WRT_OK;
     }
-    case OP_MUL: {
+    OP_CASE(MUL) {
       const wrt_quant* qb = m->t[op->in[1]].q;
       p->zb = qb->z;
       p->ma = x->q->s * qb->s;
@@ -39,11 +39,11 @@ int plan_qelt(wrt_model* m, wrt_op* op, wrt_cost* c) {
       c->work += WORK_SCALAR * y->count;
       return WRT_OK;
     }
-    case OP_MAXIMUM: case OP_MINIMUM:
+    OP_CASE(MAXIMUM) OP_CASE(MINIMUM)
       op->path = QE_EXTREMUM;
       c->bytes += 512;
       return WRT_OK;
-    case OP_PRELU: {
+    OP_CASE(PRELU) {
       const wrt_tensor* s = &m->t[op->in[1]];
       p->ma = x->q->s / y->q->s;
       if (s->is_const && s->count <= PRELU_TABLE_LIMIT) {
@@ -56,7 +56,7 @@ int plan_qelt(wrt_model* m, wrt_op* op, wrt_cost* c) {
       }
       return WRT_OK;
     }
-    case OP_QUANTIZE:
+    OP_CASE(QUANTIZE)
       if (x->dtype == WRT_F32) {
         op->path = QE_QUANTIZE;
         c->work += WORK_SCALAR * y->count;
@@ -65,7 +65,7 @@ int plan_qelt(wrt_model* m, wrt_op* op, wrt_cost* c) {
       op->path = QE_TABLE;
       c->bytes += 256;
       return WRT_OK;
-    case OP_DEQUANTIZE:
+    OP_CASE(DEQUANTIZE)
       op->path = x->q->axis < 0 ? QE_DEQUANTIZE : QE_DEQUANTIZE_CH;
       c->bytes += 256 * 4;
       return WRT_OK;

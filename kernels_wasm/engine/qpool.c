@@ -20,8 +20,8 @@ int plan_qpool(wrt_model* m, wrt_op* op, wrt_cost* c) {
   q_out_params(m, op, lo, hi, &p->rq, &p->lo, &p->hi);
   p->za = x->q->z;
   c->work += WORK_VEC * x->count;
-  switch (op->type) {
-    case OP_MAX_POOL_2D: case OP_AVERAGE_POOL_2D: {
+  switch (op_code(op)) {
+    OP_CASE(MAX_POOL_2D) OP_CASE(AVERAGE_POOL_2D) {
       p->n = x->dims[0];
       p->h = x->dims[1];
       p->w = x->dims[2];
@@ -39,12 +39,13 @@ int plan_qpool(wrt_model* m, wrt_op* op, wrt_cost* c) {
       c->work += WORK_DW * sat_mul(y->count, ks);
       return WRT_OK;
     }
-    case OP_MEAN: case OP_REDUCE_MAX:
+    OP_CASE(MEAN) OP_CASE(REDUCE_MAX)
       op->path = op->type == OP_MEAN ? QP_MEAN : QP_REDUCE_MAX;
       c->scratch = y->count * 4 + 4;
       c->bytes += 256;
       return WRT_OK;
     default: /* SOFTMAX */
+      if (!WRT_KEEP_OP(SOFTMAX)) return WRT_ERR_UNSUPPORTED; /* a module without it: refused before */
       op->path = QP_SOFTMAX;
       op->packed_in = 0x2;
       c->bytes += 256 * 4;
@@ -195,8 +196,12 @@ static void run_softmax(wrt_model* m, wrt_op* op) {
 int run_qpool(wrt_model* m, wrt_op* op) {
   switch (op->path) {
     case QP_MAX: case QP_AVG: run_qpools(m, op); break;
-    case QP_SOFTMAX: run_softmax(m, op); break;
-    default: run_qreduce(m, op); break;
+    case QP_SOFTMAX:
+      if (WRT_KEEP_OP(SOFTMAX)) run_softmax(m, op); /* (planned only in modules that hold it) */
+      break;
+    default:
+      if (WRT_KEEP_OP(MEAN) || WRT_KEEP_OP(REDUCE_MAX)) run_qreduce(m, op);
+      break;
   }
   return WRT_OK;
 }

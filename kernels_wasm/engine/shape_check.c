@@ -131,8 +131,8 @@ static int infer(wrt_model* m, wrt_op* op, int k, shp* out) {
   const wrt_tensor* x = &m->t[op->in[0]];
   shp xs = of(x);
   int r, g;
-  switch (op->type) {
-    case OP_CONV_2D: {
+  switch (op_code(op)) {
+    OP_CASE(CONV_2D) {
       if ((r = conv_weights(m, op, &g))) return r;
       const wrt_tensor* w = &m->t[op->in[1]];
       int64_t oh = conv_out_size(x->dims[1], w->dims[1], a->strides[0], a->dilations[0], a->pads[0], a->pads[2]);
@@ -147,7 +147,7 @@ static int infer(wrt_model* m, wrt_op* op, int k, shp* out) {
       }
       return 0;
     }
-    case OP_CONV_TRANSPOSE_2D: {
+    OP_CASE(CONV_TRANSPOSE_2D) {
       if ((r = conv_weights(m, op, &g))) return r;
       const wrt_tensor* w = &m->t[op->in[1]];
       for (int i = 0; i < 2; i++) {
@@ -165,7 +165,7 @@ static int infer(wrt_model* m, wrt_op* op, int k, shp* out) {
       *out = (shp){4, {x->dims[0], oh, ow, w->dims[0]}};
       return 0;
     }
-    case OP_FULLY_CONNECTED: {
+    OP_CASE(FULLY_CONNECTED) {
       const wrt_tensor* w = &m->t[op->in[1]];
       if ((r = rank_is(op, w, 2, "weights w [N, K]"))) return r;
       CHECK(x->rank >= 1, "input must have rank >= 1");
@@ -179,7 +179,7 @@ static int infer(wrt_model* m, wrt_op* op, int k, shp* out) {
       out->d[x->rank - 1] = w->dims[0];
       return 0;
     }
-    case OP_MATMUL: {
+    OP_CASE(MATMUL) {
       shp sa = xs, sb = of(&m->t[op->in[1]]);
       CHECK(sa.rank >= 1 && sb.rank >= 1, "inputs must have rank >= 1");
       shp a2 = sa, b2 = sb;
@@ -197,11 +197,11 @@ static int infer(wrt_model* m, wrt_op* op, int k, shp* out) {
       CHECK(out->rank <= WRT_MAX_RANK, "result rank exceeds %d", WRT_MAX_RANK);
       return 0;
     }
-    case OP_ADD: case OP_SUB: case OP_MUL: case OP_DIV: case OP_MAXIMUM: case OP_MINIMUM: case OP_POW: {
+    OP_CASE(ADD) OP_CASE(SUB) OP_CASE(MUL) OP_CASE(DIV) OP_CASE(MAXIMUM) OP_CASE(MINIMUM) OP_CASE(POW) {
       shp b = of(&m->t[op->in[1]]);
       return broadcast(op, &xs, &b, out);
     }
-    case OP_PRELU: {
+    OP_CASE(PRELU) {
       shp s = of(&m->t[op->in[1]]), bc;
       if ((r = broadcast(op, &xs, &s, &bc))) return r;
       CHECK(bc.rank == xs.rank && __builtin_memcmp(bc.d, xs.d, sizeof(int64_t) * (size_t)xs.rank) == 0,
@@ -209,11 +209,11 @@ static int infer(wrt_model* m, wrt_op* op, int k, shp* out) {
       *out = xs;
       return 0;
     }
-    case OP_CLIP:
+    OP_CASE(CLIP)
       CHECK(a->min <= a->max, "min %g is greater than max %g", (double)a->min, (double)a->max);
       *out = xs;
       return 0;
-    case OP_MAX_POOL_2D: case OP_AVERAGE_POOL_2D: {
+    OP_CASE(MAX_POOL_2D) OP_CASE(AVERAGE_POOL_2D) {
       if ((r = rank_is(op, x, 4, "input x (NHWC)"))) return r;
       CHECK(a->kernel[0] >= 1 && a->kernel[1] >= 1 && a->kernel[0] <= 4096 && a->kernel[1] <= 4096,
             "kernel must all be >= 1, got [%d, %d]", a->kernel[0], a->kernel[1]);
@@ -227,7 +227,7 @@ static int infer(wrt_model* m, wrt_op* op, int k, shp* out) {
       *out = (shp){4, {x->dims[0], oh, ow, x->dims[3]}};
       return 0;
     }
-    case OP_MEAN: case OP_REDUCE_MAX: case OP_REDUCE_SUM: {
+    OP_CASE(MEAN) OP_CASE(REDUCE_MAX) OP_CASE(REDUCE_SUM) {
       uint8_t red[WRT_MAX_RANK] = {0};
       if (a->n_list == 0)
         for (int i = 0; i < x->rank; i++) red[i] = 1;
@@ -246,7 +246,7 @@ static int infer(wrt_model* m, wrt_op* op, int k, shp* out) {
       }
       return 0;
     }
-    case OP_SOFTMAX: {
+    OP_CASE(SOFTMAX) {
       CHECK(x->rank >= 1, "input must have rank >= 1");
       CHECK(a->axis >= -x->rank && a->axis < x->rank, "axis %d is out of range for rank %d", a->axis, x->rank);
       int table = op->n_in > 1 && op->in[1] >= 0;
@@ -255,16 +255,16 @@ static int infer(wrt_model* m, wrt_op* op, int k, shp* out) {
       *out = xs;
       return 0;
     }
-    case OP_QUANTIZE:
+    OP_CASE(QUANTIZE)
       CHECK(x->dtype == WRT_F32 || is_q8(x->dtype), "input must be float32, int8 or uint8, got %s",
             dtype_name(x->dtype));
       *out = xs;
       return 0;
-    case OP_DEQUANTIZE:
+    OP_CASE(DEQUANTIZE)
       CHECK(is_q8(x->dtype), "input must be int8 or uint8, got %s", dtype_name(x->dtype));
       *out = xs;
       return 0;
-    case OP_LOOKUP: {
+    OP_CASE(LOOKUP) {
       const wrt_tensor* t = &m->t[op->in[1]];
       CHECK(is_q8(x->dtype), "input must be int8 or uint8, got %s", dtype_name(x->dtype));
       CHECK(t->rank == 1 && t->dims[0] == 256 && is_q8(t->dtype), "table must be [256] of int8 or uint8, got %s of %s",
@@ -272,7 +272,7 @@ static int infer(wrt_model* m, wrt_op* op, int k, shp* out) {
       *out = xs;
       return 0;
     }
-    case OP_RESHAPE: {
+    OP_CASE(RESHAPE) {
       int neg = -1;
       int64_t known = 1;
       out->rank = a->n_list;
@@ -301,7 +301,7 @@ static int infer(wrt_model* m, wrt_op* op, int k, shp* out) {
       }
       return 0;
     }
-    case OP_TRANSPOSE: {
+    OP_CASE(TRANSPOSE) {
       int32_t p[WRT_MAX_RANK];
       int n = a->n_list ? a->n_list : x->rank;
       CHECK(n == x->rank, "perm has %d entries for %d axes", a->n_list, x->rank);
@@ -315,7 +315,7 @@ static int infer(wrt_model* m, wrt_op* op, int k, shp* out) {
       for (int i = 0; i < n; i++) out->d[i] = x->dims[p[i]];
       return 0;
     }
-    case OP_CONCATENATION: {
+    OP_CASE(CONCATENATION) {
       int ax = a->axis;
       CHECK(ax >= 0 && ax < x->rank, "axis %d must be in [0, %d)", ax, x->rank);
       *out = xs;
@@ -330,7 +330,7 @@ static int infer(wrt_model* m, wrt_op* op, int k, shp* out) {
       }
       return 0;
     }
-    case OP_SLICE: {
+    OP_CASE(SLICE) {
       CHECK(a->n_list == x->rank, "starts/ends/steps must each have %d values (one per axis), got %d", x->rank,
             a->n_list);
       out->rank = x->rank;
@@ -352,7 +352,7 @@ static int infer(wrt_model* m, wrt_op* op, int k, shp* out) {
       }
       return 0;
     }
-    case OP_PAD: {
+    OP_CASE(PAD) {
       int rk = x->rank;
       CHECK(a->n_list == 2 * rk, "pads must have %d values, got %d", 2 * rk, a->n_list);
       out->rank = rk;
@@ -375,7 +375,7 @@ static int infer(wrt_model* m, wrt_op* op, int k, shp* out) {
       }
       return 0;
     }
-    case OP_RESIZE: {
+    OP_CASE(RESIZE) {
       if ((r = rank_is(op, x, 4, "input x (NHWC)"))) return r;
       CHECK(a->scales[0] >= 0 && a->scales[1] >= 0, "scales must be 2 values >= 0");
       int64_t hw[2];
@@ -390,7 +390,7 @@ static int infer(wrt_model* m, wrt_op* op, int k, shp* out) {
       *out = (shp){4, {x->dims[0], hw[0], hw[1], x->dims[3]}};
       return 0;
     }
-    case OP_DEPTH_TO_SPACE: {
+    OP_CASE(DEPTH_TO_SPACE) {
       if ((r = rank_is(op, x, 4, "input x (NHWC)"))) return r;
       int64_t b = a->block;
       CHECK(b >= 1 && b <= 4096, "block must be >= 1, got %l", b);
@@ -398,7 +398,7 @@ static int infer(wrt_model* m, wrt_op* op, int k, shp* out) {
       *out = (shp){4, {x->dims[0], x->dims[1] * b, x->dims[2] * b, x->dims[3] / (b * b)}};
       return 0;
     }
-    case OP_GATHER: {
+    OP_CASE(GATHER) {
       const wrt_tensor* ind = &m->t[op->in[1]];
       CHECK(x->rank >= 1, "input must have rank >= 1");
       CHECK(ind->dtype == WRT_I32 || ind->dtype == WRT_I64, "indices must be int32 or int64, got %s",
@@ -413,7 +413,7 @@ static int infer(wrt_model* m, wrt_op* op, int k, shp* out) {
       for (int i = ax + 1; i < x->rank; i++) out->d[out->rank++] = x->dims[i];
       return 0;
     }
-    case OP_LSTM: case OP_GRU: case OP_RNN:
+    OP_CASE(LSTM) OP_CASE(GRU) OP_CASE(RNN)
       return infer_rnn(m, op, k, out);
   }
   return infer_extra(m, op, k, out);
@@ -503,8 +503,8 @@ static int infer_extra(wrt_model* m, wrt_op* op, int k, shp* out) {
   const wrt_tensor* x = &m->t[op->in[0]];
   shp xs = of(x);
   int r;
-  switch (op->type) {
-    case OP_LAYER_NORM: {
+  switch (op_code(op)) {
+    OP_CASE(LAYER_NORM) {
       CHECK(x->rank >= 1, "input must have rank >= 1");
       CHECK(a->axis >= -x->rank && a->axis < x->rank, "axis %d is out of range for rank %d", a->axis, x->rank);
       int ax = a->axis < 0 ? a->axis + x->rank : a->axis;
@@ -522,7 +522,7 @@ static int infer_extra(wrt_model* m, wrt_op* op, int k, shp* out) {
       *out = xs;
       return 0;
     }
-    case OP_CAST: case OP_NOT: case OP_TRANSFORM_LANDMARKS:
+    OP_CASE(CAST) OP_CASE(NOT) OP_CASE(TRANSFORM_LANDMARKS)
       if (op->type == OP_TRANSFORM_LANDMARKS) {
         if ((r = is_matrix_4x4(op, &m->t[op->in[1]]))) return r;
         CHECK(a->dimensions == 2 || a->dimensions == 3, "dimensions must be 2 or 3, got %d", a->dimensions);
@@ -532,17 +532,17 @@ static int infer_extra(wrt_model* m, wrt_op* op, int k, shp* out) {
       }
       *out = xs;
       return 0;
-    case OP_WHERE: {
+    OP_CASE(WHERE) {
       shp sa = of(&m->t[op->in[1]]), sb = of(&m->t[op->in[2]]), t;
       if ((r = broadcast(op, &xs, &sa, &t))) return r;
       return broadcast(op, &t, &sb, out);
     }
-    case OP_EQUAL: case OP_LESS: case OP_GREATER: case OP_LESS_EQUAL: case OP_GREATER_EQUAL: case OP_AND:
-    case OP_OR: case OP_XOR: {
+    OP_CASE(EQUAL) OP_CASE(LESS) OP_CASE(GREATER) OP_CASE(LESS_EQUAL) OP_CASE(GREATER_EQUAL) OP_CASE(AND)
+    OP_CASE(OR) OP_CASE(XOR) {
       shp b = of(&m->t[op->in[1]]);
       return broadcast(op, &xs, &b, out);
     }
-    case OP_EXPAND: {
+    OP_CASE(EXPAND) {
       shp t = {a->n_list, {0}};
       for (int i = 0; i < a->n_list; i++) {
         CHECK(a->list[i] >= 0, "shape has a negative entry %d", a->list[i]);
@@ -550,7 +550,7 @@ static int infer_extra(wrt_model* m, wrt_op* op, int k, shp* out) {
       }
       return broadcast(op, &xs, &t, out);
     }
-    case OP_SCATTER_ND: {
+    OP_CASE(SCATTER_ND) {
       const wrt_tensor *ind = &m->t[op->in[1]], *upd = &m->t[op->in[2]];
       CHECK(x->rank >= 1 && ind->rank >= 1, "x and indices must have rank >= 1");
       int64_t kk = ind->dims[ind->rank - 1];
@@ -562,7 +562,7 @@ static int infer_extra(wrt_model* m, wrt_op* op, int k, shp* out) {
       *out = xs;
       return 0;
     }
-    case OP_SPLIT: {
+    OP_CASE(SPLIT) {
       CHECK(x->rank >= 1, "input must have rank >= 1");
       CHECK(a->axis >= -x->rank && a->axis < x->rank, "axis %d is out of range for rank %d", a->axis, x->rank);
       int ax = a->axis < 0 ? a->axis + x->rank : a->axis;
@@ -577,7 +577,7 @@ static int infer_extra(wrt_model* m, wrt_op* op, int k, shp* out) {
       out->d[ax] = a->ints[k];
       return 0;
     }
-    case OP_LANDMARKS_TO_TRANSFORM_MATRIX: {
+    OP_CASE(LANDMARKS_TO_TRANSFORM_MATRIX) {
       CHECK(x->rank == 3 && x->dims[0] == 1 && x->dims[2] == 3, "landmarks must have shape [1, N, 3]");
       CHECK(a->n_ints >= 1, "subset must not be empty");
       for (int i = 0; i < a->n_ints; i++)
@@ -590,7 +590,7 @@ static int infer_extra(wrt_model* m, wrt_op* op, int k, shp* out) {
       *out = (shp){3, {1, 4, 4}};
       return 0;
     }
-    case OP_TRANSFORM_TENSOR_BILINEAR:
+    OP_CASE(TRANSFORM_TENSOR_BILINEAR)
       if ((r = rank_is(op, x, 4, "input x (NHWC)")) || (r = is_matrix_4x4(op, &m->t[op->in[1]]))) return r;
       CHECK(x->dims[0] == 1, "batch must be 1, got %d", x->dims[0]);
       CHECK(a->size[0] >= 1 && a->size[1] >= 1 && a->size[0] <= (1 << 16) && a->size[1] <= (1 << 16),
@@ -628,7 +628,7 @@ static int dtypes(wrt_model* m, const wrt_op* op, int* out) {
   int first = 0, n = op->n_in; /* inputs [first, n) except `index` and `free` must have x's dtype... */
   int index = -1;              /* ...this one must be int32/int64... */
   int free = -1;               /* ...and this one may be anything (a table) */
-  switch (op->type) {
+  switch (op_code(op)) {
     case OP_QUANTIZE: *out = op->a.qdtype == WRT_QuantType_UINT8 ? WRT_U8 : WRT_I8; break;
     case OP_DEQUANTIZE: *out = WRT_F32; break;
     case OP_LOOKUP: free = 1; *out = m->t[op->in[1]].dtype; break;
@@ -665,6 +665,7 @@ static int dtypes(wrt_model* m, const wrt_op* op, int* out) {
 /* Infer every output of the op; assign: set the output tensors' shapes (a run-time shape change), else compare them
  * with the shapes the file declares. */
 static int check_op(wrt_model* m, wrt_op* op, int assign) {
+  if (!op_kept(op->type)) return op_not_in_module(m, op);
   if (op_has_clamp(op->type))
     CHECK(op->a.act_min <= op->a.act_max, "act_min %g is greater than act_max %g", (double)op->a.act_min,
           (double)op->a.act_max); /* NaN bounds fail too, as in python_ref */

@@ -112,6 +112,26 @@ const void* const_data(wrt_model* m, int ti) {
 
 const char* op_name(const wrt_op* op) { return WRT_OPDEFS[op->type].name; }
 
+/* the ops of a module built for given models (WRT_KEEP_ROWS of its wrt_trim.h); every op otherwise */
+#ifdef WRT_TRIMMED
+static const uint8_t KEPT[OP_MAX_CODE] = {WRT_KEEP_ROWS};
+int op_kept(int type) { return type > 0 && type < OP_MAX_CODE && KEPT[type]; }
+#else
+int op_kept(int type) { return type > 0 && type < OP_MAX_CODE; }
+#endif
+
+int op_not_in_module(const wrt_model* m, const wrt_op* op) {
+#ifdef WRT_TRIMMED
+  return op_fail(op, WRT_ERR_UNSUPPORTED,
+                 "%s on %s inputs is not in this module, which was built for other models (" WRT_TRIM_MODELS
+                 ") by wasmrt build --for: load this model with the full modules or with modules built for it",
+                 op_name(op), dtype_name(m->t[op->in[0]].dtype));
+#else
+  return op_fail(op, WRT_ERR_UNSUPPORTED, "%s on %s inputs is not implemented by the C engine", op_name(op),
+                 dtype_name(m->t[op->in[0]].dtype));
+#endif
+}
+
 static const char* const DTYPE_NAMES[] = {"float32", "float16", "int8", "uint8", "int32", "int64", "bool"};
 const char* dtype_name(int d) { return d >= 0 && d < 7 ? DTYPE_NAMES[d] : "?"; }
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from kernels_wasm.gen import families
 from kernels_wasm.gen.isa import TARGETS, Isa
 from kernels_wasm.gen.kernels import (
     dwconv,
@@ -46,36 +47,65 @@ def row_kernel(isa: Isa) -> bool:
     return isa.vl > 1
 
 
-def kernel_bodies(isa: Isa) -> list[str]:
+def kernel_bodies(isa: Isa) -> list[tuple[str | None, str]]:
+    """Each kernel with its family (families.py; None: every module has it)."""
     mr, nr = isa.gemm_tile
-    parts = [gemm.gemm(isa, mr, nr), gemm.igemm(isa, mr, nr), *([gemm.gemm_row(isa, nr)] if row_kernel(isa) else [])]
+    parts: list[tuple[str | None, str]] = [
+        (None, gemm.gemm(isa, mr, nr)), (None, gemm.igemm(isa, mr, nr)),
+        *([(None, gemm.gemm_row(isa, nr))] if row_kernel(isa) else [])]
     if half_nr(isa):
-        parts += [gemm.gemm(isa, half_mr(isa), half_nr(isa)), gemm.igemm(isa, mr, half_nr(isa))]
-    parts += [dwconv.dwconv(isa, ks) for ks in (*dwconv.SPECIALIZED_KS, 0)]
-    parts += [eltwise.binary(isa, op, s) for s in (False, True) for op in eltwise.BINARY]
-    parts += [eltwise.unary(isa, op) for op in eltwise.UNARY]
-    parts += [pool.pool(isa, "max"), pool.pool(isa, "avg")]
+        parts += [(None, gemm.gemm(isa, half_mr(isa), half_nr(isa))), (None, gemm.igemm(isa, mr, half_nr(isa)))]
+    parts += [("DWCONV", dwconv.dwconv(isa, ks)) for ks in (*dwconv.SPECIALIZED_KS, 0)]
+    parts += [(families.binary_family(op, s), eltwise.binary(isa, op, s)) for s in (False, True)
+              for op in eltwise.BINARY]
+    parts += [(f"UNARY_{op.upper()}", eltwise.unary(isa, op)) for op in eltwise.UNARY]
+    parts += [("POOL", pool.pool(isa, "max")), ("POOL", pool.pool(isa, "avg"))]
+    q: list[str] = []
     for t in qgemm.tiles(isa):
-        parts += [qgemm.qgemm(t), qgemm.qigemm(t)]
+        q += [qgemm.qgemm(t), qgemm.qigemm(t)]
         half = qgemm.half_tile(t)
         if half:
-            parts.append(qgemm.qgemm(half))
+            q.append(qgemm.qgemm(half))
         if qgemm.a16(t):
-            parts += [qgemm.qgemm16(t), qgemm.qwiden(t)]
+            q += [qgemm.qgemm16(t), qgemm.qwiden(t)]
         if qgemm.has_row(t):
-            parts.append(qgemm.qgemm(qgemm.row_tile(t)))
+            q.append(qgemm.qgemm(qgemm.row_tile(t)))
         if qgemm.packs(t):
-            parts.append(qgemm.qpack(t))
+            q.append(qgemm.qpack(t))
         if not t.owner:
-            parts += [*(qdwconv.qdwconv(t, ks) for ks in (*qdwconv.specialized_ks(t), 0)), qadd.qadd(t, False),
-                      qadd.qadd(t, True), *(qdwconv.qdwconv_dot(ks) for ks in qdwconv.dot_ks(t)),
-                      *(qdwconv.qdwconv_cols(t) for _ in qdwconv.cols_ks(t))]
-        parts += [qdwconv.qdwconv_vnni(ks) for ks in qdwconv.vnni_ks(t)]
-    parts += sparse.kernel_bodies(isa)
-    parts += qsparse.kernel_bodies(isa)
-    parts += interleave.kernel_bodies(isa)
-    parts += winograd.kernel_bodies(isa)
+            q += [*(qdwconv.qdwconv(t, ks) for ks in (*qdwconv.specialized_ks(t), 0)), qadd.qadd(t, False),
+                  qadd.qadd(t, True), *(qdwconv.qdwconv_dot(ks) for ks in qdwconv.dot_ks(t)),
+                  *(qdwconv.qdwconv_cols(t) for _ in qdwconv.cols_ks(t))]
+        q += [qdwconv.qdwconv_vnni(ks) for ks in qdwconv.vnni_ks(t)]
+    parts += [("QS8", k) for k in q]
+    parts += [("SPARSE", k) for k in sparse.kernel_bodies(isa)]
+    parts += [("QSPARSE", k) for k in qsparse.kernel_bodies(isa)]
+    parts += [("INTERLEAVE", k) for k in interleave.kernel_bodies(isa)]
+    parts += [("WINOGRAD", k) for k in winograd.kernel_bodies(isa)]
     return parts
+
+
+def guarded(parts: list[tuple[str | None, str]]) -> str:
+    """The kernels, each run of one family inside one guard."""
+    out, run, fam = [], [], None
+    for f, code in [*parts, (None, "")]:
+        if f != fam and run:
+            out.append(families.guard(fam, "\n".join(run) + "\n"))
+            run = []
+        fam = f
+        run.append(code)
+    out.append("\n".join(run))
+    return "\n".join(out)
+
+
+def _slot(family: str | None, entry: str) -> str:
+    """One entry of a kernel array, inside its family's guard."""
+    return f"\n    {entry}" if family is None else f"\n#if {families.condition(family)}\n    {entry}\n#endif"
+
+
+def fields(family: str | None, lines: list[str]) -> list[str]:
+    """Table fields inside their family's guard (a left-out family's pointers stay NULL)."""
+    return lines if family is None or not lines else [f"#if {families.condition(family)}", *lines, "#endif"]
 
 
 def prelude(isa: Isa) -> str:
@@ -95,9 +125,12 @@ def table(isa: Isa, name: str, q: qgemm.QTile) -> str:
     mr, nr = isa.gemm_tile
     own = next(t for t in qgemm.tiles(isa) if t.name == (q.owner or q.name))  # depthwise and add kernels
     dw = [f"    {{{ks}, {isa.dw_ct}, {dwconv.dwconv_name(isa, ks)}}}," for ks in (*dwconv.SPECIALIZED_KS, 0)]
-    vb = "".join(f"\n    [{eltwise.binary_enum(op)}] = {eltwise.binary_name(isa, op, False)}," for op in eltwise.BINARY)
-    vbs = "".join(f"\n    [{eltwise.binary_enum(op)}] = {eltwise.binary_name(isa, op, True)}," for op in eltwise.BINARY)
-    un = "".join(f"\n    [{eltwise.unary_enum(op)}] = {eltwise.unary_name(isa, op)}," for op in eltwise.UNARY)
+    # a left-out unary kernel's slot stays NULL: the engine then runs that op's scalar loop (never reached: the
+    # module refuses the op)
+    vb, vbs = ("".join(_slot(families.binary_family(op, s), f"[{eltwise.binary_enum(op)}] = "
+                             f"{eltwise.binary_name(isa, op, s)},") for op in eltwise.BINARY) for s in (False, True))
+    un = "".join(_slot(f"UNARY_{op.upper()}", f"[{eltwise.unary_enum(op)}] = {eltwise.unary_name(isa, op)},")
+                 for op in eltwise.UNARY)
     return "\n".join([
         f"const wrt_target wrt_target_{name} = {{",
         f'  .name = "{name}",',
@@ -109,18 +142,17 @@ def table(isa: Isa, name: str, q: qgemm.QTile) -> str:
         *([f"  .gemm_mr_half = {half_mr(isa)}, .gemm_nr_half = {half_nr(isa)},",
            f"  .gemm_half = {gemm.gemm_name(isa, half_mr(isa), half_nr(isa))},",
            f"  .igemm_half = {gemm.gemm_name(isa, mr, half_nr(isa), True)},"] if half_nr(isa) else []),
-        "  .dwconv = {", *dw, "  },",
+        *fields("DWCONV", ["  .dwconv = {", *dw, "  },"]),
         f"  .vbinary = {{{vb}\n  }},",
         f"  .vbinary_scalar = {{{vbs}\n  }},",
         f"  .vunary = {{{un}\n  }},",
-        f"  .maxpool = {pool.pool_name(isa, 'max')}, .avgpool = {pool.pool_name(isa, 'avg')},",
-        *qgemm.table_fields(q),
-        "  .qdwconv = {" + ", ".join(qdw_entries(own, q)) + "},",
-        f"  .qadd = {qadd.qadd_name(own, False)}, .qadd_scalar = {qadd.qadd_name(own, True)},",
-        *sparse.table_fields(isa),
-        *qsparse.table_fields(isa, name),
-        *winograd.table_fields(isa),
-        *interleave.table_fields(isa),
+        *fields("POOL", [f"  .maxpool = {pool.pool_name(isa, 'max')}, .avgpool = {pool.pool_name(isa, 'avg')},"]),
+        *fields("QS8", [*qgemm.table_fields(q), "  .qdwconv = {" + ", ".join(qdw_entries(own, q)) + "},",
+                        f"  .qadd = {qadd.qadd_name(own, False)}, .qadd_scalar = {qadd.qadd_name(own, True)},"]),
+        *fields("SPARSE", sparse.table_fields(isa)),
+        *fields("QSPARSE", qsparse.table_fields(isa, name)),
+        *fields("WINOGRAD", winograd.table_fields(isa)),
+        *fields("INTERLEAVE", interleave.table_fields(isa)),
         "};",
     ]) + "\n"
 
@@ -141,10 +173,10 @@ def qdw_entries(own: qgemm.QTile, q: qgemm.QTile) -> list[str]:
 
 def generate_target(isa: Isa) -> str:
     tables = "\n".join(table(isa, *tq) for tq in qgemm.tables(isa))
-    return prelude(isa) + "\n".join(kernel_bodies(isa)) + "\n" + tables
+    return prelude(isa) + guarded(kernel_bodies(isa)) + "\n" + tables
 
 
 def generate_all() -> dict[str, str]:
     """File name -> contents for every target, and the element-wise op codes all of them share."""
-    return {eltwise.HEADER: eltwise.header(), winograd.HEADER: winograd.header(),
+    return {eltwise.HEADER: eltwise.header(), winograd.HEADER: winograd.header(), families.HEADER: families.header(),
             **{f"{name}.c": generate_target(isa) for name, isa in TARGETS.items()}}

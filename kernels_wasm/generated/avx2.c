@@ -1459,6 +1459,8 @@ static __attribute__((target("avx2,fma"))) void wrt_avx2_igemm_6x8(size_t mr, si
   }
 }
 
+
+#if !defined(WRT_KF_DWCONV) || WRT_KF_DWCONV
 static __attribute__((target("avx2,fma"))) void wrt_avx2_dwconv_9_c16(size_t channels, size_t width, size_t ks, const float* const* in, const float* restrict w, float* out, size_t out_stride, const wrt_clamp* clamp) {
   (void)ks;
   const __m256 vmin = _mm256_set1_ps(clamp->min);
@@ -4159,6 +4161,8 @@ static __attribute__((target("avx2,fma"))) void wrt_avx2_dwconv_any_c16(size_t c
   }
 }
 
+#endif
+
 static __attribute__((target("avx2,fma"))) void wrt_avx2_vadd(size_t n, const float* a, const float* b, float* y, const wrt_clamp* clamp) {
   const __m256 vmin = _mm256_set1_ps(clamp->min);
   const __m256 vmax = _mm256_set1_ps(clamp->max);
@@ -4206,6 +4210,8 @@ static __attribute__((target("avx2,fma"))) void wrt_avx2_vadd(size_t n, const fl
   }
 }
 
+
+#if !defined(WRT_KF_BINARY_SUB) || WRT_KF_BINARY_SUB
 static __attribute__((target("avx2,fma"))) void wrt_avx2_vsub(size_t n, const float* a, const float* b, float* y, const wrt_clamp* clamp) {
   const __m256 vmin = _mm256_set1_ps(clamp->min);
   const __m256 vmax = _mm256_set1_ps(clamp->max);
@@ -4253,6 +4259,9 @@ static __attribute__((target("avx2,fma"))) void wrt_avx2_vsub(size_t n, const fl
   }
 }
 
+#endif
+
+#if !defined(WRT_KF_BINARY_RSUB) || WRT_KF_BINARY_RSUB
 static __attribute__((target("avx2,fma"))) void wrt_avx2_vrsub(size_t n, const float* a, const float* b, float* y, const wrt_clamp* clamp) {
   const __m256 vmin = _mm256_set1_ps(clamp->min);
   const __m256 vmax = _mm256_set1_ps(clamp->max);
@@ -4300,6 +4309,9 @@ static __attribute__((target("avx2,fma"))) void wrt_avx2_vrsub(size_t n, const f
   }
 }
 
+#endif
+
+#if !defined(WRT_KF_BINARY_MUL) || WRT_KF_BINARY_MUL
 static __attribute__((target("avx2,fma"))) void wrt_avx2_vmul(size_t n, const float* a, const float* b, float* y, const wrt_clamp* clamp) {
   const __m256 vmin = _mm256_set1_ps(clamp->min);
   const __m256 vmax = _mm256_set1_ps(clamp->max);
@@ -4347,6 +4359,9 @@ static __attribute__((target("avx2,fma"))) void wrt_avx2_vmul(size_t n, const fl
   }
 }
 
+#endif
+
+#if !defined(WRT_KF_BINARY_DIV) || WRT_KF_BINARY_DIV
 static __attribute__((target("avx2,fma"))) void wrt_avx2_vdiv(size_t n, const float* a, const float* b, float* y, const wrt_clamp* clamp) {
   const __m256 vmin = _mm256_set1_ps(clamp->min);
   const __m256 vmax = _mm256_set1_ps(clamp->max);
@@ -4394,6 +4409,9 @@ static __attribute__((target("avx2,fma"))) void wrt_avx2_vdiv(size_t n, const fl
   }
 }
 
+#endif
+
+#if !defined(WRT_KF_BINARY_RDIV) || WRT_KF_BINARY_RDIV
 static __attribute__((target("avx2,fma"))) void wrt_avx2_vrdiv(size_t n, const float* a, const float* b, float* y, const wrt_clamp* clamp) {
   const __m256 vmin = _mm256_set1_ps(clamp->min);
   const __m256 vmax = _mm256_set1_ps(clamp->max);
@@ -4441,6 +4459,9 @@ static __attribute__((target("avx2,fma"))) void wrt_avx2_vrdiv(size_t n, const f
   }
 }
 
+#endif
+
+#if !defined(WRT_KF_BINARY_MAX) || WRT_KF_BINARY_MAX
 static __attribute__((target("avx2,fma"))) void wrt_avx2_vmax(size_t n, const float* a, const float* b, float* y, const wrt_clamp* clamp) {
   const __m256 vmin = _mm256_set1_ps(clamp->min);
   const __m256 vmax = _mm256_set1_ps(clamp->max);
@@ -4488,6 +4509,9 @@ static __attribute__((target("avx2,fma"))) void wrt_avx2_vmax(size_t n, const fl
   }
 }
 
+#endif
+
+#if !defined(WRT_KF_BINARY_MIN) || WRT_KF_BINARY_MIN
 static __attribute__((target("avx2,fma"))) void wrt_avx2_vmin(size_t n, const float* a, const float* b, float* y, const wrt_clamp* clamp) {
   const __m256 vmin = _mm256_set1_ps(clamp->min);
   const __m256 vmax = _mm256_set1_ps(clamp->max);
@@ -4535,6 +4559,9 @@ static __attribute__((target("avx2,fma"))) void wrt_avx2_vmin(size_t n, const fl
   }
 }
 
+#endif
+
+#if !defined(WRT_KF_BINARY_PRELU) || WRT_KF_BINARY_PRELU
 static __attribute__((target("avx2,fma"))) void wrt_avx2_vprelu(size_t n, const float* a, const float* b, float* y, const wrt_clamp* clamp) {
   const __m256 vmin = _mm256_set1_ps(clamp->min);
   const __m256 vmax = _mm256_set1_ps(clamp->max);
@@ -4583,6 +4610,9 @@ static __attribute__((target("avx2,fma"))) void wrt_avx2_vprelu(size_t n, const 
   }
 }
 
+#endif
+
+#if !defined(WRT_KF_BINARY_ADD) || WRT_KF_BINARY_ADD
 static __attribute__((target("avx2,fma"))) void wrt_avx2_vaddc(size_t n, const float* a, const float* b, float* y, const wrt_clamp* clamp) {
   const __m256 vmin = _mm256_set1_ps(clamp->min);
   const __m256 vmax = _mm256_set1_ps(clamp->max);
@@ -4623,6 +4653,9 @@ static __attribute__((target("avx2,fma"))) void wrt_avx2_vaddc(size_t n, const f
   }
 }
 
+#endif
+
+#if !defined(WRT_KF_BINARY_SUB) || WRT_KF_BINARY_SUB
 static __attribute__((target("avx2,fma"))) void wrt_avx2_vsubc(size_t n, const float* a, const float* b, float* y, const wrt_clamp* clamp) {
   const __m256 vmin = _mm256_set1_ps(clamp->min);
   const __m256 vmax = _mm256_set1_ps(clamp->max);
@@ -4663,6 +4696,9 @@ static __attribute__((target("avx2,fma"))) void wrt_avx2_vsubc(size_t n, const f
   }
 }
 
+#endif
+
+#if !defined(WRT_KF_BINARY_RSUB) || WRT_KF_BINARY_RSUB
 static __attribute__((target("avx2,fma"))) void wrt_avx2_vrsubc(size_t n, const float* a, const float* b, float* y, const wrt_clamp* clamp) {
   const __m256 vmin = _mm256_set1_ps(clamp->min);
   const __m256 vmax = _mm256_set1_ps(clamp->max);
@@ -4703,6 +4739,9 @@ static __attribute__((target("avx2,fma"))) void wrt_avx2_vrsubc(size_t n, const 
   }
 }
 
+#endif
+
+#if !defined(WRT_KF_BINARY_MUL) || WRT_KF_BINARY_MUL
 static __attribute__((target("avx2,fma"))) void wrt_avx2_vmulc(size_t n, const float* a, const float* b, float* y, const wrt_clamp* clamp) {
   const __m256 vmin = _mm256_set1_ps(clamp->min);
   const __m256 vmax = _mm256_set1_ps(clamp->max);
@@ -4743,6 +4782,9 @@ static __attribute__((target("avx2,fma"))) void wrt_avx2_vmulc(size_t n, const f
   }
 }
 
+#endif
+
+#if !defined(WRT_KF_BINARY_DIV) || WRT_KF_BINARY_DIV
 static __attribute__((target("avx2,fma"))) void wrt_avx2_vdivc(size_t n, const float* a, const float* b, float* y, const wrt_clamp* clamp) {
   const __m256 vmin = _mm256_set1_ps(clamp->min);
   const __m256 vmax = _mm256_set1_ps(clamp->max);
@@ -4783,6 +4825,9 @@ static __attribute__((target("avx2,fma"))) void wrt_avx2_vdivc(size_t n, const f
   }
 }
 
+#endif
+
+#if !defined(WRT_KF_BINARY_RDIV) || WRT_KF_BINARY_RDIV
 static __attribute__((target("avx2,fma"))) void wrt_avx2_vrdivc(size_t n, const float* a, const float* b, float* y, const wrt_clamp* clamp) {
   const __m256 vmin = _mm256_set1_ps(clamp->min);
   const __m256 vmax = _mm256_set1_ps(clamp->max);
@@ -4823,6 +4868,9 @@ static __attribute__((target("avx2,fma"))) void wrt_avx2_vrdivc(size_t n, const 
   }
 }
 
+#endif
+
+#if !defined(WRT_KF_BINARY_MAX) || WRT_KF_BINARY_MAX
 static __attribute__((target("avx2,fma"))) void wrt_avx2_vmaxc(size_t n, const float* a, const float* b, float* y, const wrt_clamp* clamp) {
   const __m256 vmin = _mm256_set1_ps(clamp->min);
   const __m256 vmax = _mm256_set1_ps(clamp->max);
@@ -4863,6 +4911,9 @@ static __attribute__((target("avx2,fma"))) void wrt_avx2_vmaxc(size_t n, const f
   }
 }
 
+#endif
+
+#if !defined(WRT_KF_BINARY_MIN) || WRT_KF_BINARY_MIN
 static __attribute__((target("avx2,fma"))) void wrt_avx2_vminc(size_t n, const float* a, const float* b, float* y, const wrt_clamp* clamp) {
   const __m256 vmin = _mm256_set1_ps(clamp->min);
   const __m256 vmax = _mm256_set1_ps(clamp->max);
@@ -4903,6 +4954,9 @@ static __attribute__((target("avx2,fma"))) void wrt_avx2_vminc(size_t n, const f
   }
 }
 
+#endif
+
+#if !defined(WRT_KF_BINARY_PRELU) || WRT_KF_BINARY_PRELU
 static __attribute__((target("avx2,fma"))) void wrt_avx2_vpreluc(size_t n, const float* a, const float* b, float* y, const wrt_clamp* clamp) {
   const __m256 vmin = _mm256_set1_ps(clamp->min);
   const __m256 vmax = _mm256_set1_ps(clamp->max);
@@ -4944,6 +4998,9 @@ static __attribute__((target("avx2,fma"))) void wrt_avx2_vpreluc(size_t n, const
   }
 }
 
+#endif
+
+#if !defined(WRT_KF_UNARY_RELU) || WRT_KF_UNARY_RELU
 static __attribute__((target("avx2,fma"))) void wrt_avx2_relu(size_t n, const float* x, float* y, const float* params) {
   (void)params;
   const __m256 k_zero = _mm256_set1_ps(0.0f);
@@ -4979,6 +5036,9 @@ static __attribute__((target("avx2,fma"))) void wrt_avx2_relu(size_t n, const fl
   }
 }
 
+#endif
+
+#if !defined(WRT_KF_UNARY_CLIP) || WRT_KF_UNARY_CLIP
 static __attribute__((target("avx2,fma"))) void wrt_avx2_clip(size_t n, const float* x, float* y, const float* params) {
   const __m256 k_p0 = _mm256_set1_ps(params[0]);
   const __m256 k_p1 = _mm256_set1_ps(params[1]);
@@ -5014,6 +5074,9 @@ static __attribute__((target("avx2,fma"))) void wrt_avx2_clip(size_t n, const fl
   }
 }
 
+#endif
+
+#if !defined(WRT_KF_UNARY_LEAKY_RELU) || WRT_KF_UNARY_LEAKY_RELU
 static __attribute__((target("avx2,fma"))) void wrt_avx2_leaky_relu(size_t n, const float* x, float* y, const float* params) {
   const __m256 k_p0 = _mm256_set1_ps(params[0]);
   const __m256 k_zero = _mm256_set1_ps(0.0f);
@@ -5049,6 +5112,9 @@ static __attribute__((target("avx2,fma"))) void wrt_avx2_leaky_relu(size_t n, co
   }
 }
 
+#endif
+
+#if !defined(WRT_KF_UNARY_HARD_SWISH) || WRT_KF_UNARY_HARD_SWISH
 static __attribute__((target("avx2,fma"))) void wrt_avx2_hard_swish(size_t n, const float* x, float* y, const float* params) {
   (void)params;
   const __m256 k_zero = _mm256_set1_ps(0.0f);
@@ -5087,6 +5153,9 @@ static __attribute__((target("avx2,fma"))) void wrt_avx2_hard_swish(size_t n, co
   }
 }
 
+#endif
+
+#if !defined(WRT_KF_UNARY_HARD_SIGMOID) || WRT_KF_UNARY_HARD_SIGMOID
 static __attribute__((target("avx2,fma"))) void wrt_avx2_hard_sigmoid(size_t n, const float* x, float* y, const float* params) {
   const __m256 k_p0 = _mm256_set1_ps(params[0]);
   const __m256 k_p1 = _mm256_set1_ps(params[1]);
@@ -5124,6 +5193,9 @@ static __attribute__((target("avx2,fma"))) void wrt_avx2_hard_sigmoid(size_t n, 
   }
 }
 
+#endif
+
+#if !defined(WRT_KF_UNARY_SIGMOID) || WRT_KF_UNARY_SIGMOID
 static __attribute__((target("avx2,fma"))) void wrt_avx2_sigmoid(size_t n, const float* x, float* y, const float* params) {
   (void)params;
   const __m256 k_log2e = _mm256_set1_ps(0x1.715476p+0f);
@@ -5210,6 +5282,9 @@ static __attribute__((target("avx2,fma"))) void wrt_avx2_sigmoid(size_t n, const
   }
 }
 
+#endif
+
+#if !defined(WRT_KF_UNARY_TANH) || WRT_KF_UNARY_TANH
 static __attribute__((target("avx2,fma"))) void wrt_avx2_tanh(size_t n, const float* x, float* y, const float* params) {
   (void)params;
   const __m256 k_log2e = _mm256_set1_ps(0x1.715476p+0f);
@@ -5320,6 +5395,9 @@ static __attribute__((target("avx2,fma"))) void wrt_avx2_tanh(size_t n, const fl
   }
 }
 
+#endif
+
+#if !defined(WRT_KF_UNARY_EXP) || WRT_KF_UNARY_EXP
 static __attribute__((target("avx2,fma"))) void wrt_avx2_exp(size_t n, const float* x, float* y, const float* params) {
   (void)params;
   const __m256 k_log2e = _mm256_set1_ps(0x1.715476p+0f);
@@ -5401,6 +5479,9 @@ static __attribute__((target("avx2,fma"))) void wrt_avx2_exp(size_t n, const flo
   }
 }
 
+#endif
+
+#if !defined(WRT_KF_UNARY_SQRT) || WRT_KF_UNARY_SQRT
 static __attribute__((target("avx2,fma"))) void wrt_avx2_sqrt(size_t n, const float* x, float* y, const float* params) {
   (void)params;
   for (; n >= 16; n -= 16) {
@@ -5435,6 +5516,9 @@ static __attribute__((target("avx2,fma"))) void wrt_avx2_sqrt(size_t n, const fl
   }
 }
 
+#endif
+
+#if !defined(WRT_KF_UNARY_ABS) || WRT_KF_UNARY_ABS
 static __attribute__((target("avx2,fma"))) void wrt_avx2_abs(size_t n, const float* x, float* y, const float* params) {
   (void)params;
   for (; n >= 16; n -= 16) {
@@ -5469,6 +5553,9 @@ static __attribute__((target("avx2,fma"))) void wrt_avx2_abs(size_t n, const flo
   }
 }
 
+#endif
+
+#if !defined(WRT_KF_UNARY_NEG) || WRT_KF_UNARY_NEG
 static __attribute__((target("avx2,fma"))) void wrt_avx2_neg(size_t n, const float* x, float* y, const float* params) {
   (void)params;
   for (; n >= 16; n -= 16) {
@@ -5503,6 +5590,9 @@ static __attribute__((target("avx2,fma"))) void wrt_avx2_neg(size_t n, const flo
   }
 }
 
+#endif
+
+#if !defined(WRT_KF_POOL) || WRT_KF_POOL
 static __attribute__((target("avx2,fma"))) void wrt_avx2_maxpool(size_t channels, size_t ks, const float* const* in, float* y, float scale, const wrt_clamp* clamp) {
   (void)scale;
   const __m256 vmin = _mm256_set1_ps(clamp->min);
@@ -5632,6 +5722,9 @@ static __attribute__((target("avx2,fma"))) void wrt_avx2_avgpool(size_t channels
   }
 }
 
+#endif
+
+#if !defined(WRT_KF_QS8) || WRT_KF_QS8
 static __attribute__((target("avx2,fma"))) void wrt_avx2_qgemm_6x16(size_t mr, size_t nc, size_t kc, const int8_t* a, size_t a_stride, const void* packed_w, int8_t* c, size_t c_stride, const wrt_qparams* p) {
   int8_t* c0 = c;
   int8_t* c1 = c0 + c_stride;
@@ -6520,6 +6613,9 @@ static __attribute__((target("avx2,fma"))) void wrt_avx2_qdwconv_cols_9_c16(size
   }
 }
 
+#endif
+
+#if !defined(WRT_KF_SPARSE) || WRT_KF_SPARSE
 static __attribute__((target("avx2,fma"))) void wrt_avx2_spmm_16(size_t mr, size_t n, const float* x, size_t x_stride, const int32_t* restrict nnz, const int32_t* restrict offs, const float* restrict w, float* y, size_t y_stride, const wrt_clamp* clamp) {
   const __m256i spread = _mm256_setr_epi32(0, 0, 1, 1, 2, 2, 3, 3);
   const __m256i pixmajor = _mm256_setr_epi32(0, 2, 4, 6, 1, 3, 5, 7);
@@ -6935,6 +7031,9 @@ static __attribute__((target("avx2,fma"))) void wrt_avx2_sppack_32(size_t mr, si
   }
 }
 
+#endif
+
+#if !defined(WRT_KF_QSPARSE) || WRT_KF_QSPARSE
 static __attribute__((target("avx2,fma"))) void wrt_avx2_qspmm_16(size_t mr, size_t n, const void* x, const int32_t* restrict nnz, const int32_t* restrict offs, const int32_t* restrict w, const float* restrict mult, int8_t* y, size_t y_stride, const wrt_qparams* p) {
   const __m256 qlo = _mm256_set1_ps(p->lo), qhi = _mm256_set1_ps(p->hi);
   const __m256i qzy = _mm256_set1_epi32(p->zy);
@@ -7134,6 +7233,9 @@ static __attribute__((target("avx2,fma"))) void wrt_avx2_qspmv(size_t n, const i
   }
 }
 
+#endif
+
+#if !defined(WRT_KF_INTERLEAVE) || WRT_KF_INTERLEAVE
 static __attribute__((target("avx2,fma"))) void wrt_avx2_interleave3(size_t n, const float* p0, const float* p1, const float* p2, float* restrict y) {
   size_t i = 0;
   for (; i + 8 <= n; i += 8) {
@@ -7151,6 +7253,9 @@ static __attribute__((target("avx2,fma"))) void wrt_avx2_interleave3(size_t n, c
   }
 }
 
+#endif
+
+#if !defined(WRT_KF_WINOGRAD) || WRT_KF_WINOGRAD
 static __attribute__((target("avx2,fma"))) void wrt_avx2_wino2_in(size_t c, const float* const* in, float* out, size_t out_stride) {
   size_t ch = 0;
   for (; ch + 8 <= c; ch += 8) {
@@ -7885,6 +7990,9 @@ static __attribute__((target("avx2,fma"))) void wrt_avx2_wino4_out(size_t c, con
   }
 }
 
+#endif
+
+
 const wrt_target wrt_target_avx2 = {
   .name = "avx2",
   .gemm_mr = 6, .gemm_nr = 16, .gemm_multi = 1,
@@ -7894,47 +8002,108 @@ const wrt_target wrt_target_avx2 = {
   .gemm_mr_half = 12, .gemm_nr_half = 8,
   .gemm_half = wrt_avx2_gemm_12x8,
   .igemm_half = wrt_avx2_igemm_6x8,
+#if !defined(WRT_KF_DWCONV) || WRT_KF_DWCONV
   .dwconv = {
     {9, 16, wrt_avx2_dwconv_9_c16},
     {25, 16, wrt_avx2_dwconv_25_c16},
     {0, 16, wrt_avx2_dwconv_any_c16},
   },
+#endif
   .vbinary = {
     [WRT_BIN_ADD] = wrt_avx2_vadd,
+#if !defined(WRT_KF_BINARY_SUB) || WRT_KF_BINARY_SUB
     [WRT_BIN_SUB] = wrt_avx2_vsub,
+#endif
+#if !defined(WRT_KF_BINARY_RSUB) || WRT_KF_BINARY_RSUB
     [WRT_BIN_RSUB] = wrt_avx2_vrsub,
+#endif
+#if !defined(WRT_KF_BINARY_MUL) || WRT_KF_BINARY_MUL
     [WRT_BIN_MUL] = wrt_avx2_vmul,
+#endif
+#if !defined(WRT_KF_BINARY_DIV) || WRT_KF_BINARY_DIV
     [WRT_BIN_DIV] = wrt_avx2_vdiv,
+#endif
+#if !defined(WRT_KF_BINARY_RDIV) || WRT_KF_BINARY_RDIV
     [WRT_BIN_RDIV] = wrt_avx2_vrdiv,
+#endif
+#if !defined(WRT_KF_BINARY_MAX) || WRT_KF_BINARY_MAX
     [WRT_BIN_MAX] = wrt_avx2_vmax,
+#endif
+#if !defined(WRT_KF_BINARY_MIN) || WRT_KF_BINARY_MIN
     [WRT_BIN_MIN] = wrt_avx2_vmin,
+#endif
+#if !defined(WRT_KF_BINARY_PRELU) || WRT_KF_BINARY_PRELU
     [WRT_BIN_PRELU] = wrt_avx2_vprelu,
+#endif
   },
   .vbinary_scalar = {
+#if !defined(WRT_KF_BINARY_ADD) || WRT_KF_BINARY_ADD
     [WRT_BIN_ADD] = wrt_avx2_vaddc,
+#endif
+#if !defined(WRT_KF_BINARY_SUB) || WRT_KF_BINARY_SUB
     [WRT_BIN_SUB] = wrt_avx2_vsubc,
+#endif
+#if !defined(WRT_KF_BINARY_RSUB) || WRT_KF_BINARY_RSUB
     [WRT_BIN_RSUB] = wrt_avx2_vrsubc,
+#endif
+#if !defined(WRT_KF_BINARY_MUL) || WRT_KF_BINARY_MUL
     [WRT_BIN_MUL] = wrt_avx2_vmulc,
+#endif
+#if !defined(WRT_KF_BINARY_DIV) || WRT_KF_BINARY_DIV
     [WRT_BIN_DIV] = wrt_avx2_vdivc,
+#endif
+#if !defined(WRT_KF_BINARY_RDIV) || WRT_KF_BINARY_RDIV
     [WRT_BIN_RDIV] = wrt_avx2_vrdivc,
+#endif
+#if !defined(WRT_KF_BINARY_MAX) || WRT_KF_BINARY_MAX
     [WRT_BIN_MAX] = wrt_avx2_vmaxc,
+#endif
+#if !defined(WRT_KF_BINARY_MIN) || WRT_KF_BINARY_MIN
     [WRT_BIN_MIN] = wrt_avx2_vminc,
+#endif
+#if !defined(WRT_KF_BINARY_PRELU) || WRT_KF_BINARY_PRELU
     [WRT_BIN_PRELU] = wrt_avx2_vpreluc,
+#endif
   },
   .vunary = {
+#if !defined(WRT_KF_UNARY_RELU) || WRT_KF_UNARY_RELU
     [WRT_UN_RELU] = wrt_avx2_relu,
+#endif
+#if !defined(WRT_KF_UNARY_CLIP) || WRT_KF_UNARY_CLIP
     [WRT_UN_CLIP] = wrt_avx2_clip,
+#endif
+#if !defined(WRT_KF_UNARY_LEAKY_RELU) || WRT_KF_UNARY_LEAKY_RELU
     [WRT_UN_LEAKY_RELU] = wrt_avx2_leaky_relu,
+#endif
+#if !defined(WRT_KF_UNARY_HARD_SWISH) || WRT_KF_UNARY_HARD_SWISH
     [WRT_UN_HARD_SWISH] = wrt_avx2_hard_swish,
+#endif
+#if !defined(WRT_KF_UNARY_HARD_SIGMOID) || WRT_KF_UNARY_HARD_SIGMOID
     [WRT_UN_HARD_SIGMOID] = wrt_avx2_hard_sigmoid,
+#endif
+#if !defined(WRT_KF_UNARY_SIGMOID) || WRT_KF_UNARY_SIGMOID
     [WRT_UN_SIGMOID] = wrt_avx2_sigmoid,
+#endif
+#if !defined(WRT_KF_UNARY_TANH) || WRT_KF_UNARY_TANH
     [WRT_UN_TANH] = wrt_avx2_tanh,
+#endif
+#if !defined(WRT_KF_UNARY_EXP) || WRT_KF_UNARY_EXP
     [WRT_UN_EXP] = wrt_avx2_exp,
+#endif
+#if !defined(WRT_KF_UNARY_SQRT) || WRT_KF_UNARY_SQRT
     [WRT_UN_SQRT] = wrt_avx2_sqrt,
+#endif
+#if !defined(WRT_KF_UNARY_ABS) || WRT_KF_UNARY_ABS
     [WRT_UN_ABS] = wrt_avx2_abs,
+#endif
+#if !defined(WRT_KF_UNARY_NEG) || WRT_KF_UNARY_NEG
     [WRT_UN_NEG] = wrt_avx2_neg,
+#endif
   },
+#if !defined(WRT_KF_POOL) || WRT_KF_POOL
   .maxpool = wrt_avx2_maxpool, .avgpool = wrt_avx2_avgpool,
+#endif
+#if !defined(WRT_KF_QS8) || WRT_KF_QS8
   .qgemm_mr = 6, .qgemm_nr = 16, .qgemm_kr = 2, .qgemm_xoff = 0,
   .qgemm = wrt_avx2_qgemm_6x16,
   .qigemm = wrt_avx2_qigemm_6x16,
@@ -7942,15 +8111,24 @@ const wrt_target wrt_target_avx2 = {
   .qpack = wrt_avx2_qpack_6,
   .qdwconv = {{9, 16, 2, wrt_avx2_qdwconv_cols_9_c16}, {9, 16, 1, wrt_avx2_qdwconv_9_c16}, {25, 16, 1, wrt_avx2_qdwconv_25_c16}, {0, 16, 1, wrt_avx2_qdwconv_any_c16}},
   .qadd = wrt_avx2_qadd, .qadd_scalar = wrt_avx2_qadd_scalar,
+#endif
+#if !defined(WRT_KF_SPARSE) || WRT_KF_SPARSE
   .spmm_mr = 16, .spmm_g = 2,
   .spmm_min_sparsity = 0.35f, .spmm_k_penalty = 4.0f, .spmv_min_sparsity = 0.3f,
   .spmm = wrt_avx2_spmm_16, .spmv = wrt_avx2_spmv,
   .sppack = wrt_avx2_sppack_16,
   .spmmu_mr = 32, .spmmu_min_sparsity = 0.5f, .spmmu_k_penalty = 8.0f,
   .spmmu = wrt_avx2_spmmu_32, .sppacku = wrt_avx2_sppack_32,
+#endif
+#if !defined(WRT_KF_QSPARSE) || WRT_KF_QSPARSE
   .qspmm_mr = 16, .qspmm_kr = 2, .qspmm_xoff = 0, .qspmm_min_sparsity = 0.5f, .qspmm_k_penalty = 2.0f,
   .qspmm = wrt_avx2_qspmm_16, .qsppack = wrt_avx2_qsppack_16, .qspmv = wrt_avx2_qspmv,
+#endif
+#if !defined(WRT_KF_WINOGRAD) || WRT_KF_WINOGRAD
   .wino_in = {wrt_avx2_wino2_in, wrt_avx2_wino4_in}, .wino_out = {wrt_avx2_wino2_out, wrt_avx2_wino4_out},
   .wino_min_channels = 16, .wino_min_cc = 1024, .wino_min_pixels = 49, .wino_f2_weights_per_tile = 32768,
+#endif
+#if !defined(WRT_KF_INTERLEAVE) || WRT_KF_INTERLEAVE
   .interleave3 = wrt_avx2_interleave3,
+#endif
 };

@@ -1287,6 +1287,8 @@ static __attribute__((target("avx512f,avx512bw,avx512vl,avx2,fma"))) void wrt_av
   }
 }
 
+
+#if !defined(WRT_KF_DWCONV) || WRT_KF_DWCONV
 static __attribute__((target("avx512f,avx512bw,avx512vl,avx2,fma"))) void wrt_avx512_dwconv_9_c32(size_t channels, size_t width, size_t ks, const float* const* in, const float* restrict w, float* out, size_t out_stride, const wrt_clamp* clamp) {
   (void)ks;
   const __m512 vmin = _mm512_set1_ps(clamp->min);
@@ -3547,6 +3549,8 @@ static __attribute__((target("avx512f,avx512bw,avx512vl,avx2,fma"))) void wrt_av
   }
 }
 
+#endif
+
 static __attribute__((target("avx512f,avx512bw,avx512vl,avx2,fma"))) void wrt_avx512_vadd(size_t n, const float* a, const float* b, float* y, const wrt_clamp* clamp) {
   const __m512 vmin = _mm512_set1_ps(clamp->min);
   const __m512 vmax = _mm512_set1_ps(clamp->max);
@@ -3584,6 +3588,8 @@ static __attribute__((target("avx512f,avx512bw,avx512vl,avx2,fma"))) void wrt_av
   }
 }
 
+
+#if !defined(WRT_KF_BINARY_SUB) || WRT_KF_BINARY_SUB
 static __attribute__((target("avx512f,avx512bw,avx512vl,avx2,fma"))) void wrt_avx512_vsub(size_t n, const float* a, const float* b, float* y, const wrt_clamp* clamp) {
   const __m512 vmin = _mm512_set1_ps(clamp->min);
   const __m512 vmax = _mm512_set1_ps(clamp->max);
@@ -3621,6 +3627,9 @@ static __attribute__((target("avx512f,avx512bw,avx512vl,avx2,fma"))) void wrt_av
   }
 }
 
+#endif
+
+#if !defined(WRT_KF_BINARY_RSUB) || WRT_KF_BINARY_RSUB
 static __attribute__((target("avx512f,avx512bw,avx512vl,avx2,fma"))) void wrt_avx512_vrsub(size_t n, const float* a, const float* b, float* y, const wrt_clamp* clamp) {
   const __m512 vmin = _mm512_set1_ps(clamp->min);
   const __m512 vmax = _mm512_set1_ps(clamp->max);
@@ -3658,6 +3667,9 @@ static __attribute__((target("avx512f,avx512bw,avx512vl,avx2,fma"))) void wrt_av
   }
 }
 
+#endif
+
+#if !defined(WRT_KF_BINARY_MUL) || WRT_KF_BINARY_MUL
 static __attribute__((target("avx512f,avx512bw,avx512vl,avx2,fma"))) void wrt_avx512_vmul(size_t n, const float* a, const float* b, float* y, const wrt_clamp* clamp) {
   const __m512 vmin = _mm512_set1_ps(clamp->min);
   const __m512 vmax = _mm512_set1_ps(clamp->max);
@@ -3695,6 +3707,9 @@ static __attribute__((target("avx512f,avx512bw,avx512vl,avx2,fma"))) void wrt_av
   }
 }
 
+#endif
+
+#if !defined(WRT_KF_BINARY_DIV) || WRT_KF_BINARY_DIV
 static __attribute__((target("avx512f,avx512bw,avx512vl,avx2,fma"))) void wrt_avx512_vdiv(size_t n, const float* a, const float* b, float* y, const wrt_clamp* clamp) {
   const __m512 vmin = _mm512_set1_ps(clamp->min);
   const __m512 vmax = _mm512_set1_ps(clamp->max);
@@ -3732,6 +3747,9 @@ static __attribute__((target("avx512f,avx512bw,avx512vl,avx2,fma"))) void wrt_av
   }
 }
 
+#endif
+
+#if !defined(WRT_KF_BINARY_RDIV) || WRT_KF_BINARY_RDIV
 static __attribute__((target("avx512f,avx512bw,avx512vl,avx2,fma"))) void wrt_avx512_vrdiv(size_t n, const float* a, const float* b, float* y, const wrt_clamp* clamp) {
   const __m512 vmin = _mm512_set1_ps(clamp->min);
   const __m512 vmax = _mm512_set1_ps(clamp->max);
@@ -3769,6 +3787,9 @@ static __attribute__((target("avx512f,avx512bw,avx512vl,avx2,fma"))) void wrt_av
   }
 }
 
+#endif
+
+#if !defined(WRT_KF_BINARY_MAX) || WRT_KF_BINARY_MAX
 static __attribute__((target("avx512f,avx512bw,avx512vl,avx2,fma"))) void wrt_avx512_vmax(size_t n, const float* a, const float* b, float* y, const wrt_clamp* clamp) {
   const __m512 vmin = _mm512_set1_ps(clamp->min);
   const __m512 vmax = _mm512_set1_ps(clamp->max);
@@ -3806,6 +3827,9 @@ static __attribute__((target("avx512f,avx512bw,avx512vl,avx2,fma"))) void wrt_av
   }
 }
 
+#endif
+
+#if !defined(WRT_KF_BINARY_MIN) || WRT_KF_BINARY_MIN
 static __attribute__((target("avx512f,avx512bw,avx512vl,avx2,fma"))) void wrt_avx512_vmin(size_t n, const float* a, const float* b, float* y, const wrt_clamp* clamp) {
   const __m512 vmin = _mm512_set1_ps(clamp->min);
   const __m512 vmax = _mm512_set1_ps(clamp->max);
@@ -3843,6 +3867,9 @@ static __attribute__((target("avx512f,avx512bw,avx512vl,avx2,fma"))) void wrt_av
   }
 }
 
+#endif
+
+#if !defined(WRT_KF_BINARY_PRELU) || WRT_KF_BINARY_PRELU
 static __attribute__((target("avx512f,avx512bw,avx512vl,avx2,fma"))) void wrt_avx512_vprelu(size_t n, const float* a, const float* b, float* y, const wrt_clamp* clamp) {
   const __m512 vmin = _mm512_set1_ps(clamp->min);
   const __m512 vmax = _mm512_set1_ps(clamp->max);
@@ -3881,6 +3908,9 @@ static __attribute__((target("avx512f,avx512bw,avx512vl,avx2,fma"))) void wrt_av
   }
 }
 
+#endif
+
+#if !defined(WRT_KF_BINARY_ADD) || WRT_KF_BINARY_ADD
 static __attribute__((target("avx512f,avx512bw,avx512vl,avx2,fma"))) void wrt_avx512_vaddc(size_t n, const float* a, const float* b, float* y, const wrt_clamp* clamp) {
   const __m512 vmin = _mm512_set1_ps(clamp->min);
   const __m512 vmax = _mm512_set1_ps(clamp->max);
@@ -3913,6 +3943,9 @@ static __attribute__((target("avx512f,avx512bw,avx512vl,avx2,fma"))) void wrt_av
   }
 }
 
+#endif
+
+#if !defined(WRT_KF_BINARY_SUB) || WRT_KF_BINARY_SUB
 static __attribute__((target("avx512f,avx512bw,avx512vl,avx2,fma"))) void wrt_avx512_vsubc(size_t n, const float* a, const float* b, float* y, const wrt_clamp* clamp) {
   const __m512 vmin = _mm512_set1_ps(clamp->min);
   const __m512 vmax = _mm512_set1_ps(clamp->max);
@@ -3945,6 +3978,9 @@ static __attribute__((target("avx512f,avx512bw,avx512vl,avx2,fma"))) void wrt_av
   }
 }
 
+#endif
+
+#if !defined(WRT_KF_BINARY_RSUB) || WRT_KF_BINARY_RSUB
 static __attribute__((target("avx512f,avx512bw,avx512vl,avx2,fma"))) void wrt_avx512_vrsubc(size_t n, const float* a, const float* b, float* y, const wrt_clamp* clamp) {
   const __m512 vmin = _mm512_set1_ps(clamp->min);
   const __m512 vmax = _mm512_set1_ps(clamp->max);
@@ -3977,6 +4013,9 @@ static __attribute__((target("avx512f,avx512bw,avx512vl,avx2,fma"))) void wrt_av
   }
 }
 
+#endif
+
+#if !defined(WRT_KF_BINARY_MUL) || WRT_KF_BINARY_MUL
 static __attribute__((target("avx512f,avx512bw,avx512vl,avx2,fma"))) void wrt_avx512_vmulc(size_t n, const float* a, const float* b, float* y, const wrt_clamp* clamp) {
   const __m512 vmin = _mm512_set1_ps(clamp->min);
   const __m512 vmax = _mm512_set1_ps(clamp->max);
@@ -4009,6 +4048,9 @@ static __attribute__((target("avx512f,avx512bw,avx512vl,avx2,fma"))) void wrt_av
   }
 }
 
+#endif
+
+#if !defined(WRT_KF_BINARY_DIV) || WRT_KF_BINARY_DIV
 static __attribute__((target("avx512f,avx512bw,avx512vl,avx2,fma"))) void wrt_avx512_vdivc(size_t n, const float* a, const float* b, float* y, const wrt_clamp* clamp) {
   const __m512 vmin = _mm512_set1_ps(clamp->min);
   const __m512 vmax = _mm512_set1_ps(clamp->max);
@@ -4041,6 +4083,9 @@ static __attribute__((target("avx512f,avx512bw,avx512vl,avx2,fma"))) void wrt_av
   }
 }
 
+#endif
+
+#if !defined(WRT_KF_BINARY_RDIV) || WRT_KF_BINARY_RDIV
 static __attribute__((target("avx512f,avx512bw,avx512vl,avx2,fma"))) void wrt_avx512_vrdivc(size_t n, const float* a, const float* b, float* y, const wrt_clamp* clamp) {
   const __m512 vmin = _mm512_set1_ps(clamp->min);
   const __m512 vmax = _mm512_set1_ps(clamp->max);
@@ -4073,6 +4118,9 @@ static __attribute__((target("avx512f,avx512bw,avx512vl,avx2,fma"))) void wrt_av
   }
 }
 
+#endif
+
+#if !defined(WRT_KF_BINARY_MAX) || WRT_KF_BINARY_MAX
 static __attribute__((target("avx512f,avx512bw,avx512vl,avx2,fma"))) void wrt_avx512_vmaxc(size_t n, const float* a, const float* b, float* y, const wrt_clamp* clamp) {
   const __m512 vmin = _mm512_set1_ps(clamp->min);
   const __m512 vmax = _mm512_set1_ps(clamp->max);
@@ -4105,6 +4153,9 @@ static __attribute__((target("avx512f,avx512bw,avx512vl,avx2,fma"))) void wrt_av
   }
 }
 
+#endif
+
+#if !defined(WRT_KF_BINARY_MIN) || WRT_KF_BINARY_MIN
 static __attribute__((target("avx512f,avx512bw,avx512vl,avx2,fma"))) void wrt_avx512_vminc(size_t n, const float* a, const float* b, float* y, const wrt_clamp* clamp) {
   const __m512 vmin = _mm512_set1_ps(clamp->min);
   const __m512 vmax = _mm512_set1_ps(clamp->max);
@@ -4137,6 +4188,9 @@ static __attribute__((target("avx512f,avx512bw,avx512vl,avx2,fma"))) void wrt_av
   }
 }
 
+#endif
+
+#if !defined(WRT_KF_BINARY_PRELU) || WRT_KF_BINARY_PRELU
 static __attribute__((target("avx512f,avx512bw,avx512vl,avx2,fma"))) void wrt_avx512_vpreluc(size_t n, const float* a, const float* b, float* y, const wrt_clamp* clamp) {
   const __m512 vmin = _mm512_set1_ps(clamp->min);
   const __m512 vmax = _mm512_set1_ps(clamp->max);
@@ -4170,6 +4224,9 @@ static __attribute__((target("avx512f,avx512bw,avx512vl,avx2,fma"))) void wrt_av
   }
 }
 
+#endif
+
+#if !defined(WRT_KF_UNARY_RELU) || WRT_KF_UNARY_RELU
 static __attribute__((target("avx512f,avx512bw,avx512vl,avx2,fma"))) void wrt_avx512_relu(size_t n, const float* x, float* y, const float* params) {
   (void)params;
   const __m512 k_zero = _mm512_set1_ps(0.0f);
@@ -4197,6 +4254,9 @@ static __attribute__((target("avx512f,avx512bw,avx512vl,avx2,fma"))) void wrt_av
   }
 }
 
+#endif
+
+#if !defined(WRT_KF_UNARY_CLIP) || WRT_KF_UNARY_CLIP
 static __attribute__((target("avx512f,avx512bw,avx512vl,avx2,fma"))) void wrt_avx512_clip(size_t n, const float* x, float* y, const float* params) {
   const __m512 k_p0 = _mm512_set1_ps(params[0]);
   const __m512 k_p1 = _mm512_set1_ps(params[1]);
@@ -4224,6 +4284,9 @@ static __attribute__((target("avx512f,avx512bw,avx512vl,avx2,fma"))) void wrt_av
   }
 }
 
+#endif
+
+#if !defined(WRT_KF_UNARY_LEAKY_RELU) || WRT_KF_UNARY_LEAKY_RELU
 static __attribute__((target("avx512f,avx512bw,avx512vl,avx2,fma"))) void wrt_avx512_leaky_relu(size_t n, const float* x, float* y, const float* params) {
   const __m512 k_p0 = _mm512_set1_ps(params[0]);
   const __m512 k_zero = _mm512_set1_ps(0.0f);
@@ -4251,6 +4314,9 @@ static __attribute__((target("avx512f,avx512bw,avx512vl,avx2,fma"))) void wrt_av
   }
 }
 
+#endif
+
+#if !defined(WRT_KF_UNARY_HARD_SWISH) || WRT_KF_UNARY_HARD_SWISH
 static __attribute__((target("avx512f,avx512bw,avx512vl,avx2,fma"))) void wrt_avx512_hard_swish(size_t n, const float* x, float* y, const float* params) {
   (void)params;
   const __m512 k_zero = _mm512_set1_ps(0.0f);
@@ -4281,6 +4347,9 @@ static __attribute__((target("avx512f,avx512bw,avx512vl,avx2,fma"))) void wrt_av
   }
 }
 
+#endif
+
+#if !defined(WRT_KF_UNARY_HARD_SIGMOID) || WRT_KF_UNARY_HARD_SIGMOID
 static __attribute__((target("avx512f,avx512bw,avx512vl,avx2,fma"))) void wrt_avx512_hard_sigmoid(size_t n, const float* x, float* y, const float* params) {
   const __m512 k_p0 = _mm512_set1_ps(params[0]);
   const __m512 k_p1 = _mm512_set1_ps(params[1]);
@@ -4310,6 +4379,9 @@ static __attribute__((target("avx512f,avx512bw,avx512vl,avx2,fma"))) void wrt_av
   }
 }
 
+#endif
+
+#if !defined(WRT_KF_UNARY_SIGMOID) || WRT_KF_UNARY_SIGMOID
 static __attribute__((target("avx512f,avx512bw,avx512vl,avx2,fma"))) void wrt_avx512_sigmoid(size_t n, const float* x, float* y, const float* params) {
   (void)params;
   const __m512 k_log2e = _mm512_set1_ps(0x1.715476p+0f);
@@ -4388,6 +4460,9 @@ static __attribute__((target("avx512f,avx512bw,avx512vl,avx2,fma"))) void wrt_av
   }
 }
 
+#endif
+
+#if !defined(WRT_KF_UNARY_TANH) || WRT_KF_UNARY_TANH
 static __attribute__((target("avx512f,avx512bw,avx512vl,avx2,fma"))) void wrt_avx512_tanh(size_t n, const float* x, float* y, const float* params) {
   (void)params;
   const __m512 k_log2e = _mm512_set1_ps(0x1.715476p+0f);
@@ -4490,6 +4565,9 @@ static __attribute__((target("avx512f,avx512bw,avx512vl,avx2,fma"))) void wrt_av
   }
 }
 
+#endif
+
+#if !defined(WRT_KF_UNARY_EXP) || WRT_KF_UNARY_EXP
 static __attribute__((target("avx512f,avx512bw,avx512vl,avx2,fma"))) void wrt_avx512_exp(size_t n, const float* x, float* y, const float* params) {
   (void)params;
   const __m512 k_log2e = _mm512_set1_ps(0x1.715476p+0f);
@@ -4563,6 +4641,9 @@ static __attribute__((target("avx512f,avx512bw,avx512vl,avx2,fma"))) void wrt_av
   }
 }
 
+#endif
+
+#if !defined(WRT_KF_UNARY_SQRT) || WRT_KF_UNARY_SQRT
 static __attribute__((target("avx512f,avx512bw,avx512vl,avx2,fma"))) void wrt_avx512_sqrt(size_t n, const float* x, float* y, const float* params) {
   (void)params;
   for (; n >= 32; n -= 32) {
@@ -4589,6 +4670,9 @@ static __attribute__((target("avx512f,avx512bw,avx512vl,avx2,fma"))) void wrt_av
   }
 }
 
+#endif
+
+#if !defined(WRT_KF_UNARY_ABS) || WRT_KF_UNARY_ABS
 static __attribute__((target("avx512f,avx512bw,avx512vl,avx2,fma"))) void wrt_avx512_abs(size_t n, const float* x, float* y, const float* params) {
   (void)params;
   for (; n >= 32; n -= 32) {
@@ -4615,6 +4699,9 @@ static __attribute__((target("avx512f,avx512bw,avx512vl,avx2,fma"))) void wrt_av
   }
 }
 
+#endif
+
+#if !defined(WRT_KF_UNARY_NEG) || WRT_KF_UNARY_NEG
 static __attribute__((target("avx512f,avx512bw,avx512vl,avx2,fma"))) void wrt_avx512_neg(size_t n, const float* x, float* y, const float* params) {
   (void)params;
   for (; n >= 32; n -= 32) {
@@ -4641,6 +4728,9 @@ static __attribute__((target("avx512f,avx512bw,avx512vl,avx2,fma"))) void wrt_av
   }
 }
 
+#endif
+
+#if !defined(WRT_KF_POOL) || WRT_KF_POOL
 static __attribute__((target("avx512f,avx512bw,avx512vl,avx2,fma"))) void wrt_avx512_maxpool(size_t channels, size_t ks, const float* const* in, float* y, float scale, const wrt_clamp* clamp) {
   (void)scale;
   const __m512 vmin = _mm512_set1_ps(clamp->min);
@@ -4752,6 +4842,9 @@ static __attribute__((target("avx512f,avx512bw,avx512vl,avx2,fma"))) void wrt_av
   }
 }
 
+#endif
+
+#if !defined(WRT_KF_QS8) || WRT_KF_QS8
 static __attribute__((target("avx512f,avx512bw,avx512vl,avx2,fma"))) void wrt_avx512_qgemm_6x32(size_t mr, size_t nc, size_t kc, const int8_t* a, size_t a_stride, const void* packed_w, int8_t* c, size_t c_stride, const wrt_qparams* p) {
   const int8_t* a0 = a;
   const int8_t* a1 = a0 + a_stride;
@@ -7350,6 +7443,9 @@ static __attribute__((target("avx512f,avx512bw,avx512vl,avx512vnni,avx2,fma"))) 
   }
 }
 
+#endif
+
+#if !defined(WRT_KF_SPARSE) || WRT_KF_SPARSE
 static __attribute__((target("avx512f,avx512bw,avx512vl,avx2,fma"))) void wrt_avx512_spmm_32(size_t mr, size_t n, const float* x, size_t x_stride, const int32_t* restrict nnz, const int32_t* restrict offs, const float* restrict w, float* y, size_t y_stride, const wrt_clamp* clamp) {
   const __m512i spread = _mm512_setr_epi32(0, 0, 0, 0, 1, 1, 1, 1, 2, 2, 2, 2, 3, 3, 3, 3);
   const __m512i pixmajor = _mm512_setr_epi32(0, 4, 8, 12, 1, 5, 9, 13, 2, 6, 10, 14, 3, 7, 11, 15);
@@ -7973,6 +8069,9 @@ static __attribute__((target("avx512f,avx512bw,avx512vl,avx2,fma"))) void wrt_av
   }
 }
 
+#endif
+
+#if !defined(WRT_KF_QSPARSE) || WRT_KF_QSPARSE
 static __attribute__((target("avx512f,avx512bw,avx512vl,avx2,fma"))) void wrt_avx512_qspmm_32(size_t mr, size_t n, const void* x, const int32_t* restrict nnz, const int32_t* restrict offs, const int32_t* restrict w, const float* restrict mult, int8_t* y, size_t y_stride, const wrt_qparams* p) {
   const __m512 qlo = _mm512_set1_ps(p->lo), qhi = _mm512_set1_ps(p->hi);
   const __m512i qzy = _mm512_set1_epi32(p->zy);
@@ -8451,6 +8550,9 @@ static __attribute__((target("avx512f,avx512bw,avx512vl,avx512vnni,avx2,fma"))) 
   }
 }
 
+#endif
+
+#if !defined(WRT_KF_INTERLEAVE) || WRT_KF_INTERLEAVE
 static __attribute__((target("avx512f,avx512bw,avx512vl,avx2,fma"))) void wrt_avx512_interleave3(size_t n, const float* p0, const float* p1, const float* p2, float* restrict y) {
   size_t i = 0;
   for (; i + 8 <= n; i += 8) {
@@ -8468,6 +8570,9 @@ static __attribute__((target("avx512f,avx512bw,avx512vl,avx2,fma"))) void wrt_av
   }
 }
 
+#endif
+
+#if !defined(WRT_KF_WINOGRAD) || WRT_KF_WINOGRAD
 static __attribute__((target("avx512f,avx512bw,avx512vl,avx2,fma"))) void wrt_avx512_wino2_in(size_t c, const float* const* in, float* out, size_t out_stride) {
   size_t ch = 0;
   for (; ch + 16 <= c; ch += 16) {
@@ -9202,6 +9307,9 @@ static __attribute__((target("avx512f,avx512bw,avx512vl,avx2,fma"))) void wrt_av
   }
 }
 
+#endif
+
+
 const wrt_target wrt_target_avx512 = {
   .name = "avx512",
   .gemm_mr = 8, .gemm_nr = 32, .gemm_multi = 1,
@@ -9211,64 +9319,134 @@ const wrt_target wrt_target_avx512 = {
   .gemm_mr_half = 8, .gemm_nr_half = 16,
   .gemm_half = wrt_avx512_gemm_8x16,
   .igemm_half = wrt_avx512_igemm_8x16,
+#if !defined(WRT_KF_DWCONV) || WRT_KF_DWCONV
   .dwconv = {
     {9, 32, wrt_avx512_dwconv_9_c32},
     {25, 32, wrt_avx512_dwconv_25_c32},
     {0, 32, wrt_avx512_dwconv_any_c32},
   },
+#endif
   .vbinary = {
     [WRT_BIN_ADD] = wrt_avx512_vadd,
+#if !defined(WRT_KF_BINARY_SUB) || WRT_KF_BINARY_SUB
     [WRT_BIN_SUB] = wrt_avx512_vsub,
+#endif
+#if !defined(WRT_KF_BINARY_RSUB) || WRT_KF_BINARY_RSUB
     [WRT_BIN_RSUB] = wrt_avx512_vrsub,
+#endif
+#if !defined(WRT_KF_BINARY_MUL) || WRT_KF_BINARY_MUL
     [WRT_BIN_MUL] = wrt_avx512_vmul,
+#endif
+#if !defined(WRT_KF_BINARY_DIV) || WRT_KF_BINARY_DIV
     [WRT_BIN_DIV] = wrt_avx512_vdiv,
+#endif
+#if !defined(WRT_KF_BINARY_RDIV) || WRT_KF_BINARY_RDIV
     [WRT_BIN_RDIV] = wrt_avx512_vrdiv,
+#endif
+#if !defined(WRT_KF_BINARY_MAX) || WRT_KF_BINARY_MAX
     [WRT_BIN_MAX] = wrt_avx512_vmax,
+#endif
+#if !defined(WRT_KF_BINARY_MIN) || WRT_KF_BINARY_MIN
     [WRT_BIN_MIN] = wrt_avx512_vmin,
+#endif
+#if !defined(WRT_KF_BINARY_PRELU) || WRT_KF_BINARY_PRELU
     [WRT_BIN_PRELU] = wrt_avx512_vprelu,
+#endif
   },
   .vbinary_scalar = {
+#if !defined(WRT_KF_BINARY_ADD) || WRT_KF_BINARY_ADD
     [WRT_BIN_ADD] = wrt_avx512_vaddc,
+#endif
+#if !defined(WRT_KF_BINARY_SUB) || WRT_KF_BINARY_SUB
     [WRT_BIN_SUB] = wrt_avx512_vsubc,
+#endif
+#if !defined(WRT_KF_BINARY_RSUB) || WRT_KF_BINARY_RSUB
     [WRT_BIN_RSUB] = wrt_avx512_vrsubc,
+#endif
+#if !defined(WRT_KF_BINARY_MUL) || WRT_KF_BINARY_MUL
     [WRT_BIN_MUL] = wrt_avx512_vmulc,
+#endif
+#if !defined(WRT_KF_BINARY_DIV) || WRT_KF_BINARY_DIV
     [WRT_BIN_DIV] = wrt_avx512_vdivc,
+#endif
+#if !defined(WRT_KF_BINARY_RDIV) || WRT_KF_BINARY_RDIV
     [WRT_BIN_RDIV] = wrt_avx512_vrdivc,
+#endif
+#if !defined(WRT_KF_BINARY_MAX) || WRT_KF_BINARY_MAX
     [WRT_BIN_MAX] = wrt_avx512_vmaxc,
+#endif
+#if !defined(WRT_KF_BINARY_MIN) || WRT_KF_BINARY_MIN
     [WRT_BIN_MIN] = wrt_avx512_vminc,
+#endif
+#if !defined(WRT_KF_BINARY_PRELU) || WRT_KF_BINARY_PRELU
     [WRT_BIN_PRELU] = wrt_avx512_vpreluc,
+#endif
   },
   .vunary = {
+#if !defined(WRT_KF_UNARY_RELU) || WRT_KF_UNARY_RELU
     [WRT_UN_RELU] = wrt_avx512_relu,
+#endif
+#if !defined(WRT_KF_UNARY_CLIP) || WRT_KF_UNARY_CLIP
     [WRT_UN_CLIP] = wrt_avx512_clip,
+#endif
+#if !defined(WRT_KF_UNARY_LEAKY_RELU) || WRT_KF_UNARY_LEAKY_RELU
     [WRT_UN_LEAKY_RELU] = wrt_avx512_leaky_relu,
+#endif
+#if !defined(WRT_KF_UNARY_HARD_SWISH) || WRT_KF_UNARY_HARD_SWISH
     [WRT_UN_HARD_SWISH] = wrt_avx512_hard_swish,
+#endif
+#if !defined(WRT_KF_UNARY_HARD_SIGMOID) || WRT_KF_UNARY_HARD_SIGMOID
     [WRT_UN_HARD_SIGMOID] = wrt_avx512_hard_sigmoid,
+#endif
+#if !defined(WRT_KF_UNARY_SIGMOID) || WRT_KF_UNARY_SIGMOID
     [WRT_UN_SIGMOID] = wrt_avx512_sigmoid,
+#endif
+#if !defined(WRT_KF_UNARY_TANH) || WRT_KF_UNARY_TANH
     [WRT_UN_TANH] = wrt_avx512_tanh,
+#endif
+#if !defined(WRT_KF_UNARY_EXP) || WRT_KF_UNARY_EXP
     [WRT_UN_EXP] = wrt_avx512_exp,
+#endif
+#if !defined(WRT_KF_UNARY_SQRT) || WRT_KF_UNARY_SQRT
     [WRT_UN_SQRT] = wrt_avx512_sqrt,
+#endif
+#if !defined(WRT_KF_UNARY_ABS) || WRT_KF_UNARY_ABS
     [WRT_UN_ABS] = wrt_avx512_abs,
+#endif
+#if !defined(WRT_KF_UNARY_NEG) || WRT_KF_UNARY_NEG
     [WRT_UN_NEG] = wrt_avx512_neg,
+#endif
   },
+#if !defined(WRT_KF_POOL) || WRT_KF_POOL
   .maxpool = wrt_avx512_maxpool, .avgpool = wrt_avx512_avgpool,
+#endif
+#if !defined(WRT_KF_QS8) || WRT_KF_QS8
   .qgemm_mr = 6, .qgemm_nr = 32, .qgemm_kr = 2, .qgemm_xoff = 0,
   .qgemm = wrt_avx512_qgemm_6x32,
   .qigemm = wrt_avx512_qigemm_6x32,
   .qgemm_half = wrt_avx512_qgemm_6x16p32,
   .qdwconv = {{9, 32, 1, wrt_avx512_qdwconv_9_c32}, {25, 32, 1, wrt_avx512_qdwconv_25_c32}, {0, 32, 1, wrt_avx512_qdwconv_any_c32}},
   .qadd = wrt_avx512_qadd, .qadd_scalar = wrt_avx512_qadd_scalar,
+#endif
+#if !defined(WRT_KF_SPARSE) || WRT_KF_SPARSE
   .spmm_mr = 32, .spmm_g = 4,
   .spmm_min_sparsity = 0.52f, .spmm_k_penalty = 10.0f, .spmv_min_sparsity = 0.45f,
   .spmm = wrt_avx512_spmm_32, .spmv = wrt_avx512_spmv,
   .sppack = wrt_avx512_sppack_32,
   .spmmu_mr = 64, .spmmu_min_sparsity = 0.5f, .spmmu_k_penalty = 8.0f,
   .spmmu = wrt_avx512_spmmu_64, .sppacku = wrt_avx512_sppack_64,
+#endif
+#if !defined(WRT_KF_QSPARSE) || WRT_KF_QSPARSE
   .qspmm_mr = 32, .qspmm_kr = 2, .qspmm_xoff = 0, .qspmm_min_sparsity = 0.5f, .qspmm_k_penalty = 2.0f,
   .qspmm = wrt_avx512_qspmm_32, .qsppack = wrt_avx512_qsppack_32, .qspmv = wrt_avx512_qspmv,
+#endif
+#if !defined(WRT_KF_WINOGRAD) || WRT_KF_WINOGRAD
   .wino_in = {wrt_avx512_wino2_in, wrt_avx512_wino4_in}, .wino_out = {wrt_avx512_wino2_out, wrt_avx512_wino4_out},
   .wino_min_channels = 16, .wino_min_cc = 1024, .wino_min_pixels = 49, .wino_f2_weights_per_tile = 32768,
+#endif
+#if !defined(WRT_KF_INTERLEAVE) || WRT_KF_INTERLEAVE
   .interleave3 = wrt_avx512_interleave3,
+#endif
 };
 
 const wrt_target wrt_target_avx512vnni = {
@@ -9280,62 +9458,132 @@ const wrt_target wrt_target_avx512vnni = {
   .gemm_mr_half = 8, .gemm_nr_half = 16,
   .gemm_half = wrt_avx512_gemm_8x16,
   .igemm_half = wrt_avx512_igemm_8x16,
+#if !defined(WRT_KF_DWCONV) || WRT_KF_DWCONV
   .dwconv = {
     {9, 32, wrt_avx512_dwconv_9_c32},
     {25, 32, wrt_avx512_dwconv_25_c32},
     {0, 32, wrt_avx512_dwconv_any_c32},
   },
+#endif
   .vbinary = {
     [WRT_BIN_ADD] = wrt_avx512_vadd,
+#if !defined(WRT_KF_BINARY_SUB) || WRT_KF_BINARY_SUB
     [WRT_BIN_SUB] = wrt_avx512_vsub,
+#endif
+#if !defined(WRT_KF_BINARY_RSUB) || WRT_KF_BINARY_RSUB
     [WRT_BIN_RSUB] = wrt_avx512_vrsub,
+#endif
+#if !defined(WRT_KF_BINARY_MUL) || WRT_KF_BINARY_MUL
     [WRT_BIN_MUL] = wrt_avx512_vmul,
+#endif
+#if !defined(WRT_KF_BINARY_DIV) || WRT_KF_BINARY_DIV
     [WRT_BIN_DIV] = wrt_avx512_vdiv,
+#endif
+#if !defined(WRT_KF_BINARY_RDIV) || WRT_KF_BINARY_RDIV
     [WRT_BIN_RDIV] = wrt_avx512_vrdiv,
+#endif
+#if !defined(WRT_KF_BINARY_MAX) || WRT_KF_BINARY_MAX
     [WRT_BIN_MAX] = wrt_avx512_vmax,
+#endif
+#if !defined(WRT_KF_BINARY_MIN) || WRT_KF_BINARY_MIN
     [WRT_BIN_MIN] = wrt_avx512_vmin,
+#endif
+#if !defined(WRT_KF_BINARY_PRELU) || WRT_KF_BINARY_PRELU
     [WRT_BIN_PRELU] = wrt_avx512_vprelu,
+#endif
   },
   .vbinary_scalar = {
+#if !defined(WRT_KF_BINARY_ADD) || WRT_KF_BINARY_ADD
     [WRT_BIN_ADD] = wrt_avx512_vaddc,
+#endif
+#if !defined(WRT_KF_BINARY_SUB) || WRT_KF_BINARY_SUB
     [WRT_BIN_SUB] = wrt_avx512_vsubc,
+#endif
+#if !defined(WRT_KF_BINARY_RSUB) || WRT_KF_BINARY_RSUB
     [WRT_BIN_RSUB] = wrt_avx512_vrsubc,
+#endif
+#if !defined(WRT_KF_BINARY_MUL) || WRT_KF_BINARY_MUL
     [WRT_BIN_MUL] = wrt_avx512_vmulc,
+#endif
+#if !defined(WRT_KF_BINARY_DIV) || WRT_KF_BINARY_DIV
     [WRT_BIN_DIV] = wrt_avx512_vdivc,
+#endif
+#if !defined(WRT_KF_BINARY_RDIV) || WRT_KF_BINARY_RDIV
     [WRT_BIN_RDIV] = wrt_avx512_vrdivc,
+#endif
+#if !defined(WRT_KF_BINARY_MAX) || WRT_KF_BINARY_MAX
     [WRT_BIN_MAX] = wrt_avx512_vmaxc,
+#endif
+#if !defined(WRT_KF_BINARY_MIN) || WRT_KF_BINARY_MIN
     [WRT_BIN_MIN] = wrt_avx512_vminc,
+#endif
+#if !defined(WRT_KF_BINARY_PRELU) || WRT_KF_BINARY_PRELU
     [WRT_BIN_PRELU] = wrt_avx512_vpreluc,
+#endif
   },
   .vunary = {
+#if !defined(WRT_KF_UNARY_RELU) || WRT_KF_UNARY_RELU
     [WRT_UN_RELU] = wrt_avx512_relu,
+#endif
+#if !defined(WRT_KF_UNARY_CLIP) || WRT_KF_UNARY_CLIP
     [WRT_UN_CLIP] = wrt_avx512_clip,
+#endif
+#if !defined(WRT_KF_UNARY_LEAKY_RELU) || WRT_KF_UNARY_LEAKY_RELU
     [WRT_UN_LEAKY_RELU] = wrt_avx512_leaky_relu,
+#endif
+#if !defined(WRT_KF_UNARY_HARD_SWISH) || WRT_KF_UNARY_HARD_SWISH
     [WRT_UN_HARD_SWISH] = wrt_avx512_hard_swish,
+#endif
+#if !defined(WRT_KF_UNARY_HARD_SIGMOID) || WRT_KF_UNARY_HARD_SIGMOID
     [WRT_UN_HARD_SIGMOID] = wrt_avx512_hard_sigmoid,
+#endif
+#if !defined(WRT_KF_UNARY_SIGMOID) || WRT_KF_UNARY_SIGMOID
     [WRT_UN_SIGMOID] = wrt_avx512_sigmoid,
+#endif
+#if !defined(WRT_KF_UNARY_TANH) || WRT_KF_UNARY_TANH
     [WRT_UN_TANH] = wrt_avx512_tanh,
+#endif
+#if !defined(WRT_KF_UNARY_EXP) || WRT_KF_UNARY_EXP
     [WRT_UN_EXP] = wrt_avx512_exp,
+#endif
+#if !defined(WRT_KF_UNARY_SQRT) || WRT_KF_UNARY_SQRT
     [WRT_UN_SQRT] = wrt_avx512_sqrt,
+#endif
+#if !defined(WRT_KF_UNARY_ABS) || WRT_KF_UNARY_ABS
     [WRT_UN_ABS] = wrt_avx512_abs,
+#endif
+#if !defined(WRT_KF_UNARY_NEG) || WRT_KF_UNARY_NEG
     [WRT_UN_NEG] = wrt_avx512_neg,
+#endif
   },
+#if !defined(WRT_KF_POOL) || WRT_KF_POOL
   .maxpool = wrt_avx512_maxpool, .avgpool = wrt_avx512_avgpool,
+#endif
+#if !defined(WRT_KF_QS8) || WRT_KF_QS8
   .qgemm_mr = 6, .qgemm_nr = 32, .qgemm_kr = 4, .qgemm_xoff = 128,
   .qgemm = wrt_avx512vnni_qgemm_6x32,
   .qigemm = wrt_avx512vnni_qigemm_6x32,
   .qgemm_half = wrt_avx512vnni_qgemm_6x16p32,
   .qdwconv = {{9, 64, 4, wrt_avx512vnni_dot_qdwconv_9_c64}, {25, 64, 4, wrt_avx512vnni_dot_qdwconv_25_c64}, {0, 32, 1, wrt_avx512vnni_qdwconv_any_c32}},
   .qadd = wrt_avx512vnni_qadd, .qadd_scalar = wrt_avx512vnni_qadd_scalar,
+#endif
+#if !defined(WRT_KF_SPARSE) || WRT_KF_SPARSE
   .spmm_mr = 32, .spmm_g = 4,
   .spmm_min_sparsity = 0.52f, .spmm_k_penalty = 10.0f, .spmv_min_sparsity = 0.45f,
   .spmm = wrt_avx512_spmm_32, .spmv = wrt_avx512_spmv,
   .sppack = wrt_avx512_sppack_32,
   .spmmu_mr = 64, .spmmu_min_sparsity = 0.5f, .spmmu_k_penalty = 8.0f,
   .spmmu = wrt_avx512_spmmu_64, .sppacku = wrt_avx512_sppack_64,
+#endif
+#if !defined(WRT_KF_QSPARSE) || WRT_KF_QSPARSE
   .qspmm_mr = 64, .qspmm_kr = 4, .qspmm_xoff = 128, .qspmm_min_sparsity = 0.5f, .qspmm_k_penalty = 16.0f,
   .qspmm = wrt_avx512vnni_qspmm_64, .qsppack = wrt_avx512vnni_qsppack_64, .qspmv = wrt_avx512vnni_qspmv,
+#endif
+#if !defined(WRT_KF_WINOGRAD) || WRT_KF_WINOGRAD
   .wino_in = {wrt_avx512_wino2_in, wrt_avx512_wino4_in}, .wino_out = {wrt_avx512_wino2_out, wrt_avx512_wino4_out},
   .wino_min_channels = 16, .wino_min_cc = 1024, .wino_min_pixels = 49, .wino_f2_weights_per_tile = 32768,
+#endif
+#if !defined(WRT_KF_INTERLEAVE) || WRT_KF_INTERLEAVE
   .interleave3 = wrt_avx512_interleave3,
+#endif
 };

@@ -1527,6 +1527,8 @@ static void wrt_neon_igemm_8x4(size_t mr, size_t nc, size_t kc, size_t ks, const
   }
 }
 
+
+#if !defined(WRT_KF_DWCONV) || WRT_KF_DWCONV
 static void wrt_neon_dwconv_9_c8(size_t channels, size_t width, size_t ks, const float* const* in, const float* restrict w, float* out, size_t out_stride, const wrt_clamp* clamp) {
   (void)ks;
   const float32x4_t vmin = vdupq_n_f32(clamp->min);
@@ -4212,6 +4214,8 @@ static void wrt_neon_dwconv_any_c8(size_t channels, size_t width, size_t ks, con
   }
 }
 
+#endif
+
 static void wrt_neon_vadd(size_t n, const float* a, const float* b, float* y, const wrt_clamp* clamp) {
   const float32x4_t vmin = vdupq_n_f32(clamp->min);
   const float32x4_t vmax = vdupq_n_f32(clamp->max);
@@ -4258,6 +4262,8 @@ static void wrt_neon_vadd(size_t n, const float* a, const float* b, float* y, co
   }
 }
 
+
+#if !defined(WRT_KF_BINARY_SUB) || WRT_KF_BINARY_SUB
 static void wrt_neon_vsub(size_t n, const float* a, const float* b, float* y, const wrt_clamp* clamp) {
   const float32x4_t vmin = vdupq_n_f32(clamp->min);
   const float32x4_t vmax = vdupq_n_f32(clamp->max);
@@ -4304,6 +4310,9 @@ static void wrt_neon_vsub(size_t n, const float* a, const float* b, float* y, co
   }
 }
 
+#endif
+
+#if !defined(WRT_KF_BINARY_RSUB) || WRT_KF_BINARY_RSUB
 static void wrt_neon_vrsub(size_t n, const float* a, const float* b, float* y, const wrt_clamp* clamp) {
   const float32x4_t vmin = vdupq_n_f32(clamp->min);
   const float32x4_t vmax = vdupq_n_f32(clamp->max);
@@ -4350,6 +4359,9 @@ static void wrt_neon_vrsub(size_t n, const float* a, const float* b, float* y, c
   }
 }
 
+#endif
+
+#if !defined(WRT_KF_BINARY_MUL) || WRT_KF_BINARY_MUL
 static void wrt_neon_vmul(size_t n, const float* a, const float* b, float* y, const wrt_clamp* clamp) {
   const float32x4_t vmin = vdupq_n_f32(clamp->min);
   const float32x4_t vmax = vdupq_n_f32(clamp->max);
@@ -4396,6 +4408,9 @@ static void wrt_neon_vmul(size_t n, const float* a, const float* b, float* y, co
   }
 }
 
+#endif
+
+#if !defined(WRT_KF_BINARY_DIV) || WRT_KF_BINARY_DIV
 static void wrt_neon_vdiv(size_t n, const float* a, const float* b, float* y, const wrt_clamp* clamp) {
   const float32x4_t vmin = vdupq_n_f32(clamp->min);
   const float32x4_t vmax = vdupq_n_f32(clamp->max);
@@ -4442,6 +4457,9 @@ static void wrt_neon_vdiv(size_t n, const float* a, const float* b, float* y, co
   }
 }
 
+#endif
+
+#if !defined(WRT_KF_BINARY_RDIV) || WRT_KF_BINARY_RDIV
 static void wrt_neon_vrdiv(size_t n, const float* a, const float* b, float* y, const wrt_clamp* clamp) {
   const float32x4_t vmin = vdupq_n_f32(clamp->min);
   const float32x4_t vmax = vdupq_n_f32(clamp->max);
@@ -4488,6 +4506,9 @@ static void wrt_neon_vrdiv(size_t n, const float* a, const float* b, float* y, c
   }
 }
 
+#endif
+
+#if !defined(WRT_KF_BINARY_MAX) || WRT_KF_BINARY_MAX
 static void wrt_neon_vmax(size_t n, const float* a, const float* b, float* y, const wrt_clamp* clamp) {
   const float32x4_t vmin = vdupq_n_f32(clamp->min);
   const float32x4_t vmax = vdupq_n_f32(clamp->max);
@@ -4534,6 +4555,9 @@ static void wrt_neon_vmax(size_t n, const float* a, const float* b, float* y, co
   }
 }
 
+#endif
+
+#if !defined(WRT_KF_BINARY_MIN) || WRT_KF_BINARY_MIN
 static void wrt_neon_vmin(size_t n, const float* a, const float* b, float* y, const wrt_clamp* clamp) {
   const float32x4_t vmin = vdupq_n_f32(clamp->min);
   const float32x4_t vmax = vdupq_n_f32(clamp->max);
@@ -4580,6 +4604,9 @@ static void wrt_neon_vmin(size_t n, const float* a, const float* b, float* y, co
   }
 }
 
+#endif
+
+#if !defined(WRT_KF_BINARY_PRELU) || WRT_KF_BINARY_PRELU
 static void wrt_neon_vprelu(size_t n, const float* a, const float* b, float* y, const wrt_clamp* clamp) {
   const float32x4_t vmin = vdupq_n_f32(clamp->min);
   const float32x4_t vmax = vdupq_n_f32(clamp->max);
@@ -4627,6 +4654,9 @@ static void wrt_neon_vprelu(size_t n, const float* a, const float* b, float* y, 
   }
 }
 
+#endif
+
+#if !defined(WRT_KF_BINARY_ADD) || WRT_KF_BINARY_ADD
 static void wrt_neon_vaddc(size_t n, const float* a, const float* b, float* y, const wrt_clamp* clamp) {
   const float32x4_t vmin = vdupq_n_f32(clamp->min);
   const float32x4_t vmax = vdupq_n_f32(clamp->max);
@@ -4666,6 +4696,9 @@ static void wrt_neon_vaddc(size_t n, const float* a, const float* b, float* y, c
   }
 }
 
+#endif
+
+#if !defined(WRT_KF_BINARY_SUB) || WRT_KF_BINARY_SUB
 static void wrt_neon_vsubc(size_t n, const float* a, const float* b, float* y, const wrt_clamp* clamp) {
   const float32x4_t vmin = vdupq_n_f32(clamp->min);
   const float32x4_t vmax = vdupq_n_f32(clamp->max);
@@ -4705,6 +4738,9 @@ static void wrt_neon_vsubc(size_t n, const float* a, const float* b, float* y, c
   }
 }
 
+#endif
+
+#if !defined(WRT_KF_BINARY_RSUB) || WRT_KF_BINARY_RSUB
 static void wrt_neon_vrsubc(size_t n, const float* a, const float* b, float* y, const wrt_clamp* clamp) {
   const float32x4_t vmin = vdupq_n_f32(clamp->min);
   const float32x4_t vmax = vdupq_n_f32(clamp->max);
@@ -4744,6 +4780,9 @@ static void wrt_neon_vrsubc(size_t n, const float* a, const float* b, float* y, 
   }
 }
 
+#endif
+
+#if !defined(WRT_KF_BINARY_MUL) || WRT_KF_BINARY_MUL
 static void wrt_neon_vmulc(size_t n, const float* a, const float* b, float* y, const wrt_clamp* clamp) {
   const float32x4_t vmin = vdupq_n_f32(clamp->min);
   const float32x4_t vmax = vdupq_n_f32(clamp->max);
@@ -4783,6 +4822,9 @@ static void wrt_neon_vmulc(size_t n, const float* a, const float* b, float* y, c
   }
 }
 
+#endif
+
+#if !defined(WRT_KF_BINARY_DIV) || WRT_KF_BINARY_DIV
 static void wrt_neon_vdivc(size_t n, const float* a, const float* b, float* y, const wrt_clamp* clamp) {
   const float32x4_t vmin = vdupq_n_f32(clamp->min);
   const float32x4_t vmax = vdupq_n_f32(clamp->max);
@@ -4822,6 +4864,9 @@ static void wrt_neon_vdivc(size_t n, const float* a, const float* b, float* y, c
   }
 }
 
+#endif
+
+#if !defined(WRT_KF_BINARY_RDIV) || WRT_KF_BINARY_RDIV
 static void wrt_neon_vrdivc(size_t n, const float* a, const float* b, float* y, const wrt_clamp* clamp) {
   const float32x4_t vmin = vdupq_n_f32(clamp->min);
   const float32x4_t vmax = vdupq_n_f32(clamp->max);
@@ -4861,6 +4906,9 @@ static void wrt_neon_vrdivc(size_t n, const float* a, const float* b, float* y, 
   }
 }
 
+#endif
+
+#if !defined(WRT_KF_BINARY_MAX) || WRT_KF_BINARY_MAX
 static void wrt_neon_vmaxc(size_t n, const float* a, const float* b, float* y, const wrt_clamp* clamp) {
   const float32x4_t vmin = vdupq_n_f32(clamp->min);
   const float32x4_t vmax = vdupq_n_f32(clamp->max);
@@ -4900,6 +4948,9 @@ static void wrt_neon_vmaxc(size_t n, const float* a, const float* b, float* y, c
   }
 }
 
+#endif
+
+#if !defined(WRT_KF_BINARY_MIN) || WRT_KF_BINARY_MIN
 static void wrt_neon_vminc(size_t n, const float* a, const float* b, float* y, const wrt_clamp* clamp) {
   const float32x4_t vmin = vdupq_n_f32(clamp->min);
   const float32x4_t vmax = vdupq_n_f32(clamp->max);
@@ -4939,6 +4990,9 @@ static void wrt_neon_vminc(size_t n, const float* a, const float* b, float* y, c
   }
 }
 
+#endif
+
+#if !defined(WRT_KF_BINARY_PRELU) || WRT_KF_BINARY_PRELU
 static void wrt_neon_vpreluc(size_t n, const float* a, const float* b, float* y, const wrt_clamp* clamp) {
   const float32x4_t vmin = vdupq_n_f32(clamp->min);
   const float32x4_t vmax = vdupq_n_f32(clamp->max);
@@ -4979,6 +5033,9 @@ static void wrt_neon_vpreluc(size_t n, const float* a, const float* b, float* y,
   }
 }
 
+#endif
+
+#if !defined(WRT_KF_UNARY_RELU) || WRT_KF_UNARY_RELU
 static void wrt_neon_relu(size_t n, const float* x, float* y, const float* params) {
   (void)params;
   const float32x4_t k_zero = vdupq_n_f32(0.0f);
@@ -5013,6 +5070,9 @@ static void wrt_neon_relu(size_t n, const float* x, float* y, const float* param
   }
 }
 
+#endif
+
+#if !defined(WRT_KF_UNARY_CLIP) || WRT_KF_UNARY_CLIP
 static void wrt_neon_clip(size_t n, const float* x, float* y, const float* params) {
   const float32x4_t k_p0 = vdupq_n_f32(params[0]);
   const float32x4_t k_p1 = vdupq_n_f32(params[1]);
@@ -5047,6 +5107,9 @@ static void wrt_neon_clip(size_t n, const float* x, float* y, const float* param
   }
 }
 
+#endif
+
+#if !defined(WRT_KF_UNARY_LEAKY_RELU) || WRT_KF_UNARY_LEAKY_RELU
 static void wrt_neon_leaky_relu(size_t n, const float* x, float* y, const float* params) {
   const float32x4_t k_p0 = vdupq_n_f32(params[0]);
   const float32x4_t k_zero = vdupq_n_f32(0.0f);
@@ -5081,6 +5144,9 @@ static void wrt_neon_leaky_relu(size_t n, const float* x, float* y, const float*
   }
 }
 
+#endif
+
+#if !defined(WRT_KF_UNARY_HARD_SWISH) || WRT_KF_UNARY_HARD_SWISH
 static void wrt_neon_hard_swish(size_t n, const float* x, float* y, const float* params) {
   (void)params;
   const float32x4_t k_zero = vdupq_n_f32(0.0f);
@@ -5118,6 +5184,9 @@ static void wrt_neon_hard_swish(size_t n, const float* x, float* y, const float*
   }
 }
 
+#endif
+
+#if !defined(WRT_KF_UNARY_HARD_SIGMOID) || WRT_KF_UNARY_HARD_SIGMOID
 static void wrt_neon_hard_sigmoid(size_t n, const float* x, float* y, const float* params) {
   const float32x4_t k_p0 = vdupq_n_f32(params[0]);
   const float32x4_t k_p1 = vdupq_n_f32(params[1]);
@@ -5154,6 +5223,9 @@ static void wrt_neon_hard_sigmoid(size_t n, const float* x, float* y, const floa
   }
 }
 
+#endif
+
+#if !defined(WRT_KF_UNARY_SIGMOID) || WRT_KF_UNARY_SIGMOID
 static void wrt_neon_sigmoid(size_t n, const float* x, float* y, const float* params) {
   (void)params;
   const float32x4_t k_log2e = vdupq_n_f32(0x1.715476p+0f);
@@ -5239,6 +5311,9 @@ static void wrt_neon_sigmoid(size_t n, const float* x, float* y, const float* pa
   }
 }
 
+#endif
+
+#if !defined(WRT_KF_UNARY_TANH) || WRT_KF_UNARY_TANH
 static void wrt_neon_tanh(size_t n, const float* x, float* y, const float* params) {
   (void)params;
   const float32x4_t k_log2e = vdupq_n_f32(0x1.715476p+0f);
@@ -5348,6 +5423,9 @@ static void wrt_neon_tanh(size_t n, const float* x, float* y, const float* param
   }
 }
 
+#endif
+
+#if !defined(WRT_KF_UNARY_EXP) || WRT_KF_UNARY_EXP
 static void wrt_neon_exp(size_t n, const float* x, float* y, const float* params) {
   (void)params;
   const float32x4_t k_log2e = vdupq_n_f32(0x1.715476p+0f);
@@ -5428,6 +5506,9 @@ static void wrt_neon_exp(size_t n, const float* x, float* y, const float* params
   }
 }
 
+#endif
+
+#if !defined(WRT_KF_UNARY_SQRT) || WRT_KF_UNARY_SQRT
 static void wrt_neon_sqrt(size_t n, const float* x, float* y, const float* params) {
   (void)params;
   for (; n >= 8; n -= 8) {
@@ -5461,6 +5542,9 @@ static void wrt_neon_sqrt(size_t n, const float* x, float* y, const float* param
   }
 }
 
+#endif
+
+#if !defined(WRT_KF_UNARY_ABS) || WRT_KF_UNARY_ABS
 static void wrt_neon_abs(size_t n, const float* x, float* y, const float* params) {
   (void)params;
   for (; n >= 8; n -= 8) {
@@ -5494,6 +5578,9 @@ static void wrt_neon_abs(size_t n, const float* x, float* y, const float* params
   }
 }
 
+#endif
+
+#if !defined(WRT_KF_UNARY_NEG) || WRT_KF_UNARY_NEG
 static void wrt_neon_neg(size_t n, const float* x, float* y, const float* params) {
   (void)params;
   for (; n >= 8; n -= 8) {
@@ -5527,6 +5614,9 @@ static void wrt_neon_neg(size_t n, const float* x, float* y, const float* params
   }
 }
 
+#endif
+
+#if !defined(WRT_KF_POOL) || WRT_KF_POOL
 static void wrt_neon_maxpool(size_t channels, size_t ks, const float* const* in, float* y, float scale, const wrt_clamp* clamp) {
   (void)scale;
   const float32x4_t vmin = vdupq_n_f32(clamp->min);
@@ -5654,6 +5744,9 @@ static void wrt_neon_avgpool(size_t channels, size_t ks, const float* const* in,
   }
 }
 
+#endif
+
+#if !defined(WRT_KF_QS8) || WRT_KF_QS8
 static void wrt_neon_qgemm_4x8(size_t mr, size_t nc, size_t kc, const int8_t* a, size_t a_stride, const void* packed_w, int8_t* c, size_t c_stride, const wrt_qparams* p) {
   const int8_t* a0 = a;
   const int8_t* a1 = a0 + a_stride;
@@ -6144,6 +6237,9 @@ static void wrt_neon_qadd_scalar(size_t n, const int8_t* a, const int8_t* b, int
   }
 }
 
+#endif
+
+#if !defined(WRT_KF_SPARSE) || WRT_KF_SPARSE
 static void wrt_neon_spmm_16(size_t mr, size_t n, const float* x, size_t x_stride, const int32_t* restrict nnz, const int32_t* restrict offs, const float* restrict w, float* y, size_t y_stride, const wrt_clamp* clamp) {
   const float32x4_t qmin = vdupq_n_f32(clamp->min), qmax = vdupq_n_f32(clamp->max);
   const char* x0 = (const char*)x;
@@ -6568,6 +6664,9 @@ static void wrt_neon_sppack_16(size_t mr, size_t kc, size_t ks, const float* con
   }
 }
 
+#endif
+
+#if !defined(WRT_KF_QSPARSE) || WRT_KF_QSPARSE
 static void wrt_neon_qspmm_8(size_t mr, size_t n, const void* x, const int32_t* restrict nnz, const int32_t* restrict offs, const int32_t* restrict w, const float* restrict mult, int8_t* y, size_t y_stride, const wrt_qparams* p) {
   const float32x4_t qlo = vdupq_n_f32(p->lo), qhi = vdupq_n_f32(p->hi);
   const int32x4_t qzy = vdupq_n_s32(p->zy);
@@ -6720,6 +6819,9 @@ static void wrt_neon_qspmv(size_t n, const int8_t* x, const int32_t* restrict nn
   }
 }
 
+#endif
+
+#if !defined(WRT_KF_INTERLEAVE) || WRT_KF_INTERLEAVE
 static void wrt_neon_interleave3(size_t n, const float* p0, const float* p1, const float* p2, float* restrict y) {
   size_t i = 0;
   for (; i + 4 <= n; i += 4) {
@@ -6733,6 +6835,9 @@ static void wrt_neon_interleave3(size_t n, const float* p0, const float* p1, con
   }
 }
 
+#endif
+
+#if !defined(WRT_KF_WINOGRAD) || WRT_KF_WINOGRAD
 static void wrt_neon_wino2_in(size_t c, const float* const* in, float* out, size_t out_stride) {
   size_t ch = 0;
   for (; ch + 4 <= c; ch += 4) {
@@ -7467,6 +7572,9 @@ static void wrt_neon_wino4_out(size_t c, const float* in, size_t in_stride, cons
   }
 }
 
+#endif
+
+
 const wrt_target wrt_target_neon = {
   .name = "neon",
   .gemm_mr = 8, .gemm_nr = 8, .gemm_multi = 1,
@@ -7476,61 +7584,131 @@ const wrt_target wrt_target_neon = {
   .gemm_mr_half = 8, .gemm_nr_half = 4,
   .gemm_half = wrt_neon_gemm_8x4,
   .igemm_half = wrt_neon_igemm_8x4,
+#if !defined(WRT_KF_DWCONV) || WRT_KF_DWCONV
   .dwconv = {
     {9, 8, wrt_neon_dwconv_9_c8},
     {25, 8, wrt_neon_dwconv_25_c8},
     {0, 8, wrt_neon_dwconv_any_c8},
   },
+#endif
   .vbinary = {
     [WRT_BIN_ADD] = wrt_neon_vadd,
+#if !defined(WRT_KF_BINARY_SUB) || WRT_KF_BINARY_SUB
     [WRT_BIN_SUB] = wrt_neon_vsub,
+#endif
+#if !defined(WRT_KF_BINARY_RSUB) || WRT_KF_BINARY_RSUB
     [WRT_BIN_RSUB] = wrt_neon_vrsub,
+#endif
+#if !defined(WRT_KF_BINARY_MUL) || WRT_KF_BINARY_MUL
     [WRT_BIN_MUL] = wrt_neon_vmul,
+#endif
+#if !defined(WRT_KF_BINARY_DIV) || WRT_KF_BINARY_DIV
     [WRT_BIN_DIV] = wrt_neon_vdiv,
+#endif
+#if !defined(WRT_KF_BINARY_RDIV) || WRT_KF_BINARY_RDIV
     [WRT_BIN_RDIV] = wrt_neon_vrdiv,
+#endif
+#if !defined(WRT_KF_BINARY_MAX) || WRT_KF_BINARY_MAX
     [WRT_BIN_MAX] = wrt_neon_vmax,
+#endif
+#if !defined(WRT_KF_BINARY_MIN) || WRT_KF_BINARY_MIN
     [WRT_BIN_MIN] = wrt_neon_vmin,
+#endif
+#if !defined(WRT_KF_BINARY_PRELU) || WRT_KF_BINARY_PRELU
     [WRT_BIN_PRELU] = wrt_neon_vprelu,
+#endif
   },
   .vbinary_scalar = {
+#if !defined(WRT_KF_BINARY_ADD) || WRT_KF_BINARY_ADD
     [WRT_BIN_ADD] = wrt_neon_vaddc,
+#endif
+#if !defined(WRT_KF_BINARY_SUB) || WRT_KF_BINARY_SUB
     [WRT_BIN_SUB] = wrt_neon_vsubc,
+#endif
+#if !defined(WRT_KF_BINARY_RSUB) || WRT_KF_BINARY_RSUB
     [WRT_BIN_RSUB] = wrt_neon_vrsubc,
+#endif
+#if !defined(WRT_KF_BINARY_MUL) || WRT_KF_BINARY_MUL
     [WRT_BIN_MUL] = wrt_neon_vmulc,
+#endif
+#if !defined(WRT_KF_BINARY_DIV) || WRT_KF_BINARY_DIV
     [WRT_BIN_DIV] = wrt_neon_vdivc,
+#endif
+#if !defined(WRT_KF_BINARY_RDIV) || WRT_KF_BINARY_RDIV
     [WRT_BIN_RDIV] = wrt_neon_vrdivc,
+#endif
+#if !defined(WRT_KF_BINARY_MAX) || WRT_KF_BINARY_MAX
     [WRT_BIN_MAX] = wrt_neon_vmaxc,
+#endif
+#if !defined(WRT_KF_BINARY_MIN) || WRT_KF_BINARY_MIN
     [WRT_BIN_MIN] = wrt_neon_vminc,
+#endif
+#if !defined(WRT_KF_BINARY_PRELU) || WRT_KF_BINARY_PRELU
     [WRT_BIN_PRELU] = wrt_neon_vpreluc,
+#endif
   },
   .vunary = {
+#if !defined(WRT_KF_UNARY_RELU) || WRT_KF_UNARY_RELU
     [WRT_UN_RELU] = wrt_neon_relu,
+#endif
+#if !defined(WRT_KF_UNARY_CLIP) || WRT_KF_UNARY_CLIP
     [WRT_UN_CLIP] = wrt_neon_clip,
+#endif
+#if !defined(WRT_KF_UNARY_LEAKY_RELU) || WRT_KF_UNARY_LEAKY_RELU
     [WRT_UN_LEAKY_RELU] = wrt_neon_leaky_relu,
+#endif
+#if !defined(WRT_KF_UNARY_HARD_SWISH) || WRT_KF_UNARY_HARD_SWISH
     [WRT_UN_HARD_SWISH] = wrt_neon_hard_swish,
+#endif
+#if !defined(WRT_KF_UNARY_HARD_SIGMOID) || WRT_KF_UNARY_HARD_SIGMOID
     [WRT_UN_HARD_SIGMOID] = wrt_neon_hard_sigmoid,
+#endif
+#if !defined(WRT_KF_UNARY_SIGMOID) || WRT_KF_UNARY_SIGMOID
     [WRT_UN_SIGMOID] = wrt_neon_sigmoid,
+#endif
+#if !defined(WRT_KF_UNARY_TANH) || WRT_KF_UNARY_TANH
     [WRT_UN_TANH] = wrt_neon_tanh,
+#endif
+#if !defined(WRT_KF_UNARY_EXP) || WRT_KF_UNARY_EXP
     [WRT_UN_EXP] = wrt_neon_exp,
+#endif
+#if !defined(WRT_KF_UNARY_SQRT) || WRT_KF_UNARY_SQRT
     [WRT_UN_SQRT] = wrt_neon_sqrt,
+#endif
+#if !defined(WRT_KF_UNARY_ABS) || WRT_KF_UNARY_ABS
     [WRT_UN_ABS] = wrt_neon_abs,
+#endif
+#if !defined(WRT_KF_UNARY_NEG) || WRT_KF_UNARY_NEG
     [WRT_UN_NEG] = wrt_neon_neg,
+#endif
   },
+#if !defined(WRT_KF_POOL) || WRT_KF_POOL
   .maxpool = wrt_neon_maxpool, .avgpool = wrt_neon_avgpool,
+#endif
+#if !defined(WRT_KF_QS8) || WRT_KF_QS8
   .qgemm_mr = 4, .qgemm_nr = 8, .qgemm_kr = 1, .qgemm_xoff = 0,
   .qgemm = wrt_neon_qgemm_4x8,
   .qigemm = wrt_neon_qigemm_4x8,
   .qdwconv = {{9, 8, 1, wrt_neon_qdwconv_9_c8}, {25, 8, 1, wrt_neon_qdwconv_25_c8}, {0, 8, 1, wrt_neon_qdwconv_any_c8}},
   .qadd = wrt_neon_qadd, .qadd_scalar = wrt_neon_qadd_scalar,
+#endif
+#if !defined(WRT_KF_SPARSE) || WRT_KF_SPARSE
   .spmm_mr = 16, .spmm_g = 1,
   .spmm_min_sparsity = 0.38f, .spmm_k_penalty = 6.0f, .spmv_min_sparsity = 0.2f,
   .spmm = wrt_neon_spmm_16, .spmv = wrt_neon_spmv,
   .sppack = NULL,
   .spmmu_mr = 16, .spmmu_min_sparsity = 0.5f, .spmmu_k_penalty = 8.0f,
   .spmmu = wrt_neon_spmmu_16, .sppacku = wrt_neon_sppack_16,
+#endif
+#if !defined(WRT_KF_QSPARSE) || WRT_KF_QSPARSE
   .qspmm_mr = 8, .qspmm_kr = 2, .qspmm_xoff = 0, .qspmm_min_sparsity = 0.5f, .qspmm_k_penalty = 8.0f,
   .qspmm = wrt_neon_qspmm_8, .qsppack = wrt_neon_qsppack_8, .qspmv = wrt_neon_qspmv,
+#endif
+#if !defined(WRT_KF_WINOGRAD) || WRT_KF_WINOGRAD
   .wino_in = {wrt_neon_wino2_in, wrt_neon_wino4_in}, .wino_out = {wrt_neon_wino2_out, wrt_neon_wino4_out},
   .wino_min_channels = 16, .wino_min_cc = 512, .wino_min_pixels = 49, .wino_f2_weights_per_tile = 131072,
+#endif
+#if !defined(WRT_KF_INTERLEAVE) || WRT_KF_INTERLEAVE
   .interleave3 = wrt_neon_interleave3,
+#endif
 };

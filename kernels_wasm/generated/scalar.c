@@ -245,6 +245,8 @@ static void wrt_scalar_igemm_2x4(size_t mr, size_t nc, size_t kc, size_t ks, con
   }
 }
 
+
+#if !defined(WRT_KF_DWCONV) || WRT_KF_DWCONV
 static void wrt_scalar_dwconv_9_c1(size_t channels, size_t width, size_t ks, const float* const* in, const float* restrict w, float* out, size_t out_stride, const wrt_clamp* clamp) {
   (void)ks;
   const float vmin = clamp->min;
@@ -676,6 +678,8 @@ static void wrt_scalar_dwconv_any_c1(size_t channels, size_t width, size_t ks, c
   }
 }
 
+#endif
+
 static void wrt_scalar_vadd(size_t n, const float* a, const float* b, float* y, const wrt_clamp* clamp) {
   const float vmin = clamp->min;
   const float vmax = clamp->max;
@@ -716,6 +720,8 @@ static void wrt_scalar_vadd(size_t n, const float* a, const float* b, float* y, 
   }
 }
 
+
+#if !defined(WRT_KF_BINARY_SUB) || WRT_KF_BINARY_SUB
 static void wrt_scalar_vsub(size_t n, const float* a, const float* b, float* y, const wrt_clamp* clamp) {
   const float vmin = clamp->min;
   const float vmax = clamp->max;
@@ -756,6 +762,9 @@ static void wrt_scalar_vsub(size_t n, const float* a, const float* b, float* y, 
   }
 }
 
+#endif
+
+#if !defined(WRT_KF_BINARY_RSUB) || WRT_KF_BINARY_RSUB
 static void wrt_scalar_vrsub(size_t n, const float* a, const float* b, float* y, const wrt_clamp* clamp) {
   const float vmin = clamp->min;
   const float vmax = clamp->max;
@@ -796,6 +805,9 @@ static void wrt_scalar_vrsub(size_t n, const float* a, const float* b, float* y,
   }
 }
 
+#endif
+
+#if !defined(WRT_KF_BINARY_MUL) || WRT_KF_BINARY_MUL
 static void wrt_scalar_vmul(size_t n, const float* a, const float* b, float* y, const wrt_clamp* clamp) {
   const float vmin = clamp->min;
   const float vmax = clamp->max;
@@ -836,6 +848,9 @@ static void wrt_scalar_vmul(size_t n, const float* a, const float* b, float* y, 
   }
 }
 
+#endif
+
+#if !defined(WRT_KF_BINARY_DIV) || WRT_KF_BINARY_DIV
 static void wrt_scalar_vdiv(size_t n, const float* a, const float* b, float* y, const wrt_clamp* clamp) {
   const float vmin = clamp->min;
   const float vmax = clamp->max;
@@ -876,6 +891,9 @@ static void wrt_scalar_vdiv(size_t n, const float* a, const float* b, float* y, 
   }
 }
 
+#endif
+
+#if !defined(WRT_KF_BINARY_RDIV) || WRT_KF_BINARY_RDIV
 static void wrt_scalar_vrdiv(size_t n, const float* a, const float* b, float* y, const wrt_clamp* clamp) {
   const float vmin = clamp->min;
   const float vmax = clamp->max;
@@ -916,6 +934,9 @@ static void wrt_scalar_vrdiv(size_t n, const float* a, const float* b, float* y,
   }
 }
 
+#endif
+
+#if !defined(WRT_KF_BINARY_MAX) || WRT_KF_BINARY_MAX
 static void wrt_scalar_vmax(size_t n, const float* a, const float* b, float* y, const wrt_clamp* clamp) {
   const float vmin = clamp->min;
   const float vmax = clamp->max;
@@ -956,6 +977,9 @@ static void wrt_scalar_vmax(size_t n, const float* a, const float* b, float* y, 
   }
 }
 
+#endif
+
+#if !defined(WRT_KF_BINARY_MIN) || WRT_KF_BINARY_MIN
 static void wrt_scalar_vmin(size_t n, const float* a, const float* b, float* y, const wrt_clamp* clamp) {
   const float vmin = clamp->min;
   const float vmax = clamp->max;
@@ -996,6 +1020,9 @@ static void wrt_scalar_vmin(size_t n, const float* a, const float* b, float* y, 
   }
 }
 
+#endif
+
+#if !defined(WRT_KF_BINARY_PRELU) || WRT_KF_BINARY_PRELU
 static void wrt_scalar_vprelu(size_t n, const float* a, const float* b, float* y, const wrt_clamp* clamp) {
   const float vmin = clamp->min;
   const float vmax = clamp->max;
@@ -1037,6 +1064,9 @@ static void wrt_scalar_vprelu(size_t n, const float* a, const float* b, float* y
   }
 }
 
+#endif
+
+#if !defined(WRT_KF_BINARY_ADD) || WRT_KF_BINARY_ADD
 static void wrt_scalar_vaddc(size_t n, const float* a, const float* b, float* y, const wrt_clamp* clamp) {
   const float vmin = clamp->min;
   const float vmax = clamp->max;
@@ -1071,6 +1101,9 @@ static void wrt_scalar_vaddc(size_t n, const float* a, const float* b, float* y,
   }
 }
 
+#endif
+
+#if !defined(WRT_KF_BINARY_SUB) || WRT_KF_BINARY_SUB
 static void wrt_scalar_vsubc(size_t n, const float* a, const float* b, float* y, const wrt_clamp* clamp) {
   const float vmin = clamp->min;
   const float vmax = clamp->max;
@@ -1105,6 +1138,9 @@ static void wrt_scalar_vsubc(size_t n, const float* a, const float* b, float* y,
   }
 }
 
+#endif
+
+#if !defined(WRT_KF_BINARY_RSUB) || WRT_KF_BINARY_RSUB
 static void wrt_scalar_vrsubc(size_t n, const float* a, const float* b, float* y, const wrt_clamp* clamp) {
   const float vmin = clamp->min;
   const float vmax = clamp->max;
@@ -1139,6 +1175,9 @@ static void wrt_scalar_vrsubc(size_t n, const float* a, const float* b, float* y
   }
 }
 
+#endif
+
+#if !defined(WRT_KF_BINARY_MUL) || WRT_KF_BINARY_MUL
 static void wrt_scalar_vmulc(size_t n, const float* a, const float* b, float* y, const wrt_clamp* clamp) {
   const float vmin = clamp->min;
   const float vmax = clamp->max;
@@ -1173,6 +1212,9 @@ static void wrt_scalar_vmulc(size_t n, const float* a, const float* b, float* y,
   }
 }
 
+#endif
+
+#if !defined(WRT_KF_BINARY_DIV) || WRT_KF_BINARY_DIV
 static void wrt_scalar_vdivc(size_t n, const float* a, const float* b, float* y, const wrt_clamp* clamp) {
   const float vmin = clamp->min;
   const float vmax = clamp->max;
@@ -1207,6 +1249,9 @@ static void wrt_scalar_vdivc(size_t n, const float* a, const float* b, float* y,
   }
 }
 
+#endif
+
+#if !defined(WRT_KF_BINARY_RDIV) || WRT_KF_BINARY_RDIV
 static void wrt_scalar_vrdivc(size_t n, const float* a, const float* b, float* y, const wrt_clamp* clamp) {
   const float vmin = clamp->min;
   const float vmax = clamp->max;
@@ -1241,6 +1286,9 @@ static void wrt_scalar_vrdivc(size_t n, const float* a, const float* b, float* y
   }
 }
 
+#endif
+
+#if !defined(WRT_KF_BINARY_MAX) || WRT_KF_BINARY_MAX
 static void wrt_scalar_vmaxc(size_t n, const float* a, const float* b, float* y, const wrt_clamp* clamp) {
   const float vmin = clamp->min;
   const float vmax = clamp->max;
@@ -1275,6 +1323,9 @@ static void wrt_scalar_vmaxc(size_t n, const float* a, const float* b, float* y,
   }
 }
 
+#endif
+
+#if !defined(WRT_KF_BINARY_MIN) || WRT_KF_BINARY_MIN
 static void wrt_scalar_vminc(size_t n, const float* a, const float* b, float* y, const wrt_clamp* clamp) {
   const float vmin = clamp->min;
   const float vmax = clamp->max;
@@ -1309,6 +1360,9 @@ static void wrt_scalar_vminc(size_t n, const float* a, const float* b, float* y,
   }
 }
 
+#endif
+
+#if !defined(WRT_KF_BINARY_PRELU) || WRT_KF_BINARY_PRELU
 static void wrt_scalar_vpreluc(size_t n, const float* a, const float* b, float* y, const wrt_clamp* clamp) {
   const float vmin = clamp->min;
   const float vmax = clamp->max;
@@ -1344,6 +1398,9 @@ static void wrt_scalar_vpreluc(size_t n, const float* a, const float* b, float* 
   }
 }
 
+#endif
+
+#if !defined(WRT_KF_UNARY_RELU) || WRT_KF_UNARY_RELU
 static void wrt_scalar_relu(size_t n, const float* x, float* y, const float* params) {
   (void)params;
   const float k_zero = 0.0f;
@@ -1372,6 +1429,9 @@ static void wrt_scalar_relu(size_t n, const float* x, float* y, const float* par
   }
 }
 
+#endif
+
+#if !defined(WRT_KF_UNARY_CLIP) || WRT_KF_UNARY_CLIP
 static void wrt_scalar_clip(size_t n, const float* x, float* y, const float* params) {
   const float k_p0 = params[0];
   const float k_p1 = params[1];
@@ -1400,6 +1460,9 @@ static void wrt_scalar_clip(size_t n, const float* x, float* y, const float* par
   }
 }
 
+#endif
+
+#if !defined(WRT_KF_UNARY_LEAKY_RELU) || WRT_KF_UNARY_LEAKY_RELU
 static void wrt_scalar_leaky_relu(size_t n, const float* x, float* y, const float* params) {
   const float k_p0 = params[0];
   const float k_zero = 0.0f;
@@ -1428,6 +1491,9 @@ static void wrt_scalar_leaky_relu(size_t n, const float* x, float* y, const floa
   }
 }
 
+#endif
+
+#if !defined(WRT_KF_UNARY_HARD_SWISH) || WRT_KF_UNARY_HARD_SWISH
 static void wrt_scalar_hard_swish(size_t n, const float* x, float* y, const float* params) {
   (void)params;
   const float k_zero = 0.0f;
@@ -1459,6 +1525,9 @@ static void wrt_scalar_hard_swish(size_t n, const float* x, float* y, const floa
   }
 }
 
+#endif
+
+#if !defined(WRT_KF_UNARY_HARD_SIGMOID) || WRT_KF_UNARY_HARD_SIGMOID
 static void wrt_scalar_hard_sigmoid(size_t n, const float* x, float* y, const float* params) {
   const float k_p0 = params[0];
   const float k_p1 = params[1];
@@ -1489,6 +1558,9 @@ static void wrt_scalar_hard_sigmoid(size_t n, const float* x, float* y, const fl
   }
 }
 
+#endif
+
+#if !defined(WRT_KF_UNARY_SIGMOID) || WRT_KF_UNARY_SIGMOID
 static void wrt_scalar_sigmoid(size_t n, const float* x, float* y, const float* params) {
   (void)params;
   const float k_log2e = 0x1.715476p+0f;
@@ -1578,6 +1650,9 @@ static void wrt_scalar_sigmoid(size_t n, const float* x, float* y, const float* 
   }
 }
 
+#endif
+
+#if !defined(WRT_KF_UNARY_TANH) || WRT_KF_UNARY_TANH
 static void wrt_scalar_tanh(size_t n, const float* x, float* y, const float* params) {
   (void)params;
   const float k_log2e = 0x1.715476p+0f;
@@ -1695,6 +1770,9 @@ static void wrt_scalar_tanh(size_t n, const float* x, float* y, const float* par
   }
 }
 
+#endif
+
+#if !defined(WRT_KF_UNARY_EXP) || WRT_KF_UNARY_EXP
 static void wrt_scalar_exp(size_t n, const float* x, float* y, const float* params) {
   (void)params;
   const float k_log2e = 0x1.715476p+0f;
@@ -1777,6 +1855,9 @@ static void wrt_scalar_exp(size_t n, const float* x, float* y, const float* para
   }
 }
 
+#endif
+
+#if !defined(WRT_KF_UNARY_SQRT) || WRT_KF_UNARY_SQRT
 static void wrt_scalar_sqrt(size_t n, const float* x, float* y, const float* params) {
   (void)params;
   for (; n >= 4; n -= 4) {
@@ -1804,6 +1885,9 @@ static void wrt_scalar_sqrt(size_t n, const float* x, float* y, const float* par
   }
 }
 
+#endif
+
+#if !defined(WRT_KF_UNARY_ABS) || WRT_KF_UNARY_ABS
 static void wrt_scalar_abs(size_t n, const float* x, float* y, const float* params) {
   (void)params;
   for (; n >= 4; n -= 4) {
@@ -1831,6 +1915,9 @@ static void wrt_scalar_abs(size_t n, const float* x, float* y, const float* para
   }
 }
 
+#endif
+
+#if !defined(WRT_KF_UNARY_NEG) || WRT_KF_UNARY_NEG
 static void wrt_scalar_neg(size_t n, const float* x, float* y, const float* params) {
   (void)params;
   for (; n >= 4; n -= 4) {
@@ -1858,6 +1945,9 @@ static void wrt_scalar_neg(size_t n, const float* x, float* y, const float* para
   }
 }
 
+#endif
+
+#if !defined(WRT_KF_POOL) || WRT_KF_POOL
 static void wrt_scalar_maxpool(size_t channels, size_t ks, const float* const* in, float* y, float scale, const wrt_clamp* clamp) {
   (void)scale;
   const float vmin = clamp->min;
@@ -1973,6 +2063,9 @@ static void wrt_scalar_avgpool(size_t channels, size_t ks, const float* const* i
   }
 }
 
+#endif
+
+#if !defined(WRT_KF_QS8) || WRT_KF_QS8
 static void wrt_scalar_qgemm_2x4(size_t mr, size_t nc, size_t kc, const int8_t* a, size_t a_stride, const void* packed_w, int8_t* c, size_t c_stride, const wrt_qparams* p) {
   const int8_t* a0 = a;
   const int8_t* a1 = a0 + a_stride;
@@ -2280,6 +2373,9 @@ static void wrt_scalar_qadd_scalar(size_t n, const int8_t* a, const int8_t* b, i
   }
 }
 
+#endif
+
+#if !defined(WRT_KF_SPARSE) || WRT_KF_SPARSE
 static void wrt_scalar_spmm_2(size_t mr, size_t n, const float* x, size_t x_stride, const int32_t* restrict nnz, const int32_t* restrict offs, const float* restrict w, float* y, size_t y_stride, const wrt_clamp* clamp) {
   const char* x0 = (const char*)x;
   const char* x1 = mr > 1 ? x0 + x_stride : x0;
@@ -2484,6 +2580,9 @@ static void wrt_scalar_sppack_4(size_t mr, size_t kc, size_t ks, const float* co
   }
 }
 
+#endif
+
+#if !defined(WRT_KF_QSPARSE) || WRT_KF_QSPARSE
 static void wrt_scalar_qspmm_4(size_t mr, size_t n, const void* x, const int32_t* restrict nnz, const int32_t* restrict offs, const int32_t* restrict w, const float* restrict mult, int8_t* y, size_t y_stride, const wrt_qparams* p) {
   const float qlo = p->lo, qhi = p->hi;
   const char* xb = (const char*)x;
@@ -2568,6 +2667,9 @@ static void wrt_scalar_qspmv(size_t n, const int8_t* x, const int32_t* restrict 
   }
 }
 
+#endif
+
+#if !defined(WRT_KF_WINOGRAD) || WRT_KF_WINOGRAD
 static void wrt_scalar_wino2_in(size_t c, const float* const* in, float* out, size_t out_stride) {
   size_t ch = 0;
   for (; ch + 1 <= c; ch += 1) {
@@ -2943,65 +3045,136 @@ static void wrt_scalar_wino4_out(size_t c, const float* in, size_t in_stride, co
   }
 }
 
+#endif
+
+
 const wrt_target wrt_target_scalar = {
   .name = "scalar",
   .gemm_mr = 2, .gemm_nr = 4,
   .gemm = wrt_scalar_gemm_2x4,
   .igemm = wrt_scalar_igemm_2x4,
+#if !defined(WRT_KF_DWCONV) || WRT_KF_DWCONV
   .dwconv = {
     {9, 1, wrt_scalar_dwconv_9_c1},
     {25, 1, wrt_scalar_dwconv_25_c1},
     {0, 1, wrt_scalar_dwconv_any_c1},
   },
+#endif
   .vbinary = {
     [WRT_BIN_ADD] = wrt_scalar_vadd,
+#if !defined(WRT_KF_BINARY_SUB) || WRT_KF_BINARY_SUB
     [WRT_BIN_SUB] = wrt_scalar_vsub,
+#endif
+#if !defined(WRT_KF_BINARY_RSUB) || WRT_KF_BINARY_RSUB
     [WRT_BIN_RSUB] = wrt_scalar_vrsub,
+#endif
+#if !defined(WRT_KF_BINARY_MUL) || WRT_KF_BINARY_MUL
     [WRT_BIN_MUL] = wrt_scalar_vmul,
+#endif
+#if !defined(WRT_KF_BINARY_DIV) || WRT_KF_BINARY_DIV
     [WRT_BIN_DIV] = wrt_scalar_vdiv,
+#endif
+#if !defined(WRT_KF_BINARY_RDIV) || WRT_KF_BINARY_RDIV
     [WRT_BIN_RDIV] = wrt_scalar_vrdiv,
+#endif
+#if !defined(WRT_KF_BINARY_MAX) || WRT_KF_BINARY_MAX
     [WRT_BIN_MAX] = wrt_scalar_vmax,
+#endif
+#if !defined(WRT_KF_BINARY_MIN) || WRT_KF_BINARY_MIN
     [WRT_BIN_MIN] = wrt_scalar_vmin,
+#endif
+#if !defined(WRT_KF_BINARY_PRELU) || WRT_KF_BINARY_PRELU
     [WRT_BIN_PRELU] = wrt_scalar_vprelu,
+#endif
   },
   .vbinary_scalar = {
+#if !defined(WRT_KF_BINARY_ADD) || WRT_KF_BINARY_ADD
     [WRT_BIN_ADD] = wrt_scalar_vaddc,
+#endif
+#if !defined(WRT_KF_BINARY_SUB) || WRT_KF_BINARY_SUB
     [WRT_BIN_SUB] = wrt_scalar_vsubc,
+#endif
+#if !defined(WRT_KF_BINARY_RSUB) || WRT_KF_BINARY_RSUB
     [WRT_BIN_RSUB] = wrt_scalar_vrsubc,
+#endif
+#if !defined(WRT_KF_BINARY_MUL) || WRT_KF_BINARY_MUL
     [WRT_BIN_MUL] = wrt_scalar_vmulc,
+#endif
+#if !defined(WRT_KF_BINARY_DIV) || WRT_KF_BINARY_DIV
     [WRT_BIN_DIV] = wrt_scalar_vdivc,
+#endif
+#if !defined(WRT_KF_BINARY_RDIV) || WRT_KF_BINARY_RDIV
     [WRT_BIN_RDIV] = wrt_scalar_vrdivc,
+#endif
+#if !defined(WRT_KF_BINARY_MAX) || WRT_KF_BINARY_MAX
     [WRT_BIN_MAX] = wrt_scalar_vmaxc,
+#endif
+#if !defined(WRT_KF_BINARY_MIN) || WRT_KF_BINARY_MIN
     [WRT_BIN_MIN] = wrt_scalar_vminc,
+#endif
+#if !defined(WRT_KF_BINARY_PRELU) || WRT_KF_BINARY_PRELU
     [WRT_BIN_PRELU] = wrt_scalar_vpreluc,
+#endif
   },
   .vunary = {
+#if !defined(WRT_KF_UNARY_RELU) || WRT_KF_UNARY_RELU
     [WRT_UN_RELU] = wrt_scalar_relu,
+#endif
+#if !defined(WRT_KF_UNARY_CLIP) || WRT_KF_UNARY_CLIP
     [WRT_UN_CLIP] = wrt_scalar_clip,
+#endif
+#if !defined(WRT_KF_UNARY_LEAKY_RELU) || WRT_KF_UNARY_LEAKY_RELU
     [WRT_UN_LEAKY_RELU] = wrt_scalar_leaky_relu,
+#endif
+#if !defined(WRT_KF_UNARY_HARD_SWISH) || WRT_KF_UNARY_HARD_SWISH
     [WRT_UN_HARD_SWISH] = wrt_scalar_hard_swish,
+#endif
+#if !defined(WRT_KF_UNARY_HARD_SIGMOID) || WRT_KF_UNARY_HARD_SIGMOID
     [WRT_UN_HARD_SIGMOID] = wrt_scalar_hard_sigmoid,
+#endif
+#if !defined(WRT_KF_UNARY_SIGMOID) || WRT_KF_UNARY_SIGMOID
     [WRT_UN_SIGMOID] = wrt_scalar_sigmoid,
+#endif
+#if !defined(WRT_KF_UNARY_TANH) || WRT_KF_UNARY_TANH
     [WRT_UN_TANH] = wrt_scalar_tanh,
+#endif
+#if !defined(WRT_KF_UNARY_EXP) || WRT_KF_UNARY_EXP
     [WRT_UN_EXP] = wrt_scalar_exp,
+#endif
+#if !defined(WRT_KF_UNARY_SQRT) || WRT_KF_UNARY_SQRT
     [WRT_UN_SQRT] = wrt_scalar_sqrt,
+#endif
+#if !defined(WRT_KF_UNARY_ABS) || WRT_KF_UNARY_ABS
     [WRT_UN_ABS] = wrt_scalar_abs,
+#endif
+#if !defined(WRT_KF_UNARY_NEG) || WRT_KF_UNARY_NEG
     [WRT_UN_NEG] = wrt_scalar_neg,
+#endif
   },
+#if !defined(WRT_KF_POOL) || WRT_KF_POOL
   .maxpool = wrt_scalar_maxpool, .avgpool = wrt_scalar_avgpool,
+#endif
+#if !defined(WRT_KF_QS8) || WRT_KF_QS8
   .qgemm_mr = 2, .qgemm_nr = 4, .qgemm_kr = 1, .qgemm_xoff = 0,
   .qgemm = wrt_scalar_qgemm_2x4,
   .qigemm = wrt_scalar_qigemm_2x4,
   .qdwconv = {{0, 1, 1, wrt_scalar_qdwconv_any_c1}},
   .qadd = wrt_scalar_qadd, .qadd_scalar = wrt_scalar_qadd_scalar,
+#endif
+#if !defined(WRT_KF_SPARSE) || WRT_KF_SPARSE
   .spmm_mr = 2, .spmm_g = 1,
   .spmm_min_sparsity = 0.2f, .spmm_k_penalty = 0.0f, .spmv_min_sparsity = 0.2f,
   .spmm = wrt_scalar_spmm_2, .spmv = wrt_scalar_spmv,
   .sppack = NULL,
   .spmmu_mr = 4, .spmmu_min_sparsity = 0.3f, .spmmu_k_penalty = 8.0f,
   .spmmu = wrt_scalar_spmmu_4, .sppacku = wrt_scalar_sppack_4,
+#endif
+#if !defined(WRT_KF_QSPARSE) || WRT_KF_QSPARSE
   .qspmm_mr = 4, .qspmm_kr = 2, .qspmm_xoff = 0, .qspmm_min_sparsity = 0.3f, .qspmm_k_penalty = 0.0f,
   .qspmm = wrt_scalar_qspmm_4, .qsppack = wrt_scalar_qsppack_4, .qspmv = wrt_scalar_qspmv,
+#endif
+#if !defined(WRT_KF_WINOGRAD) || WRT_KF_WINOGRAD
   .wino_in = {wrt_scalar_wino2_in, wrt_scalar_wino4_in}, .wino_out = {wrt_scalar_wino2_out, wrt_scalar_wino4_out},
   .wino_min_channels = 16, .wino_min_cc = 512, .wino_min_pixels = 49, .wino_f2_weights_per_tile = 131072,
+#endif
 };

@@ -568,6 +568,8 @@ static void wrt_wasm_relaxed_igemm_4x4(size_t mr, size_t nc, size_t kc, size_t k
   }
 }
 
+
+#if !defined(WRT_KF_DWCONV) || WRT_KF_DWCONV
 static void wrt_wasm_relaxed_dwconv_9_c8(size_t channels, size_t width, size_t ks, const float* const* in, const float* restrict w, float* out, size_t out_stride, const wrt_clamp* clamp) {
   (void)ks;
   const v128_t vmin = wasm_f32x4_splat(clamp->min);
@@ -1107,6 +1109,8 @@ static void wrt_wasm_relaxed_dwconv_any_c8(size_t channels, size_t width, size_t
   }
 }
 
+#endif
+
 static void wrt_wasm_relaxed_vadd(size_t n, const float* a, const float* b, float* y, const wrt_clamp* clamp) {
   const v128_t vmin = wasm_f32x4_splat(clamp->min);
   const v128_t vmax = wasm_f32x4_splat(clamp->max);
@@ -1153,6 +1157,8 @@ static void wrt_wasm_relaxed_vadd(size_t n, const float* a, const float* b, floa
   }
 }
 
+
+#if !defined(WRT_KF_BINARY_SUB) || WRT_KF_BINARY_SUB
 static void wrt_wasm_relaxed_vsub(size_t n, const float* a, const float* b, float* y, const wrt_clamp* clamp) {
   const v128_t vmin = wasm_f32x4_splat(clamp->min);
   const v128_t vmax = wasm_f32x4_splat(clamp->max);
@@ -1199,6 +1205,9 @@ static void wrt_wasm_relaxed_vsub(size_t n, const float* a, const float* b, floa
   }
 }
 
+#endif
+
+#if !defined(WRT_KF_BINARY_RSUB) || WRT_KF_BINARY_RSUB
 static void wrt_wasm_relaxed_vrsub(size_t n, const float* a, const float* b, float* y, const wrt_clamp* clamp) {
   const v128_t vmin = wasm_f32x4_splat(clamp->min);
   const v128_t vmax = wasm_f32x4_splat(clamp->max);
@@ -1245,6 +1254,9 @@ static void wrt_wasm_relaxed_vrsub(size_t n, const float* a, const float* b, flo
   }
 }
 
+#endif
+
+#if !defined(WRT_KF_BINARY_MUL) || WRT_KF_BINARY_MUL
 static void wrt_wasm_relaxed_vmul(size_t n, const float* a, const float* b, float* y, const wrt_clamp* clamp) {
   const v128_t vmin = wasm_f32x4_splat(clamp->min);
   const v128_t vmax = wasm_f32x4_splat(clamp->max);
@@ -1291,6 +1303,9 @@ static void wrt_wasm_relaxed_vmul(size_t n, const float* a, const float* b, floa
   }
 }
 
+#endif
+
+#if !defined(WRT_KF_BINARY_DIV) || WRT_KF_BINARY_DIV
 static void wrt_wasm_relaxed_vdiv(size_t n, const float* a, const float* b, float* y, const wrt_clamp* clamp) {
   const v128_t vmin = wasm_f32x4_splat(clamp->min);
   const v128_t vmax = wasm_f32x4_splat(clamp->max);
@@ -1337,6 +1352,9 @@ static void wrt_wasm_relaxed_vdiv(size_t n, const float* a, const float* b, floa
   }
 }
 
+#endif
+
+#if !defined(WRT_KF_BINARY_RDIV) || WRT_KF_BINARY_RDIV
 static void wrt_wasm_relaxed_vrdiv(size_t n, const float* a, const float* b, float* y, const wrt_clamp* clamp) {
   const v128_t vmin = wasm_f32x4_splat(clamp->min);
   const v128_t vmax = wasm_f32x4_splat(clamp->max);
@@ -1383,6 +1401,9 @@ static void wrt_wasm_relaxed_vrdiv(size_t n, const float* a, const float* b, flo
   }
 }
 
+#endif
+
+#if !defined(WRT_KF_BINARY_MAX) || WRT_KF_BINARY_MAX
 static void wrt_wasm_relaxed_vmax(size_t n, const float* a, const float* b, float* y, const wrt_clamp* clamp) {
   const v128_t vmin = wasm_f32x4_splat(clamp->min);
   const v128_t vmax = wasm_f32x4_splat(clamp->max);
@@ -1429,6 +1450,9 @@ static void wrt_wasm_relaxed_vmax(size_t n, const float* a, const float* b, floa
   }
 }
 
+#endif
+
+#if !defined(WRT_KF_BINARY_MIN) || WRT_KF_BINARY_MIN
 static void wrt_wasm_relaxed_vmin(size_t n, const float* a, const float* b, float* y, const wrt_clamp* clamp) {
   const v128_t vmin = wasm_f32x4_splat(clamp->min);
   const v128_t vmax = wasm_f32x4_splat(clamp->max);
@@ -1475,6 +1499,9 @@ static void wrt_wasm_relaxed_vmin(size_t n, const float* a, const float* b, floa
   }
 }
 
+#endif
+
+#if !defined(WRT_KF_BINARY_PRELU) || WRT_KF_BINARY_PRELU
 static void wrt_wasm_relaxed_vprelu(size_t n, const float* a, const float* b, float* y, const wrt_clamp* clamp) {
   const v128_t vmin = wasm_f32x4_splat(clamp->min);
   const v128_t vmax = wasm_f32x4_splat(clamp->max);
@@ -1522,6 +1549,9 @@ static void wrt_wasm_relaxed_vprelu(size_t n, const float* a, const float* b, fl
   }
 }
 
+#endif
+
+#if !defined(WRT_KF_BINARY_ADD) || WRT_KF_BINARY_ADD
 static void wrt_wasm_relaxed_vaddc(size_t n, const float* a, const float* b, float* y, const wrt_clamp* clamp) {
   const v128_t vmin = wasm_f32x4_splat(clamp->min);
   const v128_t vmax = wasm_f32x4_splat(clamp->max);
@@ -1561,6 +1591,9 @@ static void wrt_wasm_relaxed_vaddc(size_t n, const float* a, const float* b, flo
   }
 }
 
+#endif
+
+#if !defined(WRT_KF_BINARY_SUB) || WRT_KF_BINARY_SUB
 static void wrt_wasm_relaxed_vsubc(size_t n, const float* a, const float* b, float* y, const wrt_clamp* clamp) {
   const v128_t vmin = wasm_f32x4_splat(clamp->min);
   const v128_t vmax = wasm_f32x4_splat(clamp->max);
@@ -1600,6 +1633,9 @@ static void wrt_wasm_relaxed_vsubc(size_t n, const float* a, const float* b, flo
   }
 }
 
+#endif
+
+#if !defined(WRT_KF_BINARY_RSUB) || WRT_KF_BINARY_RSUB
 static void wrt_wasm_relaxed_vrsubc(size_t n, const float* a, const float* b, float* y, const wrt_clamp* clamp) {
   const v128_t vmin = wasm_f32x4_splat(clamp->min);
   const v128_t vmax = wasm_f32x4_splat(clamp->max);
@@ -1639,6 +1675,9 @@ static void wrt_wasm_relaxed_vrsubc(size_t n, const float* a, const float* b, fl
   }
 }
 
+#endif
+
+#if !defined(WRT_KF_BINARY_MUL) || WRT_KF_BINARY_MUL
 static void wrt_wasm_relaxed_vmulc(size_t n, const float* a, const float* b, float* y, const wrt_clamp* clamp) {
   const v128_t vmin = wasm_f32x4_splat(clamp->min);
   const v128_t vmax = wasm_f32x4_splat(clamp->max);
@@ -1678,6 +1717,9 @@ static void wrt_wasm_relaxed_vmulc(size_t n, const float* a, const float* b, flo
   }
 }
 
+#endif
+
+#if !defined(WRT_KF_BINARY_DIV) || WRT_KF_BINARY_DIV
 static void wrt_wasm_relaxed_vdivc(size_t n, const float* a, const float* b, float* y, const wrt_clamp* clamp) {
   const v128_t vmin = wasm_f32x4_splat(clamp->min);
   const v128_t vmax = wasm_f32x4_splat(clamp->max);
@@ -1717,6 +1759,9 @@ static void wrt_wasm_relaxed_vdivc(size_t n, const float* a, const float* b, flo
   }
 }
 
+#endif
+
+#if !defined(WRT_KF_BINARY_RDIV) || WRT_KF_BINARY_RDIV
 static void wrt_wasm_relaxed_vrdivc(size_t n, const float* a, const float* b, float* y, const wrt_clamp* clamp) {
   const v128_t vmin = wasm_f32x4_splat(clamp->min);
   const v128_t vmax = wasm_f32x4_splat(clamp->max);
@@ -1756,6 +1801,9 @@ static void wrt_wasm_relaxed_vrdivc(size_t n, const float* a, const float* b, fl
   }
 }
 
+#endif
+
+#if !defined(WRT_KF_BINARY_MAX) || WRT_KF_BINARY_MAX
 static void wrt_wasm_relaxed_vmaxc(size_t n, const float* a, const float* b, float* y, const wrt_clamp* clamp) {
   const v128_t vmin = wasm_f32x4_splat(clamp->min);
   const v128_t vmax = wasm_f32x4_splat(clamp->max);
@@ -1795,6 +1843,9 @@ static void wrt_wasm_relaxed_vmaxc(size_t n, const float* a, const float* b, flo
   }
 }
 
+#endif
+
+#if !defined(WRT_KF_BINARY_MIN) || WRT_KF_BINARY_MIN
 static void wrt_wasm_relaxed_vminc(size_t n, const float* a, const float* b, float* y, const wrt_clamp* clamp) {
   const v128_t vmin = wasm_f32x4_splat(clamp->min);
   const v128_t vmax = wasm_f32x4_splat(clamp->max);
@@ -1834,6 +1885,9 @@ static void wrt_wasm_relaxed_vminc(size_t n, const float* a, const float* b, flo
   }
 }
 
+#endif
+
+#if !defined(WRT_KF_BINARY_PRELU) || WRT_KF_BINARY_PRELU
 static void wrt_wasm_relaxed_vpreluc(size_t n, const float* a, const float* b, float* y, const wrt_clamp* clamp) {
   const v128_t vmin = wasm_f32x4_splat(clamp->min);
   const v128_t vmax = wasm_f32x4_splat(clamp->max);
@@ -1874,6 +1928,9 @@ static void wrt_wasm_relaxed_vpreluc(size_t n, const float* a, const float* b, f
   }
 }
 
+#endif
+
+#if !defined(WRT_KF_UNARY_RELU) || WRT_KF_UNARY_RELU
 static void wrt_wasm_relaxed_relu(size_t n, const float* x, float* y, const float* params) {
   (void)params;
   const v128_t k_zero = wasm_f32x4_splat(0.0f);
@@ -1908,6 +1965,9 @@ static void wrt_wasm_relaxed_relu(size_t n, const float* x, float* y, const floa
   }
 }
 
+#endif
+
+#if !defined(WRT_KF_UNARY_CLIP) || WRT_KF_UNARY_CLIP
 static void wrt_wasm_relaxed_clip(size_t n, const float* x, float* y, const float* params) {
   const v128_t k_p0 = wasm_f32x4_splat(params[0]);
   const v128_t k_p1 = wasm_f32x4_splat(params[1]);
@@ -1942,6 +2002,9 @@ static void wrt_wasm_relaxed_clip(size_t n, const float* x, float* y, const floa
   }
 }
 
+#endif
+
+#if !defined(WRT_KF_UNARY_LEAKY_RELU) || WRT_KF_UNARY_LEAKY_RELU
 static void wrt_wasm_relaxed_leaky_relu(size_t n, const float* x, float* y, const float* params) {
   const v128_t k_p0 = wasm_f32x4_splat(params[0]);
   const v128_t k_zero = wasm_f32x4_splat(0.0f);
@@ -1976,6 +2039,9 @@ static void wrt_wasm_relaxed_leaky_relu(size_t n, const float* x, float* y, cons
   }
 }
 
+#endif
+
+#if !defined(WRT_KF_UNARY_HARD_SWISH) || WRT_KF_UNARY_HARD_SWISH
 static void wrt_wasm_relaxed_hard_swish(size_t n, const float* x, float* y, const float* params) {
   (void)params;
   const v128_t k_zero = wasm_f32x4_splat(0.0f);
@@ -2013,6 +2079,9 @@ static void wrt_wasm_relaxed_hard_swish(size_t n, const float* x, float* y, cons
   }
 }
 
+#endif
+
+#if !defined(WRT_KF_UNARY_HARD_SIGMOID) || WRT_KF_UNARY_HARD_SIGMOID
 static void wrt_wasm_relaxed_hard_sigmoid(size_t n, const float* x, float* y, const float* params) {
   const v128_t k_p0 = wasm_f32x4_splat(params[0]);
   const v128_t k_p1 = wasm_f32x4_splat(params[1]);
@@ -2049,6 +2118,9 @@ static void wrt_wasm_relaxed_hard_sigmoid(size_t n, const float* x, float* y, co
   }
 }
 
+#endif
+
+#if !defined(WRT_KF_UNARY_SIGMOID) || WRT_KF_UNARY_SIGMOID
 static void wrt_wasm_relaxed_sigmoid(size_t n, const float* x, float* y, const float* params) {
   (void)params;
   const v128_t k_log2e = wasm_f32x4_splat(0x1.715476p+0f);
@@ -2099,6 +2171,9 @@ static void wrt_wasm_relaxed_sigmoid(size_t n, const float* x, float* y, const f
   }
 }
 
+#endif
+
+#if !defined(WRT_KF_UNARY_TANH) || WRT_KF_UNARY_TANH
 static void wrt_wasm_relaxed_tanh(size_t n, const float* x, float* y, const float* params) {
   (void)params;
   const v128_t k_log2e = wasm_f32x4_splat(0x1.715476p+0f);
@@ -2161,6 +2236,9 @@ static void wrt_wasm_relaxed_tanh(size_t n, const float* x, float* y, const floa
   }
 }
 
+#endif
+
+#if !defined(WRT_KF_UNARY_EXP) || WRT_KF_UNARY_EXP
 static void wrt_wasm_relaxed_exp(size_t n, const float* x, float* y, const float* params) {
   (void)params;
   const v128_t k_log2e = wasm_f32x4_splat(0x1.715476p+0f);
@@ -2212,6 +2290,9 @@ static void wrt_wasm_relaxed_exp(size_t n, const float* x, float* y, const float
   }
 }
 
+#endif
+
+#if !defined(WRT_KF_UNARY_SQRT) || WRT_KF_UNARY_SQRT
 static void wrt_wasm_relaxed_sqrt(size_t n, const float* x, float* y, const float* params) {
   (void)params;
   for (; n >= 8; n -= 8) {
@@ -2245,6 +2326,9 @@ static void wrt_wasm_relaxed_sqrt(size_t n, const float* x, float* y, const floa
   }
 }
 
+#endif
+
+#if !defined(WRT_KF_UNARY_ABS) || WRT_KF_UNARY_ABS
 static void wrt_wasm_relaxed_abs(size_t n, const float* x, float* y, const float* params) {
   (void)params;
   for (; n >= 8; n -= 8) {
@@ -2278,6 +2362,9 @@ static void wrt_wasm_relaxed_abs(size_t n, const float* x, float* y, const float
   }
 }
 
+#endif
+
+#if !defined(WRT_KF_UNARY_NEG) || WRT_KF_UNARY_NEG
 static void wrt_wasm_relaxed_neg(size_t n, const float* x, float* y, const float* params) {
   (void)params;
   for (; n >= 8; n -= 8) {
@@ -2311,6 +2398,9 @@ static void wrt_wasm_relaxed_neg(size_t n, const float* x, float* y, const float
   }
 }
 
+#endif
+
+#if !defined(WRT_KF_POOL) || WRT_KF_POOL
 static void wrt_wasm_relaxed_maxpool(size_t channels, size_t ks, const float* const* in, float* y, float scale, const wrt_clamp* clamp) {
   (void)scale;
   const v128_t vmin = wasm_f32x4_splat(clamp->min);
@@ -2438,6 +2528,9 @@ static void wrt_wasm_relaxed_avgpool(size_t channels, size_t ks, const float* co
   }
 }
 
+#endif
+
+#if !defined(WRT_KF_QS8) || WRT_KF_QS8
 static void wrt_wasm_relaxed_qgemm_4x8(size_t mr, size_t nc, size_t kc, const int8_t* a, size_t a_stride, const void* packed_w, int8_t* c, size_t c_stride, const wrt_qparams* p) {
   const int8_t* a0 = a;
   const int8_t* a1 = a0 + a_stride;
@@ -3645,6 +3738,9 @@ static void wrt_wasm_relaxed_dot_qpack_4(size_t mr, size_t kc, const int8_t* a, 
   }
 }
 
+#endif
+
+#if !defined(WRT_KF_SPARSE) || WRT_KF_SPARSE
 static void wrt_wasm_relaxed_spmm_8(size_t mr, size_t n, const float* x, size_t x_stride, const int32_t* restrict nnz, const int32_t* restrict offs, const float* restrict w, float* y, size_t y_stride, const wrt_clamp* clamp) {
   const v128_t qmin = wasm_f32x4_splat(clamp->min), qmax = wasm_f32x4_splat(clamp->max);
   const char* x0 = (const char*)x;
@@ -3957,6 +4053,9 @@ static void wrt_wasm_relaxed_sppack_32(size_t mr, size_t kc, size_t ks, const fl
   }
 }
 
+#endif
+
+#if !defined(WRT_KF_QSPARSE) || WRT_KF_QSPARSE
 static void wrt_wasm_relaxed_qspmm_8(size_t mr, size_t n, const void* x, const int32_t* restrict nnz, const int32_t* restrict offs, const int32_t* restrict w, const float* restrict mult, int8_t* y, size_t y_stride, const wrt_qparams* p) {
   const v128_t qlo = wasm_f32x4_splat(p->lo), qhi = wasm_f32x4_splat(p->hi);
   const v128_t qmagic = wasm_f32x4_const_splat(12582912.0f);
@@ -4106,6 +4205,9 @@ static void wrt_wasm_relaxed_qspmv(size_t n, const int8_t* x, const int32_t* res
   }
 }
 
+#endif
+
+#if !defined(WRT_KF_WINOGRAD) || WRT_KF_WINOGRAD
 static void wrt_wasm_relaxed_wino2_in(size_t c, const float* const* in, float* out, size_t out_stride) {
   size_t ch = 0;
   for (; ch + 4 <= c; ch += 4) {
@@ -4840,6 +4942,9 @@ static void wrt_wasm_relaxed_wino4_out(size_t c, const float* in, size_t in_stri
   }
 }
 
+#endif
+
+
 const wrt_target wrt_target_wasm_relaxed = {
   .name = "wasm_relaxed",
   .gemm_mr = 4, .gemm_nr = 8, .gemm_multi = 1,
@@ -4849,47 +4954,108 @@ const wrt_target wrt_target_wasm_relaxed = {
   .gemm_mr_half = 4, .gemm_nr_half = 4,
   .gemm_half = wrt_wasm_relaxed_gemm_4x4,
   .igemm_half = wrt_wasm_relaxed_igemm_4x4,
+#if !defined(WRT_KF_DWCONV) || WRT_KF_DWCONV
   .dwconv = {
     {9, 8, wrt_wasm_relaxed_dwconv_9_c8},
     {25, 8, wrt_wasm_relaxed_dwconv_25_c8},
     {0, 8, wrt_wasm_relaxed_dwconv_any_c8},
   },
+#endif
   .vbinary = {
     [WRT_BIN_ADD] = wrt_wasm_relaxed_vadd,
+#if !defined(WRT_KF_BINARY_SUB) || WRT_KF_BINARY_SUB
     [WRT_BIN_SUB] = wrt_wasm_relaxed_vsub,
+#endif
+#if !defined(WRT_KF_BINARY_RSUB) || WRT_KF_BINARY_RSUB
     [WRT_BIN_RSUB] = wrt_wasm_relaxed_vrsub,
+#endif
+#if !defined(WRT_KF_BINARY_MUL) || WRT_KF_BINARY_MUL
     [WRT_BIN_MUL] = wrt_wasm_relaxed_vmul,
+#endif
+#if !defined(WRT_KF_BINARY_DIV) || WRT_KF_BINARY_DIV
     [WRT_BIN_DIV] = wrt_wasm_relaxed_vdiv,
+#endif
+#if !defined(WRT_KF_BINARY_RDIV) || WRT_KF_BINARY_RDIV
     [WRT_BIN_RDIV] = wrt_wasm_relaxed_vrdiv,
+#endif
+#if !defined(WRT_KF_BINARY_MAX) || WRT_KF_BINARY_MAX
     [WRT_BIN_MAX] = wrt_wasm_relaxed_vmax,
+#endif
+#if !defined(WRT_KF_BINARY_MIN) || WRT_KF_BINARY_MIN
     [WRT_BIN_MIN] = wrt_wasm_relaxed_vmin,
+#endif
+#if !defined(WRT_KF_BINARY_PRELU) || WRT_KF_BINARY_PRELU
     [WRT_BIN_PRELU] = wrt_wasm_relaxed_vprelu,
+#endif
   },
   .vbinary_scalar = {
+#if !defined(WRT_KF_BINARY_ADD) || WRT_KF_BINARY_ADD
     [WRT_BIN_ADD] = wrt_wasm_relaxed_vaddc,
+#endif
+#if !defined(WRT_KF_BINARY_SUB) || WRT_KF_BINARY_SUB
     [WRT_BIN_SUB] = wrt_wasm_relaxed_vsubc,
+#endif
+#if !defined(WRT_KF_BINARY_RSUB) || WRT_KF_BINARY_RSUB
     [WRT_BIN_RSUB] = wrt_wasm_relaxed_vrsubc,
+#endif
+#if !defined(WRT_KF_BINARY_MUL) || WRT_KF_BINARY_MUL
     [WRT_BIN_MUL] = wrt_wasm_relaxed_vmulc,
+#endif
+#if !defined(WRT_KF_BINARY_DIV) || WRT_KF_BINARY_DIV
     [WRT_BIN_DIV] = wrt_wasm_relaxed_vdivc,
+#endif
+#if !defined(WRT_KF_BINARY_RDIV) || WRT_KF_BINARY_RDIV
     [WRT_BIN_RDIV] = wrt_wasm_relaxed_vrdivc,
+#endif
+#if !defined(WRT_KF_BINARY_MAX) || WRT_KF_BINARY_MAX
     [WRT_BIN_MAX] = wrt_wasm_relaxed_vmaxc,
+#endif
+#if !defined(WRT_KF_BINARY_MIN) || WRT_KF_BINARY_MIN
     [WRT_BIN_MIN] = wrt_wasm_relaxed_vminc,
+#endif
+#if !defined(WRT_KF_BINARY_PRELU) || WRT_KF_BINARY_PRELU
     [WRT_BIN_PRELU] = wrt_wasm_relaxed_vpreluc,
+#endif
   },
   .vunary = {
+#if !defined(WRT_KF_UNARY_RELU) || WRT_KF_UNARY_RELU
     [WRT_UN_RELU] = wrt_wasm_relaxed_relu,
+#endif
+#if !defined(WRT_KF_UNARY_CLIP) || WRT_KF_UNARY_CLIP
     [WRT_UN_CLIP] = wrt_wasm_relaxed_clip,
+#endif
+#if !defined(WRT_KF_UNARY_LEAKY_RELU) || WRT_KF_UNARY_LEAKY_RELU
     [WRT_UN_LEAKY_RELU] = wrt_wasm_relaxed_leaky_relu,
+#endif
+#if !defined(WRT_KF_UNARY_HARD_SWISH) || WRT_KF_UNARY_HARD_SWISH
     [WRT_UN_HARD_SWISH] = wrt_wasm_relaxed_hard_swish,
+#endif
+#if !defined(WRT_KF_UNARY_HARD_SIGMOID) || WRT_KF_UNARY_HARD_SIGMOID
     [WRT_UN_HARD_SIGMOID] = wrt_wasm_relaxed_hard_sigmoid,
+#endif
+#if !defined(WRT_KF_UNARY_SIGMOID) || WRT_KF_UNARY_SIGMOID
     [WRT_UN_SIGMOID] = wrt_wasm_relaxed_sigmoid,
+#endif
+#if !defined(WRT_KF_UNARY_TANH) || WRT_KF_UNARY_TANH
     [WRT_UN_TANH] = wrt_wasm_relaxed_tanh,
+#endif
+#if !defined(WRT_KF_UNARY_EXP) || WRT_KF_UNARY_EXP
     [WRT_UN_EXP] = wrt_wasm_relaxed_exp,
+#endif
+#if !defined(WRT_KF_UNARY_SQRT) || WRT_KF_UNARY_SQRT
     [WRT_UN_SQRT] = wrt_wasm_relaxed_sqrt,
+#endif
+#if !defined(WRT_KF_UNARY_ABS) || WRT_KF_UNARY_ABS
     [WRT_UN_ABS] = wrt_wasm_relaxed_abs,
+#endif
+#if !defined(WRT_KF_UNARY_NEG) || WRT_KF_UNARY_NEG
     [WRT_UN_NEG] = wrt_wasm_relaxed_neg,
+#endif
   },
+#if !defined(WRT_KF_POOL) || WRT_KF_POOL
   .maxpool = wrt_wasm_relaxed_maxpool, .avgpool = wrt_wasm_relaxed_avgpool,
+#endif
+#if !defined(WRT_KF_QS8) || WRT_KF_QS8
   .qgemm_mr = 4, .qgemm_nr = 8, .qgemm_kr = 2, .qgemm_xoff = 0,
   .qgemm = wrt_wasm_relaxed_qgemm_4x8,
   .qigemm = wrt_wasm_relaxed_qigemm_4x8,
@@ -4898,16 +5064,23 @@ const wrt_target wrt_target_wasm_relaxed = {
   .qpack = wrt_wasm_relaxed_qpack_4,
   .qdwconv = {{9, 16, 1, wrt_wasm_relaxed_qdwconv_9_c16}, {0, 16, 1, wrt_wasm_relaxed_qdwconv_any_c16}},
   .qadd = wrt_wasm_relaxed_qadd, .qadd_scalar = wrt_wasm_relaxed_qadd_scalar,
+#endif
+#if !defined(WRT_KF_SPARSE) || WRT_KF_SPARSE
   .spmm_mr = 8, .spmm_g = 1,
   .spmm_min_sparsity = 0.57f, .spmm_k_penalty = 6.0f, .spmv_min_sparsity = 0.2f,
   .spmm = wrt_wasm_relaxed_spmm_8, .spmv = wrt_wasm_relaxed_spmv,
   .sppack = NULL,
   .spmmu_mr = 32, .spmmu_min_sparsity = 0.5f, .spmmu_k_penalty = 8.0f,
   .spmmu = wrt_wasm_relaxed_spmmu_32, .sppacku = wrt_wasm_relaxed_sppack_32,
+#endif
+#if !defined(WRT_KF_QSPARSE) || WRT_KF_QSPARSE
   .qspmm_mr = 8, .qspmm_kr = 2, .qspmm_xoff = 0, .qspmm_min_sparsity = 0.55f, .qspmm_k_penalty = 12.0f,
   .qspmm = wrt_wasm_relaxed_qspmm_8, .qsppack = wrt_wasm_relaxed_qsppack_8, .qspmv = wrt_wasm_relaxed_qspmv,
+#endif
+#if !defined(WRT_KF_WINOGRAD) || WRT_KF_WINOGRAD
   .wino_in = {wrt_wasm_relaxed_wino2_in, wrt_wasm_relaxed_wino4_in}, .wino_out = {wrt_wasm_relaxed_wino2_out, wrt_wasm_relaxed_wino4_out},
   .wino_min_channels = 16, .wino_min_cc = 512, .wino_min_pixels = 49, .wino_f2_weights_per_tile = 131072,
+#endif
 };
 
 const wrt_target wrt_target_wasm_relaxed_usdot = {
@@ -4919,61 +5092,129 @@ const wrt_target wrt_target_wasm_relaxed_usdot = {
   .gemm_mr_half = 4, .gemm_nr_half = 4,
   .gemm_half = wrt_wasm_relaxed_gemm_4x4,
   .igemm_half = wrt_wasm_relaxed_igemm_4x4,
+#if !defined(WRT_KF_DWCONV) || WRT_KF_DWCONV
   .dwconv = {
     {9, 8, wrt_wasm_relaxed_dwconv_9_c8},
     {25, 8, wrt_wasm_relaxed_dwconv_25_c8},
     {0, 8, wrt_wasm_relaxed_dwconv_any_c8},
   },
+#endif
   .vbinary = {
     [WRT_BIN_ADD] = wrt_wasm_relaxed_vadd,
+#if !defined(WRT_KF_BINARY_SUB) || WRT_KF_BINARY_SUB
     [WRT_BIN_SUB] = wrt_wasm_relaxed_vsub,
+#endif
+#if !defined(WRT_KF_BINARY_RSUB) || WRT_KF_BINARY_RSUB
     [WRT_BIN_RSUB] = wrt_wasm_relaxed_vrsub,
+#endif
+#if !defined(WRT_KF_BINARY_MUL) || WRT_KF_BINARY_MUL
     [WRT_BIN_MUL] = wrt_wasm_relaxed_vmul,
+#endif
+#if !defined(WRT_KF_BINARY_DIV) || WRT_KF_BINARY_DIV
     [WRT_BIN_DIV] = wrt_wasm_relaxed_vdiv,
+#endif
+#if !defined(WRT_KF_BINARY_RDIV) || WRT_KF_BINARY_RDIV
     [WRT_BIN_RDIV] = wrt_wasm_relaxed_vrdiv,
+#endif
+#if !defined(WRT_KF_BINARY_MAX) || WRT_KF_BINARY_MAX
     [WRT_BIN_MAX] = wrt_wasm_relaxed_vmax,
+#endif
+#if !defined(WRT_KF_BINARY_MIN) || WRT_KF_BINARY_MIN
     [WRT_BIN_MIN] = wrt_wasm_relaxed_vmin,
+#endif
+#if !defined(WRT_KF_BINARY_PRELU) || WRT_KF_BINARY_PRELU
     [WRT_BIN_PRELU] = wrt_wasm_relaxed_vprelu,
+#endif
   },
   .vbinary_scalar = {
+#if !defined(WRT_KF_BINARY_ADD) || WRT_KF_BINARY_ADD
     [WRT_BIN_ADD] = wrt_wasm_relaxed_vaddc,
+#endif
+#if !defined(WRT_KF_BINARY_SUB) || WRT_KF_BINARY_SUB
     [WRT_BIN_SUB] = wrt_wasm_relaxed_vsubc,
+#endif
+#if !defined(WRT_KF_BINARY_RSUB) || WRT_KF_BINARY_RSUB
     [WRT_BIN_RSUB] = wrt_wasm_relaxed_vrsubc,
+#endif
+#if !defined(WRT_KF_BINARY_MUL) || WRT_KF_BINARY_MUL
     [WRT_BIN_MUL] = wrt_wasm_relaxed_vmulc,
+#endif
+#if !defined(WRT_KF_BINARY_DIV) || WRT_KF_BINARY_DIV
     [WRT_BIN_DIV] = wrt_wasm_relaxed_vdivc,
+#endif
+#if !defined(WRT_KF_BINARY_RDIV) || WRT_KF_BINARY_RDIV
     [WRT_BIN_RDIV] = wrt_wasm_relaxed_vrdivc,
+#endif
+#if !defined(WRT_KF_BINARY_MAX) || WRT_KF_BINARY_MAX
     [WRT_BIN_MAX] = wrt_wasm_relaxed_vmaxc,
+#endif
+#if !defined(WRT_KF_BINARY_MIN) || WRT_KF_BINARY_MIN
     [WRT_BIN_MIN] = wrt_wasm_relaxed_vminc,
+#endif
+#if !defined(WRT_KF_BINARY_PRELU) || WRT_KF_BINARY_PRELU
     [WRT_BIN_PRELU] = wrt_wasm_relaxed_vpreluc,
+#endif
   },
   .vunary = {
+#if !defined(WRT_KF_UNARY_RELU) || WRT_KF_UNARY_RELU
     [WRT_UN_RELU] = wrt_wasm_relaxed_relu,
+#endif
+#if !defined(WRT_KF_UNARY_CLIP) || WRT_KF_UNARY_CLIP
     [WRT_UN_CLIP] = wrt_wasm_relaxed_clip,
+#endif
+#if !defined(WRT_KF_UNARY_LEAKY_RELU) || WRT_KF_UNARY_LEAKY_RELU
     [WRT_UN_LEAKY_RELU] = wrt_wasm_relaxed_leaky_relu,
+#endif
+#if !defined(WRT_KF_UNARY_HARD_SWISH) || WRT_KF_UNARY_HARD_SWISH
     [WRT_UN_HARD_SWISH] = wrt_wasm_relaxed_hard_swish,
+#endif
+#if !defined(WRT_KF_UNARY_HARD_SIGMOID) || WRT_KF_UNARY_HARD_SIGMOID
     [WRT_UN_HARD_SIGMOID] = wrt_wasm_relaxed_hard_sigmoid,
+#endif
+#if !defined(WRT_KF_UNARY_SIGMOID) || WRT_KF_UNARY_SIGMOID
     [WRT_UN_SIGMOID] = wrt_wasm_relaxed_sigmoid,
+#endif
+#if !defined(WRT_KF_UNARY_TANH) || WRT_KF_UNARY_TANH
     [WRT_UN_TANH] = wrt_wasm_relaxed_tanh,
+#endif
+#if !defined(WRT_KF_UNARY_EXP) || WRT_KF_UNARY_EXP
     [WRT_UN_EXP] = wrt_wasm_relaxed_exp,
+#endif
+#if !defined(WRT_KF_UNARY_SQRT) || WRT_KF_UNARY_SQRT
     [WRT_UN_SQRT] = wrt_wasm_relaxed_sqrt,
+#endif
+#if !defined(WRT_KF_UNARY_ABS) || WRT_KF_UNARY_ABS
     [WRT_UN_ABS] = wrt_wasm_relaxed_abs,
+#endif
+#if !defined(WRT_KF_UNARY_NEG) || WRT_KF_UNARY_NEG
     [WRT_UN_NEG] = wrt_wasm_relaxed_neg,
+#endif
   },
+#if !defined(WRT_KF_POOL) || WRT_KF_POOL
   .maxpool = wrt_wasm_relaxed_maxpool, .avgpool = wrt_wasm_relaxed_avgpool,
+#endif
+#if !defined(WRT_KF_QS8) || WRT_KF_QS8
   .qgemm_mr = 4, .qgemm_nr = 8, .qgemm_kr = 4, .qgemm_xoff = 128,
   .qgemm = wrt_wasm_relaxed_dot_qgemm_4x8,
   .qigemm = wrt_wasm_relaxed_dot_qigemm_4x8,
   .qpack = wrt_wasm_relaxed_dot_qpack_4,
   .qdwconv = {{9, 16, 4, wrt_wasm_relaxed_dot_qdwconv_9_c16}, {0, 16, 4, wrt_wasm_relaxed_dot_qdwconv_any_c16}},
   .qadd = wrt_wasm_relaxed_qadd, .qadd_scalar = wrt_wasm_relaxed_qadd_scalar,
+#endif
+#if !defined(WRT_KF_SPARSE) || WRT_KF_SPARSE
   .spmm_mr = 8, .spmm_g = 1,
   .spmm_min_sparsity = 0.57f, .spmm_k_penalty = 6.0f, .spmv_min_sparsity = 0.2f,
   .spmm = wrt_wasm_relaxed_spmm_8, .spmv = wrt_wasm_relaxed_spmv,
   .sppack = NULL,
   .spmmu_mr = 32, .spmmu_min_sparsity = 0.5f, .spmmu_k_penalty = 8.0f,
   .spmmu = wrt_wasm_relaxed_spmmu_32, .sppacku = wrt_wasm_relaxed_sppack_32,
+#endif
+#if !defined(WRT_KF_QSPARSE) || WRT_KF_QSPARSE
   .qspmm_mr = 8, .qspmm_kr = 2, .qspmm_xoff = 0, .qspmm_min_sparsity = 0.55f, .qspmm_k_penalty = 12.0f,
   .qspmm = wrt_wasm_relaxed_qspmm_8, .qsppack = wrt_wasm_relaxed_qsppack_8, .qspmv = wrt_wasm_relaxed_qspmv,
+#endif
+#if !defined(WRT_KF_WINOGRAD) || WRT_KF_WINOGRAD
   .wino_in = {wrt_wasm_relaxed_wino2_in, wrt_wasm_relaxed_wino4_in}, .wino_out = {wrt_wasm_relaxed_wino2_out, wrt_wasm_relaxed_wino4_out},
   .wino_min_channels = 16, .wino_min_cc = 512, .wino_min_pixels = 49, .wino_f2_weights_per_tile = 131072,
+#endif
 };

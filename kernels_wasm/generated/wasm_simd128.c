@@ -569,6 +569,8 @@ static void wrt_wasm_simd128_igemm_4x4(size_t mr, size_t nc, size_t kc, size_t k
   }
 }
 
+
+#if !defined(WRT_KF_DWCONV) || WRT_KF_DWCONV
 static void wrt_wasm_simd128_dwconv_9_c8(size_t channels, size_t width, size_t ks, const float* const* in, const float* restrict w, float* out, size_t out_stride, const wrt_clamp* clamp) {
   (void)ks;
   const v128_t vmin = wasm_f32x4_splat(clamp->min);
@@ -1108,6 +1110,8 @@ static void wrt_wasm_simd128_dwconv_any_c8(size_t channels, size_t width, size_t
   }
 }
 
+#endif
+
 static void wrt_wasm_simd128_vadd(size_t n, const float* a, const float* b, float* y, const wrt_clamp* clamp) {
   const v128_t vmin = wasm_f32x4_splat(clamp->min);
   const v128_t vmax = wasm_f32x4_splat(clamp->max);
@@ -1154,6 +1158,8 @@ static void wrt_wasm_simd128_vadd(size_t n, const float* a, const float* b, floa
   }
 }
 
+
+#if !defined(WRT_KF_BINARY_SUB) || WRT_KF_BINARY_SUB
 static void wrt_wasm_simd128_vsub(size_t n, const float* a, const float* b, float* y, const wrt_clamp* clamp) {
   const v128_t vmin = wasm_f32x4_splat(clamp->min);
   const v128_t vmax = wasm_f32x4_splat(clamp->max);
@@ -1200,6 +1206,9 @@ static void wrt_wasm_simd128_vsub(size_t n, const float* a, const float* b, floa
   }
 }
 
+#endif
+
+#if !defined(WRT_KF_BINARY_RSUB) || WRT_KF_BINARY_RSUB
 static void wrt_wasm_simd128_vrsub(size_t n, const float* a, const float* b, float* y, const wrt_clamp* clamp) {
   const v128_t vmin = wasm_f32x4_splat(clamp->min);
   const v128_t vmax = wasm_f32x4_splat(clamp->max);
@@ -1246,6 +1255,9 @@ static void wrt_wasm_simd128_vrsub(size_t n, const float* a, const float* b, flo
   }
 }
 
+#endif
+
+#if !defined(WRT_KF_BINARY_MUL) || WRT_KF_BINARY_MUL
 static void wrt_wasm_simd128_vmul(size_t n, const float* a, const float* b, float* y, const wrt_clamp* clamp) {
   const v128_t vmin = wasm_f32x4_splat(clamp->min);
   const v128_t vmax = wasm_f32x4_splat(clamp->max);
@@ -1292,6 +1304,9 @@ static void wrt_wasm_simd128_vmul(size_t n, const float* a, const float* b, floa
   }
 }
 
+#endif
+
+#if !defined(WRT_KF_BINARY_DIV) || WRT_KF_BINARY_DIV
 static void wrt_wasm_simd128_vdiv(size_t n, const float* a, const float* b, float* y, const wrt_clamp* clamp) {
   const v128_t vmin = wasm_f32x4_splat(clamp->min);
   const v128_t vmax = wasm_f32x4_splat(clamp->max);
@@ -1338,6 +1353,9 @@ static void wrt_wasm_simd128_vdiv(size_t n, const float* a, const float* b, floa
   }
 }
 
+#endif
+
+#if !defined(WRT_KF_BINARY_RDIV) || WRT_KF_BINARY_RDIV
 static void wrt_wasm_simd128_vrdiv(size_t n, const float* a, const float* b, float* y, const wrt_clamp* clamp) {
   const v128_t vmin = wasm_f32x4_splat(clamp->min);
   const v128_t vmax = wasm_f32x4_splat(clamp->max);
@@ -1384,6 +1402,9 @@ static void wrt_wasm_simd128_vrdiv(size_t n, const float* a, const float* b, flo
   }
 }
 
+#endif
+
+#if !defined(WRT_KF_BINARY_MAX) || WRT_KF_BINARY_MAX
 static void wrt_wasm_simd128_vmax(size_t n, const float* a, const float* b, float* y, const wrt_clamp* clamp) {
   const v128_t vmin = wasm_f32x4_splat(clamp->min);
   const v128_t vmax = wasm_f32x4_splat(clamp->max);
@@ -1430,6 +1451,9 @@ static void wrt_wasm_simd128_vmax(size_t n, const float* a, const float* b, floa
   }
 }
 
+#endif
+
+#if !defined(WRT_KF_BINARY_MIN) || WRT_KF_BINARY_MIN
 static void wrt_wasm_simd128_vmin(size_t n, const float* a, const float* b, float* y, const wrt_clamp* clamp) {
   const v128_t vmin = wasm_f32x4_splat(clamp->min);
   const v128_t vmax = wasm_f32x4_splat(clamp->max);
@@ -1476,6 +1500,9 @@ static void wrt_wasm_simd128_vmin(size_t n, const float* a, const float* b, floa
   }
 }
 
+#endif
+
+#if !defined(WRT_KF_BINARY_PRELU) || WRT_KF_BINARY_PRELU
 static void wrt_wasm_simd128_vprelu(size_t n, const float* a, const float* b, float* y, const wrt_clamp* clamp) {
   const v128_t vmin = wasm_f32x4_splat(clamp->min);
   const v128_t vmax = wasm_f32x4_splat(clamp->max);
@@ -1523,6 +1550,9 @@ static void wrt_wasm_simd128_vprelu(size_t n, const float* a, const float* b, fl
   }
 }
 
+#endif
+
+#if !defined(WRT_KF_BINARY_ADD) || WRT_KF_BINARY_ADD
 static void wrt_wasm_simd128_vaddc(size_t n, const float* a, const float* b, float* y, const wrt_clamp* clamp) {
   const v128_t vmin = wasm_f32x4_splat(clamp->min);
   const v128_t vmax = wasm_f32x4_splat(clamp->max);
@@ -1562,6 +1592,9 @@ static void wrt_wasm_simd128_vaddc(size_t n, const float* a, const float* b, flo
   }
 }
 
+#endif
+
+#if !defined(WRT_KF_BINARY_SUB) || WRT_KF_BINARY_SUB
 static void wrt_wasm_simd128_vsubc(size_t n, const float* a, const float* b, float* y, const wrt_clamp* clamp) {
   const v128_t vmin = wasm_f32x4_splat(clamp->min);
   const v128_t vmax = wasm_f32x4_splat(clamp->max);
@@ -1601,6 +1634,9 @@ static void wrt_wasm_simd128_vsubc(size_t n, const float* a, const float* b, flo
   }
 }
 
+#endif
+
+#if !defined(WRT_KF_BINARY_RSUB) || WRT_KF_BINARY_RSUB
 static void wrt_wasm_simd128_vrsubc(size_t n, const float* a, const float* b, float* y, const wrt_clamp* clamp) {
   const v128_t vmin = wasm_f32x4_splat(clamp->min);
   const v128_t vmax = wasm_f32x4_splat(clamp->max);
@@ -1640,6 +1676,9 @@ static void wrt_wasm_simd128_vrsubc(size_t n, const float* a, const float* b, fl
   }
 }
 
+#endif
+
+#if !defined(WRT_KF_BINARY_MUL) || WRT_KF_BINARY_MUL
 static void wrt_wasm_simd128_vmulc(size_t n, const float* a, const float* b, float* y, const wrt_clamp* clamp) {
   const v128_t vmin = wasm_f32x4_splat(clamp->min);
   const v128_t vmax = wasm_f32x4_splat(clamp->max);
@@ -1679,6 +1718,9 @@ static void wrt_wasm_simd128_vmulc(size_t n, const float* a, const float* b, flo
   }
 }
 
+#endif
+
+#if !defined(WRT_KF_BINARY_DIV) || WRT_KF_BINARY_DIV
 static void wrt_wasm_simd128_vdivc(size_t n, const float* a, const float* b, float* y, const wrt_clamp* clamp) {
   const v128_t vmin = wasm_f32x4_splat(clamp->min);
   const v128_t vmax = wasm_f32x4_splat(clamp->max);
@@ -1718,6 +1760,9 @@ static void wrt_wasm_simd128_vdivc(size_t n, const float* a, const float* b, flo
   }
 }
 
+#endif
+
+#if !defined(WRT_KF_BINARY_RDIV) || WRT_KF_BINARY_RDIV
 static void wrt_wasm_simd128_vrdivc(size_t n, const float* a, const float* b, float* y, const wrt_clamp* clamp) {
   const v128_t vmin = wasm_f32x4_splat(clamp->min);
   const v128_t vmax = wasm_f32x4_splat(clamp->max);
@@ -1757,6 +1802,9 @@ static void wrt_wasm_simd128_vrdivc(size_t n, const float* a, const float* b, fl
   }
 }
 
+#endif
+
+#if !defined(WRT_KF_BINARY_MAX) || WRT_KF_BINARY_MAX
 static void wrt_wasm_simd128_vmaxc(size_t n, const float* a, const float* b, float* y, const wrt_clamp* clamp) {
   const v128_t vmin = wasm_f32x4_splat(clamp->min);
   const v128_t vmax = wasm_f32x4_splat(clamp->max);
@@ -1796,6 +1844,9 @@ static void wrt_wasm_simd128_vmaxc(size_t n, const float* a, const float* b, flo
   }
 }
 
+#endif
+
+#if !defined(WRT_KF_BINARY_MIN) || WRT_KF_BINARY_MIN
 static void wrt_wasm_simd128_vminc(size_t n, const float* a, const float* b, float* y, const wrt_clamp* clamp) {
   const v128_t vmin = wasm_f32x4_splat(clamp->min);
   const v128_t vmax = wasm_f32x4_splat(clamp->max);
@@ -1835,6 +1886,9 @@ static void wrt_wasm_simd128_vminc(size_t n, const float* a, const float* b, flo
   }
 }
 
+#endif
+
+#if !defined(WRT_KF_BINARY_PRELU) || WRT_KF_BINARY_PRELU
 static void wrt_wasm_simd128_vpreluc(size_t n, const float* a, const float* b, float* y, const wrt_clamp* clamp) {
   const v128_t vmin = wasm_f32x4_splat(clamp->min);
   const v128_t vmax = wasm_f32x4_splat(clamp->max);
@@ -1875,6 +1929,9 @@ static void wrt_wasm_simd128_vpreluc(size_t n, const float* a, const float* b, f
   }
 }
 
+#endif
+
+#if !defined(WRT_KF_UNARY_RELU) || WRT_KF_UNARY_RELU
 static void wrt_wasm_simd128_relu(size_t n, const float* x, float* y, const float* params) {
   (void)params;
   const v128_t k_zero = wasm_f32x4_splat(0.0f);
@@ -1909,6 +1966,9 @@ static void wrt_wasm_simd128_relu(size_t n, const float* x, float* y, const floa
   }
 }
 
+#endif
+
+#if !defined(WRT_KF_UNARY_CLIP) || WRT_KF_UNARY_CLIP
 static void wrt_wasm_simd128_clip(size_t n, const float* x, float* y, const float* params) {
   const v128_t k_p0 = wasm_f32x4_splat(params[0]);
   const v128_t k_p1 = wasm_f32x4_splat(params[1]);
@@ -1943,6 +2003,9 @@ static void wrt_wasm_simd128_clip(size_t n, const float* x, float* y, const floa
   }
 }
 
+#endif
+
+#if !defined(WRT_KF_UNARY_LEAKY_RELU) || WRT_KF_UNARY_LEAKY_RELU
 static void wrt_wasm_simd128_leaky_relu(size_t n, const float* x, float* y, const float* params) {
   const v128_t k_p0 = wasm_f32x4_splat(params[0]);
   const v128_t k_zero = wasm_f32x4_splat(0.0f);
@@ -1977,6 +2040,9 @@ static void wrt_wasm_simd128_leaky_relu(size_t n, const float* x, float* y, cons
   }
 }
 
+#endif
+
+#if !defined(WRT_KF_UNARY_HARD_SWISH) || WRT_KF_UNARY_HARD_SWISH
 static void wrt_wasm_simd128_hard_swish(size_t n, const float* x, float* y, const float* params) {
   (void)params;
   const v128_t k_zero = wasm_f32x4_splat(0.0f);
@@ -2014,6 +2080,9 @@ static void wrt_wasm_simd128_hard_swish(size_t n, const float* x, float* y, cons
   }
 }
 
+#endif
+
+#if !defined(WRT_KF_UNARY_HARD_SIGMOID) || WRT_KF_UNARY_HARD_SIGMOID
 static void wrt_wasm_simd128_hard_sigmoid(size_t n, const float* x, float* y, const float* params) {
   const v128_t k_p0 = wasm_f32x4_splat(params[0]);
   const v128_t k_p1 = wasm_f32x4_splat(params[1]);
@@ -2050,6 +2119,9 @@ static void wrt_wasm_simd128_hard_sigmoid(size_t n, const float* x, float* y, co
   }
 }
 
+#endif
+
+#if !defined(WRT_KF_UNARY_SIGMOID) || WRT_KF_UNARY_SIGMOID
 static void wrt_wasm_simd128_sigmoid(size_t n, const float* x, float* y, const float* params) {
   (void)params;
   const v128_t k_log2e = wasm_f32x4_splat(0x1.715476p+0f);
@@ -2100,6 +2172,9 @@ static void wrt_wasm_simd128_sigmoid(size_t n, const float* x, float* y, const f
   }
 }
 
+#endif
+
+#if !defined(WRT_KF_UNARY_TANH) || WRT_KF_UNARY_TANH
 static void wrt_wasm_simd128_tanh(size_t n, const float* x, float* y, const float* params) {
   (void)params;
   const v128_t k_log2e = wasm_f32x4_splat(0x1.715476p+0f);
@@ -2162,6 +2237,9 @@ static void wrt_wasm_simd128_tanh(size_t n, const float* x, float* y, const floa
   }
 }
 
+#endif
+
+#if !defined(WRT_KF_UNARY_EXP) || WRT_KF_UNARY_EXP
 static void wrt_wasm_simd128_exp(size_t n, const float* x, float* y, const float* params) {
   (void)params;
   const v128_t k_log2e = wasm_f32x4_splat(0x1.715476p+0f);
@@ -2213,6 +2291,9 @@ static void wrt_wasm_simd128_exp(size_t n, const float* x, float* y, const float
   }
 }
 
+#endif
+
+#if !defined(WRT_KF_UNARY_SQRT) || WRT_KF_UNARY_SQRT
 static void wrt_wasm_simd128_sqrt(size_t n, const float* x, float* y, const float* params) {
   (void)params;
   for (; n >= 8; n -= 8) {
@@ -2246,6 +2327,9 @@ static void wrt_wasm_simd128_sqrt(size_t n, const float* x, float* y, const floa
   }
 }
 
+#endif
+
+#if !defined(WRT_KF_UNARY_ABS) || WRT_KF_UNARY_ABS
 static void wrt_wasm_simd128_abs(size_t n, const float* x, float* y, const float* params) {
   (void)params;
   for (; n >= 8; n -= 8) {
@@ -2279,6 +2363,9 @@ static void wrt_wasm_simd128_abs(size_t n, const float* x, float* y, const float
   }
 }
 
+#endif
+
+#if !defined(WRT_KF_UNARY_NEG) || WRT_KF_UNARY_NEG
 static void wrt_wasm_simd128_neg(size_t n, const float* x, float* y, const float* params) {
   (void)params;
   for (; n >= 8; n -= 8) {
@@ -2312,6 +2399,9 @@ static void wrt_wasm_simd128_neg(size_t n, const float* x, float* y, const float
   }
 }
 
+#endif
+
+#if !defined(WRT_KF_POOL) || WRT_KF_POOL
 static void wrt_wasm_simd128_maxpool(size_t channels, size_t ks, const float* const* in, float* y, float scale, const wrt_clamp* clamp) {
   (void)scale;
   const v128_t vmin = wasm_f32x4_splat(clamp->min);
@@ -2439,6 +2529,9 @@ static void wrt_wasm_simd128_avgpool(size_t channels, size_t ks, const float* co
   }
 }
 
+#endif
+
+#if !defined(WRT_KF_QS8) || WRT_KF_QS8
 static void wrt_wasm_simd128_qgemm_4x8(size_t mr, size_t nc, size_t kc, const int8_t* a, size_t a_stride, const void* packed_w, int8_t* c, size_t c_stride, const wrt_qparams* p) {
   const int8_t* a0 = a;
   const int8_t* a1 = a0 + a_stride;
@@ -3161,6 +3254,9 @@ static void wrt_wasm_simd128_qadd_scalar(size_t n, const int8_t* a, const int8_t
   }
 }
 
+#endif
+
+#if !defined(WRT_KF_SPARSE) || WRT_KF_SPARSE
 static void wrt_wasm_simd128_spmm_8(size_t mr, size_t n, const float* x, size_t x_stride, const int32_t* restrict nnz, const int32_t* restrict offs, const float* restrict w, float* y, size_t y_stride, const wrt_clamp* clamp) {
   const v128_t qmin = wasm_f32x4_splat(clamp->min), qmax = wasm_f32x4_splat(clamp->max);
   const char* x0 = (const char*)x;
@@ -3473,6 +3569,9 @@ static void wrt_wasm_simd128_sppack_32(size_t mr, size_t kc, size_t ks, const fl
   }
 }
 
+#endif
+
+#if !defined(WRT_KF_QSPARSE) || WRT_KF_QSPARSE
 static void wrt_wasm_simd128_qspmm_8(size_t mr, size_t n, const void* x, const int32_t* restrict nnz, const int32_t* restrict offs, const int32_t* restrict w, const float* restrict mult, int8_t* y, size_t y_stride, const wrt_qparams* p) {
   const v128_t qlo = wasm_f32x4_splat(p->lo), qhi = wasm_f32x4_splat(p->hi);
   const v128_t qmagic = wasm_f32x4_const_splat(12582912.0f);
@@ -3622,6 +3721,9 @@ static void wrt_wasm_simd128_qspmv(size_t n, const int8_t* x, const int32_t* res
   }
 }
 
+#endif
+
+#if !defined(WRT_KF_WINOGRAD) || WRT_KF_WINOGRAD
 static void wrt_wasm_simd128_wino2_in(size_t c, const float* const* in, float* out, size_t out_stride) {
   size_t ch = 0;
   for (; ch + 4 <= c; ch += 4) {
@@ -4356,6 +4458,9 @@ static void wrt_wasm_simd128_wino4_out(size_t c, const float* in, size_t in_stri
   }
 }
 
+#endif
+
+
 const wrt_target wrt_target_wasm_simd128 = {
   .name = "wasm_simd128",
   .gemm_mr = 4, .gemm_nr = 8, .gemm_multi = 1,
@@ -4365,47 +4470,108 @@ const wrt_target wrt_target_wasm_simd128 = {
   .gemm_mr_half = 4, .gemm_nr_half = 4,
   .gemm_half = wrt_wasm_simd128_gemm_4x4,
   .igemm_half = wrt_wasm_simd128_igemm_4x4,
+#if !defined(WRT_KF_DWCONV) || WRT_KF_DWCONV
   .dwconv = {
     {9, 8, wrt_wasm_simd128_dwconv_9_c8},
     {25, 8, wrt_wasm_simd128_dwconv_25_c8},
     {0, 8, wrt_wasm_simd128_dwconv_any_c8},
   },
+#endif
   .vbinary = {
     [WRT_BIN_ADD] = wrt_wasm_simd128_vadd,
+#if !defined(WRT_KF_BINARY_SUB) || WRT_KF_BINARY_SUB
     [WRT_BIN_SUB] = wrt_wasm_simd128_vsub,
+#endif
+#if !defined(WRT_KF_BINARY_RSUB) || WRT_KF_BINARY_RSUB
     [WRT_BIN_RSUB] = wrt_wasm_simd128_vrsub,
+#endif
+#if !defined(WRT_KF_BINARY_MUL) || WRT_KF_BINARY_MUL
     [WRT_BIN_MUL] = wrt_wasm_simd128_vmul,
+#endif
+#if !defined(WRT_KF_BINARY_DIV) || WRT_KF_BINARY_DIV
     [WRT_BIN_DIV] = wrt_wasm_simd128_vdiv,
+#endif
+#if !defined(WRT_KF_BINARY_RDIV) || WRT_KF_BINARY_RDIV
     [WRT_BIN_RDIV] = wrt_wasm_simd128_vrdiv,
+#endif
+#if !defined(WRT_KF_BINARY_MAX) || WRT_KF_BINARY_MAX
     [WRT_BIN_MAX] = wrt_wasm_simd128_vmax,
+#endif
+#if !defined(WRT_KF_BINARY_MIN) || WRT_KF_BINARY_MIN
     [WRT_BIN_MIN] = wrt_wasm_simd128_vmin,
+#endif
+#if !defined(WRT_KF_BINARY_PRELU) || WRT_KF_BINARY_PRELU
     [WRT_BIN_PRELU] = wrt_wasm_simd128_vprelu,
+#endif
   },
   .vbinary_scalar = {
+#if !defined(WRT_KF_BINARY_ADD) || WRT_KF_BINARY_ADD
     [WRT_BIN_ADD] = wrt_wasm_simd128_vaddc,
+#endif
+#if !defined(WRT_KF_BINARY_SUB) || WRT_KF_BINARY_SUB
     [WRT_BIN_SUB] = wrt_wasm_simd128_vsubc,
+#endif
+#if !defined(WRT_KF_BINARY_RSUB) || WRT_KF_BINARY_RSUB
     [WRT_BIN_RSUB] = wrt_wasm_simd128_vrsubc,
+#endif
+#if !defined(WRT_KF_BINARY_MUL) || WRT_KF_BINARY_MUL
     [WRT_BIN_MUL] = wrt_wasm_simd128_vmulc,
+#endif
+#if !defined(WRT_KF_BINARY_DIV) || WRT_KF_BINARY_DIV
     [WRT_BIN_DIV] = wrt_wasm_simd128_vdivc,
+#endif
+#if !defined(WRT_KF_BINARY_RDIV) || WRT_KF_BINARY_RDIV
     [WRT_BIN_RDIV] = wrt_wasm_simd128_vrdivc,
+#endif
+#if !defined(WRT_KF_BINARY_MAX) || WRT_KF_BINARY_MAX
     [WRT_BIN_MAX] = wrt_wasm_simd128_vmaxc,
+#endif
+#if !defined(WRT_KF_BINARY_MIN) || WRT_KF_BINARY_MIN
     [WRT_BIN_MIN] = wrt_wasm_simd128_vminc,
+#endif
+#if !defined(WRT_KF_BINARY_PRELU) || WRT_KF_BINARY_PRELU
     [WRT_BIN_PRELU] = wrt_wasm_simd128_vpreluc,
+#endif
   },
   .vunary = {
+#if !defined(WRT_KF_UNARY_RELU) || WRT_KF_UNARY_RELU
     [WRT_UN_RELU] = wrt_wasm_simd128_relu,
+#endif
+#if !defined(WRT_KF_UNARY_CLIP) || WRT_KF_UNARY_CLIP
     [WRT_UN_CLIP] = wrt_wasm_simd128_clip,
+#endif
+#if !defined(WRT_KF_UNARY_LEAKY_RELU) || WRT_KF_UNARY_LEAKY_RELU
     [WRT_UN_LEAKY_RELU] = wrt_wasm_simd128_leaky_relu,
+#endif
+#if !defined(WRT_KF_UNARY_HARD_SWISH) || WRT_KF_UNARY_HARD_SWISH
     [WRT_UN_HARD_SWISH] = wrt_wasm_simd128_hard_swish,
+#endif
+#if !defined(WRT_KF_UNARY_HARD_SIGMOID) || WRT_KF_UNARY_HARD_SIGMOID
     [WRT_UN_HARD_SIGMOID] = wrt_wasm_simd128_hard_sigmoid,
+#endif
+#if !defined(WRT_KF_UNARY_SIGMOID) || WRT_KF_UNARY_SIGMOID
     [WRT_UN_SIGMOID] = wrt_wasm_simd128_sigmoid,
+#endif
+#if !defined(WRT_KF_UNARY_TANH) || WRT_KF_UNARY_TANH
     [WRT_UN_TANH] = wrt_wasm_simd128_tanh,
+#endif
+#if !defined(WRT_KF_UNARY_EXP) || WRT_KF_UNARY_EXP
     [WRT_UN_EXP] = wrt_wasm_simd128_exp,
+#endif
+#if !defined(WRT_KF_UNARY_SQRT) || WRT_KF_UNARY_SQRT
     [WRT_UN_SQRT] = wrt_wasm_simd128_sqrt,
+#endif
+#if !defined(WRT_KF_UNARY_ABS) || WRT_KF_UNARY_ABS
     [WRT_UN_ABS] = wrt_wasm_simd128_abs,
+#endif
+#if !defined(WRT_KF_UNARY_NEG) || WRT_KF_UNARY_NEG
     [WRT_UN_NEG] = wrt_wasm_simd128_neg,
+#endif
   },
+#if !defined(WRT_KF_POOL) || WRT_KF_POOL
   .maxpool = wrt_wasm_simd128_maxpool, .avgpool = wrt_wasm_simd128_avgpool,
+#endif
+#if !defined(WRT_KF_QS8) || WRT_KF_QS8
   .qgemm_mr = 4, .qgemm_nr = 8, .qgemm_kr = 2, .qgemm_xoff = 0,
   .qgemm = wrt_wasm_simd128_qgemm_4x8,
   .qigemm = wrt_wasm_simd128_qigemm_4x8,
@@ -4414,14 +4580,21 @@ const wrt_target wrt_target_wasm_simd128 = {
   .qpack = wrt_wasm_simd128_qpack_4,
   .qdwconv = {{9, 16, 1, wrt_wasm_simd128_qdwconv_9_c16}, {0, 16, 1, wrt_wasm_simd128_qdwconv_any_c16}},
   .qadd = wrt_wasm_simd128_qadd, .qadd_scalar = wrt_wasm_simd128_qadd_scalar,
+#endif
+#if !defined(WRT_KF_SPARSE) || WRT_KF_SPARSE
   .spmm_mr = 8, .spmm_g = 1,
   .spmm_min_sparsity = 0.56f, .spmm_k_penalty = 2.0f, .spmv_min_sparsity = 0.2f,
   .spmm = wrt_wasm_simd128_spmm_8, .spmv = wrt_wasm_simd128_spmv,
   .sppack = NULL,
   .spmmu_mr = 32, .spmmu_min_sparsity = 0.5f, .spmmu_k_penalty = 8.0f,
   .spmmu = wrt_wasm_simd128_spmmu_32, .sppacku = wrt_wasm_simd128_sppack_32,
+#endif
+#if !defined(WRT_KF_QSPARSE) || WRT_KF_QSPARSE
   .qspmm_mr = 8, .qspmm_kr = 2, .qspmm_xoff = 0, .qspmm_min_sparsity = 0.5f, .qspmm_k_penalty = 8.0f,
   .qspmm = wrt_wasm_simd128_qspmm_8, .qsppack = wrt_wasm_simd128_qsppack_8, .qspmv = wrt_wasm_simd128_qspmv,
+#endif
+#if !defined(WRT_KF_WINOGRAD) || WRT_KF_WINOGRAD
   .wino_in = {wrt_wasm_simd128_wino2_in, wrt_wasm_simd128_wino4_in}, .wino_out = {wrt_wasm_simd128_wino2_out, wrt_wasm_simd128_wino4_out},
   .wino_min_channels = 16, .wino_min_cc = 512, .wino_min_pixels = 49, .wino_f2_weights_per_tile = 131072,
+#endif
 };

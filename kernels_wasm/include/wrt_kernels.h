@@ -180,6 +180,7 @@ typedef void (*wrt_wino_out_fn)(size_t c, const float* in, size_t in_stride, con
 
 /* WRT_BIN_* and WRT_UN_*: generated from the kernel definitions (kernels_wasm/gen/kernels/eltwise.py) */
 #include "../generated/wrt_eltwise.h"
+#include "../generated/wrt_families.h" /* WRT_KF_*: the kernel families a module holds */
 
 typedef struct {
   uint8_t ks;  /* kernel taps this entry is specialized for; 0 = any */

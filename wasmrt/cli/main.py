@@ -219,6 +219,14 @@ def cmd_demo(args: argparse.Namespace) -> int:
 
 
 def cmd_build(args: argparse.Namespace) -> int:
+    if args.models:  # modules holding only what these models need
+        from wasmrt.dev.modules import build_for
+
+        out = Path(args.output or "wasmrt-modules")
+        for variant, path in build_for([Path(m) for m in args.models], out, args.variant, args.force).items():
+            print(f"wasm-{variant:10s} {path.stat().st_size:>10,d} bytes  {path}")
+        print(f"manifest: {out / 'wasmrt-modules.json'}")
+        return 0
     from wasmrt.dev.build import build_all
 
     build_all(args.only, args.force)
@@ -310,6 +318,12 @@ def build_parser() -> argparse.ArgumentParser:
     p = sub.add_parser("build", help="compile the C engine: wasm modules, native library, test drivers (checkout)")
     p.add_argument("--only", choices=["wasm", "native", "aarch64", "asan", "fuzz"])
     p.add_argument("--force", action="store_true", help="rebuild even when the sources are unchanged")
+    p.add_argument("--for", dest="models", nargs="+", metavar="MODEL.wrt",
+                   help="build wasm modules holding only the ops and kernels these models need (beside the full ones)")
+    p.add_argument("-o", "--output", help="with --for: the folder for the modules and their manifest "
+                   "(default wasmrt-modules)")
+    p.add_argument("--variant", action="append", choices=["scalar", "simd", "relaxed", "simd-mt", "relaxed-mt"],
+                   help="with --for: only this variant (repeat for more; default all)")
     p.set_defaults(fn=cmd_build)
 
     p = sub.add_parser("demo", help="serve the demo pages (playground, try-on, speed) on 127.0.0.1")

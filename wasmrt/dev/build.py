@@ -170,7 +170,8 @@ def _stamp(sources: list[Path], *flags: object) -> str:
 
 def _cached(out: Path, stamp: str, force: bool, make: Callable[[Path], None]) -> bool:
     """Run make(tmp) and move the result to out unless out's stamp matches; True when built."""
-    stamp_file = BUILD / "stamps" / (str(out.relative_to(ROOT)).replace("/", "_") + ".hash")
+    where = str(out.relative_to(ROOT)) if out.is_relative_to(ROOT) else hashlib.sha256(str(out).encode()).hexdigest()
+    stamp_file = BUILD / "stamps" / (where.replace("/", "_") + ".hash")
     if not force and out.is_file() and stamp_file.is_file() and stamp_file.read_text().strip() == stamp:
         return False
     out.parent.mkdir(parents=True, exist_ok=True)
@@ -185,16 +186,26 @@ def _cached(out: Path, stamp: str, force: bool, make: Callable[[Path], None]) ->
 # -- WebAssembly -------------------------------------------------------------------------------------------------
 
 
-def build_wasm(variant: str, force: bool = False) -> Artefact:
+def build_wasm(variant: str, force: bool = False, trim: str | None = None, out: Path | None = None) -> Artefact:
+    """A full module (js_bindings/dist, copied into the Python package), or with `trim` (the wrt_trim.h text of
+    wasmrt/dev/modules.py) one built for given models, written to `out`."""
     v = WASM_VARIANTS[variant]
     kern, kdefs, note = kernel_source(v.target)
     sources = [*engine_sources(), kern]
     cc = _tool("clang-19")
+    trim_flags: list[str] = []
+    if trim is not None:  # the header sits in build/, named by its contents: the stamp then covers them
+        header = BUILD / "trim" / f"wrt_trim_{hashlib.sha256(trim.encode()).hexdigest()[:16]}.h"
+        header.parent.mkdir(parents=True, exist_ok=True)
+        if not header.is_file() or header.read_text() != trim:
+            header.write_text(trim)
+        trim_flags = ["-include", str(header)]
     compile_flags = [*CFLAGS, "--target=wasm32", "-ffreestanding", "-nostdlib", *v.flags, *kdefs,
-                     f"-DWRT_WASM_TARGET=wrt_target_{v.target}", "-I", str(INCLUDE)]
+                     f"-DWRT_WASM_TARGET=wrt_target_{v.target}", "-I", str(INCLUDE), *trim_flags]
     link_flags = ["--target=wasm32", "-nostdlib", "-Wl,--no-entry", "-Wl,--strip-all", "-Wl,-z,stack-size=262144",
                   *(f"-Wl,--export={e}" for e in EXPORTS), *(THREADS_LINK if v.threads else ())]
-    out = DIST / f"wasmrt-{variant}.wasm"
+    full = out is None
+    out = DIST / f"wasmrt-{variant}.wasm" if out is None else out.resolve()
 
     def make(tmp: Path) -> None:
         with tempfile.TemporaryDirectory() as d:
@@ -206,7 +217,10 @@ def build_wasm(variant: str, force: bool = False) -> Artefact:
                 objs.append(str(obj))
             _run([cc, *link_flags, *objs, "-o", str(tmp)])
 
-    built = _cached(out, _stamp(sources, compile_flags, link_flags, cc, WASM_OPT_LEVEL, WASM_KERNEL_OPT), force, make)
+    stamp = _stamp(sources, compile_flags, link_flags, cc, WASM_OPT_LEVEL, WASM_KERNEL_OPT, trim or "")
+    built = _cached(out, stamp, force, make)
+    if not full:
+        return Artefact(out, built, [note] if note else [])
     PACKAGE_DIST.mkdir(parents=True, exist_ok=True)
     pkg = PACKAGE_DIST / out.name
     if built or not pkg.is_file() or pkg.read_bytes() != out.read_bytes():

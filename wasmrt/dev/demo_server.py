@@ -56,7 +56,7 @@ def routes() -> dict[str, Path]:
     root = paths.checkout()
     wasm = root / "js_bindings" / "dist" if root else paths.SHIPPED_WASM
     return {"/js_bindings/dist/": wasm, "/js_bindings/": paths.js_bindings(), "/demo/": ROOT / "demo",
-            "/models/": paths.models_dir()}
+            "/models/": paths.models_dir(), **({"/face-wasm/": root / "build" / "face-wasm"} if root else {})}
 
 
 def missing_wasm() -> list[str]:
@@ -116,10 +116,27 @@ def prepare(build: bool = True, log=print, int8: bool = False) -> None:
         if face_int8.missing():
             log(f"demo: quantizing the face models to int8 (missing: {', '.join(face_int8.missing())})")
             face_int8.make(log=log)
+    if build and paths.checkout():
+        build_tryon_modules(log)
     copy_samples()
     for what, names in (("wasm engines", missing_wasm()), ("models", missing_models())):
         if names:
             log(f"demo: warning: {what} still missing: {', '.join(names)} (the page will say so)")
+
+
+def build_tryon_modules(log=print) -> None:
+    """The try-on's modules built for its face models (wasmrt build --for), served under /face-wasm/<set>/; the
+    page falls back to the full modules where a set is missing (an installed package, models not converted)."""
+    from wasmrt.dev.modules import TRYON_SETS, build_for
+
+    for name, models in TRYON_SETS.items():
+        files = [paths.models_dir() / m for m in models]
+        if not all(f.is_file() for f in files):
+            continue
+        try:
+            build_for(files, routes()["/face-wasm/"] / name, ("relaxed", "simd", "scalar"))
+        except WasmrtError as e:
+            log(f"demo: warning: cannot build the try-on's {name} modules ({e}); it uses the full ones")
 
 
 # -- the speed page's API: native timings of the bundled models ------------------------------------------------

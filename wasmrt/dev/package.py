@@ -1,6 +1,6 @@
 """`wasmrt package`: what users install, built from a source checkout into dist/.
 
-    wasmrt package [--wheels x86_64,aarch64] [--no-sdist] [--no-npm] [-o dist]
+    wasmrt package [--wheels x86_64,aarch64] [--no-sdist] [--no-npm] [--modules-for A.wrt ...] [-o dist]
 
 - dist/wasmrt-<version>-py3-none-manylinux_2_<N>_<arch>.whl for x86-64 and aarch64: the wasmrt and python_ref
   packages, the native library built for that architecture (x86-64: scalar + AVX2 + AVX-512 kernels picked at run
@@ -12,7 +12,8 @@
   installs with the wasm engine only, and the native engine says why).
 - dist/wasmrt-<version>.tgz: `npm pack` of js_bindings/ with the built wasm modules and the face models
   (models/face_detector.wrt, models/face_landmark.wrt, models/face_landmark_attention.wrt for refine) that
-  wasmrt/vision loads by default.
+  wasmrt/vision loads by default; with --modules-for, also dist/modules/: wasm modules built for those models
+  (`wasmrt build --for`) and their manifest, for `init({wasmPaths, modules})` (docs/hosting.md).
 
 The wheels are built by pip (`pip wheel`, setuptools from the registry unless cached) through setup.py's hooks;
 the sdist by setuptools' build backend in this environment.
@@ -128,12 +129,16 @@ def npm_models(log: Log = print) -> Path:
     return dest
 
 
-def npm_pack(out_dir: Path, log: Log = print) -> Path:
-    from wasmrt.dev import build
+def npm_pack(out_dir: Path, log: Log = print, modules_for: list[Path] | None = None) -> Path:
+    from wasmrt.dev import build, modules
 
     root = paths.require_checkout("wasmrt package")
     for variant in build.WASM_VARIANTS:
         build.build_wasm(variant)
+    shipped = root / "js_bindings" / "dist" / "modules"  # only what this pack asked for
+    shutil.rmtree(shipped, ignore_errors=True)
+    if modules_for:
+        modules.build_for(modules_for, shipped)
     npm_models(log)
     npm = shutil.which("npm")
     if npm is None:
@@ -146,12 +151,13 @@ def npm_pack(out_dir: Path, log: Log = print) -> Path:
     return out_dir / r.stdout.strip().splitlines()[-1]
 
 
-def package(arches: list[str], npm: bool, out_dir: Path, log: Log = print, sdist: bool = True) -> list[Path]:
+def package(arches: list[str], npm: bool, out_dir: Path, log: Log = print, sdist: bool = True,
+            modules_for: list[Path] | None = None) -> list[Path]:
     built = [build_wheel(a, out_dir, log) for a in arches]
     if sdist:
         built.append(build_sdist(out_dir))
     if npm:
-        built.append(npm_pack(out_dir, log))
+        built.append(npm_pack(out_dir, log, modules_for))
     for p in built:
         log(f"{p.stat().st_size:>12,d} bytes  {p}")
     return built
@@ -163,6 +169,9 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
                         "'' for none)")
     p.add_argument("--no-sdist", action="store_true", help="skip the sdist")
     p.add_argument("--no-npm", action="store_true", help="skip the npm tarball")
+    p.add_argument("--modules-for", nargs="+", metavar="MODEL.wrt", default=None,
+                   help="also ship, in the npm tarball's dist/modules/, wasm modules holding only the ops these models "
+                        "need (wasmrt build --for) and their manifest")
     p.add_argument("-o", "--output", default=None, help="output folder (default: dist/ in the checkout)")
 
 
@@ -172,5 +181,6 @@ def run(args: argparse.Namespace) -> int:
     if bad:
         raise WasmrtError(f"unknown architecture {bad[0]!r}; choose from {', '.join(ARCHES)}")
     root = paths.require_checkout("wasmrt package")
-    package(arches, not args.no_npm, Path(args.output) if args.output else root / "dist", sdist=not args.no_sdist)
+    package(arches, not args.no_npm, Path(args.output) if args.output else root / "dist", sdist=not args.no_sdist,
+            modules_for=[Path(m) for m in args.modules_for] if args.modules_for else None)
     return 0

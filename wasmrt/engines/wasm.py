@@ -35,22 +35,23 @@ STACK_BYTES = 256 * 1024  # each engine thread's stack, as the main one (wasmrt/
 MAX_PAGES = 32768  # the threaded modules' declared memory maximum (build.THREADS_MAX_MEMORY)
 _lock = threading.Lock()
 _engines: dict[bool, object] = {}
-_modules: dict[tuple[str, bool], object] = {}
+_modules: dict[tuple[Path, bool], object] = {}
 _threaded: dict[tuple[str, int], WasmInstance] = {}
 
 
-def wasm_path(variant: str) -> Path:
-    """The module file shipped in the package; an engine never builds (`wasmrt build` refreshes it in a checkout)."""
+def wasm_path(variant: str, folder: Path | None = None) -> Path:
+    """The module file shipped in the package, or in `folder` (modules built for given models: `wasmrt build
+    --for`); an engine never builds (`wasmrt build` refreshes the shipped ones in a checkout)."""
     if variant not in VARIANTS and variant.removesuffix("-mt") not in THREADED:
         raise ValueError(f"wasm variant {variant!r}: expected one of {', '.join(VARIANTS)}")
-    path = paths.wasm_dir() / f"wasmrt-{variant}.wasm"
+    path = (folder or paths.wasm_dir()) / f"wasmrt-{variant}.wasm"
     if not path.is_file():
         raise WasmrtError(f"the wasm engine's module {path} is missing: run `wasmrt build` in a checkout, or "
                           "reinstall the package")
     return path
 
 
-def _module(file: str, deterministic: bool = False):  # -> (wasmtime.Engine, wasmtime.Module)
+def _module(file: str, deterministic: bool = False, folder: Path | None = None):  # -> (Engine, Module)
     """deterministic: wasmtime's deterministic relaxed SIMD (on x86 its int8 dot product is then signed x signed, as
     aarch64's sdot, instead of pmaddubsw's saturating unsigned x signed), for the tests of every kernel table."""
     import wasmtime
@@ -65,9 +66,10 @@ def _module(file: str, deterministic: bool = False):  # -> (wasmtime.Engine, was
             cfg.shared_memory = True
             _engines[deterministic] = wasmtime.Engine(cfg)
         engine = _engines[deterministic]
-        if (file, deterministic) not in _modules:
-            _modules[file, deterministic] = wasmtime.Module(engine, wasm_path(file).read_bytes())
-        return engine, _modules[file, deterministic]
+        path = wasm_path(file, folder)
+        if (path, deterministic) not in _modules:
+            _modules[path, deterministic] = wasmtime.Module(engine, path.read_bytes())
+        return engine, _modules[path, deterministic]
 
 
 def _shared_memory(engine):  # -> wasmtime.SharedMemory usable as an import
@@ -97,11 +99,13 @@ def threaded_instance(variant: str, threads: int) -> WasmInstance:
 class WasmInstance:
     """One instance of a wasmrt module: its exports and linear memory (and, threaded, its engine threads)."""
 
-    def __init__(self, variant: str = DEFAULT_VARIANT, threads: int = 1, deterministic: bool = False) -> None:
+    def __init__(self, variant: str = DEFAULT_VARIANT, threads: int = 1, deterministic: bool = False,
+                 folder: Path | None = None) -> None:
+        """folder: where the modules are (default: the package's full modules)."""
         import wasmtime
 
         threaded = threads > 1 and variant in THREADED
-        engine, module = _module(f"{variant}-mt" if threaded else variant, deterministic)
+        engine, module = _module(f"{variant}-mt" if threaded else variant, deterministic, folder)
         self.variant_name = variant
         self.store = wasmtime.Store(engine)
         self.shared = _shared_memory(engine) if threaded else None
