@@ -11,6 +11,7 @@ import numpy as np
 import pytest
 from test_qsparse import graph as int8_sparse_graph
 from test_sparse import block_sparse
+from test_winograd import RULES, expected_kernel, kernels_of, rule_target
 
 from python_ref import Interpreter
 from wasmrt.compile.converter import convert
@@ -63,8 +64,10 @@ def test_candidates_are_listed_and_the_rules_are_the_default(engine: str, mixed)
     got = candidates(m)
     assert set(got) == {"c1", "c2", "pw"}  # the stride-2 conv has igemm only: no choice
     assert got["c1"][0] == WINO and got["c2"][0] == WINO and got["pw"][0] == ["dense", "sparse"]
-    # the rules: F(4x4) from 32 input and output channels (c2), igemm below (c1), sparse at 80% block sparsity
-    assert got["c1"][1] == 0 and got["c2"][1] == 2 and got["pw"][1] == 1
+    # the rules: Winograd per the target's measured table (test_winograd), sparse at 80% block sparsity
+    rule = RULES[rule_target(kernels_of(data, "auto", engine)[0])]
+    want = [WINO.index(expected_kernel(rule, 10, 10, c, 32)) for c in (16, 32)]
+    assert [got["c1"][1], got["c2"][1]] == want and got["pw"][1] == 1
     plan = m.plan()
     assert [r["op"] for r in plan] == list(range(len(plan))) and plan[2]["candidates"] == [] and plan[2]["chosen"] == -1
 
