@@ -35,32 +35,39 @@ export function letterbox(pixels) {
   return { data, shape: [1, n, n, 3], geometry };
 }
 
-export const sigmoid = (z) => 1 / (1 + Math.exp(-Math.min(Math.max(z, -100), 100)));
+export const sigmoid = (z, clip = 100) => 1 / (1 + Math.exp(-Math.min(Math.max(z, -clip), clip)));
 
 /**
  * Raw outputs -> detections above minScore (anchor order), image pixels.
  * geometry: the letterbox's {dstLeft, dstTop, dstW, dstH, imageWidth, imageHeight}.
  * A detection: {box: [xMin, yMin, xMax, yMax], keypoints: Float64Array(12), score}.
  */
-export function decode(regressors, logits, geometry, minScore = 0.5) {
+/** An SSD detector's outputs -> detections above minScore, in anchor order, image pixels. Each row of `coords`
+ * regressors holds the box centre and size, then keypoint (x, y) pairs, offsets from its anchor (anchors: x, y pairs
+ * in detector-input pixels); scores are the sigmoid of the logits clipped to +-clip. */
+export function decodeSsd(raw, logits, anchors, coords, clip, geometry, minScore) {
   const { dstLeft: left, dstTop: top, dstW: cw, dstH: ch, imageWidth: W, imageHeight: H } = geometry;
-  const sx = W / cw, sy = H / ch;
+  const sx = W / cw, sy = H / ch, nk = (coords - 4) / 2;
   const toX = (x) => ((x - left) * W) / cw, toY = (y) => ((y - top) * H) / ch;
   const out = [];
   for (let i = 0; i < logits.length; i++) {
-    const score = sigmoid(logits[i]);
+    const score = sigmoid(logits[i], clip);
     if (!(score >= minScore)) continue;
-    const r = 16 * i, ax = ANCHORS[2 * i], ay = ANCHORS[2 * i + 1];
-    const cx = toX(regressors[r] + ax), cy = toY(regressors[r + 1] + ay);
-    const hw = (regressors[r + 2] * sx) / 2, hh = (regressors[r + 3] * sy) / 2;
-    const keypoints = new Float64Array(12);
-    for (let k = 0; k < 6; k++) {
-      keypoints[2 * k] = toX(regressors[r + 4 + 2 * k] + ax);
-      keypoints[2 * k + 1] = toY(regressors[r + 5 + 2 * k] + ay);
+    const r = coords * i, ax = anchors[2 * i], ay = anchors[2 * i + 1];
+    const cx = toX(raw[r] + ax), cy = toY(raw[r + 1] + ay);
+    const hw = (raw[r + 2] * sx) / 2, hh = (raw[r + 3] * sy) / 2;
+    const keypoints = new Float64Array(2 * nk);
+    for (let k = 0; k < nk; k++) {
+      keypoints[2 * k] = toX(raw[r + 4 + 2 * k] + ax);
+      keypoints[2 * k + 1] = toY(raw[r + 5 + 2 * k] + ay);
     }
     out.push({ box: [cx - hw, cy - hh, cx + hw, cy + hh], keypoints, score });
   }
   return out;
+}
+
+export function decode(regressors, logits, geometry, minScore = 0.5) {
+  return decodeSsd(regressors, logits, ANCHORS, 16, 100, geometry, minScore);
 }
 
 export function iou(a, b) {

@@ -3,10 +3,10 @@
 // the same order, constants from the generated constants.js.
 
 import {
-  HAND_TARGET_ANGLE, PALM_ANCHORS, PALM_INPUT, PALM_MIN_SCORE, PALM_NMS_IOU, PALM_NUM_COORDS, PALM_NUM_KEYPOINTS,
+  HAND_TARGET_ANGLE, PALM_ANCHORS, PALM_INPUT, PALM_MIN_SCORE, PALM_NMS_IOU, PALM_NUM_COORDS,
   PALM_ROI, PALM_ROTATION_KEYPOINTS, PALM_SCORE_CLIP,
 } from "./constants.js";
-import { weightedNms } from "./detect.js";
+import { decodeSsd, weightedNms } from "./detect.js";
 import { sampleRect } from "./sample.js";
 
 export const normalizeRadians = (a) => a - 2 * Math.PI * Math.floor((a + Math.PI) / (2 * Math.PI));
@@ -52,25 +52,7 @@ export function decodePalms(raw, logits, geometry, minScore = PALM_MIN_SCORE) {
   if (ANCHORS.length / 2 !== logits.length || raw.length !== logits.length * PALM_NUM_COORDS) {
     throw new Error(`palm detector: ${raw.length / PALM_NUM_COORDS} boxes for ${ANCHORS.length / 2} anchors`);
   }
-  const { dstLeft: left, dstTop: top, dstW: cw, dstH: ch, imageWidth: W, imageHeight: H } = geometry;
-  const sx = W / cw, sy = H / ch;
-  const toX = (x) => ((x - left) * W) / cw, toY = (y) => ((y - top) * H) / ch;
-  const out = [];
-  for (let i = 0; i < logits.length; i++) {
-    const z = Math.min(Math.max(logits[i], -PALM_SCORE_CLIP), PALM_SCORE_CLIP);
-    const score = 1 / (1 + Math.exp(-z));
-    if (!(score >= minScore)) continue;
-    const r = PALM_NUM_COORDS * i, ax = ANCHORS[2 * i], ay = ANCHORS[2 * i + 1];
-    const cx = toX(raw[r] + ax), cy = toY(raw[r + 1] + ay);
-    const hw = (raw[r + 2] * sx) / 2, hh = (raw[r + 3] * sy) / 2;
-    const keypoints = new Float64Array(2 * PALM_NUM_KEYPOINTS);
-    for (let k = 0; k < PALM_NUM_KEYPOINTS; k++) {
-      keypoints[2 * k] = toX(raw[r + 4 + 2 * k] + ax);
-      keypoints[2 * k + 1] = toY(raw[r + 5 + 2 * k] + ay);
-    }
-    out.push({ box: [cx - hw, cy - hh, cx + hw, cy + hh], keypoints, score });
-  }
-  return out;
+  return decodeSsd(raw, logits, ANCHORS, PALM_NUM_COORDS, PALM_SCORE_CLIP, geometry, minScore);
 }
 
 /** MediaPipe's RectTransformation (square_long) in image pixels -> {cx, cy, side, angle}. */

@@ -71,12 +71,14 @@ def ssd_anchors() -> np.ndarray:
     return np.asarray(out, dtype=np.float64)
 
 
-def decode(regressors: np.ndarray, logits: np.ndarray, lb: Letterbox, min_score: float = 0.5) -> list[Detection]:
-    """Raw outputs [1, 896, 16] and [1, 896, 1] -> detections above min_score, in anchor order, image pixels."""
-    r = np.asarray(regressors, dtype=np.float64).reshape(-1, 16)
-    z = np.clip(np.asarray(logits, dtype=np.float64).reshape(-1), -100.0, 100.0)
+def decode_ssd(raw: np.ndarray, logits: np.ndarray, anchors: np.ndarray, coords: int, clip: float, lb: Letterbox,
+               min_score: float) -> list[Detection]:
+    """An SSD detector's outputs -> detections above min_score, in anchor order, image pixels. Each row of `coords`
+    regressors holds the box centre and size, then keypoint (x, y) pairs, offsets from its anchor (anchors: [N, 2]
+    in detector-input pixels); scores are the sigmoid of the logits clipped to +-clip."""
+    r = np.asarray(raw, dtype=np.float64).reshape(-1, coords)
+    z = np.clip(np.asarray(logits, dtype=np.float64).reshape(-1), -clip, clip)
     scores = 1.0 / (1.0 + np.exp(-z))
-    anchors = ssd_anchors() * INPUT_SIZE
     sx, sy = lb.image_w / lb.content_w, lb.image_h / lb.content_h
     dets = []
     for i in np.nonzero(scores >= min_score)[0]:
@@ -86,6 +88,11 @@ def decode(regressors: np.ndarray, logits: np.ndarray, lb: Letterbox, min_score:
         dets.append(Detection(np.array([cx - hw, cy - hh, cx + hw, cy + hh]), np.stack([kx, ky], axis=1),
                               float(scores[i])))
     return dets
+
+
+def decode(regressors: np.ndarray, logits: np.ndarray, lb: Letterbox, min_score: float = 0.5) -> list[Detection]:
+    """Raw outputs [1, 896, 16] and [1, 896, 1] -> detections above min_score, in anchor order, image pixels."""
+    return decode_ssd(regressors, logits, ssd_anchors() * INPUT_SIZE, 16, 100.0, lb, min_score)
 
 
 def iou(a: np.ndarray, b: np.ndarray) -> float:

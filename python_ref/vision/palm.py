@@ -35,7 +35,7 @@ from python_ref.vision.constants import (
     PALM_ROTATION_KEYPOINTS,
     PALM_SCORE_CLIP,
 )
-from python_ref.vision.detect import Detection, Letterbox, weighted_nms
+from python_ref.vision.detect import Detection, Letterbox, decode_ssd, weighted_nms
 from python_ref.vision.roi import Roi
 from python_ref.vision.sample import sample_rect
 
@@ -67,21 +67,10 @@ def ssd_anchors(opts: dict = PALM_ANCHORS) -> np.ndarray:
 def decode_palms(raw: np.ndarray, logits: np.ndarray, lb: Letterbox, min_score: float = PALM_MIN_SCORE
                  ) -> list[Detection]:
     """Raw outputs [1, 2016, 18] and [1, 2016, 1] -> palms above min_score, in anchor order, image pixels."""
-    r = np.asarray(raw, dtype=np.float64).reshape(-1, PALM_NUM_COORDS)
-    z = np.clip(np.asarray(logits, dtype=np.float64).reshape(-1), -PALM_SCORE_CLIP, PALM_SCORE_CLIP)
-    scores = 1.0 / (1.0 + np.exp(-z))
     anchors = ssd_anchors() * PALM_INPUT
-    if len(anchors) != len(r):
-        raise ValueError(f"palm detector: {len(r)} boxes for {len(anchors)} anchors")
-    sx, sy = lb.image_w / lb.content_w, lb.image_h / lb.content_h
-    dets = []
-    for i in np.nonzero(scores >= min_score)[0]:
-        cx, cy = lb.to_image(r[i, 0] + anchors[i, 0], r[i, 1] + anchors[i, 1])
-        hw, hh = r[i, 2] * sx / 2, r[i, 3] * sy / 2
-        kx, ky = lb.to_image(r[i, 4::2] + anchors[i, 0], r[i, 5::2] + anchors[i, 1])
-        dets.append(Detection(np.array([cx - hw, cy - hh, cx + hw, cy + hh]), np.stack([kx, ky], axis=1),
-                              float(scores[i])))
-    return dets
+    if len(anchors) * PALM_NUM_COORDS != np.size(raw):
+        raise ValueError(f"palm detector: {np.size(raw) // PALM_NUM_COORDS} boxes for {len(anchors)} anchors")
+    return decode_ssd(raw, logits, anchors, PALM_NUM_COORDS, PALM_SCORE_CLIP, lb, min_score)
 
 
 def palm_letterbox(rgb: np.ndarray) -> tuple[np.ndarray, Letterbox]:
