@@ -18,6 +18,8 @@ from typing import Any
 
 import numpy as np
 
+from wasmrt.zoo.builders import output_main, write_checked
+
 # (expansion t, output channels c, repeats n, first stride s) from the paper's Table 2
 INVERTED_RESIDUAL_SETTINGS = [(1, 16, 1, 1), (6, 24, 2, 2), (6, 32, 3, 2), (6, 64, 4, 2),
                               (6, 96, 3, 1), (6, 160, 3, 2), (6, 320, 1, 1)]
@@ -201,19 +203,12 @@ def build_onnx(labels: list[str] | None = None, preprocess: dict[str, Any] | Non
 
 
 def build(out: Path, labels: list[str] | None = None, preprocess: dict[str, Any] | None = None) -> Path:
-    from wasmrt.zoo.builders import write_checked
-
     return write_checked(build_onnx(labels, preprocess), out)
 
 
 def main(argv: list[str] | None = None) -> int:
-    import argparse
-
-    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     # the bundled model (preprocessing embedded): `python -m wasmrt.zoo.models fetch`
-    ap.add_argument("-o", "--output", type=Path, required=True, help="output .onnx")
-    print(build(ap.parse_args(argv).output))
-    return 0
+    return output_main(__doc__, build, argv)
 
 
 if __name__ == "__main__":

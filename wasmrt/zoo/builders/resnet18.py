@@ -12,6 +12,7 @@ from typing import Any
 
 import numpy as np
 
+from wasmrt.zoo.builders import output_main, write_checked
 from wasmrt.zoo.builders.convnet import Net, images
 
 STAGES = ((64, 1), (128, 2), (256, 2), (512, 2))  # (channels, first stride)
@@ -41,18 +42,11 @@ def build_onnx(preprocess: dict[str, Any] | None = None, seed: int = SEED) -> An
 
 
 def build(out: Path, preprocess: dict[str, Any] | None = None) -> Path:
-    from wasmrt.zoo.builders import write_checked
-
     return write_checked(build_onnx(preprocess), out)
 
 
 def main(argv: list[str] | None = None) -> int:
-    import argparse
-
-    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("-o", "--output", type=Path, required=True, help="output .onnx")
-    print(build(ap.parse_args(argv).output))
-    return 0
+    return output_main(__doc__, build, argv)
 
 
 if __name__ == "__main__":
