@@ -235,7 +235,7 @@ static void stage_end(wrt_model* m, const wrt_op* op) {
   m->stage_own = 0;
 }
 
-int wrt_load_next(wrt_model* m, uint32_t* want) {
+int wrt_load_next(wrt_model* m, uintptr_t* want) {
   if (!m || !m->streaming) return -rt_error(WRT_ERR_INPUT, "wrt_load_next: no streamed load in progress");
   active = m;
   int r = WRT_OK;
@@ -258,8 +258,8 @@ int wrt_load_next(wrt_model* m, uint32_t* want) {
       uint8_t* at = (m->stage_own ? m->stage_own : m->arena) + m->stage_used;
       m->stage_used += (size_t)stage_size(t->file_len);
       t->file_data = at;
-      want[0] = (uint32_t)(uintptr_t)at; /* wasm32 addresses */
-      want[1] = t->file_off;
+      want[0] = (uintptr_t)at; /* an address: 32 bits in wasm32, where hosts read two uint32 */
+      want[1] = (uintptr_t)t->file_off;
       active = 0;
       return (int)t->file_len;
     }
@@ -450,7 +450,7 @@ wrt_model* wrt_load_begin(void* data, size_t size, double max_memory, double max
 
 wrt_model* wrt_load_with_limits(const void* data, size_t size, double max_memory, double max_work, int* err) {
   wrt_model* m = load_begin(data, size, max_memory, max_work, err, 0);
-  uint32_t want[2];
+  uintptr_t want[2];
   int r = m ? wrt_load_next(m, want) : 0; /* reads in place: never asks */
   if (r) {
     if (err) *err = -r;

@@ -49,7 +49,7 @@ WRT_API wrt_model* wrt_load_with_limits(const void* data, size_t size, double ma
  * when it wants the n bytes at file offset want[1] copied to address want[0] (then call it again), 0 once the model
  * is loaded, or -code on error (then wrt_release the model). The host's copy of the file may go after that. */
 WRT_API wrt_model* wrt_load_begin(void* data, size_t size, double max_memory, double max_work, int* err);
-WRT_API int wrt_load_next(wrt_model* m, uint32_t* want);
+WRT_API int wrt_load_next(wrt_model* m, uintptr_t* want);
 WRT_API void wrt_release(wrt_model* m);
 WRT_API int wrt_run(wrt_model* m);
 WRT_API const char* wrt_error_message(void);

@@ -1,6 +1,7 @@
 /* Test driver for the engine outside Python: the ASan build and the aarch64 build under qemu use it.
  *   wrt_driver check FILE...            load (and, when it loads, run with zero inputs) each file, then release;
- *                                       prints "<code>\t<message>" per file
+ *                                       prints "<code>\t<message>" per file; loads each again through the
+ *                                       streamed load (wrt_load_begin/next), "-2\t..." where its code differs
  *   wrt_driver run MODEL OUTDIR IN...   raw float32 inputs in graph order -> OUTDIR/out<i>.bin
  *   wrt_driver target                   prints the kernel target name
  */
@@ -22,6 +23,32 @@ static unsigned char* read_file(const char* path, size_t* n) {
   return b;
 }
 
+/* wrt_load_begin on a copy the engine frees, then each constant copied where wrt_load_next asks, from the host's
+ * bytes: the streamed load the wasm hosts use. Returns 0 or the error code; the model is released. */
+static int load_streamed(const unsigned char* b, size_t n) {
+  void* copy = wrt_alloc(n ? n : 1); /* wrt_load_begin takes a block of the engine's allocator */
+  if (!copy) return -1;
+  memcpy(copy, b, n);
+  int err = 0;
+  wrt_model* m = wrt_load_begin(copy, n, 0, 0, &err); /* the engine's now: freed by it */
+  uintptr_t want[2];
+  int r;
+  while (m && (r = wrt_load_next(m, want)) > 0) {
+    if (want[1] > n || (size_t)r > n - want[1]) {
+      wrt_release(m);
+      return -3; /* the engine asked for bytes past the file */
+    }
+    memcpy((void*)want[0], b + want[1], (size_t)r);
+  }
+  if (!m) return err;
+  if (r < 0) {
+    wrt_release(m);
+    return -r;
+  }
+  wrt_release(m);
+  return 0;
+}
+
 static int check(int argc, char** argv) {
   for (int i = 2; i < argc; i++) {
     size_t n = 0;
@@ -32,13 +59,17 @@ static int check(int argc, char** argv) {
     }
     int err = 0;
     wrt_model* m = wrt_load(b, n, &err);
-    free(b); /* the engine keeps no reference to the bytes */
+    int load_err = m ? 0 : err;
     if (m) {
       for (int k = 0; k < wrt_num_inputs(m); k++) memset(wrt_input_ptr(m, k), 0, wrt_tensor_bytes(m, 0, k));
       err = wrt_run(m);
       wrt_release(m);
     }
     printf("%d\t%s\n", err, err ? wrt_error_message() : "ok");
+    int streamed = load_streamed(b, n); /* the wasm hosts' path: the same answer */
+    if (streamed != load_err)
+      printf("-2\tthe streamed load gave %d where the in-place load gave %d\n", streamed, load_err);
+    free(b); /* the engine keeps no reference to the bytes */
   }
   return 0;
 }
