@@ -16,8 +16,12 @@ from python_ref.errors import (
 )
 
 __all__ = ["ConversionError", "InputError", "ModelFormatError", "OutOfMemoryError", "ResourceLimitError",
-           "UnsupportedOpError", "WasmrtError"]
+           "TrainingError", "UnsupportedOpError", "WasmrtError"]
 
 
 class ConversionError(WasmrtError):
     """The source model is valid but cannot be converted as it is (for example a dynamic shape left unset)."""
+
+
+class TrainingError(WasmrtError):
+    """Training went wrong on valid inputs: the loss or a gradient stopped being finite (the model is not saved)."""

@@ -93,12 +93,12 @@ class Tape:
         d = self.model.tensors[i].data
         return d if d is not None else values[i]
 
-    def forward(self, values: dict[int, np.ndarray], start: int = 0) -> dict[int, np.ndarray]:
-        """Run the ops from `start` on; values holds what they read (graph inputs, or a frontier). Returns every
-        value (the tape)."""
+    def forward(self, values: dict[int, np.ndarray], start: int = 0, stop: int | None = None) -> dict[int, np.ndarray]:
+        """Run the ops from `start` up to `stop` (excluded; default: the end); values holds what they read (graph
+        inputs, or a frontier). Returns every value (the tape)."""
         values = dict(values)
         t = self.model.tensors
-        for k in range(start, len(self.model.ops)):
+        for k in range(start, len(self.model.ops) if stop is None else stop):
             op = self.model.ops[k]
             if any(i >= 0 and t[i].quant is not None for i in (*op.inputs, *op.outputs)):
                 raise UnsupportedOpError(f"op {k} ({op.op} {op.name!r}) is quantized: only float graphs train")
