@@ -50,7 +50,8 @@ def mean_squared_error(output: np.ndarray, target: np.ndarray) -> tuple[np.float
     if t.shape != output.shape:
         raise InputError(f"mean squared error: target shape {list(t.shape)}, output shape {list(output.shape)}")
     d = output.astype(F64) - t.astype(F64)
-    return np.float32(np.mean(d * d)), (2.0 * d / d.size).astype(np.float32)
+    with np.errstate(over="ignore"):  # a diverging run's overflow shows as inf, which the trainer reports
+        return np.float32(np.mean(d * d)), (2.0 * d / d.size).astype(np.float32)
 
 
 LOSSES = {"cross_entropy": softmax_cross_entropy, "mse": mean_squared_error}
