@@ -219,3 +219,31 @@ def test_bad_dataset() -> None:
         wasmrt.train(small_cnn(), (x.astype(np.float64), y), progress=False)
     with pytest.raises(InputError, match="labels"):
         wasmrt.train(small_cnn(), (x, y[:3]), progress=False)
+
+
+def test_converted_reshape_with_a_fixed_batch_trains_in_batches() -> None:
+    """Converters write the one-sample batch into RESHAPE targets ([1, K]); training batches keep their size."""
+    from wasmrt.compile.ir import Graph
+    from wasmrt.train import graph_from_wrt
+    from wasmrt.train.export import write_graph
+
+    rng = np.random.default_rng(2)
+    g = Graph()
+    x = g.add_input("input", (1, 6, 6, 2))
+    w = g.add_const("c.weight", rng.standard_normal((5, 3, 3, 2)).astype(np.float32) * 0.3)
+    y = g.add_node("CONV_2D", [x, w], {"act_min": 0.0})[0]
+    y = g.add_node("MEAN", [y], {"axes": (1, 2), "keepdims": True})[0]
+    y = g.add_node("RESHAPE", [y], {"shape": (1, 5)})[0]
+    fw = g.add_const("fc.weight", rng.standard_normal((3, 5)).astype(np.float32))
+    y = g.add_node("FULLY_CONNECTED", [y, fw], outputs=["logits"])[0]
+    g.outputs = ["logits"]
+    wrt = write_graph(g)
+    xs, ys = data(24, 3, (6, 6, 2))
+    tuned = wasmrt.train(wrt, (xs, ys), batch_size=8, epochs=2, progress=False)
+    headed = wasmrt.train(wrt, (xs, ys % 2), train="head", head={"classes": ["no", "yes"]}, batch_size=8,
+                          progress=False)
+    for t in (tuned, headed):
+        assert graph_from_wrt(read_wrt(t.wrt)).tensors["logits"].shape[0] == 1
+        want = wasmrt.train.predict(t.wrt, xs[:8])
+        got = np.concatenate([t.load("native").run({"input": xs[k:k + 1]})["logits"] for k in range(8)])
+        assert np.max(np.abs(got - want)) <= 1e-5 * max(1.0, float(np.max(np.abs(want))))

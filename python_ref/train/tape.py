@@ -1,21 +1,23 @@
 """A tape over a .wrt graph: the forward pass of the reference ops keeping every value backward needs, then the
 gradients of chosen constant tensors (the parameters) from the gradients of the outputs.
 
-A batch is any size along the inputs' first dimension (the file's shapes are those of one sample batch; every op
-infers its shapes from its inputs, as for a model with run-time sizes). Gradients that meet at a tensor read by
-several ops are summed in float64 and rounded once to float32.
+A batch is any size along the inputs' first dimension (the file's shapes are those of one batch; every op infers its
+shapes from its inputs, as for a model with run-time sizes, and a RESHAPE that keeps the file's first dimension
+keeps the batch's). Gradients that meet at a tensor read by several ops are summed in float64 and rounded once to
+float32.
 """
 
 from __future__ import annotations
 
 from collections.abc import Iterable
+from typing import Any
 
 import numpy as np
 
 from python_ref import dispatch
 from python_ref.errors import InputError, UnsupportedOpError
 from python_ref.train.grads import backward
-from python_ref.wrt_file import WrtModel
+from python_ref.wrt_file import OpInfo, WrtModel
 
 F32 = np.float32
 
@@ -102,10 +104,22 @@ class Tape:
             op = self.model.ops[k]
             if any(i >= 0 and t[i].quant is not None for i in (*op.inputs, *op.outputs)):
                 raise UnsupportedOpError(f"op {k} ({op.op} {op.name!r}) is quantized: only float graphs train")
-            results = dispatch.run(op.op, [self._get(values, i) for i in op.inputs], op.attrs)
+            results = dispatch.run(op.op, [self._get(values, i) for i in op.inputs], self._attrs(op, values))
             for i, r in zip(op.outputs, results, strict=True):
                 values[i] = r
         return values
+
+    def _attrs(self, op: OpInfo, values: dict[int, np.ndarray]) -> dict[str, Any]:
+        """The op's attributes for this batch: a RESHAPE that keeps the file's batch dimension (the first) keeps the
+        batch's (converters write the one-sample batch into its target shape)."""
+        if op.op != "RESHAPE":
+            return op.attrs
+        t = self.model.tensors
+        src, dst = t[op.inputs[0]].shape, t[op.outputs[0]].shape
+        x = values.get(op.inputs[0])
+        if x is None or not src or not dst or src[0] != dst[0] or x.shape[0] == src[0]:
+            return op.attrs
+        return {**op.attrs, "shape": (0, *dst[1:])}
 
     def gradients(self, values: dict[int, np.ndarray], out_grads: dict[int, np.ndarray],
                   start: int = 0) -> dict[str, np.ndarray]:
