@@ -247,3 +247,25 @@ def test_converted_reshape_with_a_fixed_batch_trains_in_batches() -> None:
         want = wasmrt.train.predict(t.wrt, xs[:8])
         got = np.concatenate([t.load("native").run({"input": xs[k:k + 1]})["logits"] for k in range(8)])
         assert np.max(np.abs(got - want)) <= 1e-5 * max(1.0, float(np.max(np.abs(want))))
+
+
+def test_an_op_without_gradient_is_refused_before_any_work() -> None:
+    from wasmrt.compile.ir import Graph
+    from wasmrt.errors import UnsupportedOpError
+    from wasmrt.train.export import write_graph
+
+    rng = np.random.default_rng(4)
+    g = Graph()
+    x = g.add_input("input", (1, 4, 4, 2))
+    y = g.add_node("CONV_2D", [x, g.add_const("c1", rng.standard_normal((3, 1, 1, 2)).astype(np.float32))],
+                   name="first")[0]
+    y = g.add_node("RESIZE", [y], {"size": (8, 8)}, name="up")[0]
+    y = g.add_node("MEAN", [y], {"axes": (1, 2), "keepdims": False})[0]
+    g.add_node("MATMUL", [y, g.add_const("m", rng.standard_normal((3, 2)).astype(np.float32))], outputs=["logits"])
+    g.outputs = ["logits"]
+    wrt = write_graph(g)
+    xs, ys = data(8, 2, (4, 4, 2))
+    with pytest.raises(UnsupportedOpError, match=r"RESIZE 'up'"):
+        wasmrt.train(wrt, (xs, ys), progress=False)
+    tuned = wasmrt.train(wrt, (xs, ys), train="head", optimizer="adam", lr=0.1, epochs=3, progress=False)
+    assert tuned.history[-1]["loss"] < tuned.history[0]["loss"]

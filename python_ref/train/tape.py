@@ -16,7 +16,7 @@ import numpy as np
 
 from python_ref import dispatch
 from python_ref.errors import InputError, UnsupportedOpError
-from python_ref.train.grads import backward
+from python_ref.train.grads import BACKWARD, backward
 from python_ref.wrt_file import OpInfo, WrtModel
 
 F32 = np.float32
@@ -48,6 +48,21 @@ class Tape:
                 self.depends.update(op.outputs)
         self.first = next((k for k, op in enumerate(model.ops) if any(i in self.depends for i in op.inputs)),
                           len(model.ops))
+
+    def without_gradient(self, target: int) -> list[int]:
+        """The ops between a parameter and `target` that have no gradient rule (python_ref/train/grads.py): training
+        through them is impossible, so callers refuse before any work."""
+        reaches = {target}
+        bad = []
+        for k in range(len(self.model.ops) - 1, -1, -1):
+            op = self.model.ops[k]
+            if not any(o in reaches for o in op.outputs):
+                continue
+            ins = [i for i in op.inputs if i >= 0 and i in self.depends]
+            reaches.update(ins)
+            if ins and op.op not in BACKWARD:
+                bad.append(k)
+        return bad[::-1]
 
     def tensor(self, name: str) -> int:
         for i, x in enumerate(self.model.tensors):

@@ -1,9 +1,9 @@
 """wasmrt.train: fine-tune or train a .wrt model with python_ref's training semantics (python_ref/train), and write
 the tuned model as a .wrt every engine runs.
 
-Trainable layers are the CONV_2D and FULLY_CONNECTED ops with float32 weights, in graph order. Frozen layers run
-once per sample: the activations the trained layers read (python_ref.train.Tape.frontier) are computed for the
-whole data set before the first epoch and cached.
+Trainable layers are the CONV_2D, FULLY_CONNECTED and MATMUL ops with constant float32 weights, in graph order.
+Frozen layers run once per sample: the activations the trained layers read (python_ref.train.Tape.frontier) are
+computed for the whole data set before the first epoch and cached.
 """
 
 from __future__ import annotations
@@ -19,12 +19,12 @@ import numpy as np
 from python_ref.train import LOSSES, OPTIMIZERS, Optimizer, Tape
 from python_ref.train.losses import check_labels
 from python_ref.wrt_file import WrtModel, read_wrt
-from wasmrt.errors import InputError, TrainingError
+from wasmrt.errors import InputError, TrainingError, UnsupportedOpError
 from wasmrt.progress import Progress
 from wasmrt.train.export import graph_from_wrt, write_graph
 from wasmrt.train.layers import Sequential
 
-TRAINABLE_OPS = ("CONV_2D", "FULLY_CONNECTED")
+TRAINABLE_OPS = ("CONV_2D", "FULLY_CONNECTED", "MATMUL")  # MATMUL: when its second operand is a constant
 DEFAULT_LR = {"sgd": 0.01, "adam": 0.001}
 ModelSource = bytes | bytearray | str | Path | Sequential | WrtModel
 
@@ -57,7 +57,7 @@ def _read(model: ModelSource, seed: int) -> WrtModel:
 
 
 def trainable_layers(m: WrtModel) -> list[int]:
-    """Indices of the ops that train: CONV_2D / FULLY_CONNECTED with constant float32 weights."""
+    """Indices of the ops that train: CONV_2D / FULLY_CONNECTED / MATMUL with constant float32 weights."""
     t = m.tensors
     return [k for k, op in enumerate(m.ops) if op.op in TRAINABLE_OPS and t[op.inputs[1]].data is not None
             and t[op.inputs[1]].dtype == np.float32 and t[op.inputs[1]].quant is None]
@@ -66,7 +66,8 @@ def trainable_layers(m: WrtModel) -> list[int]:
 def _pick(m: WrtModel, layers: list[int], train: str) -> list[int]:
     """The layers `train` names: "all", "head" (the last), "last:N", or an op name (that layer and those after)."""
     if not layers:
-        raise ValueError("the model has no trainable layer (CONV_2D or FULLY_CONNECTED with float32 weights)")
+        raise ValueError("the model has no trainable layer (CONV_2D, FULLY_CONNECTED or MATMUL with constant "
+                         "float32 weights)")
     if train == "all":
         return layers
     if train == "head":
@@ -183,6 +184,11 @@ def train(model: ModelSource, dataset: tuple[np.ndarray, np.ndarray], train: str
     tape = Tape(m, params)
     x, y = _dataset(m, dataset)
     out = logits_tensor(m)
+    blocked = tape.without_gradient(out)
+    if blocked:
+        ops = ", ".join(f"op {k} ({m.ops[k].op} {m.ops[k].name!r})" for k in blocked)
+        raise UnsupportedOpError(f"train={train!r}: no gradient through {ops}; train only layers after it "
+                                 "(train='last:N' or a layer's name)")
     feeds = tape.feeds({m.tensors[m.inputs[0]].name: x})
     probe = tape.forward({i: v[:1] for i, v in feeds.items()})[out]
     if loss == "cross_entropy":
