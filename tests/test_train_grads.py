@@ -169,6 +169,39 @@ CASES: dict[str, tuple] = {
 }
 
 
+def generated_cases(count: int = 24, seed: int = 2026) -> dict[str, tuple]:
+    """Seeded random convolutions (kernel, stride, dilation, asymmetric pads, groups incl. depthwise, bias, residual,
+    fused clamp) and pools (kernel, stride, pads, dilation, ceil_mode, count_include_pad), as the forward tests'
+    breadth samples."""
+    rng = np.random.default_rng(seed)
+    out: dict[str, tuple] = {}
+    while len(out) < count:
+        k, s, d = int(rng.choice([1, 2, 3, 5])), int(rng.integers(1, 4)), int(rng.choice([1, 1, 2]))
+        ke = d * (k - 1) + 1
+        pads = tuple(int(p) for p in rng.integers(0, ke, 4))
+        h, w = int(rng.integers(ke, ke + 8)), int(rng.integers(ke, ke + 8))
+        cin = int(rng.integers(1, 7))
+        kind = rng.choice(["dense", "grouped", "depthwise"])
+        groups = {"dense": 1, "grouped": next((g for g in (3, 2) if cin % g == 0), 1), "depthwise": cin}[kind]
+        cout = groups * int(rng.integers(1, 4))
+        act = [(-INF, INF), (0.0, INF), (0.0, 6.0)][int(rng.integers(0, 3))]
+        residual = bool(rng.random() < 0.2)
+        out[f"gen_conv{len(out)}_k{k}s{s}d{d}g{groups}"] = conv_case(
+            int(rng.integers(1, 3)), h, w, cin, cout, k, s, d, pads, groups, bool(rng.random() < 0.7), residual, act)
+    for n in range(count // 2):
+        k, s, d = int(rng.integers(1, 4)), int(rng.integers(1, 4)), int(rng.choice([1, 1, 2]))
+        kind = "max" if n % 2 == 0 else "avg"
+        if kind == "avg":
+            d = 1  # torch's avg_pool2d has no dilation
+        p = int(rng.integers(0, k // 2 + 1))  # torch's limit on pads
+        out[f"gen_{kind}pool{n}_k{k}s{s}p{p}d{d}"] = pool_case(kind, k, s, p, bool(rng.random() < 0.5),
+                                                                bool(rng.random() < 0.5), d)
+    return out
+
+
+CASES.update(generated_cases())
+
+
 def check_case(op: str, xs: list[np.ndarray], attrs: dict[str, Any], fn: Callable) -> list[float]:
     """Relative error of each input's gradient against PyTorch's."""
     ys = dispatch.run(op, xs, attrs)
