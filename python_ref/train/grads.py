@@ -83,13 +83,25 @@ def conv2d_backward(xs: list[np.ndarray | None], ys: list[np.ndarray], gys: list
     if mask is not None:
         gy = gy * mask
     g = int(a["groups"])
+    depthwise = w.shape[3] == 1 and g > 1  # as the forward op (python_ref/ops.py conv2d_sums)
+    out = _depthwise_backward(x, w, gy, a, need) if depthwise else _dense_backward(x, w, gy, a, need, g)
+    out += [None] * (len(xs) - 2)
+    if len(xs) > 2 and xs[2] is not None and need[2]:
+        out[2] = gy.sum(axis=(0, 1, 2))
+    if len(xs) > 3 and xs[3] is not None and need[3]:
+        out[3] = gy
+    return out
+
+
+def _dense_backward(x: np.ndarray, w: np.ndarray, gy: np.ndarray, a: Attrs, need: list[bool], g: int) -> Grads:
+    """dx and dw of a dense or grouped convolution through the patch matrix (im2col / col2im)."""
     cout, kh, kw, cg = w.shape
     og = cout // g
     n = x.shape[0]
     cols, oh, ow = _conv_cols(x, a, kh, kw)
     m = n * oh * ow
     gyg = gy.reshape(m, g, og).transpose(1, 0, 2)  # [G, M, Og]
-    out: Grads = [None] * len(xs)
+    out: Grads = [None, None]
     if need[0]:
         wg = _f64(w).reshape(g, og, kh * kw * cg)
         dcols = np.matmul(gyg, wg).reshape(g, m, kh * kw, cg).transpose(1, 2, 0, 3)
@@ -97,11 +109,33 @@ def conv2d_backward(xs: list[np.ndarray | None], ys: list[np.ndarray], gys: list
     if need[1]:
         colg = cols.reshape(m, kh * kw, g, cg).transpose(2, 0, 1, 3).reshape(g, m, kh * kw * cg)
         out[1] = np.matmul(gyg.transpose(0, 2, 1), colg).reshape(cout, kh, kw, cg)
-    if len(xs) > 2 and xs[2] is not None and need[2]:
-        out[2] = gy.sum(axis=(0, 1, 2))
-    if len(xs) > 3 and xs[3] is not None and need[3]:
-        out[3] = gy
     return out
+
+
+def _depthwise_backward(x: np.ndarray, w: np.ndarray, gy: np.ndarray, a: Attrs, need: list[bool]) -> Grads:
+    """groups == Cin, tap by tap as the forward op (no patch matrix: KH*KW times the input would not fit for large
+    maps); output channel c*m + k reads input channel c."""
+    (sh, sw), (dh, dl), (pt, pl, pb, pr) = a["strides"], a["dilations"], a["pads"]
+    cout, kh, kw, _ = w.shape
+    n, h, wd, cin = x.shape
+    m = cout // cin
+    oh, ow = gy.shape[1], gy.shape[2]
+    xp = _pad_hw(_f64(x), pt, pl, pb, pr, 0.0)
+    gym = gy.reshape(n, oh, ow, cin, m)
+    wm = _f64(w).reshape(cin, m, kh, kw)
+    dxp = np.zeros(xp.shape, F64) if need[0] else None
+    dwm = np.zeros((cin, m, kh, kw), F64) if need[1] else None
+    for i in range(kh):
+        for j in range(kw):
+            if dwm is not None:
+                t = _tap(xp, i * dh, j * dl, oh, ow, sh, sw)
+                dwm[:, :, i, j] = np.einsum("nhwc,nhwcm->cm", t, gym, optimize=True)
+            if dxp is not None:
+                r0, c0 = i * dh, j * dl
+                dxp[:, r0:r0 + (oh - 1) * sh + 1:sh, c0:c0 + (ow - 1) * sw + 1:sw] += \
+                    np.einsum("nhwcm,cm->nhwc", gym, wm[:, :, i, j], optimize=True)
+    return [None if dxp is None else dxp[:, pt:pt + h, pl:pl + wd],
+            None if dwm is None else dwm.reshape(cout, kh, kw, 1)]
 
 
 def fully_connected_backward(xs: list[np.ndarray | None], ys: list[np.ndarray], gys: list[np.ndarray], a: Attrs,
