@@ -295,3 +295,11 @@ def test_optimizers_match_torch(kind: str) -> None:
         tp.grad = torch.tensor(g)
         opt.step()
     assert rel_err(params["p"], tp.detach().numpy().astype(np.float64)) <= 1e-6
+
+
+@pytest.mark.parametrize("name", ["conv3x3_s2", "conv_groups2", "conv5x5_s2"])
+def test_convolution_gradient_in_slices_of_samples(name: str, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Large batches go through the patch matrix one slice of samples at a time: here one sample a slice."""
+    monkeypatch.setattr(grads, "_COLS_BYTES", 1)
+    errs = check_case(*CASES[name])
+    assert max(errs) <= RTOL, errs

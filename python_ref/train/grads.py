@@ -93,8 +93,22 @@ def conv2d_backward(xs: list[np.ndarray | None], ys: list[np.ndarray], gys: list
     return out
 
 
+_COLS_BYTES = 64 << 20  # bound on the float64 patch matrix: larger batches go through in slices of samples
+
+
 def _dense_backward(x: np.ndarray, w: np.ndarray, gy: np.ndarray, a: Attrs, need: list[bool], g: int) -> Grads:
-    """dx and dw of a dense or grouped convolution through the patch matrix (im2col / col2im)."""
+    """dx and dw of a dense or grouped convolution through the patch matrix (im2col / col2im), a slice of samples
+    at a time; dw sums the slices' parts in float64."""
+    per_sample = 8 * gy.shape[1] * gy.shape[2] * w.shape[1] * w.shape[2] * x.shape[3]
+    step = max(1, _COLS_BYTES // max(1, per_sample))
+    if x.shape[0] <= step:
+        return _dense_slice(x, w, gy, a, need, g)
+    parts = [_dense_slice(x[s:s + step], w, gy[s:s + step], a, need, g) for s in range(0, x.shape[0], step)]
+    return [np.concatenate([p[0] for p in parts]) if need[0] else None,
+            np.sum([p[1] for p in parts], axis=0) if need[1] else None]
+
+
+def _dense_slice(x: np.ndarray, w: np.ndarray, gy: np.ndarray, a: Attrs, need: list[bool], g: int) -> Grads:
     cout, kh, kw, cg = w.shape
     og = cout // g
     n = x.shape[0]
