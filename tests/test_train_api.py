@@ -269,3 +269,12 @@ def test_an_op_without_gradient_is_refused_before_any_work() -> None:
         wasmrt.train(wrt, (xs, ys), progress=False)
     tuned = wasmrt.train(wrt, (xs, ys), train="head", optimizer="adam", lr=0.1, epochs=3, progress=False)
     assert tuned.history[-1]["loss"] < tuned.history[0]["loss"]
+
+
+@pytest.mark.parametrize(("options", "match"), [({"lr": 0.0}, "learning rate"), ({"optimizer": "rmsprop"}, "optimizer"),
+                                                ({"epochs": 0}, "epochs"), ({"loss": "hinge"}, "loss"),
+                                                ({"momentum": 1.5}, "momentum")])
+def test_bad_options(options: dict, match: str) -> None:
+    x, y = data(8)
+    with pytest.raises(ValueError, match=match):
+        wasmrt.train(small_cnn(), (x, y), progress=False, **options)

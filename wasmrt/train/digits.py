@@ -59,7 +59,7 @@ def run(epochs: int = EPOCHS, optimizer: str = "adam", lr: float | None = None, 
     """Train lenet() on the training split: (the tuned model, its test accuracy, seconds per epoch)."""
     xtr, ytr, xte, yte = split(size)
     t0 = time.perf_counter()
-    tuned = train(lenet(size), (xtr, ytr), optimizer=optimizer, lr=lr or LR[optimizer], epochs=epochs,
+    tuned = train(lenet(size), (xtr, ytr), optimizer=optimizer, lr=LR[optimizer] if lr is None else lr, epochs=epochs,
                   batch_size=batch_size, seed=seed, progress=progress)
     per_epoch = (time.perf_counter() - t0) / epochs
     return tuned, accuracy(tuned.wrt, xte, yte), per_epoch

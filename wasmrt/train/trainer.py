@@ -200,7 +200,7 @@ def train(model: ModelSource, dataset: tuple[np.ndarray, np.ndarray], train: str
         if y.shape[1:] != probe.shape[1:]:
             raise InputError(f"mse targets: shape {list(y.shape)}, the model's output is [N, "
                              f"{', '.join(map(str, probe.shape[1:]))}]")
-    opt: Optimizer = OPTIMIZERS[optimizer](lr=lr or DEFAULT_LR[optimizer], weight_decay=weight_decay,
+    opt: Optimizer = OPTIMIZERS[optimizer](lr=DEFAULT_LR[optimizer] if lr is None else lr, weight_decay=weight_decay,
                                            **({"momentum": momentum} if optimizer == "sgd" else {}))
     bar = Progress(prefix="train") if progress else None
     start = tape.first
