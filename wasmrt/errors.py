@@ -11,6 +11,7 @@ from python_ref.errors import (
     ModelFormatError,
     OutOfMemoryError,
     ResourceLimitError,
+    TrainingError,
     UnsupportedOpError,
     WasmrtError,
 )
@@ -21,7 +22,3 @@ __all__ = ["ConversionError", "InputError", "ModelFormatError", "OutOfMemoryErro
 
 class ConversionError(WasmrtError):
     """The source model is valid but cannot be converted as it is (for example a dynamic shape left unset)."""
-
-
-class TrainingError(WasmrtError):
-    """Training went wrong on valid inputs: the loss or a gradient stopped being finite (the model is not saved)."""
