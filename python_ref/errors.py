@@ -50,6 +50,10 @@ class ResourceLimitError(WasmrtError):
     """A run of the model would take more work than its limit allows (max_work)."""
 
 
+class TrainingError(WasmrtError):
+    """Training went wrong on valid inputs: the loss or a gradient stopped being finite (no model is saved)."""
+
+
 @dataclass(frozen=True)
 class EngineError:
     """One error code of the C engine: WRT_ERR_<name> in C, ERROR_CODES.<name> in JS."""

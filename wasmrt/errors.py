@@ -11,12 +11,13 @@ from python_ref.errors import (
     ModelFormatError,
     OutOfMemoryError,
     ResourceLimitError,
+    TrainingError,
     UnsupportedOpError,
     WasmrtError,
 )
 
 __all__ = ["ConversionError", "InputError", "ModelFormatError", "OutOfMemoryError", "ResourceLimitError",
-           "UnsupportedOpError", "WasmrtError"]
+           "TrainingError", "UnsupportedOpError", "WasmrtError"]
 
 
 class ConversionError(WasmrtError):

@@ -25,6 +25,7 @@ import numpy as np
 from wasmrt.zoo import models
 from wasmrt.zoo.models import Package
 
+SKLEARN = "scikit-learn"  # the wheel carries photos and the digits data set (wasmrt/train/digits.py)
 models.PACKAGES.update({
     "face-api": Package("npm", "@vladmandic/face-api@1.7.15", "vladmandic-face-api-1.7.15.tgz",
                         "0d77fffeef362ef9c0939cf6c567f3a2e8e177f114fa257a3270cbd2e509b031"),
