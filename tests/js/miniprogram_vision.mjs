@@ -2,7 +2,8 @@
 // emulated WeChat and Alipay hosts (tests/js/miniprogram_emulator.mjs): camera frames in, what the page's canvas
 // shows out (raw RGBA files that tests/test_miniprogram_vision.py judges against python_ref).
 //   node tests/js/miniprogram_vision.mjs config.json results.json
-// config: {out, person: {file, width, height} (RGBA), hand: {file, width, height}, handFrames, background}
+// config: {out, person: {file, width, height} (RGBA), hand: {file, width, height}, handFrames, background, wasm
+//   (optional: a folder of modules built for the pages' models, build.mjs --wasm)}
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join, relative } from "node:path";
@@ -53,7 +54,7 @@ function saveCanvas(mp, name) {
 const results = {};
 try {
   for (const platform of ["wechat", "alipay"]) {
-    const root = build({ only: [platform], target: join(WORK, platform) })[platform];
+    const root = build({ only: [platform], target: join(WORK, platform), ...(cfg.wasm ? { dist: cfg.wasm } : {}) })[platform];
     const r = (results[platform] = {});
     // the new pages' code uses only what a mini-program has (no import.meta, no dynamic import, no bare imports)
     r.scanned = [];
