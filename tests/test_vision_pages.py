@@ -204,9 +204,9 @@ def skeleton_shares(shown: np.ndarray, frame: np.ndarray, hands: list[np.ndarray
             draw.line([tuple(lm[a]), tuple(lm[b])], fill=255, width=33)
             for t in (0.25, 0.5, 0.75):
                 x, y = (lm[a] + t * (lm[b] - lm[a])).round().astype(int)
-                if 1 <= x < w - 1 and 1 <= y < h - 1:
-                    total += 1
-                    on += int(diff[y - 1:y + 2, x - 1:x + 2].max() > 90)
+                if 2 <= x < w - 2 and 2 <= y < h - 2:  # within 2 pixels: a moving hand's tracked landmarks differ
+                    total += 1                          # by a pixel or two between the page and python_ref
+                    on += int(diff[y - 2:y + 3, x - 2:x + 3].max() > 90)
         for x, y in lm:
             draw.ellipse([x - 16, y - 16, x + 16, y + 16], fill=255)
     away = np.asarray(near) == 0
