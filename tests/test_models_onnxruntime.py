@@ -39,7 +39,9 @@ def test_registry_is_consistent() -> None:
     assert len(set(wrts)) == len(wrts)
     assert {"face_detector.wrt", "face_landmark.wrt", "face_landmark_attention.wrt", "selfie_segmentation.wrt",
             "efficientnet_lite0.wrt", "ppocr_det.wrt", "ppocr_rec.wrt", "ppocr_cls.wrt",
-            "mobilenet_v2.wrt", "resnet18.wrt", "unet.wrt"} == set(wrts)
+            "mobilenet_v2.wrt", "resnet18.wrt", "unet.wrt", "selfie_segmentation_landscape.wrt",
+            "palm_detection_lite.wrt", "palm_detection_full.wrt", "hand_landmark_lite.wrt",
+            "hand_landmark_full.wrt"} == set(wrts)
     for m in models.BUNDLED.values():
         assert m.source in models.SOURCE_FILES or m.source in models._GENERATED, m.name
         assert m.preprocess, m.name

@@ -35,7 +35,9 @@ pytestmark = pytest.mark.slow
 REL_TOL = 1e-4
 PHOTO = {"face_detector": "astronaut", "face_landmark": "astronaut", "selfie_segmentation": "astronaut",
          "efficientnet_lite0": "chelsea", "mobilenet_v2": "coffee", "ppocr_det": "text", "ppocr_cls": "text",
-         "ppocr_rec": "text", "resnet18": "chelsea", "unet": "astronaut"}
+         "ppocr_rec": "text", "resnet18": "chelsea", "unet": "astronaut", "selfie_segmentation_landscape": "astronaut",
+         "palm_detection_lite": "astronaut", "palm_detection_full": "astronaut", "hand_landmark_lite": "astronaut",
+         "hand_landmark_full": "astronaut"}
 # LiteRT cannot run the attention mesh's MediaPipe custom ops: tests/test_mediapipe_models.py compares it with
 # MediaPipe's own FaceMesh on real photos instead
 OTHER_ORACLE = ("face_landmark_attention",)

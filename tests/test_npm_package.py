@@ -21,6 +21,8 @@ import pytest
 sys.path.insert(0, str(Path(__file__).parent / "js"))
 import js_fixtures
 
+from wasmrt.dev.package import NPM_MODELS
+
 ROOT = Path(__file__).resolve().parent.parent
 NPM, NODE, CHROMIUM = shutil.which("npm"), shutil.which("node"), shutil.which("chromium") or "/usr/bin/chromium"
 TSC = ROOT / "node_modules" / "typescript" / "bin" / "tsc"
@@ -92,10 +94,9 @@ def project(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 def test_tarball_holds_the_package(project: Path) -> None:
     pkg = project / "node_modules" / "wasmrt"
-    for f in ("LICENSE", "README.md", "models/face_detector.wrt", "models/face_landmark.wrt",
-              "models/face_landmark_attention.wrt",
-              "dist/wasmrt-simd.wasm", "src/index.d.ts", "vision/index.d.ts"):
+    for f in ("LICENSE", "README.md", "dist/wasmrt-simd.wasm", "src/index.d.ts", "vision/index.d.ts"):
         assert (pkg / f).is_file(), f
+    assert sorted(p.name for p in (pkg / "models").iterdir()) == sorted(f"{m}.wrt" for m in NPM_MODELS)
     assert (pkg / "LICENSE").read_bytes() == (ROOT / "LICENSE").read_bytes()
     assert (ROOT / "js_bindings" / "LICENSE").read_bytes() == (ROOT / "LICENSE").read_bytes()
     assert json.loads((pkg / "package.json").read_text())["sideEffects"] is False
@@ -150,6 +151,28 @@ def test_readme_snippet_runs_in_a_plain_page(project: Path) -> None:
     # every failed request (console lines about them carry no URL) but the deliberately missing folder
     unexpected = [m for m in result["logs"] if m.startswith(("HTTP", "pageerror")) and "no-such-folder" not in m]
     assert not unexpected, unexpected
+
+
+def test_vision_pipelines_load_the_package_models_in_node(project: Path) -> None:
+    """HandTracker.create(rt) and SelfieSegmenter.create(rt) with no model options: the lite hand models and both
+    selfie models come from the package; an open palm (a photo of OpenCV's documentation) and the astronaut."""
+    from PIL import Image
+
+    from wasmrt.zoo import photos
+
+    args = []
+    for name, img in (("hand", Image.fromarray(photos.photo("Histogram_Comparison_Source_2.jpg"))),
+                      ("person", Image.open(js_fixtures.skimage_dir() / "astronaut.png"))):
+        img = img.convert("RGBA")
+        np.asarray(img).tofile(project / f"{name}.rgba")
+        args.append(f"{name}.rgba:{img.width}:{img.height}")
+    node = str(js_fixtures.NODE22) if js_fixtures.NODE22.exists() else NODE
+    shutil.copyfile(ROOT / "tests" / "js" / "npm_vision.mjs", project / "run_vision.mjs")
+    r = subprocess.run([node, "run_vision.mjs", *args], cwd=project, capture_output=True, text=True, timeout=300)
+    assert r.returncode == 0, r.stderr
+    got = json.loads(r.stdout.strip().splitlines()[-1])
+    assert got["hands"] == 1 and got["gesture"] == "open_palm" and got["landmarks"] == 63, got
+    assert got["model"] == "general" and got["maskSize"] == [512, 512] and 0.2 < got["personShare"] < 0.8, got
 
 
 def test_tarball_has_no_repository_paths(project: Path) -> None:

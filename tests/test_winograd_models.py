@@ -68,7 +68,8 @@ def direct(x: np.ndarray, w: np.ndarray, b: np.ndarray | None, attrs: dict) -> n
 
 
 WITH_LAYERS = ["resnet18", "unet", "ppocr_det", "mobilenet_v2", "efficientnet_lite0", "face_detector",
-               "face_landmark", "selfie_segmentation", "ppocr_rec", "ppocr_cls"]
+               "face_landmark", "selfie_segmentation", "ppocr_rec", "ppocr_cls", "selfie_segmentation_landscape",
+               "palm_detection_lite", "palm_detection_full", "hand_landmark_lite", "hand_landmark_full"]
 
 
 @pytest.mark.parametrize(("engine", "variant"), ENGINES, ids=ENGINE_IDS)

@@ -4,9 +4,11 @@
 //   - the models: face_detector.wrt in the main package, face_landmark.wrt in the subpackage landmarks/ and the
 //     attention mesh face_landmark_attention.wrt (the page's "refined lips and irises" switch) in attention/ and
 //     attention2/ (a model larger than one package is split into parts over several: every package must stay under
-//     2 MB), and lib/models.js describing them
+//     2 MB); the background page's selfie_segmentation.wrt in selfie/, the gesture page's palm_detection_lite.wrt in
+//     palm/ and hand_landmark_lite.wrt in hand/ and hand2/; and lib/models.js describing them
 //   - the library: wasmrt's runtime, wasmrt.vision and the mini-program host in workers/facemesh/lib/ (a Worker
-//     can only load files of its own folder), the page's lips.js and tryon-page.js in lib/
+//     can only load files of its own folder), the pages' lips.js, tryon-page.js, segment-page.js and models-io.js
+//     in lib/
 //   - --int8: the int8 face models instead (face_detector_int8.wrt, face_landmark_int8.wrt from wasmrt quantize:
 //     `python -m wasmrt.zoo.face_int8` makes them), under the same names in the projects
 //   - --wasm DIR: the modules of DIR instead of the full ones: `wasmrt build --for` the face models -o DIR holds
@@ -23,11 +25,18 @@ const ROOT = join(HERE, "..", "..");
 const LIB = join(ROOT, "js_bindings");
 export const PACKAGE_LIMIT = 2 * 1024 * 1024;
 export const PLATFORMS = ["wechat", "alipay"];
-// The landmark models, each over its subpackages (add names to split a larger model over more of them).
-const LANDMARK_MODELS = {
+// The models kept out of the main package, each over its subpackages (add names to split a larger model over more
+// of them): the try-on's landmark models, the background page's selfie model, the gesture page's hand models
+// (the lite ones: 1.9 + 2.0 MB).
+const SUBPACKAGE_MODELS = {
   landmark: { file: "face_landmark.wrt", subpackages: ["landmarks"] },
   attention: { file: "face_landmark_attention.wrt", subpackages: ["attention", "attention2"] },
+  selfie: { file: "selfie_segmentation.wrt", subpackages: ["selfie"] },
+  palm: { file: "palm_detection_lite.wrt", subpackages: ["palm"] },
+  hand: { file: "hand_landmark_lite.wrt", subpackages: ["hand", "hand2"] },
 };
+// the pages' shared modules, copied into lib/
+const PAGE_LIB = ["tryon-page.js", "segment-page.js", "models-io.js"];
 // static imports (`import ... from "./x.js"`, `import "./x.js"`, `export ... from "./x.js"`) of a module
 const STATIC_IMPORT = /^\s*(?:(?:import|export)\s[^;]*?\bfrom\s*|import\s*)["'](\.{1,2}\/[^"']+)["']/gm;
 
@@ -60,14 +69,14 @@ export function build({ brotli = false, int8 = false, only = PLATFORMS, models =
   const source = (file) => join(models, int8 ? file.replace("face_detector.wrt", "face_detector_int8.wrt")
     .replace("face_landmark.wrt", "face_landmark_int8.wrt") : file);
   const detector = source("face_detector.wrt");
-  const landmarks = Object.values(LANDMARK_MODELS).map((m) => source(m.file));
-  for (const f of [detector, ...landmarks, join(dist, "wasmrt-simd.wasm"), join(dist, "wasmrt-scalar.wasm")]) {
+  const split = Object.values(SUBPACKAGE_MODELS).map((m) => source(m.file));
+  for (const f of [detector, ...split, join(dist, "wasmrt-simd.wasm"), join(dist, "wasmrt-scalar.wasm")]) {
     try { statSync(f); } catch {
       throw new Error(`${f} is missing: run \`wasmrt build\` and \`python -m wasmrt.zoo.bundle\`` +
         (int8 ? " (and `python -m wasmrt.zoo.face_int8` for the int8 face models)" : ""));
     }
   }
-  const split = Object.entries(LANDMARK_MODELS).map(([key, m]) => {
+  const parts = Object.entries(SUBPACKAGE_MODELS).map(([key, m]) => {
     const bytes = readFileSync(source(m.file)), partSize = Math.ceil(bytes.length / m.subpackages.length);
     if (partSize > PACKAGE_LIMIT - 64 * 1024) {
       throw new Error(`${m.file} (${bytes.length} bytes) does not fit ${m.subpackages.length} subpackages of 2 MB`);
@@ -82,7 +91,7 @@ export function build({ brotli = false, int8 = false, only = PLATFORMS, models =
       app = join(target, platform);
     }
     apps[platform] = app;
-    const subpackages = split.flatMap((m) => m.subpackages);
+    const subpackages = parts.flatMap((m) => m.subpackages);
     for (const d of ["wasm", "models", "lib", "workers/facemesh/lib", ...subpackages.map((s) => `${s}/data`)]) {
       rmSync(join(app, d), { recursive: true, force: true });
     }
@@ -101,19 +110,19 @@ export function build({ brotli = false, int8 = false, only = PLATFORMS, models =
     // modules built for given models (wasmrt build --for) say which in their manifest
     const built = join(dist, "wasmrt-modules.json");
     try { manifest.wasmBuiltFor = JSON.parse(readFileSync(built, "utf8")).models; } catch { /* the full modules */ }
-    for (const m of split) {
-      const parts = m.subpackages.map((s, k) => {
+    for (const m of parts) {
+      const files = m.subpackages.map((s, k) => {
         const rel = `${s}/data/${m.file}.${k}`;
         mkdirSync(join(app, s, "data"), { recursive: true });
         writeFileSync(join(app, rel), m.bytes.subarray(k * m.partSize, (k + 1) * m.partSize));
         return `/${rel}`;
       });
-      manifest[m.key] = { file: m.file, parts, bytes: m.bytes.length, subpackages: m.subpackages };
+      manifest[m.key] = { file: m.file, parts: files, bytes: m.bytes.length, subpackages: m.subpackages };
     }
     for (const f of workerLib(platform)) copy(join(LIB, f), join(app, "workers/facemesh/lib", f));
     copy(join(HERE, "shared", "worker-main.js"), join(app, "workers/facemesh/worker-main.js"));
     copy(join(LIB, "vision", "lips.js"), join(app, "lib", "lips.js"));
-    copy(join(HERE, "shared", "tryon-page.js"), join(app, "lib", "tryon-page.js"));
+    for (const f of PAGE_LIB) copy(join(HERE, "shared", f), join(app, "lib", f));
     writeFileSync(join(app, "lib", "models.js"),
       `// Written by demo/miniprogram/build.mjs.\nexport const MODELS = ${JSON.stringify(manifest, null, 2)};\n`);
   }
@@ -122,7 +131,7 @@ export function build({ brotli = false, int8 = false, only = PLATFORMS, models =
 
 /** Bytes per package of a built project: the main package and each subpackage. */
 export function packageSizes(app) {
-  const subpackages = Object.values(LANDMARK_MODELS).flatMap((m) => m.subpackages);
+  const subpackages = Object.values(SUBPACKAGE_MODELS).flatMap((m) => m.subpackages);
   const sizes = { main: 0, ...Object.fromEntries(subpackages.map((s) => [s, 0])) };
   const walk = (dir, top) => {
     for (const e of readdirSync(dir, { withFileTypes: true })) {

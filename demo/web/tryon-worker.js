@@ -2,9 +2,9 @@
 // Messages {id, op, args} -> {id, ok, result | error}; frames arrive as transferred RGBA buffers and go back with
 // the result, so the page can reuse them.
 import { init } from "../../js_bindings/src/index.js";
-import { FaceMesh } from "../../js_bindings/vision/index.js";
+import { FaceMesh, HandTracker } from "../../js_bindings/vision/index.js";
 
-let rt = null, mesh = null;
+let rt = null, mesh = null, hands = null; // hands: with gestures, a hand tracked beside the face
 
 // The modules built for the face models (wasmrt build --for, which the demo server runs: about half the full
 // modules' bytes), or the full ones where the server has none
@@ -20,8 +20,10 @@ async function builtFor(set) {
 
 const ops = {
   async init({ variant = "auto", modelBase = new URL("../../models/", import.meta.url).href, tracking = true,
-    refine = false, int8 = false }) {
-    rt = await init({ variant, ...(await builtFor(int8 ? (refine ? "face-int8-refine" : "face-int8") : "face")) });
+    refine = false, int8 = false, gestures = false }) {
+    // the modules built for the face models lack ops of the hand models: the full modules with gestures
+    const modules = gestures ? {} : await builtFor(int8 ? (refine ? "face-int8-refine" : "face-int8") : "face");
+    rt = await init({ variant, ...modules });
     // refine: the attention mesh, 478 points (float: it has no int8 version); int8: the models `wasmrt quantize`
     // made of face_detector and face_landmark (wasmrt/zoo/face_int8.py)
     const models = int8 ? {
@@ -34,17 +36,22 @@ const ops = {
       if (int8) e.message += " (the int8 face models are made by `wasmrt demo --int8` or `python -m wasmrt.zoo.face_int8`)";
       throw e;
     }
-    return { variant: rt.variant, reason: rt.reason, int8, builtFor: rt.builtFor };
+    hands = gestures ? await HandTracker.create(rt, { maxHands: 1 }) : null; // the package's lite hand models
+    return { variant: rt.variant, reason: rt.reason, int8, gestures, builtFor: rt.builtFor };
   },
   async frame({ buffer, width, height }) {
-    const r = await mesh.detect({ data: new Uint8ClampedArray(buffer), width, height });
-    return [{ faces: r.faces, ranDetector: r.ranDetector, ms: r.ms, buffer }, [buffer]];
+    const pixels = { data: new Uint8ClampedArray(buffer), width, height };
+    const r = await mesh.detect(pixels);
+    const h = hands ? await hands.detect(pixels) : null;
+    const ms = { ...r.ms, ...(h ? { hands: h.ms.total } : {}) };
+    const found = h ? h.hands.map((x) => ({ gesture: x.gesture, handedness: x.handedness })) : [];
+    return [{ faces: r.faces, hands: found, ranDetector: r.ranDetector, ms, buffer }, [buffer]];
   },
   tracking({ on }) {
     mesh.tracking = !!on;
     mesh.reset();
   },
-  reset() { mesh.reset(); },
+  reset() { mesh.reset(); hands?.reset(); },
 };
 
 self.onmessage = async ({ data: { id, op, args } }) => {

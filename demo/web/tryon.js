@@ -1,6 +1,7 @@
 // The lipstick try-on page: frames from the camera (or a photo / a generated clip) go to a Worker that runs the
 // face pipeline in wasm; the page recolours the lips in the frame the landmarks belong to (wasmrt.vision.recolorLips)
-// and shows frame and lips together, with per-stage times.
+// and shows frame and lips together, with per-stage times. With gestures (?gestures=1) the Worker tracks a hand
+// too, and an open palm puts on the next colour.
 // Tests drive it through window.tryon (see tests/test_tryon.py).
 import { getPixels } from "../../js_bindings/src/image.js";
 import { describeVariant } from "../../js_bindings/src/variants.js";
@@ -13,7 +14,10 @@ const CLIP_FRAMES = 48, CLIP_SIZE = 384;
 const canvas = $("view");
 const ctx = canvas.getContext("2d", { willReadFrequently: true });
 
-const state = { color: SWATCHES[0], intensity: 0.6, showMesh: false, source: null, running: false, generation: 0 };
+const state = { color: SWATCHES[0], intensity: 0.6, showMesh: false, source: null, running: false, generation: 0,
+  gestures: params.get("gestures") === "1", lastGesture: null };
+/** With gestures on, what each gesture does when it appears (held, it acts once). */
+const GESTURE_ACTIONS = { open_palm: () => selectColor(SWATCHES[(SWATCHES.indexOf(state.color) + 1) % SWATCHES.length]) };
 
 // -- the worker ---------------------------------------------------------------------------------------------
 
@@ -81,7 +85,7 @@ const SOURCES = {
 // -- per-stage statistics --------------------------------------------------------------------------------------
 
 const WINDOW = 60;
-const series = { detector: [], warp: [], landmarks: [], worker: [], paint: [], frame: [], ran: [], stamps: [] };
+const series = { detector: [], warp: [], landmarks: [], hands: [], worker: [], paint: [], frame: [], ran: [], stamps: [] };
 const push = (k, v) => { series[k].push(v); if (series[k].length > WINDOW) series[k].shift(); };
 const mean = (a) => (a.length ? a.reduce((x, y) => x + y, 0) / a.length : NaN);
 const fmt = (v) => (Number.isFinite(v) ? `${v.toFixed(1)} ms` : "–");
@@ -91,7 +95,8 @@ function stats() {
   const fps = s.length > 1 ? (1000 * (s.length - 1)) / (s[s.length - 1] - s[0]) : NaN;
   return {
     fps, detector: mean(series.detector), detectorRuns: mean(series.ran), warp: mean(series.warp),
-    landmarks: mean(series.landmarks), worker: mean(series.worker), paint: mean(series.paint), frame: mean(series.frame),
+    landmarks: mean(series.landmarks), hands: mean(series.hands), worker: mean(series.worker), paint: mean(series.paint),
+    frame: mean(series.frame),
     frames: series.ran.length,
     capacityFps: 1000 / mean(series.frame), // what the pipeline could sustain without the display's frame cap
   };
@@ -102,7 +107,7 @@ function showStats() {
   $("s-fps").textContent = Number.isFinite(s.fps) ? `${s.fps.toFixed(1)} (pipeline alone: ${s.capacityFps.toFixed(0)})` : "–";
   $("s-detector").textContent = fmt(s.detector);
   $("s-runs").textContent = Number.isFinite(s.detectorRuns) ? `${(100 * s.detectorRuns).toFixed(0)}% of frames` : "–";
-  for (const k of ["warp", "landmarks", "worker", "paint", "frame"]) $(`s-${k}`).textContent = fmt(s[k]);
+  for (const k of ["warp", "landmarks", "hands", "worker", "paint", "frame"]) $(`s-${k}`).textContent = fmt(s[k]);
 }
 
 // -- one frame -------------------------------------------------------------------------------------------------
@@ -148,17 +153,32 @@ async function processFrame(img, gen = state.generation) {
   const res = await call("frame", { buffer: img.data.buffer, width, height }, [img.data.buffer]);
   const t1 = performance.now();
   if (gen !== state.generation) return res;
+  if (state.gestures) onHands(res.hands);
   show(new ImageData(new Uint8ClampedArray(res.buffer), width, height), res.faces);
   const t2 = performance.now();
   if (res.ranDetector) push("detector", (res.ms.detectorPre ?? 0) + (res.ms.detector ?? 0) + (res.ms.detectorPost ?? 0));
   push("ran", res.ranDetector ? 1 : 0);
   push("warp", res.ms.warp ?? 0);
   push("landmarks", (res.ms.landmarks ?? 0) + (res.ms.landmarksPost ?? 0));
+  if (state.gestures) push("hands", res.ms.hands ?? 0);
   push("worker", t1 - t0 - res.ms.total);
   push("paint", t2 - t1);
   push("frame", t2 - t0);
   push("stamps", t2);
   return res;
+}
+
+/** A gesture acts when it appears, not on every frame it is held. */
+function onHands(hands) {
+  const seen = hands.map((h) => h.gesture).find((g) => g in GESTURE_ACTIONS) ?? null;
+  if (seen && seen !== state.lastGesture) GESTURE_ACTIONS[seen]();
+  state.lastGesture = seen;
+  $("gesture").textContent = hands.length ? `hand: ${(hands[0].gesture ?? "no gesture").replace("_", " ")}` : "no hand";
+}
+
+function selectColor(color) {
+  state.color = color;
+  for (const s of document.querySelectorAll(".swatch")) s.classList.toggle("active", s.title === color);
 }
 
 async function loop(gen) {
@@ -208,10 +228,7 @@ function buildControls() {
     const b = Object.assign(document.createElement("button"), { className: "swatch", title: color });
     b.style.background = color;
     b.dataset.color = color;
-    b.onclick = () => {
-      state.color = color;
-      for (const s of document.querySelectorAll(".swatch")) s.classList.toggle("active", s === b);
-    };
+    b.onclick = () => selectColor(color);
     $("swatches").append(b);
   }
   $("swatches").firstChild.classList.add("active");
@@ -231,12 +248,14 @@ function buildControls() {
   $("refine").onchange = (e) => { params.set("refine", e.target.checked ? "1" : "0"); location.search = params.toString(); };
   $("int8").checked = params.get("int8") === "1";
   $("int8").onchange = (e) => { params.set("int8", e.target.checked ? "1" : "0"); location.search = params.toString(); };
+  $("gestures").checked = state.gestures;
+  $("gestures").onchange = (e) => { params.set("gestures", e.target.checked ? "1" : "0"); location.search = params.toString(); };
 }
 
 async function start() {
   buildControls();
   const info = await call("init", { variant: params.get("variant") ?? "auto", refine: params.get("refine") === "1",
-    int8: params.get("int8") === "1" });
+    int8: params.get("int8") === "1", gestures: state.gestures });
   $("engine-info").textContent = `engine: the ${describeVariant(info.variant)} build (${info.reason})` +
     (info.int8 ? ", int8 face models" : "") + (info.builtFor ? `, module built for ${info.builtFor.join(", ")}` : "");
   $("status").dataset.state = "ready";
@@ -252,9 +271,10 @@ ready.catch(showError);
 // For tests and the curious: run the pipeline on given pixels, switch sources, read the statistics.
 window.tryon = {
   ready, vision, stats, stop, setSource,
+  get color() { return state.color; },
+  swatches: SWATCHES,
   setColor(color, intensity) { // the controls show what is painted
-    state.color = color;
-    for (const s of document.querySelectorAll(".swatch")) s.classList.toggle("active", s.title === color);
+    selectColor(color);
     if (intensity !== undefined) {
       state.intensity = intensity;
       $("intensity").value = Math.round(100 * intensity);

@@ -164,10 +164,12 @@ export interface Hand {
 
 export interface HandTrackerOptions {
   /** Folder with palm_detection_full.wrt and hand_landmark_full.wrt (the _lite ones with lite); default:
-   * defaultModelBase(). */
+   * defaultModelBase(), the npm package's models/, which holds the lite models. */
   modelBase?: string | URL;
   palmModel?: string | URL | Uint8Array | ArrayBuffer;
   landmarkModel?: string | URL | Uint8Array | ArrayBuffer;
+  /** MediaPipe's model_complexity 0: palm_detection_lite and hand_landmark_lite. Default: true without modelBase
+   * (the models the package ships), false with one. */
   lite?: boolean;
   /** default 2 */
   maxHands?: number;

@@ -3,7 +3,7 @@
 //   const face = await FaceMesh.create(rt);                  // the face models of the package's models/ folder
 //   const { faces } = await face.detect(imageData);          // ImageData or {data: RGBA bytes, width, height}
 //   paintLips(ctx, faces[0], { color: "#c2185b", intensity: 0.6 });
-//   const hands = await HandTracker.create(rt, { maxHands: 2 });  // palm_detection_full.wrt, hand_landmark_full.wrt
+//   const hands = await HandTracker.create(rt, { maxHands: 2 });  // palm_detection_lite.wrt, hand_landmark_lite.wrt
 //   const { hands: found } = await hands.detect(frame);      // 21 landmarks, handedness, gesture; tracked
 //   const seg = await SelfieSegmenter.create(rt);            // selfie_segmentation(_landscape).wrt, by frame shape
 //   const { mask } = await seg.segment(frame);               // person confidence at frame size, smoothed
@@ -14,7 +14,7 @@ import { FaceMesh as FaceMeshCore } from "./facemesh.js";
 import { HandTracker as HandTrackerCore } from "./hands.js";
 import { SelfieSegmenter as SelfieSegmenterCore } from "./segment.js";
 
-/** Where FaceMesh.create loads face_detector.wrt and face_landmark.wrt from by default: the package's models/. */
+/** Where FaceMesh, HandTracker and SelfieSegmenter load their models from by default: the package's models/. */
 export function defaultModelBase() {
   return new URL("../models/", import.meta.url);
 }
@@ -30,10 +30,13 @@ export class FaceMesh extends FaceMeshCore {
 
 const withBase = (options, given) => (options.modelBase || given ? options : { ...options, modelBase: defaultModelBase() });
 
-/** HandTracker whose create() defaults options.modelBase to defaultModelBase(). */
+/** HandTracker whose create() defaults options.modelBase to defaultModelBase(), and there to the lite models (the
+ * ones the package ships; lite: false for the full ones from a modelBase holding them). */
 export class HandTracker extends HandTrackerCore {
   static create(rt, options = {}) {
-    return super.create(rt, withBase(options, options.palmModel && options.landmarkModel));
+    const given = options.palmModel && options.landmarkModel;
+    const defaulted = options.modelBase || given ? options : { lite: true, ...options, modelBase: defaultModelBase() };
+    return super.create(rt, defaulted);
   }
 }
 

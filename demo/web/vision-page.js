@@ -1,0 +1,253 @@
+// What the segmentation and hands pages share: the sources (camera, photo, a clip made from the photo), the frame
+// loop, where the pipeline runs (in a Worker, or on the page's thread: ?worker=0, the page's toggle) and the
+// per-frame timings. Each page gives its pipeline's kind, how to draw a result and which timings to show.
+import { getPixels } from "../../js_bindings/src/image.js";
+import { describeVariant } from "../../js_bindings/src/variants.js";
+import { clipFrame } from "../../js_bindings/vision/index.js";
+import { createPipeline } from "./vision-run.js";
+
+export const $ = (id) => document.getElementById(id);
+export const params = new URLSearchParams(location.search);
+const CLIP_FRAMES = 48, CLIP_SIZE = 384;
+
+// -- where the pipeline runs: the same calls either way ---------------------------------------------------------
+
+function inWorker() {
+  const worker = new Worker(new URL("./vision-worker.js", import.meta.url), { type: "module" });
+  const pending = new Map();
+  let nextId = 1;
+  worker.onmessage = ({ data: { id, ok, result, error } }) => {
+    const p = pending.get(id);
+    pending.delete(id);
+    if (ok) p.resolve(result); else p.reject(new Error(error));
+  };
+  const call = (op, args, transfer = []) => new Promise((resolve, reject) => {
+    const id = nextId++;
+    pending.set(id, { resolve, reject });
+    worker.postMessage({ id, op, args }, transfer);
+  });
+  return {
+    where: "worker",
+    onError: (f) => { worker.onerror = (e) => f(new Error(`the worker failed: ${e.message}`)); },
+    init: (kind, options) => call("init", { kind, options }),
+    async frame(img) {
+      const { width, height } = img;
+      const r = await call("frame", { buffer: img.data.buffer, width, height }, [img.data.buffer]);
+      if (r.pixels) r.pixels = new ImageData(new Uint8ClampedArray(r.pixels.buffer), r.pixels.width, r.pixels.height);
+      return r;
+    },
+    configure: (settings) => call("configure", settings),
+    reset: () => call("reset"),
+  };
+}
+
+function onPage() {
+  let pipeline = null;
+  return {
+    where: "page",
+    onError() {},
+    async init(kind, options) { pipeline = await createPipeline(kind, options); return pipeline.info; },
+    async frame(img) {
+      const r = await pipeline.frame(img);
+      if (r.pixels) r.pixels = new ImageData(r.pixels.data, r.pixels.width, r.pixels.height);
+      return r;
+    },
+    async configure(settings) { pipeline.configure(settings); },
+    async reset() { pipeline.reset(); },
+  };
+}
+
+// -- sources: each gives the next frame (RGBA pixels, or the video element) -------------------------------------
+
+const photoCache = new Map();
+async function photo(file) {
+  if (!photoCache.has(file)) {
+    const res = await fetch(new URL(`./samples/${file}`, import.meta.url));
+    if (!res.ok) throw new Error(`samples/${file} is missing: start the page with \`wasmrt demo\`, which copies it`);
+    photoCache.set(file, await getPixels(await res.blob()));
+  }
+  return photoCache.get(file);
+}
+
+function sources(file, note) {
+  const clip = [];
+  return {
+    async photo() {
+      const img = await photo(file);
+      return { note, next: () => img, mirror: false };
+    },
+    async clip() {
+      const img = await photo(file);
+      let t = 0;
+      return {
+        note: `a ${CLIP_FRAMES}-frame clip made from the photo (moving, turning, zooming)`,
+        mirror: false,
+        next: () => {
+          const k = t++ % CLIP_FRAMES;
+          return (clip[k] ??= clipFrame(img, k, CLIP_FRAMES, CLIP_SIZE));
+        },
+      };
+    },
+    async camera() {
+      if (!navigator.mediaDevices?.getUserMedia) throw new Error("no camera API here (it needs https or localhost)");
+      const video = $("video");
+      const stream = await navigator.mediaDevices.getUserMedia({ video: { facingMode: "user", width: 640, height: 480 }, audio: false });
+      video.srcObject = stream;
+      await video.play();
+      return {
+        note: "your camera (shown mirrored); frames stay on this device",
+        mirror: true,
+        stop: () => stream.getTracks().forEach((tr) => tr.stop()),
+        next: () => video,
+      };
+    },
+  };
+}
+
+// -- timings ------------------------------------------------------------------------------------------------------
+
+const WINDOW = 60;
+const mean = (a) => (a.length ? a.reduce((x, y) => x + y, 0) / a.length : NaN);
+const fmt = (v) => (Number.isFinite(v) ? `${v.toFixed(1)} ms` : "–");
+
+/**
+ * kind: "segmentation" or "hands"; photo: the sample's file and note; stages: {key: label} of the result's ms to
+ * show; draw(ctx, img, result): put the finished frame on the canvas; describe(result): the side panel's text.
+ * Returns the page's handle (window.visionPage, which the tests drive).
+ */
+export function startPage({ kind, photo: { file, note }, stages, draw, describe = () => {}, options = {} }) {
+  const canvas = $("view");
+  const ctx = canvas.getContext("2d", { willReadFrequently: true });
+  const backend = params.get("worker") === "0" ? onPage() : inWorker();
+  const state = { source: null, sourceName: null, running: false, generation: 0, last: null };
+  const series = { frame: [], stamps: [], roundTrip: [], draw: [], ...Object.fromEntries(Object.keys(stages).map((k) => [k, []])) };
+  const push = (k, v) => { series[k].push(v); if (series[k].length > WINDOW) series[k].shift(); };
+  const SOURCES = sources(file, note);
+
+  const table = $("stats");
+  const rows = { fps: "FPS", ...stages, roundTrip: backend.where === "worker" ? "worker round trip" : "pipeline, rest",
+    draw: "draw", frame: "frame total" };
+  for (const [k, label] of Object.entries(rows)) {
+    const tr = table.insertRow();
+    tr.innerHTML = `<th>${label}</th><td id="s-${k}">–</td>`;
+  }
+
+  function stats() {
+    const s = series.stamps;
+    const out = { fps: s.length > 1 ? (1000 * (s.length - 1)) / (s[s.length - 1] - s[0]) : NaN, frames: series.frame.length };
+    for (const k of Object.keys(series)) if (k !== "stamps") out[k] = mean(series[k]);
+    return out;
+  }
+
+  function showStats() {
+    const s = stats();
+    $("s-fps").textContent = Number.isFinite(s.fps) ? `${s.fps.toFixed(1)} (pipeline alone: ${(1000 / s.frame).toFixed(0)})` : "–";
+    for (const k of Object.keys(rows)) if (k !== "fps") $(`s-${k}`).textContent = fmt(s[k]);
+  }
+
+  const grab = document.createElement("canvas");
+  const grabCtx = grab.getContext("2d", { willReadFrequently: true });
+  /** The source's frame as an ImageData this frame owns (the worker takes its buffer). */
+  function framePixels(frame) {
+    if (frame instanceof HTMLVideoElement) {
+      const w = frame.videoWidth, h = frame.videoHeight;
+      if (grab.width !== w || grab.height !== h) Object.assign(grab, { width: w, height: h });
+      grabCtx.drawImage(frame, 0, 0, w, h);
+      return grabCtx.getImageData(0, 0, w, h);
+    }
+    return new ImageData(new Uint8ClampedArray(frame.data), frame.width, frame.height);
+  }
+
+  async function processFrame(img, gen = state.generation) {
+    const t0 = performance.now();
+    const keep = backend.where === "worker" ? new ImageData(new Uint8ClampedArray(img.data), img.width, img.height) : img;
+    const r = await backend.frame(img);
+    const t1 = performance.now();
+    if (gen !== state.generation) return r;
+    if (canvas.width !== keep.width || canvas.height !== keep.height) {
+      Object.assign(canvas, { width: keep.width, height: keep.height });
+      canvas.style.maxWidth = `min(720px, ${(75 * keep.width) / keep.height}vh)`; // the whole frame on screen
+    }
+    draw(ctx, keep, r);
+    describe(r);
+    const t2 = performance.now();
+    const inside = Object.keys(stages).reduce((a, k) => a + (r.ms[k] ?? 0), 0);
+    for (const k of Object.keys(stages)) push(k, r.ms[k] ?? 0);
+    push("roundTrip", t1 - t0 - inside);
+    push("draw", t2 - t1);
+    push("frame", t2 - t0);
+    push("stamps", t2);
+    state.last = r;
+    return r;
+  }
+
+  async function loop(gen) {
+    while (state.running && gen === state.generation) {
+      await processFrame(framePixels(state.source.next()), gen);
+      showStats();
+      await new Promise((r) => requestAnimationFrame(r));
+    }
+  }
+
+  async function setSource(name) {
+    state.generation++;
+    state.source?.stop?.();
+    for (const b of document.querySelectorAll("#sources button")) b.classList.toggle("active", b.dataset.source === name);
+    try {
+      state.source = await SOURCES[name]();
+    } catch (e) {
+      $("source-note").textContent = `${name}: ${e.message}`;
+      if (name === "camera") return setSource("clip"); // no camera: the clip instead
+      throw e;
+    }
+    state.sourceName = name;
+    $("source-note").textContent = state.source.note;
+    canvas.classList.toggle("mirror", !!state.source.mirror);
+    await backend.reset();
+    for (const k of Object.keys(series)) series[k].length = 0;
+    state.running = true;
+    loop(state.generation).catch(showError);
+  }
+
+  function stop() {
+    state.running = false;
+    state.generation++;
+  }
+
+  function showError(e) {
+    const el = $("error");
+    el.hidden = false;
+    el.textContent = String(e?.message ?? e);
+    $("status").dataset.state = "error";
+    $("status").textContent = "stopped by the error below";
+  }
+  backend.onError(showError);
+
+  async function start() {
+    for (const b of document.querySelectorAll("#sources button")) {
+      b.onclick = () => ready.then(() => setSource(b.dataset.source)).catch(showError);
+    }
+    $("variant").value = params.get("variant") ?? "auto";
+    $("variant").onchange = (e) => { params.set("variant", e.target.value); location.search = params.toString(); };
+    $("in-worker").checked = backend.where === "worker";
+    $("in-worker").onchange = (e) => { params.set("worker", e.target.checked ? "1" : "0"); location.search = params.toString(); };
+    const info = await backend.init(kind, { variant: params.get("variant") ?? "auto", ...options });
+    $("engine-info").textContent = `engine: the ${describeVariant(info.variant)} build (${info.reason}), ` +
+      (backend.where === "worker" ? "in a Worker" : "on the page's thread");
+    $("status").dataset.state = "ready";
+    $("status").textContent = "ready";
+    const source = params.get("source") ?? "camera";
+    if (source !== "none") await setSource(source);
+    return { ...info, where: backend.where };
+  }
+
+  const ready = start();
+  ready.catch(showError);
+  return {
+    ready, stats, stop, setSource, configure: (s) => backend.configure(s), reset: () => backend.reset(),
+    get last() { return state.last; },
+    get source() { return state.sourceName; },
+    view: () => ({ canvasWidth: canvas.width, canvasHeight: canvas.height, mirror: canvas.classList.contains("mirror") }),
+    async process(pixels) { stop(); return processFrame(framePixels(pixels)); },
+  };
+}
