@@ -133,14 +133,16 @@ class Model:
         self.release()
 
     async def run(self, feeds: Mapping[str, Any]) -> dict[str, Any]:
-        """feeds: {input name: numpy array | buffer | (buffer, shape)}; returns {output name: array}."""
+        """feeds: {input name: numpy array | buffer | (buffer, shape) | (buffer, shape, dtype)} (a 1-D buffer alone
+        takes the input's shape; dtype, when the buffer's format does not say it: bytes are uint8); returns
+        {output name: numpy array, or memoryview when numpy is not loaded}."""
         if not isinstance(feeds, Mapping):
             raise InputError("run() takes {input name: array}")
         _, ffi = bridge.pyodide_modules()
         items = []
         for k, v in feeds.items():
-            data, shape = v if isinstance(v, tuple) and len(v) == 2 and isinstance(v[1], Sequence) else (v, None)
-            items.append((str(k), to_feed(str(k), data, shape)))
+            parts = v if isinstance(v, tuple) and len(v) in (2, 3) and isinstance(v[1], Sequence) else (v,)
+            items.append((str(k), to_feed(str(k), *parts)))
         proxies = [ffi.create_proxy(f.data) for _, f in items]
         try:
             res = await bridge.call(bridge.glue().run(
