@@ -63,6 +63,6 @@ fi
 
 # the micropip wheel (PyPI) that npm's pyodide lacks: the Pyodide tests install the wasmrt wheel with it, offline
 if [ -f node_modules/pyodide/pyodide-lock.json ]; then
-  .venv/bin/python tests/js/pyodide_fixtures.py fetch >/dev/null || \
+  .venv/bin/python -m wasmrt.dev.pyodide_files fetch >/dev/null || \
     echo "[setup] warning: the micropip wheel could not be fetched: the Pyodide tests will be skipped" >&2
 fi

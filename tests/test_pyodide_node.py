@@ -22,6 +22,7 @@ import pytest
 sys.path.insert(0, str(Path(__file__).parent / "js"))
 import pyodide_fixtures as fx
 
+from wasmrt.dev import pyodide_files
 from wasmrt.errors import InputError, UnavailableError
 from wasmrt.web import tensors
 
@@ -47,7 +48,8 @@ def result(wheel: Path, cases: tuple[Path, dict], tmp_path_factory: pytest.TempP
     fixtures, _ = cases
     cfg = tmp_path_factory.mktemp("pyodide-node") / "config.json"
     cfg.write_text(json.dumps({
-        "pyodide": str(fx.pyodide_dir()), "micropip": str(fx.micropip_wheel()), "wheel": str(wheel),
+        "pyodide": str(pyodide_files.pyodide_dir()), "micropip": str(pyodide_files.micropip_wheel()),
+        "wheel": str(wheel),
         "checks": str(ROOT / "tests" / "js" / "pyodide_checks.py"), "fixtures": str(fixtures),
         "models": str(ROOT / "models"), "package": str(ROOT / "js_bindings"),
         "wasmPaths": str(ROOT / "wasmrt" / "engines" / "dist")}))

