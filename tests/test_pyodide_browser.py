@@ -34,8 +34,8 @@ def cases(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, dict]:
     return out, fx.write_cases(out)
 
 
-def run_page(tmp: Path, fixtures: Path, wheel: Path, **extra: object) -> dict:
-    """The page and the checks in Chromium; extra: bench=True, runs=N (tools/bench_pyodide.py)."""
+def run_page(tmp: Path, fixtures: Path, wheel: Path) -> dict:
+    """The page and the checks in Chromium."""
     from wasmrt.dev.demo_server import DemoServer, copy_samples
 
     copy_samples()
@@ -44,7 +44,7 @@ def run_page(tmp: Path, fixtures: Path, wheel: Path, **extra: object) -> dict:
     cfg = tmp / "config.json"
     with DemoServer(port=0, extra_routes=routes) as server:
         cfg.write_text(json.dumps({"origin": server.origin, "chromium": CHROMIUM, "fixtures": "/pyodide-fixtures/",
-                                   "checks": str(ROOT / "tests" / "js" / "pyodide_checks.py"), **extra}))
+                                   "checks": str(ROOT / "tests" / "js" / "pyodide_checks.py")}))
         r = subprocess.run([str(fx.NODE22), str(ROOT / "tests" / "js" / "pyodide_browser.mjs"), str(cfg)], cwd=ROOT,
                            capture_output=True, text=True, timeout=600)
     lines = [ln for ln in r.stdout.splitlines() if ln.startswith(("RESULT ", "FAILED "))]

@@ -1,8 +1,8 @@
-// Pyodide in Debian's Chromium for tests/test_pyodide_browser.py (and tools/bench_pyodide.py): opens the demo's
+// Pyodide in Debian's Chromium for tests/test_pyodide_browser.py: opens the demo's
 // Pyodide page (demo/web/pyodide.html, served from 127.0.0.1), which installs the wheels with micropip and runs its
 // program; then tests/js/pyodide_checks.py in the same interpreter, and the JS face pipeline on the same pixels.
 //   node tests/js/pyodide_browser.mjs config.json   -> one line "RESULT {json}" on stdout
-// config: {origin, chromium, checks (a file), fixtures (URL prefix), bench?, runs?}
+// config: {origin, chromium, checks (a file), fixtures (URL prefix)}
 import { readFileSync } from "node:fs";
 import { chromium } from "playwright-core";
 
@@ -20,7 +20,7 @@ try {
   page.on("pageerror", (e) => logs.push(`pageerror: ${e.message}`));
   page.on("requestfailed", (r) => logs.push(`requestfailed: ${r.url()}`));
   const t0 = Date.now();
-  const mark = (what) => console.error(`${what}: ${Date.now() - t0} ms`);
+  const mark = (what) => console.error(`${what}: ${Date.now() - t0} ms`); // stderr: where the time goes
   await page.goto(`${cfg.origin}/demo/web/pyodide.html`);
   await page.waitForFunction(() => ["done", "error"].includes(document.getElementById("status").dataset.state),
     null, { timeout: 120000, polling: 100 });
@@ -31,12 +31,10 @@ try {
   mark("page done");
   const result = { page: shown, logs };
   if (shown.state === "done") {
-    const out = await page.evaluate(async ({ checks, fixtures, bench, runs }) => {
+    const out = await page.evaluate(async ({ checks, fixtures }) => {
       const py = window.pyodidePage.py;
       await py.runPythonAsync(checks);
       py.globals.set("FIXTURES", fixtures);
-      py.globals.set("BENCH", bench);
-      py.globals.set("RUNS", runs);
       return py.runPythonAsync(`
 import js
 
@@ -45,12 +43,12 @@ async def _read(name):
     return (await r.arrayBuffer()).to_bytes()
 
 await checks({"read": _read, "package": "wasmrt", "wasm_paths": None, "model_base": "/models/",
-              "model": lambda name: FIXTURES + name + ".wrt", "bench": BENCH, "runs": RUNS})
+              "model": lambda name: FIXTURES + name + ".wrt"})
 `);
-    }, { checks: readFileSync(cfg.checks, "utf8"), fixtures: cfg.fixtures, bench: !!cfg.bench, runs: cfg.runs ?? 30 });
+    }, { checks: readFileSync(cfg.checks, "utf8"), fixtures: cfg.fixtures });
     Object.assign(result, JSON.parse(out));
     mark("checks done");
-    if (!cfg.bench) {
+    {
       result.jsFaces = await page.evaluate(async ({ fixtures }) => { // the JS pipeline itself on the same pixels
         const wasmrt = await import("wasmrt");
         const vision = await import("wasmrt/vision");

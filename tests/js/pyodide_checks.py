@@ -3,7 +3,7 @@ the wasmrt wheel installed by micropip, then every check, results returned as JS
 
 `env` (a dict the driver passes in): package and wasm_paths (wasmrt.web.init), model (name -> what rt.load takes:
 a URL, or a path in Pyodide's file system), model_base (FaceMesh.create), and read(file) -> bytes of a fixture file
-(an async function of the driver); bench: time runs instead of checking."""
+(an async function of the driver)."""
 
 import base64
 import json
@@ -37,9 +37,6 @@ async def checks(env) -> str:
     manifest = json.loads(await env["read"]("manifest.json"))
     rt = await wasmrt.web.init(env["package"], variant="relaxed", wasm_paths=env["wasm_paths"])
     out["variant"] = rt.variant
-    if env.get("bench"):
-        out["bench"] = await bench(rt, env, manifest)
-        return json.dumps(out)
 
     # EfficientNet-Lite0 by URL / path, an array.array input; the face detector from bytes, a memoryview input
     outputs = {}
@@ -109,39 +106,3 @@ async def checks(env) -> str:
     await mesh.release()
     return json.dumps(out)
 
-
-async def bench(rt, env, manifest) -> dict:
-    """EfficientNet-Lite0: median of `runs` runs from Python (wasmrt.web) and from JS on the same JS model."""
-    from pyodide.code import run_js
-
-    runs = int(env.get("runs", 30))
-    case = manifest["models"]["efficientnet_lite0"]
-    m = await rt.load(env["model"]("efficientnet_lite0"))
-    (inp,) = case["inputs"]
-    x = array("f")
-    x.frombytes(await env["read"](inp["file"]))
-    feeds = {inp["name"]: (x, inp["shape"])}
-    for _ in range(3):
-        await m.run(feeds)
-    js_loop = run_js("""async (model, data, shape, runs) => {
-      const x = new Float32Array(data.length); x.set(data);
-      const feeds = { input: { data: x, shape } }, times = [];
-      for (let i = 0; i < 3; i++) await model.run(feeds);
-      for (let i = 0; i < runs; i++) {
-        const t = performance.now();
-        await model.run(feeds);
-        times.push(performance.now() - t);
-      }
-      return times;
-    }""")
-    from pyodide.ffi import to_js
-
-    js_times = list(await js_loop(m.js, to_js(memoryview(x)), to_js(inp["shape"]), runs))
-    py_times = []
-    clock = run_js("() => performance.now()")
-    for _ in range(runs):
-        t = clock()
-        await m.run(feeds)
-        py_times.append(clock() - t)
-    m.release()
-    return {"python_ms": sorted(py_times)[runs // 2], "js_ms": sorted(js_times)[runs // 2], "runs": runs}

@@ -1,7 +1,7 @@
 // Pyodide in Node for tests/test_pyodide_node.py: npm's pyodide, micropip from its wheel, the wasmrt wheel installed
 // by micropip from Pyodide's file system, then tests/js/pyodide_checks.py; also the JS face pipeline on the same
 // pixels, for comparison.   node tests/js/pyodide_node.mjs config.json  -> one line "RESULT {json}" on stdout
-// config: {pyodide, micropip, wheel, checks, fixtures, models, package, wasmPaths, bench?, runs?}
+// config: {pyodide, micropip, wheel, checks, fixtures, models, package, wasmPaths}
 import { readFileSync } from "node:fs";
 import { basename } from "node:path";
 import { pathToFileURL } from "node:url";
@@ -24,10 +24,10 @@ async def _read(name):
         return f.read()
 
 await checks({"read": _read, "package": CFG["package"], "wasm_paths": CFG["wasmPaths"], "model_base": CFG["models"],
-              "model": lambda name: "/fixtures/" + name + ".wrt", "bench": CFG.get("bench"), "runs": CFG.get("runs", 30)})
+              "model": lambda name: "/fixtures/" + name + ".wrt"})
 `);
   const result = JSON.parse(out);
-  if (!cfg.bench) { // the JS pipeline itself on the same pixels
+  { // the JS pipeline itself on the same pixels
     const wasmrt = await import(pathToFileURL(`${cfg.package}/src/index.js`).href);
     const vision = await import(pathToFileURL(`${cfg.package}/vision/index.js`).href);
     const rt = await wasmrt.init({ variant: "relaxed", wasmPaths: cfg.wasmPaths });

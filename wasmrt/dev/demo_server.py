@@ -55,10 +55,12 @@ MIME = {
 def routes() -> dict[str, Path]:
     """URL prefix -> folder, longest prefix first; every other URL is 404. A checkout also serves npm's pyodide and
     the wheels demo/web/pyodide.html installs (/pyodide/, /pyodide-wheels/)."""
+    from wasmrt.dev import pyodide_files
+
     root = paths.checkout()
     wasm = root / "js_bindings" / "dist" if root else paths.SHIPPED_WASM
     extra = {"/face-wasm/": root / "build" / "face-wasm", "/pyodide-wheels/": pyodide_wheels_dir(),
-             "/pyodide/": root / "node_modules" / "pyodide"} if root else {}
+             "/pyodide/": pyodide_files.pyodide_dir()} if root else {}
     return {"/js_bindings/dist/": wasm, "/js_bindings/": paths.js_bindings(), "/demo/": ROOT / "demo",
             "/models/": paths.models_dir(), **extra}
 

@@ -121,6 +121,7 @@ class Model:
         self.outputs = _infos(js_model.outputs)
         self.labels = [str(s) for s in js_model.labels]
         self.name = str(js_model.name)
+        self._sync = bool(bridge.glue().hasRunSync(js_model))  # see bridge.GLUE
 
     def __repr__(self) -> str:
         ins = ", ".join(f"{t.name}{list(t.shape)}:{t.dtype}" for t in self.inputs)
@@ -144,11 +145,12 @@ class Model:
             parts = v if isinstance(v, tuple) and len(v) in (2, 3) and isinstance(v[1], Sequence) else (v,)
             items.append((str(k), to_feed(str(k), *parts)))
         proxies = [ffi.create_proxy(f.data) for _, f in items]
+        args = (self.js, ffi.to_js([k for k, _ in items]), ffi.to_js(proxies), ffi.to_js([f.kind for _, f in items]),
+                ffi.to_js([f.dtype for _, f in items]),
+                ffi.to_js([list(f.shape) if f.shape is not None else 0 for _, f in items]))
         try:
-            res = await bridge.call(bridge.glue().run(
-                self.js, ffi.to_js([k for k, _ in items]), ffi.to_js(proxies), ffi.to_js([f.kind for _, f in items]),
-                ffi.to_js([f.dtype for _, f in items]), ffi.to_js([list(f.shape) if f.shape is not None else 0
-                                                                   for _, f in items])))
+            g = bridge.glue()
+            res = bridge.call_sync(g.runSync, *args) if self._sync else await bridge.call(g.run(*args))
         finally:
             for p in proxies:
                 p.destroy()

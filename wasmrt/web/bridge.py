@@ -18,24 +18,41 @@ GLUE = r"""
 // float16 data as its bits: a host's Float16Array has no Python buffer format
 const bits = (t) => (t.dtype === "float16" && !(t.data instanceof Uint16Array)
   ? new Uint16Array(t.data.buffer, t.data.byteOffset, t.data.length) : t.data);
+const flat = (out) => Object.entries(out).map(([k, t]) => [k, t.dtype, Array.from(t.shape), bits(t)]);
+// feeds as views of Pyodide's memory (no copy), released once fn (sync or async) is done with them
+function withFeeds(names, datas, kinds, dtypes, shapes, fn) {
+  const feeds = {}, bufs = [];
+  const release = () => { for (const b of bufs) b.release(); };
+  let out;
+  try {
+    for (let i = 0; i < names.length; i++) {
+      const b = datas[i].getBuffer(kinds[i]);
+      bufs.push(b);
+      feeds[names[i]] = shapes[i] ? { data: b.data, shape: shapes[i], dtype: dtypes[i] } : b.data;
+    }
+    out = fn(feeds);
+  } catch (e) {
+    release();
+    throw e;
+  }
+  if (out instanceof Promise) return out.finally(release);
+  release();
+  return out;
+}
 ({
   isNode: typeof process !== "undefined" && !!(process.versions && process.versions.node) &&
     typeof window === "undefined",
   importModule: (spec) => import(spec),
   nodeUrl: (path) => "file://" + path.split("/").map(encodeURIComponent).join("/"),
+  // A model whose run() is its runSync() (the wasm backend's) runs synchronously: awaiting its promise from Python
+  // would cost event-loop turns (Pyodide resumes a coroutine in a task, not a microtask), which a loaded machine makes
+  // milliseconds. Other backends (WebGPU) run through their promise.
+  hasRunSync: (model) => typeof model.runSync === "function",
+  runSync(model, names, datas, kinds, dtypes, shapes) {
+    return withFeeds(names, datas, kinds, dtypes, shapes, (feeds) => flat(model.runSync(feeds)));
+  },
   async run(model, names, datas, kinds, dtypes, shapes) {
-    const feeds = {}, bufs = [];
-    try {
-      for (let i = 0; i < names.length; i++) {
-        const b = datas[i].getBuffer(kinds[i]);
-        bufs.push(b);
-        feeds[names[i]] = shapes[i] ? { data: b.data, shape: shapes[i], dtype: dtypes[i] } : b.data;
-      }
-      const out = await model.run(feeds);
-      return Object.entries(out).map(([k, t]) => [k, t.dtype, Array.from(t.shape), bits(t)]);
-    } finally {
-      for (const b of bufs) b.release();
-    }
+    return withFeeds(names, datas, kinds, dtypes, shapes, async (feeds) => flat(await model.run(feeds)));
   },
   async detect(mesh, pixels, width, height, channels) {
     const b = pixels.getBuffer("u8");
@@ -81,6 +98,18 @@ def translated(e: BaseException) -> BaseException:
     if cls is None:
         return e
     return cls(str(getattr(js_error, "message", "") or e))
+
+
+def call_sync(fn: Any, *args: Any) -> Any:
+    """Call a JS function; a wasmrt JS error arrives as its Python class, as in call()."""
+    _, ffi = pyodide_modules()
+    try:
+        return fn(*args)
+    except ffi.JsException as e:
+        err = translated(e)
+        if err is e:
+            raise
+        raise err from None
 
 
 async def call(awaitable: Any) -> Any:
