@@ -71,7 +71,7 @@ def stage_wheels(dest: Path, wasmrt_wheel: Path | None = None, log=print) -> Pat
         raise WasmrtError(why)
     dest.mkdir(parents=True, exist_ok=True)
     if wasmrt_wheel is None:
-        from wasmrt.dev.package import build_pure_wheel
+        from wasmrt.dev.wheels import build_pure_wheel
 
         for old in dest.glob("wasmrt-*.whl"):
             old.unlink()
