@@ -35,7 +35,8 @@ def cases(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, dict]:
 
 
 def run_page(tmp: Path, fixtures: Path, wheel: Path) -> dict:
-    """The page and the checks in Chromium."""
+    """The page, the checks and a short run of `wasmrt bench --pyodide`'s code in Chromium."""
+    from wasmrt.bench import pyodide as bench
     from wasmrt.dev.demo_server import DemoServer, copy_samples
 
     copy_samples()
@@ -44,7 +45,9 @@ def run_page(tmp: Path, fixtures: Path, wheel: Path) -> dict:
     cfg = tmp / "config.json"
     with DemoServer(port=0, extra_routes=routes) as server:
         cfg.write_text(json.dumps({"origin": server.origin, "chromium": CHROMIUM, "fixtures": "/pyodide-fixtures/",
-                                   "checks": str(ROOT / "tests" / "js" / "pyodide_checks.py")}))
+                                   "checks": str(ROOT / "tests" / "js" / "pyodide_checks.py"),
+                                   "benchCode": bench.code(["face_detector"], "relaxed", rounds=3, warmup=1,
+                                                           passes=2)}))
         r = subprocess.run([str(fx.NODE22), str(ROOT / "tests" / "js" / "pyodide_browser.mjs"), str(cfg)], cwd=ROOT,
                            capture_output=True, text=True, timeout=600)
     lines = [ln for ln in r.stdout.splitlines() if ln.startswith(("RESULT ", "FAILED "))]
@@ -104,3 +107,13 @@ def test_face_mesh_gives_the_js_pipelines_landmarks(result: dict) -> None:
     x0, y0, x1, y1 = face["box"]
     assert 150 < x0 < x1 < 300 and 50 < y0 < y1 < 200, face["box"]
     np.testing.assert_array_equal(floats(face["b64"]), floats(js_face["b64"]))
+
+
+def test_the_bench_code_runs_in_the_page(result: dict) -> None:
+    """`wasmrt bench --pyodide`'s timing code, 3 runs: its table (no speed is asserted: timings are not tests)."""
+    from wasmrt.bench import pyodide as bench
+
+    rows = result["bench"]["results"]
+    assert [(r["model"], r["pass"]) for r in rows] == [("face_detector", 1), ("face_detector", 2)]
+    assert all(r["python_ms"] > 0 and r["js_ms"] > 0 for r in rows)
+    assert "face_detector" in bench.table(result["bench"]).splitlines()[2]

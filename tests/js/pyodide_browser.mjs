@@ -2,7 +2,7 @@
 // Pyodide page (demo/web/pyodide.html, served from 127.0.0.1), which installs the wheels with micropip and runs its
 // program; then tests/js/pyodide_checks.py in the same interpreter, and the JS face pipeline on the same pixels.
 //   node tests/js/pyodide_browser.mjs config.json   -> one line "RESULT {json}" on stdout
-// config: {origin, chromium, checks (a file), fixtures (URL prefix)}
+// config: {origin, chromium, checks (a file), fixtures (URL prefix), benchCode?}
 import { readFileSync } from "node:fs";
 import { chromium } from "playwright-core";
 
@@ -68,6 +68,9 @@ await checks({"read": _read, "package": "wasmrt", "wasm_paths": None, "model_bas
     }
   }
   mark("js faces done");
+  if (cfg.benchCode && shown.state === "done") { // wasmrt bench --pyodide's code, a few runs: that it runs
+    result.bench = JSON.parse(await page.evaluate((code) => window.pyodidePage.py.runPythonAsync(code), cfg.benchCode));
+  }
   console.log(`RESULT ${JSON.stringify(result)}`);
 } catch (e) {
   console.log(`FAILED ${String(e?.message ?? e).slice(-6000)}`);

@@ -57,6 +57,12 @@ json.dumps({"variant": rt.variant, "results": results})
 """
 
 
+def code(models: list[str], variant: str, rounds: int, warmup: int, passes: int) -> str:
+    """The Python the page runs (its last expression: the results as JSON)."""
+    return "\n".join([f"MODELS = {models!r}", f"VARIANT = {variant!r}", f"ROUNDS = {rounds}", f"WARMUP = {warmup}",
+                      f"PASSES = {passes}", CODE])
+
+
 def run(models: list[str], variant: str, rounds: int, warmup: int, passes: int,
         log: Callable[[str], None] = print) -> dict:
     from wasmrt import paths
@@ -66,12 +72,10 @@ def run(models: list[str], variant: str, rounds: int, warmup: int, passes: int,
 
     root = paths.require_checkout("wasmrt bench --pyodide")
     pyodide_files.stage_wheels(pyodide_wheels_dir(), log=log)
-    code = "\n".join([f"MODELS = {models!r}", f"VARIANT = {variant!r}", f"ROUNDS = {rounds}", f"WARMUP = {warmup}",
-                      f"PASSES = {passes}", CODE])
     with tempfile.TemporaryDirectory() as tmp, DemoServer(port=0) as server:
         job, out = Path(tmp) / "job.json", Path(tmp) / "result.json"
         job.write_text(json.dumps({"url": server.origin + "/demo/web/pyodide.html", "chromium": chromium_path(),
-                                   "code": code}))
+                                   "code": code(models, variant, rounds, warmup, passes)}))
         log(f"pyodide: {', '.join(models)} on {variant}, {passes} passes of {rounds} runs from Python and from JS")
         r = subprocess.run([*node_command(), str(Path(__file__).parent / "js" / "pyodide.mjs"), str(job), str(out)],
                            cwd=root, capture_output=True, text=True, timeout=1800)
