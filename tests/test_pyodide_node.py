@@ -197,3 +197,18 @@ def test_wasmrt_web_in_cpython_says_it_runs_in_pyodide() -> None:
     assert wasmrt.load is load  # CPython's package is unchanged
     with pytest.raises(UnavailableError, match="runs in Pyodide"):
         asyncio.run(wasmrt.web.init())
+
+
+def test_every_js_error_class_has_its_python_class() -> None:
+    """wasmrt.web maps a JS error to Python by its class name: the JS package's classes (errors.js ERROR_CLASSES,
+    named after python_ref/errors.py's) must all exist in wasmrt.errors, and an unknown name maps to nothing."""
+    from wasmrt import errors
+    from wasmrt.web import bridge
+
+    text = (ROOT / "js_bindings" / "src" / "errors.js").read_text()
+    names = re.search(r"export const ERROR_CLASSES = \{([^}]*)\}", text).group(1).replace("\n", " ").split(",")
+    names = [n.strip() for n in names if n.strip()]
+    assert len(names) >= 6
+    for name in names:
+        assert bridge.error_class(name) is getattr(errors, name), name
+    assert bridge.error_class("TypeError") is None and bridge.error_class("Path") is None
