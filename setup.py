@@ -41,6 +41,7 @@ def dev_module(stem: str) -> ModuleType:
 
 NATIVE = dev_module("native_build")
 WEB = dev_module("web_files")
+PURE = os.environ.get("WASMRT_WHEEL_PURE") == "1"
 
 
 class BuildPy(build_py):
@@ -49,6 +50,10 @@ class BuildPy(build_py):
         if self.editable_mode:
             return
         lib_dir = Path(self.build_lib) / "wasmrt" / "engines" / "lib"
+        if PURE:  # what runs in Pyodide: the Python sources, no engine files (the JS package brings its own)
+            shutil.rmtree(lib_dir, ignore_errors=True)
+            shutil.rmtree(Path(self.build_lib) / "wasmrt" / "engines" / "dist", ignore_errors=True)
+            return
         stage = os.environ.get("WASMRT_WHEEL_STAGE")
         if stage:
             shutil.copytree(stage, Path(self.build_lib) / "wasmrt", dirs_exist_ok=True)
@@ -61,11 +66,16 @@ class BuildPy(build_py):
 
 class BdistWheel(bdist_wheel):
     def finalize_options(self) -> None:
+        if PURE:
+            super().finalize_options()
+            return
         # a native library inside (or the reason there is none, for this platform): a platlib (non-pure) wheel
         self.distribution.has_ext_modules = lambda: True
         super().finalize_options()
 
     def get_tag(self) -> tuple[str, str, str]:
+        if PURE:
+            return ("py3", "none", "any")
         plat = os.environ.get("WASMRT_WHEEL_PLATFORM") or super().get_tag()[2]
         return ("py3", "none", plat)  # ctypes, not a CPython extension: any Python 3 on this platform
 

@@ -60,3 +60,9 @@ if command -v npm >/dev/null 2>&1; then
 else
   echo "[setup] warning: npm not found: the JavaScript tests will be skipped" >&2
 fi
+
+# the micropip wheel (PyPI) that npm's pyodide lacks: the Pyodide tests install the wasmrt wheel with it, offline
+if [ -f node_modules/pyodide/pyodide-lock.json ]; then
+  .venv/bin/python -m wasmrt.dev.pyodide_files fetch >/dev/null || \
+    echo "[setup] warning: the micropip wheel could not be fetched: the Pyodide tests will be skipped" >&2
+fi

@@ -1,9 +1,28 @@
-"""wasmrt: convert ONNX and TFLite models to .wrt and run them (reference, native, WebAssembly)."""
+"""wasmrt: convert ONNX and TFLite models to .wrt and run them (reference, native, WebAssembly).
+
+In Pyodide (CPython compiled to WebAssembly, in a page or in Node) the package holds only what runs there:
+`rt = await wasmrt.web.init()` runs models on the JS runtime; load, Model and Stream, which need CPython, say so.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from wasmrt.host import IN_PYODIDE, require_cpython
 
 __version__ = "0.1.0"
 
-from wasmrt.engines import Model, load
-from wasmrt.stream import Stream
+if not IN_PYODIDE:
+    from wasmrt.engines import Model, load
+    from wasmrt.stream import Stream
+else:
+    from wasmrt import web  # noqa: F401  (imports nothing of the CPython engines)
+
+    def __getattr__(name: str) -> Any:
+        if name in ("Model", "Stream", "load"):
+            require_cpython(f"wasmrt.{name}")
+        raise AttributeError(f"module 'wasmrt' has no attribute {name!r}")
+
 
 __all__ = ["Model", "Stream", "__version__", "load", "train"]
 

@@ -17,8 +17,13 @@ from python_ref.errors import (
 )
 
 __all__ = ["ConversionError", "InputError", "ModelFormatError", "OutOfMemoryError", "ResourceLimitError",
-           "TrainingError", "UnsupportedOpError", "WasmrtError"]
+           "TrainingError", "UnavailableError", "UnsupportedOpError", "WasmrtError"]
 
 
 class ConversionError(WasmrtError):
     """The source model is valid but cannot be converted as it is (for example a dynamic shape left unset)."""
+
+
+class UnavailableError(WasmrtError):
+    """This Python cannot do it: in Pyodide, what needs CPython (convert, quantize, sparsify, the native and wasmtime
+    engines); in CPython, what needs Pyodide (wasmrt.web)."""

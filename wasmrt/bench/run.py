@@ -6,6 +6,7 @@ table, saves JSON and a PNG chart."""
 from __future__ import annotations
 
 import argparse
+import json
 import os
 import platform
 import time
@@ -73,6 +74,10 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
                         "without pauses, while the pause still keeps each engine clear of the pools of the one "
                         "before (default 0)")
     p.add_argument("--warmup", type=int, default=None, help="untimed runs per engine first (default 5, --quick 1)")
+    p.add_argument("--pyodide", action="store_true",
+                   help="Python in Pyodide (wasmrt.web) vs JS on the same model in one Chromium page: median of "
+                        "--rounds runs of each per pass, and their ratio (default model efficientnet_lite0, variant "
+                        "relaxed)")
     p.add_argument("--quick", action="store_true", help="few rounds: a smoke test, not a measurement")
     p.add_argument("--int8", action="store_true",
                    help="also each model quantized to int8 (ours by wasmrt quantize's steps; with --peers LiteRT and "
@@ -111,6 +116,17 @@ def run(args: argparse.Namespace) -> int:
     gap_ms = args.idle_gap if args.idle_gap is not None else (IDLE_GAP_MS if max(threads) > 1 else 0.0)
     if gap_ms < 0 or args.warm_runs < 0:
         raise InputError("--idle-gap and --warm-runs must be >= 0")
+    if args.pyodide:
+        from wasmrt.bench import pyodide
+
+        data = pyodide.run(args.models or ["efficientnet_lite0"], "relaxed" if len(variants) > 1 else variants[0],
+                           rounds, warmup, passes)
+        print(pyodide.table(data))
+        out = Path(args.output) if args.output else WORK / f"pyodide-{datetime.now():%Y%m%d-%H%M%S}.json"
+        out.parent.mkdir(parents=True, exist_ok=True)
+        out.write_text(json.dumps(data, indent=1))
+        print(f"saved {out}")
+        return 0
     if args.sparsity_sweep:
         return _sweep(args, hosts, variants, rounds, warmup, passes)
     if args.sparsities:

@@ -1,1 +1,6 @@
 """The command line: argument parsing only; each command calls the library."""
+
+from wasmrt.host import require_cpython
+
+require_cpython("the wasmrt command")
+

@@ -4,6 +4,10 @@
     data = convert("model.onnx", input_shapes={"x": (1, 3, 224, 224)}).data
 """
 
+from wasmrt.host import require_cpython
+
+require_cpython("wasmrt.compile (convert, sparsify)")
+
 from wasmrt.compile.converter import Converted, convert
 
 __all__ = ["Converted", "convert"]

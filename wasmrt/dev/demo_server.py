@@ -42,7 +42,7 @@ SAMPLES_DIR = ROOT / "demo" / "web" / "samples"  # a checkout copies them from s
 PAGE = "/demo/web/"
 PAGES = {"model playground": PAGE, "lipstick try-on": PAGE + "tryon.html",
          "background replacement": PAGE + "segment.html", "hand tracking and gestures": PAGE + "hands.html",
-         "speed, native vs wasm": PAGE + "speed.html"}
+         "speed, native vs wasm": PAGE + "speed.html", "Python in the page": PAGE + "pyodide.html"}
 SPEED_MODELS = ("mobilenet_v2", "efficientnet_lite0", "face_landmark")  # the speed page's choice (models/*.wrt)
 MAX_ROUNDS, MAX_WARMUP = 200, 50  # a request must not keep the server busy for minutes
 
@@ -57,13 +57,21 @@ MIME = {
 
 
 def routes() -> dict[str, Path]:
-    """URL prefix -> folder, longest prefix first; every other URL is 404."""
+    """URL prefix -> folder, longest prefix first; every other URL is 404. A checkout also serves npm's pyodide and
+    the wheels demo/web/pyodide.html installs (/pyodide/, /pyodide-wheels/)."""
+    from wasmrt.dev import pyodide_files
+
     root = paths.checkout()
     wasm = root / "js_bindings" / "dist" if root else paths.SHIPPED_WASM
+    extra = {"/face-wasm/": root / "build" / "face-wasm", "/pyodide-wheels/": pyodide_wheels_dir(),
+             "/pyodide/": pyodide_files.pyodide_dir()} if root else {}
     # /js_bindings/models/: where wasmrt/vision's defaultModelBase() points, as in the npm package
     return {"/js_bindings/dist/": wasm, "/js_bindings/models/": paths.models_dir(),
-            "/js_bindings/": paths.js_bindings(), "/demo/": ROOT / "demo",
-            "/models/": paths.models_dir(), **({"/face-wasm/": root / "build" / "face-wasm"} if root else {})}
+            "/js_bindings/": paths.js_bindings(), "/demo/": ROOT / "demo", "/models/": paths.models_dir(), **extra}
+
+
+def pyodide_wheels_dir() -> Path:
+    return paths.work_dir() / "pyodide-wheels"
 
 
 def missing_wasm() -> list[str]:
@@ -146,6 +154,17 @@ def prepare(build: bool = True, log=print, int8: bool = False) -> None:
     for what, names in (("wasm engines", missing_wasm()), ("models", missing_models())):
         if names:
             log(f"demo: warning: {what} still missing: {', '.join(names)} (the page will say so)")
+
+
+def stage_pyodide(log=print) -> None:
+    """The wheels demo/web/pyodide.html installs, when npm's pyodide is there (rebuilt each time: a few seconds)."""
+    from wasmrt.dev import pyodide_files
+
+    why = pyodide_files.missing()
+    if why:
+        log(f"demo: the Pyodide page will not start: {why}")
+        return
+    pyodide_files.stage_wheels(pyodide_wheels_dir(), log=lambda m: log("demo: " + m))
 
 
 def build_tryon_modules(log=print) -> None:
@@ -323,8 +342,11 @@ class Handler(SimpleHTTPRequestHandler):
 class DemoServer:
     """The demo HTTP server in a background thread: start()/stop() or a `with` block."""
 
-    def __init__(self, port: int = 0, host: str = "127.0.0.1", quiet: bool = True) -> None:
-        handler = type("DemoHandler", (Handler,), {"quiet": quiet, "routes": routes()})
+    def __init__(self, port: int = 0, host: str = "127.0.0.1", quiet: bool = True,
+                 extra_routes: dict[str, Path] | None = None) -> None:
+        """extra_routes: more URL prefixes -> folders, before the demo's (tests serve their fixtures so)."""
+        handler = type("DemoHandler", (Handler,), {"quiet": quiet, "routes": {**(extra_routes or {}), **{
+            k: v for k, v in routes().items() if k not in (extra_routes or {})}}})
         self.httpd = ThreadingHTTPServer((host, port), handler)
         self.httpd.daemon_threads = True
         self._thread: threading.Thread | None = None
@@ -367,6 +389,8 @@ def serve(port: int = 8000, host: str = "127.0.0.1", build: bool = True, verbose
     import signal
 
     prepare(build=build, int8=int8)
+    if build and paths.checkout():
+        stage_pyodide()
     server = DemoServer(port, host, quiet=not verbose)
     print("wasmrt demo: serving the pages (Ctrl-C to stop):", flush=True)
     for what, url in server.urls(int8).items():

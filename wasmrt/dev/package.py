@@ -1,12 +1,14 @@
 """`wasmrt package`: what users install, built from a source checkout into dist/.
 
-    wasmrt package [--wheels x86_64,aarch64] [--no-sdist] [--no-npm] [--modules-for A.wrt ...] [-o dist]
+    wasmrt package [--wheels x86_64,aarch64] [--pure] [--no-sdist] [--no-npm] [--modules-for A.wrt ...] [-o dist]
 
 - dist/wasmrt-<version>-py3-none-manylinux_2_<N>_<arch>.whl for x86-64 and aarch64: the wasmrt and python_ref
   packages, the native library built for that architecture (x86-64: scalar + AVX2 + AVX-512 kernels picked at run
   time; aarch64: cross-built, baseline ARMv8-A with the NEON kernels), the three wasm modules, and the pages, JS
   binding and sample photos `wasmrt demo` serves. N is the newest glibc symbol version the library references, so
   the manylinux tag is what the library really needs.
+- with --pure, dist/wasmrt-<version>-py3-none-any.whl: the pure-Python wheel for Pyodide (micropip), the Python
+  sources only and no dependencies there: wasmrt.web runs models on the JS package (docs/pyodide.md).
 - dist/wasmrt-<version>.tar.gz: the sdist, for every other platform: the Python sources and the C sources that
   `pip install` compiles into the native library with the machine's C compiler (setup.py; without one the package
   installs with the wasm engine only, and the native engine says why).
@@ -22,18 +24,17 @@ the sdist by setuptools' build backend in this environment.
 from __future__ import annotations
 
 import argparse
-import os
 import re
 import shutil
 import subprocess
 import sys
-import tempfile
 from collections.abc import Callable
 from pathlib import Path
 
 from wasmrt import paths
 from wasmrt.dev import native_build
 from wasmrt.dev.web_files import copy_web
+from wasmrt.dev.wheels import build_pure_wheel, pip_wheel
 from wasmrt.errors import WasmrtError
 
 ARCHES = ("x86_64", "aarch64")
@@ -75,7 +76,7 @@ def stage_web(dest: Path) -> None:
 
 
 def build_wheel(arch: str, out_dir: Path, log: Log = print) -> Path:
-    root = paths.require_checkout("wasmrt package")
+    paths.require_checkout("wasmrt package")
     lib = native_library(arch)
     plat = manylinux_tag(lib, arch)
     work = paths.work_dir() / "wheel" / arch
@@ -84,19 +85,10 @@ def build_wheel(arch: str, out_dir: Path, log: Log = print) -> Path:
     (stage / "engines" / "lib").mkdir(parents=True)
     shutil.copyfile(lib, stage / "engines" / "lib" / "libwasmrt.so")
     stage_web(stage / "web")
-    env = {**os.environ, "WASMRT_WHEEL_STAGE": str(stage), "WASMRT_WHEEL_PLATFORM": plat,
+    env = {"WASMRT_WHEEL_STAGE": str(stage), "WASMRT_WHEEL_PLATFORM": plat,
            "WASMRT_BUILD_BASE": str(work / "setuptools")}
     log(f"wheel {plat}: pip wheel (native library {lib.stat().st_size:,} bytes)")
-    with tempfile.TemporaryDirectory() as tmp:
-        r = subprocess.run([sys.executable, "-m", "pip", "wheel", "--no-deps", "--disable-pip-version-check", "-q",
-                            "-w", tmp, str(root)], env=env, capture_output=True, text=True)
-        if r.returncode != 0:
-            raise WasmrtError(f"pip wheel failed for {plat}:\n{(r.stdout + r.stderr).strip()[-3000:]}")
-        (built,) = Path(tmp).glob("*.whl")
-        out_dir.mkdir(parents=True, exist_ok=True)
-        dest = out_dir / built.name
-        shutil.move(built, dest)
-    return dest
+    return pip_wheel(env, out_dir, plat)
 
 
 def build_sdist(out_dir: Path) -> Path:
@@ -160,8 +152,10 @@ def npm_pack(out_dir: Path, log: Log = print, modules_for: list[Path] | None = N
 
 
 def package(arches: list[str], npm: bool, out_dir: Path, log: Log = print, sdist: bool = True,
-            modules_for: list[Path] | None = None) -> list[Path]:
+            modules_for: list[Path] | None = None, pure: bool = False) -> list[Path]:
     built = [build_wheel(a, out_dir, log) for a in arches]
+    if pure:
+        built.append(build_pure_wheel(out_dir, log))
     if sdist:
         built.append(build_sdist(out_dir))
     if npm:
@@ -175,6 +169,8 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--wheels", default=",".join(ARCHES),
                    help=f"architectures of the platform wheels, comma-separated (default: {','.join(ARCHES)}; "
                         "'' for none)")
+    p.add_argument("--pure", action="store_true",
+                   help="also build the pure-Python wheel (py3-none-any) that micropip installs in Pyodide")
     p.add_argument("--no-sdist", action="store_true", help="skip the sdist")
     p.add_argument("--no-npm", action="store_true", help="skip the npm tarball")
     p.add_argument("--modules-for", nargs="+", metavar="MODEL.wrt", default=None,
@@ -190,5 +186,5 @@ def run(args: argparse.Namespace) -> int:
         raise WasmrtError(f"unknown architecture {bad[0]!r}; choose from {', '.join(ARCHES)}")
     root = paths.require_checkout("wasmrt package")
     package(arches, not args.no_npm, Path(args.output) if args.output else root / "dist", sdist=not args.no_sdist,
-            modules_for=[Path(m) for m in args.modules_for] if args.modules_for else None)
+            pure=args.pure, modules_for=[Path(m) for m in args.modules_for] if args.modules_for else None)
     return 0

@@ -3,6 +3,11 @@ WebAssembly ("wasm", run by wasmtime) or the WGSL kernels on a GPU ("webgpu", th
 
 from __future__ import annotations
 
+from wasmrt.host import require_cpython
+
+require_cpython("wasmrt.engines (the ref, native, wasmtime and webgpu engines)")
+
+
 import functools
 import hashlib
 from collections.abc import Sequence
