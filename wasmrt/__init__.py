@@ -18,17 +18,14 @@ if not IN_PYODIDE:
 else:
     from wasmrt import web  # noqa: F401  (imports nothing of the CPython engines)
 
-    def __getattr__(name: str) -> Any:
-        if name in ("Model", "Stream", "load"):
-            require_cpython(f"wasmrt.{name}")
-        raise AttributeError(f"module 'wasmrt' has no attribute {name!r}")
-
-
 __all__ = ["Model", "Stream", "__version__", "load", "train"]
 
 
-def __getattr__(name: str) -> object:
-    """wasmrt.train (callable: wasmrt.train(model, dataset, ...)), imported on first use: it pulls in the writer."""
+def __getattr__(name: str) -> Any:
+    """wasmrt.train (callable: wasmrt.train(model, dataset, ...)), imported on first use: it pulls in the writer.
+    In Pyodide, what needs CPython (load, Model, Stream, train) says so in one line."""
+    if IN_PYODIDE and name in ("Model", "Stream", "load", "train"):
+        require_cpython(f"wasmrt.{name}")
     if name == "train":
         import importlib
 
