@@ -89,6 +89,11 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
                    help="time models pruned in 1x4 blocks at several sparsities against the dense model (default: "
                         "MobileNetV1 and a 3x3 convolution, random weights), with a plot; --profile adds per-layer "
                         "times of the pruned layers at 90%%")
+    p.add_argument("--vision", action="store_true",
+                   help="the vision solutions per frame in headless Chromium (face mesh try-on, segmentation, hands "
+                        "tracked; relaxed SIMD, one thread): pipeline total, each model against LiteRT.js on the "
+                        "same .tflite and input in the same page, the work outside the models, and all three "
+                        "together with one and two threads (--threads N for more); --rounds frames per pass")
     p.add_argument("--sparsities", metavar="S,S,...", help="sweep sparsities (default 0.3,0.4,...,0.9,0.95)")
     p.add_argument("-o", "--output", help="JSON path (default build/bench/<timestamp>.json in a checkout; "
                                           "the chart goes next to it)")
@@ -111,6 +116,10 @@ def run(args: argparse.Namespace) -> int:
     gap_ms = args.idle_gap if args.idle_gap is not None else (IDLE_GAP_MS if max(threads) > 1 else 0.0)
     if gap_ms < 0 or args.warm_runs < 0:
         raise InputError("--idle-gap and --warm-runs must be >= 0")
+    if args.vision:
+        from wasmrt.bench.vision import run_vision
+
+        return run_vision(args, warmup, rounds, passes)
     if args.sparsity_sweep:
         return _sweep(args, hosts, variants, rounds, warmup, passes)
     if args.sparsities:

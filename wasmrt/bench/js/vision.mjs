@@ -1,0 +1,148 @@
+// `wasmrt bench --vision` in the Chromium page: the three solutions of wasmrt/vision frame by frame on a photo (the
+// face mesh try-on, selfie segmentation with the background replaced, hand tracking), each model timed inside its
+// pipeline, and LiteRT.js running the same .tflite on the same input tensor in the same page, interleaved round by
+// round; then the three solutions one after the other per frame on one runtime with one thread and on one with two.
+// Job (wasmrt/bench/vision.py): {vision: {frame: {file, width, height}, models: {name: {wrt, tflite}}, warmup,
+// rounds, passes, threads}}.
+
+const SOLUTIONS = ["face", "segment", "hands"];
+
+// A loaded model whose runs are timed: every run adds (name, ms) to `sink.runs` and keeps its feeds, so the model
+// alone and LiteRT.js can run the same input tensor.
+function timed(model, name, sink) {
+  sink.models[name] = model;
+  return {
+    async run(feeds) {
+      const t0 = performance.now();
+      const out = await model.run(feeds);
+      sink.runs.push([name, performance.now() - t0]);
+      sink.feeds[name] = feeds;
+      return out;
+    },
+    release: () => model.release(),
+  };
+}
+
+async function pipelines(vision, rt, bytes, frame, sink) {
+  const m = (name) => timed(rt.loadBytes(bytes[name].wrt, { name }), name, sink);
+  const face = new vision.FaceMesh(m("face_detector"), m("face_landmark"), { maxFaces: 1 });
+  const seg = new vision.SelfieSegmenter({ [vision.chooseModel(frame.width, frame.height)]: m("selfie") });
+  const hands = new vision.HandTracker(m("palm_detector"), m("hand_landmark"), { maxHands: 2 });
+  const canvas = new Uint8ClampedArray(frame.data.length); // the try-on's output frame
+  const green = [0, 177, 64];
+  return {
+    // One frame of each solution, as an application runs it: the pipeline and what it draws.
+    async face() {
+      const { faces, ranDetector } = await face.detect(frame);
+      sink.ranDetector = ranDetector;
+      canvas.set(frame.data);
+      if (faces[0]) vision.recolorLips({ data: canvas, width: frame.width, height: frame.height }, faces[0]);
+      return faces.length;
+    },
+    async segment() {
+      const { mask } = await seg.segment(frame);
+      vision.replaceBackground(frame, mask, green);
+      return 1;
+    },
+    async hands() {
+      const r = await hands.detect(frame);
+      sink.ranDetector = r.ranDetector;
+      return r.hands.length;
+    },
+    release: async () => { await face.release(); await seg.release(); await hands.release(); },
+  };
+}
+
+async function litert(lib, bytes) {
+  const models = {};
+  for (const [name, b] of Object.entries(bytes)) models[name] = await lib.loadAndCompile(b.tflite, { accelerator: "wasm" });
+  return {
+    async run(name, x) {
+      const input = new lib.Tensor(x.data, x.shape);
+      const results = await models[name].run([input]);
+      const list = Array.isArray(results) ? results : Object.values(results);
+      for (const t of list) t.toTypedArray(); // read the outputs back, as the pipelines' models do
+      for (const t of [input, ...list]) t.delete();
+    },
+    release: () => Object.values(models).forEach((m) => m.delete()),
+  };
+}
+
+const frameTimer = (sink) => async (fn) => {
+  sink.runs = [];
+  sink.ranDetector = null;
+  const t0 = performance.now();
+  const found = await fn();
+  const total = performance.now() - t0;
+  const models = {};
+  for (const [name, ms] of sink.runs) models[name] = (models[name] ?? 0) + ms;
+  return { total, models, runs: sink.runs, found, detector: sink.ranDetector };
+};
+
+export async function runVision(job, libs, readBytes, progress) {
+  const v = job.vision;
+  const vision = await import("/wasmrt/vision/index.js");
+  const pixels = await readBytes(v.frame.file);
+  const frame = { data: new Uint8ClampedArray(pixels.buffer, pixels.byteOffset, pixels.byteLength),
+    width: v.frame.width, height: v.frame.height };
+  const bytes = {};
+  for (const [name, f] of Object.entries(v.models)) bytes[name] = { wrt: await readBytes(f.wrt), tflite: await readBytes(f.tflite) };
+  const lib = await libs.litertModule("relaxed");
+  const passes = [];
+  const info = {};
+  const total = 2 * v.passes * (v.warmup + v.rounds);
+  let done = 0;
+  // Per pass: first the one-thread runtime alone (the solutions, the models alone against LiteRT.js, the three
+  // together), then the threaded one alone: a pool's threads poll for a while after each run (rt_threads.c), and
+  // they would share the cores with the one-thread runs.
+  for (let p = 0; p < v.passes; p++) {
+    await progress({ stage: "load", engine: `vision pass ${p + 1}` });
+    const rec = { solutions: Object.fromEntries(SOLUTIONS.map((s) => [s, []])), alone: {}, litert: {}, together_1: [],
+      together_n: [] };
+    const together = (pl) => async () => [await pl.face(), await pl.segment(), await pl.hands()];
+    const rt1 = await libs.wasmrt.init({ variant: "relaxed", threads: 1, ...libs.wasmrtOptions });
+    const s1 = { runs: [], feeds: {}, models: {} };
+    const one = await pipelines(vision, rt1, bytes, frame, s1);
+    const peer = await litert(lib, bytes);
+    const time1 = frameTimer(s1);
+    for (let r = 0; r < v.warmup + v.rounds; r++) {
+      const keep = r >= v.warmup;
+      for (const s of SOLUTIONS) {
+        const f = await time1(one[s]);
+        if (keep) rec.solutions[s].push(f);
+      }
+      // each model alone, ours and LiteRT.js (the order alternating by round), on the input tensor its pipeline
+      // fed it last (the face detector's: the first frame, before the face was tracked)
+      for (const [name, feeds] of Object.entries(s1.feeds)) {
+        const x = Object.values(feeds)[0];
+        const runs = [["ours", () => s1.models[name].run(feeds)], ["litert", () => peer.run(name, x)]];
+        for (const [who, run] of r % 2 ? runs.reverse() : runs) {
+          const t0 = performance.now();
+          await run();
+          const ms = performance.now() - t0;
+          if (keep) ((who === "ours" ? rec.alone : rec.litert)[name] ??= []).push(ms);
+        }
+      }
+      const t1 = await time1(together(one));
+      if (keep) rec.together_1.push(t1);
+      await progress({ stage: "round", done: ++done, total });
+    }
+    peer.release();
+    await one.release();
+    rt1.close?.();
+    const rtN = await libs.wasmrt.init({ variant: "relaxed", threads: v.threads, ...libs.wasmrtOptions });
+    Object.assign(info, { variant: rt1.variant, threads: rtN.threads, threads_reason: rtN.reason ?? "" });
+    const sN = { runs: [], feeds: {}, models: {} };
+    const many = await pipelines(vision, rtN, bytes, frame, sN);
+    const timeN = frameTimer(sN);
+    for (let r = 0; r < v.warmup + v.rounds; r++) {
+      const tN = await timeN(together(many));
+      if (r >= v.warmup) rec.together_n.push(tN);
+      await progress({ stage: "round", done: ++done, total });
+    }
+    await many.release();
+    rtN.close?.();
+    passes.push(rec);
+  }
+  return { info, passes };
+}
