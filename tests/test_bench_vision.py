@@ -15,7 +15,8 @@ def frame(total: float, runs: list[tuple[str, float]], detector: bool | None = N
     models: dict[str, float] = {}
     for n, ms in runs:
         models[n] = models.get(n, 0.0) + ms
-    return {"total": total, "models": models, "runs": [list(r) for r in runs], "found": 1, "detector": detector}
+    return {"total": total, "models": models, "runs": [list(r) for r in runs], "found": 1, "detector": detector,
+            "parts": {"crop": total / 10}}
 
 
 def page_pass(scale: float) -> dict:
@@ -54,6 +55,7 @@ def test_summary_per_run_per_frame_and_outside():
     assert hands["models"]["hand_landmark"] == [16.0, 32.0] and hands["runs"]["hand_landmark"] == [8.0, 16.0]
     assert hands["outside"] == [4.0, 8.0] and hands["detector"] == [1.0, 1.0]
     assert s["together"] == {"1": [50.0, 100.0], "n": [40.0, 80.0]}
+    assert face["parts"]["crop"] == pytest.approx([0.6, 1.2]) and hands["parts"]["crop"] == [3.0, 6.0]
 
 
 def test_table_gives_ratios_shares_and_fps():
@@ -64,6 +66,7 @@ def test_table_gives_ratios_shares_and_fps():
     assert rows["hand_landmark"].endswith("0.50 (0.50-0.50)")  # 8.8 / 17.6, though it ran twice a frame
     assert "16.00 (16.00-32.00)" in rows["hand_landmark"]  # per frame: two runs of 8
     assert "50% (50%-50%) of the frame" in text  # face: 3 of 6 ms outside the models
+    assert rows["rest"].endswith("1.00 (1.00-2.00)")  # hands: 4 ms outside, 3 of them the crop (8 and 6 slow pass)
     assert "20.0 (10.0-20.0) fps" in text  # together, one thread: 50 ms a frame, 100 in the slow pass
     assert "2 threads: 40.00 (40.00-80.00) ms = 25.0 (12.5-25.0) fps" in text
 

@@ -89,9 +89,10 @@ def summarize(result: dict) -> dict:
     """Per pass medians, as lists over the passes: {solution: {total, outside (frame total less its model runs),
     models: {name: ms per frame}, runs: {name: ms per run in the pipeline, where it ran}, alone and litert: {name: ms
     per run of the model alone, ours and LiteRT.js's, on the same input}, found (hands or faces), detector (share of
-    frames that ran the detector)}, together: {"1", "n": ms per frame}}."""
+    frames that ran the detector), parts: {name: ms} (where the work outside the models goes: crops, lips,
+    mask, compositing)}, together: {"1", "n": ms per frame}}."""
     out: dict = {s: {"total": [], "outside": [], "models": {}, "runs": {}, "alone": {}, "litert": {}, "found": [],
-                     "detector": []}
+                     "detector": [], "parts": {}}
                  for s in SOLUTIONS}
     out["together"] = {"1": [], "n": []}
     for p in result["passes"]:
@@ -102,6 +103,8 @@ def summarize(result: dict) -> dict:
             o["outside"].append(float(np.median([f["total"] - sum(f["models"].values()) for f in frames])))
             o["found"].append(float(np.median([f["found"] for f in frames])))
             o["detector"].append(float(np.mean([bool(f["detector"]) for f in frames])))
+            for part in frames[0].get("parts", {}):
+                o["parts"].setdefault(part, []).append(float(np.median([f["parts"][part] for f in frames])))
             for n in names:
                 o["models"].setdefault(n, []).append(float(np.median([f["models"].get(n, 0.0) for f in frames])))
                 runs = [ms for f in frames for m, ms in f["runs"] if m == n]
@@ -133,6 +136,11 @@ def table(s: dict, info: dict) -> str:
         share = [a / b for a, b in zip(o["outside"], o["total"], strict=True)]
         lines.append(f"{'':<17} {'outside models':<15} {_spread(o['outside']):>19} "
                      f"= {_spread([100 * x for x in share], '{:.0f}%')} of the frame")
+        parts = dict(o.get("parts", {}))
+        if parts:  # what the named parts leave of the work outside the models (mapping, tracking, copies)
+            parts["rest"] = [x - sum(v[i] for v in parts.values()) for i, x in enumerate(o["outside"])]
+        for part, ms in parts.items():
+            lines.append(f"{'':<17} {'  ' + part:<15} {_spread(ms):>19}")
         if key != "segment":
             lines.append(f"{'':<17} {'detector ran':<15} {_spread([100 * x for x in o['detector']], '{:.0f}%'):>19}"
                          f" of the frames")

@@ -32,21 +32,30 @@ async function pipelines(vision, rt, bytes, frame, sink) {
   const green = [0, 177, 64];
   return {
     // One frame of each solution, as an application runs it: the pipeline and what it draws.
+    // sink.parts: where the work outside the models goes (the pipelines' own ms, and what the frame draws)
     async face() {
-      const { faces, ranDetector } = await face.detect(frame);
-      sink.ranDetector = ranDetector;
+      const { faces, ranDetector, ms } = await face.detect(frame);
+      const t0 = performance.now();
       canvas.set(frame.data);
       if (faces[0]) vision.recolorLips({ data: canvas, width: frame.width, height: frame.height }, faces[0]);
+      sink.ranDetector = ranDetector;
+      sink.parts = { crop: ms.warp ?? 0, lips: performance.now() - t0 };
       return faces.length;
     },
     async segment() {
-      const { mask } = await seg.segment(frame);
+      const { mask, ms } = await seg.segment(frame);
+      const t0 = performance.now();
       vision.replaceBackground(frame, mask, green);
+      const model = sink.runs.reduce((a, [, t]) => a + t, 0);
+      // input: the frame stretched to the model's input; mask: resized to the frame and smoothed
+      sink.parts = { input: ms.model - model, mask: ms.post, composite: performance.now() - t0 };
       return 1;
     },
     async hands() {
       const r = await hands.detect(frame);
       sink.ranDetector = r.ranDetector;
+      const palm = sink.runs.reduce((a, [n, ms]) => a + (n === "palm_detector" ? ms : 0), 0);
+      sink.parts = { crop: r.ms.warp ?? 0, palm: (r.ms.detector ?? 0) - palm }; // palm: letterbox, decoding, NMS
       return r.hands.length;
     },
     release: async () => { await face.release(); await seg.release(); await hands.release(); },
@@ -71,12 +80,13 @@ async function litert(lib, bytes) {
 const frameTimer = (sink) => async (fn) => {
   sink.runs = [];
   sink.ranDetector = null;
+  sink.parts = {};
   const t0 = performance.now();
   const found = await fn();
   const total = performance.now() - t0;
   const models = {};
   for (const [name, ms] of sink.runs) models[name] = (models[name] ?? 0) + ms;
-  return { total, models, runs: sink.runs, found, detector: sink.ranDetector };
+  return { total, models, runs: sink.runs, found, detector: sink.ranDetector, parts: sink.parts };
 };
 
 export async function runVision(job, libs, readBytes, progress) {
