@@ -103,8 +103,12 @@ def summarize(result: dict) -> dict:
             o["outside"].append(float(np.median([f["total"] - sum(f["models"].values()) for f in frames])))
             o["found"].append(float(np.median([f["found"] for f in frames])))
             o["detector"].append(float(np.mean([bool(f["detector"]) for f in frames])))
-            for part in frames[0].get("parts", {}):
+            parts = list(frames[0].get("parts", {}))
+            for part in parts:
                 o["parts"].setdefault(part, []).append(float(np.median([f["parts"][part] for f in frames])))
+            if parts:  # what the named parts leave of the work outside the models (mapping, tracking, copies)
+                o["parts"].setdefault("rest", []).append(float(np.median(
+                    [f["total"] - sum(f["models"].values()) - sum(f["parts"].values()) for f in frames])))
             for n in names:
                 o["models"].setdefault(n, []).append(float(np.median([f["models"].get(n, 0.0) for f in frames])))
                 runs = [ms for f in frames for m, ms in f["runs"] if m == n]
@@ -136,10 +140,7 @@ def table(s: dict, info: dict) -> str:
         share = [a / b for a, b in zip(o["outside"], o["total"], strict=True)]
         lines.append(f"{'':<17} {'outside models':<15} {_spread(o['outside']):>19} "
                      f"= {_spread([100 * x for x in share], '{:.0f}%')} of the frame")
-        parts = dict(o.get("parts", {}))
-        if parts:  # what the named parts leave of the work outside the models (mapping, tracking, copies)
-            parts["rest"] = [x - sum(v[i] for v in parts.values()) for i, x in enumerate(o["outside"])]
-        for part, ms in parts.items():
+        for part, ms in o.get("parts", {}).items():
             lines.append(f"{'':<17} {'  ' + part:<15} {_spread(ms):>19}")
         if key != "segment":
             lines.append(f"{'':<17} {'detector ran':<15} {_spread([100 * x for x in o['detector']], '{:.0f}%'):>19}"
@@ -193,4 +194,4 @@ if __name__ == "__main__":  # summarize a saved run again: python -m wasmrt.benc
     import sys
 
     doc = json.loads(Path(sys.argv[1]).read_text())
-    print(table(doc["summary"], doc["info"]))
+    print(table(summarize(doc["raw"]), doc["info"]))
