@@ -100,23 +100,29 @@ export async function runVision(job, libs, readBytes, progress) {
   const lib = await libs.litertModule("relaxed");
   const passes = [];
   const info = {};
-  const total = 2 * v.passes * (v.warmup + v.rounds);
+  const total = v.passes * (v.warmup + v.rounds);
   let done = 0;
-  // Per pass: first the one-thread runtime alone (the solutions, the models alone against LiteRT.js, the three
-  // together), then the threaded one alone: a pool's threads poll for a while after each run (rt_threads.c), and
-  // they would share the cores with the one-thread runs.
+  // Per pass, both runtimes loaded, each round: the one-thread runtime (the solutions, the models alone against
+  // LiteRT.js, the three together), then the threaded one (the three together), then an idle pause (v.idle_ms)
+  // longer than the window in which the threaded runtime's pool threads poll after a run (rt_threads.c): asleep,
+  // they do not share the cores with the next round's one-thread frames.
+  const idle = () => new Promise((resolve) => setTimeout(resolve, v.idle_ms));
   for (let p = 0; p < v.passes; p++) {
     await progress({ stage: "load", engine: `vision pass ${p + 1}` });
     const rec = { solutions: Object.fromEntries(SOLUTIONS.map((s) => [s, []])), alone: {}, litert: {}, together_1: [],
       together_n: [] };
     const together = (pl) => async () => [await pl.face(), await pl.segment(), await pl.hands()];
     const rt1 = await libs.wasmrt.init({ variant: "relaxed", threads: 1, ...libs.wasmrtOptions });
-    const s1 = { runs: [], feeds: {}, models: {} };
+    const rtN = await libs.wasmrt.init({ variant: "relaxed", threads: v.threads, ...libs.wasmrtOptions });
+    Object.assign(info, { variant: rt1.variant, threads: rtN.threads, threads_reason: rtN.reason ?? "" });
+    const s1 = { runs: [], feeds: {}, models: {} }, sN = { runs: [], feeds: {}, models: {} };
     const one = await pipelines(vision, rt1, bytes, frame, s1);
+    const many = await pipelines(vision, rtN, bytes, frame, sN);
     const peer = await litert(lib, bytes);
-    const time1 = frameTimer(s1);
+    const time1 = frameTimer(s1), timeN = frameTimer(sN);
     for (let r = 0; r < v.warmup + v.rounds; r++) {
       const keep = r >= v.warmup;
+      await idle();
       for (const s of SOLUTIONS) {
         const f = await time1(one[s]);
         if (keep) rec.solutions[s].push(f);
@@ -134,23 +140,14 @@ export async function runVision(job, libs, readBytes, progress) {
         }
       }
       const t1 = await time1(together(one));
-      if (keep) rec.together_1.push(t1);
+      const tN = await timeN(together(many));
+      if (keep) { rec.together_1.push(t1); rec.together_n.push(tN); }
       await progress({ stage: "round", done: ++done, total });
     }
     peer.release();
     await one.release();
-    rt1.close?.();
-    const rtN = await libs.wasmrt.init({ variant: "relaxed", threads: v.threads, ...libs.wasmrtOptions });
-    Object.assign(info, { variant: rt1.variant, threads: rtN.threads, threads_reason: rtN.reason ?? "" });
-    const sN = { runs: [], feeds: {}, models: {} };
-    const many = await pipelines(vision, rtN, bytes, frame, sN);
-    const timeN = frameTimer(sN);
-    for (let r = 0; r < v.warmup + v.rounds; r++) {
-      const tN = await timeN(together(many));
-      if (r >= v.warmup) rec.together_n.push(tN);
-      await progress({ stage: "round", done: ++done, total });
-    }
     await many.release();
+    rt1.close?.();
     rtN.close?.();
     passes.push(rec);
   }
