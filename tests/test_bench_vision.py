@@ -4,7 +4,9 @@ itself runs in `wasmrt bench --vision` (headless Chromium), not here: no timed t
 
 from __future__ import annotations
 
+import json
 import math
+import shutil
 
 import pytest
 
@@ -37,6 +39,7 @@ def page_pass(scale: float) -> dict:
                   "palm_detector": [11 * s] * 3, "hand_landmark": [8.8 * s] * 3},
         "litert": {"face_detector": [8.8 * s] * 3, "face_landmark": [6.6 * s] * 3, "selfie": [11 * s] * 3,
                    "palm_detector": [22 * s] * 3, "hand_landmark": [17.6 * s] * 3},
+        "max_rel_err": {"face_detector": 1e-6 * s, "hand_landmark": None},
         "together_1": [{"total": 50 * s}] * 3,
         "together_n": [{"total": 40 * s}] * 3,
     }
@@ -56,6 +59,8 @@ def test_summary_per_run_per_frame_and_outside():
     assert hands["outside"] == [4.0, 8.0] and hands["detector"] == [1.0, 1.0]
     assert s["together"] == {"1": [50.0, 100.0], "n": [40.0, 80.0]}
     assert face["parts"]["crop"] == pytest.approx([0.6, 1.2]) and hands["parts"]["crop"] == [3.0, 6.0]
+    # the worst pass's cross-check; outputs that did not line up count as infinitely far
+    assert s["max_rel_err"] == {"face_detector": 2e-6, "hand_landmark": math.inf}
 
 
 def test_table_gives_ratios_shares_and_fps():
@@ -77,3 +82,30 @@ def test_a_model_that_never_ran_is_not_a_zero():
         f["runs"] = [r for r in f["runs"] if r[0] != "palm_detector"]
     s = vision.summarize({"passes": [p], "info": {}})
     assert math.isnan(s["hands"]["runs"]["palm_detector"][0])
+
+
+@pytest.mark.slow
+def test_vision_bench_in_chromium(tmp_path, capsys):
+    """The page end to end, two frames: every solution finds what the photo holds, every model ran alone beside
+    LiteRT.js with outputs within the cross-check's bound, and the table is printed (the times are not checked)."""
+    from wasmrt.cli.main import main
+
+    if shutil.which("node") is None or shutil.which("chromium") is None:
+        pytest.skip("Node.js and Chromium are needed")
+    out = tmp_path / "vision.json"
+    try:
+        vision.frame()
+    except Exception as e:  # offline without the photo cache
+        pytest.skip(f"photo not available ({e})")
+    code = main(["bench", "--vision", "--rounds", "2", "--warmup", "1", "--passes", "1", "-o", str(out)])
+    printed = capsys.readouterr().out
+    assert code == 0, printed
+    doc = json.loads(out.read_text())
+    (p,) = doc["raw"]["passes"]
+    assert [f["found"] for f in p["solutions"]["face"]] == [1, 1]
+    assert [f["found"] for f in p["solutions"]["hands"]] == [1, 1]  # the V sign
+    assert all(f["detector"] is False for f in p["solutions"]["face"])  # tracked since the warm-up frame
+    assert set(p["litert"]) == set(p["alone"]) == {*vision.MODELS, "selfie"}
+    assert all(0 <= e <= vision.MAX_REL_ERR for e in p["max_rel_err"].values()), p["max_rel_err"]
+    assert len(p["together_1"]) == len(p["together_n"]) == 2
+    assert "hands tracked" in printed and "2 threads" in printed

@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import math
 import os
 from datetime import datetime
 from pathlib import Path
@@ -34,6 +35,7 @@ MODELS = {
 # idle pause before each round: longer than the threaded runtime's pool threads poll after a run (POLL_WINDOW_NS
 # in kernels_wasm/engine/rt_threads.c, 200 ms), so they sleep while the one-thread runtime's frames run
 IDLE_MS = 300
+MAX_REL_ERR = 1e-3  # ours against LiteRT.js on the same input, as the model bench's cross-check
 SOLUTIONS = {"face": ("face mesh try-on", ("face_detector", "face_landmark")),
              "segment": ("segmentation", ("selfie",)),
              "hands": ("hands tracked", ("palm_detector", "hand_landmark"))}
@@ -93,12 +95,16 @@ def summarize(result: dict) -> dict:
     models: {name: ms per frame}, runs: {name: ms per run in the pipeline, where it ran}, alone and litert: {name: ms
     per run of the model alone, ours and LiteRT.js's, on the same input}, found (hands or faces), detector (share of
     frames that ran the detector), parts: {name: ms} (where the work outside the models goes: crops, lips,
-    mask, compositing)}, together: {"1", "n": ms per frame}}."""
+    mask, compositing)}, together: {"1", "n": ms per frame}, max_rel_err: {name: the largest difference of our
+    outputs from LiteRT.js's over our largest magnitude, in any pass (inf: the outputs did not line up)}}."""
     out: dict = {s: {"total": [], "outside": [], "models": {}, "runs": {}, "alone": {}, "litert": {}, "found": [],
                      "detector": [], "parts": {}}
                  for s in SOLUTIONS}
     out["together"] = {"1": [], "n": []}
+    out["max_rel_err"] = {}
     for p in result["passes"]:
+        for n, e in p.get("max_rel_err", {}).items():
+            out["max_rel_err"][n] = max(out["max_rel_err"].get(n, 0.0), math.inf if e is None else e)
         for s, (_, names) in SOLUTIONS.items():
             frames = p["solutions"][s]
             o = out[s]
@@ -148,6 +154,10 @@ def table(s: dict, info: dict) -> str:
         if key != "segment":
             lines.append(f"{'':<17} {'detector ran':<15} {_spread([100 * x for x in o['detector']], '{:.0f}%'):>19}"
                          f" of the frames")
+    errs = s.get("max_rel_err", {})
+    if errs:
+        lines.append("outputs, ours against LiteRT.js (max |diff| / max |ours|): "
+                     + ", ".join(f"{n} {e:.1e}" for n, e in errs.items()))
     t1, tn = s["together"]["1"], s["together"]["n"]
     fps = [1000 / x for x in t1], [1000 / x for x in tn]
     lines.append(f"all three per frame, 1 thread:  {_spread(t1)} ms = {_spread(fps[0], '{:.1f}')} fps")
@@ -189,6 +199,10 @@ def run_vision(args: argparse.Namespace, warmup: int, rounds: int, passes: int) 
                                  "idle_ms": IDLE_MS},
                     "info": res["info"], "summary": s, "raw": res, "notes": notes})
     print(f"results: {out}")
+    bad = [n for n, e in s["max_rel_err"].items() if not e <= MAX_REL_ERR]
+    if bad or len(s["max_rel_err"]) < len(MODELS) + 1:
+        print(f"cross-check FAILED (over {MAX_REL_ERR:g}, or not run) for: {', '.join(bad) or 'a model not run'}")
+        return 1
     return 0
 
 

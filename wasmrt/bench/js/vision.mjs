@@ -7,6 +7,21 @@
 
 const SOLUTIONS = ["face", "segment", "hands"];
 
+// The largest difference between two runs' outputs (in the model's output order) over the largest magnitude of
+// ours, of all outputs: the cross-check that both engines ran the same model on the same input.
+function relErr(ours, theirs) {
+  if (ours.length !== theirs.length) return null;
+  let diff = 0, big = 0;
+  for (let k = 0; k < ours.length; k++) {
+    if (ours[k].length !== theirs[k].length) return null;
+    for (let i = 0; i < ours[k].length; i++) {
+      diff = Math.max(diff, Math.abs(ours[k][i] - theirs[k][i]));
+      big = Math.max(big, Math.abs(ours[k][i]));
+    }
+  }
+  return diff / (big || 1);
+}
+
 // A loaded model whose runs are timed: every run adds (name, ms) to `sink.runs` and keeps its feeds, so the model
 // alone and LiteRT.js can run the same input tensor.
 function timed(model, name, sink) {
@@ -70,8 +85,9 @@ async function litert(lib, bytes) {
       const input = new lib.Tensor(x.data, x.shape);
       const results = await models[name].run([input]);
       const list = Array.isArray(results) ? results : Object.values(results);
-      for (const t of list) t.toTypedArray(); // read the outputs back, as the pipelines' models do
+      const out = list.map((t) => t.toTypedArray()); // read the outputs back, as the pipelines' models do
       for (const t of [input, ...list]) t.delete();
+      return out;
     },
     release: () => Object.values(models).forEach((m) => m.delete()),
   };
@@ -110,7 +126,7 @@ export async function runVision(job, libs, readBytes, progress) {
   for (let p = 0; p < v.passes; p++) {
     await progress({ stage: "load", engine: `vision pass ${p + 1}` });
     const rec = { solutions: Object.fromEntries(SOLUTIONS.map((s) => [s, []])), alone: {}, litert: {}, together_1: [],
-      together_n: [] };
+      together_n: [], max_rel_err: {} };
     const together = (pl) => async () => [await pl.face(), await pl.segment(), await pl.hands()];
     const rt1 = await libs.wasmrt.init({ variant: "relaxed", threads: 1, ...libs.wasmrtOptions });
     const rtN = await libs.wasmrt.init({ variant: "relaxed", threads: v.threads, ...libs.wasmrtOptions });
@@ -132,12 +148,14 @@ export async function runVision(job, libs, readBytes, progress) {
       for (const [name, feeds] of Object.entries(s1.feeds)) {
         const x = Object.values(feeds)[0];
         const runs = [["ours", () => s1.models[name].run(feeds)], ["litert", () => peer.run(name, x)]];
+        const outs = {};
         for (const [who, run] of r % 2 ? runs.reverse() : runs) {
           const t0 = performance.now();
-          await run();
+          outs[who] = await run();
           const ms = performance.now() - t0;
           if (keep) ((who === "ours" ? rec.alone : rec.litert)[name] ??= []).push(ms);
         }
+        if (r === 0) rec.max_rel_err[name] = relErr(Object.values(outs.ours).map((t) => t.data), outs.litert);
       }
       const t1 = await time1(together(one));
       const tN = await timeN(together(many));
