@@ -33,6 +33,7 @@ def page_pass(scale: float) -> dict:
             # two hands: the landmark model runs twice a frame
             "hands": [frame(30 * s, [("palm_detector", 10 * s), ("hand_landmark", 8 * s), ("hand_landmark", 8 * s)],
                             True)] * 3,
+            "hand": [frame(12 * s, [("hand_landmark", 8 * s)], False)] * 3,
         },
         # the models alone: ours on the same inputs a little slower than inside the pipeline
         "alone": {"face_detector": [4.4 * s] * 3, "face_landmark": [3.3 * s] * 3, "selfie": [5.5 * s] * 3,
@@ -66,12 +67,16 @@ def test_summary_per_run_per_frame_and_outside():
 def test_table_gives_ratios_shares_and_fps():
     s = vision.summarize({"passes": [page_pass(1.0), page_pass(1.0), page_pass(2.0)], "info": {}})
     text = vision.table(s, {"threads": 2})
-    rows = {line.split()[0]: line for line in text.splitlines() if line.strip()}
+    two, one = text.split("1 hand tracked")  # the solutions up to hands tracked with maxHands 2; maxHands 1
+    rows = {line.split()[0]: line for line in two.splitlines() if line.strip()}
     assert rows["face_detector"].endswith("0.50 (0.50-0.50)")  # alone: 4.4 / 8.8
     assert rows["hand_landmark"].endswith("0.50 (0.50-0.50)")  # 8.8 / 17.6, though it ran twice a frame
     assert "16.00 (16.00-32.00)" in rows["hand_landmark"]  # per frame: two runs of 8
     assert "50% (50%-50%) of the frame" in text  # face: 3 of 6 ms outside the models
-    assert rows["rest"].endswith("1.00 (1.00-2.00)")  # hands: 4 ms outside, 3 of them the crop (8 and 6 slow pass)
+    assert rows["rest"].endswith("1.00 (1.00-2.00)")  # hands: 4 ms outside the models, 3 of them the crop
+    ones = {line.split()[0]: line for line in one.splitlines() if line.strip()}
+    assert ones["rest"].endswith("2.80 (2.80-5.60)")  # 1 hand: 4 ms outside the model, 1.2 of them the crop
+    assert "8.00 (8.00-16.00)" in ones["hand_landmark"] and "0% (0%-0%)" in ones["detector"]
     assert "20.0 (10.0-20.0) fps" in text  # together, one thread: 50 ms a frame, 100 in the slow pass
     assert "2 threads: 40.00 (40.00-80.00) ms = 25.0 (12.5-25.0) fps" in text
 
@@ -104,6 +109,9 @@ def test_vision_bench_in_chromium(tmp_path, capsys):
     (p,) = doc["raw"]["passes"]
     assert [f["found"] for f in p["solutions"]["face"]] == [1, 1]
     assert [f["found"] for f in p["solutions"]["hands"]] == [1, 1]  # the V sign
+    assert [f["found"] for f in p["solutions"]["hand"]] == [1, 1]
+    assert all(f["detector"] is True for f in p["solutions"]["hands"])  # fewer hands than maxHands 2
+    assert all(f["detector"] is False for f in p["solutions"]["hand"])  # tracked: maxHands 1
     assert all(f["detector"] is False for f in p["solutions"]["face"])  # tracked since the warm-up frame
     assert set(p["litert"]) == set(p["alone"]) == {*vision.MODELS, "selfie"}
     assert all(0 <= e <= vision.MAX_REL_ERR for e in p["max_rel_err"].values()), p["max_rel_err"]
