@@ -28,8 +28,11 @@ TOOL = ROOT / "tools" / "mediapipe_hands.py"
 ORACLE = models.CACHE / "oracle"
 HAND_IMAGES = [*photos.HAND_PHOTOS, *(f"{n}@{r}{c}" for n, r, c in photos.HAND_TILES)]
 MAX_MEAN_PX = 1.0  # the acceptance bound on the mean landmark distance to MediaPipe's
-MAX_Z_PX = 2.0  # mean |z| difference (z in the scale of x): 0.97 px on obama.jpg, under 0.35 px elsewhere
-MAX_WORLD_M = 0.002  # largest world landmark difference (metres): 0.8 mm on obama.jpg, under 0.5 mm elsewhere
+# mean |z| difference (z in the scale of x): 0.97 px on obama.jpg, 1.93 px with the lite model on the inRange
+# tutorial's photo (its x, y: 0.22 px), under 0.35 px elsewhere
+MAX_Z_PX = 2.0
+# largest world landmark difference (metres): 0.8 mm on obama.jpg and the inRange photo, under 0.5 mm elsewhere
+MAX_WORLD_M = 0.002
 # The lite landmark model on obama.jpg's hand (arms crossed, wrist hidden, presence 0.53-0.78): its landmarks move by
 # pixels when the crop moves by a tenth of a pixel, and they are 4.2 px (mean) from MediaPipe's; the full model
 # there is 0.43 px away. Same hand and handedness are still required; the distance is printed, not bounded.
@@ -118,12 +121,22 @@ def compare_hands(engine: str, lite: bool, names: list[str], unstable: frozenset
     return means
 
 
-def test_photo_set_has_20_images_with_hands():
-    """The acceptance asks for at least 20 real photos with hands where MediaPipe finds them."""
+def distinct_photos(names: list[str]) -> set[str]:
+    """The photos behind image names: a tile ("photo@rc") counts as its photo."""
+    return {n.split("@")[0] for n in names}
+
+
+def test_distinct_photos_counts_tiles_once():
+    assert distinct_photos(["a.jpg", "a.jpg@00", "b.jpg@12", "b.jpg@22"]) == {"a.jpg", "b.jpg"}
+
+
+def test_photo_set_has_20_photos_with_hands():
+    """The acceptance asks for at least 20 distinct real photos with hands where MediaPipe finds them (tiles of one
+    photo count once)."""
     oracle = mediapipe_hands(False)
     with_hands = [n for n in HAND_IMAGES if oracle[n]]
-    assert len(with_hands) >= 20, with_hands
-    assert sum(len(oracle[n]) for n in HAND_IMAGES) >= 25
+    assert len(distinct_photos(with_hands)) >= 20, sorted(distinct_photos(with_hands))
+    assert sum(len(oracle[n]) for n in HAND_IMAGES) >= 30
 
 
 @pytest.mark.slow
@@ -160,7 +173,8 @@ def clip_frames(base: np.ndarray, cx: float, cy: float, side: float, count: int 
 
 @pytest.mark.slow
 @pytest.mark.parametrize("name", ["handSrc.jpg", "Back_Projection_Theory0.jpg", "human_webcam.jpg", "group5.jpg",
-                                  "screen_charuco.jpg"])
+                                  "screen_charuco.jpg", "Threshold_inRange_Tutorial_Result_input.jpg",
+                                  "05.jpg@20"])
 def test_tracking_keeps_the_hand(name: str) -> None:
     """A clip about the photo's first hand (a window 2.5x the hand's landmark box), one hand (max_hands=1): after the
     first frame the palm detector runs only when tracking lost the hand; tracking must keep it without the detector

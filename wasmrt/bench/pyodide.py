@@ -5,10 +5,12 @@ pyodide and builds the pure-Python wheel (wasmrt/dev/pyodide_files.py)."""
 
 from __future__ import annotations
 
+import argparse
 import json
 import subprocess
 import tempfile
 from collections.abc import Callable
+from datetime import datetime
 from pathlib import Path
 
 from wasmrt.errors import WasmrtError
@@ -91,3 +93,17 @@ def table(data: dict) -> str:
         lines.append(f"{r['model']:20s} {r['pass']:4d} {r['python_ms']:9.2f} {r['js_ms']:9.2f} "
                      f"{r['python_ms'] / r['js_ms']:6.3f}")
     return "\n".join(lines)
+
+
+def run_pyodide(args: argparse.Namespace, variants: list[str], warmup: int, rounds: int, passes: int) -> int:
+    """`wasmrt bench --pyodide`: run, print the table, save the JSON (-o, else build/bench/pyodide-<stamp>.json)."""
+    from wasmrt.bench.prepare import WORK
+
+    data = run(args.models or ["efficientnet_lite0"], "relaxed" if len(variants) > 1 else variants[0],
+               rounds, warmup, passes)
+    print(table(data))
+    out = Path(args.output) if args.output else WORK / f"pyodide-{datetime.now():%Y%m%d-%H%M%S}.json"
+    out.parent.mkdir(parents=True, exist_ok=True)
+    out.write_text(json.dumps(data, indent=1))
+    print(f"saved {out}")
+    return 0

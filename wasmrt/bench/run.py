@@ -6,7 +6,6 @@ table, saves JSON and a PNG chart."""
 from __future__ import annotations
 
 import argparse
-import json
 import os
 import platform
 import time
@@ -94,6 +93,11 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
                    help="time models pruned in 1x4 blocks at several sparsities against the dense model (default: "
                         "MobileNetV1 and a 3x3 convolution, random weights), with a plot; --profile adds per-layer "
                         "times of the pruned layers at 90%%")
+    p.add_argument("--vision", action="store_true",
+                   help="the vision solutions per frame in headless Chromium (face mesh try-on, segmentation, hands "
+                        "tracked; relaxed SIMD, one thread): pipeline total, each model against LiteRT.js on the "
+                        "same .tflite and input in the same page, the work outside the models, and all three "
+                        "together with one and two threads (--threads N for more); --rounds frames per pass")
     p.add_argument("--sparsities", metavar="S,S,...", help="sweep sparsities (default 0.3,0.4,...,0.9,0.95)")
     p.add_argument("-o", "--output", help="JSON path (default build/bench/<timestamp>.json in a checkout; "
                                           "the chart goes next to it)")
@@ -117,16 +121,13 @@ def run(args: argparse.Namespace) -> int:
     if gap_ms < 0 or args.warm_runs < 0:
         raise InputError("--idle-gap and --warm-runs must be >= 0")
     if args.pyodide:
-        from wasmrt.bench import pyodide
+        from wasmrt.bench.pyodide import run_pyodide
 
-        data = pyodide.run(args.models or ["efficientnet_lite0"], "relaxed" if len(variants) > 1 else variants[0],
-                           rounds, warmup, passes)
-        print(pyodide.table(data))
-        out = Path(args.output) if args.output else WORK / f"pyodide-{datetime.now():%Y%m%d-%H%M%S}.json"
-        out.parent.mkdir(parents=True, exist_ok=True)
-        out.write_text(json.dumps(data, indent=1))
-        print(f"saved {out}")
-        return 0
+        return run_pyodide(args, variants, warmup, rounds, passes)
+    if args.vision:
+        from wasmrt.bench.vision import run_vision
+
+        return run_vision(args, warmup, rounds, passes)
     if args.sparsity_sweep:
         return _sweep(args, hosts, variants, rounds, warmup, passes)
     if args.sparsities:

@@ -56,10 +56,15 @@ _PACKAGED = {
     "human_body.jpg": ("human", "package/assets/human-sample-body.jpg", "MIT (@vladmandic/human)"),
     "human_webcam.jpg": ("human", "package/assets/screenshot-webcam.jpg", "MIT (@vladmandic/human)"),
     "human_images.jpg": ("human", "package/assets/screenshot-images.jpg", "MIT (@vladmandic/human)"),
-    "messi5.jpg": ("opencv-doc", _OPENCV_DOC + "examples/data/messi5.jpg", "Apache-2.0 (OpenCV samples)"),
+    **{n: ("opencv-doc", _OPENCV_DOC + "examples/data/" + n, "Apache-2.0 (OpenCV samples)")
+       for n in ("messi5.jpg", "left06.jpg", "right01.jpg", "right04.jpg")},
     **{f"{n}.jpg": ("opencv-doc", f"{_OPENCV_DOC}opencv4/html/{n}.jpg", "Apache-2.0 (OpenCV documentation)")
        for n in ("Back_Projection1_Source_Image", "Back_Projection_Theory0", "Histogram_Comparison_Source_2",
-                 "fileListImage", "handDst", "handSrc", "screen_charuco")},
+                 "fileListImage", "handDst", "handSrc", "screen_charuco", "screen_finish",
+                 "Template_Matching_Original_Image", "05")},
+    "Threshold_inRange_Tutorial_Result_input.jpg": (
+        "opencv-doc", _OPENCV_DOC + "opencv4/html/Threshold_inRange_Tutorial_Result_input.jpeg",
+        "Apache-2.0 (OpenCV documentation)"),
 }
 SKIMAGE = ("astronaut", "chelsea", "coffee", "rocket", "motorcycle_left", "motorcycle_right", "hubble_deep_field",
            "retina", "ihc", "brick", "grass", "gravel", "camera", "coins", "moon", "page")
@@ -82,10 +87,12 @@ SETS = {("classifier", "calib"): CLASSIFIER_CALIB, ("classifier", "eval"): CLASS
 HAND_PHOTOS = ("group2.jpg", "group4.jpg", "group5.jpg", "group6.jpg", "obama.jpg", "human_body.jpg",
                "human_webcam.jpg", "messi5.jpg", "Back_Projection1_Source_Image.jpg", "Back_Projection_Theory0.jpg",
                "Histogram_Comparison_Source_2.jpg", "fileListImage.jpg", "handDst.jpg", "handSrc.jpg",
-               "screen_charuco.jpg")
+               "screen_charuco.jpg", "right04.jpg", "Threshold_inRange_Tutorial_Result_input.jpg")
 HAND_TILES = (("human_images.jpg", 0, 0), ("human_images.jpg", 1, 2), ("human_images.jpg", 2, 1),
               ("human_images.jpg", 2, 2), ("group2.jpg", 2, 0), ("group4.jpg", 1, 2), ("group4.jpg", 2, 2),
-              ("group6.jpg", 2, 2), ("human_body.jpg", 0, 0))
+              ("group6.jpg", 2, 2), ("human_body.jpg", 0, 0), ("left06.jpg", 2, 0), ("right01.jpg", 2, 0),
+              ("Template_Matching_Original_Image.jpg", 1, 2), ("screen_finish.jpg", 1, 1),
+              ("screen_finish.jpg", 2, 1), ("05.jpg", 2, 0))
 # Photos with people (the segmentation's tests against MediaPipe)
 PEOPLE_PHOTOS = ("astronaut", "group1.jpg", "group2.jpg", "group3.jpg", "group4.jpg", "group5.jpg", "group6.jpg",
                  "grace_hopper.jpg", "obama.jpg", "biden.jpg", "human_body.jpg", "human_webcam.jpg", "messi5.jpg")

@@ -72,8 +72,12 @@ globalThis.runBench = async (job) => {
     last = performance.now();
     return report(JSON.stringify(p));
   };
-  const engines = await runJob(job, libs, readBytes, progress);
   const host = { kind: "chromium", userAgent: navigator.userAgent, crossOriginIsolated: self.crossOriginIsolated };
+  if (job.vision) { // wasmrt bench --vision: the solutions' pipelines, not one model (vision.mjs)
+    const { runVision } = await import("./vision.mjs");
+    return { host, engines: { vision: await runVision(job, libs, readBytes, progress) } };
+  }
+  const engines = await runJob(job, libs, readBytes, progress);
   return { host, engines };
 };
 document.getElementById("status").textContent = "ready";

@@ -1,0 +1,177 @@
+// `wasmrt bench --vision` in the Chromium page: the three solutions of wasmrt/vision frame by frame on a photo (the
+// face mesh try-on, selfie segmentation with the background replaced, hand tracking), each model timed inside its
+// pipeline, and LiteRT.js running the same .tflite on the same input tensor in the same page, interleaved round by
+// round; then the three solutions one after the other per frame on one runtime with one thread and on one with two.
+// Job (wasmrt/bench/vision.py): {vision: {frame: {file, width, height}, models: {name: {wrt, tflite}}, warmup,
+// rounds, passes, threads}}.
+
+const SOLUTIONS = ["face", "segment", "hands", "hand"];
+
+// The largest difference between two runs' outputs (in the model's output order) over the largest magnitude of
+// ours, of all outputs: the cross-check that both engines ran the same model on the same input.
+function relErr(ours, theirs) {
+  if (ours.length !== theirs.length) return null;
+  let diff = 0, big = 0;
+  for (let k = 0; k < ours.length; k++) {
+    if (ours[k].length !== theirs[k].length) return null;
+    for (let i = 0; i < ours[k].length; i++) {
+      diff = Math.max(diff, Math.abs(ours[k][i] - theirs[k][i]));
+      big = Math.max(big, Math.abs(ours[k][i]));
+    }
+  }
+  return diff / (big || 1);
+}
+
+// A loaded model whose runs are timed: every run adds (name, ms) to `sink.runs` and keeps its feeds, so the model
+// alone and LiteRT.js can run the same input tensor.
+function timed(model, name, sink) {
+  sink.models[name] = model;
+  return {
+    async run(feeds) {
+      const t0 = performance.now();
+      const out = await model.run(feeds);
+      sink.runs.push([name, performance.now() - t0]);
+      sink.feeds[name] = feeds;
+      return out;
+    },
+    release: () => model.release(),
+  };
+}
+
+async function pipelines(vision, rt, bytes, frame, sink) {
+  const m = (name) => timed(rt.loadBytes(bytes[name].wrt, { name }), name, sink);
+  const face = new vision.FaceMesh(m("face_detector"), m("face_landmark"), { maxFaces: 1 });
+  const seg = new vision.SelfieSegmenter({ [vision.chooseModel(frame.width, frame.height)]: m("selfie") });
+  const palm = m("palm_detector"), landmarks = m("hand_landmark");
+  const hands = new vision.HandTracker(palm, landmarks, { maxHands: 2 }); // MediaPipe's default
+  const hand = new vision.HandTracker(palm, landmarks, { maxHands: 1 }); // the detector only when the hand is lost
+  const canvas = new Uint8ClampedArray(frame.data.length); // the try-on's output frame
+  const green = [0, 177, 64];
+  return {
+    // One frame of each solution, as an application runs it: the pipeline and what it draws.
+    // sink.parts: where the work outside the models goes (the pipelines' own ms, and what the frame draws)
+    async face() {
+      const { faces, ranDetector, ms } = await face.detect(frame);
+      const t0 = performance.now();
+      canvas.set(frame.data);
+      if (faces[0]) vision.recolorLips({ data: canvas, width: frame.width, height: frame.height }, faces[0]);
+      sink.ranDetector = ranDetector;
+      sink.parts = { crop: ms.warp ?? 0, lips: performance.now() - t0 };
+      return faces.length;
+    },
+    async segment() {
+      const { mask, ms } = await seg.segment(frame);
+      const t0 = performance.now();
+      vision.replaceBackground(frame, mask, green);
+      const model = sink.runs.reduce((a, [, t]) => a + t, 0);
+      // input: the frame stretched to the model's input; mask: resized to the frame and smoothed
+      sink.parts = { input: ms.model - model, mask: ms.post, composite: performance.now() - t0 };
+      return 1;
+    },
+    hands: () => handFrame(hands),
+    hand: () => handFrame(hand),
+    release: async () => { await face.release(); await seg.release(); await hands.release(); },
+  };
+  async function handFrame(tracker) {
+    const r = await tracker.detect(frame);
+    sink.ranDetector = r.ranDetector;
+    const detector = sink.runs.reduce((a, [n, ms]) => a + (n === "palm_detector" ? ms : 0), 0);
+    sink.parts = { crop: r.ms.warp ?? 0, palm: (r.ms.detector ?? 0) - detector }; // palm: letterbox, decoding, NMS
+    return r.hands.length;
+  }
+}
+
+async function litert(lib, bytes) {
+  const models = {};
+  for (const [name, b] of Object.entries(bytes)) models[name] = await lib.loadAndCompile(b.tflite, { accelerator: "wasm" });
+  return {
+    async run(name, x) {
+      const input = new lib.Tensor(x.data, x.shape);
+      const results = await models[name].run([input]);
+      const list = Array.isArray(results) ? results : Object.values(results);
+      const out = list.map((t) => t.toTypedArray()); // read the outputs back, as the pipelines' models do
+      for (const t of [input, ...list]) t.delete();
+      return out;
+    },
+    release: () => Object.values(models).forEach((m) => m.delete()),
+  };
+}
+
+const frameTimer = (sink) => async (fn) => {
+  sink.runs = [];
+  sink.ranDetector = null;
+  sink.parts = {};
+  const t0 = performance.now();
+  const found = await fn();
+  const total = performance.now() - t0;
+  const models = {};
+  for (const [name, ms] of sink.runs) models[name] = (models[name] ?? 0) + ms;
+  return { total, models, runs: sink.runs, found, detector: sink.ranDetector, parts: sink.parts };
+};
+
+export async function runVision(job, libs, readBytes, progress) {
+  const v = job.vision;
+  const vision = await import("/wasmrt/vision/index.js");
+  const pixels = await readBytes(v.frame.file);
+  const frame = { data: new Uint8ClampedArray(pixels.buffer, pixels.byteOffset, pixels.byteLength),
+    width: v.frame.width, height: v.frame.height };
+  const bytes = {};
+  for (const [name, f] of Object.entries(v.models)) bytes[name] = { wrt: await readBytes(f.wrt), tflite: await readBytes(f.tflite) };
+  const lib = await libs.litertModule("relaxed");
+  const passes = [];
+  const info = {};
+  const total = v.passes * (v.warmup + v.rounds);
+  let done = 0;
+  // Per pass, both runtimes loaded, each round: the one-thread runtime (the solutions, the models alone against
+  // LiteRT.js, the three together), then the threaded one (the three together), then an idle pause (v.idle_ms)
+  // longer than the window in which the threaded runtime's pool threads poll after a run (rt_threads.c): asleep,
+  // they do not share the cores with the next round's one-thread frames.
+  const idle = () => new Promise((resolve) => setTimeout(resolve, v.idle_ms));
+  for (let p = 0; p < v.passes; p++) {
+    await progress({ stage: "load", engine: `vision pass ${p + 1}` });
+    const rec = { solutions: Object.fromEntries(SOLUTIONS.map((s) => [s, []])), alone: {}, litert: {}, together_1: [],
+      together_n: [], max_rel_err: {} };
+    const together = (pl) => async () => [await pl.face(), await pl.segment(), await pl.hands()];
+    const rt1 = await libs.wasmrt.init({ variant: "relaxed", threads: 1, ...libs.wasmrtOptions });
+    const rtN = await libs.wasmrt.init({ variant: "relaxed", threads: v.threads, ...libs.wasmrtOptions });
+    Object.assign(info, { variant: rt1.variant, threads: rtN.threads, threads_reason: rtN.reason ?? "" });
+    const s1 = { runs: [], feeds: {}, models: {} }, sN = { runs: [], feeds: {}, models: {} };
+    const one = await pipelines(vision, rt1, bytes, frame, s1);
+    const many = await pipelines(vision, rtN, bytes, frame, sN);
+    const peer = await litert(lib, bytes);
+    const time1 = frameTimer(s1), timeN = frameTimer(sN);
+    for (let r = 0; r < v.warmup + v.rounds; r++) {
+      const keep = r >= v.warmup;
+      await idle();
+      for (const s of SOLUTIONS) {
+        const f = await time1(one[s]);
+        if (keep) rec.solutions[s].push(f);
+      }
+      // each model alone, ours and LiteRT.js (the order alternating by round), on the input tensor its pipeline
+      // fed it last (the face detector's: the first frame, before the face was tracked)
+      for (const [name, feeds] of Object.entries(s1.feeds)) {
+        const x = Object.values(feeds)[0];
+        const runs = [["ours", () => s1.models[name].run(feeds)], ["litert", () => peer.run(name, x)]];
+        const outs = {};
+        for (const [who, run] of r % 2 ? runs.reverse() : runs) {
+          const t0 = performance.now();
+          outs[who] = await run();
+          const ms = performance.now() - t0;
+          if (keep) ((who === "ours" ? rec.alone : rec.litert)[name] ??= []).push(ms);
+        }
+        if (r === 0) rec.max_rel_err[name] = relErr(Object.values(outs.ours).map((t) => t.data), outs.litert);
+      }
+      const t1 = await time1(together(one));
+      const tN = await timeN(together(many));
+      if (keep) { rec.together_1.push(t1); rec.together_n.push(tN); }
+      await progress({ stage: "round", done: ++done, total });
+    }
+    peer.release();
+    await one.release();
+    await many.release();
+    rt1.close?.();
+    rtN.close?.();
+    passes.push(rec);
+  }
+  return { info, passes };
+}
