@@ -22,7 +22,7 @@ import math
 import re
 from typing import Any
 
-from python_ref import errors, opdefs
+from python_ref import errors, opdefs, wrt_file
 
 FORMAT_JS_PATH = "js_bindings/src/format/generated.js"
 ERRORS_JS_PATH = "js_bindings/src/error_codes.js"
@@ -128,7 +128,10 @@ def format_module_text(schema: str, version: int) -> str:
            "// [name, kind, default] in slot order (OPTIONS); kinds: bool, i8, u8, i16, u16, i32, u32, i64, u64, f32,",
            "// f64, string, table, union, [kind] for a vector.", "",
            f"export const FORMAT_VERSION = {version};",
-           f"export const FILE_IDENTIFIER = {json.dumps(ident[1])};", "",
+           f"export const FILE_IDENTIFIER = {json.dumps(ident[1])};",
+           "/** Metadata.props key of the writer's content digest (python_ref/wrt_file.py), and its value's prefix */",
+           f"export const DIGEST_PROP = {json.dumps(wrt_file.DIGEST_PROP)};",
+           f"export const DIGEST_PREFIX = {json.dumps(wrt_file.DIGEST_PREFIX)};", "",
            "/** enum OpType: op code -> name */", "export const OP_NAMES = Object.freeze({"]
     out += [f"  {d.code}: {json.dumps(d.name)}," for d in ops]
     out += ["});", "", "/** enum OpType: name -> op code */",

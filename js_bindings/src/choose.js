@@ -1,7 +1,11 @@
 // Per-layer algorithm choice (docs/choices.md): the engine lists each op's candidates (index 0: the dense path)
 // and keeps the measuring procedure's constants and decision (wrt_tune_*, kernels_wasm/engine/choice.c); this file
 // loads, times op by op with performance.now (the wasm modules have no clock) and feeds the times back, as
-// wasmrt/engines/choose.py does in Python. Measured choices are cached per model digest, engine build and device.
+// wasmrt/engines/choose.py does in Python. Measured choices are cached per model digest, engine build and device:
+// the digest wasmrt's writer stores in the file (read with its metadata, at no cost), else one computed at load.
+
+import { DIGEST_PREFIX, DIGEST_PROP } from "./format/generated.js";
+import { readMetadata } from "./format/reader.js";
 
 export const CHOOSE_MODES = ["rules", "measure", "deterministic"];
 const CACHE_VERSION = 1;
@@ -133,38 +137,82 @@ async function digest(bytes) {
 
 export { digest as digestForTests };
 
-/** The cache key: model digest, engine build (package version, variant, target, threads), device. */
-export async function cacheKey(rt, bytes, version, device) {
-  const model = await digest(bytes);
-  return `wasmrt-choices-v${CACHE_VERSION}-${(await digest(new TextEncoder().encode(
-    [model, version, rt.variant, rt.target, `threads=${rt.threads}`, device].join("\n")))).slice(0, 40)}`;
+/** The writer's content digest stored in the file, or null (absent, left as zeros, or the file is unreadable: its
+ * load then says why). */
+export function storedDigest(bytes) {
+  let v;
+  try { v = readMetadata(bytes).props[DIGEST_PROP]; } catch { return null; }
+  const hex = typeof v === "string" && v.startsWith(DIGEST_PREFIX) ? v.slice(DIGEST_PREFIX.length) : "";
+  return /^[0-9a-f]{64}$/.test(hex) && /[^0]/.test(hex) ? v : null;
 }
 
-/** load() with {choose: "measure"}: a cached choice when the store has one that fits, else measured and stored. */
+/** The cache key: model digest (model: the file's stored digest, or its bytes to hash), engine build (package
+ * version, variant, target, threads), device. */
+export async function cacheKey(rt, model, version, device) {
+  const id = typeof model === "string" ? model : await digest(model);
+  return `wasmrt-choices-v${CACHE_VERSION}-${(await digest(new TextEncoder().encode(
+    [id, version, rt.variant, rt.target, `threads=${rt.threads}`, device].join("\n")))).slice(0, 40)}`;
+}
+
+const same = (a, b) => JSON.stringify(a) === JSON.stringify(b);
+
+function cached(model, entry) {
+  model._chosenBy = "cache";
+  model._choiceTimes = entry.times;
+  return model;
+}
+
+async function readEntry(store, key) {
+  try { return parseEntry(await store?.get(key)); } catch { return null; }
+}
+
+async function measureAndStore(rt, load, rules, store, key) {
+  const model = measure(rt, load, rules);
+  try { await store?.set(key, JSON.stringify(entryOf(model))); } catch { /* a cache that cannot be written */ }
+  return model;
+}
+
+/** load() with {choose: "measure"}: a cached choice when the store has one that fits, else measured and stored.
+ * With the writer's digest in the file, the key costs nothing and a cached choice is forced at the one load, before
+ * the weights are packed; it counts only if the engine's candidates and choices then match it. */
 export async function loadMeasured(rt, bytes, load, store, version, device) {
-  // The rules' load first: a model without alternatives (most) costs nothing more, not even its digest.
+  const stored = storedDigest(bytes);
+  if (!stored) return loadMeasuredHashing(rt, bytes, load, store, version, device);
+  const key = await cacheKey(rt, stored, version, device);
+  const entry = await readEntry(store, key);
+  if (entry) {
+    let model = null;
+    try { model = load(entry.choices, -1); } catch { model = null; } // a vector the engine refuses: measured again
+    if (model && same(countsOf(model), entry.counts) && same(chosenOf(model), entry.choices)) return cached(model, entry);
+    model?.release();
+  }
   const rules = load([], -1);
-  const counts = JSON.stringify(countsOf(rules));
-  if (Math.max(0, ...countsOf(rules)) < 2) {
+  if (Math.max(0, ...countsOf(rules)) < 2) { // no alternatives: nothing to measure or cache
+    rules._chosenBy = "measured";
+    return rules;
+  }
+  return measureAndStore(rt, load, rules, store, key);
+}
+
+/** A file without the writer's digest: the rules' load first, so a model without alternatives (most) costs nothing
+ * more, not even its digest; then the digest, and a second load where the cached choice differs from the rules'. */
+async function loadMeasuredHashing(rt, bytes, load, store, version, device) {
+  const rules = load([], -1);
+  const counts = countsOf(rules);
+  if (Math.max(0, ...counts) < 2) {
     rules._chosenBy = "measured";
     return rules;
   }
   const key = await cacheKey(rt, bytes, version, device);
-  let entry = null;
-  try { entry = parseEntry(await store?.get(key)); } catch { entry = null; }
-  if (entry && JSON.stringify(entry.counts) === counts) {
-    const want = JSON.stringify(entry.choices);
-    const fits = JSON.stringify(chosenOf(rules)) === want;
+  const entry = await readEntry(store, key);
+  if (entry && same(entry.counts, counts)) {
+    const fits = same(chosenOf(rules), entry.choices);
     const model = fits ? rules : load(entry.choices, -1);
-    if (fits || (JSON.stringify(countsOf(model)) === counts && JSON.stringify(chosenOf(model)) === want)) {
+    if (fits || (same(countsOf(model), counts) && same(chosenOf(model), entry.choices))) {
       if (model !== rules) rules.release();
-      model._chosenBy = "cache";
-      model._choiceTimes = entry.times;
-      return model;
+      return cached(model, entry);
     }
     model.release(); // it does not fit this model or engine
   }
-  const model = measure(rt, load, rules);
-  try { await store?.set(key, JSON.stringify(entryOf(model))); } catch { /* a cache that cannot be written */ }
-  return model;
+  return measureAndStore(rt, load, rules, store, key);
 }

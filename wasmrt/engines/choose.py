@@ -20,6 +20,9 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any, Protocol
 
+from python_ref.wrt_file import stored_digest
+from wasmrt.errors import WasmrtError
+
 CHOOSE_MODES = ("rules", "measure", "deterministic")
 CACHE_VERSION = 1
 MAX_CACHE_BYTES = 4 << 20  # an entry larger than this is not read (a MobileNetV2 entry is about 3 KB)
@@ -149,9 +152,14 @@ def device_identity() -> str:
     return f"{platform.system()} {platform.machine()} {cpu} x{os.cpu_count() or 0}"
 
 
-def cache_key(model_bytes: bytes, engine: str, threads: int) -> str:
-    parts = [hashlib.sha256(model_bytes).hexdigest(), engine, device_identity(), f"threads={threads}"]
+def cache_key(model: str, engine: str, threads: int) -> str:
+    """model: the file's digest (the one its writer stored, else the SHA-256 of its bytes)."""
+    parts = [model, engine, device_identity(), f"threads={threads}"]
     return hashlib.sha256("\n".join(parts).encode()).hexdigest()
+
+
+def cache_path(model: str, engine: str, threads: int) -> Path:
+    return cache_dir() / "choices" / f"{cache_key(model, engine, threads)}.json"
 
 
 def _valid_entry(entry: Any) -> bool:
@@ -204,31 +212,59 @@ def load_chosen(load: Loader, choose: str, model_bytes: bytes, engine: str, thre
     """A model loaded with the choice `choose` names (see wasmrt.load); engine: the build's identity for the cache
     key (module or library digest and kernel target)."""
     check_mode(choose)
-    if choose == "rules":
-        model = load((), -1)
-        model.choice_source = "rules"
+    if choose in ("rules", "deterministic"):
+        model = load((), -1 if choose == "rules" else 0)
+        model.choice_source = choose
         return model
-    if choose == "deterministic":
-        model = load((), 0)
-        model.choice_source = "deterministic"
+    digest = stored_digest(model_bytes)
+    if digest is None:
+        return _load_measured_hashing(load, model_bytes, engine, threads)
+    # The writer's digest names the file at no cost: a cached choice is forced at the one load, before the weights
+    # are packed. It counts only if the engine's candidates and choices then match it (else measured again).
+    path = cache_path(digest, engine, threads)
+    entry = read_cache(path)
+    if entry is not None:
+        try:
+            model = load(entry["choices"], -1)
+        except WasmrtError:
+            model = None  # a vector the engine refuses (longer than its op limit): measured again
+        if model is not None and _counts(model) == entry["counts"] and _chosen(model) == entry["choices"]:
+            return _cached(model, entry)
+        if model is not None:
+            model.release()
+    model = load((), -1)
+    if max(_counts(model), default=0) < 2:
+        model.choice_source = "measured"  # no alternatives: nothing to measure or cache
         return model
-    # The rules' load first: a model without alternatives (most) costs nothing more, not even its digest.
+    model = measure(load, base=model)
+    write_cache(path, model)
+    return model
+
+
+def _cached(model: Any, entry: dict[str, Any]) -> Any:
+    model.choice_source = "cache"
+    model.choice_times = {int(i): t for i, t in entry["times"].items()}
+    return model
+
+
+def _load_measured_hashing(load: Loader, model_bytes: bytes, engine: str, threads: int) -> Any:
+    """A file without the writer's digest (written by an older wasmrt): the rules' load first, so a model without
+    alternatives (most) costs nothing more, not even its digest; then its SHA-256, and a second load where the cached
+    choice differs from the rules'."""
     rules = load((), -1)
     counts = _counts(rules)
     if max(counts, default=0) < 2:
         rules.choice_source = "measured"
         return rules
-    path = cache_dir() / "choices" / f"{cache_key(model_bytes, engine, threads)}.json"
+    path = cache_path(hashlib.sha256(model_bytes).hexdigest(), engine, threads)
     entry = read_cache(path)
     if entry is not None and entry["counts"] == counts:
         fits = _chosen(rules) == entry["choices"]
         model = rules if fits else load(entry["choices"], -1)
         if fits or (_counts(model) == counts and _chosen(model) == entry["choices"]):
-            model.choice_source = "cache"
-            model.choice_times = {int(i): t for i, t in entry["times"].items()}
             if model is not rules:
                 rules.release()
-            return model
+            return _cached(model, entry)
         model.release()  # it does not fit this model or engine: measure again
     model = measure(load, base=rules)
     write_cache(path, model)

@@ -192,11 +192,12 @@ class WasmInstance:
         return self.cstr(self.ptr("wrt_error_message"))
 
     def call_float(self, name: str, *args: float) -> float:
-        """An export that returns a double (call() returns ints)."""
+        """An export that returns a double (call() returns ints); 0.0 for one that returns nothing."""
         with self.lock:
             if self.broken:
                 raise WasmrtError(f"this wasm engine instance stopped after a crash ({self.broken})")
-            return float(self.exports[name](self.store, *args))
+            r = self.exports[name](self.store, *args)
+        return 0.0 if r is None else float(r)
 
     def load(self, data: bytes, name: str = "", limits: Limits = DEFAULT_LIMITS, sparse: str = "auto",
              conv: str = "auto", choices: Sequence[int] = (), force: int = -1) -> int:
