@@ -17,14 +17,13 @@ import ctypes
 import threading
 from collections.abc import Sequence
 from pathlib import Path
-from typing import Any
 
 import numpy as np
 
 from python_ref.wrt_file import read_metadata
 from wasmrt import paths
-from wasmrt.engines.base import DEFAULT_LIMITS, DTYPES, Limits, Model, TensorSpec, conv_algo, sparse_policy
-from wasmrt.engines.choose import plan_of
+from wasmrt.engines.base import DEFAULT_LIMITS, DTYPES, Limits, TensorSpec, conv_algo, sparse_policy
+from wasmrt.engines.c_model import CEngineModel
 from wasmrt.engines.errors import engine_error
 from wasmrt.errors import WasmrtError
 
@@ -260,7 +259,7 @@ class WasmInstance:
             raise engine_error(code, self.error_message(), "")
 
 
-class WasmModel(Model):
+class WasmModel(CEngineModel):
     engine = "wasm"
 
     def __init__(self, data: bytes, name: str = "", variant: str | None = None,
@@ -298,15 +297,6 @@ class WasmModel(Model):
 
     def tune(self, name: str, *args: float) -> float:
         return self.wasm.call_float(name, *args)
-
-    def plan(self) -> list[dict[str, Any]]:
-        """Per op: type, name, kernel, candidates, chosen and measured times (see wasmrt.load's choose)."""
-        return plan_of(self)
-
-    def _live(self) -> int:
-        if self._ptr is None:
-            raise WasmrtError("the model was released")
-        return self._ptr
 
     def _specs(self, which: int) -> list[TensorSpec]:
         w, p = self.wasm, self._ptr
