@@ -31,8 +31,12 @@ export function planOf(model) {
   return rows;
 }
 
-const countsOf = (model) => planOf(model).map((r) => r.candidates.length);
-const chosenOf = (model) => planOf(model).map((r) => (r.candidates.length >= 2 ? r.chosen : -1));
+// per op: its candidate count, and the chosen index (-1 without alternatives); two engine calls an op
+function countsOf(model) {
+  const ex = model._rt._ex, h = model._h;
+  return Array.from({ length: ex.wrt_num_ops(h) }, (_, i) => ex.wrt_op_num_choices?.(h, i) ?? 0);
+}
+const chosenOf = (model) => countsOf(model).map((n, i) => (n >= 2 ? model._rt._ex.wrt_op_chosen(model._h, i) : -1));
 
 /** Time each candidate index on this device and load with the fastest per op (the engine decides). load(choices,
  * force) loads the model with per-op forced indices (and force on every other op). */
@@ -125,6 +129,11 @@ async function digest(bytes) {
       return Array.from(h, (b) => b.toString(16).padStart(2, "0")).join("");
     } catch { /* insecure contexts: below */ }
   }
+  return fnv64(bytes);
+}
+
+/** FNV-1a 64 of the bytes, "fnv" + 16 hex digits; synchronous (WebCrypto's digest is a trip to another thread). */
+function fnv64(bytes) {
   let lo = 0x84222325, hi = 0xcbf29ce4;
   for (let i = 0; i < bytes.length; i++) { // FNV-1a 64 in two 32-bit halves
     lo = (lo ^ bytes[i]) >>> 0; // unsigned: ^ gives a signed int32
@@ -147,11 +156,17 @@ export function storedDigest(bytes) {
 }
 
 /** The cache key: model digest (model: the file's stored digest, or its bytes to hash), engine build (package
- * version, variant, target, threads), device. */
+ * version, variant, target, threads), device. With the stored digest it is computed at once, without WebCrypto. */
 export async function cacheKey(rt, model, version, device) {
-  const id = typeof model === "string" ? model : await digest(model);
-  return `wasmrt-choices-v${CACHE_VERSION}-${(await digest(new TextEncoder().encode(
-    [id, version, rt.variant, rt.target, `threads=${rt.threads}`, device].join("\n")))).slice(0, 40)}`;
+  if (typeof model === "string") return storedKey(rt, model, version, device);
+  const text = [await digest(model), version, rt.variant, rt.target, `threads=${rt.threads}`, device].join("\n");
+  return `wasmrt-choices-v${CACHE_VERSION}-${(await digest(new TextEncoder().encode(text))).slice(0, 40)}`;
+}
+
+// the file's own digest (its first 128 bits) and an FNV-1a 64 of the rest of the key
+function storedKey(rt, model, version, device) {
+  const rest = new TextEncoder().encode([version, rt.variant, rt.target, `threads=${rt.threads}`, device].join("\n"));
+  return `wasmrt-choices-v${CACHE_VERSION}-${model.slice(DIGEST_PREFIX.length, DIGEST_PREFIX.length + 32)}-${fnv64(rest)}`;
 }
 
 const same = (a, b) => JSON.stringify(a) === JSON.stringify(b);
@@ -175,11 +190,13 @@ async function measureAndStore(rt, load, rules, store, key) {
 /** load() with {choose: "measure"}: a cached choice when the store has one that fits, else measured and stored.
  * With the writer's digest in the file, the key costs nothing and a cached choice is forced at the one load, before
  * the weights are packed; it counts only if the engine's candidates and choices then match it. */
-export async function loadMeasured(rt, bytes, load, store, version, device) {
+export async function loadMeasured(rt, bytes, loadFrom, store, version, device) {
   const stored = storedDigest(bytes);
-  if (!stored) return loadMeasuredHashing(rt, bytes, load, store, version, device);
-  const key = await cacheKey(rt, stored, version, device);
+  if (!stored) return loadMeasuredHashing(rt, bytes, loadFrom, store, version, device);
+  const key = storedKey(rt, stored, version, device);
   const entry = await readEntry(store, key);
+  // every load below runs without an await between them: they read the same bytes, the caller's, not a copy
+  const load = (choices, force) => loadFrom(bytes, choices, force);
   if (entry) {
     let model = null;
     try { model = load(entry.choices, -1); } catch { model = null; } // a vector the engine refuses: measured again
@@ -196,14 +213,16 @@ export async function loadMeasured(rt, bytes, load, store, version, device) {
 
 /** A file without the writer's digest: the rules' load first, so a model without alternatives (most) costs nothing
  * more, not even its digest; then the digest, and a second load where the cached choice differs from the rules'. */
-async function loadMeasuredHashing(rt, bytes, load, store, version, device) {
+async function loadMeasuredHashing(rt, bytes, loadFrom, store, version, device) {
+  const copy = bytes.slice(); // loaded again after awaits, during which the caller may change its buffer
+  const load = (choices, force) => loadFrom(copy, choices, force);
   const rules = load([], -1);
   const counts = countsOf(rules);
   if (Math.max(0, ...counts) < 2) {
     rules._chosenBy = "measured";
     return rules;
   }
-  const key = await cacheKey(rt, bytes, version, device);
+  const key = await cacheKey(rt, copy, version, device);
   const entry = await readEntry(store, key);
   if (entry && same(entry.counts, counts)) {
     const fits = same(chosenOf(rules), entry.choices);

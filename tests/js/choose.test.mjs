@@ -174,6 +174,11 @@ test("cache keys: SHA-256 where WebCrypto is, FNV-1a 64 elsewhere (mini-programs
   assert.equal(k1, await cacheKey(rt, a, "0.1.0", "dev"));
   assert.notEqual(k1, await cacheKey(rt, new TextEncoder().encode("b"), "0.1.0", "dev"));
   assert.notEqual(k1, await cacheKey({ ...rt, threads: 2 }, a, "0.1.0", "dev"));
+  const stored = `sha256:${"ab".repeat(32)}`; // the writer's digest: the key without hashing the file
+  const s1 = await cacheKey(rt, stored, "0.1.0", "dev");
+  assert.match(s1, /^wasmrt-choices-v1-(ab){16}-fnv[0-9a-f]{16}$/);
+  assert.notEqual(s1, await cacheKey({ ...rt, threads: 2 }, stored, "0.1.0", "dev"));
+  assert.notEqual(s1, await cacheKey(rt, stored, "0.1.0", "other device"));
   const saved = Object.getOwnPropertyDescriptor(globalThis, "crypto");
   Object.defineProperty(globalThis, "crypto", { value: {}, configurable: true });
   try {
