@@ -214,14 +214,14 @@ export async function loadMeasured(rt, bytes, loadFrom, store, version, device) 
 /** A file without the writer's digest: the rules' load first, so a model without alternatives (most) costs nothing
  * more, not even its digest; then the digest, and a second load where the cached choice differs from the rules'. */
 async function loadMeasuredHashing(rt, bytes, loadFrom, store, version, device) {
-  const copy = bytes.slice(); // loaded again after awaits, during which the caller may change its buffer
-  const load = (choices, force) => loadFrom(copy, choices, force);
-  const rules = load([], -1);
+  const rules = loadFrom(bytes, [], -1);
   const counts = countsOf(rules);
   if (Math.max(0, ...counts) < 2) {
     rules._chosenBy = "measured";
     return rules;
   }
+  const copy = bytes.slice(); // loaded again after awaits, during which the caller may change its buffer
+  const load = (choices, force) => loadFrom(copy, choices, force);
   const key = await cacheKey(rt, copy, version, device);
   const entry = await readEntry(store, key);
   if (entry && same(entry.counts, counts)) {

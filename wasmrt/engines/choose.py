@@ -5,8 +5,9 @@ The engine lists each op's candidates (wrt_op_num_choices / wrt_op_choice_name; 
 and keeps the measuring procedure's constants and decision (wrt_tune_*): this module loads, times op by op with the
 host's clock (wasm has none) and feeds the times back, as the JS package does (js_bindings/src/choose.js).
 Measured choices are cached in a file per key (model digest, engine build, device, threads) under the user cache
-directory; an entry that is unreadable, of the wrong shape or that does not fit the loaded model is ignored and
-measured again.
+directory. The model digest is the one the writer stored in the file (read at no cost, so the entry is looked up
+before the load and its choice forced at the one load); files without it are hashed after a rules' load. An entry
+that is unreadable, of the wrong shape or that does not fit the loaded model is ignored and measured again.
 """
 
 from __future__ import annotations
