@@ -204,10 +204,7 @@ export async function loadMeasured(rt, bytes, loadFrom, store, version, device) 
     model?.release();
   }
   const rules = load([], -1);
-  if (Math.max(0, ...countsOf(rules)) < 2) { // no alternatives: nothing to measure or cache
-    rules._chosenBy = "measured";
-    return rules;
-  }
+  // a model without alternatives has nothing to measure: its entry says so, as Python's does
   return measureAndStore(rt, load, rules, store, key);
 }
 

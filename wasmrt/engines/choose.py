@@ -38,6 +38,7 @@ class ChoiceModel(Protocol):
 
     def op_count(self) -> int: ...
     def op_info(self, i: int) -> tuple[str, str, str, list[str], int]: ...  # type, name, kernel, candidates, chosen
+    def op_choice(self, i: int) -> tuple[int, int]: ...  # candidate count (0 without alternatives), chosen index
     def run_ops(self, begin: int, end: int) -> None: ...
     def tune(self, name: str, *args: float) -> float: ...
     def release(self) -> None: ...
@@ -80,7 +81,7 @@ def format_plan(rows: list[dict[str, Any]], source: str) -> str:
 
 
 def _counts(model: ChoiceModel) -> list[int]:
-    return [len(model.op_info(i)[3]) for i in range(model.op_count())]
+    return [model.op_choice(i)[0] for i in range(model.op_count())]
 
 
 def measure(load: Loader, clock: Callable[[], float] = time.perf_counter, base: Any = None) -> ChoiceModel:
@@ -229,17 +230,25 @@ def load_chosen(load: Loader, choose: str, model_bytes: bytes, engine: str, thre
             model = load(entry["choices"], -1)
         except WasmrtError:
             model = None  # a vector the engine refuses (longer than its op limit): measured again
-        if model is not None and _counts(model) == entry["counts"] and _chosen(model) == entry["choices"]:
+        if model is not None and _fits(model, entry):
             return _cached(model, entry)
         if model is not None:
             model.release()
     model = load((), -1)
-    if max(_counts(model), default=0) < 2:
-        model.choice_source = "measured"  # no alternatives: nothing to measure or cache
-        return model
-    model = measure(load, base=model)
+    if max(_counts(model), default=0) >= 2:
+        model = measure(load, base=model)
+    else:  # no alternatives: nothing to measure; the entry saves the next load asking each op (one engine call)
+        model.choice_source = "measured"
     write_cache(path, model)
     return model
+
+
+def _fits(model: ChoiceModel, entry: dict[str, Any]) -> bool:
+    """The loaded model has the entry's op count, and each op the entry gives candidates has as many and took the
+    entry's choice (two engine calls an op with candidates: a call costs about 0.2 ms through wasmtime)."""
+    counts = entry["counts"]
+    return model.op_count() == len(counts) and all(
+        model.op_choice(i) == (n, entry["choices"][i]) for i, n in enumerate(counts) if n >= 2)
 
 
 def _cached(model: Any, entry: dict[str, Any]) -> Any:
@@ -273,4 +282,4 @@ def _load_measured_hashing(load: Loader, model_bytes: bytes, engine: str, thread
 
 
 def _chosen(model: ChoiceModel) -> list[int]:
-    return [model.op_info(i)[4] if n >= 2 else -1 for i, n in enumerate(_counts(model))]
+    return [k if n >= 2 else -1 for n, k in (model.op_choice(i) for i in range(model.op_count()))]

@@ -224,6 +224,10 @@ class NativeModel(CEngineModel):
         cands = [lib.wrt_op_choice_name(p, i, k).decode() for k in range(lib.wrt_op_num_choices(p, i))]
         return text[0], text[1], text[2], cands, int(lib.wrt_op_chosen(p, i))
 
+    def op_choice(self, i: int) -> tuple[int, int]:
+        lib, p = self._lib, self._live()
+        return int(lib.wrt_op_num_choices(p, i)), int(lib.wrt_op_chosen(p, i))
+
     def run_ops(self, begin: int, end: int) -> None:
         code = self._lib.wrt_run_ops(self._live(), begin, end)
         if code:

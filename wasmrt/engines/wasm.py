@@ -289,6 +289,10 @@ class WasmModel(CEngineModel):
         cands = [w.cstr(w.ptr("wrt_op_choice_name", p, i, k)) for k in range(w.call("wrt_op_num_choices", p, i))]
         return text[0], text[1], text[2], cands, w.call("wrt_op_chosen", p, i)
 
+    def op_choice(self, i: int) -> tuple[int, int]:
+        w, p = self.wasm, self._live()
+        return w.call("wrt_op_num_choices", p, i), w.call("wrt_op_chosen", p, i)
+
     def run_ops(self, begin: int, end: int) -> None:
         with self.wasm.lock:
             code = self.wasm.call("wrt_run_ops", self._live(), begin, end)
