@@ -20,6 +20,10 @@ from python_ref.quant import QuantParams
 
 FORMAT_VERSION = 1
 IDENTIFIER = b"WRT0"
+# Metadata.props key of the file's content digest, written by wasmrt's writer: "sha256:" + the SHA-256 (hex) of the
+# file with this value's hex digits written as zeros. Hosts key per-file caches by it without hashing the file.
+DIGEST_PROP = "digest"
+DIGEST_PREFIX = "sha256:"
 MAX_RANK = 8
 MAX_ELEMENTS = 1 << 31
 # limits on what a file unpacks to (the C reader has the same): tables may share vectors and strings, so a small
@@ -400,6 +404,26 @@ def read_metadata(data: bytes) -> dict[str, Any]:
     md = m.Metadata()
     return _metadata(None if md is None else fb.MetadataT.InitFromObj(md), list(m.InputsAsNumpy())
                      if not m.InputsIsNone() else [])
+
+
+def stored_digest(data: bytes) -> str | None:
+    """The content digest the writer stored in the file (DIGEST_PROP), or None: absent, left as zeros, or unreadable.
+    Reads only the props, before any engine verified the file: any failure means no digest (the engine's own load
+    then reports what is wrong with the file)."""
+    try:
+        if len(data) < 8 or data[4:8] != IDENTIFIER:
+            return None
+        md = fb.Model.GetRootAs(data, 0).Metadata()
+        for i in range(min(md.PropsLength(), 4096) if md is not None else 0):
+            kv = md.Props(i)
+            if kv.Key() == DIGEST_PROP.encode():
+                v = (kv.Value() or b"").decode("ascii")
+                hexpart = v[len(DIGEST_PREFIX):]
+                ok = v.startswith(DIGEST_PREFIX) and len(hexpart) == 64 and hexpart.strip("0123456789abcdef") == ""
+                return v if ok and hexpart != "0" * 64 else None
+    except Exception:  # a corrupt file: the FlatBuffers accessors raise anything from struct.error to IndexError
+        return None
+    return None
 
 
 def _s(v: Any) -> str:

@@ -4,6 +4,7 @@ choices (hostile entries ignored). No test depends on how fast anything runs."""
 
 from __future__ import annotations
 
+import hashlib
 import json
 from pathlib import Path
 
@@ -14,6 +15,7 @@ from test_sparse import block_sparse
 from test_winograd import RULES, expected_kernel, kernels_of, rule_target
 
 from python_ref import Interpreter
+from python_ref.wrt_file import DIGEST_PREFIX, stored_digest
 from wasmrt.compile.converter import convert
 from wasmrt.compile.ir import Graph
 from wasmrt.engines import choose, load
@@ -22,9 +24,9 @@ WINO = ["igemm", "winograd F(2x2,3x3)", "winograd F(4x4,3x3)"]
 TOL = 2e-4  # Winograd F(4x4)'s written tolerance is below this (python_ref/winograd.py), relative to max|ref|
 
 
-def mixed_model() -> tuple[bytes, dict[str, np.ndarray]]:
+def mixed_graph(pointwise: bool = True) -> Graph:
     """x [1,10,10,16] -> 3x3 (16->32) -> 3x3 (32->32) -> 3x3 stride 2 -> 1x1 block-sparse (32->24): three ops with
-    candidates (Winograd or igemm; sparse or dense), one without."""
+    candidates (Winograd or igemm; sparse or dense), one without (pointwise=False: without the last op)."""
     rng = np.random.default_rng(7)
     g = Graph()
     x = g.add_input("x", (1, 10, 10, 16))
@@ -33,11 +35,20 @@ def mixed_model() -> tuple[bytes, dict[str, np.ndarray]]:
     for name, shape, attrs in specs:
         w = g.add_const(f"{name}/w", (rng.standard_normal(shape) * 0.2).astype(np.float32))
         b = g.add_const(f"{name}/b", rng.uniform(-0.5, 0.5, shape[0]).astype(np.float32))
-        (x,) = g.add_node("CONV_2D", [x, w, b], {**attrs, "act_min": 0.0}, name=name)
+        (x,) = g.add_node("CONV_2D", [x, w, b], {**attrs, "act_min": 0.0}, name=name,
+                          outputs=["y"] if name == "s2" and not pointwise else None)
+    if not pointwise:
+        g.outputs.append(x)
+        return g
     w = g.add_const("pw/w", block_sparse(rng, (24, 1, 1, 32), 0.8))
     (y,) = g.add_node("CONV_2D", [x, w], {}, name="pw", outputs=["y"])
     g.outputs.append(y)
-    return convert(g).data, {"x": rng.standard_normal((1, 10, 10, 16)).astype(np.float32)}
+    return g
+
+
+def mixed_model() -> tuple[bytes, dict[str, np.ndarray]]:
+    feeds = {"x": np.random.default_rng(8).standard_normal((1, 10, 10, 16)).astype(np.float32)}
+    return convert(mixed_graph()).data, feeds
 
 
 @pytest.fixture(scope="module")
@@ -203,9 +214,85 @@ def test_measured_choices_are_cached_and_reused_without_measuring(mixed, cache_d
 
 
 def test_the_key_names_model_engine_device_and_threads() -> None:
-    keys = {choose.cache_key(b"a", "native x", 1), choose.cache_key(b"b", "native x", 1),
-            choose.cache_key(b"a", "wasm x", 1), choose.cache_key(b"a", "native x", 2)}
+    keys = {choose.cache_key("a", "native x", 1), choose.cache_key("b", "native x", 1),
+            choose.cache_key("a", "wasm x", 1), choose.cache_key("a", "native x", 2)}
     assert len(keys) == 4
+
+
+def without_digest(data: bytes) -> bytes:
+    """The file as an older writer wrote it: the digest's hex digits left as zeros."""
+    digest = stored_digest(data)
+    assert digest is not None
+    return data.replace(digest.encode(), DIGEST_PREFIX.encode() + b"0" * 64)
+
+
+def test_the_writer_stores_the_digest_of_the_file_with_its_digits_as_zeros(mixed) -> None:
+    data = mixed[0]
+    digest = stored_digest(data)
+    assert digest is not None and digest.startswith(DIGEST_PREFIX)
+    assert hashlib.sha256(without_digest(data)).hexdigest() == digest[len(DIGEST_PREFIX):]
+    assert stored_digest(without_digest(data)) is None and stored_digest(b"junk" * 4) is None
+    assert convert(mixed_graph()).data == data  # the same content, the same digest
+
+
+@pytest.mark.parametrize("engine", ["native", "wasm"])
+def test_a_cached_choice_is_forced_at_the_one_load_without_hashing_the_file(engine: str, mixed, cache_dir: Path,
+                                                                          monkeypatch: pytest.MonkeyPatch) -> None:
+    data, feeds, ref = mixed
+    load(data, engine, choose="measure")
+    (path,) = (cache_dir / "choices").glob("*.json")
+    entry = json.loads(path.read_text())
+    rules = candidates(load(data, engine))
+    entry["choices"][0] = 2 if rules["c1"][1] != 2 else 0  # a choice the rules would not make: no second load hides
+    path.write_text(json.dumps(entry))
+    cls = type(load(data, engine))
+    loads = []
+    real_init = cls.__init__
+
+    def counting_init(self, *args, **kwargs):
+        loads.append(kwargs.get("choices"))
+        real_init(self, *args, **kwargs)
+
+    monkeypatch.setattr(cls, "__init__", counting_init)
+    real_sha256 = hashlib.sha256
+
+    def sha256(b: bytes = b"", **kw):
+        if data in bytes(b):
+            pytest.fail("hashed the file for the key")
+        return real_sha256(b, **kw)
+
+    monkeypatch.setattr(choose.hashlib, "sha256", sha256)
+    m = load(data, engine, choose="measure")
+    assert m.choice_source == "cache" and len(loads) == 1
+    assert candidates(m)["c1"][1] == entry["choices"][0]
+    assert np.abs(m.run(feeds)["y"] - ref).max() <= TOL * np.abs(ref).max()
+
+
+def test_a_file_claiming_another_files_digest_is_measured_again(mixed, cache_dir: Path) -> None:
+    """The digest is the writer's word, not checked at load: an entry it finds counts only if it fits the model."""
+    data, _, _ = mixed
+    load(data, "native", choose="measure")
+    (path,) = (cache_dir / "choices").glob("*.json")
+    g = mixed_graph(pointwise=False)  # one op with candidates fewer
+    other = convert(g).data
+    impostor = other.replace(stored_digest(other).encode(), stored_digest(data).encode())
+    assert stored_digest(impostor) == stored_digest(data)
+    m = load(impostor, "native", choose="measure")
+    assert m.choice_source == "measured"
+    assert json.loads(path.read_text())["counts"] == [len(r["candidates"]) for r in m.plan()]
+    want = Interpreter(other).run({"x": mixed[1]["x"]})
+    got = m.run({"x": mixed[1]["x"]})
+    for k, v in want.items():
+        assert np.abs(got[k] - v).max() <= TOL * np.abs(v).max()
+
+
+def test_a_file_without_the_digest_is_hashed_and_cached_as_before(mixed, cache_dir: Path) -> None:
+    data, feeds, ref = mixed
+    old = without_digest(data)
+    assert load(old, "wasm", choose="measure").choice_source == "measured"
+    again = load(old, "wasm", choose="measure")
+    assert again.choice_source == "cache"
+    assert np.abs(again.run(feeds)["y"] - ref).max() <= TOL * np.abs(ref).max()
 
 
 HOSTILE = {
@@ -286,7 +373,7 @@ def test_inspect_lists_the_choices(mixed, tmp_path: Path, capsys: pytest.Capture
     assert "c2 " in out and "*igemm, winograd F(2x2,3x3), winograd F(4x4,3x3)" in out and "*dense, sparse" in out
 
 
-def test_a_model_without_alternatives_is_loaded_once_without_a_cache_entry(cache_dir: Path,
+def test_a_model_without_alternatives_is_loaded_once_and_not_timed(cache_dir: Path,
                                                                            monkeypatch: pytest.MonkeyPatch) -> None:
     g = Graph()
     x = g.add_input("x", (1, 6, 6, 4))
@@ -294,8 +381,15 @@ def test_a_model_without_alternatives_is_loaded_once_without_a_cache_entry(cache
     (y,) = g.add_node("CONV_2D", [x, w], {"strides": (2, 2)}, name="s2", outputs=["y"])
     g.outputs.append(y)
     data = convert(g).data
-    monkeypatch.setattr(choose, "cache_key", lambda *a: pytest.fail("digested a model without alternatives"))
+    monkeypatch.setattr(choose, "measure", lambda *a, **k: pytest.fail("measured a model without alternatives"))
     m = load(data, "native", choose="measure")
+    assert m.choice_source == "measured"
+    (entry,) = cache_dir.glob("**/*.json")  # it says there is nothing to choose: the next load asks no op
+    assert json.loads(entry.read_text())["counts"] == [0]
+    assert load(data, "native", choose="measure").choice_source == "cache"
+    entry.unlink()
+    monkeypatch.setattr(choose, "cache_key", lambda *a: pytest.fail("digested a model without alternatives"))
+    m = load(without_digest(data), "native", choose="measure")  # an older file: not even hashed
     assert m.choice_source == "measured" and not list(cache_dir.glob("**/*.json"))
 
 

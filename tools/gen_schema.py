@@ -1,7 +1,8 @@
 """Generate from python_ref/opdefs.py: schema/wrt.fbs, python_ref/_fb/ (flatc, from the schema), the C engine's
 op tables kernels_wasm/engine/generated/wrt_ops.h (tools/gen_c_tables.py) and the JS reader's tables
 js_bindings/src/format/generated.js (tools/gen_js_tables.py); and from python_ref/errors.py (ENGINE_ERRORS) the
-engine's error codes: a block of kernels_wasm/engine/wasmrt.h and js_bindings/src/error_codes.js (+ .d.ts).
+engine's error codes: a block of kernels_wasm/engine/wasmrt.h and js_bindings/src/error_codes.js (+ .d.ts); and
+from wasmrt/engines/trial.py the backend trial's constants, js_bindings/src/trial.js.
 
     python tools/gen_schema.py           # regenerate them all
     python tools/gen_schema.py --check   # exit 1 if any is out of date (run by the tests)
@@ -34,6 +35,7 @@ API_HEADER = ROOT / gen_c_tables.API_HEADER_PATH
 FORMAT_JS = ROOT / gen_js_tables.FORMAT_JS_PATH
 ERRORS_JS = ROOT / gen_js_tables.ERRORS_JS_PATH
 ERRORS_DTS = ROOT / gen_js_tables.ERRORS_DTS_PATH
+TRIAL_JS = ROOT / gen_js_tables.TRIAL_JS_PATH
 FORMAT_VERSION = 1
 
 HEADER = f"""\
@@ -175,7 +177,7 @@ def flatc() -> str:
 
 
 def generate(out_schema: Path, out_py: Path, out_header: Path, out_api_header: Path, out_format_js: Path,
-             out_errors_js: Path, out_errors_dts: Path, api_header: Path = API_HEADER) -> None:
+             out_errors_js: Path, out_errors_dts: Path, out_trial_js: Path, api_header: Path = API_HEADER) -> None:
     """Write every generated file; out_api_header gets api_header (wasmrt.h) with its error codes regenerated."""
     schema = schema_text()
     out_schema.parent.mkdir(parents=True, exist_ok=True)
@@ -191,12 +193,13 @@ def generate(out_schema: Path, out_py: Path, out_header: Path, out_api_header: P
     out_api_header.write_text(gen_c_tables.api_header_text(api_header.read_text()))
     for path, text in ((out_format_js, gen_js_tables.format_module_text(schema, FORMAT_VERSION)),
                        (out_errors_js, gen_js_tables.error_codes_text()),
-                       (out_errors_dts, gen_js_tables.error_codes_dts_text())):
+                       (out_errors_dts, gen_js_tables.error_codes_dts_text()),
+                       (out_trial_js, gen_js_tables.trial_module_text())):
         path.parent.mkdir(parents=True, exist_ok=True)
         path.write_text(text)
 
 
-GENERATED = [SCHEMA, PY_OUT / "wrt_generated.py", C_HEADER, API_HEADER, FORMAT_JS, ERRORS_JS, ERRORS_DTS]
+GENERATED = [SCHEMA, PY_OUT / "wrt_generated.py", C_HEADER, API_HEADER, FORMAT_JS, ERRORS_JS, ERRORS_DTS, TRIAL_JS]
 
 
 def stale(root: Path = ROOT) -> list[str]:
@@ -205,7 +208,7 @@ def stale(root: Path = ROOT) -> list[str]:
     with tempfile.TemporaryDirectory() as tmp:
         fresh = [Path(tmp) / "wrt.fbs", Path(tmp) / "py" / "wrt_generated.py", Path(tmp) / "wrt_ops.h",
                  Path(tmp) / "wasmrt.h", Path(tmp) / "generated.js", Path(tmp) / "error_codes.js",
-                 Path(tmp) / "error_codes.d.ts"]
+                 Path(tmp) / "error_codes.d.ts", Path(tmp) / "trial.js"]
         api = root / rel[3]
         if not api.is_file():
             return [str(rel[3])]
@@ -219,7 +222,7 @@ def main() -> int:
     ap.add_argument("--check", action="store_true", help="only check that the generated files are up to date")
     args = ap.parse_args()
     if not args.check:
-        generate(SCHEMA, PY_OUT, C_HEADER, API_HEADER, FORMAT_JS, ERRORS_JS, ERRORS_DTS)
+        generate(SCHEMA, PY_OUT, C_HEADER, API_HEADER, FORMAT_JS, ERRORS_JS, ERRORS_DTS, TRIAL_JS)
         print("wrote", ", ".join(str(p.relative_to(ROOT)) for p in GENERATED))
         return 0
     out = stale()

@@ -8,10 +8,9 @@
 
 import { InputError } from "./errors.js";
 import { Tensor, arrayTypeOf, sizeOf } from "./tensor.js";
+import { TRIAL } from "./trial.js";
 
-/** How long the trial may take: warm-up runs (the first WebGPU run compiles its pipelines), then up to `runs`
- * interleaved runs of each, stopping once `budgetMs` is spent after at least `minRuns`. */
-export const TRIAL = Object.freeze({ warmup: 1, runs: 5, minRuns: 2, budgetMs: 400 });
+export { TRIAL }; // the trial's constants, shared with Python's engine="auto" (generated from wasmrt/engines/trial.py)
 
 const now = () => (globalThis.performance?.now ? globalThis.performance.now() : Date.now());
 const median = (/** @type {number[]} */ xs) => [...xs].sort((a, b) => a - b)[xs.length >> 1];

@@ -1,7 +1,11 @@
 // Per-layer algorithm choice (docs/choices.md): the engine lists each op's candidates (index 0: the dense path)
 // and keeps the measuring procedure's constants and decision (wrt_tune_*, kernels_wasm/engine/choice.c); this file
 // loads, times op by op with performance.now (the wasm modules have no clock) and feeds the times back, as
-// wasmrt/engines/choose.py does in Python. Measured choices are cached per model digest, engine build and device.
+// wasmrt/engines/choose.py does in Python. Measured choices are cached per model digest, engine build and device:
+// the digest wasmrt's writer stores in the file (read with its metadata, at no cost), else one computed at load.
+
+import { DIGEST_PREFIX, DIGEST_PROP } from "./format/generated.js";
+import { readMetadata } from "./format/reader.js";
 
 export const CHOOSE_MODES = ["rules", "measure", "deterministic"];
 const CACHE_VERSION = 1;
@@ -27,8 +31,12 @@ export function planOf(model) {
   return rows;
 }
 
-const countsOf = (model) => planOf(model).map((r) => r.candidates.length);
-const chosenOf = (model) => planOf(model).map((r) => (r.candidates.length >= 2 ? r.chosen : -1));
+// per op: its candidate count, and the chosen index (-1 without alternatives); two engine calls an op
+function countsOf(model) {
+  const ex = model._rt._ex, h = model._h;
+  return Array.from({ length: ex.wrt_num_ops(h) }, (_, i) => ex.wrt_op_num_choices?.(h, i) ?? 0);
+}
+const chosenOf = (model) => countsOf(model).map((n, i) => (n >= 2 ? model._rt._ex.wrt_op_chosen(model._h, i) : -1));
 
 /** Time each candidate index on this device and load with the fastest per op (the engine decides). load(choices,
  * force) loads the model with per-op forced indices (and force on every other op). */
@@ -121,6 +129,11 @@ async function digest(bytes) {
       return Array.from(h, (b) => b.toString(16).padStart(2, "0")).join("");
     } catch { /* insecure contexts: below */ }
   }
+  return fnv64(bytes);
+}
+
+/** FNV-1a 64 of the bytes, "fnv" + 16 hex digits; synchronous (WebCrypto's digest is a trip to another thread). */
+function fnv64(bytes) {
   let lo = 0x84222325, hi = 0xcbf29ce4;
   for (let i = 0; i < bytes.length; i++) { // FNV-1a 64 in two 32-bit halves
     lo = (lo ^ bytes[i]) >>> 0; // unsigned: ^ gives a signed int32
@@ -133,38 +146,89 @@ async function digest(bytes) {
 
 export { digest as digestForTests };
 
-/** The cache key: model digest, engine build (package version, variant, target, threads), device. */
-export async function cacheKey(rt, bytes, version, device) {
-  const model = await digest(bytes);
-  return `wasmrt-choices-v${CACHE_VERSION}-${(await digest(new TextEncoder().encode(
-    [model, version, rt.variant, rt.target, `threads=${rt.threads}`, device].join("\n")))).slice(0, 40)}`;
+/** The writer's content digest stored in the file, or null (absent, left as zeros, or the file is unreadable: its
+ * load then says why). */
+export function storedDigest(bytes) {
+  let v;
+  try { v = readMetadata(bytes).props[DIGEST_PROP]; } catch { return null; }
+  const hex = typeof v === "string" && v.startsWith(DIGEST_PREFIX) ? v.slice(DIGEST_PREFIX.length) : "";
+  return /^[0-9a-f]{64}$/.test(hex) && /[^0]/.test(hex) ? v : null;
 }
 
-/** load() with {choose: "measure"}: a cached choice when the store has one that fits, else measured and stored. */
-export async function loadMeasured(rt, bytes, load, store, version, device) {
-  // The rules' load first: a model without alternatives (most) costs nothing more, not even its digest.
-  const rules = load([], -1);
-  const counts = JSON.stringify(countsOf(rules));
-  if (Math.max(0, ...countsOf(rules)) < 2) {
-    rules._chosenBy = "measured";
-    return rules;
-  }
-  const key = await cacheKey(rt, bytes, version, device);
-  let entry = null;
-  try { entry = parseEntry(await store?.get(key)); } catch { entry = null; }
-  if (entry && JSON.stringify(entry.counts) === counts) {
-    const want = JSON.stringify(entry.choices);
-    const fits = JSON.stringify(chosenOf(rules)) === want;
-    const model = fits ? rules : load(entry.choices, -1);
-    if (fits || (JSON.stringify(countsOf(model)) === counts && JSON.stringify(chosenOf(model)) === want)) {
-      if (model !== rules) rules.release();
-      model._chosenBy = "cache";
-      model._choiceTimes = entry.times;
-      return model;
-    }
-    model.release(); // it does not fit this model or engine
-  }
+/** The cache key: model digest (model: the file's stored digest, or its bytes to hash), engine build (package
+ * version, variant, target, threads), device. With the stored digest it is computed at once, without WebCrypto. */
+export async function cacheKey(rt, model, version, device) {
+  if (typeof model === "string") return storedKey(rt, model, version, device);
+  const text = [await digest(model), version, rt.variant, rt.target, `threads=${rt.threads}`, device].join("\n");
+  return `wasmrt-choices-v${CACHE_VERSION}-${(await digest(new TextEncoder().encode(text))).slice(0, 40)}`;
+}
+
+// the file's own digest (its first 128 bits) and an FNV-1a 64 of the rest of the key
+function storedKey(rt, model, version, device) {
+  const rest = new TextEncoder().encode([version, rt.variant, rt.target, `threads=${rt.threads}`, device].join("\n"));
+  return `wasmrt-choices-v${CACHE_VERSION}-${model.slice(DIGEST_PREFIX.length, DIGEST_PREFIX.length + 32)}-${fnv64(rest)}`;
+}
+
+const same = (a, b) => JSON.stringify(a) === JSON.stringify(b);
+
+function cached(model, entry) {
+  model._chosenBy = "cache";
+  model._choiceTimes = entry.times;
+  return model;
+}
+
+async function readEntry(store, key) {
+  try { return parseEntry(await store?.get(key)); } catch { return null; }
+}
+
+async function measureAndStore(rt, load, rules, store, key) {
   const model = measure(rt, load, rules);
   try { await store?.set(key, JSON.stringify(entryOf(model))); } catch { /* a cache that cannot be written */ }
   return model;
+}
+
+/** load() with {choose: "measure"}: a cached choice when the store has one that fits, else measured and stored.
+ * With the writer's digest in the file, the key costs nothing and a cached choice is forced at the one load, before
+ * the weights are packed; it counts only if the engine's candidates and choices then match it. */
+export async function loadMeasured(rt, bytes, loadFrom, store, version, device) {
+  const stored = storedDigest(bytes);
+  if (!stored) return loadMeasuredHashing(rt, bytes, loadFrom, store, version, device);
+  const key = storedKey(rt, stored, version, device);
+  const entry = await readEntry(store, key);
+  // every load below runs without an await between them: they read the same bytes, the caller's, not a copy
+  const load = (choices, force) => loadFrom(bytes, choices, force);
+  if (entry) {
+    let model = null;
+    try { model = load(entry.choices, -1); } catch { model = null; } // a vector the engine refuses: measured again
+    if (model && same(countsOf(model), entry.counts) && same(chosenOf(model), entry.choices)) return cached(model, entry);
+    model?.release();
+  }
+  const rules = load([], -1);
+  // a model without alternatives has nothing to measure: its entry says so, as Python's does
+  return measureAndStore(rt, load, rules, store, key);
+}
+
+/** A file without the writer's digest: the rules' load first, so a model without alternatives (most) costs nothing
+ * more, not even its digest; then the digest, and a second load where the cached choice differs from the rules'. */
+async function loadMeasuredHashing(rt, bytes, loadFrom, store, version, device) {
+  const rules = loadFrom(bytes, [], -1);
+  const counts = countsOf(rules);
+  if (Math.max(0, ...counts) < 2) {
+    rules._chosenBy = "measured";
+    return rules;
+  }
+  const copy = bytes.slice(); // loaded again after awaits, during which the caller may change its buffer
+  const load = (choices, force) => loadFrom(copy, choices, force);
+  const key = await cacheKey(rt, copy, version, device);
+  const entry = await readEntry(store, key);
+  if (entry && same(entry.counts, counts)) {
+    const fits = same(chosenOf(rules), entry.choices);
+    const model = fits ? rules : load(entry.choices, -1);
+    if (fits || (same(countsOf(model), counts) && same(chosenOf(model), entry.choices))) {
+      if (model !== rules) rules.release();
+      return cached(model, entry);
+    }
+    model.release(); // it does not fit this model or engine
+  }
+  return measureAndStore(rt, load, rules, store, key);
 }

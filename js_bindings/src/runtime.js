@@ -87,9 +87,8 @@ export class Runtime {
     const bytes = await readSource(source, host);
     if (options.choose !== "measure") return this.loadBytes(bytes, options);
     this._checkLoad(bytes, options);
-    const copy = toBytes(bytes).slice(); // measuring loads it several times; the caller may change its buffer meanwhile
-    return loadMeasured(this, copy, (choices, force) => this._loadForced(copy, options, choices, force), host.storage,
-      Runtime.packageVersion, deviceIdentity());
+    return loadMeasured(this, toBytes(bytes), (b, choices, force) => this._loadForced(b, options, choices, force),
+      host.storage, Runtime.packageVersion, deviceIdentity());
   }
 
   /** Synchronous load from bytes already in memory.

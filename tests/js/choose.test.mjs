@@ -84,6 +84,55 @@ test("measure: timed once, cached in a file, reused; hostile entries are ignored
   }
 });
 
+test("the writer's digest keys the cache: a cached choice is forced at the one load, the file is not hashed", async () => {
+  const { storedDigest } = await import("../../js_bindings/src/choose.js");
+  const seen = new Map();
+  const host = { ...wasmrt.defaultHost(), storage: { async get(k) { return seen.get(k) ?? null; }, async set(k, v) { seen.set(k, v); } } };
+  const rt = await wasmrt.init({ variant: "simd" });
+  const bytes = new Uint8Array(readFileSync(entry.path));
+  const digest = storedDigest(bytes);
+  assert.match(digest, /^sha256:[0-9a-f]{64}$/);
+  assert.equal((await rt.load(bytes, { choose: "measure", host })).chosenBy, "measured");
+  const [[key, text]] = [...seen];
+  const e = JSON.parse(text);
+  const rules = rt.loadBytes(bytes).plan();
+  const i = rules.findIndex((r) => r.candidates.length >= 2);
+  e.choices[i] = 1 - rules[i].chosen; // a choice the rules would not make: a second load cannot hide
+  seen.set(key, JSON.stringify(e));
+  const loads = [];
+  const loadForced = rt._loadForced;
+  rt._loadForced = function (...args) { loads.push(args[2]); return loadForced.apply(this, args); };
+  const subtle = globalThis.crypto.subtle, realDigest = subtle.digest;
+  subtle.digest = function (alg, data) {
+    if (data.byteLength >= bytes.length) throw new Error("hashed the file");
+    return realDigest.call(subtle, alg, data);
+  };
+  try {
+    const m = await rt.load(bytes, { choose: "measure", host });
+    assert.equal(m.chosenBy, "cache");
+    assert.equal(loads.length, 1);
+    assert.equal(m.plan()[i].chosen, e.choices[i]);
+    checkOutputs(m, "cached");
+  } finally {
+    subtle.digest = realDigest;
+    rt._loadForced = loadForced;
+  }
+  // a file claiming that digest whose layers differ: the entry does not fit, measured again
+  const other = JSON.parse(text);
+  other.counts = other.counts.map(() => 0);
+  other.choices = other.choices.map(() => -1);
+  seen.set(key, JSON.stringify(other));
+  assert.equal((await rt.load(bytes, { choose: "measure", host })).chosenBy, "measured");
+  // an older file (the digest's digits as zeros) is hashed for its key
+  const old = bytes.slice();
+  const at = Buffer.from(old).indexOf(digest);
+  old.set(new TextEncoder().encode("0".repeat(64)), at + 7);
+  assert.equal(storedDigest(old), null);
+  assert.equal((await rt.load(old, { choose: "measure", host })).chosenBy, "measured");
+  assert.equal((await rt.load(old, { choose: "measure", host })).chosenBy, "cache");
+  assert.equal(seen.size, 2);
+});
+
 test("a host's storage keeps the entries; values of any type from it are ignored", async () => {
   const seen = new Map();
   let bad = null;
@@ -125,6 +174,11 @@ test("cache keys: SHA-256 where WebCrypto is, FNV-1a 64 elsewhere (mini-programs
   assert.equal(k1, await cacheKey(rt, a, "0.1.0", "dev"));
   assert.notEqual(k1, await cacheKey(rt, new TextEncoder().encode("b"), "0.1.0", "dev"));
   assert.notEqual(k1, await cacheKey({ ...rt, threads: 2 }, a, "0.1.0", "dev"));
+  const stored = `sha256:${"ab".repeat(32)}`; // the writer's digest: the key without hashing the file
+  const s1 = await cacheKey(rt, stored, "0.1.0", "dev");
+  assert.match(s1, /^wasmrt-choices-v1-(ab){16}-fnv[0-9a-f]{16}$/);
+  assert.notEqual(s1, await cacheKey({ ...rt, threads: 2 }, stored, "0.1.0", "dev"));
+  assert.notEqual(s1, await cacheKey(rt, stored, "0.1.0", "other device"));
   const saved = Object.getOwnPropertyDescriptor(globalThis, "crypto");
   Object.defineProperty(globalThis, "crypto", { value: {}, configurable: true });
   try {

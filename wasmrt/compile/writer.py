@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import hashlib
 from collections.abc import Collection
 from typing import Any
 
@@ -10,7 +11,7 @@ import numpy as np
 
 from python_ref import opdefs, sparse
 from python_ref._fb import wrt_generated as fb
-from python_ref.wrt_file import DTYPE_CODES, FORMAT_VERSION, IDENTIFIER, MAX_DIM, camel
+from python_ref.wrt_file import DIGEST_PREFIX, DIGEST_PROP, DTYPE_CODES, FORMAT_VERSION, IDENTIFIER, MAX_DIM, camel
 from wasmrt.compile.ir import Graph
 from wasmrt.compile.planner import MemoryPlan
 from wasmrt.errors import ConversionError
@@ -143,9 +144,23 @@ def write_wrt(graph: Graph, plan: MemoryPlan, weights: str = "auto", sparse_tens
     model.plan.arenaSize, model.plan.alignment, model.plan.lowerBound = plan.arena_size, plan.alignment, \
         plan.lower_bound
     model.metadata = _metadata(graph)
+    placeholder = DIGEST_PREFIX + "0" * 64
+    kv = fb.KeyValueT()
+    kv.key, kv.value = DIGEST_PROP, placeholder
+    model.metadata.props = [p for p in model.metadata.props if p.key != DIGEST_PROP] + [kv]
     builder = flatbuffers.Builder(1 << 20)
     builder.Finish(model.Pack(builder), file_identifier=IDENTIFIER)
-    return bytes(builder.Output())
+    return _with_digest(bytearray(builder.Output()), placeholder.encode())
+
+
+def _with_digest(out: bytearray, placeholder: bytes) -> bytes:
+    """The digest written over its placeholder (same length: no offset moves). Where the placeholder's bytes occur
+    more than once (a label or constant holding them), the file keeps the zeros: hosts then hash it at load."""
+    at = out.find(placeholder)
+    if at >= 0 and out.find(placeholder, at + 1) < 0:
+        start = at + len(DIGEST_PREFIX)
+        out[start:at + len(placeholder)] = hashlib.sha256(out).hexdigest().encode()
+    return bytes(out)
 
 
 def _metadata(graph: Graph) -> fb.MetadataT:

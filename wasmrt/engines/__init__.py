@@ -1,5 +1,6 @@
 """Run .wrt models: the numpy reference ("ref"), the native C engine ("native"), the C engine compiled to
-WebAssembly ("wasm", run by wasmtime) or the WGSL kernels on a GPU ("webgpu", through wgpu-native)."""
+WebAssembly ("wasm", run by wasmtime), the WGSL kernels on a GPU ("webgpu", through wgpu-native), or whichever of
+native and WebGPU a short trial finds faster ("auto")."""
 
 from __future__ import annotations
 
@@ -17,7 +18,7 @@ from wasmrt.engines.base import Limits, Model, TensorSpec
 from wasmrt.engines.choose import check_mode, load_chosen
 from wasmrt.errors import ModelFormatError
 
-ENGINES = ("ref", "native", "wasm", "webgpu")
+ENGINES = ("ref", "native", "wasm", "webgpu", "auto")
 
 __all__ = ["ENGINES", "Limits", "Model", "TensorSpec", "load"]
 
@@ -38,6 +39,11 @@ def load(source: str | Path | bytes | bytearray | memoryview, engine: str = "ref
     "relaxed" (default "relaxed"); webgpu: "f32" (default) | "f16" (activations and weights stored as f16 on
     adapters with `shader-f16`, f32 arithmetic; it runs on the process's WebGPU adapter, and an op without a WGSL
     kernel is refused at load, naming it, unless fallback="wasm"); ref: ignored.
+    engine "auto": where a WebGPU adapter works, the model is loaded on native and WebGPU (f32), both run a short
+    interleaved trial on zeros of its inputs, and the faster keeps it; without wgpu or an adapter, or where WebGPU
+    cannot run the model, native runs it. `model.choice` says which and why ({"engine", "reason", "ms"}); the pick
+    is cached per model, adapter and native build. The native engine's options (max_memory, max_work, threads,
+    sparse, conv, choose) apply to its copy; variant and fallback are not taken.
     fallback (webgpu): "wasm" runs the ops without a WGSL kernel on the wasm engine; `model.fallback` lists those
     ops and the tensors crossing between GPU and wasm memory at each boundary (empty when all run on the GPU).
     max_memory, max_work (native and wasm): the model's resource limits, checked at load before anything large is
@@ -62,8 +68,10 @@ def load(source: str | Path | bytes | bytearray | memoryview, engine: str = "ref
         raise TypeError(f"wasmrt.load: expected a path (str or Path) or the model's bytes, got {type(source).__name__}")
     if fallback is not None and engine != "webgpu":
         raise ValueError(f"wasmrt.load: fallback applies to engine 'webgpu', not {engine!r}")
-    if check_mode(choose) != "rules" and engine not in ("native", "wasm"):
+    if check_mode(choose) != "rules" and engine not in ("native", "wasm", "auto"):
         raise ValueError(f"wasmrt.load: choose applies to the C engine (native, wasm), not {engine!r}")
+    if engine == "auto" and variant is not None:
+        raise ValueError("wasmrt.load: engine 'auto' takes no variant (native picks its best, WebGPU runs f32)")
     limits = Limits.of(max_memory, max_work)
     threads = Limits.threads_of(threads)
     if isinstance(source, str | Path):
@@ -79,14 +87,7 @@ def load(source: str | Path | bytes | bytearray | memoryview, engine: str = "ref
 
         return RefModel(data, name)
     if engine == "native":
-        from wasmrt.engines.native import NativeModel, build_identity
-
-        def native(choices: Sequence[int], force: int) -> Model:
-            return NativeModel(data, name, variant, limits=limits, threads=threads, sparse=sparse, conv=conv,
-                               choices=choices, force=force)
-
-        ident = build_identity(variant) if choose == "measure" else ""
-        return load_chosen(native, choose, data, f"native {ident} sparse={sparse} conv={conv}", threads)
+        return _native(data, name, variant, limits, threads, sparse, conv, choose)
     if engine == "wasm":
         from wasmrt.engines.wasm import DEFAULT_VARIANT, WasmInstance, WasmModel, threaded_instance, wasm_path
 
@@ -103,4 +104,23 @@ def load(source: str | Path | bytes | bytearray | memoryview, engine: str = "ref
         from wasmrt.engines.webgpu import WebGPUModel
 
         return WebGPUModel(data, name, storage=variant or "f32", fallback=fallback)
+    if engine == "auto":
+        from wasmrt.engines.auto import load_auto
+        from wasmrt.engines.native import build_identity
+        from wasmrt.engines.webgpu import WebGPUModel
+
+        return load_auto(data, lambda: _native(data, name, None, limits, threads, sparse, conv, choose),
+                         lambda: WebGPUModel(data, name), f"{build_identity(None)} threads={threads}")
     raise ValueError(f"unknown engine {engine!r}; expected one of {', '.join(ENGINES)}")
+
+
+def _native(data: bytes, name: str, variant: str | None, limits: Limits, threads: int, sparse: str, conv: str,
+            choose: str) -> Model:
+    from wasmrt.engines.native import NativeModel, build_identity
+
+    def native(choices: Sequence[int], force: int) -> Model:
+        return NativeModel(data, name, variant, limits=limits, threads=threads, sparse=sparse, conv=conv,
+                           choices=choices, force=force)
+
+    ident = build_identity(variant) if choose == "measure" else ""
+    return load_chosen(native, choose, data, f"native {ident} sparse={sparse} conv={conv}", threads)

@@ -75,6 +75,7 @@ class Model:
     choice_source: str = "rules"  # how the C engine chose each op's algorithm: rules, deterministic, measured, cache
     choice_times: dict[int, list[float | None]]  # measured: per op with candidates, each one's median ms
     metadata: dict[str, Any]  # source, producer, preprocess hints, labels, props (python_ref.wrt_file's form)
+    choice: dict[str, Any] | None = None  # engine="auto": {"engine", "reason", "ms": each engine's trial median}
 
     def __init__(self, inputs: list[TensorSpec], outputs: list[TensorSpec]) -> None:
         self.inputs = inputs

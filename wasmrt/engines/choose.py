@@ -5,8 +5,9 @@ The engine lists each op's candidates (wrt_op_num_choices / wrt_op_choice_name; 
 and keeps the measuring procedure's constants and decision (wrt_tune_*): this module loads, times op by op with the
 host's clock (wasm has none) and feeds the times back, as the JS package does (js_bindings/src/choose.js).
 Measured choices are cached in a file per key (model digest, engine build, device, threads) under the user cache
-directory; an entry that is unreadable, of the wrong shape or that does not fit the loaded model is ignored and
-measured again.
+directory. The model digest is the one the writer stored in the file (read at no cost, so the entry is looked up
+before the load and its choice forced at the one load); files without it are hashed after a rules' load. An entry
+that is unreadable, of the wrong shape or that does not fit the loaded model is ignored and measured again.
 """
 
 from __future__ import annotations
@@ -19,6 +20,9 @@ import time
 from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any, Protocol
+
+from python_ref.wrt_file import stored_digest
+from wasmrt.errors import WasmrtError
 
 CHOOSE_MODES = ("rules", "measure", "deterministic")
 CACHE_VERSION = 1
@@ -34,6 +38,7 @@ class ChoiceModel(Protocol):
 
     def op_count(self) -> int: ...
     def op_info(self, i: int) -> tuple[str, str, str, list[str], int]: ...  # type, name, kernel, candidates, chosen
+    def op_choice(self, i: int) -> tuple[int, int]: ...  # candidate count (0 without alternatives), chosen index
     def run_ops(self, begin: int, end: int) -> None: ...
     def tune(self, name: str, *args: float) -> float: ...
     def release(self) -> None: ...
@@ -76,7 +81,7 @@ def format_plan(rows: list[dict[str, Any]], source: str) -> str:
 
 
 def _counts(model: ChoiceModel) -> list[int]:
-    return [len(model.op_info(i)[3]) for i in range(model.op_count())]
+    return [model.op_choice(i)[0] for i in range(model.op_count())]
 
 
 def measure(load: Loader, clock: Callable[[], float] = time.perf_counter, base: Any = None) -> ChoiceModel:
@@ -149,9 +154,14 @@ def device_identity() -> str:
     return f"{platform.system()} {platform.machine()} {cpu} x{os.cpu_count() or 0}"
 
 
-def cache_key(model_bytes: bytes, engine: str, threads: int) -> str:
-    parts = [hashlib.sha256(model_bytes).hexdigest(), engine, device_identity(), f"threads={threads}"]
+def cache_key(model: str, engine: str, threads: int) -> str:
+    """model: the file's digest (the one its writer stored, else the SHA-256 of its bytes)."""
+    parts = [model, engine, device_identity(), f"threads={threads}"]
     return hashlib.sha256("\n".join(parts).encode()).hexdigest()
+
+
+def cache_path(model: str, engine: str, threads: int) -> Path:
+    return cache_dir() / "choices" / f"{cache_key(model, engine, threads)}.json"
 
 
 def _valid_entry(entry: Any) -> bool:
@@ -204,31 +214,67 @@ def load_chosen(load: Loader, choose: str, model_bytes: bytes, engine: str, thre
     """A model loaded with the choice `choose` names (see wasmrt.load); engine: the build's identity for the cache
     key (module or library digest and kernel target)."""
     check_mode(choose)
-    if choose == "rules":
-        model = load((), -1)
-        model.choice_source = "rules"
+    if choose in ("rules", "deterministic"):
+        model = load((), -1 if choose == "rules" else 0)
+        model.choice_source = choose
         return model
-    if choose == "deterministic":
-        model = load((), 0)
-        model.choice_source = "deterministic"
-        return model
-    # The rules' load first: a model without alternatives (most) costs nothing more, not even its digest.
+    digest = stored_digest(model_bytes)
+    if digest is None:
+        return _load_measured_hashing(load, model_bytes, engine, threads)
+    # The writer's digest names the file at no cost: a cached choice is forced at the one load, before the weights
+    # are packed. It counts only if the engine's candidates and choices then match it (else measured again).
+    path = cache_path(digest, engine, threads)
+    entry = read_cache(path)
+    if entry is not None:
+        try:
+            model = load(entry["choices"], -1)
+        except WasmrtError:
+            model = None  # a vector the engine refuses (longer than its op limit): measured again
+        if model is not None and _fits(model, entry):
+            return _cached(model, entry)
+        if model is not None:
+            model.release()
+    model = load((), -1)
+    if max(_counts(model), default=0) >= 2:
+        model = measure(load, base=model)
+    else:  # no alternatives: nothing to measure; the entry saves the next load asking each op (one engine call)
+        model.choice_source = "measured"
+    write_cache(path, model)
+    return model
+
+
+def _fits(model: ChoiceModel, entry: dict[str, Any]) -> bool:
+    """The loaded model has the entry's op count, and each op the entry gives candidates has as many and took the
+    entry's choice (two engine calls an op with candidates: a call costs about 0.2 ms through wasmtime)."""
+    counts = entry["counts"]
+    return model.op_count() == len(counts) and all(
+        model.op_choice(i) == (n, entry["choices"][i]) for i, n in enumerate(counts) if n >= 2)
+
+
+def _cached(model: Any, entry: dict[str, Any]) -> Any:
+    model.choice_source = "cache"
+    model.choice_times = {int(i): t for i, t in entry["times"].items()}
+    return model
+
+
+def _load_measured_hashing(load: Loader, model_bytes: bytes, engine: str, threads: int) -> Any:
+    """A file without the writer's digest (written by an older wasmrt): the rules' load first, so a model without
+    alternatives (most) costs nothing more, not even its digest; then its SHA-256, and a second load where the cached
+    choice differs from the rules'."""
     rules = load((), -1)
     counts = _counts(rules)
     if max(counts, default=0) < 2:
         rules.choice_source = "measured"
         return rules
-    path = cache_dir() / "choices" / f"{cache_key(model_bytes, engine, threads)}.json"
+    path = cache_path(hashlib.sha256(model_bytes).hexdigest(), engine, threads)
     entry = read_cache(path)
     if entry is not None and entry["counts"] == counts:
         fits = _chosen(rules) == entry["choices"]
         model = rules if fits else load(entry["choices"], -1)
         if fits or (_counts(model) == counts and _chosen(model) == entry["choices"]):
-            model.choice_source = "cache"
-            model.choice_times = {int(i): t for i, t in entry["times"].items()}
             if model is not rules:
                 rules.release()
-            return model
+            return _cached(model, entry)
         model.release()  # it does not fit this model or engine: measure again
     model = measure(load, base=rules)
     write_cache(path, model)
@@ -236,4 +282,4 @@ def load_chosen(load: Loader, choose: str, model_bytes: bytes, engine: str, thre
 
 
 def _chosen(model: ChoiceModel) -> list[int]:
-    return [model.op_info(i)[4] if n >= 2 else -1 for i, n in enumerate(_counts(model))]
+    return [k if n >= 2 else -1 for n, k in (model.op_choice(i) for i in range(model.op_count()))]

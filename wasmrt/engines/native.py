@@ -18,13 +18,12 @@ import os
 import threading
 from collections.abc import Sequence
 from pathlib import Path
-from typing import Any
 
 import numpy as np
 
 from python_ref.wrt_file import read_metadata
-from wasmrt.engines.base import DEFAULT_LIMITS, DTYPES, Limits, Model, TensorSpec, conv_algo, sparse_policy
-from wasmrt.engines.choose import plan_of
+from wasmrt.engines.base import DEFAULT_LIMITS, DTYPES, Limits, TensorSpec, conv_algo, sparse_policy
+from wasmrt.engines.c_model import CEngineModel
 from wasmrt.engines.errors import engine_error
 from wasmrt.errors import WasmrtError
 
@@ -162,7 +161,7 @@ def build_identity(variant: str | None) -> str:
     return f"{_library_digest(library_path())} {variant or lib.wrt_target_name().decode()}"
 
 
-class NativeModel(Model):
+class NativeModel(CEngineModel):
     engine = "native"
 
     def __init__(self, data: bytes, name: str = "", variant: str | None = None,
@@ -225,6 +224,10 @@ class NativeModel(Model):
         cands = [lib.wrt_op_choice_name(p, i, k).decode() for k in range(lib.wrt_op_num_choices(p, i))]
         return text[0], text[1], text[2], cands, int(lib.wrt_op_chosen(p, i))
 
+    def op_choice(self, i: int) -> tuple[int, int]:
+        lib, p = self._lib, self._live()
+        return int(lib.wrt_op_num_choices(p, i)), int(lib.wrt_op_chosen(p, i))
+
     def run_ops(self, begin: int, end: int) -> None:
         code = self._lib.wrt_run_ops(self._live(), begin, end)
         if code:
@@ -234,15 +237,6 @@ class NativeModel(Model):
         with _lock:  # the procedure's state is process-wide
             r = getattr(self._lib, name)(*args)
         return 0.0 if r is None else float(r)
-
-    def plan(self) -> list[dict[str, Any]]:
-        """Per op: type, name, kernel, candidates, chosen and measured times (see wasmrt.load's choose)."""
-        return plan_of(self)
-
-    def _live(self) -> int:
-        if self._ptr is None:
-            raise WasmrtError("the model was released")
-        return self._ptr
 
     def _specs(self, which: int) -> list[TensorSpec]:
         lib, p = self._lib, self._ptr

@@ -17,14 +17,13 @@ import ctypes
 import threading
 from collections.abc import Sequence
 from pathlib import Path
-from typing import Any
 
 import numpy as np
 
 from python_ref.wrt_file import read_metadata
 from wasmrt import paths
-from wasmrt.engines.base import DEFAULT_LIMITS, DTYPES, Limits, Model, TensorSpec, conv_algo, sparse_policy
-from wasmrt.engines.choose import plan_of
+from wasmrt.engines.base import DEFAULT_LIMITS, DTYPES, Limits, TensorSpec, conv_algo, sparse_policy
+from wasmrt.engines.c_model import CEngineModel
 from wasmrt.engines.errors import engine_error
 from wasmrt.errors import WasmrtError
 
@@ -192,11 +191,12 @@ class WasmInstance:
         return self.cstr(self.ptr("wrt_error_message"))
 
     def call_float(self, name: str, *args: float) -> float:
-        """An export that returns a double (call() returns ints)."""
+        """An export that returns a double (call() returns ints); 0.0 for one that returns nothing."""
         with self.lock:
             if self.broken:
                 raise WasmrtError(f"this wasm engine instance stopped after a crash ({self.broken})")
-            return float(self.exports[name](self.store, *args))
+            r = self.exports[name](self.store, *args)
+        return 0.0 if r is None else float(r)
 
     def load(self, data: bytes, name: str = "", limits: Limits = DEFAULT_LIMITS, sparse: str = "auto",
              conv: str = "auto", choices: Sequence[int] = (), force: int = -1) -> int:
@@ -259,7 +259,7 @@ class WasmInstance:
             raise engine_error(code, self.error_message(), "")
 
 
-class WasmModel(Model):
+class WasmModel(CEngineModel):
     engine = "wasm"
 
     def __init__(self, data: bytes, name: str = "", variant: str | None = None,
@@ -289,6 +289,10 @@ class WasmModel(Model):
         cands = [w.cstr(w.ptr("wrt_op_choice_name", p, i, k)) for k in range(w.call("wrt_op_num_choices", p, i))]
         return text[0], text[1], text[2], cands, w.call("wrt_op_chosen", p, i)
 
+    def op_choice(self, i: int) -> tuple[int, int]:
+        w, p = self.wasm, self._live()
+        return w.call("wrt_op_num_choices", p, i), w.call("wrt_op_chosen", p, i)
+
     def run_ops(self, begin: int, end: int) -> None:
         with self.wasm.lock:
             code = self.wasm.call("wrt_run_ops", self._live(), begin, end)
@@ -297,15 +301,6 @@ class WasmModel(Model):
 
     def tune(self, name: str, *args: float) -> float:
         return self.wasm.call_float(name, *args)
-
-    def plan(self) -> list[dict[str, Any]]:
-        """Per op: type, name, kernel, candidates, chosen and measured times (see wasmrt.load's choose)."""
-        return plan_of(self)
-
-    def _live(self) -> int:
-        if self._ptr is None:
-            raise WasmrtError("the model was released")
-        return self._ptr
 
     def _specs(self, which: int) -> list[TensorSpec]:
         w, p = self.wasm, self._ptr

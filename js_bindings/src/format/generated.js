@@ -6,6 +6,9 @@
 
 export const FORMAT_VERSION = 1;
 export const FILE_IDENTIFIER = "WRT0";
+/** Metadata.props key of the writer's content digest (python_ref/wrt_file.py), and its value's prefix */
+export const DIGEST_PROP = "digest";
+export const DIGEST_PREFIX = "sha256:";
 
 /** enum OpType: op code -> name */
 export const OP_NAMES = Object.freeze({
