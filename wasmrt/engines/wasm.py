@@ -12,6 +12,7 @@ shared by every model that asks for it.
 
 from __future__ import annotations
 
+import atexit
 import contextlib
 import ctypes
 import threading
@@ -69,6 +70,18 @@ def _module(file: str, deterministic: bool = False, folder: Path | None = None):
         if (path, deterministic) not in _modules:
             _modules[path, deterministic] = wasmtime.Module(engine, path.read_bytes())
         return engine, _modules[path, deterministic]
+
+
+@atexit.register
+def _close_cached() -> None:
+    """Close the cached wasmtime handles at exit, while wasmtime can: at interpreter teardown its functions are
+    gone first, and the handles' finalizers then print errors. (wasmtime counts references: stores still running
+    keep what they use.)"""
+    with _lock:
+        for handle in (*_modules.values(), *_engines.values()):
+            handle.close()
+        _modules.clear()
+        _engines.clear()
 
 
 def _shared_memory(engine):  # -> wasmtime.SharedMemory usable as an import
