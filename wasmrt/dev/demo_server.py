@@ -86,9 +86,10 @@ def missing_models() -> list[str]:
 
 
 def copy_samples(dest: Path = SAMPLES_DIR) -> list[Path]:
-    """The sample photos in dest, copied from the installed scikit-image package when missing."""
+    """The sample photos in dest, copied from the installed scikit-image package when missing, and the hands
+    page's photo."""
     if all((dest / name).exists() for name in SAMPLES):
-        return [dest / name for name in SAMPLES]
+        return [dest / name for name in SAMPLES] + copy_photo_samples(dest)
     try:
         import skimage
     except ImportError:
