@@ -79,6 +79,30 @@ def test_every_package_is_under_2_mb(tmp_path: Path, brotli: bool, int8: bool, r
     (vision_fixtures.ARTIFACTS / name).write_text(json.dumps(report, indent=1))
 
 
+def test_packages_with_the_modules_built_for_the_face_models(tmp_path: Path) -> None:
+    """build.mjs --wasm: the packages ship the modules `wasmrt build --for` made for the float face set (the
+    mini-program's detector, landmark and attention models; at most 120,000 bytes each, tests/test_modules.py) and
+    lib/models.js names the models they were built for."""
+    from wasmrt.dev.modules import MANIFEST, TRYON_SETS, build_for
+
+    models = TRYON_SETS["face"]
+    folder = ROOT / "build" / "modules" / "face"
+    build_for([ROOT / "models" / m for m in models], folder, ("simd", "scalar"))
+    subprocess.run([NODE, "demo/miniprogram/build.mjs", "--target", str(tmp_path), "--wasm", str(folder)], cwd=ROOT,
+                   check=True, capture_output=True, timeout=120)
+    assert json.loads((folder / MANIFEST).read_text())["models"] == sorted(models)
+    for platform in ("wechat", "alipay"):
+        app = tmp_path / platform
+        for v in ("simd", "scalar"):
+            shipped = (app / "wasm" / f"wasmrt-{v}.wasm").read_bytes()
+            assert shipped == (folder / f"wasmrt-{v}.wasm").read_bytes(), (platform, v)
+        assert (app / "wasm" / "wasmrt-simd.wasm").stat().st_size <= 120_000
+        text = (app / "lib" / "models.js").read_text()
+        manifest = json.loads(text[text.index("{"):text.rindex("}") + 1])
+        assert manifest["wasmBuiltFor"] == sorted(models), manifest
+        assert all(v < LIMIT for v in package_sizes(app).values())
+
+
 def test_miniprogram_pages_on_emulated_hosts(fixtures: Path, int8_models: None) -> None:
     env = {**os.environ, "VISION_FIXTURES": str(fixtures), "VISION_INT8": "1"}
     r = subprocess.run([NODE, "--test", "--test-reporter=spec", "tests/js/miniprogram_emulation.mjs"], cwd=ROOT,

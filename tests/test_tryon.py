@@ -17,6 +17,8 @@ import pytest
 sys.path.insert(0, str(Path(__file__).parent / "js"))
 import vision_fixtures
 
+from wasmrt.dev.modules import TRYON_SETS
+
 ROOT = Path(__file__).resolve().parent.parent
 NODE = shutil.which("node")
 CHROMIUM = shutil.which("chromium") or "/usr/bin/chromium"
@@ -52,9 +54,10 @@ def _lm_err(a, b) -> float:
 
 @pytest.fixture(scope="module")
 def browser_run(fixtures: Path) -> dict:
-    from wasmrt.dev.demo_server import DemoServer, copy_samples
+    from wasmrt.dev.demo_server import DemoServer, build_tryon_modules, copy_samples
 
     copy_samples()
+    build_tryon_modules()  # the page loads the modules built for its face models (as `wasmrt demo` builds them)
     ARTIFACTS.mkdir(parents=True, exist_ok=True)
     cfg = fixtures / "browser.json"
     res = fixtures / "browser-results.json"
@@ -82,6 +85,8 @@ def test_browser_landmarks_and_lip_mask_match_python(browser_run: dict, fixtures
     (ARTIFACTS / "tryon-astronaut.json").write_text(json.dumps(summary, indent=1))
     assert err < 0.5 and iou >= 0.95, summary
     assert (ARTIFACTS / "tryon-astronaut-simd.png").stat().st_size > 10_000
+    # on the module built for the float face models (at most 120,000 bytes: tests/test_modules.py)
+    assert browser_run["engine"]["builtFor"] == sorted(TRYON_SETS["face"]), browser_run["engine"]
 
 
 def test_browser_refine_option_gives_the_attention_mesh(browser_run: dict, fixtures: Path) -> None:
@@ -142,8 +147,9 @@ LIVE_SAMPLES, LIVE_INTERVAL_MS = 40, 70
 def _live(fixtures: Path, name: str, int8: bool = False, sources: tuple[str, ...] = ("astronaut", "clip", "camera"),
           samples: int = 0) -> dict:
     """Screenshots of the displayed canvas while the live loop runs, per source (tests/js/tryon_live.mjs)."""
-    from wasmrt.dev.demo_server import DemoServer, copy_samples
+    from wasmrt.dev.demo_server import DemoServer, build_tryon_modules, copy_samples
 
+    build_tryon_modules()
     m = json.loads((fixtures / "vision.json").read_text())
     frames = np.fromfile(fixtures / m["clip"]["all"], np.uint8).reshape(m["clip"]["frames"], m["clip"]["size"],
                                                                           m["clip"]["size"], 4)
@@ -228,6 +234,7 @@ def test_live_view_with_int8_models_shows_the_lipstick(live_int8_run: dict, fixt
     """tryon.html?int8=1 runs the int8 face models, and what a person sees still carries the colour on python_ref's
     (float) lip mask in 95% of the frames."""
     assert live_int8_run["engine"]["int8"] is True, live_int8_run["engine"]
+    assert live_int8_run["engine"]["builtFor"] == sorted(TRYON_SETS["face-int8"]), live_int8_run["engine"]
     summary = _lipstick_shares(live_int8_run, fixtures, source)
     ARTIFACTS.mkdir(parents=True, exist_ok=True)
     (ARTIFACTS / f"tryon-live-int8-{source}.json").write_text(json.dumps(summary, indent=1))

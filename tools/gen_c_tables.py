@@ -13,10 +13,13 @@ C tables by hand:
 - the op families (OpDef.family, OpDef.quant): per op its family (`WRT_FAMILY_*`), its int8 form (`WRT_QUANT_*`,
   read by the reader's int8 rules), whether int8 inputs must be quantized, and for an element-wise unary op its
   vector kernel (`WRT_UN_<NAME>` of kernels_wasm/gen/kernels/eltwise.py UNARY, named like the op) with the float
-  attributes the kernel takes as params (`WRT_UNARY_PARAMS`); the engine dispatches such an op to it by itself.
+  attributes the kernel takes as params (`WRT_UNARY_PARAMS`); the engine dispatches such an op to it by itself
+  (`WRT_KEEP_UNARY_F32`: whether a module built for given models holds any).
 
 The declarations are always visible; the table definitions are compiled where WRT_OPS_DEFINE_TABLES is defined
-(kernels_wasm/engine/model_read.c), once.
+when the header is included again after engine.h (kernels_wasm/engine/support.c), once. A module built for given
+models (engine.h WRT_KEEP_OP) keeps the fields of the options tables its ops read: another op's table is read as
+empty, and the op is refused by the shape checks that follow.
 """
 
 from __future__ import annotations
@@ -126,7 +129,11 @@ def _families(ops: list[opdefs.OpDef]) -> list[str]:
         if params:
             out.append(f"      case OP_{d.name}: " + " ".join(f"(p)[{i}] = (a)->{n};" for i, n in enumerate(params))
                        + " break; \\")
-    out += ["      default: break; \\", "    } \\", "  } while (0)", ""]
+    out += ["      default: break; \\", "    } \\", "  } while (0)",
+            "/* whether the module holds a float32 element-wise unary op (engine.h WRT_KEEP: a module built for given",
+            " * models may have none, and leaves their path out) */",
+            "#define WRT_KEEP_UNARY_F32 (" + " || ".join(f"WRT_KEEP({d.name}, F32)" for d in ops
+                                                          if d.family == opdefs.UNARY) + ")", ""]
     return out
 
 
@@ -145,7 +152,7 @@ def header_text() -> str:
            " * The op set of the .wrt format as the C engine reads it: op codes and arity, the union Options type",
            " * ids, each options table's FlatBuffers fields (slot = declaration index, vtable entry at byte",
            " * 4 + 2 * slot; kind; default), attribute names and enum ranges. Regenerate: python tools/gen_schema.py",
-           " * The tables are defined where WRT_OPS_DEFINE_TABLES is defined (model_read.c). */",
+           " * The tables are defined where WRT_OPS_DEFINE_TABLES is defined (support.c, after engine.h). */",
            "#ifndef WRT_GENERATED_OPS_H", "#define WRT_GENERATED_OPS_H", "", "#include <stdint.h>", "",
            "/* enum OpType */", "enum {"]
     out += [f"  OP_{d.name} = {d.code}," for d in ops]
@@ -204,7 +211,10 @@ def header_text() -> str:
             "extern const wrt_optionsdef WRT_OPTIONS[OPTIONS_COUNT]; /* by union type id; [0] = NONE */",
             "extern const wrt_enumdef WRT_ENUMS[WRT_NUM_ENUMS];",
             "const wrt_opdef* wrt_opdef_of(int code);                /* NULL for unknown codes */", "",
-            "#ifdef WRT_OPS_DEFINE_TABLES", '#include "../../generated/wrt_eltwise.h" /* WRT_UN_* */',
+            "#endif /* WRT_GENERATED_OPS_H */", "",
+            "/* the tables, where engine.h (WRT_KEEP_OP: a module built for given models) is already included */",
+            "#if defined(WRT_OPS_DEFINE_TABLES) && !defined(WRT_GENERATED_OPS_TABLES)",
+            "#define WRT_GENERATED_OPS_TABLES", '#include "../../generated/wrt_eltwise.h" /* WRT_UN_* */',
             "const wrt_opdef WRT_OPDEFS[OP_MAX_CODE] = {"]
     for d in ops:
         opt = f"OPTIONS_{d.options}" if d.options else "OPTIONS_NONE"
@@ -221,7 +231,9 @@ def header_text() -> str:
         out.append(f"static const wrt_fielddef wrt_fields_{name}[{len(attrs)}] = {{")
         out += [f"    {i}," for i in inits]
         out.append("};")
-        tables.append(f"    [OPTIONS_{name}] = {{\"{name}\", {len(attrs)}, wrt_fields_{name}}},")
+        keep = " || ".join(f"WRT_KEEP_OP({d.name})" for d in ops if d.options == name) or "0"
+        tables.append(f"    [OPTIONS_{name}] = {{\"{name}\", ({keep}) ? {len(attrs)} : 0, "
+                      f"({keep}) ? wrt_fields_{name} : 0}},")
     out += ["const wrt_optionsdef WRT_OPTIONS[OPTIONS_COUNT] = {", '    [OPTIONS_NONE] = {"NONE", 0, 0},', *tables,
             "};", "const wrt_enumdef WRT_ENUMS[WRT_NUM_ENUMS] = {"]
     for name, cls in opdefs.ENUMS.items():
@@ -229,7 +241,7 @@ def header_text() -> str:
         if values != list(range(min(values), max(values) + 1)):
             raise ValueError(f"enum {name}: values must be contiguous for the C range check")
         out.append(f"    [WRT_ENUM_{name}] = {{\"{name}\", {min(values)}, {max(values)}}},")
-    out += ["};", "#endif /* WRT_OPS_DEFINE_TABLES */", "", "#endif", ""]
+    out += ["};", "#endif /* WRT_OPS_DEFINE_TABLES */", ""]
     return "\n".join(out)
 
 

@@ -236,7 +236,7 @@ int run_elementwise(wrt_model* m, wrt_op* op) {
     for (size_t i = 0; i < y->count; i++) yd[i] = double_fn(op, x[i]);
     return WRT_OK;
   }
-  if (op->n_in == 1) {
+  if (WRT_KEEP_UNARY_F32 && op->n_in == 1) { /* (a module without unary ops leaves this out) */
     float params[2] = {0, 0};
     WRT_UNARY_PARAMS(op->type, &op->a, params);
     unary_job j = {m->tg->vunary[unary_code(op->type)], unary_code(op->type), x, yd, (size_t)y->count,

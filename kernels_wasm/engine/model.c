@@ -21,7 +21,7 @@ static int prepare_op(wrt_model* m, wrt_op* op) {
   void* dense[8] = {0};
   int r = WRT_OK;
   for (int i = 0; i < op->n_in && i < 8 && r == WRT_OK; i++) {
-    if (!(op->expand_in >> i & 1)) continue;
+    if (!(WRT_KF_SPARSE || WRT_KF_QSPARSE) || !(op->expand_in >> i & 1)) continue; /* (none in a module without) */
     wrt_tensor* t = &m->t[op->in[i]];
     dense[i] = rt_alloc((size_t)t->nbytes + 1); /* float32 or int8 */
     if (!dense[i]) {

@@ -47,6 +47,9 @@ static int widen_f16(wrt_model* m, wrt_tensor* t, uint64_t n, float** shared) {
 }
 
 /* ---- block-sparse constants (python_ref/sparse.py: the same checks, the same words) --------------------------- */
+/* a module built for models without them (wasmrt build --for: no sparse kernel family) refuses them instead */
+#define READS_SPARSE (WRT_KF_SPARSE || WRT_KF_QSPARSE)
+
 static int sparse_fail(uint32_t i, const wrt_tensor* t, const char* msg) {
   return rt_error(WRT_ERR_FORMAT, "tensor %u ('%s'): %s", i, t->name, msg);
 }
@@ -228,6 +231,10 @@ static int read_each_tensor(wrt_model* m, fb_buf f, size_t root, name_pool* np, 
       t->file_data = len ? fb_vdata(f, dv) : 0;
       t->file_off = len ? (uint32_t)(dv + 4) : 0;
       t->file_len = len;
+      if (sp && !READS_SPARSE)
+        return rt_error(WRT_ERR_UNSUPPORTED, "tensor %u ('%s'): block-sparse weights are not in this module, which was "
+                        "built for other models by wasmrt build --for: load this model with the full modules or with "
+                        "modules built for it", i, t->name);
       if (sp) {
         int r = read_sparsity(m, f, sp, i, t, len);
         if (r != WRT_OK) return r;

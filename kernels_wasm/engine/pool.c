@@ -52,7 +52,7 @@ static void pool_rows(void* ctx, size_t r0, size_t r1) {
   size_t ks = (size_t)a->kernel[0] * (size_t)a->kernel[1];
   float* y = t_f32(m, op->out);
   const float** ind = op->u.pool.ind;
-  int is_max = op->type == OP_MAX_POOL_2D;
+  int is_max = !WRT_KEEP(AVERAGE_POOL_2D, F32) || op->type == OP_MAX_POOL_2D; /* (a module may hold max only) */
   int64_t lo_h = a->count_include_pad ? -a->pads[0] : 0, hi_h = a->count_include_pad ? H + a->pads[2] : H;
   int64_t lo_w = a->count_include_pad ? -a->pads[1] : 0, hi_w = a->count_include_pad ? W + a->pads[3] : W;
   for (size_t row = r0; row < r1; row++) {

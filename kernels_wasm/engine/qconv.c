@@ -16,7 +16,7 @@ enum { QC_GEMM = 1, QC_IGEMM, QC_DW, QC_GROUPED, QC_FC, QC_GENERIC, QC_TRANSPOSE
 /* QC_PATCH: a KxK convolution whose patch (ks taps x c channels) is at most PATCH_K bytes runs as a GEMM of depth
  * ks * c over patch rows gathered per MR pixels: a 3-channel 3x3 layer has 27-byte rows, where the igemm takes one
  * short k block (c = 3 < KR) per tap. Rows of PATCH_K bytes, zero after the patch; up to PATCH_MR rows. */
-enum { PATCH_K = 32, PATCH_MR = 8 };
+enum { PATCH_K = WRT_QPATCH_K, PATCH_MR = 8 }; /* (PATCH_K: kernels_wasm/gen/families.py, for the modules) */
 
 
 static void geometry(wrt_model* m, wrt_op* op, wrt_qplan* p) {
@@ -258,7 +258,7 @@ WRT_FOR_SIZE int plan_qconv(wrt_model* m, wrt_op* op, wrt_cost* c) {
   const wrt_attrs* a = &op->a;
   int pointwise = ks == 1 && a->strides[0] == 1 && a->strides[1] == 1 && !a->pads[0] && !a->pads[1] && !a->pads[2] &&
                   !a->pads[3];
-  int patch = G == 1 && !pointwise && ks * cg <= PATCH_K && tg->qgemm_mr <= PATCH_MR;
+  int patch = WRT_KF_QPATCH && G == 1 && !pointwise && ks * cg <= PATCH_K && tg->qgemm_mr <= PATCH_MR;
   c->bytes += patch ? packed_bytes(tg, og, 1, ks * cg, 1)
                     : packed_bytes(tg, og, ks, cg, G == 1 && pointwise ? gemm_wb(tg, P, cg) : 1) * G;
   if (G == 1 && pointwise) {

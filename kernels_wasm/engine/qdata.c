@@ -52,7 +52,7 @@ static qlerp* resize_axis(wrt_model* m, int out, int in, float scale, const wrt_
 int prepare_qdata(wrt_model* m, wrt_op* op) {
   wrt_qplan* p = &op->u.q;
   const wrt_tensor *x = &m->t[op->in[0]], *y = &m->t[op->out];
-  if (op->path == QD_CONCAT) { /* one rescale table per input; NULL entries copy */
+  if (!WRT_KEEP(RESIZE, QS8) || op->path == QD_CONCAT) { /* one rescale table per input; NULL entries copy */
     if (!(p->table = q_alloc_table(m, op, 256 * (size_t)op->n_in + 1))) return WRT_ERR_NOMEM;
     for (int k = 0; k < op->n_in; k++) {
       const wrt_tensor* t = &m->t[op->in[k]];
@@ -132,6 +132,6 @@ static void run_resize(wrt_model* m, wrt_op* op) {
 
 int run_qdata(wrt_model* m, wrt_op* op) {
   if (op->path == QD_CONCAT) run_concat(m, op);
-  else run_resize(m, op);
+  else if (WRT_KEEP(RESIZE, QS8)) run_resize(m, op); /* (a module without it: CONCATENATION only) */
   return WRT_OK;
 }

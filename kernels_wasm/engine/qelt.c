@@ -97,7 +97,8 @@ int prepare_qelt(wrt_model* m, wrt_op* op) {
   wrt_qplan* p = &op->u.q;
   const wrt_tensor *x = &m->t[op->in[0]], *y = &m->t[op->out];
   switch (op->path) {
-    case QE_EXTREMUM: {
+    case QE_EXTREMUM: { /* (the paths of ops a module built for given models lacks are left out) */
+      if (!WRT_KEEP(MAXIMUM, QS8) && !WRT_KEEP(MINIMUM, QS8)) return WRT_OK;
       if (!(p->table = q_alloc_table(m, op, 512))) return WRT_ERR_NOMEM;
       q_rescale_table(p->table, x->dtype, x->q, y->q, p->lo, p->hi);
       q_rescale_table(p->table + 256, m->t[op->in[1]].dtype, m->t[op->in[1]].q, y->q, p->lo, p->hi);
@@ -105,7 +106,7 @@ int prepare_qelt(wrt_model* m, wrt_op* op) {
     }
     case QE_TABLE: {
       if (!(p->table = q_alloc_table(m, op, 256))) return WRT_ERR_NOMEM;
-      if (op->type == OP_LOOKUP) { /* table[x - qmin], indexed here by the raw byte of x */
+      if (WRT_KEEP_OP(LOOKUP) && op->type == OP_LOOKUP) { /* table[x - qmin], indexed here by the raw byte of x */
         const uint8_t* t = m->t[op->in[1]].file_data;
         for (unsigned u = 0; u < 256; u++) p->table[u] = t[x->dtype == WRT_U8 ? u : u ^ 0x80u];
       } else {
@@ -114,6 +115,7 @@ int prepare_qelt(wrt_model* m, wrt_op* op) {
       return WRT_OK;
     }
     case QE_PRELU: { /* one table per slope element */
+      if (!WRT_KEEP(PRELU, QS8)) return WRT_OK;
       const wrt_tensor* s = &m->t[op->in[1]];
       if (!(p->table = q_alloc_table(m, op, 256 * s->count + 1))) return WRT_ERR_NOMEM;
       for (uint64_t j = 0; j < s->count; j++)
@@ -272,11 +274,13 @@ int run_qelt(wrt_model* m, wrt_op* op) {
   if (!bc.dim[bc.rank - 1]) return WRT_OK;
   const uint8_t* b = m->t[op->in[1]].data;
   switch (op->path) {
-    case QE_ADD: each_row(m, op, &bc, b, 1, add_row); break;
-    case QE_MUL: each_row(m, op, &bc, b, 1, mul_row); break;
-    case QE_EXTREMUM: each_row(m, op, &bc, b, 1, extremum_row); break;
-    case QE_PRELU_RT: each_row(m, op, &bc, b, 1, prelu_rt_row); break;
-    default: each_row(m, op, &bc, p->table, 256, prelu_row); break; /* PRELU */
+    case QE_ADD: each_row(m, op, &bc, b, 1, add_row); break; /* (each op's row loop only where the module has it) */
+    case QE_MUL: if (WRT_KEEP(MUL, QS8)) each_row(m, op, &bc, b, 1, mul_row); break;
+    case QE_EXTREMUM:
+      if (WRT_KEEP(MAXIMUM, QS8) || WRT_KEEP(MINIMUM, QS8)) each_row(m, op, &bc, b, 1, extremum_row);
+      break;
+    case QE_PRELU_RT: if (WRT_KEEP(PRELU, QS8)) each_row(m, op, &bc, b, 1, prelu_rt_row); break;
+    default: if (WRT_KEEP(PRELU, QS8)) each_row(m, op, &bc, p->table, 256, prelu_row); break; /* PRELU */
   }
   return WRT_OK;
 }

@@ -90,7 +90,7 @@ static void run_qpools(wrt_model* m, wrt_op* op) {
   for (size_t px = 0; px < (size_t)p->pix; px++) {
     const uint8_t* const* in = (const uint8_t* const*)(const void*)(p->ind + px * ks);
     uint8_t* yp = y + px * C;
-    if (op->path == QP_MAX) {
+    if (!WRT_KEEP(AVERAGE_POOL_2D, QS8) || op->path == QP_MAX) { /* (a module without average pooling: max only) */
       for (size_t c = 0; c < C; c++) acc[c] = q_at(in[0], c, u8);
       for (size_t t = 1; t < ks; t++)
         for (size_t c = 0; c < C; c++) {

@@ -1,7 +1,8 @@
 /* What every op module and loader stage shares: model-owned allocation (counted against the model's budget and
  * zeroed), owned copies of constants, error messages that name the op, and names of ops and dtypes. */
-#define WRT_OPS_DEFINE_TABLES /* the generated op tables live here, at the bottom of the engine */
 #include "engine.h"
+#define WRT_OPS_DEFINE_TABLES /* the generated op tables live here, at the bottom of the engine (after engine.h: */
+#include "generated/wrt_ops.h" /* their options fields follow WRT_KEEP_OP) */
 
 const wrt_opdef* wrt_opdef_of(int code) {
   return code > 0 && code < OP_MAX_CODE && WRT_OPDEFS[code].name ? &WRT_OPDEFS[code] : 0;

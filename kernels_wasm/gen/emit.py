@@ -55,34 +55,40 @@ def kernel_bodies(isa: Isa) -> list[tuple[str | None, str]]:
         *([(None, gemm.gemm_row(isa, nr))] if row_kernel(isa) else [])]
     if half_nr(isa):
         parts += [(None, gemm.gemm(isa, half_mr(isa), half_nr(isa))), (None, gemm.igemm(isa, mr, half_nr(isa)))]
-    parts += [("DWCONV", dwconv.dwconv(isa, ks)) for ks in (*dwconv.SPECIALIZED_KS, 0)]
+    parts += [(families.dwconv_family(ks), dwconv.dwconv(isa, ks)) for ks in (*dwconv.SPECIALIZED_KS, 0)]
     parts += [(families.binary_family(op, s), eltwise.binary(isa, op, s)) for s in (False, True)
               for op in eltwise.BINARY]
     parts += [(f"UNARY_{op.upper()}", eltwise.unary(isa, op)) for op in eltwise.UNARY]
-    parts += [("POOL", pool.pool(isa, "max")), ("POOL", pool.pool(isa, "avg"))]
-    q: list[str] = []
+    parts += [("MAXPOOL", pool.pool(isa, "max")), ("AVGPOOL", pool.pool(isa, "avg"))]
+    q: list[tuple[str, str]] = []
     for t in qgemm.tiles(isa):
-        q += [qgemm.qgemm(t), qgemm.qigemm(t)]
+        q += [("QS8", qgemm.qgemm(t)), ("QS8", qgemm.qigemm(t))]
         half = qgemm.half_tile(t)
         if half:
-            q.append(qgemm.qgemm(half))
+            q.append(("QS8", qgemm.qgemm(half)))
         if qgemm.a16(t):
-            q += [qgemm.qgemm16(t), qgemm.qwiden(t)]
+            q += [("QS8", qgemm.qgemm16(t)), ("QS8", qgemm.qwiden(t))]
         if qgemm.has_row(t):
-            q.append(qgemm.qgemm(qgemm.row_tile(t)))
+            q.append(("QGEMM_ROW", qgemm.qgemm(qgemm.row_tile(t))))
         if qgemm.packs(t):
-            q.append(qgemm.qpack(t))
+            q.append(("QS8", qgemm.qpack(t)))
         if not t.owner:
-            q += [*(qdwconv.qdwconv(t, ks) for ks in (*qdwconv.specialized_ks(t), 0)), qadd.qadd(t, False),
-                  qadd.qadd(t, True), *(qdwconv.qdwconv_dot(ks) for ks in qdwconv.dot_ks(t)),
-                  *(qdwconv.qdwconv_cols(t) for _ in qdwconv.cols_ks(t))]
-        q += [qdwconv.qdwconv_vnni(ks) for ks in qdwconv.vnni_ks(t)]
-    parts += [("QS8", k) for k in q]
+            q += [*((qdw_family(ks), qdwconv.qdwconv(t, ks)) for ks in (*qdwconv.specialized_ks(t), 0)),
+                  ("QS8", qadd.qadd(t, False)), ("QADD_SCALAR", qadd.qadd(t, True)),
+                  *((qdw_family(ks), qdwconv.qdwconv_dot(ks)) for ks in qdwconv.dot_ks(t)),
+                  *(("QS8", qdwconv.qdwconv_cols(t)) for _ in qdwconv.cols_ks(t))]
+        q += [("QS8", qdwconv.qdwconv_vnni(ks)) for ks in qdwconv.vnni_ks(t)]
+    parts += q
     parts += [("SPARSE", k) for k in sparse.kernel_bodies(isa)]
     parts += [("QSPARSE", k) for k in qsparse.kernel_bodies(isa)]
     parts += [("INTERLEAVE", k) for k in interleave.kernel_bodies(isa)]
     parts += [("WINOGRAD", k) for k in winograd.kernel_bodies(isa)]
     return parts
+
+
+def qdw_family(ks: int) -> str:
+    """The family of an int8 depthwise kernel for filters of ks taps (0: any filter)."""
+    return "QS8" if ks else "QDWCONV_ANY"
 
 
 def guarded(parts: list[tuple[str | None, str]]) -> str:
@@ -124,7 +130,8 @@ def table(isa: Isa, name: str, q: qgemm.QTile) -> str:
     wasm relaxed one more, with the relaxed dot tile)."""
     mr, nr = isa.gemm_tile
     own = next(t for t in qgemm.tiles(isa) if t.name == (q.owner or q.name))  # depthwise and add kernels
-    dw = [f"    {{{ks}, {isa.dw_ct}, {dwconv.dwconv_name(isa, ks)}}}," for ks in (*dwconv.SPECIALIZED_KS, 0)]
+    dw = "".join(_slot(families.dwconv_family(ks), f"{{{ks}, {isa.dw_ct}, {dwconv.dwconv_name(isa, ks)}}},")
+                 for ks in (*dwconv.SPECIALIZED_KS, 0))
     # a left-out unary kernel's slot stays NULL: the engine then runs that op's scalar loop (never reached: the
     # module refuses the op)
     vb, vbs = ("".join(_slot(families.binary_family(op, s), f"[{eltwise.binary_enum(op)}] = "
@@ -142,13 +149,17 @@ def table(isa: Isa, name: str, q: qgemm.QTile) -> str:
         *([f"  .gemm_mr_half = {half_mr(isa)}, .gemm_nr_half = {half_nr(isa)},",
            f"  .gemm_half = {gemm.gemm_name(isa, half_mr(isa), half_nr(isa))},",
            f"  .igemm_half = {gemm.gemm_name(isa, mr, half_nr(isa), True)},"] if half_nr(isa) else []),
-        *fields("DWCONV", ["  .dwconv = {", *dw, "  },"]),
+        *fields("DWCONV", [f"  .dwconv = {{{dw}", "  },"]),
         f"  .vbinary = {{{vb}\n  }},",
         f"  .vbinary_scalar = {{{vbs}\n  }},",
         f"  .vunary = {{{un}\n  }},",
-        *fields("POOL", [f"  .maxpool = {pool.pool_name(isa, 'max')}, .avgpool = {pool.pool_name(isa, 'avg')},"]),
-        *fields("QS8", [*qgemm.table_fields(q), "  .qdwconv = {" + ", ".join(qdw_entries(own, q)) + "},",
-                        f"  .qadd = {qadd.qadd_name(own, False)}, .qadd_scalar = {qadd.qadd_name(own, True)},"]),
+        *fields("MAXPOOL", [f"  .maxpool = {pool.pool_name(isa, 'max')},"]),
+        *fields("AVGPOOL", [f"  .avgpool = {pool.pool_name(isa, 'avg')},"]),
+        *fields("QS8", [*(x for f in qgemm.table_fields(q)
+                          for x in (fields("QGEMM_ROW", [f]) if f.startswith("  .qgemm_row =") else [f])),
+                        "  .qdwconv = {" + "".join(qdw_entries(own, q)) + "\n  },",
+                        f"  .qadd = {qadd.qadd_name(own, False)},",
+                        *fields("QADD_SCALAR", [f"  .qadd_scalar = {qadd.qadd_name(own, True)},"])]),
         *fields("SPARSE", sparse.table_fields(isa)),
         *fields("QSPARSE", qsparse.table_fields(isa, name)),
         *fields("WINOGRAD", winograd.table_fields(isa)),
@@ -164,10 +175,13 @@ def qdw_entries(own: qgemm.QTile, q: qgemm.QTile) -> list[str]:
     dot = qdwconv.dot_ks(own) if q.owner else ()
     ct = qdwconv.dw_tile(own).nr
     vnni = qdwconv.vnni_ks(q)
-    return [*(f"{{{ks}, 64, 4, {qdwconv.qdwconv_vnni_name(ks)}}}" for ks in vnni),
-            *(f"{{{ks}, 16, 4, {qdwconv.qdwconv_dot_name(ks)}}}" for ks in dot),
-            *(f"{{{ks}, 16, 2, {qdwconv.qdwconv_cols_name(q)}}}" for ks in qdwconv.cols_ks(q)),
-            *(f"{{{ks}, {ct}, 1, {qdwconv.qdwconv_name(own, ks)}}}"
+    def entry(ks: int, text: str) -> str:  # the entry for any filter has its own family
+        return _slot(None if ks else "QDWCONV_ANY", text)
+
+    return [*(entry(ks, f"{{{ks}, 64, 4, {qdwconv.qdwconv_vnni_name(ks)}}},") for ks in vnni),
+            *(entry(ks, f"{{{ks}, 16, 4, {qdwconv.qdwconv_dot_name(ks)}}},") for ks in dot),
+            *(entry(ks, f"{{{ks}, 16, 2, {qdwconv.qdwconv_cols_name(q)}}},") for ks in qdwconv.cols_ks(q)),
+            *(entry(ks, f"{{{ks}, {ct}, 1, {qdwconv.qdwconv_name(own, ks)}}},")
               for ks in (*qdwconv.specialized_ks(own), 0) if ks not in vnni and not dot)]
 
 

@@ -1460,7 +1460,7 @@ static __attribute__((target("avx2,fma"))) void wrt_avx2_igemm_6x8(size_t mr, si
 }
 
 
-#if !defined(WRT_KF_DWCONV) || WRT_KF_DWCONV
+#if (!defined(WRT_KF_DWCONV_9) || WRT_KF_DWCONV_9) && (!defined(WRT_KF_DWCONV) || WRT_KF_DWCONV)
 static __attribute__((target("avx2,fma"))) void wrt_avx2_dwconv_9_c16(size_t channels, size_t width, size_t ks, const float* const* in, const float* restrict w, float* out, size_t out_stride, const wrt_clamp* clamp) {
   (void)ks;
   const __m256 vmin = _mm256_set1_ps(clamp->min);
@@ -2188,6 +2188,9 @@ static __attribute__((target("avx2,fma"))) void wrt_avx2_dwconv_9_c16(size_t cha
   }
 }
 
+#endif
+
+#if (!defined(WRT_KF_DWCONV_25) || WRT_KF_DWCONV_25) && (!defined(WRT_KF_DWCONV) || WRT_KF_DWCONV)
 static __attribute__((target("avx2,fma"))) void wrt_avx2_dwconv_25_c16(size_t channels, size_t width, size_t ks, const float* const* in, const float* restrict w, float* out, size_t out_stride, const wrt_clamp* clamp) {
   (void)ks;
   const __m256 vmin = _mm256_set1_ps(clamp->min);
@@ -3955,6 +3958,9 @@ static __attribute__((target("avx2,fma"))) void wrt_avx2_dwconv_25_c16(size_t ch
   }
 }
 
+#endif
+
+#if (!defined(WRT_KF_DWCONV_ANY) || WRT_KF_DWCONV_ANY) && (!defined(WRT_KF_DWCONV) || WRT_KF_DWCONV)
 static __attribute__((target("avx2,fma"))) void wrt_avx2_dwconv_any_c16(size_t channels, size_t width, size_t ks, const float* const* in, const float* restrict w, float* out, size_t out_stride, const wrt_clamp* clamp) {
   const __m256 vmin = _mm256_set1_ps(clamp->min);
   const __m256 vmax = _mm256_set1_ps(clamp->max);
@@ -4612,7 +4618,7 @@ static __attribute__((target("avx2,fma"))) void wrt_avx2_vprelu(size_t n, const 
 
 #endif
 
-#if !defined(WRT_KF_BINARY_ADD) || WRT_KF_BINARY_ADD
+#if !defined(WRT_KF_BINARY_ADD_SCALAR) || WRT_KF_BINARY_ADD_SCALAR
 static __attribute__((target("avx2,fma"))) void wrt_avx2_vaddc(size_t n, const float* a, const float* b, float* y, const wrt_clamp* clamp) {
   const __m256 vmin = _mm256_set1_ps(clamp->min);
   const __m256 vmax = _mm256_set1_ps(clamp->max);
@@ -4655,7 +4661,7 @@ static __attribute__((target("avx2,fma"))) void wrt_avx2_vaddc(size_t n, const f
 
 #endif
 
-#if !defined(WRT_KF_BINARY_SUB) || WRT_KF_BINARY_SUB
+#if !defined(WRT_KF_BINARY_SUB_SCALAR) || WRT_KF_BINARY_SUB_SCALAR
 static __attribute__((target("avx2,fma"))) void wrt_avx2_vsubc(size_t n, const float* a, const float* b, float* y, const wrt_clamp* clamp) {
   const __m256 vmin = _mm256_set1_ps(clamp->min);
   const __m256 vmax = _mm256_set1_ps(clamp->max);
@@ -4698,7 +4704,7 @@ static __attribute__((target("avx2,fma"))) void wrt_avx2_vsubc(size_t n, const f
 
 #endif
 
-#if !defined(WRT_KF_BINARY_RSUB) || WRT_KF_BINARY_RSUB
+#if !defined(WRT_KF_BINARY_RSUB_SCALAR) || WRT_KF_BINARY_RSUB_SCALAR
 static __attribute__((target("avx2,fma"))) void wrt_avx2_vrsubc(size_t n, const float* a, const float* b, float* y, const wrt_clamp* clamp) {
   const __m256 vmin = _mm256_set1_ps(clamp->min);
   const __m256 vmax = _mm256_set1_ps(clamp->max);
@@ -4741,7 +4747,7 @@ static __attribute__((target("avx2,fma"))) void wrt_avx2_vrsubc(size_t n, const 
 
 #endif
 
-#if !defined(WRT_KF_BINARY_MUL) || WRT_KF_BINARY_MUL
+#if !defined(WRT_KF_BINARY_MUL_SCALAR) || WRT_KF_BINARY_MUL_SCALAR
 static __attribute__((target("avx2,fma"))) void wrt_avx2_vmulc(size_t n, const float* a, const float* b, float* y, const wrt_clamp* clamp) {
   const __m256 vmin = _mm256_set1_ps(clamp->min);
   const __m256 vmax = _mm256_set1_ps(clamp->max);
@@ -4784,7 +4790,7 @@ static __attribute__((target("avx2,fma"))) void wrt_avx2_vmulc(size_t n, const f
 
 #endif
 
-#if !defined(WRT_KF_BINARY_DIV) || WRT_KF_BINARY_DIV
+#if !defined(WRT_KF_BINARY_DIV_SCALAR) || WRT_KF_BINARY_DIV_SCALAR
 static __attribute__((target("avx2,fma"))) void wrt_avx2_vdivc(size_t n, const float* a, const float* b, float* y, const wrt_clamp* clamp) {
   const __m256 vmin = _mm256_set1_ps(clamp->min);
   const __m256 vmax = _mm256_set1_ps(clamp->max);
@@ -4827,7 +4833,7 @@ static __attribute__((target("avx2,fma"))) void wrt_avx2_vdivc(size_t n, const f
 
 #endif
 
-#if !defined(WRT_KF_BINARY_RDIV) || WRT_KF_BINARY_RDIV
+#if !defined(WRT_KF_BINARY_RDIV_SCALAR) || WRT_KF_BINARY_RDIV_SCALAR
 static __attribute__((target("avx2,fma"))) void wrt_avx2_vrdivc(size_t n, const float* a, const float* b, float* y, const wrt_clamp* clamp) {
   const __m256 vmin = _mm256_set1_ps(clamp->min);
   const __m256 vmax = _mm256_set1_ps(clamp->max);
@@ -4870,7 +4876,7 @@ static __attribute__((target("avx2,fma"))) void wrt_avx2_vrdivc(size_t n, const 
 
 #endif
 
-#if !defined(WRT_KF_BINARY_MAX) || WRT_KF_BINARY_MAX
+#if !defined(WRT_KF_BINARY_MAX_SCALAR) || WRT_KF_BINARY_MAX_SCALAR
 static __attribute__((target("avx2,fma"))) void wrt_avx2_vmaxc(size_t n, const float* a, const float* b, float* y, const wrt_clamp* clamp) {
   const __m256 vmin = _mm256_set1_ps(clamp->min);
   const __m256 vmax = _mm256_set1_ps(clamp->max);
@@ -4913,7 +4919,7 @@ static __attribute__((target("avx2,fma"))) void wrt_avx2_vmaxc(size_t n, const f
 
 #endif
 
-#if !defined(WRT_KF_BINARY_MIN) || WRT_KF_BINARY_MIN
+#if !defined(WRT_KF_BINARY_MIN_SCALAR) || WRT_KF_BINARY_MIN_SCALAR
 static __attribute__((target("avx2,fma"))) void wrt_avx2_vminc(size_t n, const float* a, const float* b, float* y, const wrt_clamp* clamp) {
   const __m256 vmin = _mm256_set1_ps(clamp->min);
   const __m256 vmax = _mm256_set1_ps(clamp->max);
@@ -4956,7 +4962,7 @@ static __attribute__((target("avx2,fma"))) void wrt_avx2_vminc(size_t n, const f
 
 #endif
 
-#if !defined(WRT_KF_BINARY_PRELU) || WRT_KF_BINARY_PRELU
+#if !defined(WRT_KF_BINARY_PRELU_SCALAR) || WRT_KF_BINARY_PRELU_SCALAR
 static __attribute__((target("avx2,fma"))) void wrt_avx2_vpreluc(size_t n, const float* a, const float* b, float* y, const wrt_clamp* clamp) {
   const __m256 vmin = _mm256_set1_ps(clamp->min);
   const __m256 vmax = _mm256_set1_ps(clamp->max);
@@ -5592,7 +5598,7 @@ static __attribute__((target("avx2,fma"))) void wrt_avx2_neg(size_t n, const flo
 
 #endif
 
-#if !defined(WRT_KF_POOL) || WRT_KF_POOL
+#if !defined(WRT_KF_MAXPOOL) || WRT_KF_MAXPOOL
 static __attribute__((target("avx2,fma"))) void wrt_avx2_maxpool(size_t channels, size_t ks, const float* const* in, float* y, float scale, const wrt_clamp* clamp) {
   (void)scale;
   const __m256 vmin = _mm256_set1_ps(clamp->min);
@@ -5649,6 +5655,9 @@ static __attribute__((target("avx2,fma"))) void wrt_avx2_maxpool(size_t channels
   }
 }
 
+#endif
+
+#if !defined(WRT_KF_AVGPOOL) || WRT_KF_AVGPOOL
 static __attribute__((target("avx2,fma"))) void wrt_avx2_avgpool(size_t channels, size_t ks, const float* const* in, float* y, float scale, const wrt_clamp* clamp) {
   const __m256 vscale = _mm256_set1_ps(scale);
   const __m256 vmin = _mm256_set1_ps(clamp->min);
@@ -6115,6 +6124,9 @@ static __attribute__((target("avx2,fma"))) void wrt_avx2_qigemm_6x16(size_t mr, 
   }
 }
 
+#endif
+
+#if (!defined(WRT_KF_QGEMM_ROW) || WRT_KF_QGEMM_ROW) && (!defined(WRT_KF_QS8) || WRT_KF_QS8)
 static __attribute__((target("avx2,fma"))) void wrt_avx2_qgemm_1x16(size_t mr, size_t nc, size_t kc, const int8_t* a, size_t a_stride, const void* packed_w, int8_t* c, size_t c_stride, const wrt_qparams* p) {
   (void)mr, (void)a_stride, (void)c_stride;
   const int8_t* a0 = a;
@@ -6177,6 +6189,9 @@ static __attribute__((target("avx2,fma"))) void wrt_avx2_qgemm_1x16(size_t mr, s
   }
 }
 
+#endif
+
+#if !defined(WRT_KF_QS8) || WRT_KF_QS8
 static __attribute__((target("avx2,fma"))) void wrt_avx2_qpack_6(size_t mr, size_t kc, const int8_t* a, size_t a_stride, int8_t* out, uint32_t xmask) {
   (void)xmask;
   const int8_t* r[6] = {a, a, a, a, a, a};
@@ -6396,6 +6411,9 @@ static __attribute__((target("avx2,fma"))) void wrt_avx2_qdwconv_25_c16(size_t c
   }
 }
 
+#endif
+
+#if (!defined(WRT_KF_QDWCONV_ANY) || WRT_KF_QDWCONV_ANY) && (!defined(WRT_KF_QS8) || WRT_KF_QS8)
 static __attribute__((target("avx2,fma"))) void wrt_avx2_qdwconv_any_c16(size_t channels, size_t width, size_t ks, const int8_t* const* in, const void* packed_w, int8_t* out, size_t out_stride, const wrt_qparams* p) {
   const __m256 qlo = _mm256_set1_ps(p->lo);
   const __m256 qhi = _mm256_set1_ps(p->hi);
@@ -6459,6 +6477,9 @@ static __attribute__((target("avx2,fma"))) void wrt_avx2_qdwconv_any_c16(size_t 
   }
 }
 
+#endif
+
+#if !defined(WRT_KF_QS8) || WRT_KF_QS8
 static __attribute__((target("avx2,fma"))) void wrt_avx2_qadd(size_t n, const int8_t* a, const int8_t* b, int8_t* y, const wrt_qadd_params* p) {
   uint32_t bias = (uint32_t)p->bias;
   size_t i = 0;
@@ -6483,6 +6504,9 @@ static __attribute__((target("avx2,fma"))) void wrt_avx2_qadd(size_t n, const in
   }
 }
 
+#endif
+
+#if (!defined(WRT_KF_QADD_SCALAR) || WRT_KF_QADD_SCALAR) && (!defined(WRT_KF_QS8) || WRT_KF_QS8)
 static __attribute__((target("avx2,fma"))) void wrt_avx2_qadd_scalar(size_t n, const int8_t* a, const int8_t* b, int8_t* y, const wrt_qadd_params* p) {
   uint32_t bias = (uint32_t)p->bias;
   bias += (uint32_t)p->mb * (uint32_t)(int32_t)b[0];
@@ -6507,6 +6531,9 @@ static __attribute__((target("avx2,fma"))) void wrt_avx2_qadd_scalar(size_t n, c
   }
 }
 
+#endif
+
+#if !defined(WRT_KF_QS8) || WRT_KF_QS8
 static __attribute__((target("avx2,fma"))) void wrt_avx2_qdwconv_cols_9_c16(size_t channels, size_t width, size_t ks, const int8_t* const* in, const void* packed_w, int8_t* out, size_t out_stride, const wrt_qparams* p) {
   (void)ks;
   const __m256 qlo = _mm256_set1_ps(p->lo);
@@ -8004,9 +8031,15 @@ const wrt_target wrt_target_avx2 = {
   .igemm_half = wrt_avx2_igemm_6x8,
 #if !defined(WRT_KF_DWCONV) || WRT_KF_DWCONV
   .dwconv = {
+#if (!defined(WRT_KF_DWCONV_9) || WRT_KF_DWCONV_9) && (!defined(WRT_KF_DWCONV) || WRT_KF_DWCONV)
     {9, 16, wrt_avx2_dwconv_9_c16},
+#endif
+#if (!defined(WRT_KF_DWCONV_25) || WRT_KF_DWCONV_25) && (!defined(WRT_KF_DWCONV) || WRT_KF_DWCONV)
     {25, 16, wrt_avx2_dwconv_25_c16},
+#endif
+#if (!defined(WRT_KF_DWCONV_ANY) || WRT_KF_DWCONV_ANY) && (!defined(WRT_KF_DWCONV) || WRT_KF_DWCONV)
     {0, 16, wrt_avx2_dwconv_any_c16},
+#endif
   },
 #endif
   .vbinary = {
@@ -8037,31 +8070,31 @@ const wrt_target wrt_target_avx2 = {
 #endif
   },
   .vbinary_scalar = {
-#if !defined(WRT_KF_BINARY_ADD) || WRT_KF_BINARY_ADD
+#if !defined(WRT_KF_BINARY_ADD_SCALAR) || WRT_KF_BINARY_ADD_SCALAR
     [WRT_BIN_ADD] = wrt_avx2_vaddc,
 #endif
-#if !defined(WRT_KF_BINARY_SUB) || WRT_KF_BINARY_SUB
+#if !defined(WRT_KF_BINARY_SUB_SCALAR) || WRT_KF_BINARY_SUB_SCALAR
     [WRT_BIN_SUB] = wrt_avx2_vsubc,
 #endif
-#if !defined(WRT_KF_BINARY_RSUB) || WRT_KF_BINARY_RSUB
+#if !defined(WRT_KF_BINARY_RSUB_SCALAR) || WRT_KF_BINARY_RSUB_SCALAR
     [WRT_BIN_RSUB] = wrt_avx2_vrsubc,
 #endif
-#if !defined(WRT_KF_BINARY_MUL) || WRT_KF_BINARY_MUL
+#if !defined(WRT_KF_BINARY_MUL_SCALAR) || WRT_KF_BINARY_MUL_SCALAR
     [WRT_BIN_MUL] = wrt_avx2_vmulc,
 #endif
-#if !defined(WRT_KF_BINARY_DIV) || WRT_KF_BINARY_DIV
+#if !defined(WRT_KF_BINARY_DIV_SCALAR) || WRT_KF_BINARY_DIV_SCALAR
     [WRT_BIN_DIV] = wrt_avx2_vdivc,
 #endif
-#if !defined(WRT_KF_BINARY_RDIV) || WRT_KF_BINARY_RDIV
+#if !defined(WRT_KF_BINARY_RDIV_SCALAR) || WRT_KF_BINARY_RDIV_SCALAR
     [WRT_BIN_RDIV] = wrt_avx2_vrdivc,
 #endif
-#if !defined(WRT_KF_BINARY_MAX) || WRT_KF_BINARY_MAX
+#if !defined(WRT_KF_BINARY_MAX_SCALAR) || WRT_KF_BINARY_MAX_SCALAR
     [WRT_BIN_MAX] = wrt_avx2_vmaxc,
 #endif
-#if !defined(WRT_KF_BINARY_MIN) || WRT_KF_BINARY_MIN
+#if !defined(WRT_KF_BINARY_MIN_SCALAR) || WRT_KF_BINARY_MIN_SCALAR
     [WRT_BIN_MIN] = wrt_avx2_vminc,
 #endif
-#if !defined(WRT_KF_BINARY_PRELU) || WRT_KF_BINARY_PRELU
+#if !defined(WRT_KF_BINARY_PRELU_SCALAR) || WRT_KF_BINARY_PRELU_SCALAR
     [WRT_BIN_PRELU] = wrt_avx2_vpreluc,
 #endif
   },
@@ -8100,17 +8133,32 @@ const wrt_target wrt_target_avx2 = {
     [WRT_UN_NEG] = wrt_avx2_neg,
 #endif
   },
-#if !defined(WRT_KF_POOL) || WRT_KF_POOL
-  .maxpool = wrt_avx2_maxpool, .avgpool = wrt_avx2_avgpool,
+#if !defined(WRT_KF_MAXPOOL) || WRT_KF_MAXPOOL
+  .maxpool = wrt_avx2_maxpool,
+#endif
+#if !defined(WRT_KF_AVGPOOL) || WRT_KF_AVGPOOL
+  .avgpool = wrt_avx2_avgpool,
 #endif
 #if !defined(WRT_KF_QS8) || WRT_KF_QS8
   .qgemm_mr = 6, .qgemm_nr = 16, .qgemm_kr = 2, .qgemm_xoff = 0,
   .qgemm = wrt_avx2_qgemm_6x16,
   .qigemm = wrt_avx2_qigemm_6x16,
+#if (!defined(WRT_KF_QGEMM_ROW) || WRT_KF_QGEMM_ROW) && (!defined(WRT_KF_QS8) || WRT_KF_QS8)
   .qgemm_row = wrt_avx2_qgemm_1x16,
+#endif
   .qpack = wrt_avx2_qpack_6,
-  .qdwconv = {{9, 16, 2, wrt_avx2_qdwconv_cols_9_c16}, {9, 16, 1, wrt_avx2_qdwconv_9_c16}, {25, 16, 1, wrt_avx2_qdwconv_25_c16}, {0, 16, 1, wrt_avx2_qdwconv_any_c16}},
-  .qadd = wrt_avx2_qadd, .qadd_scalar = wrt_avx2_qadd_scalar,
+  .qdwconv = {
+    {9, 16, 2, wrt_avx2_qdwconv_cols_9_c16},
+    {9, 16, 1, wrt_avx2_qdwconv_9_c16},
+    {25, 16, 1, wrt_avx2_qdwconv_25_c16},
+#if (!defined(WRT_KF_QDWCONV_ANY) || WRT_KF_QDWCONV_ANY) && (!defined(WRT_KF_QS8) || WRT_KF_QS8)
+    {0, 16, 1, wrt_avx2_qdwconv_any_c16},
+#endif
+  },
+  .qadd = wrt_avx2_qadd,
+#if (!defined(WRT_KF_QADD_SCALAR) || WRT_KF_QADD_SCALAR) && (!defined(WRT_KF_QS8) || WRT_KF_QS8)
+  .qadd_scalar = wrt_avx2_qadd_scalar,
+#endif
 #endif
 #if !defined(WRT_KF_SPARSE) || WRT_KF_SPARSE
   .spmm_mr = 16, .spmm_g = 2,

@@ -1288,7 +1288,7 @@ static __attribute__((target("avx512f,avx512bw,avx512vl,avx2,fma"))) void wrt_av
 }
 
 
-#if !defined(WRT_KF_DWCONV) || WRT_KF_DWCONV
+#if (!defined(WRT_KF_DWCONV_9) || WRT_KF_DWCONV_9) && (!defined(WRT_KF_DWCONV) || WRT_KF_DWCONV)
 static __attribute__((target("avx512f,avx512bw,avx512vl,avx2,fma"))) void wrt_avx512_dwconv_9_c32(size_t channels, size_t width, size_t ks, const float* const* in, const float* restrict w, float* out, size_t out_stride, const wrt_clamp* clamp) {
   (void)ks;
   const __m512 vmin = _mm512_set1_ps(clamp->min);
@@ -1896,6 +1896,9 @@ static __attribute__((target("avx512f,avx512bw,avx512vl,avx2,fma"))) void wrt_av
   }
 }
 
+#endif
+
+#if (!defined(WRT_KF_DWCONV_25) || WRT_KF_DWCONV_25) && (!defined(WRT_KF_DWCONV) || WRT_KF_DWCONV)
 static __attribute__((target("avx512f,avx512bw,avx512vl,avx2,fma"))) void wrt_avx512_dwconv_25_c32(size_t channels, size_t width, size_t ks, const float* const* in, const float* restrict w, float* out, size_t out_stride, const wrt_clamp* clamp) {
   (void)ks;
   const __m512 vmin = _mm512_set1_ps(clamp->min);
@@ -3383,6 +3386,9 @@ static __attribute__((target("avx512f,avx512bw,avx512vl,avx2,fma"))) void wrt_av
   }
 }
 
+#endif
+
+#if (!defined(WRT_KF_DWCONV_ANY) || WRT_KF_DWCONV_ANY) && (!defined(WRT_KF_DWCONV) || WRT_KF_DWCONV)
 static __attribute__((target("avx512f,avx512bw,avx512vl,avx2,fma"))) void wrt_avx512_dwconv_any_c32(size_t channels, size_t width, size_t ks, const float* const* in, const float* restrict w, float* out, size_t out_stride, const wrt_clamp* clamp) {
   const __m512 vmin = _mm512_set1_ps(clamp->min);
   const __m512 vmax = _mm512_set1_ps(clamp->max);
@@ -3910,7 +3916,7 @@ static __attribute__((target("avx512f,avx512bw,avx512vl,avx2,fma"))) void wrt_av
 
 #endif
 
-#if !defined(WRT_KF_BINARY_ADD) || WRT_KF_BINARY_ADD
+#if !defined(WRT_KF_BINARY_ADD_SCALAR) || WRT_KF_BINARY_ADD_SCALAR
 static __attribute__((target("avx512f,avx512bw,avx512vl,avx2,fma"))) void wrt_avx512_vaddc(size_t n, const float* a, const float* b, float* y, const wrt_clamp* clamp) {
   const __m512 vmin = _mm512_set1_ps(clamp->min);
   const __m512 vmax = _mm512_set1_ps(clamp->max);
@@ -3945,7 +3951,7 @@ static __attribute__((target("avx512f,avx512bw,avx512vl,avx2,fma"))) void wrt_av
 
 #endif
 
-#if !defined(WRT_KF_BINARY_SUB) || WRT_KF_BINARY_SUB
+#if !defined(WRT_KF_BINARY_SUB_SCALAR) || WRT_KF_BINARY_SUB_SCALAR
 static __attribute__((target("avx512f,avx512bw,avx512vl,avx2,fma"))) void wrt_avx512_vsubc(size_t n, const float* a, const float* b, float* y, const wrt_clamp* clamp) {
   const __m512 vmin = _mm512_set1_ps(clamp->min);
   const __m512 vmax = _mm512_set1_ps(clamp->max);
@@ -3980,7 +3986,7 @@ static __attribute__((target("avx512f,avx512bw,avx512vl,avx2,fma"))) void wrt_av
 
 #endif
 
-#if !defined(WRT_KF_BINARY_RSUB) || WRT_KF_BINARY_RSUB
+#if !defined(WRT_KF_BINARY_RSUB_SCALAR) || WRT_KF_BINARY_RSUB_SCALAR
 static __attribute__((target("avx512f,avx512bw,avx512vl,avx2,fma"))) void wrt_avx512_vrsubc(size_t n, const float* a, const float* b, float* y, const wrt_clamp* clamp) {
   const __m512 vmin = _mm512_set1_ps(clamp->min);
   const __m512 vmax = _mm512_set1_ps(clamp->max);
@@ -4015,7 +4021,7 @@ static __attribute__((target("avx512f,avx512bw,avx512vl,avx2,fma"))) void wrt_av
 
 #endif
 
-#if !defined(WRT_KF_BINARY_MUL) || WRT_KF_BINARY_MUL
+#if !defined(WRT_KF_BINARY_MUL_SCALAR) || WRT_KF_BINARY_MUL_SCALAR
 static __attribute__((target("avx512f,avx512bw,avx512vl,avx2,fma"))) void wrt_avx512_vmulc(size_t n, const float* a, const float* b, float* y, const wrt_clamp* clamp) {
   const __m512 vmin = _mm512_set1_ps(clamp->min);
   const __m512 vmax = _mm512_set1_ps(clamp->max);
@@ -4050,7 +4056,7 @@ static __attribute__((target("avx512f,avx512bw,avx512vl,avx2,fma"))) void wrt_av
 
 #endif
 
-#if !defined(WRT_KF_BINARY_DIV) || WRT_KF_BINARY_DIV
+#if !defined(WRT_KF_BINARY_DIV_SCALAR) || WRT_KF_BINARY_DIV_SCALAR
 static __attribute__((target("avx512f,avx512bw,avx512vl,avx2,fma"))) void wrt_avx512_vdivc(size_t n, const float* a, const float* b, float* y, const wrt_clamp* clamp) {
   const __m512 vmin = _mm512_set1_ps(clamp->min);
   const __m512 vmax = _mm512_set1_ps(clamp->max);
@@ -4085,7 +4091,7 @@ static __attribute__((target("avx512f,avx512bw,avx512vl,avx2,fma"))) void wrt_av
 
 #endif
 
-#if !defined(WRT_KF_BINARY_RDIV) || WRT_KF_BINARY_RDIV
+#if !defined(WRT_KF_BINARY_RDIV_SCALAR) || WRT_KF_BINARY_RDIV_SCALAR
 static __attribute__((target("avx512f,avx512bw,avx512vl,avx2,fma"))) void wrt_avx512_vrdivc(size_t n, const float* a, const float* b, float* y, const wrt_clamp* clamp) {
   const __m512 vmin = _mm512_set1_ps(clamp->min);
   const __m512 vmax = _mm512_set1_ps(clamp->max);
@@ -4120,7 +4126,7 @@ static __attribute__((target("avx512f,avx512bw,avx512vl,avx2,fma"))) void wrt_av
 
 #endif
 
-#if !defined(WRT_KF_BINARY_MAX) || WRT_KF_BINARY_MAX
+#if !defined(WRT_KF_BINARY_MAX_SCALAR) || WRT_KF_BINARY_MAX_SCALAR
 static __attribute__((target("avx512f,avx512bw,avx512vl,avx2,fma"))) void wrt_avx512_vmaxc(size_t n, const float* a, const float* b, float* y, const wrt_clamp* clamp) {
   const __m512 vmin = _mm512_set1_ps(clamp->min);
   const __m512 vmax = _mm512_set1_ps(clamp->max);
@@ -4155,7 +4161,7 @@ static __attribute__((target("avx512f,avx512bw,avx512vl,avx2,fma"))) void wrt_av
 
 #endif
 
-#if !defined(WRT_KF_BINARY_MIN) || WRT_KF_BINARY_MIN
+#if !defined(WRT_KF_BINARY_MIN_SCALAR) || WRT_KF_BINARY_MIN_SCALAR
 static __attribute__((target("avx512f,avx512bw,avx512vl,avx2,fma"))) void wrt_avx512_vminc(size_t n, const float* a, const float* b, float* y, const wrt_clamp* clamp) {
   const __m512 vmin = _mm512_set1_ps(clamp->min);
   const __m512 vmax = _mm512_set1_ps(clamp->max);
@@ -4190,7 +4196,7 @@ static __attribute__((target("avx512f,avx512bw,avx512vl,avx2,fma"))) void wrt_av
 
 #endif
 
-#if !defined(WRT_KF_BINARY_PRELU) || WRT_KF_BINARY_PRELU
+#if !defined(WRT_KF_BINARY_PRELU_SCALAR) || WRT_KF_BINARY_PRELU_SCALAR
 static __attribute__((target("avx512f,avx512bw,avx512vl,avx2,fma"))) void wrt_avx512_vpreluc(size_t n, const float* a, const float* b, float* y, const wrt_clamp* clamp) {
   const __m512 vmin = _mm512_set1_ps(clamp->min);
   const __m512 vmax = _mm512_set1_ps(clamp->max);
@@ -4730,7 +4736,7 @@ static __attribute__((target("avx512f,avx512bw,avx512vl,avx2,fma"))) void wrt_av
 
 #endif
 
-#if !defined(WRT_KF_POOL) || WRT_KF_POOL
+#if !defined(WRT_KF_MAXPOOL) || WRT_KF_MAXPOOL
 static __attribute__((target("avx512f,avx512bw,avx512vl,avx2,fma"))) void wrt_avx512_maxpool(size_t channels, size_t ks, const float* const* in, float* y, float scale, const wrt_clamp* clamp) {
   (void)scale;
   const __m512 vmin = _mm512_set1_ps(clamp->min);
@@ -4777,6 +4783,9 @@ static __attribute__((target("avx512f,avx512bw,avx512vl,avx2,fma"))) void wrt_av
   }
 }
 
+#endif
+
+#if !defined(WRT_KF_AVGPOOL) || WRT_KF_AVGPOOL
 static __attribute__((target("avx512f,avx512bw,avx512vl,avx2,fma"))) void wrt_avx512_avgpool(size_t channels, size_t ks, const float* const* in, float* y, float scale, const wrt_clamp* clamp) {
   const __m512 vscale = _mm512_set1_ps(scale);
   const __m512 vmin = _mm512_set1_ps(clamp->min);
@@ -5666,6 +5675,9 @@ static __attribute__((target("avx512f,avx512bw,avx512vl,avx2,fma"))) void wrt_av
   }
 }
 
+#endif
+
+#if (!defined(WRT_KF_QDWCONV_ANY) || WRT_KF_QDWCONV_ANY) && (!defined(WRT_KF_QS8) || WRT_KF_QS8)
 static __attribute__((target("avx512f,avx512bw,avx512vl,avx2,fma"))) void wrt_avx512_qdwconv_any_c32(size_t channels, size_t width, size_t ks, const int8_t* const* in, const void* packed_w, int8_t* out, size_t out_stride, const wrt_qparams* p) {
   const __m512 qhi = _mm512_set1_ps(p->hi);
   const __m512i qzw = _mm512_set1_epi16((int16_t)p->zy);
@@ -5730,6 +5742,9 @@ static __attribute__((target("avx512f,avx512bw,avx512vl,avx2,fma"))) void wrt_av
   }
 }
 
+#endif
+
+#if !defined(WRT_KF_QS8) || WRT_KF_QS8
 static __attribute__((target("avx512f,avx512bw,avx512vl,avx2,fma"))) void wrt_avx512_qadd(size_t n, const int8_t* a, const int8_t* b, int8_t* y, const wrt_qadd_params* p) {
   uint32_t bias = (uint32_t)p->bias;
   size_t i = 0;
@@ -5752,6 +5767,9 @@ static __attribute__((target("avx512f,avx512bw,avx512vl,avx2,fma"))) void wrt_av
   }
 }
 
+#endif
+
+#if (!defined(WRT_KF_QADD_SCALAR) || WRT_KF_QADD_SCALAR) && (!defined(WRT_KF_QS8) || WRT_KF_QS8)
 static __attribute__((target("avx512f,avx512bw,avx512vl,avx2,fma"))) void wrt_avx512_qadd_scalar(size_t n, const int8_t* a, const int8_t* b, int8_t* y, const wrt_qadd_params* p) {
   uint32_t bias = (uint32_t)p->bias;
   bias += (uint32_t)p->mb * (uint32_t)(int32_t)b[0];
@@ -5774,6 +5792,9 @@ static __attribute__((target("avx512f,avx512bw,avx512vl,avx2,fma"))) void wrt_av
   }
 }
 
+#endif
+
+#if !defined(WRT_KF_QS8) || WRT_KF_QS8
 static __attribute__((target("avx512f,avx512bw,avx512vl,avx512vnni,avx2,fma"))) void wrt_avx512vnni_qgemm_6x32(size_t mr, size_t nc, size_t kc, const int8_t* a, size_t a_stride, const void* packed_w, int8_t* c, size_t c_stride, const wrt_qparams* p) {
   const int8_t* a0 = a;
   const int8_t* a1 = a0 + a_stride;
@@ -6263,6 +6284,9 @@ static __attribute__((target("avx512f,avx512bw,avx512vl,avx512vnni,avx2,fma"))) 
   }
 }
 
+#endif
+
+#if (!defined(WRT_KF_QDWCONV_ANY) || WRT_KF_QDWCONV_ANY) && (!defined(WRT_KF_QS8) || WRT_KF_QS8)
 static __attribute__((target("avx512f,avx512bw,avx512vl,avx512vnni,avx2,fma"))) void wrt_avx512vnni_qdwconv_any_c32(size_t channels, size_t width, size_t ks, const int8_t* const* in, const void* packed_w, int8_t* out, size_t out_stride, const wrt_qparams* p) {
   const __m512 qhi = _mm512_set1_ps(p->hi);
   const __m512i qzw = _mm512_set1_epi16((int16_t)p->zy);
@@ -6327,6 +6351,9 @@ static __attribute__((target("avx512f,avx512bw,avx512vl,avx512vnni,avx2,fma"))) 
   }
 }
 
+#endif
+
+#if !defined(WRT_KF_QS8) || WRT_KF_QS8
 static __attribute__((target("avx512f,avx512bw,avx512vl,avx512vnni,avx2,fma"))) void wrt_avx512vnni_qadd(size_t n, const int8_t* a, const int8_t* b, int8_t* y, const wrt_qadd_params* p) {
   uint32_t bias = (uint32_t)p->bias;
   size_t i = 0;
@@ -6349,6 +6376,9 @@ static __attribute__((target("avx512f,avx512bw,avx512vl,avx512vnni,avx2,fma"))) 
   }
 }
 
+#endif
+
+#if (!defined(WRT_KF_QADD_SCALAR) || WRT_KF_QADD_SCALAR) && (!defined(WRT_KF_QS8) || WRT_KF_QS8)
 static __attribute__((target("avx512f,avx512bw,avx512vl,avx512vnni,avx2,fma"))) void wrt_avx512vnni_qadd_scalar(size_t n, const int8_t* a, const int8_t* b, int8_t* y, const wrt_qadd_params* p) {
   uint32_t bias = (uint32_t)p->bias;
   bias += (uint32_t)p->mb * (uint32_t)(int32_t)b[0];
@@ -6371,6 +6401,9 @@ static __attribute__((target("avx512f,avx512bw,avx512vl,avx512vnni,avx2,fma"))) 
   }
 }
 
+#endif
+
+#if !defined(WRT_KF_QS8) || WRT_KF_QS8
 static __attribute__((target("avx512f,avx512bw,avx512vl,avx512vnni,avx2,fma"))) void wrt_avx512vnni_dot_qdwconv_9_c64(size_t channels, size_t width, size_t ks, const int8_t* const* in, const void* packed_w, int8_t* out, size_t out_stride, const wrt_qparams* p) {
   size_t px = 0;
   if (channels <= 32) {
@@ -9321,9 +9354,15 @@ const wrt_target wrt_target_avx512 = {
   .igemm_half = wrt_avx512_igemm_8x16,
 #if !defined(WRT_KF_DWCONV) || WRT_KF_DWCONV
   .dwconv = {
+#if (!defined(WRT_KF_DWCONV_9) || WRT_KF_DWCONV_9) && (!defined(WRT_KF_DWCONV) || WRT_KF_DWCONV)
     {9, 32, wrt_avx512_dwconv_9_c32},
+#endif
+#if (!defined(WRT_KF_DWCONV_25) || WRT_KF_DWCONV_25) && (!defined(WRT_KF_DWCONV) || WRT_KF_DWCONV)
     {25, 32, wrt_avx512_dwconv_25_c32},
+#endif
+#if (!defined(WRT_KF_DWCONV_ANY) || WRT_KF_DWCONV_ANY) && (!defined(WRT_KF_DWCONV) || WRT_KF_DWCONV)
     {0, 32, wrt_avx512_dwconv_any_c32},
+#endif
   },
 #endif
   .vbinary = {
@@ -9354,31 +9393,31 @@ const wrt_target wrt_target_avx512 = {
 #endif
   },
   .vbinary_scalar = {
-#if !defined(WRT_KF_BINARY_ADD) || WRT_KF_BINARY_ADD
+#if !defined(WRT_KF_BINARY_ADD_SCALAR) || WRT_KF_BINARY_ADD_SCALAR
     [WRT_BIN_ADD] = wrt_avx512_vaddc,
 #endif
-#if !defined(WRT_KF_BINARY_SUB) || WRT_KF_BINARY_SUB
+#if !defined(WRT_KF_BINARY_SUB_SCALAR) || WRT_KF_BINARY_SUB_SCALAR
     [WRT_BIN_SUB] = wrt_avx512_vsubc,
 #endif
-#if !defined(WRT_KF_BINARY_RSUB) || WRT_KF_BINARY_RSUB
+#if !defined(WRT_KF_BINARY_RSUB_SCALAR) || WRT_KF_BINARY_RSUB_SCALAR
     [WRT_BIN_RSUB] = wrt_avx512_vrsubc,
 #endif
-#if !defined(WRT_KF_BINARY_MUL) || WRT_KF_BINARY_MUL
+#if !defined(WRT_KF_BINARY_MUL_SCALAR) || WRT_KF_BINARY_MUL_SCALAR
     [WRT_BIN_MUL] = wrt_avx512_vmulc,
 #endif
-#if !defined(WRT_KF_BINARY_DIV) || WRT_KF_BINARY_DIV
+#if !defined(WRT_KF_BINARY_DIV_SCALAR) || WRT_KF_BINARY_DIV_SCALAR
     [WRT_BIN_DIV] = wrt_avx512_vdivc,
 #endif
-#if !defined(WRT_KF_BINARY_RDIV) || WRT_KF_BINARY_RDIV
+#if !defined(WRT_KF_BINARY_RDIV_SCALAR) || WRT_KF_BINARY_RDIV_SCALAR
     [WRT_BIN_RDIV] = wrt_avx512_vrdivc,
 #endif
-#if !defined(WRT_KF_BINARY_MAX) || WRT_KF_BINARY_MAX
+#if !defined(WRT_KF_BINARY_MAX_SCALAR) || WRT_KF_BINARY_MAX_SCALAR
     [WRT_BIN_MAX] = wrt_avx512_vmaxc,
 #endif
-#if !defined(WRT_KF_BINARY_MIN) || WRT_KF_BINARY_MIN
+#if !defined(WRT_KF_BINARY_MIN_SCALAR) || WRT_KF_BINARY_MIN_SCALAR
     [WRT_BIN_MIN] = wrt_avx512_vminc,
 #endif
-#if !defined(WRT_KF_BINARY_PRELU) || WRT_KF_BINARY_PRELU
+#if !defined(WRT_KF_BINARY_PRELU_SCALAR) || WRT_KF_BINARY_PRELU_SCALAR
     [WRT_BIN_PRELU] = wrt_avx512_vpreluc,
 #endif
   },
@@ -9417,16 +9456,28 @@ const wrt_target wrt_target_avx512 = {
     [WRT_UN_NEG] = wrt_avx512_neg,
 #endif
   },
-#if !defined(WRT_KF_POOL) || WRT_KF_POOL
-  .maxpool = wrt_avx512_maxpool, .avgpool = wrt_avx512_avgpool,
+#if !defined(WRT_KF_MAXPOOL) || WRT_KF_MAXPOOL
+  .maxpool = wrt_avx512_maxpool,
+#endif
+#if !defined(WRT_KF_AVGPOOL) || WRT_KF_AVGPOOL
+  .avgpool = wrt_avx512_avgpool,
 #endif
 #if !defined(WRT_KF_QS8) || WRT_KF_QS8
   .qgemm_mr = 6, .qgemm_nr = 32, .qgemm_kr = 2, .qgemm_xoff = 0,
   .qgemm = wrt_avx512_qgemm_6x32,
   .qigemm = wrt_avx512_qigemm_6x32,
   .qgemm_half = wrt_avx512_qgemm_6x16p32,
-  .qdwconv = {{9, 32, 1, wrt_avx512_qdwconv_9_c32}, {25, 32, 1, wrt_avx512_qdwconv_25_c32}, {0, 32, 1, wrt_avx512_qdwconv_any_c32}},
-  .qadd = wrt_avx512_qadd, .qadd_scalar = wrt_avx512_qadd_scalar,
+  .qdwconv = {
+    {9, 32, 1, wrt_avx512_qdwconv_9_c32},
+    {25, 32, 1, wrt_avx512_qdwconv_25_c32},
+#if (!defined(WRT_KF_QDWCONV_ANY) || WRT_KF_QDWCONV_ANY) && (!defined(WRT_KF_QS8) || WRT_KF_QS8)
+    {0, 32, 1, wrt_avx512_qdwconv_any_c32},
+#endif
+  },
+  .qadd = wrt_avx512_qadd,
+#if (!defined(WRT_KF_QADD_SCALAR) || WRT_KF_QADD_SCALAR) && (!defined(WRT_KF_QS8) || WRT_KF_QS8)
+  .qadd_scalar = wrt_avx512_qadd_scalar,
+#endif
 #endif
 #if !defined(WRT_KF_SPARSE) || WRT_KF_SPARSE
   .spmm_mr = 32, .spmm_g = 4,
@@ -9460,9 +9511,15 @@ const wrt_target wrt_target_avx512vnni = {
   .igemm_half = wrt_avx512_igemm_8x16,
 #if !defined(WRT_KF_DWCONV) || WRT_KF_DWCONV
   .dwconv = {
+#if (!defined(WRT_KF_DWCONV_9) || WRT_KF_DWCONV_9) && (!defined(WRT_KF_DWCONV) || WRT_KF_DWCONV)
     {9, 32, wrt_avx512_dwconv_9_c32},
+#endif
+#if (!defined(WRT_KF_DWCONV_25) || WRT_KF_DWCONV_25) && (!defined(WRT_KF_DWCONV) || WRT_KF_DWCONV)
     {25, 32, wrt_avx512_dwconv_25_c32},
+#endif
+#if (!defined(WRT_KF_DWCONV_ANY) || WRT_KF_DWCONV_ANY) && (!defined(WRT_KF_DWCONV) || WRT_KF_DWCONV)
     {0, 32, wrt_avx512_dwconv_any_c32},
+#endif
   },
 #endif
   .vbinary = {
@@ -9493,31 +9550,31 @@ const wrt_target wrt_target_avx512vnni = {
 #endif
   },
   .vbinary_scalar = {
-#if !defined(WRT_KF_BINARY_ADD) || WRT_KF_BINARY_ADD
+#if !defined(WRT_KF_BINARY_ADD_SCALAR) || WRT_KF_BINARY_ADD_SCALAR
     [WRT_BIN_ADD] = wrt_avx512_vaddc,
 #endif
-#if !defined(WRT_KF_BINARY_SUB) || WRT_KF_BINARY_SUB
+#if !defined(WRT_KF_BINARY_SUB_SCALAR) || WRT_KF_BINARY_SUB_SCALAR
     [WRT_BIN_SUB] = wrt_avx512_vsubc,
 #endif
-#if !defined(WRT_KF_BINARY_RSUB) || WRT_KF_BINARY_RSUB
+#if !defined(WRT_KF_BINARY_RSUB_SCALAR) || WRT_KF_BINARY_RSUB_SCALAR
     [WRT_BIN_RSUB] = wrt_avx512_vrsubc,
 #endif
-#if !defined(WRT_KF_BINARY_MUL) || WRT_KF_BINARY_MUL
+#if !defined(WRT_KF_BINARY_MUL_SCALAR) || WRT_KF_BINARY_MUL_SCALAR
     [WRT_BIN_MUL] = wrt_avx512_vmulc,
 #endif
-#if !defined(WRT_KF_BINARY_DIV) || WRT_KF_BINARY_DIV
+#if !defined(WRT_KF_BINARY_DIV_SCALAR) || WRT_KF_BINARY_DIV_SCALAR
     [WRT_BIN_DIV] = wrt_avx512_vdivc,
 #endif
-#if !defined(WRT_KF_BINARY_RDIV) || WRT_KF_BINARY_RDIV
+#if !defined(WRT_KF_BINARY_RDIV_SCALAR) || WRT_KF_BINARY_RDIV_SCALAR
     [WRT_BIN_RDIV] = wrt_avx512_vrdivc,
 #endif
-#if !defined(WRT_KF_BINARY_MAX) || WRT_KF_BINARY_MAX
+#if !defined(WRT_KF_BINARY_MAX_SCALAR) || WRT_KF_BINARY_MAX_SCALAR
     [WRT_BIN_MAX] = wrt_avx512_vmaxc,
 #endif
-#if !defined(WRT_KF_BINARY_MIN) || WRT_KF_BINARY_MIN
+#if !defined(WRT_KF_BINARY_MIN_SCALAR) || WRT_KF_BINARY_MIN_SCALAR
     [WRT_BIN_MIN] = wrt_avx512_vminc,
 #endif
-#if !defined(WRT_KF_BINARY_PRELU) || WRT_KF_BINARY_PRELU
+#if !defined(WRT_KF_BINARY_PRELU_SCALAR) || WRT_KF_BINARY_PRELU_SCALAR
     [WRT_BIN_PRELU] = wrt_avx512_vpreluc,
 #endif
   },
@@ -9556,16 +9613,28 @@ const wrt_target wrt_target_avx512vnni = {
     [WRT_UN_NEG] = wrt_avx512_neg,
 #endif
   },
-#if !defined(WRT_KF_POOL) || WRT_KF_POOL
-  .maxpool = wrt_avx512_maxpool, .avgpool = wrt_avx512_avgpool,
+#if !defined(WRT_KF_MAXPOOL) || WRT_KF_MAXPOOL
+  .maxpool = wrt_avx512_maxpool,
+#endif
+#if !defined(WRT_KF_AVGPOOL) || WRT_KF_AVGPOOL
+  .avgpool = wrt_avx512_avgpool,
 #endif
 #if !defined(WRT_KF_QS8) || WRT_KF_QS8
   .qgemm_mr = 6, .qgemm_nr = 32, .qgemm_kr = 4, .qgemm_xoff = 128,
   .qgemm = wrt_avx512vnni_qgemm_6x32,
   .qigemm = wrt_avx512vnni_qigemm_6x32,
   .qgemm_half = wrt_avx512vnni_qgemm_6x16p32,
-  .qdwconv = {{9, 64, 4, wrt_avx512vnni_dot_qdwconv_9_c64}, {25, 64, 4, wrt_avx512vnni_dot_qdwconv_25_c64}, {0, 32, 1, wrt_avx512vnni_qdwconv_any_c32}},
-  .qadd = wrt_avx512vnni_qadd, .qadd_scalar = wrt_avx512vnni_qadd_scalar,
+  .qdwconv = {
+    {9, 64, 4, wrt_avx512vnni_dot_qdwconv_9_c64},
+    {25, 64, 4, wrt_avx512vnni_dot_qdwconv_25_c64},
+#if (!defined(WRT_KF_QDWCONV_ANY) || WRT_KF_QDWCONV_ANY) && (!defined(WRT_KF_QS8) || WRT_KF_QS8)
+    {0, 32, 1, wrt_avx512vnni_qdwconv_any_c32},
+#endif
+  },
+  .qadd = wrt_avx512vnni_qadd,
+#if (!defined(WRT_KF_QADD_SCALAR) || WRT_KF_QADD_SCALAR) && (!defined(WRT_KF_QS8) || WRT_KF_QS8)
+  .qadd_scalar = wrt_avx512vnni_qadd_scalar,
+#endif
 #endif
 #if !defined(WRT_KF_SPARSE) || WRT_KF_SPARSE
   .spmm_mr = 32, .spmm_g = 4,

@@ -1528,7 +1528,7 @@ static void wrt_neon_igemm_8x4(size_t mr, size_t nc, size_t kc, size_t ks, const
 }
 
 
-#if !defined(WRT_KF_DWCONV) || WRT_KF_DWCONV
+#if (!defined(WRT_KF_DWCONV_9) || WRT_KF_DWCONV_9) && (!defined(WRT_KF_DWCONV) || WRT_KF_DWCONV)
 static void wrt_neon_dwconv_9_c8(size_t channels, size_t width, size_t ks, const float* const* in, const float* restrict w, float* out, size_t out_stride, const wrt_clamp* clamp) {
   (void)ks;
   const float32x4_t vmin = vdupq_n_f32(clamp->min);
@@ -2251,6 +2251,9 @@ static void wrt_neon_dwconv_9_c8(size_t channels, size_t width, size_t ks, const
   }
 }
 
+#endif
+
+#if (!defined(WRT_KF_DWCONV_25) || WRT_KF_DWCONV_25) && (!defined(WRT_KF_DWCONV) || WRT_KF_DWCONV)
 static void wrt_neon_dwconv_25_c8(size_t channels, size_t width, size_t ks, const float* const* in, const float* restrict w, float* out, size_t out_stride, const wrt_clamp* clamp) {
   (void)ks;
   const float32x4_t vmin = vdupq_n_f32(clamp->min);
@@ -4013,6 +4016,9 @@ static void wrt_neon_dwconv_25_c8(size_t channels, size_t width, size_t ks, cons
   }
 }
 
+#endif
+
+#if (!defined(WRT_KF_DWCONV_ANY) || WRT_KF_DWCONV_ANY) && (!defined(WRT_KF_DWCONV) || WRT_KF_DWCONV)
 static void wrt_neon_dwconv_any_c8(size_t channels, size_t width, size_t ks, const float* const* in, const float* restrict w, float* out, size_t out_stride, const wrt_clamp* clamp) {
   const float32x4_t vmin = vdupq_n_f32(clamp->min);
   const float32x4_t vmax = vdupq_n_f32(clamp->max);
@@ -4656,7 +4662,7 @@ static void wrt_neon_vprelu(size_t n, const float* a, const float* b, float* y, 
 
 #endif
 
-#if !defined(WRT_KF_BINARY_ADD) || WRT_KF_BINARY_ADD
+#if !defined(WRT_KF_BINARY_ADD_SCALAR) || WRT_KF_BINARY_ADD_SCALAR
 static void wrt_neon_vaddc(size_t n, const float* a, const float* b, float* y, const wrt_clamp* clamp) {
   const float32x4_t vmin = vdupq_n_f32(clamp->min);
   const float32x4_t vmax = vdupq_n_f32(clamp->max);
@@ -4698,7 +4704,7 @@ static void wrt_neon_vaddc(size_t n, const float* a, const float* b, float* y, c
 
 #endif
 
-#if !defined(WRT_KF_BINARY_SUB) || WRT_KF_BINARY_SUB
+#if !defined(WRT_KF_BINARY_SUB_SCALAR) || WRT_KF_BINARY_SUB_SCALAR
 static void wrt_neon_vsubc(size_t n, const float* a, const float* b, float* y, const wrt_clamp* clamp) {
   const float32x4_t vmin = vdupq_n_f32(clamp->min);
   const float32x4_t vmax = vdupq_n_f32(clamp->max);
@@ -4740,7 +4746,7 @@ static void wrt_neon_vsubc(size_t n, const float* a, const float* b, float* y, c
 
 #endif
 
-#if !defined(WRT_KF_BINARY_RSUB) || WRT_KF_BINARY_RSUB
+#if !defined(WRT_KF_BINARY_RSUB_SCALAR) || WRT_KF_BINARY_RSUB_SCALAR
 static void wrt_neon_vrsubc(size_t n, const float* a, const float* b, float* y, const wrt_clamp* clamp) {
   const float32x4_t vmin = vdupq_n_f32(clamp->min);
   const float32x4_t vmax = vdupq_n_f32(clamp->max);
@@ -4782,7 +4788,7 @@ static void wrt_neon_vrsubc(size_t n, const float* a, const float* b, float* y, 
 
 #endif
 
-#if !defined(WRT_KF_BINARY_MUL) || WRT_KF_BINARY_MUL
+#if !defined(WRT_KF_BINARY_MUL_SCALAR) || WRT_KF_BINARY_MUL_SCALAR
 static void wrt_neon_vmulc(size_t n, const float* a, const float* b, float* y, const wrt_clamp* clamp) {
   const float32x4_t vmin = vdupq_n_f32(clamp->min);
   const float32x4_t vmax = vdupq_n_f32(clamp->max);
@@ -4824,7 +4830,7 @@ static void wrt_neon_vmulc(size_t n, const float* a, const float* b, float* y, c
 
 #endif
 
-#if !defined(WRT_KF_BINARY_DIV) || WRT_KF_BINARY_DIV
+#if !defined(WRT_KF_BINARY_DIV_SCALAR) || WRT_KF_BINARY_DIV_SCALAR
 static void wrt_neon_vdivc(size_t n, const float* a, const float* b, float* y, const wrt_clamp* clamp) {
   const float32x4_t vmin = vdupq_n_f32(clamp->min);
   const float32x4_t vmax = vdupq_n_f32(clamp->max);
@@ -4866,7 +4872,7 @@ static void wrt_neon_vdivc(size_t n, const float* a, const float* b, float* y, c
 
 #endif
 
-#if !defined(WRT_KF_BINARY_RDIV) || WRT_KF_BINARY_RDIV
+#if !defined(WRT_KF_BINARY_RDIV_SCALAR) || WRT_KF_BINARY_RDIV_SCALAR
 static void wrt_neon_vrdivc(size_t n, const float* a, const float* b, float* y, const wrt_clamp* clamp) {
   const float32x4_t vmin = vdupq_n_f32(clamp->min);
   const float32x4_t vmax = vdupq_n_f32(clamp->max);
@@ -4908,7 +4914,7 @@ static void wrt_neon_vrdivc(size_t n, const float* a, const float* b, float* y, 
 
 #endif
 
-#if !defined(WRT_KF_BINARY_MAX) || WRT_KF_BINARY_MAX
+#if !defined(WRT_KF_BINARY_MAX_SCALAR) || WRT_KF_BINARY_MAX_SCALAR
 static void wrt_neon_vmaxc(size_t n, const float* a, const float* b, float* y, const wrt_clamp* clamp) {
   const float32x4_t vmin = vdupq_n_f32(clamp->min);
   const float32x4_t vmax = vdupq_n_f32(clamp->max);
@@ -4950,7 +4956,7 @@ static void wrt_neon_vmaxc(size_t n, const float* a, const float* b, float* y, c
 
 #endif
 
-#if !defined(WRT_KF_BINARY_MIN) || WRT_KF_BINARY_MIN
+#if !defined(WRT_KF_BINARY_MIN_SCALAR) || WRT_KF_BINARY_MIN_SCALAR
 static void wrt_neon_vminc(size_t n, const float* a, const float* b, float* y, const wrt_clamp* clamp) {
   const float32x4_t vmin = vdupq_n_f32(clamp->min);
   const float32x4_t vmax = vdupq_n_f32(clamp->max);
@@ -4992,7 +4998,7 @@ static void wrt_neon_vminc(size_t n, const float* a, const float* b, float* y, c
 
 #endif
 
-#if !defined(WRT_KF_BINARY_PRELU) || WRT_KF_BINARY_PRELU
+#if !defined(WRT_KF_BINARY_PRELU_SCALAR) || WRT_KF_BINARY_PRELU_SCALAR
 static void wrt_neon_vpreluc(size_t n, const float* a, const float* b, float* y, const wrt_clamp* clamp) {
   const float32x4_t vmin = vdupq_n_f32(clamp->min);
   const float32x4_t vmax = vdupq_n_f32(clamp->max);
@@ -5616,7 +5622,7 @@ static void wrt_neon_neg(size_t n, const float* x, float* y, const float* params
 
 #endif
 
-#if !defined(WRT_KF_POOL) || WRT_KF_POOL
+#if !defined(WRT_KF_MAXPOOL) || WRT_KF_MAXPOOL
 static void wrt_neon_maxpool(size_t channels, size_t ks, const float* const* in, float* y, float scale, const wrt_clamp* clamp) {
   (void)scale;
   const float32x4_t vmin = vdupq_n_f32(clamp->min);
@@ -5672,6 +5678,9 @@ static void wrt_neon_maxpool(size_t channels, size_t ks, const float* const* in,
   }
 }
 
+#endif
+
+#if !defined(WRT_KF_AVGPOOL) || WRT_KF_AVGPOOL
 static void wrt_neon_avgpool(size_t channels, size_t ks, const float* const* in, float* y, float scale, const wrt_clamp* clamp) {
   const float32x4_t vscale = vdupq_n_f32(scale);
   const float32x4_t vmin = vdupq_n_f32(clamp->min);
@@ -6127,6 +6136,9 @@ static void wrt_neon_qdwconv_25_c8(size_t channels, size_t width, size_t ks, con
   }
 }
 
+#endif
+
+#if (!defined(WRT_KF_QDWCONV_ANY) || WRT_KF_QDWCONV_ANY) && (!defined(WRT_KF_QS8) || WRT_KF_QS8)
 static void wrt_neon_qdwconv_any_c8(size_t channels, size_t width, size_t ks, const int8_t* const* in, const void* packed_w, int8_t* out, size_t out_stride, const wrt_qparams* p) {
   const float32x4_t qlo = vdupq_n_f32(p->lo);
   const float32x4_t qhi = vdupq_n_f32(p->hi);
@@ -6188,6 +6200,9 @@ static void wrt_neon_qdwconv_any_c8(size_t channels, size_t width, size_t ks, co
   }
 }
 
+#endif
+
+#if !defined(WRT_KF_QS8) || WRT_KF_QS8
 static void wrt_neon_qadd(size_t n, const int8_t* a, const int8_t* b, int8_t* y, const wrt_qadd_params* p) {
   uint32_t bias = (uint32_t)p->bias;
   size_t i = 0;
@@ -6213,6 +6228,9 @@ static void wrt_neon_qadd(size_t n, const int8_t* a, const int8_t* b, int8_t* y,
   }
 }
 
+#endif
+
+#if (!defined(WRT_KF_QADD_SCALAR) || WRT_KF_QADD_SCALAR) && (!defined(WRT_KF_QS8) || WRT_KF_QS8)
 static void wrt_neon_qadd_scalar(size_t n, const int8_t* a, const int8_t* b, int8_t* y, const wrt_qadd_params* p) {
   uint32_t bias = (uint32_t)p->bias;
   bias += (uint32_t)p->mb * (uint32_t)(int32_t)b[0];
@@ -7586,9 +7604,15 @@ const wrt_target wrt_target_neon = {
   .igemm_half = wrt_neon_igemm_8x4,
 #if !defined(WRT_KF_DWCONV) || WRT_KF_DWCONV
   .dwconv = {
+#if (!defined(WRT_KF_DWCONV_9) || WRT_KF_DWCONV_9) && (!defined(WRT_KF_DWCONV) || WRT_KF_DWCONV)
     {9, 8, wrt_neon_dwconv_9_c8},
+#endif
+#if (!defined(WRT_KF_DWCONV_25) || WRT_KF_DWCONV_25) && (!defined(WRT_KF_DWCONV) || WRT_KF_DWCONV)
     {25, 8, wrt_neon_dwconv_25_c8},
+#endif
+#if (!defined(WRT_KF_DWCONV_ANY) || WRT_KF_DWCONV_ANY) && (!defined(WRT_KF_DWCONV) || WRT_KF_DWCONV)
     {0, 8, wrt_neon_dwconv_any_c8},
+#endif
   },
 #endif
   .vbinary = {
@@ -7619,31 +7643,31 @@ const wrt_target wrt_target_neon = {
 #endif
   },
   .vbinary_scalar = {
-#if !defined(WRT_KF_BINARY_ADD) || WRT_KF_BINARY_ADD
+#if !defined(WRT_KF_BINARY_ADD_SCALAR) || WRT_KF_BINARY_ADD_SCALAR
     [WRT_BIN_ADD] = wrt_neon_vaddc,
 #endif
-#if !defined(WRT_KF_BINARY_SUB) || WRT_KF_BINARY_SUB
+#if !defined(WRT_KF_BINARY_SUB_SCALAR) || WRT_KF_BINARY_SUB_SCALAR
     [WRT_BIN_SUB] = wrt_neon_vsubc,
 #endif
-#if !defined(WRT_KF_BINARY_RSUB) || WRT_KF_BINARY_RSUB
+#if !defined(WRT_KF_BINARY_RSUB_SCALAR) || WRT_KF_BINARY_RSUB_SCALAR
     [WRT_BIN_RSUB] = wrt_neon_vrsubc,
 #endif
-#if !defined(WRT_KF_BINARY_MUL) || WRT_KF_BINARY_MUL
+#if !defined(WRT_KF_BINARY_MUL_SCALAR) || WRT_KF_BINARY_MUL_SCALAR
     [WRT_BIN_MUL] = wrt_neon_vmulc,
 #endif
-#if !defined(WRT_KF_BINARY_DIV) || WRT_KF_BINARY_DIV
+#if !defined(WRT_KF_BINARY_DIV_SCALAR) || WRT_KF_BINARY_DIV_SCALAR
     [WRT_BIN_DIV] = wrt_neon_vdivc,
 #endif
-#if !defined(WRT_KF_BINARY_RDIV) || WRT_KF_BINARY_RDIV
+#if !defined(WRT_KF_BINARY_RDIV_SCALAR) || WRT_KF_BINARY_RDIV_SCALAR
     [WRT_BIN_RDIV] = wrt_neon_vrdivc,
 #endif
-#if !defined(WRT_KF_BINARY_MAX) || WRT_KF_BINARY_MAX
+#if !defined(WRT_KF_BINARY_MAX_SCALAR) || WRT_KF_BINARY_MAX_SCALAR
     [WRT_BIN_MAX] = wrt_neon_vmaxc,
 #endif
-#if !defined(WRT_KF_BINARY_MIN) || WRT_KF_BINARY_MIN
+#if !defined(WRT_KF_BINARY_MIN_SCALAR) || WRT_KF_BINARY_MIN_SCALAR
     [WRT_BIN_MIN] = wrt_neon_vminc,
 #endif
-#if !defined(WRT_KF_BINARY_PRELU) || WRT_KF_BINARY_PRELU
+#if !defined(WRT_KF_BINARY_PRELU_SCALAR) || WRT_KF_BINARY_PRELU_SCALAR
     [WRT_BIN_PRELU] = wrt_neon_vpreluc,
 #endif
   },
@@ -7682,15 +7706,27 @@ const wrt_target wrt_target_neon = {
     [WRT_UN_NEG] = wrt_neon_neg,
 #endif
   },
-#if !defined(WRT_KF_POOL) || WRT_KF_POOL
-  .maxpool = wrt_neon_maxpool, .avgpool = wrt_neon_avgpool,
+#if !defined(WRT_KF_MAXPOOL) || WRT_KF_MAXPOOL
+  .maxpool = wrt_neon_maxpool,
+#endif
+#if !defined(WRT_KF_AVGPOOL) || WRT_KF_AVGPOOL
+  .avgpool = wrt_neon_avgpool,
 #endif
 #if !defined(WRT_KF_QS8) || WRT_KF_QS8
   .qgemm_mr = 4, .qgemm_nr = 8, .qgemm_kr = 1, .qgemm_xoff = 0,
   .qgemm = wrt_neon_qgemm_4x8,
   .qigemm = wrt_neon_qigemm_4x8,
-  .qdwconv = {{9, 8, 1, wrt_neon_qdwconv_9_c8}, {25, 8, 1, wrt_neon_qdwconv_25_c8}, {0, 8, 1, wrt_neon_qdwconv_any_c8}},
-  .qadd = wrt_neon_qadd, .qadd_scalar = wrt_neon_qadd_scalar,
+  .qdwconv = {
+    {9, 8, 1, wrt_neon_qdwconv_9_c8},
+    {25, 8, 1, wrt_neon_qdwconv_25_c8},
+#if (!defined(WRT_KF_QDWCONV_ANY) || WRT_KF_QDWCONV_ANY) && (!defined(WRT_KF_QS8) || WRT_KF_QS8)
+    {0, 8, 1, wrt_neon_qdwconv_any_c8},
+#endif
+  },
+  .qadd = wrt_neon_qadd,
+#if (!defined(WRT_KF_QADD_SCALAR) || WRT_KF_QADD_SCALAR) && (!defined(WRT_KF_QS8) || WRT_KF_QS8)
+  .qadd_scalar = wrt_neon_qadd_scalar,
+#endif
 #endif
 #if !defined(WRT_KF_SPARSE) || WRT_KF_SPARSE
   .spmm_mr = 16, .spmm_g = 1,

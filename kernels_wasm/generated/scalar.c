@@ -246,7 +246,7 @@ static void wrt_scalar_igemm_2x4(size_t mr, size_t nc, size_t kc, size_t ks, con
 }
 
 
-#if !defined(WRT_KF_DWCONV) || WRT_KF_DWCONV
+#if (!defined(WRT_KF_DWCONV_9) || WRT_KF_DWCONV_9) && (!defined(WRT_KF_DWCONV) || WRT_KF_DWCONV)
 static void wrt_scalar_dwconv_9_c1(size_t channels, size_t width, size_t ks, const float* const* in, const float* restrict w, float* out, size_t out_stride, const wrt_clamp* clamp) {
   (void)ks;
   const float vmin = clamp->min;
@@ -367,6 +367,9 @@ static void wrt_scalar_dwconv_9_c1(size_t channels, size_t width, size_t ks, con
   }
 }
 
+#endif
+
+#if (!defined(WRT_KF_DWCONV_25) || WRT_KF_DWCONV_25) && (!defined(WRT_KF_DWCONV) || WRT_KF_DWCONV)
 static void wrt_scalar_dwconv_25_c1(size_t channels, size_t width, size_t ks, const float* const* in, const float* restrict w, float* out, size_t out_stride, const wrt_clamp* clamp) {
   (void)ks;
   const float vmin = clamp->min;
@@ -631,6 +634,9 @@ static void wrt_scalar_dwconv_25_c1(size_t channels, size_t width, size_t ks, co
   }
 }
 
+#endif
+
+#if (!defined(WRT_KF_DWCONV_ANY) || WRT_KF_DWCONV_ANY) && (!defined(WRT_KF_DWCONV) || WRT_KF_DWCONV)
 static void wrt_scalar_dwconv_any_c1(size_t channels, size_t width, size_t ks, const float* const* in, const float* restrict w, float* out, size_t out_stride, const wrt_clamp* clamp) {
   const float vmin = clamp->min;
   const float vmax = clamp->max;
@@ -1066,7 +1072,7 @@ static void wrt_scalar_vprelu(size_t n, const float* a, const float* b, float* y
 
 #endif
 
-#if !defined(WRT_KF_BINARY_ADD) || WRT_KF_BINARY_ADD
+#if !defined(WRT_KF_BINARY_ADD_SCALAR) || WRT_KF_BINARY_ADD_SCALAR
 static void wrt_scalar_vaddc(size_t n, const float* a, const float* b, float* y, const wrt_clamp* clamp) {
   const float vmin = clamp->min;
   const float vmax = clamp->max;
@@ -1103,7 +1109,7 @@ static void wrt_scalar_vaddc(size_t n, const float* a, const float* b, float* y,
 
 #endif
 
-#if !defined(WRT_KF_BINARY_SUB) || WRT_KF_BINARY_SUB
+#if !defined(WRT_KF_BINARY_SUB_SCALAR) || WRT_KF_BINARY_SUB_SCALAR
 static void wrt_scalar_vsubc(size_t n, const float* a, const float* b, float* y, const wrt_clamp* clamp) {
   const float vmin = clamp->min;
   const float vmax = clamp->max;
@@ -1140,7 +1146,7 @@ static void wrt_scalar_vsubc(size_t n, const float* a, const float* b, float* y,
 
 #endif
 
-#if !defined(WRT_KF_BINARY_RSUB) || WRT_KF_BINARY_RSUB
+#if !defined(WRT_KF_BINARY_RSUB_SCALAR) || WRT_KF_BINARY_RSUB_SCALAR
 static void wrt_scalar_vrsubc(size_t n, const float* a, const float* b, float* y, const wrt_clamp* clamp) {
   const float vmin = clamp->min;
   const float vmax = clamp->max;
@@ -1177,7 +1183,7 @@ static void wrt_scalar_vrsubc(size_t n, const float* a, const float* b, float* y
 
 #endif
 
-#if !defined(WRT_KF_BINARY_MUL) || WRT_KF_BINARY_MUL
+#if !defined(WRT_KF_BINARY_MUL_SCALAR) || WRT_KF_BINARY_MUL_SCALAR
 static void wrt_scalar_vmulc(size_t n, const float* a, const float* b, float* y, const wrt_clamp* clamp) {
   const float vmin = clamp->min;
   const float vmax = clamp->max;
@@ -1214,7 +1220,7 @@ static void wrt_scalar_vmulc(size_t n, const float* a, const float* b, float* y,
 
 #endif
 
-#if !defined(WRT_KF_BINARY_DIV) || WRT_KF_BINARY_DIV
+#if !defined(WRT_KF_BINARY_DIV_SCALAR) || WRT_KF_BINARY_DIV_SCALAR
 static void wrt_scalar_vdivc(size_t n, const float* a, const float* b, float* y, const wrt_clamp* clamp) {
   const float vmin = clamp->min;
   const float vmax = clamp->max;
@@ -1251,7 +1257,7 @@ static void wrt_scalar_vdivc(size_t n, const float* a, const float* b, float* y,
 
 #endif
 
-#if !defined(WRT_KF_BINARY_RDIV) || WRT_KF_BINARY_RDIV
+#if !defined(WRT_KF_BINARY_RDIV_SCALAR) || WRT_KF_BINARY_RDIV_SCALAR
 static void wrt_scalar_vrdivc(size_t n, const float* a, const float* b, float* y, const wrt_clamp* clamp) {
   const float vmin = clamp->min;
   const float vmax = clamp->max;
@@ -1288,7 +1294,7 @@ static void wrt_scalar_vrdivc(size_t n, const float* a, const float* b, float* y
 
 #endif
 
-#if !defined(WRT_KF_BINARY_MAX) || WRT_KF_BINARY_MAX
+#if !defined(WRT_KF_BINARY_MAX_SCALAR) || WRT_KF_BINARY_MAX_SCALAR
 static void wrt_scalar_vmaxc(size_t n, const float* a, const float* b, float* y, const wrt_clamp* clamp) {
   const float vmin = clamp->min;
   const float vmax = clamp->max;
@@ -1325,7 +1331,7 @@ static void wrt_scalar_vmaxc(size_t n, const float* a, const float* b, float* y,
 
 #endif
 
-#if !defined(WRT_KF_BINARY_MIN) || WRT_KF_BINARY_MIN
+#if !defined(WRT_KF_BINARY_MIN_SCALAR) || WRT_KF_BINARY_MIN_SCALAR
 static void wrt_scalar_vminc(size_t n, const float* a, const float* b, float* y, const wrt_clamp* clamp) {
   const float vmin = clamp->min;
   const float vmax = clamp->max;
@@ -1362,7 +1368,7 @@ static void wrt_scalar_vminc(size_t n, const float* a, const float* b, float* y,
 
 #endif
 
-#if !defined(WRT_KF_BINARY_PRELU) || WRT_KF_BINARY_PRELU
+#if !defined(WRT_KF_BINARY_PRELU_SCALAR) || WRT_KF_BINARY_PRELU_SCALAR
 static void wrt_scalar_vpreluc(size_t n, const float* a, const float* b, float* y, const wrt_clamp* clamp) {
   const float vmin = clamp->min;
   const float vmax = clamp->max;
@@ -1947,7 +1953,7 @@ static void wrt_scalar_neg(size_t n, const float* x, float* y, const float* para
 
 #endif
 
-#if !defined(WRT_KF_POOL) || WRT_KF_POOL
+#if !defined(WRT_KF_MAXPOOL) || WRT_KF_MAXPOOL
 static void wrt_scalar_maxpool(size_t channels, size_t ks, const float* const* in, float* y, float scale, const wrt_clamp* clamp) {
   (void)scale;
   const float vmin = clamp->min;
@@ -1993,6 +1999,9 @@ static void wrt_scalar_maxpool(size_t channels, size_t ks, const float* const* i
   }
 }
 
+#endif
+
+#if !defined(WRT_KF_AVGPOOL) || WRT_KF_AVGPOOL
 static void wrt_scalar_avgpool(size_t channels, size_t ks, const float* const* in, float* y, float scale, const wrt_clamp* clamp) {
   const float vscale = scale;
   const float vmin = clamp->min;
@@ -2298,6 +2307,9 @@ static void wrt_scalar_qigemm_2x4(size_t mr, size_t nc, size_t kc, size_t ks, co
   }
 }
 
+#endif
+
+#if (!defined(WRT_KF_QDWCONV_ANY) || WRT_KF_QDWCONV_ANY) && (!defined(WRT_KF_QS8) || WRT_KF_QS8)
 static void wrt_scalar_qdwconv_any_c1(size_t channels, size_t width, size_t ks, const int8_t* const* in, const void* packed_w, int8_t* out, size_t out_stride, const wrt_qparams* p) {
   const float qlo = p->lo, qhi = p->hi;
   for (size_t px = 0; px < width; px++, in += ks, out += out_stride) {
@@ -2350,6 +2362,9 @@ static void wrt_scalar_qdwconv_any_c1(size_t channels, size_t width, size_t ks, 
   }
 }
 
+#endif
+
+#if !defined(WRT_KF_QS8) || WRT_KF_QS8
 static void wrt_scalar_qadd(size_t n, const int8_t* a, const int8_t* b, int8_t* y, const wrt_qadd_params* p) {
   uint32_t bias = (uint32_t)p->bias;
   size_t i = 0;
@@ -2361,6 +2376,9 @@ static void wrt_scalar_qadd(size_t n, const int8_t* a, const int8_t* b, int8_t* 
   }
 }
 
+#endif
+
+#if (!defined(WRT_KF_QADD_SCALAR) || WRT_KF_QADD_SCALAR) && (!defined(WRT_KF_QS8) || WRT_KF_QS8)
 static void wrt_scalar_qadd_scalar(size_t n, const int8_t* a, const int8_t* b, int8_t* y, const wrt_qadd_params* p) {
   uint32_t bias = (uint32_t)p->bias;
   bias += (uint32_t)p->mb * (uint32_t)(int32_t)b[0];
@@ -3055,9 +3073,15 @@ const wrt_target wrt_target_scalar = {
   .igemm = wrt_scalar_igemm_2x4,
 #if !defined(WRT_KF_DWCONV) || WRT_KF_DWCONV
   .dwconv = {
+#if (!defined(WRT_KF_DWCONV_9) || WRT_KF_DWCONV_9) && (!defined(WRT_KF_DWCONV) || WRT_KF_DWCONV)
     {9, 1, wrt_scalar_dwconv_9_c1},
+#endif
+#if (!defined(WRT_KF_DWCONV_25) || WRT_KF_DWCONV_25) && (!defined(WRT_KF_DWCONV) || WRT_KF_DWCONV)
     {25, 1, wrt_scalar_dwconv_25_c1},
+#endif
+#if (!defined(WRT_KF_DWCONV_ANY) || WRT_KF_DWCONV_ANY) && (!defined(WRT_KF_DWCONV) || WRT_KF_DWCONV)
     {0, 1, wrt_scalar_dwconv_any_c1},
+#endif
   },
 #endif
   .vbinary = {
@@ -3088,31 +3112,31 @@ const wrt_target wrt_target_scalar = {
 #endif
   },
   .vbinary_scalar = {
-#if !defined(WRT_KF_BINARY_ADD) || WRT_KF_BINARY_ADD
+#if !defined(WRT_KF_BINARY_ADD_SCALAR) || WRT_KF_BINARY_ADD_SCALAR
     [WRT_BIN_ADD] = wrt_scalar_vaddc,
 #endif
-#if !defined(WRT_KF_BINARY_SUB) || WRT_KF_BINARY_SUB
+#if !defined(WRT_KF_BINARY_SUB_SCALAR) || WRT_KF_BINARY_SUB_SCALAR
     [WRT_BIN_SUB] = wrt_scalar_vsubc,
 #endif
-#if !defined(WRT_KF_BINARY_RSUB) || WRT_KF_BINARY_RSUB
+#if !defined(WRT_KF_BINARY_RSUB_SCALAR) || WRT_KF_BINARY_RSUB_SCALAR
     [WRT_BIN_RSUB] = wrt_scalar_vrsubc,
 #endif
-#if !defined(WRT_KF_BINARY_MUL) || WRT_KF_BINARY_MUL
+#if !defined(WRT_KF_BINARY_MUL_SCALAR) || WRT_KF_BINARY_MUL_SCALAR
     [WRT_BIN_MUL] = wrt_scalar_vmulc,
 #endif
-#if !defined(WRT_KF_BINARY_DIV) || WRT_KF_BINARY_DIV
+#if !defined(WRT_KF_BINARY_DIV_SCALAR) || WRT_KF_BINARY_DIV_SCALAR
     [WRT_BIN_DIV] = wrt_scalar_vdivc,
 #endif
-#if !defined(WRT_KF_BINARY_RDIV) || WRT_KF_BINARY_RDIV
+#if !defined(WRT_KF_BINARY_RDIV_SCALAR) || WRT_KF_BINARY_RDIV_SCALAR
     [WRT_BIN_RDIV] = wrt_scalar_vrdivc,
 #endif
-#if !defined(WRT_KF_BINARY_MAX) || WRT_KF_BINARY_MAX
+#if !defined(WRT_KF_BINARY_MAX_SCALAR) || WRT_KF_BINARY_MAX_SCALAR
     [WRT_BIN_MAX] = wrt_scalar_vmaxc,
 #endif
-#if !defined(WRT_KF_BINARY_MIN) || WRT_KF_BINARY_MIN
+#if !defined(WRT_KF_BINARY_MIN_SCALAR) || WRT_KF_BINARY_MIN_SCALAR
     [WRT_BIN_MIN] = wrt_scalar_vminc,
 #endif
-#if !defined(WRT_KF_BINARY_PRELU) || WRT_KF_BINARY_PRELU
+#if !defined(WRT_KF_BINARY_PRELU_SCALAR) || WRT_KF_BINARY_PRELU_SCALAR
     [WRT_BIN_PRELU] = wrt_scalar_vpreluc,
 #endif
   },
@@ -3151,15 +3175,25 @@ const wrt_target wrt_target_scalar = {
     [WRT_UN_NEG] = wrt_scalar_neg,
 #endif
   },
-#if !defined(WRT_KF_POOL) || WRT_KF_POOL
-  .maxpool = wrt_scalar_maxpool, .avgpool = wrt_scalar_avgpool,
+#if !defined(WRT_KF_MAXPOOL) || WRT_KF_MAXPOOL
+  .maxpool = wrt_scalar_maxpool,
+#endif
+#if !defined(WRT_KF_AVGPOOL) || WRT_KF_AVGPOOL
+  .avgpool = wrt_scalar_avgpool,
 #endif
 #if !defined(WRT_KF_QS8) || WRT_KF_QS8
   .qgemm_mr = 2, .qgemm_nr = 4, .qgemm_kr = 1, .qgemm_xoff = 0,
   .qgemm = wrt_scalar_qgemm_2x4,
   .qigemm = wrt_scalar_qigemm_2x4,
-  .qdwconv = {{0, 1, 1, wrt_scalar_qdwconv_any_c1}},
-  .qadd = wrt_scalar_qadd, .qadd_scalar = wrt_scalar_qadd_scalar,
+  .qdwconv = {
+#if (!defined(WRT_KF_QDWCONV_ANY) || WRT_KF_QDWCONV_ANY) && (!defined(WRT_KF_QS8) || WRT_KF_QS8)
+    {0, 1, 1, wrt_scalar_qdwconv_any_c1},
+#endif
+  },
+  .qadd = wrt_scalar_qadd,
+#if (!defined(WRT_KF_QADD_SCALAR) || WRT_KF_QADD_SCALAR) && (!defined(WRT_KF_QS8) || WRT_KF_QS8)
+  .qadd_scalar = wrt_scalar_qadd_scalar,
+#endif
 #endif
 #if !defined(WRT_KF_SPARSE) || WRT_KF_SPARSE
   .spmm_mr = 2, .spmm_g = 1,

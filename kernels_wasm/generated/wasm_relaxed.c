@@ -569,7 +569,7 @@ static void wrt_wasm_relaxed_igemm_4x4(size_t mr, size_t nc, size_t kc, size_t k
 }
 
 
-#if !defined(WRT_KF_DWCONV) || WRT_KF_DWCONV
+#if (!defined(WRT_KF_DWCONV_9) || WRT_KF_DWCONV_9) && (!defined(WRT_KF_DWCONV) || WRT_KF_DWCONV)
 static void wrt_wasm_relaxed_dwconv_9_c8(size_t channels, size_t width, size_t ks, const float* const* in, const float* restrict w, float* out, size_t out_stride, const wrt_clamp* clamp) {
   (void)ks;
   const v128_t vmin = wasm_f32x4_splat(clamp->min);
@@ -752,6 +752,9 @@ static void wrt_wasm_relaxed_dwconv_9_c8(size_t channels, size_t width, size_t k
   }
 }
 
+#endif
+
+#if (!defined(WRT_KF_DWCONV_25) || WRT_KF_DWCONV_25) && (!defined(WRT_KF_DWCONV) || WRT_KF_DWCONV)
 static void wrt_wasm_relaxed_dwconv_25_c8(size_t channels, size_t width, size_t ks, const float* const* in, const float* restrict w, float* out, size_t out_stride, const wrt_clamp* clamp) {
   (void)ks;
   const v128_t vmin = wasm_f32x4_splat(clamp->min);
@@ -934,6 +937,9 @@ static void wrt_wasm_relaxed_dwconv_25_c8(size_t channels, size_t width, size_t 
   }
 }
 
+#endif
+
+#if (!defined(WRT_KF_DWCONV_ANY) || WRT_KF_DWCONV_ANY) && (!defined(WRT_KF_DWCONV) || WRT_KF_DWCONV)
 static void wrt_wasm_relaxed_dwconv_any_c8(size_t channels, size_t width, size_t ks, const float* const* in, const float* restrict w, float* out, size_t out_stride, const wrt_clamp* clamp) {
   const v128_t vmin = wasm_f32x4_splat(clamp->min);
   const v128_t vmax = wasm_f32x4_splat(clamp->max);
@@ -1551,7 +1557,7 @@ static void wrt_wasm_relaxed_vprelu(size_t n, const float* a, const float* b, fl
 
 #endif
 
-#if !defined(WRT_KF_BINARY_ADD) || WRT_KF_BINARY_ADD
+#if !defined(WRT_KF_BINARY_ADD_SCALAR) || WRT_KF_BINARY_ADD_SCALAR
 static void wrt_wasm_relaxed_vaddc(size_t n, const float* a, const float* b, float* y, const wrt_clamp* clamp) {
   const v128_t vmin = wasm_f32x4_splat(clamp->min);
   const v128_t vmax = wasm_f32x4_splat(clamp->max);
@@ -1593,7 +1599,7 @@ static void wrt_wasm_relaxed_vaddc(size_t n, const float* a, const float* b, flo
 
 #endif
 
-#if !defined(WRT_KF_BINARY_SUB) || WRT_KF_BINARY_SUB
+#if !defined(WRT_KF_BINARY_SUB_SCALAR) || WRT_KF_BINARY_SUB_SCALAR
 static void wrt_wasm_relaxed_vsubc(size_t n, const float* a, const float* b, float* y, const wrt_clamp* clamp) {
   const v128_t vmin = wasm_f32x4_splat(clamp->min);
   const v128_t vmax = wasm_f32x4_splat(clamp->max);
@@ -1635,7 +1641,7 @@ static void wrt_wasm_relaxed_vsubc(size_t n, const float* a, const float* b, flo
 
 #endif
 
-#if !defined(WRT_KF_BINARY_RSUB) || WRT_KF_BINARY_RSUB
+#if !defined(WRT_KF_BINARY_RSUB_SCALAR) || WRT_KF_BINARY_RSUB_SCALAR
 static void wrt_wasm_relaxed_vrsubc(size_t n, const float* a, const float* b, float* y, const wrt_clamp* clamp) {
   const v128_t vmin = wasm_f32x4_splat(clamp->min);
   const v128_t vmax = wasm_f32x4_splat(clamp->max);
@@ -1677,7 +1683,7 @@ static void wrt_wasm_relaxed_vrsubc(size_t n, const float* a, const float* b, fl
 
 #endif
 
-#if !defined(WRT_KF_BINARY_MUL) || WRT_KF_BINARY_MUL
+#if !defined(WRT_KF_BINARY_MUL_SCALAR) || WRT_KF_BINARY_MUL_SCALAR
 static void wrt_wasm_relaxed_vmulc(size_t n, const float* a, const float* b, float* y, const wrt_clamp* clamp) {
   const v128_t vmin = wasm_f32x4_splat(clamp->min);
   const v128_t vmax = wasm_f32x4_splat(clamp->max);
@@ -1719,7 +1725,7 @@ static void wrt_wasm_relaxed_vmulc(size_t n, const float* a, const float* b, flo
 
 #endif
 
-#if !defined(WRT_KF_BINARY_DIV) || WRT_KF_BINARY_DIV
+#if !defined(WRT_KF_BINARY_DIV_SCALAR) || WRT_KF_BINARY_DIV_SCALAR
 static void wrt_wasm_relaxed_vdivc(size_t n, const float* a, const float* b, float* y, const wrt_clamp* clamp) {
   const v128_t vmin = wasm_f32x4_splat(clamp->min);
   const v128_t vmax = wasm_f32x4_splat(clamp->max);
@@ -1761,7 +1767,7 @@ static void wrt_wasm_relaxed_vdivc(size_t n, const float* a, const float* b, flo
 
 #endif
 
-#if !defined(WRT_KF_BINARY_RDIV) || WRT_KF_BINARY_RDIV
+#if !defined(WRT_KF_BINARY_RDIV_SCALAR) || WRT_KF_BINARY_RDIV_SCALAR
 static void wrt_wasm_relaxed_vrdivc(size_t n, const float* a, const float* b, float* y, const wrt_clamp* clamp) {
   const v128_t vmin = wasm_f32x4_splat(clamp->min);
   const v128_t vmax = wasm_f32x4_splat(clamp->max);
@@ -1803,7 +1809,7 @@ static void wrt_wasm_relaxed_vrdivc(size_t n, const float* a, const float* b, fl
 
 #endif
 
-#if !defined(WRT_KF_BINARY_MAX) || WRT_KF_BINARY_MAX
+#if !defined(WRT_KF_BINARY_MAX_SCALAR) || WRT_KF_BINARY_MAX_SCALAR
 static void wrt_wasm_relaxed_vmaxc(size_t n, const float* a, const float* b, float* y, const wrt_clamp* clamp) {
   const v128_t vmin = wasm_f32x4_splat(clamp->min);
   const v128_t vmax = wasm_f32x4_splat(clamp->max);
@@ -1845,7 +1851,7 @@ static void wrt_wasm_relaxed_vmaxc(size_t n, const float* a, const float* b, flo
 
 #endif
 
-#if !defined(WRT_KF_BINARY_MIN) || WRT_KF_BINARY_MIN
+#if !defined(WRT_KF_BINARY_MIN_SCALAR) || WRT_KF_BINARY_MIN_SCALAR
 static void wrt_wasm_relaxed_vminc(size_t n, const float* a, const float* b, float* y, const wrt_clamp* clamp) {
   const v128_t vmin = wasm_f32x4_splat(clamp->min);
   const v128_t vmax = wasm_f32x4_splat(clamp->max);
@@ -1887,7 +1893,7 @@ static void wrt_wasm_relaxed_vminc(size_t n, const float* a, const float* b, flo
 
 #endif
 
-#if !defined(WRT_KF_BINARY_PRELU) || WRT_KF_BINARY_PRELU
+#if !defined(WRT_KF_BINARY_PRELU_SCALAR) || WRT_KF_BINARY_PRELU_SCALAR
 static void wrt_wasm_relaxed_vpreluc(size_t n, const float* a, const float* b, float* y, const wrt_clamp* clamp) {
   const v128_t vmin = wasm_f32x4_splat(clamp->min);
   const v128_t vmax = wasm_f32x4_splat(clamp->max);
@@ -2400,7 +2406,7 @@ static void wrt_wasm_relaxed_neg(size_t n, const float* x, float* y, const float
 
 #endif
 
-#if !defined(WRT_KF_POOL) || WRT_KF_POOL
+#if !defined(WRT_KF_MAXPOOL) || WRT_KF_MAXPOOL
 static void wrt_wasm_relaxed_maxpool(size_t channels, size_t ks, const float* const* in, float* y, float scale, const wrt_clamp* clamp) {
   (void)scale;
   const v128_t vmin = wasm_f32x4_splat(clamp->min);
@@ -2456,6 +2462,9 @@ static void wrt_wasm_relaxed_maxpool(size_t channels, size_t ks, const float* co
   }
 }
 
+#endif
+
+#if !defined(WRT_KF_AVGPOOL) || WRT_KF_AVGPOOL
 static void wrt_wasm_relaxed_avgpool(size_t channels, size_t ks, const float* const* in, float* y, float scale, const wrt_clamp* clamp) {
   const v128_t vscale = wasm_f32x4_splat(scale);
   const v128_t vmin = wasm_f32x4_splat(clamp->min);
@@ -2957,6 +2966,9 @@ static void wrt_wasm_relaxed_qpack_4(size_t mr, size_t kc, const int8_t* a, size
   }
 }
 
+#endif
+
+#if (!defined(WRT_KF_QGEMM_ROW) || WRT_KF_QGEMM_ROW) && (!defined(WRT_KF_QS8) || WRT_KF_QS8)
 static void wrt_wasm_relaxed_qgemm_1x8(size_t mr, size_t nc, size_t kc, const int8_t* a, size_t a_stride, const void* packed_w, int8_t* c, size_t c_stride, const wrt_qparams* p) {
   (void)mr, (void)a_stride, (void)c_stride;
   const int8_t* a0 = a;
@@ -3022,6 +3034,9 @@ static void wrt_wasm_relaxed_qgemm_1x8(size_t mr, size_t nc, size_t kc, const in
   }
 }
 
+#endif
+
+#if !defined(WRT_KF_QS8) || WRT_KF_QS8
 static void wrt_wasm_relaxed_qdwconv_9_c16(size_t channels, size_t width, size_t ks, const int8_t* const* in, const void* packed_w, int8_t* out, size_t out_stride, const wrt_qparams* p) {
   const v128_t qlo = wasm_f32x4_splat(p->lo);
   const v128_t qmagic = wasm_f32x4_const_splat(12582912.0f);
@@ -3122,6 +3137,9 @@ static void wrt_wasm_relaxed_qdwconv_9_c16(size_t channels, size_t width, size_t
   }
 }
 
+#endif
+
+#if (!defined(WRT_KF_QDWCONV_ANY) || WRT_KF_QDWCONV_ANY) && (!defined(WRT_KF_QS8) || WRT_KF_QS8)
 static void wrt_wasm_relaxed_qdwconv_any_c16(size_t channels, size_t width, size_t ks, const int8_t* const* in, const void* packed_w, int8_t* out, size_t out_stride, const wrt_qparams* p) {
   const v128_t qlo = wasm_f32x4_splat(p->lo);
   const v128_t qmagic = wasm_f32x4_const_splat(12582912.0f);
@@ -3202,6 +3220,9 @@ static void wrt_wasm_relaxed_qdwconv_any_c16(size_t channels, size_t width, size
   }
 }
 
+#endif
+
+#if !defined(WRT_KF_QS8) || WRT_KF_QS8
 static void wrt_wasm_relaxed_qadd(size_t n, const int8_t* a, const int8_t* b, int8_t* y, const wrt_qadd_params* p) {
   uint32_t bias = (uint32_t)p->bias;
   size_t i = 0;
@@ -3228,6 +3249,9 @@ static void wrt_wasm_relaxed_qadd(size_t n, const int8_t* a, const int8_t* b, in
   }
 }
 
+#endif
+
+#if (!defined(WRT_KF_QADD_SCALAR) || WRT_KF_QADD_SCALAR) && (!defined(WRT_KF_QS8) || WRT_KF_QS8)
 static void wrt_wasm_relaxed_qadd_scalar(size_t n, const int8_t* a, const int8_t* b, int8_t* y, const wrt_qadd_params* p) {
   uint32_t bias = (uint32_t)p->bias;
   bias += (uint32_t)p->mb * (uint32_t)(int32_t)b[0];
@@ -3253,6 +3277,9 @@ static void wrt_wasm_relaxed_qadd_scalar(size_t n, const int8_t* a, const int8_t
   }
 }
 
+#endif
+
+#if !defined(WRT_KF_QS8) || WRT_KF_QS8
 static void wrt_wasm_relaxed_dot_qdwconv_9_c16(size_t channels, size_t width, size_t ks, const int8_t* const* in, const void* packed_w, int8_t* out, size_t out_stride, const wrt_qparams* p) {
   const v128_t qlo = wasm_f32x4_splat(p->lo);
   const v128_t qmagic = wasm_f32x4_const_splat(12582912.0f);
@@ -3395,6 +3422,9 @@ static void wrt_wasm_relaxed_dot_qdwconv_9_c16(size_t channels, size_t width, si
   }
 }
 
+#endif
+
+#if (!defined(WRT_KF_QDWCONV_ANY) || WRT_KF_QDWCONV_ANY) && (!defined(WRT_KF_QS8) || WRT_KF_QS8)
 static void wrt_wasm_relaxed_dot_qdwconv_any_c16(size_t channels, size_t width, size_t ks, const int8_t* const* in, const void* packed_w, int8_t* out, size_t out_stride, const wrt_qparams* p) {
   const v128_t qlo = wasm_f32x4_splat(p->lo);
   const v128_t qmagic = wasm_f32x4_const_splat(12582912.0f);
@@ -3463,6 +3493,9 @@ static void wrt_wasm_relaxed_dot_qdwconv_any_c16(size_t channels, size_t width, 
   }
 }
 
+#endif
+
+#if !defined(WRT_KF_QS8) || WRT_KF_QS8
 static void wrt_wasm_relaxed_dot_qgemm_4x8(size_t mr, size_t nc, size_t kc, const int8_t* a, size_t a_stride, const void* packed_w, int8_t* c, size_t c_stride, const wrt_qparams* p) {
   int8_t* c0 = c;
   int8_t* c1 = c0 + c_stride;
@@ -4956,9 +4989,15 @@ const wrt_target wrt_target_wasm_relaxed = {
   .igemm_half = wrt_wasm_relaxed_igemm_4x4,
 #if !defined(WRT_KF_DWCONV) || WRT_KF_DWCONV
   .dwconv = {
+#if (!defined(WRT_KF_DWCONV_9) || WRT_KF_DWCONV_9) && (!defined(WRT_KF_DWCONV) || WRT_KF_DWCONV)
     {9, 8, wrt_wasm_relaxed_dwconv_9_c8},
+#endif
+#if (!defined(WRT_KF_DWCONV_25) || WRT_KF_DWCONV_25) && (!defined(WRT_KF_DWCONV) || WRT_KF_DWCONV)
     {25, 8, wrt_wasm_relaxed_dwconv_25_c8},
+#endif
+#if (!defined(WRT_KF_DWCONV_ANY) || WRT_KF_DWCONV_ANY) && (!defined(WRT_KF_DWCONV) || WRT_KF_DWCONV)
     {0, 8, wrt_wasm_relaxed_dwconv_any_c8},
+#endif
   },
 #endif
   .vbinary = {
@@ -4989,31 +5028,31 @@ const wrt_target wrt_target_wasm_relaxed = {
 #endif
   },
   .vbinary_scalar = {
-#if !defined(WRT_KF_BINARY_ADD) || WRT_KF_BINARY_ADD
+#if !defined(WRT_KF_BINARY_ADD_SCALAR) || WRT_KF_BINARY_ADD_SCALAR
     [WRT_BIN_ADD] = wrt_wasm_relaxed_vaddc,
 #endif
-#if !defined(WRT_KF_BINARY_SUB) || WRT_KF_BINARY_SUB
+#if !defined(WRT_KF_BINARY_SUB_SCALAR) || WRT_KF_BINARY_SUB_SCALAR
     [WRT_BIN_SUB] = wrt_wasm_relaxed_vsubc,
 #endif
-#if !defined(WRT_KF_BINARY_RSUB) || WRT_KF_BINARY_RSUB
+#if !defined(WRT_KF_BINARY_RSUB_SCALAR) || WRT_KF_BINARY_RSUB_SCALAR
     [WRT_BIN_RSUB] = wrt_wasm_relaxed_vrsubc,
 #endif
-#if !defined(WRT_KF_BINARY_MUL) || WRT_KF_BINARY_MUL
+#if !defined(WRT_KF_BINARY_MUL_SCALAR) || WRT_KF_BINARY_MUL_SCALAR
     [WRT_BIN_MUL] = wrt_wasm_relaxed_vmulc,
 #endif
-#if !defined(WRT_KF_BINARY_DIV) || WRT_KF_BINARY_DIV
+#if !defined(WRT_KF_BINARY_DIV_SCALAR) || WRT_KF_BINARY_DIV_SCALAR
     [WRT_BIN_DIV] = wrt_wasm_relaxed_vdivc,
 #endif
-#if !defined(WRT_KF_BINARY_RDIV) || WRT_KF_BINARY_RDIV
+#if !defined(WRT_KF_BINARY_RDIV_SCALAR) || WRT_KF_BINARY_RDIV_SCALAR
     [WRT_BIN_RDIV] = wrt_wasm_relaxed_vrdivc,
 #endif
-#if !defined(WRT_KF_BINARY_MAX) || WRT_KF_BINARY_MAX
+#if !defined(WRT_KF_BINARY_MAX_SCALAR) || WRT_KF_BINARY_MAX_SCALAR
     [WRT_BIN_MAX] = wrt_wasm_relaxed_vmaxc,
 #endif
-#if !defined(WRT_KF_BINARY_MIN) || WRT_KF_BINARY_MIN
+#if !defined(WRT_KF_BINARY_MIN_SCALAR) || WRT_KF_BINARY_MIN_SCALAR
     [WRT_BIN_MIN] = wrt_wasm_relaxed_vminc,
 #endif
-#if !defined(WRT_KF_BINARY_PRELU) || WRT_KF_BINARY_PRELU
+#if !defined(WRT_KF_BINARY_PRELU_SCALAR) || WRT_KF_BINARY_PRELU_SCALAR
     [WRT_BIN_PRELU] = wrt_wasm_relaxed_vpreluc,
 #endif
   },
@@ -5052,18 +5091,31 @@ const wrt_target wrt_target_wasm_relaxed = {
     [WRT_UN_NEG] = wrt_wasm_relaxed_neg,
 #endif
   },
-#if !defined(WRT_KF_POOL) || WRT_KF_POOL
-  .maxpool = wrt_wasm_relaxed_maxpool, .avgpool = wrt_wasm_relaxed_avgpool,
+#if !defined(WRT_KF_MAXPOOL) || WRT_KF_MAXPOOL
+  .maxpool = wrt_wasm_relaxed_maxpool,
+#endif
+#if !defined(WRT_KF_AVGPOOL) || WRT_KF_AVGPOOL
+  .avgpool = wrt_wasm_relaxed_avgpool,
 #endif
 #if !defined(WRT_KF_QS8) || WRT_KF_QS8
   .qgemm_mr = 4, .qgemm_nr = 8, .qgemm_kr = 2, .qgemm_xoff = 0,
   .qgemm = wrt_wasm_relaxed_qgemm_4x8,
   .qigemm = wrt_wasm_relaxed_qigemm_4x8,
   .qgemm_a16 = wrt_wasm_relaxed_qgemm_4x8_a16,
+#if (!defined(WRT_KF_QGEMM_ROW) || WRT_KF_QGEMM_ROW) && (!defined(WRT_KF_QS8) || WRT_KF_QS8)
   .qgemm_row = wrt_wasm_relaxed_qgemm_1x8,
+#endif
   .qpack = wrt_wasm_relaxed_qpack_4,
-  .qdwconv = {{9, 16, 1, wrt_wasm_relaxed_qdwconv_9_c16}, {0, 16, 1, wrt_wasm_relaxed_qdwconv_any_c16}},
-  .qadd = wrt_wasm_relaxed_qadd, .qadd_scalar = wrt_wasm_relaxed_qadd_scalar,
+  .qdwconv = {
+    {9, 16, 1, wrt_wasm_relaxed_qdwconv_9_c16},
+#if (!defined(WRT_KF_QDWCONV_ANY) || WRT_KF_QDWCONV_ANY) && (!defined(WRT_KF_QS8) || WRT_KF_QS8)
+    {0, 16, 1, wrt_wasm_relaxed_qdwconv_any_c16},
+#endif
+  },
+  .qadd = wrt_wasm_relaxed_qadd,
+#if (!defined(WRT_KF_QADD_SCALAR) || WRT_KF_QADD_SCALAR) && (!defined(WRT_KF_QS8) || WRT_KF_QS8)
+  .qadd_scalar = wrt_wasm_relaxed_qadd_scalar,
+#endif
 #endif
 #if !defined(WRT_KF_SPARSE) || WRT_KF_SPARSE
   .spmm_mr = 8, .spmm_g = 1,
@@ -5094,9 +5146,15 @@ const wrt_target wrt_target_wasm_relaxed_usdot = {
   .igemm_half = wrt_wasm_relaxed_igemm_4x4,
 #if !defined(WRT_KF_DWCONV) || WRT_KF_DWCONV
   .dwconv = {
+#if (!defined(WRT_KF_DWCONV_9) || WRT_KF_DWCONV_9) && (!defined(WRT_KF_DWCONV) || WRT_KF_DWCONV)
     {9, 8, wrt_wasm_relaxed_dwconv_9_c8},
+#endif
+#if (!defined(WRT_KF_DWCONV_25) || WRT_KF_DWCONV_25) && (!defined(WRT_KF_DWCONV) || WRT_KF_DWCONV)
     {25, 8, wrt_wasm_relaxed_dwconv_25_c8},
+#endif
+#if (!defined(WRT_KF_DWCONV_ANY) || WRT_KF_DWCONV_ANY) && (!defined(WRT_KF_DWCONV) || WRT_KF_DWCONV)
     {0, 8, wrt_wasm_relaxed_dwconv_any_c8},
+#endif
   },
 #endif
   .vbinary = {
@@ -5127,31 +5185,31 @@ const wrt_target wrt_target_wasm_relaxed_usdot = {
 #endif
   },
   .vbinary_scalar = {
-#if !defined(WRT_KF_BINARY_ADD) || WRT_KF_BINARY_ADD
+#if !defined(WRT_KF_BINARY_ADD_SCALAR) || WRT_KF_BINARY_ADD_SCALAR
     [WRT_BIN_ADD] = wrt_wasm_relaxed_vaddc,
 #endif
-#if !defined(WRT_KF_BINARY_SUB) || WRT_KF_BINARY_SUB
+#if !defined(WRT_KF_BINARY_SUB_SCALAR) || WRT_KF_BINARY_SUB_SCALAR
     [WRT_BIN_SUB] = wrt_wasm_relaxed_vsubc,
 #endif
-#if !defined(WRT_KF_BINARY_RSUB) || WRT_KF_BINARY_RSUB
+#if !defined(WRT_KF_BINARY_RSUB_SCALAR) || WRT_KF_BINARY_RSUB_SCALAR
     [WRT_BIN_RSUB] = wrt_wasm_relaxed_vrsubc,
 #endif
-#if !defined(WRT_KF_BINARY_MUL) || WRT_KF_BINARY_MUL
+#if !defined(WRT_KF_BINARY_MUL_SCALAR) || WRT_KF_BINARY_MUL_SCALAR
     [WRT_BIN_MUL] = wrt_wasm_relaxed_vmulc,
 #endif
-#if !defined(WRT_KF_BINARY_DIV) || WRT_KF_BINARY_DIV
+#if !defined(WRT_KF_BINARY_DIV_SCALAR) || WRT_KF_BINARY_DIV_SCALAR
     [WRT_BIN_DIV] = wrt_wasm_relaxed_vdivc,
 #endif
-#if !defined(WRT_KF_BINARY_RDIV) || WRT_KF_BINARY_RDIV
+#if !defined(WRT_KF_BINARY_RDIV_SCALAR) || WRT_KF_BINARY_RDIV_SCALAR
     [WRT_BIN_RDIV] = wrt_wasm_relaxed_vrdivc,
 #endif
-#if !defined(WRT_KF_BINARY_MAX) || WRT_KF_BINARY_MAX
+#if !defined(WRT_KF_BINARY_MAX_SCALAR) || WRT_KF_BINARY_MAX_SCALAR
     [WRT_BIN_MAX] = wrt_wasm_relaxed_vmaxc,
 #endif
-#if !defined(WRT_KF_BINARY_MIN) || WRT_KF_BINARY_MIN
+#if !defined(WRT_KF_BINARY_MIN_SCALAR) || WRT_KF_BINARY_MIN_SCALAR
     [WRT_BIN_MIN] = wrt_wasm_relaxed_vminc,
 #endif
-#if !defined(WRT_KF_BINARY_PRELU) || WRT_KF_BINARY_PRELU
+#if !defined(WRT_KF_BINARY_PRELU_SCALAR) || WRT_KF_BINARY_PRELU_SCALAR
     [WRT_BIN_PRELU] = wrt_wasm_relaxed_vpreluc,
 #endif
   },
@@ -5190,16 +5248,27 @@ const wrt_target wrt_target_wasm_relaxed_usdot = {
     [WRT_UN_NEG] = wrt_wasm_relaxed_neg,
 #endif
   },
-#if !defined(WRT_KF_POOL) || WRT_KF_POOL
-  .maxpool = wrt_wasm_relaxed_maxpool, .avgpool = wrt_wasm_relaxed_avgpool,
+#if !defined(WRT_KF_MAXPOOL) || WRT_KF_MAXPOOL
+  .maxpool = wrt_wasm_relaxed_maxpool,
+#endif
+#if !defined(WRT_KF_AVGPOOL) || WRT_KF_AVGPOOL
+  .avgpool = wrt_wasm_relaxed_avgpool,
 #endif
 #if !defined(WRT_KF_QS8) || WRT_KF_QS8
   .qgemm_mr = 4, .qgemm_nr = 8, .qgemm_kr = 4, .qgemm_xoff = 128,
   .qgemm = wrt_wasm_relaxed_dot_qgemm_4x8,
   .qigemm = wrt_wasm_relaxed_dot_qigemm_4x8,
   .qpack = wrt_wasm_relaxed_dot_qpack_4,
-  .qdwconv = {{9, 16, 4, wrt_wasm_relaxed_dot_qdwconv_9_c16}, {0, 16, 4, wrt_wasm_relaxed_dot_qdwconv_any_c16}},
-  .qadd = wrt_wasm_relaxed_qadd, .qadd_scalar = wrt_wasm_relaxed_qadd_scalar,
+  .qdwconv = {
+    {9, 16, 4, wrt_wasm_relaxed_dot_qdwconv_9_c16},
+#if (!defined(WRT_KF_QDWCONV_ANY) || WRT_KF_QDWCONV_ANY) && (!defined(WRT_KF_QS8) || WRT_KF_QS8)
+    {0, 16, 4, wrt_wasm_relaxed_dot_qdwconv_any_c16},
+#endif
+  },
+  .qadd = wrt_wasm_relaxed_qadd,
+#if (!defined(WRT_KF_QADD_SCALAR) || WRT_KF_QADD_SCALAR) && (!defined(WRT_KF_QS8) || WRT_KF_QS8)
+  .qadd_scalar = wrt_wasm_relaxed_qadd_scalar,
+#endif
 #endif
 #if !defined(WRT_KF_SPARSE) || WRT_KF_SPARSE
   .spmm_mr = 8, .spmm_g = 1,

@@ -570,7 +570,7 @@ static void wrt_wasm_simd128_igemm_4x4(size_t mr, size_t nc, size_t kc, size_t k
 }
 
 
-#if !defined(WRT_KF_DWCONV) || WRT_KF_DWCONV
+#if (!defined(WRT_KF_DWCONV_9) || WRT_KF_DWCONV_9) && (!defined(WRT_KF_DWCONV) || WRT_KF_DWCONV)
 static void wrt_wasm_simd128_dwconv_9_c8(size_t channels, size_t width, size_t ks, const float* const* in, const float* restrict w, float* out, size_t out_stride, const wrt_clamp* clamp) {
   (void)ks;
   const v128_t vmin = wasm_f32x4_splat(clamp->min);
@@ -753,6 +753,9 @@ static void wrt_wasm_simd128_dwconv_9_c8(size_t channels, size_t width, size_t k
   }
 }
 
+#endif
+
+#if (!defined(WRT_KF_DWCONV_25) || WRT_KF_DWCONV_25) && (!defined(WRT_KF_DWCONV) || WRT_KF_DWCONV)
 static void wrt_wasm_simd128_dwconv_25_c8(size_t channels, size_t width, size_t ks, const float* const* in, const float* restrict w, float* out, size_t out_stride, const wrt_clamp* clamp) {
   (void)ks;
   const v128_t vmin = wasm_f32x4_splat(clamp->min);
@@ -935,6 +938,9 @@ static void wrt_wasm_simd128_dwconv_25_c8(size_t channels, size_t width, size_t 
   }
 }
 
+#endif
+
+#if (!defined(WRT_KF_DWCONV_ANY) || WRT_KF_DWCONV_ANY) && (!defined(WRT_KF_DWCONV) || WRT_KF_DWCONV)
 static void wrt_wasm_simd128_dwconv_any_c8(size_t channels, size_t width, size_t ks, const float* const* in, const float* restrict w, float* out, size_t out_stride, const wrt_clamp* clamp) {
   const v128_t vmin = wasm_f32x4_splat(clamp->min);
   const v128_t vmax = wasm_f32x4_splat(clamp->max);
@@ -1552,7 +1558,7 @@ static void wrt_wasm_simd128_vprelu(size_t n, const float* a, const float* b, fl
 
 #endif
 
-#if !defined(WRT_KF_BINARY_ADD) || WRT_KF_BINARY_ADD
+#if !defined(WRT_KF_BINARY_ADD_SCALAR) || WRT_KF_BINARY_ADD_SCALAR
 static void wrt_wasm_simd128_vaddc(size_t n, const float* a, const float* b, float* y, const wrt_clamp* clamp) {
   const v128_t vmin = wasm_f32x4_splat(clamp->min);
   const v128_t vmax = wasm_f32x4_splat(clamp->max);
@@ -1594,7 +1600,7 @@ static void wrt_wasm_simd128_vaddc(size_t n, const float* a, const float* b, flo
 
 #endif
 
-#if !defined(WRT_KF_BINARY_SUB) || WRT_KF_BINARY_SUB
+#if !defined(WRT_KF_BINARY_SUB_SCALAR) || WRT_KF_BINARY_SUB_SCALAR
 static void wrt_wasm_simd128_vsubc(size_t n, const float* a, const float* b, float* y, const wrt_clamp* clamp) {
   const v128_t vmin = wasm_f32x4_splat(clamp->min);
   const v128_t vmax = wasm_f32x4_splat(clamp->max);
@@ -1636,7 +1642,7 @@ static void wrt_wasm_simd128_vsubc(size_t n, const float* a, const float* b, flo
 
 #endif
 
-#if !defined(WRT_KF_BINARY_RSUB) || WRT_KF_BINARY_RSUB
+#if !defined(WRT_KF_BINARY_RSUB_SCALAR) || WRT_KF_BINARY_RSUB_SCALAR
 static void wrt_wasm_simd128_vrsubc(size_t n, const float* a, const float* b, float* y, const wrt_clamp* clamp) {
   const v128_t vmin = wasm_f32x4_splat(clamp->min);
   const v128_t vmax = wasm_f32x4_splat(clamp->max);
@@ -1678,7 +1684,7 @@ static void wrt_wasm_simd128_vrsubc(size_t n, const float* a, const float* b, fl
 
 #endif
 
-#if !defined(WRT_KF_BINARY_MUL) || WRT_KF_BINARY_MUL
+#if !defined(WRT_KF_BINARY_MUL_SCALAR) || WRT_KF_BINARY_MUL_SCALAR
 static void wrt_wasm_simd128_vmulc(size_t n, const float* a, const float* b, float* y, const wrt_clamp* clamp) {
   const v128_t vmin = wasm_f32x4_splat(clamp->min);
   const v128_t vmax = wasm_f32x4_splat(clamp->max);
@@ -1720,7 +1726,7 @@ static void wrt_wasm_simd128_vmulc(size_t n, const float* a, const float* b, flo
 
 #endif
 
-#if !defined(WRT_KF_BINARY_DIV) || WRT_KF_BINARY_DIV
+#if !defined(WRT_KF_BINARY_DIV_SCALAR) || WRT_KF_BINARY_DIV_SCALAR
 static void wrt_wasm_simd128_vdivc(size_t n, const float* a, const float* b, float* y, const wrt_clamp* clamp) {
   const v128_t vmin = wasm_f32x4_splat(clamp->min);
   const v128_t vmax = wasm_f32x4_splat(clamp->max);
@@ -1762,7 +1768,7 @@ static void wrt_wasm_simd128_vdivc(size_t n, const float* a, const float* b, flo
 
 #endif
 
-#if !defined(WRT_KF_BINARY_RDIV) || WRT_KF_BINARY_RDIV
+#if !defined(WRT_KF_BINARY_RDIV_SCALAR) || WRT_KF_BINARY_RDIV_SCALAR
 static void wrt_wasm_simd128_vrdivc(size_t n, const float* a, const float* b, float* y, const wrt_clamp* clamp) {
   const v128_t vmin = wasm_f32x4_splat(clamp->min);
   const v128_t vmax = wasm_f32x4_splat(clamp->max);
@@ -1804,7 +1810,7 @@ static void wrt_wasm_simd128_vrdivc(size_t n, const float* a, const float* b, fl
 
 #endif
 
-#if !defined(WRT_KF_BINARY_MAX) || WRT_KF_BINARY_MAX
+#if !defined(WRT_KF_BINARY_MAX_SCALAR) || WRT_KF_BINARY_MAX_SCALAR
 static void wrt_wasm_simd128_vmaxc(size_t n, const float* a, const float* b, float* y, const wrt_clamp* clamp) {
   const v128_t vmin = wasm_f32x4_splat(clamp->min);
   const v128_t vmax = wasm_f32x4_splat(clamp->max);
@@ -1846,7 +1852,7 @@ static void wrt_wasm_simd128_vmaxc(size_t n, const float* a, const float* b, flo
 
 #endif
 
-#if !defined(WRT_KF_BINARY_MIN) || WRT_KF_BINARY_MIN
+#if !defined(WRT_KF_BINARY_MIN_SCALAR) || WRT_KF_BINARY_MIN_SCALAR
 static void wrt_wasm_simd128_vminc(size_t n, const float* a, const float* b, float* y, const wrt_clamp* clamp) {
   const v128_t vmin = wasm_f32x4_splat(clamp->min);
   const v128_t vmax = wasm_f32x4_splat(clamp->max);
@@ -1888,7 +1894,7 @@ static void wrt_wasm_simd128_vminc(size_t n, const float* a, const float* b, flo
 
 #endif
 
-#if !defined(WRT_KF_BINARY_PRELU) || WRT_KF_BINARY_PRELU
+#if !defined(WRT_KF_BINARY_PRELU_SCALAR) || WRT_KF_BINARY_PRELU_SCALAR
 static void wrt_wasm_simd128_vpreluc(size_t n, const float* a, const float* b, float* y, const wrt_clamp* clamp) {
   const v128_t vmin = wasm_f32x4_splat(clamp->min);
   const v128_t vmax = wasm_f32x4_splat(clamp->max);
@@ -2401,7 +2407,7 @@ static void wrt_wasm_simd128_neg(size_t n, const float* x, float* y, const float
 
 #endif
 
-#if !defined(WRT_KF_POOL) || WRT_KF_POOL
+#if !defined(WRT_KF_MAXPOOL) || WRT_KF_MAXPOOL
 static void wrt_wasm_simd128_maxpool(size_t channels, size_t ks, const float* const* in, float* y, float scale, const wrt_clamp* clamp) {
   (void)scale;
   const v128_t vmin = wasm_f32x4_splat(clamp->min);
@@ -2457,6 +2463,9 @@ static void wrt_wasm_simd128_maxpool(size_t channels, size_t ks, const float* co
   }
 }
 
+#endif
+
+#if !defined(WRT_KF_AVGPOOL) || WRT_KF_AVGPOOL
 static void wrt_wasm_simd128_avgpool(size_t channels, size_t ks, const float* const* in, float* y, float scale, const wrt_clamp* clamp) {
   const v128_t vscale = wasm_f32x4_splat(scale);
   const v128_t vmin = wasm_f32x4_splat(clamp->min);
@@ -2958,6 +2967,9 @@ static void wrt_wasm_simd128_qpack_4(size_t mr, size_t kc, const int8_t* a, size
   }
 }
 
+#endif
+
+#if (!defined(WRT_KF_QGEMM_ROW) || WRT_KF_QGEMM_ROW) && (!defined(WRT_KF_QS8) || WRT_KF_QS8)
 static void wrt_wasm_simd128_qgemm_1x8(size_t mr, size_t nc, size_t kc, const int8_t* a, size_t a_stride, const void* packed_w, int8_t* c, size_t c_stride, const wrt_qparams* p) {
   (void)mr, (void)a_stride, (void)c_stride;
   const int8_t* a0 = a;
@@ -3023,6 +3035,9 @@ static void wrt_wasm_simd128_qgemm_1x8(size_t mr, size_t nc, size_t kc, const in
   }
 }
 
+#endif
+
+#if !defined(WRT_KF_QS8) || WRT_KF_QS8
 static void wrt_wasm_simd128_qdwconv_9_c16(size_t channels, size_t width, size_t ks, const int8_t* const* in, const void* packed_w, int8_t* out, size_t out_stride, const wrt_qparams* p) {
   const v128_t qlo = wasm_f32x4_splat(p->lo);
   const v128_t qmagic = wasm_f32x4_const_splat(12582912.0f);
@@ -3123,6 +3138,9 @@ static void wrt_wasm_simd128_qdwconv_9_c16(size_t channels, size_t width, size_t
   }
 }
 
+#endif
+
+#if (!defined(WRT_KF_QDWCONV_ANY) || WRT_KF_QDWCONV_ANY) && (!defined(WRT_KF_QS8) || WRT_KF_QS8)
 static void wrt_wasm_simd128_qdwconv_any_c16(size_t channels, size_t width, size_t ks, const int8_t* const* in, const void* packed_w, int8_t* out, size_t out_stride, const wrt_qparams* p) {
   const v128_t qlo = wasm_f32x4_splat(p->lo);
   const v128_t qmagic = wasm_f32x4_const_splat(12582912.0f);
@@ -3203,6 +3221,9 @@ static void wrt_wasm_simd128_qdwconv_any_c16(size_t channels, size_t width, size
   }
 }
 
+#endif
+
+#if !defined(WRT_KF_QS8) || WRT_KF_QS8
 static void wrt_wasm_simd128_qadd(size_t n, const int8_t* a, const int8_t* b, int8_t* y, const wrt_qadd_params* p) {
   uint32_t bias = (uint32_t)p->bias;
   size_t i = 0;
@@ -3229,6 +3250,9 @@ static void wrt_wasm_simd128_qadd(size_t n, const int8_t* a, const int8_t* b, in
   }
 }
 
+#endif
+
+#if (!defined(WRT_KF_QADD_SCALAR) || WRT_KF_QADD_SCALAR) && (!defined(WRT_KF_QS8) || WRT_KF_QS8)
 static void wrt_wasm_simd128_qadd_scalar(size_t n, const int8_t* a, const int8_t* b, int8_t* y, const wrt_qadd_params* p) {
   uint32_t bias = (uint32_t)p->bias;
   bias += (uint32_t)p->mb * (uint32_t)(int32_t)b[0];
@@ -4472,9 +4496,15 @@ const wrt_target wrt_target_wasm_simd128 = {
   .igemm_half = wrt_wasm_simd128_igemm_4x4,
 #if !defined(WRT_KF_DWCONV) || WRT_KF_DWCONV
   .dwconv = {
+#if (!defined(WRT_KF_DWCONV_9) || WRT_KF_DWCONV_9) && (!defined(WRT_KF_DWCONV) || WRT_KF_DWCONV)
     {9, 8, wrt_wasm_simd128_dwconv_9_c8},
+#endif
+#if (!defined(WRT_KF_DWCONV_25) || WRT_KF_DWCONV_25) && (!defined(WRT_KF_DWCONV) || WRT_KF_DWCONV)
     {25, 8, wrt_wasm_simd128_dwconv_25_c8},
+#endif
+#if (!defined(WRT_KF_DWCONV_ANY) || WRT_KF_DWCONV_ANY) && (!defined(WRT_KF_DWCONV) || WRT_KF_DWCONV)
     {0, 8, wrt_wasm_simd128_dwconv_any_c8},
+#endif
   },
 #endif
   .vbinary = {
@@ -4505,31 +4535,31 @@ const wrt_target wrt_target_wasm_simd128 = {
 #endif
   },
   .vbinary_scalar = {
-#if !defined(WRT_KF_BINARY_ADD) || WRT_KF_BINARY_ADD
+#if !defined(WRT_KF_BINARY_ADD_SCALAR) || WRT_KF_BINARY_ADD_SCALAR
     [WRT_BIN_ADD] = wrt_wasm_simd128_vaddc,
 #endif
-#if !defined(WRT_KF_BINARY_SUB) || WRT_KF_BINARY_SUB
+#if !defined(WRT_KF_BINARY_SUB_SCALAR) || WRT_KF_BINARY_SUB_SCALAR
     [WRT_BIN_SUB] = wrt_wasm_simd128_vsubc,
 #endif
-#if !defined(WRT_KF_BINARY_RSUB) || WRT_KF_BINARY_RSUB
+#if !defined(WRT_KF_BINARY_RSUB_SCALAR) || WRT_KF_BINARY_RSUB_SCALAR
     [WRT_BIN_RSUB] = wrt_wasm_simd128_vrsubc,
 #endif
-#if !defined(WRT_KF_BINARY_MUL) || WRT_KF_BINARY_MUL
+#if !defined(WRT_KF_BINARY_MUL_SCALAR) || WRT_KF_BINARY_MUL_SCALAR
     [WRT_BIN_MUL] = wrt_wasm_simd128_vmulc,
 #endif
-#if !defined(WRT_KF_BINARY_DIV) || WRT_KF_BINARY_DIV
+#if !defined(WRT_KF_BINARY_DIV_SCALAR) || WRT_KF_BINARY_DIV_SCALAR
     [WRT_BIN_DIV] = wrt_wasm_simd128_vdivc,
 #endif
-#if !defined(WRT_KF_BINARY_RDIV) || WRT_KF_BINARY_RDIV
+#if !defined(WRT_KF_BINARY_RDIV_SCALAR) || WRT_KF_BINARY_RDIV_SCALAR
     [WRT_BIN_RDIV] = wrt_wasm_simd128_vrdivc,
 #endif
-#if !defined(WRT_KF_BINARY_MAX) || WRT_KF_BINARY_MAX
+#if !defined(WRT_KF_BINARY_MAX_SCALAR) || WRT_KF_BINARY_MAX_SCALAR
     [WRT_BIN_MAX] = wrt_wasm_simd128_vmaxc,
 #endif
-#if !defined(WRT_KF_BINARY_MIN) || WRT_KF_BINARY_MIN
+#if !defined(WRT_KF_BINARY_MIN_SCALAR) || WRT_KF_BINARY_MIN_SCALAR
     [WRT_BIN_MIN] = wrt_wasm_simd128_vminc,
 #endif
-#if !defined(WRT_KF_BINARY_PRELU) || WRT_KF_BINARY_PRELU
+#if !defined(WRT_KF_BINARY_PRELU_SCALAR) || WRT_KF_BINARY_PRELU_SCALAR
     [WRT_BIN_PRELU] = wrt_wasm_simd128_vpreluc,
 #endif
   },
@@ -4568,18 +4598,31 @@ const wrt_target wrt_target_wasm_simd128 = {
     [WRT_UN_NEG] = wrt_wasm_simd128_neg,
 #endif
   },
-#if !defined(WRT_KF_POOL) || WRT_KF_POOL
-  .maxpool = wrt_wasm_simd128_maxpool, .avgpool = wrt_wasm_simd128_avgpool,
+#if !defined(WRT_KF_MAXPOOL) || WRT_KF_MAXPOOL
+  .maxpool = wrt_wasm_simd128_maxpool,
+#endif
+#if !defined(WRT_KF_AVGPOOL) || WRT_KF_AVGPOOL
+  .avgpool = wrt_wasm_simd128_avgpool,
 #endif
 #if !defined(WRT_KF_QS8) || WRT_KF_QS8
   .qgemm_mr = 4, .qgemm_nr = 8, .qgemm_kr = 2, .qgemm_xoff = 0,
   .qgemm = wrt_wasm_simd128_qgemm_4x8,
   .qigemm = wrt_wasm_simd128_qigemm_4x8,
   .qgemm_a16 = wrt_wasm_simd128_qgemm_4x8_a16,
+#if (!defined(WRT_KF_QGEMM_ROW) || WRT_KF_QGEMM_ROW) && (!defined(WRT_KF_QS8) || WRT_KF_QS8)
   .qgemm_row = wrt_wasm_simd128_qgemm_1x8,
+#endif
   .qpack = wrt_wasm_simd128_qpack_4,
-  .qdwconv = {{9, 16, 1, wrt_wasm_simd128_qdwconv_9_c16}, {0, 16, 1, wrt_wasm_simd128_qdwconv_any_c16}},
-  .qadd = wrt_wasm_simd128_qadd, .qadd_scalar = wrt_wasm_simd128_qadd_scalar,
+  .qdwconv = {
+    {9, 16, 1, wrt_wasm_simd128_qdwconv_9_c16},
+#if (!defined(WRT_KF_QDWCONV_ANY) || WRT_KF_QDWCONV_ANY) && (!defined(WRT_KF_QS8) || WRT_KF_QS8)
+    {0, 16, 1, wrt_wasm_simd128_qdwconv_any_c16},
+#endif
+  },
+  .qadd = wrt_wasm_simd128_qadd,
+#if (!defined(WRT_KF_QADD_SCALAR) || WRT_KF_QADD_SCALAR) && (!defined(WRT_KF_QS8) || WRT_KF_QS8)
+  .qadd_scalar = wrt_wasm_simd128_qadd_scalar,
+#endif
 #endif
 #if !defined(WRT_KF_SPARSE) || WRT_KF_SPARSE
   .spmm_mr = 8, .spmm_g = 1,

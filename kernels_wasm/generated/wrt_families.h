@@ -7,11 +7,35 @@
 #ifndef WRT_KF_DWCONV /* float32 depthwise convolution tiles */
 #define WRT_KF_DWCONV 1
 #endif
-#ifndef WRT_KF_POOL /* float32 max and average pooling */
-#define WRT_KF_POOL 1
+#ifndef WRT_KF_DWCONV_9 /* the float32 depthwise kernel for 9-tap filters */
+#define WRT_KF_DWCONV_9 1
+#endif
+#ifndef WRT_KF_DWCONV_25 /* the float32 depthwise kernel for 25-tap filters */
+#define WRT_KF_DWCONV_25 1
+#endif
+#ifndef WRT_KF_DWCONV_ANY /* the float32 depthwise kernel for any other filters */
+#define WRT_KF_DWCONV_ANY 1
+#endif
+#ifndef WRT_KF_MAXPOOL /* float32 max pooling */
+#define WRT_KF_MAXPOOL 1
+#endif
+#ifndef WRT_KF_AVGPOOL /* float32 average pooling */
+#define WRT_KF_AVGPOOL 1
 #endif
 #ifndef WRT_KF_QS8 /* every int8 kernel: GEMM, indirect GEMM, depthwise, addition, packing */
 #define WRT_KF_QS8 1
+#endif
+#ifndef WRT_KF_QDWCONV_ANY /* the int8 depthwise kernels of any filter (the others run 3x3 filters) */
+#define WRT_KF_QDWCONV_ANY 1
+#endif
+#ifndef WRT_KF_QPATCH /* the int8 convolution of small patches as a GEMM (engine: qconv.c QC_PATCH; else the indirect GEMM) */
+#define WRT_KF_QPATCH 1
+#endif
+#ifndef WRT_KF_QGEMM_ROW /* the int8 GEMM of a lone row (a GEMM of one row, or one past whole tiles: M odd, every target's MR being even) */
+#define WRT_KF_QGEMM_ROW 1
+#endif
+#ifndef WRT_KF_QADD_SCALAR /* the int8 addition of a broadcast scalar */
+#define WRT_KF_QADD_SCALAR 1
 #endif
 #ifndef WRT_KF_SPARSE /* float32 sparse GEMM and GEMV */
 #define WRT_KF_SPARSE 1
@@ -61,32 +85,58 @@
 #ifndef WRT_KF_UNARY_NEG /* the float32 neg kernel */
 #define WRT_KF_UNARY_NEG 1
 #endif
-#ifndef WRT_KF_BINARY_ADD /* the float32 add kernels */
-#define WRT_KF_BINARY_ADD 1
-#endif
-#ifndef WRT_KF_BINARY_SUB /* the float32 sub kernels */
+#ifndef WRT_KF_BINARY_SUB /* the float32 sub kernel */
 #define WRT_KF_BINARY_SUB 1
 #endif
-#ifndef WRT_KF_BINARY_RSUB /* the float32 rsub kernels */
+#ifndef WRT_KF_BINARY_RSUB /* the float32 rsub kernel */
 #define WRT_KF_BINARY_RSUB 1
 #endif
-#ifndef WRT_KF_BINARY_MUL /* the float32 mul kernels */
+#ifndef WRT_KF_BINARY_MUL /* the float32 mul kernel */
 #define WRT_KF_BINARY_MUL 1
 #endif
-#ifndef WRT_KF_BINARY_DIV /* the float32 div kernels */
+#ifndef WRT_KF_BINARY_DIV /* the float32 div kernel */
 #define WRT_KF_BINARY_DIV 1
 #endif
-#ifndef WRT_KF_BINARY_RDIV /* the float32 rdiv kernels */
+#ifndef WRT_KF_BINARY_RDIV /* the float32 rdiv kernel */
 #define WRT_KF_BINARY_RDIV 1
 #endif
-#ifndef WRT_KF_BINARY_MAX /* the float32 max kernels */
+#ifndef WRT_KF_BINARY_MAX /* the float32 max kernel */
 #define WRT_KF_BINARY_MAX 1
 #endif
-#ifndef WRT_KF_BINARY_MIN /* the float32 min kernels */
+#ifndef WRT_KF_BINARY_MIN /* the float32 min kernel */
 #define WRT_KF_BINARY_MIN 1
 #endif
-#ifndef WRT_KF_BINARY_PRELU /* the float32 prelu kernels */
+#ifndef WRT_KF_BINARY_PRELU /* the float32 prelu kernel */
 #define WRT_KF_BINARY_PRELU 1
 #endif
+#ifndef WRT_KF_BINARY_ADD_SCALAR /* the float32 add kernel of a broadcast scalar */
+#define WRT_KF_BINARY_ADD_SCALAR 1
+#endif
+#ifndef WRT_KF_BINARY_SUB_SCALAR /* the float32 sub kernel of a broadcast scalar */
+#define WRT_KF_BINARY_SUB_SCALAR 1
+#endif
+#ifndef WRT_KF_BINARY_RSUB_SCALAR /* the float32 rsub kernel of a broadcast scalar */
+#define WRT_KF_BINARY_RSUB_SCALAR 1
+#endif
+#ifndef WRT_KF_BINARY_MUL_SCALAR /* the float32 mul kernel of a broadcast scalar */
+#define WRT_KF_BINARY_MUL_SCALAR 1
+#endif
+#ifndef WRT_KF_BINARY_DIV_SCALAR /* the float32 div kernel of a broadcast scalar */
+#define WRT_KF_BINARY_DIV_SCALAR 1
+#endif
+#ifndef WRT_KF_BINARY_RDIV_SCALAR /* the float32 rdiv kernel of a broadcast scalar */
+#define WRT_KF_BINARY_RDIV_SCALAR 1
+#endif
+#ifndef WRT_KF_BINARY_MAX_SCALAR /* the float32 max kernel of a broadcast scalar */
+#define WRT_KF_BINARY_MAX_SCALAR 1
+#endif
+#ifndef WRT_KF_BINARY_MIN_SCALAR /* the float32 min kernel of a broadcast scalar */
+#define WRT_KF_BINARY_MIN_SCALAR 1
+#endif
+#ifndef WRT_KF_BINARY_PRELU_SCALAR /* the float32 prelu kernel of a broadcast scalar */
+#define WRT_KF_BINARY_PRELU_SCALAR 1
+#endif
+
+#define WRT_QPATCH_K 32 /* bytes: the deepest patch of QC_PATCH (qconv.c) */
 
 #endif

@@ -206,7 +206,8 @@ typedef struct {
   uint8_t gemm_mr_half, gemm_nr_half;
   wrt_gemm_fn gemm_half;
   wrt_igemm_fn igemm_half;
-  wrt_dwconv_entry dwconv[WRT_MAX_DWCONV]; /* first match by ks wins; a ks == 0 entry must be present last */
+  wrt_dwconv_entry dwconv[WRT_MAX_DWCONV]; /* first match by ks wins; a ks == 0 entry last (a module built for given
+                                            * models may lack it: a layer without its kernel runs per group) */
   wrt_vbinary_fn vbinary[WRT_BIN_COUNT];
   wrt_vbinary_fn vbinary_scalar[WRT_BIN_COUNT];
   wrt_vunary_fn vunary[WRT_UN_COUNT];
@@ -228,7 +229,7 @@ typedef struct {
    * bytes holds row i's k block g as 4 bytes at 4i (the wasm relaxed dot tables, kr 4: its bytes XOR xmask; AVX2,
    * kr 2: its pair as int16, a zero after an odd kc) */
   wrt_qpack_fn qpack;
-  wrt_qdwconv_entry qdwconv[WRT_MAX_DWCONV]; /* first match by ks wins; a ks == 0 entry must be present last */
+  wrt_qdwconv_entry qdwconv[WRT_MAX_DWCONV]; /* first match by ks wins; a ks == 0 entry last (or none, as above) */
   wrt_qadd_fn qadd, qadd_scalar;
   /* block-sparse weights: pixels per spmm tile, pixels per vector (G); the block sparsity from which the sparse
    * kernels beat the dense ones here (measured, kernels_wasm/README.md): min + k_penalty / K for a layer of K columns,

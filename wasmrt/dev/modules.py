@@ -56,6 +56,37 @@ def op_classes(m: WrtModel, k: int) -> set[str]:
     return {"F32"}
 
 
+def _scalar_operand(m: WrtModel, o) -> bool:  # type: ignore[no-untyped-def]
+    """Whether a binary op may run its kernels' scalar-b form (elementwise.c, qelt.c): an operand broadcast along the
+    output's last axis (its last dimension 1, or a scalar). Generous where the engine would merge axes: a kept kernel
+    costs bytes, a missing one speed."""
+    y = m.tensors[o.outputs[0]]
+    if int(np.prod(y.shape)) <= 1:
+        return False
+    return any(i >= 0 and (len(m.tensors[i].shape) == 0 or m.tensors[i].shape[-1] == 1) for i in o.inputs[:2])
+
+
+def _patch_gemm(m: WrtModel, o) -> bool:  # type: ignore[no-untyped-def]
+    """Whether an int8 convolution may run as a GEMM on gathered patches (qconv.c QC_PATCH): one group, not a 1x1
+    stride-1 unpadded layer, a patch of at most QPATCH_K bytes."""
+    w, a = m.tensors[o.inputs[1]], o.attrs
+    if len(w.shape) != 4 or int(a.get("groups", 1)) != 1:
+        return False
+    pointwise = (tuple(w.shape[1:3]) == (1, 1) and tuple(a.get("strides", (1, 1))) == (1, 1)
+                 and not any(a.get("pads", ())))
+    return not pointwise and int(np.prod(w.shape[1:])) <= families.QPATCH_K
+
+
+def _odd_gemm_rows(m: WrtModel, o) -> bool:  # type: ignore[no-untyped-def]
+    """Whether an int8 GEMM (a 1x1 convolution, a fully-connected layer) may end in a lone row for qgemm_row
+    (qconv.c qgemm_blocks): an odd number of rows. Every other int8 weighted op counts too, generously."""
+    if o.op not in _WEIGHTED:
+        return o.op in opdefs.quant_form(opdefs.Q_WEIGHTED)
+    y = m.tensors[o.outputs[0]]
+    rows = int(np.prod(y.shape[:-1])) if len(y.shape) else 1
+    return rows % 2 == 1
+
+
 def uses(m: WrtModel) -> set[str]:
     """What a model needs of a module: OP:CLASS for each op, and the paths its layers may take (families.py)."""
     out: set[str] = {"dynamic"} if any(m.tensors[i].bounds for i in m.inputs) else set()
@@ -63,16 +94,28 @@ def uses(m: WrtModel) -> set[str]:
         classes = op_classes(m, k)
         out |= {f"{o.op}:{c}" for c in classes}
         a = o.attrs
+        if o.op in families.BINARY_OPS.values() and _scalar_operand(m, o):
+            out |= {f"{o.op}:{c}:scalar_b" for c in classes}
+        if o.op == "CONV_2D" and classes & {"F32", "QS8"}:
+            w = m.tensors[o.inputs[1]]
+            g = int(a.get("groups", 1))
+            if len(w.shape) == 4 and g == w.shape[3] * g == w.shape[0]:  # one input and one output channel per group
+                if "F32" in classes:  # conv.c's depthwise path, and the kernel it picks for the filter's taps
+                    out |= {"dwconv", families.dwconv_use(int(w.shape[1]) * int(w.shape[2]))}
+                elif tuple(w.shape[1:3]) != (3, 3):  # qconv.c's: the int8 kernels for any filter but 3x3
+                    out.add("qdwconv:any")
         if o.op == "CONV_2D" and "F32" in classes:
             w = m.tensors[o.inputs[1]]
             g = int(a.get("groups", 1))
-            if len(w.shape) == 4 and g == w.shape[3] * g == w.shape[0]:
-                out.add("dwconv")  # conv.c's depthwise path: one input and one output channel per group
             if (len(w.shape) == 4 and tuple(w.shape[1:3]) == (3, 3) and tuple(a.get("strides", (1, 1))) == (1, 1)
                     and tuple(a.get("dilations", (1, 1))) == (1, 1) and g == 1):
                 out.add("winograd")  # the planner may pick it for a 3x3 layer
         if o.op in _WEIGHTED and classes == {"QS8"} and m.tensors[o.inputs[1]].sparse is not None:
             out.add("qsparse")
+        if o.op == "CONV_2D" and classes == {"QS8"} and _patch_gemm(m, o):
+            out.add("qpatch")
+        if classes == {"QS8"} and _odd_gemm_rows(m, o):
+            out.add("qgemm_row")
     return out
 
 

@@ -2,7 +2,7 @@
  * The op set of the .wrt format as the C engine reads it: op codes and arity, the union Options type
  * ids, each options table's FlatBuffers fields (slot = declaration index, vtable entry at byte
  * 4 + 2 * slot; kind; default), attribute names and enum ranges. Regenerate: python tools/gen_schema.py
- * The tables are defined where WRT_OPS_DEFINE_TABLES is defined (model_read.c). */
+ * The tables are defined where WRT_OPS_DEFINE_TABLES is defined (support.c, after engine.h). */
 #ifndef WRT_GENERATED_OPS_H
 #define WRT_GENERATED_OPS_H
 
@@ -233,6 +233,9 @@ enum { WRT_QUANT_NONE = 0, WRT_QUANT_WEIGHTED = 1, WRT_QUANT_MOVES = 2, WRT_QUAN
       default: break; \
     } \
   } while (0)
+/* whether the module holds a float32 element-wise unary op (engine.h WRT_KEEP: a module built for given
+ * models may have none, and leaves their path out) */
+#define WRT_KEEP_UNARY_F32 (WRT_KEEP(RELU, F32) || WRT_KEEP(CLIP, F32) || WRT_KEEP(LEAKY_RELU, F32) || WRT_KEEP(HARD_SWISH, F32) || WRT_KEEP(HARD_SIGMOID, F32) || WRT_KEEP(SIGMOID, F32) || WRT_KEEP(TANH, F32) || WRT_KEEP(EXP, F32) || WRT_KEEP(SQRT, F32) || WRT_KEEP(ABS, F32) || WRT_KEEP(NEG, F32) || WRT_KEEP(GELU, F32) || WRT_KEEP(ERF, F32) || WRT_KEEP(LOG, F32) || WRT_KEEP(FLOOR, F32) || WRT_KEEP(CEIL, F32))
 
 typedef struct {
   const char* name;          /* as in opdefs.py */
@@ -264,7 +267,11 @@ extern const wrt_optionsdef WRT_OPTIONS[OPTIONS_COUNT]; /* by union type id; [0]
 extern const wrt_enumdef WRT_ENUMS[WRT_NUM_ENUMS];
 const wrt_opdef* wrt_opdef_of(int code);                /* NULL for unknown codes */
 
-#ifdef WRT_OPS_DEFINE_TABLES
+#endif /* WRT_GENERATED_OPS_H */
+
+/* the tables, where engine.h (WRT_KEEP_OP: a module built for given models) is already included */
+#if defined(WRT_OPS_DEFINE_TABLES) && !defined(WRT_GENERATED_OPS_TABLES)
+#define WRT_GENERATED_OPS_TABLES
 #include "../../generated/wrt_eltwise.h" /* WRT_UN_* */
 const wrt_opdef WRT_OPDEFS[OP_MAX_CODE] = {
     [OP_CONV_2D] = {"CONV_2D", 1, 2, 4, 0, 1, 0, OPTIONS_Conv2DOptions, 6, WRT_FAMILY_NONE, WRT_QUANT_WEIGHTED, 1, -1},
@@ -504,37 +511,37 @@ static const wrt_fielddef wrt_fields_TransformLandmarksOptions[2] = {
 };
 const wrt_optionsdef WRT_OPTIONS[OPTIONS_COUNT] = {
     [OPTIONS_NONE] = {"NONE", 0, 0},
-    [OPTIONS_Conv2DOptions] = {"Conv2DOptions", 6, wrt_fields_Conv2DOptions},
-    [OPTIONS_ConvTranspose2DOptions] = {"ConvTranspose2DOptions", 7, wrt_fields_ConvTranspose2DOptions},
-    [OPTIONS_FullyConnectedOptions] = {"FullyConnectedOptions", 2, wrt_fields_FullyConnectedOptions},
-    [OPTIONS_BinaryOptions] = {"BinaryOptions", 2, wrt_fields_BinaryOptions},
-    [OPTIONS_ClipOptions] = {"ClipOptions", 2, wrt_fields_ClipOptions},
-    [OPTIONS_LeakyReluOptions] = {"LeakyReluOptions", 1, wrt_fields_LeakyReluOptions},
-    [OPTIONS_HardSigmoidOptions] = {"HardSigmoidOptions", 2, wrt_fields_HardSigmoidOptions},
-    [OPTIONS_Pool2DOptions] = {"Pool2DOptions", 8, wrt_fields_Pool2DOptions},
-    [OPTIONS_ReduceOptions] = {"ReduceOptions", 2, wrt_fields_ReduceOptions},
-    [OPTIONS_SoftmaxOptions] = {"SoftmaxOptions", 1, wrt_fields_SoftmaxOptions},
-    [OPTIONS_ReshapeOptions] = {"ReshapeOptions", 1, wrt_fields_ReshapeOptions},
-    [OPTIONS_TransposeOptions] = {"TransposeOptions", 1, wrt_fields_TransposeOptions},
-    [OPTIONS_ConcatenationOptions] = {"ConcatenationOptions", 3, wrt_fields_ConcatenationOptions},
-    [OPTIONS_SliceOptions] = {"SliceOptions", 3, wrt_fields_SliceOptions},
-    [OPTIONS_PadOptions] = {"PadOptions", 3, wrt_fields_PadOptions},
-    [OPTIONS_ResizeOptions] = {"ResizeOptions", 5, wrt_fields_ResizeOptions},
-    [OPTIONS_DepthToSpaceOptions] = {"DepthToSpaceOptions", 2, wrt_fields_DepthToSpaceOptions},
-    [OPTIONS_GatherOptions] = {"GatherOptions", 1, wrt_fields_GatherOptions},
-    [OPTIONS_QuantizeOptions] = {"QuantizeOptions", 1, wrt_fields_QuantizeOptions},
-    [OPTIONS_LayerNormOptions] = {"LayerNormOptions", 2, wrt_fields_LayerNormOptions},
-    [OPTIONS_GeluOptions] = {"GeluOptions", 1, wrt_fields_GeluOptions},
-    [OPTIONS_ExpandOptions] = {"ExpandOptions", 1, wrt_fields_ExpandOptions},
-    [OPTIONS_CastOptions] = {"CastOptions", 1, wrt_fields_CastOptions},
-    [OPTIONS_ScatterNdOptions] = {"ScatterNdOptions", 1, wrt_fields_ScatterNdOptions},
-    [OPTIONS_SplitOptions] = {"SplitOptions", 2, wrt_fields_SplitOptions},
-    [OPTIONS_LstmOptions] = {"LstmOptions", 8, wrt_fields_LstmOptions},
-    [OPTIONS_GruOptions] = {"GruOptions", 6, wrt_fields_GruOptions},
-    [OPTIONS_RnnOptions] = {"RnnOptions", 5, wrt_fields_RnnOptions},
-    [OPTIONS_LandmarksToTransformMatrixOptions] = {"LandmarksToTransformMatrixOptions", 5, wrt_fields_LandmarksToTransformMatrixOptions},
-    [OPTIONS_TransformTensorBilinearOptions] = {"TransformTensorBilinearOptions", 2, wrt_fields_TransformTensorBilinearOptions},
-    [OPTIONS_TransformLandmarksOptions] = {"TransformLandmarksOptions", 2, wrt_fields_TransformLandmarksOptions},
+    [OPTIONS_Conv2DOptions] = {"Conv2DOptions", (WRT_KEEP_OP(CONV_2D)) ? 6 : 0, (WRT_KEEP_OP(CONV_2D)) ? wrt_fields_Conv2DOptions : 0},
+    [OPTIONS_ConvTranspose2DOptions] = {"ConvTranspose2DOptions", (WRT_KEEP_OP(CONV_TRANSPOSE_2D)) ? 7 : 0, (WRT_KEEP_OP(CONV_TRANSPOSE_2D)) ? wrt_fields_ConvTranspose2DOptions : 0},
+    [OPTIONS_FullyConnectedOptions] = {"FullyConnectedOptions", (WRT_KEEP_OP(FULLY_CONNECTED)) ? 2 : 0, (WRT_KEEP_OP(FULLY_CONNECTED)) ? wrt_fields_FullyConnectedOptions : 0},
+    [OPTIONS_BinaryOptions] = {"BinaryOptions", (WRT_KEEP_OP(ADD) || WRT_KEEP_OP(SUB) || WRT_KEEP_OP(MUL) || WRT_KEEP_OP(DIV) || WRT_KEEP_OP(MAXIMUM) || WRT_KEEP_OP(MINIMUM)) ? 2 : 0, (WRT_KEEP_OP(ADD) || WRT_KEEP_OP(SUB) || WRT_KEEP_OP(MUL) || WRT_KEEP_OP(DIV) || WRT_KEEP_OP(MAXIMUM) || WRT_KEEP_OP(MINIMUM)) ? wrt_fields_BinaryOptions : 0},
+    [OPTIONS_ClipOptions] = {"ClipOptions", (WRT_KEEP_OP(CLIP)) ? 2 : 0, (WRT_KEEP_OP(CLIP)) ? wrt_fields_ClipOptions : 0},
+    [OPTIONS_LeakyReluOptions] = {"LeakyReluOptions", (WRT_KEEP_OP(LEAKY_RELU)) ? 1 : 0, (WRT_KEEP_OP(LEAKY_RELU)) ? wrt_fields_LeakyReluOptions : 0},
+    [OPTIONS_HardSigmoidOptions] = {"HardSigmoidOptions", (WRT_KEEP_OP(HARD_SIGMOID)) ? 2 : 0, (WRT_KEEP_OP(HARD_SIGMOID)) ? wrt_fields_HardSigmoidOptions : 0},
+    [OPTIONS_Pool2DOptions] = {"Pool2DOptions", (WRT_KEEP_OP(MAX_POOL_2D) || WRT_KEEP_OP(AVERAGE_POOL_2D)) ? 8 : 0, (WRT_KEEP_OP(MAX_POOL_2D) || WRT_KEEP_OP(AVERAGE_POOL_2D)) ? wrt_fields_Pool2DOptions : 0},
+    [OPTIONS_ReduceOptions] = {"ReduceOptions", (WRT_KEEP_OP(MEAN) || WRT_KEEP_OP(REDUCE_MAX) || WRT_KEEP_OP(REDUCE_SUM)) ? 2 : 0, (WRT_KEEP_OP(MEAN) || WRT_KEEP_OP(REDUCE_MAX) || WRT_KEEP_OP(REDUCE_SUM)) ? wrt_fields_ReduceOptions : 0},
+    [OPTIONS_SoftmaxOptions] = {"SoftmaxOptions", (WRT_KEEP_OP(SOFTMAX)) ? 1 : 0, (WRT_KEEP_OP(SOFTMAX)) ? wrt_fields_SoftmaxOptions : 0},
+    [OPTIONS_ReshapeOptions] = {"ReshapeOptions", (WRT_KEEP_OP(RESHAPE)) ? 1 : 0, (WRT_KEEP_OP(RESHAPE)) ? wrt_fields_ReshapeOptions : 0},
+    [OPTIONS_TransposeOptions] = {"TransposeOptions", (WRT_KEEP_OP(TRANSPOSE)) ? 1 : 0, (WRT_KEEP_OP(TRANSPOSE)) ? wrt_fields_TransposeOptions : 0},
+    [OPTIONS_ConcatenationOptions] = {"ConcatenationOptions", (WRT_KEEP_OP(CONCATENATION)) ? 3 : 0, (WRT_KEEP_OP(CONCATENATION)) ? wrt_fields_ConcatenationOptions : 0},
+    [OPTIONS_SliceOptions] = {"SliceOptions", (WRT_KEEP_OP(SLICE)) ? 3 : 0, (WRT_KEEP_OP(SLICE)) ? wrt_fields_SliceOptions : 0},
+    [OPTIONS_PadOptions] = {"PadOptions", (WRT_KEEP_OP(PAD)) ? 3 : 0, (WRT_KEEP_OP(PAD)) ? wrt_fields_PadOptions : 0},
+    [OPTIONS_ResizeOptions] = {"ResizeOptions", (WRT_KEEP_OP(RESIZE)) ? 5 : 0, (WRT_KEEP_OP(RESIZE)) ? wrt_fields_ResizeOptions : 0},
+    [OPTIONS_DepthToSpaceOptions] = {"DepthToSpaceOptions", (WRT_KEEP_OP(DEPTH_TO_SPACE)) ? 2 : 0, (WRT_KEEP_OP(DEPTH_TO_SPACE)) ? wrt_fields_DepthToSpaceOptions : 0},
+    [OPTIONS_GatherOptions] = {"GatherOptions", (WRT_KEEP_OP(GATHER)) ? 1 : 0, (WRT_KEEP_OP(GATHER)) ? wrt_fields_GatherOptions : 0},
+    [OPTIONS_QuantizeOptions] = {"QuantizeOptions", (WRT_KEEP_OP(QUANTIZE)) ? 1 : 0, (WRT_KEEP_OP(QUANTIZE)) ? wrt_fields_QuantizeOptions : 0},
+    [OPTIONS_LayerNormOptions] = {"LayerNormOptions", (WRT_KEEP_OP(LAYER_NORM)) ? 2 : 0, (WRT_KEEP_OP(LAYER_NORM)) ? wrt_fields_LayerNormOptions : 0},
+    [OPTIONS_GeluOptions] = {"GeluOptions", (WRT_KEEP_OP(GELU)) ? 1 : 0, (WRT_KEEP_OP(GELU)) ? wrt_fields_GeluOptions : 0},
+    [OPTIONS_ExpandOptions] = {"ExpandOptions", (WRT_KEEP_OP(EXPAND)) ? 1 : 0, (WRT_KEEP_OP(EXPAND)) ? wrt_fields_ExpandOptions : 0},
+    [OPTIONS_CastOptions] = {"CastOptions", (WRT_KEEP_OP(CAST)) ? 1 : 0, (WRT_KEEP_OP(CAST)) ? wrt_fields_CastOptions : 0},
+    [OPTIONS_ScatterNdOptions] = {"ScatterNdOptions", (WRT_KEEP_OP(SCATTER_ND)) ? 1 : 0, (WRT_KEEP_OP(SCATTER_ND)) ? wrt_fields_ScatterNdOptions : 0},
+    [OPTIONS_SplitOptions] = {"SplitOptions", (WRT_KEEP_OP(SPLIT)) ? 2 : 0, (WRT_KEEP_OP(SPLIT)) ? wrt_fields_SplitOptions : 0},
+    [OPTIONS_LstmOptions] = {"LstmOptions", (WRT_KEEP_OP(LSTM)) ? 8 : 0, (WRT_KEEP_OP(LSTM)) ? wrt_fields_LstmOptions : 0},
+    [OPTIONS_GruOptions] = {"GruOptions", (WRT_KEEP_OP(GRU)) ? 6 : 0, (WRT_KEEP_OP(GRU)) ? wrt_fields_GruOptions : 0},
+    [OPTIONS_RnnOptions] = {"RnnOptions", (WRT_KEEP_OP(RNN)) ? 5 : 0, (WRT_KEEP_OP(RNN)) ? wrt_fields_RnnOptions : 0},
+    [OPTIONS_LandmarksToTransformMatrixOptions] = {"LandmarksToTransformMatrixOptions", (WRT_KEEP_OP(LANDMARKS_TO_TRANSFORM_MATRIX)) ? 5 : 0, (WRT_KEEP_OP(LANDMARKS_TO_TRANSFORM_MATRIX)) ? wrt_fields_LandmarksToTransformMatrixOptions : 0},
+    [OPTIONS_TransformTensorBilinearOptions] = {"TransformTensorBilinearOptions", (WRT_KEEP_OP(TRANSFORM_TENSOR_BILINEAR)) ? 2 : 0, (WRT_KEEP_OP(TRANSFORM_TENSOR_BILINEAR)) ? wrt_fields_TransformTensorBilinearOptions : 0},
+    [OPTIONS_TransformLandmarksOptions] = {"TransformLandmarksOptions", (WRT_KEEP_OP(TRANSFORM_LANDMARKS)) ? 2 : 0, (WRT_KEEP_OP(TRANSFORM_LANDMARKS)) ? wrt_fields_TransformLandmarksOptions : 0},
 };
 const wrt_enumdef WRT_ENUMS[WRT_NUM_ENUMS] = {
     [WRT_ENUM_PadMode] = {"PadMode", 0, 2},
@@ -551,5 +558,3 @@ const wrt_enumdef WRT_ENUMS[WRT_NUM_ENUMS] = {
     [WRT_ENUM_Activation] = {"Activation", 0, 12},
 };
 #endif /* WRT_OPS_DEFINE_TABLES */
-
-#endif
