@@ -289,6 +289,9 @@ class WasmModel(Model):
         cands = [w.cstr(w.ptr("wrt_op_choice_name", p, i, k)) for k in range(w.call("wrt_op_num_choices", p, i))]
         return text[0], text[1], text[2], cands, w.call("wrt_op_chosen", p, i)
 
+    def op_span(self, i: int) -> int:
+        return self.wasm.call("wrt_op_span", self._live(), i)
+
     def run_ops(self, begin: int, end: int) -> None:
         with self.wasm.lock:
             code = self.wasm.call("wrt_run_ops", self._live(), begin, end)
