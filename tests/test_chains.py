@@ -57,6 +57,17 @@ def shared_value(g: Graph, x: str) -> list[str]:
     return [a, y]
 
 
+def squeeze_excite(g: Graph, x: str) -> list[str]:
+    """values per channel (a squeeze-and-excitation scale, x + x * s, as PP-OCR's heads compute it) on either side;
+    the blocks and tasks are then whole rows of 7 channels"""
+    s = g.add_input("s", (1, 1, 1, SHAPE[-1]))
+    (a,) = g.add_node("MUL", [s, x])
+    (b,) = g.add_node("ADD", [x, a])
+    (c,) = g.add_node("DIV", [b, s])
+    (y,) = g.add_node("ADD", [c, _scalar(g, "k", 0.5)], outputs=["y"])
+    return [y]
+
+
 def small(g: Graph, x: str) -> list[str]:
     (a,) = g.add_node("MUL", [x, _scalar(g, "k", 1.5)])
     (y,) = g.add_node("ADD", [a, x], outputs=["y"])
@@ -69,6 +80,7 @@ CASES: dict[str, tuple[Callable[[Graph, str], list[str]], tuple[int, ...], int]]
     "long_chain": (long_chain, SHAPE, 8),
     "shared_value": (shared_value, SHAPE, 2),
     "small": (small, SMALL, 1),
+    "squeeze_excite": (squeeze_excite, SHAPE, 4),
 }
 
 

@@ -266,17 +266,27 @@ int run_elementwise(wrt_model* m, wrt_op* op) {
 #define CHAIN_BUFS 3     /* values held between the ops of a block */
 #define CHAIN_BLOCK 1024 /* floats per block and buffer (12 KB of buffers on the stack) */
 
-/* an op that can join a chain over n values: a float32 element-wise op with a vector or scalar form (not POW, not
- * the double-precision functions), whose inputs hold n values or one */
-static int chain_member(const wrt_model* m, const wrt_op* op, uint64_t n) {
+/* t holds one value per channel (the last axis of y), broadcast over the others: a squeeze-and-excitation scale */
+static int per_channel(const wrt_tensor* t, const wrt_tensor* y) {
+  int64_t c = y->rank ? y->dims[y->rank - 1] : 1;
+  if (c < 2 || c > CHAIN_BLOCK || t->rank < 1 || t->rank > y->rank || t->dims[t->rank - 1] != c) return 0;
+  return t->count == (uint64_t)c;
+}
+
+/* an op that can join a chain of ops over the shape of tensor `like`: a float32 element-wise op with a vector or
+ * scalar form (not POW, not the double-precision functions) whose output has that shape, and whose inputs have it
+ * too, or hold one value, or one per channel */
+static int chain_member(const wrt_model* m, const wrt_op* op, const wrt_tensor* like) {
   if (op->skip || !op->impl || op->impl->run != run_elementwise || op->n_out != 1 || op->n_in < 1 || op->n_in > 2)
     return 0;
   if (is_pow(op->type) || is_double_fn(op->type)) return 0;
   const wrt_tensor* y = &m->t[op->out];
-  if (y->dtype != WRT_F32 || y->q || y->count != n) return 0;
+  if (y->dtype != WRT_F32 || y->q || y->rank != like->rank) return 0;
+  for (int d = 0; d < y->rank; d++)
+    if (y->dims[d] != like->dims[d]) return 0;
   for (int i = 0; i < op->n_in; i++) {
     const wrt_tensor* t = op->in[i] >= 0 ? &m->t[op->in[i]] : 0;
-    if (!t || t->dtype != WRT_F32 || t->q || (t->count != n && t->count != 1)) return 0;
+    if (!t || t->dtype != WRT_F32 || t->q || (t->count != y->count && t->count != 1 && !per_channel(t, y))) return 0;
   }
   return 1;
 }
@@ -306,10 +316,10 @@ static int chain_closed(const wrt_model* m, int k, int len, const uint32_t* uses
 }
 
 static int chain_from(const wrt_model* m, int k, const uint32_t* uses) {
-  uint64_t n = m->t[m->ops[k].out].count;
-  if (n < CHAIN_BLOCK || !chain_member(m, &m->ops[k], n)) return 1;
+  const wrt_tensor* like = &m->t[m->ops[k].out];
+  if (like->count < CHAIN_BLOCK || !chain_member(m, &m->ops[k], like)) return 1;
   int len = 1;
-  while (len < CHAIN_MAX && k + len < m->n_ops && chain_member(m, &m->ops[k + len], n) &&
+  while (len < CHAIN_MAX && k + len < m->n_ops && chain_member(m, &m->ops[k + len], like) &&
          reads(&m->ops[k + len], m->ops[k + len - 1].out))
     len++;
   while (len > 1 && !chain_closed(m, k, len, uses)) len--;
@@ -363,28 +373,32 @@ void plan_chains(wrt_model* m) {
 typedef struct {
   wrt_model* m;
   int k, len;
-  size_t n;
+  size_t n, row;   /* values; with a per-channel input, the channels (blocks and tasks are whole rows), else 1 */
+  size_t block, task; /* values per block and per task */
 } chain_job;
 
 static void chain_task(void* ctx, size_t t) {
   const chain_job* j = ctx;
   const wrt_model* m = j->m;
   float buf[CHAIN_BUFS][CHAIN_BLOCK];
-  size_t i0 = t * TASK_ELEMS, i1 = j->n - i0 < TASK_ELEMS ? j->n : i0 + TASK_ELEMS;
-  for (size_t b0 = i0; b0 < i1; b0 += CHAIN_BLOCK) {
-    size_t len = i1 - b0 < CHAIN_BLOCK ? i1 - b0 : CHAIN_BLOCK;
+  size_t i0 = t * j->task, i1 = j->n - i0 < j->task ? j->n : i0 + j->task;
+  for (size_t b0 = i0; b0 < i1; b0 += j->block) {
+    size_t len = i1 - b0 < j->block ? i1 - b0 : j->block;
     for (int q = 0; q < j->len; q++) {
       const wrt_op* op = &m->ops[j->k + q];
       float* y = op->chain_buf >= 0 ? buf[op->chain_buf] : t_f32(m, op->out) + b0;
       const float* in[2] = {0, 0};
       size_t s[2] = {0, 0};
+      int rows = 0; /* an input holds one value per channel: row by row, as the op alone runs it */
       for (int i = 0; i < op->n_in; i++) {
         int from = -1; /* the op of the chain that computed this input */
         for (int p = 0; p < q; p++)
           if (m->ops[j->k + p].out == op->in[i]) from = p;
+        uint64_t count = m->t[op->in[i]].count;
         if (from >= 0) in[i] = buf[m->ops[j->k + from].chain_buf], s[i] = 1;
-        else if (m->t[op->in[i]].count == 1) in[i] = t_f32(m, op->in[i]);
-        else in[i] = t_f32(m, op->in[i]) + b0, s[i] = 1;
+        else if (count == 1) in[i] = t_f32(m, op->in[i]);
+        else if (count == j->n) in[i] = t_f32(m, op->in[i]) + b0, s[i] = 1;
+        else in[i] = t_f32(m, op->in[i]), s[i] = 1, rows |= 1 << i;
       }
       if (op->n_in == 1) {
         float params[2] = {0, 0};
@@ -396,7 +410,10 @@ static void chain_task(void* ctx, size_t t) {
       } else {
         bin_ctx c = {m->tg, 0, 0, &op->clamp};
         c.code = binary_code(op->type, &c.rev);
-        bin_row(len, in[0], s[0], in[1], s[1], y, &c);
+        if (!rows) bin_row(len, in[0], s[0], in[1], s[1], y, &c);
+        else
+          for (size_t r = 0; r < len; r += j->row) /* the channel vector from its start in every row */
+            bin_row(j->row, in[0] + (rows & 1 ? 0 : r), s[0], in[1] + (rows & 2 ? 0 : r), s[1], y + r, &c);
       }
     }
   }
@@ -423,7 +440,17 @@ int run_chain(wrt_model* m, int k) {
   const wrt_op* op = &m->ops[k];
   int len = op->chain;
   if (len < 2 || k + len > m->n_ops || !chain_safe(m, k, len)) return 0;
-  chain_job j = {m, k, len, (size_t)m->t[op->out].count};
-  op_parallel(m, op, (j.n + TASK_ELEMS - 1) / TASK_ELEMS, chain_task, &j);
+  const wrt_tensor* y = &m->t[op->out];
+  chain_job j = {m, k, len, (size_t)y->count, 1, CHAIN_BLOCK, TASK_ELEMS};
+  for (int q = 0; q < len; q++)
+    for (int i = 0; i < m->ops[k + q].n_in; i++) {
+      uint64_t count = m->t[m->ops[k + q].in[i]].count;
+      if (count != 1 && count != j.n) j.row = (size_t)y->dims[y->rank - 1];
+    }
+  if (j.row > 1) { /* whole rows: the per-channel inputs start again at each */
+    j.block = CHAIN_BLOCK / j.row * j.row;
+    j.task = TASK_ELEMS > j.row ? TASK_ELEMS / j.row * j.row : j.row;
+  }
+  op_parallel(m, op, (j.n + j.task - 1) / j.task, chain_task, &j);
   return 1;
 }
