@@ -131,3 +131,15 @@ def test_chain_bytes_equal_the_ops_run_alone(name: str, engine: str, variant: st
     for got, alone, spec in zip(fused.values(), stepped(m, feeds), m.outputs, strict=True):
         assert np.array_equal(got.view(np.uint32), alone.view(np.uint32)), f"{spec.name}: chained != op by op"
         close(got, ref[spec.name])
+
+
+@pytest.mark.parametrize("engine", ["native", "wasm"])
+@pytest.mark.parametrize("name", ["long_chain", "squeeze_excite"])
+def test_chain_bytes_do_not_depend_on_threads(name: str, engine: str) -> None:
+    from wasmrt.engines import load
+
+    data, feeds = model(name)
+    variant = "simd" if engine == "wasm" else None  # the threaded wasm build is simd-mt
+    runs = [load(data, engine, variant, threads=t).run(feeds) for t in (1, 2)]
+    for k in runs[0]:
+        assert np.array_equal(runs[0][k].view(np.uint32), runs[1][k].view(np.uint32)), k
