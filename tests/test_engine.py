@@ -105,6 +105,11 @@ case("deconv2x2_s2")(single("CONV_TRANSPOSE_2D", (1, 5, 4, 6), {"strides": (2, 2
 case("deconv3x3_s2_outpad")(single("CONV_TRANSPOSE_2D", (2, 4, 5, 3), {"strides": (2, 2), "pads": (1, 1, 1, 1),
                                                                        "output_padding": (1, 1), **RELU6},
                                    (w(5, 3, 3, 3), w(5))))
+# stride = kernel: each output pixel is one product (the GEMM adds the bias and clamps; conv.c CT_TILES)
+case("deconv2x2_s2_grouped_batch2")(single("CONV_TRANSPOSE_2D", (2, 3, 5, 6), {"strides": (2, 2), "groups": 2,
+                                                                              **RELU6}, (w(4, 2, 2, 3), w(4))))
+case("deconv3x2_s32_one_channel")(single("CONV_TRANSPOSE_2D", (1, 4, 3, 5), {"strides": (3, 2)},
+                                         (w(1, 3, 2, 5), w(1))))
 case("deconv_grouped_dilated")(single("CONV_TRANSPOSE_2D", (1, 4, 4, 4), {"groups": 2, "dilations": (2, 2),
                                                                           "pads": (0, 1, 2, 0)},
                                       (w(6, 3, 3, 2),)))

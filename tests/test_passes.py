@@ -140,3 +140,34 @@ def test_zero_pads_fold_into_the_following_kxk_convolution() -> None:
     for build in (lambda: _padded_convs(value=1.0), lambda: _padded_convs(shared=True)):  # a non-zero or a read pad
         g = _same_after_optimize(build, {"x": x})
         assert [n.op for n in g.nodes] == ["PAD", "CONV_2D", "PAD", "CONV_2D"]
+
+
+def _decomposed_hard_swish(three: float = 3.0, six: float = 6.0, by_reciprocal: bool = False,
+                           shared: bool = False, swap: bool = False) -> Graph:
+    """x * clip(x + 3, 0, 6) / 6 as Paddle exports it (ADD, CLIP, MUL, DIV), or times 1/6, after a convolution"""
+    rng = np.random.default_rng(8)
+    g = Graph()
+    x = g.add_input("x", (1, 6, 5, 4))
+    (c,) = g.add_node("CONV_2D", [x, g.add_const("w", rng.standard_normal((4, 1, 1, 4)).astype(np.float32))])
+    k3 = g.add_const("three", np.full((1, 1, 1, 1), three, np.float32))
+    (t,) = g.add_node("ADD", [k3, c] if swap else [c, k3])
+    (t,) = g.add_node("CLIP", [t], {"min": 0.0, "max": 6.0})
+    (m,) = g.add_node("MUL", [t, c] if swap else [c, t])
+    k = np.float32(1 / six) if by_reciprocal else np.float32(six)
+    (y,) = g.add_node("MUL" if by_reciprocal else "DIV", [m, g.add_const("six", np.full((1,), k, np.float32))],
+                      outputs=["y"])
+    g.outputs = [y, m] if shared else [y]
+    return g
+
+
+def test_decomposed_hard_swish_becomes_one_op() -> None:
+    x = np.random.default_rng(9).uniform(-8, 8, (1, 6, 5, 4)).astype(np.float32)
+    for build in (_decomposed_hard_swish, lambda: _decomposed_hard_swish(by_reciprocal=True),
+                  lambda: _decomposed_hard_swish(swap=True)):
+        g = _same_after_optimize(build, {"x": x})
+        assert [n.op for n in g.nodes] == ["CONV_2D", "HARD_SWISH"] and g.outputs == ["y"]
+    # other constants, or a product another op reads, stay as they are
+    for build in (lambda: _decomposed_hard_swish(three=2.0), lambda: _decomposed_hard_swish(six=5.0),
+                  lambda: _decomposed_hard_swish(shared=True)):
+        g = _same_after_optimize(build, {"x": x})
+        assert [n.op for n in g.nodes] == ["CONV_2D", "ADD", "MUL", "DIV"]

@@ -306,20 +306,33 @@ int run_conv(wrt_model* m, wrt_op* op) {
   return op_fail(op, WRT_ERR_UNSUPPORTED, "internal: no convolution path");
 }
 
-/* ---- CONV_TRANSPOSE_2D ------------------------------------------------------------------------------------------ */
+/* ---- CONV_TRANSPOSE_2D ------------------------------------------------------------------------------------------
+ * One GEMM of the input pixels by the weights of every tap (columns tap-major, then output channel), then each
+ * product placed at its output pixel. When the stride equals the kernel (no padding, no dilation: the 2x2 stride-2
+ * upsampling of segmentation heads) every output pixel gets exactly one product: the GEMM adds the bias and clamps,
+ * and the placing is a copy (CT_TILES). Otherwise the output starts as the bias and the products are added to it. */
+enum { CT_ADD = 0, CT_TILES = 1 };
+
+static int ct_tiles(const wrt_op* op, const wrt_conv_plan* p) {
+  const wrt_attrs* a = &op->a;
+  return a->strides[0] == p->kh && a->strides[1] == p->kw && a->dilations[0] == 1 && a->dilations[1] == 1 &&
+         !a->pads[0] && !a->pads[1] && !a->pads[2] && !a->pads[3] && p->oh == p->h * p->kh && p->ow == p->w * p->kw;
+}
+
 WRT_FOR_SIZE int plan_conv_transpose(wrt_model* m, wrt_op* op, wrt_cost* c) {
   const wrt_tensor* x = &m->t[op->in[0]];
   wrt_conv_plan* p = &op->u.conv;
   conv_geometry(m, op, p);
   p->pix = (int64_t)x->dims[0] * x->dims[1] * x->dims[2]; /* GEMM rows = input pixels */
-  op->packed_in = 0x2;                                     /* the bias is added at run time */
+  op->path = ct_tiles(op, p) ? CT_TILES : CT_ADD;
+  op->packed_in = op->path == CT_TILES ? 0x6 : 0x2; /* CT_ADD adds the bias at run time */
   uint64_t P = (uint64_t)p->pix, C = (uint64_t)p->c, CO = (uint64_t)p->co;
   uint64_t ks = (uint64_t)p->ks, G = (uint64_t)p->groups, cg = C / G, og = CO / G, J = ks * og;
   uint64_t chunk = (uint64_t)(256 * 1024) / (J * sizeof(float) + 1);
   chunk = chunk < m->tg->gemm_mr ? m->tg->gemm_mr : chunk;
   p->chunk = (int64_t)chunk;
-  /* packed panels, plus the transposed weights of one group while packing (freed at once) */
-  c->bytes += gemm_packed_floats(m->tg, J, cg) * G * sizeof(float) + cg * J * sizeof(float) + 1;
+  /* packed panels, plus the transposed weights and biases of one group while packing (freed at once) */
+  c->bytes += gemm_packed_floats(m->tg, J, cg) * G * sizeof(float) + (cg + 1) * J * sizeof(float) + 1;
   c->scratch = chunk * J * sizeof(float);
   uint64_t opix = (uint64_t)m->t[op->out].count / (CO ? CO : 1);
   c->work += sat_mul(G * P, J * cg) + WORK_SCALAR * sat_mul(G * P, ks * og) + WORK_COPY * opix * CO;
@@ -332,23 +345,61 @@ WRT_FOR_SIZE int prepare_conv_transpose(wrt_model* m, wrt_op* op) {
   size_t C = (size_t)p->c, CO = (size_t)p->co, ks = (size_t)p->ks, G = (size_t)p->groups;
   size_t cg = C / G, og = CO / G, J = ks * og;
   size_t per_group = (size_t)gemm_packed_floats(m->tg, J, cg);
-  uint64_t bytes = (uint64_t)per_group * G * sizeof(float), tmp_bytes = (uint64_t)cg * J * sizeof(float) + 1;
+  uint64_t bytes = (uint64_t)per_group * G * sizeof(float), tmp_bytes = (uint64_t)(cg + 1) * J * sizeof(float) + 1;
   float* pk = m_alloc(m, bytes);
   if (!pk) return m_alloc_fail(m, op, "packing the weights", bytes);
   float* tmp = rt_alloc((size_t)tmp_bytes); /* transient (counted in the plan) */
   if (!tmp) return m_alloc_fail(m, op, "transposing the weights", tmp_bytes);
   m->weights_bytes += (size_t)bytes;
   const float* W = (const float*)m->t[op->in[1]].file_data;
+  const float* bias = op->path == CT_TILES ? bias_of(m, op) : 0;
+  float* tb = tmp + cg * J; /* the bias of each column */
   for (size_t g = 0; g < G; g++) {
     /* B[c][t*og + o] = W[g*og + o][t][c] */
     for (size_t o = 0; o < og; o++)
-      for (size_t t = 0; t < ks; t++)
+      for (size_t t = 0; t < ks; t++) {
         for (size_t c = 0; c < cg; c++) tmp[c * J + t * og + o] = W[((g * og + o) * ks + t) * cg + c];
-    pack_gemm(m->tg, J, cg, tmp, J, 1, 0, pk + g * per_group);
+        tb[t * og + o] = bias ? bias[g * og + o] : 0.0f;
+      }
+    pack_gemm(m->tg, J, cg, tmp, J, 1, bias ? tb : 0, pk + g * per_group);
   }
   rt_free(tmp);
   p->packed = pk;
   p->gpack = (int64_t)per_group;
+  return WRT_OK;
+}
+
+/* CT_TILES: input pixel (n, ih, iw) and tap (kh, kw) own output pixel (n, ih*KH + kh, iw*KW + kw); the KW taps of
+ * one kh are KW*og adjacent floats in the GEMM row and in the output row */
+static int run_ct_tiles(wrt_model* m, wrt_op* op) {
+  const wrt_conv_plan* p = &op->u.conv;
+  const float* x = t_f32(m, op->in[0]);
+  float* y = t_f32(m, op->out);
+  size_t C = (size_t)p->c, CO = (size_t)p->co, ks = (size_t)p->ks, G = (size_t)p->groups;
+  size_t cg = C / G, og = CO / G, J = ks * og, P = (size_t)p->pix, chunk = (size_t)p->chunk;
+  size_t W = (size_t)p->w, KH = (size_t)p->kh, KW = (size_t)p->kw, OW = (size_t)p->ow, run = KW * og;
+  float* cols = m->scratch;
+  for (size_t g = 0; g < G; g++) {
+    const float* pk = p->packed + g * (size_t)p->gpack;
+    for (size_t p0 = 0; p0 < P; p0 += chunk) {
+      size_t rows = P - p0 < chunk ? P - p0 : chunk;
+      run_gemm(m->tg, rows, J, cg, x + p0 * C + g * cg, C * sizeof(float), pk, cols, J * sizeof(float), &op->clamp,
+               0, op_threads(m, op));
+      size_t orow = p0 / W * KH, iw = p0 % W; /* orow: the first output row of input row (n, ih), n*OH + ih*KH */
+      for (size_t r = 0; r < rows; r++) {
+        for (size_t kh = 0; kh < KH; kh++) {
+          const float* src = cols + r * J + kh * run;
+          float* dst = y + ((orow + kh) * OW + iw * KW) * CO + g * og;
+          if (G == 1)
+            for (size_t i = 0; i < run; i++) dst[i] = src[i];
+          else
+            for (size_t kw = 0; kw < KW; kw++)
+              for (size_t o = 0; o < og; o++) dst[kw * CO + o] = src[kw * og + o];
+        }
+        if (++iw == W) iw = 0, orow += KH;
+      }
+    }
+  }
   return WRT_OK;
 }
 
@@ -362,6 +413,7 @@ int run_conv_transpose(wrt_model* m, wrt_op* op) {
   size_t cg = C / G, og = CO / G, J = ks * og, P = (size_t)p->pix, chunk = (size_t)p->chunk;
   size_t H = (size_t)p->h, W = (size_t)p->w, OH = (size_t)p->oh, OW = (size_t)p->ow;
   size_t KH = (size_t)p->kh, KW = (size_t)p->kw, opix = (size_t)p->n * OH * OW;
+  if (op->path == CT_TILES) return run_ct_tiles(m, op);
   for (size_t p = 0; p < opix; p++)
     for (size_t c = 0; c < CO; c++) y[p * CO + c] = bias ? bias[c] : 0.0f;
   wrt_clamp none = {-__builtin_inff(), __builtin_inff()};

@@ -255,3 +255,202 @@ int run_elementwise(wrt_model* m, wrt_op* op) {
   }
   return WRT_OK;
 }
+
+/* ---- chains ------------------------------------------------------------------------------------------------------
+ * Element-wise ops that follow one another over the same number of values, each reading the one before (PP-OCR's
+ * decomposed hard-swish and the scale and offset after it: ADD+clamp, MUL, DIV, MUL, ADD), run as one pass: block by
+ * block, every op of the chain in turn, the values between them in small buffers that stay in L1, only the last
+ * op's output written to memory. Each op runs the kernel it runs alone on the same values, and an element's
+ * arithmetic does not depend on where a block starts, so the bytes are those of the ops run one by one. */
+#define CHAIN_MAX 8      /* ops in a chain, at most */
+#define CHAIN_BUFS 3     /* values held between the ops of a block */
+#define CHAIN_BLOCK 1024 /* floats per block and buffer (12 KB of buffers on the stack) */
+
+/* t holds one value per channel (the last axis of y), broadcast over the others: a squeeze-and-excitation scale */
+static int per_channel(const wrt_tensor* t, const wrt_tensor* y) {
+  int64_t c = y->rank ? y->dims[y->rank - 1] : 1;
+  if (c < 2 || c > CHAIN_BLOCK || t->rank < 1 || t->rank > y->rank || t->dims[t->rank - 1] != c) return 0;
+  return t->count == (uint64_t)c;
+}
+
+/* an op that can join a chain of ops over the shape of tensor `like`: a float32 element-wise op with a vector or
+ * scalar form (not POW, not the double-precision functions) whose output has that shape, and whose inputs have it
+ * too, or hold one value, or one per channel */
+static int chain_member(const wrt_model* m, const wrt_op* op, const wrt_tensor* like) {
+  if (op->skip || !op->impl || op->impl->run != run_elementwise || op->n_out != 1 || op->n_in < 1 || op->n_in > 2)
+    return 0;
+  if (is_pow(op->type) || is_double_fn(op->type)) return 0;
+  const wrt_tensor* y = &m->t[op->out];
+  if (y->dtype != WRT_F32 || y->q || y->rank != like->rank) return 0;
+  for (int d = 0; d < y->rank; d++)
+    if (y->dims[d] != like->dims[d]) return 0;
+  for (int i = 0; i < op->n_in; i++) {
+    const wrt_tensor* t = op->in[i] >= 0 ? &m->t[op->in[i]] : 0;
+    if (!t || t->dtype != WRT_F32 || t->q || (t->count != y->count && t->count != 1 && !per_channel(t, y))) return 0;
+  }
+  return 1;
+}
+
+static int reads(const wrt_op* op, int32_t t) {
+  for (int i = 0; i < op->n_in; i++)
+    if (op->in[i] == t) return 1;
+  return 0;
+}
+
+static int is_output(const wrt_model* m, int32_t t) {
+  for (int i = 0; i < m->n_outputs; i++)
+    if (m->outputs[i] == t) return 1;
+  return 0;
+}
+
+/* every value of ops [k, k + len) but the last is read inside them only (uses[t]: the op inputs that read t) */
+static int chain_closed(const wrt_model* m, int k, int len, const uint32_t* uses) {
+  for (int j = 0; j < len - 1; j++) {
+    int32_t t = m->ops[k + j].out;
+    uint32_t inside = 0;
+    for (int i = j + 1; i < len; i++)
+      for (int q = 0; q < m->ops[k + i].n_in; q++) inside += m->ops[k + i].in[q] == t;
+    if (inside != uses[t] || is_output(m, t)) return 0;
+  }
+  return 1;
+}
+
+static int chain_from(const wrt_model* m, int k, const uint32_t* uses) {
+  const wrt_tensor* like = &m->t[m->ops[k].out];
+  if (like->count < CHAIN_BLOCK || !chain_member(m, &m->ops[k], like)) return 1;
+  int len = 1;
+  while (len < CHAIN_MAX && k + len < m->n_ops && chain_member(m, &m->ops[k + len], like) &&
+         reads(&m->ops[k + len], m->ops[k + len - 1].out))
+    len++;
+  while (len > 1 && !chain_closed(m, k, len, uses)) len--;
+  return len;
+}
+
+/* block buffers for the values between the ops: a buffer is free again after the value's last reader */
+static int chain_buffers(wrt_model* m, int k, int len) {
+  int last[CHAIN_MAX], owner[CHAIN_BUFS];
+  for (int b = 0; b < CHAIN_BUFS; b++) owner[b] = -1;
+  for (int j = 0; j < len; j++) {
+    last[j] = j;
+    for (int i = j + 1; i < len; i++)
+      if (reads(&m->ops[k + i], m->ops[k + j].out)) last[j] = i;
+  }
+  for (int j = 0; j < len; j++) {
+    wrt_op* op = &m->ops[k + j];
+    op->chain_buf = -1;
+    if (j == len - 1) break;
+    /* free the buffers of values no op after j reads: op j may write over its own input, element by element at
+     * the same place, as the element-wise kernels allow (y == a) */
+    for (int b = 0; b < CHAIN_BUFS; b++)
+      if (owner[b] >= 0 && last[owner[b]] <= j) owner[b] = -1;
+    for (int b = 0; b < CHAIN_BUFS && op->chain_buf < 0; b++)
+      if (owner[b] < 0) owner[b] = j, op->chain_buf = (int8_t)b;
+    if (op->chain_buf < 0) return j + 1; /* out of buffers: the chain ends with op j, which writes its tensor */
+  }
+  return len;
+}
+
+void plan_chains(wrt_model* m) {
+  for (int k = 0; k < m->n_ops; k++) m->ops[k].chain = 0, m->ops[k].chain_buf = -1;
+  uint32_t* uses = rt_alloc((size_t)m->n_tensors * sizeof(uint32_t) + 1);
+  if (!uses) return; /* chains are an optimization: without them every op runs alone */
+  for (int t = 0; t < m->n_tensors; t++) uses[t] = 0;
+  for (int k = 0; k < m->n_ops; k++)
+    if (!m->ops[k].skip)
+      for (int i = 0; i < m->ops[k].n_in; i++)
+        if (m->ops[k].in[i] >= 0) uses[m->ops[k].in[i]]++;
+  for (int k = 0; k < m->n_ops;) {
+    int len = chain_from(m, k, uses);
+    for (int b; len > 1 && (b = chain_buffers(m, k, len)) != len;) /* shorter: its last value is read after it */
+      for (len = b; len > 1 && !chain_closed(m, k, len, uses);) len--;
+    if (len > 1) m->ops[k].chain = (uint8_t)len;
+    else m->ops[k].chain_buf = -1;
+    k += len;
+  }
+  rt_free(uses);
+}
+
+typedef struct {
+  wrt_model* m;
+  int k, len;
+  size_t n, row;   /* values; with a per-channel input, the channels (blocks and tasks are whole rows), else 1 */
+  size_t block, task; /* values per block and per task */
+} chain_job;
+
+static void chain_task(void* ctx, size_t t) {
+  const chain_job* j = ctx;
+  const wrt_model* m = j->m;
+  float buf[CHAIN_BUFS][CHAIN_BLOCK];
+  size_t i0 = t * j->task, i1 = j->n - i0 < j->task ? j->n : i0 + j->task;
+  for (size_t b0 = i0; b0 < i1; b0 += j->block) {
+    size_t len = i1 - b0 < j->block ? i1 - b0 : j->block;
+    for (int q = 0; q < j->len; q++) {
+      const wrt_op* op = &m->ops[j->k + q];
+      float* y = op->chain_buf >= 0 ? buf[op->chain_buf] : t_f32(m, op->out) + b0;
+      const float* in[2] = {0, 0};
+      size_t s[2] = {0, 0};
+      int rows = 0; /* an input holds one value per channel: row by row, as the op alone runs it */
+      for (int i = 0; i < op->n_in; i++) {
+        int from = -1; /* the op of the chain that computed this input */
+        for (int p = 0; p < q; p++)
+          if (m->ops[j->k + p].out == op->in[i]) from = p;
+        uint64_t count = m->t[op->in[i]].count;
+        if (from >= 0) in[i] = buf[m->ops[j->k + from].chain_buf], s[i] = 1;
+        else if (count == 1) in[i] = t_f32(m, op->in[i]);
+        else if (count == j->n) in[i] = t_f32(m, op->in[i]) + b0, s[i] = 1;
+        else in[i] = t_f32(m, op->in[i]), s[i] = 1, rows |= 1 << i;
+      }
+      if (op->n_in == 1) {
+        float params[2] = {0, 0};
+        WRT_UNARY_PARAMS(op->type, &op->a, params);
+        wrt_vunary_fn fn = m->tg->vunary[unary_code(op->type)];
+        if (fn) fn(len, in[0], y, params);
+        else
+          for (size_t i = 0; i < len; i++) y[i] = unary_scalar(unary_code(op->type), in[0][i], params);
+      } else {
+        bin_ctx c = {m->tg, 0, 0, &op->clamp};
+        c.code = binary_code(op->type, &c.rev);
+        if (!rows) bin_row(len, in[0], s[0], in[1], s[1], y, &c);
+        else
+          for (size_t r = 0; r < len; r += j->row) /* the channel vector from its start in every row */
+            bin_row(j->row, in[0] + (rows & 1 ? 0 : r), s[0], in[1] + (rows & 2 ? 0 : r), s[1], y + r, &c);
+      }
+    }
+  }
+}
+
+/* The last op's output must not land on memory the chain still reads (the arena reuses the memory of values no
+ * later op needs): a block is written after all of its reads, so the output may coincide with an input, but not
+ * overlap one at another offset. */
+static int chain_safe(const wrt_model* m, int k, int len) {
+  const wrt_tensor* out = &m->t[m->ops[k + len - 1].out];
+  uintptr_t y0 = (uintptr_t)out->data, y1 = y0 + (uintptr_t)out->nbytes;
+  for (int q = 0; q < len; q++) {
+    const wrt_op* op = &m->ops[k + q];
+    for (int i = 0; i < op->n_in; i++) {
+      const wrt_tensor* t = &m->t[op->in[i]];
+      uintptr_t a0 = (uintptr_t)t->data, a1 = a0 + (uintptr_t)t->nbytes;
+      if (a0 < y1 && y0 < a1 && !(a0 == y0 && t->count == out->count)) return 0;
+    }
+  }
+  return 1;
+}
+
+int run_chain(wrt_model* m, int k) {
+  const wrt_op* op = &m->ops[k];
+  int len = op->chain;
+  if (len < 2 || k + len > m->n_ops || !chain_safe(m, k, len)) return 0;
+  const wrt_tensor* y = &m->t[op->out];
+  chain_job j = {m, k, len, (size_t)y->count, 1, CHAIN_BLOCK, TASK_ELEMS};
+  for (int q = 0; q < len; q++)
+    for (int i = 0; i < m->ops[k + q].n_in; i++) {
+      uint64_t count = m->t[m->ops[k + q].in[i]].count;
+      if (count != 1 && count != j.n) j.row = (size_t)y->dims[y->rank - 1];
+    }
+  if (j.row > 1) { /* whole rows: the per-channel inputs start again at each */
+    j.block = CHAIN_BLOCK / j.row * j.row;
+    j.task = TASK_ELEMS > j.row ? TASK_ELEMS / j.row * j.row : j.row;
+  }
+  op_parallel(m, op, (j.n + j.task - 1) / j.task, chain_task, &j);
+  return 1;
+}

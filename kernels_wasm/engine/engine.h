@@ -185,6 +185,8 @@ typedef struct wrt_op {
   uint8_t sparse_path;     /* block-sparse weights: 0 not planned yet, 1 the sparse kernels, 2 dense (kept on resize) */
   uint8_t cands, algo;     /* choice.c: the WRT_CH_* candidates its plan offered, and the one it took */
   int8_t force;            /* the candidate index wrt_set_choices forced at load, or -1: the rules */
+  uint8_t chain;           /* elementwise.c: this op and the chain-1 after it run as one element-wise chain (>1) */
+  int8_t chain_buf;        /* in a chain: the block buffer its output lives in, or -1 (the last op: its tensor) */
   uint64_t work;           /* its cost's work: small ops run on one thread */
   wrt_clamp clamp;
   union {
@@ -370,6 +372,8 @@ typedef struct {
 void bcast_setup(const wrt_tensor* a, const wrt_tensor* b, const wrt_tensor* y, wrt_bcast* bc);
 int plan_elementwise(wrt_model* m, wrt_op* op, wrt_cost* c);
 int run_elementwise(wrt_model* m, wrt_op* op); /* binary, unary, PRELU, POW */
+void plan_chains(wrt_model* m);                  /* element-wise ops that run as one pass over memory */
+int run_chain(wrt_model* m, int k);              /* op k's chain; 0: not run (its ops run one by one) */
 int plan_reduce(wrt_model* m, wrt_op* op, wrt_cost* c);
 int run_reduce(wrt_model* m, wrt_op* op);      /* MEAN, REDUCE_MAX, REDUCE_SUM, SOFTMAX */
 int plan_data(wrt_model* m, wrt_op* op, wrt_cost* c);

@@ -60,6 +60,10 @@ int run_ops(wrt_model* m, int begin, int end) {
     wrt_op* op = &m->ops[k];
     if (op->skip) continue;
     m->cur_op = k;
+    if (op->chain > 1 && k + op->chain <= end && run_chain(m, k)) { /* the chain's ops, all in this range */
+      k += op->chain - 1;
+      continue;
+    }
     int r = op->impl->run(m, op);
     if (r) return r;
   }
@@ -134,6 +138,7 @@ static int plan_model(wrt_model* m, uint64_t* need, int resize) {
                     (int64_t)(m->work > INT64_MAX ? INT64_MAX : m->work), where, (int64_t)heavy_work,
                     (int64_t)m->work_limit);
   }
+  plan_chains(m);
   *need = total;
   return WRT_OK;
 }

@@ -7,7 +7,12 @@
 
 #define IMPL(plan, prepare, run, kernel) {plan, prepare, run, kernel}
 
-static const char* k_elementwise(const wrt_op* op) { (void)op; return "elementwise"; }
+static const char* k_elementwise(const wrt_op* op) {
+  static const char* const chained[] = {"elementwise", "elementwise", "elementwise, 2 ops in one pass",
+      "elementwise, 3 ops in one pass", "elementwise, 4 ops in one pass", "elementwise, 5 ops in one pass",
+      "elementwise, 6 ops in one pass", "elementwise, 7 ops in one pass", "elementwise, 8 ops in one pass"};
+  return op->chain < sizeof chained / sizeof *chained ? chained[op->chain] : "elementwise";
+}
 static const char* k_pool(const wrt_op* op) { (void)op; return "pool"; }
 static const char* k_reduce(const wrt_op* op) { (void)op; return "reduce (double)"; }
 static const char* k_copy(const wrt_op* op) { (void)op; return "copy"; }

@@ -27,6 +27,11 @@ const char* wrt_op_kernel(const wrt_model* m, int i) {
   return op->skip ? "skipped (empty output)" : op->impl ? op->impl->kernel(op) : "?";
 }
 
+int wrt_op_span(const wrt_model* m, int i) {
+  const wrt_op* op = op_at(m, i);
+  return op && op->chain > 1 && i + op->chain <= m->n_ops ? op->chain : 1;
+}
+
 int wrt_run_ops(wrt_model* m, int begin, int end) {
   if (!m) return rt_error(WRT_ERR_INPUT, "wrt_run_ops: model is NULL");
   if (begin < 0 || end > m->n_ops || begin > end)
@@ -51,11 +56,13 @@ static double now_ms(void) {
 int wrt_run_profiled(wrt_model* m, double* ms, int cap) {
   if (!m) return -rt_error(WRT_ERR_INPUT, "wrt_run_profiled: model is NULL");
   double t0 = now_ms();
-  for (int k = 0; k < m->n_ops; k++) {
-    int r = run_ops(m, k, k + 1);
+  for (int k = 0, span; k < m->n_ops; k += span) { /* a chain's time is its first op's */
+    span = wrt_op_span(m, k);
+    int r = run_ops(m, k, k + span);
     if (r) return -r;
     double t1 = now_ms();
-    if (ms && k < cap) ms[k] = t1 - t0;
+    for (int i = k; i < k + span && ms; i++)
+      if (i < cap) ms[i] = i == k ? t1 - t0 : 0;
     t0 = t1;
   }
   return m->n_ops;

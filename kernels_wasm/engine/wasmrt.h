@@ -102,6 +102,9 @@ WRT_API const char* wrt_op_name(const wrt_model* m, int i);
 WRT_API const char* wrt_op_kernel(const wrt_model* m, int i);
 /* Run ops [begin, end) only (inputs written before op 0, as for wrt_run): hosts time each step with their clock. */
 WRT_API int wrt_run_ops(wrt_model* m, int begin, int end);
+/* How many ops from op i run as one step (element-wise ops chained into one pass over memory, whose values between
+ * the ops are never written); 1 for any other op. A wrt_run_ops range that cuts a chain runs its ops one by one. */
+WRT_API int wrt_op_span(const wrt_model* m, int i);
 /* Tensor t (its index in the model file) at run time: its address (arena or constant copy; NULL for a bad index or
  * an unused constant) and byte size. With wrt_run_ops, a host runs some ops here and others elsewhere (the WebGPU
  * backend's wasm fallback), copying the tensors that cross in and out. */

@@ -11,7 +11,11 @@
                       of the output while it is still in cache, instead of a pass of its own
 7. fold_pads          a float zero PAD of H and W before a KxK convolution becomes the convolution's own padding
                       (TFLite's stride-2 layers: the padded copy cost a pass over the activations)
-8. prune              drop what no graph output depends on
+8. fuse_hard_swish    x * clip(x + 3, 0, 6) / 6 written as ADD, CLIP, MUL and DIV (Paddle's and some PyTorch
+                      exports; the ADD has taken the CLIP as its clamp by then) becomes one HARD_SWISH: one pass over
+                      the values instead of three, and no division. The results move within HARD_SWISH's tolerance
+                      (docs/ops.md): python_ref rounds the op once, the chain rounds after each of its three ops.
+9. prune              drop what no graph output depends on
 """
 
 from __future__ import annotations
@@ -309,6 +313,53 @@ def fold_pads(graph: Graph) -> int:
     return changed
 
 
+def _scalar_const(graph: Graph, name: str) -> float | None:
+    c = graph.const(name)
+    return float(c.reshape(-1)[0]) if c is not None and c.size == 1 and c.dtype == np.float32 else None
+
+
+def _hard_swish_input(graph: Graph, div: Node) -> tuple[str, list[Node]] | None:
+    """x when div computes x * clip(x + 3, 0, 6) / 6 (or times float32 1/6), with the nodes it replaces."""
+    if div.op not in ("DIV", "MUL") or not _unclamped(div.attrs):
+        return None
+    m, k = div.inputs
+    if div.op == "MUL" and graph.const(m) is not None:
+        m, k = k, m
+    want = 6.0 if div.op == "DIV" else float(np.float32(1 / 6))
+    mul = graph.producers().get(m)
+    if _scalar_const(graph, k) != want or mul is None or mul.op != "MUL" or not _unclamped(mul.attrs) \
+            or _single_consumer(graph, m) is not div:
+        return None
+    for x, t in ((mul.inputs[0], mul.inputs[1]), (mul.inputs[1], mul.inputs[0])):
+        add = graph.producers().get(t)
+        if add is None or add.op != "ADD" or (add.attrs["act_min"], add.attrs["act_max"]) != (0.0, 6.0) \
+                or _single_consumer(graph, t) is not mul or x not in add.inputs:
+            continue
+        three = add.inputs[1] if add.inputs[0] == x else add.inputs[0]
+        tx, ty = graph.tensors[x], graph.tensors[div.outputs[0]]
+        if _scalar_const(graph, three) == 3.0 and tx.dtype == np.float32 and tx.quant is None \
+                and tuple(tx.shape) == tuple(ty.shape):
+            return x, [add, mul]
+    return None
+
+
+def fuse_hard_swish(graph: Graph) -> int:
+    fused = 0
+    for n in list(graph.nodes):
+        if n not in graph.nodes:
+            continue
+        found = _hard_swish_input(graph, n)
+        if found is None:
+            continue
+        x, gone = found
+        for g in gone:
+            graph.nodes.remove(g)
+            graph.tensors.pop(g.outputs[0], None)
+        n.op, n.inputs, n.attrs = "HARD_SWISH", [x], {}
+        fused += 1
+    return fused
+
+
 PASSES: list[tuple[str, Callable[[Graph], int]]] = [
     ("fold_constants", fold_constants),
     ("drop_noops", drop_noops),
@@ -317,6 +368,7 @@ PASSES: list[tuple[str, Callable[[Graph], int]]] = [
     ("fuse_activations", fuse_activations),
     ("fuse_residual_adds", fuse_residual_adds),
     ("fold_pads", fold_pads),
+    ("fuse_hard_swish", fuse_hard_swish),
 ]
 
 

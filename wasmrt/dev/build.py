@@ -54,7 +54,7 @@ EXPORTS = (
     "wrt_load", "wrt_release", "wrt_run", "wrt_error_message", "wrt_target_name", "wrt_model_target",
     "wrt_num_inputs", "wrt_num_outputs", "wrt_tensor_name", "wrt_tensor_rank", "wrt_tensor_dim", "wrt_tensor_dtype",
     "wrt_tensor_bytes", "wrt_input_ptr", "wrt_output_ptr", "wrt_arena_size", "wrt_weights_size", "wrt_alloc",
-    "wrt_free", "wrt_num_ops", "wrt_op_type", "wrt_op_name", "wrt_op_kernel", "wrt_run_ops",
+    "wrt_free", "wrt_num_ops", "wrt_op_type", "wrt_op_name", "wrt_op_kernel", "wrt_run_ops", "wrt_op_span",
     "wrt_tensor_data", "wrt_tensor_nbytes",
     "wrt_load_with_limits", "wrt_load_begin", "wrt_load_next", "wrt_memory_size", "wrt_work_estimate", "wrt_active_op",
     "wrt_current_op",

@@ -120,6 +120,7 @@ def _declare(lib: ctypes.CDLL) -> None:
         "wrt_op_name": (c.c_char_p, [c.c_void_p, c.c_int]),
         "wrt_op_kernel": (c.c_char_p, [c.c_void_p, c.c_int]),
         "wrt_run_ops": (c.c_int, [c.c_void_p, c.c_int, c.c_int]),
+        "wrt_op_span": (c.c_int, [c.c_void_p, c.c_int]),
         "wrt_op_num_choices": (c.c_int, [c.c_void_p, c.c_int]),
         "wrt_op_choice_name": (c.c_char_p, [c.c_void_p, c.c_int, c.c_int]),
         "wrt_op_chosen": (c.c_int, [c.c_void_p, c.c_int]),
@@ -227,6 +228,9 @@ class NativeModel(CEngineModel):
     def op_choice(self, i: int) -> tuple[int, int]:
         lib, p = self._lib, self._live()
         return int(lib.wrt_op_num_choices(p, i)), int(lib.wrt_op_chosen(p, i))
+
+    def op_span(self, i: int) -> int:
+        return int(self._lib.wrt_op_span(self._live(), i))
 
     def run_ops(self, begin: int, end: int) -> None:
         code = self._lib.wrt_run_ops(self._live(), begin, end)

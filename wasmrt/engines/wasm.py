@@ -306,6 +306,9 @@ class WasmModel(CEngineModel):
         w, p = self.wasm, self._live()
         return w.call("wrt_op_num_choices", p, i), w.call("wrt_op_chosen", p, i)
 
+    def op_span(self, i: int) -> int:
+        return self.wasm.call("wrt_op_span", self._live(), i)
+
     def run_ops(self, begin: int, end: int) -> None:
         with self.wasm.lock:
             code = self.wasm.call("wrt_run_ops", self._live(), begin, end)

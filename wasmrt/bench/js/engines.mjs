@@ -116,14 +116,19 @@ function profileOps(rt, model, inputs, runs, clock) {
     write();
     const start = now();
     let t0 = start;
-    for (let i = 0; i < n; i++) {
-      const code = ex.wrt_run_ops(h, i, i + 1);
+    let steps = 0;
+    // a chain of element-wise ops runs as one step (wrt_op_span): its time is its first op's, the others' 0
+    for (let i = 0, span; i < n; i += span) {
+      span = ex.wrt_op_span ? ex.wrt_op_span(h, i) : 1;
+      const code = ex.wrt_run_ops(h, i, i + span);
       const t1 = now();
       if (code !== 0) throw new Error(`op ${i} (${ops[i].type}) failed: ${rt._message()}`);
       samples[i][r] = Math.max(0, t1 - t0 - cost);
+      for (let k = i + 1; k < i + span; k++) samples[k][r] = 0;
       t0 = t1;
+      steps++;
     }
-    whole[r] = Math.max(0, t0 - start - n * cost); // the readings may have cost less than the estimate
+    whole[r] = Math.max(0, t0 - start - steps * cost); // the readings may have cost less than the estimate
   }
   return { ops, samples: samples.map((s) => Array.from(s)), whole_ms: Array.from(whole), clock: clock ? "cpu" : "wall" };
 }
