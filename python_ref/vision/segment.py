@@ -12,10 +12,11 @@ Mask: the model's [1, h, w, 1] confidence (no activation: it is already a probab
 Smoothing (MediaPipe's SegmentationSmoothingCalculator, ratio 0.7): with t = new - 0.5, x = t^2,
   u = 1 - min(1, x (c1 + x (c2 + x (c3 + x (c4 + x c5))))) (the new value's uncertainty), the output is
   new + (previous - new) * u * ratio, in float32 arithmetic; the first frame (or a size change) passes unchanged.
-Compositing (uint8, exact integers): alpha a = floor(clip(mask, 0, 1) * 255 + 0.5); out = (fg * a + bg * (255 - a)
-  + 127) // 255 per channel (alpha channels of RGBA frames are kept from the frame).
+Compositing (uint8, exact integers): alpha a = floor(clip(mask, 0, 1) * 255 + 0.5) (NaN: 0);
+  out = (fg * a + bg * (255 - a) + 127) // 255 per channel (alpha channels of RGBA frames are kept from the frame).
 Background blur: BLUR_PASSES box filters of radius r, each a horizontal then a vertical pass with edge pixels
-  replicated, each pass rounding (sum + n // 2) // n with n = 2r + 1; then composited under the person.
+  replicated, each pass rounding (sum + n // 2) // n with n = 2r + 1 (r <= BLUR_MAX_RADIUS); then composited under
+  the person.
 """
 
 from __future__ import annotations
@@ -23,6 +24,7 @@ from __future__ import annotations
 import numpy as np
 
 from python_ref.vision.constants import (
+    BLUR_MAX_RADIUS,
     BLUR_PASSES,
     BLUR_RADIUS,
     LANDSCAPE_MIN_ASPECT,
@@ -77,7 +79,9 @@ def smooth(new: np.ndarray, previous: np.ndarray | None, ratio: float = SMOOTHIN
 
 
 def alpha8(mask: np.ndarray) -> np.ndarray:
-    return np.floor(np.clip(np.asarray(mask, np.float64), 0, 1) * 255 + 0.5).astype(np.int64)
+    """NaN (a broken mask) is background."""
+    m = np.nan_to_num(np.asarray(mask, np.float64), nan=0.0)
+    return np.floor(np.clip(m, 0, 1) * 255 + 0.5).astype(np.int64)
 
 
 def composite(frame: np.ndarray, mask: np.ndarray, background: np.ndarray) -> np.ndarray:
@@ -109,6 +113,8 @@ def replace_background(frame: np.ndarray, mask: np.ndarray, background: np.ndarr
 
 
 def box_blur(rgb: np.ndarray, radius: int = BLUR_RADIUS, passes: int = BLUR_PASSES) -> np.ndarray:
+    if not 0 <= radius <= BLUR_MAX_RADIUS or passes < 0:
+        raise ValueError(f"box_blur: radius must be 0..{BLUR_MAX_RADIUS} and passes >= 0, got {radius} and {passes}")
     img = np.asarray(rgb)[..., :3].astype(np.int64)
     if radius < 1:
         return np.asarray(rgb)[..., :3].copy()

@@ -64,6 +64,8 @@ EXPORTS = (
     "wrt_tune_param", "wrt_tune_begin", "wrt_tune_time", "wrt_tune_median", "wrt_tune_pick",
     "wrt_input_dim_min", "wrt_input_dim_max", "wrt_resize_inputs",
     "wrt_set_threads", "wrt_static_size",
+    "wrt_img_crop", "wrt_img_resize_mask", "wrt_img_smooth", "wrt_img_composite", "wrt_img_box_blur_scratch",
+    "wrt_img_box_blur",
 )
 # The wasm modules must stay small (SIMD_WASM_LIMIT): code that runs once per load (reading and checking the file,
 # planning, support, error words) and the scalar loops of rare ops (integer tensors, MediaPipe's transforms) is
@@ -87,7 +89,7 @@ WASM_OPT_LEVEL = {"fb": "-Oz", "model_read": "-Oz", "shape_check": "-Oz", "qrule
                   "model": "-Oz", "ops": "-Os", "qconv": "-Os", "qelt": "-Oz", "qpool": "-Oz", "qdata": "-Oz",
                   "qmath": "-Oz", "recurrent": "-Oz", "data": "-Os", "sparse": "-Oz", "indirection": "-Os",
                   "target": "-Oz", "reduce": "-Oz", "rt_mem": "-Os", "rt_math": "-Oz", "conv": "-Os", "gemm": "-Os",
-                  "elementwise": "-Oz", "pool": "-Os", "choice": "-Oz"}
+                  "elementwise": "-Oz", "pool": "-Os", "choice": "-Oz", "image": "-Os"}
 WASM_KERNEL_OPT = "-Os"  # the generated kernels
 
 
