@@ -16,8 +16,12 @@ A model input is then (v - mean) / div per byte v, in float64, rounded once to f
 from __future__ import annotations
 
 import math
+from collections.abc import Callable
 
 import numpy as np
+
+# sample_input's signature: the pipelines take any implementation of it (the engine's, wasmrt.vision.imgops)
+SampleInput = Callable[[np.ndarray, float, float, float, float, float, int, int, str, float, float], np.ndarray]
 
 
 def sample_rect(rgb: np.ndarray, cx: float, cy: float, w: float, h: float, angle: float, n_w: int, n_h: int,

@@ -21,6 +21,9 @@ Background blur: BLUR_PASSES box filters of radius r, each a horizontal then a v
 
 from __future__ import annotations
 
+from types import SimpleNamespace
+from typing import Any
+
 import numpy as np
 
 from python_ref.vision.constants import (
@@ -33,19 +36,18 @@ from python_ref.vision.constants import (
     SMOOTHING_RATIO,
 )
 from python_ref.vision.facemesh import ModelRunner
-from python_ref.vision.sample import sample_rect
+from python_ref.vision.sample import SampleInput, sample_input
 
 
 def choose_model(width: int, height: int) -> str:
     return "landscape" if width > LANDSCAPE_MIN_ASPECT * height else "general"
 
 
-def selfie_input(rgb: np.ndarray, model: str) -> np.ndarray:
+def selfie_input(rgb: np.ndarray, model: str, sample: SampleInput = sample_input) -> np.ndarray:
     """float32 [1, h, w, 3] in [0, 1]: the whole frame stretched to the model's input."""
     spec = SELFIE_MODELS[model]
     h, w = np.asarray(rgb).shape[:2]
-    px = sample_rect(rgb, w / 2, h / 2, w, h, 0.0, spec["width"], spec["height"], "zero")
-    return (px / 255.0).astype(np.float32)[None]
+    return sample(rgb, w / 2, h / 2, w, h, 0.0, spec["width"], spec["height"], "zero", 0.0, 255.0)
 
 
 def _axis(n_src: int, n_dst: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
@@ -143,8 +145,12 @@ class SelfieSegmenter:
     """Confidence mask at frame size, smoothed over frames. runners: {"general": run, "landscape": run} (the
     models one needs); model: "auto" (by frame shape), "general" or "landscape"."""
 
-    def __init__(self, runners: dict[str, ModelRunner], *, model: str = "auto", smoothing: float = SMOOTHING_RATIO
-                 ) -> None:
+    def __init__(self, runners: dict[str, ModelRunner], *, model: str = "auto", smoothing: float = SMOOTHING_RATIO,
+                 ops: Any = None) -> None:
+        """ops: the image operations (sample_input, resize_mask, smooth) of an engine (wasmrt.vision.imgops); None:
+        python_ref's."""
+        self.ops = ops if ops is not None else SimpleNamespace(sample_input=sample_input, resize_mask=resize_mask,
+                                                               smooth=smooth)
         if model not in ("auto", *SELFIE_MODELS):
             raise ValueError(f"SelfieSegmenter: model must be auto, general or landscape, got {model!r}")
         self.runners, self.model, self.smoothing = runners, model, smoothing
@@ -159,7 +165,7 @@ class SelfieSegmenter:
         model = choose_model(w, h) if self.model == "auto" else self.model
         if model not in self.runners:
             raise ValueError(f"SelfieSegmenter: no runner for the {model} model")
-        out = self.runners[model]({"input_1": selfie_input(rgb, model)})
+        out = self.runners[model]({"input_1": selfie_input(rgb, model, self.ops.sample_input)})
         spec = SELFIE_MODELS[model]
         return np.asarray(out[spec["output"]], np.float32).reshape(spec["height"], spec["width"]), model
 
@@ -170,7 +176,7 @@ class SelfieSegmenter:
             raise ValueError("SelfieSegmenter.segment: expected an HxWx3 (or x4) uint8 image (not empty), got "
                              f"{rgb.dtype} {rgb.shape}")
         small, _ = self.raw_mask(rgb)
-        mask = resize_mask(small, rgb.shape[1], rgb.shape[0])
-        mask = smooth(mask, self.previous, self.smoothing)
+        mask = self.ops.resize_mask(small, rgb.shape[1], rgb.shape[0])
+        mask = self.ops.smooth(mask, self.previous, self.smoothing)
         self.previous = mask
         return mask
