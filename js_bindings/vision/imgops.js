@@ -115,13 +115,35 @@ export class EngineOps {
     });
   }
 
-  /** composite (segment.js) on {data, width, height, channels} images: a new image with the frame's byte type. */
+  /** resizeMask then smooth (a segmenter's frame) in one visit to wasm memory: Float32Array(width*height). */
+  maskFrame(small, w, h, width, height, previous, ratio) {
+    const n = width * height, nIn = w * h * 4, usePrev = previous && ratio > 0 && previous.length === n;
+    return this._with([nIn, n * 4, usePrev ? n * 4 : 0], ([src, dst, p]) => {
+      const have = this._putF32(src, small, w * h);
+      this._check(this.rt._call(() => this.ex.wrt_img_resize_mask(src, have, w, h, dst, n * 4, width, height)));
+      if (usePrev) this._putF32(p, previous, n);
+      this._check(this.rt._call(() => this.ex.wrt_img_smooth(dst, usePrev ? p : 0, dst, n, ratio, ...SMOOTHING_POLY)));
+      return new Float32Array(this.ex.memory.buffer, dst, n).slice();
+    });
+  }
+
+  /**
+   * composite (segment.js) on {data, width, height, channels} images: a new image with the frame's byte type.
+   * bg: an image, or [r, g, b] (an RGBA fill in wasm memory, not an image built in JS and copied).
+   */
   composite(fg, m, bg) {
-    const W = fg.width, H = fg.height, n = W * H, fb = n * fg.channels, bb = n * bg.channels;
+    const W = fg.width, H = fg.height, n = W * H, fb = n * fg.channels, colour = Array.isArray(bg);
+    const bc = colour ? 4 : bg.channels, bb = n * bc;
     return this._with([fb, n * 4, bb, fb], ([f, mk, b, o]) => {
-      const hf = this._put(f, fg.data, fb), hm = this._putF32(mk, m, n), hb = this._put(b, bg.data, bb);
-      this._check(this.rt._call(() => this.ex.wrt_img_composite(f, hf, fg.channels, mk, hm, b, hb, bg.channels,
-        W, H, o, fb)));
+      const hf = this._put(f, fg.data, fb), hm = this._putF32(mk, m, n);
+      let hb = bb;
+      if (colour) { // the bytes a Uint8Array would hold (as the JS port's background), RGBA little-endian
+        const [r, g, bl] = Uint8Array.from(bg.slice(0, 3));
+        new Uint32Array(this.ex.memory.buffer, b, n).fill((r | (g << 8) | (bl << 16) | (255 << 24)) >>> 0);
+      } else {
+        hb = this._put(b, bg.data, bb);
+      }
+      this._check(this.rt._call(() => this.ex.wrt_img_composite(f, hf, fg.channels, mk, hm, b, hb, bc, W, H, o, fb)));
       const data = new fg.data.constructor(fb);
       data.set(this._bytes(o, fb));
       return { data, width: W, height: H, channels: fg.channels };

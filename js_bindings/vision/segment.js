@@ -68,6 +68,7 @@ export function smooth(mask, previous, ratio = SMOOTHING_RATIO) {
 }
 
 const maskData = (mask) => (ArrayBuffer.isView(mask) ? mask : mask?.data);
+// the engine a mask was made by (imgops.js EngineOps), or null
 const maskEngine = (mask) => (mask && !ArrayBuffer.isView(mask) ? mask[MASK_ENGINE] ?? null : null);
 
 /** 8-bit alpha of a mask value: floor(clip(m, 0, 1) * 255 + 0.5); NaN: 0 (background). */
@@ -97,7 +98,8 @@ export function composite(frame, mask, background) {
 /** background: an image of the frame's size, an [r, g, b] colour or a "#rrggbb" string. */
 export function replaceBackground(frame, mask, background) {
   if (Array.isArray(background) || typeof background === "string") {
-    const fg = pixelsOf(frame, "replaceBackground"), rgb = parseColor(background);
+    const fg = pixelsOf(frame, "replaceBackground"), rgb = parseColor(background), ops = maskEngine(mask);
+    if (ops && maskData(mask)?.length === fg.width * fg.height) return ops.composite(fg, maskData(mask), rgb);
     const data = new Uint8Array(fg.width * fg.height * 3);
     for (let p = 0; p < data.length; p += 3) { data[p] = rgb[0]; data[p + 1] = rgb[1]; data[p + 2] = rgb[2]; }
     background = { data, width: fg.width, height: fg.height, channels: 3 };
@@ -213,12 +215,11 @@ export class SelfieSegmenter {
     const pixels = pixelsOf(image, "SelfieSegmenter.segment"), t0 = now();
     const small = await this.rawMask(pixels);
     const t1 = now();
-    const ops = this.ops;
-    const full = ops ? ops.resizeMask(small.data, small.width, small.height, pixels.width, pixels.height)
-      : resizeMask(small.data, small.width, small.height, pixels.width, pixels.height);
-    const data = ops ? ops.smooth(full, this.previous, this.smoothing) : smooth(full, this.previous, this.smoothing);
+    const ops = this.ops, { width: W, height: H } = pixels;
+    const data = ops ? ops.maskFrame(small.data, small.width, small.height, W, H, this.previous, this.smoothing)
+      : smooth(resizeMask(small.data, small.width, small.height, W, H), this.previous, this.smoothing);
     this.previous = data;
-    const mask = { data, width: pixels.width, height: pixels.height };
+    const mask = { data, width: W, height: H };
     if (ops) Object.defineProperty(mask, MASK_ENGINE, { value: ops }); // replaceBackground / blurBackground use it
     return { mask, model: small.model, ms: { model: t1 - t0, post: now() - t1, total: now() - t0 } };
   }

@@ -76,16 +76,23 @@ int wrt_img_crop(const uint8_t* src, size_t src_bytes, int width, int height, in
       const int64_t yq = (int64_t)__builtin_rint((cy + u * sin_a + vc) * 32);
       const int fx = (int)(xq & 31), fy = (int)(yq & 31);
       const int64_t x0 = (xq - fx) / 32, y0 = (yq - fy) / 32;
-      int wt[4] = {(32 - fx) * (32 - fy), fx * (32 - fy), (32 - fx) * fy, fx * fy};
+      /* the weights times 32 (sum 2^15) */
+      int32_t wt[4] = {(32 - fx) * (32 - fy) * 32, fx * (32 - fy) * 32, (32 - fx) * fy * 32, fx * fy * 32};
       const uint8_t* tap[4];
-      for (int k = 0; k < 4; k++) {
-        const int64_t r = y0 + (k >> 1), c = x0 + (k & 1);
-        if (zero_border && (r < 0 || r >= height || c < 0 || c >= width)) wt[k] = 0;
-        tap[k] = src + (size_t)clampi(r, height) * stride + (size_t)clampi(c, width) * (size_t)channels;
+      if (x0 >= 0 && x0 + 1 < width && y0 >= 0 && y0 + 1 < height) { /* inside: no clamping */
+        tap[0] = src + (size_t)y0 * stride + (size_t)x0 * (size_t)channels;
+        tap[1] = tap[0] + channels;
+        tap[2] = tap[0] + stride;
+        tap[3] = tap[2] + channels;
+      } else {
+        for (int k = 0; k < 4; k++) {
+          const int64_t r = y0 + (k >> 1), c = x0 + (k & 1);
+          if (zero_border && (r < 0 || r >= height || c < 0 || c >= width)) wt[k] = 0;
+          tap[k] = src + (size_t)clampi(r, height) * stride + (size_t)clampi(c, width) * (size_t)channels;
+        }
       }
       for (int ch = 0; ch < 3; ch++) {
-        int32_t acc = 0;
-        for (int k = 0; k < 4; k++) acc += (int32_t)tap[k][ch] * wt[k] * 32;
+        const int32_t acc = tap[0][ch] * wt[0] + tap[1][ch] * wt[1] + tap[2][ch] * wt[2] + tap[3][ch] * wt[3];
         const int32_t val = (acc + (1 << 14)) >> 15; /* acc <= 255 * 2^15: always 0..255 */
         if (out_float) {
           of[o++] = table[val];

@@ -8,7 +8,7 @@ import { fileURLToPath } from "node:url";
 import * as wasmrt from "../../js_bindings/src/index.js";
 import { EngineOps } from "../../js_bindings/vision/imgops.js";
 import { sampleRect } from "../../js_bindings/vision/sample.js";
-import { boxBlur, composite, resizeMask, smooth } from "../../js_bindings/vision/segment.js";
+import { boxBlur, composite, replaceBackground, resizeMask, smooth } from "../../js_bindings/vision/segment.js";
 
 const DIST = fileURLToPath(new URL("../../wasmrt/engines/dist/", import.meta.url));
 const VARIANTS = (process.env.IMGOPS_VARIANTS ?? "scalar,simd,relaxed").split(",");
@@ -44,6 +44,10 @@ for (const variant of VARIANTS) {
       const m = { data: big, width: w, height: h };
       const js = composite(img, m, bg), en = ops.composite(img, big, bg);
       same(en.data, js.data, "composite");
+      same(ops.composite(img, big, [0, 177, 64]).data, replaceBackground(img, m, [0, 177, 64]).data, "composite colour");
+      same(ops.composite(img, big, [300, -5, 1.5]).data, replaceBackground(img, m, [300, -5, 1.5]).data, "odd colour");
+      same(ops.maskFrame(small, 7, 5, w, h, prev, 0.7), smooth(resizeMask(small, 7, 5, w, h), prev, 0.7), "maskFrame");
+      same(ops.maskFrame(small, 7, 5, w, h, null, 0.7), resizeMask(small, 7, 5, w, h), "maskFrame, first frame");
       for (const r of [0, 1, 4, 8, 127]) same(ops.boxBlur(img, r, 2).data, boxBlur(img, r, 2).data, `boxBlur r=${r}`);
     }
     // hostile arguments: errors naming the problem, never a read past a buffer
