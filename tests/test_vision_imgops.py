@@ -77,6 +77,17 @@ def test_crop_of_a_real_photo(ops) -> None:
                                                                                          255.0).tobytes()
 
 
+def test_wide_outputs_cross_the_column_chunks(ops) -> None:
+    """image.c computes column coordinates in chunks of 512 columns: outputs wider than one chunk."""
+    img = IMAGES[2]
+    for args in [(30.0, 20.0, 50.0, 40.0, 0.3, 1100, 3, "replicate"), (10.0, 40.0, 70.0, 10.0, -1.0, 513, 2, "zero")]:
+        assert ops.sample_input(img, *args, 0.0, 255.0).tobytes() == sample.sample_input(img, *args, 0.0,
+                                                                                         255.0).tobytes()
+    small = RNG.random((4, 9)).astype(np.float32)
+    for w, h in [(1100, 3), (512, 2), (1025, 1)]:
+        assert ops.resize_mask(small, w, h).tobytes() == segment.resize_mask(small, w, h).tobytes()
+
+
 def test_mask_resize_smoothing_compositing_blur_equal_python_ref(ops) -> None:
     for img in IMAGES:
         h, w = img.shape[:2]

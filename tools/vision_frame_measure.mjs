@@ -1,15 +1,16 @@
 // The measurement of tools/vision_frame_ms.mjs, the same code in Node and in a page: per-frame time of each pipeline
 // (median of `runs` frames after 3 warm-up frames), the models' run() time within it, and the rest (outside the
-// models), with the image operations in the engine ("engine") and in JS ("js").
+// models), with the image operations in the engine ("engine") and in JS ("js"). clock: milliseconds (wall clock by
+// default; the Node driver's --cpu gives the process's CPU time, steadier on a loaded machine).
 
 /** The measurement, the same code in Node and in the page. load(file) -> bytes; V: wasmrt/vision; W: wasmrt. */
 const BLOCK = 10;
 
-export async function measure({ V, W, load, frames, variant, wasmPaths, models, runs }) {
+export async function measure({ V, W, load, frames, variant, wasmPaths, models, runs, clock = () => performance.now() }) {
   const rt = await W.init({ variant, wasmPaths });
   const timed = (model, acc) => ({ // a model whose run() time adds to acc.ms
     _rt: model._rt,
-    async run(feeds) { const t = performance.now(); const r = await model.run(feeds); acc.ms += performance.now() - t; return r; },
+    async run(feeds) { const t = clock(); const r = await model.run(feeds); acc.ms += clock() - t; return r; },
     release: () => model.release?.(),
   });
   const modelOf = async (f) => rt.loadBytes(await load(`${models}/${f}`), { name: f });
@@ -53,9 +54,9 @@ export async function measure({ V, W, load, frames, variant, wasmPaths, models, 
         for (let i = 0; i < 3; i++) await step[ops](); // warm-up
         for (let i = 0; i < BLOCK; i++) {
           acc[ops].ms = 0;
-          const t = performance.now();
+          const t = clock();
           await step[ops]();
-          total[ops].push(performance.now() - t);
+          total[ops].push(clock() - t);
           model[ops].push(acc[ops].ms);
         }
       }

@@ -1,6 +1,7 @@
 // Per-frame time of the vision pipelines, model time against the work outside the models, with the image operations
 // in the engine (imageOps "engine") and in JS ("js"). One thread. Runs in Node, or in headless Chromium with
-// --chromium (through playwright-core).   node tools/vision_frame_ms.mjs FRAMES_DIR [--chromium] [--variant relaxed]
+// --chromium (through playwright-core).
+//   node tools/vision_frame_ms.mjs FRAMES_DIR [--chromium | --cpu] [--variant relaxed] [--runs 30]
 // FRAMES_DIR: tools/vision_frame_ms.py writes it (raw RGBA frames and frames.json).
 import { readFileSync } from "node:fs";
 import { join } from "node:path";
@@ -51,9 +52,11 @@ const ROOT = fileURLToPath(new URL("../", import.meta.url));
   } else {
     const V = await import("../js_bindings/vision/index.js"), W = await import("../js_bindings/src/index.js");
     const load = async (f) => new Uint8Array(readFileSync(f.startsWith("/") ? join(ROOT, f) : join(dir, f)));
+    const cpu = () => { const u = process.cpuUsage(); return (u.user + u.system) / 1000; };
     result = await measure({ V, W, load, frames, variant, wasmPaths: join(ROOT, "wasmrt/engines/dist/"),
-      models: "/models", runs });
+      models: "/models", runs, ...(args.includes("--cpu") ? { clock: cpu } : {}) });
     result.host = `node ${process.version}`;
+    result.clock = args.includes("--cpu") ? "process CPU time" : "wall clock";
   }
   console.log(`VISION_FRAME_MS ${JSON.stringify(result)}`);
 }

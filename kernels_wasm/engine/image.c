@@ -11,6 +11,8 @@
 #define IMG_MAX_PIXELS ((size_t)1 << 26)
 /* crop geometry beyond this (pixels) is refused: positions * 32 stay far inside int64 */
 #define IMG_MAX_COORD 1e9
+/* output columns whose coordinates are computed once per call, on the stack (20 KB at most) */
+#define IMG_CHUNK 512
 
 static int bad_shape(const char* who, int w, int h) {
   if (w < 1 || h < 1 || w > IMG_MAX_SIDE || h > IMG_MAX_SIDE || (size_t)w * (size_t)h > IMG_MAX_PIXELS) {
@@ -67,37 +69,46 @@ int wrt_img_crop(const uint8_t* src, size_t src_bytes, int width, int height, in
   uint8_t* ob = (uint8_t*)out;
   float* of = (float*)out;
   const size_t stride = (size_t)width * (size_t)channels;
-  size_t o = 0;
-  for (int i = 0; i < out_h; i++) {
-    const double v = ((double)i / out_h - 0.5) * h, vs = v * sin_a, vc = v * cos_a;
-    for (int j = 0; j < out_w; j++) {
-      const double u = ((double)j / out_w - 0.5) * w;
-      const int64_t xq = (int64_t)__builtin_rint((cx + u * cos_a - vs) * 32);
-      const int64_t yq = (int64_t)__builtin_rint((cy + u * sin_a + vc) * 32);
-      const int fx = (int)(xq & 31), fy = (int)(yq & 31);
-      const int64_t x0 = (xq - fx) / 32, y0 = (yq - fy) / 32;
-      /* the weights times 32 (sum 2^15) */
-      int32_t wt[4] = {(32 - fx) * (32 - fy) * 32, fx * (32 - fy) * 32, (32 - fx) * fy * 32, fx * fy * 32};
-      const uint8_t* tap[4];
-      if (x0 >= 0 && x0 + 1 < width && y0 >= 0 && y0 + 1 < height) { /* inside: no clamping */
-        tap[0] = src + (size_t)y0 * stride + (size_t)x0 * (size_t)channels;
-        tap[1] = tap[0] + channels;
-        tap[2] = tap[0] + stride;
-        tap[3] = tap[2] + channels;
-      } else {
-        for (int k = 0; k < 4; k++) {
-          const int64_t r = y0 + (k >> 1), c = x0 + (k & 1);
-          if (zero_border && (r < 0 || r >= height || c < 0 || c >= width)) wt[k] = 0;
-          tap[k] = src + (size_t)clampi(r, height) * stride + (size_t)clampi(c, width) * (size_t)channels;
-        }
-      }
-      for (int ch = 0; ch < 3; ch++) {
-        const int32_t acc = tap[0][ch] * wt[0] + tap[1][ch] * wt[1] + tap[2][ch] * wt[2] + tap[3][ch] * wt[3];
-        const int32_t val = (acc + (1 << 14)) >> 15; /* acc <= 255 * 2^15: always 0..255 */
-        if (out_float) {
-          of[o++] = table[val];
+  /* per column (in chunks on the stack): cx + u cos, cy + u sin, the first terms of sample.py's sums */
+  double col_x[IMG_CHUNK], col_y[IMG_CHUNK];
+  for (int j0 = 0; j0 < out_w; j0 += IMG_CHUNK) {
+    const int nj = out_w - j0 < IMG_CHUNK ? out_w - j0 : IMG_CHUNK;
+    for (int jj = 0; jj < nj; jj++) {
+      const double u = ((double)(j0 + jj) / out_w - 0.5) * w;
+      col_x[jj] = cx + u * cos_a;
+      col_y[jj] = cy + u * sin_a;
+    }
+    for (int i = 0; i < out_h; i++) {
+      const double v = ((double)i / out_h - 0.5) * h, vs = v * sin_a, vc = v * cos_a;
+      size_t o = ((size_t)i * (size_t)out_w + (size_t)j0) * 3;
+      for (int jj = 0; jj < nj; jj++) {
+        const int64_t xq = (int64_t)__builtin_rint((col_x[jj] - vs) * 32);
+        const int64_t yq = (int64_t)__builtin_rint((col_y[jj] + vc) * 32);
+        const int fx = (int)(xq & 31), fy = (int)(yq & 31);
+        const int64_t x0 = (xq - fx) / 32, y0 = (yq - fy) / 32;
+        /* the weights times 32 (sum 2^15) */
+        int32_t wt[4] = {(32 - fx) * (32 - fy) * 32, fx * (32 - fy) * 32, (32 - fx) * fy * 32, fx * fy * 32};
+        const uint8_t* tap[4];
+        if (x0 >= 0 && x0 + 1 < width && y0 >= 0 && y0 + 1 < height) { /* inside: no clamping */
+          tap[0] = src + (size_t)y0 * stride + (size_t)x0 * (size_t)channels;
+          tap[1] = tap[0] + channels;
+          tap[2] = tap[0] + stride;
+          tap[3] = tap[2] + channels;
         } else {
-          ob[o++] = (uint8_t)val;
+          for (int k = 0; k < 4; k++) {
+            const int64_t r = y0 + (k >> 1), c = x0 + (k & 1);
+            if (zero_border && (r < 0 || r >= height || c < 0 || c >= width)) wt[k] = 0;
+            tap[k] = src + (size_t)clampi(r, height) * stride + (size_t)clampi(c, width) * (size_t)channels;
+          }
+        }
+        for (int ch = 0; ch < 3; ch++) {
+          const int32_t acc = tap[0][ch] * wt[0] + tap[1][ch] * wt[1] + tap[2][ch] * wt[2] + tap[3][ch] * wt[3];
+          const int32_t val = (acc + (1 << 14)) >> 15; /* acc <= 255 * 2^15: always 0..255 */
+          if (out_float) {
+            of[o++] = table[val];
+          } else {
+            ob[o++] = (uint8_t)val;
+          }
         }
       }
     }
@@ -121,20 +132,25 @@ int wrt_img_resize_mask(const float* src, size_t src_bytes, int width, int heigh
   if ((err = bad_shape(who, width, height)) || (err = bad_shape(who, out_width, out_height)) ||
       (err = bad_buffer(who, "source", src, src_bytes, (size_t)width * (size_t)height * 4, 4)) ||
       (err = bad_buffer(who, "output", out, out_bytes, (size_t)out_width * (size_t)out_height * 4, 4))) return err;
-  for (int i = 0; i < out_height; i++) {
-    int y0, y1;
-    double fy;
-    mask_axis(height, out_height, i, &y0, &y1, &fy);
-    const float* r0 = src + (size_t)y0 * (size_t)width;
-    const float* r1 = src + (size_t)y1 * (size_t)width;
-    float* row = out + (size_t)i * (size_t)out_width;
-    for (int j = 0; j < out_width; j++) {
-      int x0, x1;
-      double fx;
-      mask_axis(width, out_width, j, &x0, &x1, &fx);
-      const double top = (double)r0[x0] * (1 - fx) + (double)r0[x1] * fx;
-      const double bottom = (double)r1[x0] * (1 - fx) + (double)r1[x1] * fx;
-      row[j] = (float)(top * (1 - fy) + bottom * fy);
+  int col0[IMG_CHUNK], col1[IMG_CHUNK];
+  double colf[IMG_CHUNK];
+  for (int j0 = 0; j0 < out_width; j0 += IMG_CHUNK) {
+    const int nj = out_width - j0 < IMG_CHUNK ? out_width - j0 : IMG_CHUNK;
+    for (int jj = 0; jj < nj; jj++) mask_axis(width, out_width, j0 + jj, &col0[jj], &col1[jj], &colf[jj]);
+    for (int i = 0; i < out_height; i++) {
+      int y0, y1;
+      double fy;
+      mask_axis(height, out_height, i, &y0, &y1, &fy);
+      const float* r0 = src + (size_t)y0 * (size_t)width;
+      const float* r1 = src + (size_t)y1 * (size_t)width;
+      float* row = out + (size_t)i * (size_t)out_width + j0;
+      for (int jj = 0; jj < nj; jj++) {
+        const int x0 = col0[jj], x1 = col1[jj];
+        const double fx = colf[jj];
+        const double top = (double)r0[x0] * (1 - fx) + (double)r0[x1] * fx;
+        const double bottom = (double)r1[x0] * (1 - fx) + (double)r1[x1] * fx;
+        row[jj] = (float)(top * (1 - fy) + bottom * fy);
+      }
     }
   }
   return WRT_OK;
