@@ -35,6 +35,9 @@ static int bad_channels(const char* who, const char* name, int c) {
 
 static int finite_within(double x, double lim) { return x >= -lim && x <= lim; } /* false for NaN */
 
+typedef int32_t v4i __attribute__((vector_size(16)));
+typedef uint8_t v4u8 __attribute__((vector_size(4)));
+
 static int clampi(int64_t v, int n) { return v < 0 ? 0 : v >= n ? n - 1 : (int)v; }
 
 /* sample.py: output (i, j) takes the image at p = centre + R(angle) ((j / n_w - 0.5) w, (i / n_h - 0.5) h), rounded
@@ -101,13 +104,25 @@ int wrt_img_crop(const uint8_t* src, size_t src_bytes, int width, int height, in
             tap[k] = src + (size_t)clampi(r, height) * stride + (size_t)clampi(c, width) * (size_t)channels;
           }
         }
-        for (int ch = 0; ch < 3; ch++) {
-          const int32_t acc = tap[0][ch] * wt[0] + tap[1][ch] * wt[1] + tap[2][ch] * wt[2] + tap[3][ch] * wt[3];
-          const int32_t val = (acc + (1 << 14)) >> 15; /* acc <= 255 * 2^15: always 0..255 */
+        int32_t val[4];
+        if (channels == 4) { /* the four channels of a tap as one vector (the fourth is computed and unused) */
+          v4i acc = {1 << 14, 1 << 14, 1 << 14, 1 << 14};
+          for (int k = 0; k < 4; k++) {
+            const v4u8 px = {tap[k][0], tap[k][1], tap[k][2], tap[k][3]};
+            acc += __builtin_convertvector(px, v4i) * wt[k];
+          }
+          acc >>= 15;
+          for (int ch = 0; ch < 3; ch++) val[ch] = acc[ch];
+        } else {
+          for (int ch = 0; ch < 3; ch++) {
+            val[ch] = (tap[0][ch] * wt[0] + tap[1][ch] * wt[1] + tap[2][ch] * wt[2] + tap[3][ch] * wt[3] + (1 << 14)) >> 15;
+          }
+        }
+        for (int ch = 0; ch < 3; ch++) { /* each sum <= 255 * 2^15 + 2^14: always 0..255 */
           if (out_float) {
-            of[o++] = table[val];
+            of[o++] = table[val[ch]];
           } else {
-            ob[o++] = (uint8_t)val;
+            ob[o++] = (uint8_t)val[ch];
           }
         }
       }
