@@ -1,7 +1,7 @@
 // Per-frame time of the vision pipelines, model time against the work outside the models, with the image operations
 // in the engine (imageOps "engine") and in JS ("js"). One thread. Runs in Node, or in headless Chromium with
 // --chromium (through playwright-core).
-//   node tools/vision_frame_ms.mjs FRAMES_DIR [--chromium | --cpu] [--variant relaxed] [--runs 30]
+//   node --expose-gc tools/vision_frame_ms.mjs FRAMES_DIR [--chromium | --cpu] [--variant relaxed] [--runs 30]
 // FRAMES_DIR: tools/vision_frame_ms.py writes it (raw RGBA frames and frames.json).
 import { readFileSync } from "node:fs";
 import { join } from "node:path";
@@ -34,7 +34,7 @@ const ROOT = fileURLToPath(new URL("../", import.meta.url));
     await new Promise((r) => server.listen(0, "127.0.0.1", r));
     const origin = `http://127.0.0.1:${server.address().port}`;
     const browser = await chromium.launch({ executablePath: "/usr/bin/chromium", headless: true,
-      args: ["--no-sandbox", "--disable-gpu", "--no-first-run", "--disable-background-networking"] });
+      args: ["--no-sandbox", "--disable-gpu", "--no-first-run", "--disable-background-networking", "--js-flags=--expose-gc"] });
     try {
       const page = await browser.newPage();
       await page.goto(origin + "/");
