@@ -192,3 +192,28 @@ def test_js_engine_operations_equal_the_js_ports() -> None:
                        text=True, timeout=300)
     assert r.returncode == 0, r.stdout[-6000:] + r.stderr[-2000:]
     assert r.stdout.count("\nok ") == 3, r.stdout[-3000:]
+
+
+def test_modules_built_for_models_leave_the_image_operations_out() -> None:
+    """`wasmrt build --for` modules have no wrt_img_* (their size budget): the JS pipelines fall back to JS there, and
+    Python's ImageOps says what is missing."""
+    import wasmtime
+
+    from wasmrt.dev import build
+    from wasmrt.dev.modules import build_for
+    from wasmrt.paths import models_dir
+    from wasmrt.vision.imgops import ImageOps
+
+    model = models_dir() / "face_landmark.wrt"
+    if not model.is_file():
+        pytest.skip("bundled models missing: run python -m wasmrt.zoo.bundle")
+    out = ROOT / "build" / "modules" / "imgops-face"
+    build_for([model], out, ("simd",))
+    def exports(path: Path) -> set[str]:
+        return {e.name for e in wasmtime.Module.from_file(wasmtime.Engine(), path).exports}
+
+    names = exports(out / "wasmrt-simd.wasm")
+    assert not names & set(build.IMAGE_EXPORTS) and "wrt_run" in names
+    assert set(build.IMAGE_EXPORTS) <= exports(build.PACKAGE_DIST / "wasmrt-simd.wasm")
+    with pytest.raises(WasmrtError, match="lacks the image operations"):
+        ImageOps("wasm", "simd", folder=out)

@@ -2,14 +2,16 @@
 // segment.js, themselves tested bit for bit against python_ref) on random images, in every wasm module of
 // wasmrt/engines/dist, and hostile arguments. Run by tests/test_vision_imgops.py.
 import assert from "node:assert/strict";
+import { readFileSync } from "node:fs";
 import { test } from "node:test";
 import { fileURLToPath } from "node:url";
 
 import * as wasmrt from "../../js_bindings/src/index.js";
-import { EngineOps } from "../../js_bindings/vision/imgops.js";
+import { EngineOps, engineOps } from "../../js_bindings/vision/imgops.js";
 import { sampleRect } from "../../js_bindings/vision/sample.js";
 import { boxBlur, composite, replaceBackground, resizeMask, smooth } from "../../js_bindings/vision/segment.js";
 
+const MODEL = readFileSync(fileURLToPath(new URL("../../models/face_detector.wrt", import.meta.url)));
 const DIST = fileURLToPath(new URL("../../wasmrt/engines/dist/", import.meta.url));
 const VARIANTS = (process.env.IMGOPS_VARIANTS ?? "scalar,simd,relaxed").split(",");
 let seed = 12345;
@@ -65,5 +67,9 @@ for (const variant of VARIANTS) {
     assert.notEqual(ex.wrt_img_smooth(66, 0, 64, 4, 0.7, 1, 1, 1, 1, 1), 0, "a misaligned mask");
     assert.equal(ex.wrt_img_box_blur_scratch(0, 5), 0);
     same(ops.crop(img, 4, 4, 8, 8, 0, 4, 4, "zero", null, null), sampleRect(img, 4, 4, 8, 8, 0, 4, 4, "zero"), "still usable");
+    // a module without the image operations (built for given models), a Worker client's model: the JS code
+    assert.equal(engineOps({ _rt: { _ex: { wrt_run() {} } } }), null);
+    assert.equal(engineOps({ run() {} }), null);
+    assert.ok(engineOps(rt.loadBytes(MODEL)) instanceof EngineOps);
   });
 }

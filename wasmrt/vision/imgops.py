@@ -12,6 +12,7 @@ from __future__ import annotations
 import ctypes
 import functools
 import math
+from pathlib import Path
 from typing import Any
 
 import numpy as np
@@ -70,13 +71,14 @@ class _NativeHost(_Host):
 
 
 class _WasmHost(_Host):
-    def __init__(self, variant: str | None) -> None:
+    def __init__(self, variant: str | None, folder: Path | None) -> None:
         from wasmrt.engines.wasm import DEFAULT_VARIANT, WasmInstance
 
-        self.wasm = WasmInstance(variant or DEFAULT_VARIANT)
+        self.wasm = WasmInstance(variant or DEFAULT_VARIANT, folder=folder)
         missing = [n for n in SIGNATURES if n not in self.wasm.exports]
         if missing:
-            raise WasmrtError(f"this wasm module lacks the image operations ({', '.join(missing)})")
+            raise WasmrtError(f"this wasm module lacks the image operations ({', '.join(missing)}): modules built "
+                              "for given models (wasmrt build --for) leave them out; use the full modules")
 
     def call(self, name: str, args: list[Any], outputs: list[np.ndarray]) -> int:
         w = self.wasm
@@ -113,12 +115,13 @@ class _WasmHost(_Host):
 class ImageOps:
     """python_ref.vision's image operations (sample.py, segment.py) run by one engine."""
 
-    def __init__(self, engine: str = "native", variant: str | None = None) -> None:
+    def __init__(self, engine: str = "native", variant: str | None = None, folder: Path | None = None) -> None:
+        """folder: where the wasm modules are (default: the package's full modules)."""
         if engine not in ("ref", "native", "wasm"):
             raise ValueError(f"ImageOps: engine must be ref, native or wasm, got {engine!r}")
         self.engine = engine
         self.host: _Host | None = None if engine == "ref" else _NativeHost() if engine == "native" else \
-            _WasmHost(variant)
+            _WasmHost(variant, folder)
 
     def _run(self, name: str, args: list[Any], outputs: list[np.ndarray]) -> int:
         assert self.host is not None
