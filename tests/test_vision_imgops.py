@@ -121,6 +121,21 @@ def test_blur_division_by_one_multiply_is_exact() -> None:
         assert ((x * np.uint64(magic)) >> np.uint64(32) == x // np.uint64(n)).all(), n
 
 
+def test_composite_division_by_shifts_is_exact() -> None:
+    """image.c's composite divides y = fg a + bg (255 - a) + 127 (<= 65152) by 255 as (y + (y >> 8) + 1) >> 8."""
+    y = np.arange(0, 255 * 255 + 128, dtype=np.int64)
+    assert ((y + (y >> 8) + 1) >> 8 == y // 255).all()
+
+
+def test_smoothing_of_odd_lengths_and_nan(ops) -> None:
+    """The smoothing runs four values at a time, then one by one: every length around 4, NaN and out-of-range."""
+    for n in range(1, 11):
+        new = (RNG.random(n) * 1.4 - 0.2).astype(np.float32)
+        prev = RNG.random(n).astype(np.float32)
+        new[n // 2] = np.nan
+        assert ops.smooth(new, prev).tobytes() == segment.smooth(new, prev).tobytes()
+
+
 def test_hostile_arguments_are_errors(ops) -> None:
     from wasmrt.vision.imgops import ImageOps
 
