@@ -36,3 +36,4 @@ export declare const SMOOTHING_POLY: readonly number[];
 export declare const MASK_THRESHOLD: number;
 export declare const BLUR_RADIUS: number;
 export declare const BLUR_PASSES: number;
+export declare const BLUR_MAX_RADIUS: number;

@@ -36,3 +36,4 @@ export const SMOOTHING_POLY = Object.freeze([5.68842, -0.748699, -57.8051, 291.3
 export const MASK_THRESHOLD = 0.5;
 export const BLUR_RADIUS = 8;
 export const BLUR_PASSES = 2;
+export const BLUR_MAX_RADIUS = 127;

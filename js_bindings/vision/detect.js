@@ -25,11 +25,16 @@ const ANCHORS = ssdAnchors();
  * RGBA (or RGB with channels: 3) pixels -> the detector's float32 [1,128,128,3] tensor with .geometry: MediaPipe's
  * letterbox (the image grown to a square of side max(W, H) about its centre, sampled by sample.js, zero border).
  */
-export function letterbox(pixels) {
+export function letterbox(pixels, ops = null) {
   const { width: W, height: H } = pixels, n = DETECTOR_INPUT, side = Math.max(W, H), k = n / side;
-  const px = sampleRect(pixels, W / 2, H / 2, side, side, 0, n, n, "zero");
-  const data = new Float32Array(px.length);
-  for (let i = 0; i < px.length; i++) data[i] = Math.fround((px[i] - 127.5) / 127.5);
+  let data;
+  if (ops) {
+    data = ops.crop(pixels, W / 2, H / 2, side, side, 0, n, n, "zero", 127.5, 127.5);
+  } else {
+    const px = sampleRect(pixels, W / 2, H / 2, side, side, 0, n, n, "zero");
+    data = new Float32Array(px.length);
+    for (let i = 0; i < px.length; i++) data[i] = Math.fround((px[i] - 127.5) / 127.5);
+  }
   const geometry = { dstLeft: ((side - W) / 2) * k, dstTop: ((side - H) / 2) * k, dstW: W * k, dstH: H * k,
     imageWidth: W, imageHeight: H };
   return { data, shape: [1, n, n, 3], geometry };

@@ -3,6 +3,7 @@
 
 import { decode, letterbox, sigmoid, weightedNms } from "./detect.js";
 import { OUTPUTS, PRESENCE, refineLandmarks } from "./refine.js";
+import { opsFor } from "./imgops.js";
 import { LANDMARK_INPUT, mapLandmarks, roiFromDetection, roiFromLandmarks, roiIsSane, warpRoi } from "./roi.js";
 
 // Landmark-derived keypoints in the detector's order: eyes (two corners), nose tip, mouth (13, 14), ears.
@@ -83,8 +84,10 @@ export class FaceMesh {
 
   /** detector, landmarker: loaded models (anything with async run(feeds) -> {name: {data}}). */
   constructor(detector, landmarker,
-    { maxFaces = 1, minDetectionScore = 0.5, minPresence = 0.5, tracking = true, refine = false } = {}) {
+    { maxFaces = 1, minDetectionScore = 0.5, minPresence = 0.5, tracking = true, refine = false, imageOps = "engine" } = {}) {
     Object.assign(this, { detector, landmarker, maxFaces, minDetectionScore, minPresence, tracking, refine });
+    /** The engine's image operations (crops), or null: the JS ports (imageOps "js", or no engine reachable). */
+    this.ops = opsFor(imageOps, landmarker, "FaceMesh");
     this.tracked = []; // Rois for the next frame
   }
 
@@ -95,7 +98,7 @@ export class FaceMesh {
   async detectFaces(image, ms = {}) {
     const pixels = pixelsOf(image);
     const t0 = now();
-    const tensor = letterbox(pixels);
+    const tensor = letterbox(pixels, this.ops);
     const t1 = now();
     const out = await this.detector.run({ input: { data: tensor.data, shape: tensor.shape } });
     const t2 = now();
@@ -110,7 +113,7 @@ export class FaceMesh {
   async landmarksIn(image, roi, ms = {}) {
     const pixels = pixelsOf(image);
     const t0 = now();
-    const crop = warpRoi(pixels, roi, LANDMARK_INPUT, new Float32Array(LANDMARK_INPUT * LANDMARK_INPUT * 3));
+    const crop = warpRoi(pixels, roi, LANDMARK_INPUT, new Float32Array(LANDMARK_INPUT * LANDMARK_INPUT * 3), this.ops);
     const t1 = now();
     const out = await this.landmarker.run({ input_1: { data: crop, shape: [1, LANDMARK_INPUT, LANDMARK_INPUT, 3] } });
     const t2 = now();

@@ -10,6 +10,7 @@ import { iou } from "./detect.js";
 import { gesture } from "./gestures.js";
 import { normalizeRadians, palmLetterbox, palmsFrom, roiFromPalm, transformRect } from "./palm.js";
 import { loadModel, now, pixelsOf } from "./pixels.js";
+import { opsFor } from "./imgops.js";
 import { mapLandmarks, warpRoi } from "./roi.js";
 
 /** Landmarks (21*3 numbers, image pixels) -> the crop for the next frame: {cx, cy, side, angle}. */
@@ -81,9 +82,11 @@ export class HandTracker {
 
   /** detector, landmarker: loaded models (anything with async run(feeds) -> {name: {data}}). */
   constructor(detector, landmarker, { maxHands = MAX_HANDS, minDetectionScore = PALM_MIN_SCORE,
-    minPresence = HAND_MIN_PRESENCE, tracking = true } = {}) {
+    minPresence = HAND_MIN_PRESENCE, tracking = true, imageOps = "engine" } = {}) {
     if (!(Number.isInteger(maxHands) && maxHands >= 1)) throw new RangeError(`maxHands must be >= 1, got ${maxHands}`);
     Object.assign(this, { detector, landmarker, maxHands, minDetectionScore, minPresence, tracking });
+    /** The engine's image operations (crops), or null: the JS ports (imageOps "js", or no engine reachable). */
+    this.ops = opsFor(imageOps, landmarker, "HandTracker");
     this.tracked = [];
   }
 
@@ -94,7 +97,7 @@ export class HandTracker {
   async detectPalms(image, ms = {}) {
     const pixels = pixelsOf(image, "HandTracker.detectPalms");
     const t0 = now();
-    const tensor = palmLetterbox(pixels);
+    const tensor = palmLetterbox(pixels, this.ops);
     const out = await this.detector.run({ input_1: { data: tensor.data, shape: tensor.shape } });
     const palms = palmsFrom(out, tensor.geometry, this.minDetectionScore, this.maxHands);
     ms.detector = (ms.detector ?? 0) + (now() - t0);
@@ -105,7 +108,7 @@ export class HandTracker {
   async landmarksIn(image, roi, ms = {}) {
     const pixels = pixelsOf(image, "HandTracker.landmarksIn");
     const t0 = now();
-    const crop = warpRoi(pixels, roi, HAND_INPUT);
+    const crop = warpRoi(pixels, roi, HAND_INPUT, undefined, this.ops);
     const t1 = now();
     const out = await this.landmarker.run({ input_1: { data: crop, shape: [1, HAND_INPUT, HAND_INPUT, 3] } });
     ms.warp = (ms.warp ?? 0) + (t1 - t0);

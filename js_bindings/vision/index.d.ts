@@ -59,6 +59,9 @@ export interface FaceMeshOptions {
   tracking?: boolean;
   /** Use the attention mesh (face_landmark_attention.wrt): 478 landmarks with refined lips, eyes and irises. */
   refine?: boolean;
+  /** Where the crops, mask resize, smoothing and compositing run: "engine" (default: the wasm engine the models are
+   * loaded in, JS where it cannot be reached from here, e.g. models of initWorker()) or "js". Same bytes either way. */
+  imageOps?: "engine" | "js";
 }
 
 export class FaceMesh {
@@ -177,6 +180,9 @@ export interface HandTrackerOptions {
   minPresence?: number;
   /** Follow hands from the previous frame's landmarks; the palm detector runs while fewer than maxHands are tracked. */
   tracking?: boolean;
+  /** Where the crops, mask resize, smoothing and compositing run: "engine" (default: the wasm engine the models are
+   * loaded in, JS where it cannot be reached from here, e.g. models of initWorker()) or "js". Same bytes either way. */
+  imageOps?: "engine" | "js";
 }
 
 export interface HandStageMs { detector?: number; warp?: number; landmarks?: number; total: number }
@@ -230,6 +236,9 @@ export interface SelfieSegmenterOptions {
   model?: "auto" | SelfieModel;
   /** The previous mask's weight where the new one is uncertain (MediaPipe's 0.7); 0 turns smoothing off. */
   smoothing?: number;
+  /** Where the crops, mask resize, smoothing and compositing run: "engine" (default: the wasm engine the models are
+   * loaded in, JS where it cannot be reached from here, e.g. models of initWorker()) or "js". Same bytes either way. */
+  imageOps?: "engine" | "js";
 }
 
 export class SelfieSegmenter {

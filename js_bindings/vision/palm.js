@@ -34,11 +34,16 @@ export function palmAnchors(opts = PALM_ANCHORS) {
 const ANCHORS = palmAnchors().map((v) => v * PALM_INPUT);
 
 /** Pixels -> the palm model's float32 [1,192,192,3] tensor in [0, 1] with .geometry (the letterbox's placement). */
-export function palmLetterbox(pixels) {
+export function palmLetterbox(pixels, ops = null) {
   const { width: W, height: H } = pixels, n = PALM_INPUT, side = Math.max(W, H), k = n / side;
-  const px = sampleRect(pixels, W / 2, H / 2, side, side, 0, n, n, "zero");
-  const data = new Float32Array(px.length);
-  for (let i = 0; i < px.length; i++) data[i] = Math.fround(px[i] / 255);
+  let data;
+  if (ops) {
+    data = ops.crop(pixels, W / 2, H / 2, side, side, 0, n, n, "zero", 0, 255);
+  } else {
+    const px = sampleRect(pixels, W / 2, H / 2, side, side, 0, n, n, "zero");
+    data = new Float32Array(px.length);
+    for (let i = 0; i < px.length; i++) data[i] = Math.fround(px[i] / 255);
+  }
   const geometry = { dstLeft: ((side - W) / 2) * k, dstTop: ((side - H) / 2) * k, dstW: W * k, dstH: H * k,
     imageWidth: W, imageHeight: H };
   return { data, shape: [1, n, n, 3], geometry };

@@ -58,7 +58,8 @@ export function roiIsSane(roi, previous, width, height) {
  * The landmark model's input: Float32Array(n*n*3) in [0, 1] (NHWC). pixels: {data, width, height, channels?}.
  * MediaPipe's sampling (sample.js): 8-bit bilinear at 1/32 pixel, edge pixels replicated.
  */
-export function warpRoi(pixels, roi, n = LANDMARK_INPUT, out = new Float32Array(n * n * 3)) {
+export function warpRoi(pixels, roi, n = LANDMARK_INPUT, out = new Float32Array(n * n * 3), ops = null) {
+  if (ops) return ops.crop(pixels, roi.cx, roi.cy, roi.side, roi.side, roi.angle, n, n, "replicate", 0, 255, out);
   const px = sampleRect(pixels, roi.cx, roi.cy, roi.side, roi.side, roi.angle, n, n, "replicate");
   for (let i = 0; i < px.length; i++) out[i] = Math.fround(px[i] / 255);
   return out;

@@ -3,9 +3,10 @@
 // rule: model choice, input, mask resize, smoothing in float32, 8-bit compositing, box blur).
 
 import {
-  BLUR_PASSES, BLUR_RADIUS, LANDSCAPE_MIN_ASPECT, SELFIE_MODELS, SMOOTHING_POLY, SMOOTHING_RATIO,
+  BLUR_MAX_RADIUS, BLUR_PASSES, BLUR_RADIUS, LANDSCAPE_MIN_ASPECT, SELFIE_MODELS, SMOOTHING_POLY, SMOOTHING_RATIO,
 } from "./constants.js";
 import { parseColor } from "./lips.js";
+import { MASK_ENGINE, opsFor } from "./imgops.js";
 import { loadModel, now, pixelsOf } from "./pixels.js";
 import { sampleRect } from "./sample.js";
 
@@ -14,8 +15,9 @@ const f32 = Math.fround;
 export const chooseModel = (width, height) => (width > LANDSCAPE_MIN_ASPECT * height ? "landscape" : "general");
 
 /** Float32Array(h*w*3) in [0, 1]: the whole frame stretched to the model's input. */
-export function selfieInput(pixels, model) {
+export function selfieInput(pixels, model, ops = null) {
   const spec = SELFIE_MODELS[model], { width: W, height: H } = pixels;
+  if (ops) return ops.crop(pixels, W / 2, H / 2, W, H, 0, spec.width, spec.height, "zero", 0, 255);
   const px = sampleRect(pixels, W / 2, H / 2, W, H, 0, spec.width, spec.height, "zero");
   const out = new Float32Array(px.length);
   for (let i = 0; i < px.length; i++) out[i] = f32(px[i] / 255);
@@ -66,9 +68,11 @@ export function smooth(mask, previous, ratio = SMOOTHING_RATIO) {
 }
 
 const maskData = (mask) => (ArrayBuffer.isView(mask) ? mask : mask?.data);
+// the engine a mask was made by (imgops.js EngineOps), or null
+const maskEngine = (mask) => (mask && !ArrayBuffer.isView(mask) ? mask[MASK_ENGINE] ?? null : null);
 
-/** 8-bit alpha of a mask value: floor(clip(m, 0, 1) * 255 + 0.5). */
-export const alpha8 = (m) => Math.floor(Math.min(Math.max(m, 0), 1) * 255 + 0.5);
+/** 8-bit alpha of a mask value: floor(clip(m, 0, 1) * 255 + 0.5); NaN: 0 (background). */
+export const alpha8 = (m) => Math.floor((m > 0 ? (m < 1 ? m : 1) : 0) * 255 + 0.5);
 
 /**
  * The frame where the mask says person, the background elsewhere: a new {data, width, height, channels} (the
@@ -80,6 +84,8 @@ export function composite(frame, mask, background) {
     throw new RangeError(`composite: frame ${fg.width}x${fg.height}, mask of ${m?.length} values and background ` +
       `${bg.width}x${bg.height} differ in size`);
   }
+  const ops = maskEngine(mask);
+  if (ops) return ops.composite(fg, m, bg);
   const C = fg.channels, B = bg.channels, data = new fg.data.constructor(fg.width * fg.height * C);
   for (let p = 0; p < m.length; p++) {
     const a = alpha8(m[p]);
@@ -92,7 +98,8 @@ export function composite(frame, mask, background) {
 /** background: an image of the frame's size, an [r, g, b] colour or a "#rrggbb" string. */
 export function replaceBackground(frame, mask, background) {
   if (Array.isArray(background) || typeof background === "string") {
-    const fg = pixelsOf(frame, "replaceBackground"), rgb = parseColor(background);
+    const fg = pixelsOf(frame, "replaceBackground"), rgb = parseColor(background), ops = maskEngine(mask);
+    if (ops && maskData(mask)?.length === fg.width * fg.height) return ops.composite(fg, maskData(mask), rgb);
     const data = new Uint8Array(fg.width * fg.height * 3);
     for (let p = 0; p < data.length; p += 3) { data[p] = rgb[0]; data[p + 1] = rgb[1]; data[p + 2] = rgb[2]; }
     background = { data, width: fg.width, height: fg.height, channels: 3 };
@@ -101,7 +108,11 @@ export function replaceBackground(frame, mask, background) {
 }
 
 /** passes box filters of the given radius (horizontal then vertical, edges replicated, rounded): RGB bytes. */
-export function boxBlur(frame, radius = BLUR_RADIUS, passes = BLUR_PASSES) {
+export function boxBlur(frame, radius = BLUR_RADIUS, passes = BLUR_PASSES, ops = null) {
+  if (!(Number.isInteger(radius) && radius >= 0 && radius <= BLUR_MAX_RADIUS && Number.isInteger(passes) && passes >= 0)) {
+    throw new RangeError(`boxBlur: radius must be an integer 0..${BLUR_MAX_RADIUS} and passes >= 0, got ${radius} and ${passes}`);
+  }
+  if (ops) return ops.boxBlur(pixelsOf(frame, "boxBlur"), radius, passes);
   const { data, width: W, height: H, channels: C } = pixelsOf(frame, "boxBlur");
   let img = new Int32Array(W * H * 3);
   for (let p = 0; p < W * H; p++) for (let k = 0; k < 3; k++) img[3 * p + k] = data[p * C + k];
@@ -134,7 +145,7 @@ export function boxBlur(frame, radius = BLUR_RADIUS, passes = BLUR_PASSES) {
 
 /** The background box-blurred (options.radius, default BLUR_RADIUS), the person kept. */
 export function blurBackground(frame, mask, { radius = BLUR_RADIUS } = {}) {
-  return composite(frame, mask, boxBlur(frame, radius));
+  return composite(frame, mask, boxBlur(frame, radius, BLUR_PASSES, maskEngine(mask)));
 }
 
 /**
@@ -177,8 +188,11 @@ export class SelfieSegmenter {
   }
 
   /** runners: {general?, landscape?}: loaded models (async run(feeds) -> {name: {data}}). */
-  constructor(runners, { model = "auto", smoothing = SMOOTHING_RATIO } = {}) {
+  constructor(runners, { model = "auto", smoothing = SMOOTHING_RATIO, imageOps = "engine" } = {}) {
     Object.assign(this, { runners, model, smoothing });
+    /** The engine's image operations (input, mask resize, smoothing; the mask carries it to the compositing), or
+     * null: the JS ports (imageOps "js", or no engine reachable). */
+    this.ops = opsFor(imageOps, Object.values(runners)[0], "SelfieSegmenter");
     this.previous = null;
   }
 
@@ -192,7 +206,7 @@ export class SelfieSegmenter {
     const runner = this.runners[model];
     if (!runner) throw new Error(`SelfieSegmenter: no ${model} model loaded`);
     const spec = SELFIE_MODELS[model];
-    const out = await runner.run({ input_1: { data: selfieInput(pixels, model), shape: [1, spec.height, spec.width, 3] } });
+    const out = await runner.run({ input_1: { data: selfieInput(pixels, model, this.ops), shape: [1, spec.height, spec.width, 3] } });
     return { data: out[spec.output].data, width: spec.width, height: spec.height, model };
   }
 
@@ -201,10 +215,12 @@ export class SelfieSegmenter {
     const pixels = pixelsOf(image, "SelfieSegmenter.segment"), t0 = now();
     const small = await this.rawMask(pixels);
     const t1 = now();
-    const full = resizeMask(small.data, small.width, small.height, pixels.width, pixels.height);
-    const data = smooth(full, this.previous, this.smoothing);
+    const ops = this.ops, { width: W, height: H } = pixels;
+    const data = ops ? ops.maskFrame(small.data, small.width, small.height, W, H, this.previous, this.smoothing)
+      : smooth(resizeMask(small.data, small.width, small.height, W, H), this.previous, this.smoothing);
     this.previous = data;
-    const mask = { data, width: pixels.width, height: pixels.height };
+    const mask = { data, width: W, height: H };
+    if (ops) Object.defineProperty(mask, MASK_ENGINE, { value: ops }); // replaceBackground / blurBackground use it
     return { mask, model: small.model, ms: { model: t1 - t0, post: now() - t1, total: now() - t0 } };
   }
 

@@ -160,6 +160,32 @@ WRT_API int wrt_tune_pick(int op, int rules_k);
 WRT_API void* wrt_alloc(size_t n);
 WRT_API void wrt_free(void* p);
 
+/* The vision pipelines' image operations (image.c) on caller memory, bit for bit python_ref/vision's sample.py and
+ * segment.py. Images are row-major bytes of 3 or 4 channels (RGB first); masks float32. Each buffer is given with
+ * its size in bytes: a buffer too small for the shapes, a bad size or argument is WRT_ERR_INPUT with a message.
+ * wrt_img_crop: the rectangle (centre, size w x h, rotation by its cosine and sine) sampled into out_w x out_h RGB:
+ *   uint8, or with out_float (v - mean) / div rounded once to float32; zero_border 1: outside pixels are 0, else
+ *   the nearest edge pixel.
+ * wrt_img_resize_mask: bilinear, pixel centres aligned, edges clamped (segment.py resize_mask).
+ * wrt_img_smooth: MediaPipe's temporal smoothing with the polynomial c1..c5 over n floats in each of mask, prev
+ *   and out (prev NULL or ratio <= 0: a copy); out may be mask or prev.
+ * wrt_img_composite: frame over background by the mask (out: the frame's channels; a 4th byte kept from frame).
+ * wrt_img_box_blur: passes box filters of radius 0..127 (RGB out), with wrt_img_box_blur_scratch bytes of scratch. */
+WRT_API int wrt_img_crop(const uint8_t* src, size_t src_bytes, int width, int height, int channels, double cx,
+                         double cy, double w, double h, double cos_a, double sin_a, int out_w, int out_h,
+                         int zero_border, double mean, double div, void* out, size_t out_bytes, int out_float);
+WRT_API int wrt_img_resize_mask(const float* src, size_t src_bytes, int width, int height, float* out,
+                                size_t out_bytes, int out_width, int out_height);
+WRT_API int wrt_img_smooth(const float* mask, const float* prev, float* out, size_t n, float ratio, float c1,
+                           float c2, float c3, float c4, float c5);
+WRT_API int wrt_img_composite(const uint8_t* frame, size_t frame_bytes, int channels, const float* mask,
+                              size_t mask_bytes, const uint8_t* background, size_t background_bytes, int bg_channels,
+                              int width, int height, uint8_t* out, size_t out_bytes);
+WRT_API size_t wrt_img_box_blur_scratch(int width, int height);
+WRT_API int wrt_img_box_blur(const uint8_t* frame, size_t frame_bytes, int channels, int width, int height,
+                             int radius, int passes, uint8_t* out, size_t out_bytes, void* scratch,
+                             size_t scratch_bytes);
+
 #ifdef __cplusplus
 }
 #endif

@@ -86,5 +86,7 @@ SMOOTHING_POLY = [5.68842, -0.748699, -57.8051, 291.309, -624.717]
 MASK_THRESHOLD = 0.5  # a pixel is the person where the mask is >= this (for IoU and binary masks)
 BLUR_RADIUS = 8  # blurBackground's default box radius (pixels), applied as BLUR_PASSES box passes
 BLUR_PASSES = 2
+# the largest blur radius: the engine's blur divides by 2r + 1 with one multiply, exact while 2r + 1 < 256
+BLUR_MAX_RADIUS = 127
 
 ALL = {name: value for name, value in dict(globals()).items() if name.isupper()}

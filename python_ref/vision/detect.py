@@ -21,7 +21,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from python_ref.vision.sample import sample_rect
+from python_ref.vision.sample import SampleInput, sample_input
 
 INPUT_SIZE = 128
 ANCHOR_LAYERS = ((16, 2), (8, 6))  # (grid side, anchors per cell)
@@ -51,14 +51,14 @@ class Detection:
     score: float
 
 
-def letterbox(rgb: np.ndarray, size: int = INPUT_SIZE) -> tuple[np.ndarray, Letterbox]:
+def letterbox(rgb: np.ndarray, size: int = INPUT_SIZE, sample: SampleInput = sample_input
+              ) -> tuple[np.ndarray, Letterbox]:
     """HxWx3 (or x4, alpha ignored) uint8 -> float32 [1, size, size, 3] in [-1, 1], and the placement."""
     h, w = np.asarray(rgb).shape[:2]
     side = max(w, h)
-    px = sample_rect(rgb, w / 2, h / 2, side, side, 0.0, size, size, "zero")
-    tensor = ((px.astype(np.float64) - 127.5) / 127.5).astype(np.float32)
+    tensor = sample(rgb, w / 2, h / 2, side, side, 0.0, size, size, "zero", 127.5, 127.5)
     k = size / side
-    return tensor[None], Letterbox((side - w) / 2 * k, (side - h) / 2 * k, w * k, h * k, w, h)
+    return tensor, Letterbox((side - w) / 2 * k, (side - h) / 2 * k, w * k, h * k, w, h)
 
 
 def ssd_anchors() -> np.ndarray:
@@ -123,8 +123,9 @@ def weighted_nms(dets: list[Detection], iou_threshold: float = 0.3) -> list[Dete
     return out
 
 
-def detect_faces(run, rgb: np.ndarray, min_score: float = 0.5, iou_threshold: float = 0.3) -> list[Detection]:
+def detect_faces(run, rgb: np.ndarray, min_score: float = 0.5, iou_threshold: float = 0.3,
+                 sample: SampleInput = sample_input) -> list[Detection]:
     """run(feeds) -> outputs is the detector model; returns the faces after NMS, strongest first."""
-    tensor, lb = letterbox(rgb)
+    tensor, lb = letterbox(rgb, sample=sample)
     out = run({"input": tensor})
     return weighted_nms(decode(out["regressors"], out["classificators"], lb, min_score), iou_threshold)

@@ -18,12 +18,14 @@ import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 
 from python_ref.vision.detect import Detection, detect_faces
 from python_ref.vision.refine import OUTPUTS, PRESENCE, refine_landmarks
 from python_ref.vision.roi import Roi, map_landmarks, roi_from_detection, roi_from_landmarks, roi_is_sane, warp_roi
+from python_ref.vision.sample import SampleInput, sample_input
 
 ModelRunner = Callable[[dict[str, np.ndarray]], dict[str, np.ndarray]]
 MODELS = Path(__file__).resolve().parents[2] / "models"
@@ -80,8 +82,10 @@ def face_from_landmarks(lm: np.ndarray, presence: float, roi: Roi, det: Detectio
 class FaceMesh:
     def __init__(self, detector: ModelRunner | None = None, landmarker: ModelRunner | None = None, *,
                  max_faces: int = 1, min_detection_score: float = 0.5, min_presence: float = 0.5,
-                 tracking: bool = True, refine: bool = False) -> None:
-        """refine: the landmarker is the attention mesh (face_landmark_with_attention): 478 refined landmarks."""
+                 tracking: bool = True, refine: bool = False, ops: Any = None) -> None:
+        """refine: the landmarker is the attention mesh (face_landmark_with_attention): 478 refined landmarks.
+        ops: the image operations (sample_input) of an engine (wasmrt.vision.imgops); None: python_ref's."""
+        self.sample: SampleInput = ops.sample_input if ops is not None else sample_input
         self.refine = refine
         self.detector = detector or python_ref_runner(MODELS / "face_detector.wrt")
         self.landmarker = landmarker or python_ref_runner(
@@ -97,7 +101,7 @@ class FaceMesh:
     def landmarks(self, rgb: np.ndarray, roi: Roi) -> tuple[np.ndarray, float]:
         """Landmarks [468, 3] (refined: [478, 3]) in image pixels and the presence score for one crop."""
         t0 = time.perf_counter()
-        tensor = warp_roi(rgb, roi)
+        tensor = warp_roi(rgb, roi, sample=self.sample)
         t1 = time.perf_counter()
         out = self.landmarker({"input_1": tensor})
         t2 = time.perf_counter()
@@ -127,7 +131,7 @@ class FaceMesh:
                 faces.append(face_from_landmarks(lm, presence, roi, None))
         if len(faces) < self.max_faces:
             t0 = time.perf_counter()
-            dets = detect_faces(self.detector, rgb, self.min_detection_score)
+            dets = detect_faces(self.detector, rgb, self.min_detection_score, sample=self.sample)
             self.stats.ran_detector = True
             self.stats.ms["detector"] = (time.perf_counter() - t0) * 1e3
             for det in dets:

@@ -26,6 +26,7 @@ import math
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 
@@ -48,6 +49,7 @@ from python_ref.vision.facemesh import ModelRunner
 from python_ref.vision.gestures import gesture
 from python_ref.vision.palm import detect_palms, normalize_radians, roi_from_palm, transform_rect
 from python_ref.vision.roi import Roi, map_landmarks, warp_roi
+from python_ref.vision.sample import SampleInput, sample_input
 
 
 @dataclass
@@ -120,12 +122,14 @@ class HandTracker:
 
     def __init__(self, detector: ModelRunner, landmarker: ModelRunner, *, max_hands: int = MAX_HANDS,
                  min_detection_score: float = PALM_MIN_SCORE, min_presence: float = HAND_MIN_PRESENCE,
-                 tracking: bool = True) -> None:
+                 tracking: bool = True, ops: Any = None) -> None:
+        """ops: the image operations (sample_input) of an engine (wasmrt.vision.imgops); None: python_ref's."""
         if max_hands < 1:
             raise ValueError(f"max_hands must be >= 1, got {max_hands}")
         self.detector, self.landmarker = detector, landmarker
         self.max_hands, self.min_detection_score, self.min_presence = max_hands, min_detection_score, min_presence
         self.tracking = tracking
+        self.sample: SampleInput = ops.sample_input if ops is not None else sample_input
         self.tracked: list[Roi] = []
         self.stats = FrameStats()
 
@@ -135,7 +139,7 @@ class HandTracker:
     def landmarks(self, rgb: np.ndarray, roi: Roi) -> tuple[np.ndarray, np.ndarray, float, float]:
         """(landmarks [21, 3] image pixels, world [21, 3], presence, P(Left)) for one crop."""
         t0 = time.perf_counter()
-        tensor = warp_roi(rgb, roi, HAND_INPUT)
+        tensor = warp_roi(rgb, roi, HAND_INPUT, self.sample)
         t1 = time.perf_counter()
         out = self.landmarker({"input_1": tensor})
         ms = self.stats.ms
@@ -158,7 +162,7 @@ class HandTracker:
         palms: list[Detection] = []
         if len(tracked) < self.max_hands:
             t0 = time.perf_counter()
-            palms = detect_palms(self.detector, rgb, self.min_detection_score, self.max_hands)
+            palms = detect_palms(self.detector, rgb, self.min_detection_score, self.max_hands, self.sample)
             self.stats.ran_detector = True
             self.stats.ms["detector"] = (time.perf_counter() - t0) * 1e3
         palm_rois = [roi_from_palm(d) for d in palms]

@@ -37,7 +37,7 @@ from python_ref.vision.constants import (
 )
 from python_ref.vision.detect import Detection, Letterbox, decode_ssd, weighted_nms
 from python_ref.vision.roi import Roi
-from python_ref.vision.sample import sample_rect
+from python_ref.vision.sample import SampleInput, sample_input
 
 
 def normalize_radians(a: float) -> float:
@@ -73,19 +73,19 @@ def decode_palms(raw: np.ndarray, logits: np.ndarray, lb: Letterbox, min_score: 
     return decode_ssd(raw, logits, anchors, PALM_NUM_COORDS, PALM_SCORE_CLIP, lb, min_score)
 
 
-def palm_letterbox(rgb: np.ndarray) -> tuple[np.ndarray, Letterbox]:
+def palm_letterbox(rgb: np.ndarray, sample: SampleInput = sample_input) -> tuple[np.ndarray, Letterbox]:
     """HxWx3 (or x4) uint8 -> float32 [1, 192, 192, 3] in [0, 1], and the placement."""
     h, w = np.asarray(rgb).shape[:2]
     side = max(w, h)
-    px = sample_rect(rgb, w / 2, h / 2, side, side, 0.0, PALM_INPUT, PALM_INPUT, "zero")
     k = PALM_INPUT / side
-    return (px / 255.0).astype(np.float32)[None], Letterbox((side - w) / 2 * k, (side - h) / 2 * k, w * k, h * k, w, h)
+    tensor = sample(rgb, w / 2, h / 2, side, side, 0.0, PALM_INPUT, PALM_INPUT, "zero", 0.0, 255.0)
+    return tensor, Letterbox((side - w) / 2 * k, (side - h) / 2 * k, w * k, h * k, w, h)
 
 
-def detect_palms(run, rgb: np.ndarray, min_score: float = PALM_MIN_SCORE, max_palms: int | None = None
-                 ) -> list[Detection]:
+def detect_palms(run, rgb: np.ndarray, min_score: float = PALM_MIN_SCORE, max_palms: int | None = None,
+                 sample: SampleInput = sample_input) -> list[Detection]:
     """run(feeds) -> outputs is the palm model; the palms after NMS, strongest first (at most max_palms)."""
-    tensor, lb = palm_letterbox(rgb)
+    tensor, lb = palm_letterbox(rgb, sample)
     out = run({"input_1": tensor})
     palms = weighted_nms(decode_palms(out["Identity"], out["Identity_1"], lb, min_score), PALM_NMS_IOU)
     return palms if max_palms is None else palms[:max_palms]

@@ -24,7 +24,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from python_ref.vision.detect import Detection
-from python_ref.vision.sample import sample_rect
+from python_ref.vision.sample import SampleInput, sample_input
 
 LANDMARK_INPUT = 192
 DETECTION_SCALE = 1.5
@@ -85,10 +85,9 @@ def roi_is_sane(roi: Roi, previous: Roi | None, width: int, height: int) -> bool
     return True
 
 
-def warp_roi(rgb: np.ndarray, roi: Roi, n: int = LANDMARK_INPUT) -> np.ndarray:
+def warp_roi(rgb: np.ndarray, roi: Roi, n: int = LANDMARK_INPUT, sample: SampleInput = sample_input) -> np.ndarray:
     """The landmark model's input: float32 [1, n, n, 3] in [0, 1]."""
-    px = sample_rect(rgb, roi.cx, roi.cy, roi.side, roi.side, roi.angle, n, n, "replicate")
-    return (px / 255.0).astype(np.float32)[None]
+    return sample(rgb, roi.cx, roi.cy, roi.side, roi.side, roi.angle, n, n, "replicate", 0.0, 255.0)
 
 
 def map_landmarks(raw: np.ndarray, roi: Roi, n: int = LANDMARK_INPUT) -> np.ndarray:

@@ -10,13 +10,18 @@ the point (c, r). Positions are rounded to 1/32 pixel (round half to even), X = 
 X >> 5, (X >> 5) + 1 blend with integer weights (32 - fx)(32 - fy)*32, ... (fx = X & 31, they sum to 2^15) and the
 sum is rounded to 8 bits: (sum + 2^14) >> 15. Neighbours outside the image are the nearest edge pixel (replicate)
 or 0 (zero border).
+A model input is then (v - mean) / div per byte v, in float64, rounded once to float32 (sample_input).
 """
 
 from __future__ import annotations
 
 import math
+from collections.abc import Callable
 
 import numpy as np
+
+# sample_input's signature: the pipelines take any implementation of it (the engine's, wasmrt.vision.imgops)
+SampleInput = Callable[[np.ndarray, float, float, float, float, float, int, int, str, float, float], np.ndarray]
 
 
 def sample_rect(rgb: np.ndarray, cx: float, cy: float, w: float, h: float, angle: float, n_w: int, n_h: int,
@@ -40,3 +45,10 @@ def sample_rect(rgb: np.ndarray, cx: float, cy: float, w: float, h: float, angle
                 pix = pix * ((r >= 0) & (r < ih) & (col >= 0) & (col < iw))[..., None]
             acc += pix * (wx * wy * 32)[..., None]
     return ((acc + (1 << 14)) >> 15).clip(0, 255).astype(np.uint8)
+
+
+def sample_input(rgb: np.ndarray, cx: float, cy: float, w: float, h: float, angle: float, n_w: int, n_h: int,
+                 border: str, mean: float, div: float) -> np.ndarray:
+    """float32 [1, n_h, n_w, 3]: sample_rect's bytes normalised as the models take them ([0, 1]: mean 0, div 255)."""
+    px = sample_rect(rgb, cx, cy, w, h, angle, n_w, n_h, border)
+    return ((px.astype(np.float64) - mean) / div).astype(np.float32)[None]

@@ -12,17 +12,22 @@ Mask: the model's [1, h, w, 1] confidence (no activation: it is already a probab
 Smoothing (MediaPipe's SegmentationSmoothingCalculator, ratio 0.7): with t = new - 0.5, x = t^2,
   u = 1 - min(1, x (c1 + x (c2 + x (c3 + x (c4 + x c5))))) (the new value's uncertainty), the output is
   new + (previous - new) * u * ratio, in float32 arithmetic; the first frame (or a size change) passes unchanged.
-Compositing (uint8, exact integers): alpha a = floor(clip(mask, 0, 1) * 255 + 0.5); out = (fg * a + bg * (255 - a)
-  + 127) // 255 per channel (alpha channels of RGBA frames are kept from the frame).
+Compositing (uint8, exact integers): alpha a = floor(clip(mask, 0, 1) * 255 + 0.5) (NaN: 0);
+  out = (fg * a + bg * (255 - a) + 127) // 255 per channel (alpha channels of RGBA frames are kept from the frame).
 Background blur: BLUR_PASSES box filters of radius r, each a horizontal then a vertical pass with edge pixels
-  replicated, each pass rounding (sum + n // 2) // n with n = 2r + 1; then composited under the person.
+  replicated, each pass rounding (sum + n // 2) // n with n = 2r + 1 (r <= BLUR_MAX_RADIUS); then composited under
+  the person.
 """
 
 from __future__ import annotations
 
+from types import SimpleNamespace
+from typing import Any
+
 import numpy as np
 
 from python_ref.vision.constants import (
+    BLUR_MAX_RADIUS,
     BLUR_PASSES,
     BLUR_RADIUS,
     LANDSCAPE_MIN_ASPECT,
@@ -31,19 +36,18 @@ from python_ref.vision.constants import (
     SMOOTHING_RATIO,
 )
 from python_ref.vision.facemesh import ModelRunner
-from python_ref.vision.sample import sample_rect
+from python_ref.vision.sample import SampleInput, sample_input
 
 
 def choose_model(width: int, height: int) -> str:
     return "landscape" if width > LANDSCAPE_MIN_ASPECT * height else "general"
 
 
-def selfie_input(rgb: np.ndarray, model: str) -> np.ndarray:
+def selfie_input(rgb: np.ndarray, model: str, sample: SampleInput = sample_input) -> np.ndarray:
     """float32 [1, h, w, 3] in [0, 1]: the whole frame stretched to the model's input."""
     spec = SELFIE_MODELS[model]
     h, w = np.asarray(rgb).shape[:2]
-    px = sample_rect(rgb, w / 2, h / 2, w, h, 0.0, spec["width"], spec["height"], "zero")
-    return (px / 255.0).astype(np.float32)[None]
+    return sample(rgb, w / 2, h / 2, w, h, 0.0, spec["width"], spec["height"], "zero", 0.0, 255.0)
 
 
 def _axis(n_src: int, n_dst: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
@@ -77,7 +81,9 @@ def smooth(new: np.ndarray, previous: np.ndarray | None, ratio: float = SMOOTHIN
 
 
 def alpha8(mask: np.ndarray) -> np.ndarray:
-    return np.floor(np.clip(np.asarray(mask, np.float64), 0, 1) * 255 + 0.5).astype(np.int64)
+    """NaN (a broken mask) is background."""
+    m = np.nan_to_num(np.asarray(mask, np.float64), nan=0.0)
+    return np.floor(np.clip(m, 0, 1) * 255 + 0.5).astype(np.int64)
 
 
 def composite(frame: np.ndarray, mask: np.ndarray, background: np.ndarray) -> np.ndarray:
@@ -109,6 +115,8 @@ def replace_background(frame: np.ndarray, mask: np.ndarray, background: np.ndarr
 
 
 def box_blur(rgb: np.ndarray, radius: int = BLUR_RADIUS, passes: int = BLUR_PASSES) -> np.ndarray:
+    if not 0 <= radius <= BLUR_MAX_RADIUS or passes < 0:
+        raise ValueError(f"box_blur: radius must be 0..{BLUR_MAX_RADIUS} and passes >= 0, got {radius} and {passes}")
     img = np.asarray(rgb)[..., :3].astype(np.int64)
     if radius < 1:
         return np.asarray(rgb)[..., :3].copy()
@@ -137,8 +145,12 @@ class SelfieSegmenter:
     """Confidence mask at frame size, smoothed over frames. runners: {"general": run, "landscape": run} (the
     models one needs); model: "auto" (by frame shape), "general" or "landscape"."""
 
-    def __init__(self, runners: dict[str, ModelRunner], *, model: str = "auto", smoothing: float = SMOOTHING_RATIO
-                 ) -> None:
+    def __init__(self, runners: dict[str, ModelRunner], *, model: str = "auto", smoothing: float = SMOOTHING_RATIO,
+                 ops: Any = None) -> None:
+        """ops: the image operations (sample_input, resize_mask, smooth) of an engine (wasmrt.vision.imgops); None:
+        python_ref's."""
+        self.ops = ops if ops is not None else SimpleNamespace(sample_input=sample_input, resize_mask=resize_mask,
+                                                               smooth=smooth)
         if model not in ("auto", *SELFIE_MODELS):
             raise ValueError(f"SelfieSegmenter: model must be auto, general or landscape, got {model!r}")
         self.runners, self.model, self.smoothing = runners, model, smoothing
@@ -153,7 +165,7 @@ class SelfieSegmenter:
         model = choose_model(w, h) if self.model == "auto" else self.model
         if model not in self.runners:
             raise ValueError(f"SelfieSegmenter: no runner for the {model} model")
-        out = self.runners[model]({"input_1": selfie_input(rgb, model)})
+        out = self.runners[model]({"input_1": selfie_input(rgb, model, self.ops.sample_input)})
         spec = SELFIE_MODELS[model]
         return np.asarray(out[spec["output"]], np.float32).reshape(spec["height"], spec["width"]), model
 
@@ -164,7 +176,7 @@ class SelfieSegmenter:
             raise ValueError("SelfieSegmenter.segment: expected an HxWx3 (or x4) uint8 image (not empty), got "
                              f"{rgb.dtype} {rgb.shape}")
         small, _ = self.raw_mask(rgb)
-        mask = resize_mask(small, rgb.shape[1], rgb.shape[0])
-        mask = smooth(mask, self.previous, self.smoothing)
+        mask = self.ops.resize_mask(small, rgb.shape[1], rgb.shape[0])
+        mask = self.ops.smooth(mask, self.previous, self.smoothing)
         self.previous = mask
         return mask

@@ -65,6 +65,13 @@ EXPORTS = (
     "wrt_input_dim_min", "wrt_input_dim_max", "wrt_resize_inputs",
     "wrt_set_threads", "wrt_static_size",
 )
+# The vision pipelines' image operations (engine/image.c): in the full modules only. A module built for given models
+# (--for) leaves them out (7.5 KB: the face try-on's modules stay within their budget); the JS pipelines then use
+# their JS code (js_bindings/vision/imgops.js finds the exports missing).
+IMAGE_SOURCE = "image.c"
+IMAGE_EXPORTS = ("wrt_img_crop", "wrt_img_resize_mask", "wrt_img_smooth", "wrt_img_composite",
+                 "wrt_img_box_blur_scratch", "wrt_img_box_blur")
+EXPORTS = (*EXPORTS, *IMAGE_EXPORTS)
 # The wasm modules must stay small (SIMD_WASM_LIMIT): code that runs once per load (reading and checking the file,
 # planning, support, error words) and the scalar loops of rare ops (integer tensors, MediaPipe's transforms) is
 # built for the smallest size (-Oz); the portable int8 paths behind the generated kernels, data movement, the
@@ -87,7 +94,7 @@ WASM_OPT_LEVEL = {"fb": "-Oz", "model_read": "-Oz", "shape_check": "-Oz", "qrule
                   "model": "-Oz", "ops": "-Os", "qconv": "-Os", "qelt": "-Oz", "qpool": "-Oz", "qdata": "-Oz",
                   "qmath": "-Oz", "recurrent": "-Oz", "data": "-Os", "sparse": "-Oz", "indirection": "-Os",
                   "target": "-Oz", "reduce": "-Oz", "rt_mem": "-Os", "rt_math": "-Oz", "conv": "-Os", "gemm": "-Os",
-                  "elementwise": "-Oz", "pool": "-Os", "choice": "-Oz"}
+                  "elementwise": "-Oz", "pool": "-Os", "choice": "-Oz", "image": "-Os"}
 WASM_KERNEL_OPT = "-Os"  # the generated kernels
 
 
@@ -192,6 +199,10 @@ def build_wasm(variant: str, force: bool = False, trim: str | None = None, out: 
     v = WASM_VARIANTS[variant]
     kern, kdefs, note = kernel_source(v.target)
     sources = [*engine_sources(), kern]
+    exports = EXPORTS
+    if trim is not None:
+        sources = [src for src in sources if src.name != IMAGE_SOURCE]
+        exports = tuple(e for e in EXPORTS if e not in IMAGE_EXPORTS)
     cc = _tool("clang-19")
     trim_flags: list[str] = []
     if trim is not None:  # the header sits in build/, named by its contents: the stamp then covers them
@@ -203,7 +214,7 @@ def build_wasm(variant: str, force: bool = False, trim: str | None = None, out: 
     compile_flags = [*CFLAGS, "--target=wasm32", "-ffreestanding", "-nostdlib", *v.flags, *kdefs,
                      f"-DWRT_WASM_TARGET=wrt_target_{v.target}", "-I", str(INCLUDE), *trim_flags]
     link_flags = ["--target=wasm32", "-nostdlib", "-Wl,--no-entry", "-Wl,--strip-all", "-Wl,-z,stack-size=262144",
-                  *(f"-Wl,--export={e}" for e in EXPORTS), *(THREADS_LINK if v.threads else ())]
+                  *(f"-Wl,--export={e}" for e in exports), *(THREADS_LINK if v.threads else ())]
     full = out is None
     out = DIST / f"wasmrt-{variant}.wasm" if out is None else out.resolve()
 

@@ -31,14 +31,17 @@ else:
         ENGINES,
         Hand,
         HandTracker,
+        ImageOps,
         SelfieSegmenter,
         blur_background,
+        engine_ops,
         finger_states,
         gesture,
+        image_ops,
         model_bytes,
         replace_background,
         runner,
     )
 
-    __all__ = ["ENGINES", "Hand", "HandTracker", "SelfieSegmenter", "blur_background", "finger_states", "gesture",
-               "model_bytes", "replace_background", "runner"]
+    __all__ = ["ENGINES", "Hand", "HandTracker", "ImageOps", "SelfieSegmenter", "blur_background", "engine_ops",
+               "finger_states", "gesture", "image_ops", "model_bytes", "replace_background", "runner"]

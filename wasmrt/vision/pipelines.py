@@ -11,11 +11,12 @@ from python_ref.vision.hands import Hand
 from python_ref.vision.hands import HandTracker as _HandTracker
 from python_ref.vision.segment import SelfieSegmenter as _SelfieSegmenter
 from python_ref.vision.segment import blur_background, replace_background
+from wasmrt.vision.imgops import ImageOps, image_ops
 
 ENGINES = ("ref", "native", "wasm")
 
-__all__ = ["ENGINES", "Hand", "HandTracker", "SelfieSegmenter", "blur_background", "finger_states", "gesture",
-           "model_bytes", "replace_background", "runner"]
+__all__ = ["ENGINES", "Hand", "HandTracker", "ImageOps", "SelfieSegmenter", "blur_background", "engine_ops",
+           "finger_states", "gesture", "image_ops", "model_bytes", "replace_background", "runner"]
 
 
 @functools.cache
@@ -46,6 +47,13 @@ def runner(source: str, engine: str = "ref", variant: str | None = None, threads
     return load(data, engine, variant, threads=threads).run
 
 
+def engine_ops(engine: str, variant: str | None = None) -> ImageOps | None:
+    """The image operations the pipelines use on an engine: the C engine's (native, wasm), python_ref's (ref)."""
+    if engine not in ENGINES:
+        raise ValueError(f"wasmrt.vision: engine must be one of {', '.join(ENGINES)}, got {engine!r}")
+    return None if engine == "ref" else image_ops(engine, variant)
+
+
 class HandTracker(_HandTracker):
     """MediaPipe Hands' pipeline: palm detection, 21 landmarks, handedness, tracking, gestures.
     lite: the lite palm and landmark models (MediaPipe's model_complexity=0)."""
@@ -54,7 +62,8 @@ class HandTracker(_HandTracker):
                  threads: int | str = 1, **options) -> None:
         kind = "lite" if lite else "full"
         super().__init__(runner(f"palm_detection_{kind}.tflite", engine, variant, threads),
-                         runner(f"hand_landmark_{kind}.tflite", engine, variant, threads), **options)
+                         runner(f"hand_landmark_{kind}.tflite", engine, variant, threads),
+                         ops=engine_ops(engine, variant), **options)
 
 
 class SelfieSegmenter(_SelfieSegmenter):
@@ -69,4 +78,4 @@ class SelfieSegmenter(_SelfieSegmenter):
         if any(n not in SELFIE_MODELS for n in names):
             raise ValueError(f"SelfieSegmenter: model must be auto, general or landscape, got {model!r}")
         super().__init__({n: runner(SELFIE_MODELS[n]["source"], engine, variant, threads) for n in names},
-                         model=model, **options)
+                         model=model, ops=engine_ops(engine, variant), **options)

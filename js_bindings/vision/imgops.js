@@ -1,0 +1,164 @@
+// The pipelines' image operations run by the engine: the wrt_img_* functions of kernels_wasm/engine/image.c in the
+// runtime's wasm instance (the one the pipeline's models are loaded in), bit for bit the JS ports (sample.js,
+// segment.js) and python_ref/vision. engineOps(model) is null where the engine cannot be reached from here (a model
+// run by a Worker client, a module without these exports): the pipelines then use the JS ports.
+
+import { errorFromCode, OutOfMemoryError } from "../src/errors.js";
+import { SMOOTHING_POLY } from "./constants.js";
+
+/** A mask's engine (set by SelfieSegmenter.segment), so compositing it runs there too. */
+export const MASK_ENGINE = Symbol("wasmrt.vision.maskEngine");
+
+const NAMES = ["wrt_img_crop", "wrt_img_resize_mask", "wrt_img_smooth", "wrt_img_composite", "wrt_img_box_blur_scratch",
+  "wrt_img_box_blur"];
+const cache = new WeakMap();
+const u32 = (x) => x >>> 0;
+const align = (n) => (n + 63) & ~63;
+
+/** The engine operations of the runtime a loaded model lives in, or null. */
+export function engineOps(model) {
+  const rt = model?._rt, ex = rt?._ex;
+  if (!ex || !NAMES.every((n) => typeof ex[n] === "function")) return null;
+  let ops = cache.get(rt);
+  if (!ops) cache.set(rt, (ops = new EngineOps(rt)));
+  return ops;
+}
+
+/** A pipeline's option imageOps: "engine" (the model's engine where reachable, else the JS ports) or "js". */
+export function opsFor(choice, model, who) {
+  if (choice !== "engine" && choice !== "js") {
+    throw new RangeError(`${who}: imageOps must be "engine" or "js", got ${JSON.stringify(choice)}`);
+  }
+  return choice === "engine" ? engineOps(model) : null;
+}
+
+export class EngineOps {
+  constructor(rt) {
+    this.rt = rt;
+    this.ex = rt._ex;
+  }
+
+  // One block of wasm memory for a call's buffers (64-byte aligned parts), freed afterwards. fn(pointers, buffer).
+  _with(sizes, fn) {
+    const rt = this.rt, ex = this.ex;
+    rt._usable();
+    const offsets = [];
+    let total = 0;
+    for (const s of sizes) { offsets.push(total); total += align(s); }
+    const base = u32(rt._call(() => ex.wrt_alloc(total || 64)));
+    if (!base) throw new OutOfMemoryError(`cannot allocate ${total} bytes for an image operation`);
+    try {
+      return fn(offsets.map((o) => base + o));
+    } finally {
+      ex.wrt_free(base);
+    }
+  }
+
+  _check(code) {
+    if (code !== 0) throw errorFromCode(code, this.rt._message());
+  }
+
+  _bytes(p, n) { return new Uint8Array(this.ex.memory.buffer, p, n); }
+
+  // Copies up to n bytes of data to p; returns how many (the engine checks that count against the shapes).
+  _put(p, data, n) {
+    const src = data.length <= n ? data : data.subarray(0, n), k = src.length;
+    this._bytes(p, k).set(src instanceof Uint8Array ? src : new Uint8Array(src.buffer, src.byteOffset, k));
+    return k;
+  }
+
+  // Copies up to n floats to p; returns their bytes.
+  _putF32(p, data, n) {
+    const src = data.length <= n ? data : data.subarray(0, n);
+    new Float32Array(this.ex.memory.buffer, p, src.length).set(src);
+    return src.length * 4;
+  }
+
+  /**
+   * sampleRect (sample.js) with the result normalised: Float32Array(nW*nH*3) of (v - mean) / div (float64, rounded
+   * once to float32), or with mean === null the bytes (Uint8Array). pixels: {data, width, height, channels}.
+   */
+  crop(pixels, cx, cy, w, h, angle, nW, nH, border, mean, div, out) {
+    const { data, width: W, height: H } = pixels, C = pixels.channels ?? 4;
+    const bytes = W * H * C, asFloat = mean !== null, nOut = nW * nH * 3 * (asFloat ? 4 : 1);
+    out ??= asFloat ? new Float32Array(nW * nH * 3) : new Uint8Array(nW * nH * 3);
+    return this._with([bytes, nOut], ([src, dst]) => {
+      const have = this._put(src, data, bytes);
+      this._check(this.rt._call(() => this.ex.wrt_img_crop(src, have, W, H, C, cx, cy, w, h, Math.cos(angle),
+        Math.sin(angle), nW, nH, border === "zero" ? 1 : 0, asFloat ? mean : 0, asFloat ? div : 1, dst, nOut,
+        asFloat ? 1 : 0)));
+      const view = asFloat ? new Float32Array(this.ex.memory.buffer, dst, nW * nH * 3) : this._bytes(dst, nOut);
+      out.set(view);
+      return out;
+    });
+  }
+
+  /** resizeMask (segment.js): Float32Array(width*height). */
+  resizeMask(m, w, h, width, height) {
+    const nIn = w * h * 4, nOut = width * height * 4;
+    return this._with([nIn, nOut], ([src, dst]) => {
+      const have = this._putF32(src, m, w * h);
+      this._check(this.rt._call(() => this.ex.wrt_img_resize_mask(src, have, w, h, dst, nOut, width, height)));
+      return new Float32Array(this.ex.memory.buffer, dst, width * height).slice();
+    });
+  }
+
+  /** smooth (segment.js): a new Float32Array. */
+  smooth(mask, previous, ratio) {
+    const n = mask.length, usePrev = previous && ratio > 0 && previous.length === n;
+    return this._with([n * 4, usePrev ? n * 4 : 0], ([m, p]) => {
+      const mem = this.ex.memory.buffer;
+      new Float32Array(mem, m, n).set(mask);
+      if (usePrev) new Float32Array(mem, p, n).set(previous);
+      this._check(this.rt._call(() => this.ex.wrt_img_smooth(m, usePrev ? p : 0, m, n, ratio, ...SMOOTHING_POLY)));
+      return new Float32Array(this.ex.memory.buffer, m, n).slice();
+    });
+  }
+
+  /** resizeMask then smooth (a segmenter's frame) in one visit to wasm memory: Float32Array(width*height). */
+  maskFrame(small, w, h, width, height, previous, ratio) {
+    const n = width * height, nIn = w * h * 4, usePrev = previous && ratio > 0 && previous.length === n;
+    return this._with([nIn, n * 4, usePrev ? n * 4 : 0], ([src, dst, p]) => {
+      const have = this._putF32(src, small, w * h);
+      this._check(this.rt._call(() => this.ex.wrt_img_resize_mask(src, have, w, h, dst, n * 4, width, height)));
+      if (usePrev) this._putF32(p, previous, n);
+      this._check(this.rt._call(() => this.ex.wrt_img_smooth(dst, usePrev ? p : 0, dst, n, ratio, ...SMOOTHING_POLY)));
+      return new Float32Array(this.ex.memory.buffer, dst, n).slice();
+    });
+  }
+
+  /**
+   * composite (segment.js) on {data, width, height, channels} images: a new image with the frame's byte type.
+   * bg: an image, or [r, g, b] (an RGBA fill in wasm memory, not an image built in JS and copied).
+   */
+  composite(fg, m, bg) {
+    const W = fg.width, H = fg.height, n = W * H, fb = n * fg.channels, colour = Array.isArray(bg);
+    const bc = colour ? 4 : bg.channels, bb = n * bc;
+    return this._with([fb, n * 4, bb, fb], ([f, mk, b, o]) => {
+      const hf = this._put(f, fg.data, fb), hm = this._putF32(mk, m, n);
+      let hb = bb;
+      if (colour) { // the bytes a Uint8Array would hold (as the JS port's background), RGBA little-endian
+        const [r, g, bl] = Uint8Array.from(bg.slice(0, 3));
+        new Uint32Array(this.ex.memory.buffer, b, n).fill((r | (g << 8) | (bl << 16) | (255 << 24)) >>> 0);
+      } else {
+        hb = this._put(b, bg.data, bb);
+      }
+      this._check(this.rt._call(() => this.ex.wrt_img_composite(f, hf, fg.channels, mk, hm, b, hb, bc, W, H, o, fb)));
+      const data = new fg.data.constructor(fb);
+      data.set(this._bytes(o, fb));
+      return { data, width: W, height: H, channels: fg.channels };
+    });
+  }
+
+  /** boxBlur (segment.js): {data: Uint8Array RGB, width, height, channels: 3}. */
+  boxBlur(frame, radius, passes) {
+    const { data, width: W, height: H, channels: C } = frame, n = W * H, bytes = n * C;
+    const scratch = u32(this.ex.wrt_img_box_blur_scratch(W, H));
+    return this._with([bytes, n * 3, scratch], ([f, o, s]) => {
+      const have = this._put(f, data, bytes);
+      this._check(this.rt._call(() => this.ex.wrt_img_box_blur(f, have, C, W, H, radius, passes, o, n * 3, s,
+        scratch)));
+      return { data: this._bytes(o, n * 3).slice(), width: W, height: H, channels: 3 };
+    });
+  }
+}

@@ -1,0 +1,327 @@
+/* The vision pipelines' image operations over caller memory (wrt_img_*, declared in wasmrt.h): the rotated crop
+ * with 8-bit bilinear sampling into a model input, the mask resize to frame size, the temporal smoothing and the
+ * compositing with its box blur. python_ref/vision/sample.py and segment.py are the specification; every result here
+ * is bit for bit theirs (float64 where they compute in float64, float32 where they do, integers elsewhere).
+ * Each buffer comes with its size in bytes: a size too small for the shapes given is an error, never a read past it.
+ * Plain loops: these are a few hundred thousand pixels a frame, bound by memory and the exact rounding rules. */
+#include "engine.h"
+
+/* frames up to 2^26 pixels (8192 x 8192), 4 bytes each: every byte count fits a 32-bit size_t */
+#define IMG_MAX_SIDE 32768
+#define IMG_MAX_PIXELS ((size_t)1 << 26)
+/* crop geometry beyond this (pixels) is refused: positions * 32 stay far inside int64 */
+#define IMG_MAX_COORD 1e9
+/* output columns whose coordinates are computed once per call, on the stack (20 KB at most) */
+#define IMG_CHUNK 512
+
+static int bad_shape(const char* who, int w, int h) {
+  if (w < 1 || h < 1 || w > IMG_MAX_SIDE || h > IMG_MAX_SIDE || (size_t)w * (size_t)h > IMG_MAX_PIXELS) {
+    return rt_error(WRT_ERR_INPUT, "%s: size %dx%d must be 1..%d per side and at most %z pixels", who, w, h,
+                    IMG_MAX_SIDE, IMG_MAX_PIXELS);
+  }
+  return WRT_OK;
+}
+
+static int bad_buffer(const char* who, const char* name, const void* p, size_t have, size_t need, size_t align) {
+  if (!p) return rt_error(WRT_ERR_INPUT, "%s: %s is NULL", who, name);
+  if ((uintptr_t)p % align) return rt_error(WRT_ERR_INPUT, "%s: %s is not %z-byte aligned", who, name, align);
+  if (have < need) return rt_error(WRT_ERR_INPUT, "%s: %s holds %z bytes, needs %z", who, name, have, need);
+  return WRT_OK;
+}
+
+static int bad_channels(const char* who, const char* name, int c) {
+  return c == 3 || c == 4 ? WRT_OK : rt_error(WRT_ERR_INPUT, "%s: %s channels must be 3 or 4, got %d", who, name, c);
+}
+
+static int finite_within(double x, double lim) { return x >= -lim && x <= lim; } /* false for NaN */
+
+typedef int32_t v4i __attribute__((vector_size(16)));
+typedef uint8_t v4u8 __attribute__((vector_size(4)));
+typedef float v4f __attribute__((vector_size(16)));
+typedef float v4f_u __attribute__((vector_size(16), aligned(4), may_alias)); /* four floats at any float address */
+
+static int clampi(int64_t v, int n) { return v < 0 ? 0 : v >= n ? n - 1 : (int)v; }
+
+/* sample.py: output (i, j) takes the image at p = centre + R(angle) ((j / n_w - 0.5) w, (i / n_h - 0.5) h), rounded
+ * to 1/32 pixel (half to even), four taps with weights summing to 2^15, (sum + 2^14) >> 15. */
+int wrt_img_crop(const uint8_t* src, size_t src_bytes, int width, int height, int channels, double cx, double cy,
+                 double w, double h, double cos_a, double sin_a, int out_w, int out_h, int zero_border,
+                 double mean, double div, void* out, size_t out_bytes, int out_float) {
+  const char* who = "wrt_img_crop";
+  int err;
+  if ((err = bad_shape(who, width, height)) || (err = bad_shape(who, out_w, out_h)) ||
+      (err = bad_channels(who, "source", channels))) return err;
+  if ((zero_border != 0 && zero_border != 1) || (out_float != 0 && out_float != 1)) {
+    return rt_error(WRT_ERR_INPUT, "%s: zero_border and out_float are 0 or 1, got %d and %d", who, zero_border,
+                    out_float);
+  }
+  if (!finite_within(cx, IMG_MAX_COORD) || !finite_within(cy, IMG_MAX_COORD) || !finite_within(w, IMG_MAX_COORD) ||
+      !finite_within(h, IMG_MAX_COORD) || !finite_within(cos_a, 2) || !finite_within(sin_a, 2)) {
+    return rt_error(WRT_ERR_INPUT, "%s: the rectangle (centre %g, %g, size %g x %g, cos %g, sin %g) must be finite "
+                    "and within %g pixels", who, cx, cy, w, h, cos_a, sin_a, IMG_MAX_COORD);
+  }
+  if (out_float && !(div != 0 && finite_within(div, 1e30) && finite_within(mean, 1e30))) {
+    return rt_error(WRT_ERR_INPUT, "%s: normalisation (v - %g) / %g needs finite values and a non-zero divisor", who,
+                    mean, div);
+  }
+  size_t n_out = (size_t)out_w * (size_t)out_h * 3, elt = out_float ? 4 : 1;
+  if ((err = bad_buffer(who, "source", src, src_bytes, (size_t)width * (size_t)height * (size_t)channels, 1)) ||
+      (err = bad_buffer(who, "output", out, out_bytes, n_out * elt, elt))) return err;
+  float table[256]; /* (v - mean) / div in float64, rounded once to float32, as the pipelines normalise */
+  if (out_float) {
+    for (int v = 0; v < 256; v++) table[v] = (float)(((double)v - mean) / div);
+  }
+  uint8_t* ob = (uint8_t*)out;
+  float* of = (float*)out;
+  const size_t stride = (size_t)width * (size_t)channels;
+  /* per column (in chunks on the stack): cx + u cos, cy + u sin, the first terms of sample.py's sums */
+  double col_x[IMG_CHUNK], col_y[IMG_CHUNK];
+  for (int j0 = 0; j0 < out_w; j0 += IMG_CHUNK) {
+    const int nj = out_w - j0 < IMG_CHUNK ? out_w - j0 : IMG_CHUNK;
+    for (int jj = 0; jj < nj; jj++) {
+      const double u = ((double)(j0 + jj) / out_w - 0.5) * w;
+      col_x[jj] = cx + u * cos_a;
+      col_y[jj] = cy + u * sin_a;
+    }
+    for (int i = 0; i < out_h; i++) {
+      const double v = ((double)i / out_h - 0.5) * h, vs = v * sin_a, vc = v * cos_a;
+      size_t o = ((size_t)i * (size_t)out_w + (size_t)j0) * 3;
+      for (int jj = 0; jj < nj; jj++) {
+        const int64_t xq = (int64_t)__builtin_rint((col_x[jj] - vs) * 32);
+        const int64_t yq = (int64_t)__builtin_rint((col_y[jj] + vc) * 32);
+        const int fx = (int)(xq & 31), fy = (int)(yq & 31);
+        const int64_t x0 = (xq - fx) / 32, y0 = (yq - fy) / 32;
+        /* the weights times 32 (sum 2^15) */
+        int32_t wt[4] = {(32 - fx) * (32 - fy) * 32, fx * (32 - fy) * 32, (32 - fx) * fy * 32, fx * fy * 32};
+        const uint8_t* tap[4];
+        if (x0 >= 0 && x0 + 1 < width && y0 >= 0 && y0 + 1 < height) { /* inside: no clamping */
+          tap[0] = src + (size_t)y0 * stride + (size_t)x0 * (size_t)channels;
+          tap[1] = tap[0] + channels;
+          tap[2] = tap[0] + stride;
+          tap[3] = tap[2] + channels;
+        } else {
+          for (int k = 0; k < 4; k++) {
+            const int64_t r = y0 + (k >> 1), c = x0 + (k & 1);
+            if (zero_border && (r < 0 || r >= height || c < 0 || c >= width)) wt[k] = 0;
+            tap[k] = src + (size_t)clampi(r, height) * stride + (size_t)clampi(c, width) * (size_t)channels;
+          }
+        }
+        int32_t val[4];
+        if (channels == 4) { /* the four channels of a tap as one vector (the fourth is computed and unused) */
+          v4i acc = {1 << 14, 1 << 14, 1 << 14, 1 << 14};
+          for (int k = 0; k < 4; k++) {
+            const v4u8 px = {tap[k][0], tap[k][1], tap[k][2], tap[k][3]};
+            acc += __builtin_convertvector(px, v4i) * wt[k];
+          }
+          acc >>= 15;
+          for (int ch = 0; ch < 3; ch++) val[ch] = acc[ch];
+        } else {
+          for (int ch = 0; ch < 3; ch++) {
+            val[ch] = (tap[0][ch] * wt[0] + tap[1][ch] * wt[1] + tap[2][ch] * wt[2] + tap[3][ch] * wt[3] + (1 << 14)) >> 15;
+          }
+        }
+        for (int ch = 0; ch < 3; ch++) { /* each sum <= 255 * 2^15 + 2^14: always 0..255 */
+          if (out_float) {
+            of[o++] = table[val[ch]];
+          } else {
+            ob[o++] = (uint8_t)val[ch];
+          }
+        }
+      }
+    }
+  }
+  return WRT_OK;
+}
+
+/* segment.py resize_mask: source x = (j + 0.5) * (w / W) - 0.5 clamped to [0, w - 1], float64, then float32 */
+static void mask_axis(int n_src, int n_dst, int j, int* i0, int* i1, double* f) {
+  double s = ((double)j + 0.5) * ((double)n_src / n_dst) - 0.5;
+  s = s < 0 ? 0 : s > n_src - 1 ? n_src - 1 : s;
+  *i0 = (int)s; /* s >= 0: truncation is the floor */
+  *i1 = *i0 + 1 < n_src ? *i0 + 1 : n_src - 1;
+  *f = s - *i0;
+}
+
+int wrt_img_resize_mask(const float* src, size_t src_bytes, int width, int height, float* out, size_t out_bytes,
+                        int out_width, int out_height) {
+  const char* who = "wrt_img_resize_mask";
+  int err;
+  if ((err = bad_shape(who, width, height)) || (err = bad_shape(who, out_width, out_height)) ||
+      (err = bad_buffer(who, "source", src, src_bytes, (size_t)width * (size_t)height * 4, 4)) ||
+      (err = bad_buffer(who, "output", out, out_bytes, (size_t)out_width * (size_t)out_height * 4, 4))) return err;
+  int col0[IMG_CHUNK], col1[IMG_CHUNK];
+  double colf[IMG_CHUNK];
+  for (int j0 = 0; j0 < out_width; j0 += IMG_CHUNK) {
+    const int nj = out_width - j0 < IMG_CHUNK ? out_width - j0 : IMG_CHUNK;
+    for (int jj = 0; jj < nj; jj++) mask_axis(width, out_width, j0 + jj, &col0[jj], &col1[jj], &colf[jj]);
+    for (int i = 0; i < out_height; i++) {
+      int y0, y1;
+      double fy;
+      mask_axis(height, out_height, i, &y0, &y1, &fy);
+      const float* r0 = src + (size_t)y0 * (size_t)width;
+      const float* r1 = src + (size_t)y1 * (size_t)width;
+      float* row = out + (size_t)i * (size_t)out_width + j0;
+      for (int jj = 0; jj < nj; jj++) {
+        const int x0 = col0[jj], x1 = col1[jj];
+        const double fx = colf[jj];
+        const double top = (double)r0[x0] * (1 - fx) + (double)r0[x1] * fx;
+        const double bottom = (double)r1[x0] * (1 - fx) + (double)r1[x1] * fx;
+        row[jj] = (float)(top * (1 - fy) + bottom * fy);
+      }
+    }
+  }
+  return WRT_OK;
+}
+
+/* segment.py smooth: t = new - 0.5, x = t^2, u = 1 - min(1, x (c1 + x (c2 + ...))), new + (prev - new) u ratio, all
+ * float32; prev NULL: the new mask unchanged. out may be new or prev. */
+int wrt_img_smooth(const float* mask, const float* prev, float* out, size_t n, float ratio, float c1, float c2,
+                   float c3, float c4, float c5) {
+  const char* who = "wrt_img_smooth";
+  int err;
+  if (n > IMG_MAX_PIXELS) return rt_error(WRT_ERR_INPUT, "%s: %z values, at most %z", who, n, IMG_MAX_PIXELS);
+  if ((err = bad_buffer(who, "mask", mask, n * 4, n * 4, 4)) || (err = bad_buffer(who, "output", out, n * 4, n * 4, 4)) ||
+      (prev && (err = bad_buffer(who, "previous", prev, n * 4, n * 4, 4)))) return err;
+  if (!prev || !(ratio > 0)) {
+    for (size_t i = 0; i < n; i++) out[i] = mask[i];
+    return WRT_OK;
+  }
+  size_t i = 0;
+  for (; i + 4 <= n; i += 4) { /* four at a time (float32 lanes: the same operations, no contraction) */
+    const v4f m = *(const v4f_u*)(mask + i), q = *(const v4f_u*)(prev + i);
+    const v4f t = m - 0.5f, x = t * t, p = x * (c1 + x * (c2 + x * (c3 + x * (c4 + x * c5))));
+    const v4i gt = p > 1.0f; /* min(1, p) by bits: p > 1 is false for NaN, which stays NaN */
+    const v4f one = {1.0f, 1.0f, 1.0f, 1.0f};
+    const v4f u = one - (v4f)((gt & (v4i)one) | (~gt & (v4i)p));
+    const v4f r = m + (q - m) * (u * ratio);
+    *(v4f_u*)(out + i) = r;
+  }
+  for (; i < n; i++) {
+    const float m = mask[i], t = m - 0.5f, x = t * t;
+    const float p = x * (c1 + x * (c2 + x * (c3 + x * (c4 + x * c5))));
+    const float u = 1.0f - (p > 1.0f ? 1.0f : p); /* NaN stays NaN, as numpy's minimum */
+    out[i] = m + (prev[i] - m) * (u * ratio);
+  }
+  return WRT_OK;
+}
+
+/* segment.py composite: a = floor(clip(mask, 0, 1) * 255 + 0.5) (NaN: 0), out = (fg a + bg (255 - a) + 127) // 255
+ * per colour channel; a 4-channel output keeps the frame's fourth byte. */
+int wrt_img_composite(const uint8_t* frame, size_t frame_bytes, int channels, const float* mask, size_t mask_bytes,
+                      const uint8_t* background, size_t background_bytes, int bg_channels, int width, int height,
+                      uint8_t* out, size_t out_bytes) {
+  const char* who = "wrt_img_composite";
+  int err;
+  if ((err = bad_shape(who, width, height)) || (err = bad_channels(who, "frame", channels)) ||
+      (err = bad_channels(who, "background", bg_channels))) return err;
+  const size_t n = (size_t)width * (size_t)height;
+  if ((err = bad_buffer(who, "frame", frame, frame_bytes, n * (size_t)channels, 1)) ||
+      (err = bad_buffer(who, "mask", mask, mask_bytes, n * 4, 4)) ||
+      (err = bad_buffer(who, "background", background, background_bytes, n * (size_t)bg_channels, 1)) ||
+      (err = bad_buffer(who, "output", out, out_bytes, n * (size_t)channels, 1))) return err;
+  for (size_t p = 0; p < n; p++) {
+    const double m = mask[p];
+    const int32_t a = (int32_t)((m > 0 ? (m < 1 ? m : 1) : 0) * 255 + 0.5);
+    const uint8_t* f = frame + p * (size_t)channels;
+    const uint8_t* b = background + p * (size_t)bg_channels;
+    uint8_t* o = out + p * (size_t)channels;
+    /* the channels as one int32x4 vector; y // 255 = (y + (y >> 8) + 1) >> 8 for y <= 65152 (tests check all) */
+    const v4u8 f4 = {f[0], f[1], f[2], channels == 4 ? f[3] : 0}, b4 = {b[0], b[1], b[2], 0};
+    v4i y = __builtin_convertvector(f4, v4i) * a + __builtin_convertvector(b4, v4i) * (255 - a) + 127;
+    y = (y + (y >> 8) + 1) >> 8;
+    o[0] = (uint8_t)y[0];
+    o[1] = (uint8_t)y[1];
+    o[2] = (uint8_t)y[2];
+    if (channels == 4) o[3] = f[3];
+  }
+  return WRT_OK;
+}
+
+/* floor(x / n) for 0 <= x < 2^16 and 1 <= n < 256 as one multiply: M = ceil(2^32 / n) errs by e < n, and
+ * x e / 2^32 < 2^16 n / 2^32 < 1 / n, below the gap between x / n and the next integer (tests check every x, n) */
+static uint32_t div_magic(uint32_t n) { return (uint32_t)((((uint64_t)1 << 32) + n - 1) / n); }
+static uint8_t div_round(uint32_t s, uint32_t half, uint32_t magic) {
+  return (uint8_t)(((uint64_t)(s + half) * magic) >> 32);
+}
+
+#define BLUR_MAX_RADIUS 127
+
+size_t wrt_img_box_blur_scratch(int width, int height) {
+  if (width < 1 || height < 1 || width > IMG_MAX_SIDE || height > IMG_MAX_SIDE) return 0;
+  return (((size_t)width * (size_t)height * 3 + 3) & ~(size_t)3) + (size_t)width * 3 * 4;
+}
+
+/* one horizontal box pass of radius r, edges replicated: src rows of `sc` bytes per pixel -> dst RGB rows */
+static void blur_rows(const uint8_t* src, int sc, uint8_t* dst, int width, int height, int r, uint32_t magic) {
+  const uint32_t half = (uint32_t)r;
+  for (int y = 0; y < height; y++) {
+    const uint8_t* s = src + (size_t)y * (size_t)width * (size_t)sc;
+    uint8_t* d = dst + (size_t)y * (size_t)width * 3;
+    for (int k = 0; k < 3; k++) {
+      uint32_t sum = 0;
+      for (int i = -r; i <= r; i++) sum += s[(size_t)clampi(i, width) * (size_t)sc + (size_t)k];
+      for (int x = 0; x < width; x++) {
+        d[(size_t)x * 3 + (size_t)k] = div_round(sum, half, magic);
+        sum += s[(size_t)clampi(x + r + 1, width) * (size_t)sc + (size_t)k];
+        sum -= s[(size_t)clampi(x - r, width) * (size_t)sc + (size_t)k];
+      }
+    }
+  }
+}
+
+/* one vertical box pass over RGB rows, with running column sums (cache-friendly rows) */
+static void blur_cols(const uint8_t* src, uint8_t* dst, uint32_t* sums, int width, int height, int r, uint32_t magic) {
+  const size_t row = (size_t)width * 3;
+  const uint32_t half = (uint32_t)r;
+  for (size_t q = 0; q < row; q++) sums[q] = 0;
+  for (int i = -r; i <= r; i++) {
+    const uint8_t* s = src + (size_t)clampi(i, height) * row;
+    for (size_t q = 0; q < row; q++) sums[q] += s[q];
+  }
+  for (int y = 0; y < height; y++) {
+    uint8_t* d = dst + (size_t)y * row;
+    const uint8_t* add = src + (size_t)clampi(y + r + 1, height) * row;
+    const uint8_t* sub = src + (size_t)clampi(y - r, height) * row;
+    for (size_t q = 0; q < row; q++) {
+      d[q] = div_round(sums[q], half, magic);
+      sums[q] += (uint32_t)add[q] - (uint32_t)sub[q];
+    }
+  }
+}
+
+/* segment.py box_blur: `passes` box filters of radius r (rows, then columns, each pass rounded (sum + r) // (2r + 1)),
+ * RGB out; radius 0: the frame's colours copied. scratch: wrt_img_box_blur_scratch(width, height) bytes. */
+int wrt_img_box_blur(const uint8_t* frame, size_t frame_bytes, int channels, int width, int height, int radius,
+                     int passes, uint8_t* out, size_t out_bytes, void* scratch, size_t scratch_bytes) {
+  const char* who = "wrt_img_box_blur";
+  int err;
+  if ((err = bad_shape(who, width, height)) || (err = bad_channels(who, "frame", channels))) return err;
+  if (radius < 0 || radius > BLUR_MAX_RADIUS || passes < 0 || passes > 64) {
+    return rt_error(WRT_ERR_INPUT, "%s: radius must be 0..%d and passes 0..64, got %d and %d", who, BLUR_MAX_RADIUS,
+                    radius, passes);
+  }
+  const size_t n = (size_t)width * (size_t)height;
+  if ((err = bad_buffer(who, "frame", frame, frame_bytes, n * (size_t)channels, 1)) ||
+      (err = bad_buffer(who, "output", out, out_bytes, n * 3, 1)) ||
+      (err = bad_buffer(who, "scratch", scratch, scratch_bytes, wrt_img_box_blur_scratch(width, height), 4))) {
+    return err;
+  }
+  uint8_t* tmp = (uint8_t*)scratch;
+  uint32_t* sums = (uint32_t*)(tmp + ((n * 3 + 3) & ~(size_t)3));
+  if (radius == 0 || passes == 0) {
+    for (size_t p = 0; p < n; p++) {
+      for (int k = 0; k < 3; k++) out[p * 3 + (size_t)k] = frame[p * (size_t)channels + (size_t)k];
+    }
+    return WRT_OK;
+  }
+  const uint32_t magic = div_magic((uint32_t)(2 * radius + 1));
+  for (int t = 0; t < passes; t++) {
+    if (t == 0) {
+      blur_rows(frame, channels, tmp, width, height, radius, magic);
+    } else {
+      blur_rows(out, 3, tmp, width, height, radius, magic);
+    }
+    blur_cols(tmp, out, sums, width, height, radius, magic);
+  }
+  return WRT_OK;
+}

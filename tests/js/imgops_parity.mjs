@@ -1,0 +1,75 @@
+// The engine's image operations (js_bindings/vision/imgops.js over wrt_img_*) against the JS ports (sample.js,
+// segment.js, themselves tested bit for bit against python_ref) on random images, in every wasm module of
+// wasmrt/engines/dist, and hostile arguments. Run by tests/test_vision_imgops.py.
+import assert from "node:assert/strict";
+import { readFileSync } from "node:fs";
+import { test } from "node:test";
+import { fileURLToPath } from "node:url";
+
+import * as wasmrt from "../../js_bindings/src/index.js";
+import { EngineOps, engineOps } from "../../js_bindings/vision/imgops.js";
+import { sampleRect } from "../../js_bindings/vision/sample.js";
+import { boxBlur, composite, replaceBackground, resizeMask, smooth } from "../../js_bindings/vision/segment.js";
+
+const MODEL = readFileSync(fileURLToPath(new URL("../../models/face_detector.wrt", import.meta.url)));
+const DIST = fileURLToPath(new URL("../../wasmrt/engines/dist/", import.meta.url));
+const VARIANTS = (process.env.IMGOPS_VARIANTS ?? "scalar,simd,relaxed").split(",");
+let seed = 12345;
+const rand = () => ((seed = (seed * 1103515245 + 12345) % 2147483648) / 2147483648);
+const bytes = (n) => Uint8Array.from({ length: n }, () => Math.floor(rand() * 256));
+const image = (w, h, c) => ({ data: bytes(w * h * c), width: w, height: h, channels: c });
+const same = (a, b, what) => assert.deepEqual(new Uint8Array(a.buffer, a.byteOffset, a.byteLength),
+  new Uint8Array(b.buffer, b.byteOffset, b.byteLength), what);
+
+for (const variant of VARIANTS) {
+  test(`engine image operations equal the JS ports (${variant})`, async () => {
+    const rt = await wasmrt.init({ variant, wasmPaths: DIST });
+    const ops = new EngineOps(rt);
+    for (const [w, h, c] of [[1, 1, 3], [37, 23, 4], [64, 48, 3], [5, 91, 4]]) {
+      const img = image(w, h, c);
+      for (const [cx, cy, rw, rh, a, nW, nH, border] of [[w / 2, h / 2, w, h, 0, 16, 16, "zero"],
+        [w * 0.3, h * 0.6, w * 0.8, h * 1.3, 0.7, 24, 19, "replicate"], [-3, h + 2, 2 * w, h, -2.9, 9, 31, "zero"],
+        [w / 2, h / 2, Math.max(w, h), Math.max(w, h), Math.PI / 2, 33, 33, "replicate"]]) {
+        const want = sampleRect(img, cx, cy, rw, rh, a, nW, nH, border);
+        same(ops.crop(img, cx, cy, rw, rh, a, nW, nH, border, null, null), want, `crop ${w}x${h}x${c}`);
+        const wantF = Float32Array.from(want, (v) => Math.fround((v - 127.5) / 127.5));
+        same(ops.crop(img, cx, cy, rw, rh, a, nW, nH, border, 127.5, 127.5), wantF, "crop normalised");
+      }
+      const small = Float32Array.from({ length: 7 * 5 }, () => rand() * 1.2 - 0.1);
+      const big = resizeMask(small, 7, 5, w, h);
+      same(ops.resizeMask(small, 7, 5, w, h), big, "resizeMask");
+      const prev = Float32Array.from({ length: w * h }, rand);
+      same(ops.smooth(big, prev, 0.7), smooth(big, prev, 0.7), "smooth");
+      same(ops.smooth(big, null, 0.7), big, "smooth without a previous mask");
+      big[0] = NaN;
+      const bg = image(w, h, 3);
+      const m = { data: big, width: w, height: h };
+      const js = composite(img, m, bg), en = ops.composite(img, big, bg);
+      same(en.data, js.data, "composite");
+      same(ops.composite(img, big, [0, 177, 64]).data, replaceBackground(img, m, [0, 177, 64]).data, "composite colour");
+      same(ops.composite(img, big, [300, -5, 1.5]).data, replaceBackground(img, m, [300, -5, 1.5]).data, "odd colour");
+      same(ops.maskFrame(small, 7, 5, w, h, prev, 0.7), smooth(resizeMask(small, 7, 5, w, h), prev, 0.7), "maskFrame");
+      same(ops.maskFrame(small, 7, 5, w, h, null, 0.7), resizeMask(small, 7, 5, w, h), "maskFrame, first frame");
+      for (const r of [0, 1, 4, 8, 127]) same(ops.boxBlur(img, r, 2).data, boxBlur(img, r, 2).data, `boxBlur r=${r}`);
+    }
+    // hostile arguments: errors naming the problem, never a read past a buffer
+    const img = image(8, 8, 4);
+    assert.throws(() => ops.crop({ ...img, width: 9 }, 4, 4, 8, 8, 0, 4, 4, "zero", 0, 255), /source holds 256 bytes/);
+    assert.throws(() => ops.crop(img, NaN, 4, 8, 8, 0, 4, 4, "zero", 0, 255), /must be finite/);
+    assert.throws(() => ops.crop(img, 4, 4, 8, 8, 0, 0, 4, "zero", 0, 255), /size 0x4/);
+    assert.throws(() => ops.crop(img, 4, 4, 8, 8, 0, 4, 4, "zero", 0, 0), /non-zero divisor/);
+    assert.throws(() => ops.boxBlur(img, 128, 2), /radius must be 0..127/);
+    assert.throws(() => ops.composite(img, new Float32Array(64), { ...image(8, 8, 3), channels: 5 }), /channels must be 3 or 4/);
+    const ex = rt._ex;
+    assert.notEqual(ex.wrt_img_resize_mask(64, 3, 2, 2, 128, 16, 2, 2), 0, "a mask buffer too small");
+    assert.match(rt._message(), /source holds 3 bytes, needs 16/);
+    assert.notEqual(ex.wrt_img_smooth(0, 0, 64, 4, 0.7, 1, 1, 1, 1, 1), 0, "a NULL mask");
+    assert.notEqual(ex.wrt_img_smooth(66, 0, 64, 4, 0.7, 1, 1, 1, 1, 1), 0, "a misaligned mask");
+    assert.equal(ex.wrt_img_box_blur_scratch(0, 5), 0);
+    same(ops.crop(img, 4, 4, 8, 8, 0, 4, 4, "zero", null, null), sampleRect(img, 4, 4, 8, 8, 0, 4, 4, "zero"), "still usable");
+    // a module without the image operations (built for given models), a Worker client's model: the JS code
+    assert.equal(engineOps({ _rt: { _ex: { wrt_run() {} } } }), null);
+    assert.equal(engineOps({ run() {} }), null);
+    assert.ok(engineOps(rt.loadBytes(MODEL)) instanceof EngineOps);
+  });
+}

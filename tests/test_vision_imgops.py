@@ -1,0 +1,234 @@
+"""The engine's image operations (kernels_wasm/engine/image.c: wrt_img_*) against python_ref.vision (sample.py,
+segment.py) on every engine build here: the native library (its x86-64 build) and the scalar, SIMD128 and relaxed
+wasm modules (wasmtime); in Node through js_bindings/vision/imgops.js against the JS ports. Every output is exact
+(bytes, and float32 words for the float outputs): the C follows python_ref's float64 / float32 / integer rules.
+Hostile arguments (buffers smaller than the shapes, non-finite geometry, bad channels) are errors, never reads past
+a buffer."""
+
+from __future__ import annotations
+
+import math
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from python_ref.vision import sample, segment
+from python_ref.vision.constants import BLUR_MAX_RADIUS
+from wasmrt.errors import WasmrtError
+
+sys.path.insert(0, str(Path(__file__).parent / "js"))
+from js_fixtures import NODE22
+
+ROOT = Path(__file__).resolve().parent.parent
+TARGETS = ["native", "wasm:scalar", "wasm:simd", "wasm:relaxed"]
+
+
+@pytest.fixture(scope="module", params=TARGETS)
+def ops(request: pytest.FixtureRequest):  # -> ImageOps
+    from wasmrt.vision.imgops import ImageOps
+
+    engine, _, variant = request.param.partition(":")
+    try:
+        return ImageOps(engine, variant or None)
+    except WasmrtError as e:
+        pytest.skip(f"{request.param}: {e}")
+
+
+RNG = np.random.default_rng(43)
+IMAGES = [RNG.integers(0, 256, shape, dtype=np.uint8) for shape in [(1, 1, 3), (37, 53, 4), (48, 64, 3), (91, 5, 4)]]
+# (cx, cy, w, h, angle, n_w, n_h, border) as fractions of the image's width / height where they are positions
+RECTS = [(0.5, 0.5, 1.0, 1.0, 0.0, 16, 16, "zero"), (0.3, 0.6, 0.8, 1.3, 0.7, 24, 19, "replicate"),
+         (-0.1, 1.1, 2.0, 1.0, -2.9, 9, 31, "zero"), (0.5, 0.5, 1.5, 1.5, math.pi / 2, 33, 33, "replicate"),
+         (0.25, 0.75, 0.1, 0.1, 3.0, 7, 5, "replicate")]
+NORMS = [(0.0, 255.0), (127.5, 127.5)]  # [0, 1] (palm, hands, face landmarks, selfie), [-1, 1] (face detector)
+
+
+def rect(img: np.ndarray, r: tuple) -> tuple:
+    h, w = img.shape[:2]
+    cx, cy, rw, rh, a, nw, nh, border = r
+    return cx * w, cy * h, rw * w, rh * h, a, nw, nh, border
+
+
+@pytest.mark.parametrize("k", range(len(IMAGES)))
+def test_crop_equals_python_ref(ops, k: int) -> None:
+    img = IMAGES[k]
+    for r in RECTS:
+        args = rect(img, r)
+        np.testing.assert_array_equal(ops.sample_rect(img, *args), sample.sample_rect(img, *args))
+        for mean, div in NORMS:
+            got, want = ops.sample_input(img, *args, mean, div), sample.sample_input(img, *args, mean, div)
+            assert got.dtype == want.dtype == np.float32 and got.shape == want.shape
+            assert got.tobytes() == want.tobytes(), (r, mean, div)
+
+
+def test_crop_of_a_real_photo(ops) -> None:
+    """The rotated hand crop (224 x 224, replicate) and the letterbox (zero border) on a photo."""
+    from skimage import data
+
+    img = data.astronaut()
+    for args in [(300.0, 200.0, 180.5, 180.5, 0.4, 224, 224, "replicate"),
+                 (256.0, 256.0, 512.0, 512.0, 0.0, 192, 192, "zero"),
+                 (256.0, 256.0, 512.0, 512.0, 0.0, 256, 144, "zero")]:
+        assert ops.sample_input(img, *args, 0.0, 255.0).tobytes() == sample.sample_input(img, *args, 0.0,
+                                                                                         255.0).tobytes()
+
+
+def test_wide_outputs_cross_the_column_chunks(ops) -> None:
+    """image.c computes column coordinates in chunks of 512 columns: outputs wider than one chunk."""
+    img = IMAGES[2]
+    for args in [(30.0, 20.0, 50.0, 40.0, 0.3, 1100, 3, "replicate"), (10.0, 40.0, 70.0, 10.0, -1.0, 513, 2, "zero")]:
+        assert ops.sample_input(img, *args, 0.0, 255.0).tobytes() == sample.sample_input(img, *args, 0.0,
+                                                                                         255.0).tobytes()
+    small = RNG.random((4, 9)).astype(np.float32)
+    for w, h in [(1100, 3), (512, 2), (1025, 1)]:
+        assert ops.resize_mask(small, w, h).tobytes() == segment.resize_mask(small, w, h).tobytes()
+
+
+def test_mask_resize_smoothing_compositing_blur_equal_python_ref(ops) -> None:
+    for img in IMAGES:
+        h, w = img.shape[:2]
+        for sh, sw in [(1, 1), (5, 7), (144, 256)]:
+            small = (RNG.random((sh, sw)) * 1.2 - 0.1).astype(np.float32)
+            assert ops.resize_mask(small, w, h).tobytes() == segment.resize_mask(small, w, h).tobytes()
+        mask = segment.resize_mask((RNG.random((5, 7)) * 1.2 - 0.1).astype(np.float32), w, h)
+        prev = RNG.random((h, w)).astype(np.float32)
+        for ratio in (0.7, 0.3, 0.0):
+            assert ops.smooth(mask, prev, ratio).tobytes() == segment.smooth(mask, prev, ratio).tobytes()
+        assert ops.smooth(mask, None).tobytes() == mask.tobytes()
+        flat = mask.reshape(-1)
+        flat[: min(3, flat.size)] = [np.nan, np.inf, -np.inf][: flat.size]
+        for bg_channels in (3, 4):
+            bg = RNG.integers(0, 256, (h, w, bg_channels), dtype=np.uint8)
+            np.testing.assert_array_equal(ops.composite(img, mask, bg), segment.composite(img, mask, bg))
+        np.testing.assert_array_equal(ops.replace_background(img, mask, (0, 177, 64)),
+                                      segment.replace_background(img, mask, (0, 177, 64)))
+        for radius in (0, 1, 2, 8, 30, BLUR_MAX_RADIUS):
+            np.testing.assert_array_equal(ops.box_blur(img, radius), segment.box_blur(img, radius), f"r={radius}")
+        np.testing.assert_array_equal(ops.box_blur(img, 3, 0), segment.box_blur(img, 3, 0))
+        np.testing.assert_array_equal(ops.box_blur(img, 2, 5), segment.box_blur(img, 2, 5))
+
+
+def test_blur_division_by_one_multiply_is_exact() -> None:
+    """image.c divides a box sum s (<= 255 n) + r by n = 2r + 1 as ((s + r) * ceil(2^32 / n)) >> 32: every value."""
+    for r in range(1, BLUR_MAX_RADIUS + 1):
+        n = 2 * r + 1
+        magic = ((1 << 32) + n - 1) // n
+        x = np.arange(0, 255 * n + 1, dtype=np.uint64) + np.uint64(r)
+        assert ((x * np.uint64(magic)) >> np.uint64(32) == x // np.uint64(n)).all(), n
+
+
+def test_composite_division_by_shifts_is_exact() -> None:
+    """image.c's composite divides y = fg a + bg (255 - a) + 127 (<= 65152) by 255 as (y + (y >> 8) + 1) >> 8."""
+    y = np.arange(0, 255 * 255 + 128, dtype=np.int64)
+    assert ((y + (y >> 8) + 1) >> 8 == y // 255).all()
+
+
+def test_smoothing_of_odd_lengths_and_nan(ops) -> None:
+    """The smoothing runs four values at a time, then one by one: every length around 4, NaN and out-of-range."""
+    for n in range(1, 11):
+        new = (RNG.random(n) * 1.4 - 0.2).astype(np.float32)
+        prev = RNG.random(n).astype(np.float32)
+        new[n // 2] = np.nan
+        assert ops.smooth(new, prev).tobytes() == segment.smooth(new, prev).tobytes()
+
+
+def test_hostile_arguments_are_errors(ops) -> None:
+    from wasmrt.vision.imgops import ImageOps
+
+    img = IMAGES[1]
+    h, w = img.shape[:2]
+    run = ops._run
+    small = np.zeros(16, np.uint8)
+    out8 = np.zeros((4, 4, 3), np.uint8)
+    outf = np.zeros((4, 4, 3), np.float32)
+    crop = [small, small.nbytes, 8, 8, 4, 4.0, 4.0, 8.0, 8.0, 1.0, 0.0, 4, 4, 0, 0.0, 255.0, out8, out8.nbytes, 0]
+    with pytest.raises(WasmrtError, match="source holds 16 bytes, needs 256"):
+        run("wrt_img_crop", crop, [out8])
+    bad_out = [*crop[:16], outf, 8, 1]
+    bad_out[0], bad_out[1] = img, img.nbytes
+    with pytest.raises(WasmrtError, match="output holds 8 bytes, needs 192"):
+        run("wrt_img_crop", bad_out, [outf])
+    for name, value, pattern in [(5, math.nan, "must be finite"), (7, math.inf, "must be finite"),
+                                 (9, 3.0, "must be finite"), (11, 0, "size 0x4"), (12, 40000, "size 4x40000"),
+                                 (13, 2, "zero_border and out_float"), (4, 5, "channels must be 3 or 4")]:
+        args = list(crop)
+        args[0], args[1], args[2], args[3] = img, img.nbytes, w, h
+        args[name] = value
+        with pytest.raises(WasmrtError, match=pattern):
+            run("wrt_img_crop", args, [out8])
+    with pytest.raises(WasmrtError, match="non-zero divisor"):
+        ops.sample_input(img, 4, 4, 8, 8, 0.0, 4, 4, "zero", 0.0, 0.0)
+    mask = np.zeros(6, np.float32)
+    with pytest.raises(WasmrtError, match="source holds 24 bytes, needs 40"):
+        run("wrt_img_resize_mask", [mask, mask.nbytes, 5, 2, outf, outf.nbytes, 4, 4], [outf])
+    with pytest.raises(WasmrtError, match="mask is NULL"):
+        run("wrt_img_smooth", [None, None, outf, 4, 0.7, 1.0, 1.0, 1.0, 1.0, 1.0], [outf])
+    with pytest.raises(WasmrtError, match="mask holds 24 bytes, needs"):
+        run("wrt_img_composite", [img, img.nbytes, 4, mask, mask.nbytes, img, img.nbytes, 4, w, h, img.copy(),
+                                  img.nbytes], [])
+    with pytest.raises(WasmrtError, match=r"radius must be 0..127"):
+        ops.box_blur(img, BLUR_MAX_RADIUS + 1)
+    with pytest.raises(ValueError, match=r"radius must be 0..127"):
+        segment.box_blur(img, BLUR_MAX_RADIUS + 1)
+    with pytest.raises(ValueError, match="border must be"):
+        ops.sample_rect(img, 4, 4, 8, 8, 0.0, 4, 4, "wrap")
+    with pytest.raises(ValueError, match="HxWx3"):
+        ops.sample_rect(img[..., :2], 4, 4, 8, 8, 0.0, 4, 4)
+    assert run("wrt_img_box_blur_scratch", [0, 5], []) == 0
+    with pytest.raises(ValueError, match="engine must be"):
+        ImageOps("gpu")
+    # still usable after the errors
+    np.testing.assert_array_equal(ops.sample_rect(img, 4, 4, 8, 8, 0.0, 4, 4), sample.sample_rect(img, 4, 4, 8, 8,
+                                                                                                   0.0, 4, 4))
+
+
+def test_python_pipelines_use_the_engine_operations() -> None:
+    """wasmrt.vision's pipelines on native / wasm take the engine's operations; ref keeps python_ref's."""
+    from wasmrt.vision import engine_ops
+    from wasmrt.vision.imgops import ImageOps
+
+    assert engine_ops("ref") is None
+    ops = engine_ops("wasm", "scalar")
+    assert isinstance(ops, ImageOps) and ops.engine == "wasm"
+    from python_ref.vision.hands import HandTracker
+    from python_ref.vision.segment import SelfieSegmenter
+
+    assert HandTracker(lambda f: f, lambda f: f, ops=ops).sample == ops.sample_input
+    assert SelfieSegmenter({}, ops=ops).ops is ops
+
+
+@pytest.mark.skipif(not NODE22.exists() or shutil.which("node") is None, reason="needs Node 22 (node_modules)")
+def test_js_engine_operations_equal_the_js_ports() -> None:
+    r = subprocess.run([str(NODE22), "--test", "tests/js/imgops_parity.mjs"], cwd=ROOT, capture_output=True,
+                       text=True, timeout=300)
+    assert r.returncode == 0, r.stdout[-6000:] + r.stderr[-2000:]
+    assert r.stdout.count("\nok ") == 3, r.stdout[-3000:]
+
+
+def test_modules_built_for_models_leave_the_image_operations_out() -> None:
+    """`wasmrt build --for` modules have no wrt_img_* (their size budget): the JS pipelines fall back to JS there, and
+    Python's ImageOps says what is missing."""
+    import wasmtime
+
+    from wasmrt.dev import build
+    from wasmrt.dev.modules import build_for
+    from wasmrt.paths import models_dir
+    from wasmrt.vision.imgops import ImageOps
+
+    model = models_dir() / "face_landmark.wrt"
+    if not model.is_file():
+        pytest.skip("bundled models missing: run python -m wasmrt.zoo.bundle")
+    out = ROOT / "build" / "modules" / "imgops-face"
+    build_for([model], out, ("simd",))
+    def exports(path: Path) -> set[str]:
+        return {e.name for e in wasmtime.Module.from_file(wasmtime.Engine(), path).exports}
+
+    names = exports(out / "wasmrt-simd.wasm")
+    assert not names & set(build.IMAGE_EXPORTS) and "wrt_run" in names
+    assert set(build.IMAGE_EXPORTS) <= exports(build.PACKAGE_DIST / "wasmrt-simd.wasm")
+    with pytest.raises(WasmrtError, match="lacks the image operations"):
+        ImageOps("wasm", "simd", folder=out)
