@@ -17,7 +17,7 @@ import pytest
 from python_ref import Interpreter, ops
 from python_ref import quant as qm
 from python_ref.errors import InputError
-from python_ref.train.fakequant import MOVES, FakeQuant, clamp_bounds
+from python_ref.train.fakequant import MOVES, FakeQuant, batch_attrs, clamp_bounds
 from python_ref.wrt_file import read_wrt
 from wasmrt.compile import quantizer
 from wasmrt.compile.converter import convert
@@ -32,7 +32,8 @@ ENGINES = [("native", "scalar"), ("native", "avx2"), ("native", "avx512"), ("was
 
 
 def net(seed: int = 3) -> Graph:
-    """conv3x3 + relu6 -> depthwise 3x3 + relu6 -> residual add -> 1x1 conv -> mean -> fc (10 logits)."""
+    """conv3x3 + relu6 -> depthwise 3x3 + relu6 -> residual add -> 1x1 conv -> mean -> reshape -> fc (10 logits);
+    the reshape's target holds the file's one-sample batch."""
     rng = np.random.default_rng(seed)
     g = Graph()
 
@@ -47,8 +48,9 @@ def net(seed: int = 3) -> Graph:
                    {"pads": (1, 1, 1, 1), "groups": 8, **relu6}, name="dw")[0]
     a = g.add_node("ADD", [c1, d], name="add")[0]
     p = g.add_node("CONV_2D", [a, const("w3", 16, 1, 1, 8), const("b3", 16, scale=0.1)], relu6, name="pw")[0]
-    m = g.add_node("MEAN", [p], {"axes": (1, 2), "keepdims": False}, name="mean")[0]
-    g.add_node("FULLY_CONNECTED", [m, const("w4", 10, 16, scale=1.0), const("b4", 10)], name="fc",
+    m = g.add_node("MEAN", [p], {"axes": (1, 2), "keepdims": True}, name="mean")[0]
+    f = g.add_node("RESHAPE", [m], {"shape": (1, 16)}, name="flatten")[0]
+    g.add_node("FULLY_CONNECTED", [f, const("w4", 10, 16, scale=1.0), const("b4", 10)], name="fc",
                outputs=["logits"])
     g.outputs.append("logits")
     return g
@@ -132,7 +134,8 @@ def _float_chain(fq: FakeQuant, feeds_: dict[str, np.ndarray], k: int, u: np.nda
             wr = u * qin[1].along(u.shape, qin[1].scale) if j == k else qm.dequantize(w, qin[1])
             xs = [xs[0], wr.astype(np.float32), qm.dequantize(b, qm.QuantParams.make(
                 qm.mul_scale(qin[0].s, qin[1].scale), 0, 0))]
-        a = {**op.attrs, "act_min": -np.inf, "act_max": np.inf} if "act_min" in op.attrs else op.attrs
+        a = batch_attrs(op, xs[0])
+        a = {**a, "act_min": -np.inf, "act_max": np.inf} if "act_min" in a else a
         y = xs[0] if op.op in ("QUANTIZE", "DEQUANTIZE") else ops.compute(op.op, xs, a)
         o, q = op.outputs[0], op.quant[1][0]
         if q is not None and op.op not in MOVES:  # held at the int8 value where the int8 output is clamped

@@ -79,6 +79,15 @@ def _float_attrs(op: str, attrs: dict[str, Any]) -> dict[str, Any]:
     return a
 
 
+def batch_attrs(op: QOp, x: np.ndarray | None) -> dict[str, Any]:
+    """A RESHAPE whose target keeps the file's one-sample batch (first dimension 1) keeps the batch's, as the
+    tape's (python_ref/train/tape.py)."""
+    shape = op.attrs.get("shape") if op.op == "RESHAPE" else None
+    if shape is None or x is None or not len(shape) or int(shape[0]) != 1 or x.shape[0] == 1:
+        return op.attrs
+    return {**op.attrs, "shape": (0, *shape[1:])}
+
+
 class FakeQuant:
     """FakeQuant(ops, consts, trained): ops, a chain of int8 ops in execution order (the tail of a quantized graph,
     read from the tensors it does not make itself); consts, the constant tensors they read (int8 weights, int32
@@ -132,7 +141,8 @@ class FakeQuant:
             raise InputError(f"no value for the chain's input(s) {missing}")
         values = dict(feeds)
         for k, op in enumerate(self.ops):
-            outs = dispatch.run(op.op, self._inputs(k, values), op.attrs, op.quant)
+            xs = self._inputs(k, values)
+            outs = dispatch.run(op.op, xs, batch_attrs(op, xs[0]), op.quant)
             values.update(zip(op.outputs, outs, strict=True))
         return values
 
@@ -165,7 +175,7 @@ class FakeQuant:
             if op.op in ("QUANTIZE", "DEQUANTIZE"):  # the identity on real values, rounding passed through
                 got = [gys[0]]
             else:
-                got = backward(op.op, real, yr, gys, _float_attrs(op.op, op.attrs), need)
+                got = backward(op.op, real, yr, gys, _float_attrs(op.op, batch_attrs(op, xs[0])), need)
             for i, gi, want in zip(op.inputs, got, need, strict=True):
                 if want and gi is not None and i in self.depends:
                     g[i] = g[i] + gi if i in g else gi.astype(np.float64)

@@ -17,6 +17,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from python_ref import quant as qm
+from python_ref.quant import QuantParams
 from python_ref.train.fakequant import TRAINED, FakeQuant, QOp
 from python_ref.train.losses import mean_squared_error
 from python_ref.train.optim import Adam
@@ -106,12 +107,11 @@ def distill(qg: Graph, src: Graph, samples: list[dict[str, np.ndarray]], options
     samples: `options.steps` Adam steps on batches of `options.batch` samples drawn with `options.seed`."""
     o = options or Options()
     o.check()
-    steps, layers, loss, batch = o.steps, o.layers, o.loss, o.batch
     if not samples:
         raise InputError("quantization-aware training needs calibration samples")
     if len(src.outputs) != 1 or len(qg.outputs) != 1:
         raise InputError("quantization-aware training distills a model with one output")
-    ops, trained, names = tail(qg, layers)
+    ops, trained, names = tail(qg, o.layers)
     consts = {n: t.data for n, t in qg.tensors.items() if t.is_const and t.data is not None}
     fq = FakeQuant(ops, consts, trained)
     out = qg.outputs[0]
@@ -129,7 +129,15 @@ def distill(qg: Graph, src: Graph, samples: list[dict[str, np.ndarray]], options
             step("qat: caching the int8 tail's inputs and the float outputs", k + 1, len(samples))
     cache = {n: np.concatenate(v) for n, v in feeds.items()}
     target = np.concatenate(targets).astype(np.float32)
-    qy = qg.tensors[out].quant
+    result = train(fq, cache, target, qg.tensors[out].quant, out, o, names, step, log)
+    _store(qg, fq, trained, ops)
+    return result
+
+
+def train(fq: FakeQuant, cache: dict[str, np.ndarray], target: np.ndarray, qy: QuantParams | None, out: str,
+          o: Options, names: list[str], step: Callable[[str, int, int], None] | None = None,
+          log: Callable[[str], None] | None = None) -> Result:
+    """The training loop on cached tail inputs (a batch of samples along the first dimension) and float outputs."""
 
     def real(v: np.ndarray) -> np.ndarray:
         return qm.dequantize(v, qy) if qy is not None else v.astype(np.float32)
@@ -140,20 +148,20 @@ def distill(qg: Graph, src: Graph, samples: list[dict[str, np.ndarray]], options
         got = [fq.forward({n: v[i:i + 64] for n, v in cache.items()})[out] for i in range(0, n_samples, 64)]
         return real(np.concatenate(got))
 
-    result = Result(names, steps, agreement_before=agreement(outputs(), target))
+    result = Result(names, o.steps, agreement_before=agreement(outputs(), target))
     if log:
-        log(f"qat: fine-tuning {', '.join(names)} on {n_samples} samples ({loss} distillation, {steps} steps); "
+        log(f"qat: fine-tuning {', '.join(names)} on {n_samples} samples ({o.loss} distillation, {o.steps} steps); "
             f"top-1 agreement on them before: {100 * result.agreement_before:.1f}%")
     rng = np.random.default_rng(o.seed)
     opt = Adam(o.lr)
-    lossfn = mean_squared_error if loss == "mse" else kl_loss
+    lossfn = mean_squared_error if o.loss == "mse" else kl_loss
     order = rng.permutation(n_samples)
     pos = 0
-    for k in range(steps):
-        if pos + min(batch, n_samples) > n_samples:
+    for k in range(o.steps):
+        if pos + min(o.batch, n_samples) > n_samples:
             order, pos = rng.permutation(n_samples), 0
-        idx = np.sort(order[pos:pos + batch])
-        pos += batch
+        idx = np.sort(order[pos:pos + o.batch])
+        pos += o.batch
         values = fq.forward({n: v[idx] for n, v in cache.items()})
         value, grad = lossfn(real(values[out]), target[idx])
         if not np.isfinite(value):
@@ -162,11 +170,10 @@ def distill(qg: Graph, src: Graph, samples: list[dict[str, np.ndarray]], options
         result.loss.append(float(value))
         opt.step(fq.params, fq.gradients(values, {out: grad}))
         if step:
-            step(f"qat: distillation (loss {float(value):.4g})", k + 1, steps)
+            step(f"qat: distillation (loss {float(value):.4g})", k + 1, o.steps)
     result.agreement_after = agreement(outputs(), target)
     if log:
         log(f"qat: top-1 agreement on the training samples after: {100 * result.agreement_after:.1f}%")
-    _store(qg, fq, trained, ops)
     return result
 
 
