@@ -230,6 +230,10 @@ def test_hostile_options_are_clear_errors(tmp_path: Path) -> None:
     assert r.returncode == 2 and "--steps must be 1 or more, got 0" in r.stderr and "Traceback" not in r.stderr
     r = cli("--calib", str(tmp_path / "empty"), "--qat")
     assert r.returncode == 2 and "no images" in r.stderr and "Traceback" not in r.stderr
+    r = cli("--calib", str(calib), "--qat", "--sparsity", "0.5")
+    assert r.returncode == 2 and "--qat with --sparsity" in r.stderr
+    r = cli("--calib", str(calib), "--qat", "--qat-layers", "0")
+    assert r.returncode == 2 and "--qat-layers must be 1 or more, got 0" in r.stderr
     r = cli("--calib", str(calib), "--steps", "5")
     assert r.returncode == 2 and "--steps needs --qat" in r.stderr
     r = cli("--calib", str(calib), "--qat", "--steps", "6", "--qat-layers", "2")

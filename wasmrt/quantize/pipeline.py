@@ -89,6 +89,8 @@ def quantize_file(src: Path, calib: Path | str, *, samples: int = 200, method: s
         raise InputError(f"--keep-float must be 0 or more, got {keep_float}")
     if qat_options is not None:
         qat_options.check()
+        if sparsity is not None:
+            raise InputError("--qat with --sparsity: training would fill the pruned blocks; quantize without --qat")
     if sparsity is not None and not 0.0 <= sparsity < 1.0:
         raise InputError(f"--sparsity must be in [0, 1), got {sparsity}")
     graph = float_graph(src, input_shapes or [], log, preset)

@@ -4,9 +4,10 @@ After the post-training steps, the last `layers` int8 convolutions / fully-conne
 samples (no labels): the int8 model's inputs to that tail are computed once per sample on the native engine, the
 float model's outputs are the targets, and the tail runs fake-quantized (python_ref/train/fakequant.py: the int8 ops
 themselves, straight-through gradients) under Adam. Weights move in units of their scale and biases in output steps;
-scales and zero points stay the quantizer's, so the result is the same bit-exact int8 format. The tail is cheap to
-train (its inputs are cached), and it is where the error of the whole int8 network meets the output: the
-classifier layers learn to undo the drift the layers before them leave.
+scales and zero points stay the quantizer's, so the result is the same bit-exact int8 format. Only a tail trains
+because its inputs can be cached, which keeps a run to minutes in numpy; the last layers can then undo a drift of
+the features the layers before them leave. Whether that carries over to new images depends on how well the
+calibration images stand for them (docs/quantize.md has EfficientNet-Lite0's figures).
 """
 
 from __future__ import annotations
