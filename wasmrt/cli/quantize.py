@@ -2,6 +2,7 @@
 
     wasmrt quantize model.onnx -o model_int8.wrt --calib images/ [--method minmax|percentile|kl|mse] [--samples 200]
         [--skip NODE,...] [--keep-float N] [--rounding fitted|nearest] [--sparsity S] [--report]
+        [--qat [--steps N] [--qat-layers N] [--qat-loss kl|mse]]
 
 1. The model is imported and optimized as `wasmrt convert` does (bundled presets apply by file name).
 2. Calibration samples: images from the folder turned into tensors by the model's preprocessing hints, or .npy
@@ -16,7 +17,10 @@
    (wasmrt/quantize/rounding.py; --rounding nearest keeps round-to-nearest) and its bias is corrected
    (wasmrt/quantize/bias_correction.py; --no-bias-correction skips it). Only stored integers change: the int8 arithmetic
    is the same, bit-exact on every engine.
-5. --report runs the int8 model (python_ref) against the float one on up to --report-samples samples: SQNR per
+5. With --qat, the last int8 layers (--qat-layers, default 2) are fine-tuned by distillation from the float model on
+   the calibration samples (wasmrt/quantize/qat.py): fake-quantized forward, straight-through gradients, --steps Adam
+   steps; only the stored int8 weights and int32 biases change.
+6. --report runs the int8 model (python_ref) against the float one on up to --report-samples samples: SQNR per
    layer, output agreement, size; prints it and saves OUT.report.png and OUT.report.json.
 """
 
@@ -36,6 +40,7 @@ if TYPE_CHECKING:
     from wasmrt.compile.ir import Graph
     from wasmrt.compile.quantizer import Plan
     from wasmrt.progress import Progress
+    from wasmrt.quantize.qat import Options as QatOptions
 
 
 
@@ -63,6 +68,12 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
                    help="prune the float model to block sparsity S (1x4 blocks, as `wasmrt sparsify`) first: an int8 "
                         "model with block-sparse weights")
     p.add_argument("--no-bias-correction", action="store_true", help="skip the empirical bias correction")
+    p.add_argument("--qat", action="store_true",
+                   help="then fine-tune the last int8 layers by distillation from the float model on the calibration "
+                        "samples (quantization-aware training; the same bit-exact int8 format)")
+    p.add_argument("--steps", type=int, metavar="N", help="--qat: training steps (default 300)")
+    p.add_argument("--qat-layers", type=int, metavar="N", help="--qat: layers trained, from the output (default 2)")
+    p.add_argument("--qat-loss", choices=("kl", "mse"), help="--qat: distillation loss on the outputs (default kl)")
     p.add_argument("--report", action="store_true", help="measure the int8 model against the float one")
     p.add_argument("--report-samples", type=int, default=32, help="samples the report runs (default 32)")
     p.add_argument("--input-shape", action="append", type=shape_arg, metavar="NAME=D0,D1,...",
@@ -77,12 +88,14 @@ def run(args: argparse.Namespace) -> int:
 
     src = Path(args.model)
     out = Path(args.output or src.with_name(src.stem + "_int8.wrt"))
+    qat_options = _qat_options(args)
     bar = Progress(prefix="quantize")
     t0 = time.perf_counter()
     q = quantize_file(src, args.calib, samples=args.samples, method=args.method, skip=skip_arg(args.skip),
                       bias_correction=not args.no_bias_correction, keep_float=args.keep_float,
                       rounding=args.rounding, input_shapes=args.input_shape, preset=quantize_preset(src.name),
-                      step=lambda label, d, n: _step(bar, label, d, n), log=bar.log, sparsity=args.sparsity)
+                      step=lambda label, d, n: _step(bar, label, d, n), log=bar.log, sparsity=args.sparsity,
+                      qat_options=qat_options)
     data, float_bytes, plan = q.data, q.float_bytes, q.plan
     out.parent.mkdir(parents=True, exist_ok=True)
     out.write_bytes(data)
@@ -95,6 +108,21 @@ def run(args: argparse.Namespace) -> int:
     if args.report:
         _report(args, q.graph, q.int8_graph, plan, q.samples, out, float_bytes, len(data), bar)
     return 0
+
+
+def _qat_options(args: argparse.Namespace) -> QatOptions | None:
+    from wasmrt.errors import InputError
+    from wasmrt.quantize.qat import Options
+
+    given = {k: v for k, v in (("steps", args.steps), ("layers", args.qat_layers), ("loss", args.qat_loss))
+             if v is not None}
+    if not args.qat:
+        if given:
+            raise InputError(f"--{'qat-' if 'steps' not in given else ''}{next(iter(given))} needs --qat")
+        return None
+    o = Options(**given)
+    o.check()
+    return o
 
 
 def skip_arg(text: str) -> set[str]:

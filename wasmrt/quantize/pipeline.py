@@ -18,7 +18,7 @@ from wasmrt.compile.passes import optimize
 from wasmrt.compile.quantizer import Plan
 from wasmrt.compile.sparsity import prune
 from wasmrt.errors import ConversionError, InputError
-from wasmrt.quantize import calibrate, sensitivity
+from wasmrt.quantize import calibrate, qat, sensitivity
 from wasmrt.quantize.bias_correction import bias_correct
 
 BIAS_SAMPLES = 64
@@ -79,12 +79,18 @@ def quantize_file(src: Path, calib: Path | str, *, samples: int = 200, method: s
                   skip: set[str] | None = None, bias_correction: bool = True, keep_float: int = 0,
                   rounding: str = "fitted", input_shapes: list[tuple[str, tuple[int, ...]]] | None = None,
                   preset: Preset | None = None, step: Callable[[str, int, int], None] | None = None,
-                  log: Callable[[str], None] = lambda _: None, sparsity: float | None = None) -> Quantized:
+                  log: Callable[[str], None] = lambda _: None, sparsity: float | None = None,
+                  qat_options: qat.Options | None = None) -> Quantized:
     """A model file and a folder of calibration images or .npy tensors -> the int8 .wrt (steps 1-4). sparsity: first
     prune the float model in 1x4 blocks as `wasmrt sparsify` does (its defaults); the zero blocks stay zero through
-    quantization (rounding.fit) and the int8 weights are stored block-sparse."""
+    quantization (rounding.fit) and the int8 weights are stored block-sparse. qat_options: then fine-tune the last
+    layers by distillation from the float model on the same samples (wasmrt/quantize/qat.py)."""
     if keep_float < 0:
         raise InputError(f"--keep-float must be 0 or more, got {keep_float}")
+    if qat_options is not None:
+        qat_options.check()
+        if sparsity is not None:
+            raise InputError("--qat with --sparsity: training would fill the pruned blocks; quantize without --qat")
     if sparsity is not None and not 0.0 <= sparsity < 1.0:
         raise InputError(f"--sparsity must be in [0, 1), got {sparsity}")
     graph = float_graph(src, input_shapes or [], log, preset)
@@ -99,6 +105,8 @@ def quantize_file(src: Path, calib: Path | str, *, samples: int = 200, method: s
         if step:
             step(f"loading {len(files)} calibration samples", k + 1, len(files))
     qg, plan = post_training(graph, loaded, method, skip, bias_correction, step, log, keep_float, rounding)
+    if qat_options is not None:
+        qat.distill(qg, graph, loaded, qat_options, step=step, log=log)
     return Quantized(graph, qg, plan, loaded, convert(qg).data, float_bytes)
 
 
