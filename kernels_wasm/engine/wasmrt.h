@@ -119,6 +119,27 @@ WRT_API int wrt_run_profiled(wrt_model* m, double* ms, int cap);
 enum { WRT_SPARSE_AUTO = 0, WRT_SPARSE_ALWAYS = 1, WRT_SPARSE_NEVER = 2 };
 WRT_API int wrt_set_sparse_policy(int policy);
 
+/* Training (train.c): the steps of python_ref/train on caller memory (in wasm: blocks from wrt_alloc), for hosts that
+ * orchestrate a training step. Each returns WRT_OK or an error code with wrt_error_message set (a bad label names
+ * its sample). Fully connected layer y = clamp(x w^T + b) over rows x cin -> cout (w [cout, cin]; wt: cin * cout
+ * floats of scratch). Backward: dy (overwritten: masked by the clamp, from y) -> dx = dy w, dw = dy^T x,
+ * db = sum dy (each optional: NULL skips it). Activation gradient: op is the forward's code (python_ref/opdefs.py:
+ * RELU, CLIP with [lo, hi], HARD_SWISH with v its input, SIGMOID and TANH with v their output). The losses
+ * are means (softmax cross-entropy on logits [rows, classes], labels int32; mean squared error), their gradients
+ * written to dz / dy. SGD: buf starts at zeros; Adam: m and v start at zeros, step counts from 1. */
+WRT_API int wrt_train_dense_forward(int rows, int cin, int cout, const float* x, const float* w, const float* b,
+                                    float act_min, float act_max, float* wt, float* y);
+WRT_API int wrt_train_dense_backward(int rows, int cin, int cout, const float* x, const float* w, const float* y,
+                                     float act_min, float act_max, float* dy, float* dx, float* dw, float* db);
+WRT_API int wrt_train_grad(int op, size_t n, const float* v, const float* dy, float* dx, float lo, float hi);
+WRT_API int wrt_train_softmax_xent(int rows, int classes, const float* z, const int32_t* labels, float* dz,
+                                   float* loss);
+WRT_API int wrt_train_mse(size_t n, const float* y, const float* t, float* dy, float* loss);
+WRT_API int wrt_train_sgd(size_t n, float* p, const float* g, float* buf, float lr, float momentum,
+                          float weight_decay);
+WRT_API int wrt_train_adam(size_t n, float* p, const float* g, float* m, float* v, float lr, float b1, float b2,
+                           float eps, float weight_decay, int step);
+
 /* wasm: bytes of linear memory below the heap (the module's static data and main stack); 0 natively. A loaded model's
  * memory is about wrt_static_size() + wrt_memory_size() of each model (hosts and tests compare the memory with it). */
 WRT_API size_t wrt_static_size(void);

@@ -64,6 +64,8 @@ EXPORTS = (
     "wrt_tune_param", "wrt_tune_begin", "wrt_tune_time", "wrt_tune_median", "wrt_tune_pick",
     "wrt_input_dim_min", "wrt_input_dim_max", "wrt_resize_inputs",
     "wrt_set_threads", "wrt_static_size",
+    "wrt_train_dense_forward", "wrt_train_dense_backward", "wrt_train_grad", "wrt_train_softmax_xent", "wrt_train_mse",
+    "wrt_train_sgd", "wrt_train_adam",
 )
 # The wasm modules must stay small (SIMD_WASM_LIMIT): code that runs once per load (reading and checking the file,
 # planning, support, error words) and the scalar loops of rare ops (integer tensors, MediaPipe's transforms) is
@@ -87,7 +89,8 @@ WASM_OPT_LEVEL = {"fb": "-Oz", "model_read": "-Oz", "shape_check": "-Oz", "qrule
                   "model": "-Oz", "ops": "-Os", "qconv": "-Os", "qelt": "-Oz", "qpool": "-Oz", "qdata": "-Oz",
                   "qmath": "-Oz", "recurrent": "-Oz", "data": "-Os", "sparse": "-Oz", "indirection": "-Os",
                   "target": "-Oz", "reduce": "-Oz", "rt_mem": "-Os", "rt_math": "-Oz", "conv": "-Os", "gemm": "-Os",
-                  "elementwise": "-Oz", "pool": "-Os", "choice": "-Oz"}
+                  "elementwise": "-Oz", "pool": "-Os", "choice": "-Oz",
+                  "train": "-Os"}
 WASM_KERNEL_OPT = "-Os"  # the generated kernels
 
 

@@ -1,0 +1,110 @@
+"""wasmrt.train(..., engine="native" | "wasm"): the frozen layers on the engine, the trained fully connected chain's
+forward, backward and optimizer steps in the C engine (train.c over the generated training kernels), against the
+same run on python_ref (engine="ref", the specification).
+
+Tolerance: the tuned weights after a few steps within 2e-5 * (max |w| + 1) of python_ref's (float32 chains of a few
+hundred terms per step, tests/test_train_kernels.py's per-op bounds, compounded over 6 steps; Adam's normalised
+step divides the gradients' rounding by their own size, hence the absolute part). Training accuracy and loss within
+1e-4 of python_ref's per epoch.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+import wasmrt
+from python_ref.wrt_file import read_wrt
+from wasmrt.errors import InputError, TrainingError, UnsupportedOpError
+from wasmrt.train import Sequential, conv, flatten, hard_swish, linear, max_pool, sigmoid, tanh
+from wasmrt.train.trainer import trainable_layers
+
+ENGINES = ["native", "wasm"]
+
+
+def net() -> Sequential:
+    return Sequential([conv(4, 3, activation="relu"), max_pool(2), flatten(), linear(24, activation="relu"),
+                       linear(16), hard_swish(), linear(12), tanh(), linear(10), sigmoid(), linear(3)],
+                      input_shape=(8, 8, 1))
+
+
+def data(n: int = 40) -> tuple[np.ndarray, np.ndarray]:
+    rng = np.random.default_rng(5)
+    return rng.standard_normal((n, 8, 8, 1)).astype(np.float32), rng.integers(0, 3, n)
+
+
+def weights(wrt: bytes) -> dict[str, np.ndarray]:
+    m = read_wrt(wrt)
+    return {m.tensors[i].name: np.asarray(m.tensors[i].data) for k in trainable_layers(m)
+            for i in m.ops[k].inputs[1:3] if i >= 0}
+
+
+@pytest.mark.parametrize("engine", ENGINES)
+@pytest.mark.parametrize(("train", "optimizer"), [("head", "sgd"), ("last:5", "adam"), ("last:5", "sgd")])
+def test_engine_training_matches_python_ref(engine: str, train: str, optimizer: str) -> None:
+    x, y = data()
+    kw = {"train": train, "optimizer": optimizer, "epochs": 2, "batch_size": 16, "lr": 0.05, "weight_decay": 0.01,
+          "progress": False, "seed": 3}
+    ref = wasmrt.train(net(), (x, y), **kw)
+    got = wasmrt.train(net(), (x, y), engine=engine, **kw)
+    wr, wg = weights(ref.wrt), weights(got.wrt)
+    assert wr.keys() == wg.keys()
+    changed = 0
+    for name, r in wr.items():
+        err = np.abs(wg[name].astype(np.float64) - r).max()
+        assert err <= 2e-5 * (np.abs(r).max() + 1), f"{engine} {train} {optimizer} {name}: max err {err}"
+        changed += int(not np.array_equal(r, weights(net().wrt(3))[name]))
+    assert changed >= 2, "training changed no weight: the comparison would prove nothing"
+    for hr, hg in zip(ref.history, got.history, strict=True):
+        assert abs(hr["loss"] - hg["loss"]) <= 1e-4 * max(1.0, hr["loss"])
+        assert abs(hr["accuracy"] - hg["accuracy"]) <= 1e-4 + 1 / len(x)  # a logit on a tie may flip one sample
+
+
+@pytest.mark.parametrize("engine", ENGINES)
+def test_new_head_on_engine_features(engine: str) -> None:
+    """head={"classes"}: a new head on the frozen network's features (computed by the engine), same as python_ref's."""
+    x, y = data()
+    kw = {"train": "head", "head": {"classes": ["a", "b"]}, "optimizer": "adam", "epochs": 3, "lr": 0.01,
+          "progress": False}
+    ref = wasmrt.train(net(), (x, y % 2), **kw)
+    got = wasmrt.train(net(), (x, y % 2), engine=engine, **kw)
+    for name, r in weights(ref.wrt).items():
+        assert np.abs(weights(got.wrt)[name] - r).max() <= 2e-5 * (np.abs(r).max() + 1), name
+    m = wasmrt.load(got.wrt, engine)
+    assert m.run({m.inputs[0].name: x[:1]})["logits"].shape == (1, 2)
+
+
+@pytest.mark.parametrize("engine", ENGINES)
+def test_engine_bad_label_and_divergence(engine: str) -> None:
+    x, y = data()
+    bad = y.copy()
+    bad[7] = 3
+    with pytest.raises(InputError, match="label 3 of sample 7"):
+        wasmrt.train(net(), (x, bad), train="head", engine=engine, progress=False)
+    mlp = Sequential([flatten(), linear(16, activation="relu"), linear(3)], input_shape=(8, 8, 1))
+    with pytest.raises(TrainingError, match="diverged"):
+        wasmrt.train(mlp, (x * 1e4, y), optimizer="sgd", lr=1e8, epochs=3, engine=engine, progress=False)
+
+
+@pytest.mark.parametrize("engine", ENGINES)
+def test_engine_refuses_what_it_cannot_train(engine: str) -> None:
+    x, y = data()
+    with pytest.raises(UnsupportedOpError, match=r"CONV_2D 'conv0'"):
+        wasmrt.train(net(), (x, y), train="all", engine=engine, progress=False)
+    with pytest.raises(ValueError, match="engine must be"):
+        wasmrt.train(net(), (x, y), engine="gpu", progress=False)
+
+
+def test_engine_label_error_names_the_sample_in_the_engine() -> None:
+    """The engine's own check (a caller bypassing python's check_labels): InputError naming the sample."""
+    from wasmrt.train.engine_steps import Out, Steps
+
+    st = Steps("native")
+    z = np.zeros((3, 4), np.float32)
+    with pytest.raises(InputError, match="label 4 of sample 2"):
+        st.call("wrt_train_softmax_xent", 3, 4, z, np.array([0, 1, 4], np.int32), Out(np.empty_like(z)),
+                Out(np.zeros(1, np.float32)))
+    with pytest.raises(wasmrt.errors.UnsupportedOpError, match="no activation gradient"):
+        st.call("wrt_train_grad", 0, 4, z, z, Out(np.empty_like(z)), 0.0, 1.0)
+    with pytest.raises(InputError, match="sizes must be positive"):
+        st.call("wrt_train_dense_backward", 0, 4, 4, z, z, z, 0.0, 1.0, Out(z), None, Out(z), None)
