@@ -73,6 +73,12 @@ int wrt_train_grad(int op, size_t n, const float* v, const float* dy, float* dx,
   return WRT_OK;
 }
 
+static int finite_loss(float loss) {
+  return loss - loss == 0.0f ? WRT_OK
+                             : rt_error(WRT_ERR_TRAINING, "the loss diverged (%g): lower the learning rate or check "
+                                        "the data", (double)loss);
+}
+
 /* mean over rows of -log softmax(z)[label] in double; dz = (softmax(z) - onehot) / rows, rounded once */
 int wrt_train_softmax_xent(int rows, int classes, const float* z, const int32_t* labels, float* dz, float* loss) {
   if (bad_sizes(rows, classes, 1)) return WRT_ERR_INPUT;
@@ -94,7 +100,7 @@ int wrt_train_softmax_xent(int rows, int classes, const float* z, const int32_t*
     }
   }
   *loss = (float)(total / rows);
-  return WRT_OK;
+  return finite_loss(*loss);
 }
 
 /* mean over n of (y - t)^2 in double; dy = 2 (y - t) / n */
@@ -107,7 +113,7 @@ int wrt_train_mse(size_t n, const float* y, const float* t, float* dy, float* lo
     dy[i] = (float)(2.0 * d / (double)n);
   }
   *loss = (float)(s / (double)n);
-  return WRT_OK;
+  return finite_loss(*loss);
 }
 
 int wrt_train_sgd(size_t n, float* p, const float* g, float* buf, float lr, float momentum, float weight_decay) {

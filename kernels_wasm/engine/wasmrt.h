@@ -25,6 +25,7 @@ enum {
   WRT_ERR_NOMEM = 3,       /* out of memory, or beyond the model's memory limit (max_memory) */
   WRT_ERR_INPUT = 4,       /* bad argument or bad input data found while running */
   WRT_ERR_LIMIT = 5,       /* the model is beyond a resource limit (max_work) */
+  WRT_ERR_TRAINING = 6,    /* a training step's loss or gradient is not finite */
 };
 /* end of the generated error codes */
 

@@ -4463,48 +4463,11 @@ static void wrt_wasm_simd128_wino4_out(size_t c, const float* in, size_t in_stri
 #if !defined(WRT_KF_TRAIN) || WRT_KF_TRAIN
 static void wrt_wasm_simd128_tgemm(size_t m, size_t n, size_t k, const float* a, size_t a_rs, size_t a_cs, const float* b, size_t ldb, float* c, size_t ldc, int accumulate) {
   size_t i = 0;
-  for (; i + 4 <= m; i += 4) {
+  for (; i + 2 <= m; i += 2) {
     size_t j = 0;
-    for (; j + 8 <= n; j += 8) {
-      v128_t acc0_0 = accumulate ? wasm_v128_load(c + (i + 0) * ldc + j + 0) : wasm_f32x4_const_splat(0.0f);
-      v128_t acc0_1 = accumulate ? wasm_v128_load(c + (i + 0) * ldc + j + 4) : wasm_f32x4_const_splat(0.0f);
-      v128_t acc1_0 = accumulate ? wasm_v128_load(c + (i + 1) * ldc + j + 0) : wasm_f32x4_const_splat(0.0f);
-      v128_t acc1_1 = accumulate ? wasm_v128_load(c + (i + 1) * ldc + j + 4) : wasm_f32x4_const_splat(0.0f);
-      v128_t acc2_0 = accumulate ? wasm_v128_load(c + (i + 2) * ldc + j + 0) : wasm_f32x4_const_splat(0.0f);
-      v128_t acc2_1 = accumulate ? wasm_v128_load(c + (i + 2) * ldc + j + 4) : wasm_f32x4_const_splat(0.0f);
-      v128_t acc3_0 = accumulate ? wasm_v128_load(c + (i + 3) * ldc + j + 0) : wasm_f32x4_const_splat(0.0f);
-      v128_t acc3_1 = accumulate ? wasm_v128_load(c + (i + 3) * ldc + j + 4) : wasm_f32x4_const_splat(0.0f);
-      for (size_t t = 0; t < k; t++) {
-        const float* bt = b + t * ldb + j;
-        const v128_t b0 = wasm_v128_load(bt + 0);
-        const v128_t b1 = wasm_v128_load(bt + 4);
-        const v128_t a0 = wasm_f32x4_splat(a[(i + 0) * a_rs + t * a_cs]);
-        acc0_0 = wasm_f32x4_add(wasm_f32x4_mul(a0, b0), acc0_0);
-        acc0_1 = wasm_f32x4_add(wasm_f32x4_mul(a0, b1), acc0_1);
-        const v128_t a1 = wasm_f32x4_splat(a[(i + 1) * a_rs + t * a_cs]);
-        acc1_0 = wasm_f32x4_add(wasm_f32x4_mul(a1, b0), acc1_0);
-        acc1_1 = wasm_f32x4_add(wasm_f32x4_mul(a1, b1), acc1_1);
-        const v128_t a2 = wasm_f32x4_splat(a[(i + 2) * a_rs + t * a_cs]);
-        acc2_0 = wasm_f32x4_add(wasm_f32x4_mul(a2, b0), acc2_0);
-        acc2_1 = wasm_f32x4_add(wasm_f32x4_mul(a2, b1), acc2_1);
-        const v128_t a3 = wasm_f32x4_splat(a[(i + 3) * a_rs + t * a_cs]);
-        acc3_0 = wasm_f32x4_add(wasm_f32x4_mul(a3, b0), acc3_0);
-        acc3_1 = wasm_f32x4_add(wasm_f32x4_mul(a3, b1), acc3_1);
-      }
-      wasm_v128_store(c + (i + 0) * ldc + j + 0, acc0_0);
-      wasm_v128_store(c + (i + 0) * ldc + j + 4, acc0_1);
-      wasm_v128_store(c + (i + 1) * ldc + j + 0, acc1_0);
-      wasm_v128_store(c + (i + 1) * ldc + j + 4, acc1_1);
-      wasm_v128_store(c + (i + 2) * ldc + j + 0, acc2_0);
-      wasm_v128_store(c + (i + 2) * ldc + j + 4, acc2_1);
-      wasm_v128_store(c + (i + 3) * ldc + j + 0, acc3_0);
-      wasm_v128_store(c + (i + 3) * ldc + j + 4, acc3_1);
-    }
     for (; j + 4 <= n; j += 4) {
       v128_t acc0_0 = accumulate ? wasm_v128_load(c + (i + 0) * ldc + j + 0) : wasm_f32x4_const_splat(0.0f);
       v128_t acc1_0 = accumulate ? wasm_v128_load(c + (i + 1) * ldc + j + 0) : wasm_f32x4_const_splat(0.0f);
-      v128_t acc2_0 = accumulate ? wasm_v128_load(c + (i + 2) * ldc + j + 0) : wasm_f32x4_const_splat(0.0f);
-      v128_t acc3_0 = accumulate ? wasm_v128_load(c + (i + 3) * ldc + j + 0) : wasm_f32x4_const_splat(0.0f);
       for (size_t t = 0; t < k; t++) {
         const float* bt = b + t * ldb + j;
         const v128_t b0 = wasm_v128_load(bt + 0);
@@ -4512,15 +4475,9 @@ static void wrt_wasm_simd128_tgemm(size_t m, size_t n, size_t k, const float* a,
         acc0_0 = wasm_f32x4_add(wasm_f32x4_mul(a0, b0), acc0_0);
         const v128_t a1 = wasm_f32x4_splat(a[(i + 1) * a_rs + t * a_cs]);
         acc1_0 = wasm_f32x4_add(wasm_f32x4_mul(a1, b0), acc1_0);
-        const v128_t a2 = wasm_f32x4_splat(a[(i + 2) * a_rs + t * a_cs]);
-        acc2_0 = wasm_f32x4_add(wasm_f32x4_mul(a2, b0), acc2_0);
-        const v128_t a3 = wasm_f32x4_splat(a[(i + 3) * a_rs + t * a_cs]);
-        acc3_0 = wasm_f32x4_add(wasm_f32x4_mul(a3, b0), acc3_0);
       }
       wasm_v128_store(c + (i + 0) * ldc + j + 0, acc0_0);
       wasm_v128_store(c + (i + 1) * ldc + j + 0, acc1_0);
-      wasm_v128_store(c + (i + 2) * ldc + j + 0, acc2_0);
-      wasm_v128_store(c + (i + 3) * ldc + j + 0, acc3_0);
     }
     if (j < n) {
       const size_t rem = n - j;
@@ -4532,14 +4489,6 @@ static void wrt_wasm_simd128_tgemm(size_t m, size_t n, size_t k, const float* a,
       for (size_t l = 0; l < 4; l++) acc1_0_c_buf[l] = l < rem ? (c + (i + 1) * ldc + j + 0)[l] : 0.0f;
       const v128_t acc1_0_c = wasm_v128_load(acc1_0_c_buf);
       v128_t acc1_0 = accumulate ? acc1_0_c : wasm_f32x4_const_splat(0.0f);
-      float acc2_0_c_buf[4];
-      for (size_t l = 0; l < 4; l++) acc2_0_c_buf[l] = l < rem ? (c + (i + 2) * ldc + j + 0)[l] : 0.0f;
-      const v128_t acc2_0_c = wasm_v128_load(acc2_0_c_buf);
-      v128_t acc2_0 = accumulate ? acc2_0_c : wasm_f32x4_const_splat(0.0f);
-      float acc3_0_c_buf[4];
-      for (size_t l = 0; l < 4; l++) acc3_0_c_buf[l] = l < rem ? (c + (i + 3) * ldc + j + 0)[l] : 0.0f;
-      const v128_t acc3_0_c = wasm_v128_load(acc3_0_c_buf);
-      v128_t acc3_0 = accumulate ? acc3_0_c : wasm_f32x4_const_splat(0.0f);
       for (size_t t = 0; t < k; t++) {
         const float* bt = b + t * ldb + j;
         float b0_buf[4];
@@ -4549,10 +4498,6 @@ static void wrt_wasm_simd128_tgemm(size_t m, size_t n, size_t k, const float* a,
         acc0_0 = wasm_f32x4_add(wasm_f32x4_mul(a0, b0), acc0_0);
         const v128_t a1 = wasm_f32x4_splat(a[(i + 1) * a_rs + t * a_cs]);
         acc1_0 = wasm_f32x4_add(wasm_f32x4_mul(a1, b0), acc1_0);
-        const v128_t a2 = wasm_f32x4_splat(a[(i + 2) * a_rs + t * a_cs]);
-        acc2_0 = wasm_f32x4_add(wasm_f32x4_mul(a2, b0), acc2_0);
-        const v128_t a3 = wasm_f32x4_splat(a[(i + 3) * a_rs + t * a_cs]);
-        acc3_0 = wasm_f32x4_add(wasm_f32x4_mul(a3, b0), acc3_0);
       }
       {
         float* tp = c + (i + 0) * ldc + j + 0;
@@ -4566,36 +4511,10 @@ static void wrt_wasm_simd128_tgemm(size_t m, size_t n, size_t k, const float* a,
         if (rem & 2) { wasm_v128_store64_lane(tp, tv, 0); tv = wasm_i64x2_shuffle(tv, tv, 1, 1); tp += 2; }
         if (rem & 1) wasm_v128_store32_lane(tp, tv, 0);
       }
-      {
-        float* tp = c + (i + 2) * ldc + j + 0;
-        v128_t tv = acc2_0;
-        if (rem & 2) { wasm_v128_store64_lane(tp, tv, 0); tv = wasm_i64x2_shuffle(tv, tv, 1, 1); tp += 2; }
-        if (rem & 1) wasm_v128_store32_lane(tp, tv, 0);
-      }
-      {
-        float* tp = c + (i + 3) * ldc + j + 0;
-        v128_t tv = acc3_0;
-        if (rem & 2) { wasm_v128_store64_lane(tp, tv, 0); tv = wasm_i64x2_shuffle(tv, tv, 1, 1); tp += 2; }
-        if (rem & 1) wasm_v128_store32_lane(tp, tv, 0);
-      }
     }
   }
   for (; i < m; i++) {
     size_t j = 0;
-    for (; j + 8 <= n; j += 8) {
-      v128_t acc0_0 = accumulate ? wasm_v128_load(c + (i + 0) * ldc + j + 0) : wasm_f32x4_const_splat(0.0f);
-      v128_t acc0_1 = accumulate ? wasm_v128_load(c + (i + 0) * ldc + j + 4) : wasm_f32x4_const_splat(0.0f);
-      for (size_t t = 0; t < k; t++) {
-        const float* bt = b + t * ldb + j;
-        const v128_t b0 = wasm_v128_load(bt + 0);
-        const v128_t b1 = wasm_v128_load(bt + 4);
-        const v128_t a0 = wasm_f32x4_splat(a[(i + 0) * a_rs + t * a_cs]);
-        acc0_0 = wasm_f32x4_add(wasm_f32x4_mul(a0, b0), acc0_0);
-        acc0_1 = wasm_f32x4_add(wasm_f32x4_mul(a0, b1), acc0_1);
-      }
-      wasm_v128_store(c + (i + 0) * ldc + j + 0, acc0_0);
-      wasm_v128_store(c + (i + 0) * ldc + j + 4, acc0_1);
-    }
     for (; j + 4 <= n; j += 4) {
       v128_t acc0_0 = accumulate ? wasm_v128_load(c + (i + 0) * ldc + j + 0) : wasm_f32x4_const_splat(0.0f);
       for (size_t t = 0; t < k; t++) {

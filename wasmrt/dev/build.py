@@ -90,7 +90,7 @@ WASM_OPT_LEVEL = {"fb": "-Oz", "model_read": "-Oz", "shape_check": "-Oz", "qrule
                   "qmath": "-Oz", "recurrent": "-Oz", "data": "-Os", "sparse": "-Oz", "indirection": "-Os",
                   "target": "-Oz", "reduce": "-Oz", "rt_mem": "-Os", "rt_math": "-Oz", "conv": "-Os", "gemm": "-Os",
                   "elementwise": "-Oz", "pool": "-Os", "choice": "-Oz",
-                  "train": "-Os"}
+                  "train": "-Oz"}
 WASM_KERNEL_OPT = "-Os"  # the generated kernels
 
 

@@ -18,10 +18,11 @@ from kernels_wasm.gen.cwriter import Code
 from kernels_wasm.gen.isa import Isa
 
 HEADER = "wrt_train.h"
-# rows of C per tgemm step, and vectors of columns (scalar: columns)
-TG_ROWS = 4
-TG_VECS = {"scalar": 4}
-DEFAULT_VECS = 2
+# rows of C per tgemm step, and vectors of columns (scalar: columns); wasm: a 2 x 1-vector tile (the modules' size
+# budget, build.py SIMD_WASM_LIMIT)
+TG_ROWS = {"wasm_simd128": 2, "wasm_relaxed": 2}
+TG_VECS = {"scalar": 4, "wasm_simd128": 1, "wasm_relaxed": 1}
+DEFAULT_ROWS, DEFAULT_VECS = 4, 2
 
 Body = Callable[[Isa, list[str], str], list[str]]  # (isa, [v, dy] vector names, result name) -> lines
 
@@ -143,6 +144,7 @@ def tgemm(isa: Isa) -> str:
     """C[i, j] = (accumulate ? C[i, j] : 0) + sum_k a[i a_rs + k a_cs] b[k ldb + j], for i < m, j < n."""
     vl = isa.vl
     nv = TG_VECS.get(isa.name, DEFAULT_VECS)
+    mr = TG_ROWS.get(isa.name, DEFAULT_ROWS)
     c = Code()
     sig = (f"void {names(isa)['tgemm']}(size_t m, size_t n, size_t k, const float* a, size_t a_rs, size_t a_cs, "
            "const float* b, size_t ldb, float* c, size_t ldc, int accumulate)")
@@ -188,8 +190,8 @@ def tgemm(isa: Isa) -> str:
 
     with c.block(isa.fn(sig)):
         c("size_t i = 0;")
-        with c.block(f"for (; i + {TG_ROWS} <= m; i += {TG_ROWS})"):
-            columns(TG_ROWS)
+        with c.block(f"for (; i + {mr} <= m; i += {mr})"):
+            columns(mr)
         with c.block("for (; i < m; i++)"):
             columns(1)
     return c.text()
