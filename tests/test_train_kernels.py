@@ -43,7 +43,8 @@ def _tgemm_case(b: Batch, cs: Case, m: int, n: int, k: int, a_t: bool, acc: bool
 
 
 def test_tgemm(case: Case) -> None:  # noqa: F811
-    """Shapes around the row tiles (2 in wasm, 4 elsewhere) and the column vectors, transposed and plain A, accumulate or not."""
+    """Shapes around the row tiles (2 in wasm, 4 elsewhere) and the column vectors, transposed and plain A,
+    accumulating or not."""
     rng = np.random.default_rng(RNG_SEED)
     vl = case.isa.vl
     ms = [1, 3, 4, 5, 9] if not case.small else [1, 5]
