@@ -51,7 +51,7 @@ export class Trainer {
     this._state = [this._w, this._b].filter(Boolean).map((p) => [new Float32Array(p.length),
       new Float32Array(p.length)]);
     this._t = 0;
-    this._cache = new Map();
+    this._cache = new WeakMap(); // by sample object: dropped with the sample
     /** Losses of the steps so far. */
     this.history = [];
   }
