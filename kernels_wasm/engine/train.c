@@ -140,3 +140,109 @@ int wrt_train_adam(size_t n, float* p, const float* g, float* m, float* v, float
   tg->adam(n, p, g, m, v, params);
   return WRT_OK;
 }
+
+#if !defined(__wasm__) /* native only for now: the wasm modules' size budget (wasmrt/dev/build.py SIMD_WASM_LIMIT) */
+/* CONV_2D, one group, NHWC input [n, h, w, cin], weights OHWI [cout, kh, kw, cin]. geo: oh, ow, kh, kw, sh, sw, dh,
+ * dw, pt, pl (the output size fixes the bottom and right padding). The patches (im2col, [n*oh*ow, kh*kw*cin], zero
+ * where a tap reads padding) are the forward's and the backward's A operand. */
+typedef struct { int n, h, w, cin, oh, ow, kh, kw, sh, sw, dh, dw, pt, pl; } conv_geo;
+
+static int read_geo(conv_geo* g, int n, int h, int w, int cin, const int32_t* geo) {
+  if (!geo) return rt_error(WRT_ERR_INPUT, "training: no geometry");
+  *g = (conv_geo){n, h, w, cin, geo[0], geo[1], geo[2], geo[3], geo[4], geo[5], geo[6], geo[7], geo[8], geo[9]};
+  if (n <= 0 || h <= 0 || w <= 0 || cin <= 0 || g->oh <= 0 || g->ow <= 0 || g->kh <= 0 || g->kw <= 0 || g->sh <= 0 ||
+      g->sw <= 0 || g->dh <= 0 || g->dw <= 0 || g->pt < 0 || g->pl < 0)
+    return rt_error(WRT_ERR_INPUT, "training: bad window geometry");
+  return WRT_OK;
+}
+
+/* the input row and column of output pixel (r, c)'s tap (i, j), or -1 in the padding */
+static int tap_at(int o, int k, int s, int d, int p, int size) {
+  int v = o * s + k * d - p;
+  return v >= 0 && v < size ? v : -1;
+}
+
+static void im2col(const conv_geo* g, const float* x, float* cols) {
+  size_t kk = (size_t)g->kh * g->kw * g->cin;
+  for (int b = 0; b < g->n; b++)
+    for (int r = 0; r < g->oh; r++)
+      for (int c = 0; c < g->ow; c++) {
+        float* row = cols + (((size_t)b * g->oh + r) * g->ow + c) * kk;
+        for (int i = 0; i < g->kh; i++)
+          for (int j = 0; j < g->kw; j++) {
+            int y = tap_at(r, i, g->sh, g->dh, g->pt, g->h), xx = tap_at(c, j, g->sw, g->dw, g->pl, g->w);
+            float* dst = row + ((size_t)i * g->kw + j) * g->cin;
+            const float* src = x + (((size_t)b * g->h + y) * g->w + xx) * g->cin;
+            for (int ch = 0; ch < g->cin; ch++) dst[ch] = y < 0 || xx < 0 ? 0.0f : src[ch];
+          }
+      }
+}
+
+int wrt_train_conv_forward(int n, int h, int w, int cin, int cout, const int32_t* geo, const float* x,
+                           const float* wt, const float* b, float act_min, float act_max, float* cols, float* wtt,
+                           float* y) {
+  conv_geo g;
+  if (read_geo(&g, n, h, w, cin, geo) || bad_sizes(cout, 1, 1)) return WRT_ERR_INPUT;
+  if (!x || !wt || !cols || !wtt || !y) return rt_error(WRT_ERR_INPUT, "training: a NULL buffer");
+  im2col(&g, x, cols);
+  int rows = n * g.oh * g.ow, k = g.kh * g.kw * cin;
+  return wrt_train_dense_forward(rows, k, cout, cols, wt, b, act_min, act_max, wtt, y);
+}
+
+/* dy [n*oh*ow, cout] (masked by the fused clamp in place) -> dw = dy^T cols, db = sum dy, dx = col2im(dy wt) through
+ * dcols [n*oh*ow, kh*kw*cin] (dx and dcols NULL: no input gradient) */
+int wrt_train_conv_backward(int n, int h, int w, int cin, int cout, const int32_t* geo, const float* cols,
+                            const float* wt, const float* y, float act_min, float act_max, float* dy, float* dcols,
+                            float* dx, float* dw, float* db) {
+  conv_geo g;
+  if (read_geo(&g, n, h, w, cin, geo) || bad_sizes(cout, 1, 1)) return WRT_ERR_INPUT;
+  if (dx && !dcols) return rt_error(WRT_ERR_INPUT, "training: dx needs the dcols scratch");
+  int rows = n * g.oh * g.ow, k = g.kh * g.kw * cin;
+  int code = wrt_train_dense_backward(rows, k, cout, cols, wt, y, act_min, act_max, dy, dx ? dcols : 0, dw, db);
+  if (code || !dx) return code;
+  for (size_t i = 0, nx = (size_t)n * h * w * cin; i < nx; i++) dx[i] = 0.0f;
+  for (int b = 0; b < n; b++)
+    for (int r = 0; r < g.oh; r++)
+      for (int c = 0; c < g.ow; c++) {
+        const float* row = dcols + (((size_t)b * g.oh + r) * g.ow + c) * (size_t)k;
+        for (int i = 0; i < g.kh; i++)
+          for (int j = 0; j < g.kw; j++) {
+            int yy = tap_at(r, i, g.sh, g.dh, g.pt, h), xx = tap_at(c, j, g.sw, g.dw, g.pl, w);
+            if (yy < 0 || xx < 0) continue; /* the padding's share is dropped */
+            const float* src = row + ((size_t)i * g.kw + j) * cin;
+            float* dst = dx + (((size_t)b * h + yy) * w + xx) * cin;
+            for (int ch = 0; ch < cin; ch++) dst[ch] += src[ch];
+          }
+      }
+  return WRT_OK;
+}
+
+/* MAX_POOL_2D over NHWC [n, h, w, c], geo as a convolution's (padding never wins a window). dy NULL: the forward,
+ * out = y [n, oh, ow, c]; else the backward, out = dx [n, h, w, c]: each window's gradient goes to the first tap
+ * (row-major) holding its maximum. */
+int wrt_train_maxpool(int n, int h, int w, int c, const int32_t* geo, const float* x, const float* dy, float* out) {
+  conv_geo g;
+  if (read_geo(&g, n, h, w, c, geo)) return WRT_ERR_INPUT;
+  if (!x || !out) return rt_error(WRT_ERR_INPUT, "training: a NULL buffer");
+  if (dy)
+    for (size_t i = 0, nx = (size_t)n * h * w * c; i < nx; i++) out[i] = 0.0f;
+  for (int b = 0; b < n; b++)
+    for (int r = 0; r < g.oh; r++)
+      for (int col = 0; col < g.ow; col++)
+        for (int ch = 0; ch < c; ch++) {
+          float best = -__builtin_inff();
+          size_t at = (size_t)-1;
+          for (int i = 0; i < g.kh; i++)
+            for (int j = 0; j < g.kw; j++) {
+              int yy = tap_at(r, i, g.sh, g.dh, g.pt, h), xx = tap_at(col, j, g.sw, g.dw, g.pl, w);
+              if (yy < 0 || xx < 0) continue;
+              size_t p = (((size_t)b * h + yy) * w + xx) * c + ch;
+              if (at == (size_t)-1 || x[p] > best) best = x[p], at = p;
+            }
+          size_t o = (((size_t)b * g.oh + r) * g.ow + col) * c + ch;
+          if (!dy) out[o] = best;
+          else if (at != (size_t)-1) out[at] += dy[o];
+        }
+  return WRT_OK;
+}
+#endif

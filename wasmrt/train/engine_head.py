@@ -3,8 +3,9 @@ engine (the graph cut where the trained layers begin), and the trained layers, a
 with their activations, run their forward and backward passes and the optimizer step as engine calls
 (engine_steps.py): this host code only orders the calls and keeps the arrays.
 
-The chain from the first trained layer to the output may hold FULLY_CONNECTED (trained, fused clamp allowed),
-RELU, CLIP (relu6), SIGMOID, TANH, HARD_SWISH, RESHAPE (a flatten) and a final SOFTMAX (its input is the logits).
+The chain from the first trained layer to the output may hold FULLY_CONNECTED and CONV_2D of one group (trained,
+fused clamp allowed), MAX_POOL_2D (no fused clamp), RELU, CLIP (relu6), SIGMOID, TANH, HARD_SWISH, RESHAPE (a
+flatten) and a final SOFTMAX (its input is the logits).
 Anything else is refused, naming the op, before any work (engine="ref" trains every model python_ref/train can).
 """
 
@@ -15,6 +16,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from python_ref import shapes
 from python_ref.opdefs import OPS
 from python_ref.wrt_file import WrtModel
 from wasmrt.errors import UnsupportedOpError
@@ -34,9 +36,22 @@ class _Layer:
     b: str = ""
     lo: float = -INF        # fused clamp, or a CLIP's / RELU's bounds
     hi: float = INF
+    geo: np.ndarray | None = None  # CONV_2D, MAX_POOL_2D: oh, ow, kh, kw, sh, sw, dh, dw, pt, pl (train.c)
+    out: tuple[int, ...] = ()      # the output's shape per sample
 
 
-def _chain(m: WrtModel, start: int, params: set[str], logits: int) -> list[_Layer]:
+def _geometry(m: WrtModel, op: object, kh: int, kw: int) -> np.ndarray:
+    a = shapes.full_attrs(op.op, op.attrs)  # type: ignore[attr-defined]
+    oh, ow = m.tensors[op.outputs[0]].shape[1:3]  # type: ignore[attr-defined]
+    (sh, sw), (dh, dw), (pt, pl) = a["strides"], a["dilations"], a["pads"][:2]
+    return np.array([oh, ow, kh, kw, sh, sw, dh, dw, pt, pl], np.int32)
+
+
+# layers the wasm modules cannot train yet (train.c builds them natively only: the modules' size budget)
+NATIVE_ONLY = ("CONV_2D", "MAX_POOL_2D")
+
+
+def _chain(m: WrtModel, start: int, params: set[str], logits: int, engine: str) -> list[_Layer]:
     """The ops from `start` as layers, or UnsupportedOpError naming the first one the engine trainer cannot run."""
     t = m.tensors
     layers: list[_Layer] = []
@@ -55,6 +70,21 @@ def _chain(m: WrtModel, start: int, params: set[str], logits: int) -> list[_Laye
                                          "engine='ref'")
             layers.append(_Layer("FULLY_CONNECTED", w, b, float(op.attrs.get("act_min", -INF)),
                                  float(op.attrs.get("act_max", INF))))
+        elif op.op == "CONV_2D" and int(shapes.full_attrs(op.op, op.attrs)["groups"]) == 1 and len(
+                [i for i in op.inputs if i >= 0]) <= 3:
+            w = t[op.inputs[1]].name
+            b = t[op.inputs[2]].name if len(op.inputs) > 2 and op.inputs[2] >= 0 else ""
+            if w not in params or (b and b not in params):
+                raise UnsupportedOpError(f"engine training: {where} is frozen inside the trained layers; use "
+                                         "engine='ref'")
+            a = shapes.full_attrs(op.op, op.attrs)
+            kh, kw = t[op.inputs[1]].shape[1:3]
+            layers.append(_Layer("CONV_2D", w, b, float(a["act_min"]), float(a["act_max"]), _geometry(m, op, kh, kw),
+                                 tuple(t[op.outputs[0]].shape[1:])))
+        elif op.op == "MAX_POOL_2D" and shapes.full_attrs(op.op, op.attrs)["act_min"] == -INF and \
+                shapes.full_attrs(op.op, op.attrs)["act_max"] == INF:
+            kh, kw = shapes.full_attrs(op.op, op.attrs)["kernel"]
+            layers.append(_Layer("MAX_POOL_2D", geo=_geometry(m, op, kh, kw), out=tuple(t[op.outputs[0]].shape[1:])))
         elif op.op in ACTIVATIONS:
             clip = op.op == "CLIP"
             layers.append(_Layer(op.op, lo=float(op.attrs["min"]) if clip else -INF,
@@ -67,6 +97,10 @@ def _chain(m: WrtModel, start: int, params: set[str], logits: int) -> list[_Laye
             raise UnsupportedOpError(f"engine training: {where} is not supported by the engine trainer (fully "
                                      "connected layers, activations, a flatten and a final softmax); use "
                                      "engine='ref' or train fewer layers")
+        if engine == "wasm" and layers[-1].op in NATIVE_ONLY:
+            raise UnsupportedOpError(f"engine training: {where}: the wasm engine trains fully connected layers and "
+                                     "activations only for now (engine='native' or 'ref' train convolutions and "
+                                     "pooling)")
         prev = op.outputs[0]
     return layers
 
@@ -77,7 +111,7 @@ class EngineHead:
     def __init__(self, m: WrtModel, start: int, params: dict[str, np.ndarray], logits: int, loss: str,
                  optimizer: str, lr: float, momentum: float, weight_decay: float, engine: str,
                  variant: str | None = None) -> None:
-        self.layers = _chain(m, start, set(params), logits)
+        self.layers = _chain(m, start, set(params), logits, engine)
         self.steps = Steps(engine, variant)
         self.params = params
         self.loss, self.optimizer = loss, optimizer
@@ -85,26 +119,41 @@ class EngineHead:
         self.state = {n: [np.zeros_like(p) for _ in range(2 if optimizer == "adam" else 1)] for n, p in params.items()}
         self.t = 0
 
-    def forward(self, x: np.ndarray) -> list[np.ndarray]:
-        """Every layer's input, then the logits (the last layer before a SOFTMAX)."""
-        acts = [np.ascontiguousarray(x, F32).reshape(len(x), -1)]
-        for ly in self.layers:
+    def forward(self, x: np.ndarray) -> tuple[list[np.ndarray], dict[int, np.ndarray]]:
+        """Every layer's input, then the logits (the last layer before a SOFTMAX); and each convolution's patches."""
+        acts = [np.ascontiguousarray(x, F32)]
+        cols: dict[int, np.ndarray] = {}
+        for k, ly in enumerate(self.layers):
             v = acts[-1]
             if ly.op == "FULLY_CONNECTED":
                 w = self.params[ly.w]
+                v = acts[-1] = v.reshape(len(v), -1)
                 y = np.empty((len(v), w.shape[0]), F32)
                 self.steps.call("wrt_train_dense_forward", len(v), w.shape[1], w.shape[0], v, w,
                                 self.params[ly.b] if ly.b else None, ly.lo, ly.hi, np.empty(w.size, F32), Out(y))
+            elif ly.op == "CONV_2D":
+                w = self.params[ly.w]
+                y = np.empty((len(v), *ly.out), F32)
+                n, h, wd, cin = v.shape
+                cols[k] = np.empty((n * ly.out[0] * ly.out[1], w[0].size), F32)
+                self.steps.call("wrt_train_conv_forward", n, h, wd, cin, w.shape[0], ly.geo, v, w,
+                                self.params[ly.b] if ly.b else None, ly.lo, ly.hi, Out(cols[k]),
+                                np.empty(w.size, F32), Out(y))
+            elif ly.op == "MAX_POOL_2D":
+                y = np.empty((len(v), *ly.out), F32)
+                self.steps.call("wrt_train_maxpool", *v.shape, ly.geo, v, None, Out(y))
             elif ly.op in ACTIVATIONS:
                 y = _activation(ly, v)
-            else:  # RESHAPE (already flat), SOFTMAX (the loss reads its input)
+            elif ly.op == "RESHAPE":
+                y = v.reshape(len(v), -1)
+            else:  # SOFTMAX: the loss reads its input
                 y = v
             acts.append(y)
-        return acts
+        return acts, cols
 
     def step(self, x: np.ndarray, labels: np.ndarray) -> tuple[float, np.ndarray, dict[str, np.ndarray]]:
         """One training step on a batch: (loss, logits, gradients). The caller checks the loss before update()."""
-        acts = self.forward(x)
+        acts, cols = self.forward(x)
         z = acts[-1]
         dz = np.empty_like(z)
         loss = np.zeros(1, F32)
@@ -133,6 +182,28 @@ class EngineHead:
                 if dx is None:
                     break
                 g = dx
+            elif ly.op == "CONV_2D":
+                w = self.params[ly.w]
+                dw = np.empty_like(w)
+                db = np.empty(w.shape[0], F32) if ly.b else None
+                g = np.ascontiguousarray(g, F32).reshape(-1, w.shape[0])
+                dx = None if first else np.empty_like(v)
+                dcols = None if first else np.empty_like(cols[k])
+                self.steps.call("wrt_train_conv_backward", *v.shape, w.shape[0], ly.geo, cols[k], w, y, ly.lo, ly.hi,
+                                Out(g), None if dcols is None else Out(dcols), None if dx is None else Out(dx),
+                                Out(dw), None if db is None else Out(db))
+                grads[ly.w] = dw
+                if db is not None:
+                    grads[ly.b] = db
+                if dx is None:
+                    break
+                g = dx
+            elif ly.op == "MAX_POOL_2D":
+                dx = np.empty_like(v)
+                self.steps.call("wrt_train_maxpool", *v.shape, ly.geo, v, np.ascontiguousarray(g, F32), Out(dx))
+                g = dx
+            elif ly.op == "RESHAPE":
+                g = np.ascontiguousarray(g).reshape(v.shape)
             elif ly.op in ACTIVATIONS:
                 dx = np.empty_like(g)
                 src = v if ly.op == "HARD_SWISH" else y

@@ -25,6 +25,9 @@ SIGNATURES: dict[str, str] = {
     "wrt_train_mse": "zaaaa",
     "wrt_train_sgd": "zaaafff",
     "wrt_train_adam": "zaaaafffffi",
+    "wrt_train_conv_forward": "iiiiiaaaaffaaa",
+    "wrt_train_conv_backward": "iiiiiaaaaffaaaaa",
+    "wrt_train_maxpool": "iiiiaaaa",
 }
 _CTYPE = {"a": _P, "i": _I, "z": _Z, "f": _F}
 
