@@ -226,22 +226,28 @@ int wrt_train_maxpool(int n, int h, int w, int c, const int32_t* geo, const floa
   if (!x || !out) return rt_error(WRT_ERR_INPUT, "training: a NULL buffer");
   if (dy)
     for (size_t i = 0, nx = (size_t)n * h * w * c; i < nx; i++) out[i] = 0.0f;
+  enum { CB = 64 }; /* channels per block: the window's running maxima and where they are */
+  float best[CB];
+  size_t at[CB];
   for (int b = 0; b < n; b++)
     for (int r = 0; r < g.oh; r++)
       for (int col = 0; col < g.ow; col++)
-        for (int ch = 0; ch < c; ch++) {
-          float best = -__builtin_inff();
-          size_t at = (size_t)-1;
+        for (int c0 = 0; c0 < c; c0 += CB) {
+          int cn = c - c0 < CB ? c - c0 : CB;
+          for (int k = 0; k < cn; k++) best[k] = -__builtin_inff(), at[k] = (size_t)-1;
           for (int i = 0; i < g.kh; i++)
             for (int j = 0; j < g.kw; j++) {
               int yy = tap_at(r, i, g.sh, g.dh, g.pt, h), xx = tap_at(col, j, g.sw, g.dw, g.pl, w);
               if (yy < 0 || xx < 0) continue;
-              size_t p = (((size_t)b * h + yy) * w + xx) * c + ch;
-              if (at == (size_t)-1 || x[p] > best) best = x[p], at = p;
+              size_t p = (((size_t)b * h + yy) * w + xx) * c + c0;
+              for (int k = 0; k < cn; k++)
+                if (at[k] == (size_t)-1 || x[p + k] > best[k]) best[k] = x[p + k], at[k] = p + k;
             }
-          size_t o = (((size_t)b * g.oh + r) * g.ow + col) * c + ch;
-          if (!dy) out[o] = best;
-          else if (at != (size_t)-1) out[at] += dy[o];
+          size_t o = (((size_t)b * g.oh + r) * g.ow + col) * c + c0;
+          for (int k = 0; k < cn; k++) {
+            if (!dy) out[o + k] = best[k];
+            else if (at[k] != (size_t)-1) out[at[k]] += dy[o + k];
+          }
         }
   return WRT_OK;
 }
