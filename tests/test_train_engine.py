@@ -132,3 +132,53 @@ def test_engine_label_error_names_the_sample_in_the_engine() -> None:
         st.call("wrt_train_grad", 0, 4, z, z, Out(np.empty_like(z)), 0.0, 1.0)
     with pytest.raises(InputError, match="sizes must be positive"):
         st.call("wrt_train_dense_backward", 0, 4, 4, z, z, z, 0.0, 1.0, Out(z), None, Out(z), None)
+
+
+@pytest.mark.parametrize(("stride", "dilation", "pads"),
+                         [(1, 1, (1, 1, 1, 1)), (2, 1, (0, 1, 1, 0)), (1, 2, (2, 0, 1, 2))])
+def test_native_conv_and_pool_gradients_per_op(stride: int, dilation: int, pads: tuple[int, ...]) -> None:
+    """The native engine's convolution and max pooling steps against python_ref.train.grads on one op: stride,
+    dilation and asymmetric padding; tolerance 1e-6 * sqrt(K) * (the same product on |inputs|), as tgemm's."""
+    from python_ref import dispatch, shapes
+    from python_ref.train import grads
+    from wasmrt.train.engine_steps import Out, Steps
+
+    rng = np.random.default_rng(stride * 10 + dilation)
+    n, h, w, cin, cout, k = 2, 7, 6, 3, 5, 3
+    x = rng.standard_normal((n, h, w, cin)).astype(np.float32)
+    wt = rng.standard_normal((cout, k, k, cin)).astype(np.float32)
+    b = rng.standard_normal(cout).astype(np.float32)
+    a = {"strides": (stride, stride), "dilations": (dilation, dilation), "pads": pads, "act_min": 0.0}
+    y = dispatch.run("CONV_2D", [x, wt, b], a)[0]
+    gy = rng.standard_normal(y.shape).astype(np.float32)
+    ref = grads.backward("CONV_2D", [x, wt, b], [y], [gy], a, [True, True, True])
+    st = Steps("native")
+    oh, ow = y.shape[1:3]
+    geo = np.array([oh, ow, k, k, stride, stride, dilation, dilation, pads[0], pads[1]], np.int32)
+    cols = np.empty((n * oh * ow, k * k * cin), np.float32)
+    yy = np.empty_like(y)
+    st.call("wrt_train_conv_forward", n, h, w, cin, cout, geo, x, wt, b, 0.0, np.inf, Out(cols),
+            np.empty(wt.size, np.float32), Out(yy))
+    full = shapes.full_attrs("CONV_2D", a)
+    assert full["pads"] == pads
+    assert np.abs(yy - y).max() <= 1e-5 * (np.abs(y).max() + 1)
+    dx, dw, db = np.empty_like(x), np.empty_like(wt), np.empty_like(b)
+    st.call("wrt_train_conv_backward", n, h, w, cin, cout, geo, cols, wt, yy, 0.0, np.inf, Out(gy.copy()),
+            Out(np.empty_like(cols)), Out(dx), Out(dw), Out(db))
+    for got, want in ((dx, ref[0]), (dw, ref[1]), (db, ref[2])):
+        assert np.abs(got - want).max() <= 1e-6 * np.sqrt(cols.size) * (np.abs(want).max() + 1)
+    ppads = (min(pads[0], 1), min(pads[1], 2), min(pads[2], 1), min(pads[3], 2))  # within the 2 x 3 window
+    pa = {"kernel": (2, 3), "strides": (stride, stride), "pads": ppads}
+    py = dispatch.run("MAX_POOL_2D", [x], pa)[0]
+    pgy = rng.standard_normal(py.shape).astype(np.float32)
+    pref = grads.backward("MAX_POOL_2D", [x], [py], [pgy], pa, [True])[0]
+    pgeo = np.array([*py.shape[1:3], 2, 3, stride, stride, 1, 1, ppads[0], ppads[1]], np.int32)
+    got_y, got_dx = np.empty_like(py), np.empty_like(x)
+    st.call("wrt_train_maxpool", n, h, w, cin, pgeo, x, None, Out(got_y))
+    st.call("wrt_train_maxpool", n, h, w, cin, pgeo, x, pgy, Out(got_dx))
+    assert np.array_equal(got_y, py)  # a max: exact
+    assert np.abs(got_dx - pref).max() <= 1e-6 * (np.abs(pref).max() + 1)  # up to 6 overlapping windows summed
+    with pytest.raises(InputError, match="bad window geometry"):
+        bad = pgeo.copy()
+        bad[4] = 0
+        st.call("wrt_train_maxpool", n, h, w, cin, bad, x, None, Out(got_y))
