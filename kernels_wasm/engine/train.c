@@ -4,6 +4,7 @@
  * a fixed order, so the bytes never depend on a thread count. */
 #include "engine.h"
 
+#if !defined(WRT_KF_TRAIN) || WRT_KF_TRAIN
 static const wrt_target* train_target(void) {
   const wrt_target* tg = pick_target();
   if (!tg->tgemm || !tg->sgd || !tg->adam) {
@@ -251,4 +252,7 @@ int wrt_train_maxpool(int n, int h, int w, int c, const int32_t* geo, const floa
         }
   return WRT_OK;
 }
+#endif
+#else /* a module built for given models (wasmrt build --for) holds no training, nor exports its steps */
+typedef int wrt_no_training;
 #endif

@@ -64,9 +64,10 @@ EXPORTS = (
     "wrt_tune_param", "wrt_tune_begin", "wrt_tune_time", "wrt_tune_median", "wrt_tune_pick",
     "wrt_input_dim_min", "wrt_input_dim_max", "wrt_resize_inputs",
     "wrt_set_threads", "wrt_static_size",
-    "wrt_train_dense_forward", "wrt_train_dense_backward", "wrt_train_grad", "wrt_train_softmax_xent", "wrt_train_mse",
-    "wrt_train_sgd", "wrt_train_adam",
 )
+# training steps (train.c): left out of a module built for given models, which has no training kernels (TRAIN family)
+TRAIN_EXPORTS = ("wrt_train_dense_forward", "wrt_train_dense_backward", "wrt_train_grad", "wrt_train_softmax_xent",
+                 "wrt_train_mse", "wrt_train_sgd", "wrt_train_adam")
 # The wasm modules must stay small (SIMD_WASM_LIMIT): code that runs once per load (reading and checking the file,
 # planning, support, error words) and the scalar loops of rare ops (integer tensors, MediaPipe's transforms) is
 # built for the smallest size (-Oz); the portable int8 paths behind the generated kernels, data movement, the
@@ -206,7 +207,8 @@ def build_wasm(variant: str, force: bool = False, trim: str | None = None, out: 
     compile_flags = [*CFLAGS, "--target=wasm32", "-ffreestanding", "-nostdlib", *v.flags, *kdefs,
                      f"-DWRT_WASM_TARGET=wrt_target_{v.target}", "-I", str(INCLUDE), *trim_flags]
     link_flags = ["--target=wasm32", "-nostdlib", "-Wl,--no-entry", "-Wl,--strip-all", "-Wl,-z,stack-size=262144",
-                  *(f"-Wl,--export={e}" for e in EXPORTS), *(THREADS_LINK if v.threads else ())]
+                  *(f"-Wl,--export={e}" for e in EXPORTS), *(THREADS_LINK if v.threads else ()),
+                  *(f"-Wl,--export={e}" for e in TRAIN_EXPORTS if trim is None or "#define WRT_KF_TRAIN 1" in trim)]
     full = out is None
     out = DIST / f"wasmrt-{variant}.wasm" if out is None else out.resolve()
 
