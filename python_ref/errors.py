@@ -72,6 +72,7 @@ ENGINE_ERRORS: tuple[EngineError, ...] = (
     EngineError("NOMEM", 3, OutOfMemoryError, "out of memory, or beyond the model's memory limit (max_memory)"),
     EngineError("INPUT", 4, InputError, "bad argument or bad input data found while running"),
     EngineError("LIMIT", 5, ResourceLimitError, "the model is beyond a resource limit (max_work)"),
+    EngineError("TRAINING", 6, TrainingError, "a training step's loss or gradient is not finite"),
 )
 BY_CODE: dict[int, EngineError] = {e.code: e for e in ENGINE_ERRORS}
 assert len(BY_CODE) == len(ENGINE_ERRORS) and OK not in BY_CODE, "duplicate engine error code"

@@ -164,7 +164,8 @@ def test_hostile_catalogue_same_error_in_python_and_js(tmp_path: Path) -> None:
     assert set(js) == set(JS_VARIANTS)
     diff = differences(python, js)
     assert not diff, "Python and JS disagree:\n" + "\n".join(diff)
-    # the files exercise the whole code -> class map, and the errors the catalogue expects
+    # the files exercise the whole code -> class map (but TRAINING, which only the training steps report: their tests,
+    # test_train_engine.py and test_js_trainer.py, check it in both bindings), and the errors the catalogue expects
     seen = {cls for cls, _ in python["wasm"].values()}
-    assert {e.error.__name__ for e in ENGINE_ERRORS} <= seen, seen
+    assert {e.error.__name__ for e in ENGINE_ERRORS if e.name != "TRAINING"} <= seen, seen
     assert sum(o[0] == "ok" for o in python["wasm"].values()) >= 10

@@ -2,7 +2,7 @@
 // The types of ./error_codes.js.
 
 /** Codes of kernels_wasm/engine/wasmrt.h */
-export declare const ERROR_CODES: Readonly<{ OK: 0; FORMAT: 1; UNSUPPORTED: 2; NOMEM: 3; INPUT: 4; LIMIT: 5 }>;
+export declare const ERROR_CODES: Readonly<{ OK: 0; FORMAT: 1; UNSUPPORTED: 2; NOMEM: 3; INPUT: 4; LIMIT: 5; TRAINING: 6 }>;
 
 /** Engine error code -> the name of the error class it raises */
-export declare const ERROR_CLASS_OF_CODE: Readonly<{ 1: "ModelFormatError"; 2: "UnsupportedOpError"; 3: "OutOfMemoryError"; 4: "InputError"; 5: "ResourceLimitError" }>;
+export declare const ERROR_CLASS_OF_CODE: Readonly<{ 1: "ModelFormatError"; 2: "UnsupportedOpError"; 3: "OutOfMemoryError"; 4: "InputError"; 5: "ResourceLimitError"; 6: "TrainingError" }>;

@@ -2,7 +2,7 @@
 // The C engine's error codes (kernels_wasm/engine/wasmrt.h) and the error class each one raises.
 
 /** Codes of kernels_wasm/engine/wasmrt.h */
-export const ERROR_CODES = Object.freeze({ OK: 0, FORMAT: 1, UNSUPPORTED: 2, NOMEM: 3, INPUT: 4, LIMIT: 5 });
+export const ERROR_CODES = Object.freeze({ OK: 0, FORMAT: 1, UNSUPPORTED: 2, NOMEM: 3, INPUT: 4, LIMIT: 5, TRAINING: 6 });
 
 /** Engine error code -> the name of the class of ./errors.js it raises */
 export const ERROR_CLASS_OF_CODE = Object.freeze({
@@ -11,4 +11,5 @@ export const ERROR_CLASS_OF_CODE = Object.freeze({
   3: "OutOfMemoryError", // NOMEM: out of memory, or beyond the model's memory limit (max_memory)
   4: "InputError", // INPUT: bad argument or bad input data found while running
   5: "ResourceLimitError", // LIMIT: the model is beyond a resource limit (max_work)
+  6: "TrainingError", // TRAINING: a training step's loss or gradient is not finite
 });

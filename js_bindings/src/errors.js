@@ -27,6 +27,10 @@ export class OutOfMemoryError extends WasmrtError {}
 /** A run of the model would take more work than its limit allows (load option maxWork). */
 export class ResourceLimitError extends WasmrtError {}
 
+/** Training went wrong on valid inputs: the loss or a gradient stopped being finite (the weights stay as they were
+ * before the step; lower the learning rate). */
+export class TrainingError extends WasmrtError {}
+
 /** The error class for an engine error code (WasmrtError for codes we do not know), with the engine's message. The
  * map is generated from python_ref/errors.py (./error_codes.js), which the Python engines follow too. */
 export function errorFromCode(code, message) {
@@ -36,5 +40,5 @@ export function errorFromCode(code, message) {
 
 // Error classes by name, so a Worker can send an error as {name, message} and the caller gets the same class back.
 export const ERROR_CLASSES = {
-  WasmrtError, ModelFormatError, UnsupportedOpError, InputError, OutOfMemoryError, ResourceLimitError,
+  WasmrtError, ModelFormatError, UnsupportedOpError, InputError, OutOfMemoryError, ResourceLimitError, TrainingError,
 };

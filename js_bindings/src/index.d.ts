@@ -24,6 +24,8 @@ export class InputError extends WasmrtError {}
 export class OutOfMemoryError extends WasmrtError {}
 /** A run would take more work than the model's limit (load option maxWork). */
 export class ResourceLimitError extends WasmrtError {}
+/** A training step's loss or gradient is not finite (lower the learning rate); the weights stay as before it. */
+export class TrainingError extends WasmrtError {}
 export { ERROR_CODES } from "./error_codes.js"; // generated from python_ref/errors.py
 
 export interface Feature { available: boolean; reason: string }
@@ -173,6 +175,8 @@ export class Model implements ModelLike {
   stream(pairs?: Record<string, string>): Stream;
   /** Free the model's engine memory; safe to call twice. */
   release(): void;
+  /** Fine-tune the model's classifier (its last fully connected layer) on the engine: see Trainer. */
+  trainer(options?: TrainerOptions): Promise<Trainer>;
   /** Per op in execution order: candidates, the chosen one, measured times (load option choose). */
   plan(): PlanEntry[];
   /** How the ops' algorithms were chosen: the rules, the deterministic choice, measured now, or from the cache. */
@@ -365,3 +369,40 @@ export namespace image {
   function toSource(g: Geometry, x: number, y: number): [number, number];
 }
 
+
+export interface TrainerOptions {
+  /** What trains: "head" (the classifier; other layers run once per sample, their features cached). */
+  train?: "head";
+  /** "adam" (default, lr 0.001) or "sgd" (momentum, default lr 0.01). */
+  optimizer?: "sgd" | "adam";
+  lr?: number;
+  momentum?: number;
+  /** L2 regularisation added to the gradient (PyTorch's weight_decay). */
+  weightDecay?: number;
+}
+
+export interface TrainBatch {
+  /** One sample (the model input's size, float32) or one per sample. */
+  input: Float32Array | Float32Array[];
+  /** The class index of each sample. */
+  label: number | number[];
+}
+
+/** Training on the engine, python_ref/train's rules (docs/training.md). */
+export class Trainer {
+  readonly classes: number;
+  readonly features: number;
+  /** The loss of every step so far. */
+  readonly history: number[];
+  /** One step: softmax cross-entropy, backward, optimizer. InputError for a bad label, TrainingError for a loss
+   * that is not finite (the weights stay as they were). */
+  step(batch: TrainBatch): Promise<{ loss: number }>;
+  /** Epochs over the batches; returns each epoch's mean loss. */
+  fit(batches: Iterable<TrainBatch>, options?: { epochs?: number;
+    onProgress?: (p: { epoch: number; step: number; steps: number; loss: number }) => void }): Promise<number[]>;
+  /** The frozen layers' output for one sample. */
+  featuresOf(input: Float32Array): Float32Array;
+  /** The tuned model's .wrt bytes: runtime.load(tuned) runs it. */
+  export(): Uint8Array;
+  readonly weights: { weight: Float32Array; bias: Float32Array | null };
+}

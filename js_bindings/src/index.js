@@ -9,11 +9,13 @@ import { WasmrtError } from "./errors.js";
 import { Runtime } from "./runtime.js";
 
 export {
-  ERROR_CODES, InputError, ModelFormatError, OutOfMemoryError, ResourceLimitError, UnsupportedOpError, WasmrtError,
+  ERROR_CODES, InputError, ModelFormatError, OutOfMemoryError, ResourceLimitError, TrainingError, UnsupportedOpError,
+  WasmrtError,
 } from "./errors.js";
 export { defaultHost, nodeHost, webHost } from "./host.js";
 export { readMetadata } from "./format/reader.js";
 export { Model, Runtime, Stream } from "./runtime.js";
+export { Trainer } from "./trainer.js";
 export { DTYPES, fromFloat16Bits, Tensor, toFloat16Bits } from "./tensor.js";
 export { describeVariant, probe, VARIANTS } from "./variants.js";
 export * as image from "./image.js";

@@ -99,6 +99,7 @@ export class Runtime {
     const model = choose === "measure" ? measure(this, (c, f) => this._loadForced(copy, options, c, f))
       : this._loadForced(bytes, options, [], choose === "deterministic" ? 0 : -1);
     model._chosenBy = choose === "measure" ? "measured" : choose;
+    model._source = toBytes(bytes); // a reference, not a copy: a trainer's export() writes into a copy of it
     return model;
   }
 
@@ -360,6 +361,13 @@ export class Model {
    * each state output to the input it feeds ({outputName: inputName}); default: the pairs stored in the model
    * (TFLite LSTM state, or `wasmrt convert --state`).
    */
+  /** A trainer of the model's classifier on this engine (./trainer.js). */
+  async trainer(options) {
+    if (!this._h) throw new WasmrtError("this model was released");
+    const { Trainer } = await import("./trainer.js");
+    return new Trainer(this, this._source, options);
+  }
+
   stream(pairs) {
     return new Stream(this, pairs ?? statePairs(this.metadata));
   }

@@ -25,6 +25,7 @@ enum {
   WRT_ERR_NOMEM = 3,       /* out of memory, or beyond the model's memory limit (max_memory) */
   WRT_ERR_INPUT = 4,       /* bad argument or bad input data found while running */
   WRT_ERR_LIMIT = 5,       /* the model is beyond a resource limit (max_work) */
+  WRT_ERR_TRAINING = 6,    /* a training step's loss or gradient is not finite */
 };
 /* end of the generated error codes */
 
@@ -121,6 +122,41 @@ WRT_API int wrt_run_profiled(wrt_model* m, double* ms, int cap);
  * (the weights expanded at load). Results are the same within the float tolerance. Returns the previous policy. */
 enum { WRT_SPARSE_AUTO = 0, WRT_SPARSE_ALWAYS = 1, WRT_SPARSE_NEVER = 2 };
 WRT_API int wrt_set_sparse_policy(int policy);
+
+/* Training (train.c): the steps of python_ref/train on caller memory (in wasm: blocks from wrt_alloc), for hosts that
+ * orchestrate a training step. Each returns WRT_OK or an error code with wrt_error_message set (a bad label names
+ * its sample). Fully connected layer y = clamp(x w^T + b) over rows x cin -> cout (w [cout, cin]; wt: cin * cout
+ * floats of scratch). Backward: dy (overwritten: masked by the clamp, from y) -> dx = dy w, dw = dy^T x,
+ * db = sum dy (each optional: NULL skips it). Activation gradient: op is the forward's code (python_ref/opdefs.py:
+ * RELU, CLIP with [lo, hi], HARD_SWISH with v its input, SIGMOID and TANH with v their output). The losses
+ * are means (softmax cross-entropy on logits [rows, classes], labels int32; mean squared error), their gradients
+ * written to dz / dy. SGD: buf starts at zeros; Adam: m and v start at zeros, step counts from 1. */
+WRT_API int wrt_train_dense_forward(int rows, int cin, int cout, const float* x, const float* w, const float* b,
+                                    float act_min, float act_max, float* wt, float* y);
+WRT_API int wrt_train_dense_backward(int rows, int cin, int cout, const float* x, const float* w, const float* y,
+                                     float act_min, float act_max, float* dy, float* dx, float* dw, float* db);
+WRT_API int wrt_train_grad(int op, size_t n, const float* v, const float* dy, float* dx, float lo, float hi);
+WRT_API int wrt_train_softmax_xent(int rows, int classes, const float* z, const int32_t* labels, float* dz,
+                                   float* loss);
+WRT_API int wrt_train_mse(size_t n, const float* y, const float* t, float* dy, float* loss);
+WRT_API int wrt_train_sgd(size_t n, float* p, const float* g, float* buf, float lr, float momentum,
+                          float weight_decay);
+WRT_API int wrt_train_adam(size_t n, float* p, const float* g, float* m, float* v, float lr, float b1, float b2,
+                           float eps, float weight_decay, int step);
+#if !defined(__wasm__) /* native only for now (the wasm modules' size budget) */
+/* CONV_2D of one group over NHWC x [n, h, w, cin], weights [cout, kh, kw, cin]; geo: oh, ow, kh, kw, sh, sw, dh, dw,
+ * pt, pl. The forward writes the patches (cols: n*oh*ow x kh*kw*cin floats) that its backward reads; wtt: cin*kh*kw
+ * x cout floats of scratch. The backward: dw, db, and dx through dcols (same size as cols; both NULL: no dx).
+ * MAX_POOL_2D with the same geo: dy NULL gives y, else dx (each window's gradient to its first maximal tap). */
+WRT_API int wrt_train_conv_forward(int n, int h, int w, int cin, int cout, const int32_t* geo, const float* x,
+                                   const float* wt, const float* b, float act_min, float act_max, float* cols,
+                                   float* wtt, float* y);
+WRT_API int wrt_train_conv_backward(int n, int h, int w, int cin, int cout, const int32_t* geo, const float* cols,
+                                    const float* wt, const float* y, float act_min, float act_max, float* dy,
+                                    float* dcols, float* dx, float* dw, float* db);
+WRT_API int wrt_train_maxpool(int n, int h, int w, int c, const int32_t* geo, const float* x, const float* dy,
+                              float* out);
+#endif
 
 /* wasm: bytes of linear memory below the heap (the module's static data and main stack); 0 natively. A loaded model's
  * memory is about wrt_static_size() + wrt_memory_size() of each model (hosts and tests compare the memory with it). */

@@ -15,6 +15,7 @@ from kernels_wasm.gen.kernels import (
     qgemm,
     qsparse,
     sparse,
+    train,
     winograd,
 )
 
@@ -83,6 +84,7 @@ def kernel_bodies(isa: Isa) -> list[tuple[str | None, str]]:
     parts += [("QSPARSE", k) for k in qsparse.kernel_bodies(isa)]
     parts += [("INTERLEAVE", k) for k in interleave.kernel_bodies(isa)]
     parts += [("WINOGRAD", k) for k in winograd.kernel_bodies(isa)]
+    parts += [("TRAIN", k) for k in train.kernel_bodies(isa)]
     return parts
 
 
@@ -164,6 +166,7 @@ def table(isa: Isa, name: str, q: qgemm.QTile) -> str:
         *fields("QSPARSE", qsparse.table_fields(isa, name)),
         *fields("WINOGRAD", winograd.table_fields(isa)),
         *fields("INTERLEAVE", interleave.table_fields(isa)),
+        *fields("TRAIN", train.table_fields(isa)),
         "};",
     ]) + "\n"
 
@@ -193,4 +196,5 @@ def generate_target(isa: Isa) -> str:
 def generate_all() -> dict[str, str]:
     """File name -> contents for every target, and the element-wise op codes all of them share."""
     return {eltwise.HEADER: eltwise.header(), winograd.HEADER: winograd.header(), families.HEADER: families.header(),
+            train.HEADER: train.header(),
             **{f"{name}.c": generate_target(isa) for name, isa in TARGETS.items()}}

@@ -92,6 +92,7 @@ def all_families() -> tuple[Family, ...]:
                "wrt_resize_inputs)"),
         Family("INTERLEAVE", ("TRANSPOSE:F32", "TRANSPOSE:QS8", "TRANSPOSE:OTHER"), "the 3-channel interleave of "
                "transposes (exact data movement: without it the generic loop gives the same bytes)"),
+        Family("TRAIN", ("train",), "training: the gradient GEMM, activation gradients, SGD and Adam updates"),
         *(_unary(op) for op in eltwise.UNARY),
         *(Family(f"BINARY_{k.upper()}", (f"{op}:F32",), f"the float32 {k} kernel") for k, op in BINARY_OPS.items()
           if k != "add"),

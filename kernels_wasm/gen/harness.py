@@ -28,7 +28,7 @@ CFLAGS = ["-std=c11", "-Wall", "-Wextra", "-Werror", "-O3"]
 WORDS = 16
 CMD = {"info": 1, "gemm": 2, "igemm": 3, "dwconv": 4, "vbinary": 5, "vunary": 6, "pool": 7, "gemm_loop": 8,
        "spmm": 9, "spmv": 10, "sppack": 11, "spmmu": 12, "sppacku": 13, "interleave3": 14, "wino_in": 15,
-       "wino_out": 16}
+       "wino_out": 16, "tgemm": 17, "grad": 18, "sgd": 19, "adam": 20}
 
 
 @dataclass(frozen=True)

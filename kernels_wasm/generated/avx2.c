@@ -8019,6 +8019,426 @@ static __attribute__((target("avx2,fma"))) void wrt_avx2_wino4_out(size_t c, con
 
 #endif
 
+#if !defined(WRT_KF_TRAIN) || WRT_KF_TRAIN
+static __attribute__((target("avx2,fma"))) void wrt_avx2_tgemm(size_t m, size_t n, size_t k, const float* a, size_t a_rs, size_t a_cs, const float* b, size_t ldb, float* c, size_t ldc, int accumulate) {
+  size_t i = 0;
+  for (; i + 4 <= m; i += 4) {
+    size_t j = 0;
+    for (; j + 16 <= n; j += 16) {
+      __m256 acc0_0 = accumulate ? _mm256_loadu_ps(c + (i + 0) * ldc + j + 0) : _mm256_setzero_ps();
+      __m256 acc0_1 = accumulate ? _mm256_loadu_ps(c + (i + 0) * ldc + j + 8) : _mm256_setzero_ps();
+      __m256 acc1_0 = accumulate ? _mm256_loadu_ps(c + (i + 1) * ldc + j + 0) : _mm256_setzero_ps();
+      __m256 acc1_1 = accumulate ? _mm256_loadu_ps(c + (i + 1) * ldc + j + 8) : _mm256_setzero_ps();
+      __m256 acc2_0 = accumulate ? _mm256_loadu_ps(c + (i + 2) * ldc + j + 0) : _mm256_setzero_ps();
+      __m256 acc2_1 = accumulate ? _mm256_loadu_ps(c + (i + 2) * ldc + j + 8) : _mm256_setzero_ps();
+      __m256 acc3_0 = accumulate ? _mm256_loadu_ps(c + (i + 3) * ldc + j + 0) : _mm256_setzero_ps();
+      __m256 acc3_1 = accumulate ? _mm256_loadu_ps(c + (i + 3) * ldc + j + 8) : _mm256_setzero_ps();
+      for (size_t t = 0; t < k; t++) {
+        const float* bt = b + t * ldb + j;
+        const __m256 b0 = _mm256_loadu_ps(bt + 0);
+        const __m256 b1 = _mm256_loadu_ps(bt + 8);
+        const __m256 a0 = _mm256_set1_ps(a[(i + 0) * a_rs + t * a_cs]);
+        acc0_0 = _mm256_fmadd_ps(a0, b0, acc0_0);
+        acc0_1 = _mm256_fmadd_ps(a0, b1, acc0_1);
+        const __m256 a1 = _mm256_set1_ps(a[(i + 1) * a_rs + t * a_cs]);
+        acc1_0 = _mm256_fmadd_ps(a1, b0, acc1_0);
+        acc1_1 = _mm256_fmadd_ps(a1, b1, acc1_1);
+        const __m256 a2 = _mm256_set1_ps(a[(i + 2) * a_rs + t * a_cs]);
+        acc2_0 = _mm256_fmadd_ps(a2, b0, acc2_0);
+        acc2_1 = _mm256_fmadd_ps(a2, b1, acc2_1);
+        const __m256 a3 = _mm256_set1_ps(a[(i + 3) * a_rs + t * a_cs]);
+        acc3_0 = _mm256_fmadd_ps(a3, b0, acc3_0);
+        acc3_1 = _mm256_fmadd_ps(a3, b1, acc3_1);
+      }
+      _mm256_storeu_ps(c + (i + 0) * ldc + j + 0, acc0_0);
+      _mm256_storeu_ps(c + (i + 0) * ldc + j + 8, acc0_1);
+      _mm256_storeu_ps(c + (i + 1) * ldc + j + 0, acc1_0);
+      _mm256_storeu_ps(c + (i + 1) * ldc + j + 8, acc1_1);
+      _mm256_storeu_ps(c + (i + 2) * ldc + j + 0, acc2_0);
+      _mm256_storeu_ps(c + (i + 2) * ldc + j + 8, acc2_1);
+      _mm256_storeu_ps(c + (i + 3) * ldc + j + 0, acc3_0);
+      _mm256_storeu_ps(c + (i + 3) * ldc + j + 8, acc3_1);
+    }
+    for (; j + 8 <= n; j += 8) {
+      __m256 acc0_0 = accumulate ? _mm256_loadu_ps(c + (i + 0) * ldc + j + 0) : _mm256_setzero_ps();
+      __m256 acc1_0 = accumulate ? _mm256_loadu_ps(c + (i + 1) * ldc + j + 0) : _mm256_setzero_ps();
+      __m256 acc2_0 = accumulate ? _mm256_loadu_ps(c + (i + 2) * ldc + j + 0) : _mm256_setzero_ps();
+      __m256 acc3_0 = accumulate ? _mm256_loadu_ps(c + (i + 3) * ldc + j + 0) : _mm256_setzero_ps();
+      for (size_t t = 0; t < k; t++) {
+        const float* bt = b + t * ldb + j;
+        const __m256 b0 = _mm256_loadu_ps(bt + 0);
+        const __m256 a0 = _mm256_set1_ps(a[(i + 0) * a_rs + t * a_cs]);
+        acc0_0 = _mm256_fmadd_ps(a0, b0, acc0_0);
+        const __m256 a1 = _mm256_set1_ps(a[(i + 1) * a_rs + t * a_cs]);
+        acc1_0 = _mm256_fmadd_ps(a1, b0, acc1_0);
+        const __m256 a2 = _mm256_set1_ps(a[(i + 2) * a_rs + t * a_cs]);
+        acc2_0 = _mm256_fmadd_ps(a2, b0, acc2_0);
+        const __m256 a3 = _mm256_set1_ps(a[(i + 3) * a_rs + t * a_cs]);
+        acc3_0 = _mm256_fmadd_ps(a3, b0, acc3_0);
+      }
+      _mm256_storeu_ps(c + (i + 0) * ldc + j + 0, acc0_0);
+      _mm256_storeu_ps(c + (i + 1) * ldc + j + 0, acc1_0);
+      _mm256_storeu_ps(c + (i + 2) * ldc + j + 0, acc2_0);
+      _mm256_storeu_ps(c + (i + 3) * ldc + j + 0, acc3_0);
+    }
+    if (j < n) {
+      const size_t rem = n - j;
+      float acc0_0_c_buf[8];
+      for (size_t l = 0; l < 8; l++) acc0_0_c_buf[l] = l < rem ? (c + (i + 0) * ldc + j + 0)[l] : 0.0f;
+      const __m256 acc0_0_c = _mm256_loadu_ps(acc0_0_c_buf);
+      __m256 acc0_0 = accumulate ? acc0_0_c : _mm256_setzero_ps();
+      float acc1_0_c_buf[8];
+      for (size_t l = 0; l < 8; l++) acc1_0_c_buf[l] = l < rem ? (c + (i + 1) * ldc + j + 0)[l] : 0.0f;
+      const __m256 acc1_0_c = _mm256_loadu_ps(acc1_0_c_buf);
+      __m256 acc1_0 = accumulate ? acc1_0_c : _mm256_setzero_ps();
+      float acc2_0_c_buf[8];
+      for (size_t l = 0; l < 8; l++) acc2_0_c_buf[l] = l < rem ? (c + (i + 2) * ldc + j + 0)[l] : 0.0f;
+      const __m256 acc2_0_c = _mm256_loadu_ps(acc2_0_c_buf);
+      __m256 acc2_0 = accumulate ? acc2_0_c : _mm256_setzero_ps();
+      float acc3_0_c_buf[8];
+      for (size_t l = 0; l < 8; l++) acc3_0_c_buf[l] = l < rem ? (c + (i + 3) * ldc + j + 0)[l] : 0.0f;
+      const __m256 acc3_0_c = _mm256_loadu_ps(acc3_0_c_buf);
+      __m256 acc3_0 = accumulate ? acc3_0_c : _mm256_setzero_ps();
+      for (size_t t = 0; t < k; t++) {
+        const float* bt = b + t * ldb + j;
+        float b0_buf[8];
+        for (size_t l = 0; l < 8; l++) b0_buf[l] = l < rem ? (bt)[l] : 0.0f;
+        const __m256 b0 = _mm256_loadu_ps(b0_buf);
+        const __m256 a0 = _mm256_set1_ps(a[(i + 0) * a_rs + t * a_cs]);
+        acc0_0 = _mm256_fmadd_ps(a0, b0, acc0_0);
+        const __m256 a1 = _mm256_set1_ps(a[(i + 1) * a_rs + t * a_cs]);
+        acc1_0 = _mm256_fmadd_ps(a1, b0, acc1_0);
+        const __m256 a2 = _mm256_set1_ps(a[(i + 2) * a_rs + t * a_cs]);
+        acc2_0 = _mm256_fmadd_ps(a2, b0, acc2_0);
+        const __m256 a3 = _mm256_set1_ps(a[(i + 3) * a_rs + t * a_cs]);
+        acc3_0 = _mm256_fmadd_ps(a3, b0, acc3_0);
+      }
+      {
+        float* tp = c + (i + 0) * ldc + j + 0;
+        __m128 th = _mm256_castps256_ps128(acc0_0);
+        if (rem & 4) { _mm_storeu_ps(tp, th); th = _mm256_extractf128_ps(acc0_0, 1); tp += 4; }
+        if (rem & 2) { _mm_storel_pi((__m64*)tp, th); th = _mm_movehl_ps(th, th); tp += 2; }
+        if (rem & 1) _mm_store_ss(tp, th);
+      }
+      {
+        float* tp = c + (i + 1) * ldc + j + 0;
+        __m128 th = _mm256_castps256_ps128(acc1_0);
+        if (rem & 4) { _mm_storeu_ps(tp, th); th = _mm256_extractf128_ps(acc1_0, 1); tp += 4; }
+        if (rem & 2) { _mm_storel_pi((__m64*)tp, th); th = _mm_movehl_ps(th, th); tp += 2; }
+        if (rem & 1) _mm_store_ss(tp, th);
+      }
+      {
+        float* tp = c + (i + 2) * ldc + j + 0;
+        __m128 th = _mm256_castps256_ps128(acc2_0);
+        if (rem & 4) { _mm_storeu_ps(tp, th); th = _mm256_extractf128_ps(acc2_0, 1); tp += 4; }
+        if (rem & 2) { _mm_storel_pi((__m64*)tp, th); th = _mm_movehl_ps(th, th); tp += 2; }
+        if (rem & 1) _mm_store_ss(tp, th);
+      }
+      {
+        float* tp = c + (i + 3) * ldc + j + 0;
+        __m128 th = _mm256_castps256_ps128(acc3_0);
+        if (rem & 4) { _mm_storeu_ps(tp, th); th = _mm256_extractf128_ps(acc3_0, 1); tp += 4; }
+        if (rem & 2) { _mm_storel_pi((__m64*)tp, th); th = _mm_movehl_ps(th, th); tp += 2; }
+        if (rem & 1) _mm_store_ss(tp, th);
+      }
+    }
+  }
+  for (; i < m; i++) {
+    size_t j = 0;
+    for (; j + 16 <= n; j += 16) {
+      __m256 acc0_0 = accumulate ? _mm256_loadu_ps(c + (i + 0) * ldc + j + 0) : _mm256_setzero_ps();
+      __m256 acc0_1 = accumulate ? _mm256_loadu_ps(c + (i + 0) * ldc + j + 8) : _mm256_setzero_ps();
+      for (size_t t = 0; t < k; t++) {
+        const float* bt = b + t * ldb + j;
+        const __m256 b0 = _mm256_loadu_ps(bt + 0);
+        const __m256 b1 = _mm256_loadu_ps(bt + 8);
+        const __m256 a0 = _mm256_set1_ps(a[(i + 0) * a_rs + t * a_cs]);
+        acc0_0 = _mm256_fmadd_ps(a0, b0, acc0_0);
+        acc0_1 = _mm256_fmadd_ps(a0, b1, acc0_1);
+      }
+      _mm256_storeu_ps(c + (i + 0) * ldc + j + 0, acc0_0);
+      _mm256_storeu_ps(c + (i + 0) * ldc + j + 8, acc0_1);
+    }
+    for (; j + 8 <= n; j += 8) {
+      __m256 acc0_0 = accumulate ? _mm256_loadu_ps(c + (i + 0) * ldc + j + 0) : _mm256_setzero_ps();
+      for (size_t t = 0; t < k; t++) {
+        const float* bt = b + t * ldb + j;
+        const __m256 b0 = _mm256_loadu_ps(bt + 0);
+        const __m256 a0 = _mm256_set1_ps(a[(i + 0) * a_rs + t * a_cs]);
+        acc0_0 = _mm256_fmadd_ps(a0, b0, acc0_0);
+      }
+      _mm256_storeu_ps(c + (i + 0) * ldc + j + 0, acc0_0);
+    }
+    if (j < n) {
+      const size_t rem = n - j;
+      float acc0_0_c_buf[8];
+      for (size_t l = 0; l < 8; l++) acc0_0_c_buf[l] = l < rem ? (c + (i + 0) * ldc + j + 0)[l] : 0.0f;
+      const __m256 acc0_0_c = _mm256_loadu_ps(acc0_0_c_buf);
+      __m256 acc0_0 = accumulate ? acc0_0_c : _mm256_setzero_ps();
+      for (size_t t = 0; t < k; t++) {
+        const float* bt = b + t * ldb + j;
+        float b0_buf[8];
+        for (size_t l = 0; l < 8; l++) b0_buf[l] = l < rem ? (bt)[l] : 0.0f;
+        const __m256 b0 = _mm256_loadu_ps(b0_buf);
+        const __m256 a0 = _mm256_set1_ps(a[(i + 0) * a_rs + t * a_cs]);
+        acc0_0 = _mm256_fmadd_ps(a0, b0, acc0_0);
+      }
+      {
+        float* tp = c + (i + 0) * ldc + j + 0;
+        __m128 th = _mm256_castps256_ps128(acc0_0);
+        if (rem & 4) { _mm_storeu_ps(tp, th); th = _mm256_extractf128_ps(acc0_0, 1); tp += 4; }
+        if (rem & 2) { _mm_storel_pi((__m64*)tp, th); th = _mm_movehl_ps(th, th); tp += 2; }
+        if (rem & 1) _mm_store_ss(tp, th);
+      }
+    }
+  }
+}
+
+static __attribute__((target("avx2,fma"))) void wrt_avx2_grad_clamp(size_t n, const float* v, const float* dy, float* dx, const float* params) {
+  const __m256 k_lo = _mm256_set1_ps(params[0]);
+  const __m256 k_hi = _mm256_set1_ps(params[1]);
+  const __m256 k_zero = _mm256_set1_ps(0.0f);
+  for (; n >= 8; n -= 8) {
+    const __m256 v_v = _mm256_loadu_ps(v);
+    const __m256 v_dy = _mm256_loadu_ps(dy);
+    __m256 r = _mm256_blendv_ps(k_zero, _mm256_blendv_ps(k_zero, v_dy, _mm256_cmp_ps(v_v, k_hi, _CMP_LT_OQ)), _mm256_cmp_ps(k_lo, v_v, _CMP_LT_OQ));
+    _mm256_storeu_ps(dx, r);
+    v += 8;
+    dy += 8;
+    dx += 8;
+  }
+  if (n != 0) {
+    float v_v_buf[8];
+    for (size_t l = 0; l < 8; l++) v_v_buf[l] = l < n ? (v)[l] : 0.0f;
+    const __m256 v_v = _mm256_loadu_ps(v_v_buf);
+    float v_dy_buf[8];
+    for (size_t l = 0; l < 8; l++) v_dy_buf[l] = l < n ? (dy)[l] : 0.0f;
+    const __m256 v_dy = _mm256_loadu_ps(v_dy_buf);
+    __m256 r = _mm256_blendv_ps(k_zero, _mm256_blendv_ps(k_zero, v_dy, _mm256_cmp_ps(v_v, k_hi, _CMP_LT_OQ)), _mm256_cmp_ps(k_lo, v_v, _CMP_LT_OQ));
+    {
+      float* tp = dx;
+      __m128 th = _mm256_castps256_ps128(r);
+      if (n & 4) { _mm_storeu_ps(tp, th); th = _mm256_extractf128_ps(r, 1); tp += 4; }
+      if (n & 2) { _mm_storel_pi((__m64*)tp, th); th = _mm_movehl_ps(th, th); tp += 2; }
+      if (n & 1) _mm_store_ss(tp, th);
+    }
+  }
+}
+
+static __attribute__((target("avx2,fma"))) void wrt_avx2_grad_hard_swish(size_t n, const float* v, const float* dy, float* dx, const float* params) {
+  (void)params;
+  const __m256 k_zero = _mm256_set1_ps(0.0f);
+  const __m256 k_one = _mm256_set1_ps(1.0f);
+  const __m256 k_half = _mm256_set1_ps(0.5f);
+  const __m256 k_3 = _mm256_set1_ps(3.0f);
+  const __m256 k_m3 = _mm256_set1_ps(-3.0f);
+  const __m256 k_third = _mm256_set1_ps((1.0f / 3.0f));
+  for (; n >= 8; n -= 8) {
+    const __m256 v_v = _mm256_loadu_ps(v);
+    const __m256 v_dy = _mm256_loadu_ps(dy);
+    __m256 r = _mm256_mul_ps(v_dy, _mm256_blendv_ps(_mm256_blendv_ps(_mm256_fmadd_ps(v_v, k_third, k_half), k_one, _mm256_cmp_ps(k_3, v_v, _CMP_LT_OQ)), k_zero, _mm256_cmp_ps(v_v, k_m3, _CMP_LT_OQ)));
+    _mm256_storeu_ps(dx, r);
+    v += 8;
+    dy += 8;
+    dx += 8;
+  }
+  if (n != 0) {
+    float v_v_buf[8];
+    for (size_t l = 0; l < 8; l++) v_v_buf[l] = l < n ? (v)[l] : 0.0f;
+    const __m256 v_v = _mm256_loadu_ps(v_v_buf);
+    float v_dy_buf[8];
+    for (size_t l = 0; l < 8; l++) v_dy_buf[l] = l < n ? (dy)[l] : 0.0f;
+    const __m256 v_dy = _mm256_loadu_ps(v_dy_buf);
+    __m256 r = _mm256_mul_ps(v_dy, _mm256_blendv_ps(_mm256_blendv_ps(_mm256_fmadd_ps(v_v, k_third, k_half), k_one, _mm256_cmp_ps(k_3, v_v, _CMP_LT_OQ)), k_zero, _mm256_cmp_ps(v_v, k_m3, _CMP_LT_OQ)));
+    {
+      float* tp = dx;
+      __m128 th = _mm256_castps256_ps128(r);
+      if (n & 4) { _mm_storeu_ps(tp, th); th = _mm256_extractf128_ps(r, 1); tp += 4; }
+      if (n & 2) { _mm_storel_pi((__m64*)tp, th); th = _mm_movehl_ps(th, th); tp += 2; }
+      if (n & 1) _mm_store_ss(tp, th);
+    }
+  }
+}
+
+static __attribute__((target("avx2,fma"))) void wrt_avx2_grad_sigmoid(size_t n, const float* v, const float* dy, float* dx, const float* params) {
+  (void)params;
+  const __m256 k_one = _mm256_set1_ps(1.0f);
+  for (; n >= 8; n -= 8) {
+    const __m256 v_v = _mm256_loadu_ps(v);
+    const __m256 v_dy = _mm256_loadu_ps(dy);
+    __m256 r = _mm256_mul_ps(_mm256_mul_ps(v_dy, v_v), _mm256_sub_ps(k_one, v_v));
+    _mm256_storeu_ps(dx, r);
+    v += 8;
+    dy += 8;
+    dx += 8;
+  }
+  if (n != 0) {
+    float v_v_buf[8];
+    for (size_t l = 0; l < 8; l++) v_v_buf[l] = l < n ? (v)[l] : 0.0f;
+    const __m256 v_v = _mm256_loadu_ps(v_v_buf);
+    float v_dy_buf[8];
+    for (size_t l = 0; l < 8; l++) v_dy_buf[l] = l < n ? (dy)[l] : 0.0f;
+    const __m256 v_dy = _mm256_loadu_ps(v_dy_buf);
+    __m256 r = _mm256_mul_ps(_mm256_mul_ps(v_dy, v_v), _mm256_sub_ps(k_one, v_v));
+    {
+      float* tp = dx;
+      __m128 th = _mm256_castps256_ps128(r);
+      if (n & 4) { _mm_storeu_ps(tp, th); th = _mm256_extractf128_ps(r, 1); tp += 4; }
+      if (n & 2) { _mm_storel_pi((__m64*)tp, th); th = _mm_movehl_ps(th, th); tp += 2; }
+      if (n & 1) _mm_store_ss(tp, th);
+    }
+  }
+}
+
+static __attribute__((target("avx2,fma"))) void wrt_avx2_grad_tanh(size_t n, const float* v, const float* dy, float* dx, const float* params) {
+  (void)params;
+  const __m256 k_one = _mm256_set1_ps(1.0f);
+  for (; n >= 8; n -= 8) {
+    const __m256 v_v = _mm256_loadu_ps(v);
+    const __m256 v_dy = _mm256_loadu_ps(dy);
+    __m256 r = _mm256_mul_ps(v_dy, _mm256_sub_ps(k_one, _mm256_mul_ps(v_v, v_v)));
+    _mm256_storeu_ps(dx, r);
+    v += 8;
+    dy += 8;
+    dx += 8;
+  }
+  if (n != 0) {
+    float v_v_buf[8];
+    for (size_t l = 0; l < 8; l++) v_v_buf[l] = l < n ? (v)[l] : 0.0f;
+    const __m256 v_v = _mm256_loadu_ps(v_v_buf);
+    float v_dy_buf[8];
+    for (size_t l = 0; l < 8; l++) v_dy_buf[l] = l < n ? (dy)[l] : 0.0f;
+    const __m256 v_dy = _mm256_loadu_ps(v_dy_buf);
+    __m256 r = _mm256_mul_ps(v_dy, _mm256_sub_ps(k_one, _mm256_mul_ps(v_v, v_v)));
+    {
+      float* tp = dx;
+      __m128 th = _mm256_castps256_ps128(r);
+      if (n & 4) { _mm_storeu_ps(tp, th); th = _mm256_extractf128_ps(r, 1); tp += 4; }
+      if (n & 2) { _mm_storel_pi((__m64*)tp, th); th = _mm_movehl_ps(th, th); tp += 2; }
+      if (n & 1) _mm_store_ss(tp, th);
+    }
+  }
+}
+
+static __attribute__((target("avx2,fma"))) void wrt_avx2_sgd(size_t n, float* p, const float* g, float* buf, const float* params) {
+  const __m256 k_lr = _mm256_set1_ps(params[0]);
+  const __m256 k_mom = _mm256_set1_ps(params[1]);
+  const __m256 k_wd = _mm256_set1_ps(params[2]);
+  for (; n >= 8; n -= 8) {
+    const __m256 v_p = _mm256_loadu_ps(p);
+    const __m256 v_g = _mm256_loadu_ps(g);
+    const __m256 v_buf = _mm256_loadu_ps(buf);
+    const __m256 gd = _mm256_fmadd_ps(k_wd, v_p, v_g);
+    const __m256 nb = _mm256_fmadd_ps(k_mom, v_buf, gd);
+    const __m256 np = _mm256_sub_ps(v_p, _mm256_mul_ps(k_lr, nb));
+    _mm256_storeu_ps(buf, nb);
+    _mm256_storeu_ps(p, np);
+    p += 8;
+    g += 8;
+    buf += 8;
+  }
+  if (n != 0) {
+    float v_p_buf[8];
+    for (size_t l = 0; l < 8; l++) v_p_buf[l] = l < n ? (p)[l] : 0.0f;
+    const __m256 v_p = _mm256_loadu_ps(v_p_buf);
+    float v_g_buf[8];
+    for (size_t l = 0; l < 8; l++) v_g_buf[l] = l < n ? (g)[l] : 0.0f;
+    const __m256 v_g = _mm256_loadu_ps(v_g_buf);
+    float v_buf_buf[8];
+    for (size_t l = 0; l < 8; l++) v_buf_buf[l] = l < n ? (buf)[l] : 0.0f;
+    const __m256 v_buf = _mm256_loadu_ps(v_buf_buf);
+    const __m256 gd = _mm256_fmadd_ps(k_wd, v_p, v_g);
+    const __m256 nb = _mm256_fmadd_ps(k_mom, v_buf, gd);
+    const __m256 np = _mm256_sub_ps(v_p, _mm256_mul_ps(k_lr, nb));
+    {
+      float* tp = buf;
+      __m128 th = _mm256_castps256_ps128(nb);
+      if (n & 4) { _mm_storeu_ps(tp, th); th = _mm256_extractf128_ps(nb, 1); tp += 4; }
+      if (n & 2) { _mm_storel_pi((__m64*)tp, th); th = _mm_movehl_ps(th, th); tp += 2; }
+      if (n & 1) _mm_store_ss(tp, th);
+    }
+    {
+      float* tp = p;
+      __m128 th = _mm256_castps256_ps128(np);
+      if (n & 4) { _mm_storeu_ps(tp, th); th = _mm256_extractf128_ps(np, 1); tp += 4; }
+      if (n & 2) { _mm_storel_pi((__m64*)tp, th); th = _mm_movehl_ps(th, th); tp += 2; }
+      if (n & 1) _mm_store_ss(tp, th);
+    }
+  }
+}
+
+static __attribute__((target("avx2,fma"))) void wrt_avx2_adam(size_t n, float* p, const float* g, float* m, float* v, const float* params) {
+  const __m256 k_lr = _mm256_set1_ps(params[0]);
+  const __m256 k_b1 = _mm256_set1_ps(params[1]);
+  const __m256 k_c1 = _mm256_set1_ps(1.0f - params[1]);
+  const __m256 k_b2 = _mm256_set1_ps(params[2]);
+  const __m256 k_c2 = _mm256_set1_ps(1.0f - params[2]);
+  const __m256 k_eps = _mm256_set1_ps(params[3]);
+  const __m256 k_wd = _mm256_set1_ps(params[4]);
+  const __m256 k_bc1 = _mm256_set1_ps(params[5]);
+  const __m256 k_bc2 = _mm256_set1_ps(params[6]);
+  for (; n >= 8; n -= 8) {
+    const __m256 v_p = _mm256_loadu_ps(p);
+    const __m256 v_g = _mm256_loadu_ps(g);
+    const __m256 v_m = _mm256_loadu_ps(m);
+    const __m256 v_v = _mm256_loadu_ps(v);
+    const __m256 gd = _mm256_fmadd_ps(k_wd, v_p, v_g);
+    const __m256 nm = _mm256_fmadd_ps(k_b1, v_m, _mm256_mul_ps(k_c1, gd));
+    const __m256 nv = _mm256_fmadd_ps(k_b2, v_v, _mm256_mul_ps(k_c2, _mm256_mul_ps(gd, gd)));
+    const __m256 den = _mm256_add_ps(_mm256_sqrt_ps(_mm256_div_ps(nv, k_bc2)), k_eps);
+    const __m256 np = _mm256_sub_ps(v_p, _mm256_div_ps(_mm256_mul_ps(k_lr, _mm256_div_ps(nm, k_bc1)), den));
+    _mm256_storeu_ps(m, nm);
+    _mm256_storeu_ps(v, nv);
+    _mm256_storeu_ps(p, np);
+    p += 8;
+    g += 8;
+    m += 8;
+    v += 8;
+  }
+  if (n != 0) {
+    float v_p_buf[8];
+    for (size_t l = 0; l < 8; l++) v_p_buf[l] = l < n ? (p)[l] : 0.0f;
+    const __m256 v_p = _mm256_loadu_ps(v_p_buf);
+    float v_g_buf[8];
+    for (size_t l = 0; l < 8; l++) v_g_buf[l] = l < n ? (g)[l] : 0.0f;
+    const __m256 v_g = _mm256_loadu_ps(v_g_buf);
+    float v_m_buf[8];
+    for (size_t l = 0; l < 8; l++) v_m_buf[l] = l < n ? (m)[l] : 0.0f;
+    const __m256 v_m = _mm256_loadu_ps(v_m_buf);
+    float v_v_buf[8];
+    for (size_t l = 0; l < 8; l++) v_v_buf[l] = l < n ? (v)[l] : 0.0f;
+    const __m256 v_v = _mm256_loadu_ps(v_v_buf);
+    const __m256 gd = _mm256_fmadd_ps(k_wd, v_p, v_g);
+    const __m256 nm = _mm256_fmadd_ps(k_b1, v_m, _mm256_mul_ps(k_c1, gd));
+    const __m256 nv = _mm256_fmadd_ps(k_b2, v_v, _mm256_mul_ps(k_c2, _mm256_mul_ps(gd, gd)));
+    const __m256 den = _mm256_add_ps(_mm256_sqrt_ps(_mm256_div_ps(nv, k_bc2)), k_eps);
+    const __m256 np = _mm256_sub_ps(v_p, _mm256_div_ps(_mm256_mul_ps(k_lr, _mm256_div_ps(nm, k_bc1)), den));
+    {
+      float* tp = m;
+      __m128 th = _mm256_castps256_ps128(nm);
+      if (n & 4) { _mm_storeu_ps(tp, th); th = _mm256_extractf128_ps(nm, 1); tp += 4; }
+      if (n & 2) { _mm_storel_pi((__m64*)tp, th); th = _mm_movehl_ps(th, th); tp += 2; }
+      if (n & 1) _mm_store_ss(tp, th);
+    }
+    {
+      float* tp = v;
+      __m128 th = _mm256_castps256_ps128(nv);
+      if (n & 4) { _mm_storeu_ps(tp, th); th = _mm256_extractf128_ps(nv, 1); tp += 4; }
+      if (n & 2) { _mm_storel_pi((__m64*)tp, th); th = _mm_movehl_ps(th, th); tp += 2; }
+      if (n & 1) _mm_store_ss(tp, th);
+    }
+    {
+      float* tp = p;
+      __m128 th = _mm256_castps256_ps128(np);
+      if (n & 4) { _mm_storeu_ps(tp, th); th = _mm256_extractf128_ps(np, 1); tp += 4; }
+      if (n & 2) { _mm_storel_pi((__m64*)tp, th); th = _mm_movehl_ps(th, th); tp += 2; }
+      if (n & 1) _mm_store_ss(tp, th);
+    }
+  }
+}
+
+#endif
+
 
 const wrt_target wrt_target_avx2 = {
   .name = "avx2",
@@ -8178,5 +8598,9 @@ const wrt_target wrt_target_avx2 = {
 #endif
 #if !defined(WRT_KF_INTERLEAVE) || WRT_KF_INTERLEAVE
   .interleave3 = wrt_avx2_interleave3,
+#endif
+#if !defined(WRT_KF_TRAIN) || WRT_KF_TRAIN
+  .tgemm = wrt_avx2_tgemm, .sgd = wrt_avx2_sgd, .adam = wrt_avx2_adam,
+  .grad = {[WRT_GRAD_CLAMP] = wrt_avx2_grad_clamp, [WRT_GRAD_HARD_SWISH] = wrt_avx2_grad_hard_swish, [WRT_GRAD_SIGMOID] = wrt_avx2_grad_sigmoid, [WRT_GRAD_TANH] = wrt_avx2_grad_tanh},
 #endif
 };

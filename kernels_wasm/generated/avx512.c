@@ -9342,6 +9342,298 @@ static __attribute__((target("avx512f,avx512bw,avx512vl,avx2,fma"))) void wrt_av
 
 #endif
 
+#if !defined(WRT_KF_TRAIN) || WRT_KF_TRAIN
+static __attribute__((target("avx512f,avx512bw,avx512vl,avx2,fma"))) void wrt_avx512_tgemm(size_t m, size_t n, size_t k, const float* a, size_t a_rs, size_t a_cs, const float* b, size_t ldb, float* c, size_t ldc, int accumulate) {
+  size_t i = 0;
+  for (; i + 4 <= m; i += 4) {
+    size_t j = 0;
+    for (; j + 32 <= n; j += 32) {
+      __m512 acc0_0 = accumulate ? _mm512_loadu_ps(c + (i + 0) * ldc + j + 0) : _mm512_setzero_ps();
+      __m512 acc0_1 = accumulate ? _mm512_loadu_ps(c + (i + 0) * ldc + j + 16) : _mm512_setzero_ps();
+      __m512 acc1_0 = accumulate ? _mm512_loadu_ps(c + (i + 1) * ldc + j + 0) : _mm512_setzero_ps();
+      __m512 acc1_1 = accumulate ? _mm512_loadu_ps(c + (i + 1) * ldc + j + 16) : _mm512_setzero_ps();
+      __m512 acc2_0 = accumulate ? _mm512_loadu_ps(c + (i + 2) * ldc + j + 0) : _mm512_setzero_ps();
+      __m512 acc2_1 = accumulate ? _mm512_loadu_ps(c + (i + 2) * ldc + j + 16) : _mm512_setzero_ps();
+      __m512 acc3_0 = accumulate ? _mm512_loadu_ps(c + (i + 3) * ldc + j + 0) : _mm512_setzero_ps();
+      __m512 acc3_1 = accumulate ? _mm512_loadu_ps(c + (i + 3) * ldc + j + 16) : _mm512_setzero_ps();
+      for (size_t t = 0; t < k; t++) {
+        const float* bt = b + t * ldb + j;
+        const __m512 b0 = _mm512_loadu_ps(bt + 0);
+        const __m512 b1 = _mm512_loadu_ps(bt + 16);
+        const __m512 a0 = _mm512_set1_ps(a[(i + 0) * a_rs + t * a_cs]);
+        acc0_0 = _mm512_fmadd_ps(a0, b0, acc0_0);
+        acc0_1 = _mm512_fmadd_ps(a0, b1, acc0_1);
+        const __m512 a1 = _mm512_set1_ps(a[(i + 1) * a_rs + t * a_cs]);
+        acc1_0 = _mm512_fmadd_ps(a1, b0, acc1_0);
+        acc1_1 = _mm512_fmadd_ps(a1, b1, acc1_1);
+        const __m512 a2 = _mm512_set1_ps(a[(i + 2) * a_rs + t * a_cs]);
+        acc2_0 = _mm512_fmadd_ps(a2, b0, acc2_0);
+        acc2_1 = _mm512_fmadd_ps(a2, b1, acc2_1);
+        const __m512 a3 = _mm512_set1_ps(a[(i + 3) * a_rs + t * a_cs]);
+        acc3_0 = _mm512_fmadd_ps(a3, b0, acc3_0);
+        acc3_1 = _mm512_fmadd_ps(a3, b1, acc3_1);
+      }
+      _mm512_storeu_ps(c + (i + 0) * ldc + j + 0, acc0_0);
+      _mm512_storeu_ps(c + (i + 0) * ldc + j + 16, acc0_1);
+      _mm512_storeu_ps(c + (i + 1) * ldc + j + 0, acc1_0);
+      _mm512_storeu_ps(c + (i + 1) * ldc + j + 16, acc1_1);
+      _mm512_storeu_ps(c + (i + 2) * ldc + j + 0, acc2_0);
+      _mm512_storeu_ps(c + (i + 2) * ldc + j + 16, acc2_1);
+      _mm512_storeu_ps(c + (i + 3) * ldc + j + 0, acc3_0);
+      _mm512_storeu_ps(c + (i + 3) * ldc + j + 16, acc3_1);
+    }
+    for (; j + 16 <= n; j += 16) {
+      __m512 acc0_0 = accumulate ? _mm512_loadu_ps(c + (i + 0) * ldc + j + 0) : _mm512_setzero_ps();
+      __m512 acc1_0 = accumulate ? _mm512_loadu_ps(c + (i + 1) * ldc + j + 0) : _mm512_setzero_ps();
+      __m512 acc2_0 = accumulate ? _mm512_loadu_ps(c + (i + 2) * ldc + j + 0) : _mm512_setzero_ps();
+      __m512 acc3_0 = accumulate ? _mm512_loadu_ps(c + (i + 3) * ldc + j + 0) : _mm512_setzero_ps();
+      for (size_t t = 0; t < k; t++) {
+        const float* bt = b + t * ldb + j;
+        const __m512 b0 = _mm512_loadu_ps(bt + 0);
+        const __m512 a0 = _mm512_set1_ps(a[(i + 0) * a_rs + t * a_cs]);
+        acc0_0 = _mm512_fmadd_ps(a0, b0, acc0_0);
+        const __m512 a1 = _mm512_set1_ps(a[(i + 1) * a_rs + t * a_cs]);
+        acc1_0 = _mm512_fmadd_ps(a1, b0, acc1_0);
+        const __m512 a2 = _mm512_set1_ps(a[(i + 2) * a_rs + t * a_cs]);
+        acc2_0 = _mm512_fmadd_ps(a2, b0, acc2_0);
+        const __m512 a3 = _mm512_set1_ps(a[(i + 3) * a_rs + t * a_cs]);
+        acc3_0 = _mm512_fmadd_ps(a3, b0, acc3_0);
+      }
+      _mm512_storeu_ps(c + (i + 0) * ldc + j + 0, acc0_0);
+      _mm512_storeu_ps(c + (i + 1) * ldc + j + 0, acc1_0);
+      _mm512_storeu_ps(c + (i + 2) * ldc + j + 0, acc2_0);
+      _mm512_storeu_ps(c + (i + 3) * ldc + j + 0, acc3_0);
+    }
+    if (j < n) {
+      const size_t rem = n - j;
+      const __m512 acc0_0_c = _mm512_maskz_loadu_ps(_cvtu32_mask16((1u << rem) - 1u), c + (i + 0) * ldc + j + 0);
+      __m512 acc0_0 = accumulate ? acc0_0_c : _mm512_setzero_ps();
+      const __m512 acc1_0_c = _mm512_maskz_loadu_ps(_cvtu32_mask16((1u << rem) - 1u), c + (i + 1) * ldc + j + 0);
+      __m512 acc1_0 = accumulate ? acc1_0_c : _mm512_setzero_ps();
+      const __m512 acc2_0_c = _mm512_maskz_loadu_ps(_cvtu32_mask16((1u << rem) - 1u), c + (i + 2) * ldc + j + 0);
+      __m512 acc2_0 = accumulate ? acc2_0_c : _mm512_setzero_ps();
+      const __m512 acc3_0_c = _mm512_maskz_loadu_ps(_cvtu32_mask16((1u << rem) - 1u), c + (i + 3) * ldc + j + 0);
+      __m512 acc3_0 = accumulate ? acc3_0_c : _mm512_setzero_ps();
+      for (size_t t = 0; t < k; t++) {
+        const float* bt = b + t * ldb + j;
+        const __m512 b0 = _mm512_maskz_loadu_ps(_cvtu32_mask16((1u << rem) - 1u), bt);
+        const __m512 a0 = _mm512_set1_ps(a[(i + 0) * a_rs + t * a_cs]);
+        acc0_0 = _mm512_fmadd_ps(a0, b0, acc0_0);
+        const __m512 a1 = _mm512_set1_ps(a[(i + 1) * a_rs + t * a_cs]);
+        acc1_0 = _mm512_fmadd_ps(a1, b0, acc1_0);
+        const __m512 a2 = _mm512_set1_ps(a[(i + 2) * a_rs + t * a_cs]);
+        acc2_0 = _mm512_fmadd_ps(a2, b0, acc2_0);
+        const __m512 a3 = _mm512_set1_ps(a[(i + 3) * a_rs + t * a_cs]);
+        acc3_0 = _mm512_fmadd_ps(a3, b0, acc3_0);
+      }
+      _mm512_mask_storeu_ps(c + (i + 0) * ldc + j + 0, _cvtu32_mask16((1u << rem) - 1u), acc0_0);
+      _mm512_mask_storeu_ps(c + (i + 1) * ldc + j + 0, _cvtu32_mask16((1u << rem) - 1u), acc1_0);
+      _mm512_mask_storeu_ps(c + (i + 2) * ldc + j + 0, _cvtu32_mask16((1u << rem) - 1u), acc2_0);
+      _mm512_mask_storeu_ps(c + (i + 3) * ldc + j + 0, _cvtu32_mask16((1u << rem) - 1u), acc3_0);
+    }
+  }
+  for (; i < m; i++) {
+    size_t j = 0;
+    for (; j + 32 <= n; j += 32) {
+      __m512 acc0_0 = accumulate ? _mm512_loadu_ps(c + (i + 0) * ldc + j + 0) : _mm512_setzero_ps();
+      __m512 acc0_1 = accumulate ? _mm512_loadu_ps(c + (i + 0) * ldc + j + 16) : _mm512_setzero_ps();
+      for (size_t t = 0; t < k; t++) {
+        const float* bt = b + t * ldb + j;
+        const __m512 b0 = _mm512_loadu_ps(bt + 0);
+        const __m512 b1 = _mm512_loadu_ps(bt + 16);
+        const __m512 a0 = _mm512_set1_ps(a[(i + 0) * a_rs + t * a_cs]);
+        acc0_0 = _mm512_fmadd_ps(a0, b0, acc0_0);
+        acc0_1 = _mm512_fmadd_ps(a0, b1, acc0_1);
+      }
+      _mm512_storeu_ps(c + (i + 0) * ldc + j + 0, acc0_0);
+      _mm512_storeu_ps(c + (i + 0) * ldc + j + 16, acc0_1);
+    }
+    for (; j + 16 <= n; j += 16) {
+      __m512 acc0_0 = accumulate ? _mm512_loadu_ps(c + (i + 0) * ldc + j + 0) : _mm512_setzero_ps();
+      for (size_t t = 0; t < k; t++) {
+        const float* bt = b + t * ldb + j;
+        const __m512 b0 = _mm512_loadu_ps(bt + 0);
+        const __m512 a0 = _mm512_set1_ps(a[(i + 0) * a_rs + t * a_cs]);
+        acc0_0 = _mm512_fmadd_ps(a0, b0, acc0_0);
+      }
+      _mm512_storeu_ps(c + (i + 0) * ldc + j + 0, acc0_0);
+    }
+    if (j < n) {
+      const size_t rem = n - j;
+      const __m512 acc0_0_c = _mm512_maskz_loadu_ps(_cvtu32_mask16((1u << rem) - 1u), c + (i + 0) * ldc + j + 0);
+      __m512 acc0_0 = accumulate ? acc0_0_c : _mm512_setzero_ps();
+      for (size_t t = 0; t < k; t++) {
+        const float* bt = b + t * ldb + j;
+        const __m512 b0 = _mm512_maskz_loadu_ps(_cvtu32_mask16((1u << rem) - 1u), bt);
+        const __m512 a0 = _mm512_set1_ps(a[(i + 0) * a_rs + t * a_cs]);
+        acc0_0 = _mm512_fmadd_ps(a0, b0, acc0_0);
+      }
+      _mm512_mask_storeu_ps(c + (i + 0) * ldc + j + 0, _cvtu32_mask16((1u << rem) - 1u), acc0_0);
+    }
+  }
+}
+
+static __attribute__((target("avx512f,avx512bw,avx512vl,avx2,fma"))) void wrt_avx512_grad_clamp(size_t n, const float* v, const float* dy, float* dx, const float* params) {
+  const __m512 k_lo = _mm512_set1_ps(params[0]);
+  const __m512 k_hi = _mm512_set1_ps(params[1]);
+  const __m512 k_zero = _mm512_set1_ps(0.0f);
+  for (; n >= 16; n -= 16) {
+    const __m512 v_v = _mm512_loadu_ps(v);
+    const __m512 v_dy = _mm512_loadu_ps(dy);
+    __m512 r = _mm512_mask_blend_ps(_mm512_cmp_ps_mask(k_lo, v_v, _CMP_LT_OQ), k_zero, _mm512_mask_blend_ps(_mm512_cmp_ps_mask(v_v, k_hi, _CMP_LT_OQ), k_zero, v_dy));
+    _mm512_storeu_ps(dx, r);
+    v += 16;
+    dy += 16;
+    dx += 16;
+  }
+  if (n != 0) {
+    const __m512 v_v = _mm512_maskz_loadu_ps(_cvtu32_mask16((1u << n) - 1u), v);
+    const __m512 v_dy = _mm512_maskz_loadu_ps(_cvtu32_mask16((1u << n) - 1u), dy);
+    __m512 r = _mm512_mask_blend_ps(_mm512_cmp_ps_mask(k_lo, v_v, _CMP_LT_OQ), k_zero, _mm512_mask_blend_ps(_mm512_cmp_ps_mask(v_v, k_hi, _CMP_LT_OQ), k_zero, v_dy));
+    _mm512_mask_storeu_ps(dx, _cvtu32_mask16((1u << n) - 1u), r);
+  }
+}
+
+static __attribute__((target("avx512f,avx512bw,avx512vl,avx2,fma"))) void wrt_avx512_grad_hard_swish(size_t n, const float* v, const float* dy, float* dx, const float* params) {
+  (void)params;
+  const __m512 k_zero = _mm512_set1_ps(0.0f);
+  const __m512 k_one = _mm512_set1_ps(1.0f);
+  const __m512 k_half = _mm512_set1_ps(0.5f);
+  const __m512 k_3 = _mm512_set1_ps(3.0f);
+  const __m512 k_m3 = _mm512_set1_ps(-3.0f);
+  const __m512 k_third = _mm512_set1_ps((1.0f / 3.0f));
+  for (; n >= 16; n -= 16) {
+    const __m512 v_v = _mm512_loadu_ps(v);
+    const __m512 v_dy = _mm512_loadu_ps(dy);
+    __m512 r = _mm512_mul_ps(v_dy, _mm512_mask_blend_ps(_mm512_cmp_ps_mask(v_v, k_m3, _CMP_LT_OQ), _mm512_mask_blend_ps(_mm512_cmp_ps_mask(k_3, v_v, _CMP_LT_OQ), _mm512_fmadd_ps(v_v, k_third, k_half), k_one), k_zero));
+    _mm512_storeu_ps(dx, r);
+    v += 16;
+    dy += 16;
+    dx += 16;
+  }
+  if (n != 0) {
+    const __m512 v_v = _mm512_maskz_loadu_ps(_cvtu32_mask16((1u << n) - 1u), v);
+    const __m512 v_dy = _mm512_maskz_loadu_ps(_cvtu32_mask16((1u << n) - 1u), dy);
+    __m512 r = _mm512_mul_ps(v_dy, _mm512_mask_blend_ps(_mm512_cmp_ps_mask(v_v, k_m3, _CMP_LT_OQ), _mm512_mask_blend_ps(_mm512_cmp_ps_mask(k_3, v_v, _CMP_LT_OQ), _mm512_fmadd_ps(v_v, k_third, k_half), k_one), k_zero));
+    _mm512_mask_storeu_ps(dx, _cvtu32_mask16((1u << n) - 1u), r);
+  }
+}
+
+static __attribute__((target("avx512f,avx512bw,avx512vl,avx2,fma"))) void wrt_avx512_grad_sigmoid(size_t n, const float* v, const float* dy, float* dx, const float* params) {
+  (void)params;
+  const __m512 k_one = _mm512_set1_ps(1.0f);
+  for (; n >= 16; n -= 16) {
+    const __m512 v_v = _mm512_loadu_ps(v);
+    const __m512 v_dy = _mm512_loadu_ps(dy);
+    __m512 r = _mm512_mul_ps(_mm512_mul_ps(v_dy, v_v), _mm512_sub_ps(k_one, v_v));
+    _mm512_storeu_ps(dx, r);
+    v += 16;
+    dy += 16;
+    dx += 16;
+  }
+  if (n != 0) {
+    const __m512 v_v = _mm512_maskz_loadu_ps(_cvtu32_mask16((1u << n) - 1u), v);
+    const __m512 v_dy = _mm512_maskz_loadu_ps(_cvtu32_mask16((1u << n) - 1u), dy);
+    __m512 r = _mm512_mul_ps(_mm512_mul_ps(v_dy, v_v), _mm512_sub_ps(k_one, v_v));
+    _mm512_mask_storeu_ps(dx, _cvtu32_mask16((1u << n) - 1u), r);
+  }
+}
+
+static __attribute__((target("avx512f,avx512bw,avx512vl,avx2,fma"))) void wrt_avx512_grad_tanh(size_t n, const float* v, const float* dy, float* dx, const float* params) {
+  (void)params;
+  const __m512 k_one = _mm512_set1_ps(1.0f);
+  for (; n >= 16; n -= 16) {
+    const __m512 v_v = _mm512_loadu_ps(v);
+    const __m512 v_dy = _mm512_loadu_ps(dy);
+    __m512 r = _mm512_mul_ps(v_dy, _mm512_sub_ps(k_one, _mm512_mul_ps(v_v, v_v)));
+    _mm512_storeu_ps(dx, r);
+    v += 16;
+    dy += 16;
+    dx += 16;
+  }
+  if (n != 0) {
+    const __m512 v_v = _mm512_maskz_loadu_ps(_cvtu32_mask16((1u << n) - 1u), v);
+    const __m512 v_dy = _mm512_maskz_loadu_ps(_cvtu32_mask16((1u << n) - 1u), dy);
+    __m512 r = _mm512_mul_ps(v_dy, _mm512_sub_ps(k_one, _mm512_mul_ps(v_v, v_v)));
+    _mm512_mask_storeu_ps(dx, _cvtu32_mask16((1u << n) - 1u), r);
+  }
+}
+
+static __attribute__((target("avx512f,avx512bw,avx512vl,avx2,fma"))) void wrt_avx512_sgd(size_t n, float* p, const float* g, float* buf, const float* params) {
+  const __m512 k_lr = _mm512_set1_ps(params[0]);
+  const __m512 k_mom = _mm512_set1_ps(params[1]);
+  const __m512 k_wd = _mm512_set1_ps(params[2]);
+  for (; n >= 16; n -= 16) {
+    const __m512 v_p = _mm512_loadu_ps(p);
+    const __m512 v_g = _mm512_loadu_ps(g);
+    const __m512 v_buf = _mm512_loadu_ps(buf);
+    const __m512 gd = _mm512_fmadd_ps(k_wd, v_p, v_g);
+    const __m512 nb = _mm512_fmadd_ps(k_mom, v_buf, gd);
+    const __m512 np = _mm512_sub_ps(v_p, _mm512_mul_ps(k_lr, nb));
+    _mm512_storeu_ps(buf, nb);
+    _mm512_storeu_ps(p, np);
+    p += 16;
+    g += 16;
+    buf += 16;
+  }
+  if (n != 0) {
+    const __m512 v_p = _mm512_maskz_loadu_ps(_cvtu32_mask16((1u << n) - 1u), p);
+    const __m512 v_g = _mm512_maskz_loadu_ps(_cvtu32_mask16((1u << n) - 1u), g);
+    const __m512 v_buf = _mm512_maskz_loadu_ps(_cvtu32_mask16((1u << n) - 1u), buf);
+    const __m512 gd = _mm512_fmadd_ps(k_wd, v_p, v_g);
+    const __m512 nb = _mm512_fmadd_ps(k_mom, v_buf, gd);
+    const __m512 np = _mm512_sub_ps(v_p, _mm512_mul_ps(k_lr, nb));
+    _mm512_mask_storeu_ps(buf, _cvtu32_mask16((1u << n) - 1u), nb);
+    _mm512_mask_storeu_ps(p, _cvtu32_mask16((1u << n) - 1u), np);
+  }
+}
+
+static __attribute__((target("avx512f,avx512bw,avx512vl,avx2,fma"))) void wrt_avx512_adam(size_t n, float* p, const float* g, float* m, float* v, const float* params) {
+  const __m512 k_lr = _mm512_set1_ps(params[0]);
+  const __m512 k_b1 = _mm512_set1_ps(params[1]);
+  const __m512 k_c1 = _mm512_set1_ps(1.0f - params[1]);
+  const __m512 k_b2 = _mm512_set1_ps(params[2]);
+  const __m512 k_c2 = _mm512_set1_ps(1.0f - params[2]);
+  const __m512 k_eps = _mm512_set1_ps(params[3]);
+  const __m512 k_wd = _mm512_set1_ps(params[4]);
+  const __m512 k_bc1 = _mm512_set1_ps(params[5]);
+  const __m512 k_bc2 = _mm512_set1_ps(params[6]);
+  for (; n >= 16; n -= 16) {
+    const __m512 v_p = _mm512_loadu_ps(p);
+    const __m512 v_g = _mm512_loadu_ps(g);
+    const __m512 v_m = _mm512_loadu_ps(m);
+    const __m512 v_v = _mm512_loadu_ps(v);
+    const __m512 gd = _mm512_fmadd_ps(k_wd, v_p, v_g);
+    const __m512 nm = _mm512_fmadd_ps(k_b1, v_m, _mm512_mul_ps(k_c1, gd));
+    const __m512 nv = _mm512_fmadd_ps(k_b2, v_v, _mm512_mul_ps(k_c2, _mm512_mul_ps(gd, gd)));
+    const __m512 den = _mm512_add_ps(_mm512_sqrt_ps(_mm512_div_ps(nv, k_bc2)), k_eps);
+    const __m512 np = _mm512_sub_ps(v_p, _mm512_div_ps(_mm512_mul_ps(k_lr, _mm512_div_ps(nm, k_bc1)), den));
+    _mm512_storeu_ps(m, nm);
+    _mm512_storeu_ps(v, nv);
+    _mm512_storeu_ps(p, np);
+    p += 16;
+    g += 16;
+    m += 16;
+    v += 16;
+  }
+  if (n != 0) {
+    const __m512 v_p = _mm512_maskz_loadu_ps(_cvtu32_mask16((1u << n) - 1u), p);
+    const __m512 v_g = _mm512_maskz_loadu_ps(_cvtu32_mask16((1u << n) - 1u), g);
+    const __m512 v_m = _mm512_maskz_loadu_ps(_cvtu32_mask16((1u << n) - 1u), m);
+    const __m512 v_v = _mm512_maskz_loadu_ps(_cvtu32_mask16((1u << n) - 1u), v);
+    const __m512 gd = _mm512_fmadd_ps(k_wd, v_p, v_g);
+    const __m512 nm = _mm512_fmadd_ps(k_b1, v_m, _mm512_mul_ps(k_c1, gd));
+    const __m512 nv = _mm512_fmadd_ps(k_b2, v_v, _mm512_mul_ps(k_c2, _mm512_mul_ps(gd, gd)));
+    const __m512 den = _mm512_add_ps(_mm512_sqrt_ps(_mm512_div_ps(nv, k_bc2)), k_eps);
+    const __m512 np = _mm512_sub_ps(v_p, _mm512_div_ps(_mm512_mul_ps(k_lr, _mm512_div_ps(nm, k_bc1)), den));
+    _mm512_mask_storeu_ps(m, _cvtu32_mask16((1u << n) - 1u), nm);
+    _mm512_mask_storeu_ps(v, _cvtu32_mask16((1u << n) - 1u), nv);
+    _mm512_mask_storeu_ps(p, _cvtu32_mask16((1u << n) - 1u), np);
+  }
+}
+
+#endif
+
 
 const wrt_target wrt_target_avx512 = {
   .name = "avx512",
@@ -9497,6 +9789,10 @@ const wrt_target wrt_target_avx512 = {
 #endif
 #if !defined(WRT_KF_INTERLEAVE) || WRT_KF_INTERLEAVE
   .interleave3 = wrt_avx512_interleave3,
+#endif
+#if !defined(WRT_KF_TRAIN) || WRT_KF_TRAIN
+  .tgemm = wrt_avx512_tgemm, .sgd = wrt_avx512_sgd, .adam = wrt_avx512_adam,
+  .grad = {[WRT_GRAD_CLAMP] = wrt_avx512_grad_clamp, [WRT_GRAD_HARD_SWISH] = wrt_avx512_grad_hard_swish, [WRT_GRAD_SIGMOID] = wrt_avx512_grad_sigmoid, [WRT_GRAD_TANH] = wrt_avx512_grad_tanh},
 #endif
 };
 
@@ -9654,5 +9950,9 @@ const wrt_target wrt_target_avx512vnni = {
 #endif
 #if !defined(WRT_KF_INTERLEAVE) || WRT_KF_INTERLEAVE
   .interleave3 = wrt_avx512_interleave3,
+#endif
+#if !defined(WRT_KF_TRAIN) || WRT_KF_TRAIN
+  .tgemm = wrt_avx512_tgemm, .sgd = wrt_avx512_sgd, .adam = wrt_avx512_adam,
+  .grad = {[WRT_GRAD_CLAMP] = wrt_avx512_grad_clamp, [WRT_GRAD_HARD_SWISH] = wrt_avx512_grad_hard_swish, [WRT_GRAD_SIGMOID] = wrt_avx512_grad_sigmoid, [WRT_GRAD_TANH] = wrt_avx512_grad_tanh},
 #endif
 };

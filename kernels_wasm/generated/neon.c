@@ -7592,6 +7592,412 @@ static void wrt_neon_wino4_out(size_t c, const float* in, size_t in_stride, cons
 
 #endif
 
+#if !defined(WRT_KF_TRAIN) || WRT_KF_TRAIN
+static void wrt_neon_tgemm(size_t m, size_t n, size_t k, const float* a, size_t a_rs, size_t a_cs, const float* b, size_t ldb, float* c, size_t ldc, int accumulate) {
+  size_t i = 0;
+  for (; i + 4 <= m; i += 4) {
+    size_t j = 0;
+    for (; j + 8 <= n; j += 8) {
+      float32x4_t acc0_0 = accumulate ? vld1q_f32(c + (i + 0) * ldc + j + 0) : vdupq_n_f32(0.0f);
+      float32x4_t acc0_1 = accumulate ? vld1q_f32(c + (i + 0) * ldc + j + 4) : vdupq_n_f32(0.0f);
+      float32x4_t acc1_0 = accumulate ? vld1q_f32(c + (i + 1) * ldc + j + 0) : vdupq_n_f32(0.0f);
+      float32x4_t acc1_1 = accumulate ? vld1q_f32(c + (i + 1) * ldc + j + 4) : vdupq_n_f32(0.0f);
+      float32x4_t acc2_0 = accumulate ? vld1q_f32(c + (i + 2) * ldc + j + 0) : vdupq_n_f32(0.0f);
+      float32x4_t acc2_1 = accumulate ? vld1q_f32(c + (i + 2) * ldc + j + 4) : vdupq_n_f32(0.0f);
+      float32x4_t acc3_0 = accumulate ? vld1q_f32(c + (i + 3) * ldc + j + 0) : vdupq_n_f32(0.0f);
+      float32x4_t acc3_1 = accumulate ? vld1q_f32(c + (i + 3) * ldc + j + 4) : vdupq_n_f32(0.0f);
+      for (size_t t = 0; t < k; t++) {
+        const float* bt = b + t * ldb + j;
+        const float32x4_t b0 = vld1q_f32(bt + 0);
+        const float32x4_t b1 = vld1q_f32(bt + 4);
+        const float32x4_t a0 = vdupq_n_f32(a[(i + 0) * a_rs + t * a_cs]);
+        acc0_0 = vfmaq_f32(acc0_0, a0, b0);
+        acc0_1 = vfmaq_f32(acc0_1, a0, b1);
+        const float32x4_t a1 = vdupq_n_f32(a[(i + 1) * a_rs + t * a_cs]);
+        acc1_0 = vfmaq_f32(acc1_0, a1, b0);
+        acc1_1 = vfmaq_f32(acc1_1, a1, b1);
+        const float32x4_t a2 = vdupq_n_f32(a[(i + 2) * a_rs + t * a_cs]);
+        acc2_0 = vfmaq_f32(acc2_0, a2, b0);
+        acc2_1 = vfmaq_f32(acc2_1, a2, b1);
+        const float32x4_t a3 = vdupq_n_f32(a[(i + 3) * a_rs + t * a_cs]);
+        acc3_0 = vfmaq_f32(acc3_0, a3, b0);
+        acc3_1 = vfmaq_f32(acc3_1, a3, b1);
+      }
+      vst1q_f32(c + (i + 0) * ldc + j + 0, acc0_0);
+      vst1q_f32(c + (i + 0) * ldc + j + 4, acc0_1);
+      vst1q_f32(c + (i + 1) * ldc + j + 0, acc1_0);
+      vst1q_f32(c + (i + 1) * ldc + j + 4, acc1_1);
+      vst1q_f32(c + (i + 2) * ldc + j + 0, acc2_0);
+      vst1q_f32(c + (i + 2) * ldc + j + 4, acc2_1);
+      vst1q_f32(c + (i + 3) * ldc + j + 0, acc3_0);
+      vst1q_f32(c + (i + 3) * ldc + j + 4, acc3_1);
+    }
+    for (; j + 4 <= n; j += 4) {
+      float32x4_t acc0_0 = accumulate ? vld1q_f32(c + (i + 0) * ldc + j + 0) : vdupq_n_f32(0.0f);
+      float32x4_t acc1_0 = accumulate ? vld1q_f32(c + (i + 1) * ldc + j + 0) : vdupq_n_f32(0.0f);
+      float32x4_t acc2_0 = accumulate ? vld1q_f32(c + (i + 2) * ldc + j + 0) : vdupq_n_f32(0.0f);
+      float32x4_t acc3_0 = accumulate ? vld1q_f32(c + (i + 3) * ldc + j + 0) : vdupq_n_f32(0.0f);
+      for (size_t t = 0; t < k; t++) {
+        const float* bt = b + t * ldb + j;
+        const float32x4_t b0 = vld1q_f32(bt + 0);
+        const float32x4_t a0 = vdupq_n_f32(a[(i + 0) * a_rs + t * a_cs]);
+        acc0_0 = vfmaq_f32(acc0_0, a0, b0);
+        const float32x4_t a1 = vdupq_n_f32(a[(i + 1) * a_rs + t * a_cs]);
+        acc1_0 = vfmaq_f32(acc1_0, a1, b0);
+        const float32x4_t a2 = vdupq_n_f32(a[(i + 2) * a_rs + t * a_cs]);
+        acc2_0 = vfmaq_f32(acc2_0, a2, b0);
+        const float32x4_t a3 = vdupq_n_f32(a[(i + 3) * a_rs + t * a_cs]);
+        acc3_0 = vfmaq_f32(acc3_0, a3, b0);
+      }
+      vst1q_f32(c + (i + 0) * ldc + j + 0, acc0_0);
+      vst1q_f32(c + (i + 1) * ldc + j + 0, acc1_0);
+      vst1q_f32(c + (i + 2) * ldc + j + 0, acc2_0);
+      vst1q_f32(c + (i + 3) * ldc + j + 0, acc3_0);
+    }
+    if (j < n) {
+      const size_t rem = n - j;
+      float acc0_0_c_buf[4];
+      for (size_t l = 0; l < 4; l++) acc0_0_c_buf[l] = l < rem ? (c + (i + 0) * ldc + j + 0)[l] : 0.0f;
+      const float32x4_t acc0_0_c = vld1q_f32(acc0_0_c_buf);
+      float32x4_t acc0_0 = accumulate ? acc0_0_c : vdupq_n_f32(0.0f);
+      float acc1_0_c_buf[4];
+      for (size_t l = 0; l < 4; l++) acc1_0_c_buf[l] = l < rem ? (c + (i + 1) * ldc + j + 0)[l] : 0.0f;
+      const float32x4_t acc1_0_c = vld1q_f32(acc1_0_c_buf);
+      float32x4_t acc1_0 = accumulate ? acc1_0_c : vdupq_n_f32(0.0f);
+      float acc2_0_c_buf[4];
+      for (size_t l = 0; l < 4; l++) acc2_0_c_buf[l] = l < rem ? (c + (i + 2) * ldc + j + 0)[l] : 0.0f;
+      const float32x4_t acc2_0_c = vld1q_f32(acc2_0_c_buf);
+      float32x4_t acc2_0 = accumulate ? acc2_0_c : vdupq_n_f32(0.0f);
+      float acc3_0_c_buf[4];
+      for (size_t l = 0; l < 4; l++) acc3_0_c_buf[l] = l < rem ? (c + (i + 3) * ldc + j + 0)[l] : 0.0f;
+      const float32x4_t acc3_0_c = vld1q_f32(acc3_0_c_buf);
+      float32x4_t acc3_0 = accumulate ? acc3_0_c : vdupq_n_f32(0.0f);
+      for (size_t t = 0; t < k; t++) {
+        const float* bt = b + t * ldb + j;
+        float b0_buf[4];
+        for (size_t l = 0; l < 4; l++) b0_buf[l] = l < rem ? (bt)[l] : 0.0f;
+        const float32x4_t b0 = vld1q_f32(b0_buf);
+        const float32x4_t a0 = vdupq_n_f32(a[(i + 0) * a_rs + t * a_cs]);
+        acc0_0 = vfmaq_f32(acc0_0, a0, b0);
+        const float32x4_t a1 = vdupq_n_f32(a[(i + 1) * a_rs + t * a_cs]);
+        acc1_0 = vfmaq_f32(acc1_0, a1, b0);
+        const float32x4_t a2 = vdupq_n_f32(a[(i + 2) * a_rs + t * a_cs]);
+        acc2_0 = vfmaq_f32(acc2_0, a2, b0);
+        const float32x4_t a3 = vdupq_n_f32(a[(i + 3) * a_rs + t * a_cs]);
+        acc3_0 = vfmaq_f32(acc3_0, a3, b0);
+      }
+      {
+        float* tp = c + (i + 0) * ldc + j + 0;
+        float32x2_t th = vget_low_f32(acc0_0);
+        if (rem & 2) { vst1_f32(tp, th); th = vget_high_f32(acc0_0); tp += 2; }
+        if (rem & 1) vst1_lane_f32(tp, th, 0);
+      }
+      {
+        float* tp = c + (i + 1) * ldc + j + 0;
+        float32x2_t th = vget_low_f32(acc1_0);
+        if (rem & 2) { vst1_f32(tp, th); th = vget_high_f32(acc1_0); tp += 2; }
+        if (rem & 1) vst1_lane_f32(tp, th, 0);
+      }
+      {
+        float* tp = c + (i + 2) * ldc + j + 0;
+        float32x2_t th = vget_low_f32(acc2_0);
+        if (rem & 2) { vst1_f32(tp, th); th = vget_high_f32(acc2_0); tp += 2; }
+        if (rem & 1) vst1_lane_f32(tp, th, 0);
+      }
+      {
+        float* tp = c + (i + 3) * ldc + j + 0;
+        float32x2_t th = vget_low_f32(acc3_0);
+        if (rem & 2) { vst1_f32(tp, th); th = vget_high_f32(acc3_0); tp += 2; }
+        if (rem & 1) vst1_lane_f32(tp, th, 0);
+      }
+    }
+  }
+  for (; i < m; i++) {
+    size_t j = 0;
+    for (; j + 8 <= n; j += 8) {
+      float32x4_t acc0_0 = accumulate ? vld1q_f32(c + (i + 0) * ldc + j + 0) : vdupq_n_f32(0.0f);
+      float32x4_t acc0_1 = accumulate ? vld1q_f32(c + (i + 0) * ldc + j + 4) : vdupq_n_f32(0.0f);
+      for (size_t t = 0; t < k; t++) {
+        const float* bt = b + t * ldb + j;
+        const float32x4_t b0 = vld1q_f32(bt + 0);
+        const float32x4_t b1 = vld1q_f32(bt + 4);
+        const float32x4_t a0 = vdupq_n_f32(a[(i + 0) * a_rs + t * a_cs]);
+        acc0_0 = vfmaq_f32(acc0_0, a0, b0);
+        acc0_1 = vfmaq_f32(acc0_1, a0, b1);
+      }
+      vst1q_f32(c + (i + 0) * ldc + j + 0, acc0_0);
+      vst1q_f32(c + (i + 0) * ldc + j + 4, acc0_1);
+    }
+    for (; j + 4 <= n; j += 4) {
+      float32x4_t acc0_0 = accumulate ? vld1q_f32(c + (i + 0) * ldc + j + 0) : vdupq_n_f32(0.0f);
+      for (size_t t = 0; t < k; t++) {
+        const float* bt = b + t * ldb + j;
+        const float32x4_t b0 = vld1q_f32(bt + 0);
+        const float32x4_t a0 = vdupq_n_f32(a[(i + 0) * a_rs + t * a_cs]);
+        acc0_0 = vfmaq_f32(acc0_0, a0, b0);
+      }
+      vst1q_f32(c + (i + 0) * ldc + j + 0, acc0_0);
+    }
+    if (j < n) {
+      const size_t rem = n - j;
+      float acc0_0_c_buf[4];
+      for (size_t l = 0; l < 4; l++) acc0_0_c_buf[l] = l < rem ? (c + (i + 0) * ldc + j + 0)[l] : 0.0f;
+      const float32x4_t acc0_0_c = vld1q_f32(acc0_0_c_buf);
+      float32x4_t acc0_0 = accumulate ? acc0_0_c : vdupq_n_f32(0.0f);
+      for (size_t t = 0; t < k; t++) {
+        const float* bt = b + t * ldb + j;
+        float b0_buf[4];
+        for (size_t l = 0; l < 4; l++) b0_buf[l] = l < rem ? (bt)[l] : 0.0f;
+        const float32x4_t b0 = vld1q_f32(b0_buf);
+        const float32x4_t a0 = vdupq_n_f32(a[(i + 0) * a_rs + t * a_cs]);
+        acc0_0 = vfmaq_f32(acc0_0, a0, b0);
+      }
+      {
+        float* tp = c + (i + 0) * ldc + j + 0;
+        float32x2_t th = vget_low_f32(acc0_0);
+        if (rem & 2) { vst1_f32(tp, th); th = vget_high_f32(acc0_0); tp += 2; }
+        if (rem & 1) vst1_lane_f32(tp, th, 0);
+      }
+    }
+  }
+}
+
+static void wrt_neon_grad_clamp(size_t n, const float* v, const float* dy, float* dx, const float* params) {
+  const float32x4_t k_lo = vdupq_n_f32(params[0]);
+  const float32x4_t k_hi = vdupq_n_f32(params[1]);
+  const float32x4_t k_zero = vdupq_n_f32(0.0f);
+  for (; n >= 4; n -= 4) {
+    const float32x4_t v_v = vld1q_f32(v);
+    const float32x4_t v_dy = vld1q_f32(dy);
+    float32x4_t r = vbslq_f32(vcltq_f32(k_lo, v_v), vbslq_f32(vcltq_f32(v_v, k_hi), v_dy, k_zero), k_zero);
+    vst1q_f32(dx, r);
+    v += 4;
+    dy += 4;
+    dx += 4;
+  }
+  if (n != 0) {
+    float v_v_buf[4];
+    for (size_t l = 0; l < 4; l++) v_v_buf[l] = l < n ? (v)[l] : 0.0f;
+    const float32x4_t v_v = vld1q_f32(v_v_buf);
+    float v_dy_buf[4];
+    for (size_t l = 0; l < 4; l++) v_dy_buf[l] = l < n ? (dy)[l] : 0.0f;
+    const float32x4_t v_dy = vld1q_f32(v_dy_buf);
+    float32x4_t r = vbslq_f32(vcltq_f32(k_lo, v_v), vbslq_f32(vcltq_f32(v_v, k_hi), v_dy, k_zero), k_zero);
+    {
+      float* tp = dx;
+      float32x2_t th = vget_low_f32(r);
+      if (n & 2) { vst1_f32(tp, th); th = vget_high_f32(r); tp += 2; }
+      if (n & 1) vst1_lane_f32(tp, th, 0);
+    }
+  }
+}
+
+static void wrt_neon_grad_hard_swish(size_t n, const float* v, const float* dy, float* dx, const float* params) {
+  (void)params;
+  const float32x4_t k_zero = vdupq_n_f32(0.0f);
+  const float32x4_t k_one = vdupq_n_f32(1.0f);
+  const float32x4_t k_half = vdupq_n_f32(0.5f);
+  const float32x4_t k_3 = vdupq_n_f32(3.0f);
+  const float32x4_t k_m3 = vdupq_n_f32(-3.0f);
+  const float32x4_t k_third = vdupq_n_f32((1.0f / 3.0f));
+  for (; n >= 4; n -= 4) {
+    const float32x4_t v_v = vld1q_f32(v);
+    const float32x4_t v_dy = vld1q_f32(dy);
+    float32x4_t r = vmulq_f32(v_dy, vbslq_f32(vcltq_f32(v_v, k_m3), k_zero, vbslq_f32(vcltq_f32(k_3, v_v), k_one, vfmaq_f32(k_half, v_v, k_third))));
+    vst1q_f32(dx, r);
+    v += 4;
+    dy += 4;
+    dx += 4;
+  }
+  if (n != 0) {
+    float v_v_buf[4];
+    for (size_t l = 0; l < 4; l++) v_v_buf[l] = l < n ? (v)[l] : 0.0f;
+    const float32x4_t v_v = vld1q_f32(v_v_buf);
+    float v_dy_buf[4];
+    for (size_t l = 0; l < 4; l++) v_dy_buf[l] = l < n ? (dy)[l] : 0.0f;
+    const float32x4_t v_dy = vld1q_f32(v_dy_buf);
+    float32x4_t r = vmulq_f32(v_dy, vbslq_f32(vcltq_f32(v_v, k_m3), k_zero, vbslq_f32(vcltq_f32(k_3, v_v), k_one, vfmaq_f32(k_half, v_v, k_third))));
+    {
+      float* tp = dx;
+      float32x2_t th = vget_low_f32(r);
+      if (n & 2) { vst1_f32(tp, th); th = vget_high_f32(r); tp += 2; }
+      if (n & 1) vst1_lane_f32(tp, th, 0);
+    }
+  }
+}
+
+static void wrt_neon_grad_sigmoid(size_t n, const float* v, const float* dy, float* dx, const float* params) {
+  (void)params;
+  const float32x4_t k_one = vdupq_n_f32(1.0f);
+  for (; n >= 4; n -= 4) {
+    const float32x4_t v_v = vld1q_f32(v);
+    const float32x4_t v_dy = vld1q_f32(dy);
+    float32x4_t r = vmulq_f32(vmulq_f32(v_dy, v_v), vsubq_f32(k_one, v_v));
+    vst1q_f32(dx, r);
+    v += 4;
+    dy += 4;
+    dx += 4;
+  }
+  if (n != 0) {
+    float v_v_buf[4];
+    for (size_t l = 0; l < 4; l++) v_v_buf[l] = l < n ? (v)[l] : 0.0f;
+    const float32x4_t v_v = vld1q_f32(v_v_buf);
+    float v_dy_buf[4];
+    for (size_t l = 0; l < 4; l++) v_dy_buf[l] = l < n ? (dy)[l] : 0.0f;
+    const float32x4_t v_dy = vld1q_f32(v_dy_buf);
+    float32x4_t r = vmulq_f32(vmulq_f32(v_dy, v_v), vsubq_f32(k_one, v_v));
+    {
+      float* tp = dx;
+      float32x2_t th = vget_low_f32(r);
+      if (n & 2) { vst1_f32(tp, th); th = vget_high_f32(r); tp += 2; }
+      if (n & 1) vst1_lane_f32(tp, th, 0);
+    }
+  }
+}
+
+static void wrt_neon_grad_tanh(size_t n, const float* v, const float* dy, float* dx, const float* params) {
+  (void)params;
+  const float32x4_t k_one = vdupq_n_f32(1.0f);
+  for (; n >= 4; n -= 4) {
+    const float32x4_t v_v = vld1q_f32(v);
+    const float32x4_t v_dy = vld1q_f32(dy);
+    float32x4_t r = vmulq_f32(v_dy, vsubq_f32(k_one, vmulq_f32(v_v, v_v)));
+    vst1q_f32(dx, r);
+    v += 4;
+    dy += 4;
+    dx += 4;
+  }
+  if (n != 0) {
+    float v_v_buf[4];
+    for (size_t l = 0; l < 4; l++) v_v_buf[l] = l < n ? (v)[l] : 0.0f;
+    const float32x4_t v_v = vld1q_f32(v_v_buf);
+    float v_dy_buf[4];
+    for (size_t l = 0; l < 4; l++) v_dy_buf[l] = l < n ? (dy)[l] : 0.0f;
+    const float32x4_t v_dy = vld1q_f32(v_dy_buf);
+    float32x4_t r = vmulq_f32(v_dy, vsubq_f32(k_one, vmulq_f32(v_v, v_v)));
+    {
+      float* tp = dx;
+      float32x2_t th = vget_low_f32(r);
+      if (n & 2) { vst1_f32(tp, th); th = vget_high_f32(r); tp += 2; }
+      if (n & 1) vst1_lane_f32(tp, th, 0);
+    }
+  }
+}
+
+static void wrt_neon_sgd(size_t n, float* p, const float* g, float* buf, const float* params) {
+  const float32x4_t k_lr = vdupq_n_f32(params[0]);
+  const float32x4_t k_mom = vdupq_n_f32(params[1]);
+  const float32x4_t k_wd = vdupq_n_f32(params[2]);
+  for (; n >= 4; n -= 4) {
+    const float32x4_t v_p = vld1q_f32(p);
+    const float32x4_t v_g = vld1q_f32(g);
+    const float32x4_t v_buf = vld1q_f32(buf);
+    const float32x4_t gd = vfmaq_f32(v_g, k_wd, v_p);
+    const float32x4_t nb = vfmaq_f32(gd, k_mom, v_buf);
+    const float32x4_t np = vsubq_f32(v_p, vmulq_f32(k_lr, nb));
+    vst1q_f32(buf, nb);
+    vst1q_f32(p, np);
+    p += 4;
+    g += 4;
+    buf += 4;
+  }
+  if (n != 0) {
+    float v_p_buf[4];
+    for (size_t l = 0; l < 4; l++) v_p_buf[l] = l < n ? (p)[l] : 0.0f;
+    const float32x4_t v_p = vld1q_f32(v_p_buf);
+    float v_g_buf[4];
+    for (size_t l = 0; l < 4; l++) v_g_buf[l] = l < n ? (g)[l] : 0.0f;
+    const float32x4_t v_g = vld1q_f32(v_g_buf);
+    float v_buf_buf[4];
+    for (size_t l = 0; l < 4; l++) v_buf_buf[l] = l < n ? (buf)[l] : 0.0f;
+    const float32x4_t v_buf = vld1q_f32(v_buf_buf);
+    const float32x4_t gd = vfmaq_f32(v_g, k_wd, v_p);
+    const float32x4_t nb = vfmaq_f32(gd, k_mom, v_buf);
+    const float32x4_t np = vsubq_f32(v_p, vmulq_f32(k_lr, nb));
+    {
+      float* tp = buf;
+      float32x2_t th = vget_low_f32(nb);
+      if (n & 2) { vst1_f32(tp, th); th = vget_high_f32(nb); tp += 2; }
+      if (n & 1) vst1_lane_f32(tp, th, 0);
+    }
+    {
+      float* tp = p;
+      float32x2_t th = vget_low_f32(np);
+      if (n & 2) { vst1_f32(tp, th); th = vget_high_f32(np); tp += 2; }
+      if (n & 1) vst1_lane_f32(tp, th, 0);
+    }
+  }
+}
+
+static void wrt_neon_adam(size_t n, float* p, const float* g, float* m, float* v, const float* params) {
+  const float32x4_t k_lr = vdupq_n_f32(params[0]);
+  const float32x4_t k_b1 = vdupq_n_f32(params[1]);
+  const float32x4_t k_c1 = vdupq_n_f32(1.0f - params[1]);
+  const float32x4_t k_b2 = vdupq_n_f32(params[2]);
+  const float32x4_t k_c2 = vdupq_n_f32(1.0f - params[2]);
+  const float32x4_t k_eps = vdupq_n_f32(params[3]);
+  const float32x4_t k_wd = vdupq_n_f32(params[4]);
+  const float32x4_t k_bc1 = vdupq_n_f32(params[5]);
+  const float32x4_t k_bc2 = vdupq_n_f32(params[6]);
+  for (; n >= 4; n -= 4) {
+    const float32x4_t v_p = vld1q_f32(p);
+    const float32x4_t v_g = vld1q_f32(g);
+    const float32x4_t v_m = vld1q_f32(m);
+    const float32x4_t v_v = vld1q_f32(v);
+    const float32x4_t gd = vfmaq_f32(v_g, k_wd, v_p);
+    const float32x4_t nm = vfmaq_f32(vmulq_f32(k_c1, gd), k_b1, v_m);
+    const float32x4_t nv = vfmaq_f32(vmulq_f32(k_c2, vmulq_f32(gd, gd)), k_b2, v_v);
+    const float32x4_t den = vaddq_f32(vsqrtq_f32(vdivq_f32(nv, k_bc2)), k_eps);
+    const float32x4_t np = vsubq_f32(v_p, vdivq_f32(vmulq_f32(k_lr, vdivq_f32(nm, k_bc1)), den));
+    vst1q_f32(m, nm);
+    vst1q_f32(v, nv);
+    vst1q_f32(p, np);
+    p += 4;
+    g += 4;
+    m += 4;
+    v += 4;
+  }
+  if (n != 0) {
+    float v_p_buf[4];
+    for (size_t l = 0; l < 4; l++) v_p_buf[l] = l < n ? (p)[l] : 0.0f;
+    const float32x4_t v_p = vld1q_f32(v_p_buf);
+    float v_g_buf[4];
+    for (size_t l = 0; l < 4; l++) v_g_buf[l] = l < n ? (g)[l] : 0.0f;
+    const float32x4_t v_g = vld1q_f32(v_g_buf);
+    float v_m_buf[4];
+    for (size_t l = 0; l < 4; l++) v_m_buf[l] = l < n ? (m)[l] : 0.0f;
+    const float32x4_t v_m = vld1q_f32(v_m_buf);
+    float v_v_buf[4];
+    for (size_t l = 0; l < 4; l++) v_v_buf[l] = l < n ? (v)[l] : 0.0f;
+    const float32x4_t v_v = vld1q_f32(v_v_buf);
+    const float32x4_t gd = vfmaq_f32(v_g, k_wd, v_p);
+    const float32x4_t nm = vfmaq_f32(vmulq_f32(k_c1, gd), k_b1, v_m);
+    const float32x4_t nv = vfmaq_f32(vmulq_f32(k_c2, vmulq_f32(gd, gd)), k_b2, v_v);
+    const float32x4_t den = vaddq_f32(vsqrtq_f32(vdivq_f32(nv, k_bc2)), k_eps);
+    const float32x4_t np = vsubq_f32(v_p, vdivq_f32(vmulq_f32(k_lr, vdivq_f32(nm, k_bc1)), den));
+    {
+      float* tp = m;
+      float32x2_t th = vget_low_f32(nm);
+      if (n & 2) { vst1_f32(tp, th); th = vget_high_f32(nm); tp += 2; }
+      if (n & 1) vst1_lane_f32(tp, th, 0);
+    }
+    {
+      float* tp = v;
+      float32x2_t th = vget_low_f32(nv);
+      if (n & 2) { vst1_f32(tp, th); th = vget_high_f32(nv); tp += 2; }
+      if (n & 1) vst1_lane_f32(tp, th, 0);
+    }
+    {
+      float* tp = p;
+      float32x2_t th = vget_low_f32(np);
+      if (n & 2) { vst1_f32(tp, th); th = vget_high_f32(np); tp += 2; }
+      if (n & 1) vst1_lane_f32(tp, th, 0);
+    }
+  }
+}
+
+#endif
+
 
 const wrt_target wrt_target_neon = {
   .name = "neon",
@@ -7746,5 +8152,9 @@ const wrt_target wrt_target_neon = {
 #endif
 #if !defined(WRT_KF_INTERLEAVE) || WRT_KF_INTERLEAVE
   .interleave3 = wrt_neon_interleave3,
+#endif
+#if !defined(WRT_KF_TRAIN) || WRT_KF_TRAIN
+  .tgemm = wrt_neon_tgemm, .sgd = wrt_neon_sgd, .adam = wrt_neon_adam,
+  .grad = {[WRT_GRAD_CLAMP] = wrt_neon_grad_clamp, [WRT_GRAD_HARD_SWISH] = wrt_neon_grad_hard_swish, [WRT_GRAD_SIGMOID] = wrt_neon_grad_sigmoid, [WRT_GRAD_TANH] = wrt_neon_grad_tanh},
 #endif
 };

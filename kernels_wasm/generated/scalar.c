@@ -3065,6 +3065,245 @@ static void wrt_scalar_wino4_out(size_t c, const float* in, size_t in_stride, co
 
 #endif
 
+#if !defined(WRT_KF_TRAIN) || WRT_KF_TRAIN
+static void wrt_scalar_tgemm(size_t m, size_t n, size_t k, const float* a, size_t a_rs, size_t a_cs, const float* b, size_t ldb, float* c, size_t ldc, int accumulate) {
+  size_t i = 0;
+  for (; i + 4 <= m; i += 4) {
+    size_t j = 0;
+    for (; j + 4 <= n; j += 4) {
+      float acc0_0 = accumulate ? *(c + (i + 0) * ldc + j + 0) : 0.0f;
+      float acc0_1 = accumulate ? *(c + (i + 0) * ldc + j + 1) : 0.0f;
+      float acc0_2 = accumulate ? *(c + (i + 0) * ldc + j + 2) : 0.0f;
+      float acc0_3 = accumulate ? *(c + (i + 0) * ldc + j + 3) : 0.0f;
+      float acc1_0 = accumulate ? *(c + (i + 1) * ldc + j + 0) : 0.0f;
+      float acc1_1 = accumulate ? *(c + (i + 1) * ldc + j + 1) : 0.0f;
+      float acc1_2 = accumulate ? *(c + (i + 1) * ldc + j + 2) : 0.0f;
+      float acc1_3 = accumulate ? *(c + (i + 1) * ldc + j + 3) : 0.0f;
+      float acc2_0 = accumulate ? *(c + (i + 2) * ldc + j + 0) : 0.0f;
+      float acc2_1 = accumulate ? *(c + (i + 2) * ldc + j + 1) : 0.0f;
+      float acc2_2 = accumulate ? *(c + (i + 2) * ldc + j + 2) : 0.0f;
+      float acc2_3 = accumulate ? *(c + (i + 2) * ldc + j + 3) : 0.0f;
+      float acc3_0 = accumulate ? *(c + (i + 3) * ldc + j + 0) : 0.0f;
+      float acc3_1 = accumulate ? *(c + (i + 3) * ldc + j + 1) : 0.0f;
+      float acc3_2 = accumulate ? *(c + (i + 3) * ldc + j + 2) : 0.0f;
+      float acc3_3 = accumulate ? *(c + (i + 3) * ldc + j + 3) : 0.0f;
+      for (size_t t = 0; t < k; t++) {
+        const float* bt = b + t * ldb + j;
+        const float b0 = *(bt + 0);
+        const float b1 = *(bt + 1);
+        const float b2 = *(bt + 2);
+        const float b3 = *(bt + 3);
+        const float a0 = a[(i + 0) * a_rs + t * a_cs];
+        acc0_0 = (a0 * b0 + acc0_0);
+        acc0_1 = (a0 * b1 + acc0_1);
+        acc0_2 = (a0 * b2 + acc0_2);
+        acc0_3 = (a0 * b3 + acc0_3);
+        const float a1 = a[(i + 1) * a_rs + t * a_cs];
+        acc1_0 = (a1 * b0 + acc1_0);
+        acc1_1 = (a1 * b1 + acc1_1);
+        acc1_2 = (a1 * b2 + acc1_2);
+        acc1_3 = (a1 * b3 + acc1_3);
+        const float a2 = a[(i + 2) * a_rs + t * a_cs];
+        acc2_0 = (a2 * b0 + acc2_0);
+        acc2_1 = (a2 * b1 + acc2_1);
+        acc2_2 = (a2 * b2 + acc2_2);
+        acc2_3 = (a2 * b3 + acc2_3);
+        const float a3 = a[(i + 3) * a_rs + t * a_cs];
+        acc3_0 = (a3 * b0 + acc3_0);
+        acc3_1 = (a3 * b1 + acc3_1);
+        acc3_2 = (a3 * b2 + acc3_2);
+        acc3_3 = (a3 * b3 + acc3_3);
+      }
+      *(c + (i + 0) * ldc + j + 0) = acc0_0;
+      *(c + (i + 0) * ldc + j + 1) = acc0_1;
+      *(c + (i + 0) * ldc + j + 2) = acc0_2;
+      *(c + (i + 0) * ldc + j + 3) = acc0_3;
+      *(c + (i + 1) * ldc + j + 0) = acc1_0;
+      *(c + (i + 1) * ldc + j + 1) = acc1_1;
+      *(c + (i + 1) * ldc + j + 2) = acc1_2;
+      *(c + (i + 1) * ldc + j + 3) = acc1_3;
+      *(c + (i + 2) * ldc + j + 0) = acc2_0;
+      *(c + (i + 2) * ldc + j + 1) = acc2_1;
+      *(c + (i + 2) * ldc + j + 2) = acc2_2;
+      *(c + (i + 2) * ldc + j + 3) = acc2_3;
+      *(c + (i + 3) * ldc + j + 0) = acc3_0;
+      *(c + (i + 3) * ldc + j + 1) = acc3_1;
+      *(c + (i + 3) * ldc + j + 2) = acc3_2;
+      *(c + (i + 3) * ldc + j + 3) = acc3_3;
+    }
+    for (; j + 1 <= n; j += 1) {
+      float acc0_0 = accumulate ? *(c + (i + 0) * ldc + j + 0) : 0.0f;
+      float acc1_0 = accumulate ? *(c + (i + 1) * ldc + j + 0) : 0.0f;
+      float acc2_0 = accumulate ? *(c + (i + 2) * ldc + j + 0) : 0.0f;
+      float acc3_0 = accumulate ? *(c + (i + 3) * ldc + j + 0) : 0.0f;
+      for (size_t t = 0; t < k; t++) {
+        const float* bt = b + t * ldb + j;
+        const float b0 = *(bt + 0);
+        const float a0 = a[(i + 0) * a_rs + t * a_cs];
+        acc0_0 = (a0 * b0 + acc0_0);
+        const float a1 = a[(i + 1) * a_rs + t * a_cs];
+        acc1_0 = (a1 * b0 + acc1_0);
+        const float a2 = a[(i + 2) * a_rs + t * a_cs];
+        acc2_0 = (a2 * b0 + acc2_0);
+        const float a3 = a[(i + 3) * a_rs + t * a_cs];
+        acc3_0 = (a3 * b0 + acc3_0);
+      }
+      *(c + (i + 0) * ldc + j + 0) = acc0_0;
+      *(c + (i + 1) * ldc + j + 0) = acc1_0;
+      *(c + (i + 2) * ldc + j + 0) = acc2_0;
+      *(c + (i + 3) * ldc + j + 0) = acc3_0;
+    }
+  }
+  for (; i < m; i++) {
+    size_t j = 0;
+    for (; j + 4 <= n; j += 4) {
+      float acc0_0 = accumulate ? *(c + (i + 0) * ldc + j + 0) : 0.0f;
+      float acc0_1 = accumulate ? *(c + (i + 0) * ldc + j + 1) : 0.0f;
+      float acc0_2 = accumulate ? *(c + (i + 0) * ldc + j + 2) : 0.0f;
+      float acc0_3 = accumulate ? *(c + (i + 0) * ldc + j + 3) : 0.0f;
+      for (size_t t = 0; t < k; t++) {
+        const float* bt = b + t * ldb + j;
+        const float b0 = *(bt + 0);
+        const float b1 = *(bt + 1);
+        const float b2 = *(bt + 2);
+        const float b3 = *(bt + 3);
+        const float a0 = a[(i + 0) * a_rs + t * a_cs];
+        acc0_0 = (a0 * b0 + acc0_0);
+        acc0_1 = (a0 * b1 + acc0_1);
+        acc0_2 = (a0 * b2 + acc0_2);
+        acc0_3 = (a0 * b3 + acc0_3);
+      }
+      *(c + (i + 0) * ldc + j + 0) = acc0_0;
+      *(c + (i + 0) * ldc + j + 1) = acc0_1;
+      *(c + (i + 0) * ldc + j + 2) = acc0_2;
+      *(c + (i + 0) * ldc + j + 3) = acc0_3;
+    }
+    for (; j + 1 <= n; j += 1) {
+      float acc0_0 = accumulate ? *(c + (i + 0) * ldc + j + 0) : 0.0f;
+      for (size_t t = 0; t < k; t++) {
+        const float* bt = b + t * ldb + j;
+        const float b0 = *(bt + 0);
+        const float a0 = a[(i + 0) * a_rs + t * a_cs];
+        acc0_0 = (a0 * b0 + acc0_0);
+      }
+      *(c + (i + 0) * ldc + j + 0) = acc0_0;
+    }
+  }
+}
+
+static void wrt_scalar_grad_clamp(size_t n, const float* v, const float* dy, float* dx, const float* params) {
+  const float k_lo = params[0];
+  const float k_hi = params[1];
+  const float k_zero = 0.0f;
+  for (; n >= 1; n -= 1) {
+    const float v_v = *(v);
+    const float v_dy = *(dy);
+    float r = (k_lo < v_v ? (v_v < k_hi ? v_dy : k_zero) : k_zero);
+    *(dx) = r;
+    v += 1;
+    dy += 1;
+    dx += 1;
+  }
+}
+
+static void wrt_scalar_grad_hard_swish(size_t n, const float* v, const float* dy, float* dx, const float* params) {
+  (void)params;
+  const float k_zero = 0.0f;
+  const float k_one = 1.0f;
+  const float k_half = 0.5f;
+  const float k_3 = 3.0f;
+  const float k_m3 = -3.0f;
+  const float k_third = (1.0f / 3.0f);
+  for (; n >= 1; n -= 1) {
+    const float v_v = *(v);
+    const float v_dy = *(dy);
+    float r = (v_dy * (v_v < k_m3 ? k_zero : (k_3 < v_v ? k_one : (v_v * k_third + k_half))));
+    *(dx) = r;
+    v += 1;
+    dy += 1;
+    dx += 1;
+  }
+}
+
+static void wrt_scalar_grad_sigmoid(size_t n, const float* v, const float* dy, float* dx, const float* params) {
+  (void)params;
+  const float k_one = 1.0f;
+  for (; n >= 1; n -= 1) {
+    const float v_v = *(v);
+    const float v_dy = *(dy);
+    float r = ((v_dy * v_v) * (k_one - v_v));
+    *(dx) = r;
+    v += 1;
+    dy += 1;
+    dx += 1;
+  }
+}
+
+static void wrt_scalar_grad_tanh(size_t n, const float* v, const float* dy, float* dx, const float* params) {
+  (void)params;
+  const float k_one = 1.0f;
+  for (; n >= 1; n -= 1) {
+    const float v_v = *(v);
+    const float v_dy = *(dy);
+    float r = (v_dy * (k_one - (v_v * v_v)));
+    *(dx) = r;
+    v += 1;
+    dy += 1;
+    dx += 1;
+  }
+}
+
+static void wrt_scalar_sgd(size_t n, float* p, const float* g, float* buf, const float* params) {
+  const float k_lr = params[0];
+  const float k_mom = params[1];
+  const float k_wd = params[2];
+  for (; n >= 1; n -= 1) {
+    const float v_p = *(p);
+    const float v_g = *(g);
+    const float v_buf = *(buf);
+    const float gd = (k_wd * v_p + v_g);
+    const float nb = (k_mom * v_buf + gd);
+    const float np = (v_p - (k_lr * nb));
+    *(buf) = nb;
+    *(p) = np;
+    p += 1;
+    g += 1;
+    buf += 1;
+  }
+}
+
+static void wrt_scalar_adam(size_t n, float* p, const float* g, float* m, float* v, const float* params) {
+  const float k_lr = params[0];
+  const float k_b1 = params[1];
+  const float k_c1 = 1.0f - params[1];
+  const float k_b2 = params[2];
+  const float k_c2 = 1.0f - params[2];
+  const float k_eps = params[3];
+  const float k_wd = params[4];
+  const float k_bc1 = params[5];
+  const float k_bc2 = params[6];
+  for (; n >= 1; n -= 1) {
+    const float v_p = *(p);
+    const float v_g = *(g);
+    const float v_m = *(m);
+    const float v_v = *(v);
+    const float gd = (k_wd * v_p + v_g);
+    const float nm = (k_b1 * v_m + (k_c1 * gd));
+    const float nv = (k_b2 * v_v + (k_c2 * (gd * gd)));
+    const float den = (wrt_sqrtf((nv / k_bc2)) + k_eps);
+    const float np = (v_p - ((k_lr * (nm / k_bc1)) / den));
+    *(m) = nm;
+    *(v) = nv;
+    *(p) = np;
+    p += 1;
+    g += 1;
+    m += 1;
+    v += 1;
+  }
+}
+
+#endif
+
 
 const wrt_target wrt_target_scalar = {
   .name = "scalar",
@@ -3210,5 +3449,9 @@ const wrt_target wrt_target_scalar = {
 #if !defined(WRT_KF_WINOGRAD) || WRT_KF_WINOGRAD
   .wino_in = {wrt_scalar_wino2_in, wrt_scalar_wino4_in}, .wino_out = {wrt_scalar_wino2_out, wrt_scalar_wino4_out},
   .wino_min_channels = 16, .wino_min_cc = 512, .wino_min_pixels = 49, .wino_f2_weights_per_tile = 131072,
+#endif
+#if !defined(WRT_KF_TRAIN) || WRT_KF_TRAIN
+  .tgemm = wrt_scalar_tgemm, .sgd = wrt_scalar_sgd, .adam = wrt_scalar_adam,
+  .grad = {[WRT_GRAD_CLAMP] = wrt_scalar_grad_clamp, [WRT_GRAD_HARD_SWISH] = wrt_scalar_grad_hard_swish, [WRT_GRAD_SIGMOID] = wrt_scalar_grad_sigmoid, [WRT_GRAD_TANH] = wrt_scalar_grad_tanh},
 #endif
 };

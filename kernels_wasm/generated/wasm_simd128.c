@@ -4484,6 +4484,331 @@ static void wrt_wasm_simd128_wino4_out(size_t c, const float* in, size_t in_stri
 
 #endif
 
+#if !defined(WRT_KF_TRAIN) || WRT_KF_TRAIN
+static void wrt_wasm_simd128_tgemm(size_t m, size_t n, size_t k, const float* a, size_t a_rs, size_t a_cs, const float* b, size_t ldb, float* c, size_t ldc, int accumulate) {
+  size_t i = 0;
+  for (; i + 2 <= m; i += 2) {
+    size_t j = 0;
+    for (; j + 4 <= n; j += 4) {
+      v128_t acc0_0 = accumulate ? wasm_v128_load(c + (i + 0) * ldc + j + 0) : wasm_f32x4_const_splat(0.0f);
+      v128_t acc1_0 = accumulate ? wasm_v128_load(c + (i + 1) * ldc + j + 0) : wasm_f32x4_const_splat(0.0f);
+      for (size_t t = 0; t < k; t++) {
+        const float* bt = b + t * ldb + j;
+        const v128_t b0 = wasm_v128_load(bt + 0);
+        const v128_t a0 = wasm_f32x4_splat(a[(i + 0) * a_rs + t * a_cs]);
+        acc0_0 = wasm_f32x4_add(wasm_f32x4_mul(a0, b0), acc0_0);
+        const v128_t a1 = wasm_f32x4_splat(a[(i + 1) * a_rs + t * a_cs]);
+        acc1_0 = wasm_f32x4_add(wasm_f32x4_mul(a1, b0), acc1_0);
+      }
+      wasm_v128_store(c + (i + 0) * ldc + j + 0, acc0_0);
+      wasm_v128_store(c + (i + 1) * ldc + j + 0, acc1_0);
+    }
+    if (j < n) {
+      const size_t rem = n - j;
+      float acc0_0_c_buf[4];
+      for (size_t l = 0; l < 4; l++) acc0_0_c_buf[l] = l < rem ? (c + (i + 0) * ldc + j + 0)[l] : 0.0f;
+      const v128_t acc0_0_c = wasm_v128_load(acc0_0_c_buf);
+      v128_t acc0_0 = accumulate ? acc0_0_c : wasm_f32x4_const_splat(0.0f);
+      float acc1_0_c_buf[4];
+      for (size_t l = 0; l < 4; l++) acc1_0_c_buf[l] = l < rem ? (c + (i + 1) * ldc + j + 0)[l] : 0.0f;
+      const v128_t acc1_0_c = wasm_v128_load(acc1_0_c_buf);
+      v128_t acc1_0 = accumulate ? acc1_0_c : wasm_f32x4_const_splat(0.0f);
+      for (size_t t = 0; t < k; t++) {
+        const float* bt = b + t * ldb + j;
+        float b0_buf[4];
+        for (size_t l = 0; l < 4; l++) b0_buf[l] = l < rem ? (bt)[l] : 0.0f;
+        const v128_t b0 = wasm_v128_load(b0_buf);
+        const v128_t a0 = wasm_f32x4_splat(a[(i + 0) * a_rs + t * a_cs]);
+        acc0_0 = wasm_f32x4_add(wasm_f32x4_mul(a0, b0), acc0_0);
+        const v128_t a1 = wasm_f32x4_splat(a[(i + 1) * a_rs + t * a_cs]);
+        acc1_0 = wasm_f32x4_add(wasm_f32x4_mul(a1, b0), acc1_0);
+      }
+      {
+        float* tp = c + (i + 0) * ldc + j + 0;
+        v128_t tv = acc0_0;
+        if (rem & 2) { wasm_v128_store64_lane(tp, tv, 0); tv = wasm_i64x2_shuffle(tv, tv, 1, 1); tp += 2; }
+        if (rem & 1) wasm_v128_store32_lane(tp, tv, 0);
+      }
+      {
+        float* tp = c + (i + 1) * ldc + j + 0;
+        v128_t tv = acc1_0;
+        if (rem & 2) { wasm_v128_store64_lane(tp, tv, 0); tv = wasm_i64x2_shuffle(tv, tv, 1, 1); tp += 2; }
+        if (rem & 1) wasm_v128_store32_lane(tp, tv, 0);
+      }
+    }
+  }
+  for (; i < m; i++) {
+    size_t j = 0;
+    for (; j + 4 <= n; j += 4) {
+      v128_t acc0_0 = accumulate ? wasm_v128_load(c + (i + 0) * ldc + j + 0) : wasm_f32x4_const_splat(0.0f);
+      for (size_t t = 0; t < k; t++) {
+        const float* bt = b + t * ldb + j;
+        const v128_t b0 = wasm_v128_load(bt + 0);
+        const v128_t a0 = wasm_f32x4_splat(a[(i + 0) * a_rs + t * a_cs]);
+        acc0_0 = wasm_f32x4_add(wasm_f32x4_mul(a0, b0), acc0_0);
+      }
+      wasm_v128_store(c + (i + 0) * ldc + j + 0, acc0_0);
+    }
+    if (j < n) {
+      const size_t rem = n - j;
+      float acc0_0_c_buf[4];
+      for (size_t l = 0; l < 4; l++) acc0_0_c_buf[l] = l < rem ? (c + (i + 0) * ldc + j + 0)[l] : 0.0f;
+      const v128_t acc0_0_c = wasm_v128_load(acc0_0_c_buf);
+      v128_t acc0_0 = accumulate ? acc0_0_c : wasm_f32x4_const_splat(0.0f);
+      for (size_t t = 0; t < k; t++) {
+        const float* bt = b + t * ldb + j;
+        float b0_buf[4];
+        for (size_t l = 0; l < 4; l++) b0_buf[l] = l < rem ? (bt)[l] : 0.0f;
+        const v128_t b0 = wasm_v128_load(b0_buf);
+        const v128_t a0 = wasm_f32x4_splat(a[(i + 0) * a_rs + t * a_cs]);
+        acc0_0 = wasm_f32x4_add(wasm_f32x4_mul(a0, b0), acc0_0);
+      }
+      {
+        float* tp = c + (i + 0) * ldc + j + 0;
+        v128_t tv = acc0_0;
+        if (rem & 2) { wasm_v128_store64_lane(tp, tv, 0); tv = wasm_i64x2_shuffle(tv, tv, 1, 1); tp += 2; }
+        if (rem & 1) wasm_v128_store32_lane(tp, tv, 0);
+      }
+    }
+  }
+}
+
+static void wrt_wasm_simd128_grad_clamp(size_t n, const float* v, const float* dy, float* dx, const float* params) {
+  const v128_t k_lo = wasm_f32x4_splat(params[0]);
+  const v128_t k_hi = wasm_f32x4_splat(params[1]);
+  const v128_t k_zero = wasm_f32x4_splat(0.0f);
+  for (; n >= 4; n -= 4) {
+    const v128_t v_v = wasm_v128_load(v);
+    const v128_t v_dy = wasm_v128_load(dy);
+    v128_t r = wasm_v128_bitselect(wasm_v128_bitselect(v_dy, k_zero, wasm_f32x4_lt(v_v, k_hi)), k_zero, wasm_f32x4_lt(k_lo, v_v));
+    wasm_v128_store(dx, r);
+    v += 4;
+    dy += 4;
+    dx += 4;
+  }
+  if (n != 0) {
+    float v_v_buf[4];
+    for (size_t l = 0; l < 4; l++) v_v_buf[l] = l < n ? (v)[l] : 0.0f;
+    const v128_t v_v = wasm_v128_load(v_v_buf);
+    float v_dy_buf[4];
+    for (size_t l = 0; l < 4; l++) v_dy_buf[l] = l < n ? (dy)[l] : 0.0f;
+    const v128_t v_dy = wasm_v128_load(v_dy_buf);
+    v128_t r = wasm_v128_bitselect(wasm_v128_bitselect(v_dy, k_zero, wasm_f32x4_lt(v_v, k_hi)), k_zero, wasm_f32x4_lt(k_lo, v_v));
+    {
+      float* tp = dx;
+      v128_t tv = r;
+      if (n & 2) { wasm_v128_store64_lane(tp, tv, 0); tv = wasm_i64x2_shuffle(tv, tv, 1, 1); tp += 2; }
+      if (n & 1) wasm_v128_store32_lane(tp, tv, 0);
+    }
+  }
+}
+
+static void wrt_wasm_simd128_grad_hard_swish(size_t n, const float* v, const float* dy, float* dx, const float* params) {
+  (void)params;
+  const v128_t k_zero = wasm_f32x4_splat(0.0f);
+  const v128_t k_one = wasm_f32x4_splat(1.0f);
+  const v128_t k_half = wasm_f32x4_splat(0.5f);
+  const v128_t k_3 = wasm_f32x4_splat(3.0f);
+  const v128_t k_m3 = wasm_f32x4_splat(-3.0f);
+  const v128_t k_third = wasm_f32x4_splat((1.0f / 3.0f));
+  for (; n >= 4; n -= 4) {
+    const v128_t v_v = wasm_v128_load(v);
+    const v128_t v_dy = wasm_v128_load(dy);
+    v128_t r = wasm_f32x4_mul(v_dy, wasm_v128_bitselect(k_zero, wasm_v128_bitselect(k_one, wasm_f32x4_add(wasm_f32x4_mul(v_v, k_third), k_half), wasm_f32x4_lt(k_3, v_v)), wasm_f32x4_lt(v_v, k_m3)));
+    wasm_v128_store(dx, r);
+    v += 4;
+    dy += 4;
+    dx += 4;
+  }
+  if (n != 0) {
+    float v_v_buf[4];
+    for (size_t l = 0; l < 4; l++) v_v_buf[l] = l < n ? (v)[l] : 0.0f;
+    const v128_t v_v = wasm_v128_load(v_v_buf);
+    float v_dy_buf[4];
+    for (size_t l = 0; l < 4; l++) v_dy_buf[l] = l < n ? (dy)[l] : 0.0f;
+    const v128_t v_dy = wasm_v128_load(v_dy_buf);
+    v128_t r = wasm_f32x4_mul(v_dy, wasm_v128_bitselect(k_zero, wasm_v128_bitselect(k_one, wasm_f32x4_add(wasm_f32x4_mul(v_v, k_third), k_half), wasm_f32x4_lt(k_3, v_v)), wasm_f32x4_lt(v_v, k_m3)));
+    {
+      float* tp = dx;
+      v128_t tv = r;
+      if (n & 2) { wasm_v128_store64_lane(tp, tv, 0); tv = wasm_i64x2_shuffle(tv, tv, 1, 1); tp += 2; }
+      if (n & 1) wasm_v128_store32_lane(tp, tv, 0);
+    }
+  }
+}
+
+static void wrt_wasm_simd128_grad_sigmoid(size_t n, const float* v, const float* dy, float* dx, const float* params) {
+  (void)params;
+  const v128_t k_one = wasm_f32x4_splat(1.0f);
+  for (; n >= 4; n -= 4) {
+    const v128_t v_v = wasm_v128_load(v);
+    const v128_t v_dy = wasm_v128_load(dy);
+    v128_t r = wasm_f32x4_mul(wasm_f32x4_mul(v_dy, v_v), wasm_f32x4_sub(k_one, v_v));
+    wasm_v128_store(dx, r);
+    v += 4;
+    dy += 4;
+    dx += 4;
+  }
+  if (n != 0) {
+    float v_v_buf[4];
+    for (size_t l = 0; l < 4; l++) v_v_buf[l] = l < n ? (v)[l] : 0.0f;
+    const v128_t v_v = wasm_v128_load(v_v_buf);
+    float v_dy_buf[4];
+    for (size_t l = 0; l < 4; l++) v_dy_buf[l] = l < n ? (dy)[l] : 0.0f;
+    const v128_t v_dy = wasm_v128_load(v_dy_buf);
+    v128_t r = wasm_f32x4_mul(wasm_f32x4_mul(v_dy, v_v), wasm_f32x4_sub(k_one, v_v));
+    {
+      float* tp = dx;
+      v128_t tv = r;
+      if (n & 2) { wasm_v128_store64_lane(tp, tv, 0); tv = wasm_i64x2_shuffle(tv, tv, 1, 1); tp += 2; }
+      if (n & 1) wasm_v128_store32_lane(tp, tv, 0);
+    }
+  }
+}
+
+static void wrt_wasm_simd128_grad_tanh(size_t n, const float* v, const float* dy, float* dx, const float* params) {
+  (void)params;
+  const v128_t k_one = wasm_f32x4_splat(1.0f);
+  for (; n >= 4; n -= 4) {
+    const v128_t v_v = wasm_v128_load(v);
+    const v128_t v_dy = wasm_v128_load(dy);
+    v128_t r = wasm_f32x4_mul(v_dy, wasm_f32x4_sub(k_one, wasm_f32x4_mul(v_v, v_v)));
+    wasm_v128_store(dx, r);
+    v += 4;
+    dy += 4;
+    dx += 4;
+  }
+  if (n != 0) {
+    float v_v_buf[4];
+    for (size_t l = 0; l < 4; l++) v_v_buf[l] = l < n ? (v)[l] : 0.0f;
+    const v128_t v_v = wasm_v128_load(v_v_buf);
+    float v_dy_buf[4];
+    for (size_t l = 0; l < 4; l++) v_dy_buf[l] = l < n ? (dy)[l] : 0.0f;
+    const v128_t v_dy = wasm_v128_load(v_dy_buf);
+    v128_t r = wasm_f32x4_mul(v_dy, wasm_f32x4_sub(k_one, wasm_f32x4_mul(v_v, v_v)));
+    {
+      float* tp = dx;
+      v128_t tv = r;
+      if (n & 2) { wasm_v128_store64_lane(tp, tv, 0); tv = wasm_i64x2_shuffle(tv, tv, 1, 1); tp += 2; }
+      if (n & 1) wasm_v128_store32_lane(tp, tv, 0);
+    }
+  }
+}
+
+static void wrt_wasm_simd128_sgd(size_t n, float* p, const float* g, float* buf, const float* params) {
+  const v128_t k_lr = wasm_f32x4_splat(params[0]);
+  const v128_t k_mom = wasm_f32x4_splat(params[1]);
+  const v128_t k_wd = wasm_f32x4_splat(params[2]);
+  for (; n >= 4; n -= 4) {
+    const v128_t v_p = wasm_v128_load(p);
+    const v128_t v_g = wasm_v128_load(g);
+    const v128_t v_buf = wasm_v128_load(buf);
+    const v128_t gd = wasm_f32x4_add(wasm_f32x4_mul(k_wd, v_p), v_g);
+    const v128_t nb = wasm_f32x4_add(wasm_f32x4_mul(k_mom, v_buf), gd);
+    const v128_t np = wasm_f32x4_sub(v_p, wasm_f32x4_mul(k_lr, nb));
+    wasm_v128_store(buf, nb);
+    wasm_v128_store(p, np);
+    p += 4;
+    g += 4;
+    buf += 4;
+  }
+  if (n != 0) {
+    float v_p_buf[4];
+    for (size_t l = 0; l < 4; l++) v_p_buf[l] = l < n ? (p)[l] : 0.0f;
+    const v128_t v_p = wasm_v128_load(v_p_buf);
+    float v_g_buf[4];
+    for (size_t l = 0; l < 4; l++) v_g_buf[l] = l < n ? (g)[l] : 0.0f;
+    const v128_t v_g = wasm_v128_load(v_g_buf);
+    float v_buf_buf[4];
+    for (size_t l = 0; l < 4; l++) v_buf_buf[l] = l < n ? (buf)[l] : 0.0f;
+    const v128_t v_buf = wasm_v128_load(v_buf_buf);
+    const v128_t gd = wasm_f32x4_add(wasm_f32x4_mul(k_wd, v_p), v_g);
+    const v128_t nb = wasm_f32x4_add(wasm_f32x4_mul(k_mom, v_buf), gd);
+    const v128_t np = wasm_f32x4_sub(v_p, wasm_f32x4_mul(k_lr, nb));
+    {
+      float* tp = buf;
+      v128_t tv = nb;
+      if (n & 2) { wasm_v128_store64_lane(tp, tv, 0); tv = wasm_i64x2_shuffle(tv, tv, 1, 1); tp += 2; }
+      if (n & 1) wasm_v128_store32_lane(tp, tv, 0);
+    }
+    {
+      float* tp = p;
+      v128_t tv = np;
+      if (n & 2) { wasm_v128_store64_lane(tp, tv, 0); tv = wasm_i64x2_shuffle(tv, tv, 1, 1); tp += 2; }
+      if (n & 1) wasm_v128_store32_lane(tp, tv, 0);
+    }
+  }
+}
+
+static void wrt_wasm_simd128_adam(size_t n, float* p, const float* g, float* m, float* v, const float* params) {
+  const v128_t k_lr = wasm_f32x4_splat(params[0]);
+  const v128_t k_b1 = wasm_f32x4_splat(params[1]);
+  const v128_t k_c1 = wasm_f32x4_splat(1.0f - params[1]);
+  const v128_t k_b2 = wasm_f32x4_splat(params[2]);
+  const v128_t k_c2 = wasm_f32x4_splat(1.0f - params[2]);
+  const v128_t k_eps = wasm_f32x4_splat(params[3]);
+  const v128_t k_wd = wasm_f32x4_splat(params[4]);
+  const v128_t k_bc1 = wasm_f32x4_splat(params[5]);
+  const v128_t k_bc2 = wasm_f32x4_splat(params[6]);
+  for (; n >= 4; n -= 4) {
+    const v128_t v_p = wasm_v128_load(p);
+    const v128_t v_g = wasm_v128_load(g);
+    const v128_t v_m = wasm_v128_load(m);
+    const v128_t v_v = wasm_v128_load(v);
+    const v128_t gd = wasm_f32x4_add(wasm_f32x4_mul(k_wd, v_p), v_g);
+    const v128_t nm = wasm_f32x4_add(wasm_f32x4_mul(k_b1, v_m), wasm_f32x4_mul(k_c1, gd));
+    const v128_t nv = wasm_f32x4_add(wasm_f32x4_mul(k_b2, v_v), wasm_f32x4_mul(k_c2, wasm_f32x4_mul(gd, gd)));
+    const v128_t den = wasm_f32x4_add(wasm_f32x4_sqrt(wasm_f32x4_div(nv, k_bc2)), k_eps);
+    const v128_t np = wasm_f32x4_sub(v_p, wasm_f32x4_div(wasm_f32x4_mul(k_lr, wasm_f32x4_div(nm, k_bc1)), den));
+    wasm_v128_store(m, nm);
+    wasm_v128_store(v, nv);
+    wasm_v128_store(p, np);
+    p += 4;
+    g += 4;
+    m += 4;
+    v += 4;
+  }
+  if (n != 0) {
+    float v_p_buf[4];
+    for (size_t l = 0; l < 4; l++) v_p_buf[l] = l < n ? (p)[l] : 0.0f;
+    const v128_t v_p = wasm_v128_load(v_p_buf);
+    float v_g_buf[4];
+    for (size_t l = 0; l < 4; l++) v_g_buf[l] = l < n ? (g)[l] : 0.0f;
+    const v128_t v_g = wasm_v128_load(v_g_buf);
+    float v_m_buf[4];
+    for (size_t l = 0; l < 4; l++) v_m_buf[l] = l < n ? (m)[l] : 0.0f;
+    const v128_t v_m = wasm_v128_load(v_m_buf);
+    float v_v_buf[4];
+    for (size_t l = 0; l < 4; l++) v_v_buf[l] = l < n ? (v)[l] : 0.0f;
+    const v128_t v_v = wasm_v128_load(v_v_buf);
+    const v128_t gd = wasm_f32x4_add(wasm_f32x4_mul(k_wd, v_p), v_g);
+    const v128_t nm = wasm_f32x4_add(wasm_f32x4_mul(k_b1, v_m), wasm_f32x4_mul(k_c1, gd));
+    const v128_t nv = wasm_f32x4_add(wasm_f32x4_mul(k_b2, v_v), wasm_f32x4_mul(k_c2, wasm_f32x4_mul(gd, gd)));
+    const v128_t den = wasm_f32x4_add(wasm_f32x4_sqrt(wasm_f32x4_div(nv, k_bc2)), k_eps);
+    const v128_t np = wasm_f32x4_sub(v_p, wasm_f32x4_div(wasm_f32x4_mul(k_lr, wasm_f32x4_div(nm, k_bc1)), den));
+    {
+      float* tp = m;
+      v128_t tv = nm;
+      if (n & 2) { wasm_v128_store64_lane(tp, tv, 0); tv = wasm_i64x2_shuffle(tv, tv, 1, 1); tp += 2; }
+      if (n & 1) wasm_v128_store32_lane(tp, tv, 0);
+    }
+    {
+      float* tp = v;
+      v128_t tv = nv;
+      if (n & 2) { wasm_v128_store64_lane(tp, tv, 0); tv = wasm_i64x2_shuffle(tv, tv, 1, 1); tp += 2; }
+      if (n & 1) wasm_v128_store32_lane(tp, tv, 0);
+    }
+    {
+      float* tp = p;
+      v128_t tv = np;
+      if (n & 2) { wasm_v128_store64_lane(tp, tv, 0); tv = wasm_i64x2_shuffle(tv, tv, 1, 1); tp += 2; }
+      if (n & 1) wasm_v128_store32_lane(tp, tv, 0);
+    }
+  }
+}
+
+#endif
+
 
 const wrt_target wrt_target_wasm_simd128 = {
   .name = "wasm_simd128",
@@ -4639,5 +4964,9 @@ const wrt_target wrt_target_wasm_simd128 = {
 #if !defined(WRT_KF_WINOGRAD) || WRT_KF_WINOGRAD
   .wino_in = {wrt_wasm_simd128_wino2_in, wrt_wasm_simd128_wino4_in}, .wino_out = {wrt_wasm_simd128_wino2_out, wrt_wasm_simd128_wino4_out},
   .wino_min_channels = 16, .wino_min_cc = 512, .wino_min_pixels = 49, .wino_f2_weights_per_tile = 131072,
+#endif
+#if !defined(WRT_KF_TRAIN) || WRT_KF_TRAIN
+  .tgemm = wrt_wasm_simd128_tgemm, .sgd = wrt_wasm_simd128_sgd, .adam = wrt_wasm_simd128_adam,
+  .grad = {[WRT_GRAD_CLAMP] = wrt_wasm_simd128_grad_clamp, [WRT_GRAD_HARD_SWISH] = wrt_wasm_simd128_grad_hard_swish, [WRT_GRAD_SIGMOID] = wrt_wasm_simd128_grad_sigmoid, [WRT_GRAD_TANH] = wrt_wasm_simd128_grad_tanh},
 #endif
 };

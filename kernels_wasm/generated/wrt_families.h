@@ -52,6 +52,9 @@
 #ifndef WRT_KF_INTERLEAVE /* the 3-channel interleave of transposes (exact data movement: without it the generic loop gives the same bytes) */
 #define WRT_KF_INTERLEAVE 1
 #endif
+#ifndef WRT_KF_TRAIN /* training: the gradient GEMM, activation gradients, SGD and Adam updates */
+#define WRT_KF_TRAIN 1
+#endif
 #ifndef WRT_KF_UNARY_RELU /* the float32 relu kernel */
 #define WRT_KF_UNARY_RELU 1
 #endif

@@ -181,6 +181,19 @@ typedef void (*wrt_wino_out_fn)(size_t c, const float* in, size_t in_stride, con
 /* WRT_BIN_* and WRT_UN_*: generated from the kernel definitions (kernels_wasm/gen/kernels/eltwise.py) */
 #include "../generated/wrt_eltwise.h"
 #include "../generated/wrt_families.h" /* WRT_KF_*: the kernel families a module holds */
+#include "../generated/wrt_train.h"    /* WRT_GRAD_*: activation-gradient op codes */
+
+/* Training (kernels_wasm/gen/kernels/train.py). tgemm: C = (accumulate ? C : 0) + A B over m x n, k terms, A's
+ * element (i, t) at a[i * a_rs + t * a_cs], B's (t, j) at b[t * ldb + j], C's (i, j) at c[i * ldc + j]; one
+ * multiply-add chain per element in k order (same bits for any split of rows or columns). */
+typedef void (*wrt_tgemm_fn)(size_t m, size_t n, size_t k, const float* a, size_t a_rs, size_t a_cs, const float* b,
+                             size_t ldb, float* c, size_t ldc, int accumulate);
+/* dx = dy * f'(v) over n floats (v: the forward's output, or input for hard-swish); params: [lo, hi] of a clamp */
+typedef void (*wrt_grad_fn)(size_t n, const float* v, const float* dy, float* dx, const float* params);
+/* params: lr, momentum, weight_decay; buf starts at zeros */
+typedef void (*wrt_sgd_fn)(size_t n, float* p, const float* g, float* buf, const float* params);
+/* params: lr, b1, b2, eps, weight_decay, 1 - b1^t, 1 - b2^t; m and v start at zeros */
+typedef void (*wrt_adam_fn)(size_t n, float* p, const float* g, float* m, float* v, const float* params);
 
 typedef struct {
   uint8_t ks;  /* kernel taps this entry is specialized for; 0 = any */
@@ -258,6 +271,10 @@ typedef struct {
    * min(Cin, Cout) >= wino_min_channels, Cin * Cout >= wino_min_cc and wino_min_pixels output pixels; F(2x2)
    * instead where Cin * Cout / (F(4x4) tiles) >= wino_f2_weights_per_tile */
   uint32_t wino_min_channels, wino_min_cc, wino_min_pixels, wino_f2_weights_per_tile;
+  wrt_tgemm_fn tgemm; /* training kernels (NULL in a module built without them) */
+  wrt_grad_fn grad[WRT_GRAD_COUNT];
+  wrt_sgd_fn sgd;
+  wrt_adam_fn adam;
 #if !defined(__wasm__) /* native only: the wasm modules keep their size (and their tables, data) */
   wrt_interleave3_fn interleave3; /* or NULL (scalar): the engine's portable loop */
 #endif

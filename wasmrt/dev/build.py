@@ -73,6 +73,9 @@ IMAGE_SOURCE = "image.c"
 IMAGE_EXPORTS = ("wrt_img_crop", "wrt_img_resize_mask", "wrt_img_smooth", "wrt_img_composite",
                  "wrt_img_box_blur_scratch", "wrt_img_box_blur")
 EXPORTS = (*EXPORTS, *IMAGE_EXPORTS)
+# training steps (train.c): left out of a module built for given models, which has no training kernels (TRAIN family)
+TRAIN_EXPORTS = ("wrt_train_dense_forward", "wrt_train_dense_backward", "wrt_train_grad", "wrt_train_softmax_xent",
+                 "wrt_train_mse", "wrt_train_sgd", "wrt_train_adam")
 # The wasm modules must stay small (SIMD_WASM_LIMIT): code that runs once per load (reading and checking the file,
 # planning, support, error words) and the scalar loops of rare ops (integer tensors, MediaPipe's transforms) is
 # built for the smallest size (-Oz); the portable int8 paths behind the generated kernels, data movement, the
@@ -95,7 +98,7 @@ WASM_OPT_LEVEL = {"fb": "-Oz", "model_read": "-Oz", "shape_check": "-Oz", "qrule
                   "model": "-Oz", "ops": "-Os", "qconv": "-Os", "qelt": "-Oz", "qpool": "-Oz", "qdata": "-Oz",
                   "qmath": "-Oz", "recurrent": "-Oz", "data": "-Os", "sparse": "-Oz", "indirection": "-Os",
                   "target": "-Oz", "reduce": "-Oz", "rt_mem": "-Os", "rt_math": "-Oz", "conv": "-Os", "gemm": "-Os",
-                  "elementwise": "-Oz", "pool": "-Os", "choice": "-Oz", "image": "-Os"}
+                  "elementwise": "-Oz", "pool": "-Os", "choice": "-Oz", "image": "-Os", "train": "-Oz"}
 WASM_KERNEL_OPT = "-Os"  # the generated kernels
 
 
@@ -200,10 +203,11 @@ def build_wasm(variant: str, force: bool = False, trim: str | None = None, out: 
     v = WASM_VARIANTS[variant]
     kern, kdefs, note = kernel_source(v.target)
     sources = [*engine_sources(), kern]
-    exports = EXPORTS
-    if trim is not None:
+    exports = (*EXPORTS, *TRAIN_EXPORTS)
+    if trim is not None:  # no image operations; the training steps only where the TRAIN kernels are in
         sources = [src for src in sources if src.name != IMAGE_SOURCE]
         exports = tuple(e for e in EXPORTS if e not in IMAGE_EXPORTS)
+        exports += TRAIN_EXPORTS if "#define WRT_KF_TRAIN 1" in trim else ()
     cc = _tool("clang-19")
     trim_flags: list[str] = []
     if trim is not None:  # the header sits in build/, named by its contents: the stamp then covers them

@@ -21,6 +21,7 @@ from python_ref.train.losses import check_labels
 from python_ref.wrt_file import WrtModel, read_wrt
 from wasmrt.errors import InputError, TrainingError, UnsupportedOpError
 from wasmrt.progress import Progress
+from wasmrt.train.engine_head import EngineHead, frozen_features
 from wasmrt.train.export import graph_from_wrt, write_graph
 from wasmrt.train.layers import Sequential
 
@@ -157,7 +158,7 @@ def train(model: ModelSource, dataset: tuple[np.ndarray, np.ndarray], train: str
           epochs: int = 1, batch_size: int = 32, lr: float | None = None, momentum: float = 0.9,
           weight_decay: float = 0.0, loss: str = "cross_entropy", head: dict[str, Any] | None = None, seed: int = 0,
           shuffle: bool = True, progress: bool = True,
-          on_epoch: Callable[[dict[str, float]], None] | None = None) -> Trained:
+          on_epoch: Callable[[dict[str, float]], None] | None = None, engine: str = "ref") -> Trained:
     """Train a model and return the tuned one (Trained: .wrt bytes, per-epoch loss and accuracy, .load()).
 
     model: a .wrt path or bytes, or a Sequential (written with `seed`). dataset: (inputs [N, ...] float32, labels)
@@ -169,11 +170,16 @@ def train(model: ModelSource, dataset: tuple[np.ndarray, np.ndarray], train: str
     optimizer: "sgd" (momentum, default lr 0.01) or "adam" (default lr 0.001); weight_decay is L2 (added to the
     gradient). Batches are drawn from a permutation seeded by `seed` each epoch (the last may be smaller).
     A loss or gradient that is not finite raises TrainingError (no model is returned); a label that is not a class
-    index raises InputError."""
+    index raises InputError.
+    engine: "ref" (python_ref's numerics, the specification) or "native" / "wasm": the C engine runs the frozen
+    layers and the trained ones (a chain of fully connected layers and activations: engine_head.py), in float32
+    within the tolerances of tests/test_train_kernels.py."""
     if optimizer not in OPTIMIZERS:
         raise ValueError(f"optimizer must be one of {sorted(OPTIMIZERS)}, got {optimizer!r}")
     if loss not in LOSSES:
         raise ValueError(f"loss must be one of {sorted(LOSSES)}, got {loss!r}")
+    if engine not in ("ref", "native", "wasm"):
+        raise ValueError(f"engine must be 'ref', 'native' or 'wasm', got {engine!r}")
     if epochs < 1 or batch_size < 1:
         raise ValueError(f"epochs and batch_size must be >= 1, got {epochs} and {batch_size}")
     m = _read(model, seed)
@@ -206,7 +212,13 @@ def train(model: ModelSource, dataset: tuple[np.ndarray, np.ndarray], train: str
     start = tape.first
     if bar and start > 0:
         bar.log(f"frozen layers: features of {len(x)} samples computed once (ops 0..{start - 1})")
-    cache = _batches(tape, feeds, start, batch_size)
+    head: EngineHead | None = None
+    if engine == "ref":
+        cache = _batches(tape, feeds, start, batch_size)
+    else:
+        head = EngineHead(m, start, tape.params, out, loss, optimizer, opt.lr, momentum, weight_decay, engine)
+        front = tape.frontier(start)
+        cache = {front[0] if front else m.inputs[0]: frozen_features(m, start, front, x, engine)}
     rng = np.random.default_rng(seed)
     history: list[dict[str, float]] = []
     steps = math.ceil(len(x) / batch_size)
@@ -217,19 +229,27 @@ def train(model: ModelSource, dataset: tuple[np.ndarray, np.ndarray], train: str
             bar.stage(f"epoch {epoch + 1}/{epochs}")
         for s in range(steps):
             idx = order[s * batch_size:(s + 1) * batch_size]
-            values = tape.forward({i: v[idx] for i, v in cache.items()}, start)
-            value, grad = LOSSES[loss](values[out], y[idx])
+            if head is None:
+                values = tape.forward({i: v[idx] for i, v in cache.items()}, start)
+                value, grad = LOSSES[loss](values[out], y[idx])
+                logits = values[out]
+            else:
+                value, logits, grads = head.step(next(iter(cache.values()))[idx], y[idx])
             if not np.isfinite(value):
                 raise TrainingError(f"the loss diverged ({value}) at epoch {epoch + 1}, step {s + 1}: lower the "
                                     f"learning rate (lr={opt.lr}) or check the data")
-            grads = tape.gradients(values, {out: grad}, start)
+            if head is None:
+                grads = tape.gradients(values, {out: grad}, start)
             bad = [n for n, g in grads.items() if not np.isfinite(g).all()]
             if bad:
                 raise TrainingError(f"the gradient of {bad[0]!r} is not finite at epoch {epoch + 1}, step {s + 1}")
-            opt.step(tape.params, grads)
+            if head is None:
+                opt.step(tape.params, grads)
+            else:
+                head.update(grads)
             total += float(value) * len(idx)
             if loss == "cross_entropy":
-                correct += int(np.sum(np.argmax(values[out], axis=1) == y[idx]))
+                correct += int(np.sum(np.argmax(logits, axis=1) == y[idx]))
             if bar:
                 bar.update(s + 1, steps)
         stats = {"epoch": float(epoch + 1), "loss": total / len(x)}

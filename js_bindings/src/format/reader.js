@@ -166,6 +166,8 @@ export function readWrt(bytes) {
     return { // float16 constants are widened to float32 here, as python_ref's reader does
       name: r.get(t, Tensor.name, `tensor ${k} name`), shape, dtype: data ? "float32" : dtype, size: n,
       arenaOffset: r.get(t, Tensor.arena_offset, `tensor ${k} arena_offset`), isConst, data,
+      // where the constant's bytes are in the file (-1: none): a trainer writes tuned weights there
+      dataOffset: isConst ? buffers[buf].byteOffset - r.b.byteOffset : -1, dataBytes: isConst ? buffers[buf].length : 0,
     };
   });
   const ops = r.tables(root, Model.operators, "operators").map((o, k) => {

@@ -19,7 +19,8 @@ static _Alignas(64) unsigned char drv_arena[DRV_ARENA];
 static const float* drv_ptrs[1 << 16];
 
 enum { CMD_INFO = 1, CMD_GEMM, CMD_IGEMM, CMD_DWCONV, CMD_VBINARY, CMD_VUNARY, CMD_POOL, CMD_GEMM_LOOP, CMD_SPMM, CMD_SPMV,
-       CMD_SPPACK, CMD_SPMMU, CMD_SPPACKU, CMD_INTERLEAVE3, CMD_WINO_IN, CMD_WINO_OUT };
+       CMD_SPPACK, CMD_SPMMU, CMD_SPPACKU, CMD_INTERLEAVE3, CMD_WINO_IN, CMD_WINO_OUT,
+       CMD_TGEMM, CMD_GRAD, CMD_SGD, CMD_ADAM };
 
 unsigned char* drv_base(void) { return drv_arena; }
 size_t drv_arena_size(void) { return DRV_ARENA; }
@@ -153,6 +154,23 @@ int drv_run(size_t cmd_off, size_t ncmd) {
         if (a[0] < 0 || a[0] >= WRT_WINO_KINDS) return (int)i + 1;
         t->wino_out[a[0]]((size_t)a[1], F(a[2]), (size_t)a[3], F(a[4]), F(a[5]), (size_t)a[6], (size_t)a[7],
                           (size_t)a[8], (size_t)a[9], &cl);
+        break;
+      case CMD_TGEMM: /* m n k a a_rs a_cs b ldb c ldc accumulate */
+        if (!t->tgemm) return (int)i + 1;
+        t->tgemm((size_t)a[0], (size_t)a[1], (size_t)a[2], F(a[3]), (size_t)a[4], (size_t)a[5], F(a[6]), (size_t)a[7],
+                 F(a[8]), (size_t)a[9], (int)a[10]);
+        break;
+      case CMD_GRAD: /* op n v dy dx params */
+        if (a[0] < 0 || a[0] >= WRT_GRAD_COUNT || !t->grad[a[0]]) return (int)i + 1;
+        t->grad[a[0]]((size_t)a[1], F(a[2]), F(a[3]), F(a[4]), F(a[5]));
+        break;
+      case CMD_SGD: /* n p g buf params */
+        if (!t->sgd) return (int)i + 1;
+        t->sgd((size_t)a[0], F(a[1]), F(a[2]), F(a[3]), F(a[4]));
+        break;
+      case CMD_ADAM: /* n p g m v params */
+        if (!t->adam) return (int)i + 1;
+        t->adam((size_t)a[0], F(a[1]), F(a[2]), F(a[3]), F(a[4]), F(a[5]));
         break;
       default:
         return (int)i + 1;

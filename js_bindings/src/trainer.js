@@ -1,0 +1,188 @@
+// Fine-tuning a model's classifier on the wasm engine: model.trainer({train: "head"}). The frozen layers run in the
+// engine once per sample (the ops before the classifier, the feature tensor read from the arena); the classifier's
+// forward, softmax cross-entropy, backward and the SGD / Adam step are engine calls (kernels_wasm/engine/train.c,
+// python_ref/train's rules). export() writes the tuned weights into a copy of the model file, where the format
+// reader found them: the result loads and runs on every engine.
+
+import { ERROR_CODES, errorFromCode, InputError, TrainingError, UnsupportedOpError, WasmrtError } from "./errors.js";
+import { readWrt } from "./format/reader.js";
+
+const u32 = (p) => p >>> 0;
+const TRAIN_EXPORTS = ["wrt_run_ops", "wrt_tensor_data", "wrt_train_dense_forward", "wrt_train_dense_backward",
+  "wrt_train_softmax_xent", "wrt_train_sgd", "wrt_train_adam"];
+const DEFAULT_LR = { sgd: 0.01, adam: 0.001 };
+
+export class Trainer {
+  /** Use model.trainer(options). */
+  constructor(model, bytes, { train = "head", head, optimizer = "adam", lr, momentum = 0.9, weightDecay = 0 } = {}) {
+    const rt = model._rt;
+    const missing = TRAIN_EXPORTS.filter((k) => !(k in rt._ex));
+    if (missing.length) throw new UnsupportedOpError(`this engine build cannot train (no ${missing.join(", ")})`);
+    if (train !== "head") throw new UnsupportedOpError(`train: "${train}": the JS trainer trains the head (the last layer)`);
+    if (head !== undefined) {
+      throw new UnsupportedOpError("head: a new classifier is trained in Python (wasmrt.train(..., head=...)) for now; "
+        + "the JS trainer tunes the model's own classifier");
+    }
+    if (!(optimizer in DEFAULT_LR)) throw new InputError(`optimizer must be "sgd" or "adam", got ${optimizer}`);
+    this._model = model;
+    this._bytes = bytes;
+    const g = readWrt(bytes);
+    const k = g.ops.findLastIndex((o) => o.op === "FULLY_CONNECTED" && g.tensors[o.inputs[1]].isConst);
+    if (k < 0) throw new UnsupportedOpError("the model has no fully connected classifier with constant weights");
+    const op = g.ops[k];
+    const later = g.ops.slice(k + 1);
+    if (later.some((o) => o.op !== "SOFTMAX" && o.op !== "RESHAPE")) {
+      throw new UnsupportedOpError(`ops after the classifier '${op.name}' other than SOFTMAX / RESHAPE: `
+        + later.map((o) => o.op).join(", "));
+    }
+    const [x, w, b] = op.inputs.map((i) => (i >= 0 ? g.tensors[i] : null));
+    if (x.isConst || w.dtype !== "float32" || w.shape.length !== 2 || (b && b.dtype !== "float32")) {
+      throw new UnsupportedOpError(`classifier '${op.name}': float32 weights [classes, features] needed`);
+    }
+    this._op = k;
+    this._feature = op.inputs[0];
+    [this.classes, this.features] = w.shape;
+    this._wt = w;
+    this._bt = b;
+    this._w = w.data.slice();
+    this._b = b ? b.data.slice() : null;
+    this._clamp = [op.attrs.act_min ?? -Infinity, op.attrs.act_max ?? Infinity];
+    this._opt = { optimizer, lr: lr ?? DEFAULT_LR[optimizer], momentum, weightDecay };
+    this._state = [this._w, this._b].filter(Boolean).map((p) => [new Float32Array(p.length),
+      new Float32Array(p.length)]);
+    this._t = 0;
+    this._cache = new WeakMap(); // by sample object: dropped with the sample
+    /** Losses of the steps so far. */
+    this.history = [];
+  }
+
+  /** The features of one sample (its input as a Float32Array of the model input's size): the frozen layers' output,
+   * computed by the engine. */
+  featuresOf(input) {
+    const m = this._model, rt = m._rt, ex = rt._ex;
+    const spec = m.inputs[0];
+    const n = spec.shape.reduce((a, d) => a * d, 1);
+    if (!(input instanceof Float32Array) || input.length !== n) {
+      throw new InputError(`a sample is a Float32Array of ${n} values (input '${spec.name}' ${JSON.stringify(spec.shape)})`);
+    }
+    return rt._call(() => {
+      new Float32Array(ex.memory.buffer, u32(ex.wrt_input_ptr(m._h, 0)), n).set(input);
+      const code = ex.wrt_run_ops(m._h, 0, this._op);
+      if (code !== ERROR_CODES.OK) throw errorFromCode(code, rt._message());
+      const p = u32(ex.wrt_tensor_data(m._h, this._feature));
+      if (!p) throw new WasmrtError("the engine kept no feature tensor");
+      return new Float32Array(ex.memory.buffer, p, this.features).slice();
+    });
+  }
+
+  /** One step on a batch: {input: one Float32Array per sample (or one sample), label: class index per sample}.
+   * Returns {loss}. A label outside 0..classes-1 is an InputError; a loss that is not finite a TrainingError (the
+   * weights are left as they were before the step). */
+  async step({ input, label }) {
+    const inputs = input instanceof Float32Array ? [input] : Array.from(input ?? []);
+    const labels = typeof label === "number" ? [label] : Array.from(label ?? []);
+    if (!inputs.length || inputs.length !== labels.length) {
+      throw new InputError(`step: ${inputs.length} samples and ${labels.length} labels (need the same number, >= 1)`);
+    }
+    labels.forEach((l, i) => {
+      if (!Number.isInteger(l) || l < 0 || l >= this.classes) {
+        throw new InputError(`label ${l} of sample ${i} is not a class index 0..${this.classes - 1}`);
+      }
+    });
+    const feats = inputs.map((x) => {
+      let f = this._cache.get(x);
+      if (!f) { f = this.featuresOf(x); this._cache.set(x, f); } // frozen layers: once per sample
+      return f;
+    });
+    return { loss: this._stepOn(feats, labels) };
+  }
+
+  /** Epochs over batches ([{input, label}, ...]); onProgress({epoch, step, steps, loss}) after each step. Returns
+   * the mean loss of each epoch. */
+  async fit(batches, { epochs = 1, onProgress } = {}) {
+    const list = Array.from(batches);
+    const out = [];
+    for (let e = 0; e < epochs; e++) {
+      let total = 0, count = 0;
+      for (let s = 0; s < list.length; s++) {
+        const { loss } = await this.step(list[s]);
+        const n = list[s].input instanceof Float32Array ? 1 : list[s].input.length;
+        total += loss * n;
+        count += n;
+        onProgress?.({ epoch: e + 1, step: s + 1, steps: list.length, loss });
+      }
+      out.push(total / count);
+    }
+    return out;
+  }
+
+  _stepOn(feats, labels) {
+    const rt = this._model._rt, ex = rt._ex;
+    const nb = feats.length, f = this.features, c = this.classes;
+    const floats = { x: nb * f, w: c * f, b: c, wt: c * f, z: nb * c, dz: nb * c, dw: c * f, db: c, loss: 1 };
+    const lay = {};
+    let total = 0;
+    for (const [k, n] of Object.entries(floats)) { lay[k] = total; total += 4 * Math.max(n, 1); }
+    const stateBytes = this._state.reduce((a, [m]) => a + 8 * m.length, 0);
+    const base = rt._alloc(total + 4 * nb + stateBytes, "a training step");
+    try {
+      return rt._call(() => {
+        const F = (k, n = floats[k]) => new Float32Array(ex.memory.buffer, base + lay[k], n);
+        const check = (code) => { if (code !== ERROR_CODES.OK) throw errorFromCode(code, rt._message()); };
+        feats.forEach((v, i) => F("x").set(v, i * f));
+        F("w").set(this._w);
+        if (this._b) F("b").set(this._b);
+        const lab = base + total;
+        new Int32Array(ex.memory.buffer, lab, nb).set(labels);
+        const [lo, hi] = this._clamp;
+        check(ex.wrt_train_dense_forward(nb, f, c, base + lay.x, base + lay.w, this._b ? base + lay.b : 0, lo, hi,
+          base + lay.wt, base + lay.z));
+        check(ex.wrt_train_softmax_xent(nb, c, base + lay.z, lab, base + lay.dz, base + lay.loss));
+        const loss = F("loss")[0];
+        if (!Number.isFinite(loss)) {
+          throw new TrainingError(`the loss diverged (${loss}) at step ${this._t + 1}: lower the learning rate `
+            + `(lr=${this._opt.lr}) or check the data`);
+        }
+        check(ex.wrt_train_dense_backward(nb, f, c, base + lay.x, base + lay.w, base + lay.z, lo, hi, base + lay.dz, 0,
+          base + lay.dw, this._b ? base + lay.db : 0));
+        const grads = [F("dw"), ...(this._b ? [F("db")] : [])];
+        if (grads.some((g) => g.some((v) => !Number.isFinite(v)))) {
+          throw new TrainingError(`a gradient is not finite at step ${this._t + 1}`);
+        }
+        this._t++;
+        const { optimizer, lr, momentum, weightDecay } = this._opt;
+        let s = lab + 4 * nb;
+        [this._w, this._b].filter(Boolean).forEach((p, i) => {
+          const [m, v] = this._state[i];
+          const pp = base + (i === 0 ? lay.w : lay.b), n = p.length, g = base + (i === 0 ? lay.dw : lay.db);
+          new Float32Array(ex.memory.buffer, s, n).set(m);
+          new Float32Array(ex.memory.buffer, s + 4 * n, n).set(v);
+          check(optimizer === "sgd" ? ex.wrt_train_sgd(n, pp, g, s, lr, momentum, weightDecay)
+            : ex.wrt_train_adam(n, pp, g, s, s + 4 * n, lr, 0.9, 0.999, 1e-8, weightDecay, this._t));
+          m.set(new Float32Array(ex.memory.buffer, s, n));
+          v.set(new Float32Array(ex.memory.buffer, s + 4 * n, n));
+          p.set(new Float32Array(ex.memory.buffer, pp, n));
+          s += 8 * n;
+        });
+        this.history.push(loss);
+        return loss;
+      });
+    } finally {
+      ex.wrt_free(base);
+    }
+  }
+
+  /** The tuned model: a copy of the file with the classifier's new weights (rt.load(tuned) runs it). */
+  export() {
+    const out = this._bytes.slice();
+    for (const [t, data] of [[this._wt, this._w], [this._bt, this._b]]) {
+      if (!t) continue;
+      if (t.dataOffset < 0 || t.dataBytes !== 4 * data.length) throw new WasmrtError(`tensor '${t.name}' is not stored as float32`);
+      new Uint8Array(out.buffer, out.byteOffset + t.dataOffset, t.dataBytes).set(new Uint8Array(data.buffer, data.byteOffset, t.dataBytes));
+    }
+    return out;
+  }
+
+  /** The classifier's current weights [classes * features] and bias (copies). */
+  get weights() { return { weight: this._w.slice(), bias: this._b ? this._b.slice() : null }; }
+}

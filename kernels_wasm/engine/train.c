@@ -1,0 +1,258 @@
+/* Training steps over caller memory: the gradients of a fully connected layer, activation gradients, the losses and
+ * the optimizer updates of python_ref/train, on the target's generated kernels (kernels_wasm/gen/kernels/train.py).
+ * Hosts orchestrate a step (the Python and JS trainers); the work is here. One thread: every kernel's chains run in
+ * a fixed order, so the bytes never depend on a thread count. */
+#include "engine.h"
+
+#if !defined(WRT_KF_TRAIN) || WRT_KF_TRAIN
+static const wrt_target* train_target(void) {
+  const wrt_target* tg = pick_target();
+  if (!tg->tgemm || !tg->sgd || !tg->adam) {
+    rt_error(WRT_ERR_UNSUPPORTED, "this module was built without the training kernels (wasmrt build --for trims them)");
+    return 0;
+  }
+  return tg;
+}
+
+static int bad_sizes(int a, int b, int c) {
+  return a <= 0 || b <= 0 || c <= 0 ? rt_error(WRT_ERR_INPUT, "training: sizes must be positive, got %d, %d, %d",
+                                               a, b, c) : 0;
+}
+
+int wrt_train_dense_forward(int rows, int cin, int cout, const float* x, const float* w, const float* b,
+                            float act_min, float act_max, float* wt, float* y) {
+  const wrt_target* tg = train_target();
+  if (!tg) return WRT_ERR_UNSUPPORTED;
+  if (bad_sizes(rows, cin, cout)) return WRT_ERR_INPUT;
+  if (!x || !w || !wt || !y) return rt_error(WRT_ERR_INPUT, "training: a NULL buffer");
+  for (int o = 0; o < cout; o++)
+    for (int k = 0; k < cin; k++) wt[(size_t)k * cout + o] = w[(size_t)o * cin + k];
+  for (int r = 0; r < rows; r++)
+    for (int o = 0; o < cout; o++) y[(size_t)r * cout + o] = b ? b[o] : 0.0f;
+  tg->tgemm((size_t)rows, (size_t)cout, (size_t)cin, x, (size_t)cin, 1, wt, (size_t)cout, y, (size_t)cout, 1);
+  if (act_min > -__builtin_inff() || act_max < __builtin_inff()) {
+    size_t n = (size_t)rows * cout;
+    for (size_t i = 0; i < n; i++) y[i] = y[i] < act_min ? act_min : y[i] > act_max ? act_max : y[i];
+  }
+  return WRT_OK;
+}
+
+int wrt_train_dense_backward(int rows, int cin, int cout, const float* x, const float* w, const float* y,
+                             float act_min, float act_max, float* dy, float* dx, float* dw, float* db) {
+  const wrt_target* tg = train_target();
+  if (!tg) return WRT_ERR_UNSUPPORTED;
+  if (bad_sizes(rows, cin, cout)) return WRT_ERR_INPUT;
+  if (!x || !w || !dy || (act_min > -__builtin_inff() || act_max < __builtin_inff() ? !y : 0))
+    return rt_error(WRT_ERR_INPUT, "training: a NULL buffer");
+  size_t n = (size_t)rows * cout;
+  if (act_min > -__builtin_inff() || act_max < __builtin_inff()) { /* the fused clamp: dy in place */
+    const float bounds[2] = {act_min, act_max};
+    tg->grad[WRT_GRAD_CLAMP](n, y, dy, dy, bounds);
+  }
+  static const float one = 1.0f;
+  if (dx) tg->tgemm((size_t)rows, (size_t)cin, (size_t)cout, dy, (size_t)cout, 1, w, (size_t)cin, dx, (size_t)cin, 0);
+  if (dw) tg->tgemm((size_t)cout, (size_t)cin, (size_t)rows, dy, 1, (size_t)cout, x, (size_t)cin, dw, (size_t)cin, 0);
+  if (db) tg->tgemm(1, (size_t)cout, (size_t)rows, &one, 0, 0, dy, (size_t)cout, db, (size_t)cout, 0);
+  return WRT_OK;
+}
+
+int wrt_train_grad(int op, size_t n, const float* v, const float* dy, float* dx, float lo, float hi) {
+  const wrt_target* tg = train_target();
+  if (!tg) return WRT_ERR_UNSUPPORTED;
+  if (!v || !dy || !dx) return rt_error(WRT_ERR_INPUT, "training: a NULL buffer");
+  float bounds[2] = {lo, hi};
+  int kernel;
+  switch (op) { /* the forward op (OP_* of python_ref/opdefs.py) -> its gradient kernel */
+    case OP_RELU: kernel = WRT_GRAD_CLAMP, bounds[0] = 0.0f, bounds[1] = __builtin_inff(); break;
+    case OP_CLIP: kernel = WRT_GRAD_CLAMP; break;
+    case OP_HARD_SWISH: kernel = WRT_GRAD_HARD_SWISH; break; /* v: the forward's input */
+    case OP_SIGMOID: kernel = WRT_GRAD_SIGMOID; break;       /* v: the forward's output */
+    case OP_TANH: kernel = WRT_GRAD_TANH; break;
+    default: return rt_error(WRT_ERR_UNSUPPORTED, "training: no activation gradient for op code %d", op);
+  }
+  tg->grad[kernel](n, v, dy, dx, bounds);
+  return WRT_OK;
+}
+
+static int finite_loss(float loss) {
+  return loss - loss == 0.0f ? WRT_OK
+                             : rt_error(WRT_ERR_TRAINING, "the loss diverged (%g): lower the learning rate or check "
+                                        "the data", (double)loss);
+}
+
+/* mean over rows of -log softmax(z)[label] in double; dz = (softmax(z) - onehot) / rows, rounded once */
+int wrt_train_softmax_xent(int rows, int classes, const float* z, const int32_t* labels, float* dz, float* loss) {
+  if (bad_sizes(rows, classes, 1)) return WRT_ERR_INPUT;
+  if (!z || !labels || !dz || !loss) return rt_error(WRT_ERR_INPUT, "training: a NULL buffer");
+  for (int r = 0; r < rows; r++)
+    if (labels[r] < 0 || labels[r] >= classes)
+      return rt_error(WRT_ERR_INPUT, "label %d of sample %d is not a class index 0..%d", labels[r], r, classes - 1);
+  double total = 0.0;
+  for (int r = 0; r < rows; r++) {
+    const float* zr = z + (size_t)r * classes;
+    double mx = zr[0], s = 0.0;
+    for (int c = 1; c < classes; c++) mx = zr[c] > mx ? zr[c] : mx;
+    for (int c = 0; c < classes; c++) s += rt_exp((double)zr[c] - mx);
+    double lse = rt_log(s);
+    total -= (double)zr[labels[r]] - mx - lse;
+    for (int c = 0; c < classes; c++) {
+      double p = rt_exp((double)zr[c] - mx - lse);
+      dz[(size_t)r * classes + c] = (float)((p - (c == labels[r] ? 1.0 : 0.0)) / rows);
+    }
+  }
+  *loss = (float)(total / rows);
+  return finite_loss(*loss);
+}
+
+/* mean over n of (y - t)^2 in double; dy = 2 (y - t) / n */
+int wrt_train_mse(size_t n, const float* y, const float* t, float* dy, float* loss) {
+  if (!n || !y || !t || !dy || !loss) return rt_error(WRT_ERR_INPUT, "training: empty or NULL buffer");
+  double s = 0.0;
+  for (size_t i = 0; i < n; i++) {
+    double d = (double)y[i] - (double)t[i];
+    s += d * d;
+    dy[i] = (float)(2.0 * d / (double)n);
+  }
+  *loss = (float)(s / (double)n);
+  return finite_loss(*loss);
+}
+
+int wrt_train_sgd(size_t n, float* p, const float* g, float* buf, float lr, float momentum, float weight_decay) {
+  const wrt_target* tg = train_target();
+  if (!tg) return WRT_ERR_UNSUPPORTED;
+  if (!p || !g || !buf) return rt_error(WRT_ERR_INPUT, "training: a NULL buffer");
+  if (!(lr > 0.0f) || !(momentum >= 0.0f && momentum < 1.0f) || !(weight_decay >= 0.0f))
+    return rt_error(WRT_ERR_INPUT, "sgd: lr > 0, momentum in [0, 1), weight_decay >= 0");
+  const float params[3] = {lr, momentum, weight_decay};
+  tg->sgd(n, p, g, buf, params);
+  return WRT_OK;
+}
+
+int wrt_train_adam(size_t n, float* p, const float* g, float* m, float* v, float lr, float b1, float b2, float eps,
+                   float weight_decay, int step) {
+  const wrt_target* tg = train_target();
+  if (!tg) return WRT_ERR_UNSUPPORTED;
+  if (!p || !g || !m || !v) return rt_error(WRT_ERR_INPUT, "training: a NULL buffer");
+  if (!(lr > 0.0f) || !(b1 >= 0.0f && b1 < 1.0f) || !(b2 >= 0.0f && b2 < 1.0f) || !(eps > 0.0f) ||
+      !(weight_decay >= 0.0f) || step < 1)
+    return rt_error(WRT_ERR_INPUT, "adam: lr > 0, betas in [0, 1), eps > 0, weight_decay >= 0, step >= 1");
+  const float params[7] = {lr, b1, b2, eps, weight_decay, (float)(1.0 - rt_pow(b1, step)),
+                           (float)(1.0 - rt_pow(b2, step))};
+  tg->adam(n, p, g, m, v, params);
+  return WRT_OK;
+}
+
+#if !defined(__wasm__) /* native only for now: the wasm modules' size budget (wasmrt/dev/build.py SIMD_WASM_LIMIT) */
+/* CONV_2D, one group, NHWC input [n, h, w, cin], weights OHWI [cout, kh, kw, cin]. geo: oh, ow, kh, kw, sh, sw, dh,
+ * dw, pt, pl (the output size fixes the bottom and right padding). The patches (im2col, [n*oh*ow, kh*kw*cin], zero
+ * where a tap reads padding) are the forward's and the backward's A operand. */
+typedef struct { int n, h, w, cin, oh, ow, kh, kw, sh, sw, dh, dw, pt, pl; } conv_geo;
+
+static int read_geo(conv_geo* g, int n, int h, int w, int cin, const int32_t* geo) {
+  if (!geo) return rt_error(WRT_ERR_INPUT, "training: no geometry");
+  *g = (conv_geo){n, h, w, cin, geo[0], geo[1], geo[2], geo[3], geo[4], geo[5], geo[6], geo[7], geo[8], geo[9]};
+  if (n <= 0 || h <= 0 || w <= 0 || cin <= 0 || g->oh <= 0 || g->ow <= 0 || g->kh <= 0 || g->kw <= 0 || g->sh <= 0 ||
+      g->sw <= 0 || g->dh <= 0 || g->dw <= 0 || g->pt < 0 || g->pl < 0)
+    return rt_error(WRT_ERR_INPUT, "training: bad window geometry");
+  return WRT_OK;
+}
+
+/* the input row and column of output pixel (r, c)'s tap (i, j), or -1 in the padding */
+static int tap_at(int o, int k, int s, int d, int p, int size) {
+  int v = o * s + k * d - p;
+  return v >= 0 && v < size ? v : -1;
+}
+
+static void im2col(const conv_geo* g, const float* x, float* cols) {
+  size_t kk = (size_t)g->kh * g->kw * g->cin;
+  for (int b = 0; b < g->n; b++)
+    for (int r = 0; r < g->oh; r++)
+      for (int c = 0; c < g->ow; c++) {
+        float* row = cols + (((size_t)b * g->oh + r) * g->ow + c) * kk;
+        for (int i = 0; i < g->kh; i++)
+          for (int j = 0; j < g->kw; j++) {
+            int y = tap_at(r, i, g->sh, g->dh, g->pt, g->h), xx = tap_at(c, j, g->sw, g->dw, g->pl, g->w);
+            float* dst = row + ((size_t)i * g->kw + j) * g->cin;
+            const float* src = x + (((size_t)b * g->h + y) * g->w + xx) * g->cin;
+            for (int ch = 0; ch < g->cin; ch++) dst[ch] = y < 0 || xx < 0 ? 0.0f : src[ch];
+          }
+      }
+}
+
+int wrt_train_conv_forward(int n, int h, int w, int cin, int cout, const int32_t* geo, const float* x,
+                           const float* wt, const float* b, float act_min, float act_max, float* cols, float* wtt,
+                           float* y) {
+  conv_geo g;
+  if (read_geo(&g, n, h, w, cin, geo) || bad_sizes(cout, 1, 1)) return WRT_ERR_INPUT;
+  if (!x || !wt || !cols || !wtt || !y) return rt_error(WRT_ERR_INPUT, "training: a NULL buffer");
+  im2col(&g, x, cols);
+  int rows = n * g.oh * g.ow, k = g.kh * g.kw * cin;
+  return wrt_train_dense_forward(rows, k, cout, cols, wt, b, act_min, act_max, wtt, y);
+}
+
+/* dy [n*oh*ow, cout] (masked by the fused clamp in place) -> dw = dy^T cols, db = sum dy, dx = col2im(dy wt) through
+ * dcols [n*oh*ow, kh*kw*cin] (dx and dcols NULL: no input gradient) */
+int wrt_train_conv_backward(int n, int h, int w, int cin, int cout, const int32_t* geo, const float* cols,
+                            const float* wt, const float* y, float act_min, float act_max, float* dy, float* dcols,
+                            float* dx, float* dw, float* db) {
+  conv_geo g;
+  if (read_geo(&g, n, h, w, cin, geo) || bad_sizes(cout, 1, 1)) return WRT_ERR_INPUT;
+  if (dx && !dcols) return rt_error(WRT_ERR_INPUT, "training: dx needs the dcols scratch");
+  int rows = n * g.oh * g.ow, k = g.kh * g.kw * cin;
+  int code = wrt_train_dense_backward(rows, k, cout, cols, wt, y, act_min, act_max, dy, dx ? dcols : 0, dw, db);
+  if (code || !dx) return code;
+  for (size_t i = 0, nx = (size_t)n * h * w * cin; i < nx; i++) dx[i] = 0.0f;
+  for (int b = 0; b < n; b++)
+    for (int r = 0; r < g.oh; r++)
+      for (int c = 0; c < g.ow; c++) {
+        const float* row = dcols + (((size_t)b * g.oh + r) * g.ow + c) * (size_t)k;
+        for (int i = 0; i < g.kh; i++)
+          for (int j = 0; j < g.kw; j++) {
+            int yy = tap_at(r, i, g.sh, g.dh, g.pt, h), xx = tap_at(c, j, g.sw, g.dw, g.pl, w);
+            if (yy < 0 || xx < 0) continue; /* the padding's share is dropped */
+            const float* src = row + ((size_t)i * g.kw + j) * cin;
+            float* dst = dx + (((size_t)b * h + yy) * w + xx) * cin;
+            for (int ch = 0; ch < cin; ch++) dst[ch] += src[ch];
+          }
+      }
+  return WRT_OK;
+}
+
+/* MAX_POOL_2D over NHWC [n, h, w, c], geo as a convolution's (padding never wins a window). dy NULL: the forward,
+ * out = y [n, oh, ow, c]; else the backward, out = dx [n, h, w, c]: each window's gradient goes to the first tap
+ * (row-major) holding its maximum. */
+int wrt_train_maxpool(int n, int h, int w, int c, const int32_t* geo, const float* x, const float* dy, float* out) {
+  conv_geo g;
+  if (read_geo(&g, n, h, w, c, geo)) return WRT_ERR_INPUT;
+  if (!x || !out) return rt_error(WRT_ERR_INPUT, "training: a NULL buffer");
+  if (dy)
+    for (size_t i = 0, nx = (size_t)n * h * w * c; i < nx; i++) out[i] = 0.0f;
+  enum { CB = 64 }; /* channels per block: the window's running maxima and where they are */
+  float best[CB];
+  size_t at[CB];
+  for (int b = 0; b < n; b++)
+    for (int r = 0; r < g.oh; r++)
+      for (int col = 0; col < g.ow; col++)
+        for (int c0 = 0; c0 < c; c0 += CB) {
+          int cn = c - c0 < CB ? c - c0 : CB;
+          for (int k = 0; k < cn; k++) best[k] = -__builtin_inff(), at[k] = (size_t)-1;
+          for (int i = 0; i < g.kh; i++)
+            for (int j = 0; j < g.kw; j++) {
+              int yy = tap_at(r, i, g.sh, g.dh, g.pt, h), xx = tap_at(col, j, g.sw, g.dw, g.pl, w);
+              if (yy < 0 || xx < 0) continue;
+              size_t p = (((size_t)b * h + yy) * w + xx) * c + c0;
+              for (int k = 0; k < cn; k++)
+                if (at[k] == (size_t)-1 || x[p + k] > best[k]) best[k] = x[p + k], at[k] = p + k;
+            }
+          size_t o = (((size_t)b * g.oh + r) * g.ow + col) * c + c0;
+          for (int k = 0; k < cn; k++) {
+            if (!dy) out[o + k] = best[k];
+            else if (at[k] != (size_t)-1) out[at[k]] += dy[o + k];
+          }
+        }
+  return WRT_OK;
+}
+#endif
+#else /* a module built for given models (wasmrt build --for) holds no training, nor exports its steps */
+typedef int wrt_no_training;
+#endif

@@ -1,0 +1,35 @@
+// One JS trainer case, in Node (trainer_node.mjs) or Chromium (trainer_browser.mjs): trains a model's classifier on
+// the given batches; returns the weights, the losses, the exported model's outputs and the errors.
+export async function runCase(wasmrt, c, bytes, x) {
+  const rt = await wasmrt.init({ variant: c.variant });
+  const model = rt.loadBytes(bytes);
+  const n = c.labels.length, size = x.length / n;
+  const sample = (i) => x.slice(i * size, (i + 1) * size);
+  const out = { variant: rt.variant, errors: {} };
+  const t = await model.trainer({ train: "head", optimizer: c.optimizer, lr: c.lr, weightDecay: c.weightDecay });
+  const batches = [];
+  for (let s = 0; s < n; s += c.batch) {
+    const idx = Array.from({ length: Math.min(c.batch, n - s) }, (_, k) => s + k);
+    batches.push({ input: idx.map(sample), label: idx.map((i) => c.labels[i]) });
+  }
+  let progress = 0;
+  out.epochLoss = await t.fit(batches, { epochs: c.epochs, onProgress: () => { progress++; } });
+  out.progress = progress;
+  out.weight = Array.from(t.weights.weight);
+  out.bias = Array.from(t.weights.bias ?? []);
+  out.losses = t.history;
+  const m2 = rt.loadBytes(t.export());
+  out.tunedOutputs = Array.from({ length: n }, (_, i) => Array.from(Object.values(m2.runSync(sample(i)))[0].data));
+  for (const [name, fn] of [
+    ["badLabel", () => t.step({ input: [sample(0)], label: [t.classes] })],
+    ["diverged", async () => {
+      const bad = await model.trainer({ optimizer: "sgd", lr: 1e10 });
+      const big = [sample(0), sample(1)].map((s) => s.map((v) => v * 1e20)); // logits overflow after one step
+      for (let k = 0; k < 4; k++) await bad.step({ input: big, label: [0, 1] });
+    }],
+    ["newHead", () => model.trainer({ head: { classes: ["a", "b"] } })],
+  ]) {
+    try { await fn(); out.errors[name] = null; } catch (e) { out.errors[name] = { name: e.name, message: e.message }; }
+  }
+  return out;
+}

@@ -1,0 +1,184 @@
+"""wasmrt.train(..., engine="native" | "wasm"): the frozen layers on the engine, the trained chain's (fully connected,
+convolution, max pooling, activations) forward, backward and optimizer steps in the C engine (train.c over the
+generated training kernels), against the same run on python_ref (engine="ref", the specification).
+
+Tolerance: the tuned weights after a few steps within 2e-5 * (max |w| + 1) of python_ref's (float32 chains of a few
+hundred terms per step, tests/test_train_kernels.py's per-op bounds, compounded over 6 steps; Adam's normalised
+step divides the gradients' rounding by their own size, hence the absolute part). Training accuracy and loss within
+1e-4 of python_ref's per epoch.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+import wasmrt
+from python_ref.wrt_file import read_wrt
+from wasmrt.errors import InputError, TrainingError, UnsupportedOpError
+from wasmrt.train import Sequential, conv, flatten, hard_swish, linear, max_pool, relu6, sigmoid, tanh
+from wasmrt.train.trainer import trainable_layers
+
+ENGINES = ["native", "wasm"]
+
+
+def net() -> Sequential:
+    return Sequential([conv(4, 3, activation="relu"), max_pool(2), flatten(), linear(24, activation="relu"),
+                       linear(16), hard_swish(), linear(12), tanh(), linear(10), sigmoid(), linear(3)],
+                      input_shape=(8, 8, 1))
+
+
+def data(n: int = 40) -> tuple[np.ndarray, np.ndarray]:
+    rng = np.random.default_rng(5)
+    return rng.standard_normal((n, 8, 8, 1)).astype(np.float32), rng.integers(0, 3, n)
+
+
+def weights(wrt: bytes) -> dict[str, np.ndarray]:
+    m = read_wrt(wrt)
+    return {m.tensors[i].name: np.asarray(m.tensors[i].data) for k in trainable_layers(m)
+            for i in m.ops[k].inputs[1:3] if i >= 0}
+
+
+@pytest.mark.parametrize("engine", ENGINES)
+@pytest.mark.parametrize(("train", "optimizer"), [("head", "sgd"), ("last:5", "adam"), ("last:5", "sgd")])
+def test_engine_training_matches_python_ref(engine: str, train: str, optimizer: str) -> None:
+    x, y = data()
+    kw = {"train": train, "optimizer": optimizer, "epochs": 2, "batch_size": 16, "lr": 0.05, "weight_decay": 0.01,
+          "progress": False, "seed": 3}
+    ref = wasmrt.train(net(), (x, y), **kw)
+    got = wasmrt.train(net(), (x, y), engine=engine, **kw)
+    wr, wg = weights(ref.wrt), weights(got.wrt)
+    assert wr.keys() == wg.keys()
+    changed = 0
+    for name, r in wr.items():
+        err = np.abs(wg[name].astype(np.float64) - r).max()
+        assert err <= 2e-5 * (np.abs(r).max() + 1), f"{engine} {train} {optimizer} {name}: max err {err}"
+        changed += int(not np.array_equal(r, weights(net().wrt(3))[name]))
+    assert changed >= 2, "training changed no weight: the comparison would prove nothing"
+    for hr, hg in zip(ref.history, got.history, strict=True):
+        assert abs(hr["loss"] - hg["loss"]) <= 1e-4 * max(1.0, hr["loss"])
+        assert abs(hr["accuracy"] - hg["accuracy"]) <= 1e-4 + 1 / len(x)  # a logit on a tie may flip one sample
+
+
+@pytest.mark.parametrize("engine", ENGINES)
+def test_cnn_all_layers_on_the_engine(engine: str) -> None:
+    """train="all" of a CNN (convolutions with padding and stride, max pooling, flatten, fully connected): every
+    layer's forward and backward on the engine, the same weights as python_ref's."""
+    rng = np.random.default_rng(2)
+    x, y = rng.standard_normal((20, 9, 9, 2)).astype(np.float32), rng.integers(0, 4, 20)
+    cnn = Sequential([conv(5, 3, activation="relu"), max_pool(2), conv(6, 3, stride=2, padding="valid"), relu6(),
+                      flatten(), linear(4)], input_shape=(9, 9, 2))
+    kw = {"train": "all", "optimizer": "adam", "epochs": 2, "batch_size": 8, "lr": 0.01, "progress": False}
+    if engine == "wasm":  # not in the wasm modules yet: refused before any work, naming the op
+        with pytest.raises(UnsupportedOpError, match=r"CONV_2D 'conv0'.*wasm engine"):
+            wasmrt.train(cnn, (x, y), engine=engine, **kw)
+        return
+    ref = wasmrt.train(cnn, (x, y), **kw)
+    got = wasmrt.train(cnn, (x, y), engine=engine, **kw)
+    w0 = weights(cnn.wrt(0))
+    for name, r in weights(ref.wrt).items():
+        assert not np.array_equal(r, w0[name]), name
+        err = np.abs(weights(got.wrt)[name].astype(np.float64) - r).max()
+        assert err <= 2e-5 * (np.abs(r).max() + 1), f"{engine} {name}: max err {err}"
+
+
+@pytest.mark.parametrize("engine", ENGINES)
+def test_new_head_on_engine_features(engine: str) -> None:
+    """head={"classes"}: a new head on the frozen network's features (computed by the engine), same as python_ref's."""
+    x, y = data()
+    kw = {"train": "head", "head": {"classes": ["a", "b"]}, "optimizer": "adam", "epochs": 3, "lr": 0.01,
+          "progress": False}
+    ref = wasmrt.train(net(), (x, y % 2), **kw)
+    got = wasmrt.train(net(), (x, y % 2), engine=engine, **kw)
+    for name, r in weights(ref.wrt).items():
+        assert np.abs(weights(got.wrt)[name] - r).max() <= 2e-5 * (np.abs(r).max() + 1), name
+    m = wasmrt.load(got.wrt, engine)
+    assert m.run({m.inputs[0].name: x[:1]})["logits"].shape == (1, 2)
+
+
+@pytest.mark.parametrize("engine", ENGINES)
+def test_engine_bad_label_and_divergence(engine: str) -> None:
+    x, y = data()
+    bad = y.copy()
+    bad[7] = 3
+    with pytest.raises(InputError, match="label 3 of sample 7"):
+        wasmrt.train(net(), (x, bad), train="head", engine=engine, progress=False)
+    mlp = Sequential([flatten(), linear(16, activation="relu"), linear(3)], input_shape=(8, 8, 1))
+    with pytest.raises(TrainingError, match="diverged"):
+        wasmrt.train(mlp, (x * 1e4, y), optimizer="sgd", lr=1e8, epochs=3, engine=engine, progress=False)
+
+
+@pytest.mark.parametrize("engine", ENGINES)
+def test_engine_refuses_what_it_cannot_train(engine: str) -> None:
+    x, y = data()
+    grouped = Sequential([conv(4, 3, groups=2), flatten(), linear(3)], input_shape=(8, 8, 2))
+    with pytest.raises(UnsupportedOpError, match=r"CONV_2D 'conv0'"):
+        wasmrt.train(grouped, (np.zeros((4, 8, 8, 2), np.float32), y[:4]), train="all", engine=engine,
+                     progress=False)
+    with pytest.raises(ValueError, match="engine must be"):
+        wasmrt.train(net(), (x, y), engine="gpu", progress=False)
+
+
+def test_engine_label_error_names_the_sample_in_the_engine() -> None:
+    """The engine's own check (a caller bypassing python's check_labels): InputError naming the sample."""
+    from wasmrt.train.engine_steps import Out, Steps
+
+    st = Steps("native")
+    z = np.zeros((3, 4), np.float32)
+    with pytest.raises(InputError, match="label 4 of sample 2"):
+        st.call("wrt_train_softmax_xent", 3, 4, z, np.array([0, 1, 4], np.int32), Out(np.empty_like(z)),
+                Out(np.zeros(1, np.float32)))
+    with pytest.raises(wasmrt.errors.UnsupportedOpError, match="no activation gradient"):
+        st.call("wrt_train_grad", 0, 4, z, z, Out(np.empty_like(z)), 0.0, 1.0)
+    with pytest.raises(InputError, match="sizes must be positive"):
+        st.call("wrt_train_dense_backward", 0, 4, 4, z, z, z, 0.0, 1.0, Out(z), None, Out(z), None)
+
+
+@pytest.mark.parametrize(("stride", "dilation", "pads"),
+                         [(1, 1, (1, 1, 1, 1)), (2, 1, (0, 1, 1, 0)), (1, 2, (2, 0, 1, 2))])
+def test_native_conv_and_pool_gradients_per_op(stride: int, dilation: int, pads: tuple[int, ...]) -> None:
+    """The native engine's convolution and max pooling steps against python_ref.train.grads on one op: stride,
+    dilation and asymmetric padding; tolerance 1e-6 * sqrt(K) * (the same product on |inputs|), as tgemm's."""
+    from python_ref import dispatch, shapes
+    from python_ref.train import grads
+    from wasmrt.train.engine_steps import Out, Steps
+
+    rng = np.random.default_rng(stride * 10 + dilation)
+    n, h, w, cin, cout, k = 2, 7, 6, 3, 5, 3
+    x = rng.standard_normal((n, h, w, cin)).astype(np.float32)
+    wt = rng.standard_normal((cout, k, k, cin)).astype(np.float32)
+    b = rng.standard_normal(cout).astype(np.float32)
+    a = {"strides": (stride, stride), "dilations": (dilation, dilation), "pads": pads, "act_min": 0.0}
+    y = dispatch.run("CONV_2D", [x, wt, b], a)[0]
+    gy = rng.standard_normal(y.shape).astype(np.float32)
+    ref = grads.backward("CONV_2D", [x, wt, b], [y], [gy], a, [True, True, True])
+    st = Steps("native")
+    oh, ow = y.shape[1:3]
+    geo = np.array([oh, ow, k, k, stride, stride, dilation, dilation, pads[0], pads[1]], np.int32)
+    cols = np.empty((n * oh * ow, k * k * cin), np.float32)
+    yy = np.empty_like(y)
+    st.call("wrt_train_conv_forward", n, h, w, cin, cout, geo, x, wt, b, 0.0, np.inf, Out(cols),
+            np.empty(wt.size, np.float32), Out(yy))
+    full = shapes.full_attrs("CONV_2D", a)
+    assert full["pads"] == pads
+    assert np.abs(yy - y).max() <= 1e-5 * (np.abs(y).max() + 1)
+    dx, dw, db = np.empty_like(x), np.empty_like(wt), np.empty_like(b)
+    st.call("wrt_train_conv_backward", n, h, w, cin, cout, geo, cols, wt, yy, 0.0, np.inf, Out(gy.copy()),
+            Out(np.empty_like(cols)), Out(dx), Out(dw), Out(db))
+    for got, want in ((dx, ref[0]), (dw, ref[1]), (db, ref[2])):
+        assert np.abs(got - want).max() <= 1e-6 * np.sqrt(cols.size) * (np.abs(want).max() + 1)
+    ppads = (min(pads[0], 1), min(pads[1], 2), min(pads[2], 1), min(pads[3], 2))  # within the 2 x 3 window
+    pa = {"kernel": (2, 3), "strides": (stride, stride), "pads": ppads}
+    py = dispatch.run("MAX_POOL_2D", [x], pa)[0]
+    pgy = rng.standard_normal(py.shape).astype(np.float32)
+    pref = grads.backward("MAX_POOL_2D", [x], [py], [pgy], pa, [True])[0]
+    pgeo = np.array([*py.shape[1:3], 2, 3, stride, stride, 1, 1, ppads[0], ppads[1]], np.int32)
+    got_y, got_dx = np.empty_like(py), np.empty_like(x)
+    st.call("wrt_train_maxpool", n, h, w, cin, pgeo, x, None, Out(got_y))
+    st.call("wrt_train_maxpool", n, h, w, cin, pgeo, x, pgy, Out(got_dx))
+    assert np.array_equal(got_y, py)  # a max: exact
+    assert np.abs(got_dx - pref).max() <= 1e-6 * (np.abs(pref).max() + 1)  # up to 6 overlapping windows summed
+    with pytest.raises(InputError, match="bad window geometry"):
+        bad = pgeo.copy()
+        bad[4] = 0
+        st.call("wrt_train_maxpool", n, h, w, cin, bad, x, None, Out(got_y))
