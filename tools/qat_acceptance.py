@@ -3,7 +3,7 @@ evaluation crops (wasmrt/zoo/photos.py, photos calibration never sees), after `w
 steps (its defaults) and after `--qat` on the same calibration crops; the QAT model's bytes on python_ref, the native
 engine and wasm. Saved as JSON.
 
-    python tools/qat_acceptance.py [--out docs/bench/qat-accuracy.json] [--calib 200] [--eval 600] [--steps 300]
+    python tools/qat_acceptance.py [--out docs/dev/qat-accuracy.json] [--calib 200] [--eval 600] [--steps 300]
         [--layers 2] [--loss kl]
 
 Minutes on a 2-core machine: the post-training steps, then caching the tail's inputs, then the training steps.
@@ -51,7 +51,7 @@ def grid_ceiling(qg: Graph, fp32: np.ndarray) -> float:
 
 def main(argv: list[str] | None = None) -> int:
     p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    p.add_argument("--out", type=Path, default=ROOT / "docs" / "bench" / "qat-accuracy.json")
+    p.add_argument("--out", type=Path, default=ROOT / "docs" / "dev" / "qat-accuracy.json")
     p.add_argument("--calib", type=int, default=200)
     p.add_argument("--eval", type=int, default=600)
     p.add_argument("--steps", type=int, default=qat.STEPS)
