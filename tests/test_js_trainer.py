@@ -66,3 +66,5 @@ def test_js_trainer_matches_python_ref(tmp_path: Path, host: str, variant: str, 
     assert errs["badLabel"]["name"] == "InputError" and "label 3 of sample 0" in errs["badLabel"]["message"]
     assert errs["diverged"]["name"] == "TrainingError" and "diverged" in errs["diverged"]["message"]
     assert errs["newHead"]["name"] == "UnsupportedOpError"
+    # the file's bytes are kept only for a model loaded with {trainable: true}
+    assert errs["notTrainable"]["name"] == "InputError" and "trainable: true" in errs["notTrainable"]["message"]

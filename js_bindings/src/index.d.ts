@@ -214,6 +214,9 @@ export interface LoadOptions {
    * (the direct convolution as an indirect GEMM), "wino2" or "wino4" (Winograd F(2x2, 3x3) / F(4x4, 3x3) wherever
    * it applies). For benchmarks; Winograd's results differ from the direct ones within docs/winograd.md's bound. */
   conv?: "auto" | "igemm" | "wino2" | "wino4";
+  /** Keep a reference to the file's bytes for model.trainer() (its export() writes the tuned weights into a copy
+   * of them); without it the bytes are not kept after the load. */
+  trainable?: boolean;
 }
 
 /** One op of Model.plan(): its candidates (index 0: the dense path), the chosen index (-1: no alternatives) and,

@@ -99,7 +99,8 @@ export class Runtime {
     const model = choose === "measure" ? measure(this, (c, f) => this._loadForced(copy, options, c, f))
       : this._loadForced(bytes, options, [], choose === "deterministic" ? 0 : -1);
     model._chosenBy = choose === "measure" ? "measured" : choose;
-    model._source = toBytes(bytes); // a reference, not a copy: a trainer's export() writes into a copy of it
+    // kept only when asked: a trainer's export() writes into a copy of the file (a reference, not a copy)
+    if (options.trainable) model._source = toBytes(bytes);
     return model;
   }
 
@@ -364,6 +365,10 @@ export class Model {
   /** A trainer of the model's classifier on this engine (./trainer.js). */
   async trainer(options) {
     if (!this._h) throw new WasmrtError("this model was released");
+    if (!this._source) {
+      throw new InputError("model.trainer(): load the model with {trainable: true}; its export() writes into a copy "
+        + "of the file's bytes, which a model does not keep otherwise");
+    }
     const { Trainer } = await import("./trainer.js");
     return new Trainer(this, this._source, options);
   }

@@ -2,7 +2,7 @@
 // the given batches; returns the weights, the losses, the exported model's outputs and the errors.
 export async function runCase(wasmrt, c, bytes, x) {
   const rt = await wasmrt.init({ variant: c.variant });
-  const model = rt.loadBytes(bytes);
+  const model = rt.loadBytes(bytes, { trainable: true });
   const n = c.labels.length, size = x.length / n;
   const sample = (i) => x.slice(i * size, (i + 1) * size);
   const out = { variant: rt.variant, errors: {} };
@@ -28,6 +28,7 @@ export async function runCase(wasmrt, c, bytes, x) {
       for (let k = 0; k < 4; k++) await bad.step({ input: big, label: [0, 1] });
     }],
     ["newHead", () => model.trainer({ head: { classes: ["a", "b"] } })],
+    ["notTrainable", () => rt.loadBytes(bytes).trainer()],
   ]) {
     try { await fn(); out.errors[name] = null; } catch (e) { out.errors[name] = { name: e.name, message: e.message }; }
   }
