@@ -352,6 +352,7 @@ static int chain_buffers(wrt_model* m, int k, int len) {
 
 void plan_chains(wrt_model* m) {
   for (int k = 0; k < m->n_ops; k++) m->ops[k].chain = 0, m->ops[k].chain_buf = -1;
+  if (!WRT_KF_CHAINS) return; /* a module built for models within a size budget: every op runs alone */
   uint32_t* uses = rt_alloc((size_t)m->n_tensors * sizeof(uint32_t) + 1);
   if (!uses) return; /* chains are an optimization: without them every op runs alone */
   for (int t = 0; t < m->n_tensors; t++) uses[t] = 0;

@@ -60,7 +60,7 @@ int run_ops(wrt_model* m, int begin, int end) {
     wrt_op* op = &m->ops[k];
     if (op->skip) continue;
     m->cur_op = k;
-    if (op->chain > 1 && k + op->chain <= end && run_chain(m, k)) { /* the chain's ops, all in this range */
+    if (WRT_KF_CHAINS && op->chain > 1 && k + op->chain <= end && run_chain(m, k)) { /* the chain's ops, all in this range */
       k += op->chain - 1;
       continue;
     }

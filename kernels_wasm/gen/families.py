@@ -12,7 +12,9 @@ Some families refine another (`parent`): the depthwise kernels of one filter siz
 depthwise kernel of any filter within the int8 kernels. Their guard tests both, so a kernel is never compiled without
 the table field that calls it. Uses that say which variant a layer runs (its filter's taps, a binary op's operand
 broadcast along the last axis: `OP:CLASS:scalar_b`) come from the models' shapes (wasmrt/dev/modules.py); a left-out
-variant would run correctly by another path, never faster (a generic kernel, the engine's scalar loop)."""
+variant would run correctly by another path, never faster (a generic kernel, the engine's scalar loop). A family
+that only adds speed (`speed_only`) is left out of a module built for models that would otherwise be over its
+budget (`build_for(limit=)`)."""
 
 from __future__ import annotations
 
@@ -29,6 +31,7 @@ class Family:
     needed_by: tuple[str, ...]  # uses (OP:CLASS or a path); a family is kept when a model has any of them
     what: str
     parent: str | None = None  # a family this one refines: kept only with it
+    speed_only: bool = False  # without it the same models run the same bytes, slower: left out of a module over budget
 
 
 # the deepest patch (taps x channels, bytes) with which an int8 KxK convolution runs as a GEMM on gathered patches
@@ -92,6 +95,8 @@ def all_families() -> tuple[Family, ...]:
                "wrt_resize_inputs)"),
         Family("INTERLEAVE", ("TRANSPOSE:F32", "TRANSPOSE:QS8", "TRANSPOSE:OTHER"), "the 3-channel interleave of "
                "transposes (exact data movement: without it the generic loop gives the same bytes)"),
+        Family("CHAINS", ("chain",), "element-wise ops in a row run block by block as one pass (engine: "
+               "elementwise.c plan_chains; without it each op runs alone: the same bytes)", speed_only=True),
         Family("TRAIN", ("train",), "training: the gradient GEMM, activation gradients, SGD and Adam updates"),
         *(_unary(op) for op in eltwise.UNARY),
         *(Family(f"BINARY_{k.upper()}", (f"{op}:F32",), f"the float32 {k} kernel") for k, op in BINARY_OPS.items()

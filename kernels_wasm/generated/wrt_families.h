@@ -52,6 +52,9 @@
 #ifndef WRT_KF_INTERLEAVE /* the 3-channel interleave of transposes (exact data movement: without it the generic loop gives the same bytes) */
 #define WRT_KF_INTERLEAVE 1
 #endif
+#ifndef WRT_KF_CHAINS /* element-wise ops in a row run block by block as one pass (engine: elementwise.c plan_chains; without it each op runs alone: the same bytes) */
+#define WRT_KF_CHAINS 1
+#endif
 #ifndef WRT_KF_TRAIN /* training: the gradient GEMM, activation gradients, SGD and Adam updates */
 #define WRT_KF_TRAIN 1
 #endif

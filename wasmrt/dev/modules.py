@@ -15,17 +15,20 @@ from __future__ import annotations
 import hashlib
 import json
 from collections.abc import Iterable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 
 import numpy as np
 
-from kernels_wasm.gen import families
-from kernels_wasm.gen.kernels import sparse
 from python_ref import opdefs
 from python_ref.wrt_file import WrtModel, read_wrt
+from wasmrt import paths
 from wasmrt.dev import build
 from wasmrt.errors import WasmrtError
+
+paths.import_generators("wasmrt build --for")
+from kernels_wasm.gen import families  # noqa: E402  (the checkout's kernel tables)
+from kernels_wasm.gen.kernels import sparse  # noqa: E402
 
 MANIFEST = "wasmrt-modules.json"
 # The face try-on's model sets (demo pages): float (with the refined mesh), int8, and the int8 detector with the
@@ -87,12 +90,20 @@ def _odd_gemm_rows(m: WrtModel, o) -> bool:  # type: ignore[no-untyped-def]
     return rows % 2 == 1
 
 
+def _elementwise(m: WrtModel, k: int) -> bool:
+    """A float element-wise op: with the one before it, a chain the engine may run as one pass (elementwise.c)."""
+    return ((m.ops[k].op in families.BINARY_OPS.values() or opdefs.OPS[m.ops[k].op].family == opdefs.UNARY)
+            and op_classes(m, k) == {"F32"})
+
+
 def uses(m: WrtModel) -> set[str]:
     """What a model needs of a module: OP:CLASS for each op, and the paths its layers may take (families.py)."""
     out: set[str] = {"dynamic"} if any(m.tensors[i].bounds for i in m.inputs) else set()
     for k, o in enumerate(m.ops):
         classes = op_classes(m, k)
         out |= {f"{o.op}:{c}" for c in classes}
+        if k and _elementwise(m, k) and m.ops[k - 1].outputs[0] in o.inputs and _elementwise(m, k - 1):
+            out.add("chain")
         a = o.attrs
         if o.op in families.BINARY_OPS.values() and _scalar_operand(m, o):
             out |= {f"{o.op}:{c}:scalar_b" for c in classes}
@@ -140,6 +151,11 @@ class Trim:
         return cls(tuple(sorted({Path(p).name for p in paths})), {k: v for k, v in keep.items() if v},
                    families.kept(u))
 
+    def lean(self) -> Trim:
+        """The same without the families that only add speed (families.py speed_only)."""
+        fast = {f.name for f in families.all_families() if f.speed_only}
+        return replace(self, families={f: on and f not in fast for f, on in self.families.items()})
+
     def header(self) -> str:
         """wrt_trim.h: the macros engine.h and the generated kernels read (WRT_TRIMMED, WRT_KEEP_*, WRT_KF_*)."""
         names = ", ".join(self.models).replace("\\", "/").replace('"', "'")
@@ -165,9 +181,13 @@ def build_for(models: Sequence[Path], out_dir: Path, variants: Iterable[str] | N
     limit: refuse any module larger than that many bytes."""
     trim = Trim.for_models([Path(p) for p in models])
     out_dir.mkdir(parents=True, exist_ok=True)
+    names = list(variants or build.WASM_VARIANTS)
+    arts = {v: build.build_wasm(v, force, trim=trim.header(), out=out_dir / f"wasmrt-{v}.wasm") for v in names}
+    if limit is not None and any(a.size > limit for a in arts.values()) and trim.lean() != trim:
+        trim = trim.lean()  # every variant without the speed-only families, so that one manifest fits them all
+        arts = {v: build.build_wasm(v, force, trim=trim.header(), out=out_dir / f"wasmrt-{v}.wasm") for v in names}
     built: dict[str, Path] = {}
-    for v in variants or build.WASM_VARIANTS:
-        art = build.build_wasm(v, force, trim=trim.header(), out=out_dir / f"wasmrt-{v}.wasm")
+    for v, art in arts.items():
         if limit is not None and art.size > limit:
             raise WasmrtError(f"{art.path.name} built for {', '.join(trim.models)} is {art.size:,} bytes, over the "
                               f"{limit:,}-byte budget")
