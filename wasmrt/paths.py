@@ -14,6 +14,7 @@ for (converted demo models, bench results) go to the checkout's models/ and buil
 from __future__ import annotations
 
 import os
+import sys
 from pathlib import Path
 
 PACKAGE = Path(__file__).resolve().parent
@@ -38,6 +39,13 @@ def require_checkout(what: str) -> Path:
         raise WasmrtError(f"{what} needs a source checkout of wasmrt; the installed package ships the engine "
                           "prebuilt (native library and wasm modules)")
     return root
+
+
+def import_generators(what: str) -> None:
+    """Make the kernel generators (kernels_wasm/, in the checkout, not installed with the package) importable."""
+    root = str(require_checkout(what))
+    if root not in sys.path:
+        sys.path.insert(0, root)
 
 
 def cache_dir() -> Path:
