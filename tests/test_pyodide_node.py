@@ -161,6 +161,8 @@ def test_a_bad_frame_raises_the_js_error_class(result: dict, cases: tuple[Path, 
     assert bad["no_size"] == ["TypeError", "HandTracker.detect: a buffer of 12 bytes needs the frame's width and "
                                             "height"]
     assert result["segment"]["bad"] == ["TypeError", "SelfieSegmenter.segment: expected 4x4x4 bytes, got 5"]
+    assert bad["max_hands"] == ["ValueError", "maxHands must be >= 1, got 0"]  # a JS RangeError
+    assert bad["option"][0] == "TypeError" and "unknown option 'max_hand'" in bad["option"][1]
 
 
 def test_selfie_mask_and_composites_equal_the_js_bytes(result: dict) -> None:

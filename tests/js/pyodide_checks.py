@@ -131,7 +131,10 @@ async def checks(env) -> str:
                          "world": b64(h.world), "ran_detector": tracker.ran_detector} for h in found]
         out["bad_frames"] = {"short": await error_of(tracker.detect(b"\0" * 12, 10, 10)),
                              "empty": await error_of(tracker.detect(b"", 0, 0)),
-                             "no_size": await error_of(tracker.detect(b"\0" * 12))}
+                             "no_size": await error_of(tracker.detect(b"\0" * 12)),
+                             "max_hands": await error_of(HandTracker.create(rt, model_base=env["model_base"],
+                                                                            lite=True, max_hands=0)),
+                             "option": await error_of(HandTracker.create(rt, max_hand=2))}
         await tracker.release()
     seg = await SelfieSegmenter.create(rt, model_base=env["model_base"])
     pixels = await env["read"](face["file"])
