@@ -109,6 +109,16 @@ def test_face_mesh_gives_the_js_pipelines_landmarks(result: dict) -> None:
     np.testing.assert_array_equal(floats(face["b64"]), floats(js_face["b64"]))
 
 
+def test_hands_mask_and_composites_run_in_the_page(result: dict, cases: tuple[Path, dict]) -> None:
+    """The hand and segmentation pipelines from Python in Chromium (Node's test compares them with JS's bytes)."""
+    seg = result["segment"]
+    assert seg["model"] == "general" and seg["replaced"] == seg["replaced_hex"]
+    assert seg["bad"][0] == "TypeError"
+    if cases[1]["hand"] is not None:
+        assert result["hands"] and result["hands"][0]["shape"] == [21, 3], result["hands"]
+        assert result["bad_frames"]["short"][0] == "TypeError"
+
+
 def test_the_bench_code_runs_in_the_page(result: dict) -> None:
     """`wasmrt bench --pyodide`'s timing code, 3 runs: its table (no speed is asserted: timings are not tests)."""
     from wasmrt.bench import pyodide as bench

@@ -2,7 +2,8 @@
 --pure` builds outside the repository; `import wasmrt` pulls no numpy and no CPython engine; EfficientNet-Lite0 and
 the face detector on the JS runtime match python_ref within 1e-5; bad inputs and every hostile-catalogue file give
 the error class CPython gives; what needs CPython says so in one line; the face mesh gives the JS pipeline's own
-landmarks. One Pyodide start for the module (tests/js/pyodide_node.mjs runs tests/js/pyodide_checks.py).
+landmarks, the hand tracker the JS pipeline's hands, the selfie mask and the composited frames the JS bytes. One
+Pyodide start for the module (tests/js/pyodide_node.mjs runs tests/js/pyodide_checks.py).
 The tensor helpers of wasmrt.web (wasmrt/web/tensors.py, numpy-aware) are tested here in CPython."""
 
 from __future__ import annotations
@@ -140,6 +141,39 @@ def test_face_mesh_finds_the_astronaut_with_the_js_pipelines_landmarks(result: d
     np.testing.assert_array_equal(floats(face["b64"]), floats(js_face["b64"]))
 
 
+def test_hand_tracker_finds_the_js_pipelines_hand(result: dict, cases: tuple[Path, dict]) -> None:
+    if cases[1]["hand"] is None:
+        pytest.skip("the hand photo is not in the photo cache (python -m wasmrt.zoo.photos)")
+    hands, js_hands = result["hands"], result["jsHands"]
+    assert len(hands) == len(js_hands) >= 1 and hands[0]["ran_detector"], hands
+    for h, js in zip(hands, js_hands, strict=True):
+        assert h["shape"] == [21, 3] and h["format"] == "d" and h["score"] > 0.5
+        assert (h["handedness"], h["gesture"], h["score"]) == (js["handedness"], js["gesture"], js["score"])
+        assert h["b64"] == js["b64"] and h["world"] == js["world"]  # float64 landmarks, bit for bit
+
+
+def test_a_bad_frame_raises_the_js_error_class(result: dict, cases: tuple[Path, dict]) -> None:
+    if cases[1]["hand"] is None:
+        pytest.skip("the hand photo is not in the photo cache")
+    bad = result["bad_frames"]
+    assert bad["short"] == result["jsBadFrame"] == ["TypeError", "HandTracker.detect: expected 10x10x4 bytes, got 12"]
+    assert bad["empty"][0] == "TypeError" and "not empty" in bad["empty"][1], bad
+    assert bad["no_size"] == ["TypeError", "HandTracker.detect: a buffer of 12 bytes needs the frame's width and "
+                                            "height"]
+    assert result["segment"]["bad"] == ["TypeError", "SelfieSegmenter.segment: expected 4x4x4 bytes, got 5"]
+    assert bad["max_hands"] == ["ValueError", "maxHands must be >= 1, got 0"]  # a JS RangeError
+    assert bad["option"][0] == "TypeError" and "unknown option 'max_hand'" in bad["option"][1]
+
+
+def test_selfie_mask_and_composites_equal_the_js_bytes(result: dict) -> None:
+    seg, js = result["segment"], result["jsSegment"]
+    assert seg["model"] == js["model"] == "general"
+    assert seg["mask_shape"] == [512, 512] and seg["replaced_shape"] == [512, 512, 3]
+    assert seg["mask"] == js["mask"]  # sha256 of the float32 mask
+    assert seg["replaced"] == seg["replaced_hex"] == js["replaced"]
+    assert seg["blurred"] == js["blurred"]
+
+
 # -- the tensor helpers in CPython (no Pyodide needed) --------------------------------------------------------------
 
 
@@ -186,6 +220,39 @@ def test_outputs_are_numpy_when_loaded_else_shaped_memoryviews(monkeypatch: pyte
     monkeypatch.setattr(tensors, "numpy_loaded", lambda: None)
     m = tensors.make_output("float32", [2, 3], fill)
     assert isinstance(m, memoryview) and m.shape == (2, 3) and m.tolist() == src.reshape(2, 3).tolist()
+
+
+def test_frames_and_masks_for_the_js_pipelines() -> None:
+    from wasmrt.web.frames import frame_of, mask_of
+
+    img = np.zeros((4, 6, 4), np.uint8)
+    f = frame_of(img[:, ::2], None, None, "detect")  # strided: made contiguous
+    assert (f.width, f.height, f.channels, f.data.nbytes) == (3, 4, 4, 48)
+    assert frame_of(memoryview(bytes(72)).cast("B", [4, 6, 3]), None, None, "detect")[1:] == (6, 4, None)
+    assert frame_of(bytearray(72), 6, 4, "detect")[1:] == (6, 4, None)  # JS infers the channels, checks the size
+    with pytest.raises(TypeError, match="detect: expected an HxWx3 or HxWx4 uint8 image, got float32"):
+        frame_of(img.astype(np.float32), None, None, "detect")
+    with pytest.raises(TypeError, match="needs the frame's width and height"):
+        frame_of(bytes(12), None, None, "detect")
+    with pytest.raises(TypeError, match="got list"):
+        frame_of([1, 2], 1, 1, "detect")
+    mv, hw = mask_of(np.zeros((4, 6), np.float32), "replace")
+    assert mv.format == "f" and len(mv) == 24 and hw == (4, 6)
+    assert mask_of(array.array("f", [0.5] * 6), "replace")[1] is None
+    with pytest.raises(TypeError, match="float32"):
+        mask_of(np.zeros((4, 6)), "replace")
+
+
+def test_float64_outputs_for_landmarks(monkeypatch: pytest.MonkeyPatch) -> None:
+    src = np.arange(63, dtype=np.float64) / 7
+
+    def fill(buf: memoryview) -> None:
+        buf[:] = memoryview(src).cast("B").cast(buf.format)
+
+    assert (tensors.make_output("float64", [21, 3], fill) == src.reshape(21, 3)).all()
+    monkeypatch.setattr(tensors, "numpy_loaded", lambda: None)
+    m = tensors.make_output("float64", [21, 3], fill)
+    assert m.format == "d" and m.shape == (21, 3) and m.tolist() == src.reshape(21, 3).tolist()
 
 
 def test_wasmrt_web_in_cpython_says_it_runs_in_pyodide() -> None:

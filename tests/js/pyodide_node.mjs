@@ -1,7 +1,9 @@
 // Pyodide in Node for tests/test_pyodide_node.py: npm's pyodide, micropip from its wheel, the wasmrt wheel installed
-// by micropip from Pyodide's file system, then tests/js/pyodide_checks.py; also the JS face pipeline on the same
-// pixels, for comparison.   node tests/js/pyodide_node.mjs config.json  -> one line "RESULT {json}" on stdout
+// by micropip from Pyodide's file system, then tests/js/pyodide_checks.py; also the JS face, hand and segmentation
+// pipelines on the same pixels, for comparison.
+//   node tests/js/pyodide_node.mjs config.json  -> one line "RESULT {json}" on stdout
 // config: {pyodide, micropip, wheel, checks, fixtures, models, package, wasmPaths}
+import { createHash } from "node:crypto";
 import { readFileSync } from "node:fs";
 import { basename } from "node:path";
 import { pathToFileURL } from "node:url";
@@ -38,6 +40,25 @@ await checks({"read": _read, "package": CFG["package"], "wasm_paths": CFG["wasmP
     result.jsFaces = faces.map((f) => ({ score: f.score, b64: Buffer.from(f.landmarks.buffer, f.landmarks.byteOffset,
       f.landmarks.byteLength).toString("base64") }));
     await mesh.release();
+    const sha = (a) => createHash("sha256").update(Buffer.from(a.buffer, a.byteOffset, a.byteLength)).digest("hex");
+    const b64 = (a) => Buffer.from(a.buffer, a.byteOffset, a.byteLength).toString("base64");
+    const errorOf = async (p) => { try { await p(); return null; } catch (e) { return [e.name, e.message]; } };
+    const h = JSON.parse(readFileSync(`${cfg.fixtures}/manifest.json`, "utf8")).hand;
+    if (h) {
+      const tracker = await vision.HandTracker.create(rt, { modelBase: cfg.models, lite: true, maxHands: 2 });
+      const frame = { data: new Uint8Array(readFileSync(`${cfg.fixtures}/${h.file}`)), width: h.width, height: h.height };
+      const { hands } = await tracker.detect(frame);
+      result.jsHands = hands.map((x) => ({ handedness: x.handedness, gesture: x.gesture, score: x.score,
+        b64: b64(x.landmarks), world: b64(x.worldLandmarks) }));
+      result.jsBadFrame = await errorOf(() => tracker.detect({ data: new Uint8Array(12), width: 10, height: 10 }));
+      await tracker.release();
+    }
+    const seg = await vision.SelfieSegmenter.create(rt, { modelBase: cfg.models });
+    const { mask, model } = await seg.segment({ data, width: m.width, height: m.height, channels: 3 });
+    const frame = { data, width: m.width, height: m.height, channels: 3 };
+    result.jsSegment = { model, mask: sha(mask.data), replaced: sha(vision.replaceBackground(frame, mask, [0, 177, 64]).data),
+      blurred: sha(vision.blurBackground(frame, mask, { radius: 8 }).data) };
+    await seg.release();
   }
   console.log(`RESULT ${JSON.stringify(result)}`);
 } catch (e) {

@@ -13,9 +13,9 @@ Models come from the converted models' folder (wasmrt.paths.models_dir(): the ch
 there (<name>.wrt), else from MediaPipe's .tflite in the
 model cache (python -m wasmrt.zoo.models fetch), converted once per process.
 
-In Pyodide (Python in a page or in Node) the pipelines are the JS package's, through wasmrt.web:
-`from wasmrt.vision import FaceMesh`, then `mesh = await FaceMesh.create(rt)` and `faces = await mesh.detect(frame)`
-(wasmrt/web/vision.py).
+In Pyodide (Python in a page or in Node) the pipelines are the JS package's, through wasmrt.web: FaceMesh,
+HandTracker, SelfieSegmenter (`await X.create(rt, ...)`, then `await x.detect(frame)` / `await x.segment(frame)`),
+replace_background and blur_background (wasmrt/web/vision.py, hands.py, segment.py; docs/pyodide.md).
 """
 
 from __future__ import annotations
@@ -23,9 +23,11 @@ from __future__ import annotations
 from wasmrt.host import IN_PYODIDE
 
 if IN_PYODIDE:
+    from wasmrt.web.hands import Hand, HandTracker
+    from wasmrt.web.segment import SelfieSegmenter, blur_background, replace_background
     from wasmrt.web.vision import Face, FaceMesh
 
-    __all__ = ["Face", "FaceMesh"]
+    __all__ = ["Face", "FaceMesh", "Hand", "HandTracker", "SelfieSegmenter", "blur_background", "replace_background"]
 else:
     from wasmrt.vision.pipelines import (
         ENGINES,

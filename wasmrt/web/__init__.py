@@ -106,9 +106,10 @@ class Runtime:
         return Model(await bridge.call(self.js.load(arg, ffi.to_js(opts, dict_converter=_js_object()))))
 
     async def vision(self) -> Any:
-        """The JS package's vision module (FaceMesh, ...)."""
+        """The JS package's vision module (FaceMesh, HandTracker, SelfieSegmenter, compositing)."""
         if self._vision is None:
             self._vision = await bridge.call(bridge.glue().importModule(self._vision_spec))
+            bridge.remember_vision(self._vision)
         return self._vision
 
 

@@ -54,6 +54,30 @@ function withFeeds(names, datas, kinds, dtypes, shapes, fn) {
   async run(model, names, datas, kinds, dtypes, shapes) {
     return withFeeds(names, datas, kinds, dtypes, shapes, async (feeds) => flat(await model.run(feeds)));
   },
+  // pipeline[method](frame) on a frame that is a view of Pyodide's memory (channels undefined: JS infers them)
+  async onFrame(pipeline, method, pixels, width, height, channels) {
+    const b = pixels.getBuffer("u8");
+    try {
+      return await pipeline[method]({ data: b.data, width, height, channels });
+    } finally {
+      b.release();
+    }
+  },
+  // replaceBackground / blurBackground on views of Pyodide's memory -> [data, width, height, channels]
+  compose(vision, how, frame, width, height, channels, mask, background, bgChannels, radius) {
+    const bufs = [];
+    const view = (p, kind) => { const b = p.getBuffer(kind); bufs.push(b); return b.data; };
+    try {
+      const img = { data: view(frame, "u8"), width, height, channels };
+      const m = view(mask, "f32");
+      const out = how === "blur" ? vision.blurBackground(img, m, radius === undefined ? {} : { radius })
+        : vision.replaceBackground(img, m, bgChannels
+          ? { data: view(background, "u8"), width, height, channels: bgChannels } : background);
+      return [out.data, out.width, out.height, out.channels];
+    } finally {
+      for (const b of bufs) b.release();
+    }
+  },
   async detect(mesh, pixels, width, height, channels) {
     const b = pixels.getBuffer("u8");
     try {
@@ -85,40 +109,61 @@ def glue() -> Any:
     return run_js(GLUE)
 
 
+_VISION: list[Any] = []  # the JS vision module last imported (Runtime.vision): compositing takes no runtime
+
+
+def remember_vision(module: Any) -> None:
+    _VISION[:] = [module]
+
+
+def vision_module(who: str) -> Any:
+    """The JS package's vision module, once a pipeline has imported it."""
+    if not _VISION:
+        raise RuntimeError(f"{who}: the JS vision module is not loaded yet; create a pipeline first, or "
+                           "await rt.vision()")
+    return _VISION[0]
+
+
 def error_class(name: str) -> type[WasmrtError] | None:
     """The Python class of a JS wasmrt error, by its name (ModelFormatError, InputError, ...)."""
     cls = getattr(errors, name, None)
     return cls if isinstance(cls, type) and issubclass(cls, WasmrtError) else None
 
 
-def translated(e: BaseException) -> BaseException:
-    """A JsException carrying a wasmrt JS error -> the Python error of the same class and message (else e)."""
+# JS's own error classes the vision pipelines throw for a bad frame or option, as Python's
+BUILTIN_ERRORS: dict[str, type[Exception]] = {"TypeError": TypeError, "RangeError": ValueError}
+
+
+def translated(e: BaseException, builtins: bool = False) -> BaseException:
+    """A JsException carrying a wasmrt JS error (builtins: or a JS TypeError / RangeError) -> the Python error of
+    the same class and message (else e)."""
     js_error = getattr(e, "js_error", None) or e
-    cls = error_class(str(getattr(js_error, "name", "") or ""))
+    name = str(getattr(js_error, "name", "") or "")
+    cls = error_class(name) or (BUILTIN_ERRORS.get(name) if builtins else None)
     if cls is None:
         return e
     return cls(str(getattr(js_error, "message", "") or e))
 
 
-def call_sync(fn: Any, *args: Any) -> Any:
+def call_sync(fn: Any, *args: Any, builtins: bool = False) -> Any:
     """Call a JS function; a wasmrt JS error arrives as its Python class, as in call()."""
     _, ffi = pyodide_modules()
     try:
         return fn(*args)
     except ffi.JsException as e:
-        err = translated(e)
+        err = translated(e, builtins)
         if err is e:
             raise
         raise err from None
 
 
-async def call(awaitable: Any) -> Any:
+async def call(awaitable: Any, builtins: bool = False) -> Any:
     """Await a JS promise; a wasmrt JS error arrives as its Python class, with one line, not a JS stack."""
     _, ffi = pyodide_modules()
     try:
         return await awaitable
     except ffi.JsException as e:
-        err = translated(e)
+        err = translated(e, builtins)
         if err is e:
             raise
         raise err from None

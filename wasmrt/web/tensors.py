@@ -17,7 +17,9 @@ FORMATS: dict[str, tuple[str, str]] = {
     "float32": ("f", "f32"), "float16": ("H", "u16"), "int8": ("b", "i8"), "uint8": ("B", "u8"),
     "int32": ("i", "i32"), "int64": ("q", "i64"), "bool": ("?", "u8"),
 }
-ITEMSIZE = {"f": 4, "H": 2, "b": 1, "B": 1, "i": 4, "q": 8, "?": 1}
+# float64: no model dtype, but the JS vision pipelines' results (landmarks) are Float64Arrays
+HOST_FORMATS = {**FORMATS, "float64": ("d", "f64")}
+ITEMSIZE = {"f": 4, "H": 2, "b": 1, "B": 1, "i": 4, "q": 8, "?": 1, "d": 8}
 # a buffer's format (array.array's, memoryview's, numpy's) -> the dtype it holds
 DTYPE_OF_FORMAT = {"f": "float32", "e": "float16", "b": "int8", "B": "uint8", "c": "uint8", "i": "int32",
                    "l": "int64", "q": "int64", "?": "bool"}
@@ -92,15 +94,15 @@ def to_feed(name: str, value: object, shape: Sequence[int] | None = None, dtype:
 def make_output(dtype: str, shape: Sequence[int], fill: Callable[[Any], None]) -> Any:
     """An output of dtype and shape whose items fill(buffer) writes into a flat memoryview of the dtype's format: a
     numpy array when numpy is loaded, else a memoryview of that shape (float16: the binary16 bits, format 'H')."""
-    if dtype not in FORMATS:
+    if dtype not in HOST_FORMATS:
         raise InputError(f"output dtype {dtype!r} is not one wasmrt knows")
     shape = tuple(int(d) for d in shape)
+    fmt = HOST_FORMATS[dtype][0]
     np = numpy_loaded()
     if np is not None:
         arr = np.empty(shape, dtype)
-        fill(memoryview(arr).cast("B").cast(FORMATS[dtype][0]))
+        fill(memoryview(arr).cast("B").cast(fmt))
         return arr
-    fmt = FORMATS[dtype][0]
     count = 1
     for d in shape:
         count *= d
