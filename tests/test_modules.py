@@ -13,7 +13,7 @@ import numpy as np
 import pytest
 
 from wasmrt import paths
-from wasmrt.dev.modules import TRYON_SETS
+from wasmrt.dev.modules import TRYON_LIMIT, TRYON_SETS
 from wasmrt.errors import UnsupportedOpError
 from wasmrt.zoo.models import BUNDLED
 
@@ -90,6 +90,17 @@ def test_face_int8_refine_modules_are_small_and_exact(variant: str) -> None:
     assert size <= FACE_LIMIT, f"{variant} module for the int8 detector and the attention mesh: {size:,} bytes"
     for m in FACE_INT8_REFINE:
         _same_outputs(out, m, variant)
+    # the relaxed module fits by leaving out the element-wise chains, which only add speed (123 KB with them); the
+    # float set keeps them
+    kept = json.loads((out / "wasmrt-modules.json").read_text())["families"]
+    assert variant != "relaxed" or "CHAINS" not in kept
+    assert "CHAINS" in json.loads((_build("face", FACE_FLOAT, (variant,)) / "wasmrt-modules.json").read_text())[
+        "families"]
+
+
+def test_tryon_modules_budget() -> None:
+    # the budget the demo pages build the try-on's modules with is the one these tests hold them to
+    assert TRYON_LIMIT == FACE_LIMIT
 
 
 def test_manifest_names_models_ops_and_modules() -> None:

@@ -223,7 +223,8 @@ def cmd_build(args: argparse.Namespace) -> int:
         from wasmrt.dev.modules import build_for
 
         out = Path(args.output or "wasmrt-modules")
-        for variant, path in build_for([Path(m) for m in args.models], out, args.variant, args.force).items():
+        for variant, path in build_for([Path(m) for m in args.models], out, args.variant, args.force,
+                                       args.max_bytes).items():
             print(f"wasm-{variant:10s} {path.stat().st_size:>10,d} bytes  {path}")
         print(f"manifest: {out / 'wasmrt-modules.json'}")
         return 0
@@ -324,6 +325,9 @@ def build_parser() -> argparse.ArgumentParser:
                    "(default wasmrt-modules)")
     p.add_argument("--variant", action="append", choices=["scalar", "simd", "relaxed", "simd-mt", "relaxed-mt"],
                    help="with --for: only this variant (repeat for more; default all)")
+    p.add_argument("--max-bytes", type=int, metavar="N",
+                   help="with --for: each module's budget; over it, the kernels that only add speed are left out "
+                        "(the same results), and a module still over it is refused")
     p.set_defaults(fn=cmd_build)
 
     p = sub.add_parser("demo", help="serve the demo pages (playground, try-on, speed) on 127.0.0.1")

@@ -171,14 +171,14 @@ def stage_pyodide(log=print) -> None:
 def build_tryon_modules(log=print) -> None:
     """The try-on's modules built for its face models (wasmrt build --for), served under /face-wasm/<set>/; the
     page falls back to the full modules where a set is missing (an installed package, models not converted)."""
-    from wasmrt.dev.modules import TRYON_SETS, build_for
+    from wasmrt.dev.modules import TRYON_LIMIT, TRYON_SETS, build_for
 
     for name, models in TRYON_SETS.items():
         files = [paths.models_dir() / m for m in models]
         if not all(f.is_file() for f in files):
             continue
         try:
-            build_for(files, routes()["/face-wasm/"] / name, ("relaxed", "simd", "scalar"))
+            build_for(files, routes()["/face-wasm/"] / name, ("relaxed", "simd", "scalar"), limit=TRYON_LIMIT)
         except WasmrtError as e:
             log(f"demo: warning: cannot build the try-on's {name} modules ({e}); it uses the full ones")
 

@@ -36,6 +36,7 @@ MANIFEST = "wasmrt-modules.json"
 TRYON_SETS = {"face": ("face_detector.wrt", "face_landmark.wrt", "face_landmark_attention.wrt"),
               "face-int8": ("face_detector_int8.wrt", "face_landmark_int8.wrt"),
               "face-int8-refine": ("face_detector_int8.wrt", "face_landmark_attention.wrt")}
+TRYON_LIMIT = 120_000  # bytes, each of those sets' modules (relaxed and SIMD128): the pages' and mini-program's budget
 CLASSES = ("F32", "QS8", "OTHER", "F32_SPARSE")  # dtype classes of the op table (engine.h WRT_DC_*)
 _WEIGHTED = ("CONV_2D", "FULLY_CONNECTED")  # the ops with a block-sparse class
 # zero weights from which a dense float layer may run sparse on some target (the lowest break-even of
