@@ -8,7 +8,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 from test_engine import CASES, close, converted
-from test_engine_models import NO_WGSL, WEBGPU_MODELS, reference
+from test_engine_models import NO_WGSL, WEBGPU_MODELS, WEBGPU_REFUSED, reference
 from test_engine_models import converted as converted_model
 
 from python_ref.wrt_file import read_wrt
@@ -62,6 +62,12 @@ def test_op_case(name: str) -> None:
 @pytest.mark.parametrize("name", sorted(NO_WGSL))
 def test_bundled_model_without_wgsl_kernels_is_refused_naming_the_op(name: str) -> None:
     with pytest.raises(UnsupportedOpError, match=NO_WGSL[name]):
+        load(converted_model(name), "webgpu")
+
+
+@pytest.mark.parametrize("name", sorted(WEBGPU_REFUSED))
+def test_bundled_model_with_float16_activations_is_refused(name: str) -> None:
+    with pytest.raises(UnsupportedOpError, match=WEBGPU_REFUSED[name]):
         load(converted_model(name), "webgpu")
 
 

@@ -4,6 +4,7 @@
 
 import { CHOOSE_MODES, loadMeasured, measure, planOf } from "./choose.js";
 import { ERROR_CODES, errorFromCode, InputError, OutOfMemoryError, WasmrtError } from "./errors.js";
+import { Trainer } from "./trainer.js"; // static: mini-programs load no modules at run time
 import { readMetadata } from "./format/reader.js";
 import {
   arrayTypeOf, DTYPES, dtypeOfArray, float16BitsView, float16FromBits, sizeOf, Tensor, toFloat16Bits,
@@ -369,7 +370,6 @@ export class Model {
       throw new InputError("model.trainer(): load the model with {trainable: true}; its export() writes into a copy "
         + "of the file's bytes, which a model does not keep otherwise");
     }
-    const { Trainer } = await import("./trainer.js");
     return new Trainer(this, this._source, options);
   }
 
