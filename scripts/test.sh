@@ -11,4 +11,5 @@ echo "[test] building the engine and converting the bundled models (incremental)
 echo "[test] ruff"
 .venv/bin/ruff check .
 echo "[test] pytest"
-.venv/bin/python -m pytest -q -rfEs "$@"
+# The slowest tests are listed so that the suite's time budget can be watched from CI's output.
+.venv/bin/python -m pytest -q -rfEs --durations=30 "$@"
