@@ -1,6 +1,7 @@
 // Compiled with `tsc --noEmit` by tests/test_js_node.py: the README's usage must type-check against the .d.ts files.
 import * as wasmrt from "wasmrt";
 import { initWorker } from "wasmrt/worker";
+import { serveMiniProgram } from "wasmrt/hosts/miniprogram-worker";
 
 async function main(img: HTMLImageElement): Promise<string> {
   const rt: wasmrt.Runtime = await wasmrt.init({ variant: "auto", wasmPaths: "/static/wasm/" });
@@ -73,4 +74,26 @@ async function float16Main(model: wasmrt.Model): Promise<number> {
   const values: Float32Array = wasmrt.fromFloat16Bits(out.y.data as Uint16Array);
   return values[0];
 }
-export { float16Main, gpuMain, main };
+// A new head trained in the page (docs/training.md): labels by name, the tuned model reloaded.
+async function newHeadMain(rt: wasmrt.Runtime, photos: Float32Array[]): Promise<string[]> {
+  const model = await rt.load("models/efficientnet_lite0.wrt", { trainable: true });
+  const t = await model.trainer({ head: { classes: ["mug", "plant", "lamp"], seed: 1 }, train: "head" });
+  const { loss } = await t.step({ input: photos, label: ["mug", 2, "lamp"] });
+  await t.fit([{ input: photos[0], label: "plant" }], { epochs: 2, onProgress: ({ epoch }) => epoch });
+  const tuned = await rt.load(t.export());
+  return [...tuned.labels, ...t.labels, String(loss + t.classes)];
+}
+// The same trainer through a worker: a Web Worker, or a mini-program Worker serving the protocol.
+async function workerHeadMain(photos: Float32Array[], mpWorker: { postMessage(m: any): void;
+  onMessage(fn: (m: any) => void): void }): Promise<number> {
+  const w = await initWorker({ port: mpWorker, wasmDir: "/wasm" });
+  const model = await w.load("models/efficientnet_lite0.wrt", { trainable: true });
+  const t = await model.trainer({ head: { classes: ["mug", "plant"] } });
+  const losses: number[] = await t.fit([{ input: photos, label: ["mug", "plant"] }], { epochs: 3 });
+  const bytes: Uint8Array = await t.export();
+  const { weight } = await t.weights;
+  await t.release();
+  serveMiniProgram({ platform: "wechat" });
+  return losses[0] + bytes.length + weight[0] + t.featureRuns;
+}
+export { float16Main, gpuMain, main, newHeadMain, workerHeadMain };
