@@ -20,13 +20,14 @@ import numpy as np
 import pytest
 
 sys.path.insert(0, str(Path(__file__).parent / "js"))
+import teach_fixtures
 import vision_fixtures
+from teach_fixtures import PHOTOS
 
 ROOT = Path(__file__).resolve().parent.parent
 NODE = shutil.which("node")
 CHROMIUM = shutil.which("chromium") or "/usr/bin/chromium"
 ARTIFACTS = vision_fixtures.ARTIFACTS
-PHOTOS = {"cat": "chelsea", "coffee": "coffee", "rocket": "rocket"}  # the classes, in order; skimage.data names
 CAMERA_SIZE = (320, 240)
 
 
@@ -43,33 +44,22 @@ def _missing() -> str | None:
 pytestmark = pytest.mark.skipif(_missing() is not None, reason=str(_missing()))
 
 
-def crops(rgb: np.ndarray) -> dict[str, np.ndarray]:
-    """Four 80% crops at the corners (training photos) and the centre one (held out)."""
-    h, w = rgb.shape[:2]
-    ch, cw = int(0.8 * h), int(0.8 * w)
-    at = {"tl": (0, 0), "tr": (0, w - cw), "bl": (h - ch, 0), "br": (h - ch, w - cw),
-          "centre": ((h - ch) // 2, (w - cw) // 2)}
-    return {k: rgb[y:y + ch, x:x + cw] for k, (y, x) in at.items()}
-
-
 def teach_inputs(out: Path) -> dict:
-    """The photos as PNG files, the rocket's top-right crop as the fake camera (a still .y4m), the page's classes."""
+    """The photos as PNG files, the rocket's camera crop as the fake camera (a still .y4m), the page's classes."""
     from PIL import Image
-    from skimage import data
 
     classes, held_out = [], []
-    for k, (name, photo) in enumerate(PHOTOS.items()):
-        parts = crops(getattr(data, photo)())
+    for k, (name, parts) in enumerate(teach_fixtures.photos().items()):
         files = []
         for key, img in parts.items():
-            path = out / f"{name}-{key}.png"
-            Image.fromarray(img).save(path)
+            path = str(teach_fixtures.write_photo(out / f"{name}-{key}.png", img))
             if key == "centre":
-                held_out.append({"name": name, "file": str(path), "index": k})
-            elif not (name == "rocket" and key == "tr"):
-                files.append(str(path))
+                held_out.append({"name": name, "file": path, "index": k})
+            elif not (name == "rocket" and key == teach_fixtures.CAMERA):
+                files.append(path)
         classes.append({"name": name, "files": files, "snapshots": 1 if name == "rocket" else 0})
-    camera = np.asarray(Image.fromarray(crops(data.rocket())["tr"]).resize(CAMERA_SIZE, Image.Resampling.BILINEAR))
+    rocket = teach_fixtures.photos()["rocket"][teach_fixtures.CAMERA]
+    camera = np.asarray(Image.fromarray(rocket).resize(CAMERA_SIZE, Image.Resampling.BILINEAR))
     vision_fixtures.write_y4m(out / "camera.y4m", np.stack([camera] * 4))
     return {"classes": classes, "heldOut": held_out, "y4m": str(out / "camera.y4m")}
 
@@ -94,22 +84,13 @@ def run(tmp_path_factory: pytest.TempPathFactory) -> dict:
     return out
 
 
-def _rgb(color: str) -> np.ndarray:
-    return np.asarray([int(color[i:i + 2], 16) for i in (1, 3, 5)])
-
-
-def banner_class(path: str, view: dict, colors: list[str]) -> int | None:
-    """The class whose colour (colors: the page's, in class order) fills the banner under the frame on a screenshot
-    (most of the banner's pixels within 24 levels of it), or None."""
+def banner_class(run: dict, shot: str) -> int | None:
+    """The class whose colour fills the banner under the frame on a screenshot of the page's canvas."""
     from PIL import Image
 
-    img = np.asarray(Image.open(path).convert("RGB")).astype(np.int32)
-    h = img.shape[0]
-    band = img[int(h * (1 - 0.8 * view["banner"])):h - 1]  # the banner, clear of its top edge
-    for k, color in enumerate(colors):
-        if (np.abs(band - _rgb(color)).max(-1) <= 24).mean() >= 0.6:
-            return k
-    return None
+    got = run["shots"][shot]
+    shown = np.asarray(Image.open(got["path"]).convert("RGB"))
+    return teach_fixtures.banner_class(shown, run["colors"], got["view"]["banner"])
 
 
 def test_page_trains_on_the_photos(run: dict) -> None:
@@ -122,8 +103,8 @@ def test_page_trains_on_the_photos(run: dict) -> None:
 
 def test_live_camera_shows_its_class(run: dict) -> None:
     assert run["camera"]["label"] == "rocket", run["camera"]
-    assert banner_class(**run["shots"]["camera-trained"], colors=run["colors"]) == list(PHOTOS).index("rocket")
-    assert banner_class(**run["shots"]["camera-untrained"], colors=run["colors"]) is None  # no class before training
+    assert banner_class(run, "camera-trained") == list(PHOTOS).index("rocket")
+    assert banner_class(run, "camera-untrained") is None  # no class before training
 
 
 @pytest.mark.parametrize("name", list(PHOTOS))
@@ -131,9 +112,9 @@ def test_held_out_photo_gets_its_class_and_reloads_the_same(run: dict, name: str
     k = list(PHOTOS).index(name)
     before, after = run["before"][name], run["after"][name]
     assert before["label"] == name and before["index"] == k and before["text"].startswith(name), before
-    assert banner_class(**run["shots"][f"before-{name}"], colors=run["colors"]) == k
+    assert banner_class(run, f"before-{name}") == k
     assert run["reloaded"]["state"] == "trained" and run["reloaded"]["names"] == list(PHOTOS), run["reloaded"]
-    assert after["label"] == name and banner_class(**run["shots"][f"after-{name}"], colors=run["colors"]) == k
+    assert after["label"] == name and banner_class(run, f"after-{name}") == k
     np.testing.assert_allclose(after["probs"], before["probs"], rtol=0, atol=1e-6)
 
 
@@ -143,14 +124,14 @@ def test_page_reload_starts_untrained_and_offers_the_saved_model(run: dict) -> N
     assert r["state"] == "ready" and "reload puts it back" in r["store"], r
 
 
-def test_banner_check_tells_the_classes_apart(run: dict, tmp_path: Path) -> None:
+def test_banner_check_tells_the_classes_apart(run: dict) -> None:
     """The banner check names no class on the untrained frame, and another class for another colour."""
     from PIL import Image
 
     shot = run["shots"]["before-cat"]
-    img = np.asarray(Image.open(shot["path"]).convert("RGB")).copy()
-    h = img.shape[0]
-    img[int(h * (1 - shot["view"]["banner"])):] = _rgb(run["colors"][2])
-    Image.fromarray(img).save(tmp_path / "recoloured.png")
-    assert banner_class(str(tmp_path / "recoloured.png"), shot["view"], run["colors"]) == 2
-    assert banner_class(**run["shots"]["camera-untrained"], colors=run["colors"]) is None
+    shown = np.asarray(Image.open(shot["path"]).convert("RGB"))
+    banner = shot["view"]["banner"]
+    assert teach_fixtures.banner_class(shown, run["colors"], banner) == 0
+    painted = teach_fixtures.paint(shown, run["colors"][2], banner)
+    assert teach_fixtures.banner_class(painted, run["colors"], banner) == 2
+    assert banner_class(run, "camera-untrained") is None

@@ -11,6 +11,8 @@ export const TEACH = { minClasses: 2, maxClasses: 5, epochs: 40, optimizer: "ada
 /** One colour per class, in order: the pages show each class (its photos, its bar, the banner under the frame) in
  * its colour. */
 export const CLASS_COLORS = ["#e53935", "#1e88e5", "#43a047", "#fb8c00", "#8e24aa"];
+/** The class's banner under a classified frame: its share of the frame's height. */
+export const BANNER = 0.14;
 
 /** A model output as class probabilities: a softmax of logits, or the output itself where it is one already. */
 export function probabilities(values) {

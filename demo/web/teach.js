@@ -7,11 +7,10 @@
 import { describeVariant } from "../../js_bindings/src/variants.js";
 import { getPixels } from "../../js_bindings/src/image.js";
 import { $, bindVariantSelect, cameraSource, frameGrabber, params, samplePhoto, showError, workerClient } from "./page-kit.js";
-import { CLASS_COLORS, TEACH } from "./teach-core.js";
+import { BANNER, CLASS_COLORS, TEACH } from "./teach-core.js";
 import { loadModel, saveModel } from "./teach-store.js";
 
 const DEFAULT_NAMES = ["first", "second", "third", "fourth", "fifth"];
-const BANNER = 0.14; // the banner's share of the frame's height
 const THUMB = 40;
 
 const canvas = $("view");
