@@ -10,6 +10,7 @@ format/generated.js holds:
   order (field i is FlatBuffers slot i);
 - TABLES, the model-level tables (Model, Tensor, Operator, Metadata, ...): {field: [slot, kind, default]}; a union
   field `x` takes two slots, `x_type` (u8) then `x`;
+- TABLE_REFS, the table type of each table field: {table: {field: type}};
 - ENUMS, the attribute enums: {Name: {VALUE: number}}.
 Kinds: bool, i8, u8, i16, u16, i32, u32, i64, u64, f32, f64 (scalars, an enum as its underlying type), string,
 table, union, and [kind] for a vector ([table] for a vector of tables).
@@ -67,9 +68,12 @@ def _attr(a: opdefs.Attr) -> str:
     return _field(a.name, ATTR_KINDS[a.kind], default)
 
 
-def _schema_tables(schema: str, skip: set[str]) -> dict[str, list[tuple[str, int, str, Any]]]:
+def _schema_tables(schema: str, skip: set[str],
+                   refs: dict[str, dict[str, str]] | None = None) -> dict[str, list[tuple[str, int, str, Any]]]:
     """Tables of the schema text (FlatBuffers IDL as tools/gen_schema.py writes it), except `skip`:
-    {table: [(field, slot, kind, default)]}."""
+    {table: [(field, slot, kind, default)]}. refs, when given, is filled with the table type of each field of kind
+    table or [table]: {table: {field: type}}."""
+    refs = {} if refs is None else refs
     underlying = {m[1]: SCALARS[m[2]] for m in re.finditer(r"^enum (\w+) : (\w+)", schema, re.M)}
     unions = set(re.findall(r"^union (\w+)", schema, re.M))
     names = set(re.findall(r"^table (\w+)", schema, re.M))
@@ -97,6 +101,7 @@ def _schema_tables(schema: str, skip: set[str]) -> dict[str, list[tuple[str, int
                 kind = "string"
             elif typ in names:
                 kind = "table"
+                refs.setdefault(m[1], {})[name] = typ
             else:
                 raise ValueError(f"table {m[1]}: unknown type {typ!r} of field {name}")
             if vec:
@@ -146,10 +151,16 @@ def format_module_text(schema: str, version: int) -> str:
         out.append("  ]],")
     out += ["]);", "", "/** The model-level tables: {field: [slot, kind, default]} */",
             "export const TABLES = Object.freeze({"]
-    for table, fields in _schema_tables(schema, {name for name, _ in union}).items():
+    refs: dict[str, dict[str, str]] = {}
+    for table, fields in _schema_tables(schema, {name for name, _ in union}, refs).items():
         out.append(f"  {table}: Object.freeze({{")
         out += [f"    {name}: [{slot}, {json.dumps(kind)}, {_js(dflt)}]," for name, slot, kind, dflt in fields]
         out.append("  }),")
+    out += ["});", "", "/** The table type of each field of kind table or [table] (the writer, ./writer.js, walks "
+            "them): {table: {field: type}} */", "export const TABLE_REFS = Object.freeze({"]
+    for table, fields in refs.items():
+        out.append(f"  {table}: Object.freeze({{ " + ", ".join(f"{f}: {json.dumps(t)}" for f, t in fields.items())
+                   + " }),")
     out += ["});", "", "/** Enums of op attributes: {Name: {VALUE: number}} */", "export const ENUMS = Object.freeze({"]
     for name, cls in opdefs.ENUMS.items():
         out.append(f"  {name}: Object.freeze({{ " + ", ".join(f"{m.name}: {int(m)}" for m in cls) + " }),")

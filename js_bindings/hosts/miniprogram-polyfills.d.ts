@@ -1,2 +1,3 @@
-// Side effects only: TextDecoder (UTF-8) and WebAssembly.RuntimeError where the mini-program host lacks them.
+// Side effects only: TextDecoder / TextEncoder (UTF-8) and WebAssembly.RuntimeError where the mini-program host lacks
+// them.
 export {};

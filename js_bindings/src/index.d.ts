@@ -373,9 +373,23 @@ export namespace image {
 }
 
 
+/** A new classifier: replaces the model's last trainable layer (and what follows it) by a fully connected layer
+ * with one output per class, on the features that layer read; the class names become the model's labels. */
+export interface NewHead {
+  /** At least two distinct class names. */
+  classes: string[];
+  /** Initial weights drawn as Python's wasmrt.train(head=..., seed=) draws them (numpy's default_rng). Default 0. */
+  seed?: number;
+  /** Or the initial weights given: [classes * features] (row-major [classes, features]) and [classes]. */
+  weight?: ArrayLike<number>;
+  bias?: ArrayLike<number>;
+}
+
 export interface TrainerOptions {
   /** What trains: "head" (the classifier; other layers run once per sample, their features cached). */
   train?: "head";
+  /** Train a new classifier for these classes instead of the model's own. */
+  head?: NewHead;
   /** "adam" (default, lr 0.001) or "sgd" (momentum, default lr 0.01). */
   optimizer?: "sgd" | "adam";
   lr?: number;
@@ -387,13 +401,16 @@ export interface TrainerOptions {
 export interface TrainBatch {
   /** One sample (the model input's size, float32) or one per sample. */
   input: Float32Array | Float32Array[];
-  /** The class index of each sample. */
-  label: number | number[];
+  /** The class of each sample: its index, or its name (Trainer.labels). */
+  label: number | string | (number | string)[];
 }
 
 /** Training on the engine, python_ref/train's rules (docs/training.md). */
 export class Trainer {
+  /** The number of classes. */
   readonly classes: number;
+  /** Class names (a label may be given by name): the new head's classes, or the model's labels; else empty. */
+  readonly labels: string[];
   readonly features: number;
   /** The loss of every step so far. */
   readonly history: number[];
@@ -405,7 +422,8 @@ export class Trainer {
     onProgress?: (p: { epoch: number; step: number; steps: number; loss: number }) => void }): Promise<number[]>;
   /** The frozen layers' output for one sample. */
   featuresOf(input: Float32Array): Float32Array;
-  /** The tuned model's .wrt bytes: runtime.load(tuned) runs it. */
+  /** The tuned model's .wrt bytes (with a new head: the rewritten model, its labels the classes): runtime.load(tuned)
+   * runs it on every engine. */
   export(): Uint8Array;
   readonly weights: { weight: Float32Array; bias: Float32Array | null };
 }

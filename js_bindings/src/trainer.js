@@ -2,10 +2,13 @@
 // engine once per sample (the ops before the classifier, the feature tensor read from the arena); the classifier's
 // forward, softmax cross-entropy, backward and the SGD / Adam step are engine calls (kernels_wasm/engine/train.c,
 // python_ref/train's rules). export() writes the tuned weights into a copy of the model file, where the format
-// reader found them: the result loads and runs on every engine.
+// reader found them: the result loads and runs on every engine. head: {classes} trains a new classifier instead
+// (./newhead.js), written into a rewritten file (./format/writer.js).
 
 import { ERROR_CODES, errorFromCode, InputError, TrainingError, UnsupportedOpError, WasmrtError } from "./errors.js";
 import { readWrt } from "./format/reader.js";
+import { decodeModel, encodeModel } from "./format/writer.js";
+import { checkClasses, initialHead, lastTrainable, withHead } from "./newhead.js";
 
 const u32 = (p) => p >>> 0;
 const TRAIN_EXPORTS = ["wrt_run_ops", "wrt_tensor_data", "wrt_train_dense_forward", "wrt_train_dense_backward",
@@ -19,14 +22,23 @@ export class Trainer {
     const missing = TRAIN_EXPORTS.filter((k) => !(k in rt._ex));
     if (missing.length) throw new UnsupportedOpError(`this engine build cannot train (no ${missing.join(", ")})`);
     if (train !== "head") throw new UnsupportedOpError(`train: "${train}": the JS trainer trains the head (the last layer)`);
-    if (head !== undefined) {
-      throw new UnsupportedOpError("head: a new classifier is trained in Python (wasmrt.train(..., head=...)) for now; "
-        + "the JS trainer tunes the model's own classifier");
-    }
     if (!(optimizer in DEFAULT_LR)) throw new InputError(`optimizer must be "sgd" or "adam", got ${optimizer}`);
     this._model = model;
     this._bytes = bytes;
     const g = readWrt(bytes);
+    if (head !== undefined) this._newHead(g, head);
+    else this._ownHead(g);
+    this._opt = { optimizer, lr: lr ?? DEFAULT_LR[optimizer], momentum, weightDecay };
+    this._state = [this._w, this._b].filter(Boolean).map((p) => [new Float32Array(p.length),
+      new Float32Array(p.length)]);
+    this._t = 0;
+    this._cache = new WeakMap(); // by sample object: dropped with the sample
+    /** Losses of the steps so far. */
+    this.history = [];
+  }
+
+  /** The model's own classifier: its last fully connected layer, followed only by SOFTMAX / RESHAPE. */
+  _ownHead(g) {
     const k = g.ops.findLastIndex((o) => o.op === "FULLY_CONNECTED" && g.tensors[o.inputs[1]].isConst);
     if (k < 0) throw new UnsupportedOpError("the model has no fully connected classifier with constant weights");
     const op = g.ops[k];
@@ -42,18 +54,33 @@ export class Trainer {
     this._op = k;
     this._feature = op.inputs[0];
     [this.classes, this.features] = w.shape;
+    const names = this._model.labels ?? [];
+    /** Class names (a label may be given by name): the new head's classes, or the model's labels. */
+    this.labels = names.length === this.classes ? names.slice() : [];
     this._wt = w;
     this._bt = b;
     this._w = w.data.slice();
     this._b = b ? b.data.slice() : null;
     this._clamp = [op.attrs.act_min ?? -Infinity, op.attrs.act_max ?? Infinity];
-    this._opt = { optimizer, lr: lr ?? DEFAULT_LR[optimizer], momentum, weightDecay };
-    this._state = [this._w, this._b].filter(Boolean).map((p) => [new Float32Array(p.length),
-      new Float32Array(p.length)]);
-    this._t = 0;
-    this._cache = new WeakMap(); // by sample object: dropped with the sample
-    /** Losses of the steps so far. */
-    this.history = [];
+  }
+
+  /** A new classifier (head: {classes, seed} or {classes, weight, bias}) on the features the last trainable layer
+   * reads: ./newhead.js, as Python's wasmrt.train(head=...) makes it. */
+  _newHead(g, head) {
+    if (!head || typeof head !== "object") throw new InputError("head: {classes: [names], seed} expected");
+    this.labels = checkClasses(head.classes);
+    const k = lastTrainable(g);
+    const x = g.tensors[g.ops[k].inputs[0]];
+    if (x.isConst) throw new UnsupportedOpError(`head: layer '${g.ops[k].name}' reads a constant`);
+    this._op = k;
+    this._feature = g.ops[k].inputs[0];
+    this.classes = this.labels.length;
+    this.features = x.shape.slice(1).reduce((a, d) => a * d, 1);
+    const { weight, bias } = initialHead(this.classes, this.features, head);
+    this._head = true;
+    this._w = weight;
+    this._b = bias;
+    this._clamp = [-Infinity, Infinity];
   }
 
   /** The features of one sample (its input as a Float32Array of the model input's size): the frozen layers' output,
@@ -80,13 +107,15 @@ export class Trainer {
    * weights are left as they were before the step). */
   async step({ input, label }) {
     const inputs = input instanceof Float32Array ? [input] : Array.from(input ?? []);
-    const labels = typeof label === "number" ? [label] : Array.from(label ?? []);
+    const labels = (typeof label === "number" || typeof label === "string" ? [label] : Array.from(label ?? []))
+      .map((l) => (typeof l === "string" && this.labels.includes(l) ? this.labels.indexOf(l) : l));
     if (!inputs.length || inputs.length !== labels.length) {
       throw new InputError(`step: ${inputs.length} samples and ${labels.length} labels (need the same number, >= 1)`);
     }
     labels.forEach((l, i) => {
       if (!Number.isInteger(l) || l < 0 || l >= this.classes) {
-        throw new InputError(`label ${l} of sample ${i} is not a class index 0..${this.classes - 1}`);
+        throw new InputError(`label ${JSON.stringify(l)} of sample ${i} is not a class index 0..${this.classes - 1}`
+          + (this.labels.length ? ` or a class name (${this.labels.join(", ")})` : ""));
       }
     });
     const feats = inputs.map((x) => {
@@ -172,8 +201,13 @@ export class Trainer {
     }
   }
 
-  /** The tuned model: a copy of the file with the classifier's new weights (rt.load(tuned) runs it). */
+  /** The tuned model: a copy of the file with the classifier's new weights, or with the new head (rt.load(tuned)
+   * runs it on every engine). */
   export() {
+    if (this._head) {
+      const note = { "wasmrt.train": `head, ${this._opt.optimizer}, ${this._t} steps` };
+      return encodeModel(withHead(decodeModel(this._bytes), this._op, this.labels, this._w, this._b, note));
+    }
     const out = this._bytes.slice();
     for (const [t, data] of [[this._wt, this._w], [this._bt, this._b]]) {
       if (!t) continue;

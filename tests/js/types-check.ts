@@ -73,4 +73,13 @@ async function float16Main(model: wasmrt.Model): Promise<number> {
   const values: Float32Array = wasmrt.fromFloat16Bits(out.y.data as Uint16Array);
   return values[0];
 }
-export { float16Main, gpuMain, main };
+// A new head trained in the page (docs/training.md): labels by name, the tuned model reloaded.
+async function newHeadMain(rt: wasmrt.Runtime, photos: Float32Array[]): Promise<string[]> {
+  const model = await rt.load("models/efficientnet_lite0.wrt", { trainable: true });
+  const t = await model.trainer({ head: { classes: ["mug", "plant", "lamp"], seed: 1 }, train: "head" });
+  const { loss } = await t.step({ input: photos, label: ["mug", 2, "lamp"] });
+  await t.fit([{ input: photos[0], label: "plant" }], { epochs: 2, onProgress: ({ epoch }) => epoch });
+  const tuned = await rt.load(t.export());
+  return [...tuned.labels, ...t.labels, String(loss + t.classes)];
+}
+export { float16Main, gpuMain, main, newHeadMain };

@@ -309,6 +309,13 @@ export const TABLES = Object.freeze({
   }),
 });
 
+/** The table type of each field of kind table or [table] (the writer, ./writer.js, walks them): {table: {field: type}} */
+export const TABLE_REFS = Object.freeze({
+  Tensor: Object.freeze({ quant: "QuantParams", sparsity: "BlockSparsity" }),
+  Metadata: Object.freeze({ preprocess: "Preprocess", props: "KeyValue" }),
+  Model: Object.freeze({ tensors: "Tensor", operators: "Operator", buffers: "Buffer", plan: "MemoryPlan", metadata: "Metadata" }),
+});
+
 /** Enums of op attributes: {Name: {VALUE: number}} */
 export const ENUMS = Object.freeze({
   PadMode: Object.freeze({ CONSTANT: 0, REFLECT: 1, EDGE: 2 }),

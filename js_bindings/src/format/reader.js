@@ -12,7 +12,7 @@ const { Model, Tensor, Operator, Buffer, MemoryPlan, Metadata, Preprocess, KeyVa
 const SIZES = { bool: 1, i8: 1, u8: 1, i16: 2, u16: 2, i32: 4, u32: 4, f32: 4, i64: 8, u64: 8, f64: 8 };
 const MAX_METADATA_ITEMS = 1 << 20; // no sane metadata list is longer; bounds a hostile length before we loop
 
-class Reader {
+export class Reader {
   /** prefix: what error messages start with; maxItems: the longest vector accepted. */
   constructor(bytes, prefix, maxItems = Infinity) {
     this.b = bytes;
