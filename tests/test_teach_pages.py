@@ -1,5 +1,5 @@
 """What a person sees on the teach-the-camera page (demo/web/teach.html) in headless Chromium, with real photos
-(scikit-image's cat, coffee and rocket; crops of each): three classes named, three photos each (files, and one
+(scikit-image's cat, coffee and rocket; crops of each): three classes named, four photos each (files, and one
 snapshot of the fake camera showing a rocket), trained in the page's Worker; then:
 - the page says it is trained, and the live camera frame shows the rocket's class;
 - a held-out crop of each photo, shown as the page's photo, gets its class: in the side panel's text, and on the
@@ -95,9 +95,9 @@ def banner_class(run: dict, shot: str) -> int | None:
 
 def test_page_trains_on_the_photos(run: dict) -> None:
     assert not [m for m in run["logs"] if m.startswith(("pageerror", "requestfailed", "error"))], run["logs"]
-    assert run["counts"] == [3, 3, 3], run["counts"]
+    assert run["counts"] == [4, 4, 4], run["counts"]  # four corner crops each (the rocket's fourth: a snapshot)
     t = run["trained"]
-    assert t["state"] == "trained" and t["text"] == "trained: 3 classes, 9 photos", t
+    assert t["state"] == "trained" and t["text"] == "trained: 3 classes, 12 photos", t
     assert t["progress"] == 1 and "epochs in" in t["info"], t
 
 

@@ -4,9 +4,10 @@
 // classification with the tuned model; the tuned model out as .wrt bytes, and back in after a reload.
 // No imports: each host passes its engine and its image.toTensor.
 
-/** How many classes a person may name, and how the head trains (a few dozen full-batch Adam steps: the features
- * are computed once per photo, so this takes well under a second after them). */
-export const TEACH = { minClasses: 2, maxClasses: 5, epochs: 40, optimizer: "adam", lr: 0.01 };
+/** How many classes a person may name, and how the head trains: 20 full-batch Adam steps (the features are computed
+ * once per photo, then a step takes milliseconds); a gentle rate, so the confidence shown stays below 100% for
+ * photos unlike the ones taught. */
+export const TEACH = { minClasses: 2, maxClasses: 5, epochs: 20, optimizer: "adam", lr: 0.001 };
 
 /** One colour per class, in order: the pages show each class (its photos, its bar, the banner under the frame) in
  * its colour. */

@@ -254,10 +254,9 @@ async function start() {
   $("engine-info").textContent = `engine: the ${describeVariant(info.variant)} build (${info.reason}), in a Worker`;
   $("status").dataset.state = "ready";
   $("status").textContent = "ready";
-  loadModel().then((r) => {
-    if (r && !state.trained) $("store-info").textContent = `a model saved ${new Date(r.savedAt).toLocaleString()} ` +
-      `(${r.classes.join(", ")}): reload puts it back`;
-  }).catch(() => {});
+  const saved = await loadModel().catch(() => undefined); // no storage (a private window): save says why later
+  if (saved) $("store-info").textContent = `a model saved ${new Date(saved.savedAt).toLocaleString()} ` +
+    `(${saved.classes.join(", ")}): reload puts it back`;
   const source = params.get("source") ?? "camera";
   if (source !== "none") await setSource(source);
   return info;
@@ -273,6 +272,7 @@ window.teachPage = {
   get status() { return { state: $("status").dataset.state, text: $("status").textContent }; },
   get prediction() { return state.prediction; },
   get frames() { return state.frames; },
+  get generation() { return state.generation; }, // changes with the source (and when training ends)
   counts: () => state.classes.map((c) => c.samples.length),
   view: () => ({ canvasWidth: canvas.width, canvasHeight: canvas.height, banner: BANNER }),
   colors: CLASS_COLORS,

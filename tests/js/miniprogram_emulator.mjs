@@ -74,6 +74,8 @@ class CanvasNode {
   getContext(kind) { if (kind !== "2d") throw new Error(`canvas: only "2d" here, not ${kind}`); return (this._ctx ??= new Canvas2D(this)); }
 }
 
+let pageOpens = 0;
+
 export class MiniProgram {
   /**
    * platform: "wechat" | "alipay"; root: the built project (app.json); device: {simd, brotli, ios, instantiate:
@@ -232,7 +234,8 @@ export class MiniProgram {
     if (this.platform === "alipay") { // preloadRule downloads these subpackages when the page opens
       for (const name of this.app.preloadRule?.[pagePath]?.packages ?? []) this.loaded.add(name);
     }
-    await import(new URL(`file://${join(this.root, pagePath)}.js`).href);
+    // a page opened again (the mini-program reopened) runs its module again, as a fresh start of the app would
+    await import(`${new URL(`file://${join(this.root, pagePath)}.js`).href}?open=${++pageOpens}`);
     if (!options) throw new Error(`${pagePath}.js did not call Page()`);
     const page = Object.create(options);
     page.data = structuredClone(options.data ?? {});

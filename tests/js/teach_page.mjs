@@ -36,8 +36,11 @@ async function shot(page, name) {
 
 /** Show a photo (a file input, as a person picks one) and wait for a new frame classified with it. */
 async function classifyFile(page, file) {
-  const before = await page.evaluate(() => window.teachPage.frames);
+  const gen = await page.evaluate(() => window.teachPage.generation);
   await page.setInputFiles("#photo-file", file);
+  await page.waitForFunction((g) => window.teachPage.generation > g, gen, { timeout: 60000, polling: 20 });
+  // frames counted from here on are the new photo's (a frame of the old source is dropped when it comes back)
+  const before = await page.evaluate(() => window.teachPage.frames);
   await page.waitForFunction((n) => window.teachPage.frames >= n + 2 && window.teachPage.prediction, before,
     { timeout: 60000, polling: 50 });
   return page.evaluate(() => ({ ...window.teachPage.prediction, text: document.getElementById("prediction").textContent }));
