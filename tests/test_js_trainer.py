@@ -146,3 +146,36 @@ def test_js_new_head_matches_python(tmp_path: Path, host: str, model: str) -> No
                       ("notString", "classes[1]"), ("notArray", "array"), ("badWeight", "values needed"),
                       ("badName", 'label "cat" of sample 0'), ("badIndex", "label 3 of sample 0")):
         assert errs[key] and errs[key]["name"] == "InputError" and text in errs[key]["message"], (key, errs[key])
+
+
+@pytest.mark.skipif(not NODE.exists(), reason="Node 22 is not installed (npm ci)")
+def test_js_trainer_in_workers(tmp_path: Path) -> None:
+    """The same trainer API through the worker client (wasmrt/worker) in a worker_threads Worker and in an emulated
+    WeChat mini-program Worker (hosts/miniprogram-worker.js): the same weights and exported file as on the page's
+    thread (same engine variant: bit for bit), features computed once per sample there too, errors revived with
+    their class; the exported model runs in Python."""
+    rng = np.random.default_rng(10)
+    x = rng.standard_normal((12, 8, 8, 1)).astype(np.float32)
+    y = rng.integers(0, 3, 12)
+    (tmp_path / "model.wrt").write_bytes(conv_net().wrt(2))
+    (tmp_path / "x.bin").write_bytes(x.tobytes())
+    (tmp_path / "case.json").write_text(json.dumps({"labels": y.tolist(), "classes": ["mug", "plant", "lamp"],
+                                                    "seed": 2, "lr": 0.05, "epochs": 3, "batch": 4}))
+    r = subprocess.run([str(NODE), str(ROOT / "tests" / "js" / "trainer_worker.mjs"), str(tmp_path)],
+                       capture_output=True, text=True, timeout=300)
+    assert r.returncode == 0, r.stderr[-3000:]
+    out = json.loads(r.stdout.strip().splitlines()[-1])
+    ref = out["thread"]
+    assert ref["progress"] == 9 and ref["featureRuns"] == 12 and ref["labels"] == ["mug", "plant", "lamp"]
+    assert out["worker"]["variant"] == out["miniprogram"]["variant"] == "simd"
+    assert out["miniprogram"]["host"] == "wechat (worker)"
+    for where in ("worker", "miniprogram"):
+        got = out[where]
+        for key in ("epochLoss", "progress", "history", "featureRuns", "labels", "weight", "bias", "exported"):
+            assert got[key] == ref[key], (where, key)
+        assert got["errors"] == ref["errors"]
+    assert ref["errors"]["badLabel"]["name"] == "InputError" and "cat" in ref["errors"]["badLabel"]["message"]
+    assert ref["errors"]["badClasses"]["name"] == "InputError"
+    tuned = wasmrt.load(bytes(ref["exported"]), "ref")
+    assert tuned.metadata["labels"] == ["mug", "plant", "lamp"]
+    assert next(iter(tuned.run({tuned.inputs[0].name: x[:1]}).values())).shape == (1, 3)

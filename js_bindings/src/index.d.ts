@@ -414,6 +414,8 @@ export class Trainer {
   readonly features: number;
   /** The loss of every step so far. */
   readonly history: number[];
+  /** How many times the frozen layers ran (once per distinct sample: features are cached by sample). */
+  readonly featureRuns: number;
   /** One step: softmax cross-entropy, backward, optimizer. InputError for a bad label, TrainingError for a loss
    * that is not finite (the weights stay as they were). */
   step(batch: TrainBatch): Promise<{ loss: number }>;

@@ -8,6 +8,7 @@
 import { ERROR_CODES, errorFromCode, InputError, TrainingError, UnsupportedOpError, WasmrtError } from "./errors.js";
 import { readWrt } from "./format/reader.js";
 import { decodeModel, encodeModel } from "./format/writer.js";
+import { fitBatches } from "./fit.js";
 import { checkClasses, initialHead, lastTrainable, withHead } from "./newhead.js";
 
 const u32 = (p) => p >>> 0;
@@ -35,6 +36,8 @@ export class Trainer {
     this._cache = new WeakMap(); // by sample object: dropped with the sample
     /** Losses of the steps so far. */
     this.history = [];
+    /** How many times the frozen layers ran (once per distinct sample). */
+    this.featureRuns = 0;
   }
 
   /** The model's own classifier: its last fully connected layer, followed only by SOFTMAX / RESHAPE. */
@@ -86,6 +89,7 @@ export class Trainer {
   /** The features of one sample (its input as a Float32Array of the model input's size): the frozen layers' output,
    * computed by the engine. */
   featuresOf(input) {
+    this.featureRuns++;
     const m = this._model, rt = m._rt, ex = rt._ex;
     const spec = m.inputs[0];
     const n = spec.shape.reduce((a, d) => a * d, 1);
@@ -107,17 +111,7 @@ export class Trainer {
    * weights are left as they were before the step). */
   async step({ input, label }) {
     const inputs = input instanceof Float32Array ? [input] : Array.from(input ?? []);
-    const labels = (typeof label === "number" || typeof label === "string" ? [label] : Array.from(label ?? []))
-      .map((l) => (typeof l === "string" && this.labels.includes(l) ? this.labels.indexOf(l) : l));
-    if (!inputs.length || inputs.length !== labels.length) {
-      throw new InputError(`step: ${inputs.length} samples and ${labels.length} labels (need the same number, >= 1)`);
-    }
-    labels.forEach((l, i) => {
-      if (!Number.isInteger(l) || l < 0 || l >= this.classes) {
-        throw new InputError(`label ${JSON.stringify(l)} of sample ${i} is not a class index 0..${this.classes - 1}`
-          + (this.labels.length ? ` or a class name (${this.labels.join(", ")})` : ""));
-      }
-    });
+    const labels = this._labels(label, inputs.length);
     const feats = inputs.map((x) => {
       let f = this._cache.get(x);
       if (!f) { f = this.featuresOf(x); this._cache.set(x, f); } // frozen layers: once per sample
@@ -128,21 +122,22 @@ export class Trainer {
 
   /** Epochs over batches ([{input, label}, ...]); onProgress({epoch, step, steps, loss}) after each step. Returns
    * the mean loss of each epoch. */
-  async fit(batches, { epochs = 1, onProgress } = {}) {
-    const list = Array.from(batches);
-    const out = [];
-    for (let e = 0; e < epochs; e++) {
-      let total = 0, count = 0;
-      for (let s = 0; s < list.length; s++) {
-        const { loss } = await this.step(list[s]);
-        const n = list[s].input instanceof Float32Array ? 1 : list[s].input.length;
-        total += loss * n;
-        count += n;
-        onProgress?.({ epoch: e + 1, step: s + 1, steps: list.length, loss });
-      }
-      out.push(total / count);
+  fit(batches, options) { return fitBatches(this, batches, options); }
+
+  /** The labels of a step as class indices (a name is looked up in this.labels), or an InputError. */
+  _labels(label, n) {
+    const labels = (typeof label === "number" || typeof label === "string" ? [label] : Array.from(label ?? []))
+      .map((l) => (typeof l === "string" && this.labels.includes(l) ? this.labels.indexOf(l) : l));
+    if (!n || n !== labels.length) {
+      throw new InputError(`step: ${n} samples and ${labels.length} labels (need the same number, >= 1)`);
     }
-    return out;
+    labels.forEach((l, i) => {
+      if (!Number.isInteger(l) || l < 0 || l >= this.classes) {
+        throw new InputError(`label ${JSON.stringify(l)} of sample ${i} is not a class index 0..${this.classes - 1}`
+          + (this.labels.length ? ` or a class name (${this.labels.join(", ")})` : ""));
+      }
+    });
+    return labels;
   }
 
   _stepOn(feats, labels) {

@@ -1,10 +1,34 @@
 import type {
-  Features, Feeds, InitOptions, LoadOptions, Metadata, ModelLike, ModelSource, Outputs, TensorInfo, Variant,
+  Features, Feeds, InitOptions, LoadOptions, Metadata, ModelLike, ModelSource, Outputs, TensorInfo, TrainBatch,
+  TrainerOptions, Variant,
 } from "./index.js";
 
 export interface WorkerInitOptions extends Omit<InitOptions, "host"> {
   /** Where worker.js is served from (default: next to this module). */
   workerUrl?: string | URL;
+  /** A mini-program Worker (wx.createWorker(path)) whose script runs hosts/miniprogram-worker.js serveMiniProgram. */
+  port?: { postMessage(message: any): void; onMessage(listener: (message: any) => void): void; terminate?(): void };
+  /** With port: the code package folder of the .wasm files, as initMiniProgram takes it. */
+  wasmDir?: string;
+  brotli?: boolean;
+  variants?: Variant[];
+  wasmBytes?: Record<string, ArrayBuffer>;
+}
+
+/** Trainer's API in a worker: the same calls, answered there (each sample's features computed once there). */
+export interface WorkerTrainer {
+  readonly classes: number;
+  readonly labels: string[];
+  readonly features: number;
+  readonly history: number[];
+  /** How many times the frozen layers ran in the worker (once per distinct sample). */
+  readonly featureRuns: number;
+  step(batch: TrainBatch): Promise<{ loss: number }>;
+  fit(batches: Iterable<TrainBatch>, options?: { epochs?: number;
+    onProgress?: (p: { epoch: number; step: number; steps: number; loss: number }) => void }): Promise<number[]>;
+  export(): Promise<Uint8Array>;
+  readonly weights: Promise<{ weight: Float32Array; bias: Float32Array | null }>;
+  release(): Promise<void>;
 }
 
 export interface WorkerModel extends ModelLike {
@@ -13,6 +37,8 @@ export interface WorkerModel extends ModelLike {
   readonly metadata: Metadata;
   /** transfer: hand the inputs' ArrayBuffers to the worker instead of copying them (they become detached). */
   run(feeds: Feeds, options?: { transfer?: boolean }): Promise<Outputs>;
+  /** A trainer in the worker (the model loaded with {trainable: true}). */
+  trainer(options?: TrainerOptions): Promise<WorkerTrainer>;
   release(): Promise<void>;
 }
 

@@ -3,14 +3,23 @@
 //   const rt = await initWorker({ variant: "simd" });     // Web Worker in pages, worker_threads in Node
 //   const model = await rt.load("model.wrt");
 //   const out = await model.run(feeds, { transfer: true }); // transfer: hand the input buffers over (no copy)
+//   const t = await (await rt.load("model.wrt", { trainable: true })).trainer({ head: { classes } }); // as in-thread
+// In a mini-program page: initWorker({ port: wx.createWorker(path) }), the Worker running hosts/miniprogram-worker.js.
 
-import { ERROR_CLASSES, WasmrtError } from "./errors.js";
+import { ERROR_CLASSES, InputError, WasmrtError } from "./errors.js";
+import { fitBatches } from "./fit.js";
 import { Tensor } from "./tensor.js";
 
 const isNode = typeof process !== "undefined" && !!process.versions?.node && typeof window === "undefined";
 
-// One shape for both Worker kinds: post(msg, transfer), onMessage(fn), terminate().
-async function spawn(url) {
+// One shape for every Worker kind: post(msg, transfer), onMessage(fn), terminate().
+async function spawn(url, port) {
+  if (port) { // a mini-program Worker (wx.createWorker): messages are copied, nothing is transferred
+    return {
+      post: (m) => port.postMessage(m), onMessage: (fn) => port.onMessage(fn), onError() {},
+      terminate: () => port.terminate?.(), ref() {}, unref() {},
+    };
+  }
   if (isNode) {
     const { Worker } = await import(/* webpackIgnore: true */ "node:worker_threads");
     const w = new Worker(url);
@@ -49,8 +58,8 @@ class WorkerRuntime {
     } else if (source instanceof URL) {
       source = source.href;
     }
-    const { name, maxMemory, maxWork, sparse, conv } = options;
-    const info = await this._port.call("load", { source, name, maxMemory, maxWork, sparse, conv });
+    const { name, maxMemory, maxWork, sparse, conv, trainable } = options;
+    const info = await this._port.call("load", { source, name, maxMemory, maxWork, sparse, conv, trainable });
     return new WorkerModel(this._port, info);
   }
 
@@ -83,6 +92,13 @@ class WorkerModel {
     return out;
   }
 
+  /** A trainer in the worker (load the model with {trainable: true}): the Trainer API, its calls answered there. */
+  async trainer(options = {}) {
+    if (!this._id) throw new WasmrtError("this model was released");
+    const info = await this._port.call("trainer", { model: this._id, options });
+    return new WorkerTrainer(this._port, info);
+  }
+
   async release() {
     if (!this._id) return;
     const id = this._id;
@@ -91,13 +107,57 @@ class WorkerModel {
   }
 }
 
+class WorkerTrainer {
+  constructor(port, { id, classes, labels, features }) {
+    this._port = port;
+    this._id = id;
+    Object.assign(this, { classes, labels, features });
+    this.history = [];
+    this.featureRuns = 0;
+    this._sent = new WeakMap(); // sample -> its id in the worker, which keeps its features
+    this._next = 1;
+  }
+
+  /** As Trainer.step: the worker computes each sample's features the first time it sees the sample. */
+  async step({ input, label }) {
+    const inputs = input instanceof Float32Array ? [input] : Array.from(input ?? []);
+    const fresh = [];
+    const samples = inputs.map((x) => {
+      if (!(x instanceof Float32Array)) throw new InputError("a sample is a Float32Array of the model input's size");
+      const known = this._sent.get(x);
+      if (known) return { id: known };
+      const id = this._next++;
+      fresh.push([x, id]);
+      return { id, data: x.slice().buffer };
+    });
+    const { loss, featureRuns } = await this._port.call("trainStep", { trainer: this._id, samples, label });
+    for (const [x, id] of fresh) this._sent.set(x, id); // known there once the step succeeded
+    this.featureRuns = featureRuns;
+    this.history.push(loss);
+    return { loss };
+  }
+
+  /** As Trainer.fit. */
+  fit(batches, options) { return fitBatches(this, batches, options); }
+
+  /** The tuned model's .wrt bytes. */
+  export() { return this._port.call("trainExport", { trainer: this._id }); }
+
+  /** The classifier's weights {weight, bias} (a promise). */
+  get weights() { return this._port.call("trainWeights", { trainer: this._id }); }
+
+  /** Drop the worker's trainer and its cached features. */
+  async release() { await this._port.call("trainRelease", { trainer: this._id }); }
+}
+
 /**
  * Start a Worker running wasmrt and initialize it. options: those of init() (variant, wasmPaths; not host),
- * plus workerUrl to serve worker.js from elsewhere.
+ * plus workerUrl to serve worker.js from elsewhere, or port: a mini-program Worker (wx.createWorker(path)) running
+ * hosts/miniprogram-worker.js (its init options: wasmDir, brotli, variants, wasmBytes).
  */
 export async function initWorker(options = {}) {
-  const { workerUrl, ...initOptions } = options;
-  const port = await spawn(workerUrl ?? new URL("./worker.js", import.meta.url));
+  const { workerUrl, port: given, ...initOptions } = options;
+  const port = await spawn(given ? null : workerUrl ?? new URL("./worker.js", import.meta.url), given);
   const pending = new Map();
   let next = 1, dead = null;
   const failAll = (err) => {

@@ -1,6 +1,7 @@
 // Compiled with `tsc --noEmit` by tests/test_js_node.py: the README's usage must type-check against the .d.ts files.
 import * as wasmrt from "wasmrt";
 import { initWorker } from "wasmrt/worker";
+import { serveMiniProgram } from "wasmrt/hosts/miniprogram-worker";
 
 async function main(img: HTMLImageElement): Promise<string> {
   const rt: wasmrt.Runtime = await wasmrt.init({ variant: "auto", wasmPaths: "/static/wasm/" });
@@ -82,4 +83,17 @@ async function newHeadMain(rt: wasmrt.Runtime, photos: Float32Array[]): Promise<
   const tuned = await rt.load(t.export());
   return [...tuned.labels, ...t.labels, String(loss + t.classes)];
 }
-export { float16Main, gpuMain, main, newHeadMain };
+// The same trainer through a worker: a Web Worker, or a mini-program Worker serving the protocol.
+async function workerHeadMain(photos: Float32Array[], mpWorker: { postMessage(m: any): void;
+  onMessage(fn: (m: any) => void): void }): Promise<number> {
+  const w = await initWorker({ port: mpWorker, wasmDir: "/wasm" });
+  const model = await w.load("models/efficientnet_lite0.wrt", { trainable: true });
+  const t = await model.trainer({ head: { classes: ["mug", "plant"] } });
+  const losses: number[] = await t.fit([{ input: photos, label: ["mug", "plant"] }], { epochs: 3 });
+  const bytes: Uint8Array = await t.export();
+  const { weight } = await t.weights;
+  await t.release();
+  serveMiniProgram({ platform: "wechat" });
+  return losses[0] + bytes.length + weight[0] + t.featureRuns;
+}
+export { float16Main, gpuMain, main, newHeadMain, workerHeadMain };

@@ -1,0 +1,69 @@
+// The trainer through the worker client, in Node: on this thread, in a worker_threads Worker (wasmrt/worker) and in
+// an emulated WeChat mini-program Worker (hosts/miniprogram-worker.js, tests/js/miniprogram_emulator.mjs), the same
+// new head trained on the same batches (SIMD128 everywhere: the mini-program hosts have no relaxed SIMD). Prints
+// each one's weights, exported file, feature runs and errors as JSON; tests/test_js_trainer.py compares them.
+import { cpSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join, resolve } from "node:path";
+import * as wasmrt from "../../js_bindings/src/index.js";
+import { initWorker } from "../../js_bindings/src/worker-client.js";
+import { MiniProgram } from "./miniprogram_emulator.mjs";
+
+const dir = process.argv[2];
+const root = resolve(new URL("../..", import.meta.url).pathname);
+const c = JSON.parse(readFileSync(`${dir}/case.json`, "utf8"));
+const bytes = new Uint8Array(readFileSync(`${dir}/model.wrt`));
+const xb = readFileSync(`${dir}/x.bin`);
+const x = new Float32Array(xb.buffer.slice(xb.byteOffset, xb.byteOffset + xb.byteLength));
+const n = c.labels.length, size = x.length / n;
+const samples = Array.from({ length: n }, (_, i) => x.slice(i * size, (i + 1) * size));
+const batches = [];
+for (let s = 0; s < n; s += c.batch) {
+  const idx = Array.from({ length: Math.min(c.batch, n - s) }, (_, k) => s + k);
+  batches.push({ input: idx.map((i) => samples[i]), label: idx.map((i) => c.classes[c.labels[i]]) });
+}
+
+async function train(model) {
+  const t = await model.trainer({ head: { classes: c.classes, seed: c.seed }, train: "head", optimizer: "adam",
+    lr: c.lr });
+  let progress = 0;
+  const epochLoss = await t.fit(batches, { epochs: c.epochs, onProgress: () => { progress++; } });
+  const w = await t.weights;
+  const out = { epochLoss, progress, history: t.history, featureRuns: t.featureRuns, labels: t.labels,
+    weight: Array.from(w.weight), bias: Array.from(w.bias), exported: Array.from(await t.export()), errors: {} };
+  for (const [name, fn] of [["badLabel", () => t.step({ input: [samples[0]], label: ["cat"] })],
+    ["badClasses", () => model.trainer({ head: { classes: ["a", "a"] } })]]) {
+    try { await fn(); out.errors[name] = null; } catch (e) { out.errors[name] = { name: e.name, message: e.message }; }
+  }
+  return out;
+}
+
+const result = {};
+const rt = await wasmrt.init({ variant: "simd" });
+result.thread = await train(rt.loadBytes(bytes, { trainable: true }));
+const wrt = await initWorker({ variant: "simd" });
+result.worker = { variant: wrt.variant, ...(await train(await wrt.load(bytes, { trainable: true }))) };
+wrt.terminate();
+
+const app = mkdtempSync(join(tmpdir(), "wasmrt-mp-train-"));
+try {
+  writeFileSync(join(app, "app.json"), JSON.stringify({ pages: [], workers: "workers" }));
+  cpSync(join(root, "js_bindings/src"), join(app, "lib/src"), { recursive: true });
+  cpSync(join(root, "js_bindings/hosts"), join(app, "lib/hosts"), { recursive: true });
+  mkdirSync(join(app, "wasm"));
+  for (const v of ["simd", "scalar"]) cpSync(join(root, `js_bindings/dist/wasmrt-${v}.wasm`), join(app, `wasm/wasmrt-${v}.wasm`));
+  mkdirSync(join(app, "workers/wasmrt"), { recursive: true });
+  writeFileSync(join(app, "workers/wasmrt/index.js"), 'import { serveMiniProgram } from "../../lib/hosts/miniprogram-worker.js";\n'
+    + 'serveMiniProgram({ platform: "wechat" });\n');
+  writeFileSync(join(app, "package.json"), JSON.stringify({ type: "module" }));
+  const mp = new MiniProgram({ platform: "wechat", root: app });
+  const mrt = await initWorker({ port: mp.api.createWorker("workers/wasmrt/index.js"), wasmDir: "/wasm" });
+  result.miniprogram = { variant: mrt.variant, host: mrt.host,
+    ...(await train(await mrt.load(bytes.slice().buffer, { trainable: true }))) };
+  mrt.terminate();
+  mp.close();
+} finally {
+  rmSync(app, { recursive: true, force: true });
+}
+console.log(JSON.stringify(result));
+process.exit(0);
