@@ -11,8 +11,8 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from wasmrt.train import photo_classes as pc
 from wasmrt.train import Sequential, conv, flatten, global_avg_pool, linear
+from wasmrt.train import photo_classes as pc
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "tools"))
