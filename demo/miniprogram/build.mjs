@@ -5,10 +5,11 @@
 //     attention mesh face_landmark_attention.wrt (the page's "refined lips and irises" switch) in attention/ and
 //     attention2/ (a model larger than one package is split into parts over several: every package must stay under
 //     2 MB); the background page's selfie_segmentation.wrt in selfie/, the gesture page's palm_detection_lite.wrt in
-//     palm/ and hand_landmark_lite.wrt in hand/ and hand2/; and lib/models.js describing them
+//     palm/ and hand_landmark_lite.wrt in hand/ and hand2/, the teach page's efficientnet_lite0.wrt in features/ ..
+//     features10/ (their placeholder pages written here); and lib/models.js describing them
 //   - the library: wasmrt's runtime, wasmrt.vision and the mini-program host in workers/facemesh/lib/ (a Worker
-//     can only load files of its own folder), the pages' lips.js, tryon-page.js, segment-page.js and models-io.js
-//     in lib/
+//     can only load files of its own folder), the pages' lips.js, tryon-page.js, segment-page.js, teach-page.js and
+//     models-io.js in lib/; the web teach page's teach-core.js in both (the worker trains, the page shows classes)
 //   - --int8: the int8 face models instead (face_detector_int8.wrt, face_landmark_int8.wrt from wasmrt quantize:
 //     `python -m wasmrt.zoo.face_int8` makes them), under the same names in the projects
 //   - --wasm DIR: the modules of DIR instead of the full ones: `wasmrt build --for` the face models -o DIR holds
@@ -27,16 +28,21 @@ export const PACKAGE_LIMIT = 2 * 1024 * 1024;
 export const PLATFORMS = ["wechat", "alipay"];
 // The models kept out of the main package, each over its subpackages (add names to split a larger model over more
 // of them): the try-on's landmark models, the background page's selfie model, the gesture page's hand models
-// (the lite ones: 1.9 + 2.0 MB).
+// (the lite ones: 1.9 + 2.0 MB), the teach page's feature model (EfficientNet-Lite0, 18.6 MB: ten subpackages).
+const FEATURE_PACKAGES = Array.from({ length: 10 }, (_, k) => (k ? `features${k + 1}` : "features"));
 const SUBPACKAGE_MODELS = {
   landmark: { file: "face_landmark.wrt", subpackages: ["landmarks"] },
   attention: { file: "face_landmark_attention.wrt", subpackages: ["attention", "attention2"] },
   selfie: { file: "selfie_segmentation.wrt", subpackages: ["selfie"] },
   palm: { file: "palm_detection_lite.wrt", subpackages: ["palm"] },
   hand: { file: "hand_landmark_lite.wrt", subpackages: ["hand", "hand2"] },
+  features: { file: "efficientnet_lite0.wrt", subpackages: FEATURE_PACKAGES },
 };
 // the pages' shared modules, copied into lib/
-const PAGE_LIB = ["tryon-page.js", "segment-page.js", "models-io.js"];
+const PAGE_LIB = ["tryon-page.js", "segment-page.js", "teach-page.js", "models-io.js"];
+const TEACH_CORE = join(ROOT, "demo", "web", "teach-core.js"); // no imports: the page and the worker load it as is
+// a subpackage's one page (a package needs a page): what it carries, per platform's markup
+const PART_PAGE = { wechat: "wxml", alipay: "axml" };
 // static imports (`import ... from "./x.js"`, `import "./x.js"`, `export ... from "./x.js"`) of a module
 const STATIC_IMPORT = /^\s*(?:(?:import|export)\s[^;]*?\bfrom\s*|import\s*)["'](\.{1,2}\/[^"']+)["']/gm;
 
@@ -111,6 +117,15 @@ export function build({ brotli = false, int8 = false, only = PLATFORMS, models =
     const built = join(dist, "wasmrt-modules.json");
     try { manifest.wasmBuiltFor = JSON.parse(readFileSync(built, "utf8")).models; } catch { /* the full modules */ }
     for (const m of parts) {
+      for (const s of m.subpackages) { // the placeholder page, where the project has none of its own
+        const page = join(app, s, "pages", "part", "part");
+        try { statSync(`${page}.js`); } catch {
+          mkdirSync(dirname(page), { recursive: true });
+          writeFileSync(`${page}.js`, "Page({});\n");
+          writeFileSync(`${page}.json`, "{}\n");
+          writeFileSync(`${page}.${PART_PAGE[platform]}`, `<view>model data: this subpackage carries part of ${m.file}</view>\n`);
+        }
+      }
       const files = m.subpackages.map((s, k) => {
         const rel = `${s}/data/${m.file}.${k}`;
         mkdirSync(join(app, s, "data"), { recursive: true });
@@ -121,6 +136,8 @@ export function build({ brotli = false, int8 = false, only = PLATFORMS, models =
     }
     for (const f of workerLib(platform)) copy(join(LIB, f), join(app, "workers/facemesh/lib", f));
     copy(join(HERE, "shared", "worker-main.js"), join(app, "workers/facemesh/worker-main.js"));
+    copy(TEACH_CORE, join(app, "workers/facemesh/teach-core.js"));
+    copy(TEACH_CORE, join(app, "lib", "teach-core.js"));
     copy(join(LIB, "vision", "lips.js"), join(app, "lib", "lips.js"));
     for (const f of PAGE_LIB) copy(join(HERE, "shared", f), join(app, "lib", f));
     writeFileSync(join(app, "lib", "models.js"),

@@ -3,12 +3,10 @@
 // and shows frame and lips together, with per-stage times. With gestures (?gestures=1) the Worker tracks a hand
 // too, and an open palm puts on the next colour.
 // Tests drive it through window.tryon (see tests/test_tryon.py).
-import { getPixels } from "../../js_bindings/src/image.js";
 import { describeVariant } from "../../js_bindings/src/variants.js";
 import * as vision from "../../js_bindings/vision/index.js";
+import { $, bindVariantSelect, cameraSource, frameGrabber, params, samplePhoto, showError, workerClient } from "./page-kit.js";
 
-const $ = (id) => document.getElementById(id);
-const params = new URLSearchParams(location.search);
 const SWATCHES = ["#c2185b", "#d32f2f", "#ad1457", "#8e24aa", "#e57373", "#ff7043", "#6d4c41", "#5d4037"];
 const CLIP_FRAMES = 48, CLIP_SIZE = 384;
 const canvas = $("view");
@@ -21,32 +19,11 @@ const GESTURE_ACTIONS = { open_palm: () => selectColor(SWATCHES[(SWATCHES.indexO
 
 // -- the worker ---------------------------------------------------------------------------------------------
 
-const worker = new Worker(new URL("./tryon-worker.js", import.meta.url), { type: "module" });
-const pending = new Map();
-let nextId = 1;
-worker.onmessage = ({ data: { id, ok, result, error } }) => {
-  const p = pending.get(id);
-  pending.delete(id);
-  if (ok) p.resolve(result); else p.reject(new Error(error));
-};
-worker.onerror = (e) => showError(`the worker failed: ${e.message}`);
-const call = (op, args, transfer = []) => new Promise((resolve, reject) => {
-  const id = nextId++;
-  pending.set(id, { resolve, reject });
-  worker.postMessage({ id, op, args }, transfer);
-});
+const { call } = workerClient(new URL("./tryon-worker.js", import.meta.url));
 
 // -- sources: each gives the next frame as ImageData-like RGBA pixels ------------------------------------------
 
-let astronautPixels = null;
-async function astronaut() {
-  if (!astronautPixels) {
-    const res = await fetch(new URL("./samples/astronaut.png", import.meta.url));
-    if (!res.ok) throw new Error("samples/astronaut.png is missing: start the page with `wasmrt demo`, which copies it");
-    astronautPixels = await getPixels(await res.blob());
-  }
-  return astronautPixels;
-}
+const astronaut = () => samplePhoto("astronaut.png");
 
 const clipCache = [];
 const SOURCES = {
@@ -66,20 +43,7 @@ const SOURCES = {
       },
     };
   },
-  async camera() {
-    if (!navigator.mediaDevices?.getUserMedia) throw new Error("no camera API here (it needs https or localhost)");
-    const video = $("video");
-    const stream = await navigator.mediaDevices.getUserMedia({ video: { facingMode: "user", width: 640, height: 480 }, audio: false });
-    video.srcObject = stream;
-    await video.play();
-    return {
-      note: "your camera (mirrored); frames stay on this device",
-      mirror: true,
-      video,
-      stop: () => stream.getTracks().forEach((tr) => tr.stop()),
-      next: () => video, // read through the grab canvas
-    };
-  },
+  camera: () => cameraSource("your camera (mirrored); frames stay on this device"),
 };
 
 // -- per-stage statistics --------------------------------------------------------------------------------------
@@ -115,19 +79,7 @@ function showStats() {
 // are recoloured in those same pixels, which are then put on the visible canvas in one step (with the mesh, if
 // shown). Nothing else draws on it, so every frame the browser displays carries its lipstick.
 
-const grab = document.createElement("canvas"); // video frames are read through this one, never shown
-const grabCtx = grab.getContext("2d", { willReadFrequently: true });
-
-/** The source's frame as an ImageData this frame owns (sources reuse their pixels; the worker takes these). */
-function framePixels(frame) {
-  if (frame instanceof HTMLVideoElement) {
-    const w = frame.videoWidth, h = frame.videoHeight;
-    if (grab.width !== w || grab.height !== h) Object.assign(grab, { width: w, height: h });
-    grabCtx.drawImage(frame, 0, 0, w, h);
-    return grabCtx.getImageData(0, 0, w, h);
-  }
-  return new ImageData(new Uint8ClampedArray(frame.data), frame.width, frame.height);
-}
+const framePixels = frameGrabber(); // video frames are read through its canvas, never shown
 
 function drawMesh(face) {
   ctx.fillStyle = "rgba(0, 230, 118, 0.9)";
@@ -213,14 +165,6 @@ function stop() {
   state.generation++;
 }
 
-function showError(e) {
-  const el = $("error");
-  el.hidden = false;
-  el.textContent = String(e?.message ?? e);
-  $("status").dataset.state = "error";
-  $("status").textContent = "stopped by the error below";
-}
-
 // -- controls --------------------------------------------------------------------------------------------------
 
 function buildControls() {
@@ -242,8 +186,7 @@ function buildControls() {
   for (const b of document.querySelectorAll("#sources button")) {
     b.onclick = () => ready.then(() => setSource(b.dataset.source)).catch(showError);
   }
-  $("variant").value = params.get("variant") ?? "auto";
-  $("variant").onchange = (e) => { params.set("variant", e.target.value); location.search = params.toString(); };
+  bindVariantSelect();
   $("refine").checked = params.get("refine") === "1";
   $("refine").onchange = (e) => { params.set("refine", e.target.checked ? "1" : "0"); location.search = params.toString(); };
   $("int8").checked = params.get("int8") === "1";

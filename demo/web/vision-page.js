@@ -1,34 +1,22 @@
 // What the segmentation and hands pages share: the sources (camera, photo, a clip made from the photo), the frame
 // loop, where the pipeline runs (in a Worker, or on the page's thread: ?worker=0, the page's toggle) and the
 // per-frame timings. Each page gives its pipeline's kind, how to draw a result and which timings to show.
-import { getPixels } from "../../js_bindings/src/image.js";
 import { describeVariant } from "../../js_bindings/src/variants.js";
 import { clipFrame } from "../../js_bindings/vision/index.js";
+import { $, bindVariantSelect, cameraSource, frameGrabber, params, samplePhoto, showError, workerClient } from "./page-kit.js";
 import { createPipeline } from "./vision-run.js";
 
-export const $ = (id) => document.getElementById(id);
-export const params = new URLSearchParams(location.search);
+export { $, params };
 const CLIP_FRAMES = 48, CLIP_SIZE = 384;
 
 // -- where the pipeline runs: the same calls either way ---------------------------------------------------------
 
 function inWorker() {
-  const worker = new Worker(new URL("./vision-worker.js", import.meta.url), { type: "module" });
-  const pending = new Map();
-  let nextId = 1;
-  worker.onmessage = ({ data: { id, ok, result, error } }) => {
-    const p = pending.get(id);
-    pending.delete(id);
-    if (ok) p.resolve(result); else p.reject(new Error(error));
-  };
-  const call = (op, args, transfer = []) => new Promise((resolve, reject) => {
-    const id = nextId++;
-    pending.set(id, { resolve, reject });
-    worker.postMessage({ id, op, args }, transfer);
-  });
+  let onFailure = showError;
+  const { call } = workerClient(new URL("./vision-worker.js", import.meta.url), (e) => onFailure(e));
   return {
     where: "worker",
-    onError: (f) => { worker.onerror = (e) => f(new Error(`the worker failed: ${e.message}`)); },
+    onError: (f) => { onFailure = f; },
     init: (kind, options) => call("init", { kind, options }),
     async frame(img) {
       const { width, height } = img;
@@ -59,25 +47,15 @@ function onPage() {
 
 // -- sources: each gives the next frame (RGBA pixels, or the video element) -------------------------------------
 
-const photoCache = new Map();
-async function photo(file) {
-  if (!photoCache.has(file)) {
-    const res = await fetch(new URL(`./samples/${file}`, import.meta.url));
-    if (!res.ok) throw new Error(`samples/${file} is missing: start the page with \`wasmrt demo\`, which copies it`);
-    photoCache.set(file, await getPixels(await res.blob()));
-  }
-  return photoCache.get(file);
-}
-
 function sources(file, note) {
   const clip = [];
   return {
     async photo() {
-      const img = await photo(file);
+      const img = await samplePhoto(file);
       return { note, next: () => img, mirror: false };
     },
     async clip() {
-      const img = await photo(file);
+      const img = await samplePhoto(file);
       let t = 0;
       return {
         note: `a ${CLIP_FRAMES}-frame clip made from the photo (moving, turning, zooming)`,
@@ -88,19 +66,7 @@ function sources(file, note) {
         },
       };
     },
-    async camera() {
-      if (!navigator.mediaDevices?.getUserMedia) throw new Error("no camera API here (it needs https or localhost)");
-      const video = $("video");
-      const stream = await navigator.mediaDevices.getUserMedia({ video: { facingMode: "user", width: 640, height: 480 }, audio: false });
-      video.srcObject = stream;
-      await video.play();
-      return {
-        note: "your camera (shown mirrored); frames stay on this device",
-        mirror: true,
-        stop: () => stream.getTracks().forEach((tr) => tr.stop()),
-        next: () => video,
-      };
-    },
+    camera: () => cameraSource(),
   };
 }
 
@@ -145,18 +111,7 @@ export function startPage({ kind, photo: { file, note }, stages, draw, describe 
     for (const k of Object.keys(rows)) if (k !== "fps") $(`s-${k}`).textContent = fmt(s[k]);
   }
 
-  const grab = document.createElement("canvas");
-  const grabCtx = grab.getContext("2d", { willReadFrequently: true });
-  /** The source's frame as an ImageData this frame owns (the worker takes its buffer). */
-  function framePixels(frame) {
-    if (frame instanceof HTMLVideoElement) {
-      const w = frame.videoWidth, h = frame.videoHeight;
-      if (grab.width !== w || grab.height !== h) Object.assign(grab, { width: w, height: h });
-      grabCtx.drawImage(frame, 0, 0, w, h);
-      return grabCtx.getImageData(0, 0, w, h);
-    }
-    return new ImageData(new Uint8ClampedArray(frame.data), frame.width, frame.height);
-  }
+  const framePixels = frameGrabber();
 
   async function processFrame(img, gen = state.generation) {
     const t0 = performance.now();
@@ -214,21 +169,13 @@ export function startPage({ kind, photo: { file, note }, stages, draw, describe 
     state.generation++;
   }
 
-  function showError(e) {
-    const el = $("error");
-    el.hidden = false;
-    el.textContent = String(e?.message ?? e);
-    $("status").dataset.state = "error";
-    $("status").textContent = "stopped by the error below";
-  }
   backend.onError(showError);
 
   async function start() {
     for (const b of document.querySelectorAll("#sources button")) {
       b.onclick = () => ready.then(() => setSource(b.dataset.source)).catch(showError);
     }
-    $("variant").value = params.get("variant") ?? "auto";
-    $("variant").onchange = (e) => { params.set("variant", e.target.value); location.search = params.toString(); };
+    bindVariantSelect();
     $("in-worker").checked = backend.where === "worker";
     $("in-worker").onchange = (e) => { params.set("worker", e.target.checked ? "1" : "0"); location.search = params.toString(); };
     const info = await backend.init(kind, { variant: params.get("variant") ?? "auto", ...options });

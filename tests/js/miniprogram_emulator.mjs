@@ -7,7 +7,14 @@
 //     clone across threads); in the Worker: worker.onMessage/postMessage and XXWebAssembly.instantiate(path) only
 //   - camera: createCameraContext().onCameraFrame(cb) -> listener.start()/stop(); frames {width, height, data:
 //     RGBA ArrayBuffer}, the buffer is reused (overwritten) after the callback returns
-//   - canvas type="2d" through createSelectorQuery().select("#id").node().exec(cb)
+//   - canvas type="2d" through createSelectorQuery().select("#id").node().exec(cb); createOffscreenCanvas({width,
+//     height}) with createImage() (src: a photo the album gave) and drawImage of that image at its own size
+//   - the user's files (getFileSystemManager().writeFile / readFile under USER_DATA_PATH) and storage (WeChat:
+//     setStorageSync(key, data) / getStorageSync(key), "" when absent; Alipay: setStorageSync({key, data}) /
+//     getStorageSync({key}) -> {data}), kept in `store`: pass one store to a later MiniProgram to reopen the app
+//   - the album: chooseMedia (WeChat: {tempFiles: [{tempFilePath}]}) / chooseImage (Alipay: {apFilePaths,
+//     tempFilePaths}) give the photos queued with pickPhotos(), as temporary file paths
+//   - setData({"a[1].b": v}) paths, as both hosts take them
 import { existsSync, readFileSync } from "node:fs";
 import { join, normalize } from "node:path";
 import { Worker } from "node:worker_threads";
@@ -29,11 +36,32 @@ class Canvas2D {
     }
     c.puts++;
   }
+  drawImage(img, x, y, w = img.width, h = img.height) {
+    if (!(img instanceof EmulatedImage) || !img._pixels || x !== 0 || y !== 0 || w !== img.width || h !== img.height) {
+      throw new Error("emulator: drawImage of a loaded createImage() image at (0, 0), its own size, only");
+    }
+    this.putImageData({ width: w, height: h, data: img._pixels }, 0, 0);
+  }
   getImageData(x, y, w, h) {
     const img = this.createImageData(w, h), c = this.canvas;
     for (let r = 0; r < h; r++) img.data.set(c.pixels.subarray(((y + r) * c.width + x) * 4, ((y + r) * c.width + x + w) * 4), r * w * 4);
     return img;
   }
+}
+
+/** An image of createImage(): src is a temporary path of a photo the album gave (its RGBA pixels). */
+class EmulatedImage {
+  constructor(photos) { this._photos = photos; this.width = 0; this.height = 0; this.onload = null; this.onerror = null; }
+  set src(path) {
+    this._src = path;
+    setTimeout(() => {
+      const p = this._photos.get(path);
+      if (!p) { this.onerror?.({ errMsg: `image: cannot load ${path}` }); return; }
+      Object.assign(this, { width: p.width, height: p.height, _pixels: p.data });
+      this.onload?.();
+    }, 0);
+  }
+  get src() { return this._src; }
 }
 
 class CanvasNode {
@@ -46,12 +74,14 @@ class CanvasNode {
   getContext(kind) { if (kind !== "2d") throw new Error(`canvas: only "2d" here, not ${kind}`); return (this._ctx ??= new Canvas2D(this)); }
 }
 
+let pageOpens = 0;
+
 export class MiniProgram {
   /**
    * platform: "wechat" | "alipay"; root: the built project (app.json); device: {simd, brotli, ios, instantiate:
    * "path" | "bytes", instantiateResult: "instance" | "object"}.
    */
-  constructor({ platform, root, device = {} }) {
+  constructor({ platform, root, device = {}, store = { files: new Map(), storage: new Map() } }) {
     this.platform = platform;
     this.p = PLATFORM[platform];
     this.root = root;
@@ -62,6 +92,10 @@ export class MiniProgram {
     this.worker = null;
     this.canvases = { out: new CanvasNode() };
     this.cameraCallbacks = [];
+    this.store = store;
+    this.album = []; // photos the next chooseMedia / chooseImage gives
+    this.photos = new Map(); // temporary path -> pixels
+    this.nextTemp = 1;
     this.api = this._api();
   }
 
@@ -70,7 +104,11 @@ export class MiniProgram {
   _read(filePath, encoding) {
     const fail = (why) => { throw Object.assign(new Error(`readFile:fail ${why}, open ${filePath}`), { errMsg: `readFile:fail ${why}, open ${filePath}` }); };
     if (typeof filePath !== "string") fail("invalid filePath");
-    if (filePath.startsWith(this.p.userData)) fail("no such file or directory");
+    if (filePath.startsWith(this.p.userData)) {
+      const b = this.store.files.get(filePath);
+      if (!b) fail("no such file or directory");
+      return b.slice(0); // a fresh ArrayBuffer
+    }
     if (/^[a-z][a-z0-9+.-]*:/i.test(filePath)) fail("permission denied");
     const rel = normalize(filePath.replace(/^\/+/, ""));
     if (rel.startsWith("..")) fail("permission denied");
@@ -93,11 +131,34 @@ export class MiniProgram {
         }, 0);
       },
       readFileSync: (filePath, encoding) => this._read(filePath, encoding),
+      writeFile: ({ filePath, data, success, fail, complete }) => {
+        setTimeout(() => {
+          if (typeof filePath !== "string" || !filePath.startsWith(this.p.userData + "/")) {
+            const res = { errMsg: `writeFile:fail permission denied, open ${filePath}` };
+            fail?.(res); complete?.(res); return;
+          }
+          if (!(data instanceof ArrayBuffer)) { fail?.({ errMsg: "writeFile:fail data must be an ArrayBuffer here" }); complete?.(); return; }
+          this.store.files.set(filePath, data.slice(0));
+          const res = { errMsg: "writeFile:ok" };
+          success?.(res); complete?.(res);
+        }, 0);
+      },
     };
+    const photoPaths = (n) => this.album.splice(0, n).map((p) => {
+      const path = `${this.p.userData.split(":")[0]}://tmp/photo-${this.nextTemp++}.png`;
+      this.photos.set(path, p);
+      return path;
+    });
+    const later = (fn) => setTimeout(fn, 0);
     const api = {
       env: { USER_DATA_PATH: this.p.userData },
       getFileSystemManager: () => fsm,
       createWorker: (scriptPath) => this._createWorker(scriptPath),
+      createOffscreenCanvas: ({ width = 300, height = 150 } = {}) => {
+        const c = new CanvasNode(width, height);
+        c.createImage = () => new EmulatedImage(this.photos);
+        return c;
+      },
       createCameraContext: () => ({
         onCameraFrame: (cb) => {
           const entry = { cb, on: false };
@@ -114,6 +175,23 @@ export class MiniProgram {
         return chain;
       },
     };
+    if (this.platform === "wechat") {
+      api.setStorageSync = (key, data) => { this.store.storage.set(key, structuredClone(data)); };
+      api.getStorageSync = (key) => (this.store.storage.has(key) ? structuredClone(this.store.storage.get(key)) : "");
+      api.chooseMedia = ({ count = 9, success, fail }) => later(() => {
+        const paths = photoPaths(count);
+        if (!paths.length) return fail?.({ errMsg: "chooseMedia:fail cancel" });
+        success?.({ type: "image", tempFiles: paths.map((tempFilePath) => ({ tempFilePath, fileType: "image" })) });
+      });
+    } else {
+      api.setStorageSync = ({ key, data }) => { this.store.storage.set(key, structuredClone(data)); };
+      api.getStorageSync = ({ key }) => ({ data: this.store.storage.has(key) ? structuredClone(this.store.storage.get(key)) : null });
+      api.chooseImage = ({ count = 9, success, fail }) => later(() => {
+        const paths = photoPaths(count);
+        if (!paths.length) return fail?.({ error: 11, errorMessage: "user cancelled" });
+        success?.({ apFilePaths: paths, tempFilePaths: paths });
+      });
+    }
     if (this.platform === "wechat") {
       api.loadSubpackage = ({ name, success, fail, complete }) => {
         setTimeout(() => {
@@ -156,16 +234,28 @@ export class MiniProgram {
     if (this.platform === "alipay") { // preloadRule downloads these subpackages when the page opens
       for (const name of this.app.preloadRule?.[pagePath]?.packages ?? []) this.loaded.add(name);
     }
-    await import(new URL(`file://${join(this.root, pagePath)}.js`).href);
+    // a page opened again (the mini-program reopened) runs its module again, as a fresh start of the app would
+    await import(`${new URL(`file://${join(this.root, pagePath)}.js`).href}?open=${++pageOpens}`);
     if (!options) throw new Error(`${pagePath}.js did not call Page()`);
     const page = Object.create(options);
     page.data = structuredClone(options.data ?? {});
-    page.setData = (patch, cb) => { Object.assign(page.data, structuredClone(patch)); cb?.(); };
+    page.setData = (patch, cb) => {
+      for (const [path, value] of Object.entries(structuredClone(patch))) {
+        const keys = path.replace(/\[(\d+)\]/g, ".$1").split(".");
+        let o = page.data;
+        for (const k of keys.slice(0, -1)) o = o[k] ??= {};
+        o[keys[keys.length - 1]] = value;
+      }
+      cb?.();
+    };
     page.route = pagePath;
     page.onLoad?.({});
     page.onReady?.();
     return page;
   }
+
+  /** Queue photos ({width, height, data: RGBA}) for the next album pick. */
+  pickPhotos(photos) { this.album.push(...photos); }
 
   /** Deliver one camera frame (RGBA bytes) to the listeners; the buffer is reused afterwards, as on devices. */
   cameraFrame(rgba, width, height) {

@@ -42,6 +42,7 @@ SAMPLES_DIR = ROOT / "demo" / "web" / "samples"  # a checkout copies them from s
 PAGE = "/demo/web/"
 PAGES = {"model playground": PAGE, "lipstick try-on": PAGE + "tryon.html",
          "background replacement": PAGE + "segment.html", "hand tracking and gestures": PAGE + "hands.html",
+         "teach the camera": PAGE + "teach.html",
          "speed, native vs wasm": PAGE + "speed.html", "Python in the page": PAGE + "pyodide.html"}
 SPEED_MODELS = ("mobilenet_v2", "efficientnet_lite0", "face_landmark")  # the speed page's choice (models/*.wrt)
 MAX_ROUNDS, MAX_WARMUP = 200, 50  # a request must not keep the server busy for minutes

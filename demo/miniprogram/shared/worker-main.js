@@ -8,13 +8,20 @@
 //                  {type: "segment", id, width, height, data, background: {mode: "color" | "blur", color, radius}}
 //                  {type: "landmarks", refine, landmark: ArrayBuffer} (another landmark model: with refine, the
 //                   attention mesh: 478 points with refined lips and irises)
+//                  {type: "teach", id, op, args}: the teach page (teach-core.js, with the feature model given to init
+//                   as features: ArrayBuffer): op "add" {width, height, data} -> sample id, "remove" {id}, "train"
+//                   {classes, samples: [{id, label}]}, "classify" {width, height, data}, "export" -> ArrayBuffer,
+//                   "use" {bytes}
 //   worker -> page {type: "ready", variant, reason} | {type: "result", id, faces, hands, ranDetector, ms}
 //                  | {type: "segmented", id, width, height, data: ArrayBuffer (RGBA), model, personShare, ms}
 //                  | {type: "landmarks", refine, points} | {type: "error", message}
+//                  | {type: "teach", id, ok, result | error}, before a train's {type: "teachProgress", id, progress}
 import { initMiniProgram } from "./lib/hosts/miniprogram.js";
+import { toTensor } from "./lib/src/image.js";
 import { FaceMesh } from "./lib/vision/facemesh.js";
 import { HandTracker } from "./lib/vision/hands.js";
 import { blurBackground, replaceBackground, SelfieSegmenter } from "./lib/vision/segment.js";
+import { Teacher } from "./teach-core.js";
 
 // Faces as plain arrays and objects: the message format every mini-program host copies faithfully.
 const plainFace = (f) => ({
@@ -29,9 +36,20 @@ const plainHand = (h) => ({
 
 export function startWorker(port, platform) {
   let rt = null, mesh = null, hands = null, segmenter = null, inFlight = Promise.resolve(); // inFlight: the frame being detected
+  let teacher = null;
+  const pixels = ({ width, height, data }) => ({ data: new Uint8Array(data), width, height });
+  const teach = {
+    add: (a) => teacher.add(pixels(a)),
+    remove: ({ id }) => teacher.remove(id),
+    train: ({ classes, samples }, progress) => teacher.train(classes, samples, progress),
+    classify: (a) => teacher.classify(pixels(a)),
+    export: () => teacher.export().buffer,
+    use: ({ bytes }) => teacher.use(bytes),
+  };
   const handlers = {
-    async init({ wasmDir, brotli, detector, landmark, palm, hand, selfie, wasmBytes }) {
+    async init({ wasmDir, brotli, detector, landmark, palm, hand, selfie, features, wasmBytes }) {
       rt = await initMiniProgram({ platform, wasmDir, brotli, wasmBytes });
+      if (features) teacher = await Teacher.create(rt, features, toTensor);
       if (detector && landmark) {
         mesh = new FaceMesh(rt.loadBytes(detector, { name: "face_detector" }), rt.loadBytes(landmark, { name: "face_landmark" }));
       }
@@ -79,6 +97,15 @@ export function startWorker(port, platform) {
       const bytes = new Uint8Array(out.data.buffer, out.data.byteOffset, out.data.length).slice().buffer;
       return { type: "segmented", id, width, height, data: bytes, model, personShare: person / mask.data.length,
         ms: { ...ms, composite: Date.now() - t0 } };
+    },
+    async teach({ id, op, args }) { // errors answer the request (the page shows them), not the whole page
+      try {
+        if (!teacher || !(op in teach)) throw new Error(`teach ${op}: ${teacher ? "no such step" : "no feature model (init)"}`);
+        const result = await teach[op](args ?? {}, (progress) => port.postMessage({ type: "teachProgress", id, progress }));
+        return { type: "teach", id, ok: true, result };
+      } catch (e) {
+        return { type: "teach", id, ok: false, error: `${e?.name ?? "Error"}: ${e?.message ?? e}` };
+      }
     },
     reset() { mesh?.reset(); hands?.reset(); segmenter?.reset(); return { type: "reset" }; },
   };

@@ -1,0 +1,3 @@
+import { createTeachPage } from "../../lib/teach-page.js";
+
+Page(createTeachPage(wx, { platform: "wechat" }));
