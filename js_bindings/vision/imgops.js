@@ -129,9 +129,10 @@ export class EngineOps {
 
   /**
    * composite (segment.js) on {data, width, height, channels} images: a new image with the frame's byte type.
-   * bg: an image, or [r, g, b] (an RGBA fill in wasm memory, not an image built in JS and copied).
+   * bg: an image, or [r, g, b] (an RGBA fill in wasm memory, not an image built in JS and copied). out: the bytes
+   * to write the result into (checked by the caller), else a new array.
    */
-  composite(fg, m, bg) {
+  composite(fg, m, bg, out = null) {
     const W = fg.width, H = fg.height, n = W * H, fb = n * fg.channels, colour = Array.isArray(bg);
     const bc = colour ? 4 : bg.channels, bb = n * bc;
     return this._with([fb, n * 4, bb, fb], ([f, mk, b, o]) => {
@@ -144,7 +145,7 @@ export class EngineOps {
         hb = this._put(b, bg.data, bb);
       }
       this._check(this.rt._call(() => this.ex.wrt_img_composite(f, hf, fg.channels, mk, hm, b, hb, bc, W, H, o, fb)));
-      const data = new fg.data.constructor(fb);
+      const data = out ?? new fg.data.constructor(fb);
       data.set(this._bytes(o, fb));
       return { data, width: W, height: H, channels: fg.channels };
     });
