@@ -115,15 +115,19 @@ export class EngineOps {
     });
   }
 
-  /** resizeMask then smooth (a segmenter's frame) in one visit to wasm memory: Float32Array(width*height). */
-  maskFrame(small, w, h, width, height, previous, ratio) {
+  /** resizeMask then smooth (a segmenter's frame) in one visit to wasm memory: Float32Array(width*height), or `out`
+   * (which may be `previous`: that is read first). */
+  maskFrame(small, w, h, width, height, previous, ratio, out = undefined) {
     const n = width * height, nIn = w * h * 4, usePrev = previous && ratio > 0 && previous.length === n;
     return this._with([nIn, n * 4, usePrev ? n * 4 : 0], ([src, dst, p]) => {
       const have = this._putF32(src, small, w * h);
       this._check(this.rt._call(() => this.ex.wrt_img_resize_mask(src, have, w, h, dst, n * 4, width, height)));
       if (usePrev) this._putF32(p, previous, n);
       this._check(this.rt._call(() => this.ex.wrt_img_smooth(dst, usePrev ? p : 0, dst, n, ratio, ...SMOOTHING_POLY)));
-      return new Float32Array(this.ex.memory.buffer, dst, n).slice();
+      const view = new Float32Array(this.ex.memory.buffer, dst, n);
+      if (!out) return view.slice();
+      out.set(view);
+      return out;
     });
   }
 

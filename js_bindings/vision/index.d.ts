@@ -244,7 +244,9 @@ export interface SelfieSegmenterOptions {
 export class SelfieSegmenter {
   static create(rt: ModelLoader, options?: SelfieSegmenterOptions): Promise<SelfieSegmenter>;
   constructor(runners: Partial<Record<SelfieModel, RunnableModel>>, options?: SelfieSegmenterOptions);
-  segment(image: Pixels): Promise<{ mask: Mask; model: SelfieModel; ms: { model: number; post: number; total: number } }>;
+  /** options.out: a Float32Array (width x height) that receives the mask, e.g. one reused frame after frame. */
+  segment(image: Pixels, options?: { out?: Float32Array }
+  ): Promise<{ mask: Mask; model: SelfieModel; ms: { model: number; post: number; total: number } }>;
   rawMask(image: Pixels): Promise<Mask & { model: SelfieModel }>;
   reset(): void;
   release(): Promise<void>;

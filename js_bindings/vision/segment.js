@@ -14,15 +14,14 @@ const f32 = Math.fround;
 
 export const chooseModel = (width, height) => (width > LANDSCAPE_MIN_ASPECT * height ? "landscape" : "general");
 
-/** Float32Array(h*w*3) in [0, 1]: the whole frame stretched to the model's input (with engine ops, into `out` if
- * given). */
+/** Float32Array(h*w*3) in [0, 1]: the whole frame stretched to the model's input (into `out` if given). */
 export function selfieInput(pixels, model, ops = null, out = undefined) {
   const spec = SELFIE_MODELS[model], { width: W, height: H } = pixels;
   if (ops) return ops.crop(pixels, W / 2, H / 2, W, H, 0, spec.width, spec.height, "zero", 0, 255, out);
   const px = sampleRect(pixels, W / 2, H / 2, W, H, 0, spec.width, spec.height, "zero");
-  const out = new Float32Array(px.length);
-  for (let i = 0; i < px.length; i++) out[i] = f32(px[i] / 255);
-  return out;
+  const input = out ?? new Float32Array(px.length);
+  for (let i = 0; i < px.length; i++) input[i] = f32(px[i] / 255);
+  return input;
 }
 
 function axis(nSrc, nDst) {
@@ -230,16 +229,26 @@ export class SelfieSegmenter {
     return { data: out[spec.output].data, width: spec.width, height: spec.height, model };
   }
 
-  /** One frame: {mask: {data: Float32Array (person confidence), width, height}, model, ms}, smoothed over frames. */
-  async segment(image) {
+  /**
+   * One frame: {mask: {data: Float32Array (person confidence), width, height}, model, ms}, smoothed over frames.
+   * options.out: a Float32Array of the frame's width x height that receives the mask (it is then mask.data), e.g. the
+   * same one frame after frame, instead of a new array each frame.
+   */
+  async segment(image, { out } = {}) {
     const pixels = pixelsOf(image, "SelfieSegmenter.segment"), t0 = now();
+    const { width: W, height: H } = pixels;
+    if (out !== undefined && !(out instanceof Float32Array && out.length === W * H)) {
+      throw new RangeError(`SelfieSegmenter.segment: options.out must be a Float32Array of ${W * H} values (the ` +
+        `frame's ${W}x${H}), got ${out?.constructor?.name ?? typeof out} of ${out?.length}`);
+    }
     const small = await this.rawMask(pixels);
     const t1 = now();
-    const ops = this.ops, { width: W, height: H } = pixels;
-    const data = ops ? ops.maskFrame(small.data, small.width, small.height, W, H, this.previous, this.smoothing)
+    const ops = this.ops;
+    const data = ops ? ops.maskFrame(small.data, small.width, small.height, W, H, this.previous, this.smoothing, out)
       : smooth(resizeMask(small.data, small.width, small.height, W, H), this.previous, this.smoothing);
-    this.previous = data;
-    const mask = { data, width: W, height: H };
+    if (out && data !== out) out.set(data);
+    this.previous = out ?? data; // the previous mask is read before out is written: out may be the last frame's
+    const mask = { data: out ?? data, width: W, height: H };
     if (ops) Object.defineProperty(mask, MASK_ENGINE, { value: ops }); // replaceBackground / blurBackground use it
     return { mask, model: small.model, ms: { model: t1 - t0, post: now() - t1, total: now() - t0 } };
   }

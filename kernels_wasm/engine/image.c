@@ -37,6 +37,7 @@ static int finite_within(double x, double lim) { return x >= -lim && x <= lim; }
 
 typedef int32_t v4i __attribute__((vector_size(16)));
 typedef uint8_t v4u8 __attribute__((vector_size(4)));
+typedef uint8_t v4u8_u __attribute__((vector_size(4), aligned(1), may_alias)); /* four bytes at any address */
 typedef float v4f __attribute__((vector_size(16)));
 typedef float v4f_u __attribute__((vector_size(16), aligned(4), may_alias)); /* four floats at any float address */
 typedef double v2d __attribute__((vector_size(16)));
@@ -83,12 +84,22 @@ static void crop_unrotated(const uint8_t* src, int width, int height, int channe
       for (int jj = 0; jj < nj; jj++) {
         const uint8_t *a = top + c0[jj], *b = top + c1[jj], *c = bot + c0[jj], *d = bot + c1[jj];
         const int32_t x0 = wx0[jj], x1 = wx1[jj];
+        int32_t v[4];
+        if (channels == 4) { /* an RGBA tap as one vector (the fourth lane computed and unused) */
+#define TAP(p) __builtin_convertvector(*(const v4u8_u*)(p), v4i)
+          const v4i s = (wy0 * (TAP(a) * x0 + TAP(b) * x1) + wy1 * (TAP(c) * x0 + TAP(d) * x1) + (1 << 9)) >> 10;
+#undef TAP
+          for (int ch = 0; ch < 3; ch++) v[ch] = s[ch];
+        } else {
+          for (int ch = 0; ch < 3; ch++) {
+            v[ch] = (wy0 * (a[ch] * x0 + b[ch] * x1) + wy1 * (c[ch] * x0 + d[ch] * x1) + (1 << 9)) >> 10;
+          }
+        }
         for (int ch = 0; ch < 3; ch++) {
-          const int32_t v = (wy0 * (a[ch] * x0 + b[ch] * x1) + wy1 * (c[ch] * x0 + d[ch] * x1) + (1 << 9)) >> 10;
           if (out_float) {
-            of[o++] = table[v];
+            of[o++] = table[v[ch]];
           } else {
-            ob[o++] = (uint8_t)v;
+            ob[o++] = (uint8_t)v[ch];
           }
         }
       }

@@ -9,7 +9,7 @@ import { fileURLToPath } from "node:url";
 import * as wasmrt from "../../js_bindings/src/index.js";
 import { EngineOps, engineOps, MASK_ENGINE } from "../../js_bindings/vision/imgops.js";
 import { sampleRect } from "../../js_bindings/vision/sample.js";
-import { blurBackground, boxBlur, composite, replaceBackground, resizeMask, smooth } from "../../js_bindings/vision/segment.js";
+import { blurBackground, boxBlur, composite, replaceBackground, resizeMask, SelfieSegmenter, smooth } from "../../js_bindings/vision/segment.js";
 
 const MODEL = readFileSync(fileURLToPath(new URL("../../models/face_detector.wrt", import.meta.url)));
 const DIST = fileURLToPath(new URL("../../wasmrt/engines/dist/", import.meta.url));
@@ -89,3 +89,24 @@ for (const variant of VARIANTS) {
     assert.ok(engineOps(rt.loadBytes(MODEL)) instanceof EngineOps);
   });
 }
+
+test("a segmenter's mask into options.out: the same masks frame after frame, engine and JS", async () => {
+  const rt = await wasmrt.init({ variant: "relaxed", wasmPaths: DIST });
+  const engine = rt.loadBytes(MODEL); // only its runtime: the segmenter's image operations run there
+  const masks = [0, 1, 2].map(() => Float32Array.from({ length: 256 * 256 }, rand));
+  const runner = () => { // the general model's masks, one per frame, in order
+    let k = 0;
+    return { _rt: engine._rt, run: async () => ({ activation_10: { data: masks[k++ % masks.length] } }) };
+  };
+  const img = image(40, 40, 4), want = [], plain = new SelfieSegmenter({ general: runner() }, { imageOps: "js" });
+  for (let f = 0; f < 3; f++) want.push((await plain.segment(img)).mask.data);
+  for (const imageOps of ["engine", "js"]) {
+    const seg = new SelfieSegmenter({ general: runner() }, { imageOps }), out = new Float32Array(40 * 40);
+    for (let f = 0; f < 3; f++) {
+      const { mask } = await seg.segment(img, { out });
+      assert.equal(mask.data, out);
+      same(out, want[f], `frame ${f} into out (${imageOps})`);
+    }
+    await assert.rejects(seg.segment(img, { out: new Float32Array(7) }), /options.out must be a Float32Array/);
+  }
+});

@@ -36,8 +36,9 @@ export async function pipelines(vision, rt, bytes, frame, sink, want = ["face", 
     if (has("hands")) hands = new vision.HandTracker(palm, landmarks, { maxHands: 2 }); // MediaPipe's default
     if (has("hand")) hand = new vision.HandTracker(palm, landmarks, { maxHands: 1 }); // the detector when lost
   }
-  // the output frames, reused frame after frame as an application's canvas buffer: the try-on's, the composited
+  // the output frames, reused frame after frame as an application's canvas buffers: the try-on's, the composited
   const canvas = new Uint8ClampedArray(frame.data.length), composited = new Uint8ClampedArray(frame.data.length);
+  const maskOut = new Float32Array(frame.width * frame.height); // the segmenter's mask, likewise
   const green = [0, 177, 64];
   async function handFrame(tracker, image) {
     const r = await tracker.detect(image);
@@ -57,7 +58,7 @@ export async function pipelines(vision, rt, bytes, frame, sink, want = ["face", 
       return faces.length;
     },
     async segment(image = frame) {
-      const { mask, ms } = await seg.segment(image);
+      const { mask, ms } = await seg.segment(image, { out: maskOut });
       const t0 = performance.now();
       vision.replaceBackground(image, mask, green, { out: composited });
       const model = sink.runs.reduce((a, [, t]) => a + t, 0);
