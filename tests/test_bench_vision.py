@@ -43,7 +43,7 @@ def page_pass(scale: float) -> dict:
         "max_rel_err": {"face_detector": 1e-6 * s, "hand_landmark": None},
         "together_1": [{"total": 50 * s}] * 3,
         "together_n": [{"total": 40 * s}] * 3,
-        "together_w": [{"total": 20 * s}] * 3,
+        "together_w": [{"total": 20 * s, "ms": {"hands": 19 * s, "face": 6 * s, "segment": 9 * s}}] * 3,
     }
 
 
@@ -59,7 +59,8 @@ def test_summary_per_run_per_frame_and_outside():
     assert seg["outside"] == [3.0, 6.0] and seg["litert"]["selfie"] == [11.0, 22.0]
     assert hands["models"]["hand_landmark"] == [16.0, 32.0] and hands["runs"]["hand_landmark"] == [8.0, 16.0]
     assert hands["outside"] == [4.0, 8.0] and hands["detector"] == [1.0, 1.0]
-    assert s["together"] == {"1": [50.0, 100.0], "n": [40.0, 80.0], "workers": [20.0, 40.0]}
+    assert s["together"] == {"1": [50.0, 100.0], "n": [40.0, 80.0], "workers": [20.0, 40.0],
+                             "worker_ms": {"hands": [19.0, 38.0], "face": [6.0, 12.0], "segment": [9.0, 18.0]}}
     assert face["parts"]["crop"] == pytest.approx([0.6, 1.2]) and hands["parts"]["crop"] == [3.0, 6.0]
     # the worst pass's cross-check; outputs that did not line up count as infinitely far
     assert s["max_rel_err"] == {"face_detector": 2e-6, "hand_landmark": math.inf}
@@ -82,6 +83,7 @@ def test_table_gives_ratios_shares_and_fps():
     assert "2 threads: 40.00 (40.00-80.00) ms = 25.0 (12.5-25.0) fps" in text
     assert ("2 Workers at once (hands tracked | face mesh try-on + segmentation; one thread each): 20.00 (20.00-40.00) "
             "ms = 50.0 (25.0-50.0) fps") in text
+    assert "in the Workers, per solution: hands tracked 19.00 (19.00-38.00) ms, face mesh try-on 6.00" in text
 
 
 def test_a_model_that_never_ran_is_not_a_zero():

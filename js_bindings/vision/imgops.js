@@ -14,6 +14,9 @@ const NAMES = ["wrt_img_crop", "wrt_img_resize_mask", "wrt_img_smooth", "wrt_img
 const cache = new WeakMap();
 const u32 = (x) => x >>> 0;
 const align = (n) => (n + 63) & ~63;
+// a byte array as a Uint8Array: copying between Uint8Array and Uint8ClampedArray goes value by value (clamping),
+// between arrays of one type as a block copy (0.05 against 0.4 ms for a 640x512 RGBA frame in Node)
+const asBytes = (a) => (a instanceof Uint8Array ? a : new Uint8Array(a.buffer, a.byteOffset, a.byteLength));
 
 /** The engine operations of the runtime a loaded model lives in, or null. */
 export function engineOps(model) {
@@ -63,7 +66,7 @@ export class EngineOps {
   // Copies up to n bytes of data to p; returns how many (the engine checks that count against the shapes).
   _put(p, data, n) {
     const src = data.length <= n ? data : data.subarray(0, n), k = src.length;
-    this._bytes(p, k).set(src instanceof Uint8Array ? src : new Uint8Array(src.buffer, src.byteOffset, k));
+    this._bytes(p, k).set(asBytes(src));
     return k;
   }
 
@@ -150,7 +153,7 @@ export class EngineOps {
       }
       this._check(this.rt._call(() => this.ex.wrt_img_composite(f, hf, fg.channels, mk, hm, b, hb, bc, W, H, o, fb)));
       const data = out ?? new fg.data.constructor(fb);
-      data.set(this._bytes(o, fb));
+      asBytes(data).set(this._bytes(o, fb));
       return { data, width: W, height: H, channels: fg.channels };
     });
   }

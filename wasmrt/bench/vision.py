@@ -131,6 +131,9 @@ def summarize(result: dict) -> dict:
             out["together"][k].append(float(np.median([f["total"] for f in p[f"together_{k}"]])))
         if p.get("together_w"):  # the solutions at the same time in Workers (pages from before them have none)
             out["together"]["workers"].append(float(np.median([f["total"] for f in p["together_w"]])))
+            for k in p["together_w"][0].get("ms", {}):  # each solution's own time in its Worker
+                out["together"].setdefault("worker_ms", {}).setdefault(k, []).append(
+                    float(np.median([f["ms"][k] for f in p["together_w"]])))
     return out
 
 
@@ -172,6 +175,10 @@ def table(s: dict, info: dict) -> str:
         groups = " | ".join(" + ".join(SOLUTIONS[k][0] for k in g) for g in info.get("worker_groups", []))
         lines.append(f"all three per frame, {len(info.get('worker_groups', [])) or '?'} Workers at once ({groups}; "
                      f"one thread each): {_spread(tw)} ms = {_spread([1000 / x for x in tw], '{:.1f}')} fps")
+        per = s["together"].get("worker_ms", {})
+        if per:
+            lines.append("  in the Workers, per solution: " + ", ".join(f"{SOLUTIONS[k][0]} {_spread(v)} ms"
+                                                                       for k, v in per.items()))
     return "\n".join(lines)
 
 
