@@ -212,7 +212,7 @@ def run_vision(args: argparse.Namespace, warmup: int, rounds: int, passes: int) 
     out = Path(args.output) if args.output else WORK / f"vision-{stamp}.json"
     save_json(out, {"created": stamp, "host": host, "frame": vision["frame"], "models": vision["models"],
                     "settings": {"warmup": warmup, "rounds": rounds, "passes": passes, "threads": threads,
-                                 "idle_ms": IDLE_MS},
+                                 "idle_ms": IDLE_MS, "load_average": [load[0], os.getloadavg()[0]]},
                     "info": res["info"], "summary": s, "raw": res, "notes": notes})
     print(f"results: {out}")
     bad = [n for n, e in s["max_rel_err"].items() if not e <= MAX_REL_ERR]
