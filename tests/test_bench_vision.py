@@ -43,6 +43,7 @@ def page_pass(scale: float) -> dict:
         "max_rel_err": {"face_detector": 1e-6 * s, "hand_landmark": None},
         "together_1": [{"total": 50 * s}] * 3,
         "together_n": [{"total": 40 * s}] * 3,
+        "together_w": [{"total": 20 * s, "ms": {"hands": 19 * s, "face": 6 * s, "segment": 9 * s}}] * 3,
     }
 
 
@@ -58,7 +59,8 @@ def test_summary_per_run_per_frame_and_outside():
     assert seg["outside"] == [3.0, 6.0] and seg["litert"]["selfie"] == [11.0, 22.0]
     assert hands["models"]["hand_landmark"] == [16.0, 32.0] and hands["runs"]["hand_landmark"] == [8.0, 16.0]
     assert hands["outside"] == [4.0, 8.0] and hands["detector"] == [1.0, 1.0]
-    assert s["together"] == {"1": [50.0, 100.0], "n": [40.0, 80.0]}
+    assert s["together"] == {"1": [50.0, 100.0], "n": [40.0, 80.0], "workers": [20.0, 40.0],
+                             "worker_ms": {"hands": [19.0, 38.0], "face": [6.0, 12.0], "segment": [9.0, 18.0]}}
     assert face["parts"]["crop"] == pytest.approx([0.6, 1.2]) and hands["parts"]["crop"] == [3.0, 6.0]
     # the worst pass's cross-check; outputs that did not line up count as infinitely far
     assert s["max_rel_err"] == {"face_detector": 2e-6, "hand_landmark": math.inf}
@@ -66,7 +68,7 @@ def test_summary_per_run_per_frame_and_outside():
 
 def test_table_gives_ratios_shares_and_fps():
     s = vision.summarize({"passes": [page_pass(1.0), page_pass(1.0), page_pass(2.0)], "info": {}})
-    text = vision.table(s, {"threads": 2})
+    text = vision.table(s, {"threads": 2, "worker_groups": [["hands"], ["face", "segment"]]})
     two, one = text.split("1 hand tracked")  # the solutions up to hands tracked with maxHands 2; maxHands 1
     rows = {line.split()[0]: line for line in two.splitlines() if line.strip()}
     assert rows["face_detector"].endswith("0.50 (0.50-0.50)")  # alone: 4.4 / 8.8
@@ -79,6 +81,9 @@ def test_table_gives_ratios_shares_and_fps():
     assert "8.00 (8.00-16.00)" in ones["hand_landmark"] and "0% (0%-0%)" in ones["detector"]
     assert "20.0 (10.0-20.0) fps" in text  # together, one thread: 50 ms a frame, 100 in the slow pass
     assert "2 threads: 40.00 (40.00-80.00) ms = 25.0 (12.5-25.0) fps" in text
+    assert ("2 Workers at once (hands tracked | face mesh try-on + segmentation; one thread each): 20.00 (20.00-40.00) "
+            "ms = 50.0 (25.0-50.0) fps") in text
+    assert "in the Workers, per solution: hands tracked 19.00 (19.00-38.00) ms, face mesh try-on 6.00" in text
 
 
 def test_a_model_that_never_ran_is_not_a_zero():
@@ -115,5 +120,6 @@ def test_vision_bench_in_chromium(tmp_path, capsys):
     assert all(f["detector"] is False for f in p["solutions"]["face"])  # tracked since the warm-up frame
     assert set(p["litert"]) == set(p["alone"]) == {*vision.MODELS, "selfie"}
     assert all(0 <= e <= vision.MAX_REL_ERR for e in p["max_rel_err"].values()), p["max_rel_err"]
-    assert len(p["together_1"]) == len(p["together_n"]) == 2
+    assert len(p["together_1"]) == len(p["together_n"]) == len(p["together_w"]) == 2
+    assert doc["info"]["worker_groups"] == [["hands"], ["face", "segment"]]
     assert "hands tracked" in printed and "2 threads" in printed

@@ -95,6 +95,9 @@ def describe_run(doc: dict[str, Any]) -> tuple[str, str, str]:
     created = doc.get("created", "")
     date = f"{created[:4]}-{created[4:6]}-{created[6:8]}" if re.match(r"\d{8}", created) else "-"
     s = doc.get("settings")
+    if doc.get("kind") == "vision":  # wasmrt bench --vision: the solutions per frame (its figures are the values)
+        load = " -> ".join(f"{s[k]:.2f}" for k in ("load_average_start", "load_average_end") if k in s)
+        return date, f"bench --vision, {s['rounds']} frames x {s['passes']} passes, frame {s['frame']}", load
     if s is None:  # a GPU run
         parts = [doc.get("adapter", ""), f"storage {doc.get('storage', 'f32')}",
                  f"{doc.get('rounds')} rounds x {doc.get('passes')} passes"]

@@ -244,18 +244,26 @@ export interface SelfieSegmenterOptions {
 export class SelfieSegmenter {
   static create(rt: ModelLoader, options?: SelfieSegmenterOptions): Promise<SelfieSegmenter>;
   constructor(runners: Partial<Record<SelfieModel, RunnableModel>>, options?: SelfieSegmenterOptions);
-  segment(image: Pixels): Promise<{ mask: Mask; model: SelfieModel; ms: { model: number; post: number; total: number } }>;
+  /** options.out: a Float32Array (width x height) that receives the mask, e.g. one reused frame after frame. */
+  segment(image: Pixels, options?: { out?: Float32Array }
+  ): Promise<{ mask: Mask; model: SelfieModel; ms: { model: number; post: number; total: number } }>;
   rawMask(image: Pixels): Promise<Mask & { model: SelfieModel }>;
   reset(): void;
   release(): Promise<void>;
 }
 
 type Background = Pixels | [number, number, number] | string;
+/** out: write the result into these bytes (the frame's size and channels; the frame's own data composites in place)
+ * instead of a new array, e.g. one buffer reused frame after frame. */
+export interface CompositeOptions { out?: Uint8Array | Uint8ClampedArray }
 /** The frame where the mask says person, the background (image of the frame's size, [r, g, b] or "#rrggbb") elsewhere. */
-export function replaceBackground(frame: Pixels, mask: Mask | Float32Array, background: Background): Composited;
+export function replaceBackground(frame: Pixels, mask: Mask | Float32Array, background: Background,
+  options?: CompositeOptions): Composited;
 /** The background box-blurred (2 passes of radius, default 8), the person kept. */
-export function blurBackground(frame: Pixels, mask: Mask | Float32Array, options?: { radius?: number }): Composited;
-export function composite(frame: Pixels, mask: Mask | Float32Array, background: Pixels): Composited;
+export function blurBackground(frame: Pixels, mask: Mask | Float32Array,
+  options?: { radius?: number } & CompositeOptions): Composited;
+export function composite(frame: Pixels, mask: Mask | Float32Array, background: Pixels, options?: CompositeOptions
+): Composited;
 export function boxBlur(frame: Pixels, radius?: number, passes?: number): Composited;
 /** Canvas helper: composites and draws the result at (0, 0) with putImageData. */
 export function drawSegmented(ctx: CanvasRenderingContext2D | OffscreenCanvasRenderingContext2D, frame: Pixels,

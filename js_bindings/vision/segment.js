@@ -14,14 +14,14 @@ const f32 = Math.fround;
 
 export const chooseModel = (width, height) => (width > LANDSCAPE_MIN_ASPECT * height ? "landscape" : "general");
 
-/** Float32Array(h*w*3) in [0, 1]: the whole frame stretched to the model's input. */
-export function selfieInput(pixels, model, ops = null) {
+/** Float32Array(h*w*3) in [0, 1]: the whole frame stretched to the model's input (into `out` if given). */
+export function selfieInput(pixels, model, ops = null, out = undefined) {
   const spec = SELFIE_MODELS[model], { width: W, height: H } = pixels;
-  if (ops) return ops.crop(pixels, W / 2, H / 2, W, H, 0, spec.width, spec.height, "zero", 0, 255);
+  if (ops) return ops.crop(pixels, W / 2, H / 2, W, H, 0, spec.width, spec.height, "zero", 0, 255, out);
   const px = sampleRect(pixels, W / 2, H / 2, W, H, 0, spec.width, spec.height, "zero");
-  const out = new Float32Array(px.length);
-  for (let i = 0; i < px.length; i++) out[i] = f32(px[i] / 255);
-  return out;
+  const input = out ?? new Float32Array(px.length);
+  for (let i = 0; i < px.length; i++) input[i] = f32(px[i] / 255);
+  return input;
 }
 
 function axis(nSrc, nDst) {
@@ -74,19 +74,32 @@ const maskEngine = (mask) => (mask && !ArrayBuffer.isView(mask) ? mask[MASK_ENGI
 /** 8-bit alpha of a mask value: floor(clip(m, 0, 1) * 255 + 0.5); NaN: 0 (background). */
 export const alpha8 = (m) => Math.floor((m > 0 ? (m < 1 ? m : 1) : 0) * 255 + 0.5);
 
+// options.out: the bytes to write the result into (the frame's channels, its size; the frame's own data composites in
+// place), so a frame loop need not allocate a frame's worth of memory each time
+function outOf(out, fg, who) {
+  if (out === undefined || out === null) return null;
+  const n = fg.width * fg.height * fg.channels;
+  if (!(out instanceof Uint8Array || out instanceof Uint8ClampedArray) || out.length !== n) {
+    throw new RangeError(`${who}: options.out must be a Uint8Array or Uint8ClampedArray of ${n} bytes (the frame's ` +
+      `${fg.width}x${fg.height}x${fg.channels}), got ${out?.constructor?.name ?? typeof out} of ${out?.length}`);
+  }
+  return out;
+}
+
 /**
  * The frame where the mask says person, the background elsewhere: a new {data, width, height, channels} (the
- * frame's byte type and channels; an RGBA frame keeps its alpha). background: an image of the frame's size.
+ * frame's byte type and channels; an RGBA frame keeps its alpha), or with options.out that array as its data.
+ * background: an image of the frame's size.
  */
-export function composite(frame, mask, background) {
+export function composite(frame, mask, background, { out } = {}) {
   const fg = pixelsOf(frame, "composite"), bg = pixelsOf(background, "composite"), m = maskData(mask);
   if (bg.width !== fg.width || bg.height !== fg.height || !m || m.length !== fg.width * fg.height) {
     throw new RangeError(`composite: frame ${fg.width}x${fg.height}, mask of ${m?.length} values and background ` +
       `${bg.width}x${bg.height} differ in size`);
   }
-  const ops = maskEngine(mask);
-  if (ops) return ops.composite(fg, m, bg);
-  const C = fg.channels, B = bg.channels, data = new fg.data.constructor(fg.width * fg.height * C);
+  const into = outOf(out, fg, "composite"), ops = maskEngine(mask);
+  if (ops) return ops.composite(fg, m, bg, into);
+  const C = fg.channels, B = bg.channels, data = into ?? new fg.data.constructor(fg.width * fg.height * C);
   for (let p = 0; p < m.length; p++) {
     const a = alpha8(m[p]);
     for (let k = 0; k < 3; k++) data[p * C + k] = Math.floor((fg.data[p * C + k] * a + bg.data[p * B + k] * (255 - a) + 127) / 255);
@@ -95,16 +108,18 @@ export function composite(frame, mask, background) {
   return { data, width: fg.width, height: fg.height, channels: C };
 }
 
-/** background: an image of the frame's size, an [r, g, b] colour or a "#rrggbb" string. */
-export function replaceBackground(frame, mask, background) {
+/** background: an image of the frame's size, an [r, g, b] colour or a "#rrggbb" string. options.out: as composite's. */
+export function replaceBackground(frame, mask, background, options = {}) {
   if (Array.isArray(background) || typeof background === "string") {
     const fg = pixelsOf(frame, "replaceBackground"), rgb = parseColor(background), ops = maskEngine(mask);
-    if (ops && maskData(mask)?.length === fg.width * fg.height) return ops.composite(fg, maskData(mask), rgb);
+    if (ops && maskData(mask)?.length === fg.width * fg.height) {
+      return ops.composite(fg, maskData(mask), rgb, outOf(options.out, fg, "replaceBackground"));
+    }
     const data = new Uint8Array(fg.width * fg.height * 3);
     for (let p = 0; p < data.length; p += 3) { data[p] = rgb[0]; data[p + 1] = rgb[1]; data[p + 2] = rgb[2]; }
     background = { data, width: fg.width, height: fg.height, channels: 3 };
   }
-  return composite(frame, mask, background);
+  return composite(frame, mask, background, options);
 }
 
 /** passes box filters of the given radius (horizontal then vertical, edges replicated, rounded): RGB bytes. */
@@ -143,9 +158,9 @@ export function boxBlur(frame, radius = BLUR_RADIUS, passes = BLUR_PASSES, ops =
   return { data: Uint8Array.from(img), width: W, height: H, channels: 3 };
 }
 
-/** The background box-blurred (options.radius, default BLUR_RADIUS), the person kept. */
-export function blurBackground(frame, mask, { radius = BLUR_RADIUS } = {}) {
-  return composite(frame, mask, boxBlur(frame, radius, BLUR_PASSES, maskEngine(mask)));
+/** The background box-blurred (options.radius, default BLUR_RADIUS), the person kept. options.out: as composite's. */
+export function blurBackground(frame, mask, { radius = BLUR_RADIUS, out } = {}) {
+  return composite(frame, mask, boxBlur(frame, radius, BLUR_PASSES, maskEngine(mask)), { out });
 }
 
 /**
@@ -187,13 +202,15 @@ export class SelfieSegmenter {
     return new this(Object.fromEntries(names.map((n, i) => [n, loaded[i]])), options);
   }
 
-  /** runners: {general?, landscape?}: loaded models (async run(feeds) -> {name: {data}}). */
+  /** runners: {general?, landscape?}: loaded models (async run(feeds) -> {name: {data}}; run() reads its input before
+   * it resolves: the input array is reused by the next frame). */
   constructor(runners, { model = "auto", smoothing = SMOOTHING_RATIO, imageOps = "engine" } = {}) {
     Object.assign(this, { runners, model, smoothing });
     /** The engine's image operations (input, mask resize, smoothing; the mask carries it to the compositing), or
      * null: the JS ports (imageOps "js", or no engine reachable). */
     this.ops = opsFor(imageOps, Object.values(runners)[0], "SelfieSegmenter");
     this.previous = null;
+    this._inputs = {};
   }
 
   /** Forget the previous mask (a new scene). */
@@ -206,20 +223,32 @@ export class SelfieSegmenter {
     const runner = this.runners[model];
     if (!runner) throw new Error(`SelfieSegmenter: no ${model} model loaded`);
     const spec = SELFIE_MODELS[model];
-    const out = await runner.run({ input_1: { data: selfieInput(pixels, model, this.ops), shape: [1, spec.height, spec.width, 3] } });
+    // the engine's crop writes into one input array per model, reused frame after frame (run() copies it in)
+    const input = this.ops ? (this._inputs[model] ??= new Float32Array(spec.width * spec.height * 3)) : undefined;
+    const out = await runner.run({ input_1: { data: selfieInput(pixels, model, this.ops, input), shape: [1, spec.height, spec.width, 3] } });
     return { data: out[spec.output].data, width: spec.width, height: spec.height, model };
   }
 
-  /** One frame: {mask: {data: Float32Array (person confidence), width, height}, model, ms}, smoothed over frames. */
-  async segment(image) {
+  /**
+   * One frame: {mask: {data: Float32Array (person confidence), width, height}, model, ms}, smoothed over frames.
+   * options.out: a Float32Array of the frame's width x height that receives the mask (it is then mask.data), e.g. the
+   * same one frame after frame, instead of a new array each frame.
+   */
+  async segment(image, { out } = {}) {
     const pixels = pixelsOf(image, "SelfieSegmenter.segment"), t0 = now();
+    const { width: W, height: H } = pixels;
+    if (out !== undefined && !(out instanceof Float32Array && out.length === W * H)) {
+      throw new RangeError(`SelfieSegmenter.segment: options.out must be a Float32Array of ${W * H} values (the ` +
+        `frame's ${W}x${H}), got ${out?.constructor?.name ?? typeof out} of ${out?.length}`);
+    }
     const small = await this.rawMask(pixels);
     const t1 = now();
-    const ops = this.ops, { width: W, height: H } = pixels;
-    const data = ops ? ops.maskFrame(small.data, small.width, small.height, W, H, this.previous, this.smoothing)
+    const ops = this.ops;
+    const data = ops ? ops.maskFrame(small.data, small.width, small.height, W, H, this.previous, this.smoothing, out)
       : smooth(resizeMask(small.data, small.width, small.height, W, H), this.previous, this.smoothing);
-    this.previous = data;
-    const mask = { data, width: W, height: H };
+    if (out && data !== out) out.set(data);
+    this.previous = out ?? data; // the previous mask is read before out is written: out may be the last frame's
+    const mask = { data: out ?? data, width: W, height: H };
     if (ops) Object.defineProperty(mask, MASK_ENGINE, { value: ops }); // replaceBackground / blurBackground use it
     return { mask, model: small.model, ms: { model: t1 - t0, post: now() - t1, total: now() - t0 } };
   }

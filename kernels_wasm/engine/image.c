@@ -37,10 +37,75 @@ static int finite_within(double x, double lim) { return x >= -lim && x <= lim; }
 
 typedef int32_t v4i __attribute__((vector_size(16)));
 typedef uint8_t v4u8 __attribute__((vector_size(4)));
+typedef uint8_t v4u8_u __attribute__((vector_size(4), aligned(1), may_alias)); /* four bytes at any address */
 typedef float v4f __attribute__((vector_size(16)));
 typedef float v4f_u __attribute__((vector_size(16), aligned(4), may_alias)); /* four floats at any float address */
+typedef double v2d __attribute__((vector_size(16)));
+typedef uint16_t v4u16 __attribute__((vector_size(8)));
+typedef uint16_t v16u16 __attribute__((vector_size(32)));
+typedef uint8_t v16u8 __attribute__((vector_size(16)));
+typedef uint8_t v16u8_u __attribute__((vector_size(16), aligned(1), may_alias));
+typedef float v2f_u __attribute__((vector_size(8), aligned(4), may_alias));
 
 static int clampi(int64_t v, int n) { return v < 0 ? 0 : v >= n ? n - 1 : (int)v; }
+
+/* one axis of an unrotated crop: q = rint(p * 32); the taps' element offsets (clamped) and weights out of 32 (0 for a
+ * tap outside with a zero border) */
+static void crop_axis(double p, int n, int unit, int zero_border, int32_t* o0, int32_t* o1, int32_t* w0,
+                      int32_t* w1) {
+  const int64_t q = (int64_t)__builtin_rint(p * 32);
+  const int f = (int)(q & 31);
+  const int64_t i0 = (q - f) / 32;
+  *o0 = clampi(i0, n) * unit;
+  *o1 = clampi(i0 + 1, n) * unit;
+  *w0 = zero_border && (i0 < 0 || i0 >= n) ? 0 : 32 - f;
+  *w1 = zero_border && (i0 + 1 < 0 || i0 + 1 >= n) ? 0 : f;
+}
+
+/* wrt_img_crop without rotation (sin 0): tap weight (wx wy) 32 summed over the taps, + 2^14, >> 15 is
+ * (wy0 (a wx0 + b wx1) + wy1 (c wx0 + d wx1) + 2^9) >> 10: the same integers as the rotated loop */
+static void crop_unrotated(const uint8_t* src, int width, int height, int channels, double cx, double cy, double w,
+                           double h, double cos_a, int out_w, int out_h, int zero_border, const float* table,
+                           uint8_t* ob, float* of, int out_float) {
+  int32_t c0[IMG_CHUNK], c1[IMG_CHUNK], wx0[IMG_CHUNK], wx1[IMG_CHUNK];
+  const size_t stride = (size_t)width * (size_t)channels;
+  for (int j0 = 0; j0 < out_w; j0 += IMG_CHUNK) {
+    const int nj = out_w - j0 < IMG_CHUNK ? out_w - j0 : IMG_CHUNK;
+    for (int jj = 0; jj < nj; jj++) {
+      const double u = ((double)(j0 + jj) / out_w - 0.5) * w;
+      crop_axis(cx + u * cos_a, width, channels, zero_border, &c0[jj], &c1[jj], &wx0[jj], &wx1[jj]);
+    }
+    for (int i = 0; i < out_h; i++) {
+      int32_t r0, r1, wy0, wy1;
+      crop_axis(cy + ((double)i / out_h - 0.5) * h * cos_a, height, 1, zero_border, &r0, &r1, &wy0, &wy1);
+      const uint8_t* top = src + (size_t)r0 * stride;
+      const uint8_t* bot = src + (size_t)r1 * stride;
+      size_t o = ((size_t)i * (size_t)out_w + (size_t)j0) * 3;
+      for (int jj = 0; jj < nj; jj++) {
+        const uint8_t *a = top + c0[jj], *b = top + c1[jj], *c = bot + c0[jj], *d = bot + c1[jj];
+        const int32_t x0 = wx0[jj], x1 = wx1[jj];
+        int32_t v[4];
+        if (channels == 4) { /* an RGBA tap as one vector (the fourth lane computed and unused) */
+#define TAP(p) __builtin_convertvector(*(const v4u8_u*)(p), v4i)
+          const v4i s = (wy0 * (TAP(a) * x0 + TAP(b) * x1) + wy1 * (TAP(c) * x0 + TAP(d) * x1) + (1 << 9)) >> 10;
+#undef TAP
+          for (int ch = 0; ch < 3; ch++) v[ch] = s[ch];
+        } else {
+          for (int ch = 0; ch < 3; ch++) {
+            v[ch] = (wy0 * (a[ch] * x0 + b[ch] * x1) + wy1 * (c[ch] * x0 + d[ch] * x1) + (1 << 9)) >> 10;
+          }
+        }
+        for (int ch = 0; ch < 3; ch++) {
+          if (out_float) {
+            of[o++] = table[v[ch]];
+          } else {
+            ob[o++] = (uint8_t)v[ch];
+          }
+        }
+      }
+    }
+  }
+}
 
 /* sample.py: output (i, j) takes the image at p = centre + R(angle) ((j / n_w - 0.5) w, (i / n_h - 0.5) h), rounded
  * to 1/32 pixel (half to even), four taps with weights summing to 2^15, (sum + 2^14) >> 15. */
@@ -74,6 +139,11 @@ int wrt_img_crop(const uint8_t* src, size_t src_bytes, int width, int height, in
   uint8_t* ob = (uint8_t*)out;
   float* of = (float*)out;
   const size_t stride = (size_t)width * (size_t)channels;
+  if (sin_a == 0) { /* no rotation: sample.py's positions are per column and per row (v sin and u sin are 0) */
+    crop_unrotated(src, width, height, channels, cx, cy, w, h, cos_a, out_w, out_h, zero_border, table, ob, of,
+                   out_float);
+    return WRT_OK;
+  }
   /* per column (in chunks on the stack): cx + u cos, cy + u sin, the first terms of sample.py's sums */
   double col_x[IMG_CHUNK], col_y[IMG_CHUNK];
   for (int j0 = 0; j0 < out_w; j0 += IMG_CHUNK) {
@@ -142,6 +212,11 @@ static void mask_axis(int n_src, int n_dst, int j, int* i0, int* i1, double* f) 
   *f = s - *i0;
 }
 
+/* a source row interpolated along x at the output columns (float64, as resize_mask's top and bottom) */
+static void mask_row(const float* r, const int* c0, const int* c1, const double* cf, int n, double* out) {
+  for (int j = 0; j < n; j++) out[j] = (double)r[c0[j]] * (1 - cf[j]) + (double)r[c1[j]] * cf[j];
+}
+
 int wrt_img_resize_mask(const float* src, size_t src_bytes, int width, int height, float* out, size_t out_bytes,
                         int out_width, int out_height) {
   const char* who = "wrt_img_resize_mask";
@@ -151,23 +226,39 @@ int wrt_img_resize_mask(const float* src, size_t src_bytes, int width, int heigh
       (err = bad_buffer(who, "output", out, out_bytes, (size_t)out_width * (size_t)out_height * 4, 4))) return err;
   int col0[IMG_CHUNK], col1[IMG_CHUNK];
   double colf[IMG_CHUNK];
+  /* the top and bottom source rows along x, kept while consecutive output rows share them (an upsampled mask) */
+  double rows[2][IMG_CHUNK] __attribute__((aligned(16)));
   for (int j0 = 0; j0 < out_width; j0 += IMG_CHUNK) {
     const int nj = out_width - j0 < IMG_CHUNK ? out_width - j0 : IMG_CHUNK;
     for (int jj = 0; jj < nj; jj++) mask_axis(width, out_width, j0 + jj, &col0[jj], &col1[jj], &colf[jj]);
+    int have[2] = {-1, -1};
     for (int i = 0; i < out_height; i++) {
       int y0, y1;
       double fy;
       mask_axis(height, out_height, i, &y0, &y1, &fy);
-      const float* r0 = src + (size_t)y0 * (size_t)width;
-      const float* r1 = src + (size_t)y1 * (size_t)width;
-      float* row = out + (size_t)i * (size_t)out_width + j0;
-      for (int jj = 0; jj < nj; jj++) {
-        const int x0 = col0[jj], x1 = col1[jj];
-        const double fx = colf[jj];
-        const double top = (double)r0[x0] * (1 - fx) + (double)r0[x1] * fx;
-        const double bottom = (double)r1[x0] * (1 - fx) + (double)r1[x1] * fx;
-        row[jj] = (float)(top * (1 - fy) + bottom * fy);
+      if (have[0] != y0) {
+        if (have[1] == y0) { /* the last bottom row is this top row */
+          for (int jj = 0; jj < nj; jj++) rows[0][jj] = rows[1][jj];
+        } else {
+          mask_row(src + (size_t)y0 * (size_t)width, col0, col1, colf, nj, rows[0]);
+        }
+        have[0] = y0;
+        have[1] = -1;
       }
+      if (have[1] != y1) {
+        mask_row(src + (size_t)y1 * (size_t)width, col0, col1, colf, nj, rows[1]);
+        have[1] = y1;
+      }
+      float* row = out + (size_t)i * (size_t)out_width + j0;
+      const double gy = 1 - fy;
+      int jj = 0;
+      for (; jj + 2 <= nj; jj += 2) { /* two float64 lanes: the same products and sum, rounded once to float32 */
+        const v2d t = *(const v2d*)&rows[0][jj], b = *(const v2d*)&rows[1][jj];
+        const v2d x = t * gy + b * fy;
+        const v4f r = __builtin_convertvector(__builtin_shufflevector(x, (v2d){0, 0}, 0, 1, 2, 3), v4f);
+        *(v2f_u*)(row + jj) = __builtin_shufflevector(r, r, 0, 1);
+      }
+      for (; jj < nj; jj++) row[jj] = (float)(rows[0][jj] * gy + rows[1][jj] * fy);
     }
   }
   return WRT_OK;
@@ -219,7 +310,30 @@ int wrt_img_composite(const uint8_t* frame, size_t frame_bytes, int channels, co
       (err = bad_buffer(who, "mask", mask, mask_bytes, n * 4, 4)) ||
       (err = bad_buffer(who, "background", background, background_bytes, n * (size_t)bg_channels, 1)) ||
       (err = bad_buffer(who, "output", out, out_bytes, n * (size_t)channels, 1))) return err;
-  for (size_t p = 0; p < n; p++) {
+  size_t p = 0;
+  if (channels == 4 && bg_channels == 4) { /* four RGBA pixels at a time, in 16-bit lanes (every sum <= 65407) */
+    const v16u16 keep = {0, 0, 0, 0xffff, 0, 0, 0, 0xffff, 0, 0, 0, 0xffff, 0, 0, 0, 0xffff};
+    for (; p + 4 <= n; p += 4) {
+      const v4f m = *(const v4f_u*)(mask + p);
+      const v4i pos = m > 0.0f, below = m < 1.0f; /* clip(m, 0, 1) by bits; NaN: 0 */
+      const v4f one = {1.0f, 1.0f, 1.0f, 1.0f};
+      const v4f c = (v4f)(pos & ((below & (v4i)m) | (~below & (v4i)one)));
+      const v2d lo = __builtin_convertvector(__builtin_shufflevector(c, c, 0, 1), v2d);
+      const v2d hi = __builtin_convertvector(__builtin_shufflevector(c, c, 2, 3), v2d);
+      /* floor(255 c + 0.5): 255 c is exact in float64 and a half-integer only at c = 0.5 (127.5, which ties-to-even
+       * also takes to 128), so adding 2^52 rounds it to the alpha, left in each lane's low word (little-endian) */
+      const v2d round = {0x1p52, 0x1p52};
+      const v4i a32 = __builtin_shufflevector((v4i)(lo * 255 + round), (v4i)(hi * 255 + round), 0, 2, 4, 6);
+      const v4u16 a4 = __builtin_convertvector(a32, v4u16);
+      const v16u16 a = __builtin_shufflevector(a4, a4, 0, 0, 0, 0, 1, 1, 1, 1, 2, 2, 2, 2, 3, 3, 3, 3);
+      const v16u16 f = __builtin_convertvector(*(const v16u8_u*)(frame + 4 * p), v16u16);
+      const v16u16 b = __builtin_convertvector(*(const v16u8_u*)(background + 4 * p), v16u16);
+      v16u16 y = f * a + b * (255 - a) + 127;
+      y = (y + (y >> 8) + 1) >> 8;
+      *(v16u8_u*)(out + 4 * p) = __builtin_convertvector((y & ~keep) | (f & keep), v16u8);
+    }
+  }
+  for (; p < n; p++) {
     const double m = mask[p];
     const int32_t a = (int32_t)((m > 0 ? (m < 1 ? m : 1) : 0) * 255 + 0.5);
     const uint8_t* f = frame + p * (size_t)channels;

@@ -7,9 +7,9 @@ import { test } from "node:test";
 import { fileURLToPath } from "node:url";
 
 import * as wasmrt from "../../js_bindings/src/index.js";
-import { EngineOps, engineOps } from "../../js_bindings/vision/imgops.js";
+import { EngineOps, engineOps, MASK_ENGINE } from "../../js_bindings/vision/imgops.js";
 import { sampleRect } from "../../js_bindings/vision/sample.js";
-import { boxBlur, composite, replaceBackground, resizeMask, smooth } from "../../js_bindings/vision/segment.js";
+import { blurBackground, boxBlur, composite, replaceBackground, resizeMask, SelfieSegmenter, smooth } from "../../js_bindings/vision/segment.js";
 
 const MODEL = readFileSync(fileURLToPath(new URL("../../models/face_detector.wrt", import.meta.url)));
 const DIST = fileURLToPath(new URL("../../wasmrt/engines/dist/", import.meta.url));
@@ -48,6 +48,22 @@ for (const variant of VARIANTS) {
       same(en.data, js.data, "composite");
       same(ops.composite(img, big, [0, 177, 64]).data, replaceBackground(img, m, [0, 177, 64]).data, "composite colour");
       same(ops.composite(img, big, [300, -5, 1.5]).data, replaceBackground(img, m, [300, -5, 1.5]).data, "odd colour");
+      // options.out: the same bytes written into the caller's array, by the engine and by the JS port, in place too
+      const em = { data: big, width: w, height: h, [MASK_ENGINE]: ops }, C = img.channels;
+      for (const [mask, who] of [[m, "JS"], [em, "engine"]]) {
+        const out = new Uint8ClampedArray(w * h * C).fill(7), r = composite(img, mask, bg, { out });
+        assert.equal(r.data, out, `${who}: the result is out`);
+        same(out, js.data, `composite into out (${who})`);
+        same(replaceBackground(img, mask, [0, 177, 64], { out }).data, replaceBackground(img, m, [0, 177, 64]).data,
+          `replaceBackground into out (${who})`);
+        same(blurBackground(img, mask, { radius: 3, out }).data, blurBackground(img, m, { radius: 3 }).data,
+          `blurBackground into out (${who})`);
+        const own = { ...img, data: img.data.slice() };
+        same(composite(own, mask, bg, { out: own.data }).data, js.data, `composite in place (${who})`);
+        assert.throws(() => composite(img, mask, bg, { out: new Uint8Array(w * h * C - 1) }), /options.out must be/);
+        assert.throws(() => replaceBackground(img, mask, "#00ff00", { out: new Float32Array(w * h * C) }),
+          /options.out must be/);
+      }
       same(ops.maskFrame(small, 7, 5, w, h, prev, 0.7), smooth(resizeMask(small, 7, 5, w, h), prev, 0.7), "maskFrame");
       same(ops.maskFrame(small, 7, 5, w, h, null, 0.7), resizeMask(small, 7, 5, w, h), "maskFrame, first frame");
       for (const r of [0, 1, 4, 8, 127]) same(ops.boxBlur(img, r, 2).data, boxBlur(img, r, 2).data, `boxBlur r=${r}`);
@@ -73,3 +89,24 @@ for (const variant of VARIANTS) {
     assert.ok(engineOps(rt.loadBytes(MODEL)) instanceof EngineOps);
   });
 }
+
+test("a segmenter's mask into options.out: the same masks frame after frame, engine and JS", async () => {
+  const rt = await wasmrt.init({ variant: "relaxed", wasmPaths: DIST });
+  const engine = rt.loadBytes(MODEL); // only its runtime: the segmenter's image operations run there
+  const masks = [0, 1, 2].map(() => Float32Array.from({ length: 256 * 256 }, rand));
+  const runner = () => { // the general model's masks, one per frame, in order
+    let k = 0;
+    return { _rt: engine._rt, run: async () => ({ activation_10: { data: masks[k++ % masks.length] } }) };
+  };
+  const img = image(40, 40, 4), want = [], plain = new SelfieSegmenter({ general: runner() }, { imageOps: "js" });
+  for (let f = 0; f < 3; f++) want.push((await plain.segment(img)).mask.data);
+  for (const imageOps of ["engine", "js"]) {
+    const seg = new SelfieSegmenter({ general: runner() }, { imageOps }), out = new Float32Array(40 * 40);
+    for (let f = 0; f < 3; f++) {
+      const { mask } = await seg.segment(img, { out });
+      assert.equal(mask.data, out);
+      same(out, want[f], `frame ${f} into out (${imageOps})`);
+    }
+    await assert.rejects(seg.segment(img, { out: new Float32Array(7) }), /options.out must be a Float32Array/);
+  }
+});

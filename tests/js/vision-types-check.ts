@@ -32,6 +32,10 @@ async function handsAndSegmentation() {
   const m: "general" | "landscape" = model;
   const out = replaceBackground(frame, mask, [0, 177, 64]);
   const soft = blurBackground(frame, mask, { radius: 8 });
+  const reused = new Uint8ClampedArray(frame.data.length); // one output buffer, frame after frame
+  await seg.segment(frame, { out: new Float32Array(4) });
+  replaceBackground(frame, mask, "#00b140", { out: reused });
+  blurBackground(frame, mask, { radius: 4, out: reused });
   drawSegmented(document.createElement("canvas").getContext("2d")!, frame, mask, { background: "#00b140" });
   const tracker = await HandTracker.create(rt, { maxHands: 2 });
   const { hands, ranDetector } = await tracker.detect(frame);

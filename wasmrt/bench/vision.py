@@ -6,9 +6,9 @@ background replaced) and hand tracking (palm detector while fewer than max_hands
 max_hands 2, MediaPipe's default, and with 1), on our relaxed-SIMD build with one thread. Per frame: the
 pipeline's total, each model's time inside it and the work outside the models; each model against LiteRT.js
 (relaxed-SIMD build, one thread) running the same .tflite on the same input tensor in the same page, interleaved
-round by round; then the three solutions one after the other per frame with one thread and with two (frames per
-second). Three passes; every figure is a median per pass, and the
-table gives the spread over the passes.
+round by round; then the three solutions one after the other per frame with one thread and with two (intra-op
+threads), and at the same time in Workers with one thread each (as many Workers as threads; frames per second).
+Three passes; every figure is a median per pass, and the table gives the spread over the passes.
 """
 
 from __future__ import annotations
@@ -102,7 +102,7 @@ def summarize(result: dict) -> dict:
     out: dict = {s: {"total": [], "outside": [], "models": {}, "runs": {}, "alone": {}, "litert": {}, "found": [],
                      "detector": [], "parts": {}}
                  for s in SOLUTIONS}
-    out["together"] = {"1": [], "n": []}
+    out["together"] = {"1": [], "n": [], "workers": []}
     out["max_rel_err"] = {}
     for p in result["passes"]:
         for n, e in p.get("max_rel_err", {}).items():
@@ -129,6 +129,11 @@ def summarize(result: dict) -> dict:
                         o[k].setdefault(n, []).append(float(np.median(p[k][n])))
         for k in ("1", "n"):
             out["together"][k].append(float(np.median([f["total"] for f in p[f"together_{k}"]])))
+        if p.get("together_w"):  # the solutions at the same time in Workers (pages from before them have none)
+            out["together"]["workers"].append(float(np.median([f["total"] for f in p["together_w"]])))
+            for k in p["together_w"][0].get("ms", {}):  # each solution's own time in its Worker
+                out["together"].setdefault("worker_ms", {}).setdefault(k, []).append(
+                    float(np.median([f["ms"][k] for f in p["together_w"]])))
     return out
 
 
@@ -165,6 +170,15 @@ def table(s: dict, info: dict) -> str:
     lines.append(f"all three per frame, 1 thread:  {_spread(t1)} ms = {_spread(fps[0], '{:.1f}')} fps")
     lines.append(f"all three per frame, {info.get('threads', '?')} threads: {_spread(tn)} ms = "
                  f"{_spread(fps[1], '{:.1f}')} fps")
+    tw = s["together"].get("workers")
+    if tw:
+        groups = " | ".join(" + ".join(SOLUTIONS[k][0] for k in g) for g in info.get("worker_groups", []))
+        lines.append(f"all three per frame, {len(info.get('worker_groups', [])) or '?'} Workers at once ({groups}; "
+                     f"one thread each): {_spread(tw)} ms = {_spread([1000 / x for x in tw], '{:.1f}')} fps")
+        per = s["together"].get("worker_ms", {})
+        if per:
+            lines.append("  in the Workers, per solution: " + ", ".join(f"{SOLUTIONS[k][0]} {_spread(v)} ms"
+                                                                       for k, v in per.items()))
     return "\n".join(lines)
 
 
@@ -198,7 +212,7 @@ def run_vision(args: argparse.Namespace, warmup: int, rounds: int, passes: int) 
     out = Path(args.output) if args.output else WORK / f"vision-{stamp}.json"
     save_json(out, {"created": stamp, "host": host, "frame": vision["frame"], "models": vision["models"],
                     "settings": {"warmup": warmup, "rounds": rounds, "passes": passes, "threads": threads,
-                                 "idle_ms": IDLE_MS},
+                                 "idle_ms": IDLE_MS, "load_average": [load[0], os.getloadavg()[0]]},
                     "info": res["info"], "summary": s, "raw": res, "notes": notes})
     print(f"results: {out}")
     bad = [n for n, e in s["max_rel_err"].items() if not e <= MAX_REL_ERR]

@@ -1,9 +1,12 @@
 // `wasmrt bench --vision` in the Chromium page: the three solutions of wasmrt/vision frame by frame on a photo (the
 // face mesh try-on, selfie segmentation with the background replaced, hand tracking), each model timed inside its
 // pipeline, and LiteRT.js running the same .tflite on the same input tensor in the same page, interleaved round by
-// round; then the three solutions one after the other per frame on one runtime with one thread and on one with two.
+// round; then the three solutions one after the other per frame on one runtime with one thread and on one with two,
+// and at the same time in Workers with one thread each (as many Workers as threads, up to one per solution).
 // Job (wasmrt/bench/vision.py): {vision: {frame: {file, width, height}, models: {name: {wrt, tflite}}, warmup,
 // rounds, passes, threads}}.
+
+import { pipelines } from "./vision_pipelines.mjs";
 
 const SOLUTIONS = ["face", "segment", "hands", "hand"];
 
@@ -22,65 +25,6 @@ function relErr(ours, theirs) {
   return diff / (big || 1);
 }
 
-// A loaded model whose runs are timed: every run adds (name, ms) to `sink.runs` and keeps its feeds, so the model
-// alone and LiteRT.js can run the same input tensor.
-function timed(model, name, sink) {
-  sink.models[name] = model;
-  return {
-    async run(feeds) {
-      const t0 = performance.now();
-      const out = await model.run(feeds);
-      sink.runs.push([name, performance.now() - t0]);
-      sink.feeds[name] = feeds;
-      return out;
-    },
-    release: () => model.release(),
-  };
-}
-
-async function pipelines(vision, rt, bytes, frame, sink) {
-  const m = (name) => timed(rt.loadBytes(bytes[name].wrt, { name }), name, sink);
-  const face = new vision.FaceMesh(m("face_detector"), m("face_landmark"), { maxFaces: 1 });
-  const seg = new vision.SelfieSegmenter({ [vision.chooseModel(frame.width, frame.height)]: m("selfie") });
-  const palm = m("palm_detector"), landmarks = m("hand_landmark");
-  const hands = new vision.HandTracker(palm, landmarks, { maxHands: 2 }); // MediaPipe's default
-  const hand = new vision.HandTracker(palm, landmarks, { maxHands: 1 }); // the detector only when the hand is lost
-  const canvas = new Uint8ClampedArray(frame.data.length); // the try-on's output frame
-  const green = [0, 177, 64];
-  return {
-    // One frame of each solution, as an application runs it: the pipeline and what it draws.
-    // sink.parts: where the work outside the models goes (the pipelines' own ms, and what the frame draws)
-    async face() {
-      const { faces, ranDetector, ms } = await face.detect(frame);
-      const t0 = performance.now();
-      canvas.set(frame.data);
-      if (faces[0]) vision.recolorLips({ data: canvas, width: frame.width, height: frame.height }, faces[0]);
-      sink.ranDetector = ranDetector;
-      sink.parts = { crop: ms.warp ?? 0, lips: performance.now() - t0 };
-      return faces.length;
-    },
-    async segment() {
-      const { mask, ms } = await seg.segment(frame);
-      const t0 = performance.now();
-      vision.replaceBackground(frame, mask, green);
-      const model = sink.runs.reduce((a, [, t]) => a + t, 0);
-      // input: the frame stretched to the model's input; mask: resized to the frame and smoothed
-      sink.parts = { input: ms.model - model, mask: ms.post, composite: performance.now() - t0 };
-      return 1;
-    },
-    hands: () => handFrame(hands),
-    hand: () => handFrame(hand),
-    release: async () => { await face.release(); await seg.release(); await hands.release(); },
-  };
-  async function handFrame(tracker) {
-    const r = await tracker.detect(frame);
-    sink.ranDetector = r.ranDetector;
-    const detector = sink.runs.reduce((a, [n, ms]) => a + (n === "palm_detector" ? ms : 0), 0);
-    sink.parts = { crop: r.ms.warp ?? 0, palm: (r.ms.detector ?? 0) - detector }; // palm: letterbox, decoding, NMS
-    return r.hands.length;
-  }
-}
-
 async function litert(lib, bytes) {
   const models = {};
   for (const [name, b] of Object.entries(bytes)) models[name] = await lib.loadAndCompile(b.tflite, { accelerator: "wasm" });
@@ -94,6 +38,55 @@ async function litert(lib, bytes) {
       return out;
     },
     release: () => Object.values(models).forEach((m) => m.delete()),
+  };
+}
+
+// The solutions of a frame split over Workers with a one-thread runtime each (vision_worker.mjs), run at the same
+// time: hands in one, the face mesh and segmentation (about as much work) in the other; one each from 3 threads.
+const groups = (n) => (n >= 3 ? [["face"], ["segment"], ["hands"]] : [["hands"], ["face", "segment"]]);
+
+function worker() {
+  const w = new Worker(new URL("./vision_worker.mjs", import.meta.url), { type: "module" });
+  const pending = new Map();
+  let next = 1;
+  w.onmessage = ({ data: { id, ok, result, error } }) => {
+    const p = pending.get(id);
+    pending.delete(id);
+    if (ok) p.resolve(result); else p.reject(new Error(`vision worker: ${error}`));
+  };
+  w.onerror = (e) => { for (const p of pending.values()) p.reject(new Error(`vision worker failed: ${e.message}`)); };
+  return {
+    call: (op, args, transfer = []) => new Promise((resolve, reject) => {
+      const id = next++;
+      pending.set(id, { resolve, reject });
+      w.postMessage({ id, op, args }, transfer);
+    }),
+    terminate: () => w.terminate(),
+  };
+}
+
+async function workers(v, libs, bytes, frame) {
+  const list = groups(v.threads).map((want) => ({ want, w: worker() }));
+  const wrt = Object.fromEntries(Object.entries(bytes).map(([n, b]) => [n, { wrt: b.wrt }]));
+  await Promise.all(list.map(({ want, w }) => w.call("init", { want, bytes: wrt, width: frame.width,
+    height: frame.height, variant: "relaxed", wasmPaths: libs.wasmrtOptions.wasmPaths })));
+  return {
+    groups: list.map(({ want }) => want),
+    // one frame: each Worker gets its copy of the frame's bytes (transferred), all run at once; the frame's time
+    // is until the last one answers
+    async frame() {
+      const t0 = performance.now();
+      const rs = await Promise.all(list.map(({ w }) => {
+        const buffer = frame.data.slice().buffer;
+        return w.call("frame", { buffer }, [buffer]);
+      }));
+      const total = performance.now() - t0;
+      return { total, ms: Object.assign({}, ...rs.map((r) => r.ms)), found: Object.assign({}, ...rs.map((r) => r.found)) };
+    },
+    async release() {
+      await Promise.all(list.map(({ w }) => w.call("release")));
+      list.forEach(({ w }) => w.terminate());
+    },
   };
 }
 
@@ -130,7 +123,7 @@ export async function runVision(job, libs, readBytes, progress) {
   for (let p = 0; p < v.passes; p++) {
     await progress({ stage: "load", engine: `vision pass ${p + 1}` });
     const rec = { solutions: Object.fromEntries(SOLUTIONS.map((s) => [s, []])), alone: {}, litert: {}, together_1: [],
-      together_n: [], max_rel_err: {} };
+      together_n: [], together_w: [], max_rel_err: {} };
     const together = (pl) => async () => [await pl.face(), await pl.segment(), await pl.hands()];
     const rt1 = await libs.wasmrt.init({ variant: "relaxed", threads: 1, ...libs.wasmrtOptions });
     const rtN = await libs.wasmrt.init({ variant: "relaxed", threads: v.threads, ...libs.wasmrtOptions });
@@ -139,6 +132,8 @@ export async function runVision(job, libs, readBytes, progress) {
     const one = await pipelines(vision, rt1, bytes, frame, s1);
     const many = await pipelines(vision, rtN, bytes, frame, sN);
     const peer = await litert(lib, bytes);
+    const inWorkers = await workers(v, libs, bytes, frame);
+    info.worker_groups = inWorkers.groups;
     const time1 = frameTimer(s1), timeN = frameTimer(sN);
     for (let r = 0; r < v.warmup + v.rounds; r++) {
       const keep = r >= v.warmup;
@@ -163,10 +158,12 @@ export async function runVision(job, libs, readBytes, progress) {
       }
       const t1 = await time1(together(one));
       const tN = await timeN(together(many));
-      if (keep) { rec.together_1.push(t1); rec.together_n.push(tN); }
+      const tW = await inWorkers.frame();
+      if (keep) { rec.together_1.push(t1); rec.together_n.push(tN); rec.together_w.push(tW); }
       await progress({ stage: "round", done: ++done, total });
     }
     peer.release();
+    await inWorkers.release();
     await one.release();
     await many.release();
     rt1.close?.();

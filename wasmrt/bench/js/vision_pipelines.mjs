@@ -1,0 +1,77 @@
+// The solutions of `wasmrt bench --vision` as an application runs them, frame by frame: shared by the page
+// (vision.mjs) and its Workers (vision_worker.mjs), so a solution is the same code on either thread.
+
+// A loaded model whose runs are timed: every run adds (name, ms) to `sink.runs` and keeps its feeds, so the model
+// alone and LiteRT.js can run the same input tensor.
+function timed(model, name, sink) {
+  sink.models[name] = model;
+  return {
+    async run(feeds) {
+      const t0 = performance.now();
+      const out = await model.run(feeds);
+      sink.runs.push([name, performance.now() - t0]);
+      sink.feeds[name] = feeds;
+      return out;
+    },
+    release: () => model.release(),
+    _rt: model._rt, // the runtime, so the pipelines run their image operations in its engine (vision/imgops.js)
+  };
+}
+
+/**
+ * One frame of each solution (face, segment, hands: maxHands 2, hand: maxHands 1) on runtime rt, each a function
+ * returning what it found; only those in `want` are loaded. sink: {runs, feeds, models} (timed models) and, per
+ * frame, parts (where the work outside the models goes: the pipelines' own ms, and what the frame draws) and
+ * ranDetector.
+ */
+export async function pipelines(vision, rt, bytes, frame, sink, want = ["face", "segment", "hands", "hand"]) {
+  const m = (name) => timed(rt.loadBytes(bytes[name].wrt, { name }), name, sink);
+  const has = (k) => want.includes(k);
+  const face = has("face") ? new vision.FaceMesh(m("face_detector"), m("face_landmark"), { maxFaces: 1 }) : null;
+  const seg = has("segment")
+    ? new vision.SelfieSegmenter({ [vision.chooseModel(frame.width, frame.height)]: m("selfie") }) : null;
+  let hands = null, hand = null;
+  if (has("hands") || has("hand")) {
+    const palm = m("palm_detector"), landmarks = m("hand_landmark");
+    if (has("hands")) hands = new vision.HandTracker(palm, landmarks, { maxHands: 2 }); // MediaPipe's default
+    if (has("hand")) hand = new vision.HandTracker(palm, landmarks, { maxHands: 1 }); // the detector when lost
+  }
+  // the output frames, reused frame after frame as an application's canvas buffers: the try-on's, the composited
+  const canvas = new Uint8ClampedArray(frame.data.length), composited = new Uint8ClampedArray(frame.data.length);
+  const maskOut = new Float32Array(frame.width * frame.height); // the segmenter's mask, likewise
+  const green = [0, 177, 64];
+  async function handFrame(tracker, image) {
+    const r = await tracker.detect(image);
+    sink.ranDetector = r.ranDetector;
+    const detector = sink.runs.reduce((a, [n, ms]) => a + (n === "palm_detector" ? ms : 0), 0);
+    sink.parts = { crop: r.ms.warp ?? 0, palm: (r.ms.detector ?? 0) - detector }; // palm: letterbox, decoding, NMS
+    return r.hands.length;
+  }
+  return {
+    async face(image = frame) {
+      const { faces, ranDetector, ms } = await face.detect(image);
+      const t0 = performance.now();
+      canvas.set(image.data);
+      if (faces[0]) vision.recolorLips({ data: canvas, width: image.width, height: image.height }, faces[0]);
+      sink.ranDetector = ranDetector;
+      sink.parts = { crop: ms.warp ?? 0, lips: performance.now() - t0 };
+      return faces.length;
+    },
+    async segment(image = frame) {
+      const { mask, ms } = await seg.segment(image, { out: maskOut });
+      const t0 = performance.now();
+      vision.replaceBackground(image, mask, green, { out: composited });
+      const model = sink.runs.reduce((a, [, t]) => a + t, 0);
+      // input: the frame stretched to the model's input; mask: resized to the frame and smoothed
+      sink.parts = { input: ms.model - model, mask: ms.post, composite: performance.now() - t0 };
+      return 1;
+    },
+    hands: (image = frame) => handFrame(hands, image),
+    hand: (image = frame) => handFrame(hand, image),
+    async release() {
+      await face?.release();
+      await seg?.release();
+      await (hands ?? hand)?.release(); // the two trackers share their models
+    },
+  };
+}
