@@ -191,7 +191,7 @@ static void dw_rows(void* ctx, size_t r0, size_t r1) {
     float* row = y + r * OW * CO;
     p->dw->fn(C, OW, ks, p->ind + r * OW * ks, p->packed, row, CO * sizeof(float), j->kc);
     if (j->res) tg->vbinary[WRT_BIN_ADD](OW * CO, row, j->res + r * OW * CO, row, &j->op->clamp);
-    if (j->epi >= 0) run_epilogue(j->m, j->epi, r * OW * CO, (r + 1) * OW * CO);
+    if (WRT_KF_CHAINS && j->epi >= 0) run_epilogue(j->m, j->epi, r * OW * CO, (r + 1) * OW * CO);
   }
 }
 
@@ -255,7 +255,7 @@ static void igemm_blocks(void* ctx, size_t b0, size_t b1) {
       fn(mr, nc, cg, ks, j->ind + p0 * ks, j->pk + (n0 / NR) * NR * (1 + ks * cg), y + p0 * CO + j->g * og + n0,
          CO * sizeof(float), j->kc);
     }
-    if (j->epi >= 0 && ((p0 + mr - e0) * CO >= EPI_FLOATS || b + 1 == b1)) { /* pixels [e0, p0 + mr) */
+    if (WRT_KF_CHAINS && j->epi >= 0 && ((p0 + mr - e0) * CO >= EPI_FLOATS || b + 1 == b1)) { /* [e0, p0 + mr) */
       run_epilogue(j->m, j->epi, e0 * CO, (p0 + mr) * CO);
       e0 = p0 + mr;
     }
