@@ -1,8 +1,7 @@
 """Element-wise chains (kernels_wasm/engine/elementwise.c): ops that follow one another over the same values run
 as one pass, block by block, with the values between them in small buffers. The bytes must be those of the ops
 run one by one (wrt_run_ops over one op at a time never runs a chain), on every engine; python_ref stays the
-reference within the engines' usual tolerance. A convolution before a chain runs it over each block of output rows
-it has written (CONV_CASES): the same bytes again. The graph pass that writes PP-OCR's decomposed hard-swish as one
+reference within the engines' usual tolerance. The graph pass that writes PP-OCR's decomposed hard-swish as one
 HARD_SWISH (passes.fuse_hard_swish) is checked in tests/test_passes.py."""
 
 from __future__ import annotations
@@ -69,33 +68,6 @@ def squeeze_excite(g: Graph, x: str) -> list[str]:
     return [y]
 
 
-def _conv(g: Graph, x: str, path: str) -> str:
-    """a convolution of x on one of the paths that run the chain after it per block of rows (conv.c): a 1x1 GEMM,
-    a strided 3x3 igemm, a depthwise 3x3 by rows"""
-    c = g.tensors[x].shape[-1]
-    rng = np.random.default_rng(5)
-    shape, attrs = {"gemm": ((12, 1, 1, c), {}), "igemm": ((12, 3, 3, c), {"strides": (2, 2), "pads": (1, 1, 1, 1)}),
-                    "dw": ((c, 3, 3, 1), {"groups": c, "pads": (1, 1, 1, 1)})}[path]
-    w = g.add_const("w", rng.uniform(-0.5, 0.5, shape).astype(np.float32))
-    b = g.add_const("bias", rng.uniform(-0.5, 0.5, shape[0]).astype(np.float32))
-    (y,) = g.add_node("CONV_2D", [x, w, b], attrs)
-    return y
-
-
-def conv_then(path: str, body: Callable[[Graph, str], list[str]]) -> Callable[[Graph, str], list[str]]:
-    return lambda g, x: body(g, _conv(g, x, path))
-
-
-def squeeze_excite_of_conv(g: Graph, x: str) -> list[str]:
-    """(x + x * s) / s after a convolution, s one value per channel (read until the chain's end: the chain's output
-    is not planned over it)"""
-    s = g.add_input("s", (1, 1, 1, 12))
-    (a,) = g.add_node("MUL", [s, x])
-    (b,) = g.add_node("ADD", [x, a])
-    (y,) = g.add_node("DIV", [b, s], outputs=["y"])
-    return [y]
-
-
 def small(g: Graph, x: str) -> list[str]:
     (a,) = g.add_node("MUL", [x, _scalar(g, "k", 1.5)])
     (y,) = g.add_node("ADD", [a, x], outputs=["y"])
@@ -110,15 +82,6 @@ CASES: dict[str, tuple[Callable[[Graph, str], list[str]], tuple[int, ...], int]]
     "small": (small, SMALL, 1),
     "squeeze_excite": (squeeze_excite, SHAPE, 4),
 }
-# a convolution, then a chain it runs per block of its output rows (elementwise.c, epilogue_chain): the
-# convolution's span covers both; the longest chain as above
-CONV_CASES = {
-    "gemm_hard_swish": (conv_then("gemm", hard_swish_affine), SHAPE, 3),
-    "igemm_hard_swish": (conv_then("igemm", hard_swish_affine), SHAPE, 3),
-    "dw_hard_swish": (conv_then("dw", hard_swish_affine), SHAPE, 3),
-    "gemm_squeeze_excite": (conv_then("gemm", squeeze_excite_of_conv), SHAPE, 3),
-}
-CASES.update(CONV_CASES)
 
 
 def model(name: str) -> tuple[bytes, dict[str, np.ndarray]]:
@@ -160,11 +123,8 @@ def test_chain_bytes_equal_the_ops_run_alone(name: str, engine: str, variant: st
     data, feeds = model(name)
     m = engine_model(data, engine, variant)
     spans = [m.op_span(k) for k in range(m.op_count())]
-    kernels = [m.op_info(k)[2] for k in range(m.op_count())]
-    if name in CONV_CASES:  # the convolution (op 0) steps with its chain
-        assert spans[0] == 1 + CASES[name][2] and spans[1] == CASES[name][2], (spans, kernels)
-        spans, kernels = spans[1:], kernels[1:]
     assert max(spans) == CASES[name][2], spans
+    kernels = [m.op_info(k)[2] for k in range(m.op_count())]
     assert all(("in one pass" in k) == (s > 1) for k, s in zip(kernels, spans, strict=True)), kernels
     fused = m.run(feeds)
     ref = Interpreter(data).run(feeds)
@@ -174,7 +134,7 @@ def test_chain_bytes_equal_the_ops_run_alone(name: str, engine: str, variant: st
 
 
 @pytest.mark.parametrize("engine", ["native", "wasm"])
-@pytest.mark.parametrize("name", ["long_chain", "squeeze_excite", "gemm_hard_swish", "dw_hard_swish"])
+@pytest.mark.parametrize("name", ["long_chain", "squeeze_excite"])
 def test_chain_bytes_do_not_depend_on_threads(name: str, engine: str) -> None:
     from wasmrt.engines import load
 

@@ -178,7 +178,6 @@ typedef struct {
   const float* pk;     /* igemm: this group's packed weights */
   size_t g;
   size_t chunks, per; /* depthwise by channels: chunks per row, channel tiles per chunk */
-  int epi;            /* the chain run over each block of output rows once written (model.c), or -1 */
 } conv_job;
 
 static void dw_rows(void* ctx, size_t r0, size_t r1) {
@@ -191,7 +190,6 @@ static void dw_rows(void* ctx, size_t r0, size_t r1) {
     float* row = y + r * OW * CO;
     p->dw->fn(C, OW, ks, p->ind + r * OW * ks, p->packed, row, CO * sizeof(float), j->kc);
     if (j->res) tg->vbinary[WRT_BIN_ADD](OW * CO, row, j->res + r * OW * CO, row, &j->op->clamp);
-    if (WRT_KF_CHAINS && j->epi >= 0) run_epilogue(j->m, j->epi, r * OW * CO, (r + 1) * OW * CO);
   }
 }
 
@@ -232,9 +230,6 @@ static void prefetch_out(const void* p, size_t bytes) {
 #endif
 }
 
-/* outputs per run of the epilogue chain from igemm_blocks, about (a tile of MR pixels is too few for its blocks) */
-#define EPI_FLOATS 4096
-
 /* tiles ahead whose output lines igemm_blocks asks for */
 #define OUT_AHEAD 2
 
@@ -245,7 +240,6 @@ static void igemm_blocks(void* ctx, size_t b0, size_t b1) {
   size_t P = (size_t)p->pix, CO = (size_t)p->co, ks = (size_t)p->ks, G = (size_t)p->groups;
   size_t cg = (size_t)p->c / G, og = CO / G, MR = tg->gemm_mr, NR = tg->gemm_nr;
   float* y = t_f32(j->m, j->op->out);
-  size_t e0 = b0 * MR; /* the first pixel the epilogue has not run over */
   for (size_t b = b0; b < b1; b++) {
     size_t p0 = b * MR, mr = P - p0 < MR ? P - p0 : MR;
     if (b + OUT_AHEAD < b1) prefetch_out(y + (p0 + OUT_AHEAD * MR) * CO, MR * CO * sizeof(float));
@@ -254,10 +248,6 @@ static void igemm_blocks(void* ctx, size_t b0, size_t b1) {
       wrt_igemm_fn fn = gemm_panel_width(tg, nc) == NR ? tg->igemm : tg->igemm_half;
       fn(mr, nc, cg, ks, j->ind + p0 * ks, j->pk + (n0 / NR) * NR * (1 + ks * cg), y + p0 * CO + j->g * og + n0,
          CO * sizeof(float), j->kc);
-    }
-    if (WRT_KF_CHAINS && j->epi >= 0 && ((p0 + mr - e0) * CO >= EPI_FLOATS || b + 1 == b1)) { /* [e0, p0 + mr) */
-      run_epilogue(j->m, j->epi, e0 * CO, (p0 + mr) * CO);
-      e0 = p0 + mr;
     }
   }
 }
@@ -272,11 +262,11 @@ int run_conv(wrt_model* m, wrt_op* op) {
    * it is still in cache */
   const float* res = residual_of(m, op);
   const wrt_clamp none = {-__builtin_inff(), __builtin_inff()};
-  conv_job j = {m, op, res ? &none : &op->clamp, res, 0, 0, 0, 0, 0, -1};
+  conv_job j = {m, op, res ? &none : &op->clamp, res, 0, 0, 0, 0, 0};
   switch (op->path) {
     case CONV_GEMM:
-      m->epi_done = (uint8_t)run_gemm_epi(tg, P, CO, C, t_f32(m, op->in[0]), C * sizeof(float), p->packed, y,
-                                          CO * sizeof(float), &op->clamp, res, op_threads(m, op), m, m->epi);
+      run_gemm(tg, P, CO, C, t_f32(m, op->in[0]), C * sizeof(float), p->packed, y, CO * sizeof(float), &op->clamp,
+               res, op_threads(m, op));
       return WRT_OK;
     case CONV_DW: {
       size_t rows = (size_t)(p->n * p->oh), tiles = (C + p->dw->ct - 1) / p->dw->ct;
@@ -285,8 +275,6 @@ int run_conv(wrt_model* m, wrt_op* op) {
         want = (DW_TASKS + rows - 1) / rows;
       if (want > tiles) want = tiles;
       if (want < 2 || (size_t)p->ow * ks > DW_CHUNK_TAPS) {
-        j.epi = m->epi;
-        m->epi_done = m->epi >= 0;
         op_parallel_rows(m, op, rows, dw_rows, &j);
         return WRT_OK;
       }
@@ -300,7 +288,6 @@ int run_conv(wrt_model* m, wrt_op* op) {
       return WRT_KF_WINOGRAD ? run_winograd(m, op, res) : WRT_ERR_UNSUPPORTED; /* never planned without it */
     case CONV_IGEMM:
     case CONV_GROUPED: {
-      if (G == 1 && !res) j.epi = m->epi, m->epi_done = m->epi >= 0;
       for (size_t g = 0; g < G; g++) {
         j.g = g;
         j.ind = (const float**)p->ind;

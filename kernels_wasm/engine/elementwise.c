@@ -372,16 +372,17 @@ void plan_chains(wrt_model* m) {
 }
 
 typedef struct {
-  const wrt_model* m;
+  wrt_model* m;
   int k, len;
   size_t n, row;   /* values; with a per-channel input, the channels (blocks and tasks are whole rows), else 1 */
   size_t block, task; /* values per block and per task */
 } chain_job;
 
-/* values [i0, i1) of the chain (i0 a whole number of rows) */
-static void chain_span(const chain_job* j, size_t i0, size_t i1) {
+static void chain_task(void* ctx, size_t t) {
+  const chain_job* j = ctx;
   const wrt_model* m = j->m;
   float buf[CHAIN_BUFS][CHAIN_BLOCK];
+  size_t i0 = t * j->task, i1 = j->n - i0 < j->task ? j->n : i0 + j->task;
   for (size_t b0 = i0; b0 < i1; b0 += j->block) {
     size_t len = i1 - b0 < j->block ? i1 - b0 : j->block;
     for (int q = 0; q < j->len; q++) {
@@ -419,12 +420,6 @@ static void chain_span(const chain_job* j, size_t i0, size_t i1) {
   }
 }
 
-static void chain_task(void* ctx, size_t t) {
-  const chain_job* j = ctx;
-  size_t i0 = t * j->task;
-  chain_span(j, i0, j->n - i0 < j->task ? j->n : i0 + j->task);
-}
-
 /* The last op's output must not land on memory the chain still reads (the arena reuses the memory of values no
  * later op needs): a block is written after all of its reads, so the output may coincide with an input, but not
  * overlap one at another offset. */
@@ -442,10 +437,13 @@ static int chain_safe(const wrt_model* m, int k, int len) {
   return 1;
 }
 
-static chain_job job_of(const wrt_model* m, int k) {
-  const wrt_tensor* y = &m->t[m->ops[k].out];
-  chain_job j = {m, k, m->ops[k].chain, (size_t)y->count, 1, CHAIN_BLOCK, TASK_ELEMS};
-  for (int q = 0; q < j.len; q++)
+int run_chain(wrt_model* m, int k) {
+  const wrt_op* op = &m->ops[k];
+  int len = op->chain;
+  if (len < 2 || k + len > m->n_ops || !chain_safe(m, k, len)) return 0;
+  const wrt_tensor* y = &m->t[op->out];
+  chain_job j = {m, k, len, (size_t)y->count, 1, CHAIN_BLOCK, TASK_ELEMS};
+  for (int q = 0; q < len; q++)
     for (int i = 0; i < m->ops[k + q].n_in; i++) {
       uint64_t count = m->t[m->ops[k + q].in[i]].count;
       if (count != 1 && count != j.n) j.row = (size_t)y->dims[y->rank - 1];
@@ -454,42 +452,6 @@ static chain_job job_of(const wrt_model* m, int k) {
     j.block = CHAIN_BLOCK / j.row * j.row;
     j.task = TASK_ELEMS > j.row ? TASK_ELEMS / j.row * j.row : j.row;
   }
-  return j;
-}
-
-int run_chain(wrt_model* m, int k) {
-  const wrt_op* op = &m->ops[k];
-  int len = op->chain;
-  if (len < 2 || k + len > m->n_ops || !chain_safe(m, k, len)) return 0;
-  chain_job j = job_of(m, k);
   op_parallel(m, op, (j.n + j.task - 1) / j.task, chain_task, &j);
   return 1;
-}
-
-/* ---- a chain as the epilogue of the op before it -------------------------------------------------------------
- * A float convolution followed by a chain that reads its output (a hard-swish and its scale and offset after each
- * of PP-OCR's convolutions) runs the chain over each block of output rows it has just written, while they are in
- * cache, instead of a pass over memory afterwards (conv.c: the GEMM, igemm and depthwise-by-rows paths). Each value
- * goes through the same kernels, so the bytes are those of the ops run one by one. The chain's output is written
- * while the convolution still reads its inputs: it must not overlap them. */
-static int overlaps(const wrt_tensor* a, const wrt_tensor* b) {
-  uintptr_t a0 = (uintptr_t)a->data, b0 = (uintptr_t)b->data;
-  return a0 < b0 + (uintptr_t)b->nbytes && b0 < a0 + (uintptr_t)a->nbytes;
-}
-
-int epilogue_chain(const wrt_model* m, int k, int end) {
-  if (k + 1 >= end) return -1;
-  const wrt_op *op = &m->ops[k], *c = &m->ops[k + 1];
-  if (!op->impl || op->impl->run != run_conv || c->skip || c->chain < 2 || k + 1 + c->chain > end) return -1;
-  const wrt_tensor* x = &m->t[op->out];
-  if (x->count != m->t[c->out].count || !reads(c, op->out) || !chain_safe(m, k + 1, c->chain)) return -1;
-  const wrt_tensor* y = &m->t[m->ops[k + c->chain].out];
-  for (int i = 0; i < op->n_in; i++)
-    if (op->in[i] >= 0 && !m->t[op->in[i]].is_const && overlaps(&m->t[op->in[i]], y)) return -1;
-  return k + 1;
-}
-
-void run_epilogue(const wrt_model* m, int k, size_t i0, size_t i1) {
-  chain_job j = job_of(m, k);
-  chain_span(&j, i0, i1);
 }

@@ -244,8 +244,6 @@ struct wrt_model {
   uint64_t pool_cap, pool_used;
   uint64_t work, work_limit;    /* estimated work of one run, and its budget */
   int cur_op;              /* the op being prepared or run (-1: none), for error reports after a trap */
-  int epi;                 /* the chain the running op applies to each block of its output (-1: none) */
-  uint8_t epi_done;        /* the running op did (else the chain runs after it) */
   int threads;             /* threads its runs may use (wrt_set_threads), 1 by default */
   /* a streamed load (wrt_load_begin/wrt_load_next): the op being prepared and its next input; its constants are
    * staged at the start of the arena (unused until the first run) or, when they exceed it, in stage_own */
@@ -376,8 +374,6 @@ int plan_elementwise(wrt_model* m, wrt_op* op, wrt_cost* c);
 int run_elementwise(wrt_model* m, wrt_op* op); /* binary, unary, PRELU, POW */
 void plan_chains(wrt_model* m);                  /* element-wise ops that run as one pass over memory */
 int run_chain(wrt_model* m, int k);              /* op k's chain; 0: not run (its ops run one by one) */
-int epilogue_chain(const wrt_model* m, int k, int end); /* the chain op k may run per block of its output, or -1 */
-void run_epilogue(const wrt_model* m, int k, size_t i0, size_t i1); /* values [i0, i1) of the chain at op k */
 int plan_reduce(wrt_model* m, wrt_op* op, wrt_cost* c);
 int run_reduce(wrt_model* m, wrt_op* op);      /* MEAN, REDUCE_MAX, REDUCE_SUM, SOFTMAX */
 int plan_data(wrt_model* m, wrt_op* op, wrt_cost* c);
@@ -480,10 +476,6 @@ void run_gemm(const wrt_target* tg, size_t m, size_t n, size_t k, const float* a
               const float* packed, float* c, size_t c_stride_bytes, const wrt_clamp* clamp,
               const float* residual, /* NULL, or rows added to c before the clamp (c's stride) */
               int threads);
-/* the same, then the chain at op epi (>= 0) over each task's rows where tasks are whole rows: 1 if it ran */
-int run_gemm_epi(const wrt_target* tg, size_t m, size_t n, size_t k, const float* a, size_t a_stride_bytes,
-                 const float* packed, float* c, size_t c_stride_bytes, const wrt_clamp* clamp, const float* residual,
-                 int threads, const wrt_model* em, int epi);
 
 /* shape helpers (shape_check.c), shared with python_ref's rules */
 int rnn_geometry(const wrt_model* m, const wrt_op* op, wrt_rnn_dims* g);

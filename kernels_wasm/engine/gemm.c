@@ -53,8 +53,6 @@ typedef struct {
   const float *a, *packed, *residual;
   float* c;
   const wrt_clamp* clamp;
-  const wrt_model* em; /* with epi >= 0: the chain at op epi runs over each task's rows (whole rows) */
-  int epi;
 } gemm_job;
 
 /* the residual is added (then clamped) to a task's rows and columns while they are still in cache */
@@ -121,13 +119,9 @@ static void gemm_task(void* ctx, size_t t) {
   } else {
     gemm_tiles(j, r0, r1, p0, p1, kc);
   }
-  if (j->residual) {
-    add_residual(j, r0, r1, p0, p1);
-    if (lone) add_residual(j, j->m, j->m + 1, p0, p1);
-  }
-  if (!WRT_KF_CHAINS || j->epi < 0) return; /* a module without chains leaves the epilogue out */
-  run_epilogue(j->em, j->epi, r0 * j->n, r1 * j->n);
-  if (lone) run_epilogue(j->em, j->epi, j->m * j->n, (j->m + 1) * j->n);
+  if (!j->residual) return;
+  add_residual(j, r0, r1, p0, p1);
+  if (lone) add_residual(j, j->m, j->m + 1, p0, p1);
 }
 
 /* Tasks per GEMM: enough that two to four threads end within a small fraction of the op of each other. */
@@ -172,20 +166,12 @@ static size_t tile_tasks(gemm_job* j, size_t panels) {
 
 /* c[M, N] = a[M, K] x packed (+ residual, rows of N floats at c's stride). With a residual, the kernels write the
  * plain sum and the residual is added (then clamped) per task. Tasks depend on the shape only. */
-int run_gemm_epi(const wrt_target* tg, size_t m, size_t n, size_t k, const float* a, size_t a_stride,
-                 const float* packed, float* c, size_t c_stride, const wrt_clamp* clamp, const float* residual,
-                 int threads, const wrt_model* em, int epi) {
-  size_t panels = (n + tg->gemm_nr - 1) / tg->gemm_nr, lone = tg->gemm_row && m % tg->gemm_mr == 1;
-  gemm_job j = {tg, m - lone, n, k, a_stride, c_stride, 0, 0, 0, 0, lone, a, packed, residual, c, clamp, em, -1};
-  size_t tasks = j.m ? tile_tasks(&j, panels) : (panels + tg->gemm_row_panels - 1) / tg->gemm_row_panels;
-  if (j.m && j.chunks == 1 && c_stride == n * sizeof(float)) j.epi = epi; /* tasks of whole, contiguous rows */
-  rt_parallel(threads, tasks, gemm_task, &j);
-  return j.epi >= 0;
-}
-
 void run_gemm(const wrt_target* tg, size_t m, size_t n, size_t k, const float* a, size_t a_stride, const float* packed,
               float* c, size_t c_stride, const wrt_clamp* clamp, const float* residual, int threads) {
-  run_gemm_epi(tg, m, n, k, a, a_stride, packed, c, c_stride, clamp, residual, threads, 0, -1);
+  size_t panels = (n + tg->gemm_nr - 1) / tg->gemm_nr, lone = tg->gemm_row && m % tg->gemm_mr == 1;
+  gemm_job j = {tg, m - lone, n, k, a_stride, c_stride, 0, 0, 0, 0, lone, a, packed, residual, c, clamp};
+  size_t tasks = j.m ? tile_tasks(&j, panels) : (panels + tg->gemm_row_panels - 1) / tg->gemm_row_panels;
+  rt_parallel(threads, tasks, gemm_task, &j);
 }
 
 /* ---- FULLY_CONNECTED and MATMUL -------------------------------------------------------------------------------- */

@@ -64,14 +64,8 @@ int run_ops(wrt_model* m, int begin, int end) {
       k += op->chain - 1;
       continue;
     }
-    /* the chain after it, where the op can run it on each block of its output (conv.c); else it runs next */
-    m->epi = WRT_KF_CHAINS ? epilogue_chain(m, k, end) : -1;
-    m->epi_done = 0;
     int r = op->impl->run(m, op);
-    int skip = m->epi >= 0 && m->epi_done ? m->ops[m->epi].chain : 0;
-    m->epi = -1;
     if (r) return r;
-    k += skip;
   }
   m->cur_op = -1;
   active = 0;

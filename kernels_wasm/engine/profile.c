@@ -29,11 +29,7 @@ const char* wrt_op_kernel(const wrt_model* m, int i) {
 
 int wrt_op_span(const wrt_model* m, int i) {
   const wrt_op* op = op_at(m, i);
-  if (!op) return 1;
-  if (op->chain > 1 && i + op->chain <= m->n_ops) return op->chain;
-  /* a convolution and the chain it may run on its output blocks (elementwise.c, epilogue_chain) */
-  int e = WRT_KF_CHAINS && !op->skip ? epilogue_chain(m, i, m->n_ops) : -1;
-  return e >= 0 ? 1 + m->ops[e].chain : 1;
+  return op && op->chain > 1 && i + op->chain <= m->n_ops ? op->chain : 1;
 }
 
 int wrt_run_ops(wrt_model* m, int begin, int end) {

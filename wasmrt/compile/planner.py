@@ -12,14 +12,9 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass
 
-from python_ref.opdefs import UNARY, family
 from wasmrt.compile.ir import Graph
 
 ALIASING_OPS = {"RESHAPE"}
-# A float convolution runs the element-wise ops right after it that read its output (a chain) per block of output
-# rows, while it still reads its input (kernels_wasm/engine/elementwise.c, epilogue_chain): its inputs stay live
-# until the chain ends, so that the chain's output never lands on them.
-ELEMENTWISE = {"ADD", "SUB", "MUL", "DIV", "MAXIMUM", "MINIMUM"} | family(UNARY)
 
 
 @dataclass
@@ -73,22 +68,9 @@ def _groups(graph: Graph, alignment: int) -> list[_Group]:
         for name in [*n.inputs, *n.outputs]:
             if name:
                 touch(name, k)
-        if n.op == "CONV_2D":
-            for name in n.inputs:
-                if name:
-                    touch(name, _epilogue_end(graph, k))
     for name in graph.outputs:
         touch(name, steps)
     return list(groups.values())
-
-
-def _epilogue_end(graph: Graph, k: int) -> int:
-    """The last of the element-wise ops after node k that each read the value before them (k itself if none)."""
-    end, last = k, graph.nodes[k].outputs[0]
-    while end + 1 < len(graph.nodes) and graph.nodes[end + 1].op in ELEMENTWISE and last in graph.nodes[end + 1].inputs:
-        end += 1
-        last = graph.nodes[end].outputs[0]
-    return end
 
 
 def lower_bound(groups: list[_Group]) -> int:
