@@ -12,8 +12,10 @@ import numpy as np
 import pytest
 from test_export import vision_graph
 
+from wasmrt import paths
 from wasmrt.bench.report import pass_ratios, rows_for
 from wasmrt.cli.main import main
+from wasmrt.dev import build
 from wasmrt.export.tflite import export_tflite
 
 ROW_FIELDS = {"model", "host", "engine", "ours", "median_ms", "min_ms", "runs", "gflops", "max_rel_err", "ok",
@@ -284,3 +286,39 @@ def test_bench_baseline_conv_rows(tmp_path, small_model, capsys):
     assert "forced to igemm" in printed
     assert main(["bench", str(small_model), "--baseline", str(tmp_path), "--baseline-conv", "igemm"]) == 2
     assert "give one" in capsys.readouterr().err
+
+
+def _baseline_checkout(root, binding):
+    """A folder laid out as a built checkout (bench --baseline DIR): this build's modules and native library, and
+    `binding` as its JS binding folder."""
+    (root / "wasmrt" / "engines").mkdir(parents=True)
+    (root / "wasmrt" / "engines" / "dist").symlink_to(paths.wasm_dir())
+    (root / "build" / "native").mkdir(parents=True)
+    (root / "build" / "native" / "libwasmrt.so").symlink_to(build.build_native().path)
+    (root / "js_bindings").symlink_to(binding)
+    return root
+
+
+def test_bench_baseline_checkout(tmp_path, small_model, capsys):
+    """--baseline DIR: DIR's own JS binding runs DIR's modules (an older binding with its modules), its native
+    library natively, interleaved as the @baseline rows with ratios."""
+    _needs_node()
+    base = _baseline_checkout(tmp_path / "base", paths.js_bindings())
+    code, doc = _bench(tmp_path, small_model, "--hosts", "native,node", "--variants", "relaxed", "--passes", "1",
+                       "--baseline", str(base))
+    assert code == 0, capsys.readouterr().out
+    rows = {(r["host"], r["engine"]): r for r in doc["rows"]}
+    assert rows[("node", "wasmrt-relaxed@baseline")]["ok"], rows
+    assert any(h == "native" and e.endswith("@baseline") and r["ok"] for (h, e), r in rows.items()), rows
+    assert "node  wasmrt-relaxed / wasmrt-relaxed@baseline:" in capsys.readouterr().out
+    # the baseline's binding, not this one: a binding whose init throws makes only the @baseline row fail
+    fake = tmp_path / "fake_js"
+    (fake / "src").mkdir(parents=True)
+    (fake / "src" / "index.js").write_text('export async function init() { throw new Error("baseline binding"); }\n')
+    code, doc = _bench(tmp_path, small_model, "--hosts", "node", "--variants", "relaxed", "--passes", "1",
+                       "--baseline", str(_baseline_checkout(tmp_path / "fake", fake)))
+    assert code == 0
+    rows = {r["engine"]: r for r in doc["rows"]}
+    assert "baseline binding" in rows["wasmrt-relaxed@baseline"]["error"] and rows["wasmrt-relaxed"]["ok"], rows
+    assert main(["bench", str(small_model), "--baseline", str(tmp_path / "fake_js")]) == 2
+    assert "wasmrt build --only wasm" in capsys.readouterr().err

@@ -535,6 +535,20 @@ def test_long_reduction_on_near_constant_data(name: str, engine: str, variant: s
     close(got, ref, rtol=1e-5, atol=0.0)
 
 
+@pytest.mark.parametrize(("engine", "variant"), ENGINES, ids=ENGINE_IDS)
+def test_mean_over_rows_sums_in_order(engine: str, variant: str) -> None:
+    """MEAN over every axis but the channels: per channel one float64 sum over the pixels in order, divided once; the
+    bytes of that on every engine (the SIMD wasm builds add two channels at a time on f64x2, reduce.c add_row; a
+    float32 accumulation changes 28 of these 38 outputs). 19 channels: the vector pairs and an odd last one."""
+    shape = (2, 9, 11, 19)
+    g, _ = single("MEAN", shape, {"axes": (1, 2)})(np.random.default_rng(0))
+    x = np.random.default_rng(4).uniform(-3, 5, shape).astype(np.float32)
+    rows = x.astype(np.float64).reshape(2, -1, 19)
+    want = (np.cumsum(rows, axis=1)[:, -1] / rows.shape[1]).astype(np.float32).reshape(2, 1, 1, 19)
+    got = engine_model(convert(g).data, engine, variant).run({"x": x})["y"]
+    assert np.array_equal(got.view(np.uint32), want.view(np.uint32))
+
+
 # -- aarch64 under qemu -------------------------------------------------------------------------------------------
 AARCH64_CASES = ["conv1x1_gemm", "conv1x1_lone_row", "fc_one_row_wide", "conv3x3_s2_asym", "dw3x3", "dw5x5_s2",
                  "grouped_conv", "deconv3x3_s2_outpad",

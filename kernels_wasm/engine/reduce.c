@@ -94,6 +94,26 @@ static int run_layer_norm(wrt_model* m, wrt_op* op) {
   return WRT_OK;
 }
 
+/* acc[j] += x[j] in double. In the SIMD wasm builds (-Oz: nothing is vectorized for us) two at a time on f64x2:
+ * the same additions in the same order, each sum running over the rows in turn. A squeeze-and-excitation MEAN over
+ * a 120x160x96 map took 1.1 ms one element at a time. Native builds vectorize the plain loop themselves (-O3). */
+static void add_row(double* acc, const float* x, size_t n) {
+  size_t j = 0;
+#ifdef __wasm_simd128__
+  typedef float f32x2_t __attribute__((vector_size(8)));
+  typedef double f64x2_t __attribute__((vector_size(16)));
+  for (; j + 2 <= n; j += 2) {
+    f32x2_t v;
+    f64x2_t a;
+    __builtin_memcpy(&v, x + j, sizeof v);
+    __builtin_memcpy(&a, acc + j, sizeof a);
+    a += __builtin_convertvector(v, f64x2_t);
+    __builtin_memcpy(acc + j, &a, sizeof a);
+  }
+#endif
+  for (; j < n; j++) acc[j] += x[j];
+}
+
 int run_reduce(wrt_model* m, wrt_op* op) {
   if (op->type == OP_SOFTMAX) return run_softmax(m, op);
   if (op->type == OP_LAYER_NORM) return run_layer_norm(m, op);
@@ -145,7 +165,7 @@ int run_reduce(wrt_model* m, wrt_op* op) {
         for (size_t j = 0; j < n; j++) v += xr[j];
         acc[o] += v;
       } else {
-        for (size_t j = 0; j < n; j++) acc[o + j] += xr[j];
+        add_row(acc + o, xr, n);
       }
       for (int i = r - 2; i >= 0; i--) {
         if (++idx[i] < (size_t)xt->dims[i]) break;

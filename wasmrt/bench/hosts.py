@@ -13,6 +13,7 @@ import numpy as np
 
 from wasmrt import paths
 from wasmrt.bench import peers as peer_setup
+from wasmrt.bench.baseline import binding_module, js_bindings, wasm_dir
 from wasmrt.bench.native import suffix
 from wasmrt.bench.prepare import Prepared
 from wasmrt.errors import WasmrtError
@@ -34,10 +35,9 @@ def job_for(prep: Prepared, host: str, variants: list[str], peers: bool, warmup:
     counts = threads or [1]
     engines = [{"id": f"wasmrt-{v}{suffix(t)}", "kind": "wasmrt", "variant": v, "model": "model.wrt", "threads": t}
                for t in counts for v in variants]
-    if baseline is not None:  # the same variants from an earlier build, interleaved with the current one
-        where = "/baseline/" if host == "chromium" else str(baseline)
+    if baseline is not None:  # the same variants from an earlier build, with its own JS binding, interleaved
         engines += [{"id": f"wasmrt-{v}@baseline", "kind": "wasmrt", "variant": v, "model": "model.wrt",
-                     "wasmPaths": where} for v in variants if (baseline / f"wasmrt-{v}.wasm").is_file()]
+                     "binding": "baseline"} for v in variants if (wasm_dir(baseline) / f"wasmrt-{v}.wasm").is_file()]
     if baseline_conv:  # this build with the dense convolutions' algorithm forced (bench --baseline-conv)
         engines += [{"id": f"wasmrt-{v}@baseline", "kind": "wasmrt", "variant": v, "model": "model.wrt",
                      "conv": baseline_conv} for v in variants]
@@ -62,9 +62,12 @@ def host_fields(host: str, ours: bool, baseline: Path | None = None) -> dict:
     if ours:
         job["wasmrt_module"] = str(paths.js_bindings() / "src" / "index.js")
         job["wasmrt_wasm_dir"] = str(paths.wasm_dir())
+    if ours and baseline is not None:  # served at /baseline/ (its binding) and /baseline/dist/ in Chromium
+        job["baseline_module"] = str(binding_module(baseline))
+        job["baseline_root"] = str(js_bindings(baseline))
+        job["baseline_wasm_dir"] = str(wasm_dir(baseline))
     if host == "chromium":
         job["chromium"] = peer_setup.chromium_path()
-        job["baseline_dir"] = str(baseline) if baseline is not None else None
     return job
 
 

@@ -12,6 +12,7 @@ import time
 from datetime import datetime
 from pathlib import Path
 
+from wasmrt.bench.baseline import checkout as baseline_checkout
 from wasmrt.errors import InputError
 
 DEFAULT_MODELS = ("mobilenet_v2", "efficientnet_lite0", "face_landmark")
@@ -84,8 +85,9 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
                         "model), with the int8 / float32 speed-up per engine; with --sparsity-sweep, the swept "
                         "files quantized to int8 (int8 sparse kernels against the dense int8 ones)")
     p.add_argument("--profile", action="store_true", help="per-op time and GFLOP/s, native and wasm side by side")
-    p.add_argument("--baseline", metavar="DIR", help="also run an earlier build, interleaved with this one: a folder "
-                                                     "with its libwasmrt.so and wasmrt-<variant>.wasm files")
+    p.add_argument("--baseline", metavar="DIR", help="also run an earlier build, interleaved with this one: a checkout "
+                                                     "of it where `wasmrt build` ran (its wasm modules run with its "
+                                                     "own JS binding; native: its build/native/libwasmrt.so)")
     p.add_argument("--baseline-conv", metavar="ALGO", choices=("igemm", "wino2", "wino4"),
                    help="also run this build with dense 3x3 convolutions forced to ALGO (igemm: the direct "
                         "convolution, as before Winograd), interleaved, as the @baseline rows")
@@ -133,11 +135,9 @@ def run(args: argparse.Namespace) -> int:
     if args.sparsities:
         raise InputError("--sparsities applies to --sparsity-sweep")
     models = args.models or list(DEFAULT_MODELS)
-    baseline = Path(args.baseline).resolve() if args.baseline else None
-    if baseline is not None and not baseline.is_dir():
-        raise InputError(f"--baseline {args.baseline}: no such folder")
-    if baseline is not None and args.baseline_conv:
+    if args.baseline and args.baseline_conv:
         raise InputError("--baseline and --baseline-conv both make the @baseline rows: give one")
+    baseline = baseline_checkout(args.baseline) if args.baseline else None
     stamp = datetime.now().strftime("%Y%m%d-%H%M%S")
     out = Path(args.output) if args.output else WORK / f"{stamp}.json"
     bar = Progress()

@@ -1,6 +1,6 @@
 // Chromium host of `wasmrt bench`: node chromium_driver.mjs JOB.json RESULT.json
 // Serves the peers folder this script sits in (/peers/: node_modules and this folder), the job folder (/job/), our
-// JS binding (/wasmrt/) and its wasm modules (/wasmrt/dist/), and a baseline build (/baseline/) cross-origin
+// JS binding (/wasmrt/) and its wasm modules (/wasmrt/dist/), and a baseline build's (/baseline/, /baseline/dist/) cross-origin
 // isolated (COOP/COEP, so timers are precise and wasm runs as in a production page), opens page.html in headless
 // Chromium through playwright-core (Debian's browser, no download) and runs the job there.
 import fs from "node:fs";
@@ -14,7 +14,8 @@ const [jobPath, resultPath] = process.argv.slice(2);
 const job = JSON.parse(fs.readFileSync(jobPath, "utf8"));
 const here = path.dirname(new URL(import.meta.url).pathname);
 const roots = { "/peers/": path.resolve(here, ".."), "/job/": path.dirname(path.resolve(jobPath)),
-  "/wasmrt/dist/": job.wasmrt_wasm_dir, "/wasmrt/": job.wasmrt_root, "/baseline/": job.baseline_dir }; // first matching prefix wins
+  "/wasmrt/dist/": job.wasmrt_wasm_dir, "/wasmrt/": job.wasmrt_root,
+  "/baseline/dist/": job.baseline_wasm_dir, "/baseline/": job.baseline_root }; // first matching prefix wins
 const MIME = { ".js": "text/javascript", ".mjs": "text/javascript", ".html": "text/html", ".json": "application/json",
   ".wasm": "application/wasm", ".bin": "application/octet-stream" };
 

@@ -75,9 +75,9 @@ async function litertEngine(spec, libs, readBytes) {
 }
 
 async function wasmrtEngine(spec, libs, readBytes) {
-  // spec.wasmPaths: a baseline build's .wasm files (bench --baseline), else the current build
-  const rt = await libs.wasmrt.init({ variant: spec.variant, threads: spec.threads ?? 1, ...libs.wasmrtOptions,
-    ...(spec.wasmPaths ? { wasmPaths: spec.wasmPaths } : {}) });
+  // spec.binding "baseline": an earlier build's binding with its own modules (bench --baseline), else this build
+  const { wasmrt, wasmrtOptions } = spec.binding === "baseline" ? libs.baseline : libs;
+  const rt = await wasmrt.init({ variant: spec.variant, threads: spec.threads ?? 1, ...wasmrtOptions });
   const model = rt.loadBytes(await readBytes(spec.model),
     { ...(spec.sparse ? { sparse: spec.sparse } : {}), ...(spec.conv ? { conv: spec.conv } : {}) });
   return {

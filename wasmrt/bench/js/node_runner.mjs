@@ -57,6 +57,10 @@ if (kinds.has("wasmrt")) {
   libs.wasmrt = await import(pathToFileURL(job.wasmrt_module).href); // our JS binding, js_bindings/src/index.js
   libs.wasmrtOptions = { wasmPaths: job.wasmrt_wasm_dir };
 }
+if (job.baseline_module) { // bench --baseline: the earlier build's own binding and modules
+  libs.baseline = { wasmrt: await import(pathToFileURL(job.baseline_module).href),
+    wasmrtOptions: { wasmPaths: job.baseline_wasm_dir } };
+}
 
 const progress = (p) => process.stderr.write(`@progress ${JSON.stringify(p)}\n`);
 // CPU time of this thread, in ms: /proc/thread-self/schedstat (nanoseconds run). The kernel brings that count up

@@ -14,7 +14,7 @@ function script(src) {
   });
 }
 
-async function loadLibs(kinds, peerThreads) {
+async function loadLibs(job, kinds, peerThreads) {
   const libs = {};
   if (kinds.has("ort")) libs.ort = await import(`${NM}/onnxruntime-web/dist/ort.wasm.min.mjs`);
   if (kinds.has("tfjs")) {
@@ -47,6 +47,9 @@ async function loadLibs(kinds, peerThreads) {
     libs.wasmrt = await import("/wasmrt/src/index.js");
     libs.wasmrtOptions = { wasmPaths: "/wasmrt/dist/" };
   }
+  if (job.baseline_module) { // bench --baseline: the earlier build's own binding and modules (chromium_driver.mjs)
+    libs.baseline = { wasmrt: await import("/baseline/src/index.js"), wasmrtOptions: { wasmPaths: "/baseline/dist/" } };
+  }
   return libs;
 }
 
@@ -57,7 +60,7 @@ async function readBytes(path) {
 }
 
 globalThis.runBench = async (job) => {
-  const libs = await loadLibs(new Set(job.engines.map((e) => e.kind)), job.peer_threads ?? 1);
+  const libs = await loadLibs(job, new Set(job.engines.map((e) => e.kind)), job.peer_threads ?? 1);
   // the driver's count of how long this renderer's threads waited for a core (/proc), when it found the renderer.
   // No CPU clock: reading one through the driver idles this thread just before the timed run (bench README).
   const waitMs = globalThis.wasmrtWaitMs;
