@@ -323,6 +323,32 @@ static int prepare_generic(wrt_model* m, wrt_op* op, size_t n, size_t k_per_o) {
   return WRT_OK;
 }
 
+/* FULLY_CONNECTED with float_output: int8 rows and int8 weights of zero point 0 keep the weights as bytes (half the
+ * memory traffic of int16) with the input zero point folded into the bias, b[o] - zx * sum w[o] (wrapping uint32
+ * sums, equal to python_ref's); gpack = 1 marks that layout for run_fc_float. Else the generic int16 layout. */
+static int prepare_fc_float(wrt_model* m, wrt_op* op, size_t n, size_t k) {
+  wrt_qplan* p = &op->u.q;
+  const wrt_tensor *x = &m->t[op->in[0]], *w = &m->t[op->in[1]];
+  if (x->dtype != WRT_I8 || w->dtype != WRT_I8 || !weights_centered(w, n)) return prepare_generic(m, op, n, k);
+  const int32_t* b = bias_data(m, op);
+  int8_t* wc = m_alloc(m, (uint64_t)n * k + 1);
+  int32_t* bias = m_alloc(m, (uint64_t)n * 4 + 1);
+  if (!wc || !bias) return m_alloc_fail(m, op, "the weights", (uint64_t)n * k + (uint64_t)n * 4);
+  for (size_t o = 0; o < n; o++) {
+    uint32_t sum = 0;
+    for (size_t j = 0; j < k; j++) {
+      wc[o * k + j] = (int8_t)wv(w, o * k + j);
+      sum += (uint32_t)wc[o * k + j];
+    }
+    bias[o] = (int32_t)((uint32_t)bias_at(b, o) - (uint32_t)p->za * sum);
+  }
+  p->packed = (uint8_t*)wc;
+  p->bias = bias;
+  p->gpack = 1;
+  m->weights_bytes += n * k;
+  return WRT_OK;
+}
+
 WRT_FOR_SIZE int prepare_qconv(wrt_model* m, wrt_op* op) {
   wrt_qplan* p = &op->u.q;
   const wrt_target* tg = m->tg;
@@ -340,7 +366,8 @@ WRT_FOR_SIZE int prepare_qconv(wrt_model* m, wrt_op* op) {
   }
   if (WRT_KEEP(FULLY_CONNECTED, QS8) && op->type == OP_FULLY_CONNECTED) {
     size_t K = (size_t)p->c;
-    if (op->path == QC_GENERIC || op->path == QC_FC_FLOAT) return op->packed_in ? prepare_generic(m, op, N, K) : WRT_OK;
+    if (op->path == QC_FC_FLOAT && op->packed_in) return prepare_fc_float(m, op, N, K);
+    if (op->path == QC_GENERIC) return op->packed_in ? prepare_generic(m, op, N, K) : WRT_OK;
     size_t wb = (size_t)gemm_wb(tg, (uint64_t)p->n, K);
     uint64_t bytes = packed_bytes(tg, N, 1, K, wb);
     if (!(p->packed = m_alloc(m, bytes))) return m_alloc_fail(m, op, "packing the weights", bytes);
@@ -646,6 +673,44 @@ static void run_generic_fc(wrt_model* m, wrt_op* op) {
     }
 }
 
+/* FULLY_CONNECTED with float_output on int8 rows and constant (centered int16) weights: a loop the compilers
+ * vectorize (no per-element dtype test); wrapping uint32 sums, as python_ref's */
+static void run_fc_float(wrt_model* m, wrt_op* op) {
+  const wrt_qplan* p = &op->u.q;
+  if (!p->packed || m->t[op->in[0]].dtype != WRT_I8) {
+    run_generic_fc(m, op);
+    return;
+  }
+  const int8_t* x = (const int8_t*)(const void*)t_bytes(m, op->in[0]);
+  float* y = (float*)(void*)t_bytes(m, op->out);
+  size_t M = (size_t)p->n, K = (size_t)p->c, N = (size_t)p->co;
+  int32_t za = p->za;
+  float lo = op->a.act_min, hi = op->a.act_max;
+  for (size_t i = 0; i < M; i++) {
+    const int8_t* xr = x + i * K;
+    for (size_t o = 0; o < N; o++) {
+      uint32_t acc = (uint32_t)p->bias[o];
+      if (p->gpack == 1) { /* int8 weights, zx folded into the bias */
+        const int8_t* wr = (const int8_t*)(const void*)p->packed + o * K;
+        int32_t s = 0; /* |x * w| <= 128 * 127: K < 2^17 keeps s in int32; longer rows in blocks */
+        for (size_t k0 = 0; k0 < K; k0 += 65536) {
+          size_t k1 = K - k0 < 65536 ? K : k0 + 65536;
+          s = 0;
+          for (size_t k = k0; k < k1; k++) s += (int32_t)xr[k] * (int32_t)wr[k];
+          acc += (uint32_t)s;
+        }
+      } else {
+        const int16_t* wr = (const int16_t*)(const void*)p->packed + o * K;
+        for (size_t k = 0; k < K; k++) acc += (uint32_t)(((int32_t)xr[k] - za) * (int32_t)wr[k]);
+      }
+      float v = (float)(int32_t)acc * p->mult[o];
+      if (v < lo) v = lo;
+      if (v > hi) v = hi;
+      y[i * N + o] = v;
+    }
+  }
+}
+
 /* MATMUL with numpy broadcasting: acc = sum (a - za)(b - zb), m = f32(f32(sa * sb) / sy), no clamp */
 static void run_matmul(wrt_model* m, wrt_op* op) {
   const wrt_qplan* p = &op->u.q;
@@ -735,6 +800,9 @@ int run_qconv(wrt_model* m, wrt_op* op) {
       return WRT_OK;
     case QC_MATMUL:
       if (WRT_KEEP(MATMUL, QS8)) run_matmul(m, op);
+      return WRT_OK;
+    case QC_FC_FLOAT:
+      if (WRT_KEEP(FULLY_CONNECTED, QS8)) run_fc_float(m, op);
       return WRT_OK;
     default:
       if (WRT_KEEP(FULLY_CONNECTED, QS8) && op->type == OP_FULLY_CONNECTED) run_generic_fc(m, op);
