@@ -673,9 +673,15 @@ static void run_generic_fc(wrt_model* m, wrt_op* op) {
     }
 }
 
-/* FULLY_CONNECTED with float_output on int8 rows and constant (centered int16) weights: a loop the compilers
- * vectorize (no per-element dtype test); wrapping uint32 sums, as python_ref's */
-static void run_fc_float(wrt_model* m, wrt_op* op) {
+/* FULLY_CONNECTED with float_output on int8 rows and constant weights: loops the compilers vectorize (no
+ * per-element dtype test); wrapping uint32 sums, as python_ref's. The engine core runs on CPUs without the dot
+ * product extension (the aarch64 test driver is built with it, for its kernels): no sdot in this vectorized loop. */
+#if defined(__aarch64__) && defined(__ARM_FEATURE_DOTPROD) && !defined(__clang__)
+#define FC_FLOAT_TARGET __attribute__((noinline, target("+nodotprod")))
+#else
+#define FC_FLOAT_TARGET
+#endif
+FC_FLOAT_TARGET static void run_fc_float(wrt_model* m, wrt_op* op) {
   const wrt_qplan* p = &op->u.q;
   if (!p->packed || m->t[op->in[0]].dtype != WRT_I8) {
     run_generic_fc(m, op);
