@@ -228,8 +228,10 @@ _op("CONV_TRANSPOSE_2D", 2, ("x", "w", "b?"),
     (*SPATIAL, Attr("groups", "int", 1), Attr("output_padding", "ints", (0, 0)), *ACT), "ConvTranspose2DOptions",
     "Gradient of CONV_2D; w is [Cout, KH, KW, Cin/groups]. OH = (H-1)*sh - pt - pb + dh*(KH-1) + 1 + oph.",
     const=("w", "b"), quant=Q_WEIGHTED, float_only=True)
-_op("FULLY_CONNECTED", 3, ("x", "w", "b?"), ACT, "FullyConnectedOptions",
-    "x [..., K] times w [N, K] transposed plus b [N] -> [..., N].", quant=Q_WEIGHTED, float_only=True)
+_op("FULLY_CONNECTED", 3, ("x", "w", "b?"), (*ACT, Attr("float_output", "bool", False)), "FullyConnectedOptions",
+    "x [..., K] times w [N, K] transposed plus b [N] -> [..., N]. float_output (int8 x and w only): the int32 "
+    "accumulator dequantized to float32, y = f32(acc) * f32(sx * sw[n]), then the fused clamp, instead of an int8 "
+    "output (a classifier's logits finer than one int8 step).", quant=Q_WEIGHTED, float_only=True)
 _op("MATMUL", 4, ("a", "b"), doc="numpy.matmul semantics, batch dimensions broadcast.", quant=Q_ARITHMETIC)
 
 # --- element-wise binary, numpy broadcasting ------------------------------------------------------------------

@@ -64,8 +64,13 @@ def accumulate(op: str, xs: Xs, a: Attrs, qin: Qs) -> np.ndarray:
 
 
 def _weighted(xs: Xs, a: Attrs, qin: Qs, qout: Qs, dtype: np.dtype, op: str) -> np.ndarray:
-    """acc requantized per output channel with m[o] = f32(f32(sx * sw[o]) / sy)."""
+    """acc requantized per output channel with m[o] = f32(f32(sx * sw[o]) / sy); with float_output (a
+    FULLY_CONNECTED), acc dequantized instead: y = f32(f32(acc) * f32(sx * sw[o])), then the fused clamp."""
     qx, qw, qy = qin[0], qin[1], qout[0]
+    if a.get("float_output"):
+        unit = qm.mul_scale(qx.s, qw.scale if not qw.per_tensor else qw.s)
+        y = np.multiply(qm.to_f32(accumulate(op, xs, a, qin)), unit, dtype=F32)
+        return np.minimum(np.maximum(y, F32(a["act_min"])), F32(a["act_max"]))
     m = qm.conv_scale(qx.s, qw.scale if not qw.per_tensor else qw.s, qy.s)
     return qm.requantize(accumulate(op, xs, a, qin), m, qy, *qm.act_bounds(a, qy, dtype))
 

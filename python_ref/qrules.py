@@ -104,7 +104,11 @@ def check_op(op: str, inputs: list[Spec | None], outputs: list[Spec], attrs: dic
         if y[2] is not None:
             raise ValueError("the float output of DEQUANTIZE has quantization parameters")
         return True
-    _need(y, "the output", per_tensor=True)
+    if attrs.get("float_output"):  # the int32 accumulator dequantized: a plain float32 output
+        if y[2] is not None:
+            raise ValueError("the float output (float_output) has quantization parameters")
+    else:
+        _need(y, "the output", per_tensor=True)
     if op == "QUANTIZE":
         if inputs[0][1] != F32:
             _need(inputs[0], 0, per_tensor=True)

@@ -230,6 +230,9 @@ def _fully_connected(specs: list[Spec | None], a: dict[str, Any], err: _Err) -> 
     b = specs[2] if len(specs) > 2 else None
     if b is not None:
         err.check(b[0] == (w[0],), f"bias has shape {list(b[0])}, expected [{w[0]}]")
+    if a["float_output"]:
+        err.check(specs[0][1] in QUANT_DTYPES, f"float_output needs an int8 or uint8 input, got {specs[0][1]}")
+        return (*x[:-1], w[0]), np.dtype(np.float32)
     return (*x[:-1], w[0]), specs[0][1]
 
 

@@ -68,6 +68,23 @@ def _fc(g: Graph, rng: np.random.Generator) -> tuple:
     return "FULLY_CONNECTED", [x, _weights(g, rng, (3, 40)), _bias(g, rng, 3)], {"act_max": 0.5}, QP(0.004, -60)
 
 
+def _fc_float(g: Graph, rng: np.random.Generator) -> tuple:
+    """float_output: the accumulators dequantized, clamped in float (uint8 input, per-tensor weights: the other
+    forms of each input)"""
+    x = _input(g, "x", (2, 40), QP(0.031, 131), np.uint8)
+    return "FULLY_CONNECTED", [x, _weights(g, rng, (5, 40), per_channel=False), _bias(g, rng, 5)], \
+        {"act_min": -0.4, "act_max": 0.5, "float_output": True}, None
+
+
+def _sized_fc_float(x: tuple[int, ...], n: int, bias: int = 0) -> Builder:
+    """float_output on int8 rows; bias: an offset of every bias (2^24 and more: accumulators that float32 rounds)"""
+    def build(g: Graph, rng: np.random.Generator) -> tuple:
+        xin = _input(g, "x", x, QX)
+        b = g.add_const("b", (rng.integers(-3000, 3000, n) + bias).astype(np.int32))
+        return "FULLY_CONNECTED", [xin, _weights(g, rng, (n, x[-1])), b], {"float_output": True}, None
+    return build
+
+
 def _matmul(g: Graph, rng: np.random.Generator) -> tuple:
     return "MATMUL", [_input(g, "a", (2, 3, 8), QX), _input(g, "b", (8, 5), QB)], {}, QP(0.06, 1)
 
@@ -122,7 +139,7 @@ def _gather(g: Graph, rng: np.random.Generator) -> tuple:
 
 CASES: dict[str, Builder] = {
     "conv": _conv, "conv_depthwise": _depthwise, "conv_grouped": _grouped, "conv_transpose": _conv_transpose,
-    "fully_connected": _fc, "matmul": _matmul,
+    "fully_connected": _fc, "fully_connected_float": _fc_float, "matmul": _matmul,
     **{op.lower(): _binary(op) for op in ("ADD", "SUB", "MUL", "MAXIMUM", "MINIMUM")},
     "prelu": _prelu,
     "relu": _unary("RELU", {}),
@@ -227,6 +244,9 @@ KERNEL_CASES: dict[str, Builder] = {
     # of one pixel with a k tail of 1
     "k_fc_row": _sized_fc((1, 302), 21),
     "k_conv1x1_1px": _sized_conv((1, 1, 1, 37), (19, 1, 1, 37), {"act_min": 0.0}),
+    # a classifier's float output (EfficientNet-Lite0: 1280 -> 1000), and accumulators past 2^24, rounded to float32
+    "k_fc_float": _sized_fc_float((1, 1280), 1000),
+    "k_fc_float_big": _sized_fc_float((3, 301), 17, bias=(1 << 24) + 12345),
     "k_add": _sized_binary("ADD", (1, 5, 7, 19), (1, 5, 7, 19)),
     "k_sub_scalar": _sized_binary("SUB", (1, 5, 7, 19), (1, 1, 1, 1)),
     "k_add_scalar_first": _sized_binary("ADD", (1, 1, 1, 1), (1, 5, 7, 19)),
@@ -240,6 +260,7 @@ THREAD_CASES: dict[str, Builder] = {
     "t_conv1x1": _sized_conv((1, 28, 28, 64), (96, 1, 1, 64), {"act_min": 0.0}),
     "t_conv3x3": _sized_conv((1, 20, 20, 32), (48, 3, 3, 32), {"pads": (1, 1, 1, 1)}),
     "t_dw3x3": _sized_conv((1, 40, 40, 96), (96, 3, 3, 1), {"pads": (1, 1, 1, 1), "groups": 96}),
+    "t_fc_float": _sized_fc_float((48, 512), 200),
 }
 
 
@@ -255,7 +276,7 @@ def quantized_op_graph(case: str, seed: int = 0) -> tuple[Graph, dict[str, np.nd
     for n in g.inputs:
         t = g.tensors[n]
         feeds[n] = (rng.standard_normal(t.shape).astype(np.float32) * 3 if t.dtype.kind == "f"
-                    else _i8(rng, *t.shape))
+                    else _i8(rng, *t.shape).view(t.dtype))
     return g, feeds
 
 

@@ -556,8 +556,8 @@ AARCH64_CASES = ["conv1x1_gemm", "conv1x1_lone_row", "fc_one_row_wide", "conv3x3
                  "avgpool_incl_pad_ceil", "mean_hw", "softmax_last", "resize_bilinear_up_c0", "pad_reflect",
                  "concat_channels", "depth_to_space_dcr", "transpose_nchw"]
 AARCH64_QUANTIZED = ["conv", "conv_depthwise", "fully_connected", "add", "average_pool", "softmax", "resize_bilinear",
-                     "k_conv1x1", "k_conv3x3", "k_dw3x3", "k_dw5x5_c144", "k_fc", "k_add", "k_sub_scalar",
-                     "k_transpose_tiles"]
+                     "k_conv1x1", "k_conv3x3", "k_dw3x3", "k_dw5x5_c144", "k_fc", "k_fc_float", "k_fc_float_big",
+                     "k_add", "k_sub_scalar", "k_transpose_tiles"]
 
 
 @pytest.fixture(scope="module")

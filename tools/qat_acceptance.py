@@ -4,7 +4,11 @@ steps (its defaults) and after `--qat` on the same calibration crops; the QAT mo
 engine and wasm. Saved as JSON.
 
     python tools/qat_acceptance.py [--out docs/dev/qat-accuracy.json] [--calib 200] [--eval 600] [--steps 300]
-        [--layers 2] [--loss kl]
+        [--layers 2] [--loss kl] [--int8-output] [--ptq-cache FILE]
+
+--int8-output measures the classifier with an int8 output (then DEQUANTIZE) instead of the default float one;
+--ptq-cache FILE keeps the post-training graph in FILE (pickle) and reuses it on the next run with the same options,
+so QAT settings can be compared without the post-training steps.
 
 Minutes on a 2-core machine: the post-training steps, then caching the tail's inputs, then the training steps.
 """
@@ -14,6 +18,7 @@ from __future__ import annotations
 import argparse
 import copy
 import json
+import pickle
 import sys
 import time
 from pathlib import Path
@@ -40,11 +45,14 @@ def log(msg: str) -> None:
     print(f"[qat] {msg}", file=sys.stderr, flush=True)
 
 
-def grid_ceiling(qg: Graph, fp32: np.ndarray) -> float:
+def grid_ceiling(qg: Graph, fp32: np.ndarray) -> float | None:
     """Top-1 agreement of the float outputs themselves rounded to the int8 output tensor's grid: what an int8 model
-    without any other error would reach (near ties fall on one step; np.argmax takes the first of equal values)."""
+    without any other error would reach (near ties fall on one step; np.argmax takes the first of equal values).
+    None for a float output (FULLY_CONNECTED's float_output): no int8 grid."""
     (last,) = [n for n in qg.nodes if qg.outputs[0] in n.outputs]
     q = qg.tensors[last.inputs[0]].quant if last.op == "DEQUANTIZE" else qg.tensors[qg.outputs[0]].quant
+    if q is None:
+        return None
     grid = qm.quantize(fp32.astype(np.float32), q, np.int8)
     return qat.agreement(grid, fp32)
 
@@ -58,6 +66,8 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--layers", type=int, default=qat.LAYERS)
     p.add_argument("--loss", choices=qat.LOSSES, default="kl")
     p.add_argument("--lr", type=float, default=qat.LR)
+    p.add_argument("--int8-output", action="store_true", help="the classifier writes int8 (then DEQUANTIZE)")
+    p.add_argument("--ptq-cache", type=Path, help="pickle of the post-training graph: read if present, else written")
     a = p.parse_args(argv)
     g = float_graph("efficientnet_lite0")
     cal_dir, ev_dir = photos.folder("classifier", "calib", a.calib), photos.folder("classifier", "eval", a.eval)
@@ -79,11 +89,19 @@ def main(argv: list[str] | None = None) -> int:
         return float(np.mean((got.astype(np.float64) - fp32) ** 2))
 
     t0 = time.perf_counter()
-    qg, _ = post_training(g, calib)
-    t_ptq = time.perf_counter() - t0
+    key = (a.calib, a.int8_output)
+    if a.ptq_cache and a.ptq_cache.exists() and (cached := pickle.loads(a.ptq_cache.read_bytes()))[0] == key:
+        qg, t_ptq = cached[1], cached[2]
+        log(f"post-training graph from {a.ptq_cache} (made in {t_ptq:.0f} s)")
+    else:
+        qg, _ = post_training(g, calib, float_output=not a.int8_output)
+        t_ptq = time.perf_counter() - t0
+        if a.ptq_cache:
+            a.ptq_cache.write_bytes(pickle.dumps((key, qg, t_ptq)))
     before, _, ptq_out = agreement(qg)
     ceiling = grid_ceiling(qg, fp32)
-    log(f"the float outputs rounded to the int8 output's grid agree on {100 * ceiling:.2f}%")
+    if ceiling is not None:
+        log(f"the float outputs rounded to the int8 output's grid agree on {100 * ceiling:.2f}%")
     log(f"post-training: {100 * before:.2f}% top-1 agreement on {len(ev)} evaluation crops ({t_ptq:.0f} s)")
     t0 = time.perf_counter()
     opts = qat.Options(a.steps, layers=a.layers, loss=a.loss, lr=a.lr)
@@ -103,6 +121,7 @@ def main(argv: list[str] | None = None) -> int:
         "evaluation_images": len(ev), "evaluation_photos": sorted(ev_photos),
         "top1_agreement_post_training": before, "top1_agreement_qat": after,
         "logit_mse_post_training": mse(ptq_out), "logit_mse_qat": mse(native),
+        "classifier_output": "int8" if ceiling is not None else "float32 (its int32 sums dequantized)",
         "top1_agreement_of_float_outputs_on_the_int8_grid": ceiling,
         "qat": {"steps": opts.steps, "layers": r.layers, "loss": opts.loss, "lr": opts.lr, "batch": opts.batch,
                 "seed": opts.seed, "train_agreement_before": r.agreement_before,

@@ -72,6 +72,7 @@ typedef struct {
 typedef struct {
   int32_t strides[2], dilations[2], pads[4], groups, output_padding[2], kernel[2];
   uint8_t ceil_mode, count_include_pad, keepdims, mode, coord, nearest, qdtype; /* qdtype: QUANTIZE's output type */
+  uint8_t float_output; /* FULLY_CONNECTED: int8 in, the accumulator dequantized to float32 out */
   float act_min, act_max, min, max, alpha, beta, value;
   int32_t axis, block;
   int32_t list[16]; /* axes (reductions), shape (RESHAPE), perm (TRANSPOSE), pads (PAD) */

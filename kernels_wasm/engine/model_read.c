@@ -317,6 +317,7 @@ static const attr_home ATTR_HOME[WRT_NUM_ATTRS] = {
     [ATTR_beta] = HOME(WRT_ATTR_FLOAT, beta, 1),
     [ATTR_value] = HOME(WRT_ATTR_FLOAT, value, 1),
     [ATTR_ceil_mode] = HOME(WRT_ATTR_BOOL, ceil_mode, 1),
+    [ATTR_float_output] = HOME(WRT_ATTR_BOOL, float_output, 1),
     [ATTR_count_include_pad] = HOME(WRT_ATTR_BOOL, count_include_pad, 1),
     [ATTR_keepdims] = HOME(WRT_ATTR_BOOL, keepdims, 1),
     [ATTR_mode] = HOME(WRT_ATTR_ENUM, mode, 1),

@@ -7,11 +7,14 @@
  * products read x + 128).
  * Block-sparse int8 weights run on the sparse kernels (qsparse.c) where qsparse_chosen says so; else on these
  * paths, over the weights expanded for the prepare (model.c: op->expand_in).
+ * FULLY_CONNECTED with float_output (a classifier's logits) dequantizes its accumulators instead, y = f32(acc) *
+ * f32(sx * sw[o]) clamped in float, on the portable path: one small layer at the end of a network.
  * Everything else (weight zero points, uint8 inputs, CONV_TRANSPOSE_2D, MATMUL, weights computed at run time) takes
  * the generic path: the same sums in portable C. */
 #include "engine.h"
 
-enum { QC_GEMM = 1, QC_IGEMM, QC_DW, QC_GROUPED, QC_FC, QC_GENERIC, QC_TRANSPOSE, QC_MATMUL, QC_PATCH, QC_SPARSE };
+enum { QC_GEMM = 1, QC_IGEMM, QC_DW, QC_GROUPED, QC_FC, QC_GENERIC, QC_TRANSPOSE, QC_MATMUL, QC_PATCH, QC_SPARSE,
+       QC_FC_FLOAT };
 
 /* QC_PATCH: a KxK convolution whose patch (ks taps x c channels) is at most PATCH_K bytes runs as a GEMM of depth
  * ks * c over patch rows gathered per MR pixels: a 3-channel 3x3 layer has 27-byte rows, where the igemm takes one
@@ -178,7 +181,8 @@ WRT_FOR_SIZE int plan_qconv(wrt_model* m, wrt_op* op, wrt_cost* c) {
   const wrt_target* tg = m->tg;
   float lo = op_has_clamp(op->type) ? op->a.act_min : -__builtin_inff();
   float hi = op_has_clamp(op->type) ? op->a.act_max : __builtin_inff();
-  q_out_params(m, op, lo, hi, &p->rq, &p->lo, &p->hi);
+  int float_out = WRT_KEEP(FULLY_CONNECTED, QS8) && op->type == OP_FULLY_CONNECTED && op->a.float_output;
+  if (!float_out) q_out_params(m, op, lo, hi, &p->rq, &p->lo, &p->hi);
   p->za = x->q->z;
   int u8 = x->dtype == WRT_U8;
   if (WRT_KEEP(MATMUL, QS8) && op->type == OP_MATMUL) { /* (a module without it leaves its paths out) */
@@ -196,7 +200,7 @@ WRT_FOR_SIZE int plan_qconv(wrt_model* m, wrt_op* op, wrt_cost* c) {
   c->bytes += (N + 3) / 4 * 16 + 1; /* multipliers */
   /* block-sparse weights: the sparse kernels, or a dense path on their expansion */
   int fast_in = !u8 && w->is_const && weights_centered(w, (size_t)N);
-  if (WRT_KF_QSPARSE && qsparse_chosen(m, op, fast_in)) {
+  if (WRT_KF_QSPARSE && !float_out && qsparse_chosen(m, op, fast_in)) {
     op->path = QC_SPARSE;
     if (op->type == OP_CONV_2D) {
       geometry(m, op, p);
@@ -213,7 +217,12 @@ WRT_FOR_SIZE int plan_qconv(wrt_model* m, wrt_op* op, wrt_cost* c) {
     uint64_t K = (uint64_t)w->dims[1], M = x->count / (K ? K : 1);
     if (K == 0) return op_fail(op, WRT_ERR_UNSUPPORTED, "an empty reduction dimension is not supported");
     int bias_ok = op->n_in <= 2 || op->in[2] < 0 || check_int32_bias(m, op);
-    if (w->is_const && bias_ok && !u8 && weights_centered(w, (size_t)N) && tg->qgemm) {
+    if (float_out) { /* centered int16 weights where they are constant, as the generic path's */
+      op->path = QC_FC_FLOAT;
+      op->packed_in = w->is_const && bias_ok ? 0x6 : 0;
+      if (op->packed_in) c->bytes += N * K * 2 + N * 4 + 2;
+      c->work += 16 * sat_mul(M * N, K);
+    } else if (w->is_const && bias_ok && !u8 && weights_centered(w, (size_t)N) && tg->qgemm) {
       op->path = QC_FC;
       c->bytes += packed_bytes(tg, N, 1, K, gemm_wb(tg, M, K));
       c->work += sat_mul(M * N, K);
@@ -287,7 +296,7 @@ static float* multipliers(wrt_model* m, wrt_op* op, size_t n) {
   for (size_t o = n; o < n4; o++) mult[o] = 0.0f;
   for (size_t o = 0; o < n; o++) {
     float prod = x->q->s * w->q->scale[w->q->axis < 0 ? 0 : o];
-    mult[o] = prod / y->q->s;
+    mult[o] = op->path == QC_FC_FLOAT ? prod : prod / y->q->s; /* float output: the accumulator's unit */
   }
   return mult;
 }
@@ -314,6 +323,32 @@ static int prepare_generic(wrt_model* m, wrt_op* op, size_t n, size_t k_per_o) {
   return WRT_OK;
 }
 
+/* FULLY_CONNECTED with float_output: int8 rows and int8 weights of zero point 0 keep the weights as bytes (half the
+ * memory traffic of int16) with the input zero point folded into the bias, b[o] - zx * sum w[o] (wrapping uint32
+ * sums, equal to python_ref's); gpack = 1 marks that layout for run_fc_float. Else the generic int16 layout. */
+static int prepare_fc_float(wrt_model* m, wrt_op* op, size_t n, size_t k) {
+  wrt_qplan* p = &op->u.q;
+  const wrt_tensor *x = &m->t[op->in[0]], *w = &m->t[op->in[1]];
+  if (x->dtype != WRT_I8 || w->dtype != WRT_I8 || !weights_centered(w, n)) return prepare_generic(m, op, n, k);
+  const int32_t* b = bias_data(m, op);
+  int8_t* wc = m_alloc(m, (uint64_t)n * k + 1);
+  int32_t* bias = m_alloc(m, (uint64_t)n * 4 + 1);
+  if (!wc || !bias) return m_alloc_fail(m, op, "the weights", (uint64_t)n * k + (uint64_t)n * 4);
+  for (size_t o = 0; o < n; o++) {
+    uint32_t sum = 0;
+    for (size_t j = 0; j < k; j++) {
+      wc[o * k + j] = (int8_t)wv(w, o * k + j);
+      sum += (uint32_t)wc[o * k + j];
+    }
+    bias[o] = (int32_t)((uint32_t)bias_at(b, o) - (uint32_t)p->za * sum);
+  }
+  p->packed = (uint8_t*)wc;
+  p->bias = bias;
+  p->gpack = 1;
+  m->weights_bytes += n * k;
+  return WRT_OK;
+}
+
 WRT_FOR_SIZE int prepare_qconv(wrt_model* m, wrt_op* op) {
   wrt_qplan* p = &op->u.q;
   const wrt_target* tg = m->tg;
@@ -331,6 +366,7 @@ WRT_FOR_SIZE int prepare_qconv(wrt_model* m, wrt_op* op) {
   }
   if (WRT_KEEP(FULLY_CONNECTED, QS8) && op->type == OP_FULLY_CONNECTED) {
     size_t K = (size_t)p->c;
+    if (op->path == QC_FC_FLOAT && op->packed_in) return prepare_fc_float(m, op, N, K);
     if (op->path == QC_GENERIC) return op->packed_in ? prepare_generic(m, op, N, K) : WRT_OK;
     size_t wb = (size_t)gemm_wb(tg, (uint64_t)p->n, K);
     uint64_t bytes = packed_bytes(tg, N, 1, K, wb);
@@ -413,6 +449,7 @@ const char* qconv_kernel(const wrt_op* op) {
     case QC_SPARSE: return op->u.q.ind ? "qs8 sparse gemm (im2col)" : "qs8 sparse gemm";
     case QC_TRANSPOSE: return "qs8 conv transpose (portable)";
     case QC_MATMUL: return "qs8 matmul (portable)";
+    case QC_FC_FLOAT: return "qs8 fully connected, float output (portable)";
     default: return "qs8 portable";
   }
 }
@@ -609,6 +646,9 @@ static void run_generic_fc(wrt_model* m, wrt_op* op) {
   const wrt_tensor* w = &m->t[op->in[1]];
   const uint8_t* x = t_bytes(m, op->in[0]);
   uint8_t* y = t_bytes(m, op->out);
+  float* yf = (float*)(void*)y; /* float_output */
+  int float_out = op->path == QC_FC_FLOAT;
+  float lo = op->a.act_min, hi = op->a.act_max;
   int u8 = m->t[op->in[0]].dtype == WRT_U8, wu8 = w->dtype == WRT_U8;
   size_t M = (size_t)p->n, K = (size_t)p->c, N = (size_t)p->co;
   const int16_t* wc = (const int16_t*)(const void*)p->packed; /* constant weights, centered; else read at run */
@@ -622,8 +662,59 @@ static void run_generic_fc(wrt_model* m, wrt_op* op) {
         int32_t wk = wc ? wc[o * K + k] : q_at(wr, o * K + k, wu8) - zw;
         acc += (uint32_t)((q_at(x, i * K + k, u8) - p->za) * wk);
       }
-      y[i * N + o] = (uint8_t)q_requant((int32_t)acc, p->mult[o], &p->rq);
+      if (float_out) { /* python_ref: minimum(maximum(f32(acc) * unit, act_min), act_max) */
+        float v = (float)(int32_t)acc * p->mult[o];
+        if (v < lo) v = lo;
+        if (v > hi) v = hi;
+        yf[i * N + o] = v;
+      } else {
+        y[i * N + o] = (uint8_t)q_requant((int32_t)acc, p->mult[o], &p->rq);
+      }
     }
+}
+
+/* FULLY_CONNECTED with float_output on int8 rows and constant weights: loops the compilers vectorize (no
+ * per-element dtype test); wrapping uint32 sums, as python_ref's. The engine core runs on CPUs without the dot
+ * product extension (the aarch64 test driver is built with it, for its kernels): no sdot in this vectorized loop. */
+#if defined(__aarch64__) && defined(__ARM_FEATURE_DOTPROD) && !defined(__clang__)
+#define FC_FLOAT_TARGET __attribute__((noinline, target("+nodotprod")))
+#else
+#define FC_FLOAT_TARGET
+#endif
+FC_FLOAT_TARGET static void run_fc_float(wrt_model* m, wrt_op* op) {
+  const wrt_qplan* p = &op->u.q;
+  if (!p->packed || m->t[op->in[0]].dtype != WRT_I8) {
+    run_generic_fc(m, op);
+    return;
+  }
+  const int8_t* x = (const int8_t*)(const void*)t_bytes(m, op->in[0]);
+  float* y = (float*)(void*)t_bytes(m, op->out);
+  size_t M = (size_t)p->n, K = (size_t)p->c, N = (size_t)p->co;
+  int32_t za = p->za;
+  float lo = op->a.act_min, hi = op->a.act_max;
+  for (size_t i = 0; i < M; i++) {
+    const int8_t* xr = x + i * K;
+    for (size_t o = 0; o < N; o++) {
+      uint32_t acc = (uint32_t)p->bias[o];
+      if (p->gpack == 1) { /* int8 weights, zx folded into the bias */
+        const int8_t* wr = (const int8_t*)(const void*)p->packed + o * K;
+        int32_t s = 0; /* |x * w| <= 128 * 127: K < 2^17 keeps s in int32; longer rows in blocks */
+        for (size_t k0 = 0; k0 < K; k0 += 65536) {
+          size_t k1 = K - k0 < 65536 ? K : k0 + 65536;
+          s = 0;
+          for (size_t k = k0; k < k1; k++) s += (int32_t)xr[k] * (int32_t)wr[k];
+          acc += (uint32_t)s;
+        }
+      } else {
+        const int16_t* wr = (const int16_t*)(const void*)p->packed + o * K;
+        for (size_t k = 0; k < K; k++) acc += (uint32_t)(((int32_t)xr[k] - za) * (int32_t)wr[k]);
+      }
+      float v = (float)(int32_t)acc * p->mult[o];
+      if (v < lo) v = lo;
+      if (v > hi) v = hi;
+      y[i * N + o] = v;
+    }
+  }
 }
 
 /* MATMUL with numpy broadcasting: acc = sum (a - za)(b - zb), m = f32(f32(sa * sb) / sy), no clamp */
@@ -715,6 +806,9 @@ int run_qconv(wrt_model* m, wrt_op* op) {
       return WRT_OK;
     case QC_MATMUL:
       if (WRT_KEEP(MATMUL, QS8)) run_matmul(m, op);
+      return WRT_OK;
+    case QC_FC_FLOAT:
+      if (WRT_KEEP(FULLY_CONNECTED, QS8)) run_fc_float(m, op);
       return WRT_OK;
     default:
       if (WRT_KEEP(FULLY_CONNECTED, QS8) && op->type == OP_FULLY_CONNECTED) run_generic_fc(m, op);

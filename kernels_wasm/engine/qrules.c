@@ -235,7 +235,11 @@ int check_quant(wrt_model* m, wrt_op* op) {
     if (y->q) FAIL("the float output of DEQUANTIZE has quantization parameters");
     return 0;
   }
-  if ((r = need(m, op, op->out, -1, 1))) return r;
+  if (op->a.float_output) { /* the int32 accumulator dequantized: a plain float32 output */
+    if (y->q) FAIL("the float output (float_output) has quantization parameters");
+  } else if ((r = need(m, op, op->out, -1, 1))) {
+    return r;
+  }
   if (op->type == OP_QUANTIZE) {
     if (x->dtype != WRT_F32) return need(m, op, op->in[0], 0, 1);
     if (x->q) FAIL("a float input with quantization parameters");

@@ -616,6 +616,10 @@ static int dtypes(wrt_model* m, const wrt_op* op, int* out) {
   /* quantized CONV_2D / CONV_TRANSPOSE_2D / FULLY_CONNECTED: int8/uint8 weights, int32 bias (python_ref's
    * _weight_dtypes) */
   int weighted = WRT_OPDEFS[op->type].quant == WRT_QUANT_WEIGHTED;
+  if (op->a.float_output) { /* FULLY_CONNECTED's dequantized accumulator */
+    CHECK(is_q8(x->dtype), "float_output needs an int8 or uint8 input, got %s", dtype_name(x->dtype));
+    *out = WRT_F32;
+  }
   if (weighted && is_q8(x->dtype)) {
     const wrt_tensor* w = &m->t[op->in[1]];
     CHECK(is_q8(w->dtype), "quantized input %s needs int8 or uint8 weights, got %s", dtype_name(x->dtype),

@@ -900,14 +900,24 @@ class FullyConnectedOptions(object):
             return self._tab.Get(flatbuffers.number_types.Float32Flags, o + self._tab.Pos)
         return float('inf')
 
+    # FullyConnectedOptions
+    def FloatOutput(self):
+        o = flatbuffers.number_types.UOffsetTFlags.py_type(self._tab.Offset(8))
+        if o != 0:
+            return bool(self._tab.Get(flatbuffers.number_types.BoolFlags, o + self._tab.Pos))
+        return False
+
 def FullyConnectedOptionsStart(builder):
-    builder.StartObject(2)
+    builder.StartObject(3)
 
 def FullyConnectedOptionsAddActMin(builder, actMin):
     builder.PrependFloat32Slot(0, actMin, float('-inf'))
 
 def FullyConnectedOptionsAddActMax(builder, actMax):
     builder.PrependFloat32Slot(1, actMax, float('inf'))
+
+def FullyConnectedOptionsAddFloatOutput(builder, floatOutput):
+    builder.PrependBoolSlot(2, floatOutput, 0)
 
 def FullyConnectedOptionsEnd(builder):
     return builder.EndObject()
@@ -921,9 +931,11 @@ class FullyConnectedOptionsT(object):
         self,
         actMin = float('-inf'),
         actMax = float('inf'),
+        floatOutput = False,
     ):
         self.actMin = actMin  # type: float
         self.actMax = actMax  # type: float
+        self.floatOutput = floatOutput  # type: bool
 
     @classmethod
     def InitFromBuf(cls, buf, pos):
@@ -948,12 +960,14 @@ class FullyConnectedOptionsT(object):
             return
         self.actMin = fullyConnectedOptions.ActMin()
         self.actMax = fullyConnectedOptions.ActMax()
+        self.floatOutput = fullyConnectedOptions.FloatOutput()
 
     # FullyConnectedOptionsT
     def Pack(self, builder):
         FullyConnectedOptionsStart(builder)
         FullyConnectedOptionsAddActMin(builder, self.actMin)
         FullyConnectedOptionsAddActMax(builder, self.actMax)
+        FullyConnectedOptionsAddFloatOutput(builder, self.floatOutput)
         fullyConnectedOptions = FullyConnectedOptionsEnd(builder)
         return fullyConnectedOptions
 

@@ -5,7 +5,8 @@ The forward pass is the int8 model itself: each op runs python_ref's int8 rules 
 tensors, so its outputs are the engines' bytes. The trained layers (CONV_2D, FULLY_CONNECTED) keep real-valued
 parameters that every forward pass rounds to the stored integers:
 - weights `u` in units of the layer's per-channel weight scale: `q = clip(rne(u), -127, 127)`;
-- a bias shift `d` in units of the output scale: `b = b0 + rne(d * sy / (sx * sw[c]))`, b0 the layer's int32 bias.
+- a bias shift `d` in units of the output scale: `b = b0 + rne(d * sy / (sx * sw[c]))`, b0 the layer's int32 bias
+  (a FULLY_CONNECTED with float_output has no output scale: `sy` is then the chain's `float_step`).
 Scales and zero points stay fixed, so the trained model is the same int8 format.
 
 The backward pass treats each op as its float op on the dequantized values (python_ref/train/grads.py) and passes
@@ -51,31 +52,42 @@ def weights_int8(u: np.ndarray) -> np.ndarray:
     return np.clip(qm.rne(np.asarray(u, np.float64)), -BITS_MAX, BITS_MAX).astype(np.int8)
 
 
-def bias_units(op: QOp) -> np.ndarray:
+def output_step(op: QOp, float_step: float = 1.0) -> float:
+    """The real value of one output step: the output scale, or float_step for a float output."""
+    qy = op.quant[1][0]
+    return float(qy.s) if qy is not None else float(float_step)
+
+
+def bias_units(op: QOp, float_step: float = 1.0) -> np.ndarray:
     """How many int32 bias units one output step is, per output channel: sy / f32(sx * sw[c])."""
-    (qx, qw, *_), (qy,) = op.quant
+    (qx, qw, *_), _ = op.quant
     cout = qw.scale.size if not qw.per_tensor else 1
     unit = qm.mul_scale(qx.s, qw.scale if not qw.per_tensor else np.full(cout, qw.s)).astype(np.float64)
-    return float(qy.s) / unit
+    return output_step(op, float_step) / unit
 
 
-def bias_int32(b0: np.ndarray, d: np.ndarray, op: QOp) -> np.ndarray:
+def bias_int32(b0: np.ndarray, d: np.ndarray, op: QOp, float_step: float = 1.0) -> np.ndarray:
     """The stored bias: b0 moved by d output steps, rounded to the nearest int32 unit."""
-    moved = b0.astype(np.float64) + qm.rne(np.asarray(d, np.float64) * bias_units(op))
+    moved = b0.astype(np.float64) + qm.rne(np.asarray(d, np.float64) * bias_units(op, float_step))
     return np.clip(moved, qm.INT32_MIN, qm.INT32_MAX).astype(np.int32)
 
 
-def clamp_bounds(op: QOp, y: np.ndarray) -> tuple[int, int]:
+def clamp_bounds(op: QOp, y: np.ndarray) -> tuple[float, float]:
+    """The values where op's output is clamped: integers, or the fused clamp's reals for a float output."""
     a = shapes.full_attrs(op.op, op.attrs)
     qy = op.quant[1][0]
+    if qy is None:
+        return (float(a["act_min"]), float(a["act_max"])) if "act_min" in a else (-np.inf, np.inf)
     return qm.act_bounds(a, qy, y.dtype) if "act_min" in a else qm.qrange(y.dtype)
 
 
 def _float_attrs(op: str, attrs: dict[str, Any]) -> dict[str, Any]:
-    """The attributes without the fused clamp: the straight-through mask replaces it."""
+    """The float op's attributes without the fused clamp: the straight-through mask replaces it."""
     a = dict(shapes.full_attrs(op, attrs))
     if "act_min" in a:
         a["act_min"], a["act_max"] = -np.inf, np.inf
+    if a.get("float_output"):
+        a["float_output"] = False
     return a
 
 
@@ -94,10 +106,14 @@ class FakeQuant:
     biases, tables); trained, the indices of the CONV_2D / FULLY_CONNECTED ops whose weights and biases train.
 
     `params` holds `w:<k>` (weights in scale units, float32) and `b:<k>` (bias shift in output steps) per trained
-    op k; an optimizer (python_ref/train/optim.py) updates them in place."""
+    op k; an optimizer (python_ref/train/optim.py) updates them in place. float_step: the output step of a trained
+    layer with a float output (FULLY_CONNECTED's float_output), in its output's real units."""
 
-    def __init__(self, ops: list[QOp], consts: dict[str, np.ndarray], trained: Iterable[int]) -> None:
-        self.ops, self.consts = ops, consts
+    def __init__(self, ops: list[QOp], consts: dict[str, np.ndarray], trained: Iterable[int],
+                 float_step: float = 1.0) -> None:
+        if not (float_step > 0 and np.isfinite(float_step)):
+            raise InputError(f"float_step must be > 0, got {float_step}")
+        self.ops, self.consts, self.float_step = ops, consts, float(float_step)
         self.trained = sorted(set(trained))
         self.params: dict[str, np.ndarray] = {}
         for k in self.trained:
@@ -123,7 +139,7 @@ class FakeQuant:
         op = self.ops[k]
         b0 = self.consts[op.inputs[2]] if len(op.inputs) > 2 and op.inputs[2] else \
             np.zeros(self.consts[op.inputs[1]].shape[0], np.int32)
-        return weights_int8(self.params[f"w:{k}"]), bias_int32(b0, self.params[f"b:{k}"], op)
+        return weights_int8(self.params[f"w:{k}"]), bias_int32(b0, self.params[f"b:{k}"], op, self.float_step)
 
     def _inputs(self, k: int, values: dict[str, np.ndarray]) -> list[np.ndarray | None]:
         op = self.ops[k]
@@ -161,7 +177,7 @@ class FakeQuant:
             gys = []
             for y, o, q in zip(ys, op.outputs, qout, strict=True):
                 gy = g.pop(o, np.zeros(y.shape))
-                if op.op not in MOVES and q is not None:
+                if op.op not in MOVES and (q is not None or op.attrs.get("float_output")):
                     lo, hi = clamp_bounds(op, y)
                     gy = gy * ((y > lo) & (y < hi))
                 gys.append(gy.astype(np.float32))
@@ -185,5 +201,5 @@ class FakeQuant:
                 out[f"w:{k}"] = (got[1] * sw * (np.abs(u) <= BITS_MAX)).astype(np.float32)
                 cout = u.shape[0]
                 gb = gys[0].astype(np.float64).reshape(-1, cout).sum(0)
-                out[f"b:{k}"] = (gb * float(qout[0].s)).astype(np.float32)
+                out[f"b:{k}"] = (gb * output_step(op, self.float_step)).astype(np.float32)
         return out

@@ -1,7 +1,7 @@
 """`wasmrt quantize`: post-training int8 quantization of an ONNX, TFLite or .wrt model on calibration images.
 
     wasmrt quantize model.onnx -o model_int8.wrt --calib images/ [--method minmax|percentile|kl|mse] [--samples 200]
-        [--skip NODE,...] [--keep-float N] [--rounding fitted|nearest] [--sparsity S] [--report]
+        [--skip NODE,...] [--keep-float N] [--rounding fitted|nearest] [--int8-output] [--sparsity S] [--report]
         [--qat [--steps N] [--qat-layers N] [--qat-loss kl|mse]]
 
 1. The model is imported and optimized as `wasmrt convert` does (bundled presets apply by file name).
@@ -16,7 +16,9 @@
    convolution's int8 weights are rounded down or up to fit the float layer's output on the int8 model's inputs
    (wasmrt/quantize/rounding.py; --rounding nearest keeps round-to-nearest) and its bias is corrected
    (wasmrt/quantize/bias_correction.py; --no-bias-correction skips it). Only stored integers change: the int8 arithmetic
-   is the same, bit-exact on every engine.
+   is the same, bit-exact on every engine. A classifier (a FULLY_CONNECTED making a graph output) writes float32:
+   its int32 sums dequantized, finer than an int8 output's 256 steps, still bit-exact (--int8-output: int8 then
+   DEQUANTIZE, as before).
 5. With --qat, the last int8 layers (--qat-layers, default 2) are fine-tuned by distillation from the float model on
    the calibration samples (wasmrt/quantize/qat.py): fake-quantized forward, straight-through gradients, --steps Adam
    steps; only the stored int8 weights and int32 biases change.
@@ -68,6 +70,9 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
                    help="prune the float model to block sparsity S (1x4 blocks, as `wasmrt sparsify`) first: an int8 "
                         "model with block-sparse weights")
     p.add_argument("--no-bias-correction", action="store_true", help="skip the empirical bias correction")
+    p.add_argument("--int8-output", action="store_true",
+                   help="a classifier (a fully-connected layer making a graph output) writes int8, then dequantizes "
+                        "it; by default it writes its int32 sums dequantized to float32 (finer logits, bit-exact)")
     p.add_argument("--qat", action="store_true",
                    help="then fine-tune the last int8 layers by distillation from the float model on the calibration "
                         "samples (quantization-aware training; the same bit-exact int8 format)")
@@ -95,7 +100,7 @@ def run(args: argparse.Namespace) -> int:
                       bias_correction=not args.no_bias_correction, keep_float=args.keep_float,
                       rounding=args.rounding, input_shapes=args.input_shape, preset=quantize_preset(src.name),
                       step=lambda label, d, n: _step(bar, label, d, n), log=bar.log, sparsity=args.sparsity,
-                      qat_options=qat_options)
+                      qat_options=qat_options, float_output=not args.int8_output)
     data, float_bytes, plan = q.data, q.float_bytes, q.plan
     out.parent.mkdir(parents=True, exist_ok=True)
     out.write_bytes(data)

@@ -53,17 +53,29 @@ class Plan:
 
 
 def quantize_graph(graph: Graph, ranges: dict[str, tuple[float, float]] | None = None, skip: set[str] | None = None,
-                   given: dict[str, QuantParams] | None = None) -> tuple[Graph, Plan]:
+                   given: dict[str, QuantParams] | None = None, float_output: bool = True) -> tuple[Graph, Plan]:
     """The int8 version of an optimized float graph. ranges: [lo, hi] of every float activation (calibrate.py);
     or given: the parameters a quantized model (QDQ) states per tensor, in which case an op is quantized only
-    where the model quantizes its inputs and output, and weights keep the integers they came from."""
-    return _Quantizer(graph, ranges or {}, set(skip or ()), dict(given) if given is not None else None).run()
+    where the model quantizes its inputs and output, and weights keep the integers they came from.
+    float_output (calibrated graphs only): a FULLY_CONNECTED that makes a graph output read by no other op (a
+    classifier) keeps its int8 inputs and weights but writes float32 (FULLY_CONNECTED's float_output): the int32
+    accumulator dequantized, where an int8 output would round the logits to 256 steps and then dequantize them."""
+    return _Quantizer(graph, ranges or {}, set(skip or ()), dict(given) if given is not None else None,
+                      float_output).run()
+
+
+def float_output_layers(graph: Graph) -> set[str]:
+    """The FULLY_CONNECTED nodes of a float graph whose output is a graph output that no other op reads."""
+    read = {i for n in graph.nodes for i in n.inputs}
+    return {n.name for n in graph.nodes if n.op == "FULLY_CONNECTED" and n.outputs[0] in graph.outputs
+            and n.outputs[0] not in read}
 
 
 class _Quantizer:
     def __init__(self, graph: Graph, ranges: dict[str, tuple[float, float]], skip: set[str],
-                 given: dict[str, QuantParams] | None = None) -> None:
+                 given: dict[str, QuantParams] | None = None, float_output: bool = True) -> None:
         self.src, self.ranges, self.skip, self.given = graph, ranges, skip, given
+        self.float_out = float_output_layers(graph) if float_output and given is None else set()
         self.g = Graph(metadata=copy.deepcopy(graph.metadata))
         self.fver: dict[str, str] = {}  # source tensor -> float tensor in the new graph
         self.qver: dict[str, str] = {}  # source tensor -> int8 tensor in the new graph
@@ -188,6 +200,10 @@ class _Quantizer:
             inputs.append(self.g.add_const(f"{node.inputs[1]}:int8", wq, quant=qw))
             if b:
                 inputs.append(self.g.add_const(f"{b}:int32", bias_integers(self.src.tensors[b], qx.s, qw)))
+            if node.name in self.float_out:
+                (self.fver[out],) = self.g.add_node(op, inputs, {**a, "float_output": True}, name=node.name,
+                                                    outputs=[out], quant=[None])
+                return
             qy = self.params(out)
         elif op in SHARED:
             inputs += [self.src_const_or_q(i, op) for i in node.inputs[1:]]

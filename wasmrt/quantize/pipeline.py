@@ -37,10 +37,11 @@ class Preset:
 def post_training(graph: Graph, samples: list[dict[str, np.ndarray]], method: str = "mse",
                   skip: set[str] | None = None, bias_correction: bool = True,
                   step: Callable[[str, int, int], None] | None = None,
-                  log: Callable[[str], None] | None = None, keep_float: int = 0, rounding: str = "fitted"
-                  ) -> tuple[Graph, Plan]:
+                  log: Callable[[str], None] | None = None, keep_float: int = 0, rounding: str = "fitted",
+                  float_output: bool = True) -> tuple[Graph, Plan]:
     """Steps 2-4 above on loaded samples: ranges, the most sensitive layers (at most keep_float of them, on up to
-    sensitivity.SAMPLES samples), the int8 graph, bias correction on up to BIAS_SAMPLES of them."""
+    sensitivity.SAMPLES samples), the int8 graph, bias correction on up to BIAS_SAMPLES of them. float_output: a
+    classifier writes its dequantized int32 sums (quantizer.quantize_graph)."""
     trace = calibrate.Tracer(graph, calibrate.activations(graph), log=log)
     if log:
         log(f"tracing {len(trace.names)} activations on the {trace.engine} engine ({method})")
@@ -53,7 +54,7 @@ def post_training(graph: Graph, samples: list[dict[str, np.ndarray]], method: st
                      for n in sens.choose(keep_float)}
         if log:
             log(f"most sensitive layers, kept float: {', '.join(sensitive) or 'none'}")
-    qg, plan = quantizer.quantize_graph(graph, ranges, skip | set(sensitive))
+    qg, plan = quantizer.quantize_graph(graph, ranges, skip | set(sensitive), float_output=float_output)
     plan.decisions.update(sensitive)
     if rounding not in ROUNDINGS:
         raise InputError(f"rounding must be one of {', '.join(ROUNDINGS)}, got {rounding!r}")
@@ -80,7 +81,7 @@ def quantize_file(src: Path, calib: Path | str, *, samples: int = 200, method: s
                   rounding: str = "fitted", input_shapes: list[tuple[str, tuple[int, ...]]] | None = None,
                   preset: Preset | None = None, step: Callable[[str, int, int], None] | None = None,
                   log: Callable[[str], None] = lambda _: None, sparsity: float | None = None,
-                  qat_options: qat.Options | None = None) -> Quantized:
+                  qat_options: qat.Options | None = None, float_output: bool = True) -> Quantized:
     """A model file and a folder of calibration images or .npy tensors -> the int8 .wrt (steps 1-4). sparsity: first
     prune the float model in 1x4 blocks as `wasmrt sparsify` does (its defaults); the zero blocks stay zero through
     quantization (rounding.fit) and the int8 weights are stored block-sparse. qat_options: then fine-tune the last
@@ -104,7 +105,8 @@ def quantize_file(src: Path, calib: Path | str, *, samples: int = 200, method: s
         loaded.append(calibrate.load_sample(f, graph))
         if step:
             step(f"loading {len(files)} calibration samples", k + 1, len(files))
-    qg, plan = post_training(graph, loaded, method, skip, bias_correction, step, log, keep_float, rounding)
+    qg, plan = post_training(graph, loaded, method, skip, bias_correction, step, log, keep_float, rounding,
+                             float_output)
     if qat_options is not None:
         qat.distill(qg, graph, loaded, qat_options, step=step, log=log)
     return Quantized(graph, qg, plan, loaded, convert(qg).data, float_bytes)

@@ -130,6 +130,9 @@ def distill(qg: Graph, src: Graph, samples: list[dict[str, np.ndarray]], options
             step("qat: caching the int8 tail's inputs and the float outputs", k + 1, len(samples))
     cache = {n: np.concatenate(v) for n, v in feeds.items()}
     target = np.concatenate(targets).astype(np.float32)
+    # a float output (a classifier's) moves its bias in the steps an int8 output over the targets' range would
+    # have, so the learning rate means what it means for an int8 output
+    fq.float_step = float(qm.params_for_range(float(target.min()), float(target.max())).s)
     result = train(fq, cache, target, qg.tensors[out].quant, out, o, names, step, log)
     _store(qg, fq, trained, ops)
     return result

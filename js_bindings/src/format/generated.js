@@ -106,6 +106,7 @@ export const OPTIONS = Object.freeze([
   ["FullyConnectedOptions", [
     ["act_min", "f32", -Infinity],
     ["act_max", "f32", Infinity],
+    ["float_output", "bool", false],
   ]],
   ["BinaryOptions", [
     ["act_min", "f32", -Infinity],
