@@ -275,37 +275,46 @@ int wrt_train_pool(int n, int h, int w, int c, const int32_t* geo, const float* 
   if ((!x && (!mode || !dy)) || !out) return rt_error(WRT_ERR_INPUT, "training: a NULL buffer");
   if (dy)
     for (size_t i = 0, nx = (size_t)n * h * w * c; i < nx; i++) out[i] = 0.0f;
-  enum { CB = 64 }; /* channels per block: the window's running maxima or sums, and where the maxima are */
+  enum { CB = 64 }; /* channels per block: the window's running maxima (and where they are) or sums */
+  float best[CB];
   double acc[CB];
   size_t at[CB];
-  for (int r = 0; r < g.oh; r++)
-    for (int col = 0; col < g.ow; col++) {
-      int lo_r = mode == 2 ? -g.pt : 0, lo_c = mode == 2 ? -g.pl : 0, hi_r = mode == 2 ? h + pb : h;
-      int cnt = taps_in(r, g.kh, g.sh, g.dh, g.pt, lo_r, hi_r) *
-                taps_in(col, g.kw, g.sw, g.dw, g.pl, lo_c, mode == 2 ? w + pr : w);
-      double div = cnt > 0 ? (double)cnt : 1.0;
-      for (int b = 0; b < n; b++)
+  for (int b = 0; b < n; b++)
+    for (int r = 0; r < g.oh; r++)
+      for (int col = 0; col < g.ow; col++) {
+        double div = 1.0;
+        if (mode) {
+          int lo_r = mode == 2 ? -g.pt : 0, lo_c = mode == 2 ? -g.pl : 0;
+          int cnt = taps_in(r, g.kh, g.sh, g.dh, g.pt, lo_r, mode == 2 ? h + pb : h) *
+                    taps_in(col, g.kw, g.sw, g.dw, g.pl, lo_c, mode == 2 ? w + pr : w);
+          div = cnt > 0 ? (double)cnt : 1.0;
+        }
         for (int c0 = 0; c0 < c; c0 += CB) {
           int cn = c - c0 < CB ? c - c0 : CB;
           size_t o = (((size_t)b * g.oh + r) * g.ow + col) * c + c0;
-          for (int k = 0; k < cn; k++) acc[k] = mode ? 0.0 : -__builtin_inf(), at[k] = (size_t)-1;
+          for (int k = 0; k < cn; k++) /* max: none yet; average: the sums, or each channel's share of dy */
+            best[k] = -__builtin_inff(), at[k] = (size_t)-1, acc[k] = mode && dy ? (double)dy[o + k] / div : 0.0;
           for (int i = 0; i < g.kh; i++)
             for (int j = 0; j < g.kw; j++) {
               int yy = tap_at(r, i, g.sh, g.dh, g.pt, h), xx = tap_at(col, j, g.sw, g.dw, g.pl, w);
               if (yy < 0 || xx < 0) continue;
               size_t p = (((size_t)b * h + yy) * w + xx) * c + c0;
-              for (int k = 0; k < cn; k++) {
-                if (mode && dy) out[p + k] += (float)((double)dy[o + k] / div);
-                else if (mode) acc[k] += x[p + k];
-                else if (at[k] == (size_t)-1 || x[p + k] > acc[k]) acc[k] = x[p + k], at[k] = p + k;
+              if (!mode) {
+                const float* xp = x + p;
+                for (int k = 0; k < cn; k++)
+                  if (at[k] == (size_t)-1 || xp[k] > best[k]) best[k] = xp[k], at[k] = p + k;
+              } else if (dy) {
+                for (int k = 0; k < cn; k++) out[p + k] += (float)acc[k];
+              } else {
+                for (int k = 0; k < cn; k++) acc[k] += x[p + k];
               }
             }
           for (int k = 0; k < cn; k++) {
-            if (!dy) out[o + k] = (float)(mode ? acc[k] / div : acc[k]);
+            if (!dy) out[o + k] = mode ? (float)(acc[k] / div) : best[k];
             else if (!mode && at[k] != (size_t)-1) out[at[k]] += dy[o + k];
           }
         }
-    }
+      }
   return WRT_OK;
 }
 #else /* a module built for given models (wasmrt build --for) holds no training, nor exports its steps */
