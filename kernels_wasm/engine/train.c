@@ -190,26 +190,27 @@ static int tap_at(int o, int k, int s, int d, int p, int size) {
   return v >= 0 && v < size ? v : -1;
 }
 
-/* channels [c0, c0 + cg) of x into cols [n*oh*ow, kh*kw*cg] (col2im: the transpose, adding dcols into dx) */
+/* channels [c0, c0 + cg) of x into cols [n*oh*ow, kh*kw*cg] (col2im: the transpose, adding dcols into dx). The
+ * input row of a tap is found once per output row and kernel row, its column inline: this runs per tap. */
 static void im2col(const conv_geo* g, int c0, int cg, const float* x, float* cols, int back) {
   size_t kk = (size_t)g->kh * g->kw * cg;
   for (int b = 0; b < g->n; b++)
     for (int r = 0; r < g->oh; r++)
-      for (int c = 0; c < g->ow; c++) {
-        float* row = cols + (((size_t)b * g->oh + r) * g->ow + c) * kk;
-        for (int i = 0; i < g->kh; i++)
-          for (int j = 0; j < g->kw; j++) {
-            int y = tap_at(r, i, g->sh, g->dh, g->pt, g->h), xx = tap_at(c, j, g->sw, g->dw, g->pl, g->w);
-            float* col = row + ((size_t)i * g->kw + j) * cg;
-            size_t at = (((size_t)b * g->h + y) * g->w + xx) * g->cin + c0;
+      for (int i = 0; i < g->kh; i++) {
+        int y = tap_at(r, i, g->sh, g->dh, g->pt, g->h);
+        for (int c = 0; c < g->ow; c++) {
+          float* col = cols + (((size_t)b * g->oh + r) * g->ow + c) * kk + (size_t)i * g->kw * cg;
+          for (int j = 0, xx = c * g->sw - g->pl; j < g->kw; j++, xx += g->dw, col += cg) {
+            float* src = y >= 0 && xx >= 0 && xx < g->w  /* NULL: the tap reads padding */
+                             ? (float*)x + (((size_t)b * g->h + y) * g->w + xx) * g->cin + c0 : 0;
             if (back) {
-              if (y < 0 || xx < 0) continue; /* the padding's share is dropped */
-              float* dst = (float*)x + at;
-              for (int ch = 0; ch < cg; ch++) dst[ch] += col[ch];
+              if (src) /* the padding's share is dropped */
+                for (int ch = 0; ch < cg; ch++) src[ch] += col[ch];
             } else {
-              for (int ch = 0; ch < cg; ch++) col[ch] = y < 0 || xx < 0 ? 0.0f : x[at + ch];
+              for (int ch = 0; ch < cg; ch++) col[ch] = src ? src[ch] : 0.0f;
             }
           }
+        }
       }
 }
 
