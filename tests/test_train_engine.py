@@ -16,7 +16,20 @@ import pytest
 import wasmrt
 from python_ref.wrt_file import read_wrt
 from wasmrt.errors import InputError, TrainingError, UnsupportedOpError
-from wasmrt.train import Sequential, conv, flatten, hard_swish, linear, max_pool, relu6, sigmoid, tanh
+from wasmrt.train import (
+    Sequential,
+    avg_pool,
+    conv,
+    depthwise,
+    flatten,
+    global_avg_pool,
+    hard_swish,
+    linear,
+    max_pool,
+    relu6,
+    sigmoid,
+    tanh,
+)
 from wasmrt.train.trainer import trainable_layers
 
 ENGINES = ["native", "wasm"]
@@ -69,10 +82,26 @@ def test_cnn_all_layers_on_the_engine(engine: str) -> None:
     cnn = Sequential([conv(5, 3, activation="relu"), max_pool(2), conv(6, 3, stride=2, padding="valid"), relu6(),
                       flatten(), linear(4)], input_shape=(9, 9, 2))
     kw = {"train": "all", "optimizer": "adam", "epochs": 2, "batch_size": 8, "lr": 0.01, "progress": False}
-    if engine == "wasm":  # not in the wasm modules yet: refused before any work, naming the op
-        with pytest.raises(UnsupportedOpError, match=r"CONV_2D 'conv0'.*wasm engine"):
-            wasmrt.train(cnn, (x, y), engine=engine, **kw)
-        return
+    ref = wasmrt.train(cnn, (x, y), **kw)
+    got = wasmrt.train(cnn, (x, y), engine=engine, **kw)
+    w0 = weights(cnn.wrt(0))
+    for name, r in weights(ref.wrt).items():
+        assert not np.array_equal(r, w0[name]), name
+        err = np.abs(weights(got.wrt)[name].astype(np.float64) - r).max()
+        assert err <= 2e-5 * (np.abs(r).max() + 1), f"{engine} {name}: max err {err}"
+
+
+@pytest.mark.parametrize("engine", ENGINES)
+def test_grouped_depthwise_and_average_pooling_on_the_engine(engine: str) -> None:
+    """train="all" through a grouped convolution, a depthwise one (multiplier 2, stride 2), average and max pooling:
+    the same weights as python_ref's."""
+    rng = np.random.default_rng(4)
+    x, y = rng.standard_normal((12, 8, 8, 2)).astype(np.float32), rng.integers(0, 3, 12)
+    cnn = Sequential([conv(4, 3, groups=2, activation="relu"), depthwise(3, stride=2, multiplier=2),
+                      avg_pool(3, 1), relu6(), conv(6, 1), max_pool(2), flatten(), linear(3)], input_shape=(8, 8, 2))
+    m = read_wrt(cnn.wrt(0))
+    assert [op.op for op in m.ops][:3] == ["CONV_2D", "CONV_2D", "AVERAGE_POOL_2D"]
+    kw = {"train": "all", "optimizer": "sgd", "epochs": 2, "batch_size": 6, "lr": 0.05, "progress": False}
     ref = wasmrt.train(cnn, (x, y), **kw)
     got = wasmrt.train(cnn, (x, y), engine=engine, **kw)
     w0 = weights(cnn.wrt(0))
@@ -111,10 +140,9 @@ def test_engine_bad_label_and_divergence(engine: str) -> None:
 @pytest.mark.parametrize("engine", ENGINES)
 def test_engine_refuses_what_it_cannot_train(engine: str) -> None:
     x, y = data()
-    grouped = Sequential([conv(4, 3, groups=2), flatten(), linear(3)], input_shape=(8, 8, 2))
-    with pytest.raises(UnsupportedOpError, match=r"CONV_2D 'conv0'"):
-        wasmrt.train(grouped, (np.zeros((4, 8, 8, 2), np.float32), y[:4]), train="all", engine=engine,
-                     progress=False)
+    gap = Sequential([conv(4, 3), global_avg_pool(), linear(3)], input_shape=(8, 8, 1))
+    with pytest.raises(UnsupportedOpError, match=r"MEAN"):
+        wasmrt.train(gap, (x[:4], y[:4]), train="all", engine=engine, progress=False)
     with pytest.raises(ValueError, match="engine must be"):
         wasmrt.train(net(), (x, y), engine="gpu", progress=False)
 
@@ -134,27 +162,44 @@ def test_engine_label_error_names_the_sample_in_the_engine() -> None:
         st.call("wrt_train_dense_backward", 0, 4, 4, z, z, z, 0.0, 1.0, Out(z), None, Out(z), None)
 
 
-@pytest.mark.parametrize(("stride", "dilation", "pads"),
-                         [(1, 1, (1, 1, 1, 1)), (2, 1, (0, 1, 1, 0)), (1, 2, (2, 0, 1, 2))])
-def test_native_conv_and_pool_gradients_per_op(stride: int, dilation: int, pads: tuple[int, ...]) -> None:
-    """The native engine's convolution and max pooling steps against python_ref.train.grads on one op: stride,
-    dilation and asymmetric padding; tolerance 1e-6 * sqrt(K) * (the same product on |inputs|), as tgemm's."""
+# native: the best target of this CPU, then the scalar and AVX2 ones forced (WASMRT_FORCE_TARGET); wasm: each module
+TARGETS = [("native", None), ("native", "scalar"), ("native", "avx2"), ("wasm", "scalar"), ("wasm", "simd"),
+           ("wasm", "relaxed")]
+
+
+@pytest.mark.parametrize(("engine", "variant"), TARGETS)
+@pytest.mark.parametrize(("stride", "dilation", "pads", "groups"),
+                         [(1, 1, (1, 1, 1, 1), 1), (2, 1, (0, 1, 1, 0), 3), (1, 2, (2, 0, 1, 2), 1),
+                          (2, 1, (1, 1, 1, 1), 3)])
+def test_conv_and_pool_gradients_per_op(engine: str, variant: str | None, stride: int, dilation: int,
+                                        pads: tuple[int, ...], groups: int, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The engine's convolution (dense, and depthwise with multiplier 2: 3 input channels, 6 outputs, 3 groups), max
+    and average pooling steps against python_ref.train.grads on one op, natively and in every wasm module: stride,
+    dilation and asymmetric padding; tolerance 1e-6 * sqrt(K) * (max |ref| + 1), as tgemm's."""
     from python_ref import dispatch, shapes
     from python_ref.train import grads
     from wasmrt.train.engine_steps import Out, Steps
 
-    rng = np.random.default_rng(stride * 10 + dilation)
-    n, h, w, cin, cout, k = 2, 7, 6, 3, 5, 3
+    rng = np.random.default_rng(stride * 10 + dilation + groups)
+    n, h, w, cin, k = 2, 7, 6, 3, 3
+    cout = 5 if groups == 1 else 6
     x = rng.standard_normal((n, h, w, cin)).astype(np.float32)
-    wt = rng.standard_normal((cout, k, k, cin)).astype(np.float32)
+    wt = rng.standard_normal((cout, k, k, cin // groups)).astype(np.float32)
     b = rng.standard_normal(cout).astype(np.float32)
-    a = {"strides": (stride, stride), "dilations": (dilation, dilation), "pads": pads, "act_min": 0.0}
+    a = {"strides": (stride, stride), "dilations": (dilation, dilation), "pads": pads, "act_min": 0.0,
+         "groups": groups}
     y = dispatch.run("CONV_2D", [x, wt, b], a)[0]
     gy = rng.standard_normal(y.shape).astype(np.float32)
     ref = grads.backward("CONV_2D", [x, wt, b], [y], [gy], a, [True, True, True])
-    st = Steps("native")
+    if engine == "native" and variant:
+        from wasmrt.engines import native
+
+        monkeypatch.setenv("WASMRT_FORCE_TARGET", variant)
+        if native.library().wrt_target_name().decode() != variant:
+            pytest.skip(f"this CPU has no {variant} target")
+    st = Steps(engine, None if engine == "native" else variant)
     oh, ow = y.shape[1:3]
-    geo = np.array([oh, ow, k, k, stride, stride, dilation, dilation, pads[0], pads[1]], np.int32)
+    geo = np.array([oh, ow, k, k, stride, stride, dilation, dilation, pads[0], pads[1], groups], np.int32)
     cols = np.empty((n * oh * ow, k * k * cin), np.float32)
     yy = np.empty_like(y)
     st.call("wrt_train_conv_forward", n, h, w, cin, cout, geo, x, wt, b, 0.0, np.inf, Out(cols),
@@ -172,13 +217,22 @@ def test_native_conv_and_pool_gradients_per_op(stride: int, dilation: int, pads:
     py = dispatch.run("MAX_POOL_2D", [x], pa)[0]
     pgy = rng.standard_normal(py.shape).astype(np.float32)
     pref = grads.backward("MAX_POOL_2D", [x], [py], [pgy], pa, [True])[0]
-    pgeo = np.array([*py.shape[1:3], 2, 3, stride, stride, 1, 1, ppads[0], ppads[1]], np.int32)
+    pgeo = np.array([*py.shape[1:3], 2, 3, stride, stride, 1, 1, ppads[0], ppads[1], 0], np.int32)
     got_y, got_dx = np.empty_like(py), np.empty_like(x)
-    st.call("wrt_train_maxpool", n, h, w, cin, pgeo, x, None, Out(got_y))
-    st.call("wrt_train_maxpool", n, h, w, cin, pgeo, x, pgy, Out(got_dx))
+    st.call("wrt_train_pool", n, h, w, cin, pgeo, x, None, Out(got_y))
+    st.call("wrt_train_pool", n, h, w, cin, pgeo, x, pgy, Out(got_dx))
     assert np.array_equal(got_y, py)  # a max: exact
     assert np.abs(got_dx - pref).max() <= 1e-6 * (np.abs(pref).max() + 1)  # up to 6 overlapping windows summed
+    for incl in (False, True):
+        aa = {**pa, "count_include_pad": incl}
+        ay = dispatch.run("AVERAGE_POOL_2D", [x], aa)[0]
+        aref = grads.backward("AVERAGE_POOL_2D", [x], [ay], [pgy], aa, [True])[0]
+        ageo = np.array([*pgeo[:10], 1 + int(incl), ppads[2], ppads[3]], np.int32)
+        st.call("wrt_train_pool", n, h, w, cin, ageo, x, None, Out(got_y))
+        st.call("wrt_train_pool", n, h, w, cin, ageo, None, pgy, Out(got_dx))
+        assert np.abs(got_y - ay).max() <= 1e-6 * (np.abs(ay).max() + 1), incl
+        assert np.abs(got_dx - aref).max() <= 1e-6 * (np.abs(aref).max() + 1), incl
     with pytest.raises(InputError, match="bad window geometry"):
         bad = pgeo.copy()
         bad[4] = 0
-        st.call("wrt_train_maxpool", n, h, w, cin, bad, x, None, Out(got_y))
+        st.call("wrt_train_pool", n, h, w, cin, bad, x, None, Out(got_y))

@@ -177,6 +177,9 @@ export class Model implements ModelLike {
   release(): void;
   /** Fine-tune the model's classifier (its last fully connected layer) on the engine: see Trainer. */
   trainer(options?: TrainerOptions): Promise<Trainer>;
+  /** Train several layers on the engine (train: "all", "last:N" or a layer's name and those after it): see
+   * ChainTrainer. */
+  trainer(options: LayersTrainerOptions): Promise<ChainTrainer>;
   /** Per op in execution order: candidates, the chosen one, measured times (load option choose). */
   plan(): PlanEntry[];
   /** How the ops' algorithms were chosen: the rules, the deterministic choice, measured now, or from the cache. */
@@ -398,6 +401,16 @@ export interface TrainerOptions {
   weightDecay?: number;
 }
 
+export interface LayersTrainerOptions {
+  /** "all" (every convolution and fully connected layer), "last:N" (the last N of them), or a layer's name (it and
+   * the trainable layers after it). */
+  train: "all" | `last:${number}` | (string & {});
+  optimizer?: "sgd" | "adam";
+  lr?: number;
+  momentum?: number;
+  weightDecay?: number;
+}
+
 export interface TrainBatch {
   /** One sample (the model input's size, float32) or one per sample. */
   input: Float32Array | Float32Array[];
@@ -428,4 +441,27 @@ export class Trainer {
    * runs it on every engine. */
   export(): Uint8Array;
   readonly weights: { weight: Float32Array; bias: Float32Array | null };
+}
+
+/** Training several layers on the wasm engine (model.trainer({train: "all" | "last:N"})): fully connected layers,
+ * convolutions (grouped and depthwise too), max and average pooling and the activations RELU, CLIP, SIGMOID, TANH,
+ * HARD_SWISH between them; another op in the trained part is an UnsupportedOpError naming it. */
+export class ChainTrainer {
+  /** Outputs of the last trained layer (the logits). */
+  readonly classes: number;
+  /** Values per sample the first trained layer reads. */
+  readonly features: number;
+  readonly history: number[];
+  step(batch: TrainBatch): Promise<{ loss: number }>;
+  fit(batches: Iterable<TrainBatch>, options?: { epochs?: number;
+    onProgress?: (p: { epoch: number; step: number; steps: number; loss: number }) => void }): Promise<number[]>;
+  /** The logits of each sample with the current weights. */
+  predict(inputs: Float32Array | Float32Array[]): Float32Array[];
+  /** The frozen layers' output for one sample (the sample itself for train: "all"). */
+  featuresOf(input: Float32Array): Float32Array;
+  export(): Uint8Array;
+  /** The trained tensors' current values by name (copies). */
+  readonly weights: Record<string, Float32Array>;
+  /** Give the module memory of the parameters and work buffers back. */
+  release(): void;
 }

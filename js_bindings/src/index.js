@@ -16,6 +16,7 @@ export { defaultHost, nodeHost, webHost } from "./host.js";
 export { readMetadata } from "./format/reader.js";
 export { Model, Runtime, Stream } from "./runtime.js";
 export { Trainer } from "./trainer.js";
+export { ChainTrainer } from "./train/chain_trainer.js";
 export { DTYPES, fromFloat16Bits, Tensor, toFloat16Bits } from "./tensor.js";
 export { describeVariant, probe, VARIANTS } from "./variants.js";
 export * as image from "./image.js";

@@ -5,6 +5,7 @@
 import { CHOOSE_MODES, loadMeasured, measure, planOf } from "./choose.js";
 import { ERROR_CODES, errorFromCode, InputError, OutOfMemoryError, WasmrtError } from "./errors.js";
 import { Trainer } from "./trainer.js"; // static: mini-programs load no modules at run time
+import { ChainTrainer } from "./train/chain_trainer.js";
 import { readMetadata } from "./format/reader.js";
 import {
   arrayTypeOf, DTYPES, dtypeOfArray, float16BitsView, float16FromBits, sizeOf, Tensor, toFloat16Bits,
@@ -363,14 +364,16 @@ export class Model {
    * each state output to the input it feeds ({outputName: inputName}); default: the pairs stored in the model
    * (TFLite LSTM state, or `wasmrt convert --state`).
    */
-  /** A trainer of the model's classifier on this engine (./trainer.js). */
+  /** A trainer on this engine: of the classifier (train: "head", ./trainer.js), or of several layers (train: "all",
+   * "last:N" or a layer's name, ./train/chain_trainer.js). */
   async trainer(options) {
     if (!this._h) throw new WasmrtError("this model was released");
     if (!this._source) {
       throw new InputError("model.trainer(): load the model with {trainable: true}; its export() writes into a copy "
         + "of the file's bytes, which a model does not keep otherwise");
     }
-    return new Trainer(this, this._source, options);
+    const train = options?.train ?? "head";
+    return train === "head" ? new Trainer(this, this._source, options) : new ChainTrainer(this, this._source, options);
   }
 
   stream(pairs) {

@@ -19,21 +19,48 @@ static int bad_sizes(int a, int b, int c) {
                                                a, b, c) : 0;
 }
 
+static int has_clamp(float lo, float hi) { return lo > -__builtin_inff() || hi < __builtin_inff(); }
+
+/* y [rows, cout] = clamp(a w^T + b), group by group: a holds each group's [rows, k] operand one after the other
+ * (a fully connected layer: one group, a = x), w [cout, k]; wt: k * cout floats of scratch */
+static void forward_groups(const wrt_target* tg, size_t rows, size_t k, size_t cout, size_t groups, const float* a,
+                           const float* w, const float* b, float lo, float hi, float* wt, float* y) {
+  size_t og = cout / groups;
+  for (size_t o = 0; o < cout; o++) /* wt [k, cout]: each group's weights transposed side by side */
+    for (size_t t = 0; t < k; t++) wt[t * cout + o] = w[o * k + t];
+  for (size_t r = 0; r < rows; r++)
+    for (size_t o = 0; o < cout; o++) y[r * cout + o] = b ? b[o] : 0.0f;
+  for (size_t gi = 0; gi < groups; gi++)
+    tg->tgemm(rows, og, k, a + gi * rows * k, k, 1, wt + gi * og, cout, y + gi * og, cout, 1);
+  if (has_clamp(lo, hi))
+    for (size_t i = 0; i < rows * cout; i++) y[i] = y[i] < lo ? lo : y[i] > hi ? hi : y[i];
+}
+
+/* dy (masked by the clamp in place, from y) -> per group dw = dy^T a, da = dy w (da NULL: none); db = sum dy */
+static void backward_groups(const wrt_target* tg, size_t rows, size_t k, size_t cout, size_t groups, const float* a,
+                            const float* w, const float* y, float lo, float hi, float* dy, float* da, float* dw,
+                            float* db) {
+  size_t og = cout / groups;
+  if (has_clamp(lo, hi)) {
+    const float bounds[2] = {lo, hi};
+    tg->grad[WRT_GRAD_CLAMP](rows * cout, y, dy, dy, bounds);
+  }
+  static const float one = 1.0f;
+  if (db) tg->tgemm(1, cout, rows, &one, 0, 0, dy, cout, db, cout, 0);
+  for (size_t gi = 0; gi < groups; gi++) {
+    const float* dyg = dy + gi * og;
+    if (dw) tg->tgemm(og, k, rows, dyg, 1, cout, a + gi * rows * k, k, dw + gi * og * k, k, 0);
+    if (da) tg->tgemm(rows, k, og, dyg, cout, 1, w + gi * og * k, k, da + gi * rows * k, k, 0);
+  }
+}
+
 int wrt_train_dense_forward(int rows, int cin, int cout, const float* x, const float* w, const float* b,
                             float act_min, float act_max, float* wt, float* y) {
   const wrt_target* tg = train_target();
   if (!tg) return WRT_ERR_UNSUPPORTED;
   if (bad_sizes(rows, cin, cout)) return WRT_ERR_INPUT;
   if (!x || !w || !wt || !y) return rt_error(WRT_ERR_INPUT, "training: a NULL buffer");
-  for (int o = 0; o < cout; o++)
-    for (int k = 0; k < cin; k++) wt[(size_t)k * cout + o] = w[(size_t)o * cin + k];
-  for (int r = 0; r < rows; r++)
-    for (int o = 0; o < cout; o++) y[(size_t)r * cout + o] = b ? b[o] : 0.0f;
-  tg->tgemm((size_t)rows, (size_t)cout, (size_t)cin, x, (size_t)cin, 1, wt, (size_t)cout, y, (size_t)cout, 1);
-  if (act_min > -__builtin_inff() || act_max < __builtin_inff()) {
-    size_t n = (size_t)rows * cout;
-    for (size_t i = 0; i < n; i++) y[i] = y[i] < act_min ? act_min : y[i] > act_max ? act_max : y[i];
-  }
+  forward_groups(tg, (size_t)rows, (size_t)cin, (size_t)cout, 1, x, w, b, act_min, act_max, wt, y);
   return WRT_OK;
 }
 
@@ -42,17 +69,8 @@ int wrt_train_dense_backward(int rows, int cin, int cout, const float* x, const 
   const wrt_target* tg = train_target();
   if (!tg) return WRT_ERR_UNSUPPORTED;
   if (bad_sizes(rows, cin, cout)) return WRT_ERR_INPUT;
-  if (!x || !w || !dy || (act_min > -__builtin_inff() || act_max < __builtin_inff() ? !y : 0))
-    return rt_error(WRT_ERR_INPUT, "training: a NULL buffer");
-  size_t n = (size_t)rows * cout;
-  if (act_min > -__builtin_inff() || act_max < __builtin_inff()) { /* the fused clamp: dy in place */
-    const float bounds[2] = {act_min, act_max};
-    tg->grad[WRT_GRAD_CLAMP](n, y, dy, dy, bounds);
-  }
-  static const float one = 1.0f;
-  if (dx) tg->tgemm((size_t)rows, (size_t)cin, (size_t)cout, dy, (size_t)cout, 1, w, (size_t)cin, dx, (size_t)cin, 0);
-  if (dw) tg->tgemm((size_t)cout, (size_t)cin, (size_t)rows, dy, 1, (size_t)cout, x, (size_t)cin, dw, (size_t)cin, 0);
-  if (db) tg->tgemm(1, (size_t)cout, (size_t)rows, &one, 0, 0, dy, (size_t)cout, db, (size_t)cout, 0);
+  if (!x || !w || !dy || (has_clamp(act_min, act_max) && !y)) return rt_error(WRT_ERR_INPUT, "training: a NULL buffer");
+  backward_groups(tg, (size_t)rows, (size_t)cin, (size_t)cout, 1, x, w, y, act_min, act_max, dy, dx, dw, db);
   return WRT_OK;
 }
 
@@ -142,10 +160,11 @@ int wrt_train_adam(size_t n, float* p, const float* g, float* m, float* v, float
   return WRT_OK;
 }
 
-#if !defined(__wasm__) /* native only for now: the wasm modules' size budget (wasmrt/dev/build.py SIMD_WASM_LIMIT) */
-/* CONV_2D, one group, NHWC input [n, h, w, cin], weights OHWI [cout, kh, kw, cin]. geo: oh, ow, kh, kw, sh, sw, dh,
- * dw, pt, pl (the output size fixes the bottom and right padding). The patches (im2col, [n*oh*ow, kh*kw*cin], zero
- * where a tap reads padding) are the forward's and the backward's A operand. */
+/* CONV_2D, NHWC input [n, h, w, cin], weights OHWI [cout, kh, kw, cin / groups]. geo: oh, ow, kh, kw, sh, sw, dh, dw,
+ * pt, pl (the output size fixes the bottom and right padding), then groups for a convolution; an average pooling's
+ * pb, pr and count_include_pad. The patches of group g (im2col, [n*oh*ow, kh*kw*cin/groups], zero where a tap reads
+ * padding) follow each other in cols: the forward's and the backward's A operand. Output channels
+ * [g*cout/groups, (g+1)*cout/groups) read input channels [g*cin/groups, ...): groups == cin is a depthwise one. */
 typedef struct { int n, h, w, cin, oh, ow, kh, kw, sh, sw, dh, dw, pt, pl; } conv_geo;
 
 static int read_geo(conv_geo* g, int n, int h, int w, int cin, const int32_t* geo) {
@@ -157,25 +176,41 @@ static int read_geo(conv_geo* g, int n, int h, int w, int cin, const int32_t* ge
   return WRT_OK;
 }
 
+static int read_groups(const int32_t* geo, int cin, int cout) {
+  int groups = geo[10];
+  if (groups <= 0 || cin % groups || cout % groups)
+    return rt_error(WRT_ERR_INPUT, "training: %d groups for %d, %d channels", groups, cin,
+                    cout), 0;
+  return groups;
+}
+
 /* the input row and column of output pixel (r, c)'s tap (i, j), or -1 in the padding */
 static int tap_at(int o, int k, int s, int d, int p, int size) {
   int v = o * s + k * d - p;
   return v >= 0 && v < size ? v : -1;
 }
 
-static void im2col(const conv_geo* g, const float* x, float* cols) {
-  size_t kk = (size_t)g->kh * g->kw * g->cin;
+/* channels [c0, c0 + cg) of x into cols [n*oh*ow, kh*kw*cg] (col2im: the transpose, adding dcols into dx). The
+ * input row of a tap is found once per output row and kernel row, its column inline: this runs per tap. */
+static void im2col(const conv_geo* g, int c0, int cg, const float* x, float* cols, int back) {
+  size_t kk = (size_t)g->kh * g->kw * cg;
   for (int b = 0; b < g->n; b++)
     for (int r = 0; r < g->oh; r++)
-      for (int c = 0; c < g->ow; c++) {
-        float* row = cols + (((size_t)b * g->oh + r) * g->ow + c) * kk;
-        for (int i = 0; i < g->kh; i++)
-          for (int j = 0; j < g->kw; j++) {
-            int y = tap_at(r, i, g->sh, g->dh, g->pt, g->h), xx = tap_at(c, j, g->sw, g->dw, g->pl, g->w);
-            float* dst = row + ((size_t)i * g->kw + j) * g->cin;
-            const float* src = x + (((size_t)b * g->h + y) * g->w + xx) * g->cin;
-            for (int ch = 0; ch < g->cin; ch++) dst[ch] = y < 0 || xx < 0 ? 0.0f : src[ch];
+      for (int i = 0; i < g->kh; i++) {
+        int y = tap_at(r, i, g->sh, g->dh, g->pt, g->h);
+        for (int c = 0; c < g->ow; c++) {
+          float* col = cols + (((size_t)b * g->oh + r) * g->ow + c) * kk + (size_t)i * g->kw * cg;
+          for (int j = 0, xx = c * g->sw - g->pl; j < g->kw; j++, xx += g->dw, col += cg) {
+            float* src = y >= 0 && xx >= 0 && xx < g->w  /* NULL: the tap reads padding */
+                             ? (float*)x + (((size_t)b * g->h + y) * g->w + xx) * g->cin + c0 : 0;
+            if (back) {
+              if (src) /* the padding's share is dropped */
+                for (int ch = 0; ch < cg; ch++) src[ch] += col[ch];
+            } else {
+              for (int ch = 0; ch < cg; ch++) col[ch] = src ? src[ch] : 0.0f;
+            }
           }
+        }
       }
 }
 
@@ -183,76 +218,106 @@ int wrt_train_conv_forward(int n, int h, int w, int cin, int cout, const int32_t
                            const float* wt, const float* b, float act_min, float act_max, float* cols, float* wtt,
                            float* y) {
   conv_geo g;
+  const wrt_target* tg = train_target();
+  if (!tg) return WRT_ERR_UNSUPPORTED;
   if (read_geo(&g, n, h, w, cin, geo) || bad_sizes(cout, 1, 1)) return WRT_ERR_INPUT;
+  int groups = read_groups(geo, cin, cout);
+  if (!groups) return WRT_ERR_INPUT;
   if (!x || !wt || !cols || !wtt || !y) return rt_error(WRT_ERR_INPUT, "training: a NULL buffer");
-  im2col(&g, x, cols);
-  int rows = n * g.oh * g.ow, k = g.kh * g.kw * cin;
-  return wrt_train_dense_forward(rows, k, cout, cols, wt, b, act_min, act_max, wtt, y);
+  size_t rows = (size_t)n * g.oh * g.ow, cg = (size_t)(cin / groups), k = (size_t)g.kh * g.kw * cg;
+  for (int gi = 0; gi < groups; gi++) im2col(&g, gi * (int)cg, (int)cg, x, cols + gi * rows * k, 0);
+  forward_groups(tg, rows, k, (size_t)cout, (size_t)groups, cols, wt, b, act_min, act_max, wtt, y);
+  return WRT_OK;
 }
 
-/* dy [n*oh*ow, cout] (masked by the fused clamp in place) -> dw = dy^T cols, db = sum dy, dx = col2im(dy wt) through
- * dcols [n*oh*ow, kh*kw*cin] (dx and dcols NULL: no input gradient) */
+/* dy [n*oh*ow, cout] (masked by the fused clamp in place) -> per group dw = dy^T cols, db = sum dy, and
+ * dx = col2im(dy w) through dcols (the size of cols; dx and dcols NULL: no input gradient) */
 int wrt_train_conv_backward(int n, int h, int w, int cin, int cout, const int32_t* geo, const float* cols,
                             const float* wt, const float* y, float act_min, float act_max, float* dy, float* dcols,
                             float* dx, float* dw, float* db) {
   conv_geo g;
+  const wrt_target* tg = train_target();
+  if (!tg) return WRT_ERR_UNSUPPORTED;
   if (read_geo(&g, n, h, w, cin, geo) || bad_sizes(cout, 1, 1)) return WRT_ERR_INPUT;
-  if (dx && !dcols) return rt_error(WRT_ERR_INPUT, "training: dx needs the dcols scratch");
-  int rows = n * g.oh * g.ow, k = g.kh * g.kw * cin;
-  int code = wrt_train_dense_backward(rows, k, cout, cols, wt, y, act_min, act_max, dy, dx ? dcols : 0, dw, db);
-  if (code || !dx) return code;
+  int groups = read_groups(geo, cin, cout);
+  if (!groups) return WRT_ERR_INPUT;
+  if (!cols || !wt || !dy || (has_clamp(act_min, act_max) && !y) || (dx && !dcols))
+    return rt_error(WRT_ERR_INPUT, "training: a NULL buffer");
+  size_t rows = (size_t)n * g.oh * g.ow, cg = (size_t)(cin / groups), k = (size_t)g.kh * g.kw * cg;
+  backward_groups(tg, rows, k, (size_t)cout, (size_t)groups, cols, wt, y, act_min, act_max, dy, dx ? dcols : 0, dw,
+                  db);
+  if (!dx) return WRT_OK;
   for (size_t i = 0, nx = (size_t)n * h * w * cin; i < nx; i++) dx[i] = 0.0f;
-  for (int b = 0; b < n; b++)
-    for (int r = 0; r < g.oh; r++)
-      for (int c = 0; c < g.ow; c++) {
-        const float* row = dcols + (((size_t)b * g.oh + r) * g.ow + c) * (size_t)k;
-        for (int i = 0; i < g.kh; i++)
-          for (int j = 0; j < g.kw; j++) {
-            int yy = tap_at(r, i, g.sh, g.dh, g.pt, h), xx = tap_at(c, j, g.sw, g.dw, g.pl, w);
-            if (yy < 0 || xx < 0) continue; /* the padding's share is dropped */
-            const float* src = row + ((size_t)i * g.kw + j) * cin;
-            float* dst = dx + (((size_t)b * h + yy) * w + xx) * cin;
-            for (int ch = 0; ch < cin; ch++) dst[ch] += src[ch];
-          }
-      }
+  for (int gi = 0; gi < groups; gi++) im2col(&g, gi * (int)cg, (int)cg, dx, dcols + gi * rows * k, 1);
   return WRT_OK;
 }
 
-/* MAX_POOL_2D over NHWC [n, h, w, c], geo as a convolution's (padding never wins a window). dy NULL: the forward,
- * out = y [n, oh, ow, c]; else the backward, out = dx [n, h, w, c]: each window's gradient goes to the first tap
- * (row-major) holding its maximum. */
-int wrt_train_maxpool(int n, int h, int w, int c, const int32_t* geo, const float* x, const float* dy, float* out) {
+/* how many taps of a window lie in [lo, hi) along one axis */
+static int taps_in(int o, int k, int s, int d, int p, int lo, int hi) {
+  int cnt = 0;
+  for (int i = 0; i < k; i++) {
+    int v = o * s + i * d - p;
+    cnt += v >= lo && v < hi;
+  }
+  return cnt;
+}
+
+/* MAX_POOL_2D (geo[10] = 0) and AVERAGE_POOL_2D (geo[10] = 1, or 2 with count_include_pad; geo[11], geo[12]: pb, pr)
+ * over NHWC [n, h, w, c], geo's first 10 as a convolution's. dy NULL: the forward, out = y [n, oh, ow, c]; else the
+ * backward, out = dx [n, h, w, c]. Max: padding never wins; a window's gradient goes to its first tap (row-major)
+ * holding the maximum. Average: window sums in double, rounded once; the divisor counts the taps on the input, plus
+ * those on the explicit pads with count_include_pad (never the ceil_mode overhang); dx gets dy / divisor at every
+ * tap on the input. */
+int wrt_train_pool(int n, int h, int w, int c, const int32_t* geo, const float* x, const float* dy, float* out) {
   conv_geo g;
   if (read_geo(&g, n, h, w, c, geo)) return WRT_ERR_INPUT;
-  if (!x || !out) return rt_error(WRT_ERR_INPUT, "training: a NULL buffer");
+  int mode = geo[10], pb = mode ? geo[11] : 0, pr = mode ? geo[12] : 0;
+  if (mode < 0 || mode > 2 || pb < 0 || pr < 0) return rt_error(WRT_ERR_INPUT, "training: bad window geometry");
+  if ((!x && (!mode || !dy)) || !out) return rt_error(WRT_ERR_INPUT, "training: a NULL buffer");
   if (dy)
     for (size_t i = 0, nx = (size_t)n * h * w * c; i < nx; i++) out[i] = 0.0f;
-  enum { CB = 64 }; /* channels per block: the window's running maxima and where they are */
+  enum { CB = 64 }; /* channels per block: the window's running maxima (and where they are) or sums */
   float best[CB];
+  double acc[CB];
   size_t at[CB];
   for (int b = 0; b < n; b++)
     for (int r = 0; r < g.oh; r++)
-      for (int col = 0; col < g.ow; col++)
+      for (int col = 0; col < g.ow; col++) {
+        double div = 1.0;
+        if (mode) {
+          int lo_r = mode == 2 ? -g.pt : 0, lo_c = mode == 2 ? -g.pl : 0;
+          int cnt = taps_in(r, g.kh, g.sh, g.dh, g.pt, lo_r, mode == 2 ? h + pb : h) *
+                    taps_in(col, g.kw, g.sw, g.dw, g.pl, lo_c, mode == 2 ? w + pr : w);
+          div = cnt > 0 ? (double)cnt : 1.0;
+        }
         for (int c0 = 0; c0 < c; c0 += CB) {
           int cn = c - c0 < CB ? c - c0 : CB;
-          for (int k = 0; k < cn; k++) best[k] = -__builtin_inff(), at[k] = (size_t)-1;
+          size_t o = (((size_t)b * g.oh + r) * g.ow + col) * c + c0;
+          for (int k = 0; k < cn; k++) /* max: none yet; average: the sums, or each channel's share of dy */
+            best[k] = -__builtin_inff(), at[k] = (size_t)-1, acc[k] = mode && dy ? (double)dy[o + k] / div : 0.0;
           for (int i = 0; i < g.kh; i++)
             for (int j = 0; j < g.kw; j++) {
               int yy = tap_at(r, i, g.sh, g.dh, g.pt, h), xx = tap_at(col, j, g.sw, g.dw, g.pl, w);
               if (yy < 0 || xx < 0) continue;
               size_t p = (((size_t)b * h + yy) * w + xx) * c + c0;
-              for (int k = 0; k < cn; k++)
-                if (at[k] == (size_t)-1 || x[p + k] > best[k]) best[k] = x[p + k], at[k] = p + k;
+              if (!mode) {
+                const float* xp = x + p;
+                for (int k = 0; k < cn; k++)
+                  if (at[k] == (size_t)-1 || xp[k] > best[k]) best[k] = xp[k], at[k] = p + k;
+              } else if (dy) {
+                for (int k = 0; k < cn; k++) out[p + k] += (float)acc[k];
+              } else {
+                for (int k = 0; k < cn; k++) acc[k] += x[p + k];
+              }
             }
-          size_t o = (((size_t)b * g.oh + r) * g.ow + col) * c + c0;
           for (int k = 0; k < cn; k++) {
-            if (!dy) out[o + k] = best[k];
-            else if (at[k] != (size_t)-1) out[at[k]] += dy[o + k];
+            if (!dy) out[o + k] = mode ? (float)(acc[k] / div) : best[k];
+            else if (!mode && at[k] != (size_t)-1) out[at[k]] += dy[o + k];
           }
         }
+      }
   return WRT_OK;
 }
-#endif
 #else /* a module built for given models (wasmrt build --for) holds no training, nor exports its steps */
 typedef int wrt_no_training;
 #endif

@@ -143,20 +143,20 @@ WRT_API int wrt_train_sgd(size_t n, float* p, const float* g, float* buf, float 
                           float weight_decay);
 WRT_API int wrt_train_adam(size_t n, float* p, const float* g, float* m, float* v, float lr, float b1, float b2,
                            float eps, float weight_decay, int step);
-#if !defined(__wasm__) /* native only for now (the wasm modules' size budget) */
-/* CONV_2D of one group over NHWC x [n, h, w, cin], weights [cout, kh, kw, cin]; geo: oh, ow, kh, kw, sh, sw, dh, dw,
- * pt, pl. The forward writes the patches (cols: n*oh*ow x kh*kw*cin floats) that its backward reads; wtt: cin*kh*kw
- * x cout floats of scratch. The backward: dw, db, and dx through dcols (same size as cols; both NULL: no dx).
- * MAX_POOL_2D with the same geo: dy NULL gives y, else dx (each window's gradient to its first maximal tap). */
+/* CONV_2D over NHWC x [n, h, w, cin], weights [cout, kh, kw, cin / groups] (groups == cin: depthwise); geo: oh, ow,
+ * kh, kw, sh, sw, dh, dw, pt, pl, groups. The forward writes the patches (cols: n*oh*ow x kh*kw*cin floats, group
+ * after group) that its backward reads; wtt: cin/groups*kh*kw x cout floats of scratch. The backward: dw, db, and dx
+ * through dcols (same size as cols; both NULL: no dx). Pooling: geo's first 10, then 0 (MAX_POOL_2D: each window's
+ * gradient to its first maximal tap) or AVERAGE_POOL_2D's 1 (2: count_include_pad), pb, pr; dy NULL gives y, else
+ * dx (x is not read by an average pooling's backward). */
 WRT_API int wrt_train_conv_forward(int n, int h, int w, int cin, int cout, const int32_t* geo, const float* x,
                                    const float* wt, const float* b, float act_min, float act_max, float* cols,
                                    float* wtt, float* y);
 WRT_API int wrt_train_conv_backward(int n, int h, int w, int cin, int cout, const int32_t* geo, const float* cols,
                                     const float* wt, const float* y, float act_min, float act_max, float* dy,
                                     float* dcols, float* dx, float* dw, float* db);
-WRT_API int wrt_train_maxpool(int n, int h, int w, int c, const int32_t* geo, const float* x, const float* dy,
-                              float* out);
-#endif
+WRT_API int wrt_train_pool(int n, int h, int w, int c, const int32_t* geo, const float* x, const float* dy,
+                           float* out);
 
 /* wasm: bytes of linear memory below the heap (the module's static data and main stack); 0 natively. A loaded model's
  * memory is about wrt_static_size() + wrt_memory_size() of each model (hosts and tests compare the memory with it). */

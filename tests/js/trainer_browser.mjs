@@ -5,6 +5,7 @@ import { extname, join, resolve } from "node:path";
 import { chromium } from "playwright-core";
 
 const dir = process.argv[2];
+const caseModule = process.argv[3] ?? "trainer_case.mjs";
 const root = resolve(new URL("../..", import.meta.url).pathname);
 const ORIGIN = "http://wasmrt.test";
 const TYPES = { ".js": "text/javascript", ".mjs": "text/javascript", ".wasm": "application/wasm", ".html": "text/html" };
@@ -21,14 +22,14 @@ try {
     } catch { return route.fulfill({ status: 404, body: "" }); }
   });
   await page.goto(`${ORIGIN}/`);
-  const out = await page.evaluate(async () => {
+  const out = await page.evaluate(async (caseModule) => {
     const wasmrt = await import("/js_bindings/src/index.js");
-    const { runCase } = await import("/tests/js/trainer_case.mjs");
+    const { runCase } = await import(`/tests/js/${caseModule}`);
     const get = async (p) => new Uint8Array(await (await fetch(p)).arrayBuffer());
     const c = JSON.parse(new TextDecoder().decode(await get("/case/case.json")));
     const xb = await get("/case/x.bin");
     return runCase(wasmrt, c, await get("/case/model.wrt"), new Float32Array(xb.buffer, xb.byteOffset, xb.byteLength / 4));
-  });
+  }, caseModule);
   out.userAgent = await page.evaluate(() => navigator.userAgent);
   console.log(JSON.stringify(out));
 } finally {

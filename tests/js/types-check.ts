@@ -96,4 +96,15 @@ async function workerHeadMain(photos: Float32Array[], mpWorker: { postMessage(m:
   serveMiniProgram({ platform: "wechat" });
   return losses[0] + bytes.length + weight[0] + t.featureRuns;
 }
-export { float16Main, gpuMain, main, newHeadMain, workerHeadMain };
+// Training several layers (docs/training.md "On the engines"): train "all" / "last:N" gives a ChainTrainer.
+async function trainMain(model: wasmrt.Model, x: Float32Array[], labels: number[]): Promise<Uint8Array> {
+  const t: wasmrt.ChainTrainer = await model.trainer({ train: "last:2", optimizer: "adam", lr: 0.003 });
+  const losses: number[] = await t.fit([{ input: x, label: labels }], { epochs: 2 });
+  const logits: Float32Array[] = t.predict(x);
+  const w: Float32Array | undefined = t.weights["fc0.weight"];
+  const head: wasmrt.Trainer = await model.trainer({ train: "head" });
+  const { loss } = await head.step({ input: x[0], label: 0 });
+  t.release();
+  return losses.length + logits.length + (w?.length ?? 0) + loss > 0 ? t.export() : head.export();
+}
+export { float16Main, gpuMain, main, newHeadMain, trainMain, workerHeadMain };

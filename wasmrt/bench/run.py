@@ -100,6 +100,18 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
                         "tracked; relaxed SIMD, one thread): pipeline total, each model against LiteRT.js on the "
                         "same .tflite and input in the same page, the work outside the models, and all three "
                         "together with one and two threads (--threads N for more); --rounds frames per pass")
+    p.add_argument("--train", action="store_true",
+                   help="a LeNet trained from scratch on digits (wasmrt.train.digits): our wasm engine in headless "
+                        "Chromium (relaxed SIMD, one thread) with the test accuracy per epoch, TF.js's Layers API "
+                        "fit in the same page, PyTorch on one thread and our native engine; epoch times, three "
+                        "passes (--passes)")
+    p.add_argument("--train-epochs", type=int, default=15, metavar="E", help="--train: epochs of each run (default 15)")
+    p.add_argument("--train-tf-epochs", type=int, default=None, metavar="E",
+                   help="--train: epochs of TF.js's runs (default: --train-epochs)")
+    p.add_argument("--train-tf-backends", default="webgl,cpu", metavar="B,B",
+                   help="--train: TF.js backends to time (default webgl,cpu)")
+    p.add_argument("--train-samples", type=int, default=0, metavar="N",
+                   help="--train: only the first N training samples (a smoke run, not a measurement)")
     p.add_argument("--sparsities", metavar="S,S,...", help="sweep sparsities (default 0.3,0.4,...,0.9,0.95)")
     p.add_argument("-o", "--output", help="JSON path (default build/bench/<timestamp>.json in a checkout; "
                                           "the chart goes next to it)")
@@ -130,6 +142,10 @@ def run(args: argparse.Namespace) -> int:
         from wasmrt.bench.vision import run_vision
 
         return run_vision(args, warmup, rounds, passes)
+    if args.train:
+        from wasmrt.bench.train import run_train
+
+        return run_train(args, passes)
     if args.sparsity_sweep:
         return _sweep(args, hosts, variants, rounds, warmup, passes)
     if args.sparsities:

@@ -75,7 +75,8 @@ IMAGE_EXPORTS = ("wrt_img_crop", "wrt_img_resize_mask", "wrt_img_smooth", "wrt_i
 EXPORTS = (*EXPORTS, *IMAGE_EXPORTS)
 # training steps (train.c): left out of a module built for given models, which has no training kernels (TRAIN family)
 TRAIN_EXPORTS = ("wrt_train_dense_forward", "wrt_train_dense_backward", "wrt_train_grad", "wrt_train_softmax_xent",
-                 "wrt_train_mse", "wrt_train_sgd", "wrt_train_adam")
+                 "wrt_train_mse", "wrt_train_sgd", "wrt_train_adam", "wrt_train_conv_forward",
+                 "wrt_train_conv_backward", "wrt_train_pool")
 # The wasm modules must stay small (SIMD_WASM_LIMIT): code that runs once per load (reading and checking the file,
 # planning, support, error words) and the scalar loops of rare ops (integer tensors, MediaPipe's transforms) is
 # built for the smallest size (-Oz); the portable int8 paths behind the generated kernels, data movement, the

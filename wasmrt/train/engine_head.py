@@ -3,9 +3,10 @@ engine (the graph cut where the trained layers begin), and the trained layers, a
 with their activations, run their forward and backward passes and the optimizer step as engine calls
 (engine_steps.py): this host code only orders the calls and keeps the arrays.
 
-The chain from the first trained layer to the output may hold FULLY_CONNECTED and CONV_2D of one group (trained,
-fused clamp allowed), MAX_POOL_2D (no fused clamp), RELU, CLIP (relu6), SIGMOID, TANH, HARD_SWISH, RESHAPE (a
-flatten) and a final SOFTMAX (its input is the logits).
+The chain from the first trained layer to the output may hold FULLY_CONNECTED and CONV_2D (any groups, depthwise
+included; trained, fused clamp allowed), MAX_POOL_2D and AVERAGE_POOL_2D (a fused clamp runs as a CLIP after
+them), RELU, CLIP (relu6), SIGMOID, TANH, HARD_SWISH, RESHAPE (a flatten) and a final SOFTMAX (its input is the
+logits).
 Anything else is refused, naming the op, before any work (engine="ref" trains every model python_ref/train can).
 """
 
@@ -36,19 +37,22 @@ class _Layer:
     b: str = ""
     lo: float = -INF        # fused clamp, or a CLIP's / RELU's bounds
     hi: float = INF
-    geo: np.ndarray | None = None  # CONV_2D, MAX_POOL_2D: oh, ow, kh, kw, sh, sw, dh, dw, pt, pl (train.c)
+    geo: np.ndarray | None = None  # CONV_2D, pools: oh, ow, kh, kw, sh, sw, dh, dw, pt, pl, then (train.c) a
+    # convolution's groups, or a pooling's kind (0 max, 1 average, 2 average with count_include_pad), pb, pr
     out: tuple[int, ...] = ()      # the output's shape per sample
 
 
 def _geometry(m: WrtModel, op: object, kh: int, kw: int) -> np.ndarray:
     a = shapes.full_attrs(op.op, op.attrs)  # type: ignore[attr-defined]
     oh, ow = m.tensors[op.outputs[0]].shape[1:3]  # type: ignore[attr-defined]
-    (sh, sw), (dh, dw), (pt, pl) = a["strides"], a["dilations"], a["pads"][:2]
-    return np.array([oh, ow, kh, kw, sh, sw, dh, dw, pt, pl], np.int32)
+    (sh, sw), (dh, dw), (pt, pl, pb, pr) = a["strides"], a["dilations"], a["pads"]
+    kind = op.op  # type: ignore[attr-defined]
+    extra = [int(a["groups"])] if kind == "CONV_2D" else [0] if kind == "MAX_POOL_2D" else \
+        [2 if a["count_include_pad"] else 1, pb, pr]
+    return np.array([oh, ow, kh, kw, sh, sw, dh, dw, pt, pl, *extra], np.int32)
 
 
-# layers the wasm modules cannot train yet (train.c builds them natively only: the modules' size budget)
-NATIVE_ONLY = ("CONV_2D", "MAX_POOL_2D")
+POOLS = ("MAX_POOL_2D", "AVERAGE_POOL_2D")  # wrt_train_pool, the kind in geo[10]
 
 
 def _chain(m: WrtModel, start: int, params: set[str], logits: int, engine: str) -> list[_Layer]:
@@ -70,8 +74,7 @@ def _chain(m: WrtModel, start: int, params: set[str], logits: int, engine: str) 
                                          "engine='ref'")
             layers.append(_Layer("FULLY_CONNECTED", w, b, float(op.attrs.get("act_min", -INF)),
                                  float(op.attrs.get("act_max", INF))))
-        elif op.op == "CONV_2D" and int(shapes.full_attrs(op.op, op.attrs)["groups"]) == 1 and len(
-                [i for i in op.inputs if i >= 0]) <= 3:
+        elif op.op == "CONV_2D" and len([i for i in op.inputs if i >= 0]) <= 3:
             w = t[op.inputs[1]].name
             b = t[op.inputs[2]].name if len(op.inputs) > 2 and op.inputs[2] >= 0 else ""
             if w not in params or (b and b not in params):
@@ -81,10 +84,12 @@ def _chain(m: WrtModel, start: int, params: set[str], logits: int, engine: str) 
             kh, kw = t[op.inputs[1]].shape[1:3]
             layers.append(_Layer("CONV_2D", w, b, float(a["act_min"]), float(a["act_max"]), _geometry(m, op, kh, kw),
                                  tuple(t[op.outputs[0]].shape[1:])))
-        elif op.op == "MAX_POOL_2D" and shapes.full_attrs(op.op, op.attrs)["act_min"] == -INF and \
-                shapes.full_attrs(op.op, op.attrs)["act_max"] == INF:
-            kh, kw = shapes.full_attrs(op.op, op.attrs)["kernel"]
-            layers.append(_Layer("MAX_POOL_2D", geo=_geometry(m, op, kh, kw), out=tuple(t[op.outputs[0]].shape[1:])))
+        elif op.op in POOLS:
+            a = shapes.full_attrs(op.op, op.attrs)
+            kh, kw = a["kernel"]
+            layers.append(_Layer(op.op, geo=_geometry(m, op, kh, kw), out=tuple(t[op.outputs[0]].shape[1:])))
+            if a["act_min"] > -INF or a["act_max"] < INF:  # the fused clamp: its gradient is a CLIP's
+                layers.append(_Layer("CLIP", lo=float(a["act_min"]), hi=float(a["act_max"])))
         elif op.op in ACTIVATIONS:
             clip = op.op == "CLIP"
             layers.append(_Layer(op.op, lo=float(op.attrs["min"]) if clip else -INF,
@@ -95,12 +100,8 @@ def _chain(m: WrtModel, start: int, params: set[str], logits: int, engine: str) 
             layers.append(_Layer("SOFTMAX"))
         else:
             raise UnsupportedOpError(f"engine training: {where} is not supported by the engine trainer (fully "
-                                     "connected layers, activations, a flatten and a final softmax); use "
-                                     "engine='ref' or train fewer layers")
-        if engine == "wasm" and layers[-1].op in NATIVE_ONLY:
-            raise UnsupportedOpError(f"engine training: {where}: the wasm engine trains fully connected layers and "
-                                     "activations only for now (engine='native' or 'ref' train convolutions and "
-                                     "pooling)")
+                                     "connected layers, convolutions, pooling, activations, a flatten and a final "
+                                     "softmax); use engine='ref' or train fewer layers")
         prev = op.outputs[0]
     return layers
 
@@ -135,13 +136,13 @@ class EngineHead:
                 w = self.params[ly.w]
                 y = np.empty((len(v), *ly.out), F32)
                 n, h, wd, cin = v.shape
-                cols[k] = np.empty((n * ly.out[0] * ly.out[1], w[0].size), F32)
+                cols[k] = np.empty((n * ly.out[0] * ly.out[1], w[0].size * int(ly.geo[10])), F32)  # every group's
                 self.steps.call("wrt_train_conv_forward", n, h, wd, cin, w.shape[0], ly.geo, v, w,
                                 self.params[ly.b] if ly.b else None, ly.lo, ly.hi, Out(cols[k]),
                                 np.empty(w.size, F32), Out(y))
-            elif ly.op == "MAX_POOL_2D":
+            elif ly.op in POOLS:
                 y = np.empty((len(v), *ly.out), F32)
-                self.steps.call("wrt_train_maxpool", *v.shape, ly.geo, v, None, Out(y))
+                self.steps.call("wrt_train_pool", *v.shape, ly.geo, v, None, Out(y))
             elif ly.op in ACTIVATIONS:
                 y = _activation(ly, v)
             elif ly.op == "RESHAPE":
@@ -198,9 +199,9 @@ class EngineHead:
                 if dx is None:
                     break
                 g = dx
-            elif ly.op == "MAX_POOL_2D":
+            elif ly.op in POOLS:
                 dx = np.empty_like(v)
-                self.steps.call("wrt_train_maxpool", *v.shape, ly.geo, v, np.ascontiguousarray(g, F32), Out(dx))
+                self.steps.call("wrt_train_pool", *v.shape, ly.geo, v, np.ascontiguousarray(g, F32), Out(dx))
                 g = dx
             elif ly.op == "RESHAPE":
                 g = np.ascontiguousarray(g).reshape(v.shape)

@@ -27,7 +27,7 @@ SIGNATURES: dict[str, str] = {
     "wrt_train_adam": "zaaaafffffi",
     "wrt_train_conv_forward": "iiiiiaaaaffaaa",
     "wrt_train_conv_backward": "iiiiiaaaaffaaaaa",
-    "wrt_train_maxpool": "iiiiaaaa",
+    "wrt_train_pool": "iiiiaaaa",
 }
 _CTYPE = {"a": _P, "i": _I, "z": _Z, "f": _F}
 

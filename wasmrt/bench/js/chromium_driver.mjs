@@ -89,7 +89,7 @@ const context = await chromium.launchPersistentContext(userDataDir, {
   executablePath: job.chromium ?? "/usr/bin/chromium",
   headless: true,
   args: ["--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run", "--disable-background-networking",
-    "--disable-component-update", "--disable-sync"],
+    "--disable-component-update", "--disable-sync", ...(job.chromium_args ?? [])], // e.g. WebGL on SwiftShader
 });
 let result;
 try {

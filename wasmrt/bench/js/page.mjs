@@ -80,6 +80,10 @@ globalThis.runBench = async (job) => {
     const { runVision } = await import("./vision.mjs");
     return { host, engines: { vision: await runVision(job, libs, readBytes, progress) } };
   }
+  if (job.train) { // wasmrt bench --train: training from scratch, ours against TF.js (train.mjs)
+    const { runTrain } = await import("./train.mjs");
+    return { host, engines: { train: await runTrain(job, libs, readBytes, progress) } };
+  }
   const engines = await runJob(job, libs, readBytes, progress);
   return { host, engines };
 };
