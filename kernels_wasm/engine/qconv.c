@@ -681,7 +681,7 @@ static void run_generic_fc(wrt_model* m, wrt_op* op) {
 #else
 #define FC_FLOAT_TARGET
 #endif
-FC_FLOAT_TARGET static void run_fc_float(wrt_model* m, wrt_op* op) {
+static FC_FLOAT_TARGET void run_fc_float(wrt_model* m, wrt_op* op) {
   const wrt_qplan* p = &op->u.q;
   if (!p->packed || m->t[op->in[0]].dtype != WRT_I8) {
     run_generic_fc(m, op);
