@@ -39,7 +39,7 @@ const SUBPACKAGE_MODELS = {
   features: { file: "efficientnet_lite0.wrt", subpackages: FEATURE_PACKAGES },
 };
 // the pages' shared modules, copied into lib/
-const PAGE_LIB = ["tryon-page.js", "segment-page.js", "teach-page.js", "models-io.js"];
+const PAGE_LIB = ["tryon-page.js", "segment-page.js", "teach-page.js", "models-io.js", "worker-page.js"];
 const TEACH_CORE = join(ROOT, "demo", "web", "teach-core.js"); // no imports: the page and the worker load it as is
 // a subpackage's one page (a package needs a page): what it carries, per platform's markup
 const PART_PAGE = { wechat: "wxml", alipay: "axml" };

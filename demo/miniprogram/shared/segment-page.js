@@ -4,9 +4,9 @@
 // canvas. One frame is in flight at a time; frames arriving meanwhile are dropped.
 import { MODELS } from "./models.js";
 import { readSplitModel, wasmBytes } from "./models-io.js";
+import { openCamera, openWorker, workerPageLifecycle } from "./worker-page.js";
 
 export const BACKGROUNDS = ["#00b140", "#1e88e5", "#fafafa", "#212121"];
-const WORKER = "workers/facemesh/index.js";
 const now = () => Date.now();
 const avg = (a) => (a.length ? a.reduce((x, y) => x + y, 0) / a.length : 0);
 
@@ -22,28 +22,14 @@ export function createSegmentPage(api, { platform }) {
       this.results = 0;
     },
 
-    onReady() {
-      this.ready = this.start().catch((e) => this.setData({ status: `error: ${e.message}` }));
-    },
-
-    onUnload() {
-      this.listener?.stop?.();
-      this.worker?.terminate();
-    },
+    ...workerPageLifecycle,
 
     async start() {
       const selfie = await readSplitModel(api, MODELS.selfie);
       const extra = await wasmBytes(api, platform);
-      this.worker = api.createWorker(WORKER);
-      this.worker.onMessage((msg) => this.onWorkerMessage(msg));
-      const ready = new Promise((resolve, reject) => { this.onReadyMsg = resolve; this.onInitError = reject; });
-      this.worker.postMessage({ type: "init", wasmDir: MODELS.wasmDir, brotli: MODELS.brotli, selfie, ...extra });
-      const info = await ready;
+      const info = await openWorker(this, api, { selfie, ...extra });
       this.setData({ status: "ready", variant: `${info.variant} (${info.reason})` });
-      this.canvas = await new Promise((resolve) => api.createSelectorQuery().select("#out").node().exec((res) => resolve(res[0].node)));
-      this.ctx = this.canvas.getContext("2d");
-      this.listener = api.createCameraContext().onCameraFrame((frame) => this.onCameraFrame(frame));
-      this.listener.start();
+      await openCamera(this, api);
     },
 
     onCameraFrame(frame) {

@@ -7,9 +7,9 @@
 // reads them back, also after the mini-program was closed.
 import { MODELS } from "./models.js";
 import { readFile, readSplitModel, wasmBytes } from "./models-io.js";
+import { openCamera, openWorker, workerPageLifecycle } from "./worker-page.js";
 import { BANNER, CLASS_COLORS, TEACH } from "./teach-core.js";
 
-const WORKER = "workers/facemesh/index.js";
 const STORAGE_KEY = "wasmrt-teach";
 const NAMES = ["first", "second", "third", "fourth", "fifth"];
 
@@ -44,30 +44,16 @@ export function createTeachPage(api, { platform }) {
       this.results = 0;
     },
 
-    onReady() {
-      this.ready = this.start().catch((e) => this.setData({ status: `error: ${e.message}` }));
-    },
-
-    onUnload() {
-      this.listener?.stop?.();
-      this.worker?.terminate();
-    },
+    ...workerPageLifecycle,
 
     async start() {
       const features = await readSplitModel(api, MODELS.features);
       const extra = await wasmBytes(api, platform);
-      this.worker = api.createWorker(WORKER);
-      this.worker.onMessage((msg) => this.onWorkerMessage(msg));
-      const ready = new Promise((resolve, reject) => { this.onReadyMsg = resolve; this.onInitError = reject; });
-      this.worker.postMessage({ type: "init", wasmDir: MODELS.wasmDir, brotli: MODELS.brotli, features, ...extra });
-      const info = await ready;
+      const info = await openWorker(this, api, { features, ...extra });
       const saved = this.savedRecord();
       this.setData({ status: "ready", variant: `${info.variant} (${info.reason})`,
         storeInfo: saved ? `a model saved ${saved.savedAt} (${saved.classes.join(", ")}): reload puts it back` : "" });
-      this.canvas = await new Promise((resolve) => api.createSelectorQuery().select("#out").node().exec((res) => resolve(res[0].node)));
-      this.ctx = this.canvas.getContext("2d");
-      this.listener = api.createCameraContext().onCameraFrame((frame) => this.onCameraFrame(frame));
-      this.listener.start();
+      await openCamera(this, api);
     },
 
     /** One request to the Worker's teacher; onProgress gets its progress messages. */

@@ -7,11 +7,11 @@
 import { recolorLips } from "./lips.js";
 import { MODELS } from "./models.js";
 import { readFile, readSplitModel, wasmBytes } from "./models-io.js";
+import { openCamera, openWorker, workerPageLifecycle } from "./worker-page.js";
 
 export const COLORS = ["#c2185b", "#d32f2f", "#ad1457", "#8e24aa", "#e57373", "#6d4c41"];
 /** What each gesture does on the gesture try-on page (wasmrt.vision's gesture names). */
 export const GESTURE_ACTIONS = Object.freeze({ open_palm: "next colour" });
-const WORKER = "workers/facemesh/index.js";
 const now = () => Date.now();
 
 async function readModels(api, platform, gestures) {
@@ -36,27 +36,13 @@ export function createTryonPage(api, { platform, gestures = false }) {
       this.results = 0;
     },
 
-    onReady() {
-      this.ready = this.start().catch((e) => this.setData({ status: `error: ${e.message}` }));
-    },
-
-    onUnload() {
-      this.listener?.stop?.();
-      this.worker?.terminate();
-    },
+    ...workerPageLifecycle,
 
     async start() {
       const models = await readModels(api, platform, gestures);
-      this.worker = api.createWorker(WORKER);
-      this.worker.onMessage((msg) => this.onWorkerMessage(msg));
-      const ready = new Promise((resolve, reject) => { this.onReadyMsg = resolve; this.onInitError = reject; });
-      this.worker.postMessage({ type: "init", wasmDir: MODELS.wasmDir, brotli: MODELS.brotli, ...models });
-      const info = await ready;
+      const info = await openWorker(this, api, models);
       this.setData({ status: "ready", variant: `${info.variant} (${info.reason})` });
-      this.canvas = await new Promise((resolve) => api.createSelectorQuery().select("#out").node().exec((res) => resolve(res[0].node)));
-      this.ctx = this.canvas.getContext("2d");
-      this.listener = api.createCameraContext().onCameraFrame((frame) => this.onCameraFrame(frame));
-      this.listener.start();
+      await openCamera(this, api);
     },
 
     onCameraFrame(frame) {
