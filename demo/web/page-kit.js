@@ -1,6 +1,6 @@
 // What the camera pages (try-on, background, hands, teach) share: element lookup, the page's query, the error
-// display, calls to the page's Worker, the sample photos, the camera as a source and reading a video frame's
-// pixels. One place, so a fix to any of them reaches every page.
+// display, calls to the page's Worker, the sample photos, the camera as a source, switching sources, starting the
+// first one and reading a video frame's pixels. One place, so a fix to any of them reaches every page.
 import { getPixels } from "../../js_bindings/src/image.js";
 
 export const $ = (id) => document.getElementById(id);
@@ -80,4 +80,38 @@ export function frameGrabber() {
 export function bindVariantSelect() {
   $("variant").value = params.get("variant") ?? "auto";
   $("variant").onchange = (e) => { params.set("variant", e.target.value); location.search = params.toString(); };
+}
+
+/**
+ * setSource(name) for a page whose state holds {source, sourceName, running, generation}: the old source stops,
+ * the #sources button is marked, sources[name]() starts (a camera that fails hands over to `fallback`), its note
+ * shows, the page resets what it keeps per source (beforeRun(source)), and loop(generation) runs until the next
+ * switch.
+ */
+export function sourceSwitcher(state, sources, { fallback, loop, beforeRun = () => {} }) {
+  return async function setSource(name) {
+    state.generation++;
+    state.source?.stop?.();
+    for (const b of document.querySelectorAll("#sources button")) b.classList.toggle("active", b.dataset.source === name);
+    try {
+      state.source = await sources[name]();
+    } catch (e) {
+      $("source-note").textContent = `${name}: ${e.message}`;
+      if (name === "camera") return setSource(fallback); // no camera: the page's still source instead
+      throw e;
+    }
+    state.sourceName = name;
+    $("source-note").textContent = state.source.note;
+    await beforeRun(state.source);
+    state.running = true;
+    loop(state.generation).catch(showError);
+  };
+}
+
+/** #status says ready, and the ?source= starts (the camera unless given; "none": no source). */
+export async function showReadyAndStart(setSource) {
+  $("status").dataset.state = "ready";
+  $("status").textContent = "ready";
+  const source = params.get("source") ?? "camera";
+  if (source !== "none") await setSource(source);
 }

@@ -6,7 +6,8 @@
 // Tests drive it through its controls and read window.teachPage (tests/test_teach_pages.py).
 import { describeVariant } from "../../js_bindings/src/variants.js";
 import { getPixels } from "../../js_bindings/src/image.js";
-import { $, bindVariantSelect, cameraSource, frameGrabber, params, samplePhoto, showError, workerClient } from "./page-kit.js";
+import { $, bindVariantSelect, cameraSource, frameGrabber, params, samplePhoto, showError, showReadyAndStart, sourceSwitcher,
+  workerClient } from "./page-kit.js";
 import { BANNER, CLASS_COLORS, TEACH } from "./teach-core.js";
 import { loadModel, saveModel } from "./teach-store.js";
 
@@ -100,22 +101,8 @@ const SOURCES = {
   },
 };
 
-async function setSource(name) {
-  state.generation++;
-  state.source?.stop?.();
-  for (const b of document.querySelectorAll("#sources button")) b.classList.toggle("active", b.dataset.source === name);
-  try {
-    state.source = await SOURCES[name]();
-  } catch (e) {
-    $("source-note").textContent = `${name}: ${e.message}`;
-    if (name === "camera") return setSource("photo"); // no camera: a photo instead
-    throw e;
-  }
-  state.sourceName = name;
-  $("source-note").textContent = state.source.note;
-  state.running = true;
-  loop(state.generation).catch(showError);
-}
+// no camera: a photo instead; loop is hoisted from below
+const setSource = sourceSwitcher(state, SOURCES, { fallback: "photo", loop });
 
 // -- the live view: the frame, and once trained its class under it ---------------------------------------------------
 
@@ -252,13 +239,10 @@ async function start() {
   }
   const info = await call("init", { variant: params.get("variant") ?? "auto" });
   $("engine-info").textContent = `engine: the ${describeVariant(info.variant)} build (${info.reason}), in a Worker`;
-  $("status").dataset.state = "ready";
-  $("status").textContent = "ready";
   const saved = await loadModel().catch(() => undefined); // no storage (a private window): save says why later
   if (saved) $("store-info").textContent = `a model saved ${new Date(saved.savedAt).toLocaleString()} ` +
     `(${saved.classes.join(", ")}): reload puts it back`;
-  const source = params.get("source") ?? "camera";
-  if (source !== "none") await setSource(source);
+  await showReadyAndStart(setSource);
   return info;
 }
 

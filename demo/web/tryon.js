@@ -5,7 +5,8 @@
 // Tests drive it through window.tryon (see tests/test_tryon.py).
 import { describeVariant } from "../../js_bindings/src/variants.js";
 import * as vision from "../../js_bindings/vision/index.js";
-import { $, bindVariantSelect, cameraSource, frameGrabber, params, samplePhoto, showError, workerClient } from "./page-kit.js";
+import { $, bindVariantSelect, cameraSource, frameGrabber, params, samplePhoto, showError, showReadyAndStart, sourceSwitcher,
+  workerClient } from "./page-kit.js";
 
 const SWATCHES = ["#c2185b", "#d32f2f", "#ad1457", "#8e24aa", "#e57373", "#ff7043", "#6d4c41", "#5d4037"];
 const CLIP_FRAMES = 48, CLIP_SIZE = 384;
@@ -141,24 +142,12 @@ async function loop(gen) {
   }
 }
 
-async function setSource(name) {
-  state.generation++;
-  state.source?.stop?.();
-  for (const b of document.querySelectorAll("#sources button")) b.classList.toggle("active", b.dataset.source === name);
-  try {
-    state.source = await SOURCES[name]();
-  } catch (e) {
-    $("source-note").textContent = `${name}: ${e.message}`;
-    if (name === "camera") return setSource("clip"); // no camera: the generated clip instead
-    throw e;
-  }
-  $("source-note").textContent = state.source.note;
-  canvas.classList.toggle("mirror", !!state.source.mirror);
+// no camera: the generated clip instead; a new source starts the tracker and the statistics afresh
+const setSource = sourceSwitcher(state, SOURCES, { fallback: "clip", loop, async beforeRun(source) {
+  canvas.classList.toggle("mirror", !!source.mirror);
   await call("reset");
   for (const k of Object.keys(series)) series[k].length = 0;
-  state.running = true;
-  loop(state.generation).catch(showError);
-}
+} });
 
 function stop() {
   state.running = false;
@@ -201,10 +190,7 @@ async function start() {
     int8: params.get("int8") === "1", gestures: state.gestures });
   $("engine-info").textContent = `engine: the ${describeVariant(info.variant)} build (${info.reason})` +
     (info.int8 ? ", int8 face models" : "") + (info.builtFor ? `, module built for ${info.builtFor.join(", ")}` : "");
-  $("status").dataset.state = "ready";
-  $("status").textContent = "ready";
-  const source = params.get("source") ?? "camera";
-  if (source !== "none") await setSource(source);
+  await showReadyAndStart(setSource);
   return info;
 }
 

@@ -3,7 +3,8 @@
 // per-frame timings. Each page gives its pipeline's kind, how to draw a result and which timings to show.
 import { describeVariant } from "../../js_bindings/src/variants.js";
 import { clipFrame } from "../../js_bindings/vision/index.js";
-import { $, bindVariantSelect, cameraSource, frameGrabber, params, samplePhoto, showError, workerClient } from "./page-kit.js";
+import { $, bindVariantSelect, cameraSource, frameGrabber, params, samplePhoto, showError, showReadyAndStart, sourceSwitcher,
+  workerClient } from "./page-kit.js";
 import { createPipeline } from "./vision-run.js";
 
 export { $, params };
@@ -144,25 +145,12 @@ export function startPage({ kind, photo: { file, note }, stages, draw, describe 
     }
   }
 
-  async function setSource(name) {
-    state.generation++;
-    state.source?.stop?.();
-    for (const b of document.querySelectorAll("#sources button")) b.classList.toggle("active", b.dataset.source === name);
-    try {
-      state.source = await SOURCES[name]();
-    } catch (e) {
-      $("source-note").textContent = `${name}: ${e.message}`;
-      if (name === "camera") return setSource("clip"); // no camera: the clip instead
-      throw e;
-    }
-    state.sourceName = name;
-    $("source-note").textContent = state.source.note;
-    canvas.classList.toggle("mirror", !!state.source.mirror);
+  // no camera: the clip instead; a new source starts the tracker and the statistics afresh
+  const setSource = sourceSwitcher(state, SOURCES, { fallback: "clip", loop, async beforeRun(source) {
+    canvas.classList.toggle("mirror", !!source.mirror);
     await backend.reset();
     for (const k of Object.keys(series)) series[k].length = 0;
-    state.running = true;
-    loop(state.generation).catch(showError);
-  }
+  } });
 
   function stop() {
     state.running = false;
@@ -181,10 +169,7 @@ export function startPage({ kind, photo: { file, note }, stages, draw, describe 
     const info = await backend.init(kind, { variant: params.get("variant") ?? "auto", ...options });
     $("engine-info").textContent = `engine: the ${describeVariant(info.variant)} build (${info.reason}), ` +
       (backend.where === "worker" ? "in a Worker" : "on the page's thread");
-    $("status").dataset.state = "ready";
-    $("status").textContent = "ready";
-    const source = params.get("source") ?? "camera";
-    if (source !== "none") await setSource(source);
+    await showReadyAndStart(setSource);
     return { ...info, where: backend.where };
   }
 
