@@ -418,6 +418,12 @@ export interface TrainBatch {
   label: number | string | (number | string)[];
 }
 
+/** fit's options: how many epochs (default 1), and a callback after every step. */
+export interface FitOptions {
+  epochs?: number;
+  onProgress?: (p: { epoch: number; step: number; steps: number; loss: number }) => void;
+}
+
 /** Training on the engine, python_ref/train's rules (docs/training.md). */
 export class Trainer {
   /** The number of classes. */
@@ -433,8 +439,7 @@ export class Trainer {
    * that is not finite (the weights stay as they were). */
   step(batch: TrainBatch): Promise<{ loss: number }>;
   /** Epochs over the batches; returns each epoch's mean loss. */
-  fit(batches: Iterable<TrainBatch>, options?: { epochs?: number;
-    onProgress?: (p: { epoch: number; step: number; steps: number; loss: number }) => void }): Promise<number[]>;
+  fit(batches: Iterable<TrainBatch>, options?: FitOptions): Promise<number[]>;
   /** The frozen layers' output for one sample. */
   featuresOf(input: Float32Array): Float32Array;
   /** The tuned model's .wrt bytes (with a new head: the rewritten model, its labels the classes): runtime.load(tuned)
@@ -453,8 +458,7 @@ export class ChainTrainer {
   readonly features: number;
   readonly history: number[];
   step(batch: TrainBatch): Promise<{ loss: number }>;
-  fit(batches: Iterable<TrainBatch>, options?: { epochs?: number;
-    onProgress?: (p: { epoch: number; step: number; steps: number; loss: number }) => void }): Promise<number[]>;
+  fit(batches: Iterable<TrainBatch>, options?: FitOptions): Promise<number[]>;
   /** The logits of each sample with the current weights. */
   predict(inputs: Float32Array | Float32Array[]): Float32Array[];
   /** The frozen layers' output for one sample (the sample itself for train: "all"). */

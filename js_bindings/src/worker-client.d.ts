@@ -1,6 +1,6 @@
 import type {
-  Features, Feeds, InitOptions, LoadOptions, Metadata, ModelLike, ModelSource, Outputs, TensorInfo, TrainBatch,
-  TrainerOptions, Variant,
+  Features, Feeds, FitOptions, InitOptions, LoadOptions, Metadata, ModelLike, ModelSource, Outputs, TensorInfo,
+  TrainBatch, TrainerOptions, Variant,
 } from "./index.js";
 
 export interface WorkerInitOptions extends Omit<InitOptions, "host"> {
@@ -24,8 +24,7 @@ export interface WorkerTrainer {
   /** How many times the frozen layers ran in the worker (once per distinct sample). */
   readonly featureRuns: number;
   step(batch: TrainBatch): Promise<{ loss: number }>;
-  fit(batches: Iterable<TrainBatch>, options?: { epochs?: number;
-    onProgress?: (p: { epoch: number; step: number; steps: number; loss: number }) => void }): Promise<number[]>;
+  fit(batches: Iterable<TrainBatch>, options?: FitOptions): Promise<number[]>;
   export(): Promise<Uint8Array>;
   readonly weights: Promise<{ weight: Float32Array; bias: Float32Array | null }>;
   release(): Promise<void>;
