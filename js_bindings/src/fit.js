@@ -1,5 +1,5 @@
-// Trainer.fit, shared by the trainer on this thread (./trainer.js) and its worker client (./worker-client.js):
-// epochs over the batches, one step() each, progress after every step.
+// Trainer.fit, shared by the trainer on this thread (./trainer.js), its worker client (./worker-client.js) and the
+// layers' trainer (./train/chain_trainer.js): epochs over the batches, one step() each, progress after every step.
 
 /** Epochs over batches ([{input, label}, ...]) with trainer.step; onProgress({epoch, step, steps, loss}) after each
  * step. Returns the mean loss of each epoch (weighted by the batches' sizes). */

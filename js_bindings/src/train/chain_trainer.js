@@ -6,6 +6,7 @@
 // memory between steps; export() writes the tuned weights into a copy of the model file.
 
 import { ERROR_CODES, errorFromCode, InputError, TrainingError, UnsupportedOpError, WasmrtError } from "../errors.js";
+import { fitBatches } from "../fit.js";
 import { OP_CODES } from "../format/generated.js";
 import { readWrt } from "../format/reader.js";
 import { activate, ACTIVATIONS, chainFrom, pickLayers, POOLS } from "./layers.js";
@@ -230,22 +231,7 @@ export class ChainTrainer {
 
   /** Epochs over batches ([{input, label}, ...]); onProgress({epoch, step, steps, loss}) after each step. Returns
    * the mean loss of each epoch. */
-  async fit(batches, { epochs = 1, onProgress } = {}) {
-    const list = Array.from(batches);
-    const out = [];
-    for (let e = 0; e < epochs; e++) {
-      let total = 0, count = 0;
-      for (let s = 0; s < list.length; s++) {
-        const { loss } = await this.step(list[s]);
-        const n = list[s].input instanceof Float32Array ? 1 : list[s].input.length;
-        total += loss * n;
-        count += n;
-        onProgress?.({ epoch: e + 1, step: s + 1, steps: list.length, loss });
-      }
-      out.push(total / count);
-    }
-    return out;
-  }
+  fit(batches, options) { return fitBatches(this, batches, options); }
 
   /** The logits of each sample (one Float32Array of `classes` each) with the current weights. */
   predict(inputs) {
