@@ -169,30 +169,22 @@ class EngineHead:
         for k in range(len(self.layers) - 1, -1, -1):
             ly, v, y = self.layers[k], acts[k], acts[k + 1]
             first = k == 0
-            if ly.op == "FULLY_CONNECTED":
+            if ly.op in ("FULLY_CONNECTED", "CONV_2D"):
                 w = self.params[ly.w]
                 dw = np.empty_like(w)
                 db = np.empty(w.shape[0], F32) if ly.b else None
-                dx = None if first else np.empty_like(v)
-                g = np.ascontiguousarray(g)
-                self.steps.call("wrt_train_dense_backward", len(v), w.shape[1], w.shape[0], v, w, y, ly.lo, ly.hi,
-                                Out(g), None if dx is None else Out(dx), Out(dw), None if db is None else Out(db))
-                grads[ly.w] = dw
-                if db is not None:
-                    grads[ly.b] = db
-                if dx is None:
-                    break
-                g = dx
-            elif ly.op == "CONV_2D":
-                w = self.params[ly.w]
-                dw = np.empty_like(w)
-                db = np.empty(w.shape[0], F32) if ly.b else None
-                g = np.ascontiguousarray(g, F32).reshape(-1, w.shape[0])
-                dx = None if first else np.empty_like(v)
-                dcols = None if first else np.empty_like(cols[k])
-                self.steps.call("wrt_train_conv_backward", *v.shape, w.shape[0], ly.geo, cols[k], w, y, ly.lo, ly.hi,
-                                Out(g), None if dcols is None else Out(dcols), None if dx is None else Out(dx),
-                                Out(dw), None if db is None else Out(db))
+                dx = None if first else np.empty_like(v)  # the first trained layer's input needs no gradient
+                if ly.op == "FULLY_CONNECTED":
+                    g = np.ascontiguousarray(g)
+                    self.steps.call("wrt_train_dense_backward", len(v), w.shape[1], w.shape[0], v, w, y, ly.lo,
+                                    ly.hi, Out(g), None if dx is None else Out(dx), Out(dw),
+                                    None if db is None else Out(db))
+                else:
+                    g = np.ascontiguousarray(g, F32).reshape(-1, w.shape[0])
+                    dcols = None if first else np.empty_like(cols[k])
+                    self.steps.call("wrt_train_conv_backward", *v.shape, w.shape[0], ly.geo, cols[k], w, y, ly.lo,
+                                    ly.hi, Out(g), None if dcols is None else Out(dcols),
+                                    None if dx is None else Out(dx), Out(dw), None if db is None else Out(db))
                 grads[ly.w] = dw
                 if db is not None:
                     grads[ly.b] = db
