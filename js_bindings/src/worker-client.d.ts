@@ -1,6 +1,6 @@
 import type {
-  Features, Feeds, FitOptions, InitOptions, LoadOptions, Metadata, ModelLike, ModelSource, Outputs, TensorInfo,
-  TrainBatch, TrainerOptions, Variant,
+  Features, Feeds, InitOptions, LoadOptions, Metadata, ModelLike, ModelSource, Outputs, TensorInfo, Trainer,
+  TrainerOptions, Variant,
 } from "./index.js";
 
 export interface WorkerInitOptions extends Omit<InitOptions, "host"> {
@@ -15,16 +15,10 @@ export interface WorkerInitOptions extends Omit<InitOptions, "host"> {
   wasmBytes?: Record<string, ArrayBuffer>;
 }
 
-/** Trainer's API in a worker: the same calls, answered there (each sample's features computed once there). */
-export interface WorkerTrainer {
-  readonly classes: number;
-  readonly labels: string[];
-  readonly features: number;
-  readonly history: number[];
-  /** How many times the frozen layers ran in the worker (once per distinct sample). */
-  readonly featureRuns: number;
-  step(batch: TrainBatch): Promise<{ loss: number }>;
-  fit(batches: Iterable<TrainBatch>, options?: FitOptions): Promise<number[]>;
+/** Trainer's API in a worker: the same calls, answered there (each sample's features computed once there, so
+ * featureRuns counts the frozen layers' runs in the worker); export and weights answer as promises. */
+export interface WorkerTrainer
+  extends Pick<Trainer, "classes" | "labels" | "features" | "history" | "featureRuns" | "step" | "fit"> {
   export(): Promise<Uint8Array>;
   readonly weights: Promise<{ weight: Float32Array; bias: Float32Array | null }>;
   release(): Promise<void>;
