@@ -1,18 +1,7 @@
 // Browser side of the Chromium host: loads the peers the job needs from /peers/, our binding from /wasmrt/, the
 // model files from /job/, and runs the same runJob as the Node host.
 import { runJob } from "./engines.mjs";
-
-const NM = "/peers/node_modules";
-
-function script(src) {
-  return new Promise((resolve, reject) => {
-    const s = document.createElement("script");
-    s.src = src;
-    s.onload = resolve;
-    s.onerror = () => reject(new Error(`cannot load ${src}`));
-    document.head.appendChild(s);
-  });
-}
+import { NM, script } from "./peer_script.mjs";
 
 async function loadLibs(job, kinds, peerThreads) {
   const libs = {};

@@ -2,18 +2,7 @@
 // engine (relaxed SIMD, one thread, model.trainer({train: "all"})) with the test accuracy after each epoch, then
 // the same network by TF.js's Layers API (model.fit: same initial weights, batch size, Adam, epochs) on each
 // backend that trains here; pass after pass. Epoch times by performance.now() around each epoch.
-
-const NM = "/peers/node_modules";
-
-function script(src) {
-  return new Promise((resolve, reject) => {
-    const s = document.createElement("script");
-    s.src = src;
-    s.onload = resolve;
-    s.onerror = () => reject(new Error(`cannot load ${src}`));
-    document.head.appendChild(s);
-  });
-}
+import { NM, script } from "./peer_script.mjs";
 
 const argmax = (z) => z.reduce((best, v, i) => (v > z[best] ? i : best), 0);
 
