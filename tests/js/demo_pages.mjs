@@ -3,16 +3,11 @@
 // also the landmark task on a photo without a face. Run by tests/test_demo_pages.py:
 //   node tests/js/demo_pages.mjs config.json results.json    config: {origin, artifacts, chromium}
 import { readFileSync, writeFileSync } from "node:fs";
-import { chromium } from "playwright-core";
+import { launchWithCamera } from "./camera_browser.mjs";
 
 const [configFile, resultsFile] = process.argv.slice(2);
 const cfg = JSON.parse(readFileSync(configFile, "utf8"));
-const browser = await chromium.launch({
-  executablePath: cfg.chromium ?? "/usr/bin/chromium",
-  headless: true,
-  args: ["--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run", "--disable-background-networking",
-    "--disable-component-update", "--disable-sync", "--use-fake-device-for-media-stream", "--use-fake-ui-for-media-stream"],
-});
+const browser = await launchWithCamera(cfg);
 const results = {};
 const active = (sel) => [...document.querySelectorAll(sel)].filter((b) => b.classList.contains("active")).map((b) => b.textContent);
 

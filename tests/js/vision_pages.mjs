@@ -6,18 +6,12 @@
 //   intervalMs, settings (the page's configure() before the sources, e.g. a background colour)}
 import { readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
-import { chromium } from "playwright-core";
+import { launchWithCamera } from "./camera_browser.mjs";
 
 const [configFile, resultsFile] = process.argv.slice(2);
 const cfg = JSON.parse(readFileSync(configFile, "utf8"));
 
-const browser = await chromium.launch({
-  executablePath: cfg.chromium ?? "/usr/bin/chromium",
-  headless: true,
-  args: ["--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run", "--disable-background-networking",
-    "--disable-component-update", "--disable-sync", "--use-fake-device-for-media-stream", "--use-fake-ui-for-media-stream",
-    `--use-file-for-fake-video-capture=${cfg.y4m}`],
-});
+const browser = await launchWithCamera(cfg);
 const results = { runs: [] };
 try {
   for (const run of cfg.runs) {

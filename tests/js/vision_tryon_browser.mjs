@@ -3,19 +3,14 @@
 // config: {origin, variant, fixtures (dir of tests/js/vision_fixtures.py output), artifacts, perfSeconds}
 import { readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
-import { chromium } from "playwright-core";
+import { launchWithCamera } from "./camera_browser.mjs";
 
 const [configFile, resultsFile] = process.argv.slice(2);
 const cfg = JSON.parse(readFileSync(configFile, "utf8"));
 const M = JSON.parse(readFileSync(join(cfg.fixtures, "vision.json"), "utf8"));
 const astronautB64 = readFileSync(join(cfg.fixtures, M.astronaut.file)).toString("base64");
 
-const browser = await chromium.launch({
-  executablePath: cfg.chromium ?? "/usr/bin/chromium",
-  headless: true,
-  args: ["--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run", "--disable-background-networking",
-    "--disable-component-update", "--disable-sync", "--use-fake-device-for-media-stream", "--use-fake-ui-for-media-stream"],
-});
+const browser = await launchWithCamera(cfg);
 const results = { variant: cfg.variant };
 try {
   const page = await browser.newPage({ viewport: { width: 1280, height: 860 } });
