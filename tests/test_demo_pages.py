@@ -21,11 +21,9 @@ ARTIFACTS = ROOT / "build" / "artifacts"
 def _missing() -> str | None:
     if NODE is None or not Path(CHROMIUM).exists() or not (ROOT / "node_modules" / "playwright-core").is_dir():
         return "needs node, Debian's chromium and node_modules (scripts/setup.sh)"
-    from wasmrt.dev.demo_server import missing_models, missing_wasm
+    from wasmrt.dev.demo_server import missing_files
 
-    if missing_wasm() or missing_models():
-        return f"missing {missing_wasm() + missing_models()}: run `wasmrt build` and `python -m wasmrt.zoo.bundle`"
-    return None
+    return missing_files()
 
 
 pytestmark = pytest.mark.skipif(_missing() is not None, reason=str(_missing()))

@@ -28,11 +28,9 @@ PLATFORMS = ("wechat", "alipay")
 def _missing() -> str | None:
     if NODE is None:
         return "needs node"
-    from wasmrt.dev.demo_server import missing_models, missing_wasm
+    from wasmrt.dev.demo_server import missing_files
 
-    if missing_wasm() or missing_models():
-        return f"missing {missing_wasm() + missing_models()}: run `wasmrt build` and `python -m wasmrt.zoo.bundle`"
-    return None
+    return missing_files()
 
 
 pytestmark = pytest.mark.skipif(_missing() is not None, reason=str(_missing()))

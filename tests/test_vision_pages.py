@@ -38,11 +38,9 @@ def _missing() -> str | None:
         return "needs node and Debian's chromium"
     if not (ROOT / "node_modules" / "playwright-core").is_dir():
         return "node_modules is missing: run scripts/setup.sh (npm ci)"
-    from wasmrt.dev.demo_server import missing_models, missing_wasm
+    from wasmrt.dev.demo_server import missing_files
 
-    if missing_wasm() or missing_models():
-        return f"missing {missing_wasm() + missing_models()}: run `wasmrt build` and `python -m wasmrt.zoo.bundle`"
-    return None
+    return missing_files()
 
 
 pytestmark = pytest.mark.skipif(_missing() is not None, reason=str(_missing()))

@@ -86,6 +86,13 @@ def missing_models() -> list[str]:
     return [m for m in wanted if not (paths.models_dir() / f"{m}.wrt").exists()]
 
 
+def missing_files() -> str | None:
+    """Why the pages cannot run from this checkout (wasm modules or bundled models missing, and how to make them),
+    or None."""
+    missing = missing_wasm() + missing_models()
+    return f"missing {missing}: run `wasmrt build` and `python -m wasmrt.zoo.bundle`" if missing else None
+
+
 def copy_samples(dest: Path = SAMPLES_DIR) -> list[Path]:
     """The sample photos in dest, copied from the installed scikit-image package when missing, and the hands
     page's photo."""
