@@ -52,6 +52,19 @@ def weights(wrt: bytes) -> dict[str, np.ndarray]:
             for i in m.ops[k].inputs[1:3] if i >= 0}
 
 
+def assert_all_layers_train_as_python_ref(cnn: Sequential, x: np.ndarray, y: np.ndarray, engine: str,
+                                          **kw: object) -> None:
+    """train="all" for 2 epochs on the engine gives python_ref's weights, each of them changed by the training."""
+    kw = {"train": "all", "epochs": 2, "progress": False, **kw}
+    ref = wasmrt.train(cnn, (x, y), **kw)
+    got = wasmrt.train(cnn, (x, y), engine=engine, **kw)
+    w0 = weights(cnn.wrt(0))
+    for name, r in weights(ref.wrt).items():
+        assert not np.array_equal(r, w0[name]), name
+        err = np.abs(weights(got.wrt)[name].astype(np.float64) - r).max()
+        assert err <= 2e-5 * (np.abs(r).max() + 1), f"{engine} {name}: max err {err}"
+
+
 @pytest.mark.parametrize("engine", ENGINES)
 @pytest.mark.parametrize(("train", "optimizer"), [("head", "sgd"), ("last:5", "adam"), ("last:5", "sgd")])
 def test_engine_training_matches_python_ref(engine: str, train: str, optimizer: str) -> None:
@@ -81,14 +94,7 @@ def test_cnn_all_layers_on_the_engine(engine: str) -> None:
     x, y = rng.standard_normal((20, 9, 9, 2)).astype(np.float32), rng.integers(0, 4, 20)
     cnn = Sequential([conv(5, 3, activation="relu"), max_pool(2), conv(6, 3, stride=2, padding="valid"), relu6(),
                       flatten(), linear(4)], input_shape=(9, 9, 2))
-    kw = {"train": "all", "optimizer": "adam", "epochs": 2, "batch_size": 8, "lr": 0.01, "progress": False}
-    ref = wasmrt.train(cnn, (x, y), **kw)
-    got = wasmrt.train(cnn, (x, y), engine=engine, **kw)
-    w0 = weights(cnn.wrt(0))
-    for name, r in weights(ref.wrt).items():
-        assert not np.array_equal(r, w0[name]), name
-        err = np.abs(weights(got.wrt)[name].astype(np.float64) - r).max()
-        assert err <= 2e-5 * (np.abs(r).max() + 1), f"{engine} {name}: max err {err}"
+    assert_all_layers_train_as_python_ref(cnn, x, y, engine, optimizer="adam", batch_size=8, lr=0.01)
 
 
 @pytest.mark.parametrize("engine", ENGINES)
@@ -101,14 +107,7 @@ def test_grouped_depthwise_and_average_pooling_on_the_engine(engine: str) -> Non
                       avg_pool(3, 1), relu6(), conv(6, 1), max_pool(2), flatten(), linear(3)], input_shape=(8, 8, 2))
     m = read_wrt(cnn.wrt(0))
     assert [op.op for op in m.ops][:3] == ["CONV_2D", "CONV_2D", "AVERAGE_POOL_2D"]
-    kw = {"train": "all", "optimizer": "sgd", "epochs": 2, "batch_size": 6, "lr": 0.05, "progress": False}
-    ref = wasmrt.train(cnn, (x, y), **kw)
-    got = wasmrt.train(cnn, (x, y), engine=engine, **kw)
-    w0 = weights(cnn.wrt(0))
-    for name, r in weights(ref.wrt).items():
-        assert not np.array_equal(r, w0[name]), name
-        err = np.abs(weights(got.wrt)[name].astype(np.float64) - r).max()
-        assert err <= 2e-5 * (np.abs(r).max() + 1), f"{engine} {name}: max err {err}"
+    assert_all_layers_train_as_python_ref(cnn, x, y, engine, optimizer="sgd", batch_size=6, lr=0.05)
 
 
 @pytest.mark.parametrize("engine", ENGINES)
