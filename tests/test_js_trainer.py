@@ -29,6 +29,18 @@ def net() -> Sequential:
                        linear(3)], input_shape=(8, 8, 1))
 
 
+def assert_head_like_python_ref(out: dict, ref_wrt: bytes, initial_wrt: bytes) -> None:
+    """The JS trainer's head (out's weight and bias) is python_ref's (the last op of ref_wrt), and training moved it
+    from initial_wrt's."""
+    m = read_wrt(ref_wrt)
+    head = m.ops[-1]
+    w_ref, b_ref = (np.asarray(m.tensors[i].data) for i in head.inputs[1:3])
+    w0 = np.asarray(read_wrt(initial_wrt).tensors[head.inputs[1]].data)
+    assert not np.array_equal(w_ref, w0), "training changed nothing: the comparison would prove nothing"
+    for got, want in ((np.array(out["weight"]).reshape(w_ref.shape), w_ref), (np.array(out["bias"]), b_ref)):
+        assert np.abs(got - want).max() <= 2e-5 * (np.abs(want).max() + 1)
+
+
 @pytest.mark.skipif(not NODE.exists(), reason="Node 22 is not installed (npm ci)")
 @pytest.mark.parametrize(("host", "variant", "optimizer"), [
     ("node", "relaxed", "adam"), ("node", "simd", "sgd"), ("node", "scalar", "adam"), ("chromium", "relaxed", "adam")])
@@ -49,13 +61,7 @@ def test_js_trainer_matches_python_ref(tmp_path: Path, host: str, variant: str, 
     assert r.returncode == 0, r.stderr[-3000:]
     out = json.loads(r.stdout.strip().splitlines()[-1])
     assert out["variant"] == variant
-    m = read_wrt(ref.wrt)
-    head = m.ops[-1]
-    w_ref, b_ref = (np.asarray(m.tensors[i].data) for i in head.inputs[1:3])
-    w0 = np.asarray(read_wrt(wrt).tensors[head.inputs[1]].data)
-    assert not np.array_equal(w_ref, w0), "training changed nothing: the comparison would prove nothing"
-    for got, want in ((np.array(out["weight"]).reshape(w_ref.shape), w_ref), (np.array(out["bias"]), b_ref)):
-        assert np.abs(got - want).max() <= 2e-5 * (np.abs(want).max() + 1)
+    assert_head_like_python_ref(out, ref.wrt, wrt)
     assert out["progress"] == 6 and len(out["losses"]) == 6
     assert np.allclose(out["epochLoss"], [h["loss"] for h in ref.history], rtol=1e-4)
     tuned = wasmrt.load(ref.wrt, "ref")
@@ -120,13 +126,7 @@ def test_js_new_head_matches_python(tmp_path: Path, host: str, model: str) -> No
     assert _graph(got0) == _graph(want0)
     if model == "conv":
         assert any(op.op == "RESHAPE" and op.name == "head/flatten" for op in read_wrt(got0).ops)
-    m = read_wrt(ref.wrt)
-    head = m.ops[-1]
-    w_ref, b_ref = (np.asarray(m.tensors[i].data) for i in head.inputs[1:3])
-    w0 = np.asarray(read_wrt(want0).tensors[head.inputs[1]].data)
-    assert not np.array_equal(w_ref, w0), "training changed nothing: the comparison would prove nothing"
-    for got, want in ((np.array(out["weight"]).reshape(w_ref.shape), w_ref), (np.array(out["bias"]), b_ref)):
-        assert np.abs(got - want).max() <= 2e-5 * (np.abs(want).max() + 1)
+    assert_head_like_python_ref(out, ref.wrt, want0)
     assert np.allclose(out["epochLoss"], [h["loss"] for h in ref.history], rtol=1e-4)
     tuned = bytes(out["tuned"])
     assert out["tunedLabels"] == classes and read_wrt(tuned).metadata["labels"] == classes
