@@ -10,8 +10,8 @@ import { readWrt } from "./format/reader.js";
 import { decodeModel, encodeModel } from "./format/writer.js";
 import { fitBatches } from "./fit.js";
 import { checkClasses, initialHead, lastTrainable, withHead } from "./newhead.js";
+import { frozenOutput } from "./train/frozen.js";
 
-const u32 = (p) => p >>> 0;
 const TRAIN_EXPORTS = ["wrt_run_ops", "wrt_tensor_data", "wrt_train_dense_forward", "wrt_train_dense_backward",
   "wrt_train_softmax_xent", "wrt_train_sgd", "wrt_train_adam"];
 const DEFAULT_LR = { sgd: 0.01, adam: 0.001 };
@@ -90,20 +90,7 @@ export class Trainer {
    * computed by the engine. */
   featuresOf(input) {
     this.featureRuns++;
-    const m = this._model, rt = m._rt, ex = rt._ex;
-    const spec = m.inputs[0];
-    const n = spec.shape.reduce((a, d) => a * d, 1);
-    if (!(input instanceof Float32Array) || input.length !== n) {
-      throw new InputError(`a sample is a Float32Array of ${n} values (input '${spec.name}' ${JSON.stringify(spec.shape)})`);
-    }
-    return rt._call(() => {
-      new Float32Array(ex.memory.buffer, u32(ex.wrt_input_ptr(m._h, 0)), n).set(input);
-      const code = ex.wrt_run_ops(m._h, 0, this._op);
-      if (code !== ERROR_CODES.OK) throw errorFromCode(code, rt._message());
-      const p = u32(ex.wrt_tensor_data(m._h, this._feature));
-      if (!p) throw new WasmrtError("the engine kept no feature tensor");
-      return new Float32Array(ex.memory.buffer, p, this.features).slice();
-    });
+    return frozenOutput(this._model, input, this._op, this._feature, this.features);
   }
 
   /** One step on a batch: {input: one Float32Array per sample (or one sample), label: class index per sample}.

@@ -9,9 +9,9 @@ import { ERROR_CODES, errorFromCode, InputError, TrainingError, UnsupportedOpErr
 import { fitBatches } from "../fit.js";
 import { OP_CODES } from "../format/generated.js";
 import { readWrt } from "../format/reader.js";
+import { checkedSample, frozenOutput } from "./frozen.js";
 import { activate, ACTIVATIONS, chainFrom, pickLayers, POOLS } from "./layers.js";
 
-const u32 = (p) => p >>> 0;
 const DEFAULT_LR = { sgd: 0.01, adam: 0.001 };
 const EXPORTS = ["wrt_run_ops", "wrt_tensor_data", "wrt_train_dense_forward", "wrt_train_dense_backward",
   "wrt_train_conv_forward", "wrt_train_conv_backward", "wrt_train_pool", "wrt_train_grad",
@@ -74,21 +74,8 @@ export class ChainTrainer {
 
   /** The trained layers' input for one sample: the frozen layers' output (the sample itself for train: "all"). */
   featuresOf(input) {
-    const m = this._model, rt = m._rt, ex = rt._ex;
-    const spec = m.inputs[0];
-    const n = spec.shape.reduce((a, d) => a * d, 1);
-    if (!(input instanceof Float32Array) || input.length !== n) {
-      throw new InputError(`a sample is a Float32Array of ${n} values (input '${spec.name}' ${JSON.stringify(spec.shape)})`);
-    }
-    if (this._start === 0) return input;
-    return rt._call(() => {
-      new Float32Array(ex.memory.buffer, u32(ex.wrt_input_ptr(m._h, 0)), n).set(input);
-      const code = ex.wrt_run_ops(m._h, 0, this._start);
-      if (code !== ERROR_CODES.OK) throw errorFromCode(code, rt._message());
-      const p = u32(ex.wrt_tensor_data(m._h, this._feature));
-      if (!p) throw new WasmrtError("the engine kept no feature tensor");
-      return new Float32Array(ex.memory.buffer, p, this.features).slice();
-    });
+    if (this._start === 0) return checkedSample(this._model, input);
+    return frozenOutput(this._model, input, this._start, this._feature, this.features);
   }
 
   _features(inputs) {
