@@ -37,23 +37,6 @@ class Split:
     photos: list[str]       # the photo each sample was cut from
 
 
-def crops(img: np.ndarray, count: int, size: int, rng: np.random.Generator) -> np.ndarray:
-    """`count` random square crops of an HxWx3 photo (side 50-100% of the short side, half mirrored), resized
-    (bilinear) to size x size: [count, size, size, 3] uint8."""
-    from PIL import Image
-
-    h, w = img.shape[:2]
-    out = np.empty((count, size, size, 3), np.uint8)
-    for k in range(count):
-        side = int(min(h, w) * rng.uniform(0.5, 1.0))
-        top, left = int(rng.integers(0, h - side + 1)), int(rng.integers(0, w - side + 1))
-        crop = img[top:top + side, left:left + side]
-        if rng.random() < 0.5:
-            crop = crop[:, ::-1]
-        out[k] = np.asarray(Image.fromarray(np.ascontiguousarray(crop)).resize((size, size), Image.BILINEAR))
-    return out
-
-
 def split(which: str, size: int, per_photo: int | None = None, photos_per_class: int | None = None,
           seed: int = 0) -> Split:
     """The "train" or "test" samples at size x size: every class's photos of that split (the first
@@ -68,7 +51,7 @@ def split(which: str, size: int, per_photo: int | None = None, photos_per_class:
     for c, name in enumerate(CLASSES):
         chosen = PHOTOS[name][0 if which == "train" else 1][:photos_per_class]
         for p in chosen:
-            images.append(crops(photos.photo(p), per, size, rng))
+            images.append(photos.square_crops(photos.photo(p), per, size, rng))
             labels += [c] * per
             names += [p] * per
     return Split(np.concatenate(images), np.array(labels, np.int64), names)

@@ -137,20 +137,21 @@ def hand_tile(name: str, row: int, col: int) -> np.ndarray:
     return np.ascontiguousarray(img[y0:y0 + h // 2, x0:x0 + w // 2])
 
 
-def _square_crops(img: np.ndarray, count: int, rng: np.random.Generator) -> list[np.ndarray]:
-    """Random square crops (side 50-100% of the short side), half of them mirrored, resized to CROP_SIZE."""
+def square_crops(img: np.ndarray, count: int, size: int, rng: np.random.Generator) -> np.ndarray:
+    """`count` random square crops of an HxWx3 photo (side 50-100% of the short side, half mirrored), resized
+    (bilinear) to size x size: [count, size, size, 3] uint8. The calibration crops here and the photo classes of
+    wasmrt.train.photo_classes."""
     from PIL import Image
 
     h, w = img.shape[:2]
-    out = []
-    for _ in range(count):
+    out = np.empty((count, size, size, 3), np.uint8)
+    for k in range(count):
         side = int(min(h, w) * rng.uniform(0.5, 1.0))
         top, left = int(rng.integers(0, h - side + 1)), int(rng.integers(0, w - side + 1))
         crop = img[top:top + side, left:left + side]
         if rng.random() < 0.5:
             crop = crop[:, ::-1]
-        pil = Image.fromarray(np.ascontiguousarray(crop)).resize((CROP_SIZE, CROP_SIZE), Image.BILINEAR)
-        out.append(np.asarray(pil))
+        out[k] = np.asarray(Image.fromarray(np.ascontiguousarray(crop)).resize((size, size), Image.BILINEAR))
     return out
 
 
@@ -203,7 +204,7 @@ def folder(kind: str, split: str, count: int, seed: int = 0) -> Path:
     k = 0
     for name, n in zip(names, per, strict=True):
         img = photo(name)
-        items = _face_crops(img, n, rng, detect) if kind == "faces" else _square_crops(img, n, rng)
+        items = _face_crops(img, n, rng, detect) if kind == "faces" else square_crops(img, n, CROP_SIZE, rng)
         for item in items:
             if kind != "faces":
                 Image.fromarray(item).save(out / f"{k:04d}_{Path(name).stem}.png")
