@@ -44,7 +44,8 @@ IMAGES = [RNG.integers(0, 256, shape, dtype=np.uint8) for shape in [(1, 1, 3), (
 RECTS = [(0.5, 0.5, 1.0, 1.0, 0.0, 16, 16, "zero"), (0.3, 0.6, 0.8, 1.3, 0.7, 24, 19, "replicate"),
          (-0.1, 1.1, 2.0, 1.0, -2.9, 9, 31, "zero"), (0.5, 0.5, 1.5, 1.5, math.pi / 2, 33, 33, "replicate"),
          (0.25, 0.75, 0.1, 0.1, 3.0, 7, 5, "replicate")]
-NORMS = [(0.0, 255.0), (127.5, 127.5)]  # [0, 1] (palm, hands, face landmarks, selfie), [-1, 1] (face detector)
+NORMS = [(0.0, 255.0), (127.5, 127.5), (123.675, 58.395)]  # [0, 1] (palm, hands, face landmarks, selfie), [-1, 1]
+# (face detector), and one whose float32 quotient differs from the float64 one rounded (image.c then uses its table)
 
 
 def rect(img: np.ndarray, r: tuple) -> tuple:

@@ -66,9 +66,9 @@ static void crop_axis(double p, int n, int unit, int zero_border, int32_t* o0, i
  * (wy0 (a wx0 + b wx1) + wy1 (c wx0 + d wx1) + 2^9) >> 10: the same integers as the rotated loop */
 static void crop_unrotated(const uint8_t* src, int width, int height, int channels, double cx, double cy, double w,
                            double h, double cos_a, int out_w, int out_h, int zero_border, const float* table,
-                           uint8_t* ob, float* of, int out_float) {
+                           const float* lanes, uint8_t* ob, float* of, int out_float) {
   int32_t c0[IMG_CHUNK], c1[IMG_CHUNK], wx0[IMG_CHUNK], wx1[IMG_CHUNK];
-  const size_t stride = (size_t)width * (size_t)channels;
+  const size_t stride = (size_t)width * (size_t)channels, n_out = (size_t)out_w * (size_t)out_h * 3;
   for (int j0 = 0; j0 < out_w; j0 += IMG_CHUNK) {
     const int nj = out_w - j0 < IMG_CHUNK ? out_w - j0 : IMG_CHUNK;
     for (int jj = 0; jj < nj; jj++) {
@@ -89,6 +89,11 @@ static void crop_unrotated(const uint8_t* src, int width, int height, int channe
 #define TAP(p) __builtin_convertvector(*(const v4u8_u*)(p), v4i)
           const v4i s = (wy0 * (TAP(a) * x0 + TAP(b) * x1) + wy1 * (TAP(c) * x0 + TAP(d) * x1) + (1 << 9)) >> 10;
 #undef TAP
+          if (lanes && o + 4 <= n_out) { /* the table's values as float32 lanes; the fourth is the next pixel's */
+            *(v4f_u*)(of + o) = (__builtin_convertvector(s, v4f) - lanes[0]) / lanes[1];
+            o += 3;
+            continue;
+          }
           for (int ch = 0; ch < 3; ch++) v[ch] = s[ch];
         } else {
           for (int ch = 0; ch < 3; ch++) {
@@ -133,15 +138,24 @@ int wrt_img_crop(const uint8_t* src, size_t src_bytes, int width, int height, in
   if ((err = bad_buffer(who, "source", src, src_bytes, (size_t)width * (size_t)height * (size_t)channels, 1)) ||
       (err = bad_buffer(who, "output", out, out_bytes, n_out * elt, elt))) return err;
   float table[256]; /* (v - mean) / div in float64, rounded once to float32, as the pipelines normalise */
+  /* float32 (v - mean) / div gives the same words for every v with the usual normalisations ([0, 1], [-1, 1]: a
+   * quotient of small integers is never near enough a float32 tie for float64's first rounding to matter), checked
+   * here for all 256; then the unrotated RGBA crop normalises four lanes at a time instead of looking up bytes */
+  const float lanes[2] = {(float)mean, (float)div};
+  int same = out_float;
   if (out_float) {
-    for (int v = 0; v < 256; v++) table[v] = (float)(((double)v - mean) / div);
+    for (int v = 0; v < 256; v++) {
+      union { float f; uint32_t u; } want = {(float)(((double)v - mean) / div)}, got = {((float)v - lanes[0]) / lanes[1]};
+      table[v] = want.f;
+      same &= want.u == got.u;
+    }
   }
   uint8_t* ob = (uint8_t*)out;
   float* of = (float*)out;
   const size_t stride = (size_t)width * (size_t)channels;
   if (sin_a == 0) { /* no rotation: sample.py's positions are per column and per row (v sin and u sin are 0) */
-    crop_unrotated(src, width, height, channels, cx, cy, w, h, cos_a, out_w, out_h, zero_border, table, ob, of,
-                   out_float);
+    crop_unrotated(src, width, height, channels, cx, cy, w, h, cos_a, out_w, out_h, zero_border, table,
+                   same ? lanes : NULL, ob, of, out_float);
     return WRT_OK;
   }
   /* per column (in chunks on the stack): cx + u cos, cy + u sin, the first terms of sample.py's sums */
