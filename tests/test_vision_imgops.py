@@ -44,7 +44,8 @@ IMAGES = [RNG.integers(0, 256, shape, dtype=np.uint8) for shape in [(1, 1, 3), (
 RECTS = [(0.5, 0.5, 1.0, 1.0, 0.0, 16, 16, "zero"), (0.3, 0.6, 0.8, 1.3, 0.7, 24, 19, "replicate"),
          (-0.1, 1.1, 2.0, 1.0, -2.9, 9, 31, "zero"), (0.5, 0.5, 1.5, 1.5, math.pi / 2, 33, 33, "replicate"),
          (0.25, 0.75, 0.1, 0.1, 3.0, 7, 5, "replicate")]
-NORMS = [(0.0, 255.0), (127.5, 127.5)]  # [0, 1] (palm, hands, face landmarks, selfie), [-1, 1] (face detector)
+NORMS = [(0.0, 255.0), (127.5, 127.5), (123.675, 58.395)]  # [0, 1] (palm, hands, face landmarks, selfie), [-1, 1]
+# (face detector), and one whose float32 quotient differs from the float64 one rounded (image.c then uses its table)
 
 
 def rect(img: np.ndarray, r: tuple) -> tuple:
@@ -123,6 +124,9 @@ def test_composite_at_every_alpha_step(ops) -> None:
         fg = RNG.integers(0, 256, (h, w, channels), dtype=np.uint8)
         bg = RNG.integers(0, 256, (h, w, bg_channels), dtype=np.uint8)
         np.testing.assert_array_equal(ops.composite(fg, mask, bg), segment.composite(fg, mask, bg))
+        for colour in [(0, 177, 64), (255, 0, 255), (0, 0, 0), (255, 255, 255)]:  # bg_channels 0: one colour
+            np.testing.assert_array_equal(ops.replace_background(fg, mask, colour),
+                                          segment.replace_background(fg, mask, colour), str(colour))
 
 
 def test_mask_resize_smoothing_compositing_blur_equal_python_ref(ops) -> None:
@@ -204,6 +208,9 @@ def test_hostile_arguments_are_errors(ops) -> None:
         run("wrt_img_resize_mask", [mask, mask.nbytes, 5, 2, outf, outf.nbytes, 4, 4], [outf])
     with pytest.raises(WasmrtError, match="mask is NULL"):
         run("wrt_img_smooth", [None, None, outf, 4, 0.7, 1.0, 1.0, 1.0, 1.0, 1.0], [outf])
+    with pytest.raises(WasmrtError, match="background holds 2 bytes, needs 3"):
+        run("wrt_img_composite", [img, img.nbytes, 4, np.zeros((h, w), np.float32), h * w * 4, small, 2, 0, w, h,
+                                  img.copy(), img.nbytes], [])
     with pytest.raises(WasmrtError, match="mask holds 24 bytes, needs"):
         run("wrt_img_composite", [img, img.nbytes, 4, mask, mask.nbytes, img, img.nbytes, 4, w, h, img.copy(),
                                   img.nbytes], [])

@@ -136,21 +136,16 @@ export class EngineOps {
 
   /**
    * composite (segment.js) on {data, width, height, channels} images: a new image with the frame's byte type.
-   * bg: an image, or [r, g, b] (an RGBA fill in wasm memory, not an image built in JS and copied). out: the bytes
+   * bg: an image, or [r, g, b] (3 bytes: the engine blends with the colour, no background image). out: the bytes
    * to write the result into (checked by the caller), else a new array.
    */
   composite(fg, m, bg, out = null) {
     const W = fg.width, H = fg.height, n = W * H, fb = n * fg.channels, colour = Array.isArray(bg);
-    const bc = colour ? 4 : bg.channels, bb = n * bc;
+    const bc = colour ? 0 : bg.channels, bb = colour ? 3 : n * bc;
     return this._with([fb, n * 4, bb, fb], ([f, mk, b, o]) => {
       const hf = this._put(f, fg.data, fb), hm = this._putF32(mk, m, n);
-      let hb = bb;
-      if (colour) { // the bytes a Uint8Array would hold (as the JS port's background), RGBA little-endian
-        const [r, g, bl] = Uint8Array.from(bg.slice(0, 3));
-        new Uint32Array(this.ex.memory.buffer, b, n).fill((r | (g << 8) | (bl << 16) | (255 << 24)) >>> 0);
-      } else {
-        hb = this._put(b, bg.data, bb);
-      }
+      // a colour: the bytes a Uint8Array would hold (as the JS port's background)
+      const hb = colour ? this._put(b, Uint8Array.from(bg.slice(0, 3)), 3) : this._put(b, bg.data, bb);
       this._check(this.rt._call(() => this.ex.wrt_img_composite(f, hf, fg.channels, mk, hm, b, hb, bc, W, H, o, fb)));
       const data = out ?? new fg.data.constructor(fb);
       asBytes(data).set(this._bytes(o, fb));

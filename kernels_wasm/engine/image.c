@@ -66,9 +66,9 @@ static void crop_axis(double p, int n, int unit, int zero_border, int32_t* o0, i
  * (wy0 (a wx0 + b wx1) + wy1 (c wx0 + d wx1) + 2^9) >> 10: the same integers as the rotated loop */
 static void crop_unrotated(const uint8_t* src, int width, int height, int channels, double cx, double cy, double w,
                            double h, double cos_a, int out_w, int out_h, int zero_border, const float* table,
-                           uint8_t* ob, float* of, int out_float) {
+                           const float* lanes, uint8_t* ob, float* of, int out_float) {
   int32_t c0[IMG_CHUNK], c1[IMG_CHUNK], wx0[IMG_CHUNK], wx1[IMG_CHUNK];
-  const size_t stride = (size_t)width * (size_t)channels;
+  const size_t stride = (size_t)width * (size_t)channels, n_out = (size_t)out_w * (size_t)out_h * 3;
   for (int j0 = 0; j0 < out_w; j0 += IMG_CHUNK) {
     const int nj = out_w - j0 < IMG_CHUNK ? out_w - j0 : IMG_CHUNK;
     for (int jj = 0; jj < nj; jj++) {
@@ -89,6 +89,11 @@ static void crop_unrotated(const uint8_t* src, int width, int height, int channe
 #define TAP(p) __builtin_convertvector(*(const v4u8_u*)(p), v4i)
           const v4i s = (wy0 * (TAP(a) * x0 + TAP(b) * x1) + wy1 * (TAP(c) * x0 + TAP(d) * x1) + (1 << 9)) >> 10;
 #undef TAP
+          if (lanes && o + 4 <= n_out) { /* the table's values as float32 lanes; the fourth is the next pixel's */
+            *(v4f_u*)(of + o) = (__builtin_convertvector(s, v4f) - lanes[0]) / lanes[1];
+            o += 3;
+            continue;
+          }
           for (int ch = 0; ch < 3; ch++) v[ch] = s[ch];
         } else {
           for (int ch = 0; ch < 3; ch++) {
@@ -133,15 +138,24 @@ int wrt_img_crop(const uint8_t* src, size_t src_bytes, int width, int height, in
   if ((err = bad_buffer(who, "source", src, src_bytes, (size_t)width * (size_t)height * (size_t)channels, 1)) ||
       (err = bad_buffer(who, "output", out, out_bytes, n_out * elt, elt))) return err;
   float table[256]; /* (v - mean) / div in float64, rounded once to float32, as the pipelines normalise */
+  /* float32 (v - mean) / div gives the same words for every v with the usual normalisations ([0, 1], [-1, 1]: a
+   * quotient of small integers is never near enough a float32 tie for float64's first rounding to matter), checked
+   * here for all 256; then the unrotated RGBA crop normalises four lanes at a time instead of looking up bytes */
+  const float lanes[2] = {(float)mean, (float)div};
+  int same = out_float;
   if (out_float) {
-    for (int v = 0; v < 256; v++) table[v] = (float)(((double)v - mean) / div);
+    for (int v = 0; v < 256; v++) {
+      union { float f; uint32_t u; } want = {(float)(((double)v - mean) / div)}, got = {((float)v - lanes[0]) / lanes[1]};
+      table[v] = want.f;
+      same &= want.u == got.u;
+    }
   }
   uint8_t* ob = (uint8_t*)out;
   float* of = (float*)out;
   const size_t stride = (size_t)width * (size_t)channels;
   if (sin_a == 0) { /* no rotation: sample.py's positions are per column and per row (v sin and u sin are 0) */
-    crop_unrotated(src, width, height, channels, cx, cy, w, h, cos_a, out_w, out_h, zero_border, table, ob, of,
-                   out_float);
+    crop_unrotated(src, width, height, channels, cx, cy, w, h, cos_a, out_w, out_h, zero_border, table,
+                   same ? lanes : NULL, ob, of, out_float);
     return WRT_OK;
   }
   /* per column (in chunks on the stack): cx + u cos, cy + u sin, the first terms of sample.py's sums */
@@ -296,41 +310,67 @@ int wrt_img_smooth(const float* mask, const float* prev, float* out, size_t n, f
   return WRT_OK;
 }
 
+/* composite's alpha of four mask values, each repeated over an RGBA pixel's four 16-bit lanes */
+/* (results through pointers: a 32-byte vector passed by value is an ABI question on x86-64 without AVX) */
+static inline __attribute__((always_inline)) void alpha4(const float* mask, v16u16* alpha) {
+  const v4f m = *(const v4f_u*)mask;
+  const v4i pos = m > 0.0f, below = m < 1.0f; /* clip(m, 0, 1) by bits; NaN: 0 */
+  const v4f one = {1.0f, 1.0f, 1.0f, 1.0f};
+  const v4f c = (v4f)(pos & ((below & (v4i)m) | (~below & (v4i)one)));
+  const v2d lo = __builtin_convertvector(__builtin_shufflevector(c, c, 0, 1), v2d);
+  const v2d hi = __builtin_convertvector(__builtin_shufflevector(c, c, 2, 3), v2d);
+  /* floor(255 c + 0.5): 255 c is exact in float64 and a half-integer only at c = 0.5 (127.5, which ties-to-even
+   * also takes to 128), so adding 2^52 rounds it to the alpha, left in each lane's low word (little-endian) */
+  const v2d round = {0x1p52, 0x1p52};
+  const v4i a32 = __builtin_shufflevector((v4i)(lo * 255 + round), (v4i)(hi * 255 + round), 0, 2, 4, 6);
+  const v4u16 a4 = __builtin_convertvector(a32, v4u16);
+  *alpha = __builtin_shufflevector(a4, a4, 0, 0, 0, 0, 1, 1, 1, 1, 2, 2, 2, 2, 3, 3, 3, 3);
+}
+
+/* four composited RGBA pixels: y // 255 as (y + (y >> 8) + 1) >> 8, the frame's fourth byte kept */
+static inline __attribute__((always_inline)) void store4(uint8_t* out, const v16u16* sum, const v16u16* frame) {
+  const v16u16 keep = {0, 0, 0, 0xffff, 0, 0, 0, 0xffff, 0, 0, 0, 0xffff, 0, 0, 0, 0xffff};
+  const v16u16 y = (*sum + (*sum >> 8) + 1) >> 8;
+  *(v16u8_u*)out = __builtin_convertvector((y & ~keep) | (*frame & keep), v16u8);
+}
+
 /* segment.py composite: a = floor(clip(mask, 0, 1) * 255 + 0.5) (NaN: 0), out = (fg a + bg (255 - a) + 127) // 255
- * per colour channel; a 4-channel output keeps the frame's fourth byte. */
+ * per colour channel; a 4-channel output keeps the frame's fourth byte. bg_channels 0: the background is one colour,
+ * its 3 bytes (replace_background's colour: no frame-sized background to fill and read). */
 int wrt_img_composite(const uint8_t* frame, size_t frame_bytes, int channels, const float* mask, size_t mask_bytes,
                       const uint8_t* background, size_t background_bytes, int bg_channels, int width, int height,
                       uint8_t* out, size_t out_bytes) {
   const char* who = "wrt_img_composite";
   int err;
   if ((err = bad_shape(who, width, height)) || (err = bad_channels(who, "frame", channels)) ||
-      (err = bad_channels(who, "background", bg_channels))) return err;
+      (bg_channels != 0 && (err = bad_channels(who, "background", bg_channels)))) return err;
   const size_t n = (size_t)width * (size_t)height;
   if ((err = bad_buffer(who, "frame", frame, frame_bytes, n * (size_t)channels, 1)) ||
       (err = bad_buffer(who, "mask", mask, mask_bytes, n * 4, 4)) ||
-      (err = bad_buffer(who, "background", background, background_bytes, n * (size_t)bg_channels, 1)) ||
+      (err = bad_buffer(who, "background", background, background_bytes, bg_channels ? n * (size_t)bg_channels : 3,
+                        1)) ||
       (err = bad_buffer(who, "output", out, out_bytes, n * (size_t)channels, 1))) return err;
   size_t p = 0;
-  if (channels == 4 && bg_channels == 4) { /* four RGBA pixels at a time, in 16-bit lanes (every sum <= 65407) */
-    const v16u16 keep = {0, 0, 0, 0xffff, 0, 0, 0, 0xffff, 0, 0, 0, 0xffff, 0, 0, 0, 0xffff};
+  if (channels == 4 && bg_channels == 4) { /* four RGBA pixels at a time, in 16-bit lanes (every sum <= 65152) */
     for (; p + 4 <= n; p += 4) {
-      const v4f m = *(const v4f_u*)(mask + p);
-      const v4i pos = m > 0.0f, below = m < 1.0f; /* clip(m, 0, 1) by bits; NaN: 0 */
-      const v4f one = {1.0f, 1.0f, 1.0f, 1.0f};
-      const v4f c = (v4f)(pos & ((below & (v4i)m) | (~below & (v4i)one)));
-      const v2d lo = __builtin_convertvector(__builtin_shufflevector(c, c, 0, 1), v2d);
-      const v2d hi = __builtin_convertvector(__builtin_shufflevector(c, c, 2, 3), v2d);
-      /* floor(255 c + 0.5): 255 c is exact in float64 and a half-integer only at c = 0.5 (127.5, which ties-to-even
-       * also takes to 128), so adding 2^52 rounds it to the alpha, left in each lane's low word (little-endian) */
-      const v2d round = {0x1p52, 0x1p52};
-      const v4i a32 = __builtin_shufflevector((v4i)(lo * 255 + round), (v4i)(hi * 255 + round), 0, 2, 4, 6);
-      const v4u16 a4 = __builtin_convertvector(a32, v4u16);
-      const v16u16 a = __builtin_shufflevector(a4, a4, 0, 0, 0, 0, 1, 1, 1, 1, 2, 2, 2, 2, 3, 3, 3, 3);
+      v16u16 a;
+      alpha4(mask + p, &a);
       const v16u16 f = __builtin_convertvector(*(const v16u8_u*)(frame + 4 * p), v16u16);
       const v16u16 b = __builtin_convertvector(*(const v16u8_u*)(background + 4 * p), v16u16);
-      v16u16 y = f * a + b * (255 - a) + 127;
-      y = (y + (y >> 8) + 1) >> 8;
-      *(v16u8_u*)(out + 4 * p) = __builtin_convertvector((y & ~keep) | (f & keep), v16u8);
+      const v16u16 y = f * a + b * (255 - a) + 127;
+      store4(out + 4 * p, &y, &f);
+    }
+  } else if (channels == 4 && bg_channels == 0) {
+    /* a colour: (f - b) a + 255 b + 127, one product; the lanes wrap modulo 2^16 on the way, and the result, the
+     * same integer as f a + b (255 - a) + 127, lies in 0..65152 */
+    const uint16_t r = background[0], g = background[1], bl = background[2];
+    const v16u16 bc = {r, g, bl, 0, r, g, bl, 0, r, g, bl, 0, r, g, bl, 0}, bk = bc * 255 + 127;
+    for (; p + 4 <= n; p += 4) {
+      v16u16 a;
+      alpha4(mask + p, &a);
+      const v16u16 f = __builtin_convertvector(*(const v16u8_u*)(frame + 4 * p), v16u16);
+      const v16u16 y = (f - bc) * a + bk;
+      store4(out + 4 * p, &y, &f);
     }
   }
   for (; p < n; p++) {

@@ -205,7 +205,8 @@ WRT_API void wrt_free(void* p);
  * wrt_img_resize_mask: bilinear, pixel centres aligned, edges clamped (segment.py resize_mask).
  * wrt_img_smooth: MediaPipe's temporal smoothing with the polynomial c1..c5 over n floats in each of mask, prev
  *   and out (prev NULL or ratio <= 0: a copy); out may be mask or prev.
- * wrt_img_composite: frame over background by the mask (out: the frame's channels; a 4th byte kept from frame).
+ * wrt_img_composite: frame over background by the mask (out: the frame's channels; a 4th byte kept from frame);
+ *   bg_channels 0: the background is one colour, background its 3 bytes (r, g, b).
  * wrt_img_box_blur: passes box filters of radius 0..127 (RGB out), with wrt_img_box_blur_scratch bytes of scratch. */
 WRT_API int wrt_img_crop(const uint8_t* src, size_t src_bytes, int width, int height, int channels, double cx,
                          double cy, double w, double h, double cos_a, double sin_a, int out_w, int out_h,

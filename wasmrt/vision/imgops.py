@@ -205,6 +205,18 @@ class ImageOps:
     def replace_background(self, frame: np.ndarray, mask: np.ndarray,
                            background: np.ndarray | tuple[int, int, int]) -> np.ndarray:
         fg = np.asarray(frame)
+        if isinstance(background, tuple | list) and self.host is not None:  # the engine's colour background
+            img, m = _image(fg, "replace_background"), np.ascontiguousarray(mask, np.float32)
+            if m.shape != img.shape[:2]:
+                raise ValueError(f"replace_background: frame {img.shape} and mask {m.shape} differ in size")
+            rgb = np.asarray(background, np.uint8)
+            if rgb.shape != (3,):
+                raise ValueError(f"replace_background: a colour is (r, g, b), got {background!r}")
+            out = np.empty_like(img)
+            h, w = img.shape[:2]
+            self._run("wrt_img_composite", [img, img.nbytes, img.shape[2], m, m.nbytes, rgb, 3, 0, w, h, out,
+                                            out.nbytes], [out])
+            return out
         if isinstance(background, tuple | list):
             bg = np.empty_like(fg)
             bg[..., :3] = np.asarray(background, np.uint8)
