@@ -62,7 +62,8 @@ def test_stale_files_are_detected(tmp_path: Path) -> None:
     edits = {gen_schema.SCHEMA: op, gen_schema.PY_OUT / "wrt_generated.py": op, gen_schema.C_HEADER: op,
              gen_schema.API_HEADER: (b"WRT_ERR_FORMAT = 1", b"WRT_ERR_FORMAT = 7"),
              gen_schema.FORMAT_JS: (b'"CONV_2D"', b'"CONV_3D"'), gen_schema.ERRORS_JS: (b"FORMAT: 1", b"FORMAT: 7"),
-             gen_schema.ERRORS_DTS: (b"FORMAT: 1", b"FORMAT: 7"), gen_schema.TRIAL_JS: (b"runs: 5", b"runs: 6")}
+             gen_schema.ERRORS_DTS: (b"FORMAT: 1", b"FORMAT: 7"), gen_schema.TRIAL_JS: (b"runs: 5", b"runs: 6"),
+             gen_schema.TRAIN_JS: (b"eps: 1e-08", b"eps: 1e-07")}
     assert set(edits) == set(gen_schema.GENERATED)
     for p in edits:
         (tmp_path / p.relative_to(ROOT)).parent.mkdir(parents=True, exist_ok=True)

@@ -36,6 +36,7 @@ FORMAT_JS = ROOT / gen_js_tables.FORMAT_JS_PATH
 ERRORS_JS = ROOT / gen_js_tables.ERRORS_JS_PATH
 ERRORS_DTS = ROOT / gen_js_tables.ERRORS_DTS_PATH
 TRIAL_JS = ROOT / gen_js_tables.TRIAL_JS_PATH
+TRAIN_JS = ROOT / gen_js_tables.TRAIN_JS_PATH
 FORMAT_VERSION = 1
 
 HEADER = f"""\
@@ -177,7 +178,8 @@ def flatc() -> str:
 
 
 def generate(out_schema: Path, out_py: Path, out_header: Path, out_api_header: Path, out_format_js: Path,
-             out_errors_js: Path, out_errors_dts: Path, out_trial_js: Path, api_header: Path = API_HEADER) -> None:
+             out_errors_js: Path, out_errors_dts: Path, out_trial_js: Path, out_train_js: Path,
+             api_header: Path = API_HEADER) -> None:
     """Write every generated file; out_api_header gets api_header (wasmrt.h) with its error codes regenerated."""
     schema = schema_text()
     out_schema.parent.mkdir(parents=True, exist_ok=True)
@@ -194,12 +196,14 @@ def generate(out_schema: Path, out_py: Path, out_header: Path, out_api_header: P
     for path, text in ((out_format_js, gen_js_tables.format_module_text(schema, FORMAT_VERSION)),
                        (out_errors_js, gen_js_tables.error_codes_text()),
                        (out_errors_dts, gen_js_tables.error_codes_dts_text()),
-                       (out_trial_js, gen_js_tables.trial_module_text())):
+                       (out_trial_js, gen_js_tables.trial_module_text()),
+                       (out_train_js, gen_js_tables.train_module_text())):
         path.parent.mkdir(parents=True, exist_ok=True)
         path.write_text(text)
 
 
-GENERATED = [SCHEMA, PY_OUT / "wrt_generated.py", C_HEADER, API_HEADER, FORMAT_JS, ERRORS_JS, ERRORS_DTS, TRIAL_JS]
+GENERATED = [SCHEMA, PY_OUT / "wrt_generated.py", C_HEADER, API_HEADER, FORMAT_JS, ERRORS_JS, ERRORS_DTS, TRIAL_JS,
+             TRAIN_JS]
 
 
 def stale(root: Path = ROOT) -> list[str]:
@@ -208,7 +212,8 @@ def stale(root: Path = ROOT) -> list[str]:
     with tempfile.TemporaryDirectory() as tmp:
         fresh = [Path(tmp) / "wrt.fbs", Path(tmp) / "py" / "wrt_generated.py", Path(tmp) / "wrt_ops.h",
                  Path(tmp) / "wasmrt.h", Path(tmp) / "generated.js", Path(tmp) / "error_codes.js",
-                 Path(tmp) / "error_codes.d.ts", Path(tmp) / "trial.js"]
+                 Path(tmp) / "error_codes.d.ts", Path(tmp) / "trial.js",
+                 Path(tmp) / "train_constants.js"]
         api = root / rel[3]
         if not api.is_file():
             return [str(rel[3])]
@@ -222,7 +227,7 @@ def main() -> int:
     ap.add_argument("--check", action="store_true", help="only check that the generated files are up to date")
     args = ap.parse_args()
     if not args.check:
-        generate(SCHEMA, PY_OUT, C_HEADER, API_HEADER, FORMAT_JS, ERRORS_JS, ERRORS_DTS, TRIAL_JS)
+        generate(SCHEMA, PY_OUT, C_HEADER, API_HEADER, FORMAT_JS, ERRORS_JS, ERRORS_DTS, TRIAL_JS, TRAIN_JS)
         print("wrote", ", ".join(str(p.relative_to(ROOT)) for p in GENERATED))
         return 0
     out = stale()

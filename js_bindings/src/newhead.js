@@ -9,9 +9,8 @@
 import { InputError, UnsupportedOpError } from "./errors.js";
 import { OP_CODES, OPTIONS, DIGEST_PROP } from "./format/generated.js";
 import { NumpyRng } from "./numpy_rng.js";
+import { MIN_FP16_ELEMENTS, TRAINABLE_OPS } from "./train/constants.js";
 
-const TRAINABLE = ["CONV_2D", "FULLY_CONNECTED", "MATMUL"]; // wasmrt/train/trainer.py TRAINABLE_OPS
-const MIN_FP16_ELEMENTS = 16; // wasmrt/compile/writer.py stored_constant: smaller constants stay float32
 const FLOAT32 = 0, FLOAT16 = 1; // enum DType
 const optionsId = (name) => OPTIONS.findIndex((o) => o && o[0] === name);
 
@@ -30,7 +29,7 @@ export function checkClasses(classes) {
 /** The index of the layer a new head replaces in a readWrt graph: the last CONV_2D / FULLY_CONNECTED / MATMUL with
  * constant float32 weights. */
 export function lastTrainable(g) {
-  const k = g.ops.findLastIndex((o) => TRAINABLE.includes(o.op) && g.tensors[o.inputs[1]]?.isConst
+  const k = g.ops.findLastIndex((o) => TRAINABLE_OPS.includes(o.op) && g.tensors[o.inputs[1]]?.isConst
     && g.tensors[o.inputs[1]].dtype === "float32");
   if (k < 0) throw new UnsupportedOpError("head: the model has no classifier layer (CONV_2D or FULLY_CONNECTED with "
     + "constant float32 weights) to replace");

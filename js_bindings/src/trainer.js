@@ -10,15 +10,15 @@ import { readWrt } from "./format/reader.js";
 import { decodeModel, encodeModel } from "./format/writer.js";
 import { fitBatches } from "./fit.js";
 import { checkClasses, initialHead, lastTrainable, withHead } from "./newhead.js";
+import { ADAM, DEFAULT_LR, DEFAULT_MOMENTUM } from "./train/constants.js";
 import { frozenOutput } from "./train/frozen.js";
 
 const TRAIN_EXPORTS = ["wrt_run_ops", "wrt_tensor_data", "wrt_train_dense_forward", "wrt_train_dense_backward",
   "wrt_train_softmax_xent", "wrt_train_sgd", "wrt_train_adam"];
-const DEFAULT_LR = { sgd: 0.01, adam: 0.001 };
 
 export class Trainer {
   /** Use model.trainer(options). */
-  constructor(model, bytes, { train = "head", head, optimizer = "adam", lr, momentum = 0.9, weightDecay = 0 } = {}) {
+  constructor(model, bytes, { train = "head", head, optimizer = "adam", lr, momentum = DEFAULT_MOMENTUM, weightDecay = 0 } = {}) {
     const rt = model._rt;
     const missing = TRAIN_EXPORTS.filter((k) => !(k in rt._ex));
     if (missing.length) throw new UnsupportedOpError(`this engine build cannot train (no ${missing.join(", ")})`);
@@ -169,7 +169,7 @@ export class Trainer {
           new Float32Array(ex.memory.buffer, s, n).set(m);
           new Float32Array(ex.memory.buffer, s + 4 * n, n).set(v);
           check(optimizer === "sgd" ? ex.wrt_train_sgd(n, pp, g, s, lr, momentum, weightDecay)
-            : ex.wrt_train_adam(n, pp, g, s, s + 4 * n, lr, 0.9, 0.999, 1e-8, weightDecay, this._t));
+            : ex.wrt_train_adam(n, pp, g, s, s + 4 * n, lr, ADAM.b1, ADAM.b2, ADAM.eps, weightDecay, this._t));
           m.set(new Float32Array(ex.memory.buffer, s, n));
           v.set(new Float32Array(ex.memory.buffer, s + 4 * n, n));
           p.set(new Float32Array(ex.memory.buffer, pp, n));

@@ -11,6 +11,10 @@ import numpy as np
 
 F64 = np.float64
 F32 = np.float32
+DEFAULT_LR = {"sgd": 0.01, "adam": 0.001}
+DEFAULT_MOMENTUM = 0.9  # the trainers' SGD momentum when none is given
+ADAM_BETAS = (0.9, 0.999)
+ADAM_EPS = 1e-8
 
 
 class Optimizer:
@@ -42,7 +46,7 @@ class Optimizer:
 class SGD(Optimizer):
     """buf = momentum * buf + g (buf = g at the first step); p -= lr * buf. No dampening, no Nesterov."""
 
-    def __init__(self, lr: float = 0.01, momentum: float = 0.0, weight_decay: float = 0.0) -> None:
+    def __init__(self, lr: float = DEFAULT_LR["sgd"], momentum: float = 0.0, weight_decay: float = 0.0) -> None:
         super().__init__(lr, weight_decay)
         if not 0.0 <= momentum < 1.0:
             raise ValueError(f"momentum must be in [0, 1), got {momentum}")
@@ -60,7 +64,7 @@ class SGD(Optimizer):
 class Adam(Optimizer):
     """m = b1 m + (1 - b1) g; v = b2 v + (1 - b2) g^2; p -= lr * (m / (1 - b1^t)) / (sqrt(v / (1 - b2^t)) + eps)."""
 
-    def __init__(self, lr: float = 0.001, betas: tuple[float, float] = (0.9, 0.999), eps: float = 1e-8,
+    def __init__(self, lr: float = DEFAULT_LR["adam"], betas: tuple[float, float] = ADAM_BETAS, eps: float = ADAM_EPS,
                  weight_decay: float = 0.0) -> None:
         super().__init__(lr, weight_decay)
         if not all(0.0 <= b < 1.0 for b in betas):

@@ -19,6 +19,7 @@ import numpy as np
 
 from python_ref import shapes
 from python_ref.opdefs import OPS
+from python_ref.train.optim import ADAM_BETAS, ADAM_EPS
 from python_ref.wrt_file import WrtModel
 from wasmrt.errors import UnsupportedOpError
 from wasmrt.train.engine_steps import Out, Steps
@@ -214,8 +215,8 @@ class EngineHead:
                 self.steps.call("wrt_train_sgd", p.size, Out(p), g, Out(st[0]), self.lr, self.momentum,
                                 self.weight_decay)
             else:
-                self.steps.call("wrt_train_adam", p.size, Out(p), g, Out(st[0]), Out(st[1]), self.lr, 0.9, 0.999,
-                                1e-8, self.weight_decay, self.t)
+                self.steps.call("wrt_train_adam", p.size, Out(p), g, Out(st[0]), Out(st[1]), self.lr, *ADAM_BETAS,
+                                ADAM_EPS, self.weight_decay, self.t)
 
 
 def _activation(ly: _Layer, v: np.ndarray) -> np.ndarray:

@@ -18,6 +18,7 @@ import numpy as np
 
 from python_ref.train import LOSSES, OPTIMIZERS, Optimizer, Tape
 from python_ref.train.losses import check_labels
+from python_ref.train.optim import DEFAULT_LR, DEFAULT_MOMENTUM
 from python_ref.wrt_file import WrtModel, read_wrt
 from wasmrt.errors import InputError, TrainingError, UnsupportedOpError
 from wasmrt.progress import Progress
@@ -26,7 +27,6 @@ from wasmrt.train.export import graph_from_wrt, write_graph
 from wasmrt.train.layers import Sequential
 
 TRAINABLE_OPS = ("CONV_2D", "FULLY_CONNECTED", "MATMUL")  # MATMUL: when its second operand is a constant
-DEFAULT_LR = {"sgd": 0.01, "adam": 0.001}
 ModelSource = bytes | bytearray | str | Path | Sequential | WrtModel
 
 
@@ -155,7 +155,7 @@ def _batches(tape: Tape, feeds: dict[int, np.ndarray], start: int, batch: int) -
 
 
 def train(model: ModelSource, dataset: tuple[np.ndarray, np.ndarray], train: str = "all", optimizer: str = "sgd",
-          epochs: int = 1, batch_size: int = 32, lr: float | None = None, momentum: float = 0.9,
+          epochs: int = 1, batch_size: int = 32, lr: float | None = None, momentum: float = DEFAULT_MOMENTUM,
           weight_decay: float = 0.0, loss: str = "cross_entropy", head: dict[str, Any] | None = None, seed: int = 0,
           shuffle: bool = True, progress: bool = True,
           on_epoch: Callable[[dict[str, float]], None] | None = None, engine: str = "ref") -> Trained:

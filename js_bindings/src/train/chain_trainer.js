@@ -9,10 +9,10 @@ import { ERROR_CODES, errorFromCode, InputError, TrainingError, UnsupportedOpErr
 import { fitBatches } from "../fit.js";
 import { OP_CODES } from "../format/generated.js";
 import { readWrt } from "../format/reader.js";
+import { ADAM, DEFAULT_LR, DEFAULT_MOMENTUM } from "./constants.js";
 import { checkedSample, frozenOutput } from "./frozen.js";
 import { activate, ACTIVATIONS, chainFrom, pickLayers, POOLS } from "./layers.js";
 
-const DEFAULT_LR = { sgd: 0.01, adam: 0.001 };
 const EXPORTS = ["wrt_run_ops", "wrt_tensor_data", "wrt_train_dense_forward", "wrt_train_dense_backward",
   "wrt_train_conv_forward", "wrt_train_conv_backward", "wrt_train_pool", "wrt_train_grad",
   "wrt_train_softmax_xent", "wrt_train_sgd", "wrt_train_adam"];
@@ -20,7 +20,7 @@ const align = (n) => (n + 15) & ~15;
 
 export class ChainTrainer {
   /** Use model.trainer({train: "all" | "last:N" | name}). */
-  constructor(model, bytes, { train = "all", head, optimizer = "adam", lr, momentum = 0.9, weightDecay = 0 } = {}) {
+  constructor(model, bytes, { train = "all", head, optimizer = "adam", lr, momentum = DEFAULT_MOMENTUM, weightDecay = 0 } = {}) {
     const rt = model._rt;
     const missing = EXPORTS.filter((k) => !(k in rt._ex));
     if (missing.length) throw new UnsupportedOpError(`this engine build cannot train these layers (no ${missing.join(", ")})`);
@@ -209,7 +209,7 @@ export class ChainTrainer {
       const { optimizer, lr, momentum, weightDecay } = this._opt;
       for (const p of this._params) {
         ck(optimizer === "sgd" ? ex.wrt_train_sgd(p.n, p.p, p.g, p.m, lr, momentum, weightDecay)
-          : ex.wrt_train_adam(p.n, p.p, p.g, p.m, p.v, lr, 0.9, 0.999, 1e-8, weightDecay, this._t));
+          : ex.wrt_train_adam(p.n, p.p, p.g, p.m, p.v, lr, ADAM.b1, ADAM.b2, ADAM.eps, weightDecay, this._t));
       }
       this.history.push(loss);
       return loss;

@@ -3,8 +3,9 @@
 // the op, before any work.
 
 import { InputError, UnsupportedOpError } from "../errors.js";
+import { TRAINABLE_OPS } from "./constants.js";
 
-const TRAINABLE = new Set(["CONV_2D", "FULLY_CONNECTED", "MATMUL"]);
+const TRAINABLE = new Set(TRAINABLE_OPS);
 /** Activations with an engine gradient (wrt_train_grad); HARD_SWISH's reads the forward's input. */
 export const ACTIVATIONS = new Set(["RELU", "CLIP", "SIGMOID", "TANH", "HARD_SWISH"]);
 /** Pooling ops -> their kind in wrt_train_pool's geometry (average: 2 with count_include_pad). */
