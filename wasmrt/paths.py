@@ -81,17 +81,21 @@ def web_root() -> Path:
     return checkout() or SHIPPED_WEB
 
 
-def js_bindings() -> Path:
-    return web_root() / "js_bindings"
+def js_bindings(root: Path | None = None) -> Path:
+    """The npm package's folder: of the checkout at `root`, else of this installation."""
+    return (root or web_root()) / "js_bindings"
 
 
-def wasm_dir() -> Path:
-    """The wasm modules, in the package (committed in a checkout, where `wasmrt build` refreshes them)."""
-    return SHIPPED_WASM
+def wasm_dir(root: Path | None = None) -> Path:
+    """The wasm modules, in the package (committed in a checkout, where `wasmrt build` refreshes them); those of the
+    checkout at `root` when given."""
+    return root / SHIPPED_WASM.relative_to(PACKAGE.parent) if root else SHIPPED_WASM
 
 
-def native_library() -> Path:
-    root = checkout()
+def native_library(root: Path | None = None) -> Path:
+    """The native library: where `wasmrt build` leaves it in the checkout at `root` (default: this checkout), else
+    the installed package's."""
+    root = root or checkout()
     return root / "build" / "native" / "libwasmrt.so" if root else SHIPPED_NATIVE
 
 

@@ -1,11 +1,12 @@
 """`wasmrt bench --baseline DIR`: an earlier build, DIR a checkout of it where `wasmrt build` ran, timed beside this
 one. Its wasm modules run with its own JS binding (a binding expects the exports of the modules built with it, and
-a newer one refuses older modules), its native library where DIR has one."""
+a newer one refuses older modules), its native library where DIR has one (the checkout layout of wasmrt.paths)."""
 
 from __future__ import annotations
 
 from pathlib import Path
 
+from wasmrt import paths
 from wasmrt.errors import InputError
 
 
@@ -14,24 +15,12 @@ def checkout(folder: str) -> Path:
     root = Path(folder).resolve()
     if not root.is_dir():
         raise InputError(f"--baseline {folder}: no such folder")
-    for need in (binding_module(root), wasm_dir(root)):
+    for need in (binding_module(root), paths.wasm_dir(root)):
         if not need.exists():
             raise InputError(f"--baseline {folder}: no {need.relative_to(root)}; give a checkout of the earlier "
                              "build (git worktree add DIR COMMIT) where `wasmrt build --only wasm` ran")
     return root
 
 
-def js_bindings(root: Path) -> Path:
-    return root / "js_bindings"
-
-
 def binding_module(root: Path) -> Path:
-    return js_bindings(root) / "src" / "index.js"
-
-
-def wasm_dir(root: Path) -> Path:
-    return root / "wasmrt" / "engines" / "dist"
-
-
-def native_library(root: Path) -> Path:
-    return root / "build" / "native" / "libwasmrt.so"
+    return paths.js_bindings(root) / "src" / "index.js"

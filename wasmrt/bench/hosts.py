@@ -13,7 +13,7 @@ import numpy as np
 
 from wasmrt import paths
 from wasmrt.bench import peers as peer_setup
-from wasmrt.bench.baseline import binding_module, js_bindings, wasm_dir
+from wasmrt.bench.baseline import binding_module
 from wasmrt.bench.native import suffix
 from wasmrt.bench.prepare import Prepared
 from wasmrt.errors import WasmrtError
@@ -37,7 +37,8 @@ def job_for(prep: Prepared, host: str, variants: list[str], peers: bool, warmup:
                for t in counts for v in variants]
     if baseline is not None:  # the same variants from an earlier build, with its own JS binding, interleaved
         engines += [{"id": f"wasmrt-{v}@baseline", "kind": "wasmrt", "variant": v, "model": "model.wrt",
-                     "binding": "baseline"} for v in variants if (wasm_dir(baseline) / f"wasmrt-{v}.wasm").is_file()]
+                     "binding": "baseline"}
+                    for v in variants if (paths.wasm_dir(baseline) / f"wasmrt-{v}.wasm").is_file()]
     if baseline_conv:  # this build with the dense convolutions' algorithm forced (bench --baseline-conv)
         engines += [{"id": f"wasmrt-{v}@baseline", "kind": "wasmrt", "variant": v, "model": "model.wrt",
                      "conv": baseline_conv} for v in variants]
@@ -64,8 +65,8 @@ def host_fields(host: str, ours: bool, baseline: Path | None = None) -> dict:
         job["wasmrt_wasm_dir"] = str(paths.wasm_dir())
     if ours and baseline is not None:  # served at /baseline/ (its binding) and /baseline/dist/ in Chromium
         job["baseline_module"] = str(binding_module(baseline))
-        job["baseline_root"] = str(js_bindings(baseline))
-        job["baseline_wasm_dir"] = str(wasm_dir(baseline))
+        job["baseline_root"] = str(paths.js_bindings(baseline))
+        job["baseline_wasm_dir"] = str(paths.wasm_dir(baseline))
     if host == "chromium":
         job["chromium"] = peer_setup.chromium_path()
     return job

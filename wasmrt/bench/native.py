@@ -14,7 +14,7 @@ from pathlib import Path
 
 import numpy as np
 
-from wasmrt.bench.baseline import native_library
+from wasmrt import paths
 from wasmrt.bench.prepare import Prepared
 from wasmrt.errors import WasmrtError
 
@@ -164,8 +164,8 @@ def engine_makers(prep: Prepared, peers: bool, baseline: Path | None = None,
                   threads: tuple[int, ...] = (1,), baseline_conv: str | None = None) -> list[Maker]:
     """(label, create) for every engine the run compares, in report order; create() loads the model."""
     makers: list[Maker] = [(f"native wasmrt{suffix(t)}", partial(_ours, prep, t)) for t in threads]
-    if baseline is not None and native_library(baseline).is_file():
-        makers.append(("native wasmrt baseline", partial(_ours_via_ctypes, prep, native_library(baseline))))
+    if baseline is not None and paths.native_library(baseline).is_file():
+        makers.append(("native wasmrt baseline", partial(_ours_via_ctypes, prep, paths.native_library(baseline))))
     if baseline_conv:
         makers.append((f"native wasmrt conv={baseline_conv}", partial(_ours_via_package, prep, 1, baseline_conv)))
     if peers:
