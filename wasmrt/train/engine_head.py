@@ -48,12 +48,15 @@ def _geometry(m: WrtModel, op: object, kh: int, kw: int) -> np.ndarray:
     oh, ow = m.tensors[op.outputs[0]].shape[1:3]  # type: ignore[attr-defined]
     (sh, sw), (dh, dw), (pt, pl, pb, pr) = a["strides"], a["dilations"], a["pads"]
     kind = op.op  # type: ignore[attr-defined]
-    extra = [int(a["groups"])] if kind == "CONV_2D" else [0] if kind == "MAX_POOL_2D" else \
-        [2 if a["count_include_pad"] else 1, pb, pr]
+    extra = [int(a["groups"])] if kind == "CONV_2D" else [POOL_KINDS[kind]] if kind == "MAX_POOL_2D" else \
+        [POOL_KIND_COUNT_PAD if a["count_include_pad"] else POOL_KINDS[kind], pb, pr]
     return np.array([oh, ow, kh, kw, sh, sw, dh, dw, pt, pl, *extra], np.int32)
 
 
-POOLS = ("MAX_POOL_2D", "AVERAGE_POOL_2D")  # wrt_train_pool, the kind in geo[10]
+# wrt_train_pool: the pooling's kind in geo[10] (train.c), and an average pooling's that counts the padding
+POOL_KINDS = {"MAX_POOL_2D": 0, "AVERAGE_POOL_2D": 1}
+POOL_KIND_COUNT_PAD = 2
+POOLS = tuple(POOL_KINDS)
 
 
 def _chain(m: WrtModel, start: int, params: set[str], logits: int, engine: str) -> list[_Layer]:

@@ -3,13 +3,13 @@
 // the op, before any work.
 
 import { InputError, UnsupportedOpError } from "../errors.js";
-import { TRAINABLE_OPS } from "./constants.js";
+import { ACTIVATIONS as ACTIVATION_OPS, POOL_KIND_COUNT_PAD, POOL_KINDS, TRAINABLE_OPS } from "./constants.js";
 
 const TRAINABLE = new Set(TRAINABLE_OPS);
 /** Activations with an engine gradient (wrt_train_grad); HARD_SWISH's reads the forward's input. */
-export const ACTIVATIONS = new Set(["RELU", "CLIP", "SIGMOID", "TANH", "HARD_SWISH"]);
-/** Pooling ops -> their kind in wrt_train_pool's geometry (average: 2 with count_include_pad). */
-export const POOLS = { MAX_POOL_2D: 0, AVERAGE_POOL_2D: 1 };
+export const ACTIVATIONS = new Set(ACTIVATION_OPS);
+/** Pooling ops -> their kind in wrt_train_pool's geometry. */
+export const POOLS = POOL_KINDS;
 const size = (shape) => shape.reduce((a, d) => a * d, 1);
 
 /** Indices of the ops that train: CONV_2D / FULLY_CONNECTED / MATMUL with constant float32 weights. */
@@ -86,7 +86,8 @@ export function chainFrom(g, start, params) {
       layers.push(ly);
     } else if (op.op in POOLS) {
       const [kh, kw] = a.kernel;
-      ly.geo = geometry(g, op, kh, kw, op.op === "AVERAGE_POOL_2D" ? [a.count_include_pad ? 2 : 1, a.pads[2], a.pads[3]] : [0]);
+      ly.geo = geometry(g, op, kh, kw, op.op === "AVERAGE_POOL_2D"
+        ? [a.count_include_pad ? POOL_KIND_COUNT_PAD : POOLS[op.op], a.pads[2], a.pads[3]] : [POOLS[op.op]]);
       layers.push(ly);
       if (a.act_min > -Infinity || a.act_max < Infinity) { // the fused clamp: its gradient is a CLIP's
         layers.push({ op: "CLIP", name: op.name, lo: a.act_min, hi: a.act_max, inShape: ly.outShape, outShape: ly.outShape });
