@@ -12,6 +12,7 @@ import { fitBatches } from "./fit.js";
 import { checkClasses, initialHead, lastTrainable, withHead } from "./newhead.js";
 import { ADAM, DEFAULT_LR, DEFAULT_MOMENTUM } from "./train/constants.js";
 import { frozenOutput } from "./train/frozen.js";
+import { checkLabels } from "./train/labels.js";
 
 const TRAIN_EXPORTS = ["wrt_run_ops", "wrt_tensor_data", "wrt_train_dense_forward", "wrt_train_dense_backward",
   "wrt_train_softmax_xent", "wrt_train_sgd", "wrt_train_adam"];
@@ -112,20 +113,7 @@ export class Trainer {
   fit(batches, options) { return fitBatches(this, batches, options); }
 
   /** The labels of a step as class indices (a name is looked up in this.labels), or an InputError. */
-  _labels(label, n) {
-    const labels = (typeof label === "number" || typeof label === "string" ? [label] : Array.from(label ?? []))
-      .map((l) => (typeof l === "string" && this.labels.includes(l) ? this.labels.indexOf(l) : l));
-    if (!n || n !== labels.length) {
-      throw new InputError(`step: ${n} samples and ${labels.length} labels (need the same number, >= 1)`);
-    }
-    labels.forEach((l, i) => {
-      if (!Number.isInteger(l) || l < 0 || l >= this.classes) {
-        throw new InputError(`label ${JSON.stringify(l)} of sample ${i} is not a class index 0..${this.classes - 1}`
-          + (this.labels.length ? ` or a class name (${this.labels.join(", ")})` : ""));
-      }
-    });
-    return labels;
-  }
+  _labels(label, n) { return checkLabels(label, n, this.classes, this.labels); }
 
   _stepOn(feats, labels) {
     const rt = this._model._rt, ex = rt._ex;
@@ -184,8 +172,11 @@ export class Trainer {
   }
 
   /** The tuned model: a copy of the file with the classifier's new weights, or with the new head (rt.load(tuned)
-   * runs it on every engine). */
+   * runs it on every engine). Weights that are no longer finite are a TrainingError: such a model is never written. */
   export() {
+    if ([this._w, this._b].some((p) => p?.some((v) => !Number.isFinite(v)))) {
+      throw new TrainingError(`the classifier is not finite after step ${this._t}: lower the learning rate (lr=${this._opt.lr})`);
+    }
     if (this._head) {
       const note = { "wasmrt.train": `head, ${this._opt.optimizer}, ${this._t} steps` };
       return encodeModel(withHead(decodeModel(this._bytes), this._op, this.labels, this._w, this._b, note));

@@ -3,10 +3,10 @@
 //   const rt = await initWorker({ variant: "simd" });     // Web Worker in pages, worker_threads in Node
 //   const model = await rt.load("model.wrt");
 //   const out = await model.run(feeds, { transfer: true }); // transfer: hand the input buffers over (no copy)
-//   const t = await (await rt.load("model.wrt", { trainable: true })).trainer({ head: { classes } }); // as in-thread
+//   const t = await (await rt.load("model.wrt", { trainable: true })).trainer({ train: "all" }); // as in-thread
 // In a mini-program page: initWorker({ port: wx.createWorker(path) }), the Worker running hosts/miniprogram-worker.js.
 
-import { ERROR_CLASSES, InputError, WasmrtError } from "./errors.js";
+import { ERROR_CLASSES, WasmrtError } from "./errors.js";
 import { fitBatches } from "./fit.js";
 import { Tensor } from "./tensor.js";
 
@@ -118,35 +118,53 @@ class WorkerTrainer {
     this._next = 1;
   }
 
-  /** As Trainer.step: the worker computes each sample's features the first time it sees the sample. */
-  async step({ input, label }) {
+  /** Samples as the worker takes them: [{id}] for a sample it has, [{id, data}] with a copy of a new one (the copy
+   * transferred, not copied again; the page keeps its sample); anything else is sent as null for the worker's
+   * trainer to reject as the page's does. */
+  _pack(input) {
     const inputs = input instanceof Float32Array ? [input] : Array.from(input ?? []);
-    const fresh = [];
+    const fresh = [], transfer = [];
     const samples = inputs.map((x) => {
-      if (!(x instanceof Float32Array)) throw new InputError("a sample is a Float32Array of the model input's size");
-      const known = this._sent.get(x);
+      const known = x instanceof Float32Array ? this._sent.get(x) : undefined;
       if (known) return { id: known };
       const id = this._next++;
+      if (!(x instanceof Float32Array)) return { id, data: null };
       fresh.push([x, id]);
-      return { id, data: x.slice().buffer };
+      const data = x.slice().buffer;
+      transfer.push(data);
+      return { id, data };
     });
-    const { loss, featureRuns } = await this._port.call("trainStep", { trainer: this._id, samples, label });
-    for (const [x, id] of fresh) this._sent.set(x, id); // known there once the step succeeded
-    this.featureRuns = featureRuns;
+    return { samples, transfer, fresh };
+  }
+
+  async _call(op, input, args) {
+    const { samples, transfer, fresh } = this._pack(input);
+    const out = await this._port.call(op, { trainer: this._id, samples, ...args }, transfer);
+    for (const [x, id] of fresh) this._sent.set(x, id); // known there once the call succeeded
+    this.featureRuns = out.featureRuns;
+    return out;
+  }
+
+  /** As the trainer's step: the worker computes each sample's features the first time it sees the sample. */
+  async step({ input, label }) {
+    const { loss } = await this._call("trainStep", input, { label });
     this.history.push(loss);
     return { loss };
   }
 
-  /** As Trainer.fit. */
+  /** As the trainer's fit (progress after every step). */
   fit(batches, options) { return fitBatches(this, batches, options); }
 
-  /** The tuned model's .wrt bytes. */
+  /** As ChainTrainer.predict (train: "all" / "last:N" / a layer): the logits of each sample, a promise. */
+  async predict(inputs) { return (await this._call("trainPredict", inputs, {})).logits; }
+
+  /** The tuned model's .wrt bytes (a promise). */
   export() { return this._port.call("trainExport", { trainer: this._id }); }
 
-  /** The classifier's weights {weight, bias} (a promise). */
+  /** The trained weights (a promise): {weight, bias} for train: "head", the trained tensors by name otherwise. */
   get weights() { return this._port.call("trainWeights", { trainer: this._id }); }
 
-  /** Drop the worker's trainer and its cached features. */
+  /** Drop the worker's trainer, its cached features and the engine memory it holds. */
   async release() { await this._port.call("trainRelease", { trainer: this._id }); }
 }
 

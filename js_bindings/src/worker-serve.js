@@ -1,7 +1,11 @@
 // The worker side of wasmrt's worker protocol (./worker-client.js): one runtime per Worker, driven by messages
 // {id, op, args}, answered {id, ok, result | error}. For any message port: ./worker.js (Web Worker, worker_threads)
-// and ../hosts/miniprogram-worker.js (a mini-program Worker). Trainers live here too: each sample's features are
-// computed once, kept by the sample's id (the client sends a sample's data the first time only).
+// and ../hosts/miniprogram-worker.js (a mini-program Worker). Trainers live here too, the same classes as on the
+// page (../trainer.js for train: "head", ./train/chain_trainer.js for "all" / "last:N" / a layer), driven through
+// their featuresOf / _labels / _stepOn: each sample's features are computed once, kept by the sample's id (the
+// client sends a sample's data the first time only).
+
+import { InputError } from "./errors.js";
 
 const models = new Map();
 const trainers = new Map();
@@ -26,6 +30,26 @@ function get(map, id, what) {
 
 const trainerInfo = (id, t) => ({ id, classes: t.classes, labels: t.labels, features: t.features });
 
+/** The features of samples [{id, data?}] (data: an ArrayBuffer of float32 the first time a sample is sent), computed
+ * by the trainer once per id; a sample that is not float32 data of the input's size fails there as on the page. */
+function featuresOf({ t, features }, samples) {
+  return samples.map((s) => {
+    const { id, data } = s ?? {};
+    let f = features.get(id);
+    if (!f) {
+      if (data === undefined) throw new InputError(`sample #${id} was never sent to this worker`);
+      const ok = data instanceof ArrayBuffer && data.byteLength % 4 === 0;
+      f = t.featuresOf(ok ? new Float32Array(data) : data);
+      features.set(id, f);
+    }
+    return f;
+  });
+}
+
+/** Float32Arrays that own their buffer, in a value or an object of them: their buffers, transferred back. */
+const buffersOf = (v) => [v].concat(v instanceof Float32Array ? [] : Object.values(v ?? {}))
+  .filter((a) => a instanceof Float32Array && a.byteLength === a.buffer.byteLength).map((a) => a.buffer);
+
 function makeOps(init) {
   return {
     async init(options) {
@@ -46,9 +70,9 @@ function makeOps(init) {
       return new Transfer(plain, Object.values(out).map((t) => t.data.buffer));
     },
     release({ model }) {
+      for (const [id, e] of trainers) if (e.model === model) { e.t.release?.(); trainers.delete(id); }
       models.get(model)?.release();
       models.delete(model);
-      for (const [id, t] of trainers) if (t.model === model) trainers.delete(id);
     },
     stats() {
       return { memoryBytes: need().memoryBytes, models: models.size };
@@ -59,30 +83,30 @@ function makeOps(init) {
       trainers.set(id, { model, t, features: new Map() });
       return trainerInfo(id, t);
     },
-    // samples: [{id, data?: ArrayBuffer of float32}]: data the first time a sample is sent
+    // samples: [{id, data?: ArrayBuffer of float32}]: data the first time a sample is sent; labels checked first,
+    // as the trainer's step() does
     trainStep({ trainer, samples, label }) {
-      const { t, features } = get(trainers, trainer, "trainer");
+      const e = get(trainers, trainer, "trainer");
       const list = Array.from(samples ?? []);
-      const labels = t._labels(label, list.length);
-      const feats = list.map(({ id, data }) => {
-        let f = features.get(id);
-        if (!f) {
-          if (data === undefined) throw new Error(`sample #${id} was never sent to this worker`);
-          f = t.featuresOf(data instanceof ArrayBuffer ? new Float32Array(data) : data);
-          features.set(id, f);
-        }
-        return f;
-      });
-      return { loss: t._stepOn(feats, labels), featureRuns: t.featureRuns };
+      const labels = e.t._labels(label, list.length);
+      return { loss: e.t._stepOn(featuresOf(e, list), labels), featureRuns: e.t.featureRuns };
+    },
+    trainPredict({ trainer, samples }) {
+      const e = get(trainers, trainer, "trainer");
+      if (typeof e.t.predict !== "function") throw new InputError("predict(): the trainer of train: \"head\" has none");
+      const logits = e.t._predictOn(featuresOf(e, Array.from(samples ?? [])));
+      return new Transfer({ logits, featureRuns: e.t.featureRuns }, logits.map((z) => z.buffer));
     },
     trainExport({ trainer }) {
       const bytes = get(trainers, trainer, "trainer").t.export();
-      return new Transfer(bytes, [bytes.buffer]);
+      return new Transfer(bytes, bytes.byteLength === bytes.buffer.byteLength ? [bytes.buffer] : []);
     },
     trainWeights({ trainer }) {
-      return get(trainers, trainer, "trainer").t.weights;
+      const w = get(trainers, trainer, "trainer").t.weights;
+      return new Transfer(w, buffersOf(w));
     },
     trainRelease({ trainer }) {
+      trainers.get(trainer)?.t.release?.();
       trainers.delete(trainer);
     },
   };

@@ -2,12 +2,11 @@
 // an emulated WeChat mini-program Worker (hosts/miniprogram-worker.js, tests/js/miniprogram_emulator.mjs), the same
 // new head trained on the same batches (SIMD128 everywhere: the mini-program hosts have no relaxed SIMD). Prints
 // each one's weights, exported file, feature runs and errors as JSON; tests/test_js_trainer.py compares them.
-import { cpSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
-import { tmpdir } from "node:os";
-import { join, resolve } from "node:path";
+import { readFileSync } from "node:fs";
+import { resolve } from "node:path";
 import * as wasmrt from "../../js_bindings/src/index.js";
 import { initWorker } from "../../js_bindings/src/worker-client.js";
-import { MiniProgram } from "./miniprogram_emulator.mjs";
+import { miniProgramWorker } from "./miniprogram_worker_app.mjs";
 
 const dir = process.argv[2];
 const root = resolve(new URL("../..", import.meta.url).pathname);
@@ -45,25 +44,12 @@ const wrt = await initWorker({ variant: "simd" });
 result.worker = { variant: wrt.variant, ...(await train(await wrt.load(bytes, { trainable: true }))) };
 wrt.terminate();
 
-const app = mkdtempSync(join(tmpdir(), "wasmrt-mp-train-"));
+const mp = await miniProgramWorker(root);
 try {
-  writeFileSync(join(app, "app.json"), JSON.stringify({ pages: [], workers: "workers" }));
-  cpSync(join(root, "js_bindings/src"), join(app, "lib/src"), { recursive: true });
-  cpSync(join(root, "js_bindings/hosts"), join(app, "lib/hosts"), { recursive: true });
-  mkdirSync(join(app, "wasm"));
-  for (const v of ["simd", "scalar"]) cpSync(join(root, `js_bindings/dist/wasmrt-${v}.wasm`), join(app, `wasm/wasmrt-${v}.wasm`));
-  mkdirSync(join(app, "workers/wasmrt"), { recursive: true });
-  writeFileSync(join(app, "workers/wasmrt/index.js"), 'import { serveMiniProgram } from "../../lib/hosts/miniprogram-worker.js";\n'
-    + 'serveMiniProgram({ platform: "wechat" });\n');
-  writeFileSync(join(app, "package.json"), JSON.stringify({ type: "module" }));
-  const mp = new MiniProgram({ platform: "wechat", root: app });
-  const mrt = await initWorker({ port: mp.api.createWorker("workers/wasmrt/index.js"), wasmDir: "/wasm" });
-  result.miniprogram = { variant: mrt.variant, host: mrt.host,
-    ...(await train(await mrt.load(bytes.slice().buffer, { trainable: true }))) };
-  mrt.terminate();
-  mp.close();
+  result.miniprogram = { variant: mp.rt.variant, host: mp.rt.host,
+    ...(await train(await mp.rt.load(bytes.slice().buffer, { trainable: true }))) };
 } finally {
-  rmSync(app, { recursive: true, force: true });
+  mp.close();
 }
 console.log(JSON.stringify(result));
 process.exit(0);

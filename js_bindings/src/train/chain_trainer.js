@@ -11,6 +11,7 @@ import { OP_CODES } from "../format/generated.js";
 import { readWrt } from "../format/reader.js";
 import { ADAM, DEFAULT_LR, DEFAULT_MOMENTUM } from "./constants.js";
 import { checkedSample, frozenOutput } from "./frozen.js";
+import { checkLabels } from "./labels.js";
 import { activate, ACTIVATIONS, chainFrom, pickLayers, POOLS } from "./layers.js";
 
 const EXPORTS = ["wrt_run_ops", "wrt_tensor_data", "wrt_train_dense_forward", "wrt_train_dense_backward",
@@ -36,6 +37,9 @@ export class ChainTrainer {
     const last = this.layers.findLast((ly) => ly.op !== "SOFTMAX");
     if (last.outShape.length !== 1) throw new UnsupportedOpError(`training: the logits have shape [N, ${last.outShape}]; cross-entropy needs [N, classes]`);
     this.classes = last.outSize;
+    const names = model.labels ?? [];
+    /** Class names (a label may be given by name): the model's labels when there is one per class; else empty. */
+    this.labels = names.length === this.classes ? names.slice() : [];
     this._feature = g.ops[this._start].inputs[0];
     this.features = this.layers[0].inSize;
     this._tensors = g.tensors;
@@ -70,10 +74,13 @@ export class ChainTrainer {
     this._cache = new WeakMap();
     /** Losses of the steps so far. */
     this.history = [];
+    /** How many times the frozen layers ran (once per distinct sample). */
+    this.featureRuns = 0;
   }
 
   /** The trained layers' input for one sample: the frozen layers' output (the sample itself for train: "all"). */
   featuresOf(input) {
+    this.featureRuns++;
     if (this._start === 0) return checkedSample(this._model, input);
     return frozenOutput(this._model, input, this._start, this._feature, this.features);
   }
@@ -151,17 +158,12 @@ export class ChainTrainer {
    * TrainingError, the weights left as they were. */
   async step({ input, label }) {
     const inputs = input instanceof Float32Array ? [input] : Array.from(input ?? []);
-    const labels = typeof label === "number" ? [label] : Array.from(label ?? []);
-    if (!inputs.length || inputs.length !== labels.length) {
-      throw new InputError(`step: ${inputs.length} samples and ${labels.length} labels (need the same number, >= 1)`);
-    }
-    labels.forEach((l, i) => {
-      if (!Number.isInteger(l) || l < 0 || l >= this.classes) {
-        throw new InputError(`label ${l} of sample ${i} is not a class index 0..${this.classes - 1}`);
-      }
-    });
+    const labels = this._labels(label, inputs.length);
     return { loss: this._stepOn(this._features(inputs), labels) };
   }
+
+  /** The labels of a step as class indices (a name is looked up in this.labels), or an InputError. */
+  _labels(label, n) { return checkLabels(label, n, this.classes, this.labels); }
 
   _stepOn(feats, labels) {
     const rt = this._model._rt, ex = rt._ex, nb = feats.length;
@@ -222,11 +224,15 @@ export class ChainTrainer {
 
   /** The logits of each sample (one Float32Array of `classes` each) with the current weights. */
   predict(inputs) {
-    const list = inputs instanceof Float32Array ? [inputs] : Array.from(inputs);
+    return this._predictOn(this._features(inputs instanceof Float32Array ? [inputs] : Array.from(inputs)));
+  }
+
+  /** predict() on the samples' features (featuresOf's). */
+  _predictOn(all) {
     const rt = this._model._rt, ex = rt._ex, out = [];
     const per = Math.max(this._cap, 32);
-    for (let s = 0; s < list.length; s += per) {
-      const feats = this._features(list.slice(s, s + per)), nb = feats.length;
+    for (let s = 0; s < all.length; s += per) {
+      const feats = all.slice(s, s + per), nb = feats.length;
       this._layout(nb);
       rt._call(() => {
         const xin = new Float32Array(ex.memory.buffer, this._work + this._L.acts[0], nb * this.features);
@@ -244,13 +250,17 @@ export class ChainTrainer {
     return Object.fromEntries(this._params.map((p) => [this._tensors[p.tensor].name, new Float32Array(mem, p.p, p.n).slice()]));
   }
 
-  /** The tuned model: a copy of the file with the trained layers' new weights (rt.load(tuned) runs it). */
+  /** The tuned model: a copy of the file with the trained layers' new weights (rt.load(tuned) runs it). Weights
+   * that are no longer finite (a learning rate far too high) are a TrainingError: such a model is never written. */
   export() {
     const out = this._bytes.slice();
     const mem = this._model._rt._ex.memory.buffer;
     for (const p of this._params) {
       const t = this._tensors[p.tensor];
       if (t.dataOffset < 0 || t.dataBytes !== 4 * p.n) throw new WasmrtError(`tensor '${t.name}' is not stored as float32`);
+      if (new Float32Array(mem, p.p, p.n).some((v) => !Number.isFinite(v))) {
+        throw new TrainingError(`'${t.name}' is not finite after step ${this._t}: lower the learning rate (lr=${this._opt.lr})`);
+      }
       out.set(new Uint8Array(mem, p.p, 4 * p.n), t.dataOffset);
     }
     return out;
