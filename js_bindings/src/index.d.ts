@@ -454,15 +454,20 @@ export class Trainer {
 export class ChainTrainer {
   /** Outputs of the last trained layer (the logits). */
   readonly classes: number;
+  /** Class names (a label may be given by name): the model's labels when it has one per class; else empty. */
+  readonly labels: string[];
   /** Values per sample the first trained layer reads. */
   readonly features: number;
   readonly history: number[];
+  /** How many times the frozen layers ran (once per distinct sample: features are cached by sample). */
+  readonly featureRuns: number;
   step(batch: TrainBatch): Promise<{ loss: number }>;
   fit(batches: Iterable<TrainBatch>, options?: FitOptions): Promise<number[]>;
   /** The logits of each sample with the current weights. */
   predict(inputs: Float32Array | Float32Array[]): Float32Array[];
   /** The frozen layers' output for one sample (the sample itself for train: "all"). */
   featuresOf(input: Float32Array): Float32Array;
+  /** The tuned model's .wrt bytes; a TrainingError when a trained value is no longer finite. */
   export(): Uint8Array;
   /** The trained tensors' current values by name (copies). */
   readonly weights: Record<string, Float32Array>;

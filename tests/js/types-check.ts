@@ -1,6 +1,6 @@
 // Compiled with `tsc --noEmit` by tests/test_js_node.py: the README's usage must type-check against the .d.ts files.
 import * as wasmrt from "wasmrt";
-import { initWorker } from "wasmrt/worker";
+import { initWorker, type WorkerChainTrainer } from "wasmrt/worker";
 import { serveMiniProgram } from "wasmrt/hosts/miniprogram-worker";
 
 async function main(img: HTMLImageElement): Promise<string> {
@@ -96,6 +96,18 @@ async function workerHeadMain(photos: Float32Array[], mpWorker: { postMessage(m:
   serveMiniProgram({ platform: "wechat" });
   return losses[0] + bytes.length + weight[0] + t.featureRuns;
 }
+// Several layers trained in a worker: the same ChainTrainer calls, answered with promises.
+async function workerChainMain(x: Float32Array[], labels: number[]): Promise<number> {
+  const w = await initWorker({ variant: "simd" });
+  const model = await w.load("digits.wrt", { trainable: true });
+  const t: WorkerChainTrainer = await model.trainer({ train: "last:2", optimizer: "sgd", lr: 0.05 });
+  await t.fit([{ input: x, label: labels }], { epochs: 2, onProgress: ({ step, loss }) => step + loss });
+  const logits: Float32Array[] = await t.predict(x);
+  const weights: Record<string, Float32Array> = await t.weights;
+  const bytes: Uint8Array = await t.export();
+  await t.release();
+  return logits[0][0] + Object.keys(weights).length + bytes.length + t.featureRuns + t.labels.length;
+}
 // Training several layers (docs/training.md "On the engines"): train "all" / "last:N" gives a ChainTrainer.
 async function trainMain(model: wasmrt.Model, x: Float32Array[], labels: number[]): Promise<Uint8Array> {
   const t: wasmrt.ChainTrainer = await model.trainer({ train: "last:2", optimizer: "adam", lr: 0.003 });
@@ -107,4 +119,4 @@ async function trainMain(model: wasmrt.Model, x: Float32Array[], labels: number[
   t.release();
   return losses.length + logits.length + (w?.length ?? 0) + loss > 0 ? t.export() : head.export();
 }
-export { float16Main, gpuMain, main, newHeadMain, trainMain, workerHeadMain };
+export { float16Main, gpuMain, main, newHeadMain, trainMain, workerChainMain, workerHeadMain };
