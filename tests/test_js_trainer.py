@@ -176,6 +176,7 @@ def test_js_trainer_in_workers(tmp_path: Path) -> None:
         assert got["errors"] == ref["errors"]
     assert ref["errors"]["badLabel"]["name"] == "InputError" and "cat" in ref["errors"]["badLabel"]["message"]
     assert ref["errors"]["badClasses"]["name"] == "InputError"
+    assert ref["errors"]["overflow"]["name"] == "TrainingError" and "not finite" in ref["errors"]["overflow"]["message"]
     tuned = wasmrt.load(bytes(ref["exported"]), "ref")
     assert tuned.metadata["labels"] == ["mug", "plant", "lamp"]
     assert next(iter(tuned.run({tuned.inputs[0].name: x[:1]}).values())).shape == (1, 3)

@@ -31,7 +31,13 @@ async function train(model) {
   const out = { epochLoss, progress, history: t.history, featureRuns: t.featureRuns, labels: t.labels,
     weight: Array.from(w.weight), bias: Array.from(w.bias), exported: Array.from(await t.export()), errors: {} };
   for (const [name, fn] of [["badLabel", () => t.step({ input: [samples[0]], label: ["cat"] })],
-    ["badClasses", () => model.trainer({ head: { classes: ["a", "a"] } })]]) {
+    ["badClasses", () => model.trainer({ head: { classes: ["a", "a"] } })],
+    ["overflow", async () => { // weights pushed past float32's range: export() refuses them
+      const d = await model.trainer({ head: { classes: c.classes, seed: c.seed }, optimizer: "sgd", lr: 3e38,
+        weightDecay: 1e38 });
+      await d.step(batches[0]);
+      return d.export();
+    }]]) {
     try { await fn(); out.errors[name] = null; } catch (e) { out.errors[name] = { name: e.name, message: e.message }; }
   }
   return out;
