@@ -2,20 +2,16 @@
 // an emulated WeChat mini-program Worker (hosts/miniprogram-worker.js, tests/js/miniprogram_emulator.mjs), the same
 // new head trained on the same batches (SIMD128 everywhere: the mini-program hosts have no relaxed SIMD). Prints
 // each one's weights, exported file, feature runs and errors as JSON; tests/test_js_trainer.py compares them.
-import { readFileSync } from "node:fs";
 import { resolve } from "node:path";
 import * as wasmrt from "../../js_bindings/src/index.js";
 import { initWorker } from "../../js_bindings/src/worker-client.js";
 import { miniProgramWorker } from "./miniprogram_worker_app.mjs";
+import { readTrainCase } from "./train_case.mjs";
 
 const dir = process.argv[2];
 const root = resolve(new URL("../..", import.meta.url).pathname);
-const c = JSON.parse(readFileSync(`${dir}/case.json`, "utf8"));
-const bytes = new Uint8Array(readFileSync(`${dir}/model.wrt`));
-const xb = readFileSync(`${dir}/x.bin`);
-const x = new Float32Array(xb.buffer.slice(xb.byteOffset, xb.byteOffset + xb.byteLength));
-const n = c.labels.length, size = x.length / n;
-const samples = Array.from({ length: n }, (_, i) => x.slice(i * size, (i + 1) * size));
+const { c, bytes, samples: cut } = readTrainCase(dir);
+const samples = cut(), n = samples.length;
 const batches = [];
 for (let s = 0; s < n; s += c.batch) {
   const idx = Array.from({ length: Math.min(c.batch, n - s) }, (_, k) => s + k);
