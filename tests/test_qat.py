@@ -241,3 +241,31 @@ def test_hostile_options_are_clear_errors(tmp_path: Path) -> None:
     assert "qat: fine-tuning" in r.stderr and "qat: distillation" in r.stderr
     m = read_wrt((tmp_path / "q.wrt").read_bytes())
     assert [t.dtype for t in m.tensors if t.name == "w4:int8"] == [np.int8]
+
+
+def test_int8_floors_rounding_models_the_int8_graph() -> None:
+    """tools/int8_floors.py splits the int8 error into its parts by running the float graph with part of the int8
+    model's rounding. Without any it is the float model exactly; with the input and activations on the int8 grids and
+    the int8 weights it is the int8 model (python_ref), within 1% of the int8 model's own error; each part alone is
+    nearer the float model than both; finer grids bring the activations part towards float."""
+    sys.path.insert(0, str(ROOT / "tools"))
+    import int8_floors
+
+    g = net()
+    qg = quantized(g)
+    samples = feeds(8, 1)  # calibration samples: inside the ranges, so finer grids are not hidden by clipping
+    x = np.concatenate([s["x"] for s in samples])
+    trace = calibrate.Tracer(g, g.outputs, engine="ref")
+    want = np.concatenate([trace(s)["logits"] for s in samples])
+    it = Interpreter(convert(copy.deepcopy(qg)).data)
+    int8 = np.concatenate([it.run(s)["logits"] for s in samples]).astype(np.float64)
+    np.testing.assert_array_equal(int8_floors.run(g, qg, x, None, False), want)
+
+    def err(a: np.ndarray, b: np.ndarray) -> float:
+        return float(np.sqrt(np.mean((np.asarray(a, np.float64) - b) ** 2)))
+
+    both = int8_floors.run(g, qg, x, 0, True)
+    assert err(both, int8) < 0.01 * err(int8, want), (err(both, int8), err(int8, want))
+    acts, weights = int8_floors.run(g, qg, x, 0, False), int8_floors.run(g, qg, x, None, True)
+    assert max(err(acts, want), err(weights, want)) < err(both, want)
+    assert err(int8_floors.run(g, qg, x, 4, False), want) < 0.2 * err(acts, want)
