@@ -31,6 +31,12 @@ def driver() -> Path:
         pytest.skip(str(e))
 
 
+def request(name: str, kinds: str, words: list[int], blob: bytes) -> bytes:
+    """The driver's `call` request (format: kernels_wasm/engine/test/driver.c)."""
+    return b"".join([struct.pack("<I", len(name)), name.encode(), struct.pack("<I", len(kinds)), kinds.encode(),
+                     struct.pack(f"<{len(words)}Q", *words), struct.pack("<Q", len(blob)), blob])
+
+
 class QemuSteps(Steps):
     """Steps on the aarch64 driver under `qemu-aarch64 -cpu <cpu>`; refuses to start unless the driver runs NEON."""
 
@@ -58,19 +64,22 @@ class QemuSteps(Steps):
                 words.append(int(np.array(arr, np.float32).view(np.uint32)))
             else:
                 words.append(int(arr) % (1 << 64))  # type: ignore[arg-type]
-        req = b"".join([struct.pack("<I", len(name)), name.encode(), struct.pack("<I", len(kinds)), kinds.encode(),
-                        struct.pack(f"<{len(words)}Q", *words), struct.pack("<Q", len(blob)), bytes(blob)])
-        r = subprocess.run([*self._cmd, "call"], input=req, capture_output=True, timeout=120)
-        if r.returncode:
-            raise RuntimeError(f"aarch64 driver: {name} failed ({r.returncode}): {r.stderr.decode()[-500:]}")
-        code, mlen = struct.unpack_from("<iI", r.stdout)
-        self._last_message = r.stdout[8:8 + mlen].decode()
-        back = r.stdout[8 + mlen:]
+        code, back = self.request(request(name, kinds, words, bytes(blob)))
         assert len(back) == len(blob), f"{name}: the driver returned {len(back)} of {len(blob)} bytes"
         for a, k, w in zip(args, kinds, words, strict=True):
             if k == "a" and isinstance(a, Out):
                 a.array[...] = np.frombuffer(back, a.array.dtype, a.array.size, w).reshape(a.array.shape)
         return code
+
+    def request(self, req: bytes) -> tuple[int, bytes]:
+        """One `call` of the driver: (error code, the blob after the call); RuntimeError where it refused the
+        request, with its words."""
+        r = subprocess.run([*self._cmd, "call"], input=req, capture_output=True, timeout=120)
+        if r.returncode:
+            raise RuntimeError(f"aarch64 driver ({r.returncode}): {r.stderr.decode()[-500:]}")
+        code, mlen = struct.unpack_from("<iI", r.stdout)
+        self._last_message = r.stdout[8:8 + mlen].decode()
+        return code, r.stdout[8 + mlen:]
 
     def _message(self) -> str:
         return self._last_message

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-from aarch64_steps import CPUS, QemuSteps  # tests/ is on sys.path under pytest
+from aarch64_steps import CPUS, QemuSteps, request  # tests/ is on sys.path under pytest
 
 import wasmrt
 from python_ref.wrt_file import read_wrt
@@ -316,3 +316,21 @@ def test_dense_loss_and_optimizer_steps_per_op(engine: str, variant: str | None,
         for got, name, mag in checks:
             want = params["w"] if name == "w" else opt.state["w"][name]
             assert (np.abs(got.astype(np.float64) - want) <= 4e-7 * mag).all(), f"{kind} {name}"
+
+
+def test_aarch64_driver_refuses_a_bad_call() -> None:
+    """The driver's `call` names what is wrong with a request instead of calling with misread arguments; an engine
+    error comes back as the export's code and message."""
+    st = QemuSteps("max")
+    blob = np.zeros(4, np.float32).tobytes()
+    with pytest.raises(RuntimeError, match=r"wrt_train_sgd takes \(zaaafff\), the host sent \(zaaff\)"):
+        st.request(request("wrt_train_sgd", "zaaff", [1, 0, 0, 0, 0], blob))
+    with pytest.raises(RuntimeError, match="wrt_load is not a training export"):
+        st.request(request("wrt_load", "", [], b""))
+    with pytest.raises(RuntimeError, match="argument 1 lies past the blob"):
+        st.request(request("wrt_train_mse", "zaaaa", [1, 64, 0, 0, 0], blob))
+    with pytest.raises(RuntimeError, match="a short or malformed request"):
+        st.request(request("wrt_train_mse", "zaaaa", [1, 0, 0, 0, 0], blob)[:20])
+    with pytest.raises(InputError, match="sgd: lr > 0"):
+        st.call("wrt_train_sgd", 1, Out(np.zeros(1, np.float32)), np.zeros(1, np.float32),
+                Out(np.zeros(1, np.float32)), 0.0, 0.9, 0.0)
