@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
+from aarch64_steps import CPUS, QemuSteps, request  # tests/ is on sys.path under pytest
 
 import wasmrt
 from python_ref.wrt_file import read_wrt
@@ -30,6 +31,7 @@ from wasmrt.train import (
     sigmoid,
     tanh,
 )
+from wasmrt.train.engine_steps import Out, Steps
 from wasmrt.train.trainer import trainable_layers
 
 ENGINES = ["native", "wasm"]
@@ -148,8 +150,6 @@ def test_engine_refuses_what_it_cannot_train(engine: str) -> None:
 
 def test_engine_label_error_names_the_sample_in_the_engine() -> None:
     """The engine's own check (a caller bypassing python's check_labels): InputError naming the sample."""
-    from wasmrt.train.engine_steps import Out, Steps
-
     st = Steps("native")
     z = np.zeros((3, 4), np.float32)
     with pytest.raises(InputError, match="label 4 of sample 2"):
@@ -161,9 +161,24 @@ def test_engine_label_error_names_the_sample_in_the_engine() -> None:
         st.call("wrt_train_dense_backward", 0, 4, 4, z, z, z, 0.0, 1.0, Out(z), None, Out(z), None)
 
 
-# native: the best target of this CPU, then the scalar and AVX2 ones forced (WASMRT_FORCE_TARGET); wasm: each module
+# native: the best target of this CPU, then the scalar and AVX2 ones forced (WASMRT_FORCE_TARGET); wasm: each module;
+# aarch64: the NEON build under qemu, per emulated CPU (tests/aarch64_steps.py)
 TARGETS = [("native", None), ("native", "scalar"), ("native", "avx2"), ("wasm", "scalar"), ("wasm", "simd"),
-           ("wasm", "relaxed")]
+           ("wasm", "relaxed"), *(("aarch64", cpu) for cpu in CPUS)]
+
+
+def target_steps(engine: str, variant: str | None, monkeypatch: pytest.MonkeyPatch) -> Steps:
+    """The training steps of one target of TARGETS (skips a native target this CPU lacks, or qemu where it lacks)."""
+    if engine == "aarch64":
+        assert variant is not None
+        return QemuSteps(variant)
+    if engine == "native" and variant:
+        from wasmrt.engines import native
+
+        monkeypatch.setenv("WASMRT_FORCE_TARGET", variant)
+        if native.library().wrt_target_name().decode() != variant:
+            pytest.skip(f"this CPU has no {variant} target")
+    return Steps(engine, None if engine == "native" else variant)
 
 
 @pytest.mark.parametrize(("engine", "variant"), TARGETS)
@@ -173,11 +188,10 @@ TARGETS = [("native", None), ("native", "scalar"), ("native", "avx2"), ("wasm", 
 def test_conv_and_pool_gradients_per_op(engine: str, variant: str | None, stride: int, dilation: int,
                                         pads: tuple[int, ...], groups: int, monkeypatch: pytest.MonkeyPatch) -> None:
     """The engine's convolution (dense, and depthwise with multiplier 2: 3 input channels, 6 outputs, 3 groups), max
-    and average pooling steps against python_ref.train.grads on one op, natively and in every wasm module: stride,
-    dilation and asymmetric padding; tolerance 1e-6 * sqrt(K) * (max |ref| + 1), as tgemm's."""
+    and average pooling steps against python_ref.train.grads on one op, natively, in every wasm module and on
+    aarch64 NEON: stride, dilation and asymmetric padding; tolerance 1e-6 * sqrt(K) * (max |ref| + 1), as tgemm's."""
     from python_ref import dispatch, shapes
     from python_ref.train import grads
-    from wasmrt.train.engine_steps import Out, Steps
 
     rng = np.random.default_rng(stride * 10 + dilation + groups)
     n, h, w, cin, k = 2, 7, 6, 3, 3
@@ -190,13 +204,7 @@ def test_conv_and_pool_gradients_per_op(engine: str, variant: str | None, stride
     y = dispatch.run("CONV_2D", [x, wt, b], a)[0]
     gy = rng.standard_normal(y.shape).astype(np.float32)
     ref = grads.backward("CONV_2D", [x, wt, b], [y], [gy], a, [True, True, True])
-    if engine == "native" and variant:
-        from wasmrt.engines import native
-
-        monkeypatch.setenv("WASMRT_FORCE_TARGET", variant)
-        if native.library().wrt_target_name().decode() != variant:
-            pytest.skip(f"this CPU has no {variant} target")
-    st = Steps(engine, None if engine == "native" else variant)
+    st = target_steps(engine, variant, monkeypatch)
     oh, ow = y.shape[1:3]
     geo = np.array([oh, ow, k, k, stride, stride, dilation, dilation, pads[0], pads[1], groups], np.int32)
     cols = np.empty((n * oh * ow, k * k * cin), np.float32)
@@ -235,3 +243,94 @@ def test_conv_and_pool_gradients_per_op(engine: str, variant: str | None, stride
         bad = pgeo.copy()
         bad[4] = 0
         st.call("wrt_train_pool", n, h, w, cin, bad, x, None, Out(got_y))
+
+
+@pytest.mark.parametrize(("engine", "variant"), TARGETS)
+def test_dense_loss_and_optimizer_steps_per_op(engine: str, variant: str | None,
+                                               monkeypatch: pytest.MonkeyPatch) -> None:
+    """A fully connected layer with a fused relu6 (forward, and backward against python_ref.train.grads), both
+    losses, and one SGD (momentum, weight decay) and one Adam step (step 3) over the layer's weights from a given
+    state, against python_ref.train.losses / optim, on every target. Tolerances: tgemm's for the layer; the losses
+    are computed in float64 and rounded once (2 ulp); the optimizers' 4e-7 * mag of tests/test_train_kernels.py."""
+    from python_ref import dispatch
+    from python_ref.train import grads, losses, optim
+
+    st = target_steps(engine, variant, monkeypatch)
+    rng = np.random.default_rng(44)
+    rows, cin, cout = 6, 11, 5
+    x = rng.standard_normal((rows, cin)).astype(np.float32)
+    w = rng.standard_normal((cout, cin)).astype(np.float32)
+    b = rng.standard_normal(cout).astype(np.float32)
+    a = {"act_min": 0.0, "act_max": 6.0}
+    y = dispatch.run("FULLY_CONNECTED", [x, w, b], a)[0]
+    assert (y == 0).sum() > 0 and (y > 0).sum() > rows  # the clamp masks some gradients, not all
+    got_y = np.empty_like(y)
+    st.call("wrt_train_dense_forward", rows, cin, cout, x, w, b, 0.0, 6.0, np.empty(w.size, np.float32), Out(got_y))
+    assert np.abs(got_y - y).max() <= 1e-6 * np.sqrt(cin) * (np.abs(y).max() + 1)
+    gy = rng.standard_normal(y.shape).astype(np.float32)
+    ref = grads.backward("FULLY_CONNECTED", [x, w, b], [y], [gy], a, [True, True, True])
+    dx, dw, db = np.empty_like(x), np.empty_like(w), np.empty_like(b)
+    st.call("wrt_train_dense_backward", rows, cin, cout, x, w, got_y, 0.0, 6.0, Out(gy.copy()), Out(dx), Out(dw),
+            Out(db))
+    for got, want, k in ((dx, ref[0], cout), (dw, ref[1], rows), (db, ref[2], rows)):
+        assert np.abs(got - want).max() <= 1e-6 * np.sqrt(k) * (np.abs(want).max() + 1)
+
+    labels = np.array([0, 4, 2, 2, 1, 3], np.int32)
+    loss, dz = np.zeros(1, np.float32), np.empty_like(y)
+    st.call("wrt_train_softmax_xent", rows, cout, y, labels, Out(dz), Out(loss))
+    want_loss, want_dz = losses.softmax_cross_entropy(y, labels)
+    assert abs(loss[0] - want_loss) <= 2.4e-7 * abs(want_loss)
+    assert (np.abs(dz - want_dz) <= 2.4e-7 * np.abs(want_dz)).all()
+    st.call("wrt_train_mse", y.size, y, gy, Out(dz), Out(loss))
+    want_loss, want_dz = losses.mean_squared_error(y, gy)
+    assert abs(loss[0] - want_loss) <= 2.4e-7 * abs(want_loss)
+    assert (np.abs(dz - want_dz) <= 2.4e-7 * np.abs(want_dz)).all()
+
+    # the engine takes float32 hyperparameters: python_ref gets the same values (0.999 as a float32 moves Adam's
+    # 1 - b2 by 1.3e-5 relative, beyond the bound on v where |g| is large)
+    lr, wd, g = float(np.float32(0.01)), float(np.float32(0.05)), ref[1]
+    b1, b2, eps = (float(np.float32(h)) for h in (*optim.ADAM_BETAS, optim.ADAM_EPS))
+    s1 = rng.standard_normal(w.shape).astype(np.float32)
+    s2 = rng.uniform(0.5, 2.0, w.shape).astype(np.float32)  # Adam's v away from 0, as the kernel test's
+    gd = np.abs(g.astype(np.float64)) + wd * np.abs(w)
+    for kind in ("sgd", "adam"):
+        p, m, v = w.copy(), s1.copy(), s2.copy()
+        params = {"w": w.copy()}
+        if kind == "sgd":
+            opt: optim.Optimizer = optim.SGD(lr=lr, momentum=b1, weight_decay=wd)
+            opt.state["w"] = {"buf": s1.copy()}
+            st.call("wrt_train_sgd", p.size, Out(p), g, Out(m), lr, b1, wd)
+            m1 = b1 * np.abs(s1) + gd
+            checks = [(p, "w", np.abs(w) + lr * m1), (m, "buf", m1)]
+        else:
+            opt = optim.Adam(lr=lr, betas=(b1, b2), eps=eps, weight_decay=wd)
+            opt.state["w"] = {"m": s1.copy(), "v": s2.copy()}
+            opt.steps = 2
+            st.call("wrt_train_adam", p.size, Out(p), g, Out(m), Out(v), lr, b1, b2, eps, wd, 3)
+            m1 = b1 * np.abs(s1) + (1 - b1) * gd
+            m2 = b2 * s2 + (1 - b2) * gd * gd
+            step = lr * (m1 / (1 - b1 ** 3)) / np.sqrt(m2 / (1 - b2 ** 3))
+            checks = [(p, "w", np.abs(w) + 2 * step), (m, "m", m1), (v, "v", m2)]
+        opt.step(params, {"w": g})
+        assert not np.array_equal(p, w), kind
+        for got, name, mag in checks:
+            want = params["w"] if name == "w" else opt.state["w"][name]
+            assert (np.abs(got.astype(np.float64) - want) <= 4e-7 * mag).all(), f"{kind} {name}"
+
+
+def test_aarch64_driver_refuses_a_bad_call() -> None:
+    """The driver's `call` names what is wrong with a request instead of calling with misread arguments; an engine
+    error comes back as the export's code and message."""
+    st = QemuSteps("max")
+    blob = np.zeros(4, np.float32).tobytes()
+    with pytest.raises(RuntimeError, match=r"wrt_train_sgd takes \(zaaafff\), the host sent \(zaaff\)"):
+        st.request(request("wrt_train_sgd", "zaaff", [1, 0, 0, 0, 0], blob))
+    with pytest.raises(RuntimeError, match="wrt_load is not a training export"):
+        st.request(request("wrt_load", "", [], b""))
+    with pytest.raises(RuntimeError, match="argument 1 lies past the blob"):
+        st.request(request("wrt_train_mse", "zaaaa", [1, 64, 0, 0, 0], blob))
+    with pytest.raises(RuntimeError, match="a short or malformed request"):
+        st.request(request("wrt_train_mse", "zaaaa", [1, 0, 0, 0, 0], blob)[:20])
+    with pytest.raises(InputError, match="sgd: lr > 0"):
+        st.call("wrt_train_sgd", 1, Out(np.zeros(1, np.float32)), np.zeros(1, np.float32),
+                Out(np.zeros(1, np.float32)), 0.0, 0.9, 0.0)

@@ -4,7 +4,10 @@
  *                                       streamed load (wrt_load_begin/next), "-2\t..." where its code differs
  *   wrt_driver run MODEL OUTDIR IN...   raw float32 inputs in graph order -> OUTDIR/out<i>.bin
  *   wrt_driver target                   prints the kernel target name
+ *   wrt_driver call                     one call of a training export (train.c) on host buffers: the request on
+ *                                       stdin, the answer on stdout (format: call() below; tests/aarch64_steps.py)
  */
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -104,10 +107,102 @@ static int run(int argc, char** argv) {
   return 0;
 }
 
+/* -- call ---------------------------------------------------------------------------------------------------------
+ * Request (little-endian): u32 name length, the name, u32 argument count, one kind letter per argument (a array,
+ * i int, z size_t, f float: the SIGNATURES of wasmrt/train/engine_steps.py), one u64 word per argument (an array:
+ * its offset in the blob, all ones for NULL; an int: its value; a float: its bits), u64 blob size, the blob.
+ * Answer: i32 error code, u32 message length, the message, then the blob as the call left it. */
+typedef struct {
+  const char* kinds;
+  const uint64_t* word;
+  unsigned char* blob;
+} call_args;
+
+static uint64_t arg_word(const call_args* c, int i, char kind) {
+  if (c->kinds[i] != kind) { /* TRAIN_CALLS reads an argument unlike its own kinds string: a driver bug */
+    fprintf(stderr, "driver: argument %d read as '%c', declared '%c'\n", i, kind, c->kinds[i]);
+    exit(3);
+  }
+  return c->word[i];
+}
+static void* arg_ptr(const call_args* c, int i) {
+  uint64_t w = arg_word(c, i, 'a');
+  return w == UINT64_MAX ? 0 : c->blob + w;
+}
+static float arg_f32(const call_args* c, int i) {
+  uint32_t bits = (uint32_t)arg_word(c, i, 'f');
+  float f;
+  memcpy(&f, &bits, sizeof f);
+  return f;
+}
+#define A(i) arg_ptr(c, i)
+#define I(i) ((int)(int64_t)arg_word(c, i, 'i'))
+#define Z(i) ((size_t)arg_word(c, i, 'z'))
+#define F(i) arg_f32(c, i)
+
+/* each export: its name, its kinds, its arguments (indices written out: C leaves their evaluation order open) */
+#define TRAIN_CALLS(X)                                                                                              \
+  X(wrt_train_dense_forward, "iiiaaaffaa", I(0), I(1), I(2), A(3), A(4), A(5), F(6), F(7), A(8), A(9))             \
+  X(wrt_train_dense_backward, "iiiaaaffaaaa", I(0), I(1), I(2), A(3), A(4), A(5), F(6), F(7), A(8), A(9), A(10),    \
+    A(11))                                                                                                          \
+  X(wrt_train_grad, "izaaaff", I(0), Z(1), A(2), A(3), A(4), F(5), F(6))                                            \
+  X(wrt_train_softmax_xent, "iiaaaa", I(0), I(1), A(2), A(3), A(4), A(5))                                           \
+  X(wrt_train_mse, "zaaaa", Z(0), A(1), A(2), A(3), A(4))                                                           \
+  X(wrt_train_sgd, "zaaafff", Z(0), A(1), A(2), A(3), F(4), F(5), F(6))                                             \
+  X(wrt_train_adam, "zaaaafffffi", Z(0), A(1), A(2), A(3), A(4), F(5), F(6), F(7), F(8), F(9), I(10))               \
+  X(wrt_train_conv_forward, "iiiiiaaaaffaaa", I(0), I(1), I(2), I(3), I(4), A(5), A(6), A(7), A(8), F(9), F(10),    \
+    A(11), A(12), A(13))                                                                                            \
+  X(wrt_train_conv_backward, "iiiiiaaaaffaaaaa", I(0), I(1), I(2), I(3), I(4), A(5), A(6), A(7), A(8), F(9), F(10), \
+    A(11), A(12), A(13), A(14), A(15))                                                                              \
+  X(wrt_train_pool, "iiiiaaaa", I(0), I(1), I(2), I(3), A(4), A(5), A(6), A(7))
+
+#define WRAP(name, kinds, ...) \
+  static int call_##name(const call_args* c) { return name(__VA_ARGS__); }
+TRAIN_CALLS(WRAP)
+#define ROW(name, kinds, ...) {#name, kinds, call_##name},
+static const struct {
+  const char* name;
+  const char* kinds;
+  int (*fn)(const call_args*);
+} TRAIN_TABLE[] = {TRAIN_CALLS(ROW)};
+
+static int read_all(void* p, size_t n) { return fread(p, 1, n, stdin) == n; }
+
+static int call(void) {
+  uint32_t len = 0, nargs = 0;
+  char name[64] = {0}, kinds[32] = {0};
+  uint64_t word[32], size = 0;
+  if (!read_all(&len, 4) || len >= sizeof name || !read_all(name, len) || !read_all(&nargs, 4) ||
+      nargs >= sizeof kinds || !read_all(kinds, nargs) || !read_all(word, 8 * (size_t)nargs) || !read_all(&size, 8))
+    return fprintf(stderr, "call: a short or malformed request\n"), 2;
+  size_t k = 0, n = sizeof TRAIN_TABLE / sizeof TRAIN_TABLE[0];
+  while (k < n && strcmp(TRAIN_TABLE[k].name, name)) k++;
+  if (k == n) return fprintf(stderr, "call: %s is not a training export\n", name), 2;
+  if (strcmp(TRAIN_TABLE[k].kinds, kinds))
+    return fprintf(stderr, "call: %s takes (%s), the host sent (%s)\n", name, TRAIN_TABLE[k].kinds, kinds), 2;
+  unsigned char* blob = malloc(size ? size : 1); /* its exact size: under ASan, a write past it is caught */
+  if (!blob || !read_all(blob, size))
+    return fprintf(stderr, "call: no blob of %llu bytes\n", (unsigned long long)size), 2;
+  for (uint32_t i = 0; i < nargs; i++)
+    if (kinds[i] == 'a' && word[i] != UINT64_MAX && word[i] > size)
+      return fprintf(stderr, "call: argument %u lies past the blob\n", i), 2;
+  call_args c = {kinds, word, blob};
+  int32_t code = TRAIN_TABLE[k].fn(&c);
+  const char* msg = code ? wrt_error_message() : "";
+  uint32_t mlen = (uint32_t)strlen(msg);
+  fwrite(&code, 4, 1, stdout);
+  fwrite(&mlen, 4, 1, stdout);
+  fwrite(msg, 1, mlen, stdout);
+  fwrite(blob, 1, size, stdout);
+  free(blob);
+  return 0;
+}
+
 int main(int argc, char** argv) {
   if (argc >= 2 && !strcmp(argv[1], "check")) return check(argc, argv);
   if (argc >= 4 && !strcmp(argv[1], "run")) return run(argc, argv);
   if (argc >= 2 && !strcmp(argv[1], "target")) return printf("%s\n", wrt_target_name()), 0;
-  fprintf(stderr, "usage: wrt_driver check FILE... | run MODEL OUTDIR IN... | target\n");
+  if (argc == 2 && !strcmp(argv[1], "call")) return call();
+  fprintf(stderr, "usage: wrt_driver check FILE... | run MODEL OUTDIR IN... | target | call\n");
   return 2;
 }
