@@ -1,9 +1,10 @@
 """The engine's image operations (kernels_wasm/engine/image.c: wrt_img_*) against python_ref.vision (sample.py,
-segment.py) on every engine build here: the native library (its x86-64 build) and the scalar, SIMD128 and relaxed
-wasm modules (wasmtime); in Node through js_bindings/vision/imgops.js against the JS ports. Every output is exact
-(bytes, and float32 words for the float outputs): the C follows python_ref's float64 / float32 / integer rules.
-Hostile arguments (buffers smaller than the shapes, non-finite geometry, bad channels) are errors, never reads past
-a buffer."""
+segment.py) on every engine build here: the native library (its x86-64 build), the scalar, SIMD128 and relaxed
+wasm modules (wasmtime) and the aarch64 NEON build under qemu (-cpu max and cortex-a53: the test driver's `call`,
+tests/aarch64_steps.py, one driver process per CPU); in Node through js_bindings/vision/imgops.js against the JS
+ports. Every output is exact (bytes, and float32 words for the float outputs): the C follows python_ref's float64 /
+float32 / integer rules. Hostile arguments (buffers smaller than the shapes, non-finite geometry, bad channels) are
+errors, never reads past a buffer."""
 
 from __future__ import annotations
 
@@ -21,10 +22,11 @@ from python_ref.vision.constants import BLUR_MAX_RADIUS
 from wasmrt.errors import WasmrtError
 
 sys.path.insert(0, str(Path(__file__).parent / "js"))
+from aarch64_steps import CPUS, QemuImageHost  # tests/ is on sys.path under pytest
 from js_fixtures import NODE22
 
 ROOT = Path(__file__).resolve().parent.parent
-TARGETS = ["native", "wasm:scalar", "wasm:simd", "wasm:relaxed"]
+TARGETS = ["native", "wasm:scalar", "wasm:simd", "wasm:relaxed", *(f"aarch64:{cpu}" for cpu in CPUS)]
 
 
 @pytest.fixture(scope="module", params=TARGETS)
@@ -32,6 +34,8 @@ def ops(request: pytest.FixtureRequest):  # -> ImageOps
     from wasmrt.vision.imgops import ImageOps
 
     engine, _, variant = request.param.partition(":")
+    if engine == "aarch64":
+        return ImageOps(engine, variant, host=QemuImageHost(variant))
     try:
         return ImageOps(engine, variant or None)
     except WasmrtError as e:
@@ -228,6 +232,23 @@ def test_hostile_arguments_are_errors(ops) -> None:
     # still usable after the errors
     np.testing.assert_array_equal(ops.sample_rect(img, 4, 4, 8, 8, 0.0, 4, 4), sample.sample_rect(img, 4, 4, 8, 8,
                                                                                                    0.0, 4, 4))
+
+
+def test_aarch64_driver_checks_the_image_calls() -> None:
+    """The driver's image calls take the kinds of imgops.SIGNATURES (its call list is generated from them): other
+    kinds are refused, the driver then ends and the next call starts it again; a size_t result comes back whole."""
+    from wasmrt.vision.imgops import SIGNATURES, ImageOps
+
+    drv = QemuImageHost("max").driver
+    with pytest.raises(RuntimeError, match=r"wrt_img_box_blur_scratch takes \(ii\), the host sent \(iz\)"):
+        drv.call("wrt_img_box_blur_scratch", "iz", [4, 4], [])
+    with pytest.raises(RuntimeError, match="wrt_img_warp is not a training or image export"):
+        drv.call("wrt_img_warp", "ii", [4, 4], [])
+    native = ImageOps("native").host
+    assert native is not None
+    for w, h in [(4, 4), (641, 359), (8192, 8192), (0, 5)]:
+        assert drv.call("wrt_img_box_blur_scratch", SIGNATURES["wrt_img_box_blur_scratch"][1], [w, h], []) == \
+            native.call("wrt_img_box_blur_scratch", [w, h], []) == (0 if w == 0 else ((w * h * 3 + 3) & ~3) + w * 12)
 
 
 def test_python_pipelines_use_the_engine_operations() -> None:

@@ -1,5 +1,6 @@
 """python -m kernels_wasm.gen [--out DIR] [--check]: write (or verify) kernels_wasm/generated/<target>.c and the
-element-wise op codes they share (wrt_eltwise.h)."""
+element-wise op codes they share (wrt_eltwise.h), the WGSL kernels and the test driver's image calls
+(kernels_wasm/engine/test/wrt_img_calls.h)."""
 
 from __future__ import annotations
 
@@ -7,6 +8,7 @@ import argparse
 import sys
 from pathlib import Path
 
+from kernels_wasm.gen.driver_calls import generate_driver_calls
 from kernels_wasm.gen.emit import generate_all
 from kernels_wasm.gen.wgsl_emit import generate_wgsl
 
@@ -18,7 +20,8 @@ def check(out: Path) -> list[str]:
     bad = [name for name, text in generate_all().items()
            if not (out / name).is_file() or (out / name).read_text(encoding="utf-8") != text]
     stale = {p.name for p in [*out.glob("*.c"), *out.glob("*.h")]} - set(generate_all())
-    bad += [str(p) for p, text in generate_wgsl().items() if not p.is_file() or p.read_text(encoding="utf-8") != text]
+    bad += [str(p) for p, text in {**generate_wgsl(), **generate_driver_calls()}.items()
+            if not p.is_file() or p.read_text(encoding="utf-8") != text]
     return sorted(bad) + sorted(f"{n} (not generated any more)" for n in stale)
 
 
@@ -35,10 +38,11 @@ def main(argv: list[str] | None = None) -> int:
     args.out.mkdir(parents=True, exist_ok=True)
     for name, text in generate_all().items():
         (args.out / name).write_text(text, encoding="utf-8", newline="\n")
-    for path, text in generate_wgsl().items():  # js_bindings/src/webgpu/kernels.js, which both WebGPU engines read
+    # js_bindings/src/webgpu/kernels.js, which both WebGPU engines read; the test driver's image calls
+    for path, text in {**generate_wgsl(), **generate_driver_calls()}.items():
         path.parent.mkdir(parents=True, exist_ok=True)
         path.write_text(text, encoding="utf-8", newline="\n")
-    print(f"wrote {len(generate_all())} files to {args.out} and the WGSL kernels")
+    print(f"wrote {len(generate_all())} files to {args.out}, the WGSL kernels and the driver's image calls")
     return 0
 
 

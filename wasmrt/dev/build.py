@@ -42,6 +42,7 @@ GENERATED = ROOT / native_build.GENERATED
 INCLUDE = ROOT / native_build.INCLUDE
 PROVISIONAL = ROOT / native_build.PROVISIONAL
 DRIVER = ENGINE / "test" / "driver.c"
+DRIVER_CALLS = ENGINE / "test" / "wrt_img_calls.h"  # included by the driver (python -m kernels_wasm.gen)
 FUZZ = ROOT / "kernels_wasm" / "fuzz"
 BUILD = ROOT / "build"
 DIST = ROOT / "js_bindings" / "dist"
@@ -286,7 +287,7 @@ def build_asan_driver(force: bool = False) -> Artefact:
     def make(tmp: Path) -> None:
         _run([cc, *flags, *map(str, sources), "-o", str(tmp), "-lm"])
 
-    return Artefact(out, _cached(out, _stamp(sources, flags, cc), force, make), notes)
+    return Artefact(out, _cached(out, _stamp([*sources, DRIVER_CALLS], flags, cc), force, make), notes)
 
 
 def build_fuzz(force: bool = False) -> Artefact:
@@ -325,7 +326,7 @@ def build_aarch64(force: bool = False) -> Artefact:
     def make(tmp: Path) -> None:
         _run([cc, *flags, *map(str, sources), "-o", str(tmp), "-lm"])
 
-    return Artefact(out, _cached(out, _stamp(sources, flags, cc), force, make), notes)
+    return Artefact(out, _cached(out, _stamp([*sources, DRIVER_CALLS], flags, cc), force, make), notes)
 
 
 def build_aarch64_library(force: bool = False) -> Artefact:

@@ -4,8 +4,9 @@
  *                                       streamed load (wrt_load_begin/next), "-2\t..." where its code differs
  *   wrt_driver run MODEL OUTDIR IN...   raw float32 inputs in graph order -> OUTDIR/out<i>.bin
  *   wrt_driver target                   prints the kernel target name
- *   wrt_driver call                     one call of a training export (train.c) on host buffers: the request on
- *                                       stdin, the answer on stdout (format: call() below; tests/aarch64_steps.py)
+ *   wrt_driver call                     calls of training exports (train.c) or image exports (image.c) on host
+ *                                       buffers: requests on stdin until it ends, each answered on stdout before
+ *                                       the next is read (format: call() below; tests/aarch64_steps.py)
  */
 #include <stdint.h>
 #include <stdio.h>
@@ -13,6 +14,7 @@
 #include <string.h>
 
 #include "../wasmrt.h"
+#include "wrt_img_calls.h"
 
 static unsigned char* read_file(const char* path, size_t* n) {
   FILE* f = fopen(path, "rb");
@@ -108,10 +110,12 @@ static int run(int argc, char** argv) {
 }
 
 /* -- call ---------------------------------------------------------------------------------------------------------
- * Request (little-endian): u32 name length, the name, u32 argument count, one kind letter per argument (a array,
- * i int, z size_t, f float: the SIGNATURES of wasmrt/train/engine_steps.py), one u64 word per argument (an array:
- * its offset in the blob, all ones for NULL; an int: its value; a float: its bits), u64 blob size, the blob.
- * Answer: i32 error code, u32 message length, the message, then the blob as the call left it. */
+ * Request (little-endian): u32 name length, the name, u32 argument count, one kind letter per argument (a or p
+ * array, i int, z size_t, f float, d double: the SIGNATURES of wasmrt/train/engine_steps.py and
+ * wasmrt/vision/imgops.py), one u64 word per argument (an array: its offset in the blob, all ones for NULL; an int:
+ * its value; a float or double: its bits), u64 blob size, the blob.
+ * Answer: i32 error code (a size_t result: its value, the message then meaningless), u32 message length, the
+ * message, then the blob as the call left it. */
 typedef struct {
   const char* kinds;
   const uint64_t* word;
@@ -119,14 +123,14 @@ typedef struct {
 } call_args;
 
 static uint64_t arg_word(const call_args* c, int i, char kind) {
-  if (c->kinds[i] != kind) { /* TRAIN_CALLS reads an argument unlike its own kinds string: a driver bug */
+  if (c->kinds[i] != kind) { /* a wrapper reads an argument unlike its own kinds string: a driver bug */
     fprintf(stderr, "driver: argument %d read as '%c', declared '%c'\n", i, kind, c->kinds[i]);
     exit(3);
   }
   return c->word[i];
 }
-static void* arg_ptr(const call_args* c, int i) {
-  uint64_t w = arg_word(c, i, 'a');
+static void* arg_ptr(const call_args* c, int i, char kind) {
+  uint64_t w = arg_word(c, i, kind);
   return w == UINT64_MAX ? 0 : c->blob + w;
 }
 static float arg_f32(const call_args* c, int i) {
@@ -135,7 +139,15 @@ static float arg_f32(const call_args* c, int i) {
   memcpy(&f, &bits, sizeof f);
   return f;
 }
-#define A(i) arg_ptr(c, i)
+static double arg_f64(const call_args* c, int i) {
+  uint64_t bits = arg_word(c, i, 'd');
+  double d;
+  memcpy(&d, &bits, sizeof d);
+  return d;
+}
+#define A(i) arg_ptr(c, i, 'a')
+#define P(i) arg_ptr(c, i, 'p')
+#define D(i) arg_f64(c, i)
 #define I(i) ((int)(int64_t)arg_word(c, i, 'i'))
 #define Z(i) ((size_t)arg_word(c, i, 'z'))
 #define F(i) arg_f32(c, i)
@@ -156,53 +168,75 @@ static float arg_f32(const call_args* c, int i) {
     A(11), A(12), A(13), A(14), A(15))                                                                              \
   X(wrt_train_pool, "iiiiaaaa", I(0), I(1), I(2), I(3), A(4), A(5), A(6), A(7))
 
+/* an export's result as the answer's i32: its error code, or a size_t (wrt_img_box_blur_scratch) that fits */
+static int32_t int_result(int r) { return r; }
+static int32_t size_result(size_t n) {
+  if (n > INT32_MAX) {
+    fprintf(stderr, "driver: a result of %zu does not fit the answer\n", n);
+    exit(3);
+  }
+  return (int32_t)n;
+}
+#define RESULT(r) _Generic((r), size_t: size_result, default: int_result)(r)
+
 #define WRAP(name, kinds, ...) \
-  static int call_##name(const call_args* c) { return name(__VA_ARGS__); }
+  static int32_t call_##name(const call_args* c) { return RESULT(name(__VA_ARGS__)); }
 TRAIN_CALLS(WRAP)
+WRT_IMG_CALLS(WRAP) /* generated from wasmrt/vision/imgops.py */
 #define ROW(name, kinds, ...) {#name, kinds, call_##name},
 static const struct {
   const char* name;
   const char* kinds;
-  int (*fn)(const call_args*);
-} TRAIN_TABLE[] = {TRAIN_CALLS(ROW)};
+  int32_t (*fn)(const call_args*);
+} CALL_TABLE[] = {TRAIN_CALLS(ROW) WRT_IMG_CALLS(ROW)};
 
 static int read_all(void* p, size_t n) { return fread(p, 1, n, stdin) == n; }
 
+/* one request: 0 answered, 1 no request (stdin at its end), 2 refused (the process then ends) */
 static int call(void) {
   uint32_t len = 0, nargs = 0;
   char name[64] = {0}, kinds[32] = {0};
   uint64_t word[32], size = 0;
-  if (!read_all(&len, 4) || len >= sizeof name || !read_all(name, len) || !read_all(&nargs, 4) ||
+  size_t got = fread(&len, 1, 4, stdin);
+  if (got == 0 && feof(stdin)) return 1;
+  if (got != 4 || len >= sizeof name || !read_all(name, len) || !read_all(&nargs, 4) ||
       nargs >= sizeof kinds || !read_all(kinds, nargs) || !read_all(word, 8 * (size_t)nargs) || !read_all(&size, 8))
     return fprintf(stderr, "call: a short or malformed request\n"), 2;
-  size_t k = 0, n = sizeof TRAIN_TABLE / sizeof TRAIN_TABLE[0];
-  while (k < n && strcmp(TRAIN_TABLE[k].name, name)) k++;
-  if (k == n) return fprintf(stderr, "call: %s is not a training export\n", name), 2;
-  if (strcmp(TRAIN_TABLE[k].kinds, kinds))
-    return fprintf(stderr, "call: %s takes (%s), the host sent (%s)\n", name, TRAIN_TABLE[k].kinds, kinds), 2;
+  size_t k = 0, n = sizeof CALL_TABLE / sizeof CALL_TABLE[0];
+  while (k < n && strcmp(CALL_TABLE[k].name, name)) k++;
+  if (k == n) return fprintf(stderr, "call: %s is not a training or image export\n", name), 2;
+  if (strcmp(CALL_TABLE[k].kinds, kinds))
+    return fprintf(stderr, "call: %s takes (%s), the host sent (%s)\n", name, CALL_TABLE[k].kinds, kinds), 2;
   unsigned char* blob = malloc(size ? size : 1); /* its exact size: under ASan, a write past it is caught */
   if (!blob || !read_all(blob, size))
     return fprintf(stderr, "call: no blob of %llu bytes\n", (unsigned long long)size), 2;
   for (uint32_t i = 0; i < nargs; i++)
-    if (kinds[i] == 'a' && word[i] != UINT64_MAX && word[i] > size)
+    if ((kinds[i] == 'a' || kinds[i] == 'p') && word[i] != UINT64_MAX && word[i] > size)
       return fprintf(stderr, "call: argument %u lies past the blob\n", i), 2;
   call_args c = {kinds, word, blob};
-  int32_t code = TRAIN_TABLE[k].fn(&c);
+  int32_t code = CALL_TABLE[k].fn(&c);
   const char* msg = code ? wrt_error_message() : "";
   uint32_t mlen = (uint32_t)strlen(msg);
   fwrite(&code, 4, 1, stdout);
   fwrite(&mlen, 4, 1, stdout);
   fwrite(msg, 1, mlen, stdout);
   fwrite(blob, 1, size, stdout);
+  fflush(stdout); /* the host waits for this answer before it sends the next request */
   free(blob);
   return 0;
+}
+
+static int calls(void) {
+  int r;
+  while ((r = call()) == 0) continue;
+  return r == 1 ? 0 : r;
 }
 
 int main(int argc, char** argv) {
   if (argc >= 2 && !strcmp(argv[1], "check")) return check(argc, argv);
   if (argc >= 4 && !strcmp(argv[1], "run")) return run(argc, argv);
   if (argc >= 2 && !strcmp(argv[1], "target")) return printf("%s\n", wrt_target_name()), 0;
-  if (argc == 2 && !strcmp(argv[1], "call")) return call();
+  if (argc == 2 && !strcmp(argv[1], "call")) return calls();
   fprintf(stderr, "usage: wrt_driver check FILE... | run MODEL OUTDIR IN... | target | call\n");
   return 2;
 }
