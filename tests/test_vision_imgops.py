@@ -78,6 +78,20 @@ def test_crop_of_a_real_photo(ops) -> None:
                                                                                          255.0).tobytes()
 
 
+def test_rotated_rgba_crops_four_pixels_at_a_time(ops) -> None:
+    """image.c samples rotated RGBA crops four output pixels at a time while all their taps lie inside the image:
+    groups inside, groups across each edge (one by one), row lengths that are not a multiple of four, both borders,
+    every normalisation and the bytes; a centre at half-steps of 1/32 pixel (rint's ties, to even)."""
+    img = RNG.integers(0, 256, (83, 97, 4), dtype=np.uint8)
+    for args in [(40.0 + 1 / 64, 30.0 + 3 / 64, 50.0, 41.0, 0.3, 37, 29, "replicate"),
+                 (40.0 + 1 / 64, 30.0 + 3 / 64, 60.0, 60.0, -2.2, 40, 40, "zero"),
+                 (90.0, 5.0, 70.0, 30.0, 1.1, 43, 18, "replicate"), (2.0, 80.0, 40.0, 70.0, -0.6, 21, 33, "zero")]:
+        np.testing.assert_array_equal(ops.sample_rect(img, *args), sample.sample_rect(img, *args), str(args))
+        for mean, div in NORMS:
+            assert ops.sample_input(img, *args, mean, div).tobytes() == sample.sample_input(img, *args, mean,
+                                                                                            div).tobytes(), args
+
+
 def test_wide_outputs_cross_the_column_chunks(ops) -> None:
     """image.c computes column coordinates in chunks of 512 columns: outputs wider than one chunk."""
     img = IMAGES[2]

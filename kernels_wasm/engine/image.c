@@ -5,6 +5,9 @@
  * Each buffer comes with its size in bytes: a size too small for the shapes given is an error, never a read past it.
  * Plain loops: these are a few hundred thousand pixels a frame, bound by memory and the exact rounding rules. */
 #include "engine.h"
+#ifdef __wasm_simd128__
+#include <wasm_simd128.h>
+#endif
 
 /* frames up to 2^26 pixels (8192 x 8192), 4 bytes each: every byte count fits a 32-bit size_t */
 #define IMG_MAX_SIDE 32768
@@ -48,6 +51,28 @@ typedef uint8_t v16u8_u __attribute__((vector_size(16), aligned(1), may_alias));
 typedef float v2f_u __attribute__((vector_size(8), aligned(4), may_alias));
 
 static int clampi(int64_t v, int n) { return v < 0 ? 0 : v >= n ? n - 1 : (int)v; }
+
+/* the bilinear blend of an RGBA pixel's four taps a b (top) c d (bottom): (wy0 (a wx0 + b wx1) + wy1 (c wx0 +
+ * d wx1) + 2^9) >> 10 per channel, weights out of 32 packed as wx = wx0 | wx1 << 16, wy = wy0 | wy1 << 16 */
+static inline __attribute__((always_inline)) v4i bilinear4(const uint8_t* a, const uint8_t* b, const uint8_t* c,
+                                                           const uint8_t* d, int32_t wx, int32_t wy) {
+#ifdef __wasm_simd128__
+  /* each stage as 16-bit products summed in pairs (i32x4.dot_i16x8_s): every term and sum below 2^15 */
+  const v128_t z = wasm_i32x4_splat(0), vx = wasm_i32x4_splat(wx);
+  const v128_t t = wasm_v128_load32_lane(b, wasm_v128_load32_zero(a), 1);
+  const v128_t u = wasm_v128_load32_lane(d, wasm_v128_load32_zero(c), 1);
+  const v128_t top = wasm_i32x4_dot_i16x8(wasm_i8x16_shuffle(t, z, 0, 16, 4, 16, 1, 16, 5, 16, 2, 16, 6, 16, 3, 16, 7, 16), vx);
+  const v128_t bot = wasm_i32x4_dot_i16x8(wasm_i8x16_shuffle(u, z, 0, 16, 4, 16, 1, 16, 5, 16, 2, 16, 6, 16, 3, 16, 7, 16), vx);
+  const v128_t s = wasm_i32x4_dot_i16x8(
+      wasm_i8x16_shuffle(top, bot, 0, 1, 16, 17, 4, 5, 20, 21, 8, 9, 24, 25, 12, 13, 28, 29), wasm_i32x4_splat(wy));
+  return (v4i)wasm_i32x4_shr(wasm_i32x4_add(s, wasm_i32x4_splat(1 << 9)), 10);
+#else
+#define TAP(p) __builtin_convertvector(*(const v4u8_u*)(p), v4i)
+  const int32_t x0 = wx & 0xffff, x1 = wx >> 16, y0 = wy & 0xffff, y1 = wy >> 16;
+  return (y0 * (TAP(a) * x0 + TAP(b) * x1) + y1 * (TAP(c) * x0 + TAP(d) * x1) + (1 << 9)) >> 10;
+#undef TAP
+#endif
+}
 
 /* one axis of an unrotated crop: q = rint(p * 32); the taps' element offsets (clamped) and weights out of 32 (0 for a
  * tap outside with a zero border) */
@@ -112,6 +137,92 @@ static void crop_unrotated(const uint8_t* src, int width, int height, int channe
   }
 }
 
+/* one output pixel of the rotated crop at (px, py) (sample.py's p): its three channels */
+static void crop_pixel(const uint8_t* src, int width, int height, int channels, int zero_border, double px,
+                       double py, int32_t val[3]) {
+  const size_t stride = (size_t)width * (size_t)channels;
+  const int64_t xq = (int64_t)__builtin_rint(px * 32), yq = (int64_t)__builtin_rint(py * 32);
+  const int fx = (int)(xq & 31), fy = (int)(yq & 31);
+  const int64_t x0 = (xq - fx) / 32, y0 = (yq - fy) / 32;
+  /* the weights times 32 (sum 2^15) */
+  int32_t wt[4] = {(32 - fx) * (32 - fy) * 32, fx * (32 - fy) * 32, (32 - fx) * fy * 32, fx * fy * 32};
+  const uint8_t* tap[4];
+  for (int k = 0; k < 4; k++) {
+    const int64_t r = y0 + (k >> 1), c = x0 + (k & 1);
+    if (zero_border && (r < 0 || r >= height || c < 0 || c >= width)) wt[k] = 0;
+    tap[k] = src + (size_t)clampi(r, height) * stride + (size_t)clampi(c, width) * (size_t)channels;
+  }
+  for (int ch = 0; ch < 3; ch++) { /* each sum <= 255 * 2^15 + 2^14: always 0..255 */
+    val[ch] = (tap[0][ch] * wt[0] + tap[1][ch] * wt[1] + tap[2][ch] * wt[2] + tap[3][ch] * wt[3] + (1 << 14)) >> 15;
+  }
+}
+
+static void put3(const int32_t val[3], const float* table, uint8_t* ob, float* of, int out_float, size_t o) {
+  for (int ch = 0; ch < 3; ch++) {
+    if (out_float) {
+      of[o + (size_t)ch] = table[val[ch]];
+    } else {
+      ob[o + (size_t)ch] = (uint8_t)val[ch];
+    }
+  }
+}
+
+/* one pixel of crop_rotated4 at output offset q: its taps from a (top left), blended and stored */
+static inline __attribute__((always_inline)) void rotated_put(const uint8_t* a, int32_t stride, int32_t wx,
+                                                              int32_t wy, const float* table, const float* lanes,
+                                                              uint8_t* ob, float* of, int out_float, size_t q,
+                                                              size_t n_out) {
+  const v4i s = bilinear4(a, a + 4, a + stride, a + stride + 4, wx, wy);
+  if (lanes && q + 4 <= n_out) { /* the table's values as float32 lanes; the fourth is the next pixel's */
+    *(v4f_u*)(of + q) = (__builtin_convertvector(s, v4f) - lanes[0]) / lanes[1];
+  } else {
+    const int32_t val[3] = {s[0], s[1], s[2]};
+    put3(val, table, ob, of, out_float, q);
+  }
+}
+
+/* the rotated crop of an RGBA image along one output row, four pixels at a time while all their taps lie inside
+ * (sample.py's positions in float64 lanes: the same operations as crop_pixel, so the same roundings; the weights
+ * out of 32 per axis: (wy0 (a wx0 + b wx1) + wy1 (c wx0 + d wx1) + 2^9) >> 10 is crop_pixel's sum, as in
+ * crop_unrotated); a group with a tap outside goes crop_pixel's way. */
+static void crop_rotated4(const uint8_t* src, int width, int height, int zero_border, const double* col_x,
+                          const double* col_y, int nj, double vs, double vc, const float* table, const float* lanes,
+                          uint8_t* ob, float* of, int out_float, size_t o, size_t n_out) {
+  const int32_t stride = width * 4;
+  const v2d sub = {vs, vs}, add = {vc, vc};
+  int jj = 0;
+  for (; jj + 4 <= nj; jj += 4, o += 12) {
+    /* + 1.5 2^52 rounds |x| < 2^31 to an integer, half to even as rint, left in the low word of each lane */
+    const v2d round = {0x1.8p52, 0x1.8p52};
+    const v4i xq = __builtin_shufflevector((v4i)((*(const v2d*)&col_x[jj] - sub) * 32 + round),
+                                           (v4i)((*(const v2d*)&col_x[jj + 2] - sub) * 32 + round), 0, 2, 4, 6);
+    const v4i yq = __builtin_shufflevector((v4i)((*(const v2d*)&col_y[jj] + add) * 32 + round),
+                                           (v4i)((*(const v2d*)&col_y[jj + 2] + add) * 32 + round), 0, 2, 4, 6);
+    const v4i x0 = xq >> 5, y0 = yq >> 5, fx = xq & 31, fy = yq & 31; /* >> 5 of a negative: the floor */
+    const v4i in = (x0 >= 0) & (x0 < width - 1) & (y0 >= 0) & (y0 < height - 1);
+    if (!(in[0] & in[1] & in[2] & in[3])) {
+      for (int k = 0; k < 4; k++) {
+        int32_t val[3];
+        crop_pixel(src, width, height, 4, zero_border, col_x[jj + k] - vs, col_y[jj + k] + vc, val);
+        put3(val, table, ob, of, out_float, o + (size_t)k * 3);
+      }
+      continue;
+    }
+    const v4i off = y0 * stride + x0 * 4, wx0 = 32 - fx, wy0 = 32 - fy;
+    const v4i wx = wx0 | fx << 16, wy = wy0 | fy << 16;
+    /* the four pixels spelled out: constant lane indices keep the vectors in registers */
+    rotated_put(src + off[0], stride, wx[0], wy[0], table, lanes, ob, of, out_float, o, n_out);
+    rotated_put(src + off[1], stride, wx[1], wy[1], table, lanes, ob, of, out_float, o + 3, n_out);
+    rotated_put(src + off[2], stride, wx[2], wy[2], table, lanes, ob, of, out_float, o + 6, n_out);
+    rotated_put(src + off[3], stride, wx[3], wy[3], table, lanes, ob, of, out_float, o + 9, n_out);
+  }
+  for (; jj < nj; jj++, o += 3) {
+    int32_t val[3];
+    crop_pixel(src, width, height, 4, zero_border, col_x[jj] - vs, col_y[jj] + vc, val);
+    put3(val, table, ob, of, out_float, o);
+  }
+}
+
 /* sample.py: output (i, j) takes the image at p = centre + R(angle) ((j / n_w - 0.5) w, (i / n_h - 0.5) h), rounded
  * to 1/32 pixel (half to even), four taps with weights summing to 2^15, (sum + 2^14) >> 15. */
 int wrt_img_crop(const uint8_t* src, size_t src_bytes, int width, int height, int channels, double cx, double cy,
@@ -140,7 +251,7 @@ int wrt_img_crop(const uint8_t* src, size_t src_bytes, int width, int height, in
   float table[256]; /* (v - mean) / div in float64, rounded once to float32, as the pipelines normalise */
   /* float32 (v - mean) / div gives the same words for every v with the usual normalisations ([0, 1], [-1, 1]: a
    * quotient of small integers is never near enough a float32 tie for float64's first rounding to matter), checked
-   * here for all 256; then the unrotated RGBA crop normalises four lanes at a time instead of looking up bytes */
+   * here for all 256; then the RGBA crops normalise four lanes at a time instead of looking up bytes */
   const float lanes[2] = {(float)mean, (float)div};
   int same = out_float;
   if (out_float) {
@@ -152,14 +263,16 @@ int wrt_img_crop(const uint8_t* src, size_t src_bytes, int width, int height, in
   }
   uint8_t* ob = (uint8_t*)out;
   float* of = (float*)out;
-  const size_t stride = (size_t)width * (size_t)channels;
   if (sin_a == 0) { /* no rotation: sample.py's positions are per column and per row (v sin and u sin are 0) */
     crop_unrotated(src, width, height, channels, cx, cy, w, h, cos_a, out_w, out_h, zero_border, table,
                    same ? lanes : NULL, ob, of, out_float);
     return WRT_OK;
   }
+  /* RGBA with positions well inside int32 (|p| * 32 < 2^28): four output pixels at a time (crop_rotated4) */
+  const int fast = channels == 4 &&
+                   __builtin_fabs(cx) + __builtin_fabs(cy) + 2 * (__builtin_fabs(w) + __builtin_fabs(h)) < (1 << 22);
   /* per column (in chunks on the stack): cx + u cos, cy + u sin, the first terms of sample.py's sums */
-  double col_x[IMG_CHUNK], col_y[IMG_CHUNK];
+  double col_x[IMG_CHUNK] __attribute__((aligned(16))), col_y[IMG_CHUNK] __attribute__((aligned(16)));
   for (int j0 = 0; j0 < out_w; j0 += IMG_CHUNK) {
     const int nj = out_w - j0 < IMG_CHUNK ? out_w - j0 : IMG_CHUNK;
     for (int jj = 0; jj < nj; jj++) {
@@ -170,47 +283,15 @@ int wrt_img_crop(const uint8_t* src, size_t src_bytes, int width, int height, in
     for (int i = 0; i < out_h; i++) {
       const double v = ((double)i / out_h - 0.5) * h, vs = v * sin_a, vc = v * cos_a;
       size_t o = ((size_t)i * (size_t)out_w + (size_t)j0) * 3;
-      for (int jj = 0; jj < nj; jj++) {
-        const int64_t xq = (int64_t)__builtin_rint((col_x[jj] - vs) * 32);
-        const int64_t yq = (int64_t)__builtin_rint((col_y[jj] + vc) * 32);
-        const int fx = (int)(xq & 31), fy = (int)(yq & 31);
-        const int64_t x0 = (xq - fx) / 32, y0 = (yq - fy) / 32;
-        /* the weights times 32 (sum 2^15) */
-        int32_t wt[4] = {(32 - fx) * (32 - fy) * 32, fx * (32 - fy) * 32, (32 - fx) * fy * 32, fx * fy * 32};
-        const uint8_t* tap[4];
-        if (x0 >= 0 && x0 + 1 < width && y0 >= 0 && y0 + 1 < height) { /* inside: no clamping */
-          tap[0] = src + (size_t)y0 * stride + (size_t)x0 * (size_t)channels;
-          tap[1] = tap[0] + channels;
-          tap[2] = tap[0] + stride;
-          tap[3] = tap[2] + channels;
-        } else {
-          for (int k = 0; k < 4; k++) {
-            const int64_t r = y0 + (k >> 1), c = x0 + (k & 1);
-            if (zero_border && (r < 0 || r >= height || c < 0 || c >= width)) wt[k] = 0;
-            tap[k] = src + (size_t)clampi(r, height) * stride + (size_t)clampi(c, width) * (size_t)channels;
-          }
-        }
-        int32_t val[4];
-        if (channels == 4) { /* the four channels of a tap as one vector (the fourth is computed and unused) */
-          v4i acc = {1 << 14, 1 << 14, 1 << 14, 1 << 14};
-          for (int k = 0; k < 4; k++) {
-            const v4u8 px = {tap[k][0], tap[k][1], tap[k][2], tap[k][3]};
-            acc += __builtin_convertvector(px, v4i) * wt[k];
-          }
-          acc >>= 15;
-          for (int ch = 0; ch < 3; ch++) val[ch] = acc[ch];
-        } else {
-          for (int ch = 0; ch < 3; ch++) {
-            val[ch] = (tap[0][ch] * wt[0] + tap[1][ch] * wt[1] + tap[2][ch] * wt[2] + tap[3][ch] * wt[3] + (1 << 14)) >> 15;
-          }
-        }
-        for (int ch = 0; ch < 3; ch++) { /* each sum <= 255 * 2^15 + 2^14: always 0..255 */
-          if (out_float) {
-            of[o++] = table[val[ch]];
-          } else {
-            ob[o++] = (uint8_t)val[ch];
-          }
-        }
+      if (fast) {
+        crop_rotated4(src, width, height, zero_border, col_x, col_y, nj, vs, vc, table, same ? lanes : NULL, ob, of,
+                      out_float, o, n_out);
+        continue;
+      }
+      for (int jj = 0; jj < nj; jj++, o += 3) {
+        int32_t val[3];
+        crop_pixel(src, width, height, channels, zero_border, col_x[jj] - vs, col_y[jj] + vc, val);
+        put3(val, table, ob, of, out_float, o);
       }
     }
   }
