@@ -63,16 +63,18 @@ export function lipMask(face, width, height, region) {
   return { ...reg, data };
 }
 
+// out[j] = (in[j - r] + ... + in[j + r]) / (2r + 1), the taps summed in that order, zeros outside (those left out:
+// adding 0 changes no sum); along rows (step 1) or columns (step w)
 function boxBlur(src, w, h, r, horizontal) {
-  const out = new Float64Array(w * h), n = 2 * r + 1;
-  for (let y = 0; y < h; y++) {
-    for (let x = 0; x < w; x++) {
+  const out = new Float64Array(w * h), n = 2 * r + 1, len = horizontal ? w : h, step = horizontal ? 1 : w;
+  const lines = horizontal ? h : w, lineStep = horizontal ? w : 1;
+  for (let line = 0; line < lines; line++) {
+    const base = line * lineStep;
+    for (let x = 0; x < len; x++) {
+      const k0 = x - r < 0 ? 0 : x - r, k1 = x + r >= len ? len - 1 : x + r;
       let acc = 0;
-      for (let k = -r; k <= r; k++) {
-        const xx = horizontal ? x + k : x, yy = horizontal ? y : y + k;
-        acc += xx >= 0 && xx < w && yy >= 0 && yy < h ? src[yy * w + xx] : 0;
-      }
-      out[y * w + x] = acc / n;
+      for (let k = k0, q = base + k0 * step; k <= k1; k++, q += step) acc += src[q];
+      out[base + x * step] = acc / n;
     }
   }
   return out;
@@ -103,10 +105,38 @@ const TO_LINEAR = Float64Array.from({ length: 256 }, (_, i) => {
   return v <= 0.04045 ? v / 12.92 : ((v + 0.055) / 1.055) ** 2.4;
 });
 
-function linearToSrgb8(v) {
+export function linearToSrgb8(v) {
   v = Math.min(Math.max(v, 0), 1);
   const s = v <= 0.0031308 ? v * 12.92 : 1.055 * v ** (1 / 2.4) - 0.055;
   return Math.floor(s * 255 + 0.5);
+}
+
+// linearToSrgb8 without a power per value: SRGB8_FROM[k] is the least float64 in [0, 1] it takes to k or more (found
+// by bisection on the function itself, once), and the byte is the largest k with SRGB8_FROM[k] <= v
+let SRGB8_FROM = null;
+function srgb8Thresholds() {
+  const t = new Float64Array(256);
+  t[0] = -Infinity;
+  for (let k = 1; k < 256; k++) {
+    let lo = k > 1 ? t[k - 1] : 0, hi = 1; // linearToSrgb8(lo) < k <= linearToSrgb8(hi)
+    if (linearToSrgb8(lo) >= k) { t[k] = lo; continue; }
+    for (;;) {
+      const mid = lo + (hi - lo) / 2;
+      if (mid === lo || mid === hi) break;
+      if (linearToSrgb8(mid) >= k) hi = mid; else lo = mid;
+    }
+    t[k] = hi;
+  }
+  return t;
+}
+
+/** linearToSrgb8(v), by the thresholds. */
+export function srgb8(v) {
+  const t = (SRGB8_FROM ??= srgb8Thresholds());
+  if (v !== v) return linearToSrgb8(v); // NaN
+  let k = 0;
+  for (let step = 128; step; step >>= 1) if (t[k + step] <= v) k += step;
+  return k;
 }
 
 export function linearToOklab(r, g, b) {
@@ -137,30 +167,44 @@ export function recolor(pixels, alpha, color, intensity, ox = 0, oy = 0) {
   const C = pixels.channels ?? 4;
   const k = Math.min(Math.max(Number(intensity) || 0, 0), 1);
   let wsum = 0, lsum = 0;
-  const labs = new Float64Array(alpha.data.length * 3);
-  const at = (i) => ((alpha.y0 + Math.floor(i / alpha.w) - oy) * width + (alpha.x0 + (i % alpha.w) - ox)) * C;
-  for (let i = 0; i < alpha.data.length; i++) {
-    const a = alpha.data[i];
-    if (!(a > 0)) continue;
-    const p = at(i);
-    const lab = linearToOklab(TO_LINEAR[data[p]], TO_LINEAR[data[p + 1]], TO_LINEAR[data[p + 2]]);
-    labs.set(lab, 3 * i);
-    wsum += a;
-    lsum += a * lab[0];
+  // linearToOklab and oklabToLinear spelled out in the loops (the same operations, without an array per pixel)
+  const lightness = new Float64Array(alpha.data.length);
+  // alpha's row y, column x is pixel (alpha.x0 + x - ox, alpha.y0 + y - oy)
+  const at = (y) => ((alpha.y0 + y - oy) * width + alpha.x0 - ox) * C;
+  for (let y = 0, i = 0; y < alpha.h; y++) {
+    for (let x = 0, p = at(y); x < alpha.w; x++, i++, p += C) {
+      const a = alpha.data[i];
+      if (!(a > 0)) continue;
+      const r = TO_LINEAR[data[p]], g = TO_LINEAR[data[p + 1]], b = TO_LINEAR[data[p + 2]];
+      const l = Math.cbrt(0.4122214708 * r + 0.5363325363 * g + 0.0514459929 * b);
+      const m = Math.cbrt(0.2119034982 * r + 0.6806995451 * g + 0.1073969566 * b);
+      const s = Math.cbrt(0.0883024619 * r + 0.2817188376 * g + 0.6299787005 * b);
+      const L = 0.2104542553 * l + 0.7936177850 * m - 0.0040720468 * s;
+      lightness[i] = L;
+      wsum += a;
+      lsum += a * L;
+    }
   }
   if (!(wsum > 0) || k <= 0) return pixels;
   const [tr, tg, tb] = parseColor(color);
-  const target = linearToOklab(TO_LINEAR[tr], TO_LINEAR[tg], TO_LINEAR[tb]);
-  const shift = (target[0] - lsum / wsum) * LIGHTNESS_SHIFT;
-  for (let i = 0; i < alpha.data.length; i++) {
-    const a = alpha.data[i];
-    if (!(a > 0)) continue;
-    const p = at(i), f = a * k;
-    const painted = oklabToLinear(labs[3 * i] + shift, target[1], target[2]);
-    for (let c = 0; c < 3; c++) {
-      const lin = TO_LINEAR[data[p + c]];
-      const v = Math.min(Math.max(painted[c], 0), 1);
-      data[p + c] = linearToSrgb8(lin + (v - lin) * f);
+  const [tL, ta, tb2] = linearToOklab(TO_LINEAR[tr], TO_LINEAR[tg], TO_LINEAR[tb]);
+  const shift = (tL - lsum / wsum) * LIGHTNESS_SHIFT;
+  for (let y = 0, i = 0; y < alpha.h; y++) {
+    for (let x = 0, p = at(y); x < alpha.w; x++, i++, p += C) {
+      const a = alpha.data[i];
+      if (!(a > 0)) continue;
+      const f = a * k, L = lightness[i] + shift;
+      let l = L + 0.3963377774 * ta + 0.2158037573 * tb2;
+      let m = L - 0.1055613458 * ta - 0.0638541728 * tb2;
+      let s = L - 0.0894841775 * ta - 1.2914855480 * tb2;
+      l = l * l * l; m = m * m * m; s = s * s * s;
+      const painted0 = 4.0767416621 * l - 3.3077115913 * m + 0.2309699292 * s;
+      const painted1 = -1.2684380046 * l + 2.6097574011 * m - 0.3413193450 * s;
+      const painted2 = -0.0041960863 * l - 0.7034186147 * m + 1.7076147010 * s;
+      const r = TO_LINEAR[data[p]], g = TO_LINEAR[data[p + 1]], b = TO_LINEAR[data[p + 2]];
+      data[p] = srgb8(r + (Math.min(Math.max(painted0, 0), 1) - r) * f);
+      data[p + 1] = srgb8(g + (Math.min(Math.max(painted1, 0), 1) - g) * f);
+      data[p + 2] = srgb8(b + (Math.min(Math.max(painted2, 0), 1) - b) * f);
     }
   }
   return pixels;
