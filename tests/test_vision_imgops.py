@@ -143,6 +143,23 @@ def test_composite_at_every_alpha_step(ops) -> None:
                                           segment.replace_background(fg, mask, colour), str(colour))
 
 
+def test_composite_of_runs_of_one_alpha(ops) -> None:
+    """image.c copies the frame's or the background's bytes for 16 mask values whose alphas are all 255 or all 0,
+    deciding on the floats: runs of one value at and beside both edges (509/510 and 1/510 in float32), clipped
+    values and NaN, a mixed run, and a tail shorter than a run."""
+    edges = [np.float32(509 / 510), np.float32(1 / 510)]
+    values = [v for e in edges for v in (np.nextafter(e, np.float32(-1)), e, np.nextafter(e, np.float32(2)))]
+    values += [np.float32(v) for v in (np.nan, -np.inf, np.inf, 0.0, -0.0, 1.0, 2.0, -3.0, 0.5)]
+    runs = [np.full(16, v, np.float32) for v in values] + [np.linspace(-0.1, 1.1, 16, dtype=np.float32)]
+    mask = np.concatenate([*runs, np.full(9, values[1], np.float32)]).reshape(1, -1)
+    h, w = mask.shape
+    fg = RNG.integers(0, 256, (h, w, 4), dtype=np.uint8)
+    bg = RNG.integers(0, 256, (h, w, 4), dtype=np.uint8)
+    np.testing.assert_array_equal(ops.composite(fg, mask, bg), segment.composite(fg, mask, bg))
+    np.testing.assert_array_equal(ops.replace_background(fg, mask, (0, 177, 64)),
+                                  segment.replace_background(fg, mask, (0, 177, 64)))
+
+
 def test_mask_resize_smoothing_compositing_blur_equal_python_ref(ops) -> None:
     for img in IMAGES:
         h, w = img.shape[:2]

@@ -415,6 +415,27 @@ static inline __attribute__((always_inline)) void store4(uint8_t* out, const v16
   *(v16u8_u*)out = __builtin_convertvector((y & ~keep) | (*frame & keep), v16u8);
 }
 
+/* the least float32 at or above x, a positive float64 that no float32 equals (a rational of denominator 510) */
+static float float_at_or_above(double x) {
+  union { float f; uint32_t u; } v = {(float)x};
+  if ((double)v.f < x) v.u++;
+  return v.f;
+}
+
+/* UNIFORM mask values whose alphas are all 255 (1) or all 0 (-1), else 0: a >= 255 exactly when m >= 509/510, a = 0
+ * when m < 1/510 or NaN (a float32 compares with a rational as with the least float32 at or above it) */
+#define UNIFORM 16
+static inline __attribute__((always_inline)) int alpha_uniform(const float* mask, float full, float none) {
+  v4i hi = {-1, -1, -1, -1}, lo = {0, 0, 0, 0};
+  for (int k = 0; k < UNIFORM; k += 4) {
+    const v4f m = *(const v4f_u*)(mask + k);
+    hi &= m >= full;
+    lo |= m >= none;
+  }
+  if ((hi[0] & hi[1] & hi[2] & hi[3]) != 0) return 1;
+  return (lo[0] | lo[1] | lo[2] | lo[3]) == 0 ? -1 : 0;
+}
+
 /* segment.py composite: a = floor(clip(mask, 0, 1) * 255 + 0.5) (NaN: 0), out = (fg a + bg (255 - a) + 127) // 255
  * per colour channel; a 4-channel output keeps the frame's fourth byte. bg_channels 0: the background is one colour,
  * its 3 bytes (replace_background's colour: no frame-sized background to fill and read). */
@@ -432,26 +453,47 @@ int wrt_img_composite(const uint8_t* frame, size_t frame_bytes, int channels, co
                         1)) ||
       (err = bad_buffer(who, "output", out, out_bytes, n * (size_t)channels, 1))) return err;
   size_t p = 0;
+  /* four pixels whose alphas are all 255 or all 0 are the frame's or the background's bytes ((v 255 + 127) // 255
+   * is v): a person's mask is mostly one or the other */
+  const float full = float_at_or_above(509.0 / 510), none = float_at_or_above(1.0 / 510);
+  const v16u8 keep8 = {0, 0, 0, 0xff, 0, 0, 0, 0xff, 0, 0, 0, 0xff, 0, 0, 0, 0xff};
   if (channels == 4 && bg_channels == 4) { /* four RGBA pixels at a time, in 16-bit lanes (every sum <= 65152) */
-    for (; p + 4 <= n; p += 4) {
-      v16u16 a;
-      alpha4(mask + p, &a);
-      const v16u16 f = __builtin_convertvector(*(const v16u8_u*)(frame + 4 * p), v16u16);
-      const v16u16 b = __builtin_convertvector(*(const v16u8_u*)(background + 4 * p), v16u16);
-      const v16u16 y = f * a + b * (255 - a) + 127;
-      store4(out + 4 * p, &y, &f);
+    for (; p + UNIFORM <= n; p += UNIFORM) {
+      const int uniform = alpha_uniform(mask + p, full, none);
+      for (size_t q = p; q < p + UNIFORM; q += 4) {
+        const v16u8 f8 = *(const v16u8_u*)(frame + 4 * q);
+        if (uniform) {
+          *(v16u8_u*)(out + 4 * q) = uniform > 0 ? f8 : (f8 & keep8) | (*(const v16u8_u*)(background + 4 * q) & ~keep8);
+          continue;
+        }
+        v16u16 a;
+        alpha4(mask + q, &a);
+        const v16u16 f = __builtin_convertvector(f8, v16u16);
+        const v16u16 b = __builtin_convertvector(*(const v16u8_u*)(background + 4 * q), v16u16);
+        const v16u16 y = f * a + b * (255 - a) + 127;
+        store4(out + 4 * q, &y, &f);
+      }
     }
   } else if (channels == 4 && bg_channels == 0) {
     /* a colour: (f - b) a + 255 b + 127, one product; the lanes wrap modulo 2^16 on the way, and the result, the
      * same integer as f a + b (255 - a) + 127, lies in 0..65152 */
     const uint16_t r = background[0], g = background[1], bl = background[2];
     const v16u16 bc = {r, g, bl, 0, r, g, bl, 0, r, g, bl, 0, r, g, bl, 0}, bk = bc * 255 + 127;
-    for (; p + 4 <= n; p += 4) {
-      v16u16 a;
-      alpha4(mask + p, &a);
-      const v16u16 f = __builtin_convertvector(*(const v16u8_u*)(frame + 4 * p), v16u16);
-      const v16u16 y = (f - bc) * a + bk;
-      store4(out + 4 * p, &y, &f);
+    const v16u8 b8 = __builtin_convertvector(bc, v16u8);
+    for (; p + UNIFORM <= n; p += UNIFORM) {
+      const int uniform = alpha_uniform(mask + p, full, none);
+      for (size_t q = p; q < p + UNIFORM; q += 4) {
+        const v16u8 f8 = *(const v16u8_u*)(frame + 4 * q);
+        if (uniform) {
+          *(v16u8_u*)(out + 4 * q) = uniform > 0 ? f8 : (f8 & keep8) | b8;
+          continue;
+        }
+        v16u16 a;
+        alpha4(mask + q, &a);
+        const v16u16 f = __builtin_convertvector(f8, v16u16);
+        const v16u16 y = (f - bc) * a + bk;
+        store4(out + 4 * q, &y, &f);
+      }
     }
   }
   for (; p < n; p++) {
