@@ -94,10 +94,13 @@ def test_rotated_rgba_crops_four_pixels_at_a_time(ops) -> None:
 
 def test_wide_outputs_cross_the_column_chunks(ops) -> None:
     """image.c computes column coordinates in chunks of 512 columns: outputs wider than one chunk."""
-    img = IMAGES[2]
-    for args in [(30.0, 20.0, 50.0, 40.0, 0.3, 1100, 3, "replicate"), (10.0, 40.0, 70.0, 10.0, -1.0, 513, 2, "zero")]:
-        assert ops.sample_input(img, *args, 0.0, 255.0).tobytes() == sample.sample_input(img, *args, 0.0,
-                                                                                         255.0).tobytes()
+    for img in (IMAGES[2], RNG.integers(0, 256, (48, 64, 4), dtype=np.uint8)):  # RGB, and RGBA's float32 lanes
+        for args in [(30.0, 20.0, 50.0, 40.0, 0.3, 1100, 3, "replicate"),
+                     (10.0, 40.0, 70.0, 10.0, -1.0, 513, 2, "zero"),
+                     (30.0, 20.0, 50.0, 40.0, 0.0, 1100, 3, "replicate"),
+                     (32.0, 24.0, 64.0, 48.0, 0.0, 700, 4, "zero")]:
+            assert ops.sample_input(img, *args, 0.0, 255.0).tobytes() == sample.sample_input(img, *args, 0.0,
+                                                                                             255.0).tobytes(), args
     small = RNG.random((4, 9)).astype(np.float32)
     for w, h in [(1100, 3), (512, 2), (1025, 1)]:
         assert ops.resize_mask(small, w, h).tobytes() == segment.resize_mask(small, w, h).tobytes()

@@ -93,7 +93,7 @@ static void crop_unrotated(const uint8_t* src, int width, int height, int channe
                            double h, double cos_a, int out_w, int out_h, int zero_border, const float* table,
                            const float* lanes, uint8_t* ob, float* of, int out_float) {
   int32_t c0[IMG_CHUNK], c1[IMG_CHUNK], wx0[IMG_CHUNK], wx1[IMG_CHUNK];
-  const size_t stride = (size_t)width * (size_t)channels, n_out = (size_t)out_w * (size_t)out_h * 3;
+  const size_t stride = (size_t)width * (size_t)channels;
   for (int j0 = 0; j0 < out_w; j0 += IMG_CHUNK) {
     const int nj = out_w - j0 < IMG_CHUNK ? out_w - j0 : IMG_CHUNK;
     for (int jj = 0; jj < nj; jj++) {
@@ -106,7 +106,18 @@ static void crop_unrotated(const uint8_t* src, int width, int height, int channe
       const uint8_t* top = src + (size_t)r0 * stride;
       const uint8_t* bot = src + (size_t)r1 * stride;
       size_t o = ((size_t)i * (size_t)out_w + (size_t)j0) * 3;
-      for (int jj = 0; jj < nj; jj++) {
+      int jj = 0;
+      /* a float32 lane store writes the next pixel's first value too: not at the end of a chunk's row, whose next
+       * value another chunk (or none) writes */
+      const size_t row_end = o + (size_t)nj * 3;
+      if (channels == 4 && lanes) { /* RGBA into float32 lanes, without a branch per pixel: all but the row's last */
+        for (; jj < nj - 1; jj++, o += 3) {
+          const v4i s = bilinear4(top + c0[jj], top + c1[jj], bot + c0[jj], bot + c1[jj], wx0[jj] | wx1[jj] << 16,
+                                  wy0 | wy1 << 16);
+          *(v4f_u*)(of + o) = (__builtin_convertvector(s, v4f) - lanes[0]) / lanes[1];
+        }
+      }
+      for (; jj < nj; jj++) {
         const uint8_t *a = top + c0[jj], *b = top + c1[jj], *c = bot + c0[jj], *d = bot + c1[jj];
         const int32_t x0 = wx0[jj], x1 = wx1[jj];
         int32_t v[4];
@@ -114,7 +125,7 @@ static void crop_unrotated(const uint8_t* src, int width, int height, int channe
 #define TAP(p) __builtin_convertvector(*(const v4u8_u*)(p), v4i)
           const v4i s = (wy0 * (TAP(a) * x0 + TAP(b) * x1) + wy1 * (TAP(c) * x0 + TAP(d) * x1) + (1 << 9)) >> 10;
 #undef TAP
-          if (lanes && o + 4 <= n_out) { /* the table's values as float32 lanes; the fourth is the next pixel's */
+          if (lanes && o + 4 <= row_end) { /* the table's values as float32 lanes; the fourth is the next pixel's */
             *(v4f_u*)(of + o) = (__builtin_convertvector(s, v4f) - lanes[0]) / lanes[1];
             o += 3;
             continue;
@@ -171,9 +182,9 @@ static void put3(const int32_t val[3], const float* table, uint8_t* ob, float* o
 static inline __attribute__((always_inline)) void rotated_put(const uint8_t* a, int32_t stride, int32_t wx,
                                                               int32_t wy, const float* table, const float* lanes,
                                                               uint8_t* ob, float* of, int out_float, size_t q,
-                                                              size_t n_out) {
+                                                              size_t row_end) {
   const v4i s = bilinear4(a, a + 4, a + stride, a + stride + 4, wx, wy);
-  if (lanes && q + 4 <= n_out) { /* the table's values as float32 lanes; the fourth is the next pixel's */
+  if (lanes && q + 4 <= row_end) { /* float32 lanes; the fourth is the next pixel's (crop_unrotated says when) */
     *(v4f_u*)(of + q) = (__builtin_convertvector(s, v4f) - lanes[0]) / lanes[1];
   } else {
     const int32_t val[3] = {s[0], s[1], s[2]};
@@ -187,7 +198,8 @@ static inline __attribute__((always_inline)) void rotated_put(const uint8_t* a, 
  * crop_unrotated); a group with a tap outside goes crop_pixel's way. */
 static void crop_rotated4(const uint8_t* src, int width, int height, int zero_border, const double* col_x,
                           const double* col_y, int nj, double vs, double vc, const float* table, const float* lanes,
-                          uint8_t* ob, float* of, int out_float, size_t o, size_t n_out) {
+                          uint8_t* ob, float* of, int out_float, size_t o) {
+  const size_t row_end = o + (size_t)nj * 3;
   const int32_t stride = width * 4;
   const v2d sub = {vs, vs}, add = {vc, vc};
   int jj = 0;
@@ -211,10 +223,10 @@ static void crop_rotated4(const uint8_t* src, int width, int height, int zero_bo
     const v4i off = y0 * stride + x0 * 4, wx0 = 32 - fx, wy0 = 32 - fy;
     const v4i wx = wx0 | fx << 16, wy = wy0 | fy << 16;
     /* the four pixels spelled out: constant lane indices keep the vectors in registers */
-    rotated_put(src + off[0], stride, wx[0], wy[0], table, lanes, ob, of, out_float, o, n_out);
-    rotated_put(src + off[1], stride, wx[1], wy[1], table, lanes, ob, of, out_float, o + 3, n_out);
-    rotated_put(src + off[2], stride, wx[2], wy[2], table, lanes, ob, of, out_float, o + 6, n_out);
-    rotated_put(src + off[3], stride, wx[3], wy[3], table, lanes, ob, of, out_float, o + 9, n_out);
+    rotated_put(src + off[0], stride, wx[0], wy[0], table, lanes, ob, of, out_float, o, row_end);
+    rotated_put(src + off[1], stride, wx[1], wy[1], table, lanes, ob, of, out_float, o + 3, row_end);
+    rotated_put(src + off[2], stride, wx[2], wy[2], table, lanes, ob, of, out_float, o + 6, row_end);
+    rotated_put(src + off[3], stride, wx[3], wy[3], table, lanes, ob, of, out_float, o + 9, row_end);
   }
   for (; jj < nj; jj++, o += 3) {
     int32_t val[3];
@@ -285,7 +297,7 @@ int wrt_img_crop(const uint8_t* src, size_t src_bytes, int width, int height, in
       size_t o = ((size_t)i * (size_t)out_w + (size_t)j0) * 3;
       if (fast) {
         crop_rotated4(src, width, height, zero_border, col_x, col_y, nj, vs, vc, table, same ? lanes : NULL, ob, of,
-                      out_float, o, n_out);
+                      out_float, o);
         continue;
       }
       for (int jj = 0; jj < nj; jj++, o += 3) {
@@ -307,9 +319,25 @@ static void mask_axis(int n_src, int n_dst, int j, int* i0, int* i1, double* f) 
   *f = s - *i0;
 }
 
-/* a source row interpolated along x at the output columns (float64, as resize_mask's top and bottom) */
-static void mask_row(const float* r, const int* c0, const int* c1, const double* cf, int n, double* out) {
-  for (int j = 0; j < n; j++) out[j] = (double)r[c0[j]] * (1 - cf[j]) + (double)r[c1[j]] * cf[j];
+/* a source row interpolated along x at the output columns (float64, as resize_mask's top and bottom; gf = 1 - cf),
+ * two columns at a time */
+static void mask_row(const float* r, const int* c0, const int* c1, const double* cf, const double* gf, int n,
+                     double* out) {
+  int j = 0;
+  for (; j + 2 <= n; j += 2) {
+    const v2d a = {r[c0[j]], r[c0[j + 1]]}, b = {r[c1[j]], r[c1[j + 1]]};
+    *(v2d*)&out[j] = a * *(const v2d*)&gf[j] + b * *(const v2d*)&cf[j];
+  }
+  for (; j < n; j++) out[j] = (double)r[c0[j]] * gf[j] + (double)r[c1[j]] * cf[j];
+}
+
+/* two float64 pairs rounded to four float32 (one demotion per pair in wasm, not one per value) */
+static inline __attribute__((always_inline)) v4f demote4(v2d a, v2d b) {
+#ifdef __wasm_simd128__
+  return (v4f)wasm_i64x2_shuffle(wasm_f32x4_demote_f64x2_zero((v128_t)a), wasm_f32x4_demote_f64x2_zero((v128_t)b), 0, 2);
+#else
+  return __builtin_convertvector(__builtin_shufflevector(a, b, 0, 1, 2, 3), v4f);
+#endif
 }
 
 int wrt_img_resize_mask(const float* src, size_t src_bytes, int width, int height, float* out, size_t out_bytes,
@@ -320,12 +348,15 @@ int wrt_img_resize_mask(const float* src, size_t src_bytes, int width, int heigh
       (err = bad_buffer(who, "source", src, src_bytes, (size_t)width * (size_t)height * 4, 4)) ||
       (err = bad_buffer(who, "output", out, out_bytes, (size_t)out_width * (size_t)out_height * 4, 4))) return err;
   int col0[IMG_CHUNK], col1[IMG_CHUNK];
-  double colf[IMG_CHUNK];
+  double colf[IMG_CHUNK] __attribute__((aligned(16))), colg[IMG_CHUNK] __attribute__((aligned(16)));
   /* the top and bottom source rows along x, kept while consecutive output rows share them (an upsampled mask) */
   double rows[2][IMG_CHUNK] __attribute__((aligned(16)));
   for (int j0 = 0; j0 < out_width; j0 += IMG_CHUNK) {
     const int nj = out_width - j0 < IMG_CHUNK ? out_width - j0 : IMG_CHUNK;
-    for (int jj = 0; jj < nj; jj++) mask_axis(width, out_width, j0 + jj, &col0[jj], &col1[jj], &colf[jj]);
+    for (int jj = 0; jj < nj; jj++) {
+      mask_axis(width, out_width, j0 + jj, &col0[jj], &col1[jj], &colf[jj]);
+      colg[jj] = 1 - colf[jj];
+    }
     int have[2] = {-1, -1};
     for (int i = 0; i < out_height; i++) {
       int y0, y1;
@@ -335,23 +366,22 @@ int wrt_img_resize_mask(const float* src, size_t src_bytes, int width, int heigh
         if (have[1] == y0) { /* the last bottom row is this top row */
           for (int jj = 0; jj < nj; jj++) rows[0][jj] = rows[1][jj];
         } else {
-          mask_row(src + (size_t)y0 * (size_t)width, col0, col1, colf, nj, rows[0]);
+          mask_row(src + (size_t)y0 * (size_t)width, col0, col1, colf, colg, nj, rows[0]);
         }
         have[0] = y0;
         have[1] = -1;
       }
       if (have[1] != y1) {
-        mask_row(src + (size_t)y1 * (size_t)width, col0, col1, colf, nj, rows[1]);
+        mask_row(src + (size_t)y1 * (size_t)width, col0, col1, colf, colg, nj, rows[1]);
         have[1] = y1;
       }
       float* row = out + (size_t)i * (size_t)out_width + j0;
       const double gy = 1 - fy;
       int jj = 0;
-      for (; jj + 2 <= nj; jj += 2) { /* two float64 lanes: the same products and sum, rounded once to float32 */
-        const v2d t = *(const v2d*)&rows[0][jj], b = *(const v2d*)&rows[1][jj];
-        const v2d x = t * gy + b * fy;
-        const v4f r = __builtin_convertvector(__builtin_shufflevector(x, (v2d){0, 0}, 0, 1, 2, 3), v4f);
-        *(v2f_u*)(row + jj) = __builtin_shufflevector(r, r, 0, 1);
+      for (; jj + 4 <= nj; jj += 4) { /* float64 lanes: the same products and sum, rounded once to float32 */
+        const v2d x0 = *(const v2d*)&rows[0][jj] * gy + *(const v2d*)&rows[1][jj] * fy;
+        const v2d x1 = *(const v2d*)&rows[0][jj + 2] * gy + *(const v2d*)&rows[1][jj + 2] * fy;
+        *(v4f_u*)(row + jj) = demote4(x0, x1);
       }
       for (; jj < nj; jj++) row[jj] = (float)(rows[0][jj] * gy + rows[1][jj] * fy);
     }
@@ -432,8 +462,13 @@ static inline __attribute__((always_inline)) int alpha_uniform(const float* mask
     hi &= m >= full;
     lo |= m >= none;
   }
+#ifdef __wasm_simd128__
+  if (wasm_i32x4_all_true((v128_t)hi)) return 1;
+  return wasm_v128_any_true((v128_t)lo) ? 0 : -1;
+#else
   if ((hi[0] & hi[1] & hi[2] & hi[3]) != 0) return 1;
   return (lo[0] | lo[1] | lo[2] | lo[3]) == 0 ? -1 : 0;
+#endif
 }
 
 /* segment.py composite: a = floor(clip(mask, 0, 1) * 255 + 0.5) (NaN: 0), out = (fg a + bg (255 - a) + 127) // 255
