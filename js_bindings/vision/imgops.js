@@ -48,6 +48,16 @@ export function cropRows(H, cy, w, h, cos, sin) {
   return [r0, Math.max(Math.min(hi, H), r0 + 1)];
 }
 
+/**
+ * The array a pipeline crops a model's input into (n float32 values, its first input): with the engine's image
+ * operations, the model's own input buffer (Model.inputView: the crop writes there and run() copies nothing), else
+ * `own[key]`, an array of the pipeline's reused frame after frame (run() copies its input in before it resolves).
+ */
+export function modelInput(model, n, ops, own, key) {
+  const view = ops && typeof model.inputView === "function" ? model.inputView(0) : null;
+  return view instanceof Float32Array && view.length === n ? view : (own[key] ??= new Float32Array(n));
+}
+
 export class EngineOps {
   constructor(rt) {
     this.rt = rt;
@@ -99,7 +109,11 @@ export class EngineOps {
     const bytes = W * H * C, asFloat = mean !== null, nOut = nW * nH * 3 * (asFloat ? 4 : 1);
     out ??= asFloat ? new Float32Array(nW * nH * 3) : new Uint8Array(nW * nH * 3);
     const cos = Math.cos(angle), sin = Math.sin(angle);
-    return this._with([bytes, nOut], ([src, dst]) => {
+    // out in this engine's memory (a model's inputView): written there, no copy; its offset taken now, as the
+    // allocation below may grow the memory (and detach out): the result is a new view
+    const inPlace = out.buffer === this.ex.memory.buffer && out.byteLength === nOut, at = out.byteOffset;
+    return this._with([bytes, inPlace ? 0 : nOut], ([src, tmp]) => {
+      const dst = inPlace ? at : tmp;
       // only the rows the taps can reach are copied (the engine reads no other): a face or a hand is a band of the
       // frame. A frame shorter than its shape is copied whole, for the engine to refuse.
       const [r0, r1] = data.length >= bytes ? cropRows(H, cy, w, h, cos, sin) : [0, H], row = W * C;
@@ -109,6 +123,7 @@ export class EngineOps {
       this._check(this.rt._call(() => this.ex.wrt_img_crop(src, have, W, H, C, cx, cy, w, h, cos, sin, nW, nH,
         border === "zero" ? 1 : 0, asFloat ? mean : 0, asFloat ? div : 1, dst, nOut, asFloat ? 1 : 0)));
       const view = asFloat ? new Float32Array(this.ex.memory.buffer, dst, nW * nH * 3) : this._bytes(dst, nOut);
+      if (inPlace) return view;
       out.set(view);
       return out;
     });

@@ -108,6 +108,12 @@ test("crops copy only the frame rows their taps reach: two frames in turn, every
       `crop ${k} (${cx}, ${cy}, ${w} x ${h}, ${angle}, rows ${r0}..${r1})`);
   }
   assert.ok(banded > 300, `${banded} of 400 crops copied a band of rows`);
+  // into an array in engine memory (a model's inputView): written there, the result a view of the same block
+  const p = rt._alloc(11 * 9 * 3 * 4, "a crop's output"), img = frames[0];
+  const got = ops.crop(img, 30, 40, 50, 45, 0.4, 11, 9, "replicate", 0, 255, new Float32Array(rt._ex.memory.buffer, p, 11 * 9 * 3));
+  assert.equal(got.byteOffset, p);
+  same(got, Float32Array.from(sampleRect(img, 30, 40, 50, 45, 0.4, 11, 9, "replicate"), (v) => Math.fround(v / 255)), "in place");
+  rt._ex.wrt_free(p);
   assert.deepEqual(cropRows(H, -500, 10, 10, 1, 0), [0, 1]);
   assert.deepEqual(cropRows(H, 900, 10, 10, 1, 0), [H - 1, H]);
   assert.deepEqual(cropRows(H, NaN, 10, 10, 1, 0), [0, H]);

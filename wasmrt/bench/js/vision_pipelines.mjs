@@ -15,6 +15,7 @@ function timed(model, name, sink) {
     },
     release: () => model.release(),
     _rt: model._rt, // the runtime, so the pipelines run their image operations in its engine (vision/imgops.js)
+    inputView: (i) => model.inputView(i), // and crop into the model's input buffer, as with the model itself
   };
 }
 
