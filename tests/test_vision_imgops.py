@@ -119,6 +119,19 @@ def test_unrotated_crops_outside_the_image(ops) -> None:
                                                                                              255.0).tobytes()
 
 
+def test_unrotated_rgba_rows_on_the_grid(ops) -> None:
+    """image.c blends only the top taps of an unrotated RGBA row that falls on a pixel row (a downscale by 2, as the
+    selfie input of a 640 x 512 frame): rows on the grid inside the image, outside it with both borders, rows off
+    the grid beside them."""
+    img = RNG.integers(0, 256, (48, 64, 4), dtype=np.uint8)
+    for args in [(32.0, 24.0, 64.0, 48.0, 0.0, 32, 24, "zero"), (32.0, 10.0, 64.0, 48.0, 0.0, 32, 24, "zero"),
+                 (32.0, 10.0, 64.0, 48.0, 0.0, 32, 24, "replicate"), (20.0, 40.0, 30.0, 48.0, 0.0, 25, 24, "zero"),
+                 (32.0, 24.0, 64.0, 47.0, 0.0, 32, 24, "zero")]:
+        for mean, div in NORMS:
+            assert ops.sample_input(img, *args, mean, div).tobytes() == sample.sample_input(img, *args, mean,
+                                                                                            div).tobytes(), args
+
+
 def test_masks_upsampled_to_frame_sizes(ops) -> None:
     """The mask resize keeps the interpolated source rows while output rows share them: the selfie models' masks to
     frame sizes (up and down, odd ratios)."""

@@ -74,6 +74,21 @@ static inline __attribute__((always_inline)) v4i bilinear4(const uint8_t* a, con
 #endif
 }
 
+/* bilinear4 of a row on the grid (wy0 32, wy1 0): (a wx0 + b wx1 + 2^4) >> 5 per channel, wx packed likewise */
+static inline __attribute__((always_inline)) v4i linear4(const uint8_t* a, const uint8_t* b, int32_t wx) {
+#ifdef __wasm_simd128__
+  const v128_t z = wasm_i32x4_splat(0);
+  const v128_t t = wasm_v128_load32_lane(b, wasm_v128_load32_zero(a), 1);
+  const v128_t s = wasm_i32x4_dot_i16x8(wasm_i8x16_shuffle(t, z, 0, 16, 4, 16, 1, 16, 5, 16, 2, 16, 6, 16, 3, 16, 7, 16),
+                                        wasm_i32x4_splat(wx));
+  return (v4i)wasm_i32x4_shr(wasm_i32x4_add(s, wasm_i32x4_splat(1 << 4)), 5);
+#else
+#define TAP(p) __builtin_convertvector(*(const v4u8_u*)(p), v4i)
+  return (TAP(a) * (wx & 0xffff) + TAP(b) * (wx >> 16) + (1 << 4)) >> 5;
+#undef TAP
+#endif
+}
+
 /* one axis of an unrotated crop: q = rint(p * 32); the taps' element offsets (clamped) and weights out of 32 (0 for a
  * tap outside with a zero border) */
 static void crop_axis(double p, int n, int unit, int zero_border, int32_t* o0, int32_t* o1, int32_t* w0,
@@ -110,6 +125,13 @@ static void crop_unrotated(const uint8_t* src, int width, int height, int channe
       /* a float32 lane store writes the next pixel's first value too: not at the end of a chunk's row, whose next
        * value another chunk (or none) writes */
       const size_t row_end = o + (size_t)nj * 3;
+      if (channels == 4 && lanes && wy0 == 32) { /* a row on the grid (wy1 0: a downscale by 2, say): its taps alone,
+                                                  * (32 (a wx0 + b wx1) + 2^9) >> 10 = (a wx0 + b wx1 + 2^4) >> 5 */
+        for (; jj < nj - 1; jj++, o += 3) {
+          const v4i s = linear4(top + c0[jj], top + c1[jj], wx0[jj] | wx1[jj] << 16);
+          *(v4f_u*)(of + o) = (__builtin_convertvector(s, v4f) - lanes[0]) / lanes[1];
+        }
+      }
       if (channels == 4 && lanes) { /* RGBA into float32 lanes, without a branch per pixel: all but the row's last */
         for (; jj < nj - 1; jj++, o += 3) {
           const v4i s = bilinear4(top + c0[jj], top + c1[jj], bot + c0[jj], bot + c1[jj], wx0[jj] | wx1[jj] << 16,
