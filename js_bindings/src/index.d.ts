@@ -167,7 +167,8 @@ export class Model implements ModelLike {
   run(feeds: Feeds): Promise<Outputs>;
   runSync(feeds: Feeds): Outputs;
   /** Input `index`'s buffer in engine memory (its current shape; not float16): fill it and pass this very array to
-   * run(), which then does not copy it. Valid until the engine memory grows (a load, a resize): take one per run. */
+   * run(), which then does not copy it. A run may use that memory for its own work: fill it before every run.
+   * Valid until the engine memory grows (a load, a resize): take one per run. */
   inputView(index?: number): Float32Array | Int8Array | Uint8Array | Int32Array | BigInt64Array;
   /** Some input takes its size at run time. */
   readonly dynamic: boolean;

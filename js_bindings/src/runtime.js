@@ -408,7 +408,8 @@ export class Model {
   /**
    * Input `index`'s buffer in engine memory, as a typed array of its current shape (float32 and integer inputs):
    * fill it (an image operation of the same runtime writes there directly) and give run() this very array, which
-   * it then does not copy. Valid until the engine memory grows (a load, a resize): take a new one per run.
+   * it then does not copy. A run may use that memory for its own work: fill it before every run. Valid until the
+   * engine memory grows (a load, a resize): take a new one per run.
    */
   inputView(index = 0) {
     if (!this._h) throw new WasmrtError("this model was released");
