@@ -8,27 +8,37 @@ const MOUTH_CORNERS = [61, 291];
 const FEATHER = 0.02;
 const LIGHTNESS_SHIFT = 0.7;
 
-const ring = (lm, idx) => idx.map((k) => [lm[3 * k], lm[3 * k + 1]]);
 const landmarksOf = (face) => (ArrayBuffer.isView(face) || Array.isArray(face) ? face : face.landmarks);
 
-/** Fill `mask` (w x h, row-major, region origin x0, y0 in an image W x H) with even-odd polygon coverage (XOR). */
-function rasterize(poly, mask, reg, value) {
-  if (poly.length < 3 || !poly.every(([x, y]) => Number.isFinite(x) && Number.isFinite(y))) return;
+/** Fill `mask` (reg.w x reg.h, row-major, region origin reg.x0, reg.y0) with `value` where pixel centres lie inside
+ * the ring of landmarks `idx` (even-odd): flat coordinates, the crossings of a row sorted in place. */
+function rasterize(lm, idx, mask, reg, value) {
+  const n = idx.length, px = new Float64Array(n), py = new Float64Array(n), xs = new Float64Array(n);
   let ymin = Infinity, ymax = -Infinity;
-  for (const [, y] of poly) { ymin = Math.min(ymin, y); ymax = Math.max(ymax, y); }
+  for (let k = 0; k < n; k++) {
+    const x = lm[3 * idx[k]], y = lm[3 * idx[k] + 1];
+    if (!Number.isFinite(x) || !Number.isFinite(y)) return;
+    px[k] = x; py[k] = y;
+    ymin = Math.min(ymin, y); ymax = Math.max(ymax, y);
+  }
+  if (n < 3) return;
   const i0 = Math.max(reg.y0, Math.floor(ymin - 0.5)), i1 = Math.min(reg.y0 + reg.h - 1, Math.ceil(ymax - 0.5));
-  const xs = [];
   for (let i = i0; i <= i1; i++) {
     const yc = i + 0.5;
-    xs.length = 0;
-    for (let k = 0; k < poly.length; k++) {
-      const [px, py] = poly[k], [qx, qy] = poly[(k + 1) % poly.length];
-      if ((py > yc) !== (qy > yc)) xs.push(px + ((yc - py) * (qx - px)) / (qy - py));
+    let c = 0;
+    for (let k = 0; k < n; k++) {
+      const q = k + 1 < n ? k + 1 : 0;
+      if ((py[k] > yc) !== (py[q] > yc)) {
+        const x = px[k] + ((yc - py[k]) * (px[q] - px[k])) / (py[q] - py[k]);
+        let at = c++;
+        for (; at > 0 && xs[at - 1] > x; at--) xs[at] = xs[at - 1]; // insertion: a handful of crossings
+        xs[at] = x;
+      }
     }
-    xs.sort((a, b) => a - b);
-    for (let k = 0; k + 1 < xs.length; k += 2) {
+    const row = (i - reg.y0) * reg.w - reg.x0;
+    for (let k = 0; k + 1 < c; k += 2) {
       const j0 = Math.max(reg.x0, Math.ceil(xs[k] - 0.5)), j1 = Math.min(reg.x0 + reg.w, Math.ceil(xs[k + 1] - 0.5));
-      for (let j = j0; j < j1; j++) mask[(i - reg.y0) * reg.w + (j - reg.x0)] = value;
+      for (let j = j0; j < j1; j++) mask[row + j] = value;
     }
   }
 }
@@ -56,17 +66,17 @@ export function lipMask(face, width, height, region) {
   const lm = landmarksOf(face);
   const reg = region ?? lipRegion(lm, width, height);
   const data = new Uint8Array(reg.w * reg.h);
-  rasterize(ring(lm, LIPS_OUTER), data, reg, 1);
+  rasterize(lm, LIPS_OUTER, data, reg, 1);
   const inner = new Uint8Array(reg.w * reg.h);
-  rasterize(ring(lm, LIPS_INNER), inner, reg, 1);
+  rasterize(lm, LIPS_INNER, inner, reg, 1);
   for (let i = 0; i < data.length; i++) data[i] &= inner[i] ^ 1;
   return { ...reg, data };
 }
 
 // out[j] = (in[j - r] + ... + in[j + r]) / (2r + 1), the taps summed in that order, zeros outside (those left out:
 // adding 0 changes no sum); along rows (step 1) or columns (step w)
-function boxBlur(src, w, h, r, horizontal) {
-  const out = new Float64Array(w * h), n = 2 * r + 1, len = horizontal ? w : h, step = horizontal ? 1 : w;
+function boxBlur(src, out, w, h, r, horizontal) {
+  const n = 2 * r + 1, len = horizontal ? w : h, step = horizontal ? 1 : w;
   const lines = horizontal ? h : w, lineStep = horizontal ? w : 1;
   for (let line = 0; line < lines; line++) {
     const base = line * lineStep;
@@ -85,8 +95,8 @@ export function lipAlpha(face, width, height) {
   const lm = landmarksOf(face);
   const r = featherRadius(lm);
   const m = lipMask(lm, width, height, lipRegion(lm, width, height, 2 * r));
-  let a = Float64Array.from(m.data);
-  for (let pass = 0; pass < 2; pass++) a = boxBlur(boxBlur(a, m.w, m.h, r, true), m.w, m.h, r, false);
+  const a = Float64Array.from(m.data), t = new Float64Array(a.length);
+  for (let pass = 0; pass < 2; pass++) boxBlur(boxBlur(a, t, m.w, m.h, r, true), a, m.w, m.h, r, false);
   return { x0: m.x0, y0: m.y0, w: m.w, h: m.h, data: a };
 }
 
