@@ -52,17 +52,22 @@ typedef float v2f_u __attribute__((vector_size(8), aligned(4), may_alias));
 
 static int clampi(int64_t v, int n) { return v < 0 ? 0 : v >= n ? n - 1 : (int)v; }
 
+#ifdef __wasm_simd128__
+/* two RGBA taps a, b as 16-bit lanes a0 b0 a1 b1 a2 b2 a3 b3: i32x4.dot_i16x8_s with (w0, w1) pairs blends them */
+static inline __attribute__((always_inline)) v128_t taps16(const uint8_t* a, const uint8_t* b) {
+  const v128_t t = wasm_v128_load32_lane(b, wasm_v128_load32_zero(a), 1);
+  return wasm_i8x16_shuffle(t, wasm_i32x4_splat(0), 0, 16, 4, 16, 1, 16, 5, 16, 2, 16, 6, 16, 3, 16, 7, 16);
+}
+#endif
+
 /* the bilinear blend of an RGBA pixel's four taps a b (top) c d (bottom): (wy0 (a wx0 + b wx1) + wy1 (c wx0 +
  * d wx1) + 2^9) >> 10 per channel, weights out of 32 packed as wx = wx0 | wx1 << 16, wy = wy0 | wy1 << 16 */
 static inline __attribute__((always_inline)) v4i bilinear4(const uint8_t* a, const uint8_t* b, const uint8_t* c,
                                                            const uint8_t* d, int32_t wx, int32_t wy) {
 #ifdef __wasm_simd128__
-  /* each stage as 16-bit products summed in pairs (i32x4.dot_i16x8_s): every term and sum below 2^15 */
-  const v128_t z = wasm_i32x4_splat(0), vx = wasm_i32x4_splat(wx);
-  const v128_t t = wasm_v128_load32_lane(b, wasm_v128_load32_zero(a), 1);
-  const v128_t u = wasm_v128_load32_lane(d, wasm_v128_load32_zero(c), 1);
-  const v128_t top = wasm_i32x4_dot_i16x8(wasm_i8x16_shuffle(t, z, 0, 16, 4, 16, 1, 16, 5, 16, 2, 16, 6, 16, 3, 16, 7, 16), vx);
-  const v128_t bot = wasm_i32x4_dot_i16x8(wasm_i8x16_shuffle(u, z, 0, 16, 4, 16, 1, 16, 5, 16, 2, 16, 6, 16, 3, 16, 7, 16), vx);
+  /* each stage as 16-bit products summed in pairs: every term and sum below 2^15 */
+  const v128_t vx = wasm_i32x4_splat(wx);
+  const v128_t top = wasm_i32x4_dot_i16x8(taps16(a, b), vx), bot = wasm_i32x4_dot_i16x8(taps16(c, d), vx);
   const v128_t s = wasm_i32x4_dot_i16x8(
       wasm_i8x16_shuffle(top, bot, 0, 1, 16, 17, 4, 5, 20, 21, 8, 9, 24, 25, 12, 13, 28, 29), wasm_i32x4_splat(wy));
   return (v4i)wasm_i32x4_shr(wasm_i32x4_add(s, wasm_i32x4_splat(1 << 9)), 10);
@@ -77,10 +82,7 @@ static inline __attribute__((always_inline)) v4i bilinear4(const uint8_t* a, con
 /* bilinear4 of a row on the grid (wy0 32, wy1 0): (a wx0 + b wx1 + 2^4) >> 5 per channel, wx packed likewise */
 static inline __attribute__((always_inline)) v4i linear4(const uint8_t* a, const uint8_t* b, int32_t wx) {
 #ifdef __wasm_simd128__
-  const v128_t z = wasm_i32x4_splat(0);
-  const v128_t t = wasm_v128_load32_lane(b, wasm_v128_load32_zero(a), 1);
-  const v128_t s = wasm_i32x4_dot_i16x8(wasm_i8x16_shuffle(t, z, 0, 16, 4, 16, 1, 16, 5, 16, 2, 16, 6, 16, 3, 16, 7, 16),
-                                        wasm_i32x4_splat(wx));
+  const v128_t s = wasm_i32x4_dot_i16x8(taps16(a, b), wasm_i32x4_splat(wx));
   return (v4i)wasm_i32x4_shr(wasm_i32x4_add(s, wasm_i32x4_splat(1 << 4)), 5);
 #else
 #define TAP(p) __builtin_convertvector(*(const v4u8_u*)(p), v4i)
@@ -356,7 +358,8 @@ static void mask_row(const float* r, const int* c0, const int* c1, const double*
 /* two float64 pairs rounded to four float32 (one demotion per pair in wasm, not one per value) */
 static inline __attribute__((always_inline)) v4f demote4(v2d a, v2d b) {
 #ifdef __wasm_simd128__
-  return (v4f)wasm_i64x2_shuffle(wasm_f32x4_demote_f64x2_zero((v128_t)a), wasm_f32x4_demote_f64x2_zero((v128_t)b), 0, 2);
+  const v128_t lo = wasm_f32x4_demote_f64x2_zero((v128_t)a), hi = wasm_f32x4_demote_f64x2_zero((v128_t)b);
+  return (v4f)wasm_i64x2_shuffle(lo, hi, 0, 2);
 #else
   return __builtin_convertvector(__builtin_shufflevector(a, b, 0, 1, 2, 3), v4f);
 #endif
