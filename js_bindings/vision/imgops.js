@@ -54,7 +54,10 @@ export function cropRows(H, cy, w, h, cos, sin) {
  * `own[key]`, an array of the pipeline's reused frame after frame (run() copies its input in before it resolves).
  */
 export function modelInput(model, n, ops, own, key) {
-  const view = ops && typeof model.inputView === "function" ? model.inputView(0) : null;
+  let view = null;
+  try {
+    if (ops && typeof model.inputView === "function") view = model.inputView(0);
+  } catch { /* an input without a view (float16): the pipeline's own array */ }
   return view instanceof Float32Array && view.length === n ? view : (own[key] ??= new Float32Array(n));
 }
 

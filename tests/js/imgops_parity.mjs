@@ -7,7 +7,7 @@ import { test } from "node:test";
 import { fileURLToPath } from "node:url";
 
 import * as wasmrt from "../../js_bindings/src/index.js";
-import { cropRows, EngineOps, engineOps, MASK_ENGINE } from "../../js_bindings/vision/imgops.js";
+import { cropRows, EngineOps, engineOps, MASK_ENGINE, modelInput } from "../../js_bindings/vision/imgops.js";
 import { sampleRect } from "../../js_bindings/vision/sample.js";
 import { blurBackground, boxBlur, composite, replaceBackground, resizeMask, SelfieSegmenter, smooth } from "../../js_bindings/vision/segment.js";
 
@@ -114,6 +114,14 @@ test("crops copy only the frame rows their taps reach: two frames in turn, every
   assert.equal(got.byteOffset, p);
   same(got, Float32Array.from(sampleRect(img, 30, 40, 50, 45, 0.4, 11, 9, "replicate"), (v) => Math.fround(v / 255)), "in place");
   rt._ex.wrt_free(p);
+  // where a pipeline crops a model's input: the model's own buffer when it has one of the size, else its own array
+  const own = {}, mine = new Float32Array(12);
+  assert.equal(modelInput({ inputView: () => mine }, 12, ops, own, "k"), mine);
+  assert.equal(modelInput({ inputView: () => mine }, 12, null, own, "k"), own.k);
+  assert.equal(modelInput({ inputView: () => new Float32Array(5) }, 12, ops, own, "k"), own.k);
+  assert.equal(modelInput({ inputView: () => { throw new Error("float16"); } }, 12, ops, own, "k"), own.k);
+  assert.equal(modelInput({}, 12, ops, own, "k"), own.k);
+  assert.ok(own.k instanceof Float32Array && own.k.length === 12);
   assert.deepEqual(cropRows(H, -500, 10, 10, 1, 0), [0, 1]);
   assert.deepEqual(cropRows(H, 900, 10, 10, 1, 0), [H - 1, H]);
   assert.deepEqual(cropRows(H, NaN, 10, 10, 1, 0), [0, H]);
