@@ -82,12 +82,29 @@ def test_crop_of_a_real_photo(ops) -> None:
                                                                                          255.0).tobytes()
 
 
+def test_rotated_rgba_crops_four_pixels_at_a_time(ops) -> None:
+    """image.c samples rotated RGBA crops four output pixels at a time while all their taps lie inside the image:
+    groups inside, groups across each edge (one by one), row lengths that are not a multiple of four, both borders,
+    every normalisation and the bytes; a centre at half-steps of 1/32 pixel (rint's ties, to even)."""
+    img = RNG.integers(0, 256, (83, 97, 4), dtype=np.uint8)
+    for args in [(40.0 + 1 / 64, 30.0 + 3 / 64, 50.0, 41.0, 0.3, 37, 29, "replicate"),
+                 (40.0 + 1 / 64, 30.0 + 3 / 64, 60.0, 60.0, -2.2, 40, 40, "zero"),
+                 (90.0, 5.0, 70.0, 30.0, 1.1, 43, 18, "replicate"), (2.0, 80.0, 40.0, 70.0, -0.6, 21, 33, "zero")]:
+        np.testing.assert_array_equal(ops.sample_rect(img, *args), sample.sample_rect(img, *args), str(args))
+        for mean, div in NORMS:
+            assert ops.sample_input(img, *args, mean, div).tobytes() == sample.sample_input(img, *args, mean,
+                                                                                            div).tobytes(), args
+
+
 def test_wide_outputs_cross_the_column_chunks(ops) -> None:
     """image.c computes column coordinates in chunks of 512 columns: outputs wider than one chunk."""
-    img = IMAGES[2]
-    for args in [(30.0, 20.0, 50.0, 40.0, 0.3, 1100, 3, "replicate"), (10.0, 40.0, 70.0, 10.0, -1.0, 513, 2, "zero")]:
-        assert ops.sample_input(img, *args, 0.0, 255.0).tobytes() == sample.sample_input(img, *args, 0.0,
-                                                                                         255.0).tobytes()
+    for img in (IMAGES[2], RNG.integers(0, 256, (48, 64, 4), dtype=np.uint8)):  # RGB, and RGBA's float32 lanes
+        for args in [(30.0, 20.0, 50.0, 40.0, 0.3, 1100, 3, "replicate"),
+                     (10.0, 40.0, 70.0, 10.0, -1.0, 513, 2, "zero"),
+                     (30.0, 20.0, 50.0, 40.0, 0.0, 1100, 3, "replicate"),
+                     (32.0, 24.0, 64.0, 48.0, 0.0, 700, 4, "zero")]:
+            assert ops.sample_input(img, *args, 0.0, 255.0).tobytes() == sample.sample_input(img, *args, 0.0,
+                                                                                             255.0).tobytes(), args
     small = RNG.random((4, 9)).astype(np.float32)
     for w, h in [(1100, 3), (512, 2), (1025, 1)]:
         assert ops.resize_mask(small, w, h).tobytes() == segment.resize_mask(small, w, h).tobytes()
@@ -104,6 +121,19 @@ def test_unrotated_crops_outside_the_image(ops) -> None:
             np.testing.assert_array_equal(ops.sample_rect(img, *args), sample.sample_rect(img, *args), str(r))
             assert ops.sample_input(img, *args, 0.0, 255.0).tobytes() == sample.sample_input(img, *args, 0.0,
                                                                                              255.0).tobytes()
+
+
+def test_unrotated_rgba_rows_on_the_grid(ops) -> None:
+    """image.c blends only the top taps of an unrotated RGBA row that falls on a pixel row (a downscale by 2, as the
+    selfie input of a 640 x 512 frame): rows on the grid inside the image, outside it with both borders, rows off
+    the grid beside them."""
+    img = RNG.integers(0, 256, (48, 64, 4), dtype=np.uint8)
+    for args in [(32.0, 24.0, 64.0, 48.0, 0.0, 32, 24, "zero"), (32.0, 10.0, 64.0, 48.0, 0.0, 32, 24, "zero"),
+                 (32.0, 10.0, 64.0, 48.0, 0.0, 32, 24, "replicate"), (20.0, 40.0, 30.0, 48.0, 0.0, 25, 24, "zero"),
+                 (32.0, 24.0, 64.0, 47.0, 0.0, 32, 24, "zero")]:
+        for mean, div in NORMS:
+            assert ops.sample_input(img, *args, mean, div).tobytes() == sample.sample_input(img, *args, mean,
+                                                                                            div).tobytes(), args
 
 
 def test_masks_upsampled_to_frame_sizes(ops) -> None:
@@ -131,6 +161,23 @@ def test_composite_at_every_alpha_step(ops) -> None:
         for colour in [(0, 177, 64), (255, 0, 255), (0, 0, 0), (255, 255, 255)]:  # bg_channels 0: one colour
             np.testing.assert_array_equal(ops.replace_background(fg, mask, colour),
                                           segment.replace_background(fg, mask, colour), str(colour))
+
+
+def test_composite_of_runs_of_one_alpha(ops) -> None:
+    """image.c copies the frame's or the background's bytes for 16 mask values whose alphas are all 255 or all 0,
+    deciding on the floats: runs of one value at and beside both edges (509/510 and 1/510 in float32), clipped
+    values and NaN, a mixed run, and a tail shorter than a run."""
+    edges = [np.float32(509 / 510), np.float32(1 / 510)]
+    values = [v for e in edges for v in (np.nextafter(e, np.float32(-1)), e, np.nextafter(e, np.float32(2)))]
+    values += [np.float32(v) for v in (np.nan, -np.inf, np.inf, 0.0, -0.0, 1.0, 2.0, -3.0, 0.5)]
+    runs = [np.full(16, v, np.float32) for v in values] + [np.linspace(-0.1, 1.1, 16, dtype=np.float32)]
+    mask = np.concatenate([*runs, np.full(9, values[1], np.float32)]).reshape(1, -1)
+    h, w = mask.shape
+    fg = RNG.integers(0, 256, (h, w, 4), dtype=np.uint8)
+    bg = RNG.integers(0, 256, (h, w, 4), dtype=np.uint8)
+    np.testing.assert_array_equal(ops.composite(fg, mask, bg), segment.composite(fg, mask, bg))
+    np.testing.assert_array_equal(ops.replace_background(fg, mask, (0, 177, 64)),
+                                  segment.replace_background(fg, mask, (0, 177, 64)))
 
 
 def test_mask_resize_smoothing_compositing_blur_equal_python_ref(ops) -> None:
@@ -271,7 +318,7 @@ def test_js_engine_operations_equal_the_js_ports() -> None:
     r = subprocess.run([str(NODE22), "--test", "tests/js/imgops_parity.mjs"], cwd=ROOT, capture_output=True,
                        text=True, timeout=300)
     assert r.returncode == 0, r.stdout[-6000:] + r.stderr[-2000:]
-    assert r.stdout.count("\nok ") == 4, r.stdout[-3000:]  # three modules, and the segmenter's options.out
+    assert r.stdout.count("\nok ") == 5, r.stdout[-3000:]  # three modules, the crops' rows, the segmenter's options.out
 
 
 def test_modules_built_for_models_leave_the_image_operations_out() -> None:

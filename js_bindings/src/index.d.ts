@@ -166,6 +166,10 @@ export class Model implements ModelLike {
    * may take any shape within its bounds: a new size re-plans the model first (see resize). */
   run(feeds: Feeds): Promise<Outputs>;
   runSync(feeds: Feeds): Outputs;
+  /** Input `index`'s buffer in engine memory (its current shape; not float16): fill it and pass this very array to
+   * run(), which then does not copy it. A run may use that memory for its own work: fill it before every run.
+   * Valid until the engine memory grows (a load, a resize): take one per run. */
+  inputView(index?: number): Float32Array | Int8Array | Uint8Array | Int32Array | BigInt64Array;
   /** Some input takes its size at run time. */
   readonly dynamic: boolean;
   /** New sizes for inputs sized at run time (others keep theirs): the engine re-plans (the weights stay). */

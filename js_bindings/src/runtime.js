@@ -405,6 +405,21 @@ export class Model {
   /** Run the model. Resolves to {outputName: Tensor}; outputs are copies, safe to keep. */
   async run(feeds) { return this.runSync(feeds); }
 
+  /**
+   * Input `index`'s buffer in engine memory, as a typed array of its current shape (float32 and integer inputs):
+   * fill it (an image operation of the same runtime writes there directly) and give run() this very array, which
+   * it then does not copy. A run may use that memory for its own work: fill it before every run. Valid until the
+   * engine memory grows (a load, a resize): take a new one per run.
+   */
+  inputView(index = 0) {
+    if (!this._h) throw new WasmrtError("this model was released");
+    const spec = this.inputs[index];
+    if (!spec) throw new InputError(`input ${index}: this model has ${this.inputs.length} inputs`);
+    if (spec.dtype === "float16") throw new InputError(`input '${spec.name}' is float16: it has no typed array view`);
+    const ex = this._rt._ex;
+    return new (arrayTypeOf(spec.dtype))(ex.memory.buffer, u32(ex.wrt_input_ptr(this._h, index)), sizeOf(spec.shape));
+  }
+
   runSync(feeds) {
     if (!this._h) throw new WasmrtError("this model was released");
     const rt = this._rt;
@@ -416,8 +431,9 @@ export class Model {
     return rt._call(() => { // every call into the engine: a trap becomes a WasmrtError
       values.forEach(({ data }, i) => {
         const f16 = this.inputs[i].dtype === "float16"; // copied as bits: a Float16Array or a Uint16Array of bits
-        const T = f16 ? Uint16Array : arrayTypeOf(this.inputs[i].dtype);
-        new T(ex.memory.buffer, u32(ex.wrt_input_ptr(this._h, i)), data.length).set(f16 ? float16BitsView(data) : data);
+        const T = f16 ? Uint16Array : arrayTypeOf(this.inputs[i].dtype), ptr = u32(ex.wrt_input_ptr(this._h, i));
+        if (data.buffer === ex.memory.buffer && data.byteOffset === ptr) return; // inputView(i), filled in place
+        new T(ex.memory.buffer, ptr, data.length).set(f16 ? float16BitsView(data) : data);
       });
       const code = ex.wrt_run(this._h);
       if (code !== ERROR_CODES.OK) throw errorFromCode(code, rt._message());

@@ -25,11 +25,11 @@ const ANCHORS = ssdAnchors();
  * RGBA (or RGB with channels: 3) pixels -> the detector's float32 [1,128,128,3] tensor with .geometry: MediaPipe's
  * letterbox (the image grown to a square of side max(W, H) about its centre, sampled by sample.js, zero border).
  */
-export function letterbox(pixels, ops = null) {
+export function letterbox(pixels, ops = null, out = undefined) {
   const { width: W, height: H } = pixels, n = DETECTOR_INPUT, side = Math.max(W, H), k = n / side;
   let data;
   if (ops) {
-    data = ops.crop(pixels, W / 2, H / 2, side, side, 0, n, n, "zero", 127.5, 127.5);
+    data = ops.crop(pixels, W / 2, H / 2, side, side, 0, n, n, "zero", 127.5, 127.5, out);
   } else {
     const px = sampleRect(pixels, W / 2, H / 2, side, side, 0, n, n, "zero");
     data = new Float32Array(px.length);

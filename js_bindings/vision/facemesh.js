@@ -1,9 +1,9 @@
 // FaceMesh: BlazeFace detector + 468-point landmark model (or the 478-point attention mesh), tracking from the previous frame's landmarks so the
 // detector runs only when tracking is lost. The per-frame rules are those of python_ref/vision/facemesh.py.
 
-import { decode, letterbox, sigmoid, weightedNms } from "./detect.js";
+import { decode, DETECTOR_INPUT, letterbox, sigmoid, weightedNms } from "./detect.js";
 import { OUTPUTS, PRESENCE, refineLandmarks } from "./refine.js";
-import { opsFor } from "./imgops.js";
+import { modelInput, opsFor } from "./imgops.js";
 import { LANDMARK_INPUT, mapLandmarks, roiFromDetection, roiFromLandmarks, roiIsSane, warpRoi } from "./roi.js";
 
 // Landmark-derived keypoints in the detector's order: eyes (two corners), nose tip, mouth (13, 14), ears.
@@ -89,6 +89,8 @@ export class FaceMesh {
     /** The engine's image operations (crops), or null: the JS ports (imageOps "js", or no engine reachable). */
     this.ops = opsFor(imageOps, landmarker, "FaceMesh");
     this.tracked = []; // Rois for the next frame
+    // the models' input arrays where they are not the models' own buffers (imgops.js modelInput)
+    this._inputs = {};
   }
 
   /** Forget tracked faces: the next frame runs the detector. */
@@ -98,7 +100,8 @@ export class FaceMesh {
   async detectFaces(image, ms = {}) {
     const pixels = pixelsOf(image);
     const t0 = now();
-    const tensor = letterbox(pixels, this.ops);
+    const tensor = letterbox(pixels, this.ops,
+      this.ops ? modelInput(this.detector, DETECTOR_INPUT * DETECTOR_INPUT * 3, this.ops, this._inputs, "detector") : undefined);
     const t1 = now();
     const out = await this.detector.run({ input: { data: tensor.data, shape: tensor.shape } });
     const t2 = now();
@@ -113,7 +116,9 @@ export class FaceMesh {
   async landmarksIn(image, roi, ms = {}) {
     const pixels = pixelsOf(image);
     const t0 = now();
-    const crop = warpRoi(pixels, roi, LANDMARK_INPUT, new Float32Array(LANDMARK_INPUT * LANDMARK_INPUT * 3), this.ops);
+    const n = LANDMARK_INPUT * LANDMARK_INPUT * 3;
+    const crop = warpRoi(pixels, roi, LANDMARK_INPUT, modelInput(this.landmarker, n, this.ops, this._inputs, "landmarks"),
+      this.ops);
     const t1 = now();
     const out = await this.landmarker.run({ input_1: { data: crop, shape: [1, LANDMARK_INPUT, LANDMARK_INPUT, 3] } });
     const t2 = now();

@@ -4,13 +4,13 @@
 
 import {
   HAND_INPUT, HAND_MIN_PRESENCE, HAND_NORMALIZE_Z, HAND_OUTPUTS, HAND_ROI_LANDMARKS, HAND_ROTATION_LANDMARKS,
-  HAND_TARGET_ANGLE, HANDEDNESS_LABELS, LANDMARK_ROI, MAX_HANDS, PALM_MIN_SCORE, TRACK_IOU,
+  HAND_TARGET_ANGLE, HANDEDNESS_LABELS, LANDMARK_ROI, MAX_HANDS, PALM_INPUT, PALM_MIN_SCORE, TRACK_IOU,
 } from "./constants.js";
 import { iou } from "./detect.js";
 import { gesture } from "./gestures.js";
 import { normalizeRadians, palmLetterbox, palmsFrom, roiFromPalm, transformRect } from "./palm.js";
 import { loadModel, now, pixelsOf } from "./pixels.js";
-import { opsFor } from "./imgops.js";
+import { modelInput, opsFor } from "./imgops.js";
 import { mapLandmarks, warpRoi } from "./roi.js";
 
 /** Landmarks (21*3 numbers, image pixels) -> the crop for the next frame: {cx, cy, side, angle}. */
@@ -88,6 +88,8 @@ export class HandTracker {
     /** The engine's image operations (crops), or null: the JS ports (imageOps "js", or no engine reachable). */
     this.ops = opsFor(imageOps, landmarker, "HandTracker");
     this.tracked = [];
+    // the models' input arrays where they are not the models' own buffers (imgops.js modelInput)
+    this._inputs = {};
   }
 
   /** Forget tracked hands: the next frame runs the palm detector. */
@@ -97,7 +99,8 @@ export class HandTracker {
   async detectPalms(image, ms = {}) {
     const pixels = pixelsOf(image, "HandTracker.detectPalms");
     const t0 = now();
-    const tensor = palmLetterbox(pixels, this.ops);
+    const tensor = palmLetterbox(pixels, this.ops,
+      this.ops ? modelInput(this.detector, PALM_INPUT * PALM_INPUT * 3, this.ops, this._inputs, "palm") : undefined);
     const out = await this.detector.run({ input_1: { data: tensor.data, shape: tensor.shape } });
     const palms = palmsFrom(out, tensor.geometry, this.minDetectionScore, this.maxHands);
     ms.detector = (ms.detector ?? 0) + (now() - t0);
@@ -108,7 +111,9 @@ export class HandTracker {
   async landmarksIn(image, roi, ms = {}) {
     const pixels = pixelsOf(image, "HandTracker.landmarksIn");
     const t0 = now();
-    const crop = warpRoi(pixels, roi, HAND_INPUT, undefined, this.ops);
+    const n = HAND_INPUT * HAND_INPUT * 3;
+    const crop = warpRoi(pixels, roi, HAND_INPUT, modelInput(this.landmarker, n, this.ops, this._inputs, "landmarks"),
+      this.ops);
     const t1 = now();
     const out = await this.landmarker.run({ input_1: { data: crop, shape: [1, HAND_INPUT, HAND_INPUT, 3] } });
     ms.warp = (ms.warp ?? 0) + (t1 - t0);

@@ -35,6 +35,32 @@ export function opsFor(choice, model, who) {
   return choice === "engine" ? engineOps(model) : null;
 }
 
+/**
+ * The frame rows [r0, r1) a crop's bilinear taps can reach (sample.js: y = cy + u sin + v cos with |u| <= |w| / 2,
+ * |v| <= |h| / 2; a tap row is floor(y rounded to 1/32) or the next, clamped to the frame): two rows of margin each
+ * side for the roundings; the whole frame where the geometry is not finite (the engine refuses it).
+ */
+export function cropRows(H, cy, w, h, cos, sin) {
+  const reach = 0.5 * (Math.abs(w * sin) + Math.abs(h * cos));
+  const lo = Math.floor(cy - reach) - 2, hi = Math.floor(cy + reach) + 3;
+  if (!Number.isFinite(lo) || !Number.isFinite(hi)) return [0, H];
+  const r0 = Math.min(Math.max(lo, 0), H - 1);
+  return [r0, Math.max(Math.min(hi, H), r0 + 1)];
+}
+
+/**
+ * The array a pipeline crops a model's input into (n float32 values, its first input): with the engine's image
+ * operations, the model's own input buffer (Model.inputView: the crop writes there and run() copies nothing), else
+ * `own[key]`, an array of the pipeline's reused frame after frame (run() copies its input in before it resolves).
+ */
+export function modelInput(model, n, ops, own, key) {
+  let view = null;
+  try {
+    if (ops && typeof model.inputView === "function") view = model.inputView(0);
+  } catch { /* an input without a view (float16): the pipeline's own array */ }
+  return view instanceof Float32Array && view.length === n ? view : (own[key] ??= new Float32Array(n));
+}
+
 export class EngineOps {
   constructor(rt) {
     this.rt = rt;
@@ -85,12 +111,22 @@ export class EngineOps {
     const { data, width: W, height: H } = pixels, C = pixels.channels ?? 4;
     const bytes = W * H * C, asFloat = mean !== null, nOut = nW * nH * 3 * (asFloat ? 4 : 1);
     out ??= asFloat ? new Float32Array(nW * nH * 3) : new Uint8Array(nW * nH * 3);
-    return this._with([bytes, nOut], ([src, dst]) => {
-      const have = this._put(src, data, bytes);
-      this._check(this.rt._call(() => this.ex.wrt_img_crop(src, have, W, H, C, cx, cy, w, h, Math.cos(angle),
-        Math.sin(angle), nW, nH, border === "zero" ? 1 : 0, asFloat ? mean : 0, asFloat ? div : 1, dst, nOut,
-        asFloat ? 1 : 0)));
+    const cos = Math.cos(angle), sin = Math.sin(angle);
+    // out in this engine's memory (a model's inputView): written there, no copy; its offset taken now, as the
+    // allocation below may grow the memory (and detach out): the result is a new view
+    const inPlace = out.buffer === this.ex.memory.buffer && out.byteLength === nOut, at = out.byteOffset;
+    return this._with([bytes, inPlace ? 0 : nOut], ([src, tmp]) => {
+      const dst = inPlace ? at : tmp;
+      // only the rows the taps can reach are copied (the engine reads no other): a face or a hand is a band of the
+      // frame. A frame shorter than its shape is copied whole, for the engine to refuse.
+      const [r0, r1] = data.length >= bytes ? cropRows(H, cy, w, h, cos, sin) : [0, H], row = W * C;
+      let have = bytes;
+      if (r1 - r0 === H) have = this._put(src, data, bytes);
+      else this._bytes(src + r0 * row, (r1 - r0) * row).set(asBytes(data).subarray(r0 * row, r1 * row));
+      this._check(this.rt._call(() => this.ex.wrt_img_crop(src, have, W, H, C, cx, cy, w, h, cos, sin, nW, nH,
+        border === "zero" ? 1 : 0, asFloat ? mean : 0, asFloat ? div : 1, dst, nOut, asFloat ? 1 : 0)));
       const view = asFloat ? new Float32Array(this.ex.memory.buffer, dst, nW * nH * 3) : this._bytes(dst, nOut);
+      if (inPlace) return view;
       out.set(view);
       return out;
     });

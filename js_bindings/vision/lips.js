@@ -8,27 +8,37 @@ const MOUTH_CORNERS = [61, 291];
 const FEATHER = 0.02;
 const LIGHTNESS_SHIFT = 0.7;
 
-const ring = (lm, idx) => idx.map((k) => [lm[3 * k], lm[3 * k + 1]]);
 const landmarksOf = (face) => (ArrayBuffer.isView(face) || Array.isArray(face) ? face : face.landmarks);
 
-/** Fill `mask` (w x h, row-major, region origin x0, y0 in an image W x H) with even-odd polygon coverage (XOR). */
-function rasterize(poly, mask, reg, value) {
-  if (poly.length < 3 || !poly.every(([x, y]) => Number.isFinite(x) && Number.isFinite(y))) return;
+/** Fill `mask` (reg.w x reg.h, row-major, region origin reg.x0, reg.y0) with `value` where pixel centres lie inside
+ * the ring of landmarks `idx` (even-odd): flat coordinates, the crossings of a row sorted in place. */
+function rasterize(lm, idx, mask, reg, value) {
+  const n = idx.length, px = new Float64Array(n), py = new Float64Array(n), xs = new Float64Array(n);
   let ymin = Infinity, ymax = -Infinity;
-  for (const [, y] of poly) { ymin = Math.min(ymin, y); ymax = Math.max(ymax, y); }
+  for (let k = 0; k < n; k++) {
+    const x = lm[3 * idx[k]], y = lm[3 * idx[k] + 1];
+    if (!Number.isFinite(x) || !Number.isFinite(y)) return;
+    px[k] = x; py[k] = y;
+    ymin = Math.min(ymin, y); ymax = Math.max(ymax, y);
+  }
+  if (n < 3) return;
   const i0 = Math.max(reg.y0, Math.floor(ymin - 0.5)), i1 = Math.min(reg.y0 + reg.h - 1, Math.ceil(ymax - 0.5));
-  const xs = [];
   for (let i = i0; i <= i1; i++) {
     const yc = i + 0.5;
-    xs.length = 0;
-    for (let k = 0; k < poly.length; k++) {
-      const [px, py] = poly[k], [qx, qy] = poly[(k + 1) % poly.length];
-      if ((py > yc) !== (qy > yc)) xs.push(px + ((yc - py) * (qx - px)) / (qy - py));
+    let c = 0;
+    for (let k = 0; k < n; k++) {
+      const q = k + 1 < n ? k + 1 : 0;
+      if ((py[k] > yc) !== (py[q] > yc)) {
+        const x = px[k] + ((yc - py[k]) * (px[q] - px[k])) / (py[q] - py[k]);
+        let at = c++;
+        for (; at > 0 && xs[at - 1] > x; at--) xs[at] = xs[at - 1]; // insertion: a handful of crossings
+        xs[at] = x;
+      }
     }
-    xs.sort((a, b) => a - b);
-    for (let k = 0; k + 1 < xs.length; k += 2) {
+    const row = (i - reg.y0) * reg.w - reg.x0;
+    for (let k = 0; k + 1 < c; k += 2) {
       const j0 = Math.max(reg.x0, Math.ceil(xs[k] - 0.5)), j1 = Math.min(reg.x0 + reg.w, Math.ceil(xs[k + 1] - 0.5));
-      for (let j = j0; j < j1; j++) mask[(i - reg.y0) * reg.w + (j - reg.x0)] = value;
+      for (let j = j0; j < j1; j++) mask[row + j] = value;
     }
   }
 }
@@ -56,23 +66,25 @@ export function lipMask(face, width, height, region) {
   const lm = landmarksOf(face);
   const reg = region ?? lipRegion(lm, width, height);
   const data = new Uint8Array(reg.w * reg.h);
-  rasterize(ring(lm, LIPS_OUTER), data, reg, 1);
+  rasterize(lm, LIPS_OUTER, data, reg, 1);
   const inner = new Uint8Array(reg.w * reg.h);
-  rasterize(ring(lm, LIPS_INNER), inner, reg, 1);
+  rasterize(lm, LIPS_INNER, inner, reg, 1);
   for (let i = 0; i < data.length; i++) data[i] &= inner[i] ^ 1;
   return { ...reg, data };
 }
 
-function boxBlur(src, w, h, r, horizontal) {
-  const out = new Float64Array(w * h), n = 2 * r + 1;
-  for (let y = 0; y < h; y++) {
-    for (let x = 0; x < w; x++) {
+// out[j] = (in[j - r] + ... + in[j + r]) / (2r + 1), the taps summed in that order, zeros outside (those left out:
+// adding 0 changes no sum); along rows (step 1) or columns (step w)
+function boxBlur(src, out, w, h, r, horizontal) {
+  const n = 2 * r + 1, len = horizontal ? w : h, step = horizontal ? 1 : w;
+  const lines = horizontal ? h : w, lineStep = horizontal ? w : 1;
+  for (let line = 0; line < lines; line++) {
+    const base = line * lineStep;
+    for (let x = 0; x < len; x++) {
+      const k0 = x - r < 0 ? 0 : x - r, k1 = x + r >= len ? len - 1 : x + r;
       let acc = 0;
-      for (let k = -r; k <= r; k++) {
-        const xx = horizontal ? x + k : x, yy = horizontal ? y : y + k;
-        acc += xx >= 0 && xx < w && yy >= 0 && yy < h ? src[yy * w + xx] : 0;
-      }
-      out[y * w + x] = acc / n;
+      for (let k = k0, q = base + k0 * step; k <= k1; k++, q += step) acc += src[q];
+      out[base + x * step] = acc / n;
     }
   }
   return out;
@@ -83,8 +95,8 @@ export function lipAlpha(face, width, height) {
   const lm = landmarksOf(face);
   const r = featherRadius(lm);
   const m = lipMask(lm, width, height, lipRegion(lm, width, height, 2 * r));
-  let a = Float64Array.from(m.data);
-  for (let pass = 0; pass < 2; pass++) a = boxBlur(boxBlur(a, m.w, m.h, r, true), m.w, m.h, r, false);
+  const a = Float64Array.from(m.data), t = new Float64Array(a.length);
+  for (let pass = 0; pass < 2; pass++) boxBlur(boxBlur(a, t, m.w, m.h, r, true), a, m.w, m.h, r, false);
   return { x0: m.x0, y0: m.y0, w: m.w, h: m.h, data: a };
 }
 
@@ -103,10 +115,38 @@ const TO_LINEAR = Float64Array.from({ length: 256 }, (_, i) => {
   return v <= 0.04045 ? v / 12.92 : ((v + 0.055) / 1.055) ** 2.4;
 });
 
-function linearToSrgb8(v) {
+export function linearToSrgb8(v) {
   v = Math.min(Math.max(v, 0), 1);
   const s = v <= 0.0031308 ? v * 12.92 : 1.055 * v ** (1 / 2.4) - 0.055;
   return Math.floor(s * 255 + 0.5);
+}
+
+// linearToSrgb8 without a power per value: SRGB8_FROM[k] is the least float64 in [0, 1] it takes to k or more (found
+// by bisection on the function itself, once), and the byte is the largest k with SRGB8_FROM[k] <= v
+let SRGB8_FROM = null;
+function srgb8Thresholds() {
+  const t = new Float64Array(256);
+  t[0] = -Infinity;
+  for (let k = 1; k < 256; k++) {
+    let lo = k > 1 ? t[k - 1] : 0, hi = 1; // linearToSrgb8(lo) < k <= linearToSrgb8(hi)
+    if (linearToSrgb8(lo) >= k) { t[k] = lo; continue; }
+    for (;;) {
+      const mid = lo + (hi - lo) / 2;
+      if (mid === lo || mid === hi) break;
+      if (linearToSrgb8(mid) >= k) hi = mid; else lo = mid;
+    }
+    t[k] = hi;
+  }
+  return t;
+}
+
+/** linearToSrgb8(v), by the thresholds. */
+export function srgb8(v) {
+  const t = (SRGB8_FROM ??= srgb8Thresholds());
+  if (v !== v) return linearToSrgb8(v); // NaN
+  let k = 0;
+  for (let step = 128; step; step >>= 1) if (t[k + step] <= v) k += step;
+  return k;
 }
 
 export function linearToOklab(r, g, b) {
@@ -137,30 +177,44 @@ export function recolor(pixels, alpha, color, intensity, ox = 0, oy = 0) {
   const C = pixels.channels ?? 4;
   const k = Math.min(Math.max(Number(intensity) || 0, 0), 1);
   let wsum = 0, lsum = 0;
-  const labs = new Float64Array(alpha.data.length * 3);
-  const at = (i) => ((alpha.y0 + Math.floor(i / alpha.w) - oy) * width + (alpha.x0 + (i % alpha.w) - ox)) * C;
-  for (let i = 0; i < alpha.data.length; i++) {
-    const a = alpha.data[i];
-    if (!(a > 0)) continue;
-    const p = at(i);
-    const lab = linearToOklab(TO_LINEAR[data[p]], TO_LINEAR[data[p + 1]], TO_LINEAR[data[p + 2]]);
-    labs.set(lab, 3 * i);
-    wsum += a;
-    lsum += a * lab[0];
+  // linearToOklab and oklabToLinear spelled out in the loops (the same operations, without an array per pixel)
+  const lightness = new Float64Array(alpha.data.length);
+  // alpha's row y, column x is pixel (alpha.x0 + x - ox, alpha.y0 + y - oy)
+  const at = (y) => ((alpha.y0 + y - oy) * width + alpha.x0 - ox) * C;
+  for (let y = 0, i = 0; y < alpha.h; y++) {
+    for (let x = 0, p = at(y); x < alpha.w; x++, i++, p += C) {
+      const a = alpha.data[i];
+      if (!(a > 0)) continue;
+      const r = TO_LINEAR[data[p]], g = TO_LINEAR[data[p + 1]], b = TO_LINEAR[data[p + 2]];
+      const l = Math.cbrt(0.4122214708 * r + 0.5363325363 * g + 0.0514459929 * b);
+      const m = Math.cbrt(0.2119034982 * r + 0.6806995451 * g + 0.1073969566 * b);
+      const s = Math.cbrt(0.0883024619 * r + 0.2817188376 * g + 0.6299787005 * b);
+      const L = 0.2104542553 * l + 0.7936177850 * m - 0.0040720468 * s;
+      lightness[i] = L;
+      wsum += a;
+      lsum += a * L;
+    }
   }
   if (!(wsum > 0) || k <= 0) return pixels;
   const [tr, tg, tb] = parseColor(color);
-  const target = linearToOklab(TO_LINEAR[tr], TO_LINEAR[tg], TO_LINEAR[tb]);
-  const shift = (target[0] - lsum / wsum) * LIGHTNESS_SHIFT;
-  for (let i = 0; i < alpha.data.length; i++) {
-    const a = alpha.data[i];
-    if (!(a > 0)) continue;
-    const p = at(i), f = a * k;
-    const painted = oklabToLinear(labs[3 * i] + shift, target[1], target[2]);
-    for (let c = 0; c < 3; c++) {
-      const lin = TO_LINEAR[data[p + c]];
-      const v = Math.min(Math.max(painted[c], 0), 1);
-      data[p + c] = linearToSrgb8(lin + (v - lin) * f);
+  const [tL, ta, tb2] = linearToOklab(TO_LINEAR[tr], TO_LINEAR[tg], TO_LINEAR[tb]);
+  const shift = (tL - lsum / wsum) * LIGHTNESS_SHIFT;
+  for (let y = 0, i = 0; y < alpha.h; y++) {
+    for (let x = 0, p = at(y); x < alpha.w; x++, i++, p += C) {
+      const a = alpha.data[i];
+      if (!(a > 0)) continue;
+      const f = a * k, L = lightness[i] + shift;
+      let l = L + 0.3963377774 * ta + 0.2158037573 * tb2;
+      let m = L - 0.1055613458 * ta - 0.0638541728 * tb2;
+      let s = L - 0.0894841775 * ta - 1.2914855480 * tb2;
+      l = l * l * l; m = m * m * m; s = s * s * s;
+      const painted0 = 4.0767416621 * l - 3.3077115913 * m + 0.2309699292 * s;
+      const painted1 = -1.2684380046 * l + 2.6097574011 * m - 0.3413193450 * s;
+      const painted2 = -0.0041960863 * l - 0.7034186147 * m + 1.7076147010 * s;
+      const r = TO_LINEAR[data[p]], g = TO_LINEAR[data[p + 1]], b = TO_LINEAR[data[p + 2]];
+      data[p] = srgb8(r + (Math.min(Math.max(painted0, 0), 1) - r) * f);
+      data[p + 1] = srgb8(g + (Math.min(Math.max(painted1, 0), 1) - g) * f);
+      data[p + 2] = srgb8(b + (Math.min(Math.max(painted2, 0), 1) - b) * f);
     }
   }
   return pixels;

@@ -34,11 +34,11 @@ export function palmAnchors(opts = PALM_ANCHORS) {
 const ANCHORS = palmAnchors().map((v) => v * PALM_INPUT);
 
 /** Pixels -> the palm model's float32 [1,192,192,3] tensor in [0, 1] with .geometry (the letterbox's placement). */
-export function palmLetterbox(pixels, ops = null) {
+export function palmLetterbox(pixels, ops = null, out = undefined) {
   const { width: W, height: H } = pixels, n = PALM_INPUT, side = Math.max(W, H), k = n / side;
   let data;
   if (ops) {
-    data = ops.crop(pixels, W / 2, H / 2, side, side, 0, n, n, "zero", 0, 255);
+    data = ops.crop(pixels, W / 2, H / 2, side, side, 0, n, n, "zero", 0, 255, out);
   } else {
     const px = sampleRect(pixels, W / 2, H / 2, side, side, 0, n, n, "zero");
     data = new Float32Array(px.length);

@@ -6,7 +6,7 @@ import {
   BLUR_MAX_RADIUS, BLUR_PASSES, BLUR_RADIUS, LANDSCAPE_MIN_ASPECT, SELFIE_MODELS, SMOOTHING_POLY, SMOOTHING_RATIO,
 } from "./constants.js";
 import { parseColor } from "./lips.js";
-import { MASK_ENGINE, opsFor } from "./imgops.js";
+import { MASK_ENGINE, modelInput, opsFor } from "./imgops.js";
 import { loadModel, now, pixelsOf } from "./pixels.js";
 import { sampleRect } from "./sample.js";
 
@@ -223,8 +223,8 @@ export class SelfieSegmenter {
     const runner = this.runners[model];
     if (!runner) throw new Error(`SelfieSegmenter: no ${model} model loaded`);
     const spec = SELFIE_MODELS[model];
-    // the engine's crop writes into one input array per model, reused frame after frame (run() copies it in)
-    const input = this.ops ? (this._inputs[model] ??= new Float32Array(spec.width * spec.height * 3)) : undefined;
+    // the engine's crop writes into the model's own input buffer, or one array per model reused frame after frame
+    const input = this.ops ? modelInput(runner, spec.width * spec.height * 3, this.ops, this._inputs, model) : undefined;
     const out = await runner.run({ input_1: { data: selfieInput(pixels, model, this.ops, input), shape: [1, spec.height, spec.width, 3] } });
     return { data: out[spec.output].data, width: spec.width, height: spec.height, model };
   }

@@ -5,6 +5,9 @@
  * Each buffer comes with its size in bytes: a size too small for the shapes given is an error, never a read past it.
  * Plain loops: these are a few hundred thousand pixels a frame, bound by memory and the exact rounding rules. */
 #include "engine.h"
+#ifdef __wasm_simd128__
+#include <wasm_simd128.h>
+#endif
 
 /* frames up to 2^26 pixels (8192 x 8192), 4 bytes each: every byte count fits a 32-bit size_t */
 #define IMG_MAX_SIDE 32768
@@ -49,6 +52,45 @@ typedef float v2f_u __attribute__((vector_size(8), aligned(4), may_alias));
 
 static int clampi(int64_t v, int n) { return v < 0 ? 0 : v >= n ? n - 1 : (int)v; }
 
+#ifdef __wasm_simd128__
+/* two RGBA taps a, b as 16-bit lanes a0 b0 a1 b1 a2 b2 a3 b3: i32x4.dot_i16x8_s with (w0, w1) pairs blends them */
+static inline __attribute__((always_inline)) v128_t taps16(const uint8_t* a, const uint8_t* b) {
+  const v128_t t = wasm_v128_load32_lane(b, wasm_v128_load32_zero(a), 1);
+  return wasm_i8x16_shuffle(t, wasm_i32x4_splat(0), 0, 16, 4, 16, 1, 16, 5, 16, 2, 16, 6, 16, 3, 16, 7, 16);
+}
+#endif
+
+/* the bilinear blend of an RGBA pixel's four taps a b (top) c d (bottom): (wy0 (a wx0 + b wx1) + wy1 (c wx0 +
+ * d wx1) + 2^9) >> 10 per channel, weights out of 32 packed as wx = wx0 | wx1 << 16, wy = wy0 | wy1 << 16 */
+static inline __attribute__((always_inline)) v4i bilinear4(const uint8_t* a, const uint8_t* b, const uint8_t* c,
+                                                           const uint8_t* d, int32_t wx, int32_t wy) {
+#ifdef __wasm_simd128__
+  /* each stage as 16-bit products summed in pairs: every term and sum below 2^15 */
+  const v128_t vx = wasm_i32x4_splat(wx);
+  const v128_t top = wasm_i32x4_dot_i16x8(taps16(a, b), vx), bot = wasm_i32x4_dot_i16x8(taps16(c, d), vx);
+  const v128_t s = wasm_i32x4_dot_i16x8(
+      wasm_i8x16_shuffle(top, bot, 0, 1, 16, 17, 4, 5, 20, 21, 8, 9, 24, 25, 12, 13, 28, 29), wasm_i32x4_splat(wy));
+  return (v4i)wasm_i32x4_shr(wasm_i32x4_add(s, wasm_i32x4_splat(1 << 9)), 10);
+#else
+#define TAP(p) __builtin_convertvector(*(const v4u8_u*)(p), v4i)
+  const int32_t x0 = wx & 0xffff, x1 = wx >> 16, y0 = wy & 0xffff, y1 = wy >> 16;
+  return (y0 * (TAP(a) * x0 + TAP(b) * x1) + y1 * (TAP(c) * x0 + TAP(d) * x1) + (1 << 9)) >> 10;
+#undef TAP
+#endif
+}
+
+/* bilinear4 of a row on the grid (wy0 32, wy1 0): (a wx0 + b wx1 + 2^4) >> 5 per channel, wx packed likewise */
+static inline __attribute__((always_inline)) v4i linear4(const uint8_t* a, const uint8_t* b, int32_t wx) {
+#ifdef __wasm_simd128__
+  const v128_t s = wasm_i32x4_dot_i16x8(taps16(a, b), wasm_i32x4_splat(wx));
+  return (v4i)wasm_i32x4_shr(wasm_i32x4_add(s, wasm_i32x4_splat(1 << 4)), 5);
+#else
+#define TAP(p) __builtin_convertvector(*(const v4u8_u*)(p), v4i)
+  return (TAP(a) * (wx & 0xffff) + TAP(b) * (wx >> 16) + (1 << 4)) >> 5;
+#undef TAP
+#endif
+}
+
 /* one axis of an unrotated crop: q = rint(p * 32); the taps' element offsets (clamped) and weights out of 32 (0 for a
  * tap outside with a zero border) */
 static void crop_axis(double p, int n, int unit, int zero_border, int32_t* o0, int32_t* o1, int32_t* w0,
@@ -68,7 +110,7 @@ static void crop_unrotated(const uint8_t* src, int width, int height, int channe
                            double h, double cos_a, int out_w, int out_h, int zero_border, const float* table,
                            const float* lanes, uint8_t* ob, float* of, int out_float) {
   int32_t c0[IMG_CHUNK], c1[IMG_CHUNK], wx0[IMG_CHUNK], wx1[IMG_CHUNK];
-  const size_t stride = (size_t)width * (size_t)channels, n_out = (size_t)out_w * (size_t)out_h * 3;
+  const size_t stride = (size_t)width * (size_t)channels;
   for (int j0 = 0; j0 < out_w; j0 += IMG_CHUNK) {
     const int nj = out_w - j0 < IMG_CHUNK ? out_w - j0 : IMG_CHUNK;
     for (int jj = 0; jj < nj; jj++) {
@@ -81,7 +123,25 @@ static void crop_unrotated(const uint8_t* src, int width, int height, int channe
       const uint8_t* top = src + (size_t)r0 * stride;
       const uint8_t* bot = src + (size_t)r1 * stride;
       size_t o = ((size_t)i * (size_t)out_w + (size_t)j0) * 3;
-      for (int jj = 0; jj < nj; jj++) {
+      int jj = 0;
+      /* a float32 lane store writes the next pixel's first value too: not at the end of a chunk's row, whose next
+       * value another chunk (or none) writes */
+      const size_t row_end = o + (size_t)nj * 3;
+      if (channels == 4 && lanes && wy0 == 32) { /* a row on the grid (wy1 0: a downscale by 2, say): its taps alone,
+                                                  * (32 (a wx0 + b wx1) + 2^9) >> 10 = (a wx0 + b wx1 + 2^4) >> 5 */
+        for (; jj < nj - 1; jj++, o += 3) {
+          const v4i s = linear4(top + c0[jj], top + c1[jj], wx0[jj] | wx1[jj] << 16);
+          *(v4f_u*)(of + o) = (__builtin_convertvector(s, v4f) - lanes[0]) / lanes[1];
+        }
+      }
+      if (channels == 4 && lanes) { /* RGBA into float32 lanes, without a branch per pixel: all but the row's last */
+        for (; jj < nj - 1; jj++, o += 3) {
+          const v4i s = bilinear4(top + c0[jj], top + c1[jj], bot + c0[jj], bot + c1[jj], wx0[jj] | wx1[jj] << 16,
+                                  wy0 | wy1 << 16);
+          *(v4f_u*)(of + o) = (__builtin_convertvector(s, v4f) - lanes[0]) / lanes[1];
+        }
+      }
+      for (; jj < nj; jj++) {
         const uint8_t *a = top + c0[jj], *b = top + c1[jj], *c = bot + c0[jj], *d = bot + c1[jj];
         const int32_t x0 = wx0[jj], x1 = wx1[jj];
         int32_t v[4];
@@ -89,7 +149,7 @@ static void crop_unrotated(const uint8_t* src, int width, int height, int channe
 #define TAP(p) __builtin_convertvector(*(const v4u8_u*)(p), v4i)
           const v4i s = (wy0 * (TAP(a) * x0 + TAP(b) * x1) + wy1 * (TAP(c) * x0 + TAP(d) * x1) + (1 << 9)) >> 10;
 #undef TAP
-          if (lanes && o + 4 <= n_out) { /* the table's values as float32 lanes; the fourth is the next pixel's */
+          if (lanes && o + 4 <= row_end) { /* the table's values as float32 lanes; the fourth is the next pixel's */
             *(v4f_u*)(of + o) = (__builtin_convertvector(s, v4f) - lanes[0]) / lanes[1];
             o += 3;
             continue;
@@ -109,6 +169,93 @@ static void crop_unrotated(const uint8_t* src, int width, int height, int channe
         }
       }
     }
+  }
+}
+
+/* one output pixel of the rotated crop at (px, py) (sample.py's p): its three channels */
+static void crop_pixel(const uint8_t* src, int width, int height, int channels, int zero_border, double px,
+                       double py, int32_t val[3]) {
+  const size_t stride = (size_t)width * (size_t)channels;
+  const int64_t xq = (int64_t)__builtin_rint(px * 32), yq = (int64_t)__builtin_rint(py * 32);
+  const int fx = (int)(xq & 31), fy = (int)(yq & 31);
+  const int64_t x0 = (xq - fx) / 32, y0 = (yq - fy) / 32;
+  /* the weights times 32 (sum 2^15) */
+  int32_t wt[4] = {(32 - fx) * (32 - fy) * 32, fx * (32 - fy) * 32, (32 - fx) * fy * 32, fx * fy * 32};
+  const uint8_t* tap[4];
+  for (int k = 0; k < 4; k++) {
+    const int64_t r = y0 + (k >> 1), c = x0 + (k & 1);
+    if (zero_border && (r < 0 || r >= height || c < 0 || c >= width)) wt[k] = 0;
+    tap[k] = src + (size_t)clampi(r, height) * stride + (size_t)clampi(c, width) * (size_t)channels;
+  }
+  for (int ch = 0; ch < 3; ch++) { /* each sum <= 255 * 2^15 + 2^14: always 0..255 */
+    val[ch] = (tap[0][ch] * wt[0] + tap[1][ch] * wt[1] + tap[2][ch] * wt[2] + tap[3][ch] * wt[3] + (1 << 14)) >> 15;
+  }
+}
+
+static void put3(const int32_t val[3], const float* table, uint8_t* ob, float* of, int out_float, size_t o) {
+  for (int ch = 0; ch < 3; ch++) {
+    if (out_float) {
+      of[o + (size_t)ch] = table[val[ch]];
+    } else {
+      ob[o + (size_t)ch] = (uint8_t)val[ch];
+    }
+  }
+}
+
+/* one pixel of crop_rotated4 at output offset q: its taps from a (top left), blended and stored */
+static inline __attribute__((always_inline)) void rotated_put(const uint8_t* a, int32_t stride, int32_t wx,
+                                                              int32_t wy, const float* table, const float* lanes,
+                                                              uint8_t* ob, float* of, int out_float, size_t q,
+                                                              size_t row_end) {
+  const v4i s = bilinear4(a, a + 4, a + stride, a + stride + 4, wx, wy);
+  if (lanes && q + 4 <= row_end) { /* float32 lanes; the fourth is the next pixel's (crop_unrotated says when) */
+    *(v4f_u*)(of + q) = (__builtin_convertvector(s, v4f) - lanes[0]) / lanes[1];
+  } else {
+    const int32_t val[3] = {s[0], s[1], s[2]};
+    put3(val, table, ob, of, out_float, q);
+  }
+}
+
+/* the rotated crop of an RGBA image along one output row, four pixels at a time while all their taps lie inside
+ * (sample.py's positions in float64 lanes: the same operations as crop_pixel, so the same roundings; the weights
+ * out of 32 per axis: (wy0 (a wx0 + b wx1) + wy1 (c wx0 + d wx1) + 2^9) >> 10 is crop_pixel's sum, as in
+ * crop_unrotated); a group with a tap outside goes crop_pixel's way. */
+static void crop_rotated4(const uint8_t* src, int width, int height, int zero_border, const double* col_x,
+                          const double* col_y, int nj, double vs, double vc, const float* table, const float* lanes,
+                          uint8_t* ob, float* of, int out_float, size_t o) {
+  const size_t row_end = o + (size_t)nj * 3;
+  const int32_t stride = width * 4;
+  const v2d sub = {vs, vs}, add = {vc, vc};
+  int jj = 0;
+  for (; jj + 4 <= nj; jj += 4, o += 12) {
+    /* + 1.5 2^52 rounds |x| < 2^31 to an integer, half to even as rint, left in the low word of each lane */
+    const v2d round = {0x1.8p52, 0x1.8p52};
+    const v4i xq = __builtin_shufflevector((v4i)((*(const v2d*)&col_x[jj] - sub) * 32 + round),
+                                           (v4i)((*(const v2d*)&col_x[jj + 2] - sub) * 32 + round), 0, 2, 4, 6);
+    const v4i yq = __builtin_shufflevector((v4i)((*(const v2d*)&col_y[jj] + add) * 32 + round),
+                                           (v4i)((*(const v2d*)&col_y[jj + 2] + add) * 32 + round), 0, 2, 4, 6);
+    const v4i x0 = xq >> 5, y0 = yq >> 5, fx = xq & 31, fy = yq & 31; /* >> 5 of a negative: the floor */
+    const v4i in = (x0 >= 0) & (x0 < width - 1) & (y0 >= 0) & (y0 < height - 1);
+    if (!(in[0] & in[1] & in[2] & in[3])) {
+      for (int k = 0; k < 4; k++) {
+        int32_t val[3];
+        crop_pixel(src, width, height, 4, zero_border, col_x[jj + k] - vs, col_y[jj + k] + vc, val);
+        put3(val, table, ob, of, out_float, o + (size_t)k * 3);
+      }
+      continue;
+    }
+    const v4i off = y0 * stride + x0 * 4, wx0 = 32 - fx, wy0 = 32 - fy;
+    const v4i wx = wx0 | fx << 16, wy = wy0 | fy << 16;
+    /* the four pixels spelled out: constant lane indices keep the vectors in registers */
+    rotated_put(src + off[0], stride, wx[0], wy[0], table, lanes, ob, of, out_float, o, row_end);
+    rotated_put(src + off[1], stride, wx[1], wy[1], table, lanes, ob, of, out_float, o + 3, row_end);
+    rotated_put(src + off[2], stride, wx[2], wy[2], table, lanes, ob, of, out_float, o + 6, row_end);
+    rotated_put(src + off[3], stride, wx[3], wy[3], table, lanes, ob, of, out_float, o + 9, row_end);
+  }
+  for (; jj < nj; jj++, o += 3) {
+    int32_t val[3];
+    crop_pixel(src, width, height, 4, zero_border, col_x[jj] - vs, col_y[jj] + vc, val);
+    put3(val, table, ob, of, out_float, o);
   }
 }
 
@@ -140,7 +287,7 @@ int wrt_img_crop(const uint8_t* src, size_t src_bytes, int width, int height, in
   float table[256]; /* (v - mean) / div in float64, rounded once to float32, as the pipelines normalise */
   /* float32 (v - mean) / div gives the same words for every v with the usual normalisations ([0, 1], [-1, 1]: a
    * quotient of small integers is never near enough a float32 tie for float64's first rounding to matter), checked
-   * here for all 256; then the unrotated RGBA crop normalises four lanes at a time instead of looking up bytes */
+   * here for all 256; then the RGBA crops normalise four lanes at a time instead of looking up bytes */
   const float lanes[2] = {(float)mean, (float)div};
   int same = out_float;
   if (out_float) {
@@ -152,14 +299,16 @@ int wrt_img_crop(const uint8_t* src, size_t src_bytes, int width, int height, in
   }
   uint8_t* ob = (uint8_t*)out;
   float* of = (float*)out;
-  const size_t stride = (size_t)width * (size_t)channels;
   if (sin_a == 0) { /* no rotation: sample.py's positions are per column and per row (v sin and u sin are 0) */
     crop_unrotated(src, width, height, channels, cx, cy, w, h, cos_a, out_w, out_h, zero_border, table,
                    same ? lanes : NULL, ob, of, out_float);
     return WRT_OK;
   }
+  /* RGBA with positions well inside int32 (|p| * 32 < 2^28): four output pixels at a time (crop_rotated4) */
+  const int fast = channels == 4 &&
+                   __builtin_fabs(cx) + __builtin_fabs(cy) + 2 * (__builtin_fabs(w) + __builtin_fabs(h)) < (1 << 22);
   /* per column (in chunks on the stack): cx + u cos, cy + u sin, the first terms of sample.py's sums */
-  double col_x[IMG_CHUNK], col_y[IMG_CHUNK];
+  double col_x[IMG_CHUNK] __attribute__((aligned(16))), col_y[IMG_CHUNK] __attribute__((aligned(16)));
   for (int j0 = 0; j0 < out_w; j0 += IMG_CHUNK) {
     const int nj = out_w - j0 < IMG_CHUNK ? out_w - j0 : IMG_CHUNK;
     for (int jj = 0; jj < nj; jj++) {
@@ -170,47 +319,15 @@ int wrt_img_crop(const uint8_t* src, size_t src_bytes, int width, int height, in
     for (int i = 0; i < out_h; i++) {
       const double v = ((double)i / out_h - 0.5) * h, vs = v * sin_a, vc = v * cos_a;
       size_t o = ((size_t)i * (size_t)out_w + (size_t)j0) * 3;
-      for (int jj = 0; jj < nj; jj++) {
-        const int64_t xq = (int64_t)__builtin_rint((col_x[jj] - vs) * 32);
-        const int64_t yq = (int64_t)__builtin_rint((col_y[jj] + vc) * 32);
-        const int fx = (int)(xq & 31), fy = (int)(yq & 31);
-        const int64_t x0 = (xq - fx) / 32, y0 = (yq - fy) / 32;
-        /* the weights times 32 (sum 2^15) */
-        int32_t wt[4] = {(32 - fx) * (32 - fy) * 32, fx * (32 - fy) * 32, (32 - fx) * fy * 32, fx * fy * 32};
-        const uint8_t* tap[4];
-        if (x0 >= 0 && x0 + 1 < width && y0 >= 0 && y0 + 1 < height) { /* inside: no clamping */
-          tap[0] = src + (size_t)y0 * stride + (size_t)x0 * (size_t)channels;
-          tap[1] = tap[0] + channels;
-          tap[2] = tap[0] + stride;
-          tap[3] = tap[2] + channels;
-        } else {
-          for (int k = 0; k < 4; k++) {
-            const int64_t r = y0 + (k >> 1), c = x0 + (k & 1);
-            if (zero_border && (r < 0 || r >= height || c < 0 || c >= width)) wt[k] = 0;
-            tap[k] = src + (size_t)clampi(r, height) * stride + (size_t)clampi(c, width) * (size_t)channels;
-          }
-        }
-        int32_t val[4];
-        if (channels == 4) { /* the four channels of a tap as one vector (the fourth is computed and unused) */
-          v4i acc = {1 << 14, 1 << 14, 1 << 14, 1 << 14};
-          for (int k = 0; k < 4; k++) {
-            const v4u8 px = {tap[k][0], tap[k][1], tap[k][2], tap[k][3]};
-            acc += __builtin_convertvector(px, v4i) * wt[k];
-          }
-          acc >>= 15;
-          for (int ch = 0; ch < 3; ch++) val[ch] = acc[ch];
-        } else {
-          for (int ch = 0; ch < 3; ch++) {
-            val[ch] = (tap[0][ch] * wt[0] + tap[1][ch] * wt[1] + tap[2][ch] * wt[2] + tap[3][ch] * wt[3] + (1 << 14)) >> 15;
-          }
-        }
-        for (int ch = 0; ch < 3; ch++) { /* each sum <= 255 * 2^15 + 2^14: always 0..255 */
-          if (out_float) {
-            of[o++] = table[val[ch]];
-          } else {
-            ob[o++] = (uint8_t)val[ch];
-          }
-        }
+      if (fast) {
+        crop_rotated4(src, width, height, zero_border, col_x, col_y, nj, vs, vc, table, same ? lanes : NULL, ob, of,
+                      out_float, o);
+        continue;
+      }
+      for (int jj = 0; jj < nj; jj++, o += 3) {
+        int32_t val[3];
+        crop_pixel(src, width, height, channels, zero_border, col_x[jj] - vs, col_y[jj] + vc, val);
+        put3(val, table, ob, of, out_float, o);
       }
     }
   }
@@ -226,9 +343,26 @@ static void mask_axis(int n_src, int n_dst, int j, int* i0, int* i1, double* f) 
   *f = s - *i0;
 }
 
-/* a source row interpolated along x at the output columns (float64, as resize_mask's top and bottom) */
-static void mask_row(const float* r, const int* c0, const int* c1, const double* cf, int n, double* out) {
-  for (int j = 0; j < n; j++) out[j] = (double)r[c0[j]] * (1 - cf[j]) + (double)r[c1[j]] * cf[j];
+/* a source row interpolated along x at the output columns (float64, as resize_mask's top and bottom; gf = 1 - cf),
+ * two columns at a time */
+static void mask_row(const float* r, const int* c0, const int* c1, const double* cf, const double* gf, int n,
+                     double* out) {
+  int j = 0;
+  for (; j + 2 <= n; j += 2) {
+    const v2d a = {r[c0[j]], r[c0[j + 1]]}, b = {r[c1[j]], r[c1[j + 1]]};
+    *(v2d*)&out[j] = a * *(const v2d*)&gf[j] + b * *(const v2d*)&cf[j];
+  }
+  for (; j < n; j++) out[j] = (double)r[c0[j]] * gf[j] + (double)r[c1[j]] * cf[j];
+}
+
+/* two float64 pairs rounded to four float32 (one demotion per pair in wasm, not one per value) */
+static inline __attribute__((always_inline)) v4f demote4(v2d a, v2d b) {
+#ifdef __wasm_simd128__
+  const v128_t lo = wasm_f32x4_demote_f64x2_zero((v128_t)a), hi = wasm_f32x4_demote_f64x2_zero((v128_t)b);
+  return (v4f)wasm_i64x2_shuffle(lo, hi, 0, 2);
+#else
+  return __builtin_convertvector(__builtin_shufflevector(a, b, 0, 1, 2, 3), v4f);
+#endif
 }
 
 int wrt_img_resize_mask(const float* src, size_t src_bytes, int width, int height, float* out, size_t out_bytes,
@@ -239,12 +373,15 @@ int wrt_img_resize_mask(const float* src, size_t src_bytes, int width, int heigh
       (err = bad_buffer(who, "source", src, src_bytes, (size_t)width * (size_t)height * 4, 4)) ||
       (err = bad_buffer(who, "output", out, out_bytes, (size_t)out_width * (size_t)out_height * 4, 4))) return err;
   int col0[IMG_CHUNK], col1[IMG_CHUNK];
-  double colf[IMG_CHUNK];
+  double colf[IMG_CHUNK] __attribute__((aligned(16))), colg[IMG_CHUNK] __attribute__((aligned(16)));
   /* the top and bottom source rows along x, kept while consecutive output rows share them (an upsampled mask) */
   double rows[2][IMG_CHUNK] __attribute__((aligned(16)));
   for (int j0 = 0; j0 < out_width; j0 += IMG_CHUNK) {
     const int nj = out_width - j0 < IMG_CHUNK ? out_width - j0 : IMG_CHUNK;
-    for (int jj = 0; jj < nj; jj++) mask_axis(width, out_width, j0 + jj, &col0[jj], &col1[jj], &colf[jj]);
+    for (int jj = 0; jj < nj; jj++) {
+      mask_axis(width, out_width, j0 + jj, &col0[jj], &col1[jj], &colf[jj]);
+      colg[jj] = 1 - colf[jj];
+    }
     int have[2] = {-1, -1};
     for (int i = 0; i < out_height; i++) {
       int y0, y1;
@@ -254,23 +391,22 @@ int wrt_img_resize_mask(const float* src, size_t src_bytes, int width, int heigh
         if (have[1] == y0) { /* the last bottom row is this top row */
           for (int jj = 0; jj < nj; jj++) rows[0][jj] = rows[1][jj];
         } else {
-          mask_row(src + (size_t)y0 * (size_t)width, col0, col1, colf, nj, rows[0]);
+          mask_row(src + (size_t)y0 * (size_t)width, col0, col1, colf, colg, nj, rows[0]);
         }
         have[0] = y0;
         have[1] = -1;
       }
       if (have[1] != y1) {
-        mask_row(src + (size_t)y1 * (size_t)width, col0, col1, colf, nj, rows[1]);
+        mask_row(src + (size_t)y1 * (size_t)width, col0, col1, colf, colg, nj, rows[1]);
         have[1] = y1;
       }
       float* row = out + (size_t)i * (size_t)out_width + j0;
       const double gy = 1 - fy;
       int jj = 0;
-      for (; jj + 2 <= nj; jj += 2) { /* two float64 lanes: the same products and sum, rounded once to float32 */
-        const v2d t = *(const v2d*)&rows[0][jj], b = *(const v2d*)&rows[1][jj];
-        const v2d x = t * gy + b * fy;
-        const v4f r = __builtin_convertvector(__builtin_shufflevector(x, (v2d){0, 0}, 0, 1, 2, 3), v4f);
-        *(v2f_u*)(row + jj) = __builtin_shufflevector(r, r, 0, 1);
+      for (; jj + 4 <= nj; jj += 4) { /* float64 lanes: the same products and sum, rounded once to float32 */
+        const v2d x0 = *(const v2d*)&rows[0][jj] * gy + *(const v2d*)&rows[1][jj] * fy;
+        const v2d x1 = *(const v2d*)&rows[0][jj + 2] * gy + *(const v2d*)&rows[1][jj + 2] * fy;
+        *(v4f_u*)(row + jj) = demote4(x0, x1);
       }
       for (; jj < nj; jj++) row[jj] = (float)(rows[0][jj] * gy + rows[1][jj] * fy);
     }
@@ -334,6 +470,32 @@ static inline __attribute__((always_inline)) void store4(uint8_t* out, const v16
   *(v16u8_u*)out = __builtin_convertvector((y & ~keep) | (*frame & keep), v16u8);
 }
 
+/* the least float32 at or above x, a positive float64 that no float32 equals (a rational of denominator 510) */
+static float float_at_or_above(double x) {
+  union { float f; uint32_t u; } v = {(float)x};
+  if ((double)v.f < x) v.u++;
+  return v.f;
+}
+
+/* UNIFORM mask values whose alphas are all 255 (1) or all 0 (-1), else 0: a >= 255 exactly when m >= 509/510, a = 0
+ * when m < 1/510 or NaN (a float32 compares with a rational as with the least float32 at or above it) */
+#define UNIFORM 16
+static inline __attribute__((always_inline)) int alpha_uniform(const float* mask, float full, float none) {
+  v4i hi = {-1, -1, -1, -1}, lo = {0, 0, 0, 0};
+  for (int k = 0; k < UNIFORM; k += 4) {
+    const v4f m = *(const v4f_u*)(mask + k);
+    hi &= m >= full;
+    lo |= m >= none;
+  }
+#ifdef __wasm_simd128__
+  if (wasm_i32x4_all_true((v128_t)hi)) return 1;
+  return wasm_v128_any_true((v128_t)lo) ? 0 : -1;
+#else
+  if ((hi[0] & hi[1] & hi[2] & hi[3]) != 0) return 1;
+  return (lo[0] | lo[1] | lo[2] | lo[3]) == 0 ? -1 : 0;
+#endif
+}
+
 /* segment.py composite: a = floor(clip(mask, 0, 1) * 255 + 0.5) (NaN: 0), out = (fg a + bg (255 - a) + 127) // 255
  * per colour channel; a 4-channel output keeps the frame's fourth byte. bg_channels 0: the background is one colour,
  * its 3 bytes (replace_background's colour: no frame-sized background to fill and read). */
@@ -351,26 +513,47 @@ int wrt_img_composite(const uint8_t* frame, size_t frame_bytes, int channels, co
                         1)) ||
       (err = bad_buffer(who, "output", out, out_bytes, n * (size_t)channels, 1))) return err;
   size_t p = 0;
+  /* four pixels whose alphas are all 255 or all 0 are the frame's or the background's bytes ((v 255 + 127) // 255
+   * is v): a person's mask is mostly one or the other */
+  const float full = float_at_or_above(509.0 / 510), none = float_at_or_above(1.0 / 510);
+  const v16u8 keep8 = {0, 0, 0, 0xff, 0, 0, 0, 0xff, 0, 0, 0, 0xff, 0, 0, 0, 0xff};
   if (channels == 4 && bg_channels == 4) { /* four RGBA pixels at a time, in 16-bit lanes (every sum <= 65152) */
-    for (; p + 4 <= n; p += 4) {
-      v16u16 a;
-      alpha4(mask + p, &a);
-      const v16u16 f = __builtin_convertvector(*(const v16u8_u*)(frame + 4 * p), v16u16);
-      const v16u16 b = __builtin_convertvector(*(const v16u8_u*)(background + 4 * p), v16u16);
-      const v16u16 y = f * a + b * (255 - a) + 127;
-      store4(out + 4 * p, &y, &f);
+    for (; p + UNIFORM <= n; p += UNIFORM) {
+      const int uniform = alpha_uniform(mask + p, full, none);
+      for (size_t q = p; q < p + UNIFORM; q += 4) {
+        const v16u8 f8 = *(const v16u8_u*)(frame + 4 * q);
+        if (uniform) {
+          *(v16u8_u*)(out + 4 * q) = uniform > 0 ? f8 : (f8 & keep8) | (*(const v16u8_u*)(background + 4 * q) & ~keep8);
+          continue;
+        }
+        v16u16 a;
+        alpha4(mask + q, &a);
+        const v16u16 f = __builtin_convertvector(f8, v16u16);
+        const v16u16 b = __builtin_convertvector(*(const v16u8_u*)(background + 4 * q), v16u16);
+        const v16u16 y = f * a + b * (255 - a) + 127;
+        store4(out + 4 * q, &y, &f);
+      }
     }
   } else if (channels == 4 && bg_channels == 0) {
     /* a colour: (f - b) a + 255 b + 127, one product; the lanes wrap modulo 2^16 on the way, and the result, the
      * same integer as f a + b (255 - a) + 127, lies in 0..65152 */
     const uint16_t r = background[0], g = background[1], bl = background[2];
     const v16u16 bc = {r, g, bl, 0, r, g, bl, 0, r, g, bl, 0, r, g, bl, 0}, bk = bc * 255 + 127;
-    for (; p + 4 <= n; p += 4) {
-      v16u16 a;
-      alpha4(mask + p, &a);
-      const v16u16 f = __builtin_convertvector(*(const v16u8_u*)(frame + 4 * p), v16u16);
-      const v16u16 y = (f - bc) * a + bk;
-      store4(out + 4 * p, &y, &f);
+    const v16u8 b8 = __builtin_convertvector(bc, v16u8);
+    for (; p + UNIFORM <= n; p += UNIFORM) {
+      const int uniform = alpha_uniform(mask + p, full, none);
+      for (size_t q = p; q < p + UNIFORM; q += 4) {
+        const v16u8 f8 = *(const v16u8_u*)(frame + 4 * q);
+        if (uniform) {
+          *(v16u8_u*)(out + 4 * q) = uniform > 0 ? f8 : (f8 & keep8) | b8;
+          continue;
+        }
+        v16u16 a;
+        alpha4(mask + q, &a);
+        const v16u16 f = __builtin_convertvector(f8, v16u16);
+        const v16u16 y = (f - bc) * a + bk;
+        store4(out + 4 * q, &y, &f);
+      }
     }
   }
   for (; p < n; p++) {

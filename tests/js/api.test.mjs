@@ -104,6 +104,30 @@ test("feeds: {data, shape}, a Tensor, a bare typed array, a plain array", async 
   model.release();
 });
 
+test("inputView: the input's buffer in engine memory, run in place; other engine memory is still copied", async () => {
+  const rt = await wasmrt.init({ variant: variants()[0] });
+  const model = await rt.load(modelPath("face_detector"));
+  const [spec] = model.inputs;
+  const { data, shape } = feeds("face_detector")[spec.name];
+  const want = await model.run({ [spec.name]: { data, shape } });
+  const view = model.inputView();
+  assert.ok(view instanceof Float32Array && view.length === data.length);
+  view.set(data);
+  const got = await model.run({ [spec.name]: { data: view, shape } });
+  for (const k of Object.keys(want)) assert.deepEqual(got[k].data, want[k].data);
+  // an array elsewhere in engine memory (a block of the runtime's) is an input like any other: copied in
+  const p = rt._alloc(data.length * 4, "a test input");
+  const other = new Float32Array(rt._ex.memory.buffer, p, data.length);
+  other.set(data);
+  model.inputView().fill(0); // a new view: the allocation may have grown the memory (and detached the first)
+  const again = await model.run({ [spec.name]: { data: other, shape } });
+  for (const k of Object.keys(want)) assert.deepEqual(again[k].data, want[k].data);
+  rt._ex.wrt_free(p);
+  assert.throws(() => model.inputView(1), /this model has 1 inputs/);
+  model.release();
+  assert.throws(() => model.inputView(), /released/);
+});
+
 test("typed errors name the problem, and the runtime stays usable", async () => {
   const rt = await wasmrt.init({ variant: variants()[0] });
   const good = readFileSync(modelPath("face_detector"));

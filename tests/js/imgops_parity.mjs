@@ -7,7 +7,7 @@ import { test } from "node:test";
 import { fileURLToPath } from "node:url";
 
 import * as wasmrt from "../../js_bindings/src/index.js";
-import { EngineOps, engineOps, MASK_ENGINE } from "../../js_bindings/vision/imgops.js";
+import { cropRows, EngineOps, engineOps, MASK_ENGINE, modelInput } from "../../js_bindings/vision/imgops.js";
 import { sampleRect } from "../../js_bindings/vision/sample.js";
 import { blurBackground, boxBlur, composite, replaceBackground, resizeMask, SelfieSegmenter, smooth } from "../../js_bindings/vision/segment.js";
 
@@ -89,6 +89,43 @@ for (const variant of VARIANTS) {
     assert.ok(engineOps(rt.loadBytes(MODEL)) instanceof EngineOps);
   });
 }
+
+test("crops copy only the frame rows their taps reach: two frames in turn, every rect exact", async () => {
+  // the rows left out hold the other frame's pixels (the same wasm block, reused): a row the engine reads that was
+  // not copied shows as a difference
+  const rt = await wasmrt.init({ variant: "relaxed", wasmPaths: DIST });
+  const ops = new EngineOps(rt), W = 61, H = 97;
+  const frames = [image(W, H, 4), image(W, H, 4), image(W, H, 3), image(W, H, 3)];
+  let banded = 0;
+  for (let k = 0; k < 400; k++) {
+    const img = frames[(k % 2) + (k >= 200 ? 2 : 0)];
+    const cx = rand() * 90 - 15, cy = rand() * 130 - 17, w = 2 + rand() * 60, h = 2 + rand() * 60;
+    const angle = k % 5 === 0 ? 0 : k % 7 === 0 ? Math.PI / 2 : (rand() - 0.5) * 7;
+    const border = k % 3 ? "replicate" : "zero";
+    const [r0, r1] = cropRows(H, cy, w, h, Math.cos(angle), Math.sin(angle));
+    banded += r1 - r0 < H;
+    same(ops.crop(img, cx, cy, w, h, angle, 11, 9, border, null, null), sampleRect(img, cx, cy, w, h, angle, 11, 9, border),
+      `crop ${k} (${cx}, ${cy}, ${w} x ${h}, ${angle}, rows ${r0}..${r1})`);
+  }
+  assert.ok(banded > 300, `${banded} of 400 crops copied a band of rows`);
+  // into an array in engine memory (a model's inputView): written there, the result a view of the same block
+  const p = rt._alloc(11 * 9 * 3 * 4, "a crop's output"), img = frames[0];
+  const got = ops.crop(img, 30, 40, 50, 45, 0.4, 11, 9, "replicate", 0, 255, new Float32Array(rt._ex.memory.buffer, p, 11 * 9 * 3));
+  assert.equal(got.byteOffset, p);
+  same(got, Float32Array.from(sampleRect(img, 30, 40, 50, 45, 0.4, 11, 9, "replicate"), (v) => Math.fround(v / 255)), "in place");
+  rt._ex.wrt_free(p);
+  // where a pipeline crops a model's input: the model's own buffer when it has one of the size, else its own array
+  const own = {}, mine = new Float32Array(12);
+  assert.equal(modelInput({ inputView: () => mine }, 12, ops, own, "k"), mine);
+  assert.equal(modelInput({ inputView: () => mine }, 12, null, own, "k"), own.k);
+  assert.equal(modelInput({ inputView: () => new Float32Array(5) }, 12, ops, own, "k"), own.k);
+  assert.equal(modelInput({ inputView: () => { throw new Error("float16"); } }, 12, ops, own, "k"), own.k);
+  assert.equal(modelInput({}, 12, ops, own, "k"), own.k);
+  assert.ok(own.k instanceof Float32Array && own.k.length === 12);
+  assert.deepEqual(cropRows(H, -500, 10, 10, 1, 0), [0, 1]);
+  assert.deepEqual(cropRows(H, 900, 10, 10, 1, 0), [H - 1, H]);
+  assert.deepEqual(cropRows(H, NaN, 10, 10, 1, 0), [0, H]);
+});
 
 test("a segmenter's mask into options.out: the same masks frame after frame, engine and JS", async () => {
   const rt = await wasmrt.init({ variant: "relaxed", wasmPaths: DIST });

@@ -8,6 +8,7 @@ import { after, describe, test } from "node:test";
 import { fileURLToPath } from "node:url";
 
 import { clipFrame, FaceMesh, lipMask, recolorLips } from "../../js_bindings/vision/index.js";
+import { linearToSrgb8, srgb8 } from "../../js_bindings/vision/lips.js";
 import { pythonRuntime } from "./vision_bridge.mjs";
 
 const DIR = process.env.VISION_FIXTURES;
@@ -65,6 +66,22 @@ test("the test clip is byte-identical to Python's", () => {
     assert.ok(off <= py.length * 1e-4, `frame ${t}: ${off} bytes differ`);
     report("clip-bytes", { frame: t, differing: off });
   }
+});
+
+test("the recolouring's sRGB bytes by thresholds equal linearToSrgb8's at every step", () => {
+  // each byte's step: the doubles within 40 ulps of where s(v) * 255 + 0.5 crosses k, by the formula; a grid; outside
+  const bits = new BigInt64Array(1), f = new Float64Array(bits.buffer);
+  const ulps = (x, n) => { f[0] = x; bits[0] += BigInt(n); return f[0]; };
+  const values = [-1, -0, 0, 1, 2, 0.0031308, Infinity, -Infinity];
+  for (let k = 1; k < 256; k++) {
+    const s = (k - 0.5) / 255, x = s <= 0.0031308 * 12.92 ? s / 12.92 : ((s + 0.055) / 1.055) ** 2.4;
+    for (let n = -40; n <= 40; n++) values.push(ulps(x, n));
+  }
+  for (let i = 0; i <= 100000; i++) values.push(i / 100000);
+  let off = 0;
+  for (const v of values) off += srgb8(v) !== linearToSrgb8(v);
+  assert.equal(off, 0, `${off} of ${values.length} values differ`);
+  assert.ok(Number.isNaN(srgb8(NaN)) && Number.isNaN(linearToSrgb8(NaN)));
 });
 
 test("lip mask and recolouring from Python's landmarks match Python", () => {

@@ -1,20 +1,34 @@
 // The solutions of `wasmrt bench --vision` as an application runs them, frame by frame: shared by the page
 // (vision.mjs) and its Workers (vision_worker.mjs), so a solution is the same code on either thread.
 
-// A loaded model whose runs are timed: every run adds (name, ms) to `sink.runs` and keeps its feeds, so the model
-// alone and LiteRT.js can run the same input tensor.
+// A loaded model whose runs are timed: every run adds (name, ms) to `sink.runs`; with sink.keepInputs it keeps a copy
+// of its feeds in sink.feeds, so the model alone and LiteRT.js can run the same input tensor (a copy, taken before the
+// run: the pipelines crop into the model's own input buffer, which the run may reuse and the next frame overwrites),
+// the copy's time in sink.bookkeeping (and per model in sink.booked).
 function timed(model, name, sink) {
   sink.models[name] = model;
+  const kept = {};
   return {
     async run(feeds) {
+      if (sink.keepInputs) {
+        const t = performance.now();
+        sink.feeds[name] = Object.fromEntries(Object.entries(feeds).map(([k, { data, shape }]) => {
+          const copy = kept[k]?.length === data.length ? kept[k] : (kept[k] = new data.constructor(data.length));
+          copy.set(data);
+          return [k, { data: copy, shape }];
+        }));
+        const ms = performance.now() - t;
+        sink.bookkeeping = (sink.bookkeeping ?? 0) + ms;
+        (sink.booked ??= {})[name] = (sink.booked[name] ?? 0) + ms;
+      }
       const t0 = performance.now();
       const out = await model.run(feeds);
       sink.runs.push([name, performance.now() - t0]);
-      sink.feeds[name] = feeds;
       return out;
     },
     release: () => model.release(),
     _rt: model._rt, // the runtime, so the pipelines run their image operations in its engine (vision/imgops.js)
+    inputView: (i) => model.inputView(i), // and crop into the model's input buffer, as with the model itself
   };
 }
 
@@ -44,7 +58,8 @@ export async function pipelines(vision, rt, bytes, frame, sink, want = ["face", 
     const r = await tracker.detect(image);
     sink.ranDetector = r.ranDetector;
     const detector = sink.runs.reduce((a, [n, ms]) => a + (n === "palm_detector" ? ms : 0), 0);
-    sink.parts = { crop: r.ms.warp ?? 0, palm: (r.ms.detector ?? 0) - detector }; // palm: letterbox, decoding, NMS
+    // palm: letterbox, decoding, NMS (less the bench's copy of the detector's input)
+    sink.parts = { crop: r.ms.warp ?? 0, palm: (r.ms.detector ?? 0) - detector - (sink.booked?.palm_detector ?? 0) };
     return r.hands.length;
   }
   return {
@@ -63,7 +78,8 @@ export async function pipelines(vision, rt, bytes, frame, sink, want = ["face", 
       vision.replaceBackground(image, mask, green, { out: composited });
       const model = sink.runs.reduce((a, [, t]) => a + t, 0);
       // input: the frame stretched to the model's input; mask: resized to the frame and smoothed
-      sink.parts = { input: ms.model - model, mask: ms.post, composite: performance.now() - t0 };
+      sink.parts = { input: ms.model - model - (sink.booked?.selfie ?? 0), mask: ms.post,
+        composite: performance.now() - t0 };
       return 1;
     },
     hands: (image = frame) => handFrame(hands, image),
