@@ -154,16 +154,41 @@ export class EngineOps {
     });
   }
 
-  /** resizeMask then smooth (a segmenter's frame) in one visit to wasm memory: Float32Array(width*height), or `out`
-   * (which may be `previous`: that is read first). */
+  /** A mask that stays in engine memory from one maskFrame to the next (a segmenter's previous mask): it never
+   * crosses into wasm memory again. free() gives its memory back; after it the mask is empty again. */
+  keptMask() {
+    const ex = this.ex;
+    return {
+      ptr: 0, n: 0, valid: false,
+      free() {
+        if (this.ptr) ex.wrt_free(this.ptr);
+        Object.assign(this, { ptr: 0, n: 0, valid: false });
+      },
+    };
+  }
+
+  /** resizeMask then smooth (a segmenter's frame) in one visit to wasm memory: Float32Array(width*height), or `out`.
+   * previous: the previous mask (a Float32Array, or a keptMask(), which then receives this frame's mask); `out` may
+   * be `previous` (that is read first). */
   maskFrame(small, w, h, width, height, previous, ratio, out = undefined) {
-    const n = width * height, nIn = w * h * 4, usePrev = previous && ratio > 0 && previous.length === n;
-    return this._with([nIn, n * 4, usePrev ? n * 4 : 0], ([src, dst, p]) => {
+    const n = width * height, nIn = w * h * 4, kept = previous && !(previous instanceof Float32Array) ? previous : null;
+    if (kept && kept.n !== n) {
+      kept.free();
+      const p = u32(this.rt._call(() => this.ex.wrt_alloc(n * 4)));
+      if (!p) throw new OutOfMemoryError(`cannot allocate ${n * 4} bytes for the previous mask`);
+      Object.assign(kept, { ptr: p, n });
+    }
+    const usePrev = kept ? kept.valid && ratio > 0 : previous && ratio > 0 && previous.length === n;
+    return this._with([nIn, n * 4, usePrev && !kept ? n * 4 : 0], ([src, dst, p]) => {
       const have = this._putF32(src, small, w * h);
       this._check(this.rt._call(() => this.ex.wrt_img_resize_mask(src, have, w, h, dst, n * 4, width, height)));
-      if (usePrev) this._putF32(p, previous, n);
-      this._check(this.rt._call(() => this.ex.wrt_img_smooth(dst, usePrev ? p : 0, dst, n, ratio, ...SMOOTHING_POLY)));
-      const view = new Float32Array(this.ex.memory.buffer, dst, n);
+      if (usePrev && !kept) this._putF32(p, previous, n);
+      const into = kept ? kept.ptr : dst; // smoothing reads each previous value before it writes that value
+      if (kept) kept.valid = false; // until the smoothing has written it
+      this._check(this.rt._call(() => this.ex.wrt_img_smooth(dst, usePrev ? (kept ? kept.ptr : p) : 0, into, n, ratio,
+        ...SMOOTHING_POLY)));
+      if (kept) kept.valid = true;
+      const view = new Float32Array(this.ex.memory.buffer, into, n);
       if (!out) return view.slice();
       out.set(view);
       return out;

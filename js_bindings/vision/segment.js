@@ -209,12 +209,16 @@ export class SelfieSegmenter {
     /** The engine's image operations (input, mask resize, smoothing; the mask carries it to the compositing), or
      * null: the JS ports (imageOps "js", or no engine reachable). */
     this.ops = opsFor(imageOps, Object.values(runners)[0], "SelfieSegmenter");
-    this.previous = null;
+    this.previous = null; // the JS ports' previous mask; the engine's stays in its memory (kept)
+    this._kept = this.ops?.keptMask() ?? null;
     this._inputs = {};
   }
 
   /** Forget the previous mask (a new scene). */
-  reset() { this.previous = null; }
+  reset() {
+    this.previous = null;
+    if (this._kept) this._kept.valid = false;
+  }
 
   /** The model's mask at its input size: {data: Float32Array, width, height, model}. */
   async rawMask(image) {
@@ -244,16 +248,22 @@ export class SelfieSegmenter {
     const small = await this.rawMask(pixels);
     const t1 = now();
     const ops = this.ops;
-    const data = ops ? ops.maskFrame(small.data, small.width, small.height, W, H, this.previous, this.smoothing, out)
+    const data = ops ? ops.maskFrame(small.data, small.width, small.height, W, H, this._kept, this.smoothing, out)
       : smooth(resizeMask(small.data, small.width, small.height, W, H), this.previous, this.smoothing);
     if (out && data !== out) out.set(data);
-    this.previous = out ?? data; // the previous mask is read before out is written: out may be the last frame's
+    // the JS ports keep their own copy of the mask to smooth the next frame with (the engine keeps its in its
+    // memory): what the caller does with the mask it got does not change the next one
+    if (!ops) {
+      if (this.previous?.length !== data.length) this.previous = new Float32Array(data.length);
+      this.previous.set(data);
+    }
     const mask = { data: out ?? data, width: W, height: H };
     if (ops) Object.defineProperty(mask, MASK_ENGINE, { value: ops }); // replaceBackground / blurBackground use it
     return { mask, model: small.model, ms: { model: t1 - t0, post: now() - t1, total: now() - t0 } };
   }
 
   async release() {
+    this._kept?.free();
     for (const r of Object.values(this.runners)) await r.release?.();
   }
 }

@@ -147,3 +147,30 @@ test("a segmenter's mask into options.out: the same masks frame after frame, eng
     await assert.rejects(seg.segment(img, { out: new Float32Array(7) }), /options.out must be a Float32Array/);
   }
 });
+
+test("a segmenter smooths with its own previous mask: what the caller writes into a mask does not change the next", async () => {
+  const rt = await wasmrt.init({ variant: "relaxed", wasmPaths: DIST });
+  const engine = rt.loadBytes(MODEL);
+  const masks = [0, 1, 2, 3].map(() => Float32Array.from({ length: 256 * 256 }, rand));
+  const runner = () => {
+    let k = 0;
+    return { _rt: engine._rt, run: async () => ({ activation_10: { data: masks[k++ % masks.length] } }) };
+  };
+  const img = image(40, 40, 4), want = [], plain = new SelfieSegmenter({ general: runner() }, { imageOps: "js" });
+  for (let f = 0; f < 3; f++) want.push(Float32Array.from((await plain.segment(img)).mask.data));
+  plain.reset();
+  const fresh = (await plain.segment(img)).mask.data; // after reset: the fourth mask unsmoothed
+  for (const imageOps of ["engine", "js"]) {
+    for (const withOut of [false, true]) {
+      const seg = new SelfieSegmenter({ general: runner() }, { imageOps }), out = new Float32Array(40 * 40);
+      for (let f = 0; f < 3; f++) {
+        const { mask } = await seg.segment(img, withOut ? { out } : {});
+        same(mask.data, want[f], `frame ${f} (${imageOps}, out ${withOut})`);
+        mask.data.fill(f % 2 ? NaN : 0.25); // the caller draws on its mask
+      }
+      seg.reset();
+      same((await seg.segment(img, withOut ? { out } : {})).mask.data, fresh, `after reset (${imageOps})`);
+      await seg.release();
+    }
+  }
+});

@@ -98,7 +98,7 @@ const frameTimer = (sink) => async (fn) => {
   sink.booked = {};
   const t0 = performance.now();
   const found = await fn();
-  const total = performance.now() - t0 - sink.bookkeeping; // less the bench's copies of the model inputs
+  const total = performance.now() - t0 - sink.bookkeeping; // less the bench's copies (model inputs, the photo)
   const models = {};
   for (const [name, ms] of sink.runs) models[name] = (models[name] ?? 0) + ms;
   return { total, models, runs: sink.runs, found, detector: sink.ranDetector, parts: sink.parts };
