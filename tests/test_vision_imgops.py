@@ -318,7 +318,7 @@ def test_js_engine_operations_equal_the_js_ports() -> None:
     r = subprocess.run([str(NODE22), "--test", "tests/js/imgops_parity.mjs"], cwd=ROOT, capture_output=True,
                        text=True, timeout=300)
     assert r.returncode == 0, r.stdout[-6000:] + r.stderr[-2000:]
-    assert r.stdout.count("\nok ") == 5, r.stdout[-3000:]  # three modules, the crops' rows, the segmenter's options.out
+    assert r.stdout.count("\nok ") == 6, r.stdout[-3000:]  # three modules, crop rows, options.out, own previous mask
 
 
 def test_modules_built_for_models_leave_the_image_operations_out() -> None:
