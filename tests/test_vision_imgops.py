@@ -18,7 +18,7 @@ import numpy as np
 import pytest
 
 from python_ref.vision import sample, segment
-from python_ref.vision.constants import BLUR_MAX_RADIUS
+from python_ref.vision.constants import BLUR_MAX_RADIUS, SMOOTHING_POLY
 from wasmrt.errors import WasmrtError
 
 sys.path.insert(0, str(Path(__file__).parent / "js"))
@@ -178,6 +178,36 @@ def test_composite_of_runs_of_one_alpha(ops) -> None:
     np.testing.assert_array_equal(ops.composite(fg, mask, bg), segment.composite(fg, mask, bg))
     np.testing.assert_array_equal(ops.replace_background(fg, mask, (0, 177, 64)),
                                   segment.replace_background(fg, mask, (0, 177, 64)))
+
+
+def test_mask_frame_is_resize_then_smooth(ops) -> None:
+    """wrt_img_mask_frame (a segmenter's frame: the mask resized to the frame and smoothed with the previous one in
+    one pass) gives resize_mask then smooth's bytes: widths across the 512-column chunks and not a multiple of 4,
+    ratio 0 (no smoothing), no previous mask, and the output written over the previous mask; a ratio outside [0, 1]
+    (NaN too) is an error, as in python_ref."""
+    for (sh, sw), (h, w), ratio in [((256, 256), (480, 640), 0.7), ((144, 256), (7, 1030), 0.3), ((5, 7), (3, 5), 0.7),
+                                    ((4, 4), (6, 9), 0.0), ((4, 4), (6, 9), 1.0)]:
+        small = (RNG.random((sh, sw)) * 1.4 - 0.2).astype(np.float32)
+        small.reshape(-1)[1] = np.nan
+        prev = RNG.random((h, w)).astype(np.float32)
+        want = segment.smooth(segment.resize_mask(small, w, h), prev, ratio)
+        assert ops.mask_frame(small, w, h, prev, ratio).tobytes() == want.tobytes(), (sh, sw, h, w, ratio)
+        assert ops.mask_frame(small, w, h, None, ratio).tobytes() == segment.resize_mask(small, w, h).tobytes()
+        if ops.engine == "native":  # out over prev, as the segmenters keep it (JS: imgops_parity.mjs, wasm)
+            same = prev.copy()
+            ops._run("wrt_img_mask_frame", [small, small.nbytes, sw, sh, same, same, same.nbytes, w, h, ratio,
+                                            *SMOOTHING_POLY], [same])
+            assert same.tobytes() == want.tobytes()
+    for ratio in (math.nan, -0.1, 1.5):
+        with pytest.raises(ValueError, match="smoothing ratio must be in"):
+            segment.smooth(prev, prev, ratio)
+        with pytest.raises(WasmrtError, match=r"smoothing ratio must be in \[0, 1\], got"):
+            ops.mask_frame(small, w, h, prev, ratio)
+        with pytest.raises(WasmrtError if ops.host is not None else ValueError, match="smoothing ratio must be in"):
+            ops.smooth(prev, prev, ratio)
+    with pytest.raises(WasmrtError, match="wrt_img_mask_frame: source holds 64 bytes, needs 80"):
+        ops._run("wrt_img_mask_frame", [small, small.nbytes, 4, 5, prev, prev, prev.nbytes, 9, 6, 0.7,
+                                        *SMOOTHING_POLY], [prev])
 
 
 def test_mask_resize_smoothing_compositing_blur_equal_python_ref(ops) -> None:

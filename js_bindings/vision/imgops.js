@@ -9,8 +9,8 @@ import { SMOOTHING_POLY } from "./constants.js";
 /** A mask's engine (set by SelfieSegmenter.segment), so compositing it runs there too. */
 export const MASK_ENGINE = Symbol("wasmrt.vision.maskEngine");
 
-const NAMES = ["wrt_img_crop", "wrt_img_resize_mask", "wrt_img_smooth", "wrt_img_composite", "wrt_img_box_blur_scratch",
-  "wrt_img_box_blur"];
+const NAMES = ["wrt_img_crop", "wrt_img_resize_mask", "wrt_img_smooth", "wrt_img_mask_frame", "wrt_img_composite",
+  "wrt_img_box_blur_scratch", "wrt_img_box_blur"];
 const cache = new WeakMap();
 const u32 = (x) => x >>> 0;
 const align = (n) => (n + 63) & ~63;
@@ -179,14 +179,13 @@ export class EngineOps {
       Object.assign(kept, { ptr: p, n });
     }
     const usePrev = kept ? kept.valid && ratio > 0 : previous && ratio > 0 && previous.length === n;
-    return this._with([nIn, n * 4, usePrev && !kept ? n * 4 : 0], ([src, dst, p]) => {
+    return this._with([nIn, kept ? 0 : n * 4, usePrev && !kept ? n * 4 : 0], ([src, dst, p]) => {
       const have = this._putF32(src, small, w * h);
-      this._check(this.rt._call(() => this.ex.wrt_img_resize_mask(src, have, w, h, dst, n * 4, width, height)));
       if (usePrev && !kept) this._putF32(p, previous, n);
-      const into = kept ? kept.ptr : dst; // smoothing reads each previous value before it writes that value
-      if (kept) kept.valid = false; // until the smoothing has written it
-      this._check(this.rt._call(() => this.ex.wrt_img_smooth(dst, usePrev ? (kept ? kept.ptr : p) : 0, into, n, ratio,
-        ...SMOOTHING_POLY)));
+      const into = kept ? kept.ptr : dst; // the engine reads each previous value before it writes that value
+      if (kept) kept.valid = false; // until the call has written it
+      this._check(this.rt._call(() => this.ex.wrt_img_mask_frame(src, have, w, h, usePrev ? (kept ? kept.ptr : p) : 0,
+        into, n * 4, width, height, ratio, ...SMOOTHING_POLY)));
       if (kept) kept.valid = true;
       const view = new Float32Array(this.ex.memory.buffer, into, n);
       if (!out) return view.slice();

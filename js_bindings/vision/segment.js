@@ -50,8 +50,14 @@ export function resizeMask(m, w, h, width, height) {
 
 const [C1, C2, C3, C4, C5] = SMOOTHING_POLY.map(f32);
 
+/** The smoothing ratio (the previous mask's largest weight; 0: no smoothing) is in [0, 1]. */
+export function checkRatio(ratio, who) {
+  if (!(ratio >= 0 && ratio <= 1)) throw new RangeError(`${who}: the smoothing ratio must be in [0, 1], got ${ratio}`);
+}
+
 /** MediaPipe's uncertainty-weighted blend of this frame's mask with the previous output (float32 arithmetic). */
 export function smooth(mask, previous, ratio = SMOOTHING_RATIO) {
+  checkRatio(ratio, "smooth");
   if (!previous || ratio <= 0 || previous.length !== mask.length) return Float32Array.from(mask);
   const r = f32(ratio), out = new Float32Array(mask.length);
   for (let i = 0; i < mask.length; i++) {
@@ -205,6 +211,7 @@ export class SelfieSegmenter {
   /** runners: {general?, landscape?}: loaded models (async run(feeds) -> {name: {data}}; run() reads its input before
    * it resolves: the input array is reused by the next frame). */
   constructor(runners, { model = "auto", smoothing = SMOOTHING_RATIO, imageOps = "engine" } = {}) {
+    checkRatio(smoothing, "SelfieSegmenter");
     Object.assign(this, { runners, model, smoothing });
     /** The engine's image operations (input, mask resize, smoothing; the mask carries it to the compositing), or
      * null: the JS ports (imageOps "js", or no engine reachable). */

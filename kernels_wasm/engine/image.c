@@ -365,13 +365,26 @@ static inline __attribute__((always_inline)) v4f demote4(v2d a, v2d b) {
 #endif
 }
 
-int wrt_img_resize_mask(const float* src, size_t src_bytes, int width, int height, float* out, size_t out_bytes,
-                        int out_width, int out_height) {
-  const char* who = "wrt_img_resize_mask";
+static void smooth_span(const float* mask, const float* prev, float* out, size_t n, const float* c);
+
+/* segment.py check_ratio: the smoothing ratio in [0, 1] (NaN refused) */
+static int bad_ratio(const char* who, float ratio) {
+  return ratio >= 0.0f && ratio <= 1.0f ? WRT_OK
+                                        : rt_error(WRT_ERR_INPUT, "%s: the smoothing ratio must be in [0, 1], got %g", who,
+                                                   (double)ratio);
+}
+
+/* resize_mask; with prev (and c: ratio, c1..c5), each output row span is smoothed with prev's as it is made (out may
+ * be prev: the span is made in `made` first) */
+static int resize_mask(const char* who, const float* src, size_t src_bytes, int width, int height, const float* prev,
+                       float* out, size_t out_bytes, int out_width, int out_height, const float* c) {
   int err;
+  const size_t n = (size_t)out_width * (size_t)out_height;
   if ((err = bad_shape(who, width, height)) || (err = bad_shape(who, out_width, out_height)) ||
       (err = bad_buffer(who, "source", src, src_bytes, (size_t)width * (size_t)height * 4, 4)) ||
-      (err = bad_buffer(who, "output", out, out_bytes, (size_t)out_width * (size_t)out_height * 4, 4))) return err;
+      (err = bad_buffer(who, "output", out, out_bytes, n * 4, 4)) ||
+      (prev && (err = bad_buffer(who, "previous", prev, n * 4, n * 4, 4)))) return err;
+  float made[IMG_CHUNK] __attribute__((aligned(16)));
   int col0[IMG_CHUNK], col1[IMG_CHUNK];
   double colf[IMG_CHUNK] __attribute__((aligned(16))), colg[IMG_CHUNK] __attribute__((aligned(16)));
   /* the top and bottom source rows along x, kept while consecutive output rows share them (an upsampled mask) */
@@ -400,7 +413,8 @@ int wrt_img_resize_mask(const float* src, size_t src_bytes, int width, int heigh
         mask_row(src + (size_t)y1 * (size_t)width, col0, col1, colf, colg, nj, rows[1]);
         have[1] = y1;
       }
-      float* row = out + (size_t)i * (size_t)out_width + j0;
+      const size_t at = (size_t)i * (size_t)out_width + (size_t)j0;
+      float* row = prev ? made : out + at;
       const double gy = 1 - fy;
       int jj = 0;
       for (; jj + 4 <= nj; jj += 4) { /* float64 lanes: the same products and sum, rounded once to float32 */
@@ -409,40 +423,75 @@ int wrt_img_resize_mask(const float* src, size_t src_bytes, int width, int heigh
         *(v4f_u*)(row + jj) = demote4(x0, x1);
       }
       for (; jj < nj; jj++) row[jj] = (float)(rows[0][jj] * gy + rows[1][jj] * fy);
+      if (prev) smooth_span(made, prev + at, out + at, (size_t)nj, c);
     }
   }
   return WRT_OK;
 }
 
-/* segment.py smooth: t = new - 0.5, x = t^2, u = 1 - min(1, x (c1 + x (c2 + ...))), new + (prev - new) u ratio, all
- * float32; prev NULL: the new mask unchanged. out may be new or prev. */
-int wrt_img_smooth(const float* mask, const float* prev, float* out, size_t n, float ratio, float c1, float c2,
-                   float c3, float c4, float c5) {
-  const char* who = "wrt_img_smooth";
-  int err;
-  if (n > IMG_MAX_PIXELS) return rt_error(WRT_ERR_INPUT, "%s: %z values, at most %z", who, n, IMG_MAX_PIXELS);
-  if ((err = bad_buffer(who, "mask", mask, n * 4, n * 4, 4)) || (err = bad_buffer(who, "output", out, n * 4, n * 4, 4)) ||
-      (prev && (err = bad_buffer(who, "previous", prev, n * 4, n * 4, 4)))) return err;
-  if (!prev || !(ratio > 0)) {
-    for (size_t i = 0; i < n; i++) out[i] = mask[i];
-    return WRT_OK;
-  }
+int wrt_img_resize_mask(const float* src, size_t src_bytes, int width, int height, float* out, size_t out_bytes,
+                        int out_width, int out_height) {
+  return resize_mask("wrt_img_resize_mask", src, src_bytes, width, height, NULL, out, out_bytes, out_width,
+                     out_height, NULL);
+}
+
+int wrt_img_mask_frame(const float* src, size_t src_bytes, int width, int height, const float* prev, float* out,
+                       size_t out_bytes, int out_width, int out_height, float ratio, float c1, float c2, float c3,
+                       float c4, float c5) {
+  const float c[6] = {ratio, c1, c2, c3, c4, c5};
+  const int err = bad_ratio("wrt_img_mask_frame", ratio);
+  return err ? err : resize_mask("wrt_img_mask_frame", src, src_bytes, width, height, ratio > 0 ? prev : NULL, out,
+                                 out_bytes, out_width, out_height, c);
+}
+
+
+/* segment.py smooth over n values: t = new - 0.5, x = t^2, u = 1 - min(1, x (c1 + x (c2 + ...))),
+ * new + (prev - new) u ratio, all float32 (c: ratio, c1..c5). Each value's prev is read before its out is written:
+ * out may be mask or prev. */
+/* four values (float32 lanes: the same operations as one by one, no contraction) */
+static inline __attribute__((always_inline)) v4f smooth4(v4f m, v4f q, float ratio, float c1, float c2, float c3,
+                                                         float c4, float c5) {
+  const v4f t = m - 0.5f, x = t * t, p = x * (c1 + x * (c2 + x * (c3 + x * (c4 + x * c5))));
+  const v4i gt = p > 1.0f; /* min(1, p) by bits: p > 1 is false for NaN, which stays NaN */
+  const v4f one = {1.0f, 1.0f, 1.0f, 1.0f};
+  const v4f u = one - (v4f)((gt & (v4i)one) | (~gt & (v4i)p));
+  return m + (q - m) * (u * ratio);
+}
+
+static void smooth_span(const float* mask, const float* prev, float* out, size_t n, const float* c) {
+  const float ratio = c[0], c1 = c[1], c2 = c[2], c3 = c[3], c4 = c[4], c5 = c[5];
   size_t i = 0;
-  for (; i + 4 <= n; i += 4) { /* four at a time (float32 lanes: the same operations, no contraction) */
-    const v4f m = *(const v4f_u*)(mask + i), q = *(const v4f_u*)(prev + i);
-    const v4f t = m - 0.5f, x = t * t, p = x * (c1 + x * (c2 + x * (c3 + x * (c4 + x * c5))));
-    const v4i gt = p > 1.0f; /* min(1, p) by bits: p > 1 is false for NaN, which stays NaN */
-    const v4f one = {1.0f, 1.0f, 1.0f, 1.0f};
-    const v4f u = one - (v4f)((gt & (v4i)one) | (~gt & (v4i)p));
-    const v4f r = m + (q - m) * (u * ratio);
-    *(v4f_u*)(out + i) = r;
+  /* sixteen at a time: four independent polynomial chains (one chain waits on each multiply and add) */
+  for (; i + 16 <= n; i += 16) {
+    v4f r[4];
+    for (int k = 0; k < 4; k++)
+      r[k] = smooth4(*(const v4f_u*)(mask + i + 4 * k), *(const v4f_u*)(prev + i + 4 * k), ratio, c1, c2, c3, c4, c5);
+    for (int k = 0; k < 4; k++) *(v4f_u*)(out + i + 4 * k) = r[k]; /* after every read: out may be prev */
   }
+  for (; i + 4 <= n; i += 4)
+    *(v4f_u*)(out + i) = smooth4(*(const v4f_u*)(mask + i), *(const v4f_u*)(prev + i), ratio, c1, c2, c3, c4, c5);
   for (; i < n; i++) {
     const float m = mask[i], t = m - 0.5f, x = t * t;
     const float p = x * (c1 + x * (c2 + x * (c3 + x * (c4 + x * c5))));
     const float u = 1.0f - (p > 1.0f ? 1.0f : p); /* NaN stays NaN, as numpy's minimum */
     out[i] = m + (prev[i] - m) * (u * ratio);
   }
+}
+
+/* prev NULL or ratio not > 0: the new mask unchanged. out may be new or prev. */
+int wrt_img_smooth(const float* mask, const float* prev, float* out, size_t n, float ratio, float c1, float c2,
+                   float c3, float c4, float c5) {
+  const char* who = "wrt_img_smooth";
+  int err;
+  if (n > IMG_MAX_PIXELS) return rt_error(WRT_ERR_INPUT, "%s: %z values, at most %z", who, n, IMG_MAX_PIXELS);
+  if ((err = bad_buffer(who, "mask", mask, n * 4, n * 4, 4)) || (err = bad_buffer(who, "output", out, n * 4, n * 4, 4)) ||
+      (prev && (err = bad_buffer(who, "previous", prev, n * 4, n * 4, 4))) || (err = bad_ratio(who, ratio))) return err;
+  if (!prev || ratio == 0) {
+    for (size_t i = 0; i < n; i++) out[i] = mask[i];
+    return WRT_OK;
+  }
+  const float c[6] = {ratio, c1, c2, c3, c4, c5};
+  smooth_span(mask, prev, out, n, c);
   return WRT_OK;
 }
 

@@ -68,8 +68,15 @@ def resize_mask(mask: np.ndarray, width: int, height: int) -> np.ndarray:
     return (top * (1 - fy)[:, None] + bottom * fy[:, None]).astype(np.float32)
 
 
+def check_ratio(ratio: float, who: str) -> None:
+    if not 0 <= ratio <= 1:  # NaN too
+        raise ValueError(f"{who}: the smoothing ratio must be in [0, 1], got {ratio}")
+
+
 def smooth(new: np.ndarray, previous: np.ndarray | None, ratio: float = SMOOTHING_RATIO) -> np.ndarray:
-    """MediaPipe's uncertainty-weighted blend of this frame's mask with the previous output."""
+    """MediaPipe's uncertainty-weighted blend of this frame's mask with the previous output; ratio in [0, 1] (the
+    previous mask's largest weight; 0: no smoothing)."""
+    check_ratio(ratio, "smooth")
     n = np.asarray(new, dtype=np.float32)
     if previous is None or ratio <= 0 or np.shape(previous) != n.shape:
         return n.copy()
@@ -153,6 +160,7 @@ class SelfieSegmenter:
                                                                smooth=smooth)
         if model not in ("auto", *SELFIE_MODELS):
             raise ValueError(f"SelfieSegmenter: model must be auto, general or landscape, got {model!r}")
+        check_ratio(smoothing, "SelfieSegmenter")
         self.runners, self.model, self.smoothing = runners, model, smoothing
         self.previous: np.ndarray | None = None
 
@@ -178,5 +186,5 @@ class SelfieSegmenter:
         small, _ = self.raw_mask(rgb)
         mask = self.ops.resize_mask(small, rgb.shape[1], rgb.shape[0])
         mask = self.ops.smooth(mask, self.previous, self.smoothing)
-        self.previous = mask
+        self.previous = mask.copy()  # its own: what the caller does with the mask does not change the next one
         return mask

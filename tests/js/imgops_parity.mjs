@@ -172,5 +172,9 @@ test("a segmenter smooths with its own previous mask: what the caller writes int
       same((await seg.segment(img, withOut ? { out } : {})).mask.data, fresh, `after reset (${imageOps})`);
       await seg.release();
     }
+    for (const smoothing of [NaN, -0.1, 1.5]) {
+      assert.throws(() => new SelfieSegmenter({ general: runner() }, { imageOps, smoothing }), /smoothing ratio must be in \[0, 1\]/);
+    }
   }
+  assert.throws(() => smooth(masks[0], masks[1], NaN), /smooth: the smoothing ratio/);
 });

@@ -73,7 +73,7 @@ EXPORTS = (
 # (--for) leaves them out (7.5 KB: the face try-on's modules stay within their budget); the JS pipelines then use
 # their JS code (js_bindings/vision/imgops.js finds the exports missing).
 IMAGE_SOURCE = "image.c"
-IMAGE_EXPORTS = ("wrt_img_crop", "wrt_img_resize_mask", "wrt_img_smooth", "wrt_img_composite",
+IMAGE_EXPORTS = ("wrt_img_crop", "wrt_img_resize_mask", "wrt_img_smooth", "wrt_img_mask_frame", "wrt_img_composite",
                  "wrt_img_box_blur_scratch", "wrt_img_box_blur")
 EXPORTS = (*EXPORTS, *IMAGE_EXPORTS)
 # training steps (train.c): left out of a module built for given models, which has no training kernels (TRAIN family)

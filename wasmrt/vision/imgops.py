@@ -30,6 +30,7 @@ SIGNATURES: dict[str, tuple[Any, str]] = {
     "wrt_img_crop": (_c.c_int, "pziiiddddddiiiddpzi"),
     "wrt_img_resize_mask": (_c.c_int, "pziipzii"),
     "wrt_img_smooth": (_c.c_int, "pppzffffff"),
+    "wrt_img_mask_frame": (_c.c_int, "pziippziiffffff"),
     "wrt_img_composite": (_c.c_int, "pzipzpziiipz"),
     "wrt_img_box_blur_scratch": (_c.c_size_t, "ii"),
     "wrt_img_box_blur": (_c.c_int, "pziiiiipzpz"),
@@ -176,6 +177,21 @@ class ImageOps:
                                                                                                   np.float32)
         out = np.empty_like(n)
         self._run("wrt_img_smooth", [n, prev, out, n.size, ratio, *SMOOTHING_POLY], [out])
+        return out
+
+    def mask_frame(self, mask: np.ndarray, width: int, height: int, previous: np.ndarray | None,
+                   ratio: float = SMOOTHING_RATIO) -> np.ndarray:
+        """A segmenter's frame: resize_mask then smooth with the previous mask, in one engine pass (the same values)."""
+        if self.host is None:
+            return segment.smooth(segment.resize_mask(mask, width, height), previous, ratio)
+        m = np.ascontiguousarray(mask, np.float32)
+        if m.ndim != 2:
+            raise ValueError(f"mask_frame: expected a 2-D mask, got shape {m.shape}")
+        out = np.empty((max(height, 0), max(width, 0)), np.float32)
+        prev = None if previous is None or np.shape(previous) != out.shape else np.ascontiguousarray(previous,
+                                                                                                    np.float32)
+        self._run("wrt_img_mask_frame", [m, m.nbytes, m.shape[1], m.shape[0], prev, out, out.nbytes, width, height,
+                                         ratio, *SMOOTHING_POLY], [out])
         return out
 
     def composite(self, frame: np.ndarray, mask: np.ndarray, background: np.ndarray) -> np.ndarray:
