@@ -5,14 +5,14 @@ from __future__ import annotations
 
 import functools
 import platform
-import shutil
 import subprocess
 from collections.abc import Callable
 from pathlib import Path
 
+import aarch64_steps  # tests/ is on sys.path under pytest
 import numpy as np
 import pytest
-import qgraphs  # tests/ is on sys.path under pytest
+import qgraphs
 
 from python_ref import Interpreter
 from python_ref.wrt_file import read_wrt
@@ -562,12 +562,7 @@ AARCH64_QUANTIZED = ["conv", "conv_depthwise", "fully_connected", "add", "averag
 
 @pytest.fixture(scope="module")
 def aarch64_driver() -> Path:
-    if not shutil.which("qemu-aarch64"):
-        pytest.skip("qemu-aarch64 not installed")
-    try:
-        return build.build_aarch64().path
-    except WasmrtError as e:
-        pytest.skip(str(e))
+    return aarch64_steps.driver()
 
 
 @pytest.mark.parametrize("cpu", ["max", "cortex-a53"])
