@@ -1,6 +1,6 @@
 """python -m kernels_wasm.gen [--out DIR] [--check]: write (or verify) kernels_wasm/generated/<target>.c and the
-element-wise op codes they share (wrt_eltwise.h), the WGSL kernels and the test driver's image calls
-(kernels_wasm/engine/test/wrt_img_calls.h)."""
+element-wise op codes they share (wrt_eltwise.h), the WGSL kernels and the test driver's calls
+(kernels_wasm/engine/test/driver_calls.h)."""
 
 from __future__ import annotations
 
@@ -38,11 +38,11 @@ def main(argv: list[str] | None = None) -> int:
     args.out.mkdir(parents=True, exist_ok=True)
     for name, text in generate_all().items():
         (args.out / name).write_text(text, encoding="utf-8", newline="\n")
-    # js_bindings/src/webgpu/kernels.js, which both WebGPU engines read; the test driver's image calls
+    # js_bindings/src/webgpu/kernels.js, which both WebGPU engines read; the test driver's calls
     for path, text in {**generate_wgsl(), **generate_driver_calls()}.items():
         path.parent.mkdir(parents=True, exist_ok=True)
         path.write_text(text, encoding="utf-8", newline="\n")
-    print(f"wrote {len(generate_all())} files to {args.out}, the WGSL kernels and the driver's image calls")
+    print(f"wrote {len(generate_all())} files to {args.out}, the WGSL kernels and the driver's calls")
     return 0
 
 

@@ -14,7 +14,7 @@
 #include <string.h>
 
 #include "../wasmrt.h"
-#include "wrt_img_calls.h"
+#include "driver_calls.h"
 
 static unsigned char* read_file(const char* path, size_t* n) {
   FILE* f = fopen(path, "rb");
@@ -152,22 +152,6 @@ static double arg_f64(const call_args* c, int i) {
 #define Z(i) ((size_t)arg_word(c, i, 'z'))
 #define F(i) arg_f32(c, i)
 
-/* each export: its name, its kinds, its arguments (indices written out: C leaves their evaluation order open) */
-#define TRAIN_CALLS(X)                                                                                              \
-  X(wrt_train_dense_forward, "iiiaaaffaa", I(0), I(1), I(2), A(3), A(4), A(5), F(6), F(7), A(8), A(9))             \
-  X(wrt_train_dense_backward, "iiiaaaffaaaa", I(0), I(1), I(2), A(3), A(4), A(5), F(6), F(7), A(8), A(9), A(10),    \
-    A(11))                                                                                                          \
-  X(wrt_train_grad, "izaaaff", I(0), Z(1), A(2), A(3), A(4), F(5), F(6))                                            \
-  X(wrt_train_softmax_xent, "iiaaaa", I(0), I(1), A(2), A(3), A(4), A(5))                                           \
-  X(wrt_train_mse, "zaaaa", Z(0), A(1), A(2), A(3), A(4))                                                           \
-  X(wrt_train_sgd, "zaaafff", Z(0), A(1), A(2), A(3), F(4), F(5), F(6))                                             \
-  X(wrt_train_adam, "zaaaafffffi", Z(0), A(1), A(2), A(3), A(4), F(5), F(6), F(7), F(8), F(9), I(10))               \
-  X(wrt_train_conv_forward, "iiiiiaaaaffaaa", I(0), I(1), I(2), I(3), I(4), A(5), A(6), A(7), A(8), F(9), F(10),    \
-    A(11), A(12), A(13))                                                                                            \
-  X(wrt_train_conv_backward, "iiiiiaaaaffaaaaa", I(0), I(1), I(2), I(3), I(4), A(5), A(6), A(7), A(8), F(9), F(10), \
-    A(11), A(12), A(13), A(14), A(15))                                                                              \
-  X(wrt_train_pool, "iiiiaaaa", I(0), I(1), I(2), I(3), A(4), A(5), A(6), A(7))
-
 /* an export's result as the answer's i32: its error code, or a size_t (wrt_img_box_blur_scratch) that fits */
 static int32_t int_result(int r) { return r; }
 static int32_t size_result(size_t n) {
@@ -181,14 +165,16 @@ static int32_t size_result(size_t n) {
 
 #define WRAP(name, kinds, ...) \
   static int32_t call_##name(const call_args* c) { return RESULT(name(__VA_ARGS__)); }
-TRAIN_CALLS(WRAP)
-WRT_IMG_CALLS(WRAP) /* generated from wasmrt/vision/imgops.py */
+/* each export: its name, its kinds, its arguments (indices written out: C leaves their evaluation order open),
+ * generated into driver_calls.h from the hosts' SIGNATURES */
+WRT_TRAIN_CALLS(WRAP)
+WRT_IMG_CALLS(WRAP)
 #define ROW(name, kinds, ...) {#name, kinds, call_##name},
 static const struct {
   const char* name;
   const char* kinds;
   int32_t (*fn)(const call_args*);
-} CALL_TABLE[] = {TRAIN_CALLS(ROW) WRT_IMG_CALLS(ROW)};
+} CALL_TABLE[] = {WRT_TRAIN_CALLS(ROW) WRT_IMG_CALLS(ROW)};
 
 static int read_all(void* p, size_t n) { return fread(p, 1, n, stdin) == n; }
 
