@@ -91,6 +91,12 @@ static inline __attribute__((always_inline)) v4i linear4(const uint8_t* a, const
 #endif
 }
 
+/* a blended RGBA pixel normalised in float32 lanes, (v - mean) / div with lanes = {mean, div}: its three values and
+ * the next pixel's first (which the caller writes after, or leaves to the next pixel) */
+static inline __attribute__((always_inline)) void put_lanes(float* of, v4i s, const float* lanes) {
+  *(v4f_u*)of = (__builtin_convertvector(s, v4f) - lanes[0]) / lanes[1];
+}
+
 /* one axis of an unrotated crop: q = rint(p * 32); the taps' element offsets (clamped) and weights out of 32 (0 for a
  * tap outside with a zero border) */
 static void crop_axis(double p, int n, int unit, int zero_border, int32_t* o0, int32_t* o1, int32_t* w0,
@@ -131,14 +137,14 @@ static void crop_unrotated(const uint8_t* src, int width, int height, int channe
                                                   * (32 (a wx0 + b wx1) + 2^9) >> 10 = (a wx0 + b wx1 + 2^4) >> 5 */
         for (; jj < nj - 1; jj++, o += 3) {
           const v4i s = linear4(top + c0[jj], top + c1[jj], wx0[jj] | wx1[jj] << 16);
-          *(v4f_u*)(of + o) = (__builtin_convertvector(s, v4f) - lanes[0]) / lanes[1];
+          put_lanes(of + o, s, lanes);
         }
       }
       if (channels == 4 && lanes) { /* RGBA into float32 lanes, without a branch per pixel: all but the row's last */
         for (; jj < nj - 1; jj++, o += 3) {
           const v4i s = bilinear4(top + c0[jj], top + c1[jj], bot + c0[jj], bot + c1[jj], wx0[jj] | wx1[jj] << 16,
                                   wy0 | wy1 << 16);
-          *(v4f_u*)(of + o) = (__builtin_convertvector(s, v4f) - lanes[0]) / lanes[1];
+          put_lanes(of + o, s, lanes);
         }
       }
       for (; jj < nj; jj++) {
@@ -150,7 +156,7 @@ static void crop_unrotated(const uint8_t* src, int width, int height, int channe
           const v4i s = (wy0 * (TAP(a) * x0 + TAP(b) * x1) + wy1 * (TAP(c) * x0 + TAP(d) * x1) + (1 << 9)) >> 10;
 #undef TAP
           if (lanes && o + 4 <= row_end) { /* the table's values as float32 lanes; the fourth is the next pixel's */
-            *(v4f_u*)(of + o) = (__builtin_convertvector(s, v4f) - lanes[0]) / lanes[1];
+            put_lanes(of + o, s, lanes);
             o += 3;
             continue;
           }
@@ -209,7 +215,7 @@ static inline __attribute__((always_inline)) void rotated_put(const uint8_t* a, 
                                                               size_t row_end) {
   const v4i s = bilinear4(a, a + 4, a + stride, a + stride + 4, wx, wy);
   if (lanes && q + 4 <= row_end) { /* float32 lanes; the fourth is the next pixel's (crop_unrotated says when) */
-    *(v4f_u*)(of + q) = (__builtin_convertvector(s, v4f) - lanes[0]) / lanes[1];
+    put_lanes(of + q, s, lanes);
   } else {
     const int32_t val[3] = {s[0], s[1], s[2]};
     put3(val, table, ob, of, out_float, q);
@@ -444,11 +450,7 @@ int wrt_img_mask_frame(const float* src, size_t src_bytes, int width, int height
                                  out_bytes, out_width, out_height, c);
 }
 
-
-/* segment.py smooth over n values: t = new - 0.5, x = t^2, u = 1 - min(1, x (c1 + x (c2 + ...))),
- * new + (prev - new) u ratio, all float32 (c: ratio, c1..c5). Each value's prev is read before its out is written:
- * out may be mask or prev. */
-/* four values (float32 lanes: the same operations as one by one, no contraction) */
+/* four values of smooth_span (float32 lanes: the same operations as one by one, no contraction) */
 static inline __attribute__((always_inline)) v4f smooth4(v4f m, v4f q, float ratio, float c1, float c2, float c3,
                                                          float c4, float c5) {
   const v4f t = m - 0.5f, x = t * t, p = x * (c1 + x * (c2 + x * (c3 + x * (c4 + x * c5))));
@@ -458,6 +460,9 @@ static inline __attribute__((always_inline)) v4f smooth4(v4f m, v4f q, float rat
   return m + (q - m) * (u * ratio);
 }
 
+/* segment.py smooth over n values: t = new - 0.5, x = t^2, u = 1 - min(1, x (c1 + x (c2 + ...))),
+ * new + (prev - new) u ratio, all float32 (c: ratio, c1..c5). Each value's prev is read before its out is written:
+ * out may be mask or prev. */
 static void smooth_span(const float* mask, const float* prev, float* out, size_t n, const float* c) {
   const float ratio = c[0], c1 = c[1], c2 = c[2], c3 = c[3], c4 = c[4], c5 = c[5];
   size_t i = 0;
@@ -566,41 +571,26 @@ int wrt_img_composite(const uint8_t* frame, size_t frame_bytes, int channels, co
    * is v): a person's mask is mostly one or the other */
   const float full = float_at_or_above(509.0 / 510), none = float_at_or_above(1.0 / 510);
   const v16u8 keep8 = {0, 0, 0, 0xff, 0, 0, 0, 0xff, 0, 0, 0, 0xff, 0, 0, 0, 0xff};
-  if (channels == 4 && bg_channels == 4) { /* four RGBA pixels at a time, in 16-bit lanes (every sum <= 65152) */
+  /* four RGBA pixels at a time, in 16-bit lanes (every sum <= 65152), over an RGBA background or a colour (its
+   * three bytes repeated over four pixels, read at the same place for every pixel) */
+  const uint8_t colour[16] = {background[0], background[1], background[2], 0, background[0], background[1],
+                              background[2], 0, background[0], background[1], background[2], 0, background[0],
+                              background[1], background[2], 0};
+  const uint8_t* bg = bg_channels ? background : colour;
+  const size_t bg_step = bg_channels ? 4 : 0;
+  if (channels == 4 && (bg_channels == 4 || bg_channels == 0)) {
     for (; p + UNIFORM <= n; p += UNIFORM) {
       const int uniform = alpha_uniform(mask + p, full, none);
       for (size_t q = p; q < p + UNIFORM; q += 4) {
-        const v16u8 f8 = *(const v16u8_u*)(frame + 4 * q);
+        const v16u8 f8 = *(const v16u8_u*)(frame + 4 * q), b8 = *(const v16u8_u*)(bg + bg_step * q);
         if (uniform) {
-          *(v16u8_u*)(out + 4 * q) = uniform > 0 ? f8 : (f8 & keep8) | (*(const v16u8_u*)(background + 4 * q) & ~keep8);
+          *(v16u8_u*)(out + 4 * q) = uniform > 0 ? f8 : (f8 & keep8) | (b8 & ~keep8);
           continue;
         }
         v16u16 a;
         alpha4(mask + q, &a);
-        const v16u16 f = __builtin_convertvector(f8, v16u16);
-        const v16u16 b = __builtin_convertvector(*(const v16u8_u*)(background + 4 * q), v16u16);
+        const v16u16 f = __builtin_convertvector(f8, v16u16), b = __builtin_convertvector(b8, v16u16);
         const v16u16 y = f * a + b * (255 - a) + 127;
-        store4(out + 4 * q, &y, &f);
-      }
-    }
-  } else if (channels == 4 && bg_channels == 0) {
-    /* a colour: (f - b) a + 255 b + 127, one product; the lanes wrap modulo 2^16 on the way, and the result, the
-     * same integer as f a + b (255 - a) + 127, lies in 0..65152 */
-    const uint16_t r = background[0], g = background[1], bl = background[2];
-    const v16u16 bc = {r, g, bl, 0, r, g, bl, 0, r, g, bl, 0, r, g, bl, 0}, bk = bc * 255 + 127;
-    const v16u8 b8 = __builtin_convertvector(bc, v16u8);
-    for (; p + UNIFORM <= n; p += UNIFORM) {
-      const int uniform = alpha_uniform(mask + p, full, none);
-      for (size_t q = p; q < p + UNIFORM; q += 4) {
-        const v16u8 f8 = *(const v16u8_u*)(frame + 4 * q);
-        if (uniform) {
-          *(v16u8_u*)(out + 4 * q) = uniform > 0 ? f8 : (f8 & keep8) | b8;
-          continue;
-        }
-        v16u16 a;
-        alpha4(mask + q, &a);
-        const v16u16 f = __builtin_convertvector(f8, v16u16);
-        const v16u16 y = (f - bc) * a + bk;
         store4(out + 4 * q, &y, &f);
       }
     }
