@@ -87,6 +87,12 @@ def smooth(new: np.ndarray, previous: np.ndarray | None, ratio: float = SMOOTHIN
     return n + (np.asarray(previous, np.float32) - n) * (u * np.float32(ratio))
 
 
+def mask_frame(mask: np.ndarray, width: int, height: int, previous: np.ndarray | None,
+               ratio: float = SMOOTHING_RATIO) -> np.ndarray:
+    """A segmenter's frame: the model's mask resized to the frame, then smoothed with the previous one."""
+    return smooth(resize_mask(mask, width, height), previous, ratio)
+
+
 def alpha8(mask: np.ndarray) -> np.ndarray:
     """NaN (a broken mask) is background."""
     m = np.nan_to_num(np.asarray(mask, np.float64), nan=0.0)
@@ -154,10 +160,9 @@ class SelfieSegmenter:
 
     def __init__(self, runners: dict[str, ModelRunner], *, model: str = "auto", smoothing: float = SMOOTHING_RATIO,
                  ops: Any = None) -> None:
-        """ops: the image operations (sample_input, resize_mask, smooth) of an engine (wasmrt.vision.imgops); None:
+        """ops: the image operations (sample_input, mask_frame) of an engine (wasmrt.vision.imgops); None:
         python_ref's."""
-        self.ops = ops if ops is not None else SimpleNamespace(sample_input=sample_input, resize_mask=resize_mask,
-                                                               smooth=smooth)
+        self.ops = ops if ops is not None else SimpleNamespace(sample_input=sample_input, mask_frame=mask_frame)
         if model not in ("auto", *SELFIE_MODELS):
             raise ValueError(f"SelfieSegmenter: model must be auto, general or landscape, got {model!r}")
         check_ratio(smoothing, "SelfieSegmenter")
@@ -184,7 +189,6 @@ class SelfieSegmenter:
             raise ValueError("SelfieSegmenter.segment: expected an HxWx3 (or x4) uint8 image (not empty), got "
                              f"{rgb.dtype} {rgb.shape}")
         small, _ = self.raw_mask(rgb)
-        mask = self.ops.resize_mask(small, rgb.shape[1], rgb.shape[0])
-        mask = self.ops.smooth(mask, self.previous, self.smoothing)
+        mask = self.ops.mask_frame(small, rgb.shape[1], rgb.shape[0], self.previous, self.smoothing)
         self.previous = mask.copy()  # its own: what the caller does with the mask does not change the next one
         return mask

@@ -3,7 +3,7 @@ module) with python_ref.vision's results bit for bit, or python_ref itself (engi
 
     ops = image_ops("wasm")                       # "ref", "native" or "wasm" (variant: scalar, simd, relaxed)
     x = ops.sample_input(rgb, cx, cy, w, h, angle, 224, 224, "replicate", 0.0, 255.0)   # float32 [1, 224, 224, 3]
-    mask = ops.resize_mask(small, width, height); mask = ops.smooth(mask, previous)
+    mask = ops.mask_frame(small, width, height, previous)   # resize_mask then smooth, one engine pass
     out = ops.composite(frame, mask, background); blurred = ops.box_blur(frame, radius)
 """
 
@@ -183,7 +183,7 @@ class ImageOps:
                    ratio: float = SMOOTHING_RATIO) -> np.ndarray:
         """A segmenter's frame: resize_mask then smooth with the previous mask, in one engine pass (the same values)."""
         if self.host is None:
-            return segment.smooth(segment.resize_mask(mask, width, height), previous, ratio)
+            return segment.mask_frame(mask, width, height, previous, ratio)
         m = np.ascontiguousarray(mask, np.float32)
         if m.ndim != 2:
             raise ValueError(f"mask_frame: expected a 2-D mask, got shape {m.shape}")
