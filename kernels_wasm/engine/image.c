@@ -571,26 +571,41 @@ int wrt_img_composite(const uint8_t* frame, size_t frame_bytes, int channels, co
    * is v): a person's mask is mostly one or the other */
   const float full = float_at_or_above(509.0 / 510), none = float_at_or_above(1.0 / 510);
   const v16u8 keep8 = {0, 0, 0, 0xff, 0, 0, 0, 0xff, 0, 0, 0, 0xff, 0, 0, 0, 0xff};
-  /* four RGBA pixels at a time, in 16-bit lanes (every sum <= 65152), over an RGBA background or a colour (its
-   * three bytes repeated over four pixels, read at the same place for every pixel) */
-  const uint8_t colour[16] = {background[0], background[1], background[2], 0, background[0], background[1],
-                              background[2], 0, background[0], background[1], background[2], 0, background[0],
-                              background[1], background[2], 0};
-  const uint8_t* bg = bg_channels ? background : colour;
-  const size_t bg_step = bg_channels ? 4 : 0;
-  if (channels == 4 && (bg_channels == 4 || bg_channels == 0)) {
+  if (channels == 4 && bg_channels == 4) { /* four RGBA pixels at a time, in 16-bit lanes (every sum <= 65152) */
     for (; p + UNIFORM <= n; p += UNIFORM) {
       const int uniform = alpha_uniform(mask + p, full, none);
       for (size_t q = p; q < p + UNIFORM; q += 4) {
-        const v16u8 f8 = *(const v16u8_u*)(frame + 4 * q), b8 = *(const v16u8_u*)(bg + bg_step * q);
+        const v16u8 f8 = *(const v16u8_u*)(frame + 4 * q);
         if (uniform) {
-          *(v16u8_u*)(out + 4 * q) = uniform > 0 ? f8 : (f8 & keep8) | (b8 & ~keep8);
+          *(v16u8_u*)(out + 4 * q) = uniform > 0 ? f8 : (f8 & keep8) | (*(const v16u8_u*)(background + 4 * q) & ~keep8);
           continue;
         }
         v16u16 a;
         alpha4(mask + q, &a);
-        const v16u16 f = __builtin_convertvector(f8, v16u16), b = __builtin_convertvector(b8, v16u16);
+        const v16u16 f = __builtin_convertvector(f8, v16u16);
+        const v16u16 b = __builtin_convertvector(*(const v16u8_u*)(background + 4 * q), v16u16);
         const v16u16 y = f * a + b * (255 - a) + 127;
+        store4(out + 4 * q, &y, &f);
+      }
+    }
+  } else if (channels == 4 && bg_channels == 0) {
+    /* a colour: (f - b) a + 255 b + 127, one product; the lanes wrap modulo 2^16 on the way, and the result, the
+     * same integer as f a + b (255 - a) + 127, lies in 0..65152 */
+    const uint16_t r = background[0], g = background[1], bl = background[2];
+    const v16u16 bc = {r, g, bl, 0, r, g, bl, 0, r, g, bl, 0, r, g, bl, 0}, bk = bc * 255 + 127;
+    const v16u8 b8 = __builtin_convertvector(bc, v16u8);
+    for (; p + UNIFORM <= n; p += UNIFORM) {
+      const int uniform = alpha_uniform(mask + p, full, none);
+      for (size_t q = p; q < p + UNIFORM; q += 4) {
+        const v16u8 f8 = *(const v16u8_u*)(frame + 4 * q);
+        if (uniform) {
+          *(v16u8_u*)(out + 4 * q) = uniform > 0 ? f8 : (f8 & keep8) | b8;
+          continue;
+        }
+        v16u16 a;
+        alpha4(mask + q, &a);
+        const v16u16 f = __builtin_convertvector(f8, v16u16);
+        const v16u16 y = (f - bc) * a + bk;
         store4(out + 4 * q, &y, &f);
       }
     }
