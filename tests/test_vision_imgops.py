@@ -1,9 +1,9 @@
-"""The engine's image operations (kernels_wasm/engine/image.c: wrt_img_*) against python_ref.vision (sample.py,
-segment.py) on every engine build here: the native library (its x86-64 build), the scalar, SIMD128 and relaxed
-wasm modules (wasmtime) and the aarch64 NEON build under qemu (-cpu max and cortex-a53: the test driver's `call`,
-tests/aarch64_steps.py, one driver process per CPU); in Node through js_bindings/vision/imgops.js against the JS
-ports. Every output is exact (bytes, and float32 words for the float outputs): the C follows python_ref's float64 /
-float32 / integer rules. Hostile arguments (buffers smaller than the shapes, non-finite geometry, bad channels) are
+"""The engine's image operations (kernels_wasm/engine/image.c and mask.c: wrt_img_*) against python_ref.vision
+(sample.py, segment.py) on every engine build here: the native library (its x86-64 build), the scalar, SIMD128 and
+relaxed wasm modules (wasmtime) and the aarch64 NEON build under qemu (-cpu max and cortex-a53: the test driver's
+`call`, tests/aarch64_steps.py, one driver process per CPU); in Node through js_bindings/vision/imgops.js against the
+JS ports. Every output is exact (bytes, and float32 words for the float outputs): the C follows python_ref's float64
+/ float32 / integer rules. Hostile arguments (buffers smaller than the shapes, non-finite geometry, bad channels) are
 errors, never reads past a buffer."""
 
 from __future__ import annotations
@@ -210,6 +210,73 @@ def test_mask_frame_is_resize_then_smooth(ops) -> None:
                                         *SMOOTHING_POLY], [prev])
 
 
+def _saturated_mask(sh: int, sw: int) -> np.ndarray:
+    """A model mask as the selfie models give it: runs of exactly 1 and exactly 0 (the sigmoid saturated), -0, NaN
+    and values between."""
+    small = RNG.random((sh, sw)).astype(np.float32)
+    small[sh // 4: sh // 2, :] = 1.0
+    small[:, : sw // 3] = 0.0
+    small[sh // 2:, sw // 2:] = 1.0
+    small[-1, 0], small[0, -1], small[sh // 2, sw // 2] = -0.0, np.nan, 0.5
+    return small
+
+
+def test_mask_composite_is_mask_frame_then_replace_background(ops) -> None:
+    """wrt_img_mask_composite (a frame's mask made and the frame composited by it, row by row) gives mask_frame then
+    replace_background's bytes, and the mask: frames of 3 and 4 channels over a colour and over RGB and RGBA images,
+    widths across the 512-column chunks and not a multiple of 16; frame after frame, the previous mask that one."""
+    for (sh, sw), (h, w), channels, bg in [((256, 256), (48, 640), 4, "colour"), ((19, 23), (37, 700), 4, 4),
+                                           ((144, 256), (33, 57), 3, 3), ((5, 7), (6, 9), 4, 3),
+                                           ((19, 23), (20, 1030), 3, "colour")]:
+        frame = RNG.integers(0, 256, (h, w, channels), dtype=np.uint8)
+        background = (0, 177, 64) if bg == "colour" else RNG.integers(0, 256, (h, w, bg), dtype=np.uint8)
+        prev_ref = prev_eng = None
+        for t in range(3):
+            small = _saturated_mask(sh, sw)
+            small[0, t] = 0.25  # the frames differ a little, as a camera's
+            want_mask, want = segment.mask_composite(small, prev_ref, 0.7, frame, background)
+            got_mask, got = ops.mask_composite(small, prev_eng, 0.7, frame, background)
+            assert got_mask.tobytes() == want_mask.tobytes(), (sh, sw, h, w, t)
+            np.testing.assert_array_equal(got, want, f"{(sh, sw, h, w, channels, bg, t)}")
+            want_mask2 = segment.smooth(segment.resize_mask(small, w, h), prev_ref, 0.7)
+            assert want_mask.tobytes() == want_mask2.tobytes()
+            np.testing.assert_array_equal(want, segment.replace_background(frame, want_mask, background))
+            prev_ref, prev_eng = want_mask, got_mask
+    with pytest.raises(WasmrtError, match="wrt_img_mask_composite: frame holds 12 bytes, needs 216"):
+        ops._run("wrt_img_mask_composite", [small, small.nbytes, sw, sh, None, want_mask, want_mask.nbytes, 9, 6, 0.7,
+                                            *SMOOTHING_POLY, frame, 12, 4, frame, 3, 0, frame.copy(), frame.nbytes],
+                 [])
+    with pytest.raises(WasmrtError, match=r"wrt_img_mask_composite: the smoothing ratio must be in \[0, 1\]"):
+        ops.mask_composite(small, None, 1.5, frame, (0, 0, 0))
+    with pytest.raises(ValueError, match="differ in size"):
+        ops.mask_composite(small, None, 0.7, frame, frame[1:])
+
+
+def test_saturated_mask_blocks_are_exact(ops) -> None:
+    """mask.c fills 16 values whose taps are all exactly 0 or all exactly 1 without interpolating, leaves those equal
+    to the previous mask's without smoothing, and copies the frame or the background for them: blocks beside
+    saturated ones, a block one value off (1 - 2^-24, 2^-149, -0), upsampled and downsampled, the previous mask
+    differing in one value of a saturated block."""
+    for (sh, sw), (h, w) in [((16, 16), (40, 64)), ((64, 64), (20, 16)), ((9, 40), (11, 35))]:
+        small = np.zeros((sh, sw), np.float32)
+        small[:, sw // 2:] = 1.0
+        for k, v in enumerate([np.nextafter(np.float32(1), np.float32(0)), np.float32(2.0 ** -149), -0.0]):
+            small[(k * 3) % sh, (k * 5 + sw // 2 - 1) % sw] = v
+        small[-3:, : sw // 2] = -0.0  # taps all -0: the value is -0 (not +0's block)
+        frame = RNG.integers(0, 256, (h, w, 4), dtype=np.uint8)
+        prev = segment.resize_mask(small, w, h)
+        prev[h // 2, 1], prev[h // 2, -2] = 0.75, 0.5  # one value in a block of 0s, one of 1s: not this frame's
+        prev[0, 0] = -0.0
+        for previous in (None, prev):
+            want_mask, want = segment.mask_composite(small, previous, 0.7, frame, (9, 8, 7))
+            got_mask, got = ops.mask_composite(small, previous, 0.7, frame, (9, 8, 7))
+            assert got_mask.tobytes() == want_mask.tobytes(), (sh, sw, h, w, previous is None)
+            np.testing.assert_array_equal(got, want)
+            assert ops.mask_frame(small, w, h, previous, 0.7).tobytes() == want_mask.tobytes()
+            made = segment.resize_mask(small, w, h)
+            assert ops.smooth(made, prev, 0.7).tobytes() == segment.smooth(made, prev).tobytes()
+
+
 def test_mask_resize_smoothing_compositing_blur_equal_python_ref(ops) -> None:
     for img in IMAGES:
         h, w = img.shape[:2]
@@ -348,7 +415,8 @@ def test_js_engine_operations_equal_the_js_ports() -> None:
     r = subprocess.run([str(NODE22), "--test", "tests/js/imgops_parity.mjs"], cwd=ROOT, capture_output=True,
                        text=True, timeout=300)
     assert r.returncode == 0, r.stdout[-6000:] + r.stderr[-2000:]
-    assert r.stdout.count("\nok ") == 6, r.stdout[-3000:]  # three modules, crop rows, options.out, own previous mask
+    assert r.stdout.count("\nok ") == 7, r.stdout[-3000:]  # three modules, crop rows, options.out, own previous
+    # mask, a segmenter compositing its frames
 
 
 def test_modules_built_for_models_leave_the_image_operations_out() -> None:

@@ -270,3 +270,25 @@ def test_background_replaced_where_the_mask_says() -> None:
     blurred = blur_background(frame, mask)
     np.testing.assert_array_equal(blurred[person], frame[person])
     assert np.abs(blurred[back].astype(int) - frame[back]).mean() > 1  # the background did change
+
+
+@pytest.mark.parametrize("engine", ["native", "wasm"])
+def test_segmenter_composites_its_frames_as_segment_then_replace(engine: str) -> None:
+    """SelfieSegmenter.replace_background / blur_background (the mask made and the frame composited in one engine
+    pass) give segment() then replace_background / blur_background's bytes frame after frame on a real photo, RGB
+    and RGBA, the mask kept for the next frame's smoothing."""
+    from wasmrt.vision import SelfieSegmenter, blur_background, replace_background
+
+    rgb = image("grace_hopper.jpg")
+    rgba = np.concatenate([rgb, np.full((*rgb.shape[:2], 1), 200, np.uint8)], axis=2)
+    for frame in (rgb, rgba):
+        fused, plain = SelfieSegmenter(engine), SelfieSegmenter(engine)
+        for t, background in enumerate([(0, 177, 64), frame[::-1].copy(), None]):
+            shifted = np.roll(frame, 5 * t, axis=1)  # the frames differ, as a camera's
+            got = fused.blur_background(shifted, 6) if background is None else \
+                fused.replace_background(shifted, background)
+            mask = plain.segment(shifted)
+            want = blur_background(shifted, mask, 6) if background is None else \
+                replace_background(shifted, mask, background)
+            np.testing.assert_array_equal(got, want, f"frame {t}")
+            assert fused.previous is not None and fused.previous.tobytes() == mask.tobytes()

@@ -4,13 +4,13 @@
 // run by a Worker client, a module without these exports): the pipelines then use the JS ports.
 
 import { errorFromCode, OutOfMemoryError } from "../src/errors.js";
-import { SMOOTHING_POLY } from "./constants.js";
+import { BLUR_PASSES, SMOOTHING_POLY } from "./constants.js";
 
 /** A mask's engine (set by SelfieSegmenter.segment), so compositing it runs there too. */
 export const MASK_ENGINE = Symbol("wasmrt.vision.maskEngine");
 
-const NAMES = ["wrt_img_crop", "wrt_img_resize_mask", "wrt_img_smooth", "wrt_img_mask_frame", "wrt_img_composite",
-  "wrt_img_box_blur_scratch", "wrt_img_box_blur"];
+const NAMES = ["wrt_img_crop", "wrt_img_resize_mask", "wrt_img_smooth", "wrt_img_mask_frame", "wrt_img_mask_composite",
+  "wrt_img_composite", "wrt_img_box_blur_scratch", "wrt_img_box_blur"];
 const cache = new WeakMap();
 const u32 = (x) => x >>> 0;
 const align = (n) => (n + 63) & ~63;
@@ -104,10 +104,11 @@ export class EngineOps {
   }
 
   /**
-   * sampleRect (sample.js) with the result normalised: Float32Array(nW*nH*3) of (v - mean) / div (float64, rounded
+   * sampleRect (sample.js) with the result normalised (placed: a kept() holding the pixels, as place() leaves it:
+   * nothing copied): Float32Array(nW*nH*3) of (v - mean) / div (float64, rounded
    * once to float32), or with mean === null the bytes (Uint8Array). pixels: {data, width, height, channels}.
    */
-  crop(pixels, cx, cy, w, h, angle, nW, nH, border, mean, div, out) {
+  crop(pixels, cx, cy, w, h, angle, nW, nH, border, mean, div, out, placed = null) {
     const { data, width: W, height: H } = pixels, C = pixels.channels ?? 4;
     const bytes = W * H * C, asFloat = mean !== null, nOut = nW * nH * 3 * (asFloat ? 4 : 1);
     out ??= asFloat ? new Float32Array(nW * nH * 3) : new Uint8Array(nW * nH * 3);
@@ -115,13 +116,14 @@ export class EngineOps {
     // out in this engine's memory (a model's inputView): written there, no copy; its offset taken now, as the
     // allocation below may grow the memory (and detach out): the result is a new view
     const inPlace = out.buffer === this.ex.memory.buffer && out.byteLength === nOut, at = out.byteOffset;
-    return this._with([bytes, inPlace ? 0 : nOut], ([src, tmp]) => {
-      const dst = inPlace ? at : tmp;
+    return this._with([placed ? 0 : bytes, inPlace ? 0 : nOut], ([tmp0, tmp]) => {
+      const dst = inPlace ? at : tmp, src = placed ? placed.ptr : tmp0;
       // only the rows the taps can reach are copied (the engine reads no other): a face or a hand is a band of the
       // frame. A frame shorter than its shape is copied whole, for the engine to refuse.
       const [r0, r1] = data.length >= bytes ? cropRows(H, cy, w, h, cos, sin) : [0, H], row = W * C;
       let have = bytes;
-      if (r1 - r0 === H) have = this._put(src, data, bytes);
+      if (placed) have = placed.bytes;
+      else if (r1 - r0 === H) have = this._put(src, data, bytes);
       else this._bytes(src + r0 * row, (r1 - r0) * row).set(asBytes(data).subarray(r0 * row, r1 * row));
       this._check(this.rt._call(() => this.ex.wrt_img_crop(src, have, W, H, C, cx, cy, w, h, cos, sin, nW, nH,
         border === "zero" ? 1 : 0, asFloat ? mean : 0, asFloat ? div : 1, dst, nOut, asFloat ? 1 : 0)));
@@ -154,30 +156,39 @@ export class EngineOps {
     });
   }
 
-  /** A mask that stays in engine memory from one maskFrame to the next (a segmenter's previous mask): it never
-   * crosses into wasm memory again. free() gives its memory back; after it the mask is empty again. */
-  keptMask() {
-    const ex = this.ex;
+  /** A buffer that stays in engine memory from call to call (a segmenter's previous mask, its frame): size(bytes)
+   * makes it that large (a new one loses its content: valid false); free() gives its memory back. */
+  kept() {
+    const rt = this.rt, ex = this.ex;
     return {
-      ptr: 0, n: 0, valid: false,
+      ptr: 0, bytes: 0, valid: false,
+      size(bytes) {
+        if (this.bytes === bytes) return;
+        this.free();
+        const p = u32(rt._call(() => ex.wrt_alloc(bytes)));
+        if (!p) throw new OutOfMemoryError(`cannot allocate ${bytes} bytes for a segmenter's buffer`);
+        Object.assign(this, { ptr: p, bytes });
+      },
       free() {
         if (this.ptr) ex.wrt_free(this.ptr);
-        Object.assign(this, { ptr: 0, n: 0, valid: false });
+        Object.assign(this, { ptr: 0, bytes: 0, valid: false });
       },
     };
   }
 
+  /** Copies the pixels' bytes ({data, width, height, channels}) into kept buffer k, for crop() and maskComposite(). */
+  place(k, pixels) {
+    const bytes = pixels.width * pixels.height * pixels.channels;
+    k.size(bytes);
+    k.valid = this._put(k.ptr, pixels.data, bytes) === bytes;
+  }
+
   /** resizeMask then smooth (a segmenter's frame) in one visit to wasm memory: Float32Array(width*height), or `out`.
-   * previous: the previous mask (a Float32Array, or a keptMask(), which then receives this frame's mask); `out` may
+   * previous: the previous mask (a Float32Array, or a kept(), which then receives this frame's mask); `out` may
    * be `previous` (that is read first). */
   maskFrame(small, w, h, width, height, previous, ratio, out = undefined) {
     const n = width * height, nIn = w * h * 4, kept = previous && !(previous instanceof Float32Array) ? previous : null;
-    if (kept && kept.n !== n) {
-      kept.free();
-      const p = u32(this.rt._call(() => this.ex.wrt_alloc(n * 4)));
-      if (!p) throw new OutOfMemoryError(`cannot allocate ${n * 4} bytes for the previous mask`);
-      Object.assign(kept, { ptr: p, n });
-    }
+    kept?.size(n * 4);
     const usePrev = kept ? kept.valid && ratio > 0 : previous && ratio > 0 && previous.length === n;
     return this._with([nIn, kept ? 0 : n * 4, usePrev && !kept ? n * 4 : 0], ([src, dst, p]) => {
       const have = this._putF32(src, small, w * h);
@@ -191,6 +202,38 @@ export class EngineOps {
       if (!out) return view.slice();
       out.set(view);
       return out;
+    });
+  }
+
+  /**
+   * maskFrame into `kept` (the previous mask, then this frame's), and in the same pass the frame (fg's pixels,
+   * place()d in `frame`) composited by it over bg: an [r, g, b] colour, an image of the frame's size, or
+   * {blur: radius} (the frame box-blurred here). A new image as composite's, or `out` as its data; maskOut: a
+   * Float32Array of the frame's size that receives the mask (else it never leaves the engine).
+   */
+  maskComposite(small, w, h, kept, ratio, frame, fg, bg, out = null, maskOut = null) {
+    const W = fg.width, H = fg.height, n = W * H, fb = n * fg.channels, ex = this.ex;
+    const colour = Array.isArray(bg), blur = !colour && "blur" in bg;
+    const bc = colour ? 0 : blur ? 3 : bg.channels, bb = colour ? 3 : n * bc;
+    const scratch = blur ? u32(ex.wrt_img_box_blur_scratch(W, H)) : 0;
+    kept.size(n * 4);
+    const usePrev = kept.valid && ratio > 0;
+    return this._with([w * h * 4, bb, fb, scratch], ([src, b, o, s]) => {
+      const have = this._putF32(src, small, w * h);
+      if (blur) {
+        this._check(this.rt._call(() => ex.wrt_img_box_blur(frame.ptr, frame.bytes, fg.channels, W, H, bg.blur,
+          BLUR_PASSES, b, bb, s, scratch)));
+      } else {
+        this._put(b, colour ? Uint8Array.from(bg.slice(0, 3)) : bg.data, bb);
+      }
+      kept.valid = false; // until the call has written it
+      this._check(this.rt._call(() => ex.wrt_img_mask_composite(src, have, w, h, usePrev ? kept.ptr : 0, kept.ptr,
+        n * 4, W, H, ratio, ...SMOOTHING_POLY, frame.ptr, frame.bytes, fg.channels, b, bb, bc, o, fb)));
+      kept.valid = true;
+      if (maskOut) maskOut.set(new Float32Array(ex.memory.buffer, kept.ptr, n));
+      const data = out ?? new fg.data.constructor(fb);
+      asBytes(data).set(this._bytes(o, fb));
+      return { data, width: W, height: H, channels: fg.channels };
     });
   }
 

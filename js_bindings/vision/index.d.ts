@@ -247,9 +247,24 @@ export class SelfieSegmenter {
   /** options.out: a Float32Array (width x height) that receives the mask, e.g. one reused frame after frame. */
   segment(image: Pixels, options?: { out?: Float32Array }
   ): Promise<{ mask: Mask; model: SelfieModel; ms: { model: number; post: number; total: number } }>;
+  /** One frame segmented and composited over background (the bytes of segment() then replaceBackground()); with the
+   * engine the mask stays in it unless options.mask asks for it (a Float32Array of the frame's size, or true). */
+  replaceBackground(image: Pixels, background: Background, options?: SegmentCompositeOptions
+  ): Promise<SegmentComposited>;
+  /** One frame segmented and its background box-blurred (segment() then blurBackground()). */
+  blurBackground(image: Pixels, options?: { radius?: number } & SegmentCompositeOptions): Promise<SegmentComposited>;
   rawMask(image: Pixels): Promise<Mask & { model: SelfieModel }>;
   reset(): void;
   release(): Promise<void>;
+}
+
+export interface SegmentCompositeOptions extends CompositeOptions { mask?: Float32Array | boolean }
+export interface SegmentComposited {
+  image: Composited;
+  /** null unless options.mask asked for it */
+  mask: Mask | null;
+  model: SelfieModel;
+  ms: { model: number; post: number; total: number };
 }
 
 type Background = Pixels | [number, number, number] | string;

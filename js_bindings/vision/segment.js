@@ -15,9 +15,9 @@ const f32 = Math.fround;
 export const chooseModel = (width, height) => (width > LANDSCAPE_MIN_ASPECT * height ? "landscape" : "general");
 
 /** Float32Array(h*w*3) in [0, 1]: the whole frame stretched to the model's input (into `out` if given). */
-export function selfieInput(pixels, model, ops = null, out = undefined) {
+export function selfieInput(pixels, model, ops = null, out = undefined, placed = null) {
   const spec = SELFIE_MODELS[model], { width: W, height: H } = pixels;
-  if (ops) return ops.crop(pixels, W / 2, H / 2, W, H, 0, spec.width, spec.height, "zero", 0, 255, out);
+  if (ops) return ops.crop(pixels, W / 2, H / 2, W, H, 0, spec.width, spec.height, "zero", 0, 255, out, placed);
   const px = sampleRect(pixels, W / 2, H / 2, W, H, 0, spec.width, spec.height, "zero");
   const input = out ?? new Float32Array(px.length);
   for (let i = 0; i < px.length; i++) input[i] = f32(px[i] / 255);
@@ -114,9 +114,20 @@ export function composite(frame, mask, background, { out } = {}) {
   return { data, width: fg.width, height: fg.height, channels: C };
 }
 
+// options.out of segment() / options.mask of replaceBackground(): a Float32Array of the frame's size, or undefined
+function maskOutOf(m, W, H, who, name) {
+  if (m !== undefined && !(m instanceof Float32Array && m.length === W * H)) {
+    throw new RangeError(`SelfieSegmenter.${who}: options.${name} must be a Float32Array of ${W * H} values (the ` +
+      `frame's ${W}x${H}), got ${m?.constructor?.name ?? typeof m} of ${m?.length}`);
+  }
+  return m;
+}
+
+const isColour = (background) => Array.isArray(background) || typeof background === "string";
+
 /** background: an image of the frame's size, an [r, g, b] colour or a "#rrggbb" string. options.out: as composite's. */
 export function replaceBackground(frame, mask, background, options = {}) {
-  if (Array.isArray(background) || typeof background === "string") {
+  if (isColour(background)) {
     const fg = pixelsOf(frame, "replaceBackground"), rgb = parseColor(background), ops = maskEngine(mask);
     if (ops && maskData(mask)?.length === fg.width * fg.height) {
       return ops.composite(fg, maskData(mask), rgb, outOf(options.out, fg, "replaceBackground"));
@@ -128,11 +139,15 @@ export function replaceBackground(frame, mask, background, options = {}) {
   return composite(frame, mask, background, options);
 }
 
+function checkBlur(radius, passes, who) {
+  if (!(Number.isInteger(radius) && radius >= 0 && radius <= BLUR_MAX_RADIUS && Number.isInteger(passes) && passes >= 0)) {
+    throw new RangeError(`${who}: radius must be an integer 0..${BLUR_MAX_RADIUS} and passes >= 0, got ${radius} and ${passes}`);
+  }
+}
+
 /** passes box filters of the given radius (horizontal then vertical, edges replicated, rounded): RGB bytes. */
 export function boxBlur(frame, radius = BLUR_RADIUS, passes = BLUR_PASSES, ops = null) {
-  if (!(Number.isInteger(radius) && radius >= 0 && radius <= BLUR_MAX_RADIUS && Number.isInteger(passes) && passes >= 0)) {
-    throw new RangeError(`boxBlur: radius must be an integer 0..${BLUR_MAX_RADIUS} and passes >= 0, got ${radius} and ${passes}`);
-  }
+  checkBlur(radius, passes, "boxBlur");
   if (ops) return ops.boxBlur(pixelsOf(frame, "boxBlur"), radius, passes);
   const { data, width: W, height: H, channels: C } = pixelsOf(frame, "boxBlur");
   let img = new Int32Array(W * H * 3);
@@ -217,7 +232,9 @@ export class SelfieSegmenter {
      * null: the JS ports (imageOps "js", or no engine reachable). */
     this.ops = opsFor(imageOps, Object.values(runners)[0], "SelfieSegmenter");
     this.previous = null; // the JS ports' previous mask; the engine's stays in its memory (kept)
-    this._kept = this.ops?.keptMask() ?? null;
+    this._kept = this.ops?.kept() ?? null; // the previous mask
+    this._frame = this.ops?.kept() ?? null; // the frame, from its crop to its compositing
+    this._placing = false; // while a call uses _frame
     this._inputs = {};
   }
 
@@ -227,8 +244,9 @@ export class SelfieSegmenter {
     if (this._kept) this._kept.valid = false;
   }
 
-  /** The model's mask at its input size: {data: Float32Array, width, height, model}. */
-  async rawMask(image) {
+  /** The model's mask at its input size: {data: Float32Array, width, height, model}. placed: the engine's copy of
+   * the image (EngineOps.place), read instead of the image's bytes. */
+  async rawMask(image, placed = null) {
     const pixels = pixelsOf(image, "SelfieSegmenter.rawMask");
     const model = this.model === "auto" ? chooseModel(pixels.width, pixels.height) : this.model;
     const runner = this.runners[model];
@@ -236,7 +254,8 @@ export class SelfieSegmenter {
     const spec = SELFIE_MODELS[model];
     // the engine's crop writes into the model's own input buffer, or one array per model reused frame after frame
     const input = this.ops ? modelInput(runner, spec.width * spec.height * 3, this.ops, this._inputs, model) : undefined;
-    const out = await runner.run({ input_1: { data: selfieInput(pixels, model, this.ops, input), shape: [1, spec.height, spec.width, 3] } });
+    const x = selfieInput(pixels, model, this.ops, input, placed);
+    const out = await runner.run({ input_1: { data: x, shape: [1, spec.height, spec.width, 3] } });
     return { data: out[spec.output].data, width: spec.width, height: spec.height, model };
   }
 
@@ -248,10 +267,7 @@ export class SelfieSegmenter {
   async segment(image, { out } = {}) {
     const pixels = pixelsOf(image, "SelfieSegmenter.segment"), t0 = now();
     const { width: W, height: H } = pixels;
-    if (out !== undefined && !(out instanceof Float32Array && out.length === W * H)) {
-      throw new RangeError(`SelfieSegmenter.segment: options.out must be a Float32Array of ${W * H} values (the ` +
-        `frame's ${W}x${H}), got ${out?.constructor?.name ?? typeof out} of ${out?.length}`);
-    }
+    maskOutOf(out, W, H, "segment", "out");
     const small = await this.rawMask(pixels);
     const t1 = now();
     const ops = this.ops;
@@ -269,8 +285,63 @@ export class SelfieSegmenter {
     return { mask, model: small.model, ms: { model: t1 - t0, post: now() - t1, total: now() - t0 } };
   }
 
+  /**
+   * One frame segmented (as segment()) and composited over `background` (replaceBackground's: an image of the
+   * frame's size, an [r, g, b] colour or a "#rrggbb" string): {image, mask, model, ms}, the same bytes as
+   * segment() then replaceBackground(). With the engine the frame crosses into it once and the mask stays there,
+   * each row composited as it is made. options.mask: a Float32Array of the frame's width x height that receives the
+   * mask, or true for a new one (else mask is null); options.out: as replaceBackground's.
+   */
+  async replaceBackground(image, background, options = {}) {
+    return this._composited(image, { background }, options, "replaceBackground");
+  }
+
+  /** One frame segmented and its background box-blurred (options.radius, default BLUR_RADIUS): as
+   * replaceBackground() (segment() then blurBackground()). */
+  async blurBackground(image, options = {}) {
+    const radius = options.radius ?? BLUR_RADIUS;
+    checkBlur(radius, BLUR_PASSES, "SelfieSegmenter.blurBackground");
+    return this._composited(image, { radius }, options, "blurBackground");
+  }
+
+  async _composited(image, { background, radius }, { out, mask: want } = {}, who) {
+    const pixels = pixelsOf(image, `SelfieSegmenter.${who}`), t0 = now(), { width: W, height: H } = pixels;
+    const maskOut = maskOutOf(want === true ? new Float32Array(W * H) : want || undefined, W, H, who, "mask");
+    const into = outOf(out, pixels, `SelfieSegmenter.${who}`);
+    const bg = background === undefined ? { blur: radius } : isColour(background) ? parseColor(background)
+      : pixelsOf(background, `SelfieSegmenter.${who}`);
+    if (bg.width !== undefined && (bg.width !== W || bg.height !== H)) {
+      throw new RangeError(`SelfieSegmenter.${who}: frame ${W}x${H} and background ${bg.width}x${bg.height} differ in size`);
+    }
+    const ops = this.ops;
+    if (!ops) { // the JS ports: segment() then the compositing
+      const { mask, model, ms } = await this.segment(pixels, { out: maskOut });
+      const t1 = now(), how = { out: into ?? undefined };
+      const result = background === undefined ? blurBackground(pixels, mask, { radius, ...how })
+        : replaceBackground(pixels, mask, background, how);
+      return { image: result, mask: maskOut ? mask : null, model, ms: { ...ms, post: ms.post + now() - t1, total: now() - t0 } };
+    }
+    // the frame's engine copy, read by the crop and the compositing: a call made while another awaits its model
+    // gets one of its own
+    const own = this._placing, frame = own ? ops.kept() : this._frame;
+    this._placing = true;
+    try {
+      ops.place(frame, pixels);
+      const small = await this.rawMask(pixels, frame);
+      const t1 = now();
+      const result = ops.maskComposite(small.data, small.width, small.height, this._kept, this.smoothing, frame,
+        pixels, bg, into, maskOut);
+      return { image: result, mask: maskOut ? { data: maskOut, width: W, height: H } : null, model: small.model,
+        ms: { model: t1 - t0, post: now() - t1, total: now() - t0 } };
+    } finally {
+      if (own) frame.free();
+      else this._placing = false;
+    }
+  }
+
   async release() {
     this._kept?.free();
+    this._frame?.free();
     for (const r of Object.values(this.runners)) await r.release?.();
   }
 }

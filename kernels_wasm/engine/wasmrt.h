@@ -207,6 +207,8 @@ WRT_API void wrt_free(void* p);
  *   and out (prev NULL or ratio <= 0: a copy); out may be mask or prev.
  * wrt_img_mask_frame: wrt_img_resize_mask then wrt_img_smooth with prev (a segmenter's frame) in one pass, the same
  *   values; out may be prev.
+ * wrt_img_mask_composite: wrt_img_mask_frame, then frame composited by that mask into image (wrt_img_composite's
+ *   frame, background and image), each mask row composited as it is made.
  * wrt_img_composite: frame over background by the mask (out: the frame's channels; a 4th byte kept from frame);
  *   bg_channels 0: the background is one colour, background its 3 bytes (r, g, b).
  * wrt_img_box_blur: passes box filters of radius 0..127 (RGB out), with wrt_img_box_blur_scratch bytes of scratch. */
@@ -220,6 +222,11 @@ WRT_API int wrt_img_smooth(const float* mask, const float* prev, float* out, siz
 WRT_API int wrt_img_mask_frame(const float* src, size_t src_bytes, int width, int height, const float* prev,
                                float* out, size_t out_bytes, int out_width, int out_height, float ratio, float c1,
                                float c2, float c3, float c4, float c5);
+WRT_API int wrt_img_mask_composite(const float* src, size_t src_bytes, int width, int height, const float* prev,
+                                   float* out, size_t out_bytes, int out_width, int out_height, float ratio,
+                                   float c1, float c2, float c3, float c4, float c5, const uint8_t* frame,
+                                   size_t frame_bytes, int channels, const uint8_t* background,
+                                   size_t background_bytes, int bg_channels, uint8_t* image, size_t image_bytes);
 WRT_API int wrt_img_composite(const uint8_t* frame, size_t frame_bytes, int channels, const float* mask,
                               size_t mask_bytes, const uint8_t* background, size_t background_bytes, int bg_channels,
                               int width, int height, uint8_t* out, size_t out_bytes);

@@ -148,10 +148,23 @@ def box_blur(rgb: np.ndarray, radius: int = BLUR_RADIUS, passes: int = BLUR_PASS
 
 
 def blur_background(frame: np.ndarray, mask: np.ndarray, radius: int = BLUR_RADIUS) -> np.ndarray:
+    return composite(frame, mask, blurred(frame, radius, box_blur))
+
+
+def blurred(frame: np.ndarray, radius: int, blur: Any) -> np.ndarray:
+    """The frame with its colour channels blur(frame, radius)'s (box_blur, or an engine's): blur_background's
+    background."""
+    bg = np.array(frame, copy=True)
+    bg[..., :3] = blur(bg, radius)
+    return bg
+
+
+def mask_composite(mask: np.ndarray, previous: np.ndarray | None, ratio: float, frame: np.ndarray,
+                   background: np.ndarray | tuple[int, int, int]) -> tuple[np.ndarray, np.ndarray]:
+    """A segmenter's frame composited: (mask_frame at the frame's size, replace_background by that mask)."""
     fg = np.asarray(frame)
-    bg = fg.copy()
-    bg[..., :3] = box_blur(fg, radius)
-    return composite(fg, mask, bg)
+    m = mask_frame(mask, fg.shape[1], fg.shape[0], previous, ratio)
+    return m, replace_background(fg, m, background)
 
 
 class SelfieSegmenter:
@@ -160,9 +173,10 @@ class SelfieSegmenter:
 
     def __init__(self, runners: dict[str, ModelRunner], *, model: str = "auto", smoothing: float = SMOOTHING_RATIO,
                  ops: Any = None) -> None:
-        """ops: the image operations (sample_input, mask_frame) of an engine (wasmrt.vision.imgops); None:
-        python_ref's."""
-        self.ops = ops if ops is not None else SimpleNamespace(sample_input=sample_input, mask_frame=mask_frame)
+        """ops: the image operations (sample_input, mask_frame, mask_composite, box_blur) of an engine
+        (wasmrt.vision.imgops); None: python_ref's."""
+        self.ops = ops if ops is not None else SimpleNamespace(sample_input=sample_input, mask_frame=mask_frame,
+                                                               mask_composite=mask_composite, box_blur=box_blur)
         if model not in ("auto", *SELFIE_MODELS):
             raise ValueError(f"SelfieSegmenter: model must be auto, general or landscape, got {model!r}")
         check_ratio(smoothing, "SelfieSegmenter")
@@ -184,11 +198,28 @@ class SelfieSegmenter:
 
     def segment(self, image: np.ndarray) -> np.ndarray:
         """[H, W] float32 person confidence in [0, 1]."""
-        rgb = np.asarray(image)
-        if rgb.ndim != 3 or rgb.shape[2] not in (3, 4) or rgb.dtype != np.uint8 or 0 in rgb.shape:
-            raise ValueError("SelfieSegmenter.segment: expected an HxWx3 (or x4) uint8 image (not empty), got "
-                             f"{rgb.dtype} {rgb.shape}")
+        rgb = _frame(image, "segment")
         small, _ = self.raw_mask(rgb)
         mask = self.ops.mask_frame(small, rgb.shape[1], rgb.shape[0], self.previous, self.smoothing)
         self.previous = mask.copy()  # its own: what the caller does with the mask does not change the next one
         return mask
+
+    def replace_background(self, image: np.ndarray, background: np.ndarray | tuple[int, int, int]) -> np.ndarray:
+        """segment() then replace_background by its mask, in one engine pass (the mask is then self.previous)."""
+        rgb = _frame(image, "replace_background")
+        small, _ = self.raw_mask(rgb)
+        self.previous, out = self.ops.mask_composite(small, self.previous, self.smoothing, rgb, background)
+        return out
+
+    def blur_background(self, image: np.ndarray, radius: int = BLUR_RADIUS) -> np.ndarray:
+        """segment() then blur_background by its mask."""
+        rgb = _frame(image, "blur_background")
+        return self.replace_background(rgb, blurred(rgb, radius, self.ops.box_blur))
+
+
+def _frame(image: np.ndarray, who: str) -> np.ndarray:
+    rgb = np.asarray(image)
+    if rgb.ndim != 3 or rgb.shape[2] not in (3, 4) or rgb.dtype != np.uint8 or 0 in rgb.shape:
+        raise ValueError(f"SelfieSegmenter.{who}: expected an HxWx3 (or x4) uint8 image (not empty), got "
+                         f"{rgb.dtype} {rgb.shape}")
+    return rgb

@@ -178,3 +178,53 @@ test("a segmenter smooths with its own previous mask: what the caller writes int
   }
   assert.throws(() => smooth(masks[0], masks[1], NaN), /smooth: the smoothing ratio/);
 });
+
+test("a segmenter's replaceBackground / blurBackground: segment() then the compositing's bytes, engine and JS", async () => {
+  const rt = await wasmrt.init({ variant: "relaxed", wasmPaths: DIST });
+  const engine = rt.loadBytes(MODEL);
+  // the general model's masks, one per frame: runs of exactly 0 and 1 (a saturated sigmoid) and values between
+  const masks = [0, 1, 2, 3].map((f) => Float32Array.from({ length: 256 * 256 }, (_, i) =>
+    ((i >> 8) + f) % 64 < 20 ? 0 : (i & 255) > 150 ? 1 : rand()));
+  const runner = () => {
+    let k = 0;
+    return { _rt: engine._rt, run: async () => ({ activation_10: { data: masks[k++ % masks.length] } }) };
+  };
+  const W = 50, H = 40; // the general model's shape (landscape beyond 4:3)
+  for (const C of [4, 3]) {
+    const frames = [0, 1, 2, 3].map(() => image(W, H, C)), photo = image(W, H, 4);
+    const backgrounds = ["#00b140", [10, 20, 30], photo, undefined]; // undefined: blurBackground
+    const plain = new SelfieSegmenter({ general: runner() }, { imageOps: "js" }), want = [];
+    for (let f = 0; f < 4; f++) {
+      const { mask } = await plain.segment(frames[f]);
+      const bg = backgrounds[f];
+      want.push({ mask: Float32Array.from(mask.data), image: bg === undefined
+        ? blurBackground(frames[f], mask, { radius: 3 }).data : replaceBackground(frames[f], mask, bg).data });
+    }
+    for (const imageOps of ["engine", "js"]) {
+      const seg = new SelfieSegmenter({ general: runner() }, { imageOps }), out = new Uint8ClampedArray(W * H * C);
+      for (let f = 0; f < 4; f++) {
+        const bg = backgrounds[f], options = f % 2 ? { mask: true } : { out, mask: new Float32Array(W * H) };
+        const r = bg === undefined ? await seg.blurBackground(frames[f], { radius: 3, ...options })
+          : await seg.replaceBackground(frames[f], bg, options);
+        same(r.image.data, want[f].image, `frame ${f} composited (${imageOps}, ${C} channels)`);
+        same(r.mask.data, want[f].mask, `frame ${f} mask (${imageOps})`);
+        if (options.out) assert.equal(r.image.data, out);
+        assert.equal(r.model, "general");
+      }
+      const none = await seg.replaceBackground(frames[0], "#000000");
+      assert.equal(none.mask, null);
+      await assert.rejects(seg.replaceBackground(frames[0], "#000000", { mask: new Float32Array(3) }),
+        /SelfieSegmenter.replaceBackground: options.mask must be a Float32Array of 2000 values/);
+      await assert.rejects(seg.replaceBackground(frames[0], image(W + 1, H, 4)), /differ in size/);
+      await assert.rejects(seg.blurBackground(frames[0], { radius: 500 }), /radius must be an integer 0..127/);
+      await assert.rejects(seg.replaceBackground(frames[0], "#00b140", { out: new Uint8Array(5) }), /options.out must be/);
+      await seg.release();
+    }
+  }
+  // two frames in flight on one segmenter: each composites its own frame
+  const seg = new SelfieSegmenter({ general: runner() }), a = image(W, H, 4), b = image(W, H, 4);
+  const [ra, rb] = await Promise.all([seg.replaceBackground(a, [0, 0, 0], { mask: true }),
+    seg.replaceBackground(b, [0, 0, 0], { mask: true })]);
+  same(ra.image.data, replaceBackground(a, ra.mask, [0, 0, 0]).data, "first of two in flight");
+  same(rb.image.data, replaceBackground(b, rb.mask, [0, 0, 0]).data, "second of two in flight");
+});

@@ -36,6 +36,10 @@ async function handsAndSegmentation() {
   await seg.segment(frame, { out: new Float32Array(4) });
   replaceBackground(frame, mask, "#00b140", { out: reused });
   blurBackground(frame, mask, { radius: 4, out: reused });
+  const fused = await seg.replaceBackground(frame, "#00b140", { out: reused, mask: true });
+  const image: Uint8Array | Uint8ClampedArray = fused.image.data;
+  const kept: Float32Array | undefined = fused.mask?.data;
+  await seg.blurBackground(frame, { radius: 4, mask: new Float32Array(4) });
   drawSegmented(document.createElement("canvas").getContext("2d")!, frame, mask, { background: "#00b140" });
   const tracker = await HandTracker.create(rt, { maxHands: 2 });
   const { hands, ranDetector } = await tracker.detect(frame);

@@ -31,11 +31,25 @@ SIGNATURES: dict[str, tuple[Any, str]] = {
     "wrt_img_resize_mask": (_c.c_int, "pziipzii"),
     "wrt_img_smooth": (_c.c_int, "pppzffffff"),
     "wrt_img_mask_frame": (_c.c_int, "pziippziiffffff"),
+    "wrt_img_mask_composite": (_c.c_int, "pziippziiffffffpzipzipz"),
     "wrt_img_composite": (_c.c_int, "pzipzpziiipz"),
     "wrt_img_box_blur_scratch": (_c.c_size_t, "ii"),
     "wrt_img_box_blur": (_c.c_int, "pziiiiipzpz"),
 }
 _CTYPE = {"p": _c.c_void_p, "z": _c.c_size_t, "i": _c.c_int, "d": _c.c_double, "f": _c.c_float}
+
+
+def _background(frame: np.ndarray, background: np.ndarray | tuple[int, int, int], who: str) -> tuple[np.ndarray, int]:
+    """(its bytes, its channels) as the engine's compositing takes them: an (r, g, b) colour is 3 bytes and 0."""
+    if isinstance(background, tuple | list):
+        rgb = np.asarray(background, np.uint8)
+        if rgb.shape != (3,):
+            raise ValueError(f"{who}: a colour is (r, g, b), got {background!r}")
+        return rgb, 0
+    bg = _image(background, who)
+    if bg.shape[:2] != frame.shape[:2]:
+        raise ValueError(f"{who}: frame {frame.shape} and background {bg.shape} differ in size")
+    return bg, bg.shape[2]
 
 
 def _image(x: np.ndarray, who: str) -> np.ndarray:
@@ -222,26 +236,37 @@ class ImageOps:
 
     def replace_background(self, frame: np.ndarray, mask: np.ndarray,
                            background: np.ndarray | tuple[int, int, int]) -> np.ndarray:
-        fg = np.asarray(frame)
-        if isinstance(background, tuple | list) and self.host is not None:  # the engine's colour background
-            img, m = _image(fg, "replace_background"), np.ascontiguousarray(mask, np.float32)
-            if m.shape != img.shape[:2]:
-                raise ValueError(f"replace_background: frame {img.shape} and mask {m.shape} differ in size")
-            rgb = np.asarray(background, np.uint8)
-            if rgb.shape != (3,):
-                raise ValueError(f"replace_background: a colour is (r, g, b), got {background!r}")
-            out = np.empty_like(img)
-            h, w = img.shape[:2]
-            self._run("wrt_img_composite", [img, img.nbytes, img.shape[2], m, m.nbytes, rgb, 3, 0, w, h, out,
-                                            out.nbytes], [out])
-            return out
-        if isinstance(background, tuple | list):
-            bg = np.empty_like(fg)
-            bg[..., :3] = np.asarray(background, np.uint8)
-            if fg.ndim == 3 and fg.shape[2] == 4:
-                bg[..., 3] = 255
-            background = bg
-        return self.composite(fg, mask, np.asarray(background))
+        if self.host is None:
+            return segment.replace_background(frame, mask, background)
+        fg = _image(frame, "replace_background")
+        m = np.ascontiguousarray(mask, np.float32)
+        if m.shape != fg.shape[:2]:
+            raise ValueError(f"replace_background: frame {fg.shape} and mask {m.shape} differ in size")
+        bg, bg_channels = _background(fg, background, "replace_background")
+        out = np.empty_like(fg)
+        h, w = fg.shape[:2]
+        self._run("wrt_img_composite", [fg, fg.nbytes, fg.shape[2], m, m.nbytes, bg, bg.nbytes, bg_channels, w, h, out,
+                                        out.nbytes], [out])
+        return out
+
+    def mask_composite(self, mask: np.ndarray, previous: np.ndarray | None, ratio: float, frame: np.ndarray,
+                       background: np.ndarray | tuple[int, int, int]) -> tuple[np.ndarray, np.ndarray]:
+        """segment.mask_composite in one engine pass (each mask row composited as it is made): (mask, image)."""
+        if self.host is None:
+            return segment.mask_composite(mask, previous, ratio, frame, background)
+        fg = _image(frame, "mask_composite")
+        m = np.ascontiguousarray(mask, np.float32)
+        if m.ndim != 2:
+            raise ValueError(f"mask_composite: expected a 2-D mask, got shape {m.shape}")
+        bg, bg_channels = _background(fg, background, "mask_composite")
+        h, w = fg.shape[:2]
+        made, out = np.empty((h, w), np.float32), np.empty_like(fg)
+        prev = None if previous is None or np.shape(previous) != made.shape else np.ascontiguousarray(previous,
+                                                                                                     np.float32)
+        self._run("wrt_img_mask_composite", [m, m.nbytes, m.shape[1], m.shape[0], prev, made, made.nbytes, w, h, ratio,
+                                             *SMOOTHING_POLY, fg, fg.nbytes, fg.shape[2], bg, bg.nbytes, bg_channels,
+                                             out, out.nbytes], [made, out])
+        return made, out
 
     def blur_background(self, frame: np.ndarray, mask: np.ndarray, radius: int = BLUR_RADIUS) -> np.ndarray:
         return self.composite(frame, mask, self.box_blur(frame, radius))

@@ -53,7 +53,6 @@ export async function pipelines(vision, rt, bytes, frame, sink, want = ["face", 
   // the output frames, reused frame after frame as an application's canvas buffers: the try-on's (the photo copied
   // in first: the try-on recolours in place), the composited
   const canvas = new Uint8ClampedArray(frame.data.length), composited = new Uint8ClampedArray(frame.data.length);
-  const maskOut = new Float32Array(frame.width * frame.height); // the segmenter's mask, likewise
   const green = [0, 177, 64];
   async function handFrame(tracker, image) {
     const r = await tracker.detect(image);
@@ -78,13 +77,11 @@ export async function pipelines(vision, rt, bytes, frame, sink, want = ["face", 
       return faces.length;
     },
     async segment(image = frame) {
-      const { mask, ms } = await seg.segment(image, { out: maskOut });
-      const t0 = performance.now();
-      vision.replaceBackground(image, mask, green, { out: composited });
+      // segmented and composited in one call, as an application replacing the background each frame
+      const { ms } = await seg.replaceBackground(image, green, { out: composited });
       const model = sink.runs.reduce((a, [, t]) => a + t, 0);
-      // input: the frame stretched to the model's input; mask: resized to the frame and smoothed
-      sink.parts = { input: ms.model - model - (sink.booked?.selfie ?? 0), mask: ms.post,
-        composite: performance.now() - t0 };
+      // input: the frame stretched to the model's input; mask: resized to the frame, smoothed and composited
+      sink.parts = { input: ms.model - model - (sink.booked?.selfie ?? 0), mask: ms.post };
       return 1;
     },
     hands: (image = frame) => handFrame(hands, image),
