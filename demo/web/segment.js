@@ -1,13 +1,14 @@
 // The background replacement page: MediaPipe's selfie segmentation (wasmrt.vision.SelfieSegmenter, the package's
-// models) and the compositing (replaceBackground / blurBackground) run in a Worker or on the page; the page shows
-// the composited frame. Tests drive it through window.visionPage (tests/test_vision_pages.py).
+// models: the mask made and the frame composited in one pass, SelfieSegmenter.replaceBackground / blurBackground)
+// run in a Worker or on the page; the page shows the composited frame. Tests drive it through window.visionPage
+// (tests/test_vision_pages.py).
 import { getPixels } from "../../js_bindings/src/image.js";
 import { $, startPage } from "./vision-page.js";
 
 const page = startPage({
   kind: "segmentation",
   photo: { file: "astronaut.png", note: "scikit-image's astronaut (public domain)" },
-  stages: { model: "segmentation model", post: "mask to frame size", composite: "compositing" },
+  stages: { model: "segmentation model", post: "mask and compositing" },
   draw: (ctx, img, r) => ctx.putImageData(r.pixels, 0, 0),
   describe: (r) => { $("mask-info").textContent = `${r.model} model; person on ${(100 * r.personShare).toFixed(0)}% of the frame`; },
 });

@@ -3,9 +3,8 @@
 // modelBase, so wasmrt/vision's defaultModelBase()), then frame(pixels) runs one frame and returns what the page
 // draws, with per-stage times.
 import { init } from "../../js_bindings/src/index.js";
-import { blurBackground, HandTracker, replaceBackground, SelfieSegmenter } from "../../js_bindings/vision/index.js";
+import { HandTracker, SelfieSegmenter } from "../../js_bindings/vision/index.js";
 
-const now = () => performance.now();
 
 /** Nearest-neighbour copy of RGBA pixels at another size (a background photo fitted to the frame). */
 function fit(img, width, height) {
@@ -23,7 +22,8 @@ function fit(img, width, height) {
 
 /**
  * Background replacement: settings {mode: "color" | "image" | "blur", color, image: RGBA pixels, radius}.
- * frame(pixels) -> {pixels (the composited frame, RGBA), model, personShare, ms: {model, post, composite}}.
+ * frame(pixels) -> {pixels (the composited frame, RGBA), model, personShare, ms: {model, post}}: the segmenter
+ * makes the mask and composites the frame in one pass (post), and hands the mask back for the person's share.
  */
 async function segmentation(rt) {
   const seg = await SelfieSegmenter.create(rt);
@@ -32,25 +32,21 @@ async function segmentation(rt) {
     configure(s) { settings = { ...settings, ...s }; fitted = null; },
     reset() { seg.reset(); },
     async frame(pixels) {
-      const { mask, model, ms } = await seg.segment(pixels);
-      const t0 = now();
-      let out;
-      if (settings.mode === "blur") {
-        out = blurBackground(pixels, mask, { radius: settings.radius });
-      } else if (settings.mode === "image" && settings.image) {
+      let background = settings.color;
+      if (settings.mode === "image" && settings.image) {
         if (!fitted || fitted.width !== pixels.width || fitted.height !== pixels.height) {
           fitted = fit(settings.image, pixels.width, pixels.height);
         }
-        out = replaceBackground(pixels, mask, fitted);
-      } else {
-        out = replaceBackground(pixels, mask, settings.color);
+        background = fitted;
       }
-      const composite = now() - t0;
+      const { image: out, mask, model, ms } = settings.mode === "blur"
+        ? await seg.blurBackground(pixels, { radius: settings.radius, mask: true })
+        : await seg.replaceBackground(pixels, background, { mask: true });
       let person = 0;
       for (const v of mask.data) person += v >= 0.5;
       const data = out.data instanceof Uint8ClampedArray ? out.data : new Uint8ClampedArray(out.data.buffer);
       return { pixels: { data, width: out.width, height: out.height }, model, personShare: person / mask.data.length,
-        ms: { model: ms.model, post: ms.post, composite } };
+        ms: { model: ms.model, post: ms.post } };
     },
   };
 }

@@ -6,6 +6,7 @@
 //   const hands = await HandTracker.create(rt, { maxHands: 2 });  // palm_detection_lite.wrt, hand_landmark_lite.wrt
 //   const { hands: found } = await hands.detect(frame);      // 21 landmarks, handedness, gesture; tracked
 //   const seg = await SelfieSegmenter.create(rt);            // selfie_segmentation(_landscape).wrt, by frame shape
+//   const { image } = await seg.replaceBackground(frame, "#00b140");  // or seg.blurBackground(frame, { radius: 8 })
 //   const { mask } = await seg.segment(frame);               // person confidence at frame size, smoothed
 //   const out = replaceBackground(frame, mask, "#00b140");   // or blurBackground(frame, mask, { radius: 8 })
 // The same pipelines in numpy is python_ref/vision (the oracle these modules are tested against).

@@ -8,6 +8,7 @@ specification) with their models on the ref, native or wasm engine; same pixels 
     seg = SelfieSegmenter(engine="native")      # general or landscape model by frame shape
     mask = seg.segment(frame)                   # [H, W] float32, smoothed over frames
     out = replace_background(frame, mask, (0, 177, 64))
+    out = seg.replace_background(frame, (0, 177, 64))   # or segment and composite in one engine pass
 
 Models come from the converted models' folder (wasmrt.paths.models_dir(): the checkout's models/) when bundled
 there (<name>.wrt), else from MediaPipe's .tflite in the

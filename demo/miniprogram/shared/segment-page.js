@@ -65,8 +65,8 @@ export function createSegmentPage(api, { platform }) {
       const fps = h.length > 1 ? (1000 * (h.length - 1)) / Math.max(1, h[h.length - 1].t - h[0].t) : 0;
       this.setData({
         fps: fps.toFixed(1), person: `${(100 * msg.personShare).toFixed(0)}%`,
-        stages: `model ${avg(h.map((x) => x.ms.model ?? 0)).toFixed(1)} ms · mask ${avg(h.map((x) => x.ms.post ?? 0)).toFixed(1)} ms · ` +
-          `composite ${avg(h.map((x) => x.ms.composite ?? 0)).toFixed(1)} ms · draw ${avg(h.map((x) => x.draw)).toFixed(1)} ms · ` +
+        stages: `model ${avg(h.map((x) => x.ms.model ?? 0)).toFixed(1)} ms · mask and composite ${avg(h.map((x) => x.ms.post ?? 0)).toFixed(1)} ms · ` +
+          `draw ${avg(h.map((x) => x.draw)).toFixed(1)} ms · ` +
           `frame ${avg(h.map((x) => x.total)).toFixed(1)} ms`,
       });
     },

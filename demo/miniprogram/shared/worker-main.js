@@ -20,7 +20,7 @@ import { initMiniProgram } from "./lib/hosts/miniprogram.js";
 import { toTensor } from "./lib/src/image.js";
 import { FaceMesh } from "./lib/vision/facemesh.js";
 import { HandTracker } from "./lib/vision/hands.js";
-import { blurBackground, replaceBackground, SelfieSegmenter } from "./lib/vision/segment.js";
+import { SelfieSegmenter } from "./lib/vision/segment.js";
 import { Teacher } from "./teach-core.js";
 
 // Faces as plain arrays and objects: the message format every mini-program host copies faithfully.
@@ -88,15 +88,14 @@ export function startWorker(port, platform) {
     },
     async segment({ id, width, height, data, background = {} }) {
       const frame = { data: new Uint8Array(data), width, height };
-      const { mask, model, ms } = await segmenter.segment(frame);
-      const t0 = Date.now();
-      const out = background.mode === "blur" ? blurBackground(frame, mask, { radius: background.radius ?? 8 })
-        : replaceBackground(frame, mask, background.color ?? "#00b140");
+      // the mask made and the frame composited in one call; the mask handed back for the person's share
+      const { image: out, mask, model, ms } = background.mode === "blur"
+        ? await segmenter.blurBackground(frame, { radius: background.radius ?? 8, mask: true })
+        : await segmenter.replaceBackground(frame, background.color ?? "#00b140", { mask: true });
       let person = 0;
       for (const v of mask.data) person += v >= 0.5;
       const bytes = new Uint8Array(out.data.buffer, out.data.byteOffset, out.data.length).slice().buffer;
-      return { type: "segmented", id, width, height, data: bytes, model, personShare: person / mask.data.length,
-        ms: { ...ms, composite: Date.now() - t0 } };
+      return { type: "segmented", id, width, height, data: bytes, model, personShare: person / mask.data.length, ms };
     },
     async teach({ id, op, args }) { // errors answer the request (the page shows them), not the whole page
       try {
