@@ -311,7 +311,8 @@ export class SelfieSegmenter {
     const bg = background === undefined ? { blur: radius } : isColour(background) ? parseColor(background)
       : pixelsOf(background, `SelfieSegmenter.${who}`);
     if (bg.width !== undefined && (bg.width !== W || bg.height !== H)) {
-      throw new RangeError(`SelfieSegmenter.${who}: frame ${W}x${H} and background ${bg.width}x${bg.height} differ in size`);
+      throw new RangeError(`SelfieSegmenter.${who}: frame ${W}x${H} and background ${bg.width}x${bg.height} differ ` +
+        "in size");
     }
     const ops = this.ops;
     if (!ops) { // the JS ports: segment() then the compositing
@@ -319,7 +320,8 @@ export class SelfieSegmenter {
       const t1 = now(), how = { out: into ?? undefined };
       const result = background === undefined ? blurBackground(pixels, mask, { radius, ...how })
         : replaceBackground(pixels, mask, background, how);
-      return { image: result, mask: maskOut ? mask : null, model, ms: { ...ms, post: ms.post + now() - t1, total: now() - t0 } };
+      return { image: result, mask: maskOut ? mask : null, model,
+        ms: { ...ms, post: ms.post + now() - t1, total: now() - t0 } };
     }
     // the frame's engine copy, read by the crop and the compositing: a call made while another awaits its model
     // gets one of its own

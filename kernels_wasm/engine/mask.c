@@ -343,7 +343,7 @@ struct img_comp {
 };
 
 /* resize_mask; with prev (and c: ratio, c1..c5), each output row span is smoothed with prev's as it is made (out may
- * be prev: the span is made in `made` first); with cp, each finished span is composited */
+ * be prev: each value of prev is read before its out is written); with cp, each finished span is composited */
 static int resize_mask(const char* who, const float* src, size_t src_bytes, int width, int height, const float* prev,
                        float* out, size_t out_bytes, int out_width, int out_height, const float* c,
                        const struct img_comp* cp) {
@@ -404,11 +404,13 @@ static int resize_mask(const char* who, const float* src, size_t src_bytes, int 
             } else { /* float64 lanes: the same products and sum, rounded once to float32 */
               const double* t = &rows[0][jj + 4 * k];
               const double* d = &rows[1][jj + 4 * k];
-              m[k] = demote4(*(const v2d*)t * gy + *(const v2d*)d * fy, *(const v2d*)(t + 2) * gy + *(const v2d*)(d + 2) * fy);
+              m[k] = demote4(*(const v2d*)t * gy + *(const v2d*)d * fy,
+                             *(const v2d*)(t + 2) * gy + *(const v2d*)(d + 2) * fy);
             }
           }
-          if (q) /* four independent polynomial chains; every previous value read before out (maybe prev) is written */
-            for (int k = 0; k < UNIFORM / 4; k++) m[k] = smooth4(m[k], *(const v4f_u*)(q + 4 * k), c[0], c[1], c[2], c[3], c[4], c[5]);
+          if (q) /* four independent polynomial chains */
+            for (int k = 0; k < UNIFORM / 4; k++)
+              m[k] = smooth4(m[k], *(const v4f_u*)(q + 4 * k), c[0], c[1], c[2], c[3], c[4], c[5]);
           for (int k = 0; k < UNIFORM / 4; k++) *(v4f_u*)(o + 4 * k) = m[k];
         }
       }
