@@ -242,6 +242,9 @@ def test_mask_composite_is_mask_frame_then_replace_background(ops) -> None:
             assert want_mask.tobytes() == want_mask2.tobytes()
             np.testing.assert_array_equal(want, segment.replace_background(frame, want_mask, background))
             prev_ref, prev_eng = want_mask, got_mask
+    with pytest.raises(WasmrtError, match="wrt_img_mask_composite: image holds 7 bytes, needs 216"):
+        ops._run("wrt_img_mask_composite", [small, small.nbytes, sw, sh, None, want_mask, want_mask.nbytes, 9, 6, 0.7,
+                                            *SMOOTHING_POLY, frame, frame.nbytes, 4, frame, 3, 0, frame.copy(), 7], [])
     with pytest.raises(WasmrtError, match="wrt_img_mask_composite: frame holds 12 bytes, needs 216"):
         ops._run("wrt_img_mask_composite", [small, small.nbytes, sw, sh, None, want_mask, want_mask.nbytes, 9, 6, 0.7,
                                             *SMOOTHING_POLY, frame, 12, 4, frame, 3, 0, frame.copy(), frame.nbytes],

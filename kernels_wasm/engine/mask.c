@@ -227,9 +227,10 @@ static inline __attribute__((always_inline)) int alpha_uniform(const float* mask
 /* segment.py composite: a = floor(clip(mask, 0, 1) * 255 + 0.5) (NaN: 0), out = (fg a + bg (255 - a) + 127) // 255
  * per colour channel; a 4-channel output keeps the frame's fourth byte. bg_channels 0: the background is one colour,
  * its 3 bytes (replace_background's colour: no frame-sized background to fill and read). */
+/* out_name: what the output is called in the message */
 static int bad_composite(const char* who, const uint8_t* frame, size_t frame_bytes, int channels,
                          const uint8_t* background, size_t background_bytes, int bg_channels, int width, int height,
-                         const uint8_t* out, size_t out_bytes) {
+                         const char* out_name, const uint8_t* out, size_t out_bytes) {
   int err;
   if ((err = img_bad_shape(who, width, height)) || (err = img_bad_channels(who, "frame", channels)) ||
       (bg_channels != 0 && (err = img_bad_channels(who, "background", bg_channels)))) return err;
@@ -237,7 +238,7 @@ static int bad_composite(const char* who, const uint8_t* frame, size_t frame_byt
   if ((err = img_bad_buffer(who, "frame", frame, frame_bytes, n * (size_t)channels, 1)) ||
       (err = img_bad_buffer(who, "background", background, background_bytes, bg_channels ? n * (size_t)bg_channels : 3,
                         1)) ||
-      (err = img_bad_buffer(who, "output", out, out_bytes, n * (size_t)channels, 1))) return err;
+      (err = img_bad_buffer(who, out_name, out, out_bytes, n * (size_t)channels, 1))) return err;
   return WRT_OK;
 }
 
@@ -326,7 +327,7 @@ int wrt_img_composite(const uint8_t* frame, size_t frame_bytes, int channels, co
   const char* who = "wrt_img_composite";
   int err;
   if ((err = bad_composite(who, frame, frame_bytes, channels, background, background_bytes, bg_channels, width, height,
-                           out, out_bytes)) ||
+                           "output", out, out_bytes)) ||
       (err = img_bad_buffer(who, "mask", mask, mask_bytes, (size_t)width * (size_t)height * 4, 4))) return err;
   composite_span(frame, channels, mask, background, bg_channels, (size_t)width * (size_t)height, out);
   return WRT_OK;
@@ -454,7 +455,7 @@ int wrt_img_mask_composite(const float* src, size_t src_bytes, int width, int he
   int err;
   if ((err = bad_ratio(who, ratio)) || (err = img_bad_shape(who, out_width, out_height)) ||
       (err = bad_composite(who, frame, frame_bytes, channels, background, background_bytes, bg_channels, out_width,
-                           out_height, image, image_bytes))) return err;
+                           out_height, "image", image, image_bytes))) return err;
   return resize_mask(who, src, src_bytes, width, height, ratio > 0 ? prev : NULL, out, out_bytes, out_width,
                      out_height, c, &cp);
 }
