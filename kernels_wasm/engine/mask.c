@@ -357,9 +357,12 @@ static int resize_mask(const char* who, const float* src, size_t src_bytes, int 
   float made[IMG_CHUNK] __attribute__((aligned(16)));
   int col0[IMG_CHUNK], col1[IMG_CHUNK];
   double colw[2 * IMG_CHUNK] __attribute__((aligned(16))); /* per column: 1 - f, f */
-  /* the top and bottom source rows along x, kept while consecutive output rows share them (an upsampled mask) */
-  double rows[2][IMG_CHUNK] __attribute__((aligned(16)));
-  uint8_t sat[2][IMG_CHUNK / UNIFORM];
+  /* the top and bottom source rows along x (rows[0], rows[1]), kept while consecutive output rows share them (an
+   * upsampled mask), and their blocks' saturation */
+  double row_a[IMG_CHUNK] __attribute__((aligned(16))), row_b[IMG_CHUNK] __attribute__((aligned(16)));
+  uint8_t sat_a[IMG_CHUNK / UNIFORM], sat_b[IMG_CHUNK / UNIFORM];
+  double* rows[2] = {row_a, row_b};
+  uint8_t* sat[2] = {sat_a, sat_b};
   for (int j0 = 0; j0 < out_width; j0 += IMG_CHUNK) {
     const int nj = out_width - j0 < IMG_CHUNK ? out_width - j0 : IMG_CHUNK;
     for (int jj = 0; jj < nj; jj++) {
@@ -373,8 +376,10 @@ static int resize_mask(const char* who, const float* src, size_t src_bytes, int 
       mask_axis(height, out_height, i, &y0, &y1, &fy);
       if (have[0] != y0) {
         if (have[1] == y0) { /* the last bottom row is this top row */
-          for (int jj = 0; jj < nj; jj++) rows[0][jj] = rows[1][jj];
-          for (int b = 0; b < nj / UNIFORM; b++) sat[0][b] = sat[1][b];
+          double* r = rows[0];
+          uint8_t* t = sat[0];
+          rows[0] = rows[1], rows[1] = r;
+          sat[0] = sat[1], sat[1] = t;
         } else {
           mask_row(src + (size_t)y0 * (size_t)width, col0, col1, colw, nj, rows[0], sat[0]);
         }
