@@ -19,7 +19,7 @@ from wasmrt.dev import build
 
 ROOT = Path(__file__).resolve().parents[1]
 ENGINE = build.ENGINE
-HEADERS = ("engine.h", "rt.h", "fb.h", "wasmrt.h", "generated/wrt_ops.h")
+HEADERS = (*sorted(h.name for h in ENGINE.glob("*.h")), "generated/wrt_ops.h")  # the engine's headers
 LIBC = {"memcpy", "memmove", "memset", "memcmp"}  # rt_mem.c provides them to the compiler in wasm
 
 
