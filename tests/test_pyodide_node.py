@@ -172,6 +172,10 @@ def test_selfie_mask_and_composites_equal_the_js_bytes(result: dict) -> None:
     assert seg["mask"] == js["mask"]  # sha256 of the float32 mask
     assert seg["replaced"] == seg["replaced_hex"] == js["replaced"]
     assert seg["blurred"] == js["blurred"]
+    one = seg["one_call"]  # the segmenter's replace_background: its first frame's mask and composite
+    assert one["model"] == "general" and one["mask"] == js["mask"] and one["replaced"] == js["replaced"]
+    assert one["blurred"] == js["blurred"]  # the same photo again: its mask smoothed with itself is that mask
+    assert one["bad"] == ["TypeError", "SelfieSegmenter.replaceBackground: expected 4x4x4 bytes, got 5"]
 
 
 # -- the tensor helpers in CPython (no Pyodide needed) --------------------------------------------------------------

@@ -145,6 +145,12 @@ async def checks(env) -> str:
                       "replaced_hex": sha(replace_background(pixels, mask, "#00b140")),
                       "blurred": sha(blur_background(pixels, mask, radius=8)),
                       "bad": await error_of(seg.segment(b"\0" * 5, 4, 4))}
+    one = await SelfieSegmenter.create(rt, model_base=env["model_base"])  # segment and composite in one call
+    replaced = await one.replace_background(pixels, (0, 177, 64), face["width"], face["height"])
+    out["segment"]["one_call"] = {"replaced": sha(replaced), "mask": sha(one.previous), "model": one.model,
+                                  "blurred": sha(await one.blur_background(pixels, 8, face["width"], face["height"])),
+                                  "bad": await error_of(one.replace_background(b"\0" * 5, "#000000", 4, 4))}
+    await one.release()
     await seg.release()
     return json.dumps(out)
 

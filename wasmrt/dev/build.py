@@ -50,10 +50,10 @@ PACKAGE_DIST = paths.SHIPPED_WASM
 # bytes, every full module: 200 KB until the Winograd F(2x2)/F(4x4) transforms (about 10 KB per SIMD module, fully
 # unrolled for speed) joined the kernels, 240 KB until the element-wise chains (about 5 KB) and the vision
 # pipelines' image operations (about 7.5 KB), 256 KB until convolution and pooling training (about 4 KB), the int8
-# classifier's float output (about 1.5 KB) and the vectorised image operations (about 2.3 KB), 272 KB until the
-# segmentation's mask and compositing at -O2 (about 5 KB); a page that wants less loads modules built for its models
+# classifier's float output (about 1.5 KB) and the vectorised image operations (about 2.3 KB); the segmentation's
+# mask and compositing at -O2 (mask.c) fit within it. A page that wants less loads modules built for its models
 # (--for), which leave the image operations out
-SIMD_WASM_LIMIT = 276_000
+SIMD_WASM_LIMIT = 272_000
 
 EXPORTS = (
     "wrt_load", "wrt_release", "wrt_run", "wrt_error_message", "wrt_target_name", "wrt_model_target",
@@ -98,8 +98,8 @@ TRAIN_EXPORTS = ("wrt_train_dense_forward", "wrt_train_dense_backward", "wrt_tra
 # tables' depthwise kernel of any filter). The float GEMM's task loops at -Os (440 bytes less, for computing a lone
 # last row with its panels while they are in cache), and the float pooling's glue (260 bytes less, for cutting
 # depthwise rows into chunks whose weights stay in L1). The segmentation's mask and compositing (mask.c: every pixel
-# of every frame) at -O2: 20% faster than -Os in Chromium (the mask resized, smoothed and composited: 0.89 -> 0.71 ms
-# for a 640x512 frame) for a few KB.
+# of every frame) at -O2: 20% faster than -Os in Chromium (the mask resized and smoothed: 0.54 -> 0.43 ms for a
+# 640x512 frame) for about 4 KB.
 WASM_OPT_LEVEL = {"fb": "-Oz", "model_read": "-Oz", "shape_check": "-Oz", "qrules": "-Oz", "rt_err": "-Oz",
                   "support": "-Oz", "planner": "-Oz", "typed": "-Oz", "mediapipe": "-Oz", "profile": "-Oz",
                   "model": "-Oz", "ops": "-Os", "qconv": "-Os", "qelt": "-Oz", "qpool": "-Oz", "qdata": "-Oz",

@@ -78,6 +78,17 @@ function withFeeds(names, datas, kinds, dtypes, shapes, fn) {
       for (const b of bufs) b.release();
     }
   },
+  // a segmenter's replaceBackground / blurBackground (one call, mask handed back) on copies of Pyodide's memory (the
+  // compositing reads them after the model's run, when Python may have grown that memory)
+  // -> [data, width, height, channels, mask, model, ms]
+  async segmentCompose(seg, how, frame, width, height, channels, background, bgChannels, radius) {
+    const copy = (p) => { const b = p.getBuffer("u8"); try { return b.data.slice(); } finally { b.release(); } };
+    const img = { data: copy(frame), width, height, channels };
+    const r = how === "blur" ? await seg.blurBackground(img, { radius, mask: true })
+      : await seg.replaceBackground(img, bgChannels ? { data: copy(background), width, height, channels: bgChannels }
+        : background, { mask: true });
+    return [r.image.data, r.image.width, r.image.height, r.image.channels, r.mask.data, r.model, r.ms];
+  },
   async detect(mesh, pixels, width, height, channels) {
     const b = pixels.getBuffer("u8");
     try {
