@@ -17,6 +17,8 @@ const align = (n) => (n + 63) & ~63;
 // a byte array as a Uint8Array: copying between Uint8Array and Uint8ClampedArray goes value by value (clamping),
 // between arrays of one type as a block copy (0.05 against 0.4 ms for a 640x512 RGBA frame in Node)
 const asBytes = (a) => (a instanceof Uint8Array ? a : new Uint8Array(a.buffer, a.byteOffset, a.byteLength));
+// an [r, g, b] background as the engine's compositing takes it: the bytes a Uint8Array holds (as the JS port's)
+const colourBytes = (rgb) => Uint8Array.from(rgb.slice(0, 3));
 
 /** The engine operations of the runtime a loaded model lives in, or null. */
 export function engineOps(model) {
@@ -120,11 +122,12 @@ export class EngineOps {
       const dst = inPlace ? at : tmp, src = placed ? placed.ptr : tmp0;
       // only the rows the taps can reach are copied (the engine reads no other): a face or a hand is a band of the
       // frame. A frame shorter than its shape is copied whole, for the engine to refuse.
-      const [r0, r1] = data.length >= bytes ? cropRows(H, cy, w, h, cos, sin) : [0, H], row = W * C;
-      let have = bytes;
-      if (placed) have = placed.bytes;
-      else if (r1 - r0 === H) have = this._put(src, data, bytes);
-      else this._bytes(src + r0 * row, (r1 - r0) * row).set(asBytes(data).subarray(r0 * row, r1 * row));
+      let have = placed ? placed.bytes : bytes;
+      if (!placed) {
+        const [r0, r1] = data.length >= bytes ? cropRows(H, cy, w, h, cos, sin) : [0, H], row = W * C;
+        if (r1 - r0 === H) have = this._put(src, data, bytes);
+        else this._bytes(src + r0 * row, (r1 - r0) * row).set(asBytes(data).subarray(r0 * row, r1 * row));
+      }
       this._check(this.rt._call(() => this.ex.wrt_img_crop(src, have, W, H, C, cx, cy, w, h, cos, sin, nW, nH,
         border === "zero" ? 1 : 0, asFloat ? mean : 0, asFloat ? div : 1, dst, nOut, asFloat ? 1 : 0)));
       const view = asFloat ? new Float32Array(this.ex.memory.buffer, dst, nW * nH * 3) : this._bytes(dst, nOut);
@@ -224,7 +227,7 @@ export class EngineOps {
         this._check(this.rt._call(() => ex.wrt_img_box_blur(frame.ptr, frame.bytes, fg.channels, W, H, bg.blur,
           BLUR_PASSES, b, bb, s, scratch)));
       } else {
-        this._put(b, colour ? Uint8Array.from(bg.slice(0, 3)) : bg.data, bb);
+        this._put(b, colour ? colourBytes(bg) : bg.data, bb);
       }
       kept.valid = false; // until the call has written it
       this._check(this.rt._call(() => ex.wrt_img_mask_composite(src, have, w, h, usePrev ? kept.ptr : 0, kept.ptr,
@@ -247,8 +250,7 @@ export class EngineOps {
     const bc = colour ? 0 : bg.channels, bb = colour ? 3 : n * bc;
     return this._with([fb, n * 4, bb, fb], ([f, mk, b, o]) => {
       const hf = this._put(f, fg.data, fb), hm = this._putF32(mk, m, n);
-      // a colour: the bytes a Uint8Array would hold (as the JS port's background)
-      const hb = colour ? this._put(b, Uint8Array.from(bg.slice(0, 3)), 3) : this._put(b, bg.data, bb);
+      const hb = this._put(b, colour ? colourBytes(bg) : bg.data, bb);
       this._check(this.rt._call(() => this.ex.wrt_img_composite(f, hf, fg.channels, mk, hm, b, hb, bc, W, H, o, fb)));
       const data = out ?? new fg.data.constructor(fb);
       asBytes(data).set(this._bytes(o, fb));

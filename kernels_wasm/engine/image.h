@@ -12,7 +12,7 @@
 /* frames up to 2^26 pixels (8192 x 8192), 4 bytes each: every byte count fits a 32-bit size_t */
 #define IMG_MAX_SIDE 32768
 #define IMG_MAX_PIXELS ((size_t)1 << 26)
-/* output columns whose coordinates are computed once per call, on the stack (20 KB at most) */
+/* output columns whose coordinates are computed once per call, on the stack (22 KB at most: the mask's resize) */
 #define IMG_CHUNK 512
 
 /* WRT_OK, or WRT_ERR_INPUT with a message naming `who` (the API function) and what is wrong */

@@ -216,9 +216,13 @@ class ImageOps:
         m = np.ascontiguousarray(mask, np.float32)
         if bg.shape[:2] != fg.shape[:2] or m.shape != fg.shape[:2]:
             raise ValueError(f"composite: frame {fg.shape}, mask {m.shape} and background {bg.shape} differ in size")
+        return self._composite(fg, m, bg, bg.shape[2])
+
+    def _composite(self, fg: np.ndarray, m: np.ndarray, bg: np.ndarray, bg_channels: int) -> np.ndarray:
+        """wrt_img_composite on checked arrays (bg_channels 0: bg is a colour's 3 bytes)."""
         out = np.empty_like(fg)
         h, w = fg.shape[:2]
-        self._run("wrt_img_composite", [fg, fg.nbytes, fg.shape[2], m, m.nbytes, bg, bg.nbytes, bg.shape[2], w, h,
+        self._run("wrt_img_composite", [fg, fg.nbytes, fg.shape[2], m, m.nbytes, bg, bg.nbytes, bg_channels, w, h,
                                         out, out.nbytes], [out])
         return out
 
@@ -242,12 +246,7 @@ class ImageOps:
         m = np.ascontiguousarray(mask, np.float32)
         if m.shape != fg.shape[:2]:
             raise ValueError(f"replace_background: frame {fg.shape} and mask {m.shape} differ in size")
-        bg, bg_channels = _background(fg, background, "replace_background")
-        out = np.empty_like(fg)
-        h, w = fg.shape[:2]
-        self._run("wrt_img_composite", [fg, fg.nbytes, fg.shape[2], m, m.nbytes, bg, bg.nbytes, bg_channels, w, h, out,
-                                        out.nbytes], [out])
-        return out
+        return self._composite(fg, m, *_background(fg, background, "replace_background"))
 
     def mask_composite(self, mask: np.ndarray, previous: np.ndarray | None, ratio: float, frame: np.ndarray,
                        background: np.ndarray | tuple[int, int, int]) -> tuple[np.ndarray, np.ndarray]:
